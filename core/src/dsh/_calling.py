@@ -1,0 +1,160 @@
+"""The async hook dispatcher: pluggy's order and argument binding, plus awaiting.
+
+pluggy keeps the registry (markers, validation, tryfirst/trylast, LIFO, blocking) but
+its ``_multicall`` neither awaits nor chains values. Dispatch here walks the same impls
+in the same order (``reversed(get_hookimpls())``), passes each impl only the arguments
+it names, awaits ``async def`` impls, and wraps every failure in a ``HookError`` that
+names the plugin and the hook. Plans are cached per hook and dropped by the plugin
+manager whenever an impl is added or removed, so a call does no introspection.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable
+from typing import Any, Final, NamedTuple, final
+
+import anyio
+import pluggy
+
+from dsh.errors import HookError
+
+__all__ = ["Dispatcher", "Impl", "is_async_function"]
+
+log = logging.getLogger("dsh.plugins")
+
+Reporter = Callable[[HookError], None]
+
+
+class Impl(NamedTuple):
+    """One hook impl, ready to call."""
+
+    function: Callable[..., Any]
+    argnames: tuple[str, ...]
+    is_async: bool
+    plugin_name: str
+
+    def describe(self) -> str:
+        name = getattr(self.function, "__qualname__", repr(self.function))
+        return f"{name}({', '.join(self.argnames)})"
+
+    def fail(self, hook: str, exc: BaseException) -> HookError:
+        return HookError(self.plugin_name, hook, self.describe(), exc)
+
+
+def is_async_function(function: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(inspect.unwrap(function))
+
+
+def default_reporter(error: HookError) -> None:
+    log.error("%s", error, exc_info=error.cause)
+
+
+@final
+class Dispatcher:
+    """Calls hooks in pluggy's order with dsh's call styles. See ``dsh.hookspecs``."""
+
+    __slots__ = ("_hook", "_plans", "report")
+
+    def __init__(self, pm: pluggy.PluginManager, report: Reporter = default_reporter) -> None:
+        self._hook: Final = pm.hook
+        self._plans: dict[str, tuple[Impl, ...]] = {}
+        #: Called with every failure that a call style contains rather than raises.
+        self.report = report
+
+    def invalidate(self) -> None:
+        """Forget cached plans; the plugin manager calls this on (un)registration."""
+        self._plans.clear()
+
+    def plan(self, hook: str) -> tuple[Impl, ...]:
+        """The impls of ``hook`` in call order."""
+        plan = self._plans.get(hook)
+        if plan is None:
+            caller: pluggy.HookCaller | None = getattr(self._hook, hook, None)
+            impls = caller.get_hookimpls() if caller is not None else []
+            plan = tuple(
+                Impl(i.function, tuple(i.argnames), is_async_function(i.function), i.plugin_name)
+                for i in reversed(impls)
+            )
+            self._plans[hook] = plan
+        return plan
+
+    async def waterfall(self, hook: str, key: str, kwargs: dict[str, Any]) -> Any:
+        """Chain ``kwargs[key]`` through every impl; None means unchanged. Raises HookError."""
+        for impl in self.plan(hook):
+            try:
+                result = impl.function(*[kwargs[name] for name in impl.argnames])
+                if impl.is_async:
+                    result = await result
+            except Exception as exc:
+                raise impl.fail(hook, exc) from exc
+            if result is not None:
+                kwargs[key] = result
+        return kwargs[key]
+
+    async def first_result(self, hook: str, kwargs: dict[str, Any]) -> Any:
+        """The first non-None result; later impls are not called. Raises HookError."""
+        for impl in self.plan(hook):
+            try:
+                result = impl.function(*[kwargs[name] for name in impl.argnames])
+                if impl.is_async:
+                    result = await result
+            except Exception as exc:
+                raise impl.fail(hook, exc) from exc
+            if result is not None:
+                return result
+        return None
+
+    async def notify(self, hook: str, kwargs: dict[str, Any]) -> None:
+        """Run every impl in order; each failure is reported and the rest still run."""
+        for impl in self.plan(hook):
+            try:
+                result = impl.function(*[kwargs[name] for name in impl.argnames])
+                if impl.is_async:
+                    await result
+            except Exception as exc:
+                self.report(impl.fail(hook, exc))
+
+    async def gather(self, hook: str, kwargs: dict[str, Any]) -> None:
+        """Await every impl concurrently; once all settled, raise the first failure.
+
+        "First" is in hook order, so the error does not depend on timing.
+        """
+        plan = self.plan(hook)
+        errors: list[HookError | None] = [None] * len(plan)
+
+        async def run(index: int, impl: Impl) -> None:
+            try:
+                result = impl.function(*[kwargs[name] for name in impl.argnames])
+                if impl.is_async:
+                    await result
+            except Exception as exc:
+                errors[index] = impl.fail(hook, exc)
+
+        if any(impl.is_async for impl in plan):
+            async with anyio.create_task_group() as tg:
+                for index, impl in enumerate(plan):
+                    tg.start_soon(run, index, impl)
+        else:
+            for index, impl in enumerate(plan):
+                await run(index, impl)
+        for error in errors:
+            if error is not None:
+                raise error
+
+    def register(self, hook: str, callback: Callable[..., None]) -> None:
+        """Call a ``register_*`` hook; each impl's ``register(...)`` becomes
+        ``callback(plugin_name, ...)``. Synchronous: these run at start-up, before any
+        event loop, and the plugin manager rejects ``async def`` impls of them.
+        Failures raise HookError (start-up stops)."""
+        for impl in self.plan(hook):
+
+            def register(*args: Any, _plugin: str = impl.plugin_name, **kw: Any) -> None:
+                callback(_plugin, *args, **kw)
+
+            kwargs = {"register": register}
+            try:
+                impl.function(*[kwargs[name] for name in impl.argnames])
+            except Exception as exc:
+                raise impl.fail(hook, exc) from exc

@@ -1,0 +1,51 @@
+"""The one JSON encoding dsh uses for events, sessions and ``--json`` output.
+
+Event data must round-trip exactly, so values JSON would silently change are refused
+up front: NaN and infinities, non-string keys (JSON turns ``1`` into ``"1"``), tuples
+(they come back as lists), sets, datetimes, bytes and any other object.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from dsh.errors import EventDataError
+
+__all__ = ["check_json", "dumps", "loads"]
+
+_encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+_SCALARS = (str, int, bool, type(None))
+loads = json.loads
+
+
+def dumps(value: Any) -> str:
+    """Compact, UTF-8-friendly, NaN-refusing JSON text."""
+    return _encoder.encode(value)
+
+
+def check_json(value: Any, event_type: str, path: str = "data") -> None:
+    """Raise EventDataError (naming ``path``) if ``value`` is not lossless JSON."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return
+    if kind is float:
+        if not math.isfinite(value):
+            raise EventDataError(event_type, path, f"{value!r} is not representable in JSON")
+        return
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                raise EventDataError(
+                    event_type, path, f"key {key!r} is a {type(key).__name__}, not a str"
+                )
+            check_json(item, event_type, f"{path}.{key}")
+        return
+    if kind is list:
+        for index, item in enumerate(value):
+            check_json(item, event_type, f"{path}[{index}]")
+        return
+    raise EventDataError(
+        event_type, path, f"{kind.__name__} values are not lossless JSON (got {value!r:.80})"
+    )

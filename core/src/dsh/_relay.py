@@ -1,0 +1,110 @@
+"""The typed facade over the dispatcher: one method per hook, so call sites type-check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal, cast, final
+
+from dsh._calling import Dispatcher
+from dsh.errors import HookError
+from dsh.messages import (
+    AssistantMessage,
+    ContinuationDecision,
+    ModelRequest,
+    ToolCall,
+    ToolResult,
+)
+
+if TYPE_CHECKING:
+    from dsh.agent import Agent
+    from dsh.hookspecs import AgentStatus
+    from dsh.session import Session, SessionEvent
+
+__all__ = ["HookRelay"]
+
+
+@final
+class HookRelay:
+    """Calls each dsh hook with its call style. Obtain one from ``PluginManager.relay``."""
+
+    __slots__ = ("dispatcher",)
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self.dispatcher = dispatcher
+
+    async def agent_request(
+        self, agent: Agent, request: ModelRequest, turn: int, step: int
+    ) -> ModelRequest:
+        kwargs = {"agent": agent, "request": request, "turn": turn, "step": step}
+        result = await self.dispatcher.waterfall("agent_request", "request", kwargs)
+        return cast(ModelRequest, result)
+
+    async def agent_step_result(
+        self, agent: Agent, message: AssistantMessage, turn: int, step: int
+    ) -> AssistantMessage:
+        kwargs = {"agent": agent, "message": message, "turn": turn, "step": step}
+        result = await self.dispatcher.waterfall("agent_step_result", "message", kwargs)
+        return cast(AssistantMessage, result)
+
+    async def tools_execute(
+        self, agent: Agent, call: ToolCall, turn: int, step: int
+    ) -> ToolResult | None:
+        """The first answer, or None when no impl answered.
+
+        Fails closed: when an impl raises, no later impl runs and the result is an error
+        naming the plugin, so a broken permission check can never let a tool run.
+        """
+        kwargs = {"agent": agent, "call": call, "turn": turn, "step": step}
+        try:
+            result = await self.dispatcher.first_result("tools_execute", kwargs)
+        except HookError as error:
+            self.dispatcher.report(error)
+            return ToolResult(
+                call_id=call.id,
+                content=f"tool {call.name!r} was not run: {error}",
+                is_error=True,
+            )
+        return cast(ToolResult | None, result)
+
+    async def agent_turn_continuation(
+        self, agent: Agent, decision: ContinuationDecision, turn: int, step: int
+    ) -> ContinuationDecision:
+        kwargs = {"agent": agent, "decision": decision, "turn": turn, "step": step}
+        result = await self.dispatcher.waterfall("agent_turn_continuation", "decision", kwargs)
+        return cast(ContinuationDecision, result)
+
+    async def session_event(self, session: Session, event: SessionEvent) -> None:
+        await self.dispatcher.notify("session_event", {"session": session, "event": event})
+
+    async def session_flush(self, session: Session) -> None:
+        await self.dispatcher.gather("session_flush", {"session": session})
+
+    async def agent_created(
+        self, agent: Agent, source: Literal["startup", "create", "resume"]
+    ) -> None:
+        await self.dispatcher.notify("agent_created", {"agent": agent, "source": source})
+
+    async def agent_status(self, agent: Agent, status: AgentStatus) -> None:
+        await self.dispatcher.notify("agent_status", {"agent": agent, "status": status})
+
+    async def agent_error(self, agent: Agent, error: BaseException) -> None:
+        await self.dispatcher.notify("agent_error", {"agent": agent, "error": error})
+
+    async def agent_disposed(self, agent: Agent) -> None:
+        await self.dispatcher.notify("agent_disposed", {"agent": agent})
+
+    def register_tools(self, callback: Callable[..., None]) -> None:
+        self.dispatcher.register("register_tools", callback)
+
+    def register_models(self, callback: Callable[..., None]) -> None:
+        self.dispatcher.register("register_models", callback)
+
+    def register_settings(self, callback: Callable[..., None]) -> None:
+        self.dispatcher.register("register_settings", callback)
+
+    def register_commands(self, callback: Callable[..., None]) -> None:
+        self.dispatcher.register("register_commands", callback)
+
+    def implemented(self, hook: str) -> bool:
+        """Whether any plugin implements ``hook`` (lets callers skip building arguments)."""
+        return bool(self.dispatcher.plan(hook))

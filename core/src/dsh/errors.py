@@ -1,0 +1,94 @@
+"""Error types: one per failure family, each with a code, a message and its origin."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "DshError",
+    "EventDataError",
+    "HookError",
+    "PluginLoadError",
+    "PluginValidationError",
+]
+
+
+class DshError(Exception):
+    """Base of every error dsh raises on purpose.
+
+    ``code`` is a stable, machine-readable name of the failure family; ``str(error)``
+    is the message a person reads.
+    """
+
+    code: str = "DSH"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class HookError(DshError):
+    """A hook implementation raised. Names the plugin and the hook."""
+
+    code = "HOOK"
+
+    def __init__(self, plugin: str, hook: str, impl: str, cause: BaseException) -> None:
+        super().__init__(
+            f"plugin {plugin!r} failed in hook {hook} (impl {impl}): "
+            f"{type(cause).__name__}: {cause}"
+        )
+        self.plugin = plugin
+        self.hook = hook
+        self.impl = impl
+        self.cause = cause
+
+
+class PluginValidationError(DshError):
+    """A plugin cannot be registered: unknown hook, wrapper impl, bad signature."""
+
+    code = "PLUGIN_INVALID"
+
+    def __init__(self, plugin: str, message: str) -> None:
+        super().__init__(f"plugin {plugin!r}: {message}")
+        self.plugin = plugin
+
+
+class PluginLoadError(DshError):
+    """An entry-point plugin failed to import or register; start-up stops."""
+
+    code = "PLUGIN_LOAD"
+
+    def __init__(self, name: str, distribution: str, value: str, cause: BaseException) -> None:
+        super().__init__(
+            f"plugin {name!r} (distribution {distribution}, entry point "
+            f"{name} = {value}) failed to load: {type(cause).__name__}: {cause}\n"
+            f"  disable it with `-p no:{name}`, or choose plugins with "
+            f"DSH_LOAD_PLUGINS=a,b, or uninstall {distribution}"
+        )
+        self.name = name
+        self.distribution = distribution
+        self.cause = cause
+
+
+class ConfigError(DshError):
+    """Configuration is invalid. Names the file, the key path and the reason."""
+
+    code = "CONFIG"
+
+    def __init__(self, source: str, path: str, reason: str) -> None:
+        where = f"{source}: {path}" if path else source
+        super().__init__(f"{where}: {reason}")
+        self.source = source
+        self.path = path
+        self.reason = reason
+
+
+class EventDataError(DshError):
+    """Event data is not lossless JSON and was refused before entering the log."""
+
+    code = "EVENT_DATA"
+
+    def __init__(self, event_type: str, path: str, reason: str) -> None:
+        super().__init__(f"event {event_type!r} data at {path}: {reason}")
+        self.event_type = event_type
+        self.path = path
+        self.reason = reason

@@ -1,0 +1,187 @@
+"""Every dsh hook: its signature, call style and meaning.
+
+This module is the single source of the hooks reference (docs/hooks.md; a test keeps
+the two in step). Each spec's docstring starts with its call style:
+
+- **waterfall** — impls run in order; each sees the previous impl's value under the
+  same argument name and returns a replacement, or None for "unchanged".
+- **firstresult** — impls run in order until one returns non-None; later ones never run.
+- **notify** — every impl runs; a raising impl is reported (plugin + hook) and the
+  others still run.
+- **gather** — every impl is awaited concurrently; after all settle the first failure
+  is raised.
+- **register** — called once at start-up with a ``register`` callback that stamps which
+  plugin each registered thing came from.
+
+Impls may be plain or ``async def`` functions and may take any subset of a hook's
+arguments, so hooks grow by adding arguments without breaking plugins. Wrapper impls
+(``wrapper=True`` / ``hookwrapper=True``) are rejected: they cannot await.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
+
+import pluggy
+
+if TYPE_CHECKING:
+    from dsh.agent import Agent
+    from dsh.messages import (
+        AssistantMessage,
+        ContinuationDecision,
+        ModelRequest,
+        ToolCall,
+        ToolResult,
+    )
+    from dsh.session import Session, SessionEvent
+
+__all__ = ["CALL_STYLES", "hookimpl", "hookspec"]
+
+PROJECT = "dsh"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+CallStyle = Literal["waterfall", "firstresult", "notify", "gather", "register"]
+
+#: How the dispatcher calls each hook. The dispatcher refuses a hook missing here.
+CALL_STYLES: dict[str, CallStyle] = {
+    "agent_request": "waterfall",
+    "agent_step_result": "waterfall",
+    "tools_execute": "firstresult",
+    "agent_turn_continuation": "waterfall",
+    "session_event": "notify",
+    "session_flush": "gather",
+    "agent_created": "notify",
+    "agent_status": "notify",
+    "agent_error": "notify",
+    "agent_disposed": "notify",
+    "register_tools": "register",
+    "register_models": "register",
+    "register_settings": "register",
+    "register_commands": "register",
+}
+
+AgentStatus = Literal["idle", "running", "disposed"]
+
+
+# -- interception: the agent loop ----------------------------------------------------
+
+
+@hookspec
+def agent_request(agent: Agent, request: ModelRequest, turn: int, step: int) -> ModelRequest | None:
+    """**waterfall** — rewrite the request of a step before the model is called.
+
+    Fires once per step, after steering was drained and the request was built from the
+    system prompt, the tools and the derived history. Return a replacement request
+    (another model, trimmed messages) or None to keep it. A raising impl ends the turn
+    with reason ``error`` naming the plugin.
+    """
+
+
+@hookspec
+def agent_step_result(
+    agent: Agent, message: AssistantMessage, turn: int, step: int
+) -> AssistantMessage | None:
+    """**waterfall** — rewrite the assistant message of a step before it is logged.
+
+    Fires after the model's stream ended. The returned message is what the log, the next
+    request and tool dispatch see. Return None to keep it. A raising impl ends the turn
+    with reason ``error``.
+    """
+
+
+@hookspec(firstresult=True)
+def tools_execute(agent: Agent, call: ToolCall, turn: int, step: int) -> ToolResult | None:
+    """**firstresult** — answer a tool call; the first non-None result wins.
+
+    Fires once per tool call, in the model's order. The core's executor is a ``trylast``
+    impl that runs the registered tool, so return None to let it (or a later plugin)
+    run, or a ``ToolResult`` to answer instead (a denial, a cached result). A raising
+    impl fails closed: the tool does not run and the model gets an error result naming
+    the plugin.
+    """
+
+
+@hookspec
+def agent_turn_continuation(
+    agent: Agent, decision: ContinuationDecision, turn: int, step: int
+) -> ContinuationDecision | None:
+    """**waterfall** — decide whether the turn takes another step.
+
+    Fires at the end of every step. The default decision is ``continue`` iff the step had
+    tool calls or steering was drained. Return ``stop`` to end the turn (budget guards) or
+    ``continue`` with a ``reason`` to add that reason as steering for the next step.
+    """
+
+
+# -- observation: the session log ----------------------------------------------------
+
+
+@hookspec
+def session_event(session: Session, event: SessionEvent) -> None:
+    """**notify** — an event was appended to a session's log.
+
+    Fires for every event, in seq order, right after it entered the log. Observers must
+    be cheap (buffer, do not write). A raising observer is reported and never stops the
+    other observers or the loop.
+    """
+
+
+@hookspec
+def session_flush(session: Session) -> None:
+    """**gather** — make everything observed so far durable.
+
+    Awaited after every ``turn/end`` and when an agent is disposed. All impls run
+    concurrently; after all settle the first failure is raised to the loop, which
+    reports it without logging anything after ``turn/end``.
+    """
+
+
+# -- lifecycle notifications ---------------------------------------------------------
+
+
+@hookspec
+def agent_created(agent: Agent, source: Literal["startup", "create", "resume"]) -> None:
+    """**notify** — an agent was created (from config at start-up, by code, or resumed)."""
+
+
+@hookspec
+def agent_status(agent: Agent, status: AgentStatus) -> None:
+    """**notify** — an agent's status changed (``idle``, ``running``, ``disposed``)."""
+
+
+@hookspec
+def agent_error(agent: Agent, error: BaseException) -> None:
+    """**notify** — an agent met an error outside a turn's log (a failed flush, say)."""
+
+
+@hookspec
+def agent_disposed(agent: Agent) -> None:
+    """**notify** — an agent was disposed; its loop has exited."""
+
+
+# -- registration at start-up --------------------------------------------------------
+
+
+@hookspec
+def register_tools(register: Callable[..., None]) -> None:
+    """**register** — contribute tools: call ``register(tool)`` for each one."""
+
+
+@hookspec
+def register_models(register: Callable[..., None]) -> None:
+    """**register** — contribute model providers: call ``register(provider)`` for each."""
+
+
+@hookspec
+def register_settings(register: Callable[..., None]) -> None:
+    """**register** — declare this plugin's config section: ``register(PydanticModel)``.
+
+    The section in ``dsh.yml`` is named after the plugin and validated by that model.
+    """
+
+
+@hookspec
+def register_commands(register: Callable[..., None]) -> None:
+    """**register** — contribute ``dsh`` subcommands: call ``register(command)``."""

@@ -1,0 +1,148 @@
+"""What the model sees and says: content blocks, messages, tool calls and results, usage.
+
+All models are frozen pydantic models: a hook that wants a change returns a copy
+(``message.model_copy(update=...)``), so what was logged never changes under anyone.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AssistantMessage",
+    "ContentBlock",
+    "ContinuationDecision",
+    "Message",
+    "ModelRequest",
+    "ReasoningBlock",
+    "StopReason",
+    "TextBlock",
+    "ToolCall",
+    "ToolResult",
+    "ToolResultMessage",
+    "ToolSpec",
+    "Usage",
+    "UserMessage",
+]
+
+#: Why the model stopped a step. ``max_tokens`` means the answer was cut off.
+StopReason = Literal["stop", "tool_calls", "max_tokens", "error", "aborted"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextBlock(_Frozen):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ReasoningBlock(_Frozen):
+    """Model reasoning ("thinking"); ``signature`` is the provider's opaque proof, if any."""
+
+    type: Literal["reasoning"] = "reasoning"
+    text: str
+    signature: str | None = None
+
+
+class ToolCall(_Frozen):
+    """A tool call as the model made it. ``arguments`` is the raw JSON text it sent."""
+
+    type: Literal["tool_call"] = "tool_call"
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
+ContentBlock = Annotated[TextBlock | ReasoningBlock | ToolCall, Field(discriminator="type")]
+
+
+class Usage(_Frozen):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+class UserMessage(_Frozen):
+    role: Literal["user"] = "user"
+    content: str
+
+
+class AssistantMessage(_Frozen):
+    role: Literal["assistant"] = "assistant"
+    content: tuple[ContentBlock, ...] = ()
+    stop_reason: StopReason = "stop"
+    usage: Usage = Usage()
+    model: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [b for b in self.content if isinstance(b, ToolCall)]
+
+    @property
+    def is_empty(self) -> bool:
+        """True when there is nothing a model could be shown again."""
+        return not any(
+            (b.text if isinstance(b, TextBlock | ReasoningBlock) else True) for b in self.content
+        )
+
+
+class ToolResult(_Frozen):
+    """The outcome of one tool call; ``is_error`` results are shown to the model as errors."""
+
+    call_id: str
+    content: str
+    is_error: bool = False
+
+
+class ToolResultMessage(_Frozen):
+    role: Literal["tool"] = "tool"
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
+
+
+class ToolSpec(_Frozen):
+    """A tool as the model is told about it."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+
+
+class ModelRequest(_Frozen):
+    """One model call. ``model`` names a registered model; None means the agent's default."""
+
+    model: str | None = None
+    system: str = ""
+    messages: tuple[Message, ...] = ()
+    tools: tuple[ToolSpec, ...] = ()
+    max_tokens: int | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class ContinuationDecision(_Frozen):
+    """Whether a turn takes another step. A ``reason`` on continue is logged as steering."""
+
+    action: Literal["stop", "continue"]
+    reason: str | None = None

@@ -1,0 +1,230 @@
+"""The plugin manager: creation, entry-point discovery, selection, validation, listing.
+
+Order of registration, and so of calls (pluggy calls the last registered first among
+impls of equal tryfirst/trylast standing):
+
+1. core defaults (their impls are ``trylast``),
+2. entry points of group ``dsh``, sorted by name,
+3. plugins passed explicitly, in the order given.
+
+There is no global manager: every harness, CLI run and test makes its own.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+import pluggy
+
+from dsh import hookspecs
+from dsh._calling import Dispatcher, Reporter, default_reporter, is_async_function
+from dsh._relay import HookRelay
+from dsh.errors import DshError, PluginLoadError, PluginValidationError
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "PluginInfo",
+    "PluginManager",
+    "create_plugin_manager",
+    "list_plugins",
+]
+
+ENTRY_POINT_GROUP = "dsh"
+#: Modules registered first by every manager: the core's own behaviour, written as
+#: plugins on the public hooks.
+CORE_DEFAULTS: tuple[str, ...] = ("dsh.builtins",)
+_TRUE = {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True, slots=True)
+class PluginInfo:
+    """A registered plugin as ``dsh plugins`` shows it."""
+
+    name: str
+    distribution: str | None
+    version: str | None
+    hooks: tuple[str, ...]
+
+
+class PluginManager(pluggy.PluginManager):
+    """pluggy's manager with dsh's rules: every impl must match a known hook, wrappers
+    are refused, and the dispatcher's cached plans follow every (un)registration."""
+
+    def __init__(self, report: Reporter = default_reporter) -> None:
+        super().__init__(hookspecs.PROJECT)
+        self.add_hookspecs(hookspecs)
+        self.dispatcher = Dispatcher(self, report)
+        #: Typed calls of every core hook: ``await pm.relay.agent_request(...)``.
+        self.relay = HookRelay(self.dispatcher)
+        #: plugin name -> (distribution, version), for plugins that came from one.
+        self.distributions: dict[str, tuple[str, str]] = {}
+        self._registering: str | None = None
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        """Register ``plugin``; a plugin module may bring its own hookspecs in a
+        ``dsh_hookspecs`` attribute (a module or class), added before its impls."""
+        specs = getattr(plugin, "dsh_hookspecs", None)
+        if specs is not None:
+            self.add_hookspecs(specs)
+        self._registering = name or self.get_canonical_name(plugin)
+        try:
+            registered = super().register(plugin, name)
+        finally:
+            self._registering = None
+        self.dispatcher.invalidate()
+        return registered
+
+    def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
+        removed = super().unregister(plugin, name)
+        self.dispatcher.invalidate()
+        return removed
+
+    def add_hookspecs(self, module_or_class: Any) -> None:
+        super().add_hookspecs(module_or_class)
+        if hasattr(self, "dispatcher"):
+            self.dispatcher.invalidate()
+
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None:
+            return None
+        hook = opts.get("specname") or name
+        who = self._registering or repr(plugin)
+        if opts.get("wrapper") or opts.get("hookwrapper"):
+            raise PluginValidationError(
+                who,
+                f"{name}: wrapper impls are not supported on dsh hooks ({hook}); dsh awaits "
+                "impls and a wrapper cannot. Write a plain impl with tryfirst/trylast instead.",
+            )
+        caller = getattr(self.hook, hook, None)
+        if not opts.get("optionalhook") and (caller is None or not caller.has_spec()):
+            raise PluginValidationError(
+                who,
+                f"{name}: unknown hook {hook!r} — is dsh-core too old? (if it is another "
+                "plugin's hook, mark the impl optionalhook=True)",
+            )
+        if hookspecs.CALL_STYLES.get(hook) == "register" and is_async_function(
+            getattr(plugin, name)
+        ):
+            raise PluginValidationError(
+                who, f"{name}: {hook} runs at start-up and must be a plain function"
+            )
+        return opts
+
+
+def _env_list(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def _select(
+    available: Sequence[str], select: Iterable[str], env: Mapping[str, str]
+) -> tuple[list[str], set[str]]:
+    """Which entry points to load (in name order) and which names to block.
+
+    ``select`` holds ``-p`` values: ``NAME`` forces a plugin on, ``no:NAME`` blocks it.
+    ``DSH_LOAD_PLUGINS=a,b`` loads only those (empty: none);
+    ``DSH_DISABLE_PLUGIN_AUTOLOAD=1`` loads only what ``-p`` names.
+    """
+    wanted: set[str] = set()
+    blocked: set[str] = set()
+    for item in select:
+        if item.startswith("no:"):
+            blocked.add(item[3:])
+        else:
+            wanted.add(item)
+    if "DSH_LOAD_PLUGINS" in env:
+        wanted |= set(_env_list(env["DSH_LOAD_PLUGINS"]))
+        allowed: set[str] | None = wanted
+    elif env.get("DSH_DISABLE_PLUGIN_AUTOLOAD", "").lower() in _TRUE:
+        allowed = wanted
+    else:
+        allowed = None
+    unknown = sorted(wanted - set(available))
+    if unknown:
+        installed = ", ".join(available) or "none"
+        names = ", ".join(unknown)
+        raise DshError(f"no plugin named {names} is installed (installed: {installed})")
+    chosen = [n for n in available if (allowed is None or n in allowed) and n not in blocked]
+    return chosen, blocked
+
+
+def _discover() -> dict[str, EntryPoint]:
+    found: dict[str, EntryPoint] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        other = found.get(ep.name)
+        if other is not None and other.value != ep.value:
+            raise DshError(
+                f"two installed distributions define the dsh plugin {ep.name!r}: "
+                f"{_dist_name(other)} and {_dist_name(ep)}; uninstall one"
+            )
+        found[ep.name] = ep
+    return dict(sorted(found.items()))
+
+
+def _dist_name(ep: EntryPoint) -> str:
+    return ep.dist.name if ep.dist is not None else "<unknown distribution>"
+
+
+def create_plugin_manager(
+    plugins: Iterable[object | tuple[str, object]] = (),
+    *,
+    load_entry_points: bool = True,
+    select: Iterable[str] = (),
+    env: Mapping[str, str] | None = None,
+    report: Reporter = default_reporter,
+) -> PluginManager:
+    """A new manager with core defaults, the selected entry points, then ``plugins``.
+
+    ``plugins`` items are plugin objects or ``(name, plugin)`` pairs. ``select`` holds
+    ``-p`` values; ``env`` defaults to ``os.environ``.
+    """
+    pm = PluginManager(report)
+    for module in CORE_DEFAULTS:
+        pm.register(importlib.import_module(module), module)
+        pm.distributions[module] = ("dsh-core", _core_version())
+    if load_entry_points:
+        found = _discover()
+        chosen, blocked = _select(list(found), select, os.environ if env is None else env)
+        for name in blocked:
+            pm.set_blocked(name)
+        for name in chosen:
+            _load_entry_point(pm, name, found[name])
+    for item in plugins:
+        name, plugin = item if isinstance(item, tuple) else (None, item)
+        pm.register(plugin, name)
+    return pm
+
+
+def _load_entry_point(pm: PluginManager, name: str, ep: EntryPoint) -> None:
+    dist = _dist_name(ep)
+    try:
+        plugin = ep.load()
+        pm.register(plugin, name)
+    except Exception as exc:
+        raise PluginLoadError(name, dist, ep.value, exc) from exc
+    version = ep.dist.version if ep.dist is not None else "?"
+    pm.distributions[name] = (dist, version)
+
+
+def _core_version() -> str:
+    from dsh import __version__
+
+    return __version__
+
+
+def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
+    """Every registered plugin in registration order, with the hooks it implements."""
+    dists: dict[str, tuple[str, str]] = getattr(pm, "distributions", {})
+    infos = []
+    for name, plugin in pm.list_name_plugin():
+        if plugin is None:
+            continue
+        hooks = sorted({impl_hook.name for impl_hook in pm.get_hookcallers(plugin) or ()})
+        dist, version = dists.get(name, (None, None))
+        infos.append(PluginInfo(name, dist, version, tuple(hooks)))
+    return infos

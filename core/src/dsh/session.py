@@ -1,0 +1,250 @@
+"""The session: an append-only event log, the history derived from it, and the store.
+
+The log is the source of truth. Every event is ``{type, seq, time, data}`` with ``seq``
+equal to its index and ``data`` lossless JSON. What the model sees (the derived history)
+is a pure function of the log, kept up to date incrementally by one reducer per event
+type, so deriving costs O(1) per event rather than O(n) per step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, final
+
+from dsh._json import check_json, dumps
+from dsh.errors import DshError
+from dsh.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+
+__all__ = [
+    "EVENT_TYPES",
+    "HistoryReducer",
+    "Session",
+    "SessionEvent",
+    "SessionStore",
+]
+
+#: The core's event types. Plugins add their own (``compact/*``, ``permission/*``).
+EVENT_TYPES: Final = (
+    "turn/start",
+    "turn/end",
+    "step/start",
+    "step/end",
+    "user/message",
+    "steering/message",
+    "assistant/chunk",
+    "assistant/message",
+    "tool/call",
+    "tool/result",
+)
+
+
+@final
+class SessionEvent:
+    """One log entry. Treat as immutable."""
+
+    __slots__ = ("data", "seq", "time", "type", "value")
+
+    def __init__(
+        self, type: str, seq: int, time: float, data: dict[str, Any], value: object = None
+    ) -> None:
+        self.type = type
+        self.seq = seq
+        self.time = time
+        self.data = data
+        #: The live object ``data`` was dumped from (a message), if any; not serialised.
+        self.value = value
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "seq": self.seq, "time": self.time, "data": self.data}
+
+    def to_json(self) -> str:
+        return dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> SessionEvent:
+        return cls(raw["type"], raw["seq"], raw["time"], raw["data"])
+
+    def __repr__(self) -> str:
+        return f"SessionEvent({self.type!r}, seq={self.seq}, data={self.data!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionEvent):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+#: Folds one event into the derived history (a list of messages) in place.
+HistoryReducer = Callable[[list[Message], SessionEvent], None]
+
+
+def _user(history: list[Message], event: SessionEvent) -> None:
+    history.append(UserMessage(content=event.data["content"]))
+
+
+def _assistant(history: list[Message], event: SessionEvent) -> None:
+    message = event.value
+    if not isinstance(message, AssistantMessage):
+        message = AssistantMessage.model_validate(event.data["message"])
+    if not message.is_empty:
+        history.append(message)
+
+
+def _tool_result(history: list[Message], event: SessionEvent) -> None:
+    data = event.data
+    history.append(
+        ToolResultMessage(
+            call_id=data["call_id"],
+            name=data["name"],
+            content=data["content"],
+            is_error=data["is_error"],
+        )
+    )
+
+
+CORE_REDUCERS: Final[Mapping[str, HistoryReducer]] = {
+    "user/message": _user,
+    "steering/message": _user,
+    "assistant/message": _assistant,
+    "tool/result": _tool_result,
+}
+
+Observer = Callable[["Session", SessionEvent], Awaitable[None]]
+
+
+class Session:
+    """An append-only log with its derived history.
+
+    ``append`` is the only way in: it refuses data that is not lossless JSON, numbers the
+    event, folds it into the history and returns it. ``emit`` does the same and then
+    tells the observer (the ``session_event`` hook) about it.
+    """
+
+    __slots__ = ("_events", "_history", "_reducers", "created", "id", "meta", "observer")
+
+    def __init__(
+        self,
+        id: str,
+        events: Iterable[SessionEvent] = (),
+        *,
+        meta: dict[str, Any] | None = None,
+        reducers: Mapping[str, HistoryReducer] = CORE_REDUCERS,
+        observer: Observer | None = None,
+        created: float | None = None,
+    ) -> None:
+        self.id = id
+        self.meta = meta if meta is not None else {}
+        self.created = time.time() if created is None else created
+        self.observer = observer
+        self._reducers = reducers
+        self._events: list[SessionEvent] = []
+        self._history: list[Message] = []
+        for event in events:
+            if event.seq != len(self._events):
+                raise DshError(
+                    f"session {id!r}: event {event.type!r} has seq {event.seq}, "
+                    f"expected {len(self._events)}"
+                )
+            self._fold(event)
+
+    @property
+    def events(self) -> Sequence[SessionEvent]:
+        return self._events
+
+    @property
+    def history(self) -> Sequence[Message]:
+        """What the model sees, derived from the log as it stands."""
+        return self._history
+
+    def _fold(self, event: SessionEvent) -> None:
+        self._events.append(event)
+        reducer = self._reducers.get(event.type)
+        if reducer is not None:
+            reducer(self._history, event)
+
+    def append(self, type: str, data: dict[str, Any], value: object = None) -> SessionEvent:
+        """Log an event; ``value`` is the live object ``data`` was dumped from, if any."""
+        check_json(data, type)
+        event = SessionEvent(type, len(self._events), time.time(), data, value)
+        self._fold(event)
+        return event
+
+    async def emit(self, type: str, data: dict[str, Any], value: object = None) -> SessionEvent:
+        """``append``, then notify the observer (which contains its own failures)."""
+        event = self.append(type, data, value)
+        if self.observer is not None:
+            await self.observer(self, event)
+        return event
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id!r} events={len(self._events)}>"
+
+
+class SessionStore:
+    """The live sessions of a harness, by id.
+
+    ``prepare`` builds a session that is not yet live; ``enter`` makes it live and
+    refuses an id that already is, so a stale prepared session can neither overwrite a
+    live one nor later remove it (``remove`` only removes the very object it is given).
+    """
+
+    __slots__ = ("_live", "observer", "reducers")
+
+    def __init__(
+        self,
+        *,
+        observer: Observer | None = None,
+        reducers: Mapping[str, HistoryReducer] = CORE_REDUCERS,
+    ) -> None:
+        self._live: dict[str, Session] = {}
+        self.observer = observer
+        self.reducers = reducers
+
+    def prepare(
+        self,
+        id: str,
+        events: Iterable[SessionEvent] = (),
+        *,
+        meta: dict[str, Any] | None = None,
+        created: float | None = None,
+    ) -> Session:
+        return Session(
+            id,
+            events,
+            meta=meta,
+            reducers=self.reducers,
+            observer=self.observer,
+            created=created,
+        )
+
+    def enter(self, session: Session) -> Session:
+        if session.id in self._live:
+            raise DshError(f"session {session.id!r} is already live; it cannot be entered twice")
+        self._live[session.id] = session
+        return session
+
+    def get(self, id: str) -> Session | None:
+        return self._live.get(id)
+
+    def list(self) -> list[Session]:
+        return list(self._live.values())
+
+    def remove(self, session: Session) -> bool:
+        """Remove ``session`` if it is the live one under its id; True if removed."""
+        if self._live.get(session.id) is session:
+            del self._live[session.id]
+            return True
+        return False
+
+    def fork(self, source: Session, new_id: str, turns: int) -> Session:
+        """A prepared session seeded with ``source``'s log up to the end of turn ``turns``."""
+        cut = 0
+        for event in source.events:
+            if event.type == "turn/end" and event.data["turn"] <= turns:
+                cut = event.seq + 1
+        if turns and cut == 0:
+            raise DshError(f"session {source.id!r} has no finished turn {turns} to fork at")
+        meta = {"parent": source.id, "seed_length": cut}
+        return self.prepare(new_id, source.events[:cut], meta=meta)
