@@ -1,0 +1,44 @@
+"""The `dsh` command: plugin listing and versions (the full CLI is tested through a pty)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import dsh
+from dsh.cli import main
+
+
+def test_plugins_json_lists_core_defaults(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "")
+    assert main(["plugins", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows == [
+        {
+            "name": "dsh.builtins",
+            "distribution": "dsh-core",
+            "version": dsh.__version__,
+            "hooks": rows[0]["hooks"],
+        }
+    ]
+
+
+def test_unknown_plugin_is_one_clear_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "")
+    assert main(["-p", "no-such-plugin", "plugins"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dsh: error: no plugin named no-such-plugin")
+    assert "Traceback" not in err
+
+
+def test_version_matches_distribution_metadata(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    assert version("dsh-core") == dsh.__version__
+    assert main(["version"]) == 0
+    assert capsys.readouterr().out.strip() == f"dsh-core {dsh.__version__}"

@@ -1,0 +1,305 @@
+"""The async dispatcher: order, binding, sync/async, and the five call styles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from dsh import (
+    ContinuationDecision,
+    HookError,
+    ModelRequest,
+    PluginManager,
+    ToolCall,
+    ToolResult,
+    hookimpl,
+)
+from dsh.testing import HookRecorder
+
+REQ = ModelRequest(system="base")
+CALL = ToolCall(id="c1", name="add", arguments='{"a": 1}')
+
+
+async def request_through(pm: PluginManager) -> ModelRequest:
+    return await pm.relay.agent_request(agent=None, request=REQ, turn=1, step=1)  # type: ignore[arg-type]
+
+
+def appender(tag: str, **opts: Any) -> object:
+    class Plugin:
+        @hookimpl(**opts)
+        def agent_request(self, request: ModelRequest) -> ModelRequest:
+            return request.model_copy(update={"system": request.system + tag})
+
+    return Plugin()
+
+
+async def test_order_is_lifo_with_tryfirst_and_trylast(
+    dsh_register: Any, dsh_pm: PluginManager
+) -> None:
+    dsh_register(appender("-last", trylast=True), "a")
+    dsh_register(appender("-1"), "b")
+    dsh_register(appender("-2"), "c")
+    dsh_register(appender("-first", tryfirst=True), "d")
+    result = await request_through(dsh_pm)
+    # tryfirst, then later-registered before earlier, then trylast
+    assert result.system == "base-first-2-1-last"
+
+
+async def test_impl_gets_only_the_arguments_it_names(
+    dsh_register: Any, dsh_pm: PluginManager
+) -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    class NoArgs:
+        @hookimpl
+        def agent_request(self) -> None:
+            seen.append(())
+
+    class Some:
+        @hookimpl
+        def agent_request(self, step: int, turn: int) -> None:
+            seen.append((step, turn))
+
+    dsh_register(NoArgs(), "none")
+    dsh_register(Some(), "some")
+    await dsh_pm.relay.agent_request(agent=None, request=REQ, turn=3, step=7)  # type: ignore[arg-type]
+    assert seen == [(7, 3), ()]
+
+
+async def test_sync_and_async_impls_mix_in_order(dsh_register: Any, dsh_pm: PluginManager) -> None:
+    class Async:
+        @hookimpl
+        async def agent_request(self, request: ModelRequest) -> ModelRequest:
+            await anyio.lowlevel.checkpoint()
+            return request.model_copy(update={"system": request.system + "-async"})
+
+    dsh_register(appender("-sync1"), "s1")
+    dsh_register(Async(), "a")
+    dsh_register(appender("-sync2"), "s2")
+    assert (await request_through(dsh_pm)).system == "base-sync2-async-sync1"
+
+
+async def test_waterfall_none_means_unchanged(dsh_register: Any, dsh_pm: PluginManager) -> None:
+    seen: list[str] = []
+
+    class Observer:
+        @hookimpl
+        def agent_request(self, request: ModelRequest) -> None:
+            seen.append(request.system)
+
+    dsh_register(Observer(), "observer")  # called second: sees the rewrite
+    dsh_register(appender("-x"), "rewriter")
+    dsh_register(Observer(), "observer2")  # called first: sees the original
+    assert (await request_through(dsh_pm)).system == "base-x"
+    assert seen == ["base", "base-x"]
+
+
+async def test_waterfall_with_no_impls_returns_the_input(dsh_pm: PluginManager) -> None:
+    assert await request_through(dsh_pm) is REQ
+
+
+async def test_waterfall_error_names_plugin_and_hook(
+    dsh_register: Any, dsh_pm: PluginManager
+) -> None:
+    class Broken:
+        @hookimpl
+        def agent_turn_continuation(self, decision: ContinuationDecision) -> None:
+            raise ValueError("boom")
+
+    dsh_register(Broken(), "broken")
+    with pytest.raises(HookError) as info:
+        await dsh_pm.relay.agent_turn_continuation(
+            agent=None,  # type: ignore[arg-type]
+            decision=ContinuationDecision(action="stop"),
+            turn=1,
+            step=1,
+        )
+    assert info.value.plugin == "broken"
+    assert info.value.hook == "agent_turn_continuation"
+    assert "broken" in str(info.value) and "agent_turn_continuation" in str(info.value)
+    assert "boom" in str(info.value)
+
+
+async def test_firstresult_short_circuits(dsh_register: Any, dsh_pm: PluginManager) -> None:
+    calls: list[str] = []
+
+    def answering(name: str, answer: bool) -> object:
+        class Plugin:
+            @hookimpl
+            def tools_execute(self, call: ToolCall) -> ToolResult | None:
+                calls.append(name)
+                return ToolResult(call_id=call.id, content=name) if answer else None
+
+        return Plugin()
+
+    dsh_register(answering("late", True), "late")
+    dsh_register(answering("winner", True), "winner")
+    dsh_register(answering("passes", False), "passes")
+    result = await dsh_pm.relay.tools_execute(agent=None, call=CALL, turn=1, step=1)  # type: ignore[arg-type]
+    assert result is not None and result.content == "winner"
+    assert calls == ["passes", "winner"]
+
+
+async def test_tools_execute_fails_closed(dsh_register: Any, dsh_pm: PluginManager) -> None:
+    ran: list[str] = []
+    reported: list[HookError] = []
+    dsh_pm.dispatcher.report = reported.append
+
+    class Executor:
+        @hookimpl(trylast=True)
+        def tools_execute(self, call: ToolCall) -> ToolResult:
+            ran.append(call.id)
+            return ToolResult(call_id=call.id, content="ran")
+
+    class BrokenGuard:
+        @hookimpl(tryfirst=True)
+        def tools_execute(self, call: ToolCall) -> None:
+            raise RuntimeError("policy file unreadable")
+
+    dsh_register(Executor(), "executor")
+    dsh_register(BrokenGuard(), "guard")
+    result = await dsh_pm.relay.tools_execute(agent=None, call=CALL, turn=1, step=1)  # type: ignore[arg-type]
+    assert ran == []
+    assert result is not None and result.is_error and result.call_id == "c1"
+    assert "guard" in result.content and "policy file unreadable" in result.content
+    assert [e.plugin for e in reported] == ["guard"]
+
+
+async def test_notify_contains_failures_and_runs_everyone(
+    dsh_register: Any, dsh_pm: PluginManager
+) -> None:
+    reported: list[HookError] = []
+    dsh_pm.dispatcher.report = reported.append
+    seen: list[str] = []
+
+    class Good:
+        @hookimpl
+        async def session_event(self, event: Any) -> None:
+            seen.append(event)
+
+    class Bad:
+        @hookimpl
+        def session_event(self, session: Any) -> None:
+            raise OSError("disk gone")
+
+    dsh_register(Good(), "good1")
+    dsh_register(Bad(), "bad")
+    dsh_register(Good(), "good2")
+    await dsh_pm.relay.session_event(session=None, event="e")  # type: ignore[arg-type]
+    assert seen == ["e", "e"]
+    assert len(reported) == 1
+    assert reported[0].plugin == "bad" and reported[0].hook == "session_event"
+
+
+async def test_gather_runs_concurrently_and_raises_first_failure_after_all_settle(
+    dsh_register: Any, dsh_pm: PluginManager
+) -> None:
+    started: list[str] = []
+    finished: list[str] = []
+    both_started = anyio.Event()
+
+    def flusher(name: str, fail: bool) -> object:
+        class Plugin:
+            @hookimpl
+            async def session_flush(self) -> None:
+                started.append(name)
+                if len(started) == 3:
+                    both_started.set()
+                await both_started.wait()  # deadlocks unless all run concurrently
+                await anyio.sleep(0.01 if fail else 0.02)
+                finished.append(name)
+                if fail:
+                    raise OSError(f"{name} failed")
+
+        return Plugin()
+
+    dsh_register(flusher("slow-ok", False), "p1")
+    dsh_register(flusher("fails-2nd", True), "p2")
+    dsh_register(flusher("fails-1st", True), "p3")
+    with anyio.fail_after(5), pytest.raises(HookError) as info:
+        await dsh_pm.relay.session_flush(session=None)  # type: ignore[arg-type]
+    assert sorted(finished) == ["fails-1st", "fails-2nd", "slow-ok"]
+    # first in hook order (p3 registered last is called first), not first in time
+    assert info.value.plugin == "p3"
+
+
+async def test_gather_with_sync_impls(dsh_register: Any, dsh_pm: PluginManager) -> None:
+    flushed: list[str] = []
+
+    class Sync:
+        @hookimpl
+        def session_flush(self, session: str) -> None:
+            flushed.append(session)
+
+    dsh_register(Sync(), "sync")
+    await dsh_pm.relay.session_flush(session="s")  # type: ignore[arg-type]
+    assert flushed == ["s"]
+
+
+def test_register_callback_stamps_the_plugin(dsh_register: Any, dsh_pm: PluginManager) -> None:
+    class Tools:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            register("add")
+            register("sub")
+
+    dsh_register(Tools(), "maths")
+    got: list[tuple[str, str]] = []
+    dsh_pm.relay.register_tools(lambda plugin, tool: got.append((plugin, tool)))
+    assert got == [("maths", "add"), ("maths", "sub")]
+
+
+def test_register_hook_error_names_plugin(dsh_register: Any, dsh_pm: PluginManager) -> None:
+    class Bad:
+        @hookimpl
+        def register_models(self, register: Any) -> None:
+            raise ImportError("no module named heavy")
+
+    dsh_register(Bad(), "heavy")
+    with pytest.raises(HookError, match=r"heavy.*register_models.*no module named heavy"):
+        dsh_pm.relay.register_models(lambda *a: None)
+
+
+async def test_plans_follow_register_and_unregister(dsh_pm: PluginManager) -> None:
+    plugin = appender("-x")
+    assert (await request_through(dsh_pm)).system == "base"
+    dsh_pm.register(plugin, "x")
+    assert (await request_through(dsh_pm)).system == "base-x"
+    dsh_pm.unregister(plugin)
+    assert (await request_through(dsh_pm)).system == "base"
+
+
+async def test_blocked_plugin_is_not_called(dsh_pm: PluginManager) -> None:
+    dsh_pm.set_blocked("x")
+    assert dsh_pm.register(appender("-x"), "x") is None
+    assert (await request_through(dsh_pm)).system == "base"
+
+
+async def test_blocking_a_registered_plugin_removes_it(dsh_pm: PluginManager) -> None:
+    dsh_pm.register(appender("-x"), "x")
+    dsh_pm.set_blocked("x")
+    assert (await request_through(dsh_pm)).system == "base"
+
+
+async def test_cancellation_is_not_swallowed(dsh_register: Any, dsh_pm: PluginManager) -> None:
+    class Slow:
+        @hookimpl
+        async def session_event(self) -> None:
+            await anyio.sleep(10)
+
+    dsh_register(Slow(), "slow")
+    with anyio.move_on_after(0.05) as scope:
+        await dsh_pm.relay.session_event(session=None, event=None)  # type: ignore[arg-type]
+    assert scope.cancelled_caught
+
+
+async def test_hook_recorder_sees_calls_in_order(
+    dsh_hook_recorder: HookRecorder, dsh_pm: PluginManager
+) -> None:
+    await request_through(dsh_pm)
+    await dsh_pm.relay.session_flush(session="s")  # type: ignore[arg-type]
+    assert dsh_hook_recorder.names() == ["agent_request", "session_flush"]
+    assert dsh_hook_recorder.get("agent_request")[0].kwargs["request"] is REQ

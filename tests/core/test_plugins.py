@@ -1,0 +1,202 @@
+"""Plugin manager: validation at registration, entry-point discovery, selection, listing."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh import (
+    DshError,
+    ModelRequest,
+    PluginLoadError,
+    PluginValidationError,
+    create_plugin_manager,
+    hookimpl,
+    hookspec,
+    list_plugins,
+)
+from dsh.plugins import PluginManager
+
+Install = Callable[..., None]
+
+
+@pytest.fixture
+def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Install]:
+    """Install a real (dist-info on sys.path) distribution with a `dsh` entry point."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    modules: list[str] = []
+
+    def install(dist: str, ep_name: str, module: str, source: str, version: str = "1.0") -> None:
+        (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
+        info = tmp_path / f"{dist.replace('-', '_')}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+        (info / "entry_points.txt").write_text(f"[dsh]\n{ep_name} = {module}\n")
+        modules.append(module)
+
+    yield install
+    for module in modules:
+        sys.modules.pop(module, None)
+
+
+PLUGIN_SOURCE = """
+from dsh import hookimpl
+
+@hookimpl
+def agent_request(request):
+    return request.model_copy(update={"system": request.system + "-%s"})
+"""
+
+
+def names(pm: PluginManager) -> list[str]:
+    return [info.name for info in list_plugins(pm)]
+
+
+def test_unknown_hook_fails_registration(dsh_pm: PluginManager) -> None:
+    class Typo:
+        @hookimpl
+        def agent_reqest(self, request: Any) -> None: ...
+
+    with pytest.raises(
+        PluginValidationError, match=r"unknown hook 'agent_reqest' — is dsh-core too old"
+    ):
+        dsh_pm.register(Typo(), "typo")
+    assert dsh_pm.get_plugin("typo") is None  # the manager is untouched
+
+
+def test_optionalhook_allows_another_plugins_hook(dsh_pm: PluginManager) -> None:
+    class Plugin:
+        @hookimpl(optionalhook=True)
+        def permission_ask(self) -> None: ...
+
+    assert dsh_pm.register(Plugin(), "p") == "p"
+
+
+@pytest.mark.parametrize("opts", [{"wrapper": True}, {"hookwrapper": True}])
+def test_wrapper_impls_are_rejected(dsh_pm: PluginManager, opts: dict[str, bool]) -> None:
+    class Wrapper:
+        @hookimpl(**opts)
+        def agent_request(self) -> Any:
+            yield
+
+    with pytest.raises(PluginValidationError, match="wrapper impls are not supported"):
+        dsh_pm.register(Wrapper(), "wrapper")
+    assert dsh_pm.get_plugin("wrapper") is None
+
+
+def test_async_register_impl_is_rejected(dsh_pm: PluginManager) -> None:
+    class Plugin:
+        @hookimpl
+        async def register_tools(self, register: Any) -> None: ...
+
+    with pytest.raises(PluginValidationError, match="must be a plain function"):
+        dsh_pm.register(Plugin(), "p")
+
+
+def test_bad_argument_name_is_rejected(dsh_pm: PluginManager) -> None:
+    class Plugin:
+        @hookimpl
+        def agent_request(self, requets: Any) -> None: ...
+
+    with pytest.raises(Exception, match="requets"):
+        dsh_pm.register(Plugin(), "p")
+
+
+def test_plugin_hookspecs_are_added_before_its_impls(dsh_pm: PluginManager) -> None:
+    class Specs:
+        @staticmethod
+        @hookspec(firstresult=True)
+        def custom_ask(question: str) -> str | None: ...
+
+    class Plugin:
+        dsh_hookspecs = Specs
+
+        @hookimpl
+        def custom_ask(self, question: str) -> str:
+            return question.upper()
+
+    dsh_pm.register(Plugin(), "p")
+    assert dsh_pm.hook.custom_ask(question="ok?") == "OK?"
+
+
+async def test_order_core_then_entry_points_by_name_then_explicit(install: Install) -> None:
+    install("dsh-zeta", "zeta", "dsh_zeta_mod", PLUGIN_SOURCE % "zeta")
+    install("dsh-alpha", "alpha", "dsh_alpha_mod", PLUGIN_SOURCE % "alpha")
+
+    class Explicit:
+        @hookimpl
+        def agent_request(self, request: ModelRequest) -> ModelRequest:
+            return request.model_copy(update={"system": request.system + "-explicit"})
+
+    pm = create_plugin_manager([("explicit", Explicit())], env={})
+    assert names(pm) == ["dsh.builtins", "alpha", "zeta", "explicit"]
+    request = await pm.relay.agent_request(agent=None, request=ModelRequest(), turn=1, step=1)  # type: ignore[arg-type]
+    assert request.system == "-explicit-zeta-alpha"  # LIFO over registration order
+    infos = {i.name: i for i in list_plugins(pm)}
+    assert (infos["alpha"].distribution, infos["alpha"].version) == ("dsh-alpha", "1.0")
+    assert infos["alpha"].hooks == ("agent_request",)
+
+
+def test_load_plugins_env_selects_exactly(install: Install) -> None:
+    install("dsh-a", "a", "dsh_a_mod", PLUGIN_SOURCE % "a")
+    install("dsh-b", "b", "dsh_b_mod", PLUGIN_SOURCE % "b")
+    assert "a" not in names(create_plugin_manager(env={"DSH_LOAD_PLUGINS": ""}))
+    only_b = names(create_plugin_manager(env={"DSH_LOAD_PLUGINS": "b"}))
+    assert "b" in only_b and "a" not in only_b
+    forced = names(create_plugin_manager(select=["a"], env={"DSH_LOAD_PLUGINS": ""}))
+    assert "a" in forced and "b" not in forced
+
+
+def test_disable_autoload_loads_only_dash_p(install: Install) -> None:
+    install("dsh-a", "a", "dsh_a_mod", PLUGIN_SOURCE % "a")
+    install("dsh-b", "b", "dsh_b_mod", PLUGIN_SOURCE % "b")
+    env = {"DSH_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    loaded = names(create_plugin_manager(env=env))
+    assert "a" not in loaded and "b" not in loaded
+    loaded = names(create_plugin_manager(select=["b"], env=env))
+    assert "b" in loaded and "a" not in loaded
+
+
+def test_dash_p_no_blocks_a_plugin(install: Install) -> None:
+    install("dsh-a", "a", "dsh_a_mod", PLUGIN_SOURCE % "a")
+
+    pm = create_plugin_manager(select=["no:a"], env={})
+    assert "a" not in names(pm)
+    assert pm.is_blocked("a")
+
+
+def test_unknown_plugin_name_is_a_clear_error(install: Install) -> None:
+    install("dsh-a", "a", "dsh_a_mod", PLUGIN_SOURCE % "a")
+    with pytest.raises(DshError, match=r"no plugin named nope is installed \(installed: .*a"):
+        create_plugin_manager(select=["nope"], env={})
+
+
+def test_broken_entry_point_stops_start_up_with_escape_hatch(install: Install) -> None:
+    install("dsh-broken", "broken", "dsh_broken_mod", "import does_not_exist_anywhere\n")
+    with pytest.raises(PluginLoadError) as info:
+        create_plugin_manager(env={})
+    message = str(info.value)
+    assert "dsh-broken" in message  # the distribution
+    assert "broken = dsh_broken_mod" in message  # the entry point
+    assert "does_not_exist_anywhere" in message  # the exception
+    assert "-p no:broken" in message  # how to get going again
+    pm = create_plugin_manager(select=["no:broken"], env={})
+    assert "broken" not in names(pm)
+
+
+def test_entry_point_with_invalid_impl_names_its_distribution(install: Install) -> None:
+    source = "from dsh import hookimpl\n\n@hookimpl\ndef agent_requets(request):\n    pass\n"
+    install("dsh-typo", "typo", "dsh_typo_mod", source)
+    with pytest.raises(PluginLoadError, match=r"dsh-typo.*unknown hook 'agent_requets'"):
+        create_plugin_manager(env={})
+
+
+def test_no_global_manager() -> None:
+    first = create_plugin_manager(load_entry_points=False)
+    second = create_plugin_manager(load_entry_points=False)
+    assert first is not second and first.hook is not second.hook
