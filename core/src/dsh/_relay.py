@@ -18,6 +18,7 @@ from dsh.messages import (
 if TYPE_CHECKING:
     from dsh.agent import Agent
     from dsh.hookspecs import AgentStatus
+    from dsh.persistence import SessionPersistence
     from dsh.session import Session, SessionEvent
 
 __all__ = ["HookRelay"]
@@ -78,6 +79,10 @@ class HookRelay:
 
     async def session_flush(self, session: Session) -> None:
         await self.dispatcher.gather("session_flush", {"session": session})
+
+    async def session_persistence(self) -> SessionPersistence | None:
+        result = await self.dispatcher.first_result("session_persistence", {})
+        return cast("SessionPersistence | None", result)
 
     async def agent_created(
         self, agent: Agent, source: Literal["startup", "create", "resume"]

@@ -1,14 +1,25 @@
-"""Agents: the ``Agent`` protocol every hook receives."""
+"""Agents: the ``Agent`` protocol hooks receive, handles, and the registry/factory."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+import uuid
+from typing import TYPE_CHECKING, Any, Literal, Protocol, final, runtime_checkable
+
+import anyio
+
+from dsh.errors import DshError
+from dsh.loop import ReactLoopAgent
 
 if TYPE_CHECKING:
-    from dsh.hookspecs import AgentStatus
-    from dsh.session import Session
+    from anyio.abc import TaskGroup
 
-__all__ = ["Agent"]
+    from dsh._relay import HookRelay
+    from dsh.hookspecs import AgentStatus
+    from dsh.llm.registry import ModelRegistry
+    from dsh.session import Session, SessionStore
+    from dsh.tools import ToolRegistry
+
+__all__ = ["Agent", "AgentHandle", "AgentRegistry"]
 
 
 @runtime_checkable
@@ -36,3 +47,150 @@ class Agent(Protocol):
     def cancel(self) -> None: ...
 
     async def when_idle(self) -> None: ...
+
+
+@final
+class AgentHandle:
+    """The owner's grip on a live agent. ``dispose()`` is idempotent and safe to call
+    concurrently: every caller awaits the same teardown (stop the loop, await quiescence,
+    unregister, remove the session)."""
+
+    __slots__ = ("_done", "_registry", "agent")
+
+    def __init__(self, agent: ReactLoopAgent, registry: AgentRegistry) -> None:
+        self.agent = agent
+        self._registry = registry
+        self._done: anyio.Event | None = None
+
+    @property
+    def id(self) -> str:
+        return self.agent.id
+
+    @property
+    def session(self) -> Session:
+        return self.agent.session
+
+    def send(self, prompt: str) -> None:
+        self.agent.send(prompt)
+
+    def steer(self, prompt: str) -> None:
+        self.agent.steer(prompt)
+
+    def abort(self) -> None:
+        self.agent.abort()
+
+    def cancel(self) -> None:
+        self.agent.cancel()
+
+    async def when_idle(self) -> None:
+        await self.agent.when_idle()
+
+    async def dispose(self) -> None:
+        if self._done is None:
+            self._done = anyio.Event()
+            # The teardown runs in the harness's task group, so a caller that is cancelled
+            # while waiting cannot leave it half done for the others.
+            self._registry._task_group.start_soon(self._teardown, self._done)
+        await self._done.wait()
+
+    async def _teardown(self, done: anyio.Event) -> None:
+        agent = self.agent
+        try:
+            await agent.stop()
+            await agent.flush()
+        finally:
+            self._registry._forget(self)
+            await agent.relay.agent_disposed(agent)
+            done.set()
+
+
+class AgentRegistry:
+    """Creates, resumes, finds and owns agents (``harness.agents``)."""
+
+    def __init__(
+        self,
+        *,
+        task_group: TaskGroup,
+        relay: HookRelay,
+        sessions: SessionStore,
+        models: ModelRegistry,
+        tools: ToolRegistry,
+    ) -> None:
+        self._task_group = task_group
+        self._relay = relay
+        self._sessions = sessions
+        self._models = models
+        self._tools = tools
+        self._live: dict[str, AgentHandle] = {}
+
+    def get(self, agent_id: str) -> AgentHandle | None:
+        return self._live.get(agent_id)
+
+    def list(self) -> list[AgentHandle]:
+        return list(self._live.values())
+
+    async def create(
+        self,
+        agent_id: str,
+        session_id: str | None = None,
+        meta: dict[str, Any] | None = None,
+        options: dict[str, Any] | None = None,
+        *,
+        source: Literal["startup", "create"] = "create",
+    ) -> AgentHandle:
+        """A new agent on a new session (``"{agent_id}-session-{uuid}"`` by default)."""
+        sid = session_id or f"{agent_id}-session-{uuid.uuid4().hex}"
+        session = self._sessions.prepare(sid, meta=meta)
+        return await self._start(agent_id, session, options, source)
+
+    async def resume(
+        self, agent_id: str, resume_session_id: str, options: dict[str, Any] | None = None
+    ) -> AgentHandle:
+        """An agent continuing a stored session; needs a persistence plugin."""
+        persistence = await self._relay.session_persistence()
+        if persistence is None:
+            raise DshError(
+                f"cannot resume session {resume_session_id!r}: no persistence plugin is "
+                "loaded (install dsh-persistence, or enable it with -p persistence)"
+            )
+        stored = await persistence.load(resume_session_id)
+        if stored is None:
+            raise DshError(f"cannot resume session {resume_session_id!r}: it is not stored")
+        session = self._sessions.prepare(
+            stored.id, stored.events, meta=dict(stored.meta), created=stored.created
+        )
+        return await self._start(agent_id, session, options, "resume")
+
+    async def _start(
+        self,
+        agent_id: str,
+        session: Session,
+        options: dict[str, Any] | None,
+        source: Literal["startup", "create", "resume"],
+    ) -> AgentHandle:
+        if agent_id in self._live:
+            raise DshError(f"agent {agent_id!r} already exists; dispose it first")
+        agent = ReactLoopAgent(
+            agent_id,
+            session,
+            relay=self._relay,
+            models=self._models,
+            tools=self._tools,
+            options=options,
+        )
+        self._sessions.enter(session)
+        handle = AgentHandle(agent, self)
+        self._live[agent_id] = handle
+        self._task_group.start_soon(agent.run, name=f"dsh agent {agent_id}")
+        await self._relay.agent_created(agent, source)
+        return handle
+
+    def _forget(self, handle: AgentHandle) -> None:
+        if self._live.get(handle.id) is handle:
+            del self._live[handle.id]
+        self._sessions.remove(handle.session)
+
+    async def dispose_all(self) -> None:
+        async with anyio.create_task_group() as tg:
+            for handle in self.list():
+                tg.start_soon(handle.dispose)

@@ -2,3 +2,17 @@
 its impls ``trylast``) so that any plugin can run before it or replace it."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dsh.hookspecs import hookimpl
+from dsh.messages import ToolCall, ToolResult
+
+if TYPE_CHECKING:
+    from dsh.loop import ReactLoopAgent
+
+
+@hookimpl(trylast=True)
+async def tools_execute(agent: ReactLoopAgent, call: ToolCall) -> ToolResult:
+    """The core executor: run the registered tool (errors become results)."""
+    return await agent.tools.execute(call)

@@ -7,6 +7,7 @@ __all__ = [
     "DshError",
     "EventDataError",
     "HookError",
+    "ModelError",
     "PluginLoadError",
     "PluginValidationError",
 ]
@@ -92,3 +93,16 @@ class EventDataError(DshError):
         self.event_type = event_type
         self.path = path
         self.reason = reason
+
+
+class ModelError(DshError):
+    """A model call failed. ``code`` is one of the provider failure codes:
+
+    AUTH, RATE_LIMIT, CONTEXT_WINDOW_EXCEEDED, INVALID_REQUEST, SERVER, TIMEOUT,
+    TRANSPORT, STREAM_CLOSED, MALFORMED_RESPONSE, NO_MODEL, UNKNOWN.
+    """
+
+    def __init__(self, code: str, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.retry_after = retry_after

@@ -27,6 +27,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from dsh.agent import Agent
+    from dsh.persistence import SessionPersistence
     from dsh.messages import (
         AssistantMessage,
         ContinuationDecision,
@@ -52,6 +53,7 @@ CALL_STYLES: dict[str, CallStyle] = {
     "agent_turn_continuation": "waterfall",
     "session_event": "notify",
     "session_flush": "gather",
+    "session_persistence": "firstresult",
     "agent_created": "notify",
     "agent_status": "notify",
     "agent_error": "notify",
@@ -135,6 +137,16 @@ def session_flush(session: Session) -> None:
     Awaited after every ``turn/end`` and when an agent is disposed. All impls run
     concurrently; after all settle the first failure is raised to the loop, which
     reports it without logging anything after ``turn/end``.
+    """
+
+
+@hookspec(firstresult=True)
+def session_persistence() -> SessionPersistence | None:
+    """**firstresult** — the service that lists, loads and deletes stored sessions.
+
+    Asked when an agent is resumed (``agents.resume``) and by ``dsh sessions``. A
+    persistence plugin returns its service; with none installed, resuming fails with a
+    clear error naming the missing plugin.
     """
 
 

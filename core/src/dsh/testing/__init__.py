@@ -12,22 +12,56 @@ Fixtures:
   test only; it is unregistered at teardown even when the test fails.
 - ``dsh_hook_recorder`` — a ``HookRecorder`` registered ``tryfirst`` on every
   non-registration core hook; ``calls`` holds ``HookCall(name, kwargs)`` in call order.
+
+Helpers (see docs/testing.md): ``ScriptedModel`` and its replies (``text``,
+``tool_calls``, ``max_tokens``, ``fail``, ``hang``), ``scripted_harness`` (a started
+harness with a scripted model), ``run_turn``, ``EventRecorder``, ``InMemoryPersistence``
+and ``check_invariants``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from dsh.hookspecs import CALL_STYLES, hookimpl
+from dsh.invariants import check_invariants
 from dsh.plugins import PluginManager, create_plugin_manager
+from dsh.testing._doubles import EventRecorder, InMemoryPersistence
+from dsh.testing._scripted import (
+    Reply,
+    ScriptedModel,
+    fail,
+    hang,
+    max_tokens,
+    text,
+    tool_calls,
+)
+
+if TYPE_CHECKING:
+    from dsh.agent import AgentHandle
+    from dsh.harness import Harness
+    from dsh.session import SessionEvent
 
 __all__ = [
+    "EventRecorder",
     "HookCall",
     "HookRecorder",
+    "InMemoryPersistence",
+    "Reply",
+    "ScriptedModel",
+    "check_invariants",
+    "fail",
+    "hang",
+    "max_tokens",
+    "run_turn",
+    "scripted_harness",
+    "text",
+    "tool_calls",
     "dsh_hook_recorder",
     "dsh_pm",
     "dsh_register",
@@ -108,3 +142,49 @@ def dsh_hook_recorder(dsh_pm: PluginManager) -> Iterator[HookRecorder]:
     yield recorder
     if dsh_pm.is_registered(recorder):
         dsh_pm.unregister(recorder)
+
+
+class _ModelPlugin:
+    def __init__(self, models: Iterable[Any]) -> None:
+        self.models = list(models)
+
+    @hookimpl
+    def register_models(self, register: Callable[..., None]) -> None:
+        for model in self.models:
+            register(model)
+
+
+@asynccontextmanager
+async def scripted_harness(
+    *models: ScriptedModel,
+    plugins: Iterable[object | tuple[str, object]] = (),
+    pm: PluginManager | None = None,
+    load_entry_points: bool = True,
+    config_text: str | None = None,
+) -> AsyncIterator[Harness]:
+    """A started ``Harness`` whose models include ``models`` (registered through
+    ``register_models`` by a plugin named ``scripted-models``)."""
+    from dsh.harness import Harness
+
+    extra: list[object | tuple[str, object]] = [("scripted-models", _ModelPlugin(models))]
+    if pm is not None:
+        for item in [*extra, *plugins]:
+            name, plugin = item if isinstance(item, tuple) else (None, item)
+            pm.register(plugin, name)
+        harness = Harness(pm=pm, config_text=config_text)
+    else:
+        harness = Harness(
+            plugins=[*extra, *plugins],
+            load_entry_points=load_entry_points,
+            config_text=config_text,
+        )
+    async with harness:
+        yield harness
+
+
+async def run_turn(agent: AgentHandle, prompt: str) -> list[SessionEvent]:
+    """Send ``prompt``, wait until the agent is idle, return the events it added."""
+    start = len(agent.session.events)
+    agent.send(prompt)
+    await agent.when_idle()
+    return list(agent.session.events[start:])

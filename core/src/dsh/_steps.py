@@ -1,0 +1,272 @@
+"""One turn of the agent loop: its steps, and the closers that keep the log balanced.
+
+Every exit path of a turn, including an abort, a raising plugin, a model error or an
+outer cancellation, ends with the closers: an error ``tool/result`` for every call that
+has none, ``step/end`` if a step is open, then ``turn/end``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+
+from dsh.errors import DshError, HookError, ModelError
+from dsh.llm.assemble import Assembler
+from dsh.messages import (
+    AssistantMessage,
+    ContinuationDecision,
+    ModelRequest,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from dsh.llm.base import Model
+    from dsh.llm.registry import ModelRegistry
+    from dsh.loop import ReactLoopAgent
+    from dsh.tools import ToolRegistry
+
+__all__ = ["StepRunner", "TurnState"]
+
+log = logging.getLogger("dsh.loop")
+_STRENGTH: Final = {"disposed": 3, "aborted": 2}
+CONTINUE: Final = ContinuationDecision(action="continue")
+STOP: Final = ContinuationDecision(action="stop")
+
+
+class TurnState:
+    """What the closers need to know about the running turn."""
+
+    __slots__ = (
+        "ended_by",
+        "logged",
+        "max_tokens",
+        "number",
+        "open_step",
+        "pending",
+        "scope",
+        "usage",
+    )
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.ended_by: str | None = None  # "aborted" | "disposed"
+        self.scope: anyio.CancelScope | None = None
+        self.open_step: int | None = None
+        self.pending: list[ToolCall] = []  # calls of this step that have no result yet
+        self.logged: set[str] = set()  # ids of pending calls whose tool/call is logged
+        self.max_tokens = False
+        self.usage = Usage()
+
+    def abort(self, reason: str) -> None:
+        if _STRENGTH[reason] > _STRENGTH.get(self.ended_by or "", 0):
+            self.ended_by = reason
+        if self.scope is not None:
+            self.scope.cancel()
+
+    def stopping(self) -> bool:
+        """A method, not a property: it changes under awaits, so never narrow it."""
+        return self.ended_by is not None
+
+
+class StepRunner:
+    """Runs turns for one agent."""
+
+    __slots__ = ("agent", "models", "tools")
+
+    def __init__(self, agent: ReactLoopAgent, models: ModelRegistry, tools: ToolRegistry) -> None:
+        self.agent = agent
+        self.models = models
+        self.tools = tools
+
+    async def run_turn(self, turn: TurnState, prompts: list[str]) -> None:
+        emit = self.agent.session.emit
+        error: dict[str, Any] | None = None
+        try:
+            await emit("turn/start", {"turn": turn.number})
+            for prompt in prompts:
+                await emit("user/message", {"content": prompt})
+            await self._steps(turn)
+        except ModelError as exc:
+            error = {"code": exc.code, "message": exc.message}
+        except HookError as exc:
+            error = {"code": exc.code, "message": str(exc), "plugin": exc.plugin, "hook": exc.hook}
+        except DshError as exc:
+            error = {"code": exc.code, "message": str(exc)}
+        except anyio.get_cancelled_exc_class():
+            turn.abort("aborted")
+            raise
+        except Exception as exc:
+            log.exception("agent %r: turn %d failed", self.agent.id, turn.number)
+            error = {"code": "INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._close(turn, error)
+
+    async def _close(self, turn: TurnState, error: dict[str, Any] | None) -> None:
+        emit = self.agent.session.emit
+        why = (
+            "the turn ended before this call ran"
+            if turn.ended_by is None
+            else (f"the turn was {turn.ended_by} before this call finished")
+        )
+        for call in turn.pending:
+            if call.id not in turn.logged:
+                await emit("tool/call", _call_data(call))
+            await emit(
+                "tool/result",
+                _result_data(
+                    call, ToolResult(call_id=call.id, content=f"not run: {why}", is_error=True)
+                ),
+            )
+        turn.pending = []
+        if turn.open_step is not None:
+            await emit("step/end", {"turn": turn.number, "step": turn.open_step})
+            turn.open_step = None
+        if turn.ended_by is not None:
+            reason = turn.ended_by
+        elif error is not None:
+            reason = "error"
+        else:
+            reason = "max-tokens" if turn.max_tokens else "completed"
+        data: dict[str, Any] = {
+            "turn": turn.number,
+            "reason": reason,
+            "usage": turn.usage.model_dump(),
+        }
+        if error is not None:
+            data["error"] = error
+        await emit("turn/end", data)
+
+    async def _steps(self, turn: TurnState) -> None:
+        agent = self.agent
+        session = agent.session
+        emit = session.emit
+        relay = agent.relay
+        options = agent.options
+        max_steps: int = options.get("max_steps", 50)
+        number = turn.number
+        step = 0
+        while not turn.stopping():
+            step += 1
+            if step > max_steps:
+                raise DshError(f"turn {number} stopped after {max_steps} steps (max_steps)")
+            turn.open_step = step
+            await emit("step/start", {"turn": number, "step": step})
+            await self._drain_steering()
+            request = ModelRequest.model_construct(
+                model=options.get("model"),
+                system=options.get("system_prompt", ""),
+                messages=tuple(session.history),
+                tools=self.tools.specs(),
+                max_tokens=options.get("max_tokens"),
+                options={},
+            )
+            request = await relay.agent_request(agent, request, number, step)
+            if turn.stopping():
+                return
+            model = self.models.get(request.model, agent=agent.id)
+            message = await self._stream(turn, model, request)
+            if message is None:
+                return
+            message = await relay.agent_step_result(agent, message, number, step)
+            calls = message.tool_calls
+            if message.stop_reason == "max_tokens":
+                turn.max_tokens = True
+                if calls:  # a cut-off answer's calls are incomplete: none of them run
+                    content = tuple(b for b in message.content if not isinstance(b, ToolCall))
+                    message = message.model_copy(update={"content": content})
+                    calls = []
+            turn.usage += message.usage
+            turn.pending = list(calls)
+            await emit("assistant/message", {"message": message.model_dump(mode="json")}, message)
+            for call in calls:
+                if turn.stopping():
+                    return
+                turn.logged.add(call.id)
+                await emit("tool/call", _call_data(call))
+                result = await self._execute(turn, call, step)
+                await emit("tool/result", _result_data(call, result))
+                turn.pending.pop(0)
+                turn.logged.discard(call.id)
+            steered = await self._drain_steering()
+            default = CONTINUE if calls or steered else STOP
+            decision = await relay.agent_turn_continuation(agent, default, number, step)
+            if decision.action == "continue" and decision.reason:
+                await emit("steering/message", {"content": decision.reason, "source": "plugin"})
+            await emit("step/end", {"turn": number, "step": step})
+            turn.open_step = None
+            if decision.action == "stop":
+                return
+
+    async def _drain_steering(self) -> int:
+        items = self.agent.inbox.take_steering()
+        for item in items:
+            await self.agent.session.emit("steering/message", {"content": item})
+        return len(items)
+
+    async def _stream(
+        self, turn: TurnState, model: Model, request: ModelRequest
+    ) -> AssistantMessage | None:
+        """Stream one answer, logging each chunk; None if the step was aborted."""
+        emit = self.agent.session.emit
+        assembler = Assembler()
+        with anyio.CancelScope() as scope:
+            turn.scope = scope
+            if turn.stopping():
+                scope.cancel()
+            stream: AsyncIterator[Any] = model.stream(request)
+            try:
+                async for chunk in stream:
+                    assembler.add(chunk)
+                    await emit("assistant/chunk", chunk.to_data())
+            except (ModelError, anyio.get_cancelled_exc_class()):
+                raise
+            except Exception as exc:
+                raise ModelError(
+                    "UNKNOWN", f"model {model.info.name!r} failed: {type(exc).__name__}: {exc}"
+                ) from exc
+            finally:
+                aclose = getattr(stream, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+        turn.scope = None
+        if scope.cancel_called or turn.stopping():
+            return None
+        return assembler.message(model=model.info.name)
+
+    async def _execute(self, turn: TurnState, call: ToolCall, step: int) -> ToolResult:
+        agent = self.agent
+        result: ToolResult | None = None
+        with anyio.CancelScope() as scope:
+            turn.scope = scope
+            if turn.stopping():
+                scope.cancel()
+            result = await agent.relay.tools_execute(agent, call, turn.number, step)
+        turn.scope = None
+        if scope.cancel_called:
+            return ToolResult(call_id=call.id, content="aborted while running", is_error=True)
+        if result is None:
+            return ToolResult(
+                call_id=call.id,
+                content=f"tool {call.name!r} was not run: no plugin answered tools_execute",
+                is_error=True,
+            )
+        return result
+
+
+def _call_data(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.id, "name": call.name, "arguments": call.arguments}
+
+
+def _result_data(call: ToolCall, result: ToolResult) -> dict[str, Any]:
+    return {
+        "call_id": call.id,
+        "name": call.name,
+        "content": result.content,
+        "is_error": result.is_error,
+    }

@@ -1,0 +1,142 @@
+"""The harness: the service container that a program, the CLI and plugins share.
+
+::
+
+    async with Harness(config="dsh.yml") as harness:
+        agent = await harness.agents.create("main", options={"model": "fast"})
+        agent.send("hello")
+        await agent.when_idle()
+
+Entering it registers models, tools and settings from every plugin, validates the
+config, starts the agents the config lists; leaving it disposes every agent cleanly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from pydantic import BaseModel
+
+from dsh.agent import AgentRegistry
+from dsh.errors import DshError
+from dsh.llm.registry import ModelRegistry
+from dsh.plugins import PluginManager, create_plugin_manager
+from dsh.session import SessionStore
+from dsh.tools import ToolRegistry
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from dsh.config import Config
+
+__all__ = ["Harness"]
+
+
+class Harness:
+    """Plugin manager, sessions, agents, models, tools and config, in one place.
+
+    ``config`` is a loaded ``Config``, a path to a YAML file, or None (defaults);
+    ``config_text`` gives YAML inline. The plugin arguments are those of
+    ``create_plugin_manager``; pass ``pm`` to use a manager you built.
+    """
+
+    def __init__(
+        self,
+        *,
+        config: Config | str | os.PathLike[str] | None = None,
+        config_text: str | None = None,
+        plugins: Iterable[object | tuple[str, object]] = (),
+        load_entry_points: bool = True,
+        select: Iterable[str] = (),
+        env: Mapping[str, str] | None = None,
+        pm: PluginManager | None = None,
+    ) -> None:
+        self.pm = pm or create_plugin_manager(
+            plugins, load_entry_points=load_entry_points, select=select, env=env
+        )
+        self.relay = self.pm.relay
+        self.sessions = SessionStore(observer=self.relay.session_event)
+        self.models = ModelRegistry()
+        self.tools = ToolRegistry()
+        #: plugin section name -> the pydantic model that validates it
+        self.settings: dict[str, type[BaseModel]] = {}
+        self._config_arg = config
+        self._config_text = config_text
+        self._config: Config | None = None
+        self._task_group: TaskGroup | None = None
+        self._agents: AgentRegistry | None = None
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            raise DshError("the harness is not started: use `async with Harness(...)`")
+        return self._config
+
+    @property
+    def agents(self) -> AgentRegistry:
+        if self._agents is None:
+            raise DshError("the harness is not started: use `async with Harness(...)`")
+        return self._agents
+
+    def _add_settings(
+        self, plugin: str, model: type[BaseModel], section: str | None = None
+    ) -> None:
+        name = section or plugin
+        if name in self.settings:
+            raise DshError(f"plugin {plugin!r} registers settings for {name!r} a second time")
+        self.settings[name] = model
+
+    def _load_config(self) -> Config:
+        from dsh.config import Config, load_config
+
+        if isinstance(self._config_arg, Config):
+            return self._config_arg
+        return load_config(self._config_arg, text=self._config_text, settings=self.settings)
+
+    async def __aenter__(self) -> Harness:
+        self.relay.register_settings(self._add_settings)
+        self._config = self._load_config()
+        self.relay.register_models(self.models.add)
+        self.relay.register_tools(self.tools.add)
+        task_group = anyio.create_task_group()
+        await task_group.__aenter__()
+        self._task_group = task_group
+        self._agents = AgentRegistry(
+            task_group=task_group,
+            relay=self.relay,
+            sessions=self.sessions,
+            models=self.models,
+            tools=self.tools,
+        )
+        try:
+            for agent in self._config.agents:
+                options: dict[str, Any] = {
+                    "model": agent.model or self._config.default_model,
+                    "system_prompt": agent.system_prompt,
+                    **agent.options,
+                }
+                await self._agents.create(agent.id, options=options, source="startup")
+        except BaseException as exc:
+            await self.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        task_group, self._task_group = self._task_group, None
+        if task_group is None:
+            return None
+        try:
+            with anyio.CancelScope(shield=True):
+                await self.agents.dispose_all()
+        finally:
+            result = await task_group.__aexit__(exc_type, exc, tb)
+        return result

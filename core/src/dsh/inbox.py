@@ -1,0 +1,44 @@
+"""The inbox of an agent: queued prompts (next turns) and steering (the running turn)."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import final
+
+__all__ = ["Inbox"]
+
+
+@final
+class Inbox:
+    """Two FIFOs. ``queued`` items start turns; ``steering`` items join the running turn
+    before its next request. Leftover steering is moved to ``queued`` when a turn ends, so
+    it is never dropped."""
+
+    __slots__ = ("queued", "steering")
+
+    def __init__(self) -> None:
+        self.queued: deque[str] = deque()
+        self.steering: deque[str] = deque()
+
+    def take_queued(self, batch: bool) -> list[str]:
+        if batch:
+            items = list(self.queued)
+            self.queued.clear()
+            return items
+        return [self.queued.popleft()] if self.queued else []
+
+    def take_steering(self) -> list[str]:
+        items = list(self.steering)
+        self.steering.clear()
+        return items
+
+    def requeue_steering(self) -> None:
+        self.queued.extend(self.steering)
+        self.steering.clear()
+
+    def clear(self) -> bool:
+        """Drop everything; True if anything was dropped."""
+        had = bool(self.queued or self.steering)
+        self.queued.clear()
+        self.steering.clear()
+        return had

@@ -1,0 +1,198 @@
+"""``ReactLoopAgent``: the agent loop — the only concrete loop logic in dsh.
+
+One task per agent parks on its inbox; each batch of queued prompts becomes a turn of
+steps (request → stream → tools → continuation). See docs/loop.md and the numbered
+behaviours in the design notes.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+
+from dsh._steps import StepRunner, TurnState
+from dsh.errors import DshError
+from dsh.inbox import Inbox
+
+if TYPE_CHECKING:
+    from dsh._relay import HookRelay
+    from dsh.hookspecs import AgentStatus
+    from dsh.llm.registry import ModelRegistry
+    from dsh.session import Session
+    from dsh.tools import ToolRegistry
+
+__all__ = ["AgentDisposedError", "ReactLoopAgent"]
+
+log = logging.getLogger("dsh.loop")
+
+#: Turn end reasons, strongest first; a turn ends with the strongest that applies.
+END_REASONS: Final = ("disposed", "aborted", "error", "max-tokens", "completed")
+
+
+class AgentDisposedError(DshError):
+    code = "AGENT_DISPOSED"
+
+
+class ReactLoopAgent:
+    """An agent: an inbox, a session and a loop task that turns prompts into turns.
+
+    ``options``: ``model`` (registered model name), ``system_prompt``, ``max_steps``
+    (default 50), ``queue_mode`` (``batch`` | ``one-at-a-time``), ``max_tokens``; other
+    keys are free for plugins.
+    """
+
+    def __init__(
+        self,
+        id: str,
+        session: Session,
+        *,
+        relay: HookRelay,
+        models: ModelRegistry,
+        tools: ToolRegistry,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.session = session
+        self.options: dict[str, Any] = dict(options or {})
+        queue_mode = self.options.get("queue_mode", "batch")
+        if queue_mode not in ("batch", "one-at-a-time"):
+            raise DshError(
+                f"agent {id!r}: queue_mode must be 'batch' or 'one-at-a-time', not {queue_mode!r}"
+            )
+        self.batch = queue_mode == "batch"
+        self.inbox = Inbox()
+        self.relay = relay
+        #: The harness's registries, for hook impls (the core executor uses ``tools``).
+        self.models = models
+        self.tools = tools
+        self._status: AgentStatus = "idle"
+        self._disposing = False
+        self._turn: TurnState | None = None
+        self._turns = _last_turn(session)
+        self._steps = StepRunner(self, models, tools)
+        self._wake = anyio.Event()
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._exited = anyio.Event()
+
+    # -- the public surface -----------------------------------------------------------
+
+    @property
+    def status(self) -> AgentStatus:
+        return self._status
+
+    @property
+    def turns(self) -> int:
+        """The number of the last turn started."""
+        return self._turns
+
+    def send(self, prompt: str) -> None:
+        """Queue ``prompt`` for a coming turn. Returns at once; status is not changed here."""
+        self._check_alive()
+        self.inbox.queued.append(prompt)
+        self._poke()
+
+    def steer(self, prompt: str) -> None:
+        """Add ``prompt`` to the running turn before its next request; idle: like send."""
+        self._check_alive()
+        if self._turn is None:
+            self.send(prompt)
+        else:
+            self.inbox.steering.append(prompt)
+
+    def abort(self) -> None:
+        """Abort the in-flight step; the turn ends ``aborted``; queued prompts still run."""
+        if self._turn is not None:
+            self._turn.abort("aborted")
+
+    def cancel(self) -> None:
+        """Abort the running turn and drop everything queued; a no-op when idle and empty."""
+        dropped = self.inbox.clear()
+        if self._turn is not None:
+            self._turn.abort("aborted")
+        elif dropped:
+            self._idle.set()
+
+    async def when_idle(self) -> None:
+        """Resolve when nothing is running or queued (disposed: once the loop exited)."""
+        while True:
+            if self._disposing or self._status == "disposed":
+                await self._exited.wait()
+                return
+            if self._status == "idle" and self._turn is None and not self.inbox.queued:
+                return
+            await self._idle.wait()
+
+    # -- the loop driver --------------------------------------------------------------
+
+    async def run(self) -> None:
+        """The loop task. Runs until ``stop()``."""
+        try:
+            while not self._disposing:
+                prompts = self.inbox.take_queued(self.batch)
+                if not prompts:
+                    await self._park()
+                    continue
+                await self._set_status("running")
+                self._turns += 1
+                turn = self._turn = TurnState(self._turns)
+                try:
+                    await self._steps.run_turn(turn, prompts)
+                finally:
+                    self._turn = None
+                await self.flush()
+                self.inbox.requeue_steering()
+        finally:
+            self._status = "disposed"
+            self._idle.set()
+            self._exited.set()
+
+    async def stop(self) -> None:
+        """Dispose: the running turn ends ``disposed``, the loop exits, status ``disposed``."""
+        if not self._disposing:
+            self._disposing = True
+            self.inbox.clear()  # also what steering is re-queued after the last turn
+            if self._turn is not None:
+                self._turn.abort("disposed")
+            self._wake.set()
+        await self._exited.wait()
+        await self.relay.agent_status(self, "disposed")
+
+    # -- internals --------------------------------------------------------------------
+
+    def _check_alive(self) -> None:
+        if self._disposing or self._status == "disposed":
+            raise AgentDisposedError(f"agent {self.id!r} is disposed; it takes no more prompts")
+
+    def _poke(self) -> None:
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+        self._wake.set()
+
+    async def _park(self) -> None:
+        if self._status != "idle":
+            await self._set_status("idle")
+        self._idle.set()
+        await self._wake.wait()
+        self._wake = anyio.Event()
+
+    async def _set_status(self, status: AgentStatus) -> None:
+        self._status = status
+        await self.relay.agent_status(self, status)
+
+    async def flush(self) -> None:
+        """Await ``session_flush``; a failure is reported, never raised."""
+        try:
+            await self.relay.session_flush(self.session)
+        except Exception as error:
+            log.error("agent %r: session flush failed: %s", self.id, error)
+            await self.relay.agent_error(self, error)
+
+
+def _last_turn(session: Session) -> int:
+    for event in reversed(session.events):
+        if event.type == "turn/start":
+            return int(event.data["turn"])
+    return 0

@@ -1,0 +1,167 @@
+"""Tools: typed functions the model can call, their registry and the default executor.
+
+A tool's arguments are a pydantic model, so its JSON schema (what the model is told)
+and its validation (what the model sent) come from one definition. ``tool()`` builds
+that model from a function's signature.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, final, overload
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from dsh._json import dumps
+from dsh.errors import DshError
+from dsh.messages import ToolCall, ToolResult, ToolSpec
+
+__all__ = ["Tool", "ToolRegistry", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A tool. ``run`` (plain or ``async def``) receives the validated arguments as
+    keyword arguments and returns text (anything else is sent as JSON).
+
+    ``mutating``, ``path_args`` and ``command_args`` tell policy plugins (permissions)
+    what the tool does and which arguments hold paths or shell commands.
+    Plain ``run`` functions execute on the event loop: make blocking tools async.
+    """
+
+    name: str
+    description: str
+    arguments: type[BaseModel]
+    run: Callable[..., Any]
+    mutating: bool = False
+    path_args: tuple[str, ...] = ()
+    command_args: tuple[str, ...] = ()
+    spec: ToolSpec = field(init=False)
+    is_async: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        schema = self.arguments.model_json_schema()
+        schema.pop("title", None)
+        spec = ToolSpec(name=self.name, description=self.description, parameters=schema)
+        object.__setattr__(self, "spec", spec)
+        object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.run))
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    mutating: bool = False,
+    path_args: Sequence[str] = (),
+    command_args: Sequence[str] = (),
+) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    mutating: bool = False,
+    path_args: Sequence[str] = (),
+    command_args: Sequence[str] = (),
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a ``Tool`` from a typed function: its parameters become the arguments model,
+    its docstring the description. Use bare (``@tool``) or with options."""
+
+    def build(function: Callable[..., Any]) -> Tool:
+        fields: dict[str, Any] = {}
+        for param in inspect.signature(function).parameters.values():
+            annotation = param.annotation if param.annotation is not param.empty else Any
+            default = ... if param.default is param.empty else param.default
+            fields[param.name] = (annotation, default)
+        tool_name = name or function.__name__
+        model = create_model(
+            f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+        )
+        return Tool(
+            name=tool_name,
+            description=description or inspect.getdoc(function) or "",
+            arguments=model,
+            run=function,
+            mutating=mutating,
+            path_args=tuple(path_args),
+            command_args=tuple(command_args),
+        )
+
+    return build(fn) if fn is not None else build
+
+
+def _error(call: ToolCall, message: str) -> ToolResult:
+    return ToolResult(call_id=call.id, content=message, is_error=True)
+
+
+@final
+class ToolRegistry:
+    """The tools of a harness, by name, with the plugin each came from."""
+
+    __slots__ = ("_origin", "_specs", "_tools")
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._origin: dict[str, str] = {}
+        self._specs: tuple[ToolSpec, ...] | None = None
+
+    def add(self, plugin: str, tool: Tool) -> None:
+        """The ``register`` callback of ``register_tools`` (stamped with ``plugin``)."""
+        if not isinstance(tool, Tool):
+            raise DshError(f"plugin {plugin!r} registered {tool!r}, which is not a dsh Tool")
+        if tool.name in self._tools:
+            raise DshError(
+                f"tool {tool.name!r} is registered twice: by {self._origin[tool.name]!r} "
+                f"and {plugin!r}"
+            )
+        self._tools[tool.name] = tool
+        self._origin[tool.name] = plugin
+        self._specs = None
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def origin(self, name: str) -> str:
+        return self._origin[name]
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """What the model is told about every tool (cached until a tool is added)."""
+        if self._specs is None:
+            self._specs = tuple(t.spec for t in self._tools.values())
+        return self._specs
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        """Run ``call``; every failure becomes an error result the model can read."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            known = ", ".join(self._tools) or "none"
+            return _error(call, f"unknown tool {call.name!r} (available tools: {known})")
+        try:
+            raw = json.loads(call.arguments) if call.arguments.strip() else {}
+        except ValueError as exc:
+            return _error(call, f"arguments for {call.name!r} are not valid JSON: {exc}")
+        if not isinstance(raw, dict):
+            return _error(call, f"arguments for {call.name!r} must be a JSON object")
+        try:
+            args = tool.arguments.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in exc.errors()
+            )
+            return _error(call, f"invalid arguments for {call.name!r}: {problems}")
+        kwargs = {name: getattr(args, name) for name in type(args).model_fields}
+        try:
+            result = tool.run(**kwargs)
+            if tool.is_async:
+                result = await result
+        except Exception as exc:
+            return _error(call, f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
+        content = result if isinstance(result, str) else dumps(result)
+        return ToolResult(call_id=call.id, content=content)
