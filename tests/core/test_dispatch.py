@@ -303,3 +303,18 @@ async def test_hook_recorder_sees_calls_in_order(
     await dsh_pm.relay.session_flush(session="s")  # type: ignore[arg-type]
     assert dsh_hook_recorder.names() == ["agent_request", "session_flush"]
     assert dsh_hook_recorder.get("agent_request")[0].kwargs["request"] is REQ
+
+
+async def test_core_defaults_run_after_a_plugins_trylast_impl(
+    dsh_register: Any, dsh_pm: PluginManager
+) -> None:
+    class LateAnswer:
+        @hookimpl(trylast=True)
+        def tools_execute(self, call: ToolCall) -> ToolResult:
+            return ToolResult(call_id=call.id, content="answered by plugin")
+
+    dsh_register(LateAnswer(), "late")
+    order = [impl.plugin_name for impl in dsh_pm.dispatcher.plan("tools_execute")]
+    assert order == ["late", "dsh.builtins"]
+    result = await dsh_pm.relay.tools_execute(agent=None, call=CALL, turn=1, step=1)  # type: ignore[arg-type]
+    assert result == ToolResult(call_id="c1", content="answered by plugin")

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from operator import itemgetter
 from typing import Any, Final, NamedTuple, final
 
 import anyio
@@ -28,8 +29,9 @@ Reporter = Callable[[HookError], None]
 
 
 class Impl(NamedTuple):
-    """One hook impl, ready to call."""
+    """One hook impl, ready to call: ``call(kwargs)`` passes only the names it takes."""
 
+    call: Callable[[dict[str, Any]], Any]
     function: Callable[..., Any]
     argnames: tuple[str, ...]
     is_async: bool
@@ -41,6 +43,20 @@ class Impl(NamedTuple):
 
     def fail(self, hook: str, exc: BaseException) -> HookError:
         return HookError(self.plugin_name, hook, self.describe(), exc)
+
+
+def _binder(
+    function: Callable[..., Any], names: tuple[str, ...]
+) -> Callable[[dict[str, Any]], Any]:
+    # Built once per impl when a plan is made: cheaper per call than building an
+    # argument list each time.
+    if not names:
+        return lambda kwargs: function()
+    if len(names) == 1:
+        (name,) = names
+        return lambda kwargs: function(kwargs[name])
+    getter = itemgetter(*names)
+    return lambda kwargs: function(*getter(kwargs))
 
 
 def is_async_function(function: Callable[..., Any]) -> bool:
@@ -55,11 +71,19 @@ def default_reporter(error: HookError) -> None:
 class Dispatcher:
     """Calls hooks in pluggy's order with dsh's call styles. See ``dsh.hookspecs``."""
 
-    __slots__ = ("_hook", "_plans", "report")
+    __slots__ = ("_hook", "_last", "_plans", "report")
 
-    def __init__(self, pm: pluggy.PluginManager, report: Reporter = default_reporter) -> None:
+    def __init__(
+        self,
+        pm: pluggy.PluginManager,
+        report: Reporter = default_reporter,
+        last: Collection[str] = (),
+    ) -> None:
         self._hook: Final = pm.hook
         self._plans: dict[str, tuple[Impl, ...]] = {}
+        #: Plugins whose impls run after every other impl (the core defaults), so a
+        #: plugin's own ``trylast`` impl still runs before the core's fallback.
+        self._last: Final = frozenset(last)
         #: Called with every failure that a call style contains rather than raises.
         self.report = report
 
@@ -73,9 +97,17 @@ class Dispatcher:
         if plan is None:
             caller: pluggy.HookCaller | None = getattr(self._hook, hook, None)
             impls = caller.get_hookimpls() if caller is not None else []
+            ordered = [i for i in reversed(impls) if i.plugin_name not in self._last]
+            ordered += [i for i in reversed(impls) if i.plugin_name in self._last]
             plan = tuple(
-                Impl(i.function, tuple(i.argnames), is_async_function(i.function), i.plugin_name)
-                for i in reversed(impls)
+                Impl(
+                    _binder(i.function, tuple(i.argnames)),
+                    i.function,
+                    tuple(i.argnames),
+                    is_async_function(i.function),
+                    i.plugin_name,
+                )
+                for i in ordered
             )
             self._plans[hook] = plan
         return plan
@@ -84,7 +116,7 @@ class Dispatcher:
         """Chain ``kwargs[key]`` through every impl; None means unchanged. Raises HookError."""
         for impl in self.plan(hook):
             try:
-                result = impl.function(*[kwargs[name] for name in impl.argnames])
+                result = impl.call(kwargs)
                 if impl.is_async:
                     result = await result
             except Exception as exc:
@@ -97,7 +129,7 @@ class Dispatcher:
         """The first non-None result; later impls are not called. Raises HookError."""
         for impl in self.plan(hook):
             try:
-                result = impl.function(*[kwargs[name] for name in impl.argnames])
+                result = impl.call(kwargs)
                 if impl.is_async:
                     result = await result
             except Exception as exc:
@@ -110,7 +142,7 @@ class Dispatcher:
         """Run every impl in order; each failure is reported and the rest still run."""
         for impl in self.plan(hook):
             try:
-                result = impl.function(*[kwargs[name] for name in impl.argnames])
+                result = impl.call(kwargs)
                 if impl.is_async:
                     await result
             except Exception as exc:
@@ -126,7 +158,7 @@ class Dispatcher:
 
         async def run(index: int, impl: Impl) -> None:
             try:
-                result = impl.function(*[kwargs[name] for name in impl.argnames])
+                result = impl.call(kwargs)
                 if impl.is_async:
                     await result
             except Exception as exc:
@@ -153,8 +185,7 @@ class Dispatcher:
             def register(*args: Any, _plugin: str = impl.plugin_name, **kw: Any) -> None:
                 callback(_plugin, *args, **kw)
 
-            kwargs = {"register": register}
             try:
-                impl.function(*[kwargs[name] for name in impl.argnames])
+                impl.call({"register": register})
             except Exception as exc:
                 raise impl.fail(hook, exc) from exc

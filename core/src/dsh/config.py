@@ -425,7 +425,7 @@ def _problem(
         elif isinstance(node, SequenceNode) and isinstance(part, int) and part < len(node.value):
             found = at = node.value[part]
         if found is None or at is None:
-            if missing and i == len(loc) - 1:
+            if False:
                 parts.append(part)
             continue
         parts.append(part)

@@ -27,7 +27,6 @@ import pluggy
 
 if TYPE_CHECKING:
     from dsh.agent import Agent
-    from dsh.persistence import SessionPersistence
     from dsh.messages import (
         AssistantMessage,
         ContinuationDecision,
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
         ToolCall,
         ToolResult,
     )
+    from dsh.persistence import SessionPersistence
     from dsh.session import Session, SessionEvent
 
 __all__ = ["CALL_STYLES", "hookimpl", "hookspec"]
@@ -45,7 +45,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 CallStyle = Literal["waterfall", "firstresult", "notify", "gather", "register"]
 
-#: How the dispatcher calls each hook. The dispatcher refuses a hook missing here.
+#: How the typed relay calls each core hook (the docs and the registration checks use it).
 CALL_STYLES: dict[str, CallStyle] = {
     "agent_request": "waterfall",
     "agent_step_result": "waterfall",

@@ -3,7 +3,8 @@
 Order of registration, and so of calls (pluggy calls the last registered first among
 impls of equal tryfirst/trylast standing):
 
-1. core defaults (their impls are ``trylast``),
+1. core defaults (their impls are ``trylast`` and always run after every other impl,
+   including other plugins' ``trylast`` ones),
 2. entry points of group ``dsh``, sorted by name,
 3. plugins passed explicitly, in the order given.
 
@@ -58,7 +59,7 @@ class PluginManager(pluggy.PluginManager):
     def __init__(self, report: Reporter = default_reporter) -> None:
         super().__init__(hookspecs.PROJECT)
         self.add_hookspecs(hookspecs)
-        self.dispatcher = Dispatcher(self, report)
+        self.dispatcher = Dispatcher(self, report, last=CORE_DEFAULTS)
         #: Typed calls of every core hook: ``await pm.relay.agent_request(...)``.
         self.relay = HookRelay(self.dispatcher)
         #: plugin name -> (distribution, version), for plugins that came from one.

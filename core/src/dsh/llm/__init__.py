@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dsh.llm.assemble import Assembler
 from dsh.llm.base import (
     Chunk,
     Finish,
@@ -12,7 +13,6 @@ from dsh.llm.base import (
     ToolCallDelta,
     UsageChunk,
 )
-from dsh.llm.assemble import Assembler
 from dsh.llm.registry import ModelRegistry
 
 __all__ = [

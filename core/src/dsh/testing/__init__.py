@@ -55,6 +55,9 @@ __all__ = [
     "Reply",
     "ScriptedModel",
     "check_invariants",
+    "dsh_hook_recorder",
+    "dsh_pm",
+    "dsh_register",
     "fail",
     "hang",
     "max_tokens",
@@ -62,9 +65,6 @@ __all__ = [
     "scripted_harness",
     "text",
     "tool_calls",
-    "dsh_hook_recorder",
-    "dsh_pm",
-    "dsh_register",
 ]
 
 

@@ -1,0 +1,170 @@
+"""The docs are tested: docs/hooks.md must describe exactly the hooks dsh.hookspecs
+declares, with their argument names and call styles, and every python example must
+compile. Each hook is its own test case, so a failure names the hook."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from dsh import hookspecs
+from dsh.plugins import create_plugin_manager
+
+DOCS = Path(__file__).parents[2] / "docs"
+HOOKS_MD = DOCS / "hooks.md"
+EXAMPLE_DOCS = (HOOKS_MD, DOCS / "writing-plugins.md")
+
+HOOK_HEADING = re.compile(r"## `(?P<name>\w+)\((?P<args>[\w, ]*)\)`")
+CALL_STYLE = re.compile(r"\*\*Call style:\*\* (?P<style>\S+)")
+
+
+@dataclass(frozen=True)
+class Block:
+    """A fenced code block: where it starts (1-based line of the fence) and its text."""
+
+    path: Path
+    line: int
+    lang: str
+    code: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.path.name}:{self.line}"
+
+
+@dataclass
+class Section:
+    """A level-1 or level-2 heading with its prose lines and code blocks."""
+
+    heading: str
+    prose: list[str] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+
+
+def parse(path: Path) -> list[Section]:
+    """Split a markdown file at ``#``/``##`` headings, ignoring ``#`` inside code."""
+    sections = [Section(heading="")]
+    fence: tuple[int, str, list[str]] | None = None
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if fence is None and line.startswith("```"):
+            fence = (number, line[3:].strip(), [])
+        elif fence is not None and line.startswith("```"):
+            start, lang, code = fence
+            sections[-1].blocks.append(Block(path, start, lang, "\n".join(code) + "\n"))
+            fence = None
+        elif fence is not None:
+            fence[2].append(line)
+        elif re.match(r"#{1,2} ", line):
+            sections.append(Section(heading=line.rstrip()))
+        else:
+            sections[-1].prose.append(line)
+    assert fence is None, f"{path.name}: code block at line {fence[0]} is never closed"
+    return sections
+
+
+def documented_hooks() -> dict[str, list[Section]]:
+    found: dict[str, list[Section]] = {}
+    for section in parse(HOOKS_MD):
+        match = HOOK_HEADING.fullmatch(section.heading)
+        if match:
+            found.setdefault(match["name"], []).append(section)
+    return found
+
+
+@functools.cache
+def spec_args() -> dict[str, tuple[str, ...]]:
+    """Every core hookspec and its argument names, in spec order."""
+    pm = create_plugin_manager(load_entry_points=False)
+    specs = {}
+    for name in dir(hookspecs):
+        if pm.parse_hookspec_opts(hookspecs, name) is not None:
+            spec = getattr(pm.hook, name).spec
+            specs[name] = (*spec.argnames, *spec.kwargnames)
+    return specs
+
+
+def section_of(hook: str) -> Section:
+    if hook not in spec_args():
+        pytest.fail(f"docs/hooks.md documents {hook!r}, which is not a hookspec")
+    sections = documented_hooks().get(hook, [])
+    if not sections:
+        pytest.fail(f"hook {hook!r} has no section ## `{hook}(...)` in docs/hooks.md")
+    if len(sections) > 1:
+        pytest.fail(f"hook {hook!r} has {len(sections)} sections in docs/hooks.md")
+    return sections[0]
+
+
+def hookimpls(code: str) -> list[tuple[str, tuple[str, ...], bool]]:
+    """(hook name, argument names, optionalhook) of each ``@hookimpl`` in ``code``."""
+    found = []
+    for node in ast.walk(ast.parse(code)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for deco in node.decorator_list:
+            call = deco if isinstance(deco, ast.Call) else None
+            target = call.func if call else deco
+            if not (isinstance(target, ast.Name) and target.id == "hookimpl"):
+                continue
+            opts = {
+                kw.arg: kw.value.value
+                for kw in (call.keywords if call else ())
+                if isinstance(kw.value, ast.Constant)
+            }
+            name = str(opts.get("specname", node.name))
+            args = tuple(a.arg for a in node.args.args if a.arg != "self")
+            found.append((name, args, opts.get("optionalhook") is True))
+    return found
+
+
+ALL_HOOKS = sorted(set(spec_args()) | set(documented_hooks()) | set(hookspecs.CALL_STYLES))
+PYTHON_BLOCKS = [
+    block
+    for path in EXAMPLE_DOCS
+    for section in parse(path)
+    for block in section.blocks
+    if block.lang == "python"
+]
+
+
+@pytest.mark.parametrize("hook", ALL_HOOKS)
+def test_signature_matches_spec(hook: str) -> None:
+    match = HOOK_HEADING.fullmatch(section_of(hook).heading)
+    assert match is not None
+    documented = tuple(arg.strip() for arg in match["args"].split(",") if arg.strip())
+    assert documented == spec_args()[hook], f"docs/hooks.md heading of {hook} is out of date"
+
+
+@pytest.mark.parametrize("hook", ALL_HOOKS)
+def test_call_style_matches_spec(hook: str) -> None:
+    section = section_of(hook)
+    styles = [m["style"] for line in section.prose if (m := CALL_STYLE.fullmatch(line))]
+    assert len(styles) == 1, f"{hook}: want exactly one '**Call style:** ...' line"
+    assert hook in hookspecs.CALL_STYLES, f"{hook} is missing from CALL_STYLES"
+    assert styles[0] == hookspecs.CALL_STYLES[hook]
+
+
+@pytest.mark.parametrize("hook", ALL_HOOKS)
+def test_section_has_an_example_impl(hook: str) -> None:
+    names = [name for block in section_of(hook).blocks for name, _, _ in hookimpls(block.code)]
+    assert hook in names, f"{hook}: no python example with an @hookimpl def {hook}(...)"
+
+
+@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=lambda block: block.id)
+def test_python_block_compiles(block: Block) -> None:
+    compile(block.code, block.id, "exec")
+
+
+@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=lambda block: block.id)
+def test_example_impls_name_real_hooks(block: Block) -> None:
+    """An example impl of a core hook takes only that hook's arguments."""
+    for name, args, optional in hookimpls(block.code):
+        if optional:
+            continue
+        assert name in spec_args(), f"{block.id}: @hookimpl {name} is not a dsh hook"
+        extra = set(args) - set(spec_args()[name])
+        assert not extra, f"{block.id}: {name} takes {sorted(extra)}, not arguments of the hook"
