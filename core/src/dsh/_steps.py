@@ -161,7 +161,7 @@ class StepRunner:
             request = ModelRequest.model_construct(
                 model=options.get("model"),
                 system=options.get("system_prompt", ""),
-                messages=tuple(session.history),
+                messages=session.history,
                 tools=self.tools.specs(),
                 max_tokens=options.get("max_tokens"),
                 options={},

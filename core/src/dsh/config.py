@@ -71,12 +71,12 @@ class ModelConfig(BaseModel):
     #: The NAME of the environment variable holding the key, never the key itself.
     api_key_env: str | None = None
     headers: dict[str, str] = {}
-    timeout: float = Field(60.0, gt=0)
+    timeout: float = Field(default=60.0, gt=0)
     #: Longest wait for the next chunk of a streamed response, in seconds.
-    read_timeout: float | None = Field(None, gt=0)
-    max_retries: int = Field(2, ge=0)
-    context_window: int | None = Field(None, gt=0)
-    max_output_tokens: int | None = Field(None, gt=0)
+    read_timeout: float | None = Field(default=None, gt=0)
+    max_retries: int = Field(default=2, ge=0)
+    context_window: int | None = Field(default=None, gt=0)
+    max_output_tokens: int | None = Field(default=None, gt=0)
 
     @field_validator("api_key_env")
     @classmethod
@@ -109,7 +109,7 @@ class AgentConfig(BaseModel):
     system_prompt: str = ""
     #: Free-form options for plugins that act per agent.
     options: dict[str, Any] = {}
-    max_steps: int | None = Field(None, gt=0)
+    max_steps: int | None = Field(default=None, gt=0)
     queue_mode: Literal["batch", "one-at-a-time"] = "batch"
 
 
@@ -201,7 +201,9 @@ def load_config(
     if data is None:
         return Config(source)
     if not isinstance(data, dict):
-        raise _error(source, node, (), f"the file must hold a mapping of keys, not {_kind(data)}")
+        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
+        reason = f"the file must hold a mapping of keys, not {kind}"
+        raise _problem(node, (), reason).error(source)
     return _validate(source, node, data, settings)
 
 
@@ -253,31 +255,26 @@ def _check_keys(node: Node, source: str, loc: Loc, seen: set[int]) -> None:
     if id(node) in seen:  # an alias: already checked where its anchor is
         return
     seen.add(id(node))
-    if isinstance(node, SequenceNode):
-        for i, item in enumerate(node.value):
-            _check_keys(item, source, (*loc, i), seen)
-    elif isinstance(node, MappingNode):
-        first: dict[str, Node] = {}
-        for key, value in node.value:
-            if key.tag == _MERGE_TAG:
-                _check_keys(value, source, loc, seen)
-                continue
-            if not isinstance(key, ScalarNode) or key.tag != _STR_TAG:
-                shown = key.value if isinstance(key, ScalarNode) else "?"
-                what = key.tag.rsplit(":", 1)[-1] if isinstance(key, ScalarNode) else key.id
-                raise _error(
-                    source,
-                    key,
-                    (*loc, shown),
-                    f"keys must be strings, this one is read as {what}; quote it",
-                )
-            if key.value in first:
-                line = first[key.value].start_mark.line + 1
-                raise _error(
-                    source, key, (*loc, key.value), f"duplicate key (first on line {line})"
-                )
-            first[key.value] = key
-            _check_keys(value, source, (*loc, key.value), seen)
+    items = enumerate(node.value) if isinstance(node, SequenceNode) else ()
+    for i, item in items:
+        _check_keys(item, source, (*loc, i), seen)
+    first: dict[str, int] = {}
+    for key, value in node.value if isinstance(node, MappingNode) else ():
+        if key.tag == _MERGE_TAG:
+            _check_keys(value, source, loc, seen)
+            continue
+        reason = None
+        if not isinstance(key, ScalarNode) or key.tag != _STR_TAG:
+            what = key.tag.rsplit(":", 1)[-1] if isinstance(key, ScalarNode) else key.id
+            reason = f"keys must be strings, this one is read as {what}; quote it"
+        elif key.value in first:
+            reason = f"duplicate key (first on line {first[key.value]})"
+        if reason is not None:
+            at, shown = key.start_mark, key.value if isinstance(key, ScalarNode) else "?"
+            path = _format_path((*loc, shown))
+            raise _Problem(at.line + 1, at.column + 1, path, reason).error(source)
+        first[key.value] = key.start_mark.line + 1
+        _check_keys(value, source, (*loc, key.value), seen)
 
 
 @dataclass(order=True)
@@ -287,6 +284,9 @@ class _Problem:
     path: str = field(compare=False)
     reason: str = field(compare=False)
     cause: BaseException | None = field(default=None, compare=False)
+
+    def error(self, source: str) -> ConfigError:
+        return ConfigError(f"{source}:{self.line}:{self.column}", self.path, self.reason)
 
 
 def _validate(
@@ -322,9 +322,7 @@ def _validate(
         problems += _cross_check(root, parsed)
     if problems:
         first = min(problems)
-        raise ConfigError(f"{source}:{first.line}:{first.column}", first.path, first.reason) from (
-            first.cause
-        )
+        raise first.error(source) from first.cause
     assert parsed is not None
     models = {
         k: m if m.model is not None else m.model_copy(update={"model": k})
@@ -425,20 +423,13 @@ def _problem(
         elif isinstance(node, SequenceNode) and isinstance(part, int) and part < len(node.value):
             found = at = node.value[part]
         if found is None or at is None:
-            if False:
+            if missing and i == len(loc) - 1:
                 parts.append(part)
             continue
         parts.append(part)
         node = found
         line, column = at.start_mark.line + 1, at.start_mark.column + 1
     return _Problem(line, column, _format_path(parts), reason, cause)
-
-
-def _error(source: str, node: Node | None, loc: Loc, reason: str) -> ConfigError:
-    where = source if node is None else f"{source}:{node.start_mark.line + 1}"
-    if node is not None:
-        where += f":{node.start_mark.column + 1}"
-    return ConfigError(where, _format_path(loc), reason)
 
 
 def _format_path(loc: Sequence[str | int]) -> str:
@@ -456,11 +447,6 @@ def _format_path(loc: Sequence[str | int]) -> str:
 def _did_you_mean(name: str, choices: Sequence[str] | Mapping[str, Any]) -> str:
     close = difflib.get_close_matches(name, list(choices), n=1)
     return f"; did you mean {close[0]!r}?" if close else ""
-
-
-def _kind(value: object) -> str:
-    name = type(value).__name__
-    return {"list": "a list", "str": "a string"}.get(name, f"a {name}")
 
 
 def _ignored_key(value: Any, raw: Any, loc: Loc) -> Loc | None:

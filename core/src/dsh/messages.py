@@ -6,6 +6,7 @@ All models are frozen pydantic models: a hook that wants a change returns a copy
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -135,7 +136,9 @@ class ModelRequest(_Frozen):
 
     model: str | None = None
     system: str = ""
-    messages: tuple[Message, ...] = ()
+    #: A snapshot of the history (the loop passes an O(1) ``HistoryView``); plugins
+    #: replacing it may pass any sequence.
+    messages: Sequence[Message] = ()
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int | None = None
     options: dict[str, Any] = Field(default_factory=dict)

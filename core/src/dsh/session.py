@@ -9,8 +9,9 @@ type, so deriving costs O(1) per event rather than O(n) per step.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, final
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import islice
+from typing import Any, Final, final, overload
 
 from dsh._json import check_json, dumps
 from dsh.errors import DshError
@@ -19,6 +20,7 @@ from dsh.messages import AssistantMessage, Message, ToolResultMessage, UserMessa
 __all__ = [
     "EVENT_TYPES",
     "HistoryReducer",
+    "HistoryView",
     "Session",
     "SessionEvent",
     "SessionStore",
@@ -76,8 +78,51 @@ class SessionEvent:
     __hash__ = None  # type: ignore[assignment]
 
 
-#: Folds one event into the derived history (a list of messages) in place.
-HistoryReducer = Callable[[list[Message], SessionEvent], None]
+#: Folds one event into the derived history. A reducer may only *append* to the list
+#: it is given; to change earlier messages it returns a new list that replaces it. That
+#: keeps every ``HistoryView`` handed out earlier a true snapshot.
+HistoryReducer = Callable[[list[Message], SessionEvent], "list[Message] | None"]
+
+
+@final
+class HistoryView(Sequence[Message]):
+    """An O(1) snapshot of the derived history: the first ``len`` messages of a list
+    that is only ever appended to."""
+
+    __slots__ = ("_items", "_len")
+
+    def __init__(self, items: list[Message], length: int) -> None:
+        self._items = items
+        self._len = length
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
+        if isinstance(index, slice):
+            return self._items[: self._len][index]
+        if index < 0:
+            index += self._len
+        if not 0 <= index < self._len:
+            raise IndexError("history index out of range")
+        return self._items[index]
+
+    def __iter__(self) -> Iterator[Message]:
+        return islice(self._items, self._len)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(other) == self._len and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"HistoryView({list(self)!r})"
 
 
 def _user(history: list[Message], event: SessionEvent) -> None:
@@ -154,15 +199,17 @@ class Session:
         return self._events
 
     @property
-    def history(self) -> Sequence[Message]:
-        """What the model sees, derived from the log as it stands."""
-        return self._history
+    def history(self) -> HistoryView:
+        """What the model sees, derived from the log as it stands (an O(1) snapshot)."""
+        return HistoryView(self._history, len(self._history))
 
     def _fold(self, event: SessionEvent) -> None:
         self._events.append(event)
         reducer = self._reducers.get(event.type)
         if reducer is not None:
-            reducer(self._history, event)
+            replaced = reducer(self._history, event)
+            if replaced is not None:
+                self._history = replaced
 
     def append(self, type: str, data: dict[str, Any], value: object = None) -> SessionEvent:
         """Log an event; ``value`` is the live object ``data`` was dumped from, if any."""
