@@ -115,10 +115,13 @@ class Harness:
         try:
             for agent in self._config.agents:
                 options: dict[str, Any] = {
+                    **agent.options,
                     "model": agent.model or self._config.default_model,
                     "system_prompt": agent.system_prompt,
-                    **agent.options,
+                    "queue_mode": agent.queue_mode,
                 }
+                if agent.max_steps is not None:
+                    options["max_steps"] = agent.max_steps
                 await self._agents.create(agent.id, options=options, source="startup")
         except BaseException as exc:
             await self.__aexit__(type(exc), exc, exc.__traceback__)

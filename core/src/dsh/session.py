@@ -211,16 +211,24 @@ class Session:
             if replaced is not None:
                 self._history = replaced
 
-    def append(self, type: str, data: dict[str, Any], value: object = None) -> SessionEvent:
-        """Log an event; ``value`` is the live object ``data`` was dumped from, if any."""
-        check_json(data, type)
+    def append(
+        self, type: str, data: dict[str, Any], value: object = None, *, checked: bool = False
+    ) -> SessionEvent:
+        """Log an event; ``value`` is the live object ``data`` was dumped from, if any.
+
+        ``checked=True`` skips the lossless-JSON check: only for data that is JSON by
+        construction (a pydantic ``model_dump(mode="json")``)."""
+        if not checked:
+            check_json(data, type)
         event = SessionEvent(type, len(self._events), time.time(), data, value)
         self._fold(event)
         return event
 
-    async def emit(self, type: str, data: dict[str, Any], value: object = None) -> SessionEvent:
+    async def emit(
+        self, type: str, data: dict[str, Any], value: object = None, *, checked: bool = False
+    ) -> SessionEvent:
         """``append``, then notify the observer (which contains its own failures)."""
-        event = self.append(type, data, value)
+        event = self.append(type, data, value, checked=checked)
         if self.observer is not None:
             await self.observer(self, event)
         return event

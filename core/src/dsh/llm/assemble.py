@@ -18,6 +18,8 @@ from dsh.messages import (
 
 __all__ = ["Assembler"]
 
+_NO_USAGE = Usage()
+
 
 @final
 class Assembler:
@@ -33,7 +35,7 @@ class Assembler:
         # (kind, parts) in order of first appearance; kind "text" | "reasoning" | "call"
         self._blocks: list[tuple[str, list[str], list[str | None]]] = []
         self._calls: dict[int, tuple[list[str | None], list[str]]] = {}
-        self.usage = Usage()
+        self.usage = _NO_USAGE
         self.finish: StopReason | None = None
 
     def add(self, chunk: Chunk) -> None:

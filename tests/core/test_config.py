@@ -1,0 +1,393 @@
+"""dsh.yml loading: models, agents, plugin sections, and errors with file, line and path."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Literal
+
+import pytest
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from dsh import ConfigError, PluginValidationError
+from dsh.config import AgentConfig, ModelConfig, find_config, load_config
+
+
+class PermissionsSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    mode: Literal["ask", "allow", "deny"] = "ask"
+    allow: list[str] = []
+
+
+class CompactionSettings(BaseModel):  # leaves `extra` unset, as many plugin authors will
+    threshold: float = 0.8
+
+    class Keep(BaseModel):
+        turns: int = 2
+
+    keep: Keep = Keep()
+
+
+SETTINGS: dict[str, type[BaseModel]] = {
+    "permissions": PermissionsSettings,
+    "compaction": CompactionSettings,
+}
+
+FULL = """\
+model: fast
+models:
+  fast:
+    provider: openai-compatible
+    model: gpt-4.1-mini
+    base_url: https://api.example.test/v1
+    api_key_env: EXAMPLE_API_KEY
+    headers: {X-Team: dsh}
+    timeout: 30
+    read_timeout: 5.5
+    max_retries: 0
+    context_window: 128000
+    max_output_tokens: 4096
+  claude-sonnet:
+    provider: anthropic
+agents:
+  - id: main
+    system_prompt: You are terse.
+    options: {style: {tone: dry}}
+  - id: reviewer
+    model: claude-sonnet
+    max_steps: 8
+    queue_mode: one-at-a-time
+permissions:
+  mode: deny
+  allow: [read_file]
+compaction:
+  threshold: 0.5
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "dsh.yml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def fails(path: Path, settings: dict[str, type[BaseModel]] = SETTINGS) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        load_config(path, settings=settings)
+    return info.value
+
+
+def test_full_config_loads_and_round_trips(tmp_path: Path) -> None:
+    path = write(tmp_path, FULL)
+    config = load_config(path, settings=SETTINGS)
+
+    assert config.source == str(path)
+    assert config.raw == yaml.safe_load(FULL)
+    assert config.default_model == "fast"
+    fast = config.models["fast"]
+    assert (fast.provider, fast.model, fast.base_url) == (
+        "openai-compatible",
+        "gpt-4.1-mini",
+        "https://api.example.test/v1",
+    )
+    assert fast.headers == {"X-Team": "dsh"}
+    assert (fast.timeout, fast.read_timeout, fast.max_retries) == (30.0, 5.5, 0)
+    assert (fast.context_window, fast.max_output_tokens) == (128000, 4096)
+    # the provider's model name defaults to the config key
+    assert config.models["claude-sonnet"].model == "claude-sonnet"
+    assert config.models["claude-sonnet"].timeout == 60.0
+    assert [a.id for a in config.agents] == ["main", "reviewer"]
+    assert config.agents[0].options == {"style": {"tone": "dry"}}
+    assert (config.agents[1].max_steps, config.agents[1].queue_mode) == (8, "one-at-a-time")
+    assert config.section("permissions") == PermissionsSettings(mode="deny", allow=["read_file"])
+    assert config.section("compaction") == CompactionSettings(threshold=0.5)
+    assert config.section("shell") is None
+
+    again = load_config(
+        write(tmp_path, yaml.safe_dump(config.to_dict()), "again.yml"), settings=SETTINGS
+    )
+    assert again.models == config.models
+    assert again.agents == config.agents
+    assert again.sections == config.sections
+    assert again.default_model == config.default_model
+
+
+def test_section_of_a_plugin_that_is_not_loaded(tmp_path: Path) -> None:
+    path = write(tmp_path, "models: {}\nshell:\n  allow: [ls]\n")
+    err = fails(path)
+    assert err.source == f"{path}:2:1"
+    assert err.path == "shell"
+    assert err.reason == (
+        "section 'shell' is for a plugin that is not installed or not loaded "
+        "(loaded plugins with settings: compaction, permissions)"
+    )
+    assert str(err).startswith(f"{path}:2:1: shell: section 'shell'")
+
+
+def test_misspelt_section_suggests_the_known_key(tmp_path: Path) -> None:
+    err = fails(write(tmp_path, "permisions:\n  mode: ask\n"))
+    assert err.reason.endswith("did you mean 'permissions'?")
+    err = fails(write(tmp_path, "modles: {}\n"), settings={})
+    assert "(loaded plugins with settings: none)" in err.reason
+    assert err.reason.endswith("did you mean 'models'?")
+
+
+def test_plugin_section_is_validated_by_its_settings_model(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+        models: {}
+        permissions:
+          allow: [read_file]
+          mode: sometimes
+        """,
+    )
+    err = fails(path)
+    assert err.source == f"{path}:4:3"
+    assert err.path == "permissions.mode"
+    assert err.reason == "Input should be 'ask', 'allow' or 'deny'"
+    assert isinstance(err.__cause__, ValidationError)
+
+
+def test_empty_plugin_section_means_its_defaults(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "permissions:\n"), settings=SETTINGS)
+    assert config.section("permissions") == PermissionsSettings()
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "where"),
+    [
+        ("compaction:\n  treshold: 0.5\n", "compaction.treshold", "2:3"),
+        ("compaction:\n  keep:\n    turns: 1\n    tunrs: 2\n", "compaction.keep.tunrs", "4:5"),
+    ],
+)
+def test_unknown_key_in_plugin_section_fails_even_if_model_ignores_extras(
+    tmp_path: Path, text: str, path: str, where: str
+) -> None:
+    file = write(tmp_path, text)
+    err = fails(file)
+    assert (err.path, err.source) == (path, f"{file}:{where}")
+    assert err.reason.startswith("unknown key")
+
+
+def test_plugin_model_with_explicit_extra_ignore_is_respected(tmp_path: Path) -> None:
+    class Lenient(BaseModel):
+        model_config = ConfigDict(extra="ignore")
+        level: int = 0
+
+    config = load_config(
+        write(tmp_path, "lenient: {level: 2, later: x}\n"), settings={"lenient": Lenient}
+    )
+    assert config.section("lenient") == Lenient(level=2)
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "line", "hint"),
+    [
+        (
+            "models:\n  fast:\n    provider: x\n    timout: 3\n",
+            "models.fast.timout",
+            4,
+            "did you mean 'timeout'?",
+        ),
+        (
+            "agents:\n  - id: a\n  - id: b\n    sytem_prompt: hi\n",
+            "agents[1].sytem_prompt",
+            4,
+            "did you mean 'system_prompt'?",
+        ),
+    ],
+)
+def test_unknown_key_in_models_and_agents(
+    tmp_path: Path, text: str, path: str, line: int, hint: str
+) -> None:
+    file = write(tmp_path, text)
+    err = fails(file)
+    assert err.path == path
+    assert err.source == f"{file}:{line}:5"
+    assert err.reason.startswith("unknown key (expected one of: ")
+    assert err.reason.endswith(hint)
+
+
+def test_bad_value_names_path_and_line(tmp_path: Path) -> None:
+    file = write(tmp_path, "models:\n  gpt-4.1:\n    provider: openai\n    timeout: 0\n")
+    err = fails(file)
+    assert (err.source, err.path) == (f"{file}:4:5", 'models["gpt-4.1"].timeout')
+    assert err.reason == "Input should be greater than 0"
+
+
+def test_missing_field_points_at_its_parent(tmp_path: Path) -> None:
+    file = write(tmp_path, "models:\n  fast:\n    timeout: 3\n")
+    err = fails(file)
+    assert (err.source, err.path, err.reason) == (
+        f"{file}:2:3",
+        "models.fast.provider",
+        "Field required",
+    )
+
+
+def test_first_problem_in_the_file_is_reported(tmp_path: Path) -> None:
+    file = write(tmp_path, "agents:\n  - id: 5\nmodels:\n  fast: {provider: x, timeout: -1}\n")
+    err = fails(file)
+    assert (err.source, err.path) == (f"{file}:2:5", "agents[0].id")
+
+
+def test_yaml_syntax_error_has_line_and_column(tmp_path: Path) -> None:
+    file = write(tmp_path, "models:\n  fast:\n    provider: x\n   timeout: 3\n")
+    err = fails(file)
+    assert err.source == f"{file}:4:4"
+    assert err.path == ""
+    assert err.reason.startswith("invalid YAML: ")
+    assert isinstance(err.__cause__, yaml.YAMLError)
+
+
+def test_agent_referencing_unknown_model(tmp_path: Path) -> None:
+    file = write(tmp_path, "models:\n  fast: {provider: x}\nagents:\n  - id: a\n    model: fats\n")
+    err = fails(file)
+    assert (err.source, err.path) == (f"{file}:5:5", "agents[0].model")
+    assert err.reason == "unknown model 'fats' (models defined: fast); did you mean 'fast'?"
+
+
+def test_default_model_must_be_defined(tmp_path: Path) -> None:
+    file = write(tmp_path, "model: big\n")
+    err = fails(file)
+    assert (err.source, err.path) == (f"{file}:1:1", "model")
+    assert err.reason == "unknown model 'big' (models defined: none)"
+
+
+def test_duplicate_agent_id_names_the_second(tmp_path: Path) -> None:
+    file = write(tmp_path, "agents:\n  - id: a\n  - id: b\n  - id: a\n")
+    err = fails(file)
+    assert (err.source, err.path) == (f"{file}:4:5", "agents[2].id")
+    assert err.reason == "duplicate agent id 'a' (first at agents[0].id)"
+
+
+def test_duplicate_yaml_key_is_not_silently_dropped(tmp_path: Path) -> None:
+    file = write(tmp_path, "models:\n  fast: {provider: x}\n  fast: {provider: y}\n")
+    err = fails(file)
+    assert (err.source, err.path, err.reason) == (
+        f"{file}:3:3",
+        "models.fast",
+        "duplicate key (first on line 2)",
+    )
+
+
+def test_merge_keys_are_not_duplicates_and_errors_point_at_the_override(tmp_path: Path) -> None:
+    text = "models:\n  a: &base {provider: x, timeout: 2}\n  b:\n    <<: *base\n    timeout: 0\n"
+    file = write(tmp_path, text)
+    err = fails(file)
+    assert (err.source, err.path) == (f"{file}:5:5", "models.b.timeout")
+    ok = load_config(write(tmp_path, text.replace("timeout: 0", "timeout: 9"), "ok.yml"))
+    assert (ok.models["b"].provider, ok.models["b"].timeout) == ("x", 9.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "kind"),
+    [
+        ("agents:\n  - id: a\n    options: {yes: 1}\n", "agents[0].options.yes", "bool"),
+        ("models:\n  fast: {provider: x, headers: {1: a}}\n", 'models.fast.headers["1"]', "int"),
+    ],
+)
+def test_keys_must_be_strings(tmp_path: Path, text: str, path: str, kind: str) -> None:
+    err = fails(write(tmp_path, text))
+    assert err.path == path
+    assert err.reason == f"keys must be strings, this one is read as {kind}; quote it"
+
+
+def test_top_level_must_be_a_mapping(tmp_path: Path) -> None:
+    err = fails(write(tmp_path, "- a\n- b\n"))
+    assert err.reason == "the file must hold a mapping of keys, not a list"
+
+
+def test_missing_file_is_named(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.yml"
+    err = fails(missing)
+    assert (err.source, err.path, err.reason) == (str(missing), "", "file not found")
+
+
+def test_no_path_gives_defaults() -> None:
+    config = load_config()
+    assert (config.source, config.models, config.agents, config.sections) == (
+        "<defaults>",
+        {},
+        [],
+        {},
+    )
+    assert config.default_model is None
+
+
+@pytest.mark.parametrize("text", ["", "# all commented out\n", "models:\nagents:\n"])
+def test_empty_file_gives_defaults(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, text)
+    config = load_config(path, settings=SETTINGS)
+    assert (config.source, config.models, config.agents, config.sections) == (str(path), {}, [], {})
+
+
+def test_text_is_named_string_or_given_source() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(text="x: 1\n")
+    assert info.value.source == "<string>:1:1"
+    with pytest.raises(ConfigError) as info:
+        load_config(text="x: 1\n", source="inline")
+    assert info.value.source == "inline:1:1"
+
+
+def test_literal_api_key_is_rejected_without_echoing_it(tmp_path: Path) -> None:
+    file = write(tmp_path, "models:\n  fast:\n    provider: x\n    api_key: sk-live-SECRET\n")
+    err = fails(file)
+    assert (err.source, err.path) == (f"{file}:4:5", "models.fast.api_key")
+    assert "put the key in an environment variable and name it with api_key_env" in err.reason
+    assert "SECRET" not in str(err)
+    assert "SECRET" not in str(err.__cause__)
+
+
+def test_api_key_env_must_be_a_variable_name(tmp_path: Path) -> None:
+    err = fails(write(tmp_path, "models:\n  fast: {provider: x, api_key_env: sk-live-SECRET}\n"))
+    assert err.path == "models.fast.api_key_env"
+    assert "not the key itself" in err.reason
+    assert "SECRET" not in str(err) + str(err.__cause__)
+
+
+def test_api_key_reads_the_environment_and_is_never_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSH_TEST_KEY", "sk-live-SECRET")
+    config = load_config(
+        write(tmp_path, "models:\n  m: {provider: x, api_key_env: DSH_TEST_KEY}\n")
+    )
+    model = config.models["m"]
+    assert model.api_key() == "sk-live-SECRET"
+    assert model.api_key({"DSH_TEST_KEY": "other"}) == "other"
+    for shown in (repr(model), str(model), model.model_dump_json(), repr(config), config.to_dict()):
+        assert "SECRET" not in str(shown)
+    assert "SECRET" not in str(model.model_dump())
+    monkeypatch.delenv("DSH_TEST_KEY")
+    assert model.api_key() is None
+    assert ModelConfig(provider="x").api_key() is None
+
+
+def test_plugin_named_like_a_core_key_is_refused() -> None:
+    with pytest.raises(PluginValidationError, match="core config key"):
+        load_config(text="{}", settings={"models": PermissionsSettings})
+
+
+def test_models_are_plain_pydantic_for_code_too() -> None:
+    agent = AgentConfig(id="a")
+    assert (agent.model, agent.system_prompt, agent.queue_mode) == (None, "", "batch")
+    with pytest.raises(ValidationError):
+        AgentConfig(id="")
+    with pytest.raises(ValidationError):
+        ModelConfig(provider="x", max_retries=-1)
+
+
+def test_find_config(tmp_path: Path) -> None:
+    assert find_config(tmp_path, env={}) is None
+    (tmp_path / "dsh.yaml").write_text("")
+    assert find_config(tmp_path, env={}) == tmp_path / "dsh.yaml"
+    (tmp_path / "dsh.yml").write_text("")
+    with pytest.raises(ConfigError, match=r"dsh\.yaml also exists"):
+        find_config(tmp_path, env={})
+    # $DSH_CONFIG wins, relative to cwd, and is returned even if missing
+    assert find_config(tmp_path, env={"DSH_CONFIG": "conf/x.yml"}) == tmp_path / "conf/x.yml"
+    assert find_config(tmp_path, env={"DSH_CONFIG": "/etc/dsh.yml"}) == Path("/etc/dsh.yml")
