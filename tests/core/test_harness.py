@@ -1,0 +1,71 @@
+"""The harness: registration at start-up, config-driven agents, clean exit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from dsh import ConfigError, DshError, hookimpl
+from dsh.harness import Harness
+from dsh.testing import ScriptedModel, run_turn, scripted_harness
+
+CONFIG = """
+model: scripted
+models:
+  scripted: {provider: scripted}
+agents:
+  - id: helper
+    system_prompt: You help.
+    max_steps: 3
+"""
+
+
+async def test_agents_in_config_start_with_the_harness_and_are_disposed_on_exit() -> None:
+    model = ScriptedModel(["hi"])
+    async with scripted_harness(model, config_text=CONFIG, load_entry_points=False) as h:
+        helper = h.agents.get("helper")
+        assert helper is not None
+        assert helper.agent.options["max_steps"] == 3
+        events = await run_turn(helper, "hello")
+        assert events[-1].data["reason"] == "completed"
+        assert model.requests[0].system == "You help."
+        assert model.requests[0].model == "scripted"
+    assert helper.agent.status == "disposed"
+    assert h.agents.list() == []
+    assert h.sessions.list() == []
+
+
+async def test_plugin_settings_section_is_validated_by_its_model() -> None:
+    class Settings(BaseModel):
+        level: int
+
+    class Plugin:
+        @hookimpl
+        def register_settings(self, register: Any) -> None:
+            register(Settings)
+
+    ok = Harness(
+        plugins=[("loud", Plugin())], load_entry_points=False, config_text="loud: {level: 3}"
+    )
+    async with ok as h:
+        assert h.config.section("loud") == Settings(level=3)
+    bad = Harness(
+        plugins=[("loud", Plugin())], load_entry_points=False, config_text="loud: {level: high}"
+    )
+    with pytest.raises(ConfigError, match=r"loud\.level"):
+        async with bad:
+            pass
+
+
+async def test_duplicate_agent_id_is_refused() -> None:
+    async with scripted_harness(ScriptedModel(), load_entry_points=False) as h:
+        await h.agents.create("a")
+        with pytest.raises(DshError, match="agent 'a' already exists"):
+            await h.agents.create("a")
+
+
+async def test_agents_need_a_started_harness() -> None:
+    with pytest.raises(DshError, match="not started"):
+        _ = Harness(load_entry_points=False).agents
