@@ -1,8 +1,8 @@
 """``ReactLoopAgent``: the agent loop — the only concrete loop logic in dsh.
 
 One task per agent parks on its inbox; each batch of queued prompts becomes a turn of
-steps (request → stream → tools → continuation). See docs/loop.md and the numbered
-behaviours in the design notes.
+steps (request → stream → tools → continuation). ``_steps`` runs a turn; the
+behaviours it keeps are tested by number in tests/core/test_behaviours_*.py.
 """
 
 from __future__ import annotations

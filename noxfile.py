@@ -1,0 +1,145 @@
+"""The test matrix: Python versions x plugin sets, the third-party example, lint, types.
+
+``nox`` runs the default sessions; ``nox -l`` lists them all; ``nox -s "tests-3.12(all)"``
+runs one. Arguments after ``--`` go to pytest: ``nox -s "tests-3.11(bare)" -- -k plugins``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import nox
+from nox.command import CommandFailed
+
+nox.needs_version = ">=2025.2.9"  # nox.project.dependency_groups
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["tests", "thirdparty", "lint", "typecheck"]
+# Later: "realmodel" (a live model behind an env var) and "bench" are added here, outside
+# the default run, so that `nox` stays fast and needs no secrets.
+
+ROOT = Path(__file__).parent
+PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
+PYTHONS = ["3.11", "3.12", "3.13"]
+FIRST_PARTY = ("compaction", "permissions", "persistence")
+# Each set names the first-party plugins (entry-point names) installed and loaded.
+PLUGIN_SETS: dict[str, tuple[str, ...]] = {
+    "bare": (),
+    **{name: (name,) for name in FIRST_PARTY},
+    "all": FIRST_PARTY,
+}
+EXAMPLE = ROOT / "examples" / "dsh-shout"
+
+
+def _group(*names: str) -> tuple[str, ...]:
+    return nox.project.dependency_groups(PYPROJECT, *names)
+
+
+def _distribution(plugin: str) -> str:
+    """The distribution name of a first-party plugin (from its pyproject when present)."""
+    pyproject = ROOT / "plugins" / plugin / "pyproject.toml"
+    if pyproject.is_file():
+        return str(nox.project.load_toml(pyproject)["project"]["name"])
+    return f"dsh-{plugin}"
+
+
+def _existing_plugin_dirs() -> list[str]:
+    return sorted(
+        str(path.parent.relative_to(ROOT)) for path in ROOT.glob("plugins/*/pyproject.toml")
+    )
+
+
+@nox.session(python=PYTHONS)
+@nox.parametrize("plugin_set", list(PLUGIN_SETS), ids=list(PLUGIN_SETS))
+def tests(session: nox.Session, plugin_set: str) -> None:
+    """Run tests/ with core plus one set of first-party plugins installed and loaded."""
+    plugins = PLUGIN_SETS[plugin_set]
+    missing = [p for p in plugins if not (ROOT / "plugins" / p / "pyproject.toml").is_file()]
+    if missing:
+        why = "; ".join(f"{_distribution(p)} (no plugins/{p}/pyproject.toml)" for p in missing)
+        session.skip(f"plugin set {plugin_set!r}: missing distribution {why}")
+    session.install("-e", "./core", *(f"./plugins/{p}" for p in plugins), *_group("test"))
+    names = ",".join(plugins)
+    # The tests check that exactly these plugins load (tests/test_plugin_set.py).
+    session.env["DSH_LOAD_PLUGINS"] = names
+    session.env["DSH_EXPECT_PLUGINS"] = names
+    session.env["DSH_DISABLE_PLUGIN_AUTOLOAD"] = None  # None: unset, whatever the shell has
+    session.run("pytest", "tests", *session.posargs)
+
+
+@nox.session(python=PYTHONS[-1])
+def thirdparty(session: nox.Session) -> None:
+    """Build the example plugin's wheel, install it like a user would, run its tests."""
+    wheels = Path(session.create_tmp()) / "wheels"
+    shutil.rmtree(wheels, ignore_errors=True)  # a reused venv keeps its tmp dir
+    if session.venv_backend == "uv":
+        session.run("uv", "build", "--wheel", "--out-dir", str(wheels), str(EXAMPLE))
+    else:
+        session.run("python", "-m", "pip", "wheel", "--no-deps", "-w", str(wheels), str(EXAMPLE))
+    built = sorted(wheels.glob("dsh_shout-*.whl"))
+    if len(built) != 1:
+        session.error(f"expected one dsh_shout wheel in {wheels}, found {built}")
+    wheel = built[0]
+    example = nox.project.load_toml(EXAMPLE / "pyproject.toml")
+    # One resolve, so the example's dsh-core requirement is met by ./core and never PyPI.
+    session.install("./core", str(wheel), *nox.project.dependency_groups(example, "test"))
+    session.run("python", "-c", _IMPORTED_FROM_VENV.format(module="dsh_shout"))
+    with session.chdir(EXAMPLE):
+        session.run("pytest", *session.posargs)
+
+    outer = {"DSH_LOAD_PLUGINS": None, "DSH_DISABLE_PLUGIN_AUTOLOAD": None}
+    listed = _listed_plugins(session, outer)
+    if listed.get("shout") != "dsh-shout":
+        session.error(f"`dsh plugins --json` does not list shout from dsh-shout: {listed}")
+    listed = _listed_plugins(session, {**outer, "DSH_LOAD_PLUGINS": ""})
+    if "shout" in listed:
+        session.error(f"`DSH_LOAD_PLUGINS= dsh plugins --json` still lists shout: {listed}")
+    session.log("dsh plugins: shout is listed by default and not with DSH_LOAD_PLUGINS=")
+
+
+_IMPORTED_FROM_VENV = """\
+import pathlib, sys, {module} as module
+where = pathlib.Path(module.__file__).resolve()
+if pathlib.Path(sys.prefix).resolve() not in where.parents:
+    sys.exit(f"{module} was imported from {{where}}, not from the installed wheel")
+"""
+
+
+def _listed_plugins(session: nox.Session, env: dict[str, str | None]) -> dict[str, str | None]:
+    """``dsh plugins --json`` as {plugin name: distribution}."""
+    out = session.run("dsh", "plugins", "--json", env=env, silent=True, stderr=None)
+    assert isinstance(out, str)
+    return {row["name"]: row["distribution"] for row in json.loads(out)}
+
+
+@nox.session  # ruff does not care which Python runs it: use nox's own
+def lint(session: nox.Session) -> None:
+    """ruff check and ruff format --check over every source tree that exists."""
+    session.install(*_group("lint"))
+    paths = ["core/src", *(f"{d}/src" for d in _existing_plugin_dirs())]
+    paths += [p for p in ("tests", "examples", "bench") if (ROOT / p).is_dir()]
+    paths.append("noxfile.py")
+    failed = []
+    # Both checks always run, so one CI log shows every problem.
+    for check in (["check"], ["format", "--check"]):
+        try:
+            session.run("ruff", *check, *paths)
+        except CommandFailed:
+            failed.append(f"ruff {' '.join(check)}")
+    if failed:
+        raise CommandFailed(f"{' and '.join(failed)} failed")  # reported as "failed"
+
+
+@nox.session(python=PYTHONS[0])
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict over core, the first-party plugins and the example plugin."""
+    plugin_dirs = _existing_plugin_dirs()
+    # Installed, so mypy sees the packages' dependencies and their py.typed markers.
+    session.install("-e", "./core", *(f"./{d}" for d in plugin_dirs), *_group("typecheck"))
+    sources = [
+        "core/src",
+        *(f"{d}/src" for d in plugin_dirs),
+        str(EXAMPLE.relative_to(ROOT) / "src"),
+    ]
+    session.run("mypy", "--strict", *sources)
