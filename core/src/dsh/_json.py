@@ -25,8 +25,36 @@ def dumps(value: Any) -> str:
     return _encoder.encode(value)
 
 
+def _is_plain(value: Any) -> bool:
+    """Fast walk without paths: True when ``value`` is lossless JSON."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            kind = type(item)
+            if not (kind is str or kind is int or kind is bool or item is None) and not (
+                _is_plain(item)
+            ):
+                return False
+        return True
+    if kind is list:
+        return all(_is_plain(item) for item in value)
+    return False
+
+
 def check_json(value: Any, event_type: str, path: str = "data") -> None:
     """Raise EventDataError (naming ``path``) if ``value`` is not lossless JSON."""
+    if not _is_plain(value):
+        _explain(value, event_type, path)
+
+
+def _explain(value: Any, event_type: str, path: str) -> None:
+    # The slow walk, only on failure: it knows where it is.
     kind = type(value)
     if kind in _SCALARS:
         return
@@ -40,11 +68,11 @@ def check_json(value: Any, event_type: str, path: str = "data") -> None:
                 raise EventDataError(
                     event_type, path, f"key {key!r} is a {type(key).__name__}, not a str"
                 )
-            check_json(item, event_type, f"{path}.{key}")
+            _explain(item, event_type, f"{path}.{key}")
         return
     if kind is list:
         for index, item in enumerate(value):
-            check_json(item, event_type, f"{path}[{index}]")
+            _explain(item, event_type, f"{path}[{index}]")
         return
     raise EventDataError(
         event_type, path, f"{kind.__name__} values are not lossless JSON (got {value!r:.80})"
