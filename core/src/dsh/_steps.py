@@ -189,6 +189,8 @@ class StepRunner:
                     return
                 turn.logged.add(call.id)
                 await emit("tool/call", _call_data(call))
+                if turn.stopping():  # aborted while the call was being logged: never run it
+                    return
                 result = await self._execute(turn, call, step)
                 await emit("tool/result", _result_data(call, result))
                 turn.pending.pop(0)

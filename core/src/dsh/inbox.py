@@ -11,8 +11,8 @@ __all__ = ["Inbox"]
 @final
 class Inbox:
     """Two FIFOs. ``queued`` items start turns; ``steering`` items join the running turn
-    before its next request. Leftover steering is moved to ``queued`` when a turn ends, so
-    it is never dropped."""
+    before its next request. Leftover steering is moved to the front of ``queued`` when a
+    turn ends, so it is never dropped and is the next turn."""
 
     __slots__ = ("queued", "steering")
 
@@ -33,7 +33,8 @@ class Inbox:
         return items
 
     def requeue_steering(self) -> None:
-        self.queued.extend(self.steering)
+        """Leftover steering goes first: it is the next turn, ahead of later prompts."""
+        self.queued.extendleft(reversed(self.steering))
         self.steering.clear()
 
     def clear(self) -> bool:
