@@ -42,6 +42,7 @@ class TurnState:
     """What the closers need to know about the running turn."""
 
     __slots__ = (
+        "cancelled",
         "ended_by",
         "logged",
         "max_tokens",
@@ -55,6 +56,7 @@ class TurnState:
     def __init__(self, number: int) -> None:
         self.number = number
         self.ended_by: str | None = None  # "aborted" | "disposed"
+        self.cancelled = False  # by cancel(): a turn not yet started is dropped
         self.scope: anyio.CancelScope | None = None
         self.open_step: int | None = None
         self.pending: list[ToolCall] = []  # calls of this step that have no result yet
@@ -143,67 +145,86 @@ class StepRunner:
         await emit("turn/end", data)
 
     async def _steps(self, turn: TurnState) -> None:
+        max_steps: int = self.agent.options.get("max_steps", 50)
+        step = 0
+        while not turn.stopping():
+            step += 1
+            if step > max_steps:
+                raise DshError(f"turn {turn.number} stopped after {max_steps} steps (max_steps)")
+            # One cancel scope per step: abort() stops the step wherever it waits (a hook,
+            # the model stream, a tool). Events are appended synchronously, so an abort
+            # never tears an event; the closers answer whatever the step left open.
+            done = False
+            with anyio.CancelScope() as scope:
+                turn.scope = scope
+                if turn.stopping():
+                    scope.cancel()
+                done = await self._step(turn, step)
+            turn.scope = None
+            if done or scope.cancel_called:
+                return
+
+    async def _step(self, turn: TurnState, step: int) -> bool:
+        """One step; True when the turn should end after it."""
         agent = self.agent
         session = agent.session
         emit = session.emit
         relay = agent.relay
         options = agent.options
-        max_steps: int = options.get("max_steps", 50)
         number = turn.number
-        step = 0
-        while not turn.stopping():
-            step += 1
-            if step > max_steps:
-                raise DshError(f"turn {number} stopped after {max_steps} steps (max_steps)")
-            turn.open_step = step
-            await emit("step/start", {"turn": number, "step": step})
-            await self._drain_steering()
-            request = ModelRequest.model_construct(
-                model=options.get("model"),
-                system=options.get("system_prompt", ""),
-                messages=session.history,
-                tools=self.tools.specs(),
-                max_tokens=options.get("max_tokens"),
-                options={},
-            )
-            request = await relay.agent_request(agent, request, number, step)
+        turn.open_step = step
+        await emit("step/start", {"turn": number, "step": step})
+        await self._drain_steering()
+        request = ModelRequest.model_construct(
+            model=options.get("model"),
+            system=options.get("system_prompt", ""),
+            messages=session.history,
+            tools=self.tools.specs(),
+            max_tokens=options.get("max_tokens"),
+            options={},
+        )
+        request = await relay.agent_request(agent, request, number, step)
+        model = self.models.get(request.model, agent=agent.id)
+        message = await self._stream(model, request)
+        message = await relay.agent_step_result(agent, message, number, step)
+        calls = message.tool_calls
+        if message.stop_reason == "max_tokens":
+            turn.max_tokens = True
+            if calls:  # a cut-off answer's calls are incomplete: none of them run
+                content = tuple(b for b in message.content if not isinstance(b, ToolCall))
+                message = message.model_copy(update={"content": content})
+                calls = []
+        turn.usage += message.usage
+        turn.pending = list(calls)
+        dumped = {"message": message.model_dump(mode="json")}
+        await emit("assistant/message", dumped, message, checked=True)
+        for call in calls:
             if turn.stopping():
-                return
-            model = self.models.get(request.model, agent=agent.id)
-            message = await self._stream(turn, model, request)
-            if message is None:
-                return
-            message = await relay.agent_step_result(agent, message, number, step)
-            calls = message.tool_calls
-            if message.stop_reason == "max_tokens":
-                turn.max_tokens = True
-                if calls:  # a cut-off answer's calls are incomplete: none of them run
-                    content = tuple(b for b in message.content if not isinstance(b, ToolCall))
-                    message = message.model_copy(update={"content": content})
-                    calls = []
-            turn.usage += message.usage
-            turn.pending = list(calls)
-            await emit("assistant/message", {"message": message.model_dump(mode="json")}, message)
-            for call in calls:
-                if turn.stopping():
-                    return
-                turn.logged.add(call.id)
-                await emit("tool/call", _call_data(call))
-                if turn.stopping():  # aborted while the call was being logged: never run it
-                    return
-                result = await self._execute(turn, call, step)
-                await emit("tool/result", _result_data(call, result))
-                turn.pending.pop(0)
-                turn.logged.discard(call.id)
-            steered = await self._drain_steering()
-            default = CONTINUE if calls or steered else STOP
-            decision = await relay.agent_turn_continuation(agent, default, number, step)
-            if decision.action == "continue" and decision.reason:
-                await emit("steering/message", {"content": decision.reason, "source": "plugin"})
-            await emit("step/end", {"turn": number, "step": step})
-            turn.open_step = None
-            if decision.action == "stop":
-                return
+                return True
+            turn.logged.add(call.id)
+            await emit("tool/call", _call_data(call))
+            if turn.stopping():  # aborted while the call was being logged: never run it
+                return True
+            result = await relay.tools_execute(agent, call, number, step)
+            if result is None:
+                result = ToolResult(
+                    call_id=call.id,
+                    content=f"tool {call.name!r} was not run: no plugin answered tools_execute",
+                    is_error=True,
+                )
+            # bookkeeping before each emit: an abort can land inside the emit's await,
+            # after the event is already in the log
+            turn.pending.pop(0)
+            turn.logged.discard(call.id)
+            await emit("tool/result", _result_data(call, result))
+        steered = await self._drain_steering()
+        default = CONTINUE if calls or steered else STOP
+        decision = await relay.agent_turn_continuation(agent, default, number, step)
+        if decision.action == "continue" and decision.reason:
+            await emit("steering/message", {"content": decision.reason, "source": "plugin"})
+        turn.open_step = None
+        await emit("step/end", {"turn": number, "step": step})
+        return decision.action == "stop"
 
     async def _drain_steering(self) -> int:
         items = self.agent.inbox.take_steering()
@@ -211,54 +232,26 @@ class StepRunner:
             await self.agent.session.emit("steering/message", {"content": item})
         return len(items)
 
-    async def _stream(
-        self, turn: TurnState, model: Model, request: ModelRequest
-    ) -> AssistantMessage | None:
-        """Stream one answer, logging each chunk; None if the step was aborted."""
+    async def _stream(self, model: Model, request: ModelRequest) -> AssistantMessage:
+        """Stream one answer, logging each chunk."""
         emit = self.agent.session.emit
         assembler = Assembler()
-        with anyio.CancelScope() as scope:
-            turn.scope = scope
-            if turn.stopping():
-                scope.cancel()
-            stream: AsyncIterator[Any] = model.stream(request)
-            try:
-                async for chunk in stream:
-                    assembler.add(chunk)
-                    await emit("assistant/chunk", chunk.to_data())
-            except (ModelError, anyio.get_cancelled_exc_class()):
-                raise
-            except Exception as exc:
-                raise ModelError(
-                    "UNKNOWN", f"model {model.info.name!r} failed: {type(exc).__name__}: {exc}"
-                ) from exc
-            finally:
-                aclose = getattr(stream, "aclose", None)
-                if aclose is not None:
-                    await aclose()
-        turn.scope = None
-        if scope.cancel_called or turn.stopping():
-            return None
+        stream: AsyncIterator[Any] = model.stream(request)
+        try:
+            async for chunk in stream:
+                assembler.add(chunk)
+                await emit("assistant/chunk", chunk.to_data())
+        except (ModelError, anyio.get_cancelled_exc_class()):
+            raise
+        except Exception as exc:
+            raise ModelError(
+                "UNKNOWN", f"model {model.info.name!r} failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
         return assembler.message(model=model.info.name)
-
-    async def _execute(self, turn: TurnState, call: ToolCall, step: int) -> ToolResult:
-        agent = self.agent
-        result: ToolResult | None = None
-        with anyio.CancelScope() as scope:
-            turn.scope = scope
-            if turn.stopping():
-                scope.cancel()
-            result = await agent.relay.tools_execute(agent, call, turn.number, step)
-        turn.scope = None
-        if scope.cancel_called:
-            return ToolResult(call_id=call.id, content="aborted while running", is_error=True)
-        if result is None:
-            return ToolResult(
-                call_id=call.id,
-                content=f"tool {call.name!r} was not run: no plugin answered tools_execute",
-                is_error=True,
-            )
-        return result
 
 
 def _call_data(call: ToolCall) -> dict[str, Any]:

@@ -88,6 +88,7 @@ class AgentHandle:
     async def dispose(self) -> None:
         if self._done is None:
             self._done = anyio.Event()
+            self.agent.begin_stop()  # now, so a turn ending meanwhile ends ``disposed``
             # The teardown runs in the harness's task group, so a caller that is cancelled
             # while waiting cannot leave it half done for the others.
             self._registry._task_group.start_soon(self._teardown, self._done)

@@ -13,7 +13,9 @@ END_REASONS = frozenset({"completed", "max-tokens", "aborted", "error", "dispose
 _STEP_ONLY = frozenset({"assistant/chunk", "assistant/message", "tool/call", "tool/result"})
 
 
-def check_invariants(events: Iterable[SessionEvent | Mapping[str, Any]]) -> list[str]:
+def check_invariants(
+    events: Iterable[SessionEvent | Mapping[str, Any]], *, complete: bool = True
+) -> list[str]:
     """Every violation found, as readable lines (empty: the log is sound).
 
     Checks: seq equals index; turns open and close in order, numbered consecutively;
@@ -83,4 +85,8 @@ def check_invariants(events: Iterable[SessionEvent | Mapping[str, Any]]) -> list
                 open_calls.discard(data.get("call_id", ""))
         elif kind in ("user/message", "steering/message") and turn is None:
             bad("outside a turn")
+    if complete and turn is not None:
+        still = f", step {step} open" if step is not None else ""
+        calls = f", calls without a result: {sorted(open_calls)}" if open_calls else ""
+        problems.append(f"end of log: turn {turn} is still open{still}{calls}")
     return problems

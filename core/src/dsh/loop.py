@@ -111,6 +111,7 @@ class ReactLoopAgent:
         """Abort the running turn and drop everything queued; a no-op when idle and empty."""
         dropped = self.inbox.clear()
         if self._turn is not None:
+            self._turn.cancelled = True
             self._turn.abort("aborted")
         elif dropped:
             self._idle.set()
@@ -135,9 +136,12 @@ class ReactLoopAgent:
                 if not prompts:
                     await self._park()
                     continue
+                turn = self._turn = TurnState(self._turns + 1)
                 await self._set_status("running")
+                if turn.cancelled or self._disposing:
+                    self._turn = None  # dropped before it started: no turn is opened
+                    continue
                 self._turns += 1
-                turn = self._turn = TurnState(self._turns)
                 try:
                     await self._steps.run_turn(turn, prompts)
                 finally:
@@ -151,14 +155,18 @@ class ReactLoopAgent:
 
     async def stop(self) -> None:
         """Dispose: the running turn ends ``disposed``, the loop exits, status ``disposed``."""
+        self.begin_stop()
+        await self._exited.wait()
+        await self.relay.agent_status(self, "disposed")
+
+    def begin_stop(self) -> None:
+        """Mark the agent disposed now (a turn still running will end ``disposed``)."""
         if not self._disposing:
             self._disposing = True
             self.inbox.clear()  # also what steering is re-queued after the last turn
             if self._turn is not None:
                 self._turn.abort("disposed")
             self._wake.set()
-        await self._exited.wait()
-        await self.relay.agent_status(self, "disposed")
 
     # -- internals --------------------------------------------------------------------
 
