@@ -33,7 +33,7 @@ from dsh.testing import (
 from dsh.tools import tool
 
 LIMIT = 5  # seconds; every wait is bounded so a broken loop fails instead of hanging
-HANG = 1  # seconds; the bound where a hang is the expected failure (xfail'd bugs)
+HANG = 1  # seconds; a shorter bound for tests whose failure mode is a hang
 
 
 # -- small plugins shared by the tests ------------------------------------------------
@@ -427,6 +427,23 @@ async def test_b29_a_prompt_sent_just_after_cancel_is_not_dropped() -> None:
         assert contents(events, "user/message") == ["first", "second"]
 
 
+async def test_b29_a_steer_after_cancelling_a_turn_about_to_start_still_runs() -> None:
+    slow = SlowStart()
+    model = ScriptedModel([text("answer")])
+    async with agent_on(model, ("slow", slow)) as (_, agent):
+        agent.send("dropped")
+        with anyio.fail_after(LIMIT):
+            await slow.entered.wait()
+            agent.cancel()
+            agent.steer("sent after the cancel")
+            slow.gate.set()
+            await agent.when_idle()
+
+        events = agent.session.events
+        assert contents(events, "user/message") == ["sent after the cancel"]
+        assert ends(events) == [(1, "completed")]
+
+
 # -- 30: abort ----------------------------------------------------------------------------------
 
 
@@ -489,6 +506,46 @@ async def test_b30_abort_on_an_idle_agent_does_not_touch_the_next_turn() -> None
         with anyio.fail_after(LIMIT):
             events = await run_turn(agent, "hello")
         assert ends(events) == [(1, "completed")]
+
+
+class HoldsSteering:
+    """While the first steering item is being logged, signals and waits for ``release``."""
+
+    def __init__(self) -> None:
+        self.logging_first = anyio.Event()
+        self.release = anyio.Event()
+
+    @hookimpl
+    async def session_event(self, event: SessionEvent) -> None:
+        if event.type == "steering/message" and event.data["content"] == "s1":
+            self.logging_first.set()
+            await self.release.wait()
+
+
+async def test_b30_steering_being_logged_when_the_step_is_aborted_is_not_lost() -> None:
+    holds = HoldsSteering()
+    handle: list[AgentHandle] = []
+
+    def answer_and_get_steered_twice(request: Any) -> str:
+        handle[0].steer("s1")
+        handle[0].steer("s2")
+        return "ok"
+
+    model = ScriptedModel([answer_and_get_steered_twice, text("next"), text("more")])
+    async with agent_on(model, ("holds", holds)) as (_, agent):
+        handle.append(agent)
+        agent.send("go")
+        with anyio.fail_after(LIMIT):
+            await holds.logging_first.wait()
+            agent.abort()
+            holds.release.set()
+            await agent.when_idle()
+
+        events = agent.session.events
+        logged = contents(events, "steering/message") + contents(events, "user/message")
+        assert "s1" in logged
+        assert "s2" in logged
+        assert check_invariants(events) == []
 
 
 class HungRequest:

@@ -352,6 +352,45 @@ async def test_b37_a_failing_observer_is_reported_and_stops_nothing(
         assert any("observer broke" in m for m in reports)
 
 
+class HoldsFirstChunk:
+    """While the first chunk is being notified, signals and waits for ``release``."""
+
+    def __init__(self) -> None:
+        self.holding = anyio.Event()
+        self.release = anyio.Event()
+
+    @hookimpl
+    async def session_event(self, event: SessionEvent) -> None:
+        if event.type == "assistant/chunk" and not self.holding.is_set():
+            self.holding.set()
+            await self.release.wait()
+
+
+async def abort_while_first_chunk_is_notified(*plugins: tuple[str, object]) -> AgentHandle:
+    """Run a turn whose step is aborted while an observer awaits the first chunk."""
+    holds = HoldsFirstChunk()
+    model = ScriptedModel([hang("a", "b")])
+    # registered last, ``holds`` is notified first
+    async with agent_on(model, *plugins, ("holds", holds)) as (_, agent):
+        agent.send("go")
+        with anyio.fail_after(LIMIT):
+            await holds.holding.wait()
+            agent.abort()
+            holds.release.set()
+            await agent.when_idle()
+            await agent.dispose()
+    return agent
+
+
+async def test_b37_an_abort_during_a_notification_hides_the_event_from_no_observer() -> None:
+    recorder = EventRecorder()
+    agent = await abort_while_first_chunk_is_notified(("recorder", recorder))
+
+    events = agent.session.events
+    assert ends(events) == [(1, "aborted")]
+    assert [e.seq for _, e in recorder.events] == [e.seq for e in events]
+
+
 # -- 38: data that is not lossless JSON is refused -------------------------------------------------
 
 
@@ -580,6 +619,8 @@ async def test_b41_the_checker_flags_a_log_cut_mid_turn() -> None:
     assert check_invariants(events[: first_call + 1]) != []  # a call with no result
     assert check_invariants(events[:second_turn]) == []  # cut between turns: sound
     assert check_invariants(events[: second_turn + 2]) != []  # turn 2 left open
+    # a live log is legitimately open mid-turn; ``complete=False`` checks only the prefix
+    assert check_invariants(events[: first_call + 1], complete=False) == []
 
 
 async def test_b41_the_checker_reports_a_hole_in_the_log() -> None:
@@ -636,6 +677,16 @@ async def test_b42_replaying_the_stored_log_gives_the_live_history() -> None:
         with anyio.fail_after(LIMIT):
             await run_turn(resumed, "still there?")
         assert nxt.requests[0].messages == (*live, UserMessage(content="still there?"))
+
+
+async def test_b42_the_stored_log_equals_the_live_one_after_an_abort_mid_notification() -> None:
+    store = InMemoryPersistence()
+    agent = await abort_while_first_chunk_is_notified(("mem", store))
+    sid, live = agent.session.id, list(agent.session.events)
+
+    loaded = await store.load(sid)
+    assert loaded is not None
+    assert [e.to_dict() for e in loaded.events] == [e.to_dict() for e in live]
 
 
 # -- 43: a newer session format --------------------------------------------------------------------

@@ -287,13 +287,35 @@ async def test_blocking_a_registered_plugin_removes_it(dsh_pm: PluginManager) ->
 async def test_cancellation_is_not_swallowed(dsh_register: Any, dsh_pm: PluginManager) -> None:
     class Slow:
         @hookimpl
-        async def session_event(self) -> None:
+        async def agent_status(self) -> None:
             await anyio.sleep(10)
 
     dsh_register(Slow(), "slow")
     with anyio.move_on_after(0.05) as scope:
-        await dsh_pm.relay.session_event(session=None, event=None)  # type: ignore[arg-type]
+        await dsh_pm.relay.agent_status(agent=None, status="idle")  # type: ignore[arg-type]
     assert scope.cancelled_caught
+
+
+async def test_session_event_reaches_every_observer_despite_cancellation(
+    dsh_register: Any, dsh_pm: PluginManager
+) -> None:
+    seen: list[str] = []
+
+    def observer(name: str) -> object:
+        class Plugin:
+            @hookimpl
+            async def session_event(self, event: str) -> None:
+                await anyio.sleep(0.02)
+                seen.append(name)
+
+        return Plugin()
+
+    dsh_register(observer("first"), "first")
+    dsh_register(observer("second"), "second")
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await dsh_pm.relay.session_event(session=None, event="e")  # type: ignore[arg-type]
+    assert seen == ["second", "first"]
 
 
 async def test_hook_recorder_sees_calls_in_order(

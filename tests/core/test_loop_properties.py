@@ -2,10 +2,10 @@
 
 Hypothesis draws a reply plan for a scripted model (text, tool calls, a slow async tool,
 a max-tokens cut, a provider error) and a sequence of operations on one agent: send,
-steer, cancel, abort, dispose (awaited, or started and left running), when_idle, and
-letting the loop run for a few checkpoints. Observers that checkpoint on every event
-and status change let the operations land anywhere inside a turn. Whatever the
-interleaving (behaviours 2, 6, 26-31, 35, 39):
+steer, cancel, abort, when_idle, each followed by a few scheduler turns, plus perhaps a
+dispose (awaited, or started and left running). Hook impls that checkpoint on every
+event, status change, request, continuation and flush let the operations land anywhere
+inside a turn. Whatever the interleaving (behaviours 2, 6, 26-31, 35, 39):
 
 - the log always passes ``check_invariants`` once the agent is idle or disposed;
 - a prompt that was accepted and not followed by ``cancel()`` or a dispose appears in
@@ -55,8 +55,8 @@ async def nap() -> str:
 
 
 class Interleaver:
-    """Registers the tools and yields to the scheduler at every event and status change,
-    so the test's operations can land between any two events of a turn."""
+    """Registers the tools and yields to the scheduler at every event, status change,
+    request, continuation and flush, so the test's operations can land anywhere."""
 
     @hookimpl
     def register_tools(self, register: Any) -> None:
@@ -69,6 +69,18 @@ class Interleaver:
 
     @hookimpl
     async def agent_status(self) -> None:
+        await anyio.lowlevel.checkpoint()
+
+    @hookimpl
+    async def agent_request(self) -> None:
+        await anyio.lowlevel.checkpoint()
+
+    @hookimpl
+    async def agent_turn_continuation(self) -> None:
+        await anyio.lowlevel.checkpoint()
+
+    @hookimpl
+    async def session_flush(self) -> None:
         await anyio.lowlevel.checkpoint()
 
 
@@ -147,6 +159,8 @@ async def play(plan: list[str], operations: list[tuple[str, int]], queue_mode: s
                 assert len(logged) == len(set(logged)), f"a prompt was logged twice: {logged}"
                 lost = [p for p in accepted[protected_from:] if p not in logged]
                 assert lost == [], f"prompts lost without a cancel: {lost}"
+                # Not checked here yet: that every observer saw every event. An abort
+                # during a notification currently hides it (the b37/b42 xfails).
 
                 await agent.dispose()
                 await agent.when_idle()

@@ -148,6 +148,17 @@ class Dispatcher:
             except Exception as exc:
                 self.report(impl.fail(hook, exc))
 
+    async def notify_all(self, hook: str, kwargs: dict[str, Any]) -> None:
+        """``notify`` that a cancellation cannot cut short: every impl sees the call.
+
+        Only async impls can be interrupted, so only plans holding one pay for the
+        shield; an all-sync plan never suspends."""
+        if any(impl.is_async for impl in self.plan(hook)):
+            with anyio.CancelScope(shield=True):
+                await self.notify(hook, kwargs)
+        else:
+            await self.notify(hook, kwargs)
+
     async def gather(self, hook: str, kwargs: dict[str, Any]) -> None:
         """Await every impl concurrently; once all settled, raise the first failure.
 

@@ -75,7 +75,9 @@ class HookRelay:
         return cast(ContinuationDecision, result)
 
     async def session_event(self, session: Session, event: SessionEvent) -> None:
-        await self.dispatcher.notify("session_event", {"session": session, "event": event})
+        """Every observer sees every event, even when an abort lands mid-notification
+        (a durable observer must never miss a seq)."""
+        await self.dispatcher.notify_all("session_event", {"session": session, "event": event})
 
     async def session_flush(self, session: Session) -> None:
         await self.dispatcher.gather("session_flush", {"session": session})

@@ -124,9 +124,11 @@ def agent_turn_continuation(
 def session_event(session: Session, event: SessionEvent) -> None:
     """**notify** — an event was appended to a session's log.
 
-    Fires for every event, in seq order, right after it entered the log. Observers must
-    be cheap (buffer, do not write). A raising observer is reported and never stops the
-    other observers or the loop.
+    Fires for every event, in seq order, right after it entered the log. Every observer
+    sees every event: an abort never cuts a notification short (async impls run
+    shielded), so observers must be cheap and must not wait on the agent (buffer, do not
+    write). A raising observer is reported and never stops the other observers or the
+    loop.
     """
 
 

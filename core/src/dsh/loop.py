@@ -140,6 +140,7 @@ class ReactLoopAgent:
                 await self._set_status("running")
                 if turn.cancelled or self._disposing:
                     self._turn = None  # dropped before it started: no turn is opened
+                    self.inbox.requeue_steering()  # a steer that came after the cancel
                     continue
                 self._turns += 1
                 try:
