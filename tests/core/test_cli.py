@@ -42,3 +42,39 @@ def test_version_matches_distribution_metadata(capsys: pytest.CaptureFixture[str
     assert version("dsh-core") == dsh.__version__
     assert main(["version"]) == 0
     assert capsys.readouterr().out.strip() == f"dsh-core {dsh.__version__}"
+
+
+def test_plugins_add_commands_and_async_ones_run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typing import Any
+
+    from dsh import hookimpl
+    from dsh.commands import Command, CommandContext
+
+    async def greet(context: CommandContext) -> int:
+        print(f"hello {context.args.who}")
+        return 3
+
+    class Greeter:
+        @hookimpl
+        def register_commands(self, register: Any) -> None:
+            register(
+                Command(
+                    "greet",
+                    "say hello",
+                    greet,
+                    configure=lambda parser: parser.add_argument("who"),
+                )
+            )
+
+    import dsh.plugins
+
+    real = dsh.plugins.create_plugin_manager
+    monkeypatch.setattr(
+        dsh.plugins,
+        "create_plugin_manager",
+        lambda **kw: real([("greeter", Greeter())], load_entry_points=False),
+    )
+    assert main(["greet", "world"]) == 3
+    assert capsys.readouterr().out == "hello world\n"

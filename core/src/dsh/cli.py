@@ -8,17 +8,23 @@ depending on a CLI framework.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dsh.errors import DshError
+
+if TYPE_CHECKING:
+    from dsh.commands import Command
+    from dsh.plugins import PluginManager
 
 __all__ = ["main"]
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dsh", description="dsh: a pluggable agent harness")
+def _global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-p",
         dest="plugins",
@@ -27,36 +33,104 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="load plugin NAME even if autoload is off; -p no:NAME blocks it",
     )
+    parser.add_argument(
+        "-c", "--config", type=Path, metavar="FILE", help="config file (default: ./dsh.yml)"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="tracebacks on errors")
+
+
+def _parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dsh", description="dsh: a pluggable agent harness")
+    _global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     plugins = sub.add_parser("plugins", help="list loaded plugins")
     plugins.add_argument("--json", action="store_true", help="print JSON")
     version = sub.add_parser("version", help="print versions")
     version.add_argument("-v", dest="verbose_version", action="store_true", help="with plugins")
+    for command in commands.values():
+        command_parser = sub.add_parser(command.name, help=command.help)
+        if command.configure is not None:
+            command.configure(command_parser)
     return parser
 
 
+def _commands(pm: PluginManager) -> dict[str, Command]:
+    from dsh.commands import Command
+
+    found: dict[str, Command] = {}
+    origin: dict[str, str] = {}
+
+    def register(plugin: str, command: Command) -> None:
+        if not isinstance(command, Command):
+            raise DshError(f"plugin {plugin!r} registered {command!r}, which is not a dsh Command")
+        if command.name in found or command.name in ("plugins", "version"):
+            first = origin.get(command.name, "dsh-core")
+            raise DshError(
+                f"command {command.name!r} is registered twice: by {first!r} and {plugin!r}"
+            )
+        found[command.name] = command
+        origin[command.name] = plugin
+
+    pm.relay.register_commands(register)
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    # Plugins are chosen (-p) before the full parser exists: they add commands to it.
+    early = argparse.ArgumentParser(add_help=False)
+    _global_options(early)
+    known, _ = early.parse_known_args(arguments)
+    try:
+        from dsh.plugins import create_plugin_manager
+
+        pm = create_plugin_manager(select=known.plugins)
+        commands = _commands(pm)
+    except DshError as error:
+        return _fail(error, known.verbose)
+    parser = _parser(commands)
+    args = parser.parse_args(arguments)
     try:
         if args.command == "plugins":
-            return _plugins(args)
+            return _plugins(args, pm)
         if args.command == "version":
-            return _version(args)
+            return _version(args, pm)
+        if args.command in commands:
+            return _run(commands[args.command], args, pm)
     except DshError as error:
-        if args.verbose:
-            raise
-        print(f"dsh: error: {error}", file=sys.stderr)
-        return 2
+        return _fail(error, args.verbose)
     parser.print_help()
     return 0
 
 
-def _plugins(args: argparse.Namespace) -> int:
-    from dsh.plugins import create_plugin_manager, list_plugins
+def _fail(error: DshError, verbose: bool) -> int:
+    if verbose:
+        raise error
+    print(f"dsh: error: {error}", file=sys.stderr)
+    return 2
 
-    infos = list_plugins(create_plugin_manager(select=args.plugins))
+
+def _run(command: Command, args: argparse.Namespace, pm: PluginManager) -> int:
+    from dsh.commands import CommandContext
+
+    context = CommandContext(args, pm, args.config)
+    result = command.run(context)
+    if inspect.isawaitable(result):
+        import anyio
+
+        pending = result
+
+        async def wait() -> int | None:
+            return await pending
+
+        return int(anyio.run(wait) or 0)
+    return int(result or 0)
+
+
+def _plugins(args: argparse.Namespace, pm: PluginManager) -> int:
+    from dsh.plugins import list_plugins
+
+    infos = list_plugins(pm)
     if args.json:
         rows = [
             {
@@ -76,14 +150,13 @@ def _plugins(args: argparse.Namespace) -> int:
     return 0
 
 
-def _version(args: argparse.Namespace) -> int:
+def _version(args: argparse.Namespace, pm: PluginManager) -> int:
     from dsh import __version__
+    from dsh.plugins import list_plugins
 
     print(f"dsh-core {__version__}")
     if args.verbose_version:
-        from dsh.plugins import create_plugin_manager, list_plugins
-
-        for info in list_plugins(create_plugin_manager(select=args.plugins)):
+        for info in list_plugins(pm):
             if info.distribution and info.distribution != "dsh-core":
                 print(f"{info.distribution} {info.version} (plugin {info.name})")
     return 0

@@ -1,0 +1,46 @@
+"""Subcommands of ``dsh`` that plugins contribute through ``register_commands``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dsh.harness import Harness
+    from dsh.plugins import PluginManager
+
+__all__ = ["Command", "CommandContext"]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandContext:
+    """What a command's ``run`` receives: its parsed arguments and the loaded plugins."""
+
+    args: argparse.Namespace
+    pm: PluginManager
+    config_path: Path | None = None
+
+    def harness(self) -> Harness:
+        """A harness over the same plugins and config (enter it with ``async with``)."""
+        from dsh.harness import Harness
+
+        return Harness(pm=self.pm, config=self.config_path)
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """``dsh NAME ...``. ``configure`` adds arguments to the command's parser; ``run``
+    (plain or ``async def``) does the work and returns the exit status (None = 0).
+    For nested commands (``dsh sessions list``), add subparsers in ``configure``.
+
+    Import heavy modules inside ``run``: every ``dsh`` invocation builds every
+    command's parser.
+    """
+
+    name: str
+    help: str
+    run: Callable[[CommandContext], int | Awaitable[int | None] | None]
+    configure: Callable[[argparse.ArgumentParser], None] | None = None
