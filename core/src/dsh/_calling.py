@@ -71,7 +71,7 @@ def default_reporter(error: HookError) -> None:
 class Dispatcher:
     """Calls hooks in pluggy's order with dsh's call styles. See ``dsh.hookspecs``."""
 
-    __slots__ = ("_hook", "_last", "_plans", "report")
+    __slots__ = ("_async_plans", "_hook", "_last", "_plans", "report")
 
     def __init__(
         self,
@@ -81,6 +81,7 @@ class Dispatcher:
     ) -> None:
         self._hook: Final = pm.hook
         self._plans: dict[str, tuple[Impl, ...]] = {}
+        self._async_plans: set[str] = set()  # hooks whose plan holds an async impl
         #: Plugins whose impls run after every other impl (the core defaults), so a
         #: plugin's own ``trylast`` impl still runs before the core's fallback.
         self._last: Final = frozenset(last)
@@ -90,6 +91,7 @@ class Dispatcher:
     def invalidate(self) -> None:
         """Forget cached plans; the plugin manager calls this on (un)registration."""
         self._plans.clear()
+        self._async_plans.clear()
 
     def plan(self, hook: str) -> tuple[Impl, ...]:
         """The impls of ``hook`` in call order."""
@@ -110,6 +112,8 @@ class Dispatcher:
                 for i in ordered
             )
             self._plans[hook] = plan
+            if any(impl.is_async for impl in plan):
+                self._async_plans.add(hook)
         return plan
 
     async def waterfall(self, hook: str, key: str, kwargs: dict[str, Any]) -> Any:
@@ -152,12 +156,19 @@ class Dispatcher:
         """``notify`` that a cancellation cannot cut short: every impl sees the call.
 
         Only async impls can be interrupted, so only plans holding one pay for the
-        shield; an all-sync plan never suspends."""
-        if any(impl.is_async for impl in self.plan(hook)):
+        shield; an all-sync plan runs inline and never suspends."""
+        plan = self.plan(hook)
+        if not plan:
+            return
+        if hook in self._async_plans:
             with anyio.CancelScope(shield=True):
                 await self.notify(hook, kwargs)
-        else:
-            await self.notify(hook, kwargs)
+            return
+        for impl in plan:
+            try:
+                impl.call(kwargs)
+            except Exception as exc:
+                self.report(impl.fail(hook, exc))
 
     async def gather(self, hook: str, kwargs: dict[str, Any]) -> None:
         """Await every impl concurrently; once all settled, raise the first failure.

@@ -89,9 +89,9 @@ class StepRunner:
         emit = self.agent.session.emit
         error: dict[str, Any] | None = None
         try:
-            await emit("turn/start", {"turn": turn.number})
+            await emit("turn/start", {"turn": turn.number}, checked=True)
             for prompt in prompts:
-                await emit("user/message", {"content": prompt})
+                await emit("user/message", {"content": prompt}, checked=True)
             await self._steps(turn)
         except ModelError as exc:
             error = {"code": exc.code, "message": exc.message}
@@ -118,7 +118,7 @@ class StepRunner:
         )
         for call in turn.pending:
             if call.id not in turn.logged:
-                await emit("tool/call", _call_data(call))
+                await emit("tool/call", _call_data(call), checked=True)
             await emit(
                 "tool/result",
                 _result_data(
@@ -127,7 +127,7 @@ class StepRunner:
             )
         turn.pending = []
         if turn.open_step is not None:
-            await emit("step/end", {"turn": turn.number, "step": turn.open_step})
+            await emit("step/end", {"turn": turn.number, "step": turn.open_step}, checked=True)
             turn.open_step = None
         if turn.ended_by is not None:
             reason = turn.ended_by
@@ -142,27 +142,26 @@ class StepRunner:
         }
         if error is not None:
             data["error"] = error
-        await emit("turn/end", data)
+        await emit("turn/end", data, checked=True)
 
     async def _steps(self, turn: TurnState) -> None:
         max_steps: int = self.agent.options.get("max_steps", 50)
-        step = 0
-        while not turn.stopping():
-            step += 1
-            if step > max_steps:
-                raise DshError(f"turn {turn.number} stopped after {max_steps} steps (max_steps)")
-            # One cancel scope per step: abort() stops the step wherever it waits (a hook,
-            # the model stream, a tool). Events are appended synchronously, so an abort
-            # never tears an event; the closers answer whatever the step left open.
-            done = False
-            with anyio.CancelScope() as scope:
-                turn.scope = scope
-                if turn.stopping():
-                    scope.cancel()
-                done = await self._step(turn, step)
-            turn.scope = None
-            if done or scope.cancel_called:
-                return
+        # One cancel scope for the turn's steps: abort() and cancel() stop the turn
+        # wherever it waits (a hook, the model stream, a tool). Events are appended
+        # synchronously and observers are shielded, so an abort never tears an event;
+        # the closers then answer whatever the step left open.
+        with anyio.CancelScope() as scope:
+            turn.scope = scope
+            step = 0
+            while not turn.stopping():
+                step += 1
+                if step > max_steps:
+                    raise DshError(
+                        f"turn {turn.number} stopped after {max_steps} steps (max_steps)"
+                    )
+                if await self._step(turn, step):
+                    break
+        turn.scope = None
 
     async def _step(self, turn: TurnState, step: int) -> bool:
         """One step; True when the turn should end after it."""
@@ -173,7 +172,7 @@ class StepRunner:
         options = agent.options
         number = turn.number
         turn.open_step = step
-        await emit("step/start", {"turn": number, "step": step})
+        await emit("step/start", {"turn": number, "step": step}, checked=True)
         await self._drain_steering()
         request = ModelRequest.model_construct(
             model=options.get("model"),
@@ -202,7 +201,7 @@ class StepRunner:
             if turn.stopping():
                 return True
             turn.logged.add(call.id)
-            await emit("tool/call", _call_data(call))
+            await emit("tool/call", _call_data(call), checked=True)
             if turn.stopping():  # aborted while the call was being logged: never run it
                 return True
             result = await relay.tools_execute(agent, call, number, step)
@@ -216,20 +215,22 @@ class StepRunner:
             # after the event is already in the log
             turn.pending.pop(0)
             turn.logged.discard(call.id)
-            await emit("tool/result", _result_data(call, result))
+            await emit("tool/result", _result_data(call, result), checked=True)
         steered = await self._drain_steering()
         default = CONTINUE if calls or steered else STOP
         decision = await relay.agent_turn_continuation(agent, default, number, step)
         if decision.action == "continue" and decision.reason:
-            await emit("steering/message", {"content": decision.reason, "source": "plugin"})
+            await emit(
+                "steering/message", {"content": decision.reason, "source": "plugin"}, checked=True
+            )
         turn.open_step = None
-        await emit("step/end", {"turn": number, "step": step})
+        await emit("step/end", {"turn": number, "step": step}, checked=True)
         return decision.action == "stop"
 
     async def _drain_steering(self) -> int:
         items = self.agent.inbox.take_steering()
         for item in items:
-            await self.agent.session.emit("steering/message", {"content": item})
+            await self.agent.session.emit("steering/message", {"content": item}, checked=True)
         return len(items)
 
     async def _stream(self, model: Model, request: ModelRequest) -> AssistantMessage:

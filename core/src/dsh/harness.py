@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from dsh.config import Config
+    from dsh.llm._http import HttpModel
 
 __all__ = ["Harness"]
 
@@ -66,6 +67,9 @@ class Harness:
         self.settings: dict[str, type[BaseModel]] = {}
         self._config_arg = config
         self._config_text = config_text
+        self._env = env
+        #: models built from ``models:`` in the config; their connections close on exit
+        self._config_models: list[HttpModel] = []
         self._config: Config | None = None
         self._task_group: TaskGroup | None = None
         self._agents: AgentRegistry | None = None
@@ -97,10 +101,26 @@ class Harness:
             return self._config_arg
         return load_config(self._config_arg, text=self._config_text, settings=self.settings)
 
+    def _add_config_models(self, config: Config) -> None:
+        """Build each entry of ``models:`` and register it under its key (origin
+        "config"). A name a plugin registered with a provider dsh does not build (e.g.
+        ``provider: scripted``) is served by that plugin."""
+        if not config.models:
+            return
+        from dsh.llm.providers import PROVIDERS, build_model  # httpx only when needed
+
+        for name, settings in config.models.items():
+            if name in self.models and settings.provider not in PROVIDERS:
+                continue
+            model = build_model(name, settings, source=config.source, env=self._env)
+            self.models.add("config", model, name)
+            self._config_models.append(model)
+
     async def __aenter__(self) -> Harness:
         self.relay.register_settings(self._add_settings)
         self._config = self._load_config()
         self.relay.register_models(self.models.add)
+        self._add_config_models(self._config)
         self.relay.register_tools(self.tools.add)
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
@@ -139,7 +159,11 @@ class Harness:
             return None
         try:
             with anyio.CancelScope(shield=True):
-                await self.agents.dispose_all()
+                try:
+                    await self.agents.dispose_all()
+                finally:
+                    for model in self._config_models:
+                        await model.aclose()
         finally:
             result = await task_group.__aexit__(exc_type, exc, tb)
         return result

@@ -90,13 +90,13 @@ class ReactLoopAgent:
 
     def send(self, prompt: str) -> None:
         """Queue ``prompt`` for a coming turn. Returns at once; status is not changed here."""
-        self._check_alive()
+        self._check_alive(prompt)
         self.inbox.queued.append(prompt)
         self._poke()
 
     def steer(self, prompt: str) -> None:
         """Add ``prompt`` to the running turn before its next request; idle: like send."""
-        self._check_alive()
+        self._check_alive(prompt)
         if self._turn is None:
             self.send(prompt)
         else:
@@ -171,7 +171,9 @@ class ReactLoopAgent:
 
     # -- internals --------------------------------------------------------------------
 
-    def _check_alive(self) -> None:
+    def _check_alive(self, prompt: object) -> None:
+        if type(prompt) is not str:
+            raise TypeError(f"a prompt must be a str, not {type(prompt).__name__}")
         if self._disposing or self._status == "disposed":
             raise AgentDisposedError(f"agent {self.id!r} is disposed; it takes no more prompts")
 

@@ -68,7 +68,8 @@ class Usage(_Frozen):
     cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
+        # both operands are validated already: skip re-validation on this hot path
+        return Usage.model_construct(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,

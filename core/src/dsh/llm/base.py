@@ -65,7 +65,16 @@ class UsageChunk:
     usage: Usage
 
     def to_data(self) -> dict[str, Any]:
-        return {"kind": "usage", "usage": self.usage.model_dump()}
+        usage = self.usage
+        return {
+            "kind": "usage",
+            "usage": {
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cache_read_tokens": usage.cache_read_tokens,
+                "cache_write_tokens": usage.cache_write_tokens,
+            },
+        }
 
 
 @dataclass(frozen=True, slots=True)

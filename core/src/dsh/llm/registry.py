@@ -47,6 +47,9 @@ class ModelRegistry:
             )
         return model
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._models
+
     def origin(self, name: str) -> str:
         return self._origin[name]
 

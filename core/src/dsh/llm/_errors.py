@@ -1,0 +1,186 @@
+"""Provider failures -> ``ModelError`` codes: HTTP statuses, error bodies, retry-after.
+
+Every adapter maps failures through these functions, so the same failure gets the same
+code whichever provider reported it. Messages name the model and quote the provider's
+own words (shortened); an API key is never part of one.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import time
+from collections.abc import Mapping
+from typing import Any, Final
+
+import httpx
+
+from dsh.errors import ModelError
+
+__all__ = [
+    "RETRYABLE_STATUS",
+    "error_from_body",
+    "error_from_status",
+    "error_from_transport",
+    "retry_after",
+]
+
+#: Statuses worth another try: the request was not served, nothing was streamed.
+RETRYABLE_STATUS: Final = frozenset({408, 429, 500, 502, 503, 504, 529})
+_MAX_MESSAGE = 300
+# Provider error ``type``/``code`` values that mean "the prompt does not fit".
+_CONTEXT_KINDS: Final = frozenset(
+    {"context_length_exceeded", "exceed_context_size_error", "model_context_window_exceeded"}
+)
+# ...and the wording servers use when they give no such code (OpenAI, DeepSeek, vLLM,
+# llama.cpp, Anthropic, Ollama, LM Studio).
+_CONTEXT_WORDS: Final = re.compile(
+    r"context[ _-]?(?:length|window|size)|maximum model length|prompt is too long"
+    r"|too many (?:input )?tokens|exceeds? the (?:available )?context",
+    re.IGNORECASE,
+)
+# Provider error types that name the failure family outright (Anthropic's, mostly).
+_KIND_CODES: Final = {
+    "authentication_error": "AUTH",
+    "permission_error": "AUTH",
+    "invalid_api_key": "AUTH",
+    "rate_limit_error": "RATE_LIMIT",
+    "rate_limit_exceeded": "RATE_LIMIT",
+    "insufficient_quota": "RATE_LIMIT",
+    "overloaded_error": "SERVER",
+    "api_error": "SERVER",
+    "server_error": "SERVER",
+    "timeout_error": "TIMEOUT",
+    "invalid_request_error": "INVALID_REQUEST",
+    "not_found_error": "INVALID_REQUEST",
+    "request_too_large": "INVALID_REQUEST",
+}
+
+
+def _status_code(status: int) -> str:
+    if status in (401, 403):
+        return "AUTH"
+    if status == 429:
+        return "RATE_LIMIT"
+    if status == 408:
+        return "TIMEOUT"
+    if status >= 500:
+        return "SERVER"
+    return "INVALID_REQUEST"
+
+
+def _details(payload: Any) -> tuple[str, str]:
+    """(kind, message) from the error shapes servers send; kind may be ""."""
+    if isinstance(payload, Mapping):
+        inner = payload.get("error", payload)
+        if isinstance(inner, str):  # Ollama: {"error": "..."}
+            return "", inner
+        if isinstance(inner, Mapping):
+            message = inner.get("message") or inner.get("detail") or payload.get("detail")
+            kinds = (inner.get("code"), inner.get("type"))
+            kind = next((k for k in kinds if isinstance(k, str) and k in _CONTEXT_KINDS), "")
+            kind = kind or next((k for k in kinds if isinstance(k, str)), "")
+            if message is None:
+                message = json.dumps(inner)[:_MAX_MESSAGE]
+            return kind, message if isinstance(message, str) else json.dumps(message)
+    return "", str(payload)
+
+
+def _shorten(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
+
+
+def _redact(text: str, secret: str | None) -> str:
+    return text.replace(secret, "***") if secret else text
+
+
+def _is_context(kind: str, message: str) -> bool:
+    return kind in _CONTEXT_KINDS or _CONTEXT_WORDS.search(message) is not None
+
+
+def error_from_status(
+    model: str,
+    status: int,
+    body: bytes,
+    headers: Mapping[str, str],
+    *,
+    secret: str | None = None,
+) -> tuple[ModelError, bool]:
+    """The error for an HTTP error response (its body already read), and whether the
+    request is worth another try."""
+    text = body.decode("utf-8", "replace")
+    try:
+        kind, message = _details(json.loads(text))
+    except ValueError:
+        kind, message = "", text or httpx.codes.get_reason_phrase(status)
+    code = _status_code(status)
+    if code not in ("AUTH", "RATE_LIMIT") and _is_context(kind, message):
+        code = "CONTEXT_WINDOW_EXCEEDED"
+    wait = retry_after(headers) if code == "RATE_LIMIT" else None
+    # an exhausted quota is not a burst limit: waiting does not help
+    retry = status in RETRYABLE_STATUS and code != "CONTEXT_WINDOW_EXCEEDED"
+    retry = retry and kind != "insufficient_quota"
+    error = ModelError(code, _message(model, f"HTTP {status}", kind, message, secret))
+    error.retry_after = wait
+    return error, retry
+
+
+def _message(model: str, where: str, kind: str, message: str, secret: str | None) -> str:
+    shown = _shorten(_redact(message, secret))
+    what = f"{kind}: {shown}" if kind and kind not in shown else shown
+    return f"model {model!r}: {where}: {what}"
+
+
+def error_from_body(model: str, payload: Any, *, secret: str | None = None) -> ModelError:
+    """The error for an error object sent inside a stream (``{"error": {...}}``)."""
+    kind, message = _details(payload)
+    code = _KIND_CODES.get(kind, "SERVER")
+    error = payload.get("error") if isinstance(payload, Mapping) else None
+    status = error.get("code") if isinstance(error, Mapping) else None
+    if kind not in _KIND_CODES and isinstance(status, int) and 400 <= status < 600:
+        code = _status_code(status)  # llama.cpp: {"error": {"code": 400, ...}}
+    if code not in ("AUTH", "RATE_LIMIT") and _is_context(kind, message):
+        code = "CONTEXT_WINDOW_EXCEEDED"
+    return ModelError(code, _message(model, "error in the stream", kind, message, secret))
+
+
+def error_from_transport(model: str, exc: httpx.HTTPError, *, streaming: bool) -> ModelError:
+    """The error for a failure of the connection itself.
+
+    ``streaming``: the response had begun, so the answer is cut off (STREAM_CLOSED)
+    unless the server went quiet for too long (TIMEOUT).
+    """
+    detail = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.TimeoutException):
+        what = "no data" if streaming else "no response"
+        kind = type(exc).__name__
+        return ModelError("TIMEOUT", f"model {model!r}: {what} within the timeout ({kind})")
+    if streaming:
+        message = f"model {model!r}: the stream was cut off before it finished: {detail}"
+        return ModelError("STREAM_CLOSED", message)
+    return ModelError("TRANSPORT", f"model {model!r}: cannot reach the server: {detail}")
+
+
+def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds the server asks us to wait: ``retry-after-ms``, or ``retry-after`` in
+    seconds or as an HTTP date; None if absent or unreadable."""
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(float(value) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - (time.time() if now is None else now), 0.0)

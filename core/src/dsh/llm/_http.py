@@ -1,0 +1,210 @@
+"""What the HTTP adapters share: settings, the API key, one client, retries, SSE events.
+
+A request is retried (with backoff and jitter, at most ``max_retries`` times) only
+while nothing of the answer has been received: on connection failures and on 408, 429
+and 5xx responses. Once the response is streaming, a failure ends the stream with an
+error and is never replayed. Closing the event iterator (as an abort does) closes the
+HTTP response, and with it the connection, at once.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import Any, ClassVar, Final
+
+import anyio
+import anyio.lowlevel
+import httpx
+from httpx_sse import EventSource, ServerSentEvent, SSEError
+
+from dsh.config import ModelConfig
+from dsh.errors import ConfigError, ModelError
+from dsh.llm._errors import error_from_status, error_from_transport
+from dsh.llm.base import Chunk, ModelInfo
+from dsh.messages import ModelRequest
+
+__all__ = ["HttpModel"]
+
+_BACKOFF_CAP: Final = 8.0
+_ERROR_BODY_LIMIT: Final = 64 * 1024
+
+
+class HttpModel:
+    """Base of the models served over HTTP; subclasses implement ``stream``.
+
+    ``name`` is the name the model is registered under; ``config`` its settings (the
+    provider's defaults already filled in, see ``dsh.llm.providers.build_model``).
+    ``env`` is where the API key is read (default ``os.environ``), at each request.
+    ``backoff`` is the first retry delay in seconds (doubled each retry, with jitter);
+    a ``retry-after`` longer than ``max_wait`` is not waited for.
+
+    Use ``async with model:`` or ``await model.aclose()`` to close its connections.
+    """
+
+    default_base_url: ClassVar[str | None] = None
+
+    def __init__(
+        self,
+        name: str,
+        config: ModelConfig,
+        *,
+        env: Mapping[str, str] | None = None,
+        backoff: float = 0.5,
+        max_wait: float = 60.0,
+    ) -> None:
+        base_url = config.base_url or self.default_base_url
+        if not base_url:
+            reason = f"provider {config.provider!r} needs a base_url (e.g. http://host:port/v1)"
+            raise ConfigError("model settings", f"models.{name}.base_url", reason)
+        self.name = name
+        self.config = config
+        #: The provider's name for the model (sent in every request).
+        self.model_id = config.model or name
+        self.base_url = base_url.rstrip("/")
+        self._info = ModelInfo(
+            name,
+            config.provider,
+            context_window=config.context_window,
+            max_output_tokens=config.max_output_tokens,
+        )
+        self._env = env
+        self._backoff = backoff
+        self._max_wait = max_wait
+        self._timeout = httpx.Timeout(config.timeout, read=config.read_timeout or config.timeout)
+        self._client: httpx.AsyncClient | None = None
+        self._loop: object = None
+
+    @property
+    def info(self) -> ModelInfo:
+        return self._info
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(name={self.name!r}, model={self.model_id!r}, "
+            f"base_url={self.base_url!r})"
+        )
+
+    async def aclose(self) -> None:
+        """Close the pooled connections (the model can still be used afterwards)."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    async def __aenter__(self) -> HttpModel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+        """Stream the answer to ``request`` (implemented by each adapter)."""
+        raise NotImplementedError
+
+    def api_key(self) -> str | None:
+        """The key from ``$api_key_env``, read now; a one-line AUTH error if it is unset."""
+        variable = self.config.api_key_env
+        if variable is None:
+            return None
+        key = self.config.api_key(self._env)
+        if key is None:
+            raise ModelError(
+                "AUTH",
+                f"model {self.name!r}: the environment variable {variable} is not set "
+                f"(it holds the API key, see models.{self.name}.api_key_env)",
+            )
+        return key
+
+    def _http(self) -> httpx.AsyncClient:
+        # A client's pooled connections belong to the event loop that opened them.
+        loop = anyio.lowlevel.current_token()
+        client = self._client
+        if client is None or self._loop != loop:
+            client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False)
+            self._client, self._loop = client, loop
+        return client
+
+    async def events(
+        self, path: str, body: dict[str, Any], headers: dict[str, str], secret: str | None
+    ) -> AsyncGenerator[ServerSentEvent, None]:
+        """POST ``body`` as JSON to ``base_url + path`` and yield the response's events.
+
+        Close it (``contextlib.aclosing``) so the response is closed on every exit.
+        """
+        response = await self._open(path, body, headers, secret)
+        source = EventSource(response).aiter_sse()
+        try:
+            async for event in source:
+                yield event
+        except SSEError as exc:
+            raise ModelError("MALFORMED_RESPONSE", f"model {self.name!r}: {exc}") from exc
+        except httpx.HTTPError as exc:
+            raise error_from_transport(self.name, exc, streaming=True) from exc
+        finally:
+            # shielded: an abort cancels the step, and the connection must close anyway
+            with anyio.CancelScope(shield=True):
+                try:
+                    await source.aclose()
+                finally:
+                    await response.aclose()
+
+    async def _open(
+        self, path: str, body: dict[str, Any], headers: dict[str, str], secret: str | None
+    ) -> httpx.Response:
+        client = self._http()
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        headers = {
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+            **headers,
+            **self.config.headers,
+        }
+        request = client.build_request(
+            "POST", self.base_url + path, content=content, headers=headers
+        )
+        attempt = 0
+        while True:
+            try:
+                response = await client.send(request, stream=True)
+            except httpx.HTTPError as exc:
+                error = error_from_transport(self.name, exc, streaming=False)
+                error.__cause__ = exc
+                # a read timeout may mean the server is working on it: not resent
+                retry = not isinstance(exc, httpx.TimeoutException) or isinstance(
+                    exc, httpx.ConnectTimeout | httpx.PoolTimeout
+                )
+            else:
+                if 200 <= response.status_code < 300:
+                    return response
+                error, retry = await self._failed(response, secret)
+            if not retry or attempt >= self.config.max_retries:
+                raise error
+            delay = self._delay(attempt, error.retry_after)
+            if delay is None:
+                raise error
+            attempt += 1
+            await anyio.sleep(delay)
+
+    async def _failed(
+        self, response: httpx.Response, secret: str | None
+    ) -> tuple[ModelError, bool]:
+        body = b""
+        try:
+            async for part in response.aiter_bytes():
+                body += part
+                if len(body) > _ERROR_BODY_LIMIT:
+                    break
+        except httpx.HTTPError:
+            pass  # the status says enough
+        finally:
+            await response.aclose()
+        return error_from_status(
+            self.name, response.status_code, body, response.headers, secret=secret
+        )
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float | None:
+        """Seconds before the next try; None when the server asks for too long a wait."""
+        if retry_after is not None:
+            return retry_after if retry_after <= self._max_wait else None
+        return min(self._backoff * 2.0**attempt, _BACKOFF_CAP) * random.uniform(0.5, 1.0)

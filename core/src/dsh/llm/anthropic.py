@@ -1,0 +1,214 @@
+"""Anthropic Messages, streamed: ``POST {base_url}/messages`` with SSE events.
+
+Also served by llama.cpp's server (``/v1/messages``) and other Anthropic-compatible
+endpoints; ``base_url`` includes the version prefix (``https://api.anthropic.com/v1``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
+from json import dumps, loads
+from typing import Any, Final
+
+from dsh.errors import ModelError
+from dsh.llm._errors import error_from_body
+from dsh.llm._http import HttpModel
+from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
+from dsh.messages import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    StopReason,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+
+__all__ = ["ANTHROPIC_VERSION", "AnthropicModel"]
+
+#: The ``anthropic-version`` header sent (override it with ``headers`` in the config).
+ANTHROPIC_VERSION: Final = "2023-06-01"
+#: ``max_tokens`` is required by the API; used when neither request nor config sets it.
+DEFAULT_MAX_TOKENS: Final = 4096
+
+_STOP_REASONS: Final[dict[str, StopReason]] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+    "refusal": "error",
+}
+
+
+class AnthropicModel(HttpModel):
+    """A model behind the Anthropic Messages API (``x-api-key`` authentication)."""
+
+    default_base_url = "https://api.anthropic.com/v1"
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body for ``request`` (``request.options`` are merged in last, e.g.
+        ``{"thinking": {"type": "enabled", "budget_tokens": 2048}}``)."""
+        body: dict[str, Any] = {
+            "model": self.model_id,
+            "max_tokens": request.max_tokens or self.config.max_output_tokens or DEFAULT_MAX_TOKENS,
+            "messages": _messages(request.messages),
+            "stream": True,
+        }
+        if request.system:
+            body["system"] = request.system
+        if request.tools:
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters}
+                if t.description
+                else {"name": t.name, "input_schema": t.parameters}
+                for t in request.tools
+            ]
+        body.update(request.options)
+        return body
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+        key = self.api_key()
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
+        if key:
+            headers["x-api-key"] = key
+        body = self.request_body(request)
+        usage: dict[str, Any] = {}
+        stop: StopReason = "stop"
+        done = False
+        events = self.events("/messages", body, headers, key)
+        async with aclosing(events):
+            async for event in events:
+                data = event.data
+                try:
+                    item = loads(data)
+                    kind = item["type"]
+                    if kind == "content_block_delta":
+                        delta = item["delta"]
+                        what = delta["type"]
+                        if what == "text_delta":
+                            yield TextDelta(delta["text"])
+                        elif what == "input_json_delta":
+                            yield ToolCallDelta(item["index"], arguments=delta["partial_json"])
+                        elif what == "thinking_delta":
+                            yield ReasoningDelta(delta["thinking"])
+                        elif what == "signature_delta":
+                            yield ReasoningDelta("", signature=delta["signature"])
+                    elif kind == "content_block_start":
+                        chunk = _block_start(item["index"], item["content_block"])
+                        if chunk is not None:
+                            yield chunk
+                    elif kind == "message_start":
+                        usage.update(item["message"].get("usage") or {})
+                    elif kind == "message_delta":
+                        reason = item["delta"].get("stop_reason")
+                        if reason:
+                            stop = _STOP_REASONS.get(reason, "stop")
+                        usage.update(item.get("usage") or {})
+                        yield UsageChunk(_usage(usage))
+                    elif kind == "message_stop":
+                        done = True
+                        break
+                    elif kind == "error":
+                        raise error_from_body(self.name, item, secret=key)
+                except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
+                    raise ModelError(
+                        "MALFORMED_RESPONSE",
+                        f"model {self.name!r}: unreadable event {data[:200]!r} "
+                        f"({type(exc).__name__}: {exc})",
+                    ) from exc
+        if not done:
+            raise ModelError(
+                "STREAM_CLOSED", f"model {self.name!r}: the stream ended before message_stop"
+            )
+        yield Finish(stop)
+
+
+def _block_start(index: int, block: dict[str, Any]) -> Chunk | None:
+    kind = block["type"]
+    if kind == "tool_use":
+        given = block.get("input")  # {} from Anthropic; some servers send it whole here
+        return ToolCallDelta(
+            index, id=block["id"], name=block["name"], arguments=dumps(given) if given else ""
+        )
+    if kind == "text" and block.get("text"):
+        return TextDelta(block["text"])
+    if kind == "thinking" and block.get("thinking"):
+        return ReasoningDelta(block["thinking"], signature=block.get("signature") or None)
+    return None  # an empty start, or a block dsh does not keep (redacted_thinking)
+
+
+def _usage(usage: dict[str, Any]) -> Usage:
+    # Anthropic counts cached prompt tokens apart; dsh's input_tokens is the whole prompt
+    read = usage.get("cache_read_input_tokens") or 0
+    written = usage.get("cache_creation_input_tokens") or 0
+    return Usage(
+        input_tokens=(usage.get("input_tokens") or 0) + read + written,
+        output_tokens=usage.get("output_tokens") or 0,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+    )
+
+
+def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Wire messages; consecutive messages of one role are merged (tool results go in
+    the user message after the calls, before any text)."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            role = "user"
+            blocks = [{"type": "text", "text": message.content}] if message.content else []
+        elif isinstance(message, ToolResultMessage):
+            role = "user"
+            result: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": message.call_id,
+                "content": message.content,
+            }
+            if message.is_error:
+                result["is_error"] = True
+            blocks = [result]
+        else:
+            role = "assistant"
+            blocks = _assistant(message)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    for wire in out:
+        content = wire["content"]
+        if wire["role"] == "user" and len(content) > 1:
+            content.sort(key=lambda block: block["type"] != "tool_result")
+    return out
+
+
+def _assistant(message: AssistantMessage) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for block in message.content:
+        if block.type == "text":
+            if block.text:
+                blocks.append({"type": "text", "text": block.text})
+        elif block.type == "reasoning":
+            # unsigned reasoning came from another provider; the API would refuse it
+            if block.signature:
+                blocks.append(
+                    {"type": "thinking", "thinking": block.text, "signature": block.signature}
+                )
+        else:
+            blocks.append(
+                {"type": "tool_use", "id": block.id, "name": block.name, "input": _input(block)}
+            )
+    return blocks
+
+
+def _input(call: ToolCall) -> dict[str, Any]:
+    try:
+        value = loads(call.arguments)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,220 @@
+"""OpenAI-compatible chat completions, streamed: OpenAI, DeepSeek, vLLM, llama.cpp, Ollama,
+OpenRouter and any server speaking ``POST {base_url}/chat/completions`` with SSE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
+from json import dumps, loads
+from typing import Any, Final
+
+from dsh.config import ModelConfig
+from dsh.errors import ModelError
+from dsh.llm._errors import error_from_body
+from dsh.llm._http import HttpModel
+from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
+from dsh.messages import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    StopReason,
+    ToolResultMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+
+__all__ = ["OpenAICompatibleModel"]
+
+_STOP_REASONS: Final[dict[str, StopReason]] = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "max_tokens",
+    "content_filter": "error",
+    "insufficient_system_resource": "error",  # DeepSeek: cut off by the server
+}
+
+
+class OpenAICompatibleModel(HttpModel):
+    """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    ``send_reasoning``: send a turn's reasoning back as ``reasoning_content`` on
+    assistant messages that carry tool calls, as DeepSeek requires (reasoning of other
+    messages is never sent). Default: on, except for ``provider: openai``.
+    ``max_tokens_field``: the body key for the output cap; default ``max_tokens``, or
+    ``max_completion_tokens`` for ``provider: openai``.
+    """
+
+    default_base_url = None
+
+    def __init__(
+        self,
+        name: str,
+        config: ModelConfig,
+        *,
+        send_reasoning: bool | None = None,
+        max_tokens_field: str | None = None,
+        env: Mapping[str, str] | None = None,
+        backoff: float = 0.5,
+        max_wait: float = 60.0,
+    ) -> None:
+        super().__init__(name, config, env=env, backoff=backoff, max_wait=max_wait)
+        openai = config.provider == "openai"
+        self.send_reasoning = (not openai) if send_reasoning is None else send_reasoning
+        self.max_tokens_field = max_tokens_field or (
+            "max_completion_tokens" if openai else "max_tokens"
+        )
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body for ``request`` (``request.options`` are merged in last)."""
+        body: dict[str, Any] = {
+            "model": self.model_id,
+            "messages": _messages(request.system, request.messages, self.send_reasoning),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            body["tools"] = [_tool(spec) for spec in request.tools]
+        max_tokens = request.max_tokens or self.config.max_output_tokens
+        if max_tokens:
+            body[self.max_tokens_field] = max_tokens
+        body.update(request.options)
+        return body
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+        key = self.api_key()
+        headers = {"authorization": f"Bearer {key}"} if key else {}
+        body = self.request_body(request)
+        finish: str | None = None
+        done = False
+        # wire index -> our index; a server that reuses index 0 for every call (it
+        # happens) gets a fresh index whenever a new call id appears
+        slots: dict[int, int] = {}
+        ids: dict[int, str] = {}
+        events = self.events("/chat/completions", body, headers, key)
+        async with aclosing(events):
+            async for event in events:
+                data = event.data
+                if data == "[DONE]":
+                    done = True
+                    break
+                try:
+                    chunk = loads(data)
+                    if chunk.__class__ is not dict:
+                        raise TypeError("not a JSON object")
+                    if "error" in chunk:
+                        raise error_from_body(self.name, chunk, secret=key)
+                    choices = chunk.get("choices")
+                    if choices:
+                        choice = choices[0]
+                        delta = choice.get("delta")
+                        if delta:
+                            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                            if isinstance(reasoning, str) and reasoning:
+                                yield ReasoningDelta(reasoning)
+                            content = delta.get("content")
+                            if isinstance(content, str) and content:
+                                yield TextDelta(content)
+                            calls = delta.get("tool_calls")
+                            if calls:
+                                for position, call in enumerate(calls):
+                                    yield _call_delta(call, position, slots, ids)
+                        reason = choice.get("finish_reason")
+                        if reason:
+                            finish = reason
+                    usage = chunk.get("usage")
+                    if usage:
+                        yield UsageChunk(_usage(usage))
+                except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
+                    raise ModelError(
+                        "MALFORMED_RESPONSE",
+                        f"model {self.name!r}: unreadable chunk {data[:200]!r} "
+                        f"({type(exc).__name__}: {exc})",
+                    ) from exc
+        if not done:
+            raise ModelError(
+                "STREAM_CLOSED", f"model {self.name!r}: the stream ended before [DONE]"
+            )
+        stop = _STOP_REASONS.get(finish or "", "stop")
+        if stop == "stop" and slots:  # some servers say "stop" after tool calls
+            stop = "tool_calls"
+        yield Finish(stop)
+
+
+def _call_delta(
+    call: dict[str, Any], position: int, slots: dict[int, int], ids: dict[int, str]
+) -> ToolCallDelta:
+    wire = call.get("index")
+    if wire is None:
+        wire = position
+    call_id = call.get("id") or None
+    index = slots.get(wire)
+    if index is None or (call_id is not None and ids[index] != call_id):
+        index = len(ids)
+        slots[wire] = index
+        ids[index] = call_id or ""
+    function = call.get("function") or {}
+    name = function.get("name") or None
+    arguments = function.get("arguments") or ""
+    if not isinstance(arguments, str):  # a few servers send the object itself
+        arguments = dumps(arguments)
+    return ToolCallDelta(index, id=call_id, name=name, arguments=arguments)
+
+
+def _usage(usage: dict[str, Any]) -> Usage:
+    cached = usage.get("prompt_cache_hit_tokens")  # DeepSeek
+    if cached is None:
+        details = usage.get("prompt_tokens_details") or {}
+        cached = details.get("cached_tokens")
+    return Usage(
+        input_tokens=usage.get("prompt_tokens") or 0,
+        output_tokens=usage.get("completion_tokens") or 0,
+        cache_read_tokens=cached or 0,
+    )
+
+
+def _tool(spec: ToolSpec) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": spec.name, "parameters": spec.parameters}
+    if spec.description:
+        function["description"] = spec.description
+    return {"type": "function", "function": function}
+
+
+def _messages(
+    system: str, messages: Sequence[Message], send_reasoning: bool
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            out.append({"role": "user", "content": message.content})
+        elif isinstance(message, ToolResultMessage):
+            out.append(
+                {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
+            )
+        elif isinstance(message, AssistantMessage):
+            out.append(_assistant(message, send_reasoning))
+    return out
+
+
+def _assistant(message: AssistantMessage, send_reasoning: bool) -> dict[str, Any]:
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for block in message.content:
+        if block.type == "text":
+            text.append(block.text)
+        elif block.type == "reasoning":
+            reasoning.append(block.text)
+        else:
+            function = {"name": block.name, "arguments": block.arguments}
+            calls.append({"id": block.id, "type": "function", "function": function})
+    wire: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
+    if calls:
+        wire["tool_calls"] = calls
+        if send_reasoning and reasoning:
+            wire["reasoning_content"] = "".join(reasoning)
+    elif wire["content"] is None:
+        wire["content"] = ""
+    return wire

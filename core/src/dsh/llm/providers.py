@@ -1,0 +1,132 @@
+"""The built-in providers: models from ``models:`` in dsh.yml, or from the CLI shorthand.
+
+::
+
+    name, config = parse_model_shorthand("openai-compatible:qwen@http://127.0.0.1:8082/v1")
+    model = build_model(name, config)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from pydantic import ValidationError
+
+from dsh.config import ModelConfig
+from dsh.errors import ConfigError
+from dsh.llm._http import HttpModel
+from dsh.llm.anthropic import AnthropicModel
+from dsh.llm.openai import OpenAICompatibleModel
+
+__all__ = ["PROVIDERS", "Provider", "build_model", "known_limits", "parse_model_shorthand"]
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """A built-in provider: its adapter and the defaults it fills in."""
+
+    adapter: type[HttpModel]
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+
+PROVIDERS: Final[dict[str, Provider]] = {
+    "openai-compatible": Provider(OpenAICompatibleModel),
+    "openai": Provider(OpenAICompatibleModel, "https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "deepseek": Provider(OpenAICompatibleModel, "https://api.deepseek.com", "DEEPSEEK_API_KEY"),
+    "anthropic": Provider(AnthropicModel, "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
+}
+
+# (model name prefix, context window, max output tokens); the longest prefix wins.
+_LIMITS: Final[tuple[tuple[str, int, int], ...]] = (
+    ("deepseek-chat", 128_000, 8_192),
+    ("deepseek-reasoner", 128_000, 64_000),
+    ("gpt-4o", 128_000, 16_384),
+    ("gpt-4.1", 1_047_576, 32_768),
+    ("gpt-5", 400_000, 128_000),
+    ("o1", 200_000, 100_000),
+    ("o3", 200_000, 100_000),
+    ("o4-mini", 200_000, 100_000),
+    ("claude-3-5-haiku", 200_000, 8_192),
+    ("claude-3-7-sonnet", 200_000, 64_000),
+    ("claude-sonnet-4", 200_000, 64_000),
+    ("claude-haiku-4", 200_000, 64_000),
+    ("claude-opus-4", 200_000, 32_000),
+)
+
+# the model part is as short as possible: the first "@http(s)://" starts the base URL
+_SHORTHAND = re.compile(
+    r"(?P<provider>[A-Za-z0-9_-]+):(?P<model>[^@\s].*?)(?:@(?P<url>https?://\S+))?"
+)
+
+
+def known_limits(model: str) -> tuple[int | None, int | None]:
+    """(context window, max output tokens) dsh knows for a provider's model name."""
+    best: tuple[str, int, int] | None = None
+    for entry in _LIMITS:
+        if model.startswith(entry[0]) and (best is None or len(entry[0]) > len(best[0])):
+            best = entry
+    return (best[1], best[2]) if best else (None, None)
+
+
+def build_model(
+    name: str,
+    config: ModelConfig,
+    *,
+    source: str = "model settings",
+    env: Mapping[str, str] | None = None,
+) -> HttpModel:
+    """The model ``config`` describes, registered as ``name``.
+
+    Fills in the provider's defaults (``base_url``, ``api_key_env``) and the known
+    context window and output cap of the model; values in ``config`` win. The API key
+    is read from ``env`` (default ``os.environ``) at each request, never here.
+    Raises ``ConfigError`` naming ``models.<name>.<key>`` (``source`` is the file).
+    """
+    provider = PROVIDERS.get(config.provider)
+    if provider is None:
+        known = ", ".join(PROVIDERS)
+        reason = f"unknown provider {config.provider!r} (built in: {known})"
+        raise ConfigError(source, f"models.{name}.provider", reason)
+    model_id = config.model or name
+    context_window, max_output = known_limits(model_id)
+    filled = {
+        "model": model_id,
+        "base_url": config.base_url or provider.base_url,
+        "api_key_env": config.api_key_env or provider.api_key_env,
+        "context_window": config.context_window or context_window,
+        "max_output_tokens": config.max_output_tokens or max_output,
+    }
+    if not filled["base_url"] and not provider.adapter.default_base_url:
+        reason = f"provider {config.provider!r} needs a base_url (e.g. http://127.0.0.1:8080/v1)"
+        raise ConfigError(source, f"models.{name}.base_url", reason)
+    return provider.adapter(name, config.model_copy(update=filled), env=env)
+
+
+def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
+    """``provider:model`` or ``provider:model@base_url`` -> (name, config).
+
+    The name is ``provider:model``. Model names may hold ``:`` and ``@``; only an ``@``
+    followed by ``http://`` or ``https://`` starts the base URL.
+    Examples: ``deepseek:deepseek-chat``,
+    ``openai-compatible:qwen@http://127.0.0.1:8082/v1``.
+    """
+    match = _SHORTHAND.fullmatch(text.strip())
+    if match is None:
+        raise ConfigError(
+            f"model {text!r}", "", "expected provider:model or provider:model@base_url"
+        )
+    provider, model, url = match["provider"], match["model"], match["url"]
+    if provider not in PROVIDERS:
+        known = ", ".join(PROVIDERS)
+        raise ConfigError(
+            f"model {text!r}", "", f"unknown provider {provider!r} (built in: {known})"
+        )
+    try:
+        config = ModelConfig(provider=provider, model=model, base_url=url)
+    except ValidationError as exc:  # pragma: no cover - the pattern admits only valid values
+        raise ConfigError(f"model {text!r}", "", str(exc)) from exc
+    return f"{provider}:{model}", config
