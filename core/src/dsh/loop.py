@@ -73,9 +73,10 @@ class ReactLoopAgent:
         self._turns = _last_turn(session)
         self._steps = StepRunner(self, models, tools)
         self._wake = anyio.Event()
-        self._idle = anyio.Event()
-        self._idle.set()
-        self._exited = anyio.Event()
+        # Created only while someone waits (an idle agent should cost little memory).
+        self._idle: anyio.Event | None = None
+        self._exited: anyio.Event | None = None
+        self._has_exited = False
 
     # -- the public surface -----------------------------------------------------------
 
@@ -114,16 +115,18 @@ class ReactLoopAgent:
             self._turn.cancelled = True
             self._turn.abort("aborted")
         elif dropped:
-            self._idle.set()
+            self._signal_idle()
 
     async def when_idle(self) -> None:
         """Resolve when nothing is running or queued (disposed: once the loop exited)."""
         while True:
             if self._disposing or self._status == "disposed":
-                await self._exited.wait()
+                await self._wait_exit()
                 return
             if self._status == "idle" and self._turn is None and not self.inbox.queued:
                 return
+            if self._idle is None:
+                self._idle = anyio.Event()
             await self._idle.wait()
 
     # -- the loop driver --------------------------------------------------------------
@@ -151,13 +154,15 @@ class ReactLoopAgent:
                 self.inbox.requeue_steering()
         finally:
             self._status = "disposed"
-            self._idle.set()
-            self._exited.set()
+            self._has_exited = True
+            self._signal_idle()
+            if self._exited is not None:
+                self._exited.set()
 
     async def stop(self) -> None:
         """Dispose: the running turn ends ``disposed``, the loop exits, status ``disposed``."""
         self.begin_stop()
-        await self._exited.wait()
+        await self._wait_exit()
         await self.relay.agent_status(self, "disposed")
 
     def begin_stop(self) -> None:
@@ -177,15 +182,25 @@ class ReactLoopAgent:
         if self._disposing or self._status == "disposed":
             raise AgentDisposedError(f"agent {self.id!r} is disposed; it takes no more prompts")
 
+    def _signal_idle(self) -> None:
+        """Wake ``when_idle`` waiters so they re-check."""
+        if self._idle is not None:
+            self._idle.set()
+            self._idle = None
+
+    async def _wait_exit(self) -> None:
+        if not self._has_exited:
+            if self._exited is None:
+                self._exited = anyio.Event()
+            await self._exited.wait()
+
     def _poke(self) -> None:
-        if self._idle.is_set():
-            self._idle = anyio.Event()
         self._wake.set()
 
     async def _park(self) -> None:
         if self._status != "idle":
             await self._set_status("idle")
-        self._idle.set()
+        self._signal_idle()
         await self._wake.wait()
         self._wake = anyio.Event()
 
