@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from operator import itemgetter
 from typing import Any, Final, NamedTuple, final
 
@@ -152,23 +152,25 @@ class Dispatcher:
             except Exception as exc:
                 self.report(impl.fail(hook, exc))
 
-    async def notify_all(self, hook: str, kwargs: dict[str, Any]) -> None:
-        """``notify`` that a cancellation cannot cut short: every impl sees the call.
+    def notify_inline(self, hook: str, kwargs: dict[str, Any]) -> Awaitable[None] | None:
+        """Notify every impl so that a cancellation cannot cut it short.
 
-        Only async impls can be interrupted, so only plans holding one pay for the
-        shield; an all-sync plan runs inline and never suspends."""
+        Sync impls run right here, and None is returned; with an async impl in the plan
+        the whole notification is returned as an awaitable that runs shielded (only async
+        impls can be interrupted, so only they pay for the shield)."""
         plan = self.plan(hook)
-        if not plan:
-            return
         if hook in self._async_plans:
-            with anyio.CancelScope(shield=True):
-                await self.notify(hook, kwargs)
-            return
+            return self._notify_shielded(hook, kwargs)
         for impl in plan:
             try:
                 impl.call(kwargs)
             except Exception as exc:
                 self.report(impl.fail(hook, exc))
+        return None
+
+    async def _notify_shielded(self, hook: str, kwargs: dict[str, Any]) -> None:
+        with anyio.CancelScope(shield=True):
+            await self.notify(hook, kwargs)
 
     async def gather(self, hook: str, kwargs: dict[str, Any]) -> None:
         """Await every impl concurrently; once all settled, raise the first failure.

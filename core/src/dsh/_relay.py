@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Literal, cast, final
 
 from dsh._calling import Dispatcher
@@ -77,7 +77,16 @@ class HookRelay:
     async def session_event(self, session: Session, event: SessionEvent) -> None:
         """Every observer sees every event, even when an abort lands mid-notification
         (a durable observer must never miss a seq)."""
-        await self.dispatcher.notify_all("session_event", {"session": session, "event": event})
+        pending = self.observe_event(session, event)
+        if pending is not None:
+            await pending
+
+    def observe_event(self, session: Session, event: SessionEvent) -> Awaitable[None] | None:
+        """``session_event`` as a session observer: sync impls run now; an awaitable is
+        returned only when async impls need awaiting."""
+        if not self.dispatcher.plan("session_event"):
+            return None
+        return self.dispatcher.notify_inline("session_event", {"session": session, "event": event})
 
     async def session_flush(self, session: Session) -> None:
         await self.dispatcher.gather("session_flush", {"session": session})

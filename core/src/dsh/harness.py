@@ -60,7 +60,7 @@ class Harness:
             plugins, load_entry_points=load_entry_points, select=select, env=env
         )
         self.relay = self.pm.relay
-        self.sessions = SessionStore(observer=self.relay.session_event)
+        self.sessions = SessionStore(observer=self.relay.observe_event)
         self.models = ModelRegistry()
         self.tools = ToolRegistry()
         #: plugin section name -> the pydantic model that validates it

@@ -9,7 +9,15 @@ type, so deriving costs O(1) per event rather than O(n) per step.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from itertools import islice
 from typing import Any, Final, final, overload
 
@@ -156,7 +164,21 @@ CORE_REDUCERS: Final[Mapping[str, HistoryReducer]] = {
     "tool/result": _tool_result,
 }
 
-Observer = Callable[["Session", SessionEvent], Awaitable[None]]
+#: Told about every appended event; returns an awaitable only when it has async work.
+Observer = Callable[["Session", SessionEvent], "Awaitable[None] | None"]
+
+
+@final
+class _Ready:
+    """An awaitable that is already done: awaiting it costs no coroutine frame."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[None, None, None]:
+        return iter(())  # type: ignore[return-value]
+
+
+_READY: Final = _Ready()
 
 
 class Session:
@@ -224,14 +246,19 @@ class Session:
         self._fold(event)
         return event
 
-    async def emit(
+    def emit(
         self, type: str, data: dict[str, Any], value: object = None, *, checked: bool = False
-    ) -> SessionEvent:
-        """``append``, then notify the observer (which contains its own failures)."""
+    ) -> Awaitable[None]:
+        """``append``, then tell the observer (the ``session_event`` hook); await the
+        result. Sync observers run right here, so with no async observer the await is
+        free (the hot path of the loop)."""
         event = self.append(type, data, value, checked=checked)
-        if self.observer is not None:
-            await self.observer(self, event)
-        return event
+        observer = self.observer
+        if observer is not None:
+            pending = observer(self, event)
+            if pending is not None:
+                return pending
+        return _READY
 
     def __repr__(self) -> str:
         return f"<Session {self.id!r} events={len(self._events)}>"
