@@ -69,3 +69,29 @@ async def test_duplicate_agent_id_is_refused() -> None:
 async def test_agents_need_a_started_harness() -> None:
     with pytest.raises(DshError, match="not started"):
         _ = Harness(load_entry_points=False).agents
+
+
+async def test_tools_can_ask_for_a_context_with_the_workspace(tmp_path: Any) -> None:
+    from dsh.testing import tool_calls
+    from dsh.tools import ToolContext, tool
+
+    @tool
+    def where(name: str, context: ToolContext) -> str:
+        "Say where the agent works."
+        return f"{name}@{context.workspace}#{context.call.id}"
+
+    class Tools:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            register(where)
+
+    assert "context" not in where.spec.parameters["properties"]
+    model = ScriptedModel([tool_calls(("where", {"name": "x"})), "done"])
+    plugins = [("tools", Tools())]
+    async with scripted_harness(
+        model, plugins=plugins, load_entry_points=False, workspace=tmp_path
+    ) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        events = await run_turn(agent, "where?")
+    result = next(e for e in events if e.type == "tool/result")
+    assert result.data["content"] == f"x@{tmp_path}#call-0"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, final, runtime_checkable
 
 import anyio
@@ -116,8 +117,10 @@ class AgentRegistry:
         sessions: SessionStore,
         models: ModelRegistry,
         tools: ToolRegistry,
+        workspace: Path | None = None,
     ) -> None:
         self._task_group = task_group
+        self._workspace = workspace
         self._relay = relay
         self._sessions = sessions
         self._models = models
@@ -178,6 +181,7 @@ class AgentRegistry:
             models=self._models,
             tools=self._tools,
             options=options,
+            workspace=self._workspace,
         )
         self._sessions.enter(session)
         handle = AgentHandle(agent, self)

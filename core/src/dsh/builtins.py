@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from dsh.hookspecs import hookimpl
 from dsh.messages import ToolCall, ToolResult
+from dsh.tools import ToolContext
 
 if TYPE_CHECKING:
     from dsh.loop import ReactLoopAgent
@@ -15,4 +16,4 @@ if TYPE_CHECKING:
 @hookimpl(trylast=True)
 async def tools_execute(agent: ReactLoopAgent, call: ToolCall) -> ToolResult:
     """The core executor: run the registered tool (errors become results)."""
-    return await agent.tools.execute(call)
+    return await agent.tools.execute(call, ToolContext(agent, agent.workspace, call))

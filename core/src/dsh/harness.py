@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +43,8 @@ class Harness:
 
     ``config`` is a loaded ``Config``, a path to a YAML file, or None (defaults);
     ``config_text`` gives YAML inline. The plugin arguments are those of
-    ``create_plugin_manager``; pass ``pm`` to use a manager you built.
+    ``create_plugin_manager``; pass ``pm`` to use a manager you built. ``workspace``
+    (default: the current directory) is where agents work.
     """
 
     def __init__(
@@ -55,11 +57,14 @@ class Harness:
         select: Iterable[str] = (),
         env: Mapping[str, str] | None = None,
         pm: PluginManager | None = None,
+        workspace: str | os.PathLike[str] | None = None,
     ) -> None:
         self.pm = pm or create_plugin_manager(
             plugins, load_entry_points=load_entry_points, select=select, env=env
         )
         self.relay = self.pm.relay
+        #: The directory agents work in; file tools are confined to it.
+        self.workspace = Path(workspace if workspace is not None else Path.cwd()).resolve()
         self.sessions = SessionStore(observer=self.relay.observe_event)
         self.models = ModelRegistry()
         self.tools = ToolRegistry()
@@ -131,6 +136,7 @@ class Harness:
             sessions=self.sessions,
             models=self.models,
             tools=self.tools,
+            workspace=self.workspace,
         )
         try:
             for agent in self._config.agents:

@@ -8,6 +8,7 @@ behaviours it keeps are tested by number in tests/core/test_behaviours_*.py.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -52,8 +53,11 @@ class ReactLoopAgent:
         models: ModelRegistry,
         tools: ToolRegistry,
         options: dict[str, Any] | None = None,
+        workspace: Path | None = None,
     ) -> None:
         self.id = id
+        #: The directory file tools are confined to (the harness's workspace).
+        self.workspace = workspace or Path.cwd()
         self.session = session
         self.options: dict[str, Any] = dict(options or {})
         queue_mode = self.options.get("queue_mode", "batch")

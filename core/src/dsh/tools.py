@@ -11,6 +11,7 @@ import inspect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, final, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -19,7 +20,17 @@ from dsh._json import dumps
 from dsh.errors import DshError
 from dsh.messages import ToolCall, ToolResult, ToolSpec
 
-__all__ = ["Tool", "ToolRegistry", "tool"]
+__all__ = ["Tool", "ToolContext", "ToolRegistry", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a tool may know about the call it serves. A tool function receives it when
+    it has a parameter named ``context`` (that parameter is not shown to the model)."""
+
+    agent: Any
+    workspace: Path
+    call: ToolCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +50,8 @@ class Tool:
     mutating: bool = False
     path_args: tuple[str, ...] = ()
     command_args: tuple[str, ...] = ()
+    #: ``run`` takes a ``context: ToolContext`` keyword argument
+    wants_context: bool = False
     spec: ToolSpec = field(init=False)
     is_async: bool = field(init=False)
 
@@ -76,7 +89,11 @@ def tool(
 
     def build(function: Callable[..., Any]) -> Tool:
         fields: dict[str, Any] = {}
+        wants_context = False
         for param in inspect.signature(function).parameters.values():
+            if param.name == "context":
+                wants_context = True
+                continue
             annotation = param.annotation if param.annotation is not param.empty else Any
             default = ... if param.default is param.empty else param.default
             fields[param.name] = (annotation, default)
@@ -92,6 +109,7 @@ def tool(
             mutating=mutating,
             path_args=tuple(path_args),
             command_args=tuple(command_args),
+            wants_context=wants_context,
         )
 
     return build(fn) if fn is not None else build
@@ -137,7 +155,7 @@ class ToolRegistry:
             self._specs = tuple(t.spec for t in self._tools.values())
         return self._specs
 
-    async def execute(self, call: ToolCall) -> ToolResult:
+    async def execute(self, call: ToolCall, context: ToolContext | None = None) -> ToolResult:
         """Run ``call``; every failure becomes an error result the model can read."""
         tool = self._tools.get(call.name)
         if tool is None:
@@ -157,11 +175,15 @@ class ToolRegistry:
             )
             return _error(call, f"invalid arguments for {call.name!r}: {problems}")
         kwargs = {name: getattr(args, name) for name in type(args).model_fields}
+        if tool.wants_context:
+            if context is None:
+                return _error(call, f"tool {call.name!r} needs a context and none was given")
+            kwargs["context"] = context
         try:
             result = tool.run(**kwargs)
             if tool.is_async:
                 result = await result
+            content = result if isinstance(result, str) else dumps(result)
         except Exception as exc:
             return _error(call, f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
-        content = result if isinstance(result, str) else dumps(result)
         return ToolResult(call_id=call.id, content=content)

@@ -21,6 +21,7 @@ and ``check_invariants``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -161,6 +162,7 @@ async def scripted_harness(
     pm: PluginManager | None = None,
     load_entry_points: bool = True,
     config_text: str | None = None,
+    workspace: str | os.PathLike[str] | None = None,
 ) -> AsyncIterator[Harness]:
     """A started ``Harness`` whose models include ``models`` (registered through
     ``register_models`` by a plugin named ``scripted-models``)."""
@@ -171,12 +173,13 @@ async def scripted_harness(
         for item in [*extra, *plugins]:
             name, plugin = item if isinstance(item, tuple) else (None, item)
             pm.register(plugin, name)
-        harness = Harness(pm=pm, config_text=config_text)
+        harness = Harness(pm=pm, config_text=config_text, workspace=workspace)
     else:
         harness = Harness(
             plugins=[*extra, *plugins],
             load_entry_points=load_entry_points,
             config_text=config_text,
+            workspace=workspace,
         )
     async with harness:
         yield harness
