@@ -11,12 +11,14 @@ from dsh.messages import (
     AssistantMessage,
     ContinuationDecision,
     ModelRequest,
+    RequestErrorDecision,
     ToolCall,
     ToolResult,
 )
 
 if TYPE_CHECKING:
     from dsh.agent import Agent
+    from dsh.errors import ModelError
     from dsh.hookspecs import AgentStatus
     from dsh.persistence import SessionPersistence
     from dsh.session import Session, SessionEvent
@@ -74,6 +76,26 @@ class HookRelay:
         result = await self.dispatcher.waterfall("agent_turn_continuation", "decision", kwargs)
         return cast(ContinuationDecision, result)
 
+    async def agent_request_error(
+        self,
+        agent: Agent,
+        request: ModelRequest,
+        error: ModelError,
+        decision: RequestErrorDecision,
+        turn: int,
+        step: int,
+    ) -> RequestErrorDecision:
+        kwargs = {
+            "agent": agent,
+            "request": request,
+            "error": error,
+            "decision": decision,
+            "turn": turn,
+            "step": step,
+        }
+        result = await self.dispatcher.waterfall("agent_request_error", "decision", kwargs)
+        return cast(RequestErrorDecision, result)
+
     async def session_event(self, session: Session, event: SessionEvent) -> None:
         """Every observer sees every event, even when an abort lands mid-notification
         (a durable observer must never miss a seq)."""
@@ -117,6 +139,9 @@ class HookRelay:
 
     def register_settings(self, callback: Callable[..., None]) -> None:
         self.dispatcher.register("register_settings", callback)
+
+    def register_history_reducers(self, callback: Callable[..., None]) -> None:
+        self.dispatcher.register("register_history_reducers", callback)
 
     def register_commands(self, callback: Callable[..., None]) -> None:
         self.dispatcher.register("register_commands", callback)

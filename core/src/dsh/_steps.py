@@ -19,6 +19,7 @@ from dsh.messages import (
     AssistantMessage,
     ContinuationDecision,
     ModelRequest,
+    RequestErrorDecision,
     ToolCall,
     ToolResult,
     Usage,
@@ -36,6 +37,7 @@ log = logging.getLogger("dsh.loop")
 _STRENGTH: Final = {"disposed": 3, "aborted": 2}
 CONTINUE: Final = ContinuationDecision(action="continue")
 STOP: Final = ContinuationDecision(action="stop")
+FAIL: Final = RequestErrorDecision(action="fail")
 
 
 class TurnState:
@@ -174,17 +176,35 @@ class StepRunner:
         turn.open_step = step
         await emit("step/start", {"turn": number, "step": step}, checked=True)
         await self._drain_steering()
-        request = ModelRequest.model_construct(
-            model=options.get("model"),
-            system=options.get("system_prompt", ""),
-            messages=session.history,
-            tools=self.tools.specs(),
-            max_tokens=options.get("max_tokens"),
-            options={},
-        )
-        request = await relay.agent_request(agent, request, number, step)
-        model = self.models.get(request.model, agent=agent.id)
-        message = await self._stream(model, request)
+        retries = 0
+        while True:  # one model call, or more when agent_request_error says retry
+            request = ModelRequest.model_construct(
+                model=options.get("model"),
+                system=options.get("system_prompt", ""),
+                messages=session.history,
+                tools=self.tools.specs(),
+                max_tokens=options.get("max_tokens"),
+                options={},
+            )
+            request = await relay.agent_request(agent, request, number, step)
+            try:
+                model = self.models.get(request.model, agent=agent.id)
+                message = await self._stream(model, request)
+                break
+            except ModelError as error:
+                if retries >= options.get("max_request_retries", 1):
+                    raise
+                on_error = await relay.agent_request_error(
+                    agent, request, error, FAIL, number, step
+                )
+                if on_error.action != "retry":
+                    raise
+                retries += 1
+                data = {"turn": number, "step": step, "attempt": retries, "code": error.code}
+                data["message"] = error.message
+                if on_error.reason:
+                    data["reason"] = on_error.reason
+                await emit("step/retry", data, checked=True)
         message = await relay.agent_step_result(agent, message, number, step)
         calls = message.tool_calls
         if message.stop_reason == "max_tokens":

@@ -26,7 +26,7 @@ from dsh.agent import AgentRegistry
 from dsh.errors import DshError
 from dsh.llm.registry import ModelRegistry
 from dsh.plugins import PluginManager, create_plugin_manager
-from dsh.session import SessionStore
+from dsh.session import HistoryReducer, SessionStore
 from dsh.tools import ToolRegistry
 
 if TYPE_CHECKING:
@@ -99,6 +99,16 @@ class Harness:
             raise DshError(f"plugin {plugin!r} registers settings for {name!r} a second time")
         self.settings[name] = model
 
+    def _add_reducer(self, plugin: str, event_type: str, reducer: HistoryReducer) -> None:
+        reducers = dict(self.sessions.reducers)
+        if event_type in reducers:
+            raise DshError(
+                f"plugin {plugin!r} registers a history reducer for {event_type!r}, "
+                "which already has one"
+            )
+        reducers[event_type] = reducer
+        self.sessions.reducers = reducers
+
     def _load_config(self) -> Config:
         from dsh.config import Config, load_config
 
@@ -124,6 +134,7 @@ class Harness:
     async def __aenter__(self) -> Harness:
         self.relay.register_settings(self._add_settings)
         self._config = self._load_config()
+        self.relay.register_history_reducers(self._add_reducer)
         self.relay.register_models(self.models.add)
         self._add_config_models(self._config)
         self.relay.register_tools(self.tools.add)

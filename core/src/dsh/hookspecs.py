@@ -27,10 +27,12 @@ import pluggy
 
 if TYPE_CHECKING:
     from dsh.agent import Agent
+    from dsh.errors import ModelError
     from dsh.messages import (
         AssistantMessage,
         ContinuationDecision,
         ModelRequest,
+        RequestErrorDecision,
         ToolCall,
         ToolResult,
     )
@@ -51,6 +53,7 @@ CALL_STYLES: dict[str, CallStyle] = {
     "agent_step_result": "waterfall",
     "tools_execute": "firstresult",
     "agent_turn_continuation": "waterfall",
+    "agent_request_error": "waterfall",
     "session_event": "notify",
     "session_flush": "gather",
     "session_persistence": "firstresult",
@@ -62,6 +65,7 @@ CALL_STYLES: dict[str, CallStyle] = {
     "register_models": "register",
     "register_settings": "register",
     "register_commands": "register",
+    "register_history_reducers": "register",
 }
 
 AgentStatus = Literal["idle", "running", "disposed"]
@@ -114,6 +118,26 @@ def agent_turn_continuation(
     Fires at the end of every step. The default decision is ``continue`` iff the step had
     tool calls or steering was drained. Return ``stop`` to end the turn (budget guards) or
     ``continue`` with a ``reason`` to add that reason as steering for the next step.
+    """
+
+
+@hookspec
+def agent_request_error(
+    agent: Agent,
+    request: ModelRequest,
+    error: ModelError,
+    decision: RequestErrorDecision,
+    turn: int,
+    step: int,
+) -> RequestErrorDecision | None:
+    """**waterfall** — decide what a failed model call leads to.
+
+    Fires when the model call of a step raises (``error.code`` says why, e.g.
+    ``CONTEXT_WINDOW_EXCEEDED``). The default decision is ``fail``: the turn ends
+    ``error``. Return ``retry`` to call the model again for the same step; the step logs
+    ``step/retry`` and runs ``agent_request`` again first (so a compaction plugin can
+    shrink the history). Retries per step are bounded by the agent option
+    ``max_request_retries`` (default 1).
     """
 
 
@@ -193,6 +217,18 @@ def register_settings(register: Callable[..., None]) -> None:
     """**register** — declare this plugin's config section: ``register(PydanticModel)``.
 
     The section in ``dsh.yml`` is named after the plugin and validated by that model.
+    """
+
+
+@hookspec
+def register_history_reducers(register: Callable[..., None]) -> None:
+    """**register** — teach derived history about a plugin's event type:
+    ``register("compact/summary", reducer)``.
+
+    A reducer is ``reducer(history, event) -> list | None``: it may append to the
+    history list it is given, or return a new list that replaces it (never change the
+    given list in place otherwise). Replaying a stored log runs the same reducers, so a
+    resumed session derives the same history.
     """
 
 

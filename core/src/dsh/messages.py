@@ -18,6 +18,7 @@ __all__ = [
     "Message",
     "ModelRequest",
     "ReasoningBlock",
+    "RequestErrorDecision",
     "StopReason",
     "TextBlock",
     "ToolCall",
@@ -149,4 +150,13 @@ class ContinuationDecision(_Frozen):
     """Whether a turn takes another step. A ``reason`` on continue is logged as steering."""
 
     action: Literal["stop", "continue"]
+    reason: str | None = None
+
+
+class RequestErrorDecision(_Frozen):
+    """What to do when a model call fails: ``fail`` ends the turn with the error,
+    ``retry`` calls the model again for the same step (after ``agent_request`` ran
+    again, so a plugin can shrink the request first)."""
+
+    action: Literal["fail", "retry"]
     reason: str | None = None
