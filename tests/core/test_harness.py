@@ -95,3 +95,44 @@ async def test_tools_can_ask_for_a_context_with_the_workspace(tmp_path: Any) -> 
         events = await run_turn(agent, "where?")
     result = next(e for e in events if e.type == "tool/result")
     assert result.data["content"] == f"x@{tmp_path}#call-0"
+
+
+async def test_harness_started_sees_validated_config_before_agents_start() -> None:
+    seen: list[str] = []
+
+    class Settings(BaseModel):
+        level: int
+
+    class Plugin:
+        @hookimpl
+        def register_settings(self, register: Any) -> None:
+            register(Settings)
+
+        @hookimpl
+        def harness_started(self, harness: Harness) -> None:
+            section = harness.config.section("watch")
+            seen.append(f"started level={section.level} agents={len(harness.agents.list())}")
+
+        @hookimpl
+        def agent_created(self, agent: Any) -> None:
+            seen.append(f"created {agent.id}")
+
+        @hookimpl
+        def agent_disposed(self, agent: Any) -> None:
+            seen.append(f"disposed {agent.id}")
+
+        @hookimpl
+        async def harness_stopping(self, harness: Harness) -> None:
+            seen.append(f"stopping agents={len(harness.agents.list())}")
+
+    config = CONFIG + "watch: {level: 2}\n"
+    async with scripted_harness(
+        ScriptedModel(), plugins=[("watch", Plugin())], load_entry_points=False, config_text=config
+    ):
+        pass
+    assert seen == [
+        "started level=2 agents=0",
+        "created helper",
+        "disposed helper",
+        "stopping agents=0",
+    ]

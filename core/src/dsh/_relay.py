@@ -19,6 +19,7 @@ from dsh.messages import (
 if TYPE_CHECKING:
     from dsh.agent import Agent
     from dsh.errors import ModelError
+    from dsh.harness import Harness
     from dsh.hookspecs import AgentStatus
     from dsh.persistence import SessionPersistence
     from dsh.session import Session, SessionEvent
@@ -116,6 +117,12 @@ class HookRelay:
     async def session_persistence(self) -> SessionPersistence | None:
         result = await self.dispatcher.first_result("session_persistence", {})
         return cast("SessionPersistence | None", result)
+
+    async def harness_started(self, harness: Harness) -> None:
+        await self.dispatcher.notify("harness_started", {"harness": harness})
+
+    async def harness_stopping(self, harness: Harness) -> None:
+        await self.dispatcher.notify("harness_stopping", {"harness": harness})
 
     async def agent_created(
         self, agent: Agent, source: Literal["startup", "create", "resume"]

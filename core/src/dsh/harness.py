@@ -150,6 +150,7 @@ class Harness:
             workspace=self.workspace,
         )
         try:
+            await self.relay.harness_started(self)
             for agent in self._config.agents:
                 options: dict[str, Any] = {
                     **agent.options,
@@ -178,6 +179,7 @@ class Harness:
             with anyio.CancelScope(shield=True):
                 try:
                     await self.agents.dispose_all()
+                    await self.relay.harness_stopping(self)
                 finally:
                     for model in self._config_models:
                         await model.aclose()

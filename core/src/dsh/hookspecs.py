@@ -28,6 +28,7 @@ import pluggy
 if TYPE_CHECKING:
     from dsh.agent import Agent
     from dsh.errors import ModelError
+    from dsh.harness import Harness
     from dsh.messages import (
         AssistantMessage,
         ContinuationDecision,
@@ -57,6 +58,8 @@ CALL_STYLES: dict[str, CallStyle] = {
     "session_event": "notify",
     "session_flush": "gather",
     "session_persistence": "firstresult",
+    "harness_started": "notify",
+    "harness_stopping": "notify",
     "agent_created": "notify",
     "agent_status": "notify",
     "agent_error": "notify",
@@ -177,6 +180,21 @@ def session_persistence() -> SessionPersistence | None:
 
 
 # -- lifecycle notifications ---------------------------------------------------------
+
+
+@hookspec
+def harness_started(harness: Harness) -> None:
+    """**notify** — a harness started: its config is validated and models, tools and
+    settings are registered; agents listed in the config are created right after.
+
+    The place to read your validated config section (``harness.config.section(name)``)
+    and to set up per-harness state.
+    """
+
+
+@hookspec
+def harness_stopping(harness: Harness) -> None:
+    """**notify** — a harness is stopping: every agent is disposed (and flushed) already."""
 
 
 @hookspec
