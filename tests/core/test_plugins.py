@@ -133,8 +133,9 @@ async def test_order_core_then_entry_points_by_name_then_explicit(install: Insta
         def agent_request(self, request: ModelRequest) -> ModelRequest:
             return request.model_copy(update={"system": request.system + "-explicit"})
 
-    pm = create_plugin_manager([("explicit", Explicit())], env={})
-    assert names(pm) == ["dsh.builtins", "alpha", "zeta", "explicit"]
+    pm = create_plugin_manager([("explicit", Explicit())], env={"DSH_LOAD_PLUGINS": "alpha,zeta"})
+    assert names(pm)[0] == "dsh.builtins"  # core defaults first
+    assert names(pm)[-3:] == ["alpha", "zeta", "explicit"]
     request = await pm.relay.agent_request(agent=None, request=ModelRequest(), turn=1, step=1)  # type: ignore[arg-type]
     assert request.system == "-explicit-zeta-alpha"  # LIFO over registration order
     infos = {i.name: i for i in list_plugins(pm)}

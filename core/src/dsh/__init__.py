@@ -1,6 +1,14 @@
-"""dsh: a minimal, pluggable agent harness."""
+"""dsh: a minimal, pluggable agent harness.
+
+The public names below are imported on first use (PEP 562), so that ``import dsh``
+and ``from dsh import hookimpl`` — what every plugin does at load time — stay cheap:
+pydantic and anyio load only when a message model or the loop is needed.
+"""
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from dsh.errors import (
     ConfigError,
@@ -12,25 +20,66 @@ from dsh.errors import (
     PluginValidationError,
 )
 from dsh.hookspecs import hookimpl, hookspec
-from dsh.messages import (
-    AssistantMessage,
-    ContinuationDecision,
-    Message,
-    ModelRequest,
-    ReasoningBlock,
-    RequestErrorDecision,
-    StopReason,
-    TextBlock,
-    ToolCall,
-    ToolResult,
-    ToolResultMessage,
-    ToolSpec,
-    Usage,
-    UserMessage,
-)
-from dsh.plugins import PluginInfo, PluginManager, create_plugin_manager, list_plugins
+
+if TYPE_CHECKING:
+    from dsh.messages import (
+        AssistantMessage,
+        ContinuationDecision,
+        Message,
+        ModelRequest,
+        ReasoningBlock,
+        RequestErrorDecision,
+        StopReason,
+        TextBlock,
+        ToolCall,
+        ToolResult,
+        ToolResultMessage,
+        ToolSpec,
+        Usage,
+        UserMessage,
+    )
+    from dsh.plugins import PluginInfo, PluginManager, create_plugin_manager, list_plugins
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "AssistantMessage",
+            "ContinuationDecision",
+            "Message",
+            "ModelRequest",
+            "ReasoningBlock",
+            "RequestErrorDecision",
+            "StopReason",
+            "TextBlock",
+            "ToolCall",
+            "ToolResult",
+            "ToolResultMessage",
+            "ToolSpec",
+            "Usage",
+            "UserMessage",
+        ),
+        "dsh.messages",
+    ),
+    **dict.fromkeys(
+        ("PluginInfo", "PluginManager", "create_plugin_manager", "list_plugins"), "dsh.plugins"
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dsh' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "AssistantMessage",

@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable, Collection
 from operator import itemgetter
 from typing import Any, Final, NamedTuple, final
 
-import anyio
 import pluggy
 
 from dsh.errors import HookError
@@ -169,6 +168,8 @@ class Dispatcher:
         return None
 
     async def _notify_shielded(self, hook: str, kwargs: dict[str, Any]) -> None:
+        import anyio
+
         with anyio.CancelScope(shield=True):
             await self.notify(hook, kwargs)
 
@@ -189,6 +190,8 @@ class Dispatcher:
                 errors[index] = impl.fail(hook, exc)
 
         if any(impl.is_async for impl in plan):
+            import anyio
+
             async with anyio.create_task_group() as tg:
                 for index, impl in enumerate(plan):
                     tg.start_soon(run, index, impl)

@@ -7,20 +7,20 @@ from typing import TYPE_CHECKING, Literal, cast, final
 
 from dsh._calling import Dispatcher
 from dsh.errors import HookError
-from dsh.messages import (
-    AssistantMessage,
-    ContinuationDecision,
-    ModelRequest,
-    RequestErrorDecision,
-    ToolCall,
-    ToolResult,
-)
 
 if TYPE_CHECKING:
     from dsh.agent import Agent
     from dsh.errors import ModelError
     from dsh.harness import Harness
     from dsh.hookspecs import AgentStatus
+    from dsh.messages import (
+        AssistantMessage,
+        ContinuationDecision,
+        ModelRequest,
+        RequestErrorDecision,
+        ToolCall,
+        ToolResult,
+    )
     from dsh.persistence import SessionPersistence
     from dsh.session import Session, SessionEvent
 
@@ -41,14 +41,14 @@ class HookRelay:
     ) -> ModelRequest:
         kwargs = {"agent": agent, "request": request, "turn": turn, "step": step}
         result = await self.dispatcher.waterfall("agent_request", "request", kwargs)
-        return cast(ModelRequest, result)
+        return cast("ModelRequest", result)
 
     async def agent_step_result(
         self, agent: Agent, message: AssistantMessage, turn: int, step: int
     ) -> AssistantMessage:
         kwargs = {"agent": agent, "message": message, "turn": turn, "step": step}
         result = await self.dispatcher.waterfall("agent_step_result", "message", kwargs)
-        return cast(AssistantMessage, result)
+        return cast("AssistantMessage", result)
 
     async def tools_execute(
         self, agent: Agent, call: ToolCall, turn: int, step: int
@@ -59,6 +59,8 @@ class HookRelay:
         naming the plugin, so a broken permission check can never let a tool run.
         """
         kwargs = {"agent": agent, "call": call, "turn": turn, "step": step}
+        from dsh.messages import ToolResult  # dsh.plugins stays light to import
+
         try:
             result = await self.dispatcher.first_result("tools_execute", kwargs)
         except HookError as error:
@@ -68,14 +70,14 @@ class HookRelay:
                 content=f"tool {call.name!r} was not run: {error}",
                 is_error=True,
             )
-        return cast(ToolResult | None, result)
+        return cast("ToolResult | None", result)
 
     async def agent_turn_continuation(
         self, agent: Agent, decision: ContinuationDecision, turn: int, step: int
     ) -> ContinuationDecision:
         kwargs = {"agent": agent, "decision": decision, "turn": turn, "step": step}
         result = await self.dispatcher.waterfall("agent_turn_continuation", "decision", kwargs)
-        return cast(ContinuationDecision, result)
+        return cast("ContinuationDecision", result)
 
     async def agent_request_error(
         self,
@@ -95,7 +97,7 @@ class HookRelay:
             "step": step,
         }
         result = await self.dispatcher.waterfall("agent_request_error", "decision", kwargs)
-        return cast(RequestErrorDecision, result)
+        return cast("RequestErrorDecision", result)
 
     async def session_event(self, session: Session, event: SessionEvent) -> None:
         """Every observer sees every event, even when an abort lands mid-notification

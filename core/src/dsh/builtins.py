@@ -6,14 +6,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dsh.hookspecs import hookimpl
-from dsh.messages import ToolCall, ToolResult
-from dsh.tools import ToolContext
 
 if TYPE_CHECKING:
     from dsh.loop import ReactLoopAgent
+    from dsh.messages import ToolCall, ToolResult
 
 
 @hookimpl(trylast=True)
 async def tools_execute(agent: ReactLoopAgent, call: ToolCall) -> ToolResult:
     """The core executor: run the registered tool (errors become results)."""
+    from dsh.tools import ToolContext  # imported here: loading plugins must stay cheap
+
     return await agent.tools.execute(call, ToolContext(agent, agent.workspace, call))
