@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
+BUILT_IN = ("plugins", "version", "run", "chat", "config")
+
 
 def _global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -36,6 +38,13 @@ def _global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-c", "--config", type=Path, metavar="FILE", help="config file (default: ./dsh.yml)"
     )
+    parser.add_argument(
+        "-m",
+        "--model",
+        metavar="MODEL",
+        help="a model from dsh.yml, local, or provider:model[@base_url]",
+    )
+    parser.add_argument("--cwd", type=Path, metavar="DIR", help="the workspace (default: .)")
     parser.add_argument("-v", "--verbose", action="store_true", help="tracebacks on errors")
 
 
@@ -47,6 +56,13 @@ def _parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     plugins.add_argument("--json", action="store_true", help="print JSON")
     version = sub.add_parser("version", help="print versions")
     version.add_argument("-v", dest="verbose_version", action="store_true", help="with plugins")
+    run = sub.add_parser("run", help="run one prompt (one turn) and exit")
+    run.add_argument("prompt", help="what to ask the agent")
+    run.add_argument("--json", action="store_true", help="print session events as JSON lines")
+    sub.add_parser("chat", help="talk to an agent interactively")
+    config = sub.add_parser("config", help="configuration")
+    config_sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    config_sub.add_parser("check", help="validate dsh.yml and every plugin section")
     for command in commands.values():
         command_parser = sub.add_parser(command.name, help=command.help)
         if command.configure is not None:
@@ -63,7 +79,7 @@ def _commands(pm: PluginManager) -> dict[str, Command]:
     def register(plugin: str, command: Command) -> None:
         if not isinstance(command, Command):
             raise DshError(f"plugin {plugin!r} registered {command!r}, which is not a dsh Command")
-        if command.name in found or command.name in ("plugins", "version"):
+        if command.name in found or command.name in BUILT_IN:
             first = origin.get(command.name, "dsh-core")
             raise DshError(
                 f"command {command.name!r} is registered twice: by {first!r} and {plugin!r}"
@@ -95,12 +111,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _plugins(args, pm)
         if args.command == "version":
             return _version(args, pm)
+        if args.command in ("run", "chat"):
+            return _agent_command(args, pm)
+        if args.command == "config":
+            from dsh._cli_agent import check_config
+
+            return check_config(args, pm)
         if args.command in commands:
             return _run(commands[args.command], args, pm)
     except DshError as error:
         return _fail(error, args.verbose)
     parser.print_help()
     return 0
+
+
+def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
+    import anyio
+
+    from dsh import _cli_agent
+
+    args.workspace = (args.cwd or Path.cwd()).resolve()
+    command = _cli_agent.run if args.command == "run" else _cli_agent.chat
+    return anyio.run(command, args, pm)
 
 
 def _fail(error: DshError, verbose: bool) -> int:

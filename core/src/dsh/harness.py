@@ -184,5 +184,8 @@ class Harness:
                     for model in self._config_models:
                         await model.aclose()
         finally:
-            result = await task_group.__aexit__(exc_type, exc, tb)
-        return result
+            # Every agent is disposed, so the group holds no task: leave it as if the body
+            # had not raised, and the body's own exception propagates unwrapped (not as
+            # an exception group). An agent task that crashed still raises here.
+            await task_group.__aexit__(None, None, None)
+        return None

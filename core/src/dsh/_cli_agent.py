@@ -1,0 +1,194 @@
+"""``dsh run`` and ``dsh chat``: an agent in the terminal.
+
+``run`` sends one prompt and exits when the turn ends (status 1 if it ended ``error``,
+130 if it was interrupted). ``chat`` reads lines: while the agent is idle a line starts
+a turn; while it runs, a line steers the running turn and ``/queue TEXT`` queues TEXT
+for the next turn. Ctrl-C once cancels the running turn (the agent stays); twice in a
+row, or at an idle prompt, quits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from dsh._render import Renderer
+from dsh.errors import DshError
+
+if TYPE_CHECKING:
+    from dsh.agent import AgentHandle
+    from dsh.harness import Harness
+    from dsh.plugins import PluginManager
+
+__all__ = ["chat", "run"]
+
+SYSTEM_PROMPT = (
+    "You are dsh, a coding agent working in the directory {workspace}. Use the tools to "
+    "read, search and change files and to run commands there. Be brief; say what you did."
+)
+
+
+@asynccontextmanager
+async def _agent(
+    args: argparse.Namespace, pm: PluginManager
+) -> AsyncIterator[tuple[Harness, AgentHandle, Renderer]]:
+    from dsh.config import find_config
+    from dsh.harness import Harness
+    from dsh.llm.choose import choose_model
+
+    workspace: Path = args.workspace
+    config = args.config or find_config(workspace)
+    renderer = Renderer(sys.stdout, sys.stderr, json=getattr(args, "json", False))
+    pm.register(renderer, "dsh-cli")
+    async with Harness(pm=pm, config=config, workspace=workspace) as harness:
+        choice = choose_model(harness, args.model)
+        model = choice.name
+        if model == "local":
+            from dsh.llm.local import local_model
+
+            model = await local_model(harness)
+        print(f"dsh: model {model} ({choice.why})", file=sys.stderr)
+        options: dict[str, Any] = {
+            "model": model,
+            "system_prompt": SYSTEM_PROMPT.format(workspace=workspace),
+        }
+        agent = await harness.agents.create("main", options=options)
+        renderer.session_id = agent.session.id
+        yield harness, agent, renderer
+
+
+async def run(args: argparse.Namespace, pm: PluginManager) -> int:
+    async with _agent(args, pm) as (_, agent, renderer):
+        agent.send(args.prompt)
+        interrupted = False
+        async with anyio.create_task_group() as tg:
+
+            async def on_sigint() -> None:
+                nonlocal interrupted
+                with anyio.open_signal_receiver(signal.SIGINT) as signals:
+                    async for _ in signals:
+                        interrupted = True
+                        agent.cancel()
+
+            tg.start_soon(on_sigint)
+            await agent.when_idle()
+            tg.cancel_scope.cancel()
+    if interrupted:
+        return 130
+    end = renderer.last_end or {}
+    return 1 if end.get("reason") == "error" else 0
+
+
+async def _lines() -> AsyncIterator[str | None]:
+    """Lines typed on stdin, read without a blocking thread; None at end of input."""
+    fd = sys.stdin.fileno()
+    buffer = b""
+    while True:
+        await anyio.wait_readable(fd)
+        data = os.read(fd, 4096)
+        if not data:
+            if buffer:
+                yield buffer.decode(errors="replace")
+            yield None
+            return
+        buffer += data
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            yield line.decode(errors="replace").rstrip("\r")
+
+
+async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
+    async with _agent(args, pm) as (harness, agent, _):
+        prompt = "> " if sys.stdin.isatty() else ""
+        async with anyio.create_task_group() as tg:
+            last_sigint = 0.0
+
+            async def on_sigint() -> None:
+                nonlocal last_sigint
+                with anyio.open_signal_receiver(signal.SIGINT) as signals:
+                    async for _ in signals:
+                        now = anyio.current_time()
+                        idle = agent.agent.status == "idle" and not agent.agent.inbox.queued
+                        if idle or now - last_sigint < 2.0:
+                            tg.cancel_scope.cancel()
+                            return
+                        last_sigint = now
+                        agent.cancel()
+                        print("\n(cancelled; Ctrl-C again to quit)", file=sys.stderr)
+
+            tg.start_soon(on_sigint)
+
+            async def prompt_when_idle() -> None:
+                await agent.when_idle()
+                sys.stderr.write(prompt)
+                sys.stderr.flush()
+
+            tg.start_soon(prompt_when_idle)
+            async for line in _lines():
+                if line is None or line.strip() in ("/quit", "/exit"):
+                    break
+                if _handle(line, harness, agent) or (
+                    agent.agent.status == "idle" and not agent.agent.inbox.queued
+                ):
+                    tg.start_soon(prompt_when_idle)
+            await agent.when_idle()
+            tg.cancel_scope.cancel()
+    return 0
+
+
+def _handle(line: str, harness: Harness, agent: AgentHandle) -> bool:
+    """Act on one typed line; True when it started a turn."""
+    text = line.strip()
+    if not text:
+        return False
+    busy = agent.agent.status == "running" or bool(agent.agent.inbox.queued)
+    if text.startswith("/"):
+        command, _, rest = text.partition(" ")
+        if command == "/queue" and rest:
+            agent.send(rest)
+            return not busy
+        if command == "/plugins":
+            from dsh.plugins import list_plugins
+
+            for info in list_plugins(harness.pm):
+                print(f"  {info.name} ({info.distribution or 'explicit'})", file=sys.stderr)
+        elif command == "/model":
+            print(f"  {agent.agent.options.get('model')}", file=sys.stderr)
+        else:
+            known = "/queue TEXT, /plugins, /model, /quit"
+            print(f"  unknown command {command} (try {known})", file=sys.stderr)
+        return False
+    if busy:
+        agent.steer(text)
+        return False
+    agent.send(text)
+    return True
+
+
+def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
+    """``dsh config check``: validate dsh.yml and every plugin section."""
+    from dsh.config import find_config, load_config
+
+    settings: dict[str, Any] = {}
+    pm.relay.register_settings(
+        lambda plugin, model, section=None: settings.update({section or plugin: model})
+    )
+    path = args.config or find_config(Path(args.cwd or os.getcwd()))
+    if path is None:
+        print("dsh: no dsh.yml here; defaults apply", file=sys.stderr)
+        return 0
+    try:
+        load_config(path, settings=settings)
+    except DshError as error:
+        print(f"dsh: {error}", file=sys.stderr)
+        return 1
+    print(f"{path}: ok")
+    return 0
