@@ -118,13 +118,12 @@ def error_from_status(
     code = _status_code(status)
     if code not in ("AUTH", "RATE_LIMIT") and _is_context(kind, message):
         code = "CONTEXT_WINDOW_EXCEEDED"
-    wait = retry_after(headers) if code == "RATE_LIMIT" else None
+    wait = retry_after(headers)
     # an exhausted quota is not a burst limit: waiting does not help
     retry = status in RETRYABLE_STATUS and code != "CONTEXT_WINDOW_EXCEEDED"
     retry = retry and kind != "insufficient_quota"
-    error = ModelError(code, _message(model, f"HTTP {status}", kind, message, secret))
-    error.retry_after = wait
-    return error, retry
+    message = _message(model, f"HTTP {status}", kind, message, secret)
+    return ModelError(code, message, retry_after=wait), retry
 
 
 def _message(model: str, where: str, kind: str, message: str, secret: str | None) -> str:

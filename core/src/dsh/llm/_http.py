@@ -3,7 +3,7 @@
 A request is retried (with backoff and jitter, at most ``max_retries`` times) only
 while nothing of the answer has been received: on connection failures and on 408, 429
 and 5xx responses. Once the response is streaming, a failure ends the stream with an
-error and is never replayed. Closing the event iterator (as an abort does) closes the
+error and is never replayed. Leaving the ``events`` block (as an abort does) closes the
 HTTP response, and with it the connection, at once.
 """
 
@@ -12,22 +12,26 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from typing import Any, ClassVar, Final
 
 import anyio
 import anyio.lowlevel
 import httpx
-from httpx_sse import EventSource, ServerSentEvent, SSEError
 
 from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
 from dsh.llm._errors import error_from_status, error_from_transport
+from dsh.llm._sse import SSEParser
 from dsh.llm.base import Chunk, ModelInfo
 from dsh.messages import ModelRequest
 
 __all__ = ["HttpModel"]
 
 _BACKOFF_CAP: Final = 8.0
+# After the final event a server ends the response at once; waiting this long for that
+# lets the connection go back to the pool (otherwise it is closed, which is also fine).
+_DRAIN_WAIT: Final = 0.25
 _ERROR_BODY_LIMIT: Final = 64 * 1024
 
 
@@ -38,7 +42,9 @@ class HttpModel:
     provider's defaults already filled in, see ``dsh.llm.providers.build_model``).
     ``env`` is where the API key is read (default ``os.environ``), at each request.
     ``backoff`` is the first retry delay in seconds (doubled each retry, with jitter);
-    a ``retry-after`` longer than ``max_wait`` is not waited for.
+    a ``retry-after`` longer than ``max_wait`` is not waited for. ``key_optional``:
+    an unset ``api_key_env`` variable means "send no key" instead of an AUTH error
+    (a provider's default variable, with a base_url of your own, e.g. a local server).
 
     Use ``async with model:`` or ``await model.aclose()`` to close its connections.
     """
@@ -53,6 +59,7 @@ class HttpModel:
         env: Mapping[str, str] | None = None,
         backoff: float = 0.5,
         max_wait: float = 60.0,
+        key_optional: bool = False,
     ) -> None:
         base_url = config.base_url or self.default_base_url
         if not base_url:
@@ -72,6 +79,7 @@ class HttpModel:
         self._env = env
         self._backoff = backoff
         self._max_wait = max_wait
+        self._key_optional = key_optional
         self._timeout = httpx.Timeout(config.timeout, read=config.read_timeout or config.timeout)
         self._client: httpx.AsyncClient | None = None
         self._loop: object = None
@@ -108,7 +116,7 @@ class HttpModel:
         if variable is None:
             return None
         key = self.config.api_key(self._env)
-        if key is None:
+        if key is None and not self._key_optional:
             raise ModelError(
                 "AUTH",
                 f"model {self.name!r}: the environment variable {variable} is not set "
@@ -125,20 +133,32 @@ class HttpModel:
             self._client, self._loop = client, loop
         return client
 
+    @asynccontextmanager
     async def events(
         self, path: str, body: dict[str, Any], headers: dict[str, str], secret: str | None
-    ) -> AsyncGenerator[ServerSentEvent, None]:
-        """POST ``body`` as JSON to ``base_url + path`` and yield the response's events.
+    ) -> AsyncIterator[AsyncGenerator[str, None]]:
+        """POST ``body`` as JSON to ``base_url + path``; the block iterates the data of
+        the response's server-sent events.
 
-        Close it (``contextlib.aclosing``) so the response is closed on every exit.
+        ::
+
+            async with self.events(path, body, headers, key) as events:
+                async for data in events:
+                    ...
+
+        Leaving the block (finished, failed, closed or cancelled) closes the response.
         """
         response = await self._open(path, body, headers, secret)
-        source = EventSource(response).aiter_sse()
+        source = _event_data(response)
         try:
-            async for event in source:
-                yield event
-        except SSEError as exc:
-            raise ModelError("MALFORMED_RESPONSE", f"model {self.name!r}: {exc}") from exc
+            kind = response.headers.get("content-type", "")
+            if "text/event-stream" not in kind:
+                raise ModelError(
+                    "MALFORMED_RESPONSE",
+                    f"model {self.name!r}: expected a text/event-stream answer, got "
+                    f"{kind or 'no content type'!r} (does the server stream?)",
+                )
+            yield source
         except httpx.HTTPError as exc:
             raise error_from_transport(self.name, exc, streaming=True) from exc
         finally:
@@ -148,6 +168,16 @@ class HttpModel:
                     await source.aclose()
                 finally:
                     await response.aclose()
+
+    async def drain(self, events: AsyncGenerator[str, None]) -> None:
+        """Read to the end of the response after the final event, so that the
+        connection can be reused. Whatever still comes is ignored."""
+        with anyio.move_on_after(_DRAIN_WAIT):
+            try:
+                async for _ in events:
+                    pass
+            except httpx.HTTPError:
+                pass
 
     async def _open(
         self, path: str, body: dict[str, Any], headers: dict[str, str], secret: str | None
@@ -198,7 +228,8 @@ class HttpModel:
         except httpx.HTTPError:
             pass  # the status says enough
         finally:
-            await response.aclose()
+            with anyio.CancelScope(shield=True):
+                await response.aclose()
         return error_from_status(
             self.name, response.status_code, body, response.headers, secret=secret
         )
@@ -208,3 +239,13 @@ class HttpModel:
         if retry_after is not None:
             return retry_after if retry_after <= self._max_wait else None
         return min(self._backoff * 2.0**attempt, _BACKOFF_CAP) * random.uniform(0.5, 1.0)
+
+
+async def _event_data(response: httpx.Response) -> AsyncGenerator[str, None]:
+    parser = SSEParser()
+    feed = parser.feed
+    async for piece in response.aiter_bytes():
+        for data in feed(piece):
+            yield data
+    for data in parser.end():
+        yield data

@@ -7,7 +7,6 @@ endpoints; ``base_url`` includes the version prefix (``https://api.anthropic.com
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from contextlib import aclosing
 from json import dumps, loads
 from typing import Any, Final
 
@@ -79,10 +78,8 @@ class AnthropicModel(HttpModel):
         usage: dict[str, Any] = {}
         stop: StopReason = "stop"
         done = False
-        events = self.events("/messages", body, headers, key)
-        async with aclosing(events):
-            async for event in events:
-                data = event.data
+        async with self.events("/messages", body, headers, key) as events:
+            async for data in events:
                 try:
                     item = loads(data)
                     kind = item["type"]
@@ -111,6 +108,7 @@ class AnthropicModel(HttpModel):
                         yield UsageChunk(_usage(usage))
                     elif kind == "message_stop":
                         done = True
+                        await self.drain(events)
                         break
                     elif kind == "error":
                         raise error_from_body(self.name, item, secret=key)

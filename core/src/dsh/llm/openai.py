@@ -5,7 +5,6 @@ OpenRouter and any server speaking ``POST {base_url}/chat/completions`` with SSE
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import aclosing
 from json import dumps, loads
 from typing import Any, Final
 
@@ -59,8 +58,11 @@ class OpenAICompatibleModel(HttpModel):
         env: Mapping[str, str] | None = None,
         backoff: float = 0.5,
         max_wait: float = 60.0,
+        key_optional: bool = False,
     ) -> None:
-        super().__init__(name, config, env=env, backoff=backoff, max_wait=max_wait)
+        super().__init__(
+            name, config, env=env, backoff=backoff, max_wait=max_wait, key_optional=key_optional
+        )
         openai = config.provider == "openai"
         self.send_reasoning = (not openai) if send_reasoning is None else send_reasoning
         self.max_tokens_field = max_tokens_field or (
@@ -93,12 +95,11 @@ class OpenAICompatibleModel(HttpModel):
         # happens) gets a fresh index whenever a new call id appears
         slots: dict[int, int] = {}
         ids: dict[int, str] = {}
-        events = self.events("/chat/completions", body, headers, key)
-        async with aclosing(events):
-            async for event in events:
-                data = event.data
+        async with self.events("/chat/completions", body, headers, key) as events:
+            async for data in events:
                 if data == "[DONE]":
                     done = True
+                    await self.drain(events)
                     break
                 try:
                     chunk = loads(data)

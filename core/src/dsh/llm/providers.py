@@ -83,7 +83,10 @@ def build_model(
 
     Fills in the provider's defaults (``base_url``, ``api_key_env``) and the known
     context window and output cap of the model; values in ``config`` win. The API key
-    is read from ``env`` (default ``os.environ``) at each request, never here.
+    is read from ``env`` (default ``os.environ``) at each request, never here. It is
+    required when ``api_key_env`` is set, or when the provider's own endpoint is used;
+    a named provider pointed at another ``base_url`` (a local server speaking its
+    protocol) sends its default variable's key only if that variable is set.
     Raises ``ConfigError`` naming ``models.<name>.<key>`` (``source`` is the file).
     """
     provider = PROVIDERS.get(config.provider)
@@ -103,7 +106,8 @@ def build_model(
     if not filled["base_url"] and not provider.adapter.default_base_url:
         reason = f"provider {config.provider!r} needs a base_url (e.g. http://127.0.0.1:8080/v1)"
         raise ConfigError(source, f"models.{name}.base_url", reason)
-    return provider.adapter(name, config.model_copy(update=filled), env=env)
+    optional = config.api_key_env is None and filled["base_url"] != provider.base_url
+    return provider.adapter(name, config.model_copy(update=filled), env=env, key_optional=optional)
 
 
 def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:

@@ -1,0 +1,212 @@
+"""A loopback HTTP/1.1 server that replays recorded model responses byte for byte.
+
+Each request takes the next scripted ``Reply``: a status, headers and body pieces, each
+piece written as its own chunk of a chunked response (so the client's parser sees the
+stream cut where the test says). A reply can end normally, drop the connection without
+finishing the body, or stall until the client goes away; the server records every
+request it received and when a client disconnected from a stalled reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+
+WIRE = Path(__file__).parent / "wire"
+STALL_LIMIT = 10.0  # a stalled reply gives up by itself after this many seconds
+
+
+def recorded(name: str) -> bytes:
+    """A recorded response body from tests/core/llm/wire/."""
+    return (WIRE / name).read_bytes()
+
+
+def by_event(body: bytes) -> list[bytes]:
+    """Split an SSE body into its events (each piece ends with the blank line)."""
+    sep = b"\r\n\r\n" if b"\r\n\r\n" in body else b"\n\n"
+    parts = body.split(sep)
+    pieces = [part + sep for part in parts[:-1]]
+    return [*pieces, parts[-1]] if parts[-1] else pieces
+
+
+def every(body: bytes, size: int) -> list[bytes]:
+    """Split bytes every ``size`` bytes (through lines and UTF-8 characters alike)."""
+    return [body[i : i + size] for i in range(0, len(body), size)]
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes | list[bytes] = b""
+    headers: dict[str, str] = field(default_factory=lambda: {"content-type": "text/event-stream"})
+    #: after the body: "end" (a complete response), "drop" (close mid-body) or "stall";
+    #: status 0 sends nothing at all and stalls
+    then: str = "end"
+    pause: float = 0.0  # seconds between pieces
+
+
+def sse(body: bytes | list[bytes], **kwargs: Any) -> Reply:
+    return Reply(200, body, **kwargs)
+
+
+def error(status: int, payload: Any, headers: dict[str, str] | None = None) -> Reply:
+    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return Reply(status, raw, {"content-type": "application/json", **(headers or {})})
+
+
+@dataclass
+class Received:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    at: float
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class WireServer:
+    """``async with WireServer([reply, ...]) as server:`` then use ``server.url``."""
+
+    def __init__(self, replies: list[Reply] | None = None) -> None:
+        self.replies = list(replies or [])
+        self.requests: list[Received] = []
+        self.connections = 0
+        self.disconnected = asyncio.Event()  # a client left a stalled reply
+        self.client_closed = asyncio.Event()  # a client closed an idle keep-alive connection
+        self.disconnected_at: float | None = None
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        port = self._server.sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}/v1"
+
+    async def __aenter__(self) -> WireServer:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        for writer in list(self._writers):
+            writer.close()  # a handler waiting to read sees EOF and returns
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=STALL_LIMIT)
+        await self._server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        self._writers.add(writer)
+        self.connections += 1
+        try:
+            while (request := await _read_request(reader)) is not None:
+                self.requests.append(request)
+                reply = self.replies.pop(0) if self.replies else error(500, {"error": "unscripted"})
+                if not await self._write(reply, reader, writer):
+                    break
+            else:
+                self.client_closed.set()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+            self._writers.discard(writer)
+            self._tasks.discard(task)
+
+    async def _write(
+        self, reply: Reply, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
+        """Send ``reply``; False when the connection is done afterwards."""
+        if reply.status == 0:
+            await self._stall(reader)
+            return False
+        reason = (
+            HTTPStatus(reply.status).phrase
+            if reply.status in HTTPStatus._value2member_map_
+            else "X"
+        )
+        head = [f"HTTP/1.1 {reply.status} {reason}", "transfer-encoding: chunked"]
+        head += [f"{name}: {value}" for name, value in reply.headers.items()]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
+        pieces = reply.body if isinstance(reply.body, list) else [reply.body]
+        for piece in pieces:
+            if piece:
+                writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                await writer.drain()
+            if reply.pause:
+                await asyncio.sleep(reply.pause)
+        if reply.then == "end":
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            return True
+        if reply.then == "stall":
+            await writer.drain()
+            await self._stall(reader)
+        return False
+
+    async def _stall(self, reader: asyncio.StreamReader) -> None:
+        try:  # the client sends nothing more: read() returns b"" once it closes
+            leftover = await asyncio.wait_for(reader.read(1), STALL_LIMIT)
+        except TimeoutError:
+            return
+        if not leftover:
+            self.disconnected_at = time.monotonic()
+            self.disconnected.set()
+
+
+async def _read_request(reader: asyncio.StreamReader) -> Received | None:
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError:
+        return None
+    lines = head.decode("latin-1").split("\r\n")
+    method, path, _ = lines[0].split(" ", 2)
+    headers = {}
+    for line in lines[1:]:
+        if line:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+    body = await reader.readexactly(int(headers.get("content-length", "0")))
+    return Received(method, path, headers, body, time.monotonic())
+
+
+def closed_port() -> str:
+    """A loopback URL nothing listens on."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+async def collect(model: Any, request: Any, *, keep_open: bool = False) -> tuple[list[Any], Any]:
+    """Consume ``model.stream(request)`` as the loop does: (chunks, assembled message).
+    The model's connections are closed afterwards unless ``keep_open``."""
+    from contextlib import aclosing
+
+    from dsh.llm import Assembler
+
+    chunks: list[Any] = []
+    assembler = Assembler()
+    try:
+        async with aclosing(model.stream(request)) as stream:
+            async for chunk in stream:
+                chunks.append(chunk)
+                assembler.add(chunk)
+    finally:
+        if not keep_open:
+            await model.aclose()
+    return chunks, assembler.message(model.info.name)
