@@ -1,0 +1,95 @@
+"""`dsh chat` in a pseudo-terminal: streaming, steering, Ctrl-C, quitting."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+from conftest import text_reply
+
+TIMEOUT = 30
+
+
+@pytest.fixture
+def chat(cli_env: dict[str, str], tmp_path: Path) -> Any:
+    children: list[pexpect.spawn] = []
+
+    def start(server: Any) -> pexpect.spawn:
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "chat"],
+            env=cli_env,
+            cwd=str(tmp_path),
+            encoding="utf-8",
+            timeout=TIMEOUT,
+            dimensions=(40, 200),
+        )
+        children.append(child)
+        child.expect_exact("dsh: model openai-compatible:tiny")
+        child.expect_exact("> ")
+        return child
+
+    yield start
+    for child in children:
+        child.close(force=True)
+
+
+def test_chat_streams_answers_and_keeps_history(model_server: Any, chat: Any) -> None:
+    server = model_server([text_reply("Hi ", "there."), text_reply("Again.")])
+    child = chat(server)
+    child.sendline("hello")
+    child.expect_exact("Hi there.")
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    child.sendline("and again")
+    child.expect_exact("Again.")
+    child.expect_exact("[turn 2 completed")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert child.wait() == 0
+    second = server.bodies()[1]["messages"]
+    assert [m["role"] for m in second[1:]] == ["user", "assistant", "user"]
+    assert second[2]["content"] == "Hi there."
+
+
+def test_a_line_typed_while_the_agent_runs_steers_the_turn(model_server: Any, chat: Any) -> None:
+    slow = text_reply("thinking", ".", ".", ".", ".", ".", pause=0.4)
+    server = model_server([slow, text_reply("Steered.")])
+    child = chat(server)
+    child.sendline("start")
+    child.expect_exact("thinking")
+    child.sendline("use metric units")
+    child.expect_exact("Steered.")
+    child.expect_exact("[turn 1 completed")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    second = server.bodies()[1]["messages"]
+    assert second[-1] == {"role": "user", "content": "use metric units"}
+    assert len(server.bodies()) == 2  # one turn, two steps
+
+
+def test_ctrl_c_cancels_the_turn_and_the_agent_stays(model_server: Any, chat: Any) -> None:
+    server = model_server([text_reply("working", then="stall"), text_reply("Back.")])
+    child = chat(server)
+    child.sendline("long task")
+    child.expect_exact("working")
+    child.sendintr()
+    child.expect_exact("[turn 1 aborted")
+    child.expect_exact("> ")
+    child.sendline("still there?")
+    child.expect_exact("Back.")
+    child.expect_exact("[turn 2 completed")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+
+
+def test_ctrl_c_at_an_idle_prompt_quits_without_a_traceback(model_server: Any, chat: Any) -> None:
+    child = chat(model_server([]))
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    assert "Traceback" not in (child.before or "")
+    child.close()
+    assert child.exitstatus == 0
