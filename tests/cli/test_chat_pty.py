@@ -8,7 +8,7 @@ from typing import Any
 
 import pexpect
 import pytest
-from conftest import text_reply
+from cli_support import text_reply
 
 TIMEOUT = 30
 

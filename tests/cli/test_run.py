@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import text_reply
+from cli_support import text_reply
 
 DSH = [sys.executable, "-m", "dsh.cli"]
 
@@ -57,7 +57,7 @@ def test_run_json_prints_every_session_event(
 def test_a_failing_turn_exits_1_with_one_line_and_no_traceback(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
-    from conftest import wire
+    from cli_support import wire
 
     unreachable = f"openai-compatible:tiny@{wire.closed_port()}"
     done = dsh("-m", unreachable, "run", "hi", env=cli_env, cwd=tmp_path)

@@ -201,3 +201,9 @@ def test_no_global_manager() -> None:
     first = create_plugin_manager(load_entry_points=False)
     second = create_plugin_manager(load_entry_points=False)
     assert first is not second and first.hook is not second.hook
+
+
+def test_core_defaults_can_be_blocked_with_dash_p_no() -> None:
+    pm = create_plugin_manager(select=["no:dsh.builtin_tools"], env={"DSH_LOAD_PLUGINS": ""})
+    assert names(pm) == ["dsh.builtins"]
+    assert pm.is_blocked("dsh.builtin_tools")

@@ -56,10 +56,17 @@ async def _agent(
 
             model = await local_model(harness)
         print(f"dsh: model {model} ({choice.why})", file=sys.stderr)
+        # The first agent of dsh.yml, if any, gives the options (extra_roots, max_steps,
+        # plugin options); the command line decides the model.
+        base = harness.config.agents[0] if harness.config.agents else None
         options: dict[str, Any] = {
+            **(base.options if base else {}),
             "model": model,
-            "system_prompt": SYSTEM_PROMPT.format(workspace=workspace),
+            "system_prompt": (base.system_prompt if base and base.system_prompt else None)
+            or SYSTEM_PROMPT.format(workspace=workspace),
         }
+        if base is not None and base.max_steps is not None:
+            options["max_steps"] = base.max_steps
         agent = await harness.agents.create("main", options=options)
         renderer.session_id = agent.session.id
         yield harness, agent, renderer

@@ -178,7 +178,7 @@ def _plugins(args: argparse.Namespace, pm: PluginManager) -> int:
     for info in infos:
         origin = f"{info.distribution} {info.version}" if info.distribution else "(explicit)"
         hooks = ", ".join(info.hooks) or "-"
-        print(f"{info.name:<16} {origin:<24} {hooks}")
+        print(f"{info.name:<20} {origin:<24} {hooks}")
     return 0
 
 

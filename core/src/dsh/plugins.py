@@ -38,7 +38,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "dsh"
 #: Modules registered first by every manager: the core's own behaviour, written as
 #: plugins on the public hooks.
-CORE_DEFAULTS: tuple[str, ...] = ("dsh.builtins",)
+CORE_DEFAULTS: tuple[str, ...] = ("dsh.builtins", "dsh.builtin_tools")
 _TRUE = {"1", "true", "yes", "on"}
 
 
@@ -185,12 +185,17 @@ def create_plugin_manager(
     ``-p`` values; ``env`` defaults to ``os.environ``.
     """
     pm = PluginManager(report)
+    select = list(select)
     for module in CORE_DEFAULTS:
+        if f"no:{module}" in select:  # the core's own plugins can be blocked too
+            pm.set_blocked(module)
+            continue
         pm.register(importlib.import_module(module), module)
         pm.distributions[module] = ("dsh-core", _core_version())
     if load_entry_points:
         found = _discover()
-        chosen, blocked = _select(list(found), select, os.environ if env is None else env)
+        entry_selection = [item for item in select if item[3:] not in CORE_DEFAULTS]
+        chosen, blocked = _select(list(found), entry_selection, os.environ if env is None else env)
         for name in blocked:
             pm.set_blocked(name)
         for name in chosen:

@@ -1,0 +1,207 @@
+"""The ``bash`` tool: run a shell command in the workspace, in its own process group.
+
+The command runs in a new session (``start_new_session=True``), so it and everything
+it starts share a process group that is ended as a whole, with SIGTERM and, after a
+short grace, SIGKILL: when the command returns (background jobs it left behind do not
+outlive the call), when it times out, and when the step is aborted (the loop cancels
+the step while the tool awaits). Nothing the command started is left running, unless
+it moved itself to another session (``setsid``).
+
+POSIX only: process groups are how the whole tree is found.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+from typing import Final
+
+import anyio
+from anyio.abc import Process
+from pydantic import Field
+
+from dsh.tools import ToolContext, tool
+
+__all__ = ["DEFAULT_TIMEOUT", "KILL_GRACE", "MAX_OUTPUT_BYTES", "MAX_TIMEOUT", "bash"]
+
+DEFAULT_TIMEOUT: Final = 120
+MAX_TIMEOUT: Final = 600
+#: Output beyond this is cut from the middle: the first and last halves are kept.
+MAX_OUTPUT_BYTES: Final = 30_000
+#: Seconds between SIGTERM and SIGKILL.
+KILL_GRACE: Final = 2.0
+#: Seconds to wait for the output pipe to close once the group is ended.
+_DRAIN: Final = 1.0
+
+
+class _HeadTail:
+    """Keeps the first and the last ``limit // 2`` bytes of a stream and its length."""
+
+    __slots__ = ("half", "head", "tail", "total")
+
+    def __init__(self, limit: int) -> None:
+        self.half = limit // 2
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            del self.tail[: -self.half]
+
+    def text(self) -> str:
+        head = self.head.decode("utf-8", "replace")
+        tail = self.tail.decode("utf-8", "replace")
+        cut = self.total - len(self.head) - len(self.tail)
+        if not cut:
+            return head + tail
+        return (
+            f"{head}\n[... {cut} bytes of output cut here: showing the first "
+            f"{len(self.head)} and the last {len(self.tail)} bytes ...]\n{tail}"
+        )
+
+
+def _signal_group(pgid: int, signum: int) -> bool:
+    """Send ``signum`` to the group; False when no process of it is left."""
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs. Zombies do not count: where PID 1 does
+    not reap orphans (some containers) they stay forever, and they hold nothing."""
+    if not _signal_group(pgid, 0):
+        return False
+    if not os.path.isdir("/proc"):
+        return True
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(os.path.join(entry.path, "stat")) as file:
+                    stat = file.read()
+            except OSError:
+                continue
+            # after "pid (comm) ": state ppid pgrp ...
+            state, _, group = stat[stat.rfind(")") + 2 :].split(maxsplit=3)[:3]
+            if group == str(pgid) and state not in ("Z", "X"):
+                return True
+    return False
+
+
+async def _group_ended(pgid: int) -> None:
+    """Return once no process of the group runs (bound it with a cancel scope)."""
+    # nothing signals the end of processes that are not our children: poll
+    while _group_alive(pgid):  # noqa: ASYNC110
+        await anyio.sleep(0.02)
+
+
+async def _end_group(process: Process) -> None:
+    """SIGTERM the process group, SIGKILL it if anything still runs after the grace,
+    and reap the shell. Returns once the group is gone (SIGKILL takes a moment too)."""
+    pgid = process.pid  # the leader of its own session and group
+    if _signal_group(pgid, signal.SIGTERM):
+        with anyio.move_on_after(KILL_GRACE) as grace:
+            await process.wait()
+            await _group_ended(pgid)
+        if grace.cancelled_caught and _signal_group(pgid, signal.SIGKILL):
+            with anyio.move_on_after(_DRAIN):
+                await _group_ended(pgid)
+    await process.wait()
+
+
+async def run_command(command: str, cwd: Path, time_limit: float) -> tuple[str, int | None, bool]:
+    """Run ``command`` with bash (or ``/bin/sh``) in ``cwd``; return its capped output
+    (stdout and stderr interleaved), its exit code and whether it timed out."""
+    shell = shutil.which("bash") or "/bin/sh"
+    output = _HeadTail(MAX_OUTPUT_BYTES)
+    closed = anyio.Event()
+    process = await anyio.open_process(
+        [shell, "-c", command],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+    async def collect() -> None:
+        assert process.stdout is not None
+        try:
+            async for chunk in process.stdout:
+                output.add(chunk)
+        finally:
+            closed.set()
+
+    timed_out = False
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(collect)
+            try:
+                with anyio.move_on_after(time_limit) as deadline:
+                    await process.wait()
+                timed_out = deadline.cancelled_caught
+            finally:
+                # also on abort: the cancellation must not stop the group's cleanup
+                with anyio.CancelScope(shield=True):
+                    await _end_group(process)
+            # the pipe closes when the group's last process ends; one that left the
+            # group (setsid) may hold it open, so do not wait for it forever
+            with anyio.move_on_after(_DRAIN):
+                await closed.wait()
+            group.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await process.aclose()
+    return output.text(), process.returncode, timed_out
+
+
+def _status(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"[killed by signal {signal.Signals(-code).name}]"
+        except ValueError:
+            return f"[killed by signal {-code}]"
+    return f"[exit code {code}]"
+
+
+@tool(name="bash", mutating=True, command_args=("command",))
+async def bash(
+    command: str = Field(description="The shell command(s) to run, as one bash script."),
+    timeout: int = Field(  # noqa: ASYNC109 - the model-facing argument, enforced below
+        DEFAULT_TIMEOUT,
+        ge=1,
+        le=MAX_TIMEOUT,
+        description=f"Seconds before the command is killed (at most {MAX_TIMEOUT}).",
+    ),
+    *,
+    context: ToolContext,
+) -> str:
+    """Run a bash command in the workspace directory, without input (stdin is empty).
+    Returns stdout and stderr interleaved, then the exit code. Output over 30000 bytes
+    is cut in the middle. The command and every process it started are killed when it
+    times out, when it is aborted, and when it returns (so background jobs end with it).
+    """
+    output, code, timed_out = await run_command(command, context.workspace, timeout)
+    if timed_out:
+        raise TimeoutError(
+            f"the command timed out after {timeout} s; it and every process it started "
+            f"were killed. Output before that:\n{output}"
+        )
+    if not output:
+        output = "(no output)"
+    separator = "" if output.endswith("\n") else "\n"
+    return f"{output}{separator}{_status(code)}"

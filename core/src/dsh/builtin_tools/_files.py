@@ -1,0 +1,212 @@
+"""File tools: ``read``, ``write`` and ``edit``, confined to the workspace (``_paths``).
+
+Blocking file work runs in a worker thread so a big file never stalls the event loop.
+``read`` abandons its thread on abort (it changes nothing); ``write`` and ``edit`` let
+theirs finish, so an abort never leaves a half-written file behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Final
+
+import anyio.to_thread
+from pydantic import Field
+
+from dsh.builtin_tools._paths import roots_of
+from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, is_binary, looks_binary
+from dsh.tools import ToolContext, tool
+
+__all__ = ["MAX_READ_BYTES", "MAX_READ_LINES", "MAX_READ_LINE_CHARS", "edit", "read", "write"]
+
+#: At most this many lines per ``read`` (a larger ``limit`` is lowered to it).
+MAX_READ_LINES: Final = 2000
+#: At most this many bytes of file text per ``read``.
+MAX_READ_BYTES: Final = 50_000
+#: Longer lines are cut (with a note).
+MAX_READ_LINE_CHARS: Final = 2000
+
+
+def _existing_file(target: Path, shown: str, hint: str) -> None:
+    if target.is_dir():
+        raise IsADirectoryError(f"{shown} is a directory, not a file ({hint})")
+    if not target.exists():
+        raise FileNotFoundError(f"{shown} does not exist")
+
+
+def _lines(file: IO[bytes], keep: int) -> Iterator[tuple[bytes, bool]]:
+    """Each line of ``file`` without its line ending: its first ``keep`` bytes and
+    whether more was dropped. A huge line is never held in memory whole."""
+    while line := file.readline(keep):
+        cut = not line.endswith(b"\n") and len(line) == keep
+        while cut and (rest := file.readline(keep)):
+            if rest.endswith(b"\n"):
+                break
+        yield line.rstrip(b"\n").removesuffix(b"\r"), cut
+
+
+def _read(target: Path, shown: str, offset: int, limit: int) -> str:
+    _existing_file(target, shown, "use ls to list it")
+    wanted = min(limit, MAX_READ_LINES)
+    keep = MAX_READ_LINE_CHARS * 4  # bytes: enough for the kept characters in UTF-8
+    shown_lines: list[str] = []
+    used = 0
+    full = False  # the byte cap was reached
+    total = 0
+    with target.open("rb") as file:
+        if looks_binary(file.read(SNIFF_BYTES)):
+            size = target.stat().st_size
+            raise ValueError(f"{shown} is a binary file ({size} bytes); read shows text only")
+        file.seek(0)
+        for total, (raw, cut) in enumerate(_lines(file, keep), start=1):
+            if total < offset or full or len(shown_lines) >= wanted:
+                continue
+            text = clip_line(raw.decode("utf-8", "replace"), MAX_READ_LINE_CHARS, longer=cut)
+            line = f"{total:>6}\t{text}"
+            size = len(line.encode()) + 1
+            if shown_lines and used + size > MAX_READ_BYTES:
+                full = True
+                continue
+            shown_lines.append(line)
+            used += size
+    if total == 0:
+        return f"({shown} is empty)"
+    if offset > total:
+        raise ValueError(f"offset {offset} is past the end of {shown} ({total} lines)")
+    last = offset + len(shown_lines) - 1
+    if offset == 1 and last == total:
+        return "\n".join(shown_lines)
+    why = f"output cap of {MAX_READ_BYTES} bytes reached; " if full else ""
+    more = f"; continue with offset={last + 1}" if last < total else ""
+    note = f"[{why}showing lines {offset}-{last} of {total} in {shown}{more}]"
+    return "\n".join([*shown_lines, note])
+
+
+@tool(name="read", path_args=("path",))
+async def read(
+    path: str = Field(description="File to read, relative to the workspace or absolute."),
+    offset: int = Field(1, ge=1, description="First line to show (1-based)."),
+    limit: int = Field(
+        MAX_READ_LINES, ge=1, description=f"How many lines to show (at most {MAX_READ_LINES})."
+    ),
+    *,
+    context: ToolContext,
+) -> str:
+    """Read a text file. Each line is shown with its line number (a tab follows the
+    number). Shows at most 2000 lines and 50000 bytes per call, and says how to read
+    on when there is more; cuts lines longer than 2000 characters. Binary files are
+    refused."""
+    roots = roots_of(context)
+    target = roots.resolve(path)
+    return await anyio.to_thread.run_sync(
+        _read, target, roots.show(target), offset, limit, abandon_on_cancel=True
+    )
+
+
+def _write(target: Path, shown: str, content: str) -> str:
+    if target.is_dir():
+        raise IsADirectoryError(f"{shown} is a directory; give the path of a file")
+    existed = target.exists()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = content.encode()
+    target.write_bytes(data)
+    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    verb = "overwrote" if existed else "created"
+    return f"{verb} {shown} ({lines} lines, {len(data)} bytes)"
+
+
+@tool(name="write", mutating=True, path_args=("path",))
+async def write(
+    path: str = Field(description="File to write, relative to the workspace or absolute."),
+    content: str = Field(description="The whole new content of the file."),
+    *,
+    context: ToolContext,
+) -> str:
+    """Write a file with exactly this content (UTF-8), replacing it if it exists and
+    creating missing parent directories. To change part of a file, use edit."""
+    roots = roots_of(context)
+    target = roots.resolve(path)
+    return await anyio.to_thread.run_sync(_write, target, roots.show(target), content)
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def _occurrences(text: str, old: str) -> list[int]:
+    """Start of every occurrence of ``old``, overlapping ones included."""
+    found: list[int] = []
+    index = text.find(old)
+    while index != -1:
+        found.append(index)
+        index = text.find(old, index + 1)
+    return found
+
+
+def _not_found(text: str, old: str, shown: str) -> str:
+    """The error for an ``old`` that does not occur, with the likeliest reason."""
+    message = f"old was not found in {shown}"
+    if " ".join(old.split()) in " ".join(text.split()):
+        return (
+            f"{message}; it matches if whitespace is ignored: copy indentation, tabs and "
+            "line ends exactly"
+        )
+    first = next((line.strip() for line in old.splitlines() if line.strip()), "")
+    lines = [n for n, line in enumerate(text.splitlines(), start=1) if first and first in line]
+    if lines:
+        where = ", ".join(map(str, lines[:5])) + (" ..." if len(lines) > 5 else "")
+        return f"{message}; its first line occurs at line {where}, the lines after it differ"
+    return f"{message}; read the file and copy the exact text to replace"
+
+
+def _edit(target: Path, shown: str, old: str, new: str, replace_all: bool) -> str:
+    _existing_file(target, shown, "edit changes files")
+    if is_binary(target):
+        raise ValueError(f"{shown} is a binary file; edit changes text files only")
+    try:
+        # newline="" keeps \r\n, so the file's line endings survive the edit
+        with target.open(encoding="utf-8", newline="") as file:
+            text = file.read()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{shown} is not UTF-8 text ({exc.reason}); use write") from None
+    found = _occurrences(text, old)
+    if not found and "\r\n" in text and "\n" in old and "\r\n" not in old:
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+        found = _occurrences(text, old)
+    if not found:
+        raise ValueError(_not_found(text, old, shown))
+    if len(found) > 1 and not replace_all:
+        lines = ", ".join(str(_line_of(text, i)) for i in found[:10])
+        raise ValueError(
+            f"old matches {len(found)} times in {shown} (lines {lines}); add surrounding "
+            "lines to old so it matches once, or set replace_all=true to replace every one"
+        )
+    first_line = _line_of(text, found[0])
+    count = text.count(old) if replace_all else 1
+    with target.open("w", encoding="utf-8", newline="") as file:
+        file.write(text.replace(old, new, count))
+    if count == 1:
+        return f"edited {shown}: replaced 1 occurrence (line {first_line})"
+    return f"edited {shown}: replaced {count} occurrences"
+
+
+@tool(name="edit", mutating=True, path_args=("path",))
+async def edit(
+    path: str = Field(description="File to change, relative to the workspace or absolute."),
+    old: str = Field(description="The exact text to replace (whitespace included)."),
+    new: str = Field(description="The text to put in its place."),
+    replace_all: bool = Field(False, description="Replace every occurrence of old."),
+    *,
+    context: ToolContext,
+) -> str:
+    """Replace exact text in a file. old must occur exactly once, unless replace_all is
+    set; when it occurs several times, add surrounding lines to make it unique. Read
+    the file first to copy the text exactly."""
+    if not old:
+        raise ValueError("old is empty; to create or replace a whole file, use write")
+    if old == new:
+        raise ValueError("old and new are the same; nothing to change")
+    roots = roots_of(context)
+    target = roots.resolve(path)
+    return await anyio.to_thread.run_sync(_edit, target, roots.show(target), old, new, replace_all)

@@ -1,0 +1,251 @@
+"""Finding things: ``ls``, ``glob`` and ``grep``, confined to the workspace (``_paths``).
+
+They change nothing, so their worker threads are abandoned on abort. Results are
+sorted, so the same tree always gives the same answer, and capped, with a note saying
+how much was left out. ``.git`` directories are skipped (``glob`` searches them when
+its pattern names ``.git``); symlinks are listed but never followed out of the roots.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
+from typing import Final
+
+import anyio.to_thread
+from pydantic import Field
+
+from dsh.builtin_tools._paths import Roots, roots_of
+from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, looks_binary
+from dsh.tools import ToolContext, tool
+
+__all__ = [
+    "MAX_GLOB_RESULTS",
+    "MAX_GREP_CHARS",
+    "MAX_GREP_FILE_BYTES",
+    "MAX_GREP_MATCHES",
+    "MAX_LS_ENTRIES",
+    "expand_braces",
+    "glob",
+    "grep",
+    "ls",
+]
+
+MAX_LS_ENTRIES: Final = 500
+MAX_GLOB_RESULTS: Final = 500
+MAX_GREP_MATCHES: Final = 200
+MAX_GREP_CHARS: Final = 30_000
+MAX_GREP_LINE_CHARS: Final = 300
+#: grep skips bigger files (and says so).
+MAX_GREP_FILE_BYTES: Final = 10_000_000
+_BRACES: Final = re.compile(r"\{([^{}]*,[^{}]*)\}")
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """``*.{ts,tsx}`` -> ``["*.ts", "*.tsx"]`` (every group, not nested)."""
+    match = _BRACES.search(pattern)
+    if match is None:
+        return [pattern]
+    head, tail = pattern[: match.start()], pattern[match.end() :]
+    return [p for alt in match.group(1).split(",") for p in expand_braces(head + alt + tail)]
+
+
+def _directory(target: Path, shown: str) -> None:
+    if not target.exists():
+        raise FileNotFoundError(f"{shown} does not exist")
+    if not target.is_dir():
+        raise NotADirectoryError(f"{shown} is a file, not a directory (use read)")
+
+
+def _ls(target: Path, shown: str) -> str:
+    _directory(target, shown)
+    with os.scandir(target) as scan:
+        entries = sorted(scan, key=lambda entry: entry.name)
+    if not entries:
+        return f"({shown} is empty)"
+    lines = []
+    for entry in entries[:MAX_LS_ENTRIES]:
+        name = entry.name + ("/" if entry.is_dir() else "")
+        lines.append(f"{name} -> {os.readlink(entry.path)}" if entry.is_symlink() else name)
+    if len(entries) > MAX_LS_ENTRIES:
+        lines.append(f"[showing {MAX_LS_ENTRIES} of {len(entries)} entries; use glob to narrow]")
+    return "\n".join(lines)
+
+
+@tool(name="ls", path_args=("path",))
+async def ls(
+    path: str = Field(".", description="Directory to list, relative to the workspace."),
+    *,
+    context: ToolContext,
+) -> str:
+    """List a directory, sorted by name: directories end with '/', symlinks show their
+    target. Shows at most 500 entries."""
+    roots = roots_of(context)
+    target = roots.resolve(path)
+    return await anyio.to_thread.run_sync(_ls, target, roots.show(target), abandon_on_cancel=True)
+
+
+def _glob(base: Path, shown: str, pattern: str, roots: Roots) -> str:
+    parts = PurePosixPath(pattern).parts
+    if pattern.startswith(("/", "~")) or ".." in parts:
+        raise ValueError(
+            f"the pattern {pattern!r} must be relative and stay below path; "
+            "to search elsewhere, set path"
+        )
+    _directory(base, shown)
+    search_git = ".git" in pattern
+    found: set[str] = set()
+    for expanded in expand_braces(pattern):
+        for match in base.glob(expanded):
+            if not search_git and ".git" in match.relative_to(base).parts:
+                continue
+            if not roots.allows(match.resolve()):
+                continue
+            found.add(roots.show(match) + ("/" if match.is_dir() else ""))
+    if not found:
+        return f"no paths match {pattern!r} in {shown}"
+    ordered = sorted(found)
+    lines = ordered[:MAX_GLOB_RESULTS]
+    if len(ordered) > MAX_GLOB_RESULTS:
+        lines.append(f"[showing {MAX_GLOB_RESULTS} of {len(ordered)} matches; narrow the pattern]")
+    return "\n".join(lines)
+
+
+@tool(name="glob", path_args=("path",))
+async def glob(
+    pattern: str = Field(
+        description="Glob relative to path: '*' within a name, '**' across directories, "
+        "'{a,b}' alternatives; e.g. '**/*.py'."
+    ),
+    path: str = Field(".", description="Directory to search, relative to the workspace."),
+    *,
+    context: ToolContext,
+) -> str:
+    """Find files and directories whose path matches a glob pattern. Paths are relative
+    to the workspace, sorted; directories end with '/'. Shows at most 500."""
+    roots = roots_of(context)
+    base = roots.resolve(path)
+    return await anyio.to_thread.run_sync(
+        _glob, base, roots.show(base), pattern, roots, abandon_on_cancel=True
+    )
+
+
+def _name_matches(relative: str, name: str, patterns: list[str]) -> bool:
+    for pattern in patterns:
+        if "/" not in pattern:
+            if fnmatchcase(name, pattern):
+                return True
+        elif fnmatchcase(relative, pattern) or fnmatchcase(relative, pattern.replace("**/", "")):
+            return True
+    return False
+
+
+def _files(base: Path, patterns: list[str] | None) -> Iterator[Path]:
+    """The files below ``base`` in sorted order, without ``.git`` directories and
+    without descending into symlinked directories."""
+    if not base.is_dir():
+        yield base
+        return
+    for directory, subdirectories, names in os.walk(base):
+        subdirectories[:] = sorted(d for d in subdirectories if d != ".git")
+        for name in sorted(names):
+            path = Path(directory, name)
+            relative = path.relative_to(base).as_posix()
+            if patterns is None or _name_matches(relative, name, patterns):
+                yield path
+
+
+class _Matches:
+    """Matching lines up to the caps, and a count of everything found or skipped."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.size = 0
+        self.full = False
+        self.total = 0
+        self.skipped = {"binary": 0, "too large": 0, "unreadable": 0, "outside the roots": 0}
+
+    def add(self, line: str) -> None:
+        self.total += 1
+        if self.full or len(self.lines) >= MAX_GREP_MATCHES:
+            return
+        if self.size + len(line) + 1 > MAX_GREP_CHARS:
+            self.full = True  # later lines would leave a gap in the output
+            return
+        self.lines.append(line)
+        self.size += len(line) + 1
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.total > len(self.lines):
+            notes.append(
+                f"[showing {len(self.lines)} of {self.total} matching lines; "
+                "narrow the pattern, path or glob]"
+            )
+        skipped = [f"{n} {why}" for why, n in self.skipped.items() if n]
+        if skipped:
+            notes.append(f"[files skipped: {', '.join(skipped)}]")
+        return notes
+
+
+def _search(path: Path, shown: str, regex: re.Pattern[str], matches: _Matches) -> None:
+    try:
+        if path.stat().st_size > MAX_GREP_FILE_BYTES:
+            matches.skipped["too large"] += 1
+            return
+        data = path.read_bytes()
+    except OSError:
+        matches.skipped["unreadable"] += 1
+        return
+    if looks_binary(data[:SNIFF_BYTES]):
+        matches.skipped["binary"] += 1
+        return
+    # split on \n only, so line numbers agree with read's
+    for number, line in enumerate(data.decode("utf-8", "replace").split("\n"), start=1):
+        text = line.removesuffix("\r")
+        if regex.search(text):
+            matches.add(f"{shown}:{number}: {clip_line(text, MAX_GREP_LINE_CHARS)}")
+
+
+def _grep(base: Path, shown: str, pattern: str, glob: str | None, roots: Roots) -> str:
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"{pattern!r} is not a valid Python regular expression: {exc}") from None
+    if not base.exists():
+        raise FileNotFoundError(f"{shown} does not exist")
+    matches = _Matches()
+    for path in _files(base, expand_braces(glob) if glob else None):
+        if path.is_symlink() and not roots.allows(path.resolve()):
+            matches.skipped["outside the roots"] += 1
+            continue
+        _search(path, roots.show(path), regex, matches)
+    if not matches.total:
+        where = f"{shown} (files matching {glob!r})" if glob else shown
+        return "\n".join([f"no matches for {pattern!r} in {where}", *matches.notes()])
+    return "\n".join([*matches.lines, *matches.notes()])
+
+
+@tool(name="grep", path_args=("path",))
+async def grep(
+    pattern: str = Field(description="Python regular expression; '(?i)' ignores case."),
+    path: str = Field(".", description="File or directory to search, relative to the workspace."),
+    glob: str | None = Field(
+        None,
+        description="Only search files whose name (or, with a '/', whose path below path) "
+        "matches this glob, e.g. '*.py' or 'src/**/*.{ts,tsx}'.",
+    ),
+    *,
+    context: ToolContext,
+) -> str:
+    """Search file contents line by line with a regular expression. Prints
+    'path:line: text' for each matching line, files in sorted order; shows at most 200
+    lines. Skips binary files, files over 10 MB and .git directories."""
+    roots = roots_of(context)
+    base = roots.resolve(path)
+    return await anyio.to_thread.run_sync(
+        _grep, base, roots.show(base), pattern, glob, roots, abandon_on_cancel=True
+    )

@@ -1,0 +1,97 @@
+"""Support for the command line's tests, imported as ``cli_support`` (its fixtures are
+re-exported by tests/cli/conftest.py): the loopback replay server of the provider tests,
+run on its own thread so a `dsh` child process can talk to it while the test drives the
+terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_spec = importlib.util.spec_from_file_location(
+    "llm_wire", Path(__file__).parents[1] / "core" / "llm" / "llm_wire.py"
+)
+assert _spec is not None and _spec.loader is not None
+wire = importlib.util.module_from_spec(_spec)
+sys.modules["llm_wire"] = wire
+_spec.loader.exec_module(wire)
+
+
+def _event(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        **extra,
+    }
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+def text_reply(*pieces: str, pause: float = 0.0, then: str = "end") -> Any:
+    """An OpenAI-compatible streamed answer made of ``pieces``."""
+    events = [_event({"role": "assistant", "content": ""})]
+    events += [_event({"content": piece}) for piece in pieces]
+    if then == "end":
+        usage = {"prompt_tokens": 12, "completion_tokens": len(pieces), "total_tokens": 0}
+        events += [_event({}, "stop"), _event({}, None, usage=usage), b"data: [DONE]\n\n"]
+    return wire.sse(events, pause=pause, then=then)
+
+
+class ThreadedWire:
+    """``WireServer`` on a thread with its own event loop."""
+
+    def __init__(self, replies: list[Any]) -> None:
+        self.server = wire.WireServer(replies)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+
+    def __enter__(self) -> ThreadedWire:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.__aenter__(), self._loop).result(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.__aexit__(), self._loop).result(15)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+    @property
+    def url(self) -> str:
+        return str(self.server.url)
+
+    def bodies(self) -> list[Any]:
+        return [request.json() for request in self.server.requests]
+
+
+@pytest.fixture
+def model_server() -> Iterator[Any]:
+    """``model_server(replies)`` starts a server; it stops at the end of the test."""
+    started: list[ThreadedWire] = []
+
+    def start(replies: list[Any]) -> ThreadedWire:
+        server = ThreadedWire(replies).__enter__()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.__exit__(None, None, None)
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a `dsh` child: no provider keys, sessions in a temp dir."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["DSH_PERSISTENCE_DIR"] = str(tmp_path / "sessions")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env

@@ -1,0 +1,138 @@
+"""The ``dsh.builtin_tools`` core plugin: what it registers, what each tool declares to
+policy plugins, what the model is told, and that loading it stays cheap."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from dsh import hookimpl
+from dsh.builtin_tools import builtin_tools
+from dsh.plugins import CORE_DEFAULTS, create_plugin_manager, list_plugins
+from dsh.testing import ScriptedModel, run_turn, scripted_harness, text, tool_calls
+from dsh.tools import Tool, tool
+
+DECLARED = {
+    # name: (mutating, path_args, command_args, required arguments)
+    "read": (False, ("path",), (), ["path"]),
+    "write": (True, ("path",), (), ["path", "content"]),
+    "edit": (True, ("path",), (), ["path", "old", "new"]),
+    "ls": (False, ("path",), (), []),
+    "glob": (False, ("path",), (), ["pattern"]),
+    "grep": (False, ("path",), (), ["pattern"]),
+    "bash": (True, (), ("command",), ["command"]),
+}
+
+
+def test_each_tool_declares_what_permissions_match_on() -> None:
+    declared = {
+        t.name: (t.mutating, t.path_args, t.command_args, t.spec.parameters.get("required", []))
+        for t in builtin_tools()
+    }
+    assert declared == DECLARED
+    for built_in in builtin_tools():
+        properties = built_in.spec.parameters["properties"]
+        assert set(built_in.path_args + built_in.command_args) <= set(properties)
+        assert "context" not in properties  # the ToolContext is never shown to the model
+        assert built_in.wants_context and built_in.is_async
+        assert all(p.get("description") for p in properties.values()), built_in.name
+        assert built_in.description
+
+
+def test_the_plugin_is_a_core_default_listed_with_its_hook() -> None:
+    assert "dsh.builtin_tools" in CORE_DEFAULTS
+    pm = create_plugin_manager(load_entry_points=False)
+    [info] = [i for i in list_plugins(pm) if i.name == "dsh.builtin_tools"]
+    assert (info.distribution, info.hooks) == ("dsh-core", ("register_tools",))
+
+
+async def test_the_model_is_told_about_every_tool(tmp_path: Path) -> None:
+    model = ScriptedModel([text("hi")])
+    async with scripted_harness(model, load_entry_points=False, workspace=tmp_path) as harness:
+        assert {harness.tools.origin(name) for name in DECLARED} == {"dsh.builtin_tools"}
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        await run_turn(agent, "hello")
+    told = [spec.name for spec in model.requests[0].tools]
+    assert told == list(DECLARED)
+    bash = model.requests[0].tools[-1].parameters["properties"]["timeout"]
+    assert (bash["default"], bash["minimum"], bash["maximum"]) == (120, 1, 600)
+
+
+async def test_a_plugin_tool_with_a_builtin_name_replaces_the_builtin(tmp_path: Path) -> None:
+    @tool(name="bash", mutating=True, command_args=("command",))
+    def sandboxed(command: str) -> str:
+        "Run a command in a sandbox."
+        return f"sandboxed: {command}"
+
+    class Sandbox:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            register(sandboxed)
+
+    model = ScriptedModel([tool_calls(("bash", {"command": "ls"})), text("done")])
+    async with scripted_harness(
+        model, plugins=[("sandbox", Sandbox())], load_entry_points=False, workspace=tmp_path
+    ) as harness:
+        assert harness.tools.origin("bash") == "sandbox"
+        assert harness.tools.origin("read") == "dsh.builtin_tools"
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        events = await run_turn(agent, "go")
+    told = [spec.name for spec in model.requests[0].tools]
+    assert sorted(told) == sorted(DECLARED)
+    [result] = [e.data for e in events if e.type == "tool/result"]
+    assert result["content"] == "sandboxed: ls"
+
+
+DOCS = Path(__file__).parents[3] / "docs" / "tools.md"
+HEADING = re.compile(r"^## `(\w+)\((.*)\)`$\n\n\*\*Declares:\*\* (.+)$", re.MULTILINE)
+
+
+def signature(built_in: Tool) -> str:
+    """``read(path, offset=1, limit=2000)`` as the docs write it."""
+    parts = []
+    for name, schema in built_in.spec.parameters["properties"].items():
+        if name in built_in.spec.parameters.get("required", []):
+            parts.append(name)
+        elif isinstance(schema["default"], str):
+            parts.append(f'{name}="{schema["default"]}"')
+        else:
+            parts.append(f"{name}={schema['default']!r}")
+    return ", ".join(parts)
+
+
+def declaration(built_in: Tool) -> str:
+    """``mutating; path arguments `path`.`` as the docs write it."""
+    parts = ["mutating" if built_in.mutating else "read-only"]
+    if built_in.path_args:
+        parts.append("path arguments " + ", ".join(f"`{a}`" for a in built_in.path_args))
+    if built_in.command_args:
+        parts.append("command arguments " + ", ".join(f"`{a}`" for a in built_in.command_args))
+    return "; ".join(parts) + "."
+
+
+def test_docs_describe_every_tool_as_declared() -> None:
+    """docs/tools.md has a ``## `name(arguments)` `` section per tool, with its real
+    defaults, and a **Declares:** line matching the tool's metadata."""
+    documented = {
+        name: (args, declares) for name, args, declares in HEADING.findall(DOCS.read_text())
+    }
+    expected = {t.name: (signature(t), declaration(t)) for t in builtin_tools()}
+    assert documented == expected
+
+
+def test_loading_the_plugin_imports_no_tool_module() -> None:
+    """``dsh --help`` and ``dsh plugins`` load every core default: the tools (and
+    pydantic, anyio) must wait until tools are registered."""
+    probe = (
+        "import sys, dsh.builtin_tools\n"
+        "heavy = [m for m in sys.modules if m.startswith(('dsh.builtin_tools._', 'pydantic', "
+        "'anyio'))]\n"
+        "print(heavy)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"

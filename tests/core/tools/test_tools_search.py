@@ -1,0 +1,210 @@
+"""The finding tools: ``ls``, ``glob`` and ``grep`` (sorting, caps, .git, binary files)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh.builtin_tools import _search
+from dsh.builtin_tools._search import expand_braces
+from dsh.messages import ToolResult
+
+CallTool = Callable[..., Awaitable[ToolResult]]
+
+
+def tree(root: Path, files: dict[str, str | bytes]) -> None:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+
+
+PROJECT: dict[str, str | bytes] = {
+    "README.md": "# demo\nTODO: docs\n",
+    "src/app.py": "import os\n\ndef main():\n    # TODO: work\n    return os.sep\n",
+    "src/util/helpers.py": "def todo():\n    pass\n",
+    "src/web/page.ts": "// TODO: page\n",
+    "src/web/page.tsx": "// todo: view\n",
+    "logo.bin": b"TODO\0\x01\x02",
+    ".git/config": "TODO in git\n",
+    ".env": "SECRET=1\n",
+}
+
+
+# -- ls -------------------------------------------------------------------------------------
+
+
+async def test_ls_through_the_loop(in_loop: Any, workspace: Path) -> None:
+    tree(workspace, PROJECT)
+    (workspace / "latest").symlink_to("src/app.py")
+    [result] = await in_loop(("ls", {}))
+    assert result["content"].splitlines() == [
+        ".env",
+        ".git/",
+        "README.md",
+        "latest -> src/app.py",
+        "logo.bin",
+        "src/",
+    ]
+
+
+async def test_ls_of_a_subdirectory_and_errors(call_tool: CallTool, workspace: Path) -> None:
+    tree(workspace, PROJECT)
+    (workspace / "empty").mkdir()
+    assert (await call_tool("ls", path="src/web")).content == "page.ts\npage.tsx"
+    assert (await call_tool("ls", path="empty")).content == "(empty is empty)"
+    not_dir = await call_tool("ls", path="README.md")
+    assert not_dir.is_error and "README.md is a file, not a directory" in not_dir.content
+    missing = await call_tool("ls", path="nope")
+    assert missing.is_error and "nope does not exist" in missing.content
+
+
+async def test_ls_caps_entries(
+    call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_search, "MAX_LS_ENTRIES", 3)
+    tree(workspace, {f"f{n}": "" for n in range(5)})
+    result = await call_tool("ls")
+    assert result.content.splitlines() == [
+        "f0",
+        "f1",
+        "f2",
+        "[showing 3 of 5 entries; use glob to narrow]",
+    ]
+
+
+# -- glob -----------------------------------------------------------------------------------
+
+
+async def test_glob_through_the_loop(in_loop: Any, workspace: Path) -> None:
+    tree(workspace, PROJECT)
+    [result] = await in_loop(("glob", {"pattern": "**/*.py"}))
+    assert result["content"] == "src/app.py\nsrc/util/helpers.py"
+
+
+async def test_glob_braces_directories_and_path(call_tool: CallTool, workspace: Path) -> None:
+    tree(workspace, PROJECT)
+    braces = await call_tool("glob", pattern="**/*.{ts,tsx}")
+    assert braces.content == "src/web/page.ts\nsrc/web/page.tsx"
+    assert (await call_tool("glob", pattern="*", path="src")).content == (
+        "src/app.py\nsrc/util/\nsrc/web/"
+    )
+
+
+async def test_glob_skips_git_unless_asked(call_tool: CallTool, workspace: Path) -> None:
+    tree(workspace, PROJECT)
+    everything = (await call_tool("glob", pattern="**/*")).content.splitlines()
+    assert ".env" in everything
+    assert not [p for p in everything if p.startswith(".git")]
+    assert (await call_tool("glob", pattern=".git/*")).content == ".git/config"
+
+
+async def test_glob_caps_and_reports_nothing_found(
+    call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_search, "MAX_GLOB_RESULTS", 2)
+    tree(workspace, {f"f{n}.txt": "" for n in range(4)})
+    capped = await call_tool("glob", pattern="*.txt")
+    assert capped.content.splitlines() == [
+        "f0.txt",
+        "f1.txt",
+        "[showing 2 of 4 matches; narrow the pattern]",
+    ]
+    none = await call_tool("glob", pattern="*.rs")
+    assert (none.is_error, none.content) == (False, "no paths match '*.rs' in .")
+
+
+def test_expand_braces() -> None:
+    assert expand_braces("*.py") == ["*.py"]
+    assert expand_braces("{a,b}/*.{x,y}") == ["a/*.x", "a/*.y", "b/*.x", "b/*.y"]
+    assert expand_braces("{only}") == ["{only}"]  # no comma: a literal
+
+
+# -- grep -----------------------------------------------------------------------------------
+
+
+async def test_grep_through_the_loop(in_loop: Any, workspace: Path) -> None:
+    tree(workspace, PROJECT)
+    [result] = await in_loop(("grep", {"pattern": r"TODO:"}))
+    assert result["content"].splitlines() == [
+        "README.md:2: TODO: docs",
+        "src/app.py:4:     # TODO: work",
+        "src/web/page.ts:1: // TODO: page",
+        "[files skipped: 1 binary]",
+    ]
+
+
+async def test_grep_regex_flags_and_globs(call_tool: CallTool, workspace: Path) -> None:
+    tree(workspace, PROJECT)
+    ignore_case = await call_tool("grep", pattern=r"(?i)todo", glob="*.{ts,tsx}")
+    assert (
+        ignore_case.content == "src/web/page.ts:1: // TODO: page\nsrc/web/page.tsx:1: // todo: view"
+    )
+    by_path = await call_tool("grep", pattern=r"^def \w+", glob="src/**/*.py")
+    assert by_path.content == "src/app.py:3: def main():\nsrc/util/helpers.py:1: def todo():"
+    below = await call_tool("grep", pattern="def", path="src", glob="util/*.py")
+    assert below.content == "src/util/helpers.py:1: def todo():"
+    one_file = await call_tool("grep", pattern="os", path="src/app.py")
+    assert one_file.content == "src/app.py:1: import os\nsrc/app.py:5:     return os.sep"
+
+
+async def test_grep_finds_nothing_and_bad_patterns(call_tool: CallTool, workspace: Path) -> None:
+    tree(workspace, PROJECT)
+    none = await call_tool("grep", pattern="zebra", glob="*.py")
+    assert (none.is_error, none.content) == (
+        False,
+        "no matches for 'zebra' in . (files matching '*.py')",
+    )
+    bad = await call_tool("grep", pattern="(unclosed")
+    assert bad.is_error and "'(unclosed' is not a valid Python regular expression" in bad.content
+    missing = await call_tool("grep", pattern="x", path="nope")
+    assert missing.is_error and "nope does not exist" in missing.content
+
+
+async def test_grep_caps_matches_and_cuts_lines(
+    call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_search, "MAX_GREP_MATCHES", 3)
+    tree(workspace, {"a.txt": "hit\n" * 5, "b.txt": "hit " + "x" * 1000 + "\n"})
+    result = await call_tool("grep", pattern="hit")
+    assert result.content.splitlines() == [
+        "a.txt:1: hit",
+        "a.txt:2: hit",
+        "a.txt:3: hit",
+        "[showing 3 of 6 matching lines; narrow the pattern, path or glob]",
+    ]
+    wide = await call_tool("grep", pattern="hit", path="b.txt")
+    limit = _search.MAX_GREP_LINE_CHARS
+    assert (
+        wide.content
+        == f"b.txt:1: {('hit ' + 'x' * 1000)[:limit]} [... line cut at {limit} characters]"
+    )
+
+
+async def test_grep_caps_bytes(
+    call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_search, "MAX_GREP_CHARS", 100)
+    tree(workspace, {"a.txt": "".join(f"match {n:02} " + "y" * 20 + "\n" for n in range(10))})
+    result = await call_tool("grep", pattern="match")
+    *lines, note = result.content.splitlines()
+    assert len("\n".join(lines)) <= 100
+    assert [line[:17] for line in lines] == [
+        f"a.txt:{n + 1}: match {n:02}" for n in range(len(lines))
+    ]
+    assert note == f"[showing {len(lines)} of 10 matching lines; narrow the pattern, path or glob]"
+
+
+async def test_grep_skips_large_files(
+    call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_search, "MAX_GREP_FILE_BYTES", 10)
+    tree(workspace, {"big.txt": "needle " * 5, "small.txt": "needle"})
+    result = await call_tool("grep", pattern="needle")
+    assert result.content == "small.txt:1: needle\n[files skipped: 1 too large]"
