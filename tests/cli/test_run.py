@@ -72,3 +72,15 @@ def test_a_bad_model_argument_is_one_clear_line(cli_env: dict[str, str], tmp_pat
     assert done.stderr.startswith("dsh: error: ")
     assert "unknown provider 'nonsense'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_first_agent_in_dsh_yml_gives_the_prompt_and_options(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "dsh.yml").write_text(
+        "agents:\n  - id: helper\n    system_prompt: You are terse.\n    options: {tone: dry}\n"
+    )
+    server = model_server([text_reply("ok")])
+    done = dsh("-m", model_arg(server), "run", "hi", env=cli_env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert server.bodies()[0]["messages"][0] == {"role": "system", "content": "You are terse."}
