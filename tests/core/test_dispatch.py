@@ -16,6 +16,7 @@ from dsh import (
     ToolCall,
     ToolResult,
     hookimpl,
+    hookspec,
 )
 from dsh.testing import HookRecorder
 
@@ -340,3 +341,27 @@ async def test_core_defaults_run_after_a_plugins_trylast_impl(
     assert order == ["late", "dsh.builtins"]
     result = await dsh_pm.relay.tools_execute(agent=None, call=CALL, turn=1, step=1)  # type: ignore[arg-type]
     assert result == ToolResult(call_id="c1", content="answered by plugin")
+
+
+async def test_a_plugins_own_hooks_are_called_by_style(dsh_pm: PluginManager) -> None:
+    class Specs:
+        @staticmethod
+        @hookspec
+        def tag_words(word: str) -> str | None: ...
+
+    def tagger(suffix: str | None) -> object:
+        class Plugin:
+            @hookimpl(optionalhook=True)
+            def tag_words(self, word: str) -> str | None:
+                return None if suffix is None else word + suffix
+
+        return Plugin()
+
+    dsh_pm.add_hookspecs(Specs)
+    dsh_pm.register(tagger("-a"), "a")
+    dsh_pm.register(tagger(None), "none")
+    dsh_pm.register(tagger("-b"), "b")
+    relay = dsh_pm.relay
+    assert await relay.call_collect("tag_words", word="w") == ["w-b", "w-a"]
+    assert await relay.call_first_result("tag_words", word="w") == "w-b"
+    assert await relay.call_waterfall("tag_words", "word", word="w") == "w-b-a"

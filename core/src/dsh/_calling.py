@@ -141,6 +141,20 @@ class Dispatcher:
                 return result
         return None
 
+    async def collect(self, hook: str, kwargs: dict[str, Any]) -> list[Any]:
+        """Every impl's non-None result, in hook order. Raises HookError."""
+        results = []
+        for impl in self.plan(hook):
+            try:
+                result = impl.call(kwargs)
+                if impl.is_async:
+                    result = await result
+            except Exception as exc:
+                raise impl.fail(hook, exc) from exc
+            if result is not None:
+                results.append(result)
+        return results
+
     async def notify(self, hook: str, kwargs: dict[str, Any]) -> None:
         """Run every impl in order; each failure is reported and the rest still run."""
         for impl in self.plan(hook):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Literal, cast, final
+from typing import TYPE_CHECKING, Any, Literal, cast, final
 
 from dsh._calling import Dispatcher
 from dsh.errors import HookError
@@ -154,6 +154,24 @@ class HookRelay:
 
     def register_commands(self, callback: Callable[..., None]) -> None:
         self.dispatcher.register("register_commands", callback)
+
+    # -- any hook, by call style: for plugins that add hookspecs of their own ----------
+
+    async def call_waterfall(self, hook: str, key: str, **kwargs: Any) -> Any:
+        """Chain ``kwargs[key]`` through ``hook``'s impls (None = unchanged)."""
+        return await self.dispatcher.waterfall(hook, key, kwargs)
+
+    async def call_first_result(self, hook: str, **kwargs: Any) -> Any:
+        """The first non-None result of ``hook``, or None."""
+        return await self.dispatcher.first_result(hook, kwargs)
+
+    async def call_collect(self, hook: str, **kwargs: Any) -> list[Any]:
+        """Every impl's non-None result, in hook order."""
+        return await self.dispatcher.collect(hook, kwargs)
+
+    async def call_notify(self, hook: str, **kwargs: Any) -> None:
+        """Run every impl; failures are reported, never raised."""
+        await self.dispatcher.notify(hook, kwargs)
 
     def implemented(self, hook: str) -> bool:
         """Whether any plugin implements ``hook`` (lets callers skip building arguments)."""

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from dsh._relay import HookRelay
+    from dsh.harness import Harness
     from dsh.hookspecs import AgentStatus
     from dsh.llm.registry import ModelRegistry
     from dsh.session import Session, SessionStore
@@ -38,6 +39,14 @@ class Agent(Protocol):
 
     @property
     def options(self) -> dict[str, Any]: ...
+
+    @property
+    def harness(self) -> Harness | None:
+        """The owning harness: ``harness.config.section(name)``, ``.models``, ``.tools``."""
+
+    @property
+    def relay(self) -> HookRelay:
+        """Typed calls of every hook, and ``call_*`` for a plugin's own hooks."""
 
     def send(self, prompt: str) -> None: ...
 
@@ -118,9 +127,11 @@ class AgentRegistry:
         models: ModelRegistry,
         tools: ToolRegistry,
         workspace: Path | None = None,
+        harness: Harness | None = None,
     ) -> None:
         self._task_group = task_group
         self._workspace = workspace
+        self._harness = harness
         self._relay = relay
         self._sessions = sessions
         self._models = models
@@ -182,6 +193,7 @@ class AgentRegistry:
             tools=self._tools,
             options=options,
             workspace=self._workspace,
+            harness=self._harness,
         )
         self._sessions.enter(session)
         handle = AgentHandle(agent, self)

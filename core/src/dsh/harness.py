@@ -148,6 +148,7 @@ class Harness:
             models=self.models,
             tools=self.tools,
             workspace=self.workspace,
+            harness=self,
         )
         try:
             await self.relay.harness_started(self)

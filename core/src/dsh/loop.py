@@ -19,6 +19,7 @@ from dsh.inbox import Inbox
 
 if TYPE_CHECKING:
     from dsh._relay import HookRelay
+    from dsh.harness import Harness
     from dsh.hookspecs import AgentStatus
     from dsh.llm.registry import ModelRegistry
     from dsh.session import Session
@@ -54,8 +55,12 @@ class ReactLoopAgent:
         tools: ToolRegistry,
         options: dict[str, Any] | None = None,
         workspace: Path | None = None,
+        harness: Harness | None = None,
     ) -> None:
         self.id = id
+        #: The harness that owns the agent (its config, registries, other agents); None
+        #: for an agent built without one.
+        self.harness = harness
         #: The directory file tools are confined to (the harness's workspace).
         self.workspace = workspace or Path.cwd()
         self.session = session

@@ -112,7 +112,7 @@ class HistoryView(Sequence[Message]):
     def __getitem__(self, index: slice) -> Sequence[Message]: ...
     def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
         if isinstance(index, slice):
-            return self._items[: self._len][index]
+            return self._items[slice(*index.indices(self._len))]
         if index < 0:
             index += self._len
         if not 0 <= index < self._len:

@@ -1,0 +1,90 @@
+"""The compact/* session events and the history reducers that replay them.
+
+A compaction changes what the model sees, so it is logged: ``compact/prune`` (bulky old
+tool results replaced by a stub) and ``compact/summary`` (the older history replaced by
+one summary message) carry everything the reducers need, and the reducers are pure
+functions of the event. Replaying a stored log therefore derives the very history the
+live session had, and the next request after a resume is the one it would have sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from dsh import Message, ToolResultMessage, UserMessage
+from dsh.session import SessionEvent
+
+__all__ = [
+    "END",
+    "PRUNE",
+    "START",
+    "SUMMARY",
+    "SUMMARY_HEADER",
+    "previous_summary",
+    "prune_stub",
+    "reduce_prune",
+    "reduce_summary",
+    "summary_message",
+]
+
+START: Final = "compact/start"
+PRUNE: Final = "compact/prune"
+SUMMARY: Final = "compact/summary"
+END: Final = "compact/end"
+
+#: Opens every summary message; it also tells the next compaction where the previous
+#: summary is (to merge it). Changing it changes how old logs replay: never do.
+SUMMARY_HEADER: Final = (
+    "[Summary of the earlier conversation. It was written to keep the session inside "
+    "the context window and replaces the messages it covers.]\n\n"
+)
+
+
+def summary_message(summary: str) -> UserMessage:
+    """The message that stands in for the summarised history."""
+    return UserMessage(content=SUMMARY_HEADER + summary)
+
+
+def previous_summary(message: Message) -> str | None:
+    """The summary text if ``message`` is a summary message, else None."""
+    if isinstance(message, UserMessage) and message.content.startswith(SUMMARY_HEADER):
+        return message.content[len(SUMMARY_HEADER) :]
+    return None
+
+
+def prune_stub(message: ToolResultMessage) -> str:
+    """What a pruned tool result says instead of its output."""
+    return (
+        f"[output of {message.name} removed to save context: {len(message.content)} "
+        "characters; run the tool again if it is still needed]"
+    )
+
+
+def reduce_summary(history: list[Message], event: SessionEvent) -> list[Message]:
+    """``compact/summary``: the first ``replaces`` messages become the summary message,
+    followed by the ``kept`` ones among them (verbatim, in order), then the rest."""
+    data = event.data
+    replaces = min(int(data["replaces"]), len(history))
+    kept: Sequence[Any] = data.get("kept", ())
+    carried = [history[i] for i in kept if isinstance(i, int) and 0 <= i < replaces]
+    return [summary_message(data["summary"]), *carried, *history[replaces:]]
+
+
+def reduce_prune(history: list[Message], event: SessionEvent) -> list[Message] | None:
+    """``compact/prune``: each listed tool result gets the logged stub as its content.
+
+    An entry whose index does not hold the named call's result is skipped, so a log
+    replayed with other reducers never swaps the wrong message.
+    """
+    replaced = list(history)
+    changed = False
+    for entry in event.data["pruned"]:
+        index = entry["index"]
+        if not 0 <= index < len(replaced):
+            continue
+        message = replaced[index]
+        if isinstance(message, ToolResultMessage) and message.call_id == entry["call_id"]:
+            replaced[index] = message.model_copy(update={"content": entry["content"]})
+            changed = True
+    return replaced if changed else None

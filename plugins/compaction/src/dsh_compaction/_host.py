@@ -1,0 +1,104 @@
+"""Everything dsh-compaction needs from the host beyond the ``Agent`` protocol's basics.
+
+Hooks receive the agent; the rest is reached through it, and only here:
+
+- ``agent.harness`` — the validated ``compaction:`` section, the model registry
+  (context windows, the summariser) and the tool registry (a manual compaction builds a
+  request as the loop does);
+- ``agent.relay.call_*`` — this plugin's own hooks, with dsh's call styles.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from dsh import ModelRequest
+from dsh_compaction._settings import CompactionSettings
+
+if TYPE_CHECKING:
+    from dsh.llm import Model
+    from dsh.session import Session
+
+__all__ = [
+    "Host",
+    "base_request",
+    "call_first_result",
+    "call_waterfall",
+    "find_model",
+    "flush",
+    "harness_section",
+]
+
+
+class Host(Protocol):
+    """The agent as this plugin sees it (``dsh.agent.Agent`` plus the registries)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def options(self) -> dict[str, Any]: ...
+
+
+def harness_section(agent: Host) -> CompactionSettings | None:
+    """The harness's validated ``compaction:`` section (None without one)."""
+    harness = getattr(agent, "harness", None)
+    if harness is None:
+        return None
+    for name, model in harness.settings.items():
+        if model is CompactionSettings:
+            section: CompactionSettings | None = harness.config.section(name)
+            return section
+    return None
+
+
+def find_model(agent: Host, name: str | None) -> Model | None:
+    """The registered model ``name`` (the agent's model if None), or None if unknown."""
+    harness = getattr(agent, "harness", None)
+    models = harness.models if harness is not None else None
+    name = name or agent.options.get("model")
+    if models is None or name is None or name not in models:
+        return None
+    model: Model = models.get(name, agent=agent.id)
+    return model
+
+
+def base_request(agent: Host) -> ModelRequest:
+    """The request the loop would build for the agent's next step."""
+    harness = getattr(agent, "harness", None)
+    tools = harness.tools if harness is not None else None
+    return ModelRequest.model_construct(
+        model=agent.options.get("model"),
+        system=agent.options.get("system_prompt", ""),
+        messages=agent.session.history,
+        tools=tools.specs() if tools is not None else (),
+        max_tokens=agent.options.get("max_tokens"),
+        options={},
+    )
+
+
+async def call_first_result(agent: Host, hook: str, **kwargs: Any) -> Any:
+    """This plugin's firstresult hook ``hook``; None when nobody implements it."""
+    relay = getattr(agent, "relay", None)
+    if relay is None or not relay.implemented(hook):
+        return None
+    return await relay.call_first_result(hook, agent=agent, **kwargs)
+
+
+async def call_waterfall(agent: Host, hook: str, key: str, **kwargs: Any) -> Any:
+    """This plugin's waterfall hook ``hook`` over ``kwargs[key]``."""
+    relay = getattr(agent, "relay", None)
+    if relay is None or not relay.implemented(hook):
+        return kwargs[key]
+    return await relay.call_waterfall(hook, key, agent=agent, **kwargs)
+
+
+async def flush(agent: Host) -> None:
+    """Make the session durable now, as the loop does after every turn (a failure is
+    reported by the agent, not raised); a no-op for agents that cannot flush."""
+    flush = getattr(agent, "flush", None)
+    if flush is not None:
+        await flush()

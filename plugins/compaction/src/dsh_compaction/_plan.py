@@ -1,0 +1,91 @@
+"""What a compaction would do to a history: a pure plan, computed before anything is
+logged or any model is called."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from dsh import Message, ToolResultMessage, UserMessage
+from dsh_compaction._boundaries import choose_cut, cut_points, units
+from dsh_compaction._events import previous_summary, prune_stub, summary_message
+from dsh_compaction._tokens import TokenCounter
+
+__all__ = ["Plan", "Prune", "last_user_message", "plan_compaction"]
+
+
+@dataclass(frozen=True, slots=True)
+class Prune:
+    """A bulky old tool result to replace by ``stub``; ``saves`` tokens."""
+
+    index: int
+    call_id: str
+    stub: str
+    saves: int
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Replace ``history[:cut]`` by a summary message followed by ``history[i] for i in
+    kept``. ``summarised`` are the indices the summary covers (without a previous
+    summary at index 0, whose text ``previous`` is merged instead)."""
+
+    cut: int
+    previous: str | None
+    kept: tuple[int, ...]
+    summarised: tuple[int, ...]
+    prune: tuple[Prune, ...]
+    #: tokens of what the summary stands for: the summarised messages + previous summary
+    replaced_tokens: int
+
+    @property
+    def prune_saves(self) -> int:
+        return sum(p.saves for p in self.prune)
+
+
+def last_user_message(history: Sequence[Message]) -> int | None:
+    """The index of the latest user (or steering) message that is not a summary."""
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if isinstance(message, UserMessage) and previous_summary(message) is None:
+            return index
+    return None
+
+
+def plan_compaction(
+    history: Sequence[Message],
+    counts: Sequence[int],
+    *,
+    tail_budget: int,
+    keep: Iterable[int],
+    prune_chars: int,
+    counter: TokenCounter,
+) -> Plan | None:
+    """The plan for ``history`` (with per-message token ``counts``), or None when there
+    is nothing to compact: no cut point leaves an older region with anything but a
+    previous summary and messages marked to keep, or what would be summarised is too
+    small for any summary message to be smaller."""
+    previous = previous_summary(history[0]) if history else None
+    first = 1 if previous is not None else 0
+    cut = choose_cut(cut_points(history), counts, tail_budget, after=first)
+    if cut is None:
+        return None
+    marked = {i for i in keep if first <= i < cut}
+    kept = sorted(i for i in units(history, marked) if first <= i < cut)
+    kept_set = set(kept)
+    summarised = tuple(i for i in range(first, cut) if i not in kept_set)
+    if not summarised:
+        return None
+    prune: list[Prune] = []
+    if prune_chars > 0:
+        for index in summarised:
+            message = history[index]
+            if isinstance(message, ToolResultMessage) and len(message.content) > prune_chars:
+                stubbed = message.model_copy(update={"content": prune_stub(message)})
+                saves = counts[index] - counter.count_message(stubbed)
+                if saves > 0:
+                    prune.append(Prune(index, message.call_id, stubbed.content, saves))
+    replaced = sum(counts[i] for i in summarised) + (counts[0] if previous is not None else 0)
+    if replaced <= counter.count_message(summary_message("")):
+        return None  # no summary could be smaller
+    return Plan(cut, previous, tuple(kept), summarised, tuple(prune), replaced)

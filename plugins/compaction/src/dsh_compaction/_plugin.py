@@ -1,0 +1,137 @@
+"""The hook impls of dsh-compaction, and ``compact_now`` for a manual ``/compact``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dsh import DshError, ModelError, ModelRequest, RequestErrorDecision, hookimpl
+from dsh_compaction import _host
+from dsh_compaction._compact import CompactionResult, compact
+from dsh_compaction._events import PRUNE, SUMMARY, reduce_prune, reduce_summary
+from dsh_compaction._settings import CompactionSettings
+from dsh_compaction._state import forget, state_for
+
+__all__ = [
+    "agent_disposed",
+    "agent_request",
+    "agent_request_error",
+    "compact_now",
+    "register_history_reducers",
+    "register_settings",
+]
+
+
+@hookimpl
+def register_settings(register: Callable[..., None]) -> None:
+    register(CompactionSettings)
+
+
+@hookimpl
+def register_history_reducers(register: Callable[..., None]) -> None:
+    register(SUMMARY, reduce_summary)
+    register(PRUNE, reduce_prune)
+
+
+@hookimpl
+def agent_disposed(agent: Any) -> None:
+    forget(agent)
+
+
+def _window(agent: _host.Host, settings: CompactionSettings, model: str | None) -> int | None:
+    if settings.context_window is not None:
+        return settings.context_window
+    found = _host.find_model(agent, model)
+    return found.info.context_window if found is not None else None
+
+
+def _same_history(agent: _host.Host, request: ModelRequest) -> bool:
+    """Whether ``request`` still shows the agent's history (a manual compaction may have
+    replaced it while this step waited for the lock)."""
+    history = agent.session.history
+    sent = request.messages
+    if len(history) != len(sent):
+        return False
+    return not history or (history[0] is sent[0] and history[-1] is sent[-1])
+
+
+@hookimpl(tryfirst=True)
+async def agent_request(
+    agent: _host.Host, request: ModelRequest, turn: int, step: int
+) -> ModelRequest | None:
+    """Over the threshold, compact, then send the request rebuilt from the compacted
+    history. ``tryfirst``: later impls see (and may still trim) the compacted request."""
+    state = state_for(agent)
+    settings = state.settings(agent)
+    if not settings.enabled or state.failed_turn == turn or state.step_tried == (turn, step):
+        return None
+    window = _window(agent, settings, request.model)
+    if window is None:
+        return None
+    estimator = await state.estimator(agent, settings, request.model)
+    if estimator.request(request) <= settings.threshold * window:
+        return None
+    rebuilt = False
+    async with state.lock:
+        if not _same_history(agent, request):
+            request = request.model_copy(update={"messages": agent.session.history})
+            rebuilt = True
+            if estimator.request(request) <= settings.threshold * window:
+                return request
+        state.step_tried = (turn, step)
+        result = await compact(
+            agent, state, settings, request, reason="threshold", window=window, turn=turn, step=step
+        )
+    if result.outcome == "failed":
+        state.failed_turn = turn
+    if result.changed:
+        return request.model_copy(update={"messages": agent.session.history})
+    return request if rebuilt else None
+
+
+@hookimpl
+async def agent_request_error(
+    agent: _host.Host, request: ModelRequest, error: ModelError, turn: int, step: int
+) -> RequestErrorDecision | None:
+    """The provider said the request does not fit: compact once and retry the step."""
+    if error.code != "CONTEXT_WINDOW_EXCEEDED":
+        return None
+    state = state_for(agent)
+    settings = state.settings(agent)
+    here = (turn, step)
+    if not settings.enabled or state.overflow_step == here:
+        return None
+    if state.step_tried == here and state.failed_turn == turn:
+        return None  # this step's compaction failed already; the error ends the turn
+    state.overflow_step = here
+    async with state.lock:
+        request = request.model_copy(update={"messages": agent.session.history})
+        window = _window(agent, settings, request.model)
+        result = await compact(
+            agent, state, settings, request, reason="overflow", window=window, turn=turn, step=step
+        )
+    if not result.changed:
+        return None
+    return RequestErrorDecision(action="retry", reason="compacted the history to fit the window")
+
+
+async def compact_now(agent: Any) -> CompactionResult:
+    """Compact the agent's history now, whatever its size (a manual ``/compact``).
+
+    Summarises everything but the recent tail (the threshold and ``enabled`` do not
+    apply). Safe while a turn runs: it waits for a compaction in progress, and never
+    separates a tool call from its result. Between turns, the events are flushed
+    at once. ``agent`` is the agent or its ``AgentHandle``.
+    """
+    agent = getattr(agent, "agent", agent)  # an AgentHandle holds the agent
+    if getattr(agent, "status", None) == "disposed":
+        raise DshError(f"agent {agent.id!r} is disposed; its history cannot be compacted")
+    state = state_for(agent)
+    settings = state.settings(agent)
+    async with state.lock:
+        request = _host.base_request(agent)
+        window = _window(agent, settings, request.model)
+        result = await compact(agent, state, settings, request, reason="manual", window=window)
+    if getattr(agent, "status", None) == "idle":
+        await _host.flush(agent)
+    return result

@@ -1,0 +1,77 @@
+"""The ``compaction:`` settings: one pydantic model, validated by dsh's config loader.
+
+An agent's settings are layered: the plugin's defaults, then the harness's
+``compaction:`` section of dsh.yml, then the agent option ``compaction`` (a mapping of
+the same keys), so one agent can compact differently from the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from dsh import DshError
+
+__all__ = ["CompactionSettings", "layer_settings"]
+
+
+class CompactionSettings(BaseModel):
+    """Settings of dsh-compaction (the ``compaction:`` section of dsh.yml)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: Compact automatically (over the threshold, and on a context-window error).
+    #: ``compact_now`` works either way.
+    enabled: bool = True
+    #: Compact when the request's estimate passes this share of the context window.
+    threshold: float = Field(default=0.8, gt=0, le=1)
+    #: The context window in tokens; default: what the model's info says.
+    context_window: int | None = Field(default=None, gt=0)
+    #: Tokens of recent history kept verbatim; default: ``tail_ratio`` of the window.
+    tail_tokens: int | None = Field(default=None, gt=0)
+    tail_ratio: float = Field(default=0.3, gt=0, lt=1)
+    #: Old tool results longer than this many characters are pruned first, without a
+    #: model call (replaced by a stub); 0 turns pruning off.
+    prune_chars: int = Field(default=2000, ge=0)
+    #: Keep the latest user message verbatim when it falls in the summarised region
+    #: (so a long turn never loses its task), if it fits in the tail budget.
+    keep_last_user_message: bool = True
+    #: The summariser model (a registered model name); default: the agent's model.
+    model: str | None = None
+    #: Instructions for the summariser; default: the built-in structured prompt.
+    prompt: str | None = None
+    #: The summariser's output limit.
+    max_summary_tokens: int = Field(default=2048, gt=0)
+    #: Seconds the whole summarisation may take before it is given up.
+    timeout: float = Field(default=120.0, gt=0)
+    #: The default token heuristic's characters per token.
+    chars_per_token: float = Field(default=4.0, gt=0)
+
+
+DEFAULTS = CompactionSettings()
+
+
+def layer_settings(
+    agent_id: str, base: CompactionSettings | None, override: object
+) -> CompactionSettings:
+    """``base`` (or the defaults) with the agent option ``override`` applied."""
+    base = base or DEFAULTS
+    if override is None:
+        return base
+    if isinstance(override, CompactionSettings):
+        return override
+    if not isinstance(override, Mapping):
+        raise DshError(
+            f"agent {agent_id!r}: option 'compaction' must be a mapping of compaction "
+            f"settings, not {type(override).__name__}"
+        )
+    values: dict[str, Any] = {**base.model_dump(exclude_unset=True), **override}
+    try:
+        return CompactionSettings.model_validate(values)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or '(settings)'}: {e['msg']}" for e in exc.errors()
+        )
+        raise DshError(f"agent {agent_id!r}: option 'compaction': {problems}") from None

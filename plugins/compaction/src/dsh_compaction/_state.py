@@ -1,0 +1,120 @@
+"""Per-agent state: resolved settings, the incremental estimator, the compaction lock
+and the bookkeeping that keeps automatic compaction from hammering a failing
+summariser.
+
+Nothing here is the source of truth: it is a cache of what the session log and the
+settings determine, rebuilt from scratch for a resumed agent.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import Any
+
+import anyio
+
+from dsh import DshError
+from dsh_compaction import _host
+from dsh_compaction._settings import CompactionSettings, layer_settings
+from dsh_compaction._tokens import HeuristicCounter, RequestEstimator, TokenCounter
+
+__all__ = ["AgentState", "forget", "state_for"]
+
+log = logging.getLogger("dsh_compaction")
+
+
+class AgentState:
+    __slots__ = (
+        "_estimator",
+        "_estimator_key",
+        "_settings",
+        "_settings_key",
+        "failed_turn",
+        "lock",
+        "overflow_step",
+        "step_tried",
+    )
+
+    def __init__(self) -> None:
+        #: one compaction at a time per agent (automatic ones and ``compact_now``)
+        self.lock = anyio.Lock()
+        #: the turn in which an automatic compaction failed: no more threshold
+        #: attempts in that turn (a broken summariser would cost its timeout each step)
+        self.failed_turn: int | None = None
+        #: (turn, step) of the last automatic attempt and of the last overflow retry
+        self.step_tried: tuple[int, int] | None = None
+        self.overflow_step: tuple[int, int] | None = None
+        self._settings_key: tuple[object, object] | None = None
+        self._settings: CompactionSettings | None = None
+        self._estimator_key: tuple[str | None, float] | None = None
+        self._estimator: RequestEstimator | None = None
+
+    def settings(self, agent: _host.Host) -> CompactionSettings:
+        """Defaults < the harness's ``compaction:`` section < the agent option."""
+        base = _host.harness_section(agent)
+        override = agent.options.get("compaction")
+        key = (base, override)
+        cached = self._settings_key
+        if (
+            self._settings is None
+            or cached is None
+            or not (cached[0] is key[0] and cached[1] is key[1])
+        ):
+            self._settings = layer_settings(agent.id, base, override)
+            self._settings_key = key
+        return self._settings
+
+    async def estimator(
+        self, agent: _host.Host, settings: CompactionSettings, model: str | None
+    ) -> RequestEstimator:
+        """The estimator for ``model`` (a counter from ``compaction_token_counter``, or
+        the heuristic)."""
+        key = (model, settings.chars_per_token)
+        if self._estimator is None or self._estimator_key != key:
+            self._estimator = RequestEstimator(await _counter(agent, settings, model))
+            self._estimator_key = key
+        return self._estimator
+
+    def invalidate(self) -> None:
+        """The history was replaced: forget the counts."""
+        if self._estimator is not None:
+            self._estimator.invalidate()
+
+
+async def _counter(agent: _host.Host, settings: CompactionSettings, model: str | None) -> Any:
+    try:
+        counter = await _host.call_first_result(agent, "compaction_token_counter", model=model)
+    except DshError as error:
+        log.warning("agent %r: no token counter, using the heuristic: %s", agent.id, error)
+        counter = None
+    if counter is None:
+        return HeuristicCounter(settings.chars_per_token)
+    if not isinstance(counter, TokenCounter):
+        log.warning("agent %r: %r is not a TokenCounter, using the heuristic", agent.id, counter)
+        return HeuristicCounter(settings.chars_per_token)
+    return counter
+
+
+_states: weakref.WeakKeyDictionary[Any, AgentState] = weakref.WeakKeyDictionary()
+_pinned: dict[int, tuple[Any, AgentState]] = {}  # agents that take no weak reference
+
+
+def state_for(agent: Any) -> AgentState:
+    try:
+        state = _states.get(agent)
+        if state is None:
+            state = _states[agent] = AgentState()
+        return state
+    except TypeError:
+        entry = _pinned.get(id(agent))
+        if entry is None or entry[0] is not agent:
+            entry = _pinned[id(agent)] = (agent, AgentState())
+        return entry[1]
+
+
+def forget(agent: Any) -> None:
+    try:
+        _states.pop(agent, None)
+    except TypeError:
+        _pinned.pop(id(agent), None)

@@ -1,0 +1,195 @@
+"""Writing the summary: a plugin's ``compaction_summarize``, or the summariser model.
+
+The model gets the older history as a plain transcript (so tool pairing cannot trip the
+provider, and the summariser needs no tools), the previous summary to merge, and a
+structured prompt that asks for what an agent needs to carry on: the goal, decisions,
+file paths, commands, identifiers and open tasks. A history larger than the
+summariser's window is summarised in chunks, each merged into the summary so far.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio
+
+from dsh import (
+    AssistantMessage,
+    DshError,
+    Message,
+    ModelError,
+    ModelRequest,
+    ReasoningBlock,
+    TextBlock,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from dsh.llm import Assembler, Model
+from dsh_compaction import _host
+from dsh_compaction._settings import CompactionSettings
+from dsh_compaction._tokens import TokenCounter
+
+__all__ = ["DEFAULT_PROMPT", "Summary", "summarise", "transcript"]
+
+DEFAULT_PROMPT: Final = """\
+You compact the history of a working session between a user and an AI agent that uses \
+tools. Your summary replaces the older messages: whatever you leave out, the agent will \
+never see again. Write it for the agent, so that it can carry on the work as if it \
+still had the full history.
+
+Use these sections (leave out a section only if it would be empty):
+
+## Goal
+What the user wants, with their constraints and preferences; quote their words where \
+the exact wording matters.
+
+## Progress
+What has been done so far, in order, and the decisions taken with their reasons.
+
+## Files, commands and identifiers
+Every file path read, created or changed (and what changed); commands run and their \
+outcome; names of functions, classes, variables, settings, URLs, ids and error \
+messages that later work may need. Copy them exactly.
+
+## Open tasks
+What remains to be done, the next step, unanswered questions and known problems.
+
+## Current state
+Where the work stands right now: the latest request and what was being done.
+
+If a previous summary is given, merge it into the new one: keep everything in it that \
+still matters, update what changed, drop only what is clearly obsolete. Do not invent \
+anything. Be concise. Answer with the summary only."""
+
+#: a message longer than this is shortened in the transcript (head and tail kept)
+CLIP_CHARS: Final = 6000
+#: share of the summariser's window the transcript of one chunk may fill
+CHUNK_SHARE: Final = 0.6
+
+
+@dataclass(slots=True)
+class Summary:
+    text: str
+    #: "model" or "plugin"
+    source: str
+    model: str | None = None
+    calls: int = 0
+    truncated: bool = False
+    usage: Usage = field(default_factory=Usage)
+
+
+def _clip(text: str, limit: int = CLIP_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    head = text[: limit * 2 // 3]
+    tail = text[-(limit // 3) :]
+    return f"{head}\n[... {len(text) - len(head) - len(tail)} characters left out ...]\n{tail}"
+
+
+def _entry(message: Message) -> str:
+    if isinstance(message, UserMessage):
+        return f"[user]\n{_clip(message.content)}"
+    if isinstance(message, ToolResultMessage):
+        status = " (error)" if message.is_error else ""
+        return f"[tool result: {message.name}{status}]\n{_clip(message.content)}"
+    parts: list[str] = []
+    for block in message.content:
+        if isinstance(block, TextBlock) and block.text:
+            parts.append(f"[assistant]\n{_clip(block.text)}")
+        elif isinstance(block, ReasoningBlock) and block.text:
+            parts.append(f"[assistant, thinking]\n{_clip(block.text, CLIP_CHARS // 3)}")
+        elif isinstance(block, ToolCall):
+            parts.append(f"[assistant calls {block.name}]\n{_clip(block.arguments)}")
+    return "\n\n".join(parts)
+
+
+def transcript(messages: Sequence[Message]) -> list[str]:
+    """One transcript entry per message (long contents clipped)."""
+    return [entry for entry in map(_entry, messages) if entry]
+
+
+def _prompt_text(entries: Sequence[str], previous: str | None) -> str:
+    parts = []
+    if previous:
+        parts.append(f"<previous-summary>\n{previous}\n</previous-summary>")
+    parts.append("<conversation>\n" + "\n\n".join(entries) + "\n</conversation>")
+    parts.append("Write the summary now.")
+    return "\n\n".join(parts)
+
+
+def _chunks(entries: list[str], counter: TokenCounter, budget: int) -> list[list[str]]:
+    chunks: list[list[str]] = [[]]
+    used = 0
+    for entry in entries:
+        size = counter.count_text(entry)
+        if chunks[-1] and used + size > budget:
+            chunks.append([])
+            used = 0
+        chunks[-1].append(entry)
+        used += size
+    return chunks
+
+
+async def _call(model: Model, request: ModelRequest) -> AssistantMessage:
+    assembler = Assembler()
+    stream: Any = model.stream(request)
+    try:
+        async for chunk in stream:
+            assembler.add(chunk)
+    except (ModelError, anyio.get_cancelled_exc_class()):
+        raise
+    except Exception as exc:
+        raise ModelError("UNKNOWN", f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    return assembler.message(model=model.info.name)
+
+
+async def summarise(
+    agent: _host.Host,
+    settings: CompactionSettings,
+    messages: Sequence[Message],
+    previous: str | None,
+    *,
+    model_name: str | None,
+    counter: TokenCounter,
+    window: int | None,
+) -> Summary:
+    """The summary of ``messages`` merged with ``previous``. Raises ``DshError`` (a
+    ``HookError`` from a plugin, a ``ModelError`` from the model)."""
+    text = await _host.call_first_result(
+        agent, "compaction_summarize", messages=messages, previous_summary=previous
+    )
+    if text is not None:
+        if not isinstance(text, str):
+            raise DshError(f"compaction_summarize returned {type(text).__name__}, not str")
+        return Summary(text.strip(), "plugin")
+    name = settings.model or model_name
+    model = _host.find_model(agent, name)
+    if model is None:
+        raise ModelError("NO_MODEL", f"the summariser model {name!r} is not registered")
+    system = settings.prompt or DEFAULT_PROMPT
+    limit = model.info.context_window or window or 100_000
+    # room for the prompt, the summary so far (merged in) and the answer
+    overhead = counter.count_text(system) + 2 * settings.max_summary_tokens
+    budget = max(int(limit * CHUNK_SHARE) - overhead, 1_000)
+    summary = Summary(previous or "", "model", model=model.info.name)
+    for chunk in _chunks(transcript(messages), counter, budget):
+        request = ModelRequest(
+            model=name,
+            system=system,
+            messages=(UserMessage(content=_prompt_text(chunk, summary.text or None)),),
+            max_tokens=settings.max_summary_tokens,
+        )
+        answer = await _call(model, request)
+        summary.text = answer.text.strip()
+        summary.calls += 1
+        summary.usage += answer.usage
+        summary.truncated = summary.truncated or answer.stop_reason == "max_tokens"
+    return summary

@@ -1,0 +1,175 @@
+"""Token estimates: pluggable counters, and the incremental estimate of a request.
+
+The trigger runs before every model call, so it must not re-count a long history each
+step. ``RequestEstimator`` remembers the messages it counted (by identity: derived
+history only ever grows by appending, until a compaction replaces it) and counts only
+the new ones; system prompt and tools are cached until they change.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from typing import Protocol, final, runtime_checkable
+
+from dsh import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    ReasoningBlock,
+    TextBlock,
+    ToolCall,
+    ToolResultMessage,
+    ToolSpec,
+)
+
+__all__ = ["HeuristicCounter", "RequestEstimator", "TextTokenCounter", "TokenCounter"]
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts tokens as a model would see them. Return a counter from the
+    ``compaction_token_counter`` hook to replace the default heuristic."""
+
+    def count_text(self, text: str) -> int: ...
+
+    def count_message(self, message: Message) -> int: ...
+
+    def count_tools(self, tools: Sequence[ToolSpec]) -> int: ...
+
+
+class TextTokenCounter:
+    """A ``TokenCounter`` built on a function counting the tokens of a text: a message
+    costs its text parts plus a fixed overhead for its framing (role, ids).
+
+    For exact counts wrap a tokenizer: ``TextTokenCounter(lambda s: len(enc.encode(s)))``.
+    """
+
+    def __init__(
+        self,
+        count_text: Callable[[str], int],
+        *,
+        message_overhead: int = 4,
+        call_overhead: int = 8,
+    ) -> None:
+        self._count_text = count_text
+        self.message_overhead = message_overhead
+        self.call_overhead = call_overhead
+
+    def count_text(self, text: str) -> int:
+        return self._count_text(text)
+
+    def count_message(self, message: Message) -> int:
+        count = self._count_text
+        tokens = self.message_overhead
+        if isinstance(message, AssistantMessage):
+            for block in message.content:
+                if isinstance(block, TextBlock | ReasoningBlock):
+                    tokens += count(block.text)
+                elif isinstance(block, ToolCall):
+                    tokens += self.call_overhead + count(block.name) + count(block.arguments)
+        elif isinstance(message, ToolResultMessage):
+            tokens += count(message.content) + count(message.name)
+        else:
+            tokens += count(message.content)
+        return tokens
+
+    def count_tools(self, tools: Sequence[ToolSpec]) -> int:
+        count = self._count_text
+        return sum(
+            self.call_overhead
+            + count(spec.name)
+            + count(spec.description)
+            + count(json.dumps(spec.parameters, separators=(",", ":")))
+            for spec in tools
+        )
+
+
+@final
+class HeuristicCounter(TextTokenCounter):
+    """The default: about ``chars_per_token`` characters per token (UTF-8 bytes for
+    non-ASCII text, so CJK and emoji are not undercounted). No dependencies, fast, and
+    within ~20 % for English prose and code; the threshold leaves room for the error."""
+
+    def __init__(self, chars_per_token: float = 4.0, *, message_overhead: int = 4) -> None:
+        self.chars_per_token = chars_per_token
+        super().__init__(self._estimate, message_overhead=message_overhead)
+
+    def _estimate(self, text: str) -> int:
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        return math.ceil(size / self.chars_per_token)
+
+
+@final
+class RequestEstimator:
+    """The token estimate of a request, counted incrementally across steps."""
+
+    __slots__ = ("_counts", "_fixed", "_fixed_key", "_seen", "_total", "counter")
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self._seen: list[Message] = []  # the messages counted, in order
+        self._counts: list[int] = []
+        self._total = 0
+        self._fixed_key: tuple[str, tuple[ToolSpec, ...]] | None = None
+        self._fixed = 0
+
+    def request(self, request: ModelRequest) -> int:
+        """System prompt + tools + messages of ``request``."""
+        return self.fixed(request.system, request.tools) + self.messages(request.messages)
+
+    def fixed(self, system: str, tools: tuple[ToolSpec, ...]) -> int:
+        """The tokens of the system prompt and the tools (cached until they change)."""
+        key = self._fixed_key
+        if (
+            key is None
+            or (key[0] is not system and key[0] != system)
+            or (key[1] is not tools and key[1] != tools)
+        ):
+            counter = self.counter
+            self._fixed = counter.count_text(system) + counter.count_tools(tools)
+            self._fixed_key = (system, tools)
+        return self._fixed
+
+    def messages(self, messages: Sequence[Message]) -> int:
+        """The tokens of ``messages``; counts only those not seen before."""
+        self._sync(messages)
+        return self._total
+
+    def counts(self, messages: Sequence[Message]) -> list[int]:
+        """Per-message token counts of ``messages`` (a list the estimator owns: read it,
+        do not keep it)."""
+        self._sync(messages)
+        return self._counts
+
+    def invalidate(self) -> None:
+        """Forget every count (after the history was replaced)."""
+        self._seen = []
+        self._counts = []
+        self._total = 0
+
+    def _sync(self, messages: Sequence[Message]) -> None:
+        seen = self._seen
+        known = len(seen)
+        size = len(messages)
+        # Derived history grows by appending; anything else (a compaction, another
+        # plugin's replacing reducer, a trimmed request) shows at its ends.
+        if known and (
+            size < known or messages[0] is not seen[0] or messages[known - 1] is not seen[-1]
+        ):
+            self.invalidate()
+            seen = self._seen
+            known = 0
+        if known == size:
+            return
+        count = self.counter.count_message
+        counts = self._counts
+        added = 0
+        for index in range(known, size):  # index access: a HistoryView slice copies
+            message = messages[index]
+            tokens = count(message)
+            seen.append(message)
+            counts.append(tokens)
+            added += tokens
+        self._total += added

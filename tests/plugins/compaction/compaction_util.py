@@ -1,0 +1,123 @@
+"""Shared pieces of the compaction tests: a bulky tool, a request spy, pairing checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import dsh_compaction
+from dsh import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    ToolResultMessage,
+    ToolSpec,
+    UserMessage,
+    hookimpl,
+)
+from dsh.testing import ScriptedModel, scripted_harness, tool_calls
+from dsh_compaction import SUMMARY_HEADER, TextTokenCounter
+
+#: what the bulky tool returns: ~300 tokens by the default heuristic
+OUTPUT = "0123456789" * 120
+
+
+class BulkyTool:
+    """A ``read`` tool whose output is ``OUTPUT`` tagged with the path it was given."""
+
+    @hookimpl
+    def register_tools(self, register: Callable[..., None]) -> None:
+        from dsh.tools import tool
+
+        @tool
+        def read(path: str) -> str:
+            """Read a file."""
+            return f"{path}: {OUTPUT}"
+
+        register(read)
+
+
+class RequestSpy:
+    """Records each request as ``agent_request`` got it, before compaction changed it
+    (``tryfirst`` and registered after the compaction plugin: it runs first)."""
+
+    def __init__(self) -> None:
+        self.before: list[list[Message]] = []
+
+    @hookimpl(tryfirst=True)
+    def agent_request(self, request: ModelRequest) -> None:
+        self.before.append(list(request.messages))
+
+
+def reads(count: int, then: str = "done") -> list[Any]:
+    """A script: ``count`` steps each reading a file, then a text answer."""
+    return [*(tool_calls(("read", {"path": f"f{i}.py"})) for i in range(count)), then]
+
+
+def summarizer(*script: Any) -> ScriptedModel:
+    """The summariser model (a large window: one call per compaction)."""
+    return ScriptedModel(list(script), name="summarizer", context_window=1_000_000)
+
+
+def summary_of(text: str) -> UserMessage:
+    return UserMessage(content=SUMMARY_HEADER + text)
+
+
+class CharCounter(TextTokenCounter):
+    """One token per character of text; framing and tool definitions are free. Makes
+    the tests' arithmetic exact, whatever tools the core registers."""
+
+    def __init__(self) -> None:
+        super().__init__(len, message_overhead=0, call_overhead=0)
+
+    def count_tools(self, tools: Sequence[ToolSpec]) -> int:
+        return 0
+
+
+class CountChars:
+    @hookimpl(optionalhook=True)
+    def compaction_token_counter(self) -> CharCounter:
+        return CharCounter()
+
+
+@asynccontextmanager
+async def harness(
+    *models: ScriptedModel,
+    extra: Sequence[object | tuple[str, object]] = (),
+    chars: bool = True,
+    **kwargs: Any,
+) -> Any:
+    """A harness with the scripted models, the compaction plugin, the bulky tool,
+    (``chars``) the ``CharCounter`` and ``extra`` plugins (registered in that order),
+    no entry points."""
+    plugins = [("compaction", dsh_compaction), ("bulky", BulkyTool())]
+    if chars:
+        plugins.append(("chars", CountChars()))
+    plugins += extra
+    async with scripted_harness(
+        *models, plugins=plugins, load_entry_points=False, **kwargs
+    ) as started:
+        yield started
+
+
+def pairing_problems(messages: Sequence[Message]) -> list[str]:
+    """What a provider would refuse: a tool result whose call is not waiting for it, a
+    call never answered, a history that starts with a tool result."""
+    problems: list[str] = []
+    waiting: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                waiting[call.id] = waiting.get(call.id, 0) + 1
+        elif isinstance(message, ToolResultMessage):
+            if waiting.get(message.call_id, 0) <= 0:
+                problems.append(f"#{index}: result for {message.call_id!r} without its call")
+            else:
+                waiting[message.call_id] -= 1
+    problems += [f"call {c!r} has no result" for c, n in waiting.items() if n > 0]
+    return problems
+
+
+def events_of(events: Sequence[Any], prefix: str = "compact/") -> list[Any]:
+    return [e for e in events if e.type.startswith(prefix)]

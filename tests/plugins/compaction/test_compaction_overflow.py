@@ -1,0 +1,119 @@
+"""A provider's CONTEXT_WINDOW_EXCEEDED: compact once, retry the step (behaviours 44-45
+on the ``agent_request_error`` path)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from compaction_util import events_of, harness, reads, summarizer, summary_of
+
+from dsh import UserMessage
+from dsh.testing import ScriptedModel, check_invariants, fail, run_turn
+
+pytestmark = pytest.mark.plugins("compaction")
+
+OVERFLOW = fail("CONTEXT_WINDOW_EXCEEDED", "prompt is too long")
+
+
+def options(**compaction: Any) -> dict[str, Any]:
+    settings = {"model": "summarizer", "prune_chars": 0, **compaction}
+    return {"model": "scripted", "compaction": settings}
+
+
+async def overflow_turn(
+    second: list[Any], summariser: ScriptedModel, **agent_options: Any
+) -> tuple[list[Any], ScriptedModel, Any]:
+    """Turn 1 reads five files (far below the model's stated window); turn 2 runs the
+    script ``second``. Returns turn 2's events, the model and the agent's history."""
+    model = ScriptedModel([*reads(5), *second], context_window=1_000_000)
+    async with harness(model, summariser) as h:
+        agent = await h.agents.create("a", options={**options(), **agent_options})
+        first = await run_turn(agent, "task")
+        assert events_of(first) == []
+        events = await run_turn(agent, "next")
+        assert check_invariants(agent.session.events) == []
+        return events, model, list(agent.session.history)
+
+
+async def test_b44_overflow_compacts_once_and_the_retry_succeeds() -> None:
+    summariser = summarizer("what happened so far")
+
+    events, model, history = await overflow_turn([OVERFLOW, "fits now"], summariser)
+
+    types = [e.type for e in events]
+    assert types.index("compact/start") < types.index("compact/end") < types.index("step/retry")
+    start, summary, end = events_of(events)
+    assert start.data["reason"] == "overflow" and start.data["step"] == 1
+    assert end.data["outcome"] == "summarized"
+    retry = next(e for e in events if e.type == "step/retry")
+    assert retry.data["code"] == "CONTEXT_WINDOW_EXCEEDED"
+    assert retry.data["reason"] == "compacted the history to fit the window"
+    assert events[-1].data["reason"] == "completed"
+    failed, retried = model.requests[-2:]
+    assert len(retried.messages) < len(failed.messages)
+    replaces = summary.data["replaces"]
+    assert list(retried.messages) == [
+        summary_of("what happened so far"),
+        *failed.messages[replaces:],
+    ]
+    assert retried.messages[-1] == UserMessage(content="next")
+    assert history[:-1] == list(retried.messages)
+    model.assert_complete()
+
+
+async def test_b45_overflow_and_a_failing_summariser_end_the_turn_with_the_provider_error() -> None:
+    summariser = summarizer(fail("SERVER", "down"))
+
+    events, model, _ = await overflow_turn([OVERFLOW], summariser)
+
+    assert [e.data.get("outcome") for e in events_of(events, "compact/end")] == ["failed"]
+    assert not any(e.type == "step/retry" for e in events)
+    assert events[-1].data["reason"] == "error"
+    assert events[-1].data["error"] == {
+        "code": "CONTEXT_WINDOW_EXCEEDED",
+        "message": "prompt is too long",
+    }
+    model.assert_complete()
+
+
+async def test_b44_overflow_compacts_only_once_per_step() -> None:
+    summariser = summarizer("short")
+
+    events, model, _ = await overflow_turn([OVERFLOW, OVERFLOW], summariser, max_request_retries=3)
+
+    assert len(events_of(events, "compact/start")) == 1
+    assert len([e for e in events if e.type == "step/retry"]) == 1
+    assert events[-1].data["error"]["code"] == "CONTEXT_WINDOW_EXCEEDED"
+    summariser.assert_complete()
+    model.assert_complete()
+
+
+async def test_b45_overflow_after_a_failed_threshold_compaction_does_not_summarise_again() -> None:
+    model = ScriptedModel([*reads(5)[:-1], OVERFLOW], context_window=7000)
+    summariser = summarizer(fail("SERVER", "down"))
+    async with harness(model, summariser) as h:
+        agent = await h.agents.create("a", options=options())
+        events = await run_turn(agent, "task")
+
+    assert [e.data["reason"] for e in events_of(events, "compact/start")] == ["threshold"]
+    assert len(summariser.requests) == 1
+    assert events[-1].data["error"]["code"] == "CONTEXT_WINDOW_EXCEEDED"
+
+
+@pytest.mark.parametrize("code", ["RATE_LIMIT", "SERVER", "INVALID_REQUEST"])
+async def test_other_provider_errors_are_left_alone(code: str) -> None:
+    events, _, _ = await overflow_turn([fail(code, "no")], summarizer())
+
+    assert events_of(events) == []
+    assert events[-1].data["error"]["code"] == code
+
+
+async def test_overflow_is_left_alone_when_compaction_is_disabled() -> None:
+    model = ScriptedModel([OVERFLOW])
+    async with harness(model, summarizer()) as h:
+        agent = await h.agents.create("a", options=options(enabled=False))
+        events = await run_turn(agent, "hi")
+
+    assert events_of(events) == []
+    assert events[-1].data["error"]["code"] == "CONTEXT_WINDOW_EXCEEDED"

@@ -1,0 +1,92 @@
+"""The ``compaction:`` section and the agent option ``compaction``: defaults < section <
+agent option."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from compaction_util import events_of, harness, reads, summarizer
+
+from dsh import ConfigError
+from dsh.testing import ScriptedModel, run_turn
+from dsh_compaction import CompactionSettings
+
+pytestmark = pytest.mark.plugins("compaction")
+
+SECTION = "compaction:\n  threshold: 0.5\n  model: summarizer\n  prune_chars: 0\n"
+
+
+def test_the_defaults() -> None:
+    settings = CompactionSettings()
+
+    assert (settings.enabled, settings.threshold, settings.tail_ratio) == (True, 0.8, 0.3)
+    assert (settings.model, settings.prompt, settings.context_window) == (None, None, None)
+    assert (settings.max_summary_tokens, settings.timeout) == (2048, 120.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("compaction:\n  treshold: 0.5\n", "compaction.treshold"),
+        ("compaction:\n  threshold: 1.5\n", "compaction.threshold"),
+        ("compaction:\n  timeout: -1\n", "compaction.timeout"),
+    ],
+)
+async def test_the_section_is_validated_with_the_key_path(text: str, where: str) -> None:
+    with pytest.raises(ConfigError, match=rf"{where}"):
+        async with harness(config_text=text):
+            pass
+
+
+async def first_compaction(config_text: str | None, **agent_options: Any) -> Any:
+    model = ScriptedModel(reads(5), context_window=7000)
+    async with harness(model, summarizer("s"), config_text=config_text) as h:
+        agent = await h.agents.create("a", options={"model": "scripted", **agent_options})
+        events = await run_turn(agent, "task")
+    starts = events_of(events, "compact/start")
+    return starts[0] if starts else events[-1]
+
+
+async def test_the_harness_section_applies_to_its_agents() -> None:
+    start = await first_compaction(SECTION)
+
+    # 0.5 of 7000: the fourth request (3704 tokens) already passes
+    assert (start.data["threshold"], start.data["step"]) == (0.5, 4)
+
+
+async def test_the_agent_option_overrides_the_section_key_by_key() -> None:
+    start = await first_compaction(SECTION, compaction={"threshold": 0.8})
+
+    # the section's summariser model and prune_chars still apply
+    assert (start.data["threshold"], start.data["step"]) == (0.8, 6)
+
+
+async def test_context_window_in_settings_replaces_the_models_info() -> None:
+    start = await first_compaction(SECTION, compaction={"context_window": 4000})
+
+    assert (start.data["context_window"], start.data["step"]) == (4000, 3)
+
+
+async def test_without_a_known_window_the_threshold_never_triggers() -> None:
+    model = ScriptedModel(reads(5), context_window=None)
+    async with harness(model, summarizer(), config_text=SECTION) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        events = await run_turn(agent, "task")
+
+    assert events_of(events) == []
+    assert events[-1].data["reason"] == "completed"
+
+
+async def test_enabled_false_turns_automatic_compaction_off() -> None:
+    end = await first_compaction(SECTION, compaction={"enabled": False})
+
+    assert end.type == "turn/end" and end.data["reason"] == "completed"
+
+
+async def test_a_bad_agent_option_ends_the_turn_naming_the_plugin_and_key() -> None:
+    end = await first_compaction(SECTION, compaction={"threshold": "high"})
+
+    assert end.data["reason"] == "error"
+    assert end.data["error"]["plugin"] == "compaction"
+    assert "option 'compaction': threshold:" in end.data["error"]["message"]

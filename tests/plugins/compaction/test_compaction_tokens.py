@@ -1,0 +1,107 @@
+"""Token estimates: the default heuristic and the incremental request estimate."""
+
+from __future__ import annotations
+
+import pytest
+
+from dsh import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    ReasoningBlock,
+    TextBlock,
+    ToolCall,
+    ToolResultMessage,
+    ToolSpec,
+    UserMessage,
+)
+from dsh.session import Session
+from dsh_compaction import HeuristicCounter, RequestEstimator, TextTokenCounter
+
+pytestmark = pytest.mark.plugins("compaction")
+
+
+def test_the_heuristic_counts_characters_and_utf8_bytes() -> None:
+    counter = HeuristicCounter()
+
+    assert counter.count_text("") == 0
+    assert counter.count_text("abcd" * 10) == 10
+    assert counter.count_text("abcde") == 2  # rounded up
+    assert counter.count_text("é" * 4) == 2  # 8 bytes: non-ASCII is not undercounted
+    assert HeuristicCounter(2.0).count_text("abcd") == 2
+
+
+def test_a_message_counts_all_its_parts_plus_overhead() -> None:
+    counter = TextTokenCounter(len, message_overhead=3, call_overhead=5)
+    message = AssistantMessage(
+        content=(
+            TextBlock(text="hello"),
+            ReasoningBlock(text="hmm"),
+            ToolCall(id="c", name="read", arguments='{"a":1}'),
+        )
+    )
+
+    assert counter.count_message(UserMessage(content="four")) == 3 + 4
+    assert counter.count_message(message) == 3 + 5 + 3 + (5 + 4 + 7)
+    result = ToolResultMessage(call_id="c", name="read", content="out")
+    assert counter.count_message(result) == 3 + 3 + 4
+    spec = ToolSpec(name="read", description="Read.", parameters={"type": "object"})
+    assert counter.count_tools([spec]) == 5 + 4 + 5 + len('{"type":"object"}')
+
+
+class Counting(TextTokenCounter):
+    def __init__(self) -> None:
+        super().__init__(len, message_overhead=0)
+        self.messages = 0
+        self.texts = 0
+
+    def count_message(self, message: Message) -> int:
+        self.messages += 1
+        return super().count_message(message)
+
+    def count_text(self, text: str) -> int:
+        self.texts += 1
+        return super().count_text(text)
+
+
+def test_the_estimate_counts_only_messages_added_since_the_last_one() -> None:
+    session = Session("s")
+    counter = Counting()
+    estimator = RequestEstimator(counter)
+    tools = (ToolSpec(name="t"),)
+    totals = []
+    for index in range(100):
+        session.append("user/message", {"content": f"message {index:03}"})
+        request = ModelRequest.model_construct(  # as the loop builds it
+            system="sys", tools=tools, messages=session.history
+        )
+        totals.append(estimator.request(request))
+
+    assert counter.messages == 100  # each message once, not 1 + 2 + ... + 100
+    assert counter.texts == 1  # the system prompt once (tools by identity)
+    assert totals[-1] == estimator.fixed("sys", tools) + 100 * len("message 000")
+    assert totals == sorted(totals)
+    assert estimator.request(request) == totals[-1]
+    assert counter.messages == 100
+
+
+def test_a_replaced_or_shorter_history_is_counted_again() -> None:
+    counter = Counting()
+    estimator = RequestEstimator(counter)
+    messages: list[Message] = [UserMessage(content=f"m{i}") for i in range(10)]
+    assert estimator.messages(messages) == 20
+
+    replaced: list[Message] = [UserMessage(content="summary!"), *messages[8:]]
+    assert estimator.messages(replaced) == 8 + 4
+    assert estimator.messages(messages[:3]) == 6  # a trimmed request
+    assert counter.messages == 10 + 3 + 3
+
+
+def test_a_changed_system_prompt_is_counted_again() -> None:
+    counter = Counting()
+    estimator = RequestEstimator(counter)
+
+    assert estimator.fixed("abc", ()) == 3
+    assert estimator.fixed("abc", ()) == 3
+    assert estimator.fixed("abcdef", ()) == 6
+    assert counter.texts == 2
