@@ -136,3 +136,21 @@ async def test_harness_started_sees_validated_config_before_agents_start() -> No
         "disposed helper",
         "stopping agents=0",
     ]
+
+
+async def test_resume_without_options_reuses_the_stored_ones() -> None:
+    from dsh.testing import InMemoryPersistence
+
+    store = InMemoryPersistence()
+    model = ScriptedModel(["one", "two"])
+    options = {"model": "scripted", "system_prompt": "Be kind.", "max_steps": 4}
+    plugins = [("mem", store)]
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
+        agent = await h.agents.create("a", options=options)
+        await run_turn(agent, "hi")
+        session_id = agent.session.id
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
+        resumed = await h.agents.resume("a", session_id)
+        assert resumed.agent.options == options
+        await run_turn(resumed, "again")
+    assert model.requests[1].system == "Be kind."

@@ -155,13 +155,18 @@ class AgentRegistry:
     ) -> AgentHandle:
         """A new agent on a new session (``"{agent_id}-session-{uuid}"`` by default)."""
         sid = session_id or f"{agent_id}-session-{uuid.uuid4().hex}"
+        meta = dict(meta or {})
+        if options and "options" not in meta and _is_json(options):
+            meta["options"] = dict(options)  # so a resume rebuilds the same requests
         session = self._sessions.prepare(sid, meta=meta)
         return await self._start(agent_id, session, options, source)
 
     async def resume(
         self, agent_id: str, resume_session_id: str, options: dict[str, Any] | None = None
     ) -> AgentHandle:
-        """An agent continuing a stored session; needs a persistence plugin."""
+        """An agent continuing a stored session; needs a persistence plugin. Without
+        ``options`` the agent gets the options it was created with (when they were
+        JSON and so stored in the session's meta)."""
         persistence = await self._relay.session_persistence()
         if persistence is None:
             raise DshError(
@@ -174,6 +179,8 @@ class AgentRegistry:
         session = self._sessions.prepare(
             stored.id, stored.events, meta=dict(stored.meta), created=stored.created
         )
+        if options is None and isinstance(stored.meta.get("options"), dict):
+            options = dict(stored.meta["options"])
         return await self._start(agent_id, session, options, "resume")
 
     async def _start(
@@ -211,3 +218,14 @@ class AgentRegistry:
         async with anyio.create_task_group() as tg:
             for handle in self.list():
                 tg.start_soon(handle.dispose)
+
+
+def _is_json(value: Any) -> bool:
+    from dsh._json import check_json
+    from dsh.errors import EventDataError
+
+    try:
+        check_json(value, "session/meta")
+    except EventDataError:
+        return False
+    return True

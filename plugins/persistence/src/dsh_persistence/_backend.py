@@ -1,0 +1,133 @@
+"""The contract every storage backend keeps (``dsh_persistence.testing`` checks it).
+
+Backends are synchronous and thread-safe: the plugin calls them from worker threads,
+never from the event loop. The load rules (torn tail, holes, interrupted turns) live in
+``_records`` so that every backend applies exactly the same ones.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dsh_persistence._errors import SessionConflictError
+
+if TYPE_CHECKING:
+    from dsh.persistence import SessionHeader, StoredSession
+    from dsh.session import Session, SessionEvent
+
+__all__ = ["LoadedSession", "SessionBackend", "SessionInfo", "StoredTail", "check_contiguous"]
+
+#: Header keys lifted out of ``Session.meta`` for forks (``SessionStore.fork`` sets them).
+FORK_KEYS = ("parent", "seed_length")
+TITLE_LENGTH = 120
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """What a backend records once, when it first stores a session."""
+
+    id: str
+    created: float
+    meta: dict[str, Any] = field(default_factory=dict)
+    cwd: str = ""
+    #: The first prompt, on one line, cut to ``TITLE_LENGTH`` characters.
+    title: str = ""
+
+    @classmethod
+    def of(cls, session: Session) -> SessionInfo:
+        return cls(session.id, session.created, dict(session.meta), os.getcwd(), title_of(session))
+
+
+def title_of(session: Session) -> str:
+    for event in session.events:
+        if event.type == "user/message":
+            text = _SPACES.sub(" ", str(event.data.get("content", ""))).strip()
+            return text if len(text) <= TITLE_LENGTH else text[: TITLE_LENGTH - 1] + "…"
+    return ""
+
+
+def check_contiguous(events: Sequence[SessionEvent], session_id: str) -> None:
+    """Refuse a batch whose seqs are not consecutive (``SessionConflictError``)."""
+    first = events[0].seq
+    for offset, event in enumerate(events):
+        if event.seq != first + offset:
+            raise SessionConflictError(
+                f"session {session_id!r}: events to append are not contiguous (seq "
+                f"{event.seq} where {first + offset} was expected); nothing was written"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTail:
+    """Where a stored log ends: the seq the next append must start with, and the last
+    stored event (so a writer can check the live log really continues this one)."""
+
+    next_seq: int
+    last: SessionEvent | None
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSession:
+    """A loaded log and what loading did to it.
+
+    ``stored.events`` is the readable prefix plus the closers. Nothing of the repair is
+    written back: a writer appends the closers with its first batch.
+    """
+
+    stored: StoredSession
+    #: Events read from storage (the longest prefix whose seq equals its index).
+    kept: int
+    #: Records after that prefix that were ignored: a torn last line, or unreadable or
+    #: misnumbered records of the unfinished turn.
+    dropped: int
+    #: Synthetic events appended to close an interrupted turn.
+    closers: int
+
+
+class SessionBackend(ABC):
+    """Stores session logs. Subclass it, and run ``dsh_persistence.testing.BackendContract``
+    against your subclass."""
+
+    #: Where the sessions are, for messages (a directory, a database file, a URL).
+    location: str = ""
+
+    @abstractmethod
+    def tail(self, session_id: str) -> StoredTail | None:
+        """Where the stored log of ``session_id`` ends, or None if it is not stored.
+        Raises ``SessionCorruptError`` or ``SessionFormatError`` like ``load``."""
+
+    @abstractmethod
+    def append(self, info: SessionInfo, events: Sequence[SessionEvent], *, durable: bool) -> None:
+        """Store ``events`` (at least one) at the end of the log of ``info.id``.
+
+        ``events[0].seq`` must equal the stored ``next_seq`` (0 for a session not yet
+        stored, which is then created with ``info``, atomically: a reader sees all of
+        the first batch or no session), and seqs must be contiguous; otherwise raise
+        ``SessionConflictError`` and store nothing. ``durable``: return only once the
+        events (and any earlier ones of this session) survive a power cut.
+        """
+
+    @abstractmethod
+    def sync(self, session_id: str) -> None:
+        """Make every stored event of ``session_id`` durable (after non-durable appends)."""
+
+    @abstractmethod
+    def load(self, session_id: str) -> LoadedSession | None:
+        """The stored log, repaired by ``_records.read_log`` + ``close_turn``, or None."""
+
+    @abstractmethod
+    def headers(self) -> list[SessionHeader]:
+        """One header per stored session, without reading whole logs."""
+
+    @abstractmethod
+    def delete(self, session_id: str) -> bool:
+        """Remove a stored session; True if there was one."""
+
+    def close(self) -> None:  # noqa: B027 - optional: backends without resources skip it
+        """Release resources (connections). The backend is not used afterwards."""

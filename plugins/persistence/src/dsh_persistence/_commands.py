@@ -1,0 +1,238 @@
+"""``dsh sessions``: list, show, resume and delete stored sessions.
+
+The command validates the config (``-c FILE``, else ``$DSH_CONFIG`` or ``dsh.yml`` in
+the workspace) and applies its ``persistence:`` section, so that it reads the store a
+harness with that config writes; then it works with whichever plugin answers
+``session_persistence``. ``resume`` picks the model as ``dsh run`` does (``-m``, then
+``model:`` in dsh.yml, then a provider key in the environment).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from dsh import DshError, hookimpl
+from dsh.commands import Command, CommandContext
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from dsh.config import Config
+    from dsh.persistence import SessionPersistence
+    from dsh.session import Session, SessionEvent
+    from dsh_persistence._plugin import PersistencePlugin
+
+__all__ = ["sessions_command"]
+
+RESUMED_AGENT = "resumed"
+
+
+def sessions_command(plugin: PersistencePlugin) -> Command:
+    async def run(context: CommandContext) -> int:
+        return await _run(plugin, context)
+
+    return Command(
+        "sessions", "list, show, resume or delete stored sessions", run, configure=_configure
+    )
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="stored sessions, most recent first")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.add_argument("-n", "--limit", type=int, metavar="N", help="show the N most recent")
+    show = actions.add_parser("show", help="a session's transcript")
+    show.add_argument("id", help="a session id (or a unique prefix of one)")
+    show.add_argument("--json", action="store_true", help="print the events as JSON lines")
+    resume = actions.add_parser(
+        "resume", help="continue a session with one more prompt (model: dsh -m MODEL ...)"
+    )
+    resume.add_argument("id", help="a session id (or a unique prefix of one)")
+    resume.add_argument("prompt", nargs="?", help="the next prompt (default: read stdin)")
+    delete = actions.add_parser("delete", help="delete stored sessions")
+    delete.add_argument("ids", nargs="+", metavar="ID", help="exact session ids")
+
+
+async def _run(plugin: PersistencePlugin, context: CommandContext) -> int:
+    from dsh.config import find_config
+
+    args = context.args
+    workspace = (getattr(args, "cwd", None) or Path.cwd()).resolve()
+    path = context.config_path or find_config(workspace)
+    plugin.configure(_load_config(context, path).section("persistence"))
+    service = await context.pm.relay.session_persistence()
+    if service is None:
+        raise DshError("no plugin stores sessions (is dsh-persistence disabled?)")
+    if args.action == "list":
+        return await _list(service, args)
+    if args.action == "show":
+        return await _show(service, args)
+    if args.action == "delete":
+        return await _delete(service, args.ids)
+    return await _resume(context, service, path, workspace)
+
+
+def _load_config(context: CommandContext, path: Path | None) -> Config:
+    """Validate the config with every loaded plugin's settings, as a harness would."""
+    from dsh.config import load_config
+
+    settings: dict[str, type[BaseModel]] = {}
+
+    def collect(plugin: str, model: type[BaseModel], section: str | None = None) -> None:
+        settings[section or plugin] = model
+
+    context.pm.relay.register_settings(collect)
+    return load_config(path, settings=settings)
+
+
+async def _find(service: SessionPersistence, wanted: str) -> str:
+    ids = [header.id for header in await service.list()]
+    if wanted in ids:
+        return wanted
+    matches = [session_id for session_id in ids if session_id.startswith(wanted)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise DshError(f"{wanted!r} matches several sessions: {', '.join(sorted(matches)[:5])}")
+    raise DshError(f"no stored session {wanted!r} (`dsh sessions list` shows them)")
+
+
+async def _list(service: SessionPersistence, args: argparse.Namespace) -> int:
+    headers = await service.list()
+    if args.limit is not None:
+        headers = headers[: args.limit]
+    if args.json:
+        rows = [
+            {
+                "id": h.id,
+                "created": h.created,
+                "updated": h.updated,
+                "turns": h.turns,
+                "title": h.title,
+            }
+            for h in headers
+        ]
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    if not headers:
+        print("no stored sessions", file=sys.stderr)
+        return 0
+    width = max(len(h.id) for h in headers)
+    print(f"{'ID':<{width}}  {'UPDATED':<16}  TURNS  TITLE")
+    for h in headers:
+        print(f"{h.id:<{width}}  {_when(h.updated):<16}  {h.turns:>5}  {h.title}")
+    return 0
+
+
+async def _show(service: SessionPersistence, args: argparse.Namespace) -> int:
+    from dsh_persistence._service import StoredSessions
+    from dsh_persistence._transcript import Transcript
+
+    session_id = await _find(service, args.id)
+    stored = await service.load(session_id)
+    if stored is None:
+        raise DshError(f"session {session_id!r} was deleted meanwhile")
+    if args.json:
+        for event in stored.events:
+            print(event.to_json())
+        return 0
+    print(f"session {stored.id}, created {_when(stored.created)}")
+    if stored.meta.get("parent"):
+        print(f"forked from {stored.meta['parent']} at event {stored.meta.get('seed_length')}")
+    transcript = Transcript()
+    sys.stdout.write("".join(transcript.feed(event) for event in stored.events))
+    if isinstance(service, StoredSessions):
+        loaded = await service.inspect(session_id)
+        if loaded is not None and loaded.closers:
+            print(
+                f"(the last turn was interrupted: {loaded.closers} closing events were added "
+                "on load; they are stored when the session is resumed)"
+            )
+    return 0
+
+
+async def _delete(service: SessionPersistence, ids: list[str]) -> int:
+    status = 0
+    for session_id in ids:
+        if await service.delete(session_id):
+            print(f"deleted {session_id}")
+        else:
+            print(f"dsh: error: no stored session {session_id!r}", file=sys.stderr)
+            status = 1
+    return status
+
+
+async def _resume(
+    context: CommandContext, service: SessionPersistence, path: Path | None, workspace: Path
+) -> int:
+    from dsh.harness import Harness
+    from dsh.llm.choose import choose_model
+
+    args = context.args
+    prompt = args.prompt
+    if prompt is None:
+        if sys.stdin.isatty():
+            raise DshError(
+                "resume needs a prompt: dsh sessions resume ID 'what next?' (or pipe one "
+                "on stdin); an interactive resume is `/resume ID` in `dsh chat`"
+            )
+        prompt = sys.stdin.read().strip()
+        if not prompt:
+            raise DshError("resume: the prompt read from stdin is empty")
+    session_id = await _find(service, args.id)
+    printer = _LivePrinter(session_id, sys.stdout)
+    context.pm.register(printer, "dsh-sessions-printer")
+    try:
+        async with Harness(pm=context.pm, config=path, workspace=workspace) as harness:
+            choice = choose_model(harness, getattr(args, "model", None))
+            model = choice.name
+            if model == "local":
+                from dsh.llm.local import local_model
+
+                model = await local_model(harness)
+            print(f"dsh: model {model} ({choice.why})", file=sys.stderr)
+            agent = await harness.agents.resume(RESUMED_AGENT, session_id, {"model": model})
+            print(f"resuming {session_id} ({len(agent.session.events)} events)", file=sys.stderr)
+            agent.send(prompt)
+            await agent.when_idle()
+            end = _last_turn_end(agent.session)
+    finally:
+        context.pm.unregister(printer)
+    reason = end.get("reason")
+    print(f"turn {end.get('turn')} ended: {reason}", file=sys.stderr)
+    return 0 if reason == "completed" else 1
+
+
+def _last_turn_end(session: Session) -> dict[str, Any]:
+    for event in reversed(session.events):
+        if event.type == "turn/end":
+            return event.data
+    return {}
+
+
+class _LivePrinter:
+    """Prints the resumed session's new events as they are logged."""
+
+    def __init__(self, session_id: str, out: TextIO) -> None:
+        from dsh_persistence._transcript import Transcript
+
+        self.session_id = session_id
+        self.out = out
+        self.transcript = Transcript(live=True)
+
+    @hookimpl
+    def session_event(self, session: Session, event: SessionEvent) -> None:
+        if session.id == self.session_id:
+            text = self.transcript.feed(event)
+            if text:
+                self.out.write(text)
+                self.out.flush()
+
+
+def _when(timestamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp)) if timestamp else "?"

@@ -1,0 +1,42 @@
+"""The failures of stored sessions: one type per family, each with a stable code."""
+
+from __future__ import annotations
+
+from dsh import DshError
+
+__all__ = [
+    "PersistenceError",
+    "SessionConflictError",
+    "SessionCorruptError",
+    "SessionFormatError",
+]
+
+
+class PersistenceError(DshError):
+    """A stored session cannot be read or written (I/O, a bad path, a locked database)."""
+
+    code = "PERSISTENCE"
+
+
+class SessionCorruptError(PersistenceError):
+    """A stored log has a hole or an unreadable record before its last ``turn/end``.
+
+    The message names the file (or database) and the line (or event); nothing is
+    rewritten, so the evidence stays as found.
+    """
+
+    code = "SESSION_CORRUPT"
+
+
+class SessionFormatError(PersistenceError):
+    """A stored session uses a format this version cannot read (a newer one, or none)."""
+
+    code = "SESSION_FORMAT"
+
+
+class SessionConflictError(PersistenceError):
+    """Writing would not continue the stored log exactly where it ends: a seq gap or
+    overlap, another writer, or a different session stored under the same id. Nothing
+    is written."""
+
+    code = "SESSION_CONFLICT"

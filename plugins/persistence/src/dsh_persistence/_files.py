@@ -1,0 +1,133 @@
+"""Small file-system primitives of the JSONL backend: names, atomic publish, fsync."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from contextlib import suppress
+from pathlib import Path
+
+from dsh_persistence._errors import PersistenceError, SessionConflictError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks, one writer per session
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = [
+    "SUFFIX",
+    "file_name",
+    "fsync_directory",
+    "lock_file",
+    "publish",
+    "read_at",
+    "session_id_of",
+    "write_all",
+]
+
+SUFFIX = ".jsonl"
+_PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_MAX_NAME = 240
+
+
+def file_name(session_id: str) -> str:
+    """The file name of a session: its id, with every byte outside ``[A-Za-z0-9_-]``
+    written ``%XX``, so no id can name another directory, a dotfile or a temp file."""
+    name = "".join(chr(b) if b in _PLAIN else f"%{b:02X}" for b in session_id.encode())
+    if not name or len(name) > _MAX_NAME:
+        raise PersistenceError(
+            f"session id {session_id[:60]!r} cannot be a file name (empty, or longer than "
+            f"{_MAX_NAME} bytes once encoded); use a shorter id"
+        )
+    return name + SUFFIX
+
+
+def session_id_of(name: str) -> str:
+    """The session id a file name encodes (the inverse of ``file_name``)."""
+    stem = name[: -len(SUFFIX)] if name.endswith(SUFFIX) else name
+    out = bytearray()
+    index = 0
+    while index < len(stem):
+        if stem[index] == "%" and index + 3 <= len(stem):
+            with suppress(ValueError):
+                out.append(int(stem[index + 1 : index + 3], 16))
+                index += 3
+                continue
+        out += stem[index].encode()
+        index += 1
+    return out.decode(errors="replace")
+
+
+def write_all(fd: int, data: bytes, offset: int) -> None:
+    """Write all of ``data`` at ``offset`` (a regular file may take it in parts)."""
+    view = memoryview(data)
+    while view:
+        if hasattr(os, "pwrite"):
+            written = os.pwrite(fd, view, offset)
+        else:  # pragma: no cover - Windows
+            os.lseek(fd, offset, os.SEEK_SET)
+            written = os.write(fd, view)
+        view, offset = view[written:], offset + written
+
+
+def read_at(fd: int, size: int, offset: int) -> bytes:
+    """Up to ``size`` bytes from ``offset``."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, size, offset)
+    os.lseek(fd, offset, os.SEEK_SET)  # pragma: no cover - Windows
+    return os.read(fd, size)  # pragma: no cover
+
+
+def lock_file(fd: int) -> None:
+    """Hold an exclusive advisory lock on ``fd`` until it is closed, so two processes
+    never append to one session at once (the seq check then refuses the second)."""
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make a new or removed directory entry durable."""
+    if os.name == "nt":  # pragma: no cover - directories cannot be opened there
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def publish(path: Path, content: bytes, *, fsync: bool) -> os.stat_result:
+    """Create ``path`` holding ``content``, atomically: readers see all of it or no file.
+
+    Writes a temp file in the same directory, fsyncs it, then links it into place
+    (a link never replaces an existing file: ``SessionConflictError`` if one appeared),
+    and fsyncs the directory. Where hard links are not supported, renames instead.
+    """
+    temp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+    try:
+        try:
+            write_all(fd, content, 0)
+            if fsync:
+                os.fsync(fd)
+            stat = os.fstat(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(temp, path)
+        except FileExistsError:
+            raise SessionConflictError(
+                f"{path}: another writer stored this session meanwhile; nothing was written"
+            ) from None
+        except OSError:  # no hard links on this file system
+            if path.exists():
+                raise SessionConflictError(
+                    f"{path}: another writer stored this session meanwhile; nothing was written"
+                ) from None
+            os.replace(temp, path)
+    finally:
+        with suppress(FileNotFoundError):
+            os.unlink(temp)
+    if fsync:
+        fsync_directory(path.parent)
+    return stat

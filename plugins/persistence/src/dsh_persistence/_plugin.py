@@ -1,0 +1,206 @@
+"""``PersistencePlugin``: the hook impls that make sessions durable.
+
+Write path: ``session_event`` only asks for a checkpoint (mid-turn, after tool calls,
+tool results and step ends, written a little later by a thread); ``session_flush``
+writes what is new and returns once it is on disk. Both store
+``session.events[written:]`` through a per-session ``SessionWriter``. Read path:
+``session_persistence`` returns a ``StoredSessions``.
+
+Settings come from the harness: ``harness_started`` reads the validated ``persistence:``
+section. Settings passed to the constructor are pinned and ignore the config. This
+module is imported when dsh loads its plugins, so it imports neither pydantic nor anyio
+nor a backend until they are needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from dsh import hookimpl
+
+if TYPE_CHECKING:
+    from dsh.agent import Agent
+    from dsh.harness import Harness
+    from dsh.session import Session, SessionEvent
+    from dsh_persistence._backend import SessionBackend
+    from dsh_persistence._checkpoints import Checkpointer
+    from dsh_persistence._service import StoredSessions
+    from dsh_persistence._settings import PersistenceSettings
+    from dsh_persistence._writer import SessionWriter
+
+__all__ = ["CHECKPOINT_AT", "PersistencePlugin", "open_backend"]
+
+#: Event types after which a checkpoint is asked for (when ``checkpoints`` is on).
+CHECKPOINT_AT = frozenset({"tool/call", "tool/result", "step/end"})
+
+
+def open_backend(settings: PersistenceSettings) -> SessionBackend:
+    """The backend that ``settings`` select (nothing is touched on disk yet)."""
+    fsync = settings.fsync != "never"
+    if settings.backend == "sqlite":
+        from dsh_persistence._sqlite import SqliteBackend
+
+        return SqliteBackend(settings.database_path(), fsync=fsync)
+    from dsh_persistence._jsonl import JsonlBackend
+
+    return JsonlBackend(settings.session_directory(), fsync=fsync)
+
+
+class PersistencePlugin:
+    """Durable sessions. The ``persistence`` entry point registers one instance that
+    follows the config; register your own with fixed ``settings``, or with a ``backend``
+    of your own (a ``SessionBackend``), under another name."""
+
+    def __init__(
+        self,
+        settings: PersistenceSettings | None = None,
+        *,
+        backend: SessionBackend | None = None,
+    ) -> None:
+        self._pinned = settings
+        self._own_backend = backend
+        self._configured: PersistenceSettings | None = None
+        self._current: tuple[PersistenceSettings, SessionBackend] | None = None
+        self._backends: dict[Any, SessionBackend] = {}  # by location, the ones we opened
+        self._services: dict[int, StoredSessions] = {}
+        self._writers: dict[str, SessionWriter] = {}
+        self._checkpoints: Checkpointer | None = None
+        self._harnesses = 0
+
+    # -- configuration -------------------------------------------------------------------
+
+    def configure(self, settings: PersistenceSettings | None) -> None:
+        """Use ``settings`` (None: the defaults) for sessions first written from now on;
+        sessions already being written keep their store. Ignored when pinned."""
+        self._configured = settings
+        self._current = None
+
+    @property
+    def settings(self) -> PersistenceSettings:
+        return self._resolve()[0]
+
+    @property
+    def backend(self) -> SessionBackend:
+        return self._resolve()[1]
+
+    def _resolve(self) -> tuple[PersistenceSettings, SessionBackend]:
+        if self._current is None:
+            from dsh_persistence._settings import PersistenceSettings
+
+            settings = self._pinned or self._configured or PersistenceSettings()
+            backend = self._own_backend
+            if backend is None:
+                location = settings.location()
+                backend = self._backends.get(location)
+                if backend is None:
+                    backend = self._backends[location] = open_backend(settings)
+            self._current = (settings, backend)
+            self._close_unused()
+        return self._current
+
+    def _close_unused(self) -> None:
+        """Close backends that are neither current nor still written by a live session."""
+        keep = {id(w.backend) for w in self._writers.values()}
+        if self._current is not None:
+            keep.add(id(self._current[1]))
+        for location, backend in list(self._backends.items()):
+            if id(backend) not in keep:
+                del self._backends[location]
+                self._services.pop(id(backend), None)
+                backend.close()
+
+    def close(self) -> None:
+        """Write pending checkpoints and release what this plugin opened. It stays usable:
+        the next session that needs a store opens it again."""
+        if self._checkpoints is not None:
+            self._checkpoints.close()
+        for backend in self._backends.values():
+            backend.close()
+        self._backends.clear()
+        self._services.clear()
+        self._writers.clear()
+        self._current = None
+
+    # -- hooks: start-up and shutdown ----------------------------------------------------
+
+    @hookimpl
+    def register_settings(self, register: Callable[..., None]) -> None:
+        from dsh_persistence._settings import PersistenceSettings
+
+        register(PersistenceSettings)
+
+    @hookimpl
+    def harness_started(self, harness: Harness) -> None:
+        self._harnesses += 1
+        if self._pinned is None:
+            self.configure(harness.config.section("persistence"))
+
+    @hookimpl
+    async def harness_stopping(self) -> None:
+        # every agent is disposed and flushed: with no harness left, release everything
+        self._harnesses = max(0, self._harnesses - 1)
+        if self._harnesses == 0:
+            import anyio.to_thread
+
+            await anyio.to_thread.run_sync(self.close)
+
+    @hookimpl
+    def register_commands(self, register: Callable[..., None]) -> None:
+        from dsh_persistence._commands import sessions_command
+
+        register(sessions_command(self))
+
+    # -- hooks: the write path -----------------------------------------------------------
+
+    @hookimpl
+    def session_event(self, session: Session, event: SessionEvent) -> None:
+        if event.type not in CHECKPOINT_AT:
+            return
+        settings = self._resolve()[0]
+        if settings.checkpoints:
+            if self._checkpoints is None:
+                from dsh_persistence._checkpoints import Checkpointer
+
+                self._checkpoints = Checkpointer()
+            durable = settings.fsync == "always"
+            self._checkpoints.request(self._writer(session), settings.checkpoint_delay, durable)
+
+    @hookimpl
+    async def session_flush(self, session: Session) -> None:
+        import anyio.to_thread
+
+        settings = self._resolve()[0]
+        writer = self._writer(session)
+        await anyio.to_thread.run_sync(writer.write, settings.fsync != "never")
+
+    @hookimpl
+    def agent_disposed(self, agent: Agent) -> None:
+        session = agent.session
+        writer = self._writers.get(session.id)
+        if writer is not None and writer.session is session:
+            del self._writers[session.id]
+            self._close_unused()
+
+    def _writer(self, session: Session) -> SessionWriter:
+        writer = self._writers.get(session.id)
+        if writer is None or writer.session is not session:
+            from dsh_persistence._writer import SessionWriter
+
+            writer = self._writers[session.id] = SessionWriter(self._resolve()[1], session)
+        return writer
+
+    # -- hooks: the read path ------------------------------------------------------------
+
+    @hookimpl
+    def session_persistence(self) -> StoredSessions:
+        from dsh_persistence._service import StoredSessions
+
+        backend = self._resolve()[1]
+        service = self._services.get(id(backend))
+        if service is None:
+            service = self._services[id(backend)] = StoredSessions(backend, self._is_live)
+        return service
+
+    def _is_live(self, session_id: str) -> bool:
+        return session_id in self._writers

@@ -1,0 +1,186 @@
+"""The load rules, shared by every backend.
+
+A stored log is a sequence of records, each the JSON text of one event. Reading it:
+
+1. the longest prefix of records that are events whose ``seq`` equals their index is
+   kept (a torn last line never gets this far: the backend drops it);
+2. if a ``turn/end`` lies beyond that prefix, the log has a hole before its last
+   finished turn: that is corruption, reported with where it is, never repaired;
+3. otherwise the rest is the unfinished tail of a write that a crash cut short, and is
+   ignored;
+4. a turn left open is closed with synthetic events (``close_turn``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from dsh import Usage
+from dsh.session import SessionEvent
+from dsh_persistence._errors import SessionCorruptError
+
+__all__ = ["NOT_STARTED", "OUTCOME_UNKNOWN", "close_turn", "read_log"]
+
+OUTCOME_UNKNOWN = (
+    "outcome unknown: the session was interrupted after this call started; it may or "
+    "may not have taken effect"
+)
+NOT_STARTED = "not run: the session was interrupted before this call was recorded as started"
+INTERRUPTED = "the session ended before this turn finished (a crash or a kill); closed on load"
+
+Record = bytes | str
+#: Names the place of record ``index`` in messages ("/x/s.jsonl:12").
+Where = Callable[[int], str]
+
+
+def read_log(records: Sequence[Record], where: Where) -> tuple[list[SessionEvent], int]:
+    """The events of the longest well-numbered prefix, and how many records follow it.
+
+    Raises ``SessionCorruptError`` when a ``turn/end`` follows the first bad record.
+    """
+    events = _read_fast(records)
+    if events is not None:
+        return events, 0
+    events = []
+    for index, text in enumerate(records):
+        event = _event(text, index)
+        if isinstance(event, str):
+            _refuse_hole(records, index, event, where)
+            return events, len(records) - index
+        events.append(event)
+    return events, 0
+
+
+def _read_fast(records: Sequence[Record]) -> list[SessionEvent] | None:
+    """One ``json.loads`` over all records; None when any record needs a closer look."""
+    if not records:
+        return []
+    try:
+        if isinstance(records[0], bytes):
+            raws = json.loads(b"[" + b",".join(records) + b"]")  # type: ignore[arg-type]
+        else:
+            raws = json.loads("[" + ",".join(records) + "]")  # type: ignore[arg-type]
+    except ValueError:
+        return None
+    if type(raws) is not list or len(raws) != len(records):  # a record held two values
+        return None
+    events: list[SessionEvent] = []
+    append = events.append
+    for index, raw in enumerate(raws):
+        if type(raw) is not dict:
+            return None
+        seq, kind, time, data = raw.get("seq"), raw.get("type"), raw.get("time"), raw.get("data")
+        if (
+            seq != index
+            or type(seq) is not int
+            or type(kind) is not str
+            or type(data) is not dict
+            or type(time) not in (float, int)
+        ):
+            return None
+        append(SessionEvent(kind, index, time, data))  # type: ignore[arg-type]
+    return events
+
+
+def _event(text: Record, index: int) -> SessionEvent | str:
+    """The event of one record, or why it is not the event with seq ``index``."""
+    try:
+        raw: Any = json.loads(text)
+    except ValueError as exc:
+        return f"not a JSON event ({exc.__class__.__name__}: {exc})"
+    if type(raw) is not dict:
+        return f"not an event object (a JSON {type(raw).__name__})"
+    seq, kind, time, data = raw.get("seq"), raw.get("type"), raw.get("time"), raw.get("data")
+    if type(kind) is not str or type(data) is not dict or type(time) not in (float, int):
+        return "not an event (needs type, seq, time and data)"
+    if type(seq) is not int or seq != index:
+        return f"seq {seq!r} where seq {index} was expected"
+    return SessionEvent(kind, seq, time, data)  # type: ignore[arg-type]
+
+
+def _refuse_hole(records: Sequence[Record], bad: int, reason: str, where: Where) -> None:
+    for index in range(len(records) - 1, bad - 1, -1):
+        if _is_turn_end(records[index]):
+            raise SessionCorruptError(
+                f"{where(bad)}: {reason}; a finished turn follows at {where(index)}, so "
+                "this is a hole in the log, not a cut-off write. The session is corrupt "
+                "and was left as it is."
+            )
+
+
+def _is_turn_end(text: Record) -> bool:
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(raw, dict) and raw.get("type") == "turn/end"
+
+
+def close_turn(events: Sequence[SessionEvent]) -> list[SessionEvent]:
+    """The synthetic events that close a turn left open at the end of ``events``.
+
+    An error ``tool/result`` for every call of the open step that has none (a call
+    whose ``tool/call`` was logged may have run: its outcome is unknown; one that was
+    not logged gets its ``tool/call`` first), then ``step/end`` if a step is open, then
+    ``turn/end`` with reason ``interrupted``. Times are the last event's, so loading
+    the same log twice gives the same events.
+    """
+    start = _open_turn(events)
+    if start is None:
+        return []
+    turn = events[start].data.get("turn")
+    step: Any = None
+    calls: dict[str, list[Any]] = {}  # id -> [name, arguments, logged]
+    usage: dict[str, int] = Usage().model_dump()
+    for event in events[start + 1 :]:
+        kind, data = event.type, event.data
+        if kind == "step/start":
+            step, calls = data.get("step"), {}
+        elif kind == "step/end":
+            step, calls = None, {}
+        elif kind == "assistant/message":
+            message = data.get("message") or {}
+            for block in message.get("content") or ():
+                if isinstance(block, dict) and block.get("type") == "tool_call":
+                    calls.setdefault(str(block.get("id")), [block.get("name"), "", False])
+                    calls[str(block.get("id"))][1] = block.get("arguments", "{}")
+            for key, value in (message.get("usage") or {}).items():
+                if type(value) is int:
+                    usage[key] = usage.get(key, 0) + value
+        elif kind == "tool/call":
+            entry = calls.setdefault(str(data.get("id")), [data.get("name"), "", False])
+            entry[1], entry[2] = data.get("arguments", entry[1]), True
+        elif kind == "tool/result":
+            calls.pop(str(data.get("call_id")), None)
+    closers: list[SessionEvent] = []
+    when = events[-1].time
+
+    def close(kind: str, data: dict[str, Any]) -> None:
+        closers.append(SessionEvent(kind, len(events) + len(closers), when, data))
+
+    for call_id, (name, arguments, logged) in calls.items():
+        if not logged:
+            close("tool/call", {"id": call_id, "name": name, "arguments": arguments})
+        content = OUTCOME_UNKNOWN if logged else NOT_STARTED
+        close(
+            "tool/result",
+            {"call_id": call_id, "name": name, "content": content, "is_error": True},
+        )
+    if step is not None:
+        close("step/end", {"turn": turn, "step": step})
+    error = {"code": "INTERRUPTED", "message": INTERRUPTED}
+    close("turn/end", {"turn": turn, "reason": "interrupted", "usage": usage, "error": error})
+    return closers
+
+
+def _open_turn(events: Sequence[SessionEvent]) -> int | None:
+    """The index of the ``turn/start`` of a turn still open at the end, if any."""
+    for index in range(len(events) - 1, -1, -1):
+        kind = events[index].type
+        if kind == "turn/end":
+            return None
+        if kind == "turn/start":
+            return index
+    return None

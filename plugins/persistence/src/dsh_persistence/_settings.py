@@ -1,0 +1,78 @@
+"""The ``persistence:`` section of ``dsh.yml`` and where sessions go by default."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["ENV_DIRECTORY", "PersistenceSettings", "default_directory"]
+
+#: Overrides the default session directory (tests and CI point it at a temp dir).
+ENV_DIRECTORY = "DSH_PERSISTENCE_DIR"
+
+
+def default_directory(env: Mapping[str, str] | None = None) -> Path:
+    """Where sessions are stored when ``directory`` is not set.
+
+    ``$DSH_PERSISTENCE_DIR`` if set and not empty; otherwise ``$XDG_DATA_HOME/dsh/sessions``
+    (when that variable holds an absolute path, as the XDG spec requires); otherwise
+    ``%LOCALAPPDATA%\\dsh\\sessions`` on Windows and ``~/.local/share/dsh/sessions``
+    elsewhere.
+    """
+    env = os.environ if env is None else env
+    named = env.get(ENV_DIRECTORY)
+    if named:
+        return Path(named).expanduser()
+    xdg = env.get("XDG_DATA_HOME")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "dsh" / "sessions"
+    local = env.get("LOCALAPPDATA")
+    if os.name == "nt" and local:
+        return Path(local) / "dsh" / "sessions"
+    return Path.home() / ".local" / "share" / "dsh" / "sessions"
+
+
+class PersistenceSettings(BaseModel):
+    """How and where sessions are stored (the ``persistence:`` section of ``dsh.yml``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: ``jsonl``: one file per session (default). ``sqlite``: one database file, one row
+    #: per event, shared safely by several processes on one machine.
+    backend: Literal["jsonl", "sqlite"] = "jsonl"
+    #: Where session files (and the default database) go; see ``default_directory``.
+    directory: Path | None = None
+    #: The SQLite database file (``sqlite`` only); default ``<directory>/sessions.sqlite3``.
+    database: Path | None = None
+    #: ``flush``: every flush (after each turn, at dispose) returns only once the data is
+    #: on disk; mid-turn checkpoints are written without waiting for the disk.
+    #: ``always``: checkpoints are fsync'd too. ``never``: nothing is fsync'd (a process
+    #: crash loses nothing written, a power cut can).
+    fsync: Literal["flush", "always", "never"] = "flush"
+    #: Write a running turn to disk in the background, ``checkpoint_delay`` seconds after
+    #: a tool call starts or ends or a step ends, so that a crash in a long turn keeps
+    #: what the turn already did. Turns that end sooner are written by their flush.
+    checkpoints: bool = True
+    checkpoint_delay: float = Field(default=0.05, ge=0)
+
+    def session_directory(self, env: Mapping[str, str] | None = None) -> Path:
+        """The directory in use: ``directory`` or the default, made absolute."""
+        chosen = self.directory.expanduser() if self.directory else default_directory(env)
+        return Path.cwd() / chosen if not chosen.is_absolute() else chosen
+
+    def database_path(self, env: Mapping[str, str] | None = None) -> Path:
+        """The SQLite file in use: ``database`` or ``<directory>/sessions.sqlite3``."""
+        if self.database is None:
+            return self.session_directory(env) / "sessions.sqlite3"
+        chosen = self.database.expanduser()
+        return Path.cwd() / chosen if not chosen.is_absolute() else chosen
+
+    def location(self, env: Mapping[str, str] | None = None) -> tuple[str, Path, bool]:
+        """What identifies the store these settings select: (backend, path, fsync at all).
+        Two settings with the same location share one backend object."""
+        path = self.database_path(env) if self.backend == "sqlite" else self.session_directory(env)
+        return (self.backend, path, self.fsync != "never")

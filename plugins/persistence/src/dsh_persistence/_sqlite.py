@@ -1,0 +1,248 @@
+"""The SQLite backend: one database file, one row per event, several processes at once.
+
+WAL journal (readers never block the writer), ``BEGIN IMMEDIATE`` for every write (the
+seq check and the insert are one step even across processes), ``synchronous=FULL`` for
+durable appends and ``NORMAL`` otherwise. The schema version is ``PRAGMA user_version``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any, TypeVar
+
+from dsh.persistence import SessionHeader, StoredSession
+from dsh.session import SessionEvent
+from dsh_persistence._backend import (
+    LoadedSession,
+    SessionBackend,
+    SessionInfo,
+    StoredTail,
+    check_contiguous,
+)
+from dsh_persistence._errors import PersistenceError, SessionConflictError, SessionFormatError
+from dsh_persistence._records import close_turn, read_log
+
+__all__ = ["SCHEMA_VERSION", "SqliteBackend"]
+
+#: The newest schema this code reads and the one it creates.
+SCHEMA_VERSION = 1
+_SCHEMA = (
+    """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    turns INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    meta TEXT NOT NULL,
+    next_seq INTEGER NOT NULL
+) WITHOUT ROWID""",
+    """
+CREATE TABLE IF NOT EXISTS events (
+    session TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    line TEXT NOT NULL,
+    PRIMARY KEY (session, seq)
+) WITHOUT ROWID""",
+)
+T = TypeVar("T")
+
+
+class SqliteBackend(SessionBackend):
+    """Sessions in the SQLite database ``path``; connects on first use."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, fsync: bool = True, timeout: float = 30.0
+    ) -> None:
+        self.path = Path(path)
+        self.location = str(self.path)
+        self._fsync = fsync
+        self._timeout = timeout
+        self._lock = threading.Lock()  # one connection, used by one thread at a time
+        self._db: sqlite3.Connection | None = None
+
+    def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            try:
+                return work(self._connect())
+            except sqlite3.Error as exc:
+                raise PersistenceError(f"{self.path}: {exc}") from exc
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is not None:
+            return self._db
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with suppress(FileExistsError):  # created private: sessions hold prompts and files
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        db = sqlite3.connect(
+            self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
+        )
+        try:
+            self._check_version(db)
+            db.execute("PRAGMA journal_mode=WAL")
+            with _transaction(db):
+                if self._check_version(db) == 0:
+                    for statement in _SCHEMA:  # not executescript: it commits first
+                        db.execute(statement)
+                    db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except BaseException:
+            db.close()
+            raise
+        self._db = db
+        return db
+
+    def _check_version(self, db: sqlite3.Connection) -> int:
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise SessionFormatError(
+                f"{self.path}: session database schema version {version} is newer than "
+                f"this dsh-persistence reads (up to {SCHEMA_VERSION}); upgrade "
+                "dsh-persistence to open it. The database was not changed."
+            )
+        return version
+
+    # -- writing -------------------------------------------------------------------------
+
+    def append(self, info: SessionInfo, events: Sequence[SessionEvent], *, durable: bool) -> None:
+        if not events:
+            return
+        check_contiguous(events, info.id)
+        rows = [(info.id, event.seq, event.to_json()) for event in events]
+        turns = max(
+            (e.data["turn"] for e in events if e.type == "turn/start" and "turn" in e.data),
+            default=0,
+        )
+        try:
+            meta = json.dumps(info.meta, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise PersistenceError(
+                f"session {info.id!r}: its meta is not JSON ({exc}); nothing was written"
+            ) from None
+
+        def work(db: sqlite3.Connection) -> None:
+            sync = "FULL" if durable and self._fsync else "NORMAL"
+            db.execute(f"PRAGMA synchronous={sync}")
+            with _transaction(db):
+                row = db.execute("SELECT next_seq FROM sessions WHERE id=?", (info.id,)).fetchone()
+                expected = 0 if row is None else int(row[0])
+                if events[0].seq != expected:
+                    raise SessionConflictError(
+                        f"{self.path}: session {info.id!r}: cannot append seq "
+                        f"{events[0].seq}, the next stored seq is {expected} (another writer, "
+                        "or a stale session); nothing was written"
+                    )
+                if row is None:
+                    db.execute(
+                        "INSERT INTO sessions VALUES (?, ?, ?, 0, ?, ?, ?, 0)",
+                        (info.id, info.created, info.created, info.title, info.cwd, meta),
+                    )
+                db.executemany("INSERT INTO events VALUES (?, ?, ?)", rows)
+                db.execute(
+                    "UPDATE sessions SET next_seq=?, updated=?, turns=max(turns, ?) WHERE id=?",
+                    (events[-1].seq + 1, events[-1].time, turns, info.id),
+                )
+
+        self._run(work)
+
+    def sync(self, session_id: str) -> None:
+        # Committed frames are in the WAL until a checkpoint (which syncs what it
+        # copies), so fsyncing the WAL makes every earlier NORMAL commit durable.
+        if not self._fsync:
+            return
+        with self._lock:
+            try:
+                fd = os.open(f"{self.path}-wal", os.O_RDONLY)
+            except FileNotFoundError:
+                return
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def delete(self, session_id: str) -> bool:
+        def work(db: sqlite3.Connection) -> bool:
+            with _transaction(db):
+                db.execute("DELETE FROM events WHERE session=?", (session_id,))
+                return db.execute("DELETE FROM sessions WHERE id=?", (session_id,)).rowcount > 0
+
+        return self._run(work)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def tail(self, session_id: str) -> StoredTail | None:
+        def work(db: sqlite3.Connection) -> StoredTail | None:
+            with _transaction(db, "BEGIN"):
+                row = db.execute(
+                    "SELECT next_seq FROM sessions WHERE id=?", (session_id,)
+                ).fetchone()
+                if row is None:
+                    return None
+                next_seq = int(row[0])
+                line = db.execute(
+                    "SELECT line FROM events WHERE session=? AND seq=?", (session_id, next_seq - 1)
+                ).fetchone()
+            last = None
+            if line is not None:
+                with suppress(ValueError, KeyError, TypeError):
+                    last = SessionEvent.from_dict(json.loads(line[0]))
+            return StoredTail(next_seq, last)
+
+        return self._run(work)
+
+    def load(self, session_id: str) -> LoadedSession | None:
+        def work(db: sqlite3.Connection) -> tuple[Any, list[str]] | None:
+            with _transaction(db, "BEGIN"):
+                row = db.execute(
+                    "SELECT created, meta FROM sessions WHERE id=?", (session_id,)
+                ).fetchone()
+                if row is None:
+                    return None
+                lines = db.execute(
+                    "SELECT line FROM events WHERE session=? ORDER BY seq", (session_id,)
+                ).fetchall()
+            return row, [line[0] for line in lines]
+
+        found = self._run(work)
+        if found is None:
+            return None
+        (created, meta), records = found
+
+        def where(index: int) -> str:
+            return f"{self.path}: session {session_id!r}, event #{index}"
+
+        events, ignored = read_log(records, where)
+        closers = close_turn(events)
+        stored = StoredSession(session_id, float(created), events + closers, json.loads(meta))
+        return LoadedSession(stored, len(events), ignored, len(closers))
+
+    def headers(self) -> list[SessionHeader]:
+        def work(db: sqlite3.Connection) -> list[SessionHeader]:
+            rows = db.execute("SELECT id, created, updated, turns, title FROM sessions")
+            return [SessionHeader(*row) for row in rows]
+
+        return self._run(work)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE") -> Iterator[None]:
+    db.execute(begin)
+    try:
+        yield
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")

@@ -1,0 +1,80 @@
+"""Writes one live session to a backend: what is new in its log, in order, once.
+
+``Session.events`` is append-only with ``seq`` equal to the index, so the log itself is
+the buffer: a write stores ``session.events[written:]``. ``written`` starts at the
+stored next seq (read from the backend on the first write, after checking that the
+live log really continues the stored one), so the first seq written always equals the
+stored next seq: re-appending after a resume cannot happen. Closers that loading added
+to a resumed log are simply the first events written.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from dsh_persistence._backend import SessionBackend, SessionInfo, StoredTail
+from dsh_persistence._errors import SessionConflictError
+
+if TYPE_CHECKING:
+    from dsh.session import Session, SessionEvent
+
+__all__ = ["SessionWriter"]
+
+
+class SessionWriter:
+    """Called from worker threads; a lock keeps one write per session at a time."""
+
+    __slots__ = ("_durable", "_info", "_lock", "_written", "backend", "scheduled", "session")
+
+    def __init__(self, backend: SessionBackend, session: Session) -> None:
+        self.backend = backend
+        self.session = session
+        #: A checkpoint is queued and has not started (set by the event loop thread).
+        self.scheduled = False
+        self._lock = threading.Lock()
+        self._written: int | None = None  # None: the stored end is not known yet
+        self._durable = 0
+        self._info: SessionInfo | None = None
+
+    def write(self, durable: bool) -> None:
+        """Store every event logged so far; ``durable``: return once it is on disk."""
+        self.scheduled = False  # before reading the log: a later checkpoint still runs
+        with self._lock:
+            events = self.session.events
+            end = len(events)
+            written = self._attach() if self._written is None else self._written
+            if written < end:
+                if self._info is None:
+                    self._info = SessionInfo.of(self.session)
+                try:
+                    self.backend.append(self._info, events[written:end], durable=durable)
+                except BaseException:
+                    self._written = None  # part may be stored: ask the backend next time
+                    raise
+                self._written = end
+                if durable:
+                    self._durable = end
+            elif durable and self._durable < written:
+                self.backend.sync(self.session.id)
+                self._durable = written
+
+    def _attach(self) -> int:
+        """The stored next seq, after checking that the live log continues it."""
+        tail = self.backend.tail(self.session.id)
+        stored = 0 if tail is None else tail.next_seq
+        events = self.session.events
+        if stored and (stored > len(events) or not _same(events[stored - 1], tail)):
+            raise SessionConflictError(
+                f"session {self.session.id!r} is stored in {self.backend.location} with other "
+                f"events ({stored} stored, {len(events)} live, and the last stored one does "
+                "not match): two sessions share this id, or another process appended to it. "
+                "Nothing was written; resume the stored session, or use another id."
+            )
+        self._written = self._durable = stored
+        return stored
+
+
+def _same(live: SessionEvent, tail: StoredTail | None) -> bool:
+    last = None if tail is None else tail.last
+    return last is not None and (live.type, live.seq, live.time) == (last.type, last.seq, last.time)

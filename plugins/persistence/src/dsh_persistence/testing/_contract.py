@@ -1,0 +1,393 @@
+"""The conformance suite every session backend must pass."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import anyio
+import pytest
+
+from dsh import AssistantMessage, Message, ToolResultMessage, UserMessage
+from dsh.invariants import check_invariants
+from dsh.session import Session, SessionEvent
+from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
+from dsh_persistence._backend import SessionBackend, SessionInfo
+from dsh_persistence._errors import SessionConflictError, SessionCorruptError, SessionFormatError
+from dsh_persistence._plugin import PersistencePlugin
+from dsh_persistence._records import OUTCOME_UNKNOWN
+from dsh_persistence.testing._damage import Damage
+from dsh_persistence.testing._logs import LogBuilder
+
+__all__ = ["BackendContract"]
+
+Opener = Callable[[], SessionBackend]
+
+
+def info(session_id: str = "s1", **meta: Any) -> SessionInfo:
+    return SessionInfo(session_id, 1_700_000_000.0, dict(meta), "/work", "hello")
+
+
+def dicts(events: list[SessionEvent]) -> list[dict[str, Any]]:
+    return [event.to_dict() for event in events]
+
+
+def unanswered_calls(history: Sequence[Message]) -> set[str]:
+    """Ids of tool calls in the history that no tool result answers (a provider
+    refuses such a request)."""
+    calls = {c.id for m in history if isinstance(m, AssistantMessage) for c in m.tool_calls}
+    return calls - {m.call_id for m in history if isinstance(m, ToolResultMessage)}
+
+
+def two_turns() -> LogBuilder:
+    log = LogBuilder()
+    log.turn("what is 1+2?")
+    log.turn("thanks", calls=())
+    return log
+
+
+class BackendContract:
+    """Subclass this in a test module and provide two fixtures:
+
+    - ``backend_factory``: a callable returning a new backend instance over one storage
+      (each call is like another process opening the same store);
+    - ``damage``: a ``Damage`` for that storage.
+
+    Every backend instance the tests open is closed at teardown.
+    """
+
+    @pytest.fixture
+    def backend_factory(self) -> Opener:
+        raise NotImplementedError("provide a `backend_factory` fixture")
+
+    @pytest.fixture
+    def damage(self) -> Damage:
+        raise NotImplementedError("provide a `damage` fixture")
+
+    @pytest.fixture
+    def open_backend(self, backend_factory: Opener) -> Iterator[Opener]:
+        opened: list[SessionBackend] = []
+
+        def opener() -> SessionBackend:
+            opened.append(backend_factory())
+            return opened[-1]
+
+        yield opener
+        for backend in opened:
+            backend.close()
+
+    @pytest.fixture
+    def backend(self, open_backend: Opener) -> SessionBackend:
+        return open_backend()
+
+    # -- round trip and the seq contract ---------------------------------------------------
+
+    def test_round_trip_keeps_every_event(self, backend: SessionBackend) -> None:
+        log = two_turns()
+        backend.append(info(), log.events[:17], durable=True)
+        backend.append(info(), log.events[17:], durable=False)
+
+        loaded = backend.load("s1")
+        assert loaded is not None
+        assert dicts(loaded.stored.events) == dicts(log.events)
+        assert (loaded.kept, loaded.dropped, loaded.closers) == (len(log.events), 0, 0)
+        assert loaded.stored.created == 1_700_000_000.0
+        assert backend.load("nope") is None
+
+    def test_appends_continue_in_another_instance(self, open_backend: Opener) -> None:
+        log = two_turns()
+        first = open_backend()
+        first.append(info(), log.events[:5], durable=True)
+        second = open_backend()
+
+        tail = second.tail("s1")
+        assert tail is not None
+        assert tail.next_seq == 5
+        assert tail.last is not None
+        assert tail.last.to_dict() == log.events[4].to_dict()
+        second.append(info(), log.events[5:], durable=True)
+        loaded = open_backend().load("s1")
+        assert loaded is not None
+        assert dicts(loaded.stored.events) == dicts(log.events)
+        assert open_backend().tail("nope") is None
+
+    def test_a_new_session_starts_at_seq_zero(self, backend: SessionBackend) -> None:
+        log = two_turns()
+        with pytest.raises(SessionConflictError):
+            backend.append(info(), log.events[3:], durable=True)
+        assert backend.load("s1") is None
+
+    @pytest.mark.parametrize("start", [3, 5, 7], ids=["overlap", "overlap-one", "gap"])
+    def test_an_append_starts_at_the_stored_next_seq(
+        self, backend: SessionBackend, start: int
+    ) -> None:
+        log = two_turns()
+        backend.append(info(), log.events[:6], durable=True)
+
+        with pytest.raises(SessionConflictError):
+            backend.append(info(), log.events[start:], durable=True)
+        loaded = backend.load("s1")
+        assert loaded is not None
+        assert loaded.kept == 6
+        assert (tail := backend.tail("s1")) is not None
+        assert tail.next_seq == 6
+
+    def test_a_batch_with_a_seq_gap_is_refused(self, backend: SessionBackend) -> None:
+        log = two_turns()
+        with pytest.raises(SessionConflictError):
+            backend.append(info(), [*log.events[:3], *log.events[4:6]], durable=True)
+        assert backend.load("s1") is None
+
+    def test_a_second_writer_with_a_stale_view_is_refused(self, open_backend: Opener) -> None:
+        log = two_turns()
+        one, two = open_backend(), open_backend()
+        one.append(info(), log.events[:5], durable=True)
+        assert (tail := two.tail("s1")) is not None
+        assert tail.next_seq == 5
+        one.append(info(), log.events[5:9], durable=True)
+
+        with pytest.raises(SessionConflictError):
+            two.append(info(), log.events[5:7], durable=True)
+        loaded = open_backend().load("s1")
+        assert loaded is not None
+        assert loaded.kept == 9
+        assert dicts(loaded.stored.events[:9]) == dicts(log.events[:9])
+
+    # -- load rules --------------------------------------------------------------------------
+
+    def test_a_torn_last_event_is_ignored_and_replaced(
+        self, backend: SessionBackend, damage: Damage, open_backend: Opener
+    ) -> None:
+        log = two_turns()
+        backend.append(info(), log.events[:12], durable=True)
+        damage.tear("s1")
+
+        loaded = open_backend().load("s1")
+        assert loaded is not None
+        assert loaded.kept == 11
+        assert loaded.dropped == 1
+        assert dicts(loaded.stored.events[:11]) == dicts(log.events[:11])
+        assert check_invariants(loaded.stored.events) == []
+        writer = open_backend()
+        writer.append(info(), loaded.stored.events[11:], durable=True)
+        again = open_backend().load("s1")
+        assert again is not None
+        assert (again.dropped, again.closers) == (0, 0)
+        assert dicts(again.stored.events) == dicts(loaded.stored.events)
+
+    @pytest.mark.parametrize(
+        ("cut", "expected"),
+        [
+            (1, ["turn/end"]),
+            (5, ["step/end", "turn/end"]),
+            (6, ["tool/call", "tool/result", "step/end", "turn/end"]),
+            (7, ["tool/result", "step/end", "turn/end"]),
+            (9, ["turn/end"]),
+        ],
+        ids=["no-step", "streaming", "call-not-logged", "call-logged", "between-steps"],
+    )
+    def test_an_interrupted_turn_is_closed(
+        self, backend: SessionBackend, cut: int, expected: list[str]
+    ) -> None:
+        log = LogBuilder()
+        log.turn("first", calls=())
+        done = len(log.events)
+        log.turn("second")  # turn/start, user, step/start, 2 chunks, message, call, result...
+        backend.append(info(), log.events[: done + cut], durable=True)
+
+        loaded = backend.load("s1")
+        assert loaded is not None
+        assert loaded.kept == done + cut
+        closers = loaded.stored.events[done + cut :]
+        assert [e.type for e in closers] == expected
+        assert [e.seq for e in closers] == list(range(done + cut, done + cut + len(expected)))
+        assert closers[-1].data["turn"] == 2
+        assert closers[-1].data["reason"] == "interrupted"
+        results = [e.data for e in closers if e.type == "tool/result"]
+        assert all(r["is_error"] for r in results)
+        if "tool/call" not in expected and results:
+            assert results[0]["content"] == OUTCOME_UNKNOWN
+        assert check_invariants(loaded.stored.events) == []
+        assert unanswered_calls(Session("replay", loaded.stored.events).history) == set()
+
+    def test_loading_writes_nothing_and_the_next_append_stores_the_closers(
+        self, backend: SessionBackend, open_backend: Opener
+    ) -> None:
+        log = two_turns()
+        backend.append(info(), log.events[:7], durable=True)
+        first, second = backend.load("s1"), open_backend().load("s1")
+        assert first is not None
+        assert second is not None
+        assert dicts(first.stored.events) == dicts(second.stored.events)
+        assert (tail := backend.tail("s1")) is not None
+        assert tail.next_seq == 7
+
+        resumed = LogBuilder()
+        resumed.events = list(first.stored.events)
+        resumed.turns = 1
+        resumed.turn("again", calls=())
+        backend.append(info(), resumed.events[7:], durable=True)
+        stored = open_backend().load("s1")
+        assert stored is not None
+        assert stored.closers == 0
+        assert dicts(stored.stored.events) == dicts(resumed.events)
+        assert check_invariants(stored.stored.events) == []
+
+    def test_a_hole_before_the_last_turn_end_is_corruption(
+        self, backend: SessionBackend, damage: Damage, open_backend: Opener
+    ) -> None:
+        log = two_turns()
+        backend.append(info(), log.events, durable=True)
+        damage.drop("s1", 4)
+
+        for _ in range(2):  # reported again: nothing was rewritten
+            with pytest.raises(SessionCorruptError) as caught:
+                open_backend().load("s1")
+            message = str(caught.value)
+            assert "seq" in message
+            assert "corrupt" in message
+
+    def test_a_hole_in_the_unfinished_turn_is_cut_off(
+        self, backend: SessionBackend, damage: Damage, open_backend: Opener
+    ) -> None:
+        log = two_turns()
+        done = next(e.seq for e in log.events if e.type == "turn/end") + 1
+        backend.append(info(), log.events[: done + 6], durable=True)
+        damage.drop("s1", done + 3)
+
+        loaded = open_backend().load("s1")
+        assert loaded is not None
+        assert loaded.kept == done + 3
+        assert loaded.dropped == 2
+        assert check_invariants(loaded.stored.events) == []
+        assert loaded.stored.events[-1].data["reason"] == "interrupted"
+
+    def test_b43_a_newer_format_is_refused_with_a_message_saying_so(
+        self, backend: SessionBackend, damage: Damage, open_backend: Opener
+    ) -> None:
+        backend.append(info(), two_turns().events, durable=True)
+        damage.make_newer("s1")
+
+        with pytest.raises(SessionFormatError, match="newer"):
+            open_backend().load("s1")
+
+    # -- headers, delete, meta ---------------------------------------------------------------
+
+    def test_headers_summarise_each_session(self, backend: SessionBackend) -> None:
+        log = two_turns()
+        backend.append(info("a"), log.events, durable=True)
+        other = LogBuilder(start=1_800_000_000.0)
+        other.turn("second session", calls=())
+        backend.append(info("b"), other.events[:4], durable=False)
+
+        headers = {h.id: h for h in backend.headers()}
+        assert set(headers) == {"a", "b"}
+        assert headers["a"].turns == 2
+        assert headers["b"].turns == 1
+        assert headers["a"].updated == log.events[-1].time
+        assert headers["b"].updated == other.events[3].time
+        assert headers["a"].created == 1_700_000_000.0
+        assert headers["a"].title == "hello"
+
+    def test_delete_removes_a_session(self, backend: SessionBackend) -> None:
+        backend.append(info("a"), two_turns().events, durable=True)
+        backend.append(info("b"), two_turns().events, durable=True)
+
+        assert backend.delete("a") is True
+        assert backend.delete("a") is False
+        assert backend.load("a") is None
+        assert backend.tail("a") is None
+        assert [h.id for h in backend.headers()] == ["b"]
+        backend.append(info("a"), two_turns().events[:3], durable=True)  # a new "a"
+
+    def test_meta_and_fork_fields_round_trip(self, backend: SessionBackend) -> None:
+        meta = {"parent": "p", "seed_length": 12, "note": {"k": [1, "x"]}}
+        backend.append(info("f", **meta), two_turns().events, durable=True)
+
+        loaded = backend.load("f")
+        assert loaded is not None
+        assert loaded.stored.meta == meta
+
+    def test_odd_ids_unicode_and_big_events_round_trip(self, backend: SessionBackend) -> None:
+        log = LogBuilder()
+        log.turn('naïve ☃ line\nbreak "quoted" \\ back', calls=())
+        log.add("note/big", {"blob": "x" * 300_000, "emoji": "🦀", "n": None, "f": 0.1})
+        session_id = "../weird id/ñ.jsonl"
+        backend.append(info(session_id), log.events, durable=True)
+
+        loaded = backend.load(session_id)
+        assert loaded is not None
+        assert dicts(loaded.stored.events) == dicts(log.events)
+        assert [h.id for h in backend.headers()] == [session_id]
+
+    # -- concurrency -------------------------------------------------------------------------
+
+    def test_sessions_written_concurrently_from_several_instances(
+        self, open_backend: Opener
+    ) -> None:
+        backends = [open_backend() for _ in range(4)]
+        logs = {f"c{i}": LogBuilder() for i in range(8)}
+        for log in logs.values():
+            for n in range(5):
+                log.turn(f"prompt {n}")
+        errors: list[BaseException] = []
+
+        def write(backend: SessionBackend, session_id: str) -> None:
+            try:
+                events, done = logs[session_id].events, 0
+                for end in range(10, len(events) + 10, 10):
+                    backend.append(info(session_id), events[done:end], durable=False)
+                    done = min(end, len(events))
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+
+        threads = [
+            threading.Thread(target=write, args=(backends[i % 4], session_id))
+            for i, session_id in enumerate(logs)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        assert errors == []
+        reader = open_backend()
+        for session_id, log in logs.items():
+            loaded = reader.load(session_id)
+            assert loaded is not None
+            assert dicts(loaded.stored.events) == dicts(log.events)
+
+    # -- through a harness -------------------------------------------------------------------
+
+    async def test_b40_resume_continues_turns_seq_and_history(self, open_backend: Opener) -> None:
+        first = ScriptedModel([text("one"), text("two")])
+        plugin = PersistencePlugin(backend=open_backend())
+        async with scripted_harness(first, plugins=[plugin], load_entry_points=False) as h:
+            agent = await h.agents.create("a", options={"model": "scripted"})
+            with anyio.fail_after(10):
+                await run_turn(agent, "first")
+                await run_turn(agent, "second")
+            session_id, live = agent.session.id, list(agent.session.history)
+            logged = len(agent.session.events)
+        plugin.close()
+
+        second = ScriptedModel([text("three")])
+        plugin = PersistencePlugin(backend=open_backend())
+        async with scripted_harness(second, plugins=[plugin], load_entry_points=False) as h:
+            resumed = await h.agents.resume("a", session_id, options={"model": "scripted"})
+            assert list(resumed.session.history) == live
+            with anyio.fail_after(10):
+                events = await run_turn(resumed, "third")
+        plugin.close()
+
+        assert events[0].seq == logged
+        assert events[0].data == {"turn": 3}
+        assert second.requests[0].messages == (*live, UserMessage(content="third"))
+        stored = open_backend().load(session_id)
+        assert stored is not None
+        assert stored.closers == 0
+        seqs = [e.seq for e in stored.stored.events]
+        assert seqs == list(range(len(seqs)))
+        assert len(seqs) == logged + len(events)
+        assert check_invariants(stored.stored.events) == []

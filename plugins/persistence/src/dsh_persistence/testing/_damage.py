@@ -1,0 +1,75 @@
+"""What crashes and bit rot do to stored sessions, per backend, for the contract suite."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Protocol
+
+import pytest
+
+from dsh_persistence._files import file_name
+
+__all__ = ["Damage", "JsonlDamage", "SqliteDamage"]
+
+
+class Damage(Protocol):
+    """Breaks stored sessions the way the real world does. Each method may call
+    ``pytest.skip`` when the backend makes that damage impossible."""
+
+    def tear(self, session_id: str) -> None:
+        """Leave the last stored event half written, as a crash mid-write does."""
+
+    def drop(self, session_id: str, seq: int) -> None:
+        """Lose the stored event ``seq`` (a hole)."""
+
+    def make_newer(self, session_id: str) -> None:
+        """Mark the session as written in a format newer than the backend reads."""
+
+
+class JsonlDamage:
+    """Damage for ``JsonlBackend(directory)``."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _path(self, session_id: str) -> Path:
+        return self.directory / file_name(session_id)
+
+    def tear(self, session_id: str) -> None:
+        path = self._path(session_id)
+        data = path.read_bytes()
+        last = data.rstrip(b"\n").rfind(b"\n") + 1
+        path.write_bytes(data[: last + (len(data) - last) // 2])
+
+    def drop(self, session_id: str, seq: int) -> None:
+        path = self._path(session_id)
+        lines = path.read_bytes().splitlines(keepends=True)
+        del lines[seq + 1]  # line 1 is the header
+        path.write_bytes(b"".join(lines))
+
+    def make_newer(self, session_id: str) -> None:
+        path = self._path(session_id)
+        header, _, rest = path.read_bytes().partition(b"\n")
+        newer = {**json.loads(header), "version": 99}
+        path.write_bytes(json.dumps(newer).encode() + b"\n" + rest)
+
+
+class SqliteDamage:
+    """Damage for ``SqliteBackend(path)``: transactions make a torn event impossible."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def tear(self, session_id: str) -> None:
+        pytest.skip("SQLite commits whole transactions: an event is never half written")
+
+    def drop(self, session_id: str, seq: int) -> None:
+        with closing(sqlite3.connect(self.path)) as db, db:
+            db.execute("DELETE FROM events WHERE session=? AND seq=?", (session_id, seq))
+
+    def make_newer(self, session_id: str) -> None:
+        with closing(sqlite3.connect(self.path)) as db:
+            db.execute("PRAGMA user_version=99")

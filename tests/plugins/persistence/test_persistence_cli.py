@@ -1,0 +1,264 @@
+"""``dsh sessions list | show | resume | delete``, through ``dsh.cli.main``.
+
+Every test writes a ``dsh.yml`` whose ``persistence:`` section chooses the backend and
+the directory, and passes it with ``-c``: the command must honour it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import dsh.plugins
+from dsh import UserMessage, hookimpl
+from dsh.cli import main
+from dsh.session import Session
+from dsh.testing import ScriptedModel, check_invariants, text
+from dsh_persistence import PersistenceSettings, SessionInfo, open_backend
+from dsh_persistence.testing import JsonlDamage, LogBuilder
+
+pytestmark = pytest.mark.plugins("persistence")
+
+
+@pytest.fixture
+def config(settings: PersistenceSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "persistence")
+    monkeypatch.setenv("DSH_PERSISTENCE_DIR", str(tmp_path / "not-this-one"))
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "dsh.yml"
+    path.write_text(
+        f"persistence:\n  backend: {settings.backend}\n"
+        f"  directory: {settings.session_directory()}\n"
+    )
+    return path
+
+
+def store(settings: PersistenceSettings, session_id: str, log: LogBuilder) -> None:
+    backend = open_backend(settings)
+    try:
+        info = SessionInfo(session_id, log.events[0].time, title="x")
+        backend.append(info, log.events, durable=True)
+    finally:
+        backend.close()
+
+
+def two_sessions(settings: PersistenceSettings) -> LogBuilder:
+    old = LogBuilder(start=1_600_000_000.0)
+    old.turn("an old question", calls=())
+    store(settings, "old-session", old)
+    new = LogBuilder(start=1_700_000_000.0)
+    new.turn("what is 1+2?")
+    new.turn("thanks", calls=())
+    store(settings, "new-session", new)
+    return new
+
+
+def run(config: Path, *args: str, model: str | None = None) -> int:
+    chosen = ["-m", model] if model else []
+    return main(["-c", str(config), *chosen, "sessions", *args])
+
+
+def test_list_shows_sessions_newest_first(
+    settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    two_sessions(settings)
+
+    assert run(config, "list") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["ID", "UPDATED", "TURNS", "TITLE"]
+    assert [line.split()[0] for line in lines[1:]] == ["new-session", "old-session"]
+    assert run(config, "list", "--json", "-n", "1") == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["id"] == "new-session" and row["turns"] == 2
+
+
+def test_show_prints_a_readable_transcript(
+    settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    two_sessions(settings)
+
+    assert run(config, "show", "new") == 0  # a unique prefix is enough
+    out = capsys.readouterr().out
+    for expected in (
+        "session new-session",
+        "--- turn 1 ---",
+        "you: what is 1+2?",
+        "assistant: let me see",
+        '  -> add {"a": 1, "b": 2}',
+        "  <- 3",
+        "--- turn 1 ended: completed, 20 in / 4 out ---",
+    ):
+        assert expected in out
+
+
+def test_show_json_prints_the_stored_events(
+    settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = two_sessions(settings)
+
+    assert run(config, "show", "new-session", "--json") == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows == [event.to_dict() for event in log.events]
+
+
+def test_show_says_when_the_last_turn_was_closed_on_load(
+    settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = LogBuilder()
+    log.turn("go on")
+    cut = LogBuilder()
+    cut.events = log.events[:7]  # the tool call is logged, its result is not
+    store(settings, "cut", cut)
+
+    assert run(config, "show", "cut") == 0
+    out = capsys.readouterr().out
+    assert "ended: interrupted" in out and "outcome unknown" in out
+    assert "closing events were added on load" in out
+
+
+def test_delete_removes_sessions_and_reports_unknown_ones(
+    settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    two_sessions(settings)
+
+    assert run(config, "delete", "old-session", "nope") == 1
+    captured = capsys.readouterr()
+    assert captured.out == "deleted old-session\n"
+    assert "no stored session 'nope'" in captured.err
+    assert run(config, "list", "--json") == 0
+    assert [row["id"] for row in json.loads(capsys.readouterr().out)] == ["new-session"]
+
+
+@pytest.mark.parametrize(
+    ("wanted", "message"),
+    [("zzz", "no stored session 'zzz'"), ("", "matches several sessions")],
+)
+def test_unknown_or_ambiguous_ids_are_one_clear_line(
+    settings: PersistenceSettings,
+    config: Path,
+    capsys: pytest.CaptureFixture[str],
+    wanted: str,
+    message: str,
+) -> None:
+    two_sessions(settings)
+
+    assert run(config, "show", wanted) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dsh: error: ") and message in err and "Traceback" not in err
+
+
+def test_a_newer_session_file_is_refused_saying_so(
+    settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if settings.backend != "jsonl":
+        pytest.skip("per-session format versions are a JSONL header field")
+    two_sessions(settings)
+    JsonlDamage(settings.session_directory()).make_newer("new-session")
+
+    assert run(config, "show", "new-session") == 2
+    assert "newer than this dsh-persistence reads" in capsys.readouterr().err
+
+
+# -- resume -----------------------------------------------------------------------------------
+
+
+class Models:
+    def __init__(self, model: ScriptedModel) -> None:
+        self.model = model
+
+    @hookimpl
+    def register_models(self, register: Any) -> None:
+        register(self.model)
+
+
+@pytest.fixture
+def model(monkeypatch: pytest.MonkeyPatch) -> ScriptedModel:
+    """A scripted model that ``dsh`` runs with, as if a plugin provided it."""
+    scripted = ScriptedModel([text("you asked ", "about 1+2")])
+    real = dsh.plugins.create_plugin_manager
+
+    def with_model(**kwargs: Any) -> dsh.plugins.PluginManager:
+        return real([("models", Models(scripted))], **kwargs)
+
+    monkeypatch.setattr(dsh.plugins, "create_plugin_manager", with_model)
+    return scripted
+
+
+def stored_events(settings: PersistenceSettings, session_id: str) -> list[Any]:
+    backend = open_backend(settings)
+    try:
+        loaded = backend.load(session_id)
+    finally:
+        backend.close()
+    assert loaded is not None
+    return loaded.stored.events
+
+
+def test_resume_runs_one_prompt_and_continues_the_session(
+    settings: PersistenceSettings,
+    config: Path,
+    model: ScriptedModel,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    log = two_sessions(settings)
+    live = list(Session("live", log.events).history)
+
+    assert run(config, "resume", "new-session", "what did I ask?", model="scripted") == 0
+    captured = capsys.readouterr()
+    assert "assistant: you asked about 1+2" in captured.out
+    assert "turn 3 ended: completed" in captured.err
+    assert "dsh: model scripted (chosen with -m)" in captured.err
+    stored = stored_events(settings, "new-session")
+    assert [e.to_dict() for e in stored[: len(log.events)]] == [e.to_dict() for e in log.events]
+    assert stored[len(log.events)].data == {"turn": 3}
+    assert [e.seq for e in stored] == list(range(len(stored))) and check_invariants(stored) == []
+    assert list(model.requests[0].messages[:-1]) == live
+
+
+def test_resume_reads_the_prompt_from_stdin(
+    settings: PersistenceSettings,
+    config: Path,
+    model: ScriptedModel,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    two_sessions(settings)
+    monkeypatch.setattr("sys.stdin", io.StringIO("piped prompt\n"))
+
+    assert run(config, "resume", "new", model="scripted") == 0
+    assert model.requests[0].messages[-1] == UserMessage(content="piped prompt")
+    capsys.readouterr()
+
+
+def test_resume_without_a_prompt_on_a_terminal_explains(
+    settings: PersistenceSettings,
+    config: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    two_sessions(settings)
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr("sys.stdin", Terminal())
+    assert run(config, "resume", "new-session") == 2
+    assert "resume needs a prompt" in capsys.readouterr().err
+
+
+def test_resume_with_an_unknown_model_is_one_clear_line_and_changes_nothing(
+    settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = two_sessions(settings)
+
+    assert run(config, "resume", "new-session", "hello?", model="no-such-model") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dsh: error: ") and "Traceback" not in err
+    assert [e.to_dict() for e in stored_events(settings, "new-session")] == [
+        e.to_dict() for e in log.events
+    ]

@@ -1,0 +1,160 @@
+"""What is particular to the JSONL backend: the file format, names, atomic publishing,
+torn tails cut on append, and ``headers()`` reading only the ends of files."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from dsh.session import SessionEvent
+from dsh_persistence import (
+    JsonlBackend,
+    PersistenceError,
+    SessionConflictError,
+    SessionCorruptError,
+    SessionInfo,
+)
+from dsh_persistence._files import file_name, publish, session_id_of
+from dsh_persistence.testing import JsonlDamage, LogBuilder
+
+pytestmark = pytest.mark.plugins("persistence")
+
+
+def logged(turns: int = 2) -> LogBuilder:
+    log = LogBuilder()
+    for n in range(turns):
+        log.turn(f"question {n}")
+    return log
+
+
+def test_the_file_is_a_header_line_then_one_event_per_line(tmp_path: Path) -> None:
+    log = logged()
+    meta = {"parent": "p-1", "seed_length": 7, "tag": "x"}
+    JsonlBackend(tmp_path).append(
+        SessionInfo("s", 123.5, meta, "/work", "question 0"), log.events, durable=True
+    )
+
+    lines = (tmp_path / "s.jsonl").read_text().splitlines()
+    assert json.loads(lines[0]) == {
+        "format": "dsh-session",
+        "version": 1,
+        "id": "s",
+        "created": 123.5,
+        "cwd": "/work",
+        "title": "question 0",
+        "parent": "p-1",
+        "seed_length": 7,
+        "meta": {"tag": "x"},
+    }
+    assert lines[1:] == [event.to_json() for event in log.events]
+
+
+def test_a_new_file_is_published_whole_and_temp_files_are_ignored(tmp_path: Path) -> None:
+    backend = JsonlBackend(tmp_path)
+    backend.append(SessionInfo("s", 1.0), logged().events, durable=True)
+    # what a crash between writing the temp file and linking it leaves behind
+    (tmp_path / ".t.jsonl.123-abcd.tmp").write_text('{"format":"dsh-session"')
+
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".t.jsonl.123-abcd.tmp", "s.jsonl"]
+    assert [h.id for h in backend.headers()] == ["s"]
+    assert backend.load("t") is None
+
+
+def test_ids_become_safe_file_names_and_back() -> None:
+    for session_id in ("a-b_c", "../../etc/passwd", ".hidden", "ñ/☃ x", "a.jsonl"):
+        name = file_name(session_id)
+        assert "/" not in name and not name.startswith(".")
+        assert name.endswith(".jsonl") and session_id_of(name) == session_id
+    with pytest.raises(PersistenceError, match="shorter id"):
+        file_name("x" * 300)
+
+
+def test_a_torn_tail_is_cut_before_the_next_append(tmp_path: Path) -> None:
+    log = logged()
+    JsonlBackend(tmp_path).append(SessionInfo("s", 1.0), log.events[:10], durable=True)
+    JsonlDamage(tmp_path).tear("s")
+
+    backend = JsonlBackend(tmp_path)
+    loaded = backend.load("s")
+    assert loaded is not None and loaded.kept == 9
+    backend.append(SessionInfo("s", 1.0), log.events[9:], durable=True)
+
+    lines = (tmp_path / "s.jsonl").read_bytes().split(b"\n")
+    assert lines[-1] == b""
+    assert [json.loads(line)["seq"] for line in lines[1:-1]] == list(range(len(log.events)))
+
+
+def test_an_unfinished_write_longer_than_the_next_append_is_cut_whole(tmp_path: Path) -> None:
+    log = logged()
+    JsonlBackend(tmp_path).append(SessionInfo("s", 1.0), log.events[:10], durable=True)
+    with (tmp_path / "s.jsonl").open("ab") as file:  # blocks of zeros, as after a power cut
+        file.write(b"\x00" * 5000 + b"\n" + b"\x00" * 5000)
+
+    backend = JsonlBackend(tmp_path)
+    loaded = backend.load("s")
+    assert loaded is not None and (loaded.kept, loaded.dropped) == (10, 2)
+    backend.append(SessionInfo("s", 1.0), log.events[10:11], durable=True)
+
+    assert b"\x00" not in (tmp_path / "s.jsonl").read_bytes()
+    again = JsonlBackend(tmp_path).load("s")
+    assert again is not None and (again.kept, again.dropped) == (11, 0)
+
+
+def test_publishing_never_replaces_a_file_that_appeared_meanwhile(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"someone else's\n")
+
+    with pytest.raises(SessionConflictError, match="another writer"):
+        publish(path, b"mine\n", fsync=True)
+    assert path.read_bytes() == b"someone else's\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["s.jsonl"]  # no temp file left
+
+
+def test_headers_read_the_first_line_and_the_tail_only(tmp_path: Path) -> None:
+    log = logged(turns=3)
+    JsonlBackend(tmp_path).append(SessionInfo("s", 1.0, title="t"), log.events, durable=True)
+    path = tmp_path / "s.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    middle = len(lines) // 2
+    lines[middle] = b"\x00" * 100_000 + b"\n"  # unreadable, far from both ends
+    path.write_bytes(b"".join(lines))
+
+    (header,) = JsonlBackend(tmp_path).headers()
+    assert (header.id, header.turns, header.title) == ("s", 3, "t")
+    assert header.updated == log.events[-1].time
+    with pytest.raises(SessionCorruptError, match=rf"s\.jsonl:{middle + 1}: not a JSON event"):
+        JsonlBackend(tmp_path).load("s")
+
+
+def test_an_unreadable_file_is_listed_with_its_problem(tmp_path: Path) -> None:
+    backend = JsonlBackend(tmp_path)
+    backend.append(SessionInfo("good", 1.0), logged().events, durable=True)
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+
+    headers = {h.id: h for h in backend.headers()}
+    assert headers["good"].turns == 2
+    assert headers["bad"].title.startswith("(unreadable:")
+
+
+def test_a_file_removed_under_a_writer_is_not_silently_recreated(tmp_path: Path) -> None:
+    log = logged()
+    backend = JsonlBackend(tmp_path)
+    backend.append(SessionInfo("s", 1.0), log.events[:10], durable=True)
+    os.unlink(tmp_path / "s.jsonl")
+
+    with pytest.raises(SessionConflictError, match="must start at seq 0"):
+        backend.append(SessionInfo("s", 1.0), log.events[10:], durable=True)
+    assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_a_header_for_another_session_is_corruption(tmp_path: Path) -> None:
+    JsonlBackend(tmp_path).append(
+        SessionInfo("a", 1.0), [SessionEvent("note", 0, 1.0, {})], durable=True
+    )
+    os.rename(tmp_path / "a.jsonl", tmp_path / "b.jsonl")
+
+    with pytest.raises(SessionCorruptError, match="names session 'a', not 'b'"):
+        JsonlBackend(tmp_path).load("b")

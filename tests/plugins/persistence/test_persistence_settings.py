@@ -1,0 +1,64 @@
+"""Settings: the default directory, and the ``persistence:`` section of dsh.yml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from dsh import ConfigError
+from dsh.harness import Harness
+from dsh.testing import ScriptedModel, run_turn, scripted_harness
+from dsh_persistence import PersistenceSettings, default_directory
+
+pytestmark = pytest.mark.plugins("persistence")
+
+LIMIT = 10
+
+
+def test_the_default_directory_honours_the_environment(tmp_path: Path) -> None:
+    home = Path.home() / ".local" / "share" / "dsh" / "sessions"
+    assert default_directory({"DSH_PERSISTENCE_DIR": "/x/y"}) == Path("/x/y")
+    both = {"DSH_PERSISTENCE_DIR": "/x/y", "XDG_DATA_HOME": "/data"}
+    assert default_directory(both) == Path("/x/y")
+    assert default_directory({"XDG_DATA_HOME": "/data"}) == Path("/data/dsh/sessions")
+    assert default_directory({"XDG_DATA_HOME": "relative"}) == home  # XDG: must be absolute
+    assert default_directory({"DSH_PERSISTENCE_DIR": ""}) == home
+    settings = PersistenceSettings(backend="sqlite", directory=tmp_path)
+    assert settings.database_path() == tmp_path / "sessions.sqlite3"
+
+
+async def test_the_dsh_yml_section_chooses_the_store_of_the_entry_point_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "persistence")
+    monkeypatch.setenv("DSH_PERSISTENCE_DIR", str(tmp_path / "default"))
+    config = f"persistence:\n  backend: sqlite\n  directory: {tmp_path / 'configured'}\n"
+    for text_, where in ((config, "configured"), (None, "default")):
+        async with scripted_harness(ScriptedModel(["hi"]), config_text=text_) as harness:
+            agent = await harness.agents.create("a", options={"model": "scripted"})
+            with anyio.fail_after(LIMIT):
+                await run_turn(agent, "hello")
+            assert harness.config.section("persistence") is not None or text_ is None
+        names = {p.name for p in (tmp_path / where).iterdir()}
+        wanted = "sessions.sqlite3" if where == "configured" else f"{agent.session.id}.jsonl"
+        assert wanted in names
+
+
+@pytest.mark.parametrize(
+    ("section", "path"),
+    [
+        ("persistence:\n  backend: postgres\n", "persistence.backend"),
+        ("persistence:\n  fsync: sometimes\n", "persistence.fsync"),
+        ("persistence:\n  directroy: /tmp\n", "persistence.directroy"),
+    ],
+)
+async def test_a_bad_section_stops_start_up_naming_the_key(
+    section: str, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "persistence")
+    with pytest.raises(ConfigError) as caught:
+        async with Harness(config_text=section):
+            pass
+    assert caught.value.path == path

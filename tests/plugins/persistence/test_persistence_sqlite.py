@@ -1,0 +1,77 @@
+"""What is particular to the SQLite backend: WAL, several processes on one database."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from dsh_persistence import PersistenceSettings, SessionInfo, SqliteBackend, open_backend
+from dsh_persistence.testing import LogBuilder
+
+pytestmark = pytest.mark.plugins("persistence")
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from dsh_persistence import SessionInfo, SqliteBackend
+    from dsh_persistence.testing import LogBuilder
+
+    path, session_id = sys.argv[1], sys.argv[2]
+    log = LogBuilder()
+    for n in range(40):
+        log.turn(f"{session_id} {n}")
+    backend = SqliteBackend(path)
+    for start in range(0, len(log.events), 7):
+        backend.append(SessionInfo(session_id, 1.0), log.events[start : start + 7], durable=False)
+    backend.close()
+    """
+)
+
+
+def test_the_database_uses_the_wal_journal(tmp_path: Path) -> None:
+    backend = SqliteBackend(tmp_path / "s.sqlite3")
+    backend.append(SessionInfo("s", 1.0), LogBuilder().turn(), durable=True)
+    backend.close()
+
+    with closing(sqlite3.connect(tmp_path / "s.sqlite3")) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+
+
+def test_the_database_setting_chooses_the_file(tmp_path: Path) -> None:
+    settings = PersistenceSettings(backend="sqlite", database=tmp_path / "elsewhere.db")
+    backend = open_backend(settings)
+    backend.append(SessionInfo("s", 1.0), LogBuilder().turn(), durable=True)
+    backend.close()
+    assert (tmp_path / "elsewhere.db").is_file()
+
+
+def test_several_processes_write_one_database_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite3"
+    SqliteBackend(path).close()
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"p{n}"]) for n in range(3)
+    ]
+    reader = SqliteBackend(path)
+    try:
+        while any(writer.poll() is None for writer in writers):
+            reader.headers()  # reading while they write never blocks them or fails
+        assert [writer.wait() for writer in writers] == [0, 0, 0]
+
+        for n in range(3):
+            expected = LogBuilder()
+            for turn in range(40):
+                expected.turn(f"p{n} {turn}")
+            loaded = reader.load(f"p{n}")
+            assert loaded is not None and loaded.closers == 0
+            stored = [e.to_dict() for e in loaded.stored.events]
+            assert stored == [e.to_dict() for e in expected.events]
+        assert sorted(h.turns for h in reader.headers()) == [40, 40, 40]
+    finally:
+        reader.close()
