@@ -207,3 +207,12 @@ def test_core_defaults_can_be_blocked_with_dash_p_no() -> None:
     pm = create_plugin_manager(select=["no:dsh.builtin_tools"], env={"DSH_LOAD_PLUGINS": ""})
     assert names(pm) == ["dsh.builtins"]
     assert pm.is_blocked("dsh.builtin_tools")
+
+
+def test_an_explicit_plugin_under_a_blocked_name_is_an_error_not_a_silent_skip() -> None:
+    class Guard:
+        @hookimpl
+        def tools_execute(self) -> None: ...
+
+    with pytest.raises(DshError, match=r"'guard' is passed explicitly but its name is blocked"):
+        create_plugin_manager([("guard", Guard())], select=["no:guard"], env={})

@@ -202,6 +202,12 @@ def create_plugin_manager(
             _load_entry_point(pm, name, found[name])
     for item in plugins:
         name, plugin = item if isinstance(item, tuple) else (None, item)
+        if name is not None and pm.is_blocked(name):
+            # pluggy would skip it silently; for a policy plugin that means no policy
+            raise DshError(
+                f"plugin {name!r} is passed explicitly but its name is blocked "
+                f"(-p no:{name}); unblock it or do not pass it"
+            )
         pm.register(plugin, name)
     return pm
 

@@ -1,0 +1,71 @@
+"""From a tool call to its subjects.
+
+A call becomes one subject per path argument value and the parts of each command
+argument (see ``_commands``); a tool that declares neither path nor command arguments,
+and a tool the registry does not know, is one ``tool`` subject. The arguments are read
+the way the core executor reads them (JSON, then the tool's pydantic model, defaults
+filled in), so the values checked are the values the tool receives.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from dsh_permissions._commands import command_subjects
+from dsh_permissions._subjects import Subject, ToolFacts, path_subject
+
+if TYPE_CHECKING:
+    from dsh import ToolCall
+    from dsh.tools import Tool
+
+__all__ = ["InvalidArguments", "subjects_of"]
+
+
+class InvalidArguments(ValueError):
+    """The call's arguments cannot be read; the tool would refuse them too."""
+
+
+def subjects_of(facts: ToolFacts, tool: Tool | None, call: ToolCall, root: str) -> list[Subject]:
+    """The subjects of ``call``. Raises InvalidArguments when they cannot be read."""
+    if tool is None or not (facts.path_args or facts.command_args):
+        return [Subject("tool", "")]
+    values = _arguments(tool, call)
+    subjects: list[Subject] = []
+    for name in facts.path_args:
+        subjects.extend(path_subject(value, root) for value in _texts(name, values.get(name)))
+    for name in facts.command_args:
+        for value in _texts(name, values.get(name)):
+            subjects.extend(command_subjects(value, root))
+    # Declared arguments left empty: the call is still checked, as the tool itself.
+    return subjects or [Subject("tool", "")]
+
+
+def _arguments(tool: Tool, call: ToolCall) -> dict[str, Any]:
+    try:
+        raw = json.loads(call.arguments) if call.arguments.strip() else {}
+    except ValueError as exc:
+        raise InvalidArguments(f"the arguments are not valid JSON ({exc})") from None
+    if not isinstance(raw, dict):
+        raise InvalidArguments("the arguments must be a JSON object")
+    try:
+        model = tool.arguments.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in exc.errors()
+        )
+        raise InvalidArguments(f"the arguments do not fit the tool: {problems}") from None
+    return {name: getattr(model, name) for name in type(model).model_fields}
+
+
+def _texts(name: str, value: object) -> Iterable[str]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise InvalidArguments(f"argument {name!r} should hold text, not {type(value).__name__}")

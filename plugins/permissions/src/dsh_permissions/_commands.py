@@ -1,0 +1,245 @@
+"""Command arguments as subjects: every part of a shell command line.
+
+``_shell.split`` yields the simple commands a line runs. Each becomes a ``command``
+subject whose text is its words joined by single spaces, quotes removed, and every
+word that looks like a path (``a/b``, ``..``, ``~/x``) replaced by its canonical form
+(relative to the workspace when inside it, absolute otherwise). Output redirections
+become ``redirect`` subjects (``> path``); input redirections stay in the text.
+
+Commands that run other commands are opened up, and what they run must be allowed
+too: the command behind a wrapper (``sudo``, ``env``, ``timeout``, ``xargs``, ...), the
+script of ``sh -c`` / ``bash -c`` and ``eval``, and ``find -exec``. Deny and ask rules
+also see the text without leading ``NAME=value`` assignments, without wrappers, and
+with ``/bin/rm`` shortened to ``rm``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Final
+
+from dsh_permissions._paths import display, folded
+from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
+from dsh_permissions._subjects import Subject
+
+__all__ = ["command_subjects"]
+
+WRAPPERS: Final = frozenset(
+    {
+        *("builtin", "caffeinate", "chrt", "command", "doas", "env", "exec", "ionice"),
+        *("nice", "nohup", "setsid", "stdbuf", "strace", "sudo", "taskset", "time"),
+        *("timeout", "unbuffer", "watch", "xargs"),
+    }
+)
+SHELLS: Final = frozenset({"ash", "bash", "busybox", "dash", "fish", "ksh", "mksh", "sh", "zsh"})
+MOVERS: Final = frozenset({"cd", "pushd", "popd"})
+_HARMLESS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+_WRAPPER_ARG: Final = re.compile(r"-.*|[A-Za-z_][A-Za-z0-9_]*=.*|\d+(\.\d+)?[smhd]?")
+_SHORT_C: Final = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
+_EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_SHOWN: Final = 200
+
+
+def command_subjects(line: str, root: str, depth: int = 0) -> list[Subject]:
+    """The subjects of one command argument; a line that cannot be split is one
+    subject with a ``problem`` (asked about, never allowed)."""
+    if depth > MAX_DEPTH:
+        return [_problem(line, f"commands are nested more than {MAX_DEPTH} levels deep")]
+    try:
+        commands = split(line)
+    except Unparseable as exc:
+        return [_problem(line, f"the command cannot be checked safely: {exc}")]
+    if not commands:  # empty, or only comments: checked like a command with no words
+        return [Subject("command", "", allow=("",), deny=("",))]
+    subjects: list[Subject] = []
+    moved = False  # after cd, relative paths may name other files than they seem to
+    for command in commands:
+        subjects.extend(_command(command, root, moved, depth))
+        words = [w.text for w in command.words]
+        start = _skip_assignments(words)
+        if start < len(words) and words[start] in MOVERS:
+            moved = True
+    return subjects
+
+
+def _problem(line: str, why: str) -> Subject:
+    shown = line if len(line) <= _SHOWN else line[:_SHOWN] + "…"
+    return Subject("command", shown, problem=why)
+
+
+def _command(command: Command, root: str, moved: bool, depth: int) -> list[Subject]:
+    canon: list[str] = []
+    raw: list[str] = []
+    unknown: str | None = None
+    for word in command.words:
+        text, why = _canonical(word, root, moved)
+        canon.append(text)
+        raw.append(word.text)
+        unknown = unknown or why
+    redirects: list[Subject] = []
+    for redirect in command.redirects:
+        if redirect.kind == "dup":
+            continue
+        if redirect.kind == ">":
+            if (subject := _redirect(redirect.target, root, moved)) is not None:
+                redirects.append(subject)
+            continue
+        if redirect.kind == "<":
+            text, why = _canonical(redirect.target, root, moved, path=True)
+        else:
+            text, why = redirect.target.text, _unknown(redirect.target)
+        canon += [redirect.kind, text]
+        raw += [redirect.kind, redirect.target.text]
+        unknown = unknown or why
+    subjects: list[Subject] = []
+    if canon:
+        subjects.append(_text_subject(canon, raw, unknown))
+        subjects.extend(_wrapped(command, canon, raw, unknown, (root, moved, depth)))
+    return subjects + redirects
+
+
+def _text_subject(canon: list[str], raw: list[str], unknown: str | None) -> Subject:
+    text = " ".join(canon)
+    readings = [*_variants(canon), *_variants(raw)]
+    deny = tuple(dict.fromkeys([*readings, *(folded(r) for r in readings)]))
+    return Subject("command", text, allow=() if unknown else (text,), deny=deny, unknown=unknown)
+
+
+def _variants(words: list[str]) -> list[str]:
+    """The spellings deny rules see: whole, without assignments, behind wrappers,
+    with the program's directory dropped."""
+    out = [" ".join(words)]
+    start = _skip_assignments(words)
+    starts = [start]
+    if start < len(words) and os.path.basename(words[start]) in WRAPPERS:
+        starts += range(start + 1, len(words))
+    for index in starts:
+        rest = words[index:]
+        if not rest:
+            continue
+        out.append(" ".join(rest))
+        base = os.path.basename(rest[0])
+        if base and base != rest[0]:
+            out.append(" ".join([base, *rest[1:]]))
+    return out
+
+
+def _skip_assignments(words: list[str]) -> int:
+    index = 0
+    while index < len(words) and _ASSIGNMENT.match(words[index]):
+        index += 1
+    return index
+
+
+def _wrapped(
+    command: Command,
+    canon: list[str],
+    raw: list[str],
+    unknown: str | None,
+    where: tuple[str, bool, int],
+) -> list[Subject]:
+    """Subjects for what this command runs in turn (wrappers, shells, eval, find -exec)."""
+    root, moved, depth = where
+    words = command.words
+    subjects: list[Subject] = []
+    index = _skip_assignments(raw)
+    while index < len(words):
+        name = os.path.basename(raw[index])
+        if name in WRAPPERS:
+            inner = index + 1
+            while inner < len(words) and _WRAPPER_ARG.fullmatch(raw[inner]):
+                inner += 1
+            if inner < len(words):
+                why = unknown or _any_unknown(words[inner:])
+                subjects.append(_text_subject(canon[inner:], raw[inner:], why))
+            index = inner
+            continue
+        if name in SHELLS:
+            subjects.extend(_shell_script(words[index + 1 :], root, depth))
+        elif name == "eval":
+            subjects.extend(_script(words[index + 1 :], root, depth, "eval"))
+        elif name == "find":
+            subjects.extend(_find_exec(words[index + 1 :], root, moved, depth))
+        break
+    return subjects
+
+
+def _shell_script(args: tuple[Word, ...], root: str, depth: int) -> list[Subject]:
+    """``sh -c SCRIPT``: the script's commands (wherever the -c option stands)."""
+    for position, word in enumerate(args):
+        if _SHORT_C.fullmatch(word.text):
+            rest = [w for w in args[position + 1 :] if not w.text.startswith("-")]
+            return _script(tuple(rest[:1]), root, depth, "the -c script")
+    return []
+
+
+def _script(args: tuple[Word, ...], root: str, depth: int, what: str) -> list[Subject]:
+    if not args:
+        return []
+    line = " ".join(w.text for w in args)
+    if any(w.dynamic for w in args):
+        return [_problem(line, f"{what} is only known when the shell runs it")]
+    return command_subjects(line, root, depth + 1)
+
+
+def _find_exec(args: tuple[Word, ...], root: str, moved: bool, depth: int) -> list[Subject]:
+    subjects: list[Subject] = []
+    index = 0
+    while index < len(args):
+        if args[index].text in _EXEC and not args[index].quoted:
+            end = index + 1
+            while end < len(args) and args[end].text not in (";", "+"):
+                end += 1
+            if end > index + 1:
+                inner = Command(args[index + 1 : end])
+                subjects.extend(_command(inner, root, moved, depth + 1))
+            index = end
+        index += 1
+    return subjects
+
+
+def _any_unknown(words: tuple[Word, ...]) -> str | None:
+    return next((why for w in words if (why := _unknown(w)) is not None), None)
+
+
+def _unknown(word: Word) -> str | None:
+    if word.dynamic:
+        return f"{word.raw!r} only gets its value when the shell runs"
+    return None
+
+
+def _path_like(text: str) -> bool:
+    if text in (".", ".."):
+        return True
+    return "/" in text and not text.startswith("-") and "://" not in text and "=" not in text
+
+
+def _canonical(word: Word, root: str, moved: bool, *, path: bool = False) -> tuple[str, str | None]:
+    """How ``word`` is matched, and why its value is unknown (or None)."""
+    if word.dynamic:
+        return word.text, _unknown(word)
+    text = word.text
+    if word.tilde:
+        text = os.path.expanduser("~") + text[1:]
+    elif not (path or _path_like(text)):
+        return text, None
+    if moved and not os.path.isabs(text):
+        return (
+            word.text,
+            f"an earlier cd changed the directory, so {word.raw!r} may name another file",
+        )
+    if not text or "\x00" in text:
+        return word.text, f"{word.raw!r} is not a usable path"
+    return display(os.path.realpath(os.path.join(root, text)), root), None
+
+
+def _redirect(target: Word, root: str, moved: bool) -> Subject | None:
+    if not target.dynamic and target.text in _HARMLESS:
+        return None
+    text, why = _canonical(target, root, moved, path=True)
+    shown = f"> {text}"
+    readings = [shown, f"> {target.text}"]
+    deny = tuple(dict.fromkeys([*readings, *(folded(r) for r in readings)]))
+    return Subject("redirect", shown, allow=() if why else (shown,), deny=deny, unknown=why)

@@ -1,0 +1,183 @@
+"""The decision: a mode, the rules and a call's subjects in; allow, ask or deny out.
+
+For each subject, in this order: a matching deny rule denies; a matching ask rule
+asks; a subject that cannot be checked asks; an allow rule that matches every allow
+reading allows; otherwise the mode decides (non-mutating tools run, file edits inside
+the workspace run in ``accept-edits``, a remembered "always" answer runs, anything
+else is asked about). The call is denied if any subject is, asked about if any is,
+and allowed only when every subject is. ``plan`` denies mutating tools before any of
+this; ``bypass`` allows everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from dsh_permissions._rules import Action, Rule
+from dsh_permissions._settings import Mode, PermissionSettings
+from dsh_permissions._subjects import Subject, ToolFacts
+
+__all__ = ["Decision", "Grant", "Part", "Policy", "Verdict", "decide"]
+
+Decision = Literal["allow", "ask", "deny"]
+#: (tool, subject kind, subject value): what an "always" answer remembers
+Grant = tuple[str, str, str]
+_ACTIONS: Final[tuple[Action, ...]] = ("deny", "ask", "allow")
+_SHOWN: Final = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """The decision on one subject and what made it."""
+
+    subject: Subject
+    decision: Decision
+    by: Literal["rule", "mode", "problem", "grant"]
+    why: str
+    rule: Rule | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    decision: Decision
+    #: the rule that decided, as ``action: source`` (None: the mode decided)
+    rule: str | None
+    reason: str
+    parts: tuple[Part, ...] = ()
+
+    @property
+    def asked(self) -> tuple[Part, ...]:
+        return tuple(p for p in self.parts if p.decision == "ask")
+
+
+class Policy:
+    """The rules of one settings object, compiled against one workspace root."""
+
+    __slots__ = ("_by_tool", "_rules", "root", "settings")
+
+    def __init__(self, settings: PermissionSettings, root: str) -> None:
+        self.settings = settings
+        self.root = root
+        self._rules = {
+            a: [Rule.compile(a, s, root) for s in getattr(settings, a)] for a in _ACTIONS
+        }
+        self._by_tool: dict[tuple[str, Action], list[Rule]] = {}
+
+    def rules(self, tool: str, action: Action) -> list[Rule]:
+        key = (tool, action)
+        found = self._by_tool.get(key)
+        if found is None:
+            found = self._by_tool[key] = [r for r in self._rules[action] if r.applies_to(tool)]
+        return found
+
+
+def decide(
+    policy: Policy, mode: Mode, facts: ToolFacts, subjects: Iterable[Subject], grants: set[Grant]
+) -> Verdict:
+    if mode == "bypass":
+        return Verdict("allow", None, "bypass mode: every tool call runs unchecked")
+    if mode == "plan" and facts.mutating:
+        return Verdict("deny", None, _plan_reason(facts))
+    parts = tuple(_judge(policy, mode, facts, s, grants) for s in subjects)
+    for part in parts:
+        if part.decision == "deny":
+            return Verdict("deny", _shown(part.rule), part.why, parts)
+    asked = [p for p in parts if p.decision == "ask"]
+    if asked:
+        rule = next((p.rule for p in asked if p.rule is not None), None)
+        return Verdict("ask", _shown(rule), "; ".join(dict.fromkeys(p.why for p in asked)), parts)
+    rule = next((p.rule for p in parts if p.rule is not None), None)
+    return Verdict("allow", _shown(rule), "; ".join(dict.fromkeys(p.why for p in parts)), parts)
+
+
+def _shown(rule: Rule | None) -> str | None:
+    return None if rule is None else str(rule)
+
+
+def _plan_reason(facts: ToolFacts) -> str:
+    return (
+        f"you are in plan mode, which is read-only, and {facts.name!r} changes things. "
+        "Investigate with read-only tools, then present your plan; the user decides when "
+        "it is carried out"
+    )
+
+
+def _judge(
+    policy: Policy, mode: Mode, facts: ToolFacts, subject: Subject, grants: set[Grant]
+) -> Part:
+    what = describe(facts, subject)
+    for action in ("deny", "ask"):
+        for rule in policy.rules(facts.name, action):
+            if _hits(rule, subject):
+                why = f"the rule '{rule}' covers {what}{_assumed(rule, facts, subject)}"
+                return Part(subject, action, "rule", why, rule)
+    if subject.problem is not None:
+        return Part(subject, "ask", "problem", f"{what}: {subject.problem}")
+    allowed = _allowed_by(policy.rules(facts.name, "allow"), subject)
+    if allowed is not None:
+        return Part(subject, "allow", "rule", f"the rule '{allowed}' allows {what}", allowed)
+    if not facts.mutating:
+        return Part(subject, "allow", "mode", f"{what} changes nothing")
+    if mode == "accept-edits" and facts.edits_files and subject.kind == "path" and subject.inside:
+        return Part(subject, "allow", "mode", f"accept-edits allows {what} inside the workspace")
+    if subject.rememberable and (facts.name, subject.kind, subject.value) in grants:
+        return Part(subject, "allow", "grant", f"{what} was allowed for this session")
+    if subject.unknown is not None:
+        return Part(subject, "ask", "mode", f"{what}: {subject.unknown}, so no rule can allow it")
+    if not facts.known:
+        return Part(subject, "ask", "mode", f"{facts.name!r} is not a registered tool")
+    return Part(subject, "ask", "mode", f"no rule allows {what}")
+
+
+def _hits(rule: Rule, subject: Subject) -> bool:
+    """Whether a deny or ask rule covers the subject; when the pattern cannot be
+    checked (the tool declares no matchable argument) it is taken to match."""
+    if rule.pattern is None or subject.kind == "tool":
+        return True
+    if subject.problem is not None:
+        return False  # asked about anyway; only a rule without pattern denies it
+    return any(_matches(rule, subject, reading) for reading in subject.deny)
+
+
+def _allowed_by(rules: list[Rule], subject: Subject) -> Rule | None:
+    for rule in rules:
+        if rule.pattern is None:
+            return rule
+    if not subject.allow or subject.unknown is not None:
+        return None
+    first: Rule | None = None
+    for reading in subject.allow:
+        found = next((r for r in rules if _matches(r, subject, reading)), None)
+        if found is None:
+            return None
+        first = first or found
+    return first
+
+
+def _matches(rule: Rule, subject: Subject, reading: str) -> bool:
+    if subject.kind == "path":
+        return rule.matches_path(reading)
+    return rule.matches_text(reading)
+
+
+def _assumed(rule: Rule, facts: ToolFacts, subject: Subject) -> str:
+    if rule.pattern is None or subject.kind != "tool":
+        return ""
+    return (
+        f" (the pattern is taken to match: the call names no path or command that "
+        f"{facts.name!r} declares, so there is nothing to check it against)"
+    )
+
+
+def describe(facts: ToolFacts, subject: Subject) -> str:
+    """A subject in words, for reasons and prompts (long values shortened)."""
+    value = subject.value if len(subject.value) <= _SHOWN else subject.value[:_SHOWN] + "…"
+    if subject.kind == "tool":
+        return f"calling {facts.name!r}"
+    if subject.kind == "path":
+        return f"{facts.name!r} on {value}"
+    if subject.kind == "redirect":
+        return f"the redirection '{value}'"
+    return f"the command '{value}'"

@@ -1,0 +1,128 @@
+"""Canonical paths and path patterns.
+
+A path argument is matched as the file it names, not as the text the model wrote:
+relative paths are taken from the workspace root, ``..`` segments and symlinks are
+resolved (``os.path.realpath``), so ``src/../../etc/passwd`` and a symlink pointing
+out of the workspace are seen for what they are. When a value can be read in more
+than one way (a Python tool may or may not expand ``~`` or ``$HOME``), every reading is
+returned and the caller requires each of them to be allowed.
+
+Patterns use the same canonical form: relative patterns are anchored at the workspace
+root, ``~`` is the home directory, and the literal directory part of a pattern is
+resolved too (so ``/etc/**`` still matches where ``/etc`` is a symlink). Within a
+pattern, ``*``, ``?`` and ``[...]`` match inside one path component and ``**`` matches
+any number of components, including none (``src/**`` matches ``src`` itself).
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Final
+
+__all__ = ["MAX_PATH", "PathPattern", "display", "inside", "path_readings"]
+
+#: Longer values are not matched (they are asked about instead).
+MAX_PATH: Final = 4096
+_GLOB: Final = frozenset("*?[")
+
+
+def _home() -> str:
+    return os.path.realpath(os.path.expanduser("~"))
+
+
+def _resolve(value: str, base: str) -> str:
+    return os.path.realpath(os.path.join(base, value))
+
+
+def path_readings(value: str, root: str) -> tuple[str, ...]:
+    """Every canonical absolute path ``value`` may name, resolved against ``root``.
+
+    Raises ValueError when the value cannot name a file (empty, NUL byte, too long).
+    """
+    if not value:
+        raise ValueError("the path is empty")
+    if "\x00" in value:
+        raise ValueError("the path contains a NUL byte")
+    if len(value) > MAX_PATH:
+        raise ValueError(f"the path is longer than {MAX_PATH} characters")
+    spellings = [value]
+    for expanded in (os.path.expanduser(value), os.path.expandvars(value)):
+        if expanded != value and expanded not in spellings:
+            spellings.append(expanded)
+    readings: list[str] = []
+    for spelling in spellings:
+        path = _resolve(spelling, root)
+        if path not in readings:
+            readings.append(path)
+    return tuple(readings)
+
+
+def folded(path: str) -> str:
+    """The NFKC form of a path: deny rules also see look-alike spellings folded."""
+    return unicodedata.normalize("NFKC", path)
+
+
+def inside(path: str, root: str) -> bool:
+    """``path`` is ``root`` or below it (both canonical)."""
+    if root == os.sep:
+        return path.startswith(os.sep)
+    return path == root or path.startswith(root + os.sep)
+
+
+def display(path: str, root: str) -> str:
+    """How a canonical path is shown and matched in command text: relative to the
+    workspace when inside it, absolute otherwise."""
+    if path == root:
+        return "."
+    if inside(path, root):
+        return path[len(root.rstrip(os.sep)) + 1 :]
+    return path
+
+
+@dataclass(frozen=True, slots=True)
+class PathPattern:
+    """A compiled path pattern: canonical absolute components, ``**`` kept as is."""
+
+    source: str
+    parts: tuple[str, ...]
+
+    @classmethod
+    def compile(cls, pattern: str, root: str) -> PathPattern:
+        text = pattern
+        if text == "~" or text.startswith("~/"):
+            text = _home() + text[1:]
+        elif not os.path.isabs(text):
+            text = os.path.join(root, text)
+        parts = text.split(os.sep)
+        # Resolve the literal directories before the first wildcard, as values are.
+        glob_at = next((i for i, p in enumerate(parts) if _GLOB & set(p)), len(parts))
+        literal = os.path.realpath(os.sep.join(parts[:glob_at]) or os.sep)
+        rest = [p for p in parts[glob_at:] if p not in ("", ".")]
+        head = [p for p in literal.split(os.sep) if p]
+        return cls(pattern, (*head, *rest))
+
+    def matches(self, path: str) -> bool:
+        """Whether the canonical absolute ``path`` matches."""
+        return _match(self.parts, tuple(p for p in path.split(os.sep) if p))
+
+
+def _match(pattern: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    # reachable[j]: pattern[:i] can match parts[:j]; one row per pattern component,
+    # so the cost is len(pattern) * len(parts) however many ``**`` there are.
+    reachable = [True] + [False] * len(parts)
+    for component in pattern:
+        if component == "**":
+            for j in range(1, len(reachable)):
+                reachable[j] = reachable[j] or reachable[j - 1]
+            continue
+        row = [False] * len(reachable)
+        for j in range(1, len(reachable)):
+            if reachable[j - 1] and fnmatchcase(parts[j - 1], component):
+                row[j] = True
+        reachable = row
+        if not any(reachable):
+            return False
+    return reachable[-1]

@@ -1,0 +1,277 @@
+"""``Permissions``: the ``tools_execute`` gate — decide, ask if needed, log, answer.
+
+Runs ``tryfirst``, before the core executor. A denial is an error ``ToolResult`` with
+the reason, so the tool never runs and the model reads why; an allowed call returns
+None and the next impl (in the end the core executor) runs it. Every decision is
+logged as a ``permission/decision`` event before the answer is returned.
+
+It fails closed: any exception while deciding becomes a denial that names the
+exception, and a decision that cannot be logged is not allowed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+from weakref import WeakKeyDictionary
+
+from dsh import ToolCall, ToolResult, hookimpl
+from dsh.tools import Tool
+from dsh_permissions import hookspecs
+from dsh_permissions._approvals import (
+    DECISION_EVENT,
+    GrantLog,
+    PermissionRequest,
+    ask_front_ends,
+)
+from dsh_permissions._calls import InvalidArguments, subjects_of
+from dsh_permissions._decide import Policy, Verdict, decide
+from dsh_permissions._settings import PermissionSettings, validate_options
+from dsh_permissions._subjects import ToolFacts
+
+__all__ = ["Permissions"]
+
+log = logging.getLogger("dsh_permissions")
+_SHOWN: Final = 500
+
+
+@dataclass(slots=True)
+class _AgentState:
+    """What the plugin keeps per agent: the compiled policy and the grants log."""
+
+    settings: PermissionSettings | None = None
+    policy: Policy | None = None
+    grants: GrantLog = field(default_factory=GrantLog)
+    warned_bypass: bool = False
+
+
+@dataclass(slots=True)
+class _Outcome:
+    verdict: Verdict
+    mode: str = "?"
+    front_end: str | None = None
+    answer: str | None = None
+    remember: tuple[tuple[str, str], ...] = ()
+    #: why a person was asked (None: nobody was)
+    asked: str | None = None
+
+
+class Permissions:
+    """The permissions plugin. dsh loads one with no settings of its own from the
+    entry point ``permissions``; each agent's ``options["permissions"]`` then holds
+    its settings. Construct one with ``settings`` to set plugin-wide settings in code,
+    and register it *instead of* the entry point: both together would add
+    ``permission_ask`` twice. With ``select=["no:permissions"]``, register it under
+    another name (pluggy silently skips a blocked name).
+    """
+
+    dsh_hookspecs = hookspecs
+
+    def __init__(self, settings: PermissionSettings | Mapping[str, Any] | None = None) -> None:
+        if settings is not None and not isinstance(settings, PermissionSettings):
+            settings = PermissionSettings.model_validate(settings)
+        self.settings: PermissionSettings | None = settings
+        self._states: WeakKeyDictionary[Any, _AgentState] = WeakKeyDictionary()
+
+    @hookimpl(tryfirst=True)
+    async def tools_execute(
+        self, agent: Any, call: ToolCall, turn: int, step: int
+    ) -> ToolResult | None:
+        """Allow (None: the call runs) or deny (an error result: it does not)."""
+        outcome = _Outcome(Verdict("deny", None, "the call was not checked"))
+        try:
+            outcome = await self._check(agent, call)
+        except Exception as exc:
+            log.exception("dsh-permissions: checking %s (call %s) failed", call.name, call.id)
+            why = f"the permission check failed ({type(exc).__name__}: {exc}), so it fails closed"
+            outcome.verdict = Verdict("deny", None, why)
+        try:
+            await agent.session.emit(DECISION_EVENT, _event(call, turn, step, outcome))
+        except Exception as exc:
+            log.exception("dsh-permissions: logging the decision on call %s failed", call.id)
+            if outcome.verdict.decision == "allow":
+                why = f"its permission decision could not be logged ({type(exc).__name__}: {exc})"
+                outcome.verdict = Verdict("deny", None, why)
+        if outcome.verdict.decision == "allow":
+            return None
+        return ToolResult(call_id=call.id, content=_denial(call, outcome), is_error=True)
+
+    @hookimpl
+    def agent_created(self, agent: Any) -> None:
+        """Check an agent's settings when it starts, not only at its first tool call:
+        a problem is reported (naming the key) and every call of the agent is denied."""
+        settings = self.settings_for(agent)
+        if settings.mode == "bypass":
+            self._warn_bypass(agent, self._state(agent))
+
+    # -- deciding ---------------------------------------------------------------------
+
+    def settings_for(self, agent: Any) -> PermissionSettings:
+        """The settings in force for ``agent`` (see ``PermissionSettings.merged``)."""
+        base = self.settings
+        configured = _section(agent)
+        if isinstance(configured, PermissionSettings):
+            base = configured if base is None else base.merged(configured)
+        options = getattr(agent, "options", None)
+        raw = options.get("permissions") if isinstance(options, Mapping) else None
+        if raw is None:
+            return base or PermissionSettings()
+        own = validate_options(raw, str(getattr(agent, "id", "?")))
+        return own if base is None else base.merged(own)
+
+    def _warn_bypass(self, agent: Any, state: _AgentState) -> None:
+        if not state.warned_bypass:
+            state.warned_bypass = True
+            who = getattr(agent, "id", "?")
+            log.warning("agent %r: permissions mode bypass: every tool call runs unchecked", who)
+
+    def _state(self, agent: Any) -> _AgentState:
+        try:
+            state = self._states.get(agent)
+            if state is None:
+                state = self._states[agent] = _AgentState()
+        except TypeError:  # an agent object that cannot be weakly referenced: no cache
+            state = _AgentState()
+        return state
+
+    def _policy(self, agent: Any, state: _AgentState) -> Policy:
+        settings = self.settings_for(agent)
+        root = os.path.realpath(getattr(agent, "workspace", None) or os.getcwd())
+        policy = state.policy
+        if policy is None or state.settings != settings or policy.root != root:
+            policy = state.policy = Policy(settings, root)
+            state.settings = settings
+        return policy
+
+    async def _check(self, agent: Any, call: ToolCall) -> _Outcome:
+        state = self._state(agent)
+        policy = self._policy(agent, state)
+        mode = policy.settings.mode
+        if mode == "bypass":
+            self._warn_bypass(agent, state)
+        tool = _lookup(agent, call.name)
+        facts = ToolFacts.of(call.name, tool)
+        grants = state.grants.current(agent.session)
+        try:
+            subjects = [] if mode == "bypass" else subjects_of(facts, tool, call, policy.root)
+        except InvalidArguments as exc:
+            if not (mode == "plan" and facts.mutating):
+                return _Outcome(Verdict("deny", None, str(exc)), mode)
+            subjects = []
+        verdict = decide(policy, mode, facts, subjects, grants)
+        if verdict.decision != "ask":
+            return _Outcome(verdict, mode)
+        return await self._ask(agent, call, verdict, policy.settings)
+
+    async def _ask(
+        self, agent: Any, call: ToolCall, verdict: Verdict, settings: PermissionSettings
+    ) -> _Outcome:
+        asked = verdict.asked
+        # What an explicit ask rule covers is asked about every time, and what cannot
+        # be checked is never remembered.
+        remember = tuple(
+            (p.subject.kind, p.subject.value)
+            for p in asked
+            if p.by == "mode" and p.subject.rememberable
+        )
+        request = PermissionRequest(
+            tool=call.name,
+            call_id=call.id,
+            arguments=call.arguments,
+            mode=settings.mode,
+            reason=verdict.reason,
+            rule=verdict.rule,
+            subjects=tuple((p.subject.kind, p.subject.value) for p in asked),
+            remember=remember,
+        )
+        got = await ask_front_ends(agent, call, request, settings.ask_timeout)
+        outcome = _Outcome(verdict, settings.mode, got.front_end, asked=verdict.reason)
+        answer = got.answer
+        if answer is None:
+            why = f"it needs a person's approval ({verdict.reason}), and {got.why}"
+            outcome.verdict = Verdict("deny", verdict.rule, why, verdict.parts)
+            return outcome
+        outcome.answer = answer.choice
+        by = f"the front end {got.front_end!r}"
+        if answer.choice == "deny":
+            said = f": {answer.message}" if answer.message else ""
+            why = f"the user refused it (asked through {by}){said}"
+            outcome.verdict = Verdict("deny", verdict.rule, why, verdict.parts)
+        elif answer.choice == "always":
+            outcome.remember = request.remember
+            why = f"the user allowed it for this session through {by}"
+            outcome.verdict = Verdict("allow", verdict.rule, why, verdict.parts)
+        else:
+            why = f"the user allowed it once through {by}"
+            outcome.verdict = Verdict("allow", verdict.rule, why, verdict.parts)
+        return outcome
+
+
+def _lookup(agent: Any, name: str) -> Tool | None:
+    tools = getattr(agent, "tools", None)
+    found = tools.get(name) if tools is not None else None
+    return found if isinstance(found, Tool) else None
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _SHOWN else text[:_SHOWN] + "…"
+
+
+def _event(call: ToolCall, turn: int, step: int, outcome: _Outcome) -> dict[str, Any]:
+    verdict = outcome.verdict
+    return {
+        "tool": call.name,
+        "call_id": call.id,
+        "turn": turn,
+        "step": step,
+        "decision": verdict.decision,
+        "mode": outcome.mode,
+        "rule": verdict.rule,
+        "reason": verdict.reason,
+        "asked": outcome.asked,
+        "front_end": outcome.front_end,
+        "answer": outcome.answer,
+        "remember": [{"tool": call.name, "kind": k, "value": v} for k, v in outcome.remember],
+        "parts": [
+            {
+                "kind": p.subject.kind,
+                "value": _clip(p.subject.value),
+                "decision": p.decision,
+                "by": p.by,
+                "rule": None if p.rule is None else str(p.rule),
+            }
+            for p in verdict.parts
+        ],
+    }
+
+
+def _denial(call: ToolCall, outcome: _Outcome) -> str:
+    """What the model reads: what happened, why, and what to do instead."""
+    verdict = outcome.verdict
+    if outcome.mode == "plan" and verdict.rule is None and not verdict.parts:
+        advice = ""
+    elif outcome.answer == "deny":
+        advice = " Do not retry it; ask the user how to proceed."
+    elif verdict.rule is not None and verdict.rule.startswith("deny:"):
+        advice = " Do not try to get around the rule; do without this call or ask the user."
+    else:
+        advice = " Do not retry the same call; do without it or ask the user to allow it."
+    return f"Permission denied: {call.name!r} was not run: {verdict.reason}.{advice}"
+
+
+def _section(agent: Any) -> PermissionSettings | None:
+    """The harness's validated ``permissions:`` section (under whatever name this
+    plugin's settings model was registered), or None."""
+    from dsh_permissions._settings import PermissionsSection
+
+    harness = getattr(agent, "harness", None)
+    if harness is None:
+        return None
+    for name, model in harness.settings.items():
+        if model is PermissionsSection:
+            section = harness.config.section(name)
+            return section if isinstance(section, PermissionSettings) else None
+    return None

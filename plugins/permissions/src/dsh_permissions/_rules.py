@@ -1,0 +1,114 @@
+"""Rules: ``ToolName`` or ``ToolName(pattern)``, in allow / ask / deny lists.
+
+A rule without a pattern matches every call of the tool. A pattern is matched against
+what the tool declared: path arguments (``Tool.path_args``) as canonical paths (see
+``_paths``), command arguments (``Tool.command_args``) as the text of each simple
+command the line runs (see ``_commands``). In command patterns ``*`` matches any
+characters, spaces and ``/`` included; nothing else is special. Tool names may use
+``*`` too (``mcp_*``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from dsh_permissions._paths import PathPattern
+
+__all__ = ["Action", "Rule", "TextPattern", "parse_rule"]
+
+Action = Literal["allow", "ask", "deny"]
+
+_NAME: Final = re.compile(r"[A-Za-z0-9_.:*-]+")
+_SPACES: Final = re.compile(r"\s+")
+
+
+def parse_rule(text: str) -> tuple[str, str | None]:
+    """``(tool, pattern)`` of a rule; ValueError with the reason when it is malformed."""
+    text = text.strip()
+    name, paren, rest = text.partition("(")
+    name = name.strip()
+    if not _NAME.fullmatch(name):
+        raise ValueError(
+            f"{text!r} is not a rule: write ToolName or ToolName(pattern), e.g. "
+            "bash(git status*) or read(src/**)"
+        )
+    if not paren:
+        return name, None
+    if not rest.endswith(")"):
+        raise ValueError(f"{text!r}: the pattern must end with ')'")
+    pattern = rest[:-1].strip()
+    if not pattern:
+        raise ValueError(f"{text!r}: the pattern is empty; write {name} to match every call")
+    if "\x00" in pattern:
+        raise ValueError(f"{text!r}: the pattern contains a NUL byte")
+    return name, pattern
+
+
+@dataclass(frozen=True, slots=True)
+class TextPattern:
+    """A command pattern: ``*`` matches anything; whitespace runs count as one space;
+    a final `` *`` also matches nothing (``rm *`` covers a bare ``rm``)."""
+
+    source: str
+    regex: re.Pattern[str]
+
+    @classmethod
+    def compile(cls, pattern: str) -> TextPattern:
+        text = _SPACES.sub(" ", pattern.strip())
+        body = _body(text)
+        if text.endswith(" *"):
+            body = f"(?:{body}|{_body(text[:-2])})"
+        return cls(pattern, re.compile(f"(?s:{body})\\Z"))
+
+    def matches(self, text: str) -> bool:
+        return self.regex.match(text) is not None
+
+
+def _body(text: str) -> str:
+    pieces = [re.escape(p) for p in text.split("*")]
+    if len(pieces) == 1:
+        return pieces[0]
+    # Atomic lazy groups: each literal piece binds to its earliest occurrence, which
+    # is always right for a single kind of wildcard and never backtracks (a long
+    # hostile command cannot make matching slow).
+    middle = "".join(f"(?>.*?{p})" for p in pieces[1:-1])
+    return f"{pieces[0]}{middle}.*{pieces[-1]}"
+
+
+@dataclass(slots=True)
+class Rule:
+    """One compiled rule of a policy bound to a workspace root."""
+
+    action: Action
+    source: str
+    tool: str
+    pattern: str | None
+    root: str
+    _name: TextPattern | None = field(default=None, repr=False)
+    _text: TextPattern | None = field(default=None, repr=False)
+    _path: PathPattern | None = field(default=None, repr=False)
+
+    @classmethod
+    def compile(cls, action: Action, source: str, root: str) -> Rule:
+        tool, pattern = parse_rule(source)
+        name = TextPattern.compile(tool) if "*" in tool else None
+        text = TextPattern.compile(pattern) if pattern is not None else None
+        return cls(action, source.strip(), tool, pattern, root, name, text)
+
+    def __str__(self) -> str:
+        return f"{self.action}: {self.source}"
+
+    def applies_to(self, tool: str) -> bool:
+        return self._name.matches(tool) if self._name is not None else tool == self.tool
+
+    def matches_text(self, text: str) -> bool:
+        return self._text is not None and self._text.matches(text)
+
+    def matches_path(self, path: str) -> bool:
+        if self.pattern is None:
+            return False
+        if self._path is None:  # compiled on first use: it touches the file system
+            self._path = PathPattern.compile(self.pattern, self.root)
+        return self._path.matches(path)

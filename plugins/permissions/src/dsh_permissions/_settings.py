@@ -1,0 +1,92 @@
+"""Settings: the mode, the allow / ask / deny rules and how long to wait for an answer.
+
+They come from three places, merged in this order (see ``Permissions.settings_for``):
+the plugin-wide settings (given to ``Permissions(...)``, or the ``permissions:``
+section of ``dsh.yml`` once dsh-core hands sections to hooks), then the agent's own
+``options["permissions"]``. An agent's settings add rules (a plugin-wide deny cannot
+be lifted by one agent) and replace the mode and the timeout when they set them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from dsh_permissions._rules import parse_rule
+
+__all__ = [
+    "InvalidSettings",
+    "Mode",
+    "PermissionSettings",
+    "PermissionsSection",
+    "validate_options",
+]
+
+#: ``default``: rules decide; a mutating tool no rule allows is asked about.
+#: ``accept-edits``: as default, and file edits inside the workspace are allowed.
+#: ``plan``: read-only; every mutating tool is denied. ``bypass``: everything runs.
+Mode = Literal["default", "accept-edits", "plan", "bypass"]
+
+
+def _rule(text: str) -> str:
+    parse_rule(text)
+    return text.strip()
+
+
+RuleText = Annotated[str, AfterValidator(_rule)]
+
+
+class PermissionSettings(BaseModel):
+    """What the permissions plugin enforces (``permissions:`` in ``dsh.yml``, or an
+    agent's ``options["permissions"]``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Mode = "default"
+    #: ``ToolName`` or ``ToolName(pattern)``; precedence is deny > ask > allow,
+    #: whatever the order of the lists.
+    allow: tuple[RuleText, ...] = ()
+    ask: tuple[RuleText, ...] = ()
+    deny: tuple[RuleText, ...] = ()
+    #: Seconds to wait for a front end's answer (None: wait as long as it takes).
+    ask_timeout: float | None = Field(default=300.0, gt=0)
+
+    def merged(self, own: PermissionSettings) -> PermissionSettings:
+        """``own`` (an agent's settings) on top of these."""
+        chosen = own.model_fields_set
+        return PermissionSettings(
+            mode=own.mode if "mode" in chosen else self.mode,
+            allow=(*self.allow, *own.allow),
+            ask=(*self.ask, *own.ask),
+            deny=(*self.deny, *own.deny),
+            ask_timeout=own.ask_timeout if "ask_timeout" in chosen else self.ask_timeout,
+        )
+
+
+class InvalidSettings(ValueError):
+    """An agent's ``options["permissions"]`` is not valid; the message names the key."""
+
+
+def validate_options(raw: object, agent_id: str) -> PermissionSettings:
+    """An agent's ``options["permissions"]`` as settings, or InvalidSettings."""
+    if isinstance(raw, PermissionSettings):
+        return raw
+    try:
+        return PermissionSettings.model_validate(raw)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False, include_input=False):
+            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+            reason = error["msg"]
+            if error["type"] == "value_error":  # a validator's own words
+                reason = str(error.get("ctx", {}).get("error", reason))
+            problems.append(f"options.permissions{where}: {reason}")
+        raise InvalidSettings(
+            f"the permissions settings of agent {agent_id!r} are invalid: " + "; ".join(problems)
+        ) from None
+
+
+class PermissionsSection(PermissionSettings):
+    """The ``permissions:`` section of ``dsh.yml`` (what ``register_settings`` gives);
+    hooks read it back through ``agent.harness.config``."""

@@ -1,0 +1,403 @@
+"""Split a shell command line into the simple commands it would run, without running it.
+
+The splitter understands a deliberately small part of POSIX sh / bash: words with
+quoting and escapes, the separators ``;`` ``&`` ``&&`` ``||`` ``|`` ``|&`` and newlines,
+subshells ``( ... )``, command substitution ``$( ... )`` and backticks (whose commands
+are returned too), process substitution ``<( ... )``, redirections, comments and
+leading ``NAME=value`` assignments. Everything else — here-documents, ``if``/``for``/
+``case`` and other compound commands, arithmetic, function definitions, control
+characters — raises :class:`Unparseable`, and the caller treats the call as ``ask``.
+A parser that understands more is not safer: whatever it cannot model must never be
+allowed, so the safe move is to refuse early and say why.
+
+Words keep two spellings: ``text`` (after quote removal, which is what a program
+receives) and ``raw`` (as written). A word whose value is only known when the shell
+runs (``$VAR``, ``$(...)``, globs, brace expansion, ``~user``) is ``dynamic``.
+The scan is linear in the input; nesting and size are bounded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = ["MAX_LENGTH", "Command", "Redirect", "Unparseable", "Word", "split"]
+
+MAX_LENGTH: Final = 65536
+MAX_DEPTH: Final = 16
+MAX_COMMANDS: Final = 256
+
+_META: Final = frozenset(" \t\n;&|<>()")
+_KEYWORDS: Final = frozenset(
+    {
+        *("if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done"),
+        *("case", "esac", "select", "function", "coproc", "{", "}", "[[", "]]"),
+    }
+)
+# Characters a person cannot see or that a terminal would interpret: a command holding
+# one cannot be shown faithfully to whoever approves it.
+_HIDDEN: Final = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]"
+)
+_REDIRECTIONS: Final = ("<<<", "&>>", "&>", ">>", ">&", ">|", "<>", "<&", ">", "<")
+_BRACES: Final = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+
+
+class Unparseable(ValueError):
+    """The command uses shell syntax the splitter does not model; the reason says which."""
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    text: str
+    raw: str
+    dynamic: bool = False
+    #: starts with an unquoted ``~`` or ``~/`` that the shell expands to ``$HOME``
+    tilde: bool = False
+    quoted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    #: ``<`` (input), ``>`` (output: ``>``, ``>>``, ``>|``, ``&>``, ``&>>``, ``<>``),
+    #: ``<<<`` (here-string) or ``dup`` (``2>&1``, ``>&-``: no file involved)
+    kind: str
+    target: Word
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One simple command: its words (assignments first) and its redirections."""
+
+    words: tuple[Word, ...]
+    redirects: tuple[Redirect, ...] = ()
+
+
+def split(line: str) -> list[Command]:
+    """The simple commands ``line`` runs, nested ones (``$(...)``) before their host.
+
+    Raises :class:`Unparseable` for anything outside the supported syntax.
+    """
+    if len(line) > MAX_LENGTH:
+        raise Unparseable(f"the command is longer than {MAX_LENGTH} characters")
+    hidden = _HIDDEN.search(line)
+    if hidden:
+        raise Unparseable(f"it contains the invisible or control character U+{ord(hidden[0]):04X}")
+    out: list[Command] = []
+    _Parser(line, 0, out).parse_list(closer=None)
+    return out
+
+
+@dataclass
+class _Pending:
+    words: list[Word] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
+    grouped: bool = False  # a ``( ... )`` subshell stands where the command would
+
+    @property
+    def empty(self) -> bool:
+        return not (self.words or self.redirects or self.grouped)
+
+
+class _Parser:
+    __slots__ = ("depth", "n", "out", "pos", "s")
+
+    def __init__(self, s: str, depth: int, out: list[Command]) -> None:
+        if depth > MAX_DEPTH:
+            raise Unparseable(f"commands are nested more than {MAX_DEPTH} levels deep")
+        self.s = s
+        self.n = len(s)
+        self.pos = 0
+        self.depth = depth
+        self.out = out
+
+    # -- command lists ----------------------------------------------------------------
+
+    def parse_list(self, closer: str | None) -> None:
+        """Parse commands up to the end (or the ``)`` that closes a group)."""
+        s = self.s
+        current = _Pending()
+        needs_command = False  # after && || | : a command must follow
+        while True:
+            self._skip_blanks()
+            if self.pos >= self.n:
+                if closer is not None:
+                    raise Unparseable("a '(' is never closed")
+                self._finish(current, needs_command)
+                return
+            c = s[self.pos]
+            if c == "#":
+                end = s.find("\n", self.pos)
+                self.pos = self.n if end < 0 else end
+                continue
+            if c == ")":
+                if closer != ")":
+                    raise Unparseable("a ')' closes nothing")
+                self.pos += 1
+                self._finish(current, needs_command)
+                return
+            if c == "&" and s.startswith(">", self.pos + 1):
+                self._redirect(current, "")
+                continue
+            if c in ";&|\n":
+                op = self._operator()
+                if op == "\n" and current.empty and needs_command:
+                    continue  # a newline may follow && || |
+                if op in ("&&", "||", "|", "|&") and current.empty:
+                    raise Unparseable(f"{op!r} has no command before it")
+                if op in ("&", ";", "\n") and current.empty and needs_command:
+                    raise Unparseable(f"{op!r} follows an operator with no command between")
+                self._finish(current, False)
+                current = _Pending()
+                needs_command = op in ("&&", "||", "|", "|&")
+                continue
+            if c == "(":
+                if s.startswith("((", self.pos):
+                    raise Unparseable("arithmetic (( )) is not supported")
+                if not current.empty:
+                    raise Unparseable(
+                        "'(' inside a command (functions and arrays are not supported)"
+                    )
+                self.pos += 1
+                self._nested_group()
+                current.grouped = True
+                needs_command = False
+                continue
+            if c in "<>":
+                if s.startswith("(", self.pos + 1):  # process substitution <( ) >( )
+                    self._add_word(current, self._process_substitution())
+                else:
+                    self._redirect(current, "")
+                continue
+            word = self._word()
+            if s.startswith(("<", ">"), self.pos) and word.raw.isdigit():
+                self._redirect(current, word.raw)
+                continue
+            self._add_word(current, word)
+            needs_command = False
+
+    def _add_word(self, current: _Pending, word: Word) -> None:
+        if current.grouped:
+            raise Unparseable("a word follows a ')' group")
+        if not current.words and not word.quoted and word.text in _KEYWORDS:
+            raise Unparseable(
+                f"the shell keyword {word.text!r} (compound commands are not supported)"
+            )
+        if not current.words and not word.quoted and word.text == "!":
+            return  # negates the exit status only
+        current.words.append(word)
+
+    def _finish(self, current: _Pending, needs_command: bool) -> None:
+        if current.empty:
+            if needs_command:
+                raise Unparseable("the command line ends with an operator")
+            return
+        if current.words or current.redirects:
+            if len(self.out) >= MAX_COMMANDS:
+                raise Unparseable(f"it runs more than {MAX_COMMANDS} commands")
+            self.out.append(Command(tuple(current.words), tuple(current.redirects)))
+
+    def _operator(self) -> str:
+        s, i = self.s, self.pos
+        two = s[i : i + 2]
+        if two in (";;", ";&"):
+            raise Unparseable(f"{two!r} belongs to 'case', which is not supported")
+        if two in ("&&", "||", "|&"):
+            self.pos += 2
+            return two
+        self.pos += 1
+        return s[i]
+
+    def _skip_blanks(self) -> None:
+        s = self.s
+        while self.pos < self.n:
+            c = s[self.pos]
+            if c in " \t":
+                self.pos += 1
+            elif c == "\\" and s.startswith("\n", self.pos + 1):
+                self.pos += 2  # a line continuation between words
+            else:
+                return
+
+    # -- nesting ----------------------------------------------------------------------
+
+    def _nested_group(self) -> None:
+        """Parse up to the matching ``)`` at one level deeper; its commands go to out."""
+        inner = _Parser(self.s, self.depth + 1, self.out)
+        inner.pos = self.pos
+        inner.parse_list(closer=")")
+        self.pos = inner.pos
+
+    def _nested_text(self, text: str) -> None:
+        _Parser(text, self.depth + 1, self.out).parse_list(closer=None)
+
+    def _process_substitution(self) -> Word:
+        start = self.pos
+        self.pos += 2
+        self._nested_group()
+        raw = self.s[start : self.pos]
+        return Word(raw, raw, dynamic=True)
+
+    # -- redirections -----------------------------------------------------------------
+
+    def _redirect(self, current: _Pending, fd: str) -> None:
+        s = self.s
+        if s.startswith("<<", self.pos) and not s.startswith("<<<", self.pos):
+            raise Unparseable("here-documents (<<) are not supported")
+        op = next(o for o in _REDIRECTIONS if s.startswith(o, self.pos))
+        self.pos += len(op)
+        self._skip_blanks()
+        if s.startswith(("<(", ">("), self.pos):
+            target = self._process_substitution()
+        elif self.pos >= self.n or s[self.pos] in _META:
+            raise Unparseable(f"the redirection {fd}{op} has no target")
+        else:
+            target = self._word()
+        duplicate = target.text.isdigit() or target.text == "-"
+        if op in (">&", "<&") and duplicate and not target.dynamic:
+            kind = "dup"
+        else:
+            kind = {"<": "<", "<&": "<", "<<<": "<<<"}.get(op, ">")
+        current.redirects.append(Redirect(kind, target))
+
+    # -- words ------------------------------------------------------------------------
+
+    def _word(self) -> Word:
+        s = self.s
+        start = self.pos
+        text: list[str] = []
+        unquoted: list[str] = []  # characters outside quotes, for globs and braces
+        dynamic = quoted = tilde = False
+        if s.startswith("~", start):
+            end = start + 1
+            while end < self.n and s[end] not in _META and s[end] != "/":
+                end += 1
+            if end == start + 1:
+                tilde = True
+            else:
+                dynamic = True  # ~user, ~+, ~- : not known here
+        while self.pos < self.n:
+            c = s[self.pos]
+            if c in _META:
+                break
+            if c == "\\":
+                if self.pos + 1 >= self.n:
+                    text.append(c)
+                    self.pos += 1
+                elif s[self.pos + 1] == "\n":
+                    self.pos += 2
+                else:
+                    text.append(s[self.pos + 1])
+                    quoted = True
+                    self.pos += 2
+            elif c == "'":
+                end = s.find("'", self.pos + 1)
+                if end < 0:
+                    raise Unparseable("a single quote is never closed")
+                text.append(s[self.pos + 1 : end])
+                quoted = True
+                self.pos = end + 1
+            elif c == '"':
+                dynamic |= self._double_quoted(text)
+                quoted = True
+            elif c == "`":
+                text.append(self._backticks())
+                dynamic = True
+            elif c == "$":
+                dynamic |= self._dollar(text, in_quotes=False)
+            else:
+                text.append(c)
+                unquoted.append(c)
+                self.pos += 1
+        raw = s[start : self.pos]
+        bare = "".join(unquoted)
+        if "*" in bare or "?" in bare or ("[" in bare and "]" in bare[bare.index("[") :]):
+            dynamic = True
+        if "{" in bare and _BRACES.search(bare):
+            dynamic = True
+        return Word("".join(text), raw, dynamic=dynamic, tilde=tilde, quoted=quoted)
+
+    def _double_quoted(self, text: list[str]) -> bool:
+        s = self.s
+        self.pos += 1
+        dynamic = False
+        while self.pos < self.n:
+            c = s[self.pos]
+            if c == '"':
+                self.pos += 1
+                return dynamic
+            if c == "\\" and self.pos + 1 < self.n and s[self.pos + 1] in '$`"\\\n':
+                if s[self.pos + 1] != "\n":
+                    text.append(s[self.pos + 1])
+                self.pos += 2
+            elif c == "`":
+                text.append(self._backticks())
+                dynamic = True
+            elif c == "$":
+                dynamic |= self._dollar(text, in_quotes=True)
+            else:
+                text.append(c)
+                self.pos += 1
+        raise Unparseable("a double quote is never closed")
+
+    def _backticks(self) -> str:
+        s = self.s
+        start = self.pos
+        i = start + 1
+        inner: list[str] = []
+        while i < self.n:
+            c = s[i]
+            if c == "\\" and i + 1 < self.n and s[i + 1] in "$`\\":
+                inner.append(s[i + 1])
+                i += 2
+            elif c == "`":
+                self.pos = i + 1
+                self._nested_text("".join(inner))
+                return s[start : self.pos]
+            else:
+                inner.append(c)
+                i += 1
+        raise Unparseable("a backtick is never closed")
+
+    def _dollar(self, text: list[str], *, in_quotes: bool) -> bool:
+        """Read a ``$`` construct at pos; True when it expands to an unknown value."""
+        s, i = self.s, self.pos
+        nxt = s[i + 1] if i + 1 < self.n else ""
+        if nxt == "(":
+            if s.startswith("((", i + 1):
+                raise Unparseable("arithmetic expansion $(( )) is not supported")
+            self.pos = i + 2
+            self._nested_group()
+        elif nxt == "{":
+            end = s.find("}", i + 2)
+            body = s[i + 2 : end]
+            if end < 0:
+                raise Unparseable("a '${' is never closed")
+            if any(ch in body for ch in "$`'\"\\{"):
+                raise Unparseable("a ${...} expansion holds quotes or other expansions")
+            self.pos = end + 1
+        elif nxt == "'" and not in_quotes:  # $'...' (ANSI-C): value left undecoded
+            j = i + 2
+            while j < self.n and s[j] != "'":
+                j += 2 if s[j] == "\\" else 1
+            if j >= self.n:
+                raise Unparseable("a $'...' string is never closed")
+            self.pos = j + 1
+        elif nxt == '"' and not in_quotes:  # $"..." (locale): a double-quoted string
+            self.pos += 1
+            return self._double_quoted(text)
+        elif nxt.isalpha() or nxt == "_":
+            j = i + 2
+            while j < self.n and (s[j].isalnum() or s[j] == "_"):
+                j += 1
+            self.pos = j
+        elif nxt.isdigit() or (nxt and nxt in "@*#?$!-"):
+            self.pos = i + 2
+        else:
+            text.append("$")
+            self.pos += 1
+            return False
+        text.append(s[i : self.pos])
+        return True

@@ -1,0 +1,97 @@
+"""Subjects: the things a tool call does that must each be allowed.
+
+Each subject carries *readings*: ``allow`` readings must each be matched by an allow
+rule; ``deny`` readings (more spellings: raw text, the command without its wrappers,
+look-alike characters folded) are checked against deny and ask rules, any one
+matching being enough. So an extra way of reading a value can only ever make a call
+stricter, never let it through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from dsh_permissions._paths import folded, inside, path_readings
+
+if TYPE_CHECKING:
+    from dsh.tools import Tool
+
+__all__ = ["Subject", "SubjectKind", "ToolFacts", "path_subject", "with_folded"]
+
+SubjectKind = Literal["tool", "path", "command", "redirect"]
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """One thing a call does that must be allowed."""
+
+    kind: SubjectKind
+    #: what a person is shown and what an "always" answer remembers
+    value: str
+    #: readings that allow rules must each match; empty: only a rule without pattern
+    allow: tuple[str, ...] = ()
+    #: readings that deny and ask rules are checked against (any one is enough)
+    deny: tuple[str, ...] = ()
+    #: why the subject cannot be checked at all (it is asked about, never allowed)
+    problem: str | None = None
+    #: why the value is only known at run time (never allowed by a pattern)
+    unknown: str | None = None
+    #: every reading is inside the workspace (paths only)
+    inside: bool = False
+
+    @property
+    def rememberable(self) -> bool:
+        return self.problem is None and self.unknown is None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFacts:
+    """What the registry says about the called tool (unknown tools: the strictest)."""
+
+    name: str
+    known: bool
+    mutating: bool
+    path_args: tuple[str, ...] = ()
+    command_args: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, name: str, tool: Tool | None) -> ToolFacts:
+        if tool is None:
+            # Another plugin may serve a tool the registry does not know: treat it as
+            # one that changes things and whose arguments cannot be matched.
+            return cls(name, known=False, mutating=True)
+        # A tool that runs commands can change anything, whatever it declares.
+        mutating = tool.mutating or bool(tool.command_args)
+        return cls(name, True, mutating, tool.path_args, tool.command_args)
+
+    @property
+    def edits_files(self) -> bool:
+        """A file-editing tool: mutating, with path arguments, running no commands."""
+        return self.mutating and bool(self.path_args) and not self.command_args
+
+
+def path_subject(value: str, root: str) -> Subject:
+    try:
+        readings = path_readings(value, root)
+    except ValueError as exc:
+        return Subject("path", value, problem=str(exc))
+    deny = with_folded(readings)
+    shown = " | ".join(readings)
+    return Subject(
+        "path",
+        shown,
+        allow=readings,
+        deny=deny,
+        inside=all(inside(r, root) for r in readings),
+    )
+
+
+def with_folded(readings: Iterable[str]) -> tuple[str, ...]:
+    out = list(readings)
+    for reading in list(out):
+        variant = folded(reading)
+        if variant not in out:
+            out.append(variant)
+    return tuple(out)

@@ -1,0 +1,60 @@
+"""docs/permissions.md and the plugin README are tested: their settings examples are
+valid settings, their Python compiles, and the denials they quote are what the model
+really reads."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from dsh_permissions import PermissionSettings
+
+pytestmark = pytest.mark.plugins("permissions")
+
+ROOT = Path(__file__).parents[3]
+DOCS = (ROOT / "docs" / "permissions.md", ROOT / "plugins" / "permissions" / "README.md")
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def blocks(lang: str) -> list[Any]:
+    found = []
+    for path in DOCS:
+        for number, (kind, code) in enumerate(FENCE.findall(path.read_text("utf-8"))):
+            if kind == lang:
+                found.append(pytest.param(code, id=f"{path.name}-{number}"))
+    return found
+
+
+def agent_settings(config: dict[str, Any]) -> list[Any]:
+    return [a["options"]["permissions"] for a in config.get("agents", [])]
+
+
+@pytest.mark.parametrize("code", blocks("yaml"))
+def test_yaml_examples_hold_valid_settings(code):
+    settings = agent_settings(yaml.safe_load(code))
+
+    assert settings
+    for each in settings:
+        PermissionSettings.model_validate(each)
+
+
+@pytest.mark.parametrize("code", blocks("python"))
+def test_python_examples_compile(code):
+    compile(code, "<docs>", "exec")
+
+
+def quoted_denials() -> list[str]:
+    text = (ROOT / "docs" / "permissions.md").read_text("utf-8")
+    found = [" ".join(code.split()) for kind, code in FENCE.findall(text) if kind == "text"]
+    return [block for block in found if block.startswith("Permission denied:")]
+
+
+async def test_the_quoted_denials_are_what_the_model_reads(judge):
+    rule = await judge({"deny": ["bash(rm *)"]}, "bash", {"command": "rm -rf build"})
+    plan = await judge({}, "write", {"path": "a.txt"}, mode="plan")
+
+    assert quoted_denials() == [rule.result.content, plan.result.content]

@@ -1,0 +1,112 @@
+"""Fail closed: whatever goes wrong inside the plugin, the call is denied with a reason,
+and a decision that cannot be logged is never an allow."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from permissions_util import FakeAgent, make_tools
+
+import dsh_permissions
+import dsh_permissions._plugin as plugin_module
+from dsh import ToolCall, create_plugin_manager
+from dsh.session import Session
+
+pytestmark = pytest.mark.plugins("permissions")
+
+READ = ToolCall(id="c1", name="read", arguments='{"path": "a.txt"}')
+
+
+async def execute(layout, call: ToolCall = READ, **options: Any) -> tuple[Any, FakeAgent, list]:
+    pm = create_plugin_manager([("permissions", dsh_permissions)], load_entry_points=False)
+    ran: list[str] = []
+    agent = FakeAgent(layout.ws, make_tools(ran), pm.relay, options)
+    result = await pm.relay.tools_execute(agent, call, 1, 1)
+    return result, agent, ran
+
+
+def decisions(agent: FakeAgent) -> list[dict[str, Any]]:
+    return [e.data for e in agent.session.events if e.type == "permission/decision"]
+
+
+async def test_the_baseline_call_is_allowed(layout):
+    result, agent, ran = await execute(layout)
+
+    assert result is not None and result.content == "ran" and ran == ["read a.txt"]
+    assert [d["decision"] for d in decisions(agent)] == ["allow"]
+
+
+async def test_an_exception_while_deciding_denies_with_the_reason(layout, monkeypatch):
+    def broken(*args: Any) -> None:
+        raise RuntimeError("rule store unreachable")
+
+    monkeypatch.setattr(plugin_module, "decide", broken)
+
+    result, agent, ran = await execute(layout)
+
+    assert ran == []
+    assert result is not None and result.is_error
+    assert "RuntimeError: rule store unreachable" in result.content
+    assert "fails closed" in result.content
+    (decision,) = decisions(agent)
+    assert decision["decision"] == "deny"
+    assert "rule store unreachable" in decision["reason"]
+
+
+async def test_a_broken_tool_registry_denies(layout):
+    class Broken:
+        def get(self, name: str) -> None:
+            raise KeyError(name)
+
+    pm = create_plugin_manager([("permissions", dsh_permissions)], load_entry_points=False)
+    agent = FakeAgent(layout.ws, make_tools([]), pm.relay, {})
+    agent.tools = Broken()  # type: ignore[assignment]
+
+    result = await pm.relay.tools_execute(agent, READ, 1, 1)
+
+    assert result is not None and result.is_error and "KeyError" in result.content
+
+
+async def test_a_decision_that_cannot_be_logged_is_a_deny(layout):
+    pm = create_plugin_manager([("permissions", dsh_permissions)], load_entry_points=False)
+    ran: list[str] = []
+    agent = FakeAgent(layout.ws, make_tools(ran), pm.relay, {})
+
+    class FullDisk(Session):
+        def emit(self, *args: Any, **kwargs: Any) -> Any:
+            raise OSError("disk full")
+
+    agent.session = FullDisk("full")
+
+    result = await pm.relay.tools_execute(agent, READ, 1, 1)
+
+    assert ran == []
+    assert result is not None and result.is_error
+    assert "could not be logged (OSError: disk full)" in result.content
+
+
+async def test_options_that_are_not_a_mapping_fail_closed(layout):
+    result, agent, ran = await execute(layout, permissions=["allow", "everything"])
+
+    assert ran == [] and result is not None and result.is_error
+    (decision,) = decisions(agent)
+    assert decision["decision"] == "deny"
+    assert (
+        "InvalidSettings: the permissions settings of agent 'corpus' are invalid"
+        in (decision["reason"])
+    )
+
+
+async def test_malformed_grants_in_the_log_are_ignored(layout):
+    pm = create_plugin_manager([("permissions", dsh_permissions)], load_entry_points=False)
+    ran: list[str] = []
+    agent = FakeAgent(layout.ws, make_tools(ran), pm.relay, {})
+    forged = [None, {"tool": "write"}, {"tool": "write", "kind": "path", "value": 7}, "x"]
+    agent.session.append("permission/decision", {"answer": "always", "remember": forged})
+    call = ToolCall(id="c2", name="write", arguments='{"path": "a.txt"}')
+
+    result = await pm.relay.tools_execute(agent, call, 1, 1)
+
+    assert ran == [] and result is not None and result.is_error
+    assert "no front end" in result.content
