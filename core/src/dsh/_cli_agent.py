@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = ["chat", "run"]
 
+#: The small local model tends to repeat a tool call; bound its turns unless dsh.yml says.
+LOCAL_MAX_STEPS = 8
+
 SYSTEM_PROMPT = (
     "You are dsh, a coding agent working in the directory {workspace}. Use the tools to "
     "read, search and change files and to run commands there. Be brief; say what you did."
@@ -51,10 +54,12 @@ async def _agent(
     async with Harness(pm=pm, config=config, workspace=workspace) as harness:
         choice = choose_model(harness, args.model)
         model = choice.name
+        server = None
         if model == "local":
-            from dsh.llm.local import local_model
+            from dsh.llm.local import start_local
 
-            model = await local_model(harness)
+            print(f"dsh: starting the local model ({choice.why})", file=sys.stderr)
+            server = await start_local(harness)
         print(f"dsh: model {model} ({choice.why})", file=sys.stderr)
         # The first agent of dsh.yml, if any, gives the options (extra_roots, max_steps,
         # plugin options); the command line decides the model.
@@ -67,9 +72,20 @@ async def _agent(
         }
         if base is not None and base.max_steps is not None:
             options["max_steps"] = base.max_steps
-        agent = await harness.agents.create("main", options=options)
-        renderer.session_id = agent.session.id
-        yield harness, agent, renderer
+        elif server is not None:
+            options["max_steps"] = LOCAL_MAX_STEPS
+        agent_id = base.id if base is not None else "main"
+        started = harness.agents.get(agent_id)
+        if started is not None:  # started from dsh.yml; the command line chose its model
+            await started.dispose()
+        try:
+            agent = await harness.agents.create(agent_id, options=options)
+            renderer.session_id = agent.session.id
+            yield harness, agent, renderer
+            await agent.dispose()  # flushed before the local server goes away
+        finally:
+            if server is not None:
+                server.stop()
 
 
 async def run(args: argparse.Namespace, pm: PluginManager) -> int:

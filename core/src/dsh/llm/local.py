@@ -1,20 +1,40 @@
-"""The local model: a llama.cpp server that dsh builds, starts and stops itself."""
+"""The local model: a llama.cpp server that dsh builds (once, cached), starts on a free
+loopback port for one command, and stops when the command ends."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from dsh.errors import DshError
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from dsh.harness import Harness
+    from dsh.llm.llama import Server
 
-__all__ = ["local_model"]
+__all__ = ["LOCAL_CONTEXT", "start_local"]
+
+#: The local server's context window: dsh's system prompt and built-in tools take about
+#: 1,500 tokens, so leave room for a real conversation.
+LOCAL_CONTEXT: Final = 8192
 
 
-async def local_model(harness: Harness) -> str:
-    """Start the local server for this harness and register its model; its name."""
-    raise DshError(
-        "the local model is not available yet; choose a model with -m provider:model "
-        "or set ANTHROPIC_API_KEY, OPENAI_API_KEY or DEEPSEEK_API_KEY"
-    )
+async def start_local(harness: Harness, name: str = "local") -> Server:
+    """Build and fetch if needed (progress on stderr), start the server, and register its
+    model as ``name``. The caller stops the returned server."""
+    import anyio
+
+    from dsh.config import ModelConfig
+    from dsh.llm import llama
+    from dsh.llm.providers import build_model
+
+    server = await anyio.to_thread.run_sync(lambda: llama.start(context=LOCAL_CONTEXT))
+    try:
+        config = ModelConfig(
+            provider="openai-compatible",
+            model="qwen2.5-coder-0.5b-instruct",
+            base_url=server.base_url,
+            context_window=LOCAL_CONTEXT,
+        )
+        harness.models.add("local", build_model(name, config, source="-m local"), name)
+    except BaseException:
+        server.stop()
+        raise
+    return server
