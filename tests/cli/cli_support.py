@@ -46,6 +46,20 @@ def text_reply(*pieces: str, pause: float = 0.0, then: str = "end") -> Any:
     return wire.sse(events, pause=pause, then=then)
 
 
+def tool_call_reply(name: str, arguments: dict[str, Any], call_id: str = "call-1") -> Any:
+    """An OpenAI-compatible streamed answer that calls one tool."""
+    raw = json.dumps(arguments)
+    call = {"index": 0, "id": call_id, "type": "function"}
+    events = [
+        _event({"role": "assistant", "content": None}),
+        _event({"tool_calls": [{**call, "function": {"name": name, "arguments": ""}}]}),
+        _event({"tool_calls": [{"index": 0, "function": {"arguments": raw}}]}),
+        _event({}, "tool_calls"),
+        b"data: [DONE]\n\n",
+    ]
+    return wire.sse(events)
+
+
 class ThreadedWire:
     """``WireServer`` on a thread with its own event loop."""
 

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from dsh._render import Renderer
+from dsh._render import Renderer, shorten
 from dsh.errors import DshError
+from dsh.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from dsh.agent import AgentHandle
@@ -128,7 +129,54 @@ async def _lines() -> AsyncIterator[str | None]:
             yield line.decode(errors="replace").rstrip("\r")
 
 
+class TerminalApprovals:
+    """The chat's front end for dsh-permissions: a call that needs approval is shown on
+    stderr, and the next line typed answers it (``y`` once, ``a`` always, anything
+    else denies; a sentence is passed to the model as the reason)."""
+
+    def __init__(self) -> None:
+        self._waiting: tuple[anyio.Event, list[str]] | None = None
+
+    @hookimpl(optionalhook=True)
+    async def permission_ask(self, request: Any) -> Any:
+        from dsh_permissions import PermissionAnswer
+
+        while self._waiting is not None:  # one question at a time
+            await self._waiting[0].wait()
+        print(
+            f"\n? {request.tool}({shorten(request.arguments, 80)}): {request.reason}\n"
+            "  allow? y = once, a = always, n = no (or type a reason for the model)",
+            file=sys.stderr,
+            flush=True,
+        )
+        event, box = anyio.Event(), list[str]()
+        self._waiting = (event, box)
+        try:
+            await event.wait()
+        finally:
+            self._waiting = None
+        line = box[0].strip() if box else ""
+        if line.lower() in ("y", "yes"):
+            return PermissionAnswer.once()
+        if line.lower() in ("a", "always"):
+            return PermissionAnswer.always()
+        if line.lower() in ("", "n", "no"):
+            return PermissionAnswer.deny("the user said no")
+        return PermissionAnswer.deny(line)
+
+    def answer(self, line: str) -> bool:
+        """Give ``line`` to the pending question; False if none is pending."""
+        if self._waiting is None:
+            return False
+        event, box = self._waiting
+        box.append(line)
+        event.set()
+        return True
+
+
 async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
+    approvals = TerminalApprovals()
+    pm.register(approvals, "dsh-cli-approvals")
     async with _agent(args, pm) as (harness, agent, _):
         prompt = "> " if sys.stdin.isatty() else ""
         async with anyio.create_task_group() as tg:
@@ -158,6 +206,8 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
             async for line in _lines():
                 if line is None or line.strip() in ("/quit", "/exit"):
                     break
+                if approvals.answer(line):
+                    continue
                 if _handle(line, harness, agent) or (
                     agent.agent.status == "idle" and not agent.agent.inbox.queued
                 ):

@@ -11,12 +11,12 @@ from dsh.hookspecs import hookimpl
 if TYPE_CHECKING:
     from dsh.session import Session, SessionEvent
 
-__all__ = ["Renderer"]
+__all__ = ["Renderer", "shorten"]
 
 _PREVIEW = 100
 
 
-def _short(text: str, limit: int = _PREVIEW) -> str:
+def shorten(text: str, limit: int = _PREVIEW) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
@@ -51,13 +51,13 @@ class Renderer:
             self._mid_line = not data["text"].endswith("\n")
             return
         if kind == "tool/call":
-            self._note(f"→ {data['name']}({_short(data['arguments'], 60)})")
+            self._note(f"→ {data['name']}({shorten(data['arguments'], 60)})")
         elif kind == "tool/result":
             mark = "✗" if data["is_error"] else "←"
             lines = data["content"].count("\n") + 1
-            self._note(f"{mark} {data['name']}: {_short(data['content'])} ({lines} lines)")
+            self._note(f"{mark} {data['name']}: {shorten(data['content'])} ({lines} lines)")
         elif kind == "step/retry":
-            self._note(f"↻ retrying the model call ({data['code']}: {_short(data['message'])})")
+            self._note(f"↻ retrying the model call ({data['code']}: {shorten(data['message'])})")
         elif kind == "turn/end":
             usage = data.get("usage", {})
             tokens = f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out"

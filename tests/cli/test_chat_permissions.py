@@ -1,0 +1,55 @@
+"""`dsh chat` answers dsh-permissions' questions at the terminal (behaviour 48's front end)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+from cli_support import text_reply, tool_call_reply
+
+pytestmark = pytest.mark.plugins("permissions")
+
+
+def start_chat(server: Any, env: dict[str, str], cwd: Path) -> pexpect.spawn:
+    env = {**env, "DSH_LOAD_PLUGINS": "permissions"}
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "chat"],
+        env=env,
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 200),
+    )
+    child.expect_exact("> ")
+    return child
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("y", "approved-output"),
+        ("not now, read the file instead", "not now, read the file instead"),
+    ],
+)
+def test_a_mutating_tool_call_is_put_to_the_person(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, answer: str, expected: str
+) -> None:
+    server = model_server(
+        [tool_call_reply("bash", {"command": "echo approved-output"}), text_reply("Done.")]
+    )
+    child = start_chat(server, cli_env, tmp_path)
+    child.sendline("run it")
+    child.expect_exact("? bash(")
+    child.expect_exact("allow? y = once")
+    child.sendline(answer)
+    child.expect_exact("Done.")
+    child.expect_exact("[turn 1 completed")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    result = server.bodies()[1]["messages"][-1]
+    assert result["role"] == "tool"
+    assert expected in result["content"]
