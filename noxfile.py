@@ -162,3 +162,14 @@ def realmodel(session: nox.Session) -> None:
         session.run("python", "-m", "dsh.llm.llama", "model")
     session.env["DSH_REALMODEL"] = "1"
     session.run("pytest", "tests/realmodel", *session.posargs)
+
+
+@nox.session(python=PYTHONS[0])  # not in nox.options.sessions: run it with `nox -s bench`
+def bench(session: nox.Session) -> None:
+    """bench/run.py: dsh against a plain asyncio floor and the peers, one table + JSON.
+
+    The peers (openai-agents, LangChain, pydantic-ai) go into bench/.peers-venv, which
+    the bench creates with uv; arguments after ``--`` go to run.py (``--quick``).
+    """
+    session.install("-e", "./core", *(f"./{d}" for d in _existing_plugin_dirs()), "uv")
+    session.run("python", "bench/run.py", *session.posargs)
