@@ -191,16 +191,26 @@ async def _resume(
         async with Harness(pm=context.pm, config=path, workspace=workspace) as harness:
             choice = choose_model(harness, getattr(args, "model", None))
             model = choice.name
+            server = None
             if model == "local":
-                from dsh.llm.local import local_model
+                from dsh.llm.local import start_local
 
-                model = await local_model(harness)
-            print(f"dsh: model {model} ({choice.why})", file=sys.stderr)
-            agent = await harness.agents.resume(RESUMED_AGENT, session_id, {"model": model})
-            print(f"resuming {session_id} ({len(agent.session.events)} events)", file=sys.stderr)
-            agent.send(prompt)
-            await agent.when_idle()
-            end = _last_turn_end(agent.session)
+                server = await start_local(harness)
+            try:
+                print(f"dsh: model {model} ({choice.why})", file=sys.stderr)
+                # the options the session was created with (system prompt, limits), on
+                # the model chosen now
+                agent = await harness.agents.resume(RESUMED_AGENT, session_id)
+                agent.agent.options["model"] = model
+                events = len(agent.session.events)
+                print(f"resuming {session_id} ({events} events)", file=sys.stderr)
+                agent.send(prompt)
+                await agent.when_idle()
+                end = _last_turn_end(agent.session)
+                await agent.dispose()
+            finally:
+                if server is not None:
+                    server.stop()
     finally:
         context.pm.unregister(printer)
     reason = end.get("reason")
