@@ -177,7 +177,7 @@ class TerminalApprovals:
 async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
     approvals = TerminalApprovals()
     pm.register(approvals, "dsh-cli-approvals")
-    async with _agent(args, pm) as (harness, agent, _):
+    async with _agent(args, pm) as (harness, agent, renderer):
         prompt = "> " if sys.stdin.isatty() else ""
         async with anyio.create_task_group() as tg:
             last_sigint = 0.0
@@ -208,6 +208,14 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
                     break
                 if approvals.answer(line):
                     continue
+                command, _, rest = line.strip().partition(" ")
+                if command == "/compact":
+                    tg.start_soon(_compact, harness, agent)
+                    continue
+                if command == "/resume":
+                    agent = await _resume(harness, agent, rest.strip(), renderer)
+                    tg.start_soon(prompt_when_idle)
+                    continue
                 if _handle(line, harness, agent) or (
                     agent.agent.status == "idle" and not agent.agent.inbox.queued
                 ):
@@ -215,6 +223,42 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
             await agent.when_idle()
             tg.cancel_scope.cancel()
     return 0
+
+
+async def _compact(harness: Harness, agent: AgentHandle) -> None:
+    """``/compact``: compact the history now (needs dsh-compaction, loaded)."""
+    if not harness.pm.has_plugin("compaction"):
+        print("  /compact needs the compaction plugin (dsh-compaction)", file=sys.stderr)
+        return
+    from dsh_compaction import compact_now
+
+    try:
+        result = await compact_now(agent)
+    except DshError as error:
+        print(f"  /compact: {error}", file=sys.stderr)
+        return
+    print(f"  /compact: {result}", file=sys.stderr)
+
+
+async def _resume(
+    harness: Harness, agent: AgentHandle, session_id: str, renderer: Renderer
+) -> AgentHandle:
+    """``/resume ID``: continue a stored session in place of the current one."""
+    if not session_id:
+        print("  /resume needs a session id (see `dsh sessions list`)", file=sys.stderr)
+        return agent
+    model = agent.agent.options.get("model")
+    await agent.dispose()
+    try:
+        resumed = await harness.agents.resume(agent.id, session_id)
+    except DshError as error:
+        print(f"  /resume: {error}", file=sys.stderr)
+        resumed = await harness.agents.create(agent.id, options=agent.agent.options)
+    resumed.agent.options["model"] = model
+    renderer.session_id = resumed.session.id
+    turns = resumed.agent.turns
+    print(f"  session {resumed.session.id} ({turns} turns so far)", file=sys.stderr)
+    return resumed
 
 
 def _handle(line: str, harness: Harness, agent: AgentHandle) -> bool:
@@ -236,7 +280,7 @@ def _handle(line: str, harness: Harness, agent: AgentHandle) -> bool:
         elif command == "/model":
             print(f"  {agent.agent.options.get('model')}", file=sys.stderr)
         else:
-            known = "/queue TEXT, /plugins, /model, /quit"
+            known = "/queue TEXT, /resume ID, /compact, /plugins, /model, /quit"
             print(f"  unknown command {command} (try {known})", file=sys.stderr)
         return False
     if busy:

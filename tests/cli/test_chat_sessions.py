@@ -1,0 +1,79 @@
+"""`dsh chat`'s /resume (with dsh-persistence) and /compact (with dsh-compaction)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+from cli_support import text_reply
+
+
+def start_chat(server: Any, env: dict[str, str], cwd: Path, plugins: str) -> pexpect.spawn:
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "chat"],
+        env={**env, "DSH_LOAD_PLUGINS": plugins},
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 200),
+    )
+    child.expect_exact("> ")
+    return child
+
+
+@pytest.mark.plugins("persistence")
+def test_resume_continues_a_stored_session(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("First answer."), text_reply("Second answer.")])
+    child = start_chat(server, cli_env, tmp_path, "persistence")
+    child.sendline("remember the number 7")
+    child.expect_exact("[turn 1 completed")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    (stored,) = Path(cli_env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+
+    child = start_chat(server, cli_env, tmp_path, "persistence")
+    child.sendline(f"/resume {stored.stem}")
+    child.expect_exact(f"session {stored.stem} (1 turns so far)")
+    child.sendline("which number?")
+    child.expect_exact("Second answer.")
+    child.expect_exact("[turn 2 completed")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    messages = server.bodies()[1]["messages"]
+    assert [m.get("content") for m in messages[1:]] == [
+        "remember the number 7",
+        "First answer.",
+        "which number?",
+    ]
+
+
+@pytest.mark.plugins("compaction")
+def test_compact_runs_the_compaction_plugin_by_hand(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("An answer."), text_reply("Summary: asked, answered.")])
+    child = start_chat(server, cli_env, tmp_path, "compaction")
+    child.sendline("a question")
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    child.sendline("/compact")
+    child.expect_exact("/compact: ")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert len(server.bodies()) >= 1
+
+
+def test_compact_without_the_plugin_says_what_is_missing(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    child = start_chat(model_server([]), cli_env, tmp_path, "")
+    child.sendline("/compact")
+    child.expect_exact("/compact needs the compaction plugin")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
