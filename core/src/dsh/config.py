@@ -8,29 +8,25 @@ the file is reported, and pydantic's ``ValidationError`` stays as ``__cause__``.
 
 from __future__ import annotations
 
-import difflib
-import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from dsh._config_yaml import (
+    Loc,
+    Problem,
+    did_you_mean,
+    format_path,
+    parse,
+    read,
+)
 from dsh.errors import ConfigError, PluginValidationError
-
-try:  # libyaml's parser is several times faster; the constructor stays the safe one
-    from yaml import CSafeLoader as _Loader
-
-    _LIBYAML = True
-except ImportError:  # pragma: no cover - pyyaml built without libyaml
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
-
-    _LIBYAML = False
 
 __all__ = [
     "CONFIG_FILE_NAMES",
@@ -48,15 +44,10 @@ CONFIG_FILE_NAMES: tuple[str, ...] = ("dsh.yml", "dsh.yaml")
 CORE_KEYS: tuple[str, ...] = ("model", "models", "agents")
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_STR_TAG = "tag:yaml.org,2002:str"
-_MERGE_TAG = "tag:yaml.org,2002:merge"
 _API_KEY_HINT = (
     "API keys do not go in dsh.yml: put the key in an environment variable and name it "
     "with api_key_env (e.g. api_key_env: OPENAI_API_KEY)"
 )
-
-Loc = tuple[str | int, ...]
 
 
 class ModelConfig(BaseModel):
@@ -196,8 +187,8 @@ def load_config(
         source = os.fspath(path) if path is not None else "<string>"
     if text is None:
         assert path is not None
-        text = _read(path, source)
-    node, data = _parse(text, source)
+        text = read(path, source)
+    node, data = parse(text, source)
     if data is None:
         return Config(source)
     if not isinstance(data, dict):
@@ -207,92 +198,10 @@ def load_config(
     return _validate(source, node, data, settings)
 
 
-def _read(path: str | os.PathLike[str], source: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ConfigError(source, "", "file not found") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(source, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
-    except OSError as exc:
-        raise ConfigError(source, "", f"cannot read: {exc.strerror or exc}") from exc
-
-
-def _parse(text: str, source: str) -> tuple[Node | None, Any]:
-    """Compose the node tree (kept for line numbers), check its keys, then construct."""
-    loader: _Loader | None = None
-    try:
-        loader = _Loader(text)  # the pure-Python reader checks characters here
-        node = loader.get_single_node()
-        if node is None:
-            return None, None
-        _check_keys(node, source, (), set())
-        return node, loader.construct_document(node)
-    except yaml.MarkedYAMLError as exc:
-        mark, reason = exc.problem_mark or exc.context_mark, f"invalid YAML: {exc.problem}"
-        if exc.context and exc.context_mark:
-            at = exc.context_mark
-            where = f"line {at.line + 1}, column {at.column + 1}"
-            reason = f"invalid YAML: {exc.context} at {where}, {exc.problem}"
-        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
-        raise ConfigError(where, "", reason) from exc
-    except yaml.reader.ReaderError as exc:
-        # libyaml counts bytes of the UTF-8 text, the pure-Python reader characters
-        before = text.encode()[: exc.position].decode() if _LIBYAML else text[: exc.position]
-        line, column = before.count("\n") + 1, len(before) - before.rfind("\n")
-        char = exc.character if isinstance(exc.character, int) else ord(exc.character)
-        reason = f"invalid YAML: character #x{char:04x} is not allowed ({exc.reason})"
-        raise ConfigError(f"{source}:{line}:{column}", "", reason) from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(source, "", f"invalid YAML: {exc}") from exc
-    finally:
-        if loader is not None:
-            loader.dispose()
-
-
-def _check_keys(node: Node, source: str, loc: Loc, seen: set[int]) -> None:
-    """Every mapping key is a string and appears once (YAML would keep the last)."""
-    if id(node) in seen:  # an alias: already checked where its anchor is
-        return
-    seen.add(id(node))
-    items = enumerate(node.value) if isinstance(node, SequenceNode) else ()
-    for i, item in items:
-        _check_keys(item, source, (*loc, i), seen)
-    first: dict[str, int] = {}
-    for key, value in node.value if isinstance(node, MappingNode) else ():
-        if key.tag == _MERGE_TAG:
-            _check_keys(value, source, loc, seen)
-            continue
-        reason = None
-        if not isinstance(key, ScalarNode) or key.tag != _STR_TAG:
-            what = key.tag.rsplit(":", 1)[-1] if isinstance(key, ScalarNode) else key.id
-            reason = f"keys must be strings, this one is read as {what}; quote it"
-        elif key.value in first:
-            reason = f"duplicate key (first on line {first[key.value]})"
-        if reason is not None:
-            at, shown = key.start_mark, key.value if isinstance(key, ScalarNode) else "?"
-            path = _format_path((*loc, shown))
-            raise _Problem(at.line + 1, at.column + 1, path, reason).error(source)
-        first[key.value] = key.start_mark.line + 1
-        _check_keys(value, source, (*loc, key.value), seen)
-
-
-@dataclass(order=True)
-class _Problem:
-    line: int
-    column: int
-    path: str = field(compare=False)
-    reason: str = field(compare=False)
-    cause: BaseException | None = field(default=None, compare=False)
-
-    def error(self, source: str) -> ConfigError:
-        return ConfigError(f"{source}:{self.line}:{self.column}", self.path, self.reason)
-
-
 def _validate(
     source: str, root: Node | None, data: dict[str, Any], settings: Mapping[str, type[BaseModel]]
 ) -> Config:
-    problems: list[_Problem] = []
+    problems: list[Problem] = []
     # an empty `models:` or `agents:` (all entries commented out) means none
     core = {k: data[k] for k in CORE_KEYS if k in data}
     core = {k: v for k, v in core.items() if v is not None or k == "model"}
@@ -331,12 +240,12 @@ def _validate(
     return Config(source, models, parsed.model, parsed.agents, sections, data)
 
 
-def _cross_check(root: Node | None, parsed: _CoreKeys) -> list[_Problem]:
-    problems: list[_Problem] = []
+def _cross_check(root: Node | None, parsed: _CoreKeys) -> list[Problem]:
+    problems: list[Problem] = []
     defined = ", ".join(parsed.models) or "none"
 
     def unknown_model(loc: Loc, name: str) -> None:
-        hint = _did_you_mean(name, parsed.models)
+        hint = did_you_mean(name, parsed.models)
         reason = f"unknown model {name!r} (models defined: {defined}){hint}"
         problems.append(_problem(root, loc, reason))
 
@@ -355,9 +264,9 @@ def _cross_check(root: Node | None, parsed: _CoreKeys) -> list[_Problem]:
 
 def _unknown_section(
     root: Node | None, name: str, settings: Mapping[str, type[BaseModel]]
-) -> _Problem:
+) -> Problem:
     loaded = ", ".join(sorted(settings)) or "none"
-    hint = _did_you_mean(name, [*CORE_KEYS, *settings])
+    hint = did_you_mean(name, [*CORE_KEYS, *settings])
     reason = (
         f"section {name!r} is for a plugin that is not installed or not loaded "
         f"(loaded plugins with settings: {loaded}){hint}"
@@ -367,7 +276,7 @@ def _unknown_section(
 
 def _from_validation(
     root: Node | None, prefix: Loc, exc: ValidationError, model: type[BaseModel]
-) -> list[_Problem]:
+) -> list[Problem]:
     problems = []
     for err in exc.errors(include_input=False, include_url=False):
         loc: Loc = (*prefix, *err["loc"])
@@ -390,7 +299,7 @@ def _unknown_key(loc: Loc, model: type[BaseModel], depth: int) -> str:
     elif inner:
         return "unknown key"
     expected = [info.alias or name for name, info in model.model_fields.items()]
-    hint = _did_you_mean(str(loc[-1]), expected)
+    hint = did_you_mean(str(loc[-1]), expected)
     return f"unknown key (expected one of: {', '.join(expected)}){hint}"
 
 
@@ -401,7 +310,7 @@ def _problem(
     cause: BaseException | None = None,
     *,
     missing: bool = False,
-) -> _Problem:
+) -> Problem:
     """Follow ``loc`` down the node tree to the deepest key or item that exists.
 
     Parts of a pydantic ``loc`` that match nothing in the file (union members,
@@ -429,24 +338,7 @@ def _problem(
         parts.append(part)
         node = found
         line, column = at.start_mark.line + 1, at.start_mark.column + 1
-    return _Problem(line, column, _format_path(parts), reason, cause)
-
-
-def _format_path(loc: Sequence[str | int]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _PLAIN_KEY.fullmatch(part):
-            out += f".{part}" if out else part
-        else:
-            out += f"[{json.dumps(part)}]"
-    return out
-
-
-def _did_you_mean(name: str, choices: Sequence[str] | Mapping[str, Any]) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return Problem(line, column, format_path(parts), reason, cause)
 
 
 def _ignored_key(value: Any, raw: Any, loc: Loc) -> Loc | None:

@@ -1,0 +1,133 @@
+"""Reading ``dsh.yml``: YAML to a node tree kept for line numbers, key checks, and the
+one problem a load reports (file, line, column, key path, reason)."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from dsh.errors import ConfigError
+
+try:  # libyaml's parser is several times faster; the constructor stays the safe one
+    from yaml import CSafeLoader as _Loader
+
+    _LIBYAML = True
+except ImportError:  # pragma: no cover - pyyaml built without libyaml
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+    _LIBYAML = False
+
+__all__ = ["Loc", "Problem", "check_keys", "did_you_mean", "format_path", "parse", "read"]
+
+Loc = tuple[str | int, ...]
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_STR_TAG = "tag:yaml.org,2002:str"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def read(path: str | os.PathLike[str], source: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ConfigError(source, "", "file not found") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(source, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
+    except OSError as exc:
+        raise ConfigError(source, "", f"cannot read: {exc.strerror or exc}") from exc
+
+
+def parse(text: str, source: str) -> tuple[Node | None, Any]:
+    """Compose the node tree (kept for line numbers), check its keys, then construct."""
+    loader: _Loader | None = None
+    try:
+        loader = _Loader(text)  # the pure-Python reader checks characters here
+        node = loader.get_single_node()
+        if node is None:
+            return None, None
+        check_keys(node, source, (), set())
+        return node, loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark, reason = exc.problem_mark or exc.context_mark, f"invalid YAML: {exc.problem}"
+        if exc.context and exc.context_mark:
+            at = exc.context_mark
+            where = f"line {at.line + 1}, column {at.column + 1}"
+            reason = f"invalid YAML: {exc.context} at {where}, {exc.problem}"
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        raise ConfigError(where, "", reason) from exc
+    except yaml.reader.ReaderError as exc:
+        # libyaml counts bytes of the UTF-8 text, the pure-Python reader characters
+        before = text.encode()[: exc.position].decode() if _LIBYAML else text[: exc.position]
+        line, column = before.count("\n") + 1, len(before) - before.rfind("\n")
+        char = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        reason = f"invalid YAML: character #x{char:04x} is not allowed ({exc.reason})"
+        raise ConfigError(f"{source}:{line}:{column}", "", reason) from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(source, "", f"invalid YAML: {exc}") from exc
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def check_keys(node: Node, source: str, loc: Loc, seen: set[int]) -> None:
+    """Every mapping key is a string and appears once (YAML would keep the last)."""
+    if id(node) in seen:  # an alias: already checked where its anchor is
+        return
+    seen.add(id(node))
+    items = enumerate(node.value) if isinstance(node, SequenceNode) else ()
+    for i, item in items:
+        check_keys(item, source, (*loc, i), seen)
+    first: dict[str, int] = {}
+    for key, value in node.value if isinstance(node, MappingNode) else ():
+        if key.tag == _MERGE_TAG:
+            check_keys(value, source, loc, seen)
+            continue
+        reason = None
+        if not isinstance(key, ScalarNode) or key.tag != _STR_TAG:
+            what = key.tag.rsplit(":", 1)[-1] if isinstance(key, ScalarNode) else key.id
+            reason = f"keys must be strings, this one is read as {what}; quote it"
+        elif key.value in first:
+            reason = f"duplicate key (first on line {first[key.value]})"
+        if reason is not None:
+            at, shown = key.start_mark, key.value if isinstance(key, ScalarNode) else "?"
+            path = format_path((*loc, shown))
+            raise Problem(at.line + 1, at.column + 1, path, reason).error(source)
+        first[key.value] = key.start_mark.line + 1
+        check_keys(value, source, (*loc, key.value), seen)
+
+
+@dataclass(order=True)
+class Problem:
+    line: int
+    column: int
+    path: str = field(compare=False)
+    reason: str = field(compare=False)
+    cause: BaseException | None = field(default=None, compare=False)
+
+    def error(self, source: str) -> ConfigError:
+        return ConfigError(f"{source}:{self.line}:{self.column}", self.path, self.reason)
+
+
+def format_path(loc: Sequence[str | int]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _PLAIN_KEY.fullmatch(part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{json.dumps(part)}]"
+    return out
+
+
+def did_you_mean(name: str, choices: Sequence[str] | Mapping[str, Any]) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
