@@ -8,18 +8,16 @@ may be installed (the nox matrix), so event type lists are filtered to the core'
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import pytest
+from loop_support import LIMIT, Seen, Tools, agent_on, contents, ends, types
 
 from dsh import ContinuationDecision, DshError, UserMessage, hookimpl
 from dsh.agent import AgentHandle
-from dsh.harness import Harness
 from dsh.loop import AgentDisposedError
-from dsh.session import EVENT_TYPES, SessionEvent
+from dsh.session import SessionEvent
 from dsh.testing import (
     InMemoryPersistence,
     ScriptedModel,
@@ -30,54 +28,11 @@ from dsh.testing import (
     text,
     tool_calls,
 )
-from dsh.tools import tool
 
-LIMIT = 5  # seconds; every wait is bounded so a broken loop fails instead of hanging
 HANG = 1  # seconds; a shorter bound for tests whose failure mode is a hang
 
 
 # -- small plugins shared by the tests ------------------------------------------------
-
-
-@tool
-def add(a: int, b: int) -> int:
-    "Add two numbers."
-    return a + b
-
-
-class Tools:
-    """``add``, and ``block``: an async tool that signals it started, then waits forever."""
-
-    def __init__(self) -> None:
-        self.started = anyio.Event()
-
-        @tool
-        async def block() -> str:
-            "Wait until aborted."
-            self.started.set()
-            await anyio.sleep_forever()
-            return "unreachable"
-
-        self.block = block
-
-    @hookimpl
-    def register_tools(self, register: Any) -> None:
-        register(add)
-        register(self.block)
-
-
-class Seen:
-    """``seen["assistant/chunk"]`` is an event set once that type has been logged."""
-
-    def __init__(self) -> None:
-        self._events: dict[str, anyio.Event] = {}
-
-    def __getitem__(self, kind: str) -> anyio.Event:
-        return self._events.setdefault(kind, anyio.Event())
-
-    @hookimpl
-    def session_event(self, event: SessionEvent) -> None:
-        self[event.type].set()
 
 
 class Lifecycle:
@@ -105,32 +60,6 @@ class Decisions:
     @hookimpl(tryfirst=True)
     def agent_turn_continuation(self, decision: ContinuationDecision, step: int) -> None:
         self.seen.append((step, decision.action))
-
-
-def core(events: Sequence[SessionEvent]) -> list[SessionEvent]:
-    return [e for e in events if e.type in EVENT_TYPES]
-
-
-def types(events: Sequence[SessionEvent]) -> list[str]:
-    return [e.type for e in core(events)]
-
-
-def ends(events: Sequence[SessionEvent]) -> list[tuple[int, str]]:
-    return [(e.data["turn"], e.data["reason"]) for e in events if e.type == "turn/end"]
-
-
-def contents(events: Sequence[SessionEvent], kind: str) -> list[str]:
-    return [e.data["content"] for e in events if e.type == kind]
-
-
-@asynccontextmanager
-async def agent_on(
-    model: ScriptedModel, *plugins: tuple[str, object], **options: Any
-) -> AsyncIterator[tuple[Harness, AgentHandle]]:
-    """A started harness with ``Tools`` plus ``plugins``, and one agent on ``model``."""
-    async with scripted_harness(model, plugins=[("tools", Tools()), *plugins]) as harness:
-        agent = await harness.agents.create("a", options={"model": "scripted", **options})
-        yield harness, agent
 
 
 # -- 22: the default continuation decision --------------------------------------------

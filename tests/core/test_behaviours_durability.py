@@ -11,19 +11,18 @@ from __future__ import annotations
 import datetime
 import logging
 import math
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
+from loop_support import LIMIT, Seen, Tools, agent_on, ends, types
 
 from dsh import DshError, EventDataError, HookError, UserMessage, hookimpl
 from dsh.agent import AgentHandle
-from dsh.harness import Harness
 from dsh.llm.base import TextDelta
-from dsh.session import EVENT_TYPES, Session, SessionEvent
+from dsh.session import Session, SessionEvent
 from dsh.testing import (
     EventRecorder,
     InMemoryPersistence,
@@ -37,50 +36,6 @@ from dsh.testing import (
     text,
     tool_calls,
 )
-from dsh.tools import tool
-
-LIMIT = 5  # seconds; every wait is bounded so a broken loop fails instead of hanging
-
-
-@tool
-def add(a: int, b: int) -> int:
-    "Add two numbers."
-    return a + b
-
-
-class Tools:
-    """``add``, and ``block``: an async tool that signals it started, then waits forever."""
-
-    def __init__(self) -> None:
-        self.started = anyio.Event()
-
-        @tool
-        async def block() -> str:
-            "Wait until aborted."
-            self.started.set()
-            await anyio.sleep_forever()
-            return "unreachable"
-
-        self.block = block
-
-    @hookimpl
-    def register_tools(self, register: Any) -> None:
-        register(add)
-        register(self.block)
-
-
-class Seen:
-    """``seen["assistant/chunk"]`` is an event set once that type has been logged."""
-
-    def __init__(self) -> None:
-        self._events: dict[str, anyio.Event] = {}
-
-    def __getitem__(self, kind: str) -> anyio.Event:
-        return self._events.setdefault(kind, anyio.Event())
-
-    @hookimpl
-    def session_event(self, event: SessionEvent) -> None:
-        self[event.type].set()
 
 
 class Errors:
@@ -92,28 +47,6 @@ class Errors:
     @hookimpl
     def agent_error(self, error: BaseException) -> None:
         self.errors.append(error)
-
-
-def core(events: Sequence[SessionEvent]) -> list[SessionEvent]:
-    return [e for e in events if e.type in EVENT_TYPES]
-
-
-def types(events: Sequence[SessionEvent]) -> list[str]:
-    return [e.type for e in core(events)]
-
-
-def ends(events: Sequence[SessionEvent]) -> list[tuple[int, str]]:
-    return [(e.data["turn"], e.data["reason"]) for e in events if e.type == "turn/end"]
-
-
-@asynccontextmanager
-async def agent_on(
-    model: ScriptedModel, *plugins: tuple[str, object], **options: Any
-) -> AsyncIterator[tuple[Harness, AgentHandle]]:
-    """A started harness with ``Tools`` plus ``plugins``, and one agent on ``model``."""
-    async with scripted_harness(model, plugins=[("tools", Tools()), *plugins]) as harness:
-        agent = await harness.agents.create("a", options={"model": "scripted", **options})
-        yield harness, agent
 
 
 def ok(request: Any) -> str:
