@@ -38,8 +38,16 @@ def test_dsh_run_streams_a_turn_from_the_real_server(peer: Peer, tmp_path: Path)
     assert check_invariants(events) == []
     end = events[-1]
     assert end["type"] == "turn/end"
-    assert any(e["type"] == "assistant/chunk" for e in events)
-    assert done.returncode == (1 if end["data"]["reason"] == "error" else 0)
+    assert any(e["type"] == "step/start" for e in events)
+    # What the small model answers varies (text, a tool call, an invented tool that
+    # llama-server fails on mid-stream): the wire outcome must be one dsh understands.
+    reason = end["data"]["reason"]
+    if reason == "error":
+        assert end["data"]["error"]["code"] not in ("INTERNAL", "UNKNOWN"), end["data"]
+    else:
+        assert reason in ("completed", "max-tokens")
+        assert any(e["type"] == "assistant/chunk" for e in events)
+    assert done.returncode == (1 if reason == "error" else 0)
     assert "Traceback" not in done.stderr
 
 
