@@ -29,6 +29,7 @@ def commands(peers_ok: bool) -> dict[str, tuple[list[str], str]]:
         "python -c pass": ([py, "-c", "pass"], ""),
         "import dsh + 3 plugins": ([py, "-c", DSH_IMPORT], "python -c pass"),
         "dsh --help": ([dsh_cli, "--help"], "python -c pass"),
+        "dsh plugins": ([dsh_cli, "plugins"], "python -c pass"),
     }
     if peers_ok:
         peer_py = str(venv_python())
