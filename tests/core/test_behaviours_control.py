@@ -195,6 +195,7 @@ async def test_b25_max_steps_ends_a_runaway_turn_with_a_clear_reason() -> None:
         end = [e.data for e in events if e.type == "turn/end"]
         assert [d["reason"] for d in end] == ["error"]
         assert "max_steps" in end[0]["error"]["message"]
+        assert end[0]["error"]["code"] == "MAX_STEPS"
         assert "3" in end[0]["error"]["message"]
         assert check_invariants(agent.session.events) == []
 

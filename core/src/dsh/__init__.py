@@ -18,6 +18,7 @@ from dsh.errors import (
     ModelError,
     PluginLoadError,
     PluginValidationError,
+    StepLimitError,
 )
 from dsh.hookspecs import hookimpl, hookspec
 
@@ -97,6 +98,7 @@ __all__ = [
     "PluginValidationError",
     "ReasoningBlock",
     "RequestErrorDecision",
+    "StepLimitError",
     "StopReason",
     "TextBlock",
     "ToolCall",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
-from dsh.errors import DshError, HookError, ModelError
+from dsh.errors import DshError, HookError, ModelError, StepLimitError
 from dsh.llm.assemble import Assembler
 from dsh.messages import (
     AssistantMessage,
@@ -158,7 +158,7 @@ class StepRunner:
             while not turn.stopping():
                 step += 1
                 if step > max_steps:
-                    raise DshError(
+                    raise StepLimitError(
                         f"turn {turn.number} stopped after {max_steps} steps (max_steps)"
                     )
                 if await self._step(turn, step):

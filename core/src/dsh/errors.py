@@ -10,6 +10,7 @@ __all__ = [
     "ModelError",
     "PluginLoadError",
     "PluginValidationError",
+    "StepLimitError",
 ]
 
 
@@ -93,6 +94,12 @@ class EventDataError(DshError):
         self.event_type = event_type
         self.path = path
         self.reason = reason
+
+
+class StepLimitError(DshError):
+    """A turn reached the agent's ``max_steps`` and was ended."""
+
+    code = "MAX_STEPS"
 
 
 class ModelError(DshError):
