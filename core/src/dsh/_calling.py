@@ -70,7 +70,7 @@ def default_reporter(error: HookError) -> None:
 class Dispatcher:
     """Calls hooks in pluggy's order with dsh's call styles. See ``dsh.hookspecs``."""
 
-    __slots__ = ("_async_plans", "_hook", "_last", "_plans", "report")
+    __slots__ = ("_async_plans", "_hook", "_last", "_plans", "listeners", "report")
 
     def __init__(
         self,
@@ -86,11 +86,15 @@ class Dispatcher:
         self._last: Final = frozenset(last)
         #: Called with every failure that a call style contains rather than raises.
         self.report = report
+        #: Called after every change of the impls (to re-derive what depends on them).
+        self.listeners: list[Callable[[], None]] = []
 
     def invalidate(self) -> None:
         """Forget cached plans; the plugin manager calls this on (un)registration."""
         self._plans.clear()
         self._async_plans.clear()
+        for listener in self.listeners:
+            listener()
 
     def plan(self, hook: str) -> tuple[Impl, ...]:
         """The impls of ``hook`` in call order."""
@@ -171,7 +175,9 @@ class Dispatcher:
         Sync impls run right here, and None is returned; with an async impl in the plan
         the whole notification is returned as an awaitable that runs shielded (only async
         impls can be interrupted, so only they pay for the shield)."""
-        plan = self.plan(hook)
+        plan = self._plans.get(hook)
+        if plan is None:
+            plan = self.plan(hook)
         if hook in self._async_plans:
             return self._notify_shielded(hook, kwargs)
         for impl in plan:

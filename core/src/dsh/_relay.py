@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal, cast, final
+from typing import TYPE_CHECKING, Any, Literal, final
 
 from dsh._calling import Dispatcher
 from dsh.errors import HookError
@@ -36,19 +36,20 @@ class HookRelay:
     def __init__(self, dispatcher: Dispatcher) -> None:
         self.dispatcher = dispatcher
 
-    async def agent_request(
-        self, agent: Agent, request: ModelRequest, turn: int, step: int
-    ) -> ModelRequest:
-        kwargs = {"agent": agent, "request": request, "turn": turn, "step": step}
-        result = await self.dispatcher.waterfall("agent_request", "request", kwargs)
-        return cast("ModelRequest", result)
+    # The interception hooks return the dispatcher's coroutine itself (no wrapping
+    # coroutine of their own): they run on every step.
 
-    async def agent_step_result(
+    def agent_request(
+        self, agent: Agent, request: ModelRequest, turn: int, step: int
+    ) -> Awaitable[ModelRequest]:
+        kwargs = {"agent": agent, "request": request, "turn": turn, "step": step}
+        return self.dispatcher.waterfall("agent_request", "request", kwargs)
+
+    def agent_step_result(
         self, agent: Agent, message: AssistantMessage, turn: int, step: int
-    ) -> AssistantMessage:
+    ) -> Awaitable[AssistantMessage]:
         kwargs = {"agent": agent, "message": message, "turn": turn, "step": step}
-        result = await self.dispatcher.waterfall("agent_step_result", "message", kwargs)
-        return cast("AssistantMessage", result)
+        return self.dispatcher.waterfall("agent_step_result", "message", kwargs)
 
     async def tools_execute(
         self, agent: Agent, call: ToolCall, turn: int, step: int
@@ -70,14 +71,13 @@ class HookRelay:
                 content=f"tool {call.name!r} was not run: {error}",
                 is_error=True,
             )
-        return cast("ToolResult | None", result)
+        return result  # type: ignore[no-any-return]
 
-    async def agent_turn_continuation(
+    def agent_turn_continuation(
         self, agent: Agent, decision: ContinuationDecision, turn: int, step: int
-    ) -> ContinuationDecision:
+    ) -> Awaitable[ContinuationDecision]:
         kwargs = {"agent": agent, "decision": decision, "turn": turn, "step": step}
-        result = await self.dispatcher.waterfall("agent_turn_continuation", "decision", kwargs)
-        return cast("ContinuationDecision", result)
+        return self.dispatcher.waterfall("agent_turn_continuation", "decision", kwargs)
 
     async def agent_request_error(
         self,
@@ -96,8 +96,10 @@ class HookRelay:
             "turn": turn,
             "step": step,
         }
-        result = await self.dispatcher.waterfall("agent_request_error", "decision", kwargs)
-        return cast("RequestErrorDecision", result)
+        result: RequestErrorDecision = await self.dispatcher.waterfall(
+            "agent_request_error", "decision", kwargs
+        )
+        return result
 
     async def session_event(self, session: Session, event: SessionEvent) -> None:
         """Every observer sees every event, even when an abort lands mid-notification
@@ -108,17 +110,18 @@ class HookRelay:
 
     def observe_event(self, session: Session, event: SessionEvent) -> Awaitable[None] | None:
         """``session_event`` as a session observer: sync impls run now; an awaitable is
-        returned only when async impls need awaiting."""
-        if not self.dispatcher.plan("session_event"):
-            return None
+        returned only when async impls need awaiting. (The harness installs it only while
+        some plugin implements the hook.)"""
         return self.dispatcher.notify_inline("session_event", {"session": session, "event": event})
 
-    async def session_flush(self, session: Session) -> None:
-        await self.dispatcher.gather("session_flush", {"session": session})
+    def session_flush(self, session: Session) -> Awaitable[None]:
+        return self.dispatcher.gather("session_flush", {"session": session})
 
     async def session_persistence(self) -> SessionPersistence | None:
-        result = await self.dispatcher.first_result("session_persistence", {})
-        return cast("SessionPersistence | None", result)
+        result: SessionPersistence | None = await self.dispatcher.first_result(
+            "session_persistence", {}
+        )
+        return result
 
     async def harness_started(self, harness: Harness) -> None:
         await self.dispatcher.notify("harness_started", {"harness": harness})
@@ -131,8 +134,8 @@ class HookRelay:
     ) -> None:
         await self.dispatcher.notify("agent_created", {"agent": agent, "source": source})
 
-    async def agent_status(self, agent: Agent, status: AgentStatus) -> None:
-        await self.dispatcher.notify("agent_status", {"agent": agent, "status": status})
+    def agent_status(self, agent: Agent, status: AgentStatus) -> Awaitable[None]:
+        return self.dispatcher.notify("agent_status", {"agent": agent, "status": status})
 
     async def agent_error(self, agent: Agent, error: BaseException) -> None:
         await self.dispatcher.notify("agent_error", {"agent": agent, "error": error})

@@ -23,6 +23,7 @@ from dsh.messages import (
     ToolCall,
     ToolResult,
     Usage,
+    trusted,
 )
 
 if TYPE_CHECKING:
@@ -175,16 +176,22 @@ class StepRunner:
         number = turn.number
         turn.open_step = step
         await emit("step/start", {"turn": number, "step": step}, checked=True)
-        await self._drain_steering()
+        steering = agent.inbox.steering
+        if steering:
+            await self._drain_steering()
         retries = 0
         while True:  # one model call, or more when agent_request_error says retry
-            request = ModelRequest.model_construct(
-                model=options.get("model"),
-                system=options.get("system_prompt", ""),
-                messages=session.history,
-                tools=self.tools.specs(),
-                max_tokens=options.get("max_tokens"),
-                options={},
+            # options were validated when the agent was created
+            request = trusted(
+                ModelRequest,
+                {
+                    "model": options.get("model"),
+                    "system": options.get("system_prompt", ""),
+                    "messages": session.history,
+                    "tools": self.tools.specs(),
+                    "max_tokens": options.get("max_tokens"),
+                    "options": {},
+                },
             )
             request = await relay.agent_request(agent, request, number, step)
             try:
@@ -236,7 +243,7 @@ class StepRunner:
             turn.pending.pop(0)
             turn.logged.discard(call.id)
             await emit("tool/result", _result_data(call, result), checked=True)
-        steered = await self._drain_steering()
+        steered = await self._drain_steering() if steering else 0
         default = CONTINUE if calls or steered else STOP
         decision = await relay.agent_turn_continuation(agent, default, number, step)
         if decision.action == "continue" and decision.reason:
@@ -260,8 +267,8 @@ class StepRunner:
         stream: AsyncIterator[Any] = model.stream(request)
         try:
             async for chunk in stream:
-                assembler.add(chunk)
-                await emit("assistant/chunk", chunk.to_data())
+                assembler.add(chunk)  # type-checks the chunk: its data is JSON
+                await emit("assistant/chunk", chunk.to_data(), checked=True)
         except (ModelError, anyio.get_cancelled_exc_class()):
             raise
         except Exception as exc:

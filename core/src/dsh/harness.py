@@ -65,7 +65,9 @@ class Harness:
         self.relay = self.pm.relay
         #: The directory agents work in; file tools are confined to it.
         self.workspace = Path(workspace if workspace is not None else Path.cwd()).resolve()
-        self.sessions = SessionStore(observer=self.relay.observe_event)
+        self.sessions = SessionStore()
+        self._follow_observers()
+        self.pm.dispatcher.listeners.append(self._follow_observers)
         self.models = ModelRegistry()
         self.tools = ToolRegistry()
         #: plugin section name -> the pydantic model that validates it
@@ -90,6 +92,12 @@ class Harness:
         if self._agents is None:
             raise DshError("the harness is not started: use `async with Harness(...)`")
         return self._agents
+
+    def _follow_observers(self) -> None:
+        """Sessions tell the ``session_event`` hook about events only while some plugin
+        implements it (kept up to date as plugins come and go)."""
+        observing = self.relay.implemented("session_event")
+        self.sessions.observer = self.relay.observe_event if observing else None
 
     def _add_settings(
         self, plugin: str, model: type[BaseModel], section: str | None = None

@@ -8,6 +8,7 @@ behaviours it keeps are tested by number in tests/core/test_behaviours_*.py.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -65,12 +66,8 @@ class ReactLoopAgent:
         self.workspace = workspace or Path.cwd()
         self.session = session
         self.options: dict[str, Any] = dict(options or {})
-        queue_mode = self.options.get("queue_mode", "batch")
-        if queue_mode not in ("batch", "one-at-a-time"):
-            raise DshError(
-                f"agent {id!r}: queue_mode must be 'batch' or 'one-at-a-time', not {queue_mode!r}"
-            )
-        self.batch = queue_mode == "batch"
+        _check_options(id, self.options)
+        self.batch = self.options.get("queue_mode", "batch") == "batch"
         self.inbox = Inbox()
         self.relay = relay
         #: The harness's registries, for hook impls (the core executor uses ``tools``).
@@ -224,6 +221,26 @@ class ReactLoopAgent:
         except Exception as error:
             log.error("agent %r: session flush failed: %s", self.id, error)
             await self.relay.agent_error(self, error)
+
+
+#: The core's option keys: (check, what the value must be). Checked once, when the
+#: agent is built, so every step can trust them.
+_CORE_OPTIONS: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
+    "model": (lambda v: v is None or type(v) is str, "a model name (str)"),
+    "system_prompt": (lambda v: type(v) is str, "a str"),
+    "max_steps": (lambda v: type(v) is int and v > 0, "an int > 0"),
+    "max_tokens": (lambda v: v is None or (type(v) is int and v > 0), "an int > 0"),
+    "max_request_retries": (lambda v: type(v) is int and v >= 0, "an int >= 0"),
+    "queue_mode": (lambda v: v in ("batch", "one-at-a-time"), "'batch' or 'one-at-a-time'"),
+}
+
+
+def _check_options(agent_id: str, options: dict[str, Any]) -> None:
+    for key, (valid, expected) in _CORE_OPTIONS.items():
+        if key in options and not valid(options[key]):
+            raise DshError(
+                f"agent {agent_id!r}: option {key!r} must be {expected}, not {options[key]!r}"
+            )
 
 
 def _last_turn(session: Session) -> int:

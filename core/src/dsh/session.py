@@ -12,18 +12,19 @@ import time
 from collections.abc import (
     Awaitable,
     Callable,
-    Generator,
     Iterable,
     Iterator,
     Mapping,
     Sequence,
 )
 from itertools import islice
-from typing import Any, Final, final, overload
+from typing import Any, Final, cast, final, overload
 
 from dsh._json import check_json, dumps
 from dsh.errors import DshError
 from dsh.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+
+_now: Final = time.time
 
 __all__ = [
     "EVENT_TYPES",
@@ -169,16 +170,15 @@ Observer = Callable[["Session", SessionEvent], "Awaitable[None] | None"]
 
 
 @final
-class _Ready:
-    """An awaitable that is already done: awaiting it costs no coroutine frame."""
+class _Ready(tuple[()]):
+    """An awaitable that is already done. ``__await__`` is the (C) tuple iterator of an
+    empty tuple, so awaiting it runs no Python frame: the loop awaits one per event."""
 
     __slots__ = ()
-
-    def __await__(self) -> Generator[None, None, None]:
-        return iter(())  # type: ignore[return-value]
+    __await__ = tuple.__iter__
 
 
-_READY: Final = _Ready()
+_READY: Final = cast("Awaitable[None]", _Ready())
 
 
 class Session:
@@ -239,10 +239,10 @@ class Session:
         """Log an event; ``value`` is the live object ``data`` was dumped from, if any.
 
         ``checked=True`` skips the lossless-JSON check: only for data that is JSON by
-        construction (a pydantic ``model_dump(mode="json")``)."""
+        construction (built by the core from typed values)."""
         if not checked:
             check_json(data, type)
-        event = SessionEvent(type, len(self._events), time.time(), data, value)
+        event = SessionEvent(type, len(self._events), _now(), data, value)
         self._fold(event)
         return event
 
@@ -251,8 +251,17 @@ class Session:
     ) -> Awaitable[None]:
         """``append``, then tell the observer (the ``session_event`` hook); await the
         result. Sync observers run right here, so with no async observer the await is
-        free (the hot path of the loop)."""
-        event = self.append(type, data, value, checked=checked)
+        free. The hot path of the loop: ``append`` and ``_fold`` are inlined."""
+        if not checked:
+            check_json(data, type)
+        events = self._events
+        event = SessionEvent(type, len(events), _now(), data, value)
+        events.append(event)
+        reducer = self._reducers.get(type)
+        if reducer is not None:
+            replaced = reducer(self._history, event)
+            if replaced is not None:
+                self._history = replaced
         observer = self.observer
         if observer is not None:
             pending = observer(self, event)
@@ -272,7 +281,7 @@ class SessionStore:
     live one nor later remove it (``remove`` only removes the very object it is given).
     """
 
-    __slots__ = ("_live", "observer", "reducers")
+    __slots__ = ("_live", "_observer", "reducers")
 
     def __init__(
         self,
@@ -281,8 +290,20 @@ class SessionStore:
         reducers: Mapping[str, HistoryReducer] = CORE_REDUCERS,
     ) -> None:
         self._live: dict[str, Session] = {}
-        self.observer = observer
+        self._observer = observer
         self.reducers = reducers
+
+    @property
+    def observer(self) -> Observer | None:
+        """Told about every event of every live session (None: nobody listens, and
+        emitting costs nothing more). Setting it updates the live sessions too."""
+        return self._observer
+
+    @observer.setter
+    def observer(self, observer: Observer | None) -> None:
+        self._observer = observer
+        for session in self._live.values():
+            session.observer = observer
 
     def prepare(
         self,
@@ -305,6 +326,7 @@ class SessionStore:
         if session.id in self._live:
             raise DshError(f"session {session.id!r} is already live; it cannot be entered twice")
         self._live[session.id] = session
+        session.observer = self._observer
         return session
 
     def get(self, id: str) -> Session | None:

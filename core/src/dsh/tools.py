@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from dsh._json import dumps
 from dsh.errors import DshError
-from dsh.messages import ToolCall, ToolResult, ToolSpec
+from dsh.messages import ToolCall, ToolResult, ToolSpec, trusted
 
 __all__ = ["Tool", "ToolContext", "ToolRegistry", "tool"]
 
@@ -174,7 +174,7 @@ class ToolRegistry:
                 f"{'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in exc.errors()
             )
             return _error(call, f"invalid arguments for {call.name!r}: {problems}")
-        kwargs = {name: getattr(args, name) for name in type(args).model_fields}
+        kwargs = dict(args.__dict__)  # the fields, validated
         if tool.wants_context:
             if context is None:
                 return _error(call, f"tool {call.name!r} needs a context and none was given")
@@ -186,4 +186,4 @@ class ToolRegistry:
             content = result if isinstance(result, str) else dumps(result)
         except Exception as exc:
             return _error(call, f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
-        return ToolResult(call_id=call.id, content=content)
+        return trusted(ToolResult, {"call_id": call.id, "content": content, "is_error": False})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import final
+from typing import Final, final, get_args
 
 from dsh.errors import ModelError
 from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
@@ -14,11 +14,17 @@ from dsh.messages import (
     TextBlock,
     ToolCall,
     Usage,
+    trusted,
 )
 
 __all__ = ["Assembler"]
 
 _NO_USAGE = Usage()
+_STOP_REASONS: Final = frozenset(get_args(StopReason))
+
+
+def _malformed(what: str) -> ModelError:
+    return ModelError("MALFORMED_RESPONSE", f"the model streamed {what}")
 
 
 @final
@@ -26,48 +32,76 @@ class Assembler:
     """Accumulates chunks; ``message()`` builds the assistant message.
 
     Text and reasoning keep their order of appearance; tool calls are assembled by index
-    and keep the raw argument text exactly as the model sent it.
+    and keep the raw argument text exactly as the model sent it. Every chunk's fields
+    are type-checked on the way in (chunks are plain dataclasses a third-party model
+    builds), so the chunk's ``to_data()`` is JSON and the message can be built without
+    validating it again.
     """
 
     __slots__ = ("_blocks", "_calls", "finish", "usage")
 
     def __init__(self) -> None:
-        # (kind, parts) in order of first appearance; kind "text" | "reasoning" | "call"
+        # (kind, parts, meta) in order of first appearance; kind "text" | "reasoning" |
+        # "call"; meta is [signature] or [call id, name]
         self._blocks: list[tuple[str, list[str], list[str | None]]] = []
         self._calls: dict[int, tuple[list[str | None], list[str]]] = {}
         self.usage = _NO_USAGE
         self.finish: StopReason | None = None
 
     def add(self, chunk: Chunk) -> None:
+        """Take one chunk; a chunk whose fields have the wrong types is MALFORMED_RESPONSE."""
         if isinstance(chunk, TextDelta):
+            if type(chunk.text) is not str:
+                raise _malformed(f"text that is not a str: {chunk.text!r:.60}")
             self._text("text", chunk.text, None)
         elif isinstance(chunk, ToolCallDelta):
-            entry = self._calls.get(chunk.index)
-            if entry is None:
-                entry = ([chunk.id, chunk.name], [chunk.arguments])
-                self._calls[chunk.index] = entry
-                self._blocks.append(("call", entry[1], entry[0]))
-            else:
-                meta, parts = entry
-                if chunk.id is not None:
-                    meta[0] = chunk.id
-                if chunk.name is not None:
-                    meta[1] = chunk.name
-                parts.append(chunk.arguments)
-        elif isinstance(chunk, ReasoningDelta):
-            self._text("reasoning", chunk.text, chunk.signature)
+            self._call(chunk)
         elif isinstance(chunk, UsageChunk):
+            if type(chunk.usage) is not Usage:
+                raise _malformed(f"usage that is not a dsh Usage: {chunk.usage!r:.60}")
             self.usage = chunk.usage
         elif isinstance(chunk, Finish):
+            if chunk.reason not in _STOP_REASONS:
+                raise _malformed(f"an unknown stop reason {chunk.reason!r:.60}")
             self.finish = chunk.reason
+        elif isinstance(chunk, ReasoningDelta):
+            signature = chunk.signature
+            if type(chunk.text) is not str or not (signature is None or type(signature) is str):
+                raise _malformed(f"reasoning that is not a str: {chunk!r:.80}")
+            self._text("reasoning", chunk.text, signature)
+        else:
+            raise _malformed(f"{type(chunk).__name__}, which is not a dsh chunk")
+
+    def _call(self, chunk: ToolCallDelta) -> None:
+        index, call_id, name, arguments = chunk.index, chunk.id, chunk.name, chunk.arguments
+        if (
+            type(index) is not int
+            or type(arguments) is not str
+            or not (call_id is None or type(call_id) is str)
+            or not (name is None or type(name) is str)
+        ):
+            raise _malformed(f"a tool call piece with wrong field types: {chunk!r:.80}")
+        entry = self._calls.get(index)
+        if entry is None:
+            entry = ([call_id, name], [arguments])
+            self._calls[index] = entry
+            self._blocks.append(("call", entry[1], entry[0]))
+        else:
+            meta, parts = entry
+            if call_id is not None:
+                meta[0] = call_id
+            if name is not None:
+                meta[1] = name
+            parts.append(arguments)
 
     def _text(self, kind: str, text: str, signature: str | None) -> None:
-        if self._blocks and self._blocks[-1][0] == kind:
-            self._blocks[-1][1].append(text)
+        blocks = self._blocks
+        if blocks and blocks[-1][0] == kind:
+            blocks[-1][1].append(text)
             if signature is not None:
-                self._blocks[-1][2][0] = signature
+                blocks[-1][2][0] = signature
         else:
-            self._blocks.append((kind, [text], [signature]))
+            blocks.append((kind, [text], [signature]))
 
     def message(self, model: str | None = None) -> AssistantMessage:
         """The assembled message; raises STREAM_CLOSED if no Finish arrived."""
@@ -75,17 +109,25 @@ class Assembler:
             raise ModelError("STREAM_CLOSED", "the model's stream ended without a finish")
         content: list[ContentBlock] = []
         for kind, parts, meta in self._blocks:
+            text = parts[0] if len(parts) == 1 else "".join(parts)
             if kind == "text":
-                content.append(TextBlock(text="".join(parts)))
+                content.append(trusted(TextBlock, {"type": "text", "text": text}))
             elif kind == "reasoning":
-                content.append(ReasoningBlock(text="".join(parts), signature=meta[0]))
+                block = {"type": "reasoning", "text": text, "signature": meta[0]}
+                content.append(trusted(ReasoningBlock, block))
             else:
                 call_id, name = meta
                 if not call_id or not name:
                     raise ModelError(
                         "MALFORMED_RESPONSE", "a streamed tool call has no id or no name"
                     )
-                content.append(ToolCall(id=call_id, name=name, arguments="".join(parts) or "{}"))
-        return AssistantMessage(
-            content=tuple(content), stop_reason=self.finish, usage=self.usage, model=model
-        )
+                call = {"type": "tool_call", "id": call_id, "name": name, "arguments": text or "{}"}
+                content.append(trusted(ToolCall, call))
+        values = {
+            "role": "assistant",
+            "content": tuple(content),
+            "stop_reason": self.finish,
+            "usage": self.usage,
+            "model": model,
+        }
+        return trusted(AssistantMessage, values)

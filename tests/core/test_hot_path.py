@@ -1,0 +1,201 @@
+"""The loop's hot-path shortcuts keep the promises of the slow path they replace.
+
+- ``trusted`` builds the same model as validation would (pydantic internals it relies
+  on are checked here, so a pydantic upgrade that changes them fails loudly);
+- the assembler type-checks every chunk, which is what lets chunk events skip the
+  lossless-JSON walk and the message skip validation;
+- core agent options are checked once, when the agent is built;
+- sessions call the ``session_event`` hook only while some plugin implements it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from dsh import hookimpl
+from dsh.errors import DshError, ModelError
+from dsh.llm import Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
+from dsh.llm.assemble import Assembler
+from dsh.messages import (
+    AssistantMessage,
+    ModelRequest,
+    ReasoningBlock,
+    TextBlock,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UserMessage,
+    trusted,
+)
+from dsh.testing import EventRecorder, Reply, ScriptedModel, run_turn, scripted_harness, text
+
+USAGE = Usage(input_tokens=3, output_tokens=2)
+CALL = ToolCall(id="c1", name="add", arguments='{"a": 1}')
+
+VALUES: list[tuple[type[BaseModel], dict[str, Any]]] = [
+    (
+        Usage,
+        {"input_tokens": 1, "output_tokens": 2, "cache_read_tokens": 3, "cache_write_tokens": 4},
+    ),
+    (TextBlock, {"type": "text", "text": "hi"}),
+    (ReasoningBlock, {"type": "reasoning", "text": "hm", "signature": "sig"}),
+    (ToolCall, {"type": "tool_call", "id": "c1", "name": "add", "arguments": "{}"}),
+    (ToolResult, {"call_id": "c1", "content": "3", "is_error": False}),
+    (
+        AssistantMessage,
+        {
+            "role": "assistant",
+            "content": (TextBlock(text="x"), CALL),
+            "stop_reason": "tool_calls",
+            "usage": USAGE,
+            "model": "m",
+        },
+    ),
+    (
+        ModelRequest,
+        {
+            "model": "m",
+            "system": "be brief",
+            "messages": (UserMessage(content="hi"),),
+            "tools": (),
+            "max_tokens": 10,
+            "options": {},
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("cls", "values"), VALUES, ids=[c.__name__ for c, _ in VALUES])
+def test_trusted_builds_what_validation_builds(
+    cls: type[BaseModel], values: dict[str, Any]
+) -> None:
+    assert list(values) == list(cls.model_fields), "trusted() needs every field, in order"
+    fast = trusted(cls, dict(values))
+    slow = cls.model_validate(values)
+    assert fast == slow
+    assert fast.model_dump(mode="json") == slow.model_dump(mode="json")
+    assert fast.model_dump_json() == slow.model_dump_json()
+    assert repr(fast) == repr(slow)
+    assert fast.model_copy(update={}) == slow
+    with pytest.raises(Exception, match="frozen"):
+        setattr(fast, next(iter(values)), None)
+
+
+def test_usage_sums_are_validated_models() -> None:
+    total = USAGE + Usage(input_tokens=1, cache_read_tokens=5)
+    assert total == Usage(input_tokens=4, output_tokens=2, cache_read_tokens=5)
+
+
+def test_the_assembled_message_equals_a_validated_one() -> None:
+    assembler = Assembler()
+    for chunk in (
+        ReasoningDelta("thinking", signature="s"),
+        TextDelta("a"),
+        TextDelta("b"),
+        ToolCallDelta(0, id="c1", name="add"),
+        ToolCallDelta(0, arguments='{"a": 1}'),
+        UsageChunk(USAGE),
+        Finish("tool_calls"),
+    ):
+        assembler.add(chunk)
+    message = assembler.message(model="m")
+    assert message == AssistantMessage.model_validate(message.model_dump(mode="json"))
+    assert message.text == "ab"
+    assert message.tool_calls == [CALL]
+
+
+BAD_CHUNKS = [
+    TextDelta(5),  # type: ignore[arg-type]
+    TextDelta(None),  # type: ignore[arg-type]
+    ReasoningDelta(b"bytes"),  # type: ignore[arg-type]
+    ReasoningDelta("ok", signature=3),  # type: ignore[arg-type]
+    ToolCallDelta("0", id="c", name="add"),  # type: ignore[arg-type]
+    ToolCallDelta(0, id=1, name="add"),  # type: ignore[arg-type]
+    ToolCallDelta(0, id="c", name=["add"]),  # type: ignore[arg-type]
+    ToolCallDelta(0, arguments={"a": 1}),  # type: ignore[arg-type]
+    UsageChunk({"input_tokens": 1}),  # type: ignore[arg-type]
+    Finish("done"),  # type: ignore[arg-type]
+    "just text",
+]
+
+
+@pytest.mark.parametrize("chunk", BAD_CHUNKS, ids=repr)
+def test_a_chunk_with_wrong_field_types_is_a_malformed_response(chunk: Any) -> None:
+    with pytest.raises(ModelError) as caught:
+        Assembler().add(chunk)
+    assert caught.value.code == "MALFORMED_RESPONSE"
+
+
+async def test_a_model_streaming_a_bad_chunk_ends_the_turn_and_logs_only_json() -> None:
+    model = ScriptedModel([Reply((TextDelta(float("nan")), Finish("stop"))), text("fine")])  # type: ignore[arg-type]
+    async with scripted_harness(model, load_entry_points=False) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        events = await run_turn(agent, "hi")
+        assert [e.type for e in events if e.type == "assistant/chunk"] == []
+        end = events[-1]
+        assert end.type == "turn/end"
+        assert end.data["error"]["code"] == "MALFORMED_RESPONSE"
+        for event in agent.session.events:
+            event.to_json()  # every event is lossless JSON
+        later = await run_turn(agent, "again")
+        assert later[-1].data["reason"] == "completed"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("model", 3),
+        ("system_prompt", None),
+        ("max_steps", 0),
+        ("max_steps", "5"),
+        ("max_tokens", -1),
+        ("max_request_retries", True),
+        ("queue_mode", "fifo"),
+    ],
+)
+async def test_bad_core_options_fail_when_the_agent_is_created(key: str, value: Any) -> None:
+    async with scripted_harness(ScriptedModel([]), load_entry_points=False) as harness:
+        with pytest.raises(DshError, match=f"agent 'a': option '{key}' must be"):
+            await harness.agents.create("a", options={"model": "scripted", key: value})
+        assert harness.agents.list() == []
+
+
+class _Observer:
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    @hookimpl
+    def session_event(self, event: Any) -> None:
+        self.seen.append(event.type)
+
+
+async def test_sessions_call_session_event_only_while_a_plugin_implements_it() -> None:
+    async with scripted_harness(
+        ScriptedModel([text("one"), text("two"), text("three")]), load_entry_points=False
+    ) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        assert agent.session.observer is None
+        await run_turn(agent, "one")
+        observer = _Observer()
+        harness.pm.register(observer, "late-observer")
+        assert agent.session.observer is not None
+        await run_turn(agent, "two")
+        assert observer.seen[0] == "turn/start" and observer.seen[-1] == "turn/end"
+        seen = len(observer.seen)
+        harness.pm.unregister(observer)
+        assert agent.session.observer is None
+        await run_turn(agent, "three")
+        assert len(observer.seen) == seen
+
+
+async def test_a_recorder_registered_before_start_sees_every_event() -> None:
+    recorder = EventRecorder()
+    async with scripted_harness(
+        ScriptedModel([text("hi")]), plugins=[("rec", recorder)], load_entry_points=False
+    ) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        await run_turn(agent, "hi")
+        assert [e.seq for _, e in recorder.events] == list(range(len(agent.session.events)))
