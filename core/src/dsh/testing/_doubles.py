@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING
 
+from dsh._json import loads
 from dsh.hookspecs import hookimpl
 from dsh.persistence import SessionHeader, StoredSession
 from dsh.session import SessionEvent
@@ -59,8 +59,7 @@ class InMemoryPersistence:
                 f"session {session.id!r}: would append seq {events[0].seq} after "
                 f"{len(stored.events)} stored events"
             )
-        # a deep copy of the data, as a real store would hold
-        stored.events.extend(SessionEvent.from_dict(copy.deepcopy(e.to_dict())) for e in events)
+        stored.events.extend(map(_round_trip, events))
         self.flushes += 1
 
     @hookimpl
@@ -79,8 +78,13 @@ class InMemoryPersistence:
         stored = self.stored.get(session_id)
         if stored is None:
             return None
-        events = [SessionEvent.from_dict(copy.deepcopy(e.to_dict())) for e in stored.events]
+        events = list(map(_round_trip, stored.events))
         return StoredSession(stored.id, stored.created, events, dict(stored.meta))
 
     async def delete(self, session_id: str) -> bool:
         return self.stored.pop(session_id, None) is not None
+
+
+def _round_trip(event: SessionEvent) -> SessionEvent:
+    """A copy through the JSON a real store writes and reads (nothing is shared)."""
+    return SessionEvent.from_dict(loads(event.to_json()))

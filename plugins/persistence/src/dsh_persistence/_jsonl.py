@@ -94,7 +94,7 @@ class JsonlBackend(SessionBackend):
         if not events:
             return
         check_contiguous(events, info.id)
-        payload = ("\n".join([event.to_json() for event in events]) + "\n").encode()
+        payload = b"\n".join([event.to_json_bytes() for event in events]) + b"\n"
         path = self.path(info.id)
         with self._lock(info.id):
             try:
