@@ -10,10 +10,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from dsh import hookimpl
 from dsh.errors import DshError, ModelError
@@ -26,11 +27,14 @@ from dsh.messages import (
     TextBlock,
     ToolCall,
     ToolResult,
+    ToolResultMessage,
     Usage,
     UserMessage,
     trusted,
 )
+from dsh.session import Session, SessionEvent
 from dsh.testing import EventRecorder, Reply, ScriptedModel, run_turn, scripted_harness, text
+from dsh.tools import ToolRegistry, tool
 
 USAGE = Usage(input_tokens=3, output_tokens=2)
 CALL = ToolCall(id="c1", name="add", arguments='{"a": 1}')
@@ -44,6 +48,11 @@ VALUES: list[tuple[type[BaseModel], dict[str, Any]]] = [
     (ReasoningBlock, {"type": "reasoning", "text": "hm", "signature": "sig"}),
     (ToolCall, {"type": "tool_call", "id": "c1", "name": "add", "arguments": "{}"}),
     (ToolResult, {"call_id": "c1", "content": "3", "is_error": False}),
+    (UserMessage, {"role": "user", "content": "hi"}),
+    (
+        ToolResultMessage,
+        {"role": "tool", "call_id": "c1", "name": "add", "content": "3", "is_error": False},
+    ),
     (
         AssistantMessage,
         {
@@ -199,3 +208,62 @@ async def test_a_recorder_registered_before_start_sees_every_event() -> None:
         agent = await harness.agents.create("a", options={"model": "scripted"})
         await run_turn(agent, "hi")
         assert [e.seq for _, e in recorder.events] == list(range(len(agent.session.events)))
+
+
+@pytest.mark.parametrize(
+    ("value", "content"),
+    [
+        ({"sum": 3, "parts": [1, 2]}, '{"sum":3,"parts":[1,2]}'),
+        (3, "3"),
+        (None, "null"),
+        (datetime(2026, 11, 30, 12, 0, tzinfo=UTC), '"2026-11-30T12:00:00Z"'),
+        ("plain text", "plain text"),
+    ],
+)
+async def test_a_tool_result_that_is_not_text_is_sent_as_json(value: Any, content: str) -> None:
+    @tool
+    def give() -> Any:
+        "Give the value."
+        return value
+
+    registry = ToolRegistry()
+    registry.add("test", give)
+    result = await registry.execute(ToolCall(id="c", name="give"))
+    assert (result.content, result.is_error) == (content, False)
+
+
+async def test_a_tool_result_json_cannot_encode_is_an_error_result() -> None:
+    @tool
+    def give() -> Any:
+        "Give something opaque."
+        return object()
+
+    registry = ToolRegistry()
+    registry.add("test", give)
+    result = await registry.execute(ToolCall(id="c", name="give"))
+    assert result.is_error
+    assert result.content.startswith("tool 'give' failed: PydanticSerializationError")
+
+
+def test_copies_of_trusted_models_do_not_share_what_they_change() -> None:
+    first = trusted(TextBlock, {"type": "text", "text": "a"})
+    second = trusted(TextBlock, {"type": "text", "text": "b"})
+    changed = first.model_copy(update={"text": "c"})
+    assert (first.text, second.text, changed.text) == ("a", "b", "c")
+    assert first.model_fields_set == {"type", "text"}
+    assert changed.model_fields_set == {"type", "text"}
+    assert changed.model_fields_set is not first.model_fields_set
+
+
+def test_a_stored_log_with_wrong_types_is_refused_naming_the_field() -> None:
+    events = [
+        SessionEvent("turn/start", 0, 0.0, {"turn": 1}),
+        SessionEvent("user/message", 1, 0.0, {"content": 5}),
+    ]
+    with pytest.raises(ValidationError, match="content"):
+        Session("s", events)
+    events[1] = SessionEvent(
+        "tool/result", 1, 0.0, {"call_id": "c", "name": "add", "content": "3", "is_error": "maybe"}
+    )
+    with pytest.raises(ValidationError, match="is_error"):
+        Session("s", events)

@@ -8,7 +8,7 @@ has none, ``step/end`` if a step is open, then ``turn/end``.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -25,6 +25,7 @@ from dsh.messages import (
     Usage,
     trusted,
 )
+from dsh.session import READY
 
 if TYPE_CHECKING:
     from dsh.llm.base import Model
@@ -109,11 +110,21 @@ class StepRunner:
             log.exception("agent %r: turn %d failed", self.agent.id, turn.number)
             error = {"code": "INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
         finally:
-            with anyio.CancelScope(shield=True):
-                await self._close(turn, error)
+            # The closers run on every exit path, a cancellation included: each event is
+            # appended synchronously, and only an observer with async work is awaited,
+            # shielded (a scope per such event, so the common case pays for none).
+            emit = self.agent.session.emit
+            for event_type, data in self._closers(turn, error):
+                pending = emit(event_type, data, checked=True)
+                if pending is not READY:
+                    with anyio.CancelScope(shield=True):
+                        await pending
 
-    async def _close(self, turn: TurnState, error: dict[str, Any] | None) -> None:
-        emit = self.agent.session.emit
+    def _closers(
+        self, turn: TurnState, error: dict[str, Any] | None
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The events that close the turn, yielded one at a time so the bookkeeping
+        between them happens after each is logged. All data is JSON by construction."""
         why = (
             "the turn ended before this call ran"
             if turn.ended_by is None
@@ -121,16 +132,12 @@ class StepRunner:
         )
         for call in turn.pending:
             if call.id not in turn.logged:
-                await emit("tool/call", _call_data(call), checked=True)
-            await emit(
-                "tool/result",
-                _result_data(
-                    call, ToolResult(call_id=call.id, content=f"not run: {why}", is_error=True)
-                ),
-            )
+                yield "tool/call", _call_data(call)
+            result = ToolResult(call_id=call.id, content=f"not run: {why}", is_error=True)
+            yield "tool/result", _result_data(call, result)
         turn.pending = []
         if turn.open_step is not None:
-            await emit("step/end", {"turn": turn.number, "step": turn.open_step}, checked=True)
+            yield "step/end", {"turn": turn.number, "step": turn.open_step}
             turn.open_step = None
         if turn.ended_by is not None:
             reason = turn.ended_by
@@ -145,7 +152,7 @@ class StepRunner:
         }
         if error is not None:
             data["error"] = error
-        await emit("turn/end", data, checked=True)
+        yield "turn/end", data
 
     async def _steps(self, turn: TurnState) -> None:
         max_steps: int = self.agent.options.get("max_steps", 50)

@@ -46,15 +46,24 @@ def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
     where every value is already of its field's type (built from validated objects).
 
     ``values`` must hold every field, in field order. Cheaper than ``model_construct``
-    (which resolves aliases and defaults per call); tests/core/test_messages.py checks
-    the result equals the validated model for every type built this way.
+    (which resolves aliases and defaults per call), and lighter on the garbage
+    collector: the models are frozen, so every instance of a class shares one
+    fields-set (pydantic copies it before changing it, in ``model_copy``).
+    tests/core/test_hot_path.py checks the result equals the validated model for
+    every type built this way.
     """
     model = cls.__new__(cls)
     _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(values))
+    fields = _ALL_FIELDS.get(cls)
+    if fields is None:
+        fields = _ALL_FIELDS[cls] = set(cls.model_fields)
+    _set(model, "__pydantic_fields_set__", fields)
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
     return model
+
+
+_ALL_FIELDS: Final[dict[type[BaseModel], set[str]]] = {}
 
 
 class TextBlock(_Frozen):

@@ -22,7 +22,7 @@ from typing import Any, Final, cast, final, overload
 
 from dsh._json import check_json, encode_checked
 from dsh.errors import DshError
-from dsh.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+from dsh.messages import AssistantMessage, Message, ToolResultMessage, UserMessage, trusted
 
 _now: Final = time.time
 
@@ -138,8 +138,16 @@ class HistoryView(Sequence[Message]):
         return f"HistoryView({list(self)!r})"
 
 
+# The reducers also fold logs read back from storage, so they check what they read;
+# data of the right types (always, for a live session) skips pydantic's validation.
+
+
 def _user(history: list[Message], event: SessionEvent) -> None:
-    history.append(UserMessage(content=event.data["content"]))
+    content = event.data["content"]
+    if type(content) is str:
+        history.append(trusted(UserMessage, {"role": "user", "content": content}))
+    else:
+        history.append(UserMessage(content=content))  # raises, naming the field
 
 
 def _assistant(history: list[Message], event: SessionEvent) -> None:
@@ -152,14 +160,22 @@ def _assistant(history: list[Message], event: SessionEvent) -> None:
 
 def _tool_result(history: list[Message], event: SessionEvent) -> None:
     data = event.data
-    history.append(
-        ToolResultMessage(
-            call_id=data["call_id"],
-            name=data["name"],
-            content=data["content"],
-            is_error=data["is_error"],
-        )
-    )
+    values = {
+        "role": "tool",
+        "call_id": data["call_id"],
+        "name": data["name"],
+        "content": data["content"],
+        "is_error": data["is_error"],
+    }
+    if (
+        type(values["call_id"]) is str
+        and type(values["name"]) is str
+        and type(values["content"]) is str
+        and type(values["is_error"]) is bool
+    ):
+        history.append(trusted(ToolResultMessage, values))
+    else:
+        history.append(ToolResultMessage.model_validate(values))  # raises, naming the field
 
 
 CORE_REDUCERS: Final[Mapping[str, HistoryReducer]] = {
@@ -182,7 +198,9 @@ class _Ready(tuple[()]):
     __await__ = tuple.__iter__
 
 
-_READY: Final = cast("Awaitable[None]", _Ready())
+#: What ``Session.emit`` returns when no observer has async work (awaiting it is free;
+#: the loop compares against it to skip the await).
+READY: Final = cast("Awaitable[None]", _Ready())
 
 
 class Session:
@@ -271,7 +289,7 @@ class Session:
             pending = observer(self, event)
             if pending is not None:
                 return pending
-        return _READY
+        return READY
 
     def __repr__(self) -> str:
         return f"<Session {self.id!r} events={len(self._events)}>"

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, final, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic_core import to_json
 
-from dsh._json import dumps
 from dsh.errors import DshError
 from dsh.messages import ToolCall, ToolResult, ToolSpec, trusted
 
@@ -36,7 +36,8 @@ class ToolContext:
 @dataclass(frozen=True, slots=True)
 class Tool:
     """A tool. ``run`` (plain or ``async def``) receives the validated arguments as
-    keyword arguments and returns text (anything else is sent as JSON).
+    keyword arguments and returns text; anything else is sent as JSON (pydantic-core
+    encodes it: dicts, lists, numbers, models, dataclasses, datetimes, sets).
 
     ``mutating``, ``path_args`` and ``command_args`` tell policy plugins (permissions)
     what the tool does and which arguments hold paths or shell commands.
@@ -183,7 +184,7 @@ class ToolRegistry:
             result = tool.run(**kwargs)
             if tool.is_async:
                 result = await result
-            content = result if isinstance(result, str) else dumps(result)
+            content = result if isinstance(result, str) else to_json(result).decode()
         except Exception as exc:
             return _error(call, f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
         return trusted(ToolResult, {"call_id": call.id, "content": content, "is_error": False})
