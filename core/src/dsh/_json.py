@@ -17,11 +17,11 @@ import json
 import math
 from typing import Any
 
-from pydantic_core import to_json
+from pydantic_core import from_json, to_json
 
 from dsh.errors import EventDataError
 
-__all__ = ["check_json", "dumps", "encode_checked", "loads"]
+__all__ = ["check_json", "decode", "dumps", "encode_checked", "loads"]
 
 _encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _SCALARS = (str, int, bool, type(None))
@@ -31,6 +31,11 @@ loads = json.loads
 def dumps(value: Any) -> str:
     """Compact, UTF-8-friendly, NaN-refusing JSON text."""
     return _encoder.encode(value)
+
+
+def decode(text: str | bytes) -> Any:
+    """Parse JSON with pydantic-core (four times ``json.loads`` on event lines)."""
+    return from_json(text)
 
 
 def encode_checked(value: Any) -> bytes:

@@ -3,6 +3,7 @@ and the plugin as an installed entry point."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -142,6 +143,30 @@ async def test_a_constructed_plugin_enforces_its_settings_in_the_loop(layout):
     assert pm.hook.permission_ask.spec is not None
 
 
+async def test_settings_changed_in_place_take_effect_at_the_next_call(layout):
+    """The plugin caches an agent's settings; the cache must see every change."""
+    pm = create_plugin_manager([("permissions", Permissions())], load_entry_points=False)
+    ran: list[str] = []
+    agent = FakeAgent(layout.ws, make_tools(ran), pm.relay, {"permissions": {"allow": ["write"]}})
+    call = ToolCall(id="c", name="write", arguments='{"path": "notes.txt", "content": "x"}')
+
+    allowed = await pm.relay.tools_execute(agent, call, 1, 1)
+    assert allowed is not None and not allowed.is_error  # it ran
+    agent.options["permissions"]["deny"] = ["write"]  # in place
+    denied = await pm.relay.tools_execute(agent, call, 1, 2)
+    assert denied is not None and denied.is_error and "deny: write" in denied.content
+    agent.options["permissions"] = {"allow": ["write"]}  # replaced
+    allowed = await pm.relay.tools_execute(agent, call, 1, 3)
+    assert allowed is not None and not allowed.is_error
+    agent.options["permissions"]["mode"] = "plan"  # plan mode: a write is refused
+    planned = await pm.relay.tools_execute(agent, call, 1, 4)
+    assert planned is not None and planned.is_error and "plan mode" in planned.content
+    agent.options["permissions"]["mode"] = "sometimes"  # invalid: fails closed
+    broken = await pm.relay.tools_execute(agent, call, 1, 5)
+    assert broken is not None and broken.is_error and "options.permissions.mode" in broken.content
+    assert len(ran) == 2
+
+
 def test_installed_as_the_plugin_named_permissions():
     pm = create_plugin_manager(select=["permissions"], env={"DSH_DISABLE_PLUGIN_AUTOLOAD": "1"})
 
@@ -197,3 +222,27 @@ def test_loading_the_plugin_imports_nothing_heavy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 
     assert out.stdout.strip() == "['dsh_permissions', 'dsh_permissions.hookspecs']"
+
+
+async def test_a_workspace_link_pointed_elsewhere_moves_the_workspace_root(layout):
+    """The plugin reuses the workspace's real path while it names the same directory;
+    once the workspace (a link here) names another one, the root follows it."""
+    pm = create_plugin_manager([("permissions", Permissions())], load_entry_points=False)
+    link = layout.root / "current"
+    link.symlink_to(layout.ws)
+    ran: list[str] = []
+    agent = FakeAgent(link, make_tools(ran), pm.relay, {"permissions": {"mode": "accept-edits"}})
+
+    def write(path):
+        arguments = json.dumps({"path": str(path), "content": "x"})
+        return ToolCall(id="c", name="write", arguments=arguments)
+
+    inside = await pm.relay.tools_execute(agent, write(layout.ws / "notes.txt"), 1, 1)
+    assert inside is not None and not inside.is_error
+    link.unlink()
+    link.symlink_to(layout.outside)
+    old = await pm.relay.tools_execute(agent, write(layout.ws / "notes.txt"), 1, 2)
+    assert old is not None and old.is_error  # outside the workspace now: asked, nobody answers
+    new = await pm.relay.tools_execute(agent, write(layout.outside / "notes.txt"), 1, 3)
+    assert new is not None and not new.is_error
+    assert len(ran) == 2

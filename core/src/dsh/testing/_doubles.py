@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dsh._json import loads
+from dsh._json import decode
 from dsh.hookspecs import hookimpl
 from dsh.persistence import SessionHeader, StoredSession
 from dsh.session import SessionEvent
@@ -87,4 +87,4 @@ class InMemoryPersistence:
 
 def _round_trip(event: SessionEvent) -> SessionEvent:
     """A copy through the JSON a real store writes and reads (nothing is shared)."""
-    return SessionEvent.from_dict(loads(event.to_json()))
+    return SessionEvent.from_dict(decode(event.to_json_bytes()))

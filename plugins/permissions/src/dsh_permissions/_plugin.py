@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from weakref import WeakKeyDictionary
 
+from pydantic_core import to_json
+
 from dsh import ToolCall, ToolResult, hookimpl
 from dsh.tools import Tool
 from dsh_permissions import hookspecs
@@ -44,6 +46,9 @@ class _AgentState:
 
     settings: PermissionSettings | None = None
     policy: Policy | None = None
+    #: (plugin settings, harness section, JSON of the agent's raw options) the
+    #: settings were made from: while all three are unchanged, so are the settings
+    made_from: tuple[object, object, bytes] | None = None
     grants: GrantLog = field(default_factory=GrantLog)
     warned_bypass: bool = False
 
@@ -137,11 +142,40 @@ class Permissions:
             state = _AgentState()
         return state
 
+    def _settings(self, agent: Any, state: _AgentState) -> PermissionSettings:
+        """``settings_for(agent)``, made again only when what it is made of changed:
+        the plugin's settings and the harness section (compared by identity; both are
+        frozen) and the agent's raw options (by their JSON text, so a change made in
+        place is seen, and ``1`` is never mistaken for ``true``)."""
+        options = getattr(agent, "options", None)
+        raw = options.get("permissions") if isinstance(options, Mapping) else None
+        section = _section(agent)
+        try:
+            text = to_json(raw)
+        except Exception:  # not JSON: nothing to compare by, so never cached
+            return self.settings_for(agent)
+        made_from = state.made_from
+        if (
+            state.settings is not None
+            and made_from is not None
+            and made_from[0] is self.settings
+            and made_from[1] is section
+            and made_from[2] == text
+        ):
+            return state.settings
+        settings = self.settings_for(agent)  # raises on invalid settings: nothing cached
+        state.made_from = (self.settings, section, text)
+        return settings
+
     def _policy(self, agent: Any, state: _AgentState) -> Policy:
-        settings = self.settings_for(agent)
-        root = os.path.realpath(getattr(agent, "workspace", None) or os.getcwd())
+        settings = self._settings(agent, state)
+        root = _root(os.fspath(getattr(agent, "workspace", None) or os.getcwd()), state.policy)
         policy = state.policy
-        if policy is None or state.settings != settings or policy.root != root:
+        if (
+            policy is None
+            or (state.settings is not settings and state.settings != settings)
+            or policy.root != root
+        ):
             policy = state.policy = Policy(settings, root)
             state.settings = settings
         return policy
@@ -208,6 +242,21 @@ class Permissions:
             why = f"the user allowed it once through {by}"
             outcome.verdict = Verdict("allow", verdict.rule, why, verdict.parts)
         return outcome
+
+
+def _root(workspace: str, policy: Policy | None) -> str:
+    """The real path of ``workspace``. The policy's root is reused while it still names
+    the very directory ``workspace`` names (same device and inode now: two ``stat``
+    calls instead of ``realpath``'s walk). Anything unclear resolves again."""
+    if policy is not None:
+        try:
+            now, known = os.stat(workspace), os.stat(policy.root)
+        except OSError:
+            pass
+        else:
+            if (now.st_dev, now.st_ino) == (known.st_dev, known.st_ino):
+                return policy.root
+    return os.path.realpath(workspace)
 
 
 def _lookup(agent: Any, name: str) -> Tool | None:
