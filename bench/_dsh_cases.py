@@ -62,13 +62,14 @@ def plugin_set(kind: str) -> tuple[list[Any], dict[str, Any]]:
     """(plugins, agent options) of a configuration: ``bare``; ``two`` (compaction +
     permissions); ``memory`` (those + the in-memory persistence double of dsh.testing);
     ``jsonl`` (those + the real dsh-persistence entry-point module, flushed per turn,
-    its directory from DSH_PERSISTENCE_DIR)."""
+    its directory from DSH_PERSISTENCE_DIR); ``jsonl-nofsync`` (the same with
+    ``persistence: {fsync: never}``: written per turn, never waiting for the disk)."""
     if kind == "bare":
         return [], {"model": "bench"}
     plugins: list[Any] = [("compaction", dsh_compaction), ("permissions", dsh_permissions)]
     if kind == "memory":
         plugins.append(("persistence", InMemoryPersistence()))
-    elif kind == "jsonl":
+    elif kind in ("jsonl", "jsonl-nofsync"):
         plugins.append(("persistence", dsh_persistence))
     return plugins, dict(PLUGIN_OPTIONS)
 
@@ -79,7 +80,10 @@ class Configured:
     def __init__(self, kind: str) -> None:
         self.kind = kind
         plugins, self.options = plugin_set(kind)
-        self.harness = Harness(plugins=[("setup", Setup()), *plugins], load_entry_points=False)
+        config = "persistence:\n  fsync: never\n" if kind == "jsonl-nofsync" else None
+        self.harness = Harness(
+            plugins=[("setup", Setup()), *plugins], load_entry_points=False, config_text=config
+        )
         self.agent: Any = None
 
     async def start(self) -> Configured:

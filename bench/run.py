@@ -40,8 +40,17 @@ DSH_ROWS = {
     "dsh + compaction + permissions": "two",
     "dsh + 3 plugins (in-memory log)": "memory",
     "dsh + 3 plugins (JSONL, flush/turn)": "jsonl",
+    "dsh + 3 plugins (JSONL, flush/turn, fsync never)": "jsonl-nofsync",
 }
-LIMITS = {"dsh + 3 plugins (in-memory log)": 25.0, "dsh + 3 plugins (JSONL, flush/turn)": 40.0}
+LIMITS = {
+    "dsh + 3 plugins (in-memory log)": 25.0,
+    "dsh + 3 plugins (JSONL, flush/turn)": 40.0,
+    "dsh + 3 plugins (JSONL, flush/turn, fsync never)": 40.0,
+}
+#: The issue's µs targets were set where the plain-asyncio floor costs 1-2 µs per step;
+#: at the slow end of that (2 µs) a target of L µs is L/2 times the floor. The table
+#: reports that ratio too, since this machine's floor may be slower.
+REFERENCE_FLOOR_US = 2.0
 PEER_FACTOR = 30.0
 IMPORT_SHARE = 0.25
 BYTES_LIMIT = 8192
@@ -160,12 +169,19 @@ def build_table(report: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]
         shown_peer = f"{peer['median']:.1f}x" if peer and name.startswith("dsh") else ""
         target = ""
         if name in LIMITS:
-            ok = st["median"] <= LIMITS[name] and not row["invalid_rounds"]
-            targets[f"loop: {name} ≤ {LIMITS[name]:g} µs/step"] = {
+            limit = LIMITS[name]
+            ok = st["median"] <= limit and not row["invalid_rounds"]
+            targets[f"loop: {name} ≤ {limit:g} µs/step"] = {
                 "value": st["median"],
                 "verdict": verdict(ok),
             }
-            target = f"≤ {LIMITS[name]:g} µs: {verdict(ok)}"
+            ratio = limit / REFERENCE_FLOOR_US
+            ok_ratio = fl["median"] <= ratio and not row["invalid_rounds"]
+            targets[f"loop: {name} ≤ {ratio:g}x floor (= {limit:g} µs at a 2 µs floor)"] = {
+                "value": fl["median"],
+                "verdict": verdict(ok_ratio),
+            }
+            target = f"≤ {limit:g} µs: {verdict(ok)}; ≤ {ratio:g}x floor: {verdict(ok_ratio)}"
         if row["invalid_rounds"]:
             target = f"INVALID ({row['invalid_rounds']} rounds without the tool call)"
         spread = f"{st['q1']:.1f}-{st['q3']:.1f}"

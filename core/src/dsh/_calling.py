@@ -196,9 +196,12 @@ class Dispatcher:
     async def gather(self, hook: str, kwargs: dict[str, Any]) -> None:
         """Await every impl concurrently; once all settled, raise the first failure.
 
-        "First" is in hook order, so the error does not depend on timing.
+        "First" is in hook order, so the error does not depend on timing. A single impl
+        (the usual case: one persistence plugin) is awaited directly, without a task.
         """
         plan = self.plan(hook)
+        if not plan:
+            return
         errors: list[HookError | None] = [None] * len(plan)
 
         async def run(index: int, impl: Impl) -> None:
@@ -209,7 +212,7 @@ class Dispatcher:
             except Exception as exc:
                 errors[index] = impl.fail(hook, exc)
 
-        if any(impl.is_async for impl in plan):
+        if hook in self._async_plans and len(plan) > 1:
             import anyio
 
             async with anyio.create_task_group() as tg:
