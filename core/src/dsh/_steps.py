@@ -183,8 +183,7 @@ class StepRunner:
         number = turn.number
         turn.open_step = step
         await emit("step/start", {"turn": number, "step": step}, checked=True)
-        steering = agent.inbox.steering
-        if steering:
+        if agent.inbox.steering:
             await self._drain_steering()
         retries = 0
         while True:  # one model call, or more when agent_request_error says retry
@@ -250,7 +249,7 @@ class StepRunner:
             turn.pending.pop(0)
             turn.logged.discard(call.id)
             await emit("tool/result", _result_data(call, result), checked=True)
-        steered = await self._drain_steering() if steering else 0
+        steered = await self._drain_steering() if agent.inbox.steering else 0
         default = CONTINUE if calls or steered else STOP
         decision = await relay.agent_turn_continuation(agent, default, number, step)
         if decision.action == "continue" and decision.reason:
