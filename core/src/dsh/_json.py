@@ -1,19 +1,17 @@
-"""The one JSON encoding dsh uses for events, sessions and ``--json`` output: compact,
-UTF-8 (no ASCII escapes), NaN-refusing.
+"""The one JSON encoding dsh uses: compact UTF-8 (no ASCII escapes), written and read
+by pydantic-core (five times the stdlib encoder, four times ``json.loads`` on event
+lines; the text is the stdlib's, except that small exponents are not zero-padded:
+``1e-7`` where the stdlib writes ``1e-07``).
 
 Event data must round-trip exactly, so values JSON would silently change are refused
-up front: NaN and infinities, non-string keys (JSON turns ``1`` into ``"1"``), tuples
-(they come back as lists), sets, datetimes, bytes and any other object.
-
-Events, whose data passed that check when it entered the log, are written by
-pydantic-core's serializer (``encode_checked``): five times faster than the stdlib
-encoder and the same text, except that small exponents are not zero-padded (``1e-7``
-where the stdlib writes ``1e-07``); both read back as the same value.
+before an event enters the log (``check_json``): NaN and infinities, non-string keys
+(JSON turns ``1`` into ``"1"``), tuples (they come back as lists), sets, datetimes,
+bytes and any other object. ``encode`` itself does not refuse them: it also writes tool
+results, where a datetime or a set is fine as its JSON form.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -21,27 +19,20 @@ from pydantic_core import from_json, to_json
 
 from dsh.errors import EventDataError
 
-__all__ = ["check_json", "decode", "dumps", "encode_checked", "loads"]
+__all__ = ["check_json", "decode", "encode"]
 
-_encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _SCALARS = (str, int, bool, type(None))
-loads = json.loads
 
 
-def dumps(value: Any) -> str:
-    """Compact, UTF-8-friendly, NaN-refusing JSON text."""
-    return _encoder.encode(value)
+def encode(value: Any) -> bytes:
+    """UTF-8 JSON of ``value``. For event data, ``check_json`` it first: what it refuses
+    is written here without complaint (a set as an array, NaN as ``NaN``)."""
+    return to_json(value)
 
 
 def decode(text: str | bytes) -> Any:
-    """Parse JSON with pydantic-core (four times ``json.loads`` on event lines)."""
+    """The value of JSON ``text``."""
     return from_json(text)
-
-
-def encode_checked(value: Any) -> bytes:
-    """UTF-8 JSON of ``value``, which must be lossless JSON already (``check_json``):
-    values that check refuses are not refused again here."""
-    return to_json(value)
 
 
 def _is_plain(value: Any) -> bool:

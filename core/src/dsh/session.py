@@ -20,7 +20,7 @@ from collections.abc import (
 from itertools import islice
 from typing import Any, Final, cast, final, overload
 
-from dsh._json import check_json, encode_checked
+from dsh._json import check_json, encode
 from dsh.errors import DshError
 from dsh.messages import AssistantMessage, Message, ToolResultMessage, UserMessage, trusted
 
@@ -70,11 +70,11 @@ class SessionEvent:
         return {"type": self.type, "seq": self.seq, "time": self.time, "data": self.data}
 
     def to_json(self) -> str:
-        return encode_checked(self.to_dict()).decode()
+        return encode(self.to_dict()).decode()
 
     def to_json_bytes(self) -> bytes:
         """``to_json()`` as UTF-8, for writers (saves a decode and an encode)."""
-        return encode_checked(self.to_dict())
+        return encode(self.to_dict())
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> SessionEvent:

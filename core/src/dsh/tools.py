@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, final, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
-from pydantic_core import to_json
 
+from dsh._json import encode
 from dsh.errors import DshError
 from dsh.messages import ToolCall, ToolResult, ToolSpec, trusted
 
@@ -184,7 +184,7 @@ class ToolRegistry:
             result = tool.run(**kwargs)
             if tool.is_async:
                 result = await result
-            content = result if isinstance(result, str) else to_json(result).decode()
+            content = result if isinstance(result, str) else encode(result).decode()
         except Exception as exc:
             return _error(call, f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
         return trusted(ToolResult, {"call_id": call.id, "content": content, "is_error": False})
