@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from dsh_permissions._shell_words import Command, Redirect, Unparseable, Word
+
 __all__ = ["MAX_LENGTH", "Command", "Redirect", "Unparseable", "Word", "split"]
 
 MAX_LENGTH: Final = 65536
@@ -43,36 +45,6 @@ _HIDDEN: Final = re.compile(
 )
 _REDIRECTIONS: Final = ("<<<", "&>>", "&>", ">>", ">&", ">|", "<>", "<&", ">", "<")
 _BRACES: Final = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
-
-
-class Unparseable(ValueError):
-    """The command uses shell syntax the splitter does not model; the reason says which."""
-
-
-@dataclass(frozen=True, slots=True)
-class Word:
-    text: str
-    raw: str
-    dynamic: bool = False
-    #: starts with an unquoted ``~`` or ``~/`` that the shell expands to ``$HOME``
-    tilde: bool = False
-    quoted: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Redirect:
-    #: ``<`` (input), ``>`` (output: ``>``, ``>>``, ``>|``, ``&>``, ``&>>``, ``<>``),
-    #: ``<<<`` (here-string) or ``dup`` (``2>&1``, ``>&-``: no file involved)
-    kind: str
-    target: Word
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    """One simple command: its words (assignments first) and its redirections."""
-
-    words: tuple[Word, ...]
-    redirects: tuple[Redirect, ...] = ()
 
 
 def split(line: str) -> list[Command]:

@@ -1,0 +1,38 @@
+"""What the shell splitter (``_shell.split``) returns: simple commands made of words and
+redirections, and the error it raises for syntax it does not model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Command", "Redirect", "Unparseable", "Word"]
+
+
+class Unparseable(ValueError):
+    """The command uses shell syntax the splitter does not model; the reason says which."""
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    text: str
+    raw: str
+    dynamic: bool = False
+    #: starts with an unquoted ``~`` or ``~/`` that the shell expands to ``$HOME``
+    tilde: bool = False
+    quoted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    #: ``<`` (input), ``>`` (output: ``>``, ``>>``, ``>|``, ``&>``, ``&>>``, ``<>``),
+    #: ``<<<`` (here-string) or ``dup`` (``2>&1``, ``>&-``: no file involved)
+    kind: str
+    target: Word
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One simple command: its words (assignments first) and its redirections."""
+
+    words: tuple[Word, ...]
+    redirects: tuple[Redirect, ...] = ()
