@@ -240,6 +240,26 @@ async def test_gather_with_sync_impls(dsh_register: Any, dsh_pm: PluginManager) 
     assert flushed == ["s"]
 
 
+async def test_gather_awaits_a_single_async_impl_in_the_callers_task(
+    dsh_register: Any, dsh_pm: PluginManager
+) -> None:
+    tasks: list[int] = []
+
+    class Flusher:
+        @hookimpl
+        async def session_flush(self, session: str) -> None:
+            await anyio.lowlevel.checkpoint()
+            tasks.append(anyio.get_current_task().id)
+            raise OSError(f"disk full while flushing {session}")
+
+    dsh_register(Flusher(), "only")
+    with pytest.raises(HookError) as info:
+        await dsh_pm.relay.session_flush(session="s")  # type: ignore[arg-type]
+    assert (info.value.plugin, info.value.hook) == ("only", "session_flush")
+    assert "disk full while flushing s" in str(info.value)
+    assert tasks == [anyio.get_current_task().id]
+
+
 def test_register_callback_stamps_the_plugin(dsh_register: Any, dsh_pm: PluginManager) -> None:
     class Tools:
         @hookimpl
