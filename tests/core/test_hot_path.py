@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from dsh import hookimpl
+from dsh import create_plugin_manager, hookimpl
 from dsh.errors import DshError, ModelError
+from dsh.harness import Harness
 from dsh.llm import Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
 from dsh.llm.assemble import Assembler
 from dsh.messages import (
@@ -267,3 +268,11 @@ def test_a_stored_log_with_wrong_types_is_refused_naming_the_field() -> None:
     )
     with pytest.raises(ValidationError, match="is_error"):
         Session("s", events)
+
+
+async def test_a_stopped_harness_stops_following_registrations() -> None:
+    pm = create_plugin_manager(load_entry_points=False)
+    for _ in range(3):
+        async with Harness(pm=pm):
+            assert len(pm.dispatcher.listeners) == 1
+    assert pm.dispatcher.listeners == []

@@ -66,8 +66,7 @@ class Harness:
         #: The directory agents work in; file tools are confined to it.
         self.workspace = Path(workspace if workspace is not None else Path.cwd()).resolve()
         self.sessions = SessionStore()
-        self._follow_observers()
-        self.pm.dispatcher.listeners.append(self._follow_observers)
+        self._follow_observers()  # and again on every (un)registration while started
         self.models = ModelRegistry()
         self.tools = ToolRegistry()
         #: plugin section name -> the pydantic model that validates it
@@ -149,6 +148,8 @@ class Harness:
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
         self._task_group = task_group
+        self._follow_observers()
+        self.pm.dispatcher.listeners.append(self._follow_observers)
         self._agents = AgentRegistry(
             task_group=task_group,
             relay=self.relay,
@@ -196,5 +197,6 @@ class Harness:
             # Every agent is disposed, so the group holds no task: leave it as if the body
             # had not raised, and the body's own exception propagates unwrapped (not as
             # an exception group). An agent task that crashed still raises here.
+            self.pm.dispatcher.listeners.remove(self._follow_observers)
             await task_group.__aexit__(None, None, None)
         return None
