@@ -46,9 +46,9 @@ class _AgentState:
 
     settings: PermissionSettings | None = None
     policy: Policy | None = None
-    #: (plugin settings, harness section, JSON of the agent's raw options) the
-    #: settings were made from: while all three are unchanged, so are the settings
-    made_from: tuple[object, object, bytes] | None = None
+    #: (plugin settings, harness section, JSON of the agent's raw options, the settings
+    #: made from them): while the first three are unchanged, so is the last
+    made: tuple[object, object, bytes, PermissionSettings] | None = None
     grants: GrantLog = field(default_factory=GrantLog)
     warned_bypass: bool = False
 
@@ -154,17 +154,11 @@ class Permissions:
             text = to_json(raw)
         except Exception:  # not JSON: nothing to compare by, so never cached
             return self.settings_for(agent)
-        made_from = state.made_from
-        if (
-            state.settings is not None
-            and made_from is not None
-            and made_from[0] is self.settings
-            and made_from[1] is section
-            and made_from[2] == text
-        ):
-            return state.settings
+        made = state.made
+        if made is not None and made[0] is self.settings and made[1] is section and made[2] == text:
+            return made[3]
         settings = self.settings_for(agent)  # raises on invalid settings: nothing cached
-        state.made_from = (self.settings, section, text)
+        state.made = (self.settings, section, text, settings)
         return settings
 
     def _policy(self, agent: Any, state: _AgentState) -> Policy:
