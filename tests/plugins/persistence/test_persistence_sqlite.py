@@ -75,3 +75,29 @@ def test_several_processes_write_one_database_at_once(tmp_path: Path) -> None:
         assert sorted(h.turns for h in reader.headers()) == [40, 40, 40]
     finally:
         reader.close()
+
+
+def test_processes_opening_a_new_database_at_once_all_get_it(tmp_path: Path) -> None:
+    """Switching a new database to WAL needs it to itself and SQLite does not wait for
+    that: openers that collide retry instead of failing with "database is locked"."""
+    import threading
+
+    errors: list[str] = []
+
+    def open_it(backend: SqliteBackend) -> None:
+        try:
+            backend.append(SessionInfo("s", 0.0, {}), [], durable=False)
+            backend.headers()
+        except Exception as exc:  # reported below
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    for attempt in range(300):
+        backends = [SqliteBackend(tmp_path / f"{attempt}.sqlite3") for _ in range(4)]
+        threads = [threading.Thread(target=open_it, args=(b,)) for b in backends]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for backend in backends:
+            backend.close()
+    assert errors == []

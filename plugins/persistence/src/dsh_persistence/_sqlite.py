@@ -11,6 +11,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -86,7 +87,7 @@ class SqliteBackend(SessionBackend):
         )
         try:
             self._check_version(db)
-            db.execute("PRAGMA journal_mode=WAL")
+            self._enable_wal(db)
             with _transaction(db):
                 if self._check_version(db) == 0:
                     for statement in _SCHEMA:  # not executescript: it commits first
@@ -97,6 +98,22 @@ class SqliteBackend(SessionBackend):
             raise
         self._db = db
         return db
+
+    def _enable_wal(self, db: sqlite3.Connection) -> None:
+        """Switch the database to WAL. The switch needs the database to itself and SQLite
+        does not wait for that (no busy handler), so when several processes open a new
+        database at once it is retried until ``timeout``."""
+        deadline = time.monotonic() + self._timeout
+        pause = 0.001
+        while True:
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
     def _check_version(self, db: sqlite3.Connection) -> int:
         version = int(db.execute("PRAGMA user_version").fetchone()[0])

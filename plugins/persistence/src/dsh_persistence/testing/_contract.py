@@ -351,7 +351,7 @@ class BackendContract:
         for thread in threads:
             thread.join()
 
-        assert errors == []
+        assert not errors, [f"{type(e).__name__}: {e}" for e in errors]
         reader = open_backend()
         for session_id, log in logs.items():
             loaded = reader.load(session_id)
