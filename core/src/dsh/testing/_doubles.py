@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dsh._json import decode
+from dsh._json import decode, encode
 from dsh.hookspecs import hookimpl
 from dsh.persistence import SessionHeader, StoredSession
 from dsh.session import SessionEvent
@@ -30,36 +30,57 @@ class EventRecorder:
 
 
 class InMemoryPersistence:
-    """A persistence plugin keeping sessions in memory: buffers on ``session_event``,
-    commits on ``session_flush``, serves ``agents.resume``. Share one instance between
-    harnesses to test resume. ``flushes`` counts successful flushes; set ``fail_flush``
-    to make flushes raise."""
+    """A persistence plugin keeping sessions in memory, as JSON text like a real store.
+
+    ``session_flush`` stores what the session logged since its last flush (one JSON
+    document per flush); ``session_persistence`` serves ``agents.resume``. Share one
+    instance between harnesses to test resume. ``stored`` maps session ids to the
+    committed logs, decoded when read (nothing is shared with a live session; changes
+    to it are what a later ``load`` sees). ``flushes`` counts successful flushes; set
+    ``fail_flush`` to make flushes raise."""
 
     def __init__(self) -> None:
-        self.stored: dict[str, StoredSession] = {}
-        self.pending: dict[str, list[SessionEvent]] = {}
+        self._stored: dict[str, StoredSession] = {}
+        self._unread: dict[str, list[bytes]] = {}  # flushed since ``stored`` was read
+        # per session id: the live session last flushed, how many of its events are
+        # stored, and the time of the last one (a new session object must continue it)
+        self._written: dict[str, tuple[Session, int, float]] = {}
         self.flushes = 0
         self.fail_flush: Exception | None = None
 
-    @hookimpl
-    def session_event(self, session: Session, event: SessionEvent) -> None:
-        self.pending.setdefault(session.id, []).append(event)
+    @property
+    def stored(self) -> dict[str, StoredSession]:
+        """The committed sessions by id (the last flushes are decoded on first read)."""
+        for session_id, batches in self._unread.items():
+            events = self._stored[session_id].events
+            for batch in batches:
+                events.extend(map(SessionEvent.from_dict, decode(batch)))
+        self._unread.clear()
+        return self._stored
 
     @hookimpl
     def session_flush(self, session: Session) -> None:
         if self.fail_flush is not None:
             raise self.fail_flush
-        events = self.pending.pop(session.id, [])
-        stored = self.stored.get(session.id)
-        if stored is None:
-            stored = StoredSession(session.id, session.created, [], dict(session.meta))
-            self.stored[session.id] = stored
-        if events and events[0].seq != len(stored.events):
-            raise RuntimeError(
-                f"session {session.id!r}: would append seq {events[0].seq} after "
-                f"{len(stored.events)} stored events"
+        log = session.events
+        last = self._written.get(session.id)
+        if last is None:
+            written, tail = 0, None
+        else:
+            written, tail = last[1], last[2]
+            if last[0] is not session and (len(log) < written or log[written - 1].time != tail):
+                raise RuntimeError(
+                    f"session {session.id!r}: its log does not continue the {written} stored events"
+                )
+        if session.id not in self._stored:
+            self._stored[session.id] = StoredSession(
+                session.id, session.created, [], dict(session.meta)
             )
-        stored.events.extend(map(_round_trip, events))
+        new = log[written:]
+        if new:
+            self._unread.setdefault(session.id, []).append(encode([e.to_dict() for e in new]))
+            tail = new[-1].time
+        self._written[session.id] = (session, len(log), tail or 0.0)
         self.flushes += 1
 
     @hookimpl
@@ -78,13 +99,10 @@ class InMemoryPersistence:
         stored = self.stored.get(session_id)
         if stored is None:
             return None
-        events = list(map(_round_trip, stored.events))
+        text = encode([e.to_dict() for e in stored.events])
+        events = [SessionEvent.from_dict(raw) for raw in decode(text)]
         return StoredSession(stored.id, stored.created, events, dict(stored.meta))
 
     async def delete(self, session_id: str) -> bool:
+        self._written.pop(session_id, None)
         return self.stored.pop(session_id, None) is not None
-
-
-def _round_trip(event: SessionEvent) -> SessionEvent:
-    """A copy through the JSON a real store writes and reads (nothing is shared)."""
-    return SessionEvent.from_dict(decode(event.to_json_bytes()))

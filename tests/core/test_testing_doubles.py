@@ -1,0 +1,61 @@
+"""``dsh.testing.InMemoryPersistence``: a real store in memory, kept as JSON text."""
+
+from __future__ import annotations
+
+import pytest
+
+from dsh.session import Session
+from dsh.testing import InMemoryPersistence, ScriptedModel, run_turn, scripted_harness, text
+
+
+def logged(session_id: str = "s", turns: int = 1) -> Session:
+    session = Session(session_id)
+    for turn in range(1, turns + 1):
+        session.append("turn/start", {"turn": turn})
+        session.append("user/message", {"content": f"prompt {turn}"})
+        session.append("turn/end", {"turn": turn, "reason": "completed"})
+    return session
+
+
+def test_a_flush_stores_what_was_logged_since_the_last_one_as_copies() -> None:
+    store, session = InMemoryPersistence(), logged()
+    store.session_flush(session)
+    session.append("turn/start", {"turn": 2})
+    store.session_flush(session)
+
+    stored = store.stored["s"].events
+    assert [e.to_dict() for e in stored] == [e.to_dict() for e in session.events]
+    assert store.flushes == 2
+    session.events[1].data["content"] = "changed after the flush"
+    assert store.stored["s"].events[1].data["content"] == "prompt 1"  # nothing is shared
+
+
+def test_a_resumed_session_continues_the_stored_log() -> None:
+    store, first = InMemoryPersistence(), logged()
+    store.session_flush(first)
+    resumed = Session("s", store.stored["s"].events)
+    resumed.append("turn/start", {"turn": 2})
+    store.session_flush(resumed)
+
+    assert [e.seq for e in store.stored["s"].events] == list(range(4))
+
+
+def test_a_new_session_under_a_stored_id_is_refused_not_mixed_in() -> None:
+    store = InMemoryPersistence()
+    store.session_flush(logged(turns=2))
+    stranger = logged(turns=3)  # same id, its own log
+
+    with pytest.raises(RuntimeError, match="does not continue the 6 stored events"):
+        store.session_flush(stranger)
+    assert len(store.stored["s"].events) == 6
+
+
+async def test_the_store_needs_no_session_event_observer() -> None:
+    # it reads the session's own log at each flush, so sessions keep no observer
+    store = InMemoryPersistence()
+    model = ScriptedModel([text("hi")])
+    async with scripted_harness(model, plugins=[("mem", store)], load_entry_points=False) as h:
+        agent = await h.agents.create("a", options={"model": model.info.name})
+        await run_turn(agent, "hello")
+        assert agent.session.observer is None
+        assert [e.type for e in store.stored[agent.session.id].events][-1] == "turn/end"
