@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import json
+import warnings
 from datetime import UTC, datetime
 from typing import Any
 
@@ -92,6 +94,30 @@ def test_trusted_builds_what_validation_builds(
     assert fast.model_copy(update={}) == slow
     with pytest.raises(Exception, match="frozen"):
         setattr(fast, next(iter(values)), None)
+
+
+class _Block(TextBlock):
+    """A plugin's own block type: to_data must hand it to pydantic."""
+
+
+MESSAGES = {
+    "text and call": AssistantMessage(content=(TextBlock(text="x"), CALL), usage=USAGE, model="m"),
+    "reasoning": AssistantMessage(
+        content=(ReasoningBlock(text="hm"), ReasoningBlock(text="s", signature="sig"))
+    ),
+    "empty": AssistantMessage(),
+    "subclassed block": AssistantMessage(content=(_Block(text="mine"),)),
+    "unchecked copy": AssistantMessage().model_copy(update={"model": 5}),
+    "unchecked block": AssistantMessage(content=(TextBlock.model_construct(text=7),)),
+}
+
+
+@pytest.mark.parametrize("message", MESSAGES.values(), ids=list(MESSAGES))
+def test_to_data_is_model_dump(message: AssistantMessage) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pydantic warns about the unchecked values
+        assert message.to_data() == message.model_dump(mode="json")
+    assert USAGE.to_data() == USAGE.model_dump()
 
 
 def test_usage_sums_are_validated_models() -> None:
@@ -276,3 +302,29 @@ async def test_a_stopped_harness_stops_following_registrations() -> None:
         async with Harness(pm=pm):
             assert len(pm.dispatcher.listeners) == 1
     assert pm.dispatcher.listeners == []
+
+
+@tool
+def scaled(a: float = 0, b: int = 1) -> float:
+    "a times b"
+    return a * b
+
+
+ARGUMENTS = ['{"a": 1.5, "b": 2}', '{"a": "2", "b": 3.0}', "", "  ", '{"a": NaN}']
+ARGUMENTS += ['{"b": 1, "b": 4}', '{"b": "x"}', "[1]", '{"a": 1', '{"c": 1}']
+
+
+@pytest.mark.parametrize("arguments", ARGUMENTS)
+async def test_tool_arguments_checked_in_one_pass_as_in_two(arguments: str) -> None:
+    # the registry parses and validates in one pydantic-core pass, and explains a
+    # failure step by step; either way the outcome is that of json.loads + validation
+    registry = ToolRegistry()
+    registry.add("t", scaled)
+    result = await registry.execute(ToolCall(id="c", name="scaled", arguments=arguments))
+    try:
+        raw = json.loads(arguments) if arguments.strip() else {}
+        values = scaled.arguments.model_validate(raw).__dict__
+    except (ValueError, ValidationError):
+        assert result.is_error and "scaled" in result.content
+    else:
+        assert (result.is_error, result.content) == (False, json.dumps(scaled.run(**values)))

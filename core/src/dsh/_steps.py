@@ -148,7 +148,7 @@ class StepRunner:
         data: dict[str, Any] = {
             "turn": turn.number,
             "reason": reason,
-            "usage": turn.usage.model_dump(),
+            "usage": turn.usage.to_data(),
         }
         if error is not None:
             data["error"] = error
@@ -228,7 +228,7 @@ class StepRunner:
                 calls = []
         turn.usage += message.usage
         turn.pending = list(calls)
-        dumped = {"message": message.model_dump(mode="json")}
+        dumped = {"message": message.to_data()}
         await emit("assistant/message", dumped, message, checked=True)
         for call in calls:
             if turn.stopping():

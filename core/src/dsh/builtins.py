@@ -17,4 +17,7 @@ async def tools_execute(agent: ReactLoopAgent, call: ToolCall) -> ToolResult:
     """The core executor: run the registered tool (errors become results)."""
     from dsh.tools import ToolContext  # imported here: loading plugins must stay cheap
 
-    return await agent.tools.execute(call, ToolContext(agent, agent.workspace, call))
+    tools = agent.tools
+    tool = tools.get(call.name)
+    context = ToolContext(agent, agent.workspace, call) if tool and tool.wants_context else None
+    return await tools.execute(call, context)

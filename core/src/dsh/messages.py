@@ -7,7 +7,7 @@ All models are frozen pydantic models: a hook that wants a change returns a copy
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Final, Literal, TypeVar
+from typing import Annotated, Any, Final, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,6 +31,8 @@ __all__ = [
 
 #: Why the model stopped a step. ``max_tokens`` means the answer was cut off.
 StopReason = Literal["stop", "tool_calls", "max_tokens", "error", "aborted"]
+#: The values of ``StopReason``.
+STOP_REASONS: Final = frozenset(get_args(StopReason))
 
 
 class _Frozen(BaseModel):
@@ -109,6 +111,16 @@ class Usage(_Frozen):
             },
         )
 
+    def to_data(self) -> dict[str, int]:
+        """``model_dump()``, without the serializer's per-call cost (four ints)."""
+        d = self.__dict__
+        return {
+            "input_tokens": d["input_tokens"],
+            "output_tokens": d["output_tokens"],
+            "cache_read_tokens": d["cache_read_tokens"],
+            "cache_write_tokens": d["cache_write_tokens"],
+        }
+
 
 class UserMessage(_Frozen):
     role: Literal["user"] = "user"
@@ -129,6 +141,54 @@ class AssistantMessage(_Frozen):
     @property
     def tool_calls(self) -> list[ToolCall]:
         return [b for b in self.content if isinstance(b, ToolCall)]
+
+    def to_data(self) -> dict[str, Any]:
+        """``model_dump(mode="json")``, built directly when every value has the type its
+        field declares (always, for messages the core assembles); anything else (a
+        subclass, a block type of a plugin, a value a ``model_copy`` put in unchecked)
+        goes through pydantic's serializer."""
+        content: list[dict[str, Any]] = []
+        for block in self.content:
+            kind = type(block)
+            d = block.__dict__
+            if kind is TextBlock and type(d["text"]) is str:
+                content.append({"type": "text", "text": d["text"]})
+            elif (
+                kind is ToolCall and type(d["id"]) is type(d["name"]) is type(d["arguments"]) is str
+            ):
+                content.append(
+                    {
+                        "type": "tool_call",
+                        "id": d["id"],
+                        "name": d["name"],
+                        "arguments": d["arguments"],
+                    }
+                )
+            elif (
+                kind is ReasoningBlock
+                and type(d["text"]) is str
+                and (d["signature"] is None or type(d["signature"]) is str)
+            ):
+                block_data = {"type": "reasoning", "text": d["text"], "signature": d["signature"]}
+                content.append(block_data)
+            else:
+                return self.model_dump(mode="json")
+        d = self.__dict__
+        usage, model = d["usage"], d["model"]
+        if (
+            type(self) is not AssistantMessage
+            or type(usage) is not Usage
+            or d["stop_reason"] not in STOP_REASONS
+            or not (model is None or type(model) is str)
+        ):
+            return self.model_dump(mode="json")
+        return {
+            "role": "assistant",
+            "content": content,
+            "stop_reason": d["stop_reason"],
+            "usage": usage.to_data(),
+            "model": model,
+        }
 
     @property
     def is_empty(self) -> bool:

@@ -116,6 +116,24 @@ def tool(
     return build(fn) if fn is not None else build
 
 
+def _arguments(tool: Tool, call: ToolCall) -> BaseModel | ToolResult:
+    """The arguments of ``call`` validated step by step, or an error result that says
+    which step failed (empty text means no arguments)."""
+    try:
+        raw = json.loads(call.arguments) if call.arguments.strip() else {}
+    except ValueError as exc:
+        return _error(call, f"arguments for {call.name!r} are not valid JSON: {exc}")
+    if not isinstance(raw, dict):
+        return _error(call, f"arguments for {call.name!r} must be a JSON object")
+    try:
+        return tool.arguments.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in exc.errors()
+        )
+        return _error(call, f"invalid arguments for {call.name!r}: {problems}")
+
+
 def _error(call: ToolCall, message: str) -> ToolResult:
     return ToolResult(call_id=call.id, content=message, is_error=True)
 
@@ -162,19 +180,13 @@ class ToolRegistry:
         if tool is None:
             known = ", ".join(self._tools) or "none"
             return _error(call, f"unknown tool {call.name!r} (available tools: {known})")
-        try:
-            raw = json.loads(call.arguments) if call.arguments.strip() else {}
-        except ValueError as exc:
-            return _error(call, f"arguments for {call.name!r} are not valid JSON: {exc}")
-        if not isinstance(raw, dict):
-            return _error(call, f"arguments for {call.name!r} must be a JSON object")
-        try:
-            args = tool.arguments.model_validate(raw)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in exc.errors()
-            )
-            return _error(call, f"invalid arguments for {call.name!r}: {problems}")
+        try:  # parsed and validated in one pass; any failure is explained below
+            args = tool.arguments.model_validate_json(call.arguments)
+        except ValidationError:
+            checked = _arguments(tool, call)
+            if isinstance(checked, ToolResult):
+                return checked
+            args = checked
         kwargs = dict(args.__dict__)  # the fields, validated
         if tool.wants_context:
             if context is None:

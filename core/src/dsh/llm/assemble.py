@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Final, final, get_args
+from typing import final
 
 from dsh.errors import ModelError
 from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
 from dsh.messages import (
+    STOP_REASONS,
     AssistantMessage,
     ContentBlock,
     ReasoningBlock,
@@ -20,7 +21,6 @@ from dsh.messages import (
 __all__ = ["Assembler"]
 
 _NO_USAGE = Usage()
-_STOP_REASONS: Final = frozenset(get_args(StopReason))
 
 
 def _malformed(what: str) -> ModelError:
@@ -61,7 +61,7 @@ class Assembler:
                 raise _malformed(f"usage that is not a dsh Usage: {chunk.usage!r:.60}")
             self.usage = chunk.usage
         elif isinstance(chunk, Finish):
-            if chunk.reason not in _STOP_REASONS:
+            if chunk.reason not in STOP_REASONS:
                 raise _malformed(f"an unknown stop reason {chunk.reason!r:.60}")
             self.finish = chunk.reason
         elif isinstance(chunk, ReasoningDelta):
