@@ -53,7 +53,13 @@ def _is_plain(value: Any) -> bool:
                 return False
         return True
     if kind is list:
-        return all(_is_plain(item) for item in value)
+        for item in value:
+            kind = type(item)
+            if not (kind is str or kind is int or kind is bool or item is None) and not (
+                _is_plain(item)
+            ):
+                return False
+        return True
     return False
 
 

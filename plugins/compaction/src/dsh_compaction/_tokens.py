@@ -163,13 +163,8 @@ class RequestEstimator:
             known = 0
         if known == size:
             return
-        count = self.counter.count_message
-        counts = self._counts
-        added = 0
-        for index in range(known, size):  # index access: a HistoryView slice copies
-            message = messages[index]
-            tokens = count(message)
-            seen.append(message)
-            counts.append(tokens)
-            added += tokens
-        self._total += added
+        new = messages[known:size]  # copies only the new messages
+        added = list(map(self.counter.count_message, new))
+        seen.extend(new)
+        self._counts.extend(added)
+        self._total += sum(added)

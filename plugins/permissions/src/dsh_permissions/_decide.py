@@ -26,6 +26,7 @@ Decision = Literal["allow", "ask", "deny"]
 Grant = tuple[str, str, str]
 _ACTIONS: Final[tuple[Action, ...]] = ("deny", "ask", "allow")
 _SHOWN: Final = 200
+_REMEMBERED: Final = 512  # verdicts kept per policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +56,7 @@ class Verdict:
 class Policy:
     """The rules of one settings object, compiled against one workspace root."""
 
-    __slots__ = ("_by_tool", "_rules", "root", "settings")
+    __slots__ = ("_by_tool", "_rules", "_verdicts", "root", "settings")
 
     def __init__(self, settings: PermissionSettings, root: str) -> None:
         self.settings = settings
@@ -64,6 +65,8 @@ class Policy:
             a: [Rule.compile(a, s, root) for s in getattr(settings, a)] for a in _ACTIONS
         }
         self._by_tool: dict[tuple[str, Action], list[Rule]] = {}
+        #: verdicts that depend only on the policy and their key (see ``decide``)
+        self._verdicts: dict[tuple[Mode, ToolFacts, tuple[Subject, ...]], Verdict] = {}
 
     def rules(self, tool: str, action: Action) -> list[Rule]:
         key = (tool, action)
@@ -80,7 +83,25 @@ def decide(
         return Verdict("allow", None, "bypass mode: every tool call runs unchecked")
     if mode == "plan" and facts.mutating:
         return Verdict("deny", None, _plan_reason(facts))
-    parts = tuple(_judge(policy, mode, facts, s, grants) for s in subjects)
+    # Subjects are computed fresh for every call (paths are resolved then), so a
+    # verdict is a pure function of the policy, the mode, the facts, the subjects and
+    # the grants. Deny verdicts and allow verdicts that no grant made do not depend on
+    # the grants: those are remembered (grants can only turn an ask into an allow).
+    key = (mode, facts, tuple(subjects))
+    verdicts = policy._verdicts
+    verdict = verdicts.get(key)
+    if verdict is None:
+        verdict = _verdict(tuple(_judge(policy, mode, facts, s, grants) for s in key[2]))
+        if verdict.decision == "deny" or (
+            verdict.decision == "allow" and all(p.by != "grant" for p in verdict.parts)
+        ):
+            if len(verdicts) >= _REMEMBERED:
+                verdicts.clear()
+            verdicts[key] = verdict
+    return verdict
+
+
+def _verdict(parts: tuple[Part, ...]) -> Verdict:
     for part in parts:
         if part.decision == "deny":
             return Verdict("deny", _shown(part.rule), part.why, parts)

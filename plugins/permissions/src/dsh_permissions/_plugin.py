@@ -31,7 +31,7 @@ from dsh_permissions._approvals import (
 )
 from dsh_permissions._calls import InvalidArguments, subjects_of
 from dsh_permissions._decide import Policy, Verdict, decide
-from dsh_permissions._settings import PermissionSettings, validate_options
+from dsh_permissions._settings import PermissionSettings, PermissionsSection, validate_options
 from dsh_permissions._subjects import ToolFacts
 
 __all__ = ["Permissions"]
@@ -308,8 +308,6 @@ def _denial(call: ToolCall, outcome: _Outcome) -> str:
 def _section(agent: Any) -> PermissionSettings | None:
     """The harness's validated ``permissions:`` section (under whatever name this
     plugin's settings model was registered), or None."""
-    from dsh_permissions._settings import PermissionsSection
-
     harness = getattr(agent, "harness", None)
     if harness is None:
         return None

@@ -1,0 +1,72 @@
+"""Verdicts a policy remembers: only those that no later change can alter.
+
+A call's subjects are worked out afresh each time (paths resolved then), and a verdict
+is kept only when it is a deny or an allow no grant made, so what the filesystem and
+the grants say now always decides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from permissions_util import Asker, FakeAgent, make_tools
+
+import dsh_permissions
+from dsh import ToolCall, create_plugin_manager
+from dsh.session import Session
+from dsh_permissions import PermissionAnswer
+
+pytestmark = pytest.mark.plugins("permissions")
+
+
+async def calls(
+    layout: Any, answer: PermissionAnswer, *steps: Any, **options: Any
+) -> tuple[list[str], int]:
+    """Run the same agent through ``steps`` (a ToolCall, or a callable given the agent,
+    run between calls); the decisions logged, in order, and how often a person was
+    asked."""
+    asker = Asker(answer)
+    pm = create_plugin_manager(
+        [("permissions", dsh_permissions), ("asker", asker)], load_entry_points=False
+    )
+    agent = FakeAgent(layout.ws, make_tools([]), pm.relay, {"permissions": options})
+    decisions: list[str] = []
+    for step in steps:
+        if isinstance(step, ToolCall):
+            await pm.relay.tools_execute(agent, step, 1, 1)
+            decisions.append(agent.session.events[-1].data["decision"])
+        else:
+            step(agent)
+    return decisions, len(asker.requests)
+
+
+async def test_a_retargeted_link_is_judged_by_where_it_points_now(layout):
+    link = layout.ws / "moving"
+    link.symlink_to(layout.ws / "src")
+    write = ToolCall(id="w", name="write", arguments='{"path": "moving/x.py"}')
+
+    def retarget(agent: FakeAgent) -> None:
+        link.unlink()
+        link.symlink_to(layout.outside)
+
+    got = await calls(
+        layout, PermissionAnswer.deny("t"), write, write, retarget, write, mode="accept-edits"
+    )
+    assert got == (["allow", "allow", "deny"], 1)  # inside twice, then outside: asked
+
+
+async def test_an_allow_a_grant_made_ends_with_the_grants(layout):
+    deploy = ToolCall(id="d", name="deploy", arguments="{}")
+
+    def new_session(agent: FakeAgent) -> None:  # grants live in a session's log
+        agent.session = Session("another")
+
+    got = await calls(layout, PermissionAnswer.always(), deploy, deploy, new_session, deploy)
+    assert got == (["allow", "allow", "allow"], 2)  # asked, granted; asked again
+
+
+async def test_a_rule_decision_is_the_same_every_time(layout):
+    fetch = ToolCall(id="f", name="fetch", arguments='{"url": "x"}')
+
+    got = await calls(layout, PermissionAnswer.deny("t"), fetch, fetch, deny=["fetch"])
+    assert got == (["deny", "deny"], 0)
