@@ -23,14 +23,18 @@ __all__ = ["Checkpointer"]
 
 log = logging.getLogger("dsh.persistence")
 
-_Job = tuple[float, int, "SessionWriter", bool]
+#: (when, order, writer, durable, the writer's generation when it was asked for)
+_Job = tuple[float, int, "SessionWriter", bool, int]
 
 
 class Checkpointer:
     """Runs ``writer.write(durable)`` once per request, ``delay`` seconds after it.
 
-    Requests for a writer that already has one pending are merged into it. ``close()``
-    (also run at interpreter exit) writes everything pending at once, then stops.
+    Requests for a writer that already has one pending are merged into it; a pending
+    checkpoint that a write overtook (the turn's flush, usually) is dropped, so short
+    turns never wake the thread. The thread is woken only when a request is due
+    before everything it already waits for. ``close()`` (also run at interpreter exit)
+    writes everything pending at once, then stops.
     """
 
     def __init__(self) -> None:
@@ -44,10 +48,10 @@ class Checkpointer:
         if writer.scheduled:
             return
         writer.scheduled = True
+        order = next(self._order)
+        job = (time.monotonic() + delay, order, writer, durable, writer.generation)
         with self._wake:
-            heapq.heappush(
-                self._jobs, (time.monotonic() + delay, next(self._order), writer, durable)
-            )
+            heapq.heappush(self._jobs, job)
             if self._thread is None:
                 self._closing = False
                 self._thread = threading.Thread(
@@ -55,7 +59,8 @@ class Checkpointer:
                 )
                 self._thread.start()
                 atexit.register(self.close)
-            self._wake.notify()
+            elif self._jobs[0][1] == order:  # due before what the thread waits for
+                self._wake.notify()
 
     def _run(self) -> None:
         while True:
@@ -70,7 +75,9 @@ class Checkpointer:
                     if wait <= 0 or self._closing:
                         break
                     self._wake.wait(wait)
-                _, _, writer, durable = heapq.heappop(self._jobs)
+                _, _, writer, durable, generation = heapq.heappop(self._jobs)
+            if generation != writer.generation:
+                continue  # a later write stored what this checkpoint was for
             try:
                 writer.write(durable)
             except Exception as exc:  # the turn's flush retries and reports

@@ -57,6 +57,7 @@ FORMAT = "dsh-session"
 VERSION = 1
 _HEADER_LIMIT = 1 << 20
 _TAIL_BLOCK = 4096
+_PATHS_KEPT = 4096  # file paths remembered by session id (computing one is not free)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +81,15 @@ class JsonlBackend(SessionBackend):
         self._guard = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
         self._ends: dict[str, _FileEnd] = {}
+        self._paths: dict[str, Path] = {}
 
     def path(self, session_id: str) -> Path:
-        return self.directory / file_name(session_id)
+        path = self._paths.get(session_id)
+        if path is None:
+            if len(self._paths) >= _PATHS_KEPT:
+                self._paths.clear()
+            path = self._paths[session_id] = self.directory / file_name(session_id)
+        return path
 
     def _lock(self, session_id: str) -> threading.Lock:
         with self._guard:

@@ -25,13 +25,25 @@ __all__ = ["SessionWriter"]
 class SessionWriter:
     """Called from worker threads; a lock keeps one write per session at a time."""
 
-    __slots__ = ("_durable", "_info", "_lock", "_written", "backend", "scheduled", "session")
+    __slots__ = (
+        "_durable",
+        "_info",
+        "_lock",
+        "_written",
+        "backend",
+        "generation",
+        "scheduled",
+        "session",
+    )
 
     def __init__(self, backend: SessionBackend, session: Session) -> None:
         self.backend = backend
         self.session = session
         #: A checkpoint is queued and has not started (set by the event loop thread).
         self.scheduled = False
+        #: Counts writes begun: a checkpoint asked for before a write began is stored
+        #: by that write (it reads the log after counting).
+        self.generation = 0
         self._lock = threading.Lock()
         self._written: int | None = None  # None: the stored end is not known yet
         self._durable = 0
@@ -39,7 +51,9 @@ class SessionWriter:
 
     def write(self, durable: bool) -> None:
         """Store every event logged so far; ``durable``: return once it is on disk."""
-        self.scheduled = False  # before reading the log: a later checkpoint still runs
+        # before reading the log: a checkpoint asked for after this still runs
+        self.scheduled = False
+        self.generation += 1
         with self._lock:
             events = self.session.events
             end = len(events)

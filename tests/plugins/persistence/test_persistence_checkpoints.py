@@ -1,0 +1,76 @@
+"""The checkpoint thread: it writes a running turn ``delay`` after it did something,
+and costs a short turn nothing (its flush overtakes the checkpoint)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.plugins("persistence")
+
+
+class Writer:
+    """What the checkpointer uses of a ``SessionWriter``; counts its writes."""
+
+    def __init__(self) -> None:
+        self.scheduled = False
+        self.generation = 0
+        self.writes: list[bool] = []
+        self.session: Any = type("S", (), {"id": "s"})()
+
+    def write(self, durable: bool) -> None:  # as SessionWriter.write begins
+        self.scheduled = False
+        self.generation += 1
+        self.writes.append(durable)
+
+
+class CountingCondition(threading.Condition):
+    def __init__(self) -> None:
+        super().__init__()
+        self.notified = 0
+
+    def notify(self, n: int = 1) -> None:
+        self.notified += 1
+        super().notify(n)
+
+
+def test_a_checkpoint_a_write_overtook_is_dropped() -> None:
+    from dsh_persistence._checkpoints import Checkpointer
+
+    checkpoints, writer = Checkpointer(), Writer()
+    checkpoints.request(writer, 0.05, False)
+    writer.write(True)  # the turn's flush, before the checkpoint is due
+    time.sleep(0.3)
+    checkpoints.close()
+    assert writer.writes == [True]
+
+
+def test_a_checkpoint_nothing_overtook_is_written_after_its_delay() -> None:
+    from dsh_persistence._checkpoints import Checkpointer
+
+    checkpoints, writer = Checkpointer(), Writer()
+    checkpoints.request(writer, 0.05, False)
+    checkpoints.request(writer, 0.05, False)  # merged into the pending one
+    deadline = time.monotonic() + 5
+    while not writer.writes and time.monotonic() < deadline:
+        time.sleep(0.01)
+    checkpoints.close()
+    assert writer.writes == [False]
+
+
+def test_a_request_wakes_the_thread_only_when_due_before_what_it_waits_for() -> None:
+    from dsh_persistence._checkpoints import Checkpointer
+
+    checkpoints = Checkpointer()
+    condition = checkpoints._wake = CountingCondition()
+    first, second, third = Writer(), Writer(), Writer()
+    checkpoints.request(first, 60, False)  # starts the thread, which reads the queue
+    checkpoints.request(second, 60, False)  # due after the first: no need to wake it
+    assert condition.notified == 0
+    checkpoints.request(third, 0.01, False)  # due sooner: the thread must wait less
+    assert condition.notified == 1
+    checkpoints.close()  # writes what is pending at once
+    assert (first.writes, second.writes, third.writes) == ([False], [False], [False])
