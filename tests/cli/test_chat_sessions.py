@@ -64,6 +64,7 @@ def test_compact_runs_the_compaction_plugin_by_hand(
     child.expect_exact("> ")
     child.sendline("/compact")
     child.expect_exact("/compact: ")
+    child.expect_exact("> ")  # the prompt comes back
     child.sendline("/quit")
     child.expect(pexpect.EOF)
     assert len(server.bodies()) >= 1
@@ -75,5 +76,6 @@ def test_compact_without_the_plugin_says_what_is_missing(
     child = start_chat(model_server([]), cli_env, tmp_path, "")
     child.sendline("/compact")
     child.expect_exact("/compact needs the compaction plugin")
+    child.expect_exact("> ")  # the prompt comes back
     child.sendline("/quit")
     child.expect(pexpect.EOF)

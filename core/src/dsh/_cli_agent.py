@@ -13,7 +13,7 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -209,8 +209,8 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
                 if approvals.answer(line):
                     continue
                 command, _, rest = line.strip().partition(" ")
-                if command == "/compact":
-                    tg.start_soon(_compact, harness, agent)
+                if command == "/compact":  # runs beside a turn; the prompt comes back
+                    tg.start_soon(_compact, harness, agent, prompt_when_idle)
                     continue
                 if command == "/resume":
                     agent = await _resume(harness, agent, rest.strip(), renderer)
@@ -225,19 +225,23 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
     return 0
 
 
-async def _compact(harness: Harness, agent: AgentHandle) -> None:
-    """``/compact``: compact the history now (needs dsh-compaction, loaded)."""
+async def _compact(
+    harness: Harness, agent: AgentHandle, then: Callable[[], Awaitable[None]]
+) -> None:
+    """``/compact``: compact the history now (needs dsh-compaction, loaded), then
+    ``then()`` (shows the prompt again once the agent is idle)."""
     if not harness.pm.has_plugin("compaction"):
         print("  /compact needs the compaction plugin (dsh-compaction)", file=sys.stderr)
-        return
-    from dsh_compaction import compact_now
+    else:
+        from dsh_compaction import compact_now
 
-    try:
-        result = await compact_now(agent)
-    except DshError as error:
-        print(f"  /compact: {error}", file=sys.stderr)
-        return
-    print(f"  /compact: {result}", file=sys.stderr)
+        try:
+            result = await compact_now(agent)
+        except DshError as error:
+            print(f"  /compact: {error}", file=sys.stderr)
+        else:
+            print(f"  /compact: {result}", file=sys.stderr)
+    await then()
 
 
 async def _resume(
