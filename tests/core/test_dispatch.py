@@ -384,4 +384,7 @@ async def test_a_plugins_own_hooks_are_called_by_style(dsh_pm: PluginManager) ->
     relay = dsh_pm.relay
     assert await relay.call_collect("tag_words", word="w") == ["w-b", "w-a"]
     assert await relay.call_first_result("tag_words", word="w") == "w-b"
+    assert await relay.call_first_named("tag_words", word="w") == ("b", "w-b")
     assert await relay.call_waterfall("tag_words", "word", word="w") == "w-b-a"
+    dsh_pm.unregister(name="b")
+    assert await relay.call_first_named("tag_words", word="w") == ("a", "w-a")  # None skipped

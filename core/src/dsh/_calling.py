@@ -145,6 +145,19 @@ class Dispatcher:
                 return result
         return None
 
+    async def first_named(self, hook: str, kwargs: dict[str, Any]) -> tuple[str, Any] | None:
+        """``first_result`` with the name of the plugin that gave it. Raises HookError."""
+        for impl in self.plan(hook):
+            try:
+                result = impl.call(kwargs)
+                if impl.is_async:
+                    result = await result
+            except Exception as exc:
+                raise impl.fail(hook, exc) from exc
+            if result is not None:
+                return impl.plugin_name, result
+        return None
+
     async def collect(self, hook: str, kwargs: dict[str, Any]) -> list[Any]:
         """Every impl's non-None result, in hook order. Raises HookError."""
         results = []

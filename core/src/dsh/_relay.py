@@ -168,6 +168,11 @@ class HookRelay:
         """The first non-None result of ``hook``, or None."""
         return await self.dispatcher.first_result(hook, kwargs)
 
+    async def call_first_named(self, hook: str, **kwargs: Any) -> tuple[str, Any] | None:
+        """``call_first_result`` with the plugin that answered: ``(plugin name, result)``,
+        or None. A raising impl stops the call; its HookError names the plugin."""
+        return await self.dispatcher.first_named(hook, kwargs)
+
     async def call_collect(self, hook: str, **kwargs: Any) -> list[Any]:
         """Every impl's non-None result, in hook order."""
         return await self.dispatcher.collect(hook, kwargs)

@@ -13,12 +13,12 @@ first use (so a resumed or forked session keeps them), then incrementally.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import anyio
 
+from dsh.errors import HookError
 from dsh_permissions._decide import Grant
 
 if TYPE_CHECKING:
@@ -93,38 +93,26 @@ async def ask_front_ends(
     agent: Any, call: ToolCall, request: PermissionRequest, within: float | None
 ) -> Asked:
     """Call ``permission_ask`` impls in hook order until one answers."""
-    impls = _impls(agent)
-    if not impls:
+    relay = getattr(agent, "relay", None)
+    if relay is None or not relay.implemented(ASK_HOOK):
         return Asked(None, why="no front end that can ask a person is loaded (non-interactive)")
-    kwargs = {"agent": agent, "call": call, "request": request}
     with anyio.move_on_after(math.inf if within is None else within):
-        for impl in impls:
-            try:
-                result = impl.call(kwargs)
-                if impl.is_async:
-                    result = await result
-            except Exception as exc:
-                why = f"the front end {impl.plugin_name!r} failed: {type(exc).__name__}: {exc}"
-                return Asked(None, impl.plugin_name, why)
-            if result is None:
-                continue
-            if not isinstance(result, PermissionAnswer):
-                why = f"the front end {impl.plugin_name!r} answered {type(result).__name__}"
-                return Asked(None, impl.plugin_name, why + ", not a PermissionAnswer")
-            return Asked(result, impl.plugin_name)
-        return Asked(None, why="no front end answered (none could ask a person)")
+        try:
+            answered = await relay.call_first_named(
+                ASK_HOOK, agent=agent, call=call, request=request
+            )
+        except HookError as exc:
+            cause = exc.cause
+            why = f"the front end {exc.plugin!r} failed: {type(cause).__name__}: {cause}"
+            return Asked(None, exc.plugin, why)
+        if answered is None:
+            return Asked(None, why="no front end answered (none could ask a person)")
+        front_end, result = answered
+        if not isinstance(result, PermissionAnswer):
+            why = f"the front end {front_end!r} answered {type(result).__name__}"
+            return Asked(None, front_end, why + ", not a PermissionAnswer")
+        return Asked(result, front_end)
     return Asked(None, why=f"no answer came within {within:g} seconds")
-
-
-def _impls(agent: Any) -> Sequence[Any]:
-    # The one place that reaches past dsh's public API: the hook is this plugin's own,
-    # and the agent's relay is how an impl can call it (in hook order, with the
-    # answering plugin's name). See the README, "What dsh-core could add".
-    dispatcher = getattr(getattr(agent, "relay", None), "dispatcher", None)
-    if dispatcher is None:
-        return ()
-    impls: Sequence[Any] = dispatcher.plan(ASK_HOOK)
-    return impls
 
 
 @dataclass(slots=True)
