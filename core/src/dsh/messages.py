@@ -59,13 +59,17 @@ def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
     fields = _ALL_FIELDS.get(cls)
     if fields is None:
         fields = _ALL_FIELDS[cls] = set(cls.model_fields)
-    _set(model, "__pydantic_fields_set__", fields)
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
+    _set_fields_set(model, fields)
+    _set_extra(model, None)
+    _set_private(model, None)
     return model
 
 
 _ALL_FIELDS: Final[dict[type[BaseModel], set[str]]] = {}
+# BaseModel's slots, set through their descriptors (no attribute lookup per call)
+_set_fields_set: Final = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra: Final = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private: Final = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 class TextBlock(_Frozen):
