@@ -40,6 +40,14 @@ def test_a_resumed_session_continues_the_stored_log() -> None:
     assert [e.seq for e in store.stored["s"].events] == list(range(4))
 
 
+def test_a_session_flushed_before_it_logged_anything_can_be_continued() -> None:
+    store = InMemoryPersistence()
+    store.session_flush(Session("s"))  # an agent disposed before its first turn
+    store.session_flush(logged())  # the same id, a new session object
+
+    assert len(store.stored["s"].events) == 3
+
+
 def test_a_new_session_under_a_stored_id_is_refused_not_mixed_in() -> None:
     store = InMemoryPersistence()
     store.session_flush(logged(turns=2))

@@ -64,14 +64,16 @@ class InMemoryPersistence:
             raise self.fail_flush
         log = session.events
         last = self._written.get(session.id)
-        if last is None:
-            written, tail = 0, None
-        else:
-            written, tail = last[1], last[2]
-            if last[0] is not session and (len(log) < written or log[written - 1].time != tail):
-                raise RuntimeError(
-                    f"session {session.id!r}: its log does not continue the {written} stored events"
-                )
+        written, tail = (0, 0.0) if last is None else last[1:]
+        if (
+            written
+            and last is not None
+            and last[0] is not session
+            and (len(log) < written or log[written - 1].time != tail)
+        ):
+            raise RuntimeError(
+                f"session {session.id!r}: its log does not continue the {written} stored events"
+            )
         if session.id not in self._stored:
             self._stored[session.id] = StoredSession(
                 session.id, session.created, [], dict(session.meta)
@@ -80,7 +82,7 @@ class InMemoryPersistence:
         if new:
             self._unread.setdefault(session.id, []).append(encode([e.to_dict() for e in new]))
             tail = new[-1].time
-        self._written[session.id] = (session, len(log), tail or 0.0)
+        self._written[session.id] = (session, len(log), tail)
         self.flushes += 1
 
     @hookimpl

@@ -31,10 +31,10 @@ class Checkpointer:
     """Runs ``writer.write(durable)`` once per request, ``delay`` seconds after it.
 
     Requests for a writer that already has one pending are merged into it; a pending
-    checkpoint that a write overtook (the turn's flush, usually) is dropped, so short
-    turns never wake the thread. The thread is woken only when a request is due
-    before everything it already waits for. ``close()`` (also run at interpreter exit)
-    writes everything pending at once, then stops.
+    checkpoint that a write overtook (the turn's flush, usually) is dropped unrun, so
+    a short turn costs the thread nothing. The thread is woken early only by a request
+    due before everything it already waits for. ``close()`` (also run at interpreter
+    exit) writes everything pending at once, then stops.
     """
 
     def __init__(self) -> None:
