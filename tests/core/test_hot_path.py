@@ -35,7 +35,7 @@ from dsh.messages import (
     UserMessage,
     trusted,
 )
-from dsh.session import Session, SessionEvent
+from dsh.session import READY, Session, SessionEvent
 from dsh.testing import EventRecorder, Reply, ScriptedModel, run_turn, scripted_harness, text
 from dsh.tools import ToolRegistry, tool
 
@@ -225,6 +225,57 @@ async def test_sessions_call_session_event_only_while_a_plugin_implements_it() -
         assert agent.session.observer is None
         await run_turn(agent, "three")
         assert len(observer.seen) == seen
+
+
+class _Shapes:
+    """session_event impls taking each shape of arguments; one raises."""
+
+    def __init__(self) -> None:
+        self.got: list[tuple[str, object]] = []
+
+    @hookimpl
+    def session_event(self, event: Any, session: Any) -> None:
+        self.got.append(("event, session", (event.type, session.id)))
+
+
+class _OnlySession:
+    def __init__(self, got: list[tuple[str, object]]) -> None:
+        self.got = got
+
+    @hookimpl
+    def session_event(self, session: Any) -> None:
+        self.got.append(("session", session.id))
+
+
+class _Nothing:
+    def __init__(self, got: list[tuple[str, object]]) -> None:
+        self.got = got
+
+    @hookimpl
+    def session_event(self) -> None:
+        self.got.append(("nothing", None))
+        raise RuntimeError("observer down")
+
+
+async def test_sync_observers_are_called_directly_with_the_arguments_they_name() -> None:
+    shapes = _Shapes()
+    errors: list[Any] = []
+    async with scripted_harness(ScriptedModel([text("hi")]), load_entry_points=False) as harness:
+        harness.pm.dispatcher.report = errors.append
+        for name, plugin in (
+            ("shapes", shapes),
+            ("only-session", _OnlySession(shapes.got)),
+            ("nothing", _Nothing(shapes.got)),
+        ):
+            harness.pm.register(plugin, name)
+        session = harness.sessions.prepare("s")
+        harness.sessions.enter(session)
+        assert session.observer is not harness.relay.observe_event  # direct calls
+        assert session.emit("note", {}) is READY
+
+    # LIFO: the last registered runs first; a raising observer stops nobody
+    assert shapes.got == [("nothing", None), ("session", "s"), ("event, session", ("note", "s"))]
+    assert [(e.plugin, e.hook) for e in errors] == [("nothing", "session_event")]
 
 
 async def test_a_recorder_registered_before_start_sees_every_event() -> None:

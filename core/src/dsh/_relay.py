@@ -108,6 +108,31 @@ class HookRelay:
         if pending is not None:
             await pending
 
+    def event_observer(
+        self,
+    ) -> Callable[[Session, SessionEvent], Awaitable[None] | None] | None:
+        """What a session calls with each event, for the impls of ``session_event`` as
+        they are now (the harness asks again whenever plugins come or go): None while
+        there are none; with only sync impls, a function that calls each directly (no
+        dispatch per event; a failure is reported naming the plugin, the rest still
+        run); otherwise ``observe_event``."""
+        plan = self.dispatcher.plan("session_event")
+        if not plan:
+            return None
+        if any(impl.is_async for impl in plan):
+            return self.observe_event
+        dispatcher = self.dispatcher
+        calls = tuple((_by_position(impl.function, impl.argnames), impl) for impl in plan)
+
+        def observe(session: Session, event: SessionEvent) -> None:
+            for call, impl in calls:
+                try:
+                    call(session, event)
+                except Exception as exc:
+                    dispatcher.report(impl.fail("session_event", exc))
+
+        return observe
+
     def observe_event(self, session: Session, event: SessionEvent) -> Awaitable[None] | None:
         """``session_event`` as a session observer: sync impls run now; an awaitable is
         returned only when async impls need awaiting. (The harness installs it only while
@@ -184,3 +209,18 @@ class HookRelay:
     def implemented(self, hook: str) -> bool:
         """Whether any plugin implements ``hook`` (lets callers skip building arguments)."""
         return bool(self.dispatcher.plan(hook))
+
+
+def _by_position(
+    function: Callable[..., Any], argnames: tuple[str, ...]
+) -> Callable[[Session, SessionEvent], Any]:
+    """``function`` called as ``(session, event)``, passing only the names it takes."""
+    if argnames == ("session", "event"):
+        return function
+    if argnames == ("event",):
+        return lambda session, event: function(event)
+    if argnames == ("session",):
+        return lambda session, event: function(session)
+    if argnames == ("event", "session"):
+        return lambda session, event: function(event, session)
+    return lambda session, event: function()

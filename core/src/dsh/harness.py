@@ -95,8 +95,7 @@ class Harness:
     def _follow_observers(self) -> None:
         """Sessions tell the ``session_event`` hook about events only while some plugin
         implements it (kept up to date as plugins come and go)."""
-        observing = self.relay.implemented("session_event")
-        self.sessions.observer = self.relay.observe_event if observing else None
+        self.sessions.observer = self.relay.event_observer()
 
     def _add_settings(
         self, plugin: str, model: type[BaseModel], section: str | None = None
