@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, final, runtime_checkable
 
@@ -92,8 +93,9 @@ class AgentHandle:
     def cancel(self) -> None:
         self.agent.cancel()
 
-    async def when_idle(self) -> None:
-        await self.agent.when_idle()
+    def when_idle(self) -> Coroutine[Any, Any, None]:
+        """``ReactLoopAgent.when_idle()`` itself (no coroutine of its own)."""
+        return self.agent.when_idle()
 
     async def dispose(self) -> None:
         if self._done is None:
