@@ -37,7 +37,7 @@ from dsh.messages import (
 )
 from dsh.session import READY, Session, SessionEvent
 from dsh.testing import EventRecorder, Reply, ScriptedModel, run_turn, scripted_harness, text
-from dsh.tools import ToolRegistry, tool
+from dsh.tools import ArgumentsError, ToolRegistry, read_arguments, tool
 
 USAGE = Usage(input_tokens=3, output_tokens=2)
 CALL = ToolCall(id="c1", name="add", arguments='{"a": 1}')
@@ -371,11 +371,24 @@ async def test_tool_arguments_checked_in_one_pass_as_in_two(arguments: str) -> N
     # failure step by step; either way the outcome is that of json.loads + validation
     registry = ToolRegistry()
     registry.add("t", scaled)
-    result = await registry.execute(ToolCall(id="c", name="scaled", arguments=arguments))
+    call = ToolCall(id="c", name="scaled", arguments=arguments)
+    result = await registry.execute(call)
     try:
         raw = json.loads(arguments) if arguments.strip() else {}
         values = scaled.arguments.model_validate(raw).__dict__
     except (ValueError, ValidationError):
         assert result.is_error and "scaled" in result.content
+        with pytest.raises(ArgumentsError):
+            read_arguments(scaled, call)
     else:
         assert (result.is_error, result.content) == (False, json.dumps(scaled.run(**values)))
+        assert repr(read_arguments(scaled, call).__dict__) == repr(values)  # NaN != NaN
+
+
+@pytest.mark.parametrize(
+    ("arguments", "kind"), [('{"a": 1', "json"), ("[1]", "object"), ('{"b": "x"}', "schema")]
+)
+def test_read_arguments_says_which_step_failed(arguments: str, kind: str) -> None:
+    with pytest.raises(ArgumentsError) as caught:
+        read_arguments(scaled, ToolCall(id="c", name="scaled", arguments=arguments))
+    assert caught.value.kind == kind

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, final, overload
+from typing import Any, Literal, final, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
@@ -20,7 +20,7 @@ from dsh._json import encode
 from dsh.errors import DshError
 from dsh.messages import ToolCall, ToolResult, ToolSpec, trusted
 
-__all__ = ["Tool", "ToolContext", "ToolRegistry", "tool"]
+__all__ = ["ArgumentsError", "Tool", "ToolContext", "ToolRegistry", "read_arguments", "tool"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,22 +116,38 @@ def tool(
     return build(fn) if fn is not None else build
 
 
-def _arguments(tool: Tool, call: ToolCall) -> BaseModel | ToolResult:
-    """The arguments of ``call`` validated step by step, or an error result that says
-    which step failed (empty text means no arguments)."""
+class ArgumentsError(ValueError):
+    """A call's arguments cannot be read. ``kind`` says which step failed: ``json``
+    (not JSON), ``object`` (JSON, but not an object), ``schema`` (the tool's model
+    refused them); ``detail`` is the parser's or the model's own words."""
+
+    def __init__(self, kind: Literal["json", "object", "schema"], detail: str = "") -> None:
+        super().__init__(f"{kind}: {detail}" if detail else kind)
+        self.kind = kind
+        self.detail = detail
+
+
+def read_arguments(tool: Tool, call: ToolCall) -> BaseModel:
+    """The arguments of ``call`` as ``tool``'s model, read as the core executor reads
+    them (empty text means no arguments; defaults filled in). A policy plugin checking
+    the values a tool will receive reads them with this too. Raises ArgumentsError."""
+    try:  # parsed and validated in one pydantic-core pass
+        return tool.arguments.model_validate_json(call.arguments)
+    except ValidationError:
+        pass  # work out which step fails, and say so
     try:
         raw = json.loads(call.arguments) if call.arguments.strip() else {}
     except ValueError as exc:
-        return _error(call, f"arguments for {call.name!r} are not valid JSON: {exc}")
+        raise ArgumentsError("json", str(exc)) from None
     if not isinstance(raw, dict):
-        return _error(call, f"arguments for {call.name!r} must be a JSON object")
+        raise ArgumentsError("object")
     try:
         return tool.arguments.model_validate(raw)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in exc.errors()
         )
-        return _error(call, f"invalid arguments for {call.name!r}: {problems}")
+        raise ArgumentsError("schema", problems) from None
 
 
 def _error(call: ToolCall, message: str) -> ToolResult:
@@ -180,13 +196,14 @@ class ToolRegistry:
         if tool is None:
             known = ", ".join(self._tools) or "none"
             return _error(call, f"unknown tool {call.name!r} (available tools: {known})")
-        try:  # parsed and validated in one pass; any failure is explained below
-            args = tool.arguments.model_validate_json(call.arguments)
-        except ValidationError:
-            checked = _arguments(tool, call)
-            if isinstance(checked, ToolResult):
-                return checked
-            args = checked
+        try:
+            args = read_arguments(tool, call)
+        except ArgumentsError as exc:
+            if exc.kind == "json":
+                return _error(call, f"arguments for {call.name!r} are not valid JSON: {exc.detail}")
+            if exc.kind == "object":
+                return _error(call, f"arguments for {call.name!r} must be a JSON object")
+            return _error(call, f"invalid arguments for {call.name!r}: {exc.detail}")
         kwargs = dict(args.__dict__)  # the fields, validated
         if tool.wants_context:
             if context is None:

@@ -3,18 +3,17 @@
 A call becomes one subject per path argument value and the parts of each command
 argument (see ``_commands``); a tool that declares neither path nor command arguments,
 and a tool the registry does not know, is one ``tool`` subject. The arguments are read
-the way the core executor reads them (JSON, then the tool's pydantic model, defaults
-filled in), so the values checked are the values the tool receives.
+by the core executor's own reader (``dsh.tools.read_arguments``: JSON, then the tool's
+pydantic model, defaults filled in), so the values checked are the values the tool
+receives.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
+from dsh.tools import ArgumentsError, read_arguments
 from dsh_permissions._commands import command_subjects
 from dsh_permissions._subjects import Subject, ToolFacts, path_subject
 
@@ -46,18 +45,13 @@ def subjects_of(facts: ToolFacts, tool: Tool | None, call: ToolCall, root: str) 
 
 def _arguments(tool: Tool, call: ToolCall) -> dict[str, Any]:
     try:
-        raw = json.loads(call.arguments) if call.arguments.strip() else {}
-    except ValueError as exc:
-        raise InvalidArguments(f"the arguments are not valid JSON ({exc})") from None
-    if not isinstance(raw, dict):
-        raise InvalidArguments("the arguments must be a JSON object")
-    try:
-        model = tool.arguments.model_validate(raw)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in exc.errors()
-        )
-        raise InvalidArguments(f"the arguments do not fit the tool: {problems}") from None
+        model = read_arguments(tool, call)
+    except ArgumentsError as exc:
+        if exc.kind == "json":
+            raise InvalidArguments(f"the arguments are not valid JSON ({exc.detail})") from None
+        if exc.kind == "object":
+            raise InvalidArguments("the arguments must be a JSON object") from None
+        raise InvalidArguments(f"the arguments do not fit the tool: {exc.detail}") from None
     return {name: getattr(model, name) for name in type(model).model_fields}
 
 
