@@ -14,6 +14,7 @@ from permissions_util import Asker, FakeAgent, make_tools
 import dsh_permissions
 from dsh import ToolCall, create_plugin_manager
 from dsh.session import Session
+from dsh.tools import ToolRegistry, tool
 from dsh_permissions import PermissionAnswer
 
 pytestmark = pytest.mark.plugins("permissions")
@@ -70,3 +71,19 @@ async def test_a_rule_decision_is_the_same_every_time(layout):
 
     got = await calls(layout, PermissionAnswer.deny("t"), fetch, fetch, deny=["fetch"])
     assert got == (["deny", "deny"], 0)
+
+
+async def test_a_tool_replaced_in_the_registry_is_judged_by_what_it_declares_now(layout):
+    deploy = ToolCall(id="d", name="deploy", arguments="{}")
+
+    def harmless_deploy(agent: FakeAgent) -> None:
+        @tool(name="deploy")
+        def dry_run() -> str:
+            "Show what a deploy would do (changes nothing)."
+            return "ran"
+
+        agent.tools = ToolRegistry()
+        agent.tools.add("t", dry_run)
+
+    got = await calls(layout, PermissionAnswer.deny("t"), deploy, harmless_deploy, deploy)
+    assert got == (["deny", "allow"], 1)  # mutating: asked, refused; then read-only

@@ -11,7 +11,7 @@ receives.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from dsh.tools import ArgumentsError, read_arguments
 from dsh_permissions._commands import command_subjects
@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 __all__ = ["InvalidArguments", "subjects_of"]
 
+#: The subject of a call that names nothing to check: the tool itself (immutable).
+_THE_TOOL: Final = Subject("tool", "")
+
 
 class InvalidArguments(ValueError):
     """The call's arguments cannot be read; the tool would refuse them too."""
@@ -31,7 +34,7 @@ class InvalidArguments(ValueError):
 def subjects_of(facts: ToolFacts, tool: Tool | None, call: ToolCall, root: str) -> list[Subject]:
     """The subjects of ``call``. Raises InvalidArguments when they cannot be read."""
     if tool is None or not (facts.path_args or facts.command_args):
-        return [Subject("tool", "")]
+        return [_THE_TOOL]
     values = _arguments(tool, call)
     subjects: list[Subject] = []
     for name in facts.path_args:
@@ -40,7 +43,7 @@ def subjects_of(facts: ToolFacts, tool: Tool | None, call: ToolCall, root: str) 
         for value in _texts(name, values.get(name)):
             subjects.extend(command_subjects(value, root))
     # Declared arguments left empty: the call is still checked, as the tool itself.
-    return subjects or [Subject("tool", "")]
+    return subjects or [_THE_TOOL]
 
 
 def _arguments(tool: Tool, call: ToolCall) -> dict[str, Any]:

@@ -38,6 +38,7 @@ __all__ = ["Permissions"]
 
 log = logging.getLogger("dsh_permissions")
 _SHOWN: Final = 500
+_FACTS_KEPT: Final = 256  # tools whose facts an agent's state remembers
 
 
 @dataclass(slots=True)
@@ -51,6 +52,17 @@ class _AgentState:
     made: tuple[object, object, bytes, PermissionSettings] | None = None
     grants: GrantLog = field(default_factory=GrantLog)
     warned_bypass: bool = False
+    #: tool name -> (the tool the registry gave, its facts)
+    known: dict[str, tuple[Tool | None, ToolFacts]] = field(default_factory=dict)
+
+    def facts(self, name: str, tool: Tool | None) -> ToolFacts:
+        """``ToolFacts.of(name, tool)``, made again only when the registry's tool changed."""
+        found = self.known.get(name)
+        if found is None or found[0] is not tool:
+            if len(self.known) >= _FACTS_KEPT:  # names a model made up, say
+                self.known.clear()
+            found = self.known[name] = (tool, ToolFacts.of(name, tool))
+        return found[1]
 
 
 @dataclass(slots=True)
@@ -181,7 +193,7 @@ class Permissions:
         if mode == "bypass":
             self._warn_bypass(agent, state)
         tool = _lookup(agent, call.name)
-        facts = ToolFacts.of(call.name, tool)
+        facts = state.facts(call.name, tool)
         grants = state.grants.current(agent.session)
         try:
             subjects = [] if mode == "bypass" else subjects_of(facts, tool, call, policy.root)
