@@ -77,16 +77,37 @@ class FailsInContinuation:
             raise RuntimeError("broken plugin")
 
 
+class RequestAsDict:  # plain data where the hooks expect dsh's models (a plugin bug)
+    @hookimpl
+    def agent_request(self, turn: int) -> object:
+        return {"model": "scripted"} if turn == 1 else None
+
+
+class MessageAsDict:
+    @hookimpl
+    def agent_step_result(self, turn: int) -> object:
+        return {"role": "assistant"} if turn == 1 else None
+
+
+class DecisionAsStr:
+    @hookimpl
+    def agent_turn_continuation(self, turn: int) -> object:
+        return "stop" if turn == 1 else None
+
+
 @pytest.mark.parametrize(
-    ("hook", "plugin"),
+    ("hook", "plugin", "said"),
     [
-        ("agent_request", FailsInRequest()),
-        ("agent_step_result", FailsInStepResult()),
-        ("agent_turn_continuation", FailsInContinuation()),
+        ("agent_request", FailsInRequest(), "broken plugin"),
+        ("agent_step_result", FailsInStepResult(), "broken plugin"),
+        ("agent_turn_continuation", FailsInContinuation(), "broken plugin"),
+        ("agent_request", RequestAsDict(), "dict where ModelRequest"),
+        ("agent_step_result", MessageAsDict(), "dict where AssistantMessage"),
+        ("agent_turn_continuation", DecisionAsStr(), "str where ContinuationDecision"),
     ],
 )
 async def test_b34_a_raising_interception_hook_ends_only_the_current_turn(
-    hook: str, plugin: object
+    hook: str, plugin: object, said: str
 ) -> None:
     model = ScriptedModel([ok] * 3)
     async with agent_on(model, ("flaky", plugin)) as (_, agent):
@@ -98,7 +119,7 @@ async def test_b34_a_raising_interception_hook_ends_only_the_current_turn(
         assert end["reason"] == "error"
         assert end["error"]["plugin"] == "flaky"
         assert end["error"]["hook"] == hook
-        assert "broken plugin" in end["error"]["message"]
+        assert said in end["error"]["message"]
         assert ends(second) == [(2, "completed")]
         assert check_invariants(agent.session.events) == []
 

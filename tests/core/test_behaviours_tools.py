@@ -434,11 +434,15 @@ async def test_b19_first_tools_execute_answer_wins() -> None:
         assert shape(events)[-1] == ("turn/end", 1, "completed")
 
 
-@pytest.mark.parametrize("is_async", [False, True])
-async def test_b20_raising_tools_execute_fails_closed_naming_the_plugin(is_async: bool) -> None:
+@pytest.mark.parametrize("is_async", [False, True, "wrong type"])
+async def test_b20_raising_tools_execute_fails_closed_naming_the_plugin(
+    is_async: bool | str,
+) -> None:
     later: list[str] = []
 
-    def broken(call: ToolCall) -> None:
+    def broken(call: ToolCall) -> object:
+        if is_async == "wrong type":  # an answer that is not a ToolResult is a failure
+            return "policy store unreachable"
         raise RuntimeError("policy store unreachable")
 
     async def broken_async(call: ToolCall) -> None:
@@ -446,7 +450,7 @@ async def test_b20_raising_tools_execute_fails_closed_naming_the_plugin(is_async
         broken(call)
 
     class Gatekeeper:
-        tools_execute = hookimpl(tryfirst=True)(broken_async if is_async else broken)
+        tools_execute = hookimpl(tryfirst=True)(broken_async if is_async is True else broken)
 
     class Later:
         @hookimpl
@@ -469,7 +473,10 @@ async def test_b20_raising_tools_execute_fails_closed_naming_the_plugin(is_async
         ]
         assert box.ran == later == []
         assert "'gatekeeper'" in results(events)["c1"]
-        assert "policy store unreachable" in results(events)["c1"]
+        if is_async == "wrong type":
+            assert "str where ToolResult is expected" in results(events)["c1"]
+        else:
+            assert "policy store unreachable" in results(events)["c1"]
 
 
 @pytest.mark.parametrize(

@@ -58,6 +58,10 @@ def _binder(
     return lambda kwargs: function(*getter(kwargs))
 
 
+def _wrong_type(result: object, expect: type) -> TypeError:
+    return TypeError(f"returned {type(result).__name__} where {expect.__name__} is expected")
+
+
 def is_async_function(function: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(inspect.unwrap(function))
 
@@ -70,7 +74,7 @@ def default_reporter(error: HookError) -> None:
 class Dispatcher:
     """Calls hooks in pluggy's order with dsh's call styles. See ``dsh.hookspecs``."""
 
-    __slots__ = ("_async_plans", "_hook", "_last", "_plans", "listeners", "report")
+    __slots__ = ("_async_plans", "_hook", "_last", "_plans", "listeners", "report", "returns")
 
     def __init__(
         self,
@@ -88,6 +92,9 @@ class Dispatcher:
         self.report = report
         #: Called after every change of the impls (to re-derive what depends on them).
         self.listeners: list[Callable[[], None]] = []
+        #: hook -> the type its impls must return when they return something; a value
+        #: of another type is that impl's failure (waterfall and first_result check it).
+        self.returns: dict[str, type] = {}
 
     def invalidate(self) -> None:
         """Forget cached plans; the plugin manager calls this on (un)registration."""
@@ -122,6 +129,7 @@ class Dispatcher:
 
     async def waterfall(self, hook: str, key: str, kwargs: dict[str, Any]) -> Any:
         """Chain ``kwargs[key]`` through every impl; None means unchanged. Raises HookError."""
+        expect = self.returns.get(hook)
         for impl in self._plans.get(hook) or self.plan(hook):
             try:
                 result = impl.call(kwargs)
@@ -130,11 +138,14 @@ class Dispatcher:
             except Exception as exc:
                 raise impl.fail(hook, exc) from exc
             if result is not None:
+                if expect is not None and not isinstance(result, expect):
+                    raise impl.fail(hook, _wrong_type(result, expect))
                 kwargs[key] = result
         return kwargs[key]
 
     async def first_result(self, hook: str, kwargs: dict[str, Any]) -> Any:
         """The first non-None result; later impls are not called. Raises HookError."""
+        expect = self.returns.get(hook)
         for impl in self._plans.get(hook) or self.plan(hook):
             try:
                 result = impl.call(kwargs)
@@ -143,6 +154,8 @@ class Dispatcher:
             except Exception as exc:
                 raise impl.fail(hook, exc) from exc
             if result is not None:
+                if expect is not None and not isinstance(result, expect):
+                    raise impl.fail(hook, _wrong_type(result, expect))
                 return result
         return None
 

@@ -24,7 +24,27 @@ if TYPE_CHECKING:
     from dsh.persistence import SessionPersistence
     from dsh.session import Session, SessionEvent
 
-__all__ = ["HookRelay"]
+__all__ = ["HookRelay", "interception_returns"]
+
+
+def interception_returns() -> dict[str, type]:
+    """What the impls of the interception hooks must return (a harness installs it in
+    its dispatcher; imported only then: building a relay must stay light)."""
+    from dsh.messages import (
+        AssistantMessage,
+        ContinuationDecision,
+        ModelRequest,
+        RequestErrorDecision,
+        ToolResult,
+    )
+
+    return {
+        "agent_request": ModelRequest,
+        "agent_step_result": AssistantMessage,
+        "tools_execute": ToolResult,
+        "agent_turn_continuation": ContinuationDecision,
+        "agent_request_error": RequestErrorDecision,
+    }
 
 
 @final

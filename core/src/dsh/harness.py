@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import BaseModel
 
+from dsh._relay import interception_returns
 from dsh.agent import AgentRegistry
 from dsh.errors import DshError
 from dsh.llm.registry import ModelRegistry
@@ -63,6 +64,8 @@ class Harness:
             plugins, load_entry_points=load_entry_points, select=select, env=env
         )
         self.relay = self.pm.relay
+        # an interception impl returning the wrong type fails, named, like one raising
+        self.pm.dispatcher.returns.update(interception_returns())
         #: The directory agents work in; file tools are confined to it.
         self.workspace = Path(workspace if workspace is not None else Path.cwd()).resolve()
         self.sessions = SessionStore()
