@@ -143,8 +143,9 @@ class Dispatcher:
                 kwargs[key] = result
         return kwargs[key]
 
-    async def first_result(self, hook: str, kwargs: dict[str, Any]) -> Any:
-        """The first non-None result; later impls are not called. Raises HookError."""
+    async def first_result(self, hook: str, kwargs: dict[str, Any]) -> tuple[str, Any] | None:
+        """The first non-None result and the name of the plugin that gave it, as
+        ``(plugin, result)``, or None; later impls are not called. Raises HookError."""
         expect = self.returns.get(hook)
         for impl in self._plans.get(hook) or self.plan(hook):
             try:
@@ -156,19 +157,6 @@ class Dispatcher:
             if result is not None:
                 if expect is not None and not isinstance(result, expect):
                     raise impl.fail(hook, _wrong_type(result, expect))
-                return result
-        return None
-
-    async def first_named(self, hook: str, kwargs: dict[str, Any]) -> tuple[str, Any] | None:
-        """``first_result`` with the name of the plugin that gave it. Raises HookError."""
-        for impl in self._plans.get(hook) or self.plan(hook):
-            try:
-                result = impl.call(kwargs)
-                if impl.is_async:
-                    result = await result
-            except Exception as exc:
-                raise impl.fail(hook, exc) from exc
-            if result is not None:
                 return impl.plugin_name, result
         return None
 

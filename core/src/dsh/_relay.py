@@ -83,7 +83,7 @@ class HookRelay:
         from dsh.messages import ToolResult  # dsh.plugins stays light to import
 
         try:
-            result = await self.dispatcher.first_result("tools_execute", kwargs)
+            answered = await self.dispatcher.first_result("tools_execute", kwargs)
         except HookError as error:
             self.dispatcher.report(error)
             return ToolResult(
@@ -91,7 +91,7 @@ class HookRelay:
                 content=f"tool {call.name!r} was not run: {error}",
                 is_error=True,
             )
-        return result  # type: ignore[no-any-return]
+        return None if answered is None else answered[1]
 
     def agent_turn_continuation(
         self, agent: Agent, decision: ContinuationDecision, turn: int, step: int
@@ -163,10 +163,8 @@ class HookRelay:
         return self.dispatcher.gather("session_flush", {"session": session})
 
     async def session_persistence(self) -> SessionPersistence | None:
-        result: SessionPersistence | None = await self.dispatcher.first_result(
-            "session_persistence", {}
-        )
-        return result
+        answered = await self.dispatcher.first_result("session_persistence", {})
+        return None if answered is None else answered[1]
 
     async def harness_started(self, harness: Harness) -> None:
         await self.dispatcher.notify("harness_started", {"harness": harness})
@@ -211,12 +209,13 @@ class HookRelay:
 
     async def call_first_result(self, hook: str, **kwargs: Any) -> Any:
         """The first non-None result of ``hook``, or None."""
-        return await self.dispatcher.first_result(hook, kwargs)
+        answered = await self.dispatcher.first_result(hook, kwargs)
+        return None if answered is None else answered[1]
 
     async def call_first_named(self, hook: str, **kwargs: Any) -> tuple[str, Any] | None:
         """``call_first_result`` with the plugin that answered: ``(plugin name, result)``,
         or None. A raising impl stops the call; its HookError names the plugin."""
-        return await self.dispatcher.first_named(hook, kwargs)
+        return await self.dispatcher.first_result(hook, kwargs)
 
     async def call_collect(self, hook: str, **kwargs: Any) -> list[Any]:
         """Every impl's non-None result, in hook order."""
