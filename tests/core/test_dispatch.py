@@ -18,6 +18,7 @@ from dsh import (
     hookimpl,
     hookspec,
 )
+from dsh._ready import READY
 from dsh.testing import HookRecorder
 
 REQ = ModelRequest(system="base")
@@ -388,3 +389,30 @@ async def test_a_plugins_own_hooks_are_called_by_style(dsh_pm: PluginManager) ->
     assert await relay.call_waterfall("tag_words", "word", word="w") == "w-b-a"
     dsh_pm.unregister(name="b")
     assert await relay.call_first_named("tag_words", word="w") == ("a", "w-a")  # None skipped
+
+
+async def test_a_hook_nobody_implements_is_planned_once_and_costs_no_coroutine(
+    dsh_pm: PluginManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dispatcher = dsh_pm.dispatcher
+    built: list[str] = []
+    build = dispatcher._build
+    monkeypatch.setattr(dispatcher._plans, "_build", lambda hook: built.append(hook) or build(hook))
+    for _ in range(3):
+        assert dispatcher.notify("agent_status", {"agent": None, "status": "idle"}) is READY
+        assert dispatcher.gather("session_flush", {"session": None}) is READY
+        await dispatcher.waterfall("agent_request", "request", {"request": "r"})
+    # an empty plan is a plan: each hook is looked up in pluggy once, not once per call
+    assert sorted(built) == ["agent_request", "agent_status", "session_flush"]
+
+    class Status:
+        @hookimpl
+        def agent_status(self, status: str) -> None:
+            seen.append(status)
+
+    seen: list[str] = []
+    dsh_pm.register(Status(), "status")
+    notified = dispatcher.notify("agent_status", {"agent": None, "status": "idle"})
+    assert notified is not READY
+    await notified
+    assert seen == ["idle"]

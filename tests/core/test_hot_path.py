@@ -19,6 +19,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from dsh import create_plugin_manager, hookimpl
+from dsh._ready import READY
 from dsh.errors import DshError, ModelError
 from dsh.harness import Harness
 from dsh.llm import Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
@@ -35,7 +36,7 @@ from dsh.messages import (
     UserMessage,
     trusted,
 )
-from dsh.session import READY, Session, SessionEvent
+from dsh.session import Session, SessionEvent
 from dsh.testing import EventRecorder, Reply, ScriptedModel, run_turn, scripted_harness, text
 from dsh.tools import ArgumentsError, ToolRegistry, read_arguments, tool
 

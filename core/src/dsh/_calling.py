@@ -18,6 +18,7 @@ from typing import Any, Final, NamedTuple, final
 
 import pluggy
 
+from dsh._ready import READY
 from dsh.errors import HookError
 
 __all__ = ["Dispatcher", "Impl", "is_async_function"]
@@ -71,6 +72,21 @@ def default_reporter(error: HookError) -> None:
 
 
 @final
+class _Plans(dict[str, tuple[Impl, ...]]):
+    """hook -> its plan; a hook's plan is built on its first lookup."""
+
+    __slots__ = ("_build",)
+
+    def __init__(self, build: Callable[[str], tuple[Impl, ...]]) -> None:
+        super().__init__()
+        self._build = build
+
+    def __missing__(self, hook: str) -> tuple[Impl, ...]:
+        plan = self[hook] = self._build(hook)
+        return plan
+
+
+@final
 class Dispatcher:
     """Calls hooks in pluggy's order with dsh's call styles. See ``dsh.hookspecs``."""
 
@@ -83,7 +99,8 @@ class Dispatcher:
         last: Collection[str] = (),
     ) -> None:
         self._hook: Final = pm.hook
-        self._plans: dict[str, tuple[Impl, ...]] = {}
+        # ``self._plans[hook]``: one C lookup per call once the plan is built
+        self._plans: Final = _Plans(self._build)
         self._async_plans: set[str] = set()  # hooks whose plan holds an async impl
         #: Plugins whose impls run after every other impl (the core defaults), so a
         #: plugin's own ``trylast`` impl still runs before the core's fallback.
@@ -104,33 +121,32 @@ class Dispatcher:
             listener()
 
     def plan(self, hook: str) -> tuple[Impl, ...]:
-        """The impls of ``hook`` in call order. (The call styles read ``_plans`` first:
-        a dict lookup per call instead of a method call.)"""
-        plan = self._plans.get(hook)
-        if plan is None:
-            caller: pluggy.HookCaller | None = getattr(self._hook, hook, None)
-            impls = caller.get_hookimpls() if caller is not None else []
-            ordered = [i for i in reversed(impls) if i.plugin_name not in self._last]
-            ordered += [i for i in reversed(impls) if i.plugin_name in self._last]
-            plan = tuple(
-                Impl(
-                    _binder(i.function, tuple(i.argnames)),
-                    i.function,
-                    tuple(i.argnames),
-                    is_async_function(i.function),
-                    i.plugin_name,
-                )
-                for i in ordered
+        """The impls of ``hook`` in call order (built on first use, then cached)."""
+        return self._plans[hook]
+
+    def _build(self, hook: str) -> tuple[Impl, ...]:
+        caller: pluggy.HookCaller | None = getattr(self._hook, hook, None)
+        impls = caller.get_hookimpls() if caller is not None else []
+        ordered = [i for i in reversed(impls) if i.plugin_name not in self._last]
+        ordered += [i for i in reversed(impls) if i.plugin_name in self._last]
+        plan = tuple(
+            Impl(
+                _binder(i.function, tuple(i.argnames)),
+                i.function,
+                tuple(i.argnames),
+                is_async_function(i.function),
+                i.plugin_name,
             )
-            self._plans[hook] = plan
-            if any(impl.is_async for impl in plan):
-                self._async_plans.add(hook)
+            for i in ordered
+        )
+        if any(impl.is_async for impl in plan):
+            self._async_plans.add(hook)
         return plan
 
     async def waterfall(self, hook: str, key: str, kwargs: dict[str, Any]) -> Any:
         """Chain ``kwargs[key]`` through every impl; None means unchanged. Raises HookError."""
         expect = self.returns.get(hook)
-        for impl in self._plans.get(hook) or self.plan(hook):
+        for impl in self._plans[hook]:
             try:
                 result = impl.call(kwargs)
                 if impl.is_async:
@@ -147,7 +163,7 @@ class Dispatcher:
         """The first non-None result and the name of the plugin that gave it, as
         ``(plugin, result)``, or None; later impls are not called. Raises HookError."""
         expect = self.returns.get(hook)
-        for impl in self._plans.get(hook) or self.plan(hook):
+        for impl in self._plans[hook]:
             try:
                 result = impl.call(kwargs)
                 if impl.is_async:
@@ -163,7 +179,7 @@ class Dispatcher:
     async def collect(self, hook: str, kwargs: dict[str, Any]) -> list[Any]:
         """Every impl's non-None result, in hook order. Raises HookError."""
         results = []
-        for impl in self._plans.get(hook) or self.plan(hook):
+        for impl in self._plans[hook]:
             try:
                 result = impl.call(kwargs)
                 if impl.is_async:
@@ -174,9 +190,14 @@ class Dispatcher:
                 results.append(result)
         return results
 
-    async def notify(self, hook: str, kwargs: dict[str, Any]) -> None:
-        """Run every impl in order; each failure is reported and the rest still run."""
-        for impl in self._plans.get(hook) or self.plan(hook):
+    def notify(self, hook: str, kwargs: dict[str, Any]) -> Awaitable[None]:
+        """Run every impl in order; each failure is reported and the rest still run.
+        (With no impls: ``READY``, so a hook nobody implements costs no coroutine.)"""
+        plan = self._plans[hook]
+        return self._notify(hook, plan, kwargs) if plan else READY
+
+    async def _notify(self, hook: str, plan: tuple[Impl, ...], kwargs: dict[str, Any]) -> None:
+        for impl in plan:
             try:
                 result = impl.call(kwargs)
                 if impl.is_async:
@@ -190,9 +211,7 @@ class Dispatcher:
         Sync impls run right here, and None is returned; with an async impl in the plan
         the whole notification is returned as an awaitable that runs shielded (only async
         impls can be interrupted, so only they pay for the shield)."""
-        plan = self._plans.get(hook)
-        if plan is None:
-            plan = self.plan(hook)
+        plan = self._plans[hook]
         if hook in self._async_plans:
             return self._notify_shielded(hook, kwargs)
         for impl in plan:
@@ -208,15 +227,17 @@ class Dispatcher:
         with anyio.CancelScope(shield=True):
             await self.notify(hook, kwargs)
 
-    async def gather(self, hook: str, kwargs: dict[str, Any]) -> None:
+    def gather(self, hook: str, kwargs: dict[str, Any]) -> Awaitable[None]:
         """Await every impl concurrently; once all settled, raise the first failure.
 
         "First" is in hook order, so the error does not depend on timing. A single impl
         (the usual case: one persistence plugin) is awaited directly, without a task.
+        With no impls: ``READY``.
         """
-        plan = self._plans.get(hook) or self.plan(hook)
-        if not plan:
-            return
+        plan = self._plans[hook]
+        return self._gather(hook, plan, kwargs) if plan else READY
+
+    async def _gather(self, hook: str, plan: tuple[Impl, ...], kwargs: dict[str, Any]) -> None:
         errors: list[HookError | None] = [None] * len(plan)
 
         async def run(index: int, impl: Impl) -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from dsh._ready import READY
 from dsh.errors import DshError, HookError, ModelError, StepLimitError
 from dsh.llm.assemble import Assembler
 from dsh.messages import (
@@ -25,7 +26,6 @@ from dsh.messages import (
     Usage,
     trusted,
 )
-from dsh.session import READY
 
 if TYPE_CHECKING:
     from dsh.llm.base import Model

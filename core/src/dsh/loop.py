@@ -132,7 +132,7 @@ class ReactLoopAgent:
             if self._status == "idle" and self._turn is None and not self.inbox.queued:
                 return
             if self._idle is None:
-                self._idle = anyio.Event()
+                self._idle = self._new_event()
             await self._idle.wait()
 
     # -- the loop driver --------------------------------------------------------------
@@ -208,7 +208,12 @@ class ReactLoopAgent:
             await self._set_status("idle")
         self._signal_idle()
         await self._wake.wait()
-        self._wake = anyio.Event()
+        self._wake = self._new_event()
+
+    def _new_event(self) -> anyio.Event:
+        # The class of the running backend's events, taken from the agent's first one:
+        # ``anyio.Event()`` looks the backend up again for every event, two per turn.
+        return type(self._wake)()
 
     async def _set_status(self, status: AgentStatus) -> None:
         self._status = status

@@ -18,9 +18,10 @@ from collections.abc import (
     Sequence,
 )
 from itertools import islice
-from typing import Any, Final, cast, final, overload
+from typing import Any, Final, final, overload
 
 from dsh._json import check_json, encode
+from dsh._ready import READY
 from dsh.errors import DshError
 from dsh.messages import AssistantMessage, Message, ToolResultMessage, UserMessage, trusted
 
@@ -187,20 +188,6 @@ CORE_REDUCERS: Final[Mapping[str, HistoryReducer]] = {
 
 #: Told about every appended event; returns an awaitable only when it has async work.
 Observer = Callable[["Session", SessionEvent], "Awaitable[None] | None"]
-
-
-@final
-class _Ready(tuple[()]):
-    """An awaitable that is already done. ``__await__`` is the (C) tuple iterator of an
-    empty tuple, so awaiting it runs no Python frame: the loop awaits one per event."""
-
-    __slots__ = ()
-    __await__ = tuple.__iter__
-
-
-#: What ``Session.emit`` returns when no observer has async work (awaiting it is free;
-#: the loop compares against it to skip the await).
-READY: Final = cast("Awaitable[None]", _Ready())
 
 
 class Session:
