@@ -10,8 +10,9 @@ from permissions_util import FakeAgent, make_tools
 
 import dsh_permissions
 import dsh_permissions._plugin as plugin_module
-from dsh import ToolCall, create_plugin_manager
+from dsh import ToolCall, create_plugin_manager, hookimpl
 from dsh.session import Session
+from dsh_permissions import PermissionAnswer
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -110,3 +111,39 @@ async def test_malformed_grants_in_the_log_are_ignored(layout):
 
     assert ran == [] and result is not None and result.is_error
     assert "no front end" in result.content
+
+
+@pytest.mark.parametrize("choice", ["no", "DENY", None, "", "yes"])
+def test_an_answer_with_an_unknown_choice_cannot_be_built(choice: Any):
+    with pytest.raises(ValueError, match="must be one of once, always, deny"):
+        PermissionAnswer(choice)
+
+
+@pytest.mark.parametrize("choice", ["no", "DENY", None])
+async def test_a_front_end_answering_an_unknown_choice_denies(layout, choice: Any):
+    class Sloppy:
+        @hookimpl(optionalhook=True)
+        def permission_ask(self) -> PermissionAnswer:
+            return PermissionAnswer(choice)  # raises: the front end fails
+
+    class Altered:
+        @hookimpl(optionalhook=True)
+        def permission_ask(self) -> PermissionAnswer:
+            answer = PermissionAnswer.once()
+            object.__setattr__(answer, "choice", choice)  # past the check
+            return answer
+
+    for front_end in (Sloppy(), Altered()):
+        pm = create_plugin_manager(
+            [("permissions", dsh_permissions), ("ui", front_end)], load_entry_points=False
+        )
+        ran: list[str] = []
+        agent = FakeAgent(
+            layout.ws, make_tools(ran), pm.relay, {"permissions": {"mode": "default"}}
+        )
+        call = ToolCall(id="c1", name="bash", arguments='{"command": "rm -rf build"}')
+        result = await pm.relay.tools_execute(agent, call, 1, 1)
+
+        assert ran == []
+        assert result is not None and result.is_error
+        assert [d["decision"] for d in decisions(agent)] == ["deny"]

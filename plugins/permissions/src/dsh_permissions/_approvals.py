@@ -36,6 +36,8 @@ __all__ = [
 
 ASK_HOOK: Final = "permission_ask"
 DECISION_EVENT: Final = "permission/decision"
+#: What a front end may answer; anything else is refused when the answer is built.
+CHOICES: Final = ("once", "always", "deny")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,15 @@ class PermissionAnswer:
     choice: Literal["once", "always", "deny"]
     #: told to the model with a denial
     message: str = ""
+
+    def __post_init__(self) -> None:
+        if self.choice not in CHOICES:
+            raise ValueError(
+                f"PermissionAnswer choice must be one of {', '.join(CHOICES)}, "
+                f"not {self.choice!r}"
+            )
+        if type(self.message) is not str:
+            raise TypeError(f"PermissionAnswer message must be a str, not {self.message!r}")
 
     @classmethod
     def once(cls) -> PermissionAnswer:

@@ -236,17 +236,17 @@ class Permissions:
             return outcome
         outcome.answer = answer.choice
         by = f"the front end {got.front_end!r}"
-        if answer.choice == "deny":
-            said = f": {answer.message}" if answer.message else ""
-            why = f"the user refused it (asked through {by}){said}"
-            outcome.verdict = Verdict("deny", verdict.rule, why, verdict.parts)
-        elif answer.choice == "always":
+        if answer.choice == "always":
             outcome.remember = request.remember
             why = f"the user allowed it for this session through {by}"
             outcome.verdict = Verdict("allow", verdict.rule, why, verdict.parts)
-        else:
+        elif answer.choice == "once":
             why = f"the user allowed it once through {by}"
             outcome.verdict = Verdict("allow", verdict.rule, why, verdict.parts)
+        else:  # deny, and any other choice (an answer altered after it was built)
+            said = f": {answer.message}" if answer.message else ""
+            why = f"the user refused it (asked through {by}){said}"
+            outcome.verdict = Verdict("deny", verdict.rule, why, verdict.parts)
         return outcome
 
 
