@@ -273,16 +273,21 @@ async def test_plan_mode_tells_the_model_it_is_in_plan_mode():
     assert [d["mode"] for d in decisions(events)] == ["plan", "plan"]
 
 
-async def test_bypass_is_logged_as_bypass(caplog):
-    script = [calls(("bash#b", {"command": "rm -rf build"})), text("ok")]
+async def test_bypass_is_logged_as_bypass_and_deny_rules_still_hold(caplog):
+    script = [
+        calls(("bash#b", {"command": "make clean"}), ("bash#d", {"command": "rm -rf build"})),
+        text("ok"),
+    ]
 
     with caplog.at_level(logging.WARNING, logger="dsh_permissions"):
         events, _, tools = await run(script, options(mode="bypass", deny=["bash(rm *)"]))
 
-    assert tools.ran == ["bash rm -rf build"]
-    (decision,) = decisions(events)
-    assert (decision["decision"], decision["mode"]) == ("allow", "bypass")
-    assert "bypass" in decision["reason"]
+    assert tools.ran == ["bash make clean"]  # nothing asked about; the denied call not run
+    allowed, denied = decisions(events)
+    assert (allowed["decision"], allowed["mode"]) == ("allow", "bypass")
+    assert "bypass" in allowed["reason"]
+    assert (denied["decision"], denied["rule"]) == ("deny", "deny: bash(rm *)")
+    assert "deny rules hold in bypass mode" in results(events)["d"]["content"]
     assert any("bypass" in r.getMessage() for r in caplog.records)
 
 

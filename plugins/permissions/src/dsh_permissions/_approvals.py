@@ -72,8 +72,7 @@ class PermissionAnswer:
     def __post_init__(self) -> None:
         if self.choice not in CHOICES:
             raise ValueError(
-                f"PermissionAnswer choice must be one of {', '.join(CHOICES)}, "
-                f"not {self.choice!r}"
+                f"PermissionAnswer choice must be one of {', '.join(CHOICES)}, not {self.choice!r}"
             )
         if type(self.message) is not str:
             raise TypeError(f"PermissionAnswer message must be a str, not {self.message!r}")

@@ -6,7 +6,7 @@ reading allows; otherwise the mode decides (non-mutating tools run, file edits i
 the workspace run in ``accept-edits``, a remembered "always" answer runs, anything
 else is asked about). The call is denied if any subject is, asked about if any is,
 and allowed only when every subject is. ``plan`` denies mutating tools before any of
-this; ``bypass`` allows everything.
+this; ``bypass`` allows everything that no deny rule covers.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def decide(
     policy: Policy, mode: Mode, facts: ToolFacts, subjects: Iterable[Subject], grants: set[Grant]
 ) -> Verdict:
     if mode == "bypass":
-        return Verdict("allow", None, "bypass mode: every tool call runs unchecked")
+        return _bypass(policy, facts, subjects)
     if mode == "plan" and facts.mutating:
         return Verdict("deny", None, _plan_reason(facts))
     # Subjects are computed fresh for every call (paths are resolved then), so a
@@ -99,6 +99,20 @@ def decide(
                 verdicts.clear()
             verdicts[key] = verdict
     return verdict
+
+
+def _bypass(policy: Policy, facts: ToolFacts, subjects: Iterable[Subject]) -> Verdict:
+    """Nothing is asked about; deny rules still deny (an agent that sets ``bypass``
+    cannot lift a plugin-wide deny)."""
+    for subject in subjects:
+        for rule in policy.rules(facts.name, "deny"):
+            if _hits(rule, subject):
+                why = (
+                    f"the rule '{rule}' covers {describe(facts, subject)}"
+                    f"{_assumed(rule, facts, subject)}; deny rules hold in bypass mode too"
+                )
+                return Verdict("deny", str(rule), why, (Part(subject, "deny", "rule", why, rule),))
+    return Verdict("allow", None, "bypass mode: a call no deny rule covers runs unasked")
 
 
 def _verdict(parts: tuple[Part, ...]) -> Verdict:

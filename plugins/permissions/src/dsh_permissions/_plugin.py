@@ -143,7 +143,11 @@ class Permissions:
         if not state.warned_bypass:
             state.warned_bypass = True
             who = getattr(agent, "id", "?")
-            log.warning("agent %r: permissions mode bypass: every tool call runs unchecked", who)
+            log.warning(
+                "agent %r: permissions mode bypass: every tool call runs unasked "
+                "unless a deny rule covers it",
+                who,
+            )
 
     def _state(self, agent: Any) -> _AgentState:
         try:
@@ -196,7 +200,9 @@ class Permissions:
         facts = state.facts(call.name, tool)
         grants = state.grants.current(agent.session)
         try:
-            subjects = [] if mode == "bypass" else subjects_of(facts, tool, call, policy.root)
+            # bypass checks only deny rules: with none for this tool there is nothing to see
+            unchecked = mode == "bypass" and not policy.rules(call.name, "deny")
+            subjects = [] if unchecked else subjects_of(facts, tool, call, policy.root)
         except InvalidArguments as exc:
             if not (mode == "plan" and facts.mutating):
                 return _Outcome(Verdict("deny", None, str(exc)), mode)

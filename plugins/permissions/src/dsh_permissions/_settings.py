@@ -25,7 +25,8 @@ __all__ = [
 
 #: ``default``: rules decide; a mutating tool no rule allows is asked about.
 #: ``accept-edits``: as default, and file edits inside the workspace are allowed.
-#: ``plan``: read-only; every mutating tool is denied. ``bypass``: everything runs.
+#: ``plan``: read-only; every mutating tool is denied. ``bypass``: everything runs unasked,
+#: except what a deny rule covers.
 Mode = Literal["default", "accept-edits", "plan", "bypass"]
 
 
