@@ -8,14 +8,20 @@ before an event enters the log (``check_json``): NaN and infinities, non-string 
 (JSON turns ``1`` into ``"1"``), tuples (they come back as lists), sets, datetimes,
 bytes and any other object. ``encode`` itself does not refuse them: it also writes tool
 results, where a datetime or a set is fine as its JSON form.
+
+Strings with lone surrogates (a file name that is not UTF-8, as ``os.listdir`` gives
+it; a ``\udcff`` escape in a model's JSON) cannot be written as UTF-8. They are kept, not
+refused or replaced: such a value is written with ASCII escapes (``"caf\udce9"``, valid
+JSON), and ``decode`` reads it back to the same string.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
-from pydantic_core import from_json, to_json
+from pydantic_core import PydanticSerializationError, from_json, to_json
 
 from dsh.errors import EventDataError
 
@@ -27,12 +33,29 @@ _SCALARS = (str, int, bool, type(None))
 def encode(value: Any) -> bytes:
     """UTF-8 JSON of ``value``. For event data, ``check_json`` it first: what it refuses
     is written here without complaint (a set as an array, NaN as ``NaN``)."""
-    return to_json(value)
+    try:
+        return to_json(value)
+    except PydanticSerializationError:
+        # lone surrogates (see above); anything else fails here again, in _jsonable
+        return json.dumps(
+            value, ensure_ascii=True, separators=(",", ":"), default=_jsonable
+        ).encode()
+
+
+def _jsonable(value: Any) -> Any:
+    return from_json(to_json(value))
 
 
 def decode(text: str | bytes) -> Any:
     """The value of JSON ``text``."""
-    return from_json(text)
+    try:
+        return from_json(text)
+    except ValueError:
+        try:  # the stdlib also reads escaped lone surrogates (see above)
+            return json.loads(text)
+        except ValueError:
+            pass
+        raise
 
 
 def _is_plain(value: Any) -> bool:

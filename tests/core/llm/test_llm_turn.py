@@ -5,12 +5,14 @@ connection."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import anyio
 from llm_wire import WireServer, by_event, recorded, sse
 
 from dsh import hookimpl
+from dsh._json import decode
 from dsh.harness import Harness
 from dsh.testing import check_invariants, run_turn
 from dsh.tools import tool
@@ -154,3 +156,37 @@ async def test_abort_during_a_real_stream_ends_the_turn_and_closes_the_connectio
         check_invariants(agent.session.events)
         end = agent.session.events[-1]
     assert (end.type, end.data["reason"]) == ("turn/end", "aborted")
+
+
+@tool
+def list_names() -> str:
+    """Names as os.listdir gives them: one is not UTF-8 on disk."""
+    return os.fsdecode(b"caf\xe9.txt")  # 'caf\udce9.txt'
+
+
+class NameTools:
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        register(list_names)
+
+
+async def test_a_lone_surrogate_is_kept_in_the_log_and_sent_as_u_fffd() -> None:
+    call = (
+        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1",'
+        b'"type":"function","function":{"name":"list_names","arguments":"{}"}}]}}]}\n\n'
+        b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
+        b"data: [DONE]\n\n"
+    )
+    replies = [sse(call), sse(recorded("llamacpp_text_crlf.sse"))]
+    tools: Any = NameTools()
+    async with WireServer(replies) as server, harness("openai-compatible", server.url, tools) as h:
+        agent = h.agents.get("main")
+        assert agent is not None
+        events = await run_turn(agent, "what is here?")
+        second = server.requests[1].json()
+    assert events[-1].data["reason"] == "completed"
+    assert second["messages"][-1]["content"] == "caf\ufffd.txt"  # valid UTF-8 on the wire
+    (result,) = [e for e in events if e.type == "tool/result"]
+    assert result.data["content"] == "caf\udce9.txt"  # the log keeps what the tool said
+    assert decode(result.to_json()) == result.to_dict()
+    assert decode(result.to_json_bytes()) == result.to_dict()

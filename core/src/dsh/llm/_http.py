@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, ClassVar, Final
@@ -32,6 +33,7 @@ _BACKOFF_CAP: Final = 8.0
 # After the final event a server ends the response at once; waiting this long for that
 # lets the connection go back to the pool (otherwise it is closed, which is also fine).
 _DRAIN_WAIT: Final = 0.25
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _ERROR_BODY_LIMIT: Final = 64 * 1024
 
 
@@ -183,7 +185,13 @@ class HttpModel:
         self, path: str, body: dict[str, Any], headers: dict[str, str], secret: str | None
     ) -> httpx.Response:
         client = self._http()
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        try:
+            content = text.encode()
+        except UnicodeEncodeError:
+            # A lone surrogate (a file name that is not UTF-8, say) is not UTF-8 either:
+            # the model is sent U+FFFD in its place; the session log keeps the original.
+            content = _LONE_SURROGATE.sub("\ufffd", text).encode()
         headers = {
             "content-type": "application/json",
             "accept": "text/event-stream",

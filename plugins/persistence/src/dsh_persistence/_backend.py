@@ -26,6 +26,7 @@ __all__ = ["LoadedSession", "SessionBackend", "SessionInfo", "StoredTail", "chec
 FORK_KEYS = ("parent", "seed_length")
 TITLE_LENGTH = 120
 _SPACES = re.compile(r"\s+")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,15 +42,22 @@ class SessionInfo:
 
     @classmethod
     def of(cls, session: Session) -> SessionInfo:
-        return cls(session.id, session.created, dict(session.meta), os.getcwd(), title_of(session))
+        cwd = _shown(os.getcwd())
+        return cls(session.id, session.created, dict(session.meta), cwd, title_of(session))
 
 
 def title_of(session: Session) -> str:
     for event in session.events:
         if event.type == "user/message":
-            text = _SPACES.sub(" ", str(event.data.get("content", ""))).strip()
+            text = _shown(_SPACES.sub(" ", str(event.data.get("content", ""))).strip())
             return text if len(text) <= TITLE_LENGTH else text[: TITLE_LENGTH - 1] + "…"
     return ""
+
+
+def _shown(text: str) -> str:
+    """``text`` for display: a lone surrogate (bytes that were not UTF-8) becomes U+FFFD,
+    so the title and directory can be written as UTF-8 (the events keep the original)."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def check_contiguous(events: Sequence[SessionEvent], session_id: str) -> None:

@@ -294,7 +294,10 @@ def _header_line(info: SessionInfo) -> bytes:
         raise PersistenceError(
             f"session {info.id!r}: its meta is not JSON ({exc}); nothing was written"
         ) from None
-    return text.encode() + b"\n"
+    try:
+        return text.encode() + b"\n"
+    except UnicodeEncodeError:  # a lone surrogate in the meta: written as an ASCII escape
+        return json.dumps(header, allow_nan=False, separators=(",", ":")).encode() + b"\n"
 
 
 def _summary(path: str) -> SessionHeader:

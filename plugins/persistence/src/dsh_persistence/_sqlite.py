@@ -137,7 +137,8 @@ class SqliteBackend(SessionBackend):
             default=0,
         )
         try:
-            meta = json.dumps(info.meta, ensure_ascii=False, allow_nan=False)
+            # ASCII escapes: a lone surrogate in the meta could not be stored as UTF-8
+            meta = json.dumps(info.meta, ensure_ascii=True, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise PersistenceError(
                 f"session {info.id!r}: its meta is not JSON ({exc}); nothing was written"
