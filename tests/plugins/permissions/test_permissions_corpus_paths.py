@@ -28,6 +28,11 @@ FILES: dict[str, Any] = {
     ],
 }
 NONE: dict[str, Any] = {}
+#: rules about paths inside directories: a call naming the directory is covered too
+DIRS: dict[str, Any] = {
+    "deny": ["read(.env)", "read(src/secrets/**)"],
+    "ask": ["write(src/config/**)"],
+}
 
 Row = tuple[str, dict[str, Any], str, str, dict[str, Any] | str, str]
 CASES: list[Row] = [
@@ -101,6 +106,17 @@ CASES: list[Row] = [
     ("missing-path", FILES, "default", "write", {"content": "x"}, "deny"),
     ("wrong-type", FILES, "default", "write", {"path": 7}, "deny"),
     ("json-list", FILES, "default", "write", "[1, 2]", "deny"),
+    # -- a directory: the tool may read or change what is inside it --------------------
+    ("dir-read-root", DIRS, "default", "read", {"path": "."}, "deny"),
+    ("dir-read-root-slash", DIRS, "default", "read", {"path": "./"}, "deny"),
+    ("dir-read-src", DIRS, "default", "read", {"path": "src"}, "deny"),
+    ("dir-read-secrets", DIRS, "default", "read", {"path": "src/secrets"}, "deny"),
+    ("dir-read-config", DIRS, "default", "read", {"path": "src/config"}, "allow"),
+    ("dir-read-file", DIRS, "default", "read", {"path": "src/a.py"}, "allow"),
+    ("dir-read-missing", DIRS, "default", "read", {"path": "src/nope"}, "allow"),
+    ("dir-read-outside", DIRS, "default", "read", {"path": "link_out"}, "allow"),
+    ("dir-edits-ask-inside", DIRS, "accept-edits", "write", {"path": "src"}, "ask"),
+    ("dir-edits-file", DIRS, "accept-edits", "write", {"path": "src/b.py"}, "allow"),
     # -- modes ----------------------------------------------------------------------------
     ("plan-write", FILES, "plan", "write", {"path": "src/a.py"}, "deny"),
     ("plan-edit", NONE, "plan", "edit", {"path": "src/a.py"}, "deny"),
@@ -224,3 +240,12 @@ def test_the_path_corpus_is_large_and_mostly_hostile():
     assert len(CASES) >= 80
     assert len({case[0] for case in CASES}) == len(CASES), "case ids must be unique"
     assert len([case for case in CASES if case[5] != "allow"]) >= 60
+
+
+async def test_a_rule_about_a_path_inside_a_directory_says_so(judge):
+    judged = await judge(DIRS, "read", {"path": "."})
+
+    assert judged.decision == "deny" and judged.ran == []
+    assert "read(.env)" in judged.event["reason"]
+    assert "inside that directory" in judged.event["reason"]
+    assert "narrower path" in judged.result.content

@@ -147,7 +147,7 @@ def _judge(
         for rule in policy.rules(facts.name, action):
             if _hits(rule, subject):
                 why = f"the rule '{rule}' covers {what}{_assumed(rule, facts, subject)}"
-                return Part(subject, action, "rule", why, rule)
+                return Part(subject, action, "rule", why + _below(rule, subject), rule)
     if subject.problem is not None:
         return Part(subject, "ask", "problem", f"{what}: {subject.problem}")
     allowed = _allowed_by(policy.rules(facts.name, "allow"), subject)
@@ -173,7 +173,25 @@ def _hits(rule: Rule, subject: Subject) -> bool:
         return True
     if subject.problem is not None:
         return False  # asked about anyway; only a rule without pattern denies it
-    return any(_matches(rule, subject, reading) for reading in subject.deny)
+    if subject.kind != "path":
+        return any(rule.matches_text(reading) for reading in subject.deny)
+    if any(rule.matches_path(reading) for reading in subject.deny):
+        return True
+    # A tool given a directory may read or change what is inside it (grep, glob, a
+    # copy): a rule about a path beneath it covers the call too.
+    return subject.directory and any(rule.matches_below(r) for r in subject.deny)
+
+
+def _below(rule: Rule, subject: Subject) -> str:
+    """How a path rule covers a subject it does not match itself."""
+    if not subject.directory or rule.pattern is None:
+        return ""
+    if any(rule.matches_path(r) for r in subject.deny):
+        return ""
+    return (
+        " (it covers paths inside that directory, which the tool may read or change; "
+        "name a narrower path the rule does not cover)"
+    )
 
 
 def _allowed_by(rules: list[Rule], subject: Subject) -> Rule | None:

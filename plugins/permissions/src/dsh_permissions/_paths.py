@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Final
@@ -106,23 +107,44 @@ class PathPattern:
 
     def matches(self, path: str) -> bool:
         """Whether the canonical absolute ``path`` matches."""
-        return _match(self.parts, tuple(p for p in path.split(os.sep) if p))
+        parts = _parts(path)
+        last = True
+        for row in _rows(self.parts, parts):
+            last = row[-1]
+        return last
+
+    def matches_below(self, path: str) -> bool:
+        """Whether some path strictly beneath the canonical absolute ``path`` could
+        match: what a tool given the directory ``path`` may read or change inside it."""
+        parts = _parts(path)
+        pattern = self.parts
+        for i, row in enumerate(_rows(pattern, parts)):
+            # pattern[:i] matches ``path``; what is left (or a last ``**``) matches more
+            if row[-1] and (i < len(pattern) or (i > 0 and pattern[i - 1] == "**")):
+                return True
+        return False
 
 
-def _match(pattern: tuple[str, ...], parts: tuple[str, ...]) -> bool:
-    # reachable[j]: pattern[:i] can match parts[:j]; one row per pattern component,
-    # so the cost is len(pattern) * len(parts) however many ``**`` there are.
+def _parts(path: str) -> tuple[str, ...]:
+    return tuple(p for p in path.split(os.sep) if p)
+
+
+def _rows(pattern: tuple[str, ...], parts: tuple[str, ...]) -> Iterator[list[bool]]:
+    """``reachable`` after 0, 1, ... pattern components: ``reachable[j]`` says that the
+    components so far can match ``parts[:j]``. One row per component, so the cost is
+    len(pattern) * len(parts) however many ``**`` there are; stops at a dead row."""
     reachable = [True] + [False] * len(parts)
+    yield reachable
     for component in pattern:
         if component == "**":
             for j in range(1, len(reachable)):
                 reachable[j] = reachable[j] or reachable[j - 1]
-            continue
-        row = [False] * len(reachable)
-        for j in range(1, len(reachable)):
-            if reachable[j - 1] and fnmatchcase(parts[j - 1], component):
-                row[j] = True
-        reachable = row
+        else:
+            row = [False] * len(reachable)
+            for j in range(1, len(reachable)):
+                if reachable[j - 1] and fnmatchcase(parts[j - 1], component):
+                    row[j] = True
+            reachable = row
+        yield reachable
         if not any(reachable):
-            return False
-    return reachable[-1]
+            return

@@ -107,8 +107,17 @@ class Rule:
         return self._text is not None and self._text.matches(text)
 
     def matches_path(self, path: str) -> bool:
+        found = self._path_pattern()
+        return found is not None and found.matches(path)
+
+    def matches_below(self, path: str) -> bool:
+        """Whether the pattern could match a path inside the directory ``path``."""
+        found = self._path_pattern()
+        return found is not None and found.matches_below(path)
+
+    def _path_pattern(self) -> PathPattern | None:
         if self.pattern is None:
-            return False
+            return None
         if self._path is None:  # compiled on first use: it touches the file system
             self._path = PathPattern.compile(self.pattern, self.root)
-        return self._path.matches(path)
+        return self._path

@@ -9,6 +9,7 @@ stricter, never let it through.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -40,6 +41,9 @@ class Subject:
     unknown: str | None = None
     #: every reading is inside the workspace (paths only)
     inside: bool = False
+    #: some reading names an existing directory (paths only): the tool may read or
+    #: change what is inside it, so rules about paths beneath it cover the call too
+    directory: bool = False
 
     @property
     def rememberable(self) -> bool:
@@ -85,6 +89,7 @@ def path_subject(value: str, root: str) -> Subject:
         allow=readings,
         deny=deny,
         inside=all(inside(r, root) for r in readings),
+        directory=any(os.path.isdir(r) for r in readings),
     )
 
 
