@@ -188,3 +188,27 @@ async def test_abort_through_run_turn_leaves_queued_turns_working(workspace: Pat
         events = await run_turn(agent, "second")
     [result] = [e.data for e in events if e.type == "tool/result"]
     assert result["content"] == "again\n[exit code 0]"
+
+
+async def test_bash_does_not_pass_the_model_keys_to_commands(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-default-provider-key")
+    monkeypatch.setenv("TEAM_LLM_KEY", "sk-configured-key")
+    monkeypatch.setenv("DSH_TEST_VISIBLE", "still-here")
+    config = (
+        "models:\n  team:\n    provider: openai-compatible\n    model: x\n"
+        "    base_url: http://127.0.0.1:9/v1\n    api_key_env: TEAM_LLM_KEY\n"
+    )
+    model = ScriptedModel([tool_calls(("bash", {"command": "env"})), text("ok")])
+    async with scripted_harness(
+        model, load_entry_points=False, config_text=config, workspace=workspace
+    ) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        with anyio.fail_after(10):
+            events = await run_turn(agent, "env?")
+    [result] = [e.data for e in events if e.type == "tool/result"]
+    assert "DSH_TEST_VISIBLE=still-here" in result["content"]
+    assert "sk-default-provider-key" not in result["content"]
+    assert "sk-configured-key" not in result["content"]
+    assert os.environ["OPENAI_API_KEY"] == "sk-default-provider-key"  # the harness keeps it

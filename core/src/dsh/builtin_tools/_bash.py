@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import subprocess
+from collections.abc import Collection
 from pathlib import Path
 from typing import Final
 
@@ -123,15 +124,32 @@ async def _end_group(process: Process) -> None:
     await process.wait()
 
 
-async def run_command(command: str, cwd: Path, time_limit: float) -> tuple[str, int | None, bool]:
-    """Run ``command`` with bash (or ``/bin/sh``) in ``cwd``; return its capped output
-    (stdout and stderr interleaved), its exit code and whether it timed out."""
+def model_key_variables(agent: object) -> set[str]:
+    """The environment variables that hold the harness's model API keys: each built-in
+    provider's default and every ``api_key_env`` of the agent's harness config."""
+    from dsh.llm.providers import PROVIDERS  # loaded by then: a model is running
+
+    names = {p.api_key_env for p in PROVIDERS.values() if p.api_key_env}
+    config = getattr(getattr(agent, "harness", None), "config", None)
+    for model in (getattr(config, "models", None) or {}).values():
+        if getattr(model, "api_key_env", None):
+            names.add(model.api_key_env)
+    return names
+
+
+async def run_command(
+    command: str, cwd: Path, time_limit: float, hidden: Collection[str] = ()
+) -> tuple[str, int | None, bool]:
+    """Run ``command`` with bash (or ``/bin/sh``) in ``cwd`` with the environment less
+    the ``hidden`` variables; return its capped output (stdout and stderr interleaved),
+    its exit code and whether it timed out."""
     shell = shutil.which("bash") or "/bin/sh"
     output = _HeadTail(MAX_OUTPUT_BYTES)
     closed = anyio.Event()
     process = await anyio.open_process(
         [shell, "-c", command],
         cwd=cwd,
+        env={name: value for name, value in os.environ.items() if name not in hidden},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -195,7 +213,8 @@ async def bash(
     is cut in the middle. The command and every process it started are killed when it
     times out, when it is aborted, and when it returns (so background jobs end with it).
     """
-    output, code, timed_out = await run_command(command, context.workspace, timeout)
+    hidden = model_key_variables(context.agent)
+    output, code, timed_out = await run_command(command, context.workspace, timeout, hidden)
     if timed_out:
         raise TimeoutError(
             f"the command timed out after {timeout} s; it and every process it started "
