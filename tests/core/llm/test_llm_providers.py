@@ -75,8 +75,18 @@ def test_the_default_key_is_required_only_at_the_providers_own_endpoint() -> Non
     assert build_model("c", local, env={}).api_key() is None
     assert build_model("c", local, env={"ANTHROPIC_API_KEY": "k"}).api_key() == "k"
     named = local.model_copy(update={"api_key_env": "MY_KEY"})
-    with pytest.raises(ModelError, match="MY_KEY is not set"):
+    with pytest.raises(ModelError, match=r"named by models\.c\.api_key_env is not set"):
         build_model("c", named, env={}).api_key()
+
+
+def test_a_key_pasted_into_api_key_env_is_not_repeated_when_unset() -> None:
+    pasted = "gsk_8fJ2kLmQ9xYzR4tW7vBn3HdPq"  # a valid variable name, but a key
+    config = ModelConfig(provider="openai-compatible", base_url="http://h/v1")
+    model = build_model("m", config.model_copy(update={"api_key_env": pasted}), env={})
+    with pytest.raises(ModelError) as caught:
+        model.api_key()
+    assert "models.m.api_key_env" in str(caught.value)
+    assert pasted not in str(caught.value) and "gsk_" not in str(caught.value)
 
 
 def test_an_unknown_provider_names_the_key_path() -> None:

@@ -119,10 +119,17 @@ class HttpModel:
             return None
         key = self.config.api_key(self._env)
         if key is None and not self._key_optional:
+            from dsh.llm.providers import PROVIDERS
+
+            where = f"models.{self.name}.api_key_env"
+            if any(variable == p.api_key_env for p in PROVIDERS.values()):
+                what = f"the environment variable {variable} is not set (it holds the API key"
+                raise ModelError("AUTH", f"model {self.name!r}: {what}, see {where})")
+            # A name from dsh.yml is not repeated: it may be a key pasted into that field.
             raise ModelError(
                 "AUTH",
-                f"model {self.name!r}: the environment variable {variable} is not set "
-                f"(it holds the API key, see models.{self.name}.api_key_env)",
+                f"model {self.name!r}: the environment variable named by {where} is not set "
+                "(it holds the API key)",
             )
         return key
 
