@@ -391,3 +391,22 @@ def test_find_config(tmp_path: Path) -> None:
     # $DSH_CONFIG wins, relative to cwd, and is returned even if missing
     assert find_config(tmp_path, env={"DSH_CONFIG": "conf/x.yml"}) == tmp_path / "conf/x.yml"
     assert find_config(tmp_path, env={"DSH_CONFIG": "/etc/dsh.yml"}) == Path("/etc/dsh.yml")
+
+
+def test_aliases_that_expand_past_the_limit_are_refused_quickly(tmp_path: Path) -> None:
+    lines = ['l0: &l0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for level in range(1, 9):  # 10**9 values once expanded, a dozen lines of text
+        lines.append(f"l{level}: &l{level} [" + ", ".join([f"*l{level - 1}"] * 10) + "]")
+    lines += ["agents:", "  - id: main", "    options: {x: *l8}"]
+    path = write(tmp_path, "\n".join(lines) + "\n")
+
+    err = fails(path)
+
+    assert str(err).startswith(f"{path}:1:1: ")
+    assert "aliases expand it to more than 100,000 values" in str(err)
+
+
+def test_aliases_within_the_limit_load(tmp_path: Path) -> None:
+    text = "agents:\n  - id: a\n    options: &o {x: [1, 2, 3]}\n  - id: b\n    options: *o\n"
+    config = load_config(write(tmp_path, text), settings=SETTINGS)
+    assert [a.options for a in config.agents] == [{"x": [1, 2, 3]}] * 2

@@ -26,7 +26,17 @@ except ImportError:  # pragma: no cover - pyyaml built without libyaml
 
     _LIBYAML = False
 
-__all__ = ["Loc", "Problem", "check_keys", "did_you_mean", "format_path", "parse", "read"]
+__all__ = [
+    "MAX_VALUES",
+    "Loc",
+    "Problem",
+    "check_keys",
+    "check_size",
+    "did_you_mean",
+    "format_path",
+    "parse",
+    "read",
+]
 
 Loc = tuple[str | int, ...]
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
@@ -54,6 +64,7 @@ def parse(text: str, source: str) -> tuple[Node | None, Any]:
         if node is None:
             return None, None
         check_keys(node, source, (), set())
+        check_size(node, source)
         return node, loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark, reason = exc.problem_mark or exc.context_mark, f"invalid YAML: {exc.problem}"
@@ -102,6 +113,37 @@ def check_keys(node: Node, source: str, loc: Loc, seen: set[int]) -> None:
             raise Problem(at.line + 1, at.column + 1, path, reason).error(source)
         first[key.value] = key.start_mark.line + 1
         check_keys(value, source, (*loc, key.value), seen)
+
+
+#: Values a document may expand to once its aliases are followed: far above any real
+#: config, far below what makes walking it (validation, the session meta) take long.
+MAX_VALUES = 100_000
+
+
+def check_size(root: Node, source: str) -> None:
+    """Refuse a document whose aliases expand it past ``MAX_VALUES`` values (nested
+    aliases can double it at every level: a few lines can stand for billions)."""
+    sizes: dict[int, int] = {}
+
+    def size(node: Node) -> int:
+        known = sizes.get(id(node))
+        if known is not None:
+            return known
+        sizes[id(node)] = 1  # a node that contains itself counts once
+        total = 1
+        if isinstance(node, SequenceNode):
+            total += sum(size(item) for item in node.value)
+        elif isinstance(node, MappingNode):
+            total += sum(size(key) + size(value) for key, value in node.value)
+        sizes[id(node)] = min(total, MAX_VALUES + 1)
+        return sizes[id(node)]
+
+    if size(root) > MAX_VALUES:
+        reason = (
+            f"its aliases expand it to more than {MAX_VALUES:,} values; "
+            "a config needs far fewer (aliases nested inside aliases?)"
+        )
+        raise Problem(1, 1, "", reason).error(source)
 
 
 @dataclass(order=True)
