@@ -154,3 +154,27 @@ async def test_resume_without_options_reuses_the_stored_ones() -> None:
         assert resumed.agent.options == options
         await run_turn(resumed, "again")
     assert model.requests[1].system == "Be kind."
+
+
+async def test_options_that_are_not_json_are_left_out_of_the_session_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import datetime
+
+    from dsh.testing import InMemoryPersistence
+
+    store = InMemoryPersistence()
+    model = ScriptedModel(["one", "two"])
+    when = datetime.date(2026, 11, 30)  # a YAML date in agents[].options reads as this
+    options = {"model": "scripted", "system_prompt": "Be kind.", "since": when}
+    plugins = [("mem", store)]
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
+        agent = await h.agents.create("a", options=options)
+        await run_turn(agent, "hi")
+        session_id = agent.session.id
+    assert "'since' is not stored with the session" in caplog.text
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
+        resumed = await h.agents.resume("a", session_id)
+        assert resumed.agent.options == {"model": "scripted", "system_prompt": "Be kind."}
+        await run_turn(resumed, "again")
+    assert model.requests[1].system == "Be kind."

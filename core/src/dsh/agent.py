@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Coroutine
 from pathlib import Path
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from dsh.tools import ToolRegistry
 
 __all__ = ["Agent", "AgentHandle", "AgentRegistry"]
+
+log = logging.getLogger("dsh.agent")
 
 
 @runtime_checkable
@@ -158,8 +161,8 @@ class AgentRegistry:
         """A new agent on a new session (``"{agent_id}-session-{uuid}"`` by default)."""
         sid = session_id or f"{agent_id}-session-{uuid.uuid4().hex}"
         meta = dict(meta or {})
-        if options and "options" not in meta and _is_json(options):
-            meta["options"] = dict(options)  # so a resume rebuilds the same requests
+        if options and "options" not in meta:
+            meta["options"] = _storable(agent_id, options)  # a resume rebuilds the requests
         session = self._sessions.prepare(sid, meta=meta)
         return await self._start(agent_id, session, options, source)
 
@@ -222,12 +225,24 @@ class AgentRegistry:
                 tg.start_soon(handle.dispose)
 
 
-def _is_json(value: Any) -> bool:
+def _storable(agent_id: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The options that can be stored with the session (JSON values); the others are
+    left out with a warning naming them, so a resume still gets the rest."""
     from dsh._json import check_json
     from dsh.errors import EventDataError
 
-    try:
-        check_json(value, "session/meta")
-    except EventDataError:
-        return False
-    return True
+    kept: dict[str, Any] = {}
+    for key, value in options.items():
+        try:
+            check_json({key: value}, "session/meta")
+        except EventDataError as exc:
+            log.warning(
+                "agent %r: option %r is not stored with the session (%s); a resume "
+                "without options will not have it",
+                agent_id,
+                key,
+                exc.reason,
+            )
+        else:
+            kept[key] = value
+    return kept
