@@ -147,7 +147,7 @@ def test_plugin_section_is_validated_by_its_settings_model(tmp_path: Path) -> No
     assert err.source == f"{path}:4:3"
     assert err.path == "permissions.mode"
     assert err.reason == "Input should be 'ask', 'allow' or 'deny'"
-    assert isinstance(err.__cause__, ValidationError)
+    assert err.__cause__ is None  # the model does not hide its input (see below)
 
 
 def test_empty_plugin_section_means_its_defaults(tmp_path: Path) -> None:
@@ -410,3 +410,13 @@ def test_aliases_within_the_limit_load(tmp_path: Path) -> None:
     text = "agents:\n  - id: a\n    options: &o {x: [1, 2, 3]}\n  - id: b\n    options: *o\n"
     config = load_config(write(tmp_path, text), settings=SETTINGS)
     assert [a.options for a in config.agents] == [{"x": [1, 2, 3]}] * 2
+
+
+def test_a_bad_value_in_a_plugin_section_is_not_kept_in_the_error_chain(tmp_path: Path) -> None:
+    # `dsh -v` prints the cause's traceback: a plugin model that does not hide its input
+    # would show the value, which may be a secret pasted into the wrong key
+    path = write(tmp_path, "permissions:\n  mode: sk-live-0123456789abcdef\n")
+    err = fails(path)
+    assert str(err).startswith(f"{path}:2:3: permissions.mode: ")
+    assert err.__cause__ is None
+    assert "sk-live" not in str(err)

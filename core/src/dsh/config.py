@@ -278,6 +278,9 @@ def _from_validation(
     root: Node | None, prefix: Loc, exc: ValidationError, model: type[BaseModel]
 ) -> list[Problem]:
     problems = []
+    # The ValidationError becomes the cause (shown by ``dsh -v``) only when it hides
+    # the input: a plugin's section may hold a secret its model does not mark.
+    cause = exc if model.model_config.get("hide_input_in_errors") else None
     for err in exc.errors(include_input=False, include_url=False):
         loc: Loc = (*prefix, *err["loc"])
         reason = err["msg"]
@@ -285,7 +288,7 @@ def _from_validation(
             reason = str(err.get("ctx", {}).get("error", reason))
         elif err["type"] == "extra_forbidden":
             reason = _unknown_key(loc, model, len(prefix))
-        problems.append(_problem(root, loc, reason, exc, missing=err["type"] == "missing"))
+        problems.append(_problem(root, loc, reason, cause, missing=err["type"] == "missing"))
     return problems
 
 
