@@ -420,3 +420,23 @@ def test_a_bad_value_in_a_plugin_section_is_not_kept_in_the_error_chain(tmp_path
     assert str(err).startswith(f"{path}:2:3: permissions.mode: ")
     assert err.__cause__ is None
     assert "sk-live" not in str(err)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        ("max_steps", "0", "option 'max_steps' must be an int > 0, not 0"),
+        ("max_tokens", "-1", "option 'max_tokens' must be an int > 0, not -1"),
+        ("max_request_retries", "yes", "option 'max_request_retries' must be an int >= 0"),
+        ("queue_mode", "fifo", "option 'queue_mode' must be 'batch' or 'one-at-a-time'"),
+    ],
+)
+def test_core_keys_in_agent_options_are_checked_when_the_file_loads(
+    tmp_path: Path, option: str, value: str, expected: str
+) -> None:
+    # the same rules the agent applies when it is built, but with the file's line
+    path = write(tmp_path, f"agents:\n  - id: main\n    options: {{{option}: {value}}}\n")
+    err = fails(path)
+    assert err.source == f"{path}:3:5"
+    assert err.path == "agents[0].options"
+    assert err.reason.startswith(expected)

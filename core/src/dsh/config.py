@@ -26,6 +26,7 @@ from dsh._config_yaml import (
     parse,
     read,
 )
+from dsh._options import core_option_problem
 from dsh.errors import ConfigError, PluginValidationError
 
 __all__ = [
@@ -98,10 +99,19 @@ class AgentConfig(BaseModel):
     #: A key of ``models``; ``None`` means the top-level ``model``.
     model: str | None = None
     system_prompt: str = ""
-    #: Free-form options for plugins that act per agent.
+    #: Options for plugins that act per agent; the core's own keys (``max_tokens``,
+    #: ``max_request_retries``, ...) are checked here too.
     options: dict[str, Any] = {}
     max_steps: int | None = Field(default=None, gt=0)
     queue_mode: Literal["batch", "one-at-a-time"] = "batch"
+
+    @field_validator("options")
+    @classmethod
+    def _core_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        problem = core_option_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
 
 class _CoreKeys(BaseModel):

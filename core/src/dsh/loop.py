@@ -8,12 +8,12 @@ behaviours it keeps are tested by number in tests/core/test_behaviours_*.py.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from dsh._options import core_option_problem
 from dsh._steps import StepRunner, TurnState
 from dsh.errors import DshError
 from dsh.inbox import Inbox
@@ -228,24 +228,10 @@ class ReactLoopAgent:
             await self.relay.agent_error(self, error)
 
 
-#: The core's option keys: (check, what the value must be). Checked once, when the
-#: agent is built, so every step can trust them.
-_CORE_OPTIONS: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
-    "model": (lambda v: v is None or type(v) is str, "a model name (str)"),
-    "system_prompt": (lambda v: type(v) is str, "a str"),
-    "max_steps": (lambda v: type(v) is int and v > 0, "an int > 0"),
-    "max_tokens": (lambda v: v is None or (type(v) is int and v > 0), "an int > 0"),
-    "max_request_retries": (lambda v: type(v) is int and v >= 0, "an int >= 0"),
-    "queue_mode": (lambda v: v in ("batch", "one-at-a-time"), "'batch' or 'one-at-a-time'"),
-}
-
-
 def _check_options(agent_id: str, options: dict[str, Any]) -> None:
-    for key, (valid, expected) in _CORE_OPTIONS.items():
-        if key in options and not valid(options[key]):
-            raise DshError(
-                f"agent {agent_id!r}: option {key!r} must be {expected}, not {options[key]!r}"
-            )
+    problem = core_option_problem(options)
+    if problem is not None:
+        raise DshError(f"agent {agent_id!r}: {problem}")
 
 
 def _last_turn(session: Session) -> int:
