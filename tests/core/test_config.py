@@ -440,3 +440,21 @@ def test_core_keys_in_agent_options_are_checked_when_the_file_loads(
     assert err.source == f"{path}:3:5"
     assert err.path == "agents[0].options"
     assert err.reason.startswith(expected)
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("not a url", "must be an http:// or https:// URL with a host"),
+        ("ftp://h/v1", "must be an http:// or https:// URL with a host"),
+        ("http:///v1", "must be an http:// or https:// URL with a host"),
+        ("http://h:port/v1", "is not a valid URL"),
+        ("https://alice:s3cret@proxy.test/v1", "must not hold a user name or password"),
+    ],
+)
+def test_base_url_is_checked_when_the_file_loads(tmp_path: Path, url: str, reason: str) -> None:
+    text = f"models:\n  m:\n    provider: openai-compatible\n    base_url: {url}\n"
+    err = fails(write(tmp_path, text))
+    assert err.path == "models.m.base_url"
+    assert err.reason.startswith(reason)
+    assert "s3cret" not in str(err)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -69,6 +70,27 @@ class ModelConfig(BaseModel):
     max_retries: int = Field(default=2, ge=0)
     context_window: int | None = Field(default=None, gt=0)
     max_output_tokens: int | None = Field(default=None, gt=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _is_a_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+        except ValueError as exc:
+            raise ValueError(f"is not a valid URL ({exc})") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                "must be an http:// or https:// URL with a host, e.g. http://host:port/v1"
+            )
+        if parts.username is not None or parts.password is not None:
+            raise ValueError(
+                "must not hold a user name or password (user:password@): they would be "
+                "shown in errors, logs and sessions; name the key with api_key_env"
+            )
+        return value
 
     @field_validator("api_key_env")
     @classmethod
