@@ -191,6 +191,39 @@ async def test_b48_no_answer_within_the_timeout_denies():
     assert [e.data["reason"] for e in events if e.type == "turn/end"] == ["completed"]
 
 
+async def test_an_abort_while_a_person_is_asked_logs_a_deny_and_runs_nothing():
+    asked = anyio.Event()
+
+    class Waiting:
+        @hookimpl(optionalhook=True)
+        async def permission_ask(self) -> PermissionAnswer:
+            asked.set()
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable")
+
+    model = ScriptedModel([calls(("write#w", {"path": "notes.txt"})), text("ok")])
+    tools = CorpusTools()
+    plugins = [("permissions", dsh_permissions), ("tools", tools), ("ui", Waiting())]
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as harness:
+        agent = await harness.agents.create("a", options=options(ask_timeout=None))
+        with anyio.fail_after(10):
+            agent.send("go")
+            await asked.wait()
+            agent.abort()
+            await agent.when_idle()
+        events = list(agent.session.events)
+
+    assert tools.ran == []
+    assert check_invariants(events) == []
+    (decision,) = decisions(events)
+    assert decision["decision"] == "deny"
+    assert "aborted before the call was decided" in decision["reason"]
+    types = [e.type for e in events]
+    assert types.index("tool/call") < types.index("permission/decision")
+    assert types.index("permission/decision") < types.index("tool/result")
+    assert [e.data["reason"] for e in events if e.type == "turn/end"] == ["aborted"]
+
+
 async def test_a_denial_from_the_user_reaches_the_model_with_their_message():
     asker = Asker(PermissionAnswer.deny("use the staging branch"))
     script = [calls(("bash#b", {"command": "git push"})), text("ok")]

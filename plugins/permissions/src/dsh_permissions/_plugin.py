@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from weakref import WeakKeyDictionary
 
+import anyio
 from pydantic_core import to_json
 
 from dsh import ToolCall, ToolResult, hookimpl
@@ -101,6 +102,14 @@ class Permissions:
         outcome = _Outcome(Verdict("deny", None, "the call was not checked"))
         try:
             outcome = await self._check(agent, call)
+        except anyio.get_cancelled_exc_class():
+            # aborted while deciding (a person was being asked): the call never runs,
+            # and the log still says so (every checked call has its decision event)
+            why = "the turn was aborted before the call was decided"
+            outcome.verdict = Verdict("deny", None, why)
+            with anyio.CancelScope(shield=True):
+                await agent.session.emit(DECISION_EVENT, _event(call, turn, step, outcome))
+            raise
         except Exception as exc:
             log.exception("dsh-permissions: checking %s (call %s) failed", call.name, call.id)
             why = f"the permission check failed ({type(exc).__name__}: {exc}), so it fails closed"
