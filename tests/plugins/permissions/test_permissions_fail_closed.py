@@ -147,3 +147,27 @@ async def test_a_front_end_answering_an_unknown_choice_denies(layout, choice: An
         assert ran == []
         assert result is not None and result.is_error
         assert [d["decision"] for d in decisions(agent)] == ["deny"]
+
+
+async def test_a_path_typed_argument_is_checked_like_text(layout):
+    from pathlib import Path
+
+    from dsh.tools import ToolRegistry, tool
+
+    ran: list[str] = []
+
+    @tool(path_args=("path",))
+    def peek(path: Path) -> str:
+        "Peek at a file."
+        ran.append(str(path))
+        return "ran"
+
+    registry = ToolRegistry()
+    registry.add("t", peek)
+    pm = create_plugin_manager([("permissions", dsh_permissions)], load_entry_points=False)
+    for arguments, expected in (('{"path": "src/a.py"}', "allow"), ('{"path": ".env"}', "deny")):
+        options = {"permissions": {"deny": ["peek(.env)"]}}
+        agent = FakeAgent(layout.ws, registry, pm.relay, options)
+        call = ToolCall(id="c1", name="peek", arguments=arguments)
+        await pm.relay.tools_execute(agent, call, 1, 1)
+        assert [d["decision"] for d in decisions(agent)] == [expected]

@@ -10,6 +10,7 @@ receives.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -59,10 +60,21 @@ def _arguments(tool: Tool, call: ToolCall) -> dict[str, Any]:
 
 
 def _texts(name: str, value: object) -> Iterable[str]:
+    """The text values of an argument: a str, a path (``Path``), or a list of them."""
     if value is None:
         return ()
+    if isinstance(value, str | os.PathLike):
+        return (_text(name, value),)
+    if isinstance(value, list | tuple):
+        return tuple(_text(name, v) for v in value)
+    raise InvalidArguments(f"argument {name!r} should hold text, not {type(value).__name__}")
+
+
+def _text(name: str, value: object) -> str:
     if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-        return tuple(value)
+        return value
+    if isinstance(value, os.PathLike):
+        text = os.fspath(value)
+        if isinstance(text, str):
+            return text
     raise InvalidArguments(f"argument {name!r} should hold text, not {type(value).__name__}")
