@@ -74,3 +74,53 @@ def test_a_request_wakes_the_thread_only_when_due_before_what_it_waits_for() -> 
     assert condition.notified == 1
     checkpoints.close()  # writes what is pending at once
     assert (first.writes, second.writes, third.writes) == ([False], [False], [False])
+
+
+def wait_for(condition: Any, seconds: float = 5) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_a_delay_too_long_for_the_clock_does_not_stop_the_thread() -> None:
+    from dsh_persistence._checkpoints import Checkpointer
+
+    checkpoints, far, near = Checkpointer(), Writer(), Writer()
+    checkpoints.request(far, 1e308, False)  # beyond what a condition can wait for
+    time.sleep(0.05)  # the thread is waiting for it
+    checkpoints.request(near, 0.01, False)
+    wait_for(lambda: near.writes)
+    assert near.writes == [False]
+    checkpoints.close()  # writes what is pending at once
+    assert far.writes == [False]
+
+
+class Broken(Writer):
+    """A writer the thread itself trips over (not its write: that is caught and logged)."""
+
+    @property  # type: ignore[override]
+    def generation(self) -> int:
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError("broken writer")
+        return 0
+
+    @generation.setter
+    def generation(self, value: int) -> None:
+        pass
+
+
+def test_a_thread_that_fails_is_reported_and_the_next_request_restarts_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from dsh_persistence._checkpoints import Checkpointer
+
+    checkpoints, later = Checkpointer(), Writer()
+    with caplog.at_level("ERROR", logger="dsh.persistence"):
+        checkpoints.request(Broken(), 0, False)
+        wait_for(lambda: caplog.records)
+    (record,) = caplog.records
+    assert "checkpoint thread stopped (RuntimeError: broken writer)" in record.getMessage()
+    checkpoints.request(later, 0, False)
+    wait_for(lambda: later.writes)
+    checkpoints.close()
+    assert later.writes == [False]

@@ -52,6 +52,11 @@ async def test_the_dsh_yml_section_chooses_the_store_of_the_entry_point_plugin(
         ("persistence:\n  backend: postgres\n", "persistence.backend"),
         ("persistence:\n  fsync: sometimes\n", "persistence.fsync"),
         ("persistence:\n  directroy: /tmp\n", "persistence.directroy"),
+        ("persistence:\n  checkpoint_delay: 1e308\n", "persistence.checkpoint_delay"),
+        ("persistence:\n  checkpoint_delay: 3601\n", "persistence.checkpoint_delay"),
+        ("persistence:\n  checkpoint_delay: -1\n", "persistence.checkpoint_delay"),
+        ("persistence:\n  checkpoint_delay: .inf\n", "persistence.checkpoint_delay"),
+        ("persistence:\n  checkpoint_delay: .nan\n", "persistence.checkpoint_delay"),
     ],
 )
 async def test_a_bad_section_stops_start_up_naming_the_key(
@@ -62,3 +67,17 @@ async def test_a_bad_section_stops_start_up_naming_the_key(
         async with Harness(config_text=section):
             pass
     assert caught.value.path == path
+
+
+def test_checkpoint_delay_accepts_zero_to_an_hour() -> None:
+    assert PersistenceSettings(checkpoint_delay=0).checkpoint_delay == 0
+    assert PersistenceSettings(checkpoint_delay=3600).checkpoint_delay == 3600
+
+
+def test_messages_name_where_the_location_comes_from(tmp_path: Path) -> None:
+    env = {"DSH_PERSISTENCE_DIR": "/x"}
+    assert PersistenceSettings(directory=tmp_path).directory_source(env) == "persistence.directory"
+    assert PersistenceSettings().directory_source(env).startswith("$DSH_PERSISTENCE_DIR")
+    assert PersistenceSettings().directory_source({}).startswith("the default")
+    sqlite = PersistenceSettings(backend="sqlite", database=tmp_path / "s.db")
+    assert sqlite.database_source(env) == "persistence.database"

@@ -14,13 +14,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dsh_persistence._errors import SessionConflictError
+from dsh_persistence._errors import SessionConflictError, UnencodableEventError
 
 if TYPE_CHECKING:
     from dsh.persistence import SessionHeader, StoredSession
     from dsh.session import Session, SessionEvent
 
-__all__ = ["LoadedSession", "SessionBackend", "SessionInfo", "StoredTail", "check_contiguous"]
+__all__ = [
+    "LoadedSession",
+    "SessionBackend",
+    "SessionInfo",
+    "StoredTail",
+    "check_contiguous",
+    "encode_events",
+]
 
 #: Header keys lifted out of ``Session.meta`` for forks (``SessionStore.fork`` sets them).
 FORK_KEYS = ("parent", "seed_length")
@@ -69,6 +76,20 @@ def check_contiguous(events: Sequence[SessionEvent], session_id: str) -> None:
                 f"session {session_id!r}: events to append are not contiguous (seq "
                 f"{event.seq} where {first + offset} was expected); nothing was written"
             )
+
+
+def encode_events(events: Sequence[SessionEvent], session_id: str) -> list[bytes]:
+    """The JSON line of each event; ``UnencodableEventError`` names the first that has none."""
+    try:
+        return [event.to_json_bytes() for event in events]
+    except Exception:  # find which one, and say why
+        lines = []
+        for event in events:
+            try:
+                lines.append(event.to_json_bytes())
+            except Exception as exc:
+                raise UnencodableEventError(session_id, event.seq, event.type, exc) from exc
+        return lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +157,11 @@ class SessionBackend(ABC):
     @abstractmethod
     def delete(self, session_id: str) -> bool:
         """Remove a stored session; True if there was one."""
+
+    def prepare(self) -> None:  # noqa: B027 - optional: a backend may check nothing early
+        """Check (creating it if needed) that the storage location is usable; raise
+        ``PersistenceError`` saying where and why if not. Called when a harness starts,
+        so that a bad location is reported then rather than at the first flush."""
 
     def close(self) -> None:  # noqa: B027 - optional: backends without resources skip it
         """Release resources (connections). The backend is not used afterwards."""

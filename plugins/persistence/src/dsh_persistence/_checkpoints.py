@@ -63,6 +63,23 @@ class Checkpointer:
                 self._wake.notify()
 
     def _run(self) -> None:
+        try:
+            self._loop()
+        except BaseException as exc:  # a bug: say so, and let the next request restart it
+            with self._wake:
+                if self._thread is threading.current_thread():
+                    self._thread = None
+                pending = len(self._jobs)
+            log.error(
+                "the checkpoint thread stopped (%s: %s); %d pending checkpoint(s) wait for "
+                "the next request, and each turn's flush still writes its events",
+                type(exc).__name__,
+                exc,
+                pending,
+                exc_info=exc,
+            )
+
+    def _loop(self) -> None:
         while True:
             with self._wake:
                 while True:
@@ -74,7 +91,7 @@ class Checkpointer:
                     wait = self._jobs[0][0] - time.monotonic()
                     if wait <= 0 or self._closing:
                         break
-                    self._wake.wait(wait)
+                    self._wake.wait(min(wait, threading.TIMEOUT_MAX))
                 _, _, writer, durable, generation = heapq.heappop(self._jobs)
             if generation != writer.generation:
                 continue  # a later write stored what this checkpoint was for

@@ -9,6 +9,7 @@ __all__ = [
     "SessionConflictError",
     "SessionCorruptError",
     "SessionFormatError",
+    "UnencodableEventError",
 ]
 
 
@@ -40,3 +41,15 @@ class SessionConflictError(PersistenceError):
     is written."""
 
     code = "SESSION_CONFLICT"
+
+
+class UnencodableEventError(PersistenceError):
+    """An event of a batch cannot be written as JSON: nothing from it on was written.
+    ``seq`` says which (the events before it can still be stored)."""
+
+    def __init__(self, session_id: str, seq: int, kind: str, cause: BaseException) -> None:
+        super().__init__(
+            f"session {session_id!r}: event seq {seq} ({kind!r}) cannot be written as JSON "
+            f"({type(cause).__name__}: {cause}); it and the events after it were not written"
+        )
+        self.seq = seq

@@ -14,7 +14,7 @@ readable prefix (a torn or unfinished tail left by a crash is cut off first).
 
 from __future__ import annotations
 
-import json
+import errno
 import os
 import threading
 from collections.abc import Sequence
@@ -31,32 +31,23 @@ from dsh_persistence._backend import (
     SessionInfo,
     StoredTail,
     check_contiguous,
+    encode_events,
 )
-from dsh_persistence._errors import (
-    PersistenceError,
-    SessionConflictError,
-    SessionCorruptError,
-    SessionFormatError,
-)
+from dsh_persistence._errors import PersistenceError, SessionConflictError, SessionCorruptError
 from dsh_persistence._files import (
     SUFFIX,
     file_name,
     fsync_directory,
     lock_file,
     publish,
-    read_at,
     session_id_of,
     write_all,
 )
+from dsh_persistence._header import FORMAT, VERSION, header_line, parse_header, summary
 from dsh_persistence._records import close_turn, read_log
 
 __all__ = ["FORMAT", "VERSION", "JsonlBackend"]
 
-FORMAT = "dsh-session"
-#: The newest header version this code reads and the one it writes.
-VERSION = 1
-_HEADER_LIMIT = 1 << 20
-_TAIL_BLOCK = 4096
 _PATHS_KEPT = 4096  # file paths remembered by session id (computing one is not free)
 
 
@@ -72,11 +63,15 @@ class _FileEnd:
 
 
 class JsonlBackend(SessionBackend):
-    """Sessions as ``<directory>/<id>.jsonl``. ``fsync=False`` never waits for the disk."""
+    """Sessions as ``<directory>/<id>.jsonl``. ``fsync=False`` never waits for the disk.
+    ``source`` names the setting the directory comes from, for messages."""
 
-    def __init__(self, directory: str | os.PathLike[str], *, fsync: bool = True) -> None:
+    def __init__(
+        self, directory: str | os.PathLike[str], *, fsync: bool = True, source: str = ""
+    ) -> None:
         self.directory = Path(directory)
         self.location = str(self.directory)
+        self._source = source
         self._fsync = fsync
         self._guard = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
@@ -95,13 +90,39 @@ class JsonlBackend(SessionBackend):
         with self._guard:
             return self._locks.setdefault(session_id, threading.Lock())
 
+    def _failed(self, exc: OSError, doing: str, path: Path | None = None) -> PersistenceError:
+        """``exc`` as a PersistenceError saying what failed, on which path, and why. When
+        the directory itself is the problem, the message names it and its setting."""
+        reason = exc.strerror or str(exc)
+        usable = os.path.isdir(self.directory) and not isinstance(exc, NotADirectoryError)
+        if path is not None and usable:  # the file is the problem
+            return PersistenceError(f"{path}: cannot {doing}: {reason}")
+        if path is None and isinstance(exc, FileExistsError):
+            reason = "it exists and is not a directory"
+        source = f" ({self._source})" if self._source else ""
+        target = "" if path is None else f" {path}"
+        return PersistenceError(
+            f"{self.directory}{source} is not a usable session directory: cannot {doing}"
+            f"{target}: {reason}"
+        )
+
+    def prepare(self) -> None:
+        """Create the directory (private) if needed, and check that files can be made in it."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise self._failed(exc, "create it") from exc
+        if not os.access(self.directory, os.W_OK | os.X_OK):
+            error = PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+            raise self._failed(error, "create files in it")
+
     # -- writing -------------------------------------------------------------------------
 
     def append(self, info: SessionInfo, events: Sequence[SessionEvent], *, durable: bool) -> None:
         if not events:
             return
         check_contiguous(events, info.id)
-        payload = b"\n".join([event.to_json_bytes() for event in events]) + b"\n"
+        payload = b"\n".join(encode_events(events, info.id)) + b"\n"
         path = self.path(info.id)
         with self._lock(info.id):
             try:
@@ -110,6 +131,8 @@ class JsonlBackend(SessionBackend):
                 self._ends.pop(info.id, None)
                 self._create(info, path, payload, events)
                 return
+            except OSError as exc:
+                raise self._failed(exc, "open the session file", path) from exc
             try:
                 lock_file(fd)
                 stat = os.fstat(fd)
@@ -127,6 +150,9 @@ class JsonlBackend(SessionBackend):
                 write_all(fd, payload, end.valid)
                 if durable and self._fsync:
                     os.fsync(fd)
+            except OSError as exc:
+                self._ends.pop(info.id, None)
+                raise self._failed(exc, "append to the session file", path) from exc
             except BaseException:
                 self._ends.pop(info.id, None)
                 raise
@@ -143,34 +169,51 @@ class JsonlBackend(SessionBackend):
                 f"{path}: session {info.id!r} is not stored, so its log must start at seq 0, "
                 f"not {events[0].seq} (was the file deleted?); nothing was written"
             )
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        header = _header_line(info)
-        stat = publish(path, header + payload, fsync=self._fsync)
+        header = header_line(info)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise self._failed(exc, "create it") from exc
+        try:
+            stat = publish(path, header + payload, fsync=self._fsync)
+        except OSError as exc:
+            raise self._failed(exc, "create the session file", path) from exc
         size = len(header) + len(payload)
         self._ends[info.id] = _FileEnd(stat.st_ino, size, size, events[-1].seq + 1, events[-1])
 
     def sync(self, session_id: str) -> None:
         if not self._fsync:
             return
+        path = self.path(session_id)
         with self._lock(session_id):
             try:
-                fd = os.open(self.path(session_id), os.O_RDONLY)
+                fd = os.open(path, os.O_RDONLY)
             except FileNotFoundError:
                 return
+            except OSError as exc:
+                raise self._failed(exc, "open the session file", path) from exc
             try:
                 os.fsync(fd)
+            except OSError as exc:
+                raise self._failed(exc, "sync the session file", path) from exc
             finally:
                 os.close(fd)
 
     def delete(self, session_id: str) -> bool:
+        path = self.path(session_id)
         with self._lock(session_id):
             self._ends.pop(session_id, None)
             try:
-                os.unlink(self.path(session_id))
+                os.unlink(path)
             except FileNotFoundError:
                 return False
+            except OSError as exc:
+                raise self._failed(exc, "delete the session file", path) from exc
             if self._fsync:
-                fsync_directory(self.directory)
+                try:
+                    fsync_directory(self.directory)
+                except OSError as exc:
+                    raise self._failed(exc, "sync it after deleting", path) from exc
             return True
 
     # -- reading -------------------------------------------------------------------------
@@ -180,12 +223,14 @@ class JsonlBackend(SessionBackend):
             path = self.path(session_id)
             try:
                 stat = os.stat(path)
+                end = self._ends.get(session_id)
+                if end is None or (end.inode, end.size) != (stat.st_ino, stat.st_size):
+                    end = self._read(session_id, path)[3]
             except FileNotFoundError:
                 self._ends.pop(session_id, None)
                 return None
-            end = self._ends.get(session_id)
-            if end is None or (end.inode, end.size) != (stat.st_ino, stat.st_size):
-                end = self._read(session_id, path)[3]
+            except OSError as exc:
+                raise self._failed(exc, "read the session file", path) from exc
             return StoredTail(end.next_seq, end.last)
 
     def load(self, session_id: str) -> LoadedSession | None:
@@ -196,6 +241,8 @@ class JsonlBackend(SessionBackend):
             except FileNotFoundError:
                 self._ends.pop(session_id, None)
                 return None
+            except OSError as exc:
+                raise self._failed(exc, "read the session file", path) from exc
         closers = close_turn(events)
         meta = dict(header.get("meta") or {})
         meta.update({key: header[key] for key in FORK_KEYS if header.get(key) is not None})
@@ -242,12 +289,14 @@ class JsonlBackend(SessionBackend):
             entries = list(os.scandir(self.directory))
         except FileNotFoundError:
             return []
+        except OSError as exc:
+            raise self._failed(exc, "list it") from exc
         found = []
         for entry in entries:
             if entry.name.startswith(".") or not entry.name.endswith(SUFFIX):
                 continue
             try:
-                found.append(_summary(entry.path))
+                found.append(summary(entry.path))
             except FileNotFoundError:
                 continue  # deleted meanwhile
             except (OSError, PersistenceError) as exc:
@@ -255,110 +304,3 @@ class JsonlBackend(SessionBackend):
                     SessionHeader(session_id_of(entry.name), 0.0, 0.0, 0, f"(unreadable: {exc})")
                 )
         return found
-
-
-def parse_header(line: bytes, path: Path) -> dict[str, Any]:
-    """The header of a session file; refuses other files and newer formats."""
-    try:
-        header = json.loads(line)
-    except ValueError as exc:
-        raise SessionCorruptError(f"{path}:1: the header line is not JSON ({exc})") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise SessionFormatError(f"{path}:1: not a dsh session file (no {FORMAT!r} header)")
-    version = header.get("version")
-    if type(version) is not int or version < 1:
-        raise SessionFormatError(f"{path}:1: unknown session format version {version!r}")
-    if version > VERSION:
-        raise SessionFormatError(
-            f"{path}: session format version {version} is newer than this dsh-persistence "
-            f"reads (up to {VERSION}); upgrade dsh-persistence to open it. The file was "
-            "not changed."
-        )
-    return header
-
-
-def _header_line(info: SessionInfo) -> bytes:
-    header = {
-        "format": FORMAT,
-        "version": VERSION,
-        "id": info.id,
-        "created": info.created,
-        "cwd": info.cwd,
-        "title": info.title,
-        **{key: info.meta.get(key) for key in FORK_KEYS},
-        "meta": {key: value for key, value in info.meta.items() if key not in FORK_KEYS},
-    }
-    try:
-        text = json.dumps(header, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:
-        raise PersistenceError(
-            f"session {info.id!r}: its meta is not JSON ({exc}); nothing was written"
-        ) from None
-    try:
-        return text.encode() + b"\n"
-    except UnicodeEncodeError:  # a lone surrogate in the meta: written as an ASCII escape
-        return json.dumps(header, allow_nan=False, separators=(",", ":")).encode() + b"\n"
-
-
-def _summary(path: str) -> SessionHeader:
-    """A header from the first line and the last few KB of the file."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    try:
-        size = os.fstat(fd).st_size
-        head = read_at(fd, _TAIL_BLOCK, 0)
-        end = head.find(b"\n")
-        while end < 0 and len(head) < min(size, _HEADER_LIMIT):
-            head += read_at(fd, _TAIL_BLOCK * 16, len(head))
-            end = head.find(b"\n")
-        if end < 0:
-            raise SessionCorruptError(f"{path}:1: the header line is incomplete")
-        header = parse_header(head[:end], Path(path))
-        updated, turns = _tail_summary(fd, end + 1, size)
-    finally:
-        os.close(fd)
-    created = header.get("created")
-    created = float(created) if isinstance(created, int | float) else 0.0
-    identity = header.get("id")
-    if not isinstance(identity, str):
-        raise SessionCorruptError(f"{path}:1: the header has no session id")
-    return SessionHeader(
-        identity,
-        created,
-        updated if updated is not None else created,
-        turns,
-        str(header.get("title") or ""),
-    )
-
-
-def _tail_summary(fd: int, body: int, size: int) -> tuple[float | None, int]:
-    """(time of the last readable event, number of the last turn) from the file's end,
-    reading backwards in growing blocks until a turn boundary is found."""
-    updated: float | None = None
-    block = _TAIL_BLOCK
-    while True:
-        start = max(body, size - block)
-        lines = read_at(fd, size - start, start).split(b"\n")
-        lines.pop()  # a torn last line, or b""
-        if start > body and lines:
-            lines.pop(0)  # the block starts mid-line
-        for line in reversed(lines):
-            if updated is None or b'"turn/' in line:
-                raw = _loads(line)
-                if raw is None:
-                    continue
-                if updated is None and isinstance(raw.get("time"), int | float):
-                    updated = float(raw["time"])
-                if raw.get("type") in ("turn/start", "turn/end"):
-                    turn = (raw.get("data") or {}).get("turn")
-                    return updated, turn if type(turn) is int else 0
-        if start == body:
-            return updated, 0
-        block *= 8
-
-
-def _loads(line: bytes) -> dict[str, Any] | None:
-    try:
-        raw = json.loads(line)
-    except ValueError:
-        return None
-    return raw if isinstance(raw, dict) else None

@@ -41,10 +41,12 @@ def open_backend(settings: PersistenceSettings) -> SessionBackend:
     if settings.backend == "sqlite":
         from dsh_persistence._sqlite import SqliteBackend
 
-        return SqliteBackend(settings.database_path(), fsync=fsync)
+        path, source = settings.database_path(), settings.database_source()
+        return SqliteBackend(path, fsync=fsync, source=source)
     from dsh_persistence._jsonl import JsonlBackend
 
-    return JsonlBackend(settings.session_directory(), fsync=fsync)
+    directory, source = settings.session_directory(), settings.directory_source()
+    return JsonlBackend(directory, fsync=fsync, source=source)
 
 
 class PersistencePlugin:
@@ -135,6 +137,9 @@ class PersistencePlugin:
         self._harnesses += 1
         if self._pinned is None:
             self.configure(harness.config.section("persistence"))
+        # A directory that cannot hold sessions (a file, /proc/..., no permission) is
+        # reported now, naming the setting and the path, not first at the end of a turn.
+        self.backend.prepare()
 
     @hookimpl
     async def harness_stopping(self) -> None:

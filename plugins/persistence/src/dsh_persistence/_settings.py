@@ -13,6 +13,8 @@ __all__ = ["ENV_DIRECTORY", "PersistenceSettings", "default_directory"]
 
 #: Overrides the default session directory (tests and CI point it at a temp dir).
 ENV_DIRECTORY = "DSH_PERSISTENCE_DIR"
+#: The longest ``checkpoint_delay`` accepted, in seconds: an hour.
+MAX_CHECKPOINT_DELAY = 3600.0
 
 
 def default_directory(env: Mapping[str, str] | None = None) -> Path:
@@ -57,12 +59,27 @@ class PersistenceSettings(BaseModel):
     #: a tool call starts or ends or a step ends, so that a crash in a long turn keeps
     #: what the turn already did. Turns that end sooner are written by their flush.
     checkpoints: bool = True
-    checkpoint_delay: float = Field(default=0.05, ge=0)
+    #: Seconds from the event that asks for a checkpoint to the write: 0 to an hour.
+    checkpoint_delay: float = Field(
+        default=0.05, ge=0, le=MAX_CHECKPOINT_DELAY, allow_inf_nan=False
+    )
 
     def session_directory(self, env: Mapping[str, str] | None = None) -> Path:
         """The directory in use: ``directory`` or the default, made absolute."""
         chosen = self.directory.expanduser() if self.directory else default_directory(env)
         return Path.cwd() / chosen if not chosen.is_absolute() else chosen
+
+    def directory_source(self, env: Mapping[str, str] | None = None) -> str:
+        """Where ``session_directory`` comes from, for messages about it."""
+        if self.directory is not None:
+            return "persistence.directory"
+        if (os.environ if env is None else env).get(ENV_DIRECTORY):
+            return f"${ENV_DIRECTORY}; persistence.directory is not set"
+        return "the default; persistence.directory is not set"
+
+    def database_source(self, env: Mapping[str, str] | None = None) -> str:
+        """Where ``database_path`` comes from, for messages about it."""
+        return "persistence.database" if self.database is not None else self.directory_source(env)
 
     def database_path(self, env: Mapping[str, str] | None = None) -> Path:
         """The SQLite file in use: ``database`` or ``<directory>/sessions.sqlite3``."""

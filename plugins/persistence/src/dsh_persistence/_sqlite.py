@@ -25,6 +25,7 @@ from dsh_persistence._backend import (
     SessionInfo,
     StoredTail,
     check_contiguous,
+    encode_events,
 )
 from dsh_persistence._errors import PersistenceError, SessionConflictError, SessionFormatError
 from dsh_persistence._records import close_turn, read_log
@@ -57,13 +58,20 @@ T = TypeVar("T")
 
 
 class SqliteBackend(SessionBackend):
-    """Sessions in the SQLite database ``path``; connects on first use."""
+    """Sessions in the SQLite database ``path``; connects on first use. ``source`` names
+    the setting the path comes from, for messages (``persistence.database``)."""
 
     def __init__(
-        self, path: str | os.PathLike[str], *, fsync: bool = True, timeout: float = 30.0
+        self,
+        path: str | os.PathLike[str],
+        *,
+        fsync: bool = True,
+        timeout: float = 30.0,
+        source: str = "",
     ) -> None:
         self.path = Path(path)
         self.location = str(self.path)
+        self._source = source
         self._fsync = fsync
         self._timeout = timeout
         self._lock = threading.Lock()  # one connection, used by one thread at a time
@@ -71,20 +79,42 @@ class SqliteBackend(SessionBackend):
 
     def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
+            db = self._connect()
             try:
-                return work(self._connect())
+                return work(db)
             except sqlite3.Error as exc:
                 raise PersistenceError(f"{self.path}: {exc}") from exc
+
+    def _unusable(self, doing: str, reason: object) -> PersistenceError:
+        """The database cannot be opened or created: say which, where, and from what setting."""
+        source = f" ({self._source})" if self._source else ""
+        return PersistenceError(f"{self.path}{source}: cannot {doing}: {reason}")
+
+    def prepare(self) -> None:
+        """Create the database's directory and check that the database can be there."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            reason = exc.strerror or exc
+            if isinstance(exc, FileExistsError):
+                reason = "it exists and is not a directory"
+            raise self._unusable(f"create the directory {self.path.parent}", reason) from exc
+        if os.path.isdir(self.path):  # never raises
+            raise self._unusable("use it as the session database", "it is a directory")
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is not None:
             return self._db
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with suppress(FileExistsError):  # created private: sessions hold prompts and files
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        db = sqlite3.connect(
-            self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
-        )
+        self.prepare()
+        try:
+            with suppress(FileExistsError):  # created private: sessions hold prompts and files
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            db = sqlite3.connect(
+                self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
+            )
+        except (OSError, sqlite3.Error) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise self._unusable("open the session database", reason) from exc
         try:
             self._check_version(db)
             self._enable_wal(db)
@@ -93,6 +123,9 @@ class SqliteBackend(SessionBackend):
                     for statement in _SCHEMA:  # not executescript: it commits first
                         db.execute(statement)
                     db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except sqlite3.Error as exc:
+            db.close()
+            raise self._unusable("open the session database", exc) from exc
         except BaseException:
             db.close()
             raise
@@ -131,7 +164,9 @@ class SqliteBackend(SessionBackend):
         if not events:
             return
         check_contiguous(events, info.id)
-        rows = [(info.id, event.seq, event.to_json()) for event in events]
+        first = events[0].seq  # the seqs are contiguous
+        lines = encode_events(events, info.id)
+        rows = [(info.id, first + n, line.decode()) for n, line in enumerate(lines)]
         turns = max(
             (e.data["turn"] for e in events if e.type == "turn/start" and "turn" in e.data),
             default=0,
@@ -150,6 +185,15 @@ class SqliteBackend(SessionBackend):
             with _transaction(db):
                 row = db.execute("SELECT next_seq FROM sessions WHERE id=?", (info.id,)).fetchone()
                 expected = 0 if row is None else int(row[0])
+                if row is not None and events[0].seq < expected:
+                    # The stored log may end earlier: rows of a crashed turn that loading
+                    # ignores. Then the append continues the readable log and removes them.
+                    readable = len(self._read_log(db, info.id))
+                    if events[0].seq == readable:
+                        db.execute(
+                            "DELETE FROM events WHERE session=? AND seq>=?", (info.id, readable)
+                        )
+                        expected = readable
                 if events[0].seq != expected:
                     raise SessionConflictError(
                         f"{self.path}: session {info.id!r}: cannot append seq "
@@ -174,13 +218,18 @@ class SqliteBackend(SessionBackend):
         # copies), so fsyncing the WAL makes every earlier NORMAL commit durable.
         if not self._fsync:
             return
+        wal = f"{self.path}-wal"
         with self._lock:
             try:
-                fd = os.open(f"{self.path}-wal", os.O_RDONLY)
+                fd = os.open(wal, os.O_RDONLY)
             except FileNotFoundError:
                 return
+            except OSError as exc:
+                raise PersistenceError(f"{wal}: cannot open it to sync: {exc.strerror}") from exc
             try:
                 os.fsync(fd)
+            except OSError as exc:
+                raise PersistenceError(f"{wal}: cannot sync it: {exc.strerror}") from exc
             finally:
                 os.close(fd)
 
@@ -195,24 +244,32 @@ class SqliteBackend(SessionBackend):
     # -- reading -------------------------------------------------------------------------
 
     def tail(self, session_id: str) -> StoredTail | None:
-        def work(db: sqlite3.Connection) -> StoredTail | None:
-            with _transaction(db, "BEGIN"):
-                row = db.execute(
-                    "SELECT next_seq FROM sessions WHERE id=?", (session_id,)
-                ).fetchone()
-                if row is None:
-                    return None
-                next_seq = int(row[0])
-                line = db.execute(
-                    "SELECT line FROM events WHERE session=? AND seq=?", (session_id, next_seq - 1)
-                ).fetchone()
-            last = None
-            if line is not None:
-                with suppress(ValueError, KeyError, TypeError):
-                    last = SessionEvent.from_dict(json.loads(line[0]))
-            return StoredTail(next_seq, last)
+        """The end of the readable log (as ``load`` reads it), not ``sessions.next_seq``:
+        rows of a crashed turn that loading ignores are not part of it."""
 
-        return self._run(work)
+        def work(db: sqlite3.Connection) -> list[SessionEvent] | None:
+            with _transaction(db, "BEGIN"):
+                if db.execute("SELECT 1 FROM sessions WHERE id=?", (session_id,)).fetchone():
+                    return self._read_log(db, session_id)
+                return None
+
+        events = self._run(work)
+        if events is None:
+            return None
+        return StoredTail(len(events), events[-1] if events else None)
+
+    def _read_log(self, db: sqlite3.Connection, session_id: str) -> list[SessionEvent]:
+        """The readable prefix of the stored log (``read_log``; raises like ``load``)."""
+        rows = db.execute(
+            "SELECT line FROM events WHERE session=? ORDER BY seq", (session_id,)
+        ).fetchall()
+        return read_log([row[0] for row in rows], self._where(session_id))[0]
+
+    def _where(self, session_id: str) -> Callable[[int], str]:
+        def where(index: int) -> str:
+            return f"{self.path}: session {session_id!r}, event #{index}"
+
+        return where
 
     def load(self, session_id: str) -> LoadedSession | None:
         def work(db: sqlite3.Connection) -> tuple[Any, list[str]] | None:
@@ -231,11 +288,7 @@ class SqliteBackend(SessionBackend):
         if found is None:
             return None
         (created, meta), records = found
-
-        def where(index: int) -> str:
-            return f"{self.path}: session {session_id!r}, event #{index}"
-
-        events, ignored = read_log(records, where)
+        events, ignored = read_log(records, self._where(session_id))
         closers = close_turn(events)
         stored = StoredSession(session_id, float(created), events + closers, json.loads(meta))
         return LoadedSession(stored, len(events), ignored, len(closers))

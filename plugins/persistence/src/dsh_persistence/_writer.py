@@ -6,6 +6,11 @@ stored next seq (read from the backend on the first write, after checking that t
 live log really continues the stored one), so the first seq written always equals the
 stored next seq: re-appending after a resume cannot happen. Closers that loading added
 to a resumed log are simply the first events written.
+
+A write that fails stores nothing out of order: the next write starts again at the
+first event not stored. An event that cannot be encoded (``UnencodableEventError``) is
+such a failure: the events before it are stored, and it and everything after it stay
+in the log, retried (and reported) by every later write.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from dsh_persistence._backend import SessionBackend, SessionInfo, StoredTail
-from dsh_persistence._errors import SessionConflictError
+from dsh_persistence._errors import SessionConflictError, UnencodableEventError
 
 if TYPE_CHECKING:
     from dsh.session import Session, SessionEvent
@@ -61,17 +66,27 @@ class SessionWriter:
             if written < end:
                 if self._info is None:
                     self._info = SessionInfo.of(self.session)
+                info = self._info
                 try:
-                    self.backend.append(self._info, events[written:end], durable=durable)
+                    self.backend.append(info, events[written:end], durable=durable)
+                except UnencodableEventError as exc:
+                    self._written = None
+                    if written < exc.seq < end:  # store what comes before it
+                        self.backend.append(info, events[written : exc.seq], durable=durable)
+                        self._stored(exc.seq, durable)
+                    raise
                 except BaseException:
                     self._written = None  # part may be stored: ask the backend next time
                     raise
-                self._written = end
-                if durable:
-                    self._durable = end
+                self._stored(end, durable)
             elif durable and self._durable < written:
                 self.backend.sync(self.session.id)
                 self._durable = written
+
+    def _stored(self, end: int, durable: bool) -> None:
+        self._written = end
+        if durable:
+            self._durable = end
 
     def _attach(self) -> int:
         """The stored next seq, after checking that the live log continues it."""

@@ -13,7 +13,7 @@ from dsh import AssistantMessage, Message, ToolResultMessage, UserMessage
 from dsh.invariants import check_invariants
 from dsh.session import Session, SessionEvent
 from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
-from dsh_persistence._backend import SessionBackend, SessionInfo
+from dsh_persistence._backend import SessionBackend, SessionInfo, StoredTail
 from dsh_persistence._errors import SessionConflictError, SessionCorruptError, SessionFormatError
 from dsh_persistence._plugin import PersistencePlugin
 from dsh_persistence._records import OUTCOME_UNKNOWN
@@ -262,6 +262,13 @@ class BackendContract:
         assert loaded.dropped == 2
         assert check_invariants(loaded.stored.events) == []
         assert loaded.stored.events[-1].data["reason"] == "interrupted"
+        writer = open_backend()  # continues the kept prefix, replacing what was ignored
+        assert writer.tail("s1") == StoredTail(done + 3, log.events[done + 2])
+        writer.append(info(), loaded.stored.events[done + 3 :], durable=True)
+        again = open_backend().load("s1")
+        assert again is not None
+        assert (again.dropped, again.closers) == (0, 0)
+        assert dicts(again.stored.events) == dicts(loaded.stored.events)
 
     def test_b43_a_newer_format_is_refused_with_a_message_saying_so(
         self, backend: SessionBackend, damage: Damage, open_backend: Opener

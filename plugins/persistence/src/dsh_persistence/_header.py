@@ -1,0 +1,133 @@
+"""The first line of a session file (the header) and the summary ``list()`` shows.
+
+The header is written once, when the file is published; ``summary`` reads it and the
+last few KB of the file, so listing sessions does not read whole logs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from dsh.persistence import SessionHeader
+from dsh_persistence._backend import FORK_KEYS, SessionInfo
+from dsh_persistence._errors import PersistenceError, SessionCorruptError, SessionFormatError
+from dsh_persistence._files import read_at
+
+__all__ = ["FORMAT", "VERSION", "header_line", "parse_header", "summary"]
+
+FORMAT = "dsh-session"
+#: The newest header version this code reads and the one it writes.
+VERSION = 1
+_HEADER_LIMIT = 1 << 20
+_TAIL_BLOCK = 4096
+
+
+def parse_header(line: bytes, path: Path) -> dict[str, Any]:
+    """The header of a session file; refuses other files and newer formats."""
+    try:
+        header = json.loads(line)
+    except ValueError as exc:
+        raise SessionCorruptError(f"{path}:1: the header line is not JSON ({exc})") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise SessionFormatError(f"{path}:1: not a dsh session file (no {FORMAT!r} header)")
+    version = header.get("version")
+    if type(version) is not int or version < 1:
+        raise SessionFormatError(f"{path}:1: unknown session format version {version!r}")
+    if version > VERSION:
+        raise SessionFormatError(
+            f"{path}: session format version {version} is newer than this dsh-persistence "
+            f"reads (up to {VERSION}); upgrade dsh-persistence to open it. The file was "
+            "not changed."
+        )
+    return header
+
+
+def header_line(info: SessionInfo) -> bytes:
+    """Line 1 of a new session file."""
+    header = {
+        "format": FORMAT,
+        "version": VERSION,
+        "id": info.id,
+        "created": info.created,
+        "cwd": info.cwd,
+        "title": info.title,
+        **{key: info.meta.get(key) for key in FORK_KEYS},
+        "meta": {key: value for key, value in info.meta.items() if key not in FORK_KEYS},
+    }
+    try:
+        text = json.dumps(header, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise PersistenceError(
+            f"session {info.id!r}: its meta is not JSON ({exc}); nothing was written"
+        ) from None
+    try:
+        return text.encode() + b"\n"
+    except UnicodeEncodeError:  # a lone surrogate in the meta: written as an ASCII escape
+        return json.dumps(header, allow_nan=False, separators=(",", ":")).encode() + b"\n"
+
+
+def summary(path: str) -> SessionHeader:
+    """A header from the first line and the last few KB of the file."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        size = os.fstat(fd).st_size
+        head = read_at(fd, _TAIL_BLOCK, 0)
+        end = head.find(b"\n")
+        while end < 0 and len(head) < min(size, _HEADER_LIMIT):
+            head += read_at(fd, _TAIL_BLOCK * 16, len(head))
+            end = head.find(b"\n")
+        if end < 0:
+            raise SessionCorruptError(f"{path}:1: the header line is incomplete")
+        header = parse_header(head[:end], Path(path))
+        updated, turns = _tail_summary(fd, end + 1, size)
+    finally:
+        os.close(fd)
+    created = header.get("created")
+    created = float(created) if isinstance(created, int | float) else 0.0
+    identity = header.get("id")
+    if not isinstance(identity, str):
+        raise SessionCorruptError(f"{path}:1: the header has no session id")
+    return SessionHeader(
+        identity,
+        created,
+        updated if updated is not None else created,
+        turns,
+        str(header.get("title") or ""),
+    )
+
+
+def _tail_summary(fd: int, body: int, size: int) -> tuple[float | None, int]:
+    """(time of the last readable event, number of the last turn) from the file's end,
+    reading backwards in growing blocks until a turn boundary is found."""
+    updated: float | None = None
+    block = _TAIL_BLOCK
+    while True:
+        start = max(body, size - block)
+        lines = read_at(fd, size - start, start).split(b"\n")
+        lines.pop()  # a torn last line, or b""
+        if start > body and lines:
+            lines.pop(0)  # the block starts mid-line
+        for line in reversed(lines):
+            if updated is None or b'"turn/' in line:
+                raw = _loads(line)
+                if raw is None:
+                    continue
+                if updated is None and isinstance(raw.get("time"), int | float):
+                    updated = float(raw["time"])
+                if raw.get("type") in ("turn/start", "turn/end"):
+                    turn = (raw.get("data") or {}).get("turn")
+                    return updated, turn if type(turn) is int else 0
+        if start == body:
+            return updated, 0
+        block *= 8
+
+
+def _loads(line: bytes) -> dict[str, Any] | None:
+    try:
+        raw = json.loads(line)
+    except ValueError:
+        return None
+    return raw if isinstance(raw, dict) else None

@@ -1,0 +1,164 @@
+"""Unusable places and I/O failures are ``PersistenceError``s saying what, where and why.
+
+A session directory that is a file (or under one, or in ``/proc``), a directory where a
+session file or the database should be: every backend method reports the path (and,
+for the directory or database itself, the setting it comes from), never a bare
+``OSError``; a harness reports a bad location when it starts, and again at each flush.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from dsh import hookimpl
+from dsh.errors import HookError
+from dsh.plugins import create_plugin_manager
+from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
+from dsh_persistence import (
+    JsonlBackend,
+    PersistenceError,
+    PersistencePlugin,
+    PersistenceSettings,
+    SessionInfo,
+    SqliteBackend,
+    open_backend,
+)
+from dsh_persistence.testing import LogBuilder
+
+pytestmark = pytest.mark.plugins("persistence")
+
+LIMIT = 10
+EVENTS = LogBuilder().turn()
+
+
+def unusable(tmp_path: Path, kind: str) -> Path:
+    """A directory setting that cannot hold sessions."""
+    (tmp_path / "a-file").write_text("not a directory\n")
+    if kind == "file":
+        return tmp_path / "a-file"
+    if kind == "under-a-file":
+        return tmp_path / "a-file" / "sessions"
+    if not sys.platform.startswith("linux") or not Path("/proc/self").exists():
+        pytest.skip("needs Linux /proc")
+    return Path("/proc/nope")
+
+
+KINDS = ["file", "under-a-file", "proc"]
+
+
+def refuse(call: object, *pieces: str) -> str:
+    assert callable(call)
+    with pytest.raises(PersistenceError) as caught:
+        call()
+    message = str(caught.value)
+    for piece in pieces:
+        assert piece in message
+    assert isinstance(caught.value.__cause__, OSError)  # the original error is kept
+    return message
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_unusable_directory_is_named_with_its_setting_by_every_method(
+    settings: PersistenceSettings, tmp_path: Path, kind: str
+) -> None:
+    directory = unusable(tmp_path, kind)
+    chosen = settings.model_copy(update={"directory": directory})
+    backend = open_backend(chosen)
+    try:
+        for call in (
+            backend.prepare,
+            lambda: backend.append(SessionInfo("s", 1.0), EVENTS, durable=True),
+        ):
+            refuse(call, str(directory), "persistence.directory")
+        for call in (backend.headers, lambda: backend.load("s"), lambda: backend.tail("s")):
+            if kind == "proc" and settings.backend == "jsonl":
+                assert not call()  # a directory that does not exist holds no session
+            else:  # SQLite opens (so creates) the database to read it
+                refuse(call, str(directory), "persistence.directory")
+    finally:
+        backend.close()
+
+
+def test_a_directory_where_a_session_file_should_be_is_named(tmp_path: Path) -> None:
+    backend = JsonlBackend(tmp_path)
+    (tmp_path / "s.jsonl").mkdir()
+    path = str(tmp_path / "s.jsonl")
+
+    refuse(lambda: backend.load("s"), path, "cannot read the session file", "Is a directory")
+    refuse(lambda: backend.tail("s"), path, "Is a directory")
+    refuse(lambda: backend.append(SessionInfo("s", 1.0), EVENTS, durable=True), path)
+    refuse(lambda: backend.delete("s"), path, "cannot delete the session file")
+    assert (tmp_path / "s.jsonl").is_dir()  # nothing was removed or replaced
+
+
+def test_a_directory_where_the_database_should_be_is_named(tmp_path: Path) -> None:
+    (tmp_path / "db").mkdir()
+    settings = PersistenceSettings(backend="sqlite", database=tmp_path / "db")
+    backend = open_backend(settings)
+    assert isinstance(backend, SqliteBackend)
+    try:
+        for call in (backend.prepare, backend.headers, lambda: backend.load("s")):
+            with pytest.raises(PersistenceError) as caught:
+                call()
+            assert f"{tmp_path / 'db'} (persistence.database)" in str(caught.value)
+            assert "it is a directory" in str(caught.value)
+    finally:
+        backend.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root ignores modes")
+def test_a_directory_without_write_permission_is_reported(tmp_path: Path) -> None:
+    directory = tmp_path / "read-only"
+    directory.mkdir(mode=0o500)
+    backend = JsonlBackend(directory, source="persistence.directory")
+    try:
+        message = refuse(lambda: backend.append(SessionInfo("s", 1.0), EVENTS, durable=True))
+        assert str(directory) in message and "Permission denied" in message
+        with pytest.raises(PersistenceError, match="create files in it"):
+            backend.prepare()
+    finally:
+        directory.chmod(0o700)
+
+
+class Errors:
+    def __init__(self) -> None:
+        self.errors: list[BaseException] = []
+
+    @hookimpl
+    def agent_error(self, error: BaseException) -> None:
+        self.errors.append(error)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_harness_reports_an_unusable_directory_at_start_and_at_each_flush(
+    settings: PersistenceSettings, tmp_path: Path, kind: str
+) -> None:
+    directory = unusable(tmp_path, kind)
+    plugin = PersistencePlugin(settings.model_copy(update={"directory": directory}))
+    errors, reported = Errors(), list[HookError]()
+    pm = create_plugin_manager(
+        [("persistence", plugin), ("errors", errors)],
+        load_entry_points=False,
+        report=reported.append,
+    )
+    try:
+        async with scripted_harness(ScriptedModel([text("hi")]), pm=pm) as harness:
+            (started,) = reported
+            assert started.hook == "harness_started"
+            assert isinstance(started.cause, PersistenceError)
+            assert str(directory) in str(started.cause)
+            assert "persistence.directory" in str(started.cause)
+            agent = await harness.agents.create("a", options={"model": "scripted"})
+            with anyio.fail_after(LIMIT):
+                events = await run_turn(agent, "hello")
+    finally:
+        plugin.close()
+    assert events[-1].data["reason"] == "completed"  # the agent kept running
+    assert errors.errors, "the failed flush was not reported"
+    for error in errors.errors:
+        assert str(directory) in str(error) and "persistence.directory" in str(error)

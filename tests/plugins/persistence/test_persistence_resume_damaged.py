@@ -1,0 +1,120 @@
+"""Resuming a session whose crashed last turn left damaged records, then writing to it.
+
+Loading ignores the records after the first unreadable or missing one of an unfinished
+turn ("cut off"). Every backend must then continue the log from the kept prefix: the
+next append replaces the ignored records, and every later event is stored. (SQLite used
+to keep its stored next seq, so every later flush was refused as a conflict.)
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from typing import Any
+
+import anyio
+import pytest
+
+from dsh import hookimpl
+from dsh.testing import ScriptedModel, check_invariants, run_turn, scripted_harness, text
+from dsh_persistence import PersistencePlugin, PersistenceSettings, SessionInfo, open_backend
+from dsh_persistence._files import file_name
+from dsh_persistence.testing import LogBuilder
+
+pytestmark = pytest.mark.plugins("persistence")
+
+LIMIT = 10
+
+
+class Errors:
+    def __init__(self) -> None:
+        self.errors: list[BaseException] = []
+
+    @hookimpl
+    def agent_error(self, error: BaseException) -> None:
+        self.errors.append(error)
+
+
+def crashed_session(settings: PersistenceSettings) -> tuple[list[Any], int]:
+    """Stores turn 1 and the start of turn 2 (the process died mid-turn): (events, the
+    seq where turn 2 starts)."""
+    log = LogBuilder()
+    log.turn("first")
+    done = len(log.events)
+    log.turn("second")
+    events = log.events[: done + 7]  # turn/start ... tool/call of turn 2
+    backend = open_backend(settings)
+    try:
+        backend.append(SessionInfo("s", 1.0), events, durable=True)
+    finally:
+        backend.close()
+    return events, done
+
+
+def damage(settings: PersistenceSettings, seq: int, line: bytes | None) -> None:
+    """Replace the stored event ``seq`` by ``line``, or remove it (None)."""
+    if settings.backend == "sqlite":
+        with closing(sqlite3.connect(settings.database_path())) as db, db:
+            if line is None:
+                db.execute("DELETE FROM events WHERE session='s' AND seq=?", (seq,))
+            else:
+                db.execute(
+                    "UPDATE events SET line=? WHERE session='s' AND seq=?", (line.decode(), seq)
+                )
+        return
+    path = settings.session_directory() / file_name("s")
+    lines = path.read_bytes().splitlines(keepends=True)
+    if line is None:
+        del lines[seq + 1]  # line 1 is the header
+    else:
+        lines[seq + 1] = line + b"\n"
+    path.write_bytes(b"".join(lines))
+
+
+@pytest.mark.parametrize(
+    ("where", "line"),
+    [
+        (3, b"{garbage"),
+        (6, b"{garbage"),
+        (3, None),
+        (4, b'{"type":"x","seq":99,"time":1,"data":{}}'),
+    ],
+    ids=["garbage-mid-turn", "garbage-last", "missing", "misnumbered"],
+)
+async def test_new_turns_of_a_resumed_session_with_a_damaged_crashed_turn_are_all_stored(
+    settings: PersistenceSettings, where: int, line: bytes | None
+) -> None:
+    crashed, turn_two = crashed_session(settings)
+    bad = turn_two + where
+    damage(settings, bad, line)
+
+    errors = Errors()
+    plugin = PersistencePlugin(settings)
+    plugins = [("persistence", plugin), ("errors", errors)]
+    model = ScriptedModel([text("three"), text("four")])
+    try:
+        async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
+            resumed = await h.agents.resume("a", "s", options={"model": "scripted"})
+            kept = resumed.session.events[:bad]
+            assert [e.to_dict() for e in kept] == [e.to_dict() for e in crashed[:bad]]
+            closed = resumed.session.events[-1].data
+            assert (closed["turn"], closed["reason"]) == (2, "interrupted")
+            with anyio.fail_after(LIMIT):
+                await run_turn(resumed, "third")
+                await run_turn(resumed, "fourth")
+            live = [event.to_dict() for event in resumed.session.events]
+    finally:
+        plugin.close()
+
+    assert [str(error) for error in errors.errors] == []
+    backend = open_backend(settings)
+    try:
+        tail = backend.tail("s")
+        loaded = backend.load("s")
+    finally:
+        backend.close()
+    assert loaded is not None and tail is not None
+    assert [event.to_dict() for event in loaded.stored.events] == live
+    assert (loaded.kept, loaded.dropped, loaded.closers) == (len(live), 0, 0)
+    assert tail.next_seq == len(live)
+    assert check_invariants(loaded.stored.events) == []
