@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -53,3 +54,44 @@ def test_a_mutating_tool_call_is_put_to_the_person(
     result = server.bodies()[1]["messages"][-1]
     assert result["role"] == "tool"
     assert expected in result["content"]
+
+
+def test_end_of_input_at_a_question_denies_it_and_quits(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server(
+        [tool_call_reply("bash", {"command": "echo approved-output"}), text_reply("Denied.")]
+    )
+    child = start_chat(server, cli_env, tmp_path)
+    child.sendline("run it")
+    child.expect_exact("allow? y = once")
+    child.sendeof()  # Ctrl-D: no one will answer
+    child.expect_exact("denied: the input ended")
+    child.expect_exact("[turn 1 completed")
+    child.expect(pexpect.EOF, timeout=15)  # long before permissions.ask_timeout
+    child.close()
+    assert child.exitstatus == 0
+    result = server.bodies()[1]["messages"][-1]
+    assert result["role"] == "tool"
+    assert "the input ended" in result["content"]
+    assert "approved-output" not in result["content"]
+
+
+def test_a_question_after_piped_input_ended_is_denied(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server(
+        [tool_call_reply("bash", {"command": "echo approved-output"}), text_reply("Denied.")]
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "chat"],
+        input="run it\n",
+        env={**cli_env, "DSH_LOAD_PLUGINS": "permissions"},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "denied: the input ended" in done.stderr
+    assert "approved-output" not in server.bodies()[1]["messages"][-1]["content"]

@@ -79,3 +79,47 @@ def test_compact_without_the_plugin_says_what_is_missing(
     child.expect_exact("> ")  # the prompt comes back
     child.sendline("/quit")
     child.expect(pexpect.EOF)
+
+
+@pytest.mark.parametrize(
+    "plugins",
+    [pytest.param("persistence", marks=pytest.mark.plugins("persistence")), ""],
+)
+def test_a_failed_resume_keeps_the_current_chat(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, plugins: str
+) -> None:
+    server = model_server([text_reply("Noted."), text_reply("Banana.")])
+    child = start_chat(server, cli_env, tmp_path, plugins)
+    child.sendline("remember the word banana")
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    child.sendline("/resume typo-id")
+    child.expect_exact("/resume: cannot resume session 'typo-id'")
+    child.expect_exact("this chat goes on")
+    child.expect_exact("> ")
+    child.sendline("what word?")
+    child.expect_exact("[turn 2 completed")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    messages = server.bodies()[1]["messages"]
+    assert [m.get("content") for m in messages[1:]] == [
+        "remember the word banana",
+        "Noted.",
+        "what word?",
+    ]
+
+
+def test_resume_while_a_turn_runs_keeps_the_turn(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    slow = text_reply("thinking", ".", ".", ".", ".", " done.", pause=0.3)
+    server = model_server([slow])
+    child = start_chat(server, cli_env, tmp_path, "")
+    child.sendline("start")
+    child.expect_exact("thinking")
+    child.sendline("/resume some-id")
+    child.expect_exact("/resume: the agent is working")
+    child.expect_exact("done.")
+    child.expect_exact("[turn 1 completed")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)

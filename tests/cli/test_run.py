@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_support import text_reply
 
 DSH = [sys.executable, "-m", "dsh.cli"]
@@ -84,3 +85,78 @@ def test_the_first_agent_in_dsh_yml_gives_the_prompt_and_options(
     done = dsh("-m", model_arg(server), "run", "hi", env=cli_env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert server.bodies()[0]["messages"][0] == {"role": "system", "content": "You are terse."}
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_a_bad_cwd_is_refused_before_anything_runs(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, kind: str
+) -> None:
+    server = model_server([text_reply("ok")])
+    target = tmp_path / "nowhere"
+    if kind == "file":
+        target.write_text("")
+    done = dsh(
+        "--cwd", str(target), "-m", model_arg(server), "run", "hi", env=cli_env, cwd=tmp_path
+    )
+    assert done.returncode == 2
+    what = "is not a directory" if kind == "file" else "does not exist"
+    assert (
+        done.stderr == f"dsh: error: --cwd {str(target)!r}: {what}; give the directory to work in\n"
+    )
+    assert server.bodies() == []
+
+
+def test_a_closed_output_pipe_stops_the_run_quietly(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    pieces = [f"word{n} " for n in range(20)]
+    server = model_server([text_reply(*pieces, pause=0.1)])
+    with subprocess.Popen(
+        [*DSH, "-m", model_arg(server), "run", "--json", "hi"],
+        env=cli_env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as child:
+        assert child.stdout is not None and child.stderr is not None
+        assert json.loads(child.stdout.readline())["seq"] == 0
+        child.stdout.close()  # as `| head -1` does, while the answer streams
+        assert child.wait(timeout=60) == 141
+        err = child.stderr.read()
+    assert "Traceback" not in err and "Broken pipe" not in err
+    assert err == "dsh: model openai-compatible:tiny (chosen with -m)\n"
+
+
+def test_a_mistyped_model_name_lists_the_defined_ones(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([])
+    (tmp_path / "dsh.yml").write_text(
+        "models:\n"
+        + "".join(
+            f"  {name}:\n    provider: openai-compatible\n    base_url: {server.url}\n"
+            for name in ("fast", "smart")
+        )
+    )
+    done = dsh("-m", "smrt", "run", "hi", env=cli_env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "dsh: error: -m 'smrt': unknown model (models defined: fast, smart); did you mean "
+        f"'smart'? Use one of them (config: {tmp_path / 'dsh.yml'}), local, or "
+        "provider:model[@base_url].\n"
+    )
+    assert server.bodies() == []
+
+
+@pytest.mark.parametrize("prompt", ["", "  \n"])
+def test_an_empty_prompt_is_refused(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, prompt: str
+) -> None:
+    server = model_server([text_reply("ok")])
+    done = dsh("-m", model_arg(server), "run", prompt, env=cli_env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == (
+        'dsh: error: run: the prompt is empty; give the text to send (dsh run "list the files")\n'
+    )
+    assert server.bodies() == []

@@ -1,19 +1,44 @@
 """What ``dsh run`` and ``dsh chat`` show: a session-event observer that writes the
 assistant's text as it streams, tool calls and results in one line each, and how each
-turn ended. With ``json`` every event is one JSON line instead (for scripts)."""
+turn ended. With ``json`` every event is one JSON line instead (for scripts).
+
+When the reader of the output goes away (``dsh run --json hi | head -5``), the renderer
+stops writing and calls ``on_closed`` (the command then ends quietly, status 141 as if
+killed by SIGPIPE)."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from dsh.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from dsh.agent import Agent
     from dsh.session import Session, SessionEvent
 
-__all__ = ["Renderer", "shorten"]
+__all__ = ["CLOSED_STATUS", "Renderer", "discard", "shorten"]
 
 _PREVIEW = 100
+
+#: The exit status of a command whose output was closed: 128 + SIGPIPE, as a shell shows
+#: for a writer that the signal killed.
+CLOSED_STATUS = 141
+
+
+def discard(stream: TextIO) -> None:
+    """Point ``stream``'s file descriptor at /dev/null: its reader went away, and what is
+    still buffered (flushed at exit) or written later must not fail again."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):  # not a real file (a test's capture): nothing to do
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def shorten(text: str, limit: int = _PREVIEW) -> str:
@@ -30,24 +55,48 @@ class Renderer:
         self.json = json
         self.session_id: str | None = None
         self.last_end: dict[str, Any] | None = None
+        #: True once a write failed because the reader went away; nothing is written then.
+        self.closed = False
+        #: Called once when the output is closed (e.g. to cancel the turn).
+        self.on_closed: Callable[[], None] | None = None
+        #: Errors met by agents outside a turn's log (a failed flush: the session was not
+        #: saved). They are logged by the core; the command exits non-zero for them.
+        self.agent_errors: list[BaseException] = []
         self._mid_line = False
+
+    @hookimpl
+    def agent_error(self, agent: Agent, error: BaseException) -> None:
+        self.agent_errors.append(error)
 
     @hookimpl
     def session_event(self, session: Session, event: SessionEvent) -> None:
         if self.session_id is not None and session.id != self.session_id:
             return
-        if self.json:
-            self.out.write(event.to_json() + "\n")
-            self.out.flush()
-        else:
-            self._show(event.type, event.data)
         if event.type == "turn/end":
             self.last_end = event.data
+        if self.closed:
+            return
+        try:
+            if self.json:
+                self._write(self.out, event.to_json() + "\n")
+            else:
+                self._show(event.type, event.data)
+        except BrokenPipeError:
+            self.closed = True
+            if self.on_closed is not None:
+                self.on_closed()
+
+    def _write(self, stream: TextIO, text: str) -> None:
+        try:
+            stream.write(text)
+            stream.flush()
+        except BrokenPipeError:
+            discard(stream)
+            raise
 
     def _show(self, kind: str, data: dict[str, Any]) -> None:
         if kind == "assistant/chunk" and data.get("kind") == "text":
-            self.out.write(data["text"])
-            self.out.flush()
+            self._write(self.out, data["text"])
             self._mid_line = not data["text"].endswith("\n")
             return
         if kind == "tool/call":
@@ -69,8 +118,6 @@ class Renderer:
 
     def _note(self, line: str) -> None:
         if self._mid_line:
-            self.out.write("\n")
-            self.out.flush()
             self._mid_line = False
-        self.err.write(line + "\n")
-        self.err.flush()
+            self._write(self.out, "\n")
+        self._write(self.err, line + "\n")

@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,7 +50,7 @@ def _global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="tracebacks on errors")
 
 
-def _parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
+def _parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dsh", description="dsh: a pluggable agent harness")
     _global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -63,29 +65,34 @@ def _parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     config = sub.add_parser("config", help="configuration")
     config_sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     config_sub.add_parser("check", help="validate dsh.yml and every plugin section")
-    for command in commands.values():
+    for plugin, command in commands.values():
         command_parser = sub.add_parser(command.name, help=command.help)
         if command.configure is not None:
-            command.configure(command_parser)
+            try:
+                command.configure(command_parser)
+            except Exception as error:
+                raise DshError(
+                    f"plugin {plugin!r} failed to set up command {command.name!r}: "
+                    f"{type(error).__name__}: {error}"
+                ) from error
     return parser
 
 
-def _commands(pm: PluginManager) -> dict[str, Command]:
+def _commands(pm: PluginManager) -> dict[str, tuple[str, Command]]:
+    """Plugin commands by name, each with the name of the plugin that registered it."""
     from dsh.commands import Command
 
-    found: dict[str, Command] = {}
-    origin: dict[str, str] = {}
+    found: dict[str, tuple[str, Command]] = {}
 
     def register(plugin: str, command: Command) -> None:
         if not isinstance(command, Command):
             raise DshError(f"plugin {plugin!r} registered {command!r}, which is not a dsh Command")
         if command.name in found or command.name in BUILT_IN:
-            first = origin.get(command.name, "dsh-core")
+            first = found[command.name][0] if command.name in found else "dsh-core"
             raise DshError(
                 f"command {command.name!r} is registered twice: by {first!r} and {plugin!r}"
             )
-        found[command.name] = command
-        origin[command.name] = plugin
+        found[command.name] = (plugin, command)
 
     pm.relay.register_commands(register)
     return found
@@ -102,36 +109,102 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         pm = create_plugin_manager(select=known.plugins)
         commands = _commands(pm)
+        parser = _parser(commands)
     except DshError as error:
         return _fail(error, known.verbose)
-    parser = _parser(commands)
     args = parser.parse_args(arguments)
     try:
-        if args.command == "plugins":
-            return _plugins(args, pm)
-        if args.command == "version":
-            return _version(args, pm)
-        if args.command in ("run", "chat"):
-            return _agent_command(args, pm)
-        if args.command == "config":
-            from dsh._cli_agent import check_config
-
-            return check_config(args, pm)
-        if args.command in commands:
-            return _run(commands[args.command], args, pm)
+        with _logging_to_stderr(args.verbose):
+            status = _dispatch(args, pm, commands)
+        if status is None:
+            parser.print_help()
+            status = 0
+        sys.stdout.flush()  # now, so that a closed pipe is noticed here and not at exit
     except DshError as error:
         return _fail(error, args.verbose)
-    parser.print_help()
-    return 0
+    except BrokenPipeError:  # the reader went away (`dsh ... | head`): stop, quietly
+        from dsh._render import CLOSED_STATUS, discard
+
+        discard(sys.stdout)
+        return CLOSED_STATUS
+    return status
+
+
+def _dispatch(
+    args: argparse.Namespace, pm: PluginManager, commands: dict[str, tuple[str, Command]]
+) -> int | None:
+    """Run the command; None when none was given."""
+    _check_cwd(args.cwd)
+    if args.command == "plugins":
+        return _plugins(args, pm)
+    if args.command == "version":
+        return _version(args, pm)
+    if args.command in ("run", "chat"):
+        return _agent_command(args, pm)
+    if args.command == "config":
+        from dsh._cli_agent import check_config
+
+        return check_config(args, pm)
+    if args.command in commands:
+        plugin, command = commands[args.command]
+        return _run(plugin, command, args, pm)
+    return None
+
+
+class _EachMessageOnce(logging.Handler):
+    """What dsh and its plugins log (warnings and errors), on stderr as ``dsh: MESSAGE``,
+    each distinct message once (a failing session flush is retried, and logged, at the
+    end of the turn and again when the agent is disposed); tracebacks only with -v."""
+
+    def __init__(self, verbose: bool) -> None:
+        super().__init__(logging.WARNING)
+        self.verbose = verbose
+        self.seen: set[str] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+            if message in self.seen:
+                return
+            self.seen.add(message)
+            text = f"dsh: {message}\n"
+            if self.verbose and record.exc_info:
+                text += logging.Formatter().formatException(record.exc_info) + "\n"
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except Exception:
+            self.handleError(record)
+
+
+@contextmanager
+def _logging_to_stderr(verbose: bool) -> Iterator[None]:
+    handler = _EachMessageOnce(verbose)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+
+
+def _check_cwd(cwd: Path | None) -> None:
+    """``--cwd DIR`` must name a directory: dsh.yml is looked for and tools run there."""
+    if cwd is None or cwd.is_dir():
+        return
+    what = "is not a directory" if cwd.exists() else "does not exist"
+    raise DshError(f"--cwd {str(cwd)!r}: {what}; give the directory to work in")
 
 
 def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
     import anyio
 
-    from dsh import _cli_agent
-
     args.workspace = (args.cwd or Path.cwd()).resolve()
-    command = _cli_agent.run if args.command == "run" else _cli_agent.chat
+    if args.command == "run" and not args.prompt.strip():
+        raise DshError('run: the prompt is empty; give the text to send (dsh run "list the files")')
+    if args.command == "run":
+        from dsh._cli_agent import run as command
+    else:
+        from dsh._cli_chat import chat as command
     return anyio.run(command, args, pm)
 
 
@@ -142,21 +215,44 @@ def _fail(error: DshError, verbose: bool) -> int:
     return 2
 
 
-def _run(command: Command, args: argparse.Namespace, pm: PluginManager) -> int:
+def _run(plugin: str, command: Command, args: argparse.Namespace, pm: PluginManager) -> int:
+    """Run plugin ``plugin``'s command. A DshError is the plugin's message to the user;
+    any other exception is a bug of the plugin, reported in one line naming it (with a
+    traceback under -v), status 1."""
     from dsh.commands import CommandContext
 
     context = CommandContext(args, pm, args.config)
-    result = command.run(context)
-    if inspect.isawaitable(result):
-        import anyio
+    try:
+        result = command.run(context)
+        if inspect.isawaitable(result):
+            import anyio
 
-        pending = result
+            pending = result
 
-        async def wait() -> int | None:
-            return await pending
+            async def wait() -> int | None:
+                return await pending
 
-        return int(anyio.run(wait) or 0)
-    return int(result or 0)
+            result = anyio.run(wait)
+        return int(result or 0)
+    except DshError:
+        raise
+    except Exception as error:
+        if _only_broken_pipes(error):
+            raise BrokenPipeError from error
+        if args.verbose:
+            raise
+        print(
+            f"dsh: error: plugin {plugin!r} failed in command {command.name!r}: "
+            f"{type(error).__name__}: {error} (run with -v for the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _only_broken_pipes(error: BaseException) -> bool:
+    if isinstance(error, BaseExceptionGroup):
+        return all(_only_broken_pipes(inner) for inner in error.exceptions)
+    return isinstance(error, BrokenPipeError)
 
 
 def _plugins(args: argparse.Namespace, pm: PluginManager) -> int:

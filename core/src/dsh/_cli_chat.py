@@ -1,0 +1,271 @@
+"""``dsh chat``: an agent in the terminal, talked to line by line.
+
+While the agent is idle a line starts a turn; while it runs, a line steers the running
+turn and ``/queue TEXT`` queues TEXT for the next turn. Ctrl-C once cancels the running
+turn (the agent stays); twice in a row, or at an idle prompt, quits. At the end of input
+(Ctrl-D, or the end of a piped or redirected file) a pending permission question is
+denied and chat quits once the agent is idle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.lowlevel
+
+from dsh._cli_agent import agent_session
+from dsh._render import CLOSED_STATUS, Renderer, shorten
+from dsh.errors import DshError
+from dsh.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from dsh.agent import AgentHandle
+    from dsh.harness import Harness
+    from dsh.plugins import PluginManager
+
+__all__ = ["TerminalApprovals", "chat"]
+
+_END_OF_INPUT = "no answer: the input ended (no one is at the terminal to answer)"
+
+
+async def _lines() -> AsyncIterator[str | None]:
+    """Lines typed on stdin, read without a blocking thread; None at end of input."""
+    fd = sys.stdin.fileno()
+    pollable = True
+    buffer = b""
+    while True:
+        if pollable:
+            try:
+                await anyio.wait_readable(fd)
+            except PermissionError:
+                # epoll refuses regular files and /dev/null (EPERM); reading them never
+                # blocks, so read on, letting the other tasks run between reads.
+                pollable = False
+        if not pollable:
+            await anyio.lowlevel.checkpoint()
+        data = os.read(fd, 4096)
+        if not data:
+            if buffer:
+                yield buffer.decode(errors="replace")
+            yield None
+            return
+        buffer += data
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            yield line.decode(errors="replace").rstrip("\r")
+
+
+class TerminalApprovals:
+    """The chat's front end for dsh-permissions: a call that needs approval is shown on
+    stderr, and the next line typed answers it (``y`` once, ``a`` always, anything
+    else denies; a sentence is passed to the model as the reason). Once the input has
+    ended (``close()``) every question, pending or new, is denied."""
+
+    def __init__(self) -> None:
+        self._waiting: tuple[anyio.Event, list[str | None]] | None = None
+        self._closed = False
+
+    @hookimpl(optionalhook=True)
+    async def permission_ask(self, request: Any) -> Any:
+        from dsh_permissions import PermissionAnswer
+
+        while self._waiting is not None:  # one question at a time
+            await self._waiting[0].wait()
+        print(
+            f"\n? {request.tool}({shorten(request.arguments, 80)}): {request.reason}\n"
+            "  allow? y = once, a = always, n = no (or type a reason for the model)",
+            file=sys.stderr,
+            flush=True,
+        )
+        box: list[str | None] = []
+        if self._closed:
+            box.append(None)
+        else:
+            event = anyio.Event()
+            self._waiting = (event, box)
+            try:
+                await event.wait()
+            finally:
+                self._waiting = None
+        if not box or box[0] is None:
+            print("  denied: the input ended", file=sys.stderr, flush=True)
+            return PermissionAnswer.deny(_END_OF_INPUT)
+        line = box[0].strip()
+        if line.lower() in ("y", "yes"):
+            return PermissionAnswer.once()
+        if line.lower() in ("a", "always"):
+            return PermissionAnswer.always()
+        if line.lower() in ("", "n", "no"):
+            return PermissionAnswer.deny("the user said no")
+        return PermissionAnswer.deny(line)
+
+    def answer(self, line: str | None) -> bool:
+        """Give ``line`` to the pending question (None: no answer will come); False if
+        none is pending."""
+        if self._waiting is None:
+            return False
+        event, box = self._waiting
+        box.append(line)
+        event.set()
+        return True
+
+    def close(self) -> None:
+        """The input ended: deny the pending question and every later one."""
+        self._closed = True
+        self.answer(None)
+
+
+async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
+    approvals = TerminalApprovals()
+    pm.register(approvals, "dsh-cli-approvals")
+    async with agent_session(args, pm) as (harness, agent, renderer):
+        prompt = "> " if sys.stdin.isatty() else ""
+        async with anyio.create_task_group() as tg:
+            renderer.on_closed = tg.cancel_scope.cancel  # no one reads the answers any more
+            last_sigint = 0.0
+
+            async def on_sigint() -> None:
+                nonlocal last_sigint
+                with anyio.open_signal_receiver(signal.SIGINT) as signals:
+                    async for _ in signals:
+                        now = anyio.current_time()
+                        idle = agent.agent.status == "idle" and not agent.agent.inbox.queued
+                        if idle or now - last_sigint < 2.0:
+                            tg.cancel_scope.cancel()
+                            return
+                        last_sigint = now
+                        agent.cancel()
+                        print("\n(cancelled; Ctrl-C again to quit)", file=sys.stderr)
+
+            tg.start_soon(on_sigint)
+
+            async def prompt_when_idle() -> None:
+                await agent.when_idle()
+                sys.stderr.write(prompt)
+                sys.stderr.flush()
+
+            tg.start_soon(prompt_when_idle)
+            async for line in _lines():
+                if line is None or line.strip() in ("/quit", "/exit"):
+                    break
+                if approvals.answer(line):
+                    continue
+                command, _, rest = line.strip().partition(" ")
+                if command == "/compact":  # runs beside a turn; the prompt comes back
+                    tg.start_soon(_compact, harness, agent, prompt_when_idle)
+                    continue
+                if command == "/resume":
+                    agent = await _resume(harness, agent, rest.strip(), renderer)
+                    tg.start_soon(prompt_when_idle)
+                    continue
+                if _handle(line, harness, agent) or (
+                    agent.agent.status == "idle" and not agent.agent.inbox.queued
+                ):
+                    tg.start_soon(prompt_when_idle)
+            approvals.close()  # no one will answer a question from now on
+            await agent.when_idle()
+            tg.cancel_scope.cancel()
+    if renderer.closed:
+        return CLOSED_STATUS
+    return 1 if renderer.agent_errors else 0  # e.g. the session could not be saved
+
+
+async def _compact(
+    harness: Harness, agent: AgentHandle, then: Callable[[], Awaitable[None]]
+) -> None:
+    """``/compact``: compact the history now (needs dsh-compaction, loaded), then
+    ``then()`` (shows the prompt again once the agent is idle)."""
+    if not harness.pm.has_plugin("compaction"):
+        print("  /compact needs the compaction plugin (dsh-compaction)", file=sys.stderr)
+    else:
+        from dsh_compaction import compact_now
+
+        try:
+            result = await compact_now(agent)
+        except DshError as error:
+            print(f"  /compact: {error}", file=sys.stderr)
+        else:
+            print(f"  /compact: {result}", file=sys.stderr)
+    await then()
+
+
+async def _resume(
+    harness: Harness, agent: AgentHandle, session_id: str, renderer: Renderer
+) -> AgentHandle:
+    """``/resume ID``: continue a stored session in place of the current one. The
+    current agent is kept when the agent is busy or the session cannot be loaded."""
+    if not session_id:
+        print("  /resume needs a session id (see `dsh sessions list`)", file=sys.stderr)
+        return agent
+    if agent.agent.status != "idle" or agent.agent.inbox.queued:
+        print(
+            "  /resume: the agent is working; wait for the turn to end (or cancel it "
+            "with Ctrl-C) and resume again",
+            file=sys.stderr,
+        )
+        return agent
+    try:
+        await _check_stored(harness, session_id)
+    except DshError as error:
+        print(f"  /resume: {error}; this chat goes on", file=sys.stderr)
+        return agent
+    model = agent.agent.options.get("model")
+    options = agent.agent.options
+    await agent.dispose()
+    try:
+        resumed = await harness.agents.resume(agent.id, session_id)
+    except DshError as error:  # it went away between the check and now
+        print(f"  /resume: {error}; a new session starts", file=sys.stderr)
+        resumed = await harness.agents.create(agent.id, options=options)
+    resumed.agent.options["model"] = model
+    renderer.session_id = resumed.session.id
+    turns = resumed.agent.turns
+    print(f"  session {resumed.session.id} ({turns} turns so far)", file=sys.stderr)
+    return resumed
+
+
+async def _check_stored(harness: Harness, session_id: str) -> None:
+    """Raise DshError unless session ``session_id`` can be loaded."""
+    persistence = await harness.relay.session_persistence()
+    if persistence is None:
+        raise DshError(
+            f"cannot resume session {session_id!r}: no persistence plugin is loaded "
+            "(install dsh-persistence, or enable it with -p persistence)"
+        )
+    if await persistence.load(session_id) is None:
+        raise DshError(f"cannot resume session {session_id!r}: it is not stored")
+
+
+def _handle(line: str, harness: Harness, agent: AgentHandle) -> bool:
+    """Act on one typed line; True when it started a turn."""
+    text = line.strip()
+    if not text:
+        return False
+    busy = agent.agent.status == "running" or bool(agent.agent.inbox.queued)
+    if text.startswith("/"):
+        command, _, rest = text.partition(" ")
+        if command == "/queue" and rest:
+            agent.send(rest)
+            return not busy
+        if command == "/plugins":
+            from dsh.plugins import list_plugins
+
+            for info in list_plugins(harness.pm):
+                print(f"  {info.name} ({info.distribution or 'explicit'})", file=sys.stderr)
+        elif command == "/model":
+            print(f"  {agent.agent.options.get('model')}", file=sys.stderr)
+        else:
+            known = "/queue TEXT, /resume ID, /compact, /plugins, /model, /quit"
+            print(f"  unknown command {command} (try {known})", file=sys.stderr)
+        return False
+    if busy:
+        agent.steer(text)
+        return False
+    agent.send(text)
+    return True

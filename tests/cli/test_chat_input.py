@@ -1,0 +1,55 @@
+"""`dsh chat` reading its input from something other than a terminal: a pipe, a regular
+file, /dev/null. A line is a prompt; the end of the input quits once the agent is idle."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+from cli_support import text_reply
+
+
+def chat(server: Any, stdin: IO[str] | str, env: dict[str, str], cwd: Path) -> Any:
+    command = [sys.executable, "-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}"]
+    feed = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
+    return subprocess.run(
+        [*command, "chat"],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        **feed,
+    )
+
+
+@pytest.mark.parametrize("source", ["pipe", "file"])
+def test_chat_reads_a_prompt_from_a_pipe_or_a_file(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, source: str
+) -> None:
+    server = model_server([text_reply("One.")])
+    text = "first\n"
+    if source == "pipe":
+        done = chat(server, text, cli_env, tmp_path)
+    else:
+        (tmp_path / "in.txt").write_text(text)
+        with (tmp_path / "in.txt").open() as stdin:
+            done = chat(server, stdin, cli_env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == "One.\n"
+    assert [b["messages"][-1]["content"] for b in server.bodies()] == ["first"]
+
+
+def test_chat_with_empty_input_from_dev_null_just_quits(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([])
+    with open("/dev/null") as stdin:
+        done = chat(server, stdin, cli_env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert server.bodies() == []

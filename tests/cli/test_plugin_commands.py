@@ -1,0 +1,102 @@
+"""Plugin commands (``register_commands``) run by a real `dsh` process: a failing one is
+reported in one line naming the plugin, and a closed output pipe ends them quietly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+#: A `dsh` whose only plugin is ``toys``, with three commands.
+SCRIPT = """
+import sys
+
+import dsh.plugins
+from dsh import hookimpl
+from dsh.cli import main
+from dsh.commands import Command
+
+
+def spew(context):
+    for n in range(100_000):
+        print(f"line {n}")
+
+
+def explode(context):
+    raise RuntimeError("the toy broke")
+
+
+async def explode_later(context):
+    raise KeyError("missing")
+
+
+class Toys:
+    @hookimpl
+    def register_commands(self, register):
+        register(Command("spew", "print many lines", spew))
+        register(Command("explode", "fail", explode))
+        register(Command("explode-later", "fail, async", explode_later))
+
+
+real = dsh.plugins.create_plugin_manager
+dsh.plugins.create_plugin_manager = lambda **kw: real(
+    [("toys", Toys())], load_entry_points=False
+)
+sys.exit(main())
+"""
+
+
+@pytest.fixture
+def toy_dsh(tmp_path: Path) -> list[str]:
+    script = tmp_path / "toy_dsh.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    return [sys.executable, str(script)]
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("explode", "RuntimeError: the toy broke"),
+        ("explode-later", "KeyError: 'missing'"),
+    ],
+)
+def test_a_failing_plugin_command_is_one_line_naming_the_plugin(
+    toy_dsh: list[str], tmp_path: Path, command: str, message: str
+) -> None:
+    done = subprocess.run(
+        [*toy_dsh, command], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"dsh: error: plugin 'toys' failed in command {command!r}: {message} "
+        "(run with -v for the traceback)\n"
+    )
+
+
+def test_with_v_a_failing_plugin_command_shows_the_traceback(
+    toy_dsh: list[str], tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [*toy_dsh, "-v", "explode"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1
+    assert "Traceback" in done.stderr
+    assert done.stderr.rstrip().endswith("RuntimeError: the toy broke")
+
+
+def test_a_closed_pipe_ends_a_plugin_command_quietly(toy_dsh: list[str], tmp_path: Path) -> None:
+    with subprocess.Popen(
+        [*toy_dsh, "spew"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as child:
+        assert child.stdout is not None and child.stderr is not None
+        assert child.stdout.readline() == "line 0\n"
+        child.stdout.close()  # as `| head -1` does
+        assert child.wait(timeout=60) == 141
+        assert child.stderr.read() == ""
