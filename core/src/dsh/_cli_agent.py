@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from dsh.agent import AgentHandle
     from dsh.config import AgentConfig
     from dsh.harness import Harness
-    from dsh.llm.choose import Choice
     from dsh.plugins import PluginManager
 
 __all__ = ["agent_session", "check_config", "run"]
@@ -47,6 +46,7 @@ async def agent_session(
     """A harness over dsh.yml and the agent the command talks to, with its renderer."""
     from dsh.config import find_config
     from dsh.harness import Harness
+    from dsh.llm.choose import choose_model, starts_local
 
     workspace: Path = args.workspace
     config = args.config or find_config(workspace)
@@ -56,9 +56,12 @@ async def agent_session(
         # The first agent of dsh.yml, if any, gives the id and every option (model,
         # system_prompt, queue_mode, max_steps, plugin options); -m overrides its model.
         base = harness.config.agents[0] if harness.config.agents else None
-        choice = _choose(harness, args.model, base)
+        preferred = None
+        if base is not None and base.model:
+            preferred = (base.model, f"the model of agent {base.id!r} in {harness.config.source}")
+        choice = choose_model(harness, args.model, preferred=preferred)
         server = None
-        if choice.name == "local" and "local" not in harness.models.names():
+        if starts_local(harness, choice):
             from dsh.llm.local import start_local
 
             print(f"dsh: starting the local model ({choice.why})", file=sys.stderr)
@@ -77,37 +80,6 @@ async def agent_session(
         finally:
             if server is not None:
                 server.stop()
-
-
-def _choose(harness: Harness, requested: str | None, base: AgentConfig | None) -> Choice:
-    """-m, else the first agent's ``model``, else what ``choose_model`` finds."""
-    from dsh.llm.choose import Choice, choose_model
-
-    if not requested and base is not None and base.model:
-        return Choice(base.model, f"the model of agent {base.id!r} in {harness.config.source}")
-    if requested and ":" not in requested and requested != "local":
-        _check_named(harness, requested)
-    return choose_model(harness, requested)
-
-
-def _check_named(harness: Harness, name: str) -> None:
-    """``-m NAME`` (no ``provider:``) must be a model of dsh.yml or a plugin's."""
-    from dsh._config_yaml import did_you_mean
-
-    names = sorted(harness.models.names())
-    if name in names:
-        return
-    source = harness.config.source
-    if not names:
-        raise DshError(
-            f"-m {name!r}: unknown model, and no model is defined (config: {source}); "
-            "use local or provider:model[@base_url]"
-        )
-    hint = did_you_mean(name, names) or "."
-    raise DshError(
-        f"-m {name!r}: unknown model (models defined: {', '.join(names)}){hint} "
-        f"Use one of them (config: {source}), local, or provider:model[@base_url]."
-    )
 
 
 def _options(

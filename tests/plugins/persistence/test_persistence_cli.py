@@ -262,3 +262,25 @@ def test_resume_with_an_unknown_model_is_one_clear_line_and_changes_nothing(
     assert [e.to_dict() for e in stored_events(settings, "new-session")] == [
         e.to_dict() for e in log.events
     ]
+
+
+def test_resume_without_m_uses_the_model_the_session_was_created_with(
+    settings: PersistenceSettings,
+    config: Path,
+    model: ScriptedModel,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    log = LogBuilder(start=1_700_000_000.0)
+    log.turn("what is 1+2?")
+    backend = open_backend(settings)
+    try:
+        meta = {"options": {"model": "scripted", "system_prompt": "Be brief."}}
+        info = SessionInfo("with-model", log.events[0].time, meta=meta, title="x")
+        backend.append(info, log.events, durable=True)
+    finally:
+        backend.close()
+
+    assert run(config, "resume", "with-model", "and now?") == 0
+    err = capsys.readouterr().err
+    assert "dsh: model scripted (the model session with-model was created with)" in err
+    assert model.requests[0].system == "Be brief."

@@ -1,8 +1,9 @@
 """Which model a command-line agent uses, and why (said on stderr by the CLI).
 
 Order: ``-m`` (a configured model name, ``local``, or ``provider:model[@url]``), then
-``model:`` in dsh.yml, then the first provider whose key is in the environment, then
-the local model.
+the caller's preference (``dsh run``: the first agent's ``model``; ``dsh sessions
+resume``: the model the session was created with), then ``model:`` in dsh.yml, then
+the first provider whose key is in the environment, then the local model.
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, overload
 
 if TYPE_CHECKING:
     from dsh.harness import Harness
 
-__all__ = ["ENV_PROVIDERS", "Choice", "choose_model"]
+__all__ = ["ENV_PROVIDERS", "Choice", "choose_model", "starts_local"]
 
 #: (environment variable, shorthand) tried in order when nothing else names a model.
 ENV_PROVIDERS: tuple[tuple[str, str], ...] = (
@@ -34,14 +35,24 @@ class Choice:
 
 
 def choose_model(
-    harness: Harness, requested: str | None, env: Mapping[str, str] | None = None
+    harness: Harness,
+    requested: str | None,
+    env: Mapping[str, str] | None = None,
+    *,
+    preferred: tuple[str, str] | None = None,
 ) -> Choice:
-    """Pick the model; a shorthand is built and registered under its own name."""
+    """Pick the model; a shorthand is built and registered under its own name.
+
+    ``preferred`` is ``(name, why)``, used when ``-m`` is not given and ``name`` is a
+    model this harness has (or a shorthand). ``-m NAME`` naming no model raises
+    DshError listing the defined ones."""
     env = os.environ if env is None else env
     if requested:
-        if requested in harness.models.names() or requested == "local":
-            return Choice(requested, "chosen with -m")
-        return Choice(_register(harness, requested, env), "chosen with -m")
+        return Choice(_resolve(harness, requested, env, strict=True), "chosen with -m")
+    if preferred is not None:
+        name = _resolve(harness, preferred[0], env, strict=False)
+        if name is not None:
+            return Choice(name, preferred[1])
     default = harness.config.default_model
     if default:
         return Choice(default, f"the default model in {harness.config.source}")
@@ -49,6 +60,44 @@ def choose_model(
         if env.get(variable):
             return Choice(_register(harness, shorthand, env), f"{variable} is set")
     return Choice("local", "no model is configured and no provider key is set")
+
+
+def starts_local(harness: Harness, choice: Choice) -> bool:
+    """Whether the caller must start the bundled local model: ``local`` was chosen and
+    no model of that name is configured or registered."""
+    return choice.name == "local" and "local" not in harness.models.names()
+
+
+@overload
+def _resolve(
+    harness: Harness, name: str, env: Mapping[str, str], *, strict: Literal[True]
+) -> str: ...
+@overload
+def _resolve(
+    harness: Harness, name: str, env: Mapping[str, str], *, strict: Literal[False]
+) -> str | None: ...
+def _resolve(harness: Harness, name: str, env: Mapping[str, str], *, strict: bool) -> str | None:
+    if name in harness.models.names() or name == "local":
+        return name
+    if ":" in name:
+        return _register(harness, name, env)
+    if not strict:
+        return None
+    from dsh._config_yaml import did_you_mean
+    from dsh.errors import DshError
+
+    names = sorted(harness.models.names())
+    source = harness.config.source
+    if not names:
+        raise DshError(
+            f"-m {name!r}: unknown model, and no model is defined (config: {source}); "
+            "use local or provider:model[@base_url]"
+        )
+    hint = did_you_mean(name, names) or "."
+    raise DshError(
+        f"-m {name!r}: unknown model (models defined: {', '.join(names)}){hint} "
+        f"Use one of them (config: {source}), local, or provider:model[@base_url]."
+    )
 
 
 def _register(harness: Harness, shorthand: str, env: Mapping[str, str]) -> str:

@@ -3,8 +3,9 @@
 The command validates the config (``-c FILE``, else ``$DSH_CONFIG`` or ``dsh.yml`` in
 the workspace) and applies its ``persistence:`` section, so that it reads the store a
 harness with that config writes; then it works with whichever plugin answers
-``session_persistence``. ``resume`` picks the model as ``dsh run`` does (``-m``, then
-``model:`` in dsh.yml, then a provider key in the environment).
+``session_persistence``. ``resume`` picks the model with ``choose_model``: ``-m``, then
+the model the session was created with, then ``model:`` in dsh.yml, then a provider
+key in the environment.
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ async def _resume(
     context: CommandContext, service: SessionPersistence, path: Path | None, workspace: Path
 ) -> int:
     from dsh.harness import Harness
-    from dsh.llm.choose import choose_model
+    from dsh.llm.choose import choose_model, starts_local
 
     args = context.args
     prompt = args.prompt
@@ -189,10 +190,14 @@ async def _resume(
     context.pm.register(printer, "dsh-sessions-printer")
     try:
         async with Harness(pm=context.pm, config=path, workspace=workspace) as harness:
-            choice = choose_model(harness, getattr(args, "model", None))
+            choice = choose_model(
+                harness,
+                getattr(args, "model", None),
+                preferred=await _stored_model(harness, session_id),
+            )
             model = choice.name
             server = None
-            if model == "local":
+            if starts_local(harness, choice):
                 from dsh.llm.local import start_local
 
                 server = await start_local(harness)
@@ -216,6 +221,17 @@ async def _resume(
     reason = end.get("reason")
     print(f"turn {end.get('turn')} ended: {reason}", file=sys.stderr)
     return 0 if reason == "completed" else 1
+
+
+async def _stored_model(harness: Any, session_id: str) -> tuple[str, str] | None:
+    """The model the session was created with, as ``choose_model``'s preference."""
+    service = await harness.relay.session_persistence()
+    stored = None if service is None else await service.load(session_id)
+    options = stored.meta.get("options") if stored is not None else None
+    model = options.get("model") if isinstance(options, dict) else None
+    if not isinstance(model, str) or not model:
+        return None
+    return model, f"the model session {session_id} was created with"
 
 
 def _last_turn_end(session: Session) -> dict[str, Any]:
