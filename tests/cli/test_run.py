@@ -160,3 +160,14 @@ def test_an_empty_prompt_is_refused(
         'dsh: error: run: the prompt is empty; give the text to send (dsh run "list the files")\n'
     )
     assert server.bodies() == []
+
+
+def test_text_that_is_not_valid_unicode_is_shown_escaped(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    # a lone surrogate (a JSON "\ud800" escape from the model) cannot be written as UTF-8
+    server = model_server([text_reply("bad ", "\ud800", " text")])
+    done = dsh("-m", model_arg(server), "run", "hi", env=cli_env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "bad \\ud800 text\n", done.stderr
+    assert "Traceback" not in done.stderr and "failed" not in done.stderr

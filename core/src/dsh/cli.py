@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import io
 import json
 import logging
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from dsh.errors import DshError
 
@@ -100,6 +101,7 @@ def _commands(pm: PluginManager) -> dict[str, tuple[str, Command]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
+    _escape_unencodable(sys.stdout)
     # Plugins are chosen (-p) before the full parser exists: they add commands to it.
     early = argparse.ArgumentParser(add_help=False)
     _global_options(early)
@@ -128,6 +130,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         discard(sys.stdout)
         return CLOSED_STATUS
     return status
+
+
+def _escape_unencodable(stream: TextIO) -> None:
+    """Text the output cannot encode (a lone surrogate: bytes that were not UTF-8, in a
+    file name or a model's answer) is written as ``\\udcff`` rather than failing the
+    write. stderr does this already."""
+    if isinstance(stream, io.TextIOWrapper):
+        stream.reconfigure(errors="backslashreplace")
 
 
 def _dispatch(
