@@ -195,3 +195,32 @@ async def test_a_plugin_model_clashing_with_a_built_in_config_model_is_an_error(
     with pytest.raises(DshError, match="registered twice"):
         async with harness:
             pass
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [OSError(28, "No space left on device"), RuntimeError("not this kind")],
+)
+async def test_a_local_model_that_cannot_start_is_one_message(
+    monkeypatch: pytest.MonkeyPatch, failure: Exception
+) -> None:
+    from dsh.errors import DshError
+    from dsh.llm import llama
+    from dsh.llm._llama_build import ServerError
+    from dsh.llm.local import start_local
+    from dsh.testing import ScriptedModel, scripted_harness
+
+    def start(**_: object) -> None:
+        raise failure
+
+    monkeypatch.setattr(llama, "start", start)
+    async with scripted_harness(ScriptedModel([]), load_entry_points=False) as harness:
+        if isinstance(failure, OSError):
+            with pytest.raises(DshError, match=r"the local model could not start: .*No space"):
+                await start_local(harness)
+        else:  # a bug is not dressed up as a user error
+            with pytest.raises(RuntimeError):
+                await start_local(harness)
+        monkeypatch.setattr(llama, "start", lambda **_: (_ for _ in ()).throw(ServerError("x")))
+        with pytest.raises(DshError, match="could not start: x; name a model with -m"):
+            await start_local(harness)

@@ -22,10 +22,20 @@ async def start_local(harness: Harness, name: str = "local") -> Server:
     import anyio
 
     from dsh.config import ModelConfig
+    from dsh.errors import DshError
     from dsh.llm import llama
+    from dsh.llm._llama_build import ServerError
     from dsh.llm.providers import build_model
 
-    server = await anyio.to_thread.run_sync(lambda: llama.start(context=LOCAL_CONTEXT))
+    try:
+        server = await anyio.to_thread.run_sync(lambda: llama.start(context=LOCAL_CONTEXT))
+    except (ServerError, OSError) as exc:
+        # building, fetching or starting failed (no compiler, no network, a full disk):
+        # one message saying what, instead of a traceback
+        raise DshError(
+            f"the local model could not start: {exc}; name a model with -m or in dsh.yml "
+            "(docs/models.md)"
+        ) from exc
     try:
         config = ModelConfig(
             provider="openai-compatible",
