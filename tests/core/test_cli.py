@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 import dsh
+import dsh.plugins
 from dsh.cli import main
 
 
@@ -46,7 +49,6 @@ def test_version_matches_distribution_metadata(capsys: pytest.CaptureFixture[str
 def test_plugins_add_commands_and_async_ones_run(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from typing import Any
 
     from dsh import hookimpl
     from dsh.commands import Command, CommandContext
@@ -77,3 +79,47 @@ def test_plugins_add_commands_and_async_ones_run(
     )
     assert main(["greet", "world"]) == 3
     assert capsys.readouterr().out == "hello world\n"
+
+
+@pytest.mark.parametrize(
+    ("models", "where", "reason"),
+    [
+        ("  m:\n    provider: opnai\n", "3:5: models.m.provider", "unknown provider 'opnai'"),
+        ("  m:\n    provider: openai-compatible\n", "2:3: models.m.base_url", "needs a base_url"),
+    ],
+)
+def test_config_check_builds_the_models_as_a_harness_would(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], models: str, where: str, reason: str
+) -> None:
+    path = tmp_path / "dsh.yml"
+    path.write_text("models:\n" + models)
+    assert main(["-c", str(path), "config", "check"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"dsh: {path}:{where}: ") and reason in err
+
+
+def test_config_check_accepts_a_model_only_a_plugin_serves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh import hookimpl
+    from dsh.testing import ScriptedModel
+
+    path = tmp_path / "dsh.yml"
+    path.write_text("models:\n  custom:\n    provider: in-house\n")
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "")
+    assert main(["-c", str(path), "config", "check"]) == 1  # nothing serves it
+    assert "unknown provider 'in-house'" in capsys.readouterr().err
+
+    class InHouse:
+        @hookimpl
+        def register_models(self, register: Any) -> None:
+            register(ScriptedModel([]), "custom")
+
+    real = dsh.plugins.create_plugin_manager
+    monkeypatch.setattr(
+        dsh.plugins,
+        "create_plugin_manager",
+        lambda **kwargs: real([("in-house", InHouse())], **kwargs),
+    )
+    assert main(["-c", str(path), "config", "check"]) == 0
+    assert capsys.readouterr().out == f"{path}: ok\n"

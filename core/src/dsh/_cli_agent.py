@@ -139,8 +139,18 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     if path is None:
         print("dsh: no dsh.yml here; defaults apply", file=sys.stderr)
         return 0
+    served: set[str] = set()
+
+    def serve(plugin: str, model: Any, name: str | None = None) -> None:
+        served.add(name or str(getattr(getattr(model, "info", None), "name", "")))
+
+    pm.relay.register_models(serve)
     try:
-        load_config(path, settings=settings)
+        config = load_config(path, settings=settings)
+        if config.models:  # as a harness would build them (nothing is contacted)
+            from dsh.llm.providers import build_configured
+
+            build_configured(config, served)
     except DshError as error:
         print(f"dsh: {error}", file=sys.stderr)
         return 1

@@ -158,6 +158,44 @@ class Problem:
         return ConfigError(f"{source}:{self.line}:{self.column}", self.path, self.reason)
 
 
+def locate(
+    root: Node | None,
+    loc: Loc,
+    reason: str,
+    cause: BaseException | None = None,
+    *,
+    missing: bool = False,
+) -> Problem:
+    """Follow ``loc`` down the node tree to the deepest key or item that exists.
+
+    Parts of a pydantic ``loc`` that match nothing in the file (union members,
+    validator names) are left out of the path; a missing field is kept as the last part.
+    """
+    node, line, column = root, 0, 0
+    if root is not None:
+        line, column = root.start_mark.line + 1, root.start_mark.column + 1
+    parts: list[str | int] = []
+    for i, part in enumerate(loc):
+        found: Node | None = None
+        at: Node | None = None
+        if isinstance(node, MappingNode):
+            # after construction merged keys come first, so the last match wins
+            for key, value in reversed(node.value):
+                if isinstance(key, ScalarNode) and key.value == part:
+                    found, at = value, key
+                    break
+        elif isinstance(node, SequenceNode) and isinstance(part, int) and part < len(node.value):
+            found = at = node.value[part]
+        if found is None or at is None:
+            if missing and i == len(loc) - 1:
+                parts.append(part)
+            continue
+        parts.append(part)
+        node = found
+        line, column = at.start_mark.line + 1, at.start_mark.column + 1
+    return Problem(line, column, format_path(parts), reason, cause)
+
+
 def format_path(loc: Sequence[str | int]) -> str:
     out = ""
     for part in loc:

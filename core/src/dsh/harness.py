@@ -131,13 +131,10 @@ class Harness:
         ``provider: scripted``) is served by that plugin."""
         if not config.models:
             return
-        from dsh.llm.providers import PROVIDERS, build_model  # httpx only when needed
+        from dsh.llm.providers import build_configured  # httpx only when needed
 
-        for name, settings in config.models.items():
-            if name in self.models and settings.provider not in PROVIDERS:
-                continue
-            model = build_model(name, settings, source=config.source, env=self._env)
-            self.models.add("config", model, name)
+        for model in build_configured(config, self.models.names(), self._env):
+            self.models.add("config", model, model.name)
             self._config_models.append(model)
 
     async def __aenter__(self) -> Harness:

@@ -170,9 +170,10 @@ async def test_config_models_are_registered_under_their_keys() -> None:
         assert sonnet.info.max_output_tokens == 64_000
 
 
-async def test_an_unknown_provider_stops_the_harness_with_the_key_path() -> None:
+async def test_an_unknown_provider_stops_the_harness_with_the_line_and_key_path() -> None:
     text = "models:\n  fast:\n    provider: openia\n"
-    with pytest.raises(ConfigError, match=r"^<string>: models\.fast\.provider: unknown provider"):
+    match = r"^<string>:3:5: models\.fast\.provider: unknown provider"
+    with pytest.raises(ConfigError, match=match):
         async with Harness(config_text=text, load_entry_points=False):
             pass
 

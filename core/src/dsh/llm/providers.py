@@ -9,19 +9,26 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from pydantic import ValidationError
 
-from dsh.config import ModelConfig
+from dsh.config import Config, ModelConfig
 from dsh.errors import ConfigError
 from dsh.llm._http import HttpModel
 from dsh.llm.anthropic import AnthropicModel
 from dsh.llm.openai import OpenAICompatibleModel
 
-__all__ = ["PROVIDERS", "Provider", "build_model", "known_limits", "parse_model_shorthand"]
+__all__ = [
+    "PROVIDERS",
+    "Provider",
+    "build_configured",
+    "build_model",
+    "known_limits",
+    "parse_model_shorthand",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +115,25 @@ def build_model(
         raise ConfigError(source, f"models.{name}.base_url", reason)
     optional = config.api_key_env is None and filled["base_url"] != provider.base_url
     return provider.adapter(name, config.model_copy(update=filled), env=env, key_optional=optional)
+
+
+def build_configured(
+    config: Config, served: Collection[str] = (), env: Mapping[str, str] | None = None
+) -> list[HttpModel]:
+    """Every entry of ``models:`` built (nothing is contacted), except a name in
+    ``served`` whose provider dsh does not build (a plugin registers that model, e.g.
+    ``provider: scripted``). A problem is a ``ConfigError`` with the file's line."""
+    built = []
+    for name, settings in config.models.items():
+        if name in served and settings.provider not in PROVIDERS:
+            continue
+        try:
+            built.append(build_model(name, settings, source=config.source, env=env))
+        except ConfigError as error:
+            key = error.path.rsplit(".", 1)[-1]
+            where = config.where("models", name, key)
+            raise ConfigError(where, error.path, error.reason) from None
+    return built
 
 
 def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:

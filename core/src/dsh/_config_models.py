@@ -1,0 +1,176 @@
+"""The models of ``dsh.yml``: what each key may hold (``dsh.config`` loads the file)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from dsh._config_yaml import locate
+from dsh._options import core_option_problem
+
+if TYPE_CHECKING:
+    from yaml.nodes import Node
+
+__all__ = [
+    "API_KEY_HINT",
+    "CONFIG_FILE_NAMES",
+    "CORE_KEYS",
+    "AgentConfig",
+    "Config",
+    "CoreKeys",
+    "ModelConfig",
+]
+
+#: Looked for, in this order, in the working directory (unless ``$DSH_CONFIG`` is set).
+CONFIG_FILE_NAMES: tuple[str, ...] = ("dsh.yml", "dsh.yaml")
+#: Top-level keys the core owns; every other top-level key is a plugin's section.
+CORE_KEYS: tuple[str, ...] = ("model", "models", "agents")
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+API_KEY_HINT = (
+    "API keys do not go in dsh.yml: put the key in an environment variable and name it "
+    "with api_key_env (e.g. api_key_env: OPENAI_API_KEY)"
+)
+
+
+class ModelConfig(BaseModel):
+    """One entry of ``models:``: which provider serves it and how to reach it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str = Field(min_length=1)
+    #: The provider's name for the model; ``load_config`` fills in the config key.
+    model: str | None = None
+    base_url: str | None = None
+    #: The NAME of the environment variable holding the key, never the key itself.
+    api_key_env: str | None = None
+    headers: dict[str, str] = {}
+    timeout: float = Field(default=60.0, gt=0)
+    #: Longest wait for the next chunk of a streamed response, in seconds.
+    read_timeout: float | None = Field(default=None, gt=0)
+    max_retries: int = Field(default=2, ge=0)
+    context_window: int | None = Field(default=None, gt=0)
+    max_output_tokens: int | None = Field(default=None, gt=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _is_a_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+        except ValueError as exc:
+            raise ValueError(f"is not a valid URL ({exc})") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                "must be an http:// or https:// URL with a host, e.g. http://host:port/v1"
+            )
+        if parts.username is not None or parts.password is not None:
+            raise ValueError(
+                "must not hold a user name or password (user:password@): they would be "
+                "shown in errors, logs and sessions; name the key with api_key_env"
+            )
+        return value
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _names_a_variable(cls, value: str | None) -> str | None:
+        if value is not None and not _ENV_NAME.fullmatch(value):
+            raise ValueError(
+                "must be the name of an environment variable (letters, digits and _), "
+                "not the key itself"
+            )
+        return value
+
+    def api_key(self, env: Mapping[str, str] | None = None) -> str | None:
+        """The key read from ``$api_key_env`` now (``None`` if unnamed, unset or empty).
+
+        The key is never stored on the model, so no repr or dump can show it.
+        """
+        if self.api_key_env is None:
+            return None
+        return (os.environ if env is None else env).get(self.api_key_env) or None
+
+
+class AgentConfig(BaseModel):
+    """One entry of ``agents:``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    #: A key of ``models``; ``None`` means the top-level ``model``.
+    model: str | None = None
+    system_prompt: str = ""
+    #: Options for plugins that act per agent; the core's own keys (``max_tokens``,
+    #: ``max_request_retries``, ...) are checked here too.
+    options: dict[str, Any] = {}
+    max_steps: int | None = Field(default=None, gt=0)
+    queue_mode: Literal["batch", "one-at-a-time"] = "batch"
+
+    @field_validator("options")
+    @classmethod
+    def _core_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        problem = core_option_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+
+class CoreKeys(BaseModel):
+    # Hiding inputs keeps a mistyped secret (``api_key: sk-...``) out of the
+    # ValidationError text that a traceback of ``__cause__`` would print.
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+    model: str | None = None
+    models: dict[str, ModelConfig] = {}
+    agents: list[AgentConfig] = []
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """A loaded, validated ``dsh.yml``."""
+
+    source: str
+    models: dict[str, ModelConfig] = field(default_factory=dict)
+    default_model: str | None = None
+    agents: list[AgentConfig] = field(default_factory=list)
+    #: Plugin name -> instance of that plugin's settings model (only sections present).
+    sections: dict[str, Any] = field(default_factory=dict)
+    #: The parsed YAML mapping, as written.
+    raw: dict[str, Any] = field(default_factory=dict)
+    #: The YAML node tree, for ``where`` (None: not loaded from YAML).
+    root: Node | None = field(default=None, repr=False, compare=False)
+
+    def where(self, *loc: str | int) -> str:
+        """``file:line:column`` of the key at ``loc`` (``"models", "fast", "provider"``),
+        or of its deepest part the file has; just the file without a node tree."""
+        if self.root is None:
+            return self.source
+        found = locate(self.root, loc, "")
+        return f"{self.source}:{found.line}:{found.column}"
+
+    def section(self, name: str) -> Any:
+        """The validated section of plugin ``name``, or ``None`` if the file has none."""
+        return self.sections.get(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able mapping that :func:`load_config` turns back into this config."""
+        out: dict[str, Any] = {}
+        if self.default_model is not None:
+            out["model"] = self.default_model
+        if self.models:
+            out["models"] = {
+                k: m.model_dump(mode="json", exclude_defaults=True) for k, m in self.models.items()
+            }
+        if self.agents:
+            out["agents"] = [a.model_dump(mode="json", exclude_defaults=True) for a in self.agents]
+        for name, section in self.sections.items():
+            out[name] = section.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+        return out

@@ -1,0 +1,159 @@
+"""Checking a parsed ``dsh.yml`` against the core's models and each plugin's settings
+model: every problem located (line, column, key path), the first in the file reported."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from yaml.nodes import Node
+
+from dsh._config_models import (
+    API_KEY_HINT,
+    CORE_KEYS,
+    AgentConfig,
+    Config,
+    CoreKeys,
+    ModelConfig,
+)
+from dsh._config_yaml import Loc, Problem, did_you_mean, locate
+
+__all__ = ["validate"]
+
+
+def validate(
+    source: str, root: Node | None, data: dict[str, Any], settings: Mapping[str, type[BaseModel]]
+) -> Config:
+    problems: list[Problem] = []
+    # an empty `models:` or `agents:` (all entries commented out) means none
+    core = {k: data[k] for k in CORE_KEYS if k in data}
+    core = {k: v for k, v in core.items() if v is not None or k == "model"}
+    try:
+        parsed: CoreKeys | None = CoreKeys.model_validate(core)
+    except ValidationError as exc:
+        parsed = None
+        problems += _from_validation(root, (), exc, CoreKeys)
+    sections: dict[str, Any] = {}
+    for name, value in data.items():
+        if name in CORE_KEYS:
+            continue
+        model = settings.get(name)
+        if model is None:
+            problems.append(_unknown_section(root, name, settings))
+            continue
+        value = {} if value is None else value
+        try:
+            sections[name] = model.model_validate(value)
+        except ValidationError as exc:
+            problems += _from_validation(root, (name,), exc, model)
+            continue
+        ignored = _ignored_key(sections[name], value, (name,))
+        if ignored is not None:
+            problems.append(locate(root, ignored, _unknown_key(ignored, model, 1)))
+    if not problems and parsed is not None:
+        problems += _cross_check(root, parsed)
+    if problems:
+        first = min(problems)
+        raise first.error(source) from first.cause
+    assert parsed is not None
+    models = {
+        k: m if m.model is not None else m.model_copy(update={"model": k})
+        for k, m in parsed.models.items()
+    }
+    return Config(source, models, parsed.model, parsed.agents, sections, data, root)
+
+
+def _cross_check(root: Node | None, parsed: CoreKeys) -> list[Problem]:
+    problems: list[Problem] = []
+    defined = ", ".join(parsed.models) or "none"
+
+    def unknown_model(loc: Loc, name: str) -> None:
+        hint = did_you_mean(name, parsed.models)
+        reason = f"unknown model {name!r} (models defined: {defined}){hint}"
+        problems.append(locate(root, loc, reason))
+
+    if parsed.model is not None and parsed.model not in parsed.models:
+        unknown_model(("model",), parsed.model)
+    ids: dict[str, int] = {}
+    for i, agent in enumerate(parsed.agents):
+        if agent.model is not None and agent.model not in parsed.models:
+            unknown_model(("agents", i, "model"), agent.model)
+        if agent.id in ids:
+            reason = f"duplicate agent id {agent.id!r} (first at agents[{ids[agent.id]}].id)"
+            problems.append(locate(root, ("agents", i, "id"), reason))
+        ids.setdefault(agent.id, i)
+    return problems
+
+
+def _unknown_section(
+    root: Node | None, name: str, settings: Mapping[str, type[BaseModel]]
+) -> Problem:
+    loaded = ", ".join(sorted(settings)) or "none"
+    hint = did_you_mean(name, [*CORE_KEYS, *settings])
+    reason = (
+        f"section {name!r} is for a plugin that is not installed or not loaded "
+        f"(loaded plugins with settings: {loaded}){hint}"
+    )
+    return locate(root, (name,), reason)
+
+
+def _from_validation(
+    root: Node | None, prefix: Loc, exc: ValidationError, model: type[BaseModel]
+) -> list[Problem]:
+    problems = []
+    # The ValidationError becomes the cause (shown by ``dsh -v``) only when it hides
+    # the input: a plugin's section may hold a secret its model does not mark.
+    cause = exc if model.model_config.get("hide_input_in_errors") else None
+    for err in exc.errors(include_input=False, include_url=False):
+        loc: Loc = (*prefix, *err["loc"])
+        reason = err["msg"]
+        if err["type"] == "value_error":  # a validator's own words, without "Value error, "
+            reason = str(err.get("ctx", {}).get("error", reason))
+        elif err["type"] == "extra_forbidden":
+            reason = _unknown_key(loc, model, len(prefix))
+        problems.append(locate(root, loc, reason, cause, missing=err["type"] == "missing"))
+    return problems
+
+
+def _unknown_key(loc: Loc, model: type[BaseModel], depth: int) -> str:
+    """Why ``loc`` is refused, with the accepted keys when the enclosing model is known."""
+    if loc[-1] == "api_key":
+        return API_KEY_HINT
+    inner = loc[depth:-1]
+    if model is CoreKeys and len(inner) == 2:
+        model = ModelConfig if inner[0] == "models" else AgentConfig
+    elif inner:
+        return "unknown key"
+    expected = [info.alias or name for name, info in model.model_fields.items()]
+    hint = did_you_mean(str(loc[-1]), expected)
+    return f"unknown key (expected one of: {', '.join(expected)}){hint}"
+
+
+def _ignored_key(value: Any, raw: Any, loc: Loc) -> Loc | None:
+    """A key pydantic dropped silently: plugin models that leave ``extra`` unset get
+    the core's rule (unknown keys fail); an explicit ``extra="ignore"`` is respected."""
+    if isinstance(value, BaseModel) and isinstance(raw, Mapping):
+        fields = type(value).model_fields
+        by_key = {info.alias or name: name for name, info in fields.items()}
+        odd_alias = any(not isinstance(i.validation_alias, str | None) for i in fields.values())
+        if value.model_config.get("extra") is None and not odd_alias:
+            accepted = {*by_key, *fields}
+            accepted |= {
+                i.validation_alias for i in fields.values() if isinstance(i.validation_alias, str)
+            }
+            for key in raw:
+                if key not in accepted:
+                    return (*loc, key)
+        for key, name in by_key.items():
+            if key in raw and (found := _ignored_key(getattr(value, name), raw[key], (*loc, key))):
+                return found
+    elif isinstance(value, list | tuple) and isinstance(raw, list):
+        for i, (item, raw_item) in enumerate(zip(value, raw, strict=False)):
+            if found := _ignored_key(item, raw_item, (*loc, i)):
+                return found
+    elif isinstance(value, dict) and isinstance(raw, Mapping):
+        for key, item in value.items():
+            if key in raw and (found := _ignored_key(item, raw[key], (*loc, key))):
+                return found
+    return None
