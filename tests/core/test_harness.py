@@ -178,3 +178,27 @@ async def test_options_that_are_not_json_are_left_out_of_the_session_with_a_warn
         assert resumed.agent.options == {"model": "scripted", "system_prompt": "Be kind."}
         await run_turn(resumed, "again")
     assert model.requests[1].system == "Be kind."
+
+
+async def test_the_section_of_a_blocked_plugin_is_left_unchecked() -> None:
+    from dsh import create_plugin_manager
+
+    class Settings(BaseModel):
+        level: int = 1
+
+    class Shouty:
+        @hookimpl
+        def register_settings(self, register: Any) -> None:
+            register(Settings)
+
+    text = "shouty:\n  level: not-a-number\n"
+    with pytest.raises(ConfigError, match="shouty.level"):  # loaded: checked
+        async with Harness(plugins=[("shouty", Shouty())], config_text=text):
+            pass
+    pm = create_plugin_manager([], load_entry_points=False)
+    pm.set_blocked("shouty")
+    async with Harness(pm=pm, config_text=text) as harness:  # -p no:shouty: left alone
+        assert harness.config.section("shouty") is None
+    with pytest.raises(ConfigError, match="section 'shouty' is for a plugin that is not"):
+        async with Harness(config_text=text, load_entry_points=False):
+            pass

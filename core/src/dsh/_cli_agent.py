@@ -135,7 +135,11 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     pm.relay.register_settings(
         lambda plugin, model, section=None: settings.update({section or plugin: model})
     )
-    path = args.config or find_config(Path(args.cwd or os.getcwd()))
+    try:
+        path = args.config or find_config(Path(args.cwd or os.getcwd()))
+    except DshError as error:
+        print(f"dsh: {error}", file=sys.stderr)
+        return 1
     if path is None:
         print("dsh: no dsh.yml here; defaults apply", file=sys.stderr)
         return 0
@@ -146,7 +150,7 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
 
     pm.relay.register_models(serve)
     try:
-        config = load_config(path, settings=settings)
+        config = load_config(path, settings=settings, blocked=pm.is_blocked)
         if config.models:  # as a harness would build them (nothing is contacted)
             from dsh.llm.providers import build_configured
 

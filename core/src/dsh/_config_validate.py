@@ -3,7 +3,7 @@ model: every problem located (line, column, key path), the first in the file rep
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -23,8 +23,14 @@ __all__ = ["validate"]
 
 
 def validate(
-    source: str, root: Node | None, data: dict[str, Any], settings: Mapping[str, type[BaseModel]]
+    source: str,
+    root: Node | None,
+    data: dict[str, Any],
+    settings: Mapping[str, type[BaseModel]],
+    blocked: Callable[[str], bool] | None = None,
 ) -> Config:
+    """``data`` as a Config; ``blocked(name)`` says a plugin was turned off (``-p
+    no:NAME``): its section is left unchecked instead of being an unknown section."""
     problems: list[Problem] = []
     # an empty `models:` or `agents:` (all entries commented out) means none
     core = {k: data[k] for k in CORE_KEYS if k in data}
@@ -39,6 +45,8 @@ def validate(
         if name in CORE_KEYS:
             continue
         model = settings.get(name)
+        if model is None and blocked is not None and blocked(name):
+            continue
         if model is None:
             problems.append(_unknown_section(root, name, settings))
             continue

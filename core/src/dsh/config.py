@@ -11,7 +11,7 @@ model hides the input. The models are in ``_config_models``, the checks in
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -56,11 +56,14 @@ def load_config(
     text: str | None = None,
     settings: Mapping[str, type[BaseModel]] | None = None,
     source: str | None = None,
+    blocked: Callable[[str], bool] | None = None,
 ) -> Config:
     """Load and validate a config from ``path`` or ``text`` (neither: the defaults).
 
     ``settings`` maps each loaded plugin's name to its settings model (from the
-    ``register_settings`` hook); ``source`` overrides the name used in errors.
+    ``register_settings`` hook); ``source`` overrides the name used in errors;
+    ``blocked(name)`` is true for a plugin turned off (``-p no:NAME``), whose section
+    is then left unchecked rather than refused as unknown.
     """
     settings = settings or {}
     for name in CORE_KEYS:
@@ -80,4 +83,4 @@ def load_config(
         kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
         reason = f"the file must hold a mapping of keys, not {kind}"
         raise locate(node, (), reason).error(source)
-    return validate(source, node, data, settings)
+    return validate(source, node, data, settings, blocked)

@@ -123,7 +123,12 @@ class Harness:
 
         if isinstance(self._config_arg, Config):
             return self._config_arg
-        return load_config(self._config_arg, text=self._config_text, settings=self.settings)
+        return load_config(
+            self._config_arg,
+            text=self._config_text,
+            settings=self.settings,
+            blocked=self.pm.is_blocked,
+        )
 
     def _add_config_models(self, config: Config) -> None:
         """Build each entry of ``models:`` and register it under its key (origin

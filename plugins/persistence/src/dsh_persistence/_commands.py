@@ -88,7 +88,7 @@ def _load_config(context: CommandContext, path: Path | None) -> Config:
         settings[section or plugin] = model
 
     context.pm.relay.register_settings(collect)
-    return load_config(path, settings=settings)
+    return load_config(path, settings=settings, blocked=context.pm.is_blocked)
 
 
 async def _find(service: SessionPersistence, wanted: str) -> str:
