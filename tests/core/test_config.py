@@ -458,3 +458,8 @@ def test_base_url_is_checked_when_the_file_loads(tmp_path: Path, url: str, reaso
     assert err.path == "models.m.base_url"
     assert err.reason.startswith(reason)
     assert "s3cret" not in str(err)
+
+
+def test_a_key_that_is_not_ascii_is_shown_as_written(tmp_path: Path) -> None:
+    err = fails(write(tmp_path, "permissions:\n  tïmeout: 3\n"))
+    assert err.path == 'permissions["tïmeout"]'

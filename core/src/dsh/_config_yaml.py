@@ -204,7 +204,7 @@ def format_path(loc: Sequence[str | int]) -> str:
         elif _PLAIN_KEY.fullmatch(part):
             out += f".{part}" if out else part
         else:
-            out += f"[{json.dumps(part)}]"
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
     return out
 
 
