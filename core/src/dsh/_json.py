@@ -10,8 +10,8 @@ bytes and any other object. ``encode`` itself does not refuse them: it also writ
 results, where a datetime or a set is fine as its JSON form.
 
 Strings with lone surrogates (a file name that is not UTF-8, as ``os.listdir`` gives
-it; a ``\udcff`` escape in a model's JSON) cannot be written as UTF-8. They are kept, not
-refused or replaced: such a value is written with ASCII escapes (``"caf\udce9"``, valid
+it; a ``\\udcff`` escape in a model's JSON) cannot be written as UTF-8. They are kept, not
+refused or replaced: such a value is written with ASCII escapes (``"caf\\udce9"``, valid
 JSON), and ``decode`` reads it back to the same string.
 """
 
