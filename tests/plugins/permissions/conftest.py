@@ -84,7 +84,10 @@ def judge(layout: Layout) -> Judge:
             assert bool(ran) == (agent.tools.get(name) is not None), (ran, result)
         else:
             assert ran == [] and result is not None and result.is_error, (ran, result)
-            assert result.content.startswith("Permission denied:")
+            # arguments that cannot be read are not a permission matter: said as such
+            unreadable = "arguments" in event["reason"] and not event["parts"]
+            prefix = f"{name!r} was not run: the arguments" if unreadable else "Permission denied:"
+            assert result.content.startswith(prefix), result.content
         if asked:
             assert event["decision"] == "deny" and event["front_end"] == "asker"
         return Judged(decision, result, event, ran, asker.requests)

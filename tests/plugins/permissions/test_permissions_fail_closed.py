@@ -171,3 +171,13 @@ async def test_a_path_typed_argument_is_checked_like_text(layout):
         call = ToolCall(id="c1", name="peek", arguments=arguments)
         await pm.relay.tools_execute(agent, call, 1, 1)
         assert [d["decision"] for d in decisions(agent)] == [expected]
+
+
+async def test_arguments_that_cannot_be_read_are_denied_as_an_arguments_problem(layout):
+    call = ToolCall(id="c1", name="read", arguments='{"path": "a.txt", "type": "string"}')
+    result, agent, ran = await execute(layout, call)
+
+    assert ran == [] and result is not None and result.is_error
+    assert result.content.startswith("'read' was not run: the arguments do not fit the tool")
+    assert "Permission denied" not in result.content  # the model should fix them, not give up
+    assert [d["decision"] for d in decisions(agent)] == ["deny"]

@@ -75,6 +75,8 @@ class _Outcome:
     remember: tuple[tuple[str, str], ...] = ()
     #: why a person was asked (None: nobody was)
     asked: str | None = None
+    #: the call's arguments cannot be read (the tool would refuse them too)
+    unreadable: bool = False
 
 
 class Permissions:
@@ -214,7 +216,7 @@ class Permissions:
             subjects = [] if unchecked else subjects_of(facts, tool, call, policy.root)
         except InvalidArguments as exc:
             if not (mode == "plan" and facts.mutating):
-                return _Outcome(Verdict("deny", None, str(exc)), mode)
+                return _Outcome(Verdict("deny", None, str(exc)), mode, unreadable=True)
             subjects = []
         verdict = decide(policy, mode, facts, subjects, grants)
         if verdict.decision != "ask":
@@ -321,6 +323,11 @@ def _event(call: ToolCall, turn: int, step: int, outcome: _Outcome) -> dict[str,
 def _denial(call: ToolCall, outcome: _Outcome) -> str:
     """What the model reads: what happened, why, and what to do instead."""
     verdict = outcome.verdict
+    if outcome.unreadable:  # not a matter of permission: say what the executor would
+        return (
+            f"{call.name!r} was not run: {verdict.reason}. Call it again with arguments "
+            "that fit its parameters."
+        )
     if outcome.mode == "plan" and verdict.rule is None and not verdict.parts:
         advice = ""
     elif outcome.answer == "deny":
