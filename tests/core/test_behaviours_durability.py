@@ -24,6 +24,7 @@ from dsh.agent import AgentHandle
 from dsh.llm.base import TextDelta
 from dsh.session import Session, SessionEvent
 from dsh.testing import (
+    ErrorRecorder,
     EventRecorder,
     InMemoryPersistence,
     ScriptedModel,
@@ -36,17 +37,6 @@ from dsh.testing import (
     text,
     tool_calls,
 )
-
-
-class Errors:
-    """Records ``agent_error`` notifications."""
-
-    def __init__(self) -> None:
-        self.errors: list[BaseException] = []
-
-    @hookimpl
-    def agent_error(self, error: BaseException) -> None:
-        self.errors.append(error)
 
 
 def ok(request: Any) -> str:
@@ -237,7 +227,7 @@ async def test_b36_session_flush_is_awaited_after_every_turn_end() -> None:
 async def test_b36_a_failing_flush_is_reported_and_the_agent_keeps_serving(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    store, errors = InMemoryPersistence(), Errors()
+    store, errors = InMemoryPersistence(), ErrorRecorder()
     store.fail_flush = RuntimeError("disk full")
     model = ScriptedModel([text("one"), text("two")])
     async with agent_on(model, ("mem", store), ("errors", errors)) as (_, agent):
@@ -262,7 +252,7 @@ async def test_b36_a_failing_flush_is_reported_and_the_agent_keeps_serving(
 
 
 async def test_b36_a_failing_flush_at_dispose_does_not_stop_the_teardown() -> None:
-    store, errors = InMemoryPersistence(), Errors()
+    store, errors = InMemoryPersistence(), ErrorRecorder()
     model = ScriptedModel([text("one")])
     async with agent_on(model, ("mem", store), ("errors", errors)) as (harness, agent):
         with anyio.fail_after(LIMIT):
@@ -520,7 +510,7 @@ async def test_b40_resume_of_a_session_that_is_not_stored_fails_clearly() -> Non
 
 
 async def test_b40_resume_continues_turn_numbers_history_and_seq() -> None:
-    store, errors = InMemoryPersistence(), Errors()
+    store, errors = InMemoryPersistence(), ErrorRecorder()
     first = ScriptedModel([CALL_ADD, text("3"), text("ok")])
     async with agent_on(first, ("mem", store)) as (_, agent):
         with anyio.fail_after(LIMIT):

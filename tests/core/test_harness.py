@@ -192,7 +192,7 @@ async def test_the_section_of_a_blocked_plugin_is_left_unchecked() -> None:
             register(Settings)
 
     text = "shouty:\n  level: not-a-number\n"
-    with pytest.raises(ConfigError, match="shouty.level"):  # loaded: checked
+    with pytest.raises(ConfigError, match=r"shouty\.level"):  # loaded: checked
         async with Harness(plugins=[("shouty", Shouty())], config_text=text):
             pass
     pm = create_plugin_manager([], load_entry_points=False)

@@ -22,6 +22,7 @@ from dsh.agent import AgentHandle
 from dsh.harness import Harness
 from dsh.session import Session, SessionEvent
 from dsh.testing import (
+    ErrorRecorder,
     ScriptedModel,
     check_invariants,
     fail,
@@ -58,15 +59,6 @@ class Tools:
     @hookimpl
     def register_tools(self, register: Any) -> None:
         register(add)
-
-
-class Errors:
-    def __init__(self) -> None:
-        self.errors: list[BaseException] = []
-
-    @hookimpl
-    def agent_error(self, error: BaseException) -> None:
-        self.errors.append(error)
 
 
 @asynccontextmanager
@@ -137,7 +129,7 @@ async def test_b40_resume_twice_continues_turns_history_and_seq(
 ) -> None:
     session_id, events, history = await two_turns(settings)
     for turn, prompt in ((3, "again?"), (4, "once more?")):
-        errors = Errors()
+        errors = ErrorRecorder()
         model = ScriptedModel([text(f"answer {turn}")])
         async with harness_on(settings, model, ("errors", errors)) as harness:
             resumed = await harness.agents.resume("a", session_id, options={"model": "scripted"})

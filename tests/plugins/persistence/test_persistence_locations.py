@@ -15,10 +15,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from dsh import hookimpl
 from dsh.errors import HookError
 from dsh.plugins import create_plugin_manager
-from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
+from dsh.testing import ErrorRecorder, ScriptedModel, run_turn, scripted_harness, text
 from dsh_persistence import (
     JsonlBackend,
     PersistenceError,
@@ -125,22 +124,13 @@ def test_a_directory_without_write_permission_is_reported(tmp_path: Path) -> Non
         directory.chmod(0o700)
 
 
-class Errors:
-    def __init__(self) -> None:
-        self.errors: list[BaseException] = []
-
-    @hookimpl
-    def agent_error(self, error: BaseException) -> None:
-        self.errors.append(error)
-
-
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_harness_reports_an_unusable_directory_at_start_and_at_each_flush(
     settings: PersistenceSettings, tmp_path: Path, kind: str
 ) -> None:
     directory = unusable(tmp_path, kind)
     plugin = PersistencePlugin(settings.model_copy(update={"directory": directory}))
-    errors, reported = Errors(), list[HookError]()
+    errors, reported = ErrorRecorder(), list[HookError]()
     pm = create_plugin_manager(
         [("persistence", plugin), ("errors", errors)],
         load_entry_points=False,

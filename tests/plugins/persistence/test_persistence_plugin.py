@@ -16,7 +16,15 @@ from dsh import hookimpl
 from dsh.harness import Harness
 from dsh.plugins import list_plugins
 from dsh.session import SessionEvent
-from dsh.testing import ScriptedModel, hang, run_turn, scripted_harness, text, tool_calls
+from dsh.testing import (
+    ErrorRecorder,
+    ScriptedModel,
+    hang,
+    run_turn,
+    scripted_harness,
+    text,
+    tool_calls,
+)
 from dsh.tools import tool
 from dsh_persistence import (
     JsonlBackend,
@@ -51,15 +59,6 @@ class Blocking:
     @hookimpl
     def register_tools(self, register: Any) -> None:
         register(self.tool)
-
-
-class Errors:
-    def __init__(self) -> None:
-        self.errors: list[BaseException] = []
-
-    @hookimpl
-    def agent_error(self, error: BaseException) -> None:
-        self.errors.append(error)
 
 
 @asynccontextmanager
@@ -201,7 +200,7 @@ async def test_a_failed_flush_is_made_good_by_the_next_one(
             raise failures.pop()  # after the write: part of the log is stored
         real(fd)
 
-    errors = Errors()
+    errors = ErrorRecorder()
     settings = PersistenceSettings(directory=tmp_path, checkpoints=False)
     plugin = PersistencePlugin(settings)
     async with harness_with(plugin, ScriptedModel(["one", "two"]), ("errors", errors)) as h:
@@ -302,7 +301,7 @@ async def test_a_new_session_under_a_stored_id_is_refused_not_merged(
             await run_turn(agent, "second")
     before = stored_types(settings, "fixed")
 
-    errors = Errors()
+    errors = ErrorRecorder()
     plugin = PersistencePlugin(settings)
     async with harness_with(plugin, ScriptedModel(["other"]), ("errors", errors)) as h:
         agent = await h.agents.create("b", session_id="fixed", options={"model": "scripted"})

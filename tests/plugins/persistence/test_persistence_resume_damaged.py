@@ -15,8 +15,14 @@ from typing import Any
 import anyio
 import pytest
 
-from dsh import hookimpl
-from dsh.testing import ScriptedModel, check_invariants, run_turn, scripted_harness, text
+from dsh.testing import (
+    ErrorRecorder,
+    ScriptedModel,
+    check_invariants,
+    run_turn,
+    scripted_harness,
+    text,
+)
 from dsh_persistence import PersistencePlugin, PersistenceSettings, SessionInfo, open_backend
 from dsh_persistence._files import file_name
 from dsh_persistence.testing import LogBuilder
@@ -24,15 +30,6 @@ from dsh_persistence.testing import LogBuilder
 pytestmark = pytest.mark.plugins("persistence")
 
 LIMIT = 10
-
-
-class Errors:
-    def __init__(self) -> None:
-        self.errors: list[BaseException] = []
-
-    @hookimpl
-    def agent_error(self, error: BaseException) -> None:
-        self.errors.append(error)
 
 
 def crashed_session(settings: PersistenceSettings) -> tuple[list[Any], int]:
@@ -88,7 +85,7 @@ async def test_new_turns_of_a_resumed_session_with_a_damaged_crashed_turn_are_al
     bad = turn_two + where
     damage(settings, bad, line)
 
-    errors = Errors()
+    errors = ErrorRecorder()
     plugin = PersistencePlugin(settings)
     plugins = [("persistence", plugin), ("errors", errors)]
     model = ScriptedModel([text("three"), text("four")])

@@ -9,9 +9,8 @@ from typing import Any
 import anyio
 import pytest
 
-from dsh import hookimpl
 from dsh.session import Session
-from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
+from dsh.testing import ErrorRecorder, ScriptedModel, run_turn, scripted_harness, text
 from dsh_persistence import PersistencePlugin, PersistenceSettings, open_backend
 from dsh_persistence._errors import UnencodableEventError
 from dsh_persistence._writer import SessionWriter
@@ -62,19 +61,10 @@ def test_each_write_fails_at_the_event_and_stores_what_precedes_it(
         backend.close()
 
 
-class Errors:
-    def __init__(self) -> None:
-        self.errors: list[BaseException] = []
-
-    @hookimpl
-    def agent_error(self, error: BaseException) -> None:
-        self.errors.append(error)
-
-
 async def test_every_flush_that_meets_it_is_reported_with_the_reason(
     settings: PersistenceSettings,
 ) -> None:
-    errors = Errors()
+    errors = ErrorRecorder()
     plugin = PersistencePlugin(settings)
     plugins = [("persistence", plugin), ("errors", errors)]
     model = ScriptedModel([text("one"), text("two"), text("three")])

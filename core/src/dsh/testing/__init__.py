@@ -15,8 +15,8 @@ Fixtures:
 
 Helpers (see docs/testing.md): ``ScriptedModel`` and its replies (``text``,
 ``tool_calls``, ``max_tokens``, ``fail``, ``hang``), ``scripted_harness`` (a started
-harness with a scripted model), ``run_turn``, ``EventRecorder``, ``InMemoryPersistence``
-and ``check_invariants``.
+harness with a scripted model), ``run_turn``, ``EventRecorder``, ``ErrorRecorder``,
+``InMemoryPersistence`` and ``check_invariants``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import pytest
 from dsh.hookspecs import CALL_STYLES, hookimpl
 from dsh.invariants import check_invariants
 from dsh.plugins import PluginManager, create_plugin_manager
-from dsh.testing._doubles import EventRecorder, InMemoryPersistence
+from dsh.testing._doubles import ErrorRecorder, EventRecorder, InMemoryPersistence
 from dsh.testing._scripted import (
     Reply,
     ScriptedModel,
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from dsh.session import SessionEvent
 
 __all__ = [
+    "ErrorRecorder",
     "EventRecorder",
     "HookCall",
     "HookRecorder",

@@ -29,6 +29,17 @@ class EventRecorder:
         return [e.type for sid, e in self.events if session_id in (None, sid)]
 
 
+class ErrorRecorder:
+    """Records every ``agent_error`` (failures outside a turn's log, e.g. a flush)."""
+
+    def __init__(self) -> None:
+        self.errors: list[BaseException] = []
+
+    @hookimpl
+    def agent_error(self, error: BaseException) -> None:
+        self.errors.append(error)
+
+
 class InMemoryPersistence:
     """A persistence plugin keeping sessions in memory, as JSON text like a real store.
 
