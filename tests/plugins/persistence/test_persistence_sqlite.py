@@ -101,3 +101,36 @@ def test_processes_opening_a_new_database_at_once_all_get_it(tmp_path: Path) -> 
         for backend in backends:
             backend.close()
     assert errors == []
+
+
+def test_a_resume_does_not_read_the_stored_log_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def turns(*prompts: str) -> LogBuilder:
+        log = LogBuilder(start=1.0)
+        for prompt in prompts:
+            log.turn(prompt, calls=())
+        return log
+
+    backend = SqliteBackend(tmp_path / "s.sqlite3")
+    first = turns("q", "q again")
+    backend.append(SessionInfo("s", 1.0, title="x"), first.events, durable=False)
+    reads: list[str] = []
+    read = backend._read_log
+    monkeypatch.setattr(backend, "_read_log", lambda db, sid: reads.append(sid) or read(db, sid))
+
+    loaded = backend.load("s")
+    tail = backend.tail("s")  # the resume's first write asks where the log ends
+    assert loaded is not None and tail is not None
+    assert (tail.next_seq, tail.last) == (len(first.events), loaded.stored.events[-1])
+    assert reads == []  # the load's read was reused
+
+    backend.load("s")
+    more = turns("q", "q again", "third")
+    other = SqliteBackend(tmp_path / "s.sqlite3")  # another writer stores more meanwhile
+    other.append(SessionInfo("s", 1.0), more.events[len(first.events) :], durable=False)
+    other.close()
+    tail = backend.tail("s")
+    assert reads == ["s"]  # the log changed since the load: read again
+    assert tail is not None and tail.next_seq == len(more.events)
+    backend.close()

@@ -57,6 +57,9 @@ CREATE TABLE IF NOT EXISTS events (
 T = TypeVar("T")
 
 
+_LOADS_KEPT = 64  # tails remembered from loads, for the resume's first write
+
+
 class SqliteBackend(SessionBackend):
     """Sessions in the SQLite database ``path``; connects on first use. ``source`` names
     the setting the path comes from, for messages (``persistence.database``)."""
@@ -76,6 +79,8 @@ class SqliteBackend(SessionBackend):
         self._timeout = timeout
         self._lock = threading.Lock()  # one connection, used by one thread at a time
         self._db: sqlite3.Connection | None = None
+        #: session id -> (stored next_seq, readable tail) as the last ``load`` found them
+        self._loaded: dict[str, tuple[int, StoredTail]] = {}
 
     def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
@@ -247,16 +252,20 @@ class SqliteBackend(SessionBackend):
         """The end of the readable log (as ``load`` reads it), not ``sessions.next_seq``:
         rows of a crashed turn that loading ignores are not part of it."""
 
-        def work(db: sqlite3.Connection) -> list[SessionEvent] | None:
+        def work(db: sqlite3.Connection) -> StoredTail | None:
             with _transaction(db, "BEGIN"):
-                if db.execute("SELECT 1 FROM sessions WHERE id=?", (session_id,)).fetchone():
-                    return self._read_log(db, session_id)
-                return None
+                row = db.execute(
+                    "SELECT next_seq FROM sessions WHERE id=?", (session_id,)
+                ).fetchone()
+                if row is None:
+                    return None
+                loaded = self._loaded.pop(session_id, None)
+                if loaded is not None and loaded[0] == int(row[0]):
+                    return loaded[1]  # unchanged since ``load`` read all of it (a resume)
+                events = self._read_log(db, session_id)
+            return StoredTail(len(events), events[-1] if events else None)
 
-        events = self._run(work)
-        if events is None:
-            return None
-        return StoredTail(len(events), events[-1] if events else None)
+        return self._run(work)
 
     def _read_log(self, db: sqlite3.Connection, session_id: str) -> list[SessionEvent]:
         """The readable prefix of the stored log (``read_log``; raises like ``load``)."""
@@ -275,7 +284,7 @@ class SqliteBackend(SessionBackend):
         def work(db: sqlite3.Connection) -> tuple[Any, list[str]] | None:
             with _transaction(db, "BEGIN"):
                 row = db.execute(
-                    "SELECT created, meta FROM sessions WHERE id=?", (session_id,)
+                    "SELECT created, meta, next_seq FROM sessions WHERE id=?", (session_id,)
                 ).fetchone()
                 if row is None:
                     return None
@@ -287,8 +296,15 @@ class SqliteBackend(SessionBackend):
         found = self._run(work)
         if found is None:
             return None
-        (created, meta), records = found
+        (created, meta, next_seq), records = found
         events, ignored = read_log(records, self._where(session_id))
+        # A resume writes next: its first ``tail`` can reuse this read while nothing
+        # has been stored since (reading a long log again would double its cost).
+        with self._lock:
+            if len(self._loaded) >= _LOADS_KEPT:
+                self._loaded.clear()
+            tail = StoredTail(len(events), events[-1] if events else None)
+            self._loaded[session_id] = (int(next_seq), tail)
         closers = close_turn(events)
         stored = StoredSession(session_id, float(created), events + closers, json.loads(meta))
         return LoadedSession(stored, len(events), ignored, len(closers))
