@@ -14,16 +14,19 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
+from loop_support import Seen, contents
 
 from dsh import AssistantMessage, DshError, Message, ModelRequest, ToolCall, hookimpl
 from dsh.invariants import check_invariants
 from dsh.llm import Chunk, Finish, ModelInfo, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
+from dsh.loop import AgentDisposedError
 from dsh.messages import Usage
 from dsh.session import Session, SessionEvent
 from dsh.testing import (
     Reply,
     ScriptedModel,
     fail,
+    hang,
     run_turn,
     scripted_harness,
     text,
@@ -541,3 +544,62 @@ async def test_b11_every_chunk_is_logged_in_order_as_it_streams() -> None:
         )
         assert message.text == "Hello"
         assert message.tool_calls == [ToolCall(id="c1", name="add", arguments='{"a": 1, "b": 2}')]
+
+
+async def test_b07_prompts_must_be_str_and_a_disposing_agent_takes_no_steering() -> None:
+    seen = Seen()
+    model = ScriptedModel([hang("partial")])
+    async with scripted_harness(model, plugins=[seen]) as h:
+        agent = await h.agents.create("going", options=MODEL)
+        with pytest.raises(TypeError, match="must be a str, not int"):
+            agent.send(123)  # type: ignore[arg-type]
+        agent.send("go")
+        with anyio.fail_after(5):
+            await seen["assistant/chunk"].wait()
+        with pytest.raises(TypeError, match="must be a str, not bytes"):
+            agent.steer(b"bytes")  # type: ignore[arg-type]
+        agent.agent.begin_stop()  # disposing: the turn has not ended yet
+        with pytest.raises(AgentDisposedError, match=r"'going'.*disposed"):
+            agent.steer("too late")
+        with anyio.fail_after(5):
+            await agent.dispose()
+        events = agent.session.events
+        assert contents(events, "user/message") == ["go"]
+        assert contents(events, "steering/message") == []
+
+
+async def test_b09_the_request_carries_the_agents_max_tokens() -> None:
+    model = ScriptedModel([text("short")])
+    async with scripted_harness(model) as h:
+        agent = await h.agents.create("a", options={**MODEL, "max_tokens": 77})
+        with anyio.fail_after(5):
+            await run_turn(agent, "hi")
+        assert [r.max_tokens for r in model.requests] == [77]
+
+
+async def test_b09_the_logged_answer_names_the_model_that_gave_it() -> None:
+    switch = [False]
+    other = ScriptedModel([text("from other")], name="other")
+
+    class Switch:
+        @hookimpl
+        def register_models(self, register: Any) -> None:
+            register(other, "fast")  # registered under a name of its own
+
+        @hookimpl
+        def agent_request(self, request: ModelRequest) -> ModelRequest | None:
+            return request.model_copy(update={"model": "fast"}) if switch[0] else None
+
+    main = ScriptedModel([text("from main")])
+    async with scripted_harness(main, plugins=[Switch()]) as h:
+        agent = await h.agents.create("a", options=MODEL)
+        with anyio.fail_after(5):
+            first = await run_turn(agent, "a")
+            switch[0] = True
+            second = await run_turn(agent, "b")
+        [answer] = of_type(first, "assistant/message")
+        assert answer.data["message"]["model"] == "scripted"
+        # the model's own name (what answered), not the name the request asked for
+        [answer] = of_type(second, "assistant/message")
+        assert answer.data["message"]["model"] == "other"
+        assert len(main.requests) == len(other.requests) == 1

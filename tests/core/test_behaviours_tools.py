@@ -7,7 +7,7 @@ under any set of installed plugins: logs are compared on the core's event types 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterable, Sequence
 from typing import Any
 
 import anyio
@@ -15,9 +15,11 @@ import anyio.lowlevel
 import pytest
 
 from dsh import AssistantMessage, Message, ModelRequest, TextBlock, ToolCall, ToolResult, hookimpl
+from dsh._relay import HookRelay
 from dsh.errors import ModelError
 from dsh.invariants import check_invariants
 from dsh.llm import Chunk, Finish, ModelInfo, TextDelta, ToolCallDelta
+from dsh.plugins import create_plugin_manager
 from dsh.session import Session, SessionEvent
 from dsh.testing import (
     Reply,
@@ -517,7 +519,7 @@ async def test_b21_stopped_during_a_tool_every_call_gets_one_result(stop: str, r
         assert shape(events) == [*start(1, "go"), *step(1, "", *answered), *end(1, reason)]
         assert box.ran == ["add 0 0"]
         content = results(events)
-        assert "not run" in content["c2"]
+        assert content["c2"] == f"not run: the turn was {reason} before this call finished"
         assert "not run" in content["c3"]
         assert check_invariants(events) == []
 
@@ -551,3 +553,104 @@ async def test_b21_aborted_between_calls_no_later_call_runs(trigger: tuple[str, 
         assert "not run" in content["c2"]
         assert "not run" in content["c3"]
         assert check_invariants(events) == []
+
+
+async def test_b21_calls_left_by_a_failing_turn_get_a_not_run_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def broken_execute(*args: Any) -> ToolResult:
+        raise RuntimeError("executor crashed")
+
+    monkeypatch.setattr(HookRelay, "tools_execute", broken_execute)
+    box = Toolbox()
+    model = ScriptedModel([tool_calls(("add#c1", {"a": 1, "b": 2}), ("add#c2", {"a": 3, "b": 4}))])
+    async with scripted_harness(model, plugins=[box]) as h:
+        agent = await h.agents.create("a", options=MODEL)
+        with anyio.fail_after(5):
+            events = await run_turn(agent, "go")
+        not_run = "not run: the turn ended before this call ran"
+        answered = ran(("c1", "add", True), ("c2", "add", True))
+        assert shape(events) == [*start(1, "go"), *step(1, "", *answered), *end(1, "error")]
+        assert results(events) == {"c1": not_run, "c2": not_run}
+        assert box.ran == []
+        assert check_invariants(events) == []
+
+
+async def test_b19_a_call_no_plugin_answers_gets_an_error_result() -> None:
+    pm = create_plugin_manager(load_entry_points=False, select=["no:dsh.builtins"])
+    box = Toolbox()
+    model = ScriptedModel([tool_calls(("add#c1", {"a": 1, "b": 2})), text("no tool ran")])
+    async with scripted_harness(model, plugins=[box], pm=pm) as h:
+        agent = await h.agents.create("a", options=MODEL)
+        with anyio.fail_after(5):
+            events = await run_turn(agent, "go")
+        [result] = of_type(events, "tool/result")
+        assert result.data["is_error"] is True
+        assert result.data["content"] == (
+            "tool 'add' was not run: no plugin answered tools_execute"
+        )
+        assert box.ran == []
+        assert events[-1].data["reason"] == "completed"
+
+
+async def test_b21_an_abort_while_a_result_is_observed_does_not_log_it_twice() -> None:
+    box = Toolbox()
+    model = ScriptedModel([tool_calls(("add#c1", {"a": 1, "b": 2}), ("add#c2", {"a": 3, "b": 4}))])
+    async with scripted_harness(model, plugins=[box]) as h:
+        agent = await h.agents.create("a", options=MODEL)
+        inner = agent.session.observer
+
+        async def abort_while_observing(before: Awaitable[None] | None) -> None:
+            if before is not None:
+                await before
+            agent.abort()
+            await anyio.lowlevel.checkpoint()  # the abort lands here, unshielded
+
+        def observer(session: Session, event: SessionEvent) -> Awaitable[None] | None:
+            before = None if inner is None else inner(session, event)
+            if event.type == "tool/result" and event.data["call_id"] == "c1":
+                return abort_while_observing(before)
+            return before
+
+        agent.session.observer = observer
+        with anyio.fail_after(5):
+            events = await run_turn(agent, "go")
+        ids = [e.data["call_id"] for e in of_type(events, "tool/result")]
+        assert ids == ["c1", "c2"]
+        assert results(events)["c1"] == "3"
+        assert box.ran == ["add 1 2"]
+        assert events[-1].data["reason"] == "aborted"
+        assert check_invariants(events) == []
+
+
+class ClosingModel:
+    """Streams a text chunk, then a malformed one; ``closed_at`` is the number of
+    events logged when its generator was closed (None: not closed)."""
+
+    info = ModelInfo("closing", "test")
+
+    def __init__(self) -> None:
+        self.session: Session | None = None
+        self.closed_at: int | None = None
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+        try:
+            yield TextDelta("fine so far")
+            yield TextDelta(123)  # type: ignore[arg-type]
+            yield TextDelta("never asked for")
+        finally:
+            assert self.session is not None
+            self.closed_at = len(self.session.events)
+
+
+async def test_b13_a_stream_that_fails_mid_way_is_closed_before_the_turn_ends() -> None:
+    model = ClosingModel()
+    async with scripted_harness(model) as h:  # type: ignore[arg-type]
+        agent = await h.agents.create("a", options={"model": "closing"})
+        model.session = agent.session
+        with anyio.fail_after(5):
+            events = await run_turn(agent, "hi")
+        assert events[-1].data["error"]["code"] == "MALFORMED_RESPONSE"
+        turn_end = of_type(events, "turn/end")[0]
+        assert model.closed_at is not None
+        assert model.closed_at <= turn_end.seq
