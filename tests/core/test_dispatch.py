@@ -416,3 +416,66 @@ async def test_a_hook_nobody_implements_is_planned_once_and_costs_no_coroutine(
     assert notified is not READY
     await notified
     assert seen == ["idle"]
+
+
+async def test_an_async_impl_behind_a_wraps_decorator_is_awaited(
+    dsh_register: Any, dsh_pm: PluginManager
+) -> None:
+    import functools
+
+    def logged(function: Any) -> Any:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return function(*args, **kwargs)  # a coroutine, not awaited here
+
+        return wrapper
+
+    seen: list[str] = []
+
+    class Plugin:
+        @hookimpl
+        @logged
+        async def session_event(self, event: Any) -> None:
+            await anyio.lowlevel.checkpoint()
+            seen.append(event)
+
+    dsh_register(Plugin(), "wrapped")
+    with anyio.fail_after(5):
+        await dsh_pm.relay.session_event(session=None, event="e")  # type: ignore[arg-type]
+    assert seen == ["e"]
+
+
+async def test_b37_a_raising_sync_observer_is_reported_and_the_next_still_runs(
+    dsh_register: Any, dsh_pm: PluginManager
+) -> None:
+    reported: list[HookError] = []
+    dsh_pm.dispatcher.report = reported.append
+    seen: list[str] = []
+
+    class Bad:
+        @hookimpl
+        def session_event(self, event: Any) -> None:
+            raise OSError("disk gone")
+
+    class Good:
+        @hookimpl
+        def session_event(self, event: Any) -> None:
+            seen.append(event)
+
+    dsh_register(Good(), "good")
+    dsh_register(Bad(), "bad")  # LIFO: runs first
+    await dsh_pm.relay.session_event(session=None, event="e")  # type: ignore[arg-type]
+    assert seen == ["e"]
+    assert [(e.plugin, e.hook) for e in reported] == [("bad", "session_event")]
+
+
+def test_implemented_follows_the_plugins(dsh_register: Any, dsh_pm: PluginManager) -> None:
+    assert dsh_pm.relay.implemented("agent_step_result") is False
+
+    class Plugin:
+        @hookimpl
+        def agent_step_result(self) -> None:
+            return None
+
+    dsh_register(Plugin(), "p")
+    assert dsh_pm.relay.implemented("agent_step_result") is True

@@ -202,3 +202,159 @@ async def test_the_section_of_a_blocked_plugin_is_left_unchecked() -> None:
     with pytest.raises(ConfigError, match="section 'shouty' is for a plugin that is not"):
         async with Harness(config_text=text, load_entry_points=False):
             pass
+
+
+async def test_b40_a_resumed_session_keeps_its_stored_creation_time() -> None:
+    import dataclasses
+
+    from dsh.testing import InMemoryPersistence
+
+    store = InMemoryPersistence()
+    model = ScriptedModel(["one"])
+    plugins = [("mem", store)]
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
+        agent = await h.agents.create("a")
+        await run_turn(agent, "hi")
+        session_id = agent.session.id
+    store.stored[session_id] = dataclasses.replace(store.stored[session_id], created=1000.5)
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
+        resumed = await h.agents.resume("a", session_id)
+        assert resumed.session.created == 1000.5
+
+
+async def test_resume_with_explicit_options_uses_them_not_the_stored_ones() -> None:
+    from dsh.testing import InMemoryPersistence
+
+    store = InMemoryPersistence()
+    model = ScriptedModel(["one", "two"])
+    plugins = [("mem", store)]
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
+        agent = await h.agents.create("a", options={"model": "scripted", "system_prompt": "Old."})
+        await run_turn(agent, "hi")
+        session_id = agent.session.id
+    explicit = {"model": "scripted", "system_prompt": "New."}
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
+        resumed = await h.agents.resume("a", session_id, options=explicit)
+        assert resumed.agent.options == explicit
+        await run_turn(resumed, "again")
+    assert model.requests[1].system == "New."
+
+
+async def test_agent_created_names_its_source() -> None:
+    from dsh.testing import InMemoryPersistence
+
+    seen: list[tuple[str, str]] = []
+
+    class Watch:
+        @hookimpl
+        def agent_created(self, agent: Any, source: str) -> None:
+            seen.append((agent.id, source))
+
+    store = InMemoryPersistence()
+    plugins = [("watch", Watch()), ("mem", store)]
+    model = ScriptedModel(["one"])
+    async with scripted_harness(
+        model, plugins=plugins, load_entry_points=False, config_text=CONFIG
+    ) as h:
+        made = await h.agents.create("made")
+        await run_turn(made, "hi")
+        session_id = made.session.id
+        await made.dispose()
+        await h.agents.resume("again", session_id)
+    assert seen == [("helper", "startup"), ("made", "create"), ("again", "resume")]
+
+
+async def test_create_keeps_the_callers_own_stored_options() -> None:
+    async with scripted_harness(ScriptedModel(), load_entry_points=False) as h:
+        agent = await h.agents.create(
+            "a", meta={"options": {"system_prompt": "Mine."}}, options={"model": "scripted"}
+        )
+        assert agent.session.meta["options"] == {"system_prompt": "Mine."}
+        plain = await h.agents.create("b", options={"model": "scripted"})
+        assert plain.session.meta["options"] == {"model": "scripted"}
+
+
+async def test_b32_a_cancelled_dispose_caller_does_not_cut_the_final_flush_short() -> None:
+    import anyio
+
+    from dsh.testing import InMemoryPersistence
+
+    flushing = anyio.Event()
+    disposed = anyio.Event()
+    flushed: list[int] = []
+    final = False
+
+    class SlowStore:
+        @hookimpl
+        async def session_flush(self, session: Any) -> None:
+            if not final:
+                return  # the flush after the turn; the final one is slow
+            flushing.set()
+            await anyio.sleep(0.05)
+            flushed.append(len(session.events))
+
+        @hookimpl
+        def agent_disposed(self, agent: Any) -> None:
+            disposed.set()
+
+    store = InMemoryPersistence()
+    plugins = [("slow", SlowStore()), ("mem", store)]
+    async with scripted_harness(
+        ScriptedModel(["one"]), plugins=plugins, load_entry_points=False
+    ) as h:
+        agent = await h.agents.create("a")
+        await run_turn(agent, "hi")
+        final = True
+        with anyio.fail_after(5):
+            with anyio.CancelScope() as caller:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(agent.dispose)
+                    await flushing.wait()
+                    caller.cancel()  # the dispose() caller gives up mid-flush
+            await disposed.wait()
+        assert flushed == [len(agent.session.events)]
+        assert len(store.stored[agent.session.id].events) == len(agent.session.events)
+        assert h.agents.get("a") is None
+
+
+async def test_b32_a_raising_final_flush_still_forgets_the_agent_and_releases_every_caller(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import anyio
+
+    disposed: list[str] = []
+    after: list[object] = []
+
+    class Watch:
+        @hookimpl
+        def agent_disposed(self, agent: Any) -> None:
+            disposed.append(agent.id)
+
+    async def broken_flush() -> None:
+        raise RuntimeError("disk on fire")
+
+    returned: list[str] = []
+    # the failure surfaces from the harness's task group
+    with pytest.raises(ExceptionGroup) as raised:  # noqa: PT012
+        async with scripted_harness(
+            ScriptedModel(), plugins=[("watch", Watch())], load_entry_points=False
+        ) as h:
+            handle = await h.agents.create("a")
+            monkeypatch.setattr(handle.agent, "flush", broken_flush)
+
+            async def dispose(name: str) -> None:
+                await handle.dispose()
+                returned.append(name)
+
+            try:
+                with anyio.fail_after(5):
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(dispose, "first")
+                        tg.start_soon(dispose, "second")
+            finally:
+                after.append(h.agents.get("a"))
+                h.agents._live.pop("a", None)  # a broken teardown must not hang the exit
+    assert "disk on fire" in repr(raised.value)
+    assert after == [None]
+    assert disposed == ["a"]
+    assert sorted(returned) == ["first", "second"]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
+from dsh.errors import DshError
 from dsh.messages import UserMessage
-from dsh.session import Session
+from dsh.session import Session, SessionStore
 
 
 def test_history_views_are_snapshots_that_slice_like_lists() -> None:
@@ -19,3 +22,78 @@ def test_history_views_are_snapshots_that_slice_like_lists() -> None:
     assert list(view[::2]) == [UserMessage(content=c) for c in ("0", "2", "4")]
     assert view[-1] == UserMessage(content="4")
     assert len(session.history) == 6
+
+
+def test_history_view_indexes_like_a_list_within_its_own_length() -> None:
+    session = Session("s")
+    for index in range(3):
+        session.append("user/message", {"content": str(index)})
+    view = session.history
+    session.append("user/message", {"content": "later"})  # the list grows past the view
+    assert view[-1] == UserMessage(content="2")
+    assert view[-3] == UserMessage(content="0")
+    for out_of_range in (len(view), -len(view) - 1):
+        with pytest.raises(IndexError):
+            view[out_of_range]
+
+
+def test_history_view_equals_only_sequences_of_the_same_messages() -> None:
+    session = Session("s")
+    for index in range(2):
+        session.append("user/message", {"content": str(index)})
+    view = session.history
+    messages = [UserMessage(content="0"), UserMessage(content="1")]
+    assert view == messages
+    assert view == tuple(messages)
+    assert (view == messages[:1]) is False
+    assert (view == [*messages, UserMessage(content="2")]) is False
+    assert view != [UserMessage(content="0"), UserMessage(content="x")]
+    assert view != "01"
+
+
+def test_behaviour_33_entering_a_prepared_session_gives_it_the_stores_current_observer() -> None:
+    seen: list[str] = []
+    store = SessionStore(observer=lambda session, event: seen.append(f"old {event.type}"))
+    session = store.prepare("s")
+    store.observer = lambda session, event: seen.append(f"new {event.type}")
+    assert store.enter(session) is session
+    session.emit("user/message", {"content": "hi"})
+    assert seen == ["new user/message"]
+
+
+def finished_turns(session: Session, count: int) -> None:
+    for number in range(1, count + 1):
+        session.append("turn/start", {"turn": number})
+        session.append("user/message", {"content": f"prompt {number}"})
+        session.append("turn/end", {"turn": number, "reason": "completed"})
+
+
+def test_fork_copies_the_log_up_to_the_end_of_the_given_turn() -> None:
+    store = SessionStore()
+    source = Session("src")
+    finished_turns(source, 3)
+    fork = store.fork(source, "copy", 2)
+    assert fork.id == "copy"
+    assert fork.meta == {"parent": "src", "seed_length": 6}
+    assert list(fork.events) == list(source.events[:6])
+    assert fork.events[-1].data == {"turn": 2, "reason": "completed"}
+    assert [m.content for m in fork.history] == ["prompt 1", "prompt 2"]  # type: ignore[union-attr]
+    assert store.get("copy") is None  # prepared, not live
+    assert store.fork(source, "empty", 0).meta == {"parent": "src", "seed_length": 0}
+
+
+def test_fork_refuses_a_turn_that_has_not_finished() -> None:
+    source = Session("src")
+    source.append("turn/start", {"turn": 1})
+    with pytest.raises(DshError, match="'src' has no finished turn 1 to fork at"):
+        SessionStore().fork(source, "copy", 1)
+    with pytest.raises(DshError, match="'new' has no finished turn 1 to fork at"):
+        SessionStore().fork(Session("new"), "copy", 1)
+
+
+def test_fork_refuses_a_turn_that_has_not_finished_after_earlier_ones() -> None:
+    source = Session("src")
+    finished_turns(source, 1)
+    source.append("turn/start", {"turn": 2})
+    with pytest.raises(DshError, match="'src' has no finished turn 2 to fork at"):
+        SessionStore().fork(source, "copy", 2)

@@ -353,11 +353,12 @@ class SessionStore:
 
     def fork(self, source: Session, new_id: str, turns: int) -> Session:
         """A prepared session seeded with ``source``'s log up to the end of turn ``turns``."""
-        cut = 0
+        cut, finished = 0, turns == 0
         for event in source.events:
             if event.type == "turn/end" and event.data["turn"] <= turns:
                 cut = event.seq + 1
-        if turns and cut == 0:
+                finished = finished or event.data["turn"] == turns
+        if not finished:
             raise DshError(f"session {source.id!r} has no finished turn {turns} to fork at")
         meta = {"parent": source.id, "seed_length": cut}
         return self.prepare(new_id, source.events[:cut], meta=meta)
