@@ -91,7 +91,11 @@ def tool(
     def build(function: Callable[..., Any]) -> Tool:
         fields: dict[str, Any] = {}
         wants_context = False
-        for param in inspect.signature(function).parameters.values():
+        try:  # string annotations (``from __future__ import annotations``) evaluated
+            signature = inspect.signature(function, eval_str=True)
+        except NameError:  # a name only imported for type checkers: pydantic will say
+            signature = inspect.signature(function)
+        for param in signature.parameters.values():
             if param.name == "context":
                 wants_context = True
                 continue

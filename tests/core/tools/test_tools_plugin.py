@@ -9,11 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dsh import hookimpl
+import pytest
+from pydantic import BaseModel
+
+from dsh import DshError, ToolCall, hookimpl
 from dsh.builtin_tools import builtin_tools
 from dsh.plugins import CORE_DEFAULTS, create_plugin_manager, list_plugins
 from dsh.testing import ScriptedModel, run_turn, scripted_harness, text, tool_calls
-from dsh.tools import Tool, tool
+from dsh.tools import Tool, ToolContext, ToolRegistry, tool
 
 DECLARED = {
     # name: (mutating, path_args, command_args, required arguments)
@@ -136,3 +139,68 @@ def test_loading_the_plugin_imports_no_tool_module() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+# -- the registry and executor (dsh.tools) ------------------------------------------------
+
+
+class Point(BaseModel):  # annotations in this module are strings (__future__)
+    x: int
+    y: int
+
+
+@tool
+def where(point: Point) -> str:
+    "Where a point is."
+    assert isinstance(point, Point), type(point)  # a model, as annotated, not a dict
+    return f"{point.x},{point.y}"
+
+
+@tool
+def nothing() -> str:
+    "Says nothing."
+    return ""
+
+
+@tool
+def needs_context(*, context: ToolContext) -> str:
+    "Tells where it runs."
+    return str(context.workspace)
+
+
+def call(name: str, arguments: str = "{}") -> ToolCall:
+    return ToolCall(id="c1", name=name, arguments=arguments)
+
+
+async def test_b19_the_executor_explains_what_it_cannot_run() -> None:
+    registry = ToolRegistry()
+    for each in (where, nothing, needs_context):
+        registry.add("t", each)
+
+    unknown = await registry.execute(call("nowhere"))
+    assert unknown.is_error
+    assert (
+        unknown.content == "unknown tool 'nowhere' (available tools: where, nothing, needs_context)"
+    )
+    no_context = await registry.execute(call("needs_context"))
+    assert (no_context.is_error, no_context.content) == (
+        True,
+        "tool 'needs_context' needs a context and none was given",
+    )
+    nested = await registry.execute(call("where", '{"point": {"x": 1, "y": 2}}'))
+    assert (nested.is_error, nested.content) == (False, "1,2")
+    empty = await registry.execute(call("nothing"))
+    assert (empty.is_error, empty.content) == (False, "")  # an empty answer is an answer
+
+
+def test_the_registry_refuses_what_is_not_a_tool_and_shows_tools_added_later() -> None:
+    registry = ToolRegistry()
+    with pytest.raises(DshError, match="plugin 'p' registered 'add', which is not a dsh Tool"):
+        registry.add("p", "add")  # type: ignore[arg-type]
+    registry.add("p", nothing)
+    assert [s.name for s in registry.specs()] == ["nothing"]
+    registry.add("p", where)  # after the specs were read: they are built again
+    assert [s.name for s in registry.specs()] == ["nothing", "where"]
+    spec = registry.specs()[1]
+    assert "title" not in spec.parameters  # the model sees no pydantic model name
+    assert spec.parameters["required"] == ["point"]
