@@ -91,14 +91,7 @@ def _options(
         "system_prompt": SYSTEM_PROMPT.format(workspace=workspace),
         **({"max_steps": LOCAL_MAX_STEPS} if local else {}),
     }
-    if base is not None:
-        options.update(base.options)
-        options["queue_mode"] = base.queue_mode
-        if base.system_prompt:
-            options["system_prompt"] = base.system_prompt
-        if base.max_steps is not None:
-            options["max_steps"] = base.max_steps
-    options["model"] = model
+    options.update(base.agent_options(model) if base is not None else {"model": model})
     return options
 
 

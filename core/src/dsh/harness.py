@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 from pydantic import BaseModel
@@ -166,14 +166,7 @@ class Harness:
         try:
             await self.relay.harness_started(self)
             for agent in self._config.agents:
-                options: dict[str, Any] = {
-                    **agent.options,
-                    "model": agent.model or self._config.default_model,
-                    "system_prompt": agent.system_prompt,
-                    "queue_mode": agent.queue_mode,
-                }
-                if agent.max_steps is not None:
-                    options["max_steps"] = agent.max_steps
+                options = agent.agent_options(agent.model or self._config.default_model)
                 await self._agents.create(agent.id, options=options, source="startup")
         except BaseException as exc:
             await self.__aexit__(type(exc), exc, exc.__traceback__)
