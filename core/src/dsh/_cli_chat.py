@@ -211,7 +211,7 @@ async def _resume(
         )
         return agent
     try:
-        await _check_stored(harness, session_id)
+        await harness.agents.load_stored(session_id)
     except DshError as error:
         print(f"  /resume: {error}; this chat goes on", file=sys.stderr)
         return agent
@@ -228,18 +228,6 @@ async def _resume(
     turns = resumed.agent.turns
     print(f"  session {resumed.session.id} ({turns} turns so far)", file=sys.stderr)
     return resumed
-
-
-async def _check_stored(harness: Harness, session_id: str) -> None:
-    """Raise DshError unless session ``session_id`` can be loaded."""
-    persistence = await harness.relay.session_persistence()
-    if persistence is None:
-        raise DshError(
-            f"cannot resume session {session_id!r}: no persistence plugin is loaded "
-            "(install dsh-persistence, or enable it with -p persistence)"
-        )
-    if await persistence.load(session_id) is None:
-        raise DshError(f"cannot resume session {session_id!r}: it is not stored")
 
 
 def _handle(line: str, harness: Harness, agent: AgentHandle) -> bool:

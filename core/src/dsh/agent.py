@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from dsh.harness import Harness
     from dsh.hookspecs import AgentStatus
     from dsh.llm.registry import ModelRegistry
+    from dsh.persistence import StoredSession
     from dsh.session import Session, SessionStore
     from dsh.tools import ToolRegistry
 
@@ -172,21 +173,27 @@ class AgentRegistry:
         """An agent continuing a stored session; needs a persistence plugin. Without
         ``options`` the agent gets the options it was created with (when they were
         JSON and so stored in the session's meta)."""
-        persistence = await self._relay.session_persistence()
-        if persistence is None:
-            raise DshError(
-                f"cannot resume session {resume_session_id!r}: no persistence plugin is "
-                "loaded (install dsh-persistence, or enable it with -p persistence)"
-            )
-        stored = await persistence.load(resume_session_id)
-        if stored is None:
-            raise DshError(f"cannot resume session {resume_session_id!r}: it is not stored")
+        stored = await self.load_stored(resume_session_id)
         session = self._sessions.prepare(
             stored.id, stored.events, meta=dict(stored.meta), created=stored.created
         )
         if options is None and isinstance(stored.meta.get("options"), dict):
             options = dict(stored.meta["options"])
         return await self._start(agent_id, session, options, "resume")
+
+    async def load_stored(self, session_id: str) -> StoredSession:
+        """The stored session ``resume`` would continue; DshError saying why there is
+        none (no persistence plugin loaded, or the session is not stored)."""
+        persistence = await self._relay.session_persistence()
+        if persistence is None:
+            raise DshError(
+                f"cannot resume session {session_id!r}: no persistence plugin is loaded "
+                "(install dsh-persistence, or enable it with -p persistence)"
+            )
+        stored = await persistence.load(session_id)
+        if stored is None:
+            raise DshError(f"cannot resume session {session_id!r}: it is not stored")
+        return stored
 
     async def _start(
         self,

@@ -225,9 +225,8 @@ async def _resume(
 
 async def _stored_model(harness: Any, session_id: str) -> tuple[str, str] | None:
     """The model the session was created with, as ``choose_model``'s preference."""
-    service = await harness.relay.session_persistence()
-    stored = None if service is None else await service.load(session_id)
-    options = stored.meta.get("options") if stored is not None else None
+    stored = await harness.agents.load_stored(session_id)
+    options = stored.meta.get("options")
     model = options.get("model") if isinstance(options, dict) else None
     if not isinstance(model, str) or not model:
         return None
