@@ -11,10 +11,9 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-import anyio
-
 from dsh._options import core_option_problem
 from dsh._steps import StepRunner, TurnState
+from dsh._wakeup import Signal, event_class
 from dsh.errors import DshError
 from dsh.inbox import Inbox
 
@@ -78,10 +77,11 @@ class ReactLoopAgent:
         self._turn: TurnState | None = None
         self._turns = _last_turn(session)
         self._steps = StepRunner(self, models, tools)
-        self._wake = anyio.Event()
+        self._event = event_class()
+        self._wake = self._event()
         # Created only while someone waits (an idle agent should cost little memory).
-        self._idle: anyio.Event | None = None
-        self._exited: anyio.Event | None = None
+        self._idle: Signal | None = None
+        self._exited: Signal | None = None
         self._has_exited = False
 
     # -- the public surface -----------------------------------------------------------
@@ -132,7 +132,7 @@ class ReactLoopAgent:
             if self._status == "idle" and self._turn is None and not self.inbox.queued:
                 return
             if self._idle is None:
-                self._idle = self._new_event()
+                self._idle = self._event()
             await self._idle.wait()
 
     # -- the loop driver --------------------------------------------------------------
@@ -197,7 +197,7 @@ class ReactLoopAgent:
     async def _wait_exit(self) -> None:
         if not self._has_exited:
             if self._exited is None:
-                self._exited = anyio.Event()
+                self._exited = self._event()
             await self._exited.wait()
 
     def _poke(self) -> None:
@@ -208,12 +208,7 @@ class ReactLoopAgent:
             await self._set_status("idle")
         self._signal_idle()
         await self._wake.wait()
-        self._wake = self._new_event()
-
-    def _new_event(self) -> anyio.Event:
-        # The class of the running backend's events, taken from the agent's first one:
-        # ``anyio.Event()`` looks the backend up again for every event, two per turn.
-        return type(self._wake)()
+        self._wake = self._event()
 
     async def _set_status(self, status: AgentStatus) -> None:
         self._status = status
