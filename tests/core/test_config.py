@@ -11,7 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from dsh import ConfigError, PluginValidationError
-from dsh.config import AgentConfig, ModelConfig, find_config, load_config
+from dsh.config import AgentConfig, ModelConfig, ModelName, find_config, load_config
 
 
 class PermissionsSettings(BaseModel):
@@ -247,6 +247,30 @@ def test_agent_referencing_unknown_model(tmp_path: Path) -> None:
     err = fails(file)
     assert (err.source, err.path) == (f"{file}:5:5", "agents[0].model")
     assert err.reason == "unknown model 'fats' (models defined: fast); did you mean 'fast'?"
+
+
+class Summaries(BaseModel):
+    model: ModelName | None = None
+    fallback: ModelName = "builtin"  # the plugin's own default is not the file's problem
+    note: str = "not a model name"
+
+
+def test_plugin_settings_typed_model_name_must_name_a_defined_model(tmp_path: Path) -> None:
+    models = "models:\n  fast: {provider: x}\n"
+    settings = {"summaries": Summaries}
+    ok = load_config(write(tmp_path, f"{models}summaries:\n  note: fsat\n"), settings=settings)
+    assert ok.sections["summaries"] == Summaries(note="fsat")
+
+    file = write(tmp_path, f"{models}summaries:\n  model: fsat\n")
+    err = fails(file, settings)
+    assert (err.source, err.path) == (f"{file}:4:3", "summaries.model")
+    assert err.reason == "unknown model 'fsat' (models defined: fast); did you mean 'fast'?"
+
+    err = fails(write(tmp_path, "summaries:\n  fallback: fast\n"), settings)
+    assert (err.path, err.reason) == (
+        "summaries.fallback",
+        "unknown model 'fast' (models defined: none)",
+    )
 
 
 def test_default_model_must_be_defined(tmp_path: Path) -> None:

@@ -9,13 +9,17 @@ import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from dsh import hookspecs
+from dsh.config import CORE_KEYS, load_config
 from dsh.plugins import create_plugin_manager
 
-DOCS = Path(__file__).parents[2] / "docs"
+ROOT = Path(__file__).parents[2]
+DOCS = ROOT / "docs"
 HOOKS_MD = DOCS / "hooks.md"
 EXAMPLE_DOCS = (HOOKS_MD, DOCS / "writing-plugins.md")
 
@@ -168,3 +172,38 @@ def test_example_impls_name_real_hooks(block: Block) -> None:
         assert name in spec_args(), f"{block.id}: @hookimpl {name} is not a dsh hook"
         extra = set(args) - set(spec_args()[name])
         assert not extra, f"{block.id}: {name} takes {sorted(extra)}, not arguments of the hook"
+
+
+YAML_BLOCKS = [
+    block
+    for path in [
+        ROOT / "README.md",
+        *sorted(DOCS.glob("*.md")),
+        *sorted(ROOT.glob("plugins/*/README.md")),
+    ]
+    for section in parse(path)
+    for block in section.blocks
+    if block.lang == "yaml"
+]
+
+
+@functools.cache
+def installed_settings() -> dict[str, Any]:
+    settings: dict[str, Any] = {}
+    create_plugin_manager().relay.register_settings(
+        lambda plugin, model, section=None: settings.update({section or plugin: model})
+    )
+    return settings
+
+
+@pytest.mark.parametrize(
+    "block", YAML_BLOCKS, ids=lambda block: str(block.path.relative_to(ROOT)) + f":{block.line}"
+)
+def test_yaml_block_is_a_dsh_yml_that_loads(block: Block) -> None:
+    """Every dsh.yml example loads as written: its keys, values and the models it names
+    (a section of a plugin this run has not installed skips the block)."""
+    sections = set(yaml.safe_load(block.code)) - set(CORE_KEYS)
+    missing = sorted(sections - set(installed_settings()))
+    if missing:
+        pytest.skip(f"needs the plugin(s) {', '.join(missing)}")
+    load_config(text=block.code, settings=installed_settings(), source=block.id)

@@ -18,6 +18,7 @@ from dsh._config_models import (
     ModelConfig,
 )
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
+from dsh._model_name import model_name_fields
 
 __all__ = ["validate"]
 
@@ -60,7 +61,7 @@ def validate(
         if ignored is not None:
             problems.append(locate(root, ignored, _unknown_key(ignored, model, 1)))
     if not problems and parsed is not None:
-        problems += _cross_check(root, parsed)
+        problems += _cross_check(root, parsed, sections)
     if problems:
         first = min(problems)
         raise first.error(source) from first.cause
@@ -72,7 +73,9 @@ def validate(
     return Config(source, models, parsed.model, parsed.agents, sections, data, root)
 
 
-def _cross_check(root: Node | None, parsed: CoreKeys) -> list[Problem]:
+def _cross_check(
+    root: Node | None, parsed: CoreKeys, sections: Mapping[str, BaseModel]
+) -> list[Problem]:
     problems: list[Problem] = []
     defined = ", ".join(parsed.models) or "none"
 
@@ -91,6 +94,11 @@ def _cross_check(root: Node | None, parsed: CoreKeys) -> list[Problem]:
             reason = f"duplicate agent id {agent.id!r} (first at agents[{ids[agent.id]}].id)"
             problems.append(locate(root, ("agents", i, "id"), reason))
         ids.setdefault(agent.id, i)
+    for name, section in sections.items():  # plugin settings typed ModelName, if set
+        for key in model_name_fields(type(section)):
+            value = getattr(section, key)
+            if key in section.model_fields_set and value is not None and value not in parsed.models:
+                unknown_model((name, key), value)
     return problems
 
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from dsh._config_models import CONFIG_FILE_NAMES, CORE_KEYS, AgentConfig, Config, ModelConfig
 from dsh._config_validate import validate
 from dsh._config_yaml import locate, parse, read
+from dsh._model_name import ModelName
 from dsh.errors import ConfigError, PluginValidationError
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "AgentConfig",
     "Config",
     "ModelConfig",
+    "ModelName",
     "find_config",
     "load_config",
 ]

@@ -14,7 +14,11 @@ from dsh_compaction import CompactionSettings
 
 pytestmark = pytest.mark.plugins("compaction")
 
-SECTION = "compaction:\n  threshold: 0.5\n  model: summarizer\n  prune_chars: 0\n"
+# the summariser is served by a plugin (the scripted models): `models:` declares it
+SECTION = (
+    "models:\n  summarizer: {provider: scripted}\n"
+    "compaction:\n  threshold: 0.5\n  model: summarizer\n  prune_chars: 0\n"
+)
 
 
 def test_the_defaults() -> None:
@@ -31,6 +35,11 @@ def test_the_defaults() -> None:
         ("compaction:\n  treshold: 0.5\n", "compaction.treshold"),
         ("compaction:\n  threshold: 1.5\n", "compaction.threshold"),
         ("compaction:\n  timeout: -1\n", "compaction.timeout"),
+        # a summariser that dsh.yml does not define is found at load, with its line
+        (
+            "models:\n  big: {provider: scripted}\ncompaction:\n  model: bgi\n",
+            r"4:3: compaction.model: unknown model 'bgi' \(models defined: big\); did you mean",
+        ),
     ],
 )
 async def test_the_section_is_validated_with_the_key_path(text: str, where: str) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dsh import DshError
+from dsh.config import ModelName
 
 __all__ = ["CompactionSettings", "layer_settings"]
 
@@ -38,8 +39,9 @@ class CompactionSettings(BaseModel):
     #: Keep the latest user message verbatim when it falls in the summarised region
     #: (so a long turn never loses its task), if it fits in the tail budget.
     keep_last_user_message: bool = True
-    #: The summariser model (a registered model name); default: the agent's model.
-    model: str | None = None
+    #: The summariser model (a model of dsh.yml, checked at load); default: the
+    #: agent's model.
+    model: ModelName | None = None
     #: Instructions for the summariser; default: the built-in structured prompt.
     prompt: str | None = None
     #: The summariser's output limit.
