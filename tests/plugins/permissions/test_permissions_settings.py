@@ -246,3 +246,36 @@ async def test_a_workspace_link_pointed_elsewhere_moves_the_workspace_root(layou
     new = await pm.relay.tools_execute(agent, write(layout.outside / "notes.txt"), 1, 3)
     assert new is not None and not new.is_error
     assert len(ran) == 2
+
+
+async def test_only_calls_naming_paths_or_commands_check_the_workspace_path(layout, monkeypatch):
+    """Checking that the workspace still names the same directory costs two ``stat``
+    calls; a call decided by tool rules alone (no path or command arguments) skips it,
+    and the next call that names a path still sees a workspace that moved."""
+    pm = create_plugin_manager([("permissions", Permissions())], load_entry_points=False)
+    link = layout.root / "current"
+    link.symlink_to(layout.ws)
+    ran: list[str] = []
+    options = {"permissions": {"mode": "accept-edits", "allow": ["fetch"]}}
+    agent = FakeAgent(link, make_tools(ran), pm.relay, options)
+    fetch = ToolCall(id="f", name="fetch", arguments='{"url": "https://example.org"}')
+    write = ToolCall(id="w", name="write", arguments=json.dumps({"path": "notes.txt"}))
+
+    async def allowed(call: ToolCall, step: int) -> bool:
+        result = await pm.relay.tools_execute(agent, call, 1, step)
+        return result is not None and not result.is_error
+
+    assert await allowed(fetch, 1)  # the policy is made
+    stats: list[object] = []
+    real_stat = dsh_permissions._plugin.os.stat
+    monkeypatch.setattr(
+        dsh_permissions._plugin.os, "stat", lambda *a, **k: stats.append(a) or real_stat(*a, **k)
+    )
+
+    assert await allowed(fetch, 2)
+    assert stats == []
+    link.unlink()
+    link.symlink_to(layout.outside)
+    assert await allowed(write, 3)  # accept-edits allows it: inside the new root
+    assert [str(args[0]) for args in stats[:2]] == [str(link), str(layout.ws)]
+    assert ran == ["fetch https://example.org", "fetch https://example.org", "write notes.txt"]

@@ -110,14 +110,18 @@ class Permissions:
             why = "the turn was aborted before the call was decided"
             outcome.verdict = Verdict("deny", None, why)
             with anyio.CancelScope(shield=True):
-                await agent.session.emit(DECISION_EVENT, _event(call, turn, step, outcome))
+                await agent.session.emit(
+                    DECISION_EVENT, _event(call, turn, step, outcome), checked=True
+                )
             raise
         except Exception as exc:
             log.exception("dsh-permissions: checking %s (call %s) failed", call.name, call.id)
             why = f"the permission check failed ({type(exc).__name__}: {exc}), so it fails closed"
             outcome.verdict = Verdict("deny", None, why)
         try:
-            await agent.session.emit(DECISION_EVENT, _event(call, turn, step, outcome))
+            await agent.session.emit(
+                DECISION_EVENT, _event(call, turn, step, outcome), checked=True
+            )
         except Exception as exc:
             log.exception("dsh-permissions: logging the decision on call %s failed", call.id)
             if outcome.verdict.decision == "allow":
@@ -188,27 +192,35 @@ class Permissions:
         state.made = (self.settings, section, text, settings)
         return settings
 
-    def _policy(self, agent: Any, state: _AgentState) -> Policy:
+    def _policy(self, agent: Any, state: _AgentState, paths: bool) -> Policy:
+        """The policy of the agent's settings, bound to its workspace's real path.
+        ``paths``: the call names paths or commands, so that path is checked again (two
+        ``stat`` calls); a call that names neither is decided by tool rules alone, which
+        do not depend on it, and reuses the policy while the settings are the same."""
         settings = self._settings(agent, state)
-        root = _root(os.fspath(getattr(agent, "workspace", None) or os.getcwd()), state.policy)
         policy = state.policy
-        if (
-            policy is None
-            or (state.settings is not settings and state.settings != settings)
-            or policy.root != root
-        ):
-            policy = state.policy = Policy(settings, root)
-            state.settings = settings
+        workspace = getattr(agent, "workspace", None) or os.getcwd()
+        if policy is not None and (state.settings is settings or state.settings == settings):
+            if not paths:
+                return policy
+            root = _root(os.fspath(workspace), policy)
+            if policy.root == root:
+                return policy
+        else:
+            root = _root(os.fspath(workspace), policy)
+        policy = state.policy = Policy(settings, root)
+        state.settings = settings
         return policy
 
     async def _check(self, agent: Any, call: ToolCall) -> _Outcome:
         state = self._state(agent)
-        policy = self._policy(agent, state)
+        tool = _lookup(agent, call.name)
+        facts = state.facts(call.name, tool)
+        paths = tool is not None and bool(facts.path_args or facts.command_args)
+        policy = self._policy(agent, state, paths)
         mode = policy.settings.mode
         if mode == "bypass":
             self._warn_bypass(agent, state)
-        tool = _lookup(agent, call.name)
-        facts = state.facts(call.name, tool)
         grants = state.grants.current(agent.session)
         try:
             # bypass checks only deny rules: with none for this tool there is nothing to see
@@ -293,6 +305,8 @@ def _clip(text: str) -> str:
 
 
 def _event(call: ToolCall, turn: int, step: int, outcome: _Outcome) -> dict[str, Any]:
+    """The ``permission/decision`` event's data: JSON by construction (strings, ints,
+    None and lists of them), so it is emitted ``checked``."""
     verdict = outcome.verdict
     return {
         "tool": call.name,
