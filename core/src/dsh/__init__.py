@@ -23,6 +23,7 @@ from dsh.errors import (
 from dsh.hookspecs import hookimpl, hookspec
 
 if TYPE_CHECKING:
+    from dsh._model_name import ModelName
     from dsh.messages import (
         AssistantMessage,
         ContinuationDecision,
@@ -66,6 +67,7 @@ _LAZY = {
     **dict.fromkeys(
         ("PluginInfo", "PluginManager", "create_plugin_manager", "list_plugins"), "dsh.plugins"
     ),
+    "ModelName": "dsh._model_name",
 }
 
 
@@ -91,6 +93,7 @@ __all__ = [
     "HookError",
     "Message",
     "ModelError",
+    "ModelName",
     "ModelRequest",
     "PluginInfo",
     "PluginLoadError",

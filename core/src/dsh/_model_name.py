@@ -8,9 +8,10 @@ at start-up and in ``dsh config check``, not when the plugin first calls the mod
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Final, get_args, get_origin
 
-from pydantic import BaseModel
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["ModelName", "model_name_fields"]
 

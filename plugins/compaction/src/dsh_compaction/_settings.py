@@ -12,8 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dsh import DshError
-from dsh.config import ModelName
+from dsh import DshError, ModelName
 
 __all__ = ["CompactionSettings", "layer_settings"]
 
