@@ -1,11 +1,14 @@
-"""The hook impls of dsh-compaction, and ``compact_now`` for a manual ``/compact``."""
+"""What dsh-compaction's hooks do, and ``compact_now`` for a manual ``/compact``.
+
+The hookimpls themselves are thin functions in the package (``dsh_compaction``) that
+import this module on first use, so that loading the plugin stays light."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from dsh import DshError, ModelError, ModelRequest, RequestErrorDecision, hookimpl
+from dsh import DshError, ModelError, ModelRequest, RequestErrorDecision
 from dsh_compaction import _host
 from dsh_compaction._compact import CompactionResult, compact
 from dsh_compaction._events import PRUNE, SUMMARY, reduce_prune, reduce_summary
@@ -22,18 +25,15 @@ __all__ = [
 ]
 
 
-@hookimpl
 def register_settings(register: Callable[..., None]) -> None:
     register(CompactionSettings)
 
 
-@hookimpl
 def register_history_reducers(register: Callable[..., None]) -> None:
     register(SUMMARY, reduce_summary)
     register(PRUNE, reduce_prune)
 
 
-@hookimpl
 def agent_disposed(agent: Any) -> None:
     forget(agent)
 
@@ -55,7 +55,6 @@ def _same_history(agent: _host.Host, request: ModelRequest) -> bool:
     return not history or (history[0] is sent[0] and history[-1] is sent[-1])
 
 
-@hookimpl(tryfirst=True)
 async def agent_request(
     agent: _host.Host, request: ModelRequest, turn: int, step: int
 ) -> ModelRequest | None:
@@ -89,7 +88,6 @@ async def agent_request(
     return request if rebuilt else None
 
 
-@hookimpl
 async def agent_request_error(
     agent: _host.Host, request: ModelRequest, error: ModelError, turn: int, step: int
 ) -> RequestErrorDecision | None:
