@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-#: A `dsh` whose only plugin is ``toys``, with three commands.
+#: A `dsh` whose only plugin is ``toys``, with four commands.
 SCRIPT = """
 import sys
 
@@ -33,12 +33,18 @@ async def explode_later(context):
     raise KeyError("missing")
 
 
+async def where(context):
+    async with context.harness() as harness:
+        print(harness.config.source, sorted(harness.config.models), harness.workspace)
+
+
 class Toys:
     @hookimpl
     def register_commands(self, register):
         register(Command("spew", "print many lines", spew))
         register(Command("explode", "fail", explode))
         register(Command("explode-later", "fail, async", explode_later))
+        register(Command("where", "the harness's config and workspace", where))
 
 
 real = dsh.plugins.create_plugin_manager
@@ -100,3 +106,24 @@ def test_a_closed_pipe_ends_a_plugin_command_quietly(toy_dsh: list[str], tmp_pat
         child.stdout.close()  # as `| head -1` does
         assert child.wait(timeout=60) == 141
         assert child.stderr.read() == ""
+
+
+def test_a_commands_harness_has_the_config_and_workspace_of_dsh_run(
+    toy_dsh: list[str], tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "dsh.yml").write_text("models:\n  fast: {provider: openai, model: gpt-x}\n")
+    other = tmp_path / "other.yml"
+    other.write_text("models:\n  slow: {provider: openai, model: gpt-y}\n")
+
+    def where(*flags: str, cwd: Path = tmp_path) -> str:
+        done = subprocess.run(
+            [*toy_dsh, *flags, "where"], cwd=cwd, capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip()
+
+    assert where(cwd=work) == f"{work / 'dsh.yml'} ['fast'] {work}"
+    assert where("--cwd", str(work)) == f"{work / 'dsh.yml'} ['fast'] {work}"
+    assert where("-c", str(other), "--cwd", str(work)) == f"{other} ['slow'] {work}"
+    assert where() == f"<defaults> [] {tmp_path}"

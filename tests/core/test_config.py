@@ -453,6 +453,8 @@ def test_a_bad_value_in_a_plugin_section_is_not_kept_in_the_error_chain(tmp_path
         ("max_tokens", "-1", "option 'max_tokens' must be an int > 0, not -1"),
         ("max_request_retries", "yes", "option 'max_request_retries' must be an int >= 0"),
         ("queue_mode", "fifo", "option 'queue_mode' must be 'batch' or 'one-at-a-time'"),
+        ("extra_roots", "/srv/data", "option 'extra_roots' must be a list of paths"),
+        ("extra_roots", "[/srv, 3]", "option 'extra_roots' must be a list of paths"),
     ],
 )
 def test_core_keys_in_agent_options_are_checked_when_the_file_loads(

@@ -191,6 +191,7 @@ async def test_a_model_streaming_a_bad_chunk_ends_the_turn_and_logs_only_json() 
         ("max_tokens", -1),
         ("max_request_retries", True),
         ("queue_mode", "fifo"),
+        ("extra_roots", "/srv/data"),
     ],
 )
 async def test_bad_core_options_fail_when_the_agent_is_created(key: str, value: Any) -> None:

@@ -7,10 +7,18 @@ then trusts them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 __all__ = ["CORE_OPTIONS", "core_option_problem"]
+
+
+def _paths(value: Any) -> bool:
+    return isinstance(value, list | tuple) and all(
+        isinstance(item, str | os.PathLike) for item in value
+    )
+
 
 #: The core's option keys: (check, what the value must be). Other keys are free for
 #: plugins.
@@ -21,6 +29,8 @@ CORE_OPTIONS: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
     "max_tokens": (lambda v: v is None or (type(v) is int and v > 0), "an int > 0"),
     "max_request_retries": (lambda v: type(v) is int and v >= 0, "an int >= 0"),
     "queue_mode": (lambda v: v in ("batch", "one-at-a-time"), "'batch' or 'one-at-a-time'"),
+    # read by the built-in file tools (dsh.builtin_tools._paths)
+    "extra_roots": (_paths, "a list of paths"),
 }
 
 

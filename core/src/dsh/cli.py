@@ -231,7 +231,7 @@ def _run(plugin: str, command: Command, args: argparse.Namespace, pm: PluginMana
     traceback under -v), status 1."""
     from dsh.commands import CommandContext
 
-    context = CommandContext(args, pm, args.config)
+    context = CommandContext(args, pm, args.config, (args.cwd or Path.cwd()).resolve())
     try:
         result = command.run(context)
         if inspect.isawaitable(result):

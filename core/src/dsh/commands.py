@@ -17,17 +17,28 @@ __all__ = ["Command", "CommandContext"]
 
 @dataclass(frozen=True, slots=True)
 class CommandContext:
-    """What a command's ``run`` receives: its parsed arguments and the loaded plugins."""
+    """What a command's ``run`` receives: its parsed arguments, the loaded plugins, the
+    config file given with ``-c`` (None: the one in the workspace, if any) and the
+    workspace (``--cwd``, else the current directory)."""
 
     args: argparse.Namespace
     pm: PluginManager
     config_path: Path | None = None
+    workspace: Path | None = None
+
+    def find_config(self) -> Path | None:
+        """The config file ``dsh run`` would use: ``-c``, else ``$DSH_CONFIG`` or
+        ``dsh.yml`` in the workspace (``dsh.config.find_config``), else None."""
+        from dsh.config import find_config
+
+        return self.config_path or find_config(self.workspace or Path.cwd())
 
     def harness(self) -> Harness:
-        """A harness over the same plugins and config (enter it with ``async with``)."""
+        """A harness over the same plugins, config and workspace as ``dsh run`` (enter it
+        with ``async with``)."""
         from dsh.harness import Harness
 
-        return Harness(pm=self.pm, config=self.config_path)
+        return Harness(pm=self.pm, config=self.find_config(), workspace=self.workspace)
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,11 +60,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 async def _run(plugin: PersistencePlugin, context: CommandContext) -> int:
-    from dsh.config import find_config
-
     args = context.args
-    workspace = (getattr(args, "cwd", None) or Path.cwd()).resolve()
-    path = context.config_path or find_config(workspace)
+    path = context.find_config()
     plugin.configure(_load_config(context, path).section("persistence"))
     service = await context.pm.relay.session_persistence()
     if service is None:
@@ -75,7 +72,7 @@ async def _run(plugin: PersistencePlugin, context: CommandContext) -> int:
         return await _show(service, args)
     if args.action == "delete":
         return await _delete(service, args.ids)
-    return await _resume(context, service, path, workspace)
+    return await _resume(context, service)
 
 
 def _load_config(context: CommandContext, path: Path | None) -> Config:
@@ -168,10 +165,7 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
     return status
 
 
-async def _resume(
-    context: CommandContext, service: SessionPersistence, path: Path | None, workspace: Path
-) -> int:
-    from dsh.harness import Harness
+async def _resume(context: CommandContext, service: SessionPersistence) -> int:
     from dsh.llm.choose import choose_model, starts_local
 
     args = context.args
@@ -189,7 +183,7 @@ async def _resume(
     printer = _LivePrinter(session_id, sys.stdout)
     context.pm.register(printer, "dsh-sessions-printer")
     try:
-        async with Harness(pm=context.pm, config=path, workspace=workspace) as harness:
+        async with context.harness() as harness:
             choice = choose_model(
                 harness,
                 getattr(args, "model", None),
