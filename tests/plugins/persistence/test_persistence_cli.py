@@ -284,3 +284,33 @@ def test_resume_without_m_uses_the_model_the_session_was_created_with(
     err = capsys.readouterr().err
     assert "dsh: model scripted (the model session with-model was created with)" in err
     assert model.requests[0].system == "Be brief."
+
+
+def test_resume_passes_over_a_stored_model_this_config_cannot_build(
+    settings: PersistenceSettings,
+    config: Path,
+    model: ScriptedModel,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # `-m openai-compatible:qwen@http://...` registers `openai-compatible:qwen`: the URL
+    # is not in the stored name, so the model cannot be built again from it alone
+    config.write_text(
+        config.read_text() + "models:\n  scripted: {provider: scripted}\nmodel: scripted\n"
+    )
+    log = LogBuilder(start=1_700_000_000.0)
+    log.turn("what is 1+2?")
+    backend = open_backend(settings)
+    try:
+        meta = {"options": {"model": "openai-compatible:qwen"}}
+        info = SessionInfo("from-url", log.events[0].time, meta=meta, title="x")
+        backend.append(info, log.events, durable=True)
+    finally:
+        backend.close()
+
+    assert run(config, "resume", "from-url", "and now?") == 0
+    err = capsys.readouterr().err
+    assert (
+        f"dsh: model scripted (the default model in {config}; not 'openai-compatible:qwen'" in err
+    )
+    assert "needs a base_url" in err
+    assert len(model.requests) == 1

@@ -44,15 +44,30 @@ def choose_model(
     """Pick the model; a shorthand is built and registered under its own name.
 
     ``preferred`` is ``(name, why)``, used when ``-m`` is not given and ``name`` is a
-    model this harness has (or a shorthand). ``-m NAME`` naming no model raises
-    DshError listing the defined ones."""
+    model this harness has (or a shorthand it can build; one it cannot, such as
+    ``openai-compatible:qwen`` stored without its URL, is passed over and the reason
+    added to the choice's ``why``). ``-m NAME`` naming no model raises DshError listing
+    the defined ones."""
     env = os.environ if env is None else env
     if requested:
         return Choice(_resolve(harness, requested, env, strict=True), "chosen with -m")
+    passed_over = ""
     if preferred is not None:
-        name = _resolve(harness, preferred[0], env, strict=False)
+        from dsh.errors import ConfigError, DshError
+
+        try:
+            name = _resolve(harness, preferred[0], env, strict=False)
+        except DshError as error:  # a shorthand this config cannot build (no base_url)
+            name = None
+            reason = error.reason if isinstance(error, ConfigError) else str(error)
+            passed_over = f"; not {preferred[0]!r}, {preferred[1]}: {reason}"
         if name is not None:
             return Choice(name, preferred[1])
+    choice = _fallback(harness, env)
+    return Choice(choice.name, choice.why + passed_over)
+
+
+def _fallback(harness: Harness, env: Mapping[str, str]) -> Choice:
     default = harness.config.default_model
     if default:
         return Choice(default, f"the default model in {harness.config.source}")
