@@ -38,7 +38,7 @@ def test_resume_continues_a_stored_session(
     (stored,) = Path(cli_env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
 
     child = start_chat(server, cli_env, tmp_path, "persistence")
-    child.sendline(f"/resume {stored.stem}")
+    child.sendline(f"/resume {stored.stem[:-6]}")  # a unique prefix, as dsh sessions takes
     child.expect_exact(f"session {stored.stem} (1 turns so far)")
     child.sendline("which number?")
     child.expect_exact("Second answer.")
@@ -94,7 +94,10 @@ def test_a_failed_resume_keeps_the_current_chat(
     child.expect_exact("[turn 1 completed")
     child.expect_exact("> ")
     child.sendline("/resume typo-id")
-    child.expect_exact("/resume: cannot resume session 'typo-id'")
+    if plugins:
+        child.expect_exact("/resume: no stored session 'typo-id' (`dsh sessions list` shows them)")
+    else:
+        child.expect_exact("/resume: cannot resume session 'typo-id': no persistence plugin")
     child.expect_exact("this chat goes on")
     child.expect_exact("> ")
     child.sendline("what word?")

@@ -23,6 +23,7 @@ from dsh._cli_agent import agent_session
 from dsh._render import CLOSED_STATUS, Renderer, shorten
 from dsh.errors import DshError
 from dsh.hookspecs import hookimpl
+from dsh.persistence import find_session
 
 if TYPE_CHECKING:
     from dsh.agent import AgentHandle
@@ -211,6 +212,9 @@ async def _resume(
         )
         return agent
     try:
+        service = await harness.relay.session_persistence()
+        if service is not None:  # else load_stored says so
+            session_id = await find_session(service, session_id)  # a unique prefix will do
         await harness.agents.load_stored(session_id)
     except DshError as error:
         print(f"  /resume: {error}; this chat goes on", file=sys.stderr)

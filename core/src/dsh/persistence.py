@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from dsh.errors import DshError
 from dsh.session import SessionEvent
 
-__all__ = ["SessionHeader", "SessionPersistence", "StoredSession"]
+__all__ = ["SessionHeader", "SessionPersistence", "StoredSession", "find_session"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,3 +43,18 @@ class SessionPersistence(Protocol):
     async def load(self, session_id: str) -> StoredSession | None: ...
 
     async def delete(self, session_id: str) -> bool: ...
+
+
+async def find_session(service: SessionPersistence, wanted: str) -> str:
+    """The id of the stored session ``wanted`` names: itself, or the one stored id it
+    begins (what ``dsh sessions`` and chat's ``/resume`` accept). DshError when none
+    or several match."""
+    ids = [header.id for header in await service.list()]
+    if wanted in ids:
+        return wanted
+    matches = [session_id for session_id in ids if session_id.startswith(wanted)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise DshError(f"{wanted!r} matches several sessions: {', '.join(sorted(matches)[:5])}")
+    raise DshError(f"no stored session {wanted!r} (`dsh sessions list` shows them)")

@@ -88,18 +88,6 @@ def _load_config(context: CommandContext, path: Path | None) -> Config:
     return load_config(path, settings=settings, blocked=context.pm.is_blocked)
 
 
-async def _find(service: SessionPersistence, wanted: str) -> str:
-    ids = [header.id for header in await service.list()]
-    if wanted in ids:
-        return wanted
-    matches = [session_id for session_id in ids if session_id.startswith(wanted)]
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise DshError(f"{wanted!r} matches several sessions: {', '.join(sorted(matches)[:5])}")
-    raise DshError(f"no stored session {wanted!r} (`dsh sessions list` shows them)")
-
-
 async def _list(service: SessionPersistence, args: argparse.Namespace) -> int:
     headers = await service.list()
     if args.limit is not None:
@@ -128,10 +116,11 @@ async def _list(service: SessionPersistence, args: argparse.Namespace) -> int:
 
 
 async def _show(service: SessionPersistence, args: argparse.Namespace) -> int:
+    from dsh.persistence import find_session
     from dsh_persistence._service import StoredSessions
     from dsh_persistence._transcript import Transcript
 
-    session_id = await _find(service, args.id)
+    session_id = await find_session(service, args.id)
     stored = await service.load(session_id)
     if stored is None:
         raise DshError(f"session {session_id!r} was deleted meanwhile")
@@ -167,6 +156,7 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
 
 async def _resume(context: CommandContext, service: SessionPersistence) -> int:
     from dsh.llm.choose import choose_model, starts_local
+    from dsh.persistence import find_session
 
     args = context.args
     prompt = args.prompt
@@ -179,7 +169,7 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
         prompt = sys.stdin.read().strip()
         if not prompt:
             raise DshError("resume: the prompt read from stdin is empty")
-    session_id = await _find(service, args.id)
+    session_id = await find_session(service, args.id)
     printer = _LivePrinter(session_id, sys.stdout)
     context.pm.register(printer, "dsh-sessions-printer")
     try:
