@@ -280,6 +280,14 @@ def test_default_model_must_be_defined(tmp_path: Path) -> None:
     assert err.reason == "unknown model 'big' (models defined: none)"
 
 
+def test_local_names_the_bundled_model_without_an_entry(tmp_path: Path) -> None:
+    # the dsh command starts it (docs/models.md); an entry named local is used instead
+    text = "model: local\nagents:\n  - id: a\n    model: local\nsummaries:\n  model: local\n"
+    config = load_config(write(tmp_path, text), settings={"summaries": Summaries})
+    assert config.default_model == "local"
+    assert config.agents[0].model == "local"
+
+
 def test_duplicate_agent_id_names_the_second(tmp_path: Path) -> None:
     file = write(tmp_path, "agents:\n  - id: a\n  - id: b\n  - id: a\n")
     err = fails(file)

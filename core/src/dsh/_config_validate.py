@@ -78,27 +78,27 @@ def _cross_check(
 ) -> list[Problem]:
     problems: list[Problem] = []
     defined = ", ".join(parsed.models) or "none"
+    # `local` without an entry of that name: the bundled model the dsh command starts
+    known = {*parsed.models, "local"}
 
-    def unknown_model(loc: Loc, name: str) -> None:
-        hint = did_you_mean(name, parsed.models)
-        reason = f"unknown model {name!r} (models defined: {defined}){hint}"
-        problems.append(locate(root, loc, reason))
+    def check(loc: Loc, name: str | None) -> None:
+        if name is not None and name not in known:
+            hint = did_you_mean(name, parsed.models)
+            reason = f"unknown model {name!r} (models defined: {defined}){hint}"
+            problems.append(locate(root, loc, reason))
 
-    if parsed.model is not None and parsed.model not in parsed.models:
-        unknown_model(("model",), parsed.model)
+    check(("model",), parsed.model)
     ids: dict[str, int] = {}
     for i, agent in enumerate(parsed.agents):
-        if agent.model is not None and agent.model not in parsed.models:
-            unknown_model(("agents", i, "model"), agent.model)
+        check(("agents", i, "model"), agent.model)
         if agent.id in ids:
             reason = f"duplicate agent id {agent.id!r} (first at agents[{ids[agent.id]}].id)"
             problems.append(locate(root, ("agents", i, "id"), reason))
         ids.setdefault(agent.id, i)
     for name, section in sections.items():  # plugin settings typed ModelName, if set
         for key in model_name_fields(type(section)):
-            value = getattr(section, key)
-            if key in section.model_fields_set and value is not None and value not in parsed.models:
-                unknown_model((name, key), value)
+            if key in section.model_fields_set:
+                check((name, key), getattr(section, key))
     return problems
 
 
