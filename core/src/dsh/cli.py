@@ -39,7 +39,11 @@ def _global_options(parser: argparse.ArgumentParser) -> None:
         help="load plugin NAME even if autoload is off; -p no:NAME blocks it",
     )
     parser.add_argument(
-        "-c", "--config", type=Path, metavar="FILE", help="config file (default: ./dsh.yml)"
+        "-c",
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="config file (default: $DSH_CONFIG, else dsh.yml in the workspace)",
     )
     parser.add_argument(
         "-m",
