@@ -1,183 +1,412 @@
-"""Fail closed: whatever goes wrong inside the plugin, the call is denied with a reason,
-and a decision that cannot be logged is never an allow."""
+"""Fail closed, case by case: what a hand mutation review of the plugin (183 mutations of
+its decision, rule, path and command code) found no test for. Each case fails with at
+least one of the surviving mutations applied. The rows under "failed open" were real
+bugs of the unmutated code: a denied command ran behind a wrapper option that takes a
+value, a quoted ``-exec``, ``builtin cd``, or, in bypass mode, a command that cannot be
+checked."""
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from types import SimpleNamespace
 
 import pytest
 from permissions_util import FakeAgent, make_tools
 
-import dsh_permissions
-import dsh_permissions._plugin as plugin_module
-from dsh import ToolCall, create_plugin_manager, hookimpl
-from dsh.session import Session
-from dsh_permissions import PermissionAnswer
+from dsh.tools import tool
+from dsh_permissions import Permissions
+from dsh_permissions._calls import _THE_TOOL
+from dsh_permissions._commands import command_subjects
+from dsh_permissions._decide import Policy, decide
+from dsh_permissions._settings import PermissionSettings, PermissionsSection
+from dsh_permissions._subjects import ToolFacts, path_subject
 
 pytestmark = pytest.mark.plugins("permissions")
+HOME = os.path.expanduser("~")
+OPEN = {"allow": ["bash(*)"], "deny": ["bash(rm *)", "bash(> /etc/*)"]}
+OPEN_ENV = {
+    "allow": ["bash(*)"],
+    "deny": ["bash(cat .env)", "bash(cat ~/.ssh/*)", "bash(> ~/.bashrc)"],
+}
+FILES_BYPASS = {"deny": ["write(/etc/**)", "write(.git/**)"]}
 
-READ = ToolCall(id="c1", name="read", arguments='{"path": "a.txt"}')
+CASES = [
+    # id, rules, mode, tool, arguments, expected
+    (
+        "D23-D24-allow-every-reading",
+        {"allow": ["write(**)"]},
+        "default",
+        "write",
+        {"path": "~/.bashrc"},
+        "ask",
+    ),
+    (
+        "D27-bypass-second-deny-rule",
+        FILES_BYPASS,
+        "bypass",
+        "write",
+        {"path": ".git/config"},
+        "deny",
+    ),
+    ("R7-tool-name-exact", {"allow": ["deploy"]}, "default", "deploy_prod", {}, "ask"),
+    ("PA15-pattern-tilde-alone", {"deny": ["read(~)"]}, "default", "read", {"path": HOME}, "deny"),
+    (
+        "PA17-case-sensitive",
+        {"allow": ["write(src/**)"]},
+        "default",
+        "write",
+        {"path": "SRC/x"},
+        "ask",
+    ),
+    (
+        "S5-D31-home-dir-covered",
+        {"deny": ["read(~/.ssh/**)"]},
+        "default",
+        "read",
+        {"path": "~"},
+        "deny",
+    ),
+    ("C4-bad-json-no-rules", {}, "default", "write", "{not json", "deny"),
+    (
+        "K5-raw-spelling-command",
+        OPEN_ENV,
+        "default",
+        "bash",
+        {"command": "cat ~/.ssh/id_rsa"},
+        "deny",
+    ),
+    (
+        "K28-raw-spelling-redirect",
+        OPEN_ENV,
+        "default",
+        "bash",
+        {"command": "echo x >> ~/.bashrc"},
+        "deny",
+    ),
+    ("K9-K10-dynamic-input-redirect", OPEN, "default", "bash", {"command": "cat < $F"}, "ask"),
+    (
+        "K12-wrapped-must-be-allowed",
+        {"allow": ["bash(timeout *)"]},
+        "default",
+        "bash",
+        {"command": "timeout 5 make deploy"},
+        "ask",
+    ),
+    (
+        "K14-wrapper-then-shell-chain",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "sudo bash -c 'true; rm -rf /'"},
+        "deny",
+    ),
+    (
+        "K18-sh-c-dashdash",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "bash -c -- 'true; rm -rf /'"},
+        "deny",
+    ),
+    (
+        "K22-find-two-execs",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "find . -exec true {} + -exec rm -rf {} +"},
+        "deny",
+    ),
+    (
+        "K24-K36-pushd-moves",
+        {"allow": ["bash(pushd *)", "bash(cat src/*)"]},
+        "default",
+        "bash",
+        {"command": "pushd / && cat src/a.py"},
+        "ask",
+    ),
+    (
+        "K25-tilde-canonical",
+        {"allow": ["bash(*)"], "deny": [f"bash(cat {HOME}/.ssh/*)"]},
+        "default",
+        "bash",
+        {"command": "cat ~/.ssh/id_rsa"},
+        "deny",
+    ),
+    ("K31-append-assignment", OPEN, "default", "bash", {"command": "X+=1 rm -rf /"}, "deny"),
+    (
+        "K32-nice-n-5-shell",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "nice -n 5 bash -c 'true; rm -rf /'"},
+        "deny",
+    ),
+    (
+        "K33-assignment-then-shell",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "FOO=1 bash -c 'true; rm -rf /'"},
+        "deny",
+    ),
+    (
+        "K34-abs-sudo-with-user",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "/usr/bin/sudo -u root rm -rf /"},
+        "deny",
+    ),
+    ("K35-abs-shell", OPEN, "default", "bash", {"command": "/bin/sh -c 'true; rm -rf /'"}, "deny"),
+    ("K39-nesting-limit", OPEN, "default", "bash", {"command": "eval " * 20 + "true"}, "ask"),
+    ("K41-dynamic-here-string", OPEN, "default", "bash", {"command": 'bash <<< "$PAYLOAD"'}, "ask"),
+    ("K43-zsh-c", OPEN, "default", "bash", {"command": "zsh -c 'true; rm -rf /'"}, "deny"),
+    ("K45-eval-all-args", OPEN, "default", "bash", {"command": "eval 'true;' rm -rf /"}, "deny"),
+    ("H6-question-glob", OPEN_ENV, "default", "bash", {"command": "cat ?env"}, "ask"),
+    ("H8-bracket-glob", OPEN_ENV, "default", "bash", {"command": "cat [.]env"}, "ask"),
+    (
+        "H10-backticks-in-dq",
+        {"allow": ["bash(cat src/*)", "bash(echo *)"]},
+        "default",
+        "bash",
+        {"command": 'cat "src/`echo ../../etc/passwd`"'},
+        "ask",
+    ),
+    (
+        "H11-backticks-bare",
+        {"allow": ["bash(cat src/*)", "bash(echo *)"]},
+        "default",
+        "bash",
+        {"command": "cat src/`echo ../../etc/passwd`"},
+        "ask",
+    ),
+    ("H13-special-parameter", OPEN, "default", "bash", {"command": "$0 -c 'rm -rf /'"}, "ask"),
+    (
+        "H14-redirect-and-file",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "echo x >& /etc/passwd"},
+        "deny",
+    ),
+    (
+        "H15-read-write-redirect",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "echo x <> /etc/passwd"},
+        "deny",
+    ),
+    (
+        "H17-word-glued-to-redirect",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "rm>out.txt -rf build"},
+        "deny",
+    ),
+    ("H29-line-continuation-in-word", OPEN, "default", "bash", {"command": "r\\\nm -rf /"}, "deny"),
+    # -- these failed open -------------------------------------------------------
+    (
+        "BUG1-sudo-u-then-sh-c",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "sudo -u root bash -c 'true; rm -rf /'"},
+        "deny",
+    ),
+    (
+        "BUG1-timeout-s-then-sh-c",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "timeout -s KILL 5 sh -c 'true && rm -rf /'"},
+        "deny",
+    ),
+    (
+        "BUG1-env-u-then-eval",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "env -u FOO eval 'true; rm -rf /'"},
+        "deny",
+    ),
+    (
+        "BUG2-quoted-exec",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "find . '-exec' rm -rf {} +"},
+        "deny",
+    ),
+    (
+        "BUG2-escaped-exec",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "find . \\-exec rm -rf {} +"},
+        "deny",
+    ),
+    (
+        "BUG3-builtin-cd",
+        {"allow": ["bash(*)"], "deny": ["bash(cat .env)"]},
+        "default",
+        "bash",
+        {"command": "builtin cd src && cat ../.env"},
+        "ask",
+    ),
+    (
+        "BUG3-command-cd",
+        {"allow": ["bash(*)"], "deny": ["bash(cat .env)"]},
+        "default",
+        "bash",
+        {"command": "command cd src && cat ../.env"},
+        "ask",
+    ),
+    (
+        "BUG1-doas-u-then-sh-c",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "doas -u root sh -c 'true; rm -rf /'"},
+        "deny",
+    ),
+    (
+        "BUG1-exec-a-then-bash-c",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "exec -a x bash -c 'true; rm -rf /'"},
+        "deny",
+    ),
+    (
+        "BUG4-bypass-unparseable",
+        {"deny": ["bash(rm *)"]},
+        "bypass",
+        "bash",
+        {"command": "if true; then rm -rf /; fi"},
+        "deny",
+    ),
+    (
+        "BUG4-bypass-dynamic",
+        {"deny": ["bash(cat .env)"]},
+        "bypass",
+        "bash",
+        {"command": "cat $F"},
+        "deny",
+    ),
+    (
+        "BUG-bypass-sudo-u",
+        {"deny": ["bash(rm *)"]},
+        "bypass",
+        "bash",
+        {"command": "sudo -u root bash -c 'true; rm -rf /'"},
+        "deny",
+    ),
+    (
+        "BUG-bypass-quoted-exec",
+        {"deny": ["bash(rm *)"]},
+        "bypass",
+        "bash",
+        {"command": "find . '-exec' rm -rf {} +"},
+        "deny",
+    ),
+    # and what stays as it was
+    (
+        "bypass-plain-command-runs",
+        {"deny": ["bash(rm *)"]},
+        "bypass",
+        "bash",
+        {"command": "ls -la"},
+        "allow",
+    ),
+    ("bypass-dynamic-without-deny-rules", {}, "bypass", "bash", {"command": "cat $F"}, "allow"),
+    (
+        "sudo-u-harmless-shell-script",
+        OPEN,
+        "default",
+        "bash",
+        {"command": "sudo -u root bash -c 'ls'"},
+        "allow",
+    ),
+]
 
 
-async def execute(layout, call: ToolCall = READ, **options: Any) -> tuple[Any, FakeAgent, list]:
-    pm = create_plugin_manager([("permissions", dsh_permissions)], load_entry_points=False)
-    ran: list[str] = []
-    agent = FakeAgent(layout.ws, make_tools(ran), pm.relay, options)
-    result = await pm.relay.tools_execute(agent, call, 1, 1)
-    return result, agent, ran
+@pytest.mark.parametrize(
+    ("rules", "mode", "name", "arguments", "expected"),
+    [pytest.param(*c[1:], id=c[0]) for c in CASES],
+)
+async def test_scenario(judge, rules, mode, name, arguments, expected):
+    judged = await judge(rules, name, arguments, mode=mode)
+    assert judged.decision == expected, judged.event["reason"]
 
 
-def decisions(agent: FakeAgent) -> list[dict[str, Any]]:
-    return [e.data for e in agent.session.events if e.type == "permission/decision"]
+def _policy(root, **settings):
+    return Policy(PermissionSettings(**settings), root)
 
 
-async def test_the_baseline_call_is_allowed(layout):
-    result, agent, ran = await execute(layout)
-
-    assert result is not None and result.content == "ran" and ran == ["read a.txt"]
-    assert [d["decision"] for d in decisions(agent)] == ["allow"]
-
-
-async def test_an_exception_while_deciding_denies_with_the_reason(layout, monkeypatch):
-    def broken(*args: Any) -> None:
-        raise RuntimeError("rule store unreachable")
-
-    monkeypatch.setattr(plugin_module, "decide", broken)
-
-    result, agent, ran = await execute(layout)
-
-    assert ran == []
-    assert result is not None and result.is_error
-    assert "RuntimeError: rule store unreachable" in result.content
-    assert "fails closed" in result.content
-    (decision,) = decisions(agent)
-    assert decision["decision"] == "deny"
-    assert "rule store unreachable" in decision["reason"]
+def test_D13_grant_never_allows_an_unknown_value(layout):
+    root = str(layout.ws)
+    bash = ToolFacts("bash", True, True, (), ("command",))
+    (known,) = command_subjects("cat '$HOME/.ssh/id_rsa'", root)
+    (dynamic,) = command_subjects("cat $HOME/.ssh/id_rsa", root)
+    assert known.value == dynamic.value and known.rememberable
+    grants = {("bash", "command", known.value)}
+    assert decide(_policy(root), "default", bash, [dynamic], grants).decision == "ask"
 
 
-async def test_a_broken_tool_registry_denies(layout):
-    class Broken:
-        def get(self, name: str) -> None:
-            raise KeyError(name)
-
-    pm = create_plugin_manager([("permissions", dsh_permissions)], load_entry_points=False)
-    agent = FakeAgent(layout.ws, make_tools([]), pm.relay, {})
-    agent.tools = Broken()  # type: ignore[assignment]
-
-    result = await pm.relay.tools_execute(agent, READ, 1, 1)
-
-    assert result is not None and result.is_error and "KeyError" in result.content
+def test_D14_grant_is_per_tool(layout):
+    root = str(layout.ws)
+    subject = path_subject("notes.txt", root)
+    grants = {("write", "path", subject.value)}
+    remove = ToolFacts("remove", True, True, ("paths",))
+    assert decide(_policy(root), "default", remove, [subject], grants).decision == "ask"
 
 
-async def test_a_decision_that_cannot_be_logged_is_a_deny(layout):
-    pm = create_plugin_manager([("permissions", dsh_permissions)], load_entry_points=False)
-    ran: list[str] = []
-    agent = FakeAgent(layout.ws, make_tools(ran), pm.relay, {})
-
-    class FullDisk(Session):
-        def emit(self, *args: Any, **kwargs: Any) -> Any:
-            raise OSError("disk full")
-
-    agent.session = FullDisk("full")
-
-    result = await pm.relay.tools_execute(agent, READ, 1, 1)
-
-    assert ran == []
-    assert result is not None and result.is_error
-    assert "could not be logged (OSError: disk full)" in result.content
-
-
-async def test_options_that_are_not_a_mapping_fail_closed(layout):
-    result, agent, ran = await execute(layout, permissions=["allow", "everything"])
-
-    assert ran == [] and result is not None and result.is_error
-    (decision,) = decisions(agent)
-    assert decision["decision"] == "deny"
+def test_D26_cached_verdict_follows_the_tool_facts(layout):
+    policy = _policy(str(layout.ws))
     assert (
-        "InvalidSettings: the permissions settings of agent 'corpus' are invalid"
-        in (decision["reason"])
+        decide(policy, "default", ToolFacts("t", True, False), [_THE_TOOL], set()).decision
+        == "allow"
+    )
+    assert (
+        decide(policy, "default", ToolFacts("t", True, True), [_THE_TOOL], set()).decision == "ask"
     )
 
 
-async def test_malformed_grants_in_the_log_are_ignored(layout):
-    pm = create_plugin_manager([("permissions", dsh_permissions)], load_entry_points=False)
-    ran: list[str] = []
-    agent = FakeAgent(layout.ws, make_tools(ran), pm.relay, {})
-    forged = [None, {"tool": "write"}, {"tool": "write", "kind": "path", "value": 7}, "x"]
-    agent.session.append("permission/decision", {"answer": "always", "remember": forged})
-    call = ToolCall(id="c2", name="write", arguments='{"path": "a.txt"}')
+def test_S1_a_command_tool_is_mutating_whatever_it_says():
+    @tool(command_args=("command",))
+    def run(command: str) -> str:
+        "Run."
+        return ""
 
-    result = await pm.relay.tools_execute(agent, call, 1, 1)
-
-    assert ran == [] and result is not None and result.is_error
-    assert "no front end" in result.content
+    assert ToolFacts.of("run", run).mutating
 
 
-@pytest.mark.parametrize("choice", ["no", "DENY", None, "", "yes"])
-def test_an_answer_with_an_unknown_choice_cannot_be_built(choice: Any):
-    with pytest.raises(ValueError, match="must be one of once, always, deny"):
-        PermissionAnswer(choice)
+def test_S3_D11_accept_edits_skips_tools_with_command_args(layout):
+    root = str(layout.ws)
+    facts = ToolFacts("run", True, True, ("cwd",), ("command",))
+    subjects = [path_subject("src", root), *command_subjects("make", root)]
+    policy = _policy(root, mode="accept-edits", allow=["run(make*)"])
+    assert decide(policy, "accept-edits", facts, subjects, set()).decision == "ask"
 
 
-@pytest.mark.parametrize("choice", ["no", "DENY", None])
-async def test_a_front_end_answering_an_unknown_choice_denies(layout, choice: Any):
-    class Sloppy:
-        @hookimpl(optionalhook=True)
-        def permission_ask(self) -> PermissionAnswer:
-            return PermissionAnswer(choice)  # raises: the front end fails
-
-    class Altered:
-        @hookimpl(optionalhook=True)
-        def permission_ask(self) -> PermissionAnswer:
-            answer = PermissionAnswer.once()
-            object.__setattr__(answer, "choice", choice)  # past the check
-            return answer
-
-    for front_end in (Sloppy(), Altered()):
-        pm = create_plugin_manager(
-            [("permissions", dsh_permissions), ("ui", front_end)], load_entry_points=False
-        )
-        ran: list[str] = []
-        agent = FakeAgent(
-            layout.ws, make_tools(ran), pm.relay, {"permissions": {"mode": "default"}}
-        )
-        call = ToolCall(id="c1", name="bash", arguments='{"command": "rm -rf build"}')
-        result = await pm.relay.tools_execute(agent, call, 1, 1)
-
-        assert ran == []
-        assert result is not None and result.is_error
-        assert [d["decision"] for d in decisions(agent)] == ["deny"]
+def test_K37_dotdot_is_canonical(layout):
+    (subject,) = command_subjects("ls ..", str(layout.ws))
+    assert subject.value == f"ls {layout.root}"
 
 
-async def test_a_path_typed_argument_is_checked_like_text(layout):
-    from pathlib import Path
-
-    from dsh.tools import ToolRegistry, tool
-
-    ran: list[str] = []
-
-    @tool(path_args=("path",))
-    def peek(path: Path) -> str:
-        "Peek at a file."
-        ran.append(str(path))
-        return "ran"
-
-    registry = ToolRegistry()
-    registry.add("t", peek)
-    pm = create_plugin_manager([("permissions", dsh_permissions)], load_entry_points=False)
-    for arguments, expected in (('{"path": "src/a.py"}', "allow"), ('{"path": ".env"}', "deny")):
-        options = {"permissions": {"deny": ["peek(.env)"]}}
-        agent = FakeAgent(layout.ws, registry, pm.relay, options)
-        call = ToolCall(id="c1", name="peek", arguments=arguments)
-        await pm.relay.tools_execute(agent, call, 1, 1)
-        assert [d["decision"] for d in decisions(agent)] == [expected]
+def test_G14_section_and_plugin_settings_merge(layout):
+    agent = FakeAgent(layout.ws, make_tools([]), None, {})
+    agent.harness = SimpleNamespace(
+        settings={"permissions": PermissionsSection},
+        config=SimpleNamespace(section=lambda n: PermissionsSection(deny=("bash(rm *)",))),
+    )
+    settings = Permissions({"allow": ["read"]}).settings_for(agent)
+    assert "bash(rm *)" in settings.deny
 
 
-async def test_arguments_that_cannot_be_read_are_denied_as_an_arguments_problem(layout):
-    call = ToolCall(id="c1", name="read", arguments='{"path": "a.txt", "type": "string"}')
-    result, agent, ran = await execute(layout, call)
-
-    assert ran == [] and result is not None and result.is_error
-    assert result.content.startswith("'read' was not run: the arguments do not fit the tool")
-    assert "Permission denied" not in result.content  # the model should fix them, not give up
-    assert [d["decision"] for d in decisions(agent)] == ["deny"]
+def test_T2_an_agent_cannot_lift_a_plugin_wide_ask(layout):
+    agent = FakeAgent(layout.ws, make_tools([]), None, {"permissions": {"ask": ["bash(x)"]}})
+    settings = Permissions({"ask": ["bash(git push*)"]}).settings_for(agent)
+    assert "bash(git push*)" in settings.ask

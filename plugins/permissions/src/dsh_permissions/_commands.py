@@ -57,11 +57,19 @@ def command_subjects(line: str, root: str, depth: int = 0) -> list[Subject]:
     moved = False  # after cd, relative paths may name other files than they seem to
     for command in commands:
         subjects.extend(_command(command, root, moved, depth))
-        words = [w.text for w in command.words]
-        start = _skip_assignments(words)
-        if start < len(words) and words[start] in MOVERS:
-            moved = True
+        moved = moved or _moves([w.text for w in command.words])
     return subjects
+
+
+def _moves(words: list[str]) -> bool:
+    """Whether the command changes the directory: ``cd``, also behind ``builtin`` or
+    ``command`` (and any other wrapper and its options)."""
+    index = _skip_assignments(words)
+    while index < len(words) and (
+        os.path.basename(words[index]) in WRAPPERS or _WRAPPER_ARG.fullmatch(words[index])
+    ):
+        index += 1
+    return index < len(words) and words[index] in MOVERS
 
 
 def _problem(line: str, why: str) -> Subject:
@@ -145,6 +153,7 @@ def _wrapped(
     words = command.words
     subjects: list[Subject] = []
     index = _skip_assignments(raw)
+    wrapped = False
     while index < len(words):
         name = os.path.basename(raw[index])
         if name in WRAPPERS:
@@ -154,7 +163,7 @@ def _wrapped(
             if inner < len(words):
                 why = unknown or _any_unknown(words[inner:])
                 subjects.append(_text_subject(canon[inner:], raw[inner:], why))
-            index = inner
+            index, wrapped = inner, True
             continue
         if name in SHELLS:
             subjects.extend(_shell_script(words[index + 1 :], root, depth))
@@ -162,6 +171,12 @@ def _wrapped(
             subjects.extend(_script(words[index + 1 :], root, depth, "eval"))
         elif name == "find":
             subjects.extend(_find_exec(words[index + 1 :], root, moved, depth))
+        elif wrapped:
+            # Behind a wrapper this word may be the value of one of its options
+            # (sudo -u root, timeout -s KILL, exec -a NAME): which options take one is
+            # not known here, so the shell, eval or find may come later. Look on.
+            index += 1
+            continue
         break
     return subjects
 
@@ -188,7 +203,7 @@ def _find_exec(args: tuple[Word, ...], root: str, moved: bool, depth: int) -> li
     subjects: list[Subject] = []
     index = 0
     while index < len(args):
-        if args[index].text in _EXEC and not args[index].quoted:
+        if args[index].text in _EXEC:  # quoted or escaped, find still sees -exec
             end = index + 1
             while end < len(args) and args[end].text not in (";", "+"):
                 end += 1

@@ -103,15 +103,27 @@ def decide(
 
 def _bypass(policy: Policy, facts: ToolFacts, subjects: Iterable[Subject]) -> Verdict:
     """Nothing is asked about; deny rules still deny (an agent that sets ``bypass``
-    cannot lift a plugin-wide deny)."""
+    cannot lift a plugin-wide deny). What cannot be checked against them (a command
+    that cannot be split, a value only the shell knows) is denied: other modes would
+    ask, and bypass asks nobody."""
+    rules = policy.rules(facts.name, "deny")
     for subject in subjects:
-        for rule in policy.rules(facts.name, "deny"):
+        for rule in rules:
             if _hits(rule, subject):
                 why = (
                     f"the rule '{rule}' covers {describe(facts, subject)}"
                     f"{_assumed(rule, facts, subject)}; deny rules hold in bypass mode too"
                 )
                 return Verdict("deny", str(rule), why, (Part(subject, "deny", "rule", why, rule),))
+        unclear = subject.problem or subject.unknown
+        if rules and unclear is not None:
+            why = (
+                f"{describe(facts, subject)}: {unclear}, so it cannot be checked against "
+                f"the deny rule '{rules[0]}'; bypass mode asks nobody, so it does not run"
+            )
+            return Verdict(
+                "deny", str(rules[0]), why, (Part(subject, "deny", "rule", why, rules[0]),)
+            )
     return Verdict("allow", None, "bypass mode: a call no deny rule covers runs unasked")
 
 
