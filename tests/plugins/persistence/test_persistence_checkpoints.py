@@ -17,14 +17,17 @@ class Writer:
 
     def __init__(self) -> None:
         self.scheduled = False
-        self.generation = 0
+        self.due = 0.0
+        self.durable_checkpoint = False
+        self.queued_due: float | None = None
         self.writes: list[bool] = []
+        self.times: list[float] = []
         self.session: Any = type("S", (), {"id": "s"})()
 
     def write(self, durable: bool) -> None:  # as SessionWriter.write begins
         self.scheduled = False
-        self.generation += 1
         self.writes.append(durable)
+        self.times.append(time.monotonic())
 
 
 class CountingCondition(threading.Condition):
@@ -76,6 +79,41 @@ def test_a_request_wakes_the_thread_only_when_due_before_what_it_waits_for() -> 
     assert (first.writes, second.writes, third.writes) == ([False], [False], [False])
 
 
+def test_short_turns_queue_one_job_and_wake_the_thread_once() -> None:
+    """Turns shorter than the delay: each asks for a checkpoint and its flush overtakes
+    it. The first request queues the writer's one job; the others neither queue nor
+    wake the thread (each wake would take the GIL from the event loop)."""
+    from dsh_persistence._checkpoints import Checkpointer
+
+    checkpoints, writer = Checkpointer(), Writer()
+    condition = checkpoints._wake = CountingCondition()
+    for _ in range(100):
+        checkpoints.request(writer, 60, False)  # a step of the turn asks
+        checkpoints.request(writer, 60, False)  # merged
+        writer.write(True)  # the turn's flush
+    assert len(checkpoints._jobs) == 1
+    assert condition.notified == 0
+    checkpoints.close()  # nothing is pending: every request was overtaken
+    assert writer.writes == [True] * 100
+
+
+def test_a_request_after_a_write_is_written_its_own_delay_after_it() -> None:
+    """The queued job comes up for an older request that a write overtook; the newer
+    request is filed again and written ``delay`` after it was made."""
+    from dsh_persistence._checkpoints import Checkpointer
+
+    checkpoints, writer = Checkpointer(), Writer()
+    checkpoints.request(writer, 0.2, False)
+    writer.write(True)  # overtakes the first request
+    time.sleep(0.1)
+    asked = time.monotonic()
+    checkpoints.request(writer, 0.2, False)  # the job still waits for the first one
+    wait_for(lambda: len(writer.writes) == 2)
+    checkpoints.close()
+    assert writer.writes == [True, False]
+    assert writer.times[1] - asked >= 0.2 - 0.01
+
+
 def wait_for(condition: Any, seconds: float = 5) -> None:
     deadline = time.monotonic() + seconds
     while not condition() and time.monotonic() < deadline:
@@ -99,13 +137,13 @@ class Broken(Writer):
     """A writer the thread itself trips over (not its write: that is caught and logged)."""
 
     @property  # type: ignore[override]
-    def generation(self) -> int:
+    def scheduled(self) -> bool:
         if threading.current_thread() is not threading.main_thread():
             raise RuntimeError("broken writer")
-        return 0
+        return False
 
-    @generation.setter
-    def generation(self, value: int) -> None:
+    @scheduled.setter
+    def scheduled(self, value: bool) -> None:
         pass
 
 

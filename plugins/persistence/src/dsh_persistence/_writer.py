@@ -36,7 +36,9 @@ class SessionWriter:
         "_lock",
         "_written",
         "backend",
-        "generation",
+        "due",
+        "durable_checkpoint",
+        "queued_due",
         "scheduled",
         "session",
     )
@@ -44,11 +46,16 @@ class SessionWriter:
     def __init__(self, backend: SessionBackend, session: Session) -> None:
         self.backend = backend
         self.session = session
-        #: A checkpoint is queued and has not started (set by the event loop thread).
+        #: A checkpoint is asked for and no write has begun since (set by the event
+        #: loop thread; a write clears it before it reads the log, so a checkpoint asked
+        #: for before a write began is stored by that write).
         self.scheduled = False
-        #: Counts writes begun: a checkpoint asked for before a write began is stored
-        #: by that write (it reads the log after counting).
-        self.generation = 0
+        #: When the checkpoint asked for is due, and whether it must reach the disk.
+        self.due = 0.0
+        self.durable_checkpoint = False
+        #: When the checkpoint thread's job for this writer comes up (None: no job);
+        #: read and set under the thread's lock.
+        self.queued_due: float | None = None
         self._lock = threading.Lock()
         self._written: int | None = None  # None: the stored end is not known yet
         self._durable = 0
@@ -58,7 +65,6 @@ class SessionWriter:
         """Store every event logged so far; ``durable``: return once it is on disk."""
         # before reading the log: a checkpoint asked for after this still runs
         self.scheduled = False
-        self.generation += 1
         with self._lock:
             events = self.session.events
             end = len(events)
