@@ -353,3 +353,41 @@ def test_files_are_private(settings: PersistenceSettings) -> None:
         p for p in settings.session_directory().iterdir() if p.suffix in (".jsonl", ".sqlite3")
     ]
     assert files and all(p.stat().st_mode & 0o077 == 0 for p in files)
+
+
+async def test_a_session_keeps_the_settings_it_started_with_when_another_harness_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One plugin object in two harnesses of a process (the entry point's module is one
+    object): the second harness's config applies to sessions first written after it,
+    not to the first harness's session, which keeps its own fsync setting."""
+    plugin = PersistencePlugin()
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+
+    def config(name: str, fsync: str) -> str:
+        return f"persistence:\n  directory: {tmp_path / name}\n  fsync: {fsync}\n"
+
+    model = ScriptedModel([text("one"), text("two")])
+    durable = scripted_harness(
+        model,
+        plugins=[("persistence", plugin)],
+        load_entry_points=False,
+        config_text=config("durable", "flush"),
+    )
+    async with durable as first:
+        agent = await first.agents.create("a", options={"model": "scripted"})
+        await run_turn(agent, "hi")
+        before = len(synced)
+        assert before > 0
+        fast = scripted_harness(
+            ScriptedModel([]),
+            plugins=[("persistence", plugin)],
+            load_entry_points=False,
+            config_text=config("fast", "never"),
+        )
+        async with fast:
+            await run_turn(agent, "again")  # the first harness's session: still fsync'd
+            assert len(synced) > before
+    assert len(list((tmp_path / "durable").glob("*.jsonl"))) == 1

@@ -162,22 +162,23 @@ class PersistencePlugin:
     def session_event(self, session: Session, event: SessionEvent) -> None:
         if event.type not in CHECKPOINT_AT:
             return
-        settings = self._resolve()[0]
-        if settings.checkpoints:
+        writer = self._writer(session)
+        settings = writer.settings
+        if settings is not None and settings.checkpoints:
             if self._checkpoints is None:
                 from dsh_persistence._checkpoints import Checkpointer
 
                 self._checkpoints = Checkpointer()
             durable = settings.fsync == "always"
-            self._checkpoints.request(self._writer(session), settings.checkpoint_delay, durable)
+            self._checkpoints.request(writer, settings.checkpoint_delay, durable)
 
     @hookimpl
     async def session_flush(self, session: Session) -> None:
         import anyio.to_thread
 
-        settings = self._resolve()[0]
         writer = self._writer(session)
-        if settings.fsync == "never":
+        settings = writer.settings
+        if settings is not None and settings.fsync == "never":
             # Handing a few KB to the OS takes microseconds; a worker thread would
             # cost ten times that. Only waiting for the disk leaves the event loop.
             writer.write(False)
@@ -197,7 +198,8 @@ class PersistencePlugin:
         if writer is None or writer.session is not session:
             from dsh_persistence._writer import SessionWriter
 
-            writer = self._writers[session.id] = SessionWriter(self._resolve()[1], session)
+            settings, backend = self._resolve()
+            writer = self._writers[session.id] = SessionWriter(backend, session, settings)
         return writer
 
     # -- hooks: the read path ------------------------------------------------------------

@@ -23,6 +23,7 @@ from dsh_persistence._errors import SessionConflictError, UnencodableEventError
 
 if TYPE_CHECKING:
     from dsh.session import Session, SessionEvent
+    from dsh_persistence._settings import PersistenceSettings
 
 __all__ = ["SessionWriter"]
 
@@ -41,11 +42,20 @@ class SessionWriter:
         "queued_due",
         "scheduled",
         "session",
+        "settings",
     )
 
-    def __init__(self, backend: SessionBackend, session: Session) -> None:
+    def __init__(
+        self,
+        backend: SessionBackend,
+        session: Session,
+        settings: PersistenceSettings | None = None,
+    ) -> None:
         self.backend = backend
         self.session = session
+        #: The settings in force when the session was first written: it keeps them (and
+        #: its store), whatever another harness of the process configures later.
+        self.settings = settings
         #: A checkpoint is asked for and no write has begun since (set by the event
         #: loop thread; a write clears it before it reads the log, so a checkpoint asked
         #: for before a write began is stored by that write).
