@@ -37,10 +37,15 @@ def config(settings: PersistenceSettings, tmp_path: Path, monkeypatch: pytest.Mo
     return path
 
 
-def store(settings: PersistenceSettings, session_id: str, log: LogBuilder) -> None:
+def store(
+    settings: PersistenceSettings,
+    session_id: str,
+    log: LogBuilder,
+    meta: dict[str, Any] | None = None,
+) -> None:
     backend = open_backend(settings)
     try:
-        info = SessionInfo(session_id, log.events[0].time, title="x")
+        info = SessionInfo(session_id, log.events[0].time, meta=meta or {}, title="x")
         backend.append(info, log.events, durable=True)
     finally:
         backend.close()
@@ -272,13 +277,8 @@ def test_resume_without_m_uses_the_model_the_session_was_created_with(
 ) -> None:
     log = LogBuilder(start=1_700_000_000.0)
     log.turn("what is 1+2?")
-    backend = open_backend(settings)
-    try:
-        meta = {"options": {"model": "scripted", "system_prompt": "Be brief."}}
-        info = SessionInfo("with-model", log.events[0].time, meta=meta, title="x")
-        backend.append(info, log.events, durable=True)
-    finally:
-        backend.close()
+    meta = {"options": {"model": "scripted", "system_prompt": "Be brief."}}
+    store(settings, "with-model", log, meta)
 
     assert run(config, "resume", "with-model", "and now?") == 0
     err = capsys.readouterr().err
@@ -299,13 +299,7 @@ def test_resume_passes_over_a_stored_model_this_config_cannot_build(
     )
     log = LogBuilder(start=1_700_000_000.0)
     log.turn("what is 1+2?")
-    backend = open_backend(settings)
-    try:
-        meta = {"options": {"model": "openai-compatible:qwen"}}
-        info = SessionInfo("from-url", log.events[0].time, meta=meta, title="x")
-        backend.append(info, log.events, durable=True)
-    finally:
-        backend.close()
+    store(settings, "from-url", log, {"options": {"model": "openai-compatible:qwen"}})
 
     assert run(config, "resume", "from-url", "and now?") == 0
     err = capsys.readouterr().err
