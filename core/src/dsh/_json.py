@@ -1,12 +1,13 @@
-"""The one JSON encoding dsh uses: compact UTF-8 (no ASCII escapes), written and read
-by pydantic-core (five times the stdlib encoder, four times ``json.loads`` on event
-lines; the text is the stdlib's, except that small exponents are not zero-padded:
-``1e-7`` where the stdlib writes ``1e-07``).
+"""The one JSON encoding dsh uses: compact UTF-8 (no ASCII escapes), written by
+pydantic-core (several times the stdlib encoder) and, for session events, by orjson
+(two to three times pydantic-core on event data), whose text is the same for JSON's
+own values. The text is the stdlib's, except that small exponents are not zero-padded:
+``1e-7`` where the stdlib writes ``1e-07``. pydantic-core reads it back.
 
 Event data must round-trip exactly, so values JSON would silently change are refused
 before an event enters the log (``check_json``): NaN and infinities, non-string keys
 (JSON turns ``1`` into ``"1"``), tuples (they come back as lists), sets, datetimes,
-bytes and any other object. ``encode`` itself does not refuse them: it also writes tool
+bytes and any other object. ``encode_any`` does not refuse them: it writes tool
 results, where a datetime or a set is fine as its JSON form.
 
 Strings with lone surrogates (a file name that is not UTF-8, as ``os.listdir`` gives
@@ -21,18 +22,37 @@ import json
 import math
 from typing import Any
 
+import orjson
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
 from dsh.errors import EventDataError
 
-__all__ = ["check_json", "decode", "encode"]
+__all__ = ["check_json", "decode", "encode", "encode_any"]
 
 _SCALARS = (str, int, bool, type(None))
+# orjson writes JSON's own values as pydantic-core does; what it would write its own
+# way (datetimes, dataclasses, subclasses of str or dict) it refuses here.
+_OWN_TYPES_ONLY = (
+    orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
 
 
 def encode(value: Any) -> bytes:
-    """UTF-8 JSON of ``value``. For event data, ``check_json`` it first: what it refuses
-    is written here without complaint (a set as an array, NaN as ``NaN``)."""
+    """UTF-8 JSON of lossless JSON data (``check_json`` passes it): session events.
+    (orjson writes NaN as ``null``; such data has none.) Anything orjson refuses
+    (lone surrogates, integers beyond 64 bits, other types) is written by
+    ``encode_any``."""
+    try:
+        return orjson.dumps(value, option=_OWN_TYPES_ONLY)
+    except TypeError:
+        return encode_any(value)
+
+
+def encode_any(value: Any) -> bytes:
+    """UTF-8 JSON of any value, in its JSON form: a set as an array, a datetime as ISO
+    text, NaN as ``NaN`` (tool results)."""
     try:
         return to_json(value)
     except PydanticSerializationError:
@@ -48,7 +68,7 @@ def _jsonable(value: Any) -> Any:
 
 def decode(text: str | bytes) -> Any:
     """The value of JSON ``text``."""
-    try:
+    try:  # not orjson: it reads integers beyond 64 bits as floats
         return from_json(text)
     except ValueError:
         try:  # the stdlib also reads escaped lone surrogates (see above)

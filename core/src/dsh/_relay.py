@@ -80,11 +80,11 @@ class HookRelay:
         naming the plugin, so a broken permission check can never let a tool run.
         """
         kwargs = {"agent": agent, "call": call, "turn": turn, "step": step}
-        from dsh.messages import ToolResult  # dsh.plugins stays light to import
-
         try:
             answered = await self.dispatcher.first_result("tools_execute", kwargs)
         except HookError as error:
+            from dsh.messages import ToolResult  # dsh.plugins stays light to import
+
             self.dispatcher.report(error)
             return ToolResult(
                 call_id=call.id,

@@ -15,9 +15,10 @@ if TYPE_CHECKING:
 @hookimpl(trylast=True)
 async def tools_execute(agent: ReactLoopAgent, call: ToolCall) -> ToolResult:
     """The core executor: run the registered tool (errors become results)."""
-    from dsh.tools import ToolContext  # imported here: loading plugins must stay cheap
-
     tools = agent.tools
     tool = tools.get(call.name)
-    context = ToolContext(agent, agent.workspace, call) if tool and tool.wants_context else None
-    return await tools.execute(call, context)
+    if tool is None or not tool.wants_context:
+        return await tools.execute(call)
+    from dsh.tools import ToolContext  # imported here: loading plugins must stay cheap
+
+    return await tools.execute(call, ToolContext(agent, agent.workspace, call))

@@ -16,7 +16,7 @@ from typing import Any, Literal, final, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from dsh._json import encode
+from dsh._json import encode_any
 from dsh.errors import DshError
 from dsh.messages import ToolCall, ToolResult, ToolSpec, trusted
 
@@ -217,7 +217,7 @@ class ToolRegistry:
             result = tool.run(**kwargs)
             if tool.is_async:
                 result = await result
-            content = result if isinstance(result, str) else encode(result).decode()
+            content = result if isinstance(result, str) else encode_any(result).decode()
         except Exception as exc:
             return _error(call, f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
         return trusted(ToolResult, {"call_id": call.id, "content": content, "is_error": False})
