@@ -137,8 +137,7 @@ class GrantLog:
         if session is not self.session:
             self.session, self.seen, self.grants = session, 0, set()
         events = session.events
-        for index in range(self.seen, len(events)):
-            event = events[index]
+        for event in events[self.seen :]:  # a copy of the new ones only
             if event.type == DECISION_EVENT and event.data.get("answer") == "always":
                 for item in event.data.get("remember") or ():
                     grant = _grant(item)

@@ -101,14 +101,14 @@ class Permissions:
         self, agent: Any, call: ToolCall, turn: int, step: int
     ) -> ToolResult | None:
         """Allow (None: the call runs) or deny (an error result: it does not)."""
-        outcome = _Outcome(Verdict("deny", None, "the call was not checked"))
         try:
             outcome = await self._check(agent, call)
         except anyio.get_cancelled_exc_class():
             # aborted while deciding (a person was being asked): the call never runs,
             # and the log still says so (every checked call has its decision event)
-            why = "the turn was aborted before the call was decided"
-            outcome.verdict = Verdict("deny", None, why)
+            outcome = _Outcome(
+                Verdict("deny", None, "the turn was aborted before the call was decided")
+            )
             with anyio.CancelScope(shield=True):
                 await agent.session.emit(
                     DECISION_EVENT, _event(call, turn, step, outcome), checked=True
@@ -117,7 +117,7 @@ class Permissions:
         except Exception as exc:
             log.exception("dsh-permissions: checking %s (call %s) failed", call.name, call.id)
             why = f"the permission check failed ({type(exc).__name__}: {exc}), so it fails closed"
-            outcome.verdict = Verdict("deny", None, why)
+            outcome = _Outcome(Verdict("deny", None, why))
         try:
             await agent.session.emit(
                 DECISION_EVENT, _event(call, turn, step, outcome), checked=True
