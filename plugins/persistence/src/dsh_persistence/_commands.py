@@ -62,7 +62,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 async def _run(plugin: PersistencePlugin, context: CommandContext) -> int:
     args = context.args
     path = context.find_config()
-    plugin.configure(_load_config(context, path).section("persistence"))
+    section = _load_config(context, path).section("persistence")
+    workspace = (context.workspace or Path.cwd()).resolve()  # as the harness takes it
+    plugin.configure(None if section is None else section.anchored(workspace))
     service = await context.pm.relay.session_persistence()
     if service is None:
         raise DshError("no plugin stores sessions (is dsh-persistence disabled?)")

@@ -136,7 +136,8 @@ class PersistencePlugin:
     def harness_started(self, harness: Harness) -> None:
         self._harnesses += 1
         if self._pinned is None:
-            self.configure(harness.config.section("persistence"))
+            section = harness.config.section("persistence")
+            self.configure(None if section is None else section.anchored(harness.workspace))
         # A directory that cannot hold sessions (a file, /proc/..., no permission) is
         # reported now, naming the setting and the path, not first at the end of a turn.
         self.backend.prepare()

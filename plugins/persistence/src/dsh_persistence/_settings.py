@@ -64,6 +64,16 @@ class PersistenceSettings(BaseModel):
         default=0.05, ge=0, le=MAX_CHECKPOINT_DELAY, allow_inf_nan=False
     )
 
+    def anchored(self, workspace: Path) -> PersistenceSettings:
+        """These settings with a relative ``directory`` and ``database`` taken from
+        ``workspace``, as every path in dsh.yml is (``~`` expanded first)."""
+        changes = {}
+        for key in ("directory", "database"):
+            path: Path | None = getattr(self, key)
+            if path is not None and not path.expanduser().is_absolute():
+                changes[key] = workspace / path
+        return self.model_copy(update=changes) if changes else self
+
     def session_directory(self, env: Mapping[str, str] | None = None) -> Path:
         """The directory in use: ``directory`` or the default, made absolute."""
         chosen = self.directory.expanduser() if self.directory else default_directory(env)
