@@ -241,6 +241,30 @@ async def test_gather_with_sync_impls(dsh_register: Any, dsh_pm: PluginManager) 
     assert flushed == ["s"]
 
 
+async def test_gather_runs_a_single_sync_impl_at_once_and_raises_its_failure_when_awaited(
+    dsh_register: Any, dsh_pm: PluginManager
+) -> None:
+    # one sync impl (a persistence plugin's flush, after every turn) costs no coroutine
+    flushed: list[str] = []
+
+    class Sync:
+        @hookimpl
+        def session_flush(self, session: str) -> None:
+            flushed.append(session)
+            if session == "bad":
+                raise OSError("disk full")
+
+    dsh_register(Sync(), "sync")
+    assert dsh_pm.dispatcher.gather("session_flush", {"session": "s"}) is READY
+    assert flushed == ["s"]
+    failed = dsh_pm.dispatcher.gather("session_flush", {"session": "bad"})
+    assert flushed == ["s", "bad"]
+    with pytest.raises(HookError) as info:
+        await failed
+    assert (info.value.plugin, info.value.hook) == ("sync", "session_flush")
+    assert isinstance(info.value.cause, OSError)
+
+
 async def test_gather_awaits_a_single_async_impl_in_the_callers_task(
     dsh_register: Any, dsh_pm: PluginManager
 ) -> None:

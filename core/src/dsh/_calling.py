@@ -67,6 +67,10 @@ def is_async_function(function: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(inspect.unwrap(function))
 
 
+async def _raise(error: HookError) -> None:
+    raise error
+
+
 def default_reporter(error: HookError) -> None:
     log.error("%s", error, exc_info=error.cause)
 
@@ -231,11 +235,27 @@ class Dispatcher:
         """Await every impl concurrently; once all settled, raise the first failure.
 
         "First" is in hook order, so the error does not depend on timing. A single impl
-        (the usual case: one persistence plugin) is awaited directly, without a task.
-        With no impls: ``READY``.
+        (the usual case: one persistence plugin) runs without a task: a sync one right
+        here (``READY`` when it succeeded, an awaitable raising its failure when not), an
+        async one awaited directly. With no impls: ``READY``.
         """
         plan = self._plans[hook]
-        return self._gather(hook, plan, kwargs) if plan else READY
+        if len(plan) != 1:
+            return self._gather(hook, plan, kwargs) if plan else READY
+        (impl,) = plan
+        if impl.is_async:
+            return self._await_one(hook, impl, kwargs)
+        try:
+            impl.call(kwargs)
+        except Exception as exc:
+            return _raise(impl.fail(hook, exc))
+        return READY
+
+    async def _await_one(self, hook: str, impl: Impl, kwargs: dict[str, Any]) -> None:
+        try:
+            await impl.call(kwargs)
+        except Exception as exc:
+            raise impl.fail(hook, exc) from exc
 
     async def _gather(self, hook: str, plan: tuple[Impl, ...], kwargs: dict[str, Any]) -> None:
         errors: list[HookError | None] = [None] * len(plan)
@@ -248,7 +268,7 @@ class Dispatcher:
             except Exception as exc:
                 errors[index] = impl.fail(hook, exc)
 
-        if hook in self._async_plans and len(plan) > 1:
+        if hook in self._async_plans:
             import anyio
 
             async with anyio.create_task_group() as tg:
