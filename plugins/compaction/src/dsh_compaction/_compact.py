@@ -158,8 +158,8 @@ async def compact(
         return await end("skipped", {"code": "NOTHING", "message": "nothing to compact"})
 
     await emit(START, start)
-    # pruning alone is enough when it frees a quarter of the room (else the next steps
-    # would prune again and again)
+    # pruning alone is enough when it leaves the request a quarter of the room below the
+    # threshold (else the next steps would prune again and again)
     if plan.prune and reason != "manual" and before - plan.prune_saves <= limit - room / 4:
         pruned = [{"index": p.index, "call_id": p.call_id, "content": p.stub} for p in plan.prune]
         await emit(PRUNE, {"pruned": pruned, "tokens_saved": plan.prune_saves})
