@@ -1,4 +1,5 @@
-"""Shared pieces of the compaction tests: a bulky tool, a request spy, pairing checks."""
+"""Shared pieces of the compaction tests: a bulky tool, a request spy, pairing checks,
+and the small builders of the mutation-found tests (test_compaction_m_*.py)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ from dsh import (
     AssistantMessage,
     Message,
     ModelRequest,
+    TextBlock,
+    ToolCall,
     ToolResultMessage,
     ToolSpec,
     UserMessage,
     hookimpl,
 )
-from dsh.testing import ScriptedModel, scripted_harness, tool_calls
+from dsh.testing import ScriptedModel, fail, scripted_harness, tool_calls
 from dsh_compaction import SUMMARY_HEADER, TextTokenCounter
+from dsh_compaction._plan import plan_compaction
 
 #: what the bulky tool returns: ~300 tokens by the default heuristic
 OUTPUT = "0123456789" * 120
@@ -121,3 +125,35 @@ def pairing_problems(messages: Sequence[Message]) -> list[str]:
 
 def events_of(events: Sequence[Any], prefix: str = "compact/") -> list[Any]:
     return [e for e in events if e.type.startswith(prefix)]
+
+
+# -- builders of the mutation-found tests -----------------------------------------------
+
+CHARS = CharCounter()
+WINDOW = 7000  # CharCounter: a read step adds 1232 tokens; step 6 of reads(5) passes 0.8
+OVERFLOW = fail("CONTEXT_WINDOW_EXCEEDED", "prompt is too long")
+
+
+def options(**compaction: Any) -> dict[str, Any]:
+    settings = {"model": "summarizer", "prune_chars": 0, **compaction}
+    return {"model": "scripted", "compaction": settings}
+
+
+def call(call_id: str) -> AssistantMessage:
+    tool_call = ToolCall(id=call_id, name="read", arguments="{}")
+    return AssistantMessage(content=(tool_call,), stop_reason="tool_calls")
+
+
+def result(call_id: str, content: str = "r") -> ToolResultMessage:
+    return ToolResultMessage(call_id=call_id, name="read", content=content)
+
+
+def answer(text: str) -> AssistantMessage:
+    return AssistantMessage(content=(TextBlock(text=text),))
+
+
+def plan(messages: Sequence[Message], budget: int, keep: Sequence[int] = (), prune: int = 0) -> Any:
+    counts = [CHARS.count_message(m) for m in messages]
+    return plan_compaction(
+        messages, counts, tail_budget=budget, keep=keep, prune_chars=prune, counter=CHARS
+    )

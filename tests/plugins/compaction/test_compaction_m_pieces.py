@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import pytest
 from compaction_util import (
+    CHARS,
+    WINDOW,
+    answer,
+    call,
     events_of,
     harness,
+    options,
+    plan,
     reads,
+    result,
     summary_of,
 )
-from mutant_util import CHARS, WINDOW, answer, call, options, plan, result
 
 from dsh import (
     AssistantMessage,

@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 from compaction_util import (
+    CHARS,
+    WINDOW,
     events_of,
     harness,
+    options,
     reads,
     summarizer,
 )
-from mutant_util import CHARS, WINDOW, options
 
 from dsh import (
     Message,

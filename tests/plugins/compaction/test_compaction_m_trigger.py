@@ -9,13 +9,16 @@ from typing import Any
 import anyio
 import pytest
 from compaction_util import (
+    CHARS,
+    OVERFLOW,
+    WINDOW,
     events_of,
     harness,
+    options,
     reads,
     summarizer,
     summary_of,
 )
-from mutant_util import CHARS, OVERFLOW, WINDOW, options
 from pydantic import ValidationError
 
 from dsh import (
