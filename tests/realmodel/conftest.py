@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from realmodel_support import CONTEXT, Peer, load_script
@@ -22,6 +23,15 @@ from realmodel_support import CONTEXT, Peer, load_script
 ENABLED = bool(os.environ.get("DSH_REALMODEL") or os.environ.get("DSH_REALMODEL_URL"))
 if not ENABLED:  # not even collected (so the default test sessions never touch them)
     collect_ignore_glob = ["test_*.py"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A real model on 2 cores is slower than the suite's 120 s per test allows for the
+    first test (it starts the server): these get 600 s."""
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here):
+            item.add_marker(pytest.mark.timeout(600))
 
 
 def pytest_report_header() -> str | None:
