@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from dsh._options import core_option_problem
 from dsh._steps import StepRunner, TurnState
@@ -28,10 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["AgentDisposedError", "ReactLoopAgent"]
 
 log = logging.getLogger("dsh.loop")
-
-#: Turn end reasons, strongest first; a turn ends with the strongest that applies.
-END_REASONS: Final = ("disposed", "aborted", "error", "max-tokens", "completed")
-
 
 class AgentDisposedError(DshError):
     code = "AGENT_DISPOSED"
