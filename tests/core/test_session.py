@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dsh.errors import DshError
-from dsh.messages import UserMessage
-from dsh.session import Session, SessionStore
+from dsh.messages import Message, UserMessage
+from dsh.session import CORE_REDUCERS, Session, SessionEvent, SessionStore
 
 
 def test_history_views_are_snapshots_that_slice_like_lists() -> None:
@@ -97,3 +97,25 @@ def test_fork_refuses_a_turn_that_has_not_finished_after_earlier_ones() -> None:
     source.append("turn/start", {"turn": 2})
     with pytest.raises(DshError, match="'src' has no finished turn 2 to fork at"):
         SessionStore().fork(source, "copy", 2)
+
+
+def test_a_history_view_continues_an_earlier_one_until_a_reducer_replaces_the_history() -> None:
+    def redact(history: list[Message], event: SessionEvent) -> list[Message]:
+        index = event.data["index"]
+        return [*history[:index], UserMessage(content="(redacted)"), *history[index + 1 :]]
+
+    session = Session("s", reducers={**CORE_REDUCERS, "test/redact": redact})
+    session.append("user/message", {"content": "one"})
+    first = session.history
+    session.append("user/message", {"content": "two"})
+    second = session.history
+
+    assert second.continues(first)
+    assert second.continues(second)
+    assert not first.continues(second)  # shorter: not an extension
+
+    session.append("test/redact", {"index": 0})
+    third = session.history
+    assert [m.content for m in third] == ["(redacted)", "two"]
+    assert not third.continues(second)
+    assert not third.continues(first)

@@ -29,6 +29,7 @@ __all__ = ["AgentDisposedError", "ReactLoopAgent"]
 
 log = logging.getLogger("dsh.loop")
 
+
 class AgentDisposedError(DshError):
     code = "AGENT_DISPOSED"
 

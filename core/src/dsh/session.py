@@ -128,6 +128,12 @@ class HistoryView(Sequence[Message]):
     def __iter__(self) -> Iterator[Message]:
         return islice(self._items, self._len)
 
+    def continues(self, earlier: HistoryView) -> bool:
+        """True when this view is ``earlier`` with messages appended: no reducer replaced
+        the history between the two, so their first ``len(earlier)`` messages are the
+        same objects. An O(1) check for whoever keeps something per message."""
+        return self._items is earlier._items and self._len >= earlier._len
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence) and not isinstance(other, str):
             return len(other) == self._len and all(a == b for a, b in zip(self, other, strict=True))

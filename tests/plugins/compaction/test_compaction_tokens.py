@@ -15,7 +15,7 @@ from dsh import (
     ToolSpec,
     UserMessage,
 )
-from dsh.session import Session
+from dsh.session import CORE_REDUCERS, Session, SessionEvent
 from dsh_compaction import HeuristicCounter, RequestEstimator, TextTokenCounter
 
 pytestmark = pytest.mark.plugins("compaction")
@@ -105,3 +105,28 @@ def test_a_changed_system_prompt_is_counted_again() -> None:
     assert estimator.fixed("abc", ()) == 3
     assert estimator.fixed("abcdef", ()) == 6
     assert counter.texts == 2
+
+
+def test_an_edit_in_the_middle_of_the_session_history_is_counted_again() -> None:
+    """Another plugin's reducer replaces one message in the middle (its ends stay the
+    same objects): the estimate follows, as a full recount would."""
+
+    def shorten(history: list[Message], event: SessionEvent) -> list[Message]:
+        index = event.data["index"]
+        return [*history[:index], UserMessage(content="x"), *history[index + 1 :]]
+
+    session = Session("s", reducers={**CORE_REDUCERS, "test/shorten": shorten})
+    for index in range(5):
+        session.append("user/message", {"content": f"message {index} " + "y" * 100})
+    counter = Counting()
+    estimator = RequestEstimator(counter)
+    before = estimator.messages(session.history)
+
+    session.append("test/shorten", {"index": 2})
+    after = estimator.messages(session.history)
+
+    assert after == RequestEstimator(Counting()).messages(session.history)
+    assert after < before
+    session.append("user/message", {"content": "more"})
+    assert estimator.messages(session.history) == after + 4
+    assert counter.messages == 5 + 5 + 1  # recounted once, then only the new message

@@ -23,6 +23,7 @@ from dsh import (
     ToolResultMessage,
     ToolSpec,
 )
+from dsh.session import HistoryView
 
 __all__ = ["HeuristicCounter", "RequestEstimator", "TextTokenCounter", "TokenCounter"]
 
@@ -105,7 +106,7 @@ class HeuristicCounter(TextTokenCounter):
 class RequestEstimator:
     """The token estimate of a request, counted incrementally across steps."""
 
-    __slots__ = ("_counts", "_fixed", "_fixed_key", "_seen", "_total", "counter")
+    __slots__ = ("_counts", "_fixed", "_fixed_key", "_seen", "_total", "_view", "counter")
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
@@ -114,6 +115,7 @@ class RequestEstimator:
         self._total = 0
         self._fixed_key: tuple[str, tuple[ToolSpec, ...]] | None = None
         self._fixed = 0
+        self._view: HistoryView | None = None  # the session history last counted, if any
 
     def request(self, request: ModelRequest) -> int:
         """System prompt + tools + messages of ``request``."""
@@ -148,19 +150,31 @@ class RequestEstimator:
         self._seen = []
         self._counts = []
         self._total = 0
+        self._view = None
 
     def _sync(self, messages: Sequence[Message]) -> None:
         seen = self._seen
         known = len(seen)
         size = len(messages)
-        # Derived history grows by appending; anything else (a compaction, another
-        # plugin's replacing reducer, a trimmed request) shows at its ends.
-        if known and (
-            size < known or messages[0] is not seen[0] or messages[known - 1] is not seen[-1]
-        ):
-            self.invalidate()
-            seen = self._seen
-            known = 0
+        view = messages if isinstance(messages, HistoryView) else None
+        last = self._view
+        if known:
+            # A session's history grows by appending until a reducer replaces it (a
+            # compaction, another plugin's edit anywhere in it): the view says which. Any
+            # other sequence (a request a plugin rebuilt) is compared at its ends.
+            if view is not None and last is not None:
+                stale = not view.continues(last)
+            else:
+                stale = (
+                    size < known
+                    or messages[0] is not seen[0]
+                    or messages[known - 1] is not seen[-1]
+                )
+            if stale:
+                self.invalidate()
+                seen = self._seen
+                known = 0
+        self._view = view
         if known == size:
             return
         new = messages[known:size]  # copies only the new messages
