@@ -40,6 +40,7 @@ _STRENGTH: Final = {"disposed": 3, "aborted": 2}
 CONTINUE: Final = ContinuationDecision(action="continue")
 STOP: Final = ContinuationDecision(action="stop")
 FAIL: Final = RequestErrorDecision(action="fail")
+NO_USAGE: Final = Usage()  # frozen: each step's usage is added to make a new one
 
 
 class TurnState:
@@ -66,7 +67,7 @@ class TurnState:
         self.pending: list[ToolCall] = []  # calls of this step that have no result yet
         self.logged: set[str] = set()  # ids of pending calls whose tool/call is logged
         self.max_tokens = False
-        self.usage = Usage()
+        self.usage = NO_USAGE
 
     def abort(self, reason: str) -> None:
         if _STRENGTH[reason] > _STRENGTH.get(self.ended_by or "", 0):

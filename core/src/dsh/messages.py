@@ -197,9 +197,13 @@ class AssistantMessage(_Frozen):
     @property
     def is_empty(self) -> bool:
         """True when there is nothing a model could be shown again."""
-        return not any(
-            (b.text if isinstance(b, TextBlock | ReasoningBlock) else True) for b in self.content
-        )
+        for block in self.content:  # noqa: SIM110 - a loop: no generator per call (hot path)
+            if not isinstance(block, _TEXTUAL) or block.text:
+                return False
+        return True
+
+
+_TEXTUAL: Final = (TextBlock, ReasoningBlock)  # a tuple: ``A | B`` is built per call
 
 
 class ToolResult(_Frozen):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from typing import Protocol, final, runtime_checkable
+from typing import Final, Protocol, final, runtime_checkable
 
 from dsh import (
     AssistantMessage,
@@ -26,6 +26,8 @@ from dsh import (
 from dsh.session import HistoryView
 
 __all__ = ["HeuristicCounter", "RequestEstimator", "TextTokenCounter", "TokenCounter"]
+
+_TEXTUAL: Final = (TextBlock, ReasoningBlock)  # a tuple: ``A | B`` is built per call
 
 
 @runtime_checkable
@@ -66,7 +68,7 @@ class TextTokenCounter:
         tokens = self.message_overhead
         if isinstance(message, AssistantMessage):
             for block in message.content:
-                if isinstance(block, TextBlock | ReasoningBlock):
+                if isinstance(block, _TEXTUAL):
                     tokens += count(block.text)
                 elif isinstance(block, ToolCall):
                     tokens += self.call_overhead + count(block.name) + count(block.arguments)

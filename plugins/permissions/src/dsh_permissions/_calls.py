@@ -26,6 +26,9 @@ __all__ = ["InvalidArguments", "subjects_of"]
 
 #: The subject of a call that names nothing to check: the tool itself (immutable).
 _THE_TOOL: Final = Subject("tool", "")
+# tuples: ``A | B`` is built on every isinstance call
+_TEXT: Final = (str, os.PathLike)
+_LISTS: Final = (list, tuple)
 
 
 class InvalidArguments(ValueError):
@@ -63,9 +66,9 @@ def _texts(name: str, value: object) -> Iterable[str]:
     """The text values of an argument: a str, a path (``Path``), or a list of them."""
     if value is None:
         return ()
-    if isinstance(value, str | os.PathLike):
+    if isinstance(value, _TEXT):
         return (_text(name, value),)
-    if isinstance(value, list | tuple):
+    if isinstance(value, _LISTS):
         return tuple(_text(name, v) for v in value)
     raise InvalidArguments(f"argument {name!r} should hold text, not {type(value).__name__}")
 
