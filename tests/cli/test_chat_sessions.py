@@ -53,6 +53,35 @@ def test_resume_continues_a_stored_session(
     ]
 
 
+@pytest.mark.plugins("persistence")
+def test_resume_keeps_the_chats_options_from_the_config_as_it_is_now(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The stored session brings its history; the system prompt (and every other agent
+    option, permission rules included) is the running chat's, from dsh.yml now."""
+    server = model_server([text_reply("First answer."), text_reply("Second answer.")])
+    child = start_chat(server, cli_env, tmp_path, "persistence")
+    child.sendline("hello")
+    child.expect_exact("[turn 1 completed")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    (stored,) = Path(cli_env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+    (tmp_path / "dsh.yml").write_text("agents:\n  - id: main\n    system_prompt: Now this.\n")
+
+    child = start_chat(server, cli_env, tmp_path, "persistence")
+    child.sendline(f"/resume {stored.stem}")
+    child.expect_exact(f"session {stored.stem} (1 turns so far)")
+    child.sendline("again")
+    child.expect_exact("[turn 2 completed")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    first, second = (body["messages"] for body in server.bodies())
+    assert first[0]["role"] == second[0]["role"] == "system"
+    assert first[0]["content"].startswith("You are dsh")
+    assert second[0]["content"] == "Now this."
+    assert [m.get("content") for m in second[1:]] == ["hello", "First answer.", "again"]
+
+
 @pytest.mark.plugins("compaction")
 def test_compact_runs_the_compaction_plugin_by_hand(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path

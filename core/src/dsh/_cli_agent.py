@@ -67,7 +67,7 @@ async def agent_session(
             print(f"dsh: starting the local model ({choice.why})", file=sys.stderr)
             server = await start_local(harness)
         print(f"dsh: model {choice.name} ({choice.why})", file=sys.stderr)
-        options = _options(base, choice.name, workspace, local=server is not None)
+        options = agent_options(base, choice.name, workspace, local=server is not None)
         agent_id = base.id if base is not None else "main"
         started = harness.agents.get(agent_id)
         if started is not None:  # started from dsh.yml; the command line chose its model
@@ -82,7 +82,7 @@ async def agent_session(
                 server.stop()
 
 
-def _options(
+def agent_options(
     base: AgentConfig | None, model: str, workspace: Path, *, local: bool
 ) -> dict[str, Any]:
     """The agent's options: the first agent's of dsh.yml (as the harness would start

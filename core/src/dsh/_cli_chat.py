@@ -219,15 +219,15 @@ async def _resume(
     except DshError as error:
         print(f"  /resume: {error}; this chat goes on", file=sys.stderr)
         return agent
-    model = agent.agent.options.get("model")
-    options = agent.agent.options
+    # The chat's options (the config as it is now, the model chosen now) go on, not the
+    # ones stored with the session: a rule tightened since it was created applies.
+    options = dict(agent.agent.options)
     await agent.dispose()
     try:
-        resumed = await harness.agents.resume(agent.id, session_id)
+        resumed = await harness.agents.resume(agent.id, session_id, options)
     except DshError as error:  # it went away between the check and now
         print(f"  /resume: {error}; a new session starts", file=sys.stderr)
         resumed = await harness.agents.create(agent.id, options=options)
-    resumed.agent.options["model"] = model
     renderer.session_id = resumed.session.id
     turns = resumed.agent.turns
     print(f"  session {resumed.session.id} ({turns} turns so far)", file=sys.stderr)

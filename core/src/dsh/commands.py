@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dsh.harness import Harness
@@ -39,6 +39,18 @@ class CommandContext:
         from dsh.harness import Harness
 
         return Harness(pm=self.pm, config=self.find_config(), workspace=self.workspace)
+
+    def agent_options(self, harness: Harness, model: str, *, local: bool = False) -> dict[str, Any]:
+        """The options ``dsh run`` gives its agent, on ``model``: those of the first agent
+        in ``harness``'s config (system prompt, limits, plugin options such as
+        permission rules), else the CLI's default system prompt. ``local``: ``model`` is
+        the bundled local one, which gets a lower step limit unless the config sets one.
+        A command that continues a stored session uses these, so that what the config
+        says now (a tightened rule above all) applies to it."""
+        from dsh._cli_agent import agent_options
+
+        base = harness.config.agents[0] if harness.config.agents else None
+        return agent_options(base, model, self.workspace or Path.cwd(), local=local)
 
 
 @dataclass(frozen=True, slots=True)

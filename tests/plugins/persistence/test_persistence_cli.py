@@ -17,7 +17,7 @@ import dsh.plugins
 from dsh import UserMessage, hookimpl
 from dsh.cli import main
 from dsh.session import Session
-from dsh.testing import ScriptedModel, check_invariants, text
+from dsh.testing import ScriptedModel, check_invariants, text, tool_calls
 from dsh_persistence import PersistenceSettings, SessionInfo, open_backend
 from dsh_persistence.testing import JsonlDamage, LogBuilder
 
@@ -283,7 +283,33 @@ def test_resume_without_m_uses_the_model_the_session_was_created_with(
     assert run(config, "resume", "with-model", "and now?") == 0
     err = capsys.readouterr().err
     assert "dsh: model scripted (the model session with-model was created with)" in err
-    assert model.requests[0].system == "Be brief."
+    # no agent in dsh.yml: the prompt `dsh run` would use, not the stored one
+    assert model.requests[0].system.startswith("You are dsh")
+
+
+def test_resume_takes_the_agent_options_of_the_config_as_it_is_now(
+    settings: PersistenceSettings,
+    config: Path,
+    model: ScriptedModel,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The session keeps its history and its model; the system prompt, the limits and
+    the plugins' per-agent options (permission rules) are those of dsh.yml now, as for
+    `dsh run`: a rule tightened since the session was created applies to it."""
+    log = LogBuilder(start=1_700_000_000.0)
+    log.turn("what is 1+2?")
+    meta = {"options": {"model": "scripted", "system_prompt": "Be brief.", "max_steps": 50}}
+    store(settings, "with-model", log, meta)
+    config.write_text(
+        config.read_text()
+        + "agents:\n  - id: main\n    system_prompt: Be thorough.\n    max_steps: 1\n"
+    )
+    model.script = [tool_calls(("nothing", {})), text("never sent")]
+
+    assert run(config, "resume", "with-model", "and now?") == 1
+    assert model.requests[0].system == "Be thorough."
+    assert len(model.requests) == 1  # max_steps: 1 from dsh.yml, not the stored 50
+    assert "turn 2 ended: error" in capsys.readouterr().err
 
 
 def test_resume_passes_over_a_stored_model_this_config_cannot_build(

@@ -189,10 +189,10 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
                 server = await start_local(harness)
             try:
                 print(f"dsh: model {model} ({choice.why})", file=sys.stderr)
-                # the options the session was created with (system prompt, limits), on
-                # the model chosen now
-                agent = await harness.agents.resume(RESUMED_AGENT, session_id)
-                agent.agent.options["model"] = model
+                # the options of the config as it is now (as `dsh run` would start the
+                # agent: a rule tightened since applies), on the model chosen now
+                options = context.agent_options(harness, model, local=server is not None)
+                agent = await harness.agents.resume(RESUMED_AGENT, session_id, options)
                 events = len(agent.session.events)
                 print(f"resuming {session_id} ({events} events)", file=sys.stderr)
                 agent.send(prompt)
