@@ -468,11 +468,11 @@ def test_a_bad_value_in_a_plugin_section_is_not_kept_in_the_error_chain(tmp_path
 def test_core_keys_in_agent_options_are_checked_when_the_file_loads(
     tmp_path: Path, option: str, value: str, expected: str
 ) -> None:
-    # the same rules the agent applies when it is built, but with the file's line
+    # the same rules the agent applies when it is built, but with the key's own place
     path = write(tmp_path, f"agents:\n  - id: main\n    options: {{{option}: {value}}}\n")
     err = fails(path)
-    assert err.source == f"{path}:3:5"
-    assert err.path == "agents[0].options"
+    assert err.source == f"{path}:3:15"
+    assert err.path == f"agents[0].options.{option}"
     assert err.reason.startswith(expected)
 
 
@@ -497,3 +497,42 @@ def test_base_url_is_checked_when_the_file_loads(tmp_path: Path, url: str, reaso
 def test_a_key_that_is_not_ascii_is_shown_as_written(tmp_path: Path) -> None:
     err = fails(write(tmp_path, "permissions:\n  tïmeout: 3\n"))
     assert err.path == 'permissions["tïmeout"]'
+
+
+@pytest.mark.parametrize(
+    ("options", "where", "reason"),
+    [
+        ("{permissions: {mode: sometimes}}", "agents[0].options.permissions.mode", "'ask'"),
+        ("{permissions: {alow: [x]}}", "agents[0].options.permissions.alow", "'allow'"),
+        ("{compaction: {threshold: high}}", "agents[0].options.compaction.threshold", "number"),
+        ("{compaction: {keep: {turn: 1}}}", "agents[0].options.compaction.keep.turn", "unknown"),
+        ("{permision: {mode: ask}}", "agents[0].options.permision", "'permissions'"),
+        ("{max_token: 5}", "agents[0].options.max_token", "did you mean 'max_tokens'"),
+    ],
+)
+def test_agent_options_for_a_loaded_plugin_or_near_a_known_key_are_checked_at_load(
+    tmp_path: Path, options: str, where: str, reason: str
+) -> None:
+    """`options.<plugin>` is checked by that plugin's settings model, with the key's own
+    path and line; a key one typo away from a core option or a loaded plugin's name is
+    refused instead of silently ignored."""
+    path = write(tmp_path, f"agents:\n  - id: main\n    options: {options}\n")
+    err = fails(path)
+    assert err.path == where
+    assert err.source.startswith(f"{path}:3:")
+    assert reason in err.reason
+
+
+def test_other_agent_options_are_free_for_plugins(tmp_path: Path) -> None:
+    text = "agents:\n  - id: main\n    options: {tone: dry, style: {x: 1}, compaction: {}}\n"
+    (agent,) = load_config(write(tmp_path, text), settings=SETTINGS).agents
+    assert agent.options == {"tone": "dry", "style": {"x": 1}, "compaction": {}}
+
+
+def test_options_of_a_plugin_turned_off_are_not_checked(tmp_path: Path) -> None:
+    # `-p no:compactor`: its option is left alone, though it is near 'compaction'
+    text = "agents:\n  - id: main\n    options: {compactor: {x: 1}}\n"
+    assert "'compaction'" in fails(write(tmp_path, text)).reason
+    blocked = {"compactor"}.__contains__
+    config = load_config(write(tmp_path, text), settings=SETTINGS, blocked=blocked)
+    assert config.agents[0].options == {"compactor": {"x": 1}}

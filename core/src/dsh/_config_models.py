@@ -12,7 +12,6 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dsh._config_yaml import locate
-from dsh._options import core_option_problem
 
 if TYPE_CHECKING:
     from yaml.nodes import Node
@@ -108,19 +107,12 @@ class AgentConfig(BaseModel):
     #: A key of ``models``; ``None`` means the top-level ``model``.
     model: str | None = None
     system_prompt: str = ""
-    #: Options for plugins that act per agent; the core's own keys (``max_tokens``,
-    #: ``max_request_retries``, ...) are checked here too.
+    #: The core's other agent options (``max_tokens``, ``max_request_retries``, ...)
+    #: and options for plugins that act per agent; checked by ``_config_validate``,
+    #: which knows the plugins' settings models.
     options: dict[str, Any] = {}
     max_steps: int | None = Field(default=None, gt=0)
     queue_mode: Literal["batch", "one-at-a-time"] = "batch"
-
-    @field_validator("options")
-    @classmethod
-    def _core_options(cls, value: dict[str, Any]) -> dict[str, Any]:
-        problem = core_option_problem(value)
-        if problem is not None:
-            raise ValueError(problem)
-        return value
 
     def agent_options(self, model: str | None) -> dict[str, Any]:
         """The options an agent built from this entry gets, on ``model``: ``options``

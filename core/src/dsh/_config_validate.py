@@ -19,6 +19,7 @@ from dsh._config_models import (
 )
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
 from dsh._model_name import model_name_fields
+from dsh._options import CORE_OPTIONS, core_option_problem
 
 __all__ = ["validate"]
 
@@ -60,6 +61,8 @@ def validate(
         ignored = _ignored_key(sections[name], value, (name,))
         if ignored is not None:
             problems.append(locate(root, ignored, _unknown_key(ignored, model, 1)))
+    if parsed is not None:
+        problems += _agent_options(root, parsed, settings, blocked)
     if not problems and parsed is not None:
         problems += _cross_check(root, parsed, sections)
     if problems:
@@ -99,6 +102,46 @@ def _cross_check(
         for key in model_name_fields(type(section)):
             if key in section.model_fields_set:
                 check((name, key), getattr(section, key))
+    return problems
+
+
+def _agent_options(
+    root: Node | None,
+    parsed: CoreKeys,
+    settings: Mapping[str, type[BaseModel]],
+    blocked: Callable[[str], bool] | None,
+) -> list[Problem]:
+    """``agents[].options``: the core's keys by the core's rules; a key named after a
+    loaded plugin by that plugin's settings model (each key alone: the plugin layers
+    them over its section); any other key is free for plugins, unless it is a near miss
+    of a key that is known here (a typo would otherwise be ignored without a word)."""
+    problems: list[Problem] = []
+    known = [*CORE_OPTIONS, *settings]
+    for i, agent in enumerate(parsed.agents):
+        for key, value in agent.options.items():
+            loc: Loc = ("agents", i, "options", key)
+            if key in CORE_OPTIONS:
+                problem = core_option_problem({key: value})
+                if problem is not None:
+                    problems.append(locate(root, loc, problem))
+            elif key in settings:
+                model = settings[key]
+                try:
+                    checked = model.model_validate({} if value is None else value)
+                except ValidationError as exc:
+                    problems += _from_validation(root, loc, exc, model)
+                    continue
+                ignored = _ignored_key(checked, value, loc)
+                if ignored is not None:
+                    problems.append(locate(root, ignored, _unknown_key(ignored, model, 4)))
+            elif not (blocked is not None and blocked(key)):
+                hint = did_you_mean(key, known)
+                if hint:
+                    reason = (
+                        f"unknown option {key!r} (not a core option or a loaded plugin's "
+                        f"name){hint}"
+                    )
+                    problems.append(locate(root, loc, reason))
     return problems
 
 
