@@ -233,3 +233,11 @@ def test_importing_dsh_and_the_plugins_leaves_config_and_http_for_later() -> Non
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_blocking_a_plugin_that_is_not_installed_is_a_clear_error(install: Install) -> None:
+    """`-p no:permisions` would otherwise leave `permissions` loaded without a word."""
+    install("dsh-a", "alpha", "dsh_alpha_mod", PLUGIN_SOURCE % "alpha")
+    with pytest.raises(DshError, match=r"-p no:alpah: no plugin named alpah is installed") as info:
+        create_plugin_manager(select=["no:alpah"], env={})
+    assert str(info.value).endswith("; did you mean -p no:alpha?")

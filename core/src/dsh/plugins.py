@@ -154,6 +154,22 @@ def _select(
     return chosen, blocked
 
 
+def _check_blocked(blocked: set[str], available: list[str]) -> None:
+    """``-p no:NAME`` for a name nothing has: most likely a typo that would leave the
+    plugin meant (a policy plugin, say) loaded, so it is refused like ``-p NAME``."""
+    unknown = sorted(blocked - set(available))
+    if unknown:
+        import difflib
+
+        close = difflib.get_close_matches(unknown[0], available, n=1)
+        hint = f"; did you mean -p no:{close[0]}?" if close else ""
+        installed = ", ".join(available) or "none"
+        raise DshError(
+            f"-p no:{unknown[0]}: no plugin named {unknown[0]} is installed "
+            f"(installed: {installed}){hint}"
+        )
+
+
 def _discover() -> dict[str, EntryPoint]:
     found: dict[str, EntryPoint] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
@@ -186,6 +202,7 @@ def create_plugin_manager(
     """
     pm = PluginManager(report)
     select = list(select)
+    plugins = list(plugins)
     for module in CORE_DEFAULTS:
         if f"no:{module}" in select:  # the core's own plugins can be blocked too
             pm.set_blocked(module)
@@ -196,6 +213,8 @@ def create_plugin_manager(
         found = _discover()
         entry_selection = [item for item in select if item[3:] not in CORE_DEFAULTS]
         chosen, blocked = _select(list(found), entry_selection, os.environ if env is None else env)
+        explicit = {item[0] for item in plugins if isinstance(item, tuple)}
+        _check_blocked(blocked - explicit, list(found))
         for name in blocked:
             pm.set_blocked(name)
         for name in chosen:
