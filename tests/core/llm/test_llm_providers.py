@@ -143,6 +143,27 @@ def test_bad_shorthand(text: str, reason: str) -> None:
         parse_model_shorthand(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "path", "reason"),
+    [
+        ("openai-compatible:q@http://me:hunter2@h:1/v1", "base_url", "user name or password"),
+        ("nope:q@https://me:hunter2@h/v1", "", "unknown provider 'nope'"),
+        ("openai-compatible:q@ftp://me:hunter2@h/v1", "base_url", "http:// or https://"),
+    ],
+)
+def test_a_bad_shorthand_is_one_line_that_never_shows_a_password(
+    text: str, path: str, reason: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_model_shorthand(text)
+    error = info.value
+    assert (error.path, reason in error.reason) == (path, True)
+    assert "***@" in error.source
+    assert "hunter2" not in str(error) and "\n" not in str(error)
+    assert error.__cause__ is None  # no pydantic error (which shows its input) behind it
+    assert error.__context__ is None or error.__suppress_context__
+
+
 CONFIG = """
 model: fast
 models:

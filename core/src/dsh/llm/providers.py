@@ -68,6 +68,8 @@ _LIMITS: Final[tuple[tuple[str, int, int], ...]] = (
 _SHORTHAND = re.compile(
     r"(?P<provider>[A-Za-z0-9_-]+):(?P<model>[^@\s].*?)(?:@(?P<url>https?://\S+))?"
 )
+_OTHER_SCHEME = re.compile(r"@[A-Za-z][A-Za-z0-9+.-]*://")  # a base URL dsh cannot use
+_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")  # user:password@ in a URL
 
 
 def known_limits(model: str) -> tuple[int | None, int | None]:
@@ -144,19 +146,21 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
     Examples: ``deepseek:deepseek-chat``,
     ``openai-compatible:qwen@http://127.0.0.1:8082/v1``.
     """
+    source = f"model {_USERINFO.sub('***@', text)!r}"  # never a password in an error
     match = _SHORTHAND.fullmatch(text.strip())
     if match is None:
-        raise ConfigError(
-            f"model {text!r}", "", "expected provider:model or provider:model@base_url"
-        )
+        raise ConfigError(source, "", "expected provider:model or provider:model@base_url")
     provider, model, url = match["provider"], match["model"], match["url"]
     if provider not in PROVIDERS:
         known = ", ".join(PROVIDERS)
-        raise ConfigError(
-            f"model {text!r}", "", f"unknown provider {provider!r} (built in: {known})"
-        )
+        raise ConfigError(source, "", f"unknown provider {provider!r} (built in: {known})")
+    if url is None and _OTHER_SCHEME.search(model):
+        raise ConfigError(source, "base_url", "must be an http:// or https:// URL")
     try:
         config = ModelConfig(provider=provider, model=model, base_url=url)
-    except ValidationError as exc:  # pragma: no cover - the pattern admits only valid values
-        raise ConfigError(f"model {text!r}", "", str(exc)) from exc
+    except ValidationError as exc:  # what ModelConfig refuses (a user:password@ URL)
+        error = exc.errors(include_input=False, include_url=False)[0]
+        reason = str(error.get("ctx", {}).get("error", error["msg"]))
+        path = ".".join(map(str, error["loc"]))
+        raise ConfigError(source, path, reason) from None
     return f"{provider}:{model}", config
