@@ -246,7 +246,9 @@ def test_agent_referencing_unknown_model(tmp_path: Path) -> None:
     file = write(tmp_path, "models:\n  fast: {provider: x}\nagents:\n  - id: a\n    model: fats\n")
     err = fails(file)
     assert (err.source, err.path) == (f"{file}:5:5", "agents[0].model")
-    assert err.reason == "unknown model 'fats' (models defined: fast); did you mean 'fast'?"
+    assert err.reason == (
+        "unknown model 'fats' (models defined: fast; local is built in); did you mean 'fast'?"
+    )
 
 
 class Summaries(BaseModel):
@@ -264,12 +266,14 @@ def test_plugin_settings_typed_model_name_must_name_a_defined_model(tmp_path: Pa
     file = write(tmp_path, f"{models}summaries:\n  model: fsat\n")
     err = fails(file, settings)
     assert (err.source, err.path) == (f"{file}:4:3", "summaries.model")
-    assert err.reason == "unknown model 'fsat' (models defined: fast); did you mean 'fast'?"
+    assert err.reason == (
+        "unknown model 'fsat' (models defined: fast; local is built in); did you mean 'fast'?"
+    )
 
     err = fails(write(tmp_path, "summaries:\n  fallback: fast\n"), settings)
     assert (err.path, err.reason) == (
         "summaries.fallback",
-        "unknown model 'fast' (models defined: none)",
+        "unknown model 'fast' (models defined: none; local is built in)",
     )
 
 
@@ -277,7 +281,7 @@ def test_default_model_must_be_defined(tmp_path: Path) -> None:
     file = write(tmp_path, "model: big\n")
     err = fails(file)
     assert (err.source, err.path) == (f"{file}:1:1", "model")
-    assert err.reason == "unknown model 'big' (models defined: none)"
+    assert err.reason == "unknown model 'big' (models defined: none; local is built in)"
 
 
 def test_local_names_the_bundled_model_without_an_entry(tmp_path: Path) -> None:

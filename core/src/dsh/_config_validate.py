@@ -86,8 +86,8 @@ def _cross_check(
 
     def check(loc: Loc, name: str | None) -> None:
         if name is not None and name not in known:
-            hint = did_you_mean(name, parsed.models)
-            reason = f"unknown model {name!r} (models defined: {defined}){hint}"
+            hint = did_you_mean(name, sorted(known))
+            reason = f"unknown model {name!r} (models defined: {defined}; local is built in){hint}"
             problems.append(locate(root, loc, reason))
 
     check(("model",), parsed.model)

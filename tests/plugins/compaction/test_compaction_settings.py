@@ -38,7 +38,8 @@ def test_the_defaults() -> None:
         # a summariser that dsh.yml does not define is found at load, with its line
         (
             "models:\n  big: {provider: scripted}\ncompaction:\n  model: bgi\n",
-            r"4:3: compaction.model: unknown model 'bgi' \(models defined: big\); did you mean",
+            r"4:3: compaction.model: unknown model 'bgi' "
+            r"\(models defined: big; local is built in\); did you mean",
         ),
     ],
 )

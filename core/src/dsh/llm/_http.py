@@ -123,8 +123,13 @@ class HttpModel:
 
             where = f"models.{self.name}.api_key_env"
             if any(variable == p.api_key_env for p in PROVIDERS.values()):
-                what = f"the environment variable {variable} is not set (it holds the API key"
-                raise ModelError("AUTH", f"model {self.name!r}: {what}, see {where})")
+                # the provider's own variable (a `-m provider:model` has no entry to name)
+                raise ModelError(
+                    "AUTH",
+                    f"model {self.name!r}: the environment variable {variable} is not set "
+                    f"(it holds the {self.config.provider} API key; api_key_env in a "
+                    "models: entry of dsh.yml names another)",
+                )
             # A name from dsh.yml is not repeated: it may be a key pasted into that field.
             raise ModelError(
                 "AUTH",
