@@ -58,3 +58,27 @@ async def test_the_quoted_denials_are_what_the_model_reads(judge):
     plan = await judge({}, "write", {"path": "a.txt"}, mode="plan")
 
     assert quoted_denials() == [rule.result.content, plan.result.content]
+
+
+async def test_the_quick_start_does_what_it_says(judge):
+    """The prose under the quick start's YAML, call by call (the corpus has no grep, so
+    `read` on a directory stands in for a directory search)."""
+    text = (ROOT / "docs" / "permissions.md").read_text("utf-8")
+    quick = text[text.index("## Quick start") :]
+    (rules,) = agent_settings(yaml.safe_load(FENCE.search(quick)[2]))
+    rules = {key: value for key, value in rules.items() if key != "mode"}
+    assert "grep(.env)" in rules["deny"]
+
+    async def decided(tool: str, **arguments: str) -> str:
+        return (await judge(rules, tool, arguments)).decision
+
+    assert await decided("bash", command="git status && pytest -q") == "allow"
+    assert await decided("bash", command="git status; rm -rf build") == "deny"
+    assert await decided("bash", command="git push origin main") == "ask"
+    assert await decided("bash", command="cat .env") == "ask"
+    assert await decided("read", path="src/a.py") == "allow"
+    for spelled in (".env", "src/../.env", "{ws}/.env", "innocent.txt"):
+        assert await decided("read", path=spelled) == "deny", spelled
+    assert await decided("read", path=".") == "deny"  # the directory holds .env
+    assert await decided("read", path="src") == "allow"
+    assert await decided("write", path="src/new.py") == "allow"
