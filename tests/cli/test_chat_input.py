@@ -53,3 +53,18 @@ def test_chat_with_empty_input_from_dev_null_just_quits(
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert server.bodies() == []
+
+
+def test_piped_lines_are_taken_one_turn_at_a_time(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Lines of a file all arrive at once; each waits for the agent to be idle, as a
+    person would: three lines, three turns (not one turn and two steers or a batch)."""
+    server = model_server([text_reply("One."), text_reply("Two."), text_reply("Three.")])
+    done = chat(server, "first\nsecond\n/queue third\n", cli_env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "One.\nTwo.\nThree.\n"
+    users = [
+        [m["content"] for m in body["messages"] if m["role"] == "user"] for body in server.bodies()
+    ]
+    assert users == [["first"], ["first", "second"], ["first", "second", "third"]]

@@ -95,3 +95,26 @@ def test_a_question_after_piped_input_ended_is_denied(
     assert done.returncode == 0, done.stderr
     assert "denied: the input ended" in done.stderr
     assert "approved-output" not in server.bodies()[1]["messages"][-1]["content"]
+
+
+def test_a_piped_line_answers_the_question_it_follows(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """From a file, `y` waits for the question (it is not taken as a prompt or a steer
+    while the turn starts)."""
+    server = model_server(
+        [tool_call_reply("bash", {"command": "echo approved-output"}), text_reply("Ran it.")]
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "chat"],
+        input="run it\ny\n",
+        env={**cli_env, "DSH_LOAD_PLUGINS": "permissions"},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    messages = server.bodies()[1]["messages"]
+    assert "approved-output" in messages[-1]["content"]
+    assert [m["content"] for m in messages if m["role"] == "user"] == ["run it"]

@@ -2,9 +2,11 @@
 
 While the agent is idle a line starts a turn; while it runs, a line steers the running
 turn and ``/queue TEXT`` queues TEXT for the next turn. Ctrl-C once cancels the running
-turn (the agent stays); twice in a row, or at an idle prompt, quits. At the end of input
-(Ctrl-D, or the end of a piped or redirected file) a pending permission question is
-denied and chat quits once the agent is idle.
+turn (the agent stays); twice in a row, or at an idle prompt, quits. Lines from a pipe
+or a file are taken one at a time, each once the agent is idle or asks a question, as
+someone watching would type them. At the end of input (Ctrl-D, or the end of a piped or
+redirected file) a pending permission question is denied and chat quits once the agent
+is idle.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class TerminalApprovals:
 
     def __init__(self) -> None:
         self._waiting: tuple[anyio.Event, list[str | None]] | None = None
+        self._asked = anyio.Event()  # set (and replaced) each time a question waits
         self._closed = False
 
     @hookimpl(optionalhook=True)
@@ -90,6 +93,8 @@ class TerminalApprovals:
         else:
             event = anyio.Event()
             self._waiting = (event, box)
+            self._asked.set()
+            self._asked = anyio.Event()
             try:
                 await event.wait()
             finally:
@@ -105,6 +110,11 @@ class TerminalApprovals:
         if line.lower() in ("", "n", "no"):
             return PermissionAnswer.deny("the user said no")
         return PermissionAnswer.deny(line)
+
+    async def question(self) -> None:
+        """Return once a question waits for its answer."""
+        while self._waiting is None:
+            await self._asked.wait()
 
     def answer(self, line: str | None) -> bool:
         """Give ``line`` to the pending question (None: no answer will come); False if
@@ -126,7 +136,8 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
     approvals = TerminalApprovals()
     pm.register(approvals, "dsh-cli-approvals")
     async with agent_session(args, pm) as (harness, agent, renderer):
-        prompt = "> " if sys.stdin.isatty() else ""
+        typed = sys.stdin.isatty()
+        prompt = "> " if typed else ""
         async with anyio.create_task_group() as tg:
             renderer.on_closed = tg.cancel_scope.cancel  # no one reads the answers any more
             last_sigint = 0.0
@@ -153,6 +164,8 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
 
             tg.start_soon(prompt_when_idle)
             async for line in _lines():
+                if not typed:  # a script: each line when a person would type it
+                    await _idle_or_asking(agent, approvals)
                 if line is None or line.strip() in ("/quit", "/exit"):
                     break
                 if approvals.answer(line):
@@ -175,6 +188,18 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
     if renderer.closed:
         return CLOSED_STATUS
     return 1 if renderer.agent_errors else 0  # e.g. the session could not be saved
+
+
+async def _idle_or_asking(agent: AgentHandle, approvals: TerminalApprovals) -> None:
+    """Wait until the agent is idle or a permission question waits for its answer."""
+    async with anyio.create_task_group() as tg:
+
+        async def first(wait: Callable[[], Awaitable[None]]) -> None:
+            await wait()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(first, agent.when_idle)
+        tg.start_soon(first, approvals.question)
 
 
 async def _compact(
