@@ -56,5 +56,7 @@ async def find_session(service: SessionPersistence, wanted: str) -> str:
     if len(matches) == 1:
         return matches[0]
     if matches:
-        raise DshError(f"{wanted!r} matches several sessions: {', '.join(sorted(matches)[:5])}")
+        shown = ", ".join(sorted(matches)[:5])
+        more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
+        raise DshError(f"{wanted!r} matches {len(matches)} sessions: {shown}{more}")
     raise DshError(f"no stored session {wanted!r} (`dsh sessions list` shows them)")

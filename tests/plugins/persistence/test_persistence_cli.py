@@ -140,7 +140,7 @@ def test_delete_removes_sessions_and_reports_unknown_ones(
 
 @pytest.mark.parametrize(
     ("wanted", "message"),
-    [("zzz", "no stored session 'zzz'"), ("", "matches several sessions")],
+    [("zzz", "no stored session 'zzz'"), ("", "'' matches 2 sessions: new-session, old-session")],
 )
 def test_unknown_or_ambiguous_ids_are_one_clear_line(
     settings: PersistenceSettings,
@@ -154,6 +154,31 @@ def test_unknown_or_ambiguous_ids_are_one_clear_line(
     assert run(config, "show", wanted) == 2
     err = capsys.readouterr().err
     assert err.startswith("dsh: error: ") and message in err and "Traceback" not in err
+
+
+def test_an_ambiguous_prefix_says_how_many_it_did_not_list(
+    settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for index in range(7):
+        log = LogBuilder(start=1_700_000_000.0 + index)
+        log.turn("hi", calls=())
+        store(settings, f"s-{index}", log)
+
+    assert run(config, "show", "s-") == 2
+    assert "'s-' matches 7 sessions: s-0, s-1, s-2, s-3, s-4 and 2 more" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("limit", ["0", "-1", "two"])
+def test_list_refuses_a_limit_below_one(
+    settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str], limit: str
+) -> None:
+    two_sessions(settings)
+    with pytest.raises(SystemExit) as info:
+        run(config, "list", "-n", limit)
+    assert info.value.code == 2
+    assert f"argument -n/--limit: {limit!r} is not a whole number of 1 or more" in (
+        capsys.readouterr().err
+    )
 
 
 def test_a_newer_session_file_is_refused_saying_so(

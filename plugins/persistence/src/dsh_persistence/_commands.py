@@ -46,7 +46,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="stored sessions, most recent first")
     listing.add_argument("--json", action="store_true", help="print JSON")
-    listing.add_argument("-n", "--limit", type=int, metavar="N", help="show the N most recent")
+    listing.add_argument(
+        "-n", "--limit", type=_count, metavar="N", help="show the N most recent (N >= 1)"
+    )
     show = actions.add_parser("show", help="a session's transcript")
     show.add_argument("id", help="a session id (or a unique prefix of one)")
     show.add_argument("--json", action="store_true", help="print the events as JSON lines")
@@ -57,6 +59,16 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     resume.add_argument("prompt", nargs="?", help="the next prompt (default: read stdin)")
     delete = actions.add_parser("delete", help="delete stored sessions")
     delete.add_argument("ids", nargs="+", metavar="ID", help="exact session ids")
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
+    return value
 
 
 async def _run(plugin: PersistencePlugin, context: CommandContext) -> int:
