@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["CLOSED_STATUS", "Renderer", "discard", "shorten"]
 
 _PREVIEW = 100
+_ERROR_PREVIEW = 400  # an error's reason (which rule, which command) is the point of it
 
 #: The exit status of a command whose output was closed: 128 + SIGPIPE, as a shell shows
 #: for a writer that the signal killed.
@@ -102,9 +103,13 @@ class Renderer:
         if kind == "tool/call":
             self._note(f"→ {data['name']}({shorten(data['arguments'], 60)})")
         elif kind == "tool/result":
-            mark = "✗" if data["is_error"] else "←"
-            lines = data["content"].count("\n") + 1
-            self._note(f"{mark} {data['name']}: {shorten(data['content'])} ({lines} lines)")
+            content = data["content"]
+            if data["is_error"]:
+                self._note(f"✗ {data['name']}: {shorten(content, _ERROR_PREVIEW)}")
+            else:
+                lines = content.count("\n") + 1
+                size = "1 line" if lines == 1 else f"{lines} lines"
+                self._note(f"← {data['name']}: {shorten(content)} ({size})")
         elif kind == "step/retry":
             self._note(f"↻ retrying the model call ({data['code']}: {shorten(data['message'])})")
         elif kind == "turn/end":
