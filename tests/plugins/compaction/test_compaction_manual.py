@@ -125,3 +125,26 @@ async def test_compact_now_refuses_a_disposed_agent() -> None:
 
         with pytest.raises(DshError, match="disposed"):
             await compact_now(agent)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "error", "said"),
+    [
+        ("summarized", None, "the history was summarized (~12,000 -> ~3,000 tokens)"),
+        ("pruned", None, "old tool results were pruned (~12,000 -> ~3,000 tokens)"),
+        ("skipped", None, "nothing to compact (~12,000 tokens)"),
+        ("aborted", None, "aborted; the history is unchanged"),
+        (
+            "failed",
+            {"code": "SUMMARY_NOT_SMALLER", "message": "the summary was not smaller"},
+            "failed, the history is unchanged (SUMMARY_NOT_SMALLER: the summary was not smaller)",
+        ),
+    ],
+)
+def test_a_result_reads_as_one_sentence(
+    outcome: Any, error: dict[str, str] | None, said: str
+) -> None:
+    """What chat's /compact prints (it was the dataclass repr)."""
+    from dsh_compaction import CompactionResult
+
+    assert str(CompactionResult(outcome, "manual", 12_000, 3_000, error)) == said

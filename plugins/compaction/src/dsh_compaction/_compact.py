@@ -48,6 +48,21 @@ class CompactionResult:
     def changed(self) -> bool:
         return self.outcome in ("summarized", "pruned")
 
+    def __str__(self) -> str:
+        """One sentence for a person (chat's ``/compact`` prints it)."""
+        tokens = f"~{self.tokens_before:,} -> ~{self.tokens_after:,} tokens"
+        if self.outcome == "summarized":
+            return f"the history was summarized ({tokens})"
+        if self.outcome == "pruned":
+            return f"old tool results were pruned ({tokens})"
+        if self.outcome == "skipped":
+            return f"nothing to compact (~{self.tokens_before:,} tokens)"
+        if self.outcome == "aborted":
+            return "aborted; the history is unchanged"
+        error = self.error or {}
+        why = f"{error.get('code', 'UNKNOWN')}: {error.get('message', '')}"
+        return f"failed, the history is unchanged ({why})"
+
 
 class _Failed(Exception):
     def __init__(self, code: str, message: str) -> None:
