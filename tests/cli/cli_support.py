@@ -9,11 +9,12 @@ import asyncio
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -109,3 +110,17 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
     env["DSH_PERSISTENCE_DIR"] = str(tmp_path / "sessions")
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+def piped_chat(
+    server: Any, stdin: IO[str] | str, env: dict[str, str], cwd: Path, plugins: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``dsh chat`` on the test server, its input from a file object or a string (a
+    pipe), with only ``plugins`` loaded when given."""
+    command = [sys.executable, "-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}"]
+    feed: dict[str, Any] = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
+    if plugins is not None:
+        env = {**env, "DSH_LOAD_PLUGINS": plugins}
+    return subprocess.run(
+        [*command, "chat"], env=env, cwd=cwd, capture_output=True, text=True, timeout=60, **feed
+    )

@@ -3,27 +3,11 @@ file, /dev/null. A line is a prompt; the end of the input quits once the agent i
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
-from cli_support import text_reply
-
-
-def chat(server: Any, stdin: IO[str] | str, env: dict[str, str], cwd: Path) -> Any:
-    command = [sys.executable, "-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}"]
-    feed = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
-    return subprocess.run(
-        [*command, "chat"],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        **feed,
-    )
+from cli_support import piped_chat, text_reply
 
 
 @pytest.mark.parametrize("source", ["pipe", "file"])
@@ -33,11 +17,11 @@ def test_chat_reads_a_prompt_from_a_pipe_or_a_file(
     server = model_server([text_reply("One.")])
     text = "first\n"
     if source == "pipe":
-        done = chat(server, text, cli_env, tmp_path)
+        done = piped_chat(server, text, cli_env, tmp_path)
     else:
         (tmp_path / "in.txt").write_text(text)
         with (tmp_path / "in.txt").open() as stdin:
-            done = chat(server, stdin, cli_env, tmp_path)
+            done = piped_chat(server, stdin, cli_env, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert done.stdout == "One.\n"
@@ -49,7 +33,7 @@ def test_chat_with_empty_input_from_dev_null_just_quits(
 ) -> None:
     server = model_server([])
     with open("/dev/null") as stdin:
-        done = chat(server, stdin, cli_env, tmp_path)
+        done = piped_chat(server, stdin, cli_env, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert server.bodies() == []
@@ -61,7 +45,7 @@ def test_piped_lines_are_taken_one_turn_at_a_time(
     """Lines of a file all arrive at once; each waits for the agent to be idle, as a
     person would: three lines, three turns (not one turn and two steers or a batch)."""
     server = model_server([text_reply("One."), text_reply("Two."), text_reply("Three.")])
-    done = chat(server, "first\nsecond\n/queue third\n", cli_env, tmp_path)
+    done = piped_chat(server, "first\nsecond\n/queue third\n", cli_env, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "One.\nTwo.\nThree.\n"
     users = [

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pexpect
 import pytest
-from cli_support import text_reply, tool_call_reply
+from cli_support import piped_chat, text_reply, tool_call_reply
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -83,15 +82,7 @@ def test_a_question_after_piped_input_ended_is_denied(
     server = model_server(
         [tool_call_reply("bash", {"command": "echo approved-output"}), text_reply("Denied.")]
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "chat"],
-        input="run it\n",
-        env={**cli_env, "DSH_LOAD_PLUGINS": "permissions"},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    done = piped_chat(server, "run it\n", cli_env, tmp_path, plugins="permissions")
     assert done.returncode == 0, done.stderr
     assert "denied: the input ended" in done.stderr
     assert "approved-output" not in server.bodies()[1]["messages"][-1]["content"]
@@ -105,15 +96,7 @@ def test_a_piped_line_answers_the_question_it_follows(
     server = model_server(
         [tool_call_reply("bash", {"command": "echo approved-output"}), text_reply("Ran it.")]
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "chat"],
-        input="run it\ny\n",
-        env={**cli_env, "DSH_LOAD_PLUGINS": "permissions"},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    done = piped_chat(server, "run it\ny\n", cli_env, tmp_path, plugins="permissions")
     assert done.returncode == 0, done.stderr
     messages = server.bodies()[1]["messages"]
     assert "approved-output" in messages[-1]["content"]
