@@ -1,10 +1,15 @@
 """Persistence tests: not collected at all when dsh-persistence is not installed.
 
 ``settings`` runs a test once per backend, each in its own temp directory.
+``config`` is a dsh.yml choosing that backend and directory, for the ``dsh
+sessions`` tests (which pass it with ``-c``: the command must honour it);
+``scripted_cli(model)`` makes every ``dsh`` command run in the test see ``model`` as if
+an installed plugin registered it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -20,3 +25,41 @@ def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     from dsh_persistence import PersistenceSettings
 
     return PersistenceSettings(backend=request.param, directory=tmp_path / "sessions")
+
+
+@pytest.fixture
+def scripted_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[[Any], Any]:
+    # dsh.harness binds create_plugin_manager by name when it is first imported: import
+    # it before the patch, or it would keep the patched function for every later test
+    import dsh.harness
+    import dsh.plugins
+    from dsh import hookimpl
+
+    def install(model: Any) -> Any:
+        class Models:
+            @hookimpl
+            def register_models(self, register: Any) -> None:
+                register(model)
+
+        real = dsh.plugins.create_plugin_manager
+
+        def with_model(plugins: Any = (), **kwargs: Any) -> Any:
+            return real([("models", Models()), *plugins], **kwargs)
+
+        monkeypatch.setattr(dsh.plugins, "create_plugin_manager", with_model)
+        return model
+
+    return install
+
+
+@pytest.fixture
+def config(settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "persistence")
+    monkeypatch.setenv("DSH_PERSISTENCE_DIR", str(tmp_path / "not-this-one"))
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "dsh.yml"
+    path.write_text(
+        f"persistence:\n  backend: {settings.backend}\n"
+        f"  directory: {settings.session_directory()}\n"
+    )
+    return path

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import dsh.plugins
-from dsh import UserMessage, hookimpl
+from dsh import UserMessage
 from dsh.cli import main
 from dsh.session import Session
 from dsh.testing import ScriptedModel, check_invariants, text, tool_calls
@@ -22,19 +22,6 @@ from dsh_persistence import PersistenceSettings, SessionInfo, open_backend
 from dsh_persistence.testing import JsonlDamage, LogBuilder
 
 pytestmark = pytest.mark.plugins("persistence")
-
-
-@pytest.fixture
-def config(settings: PersistenceSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("DSH_LOAD_PLUGINS", "persistence")
-    monkeypatch.setenv("DSH_PERSISTENCE_DIR", str(tmp_path / "not-this-one"))
-    monkeypatch.chdir(tmp_path)
-    path = tmp_path / "dsh.yml"
-    path.write_text(
-        f"persistence:\n  backend: {settings.backend}\n"
-        f"  directory: {settings.session_directory()}\n"
-    )
-    return path
 
 
 def store(
@@ -196,26 +183,10 @@ def test_a_newer_session_file_is_refused_saying_so(
 # -- resume -----------------------------------------------------------------------------------
 
 
-class Models:
-    def __init__(self, model: ScriptedModel) -> None:
-        self.model = model
-
-    @hookimpl
-    def register_models(self, register: Any) -> None:
-        register(self.model)
-
-
 @pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch) -> ScriptedModel:
+def model(scripted_cli: Callable[[ScriptedModel], ScriptedModel]) -> ScriptedModel:
     """A scripted model that ``dsh`` runs with, as if a plugin provided it."""
-    scripted = ScriptedModel([text("you asked ", "about 1+2")])
-    real = dsh.plugins.create_plugin_manager
-
-    def with_model(**kwargs: Any) -> dsh.plugins.PluginManager:
-        return real([("models", Models(scripted))], **kwargs)
-
-    monkeypatch.setattr(dsh.plugins, "create_plugin_manager", with_model)
-    return scripted
+    return scripted_cli(ScriptedModel([text("you asked ", "about 1+2")]))
 
 
 def stored_events(settings: PersistenceSettings, session_id: str) -> list[Any]:
