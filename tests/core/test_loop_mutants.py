@@ -236,7 +236,11 @@ async def test_create_does_not_change_the_callers_meta() -> None:
     meta = {"team": "docs"}
     async with scripted_harness(ScriptedModel(), load_entry_points=False) as h:
         agent = await h.agents.create("a", meta=meta, options={"model": "scripted"})
-        assert agent.session.meta == {"team": "docs", "options": {"model": "scripted"}}
+        assert agent.session.meta == {
+            "team": "docs",
+            "agent": "a",
+            "options": {"model": "scripted"},
+        }
     assert meta == {"team": "docs"}
 
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from dsh.agent import AgentHandle
     from dsh.config import AgentConfig
     from dsh.harness import Harness
+    from dsh.persistence import StoredSession
     from dsh.plugins import PluginManager
 
 __all__ = ["agent_session", "check_config", "run"]
@@ -92,6 +93,26 @@ def agent_options(
         **({"max_steps": LOCAL_MAX_STEPS} if local else {}),
     }
     options.update(base.agent_options(model) if base is not None else {"model": model})
+    return options
+
+
+def resume_options(harness: Harness, stored: StoredSession, model: str) -> dict[str, Any]:
+    """The options of an agent that continues ``stored`` from the command line, on
+    ``model``: what the config now says for the agent that created the session, over the
+    options stored with it, over ``dsh run``'s defaults. A rule tightened in dsh.yml
+    since applies; options given in code and stored stay, unless the config sets them."""
+    local = model == "local" and "local" not in harness.config.models
+    options = agent_options(None, model, harness.workspace, local=local)
+    kept = stored.meta.get("options")
+    if isinstance(kept, dict):
+        options.update(kept)
+    creator = stored.meta.get("agent")
+    if not isinstance(creator, str) and "-session-" in stored.id:  # older sessions
+        creator = stored.id.partition("-session-")[0]
+    for entry in harness.config.agents:
+        if entry.id == creator:
+            options.update(entry.own_options())
+    options["model"] = model
     return options
 
 

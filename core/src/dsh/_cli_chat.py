@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.lowlevel
 
-from dsh._cli_agent import agent_session
+from dsh._cli_agent import agent_session, resume_options
 from dsh._render import CLOSED_STATUS, Renderer, shorten
 from dsh.errors import DshError
 from dsh.hookspecs import hookimpl
@@ -240,13 +240,13 @@ async def _resume(
         service = await harness.relay.session_persistence()
         if service is not None:  # else load_stored says so
             session_id = await find_session(service, session_id)  # a unique prefix will do
-        await harness.agents.load_stored(session_id)
+        stored = await harness.agents.load_stored(session_id)
     except DshError as error:
         print(f"  /resume: {error}; this chat goes on", file=sys.stderr)
         return agent
-    # The chat's options (the config as it is now, the model chosen now) go on, not the
-    # ones stored with the session: a rule tightened since it was created applies.
-    options = dict(agent.agent.options)
+    # On the chat's model: what the config says now for the agent that created the
+    # session, over the options stored with it (a rule tightened since applies).
+    options = resume_options(harness, stored, str(agent.agent.options.get("model")))
     await agent.dispose()
     try:
         resumed = await harness.agents.resume(agent.id, session_id, options)

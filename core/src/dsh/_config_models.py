@@ -114,6 +114,18 @@ class AgentConfig(BaseModel):
     max_steps: int | None = Field(default=None, gt=0)
     queue_mode: Literal["batch", "one-at-a-time"] = "batch"
 
+    def own_options(self) -> dict[str, Any]:
+        """The options this entry sets itself: ``options``, with ``system_prompt``,
+        ``max_steps`` and ``queue_mode`` when it gives them (the model is left out)."""
+        out: dict[str, Any] = dict(self.options)
+        if self.system_prompt:
+            out["system_prompt"] = self.system_prompt
+        if self.max_steps is not None:
+            out["max_steps"] = self.max_steps
+        if "queue_mode" in self.model_fields_set:
+            out["queue_mode"] = self.queue_mode
+        return out
+
     def agent_options(self, model: str | None) -> dict[str, Any]:
         """The options an agent built from this entry gets, on ``model``: ``options``
         with the entry's own keys on top (an empty ``system_prompt`` is left out)."""

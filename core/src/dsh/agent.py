@@ -162,6 +162,7 @@ class AgentRegistry:
         """A new agent on a new session (``"{agent_id}-session-{uuid}"`` by default)."""
         sid = session_id or f"{agent_id}-session-{uuid.uuid4().hex}"
         meta = dict(meta or {})
+        meta.setdefault("agent", agent_id)  # who created it: a resume finds its settings
         if options and "options" not in meta:
             meta["options"] = _storable(agent_id, options)  # a resume rebuilds the requests
         session = self._sessions.prepare(sid, meta=meta)

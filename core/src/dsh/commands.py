@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dsh.harness import Harness
+    from dsh.persistence import StoredSession
     from dsh.plugins import PluginManager
 
 __all__ = ["Command", "CommandContext"]
@@ -40,17 +41,15 @@ class CommandContext:
 
         return Harness(pm=self.pm, config=self.find_config(), workspace=self.workspace)
 
-    def agent_options(self, harness: Harness, model: str, *, local: bool = False) -> dict[str, Any]:
-        """The options ``dsh run`` gives its agent, on ``model``: those of the first agent
-        in ``harness``'s config (system prompt, limits, plugin options such as
-        permission rules), else the CLI's default system prompt. ``local``: ``model`` is
-        the bundled local one, which gets a lower step limit unless the config sets one.
-        A command that continues a stored session uses these, so that what the config
-        says now (a tightened rule above all) applies to it."""
-        from dsh._cli_agent import agent_options
+    def resume_options(self, harness: Harness, stored: StoredSession, model: str) -> dict[str, Any]:
+        """The options an agent continuing ``stored`` gets from the command line, on
+        ``model``: those the config of ``harness`` now gives the agent that created the
+        session (its system prompt, limits and plugin options, permission rules among
+        them), over the options stored with the session, over ``dsh run``'s defaults.
+        ``dsh sessions resume`` and chat's ``/resume`` use them."""
+        from dsh._cli_agent import resume_options
 
-        base = harness.config.agents[0] if harness.config.agents else None
-        return agent_options(base, model, self.workspace or Path.cwd(), local=local)
+        return resume_options(harness, stored, model)
 
 
 @dataclass(frozen=True, slots=True)

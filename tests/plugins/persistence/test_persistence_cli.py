@@ -279,8 +279,7 @@ def test_resume_without_m_uses_the_model_the_session_was_created_with(
     assert run(config, "resume", "with-model", "and now?") == 0
     err = capsys.readouterr().err
     assert "dsh: model scripted (the model session with-model was created with)" in err
-    # no agent in dsh.yml: the prompt `dsh run` would use, not the stored one
-    assert model.requests[0].system.startswith("You are dsh")
+    assert model.requests[0].system == "Be brief."  # no agent in dsh.yml: the stored one
 
 
 def test_resume_takes_the_agent_options_of_the_config_as_it_is_now(
@@ -289,23 +288,45 @@ def test_resume_takes_the_agent_options_of_the_config_as_it_is_now(
     model: ScriptedModel,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """The session keeps its history and its model; the system prompt, the limits and
-    the plugins' per-agent options (permission rules) are those of dsh.yml now, as for
-    `dsh run`: a rule tightened since the session was created applies to it."""
+    """The session keeps its history and its model; what dsh.yml now says for the agent
+    that created it (system prompt, limits, plugin options such as permission rules)
+    replaces what was stored: a rule tightened since the session was created applies."""
     log = LogBuilder(start=1_700_000_000.0)
     log.turn("what is 1+2?")
-    meta = {"options": {"model": "scripted", "system_prompt": "Be brief.", "max_steps": 50}}
-    store(settings, "with-model", log, meta)
+    stored = {"model": "scripted", "system_prompt": "Be brief.", "max_steps": 50, "tone": "dry"}
+    store(settings, "with-model", log, {"agent": "reviewer", "options": stored})
     config.write_text(
-        config.read_text()
-        + "agents:\n  - id: main\n    system_prompt: Be thorough.\n    max_steps: 1\n"
+        config.read_text() + "agents:\n  - id: main\n    system_prompt: Not this one.\n"
+        "  - id: reviewer\n    system_prompt: Be thorough.\n    max_steps: 1\n"
     )
     model.script = [tool_calls(("nothing", {})), text("never sent")]
 
     assert run(config, "resume", "with-model", "and now?") == 1
-    assert model.requests[0].system == "Be thorough."
+    assert model.requests[0].system == "Be thorough."  # the creator's, not the first agent's
     assert len(model.requests) == 1  # max_steps: 1 from dsh.yml, not the stored 50
     assert "turn 2 ended: error" in capsys.readouterr().err
+
+
+def test_a_resumed_session_keeps_the_stored_options_the_config_does_not_set(
+    settings: PersistenceSettings,
+    config: Path,
+    model: ScriptedModel,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Options given in code (an agent the config does not list) stay; an older session
+    without the creator in its meta is matched by its id's `<agent>-session-` prefix."""
+    log = LogBuilder(start=1_700_000_000.0)
+    log.turn("what is 1+2?")
+    stored = {"model": "scripted", "system_prompt": "From code.", "max_steps": 1}
+    store(settings, "main-session-1", log, {"options": stored})
+    store(settings, "helper-session-2", log, {"options": stored})
+    config.write_text(config.read_text() + "agents:\n  - id: main\n    system_prompt: Now.\n")
+    model.script = ["one", "two"]
+
+    assert run(config, "resume", "helper-session-2", "and now?") == 0
+    assert run(config, "resume", "main-session-1", "and now?") == 0
+    assert [r.system for r in model.requests] == ["From code.", "Now."]
+    capsys.readouterr()
 
 
 def test_resume_passes_over_a_stored_model_this_config_cannot_build(

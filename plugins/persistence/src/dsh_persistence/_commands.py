@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from dsh.config import Config
-    from dsh.persistence import SessionPersistence
+    from dsh.persistence import SessionPersistence, StoredSession
     from dsh.session import Session, SessionEvent
     from dsh_persistence._plugin import PersistencePlugin
 
@@ -188,10 +188,9 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
     context.pm.register(printer, "dsh-sessions-printer")
     try:
         async with context.harness() as harness:
+            stored = await harness.agents.load_stored(session_id)
             choice = choose_model(
-                harness,
-                getattr(args, "model", None),
-                preferred=await _stored_model(harness, session_id),
+                harness, getattr(args, "model", None), preferred=_stored_model(stored)
             )
             model = choice.name
             server = None
@@ -201,9 +200,9 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
                 server = await start_local(harness)
             try:
                 print(f"dsh: model {model} ({choice.why})", file=sys.stderr)
-                # the options of the config as it is now (as `dsh run` would start the
-                # agent: a rule tightened since applies), on the model chosen now
-                options = context.agent_options(harness, model, local=server is not None)
+                # what the config says now for the agent that created the session, over
+                # the options stored with it (a rule tightened since applies)
+                options = context.resume_options(harness, stored, model)
                 agent = await harness.agents.resume(RESUMED_AGENT, session_id, options)
                 events = len(agent.session.events)
                 print(f"resuming {session_id} ({events} events)", file=sys.stderr)
@@ -221,14 +220,13 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
     return 0 if reason == "completed" else 1
 
 
-async def _stored_model(harness: Any, session_id: str) -> tuple[str, str] | None:
+def _stored_model(stored: StoredSession) -> tuple[str, str] | None:
     """The model the session was created with, as ``choose_model``'s preference."""
-    stored = await harness.agents.load_stored(session_id)
     options = stored.meta.get("options")
     model = options.get("model") if isinstance(options, dict) else None
     if not isinstance(model, str) or not model:
         return None
-    return model, f"the model session {session_id} was created with"
+    return model, f"the model session {stored.id} was created with"
 
 
 def _last_turn_end(session: Session) -> dict[str, Any]:
