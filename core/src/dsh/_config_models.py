@@ -62,6 +62,11 @@ class ModelConfig(BaseModel):
     def _is_a_url(cls, value: str | None) -> str | None:
         if value is None:
             return None
+        if "@" in value.partition("://")[2]:  # before parsing: a password may hold / or #
+            raise ValueError(
+                "must not hold a user name or password (user:password@): they would be "
+                "shown in errors, logs and sessions; name the key with api_key_env"
+            )
         try:
             parts = urlsplit(value)
             parts.port  # noqa: B018 - raises ValueError for a port that is not a number
@@ -70,11 +75,6 @@ class ModelConfig(BaseModel):
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(
                 "must be an http:// or https:// URL with a host, e.g. http://host:port/v1"
-            )
-        if parts.username is not None or parts.password is not None:
-            raise ValueError(
-                "must not hold a user name or password (user:password@): they would be "
-                "shown in errors, logs and sessions; name the key with api_key_env"
             )
         return value
 

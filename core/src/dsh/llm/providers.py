@@ -68,8 +68,7 @@ _LIMITS: Final[tuple[tuple[str, int, int], ...]] = (
 _SHORTHAND = re.compile(
     r"(?P<provider>[A-Za-z0-9_-]+):(?P<model>[^@\s].*?)(?:@(?P<url>https?://\S+))?"
 )
-_OTHER_SCHEME = re.compile(r"@[A-Za-z][A-Za-z0-9+.-]*://")  # a base URL dsh cannot use
-_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")  # user:password@ in a URL
+_USERINFO = re.compile(r"(?<=://).*@")  # up to the last @: a password may hold / @ # or spaces
 
 
 def known_limits(model: str) -> tuple[int | None, int | None]:
@@ -154,8 +153,8 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
     if provider not in PROVIDERS:
         known = ", ".join(PROVIDERS)
         raise ConfigError(source, "", f"unknown provider {provider!r} (built in: {known})")
-    if url is None and _OTHER_SCHEME.search(model):
-        raise ConfigError(source, "base_url", "must be an http:// or https:// URL")
+    if url is None and "://" in model:  # ftp://..., or a URL with a space in it
+        raise ConfigError(source, "base_url", "must be an http:// or https:// URL, no spaces")
     try:
         config = ModelConfig(provider=provider, model=model, base_url=url)
     except ValidationError as exc:  # what ModelConfig refuses (a user:password@ URL)
