@@ -8,7 +8,7 @@ from typing import Literal
 
 import pytest
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from dsh import ConfigError, PluginValidationError
 from dsh.config import AgentConfig, ModelConfig, ModelName, find_config, load_config
@@ -530,15 +530,53 @@ def test_agent_options_for_a_loaded_plugin_or_near_a_known_key_are_checked_at_lo
 
 
 def test_other_agent_options_are_free_for_plugins(tmp_path: Path) -> None:
-    text = "agents:\n  - id: main\n    options: {tone: dry, style: {x: 1}, compaction: {}}\n"
+    # alike but not a typo of a known key: max_steps, max_tokens, system_prompt, queue_mode
+    free = "{tone: dry, max_turns: 3, max_cost: 1, prompt: p, queue: q, compaction: {}}"
+    text = f"agents:\n  - id: main\n    options: {free}\n"
     (agent,) = load_config(write(tmp_path, text), settings=SETTINGS).agents
-    assert agent.options == {"tone": "dry", "style": {"x": 1}, "compaction": {}}
+    assert set(agent.options) == {"tone", "max_turns", "max_cost", "prompt", "queue", "compaction"}
 
 
 def test_options_of_a_plugin_turned_off_are_not_checked(tmp_path: Path) -> None:
-    # `-p no:compactor`: its option is left alone, though it is near 'compaction'
-    text = "agents:\n  - id: main\n    options: {compactor: {x: 1}}\n"
-    assert "'compaction'" in fails(write(tmp_path, text)).reason
-    blocked = {"compactor"}.__contains__
+    # `-p no:permission`: its option is left alone, though it is near 'permissions'
+    text = "agents:\n  - id: main\n    options: {permission: {x: 1}}\n"
+    assert "'permissions'" in fails(write(tmp_path, text)).reason
+    blocked = {"permission"}.__contains__
     config = load_config(write(tmp_path, text), settings=SETTINGS, blocked=blocked)
-    assert config.agents[0].options == {"compactor": {"x": 1}}
+    assert config.agents[0].options == {"permission": {"x": 1}}
+
+
+class Endpoint(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str  # required: the section gives it, an agent need not
+    low: int = 0
+    high: int = 10
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Endpoint:
+        if self.low > self.high:
+            raise ValueError("low must not be above high")
+        return self
+
+
+def test_an_agents_plugin_options_are_checked_over_the_plugins_section(tmp_path: Path) -> None:
+    """As the plugin layers them: a required field the section gives is not missing, and
+    a rule across fields sees the section's values."""
+    settings = {"endpoint": Endpoint, "summaries": Summaries}
+    section = "endpoint: {url: http://x, high: 100}\n"
+    ok = f"{section}agents:\n  - id: a\n    options: {{endpoint: {{low: 50}}}}\n"
+    assert load_config(write(tmp_path, ok), settings=settings).agents[0].options == {
+        "endpoint": {"low": 50}
+    }
+    bad = f"{section}agents:\n  - id: a\n    options: {{endpoint: {{low: 200}}}}\n"
+    err = fails(write(tmp_path, bad), settings)
+    assert (err.path, err.reason) == ("agents[0].options.endpoint", "low must not be above high")
+
+
+def test_a_model_named_in_an_agents_plugin_options_must_be_defined(tmp_path: Path) -> None:
+    text = "models:\n  fast: {provider: x}\nagents:\n  - id: a\n"
+    text += "    options: {summaries: {model: fsat}}\n"
+    file = write(tmp_path, text)
+    err = fails(file, {"summaries": Summaries})
+    assert err.path == "agents[0].options.summaries.model"
+    assert err.reason.endswith("did you mean 'fast'?")

@@ -3,7 +3,7 @@ model: every problem located (line, column, key path), the first in the file rep
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -22,6 +22,8 @@ from dsh._model_name import model_name_fields
 from dsh._options import CORE_OPTIONS, core_option_problem
 
 __all__ = ["validate"]
+
+_TYPO = 0.85  # difflib's ratio above which an unknown option is taken for a typo
 
 
 def validate(
@@ -61,10 +63,12 @@ def validate(
         ignored = _ignored_key(sections[name], value, (name,))
         if ignored is not None:
             problems.append(locate(root, ignored, _unknown_key(ignored, model, 1)))
+    own: list[tuple[Loc, BaseModel]] = []  # plugin settings under agents[].options
     if parsed is not None:
-        problems += _agent_options(root, parsed, settings, blocked)
+        problems += _agent_options(root, parsed, data, settings, blocked, own)
     if not problems and parsed is not None:
-        problems += _cross_check(root, parsed, sections)
+        problems += _cross_check(root, parsed, [((name,), s) for name, s in sections.items()])
+        problems += _cross_check(root, parsed, own, agents=False)
     if problems:
         first = min(problems)
         raise first.error(source) from first.cause
@@ -77,8 +81,14 @@ def validate(
 
 
 def _cross_check(
-    root: Node | None, parsed: CoreKeys, sections: Mapping[str, BaseModel]
+    root: Node | None,
+    parsed: CoreKeys,
+    sections: Sequence[tuple[Loc, BaseModel]],
+    *,
+    agents: bool = True,
 ) -> list[Problem]:
+    """Model names: the top-level ``model``, the agents' (unless ``agents`` is False)
+    and the ``ModelName`` fields each plugin settings object of ``sections`` sets."""
     problems: list[Problem] = []
     defined = ", ".join(parsed.models) or "none"
     # `local` without an entry of that name: the bundled model the dsh command starts
@@ -90,31 +100,35 @@ def _cross_check(
             reason = f"unknown model {name!r} (models defined: {defined}; local is built in){hint}"
             problems.append(locate(root, loc, reason))
 
-    check(("model",), parsed.model)
-    ids: dict[str, int] = {}
-    for i, agent in enumerate(parsed.agents):
-        check(("agents", i, "model"), agent.model)
-        if agent.id in ids:
-            reason = f"duplicate agent id {agent.id!r} (first at agents[{ids[agent.id]}].id)"
-            problems.append(locate(root, ("agents", i, "id"), reason))
-        ids.setdefault(agent.id, i)
-    for name, section in sections.items():  # plugin settings typed ModelName, if set
+    if agents:
+        check(("model",), parsed.model)
+        ids: dict[str, int] = {}
+        for i, agent in enumerate(parsed.agents):
+            check(("agents", i, "model"), agent.model)
+            if agent.id in ids:
+                reason = f"duplicate agent id {agent.id!r} (first at agents[{ids[agent.id]}].id)"
+                problems.append(locate(root, ("agents", i, "id"), reason))
+            ids.setdefault(agent.id, i)
+    for where, section in sections:  # plugin settings typed ModelName, if set
         for key in model_name_fields(type(section)):
             if key in section.model_fields_set:
-                check((name, key), getattr(section, key))
+                check((*where, key), getattr(section, key))
     return problems
 
 
 def _agent_options(
     root: Node | None,
     parsed: CoreKeys,
+    data: Mapping[str, Any],
     settings: Mapping[str, type[BaseModel]],
     blocked: Callable[[str], bool] | None,
+    own: list[tuple[Loc, BaseModel]],
 ) -> list[Problem]:
     """``agents[].options``: the core's keys by the core's rules; a key named after a
-    loaded plugin by that plugin's settings model (each key alone: the plugin layers
-    them over its section); any other key is free for plugins, unless it is a near miss
-    of a key that is known here (a typo would otherwise be ignored without a word)."""
+    loaded plugin by that plugin's settings model, over the plugin's section (as the
+    plugin layers them: a field the section gives is not missing; appended to ``own``);
+    any other key is free for plugins, unless it is a near miss of a known key (a typo
+    would otherwise be ignored without a word)."""
     problems: list[Problem] = []
     known = [*CORE_OPTIONS, *settings]
     for i, agent in enumerate(parsed.agents):
@@ -126,16 +140,25 @@ def _agent_options(
                     problems.append(locate(root, loc, problem))
             elif key in settings:
                 model = settings[key]
+                value = {} if value is None else value
+                section = data.get(key)
+                layered = value
+                if isinstance(section, Mapping) and isinstance(value, Mapping):
+                    layered = {**section, **value}
                 try:
-                    checked = model.model_validate({} if value is None else value)
+                    checked = model.model_validate(layered)
                 except ValidationError as exc:
-                    problems += _from_validation(root, loc, exc, model)
+                    problems += _from_validation(root, loc, exc, model, missing=False)
                     continue
                 ignored = _ignored_key(checked, value, loc)
                 if ignored is not None:
                     problems.append(locate(root, ignored, _unknown_key(ignored, model, 4)))
+                elif isinstance(value, Mapping):
+                    own.append((loc, checked))
             elif not (blocked is not None and blocked(key)):
-                hint = did_you_mean(key, known)
+                # close enough to be a typo (max_token, permision), not merely alike
+                # (max_turns, prompt, queue): those stay free for plugins
+                hint = did_you_mean(key, known, cutoff=_TYPO)
                 if hint:
                     reason = (
                         f"unknown option {key!r} (not a core option or a loaded plugin's "
@@ -158,13 +181,22 @@ def _unknown_section(
 
 
 def _from_validation(
-    root: Node | None, prefix: Loc, exc: ValidationError, model: type[BaseModel]
+    root: Node | None,
+    prefix: Loc,
+    exc: ValidationError,
+    model: type[BaseModel],
+    *,
+    missing: bool = True,
 ) -> list[Problem]:
+    """One problem per error; ``missing=False`` passes over required fields left out
+    at the top level (an agent's plugin options, which the plugin layers over more)."""
     problems = []
     # The ValidationError becomes the cause (shown by ``dsh -v``) only when it hides
     # the input: a plugin's section may hold a secret its model does not mark.
     cause = exc if model.model_config.get("hide_input_in_errors") else None
     for err in exc.errors(include_input=False, include_url=False):
+        if not missing and err["type"] == "missing" and len(err["loc"]) == 1:
+            continue
         loc: Loc = (*prefix, *err["loc"])
         reason = err["msg"]
         if err["type"] == "value_error":  # a validator's own words, without "Value error, "

@@ -208,6 +208,6 @@ def format_path(loc: Sequence[str | int]) -> str:
     return out
 
 
-def did_you_mean(name: str, choices: Sequence[str] | Mapping[str, Any]) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=1)
+def did_you_mean(name: str, choices: Sequence[str] | Mapping[str, Any], cutoff: float = 0.6) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=cutoff)
     return f"; did you mean {close[0]!r}?" if close else ""

@@ -235,8 +235,8 @@ def register_settings(register: Callable[..., None]) -> None:
     """**register** — declare this plugin's config section: ``register(PydanticModel)``.
 
     The section in ``dsh.yml`` is named after the plugin and validated by that model, as
-    is ``agents[].options.<plugin>`` (an agent's own settings for the plugin, key by
-    key; the plugin layers them over its section).
+    is ``agents[].options.<plugin>`` (an agent's own settings for the plugin, checked
+    over the section; the plugin decides how they layer).
     """
 
 
