@@ -84,8 +84,9 @@ class Permissions:
     entry point ``permissions``; each agent's ``options["permissions"]`` then holds
     its settings. Construct one with ``settings`` to set plugin-wide settings in code,
     and register it *instead of* the entry point: both together would add
-    ``permission_ask`` twice. With ``select=["no:permissions"]``, register it under
-    another name (pluggy silently skips a blocked name).
+    ``permission_ask`` twice. With ``select=["no:permissions"]`` (which needs the
+    distribution installed: blocking a name no entry point has is an error), register
+    it under another name (pluggy silently skips a blocked name).
     """
 
     dsh_hookspecs = hookspecs
