@@ -307,6 +307,32 @@ def test_resume_takes_the_agent_options_of_the_config_as_it_is_now(
     assert "turn 2 ended: error" in capsys.readouterr().err
 
 
+@pytest.mark.plugins("persistence", "permissions")
+def test_a_permission_rule_tightened_in_dsh_yml_applies_to_a_resumed_session(
+    settings: PersistenceSettings,
+    config: Path,
+    model: ScriptedModel,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The session was created when dsh.yml allowed `bash(echo *)`; it denies it now."""
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "persistence,permissions")
+    log = LogBuilder(start=1_700_000_000.0)
+    log.turn("what is 1+2?")
+    allowed = {"model": "scripted", "permissions": {"allow": ["bash(echo *)"]}}
+    store(settings, "main-session-1", log, {"agent": "main", "options": allowed})
+    config.write_text(
+        config.read_text() + "agents:\n  - id: main\n    options:\n"
+        "      permissions: {deny: ['bash(echo *)']}\n"
+    )
+    model.script = [tool_calls(("bash", {"command": "echo ran"})), text("done")]
+
+    assert run(config, "resume", "main-session-1", "go") == 0
+    result = model.requests[1].messages[-1]
+    assert "Permission denied" in result.content and "ran\n" not in result.content
+    capsys.readouterr()
+
+
 def test_a_resumed_session_keeps_the_stored_options_the_config_does_not_set(
     settings: PersistenceSettings,
     config: Path,
