@@ -129,12 +129,7 @@ class AgentConfig(BaseModel):
     def agent_options(self, model: str | None) -> dict[str, Any]:
         """The options an agent built from this entry gets, on ``model``: ``options``
         with the entry's own keys on top (an empty ``system_prompt`` is left out)."""
-        out: dict[str, Any] = {**self.options, "model": model, "queue_mode": self.queue_mode}
-        if self.system_prompt:
-            out["system_prompt"] = self.system_prompt
-        if self.max_steps is not None:
-            out["max_steps"] = self.max_steps
-        return out
+        return {**self.own_options(), "model": model, "queue_mode": self.queue_mode}
 
 
 class CoreKeys(BaseModel):
