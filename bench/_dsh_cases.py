@@ -59,13 +59,17 @@ class Setup:
 
 
 def plugin_set(kind: str) -> tuple[list[Any], dict[str, Any]]:
-    """(plugins, agent options) of a configuration: ``bare``; ``two`` (compaction +
-    permissions); ``memory`` (those + the in-memory persistence double of dsh.testing);
-    ``jsonl`` (those + the real dsh-persistence entry-point module, flushed per turn,
-    its directory from DSH_PERSISTENCE_DIR); ``jsonl-nofsync`` (the same with
-    ``persistence: {fsync: never}``: written per turn, never waiting for the disk)."""
+    """(plugins, agent options) of a configuration: ``bare``; ``compaction`` or
+    ``permissions`` alone; ``two`` (compaction + permissions); ``memory`` (those + the
+    in-memory persistence double of dsh.testing); ``jsonl`` (those + the real
+    dsh-persistence entry-point module, flushed per turn, its directory from
+    DSH_PERSISTENCE_DIR); ``jsonl-nofsync`` (the same with ``persistence: {fsync:
+    never}``: written per turn, never waiting for the disk)."""
     if kind == "bare":
         return [], {"model": "bench"}
+    if kind in ("compaction", "permissions"):
+        alone = dsh_compaction if kind == "compaction" else dsh_permissions
+        return [(kind, alone)], dict(PLUGIN_OPTIONS)
     plugins: list[Any] = [("compaction", dsh_compaction), ("permissions", dsh_permissions)]
     if kind == "memory":
         plugins.append(("persistence", InMemoryPersistence()))

@@ -9,7 +9,8 @@ other system calls cost time that no instruction count shows.
 
 Needs valgrind (``apt-get install valgrind``); each configuration takes ~1 minute.
 
-    python bench/instructions.py [KIND ...]     # kinds: bare two memory jsonl-nofsync
+    python bench/instructions.py [KIND ...]   # default: bare two memory jsonl-nofsync
+    python bench/instructions.py compaction permissions   # each plugin alone
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).parent
-KINDS = ("bare", "two", "memory", "jsonl-nofsync")
+KINDS = ("bare", "two", "memory", "jsonl-nofsync")  # the default; also each plugin alone
 LABELS = {
     "bare": "dsh bare",
+    "compaction": "dsh + compaction",
+    "permissions": "dsh + permissions",
     "two": "dsh + compaction + permissions",
     "memory": "dsh + 3 plugins (in-memory log)",
     "jsonl-nofsync": "dsh + 3 plugins (JSONL, fsync never)",
@@ -88,9 +91,9 @@ def main(argv: list[str]) -> int:
         child(argv[1], int(argv[2]), argv[3])
         return 0
     kinds = argv or list(KINDS)
-    unknown = [k for k in kinds if k not in KINDS]
+    unknown = [k for k in kinds if k not in LABELS]
     if unknown:
-        print(f"unknown kind(s) {unknown}; choose from {', '.join(KINDS)}", file=sys.stderr)
+        print(f"unknown kind(s) {unknown}; choose from {', '.join(LABELS)}", file=sys.stderr)
         return 2
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
