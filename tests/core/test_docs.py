@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from dsh import hookspecs
+from dsh.cli import BUILT_IN
 from dsh.config import CORE_KEYS, load_config
 from dsh.plugins import create_plugin_manager
 
@@ -207,3 +208,11 @@ def test_yaml_block_is_a_dsh_yml_that_loads(block: Block) -> None:
     if missing:
         pytest.skip(f"needs the plugin(s) {', '.join(missing)}")
     load_config(text=block.code, settings=installed_settings(), source=block.id)
+
+
+@pytest.mark.parametrize("command", BUILT_IN)
+def test_built_in_command_is_in_the_cli_table(command: str) -> None:
+    """docs/cli.md's table of commands has a row for every built-in command."""
+    lines = (DOCS / "cli.md").read_text().splitlines()
+    first_cells = [line.split("|")[1] for line in lines if line.startswith("| `dsh ")]
+    assert any(f"`dsh {command} " in cell or f"`dsh {command}`" in cell for cell in first_cells)

@@ -26,10 +26,11 @@ if TYPE_CHECKING:
     from dsh.agent import AgentHandle
     from dsh.config import AgentConfig
     from dsh.harness import Harness
+    from dsh.llm.choose import Choice
     from dsh.persistence import StoredSession
     from dsh.plugins import PluginManager
 
-__all__ = ["agent_session", "check_config", "run"]
+__all__ = ["agent_session", "check_config", "cli_harness", "first_agent", "run"]
 
 #: The small local model tends to repeat a tool call; bound its turns unless dsh.yml says.
 LOCAL_MAX_STEPS = 8
@@ -45,22 +46,12 @@ async def agent_session(
     args: argparse.Namespace, pm: PluginManager
 ) -> AsyncIterator[tuple[Harness, AgentHandle, Renderer]]:
     """A harness over dsh.yml and the agent the command talks to, with its renderer."""
-    from dsh.config import find_config
-    from dsh.harness import Harness
-    from dsh.llm.choose import choose_model, starts_local
+    from dsh.llm.choose import starts_local
 
-    workspace: Path = args.workspace
-    config = args.config or find_config(workspace)
     renderer = Renderer(sys.stdout, sys.stderr, json=getattr(args, "json", False))
     pm.register(renderer, "dsh-cli")
-    async with Harness(pm=pm, config=config, workspace=workspace) as harness:
-        # The first agent of dsh.yml, if any, gives the id and every option (model,
-        # system_prompt, queue_mode, max_steps, plugin options); -m overrides its model.
-        base = harness.config.agents[0] if harness.config.agents else None
-        preferred = None
-        if base is not None and base.model:
-            preferred = (base.model, f"the model of agent {base.id!r} in {harness.config.source}")
-        choice = choose_model(harness, args.model, preferred=preferred)
+    async with cli_harness(args, pm) as harness:
+        base, choice = first_agent(harness, args.model)
         server = None
         if starts_local(harness, choice):
             from dsh.llm.local import start_local
@@ -68,7 +59,7 @@ async def agent_session(
             print(f"dsh: starting the local model ({choice.why})", file=sys.stderr)
             server = await start_local(harness)
         print(f"dsh: model {choice.name} ({choice.why})", file=sys.stderr)
-        options = agent_options(base, choice.name, workspace, local=server is not None)
+        options = agent_options(base, choice.name, harness.workspace, local=server is not None)
         agent_id = base.id if base is not None else "main"
         started = harness.agents.get(agent_id)
         if started is not None:  # started from dsh.yml; the command line chose its model
@@ -81,6 +72,28 @@ async def agent_session(
         finally:
             if server is not None:
                 server.stop()
+
+
+def cli_harness(args: argparse.Namespace, pm: PluginManager) -> Harness:
+    """The harness of a command: over dsh.yml (``-c``, else the workspace's), in the
+    workspace (``--cwd``, else the current directory), as plugin commands get it."""
+    from dsh.commands import CommandContext
+
+    workspace = (args.cwd or Path.cwd()).resolve()
+    return CommandContext(args, pm, args.config, workspace).harness()
+
+
+def first_agent(harness: Harness, requested: str | None) -> tuple[AgentConfig | None, Choice]:
+    """The agent ``dsh run`` and ``dsh chat`` talk to and its model. The first agent of
+    dsh.yml, if any, gives the id and every option (model, system_prompt, queue_mode,
+    max_steps, plugin options); ``requested`` (-m) overrides its model."""
+    from dsh.llm.choose import choose_model
+
+    base = harness.config.agents[0] if harness.config.agents else None
+    preferred = None
+    if base is not None and base.model:
+        preferred = (base.model, f"the model of agent {base.id!r} in {harness.config.source}")
+    return base, choose_model(harness, requested, preferred=preferred)
 
 
 def agent_options(

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-BUILT_IN = ("plugins", "version", "run", "chat", "config")
+BUILT_IN = ("plugins", "version", "run", "chat", "config", "models", "tools")
 
 
 def _global_options(parser: argparse.ArgumentParser) -> None:
@@ -70,6 +70,10 @@ def _parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentParser
     config = sub.add_parser("config", help="configuration")
     config_sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     config_sub.add_parser("check", help="validate dsh.yml and every plugin section")
+    models = sub.add_parser("models", help="list the models, and the one dsh run uses")
+    models.add_argument("--json", action="store_true", help="print JSON")
+    tools = sub.add_parser("tools", help="list the tools an agent is offered")
+    tools.add_argument("--json", action="store_true", help="print JSON")
     for plugin, command in commands.values():
         command_parser = sub.add_parser(command.name, help=command.help)
         if command.configure is not None:
@@ -155,6 +159,13 @@ def _dispatch(
         return _version(args, pm)
     if args.command in ("run", "chat"):
         return _agent_command(args, pm)
+    if args.command in ("models", "tools"):
+        import anyio
+
+        from dsh._cli_list import models, tools
+
+        status: int = anyio.run(models if args.command == "models" else tools, args, pm)
+        return status
     if args.command == "config":
         from dsh._cli_agent import check_config
 
@@ -212,7 +223,6 @@ def _check_cwd(cwd: Path | None) -> None:
 def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
     import anyio
 
-    args.workspace = (args.cwd or Path.cwd()).resolve()
     if args.command == "run" and not args.prompt.strip():
         raise DshError('run: the prompt is empty; give the text to send (dsh run "list the files")')
     if args.command == "run":

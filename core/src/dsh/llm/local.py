@@ -9,11 +9,13 @@ if TYPE_CHECKING:
     from dsh.harness import Harness
     from dsh.llm.llama import Server
 
-__all__ = ["LOCAL_CONTEXT", "start_local"]
+__all__ = ["LOCAL_CONTEXT", "LOCAL_MODEL_ID", "start_local"]
 
 #: The local server's context window: dsh's system prompt and built-in tools take about
 #: 1,500 tokens, so leave room for a real conversation.
 LOCAL_CONTEXT: Final = 8192
+#: What the local server serves (its name in requests).
+LOCAL_MODEL_ID: Final = "qwen2.5-coder-0.5b-instruct"
 
 
 async def start_local(harness: Harness, name: str = "local") -> Server:
@@ -39,7 +41,7 @@ async def start_local(harness: Harness, name: str = "local") -> Server:
     try:
         config = ModelConfig(
             provider="openai-compatible",
-            model="qwen2.5-coder-0.5b-instruct",
+            model=LOCAL_MODEL_ID,
             base_url=server.base_url,
             context_window=LOCAL_CONTEXT,
         )

@@ -1,0 +1,137 @@
+"""``dsh models`` and ``dsh tools``: what an agent of ``dsh run`` can use, and where
+each came from (a plugin, dsh.yml, the command line).
+
+Both enter the harness ``dsh run`` would (its plugins, dsh.yml and workspace), so they
+list exactly what it would have, and nothing is contacted: models are built, not called.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+from dsh._cli_agent import cli_harness, first_agent
+
+if TYPE_CHECKING:
+    from dsh.harness import Harness
+    from dsh.llm.choose import Choice
+    from dsh.plugins import PluginManager
+
+__all__ = ["models", "tools"]
+
+
+async def models(args: argparse.Namespace, pm: PluginManager) -> int:
+    async with cli_harness(args, pm) as harness:
+        _, choice = first_agent(harness, args.model)
+        rows = [_model_row(harness, name, choice) for name in harness.models.names()]
+        if "local" not in harness.models:
+            rows.append(_local_row(choice))
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    _table(
+        ("NAME", "PROVIDER", "MODEL", "CONTEXT", "FROM"),
+        [
+            (r["name"], r["provider"], r["model"] or "-", _count(r["context_window"]), r["from"])
+            for r in rows
+        ],
+        right=3,
+    )
+    print(f"dsh run and dsh chat use {choice.name}: {choice.why}")
+    return 0
+
+
+def _model_row(harness: Harness, name: str, choice: Choice) -> dict[str, Any]:
+    model = harness.models.get(name, agent="dsh models")
+    info = model.info
+    origin = harness.models.origin(name)
+    return {
+        "name": name,
+        "provider": info.provider,
+        "model": getattr(model, "model_id", None),
+        "context_window": info.context_window,
+        "max_output_tokens": info.max_output_tokens,
+        "plugin": origin,
+        "from": _origin(harness, origin),
+        "used": name == choice.name,
+        "why": choice.why if name == choice.name else None,
+    }
+
+
+def _origin(harness: Harness, plugin: str) -> str:
+    if plugin == "config":
+        return str(harness.config.source)
+    if plugin == "cli":
+        return "the command line (-m or a provider key)"
+    return f"plugin {plugin}"
+
+
+def _local_row(choice: Choice) -> dict[str, Any]:
+    from dsh.llm.local import LOCAL_CONTEXT, LOCAL_MODEL_ID
+
+    return {
+        "name": "local",
+        "provider": "llama.cpp",
+        "model": LOCAL_MODEL_ID,
+        "context_window": LOCAL_CONTEXT,
+        "max_output_tokens": None,
+        "plugin": None,
+        "from": "built in (started when used)",
+        "used": choice.name == "local",
+        "why": choice.why if choice.name == "local" else None,
+    }
+
+
+async def tools(args: argparse.Namespace, pm: PluginManager) -> int:
+    async with cli_harness(args, pm) as harness:
+        registry = harness.tools
+        rows: list[dict[str, Any]] = []
+        for spec in registry.specs():
+            tool = registry.get(spec.name)
+            assert tool is not None  # specs() lists the registered tools
+            rows.append(
+                {
+                    "name": spec.name,
+                    "plugin": registry.origin(spec.name),
+                    "mutating": tool.mutating,
+                    "path_args": list(tool.path_args),
+                    "command_args": list(tool.command_args),
+                    "description": spec.description,
+                    "parameters": spec.parameters,
+                }
+            )
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    _table(
+        ("NAME", "PLUGIN", "MUTATING", "DESCRIPTION"),
+        [
+            (r["name"], r["plugin"], "yes" if r["mutating"] else "no", _sentence(r["description"]))
+            for r in rows
+        ],
+    )
+    return 0
+
+
+def _sentence(text: str) -> str:
+    """The first sentence of ``text``, on one line."""
+    flat = " ".join(text.split())
+    end = flat.find(". ")
+    return flat if end < 0 else flat[: end + 1]
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: int = -1) -> None:
+    """Columns as wide as their widest cell (the last one unpadded); column ``right``
+    aligned right (numbers)."""
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header) - 1)]
+    for row in (header, *rows):
+        cells = [
+            cell.rjust(widths[i]) if i == right else cell.ljust(widths[i])
+            for i, cell in enumerate(row[:-1])
+        ]
+        print("  ".join([*cells, row[-1]]))
