@@ -171,3 +171,78 @@ def test_text_that_is_not_valid_unicode_is_shown_escaped(
     assert done.returncode == 0, done.stderr
     assert done.stdout == "bad \\ud800 text\n", done.stderr
     assert "Traceback" not in done.stderr and "failed" not in done.stderr
+
+
+def dsh_fed(
+    *args: str, stdin: bytes, env: dict[str, str], cwd: Path
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [*DSH, *args], env=env, cwd=cwd, input=stdin, capture_output=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    ("words", "sent"),
+    [
+        (["review", "this", "diff:", "-"], "review this diff:\n\n+new line\n-old line"),
+        (["-", "what", "changed?"], "+new line\n-old line\n\nwhat changed?"),
+        (["first", "-", "then this"], "first\n\n+new line\n-old line\n\nthen this"),
+        (["-"], "+new line\n-old line"),
+    ],
+)
+def test_a_dash_in_the_prompt_is_the_text_on_stdin(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, words: list[str], sent: str
+) -> None:
+    server = model_server([text_reply("ok")])
+    done = dsh_fed(
+        "-m",
+        model_arg(server),
+        "run",
+        *words,
+        stdin=b"+new line\n-old line\n",
+        env=cli_env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert server.bodies()[0]["messages"][-1] == {"role": "user", "content": sent}
+
+
+def test_prompt_words_are_joined_by_spaces_and_stdin_is_left_alone(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("ok")])
+    done = dsh_fed(
+        "-m",
+        model_arg(server),
+        "run",
+        "list",
+        "the files",
+        stdin=b"not read",
+        env=cli_env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert server.bodies()[0]["messages"][-1]["content"] == "list the files"
+
+
+@pytest.mark.parametrize(
+    ("words", "stdin", "error"),
+    [
+        (["-"], b"\xffcaf\xc3", "run: stdin is not UTF-8 text (invalid start byte at byte 0)"),
+        (["-", "and", "-"], b"x", "run: - (stdin) is given more than once; stdin can be read once"),
+        (["-"], b"\n\n", "run: the prompt is empty"),
+    ],
+)
+def test_stdin_that_cannot_be_the_prompt_is_refused_before_anything_runs(
+    model_server: Any,
+    cli_env: dict[str, str],
+    tmp_path: Path,
+    words: list[str],
+    stdin: bytes,
+    error: str,
+) -> None:
+    server = model_server([text_reply("ok")])
+    done = dsh_fed("-m", model_arg(server), "run", *words, stdin=stdin, env=cli_env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.decode().startswith(f"dsh: error: {error}")
+    assert server.bodies() == []

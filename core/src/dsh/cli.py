@@ -64,7 +64,12 @@ def _parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentParser
     version = sub.add_parser("version", help="print versions")
     version.add_argument("-v", dest="verbose_version", action="store_true", help="with plugins")
     run = sub.add_parser("run", help="run one prompt (one turn) and exit")
-    run.add_argument("prompt", help="what to ask the agent")
+    run.add_argument(
+        "prompt",
+        nargs="+",
+        help="what to ask the agent (words joined by spaces); - is the text on stdin, set "
+        "off by a blank line: git diff | dsh run review this diff -",
+    )
     run.add_argument("--json", action="store_true", help="print session events as JSON lines")
     sub.add_parser("chat", help="talk to an agent interactively")
     config = sub.add_parser("config", help="configuration")
@@ -223,13 +228,34 @@ def _check_cwd(cwd: Path | None) -> None:
 def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
     import anyio
 
-    if args.command == "run" and not args.prompt.strip():
-        raise DshError('run: the prompt is empty; give the text to send (dsh run "list the files")')
+    if args.command == "run":
+        args.prompt = _prompt(args.prompt)
+        if not args.prompt.strip():
+            raise DshError(
+                'run: the prompt is empty; give the text to send (dsh run "list the files")'
+            )
     if args.command == "run":
         from dsh._cli_agent import run as command
     else:
         from dsh._cli_chat import chat as command
     return anyio.run(command, args, pm)
+
+
+def _prompt(parts: list[str]) -> str:
+    """``dsh run``'s prompt: its words joined by spaces, and in place of ``-`` the text
+    read from stdin, set off from the words by blank lines."""
+    if parts.count("-") > 1:
+        raise DshError("run: - (stdin) is given more than once; stdin can be read once")
+    if "-" not in parts:
+        return " ".join(parts)
+    at = parts.index("-")
+    data = sys.stdin.buffer.read()
+    try:
+        text = data.decode("utf-8").strip("\n")
+    except UnicodeDecodeError as exc:
+        raise DshError(f"run: stdin is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    pieces = [" ".join(parts[:at]), text, " ".join(parts[at + 1 :])]
+    return "\n\n".join(piece for piece in pieces if piece)
 
 
 def _fail(error: DshError, verbose: bool) -> int:
