@@ -39,10 +39,12 @@ def _lines(file: IO[bytes], keep: int) -> Iterator[tuple[bytes, bool]]:
     """Each line of ``file`` without its line ending: its first ``keep`` bytes and
     whether more was dropped. A huge line is never held in memory whole."""
     while line := file.readline(keep):
-        cut = not line.endswith(b"\n") and len(line) == keep
-        while cut and (rest := file.readline(keep)):
-            if rest.endswith(b"\n"):
-                break
+        cut = False
+        if len(line) == keep and not line.endswith(b"\n"):
+            rest = file.readline(keep)
+            cut = rest not in (b"", b"\n", b"\r\n")  # more than the line's ending
+            while rest and not rest.endswith(b"\n"):
+                rest = file.readline(keep)
         yield line.rstrip(b"\n").removesuffix(b"\r"), cut
 
 
