@@ -57,6 +57,15 @@ class Tool:
     is_async: bool = field(init=False)
 
     def __post_init__(self) -> None:
+        fields = self.arguments.model_fields
+        for option in ("path_args", "command_args"):
+            unknown = [name for name in getattr(self, option) if name not in fields]
+            if unknown:  # a policy plugin would look for values that never come
+                raise DshError(
+                    f"tool {self.name!r}: {option} names {', '.join(map(repr, unknown))}, "
+                    f"which {'is not an argument' if len(unknown) == 1 else 'are not arguments'}"
+                    f" (its arguments: {', '.join(fields) or 'none'})"
+                )
         schema = self.arguments.model_json_schema()
         schema.pop("title", None)
         spec = ToolSpec(name=self.name, description=self.description, parameters=schema)
@@ -99,6 +108,15 @@ def tool(
             if param.name == "context":
                 wants_context = True
                 continue
+            if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+                star = "**" if param.kind is param.VAR_KEYWORD else ""
+                star = "*" if param.kind is param.VAR_POSITIONAL else star
+                raise DshError(
+                    f"tool {name or function.__name__!r}: parameter "
+                    f"{star}{param.name} is not a named parameter; a model "
+                    "sends each argument by name, so a tool takes named parameters only "
+                    "(no /, *args or **kwargs)"
+                )
             annotation = param.annotation if param.annotation is not param.empty else Any
             default = ... if param.default is param.empty else param.default
             fields[param.name] = (annotation, default)

@@ -204,3 +204,40 @@ def test_the_registry_refuses_what_is_not_a_tool_and_shows_tools_added_later() -
     spec = registry.specs()[1]
     assert "title" not in spec.parameters  # the model sees no pydantic model name
     assert spec.parameters["required"] == ["point"]
+
+
+@pytest.mark.parametrize(
+    ("source", "shown"),
+    [
+        ("def f(*args: int) -> str: ...", "*args"),
+        ("def f(**options: int) -> str: ...", "**options"),
+        ("def f(a: int, /) -> str: ...", "a"),
+    ],
+)
+def test_a_tool_takes_named_parameters_only(source: str, shown: str) -> None:
+    namespace: dict[str, Any] = {}
+    exec(source, namespace)
+    with pytest.raises(DshError) as caught:
+        tool(namespace["f"])
+    assert str(caught.value) == (
+        f"tool 'f': parameter {shown} is not a named parameter; a model sends each argument "
+        "by name, so a tool takes named parameters only (no /, *args or **kwargs)"
+    )
+
+
+def test_path_and_command_args_must_name_arguments() -> None:
+    """A policy plugin would look for values that never come: refused when declared."""
+
+    def copy(source: str, target: str) -> str:
+        return target
+
+    with pytest.raises(DshError) as caught:
+        tool(path_args=("source", "dest", "to"))(copy)
+    assert str(caught.value) == (
+        "tool 'copy': path_args names 'dest', 'to', which are not arguments "
+        "(its arguments: source, target)"
+    )
+    with pytest.raises(DshError, match=r"command_args names 'cmd', which is not an argument"):
+        tool(name="run", command_args=("cmd",))(copy)
+    declared = tool(path_args=("source", "target"))(copy)
+    assert declared.path_args == ("source", "target")

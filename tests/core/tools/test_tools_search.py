@@ -105,6 +105,17 @@ async def test_glob_skips_git_unless_asked(call_tool: CallTool, workspace: Path)
     assert (await call_tool("glob", pattern=".git/*")).content == ".git/config"
 
 
+async def test_glob_searches_git_only_when_a_part_of_its_pattern_is_git(
+    call_tool: CallTool, workspace: Path
+) -> None:
+    tree(workspace, {".git/x.gitkeep": "", "a.gitkeep": "", ".github/ci.yml": "", "b.txt": ""})
+    assert (await call_tool("glob", pattern="**/*.gitkeep")).content == "a.gitkeep"
+    assert (await call_tool("glob", pattern=".github/*")).content == ".github/ci.yml"
+    assert (await call_tool("glob", pattern="{.git,.github}/*")).content == (
+        ".git/x.gitkeep\n.github/ci.yml"
+    )
+
+
 async def test_glob_caps_and_reports_nothing_found(
     call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

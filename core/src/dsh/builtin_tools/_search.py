@@ -3,7 +3,8 @@
 They change nothing, so their worker threads are abandoned on abort. Results are
 sorted, so the same tree always gives the same answer, and capped, with a note saying
 how much was left out. ``.git`` directories are skipped (``glob`` searches them when
-its pattern names ``.git``); symlinks are listed but never followed out of the roots.
+a part of its pattern is ``.git``); symlinks are listed but never followed out of the
+roots.
 """
 
 from __future__ import annotations
@@ -96,9 +97,9 @@ def _glob(base: Path, shown: str, pattern: str, roots: Roots) -> str:
             "to search elsewhere, set path"
         )
     _directory(base, shown)
-    search_git = ".git" in pattern
     found: set[str] = set()
     for expanded in expand_braces(pattern):
+        search_git = ".git" in PurePosixPath(expanded).parts  # not '*.gitkeep', '.github'
         for match in base.glob(expanded):
             if not search_git and ".git" in match.relative_to(base).parts:
                 continue
