@@ -165,6 +165,26 @@ async def test_grep_regex_flags_and_globs(call_tool: CallTool, workspace: Path) 
     assert one_file.content == "src/app.py:1: import os\nsrc/app.py:5:     return os.sep"
 
 
+@pytest.mark.parametrize("glob", ["src/*.py", "src/**/*.py", "*/web/*.ts*", "src/*/*.{py,ts}"])
+async def test_a_grep_glob_with_a_slash_matches_the_paths_glob_finds(
+    call_tool: CallTool, workspace: Path, glob: str
+) -> None:
+    tree(workspace, PROJECT)
+    found = (await call_tool("glob", pattern=glob)).content.splitlines()
+    result = await call_tool("grep", pattern="", glob=glob)
+    assert sorted({line.split(":")[0] for line in result.content.splitlines()}) == found
+
+
+@pytest.mark.parametrize("glob", ["../*.py", "/etc/*", "~/x/*"])
+async def test_a_grep_glob_cannot_reach_above_path(
+    call_tool: CallTool, workspace: Path, glob: str
+) -> None:
+    tree(workspace, PROJECT)
+    result = await call_tool("grep", pattern="x", path="src", glob=glob)
+    assert result.is_error
+    assert f"the pattern {glob!r} must be relative and stay below path" in result.content
+
+
 async def test_grep_finds_nothing_and_bad_patterns(call_tool: CallTool, workspace: Path) -> None:
     tree(workspace, PROJECT)
     none = await call_tool("grep", pattern="zebra", glob="*.py")

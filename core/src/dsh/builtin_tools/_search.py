@@ -89,13 +89,18 @@ async def ls(
     return await anyio.to_thread.run_sync(_ls, target, roots.show(target), abandon_on_cancel=True)
 
 
-def _glob(base: Path, shown: str, pattern: str, roots: Roots) -> str:
-    parts = PurePosixPath(pattern).parts
-    if pattern.startswith(("/", "~")) or ".." in parts:
+def _below(pattern: str) -> str:
+    """``pattern``, which must match only below the directory it is applied to."""
+    if pattern.startswith(("/", "~")) or ".." in PurePosixPath(pattern).parts:
         raise ValueError(
             f"the pattern {pattern!r} must be relative and stay below path; "
             "to search elsewhere, set path"
         )
+    return pattern
+
+
+def _glob(base: Path, shown: str, pattern: str, roots: Roots) -> str:
+    _below(pattern)
     _directory(base, shown)
     found: set[str] = set()
     for expanded in expand_braces(pattern):
@@ -134,28 +139,21 @@ async def glob(
     )
 
 
-def _name_matches(relative: str, name: str, patterns: list[str]) -> bool:
-    for pattern in patterns:
-        if "/" not in pattern:
-            if fnmatchcase(name, pattern):
-                return True
-        elif fnmatchcase(relative, pattern) or fnmatchcase(relative, pattern.replace("**/", "")):
-            return True
-    return False
-
-
 def _files(base: Path, patterns: list[str] | None) -> Iterator[Path]:
     """The files below ``base`` in sorted order, without ``.git`` directories and
-    without descending into symlinked directories."""
+    without descending into symlinked directories; with ``patterns``, those whose name
+    matches one without a ``/``, or whose path below ``base`` matches one with a ``/``
+    as ``glob`` would match it."""
     if not base.is_dir():
         yield base
         return
-    for directory, subdirectories, names in os.walk(base):
+    names = [p for p in patterns or () if "/" not in p]
+    paths = {match for p in patterns or () if "/" in p for match in base.glob(_below(p))}
+    for directory, subdirectories, files in os.walk(base):
         subdirectories[:] = sorted(d for d in subdirectories if d != ".git")
-        for name in sorted(names):
+        for name in sorted(files):
             path = Path(directory, name)
-            relative = path.relative_to(base).as_posix()
-            if patterns is None or _name_matches(relative, name, patterns):
+            if patterns is None or path in paths or any(fnmatchcase(name, p) for p in names):
                 yield path
 
 
