@@ -1,0 +1,213 @@
+"""dsh.yml errors found by a hand mutation review of the config modules: reading and
+YAML problems, which problem is reported, and where (file, line, column, key path)."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, ConfigDict, ValidationError
+from test_config import SETTINGS, fails, write
+
+from dsh import ConfigError
+from dsh.config import find_config, load_config
+
+
+def test_a_top_level_scalar_is_named_and_a_top_level_list_is_located(tmp_path: Path) -> None:
+    err = fails(write(tmp_path, "hello\n"))
+    assert err.reason == "the file must hold a mapping of keys, not a str"
+    path = write(tmp_path, "# settings\n\n- a\n- b\n")
+    err = fails(path)
+    assert err.source == f"{path}:3:1"  # where the list starts, not the top of the file
+    assert err.reason == "the file must hold a mapping of keys, not a list"
+
+
+def test_both_config_files_name_the_one_found_first_and_the_other(tmp_path: Path) -> None:
+    (tmp_path / "dsh.yml").write_text("")
+    (tmp_path / "dsh.yaml").write_text("")
+    with pytest.raises(ConfigError) as info:
+        find_config(tmp_path, env={})
+    assert info.value.source == str(tmp_path / "dsh.yml")
+    assert info.value.reason == f"dsh.yaml also exists in {tmp_path}; keep one of the two"
+
+
+def test_a_file_that_is_not_utf8_names_the_byte(tmp_path: Path) -> None:
+    path = tmp_path / "dsh.yml"
+    path.write_bytes(b'models:\n  m: {provider: "\xff"}\n')
+    err = fails(path)
+    assert (err.source, err.path) == (str(path), "")
+    assert err.reason == "not UTF-8 text: invalid start byte at byte 25"
+
+
+def test_a_path_that_cannot_be_read_says_why(tmp_path: Path) -> None:
+    err = fails(tmp_path)  # a directory
+    assert (err.source, err.path) == (str(tmp_path), "")
+    assert err.reason == f"cannot read: {os.strerror(errno.EISDIR)}"
+
+
+def test_a_yaml_error_names_where_the_unclosed_construct_began(tmp_path: Path) -> None:
+    path = write(tmp_path, "models: {a: {provider: x}\n")
+    err = fails(path)
+    assert err.source == f"{path}:2:1"
+    assert err.reason.startswith("invalid YAML: while parsing a flow mapping at line 1, column 9")
+
+
+def test_a_character_yaml_refuses_is_located_by_characters_not_bytes(tmp_path: Path) -> None:
+    path = write(tmp_path, "agents:\n  - id: é\x07\n")
+    err = fails(path)
+    assert err.source == f"{path}:2:10"  # é is two bytes but one column
+    assert err.reason.startswith("invalid YAML: character #x0007 is not allowed (")
+    assert err.path == ""
+
+
+def test_a_duplicate_key_inside_an_inline_merge_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "models:\n  <<: {a: {provider: x}, a: {provider: y}}\n")
+    err = fails(path)
+    assert (err.source, err.path) == (f"{path}:2:26", "models.a")
+    assert err.reason == "duplicate key (first on line 2)"
+
+
+def test_a_complex_key_is_named_as_a_sequence(tmp_path: Path) -> None:
+    err = fails(write(tmp_path, "? [a, b]\n: 1\n"))
+    assert err.path == '["?"]'
+    assert err.reason == "keys must be strings, this one is read as sequence; quote it"
+
+
+def test_of_two_problems_on_one_line_the_first_column_is_reported(tmp_path: Path) -> None:
+    # pydantic reports timeout first (field order); the file has max_retries first
+    path = write(tmp_path, "models: {a: {provider: x, max_retries: -1, timeout: 0}}\n")
+    err = fails(path)
+    assert (err.source, err.path) == (f"{path}:1:27", "models.a.max_retries")
+
+
+def test_the_checks_across_the_file_wait_for_valid_keys_and_values(tmp_path: Path) -> None:
+    # docs/config.md: unknown agent models and duplicate ids are checked once the keys
+    # and values are valid, so the bad value is reported though the model comes first
+    path = write(tmp_path, "model: nosuch\npermissions: {mode: sometimes}\n")
+    err = fails(path)
+    assert (err.source, err.path) == (f"{path}:2:15", "permissions.mode")
+    path = write(tmp_path, "model: nosuch\nagents:\n  - id: a\n    options: {max_steps: 0}\n")
+    assert fails(path).path == "agents[0].options.max_steps"
+
+
+def test_a_core_key_error_keeps_the_validation_error_as_its_cause(tmp_path: Path) -> None:
+    # the core's models hide their input, so the cause can be shown (dsh -v)
+    err = fails(write(tmp_path, "models:\n  fast: {provider: x, timeout: 0}\n"))
+    assert isinstance(err.__cause__, ValidationError)
+    err = fails(write(tmp_path, "models:\n  fast: {provider: x, api_key: sk-live-SECRET}\n"))
+    assert isinstance(err.__cause__, ValidationError)
+    assert "SECRET" not in str(err.__cause__)
+
+
+def test_a_model_name_with_dashes_is_a_plain_path_part(tmp_path: Path) -> None:
+    err = fails(write(tmp_path, "models:\n  claude-sonnet: {provider: x, timeout: 0}\n"))
+    assert err.path == "models.claude-sonnet.timeout"
+
+
+def test_where_falls_back_to_the_deepest_part_the_file_has(tmp_path: Path) -> None:
+    path = write(tmp_path, "models:\n  fast: {provider: x}\nagents:\n  - id: a\n")
+    config = load_config(path)
+    assert config.where("agents", 0, "id") == f"{path}:4:5"
+    assert config.where("agents", 5, "model") == f"{path}:3:1"  # no sixth agent
+    assert config.where("models", "slow") == f"{path}:1:1"
+    assert load_config().where("models") == "<defaults>"  # no file, no line
+
+
+class Wide(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    a: int
+
+
+class Tall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    b: int = 0
+
+
+class Named(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+
+
+class Shape(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    target: Wide | Tall | None = None
+    either: Wide | Named | None = None
+    limit: int | Literal["auto"] = "auto"
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "path"),
+    [
+        ("shape:\n  limit: lots\n", "2:3", "shape.limit"),
+        ("shape:\n  target: {a: x}\n", "2:12", "shape.target.a"),
+        ("shape:\n  either: {}\n", "2:3", "shape.either.a"),
+    ],
+)
+def test_union_members_are_left_out_of_the_path(
+    tmp_path: Path, text: str, where: str, path: str
+) -> None:
+    """pydantic's loc names the union member (``target.Wide.a``, ``limit.int``); the
+    error names the keys of the file, and points at the deepest one it has."""
+    file = write(tmp_path, text)
+    err = fails(file, {"shape": Shape})
+    assert (err.source, err.path) == (f"{file}:{where}", path)
+
+
+def values_text(padding: int) -> str:
+    """A document of 99,006 values plus ``padding``: the root, three keys, three lists,
+    999 scalars under the anchor and 98 aliases of its 1,000 values."""
+    zeros = ", ".join(["0"] * 999)
+    aliases = ", ".join(["*a"] * 98)
+    extra = ", ".join(["0"] * padding)
+    return f"x: &a [{zeros}]\ny: [{aliases}]\nz: [{extra}]\n"
+
+
+def test_the_alias_limit_is_100000_values_counting_keys() -> None:
+    unchecked = {"x", "y", "z"}.__contains__  # plugins turned off: only the size counts
+    config = load_config(text=values_text(994), blocked=unchecked)
+    assert len(config.raw["y"]) == 98
+    with pytest.raises(ConfigError, match="expand it to more than 100,000 values"):
+        load_config(text=values_text(995), blocked=unchecked)
+
+
+def test_an_alias_inside_itself_is_measured_without_recursing() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(text="loop: &a [*a]\n", settings=SETTINGS)
+    assert info.value.path == "loop"
+    assert info.value.reason.startswith("section 'loop' is for a plugin that is not")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=RecursionError,
+    reason="bug: a recursive alias in agents[].options loads; the harness then dies "
+    "with RecursionError building the agent (and Config.to_dict raises ValueError)",
+)
+async def test_a_recursive_alias_in_agent_options_is_refused_at_load() -> None:
+    from dsh.testing import ScriptedModel, scripted_harness
+
+    text = "model: scripted\nmodels:\n  scripted: {provider: scripted}\n"
+    text += "agents:\n  - id: a\n    options: {x: &a [*a]}\n"
+    with pytest.raises(ConfigError) as info:
+        async with scripted_harness(ScriptedModel([]), config_text=text, load_entry_points=False):
+            pass
+    assert info.value.source.startswith("<string>:6:")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=ValueError,
+    reason="bug: a YAML value the constructor cannot build (2001-13-45, !!int abc) "
+    "escapes _config_yaml.parse as a bare ValueError, without file, line or key",
+)
+@pytest.mark.parametrize("value", ["2001-13-45", "!!int abc"])
+def test_a_value_yaml_cannot_construct_is_a_located_config_error(
+    tmp_path: Path, value: str
+) -> None:
+    path = write(tmp_path, f"agents:\n  - id: a\n    options: {{since: {value}}}\n")
+    err = fails(path)
+    assert err.source.startswith(f"{path}:3:")
+    assert err.reason.startswith("invalid YAML: ")
