@@ -138,13 +138,6 @@ def test_source_names_the_defaults_too() -> None:
     assert load_config(source="built in").source == "built in"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="bug: agents[].options.queue_mode passes the core option check, then "
-    "AgentConfig.agent_options replaces it with the entry's queue_mode (default "
-    "'batch'): the harness starts the agent in batch mode without a word",
-)
 async def test_queue_mode_in_agent_options_is_used_or_refused() -> None:
     text = SCRIPTED + "agents:\n  - id: a\n    options: {queue_mode: one-at-a-time}\n"
     try:
@@ -163,14 +156,24 @@ async def test_queue_mode_in_agent_options_is_used_or_refused() -> None:
         assert started.agent.options["queue_mode"] == "one-at-a-time"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=pytest.fail.Exception,
-    reason="bug: agents[].options.model is neither checked against models: nor used "
-    "(agent_options puts the entry's model or the default over it): a mistyped name "
-    "loads and is dropped",
+@pytest.mark.parametrize(
+    ("entry", "option"),
+    [("max_steps: 3", "{max_steps: 4}"), ("queue_mode: batch", "{queue_mode: one-at-a-time}")],
 )
+def test_an_option_the_entry_sets_too_is_refused(tmp_path: Path, entry: str, option: str) -> None:
+    key = entry.partition(":")[0]
+    text = f"agents:\n  - id: a\n    {entry}\n    options: {option}\n"
+    err = fails(write(tmp_path, text))
+    assert (err.path, err.reason) == (
+        f"agents[0].options.{key}",
+        f"{key!r} is set on the agent itself as well (agents[0].{key}); set it there only",
+    )
+
+
 def test_an_unknown_model_in_agent_options_is_refused(tmp_path: Path) -> None:
     text = "models:\n  fast: {provider: x}\nagents:\n  - id: a\n    options: {model: fsat}\n"
     err = fails(write(tmp_path, text))
-    assert err.path == "agents[0].options.model"
+    assert (err.path, err.reason) == (
+        "agents[0].options.model",
+        "the model goes on the agent itself (agents[0].model), not in its options",
+    )

@@ -128,8 +128,9 @@ class AgentConfig(BaseModel):
 
     def agent_options(self, model: str | None) -> dict[str, Any]:
         """The options an agent built from this entry gets, on ``model``: ``options``
-        with the entry's own keys on top (an empty ``system_prompt`` is left out)."""
-        return {**self.own_options(), "model": model, "queue_mode": self.queue_mode}
+        with the entry's own keys on top (an empty ``system_prompt`` is left out), and
+        the default ``queue_mode`` when neither sets it."""
+        return {"queue_mode": self.queue_mode, **self.own_options(), "model": model}
 
 
 class CoreKeys(BaseModel):

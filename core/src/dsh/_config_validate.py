@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 from yaml.nodes import Node
 
 from dsh._config_models import (
@@ -24,6 +25,9 @@ from dsh._options import CORE_OPTIONS, core_option_problem
 __all__ = ["validate"]
 
 _TYPO = 0.85  # difflib's ratio above which an unknown option is taken for a typo
+#: Agent options an ``agents:`` entry can set itself (``queue_mode``, ``max_steps``, ...):
+#: under ``options`` too, unless the entry sets them (``model``: on the entry only).
+_ENTRY_KEYS = frozenset(AgentConfig.model_fields) - {"id", "options"}
 
 
 def validate(
@@ -112,7 +116,15 @@ def _cross_check(
     for where, section in sections:  # plugin settings typed ModelName, if set
         for key in model_name_fields(type(section)):
             if key in section.model_fields_set:
-                check((*where, key), getattr(section, key))
+                value = getattr(section, key)
+                if isinstance(value, Mapping):  # dict[str, ModelName]: each value
+                    for inner, name in value.items():
+                        check((*where, key, inner), name)
+                elif isinstance(value, list | tuple | set | frozenset):
+                    for index, name in enumerate(value):
+                        check((*where, key, index), name)
+                else:
+                    check((*where, key), value)
     return problems
 
 
@@ -134,7 +146,16 @@ def _agent_options(
     for i, agent in enumerate(parsed.agents):
         for key, value in agent.options.items():
             loc: Loc = ("agents", i, "options", key)
-            if key in CORE_OPTIONS:
+            if key == "model" or key in agent.model_fields_set & _ENTRY_KEYS:
+                # the entry's own value would replace it without a word
+                where = f"agents[{i}].{key}"
+                reason = (
+                    f"the model goes on the agent itself ({where}), not in its options"
+                    if key == "model"
+                    else f"{key!r} is set on the agent itself as well ({where}); set it there only"
+                )
+                problems.append(locate(root, loc, reason))
+            elif key in CORE_OPTIONS:
                 problem = core_option_problem({key: value})
                 if problem is not None:
                     problems.append(locate(root, loc, problem))
@@ -216,7 +237,7 @@ def _unknown_key(loc: Loc, model: type[BaseModel], depth: int) -> str:
         model = ModelConfig if inner[0] == "models" else AgentConfig
     elif inner:
         return "unknown key"
-    expected = [info.alias or name for name, info in model.model_fields.items()]
+    expected = [_input_key(name, info) for name, info in model.model_fields.items()]
     hint = did_you_mean(str(loc[-1]), expected)
     return f"unknown key (expected one of: {', '.join(expected)}){hint}"
 
@@ -226,15 +247,15 @@ def _ignored_key(value: Any, raw: Any, loc: Loc) -> Loc | None:
     the core's rule (unknown keys fail); an explicit ``extra="ignore"`` is respected."""
     if isinstance(value, BaseModel) and isinstance(raw, Mapping):
         fields = type(value).model_fields
-        by_key = {info.alias or name: name for name, info in fields.items()}
+        config = value.model_config
+        # the key pydantic reads each field from, and its name too when it allows that
+        by_key = {_input_key(name, info): name for name, info in fields.items()}
+        if config.get("populate_by_name") or config.get("validate_by_name"):
+            by_key.update({name: name for name in fields})
         odd_alias = any(not isinstance(i.validation_alias, str | None) for i in fields.values())
-        if value.model_config.get("extra") is None and not odd_alias:
-            accepted = {*by_key, *fields}
-            accepted |= {
-                i.validation_alias for i in fields.values() if isinstance(i.validation_alias, str)
-            }
+        if config.get("extra") is None and not odd_alias:
             for key in raw:
-                if key not in accepted:
+                if key not in by_key:
                     return (*loc, key)
         for key, name in by_key.items():
             if key in raw and (found := _ignored_key(getattr(value, name), raw[key], (*loc, key))):
@@ -248,3 +269,9 @@ def _ignored_key(value: Any, raw: Any, loc: Loc) -> Loc | None:
             if key in raw and (found := _ignored_key(item, raw[key], (*loc, key))):
                 return found
     return None
+
+
+def _input_key(name: str, info: FieldInfo) -> str:
+    if isinstance(info.validation_alias, str):
+        return info.validation_alias
+    return info.alias or name

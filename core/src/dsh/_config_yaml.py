@@ -65,7 +65,10 @@ def parse(text: str, source: str) -> tuple[Node | None, Any]:
             return None, None
         check_keys(node, source, (), set())
         check_size(node, source)
-        return node, loader.construct_document(node)
+        try:
+            return node, loader.construct_document(node)
+        except (ValueError, TypeError, OverflowError) as exc:  # a scalar of a bad value
+            raise _unreadable(node, exc).error(source) from exc
     except yaml.MarkedYAMLError as exc:
         mark, reason = exc.problem_mark or exc.context_mark, f"invalid YAML: {exc.problem}"
         if exc.context and exc.context_mark:
@@ -86,6 +89,33 @@ def parse(text: str, source: str) -> tuple[Node | None, Any]:
     finally:
         if loader is not None:
             loader.dispose()
+
+
+def _unreadable(root: Node, error: Exception) -> Problem:
+    """Where the constructor failed: the first scalar, in file order, that a fresh
+    constructor refuses too (``2001-13-45`` read as a date, ``!!int abc``)."""
+    stack: list[tuple[Node, Loc]] = [(root, ())]
+    seen: set[int] = set()
+    while stack:
+        node, loc = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ScalarNode):
+            try:
+                yaml.SafeLoader("").construct_object(node)
+            except (ValueError, TypeError, OverflowError, yaml.YAMLError) as exc:
+                at, tag = node.start_mark, node.tag.rsplit(":", 1)[-1]
+                reason = f"invalid YAML: {node.value!r} cannot be read as {tag} ({exc})"
+                return Problem(at.line + 1, at.column + 1, format_path(loc), reason)
+        elif isinstance(node, SequenceNode):
+            stack.extend((item, (*loc, i)) for i, item in reversed(list(enumerate(node.value))))
+        elif isinstance(node, MappingNode):
+            for key, value in reversed(node.value):
+                stack.append((value, (*loc, key.value if isinstance(key, ScalarNode) else "?")))
+                stack.append((key, loc))
+    at = root.start_mark
+    return Problem(at.line + 1, at.column + 1, "", f"invalid YAML: {error}")
 
 
 def check_keys(node: Node, source: str, loc: Loc, seen: set[int]) -> None:
@@ -124,17 +154,26 @@ def check_size(root: Node, source: str) -> None:
     """Refuse a document whose aliases expand it past ``MAX_VALUES`` values (nested
     aliases can double it at every level: a few lines can stand for billions)."""
     sizes: dict[int, int] = {}
+    open_: set[int] = set()  # the nodes being measured: one met again contains itself
 
     def size(node: Node) -> int:
+        if id(node) in open_:
+            at = node.start_mark
+            reason = (
+                "this value contains itself (an alias inside its own anchor); "
+                "a config value cannot be recursive"
+            )
+            raise Problem(at.line + 1, at.column + 1, "", reason).error(source)
         known = sizes.get(id(node))
         if known is not None:
             return known
-        sizes[id(node)] = 1  # a node that contains itself counts once
+        open_.add(id(node))
         total = 1
         if isinstance(node, SequenceNode):
             total += sum(size(item) for item in node.value)
         elif isinstance(node, MappingNode):
             total += sum(size(key) + size(value) for key, value in node.value)
+        open_.discard(id(node))
         sizes[id(node)] = min(total, MAX_VALUES + 1)
         return sizes[id(node)]
 
