@@ -77,6 +77,28 @@ def test_agent_settings_out_of_range_are_refused_when_the_file_loads(
 
 
 @pytest.mark.parametrize(
+    ("entry", "path", "expected"),
+    [
+        ("models:\n  m: {provider: x, timeout: true}\n", "models.m.timeout", "a valid number"),
+        ("models:\n  m: {provider: x, read_timeout: yes}\n", "models.m.read_timeout", "number"),
+        ("models:\n  m: {provider: x, max_retries: on}\n", "models.m.max_retries", "integer"),
+        (
+            "models:\n  m: {provider: x, context_window: '8192'}\n",
+            "models.m.context_window",
+            "integer",
+        ),
+        ("agents:\n  - {id: a, max_steps: true}\n", "agents[0].max_steps", "a valid integer"),
+    ],
+)
+def test_numbers_of_models_and_agents_are_not_booleans_or_text(
+    tmp_path: Path, entry: str, path: str, expected: str
+) -> None:
+    """As under options: YAML reads yes/on/true as booleans, which are no counts."""
+    err = fails(write(tmp_path, entry))
+    assert err.path == path and expected in err.reason
+
+
+@pytest.mark.parametrize(
     ("options", "expected"),
     [
         ("{max_steps: true}", "option 'max_steps' must be an int > 0, not True"),

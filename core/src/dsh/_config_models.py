@@ -39,7 +39,8 @@ API_KEY_HINT = (
 
 
 class ModelConfig(BaseModel):
-    """One entry of ``models:``: which provider serves it and how to reach it."""
+    """One entry of ``models:``: which provider serves it and how to reach it. Numbers
+    are strict: YAML's ``yes`` is not 1, nor ``"60"`` 60."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -50,12 +51,12 @@ class ModelConfig(BaseModel):
     #: The NAME of the environment variable holding the key, never the key itself.
     api_key_env: str | None = None
     headers: dict[str, str] = {}
-    timeout: float = Field(default=60.0, gt=0)
+    timeout: float = Field(default=60.0, gt=0, strict=True)
     #: Longest wait for the next chunk of a streamed response, in seconds.
-    read_timeout: float | None = Field(default=None, gt=0)
-    max_retries: int = Field(default=2, ge=0)
-    context_window: int | None = Field(default=None, gt=0)
-    max_output_tokens: int | None = Field(default=None, gt=0)
+    read_timeout: float | None = Field(default=None, gt=0, strict=True)
+    max_retries: int = Field(default=2, ge=0, strict=True)
+    context_window: int | None = Field(default=None, gt=0, strict=True)
+    max_output_tokens: int | None = Field(default=None, gt=0, strict=True)
 
     @field_validator("base_url")
     @classmethod
@@ -111,7 +112,7 @@ class AgentConfig(BaseModel):
     #: and options for plugins that act per agent; checked by ``_config_validate``,
     #: which knows the plugins' settings models.
     options: dict[str, Any] = {}
-    max_steps: int | None = Field(default=None, gt=0)
+    max_steps: int | None = Field(default=None, gt=0, strict=True)
     queue_mode: Literal["batch", "one-at-a-time"] = "batch"
 
     def own_options(self) -> dict[str, Any]:
