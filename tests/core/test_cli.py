@@ -123,3 +123,38 @@ def test_config_check_accepts_a_model_only_a_plugin_serves(
     )
     assert main(["-c", str(path), "config", "check"]) == 0
     assert capsys.readouterr().out == f"{path}: ok\n"
+
+
+def test_config_check_prints_every_problem_and_run_counts_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "")
+    path = tmp_path / "dsh.yml"
+    path.write_text(
+        "models:\n  m: {provider: x, timeout: 0}\n"
+        "agents:\n  - id: a\n    max_steps: 0\n  - id: b\n    queue_mode: fifo\n"
+    )
+    assert main(["-c", str(path), "config", "check"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"dsh: {path}:2:20: models.m.timeout: Input should be greater than 0",
+        f"dsh: {path}:5:5: agents[0].max_steps: Input should be greater than 0",
+        f"dsh: {path}:7:5: agents[1].queue_mode: Input should be 'batch' or 'one-at-a-time'",
+        f"dsh: 3 problems in {path}",
+    ]
+    assert main(["-c", str(path), "run", "hi"]) == 2
+    assert capsys.readouterr().err == (
+        f"dsh: error: {path}:2:20: models.m.timeout: Input should be greater than 0 "
+        "(2 more problems in the file)\n"
+    )
+
+
+def test_config_check_prints_every_model_it_cannot_build(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "")
+    path = tmp_path / "dsh.yml"
+    path.write_text("models:\n  a: {provider: opnai}\n  b: {provider: openai-compatible}\n")
+    assert main(["-c", str(path), "config", "check"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split(": ")[2] for line in err[:2]] == ["models.a.provider", "models.b.base_url"]
+    assert err[2] == f"dsh: 2 problems in {path}"

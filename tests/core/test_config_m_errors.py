@@ -83,14 +83,25 @@ def test_of_two_problems_on_one_line_the_first_column_is_reported(tmp_path: Path
     assert (err.source, err.path) == (f"{path}:1:27", "models.a.max_retries")
 
 
-def test_the_checks_across_the_file_wait_for_valid_keys_and_values(tmp_path: Path) -> None:
-    # docs/config.md: unknown agent models and duplicate ids are checked once the keys
-    # and values are valid, so the bad value is reported though the model comes first
+def test_the_checks_across_the_file_are_reported_with_the_others(tmp_path: Path) -> None:
+    # every problem, in file order: the unknown model comes first although the bad value
+    # is found by an earlier check
     path = write(tmp_path, "model: nosuch\npermissions: {mode: sometimes}\n")
     err = fails(path)
-    assert (err.source, err.path) == (f"{path}:2:15", "permissions.mode")
+    assert [(p.source, p.path) for p in err.problems] == [
+        (f"{path}:1:1", "model"),
+        (f"{path}:2:15", "permissions.mode"),
+    ]
+    assert str(err) == err.problem + " (1 more problem in the file)"
     path = write(tmp_path, "model: nosuch\nagents:\n  - id: a\n    options: {max_steps: 0}\n")
-    assert fails(path).path == "agents[0].options.max_steps"
+    assert [p.path for p in fails(path).problems] == ["model", "agents[0].options.max_steps"]
+
+
+def test_model_names_are_checked_once_models_and_agents_are_valid(tmp_path: Path) -> None:
+    path = write(tmp_path, "model: nosuch\nmodels:\n  m: {provider: x, timeout: 0}\n")
+    err = fails(path)
+    assert [p.path for p in err.problems] == ["models.m.timeout"]
+    assert str(err) == err.problem
 
 
 def test_a_core_key_error_keeps_the_validation_error_as_its_cause(tmp_path: Path) -> None:

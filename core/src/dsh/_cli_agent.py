@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from dsh._render import CLOSED_STATUS, Renderer
-from dsh.errors import DshError
+from dsh.errors import ConfigError, DshError
 
 if TYPE_CHECKING:
     from dsh.agent import AgentHandle
@@ -182,6 +182,12 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
             from dsh.llm.providers import build_configured
 
             build_configured(config, served)
+    except ConfigError as error:  # every problem, one line each
+        for problem in error.problems:
+            print(f"dsh: {problem.problem}", file=sys.stderr)
+        if error.more:
+            print(f"dsh: {len(error.problems)} problems in {path}", file=sys.stderr)
+        return 1
     except DshError as error:
         print(f"dsh: {error}", file=sys.stderr)
         return 1

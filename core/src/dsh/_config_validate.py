@@ -1,5 +1,5 @@
 """Checking a parsed ``dsh.yml`` against the core's models and each plugin's settings
-model: every problem located (line, column, key path), the first in the file reported."""
+model: every problem located (line, column, key path) and reported, in file order."""
 
 from __future__ import annotations
 
@@ -70,12 +70,13 @@ def validate(
     own: list[tuple[Loc, BaseModel]] = []  # plugin settings under agents[].options
     if parsed is not None:
         problems += _agent_options(root, parsed, data, settings, blocked, own)
-    if not problems and parsed is not None:
+    if parsed is not None:
         problems += _cross_check(root, parsed, [((name,), s) for name, s in sections.items()])
         problems += _cross_check(root, parsed, own, agents=False)
-    if problems:
-        first = min(problems)
-        raise first.error(source) from first.cause
+    if problems:  # all of them, in file order (a place may have several; none twice)
+        unique = {(p.line, p.column, p.path, p.reason): p for p in problems}
+        first, *rest = sorted(unique.values())
+        raise first.error(source, [p.error(source) for p in rest]) from first.cause
     assert parsed is not None
     models = {
         k: m if m.model is not None else m.model_copy(update={"model": k})

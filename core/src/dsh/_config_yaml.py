@@ -193,8 +193,8 @@ class Problem:
     reason: str = field(compare=False)
     cause: BaseException | None = field(default=None, compare=False)
 
-    def error(self, source: str) -> ConfigError:
-        return ConfigError(f"{source}:{self.line}:{self.column}", self.path, self.reason)
+    def error(self, source: str, more: Sequence[ConfigError] = ()) -> ConfigError:
+        return ConfigError(f"{source}:{self.line}:{self.column}", self.path, self.reason, more)
 
 
 def locate(

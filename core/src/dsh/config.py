@@ -2,10 +2,11 @@
 
 Loading turns the file into pydantic models. Every problem becomes one
 :class:`~dsh.errors.ConfigError` naming the file, the line and column, the key path
-(``agents[0].model``) and the reason; when a file has several problems the first in
-the file is reported, and pydantic's ``ValidationError`` stays as ``__cause__`` when its
-model hides the input. The models are in ``_config_models``, the checks in
-``_config_validate``, the YAML reading in ``_config_yaml``.
+(``agents[0].model``) and the reason; when a file has several problems the error names
+the first in the file and holds the others (``ConfigError.problems``), and pydantic's
+``ValidationError`` stays as ``__cause__`` when its model hides the input. The models
+are in ``_config_models``, the checks in ``_config_validate``, the YAML reading in
+``_config_yaml``.
 """
 
 from __future__ import annotations

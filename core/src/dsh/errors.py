@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = [
     "ConfigError",
     "DshError",
@@ -72,16 +74,29 @@ class PluginLoadError(DshError):
 
 
 class ConfigError(DshError):
-    """Configuration is invalid. Names the file, the key path and the reason."""
+    """Configuration is invalid. Names the file, the key path and the reason: of the
+    first problem in the file, with the others in ``more`` (``problems`` is all of
+    them, in file order; ``dsh config check`` prints each)."""
 
     code = "CONFIG"
 
-    def __init__(self, source: str, path: str, reason: str) -> None:
+    def __init__(
+        self, source: str, path: str, reason: str, more: Sequence[ConfigError] = ()
+    ) -> None:
         where = f"{source}: {path}" if path else source
-        super().__init__(f"{where}: {reason}")
+        #: This one problem as a line: ``file:line:column: key.path: reason``.
+        self.problem = f"{where}: {reason}"
+        self.more = tuple(more)
+        count = len(self.more)
+        also = f" ({count} more problem{'s' if count > 1 else ''} in the file)" if count else ""
+        super().__init__(self.problem + also)
         self.source = source
         self.path = path
         self.reason = reason
+
+    @property
+    def problems(self) -> tuple[ConfigError, ...]:
+        return (self, *self.more)
 
 
 class EventDataError(DshError):

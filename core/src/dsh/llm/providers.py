@@ -125,15 +125,18 @@ def build_configured(
     ``served`` whose provider dsh does not build (a plugin registers that model, e.g.
     ``provider: scripted``). A problem is a ``ConfigError`` with the file's line."""
     built = []
+    problems = []
     for name, settings in config.models.items():
         if name in served and settings.provider not in PROVIDERS:
             continue
         try:
             built.append(build_model(name, settings, source=config.source, env=env))
         except ConfigError as error:
-            key = error.path.rsplit(".", 1)[-1]
-            where = config.where("models", name, key)
-            raise ConfigError(where, error.path, error.reason) from None
+            where = config.where("models", name, error.path.rsplit(".", 1)[-1])
+            problems.append(ConfigError(where, error.path, error.reason))
+    if problems:
+        first, *rest = problems  # in file order, as models: is
+        raise ConfigError(first.source, first.path, first.reason, rest)
     return built
 
 
