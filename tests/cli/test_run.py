@@ -188,6 +188,7 @@ def dsh_fed(
         (["-", "what", "changed?"], "+new line\n-old line\n\nwhat changed?"),
         (["first", "-", "then this"], "first\n\n+new line\n-old line\n\nthen this"),
         (["-"], "+new line\n-old line"),
+        (["list", "the files"], "list the files"),  # no -: stdin is not read
     ],
 )
 def test_a_dash_in_the_prompt_is_the_text_on_stdin(
@@ -205,24 +206,6 @@ def test_a_dash_in_the_prompt_is_the_text_on_stdin(
     )
     assert done.returncode == 0, done.stderr
     assert server.bodies()[0]["messages"][-1] == {"role": "user", "content": sent}
-
-
-def test_prompt_words_are_joined_by_spaces_and_stdin_is_left_alone(
-    model_server: Any, cli_env: dict[str, str], tmp_path: Path
-) -> None:
-    server = model_server([text_reply("ok")])
-    done = dsh_fed(
-        "-m",
-        model_arg(server),
-        "run",
-        "list",
-        "the files",
-        stdin=b"not read",
-        env=cli_env,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stderr
-    assert server.bodies()[0]["messages"][-1]["content"] == "list the files"
 
 
 @pytest.mark.parametrize(
