@@ -234,7 +234,6 @@ def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
             raise DshError(
                 'run: the prompt is empty; give the text to send (dsh run "list the files")'
             )
-    if args.command == "run":
         from dsh._cli_agent import run as command
     else:
         from dsh._cli_chat import chat as command
