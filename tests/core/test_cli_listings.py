@@ -83,7 +83,7 @@ def test_models_lists_configured_plugin_and_built_in_models_and_the_one_run_uses
     config.write_text(CONFIG)
     assert main(["--cwd", str(workspace), "models"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == ["NAME", "PROVIDER", "MODEL", "CONTEXT", "FROM"]
+    assert out[0].split() == ["NAME", "PROVIDER", "MODEL", "CONTEXT", "KEY", "FROM"]
     assert [line.split()[:4] for line in out[1:-1]] == [
         ["house", "scripted", "-", "4,096"],
         ["fast", "openai", "gpt-4.1-mini", "1,000,000"],
@@ -91,6 +91,7 @@ def test_models_lists_configured_plugin_and_built_in_models_and_the_one_run_uses
         ["local", "llama.cpp", "qwen2.5-coder-0.5b-instruct", "8,192"],
     ]
     assert out[1].endswith("  plugin in-house") and out[2].endswith(f"  {config}")
+    assert "  OPENAI_API_KEY (not set)  " in out[2] and out[3].split()[4] == "-"
     assert out[-1] == f"dsh run and dsh chat use box: the model of agent 'main' in {config}"
 
     rows = {row["name"]: row for row in listed(capsys, "--cwd", str(workspace), "models")}
@@ -103,6 +104,8 @@ def test_models_lists_configured_plugin_and_built_in_models_and_the_one_run_uses
         None,
     )
     assert rows["fast"]["max_output_tokens"] == 32768  # the provider's default, filled in
+    assert (rows["fast"]["api_key_env"], rows["fast"]["api_key_set"]) == ("OPENAI_API_KEY", False)
+    assert (rows["house"]["api_key_env"], rows["house"]["api_key_set"]) == (None, None)
 
 
 def test_models_follow_m_as_run_does(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -149,6 +152,10 @@ def test_a_provider_key_picks_the_model_and_is_never_shown(
     assert "dsh run and dsh chat use anthropic:claude-sonnet-4-5: ANTHROPIC_API_KEY is set" in (
         captured.out
     )
+    assert "  ANTHROPIC_API_KEY (set)  " in captured.out
+    json_part = captured.out[captured.out.index("[") :]
+    [row] = [r for r in json.loads(json_part) if r["name"] == "anthropic:claude-sonnet-4-5"]
+    assert (row["api_key_env"], row["api_key_set"]) == ("ANTHROPIC_API_KEY", True)
 
 
 def test_a_bad_config_is_one_clear_line(

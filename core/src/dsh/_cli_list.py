@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
 from dsh._cli_agent import cli_harness, first_agent
+from dsh.config import ModelConfig
 
 if TYPE_CHECKING:
     from dsh.harness import Harness
@@ -31,9 +33,16 @@ async def models(args: argparse.Namespace, pm: PluginManager) -> int:
         print(json.dumps(rows, indent=2))
         return 0
     _table(
-        ("NAME", "PROVIDER", "MODEL", "CONTEXT", "FROM"),
+        ("NAME", "PROVIDER", "MODEL", "CONTEXT", "KEY", "FROM"),
         [
-            (r["name"], r["provider"], r["model"] or "-", _count(r["context_window"]), r["from"])
+            (
+                r["name"],
+                r["provider"],
+                r["model"] or "-",
+                _count(r["context_window"]),
+                _key(r["api_key_env"], r["api_key_set"]),
+                r["from"],
+            )
             for r in rows
         ],
         right=3,
@@ -46,10 +55,14 @@ def _model_row(harness: Harness, name: str, choice: Choice) -> dict[str, Any]:
     model = harness.models.get(name, agent="dsh models")
     info = model.info
     origin = harness.models.origin(name)
+    config = getattr(model, "config", None)  # models served over HTTP have one
+    variable = config.api_key_env if isinstance(config, ModelConfig) else None
     return {
         "name": name,
         "provider": info.provider,
         "model": getattr(model, "model_id", None),
+        "api_key_env": variable,  # its name, and whether it is set: never the key
+        "api_key_set": None if variable is None else bool(os.environ.get(variable)),
         "context_window": info.context_window,
         "max_output_tokens": info.max_output_tokens,
         "plugin": origin,
@@ -74,6 +87,8 @@ def _local_row(choice: Choice) -> dict[str, Any]:
         "name": "local",
         "provider": "llama.cpp",
         "model": LOCAL_MODEL_ID,
+        "api_key_env": None,
+        "api_key_set": None,
         "context_window": LOCAL_CONTEXT,
         "max_output_tokens": None,
         "plugin": None,
@@ -119,6 +134,10 @@ def _sentence(text: str) -> str:
     flat = " ".join(text.split())
     end = flat.find(". ")
     return flat if end < 0 else flat[: end + 1]
+
+
+def _key(variable: str | None, present: bool | None) -> str:
+    return "-" if variable is None else f"{variable} ({'set' if present else 'not set'})"
 
 
 def _count(value: int | None) -> str:
