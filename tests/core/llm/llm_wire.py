@@ -45,7 +45,7 @@ class Reply:
     body: bytes | list[bytes] = b""
     headers: dict[str, str] = field(default_factory=lambda: {"content-type": "text/event-stream"})
     #: after the body: "end" (a complete response), "drop" (close mid-body) or "stall";
-    #: status 0 sends nothing at all and stalls
+    #: status 0 sends nothing at all and stalls (with "drop": closes the connection)
     then: str = "end"
     pause: float = 0.0  # seconds between pieces
 
@@ -130,7 +130,8 @@ class WireServer:
     ) -> bool:
         """Send ``reply``; False when the connection is done afterwards."""
         if reply.status == 0:
-            await self._stall(reader)
+            if reply.then != "drop":
+                await self._stall(reader)
             return False
         reason = (
             HTTPStatus(reply.status).phrase
