@@ -23,6 +23,7 @@ __all__ = [
     "error_from_body",
     "error_from_status",
     "error_from_transport",
+    "malformed",
     "retry_after",
 ]
 
@@ -94,6 +95,15 @@ def _shorten(text: str) -> str:
 
 def _redact(text: str, secret: str | None) -> str:
     return text.replace(secret, "***") if secret else text
+
+
+def malformed(model: str, what: str, data: str, error: Exception, secret: str | None) -> ModelError:
+    """MALFORMED_RESPONSE for a stream item that cannot be read, quoting its start: the
+    key is hidden before the cut (a cut could leave a piece of it no longer matching)."""
+    shown = _redact(data, secret)[:200]
+    cause = _redact(f"{type(error).__name__}: {error}", secret)
+    message = f"model {model!r}: unreadable {what} {shown!r} ({cause})"
+    return ModelError("MALFORMED_RESPONSE", message)
 
 
 def _is_context(kind: str, message: str) -> bool:

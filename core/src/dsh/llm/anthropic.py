@@ -11,7 +11,7 @@ from json import dumps, loads
 from typing import Any, Final
 
 from dsh.errors import ModelError
-from dsh.llm._errors import error_from_body
+from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
 from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
 from dsh.messages import (
@@ -113,11 +113,7 @@ class AnthropicModel(HttpModel):
                     elif kind == "error":
                         raise error_from_body(self.name, item, secret=key)
                 except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
-                    raise ModelError(
-                        "MALFORMED_RESPONSE",
-                        f"model {self.name!r}: unreadable event {data[:200]!r} "
-                        f"({type(exc).__name__}: {exc})",
-                    ) from exc
+                    raise malformed(self.name, "event", data, exc, key) from exc
         if not done:
             raise ModelError(
                 "STREAM_CLOSED", f"model {self.name!r}: the stream ended before message_stop"

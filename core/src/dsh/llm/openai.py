@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from dsh.config import ModelConfig
 from dsh.errors import ModelError
-from dsh.llm._errors import error_from_body
+from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
 from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
 from dsh.messages import (
@@ -129,11 +129,7 @@ class OpenAICompatibleModel(HttpModel):
                     if usage:
                         yield UsageChunk(_usage(usage))
                 except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
-                    raise ModelError(
-                        "MALFORMED_RESPONSE",
-                        f"model {self.name!r}: unreadable chunk {data[:200]!r} "
-                        f"({type(exc).__name__}: {exc})",
-                    ) from exc
+                    raise malformed(self.name, "chunk", data, exc, key) from exc
         if not done:
             raise ModelError(
                 "STREAM_CLOSED", f"model {self.name!r}: the stream ended before [DONE]"
