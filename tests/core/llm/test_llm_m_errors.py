@@ -182,7 +182,18 @@ async def test_a_redirect_is_not_followed_so_the_key_goes_nowhere_else() -> None
         err = await fails(openai(server.url))
         assert [r.path for r in server.requests] == ["/v1/chat/completions"]
     assert err.code == "INVALID_REQUEST"
-    assert "HTTP 307" in err.message
+    assert err.message == (
+        "model 'wire': HTTP 307: the server redirects to /elsewhere/chat/completions; "
+        "set base_url to the API's own address"
+    )
+
+
+async def test_a_chunk_with_a_null_error_is_read_as_a_chunk() -> None:
+    chunk = {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}
+    body = b"data: " + json.dumps({**chunk, "error": None}).encode() + b"\n\ndata: [DONE]\n\n"
+    async with WireServer([sse(body)]) as server:
+        _, message = await collect(openai(server.url), ASK)
+    assert (message.text, message.stop_reason) == ("hi", "stop")
 
 
 # -- errors inside a stream ---------------------------------------------------------------

@@ -125,6 +125,10 @@ def error_from_status(
         kind, message = _details(json.loads(text))
     except ValueError:
         kind, message = "", text or httpx.codes.get_reason_phrase(status)
+    if 300 <= status < 400:  # dsh does not follow redirects: the address is not the API's
+        target = headers.get("location")
+        kind, message = "", "the server redirects" + (f" to {target}" if target else "")
+        message += "; set base_url to the API's own address"
     code = _status_code(status)
     if code not in ("AUTH", "RATE_LIMIT") and _is_context(kind, message):
         code = "CONTEXT_WINDOW_EXCEEDED"

@@ -105,7 +105,7 @@ class OpenAICompatibleModel(HttpModel):
                     chunk = loads(data)
                     if chunk.__class__ is not dict:
                         raise TypeError("not a JSON object")
-                    if "error" in chunk:
+                    if "error" in chunk and chunk["error"] is not None:
                         raise error_from_body(self.name, chunk, secret=key)
                     choices = chunk.get("choices")
                     if choices:
