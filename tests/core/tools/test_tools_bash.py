@@ -171,6 +171,35 @@ async def test_abort_escalates_to_sigkill_for_processes_ignoring_sigterm(
         assert not any(running(p) for p in processes)
 
 
+async def test_an_abort_while_the_process_starts_still_ends_it(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command runs before ``open_process`` hands the process back (its pipes are
+    still being connected): an abort landing then must not leave it running."""
+    real = anyio.open_process
+    aborted = anyio.Event()
+
+    async def slow_to_hand_back(*args: Any, **kwargs: Any) -> Any:
+        process = await real(*args, **kwargs)
+        await aborted.wait()  # the abort lands here
+        return process
+
+    monkeypatch.setattr(anyio, "open_process", slow_to_hand_back)
+    command = f"echo $$ > shell.pid; {TWO_SLEEPERS}"
+    model = ScriptedModel([tool_calls(("bash", {"command": command}))])
+    async with scripted_harness(model, load_entry_points=False, workspace=workspace) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        agent.send("go")
+        processes = await pids(workspace, "shell.pid", "bg.pid", "fg.pid")
+        agent.abort()
+        aborted.set()
+        with anyio.fail_after(LIMIT):
+            await agent.when_idle()
+        assert not any(running(p) for p in processes)
+        ends = [e.data["reason"] for e in agent.session.events if e.type == "turn/end"]
+    assert ends == ["aborted"]
+
+
 async def test_abort_through_run_turn_leaves_queued_turns_working(workspace: Path) -> None:
     """After an aborted bash call the agent still runs bash normally."""
     model = ScriptedModel(

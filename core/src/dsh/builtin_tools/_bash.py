@@ -146,15 +146,19 @@ async def run_command(
     shell = shutil.which("bash") or "/bin/sh"
     output = _HeadTail(MAX_OUTPUT_BYTES)
     closed = anyio.Event()
-    process = await anyio.open_process(
-        [shell, "-c", command],
-        cwd=cwd,
-        env={name: value for name, value in os.environ.items() if name not in hidden},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    # Shielded: the command may be running before the process object exists, and an
+    # abort landing in between would leave it running, unreaped. The first await after
+    # this, inside the try below, takes the abort and ends the group.
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(
+            [shell, "-c", command],
+            cwd=cwd,
+            env={name: value for name, value in os.environ.items() if name not in hidden},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     async def collect() -> None:
         assert process.stdout is not None
