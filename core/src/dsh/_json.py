@@ -108,13 +108,23 @@ def _is_plain(value: Any) -> bool:
 
 def check_json(value: Any, event_type: str, path: str = "data") -> None:
     """Raise EventDataError (naming ``path``) if ``value`` is not lossless JSON."""
-    if not _is_plain(value):
-        _explain(value, event_type, path)
+    try:
+        plain = _is_plain(value)
+    except RecursionError:  # it contains itself, or nests deeper than the stack
+        plain = False
+    if not plain:
+        try:
+            _explain(value, event_type, path, set())
+        except RecursionError:
+            raise EventDataError(event_type, path, "it nests too deeply to be JSON") from None
 
 
-def _explain(value: Any, event_type: str, path: str) -> None:
-    # The slow walk, only on failure: it knows where it is.
+def _explain(value: Any, event_type: str, path: str, open_: set[int]) -> None:
+    # The slow walk, only on failure: it knows where it is (``open_``: the containers
+    # it is inside, so one met again is a value that contains itself).
     kind = type(value)
+    if (kind is dict or kind is list) and id(value) in open_:
+        raise EventDataError(event_type, path, "the value contains itself")
     if kind in _SCALARS:
         return
     if kind is float:
@@ -122,16 +132,20 @@ def _explain(value: Any, event_type: str, path: str) -> None:
             raise EventDataError(event_type, path, f"{value!r} is not representable in JSON")
         return
     if kind is dict:
+        open_.add(id(value))
         for key, item in value.items():
             if type(key) is not str:
                 raise EventDataError(
                     event_type, path, f"key {key!r} is a {type(key).__name__}, not a str"
                 )
-            _explain(item, event_type, f"{path}.{key}")
+            _explain(item, event_type, f"{path}.{key}", open_)
+        open_.discard(id(value))
         return
     if kind is list:
+        open_.add(id(value))
         for index, item in enumerate(value):
-            _explain(item, event_type, f"{path}[{index}]")
+            _explain(item, event_type, f"{path}[{index}]", open_)
+        open_.discard(id(value))
         return
     raise EventDataError(
         event_type, path, f"{kind.__name__} values are not lossless JSON (got {value!r:.80})"

@@ -1,0 +1,195 @@
+"""What `dsh run` and `dsh chat` show, beyond test_render.py (the renderer alone): the
+answer on stdout and one line per note on stderr, previews and their limits, the
+session it watches, --json lines, and a reader that goes away."""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+from typing import Any
+
+import pytest
+
+from dsh._render import Renderer, shorten
+from dsh.session import Session
+
+Event = tuple[str, dict[str, Any]]
+
+
+def chunk(text: str, kind: str = "text") -> Event:
+    return "assistant/chunk", {"kind": kind, "text": text}
+
+
+def call(name: str, arguments: str) -> Event:
+    return "tool/call", {"call_id": "c", "name": name, "arguments": arguments}
+
+
+def result(content: str, *, is_error: bool = False) -> Event:
+    return "tool/result", {"call_id": "c", "name": "bash", "content": content, "is_error": is_error}
+
+
+def turn_end(turn: int = 1, reason: str = "completed", **extra: Any) -> Event:
+    usage = {"input_tokens": 12, "output_tokens": 3}
+    return "turn/end", {"turn": turn, "reason": reason, "usage": usage, **extra}
+
+
+def feed(renderer: Renderer, *events: Event, session: Session | None = None) -> None:
+    session = session or Session("s")
+    for kind, data in events:
+        renderer.session_event(session, session.append(kind, data))
+
+
+def shown(*events: Event, json: bool = False) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    feed(Renderer(out, err, json=json), *events)
+    return out.getvalue(), err.getvalue()
+
+
+def test_the_answer_streams_to_stdout_and_each_note_is_a_line_of_stderr() -> None:
+    out, err = shown(
+        chunk("Hel"),
+        chunk("lo"),
+        call("read", '{"path": "a.txt"}'),
+        result("x\ny"),
+        chunk("Done.\n"),
+        turn_end(),
+    )
+    # a note ends the answer's unfinished line on stdout, once
+    assert out == "Hello\nDone.\n"
+    assert err == (
+        '→ read({"path": "a.txt"})\n'
+        "← bash: x y (2 lines)\n"
+        "[turn 1 completed · 12 in / 3 out tokens]\n"
+    )
+
+
+def test_only_text_chunks_are_shown() -> None:
+    out, err = shown(chunk("thinking it over", kind="reasoning"), chunk("Yes."))
+    assert (out, err) == ("Yes.", "")
+
+
+def test_previews_are_one_line_of_at_most_their_limit() -> None:
+    assert shorten("a" * 100) == "a" * 100
+    assert shorten("a" * 101) == "a" * 99 + "…"
+    assert shorten(" one\n\ttwo   three \n") == "one two three"
+    assert shorten("abcdef", 4) == "abc…"
+
+
+def test_a_tool_calls_arguments_are_shown_in_60_characters() -> None:
+    arguments = '{"command": "' + "x" * 80 + '"}'
+    _, err = shown(call("bash", arguments))
+    assert err == f"→ bash({arguments[:59]}…)\n"
+
+
+def test_a_results_preview_is_100_characters() -> None:
+    _, err = shown(result("y" * 100), result("z" * 101))
+    assert err.splitlines() == [f"← bash: {'y' * 100} (1 line)", f"← bash: {'z' * 99}… (1 line)"]
+
+
+def test_an_error_results_reason_is_shown_up_to_400_characters() -> None:
+    _, err = shown(result("e" * 400, is_error=True), result("f" * 401, is_error=True))
+    assert err.splitlines() == [f"✗ bash: {'e' * 400}", f"✗ bash: {'f' * 399}…"]
+
+
+def test_a_retry_says_why_the_model_call_is_retried() -> None:
+    data = {"turn": 1, "step": 1, "attempt": 1, "code": "RATE_LIMIT", "message": "slow\ndown"}
+    _, err = shown(("step/retry", data))
+    assert err == "↻ retrying the model call (RATE_LIMIT: slow down)\n"
+
+
+def test_a_failed_turn_shows_its_reason_tokens_and_error() -> None:
+    error = {"code": "TRANSPORT", "message": "connection refused"}
+    _, err = shown(turn_end(2, "error", error=error))
+    assert err == "[turn 2 error · 12 in / 3 out tokens] TRANSPORT: connection refused\n"
+
+
+def test_only_the_watched_session_is_shown() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    renderer = Renderer(out, err)
+    renderer.session_id = "s"
+    feed(renderer, chunk("summary of the chat"), turn_end(), session=Session("summariser"))
+    assert (out.getvalue(), err.getvalue(), renderer.last_end) == ("", "", None)
+    feed(renderer, chunk("answer"), turn_end(), session=Session("s"))
+    assert out.getvalue() == "answer\n"
+    assert renderer.last_end is not None and renderer.last_end["reason"] == "completed"
+
+
+def test_json_writes_each_event_as_one_line_of_stdout() -> None:
+    session = Session("s")
+    out, err = io.StringIO(), io.StringIO()
+    renderer = Renderer(out, err, json=True)
+    events = [session.append(*chunk("hi\n")), session.append(*turn_end())]
+    for event in events:
+        renderer.session_event(session, event)
+    assert out.getvalue().splitlines() == [event.to_json() for event in events]
+    assert err.getvalue() == ""
+
+
+class GoneReader(io.StringIO):
+    """A stream whose reader went away: every write fails as a closed pipe does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
+def test_a_closed_output_is_given_up_once_and_the_turns_end_still_counts() -> None:
+    out = GoneReader()
+    renderer = Renderer(out, io.StringIO(), json=True)
+    closed: list[bool] = []
+    renderer.on_closed = lambda: closed.append(True)
+
+    feed(renderer, chunk("a"), chunk("b"), turn_end(reason="aborted"))
+
+    assert renderer.closed and closed == [True]
+    assert out.writes == 1  # nothing is written after the first failure
+    assert renderer.last_end is not None and renderer.last_end["reason"] == "aborted"
+
+
+def test_a_closed_pipe_is_pointed_at_dev_null_so_later_writes_do_not_fail() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    with open(write_end, "w") as stream:
+        renderer = Renderer(stream, io.StringIO(), json=True)
+        feed(renderer, chunk("lost"))
+        assert renderer.closed
+        stream.write("what is still buffered at exit\n")
+        stream.flush()
+
+
+def test_an_output_error_that_is_not_a_closed_pipe_is_not_swallowed() -> None:
+    class Full(io.StringIO):
+        def write(self, text: str) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    renderer = Renderer(Full(), io.StringIO())
+    with pytest.raises(OSError, match="No space left"):
+        feed(renderer, chunk("hi"))
+    assert not renderer.closed
+
+
+def test_each_piece_of_the_answer_is_flushed_as_it_comes() -> None:
+    class Flushes(io.StringIO):
+        def __init__(self) -> None:
+            super().__init__()
+            self.flushed: list[str] = []
+
+        def flush(self) -> None:
+            self.flushed.append(self.getvalue())
+
+    out, err = Flushes(), Flushes()
+    feed(Renderer(out, err), chunk("Hel"), chunk("lo"), turn_end())
+    assert out.flushed == ["Hel", "Hello", "Hello\n"]
+    assert err.flushed == ["[turn 1 completed · 12 in / 3 out tokens]\n"]
+
+
+def test_errors_outside_a_turn_are_kept_for_the_exit_status() -> None:
+    renderer = Renderer(io.StringIO(), io.StringIO())
+    failure = RuntimeError("the session could not be saved")
+    renderer.agent_error(agent=None, error=failure)  # type: ignore[arg-type]
+    assert renderer.agent_errors == [failure]
