@@ -208,6 +208,17 @@ def test_a_dash_in_the_prompt_is_the_text_on_stdin(
     assert server.bodies()[0]["messages"][-1] == {"role": "user", "content": sent}
 
 
+def test_stdin_from_a_windows_editor_is_read_as_its_text(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    # a byte order mark is not part of the text; CRLF line ends read as "\n"
+    server = model_server([text_reply("ok")])
+    stdin = b"\xef\xbb\xbfline one\r\nline two\r\n"
+    done = dsh_fed("-m", model_arg(server), "run", "-", stdin=stdin, env=cli_env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert server.bodies()[0]["messages"][-1] == {"role": "user", "content": "line one\nline two"}
+
+
 @pytest.mark.parametrize(
     ("words", "stdin", "error"),
     [

@@ -34,7 +34,7 @@ agents:
 
 @tool(mutating=True, path_args=("path",))
 def stamp(path: str) -> str:
-    """Stamp a file. It writes the date at its end.
+    """Stamp a file, e.g. notes.txt. It writes the date at its end.
 
     Nothing else."""
     return path
@@ -179,7 +179,8 @@ def test_tools_lists_each_tool_with_its_plugin_and_what_permissions_read(
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == ["NAME", "PLUGIN", "MUTATING", "DESCRIPTION"]
     # core defaults register last, so that a plugin's tool can take a built-in's name
-    assert out[1].split(None, 3) == ["stamp", "in-house", "yes", "Stamp a file."]
+    # the first sentence: "e.g. " does not end it
+    assert out[1].split(None, 3) == ["stamp", "in-house", "yes", "Stamp a file, e.g. notes.txt."]
     read = next(line for line in out if line.startswith("read "))
     assert read.split(None, 3) == ["read", "dsh.builtin_tools", "no", "Read a text file."]
 

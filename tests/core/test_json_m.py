@@ -124,6 +124,13 @@ def test_a_tool_result_with_a_lone_surrogate_keeps_its_other_values_json_form() 
     )
 
 
+def test_a_str_holding_a_lone_surrogate_itself_is_read() -> None:
+    # not escaped: the surrogate is in the str (pydantic-core cannot read it as UTF-8)
+    assert decode('{"name": "caf\udce9"}') == {"name": "caf\udce9"}
+    with pytest.raises(ValueError, match="Unterminated string"):
+        decode('{"name": "caf\udce9}')
+
+
 @pytest.mark.parametrize(
     ("text", "error"),
     [

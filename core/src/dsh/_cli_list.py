@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 from dsh._cli_agent import cli_harness, first_agent
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
 __all__ = ["models", "tools"]
+
+# A period and a space end a sentence, except after "e.g.", "i.e.", "cf." and "vs.".
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bcf)(?<!\bvs)\. ", re.IGNORECASE)
 
 
 async def models(args: argparse.Namespace, pm: PluginManager) -> int:
@@ -132,8 +136,8 @@ async def tools(args: argparse.Namespace, pm: PluginManager) -> int:
 def _sentence(text: str) -> str:
     """The first sentence of ``text``, on one line."""
     flat = " ".join(text.split())
-    end = flat.find(". ")
-    return flat if end < 0 else flat[: end + 1]
+    end = _SENTENCE_END.search(flat)
+    return flat if end is None else flat[: end.start() + 1]
 
 
 def _key(variable: str | None, present: bool | None) -> str:

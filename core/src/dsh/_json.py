@@ -76,6 +76,8 @@ def decode(text: str | bytes) -> Any:
         except ValueError:
             pass
         raise
+    except TypeError:  # a str holding a lone surrogate itself, unreadable as UTF-8
+        return json.loads(text)
 
 
 def _is_plain(value: Any) -> bool:

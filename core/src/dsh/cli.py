@@ -242,7 +242,8 @@ def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
 
 def _prompt(parts: list[str]) -> str:
     """``dsh run``'s prompt: its words joined by spaces, and in place of ``-`` the text
-    read from stdin, set off from the words by blank lines."""
+    read from stdin, set off from the words by blank lines (a byte order mark dropped,
+    Windows line ends read as ``\\n``)."""
     if parts.count("-") > 1:
         raise DshError("run: - (stdin) is given more than once; stdin can be read once")
     if "-" not in parts:
@@ -250,7 +251,7 @@ def _prompt(parts: list[str]) -> str:
     at = parts.index("-")
     data = sys.stdin.buffer.read()
     try:
-        text = data.decode("utf-8").strip("\n")
+        text = data.decode("utf-8-sig").replace("\r\n", "\n").strip("\n")
     except UnicodeDecodeError as exc:
         raise DshError(f"run: stdin is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     pieces = [" ".join(parts[:at]), text, " ".join(parts[at + 1 :])]
