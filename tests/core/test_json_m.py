@@ -54,8 +54,11 @@ def refusal(data: dict[str, Any], event_type: str = "note/x") -> EventDataError:
             "data.when[0]",
             "date values are not lossless JSON (got datetime.date(2024, 1, 2))",
         ),
+        # a key that would read as more path is quoted
+        ({"a.b": {"x[0]": math.nan}}, 'data["a.b"]["x[0]"]', "nan is not representable in JSON"),
+        ({"tool-name": {"": math.nan}}, 'data.tool-name[""]', "nan is not representable in JSON"),
     ],
-    ids=["after-scalars", "list-then-dict", "lists", "int-key", "set", "date"],
+    ids=["after-scalars", "list-then-dict", "lists", "int-key", "set", "date", "dots", "empty"],
 )
 def test_b38_the_refusal_names_the_event_type_the_path_and_the_reason(
     data: dict[str, Any], path: str, reason: str

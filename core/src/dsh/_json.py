@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import orjson
@@ -30,6 +31,8 @@ from dsh.errors import EventDataError
 __all__ = ["check_json", "decode", "encode", "encode_any"]
 
 _SCALARS = (str, int, bool, type(None))
+# A key written after a dot in a path (data.tool.name); any other is quoted: data["a.b"]
+_DOTTED_KEY = re.compile(r"[\w-]+")
 # orjson writes JSON's own values as pydantic-core does; what it would write its own
 # way (datetimes, dataclasses, subclasses of str or dict) it refuses here.
 _OWN_TYPES_ONLY = (
@@ -140,7 +143,8 @@ def _explain(value: Any, event_type: str, path: str, open_: set[int]) -> None:
                 raise EventDataError(
                     event_type, path, f"key {key!r} is a {type(key).__name__}, not a str"
                 )
-            _explain(item, event_type, f"{path}.{key}", open_)
+            step = f".{key}" if _DOTTED_KEY.fullmatch(key) else f"[{json.dumps(key)}]"
+            _explain(item, event_type, path + step, open_)
         open_.discard(id(value))
         return
     if kind is list:
