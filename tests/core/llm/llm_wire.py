@@ -183,14 +183,19 @@ async def _read_request(reader: asyncio.StreamReader) -> Received | None:
     return Received(method, path, headers, body, time.monotonic())
 
 
+_HELD: list[Any] = []  # bound, never listening: until the test run ends
+
+
 def closed_port() -> str:
-    """A loopback URL nothing listens on."""
+    """A loopback URL nothing listens on. Its port stays bound (without listening, so
+    a connection is refused) until the test run ends: no other process can take it and
+    answer in its place."""
     import socket
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    _HELD.append(sock)
+    return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
 
 
 async def collect(model: Any, request: Any, *, keep_open: bool = False) -> tuple[list[Any], Any]:
