@@ -67,3 +67,30 @@ async def test_the_store_needs_no_session_event_observer() -> None:
         await run_turn(agent, "hello")
         assert agent.session.observer is None
         assert [e.type for e in store.stored[agent.session.id].events][-1] == "turn/end"
+
+
+def test_the_scripted_model_works_where_pytest_is_not_installed() -> None:
+    # docs/testing.md: a plugin may register a ScriptedModel for `dsh -m scripted run`,
+    # in a venv without pytest; only the fixtures need it
+    import subprocess
+    import sys
+
+    child = """
+import sys
+sys.modules["pytest"] = None  # import pytest raises ModuleNotFoundError
+import anyio
+import dsh.testing
+from dsh.testing import ScriptedModel, run_turn, scripted_harness
+
+async def main():
+    async with scripted_harness(ScriptedModel(["ok"]), load_entry_points=False) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        events = await run_turn(agent, "hi")
+    print(events[-1].data["reason"], hasattr(dsh.testing, "dsh_pm"))
+
+anyio.run(main)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "completed False\n", "")

@@ -22,17 +22,14 @@ harness with a scripted model), ``run_turn``, ``EventRecorder``, ``ErrorRecorder
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
-from dsh.hookspecs import CALL_STYLES, hookimpl
+from dsh.hookspecs import hookimpl
 from dsh.invariants import check_invariants
-from dsh.plugins import PluginManager, create_plugin_manager
 from dsh.testing._doubles import ErrorRecorder, EventRecorder, InMemoryPersistence
+from dsh.testing._hooks import HookCall, HookRecorder
 from dsh.testing._scripted import (
     Reply,
     ScriptedModel,
@@ -43,9 +40,16 @@ from dsh.testing._scripted import (
     tool_calls,
 )
 
+try:  # only the fixtures need pytest: a plugin may register a ScriptedModel without it
+    from dsh.testing._fixtures import dsh_hook_recorder, dsh_pm, dsh_register
+except ModuleNotFoundError as missing:
+    if missing.name != "pytest":
+        raise
+
 if TYPE_CHECKING:
     from dsh.agent import AgentHandle
     from dsh.harness import Harness
+    from dsh.plugins import PluginManager
     from dsh.session import SessionEvent
 
 __all__ = [
@@ -68,82 +72,6 @@ __all__ = [
     "text",
     "tool_calls",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class HookCall:
-    name: str
-    kwargs: dict[str, Any]
-
-
-class HookRecorder:
-    """Records every call of the core's interception, observation and lifecycle hooks.
-
-    Its impls are ``tryfirst`` and return None, so they change nothing: waterfall values
-    are recorded as the first impl saw them.
-    """
-
-    def __init__(self, pm: PluginManager) -> None:
-        self.calls: list[HookCall] = []
-        for hook, style in CALL_STYLES.items():
-            if style != "register":
-                spec = getattr(pm.hook, hook).spec
-                assert spec is not None
-                setattr(self, hook, self._impl(hook, spec.argnames))
-
-    def _impl(self, hook: str, argnames: tuple[str, ...]) -> Callable[..., None]:
-        # pluggy binds arguments by the impl's code object, so each impl is compiled
-        # with exactly the hook's parameter names.
-        params = ", ".join(argnames)
-        source = f"def {hook}({params}):\n    record({hook!r}, {{{_pairs(argnames)}}})\n"
-        namespace: dict[str, Any] = {"record": self._record}
-        exec(source, namespace)
-        return hookimpl(tryfirst=True)(namespace[hook])  # type: ignore[no-any-return]
-
-    def _record(self, name: str, kwargs: dict[str, Any]) -> None:
-        self.calls.append(HookCall(name, kwargs))
-
-    def names(self) -> list[str]:
-        return [call.name for call in self.calls]
-
-    def get(self, name: str) -> list[HookCall]:
-        return [call for call in self.calls if call.name == name]
-
-
-def _pairs(argnames: tuple[str, ...]) -> str:
-    return ", ".join(f"{name!r}: {name}" for name in argnames)
-
-
-@pytest.fixture
-def dsh_pm() -> PluginManager:
-    """A fresh plugin manager: core defaults only, no entry points."""
-    return create_plugin_manager(load_entry_points=False)
-
-
-@pytest.fixture
-def dsh_register(dsh_pm: PluginManager) -> Iterator[Callable[..., str | None]]:
-    """Register a plugin on ``dsh_pm`` for the duration of one test."""
-    registered: list[object] = []
-
-    def register(plugin: object, name: str | None = None) -> str | None:
-        result = dsh_pm.register(plugin, name)
-        registered.append(plugin)
-        return result
-
-    yield register
-    for plugin in reversed(registered):
-        if dsh_pm.is_registered(plugin):
-            dsh_pm.unregister(plugin)
-
-
-@pytest.fixture
-def dsh_hook_recorder(dsh_pm: PluginManager) -> Iterator[HookRecorder]:
-    """A ``HookRecorder`` registered on ``dsh_pm`` for one test."""
-    recorder = HookRecorder(dsh_pm)
-    dsh_pm.register(recorder, "dsh-hook-recorder")
-    yield recorder
-    if dsh_pm.is_registered(recorder):
-        dsh_pm.unregister(recorder)
 
 
 class _ModelPlugin:

@@ -1,0 +1,44 @@
+"""The pytest fixtures of ``dsh.testing`` (``pytest_plugins = ["dsh.testing"]``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from dsh.plugins import PluginManager, create_plugin_manager
+from dsh.testing._hooks import HookRecorder
+
+__all__ = ["dsh_hook_recorder", "dsh_pm", "dsh_register"]
+
+
+@pytest.fixture
+def dsh_pm() -> PluginManager:
+    """A fresh plugin manager: core defaults only, no entry points."""
+    return create_plugin_manager(load_entry_points=False)
+
+
+@pytest.fixture
+def dsh_register(dsh_pm: PluginManager) -> Iterator[Callable[..., str | None]]:
+    """Register a plugin on ``dsh_pm`` for the duration of one test."""
+    registered: list[object] = []
+
+    def register(plugin: object, name: str | None = None) -> str | None:
+        result = dsh_pm.register(plugin, name)
+        registered.append(plugin)
+        return result
+
+    yield register
+    for plugin in reversed(registered):
+        if dsh_pm.is_registered(plugin):
+            dsh_pm.unregister(plugin)
+
+
+@pytest.fixture
+def dsh_hook_recorder(dsh_pm: PluginManager) -> Iterator[HookRecorder]:
+    """A ``HookRecorder`` registered on ``dsh_pm`` for one test."""
+    recorder = HookRecorder(dsh_pm)
+    dsh_pm.register(recorder, "dsh-hook-recorder")
+    yield recorder
+    if dsh_pm.is_registered(recorder):
+        dsh_pm.unregister(recorder)
