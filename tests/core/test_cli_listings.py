@@ -198,3 +198,30 @@ def test_tools_lists_each_tool_with_its_plugin_and_what_permissions_read(
             list(builtin.command_args),
         )
     assert (rows["stamp"]["mutating"], rows["stamp"]["path_args"]) == (True, ["path"])
+
+
+class DictSettings:
+    @hookimpl
+    def register_settings(self, register: Any) -> None:
+        register(dict)
+
+
+@pytest.mark.parametrize("command", [["config", "check"], ["tools"]])
+def test_settings_that_are_not_a_model_are_one_line_naming_the_plugin(
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+) -> None:
+    (workspace / "dsh.yml").write_text("loud: {level: 1}\n")
+    real = dsh.plugins.create_plugin_manager
+    monkeypatch.setattr(
+        dsh.plugins,
+        "create_plugin_manager",
+        lambda **kwargs: real([("loud", DictSettings())], **kwargs),
+    )
+    assert main(["--cwd", str(workspace), *command]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dsh: error: plugin 'loud' failed in hook register_settings")
+    assert "registered settings <class 'dict'>, which is not a pydantic model class" in err
+    assert len(err.splitlines()) == 1

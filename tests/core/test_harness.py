@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -56,6 +57,36 @@ async def test_plugin_settings_section_is_validated_by_its_model() -> None:
     )
     with pytest.raises(ConfigError, match=r"loud\.level"):
         async with bad:
+            pass
+
+
+class Level(BaseModel):
+    level: int = 0
+
+
+@pytest.mark.parametrize(
+    ("registered", "error"),
+    [
+        ((dict,), "plugin 'loud' registered settings <class 'dict'>, which is not a pydantic"),
+        ((Level(),), "plugin 'loud' registered settings an instance of Level, which is not a"),
+        ((Level, 3), "plugin 'loud' registered settings for section 3, not a name"),
+        ((Level, ""), "plugin 'loud' registered settings for section '', not a name"),
+        ((Level, "x", Level, "x"), "plugin 'loud' registers settings for 'x' a second time"),
+    ],
+    ids=["not-a-model", "instance", "section-int", "section-empty", "twice"],
+)
+async def test_settings_that_cannot_be_a_section_are_refused_naming_the_plugin(
+    registered: tuple[Any, ...], error: str
+) -> None:
+    class Plugin:
+        @hookimpl
+        def register_settings(self, register: Any) -> None:
+            for at in range(0, len(registered), 2):
+                register(*registered[at : at + 2])
+
+    harness = Harness(plugins=[("loud", Plugin())], load_entry_points=False)
+    with pytest.raises(DshError, match=re.escape(error)):
+        async with harness:
             pass
 
 

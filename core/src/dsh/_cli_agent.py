@@ -14,6 +14,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -156,12 +157,10 @@ async def run(args: argparse.Namespace, pm: PluginManager) -> int:
 
 def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     """``dsh config check``: validate dsh.yml and every plugin section."""
-    from dsh.config import find_config, load_config
+    from dsh.config import add_settings, find_config, load_config
 
     settings: dict[str, Any] = {}
-    pm.relay.register_settings(
-        lambda plugin, model, section=None: settings.update({section or plugin: model})
-    )
+    pm.relay.register_settings(partial(add_settings, settings))
     try:
         path = args.config or find_config(Path(args.cwd or os.getcwd()))
     except DshError as error:

@@ -21,7 +21,7 @@ from dsh._config_models import CONFIG_FILE_NAMES, CORE_KEYS, AgentConfig, Config
 from dsh._config_validate import validate
 from dsh._config_yaml import locate, parse, read
 from dsh._model_name import ModelName
-from dsh.errors import ConfigError, PluginValidationError
+from dsh.errors import ConfigError, DshError, PluginValidationError
 
 __all__ = [
     "CONFIG_FILE_NAMES",
@@ -30,6 +30,7 @@ __all__ = [
     "Config",
     "ModelConfig",
     "ModelName",
+    "add_settings",
     "find_config",
     "load_config",
 ]
@@ -51,6 +52,30 @@ def find_config(cwd: Path, *, env: Mapping[str, str] | None = None) -> Path | No
             str(found[0]), "", f"{found[1].name} also exists in {cwd}; keep one of the two"
         )
     return found[0] if found else None
+
+
+def add_settings(
+    settings: dict[str, type[BaseModel]], plugin: str, model: object, section: object = None
+) -> None:
+    """The ``register`` callback of ``register_settings`` (stamped with ``plugin``):
+    ``model`` is a pydantic model class, ``section`` (default: the plugin's name) a
+    section of dsh.yml no other plugin has."""
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        what = (
+            f"an instance of {type(model).__name__}"
+            if isinstance(model, BaseModel)
+            else repr(model)
+        )
+        raise DshError(
+            f"plugin {plugin!r} registered settings {what}, which is not a pydantic model "
+            "class; register the class itself (register(MySettings))"
+        )
+    if section is not None and not (isinstance(section, str) and section):
+        raise DshError(f"plugin {plugin!r} registered settings for section {section!r}, not a name")
+    name = section or plugin
+    if name in settings:
+        raise DshError(f"plugin {plugin!r} registers settings for {name!r} a second time")
+    settings[name] = model
 
 
 def load_config(

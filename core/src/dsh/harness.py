@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -100,14 +101,6 @@ class Harness:
         implements it (kept up to date as plugins come and go)."""
         self.sessions.observer = self.relay.event_observer()
 
-    def _add_settings(
-        self, plugin: str, model: type[BaseModel], section: str | None = None
-    ) -> None:
-        name = section or plugin
-        if name in self.settings:
-            raise DshError(f"plugin {plugin!r} registers settings for {name!r} a second time")
-        self.settings[name] = model
-
     def _add_reducer(self, plugin: str, event_type: str, reducer: HistoryReducer) -> None:
         reducers = dict(self.sessions.reducers)
         if event_type in reducers:
@@ -143,7 +136,9 @@ class Harness:
             self._config_models.append(model)
 
     async def __aenter__(self) -> Harness:
-        self.relay.register_settings(self._add_settings)
+        from dsh.config import add_settings
+
+        self.relay.register_settings(partial(add_settings, self.settings))
         self._config = self._load_config()
         self.relay.register_history_reducers(self._add_reducer)
         self.relay.register_models(self.models.add)
