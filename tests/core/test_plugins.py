@@ -174,8 +174,19 @@ def test_dash_p_no_blocks_a_plugin(install: Install) -> None:
 
 def test_unknown_plugin_name_is_a_clear_error(install: Install) -> None:
     install("dsh-a", "a", "dsh_a_mod", PLUGIN_SOURCE % "a")
-    with pytest.raises(DshError, match=r"no plugin named nope is installed \(installed: .*a"):
+    install("dsh-stamp", "stamp", "dsh_stamp_mod", PLUGIN_SOURCE % "stamp")
+    with pytest.raises(
+        DshError, match=r"^no plugin named nope \(from -p nope\) is installed \(installed: .*a"
+    ):
         create_plugin_manager(select=["nope"], env={})
+    # where each name came from, and the name meant
+    with pytest.raises(DshError) as info:
+        create_plugin_manager(select=["zzz"], env={"DSH_LOAD_PLUGINS": "a,stmp"})
+    message = str(info.value)
+    assert message.startswith(
+        "no plugin named stmp (from DSH_LOAD_PLUGINS), zzz (from -p zzz) is installed"
+    )
+    assert message.endswith("; did you mean stamp?")
 
 
 def test_broken_entry_point_stops_start_up_with_escape_hatch(install: Install) -> None:
@@ -241,3 +252,96 @@ def test_blocking_a_plugin_that_is_not_installed_is_a_clear_error(install: Insta
     with pytest.raises(DshError, match=r"-p no:alpah: no plugin named alpah is installed") as info:
         create_plugin_manager(select=["no:alpah"], env={})
     assert str(info.value).endswith("; did you mean -p no:alpha?")
+
+
+def test_every_broken_entry_point_is_named_in_one_run(install: Install) -> None:
+    install("dsh-broken", "broken", "dsh_broken_mod", "import does_not_exist_anywhere\n")
+    install("dsh-good", "good", "dsh_good_mod", PLUGIN_SOURCE % "good")
+    install("dsh-worse", "worse", "dsh_worse_mod", "raise RuntimeError('no luck')\n")
+    env = {"DSH_LOAD_PLUGINS": "broken,good,worse"}
+    with pytest.raises(PluginLoadError) as info:
+        create_plugin_manager(env=env)
+    error = info.value
+    assert (error.name, [other.name for other in error.more]) == ("broken", ["worse"])
+    lines = str(error).splitlines()
+    assert lines[0].startswith("plugin 'broken' (distribution dsh-broken, entry point")
+    assert lines[2].startswith("plugin 'worse' (distribution dsh-worse, entry point")
+    assert "RuntimeError: no luck" in lines[2]
+    assert lines[3] == (
+        "  disable it with `-p no:worse`, or choose plugins with DSH_LOAD_PLUGINS=a,b, "
+        "or uninstall dsh-worse"
+    )
+    assert len(lines) == 4
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        ([], "usage: dsh"),
+        (["--help"], "usage: dsh"),
+        (["-c", "x.yml", "-h"], "usage: dsh"),
+        (["version"], "dsh-core "),
+        (["run", "--help"], "usage: dsh run"),
+    ],
+)
+def test_help_and_version_work_beside_a_broken_plugin(
+    install: Install,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    shown: str,
+) -> None:
+    from dsh.cli import main
+
+    install("dsh-broken", "broken", "dsh_broken_mod", "import does_not_exist_anywhere\n")
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "broken")
+    try:
+        status = main(argv)
+    except SystemExit as exit:  # argparse's help
+        status = exit.code  # type: ignore[assignment]
+    out, err = capsys.readouterr()
+    assert status == 0
+    assert out.startswith(shown)
+    assert err.startswith("dsh: warning: plugin 'broken' (distribution dsh-broken")
+    assert err.endswith("dsh: (only dsh-core is loaded)\n")
+
+
+@pytest.mark.parametrize("argv", [["plugins"], ["-c", "x.yml", "tools", "-v"], ["run", "-h2"]])
+def test_other_commands_stop_at_a_broken_plugin_in_one_message(
+    install: Install,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+) -> None:
+    # `version -v` is the version command's flag, not dsh's -v (tracebacks): no traceback
+    from dsh.cli import main
+
+    install("dsh-broken", "broken", "dsh_broken_mod", "import does_not_exist_anywhere\n")
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "broken")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dsh: error: plugin 'broken' (distribution dsh-broken")
+    assert "Traceback" not in err
+
+
+def test_version_v_lists_every_installed_plugin_and_which_are_not_loaded(
+    install: Install, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # for bug reports: a plugin that failed to load, or was left out, is listed too
+    from dsh.cli import main
+
+    install("dsh-broken", "broken", "dsh_broken_mod", "import does_not_exist_anywhere\n")
+    install("dsh-good", "good", "dsh_good_mod", PLUGIN_SOURCE % "good", version="2.5")
+    install("dsh-idle", "idle", "dsh_idle_mod", PLUGIN_SOURCE % "idle")
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "broken,good")
+    assert main(["version", "-v"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("dsh-core ")
+    assert "dsh-broken 1.0 (plugin broken, not loaded)" in out  # failed: core only
+    assert "dsh-good 2.5 (plugin good, not loaded)" in out
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "good")
+    assert main(["version", "-v"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "dsh-good 2.5 (plugin good)" in out
+    assert "dsh-idle 1.0 (plugin idle, not loaded)" in out
+    assert "dsh-broken 1.0 (plugin broken, not loaded)" in out

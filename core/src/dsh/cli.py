@@ -116,13 +116,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     _escape_unencodable(sys.stdout)
     # Plugins are chosen (-p) before the full parser exists: they add commands to it.
+    # Only the options before the command are dsh's own (`dsh version -v` is not -v).
     early = argparse.ArgumentParser(add_help=False)
     _global_options(early)
-    known, _ = early.parse_known_args(arguments)
+    leading = _leading(arguments)
+    known, _ = early.parse_known_args(leading)
     try:
         from dsh.plugins import create_plugin_manager
 
-        pm = create_plugin_manager(select=known.plugins)
+        try:
+            pm = create_plugin_manager(select=known.plugins)
+        except DshError as error:
+            if not _about_dsh(arguments[len(leading) :]):
+                raise
+            # help and versions stay at hand to find out what is wrong: core only
+            print(f"dsh: warning: {error}\ndsh: (only dsh-core is loaded)", file=sys.stderr)
+            pm = create_plugin_manager(select=known.plugins, load_entry_points=False)
         commands = _commands(pm)
         parser = _parser(commands)
     except DshError as error:
@@ -143,6 +152,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         discard(sys.stdout)
         return CLOSED_STATUS
     return status
+
+
+_VALUED = frozenset(("-p", "-c", "--config", "-m", "--model", "--cwd"))
+
+
+def _leading(arguments: list[str]) -> list[str]:
+    """The arguments before the command (the first word that is not an option or the
+    value of one)."""
+    at = 0
+    while at < len(arguments) and arguments[at].startswith("-") and arguments[at] != "-":
+        at += 2 if arguments[at] in _VALUED else 1
+    return arguments[:at]
+
+
+def _about_dsh(rest: list[str]) -> bool:
+    """True for help (no command, -h) and ``dsh version``: they work without plugins."""
+    return not rest or rest[0] in ("version", "-h", "--help") or "--help" in rest or "-h" in rest
 
 
 def _escape_unencodable(stream: TextIO) -> None:
@@ -330,13 +356,13 @@ def _plugins(args: argparse.Namespace, pm: PluginManager) -> int:
 
 def _version(args: argparse.Namespace, pm: PluginManager) -> int:
     from dsh import __version__
-    from dsh.plugins import list_plugins
+    from dsh.plugins import installed_plugins
 
     print(f"dsh-core {__version__}")
-    if args.verbose_version:
-        for info in list_plugins(pm):
-            if info.distribution and info.distribution != "dsh-core":
-                print(f"{info.distribution} {info.version} (plugin {info.name})")
+    if args.verbose_version:  # every installed plugin, so a bug report shows them all
+        for name, distribution, version in installed_plugins():
+            loaded = "" if pm.has_plugin(name) else ", not loaded"
+            print(f"{distribution} {version} (plugin {name}{loaded})")
     return 0
 
 

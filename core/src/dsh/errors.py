@@ -57,20 +57,31 @@ class PluginValidationError(DshError):
 
 
 class PluginLoadError(DshError):
-    """An entry-point plugin failed to import or register; start-up stops."""
+    """An entry-point plugin failed to import or register; start-up stops. Every other
+    plugin is still tried: those that failed too are in ``more`` (and the message)."""
 
     code = "PLUGIN_LOAD"
 
-    def __init__(self, name: str, distribution: str, value: str, cause: BaseException) -> None:
+    def __init__(
+        self,
+        name: str,
+        distribution: str,
+        value: str,
+        cause: BaseException,
+        more: Sequence[PluginLoadError] = (),
+    ) -> None:
         super().__init__(
             f"plugin {name!r} (distribution {distribution}, entry point "
             f"{name} = {value}) failed to load: {type(cause).__name__}: {cause}\n"
             f"  disable it with `-p no:{name}`, or choose plugins with "
             f"DSH_LOAD_PLUGINS=a,b, or uninstall {distribution}"
+            + "".join(f"\n{other}" for other in more)
         )
         self.name = name
         self.distribution = distribution
+        self.value = value
         self.cause = cause
+        self.more = tuple(more)
 
 
 class ConfigError(DshError):

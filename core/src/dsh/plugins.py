@@ -32,6 +32,7 @@ __all__ = [
     "PluginInfo",
     "PluginManager",
     "create_plugin_manager",
+    "installed_plugins",
     "list_plugins",
 ]
 
@@ -131,25 +132,29 @@ def _select(
     ``DSH_LOAD_PLUGINS=a,b`` loads only those (empty: none);
     ``DSH_DISABLE_PLUGIN_AUTOLOAD=1`` loads only what ``-p`` names.
     """
-    wanted: set[str] = set()
+    wanted: dict[str, str] = {}  # name -> where it was asked for
     blocked: set[str] = set()
     for item in select:
         if item.startswith("no:"):
             blocked.add(item[3:])
         else:
-            wanted.add(item)
+            wanted[item] = f"-p {item}"
     if "DSH_LOAD_PLUGINS" in env:
-        wanted |= set(_env_list(env["DSH_LOAD_PLUGINS"]))
-        allowed: set[str] | None = wanted
+        for name in _env_list(env["DSH_LOAD_PLUGINS"]):
+            wanted.setdefault(name, "DSH_LOAD_PLUGINS")
+        allowed: set[str] | None = set(wanted)
     elif env.get("DSH_DISABLE_PLUGIN_AUTOLOAD", "").lower() in _TRUE:
-        allowed = wanted
+        allowed = set(wanted)
     else:
         allowed = None
-    unknown = sorted(wanted - set(available))
+    unknown = sorted(set(wanted) - set(available))
     if unknown:
         installed = ", ".join(available) or "none"
-        names = ", ".join(unknown)
-        raise DshError(f"no plugin named {names} is installed (installed: {installed})")
+        names = ", ".join(f"{name} (from {wanted[name]})" for name in unknown)
+        raise DshError(
+            f"no plugin named {names} is installed (installed: {installed})"
+            + _did_you_mean(unknown[0], available)
+        )
     chosen = [n for n in available if (allowed is None or n in allowed) and n not in blocked]
     return chosen, blocked
 
@@ -159,15 +164,18 @@ def _check_blocked(blocked: set[str], available: list[str]) -> None:
     plugin meant (a policy plugin, say) loaded, so it is refused like ``-p NAME``."""
     unknown = sorted(blocked - set(available))
     if unknown:
-        import difflib
-
-        close = difflib.get_close_matches(unknown[0], available, n=1)
-        hint = f"; did you mean -p no:{close[0]}?" if close else ""
         installed = ", ".join(available) or "none"
         raise DshError(
             f"-p no:{unknown[0]}: no plugin named {unknown[0]} is installed "
-            f"(installed: {installed}){hint}"
+            f"(installed: {installed})" + _did_you_mean(unknown[0], available, "-p no:")
         )
+
+
+def _did_you_mean(name: str, available: Sequence[str], prefix: str = "") -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, available, n=1)
+    return f"; did you mean {prefix}{close[0]}?" if close else ""
 
 
 def _discover() -> dict[str, EntryPoint]:
@@ -181,6 +189,14 @@ def _discover() -> dict[str, EntryPoint]:
             )
         found[ep.name] = ep
     return dict(sorted(found.items()))
+
+
+def installed_plugins() -> list[tuple[str, str, str]]:
+    """Every installed entry-point plugin, loaded or not: (name, distribution, version)."""
+    return [
+        (name, _dist_name(ep), ep.dist.version if ep.dist is not None else "?")
+        for name, ep in _discover().items()
+    ]
 
 
 def _dist_name(ep: EntryPoint) -> str:
@@ -217,8 +233,17 @@ def create_plugin_manager(
         _check_blocked(blocked - explicit, list(found))
         for name in blocked:
             pm.set_blocked(name)
-        for name in chosen:
-            _load_entry_point(pm, name, found[name])
+        failed = []
+        for name in chosen:  # every one is tried, so that one run names all that fail
+            try:
+                _load_entry_point(pm, name, found[name])
+            except PluginLoadError as error:
+                failed.append(error)
+        if failed:
+            first = failed[0]
+            raise PluginLoadError(
+                first.name, first.distribution, first.value, first.cause, failed[1:]
+            ) from first.cause
     for item in plugins:
         name, plugin = item if isinstance(item, tuple) else (None, item)
         if name is not None and pm.is_blocked(name):
