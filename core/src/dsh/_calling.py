@@ -21,7 +21,7 @@ import pluggy
 from dsh._ready import READY
 from dsh.errors import HookError
 
-__all__ = ["Dispatcher", "Impl", "is_async_function"]
+__all__ = ["Dispatcher", "Impl", "is_async_function", "unawaited"]
 
 log = logging.getLogger("dsh.plugins")
 
@@ -60,7 +60,21 @@ def _binder(
 
 
 def _wrong_type(result: object, expect: type) -> TypeError:
+    if inspect.isawaitable(result):
+        return unawaited(result)
     return TypeError(f"returned {type(result).__name__} where {expect.__name__} is expected")
+
+
+def unawaited(result: object) -> TypeError:
+    """A plain impl returned an awaitable: dsh awaits only ``async def`` impls (it
+    decides once, when the plan is made), so say so instead of dropping it unawaited."""
+    close = getattr(result, "close", None)
+    if inspect.iscoroutine(result) and close is not None:
+        close()  # no "never awaited" warning pointing into dsh
+    return TypeError(
+        f"returned {type(result).__name__} from a plain def; make the impl async def so "
+        "that it is awaited"
+    )
 
 
 def is_async_function(function: Callable[..., Any]) -> bool:
@@ -188,6 +202,8 @@ class Dispatcher:
                 result = impl.call(kwargs)
                 if impl.is_async:
                     result = await result
+                elif result is not None and inspect.isawaitable(result):
+                    raise unawaited(result)
             except Exception as exc:
                 raise impl.fail(hook, exc) from exc
             if result is not None:
@@ -206,6 +222,8 @@ class Dispatcher:
                 result = impl.call(kwargs)
                 if impl.is_async:
                     await result
+                elif result is not None and inspect.isawaitable(result):
+                    raise unawaited(result)
             except Exception as exc:
                 self.report(impl.fail(hook, exc))
 
@@ -220,7 +238,9 @@ class Dispatcher:
             return self._notify_shielded(hook, kwargs)
         for impl in plan:
             try:
-                impl.call(kwargs)
+                result = impl.call(kwargs)
+                if result is not None and inspect.isawaitable(result):
+                    raise unawaited(result)
             except Exception as exc:
                 self.report(impl.fail(hook, exc))
         return None
@@ -246,7 +266,9 @@ class Dispatcher:
         if impl.is_async:
             return self._await_one(hook, impl, kwargs)
         try:
-            impl.call(kwargs)
+            result = impl.call(kwargs)
+            if result is not None and inspect.isawaitable(result):
+                raise unawaited(result)
         except Exception as exc:
             return _raise(impl.fail(hook, exc))
         return READY
@@ -265,6 +287,8 @@ class Dispatcher:
                 result = impl.call(kwargs)
                 if impl.is_async:
                     await result
+                elif result is not None and inspect.isawaitable(result):
+                    raise unawaited(result)
             except Exception as exc:
                 errors[index] = impl.fail(hook, exc)
 

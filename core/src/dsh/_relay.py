@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from inspect import isawaitable
 from typing import TYPE_CHECKING, Any, Literal, final
 
-from dsh._calling import Dispatcher
+from dsh._calling import Dispatcher, unawaited
 from dsh.errors import HookError
 
 if TYPE_CHECKING:
@@ -147,7 +148,9 @@ class HookRelay:
         def observe(session: Session, event: SessionEvent) -> None:
             for call, impl in calls:
                 try:
-                    call(session, event)
+                    result = call(session, event)
+                    if result is not None and isawaitable(result):
+                        raise unawaited(result)
                 except Exception as exc:
                     dispatcher.report(impl.fail("session_event", exc))
 

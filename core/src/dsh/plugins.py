@@ -14,6 +14,7 @@ There is no global manager: every harness, CLI run and test makes its own.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -70,16 +71,36 @@ class PluginManager(pluggy.PluginManager):
     def register(self, plugin: object, name: str | None = None) -> str | None:
         """Register ``plugin``; a plugin module may bring its own hookspecs in a
         ``dsh_hookspecs`` attribute (a module or class), added before its impls."""
+        name = name or self.get_canonical_name(plugin)
+        if isinstance(plugin, type):  # its impls would be called without an instance
+            raise PluginValidationError(
+                name, f"{plugin.__qualname__} is a class; register an instance of it"
+            )
         specs = getattr(plugin, "dsh_hookspecs", None)
         if specs is not None:
             self.add_hookspecs(specs)
-        self._registering = name or self.get_canonical_name(plugin)
+        self._registering = name
         try:
             registered = super().register(plugin, name)
         finally:
             self._registering = None
         self.dispatcher.invalidate()
         return registered
+
+    def get_canonical_name(self, plugin: object) -> str:
+        """A module's name; for another object, its class's (``mod.Tagger``, then
+        ``mod.Tagger-2`` for a second instance), not pluggy's ``id()``."""
+        name = getattr(plugin, "__name__", None)
+        if isinstance(name, str):
+            return name
+        kind = type(plugin)
+        base = f"{kind.__module__}.{kind.__qualname__}"
+        taken = {taken for taken, _ in self.list_name_plugin()}
+        name, count = base, 1
+        while name in taken:
+            count += 1
+            name = f"{base}-{count}"
+        return name
 
     def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
         removed = super().unregister(plugin, name)
@@ -110,6 +131,16 @@ class PluginManager(pluggy.PluginManager):
                 f"{name}: unknown hook {hook!r} — is dsh-core too old? (if it is another "
                 "plugin's hook, mark the impl optionalhook=True)",
             )
+        if caller is not None and caller.spec is not None:
+            allowed = caller.spec.argnames
+            taken = _required_arguments(getattr(plugin, name))
+            unknown = [arg for arg in taken if arg not in allowed]
+            if unknown:
+                raise PluginValidationError(
+                    who,
+                    f"{name}({', '.join(taken)}): the hook has no argument {unknown[0]!r}; "
+                    f"an impl takes any of {', '.join(allowed)} (by name)",
+                )
         if hookspecs.CALL_STYLES.get(hook) == "register" and is_async_function(
             getattr(plugin, name)
         ):
@@ -117,6 +148,19 @@ class PluginManager(pluggy.PluginManager):
                 who, f"{name}: {hook} runs at start-up and must be a plain function"
             )
         return opts
+
+
+def _required_arguments(function: Any) -> list[str]:
+    """The arguments pluggy passes to an impl: those without a default."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # pluggy reports what it cannot read
+        return []
+    return [
+        p.name
+        for p in parameters
+        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
 
 
 def _env_list(value: str) -> list[str]:

@@ -1,0 +1,153 @@
+"""A plain ``def`` impl that returns a coroutine (``return self.flush_async()``): dsh
+awaits only ``async def`` impls, so such an impl fails, naming its plugin and saying to
+make it ``async def``, in every call style; it is never dropped unawaited (a flush that
+silently never ran), and no "never awaited" warning points into dsh."""
+
+from __future__ import annotations
+
+import gc
+import warnings
+from typing import Any
+
+import anyio
+import pytest
+
+from dsh import HookError, hookimpl
+from dsh.plugins import PluginManager
+from dsh.session import Session
+from dsh.testing import ScriptedModel, run_turn, scripted_harness
+
+FIX = "make the impl async def so that it is awaited"
+ran: list[str] = []
+
+
+async def later(what: str) -> None:
+    ran.append(what)
+
+
+def assert_no_coroutine_left_unawaited() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an unawaited coroutine warns when collected
+        gc.collect()
+    assert ran == []
+
+
+class Flush:
+    @hookimpl
+    def session_flush(self, session: Any) -> Any:
+        return later("flush")
+
+
+class Observe:
+    @hookimpl
+    def session_event(self, event: Any) -> Any:
+        return later("event")
+
+
+class Request:
+    @hookimpl
+    def agent_request(self, request: Any) -> Any:
+        return later("request")
+
+
+class Started:
+    @hookimpl
+    def harness_started(self, harness: Any) -> Any:
+        return later("started")
+
+
+@pytest.fixture(autouse=True)
+def clean() -> None:
+    ran.clear()
+
+
+@pytest.mark.parametrize("flushers", [1, 2], ids=["one-flusher", "two-flushers"])
+async def test_a_flush_returned_unawaited_fails_the_flush_naming_the_plugin(
+    dsh_pm: PluginManager, flushers: int
+) -> None:
+    for index in range(flushers):
+        dsh_pm.register(Flush(), f"flush{index}")
+    with pytest.raises(HookError) as info:
+        await dsh_pm.relay.session_flush(Session("s"))
+    assert info.value.plugin == f"flush{flushers - 1}"  # the last registered runs first
+    assert info.value.hook == "session_flush"
+    assert f"TypeError: returned coroutine from a plain def; {FIX}" in str(info.value)
+    assert_no_coroutine_left_unawaited()
+
+
+@pytest.mark.parametrize("beside", [None, "async"], ids=["sync-observers", "with-an-async-one"])
+async def test_an_observer_returning_a_coroutine_is_reported_and_the_turn_goes_on(
+    beside: str | None,
+) -> None:
+    seen: list[str] = []
+
+    class AsyncObserver:
+        @hookimpl
+        async def session_event(self, event: Any) -> None:
+            seen.append(event.type)
+
+    reported: list[HookError] = []
+    plugins: list[Any] = [("observe", Observe())]
+    if beside:
+        plugins.append(("async-observer", AsyncObserver()))
+    pm = PluginManager(reported.append)
+    async with scripted_harness(ScriptedModel(["ok"]), plugins=plugins, pm=pm) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        events = await run_turn(agent, "hi")
+    assert events[-1].data["reason"] == "completed"
+    assert reported and {(e.plugin, e.hook) for e in reported} == {("observe", "session_event")}
+    assert FIX in str(reported[0])
+    assert ("turn/end" in seen) == bool(beside)
+    assert_no_coroutine_left_unawaited()
+
+
+async def test_a_waterfall_impl_returning_a_coroutine_ends_the_turn_saying_why() -> None:
+    async with scripted_harness(
+        ScriptedModel([]), plugins=[("request", Request())], load_entry_points=False
+    ) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        events = await run_turn(agent, "hi")
+    error = events[-1].data["error"]
+    assert (error["plugin"], error["hook"]) == ("request", "agent_request")
+    assert f"returned coroutine from a plain def; {FIX}" in error["message"]
+    assert_no_coroutine_left_unawaited()
+
+
+async def test_a_notification_returning_a_coroutine_is_reported(dsh_pm: PluginManager) -> None:
+    reported: list[HookError] = []
+    dsh_pm.dispatcher.report = reported.append
+    dsh_pm.register(Started(), "started")
+    await dsh_pm.relay.harness_started(None)  # type: ignore[arg-type]
+    assert [(e.plugin, e.hook) for e in reported] == [("started", "harness_started")]
+    assert FIX in str(reported[0])
+    assert_no_coroutine_left_unawaited()
+
+
+async def test_a_collected_result_that_is_a_coroutine_fails_the_call(
+    dsh_pm: PluginManager,
+) -> None:
+    class Collected:
+        @hookimpl(specname="agent_request")
+        def anything(self, request: Any) -> Any:
+            return later("collected")
+
+    dsh_pm.register(Collected(), "collected")
+    with pytest.raises(HookError, match=FIX):
+        await dsh_pm.relay.call_collect("agent_request", request=None)
+    assert_no_coroutine_left_unawaited()
+
+
+async def test_a_plain_impl_returning_a_value_that_is_not_awaitable_is_unchanged(
+    dsh_pm: PluginManager,
+) -> None:
+    class Value:
+        @hookimpl
+        def harness_started(self, harness: Any) -> Any:
+            return 42  # ignored, as notification results always were
+
+    reported: list[HookError] = []
+    dsh_pm.dispatcher.report = reported.append
+    dsh_pm.register(Value(), "value")
+    with anyio.fail_after(5):
+        await dsh_pm.relay.harness_started(None)  # type: ignore[arg-type]
+    assert reported == []

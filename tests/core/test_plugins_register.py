@@ -1,0 +1,86 @@
+"""Registering a plugin object: the mistakes a plugin author makes first are refused at
+registration, naming the plugin, the impl and what to do instead."""
+
+from __future__ import annotations
+
+import re
+import types
+from typing import Any
+
+import pytest
+
+from dsh import PluginValidationError, hookimpl
+from dsh.plugins import PluginManager, create_plugin_manager
+from dsh.testing import ScriptedModel, scripted_harness
+
+
+class Tagger:
+    @hookimpl
+    def agent_request(self, request: Any) -> Any:
+        return request
+
+
+class Misnamed:
+    @hookimpl
+    def agent_request(self, req: Any, turn: Any, limit: int = 3) -> Any:
+        return req
+
+
+def test_an_argument_the_hook_does_not_have_is_named_with_the_ones_it_has() -> None:
+    pm = create_plugin_manager(load_entry_points=False)
+    error = (
+        "plugin 'tagger': agent_request(req, turn): the hook has no argument 'req'; "
+        "an impl takes any of agent, request, turn, step (by name)"
+    )
+    with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
+        pm.register(Misnamed(), "tagger")
+    assert pm.get_plugin("tagger") is None
+
+
+def test_an_argument_with_a_default_is_not_asked_of_the_hook() -> None:
+    # pluggy passes only arguments without defaults; one with a default is the impl's own
+    class Defaulted:
+        @hookimpl
+        def agent_request(self, request: Any, limit: int = 3) -> Any:
+            return request
+
+    pm = create_plugin_manager(load_entry_points=False)
+    assert pm.register(Defaulted(), "d") == "d"
+
+
+def test_a_module_plugin_is_checked_the_same_way() -> None:
+    module = types.ModuleType("dsh_wrongarg")
+
+    @hookimpl
+    def tools_execute(tool_call: Any) -> None:
+        return None
+
+    module.tools_execute = tools_execute  # type: ignore[attr-defined]
+    pm = create_plugin_manager(load_entry_points=False)
+    with pytest.raises(PluginValidationError, match=r"^plugin 'dsh_wrongarg': tools_execute"):
+        pm.register(module)
+
+
+async def test_a_class_is_refused_for_its_instance() -> None:
+    # registered as is, its impls would fail at every call, blaming a missing argument
+    model = ScriptedModel(["ok"])
+    with pytest.raises(
+        PluginValidationError,
+        match=r"^plugin 'Tagger': Tagger is a class; register an instance of it$",
+    ):
+        async with scripted_harness(model, plugins=[Tagger], load_entry_points=False):
+            pass
+
+
+def test_an_unnamed_plugin_is_named_after_its_class_not_its_id() -> None:
+    pm = create_plugin_manager(load_entry_points=False)
+    first, second = Tagger(), Tagger()
+    assert pm.register(first) == f"{__name__}.Tagger"
+    assert pm.register(second) == f"{__name__}.Tagger-2"
+    assert pm.get_name(second) == f"{__name__}.Tagger-2"
+    with pytest.raises(PluginValidationError, match=rf"^plugin '{__name__}\.Misnamed': "):
+        pm.register(Misnamed())
+
+
+def test_a_plugin_manager_of_tests_names_unnamed_plugins_too(dsh_pm: PluginManager) -> None:
+    assert dsh_pm.register(Tagger()) == f"{__name__}.Tagger"
