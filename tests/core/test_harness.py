@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -126,6 +127,51 @@ async def test_tools_can_ask_for_a_context_with_the_workspace(tmp_path: Any) -> 
         events = await run_turn(agent, "where?")
     result = next(e for e in events if e.type == "tool/result")
     assert result.data["content"] == f"x@{tmp_path}#call-0"
+
+
+async def test_a_tool_resolves_paths_as_the_built_in_file_tools_do(tmp_path: Path) -> None:
+    from dsh.testing import tool_calls
+    from dsh.tools import ToolContext, tool
+
+    @tool
+    def size(path: str, context: ToolContext) -> str:
+        "The size of a file in the workspace."
+        return str(context.resolve_path(path).stat().st_size)
+
+    class Tools:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            register(size)
+
+    work, shared = tmp_path / "work", tmp_path / "shared"
+    (work / "src").mkdir(parents=True)
+    shared.mkdir()
+    (work / "src" / "a.txt").write_text("four")
+    (shared / "b.txt").write_text("eleven char")
+    (work / "out").symlink_to(tmp_path)
+    calls = [
+        ("src/../src/a.txt", "4"),
+        (str(work / "src" / "a.txt"), "4"),
+        ("../shared/b.txt", "11"),  # an extra root
+        ("out/shared/b.txt", "11"),  # a symlink into an extra root
+        ("out/secret", "'out/secret' (resolves to {tmp}/secret) is outside the workspace"),
+        ("/etc/passwd", "'/etc/passwd' is outside the workspace {tmp}/work or the extra"),
+        ("  ", "the path is empty; use '.' for the workspace itself"),
+    ]
+    model = ScriptedModel([tool_calls(*[("size", {"path": path}) for path, _ in calls]), "done"])
+    async with scripted_harness(
+        model, plugins=[("tools", Tools())], load_entry_points=False, workspace=work
+    ) as h:
+        options = {"model": "scripted", "extra_roots": ["../shared"]}
+        agent = await h.agents.create("a", options=options)
+        events = await run_turn(agent, "sizes?")
+    results = [e.data for e in events if e.type == "tool/result"]
+    for (path, expected), result in zip(calls, results, strict=True):
+        expected = expected.format(tmp=tmp_path)
+        if expected.isdigit():
+            assert (result["is_error"], result["content"]) == (False, expected), path
+        else:
+            assert result["is_error"] and expected in result["content"], (path, result)
 
 
 async def test_harness_started_sees_validated_config_before_agents_start() -> None:

@@ -32,6 +32,15 @@ class ToolContext:
     workspace: Path
     call: ToolCall
 
+    def resolve_path(self, path: str) -> Path:
+        """``path`` (an argument the model sent) as the built-in file tools take it:
+        absolute, from the workspace, ``~`` expanded, ``..`` and symlinks resolved.
+        Raises ``PermissionError`` naming it when it lies outside the workspace and the
+        agent's ``extra_roots``, ``ValueError`` when it is empty."""
+        from dsh.builtin_tools._paths import roots_of
+
+        return roots_of(self).resolve(path)
+
 
 @dataclass(frozen=True, slots=True)
 class Tool:
@@ -117,9 +126,14 @@ def tool(
                     "sends each argument by name, so a tool takes named parameters only "
                     "(no /, *args or **kwargs)"
                 )
-            annotation = param.annotation if param.annotation is not param.empty else Any
+            if param.annotation is param.empty:
+                raise DshError(
+                    f"tool {name or function.__name__!r}: parameter {param.name} has no type "
+                    f"annotation; annotate it ({param.name}: str, or Any for any JSON value) "
+                    "so that the model is told what to send and the call is checked"
+                )
             default = ... if param.default is param.empty else param.default
-            fields[param.name] = (annotation, default)
+            fields[param.name] = (param.annotation, default)
         tool_name = name or function.__name__
         model = create_model(
             f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields

@@ -32,7 +32,7 @@ def shift(point: Point, by: int = 1) -> str:
 
 
 @tool
-def show(value) -> str:
+def show(value: Any) -> str:
     "Show any JSON value as Python sees it."
     return repr(value)
 
@@ -66,7 +66,7 @@ async def execute(name: str, arguments: str, *tools: Tool) -> ToolResult:
 @pytest.mark.parametrize(
     ("value", "shown"), [(3, "3"), ("three", "'three'"), ([1, None], "[1, None]")]
 )
-async def test_an_unannotated_parameter_takes_any_json_value(value: Any, shown: str) -> None:
+async def test_an_any_parameter_takes_any_json_value(value: Any, shown: str) -> None:
     result = await execute("show", json.dumps({"value": value}))
     assert (result.is_error, result.content) == (False, shown)
 

@@ -225,6 +225,24 @@ def test_a_tool_takes_named_parameters_only(source: str, shown: str) -> None:
     )
 
 
+def test_a_parameter_without_a_type_is_refused_and_any_is_a_choice() -> None:
+    # without one the model is told nothing about the argument and nothing is checked
+    namespace: dict[str, Any] = {}
+    exec("def word_count(path, limit: int = 3) -> int: ...", namespace)
+    with pytest.raises(DshError) as caught:
+        tool(namespace["word_count"])
+    assert str(caught.value) == (
+        "tool 'word_count': parameter path has no type annotation; annotate it (path: str, "
+        "or Any for any JSON value) so that the model is told what to send and the call is "
+        "checked"
+    )
+
+    def anything(value: Any) -> str:
+        return repr(value)
+
+    assert tool(anything).spec.parameters["required"] == ["value"]
+
+
 def test_path_and_command_args_must_name_arguments() -> None:
     """A policy plugin would look for values that never come: refused when declared."""
 
