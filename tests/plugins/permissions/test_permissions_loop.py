@@ -334,3 +334,14 @@ async def test_invalid_settings_fail_closed_and_say_why():
     assert "fails closed" in seen and "mode" in seen
     (decision,) = decisions(events)
     assert decision["decision"] == "deny"
+
+
+@pytest.mark.parametrize("rule", ["Bash(rm *)", "BASH(rm *)", "Ba*(rm *)"])
+async def test_a_rules_tool_name_ignores_case_so_a_deny_rule_never_misses_by_a_capital(rule):
+    # written as other agents spell their tools: it must deny, not silently match nothing
+    script = [calls(("bash#b1", {"command": "rm -f notes.txt"})), text("ok")]
+    events, _, tools = await run(script, options(deny=[rule], allow=["bash"]))
+    assert tools.ran == []
+    assert results(events)["b1"]["is_error"]
+    assert decisions(events)[0]["decision"] == "deny"
+    assert rule in decisions(events)[0]["reason"]

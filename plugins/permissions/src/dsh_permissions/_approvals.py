@@ -105,7 +105,11 @@ async def ask_front_ends(
     """Call ``permission_ask`` impls in hook order until one answers."""
     relay = getattr(agent, "relay", None)
     if relay is None or not relay.implemented(ASK_HOOK):
-        return Asked(None, why="no front end that can ask a person is loaded (non-interactive)")
+        return Asked(
+            None,
+            why="no front end that can ask a person is loaded (a non-interactive run, such as "
+            "dsh run; a rule in permissions.allow lets such a call run without asking)",
+        )
     with anyio.move_on_after(math.inf if within is None else within):
         try:
             answered = await relay.call_first_named(

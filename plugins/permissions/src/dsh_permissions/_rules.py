@@ -93,14 +93,18 @@ class Rule:
     @classmethod
     def compile(cls, action: Action, source: str, root: str) -> Rule:
         tool, pattern = parse_rule(source)
-        name = TextPattern.compile(tool) if "*" in tool else None
+        # a rule's tool name ignores case: Bash(rm *) is bash(rm *), as people used to
+        # other agents write it, and a deny rule must not miss by a capital letter
+        folded = tool.casefold()
+        name = TextPattern.compile(folded) if "*" in folded else None
         text = TextPattern.compile(pattern) if pattern is not None else None
-        return cls(action, source.strip(), tool, pattern, root, name, text)
+        return cls(action, source.strip(), folded, pattern, root, name, text)
 
     def __str__(self) -> str:
         return f"{self.action}: {self.source}"
 
     def applies_to(self, tool: str) -> bool:
+        tool = tool.casefold()
         return self._name.matches(tool) if self._name is not None else tool == self.tool
 
     def matches_text(self, text: str) -> bool:
