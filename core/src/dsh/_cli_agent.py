@@ -57,8 +57,7 @@ async def agent_session(
         if starts_local(harness, choice):
             from dsh.llm.local import start_local
 
-            print(f"dsh: starting the local model ({choice.why})", file=sys.stderr)
-            server = await start_local(harness)
+            server = await start_local(harness, why=choice.why)
         print(f"dsh: model {choice.name} ({choice.why})", file=sys.stderr)
         options = agent_options(base, choice.name, harness.workspace, local=server is not None)
         agent_id = base.id if base is not None else "main"

@@ -151,6 +151,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         discard(sys.stdout)
         return CLOSED_STATUS
+    except KeyboardInterrupt:  # Ctrl-C where no command handles it (starting the model)
+        if args.verbose:
+            raise
+        print("\ndsh: interrupted", file=sys.stderr)
+        return 130
     return status
 
 

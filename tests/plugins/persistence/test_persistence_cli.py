@@ -377,3 +377,33 @@ def test_resume_passes_over_a_stored_model_this_config_cannot_build(
     )
     assert "needs a base_url" in err
     assert len(model.requests) == 1
+
+
+def test_resume_says_it_starts_the_local_model_and_why_before_starting_it(
+    settings: PersistenceSettings,
+    config: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the stored model cannot be built again and nothing else is configured: the local
+    # model is next, which may mean minutes of building; the user is told first
+    from dsh.llm import llama
+    from dsh.llm._llama_build import ServerError
+
+    said: list[str] = []
+
+    def start(**_: object) -> None:
+        said.append(capsys.readouterr().err)
+        raise ServerError("no compiler here")
+
+    monkeypatch.setattr(llama, "start", start)
+    for variable in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    log = LogBuilder(start=1_700_000_000.0)
+    log.turn("what is 1+2?")
+    store(settings, "from-url", log, {"options": {"model": "openai-compatible:qwen"}})
+
+    assert run(config, "resume", "from-url", "and now?") == 2
+    assert said[0].startswith("dsh: starting the local model (no model is configured")
+    assert "not 'openai-compatible:qwen'" in said[0]
+    assert "the local model could not start: no compiler here" in capsys.readouterr().err

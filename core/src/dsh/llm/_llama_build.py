@@ -21,13 +21,14 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
 import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "LLAMA_VERSION",
@@ -36,6 +37,7 @@ __all__ = [
     "cache_dir",
     "ensure_built",
     "ensure_model",
+    "interrupt",
     "say",
 ]
 
@@ -95,14 +97,77 @@ def _locked(path: Path, what: str) -> Iterator[None]:
         yield  # closing the file releases the lock, also when this process dies
 
 
+class _Steps:
+    """The processes of the work in progress (each in a process group of its own, so
+    that stopping one stops its compilers too), and whether it was interrupted."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running: set[subprocess.Popen[str]] = set()
+        self.interrupted = False
+
+    def start(self, command: Sequence[str], **options: Any) -> subprocess.Popen[str]:
+        with self.lock:
+            if self.interrupted:
+                raise ServerError("interrupted")
+            process = subprocess.Popen(command, text=True, process_group=0, **options)
+            self.running.add(process)
+        return process
+
+    def end(self, process: subprocess.Popen[str]) -> int:
+        """Wait for ``process``; kill its group first if it is still running (the
+        step was interrupted by an exception of this thread)."""
+        if process.poll() is None:
+            _kill_group(process)
+        code = process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+        with self.lock:
+            self.running.discard(process)
+            if self.interrupted:
+                raise ServerError("interrupted")
+        return code
+
+    def interrupt(self) -> None:
+        with self.lock:
+            self.interrupted = True
+            for process in self.running:
+                _kill_group(process)
+
+
+_steps = _Steps()
+
+
+def interrupt() -> None:
+    """Stop the build or download in progress, from another thread: its processes are
+    killed, the step raises ServerError("interrupted") and its scratch files are removed
+    as it unwinds; no later step starts until ``resume_work()``."""
+    _steps.interrupt()
+
+
+def resume_work() -> None:
+    """Allow work again after ``interrupt()`` (a new start)."""
+    with _steps.lock:
+        _steps.interrupted = False
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
 def _pip_download(requirements: Sequence[str], dest: Path, *options: str) -> None:
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--dest", str(dest)]
     command += [*options, *requirements]
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    if result.returncode != 0:
-        tail = "\n".join((result.stdout + result.stderr).splitlines()[-15:])
-        raise ServerError(f"`{' '.join(command)}` failed ({result.returncode}):\n{tail}")
+    process = _steps.start(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    try:
+        output, _ = process.communicate()
+    finally:
+        code = _steps.end(process)
+    if code != 0:
+        tail = "\n".join(output.splitlines()[-15:])
+        raise ServerError(f"`{' '.join(command)}` failed ({code}):\n{tail}")
 
 
 def _tail(path: Path, lines: int = 25) -> str:
@@ -118,14 +183,8 @@ def _run_logged(command: Sequence[str], log: Path, what: str) -> None:
     say(f"{what}: {' '.join(command)}")
     started, shown = time.monotonic(), -10
     with log.open("a") as out:
-        # a process group of its own: an interrupted build stops all of it (below)
-        process = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-            process_group=0,
+        process = _steps.start(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, errors="replace"
         )
         try:
             assert process.stdout is not None
@@ -139,9 +198,7 @@ def _run_logged(command: Sequence[str], log: Path, what: str) -> None:
                         shown = percent
                         say(f"{what}: {percent}% ({time.monotonic() - started:.0f}s)")
         finally:
-            if process.poll() is None:  # interrupted: the compilers go too
-                os.killpg(process.pid, signal.SIGKILL)
-            code = process.wait()
+            code = _steps.end(process)  # interrupted: the compilers go too
     if code != 0:
         raise ServerError(f"{what} failed ({code}); the end of {log}:\n{_tail(log)}")
 

