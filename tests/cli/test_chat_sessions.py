@@ -156,3 +156,30 @@ def test_resume_while_a_turn_runs_keeps_the_turn(
     child.expect_exact("[turn 1 completed")
     child.sendline("/quit")
     child.expect(pexpect.EOF)
+
+
+@pytest.mark.plugins("compaction")
+def test_a_scripts_compact_is_done_before_its_next_line(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    from cli_support import piped_chat
+
+    # a slow summary: the next line's turn must not start (and end the input, which
+    # cancelled the compaction) before it is in
+    (tmp_path / "dsh.yml").write_text("compaction: {tail_tokens: 1, context_window: 100000}\n")
+    answer = "A long answer, " * 30
+    server = model_server(
+        [
+            text_reply(answer),
+            text_reply(answer),
+            text_reply("Summary: asked twice.", pause=1.0),
+            text_reply("Third."),
+        ]
+    )
+    script = "first question\nsecond question\n/compact\nthird question\n"
+    done = piped_chat(server, script, cli_env, tmp_path, "compaction")
+    assert done.returncode == 0, done.stderr
+    assert "/compact: the history was summarized" in done.stderr
+    third = server.bodies()[3]["messages"]
+    assert "Summary: asked twice." in str(third)  # the turn after it sees the summary
+    assert third[-1] == {"role": "user", "content": "third question"}

@@ -171,8 +171,11 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
                 if approvals.answer(line):
                     continue
                 command, _, rest = line.strip().partition(" ")
-                if command == "/compact":  # runs beside a turn; the prompt comes back
-                    tg.start_soon(_compact, harness, agent, prompt_when_idle)
+                if command == "/compact":
+                    if typed:  # runs beside a turn; the prompt comes back at once
+                        tg.start_soon(_compact, harness, agent, prompt_when_idle)
+                    else:  # a script's next line waits for it
+                        await _compact(harness, agent, prompt_when_idle)
                     continue
                 if command == "/resume":
                     agent = await _resume(harness, agent, rest.strip(), renderer)
