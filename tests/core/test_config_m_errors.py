@@ -212,3 +212,57 @@ def test_a_value_yaml_cannot_construct_is_a_located_config_error(
     err = fails(path)
     assert (err.source, err.path) == (f"{path}:3:22", "agents[0].options.since")
     assert err.reason.startswith(f"invalid YAML: {value.split()[-1]!r} cannot be read as ")
+
+
+def test_a_bad_section_is_reported_once_not_again_under_each_agent(tmp_path: Path) -> None:
+    # the agent's own settings are fine; they used to be checked over the bad section
+    path = write(
+        tmp_path,
+        """\
+        permissions:
+          mode: yolo
+        agents:
+          - id: main
+            options:
+              permissions:
+                allow: ["bash(ls*)"]
+          - id: other
+            options:
+              permissions:
+                mode: nope
+        """,
+    )
+    error = fails(path)
+    assert [p.path for p in error.problems] == [
+        "permissions.mode",
+        "agents[1].options.permissions.mode",
+    ]
+
+
+class Rules(BaseModel):
+    deny: tuple[str, ...] = ()
+    tags: set[str] = set()
+
+
+LIST = "a list ([a, b], or one '- item' per line)"
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("rules: {deny: 'bash(rm *)'}", f"{LIST}, not a string"),
+        ("rules: {tags: 3}", f"{LIST}, not a number"),
+        ("permissions: {allow: {bash: 1}}", f"{LIST}, not a mapping"),
+        ("models: {fast: [1]}", "a mapping (key: value lines), not a list"),
+        ("models: {fast: true}", "a mapping (key: value lines), not true (a boolean)"),
+        ("agents: {id: a}", f"{LIST}, not a mapping"),
+        ("models: {fast: null}", "a mapping (key: value lines), not null"),
+        ("compaction: 3", "a mapping (key: value lines), not a number"),
+    ],
+)
+def test_a_value_of_the_wrong_kind_is_named_in_yamls_words(
+    tmp_path: Path, text: str, reason: str
+) -> None:
+    # not "Input should be a valid tuple"; the value itself is never shown (a secret)
+    error = fails(write(tmp_path, text + "\n"), {**SETTINGS, "rules": Rules})
+    assert error.reason == f"Input should be {reason}"

@@ -69,7 +69,8 @@ def validate(
             problems.append(locate(root, ignored, _unknown_key(ignored, model, 1)))
     own: list[tuple[Loc, BaseModel]] = []  # plugin settings under agents[].options
     if parsed is not None:
-        problems += _agent_options(root, parsed, data, settings, blocked, own)
+        valid = {name: data[name] for name in sections}  # a bad section is reported once
+        problems += _agent_options(root, parsed, valid, settings, blocked, own)
     if parsed is not None:
         problems += _cross_check(root, parsed, [((name,), s) for name, s in sections.items()])
         problems += _cross_check(root, parsed, own, agents=False)
@@ -132,14 +133,15 @@ def _cross_check(
 def _agent_options(
     root: Node | None,
     parsed: CoreKeys,
-    data: Mapping[str, Any],
+    sections: Mapping[str, Any],
     settings: Mapping[str, type[BaseModel]],
     blocked: Callable[[str], bool] | None,
     own: list[tuple[Loc, BaseModel]],
 ) -> list[Problem]:
     """``agents[].options``: the core's keys by the core's rules; a key named after a
-    loaded plugin by that plugin's settings model, over the plugin's section (as the
-    plugin layers them: a field the section gives is not missing; appended to ``own``);
+    loaded plugin by that plugin's settings model, over the plugin's section if it is
+    valid (``sections``; as the plugin layers them: a field the section gives is not
+    missing; appended to ``own``);
     any other key is free for plugins, unless it is a near miss of a known key (a typo
     would otherwise be ignored without a word)."""
     problems: list[Problem] = []
@@ -163,7 +165,7 @@ def _agent_options(
             elif key in settings:
                 model = settings[key]
                 value = {} if value is None else value
-                section = data.get(key)
+                section = sections.get(key)
                 layered = value
                 if isinstance(section, Mapping) and isinstance(value, Mapping):
                     layered = {**section, **value}
@@ -216,17 +218,49 @@ def _from_validation(
     # The ValidationError becomes the cause (shown by ``dsh -v``) only when it hides
     # the input: a plugin's section may hold a secret its model does not mark.
     cause = exc if model.model_config.get("hide_input_in_errors") else None
-    for err in exc.errors(include_input=False, include_url=False):
+    for err in exc.errors(include_url=False):  # the input is never shown, only its kind
         if not missing and err["type"] == "missing" and len(err["loc"]) == 1:
             continue
         loc: Loc = (*prefix, *err["loc"])
         reason = err["msg"]
-        if err["type"] == "value_error":  # a validator's own words, without "Value error, "
+        if err["type"] in _YAML_KINDS:  # in YAML's words, not Python's ("a valid tuple")
+            reason = f"Input should be {_YAML_KINDS[err['type']]}, not {_kind(err['input'])}"
+        elif err["type"] == "value_error":  # a validator's own words, without "Value error, "
             reason = str(err.get("ctx", {}).get("error", reason))
         elif err["type"] == "extra_forbidden":
             reason = _unknown_key(loc, model, len(prefix))
         problems.append(locate(root, loc, reason, cause, missing=err["type"] == "missing"))
     return problems
+
+
+_LIST = "a list ([a, b], or one '- item' per line)"
+_MAPPING = "a mapping (key: value lines)"
+_YAML_KINDS = {
+    "list_type": _LIST,
+    "tuple_type": _LIST,
+    "set_type": _LIST,
+    "frozenset_type": _LIST,
+    "dict_type": _MAPPING,
+    "model_type": _MAPPING,
+    "model_attributes_type": _MAPPING,
+}
+
+
+def _kind(value: object) -> str:
+    """What a YAML value is, in YAML's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return f"a {type(value).__name__}"
 
 
 def _unknown_key(loc: Loc, model: type[BaseModel], depth: int) -> str:
