@@ -162,6 +162,34 @@ def test_an_empty_prompt_is_refused(
     assert server.bodies() == []
 
 
+def test_no_prompt_at_all_says_how_to_give_one_and_piped_input_needs_a_dash(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([])
+    done = dsh_fed("-m", model_arg(server), "run", stdin=b"hi\n", env=cli_env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.decode() == (
+        'dsh: error: run: give the prompt (dsh run "list the files"); to send what is '
+        "piped in, give -: ... | dsh run -\n"
+    )
+    assert server.bodies() == []
+
+
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_the_model_may_also_follow_the_command(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, command: str
+) -> None:
+    # `dsh run -m MODEL ...`, as llm users write it; the same as `dsh -m MODEL run ...`
+    server = model_server([text_reply("ok")])
+    words = ["hi"] if command == "run" else []
+    done = dsh_fed(
+        command, "-m", model_arg(server), *words, stdin=b"hi\n", env=cli_env, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "dsh: model openai-compatible:tiny (chosen with -m)" in done.stderr.decode()
+    assert len(server.bodies()) == 1
+
+
 def test_text_that_is_not_valid_unicode_is_shown_escaped(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -66,12 +66,16 @@ def _parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentParser
     run = sub.add_parser("run", help="run one prompt (one turn) and exit")
     run.add_argument(
         "prompt",
-        nargs="+",
+        nargs="*",
         help="what to ask the agent (words joined by spaces); - is the text on stdin, set "
         "off by a blank line: git diff | dsh run review this diff -",
     )
     run.add_argument("--json", action="store_true", help="print session events as JSON lines")
-    sub.add_parser("chat", help="talk to an agent interactively")
+    chat = sub.add_parser("chat", help="talk to an agent interactively")
+    for command in (run, chat):  # also after the command, where llm users put it
+        command.add_argument(
+            "-m", "--model", metavar="MODEL", default=argparse.SUPPRESS, help="as dsh -m"
+        )
     config = sub.add_parser("config", help="configuration")
     config_sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     config_sub.add_parser("check", help="validate dsh.yml and every plugin section")
@@ -260,6 +264,11 @@ def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
     import anyio
 
     if args.command == "run":
+        if not args.prompt:
+            piped = (
+                "" if sys.stdin.isatty() else "; to send what is piped in, give -: ... | dsh run -"
+            )
+            raise DshError(f'run: give the prompt (dsh run "list the files"){piped}')
         args.prompt = _prompt(args.prompt)
         if not args.prompt.strip():
             raise DshError(
