@@ -28,6 +28,29 @@ def test_plugins_json_lists_core_defaults(
     assert "tools_execute" in rows[0]["hooks"]
 
 
+def test_plugins_is_a_table_with_a_header(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "")
+    assert main(["plugins"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["NAME", "DISTRIBUTION", "HOOKS"]
+    assert lines[1].split(None, 3) == [
+        "dsh.builtins",
+        "dsh-core",
+        dsh.__version__,
+        lines[1].split(None, 3)[3],
+    ]
+    assert len(lines) == 3
+
+
+def test_chat_help_names_the_slash_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["chat", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "/queue TEXT (for the next turn), /compact, /resume ID, /plugins, /model, /quit" in out
+
+
 def test_unknown_plugin_is_one_clear_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -71,7 +71,13 @@ def _parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentParser
         "off by a blank line: git diff | dsh run review this diff -",
     )
     run.add_argument("--json", action="store_true", help="print session events as JSON lines")
-    chat = sub.add_parser("chat", help="talk to an agent interactively")
+    chat = sub.add_parser(
+        "chat",
+        help="talk to an agent interactively",
+        description="Talk to an agent. While it works, a line steers the running turn.",
+        epilog="in the chat: /queue TEXT (for the next turn), /compact, /resume ID, /plugins, "
+        "/model, /quit; Ctrl-C cancels a turn, twice quits (docs/cli.md)",
+    )
     for command in (run, chat):  # also after the command, where llm users put it
         command.add_argument(
             "-m", "--model", metavar="MODEL", default=argparse.SUPPRESS, help="as dsh -m"
@@ -361,6 +367,7 @@ def _plugins(args: argparse.Namespace, pm: PluginManager) -> int:
         ]
         print(json.dumps(rows, indent=2))
         return 0
+    print(f"{'NAME':<20} {'DISTRIBUTION':<24} HOOKS")
     for info in infos:
         origin = f"{info.distribution} {info.version}" if info.distribution else "(explicit)"
         hooks = ", ".join(info.hooks) or "-"

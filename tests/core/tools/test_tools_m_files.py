@@ -41,7 +41,7 @@ class TestAWorkspaceReachedThroughASymlink:
 
     async def test_file_tools_work_inside_it(self, call_tool: CallTool, workspace: Path) -> None:
         written = await call_tool("write", path="a.txt", content="alpha\n")
-        assert (written.is_error, written.content) == (False, "created a.txt (1 lines, 6 bytes)")
+        assert (written.is_error, written.content) == (False, "created a.txt (1 line, 6 bytes)")
         for path in ["a.txt", str(workspace / "a.txt"), str(workspace.parent / "real" / "a.txt")]:
             assert (await call_tool("read", path=path)).content == numbered((1, "alpha"))
         assert (await call_tool("ls")).content == "a.txt"

@@ -115,7 +115,8 @@ def _write(target: Path, shown: str, content: str) -> str:
     target.write_bytes(data)
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     verb = "overwrote" if existed else "created"
-    return f"{verb} {shown} ({lines} lines, {len(data)} bytes)"
+    noun = "line" if lines == 1 else "lines"
+    return f"{verb} {shown} ({lines} {noun}, {len(data)} bytes)"
 
 
 @tool(name="write", mutating=True, path_args=("path",))
