@@ -78,8 +78,8 @@ def _parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentParser
         epilog="in the chat: /queue TEXT (for the next turn), /compact, /resume ID, /plugins, "
         "/model, /quit; Ctrl-C cancels a turn, twice quits (docs/cli.md)",
     )
-    for command in (run, chat):  # also after the command, where llm users put it
-        command.add_argument(
+    for talking in (run, chat):  # also after the command, where llm users put it
+        talking.add_argument(
             "-m", "--model", metavar="MODEL", default=argparse.SUPPRESS, help="as dsh -m"
         )
     config = sub.add_parser("config", help="configuration")
