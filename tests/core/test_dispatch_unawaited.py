@@ -151,3 +151,25 @@ async def test_a_plain_impl_returning_a_value_that_is_not_awaitable_is_unchanged
     with anyio.fail_after(5):
         await dsh_pm.relay.harness_started(None)  # type: ignore[arg-type]
     assert reported == []
+
+
+@pytest.mark.parametrize("style", ["first_result", "waterfall"])
+async def test_an_untyped_hook_of_a_plugin_refuses_a_coroutine_as_its_value(
+    dsh_pm: PluginManager, style: str
+) -> None:
+    # a hook a plugin defines has no declared return type: a coroutine is not a value
+    class Own:
+        @hookimpl(specname="agent_request")
+        def anything(self, request: Any) -> Any:
+            return later("own")
+
+    dsh_pm.register(Own(), "own")
+    dsh_pm.dispatcher.returns.pop("agent_request", None)
+    call = (
+        dsh_pm.relay.call_first_result("agent_request", request=None)
+        if style == "first_result"
+        else dsh_pm.dispatcher.waterfall("agent_request", "request", {"request": None})
+    )
+    with pytest.raises(HookError, match=FIX):
+        await call
+    assert_no_coroutine_left_unawaited()

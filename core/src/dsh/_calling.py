@@ -172,8 +172,11 @@ class Dispatcher:
             except Exception as exc:
                 raise impl.fail(hook, exc) from exc
             if result is not None:
-                if expect is not None and not isinstance(result, expect):
-                    raise impl.fail(hook, _wrong_type(result, expect))
+                if expect is not None:
+                    if not isinstance(result, expect):
+                        raise impl.fail(hook, _wrong_type(result, expect))
+                elif inspect.isawaitable(result):  # a plugin's own hook, untyped
+                    raise impl.fail(hook, unawaited(result))
                 kwargs[key] = result
         return kwargs[key]
 
@@ -189,8 +192,11 @@ class Dispatcher:
             except Exception as exc:
                 raise impl.fail(hook, exc) from exc
             if result is not None:
-                if expect is not None and not isinstance(result, expect):
-                    raise impl.fail(hook, _wrong_type(result, expect))
+                if expect is not None:
+                    if not isinstance(result, expect):
+                        raise impl.fail(hook, _wrong_type(result, expect))
+                elif inspect.isawaitable(result):  # a plugin's own hook, untyped
+                    raise impl.fail(hook, unawaited(result))
                 return impl.plugin_name, result
         return None
 

@@ -132,7 +132,7 @@ class PluginManager(pluggy.PluginManager):
                 "plugin's hook, mark the impl optionalhook=True)",
             )
         if caller is not None and caller.spec is not None:
-            allowed = caller.spec.argnames
+            allowed = (*caller.spec.argnames, *caller.spec.kwargnames)
             taken = _required_arguments(getattr(plugin, name))
             unknown = [arg for arg in taken if arg not in allowed]
             if unknown:
