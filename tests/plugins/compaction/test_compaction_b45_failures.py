@@ -148,3 +148,16 @@ async def test_b45_an_abort_while_summarising_ends_the_turn_aborted_and_logs_it(
     # the next turn compacts normally
     assert [e.data.get("outcome") for e in events_of(later, "compact/end")] == ["summarized"]
     assert later[-1].data["reason"] == "completed"
+
+
+async def test_b45_a_failed_automatic_compaction_is_a_warning_a_person_sees(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # dsh run and chat show warnings on stderr: without one the failure was only in the log
+    caplog.set_level("WARNING", logger="dsh_compaction")
+    await run_failing(summarizer(fail("SERVER", "summariser is down")), steps=7)
+    warnings = [r.getMessage() for r in caplog.records if r.name.startswith("dsh_compaction")]
+    assert warnings == [
+        "agent 'a': compaction (threshold) failed, the history is unchanged: SERVER: "
+        "summariser is down"
+    ]

@@ -149,6 +149,14 @@ async def compact(
         data |= {"messages_before": len(history), "messages_after": len(session.history)}
         if error is not None:
             data["error"] = error
+            if reason != "manual":  # a manual one is answered by its caller (/compact)
+                log.warning(
+                    "agent %r: compaction (%s) failed, the history is unchanged: %s: %s",
+                    agent.id,
+                    reason,
+                    error.get("code"),
+                    error.get("message"),
+                )
         await emit(END, data)
         return CompactionResult(outcome, reason, before, after, error)
 
