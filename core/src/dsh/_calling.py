@@ -19,7 +19,7 @@ from typing import Any, Final, NamedTuple, final
 import pluggy
 
 from dsh._ready import READY
-from dsh.errors import HookError
+from dsh.errors import DshError, HookError
 
 __all__ = ["Dispatcher", "Impl", "is_async_function", "unawaited"]
 
@@ -317,11 +317,23 @@ class Dispatcher:
         event loop, and the plugin manager rejects ``async def`` impls of them.
         Failures raise HookError (start-up stops)."""
         for impl in self.plan(hook):
+            refused: list[BaseException] = []
 
-            def register(*args: Any, _plugin: str = impl.plugin_name, **kw: Any) -> None:
-                callback(_plugin, *args, **kw)
+            def register(
+                *args: Any,
+                _plugin: str = impl.plugin_name,
+                _refused: list[BaseException] = refused,
+                **kw: Any,
+            ) -> None:
+                try:
+                    callback(_plugin, *args, **kw)
+                except Exception as exc:
+                    _refused.append(exc)
+                    raise
 
             try:
                 impl.call({"register": register})
             except Exception as exc:
+                if refused and exc is refused[-1] and isinstance(exc, DshError):
+                    raise  # the core refused what was registered; the message names the plugin
                 raise impl.fail(hook, exc) from exc

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +28,21 @@ STEP = (
 )
 
 
-def alive(pid: int) -> bool:
+def running(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` still runs once a SIGKILL sent to it had time to land (a killed
+    process is gone within milliseconds; a loaded machine may take longer)."""
+    deadline = time.monotonic() + 10
+    while running(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return running(pid)
 
 
 async def wait_for_compiler(pid_file: Path) -> int:

@@ -52,7 +52,7 @@ permissions:
         ("permissions:\n  ask: ['two words']\n", "permissions.ask[0]", "is not a rule"),
         ("permissions:\n  mode: yolo\n", "permissions.mode", "'default'"),
         ("permissions:\n  mdoe: plan\n", "permissions.mdoe", "did you mean 'mode'"),
-        ("permissions:\n  allow: bash\n", "permissions.allow", "tuple"),
+        ("permissions:\n  allow: bash\n", "permissions.allow", "a list ([a, b], or one"),
         ("permissions:\n  ask_timeout: 0\n", "permissions.ask_timeout", "greater than 0"),
     ],
 )
