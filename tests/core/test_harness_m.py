@@ -12,7 +12,7 @@ import anyio.lowlevel
 import pytest
 from pydantic import BaseModel
 
-from dsh import DshError, HookError, hookimpl
+from dsh import DshError, hookimpl
 from dsh.config import load_config
 from dsh.harness import Harness
 from dsh.messages import Message, UserMessage
@@ -67,7 +67,7 @@ async def test_a_plugin_may_name_its_settings_section() -> None:
 
 async def test_a_settings_section_registered_twice_stops_start_up_naming_the_plugin() -> None:
     plugins = [("loud", settings_plugin(None, None))]
-    with pytest.raises(HookError, match="plugin 'loud' registers settings for 'loud' a second"):
+    with pytest.raises(DshError, match="plugin 'loud' registers settings for 'loud' a second"):
         async with Harness(plugins=plugins, load_entry_points=False):
             pass
 
@@ -94,7 +94,7 @@ async def test_a_history_reducer_is_per_harness_and_cannot_take_a_core_type() ->
             assert [m.content for m in session.history] == ["(notes/added)"]
     assert dict(CORE_REDUCERS) == core
     plugins = [("rude", reducer_plugin("user/message"))]
-    with pytest.raises(HookError, match="'rude' registers a history reducer for 'user/message'"):
+    with pytest.raises(DshError, match="'rude' registers a history reducer for 'user/message'"):
         async with Harness(plugins=plugins, load_entry_points=False):
             pass
     assert dict(CORE_REDUCERS) == core
