@@ -117,11 +117,6 @@ async def test_config_agents_without_a_model_get_the_default_model() -> None:
         assert helper.agent.options["model"] == "scripted"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: agents.create() ignores the config's default `model:`, and the NO_MODEL "
-    "error then tells the user to set `model:` in dsh.yml, which they did",
-)
 async def test_an_agent_created_in_code_gets_the_configs_default_model() -> None:
     text = "model: scripted\nmodels:\n  scripted: {provider: scripted}\n"
     model = ScriptedModel(["hi"])
@@ -129,7 +124,8 @@ async def test_an_agent_created_in_code_gets_the_configs_default_model() -> None
         agent = await h.agents.create("a")
         with anyio.fail_after(LIMIT):
             events = await run_turn(agent, "hello")
-    assert events[-1].data == {"turn": 1, "reason": "completed"}
+    assert events[-1].data["reason"] == "completed"
+    assert model.requests[0].model == "scripted"
 
 
 async def test_config_models_are_closed_when_the_harness_exits(

@@ -205,6 +205,10 @@ class AgentRegistry:
     ) -> AgentHandle:
         if agent_id in self._live:
             raise DshError(f"agent {agent_id!r} already exists; dispose it first")
+        if not (options or {}).get("model") and self._harness is not None:
+            default = self._harness.config.default_model  # `model:` at the top of dsh.yml
+            if default:
+                options = {**(options or {}), "model": default}
         agent = ReactLoopAgent(
             agent_id,
             session,
