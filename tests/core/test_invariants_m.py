@@ -79,11 +79,6 @@ def test_b39_turns_keep_counting_across_a_whole_log() -> None:
     assert check_invariants(events) == ["seq 4 (turn/start): turn 2 follows turn 2"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a call left unanswered when its turn ends with the step open is not "
-    "cleared at turn/end, so it is blamed on the next turn's first step/end",
-)
 def test_b39_a_call_left_open_by_one_turn_is_not_blamed_on_the_next() -> None:
     events = log(
         turn(1), step(1), call("a"), end(1, "error"),

@@ -54,6 +54,9 @@ def check_invariants(
                 bad(f"closes turn {data.get('turn')} but turn {turn} is open")
             if step is not None:
                 bad(f"step {step} is still open")
+            if open_calls:  # said here, not blamed on the next turn's step
+                bad(f"tool calls without a result: {sorted(open_calls)}")
+                open_calls.clear()
             if data.get("reason") not in END_REASONS:
                 bad(f"unknown reason {data.get('reason')!r}")
             turn, step = None, None
