@@ -268,3 +268,41 @@ def test_stdin_that_cannot_be_the_prompt_is_refused_before_anything_runs(
     assert done.returncode == 2
     assert done.stderr.decode().startswith(f"dsh: error: {error}")
     assert server.bodies() == []
+
+
+@pytest.mark.plugins("persistence")
+def test_sigterm_ends_a_run_with_143_and_the_turn_saved(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    # `timeout 60 dsh run ...`, or a supervisor: the way out runs as for Ctrl-C
+    import json
+    import signal
+    import time
+
+    server = model_server([text_reply("part of an answer", then="stall")])
+    process = subprocess.Popen(
+        [*DSH, "-m", model_arg(server), "run", "take your time"],
+        env={**cli_env, "DSH_LOAD_PLUGINS": "persistence"},
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not server.bodies() and time.monotonic() < deadline:
+            time.sleep(0.02)  # until the model is asked
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 143, err
+    lines = err.splitlines()
+    assert "dsh: terminated" in lines
+    assert lines[-1].startswith("[turn 1 aborted")  # the turn was ended, as by Ctrl-C
+    assert "Traceback" not in err
+    (stored,) = Path(cli_env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+    events = [json.loads(line) for line in stored.read_text().splitlines()[1:]]
+    assert events[-1]["type"] == "turn/end"
+    assert events[-1]["data"]["reason"] in ("aborted", "disposed")

@@ -435,3 +435,36 @@ async def test_b32_a_raising_final_flush_still_forgets_the_agent_and_releases_ev
     assert after == [None]
     assert disposed == ["a"]
     assert sorted(returned) == ["first", "second"]
+
+
+@pytest.mark.timeout(60)  # the bug was a loop spinning forever: fail, do not hang
+async def test_b32_a_harness_left_by_an_outer_cancellation_still_flushes_its_agents() -> None:
+    # `with anyio.move_on_after(...)` around a harness whose persistence flushes in a
+    # worker thread: the final flush ran in a cancelled scope and spun forever
+    import anyio
+
+    from dsh.testing import hang
+
+    flushed: list[list[str]] = []
+
+    class ThreadedFlush:
+        @hookimpl
+        async def session_flush(self, session: Any) -> None:
+            types = [event.type for event in session.events]
+            await anyio.to_thread.run_sync(flushed.append, types)
+
+    with anyio.CancelScope() as outer:
+
+        class CancelOnChunk:
+            @hookimpl
+            def session_event(self, event: Any) -> None:
+                if event.type == "assistant/chunk":
+                    outer.cancel()  # the deadline of an outer timeout, mid-stream
+
+        plugins = [("flush", ThreadedFlush()), ("cancel", CancelOnChunk())]
+        model = ScriptedModel([hang("part")])
+        async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
+            agent = await h.agents.create("a", options={"model": "scripted"})
+            await run_turn(agent, "hi")
+    assert outer.cancelled_caught
+    assert flushed and flushed[-1][-1] == "turn/end"  # the final flush saw the turn's end

@@ -12,7 +12,7 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from dsh.persistence import StoredSession
     from dsh.plugins import PluginManager
 
-__all__ = ["agent_session", "check_config", "cli_harness", "first_agent", "run"]
+__all__ = ["agent_session", "check_config", "cli_harness", "first_agent", "run", "until_terminated"]
 
 #: The small local model tends to repeat a tool call; bound its turns unless dsh.yml says.
 LOCAL_MAX_STEPS = 8
@@ -191,3 +191,31 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
         return 1
     print(f"{path}: ok")
     return 0
+
+
+async def until_terminated(
+    command: Callable[[argparse.Namespace, PluginManager], Awaitable[int]],
+    args: argparse.Namespace,
+    pm: PluginManager,
+) -> int:
+    """Run ``command``; SIGTERM (``timeout``, a supervisor) cancels it as Ctrl-C would
+    a turn, so its way out still runs (the session flushed, the agents disposed, a local
+    model's build stopped), and the status is 143, as for a process SIGTERM ended."""
+    status = 143
+    async with anyio.create_task_group() as tg:
+
+        async def on_sigterm() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+                async for _ in signals:
+                    print("\ndsh: terminated", file=sys.stderr)
+                    tg.cancel_scope.cancel()
+                    return
+
+        async def main() -> None:
+            nonlocal status
+            status = await command(args, pm)
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(on_sigterm)
+        tg.start_soon(main)
+    return status

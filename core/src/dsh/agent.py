@@ -112,13 +112,16 @@ class AgentHandle:
 
     async def _teardown(self, done: anyio.Event) -> None:
         agent = self.agent
-        try:
-            await agent.stop()
-            await agent.flush()
-        finally:
-            self._registry._forget(self)
-            await agent.relay.agent_disposed(agent)
-            done.set()
+        # Shielded: an outer cancellation (a timeout around the harness) must not cut
+        # the final flush short; the loop itself still stops, as begin_stop() asked.
+        with anyio.CancelScope(shield=True):
+            try:
+                await agent.stop()
+                await agent.flush()
+            finally:
+                self._registry._forget(self)
+                await agent.relay.agent_disposed(agent)
+                done.set()
 
 
 class AgentRegistry:

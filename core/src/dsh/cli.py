@@ -283,7 +283,9 @@ def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
         from dsh._cli_agent import run as command
     else:
         from dsh._cli_chat import chat as command
-    return anyio.run(command, args, pm)
+    from dsh._cli_agent import until_terminated
+
+    return anyio.run(until_terminated, command, args, pm)
 
 
 def _prompt(parts: list[str]) -> str:
