@@ -239,11 +239,11 @@ async def test_bash_returns_promptly_when_sigterm_ends_the_group(
     """Once SIGTERM has ended the group the call returns, without waiting out the grace:
     the killed jobs may stay zombies for a while (an init that reaps orphans late), and
     zombies do not count."""
-    monkeypatch.setattr(_bash, "KILL_GRACE", 5.0)
+    monkeypatch.setattr(_bash, "KILL_GRACE", 25.0)
     started = time.monotonic()
     result = await call_tool("bash", command="sleep 30 & sleep 31 & echo started")
     assert result.content == "started\n[exit code 0]"
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 12.0  # far below the grace it must not wait out
 
 
 @posix_only

@@ -64,7 +64,9 @@ def test_command_patterns_do_not_backtrack_badly():
     pattern = TextPattern.compile("*a*a*a*a*a*a*a*b")
     started = time.perf_counter()
     assert not pattern.matches("a" * 60_000)
-    assert time.perf_counter() - started < 0.5
+    # a guard against catastrophic backtracking (minutes), not a speed target: linear
+    # matching takes milliseconds, so a loaded machine stays far below the bound
+    assert time.perf_counter() - started < 10.0
 
 
 @pytest.fixture
@@ -125,7 +127,7 @@ def test_path_matching_stays_fast_on_deep_paths(root):
     deep = os.path.join(root, *(["x"] * 2000))
     started = time.perf_counter()
     assert not pattern.matches(deep)
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 10.0  # exponential would take minutes
 
 
 def test_path_readings(root, tmp_path, monkeypatch):

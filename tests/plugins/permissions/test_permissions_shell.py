@@ -141,7 +141,10 @@ def test_refuses_too_long_too_deep_and_too_many():
     ids=["one-word", "quoted", "nested", "many-words", "escapes", "commands"],
 )
 def test_hostile_sizes_are_handled_quickly(line):
+    # Not a speed target: a guard against quadratic (or worse) splitting, which on these
+    # 30-65 KB lines takes minutes where linear work takes milliseconds; the bound is
+    # a thousand times the expected time, so a loaded machine does not fail it.
     started = time.perf_counter()
     with contextlib.suppress(Unparseable):
         split(line)
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 10.0
