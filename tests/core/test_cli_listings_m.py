@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_cli_listings import CONFIG
 
 import dsh.plugins
 from dsh import hookimpl
@@ -16,20 +17,6 @@ from dsh.llm.choose import ENV_PROVIDERS
 from dsh.testing import ScriptedModel
 from dsh.tools import tool
 
-CONFIG = """\
-models:
-  fast:
-    provider: openai
-    model: gpt-4.1-mini
-    context_window: 1000000
-  box:
-    provider: openai-compatible
-    model: qwen
-    base_url: http://127.0.0.1:9/v1
-agents:
-  - id: main
-    model: box
-"""
 # Columns as wide as their widest cell, two spaces apart; CONTEXT aligned right; FROM
 # (the last) not padded.
 MODELS = """\

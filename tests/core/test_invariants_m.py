@@ -3,40 +3,10 @@ not pin down. Each test fails on a concrete mutant of ``dsh.invariants``."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from test_invariants import call, end, log, result, step, step_end, turn
 
 from dsh.invariants import END_REASONS, check_invariants
-from dsh.session import SessionEvent
-
-
-def log(*entries: tuple[str, dict[str, Any]]) -> list[SessionEvent]:
-    return [SessionEvent(kind, seq, 0.0, data) for seq, (kind, data) in enumerate(entries)]
-
-
-def turn(number: int) -> tuple[str, dict[str, Any]]:
-    return ("turn/start", {"turn": number})
-
-
-def end(number: int, reason: str = "completed") -> tuple[str, dict[str, Any]]:
-    return ("turn/end", {"turn": number, "reason": reason})
-
-
-def step(number: int, of_turn: int = 1) -> tuple[str, dict[str, Any]]:
-    return ("step/start", {"step": number, "turn": of_turn})
-
-
-def step_end(number: int) -> tuple[str, dict[str, Any]]:
-    return ("step/end", {"step": number})
-
-
-def call(call_id: str) -> tuple[str, dict[str, Any]]:
-    return ("tool/call", {"id": call_id, "name": "t", "arguments": "{}"})
-
-
-def result(call_id: str) -> tuple[str, dict[str, Any]]:
-    return ("tool/result", {"call_id": call_id, "name": "t", "content": "", "is_error": False})
 
 
 @pytest.mark.parametrize(

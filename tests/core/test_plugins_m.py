@@ -5,14 +5,12 @@ points, the listing, and the checks on commands that plugins register."""
 
 from __future__ import annotations
 
-import sys
-import textwrap
 import types
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from test_plugins import Install
 
 import dsh.plugins
 from dsh import (
@@ -28,35 +26,6 @@ from dsh import (
 from dsh.cli import main
 from dsh.commands import Command
 from dsh.plugins import PluginManager
-
-Install = Callable[..., None]
-
-SOURCE = """
-from dsh import hookimpl
-
-@hookimpl
-def agent_request(request):
-    return None
-"""
-
-
-@pytest.fixture
-def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Install]:
-    """Install a distribution (a dist-info on sys.path) with one ``dsh`` entry point."""
-    monkeypatch.syspath_prepend(str(tmp_path))
-    modules: list[str] = []
-
-    def install(dist: str, ep_name: str, module: str, source: str = SOURCE) -> None:
-        (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
-        info = tmp_path / f"{dist.replace('-', '_')}-1.0.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
-        (info / "entry_points.txt").write_text(f"[dsh]\n{ep_name} = {module}\n")
-        modules.append(module)
-
-    yield install
-    for module in modules:
-        sys.modules.pop(module, None)
 
 
 def names(pm: PluginManager) -> list[str]:

@@ -3,7 +3,6 @@ as a plugin author relies on them (from a hand mutation review of dsh/testing)."
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,19 +30,13 @@ class Tagger:
 
 
 @pytest.fixture
-def fake_entry_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def fake_entry_point(install: Callable[..., None], monkeypatch: pytest.MonkeyPatch) -> str:
     """An installed dsh plugin (a dist-info on sys.path), the only one loaded by default."""
-    (tmp_path / "mtfake_plugin.py").write_text("")
-    info = tmp_path / "mtfake-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mtfake\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[dsh]\n{FAKE} = mtfake_plugin\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    install("mtfake", FAKE, "mtfake_plugin", "")
     monkeypatch.setenv("DSH_LOAD_PLUGINS", FAKE)
     monkeypatch.delenv("DSH_DISABLE_PLUGIN_AUTOLOAD", raising=False)
     assert create_plugin_manager().get_plugin(FAKE) is not None  # the fake is installed
-    yield FAKE
-    sys.modules.pop("mtfake_plugin", None)
+    return FAKE
 
 
 # -- dsh_pm, dsh_register, dsh_hook_recorder ------------------------------------------
