@@ -202,6 +202,7 @@ async def until_terminated(
     a turn, so its way out still runs (the session flushed, the agents disposed, a local
     model's build stopped), and the status is 143, as for a process SIGTERM ended."""
     status = 143
+    failure: Exception | None = None
     async with anyio.create_task_group() as tg:
 
         async def on_sigterm() -> None:
@@ -211,11 +212,13 @@ async def until_terminated(
                     tg.cancel_scope.cancel()
                     return
 
-        async def main() -> None:
-            nonlocal status
-            status = await command(args, pm)
-            tg.cancel_scope.cancel()
-
         tg.start_soon(on_sigterm)
-        tg.start_soon(main)
+        try:
+            status = await command(args, pm)
+        except Exception as exc:  # raised below as it is: the group would wrap it
+            failure = exc
+        finally:
+            tg.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
     return status
