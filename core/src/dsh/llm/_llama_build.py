@@ -38,6 +38,7 @@ __all__ = [
     "ensure_built",
     "ensure_model",
     "interrupt",
+    "resume_work",
     "say",
 ]
 
