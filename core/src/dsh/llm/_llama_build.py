@@ -61,6 +61,10 @@ CMAKE_OPTIONS: Final = (
     "-DLLAMA_BUILD_EXAMPLES=OFF",
     "-DLLAMA_BUILD_UI=OFF",
     "-DLLAMA_USE_PREBUILT_UI=OFF",  # without it, the build downloads the web UI
+    # Not -march=native: a VM may report CPU features (AMX, AVX-512) it does not let a
+    # process use, and the native build then dies of SIGILL at its first computation.
+    # The portable build (AVX2, FMA, F16C) runs wherever dsh runs.
+    "-DGGML_NATIVE=OFF",
 )
 _LISTENING = re.compile(r"listening on (http://[\w.:\[\]-]+)")
 _STEP = re.compile(r"^\[\s*(\d+)(?:/(\d+))?%?\]")  # ninja: [12/208], make: [ 5%]
