@@ -101,7 +101,7 @@ def test_a_configured_model_named_local_is_used_as_configured(
 
 
 @pytest.mark.plugins("persistence")
-def test_a_session_that_cannot_be_saved_fails_the_run_with_one_message(
+def test_a_session_that_cannot_be_saved_fails_the_run_before_the_model_is_called(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     server = model_server([text_reply("ok")])
@@ -109,8 +109,9 @@ def test_a_session_that_cannot_be_saved_fails_the_run_with_one_message(
     (tmp_path / "dsh.yml").write_text(f"persistence:\n  directory: {tmp_path}/blocker/sessions\n")
     env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
     done = dsh("-m", f"openai-compatible:tiny@{server.url}", "run", "hi", env=env, cwd=tmp_path)
-    assert done.stdout == "ok\n"
-    assert done.returncode == 1
-    assert done.stderr.count("session flush failed") == 1
-    assert "blocker/sessions" in done.stderr
+    assert (done.stdout, done.returncode) == ("", 2)
+    assert server.bodies() == []  # nothing was answered that could not be saved
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "plugin 'persistence' failed in hook harness_started" in done.stderr
+    assert "blocker/sessions (persistence.directory) is not a usable" in done.stderr
     assert "Traceback" not in done.stderr

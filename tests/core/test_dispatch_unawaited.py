@@ -50,10 +50,10 @@ class Request:
         return later("request")
 
 
-class Started:
+class Stopping:
     @hookimpl
-    def harness_started(self, harness: Any) -> Any:
-        return later("started")
+    def harness_stopping(self, harness: Any) -> Any:
+        return later("stopping")
 
 
 @pytest.fixture(autouse=True)
@@ -116,9 +116,9 @@ async def test_a_waterfall_impl_returning_a_coroutine_ends_the_turn_saying_why()
 async def test_a_notification_returning_a_coroutine_is_reported(dsh_pm: PluginManager) -> None:
     reported: list[HookError] = []
     dsh_pm.dispatcher.report = reported.append
-    dsh_pm.register(Started(), "started")
-    await dsh_pm.relay.harness_started(None)  # type: ignore[arg-type]
-    assert [(e.plugin, e.hook) for e in reported] == [("started", "harness_started")]
+    dsh_pm.register(Stopping(), "stopping")
+    await dsh_pm.relay.harness_stopping(None)  # type: ignore[arg-type]
+    assert [(e.plugin, e.hook) for e in reported] == [("stopping", "harness_stopping")]
     assert FIX in str(reported[0])
     assert_no_coroutine_left_unawaited()
 
@@ -142,14 +142,14 @@ async def test_a_plain_impl_returning_a_value_that_is_not_awaitable_is_unchanged
 ) -> None:
     class Value:
         @hookimpl
-        def harness_started(self, harness: Any) -> Any:
+        def harness_stopping(self, harness: Any) -> Any:
             return 42  # ignored, as notification results always were
 
     reported: list[HookError] = []
     dsh_pm.dispatcher.report = reported.append
     dsh_pm.register(Value(), "value")
     with anyio.fail_after(5):
-        await dsh_pm.relay.harness_started(None)  # type: ignore[arg-type]
+        await dsh_pm.relay.harness_stopping(None)  # type: ignore[arg-type]
     assert reported == []
 
 

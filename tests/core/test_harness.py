@@ -10,6 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from dsh import ConfigError, DshError, hookimpl
+from dsh.errors import HookError
 from dsh.harness import Harness
 from dsh.testing import ScriptedModel, run_turn, scripted_harness
 
@@ -468,3 +469,40 @@ async def test_b32_a_harness_left_by_an_outer_cancellation_still_flushes_its_age
             await run_turn(agent, "hi")
     assert outer.cancelled_caught
     assert flushed and flushed[-1][-1] == "turn/end"  # the final flush saw the turn's end
+
+
+async def test_a_failing_harness_started_stops_start_up_naming_the_plugin() -> None:
+    seen: list[str] = []
+
+    class Broken:
+        @hookimpl
+        def harness_started(self) -> None:
+            seen.append("broken started")
+            raise OSError("cannot open the audit log")
+
+        @hookimpl
+        def harness_stopping(self) -> None:
+            seen.append("broken stopping")
+
+    class After:
+        @hookimpl
+        def harness_started(self) -> None:
+            seen.append("after started")
+
+        @hookimpl
+        def agent_created(self, agent: Any) -> None:
+            seen.append(f"created {agent.id}")
+
+    model = ScriptedModel()
+    # pluggy calls the last registered first: "broken" runs before "after"
+    plugins = [("after", After()), ("broken", Broken())]
+    with pytest.raises(HookError) as caught:
+        async with scripted_harness(
+            model, plugins=plugins, load_entry_points=False, config_text=CONFIG
+        ):
+            seen.append("entered")
+    assert (caught.value.plugin, caught.value.hook) == ("broken", "harness_started")
+    assert "OSError: cannot open the audit log" in str(caught.value)
+    # later impls and the config's agents never start; the harness stops again
+    assert seen == ["broken started", "broken stopping"]
+    assert model.requests == []

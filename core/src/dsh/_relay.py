@@ -170,7 +170,9 @@ class HookRelay:
         return None if answered is None else answered[1]
 
     async def harness_started(self, harness: Harness) -> None:
-        await self.dispatcher.notify("harness_started", {"harness": harness})
+        # in hook order; the first failure stops start-up (HookError): a plugin that
+        # could not set up is never used half-ready
+        await self.dispatcher.collect("harness_started", {"harness": harness})
 
     async def harness_stopping(self, harness: Harness) -> None:
         await self.dispatcher.notify("harness_stopping", {"harness": harness})

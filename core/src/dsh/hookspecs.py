@@ -46,7 +46,7 @@ PROJECT = "dsh"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
-CallStyle = Literal["waterfall", "firstresult", "notify", "gather", "register"]
+CallStyle = Literal["waterfall", "firstresult", "notify", "setup", "gather", "register"]
 
 #: How the typed relay calls each core hook (the docs and the registration checks use it).
 CALL_STYLES: dict[str, CallStyle] = {
@@ -58,7 +58,7 @@ CALL_STYLES: dict[str, CallStyle] = {
     "session_event": "notify",
     "session_flush": "gather",
     "session_persistence": "firstresult",
-    "harness_started": "notify",
+    "harness_started": "setup",
     "harness_stopping": "notify",
     "agent_created": "notify",
     "agent_status": "notify",
@@ -184,11 +184,12 @@ def session_persistence() -> SessionPersistence | None:
 
 @hookspec
 def harness_started(harness: Harness) -> None:
-    """**notify** — a harness started: its config is validated and models, tools and
+    """**setup** — a harness started: its config is validated and models, tools and
     settings are registered; agents listed in the config are created right after.
 
     The place to read your validated config section (``harness.config.section(name)``)
-    and to set up per-harness state.
+    and to set up per-harness state. A raising impl stops start-up: the harness stops
+    again and entering it raises HookError naming the plugin, before any agent exists.
     """
 
 

@@ -68,6 +68,17 @@ def test_list_shows_sessions_newest_first(
     assert row["id"] == "new-session" and row["turns"] == 2
 
 
+def test_list_with_no_sessions_says_where_it_looked(
+    settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(config, "list") == 0
+    captured = capsys.readouterr()
+    where = (
+        settings.database_path() if settings.backend == "sqlite" else settings.session_directory()
+    )
+    assert (captured.out, captured.err) == ("", f"no stored sessions in {where}\n")
+
+
 def test_show_prints_a_readable_transcript(
     settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

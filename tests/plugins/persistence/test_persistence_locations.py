@@ -125,30 +125,48 @@ def test_a_directory_without_write_permission_is_reported(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("kind", KINDS)
-async def test_a_harness_reports_an_unusable_directory_at_start_and_at_each_flush(
+async def test_an_unusable_directory_stops_the_harness_before_any_model_is_called(
     settings: PersistenceSettings, tmp_path: Path, kind: str
 ) -> None:
     directory = unusable(tmp_path, kind)
     plugin = PersistencePlugin(settings.model_copy(update={"directory": directory}))
-    errors, reported = ErrorRecorder(), list[HookError]()
+    model = ScriptedModel([text("hi")])
+    pm = create_plugin_manager([("persistence", plugin)], load_entry_points=False)
+    entered = False
+    try:
+        with pytest.raises(HookError) as caught:
+            async with scripted_harness(model, pm=pm):
+                entered = True
+    finally:
+        plugin.close()
+    assert not entered and model.requests == []
+    assert (caught.value.plugin, caught.value.hook) == ("persistence", "harness_started")
+    assert isinstance(caught.value.cause, PersistenceError)
+    assert str(directory) in str(caught.value) and "persistence.directory" in str(caught.value)
+
+
+async def test_a_directory_lost_after_start_is_reported_by_each_flush_and_the_agent_runs_on(
+    settings: PersistenceSettings, tmp_path: Path
+) -> None:
+    directory = tmp_path / "sessions"
+    plugin = PersistencePlugin(settings.model_copy(update={"directory": directory}))
+    errors = ErrorRecorder()
     pm = create_plugin_manager(
-        [("persistence", plugin), ("errors", errors)],
-        load_entry_points=False,
-        report=reported.append,
+        [("persistence", plugin), ("errors", errors)], load_entry_points=False
     )
     try:
-        async with scripted_harness(ScriptedModel([text("hi")]), pm=pm) as harness:
-            (started,) = reported
-            assert started.hook == "harness_started"
-            assert isinstance(started.cause, PersistenceError)
-            assert str(directory) in str(started.cause)
-            assert "persistence.directory" in str(started.cause)
+        async with scripted_harness(ScriptedModel([text("hi"), text("again")]), pm=pm) as harness:
+            assert directory.is_dir()
+            directory.rmdir()
+            directory.write_text("a file now\n")
             agent = await harness.agents.create("a", options={"model": "scripted"})
             with anyio.fail_after(LIMIT):
-                events = await run_turn(agent, "hello")
+                await run_turn(agent, "hello")
+                events = await run_turn(agent, "hello again")
     finally:
         plugin.close()
     assert events[-1].data["reason"] == "completed"  # the agent kept running
-    assert errors.errors, "the failed flush was not reported"
+    # each turn's flush, and the last one when the agent is disposed
+    assert len(errors.errors) == 3, "each failed flush is reported"
     for error in errors.errors:
         assert str(directory) in str(error) and "persistence.directory" in str(error)

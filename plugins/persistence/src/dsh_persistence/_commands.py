@@ -120,7 +120,12 @@ async def _list(service: SessionPersistence, args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     if not headers:
-        print("no stored sessions", file=sys.stderr)
+        # say where dsh looked: a session "lost" is most often a store set elsewhere
+        location = getattr(getattr(service, "backend", None), "location", "")
+        print(
+            f"no stored sessions in {location}" if location else "no stored sessions",
+            file=sys.stderr,
+        )
         return 0
     width = max(len(h.id) for h in headers)
     print(f"{'ID':<{width}}  {'UPDATED':<16}  TURNS  TITLE")
