@@ -52,20 +52,30 @@ async def agent_session(
     renderer = Renderer(sys.stdout, sys.stderr, json=getattr(args, "json", False))
     pm.register(renderer, "dsh-cli")
     async with cli_harness(args, pm) as harness:
-        base, choice = first_agent(harness, args.model)
+        stored = await stored_to_continue(harness, args)
+        base, choice = first_agent(harness, args.model, stored)
         server = None
         if starts_local(harness, choice):
             from dsh.llm.local import start_local
 
             server = await start_local(harness, why=choice.why)
         print(f"dsh: model {choice.name} ({choice.why})", file=sys.stderr)
-        options = agent_options(base, choice.name, harness.workspace, local=server is not None)
         agent_id = base.id if base is not None else "main"
         started = harness.agents.get(agent_id)
         if started is not None:  # started from dsh.yml; the command line chose its model
             await started.dispose()
         try:
-            agent = await harness.agents.create(agent_id, options=options)
+            if stored is None:
+                local = server is not None
+                options = agent_options(base, choice.name, harness.workspace, local=local)
+                agent = await harness.agents.create(agent_id, options=options)
+            else:
+                options = resume_options(harness, stored, choice.name)
+                agent = await harness.agents.resume(agent_id, stored.id, options)
+                turns = agent.agent.turns
+                print(
+                    f"dsh: continuing session {stored.id} ({turns} turns so far)", file=sys.stderr
+                )
             renderer.session_id = agent.session.id
             yield harness, agent, renderer
             await agent.dispose()  # flushed before the local server goes away
@@ -83,17 +93,55 @@ def cli_harness(args: argparse.Namespace, pm: PluginManager) -> Harness:
     return CommandContext(args, pm, args.config, workspace).harness()
 
 
-def first_agent(harness: Harness, requested: str | None) -> tuple[AgentConfig | None, Choice]:
+def first_agent(
+    harness: Harness, requested: str | None, stored: StoredSession | None = None
+) -> tuple[AgentConfig | None, Choice]:
     """The agent ``dsh run`` and ``dsh chat`` talk to and its model. The first agent of
     dsh.yml, if any, gives the id and every option (model, system_prompt, queue_mode,
-    max_steps, plugin options); ``requested`` (-m) overrides its model."""
+    max_steps, plugin options); ``requested`` (-m) overrides its model. A session
+    continued (``stored``) keeps the model it was created with unless -m says."""
     from dsh.llm.choose import choose_model
 
     base = harness.config.agents[0] if harness.config.agents else None
-    preferred = None
-    if base is not None and base.model:
+    preferred = None if stored is None else stored_model(stored)
+    if preferred is None and base is not None and base.model:
         preferred = (base.model, f"the model of agent {base.id!r} in {harness.config.source}")
     return base, choose_model(harness, requested, preferred=preferred)
+
+
+async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> StoredSession | None:
+    """The stored session ``--continue`` (the last one updated) or ``--session ID`` (an
+    id, or a unique prefix of one) names, loaded; None when neither was given."""
+    from dsh.persistence import find_session
+
+    wanted: str | None = getattr(args, "session", None)
+    latest = getattr(args, "continue_", False)
+    if wanted is None and not latest:
+        return None
+    flag = "--continue" if wanted is None else f"--session {wanted}"
+    service = await harness.relay.session_persistence()
+    if service is None:
+        raise DshError(
+            f"{flag}: no plugin stores sessions (install dsh-persistence, or enable it "
+            "with -p persistence)"
+        )
+    if wanted is None:
+        headers = await service.list()
+        if not headers:
+            raise DshError("--continue: there is no stored session yet; start one without it")
+        wanted = headers[0].id
+    else:
+        wanted = await find_session(service, wanted)
+    return await harness.agents.load_stored(wanted)
+
+
+def stored_model(stored: StoredSession) -> tuple[str, str] | None:
+    """The model ``stored`` was created with, as ``choose_model``'s preference."""
+    options = stored.meta.get("options")
+    model = options.get("model") if isinstance(options, dict) else None
+    if not isinstance(model, str) or not model:
+        return None
+    return model, f"the model session {stored.id} was created with"
 
 
 def agent_options(

@@ -82,6 +82,16 @@ def _parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentParser
         talking.add_argument(
             "-m", "--model", metavar="MODEL", default=argparse.SUPPRESS, help="as dsh -m"
         )
+        going_on = talking.add_mutually_exclusive_group()
+        going_on.add_argument(
+            "--continue",
+            dest="continue_",
+            action="store_true",
+            help="continue the stored session updated last",
+        )
+        going_on.add_argument(
+            "--session", metavar="ID", help="continue stored session ID (or a unique prefix)"
+        )
     config = sub.add_parser("config", help="configuration")
     config_sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     config_sub.add_parser("check", help="validate dsh.yml and every plugin section")

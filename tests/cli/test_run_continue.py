@@ -1,0 +1,140 @@
+"""`dsh run --continue` / `--session ID` and the same for `dsh chat`: go on with a stored
+session from the command line, as `llm -c` does."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import piped_chat, text_reply
+
+
+def dsh(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dsh.cli", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def contents(body: dict[str, Any]) -> list[Any]:
+    """The conversation a request carried, without its system prompt."""
+    return [m.get("content") for m in body["messages"] if m["role"] != "system"]
+
+
+@pytest.fixture
+def env(cli_env: dict[str, str]) -> dict[str, str]:
+    return {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+
+
+@pytest.mark.plugins("persistence")
+def test_continue_goes_on_with_the_session_updated_last_on_its_model(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("Noted."), text_reply("Blue.")])
+    (tmp_path / "dsh.yml").write_text(
+        f"models:\n  tiny: {{provider: openai-compatible, model: tiny, base_url: '{server.url}'}}\n"
+    )
+    model = "tiny"
+    first = dsh("-m", model, "run", "my colour is blue", env=env, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    (stored,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+
+    # no -m: the session keeps the model it was created with
+    done = dsh("run", "--continue", "what is my colour?", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Blue.\n"
+    assert f"dsh: model {model} (the model session {stored.stem} was created with)" in done.stderr
+    assert f"dsh: continuing session {stored.stem} (1 turns so far)" in done.stderr
+    assert "[turn 2 completed" in done.stderr
+    assert contents(server.bodies()[1]) == ["my colour is blue", "Noted.", "what is my colour?"]
+    assert len(list(Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl"))) == 1  # no new session
+
+
+@pytest.mark.plugins("persistence")
+def test_session_continues_the_session_a_prefix_names_not_the_last_one(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("One."), text_reply("Two."), text_reply("Back.")])
+    model = f"openai-compatible:tiny@{server.url}"
+    assert dsh("-m", model, "run", "first session", env=env, cwd=tmp_path).returncode == 0
+    (older,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+    assert dsh("-m", model, "run", "second session", env=env, cwd=tmp_path).returncode == 0
+
+    done = dsh("run", "-m", model, "--session", older.stem[:-4], "again", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert contents(server.bodies()[2]) == ["first session", "One.", "again"]
+
+
+@pytest.mark.plugins("persistence")
+def test_chat_continue_goes_on_with_the_last_session(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("Noted."), text_reply("Seven.")])
+    model = f"openai-compatible:tiny@{server.url}"
+    assert dsh("-m", model, "run", "remember 7", env=env, cwd=tmp_path).returncode == 0
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh.cli", "-m", model, "chat", "--continue"],
+        input="which number?\n",
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Seven." in done.stdout
+    assert contents(server.bodies()[1]) == ["remember 7", "Noted.", "which number?"]
+
+
+@pytest.mark.plugins("persistence")
+@pytest.mark.parametrize(
+    ("flags", "error"),
+    [
+        (["--continue"], "--continue: there is no stored session yet; start one without it"),
+        (["--session", "nope"], "no stored session 'nope' (`dsh sessions list` shows them)"),
+    ],
+)
+def test_nothing_to_continue_is_one_clear_line_before_any_model_call(
+    model_server: Any, env: dict[str, str], tmp_path: Path, flags: list[str], error: str
+) -> None:
+    server = model_server([text_reply("ok")])
+    done = dsh(
+        "-m", f"openai-compatible:tiny@{server.url}", "run", *flags, "hi", env=env, cwd=tmp_path
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"dsh: error: {error}\n"
+    assert server.bodies() == []
+
+
+def test_continue_without_a_plugin_that_stores_sessions_says_what_to_install(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("ok")])
+    chat = piped_chat(server, "hi\n", {**cli_env}, tmp_path, plugins="")
+    assert chat.returncode == 0  # the chat itself works without persistence
+    env = {**cli_env, "DSH_LOAD_PLUGINS": ""}
+    done = dsh(
+        "-m",
+        f"openai-compatible:tiny@{server.url}",
+        "run",
+        "--continue",
+        "hi",
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert "--continue: no plugin stores sessions (install dsh-persistence" in done.stderr
+    assert len(server.bodies()) == 1
+
+
+def test_continue_and_session_are_one_choice(cli_env: dict[str, str], tmp_path: Path) -> None:
+    done = dsh("run", "--continue", "--session", "x", "hi", env=cli_env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "not allowed with argument" in done.stderr
