@@ -84,3 +84,32 @@ def test_an_unnamed_plugin_is_named_after_its_class_not_its_id() -> None:
 
 def test_a_plugin_manager_of_tests_names_unnamed_plugins_too(dsh_pm: PluginManager) -> None:
     assert dsh_pm.register(Tagger()) == f"{__name__}.Tagger"
+
+
+def test_a_function_named_like_a_hook_without_hookimpl_is_refused() -> None:
+    # pluggy passes over an unmarked function: the plugin would silently do nothing
+    module = types.ModuleType("dsh_forgot")
+
+    def session_event(session: Any, event: Any) -> None:
+        return None
+
+    module.session_event = session_event  # type: ignore[attr-defined]
+    pm = create_plugin_manager(load_entry_points=False)
+    error = (
+        "plugin 'dsh_forgot': session_event: named like the hook 'session_event' but not "
+        "marked @hookimpl, so dsh would never call it; add @hookimpl (from dsh import hookimpl)"
+    )
+    with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
+        pm.register(module)
+    assert pm.get_plugin("dsh_forgot") is None
+
+
+def test_other_unmarked_names_and_hook_named_values_are_left_alone() -> None:
+    class Helper:
+        agent_request = "a value, not a function"
+
+        def tagger(self) -> None:  # not a hook's name
+            return None
+
+    pm = create_plugin_manager(load_entry_points=False)
+    assert pm.register(Helper(), "helper") == "helper"

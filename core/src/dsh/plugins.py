@@ -115,6 +115,7 @@ class PluginManager(pluggy.PluginManager):
     def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
         opts = super().parse_hookimpl_opts(plugin, name)
         if opts is None:
+            self._check_unmarked(plugin, name)
             return None
         hook = opts.get("specname") or name
         who = self._registering or repr(plugin)
@@ -148,6 +149,23 @@ class PluginManager(pluggy.PluginManager):
                 who, f"{name}: {hook} runs at start-up and must be a plain function"
             )
         return opts
+
+    def _check_unmarked(self, plugin: object, name: str) -> None:
+        """A function named like a hook but not marked would never be called: pluggy
+        passes over it without a word, so the plugin would silently do nothing."""
+        caller = getattr(self.hook, name, None)
+        if not isinstance(caller, pluggy.HookCaller) or not caller.has_spec():
+            return
+        try:
+            value = getattr(plugin, name)
+        except Exception:  # noqa: BLE001 - pluggy reads it again and reports what fails
+            return
+        if inspect.isroutine(value):
+            raise PluginValidationError(
+                self._registering or repr(plugin),
+                f"{name}: named like the hook {name!r} but not marked @hookimpl, so dsh "
+                "would never call it; add @hookimpl (from dsh import hookimpl)",
+            )
 
 
 def _required_arguments(function: Any) -> list[str]:
