@@ -50,6 +50,9 @@ def _time(argv: list[str], env: dict[str, str]) -> float:
 
 def measure(peers_ok: bool, rounds: int) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DSH_")}
+    # the three plugins, whatever else the venv holds (the dev venv has examples/dsh-shout,
+    # whose module-level import of dsh's message classes alone costs ~90 ms)
+    env["DSH_LOAD_PLUGINS"] = "compaction,permissions,persistence"
     env.pop("PYTHONPATH", None)
     # the warm-up round writes .pyc files, as on any machine a program ran on before
     env.pop("PYTHONDONTWRITEBYTECODE", None)
