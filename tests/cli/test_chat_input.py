@@ -3,6 +3,8 @@ file, /dev/null. A line is a prompt; the end of the input quits once the agent i
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,34 @@ def test_chat_with_empty_input_from_dev_null_just_quits(
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert server.bodies() == []
+
+
+@pytest.mark.parametrize("source", ["pipe", "dev-null"])
+def test_chat_with_empty_input_starts_no_model(
+    cli_env: dict[str, str], tmp_path: Path, source: str
+) -> None:
+    # no model configured: the bundled local model would be built and started (minutes);
+    # its cache cannot be made here, so starting it would fail the command
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    env = {**cli_env, "DSH_LLAMA_CACHE": str(blocker / "llama"), "PIP_NO_INDEX": "1"}
+    command = [sys.executable, "-m", "dsh.cli", "chat"]
+    if source == "pipe":
+        done = subprocess.run(
+            command, input="", env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+    else:
+        with open("/dev/null") as stdin:
+            done = subprocess.run(
+                command,
+                stdin=stdin,
+                env=env,
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
 def test_piped_lines_are_taken_one_turn_at_a_time(

@@ -133,10 +133,16 @@ class TerminalApprovals:
 
 
 async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
+    typed = sys.stdin.isatty()
+    lines = _lines()
+    if not typed:  # a script: with nothing in it, start nothing (a local model takes minutes)
+        first = await lines.__anext__()
+        if first is None:
+            return 0
+        lines = _after(first, lines)
     approvals = TerminalApprovals()
     pm.register(approvals, "dsh-cli-approvals")
     async with agent_session(args, pm) as (harness, agent, renderer):
-        typed = sys.stdin.isatty()
         prompt = "> " if typed else ""
         async with anyio.create_task_group() as tg:
             renderer.on_closed = tg.cancel_scope.cancel  # no one reads the answers any more
@@ -163,7 +169,7 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
                 sys.stderr.flush()
 
             tg.start_soon(prompt_when_idle)
-            async for line in _lines():
+            async for line in lines:
                 if not typed:  # a script: each line when a person would type it
                     await _idle_or_asking(agent, approvals)
                 if line is None or line.strip() in ("/quit", "/exit"):
@@ -191,6 +197,12 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
     if renderer.closed:
         return CLOSED_STATUS
     return 1 if renderer.agent_errors else 0  # e.g. the session could not be saved
+
+
+async def _after(first: str, rest: AsyncIterator[str | None]) -> AsyncIterator[str | None]:
+    yield first
+    async for line in rest:
+        yield line
 
 
 async def _idle_or_asking(agent: AgentHandle, approvals: TerminalApprovals) -> None:

@@ -158,7 +158,7 @@ class PluginManager(pluggy.PluginManager):
             return
         try:
             value = getattr(plugin, name)
-        except Exception:  # noqa: BLE001 - pluggy reads it again and reports what fails
+        except Exception:  # pluggy reads it again and reports what fails
             return
         if inspect.isroutine(value):
             raise PluginValidationError(
