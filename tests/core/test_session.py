@@ -82,6 +82,21 @@ def test_fork_copies_the_log_up_to_the_end_of_the_given_turn() -> None:
     assert store.fork(source, "empty", 0).meta == {"parent": "src", "seed_length": 0}
 
 
+def test_fork_keeps_the_meta_of_its_source_beside_its_parent() -> None:
+    # a resumed fork needs the agent and options its source was made with
+    meta = {"agent": "main", "options": {"model": "fast"}, "parent": "older", "seed_length": 2}
+    source = Session("src", meta=meta)
+    finished_turns(source, 1)
+    fork = SessionStore().fork(source, "copy", 1)
+    assert fork.meta == {
+        "agent": "main",
+        "options": {"model": "fast"},
+        "parent": "src",
+        "seed_length": 3,
+    }
+    assert source.meta == meta  # the source's own meta is left as it was
+
+
 def test_fork_refuses_a_turn_that_has_not_finished() -> None:
     source = Session("src")
     source.append("turn/start", {"turn": 1})

@@ -358,7 +358,9 @@ class SessionStore:
         return False
 
     def fork(self, source: Session, new_id: str, turns: int) -> Session:
-        """A prepared session seeded with ``source``'s log up to the end of turn ``turns``."""
+        """A prepared session seeded with ``source``'s log up to the end of turn ``turns``;
+        its meta is ``source``'s (the agent and options that made it, so a resumed fork
+        goes on as its source would) with ``parent`` and ``seed_length`` set."""
         cut, finished = 0, turns == 0
         for event in source.events:
             if event.type == "turn/end" and event.data["turn"] <= turns:
@@ -366,5 +368,5 @@ class SessionStore:
                 finished = finished or event.data["turn"] == turns
         if not finished:
             raise DshError(f"session {source.id!r} has no finished turn {turns} to fork at")
-        meta = {"parent": source.id, "seed_length": cut}
+        meta = {**source.meta, "parent": source.id, "seed_length": cut}
         return self.prepare(new_id, source.events[:cut], meta=meta)
