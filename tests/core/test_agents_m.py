@@ -25,6 +25,7 @@ class OneStored:
 
     def __init__(self, stored: StoredSession) -> None:
         self.stored = stored
+        self.loads = 0
 
     @hookimpl
     def session_persistence(self) -> OneStored:
@@ -34,6 +35,7 @@ class OneStored:
         return [SessionHeader(self.stored.id, self.stored.created, self.stored.created, 1)]
 
     async def load(self, session_id: str) -> StoredSession | None:
+        self.loads += 1
         return self.stored if session_id == self.stored.id else None
 
     async def delete(self, session_id: str) -> bool:
@@ -106,6 +108,20 @@ async def test_resume_gives_the_live_session_its_own_copy_of_the_stored_meta() -
         assert agent.session.meta["agent"] == "a"
         assert [e.type for e in agent.session.events] == [e.type for e in one_turn()]
     assert stored.meta == {"agent": "a", "tag": "kept"}
+
+
+async def test_resume_stored_continues_what_load_stored_read_without_reading_it_again() -> None:
+    stored = StoredSession("s", 5.0, one_turn(), {"agent": "a", "options": {"max_steps": 3}})
+    service = OneStored(stored)
+    async with scripted_harness(
+        ScriptedModel(), plugins=[("one", service)], load_entry_points=False
+    ) as h:
+        loaded = await h.agents.load_stored("s")
+        agent = await h.agents.resume_stored("a", loaded)
+        assert service.loads == 1
+        assert agent.session.id == "s" and agent.agent.options == {"max_steps": 3}
+        assert [e.type for e in agent.session.events] == [e.type for e in one_turn()]
+        assert h.sessions.get("s") is agent.session
 
 
 async def test_resume_ignores_stored_options_that_are_not_a_mapping() -> None:

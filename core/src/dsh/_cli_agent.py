@@ -71,7 +71,7 @@ async def agent_session(
                 agent = await harness.agents.create(agent_id, options=options)
             else:
                 options = resume_options(harness, stored, choice.name)
-                agent = await harness.agents.resume(agent_id, stored.id, options)
+                agent = await harness.agents.resume_stored(agent_id, stored, options)
                 turns = agent.agent.turns
                 print(
                     f"dsh: continuing session {stored.id} ({turns} turns so far)", file=sys.stderr

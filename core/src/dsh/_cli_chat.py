@@ -264,8 +264,8 @@ async def _resume(
     options = resume_options(harness, stored, str(agent.agent.options.get("model")))
     await agent.dispose()
     try:
-        resumed = await harness.agents.resume(agent.id, session_id, options)
-    except DshError as error:  # it went away between the check and now
+        resumed = await harness.agents.resume_stored(agent.id, stored, options)
+    except DshError as error:  # refused (its options, say): the chat goes on anew
         print(f"  /resume: {error}; a new session starts", file=sys.stderr)
         resumed = await harness.agents.create(agent.id, options=options)
     renderer.session_id = resumed.session.id

@@ -177,7 +177,15 @@ class AgentRegistry:
         """An agent continuing a stored session; needs a persistence plugin. Without
         ``options`` the agent gets the options it was created with (when they were
         JSON and so stored in the session's meta)."""
-        stored = await self.load_stored(resume_session_id)
+        return await self.resume_stored(
+            agent_id, await self.load_stored(resume_session_id), options
+        )
+
+    async def resume_stored(
+        self, agent_id: str, stored: StoredSession, options: dict[str, Any] | None = None
+    ) -> AgentHandle:
+        """``resume`` of a session already loaded with ``load_stored`` (which a caller
+        that checks a session before it lets go of anything has done): not read again."""
         session = self._sessions.prepare(
             stored.id, stored.events, meta=dict(stored.meta), created=stored.created
         )

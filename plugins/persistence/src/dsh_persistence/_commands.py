@@ -208,7 +208,7 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
                 # what the config says now for the agent that created the session, over
                 # the options stored with it (a rule tightened since applies)
                 options = context.resume_options(harness, stored, model)
-                agent = await harness.agents.resume(RESUMED_AGENT, session_id, options)
+                agent = await harness.agents.resume_stored(RESUMED_AGENT, stored, options)
                 events = len(agent.session.events)
                 print(f"resuming {session_id} ({events} events)", file=sys.stderr)
                 agent.send(prompt)
