@@ -100,10 +100,10 @@ def first_agent(
     dsh.yml, if any, gives the id and every option (model, system_prompt, queue_mode,
     max_steps, plugin options); ``requested`` (-m) overrides its model. A session
     continued (``stored``) keeps the model it was created with unless -m says."""
-    from dsh.llm.choose import choose_model
+    from dsh.llm.choose import choose_model, stored_preference
 
     base = harness.config.agents[0] if harness.config.agents else None
-    preferred = None if stored is None else stored_model(stored)
+    preferred = None if stored is None else stored_preference(stored)
     if preferred is None and base is not None and base.model:
         preferred = (base.model, f"the model of agent {base.id!r} in {harness.config.source}")
     return base, choose_model(harness, requested, preferred=preferred)
@@ -133,15 +133,6 @@ async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> Stor
     else:
         wanted = await find_session(service, wanted)
     return await harness.agents.load_stored(wanted)
-
-
-def stored_model(stored: StoredSession) -> tuple[str, str] | None:
-    """The model ``stored`` was created with, as ``choose_model``'s preference."""
-    options = stored.meta.get("options")
-    model = options.get("model") if isinstance(options, dict) else None
-    if not isinstance(model, str) or not model:
-        return None
-    return model, f"the model session {stored.id} was created with"
 
 
 def agent_options(

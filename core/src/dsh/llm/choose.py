@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Literal, overload
 
 if TYPE_CHECKING:
     from dsh.harness import Harness
+    from dsh.persistence import StoredSession
 
-__all__ = ["ENV_PROVIDERS", "Choice", "choose_model", "starts_local"]
+__all__ = ["ENV_PROVIDERS", "Choice", "choose_model", "starts_local", "stored_preference"]
 
 #: (environment variable, shorthand) tried in order when nothing else names a model.
 ENV_PROVIDERS: tuple[tuple[str, str], ...] = (
@@ -75,6 +76,16 @@ def _fallback(harness: Harness, env: Mapping[str, str]) -> Choice:
         if env.get(variable):
             return Choice(_register(harness, shorthand, env), f"{variable} is set")
     return Choice("local", "no model is configured and no provider key is set")
+
+
+def stored_preference(stored: StoredSession) -> tuple[str, str] | None:
+    """The model ``stored`` was created with, as ``choose_model``'s ``preferred``: a
+    continued session keeps its model unless -m says otherwise."""
+    options = stored.meta.get("options")
+    model = options.get("model") if isinstance(options, dict) else None
+    if not isinstance(model, str) or not model:
+        return None
+    return model, f"the model session {stored.id} was created with"
 
 
 def starts_local(harness: Harness, choice: Choice) -> bool:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from dsh.config import Config
-    from dsh.persistence import SessionPersistence, StoredSession
+    from dsh.persistence import SessionPersistence
     from dsh.session import Session, SessionEvent
     from dsh_persistence._plugin import PersistencePlugin
 
@@ -174,7 +174,7 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
 
 
 async def _resume(context: CommandContext, service: SessionPersistence) -> int:
-    from dsh.llm.choose import choose_model, starts_local
+    from dsh.llm.choose import choose_model, starts_local, stored_preference
     from dsh.persistence import find_session
 
     args = context.args
@@ -195,7 +195,7 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
         async with context.harness() as harness:
             stored = await harness.agents.load_stored(session_id)
             choice = choose_model(
-                harness, getattr(args, "model", None), preferred=_stored_model(stored)
+                harness, getattr(args, "model", None), preferred=stored_preference(stored)
             )
             model = choice.name
             server = None
@@ -223,15 +223,6 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
     reason = end.get("reason")
     print(f"turn {end.get('turn')} ended: {reason}", file=sys.stderr)
     return 0 if reason == "completed" else 1
-
-
-def _stored_model(stored: StoredSession) -> tuple[str, str] | None:
-    """The model the session was created with, as ``choose_model``'s preference."""
-    options = stored.meta.get("options")
-    model = options.get("model") if isinstance(options, dict) else None
-    if not isinstance(model, str) or not model:
-        return None
-    return model, f"the model session {stored.id} was created with"
 
 
 def _last_turn_end(session: Session) -> dict[str, Any]:
