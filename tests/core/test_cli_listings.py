@@ -50,13 +50,17 @@ class InHouse:
         register(stamp)
 
 
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def quiet(monkeypatch: pytest.MonkeyPatch) -> None:
     """No entry-point plugin, no provider key, no $DSH_CONFIG: only what a test gives."""
     monkeypatch.setenv("DSH_LOAD_PLUGINS", "")
     monkeypatch.delenv("DSH_CONFIG", raising=False)
     for variable, _ in ENV_PROVIDERS:
         monkeypatch.delenv(variable, raising=False)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    quiet(monkeypatch)
     return tmp_path
 
 

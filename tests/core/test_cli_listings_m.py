@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli_listings import CONFIG
+from test_cli_listings import CONFIG, quiet
 
 import dsh.plugins
 from dsh import hookimpl
 from dsh.cli import main
-from dsh.llm.choose import ENV_PROVIDERS
 from dsh.testing import ScriptedModel
 from dsh.tools import tool
 
@@ -65,10 +64,7 @@ class InHouse:
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No entry-point plugin, no provider key, no $DSH_CONFIG; the in-house plugin."""
-    monkeypatch.setenv("DSH_LOAD_PLUGINS", "")
-    monkeypatch.delenv("DSH_CONFIG", raising=False)
-    for variable, _ in ENV_PROVIDERS:
-        monkeypatch.delenv(variable, raising=False)
+    quiet(monkeypatch)
     real = dsh.plugins.create_plugin_manager
     monkeypatch.setattr(
         dsh.plugins,
