@@ -112,6 +112,23 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+def dsh(
+    *args: str, env: dict[str, str], cwd: Path, stdin: str | IO[str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``dsh ARGS`` in a child process, its output captured as text; ``stdin`` is text
+    to pipe in, or a file object to read from."""
+    feed: dict[str, Any] = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
+    return subprocess.run(
+        [sys.executable, "-m", "dsh.cli", *args],
+        **feed,
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 def piped_chat(
     server: Any, stdin: IO[str] | str, env: dict[str, str], cwd: Path, plugins: str | None = None
 ) -> subprocess.CompletedProcess[str]:

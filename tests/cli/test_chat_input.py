@@ -3,13 +3,11 @@ file, /dev/null. A line is a prompt; the end of the input quits once the agent i
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import piped_chat, text_reply
+from cli_support import dsh, piped_chat, text_reply
 
 
 @pytest.mark.parametrize("source", ["pipe", "file"])
@@ -50,22 +48,11 @@ def test_chat_with_empty_input_starts_no_model(
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("")
     env = {**cli_env, "DSH_LLAMA_CACHE": str(blocker / "llama"), "PIP_NO_INDEX": "1"}
-    command = [sys.executable, "-m", "dsh.cli", "chat"]
     if source == "pipe":
-        done = subprocess.run(
-            command, input="", env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
-        )
+        done = dsh("chat", env=env, cwd=tmp_path, stdin="")
     else:
         with open("/dev/null") as stdin:
-            done = subprocess.run(
-                command,
-                stdin=stdin,
-                env=env,
-                cwd=tmp_path,
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
+            done = dsh("chat", env=env, cwd=tmp_path, stdin=stdin)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 

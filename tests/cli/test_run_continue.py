@@ -3,24 +3,11 @@ session from the command line, as `llm -c` does."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import piped_chat, text_reply
-
-
-def dsh(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dsh.cli", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+from cli_support import dsh, piped_chat, text_reply
 
 
 def contents(body: dict[str, Any]) -> list[Any]:
@@ -79,15 +66,7 @@ def test_chat_continue_goes_on_with_the_last_session(
     server = model_server([text_reply("Noted."), text_reply("Seven.")])
     model = f"openai-compatible:tiny@{server.url}"
     assert dsh("-m", model, "run", "remember 7", env=env, cwd=tmp_path).returncode == 0
-    done = subprocess.run(
-        [sys.executable, "-m", "dsh.cli", "-m", model, "chat", "--continue"],
-        input="which number?\n",
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = dsh("-m", model, "chat", "--continue", env=env, cwd=tmp_path, stdin="which number?\n")
     assert done.returncode == 0, done.stderr
     assert "Seven." in done.stdout
     assert contents(server.bodies()[1]) == ["remember 7", "Noted.", "which number?"]
