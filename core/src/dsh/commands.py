@@ -51,6 +51,16 @@ class CommandContext:
 
         return resume_options(harness, stored, model)
 
+    async def run_prompt(self, prompt: str, *, session: str | None = None) -> int:
+        """Run one turn as ``dsh run PROMPT`` does, with this command's ``-m``, ``-c`` and
+        ``--cwd``: the same model choice, output and exit status. ``session``: continue
+        that stored session (an id or a unique prefix), as ``dsh run --session``."""
+        from dsh._cli_agent import run
+
+        given = {**vars(self.args), "prompt": prompt, "session": session}
+        args = argparse.Namespace(**{**given, "continue_": False, "json": False})
+        return await run(args, self.pm)
+
 
 @dataclass(frozen=True, slots=True)
 class Command:

@@ -221,8 +221,10 @@ def test_resume_runs_one_prompt_and_continues_the_session(
 
     assert run(config, "resume", "new-session", "what did I ask?", model="scripted") == 0
     captured = capsys.readouterr()
-    assert "assistant: you asked about 1+2" in captured.out
-    assert "turn 3 ended: completed" in captured.err
+    # as `dsh run --session new-session "what did I ask?"` prints it
+    assert captured.out == "you asked about 1+2\n"
+    assert "dsh: continuing session new-session (2 turns so far)" in captured.err
+    assert "[turn 3 completed" in captured.err
     assert "dsh: model scripted (chosen with -m)" in captured.err
     stored = stored_events(settings, "new-session")
     assert [e.to_dict() for e in stored[: len(log.events)]] == [e.to_dict() for e in log.events]
@@ -315,7 +317,7 @@ def test_resume_takes_the_agent_options_of_the_config_as_it_is_now(
     assert run(config, "resume", "with-model", "and now?") == 1
     assert model.requests[0].system == "Be thorough."  # the creator's, not the first agent's
     assert len(model.requests) == 1  # max_steps: 1 from dsh.yml, not the stored 50
-    assert "turn 2 ended: error" in capsys.readouterr().err
+    assert "[turn 2 error" in capsys.readouterr().err
 
 
 @pytest.mark.plugins("persistence", "permissions")

@@ -24,7 +24,7 @@ from dsh_persistence import (
     SessionInfo,
     open_backend,
 )
-from dsh_persistence._transcript import Transcript
+from dsh_persistence._transcript import transcript
 from dsh_persistence.testing import LogBuilder
 
 pytestmark = pytest.mark.plugins("persistence")
@@ -56,7 +56,7 @@ def test_resume_exits_1_when_the_turn_does_not_complete(
 
     status = main(["-c", str(config), "-m", "scripted", "sessions", "resume", "s", "more?"])
     assert status == 1
-    assert "turn 2 ended: error" in capsys.readouterr().err
+    assert "[turn 2 error" in capsys.readouterr().err
 
 
 def test_resume_refuses_an_empty_prompt_on_stdin(
@@ -88,12 +88,8 @@ def test_show_names_the_session_a_fork_came_from(
     assert "\nforked from p-1 at event 7\n" in capsys.readouterr().out
 
 
-def shown(*events: tuple[str, dict[str, Any]], live: bool = False) -> str:
-    transcript = Transcript(live=live)
-    return "".join(
-        transcript.feed(SessionEvent(kind, seq, 1.0, data))
-        for seq, (kind, data) in enumerate(events)
-    )
+def shown(*events: tuple[str, dict[str, Any]]) -> str:
+    return transcript(SessionEvent(kind, seq, 1.0, data) for seq, (kind, data) in enumerate(events))
 
 
 def test_the_transcript_marks_failed_tool_results_and_turn_errors() -> None:
@@ -104,16 +100,18 @@ def test_the_transcript_marks_failed_tool_results_and_turn_errors() -> None:
     assert "  error: the session ended\n--- turn 1 ended: interrupted ---\n" in text
 
 
-def test_the_live_transcript_shows_streamed_text_once_and_no_reasoning() -> None:
-    message = {"message": {"content": [{"type": "text", "text": "hello"}]}}
+def test_the_transcript_shows_each_answer_once_whole_and_reasoning_briefly() -> None:
+    content = [
+        {"type": "reasoning", "text": "hmm,\n  let me see"},
+        {"type": "text", "text": "hello"},
+    ]
     text = shown(
         ("assistant/chunk", {"kind": "reasoning", "text": "hmm"}),
         ("assistant/chunk", {"kind": "text", "text": "hel"}),
         ("assistant/chunk", {"kind": "text", "text": "lo"}),
-        ("assistant/message", message),
-        live=True,
+        ("assistant/message", {"message": {"content": content}}),
     )
-    assert text == "assistant: hello\n"
+    assert text == "  (thinking: hmm, let me see)\nassistant: hello\n"
 
 
 def test_the_transcript_cuts_long_output_to_its_limits() -> None:

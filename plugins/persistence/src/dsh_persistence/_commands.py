@@ -15,9 +15,9 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING
 
-from dsh import DshError, hookimpl
+from dsh import DshError
 from dsh.commands import Command, CommandContext
 
 if TYPE_CHECKING:
@@ -25,12 +25,9 @@ if TYPE_CHECKING:
 
     from dsh.config import Config
     from dsh.persistence import SessionPersistence
-    from dsh.session import Session, SessionEvent
     from dsh_persistence._plugin import PersistencePlugin
 
 __all__ = ["sessions_command"]
-
-RESUMED_AGENT = "resumed"
 
 
 def sessions_command(plugin: PersistencePlugin) -> Command:
@@ -137,7 +134,7 @@ async def _list(service: SessionPersistence, args: argparse.Namespace) -> int:
 async def _show(service: SessionPersistence, args: argparse.Namespace) -> int:
     from dsh.persistence import find_session
     from dsh_persistence._service import StoredSessions
-    from dsh_persistence._transcript import Transcript
+    from dsh_persistence._transcript import transcript
 
     session_id = await find_session(service, args.id)
     stored = await service.load(session_id)
@@ -150,8 +147,7 @@ async def _show(service: SessionPersistence, args: argparse.Namespace) -> int:
     print(f"session {stored.id}, created {_when(stored.created)}")
     if stored.meta.get("parent"):
         print(f"forked from {stored.meta['parent']} at event {stored.meta.get('seed_length')}")
-    transcript = Transcript()
-    sys.stdout.write("".join(transcript.feed(event) for event in stored.events))
+    sys.stdout.write(transcript(stored.events))
     if isinstance(service, StoredSessions):
         loaded = await service.inspect(session_id)
         if loaded is not None and loaded.closers:
@@ -174,7 +170,6 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
 
 
 async def _resume(context: CommandContext, service: SessionPersistence) -> int:
-    from dsh.llm.choose import choose_model, starts_local, stored_preference
     from dsh.persistence import find_session
 
     args = context.args
@@ -188,67 +183,8 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
         prompt = sys.stdin.read().strip()
         if not prompt:
             raise DshError("resume: the prompt read from stdin is empty")
-    session_id = await find_session(service, args.id)
-    printer = _LivePrinter(session_id, sys.stdout)
-    context.pm.register(printer, "dsh-sessions-printer")
-    try:
-        async with context.harness() as harness:
-            stored = await harness.agents.load_stored(session_id)
-            choice = choose_model(
-                harness, getattr(args, "model", None), preferred=stored_preference(stored)
-            )
-            model = choice.name
-            server = None
-            if starts_local(harness, choice):
-                from dsh.llm.local import start_local
-
-                server = await start_local(harness, why=choice.why)
-            try:
-                print(f"dsh: model {model} ({choice.why})", file=sys.stderr)
-                # what the config says now for the agent that created the session, over
-                # the options stored with it (a rule tightened since applies)
-                options = context.resume_options(harness, stored, model)
-                agent = await harness.agents.resume_stored(RESUMED_AGENT, stored, options)
-                events = len(agent.session.events)
-                print(f"resuming {session_id} ({events} events)", file=sys.stderr)
-                agent.send(prompt)
-                await agent.when_idle()
-                end = _last_turn_end(agent.session)
-                await agent.dispose()
-            finally:
-                if server is not None:
-                    server.stop()
-    finally:
-        context.pm.unregister(printer)
-    reason = end.get("reason")
-    print(f"turn {end.get('turn')} ended: {reason}", file=sys.stderr)
-    return 0 if reason == "completed" else 1
-
-
-def _last_turn_end(session: Session) -> dict[str, Any]:
-    for event in reversed(session.events):
-        if event.type == "turn/end":
-            return event.data
-    return {}
-
-
-class _LivePrinter:
-    """Prints the resumed session's new events as they are logged."""
-
-    def __init__(self, session_id: str, out: TextIO) -> None:
-        from dsh_persistence._transcript import Transcript
-
-        self.session_id = session_id
-        self.out = out
-        self.transcript = Transcript(live=True)
-
-    @hookimpl
-    def session_event(self, session: Session, event: SessionEvent) -> None:
-        if session.id == self.session_id:
-            text = self.transcript.feed(event)
-            if text:
-                self.out.write(text)
-                self.out.flush()
+    # exactly `dsh run --session ID PROMPT`: its model choice, output and exit status
+    return await context.run_prompt(prompt, session=await find_session(service, args.id))
 
 
 def _when(timestamp: float) -> str:

@@ -1,4 +1,4 @@
-"""A session log as a person reads it (``dsh sessions show`` and ``resume``)."""
+"""A session log as a person reads it (``dsh sessions show``)."""
 
 from __future__ import annotations
 
@@ -6,49 +6,24 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from dsh.session import SessionEvent
 
-__all__ = ["Transcript"]
+__all__ = ["transcript"]
 
 _RESULT_CHARS = 400
 _RESULT_LINES = 8
 _ARGUMENT_CHARS = 200
 
 
-class Transcript:
-    """Turns events into text, one event at a time.
-
-    ``live=True`` is for a log being written: streamed text chunks are shown as they
-    come and the complete assistant message only ends the line. Otherwise chunks are
-    skipped and each assistant message is shown whole. Plain ASCII markers, so any
-    terminal encoding can print it.
-    """
-
-    def __init__(self, *, live: bool = False) -> None:
-        self.live = live
-        self._streaming = False
-
-    def feed(self, event: SessionEvent) -> str:
-        """The text for ``event`` (possibly empty), ending with a newline unless it is a
-        streamed chunk."""
-        kind, data = event.type, event.data
-        text = ""
-        if self._streaming and kind != "assistant/chunk":
-            self._streaming = False
-            text = "\n"
-        if kind == "assistant/chunk":
-            return text + self._chunk(data)
-        return text + _line(kind, data, self.live)
-
-    def _chunk(self, data: dict[str, Any]) -> str:
-        if not self.live or data.get("kind") != "text" or not data.get("text"):
-            return ""
-        prefix = "" if self._streaming else "assistant: "
-        self._streaming = True
-        return prefix + str(data["text"])
+def transcript(events: Iterable[SessionEvent]) -> str:
+    """Stored events as text: streamed chunks are skipped and each assistant message is
+    shown whole. Plain ASCII markers, so any terminal encoding can print it."""
+    return "".join(_line(event.type, event.data) for event in events)
 
 
-def _line(kind: str, data: dict[str, Any], live: bool) -> str:
+def _line(kind: str, data: dict[str, Any]) -> str:
     if kind == "turn/start":
         return f"\n--- turn {data.get('turn')} ---\n"
     if kind == "user/message":
@@ -57,7 +32,7 @@ def _line(kind: str, data: dict[str, Any], live: bool) -> str:
         who = "steering (plugin)" if data.get("source") == "plugin" else "you (steering)"
         return _block(who, data.get("content"))
     if kind == "assistant/message":
-        return "" if live else _assistant(data.get("message") or {})
+        return _assistant(data.get("message") or {})
     if kind == "tool/call":
         arguments = _cut(str(data.get("arguments", "")), _ARGUMENT_CHARS)
         return f"  -> {data.get('name')} {arguments}\n"
@@ -66,7 +41,7 @@ def _line(kind: str, data: dict[str, Any], live: bool) -> str:
         return _block(mark, _cut_lines(str(data.get("content", ""))), indent="     ")
     if kind == "turn/end":
         return _turn_end(data)
-    if kind in ("step/start", "step/end"):
+    if kind in ("step/start", "step/end", "assistant/chunk"):
         return ""
     shown = _cut(json.dumps(data, ensure_ascii=False), _ARGUMENT_CHARS)
     return f"  [{kind}] {shown}\n"
