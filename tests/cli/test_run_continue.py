@@ -117,3 +117,42 @@ def test_continue_and_session_are_one_choice(cli_env: dict[str, str], tmp_path: 
     done = dsh("run", "--continue", "--session", "x", "hi", env=cli_env, cwd=tmp_path)
     assert done.returncode == 2
     assert "not allowed with argument" in done.stderr
+
+
+@pytest.mark.plugins("persistence")
+def test_a_session_continued_elsewhere_is_told_the_workspace_its_tools_now_run_in(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("Noted."), text_reply("Here.")])
+    model = f"openai-compatible:tiny@{server.url}"
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    assert dsh("-m", model, "run", "hello", env=env, cwd=first).returncode == 0
+    done = dsh("-m", model, "run", "--continue", "where are we?", env=env, cwd=second)
+    assert done.returncode == 0, done.stderr
+    system = [m["content"] for m in server.bodies()[1]["messages"] if m["role"] == "system"]
+    assert system == [
+        f"You are dsh, a coding agent working in the directory {second}. "
+        + (
+            "Use the tools to read, search and change files and to run commands there. Be "
+            "brief; say what you did."
+        )
+    ]
+
+
+@pytest.mark.plugins("persistence")
+def test_a_system_prompt_of_the_config_is_kept_when_continued(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("Noted."), text_reply("Here.")])
+    (tmp_path / "dsh.yml").write_text(
+        "agents:\n  - id: main\n    system_prompt: Answer in French.\n"
+    )
+    model = f"openai-compatible:tiny@{server.url}"
+    assert dsh("-m", model, "run", "hello", env=env, cwd=tmp_path).returncode == 0
+    (tmp_path / "dsh.yml").unlink()  # the stored options alone give it now
+    done = dsh("-m", model, "run", "--continue", "again", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    system = [m["content"] for m in server.bodies()[1]["messages"] if m["role"] == "system"]
+    assert system == ["Answer in French."]

@@ -158,6 +158,8 @@ def resume_options(harness: Harness, stored: StoredSession, model: str) -> dict[
     kept = stored.meta.get("options")
     if isinstance(kept, dict):
         options.update(kept)
+        if _is_default_prompt(kept.get("system_prompt")):  # it names the old workspace
+            options["system_prompt"] = SYSTEM_PROMPT.format(workspace=harness.workspace)
     creator = stored.meta.get("agent")
     if not isinstance(creator, str) and "-session-" in stored.id:  # older sessions
         creator = stored.id.partition("-session-")[0]
@@ -166,6 +168,12 @@ def resume_options(harness: Harness, stored: StoredSession, model: str) -> dict[
             options.update(entry.own_options())
     options["model"] = model
     return options
+
+
+def _is_default_prompt(prompt: object) -> bool:
+    """Whether ``prompt`` is dsh run's own system prompt, for whichever workspace."""
+    before, _, after = SYSTEM_PROMPT.partition("{workspace}")
+    return isinstance(prompt, str) and prompt.startswith(before) and prompt.endswith(after)
 
 
 async def run(args: argparse.Namespace, pm: PluginManager) -> int:
