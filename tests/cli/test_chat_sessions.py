@@ -39,7 +39,7 @@ def test_resume_continues_a_stored_session(
 
     child = start_chat(server, cli_env, tmp_path, "persistence")
     child.sendline(f"/resume {stored.stem[:-6]}")  # a unique prefix, as dsh sessions takes
-    child.expect_exact(f"session {stored.stem} (1 turns so far)")
+    child.expect_exact(f"session {stored.stem} (1 turn so far)")
     child.sendline("which number?")
     child.expect_exact("Second answer.")
     child.expect_exact("[turn 2 completed")
@@ -70,7 +70,7 @@ def test_resume_keeps_the_chats_options_from_the_config_as_it_is_now(
 
     child = start_chat(server, cli_env, tmp_path, "persistence")
     child.sendline(f"/resume {stored.stem}")
-    child.expect_exact(f"session {stored.stem} (1 turns so far)")
+    child.expect_exact(f"session {stored.stem} (1 turn so far)")
     child.sendline("again")
     child.expect_exact("[turn 2 completed")
     child.sendline("/quit")

@@ -73,9 +73,7 @@ async def agent_session(
                 options = resume_options(harness, stored, choice.name)
                 agent = await harness.agents.resume_stored(agent_id, stored, options)
                 turns = agent.agent.turns
-                print(
-                    f"dsh: continuing session {stored.id} ({turns} turns so far)", file=sys.stderr
-                )
+                print(f"dsh: continuing session {stored.id} ({so_far(turns)})", file=sys.stderr)
             renderer.session_id = agent.session.id
             yield harness, agent, renderer
             await agent.dispose()  # flushed before the local server goes away
@@ -168,6 +166,10 @@ def resume_options(harness: Harness, stored: StoredSession, model: str) -> dict[
             options.update(entry.own_options())
     options["model"] = model
     return options
+
+
+def so_far(turns: int) -> str:
+    return f"{turns} turn so far" if turns == 1 else f"{turns} turns so far"
 
 
 def _is_default_prompt(prompt: object) -> bool:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.lowlevel
 
-from dsh._cli_agent import agent_session, resume_options
+from dsh._cli_agent import agent_session, resume_options, so_far
 from dsh._render import CLOSED_STATUS, Renderer, shorten
 from dsh.errors import DshError
 from dsh.hookspecs import hookimpl
@@ -270,7 +270,7 @@ async def _resume(
         resumed = await harness.agents.create(agent.id, options=options)
     renderer.session_id = resumed.session.id
     turns = resumed.agent.turns
-    print(f"  session {resumed.session.id} ({turns} turns so far)", file=sys.stderr)
+    print(f"  session {resumed.session.id} ({so_far(turns)})", file=sys.stderr)
     return resumed
 
 

@@ -4,6 +4,7 @@ model's registration, and chunks as logged and as assembled into a message."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import anyio
@@ -172,12 +173,16 @@ async def test_without_a_model_named_the_first_provider_key_set_chooses(
 CONFIG = "model: fast\nmodels:\n  fast: {provider: openai-compatible, base_url: 'http://h/v1'}\n"
 
 
-async def test_the_default_model_beats_provider_keys_and_an_unknown_preference() -> None:
+async def test_the_default_model_beats_provider_keys_but_never_an_unknown_preference() -> None:
     async with Harness(config_text=CONFIG, load_entry_points=False) as harness:
         env = {"OPENAI_API_KEY": "k"}
-        choice = choose_model(harness, None, env, preferred=("gone", "the session's model"))
+        choice = choose_model(harness, None, env)
         assert (choice.name, choice.why) == ("fast", "the default model in <string>")
         assert choose_model(harness, "local", env).name == "local"
+        error = "the session's model ('gone') is not defined in <string>; choose a model with -m"
+        with pytest.raises(DshError, match=f"^{re.escape(error)}$"):
+            choose_model(harness, None, env, preferred=("gone", "the session's model"))
+        assert "fast" in harness.models.names() and len(harness.models.names()) == 1
 
 
 async def test_a_shorthand_chosen_twice_is_built_once() -> None:

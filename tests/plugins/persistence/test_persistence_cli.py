@@ -368,28 +368,51 @@ def test_a_resumed_session_keeps_the_stored_options_the_config_does_not_set(
     capsys.readouterr()
 
 
-def test_resume_passes_over_a_stored_model_this_config_cannot_build(
+@pytest.mark.parametrize(
+    ("stored_model", "error", "remedy"),
+    [
+        (
+            # `-m openai-compatible:qwen@http://...` registers `openai-compatible:qwen`: the
+            # URL is not in the stored name, so the model cannot be built again from it
+            "openai-compatible:qwen",
+            "the model session from-url was created with ('openai-compatible:qwen') cannot "
+            "be built again: provider 'openai-compatible' needs a base_url",
+            "; choose the model with -m, e.g. -m openai-compatible:qwen@URL",
+        ),
+        (
+            "gone",
+            "the model session from-url was created with ('gone') is not defined in",
+            "; choose a model with -m",
+        ),
+    ],
+)
+def test_resume_refuses_a_stored_model_this_config_cannot_build_before_any_call(
     settings: PersistenceSettings,
     config: Path,
     model: ScriptedModel,
     capsys: pytest.CaptureFixture[str],
+    stored_model: str,
+    error: str,
+    remedy: str,
 ) -> None:
-    # `-m openai-compatible:qwen@http://...` registers `openai-compatible:qwen`: the URL
-    # is not in the stored name, so the model cannot be built again from it alone
+    # a default model and a provider key are there: the conversation must not move to
+    # them (another provider may be another company) without -m saying so
     config.write_text(
         config.read_text() + "models:\n  scripted: {provider: scripted}\nmodel: scripted\n"
     )
     log = LogBuilder(start=1_700_000_000.0)
     log.turn("what is 1+2?")
-    store(settings, "from-url", log, {"options": {"model": "openai-compatible:qwen"}})
+    store(settings, "from-url", log, {"options": {"model": stored_model}})
 
-    assert run(config, "resume", "from-url", "and now?") == 0
+    assert run(config, "resume", "from-url", "and now?") == 2
     err = capsys.readouterr().err
+    assert err.startswith(f"dsh: error: {error}")
     assert (
-        f"dsh: model scripted (the default model in {config}; not 'openai-compatible:qwen'" in err
+        err.rstrip().endswith("choose a model with -m")
+        or "e.g. -m openai-compatible:qwen@URL" in err
     )
-    assert "needs a base_url" in err
-    assert len(model.requests) == 1
+    assert model.requests == []
+    assert run(config, "resume", "from-url", "and now?", model="scripted") == 0
 
 
 def test_resume_says_it_starts_the_local_model_and_why_before_starting_it(
@@ -398,8 +421,8 @@ def test_resume_says_it_starts_the_local_model_and_why_before_starting_it(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # the stored model cannot be built again and nothing else is configured: the local
-    # model is next, which may mean minutes of building; the user is told first
+    # the session was made on the local model: starting it again may mean minutes of
+    # building; the user is told first
     from dsh.llm import llama
     from dsh.llm._llama_build import ServerError
 
@@ -414,9 +437,10 @@ def test_resume_says_it_starts_the_local_model_and_why_before_starting_it(
         monkeypatch.delenv(variable, raising=False)
     log = LogBuilder(start=1_700_000_000.0)
     log.turn("what is 1+2?")
-    store(settings, "from-url", log, {"options": {"model": "openai-compatible:qwen"}})
+    store(settings, "on-local", log, {"options": {"model": "local"}})
 
-    assert run(config, "resume", "from-url", "and now?") == 2
-    assert said[0].startswith("dsh: starting the local model (no model is configured")
-    assert "not 'openai-compatible:qwen'" in said[0]
+    assert run(config, "resume", "on-local", "and now?") == 2
+    assert said[0].startswith(
+        "dsh: starting the local model (the model session on-local was created with)"
+    )
     assert "the local model could not start: no compiler here" in capsys.readouterr().err

@@ -44,28 +44,36 @@ def choose_model(
 ) -> Choice:
     """Pick the model; a shorthand is built and registered under its own name.
 
-    ``preferred`` is ``(name, why)``, used when ``-m`` is not given and ``name`` is a
-    model this harness has (or a shorthand it can build; one it cannot, such as
-    ``openai-compatible:qwen`` stored without its URL, is passed over and the reason
-    added to the choice's ``why``). ``-m NAME`` naming no model raises DshError listing
-    the defined ones."""
+    ``preferred`` is ``(name, why)``, used when ``-m`` is not given. A preferred model
+    this harness does not have and cannot build (``openai-compatible:qwen``, stored
+    without the URL it was given with; a model dsh.yml no longer defines) raises
+    DshError saying so: a continued conversation never moves to another model, or to
+    another provider, without being told to. ``-m NAME`` naming no model raises
+    DshError listing the defined ones."""
     env = os.environ if env is None else env
     if requested:
         return Choice(_resolve(harness, requested, env, strict=True), "chosen with -m")
-    passed_over = ""
     if preferred is not None:
-        from dsh.errors import ConfigError, DshError
+        return Choice(_preferred(harness, *preferred, env), preferred[1])
+    return _fallback(harness, env)
 
-        try:
-            name = _resolve(harness, preferred[0], env, strict=False)
-        except DshError as error:  # a shorthand this config cannot build (no base_url)
-            name = None
-            reason = error.reason if isinstance(error, ConfigError) else str(error)
-            passed_over = f"; not {preferred[0]!r}, {preferred[1]}: {reason}"
-        if name is not None:
-            return Choice(name, preferred[1])
-    choice = _fallback(harness, env)
-    return Choice(choice.name, choice.why + passed_over)
+
+def _preferred(harness: Harness, name: str, why: str, env: Mapping[str, str]) -> str:
+    from dsh.errors import ConfigError, DshError
+
+    try:
+        found = _resolve(harness, name, env, strict=False)
+    except DshError as error:  # a shorthand this config cannot build (no base_url)
+        reason = error.reason if isinstance(error, ConfigError) else str(error)
+        raise DshError(
+            f"{why} ({name!r}) cannot be built again: {reason} (a URL given with -m is not "
+            f"stored); choose the model with -m, e.g. -m {name}@URL"
+        ) from None
+    if found is None:
+        raise DshError(
+            f"{why} ({name!r}) is not defined in {harness.config.source}; choose a model with -m"
+        )
+    return found
 
 
 def _fallback(harness: Harness, env: Mapping[str, str]) -> Choice:
