@@ -51,15 +51,17 @@ class CommandContext:
 
         return resume_options(harness, stored, model)
 
-    async def run_prompt(self, prompt: str, *, session: str | None = None) -> int:
+    async def run_prompt(
+        self, prompt: str, *, session: str | None = None, json: bool = False
+    ) -> int:
         """Run one turn as ``dsh run PROMPT`` does, with this command's ``-m``, ``-c`` and
         ``--cwd``: the same model choice, output and exit status. ``session``: continue
-        that stored session (an id or a unique prefix), as ``dsh run --session``."""
+        that stored session (an id or a unique prefix), as ``dsh run --session``;
+        ``json``: print the session events as JSON lines, as ``dsh run --json``."""
         from dsh._cli_agent import run
 
-        given = {**vars(self.args), "prompt": prompt, "session": session}
-        args = argparse.Namespace(**{**given, "continue_": False, "json": False})
-        return await run(args, self.pm)
+        given = {**vars(self.args), "prompt": prompt, "session": session, "json": json}
+        return await run(argparse.Namespace(**given, continue_=False), self.pm)
 
 
 @dataclass(frozen=True, slots=True)

@@ -233,6 +233,20 @@ def test_resume_runs_one_prompt_and_continues_the_session(
     assert list(model.requests[0].messages[:-1]) == live
 
 
+def test_resume_takes_what_dsh_run_takes_after_it(
+    settings: PersistenceSettings,
+    config: Path,
+    model: ScriptedModel,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    two_sessions(settings)
+    argv = ["-c", str(config), "sessions", "resume", "new", "what", "did", "I", "ask?"]
+    assert main([*argv, "-m", "scripted", "--json"]) == 0
+    assert model.requests[0].messages[-1] == UserMessage(content="what did I ask?")
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert lines[0]["type"] == "turn/start" and lines[-1]["type"] == "turn/end"
+
+
 def test_resume_reads_the_prompt_from_stdin(
     settings: PersistenceSettings,
     config: Path,

@@ -50,10 +50,16 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     show.add_argument("id", help="a session id (or a unique prefix of one)")
     show.add_argument("--json", action="store_true", help="print the events as JSON lines")
     resume = actions.add_parser(
-        "resume", help="continue a session with one more prompt (model: dsh -m MODEL ...)"
+        "resume", help="continue a session with one more prompt, as dsh run --session ID"
     )
     resume.add_argument("id", help="a session id (or a unique prefix of one)")
-    resume.add_argument("prompt", nargs="?", help="the next prompt (default: read stdin)")
+    resume.add_argument(
+        "prompt", nargs="*", help="the next prompt (words joined by spaces; default: stdin)"
+    )
+    resume.add_argument(
+        "-m", "--model", metavar="MODEL", default=argparse.SUPPRESS, help="as dsh -m"
+    )
+    resume.add_argument("--json", action="store_true", help="print session events as JSON lines")
     delete = actions.add_parser("delete", help="delete stored sessions")
     delete.add_argument("ids", nargs="+", metavar="ID", help="exact session ids")
 
@@ -173,18 +179,19 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
     from dsh.persistence import find_session
 
     args = context.args
-    prompt = args.prompt
-    if prompt is None:
+    prompt = " ".join(args.prompt)
+    if not prompt:
         if sys.stdin.isatty():
             raise DshError(
                 "resume needs a prompt: dsh sessions resume ID 'what next?' (or pipe one "
-                "on stdin); an interactive resume is `/resume ID` in `dsh chat`"
+                "on stdin); an interactive resume is dsh chat --session ID"
             )
         prompt = sys.stdin.read().strip()
         if not prompt:
             raise DshError("resume: the prompt read from stdin is empty")
     # exactly `dsh run --session ID PROMPT`: its model choice, output and exit status
-    return await context.run_prompt(prompt, session=await find_session(service, args.id))
+    session = await find_session(service, args.id)
+    return await context.run_prompt(prompt, session=session, json=args.json)
 
 
 def _when(timestamp: float) -> str:
