@@ -214,3 +214,13 @@ async def test_find_session_names_at_most_five_of_several_matches() -> None:
         DshError, match=r"^no stored session 'x' \(`dsh sessions list` shows them\)$"
     ):
         await find_session(six, "x")
+
+
+async def test_find_session_takes_the_start_of_the_part_after_session() -> None:
+    service = Listed("main-session-4998ab", "main-session-77aa", "review-session-4f00")
+    assert await find_session(service, "4998") == "main-session-4998ab"
+    assert await find_session(service, "77") == "main-session-77aa"
+    with pytest.raises(DshError, match=r"^'4' matches 2 sessions: main-session-4998ab, review"):
+        await find_session(service, "4")
+    with pytest.raises(DshError, match=r"^no stored session 'session'"):
+        await find_session(service, "session")  # only the start of each part counts

@@ -47,12 +47,13 @@ class SessionPersistence(Protocol):
 
 async def find_session(service: SessionPersistence, wanted: str) -> str:
     """The id of the stored session ``wanted`` names: itself, or the one stored id it
-    begins (what ``dsh sessions`` and chat's ``/resume`` accept). DshError when none
-    or several match."""
+    begins, whole or after its ``<agent>-session-`` (``3f0c`` for
+    ``main-session-3f0c...``): what ``dsh sessions``, ``--session`` and chat's
+    ``/resume`` accept. DshError when none or several match."""
     ids = [header.id for header in await service.list()]
     if wanted in ids:
         return wanted
-    matches = [session_id for session_id in ids if session_id.startswith(wanted)]
+    matches = [session_id for session_id in ids if _begins(session_id, wanted)]
     if len(matches) == 1:
         return matches[0]
     if matches:
@@ -60,3 +61,8 @@ async def find_session(service: SessionPersistence, wanted: str) -> str:
         more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
         raise DshError(f"{wanted!r} matches {len(matches)} sessions: {shown}{more}")
     raise DshError(f"no stored session {wanted!r} (`dsh sessions list` shows them)")
+
+
+def _begins(session_id: str, wanted: str) -> bool:
+    _, marker, unique = session_id.partition("-session-")
+    return session_id.startswith(wanted) or bool(marker and unique.startswith(wanted))

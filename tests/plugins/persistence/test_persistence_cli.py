@@ -128,10 +128,13 @@ def test_delete_removes_sessions_and_reports_unknown_ones(
 ) -> None:
     two_sessions(settings)
 
-    assert run(config, "delete", "old-session", "nope") == 1
+    assert run(config, "delete", "old-session", "nope", "new-") == 1
     captured = capsys.readouterr()
     assert captured.out == "deleted old-session\n"
-    assert "no stored session 'nope'" in captured.err
+    assert captured.err == (
+        "dsh: error: no stored session 'nope'\n"
+        "dsh: error: no stored session 'new-' (delete takes whole ids: new-session?)\n"
+    )
     assert run(config, "list", "--json") == 0
     assert [row["id"] for row in json.loads(capsys.readouterr().out)] == ["new-session"]
 

@@ -170,9 +170,21 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
         if await service.delete(session_id):
             print(f"deleted {session_id}")
         else:
-            print(f"dsh: error: no stored session {session_id!r}", file=sys.stderr)
+            hint = await _whole_ids(service, session_id)
+            print(f"dsh: error: no stored session {session_id!r}{hint}", file=sys.stderr)
             status = 1
     return status
+
+
+async def _whole_ids(service: SessionPersistence, begun: str) -> str:
+    """For an id that is only the start of stored ones: which (delete takes whole ids,
+    so that a prefix never deletes a session no one named)."""
+    from dsh.persistence import find_session
+
+    try:
+        return f" (delete takes whole ids: {await find_session(service, begun)}?)"
+    except DshError:
+        return ""
 
 
 async def _resume(context: CommandContext, service: SessionPersistence) -> int:
