@@ -134,10 +134,7 @@ def piped_chat(
 ) -> subprocess.CompletedProcess[str]:
     """``dsh chat`` on the test server, its input from a file object or a string (a
     pipe), with only ``plugins`` loaded when given."""
-    command = [sys.executable, "-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}"]
-    feed: dict[str, Any] = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
     if plugins is not None:
         env = {**env, "DSH_LOAD_PLUGINS": plugins}
-    return subprocess.run(
-        [*command, "chat"], env=env, cwd=cwd, capture_output=True, text=True, timeout=60, **feed
-    )
+    model = f"openai-compatible:tiny@{server.url}"
+    return dsh("-m", model, "chat", env=env, cwd=cwd, stdin=stdin)

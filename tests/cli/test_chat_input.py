@@ -69,3 +69,18 @@ def test_piped_lines_are_taken_one_turn_at_a_time(
         [m["content"] for m in body["messages"] if m["role"] == "user"] for body in server.bodies()
     ]
     assert users == [["first"], ["first", "second"], ["first", "second", "third"]]
+
+
+def test_model_shows_the_model_and_says_it_switches_nothing(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([])
+    done = piped_chat(server, "/model\n/model fast\n", cli_env, tmp_path, plugins="")
+    assert done.returncode == 0, done.stderr
+    model = "openai-compatible:tiny"
+    assert f"  {model}\n" in done.stderr
+    assert (
+        f"  /model only shows the model ({model}); to go on with another, quit and run "
+        "dsh chat -m fast --continue\n"
+    ) in done.stderr
+    assert server.bodies() == []

@@ -291,7 +291,15 @@ def _handle(line: str, harness: Harness, agent: AgentHandle) -> bool:
             for info in list_plugins(harness.pm):
                 print(f"  {info.name} ({info.distribution or 'explicit'})", file=sys.stderr)
         elif command == "/model":
-            print(f"  {agent.agent.options.get('model')}", file=sys.stderr)
+            model = agent.agent.options.get("model")
+            if rest.strip():  # not a switch: a session's model is chosen when it starts
+                print(
+                    f"  /model only shows the model ({model}); to go on with another, quit "
+                    f"and run dsh chat -m {rest.strip()} --continue",
+                    file=sys.stderr,
+                )
+            else:
+                print(f"  {model}", file=sys.stderr)
         else:
             known = "/queue TEXT, /resume ID, /compact, /plugins, /model, /quit"
             print(f"  unknown command {command} (try {known})", file=sys.stderr)
