@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from dsh.errors import DshError
+from dsh.errors import DshError, HookError
 
 if TYPE_CHECKING:
     from dsh.commands import Command
@@ -319,7 +319,11 @@ def _prompt(parts: list[str]) -> str:
 def _fail(error: DshError, verbose: bool) -> int:
     if verbose:
         raise error
-    print(f"dsh: error: {error}", file=sys.stderr)
+    message = str(error)
+    if isinstance(error, HookError) and isinstance(error.cause, DshError):
+        # the plugin's own words for the user; how it was called is for -v
+        message = f"{error.cause} (plugin {error.plugin!r})"
+    print(f"dsh: error: {message}", file=sys.stderr)
     return 2
 
 
