@@ -32,6 +32,7 @@ def test_continue_goes_on_with_the_session_updated_last_on_its_model(
     first = dsh("-m", model, "run", "my colour is blue", env=env, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     (stored,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+    assert f"dsh: new session {stored.stem}\n" in first.stderr  # what to continue
 
     # no -m: the session keeps the model it was created with
     done = dsh("run", "--continue", "what is my colour?", env=env, cwd=tmp_path)

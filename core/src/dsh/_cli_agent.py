@@ -69,6 +69,8 @@ async def agent_session(
                 local = server is not None
                 options = agent_options(base, choice.name, harness.workspace, local=local)
                 agent = await harness.agents.create(agent_id, options=options)
+                if await harness.relay.session_persistence() is not None:  # it is kept
+                    print(f"dsh: new session {agent.session.id}", file=sys.stderr)
             else:
                 options = resume_options(harness, stored, choice.name)
                 agent = await harness.agents.resume_stored(agent_id, stored, options)
