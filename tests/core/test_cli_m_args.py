@@ -344,10 +344,10 @@ def test_resume_options_bound_only_the_bundled_local_models_steps() -> None:
 
 
 def test_a_session_stored_without_a_model_has_no_model_to_prefer() -> None:
-    from dsh._cli_agent import stored_model
+    from dsh.llm.choose import stored_preference
 
-    assert stored_model(stored("s", options={"model": ""})) is None
-    assert stored_model(stored("s", options={"model": "m"})) == (
+    assert stored_preference(stored("s", options={"model": ""})) is None
+    assert stored_preference(stored("s", options={"model": "m"})) == (
         "m",
         "the model session s was created with",
     )
@@ -392,20 +392,14 @@ def test_config_check_skips_the_section_of_a_plugin_blocked_with_p_no(
     assert capsys.readouterr().out == f"{path}: ok\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: _leading() treats combined short options (-vc FILE, -vp NAME, -vm MODEL) "
-    "as taking no value, so the early parser sees `-vc` without its FILE and exits 2 "
-    "('argument -c: expected one argument'), though the full parser accepts them",
+@pytest.mark.parametrize(
+    "leading", [["-vc", "{path}"], ["-vc{path}"], ["-v", "-c{path}"], ["--config={path}"]]
 )
 def test_combined_short_options_before_the_command_are_accepted(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], leading: list[str]
 ) -> None:
     path = tmp_path / "other.yml"
     path.write_text("models: {}\n")
-    try:
-        status = main(["-vc", str(path), "config", "check"])
-    except SystemExit as stopped:
-        status = stopped.code  # type: ignore[assignment]
-    assert status == 0
+    argv = [part.format(path=path) for part in leading]
+    assert main([*argv, "config", "check"]) == 0
     assert capsys.readouterr().out == f"{path}: ok\n"

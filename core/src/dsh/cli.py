@@ -187,8 +187,19 @@ def _leading(arguments: list[str]) -> list[str]:
     value of one)."""
     at = 0
     while at < len(arguments) and arguments[at].startswith("-") and arguments[at] != "-":
-        at += 2 if arguments[at] in _VALUED else 1
+        at += 2 if _takes_next(arguments[at]) else 1
     return arguments[:at]
+
+
+def _takes_next(option: str) -> bool:
+    """Whether the value of ``option`` is the next argument: ``-c`` and ``--config``,
+    and short flags run together as argparse reads them (``-vc FILE``, not ``-vcFILE``)."""
+    if option.startswith("--") or option in _VALUED:
+        return option in _VALUED
+    for index, letter in enumerate(option[1:], start=1):
+        if f"-{letter}" in _VALUED:
+            return index == len(option) - 1  # -vcFILE holds its value
+    return False
 
 
 def _about_dsh(rest: list[str]) -> bool:
