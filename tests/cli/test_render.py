@@ -26,7 +26,7 @@ def test_an_error_result_is_shown_with_its_whole_reason() -> None:
 
 
 def test_a_result_is_a_preview_with_its_line_count() -> None:
-    assert shown("one line", is_error=False) == "← bash: one line (1 line)\n"
+    assert shown("one line", is_error=False) == "← bash: one line\n"  # all of it is shown
     long = "\n".join(f"line {n} " + "x" * 30 for n in range(5))
     line = shown(long, is_error=False)
     assert line.endswith("… (5 lines)\n") and len(line) < 130

@@ -84,7 +84,7 @@ def test_a_tool_calls_arguments_are_shown_in_60_characters() -> None:
 
 def test_a_results_preview_is_100_characters() -> None:
     _, err = shown(result("y" * 100), result("z" * 101))
-    assert err.splitlines() == [f"← bash: {'y' * 100} (1 line)", f"← bash: {'z' * 99}… (1 line)"]
+    assert err.splitlines() == [f"← bash: {'y' * 100}", f"← bash: {'z' * 99}…"]
 
 
 def test_an_error_results_reason_is_shown_up_to_400_characters() -> None:

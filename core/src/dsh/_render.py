@@ -108,8 +108,8 @@ class Renderer:
                 self._note(f"✗ {data['name']}: {shorten(content, _ERROR_PREVIEW)}")
             else:
                 lines = content.count("\n") + 1
-                size = "1 line" if lines == 1 else f"{lines} lines"
-                self._note(f"← {data['name']}: {shorten(content)} ({size})")
+                size = f" ({lines} lines)" if lines > 1 else ""  # the preview shows one
+                self._note(f"← {data['name']}: {shorten(content)}{size}")
         elif kind == "step/retry":
             self._note(f"↻ retrying the model call ({data['code']}: {shorten(data['message'])})")
         elif kind == "turn/end":

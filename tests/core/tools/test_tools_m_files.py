@@ -195,6 +195,8 @@ async def test_read_caps_bytes_not_characters(call_tool: CallTool, workspace: Pa
 async def test_write_of_empty_content_counts_no_lines(call_tool: CallTool, workspace: Path) -> None:
     result = await call_tool("write", path="empty.txt", content="")
     assert (result.is_error, result.content) == (False, "created empty.txt (0 lines, 0 bytes)")
+    one = await call_tool("write", path="x.txt", content="x")
+    assert one.content == "created x.txt (1 line, 1 byte)"
     assert (workspace / "empty.txt").read_bytes() == b""
 
 

@@ -115,8 +115,11 @@ def _write(target: Path, shown: str, content: str) -> str:
     target.write_bytes(data)
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     verb = "overwrote" if existed else "created"
-    noun = "line" if lines == 1 else "lines"
-    return f"{verb} {shown} ({lines} {noun}, {len(data)} bytes)"
+    return f"{verb} {shown} ({_count(lines, 'line')}, {_count(len(data), 'byte')})"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 @tool(name="write", mutating=True, path_args=("path",))
