@@ -157,3 +157,25 @@ def test_a_system_prompt_of_the_config_is_kept_when_continued(
     assert done.returncode == 0, done.stderr
     system = [m["content"] for m in server.bodies()[1]["messages"] if m["role"] == "system"]
     assert system == ["Answer in French."]
+
+
+@pytest.mark.plugins("persistence")
+def test_s_gives_the_system_prompt_of_a_new_or_a_continued_session(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("Oui."), text_reply("Yes.")])
+    (tmp_path / "dsh.yml").write_text("agents:\n  - id: main\n    system_prompt: Be kind.\n")
+    model = f"openai-compatible:tiny@{server.url}"
+    assert (
+        dsh("-m", model, "run", "-s", "Answer in French.", "hi", env=env, cwd=tmp_path).returncode
+        == 0
+    )
+    done = dsh(
+        "run", "-m", model, "--continue", "--system", "Be brief.", "again", env=env, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    systems = [
+        [m["content"] for m in body["messages"] if m["role"] == "system"]
+        for body in server.bodies()
+    ]
+    assert systems == [["Answer in French."], ["Be brief."]]

@@ -68,11 +68,11 @@ async def agent_session(
             if stored is None:
                 local = server is not None
                 options = agent_options(base, choice.name, harness.workspace, local=local)
-                agent = await harness.agents.create(agent_id, options=options)
+                agent = await harness.agents.create(agent_id, options=_told(options, args))
                 if await harness.relay.session_persistence() is not None:  # it is kept
                     print(f"dsh: new session {agent.session.id}", file=sys.stderr)
             else:
-                options = resume_options(harness, stored, choice.name)
+                options = _told(resume_options(harness, stored, choice.name), args)
                 agent = await harness.agents.resume_stored(agent_id, stored, options)
                 turns = agent.agent.turns
                 print(f"dsh: continuing session {stored.id} ({so_far(turns)})", file=sys.stderr)
@@ -168,6 +168,12 @@ def resume_options(harness: Harness, stored: StoredSession, model: str) -> dict[
             options.update(entry.own_options())
     options["model"] = model
     return options
+
+
+def _told(options: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """``options`` with the system prompt ``-s`` gives, if any."""
+    system = getattr(args, "system", None)
+    return options if system is None else {**options, "system_prompt": system}
 
 
 def so_far(turns: int) -> str:

@@ -82,6 +82,9 @@ def _parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentParser
         talking.add_argument(
             "-m", "--model", metavar="MODEL", default=argparse.SUPPRESS, help="as dsh -m"
         )
+        talking.add_argument(
+            "-s", "--system", metavar="TEXT", help="the system prompt, in place of dsh.yml's"
+        )
         going_on = talking.add_mutually_exclusive_group()
         going_on.add_argument(
             "--continue",
