@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from dsh._cli_args import build_parser, global_options, leading
 from dsh.errors import DshError, HookError
 
 if TYPE_CHECKING:
@@ -27,92 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 BUILT_IN = ("plugins", "version", "run", "chat", "config", "models", "tools")
-
-
-def _global_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "-p",
-        dest="plugins",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="load plugin NAME even if autoload is off; -p no:NAME blocks it",
-    )
-    parser.add_argument(
-        "-c",
-        "--config",
-        type=Path,
-        metavar="FILE",
-        help="config file (default: $DSH_CONFIG, else dsh.yml in the workspace)",
-    )
-    parser.add_argument(
-        "-m",
-        "--model",
-        metavar="MODEL",
-        help="a model from dsh.yml, local, or provider:model[@base_url]",
-    )
-    parser.add_argument("--cwd", type=Path, metavar="DIR", help="the workspace (default: .)")
-    parser.add_argument("-v", "--verbose", action="store_true", help="tracebacks on errors")
-
-
-def _parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dsh", description="dsh: a pluggable agent harness")
-    _global_options(parser)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    plugins = sub.add_parser("plugins", help="list loaded plugins")
-    plugins.add_argument("--json", action="store_true", help="print JSON")
-    version = sub.add_parser("version", help="print versions")
-    version.add_argument("-v", dest="verbose_version", action="store_true", help="with plugins")
-    run = sub.add_parser("run", help="run one prompt (one turn) and exit")
-    run.add_argument(
-        "prompt",
-        nargs="*",
-        help="what to ask the agent (words joined by spaces); - is the text on stdin, set "
-        "off by a blank line: git diff | dsh run review this diff -",
-    )
-    run.add_argument("--json", action="store_true", help="print session events as JSON lines")
-    chat = sub.add_parser(
-        "chat",
-        help="talk to an agent interactively",
-        description="Talk to an agent. While it works, a line steers the running turn.",
-        epilog="in the chat: /queue TEXT (for the next turn), /compact, /resume ID, /plugins, "
-        "/model, /quit; Ctrl-C cancels a turn, twice quits (docs/cli.md)",
-    )
-    for talking in (run, chat):  # also after the command, where llm users put it
-        talking.add_argument(
-            "-m", "--model", metavar="MODEL", default=argparse.SUPPRESS, help="as dsh -m"
-        )
-        talking.add_argument(
-            "-s", "--system", metavar="TEXT", help="the system prompt, in place of dsh.yml's"
-        )
-        going_on = talking.add_mutually_exclusive_group()
-        going_on.add_argument(
-            "--continue",
-            dest="continue_",
-            action="store_true",
-            help="continue the stored session updated last",
-        )
-        going_on.add_argument(
-            "--session", metavar="ID", help="continue stored session ID (or a unique prefix)"
-        )
-    config = sub.add_parser("config", help="configuration")
-    config_sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
-    config_sub.add_parser("check", help="validate dsh.yml and every plugin section")
-    models = sub.add_parser("models", help="list the models, and the one dsh run uses")
-    models.add_argument("--json", action="store_true", help="print JSON")
-    tools = sub.add_parser("tools", help="list the tools an agent is offered")
-    tools.add_argument("--json", action="store_true", help="print JSON")
-    for plugin, command in commands.values():
-        command_parser = sub.add_parser(command.name, help=command.help)
-        if command.configure is not None:
-            try:
-                command.configure(command_parser)
-            except Exception as error:
-                raise DshError(
-                    f"plugin {plugin!r} failed to set up command {command.name!r}: "
-                    f"{type(error).__name__}: {error}"
-                ) from error
-    return parser
 
 
 def _commands(pm: PluginManager) -> dict[str, tuple[str, Command]]:
@@ -141,22 +56,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Plugins are chosen (-p) before the full parser exists: they add commands to it.
     # Only the options before the command are dsh's own (`dsh version -v` is not -v).
     early = argparse.ArgumentParser(add_help=False)
-    _global_options(early)
-    leading = _leading(arguments)
-    known, _ = early.parse_known_args(leading)
+    global_options(early)
+    before = leading(arguments)
+    known, _ = early.parse_known_args(before)
     try:
         from dsh.plugins import create_plugin_manager
 
         try:
             pm = create_plugin_manager(select=known.plugins)
         except DshError as error:
-            if not _about_dsh(arguments[len(leading) :]):
+            if not _about_dsh(arguments[len(before) :]):
                 raise
             # help and versions stay at hand to find out what is wrong: core only
             print(f"dsh: warning: {error}\ndsh: (only dsh-core is loaded)", file=sys.stderr)
             pm = create_plugin_manager(select=known.plugins, load_entry_points=False)
         commands = _commands(pm)
-        parser = _parser(commands)
+        parser = build_parser(commands)
     except DshError as error:
         return _fail(error, known.verbose)
     args = parser.parse_args(arguments)
@@ -180,29 +95,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\ndsh: interrupted", file=sys.stderr)
         return 130
     return status
-
-
-_VALUED = frozenset(("-p", "-c", "--config", "-m", "--model", "--cwd"))
-
-
-def _leading(arguments: list[str]) -> list[str]:
-    """The arguments before the command (the first word that is not an option or the
-    value of one)."""
-    at = 0
-    while at < len(arguments) and arguments[at].startswith("-") and arguments[at] != "-":
-        at += 2 if _takes_next(arguments[at]) else 1
-    return arguments[:at]
-
-
-def _takes_next(option: str) -> bool:
-    """Whether the value of ``option`` is the next argument: ``-c`` and ``--config``,
-    and short flags run together as argparse reads them (``-vc FILE``, not ``-vcFILE``)."""
-    if option.startswith("--") or option in _VALUED:
-        return option in _VALUED
-    for index, letter in enumerate(option[1:], start=1):
-        if f"-{letter}" in _VALUED:
-            return index == len(option) - 1  # -vcFILE holds its value
-    return False
 
 
 def _about_dsh(rest: list[str]) -> bool:
