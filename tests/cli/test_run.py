@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import text_reply
+from cli_support import dsh, text_reply
 
 DSH = [sys.executable, "-m", "dsh.cli"]
-
-
-def dsh(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*DSH, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60
-    )
 
 
 def model_arg(server: Any) -> str:
@@ -310,3 +305,39 @@ def test_sigterm_ends_a_run_with_143_and_the_turn_saved(
     events = [json.loads(line) for line in stored.read_text().splitlines()[1:]]
     assert events[-1]["type"] == "turn/end"
     assert events[-1]["data"]["reason"] in ("aborted", "disposed")
+
+
+@pytest.mark.parametrize("source", ["pipe", "file"])
+def test_text_piped_to_a_prompt_without_a_dash_is_not_sent_and_dsh_says_so(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, source: str
+) -> None:
+    server = model_server([text_reply("ok")])
+    (tmp_path / "notes.txt").write_text("some notes\n")
+    if source == "pipe":  # written before dsh starts, as `cat notes.txt |` would have
+        read, write = os.pipe()
+        os.write(write, b"some notes\n")
+        os.close(write)
+        notes = os.fdopen(read)
+    else:
+        notes = (tmp_path / "notes.txt").open()
+    with notes:
+        done = dsh(
+            "-m", model_arg(server), "run", "summarise", env=cli_env, cwd=tmp_path, stdin=notes
+        )
+    assert done.returncode == 0, done.stderr
+    assert server.bodies()[0]["messages"][-1]["content"] == "summarise"
+    assert "dsh: the text piped in is not sent: put - in the prompt where it goes" in done.stderr
+
+
+@pytest.mark.parametrize("stdin", ["", None])
+def test_no_word_about_stdin_when_nothing_was_piped(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, stdin: str | None
+) -> None:
+    server = model_server([text_reply("ok")])
+    if stdin is None:
+        with open("/dev/null") as empty:
+            done = dsh("-m", model_arg(server), "run", "hi", env=cli_env, cwd=tmp_path, stdin=empty)
+    else:
+        done = dsh("-m", model_arg(server), "run", "hi", env=cli_env, cwd=tmp_path, stdin=stdin)
+    assert done.returncode == 0, done.stderr
+    assert "piped" not in done.stderr

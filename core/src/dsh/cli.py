@@ -12,6 +12,9 @@ import inspect
 import io
 import json
 import logging
+import os
+import select
+import stat
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -211,6 +214,12 @@ def _prompt(parts: list[str]) -> str:
     if parts.count("-") > 1:
         raise DshError("run: - (stdin) is given more than once; stdin can be read once")
     if "-" not in parts:
+        if _input_waits():
+            print(
+                "dsh: the text piped in is not sent: put - in the prompt where it goes "
+                "(... | dsh run summarise this -)",
+                file=sys.stderr,
+            )
         return " ".join(parts)
     at = parts.index("-")
     data = sys.stdin.buffer.read()
@@ -220,6 +229,22 @@ def _prompt(parts: list[str]) -> str:
         raise DshError(f"run: stdin is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     pieces = [" ".join(parts[:at]), text, " ".join(parts[at + 1 :])]
     return "\n\n".join(piece for piece in pieces if piece)
+
+
+def _input_waits() -> bool:
+    """Whether text was piped or redirected to a ``dsh run`` that will not read it (it
+    reads stdin only for a ``-``): llm users expect it sent. A pipe is looked at only if
+    something is in it already (a byte of it is read: nothing else reads it)."""
+    try:
+        fd = sys.stdin.fileno()
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode):
+            return os.fstat(fd).st_size > os.lseek(fd, 0, os.SEEK_CUR)
+        if stat.S_ISFIFO(mode) and select.select([fd], [], [], 0)[0]:
+            return os.read(fd, 1) != b""
+    except (AttributeError, ValueError, OSError):  # no stdin, or not a file: nothing piped
+        pass
+    return False
 
 
 def _fail(error: DshError, verbose: bool) -> int:
