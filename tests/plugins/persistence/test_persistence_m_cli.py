@@ -131,3 +131,21 @@ def test_the_error_codes_are_the_documented_ones() -> None:
     assert SessionCorruptError("x").code == "SESSION_CORRUPT"
     assert SessionFormatError("x").code == "SESSION_FORMAT"
     assert SessionConflictError("x").code == "SESSION_CONFLICT"
+
+
+def test_another_plugins_event_is_shown_as_its_plain_values() -> None:
+    data = {
+        "tool": "write",
+        "call_id": "call-1",
+        "turn": 1,
+        "decision": "allow",
+        "rule": None,
+        "reason": "allowed by rule write(*.txt)",
+        "asked": False,
+        "answer": "",
+        "parts": [{"kind": "path", "value": "a.txt"}],
+    }
+    assert shown(("permission/decision", data)) == (
+        '  [permission/decision] tool=write turn=1 decision=allow reason="allowed by rule '
+        'write(*.txt)" asked=False\n'
+    )

@@ -43,8 +43,19 @@ def _line(kind: str, data: dict[str, Any]) -> str:
         return _turn_end(data)
     if kind in ("step/start", "step/end", "assistant/chunk"):
         return ""
-    shown = _cut(json.dumps(data, ensure_ascii=False), _ARGUMENT_CHARS)
-    return f"  [{kind}] {shown}\n"
+    return f"  [{kind}] {_cut(_fields(data), _ARGUMENT_CHARS)}\n"
+
+
+def _fields(data: dict[str, Any]) -> str:
+    """Another plugin's event, read at a glance: its plain values as ``key=value``; ids,
+    empty and nested values are left out (``show --json`` has them all)."""
+    shown = []
+    for key, value in data.items():
+        if key.endswith("id") or value is None or value == "" or isinstance(value, dict | list):
+            continue
+        spaced = isinstance(value, str) and (" " in value or not value.isprintable())
+        shown.append(f"{key}={json.dumps(value, ensure_ascii=False) if spaced else value}")
+    return " ".join(shown)
 
 
 def _assistant(message: dict[str, Any]) -> str:
