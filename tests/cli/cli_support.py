@@ -12,10 +12,12 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import pexpect
 import pytest
 
 _spec = importlib.util.spec_from_file_location(
@@ -127,6 +129,68 @@ def dsh(
         text=True,
         timeout=60,
     )
+
+
+def signalled_while_asked(
+    server: Any, signum: int, *args: str, env: dict[str, str], cwd: Path
+) -> tuple[int, str]:
+    """``dsh ARGS`` sent ``signum`` once it has asked the model (the server stalls):
+    its exit status and stderr."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dsh.cli", *args],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not server.bodies() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert server.bodies(), "the model was never asked"
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return process.returncode, err
+
+
+#: A chat in a pseudo-terminal: ``chat(server, env=None, plugins=None)``.
+ChatStarter = Callable[..., pexpect.spawn]
+
+
+@pytest.fixture
+def chat(cli_env: dict[str, str], tmp_path: Path) -> Iterator[ChatStarter]:
+    """``chat(server, env=None, plugins=None)`` starts ``dsh chat`` in a pseudo-terminal
+    on the test server (``env``: instead of ``cli_env``; ``plugins``: load only those)
+    and returns it at its first prompt; every chat started is closed at the end."""
+    children: list[pexpect.spawn] = []
+
+    def start(
+        server: Any, env: dict[str, str] | None = None, plugins: str | None = None
+    ) -> pexpect.spawn:
+        env = dict(cli_env if env is None else env)
+        if plugins is not None:
+            env["DSH_LOAD_PLUGINS"] = plugins
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "chat"],
+            env=env,
+            cwd=str(tmp_path),
+            encoding="utf-8",
+            timeout=30,
+            dimensions=(40, 200),
+        )
+        children.append(child)
+        child.expect_exact("dsh: model openai-compatible:tiny")
+        child.expect_exact("> ")
+        return child
+
+    yield start
+    for child in children:
+        child.close(force=True)
 
 
 def piped_chat(

@@ -2,39 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import pexpect
-import pytest
 from cli_support import text_reply
 
 TIMEOUT = 30
-
-
-@pytest.fixture
-def chat(cli_env: dict[str, str], tmp_path: Path) -> Any:
-    children: list[pexpect.spawn] = []
-
-    def start(server: Any) -> pexpect.spawn:
-        child = pexpect.spawn(
-            sys.executable,
-            ["-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "chat"],
-            env=cli_env,
-            cwd=str(tmp_path),
-            encoding="utf-8",
-            timeout=TIMEOUT,
-            dimensions=(40, 200),
-        )
-        children.append(child)
-        child.expect_exact("dsh: model openai-compatible:tiny")
-        child.expect_exact("> ")
-        return child
-
-    yield start
-    for child in children:
-        child.close(force=True)
 
 
 def test_chat_streams_answers_and_keeps_history(model_server: Any, chat: Any) -> None:

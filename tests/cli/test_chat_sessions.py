@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,33 +10,19 @@ import pytest
 from cli_support import text_reply
 
 
-def start_chat(server: Any, env: dict[str, str], cwd: Path, plugins: str) -> pexpect.spawn:
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "chat"],
-        env={**env, "DSH_LOAD_PLUGINS": plugins},
-        cwd=str(cwd),
-        encoding="utf-8",
-        timeout=30,
-        dimensions=(40, 200),
-    )
-    child.expect_exact("> ")
-    return child
-
-
 @pytest.mark.plugins("persistence")
 def test_resume_continues_a_stored_session(
-    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, chat: Any
 ) -> None:
     server = model_server([text_reply("First answer."), text_reply("Second answer.")])
-    child = start_chat(server, cli_env, tmp_path, "persistence")
+    child = chat(server, plugins="persistence")
     child.sendline("remember the number 7")
     child.expect_exact("[turn 1 completed")
     child.sendline("/quit")
     child.expect(pexpect.EOF)
     (stored,) = Path(cli_env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
 
-    child = start_chat(server, cli_env, tmp_path, "persistence")
+    child = chat(server, plugins="persistence")
     child.sendline(f"/resume {stored.stem[:-6]}")  # a unique prefix, as dsh sessions takes
     child.expect_exact(f"session {stored.stem} (1 turn so far)")
     child.sendline("which number?")
@@ -55,12 +40,12 @@ def test_resume_continues_a_stored_session(
 
 @pytest.mark.plugins("persistence")
 def test_resume_keeps_the_chats_options_from_the_config_as_it_is_now(
-    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, chat: Any
 ) -> None:
     """The stored session brings its history; the system prompt (and every other agent
     option, permission rules included) is the running chat's, from dsh.yml now."""
     server = model_server([text_reply("First answer."), text_reply("Second answer.")])
-    child = start_chat(server, cli_env, tmp_path, "persistence")
+    child = chat(server, plugins="persistence")
     child.sendline("hello")
     child.expect_exact("[turn 1 completed")
     child.sendline("/quit")
@@ -68,7 +53,7 @@ def test_resume_keeps_the_chats_options_from_the_config_as_it_is_now(
     (stored,) = Path(cli_env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
     (tmp_path / "dsh.yml").write_text("agents:\n  - id: main\n    system_prompt: Now this.\n")
 
-    child = start_chat(server, cli_env, tmp_path, "persistence")
+    child = chat(server, plugins="persistence")
     child.sendline(f"/resume {stored.stem}")
     child.expect_exact(f"session {stored.stem} (1 turn so far)")
     child.sendline("again")
@@ -84,10 +69,10 @@ def test_resume_keeps_the_chats_options_from_the_config_as_it_is_now(
 
 @pytest.mark.plugins("compaction")
 def test_compact_runs_the_compaction_plugin_by_hand(
-    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, chat: Any
 ) -> None:
     server = model_server([text_reply("An answer."), text_reply("Summary: asked, answered.")])
-    child = start_chat(server, cli_env, tmp_path, "compaction")
+    child = chat(server, plugins="compaction")
     child.sendline("a question")
     child.expect_exact("[turn 1 completed")
     child.expect_exact("> ")
@@ -101,9 +86,9 @@ def test_compact_runs_the_compaction_plugin_by_hand(
 
 
 def test_compact_without_the_plugin_says_what_is_missing(
-    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, chat: Any
 ) -> None:
-    child = start_chat(model_server([]), cli_env, tmp_path, "")
+    child = chat(model_server([]), plugins="")
     child.sendline("/compact")
     child.expect_exact("/compact needs the compaction plugin")
     child.expect_exact("> ")  # the prompt comes back
@@ -116,10 +101,10 @@ def test_compact_without_the_plugin_says_what_is_missing(
     [pytest.param("persistence", marks=pytest.mark.plugins("persistence")), ""],
 )
 def test_a_failed_resume_keeps_the_current_chat(
-    model_server: Any, cli_env: dict[str, str], tmp_path: Path, plugins: str
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, chat: Any, plugins: str
 ) -> None:
     server = model_server([text_reply("Noted."), text_reply("Banana.")])
-    child = start_chat(server, cli_env, tmp_path, plugins)
+    child = chat(server, plugins=plugins)
     child.sendline("remember the word banana")
     child.expect_exact("[turn 1 completed")
     child.expect_exact("> ")
@@ -143,11 +128,11 @@ def test_a_failed_resume_keeps_the_current_chat(
 
 
 def test_resume_while_a_turn_runs_keeps_the_turn(
-    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, chat: Any
 ) -> None:
     slow = text_reply("thinking", ".", ".", ".", ".", " done.", pause=0.3)
     server = model_server([slow])
-    child = start_chat(server, cli_env, tmp_path, "")
+    child = chat(server, plugins="")
     child.sendline("start")
     child.expect_exact("thinking")
     child.sendline("/resume some-id")

@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -253,36 +252,12 @@ def test_a_chat_whose_session_could_not_be_saved_exits_1(
 # -- at the terminal -------------------------------------------------------------------
 
 
-@pytest.fixture
-def chat(cli_env: dict[str, str], tmp_path: Path) -> Iterator[Any]:
-    children: list[pexpect.spawn] = []
-
-    def start(server: Any, env: dict[str, str] | None = None) -> pexpect.spawn:
-        child = pexpect.spawn(
-            sys.executable,
-            ["-m", "dsh.cli", "-m", model_arg(server), "chat"],
-            env={**(cli_env if env is None else env), "DSH_LOAD_PLUGINS": ""},
-            cwd=str(tmp_path),
-            encoding="utf-8",
-            timeout=TIMEOUT,
-            dimensions=(40, 200),
-        )
-        children.append(child)
-        child.expect_exact("dsh: model openai-compatible:tiny")
-        child.expect_exact("> ")
-        return child
-
-    yield start
-    for child in children:
-        child.close(force=True)
-
-
 def test_the_prompt_shows_without_unbuffered_output(
     model_server: Any, chat: Any, cli_env: dict[str, str]
 ) -> None:
     # a real terminal: stderr is line-buffered, and "> " ends no line
     env = {k: v for k, v in cli_env.items() if k != "PYTHONUNBUFFERED"}
-    child = chat(model_server([text_reply("Hi.")]), env)
+    child = chat(model_server([text_reply("Hi.")]), env, plugins="")
     child.sendline("hello")
     child.expect_exact("[turn 1 completed")
     child.expect_exact("> ")
@@ -294,7 +269,7 @@ def test_model_plugins_and_unknown_commands_answer_and_prompt_again(
     model_server: Any, chat: Any
 ) -> None:
     server = model_server([])
-    child = chat(server)
+    child = chat(server, plugins="")
     child.sendline("/model")
     child.expect_exact("  openai-compatible:tiny")
     child.expect_exact("> ")
@@ -317,7 +292,7 @@ def test_model_plugins_and_unknown_commands_answer_and_prompt_again(
 def test_queue_while_a_turn_runs_is_the_next_turn(model_server: Any, chat: Any) -> None:
     slow = text_reply("thinking", ".", ".", ".", ".", " done.", pause=0.4)
     server = model_server([slow, text_reply("Later.")])
-    child = chat(server)
+    child = chat(server, plugins="")
     child.sendline("start")
     child.expect_exact("thinking")
     child.sendline("/queue and then this")
@@ -331,7 +306,7 @@ def test_queue_while_a_turn_runs_is_the_next_turn(model_server: Any, chat: Any) 
 
 def test_ctrl_c_during_a_turn_says_how_to_quit(model_server: Any, chat: Any) -> None:
     server = model_server([text_reply("working", then="stall")])
-    child = chat(server)
+    child = chat(server, plugins="")
     child.sendline("long task")
     child.expect_exact("working")
     child.sendintr()
@@ -344,7 +319,7 @@ def test_ctrl_c_during_a_turn_says_how_to_quit(model_server: Any, chat: Any) -> 
 def test_ctrl_d_during_a_turn_quits_once_the_turn_is_done(model_server: Any, chat: Any) -> None:
     slow = text_reply("thinking", ".", ".", ".", " done.", pause=0.4)
     server = model_server([slow])
-    child = chat(server)
+    child = chat(server, plugins="")
     child.sendline("start")
     child.expect_exact("thinking")
     child.sendeof()

@@ -9,12 +9,11 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import text_reply
+from cli_support import signalled_while_asked, text_reply
 
 DSH = [sys.executable, "-m", "dsh.cli"]
 
@@ -55,33 +54,14 @@ def env(cli_env: dict[str, str]) -> dict[str, str]:
     return {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
 
 
-def wait_for_request(server: Any) -> None:
-    deadline = time.monotonic() + 30
-    while not server.bodies() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert server.bodies(), "the model was never asked"
-
-
 def test_ctrl_c_cancels_the_turn_and_exits_130(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     server = model_server([text_reply("part of an answer", then="stall")])
-    process = subprocess.Popen(
-        [*DSH, "-m", model_arg(server), "run", "take your time"],
-        env={**cli_env, "DSH_LOAD_PLUGINS": ""},
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        wait_for_request(server)
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 130, err
+    env = {**cli_env, "DSH_LOAD_PLUGINS": ""}
+    args = ("-m", model_arg(server), "run", "take your time")
+    status, err = signalled_while_asked(server, signal.SIGINT, *args, env=env, cwd=tmp_path)
+    assert status == 130, err
     assert "[turn 1 aborted" in err
     assert "Traceback" not in err
 

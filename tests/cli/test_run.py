@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import dsh, text_reply
+from cli_support import dsh, signalled_while_asked, text_reply
 
 DSH = [sys.executable, "-m", "dsh.cli"]
 
@@ -272,29 +273,11 @@ def test_sigterm_ends_a_run_with_143_and_the_turn_saved(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     # `timeout 60 dsh run ...`, or a supervisor: the way out runs as for Ctrl-C
-    import json
-    import signal
-    import time
-
     server = model_server([text_reply("part of an answer", then="stall")])
-    process = subprocess.Popen(
-        [*DSH, "-m", model_arg(server), "run", "take your time"],
-        env={**cli_env, "DSH_LOAD_PLUGINS": "persistence"},
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while not server.bodies() and time.monotonic() < deadline:
-            time.sleep(0.02)  # until the model is asked
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 143, err
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+    args = ("-m", model_arg(server), "run", "take your time")
+    status, err = signalled_while_asked(server, signal.SIGTERM, *args, env=env, cwd=tmp_path)
+    assert status == 143, err
     lines = err.splitlines()
     assert "dsh: terminated" in lines
     # the turn was ended, as by Ctrl-C: aborted, or disposed when the agent's disposal
