@@ -107,7 +107,12 @@ def test_plugins_add_commands_and_async_ones_run(
 @pytest.mark.parametrize(
     ("models", "where", "reason"),
     [
-        ("  m:\n    provider: opnai\n", "3:5: models.m.provider", "unknown provider 'opnai'"),
+        (
+            "  m:\n    provider: opnai\n",
+            "3:5: models.m.provider",
+            "unknown provider 'opnai' (built in: ",  # then the list, and the near miss:
+        ),
+        ("  m:\n    provider: opnai\n", "3:5: models.m.provider", "; did you mean 'openai'?"),
         ("  m:\n    provider: openai-compatible\n", "2:3: models.m.base_url", "needs a base_url"),
     ],
 )

@@ -97,11 +97,43 @@ def test_the_checks_across_the_file_are_reported_with_the_others(tmp_path: Path)
     assert [p.path for p in fails(path).problems] == ["model", "agents[0].options.max_steps"]
 
 
-def test_model_names_are_checked_once_models_and_agents_are_valid(tmp_path: Path) -> None:
-    path = write(tmp_path, "model: nosuch\nmodels:\n  m: {provider: x, timeout: 0}\n")
+def test_a_reference_to_a_bad_model_entry_is_not_a_second_problem(tmp_path: Path) -> None:
+    path = write(tmp_path, "model: m\nmodels:\n  m: {provider: x, timeout: 0}\n")
     err = fails(path)
     assert [p.path for p in err.problems] == ["models.m.timeout"]
     assert str(err) == err.problem
+    path = write(tmp_path, "model: nosuch\nmodels:\n  m: {provider: x, timeout: 0}\n")
+    assert [p.path for p in fails(path).problems] == ["model", "models.m.timeout"]
+    path = write(tmp_path, "model: nosuch\nmodels: [a, b]\n")  # no entry can be told apart
+    assert [p.path for p in fails(path).problems] == ["models"]
+
+
+def test_every_problem_is_told_in_one_run_past_a_bad_core_entry(tmp_path: Path) -> None:
+    # the good part of a bad `models:`/`agents:` is checked on: agent options and the
+    # model names they use, at their places in the file
+    path = write(
+        tmp_path,
+        "models:\n"
+        "  fast: {provider: x, timeout: 0}\n"
+        "  smart: {provider: x}\n"
+        "agents:\n"
+        "  - id: a\n"
+        "    max_steps: many\n"
+        "  - id: b\n"
+        "    model: smrt\n"
+        "    options: {max_token: 5}\n"
+        "  - id: c\n"
+        "    model: fast\n",
+    )
+    problems = fails(path).problems
+    assert [p.path for p in problems] == [
+        "models.fast.timeout",
+        "agents[0].max_steps",
+        "agents[1].model",
+        "agents[1].options.max_token",
+    ]
+    assert "unknown model 'smrt'" in problems[2].reason and "'smart'" in problems[2].reason
+    assert "max_tokens" in problems[3].reason
 
 
 def test_a_core_key_error_keeps_the_validation_error_as_its_cause(tmp_path: Path) -> None:
@@ -266,3 +298,13 @@ def test_a_value_of_the_wrong_kind_is_named_in_yamls_words(
     # not "Input should be a valid tuple"; the value itself is never shown (a secret)
     error = fails(write(tmp_path, text + "\n"), {**SETTINGS, "rules": Rules})
     assert error.reason == f"Input should be {reason}"
+
+
+def test_a_misspelt_choice_gets_the_choice_it_was_meant_to_be(tmp_path: Path) -> None:
+    path = write(tmp_path, "agents:\n  - id: a\n    queue_mode: one-at-a-tim\n")
+    (problem,) = fails(path).problems
+    assert problem.reason == (
+        "Input should be 'batch' or 'one-at-a-time'; did you mean 'one-at-a-time'?"
+    )
+    path = write(tmp_path, "agents:\n  - id: a\n    queue_mode: fifo\n")
+    assert fails(path).problems[0].reason == "Input should be 'batch' or 'one-at-a-time'"

@@ -3,7 +3,8 @@ model: every problem located (line, column, key path) and reported, in file orde
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -43,11 +44,13 @@ def validate(
     # an empty `models:` or `agents:` (all entries commented out) means none
     core = {k: data[k] for k in CORE_KEYS if k in data}
     core = {k: v for k, v in core.items() if v is not None or k == "model"}
+    good = _Rest(core)  # what the later checks look at when part of the core is bad
     try:
         parsed: CoreKeys | None = CoreKeys.model_validate(core)
     except ValidationError as exc:
-        parsed = None
         problems += _from_validation(root, (), exc, CoreKeys)
+        parsed = None
+        good = _Rest(core, exc)
     sections: dict[str, Any] = {}
     for name, value in data.items():
         if name in CORE_KEYS:
@@ -68,12 +71,13 @@ def validate(
         if ignored is not None:
             problems.append(locate(root, ignored, _unknown_key(ignored, model, 1)))
     own: list[tuple[Loc, BaseModel]] = []  # plugin settings under agents[].options
-    if parsed is not None:
+    checked = parsed or good.parsed
+    if checked is not None:  # every problem in one run: the good part of a bad core too
         valid = {name: data[name] for name in sections}  # a bad section is reported once
-        problems += _agent_options(root, parsed, valid, settings, blocked, own)
-    if parsed is not None:
-        problems += _cross_check(root, parsed, [((name,), s) for name, s in sections.items()])
-        problems += _cross_check(root, parsed, own, agents=False)
+        problems += _agent_options(root, checked, valid, settings, blocked, own, good.at)
+        where = [((name,), s) for name, s in sections.items()]
+        problems += _cross_check(root, checked, where, at=good.at, broken=good.broken)
+        problems += _cross_check(root, checked, own, agents=False, broken=good.broken)
     if problems:  # all of them, in file order (a place may have several; none twice)
         unique = {(p.line, p.column, p.path, p.reason): p for p in problems}
         first, *rest = sorted(unique.values())
@@ -86,22 +90,62 @@ def validate(
     return Config(source, models, parsed.model, parsed.agents, sections, data, root)
 
 
+class _Rest:
+    """The part of the core keys without a problem, for the checks that follow the
+    core's own: ``parsed`` from the core less every bad model entry, agent entry or
+    top-level value of ``error``; ``at[i]``, the index in the file of ``parsed``'s agent
+    ``i``; ``broken``, the models whose entry is bad (a reference to one is no news)."""
+
+    def __init__(self, core: dict[str, Any], error: ValidationError | None = None) -> None:
+        self.parsed: CoreKeys | None = None
+        self.at: list[int] | None = None
+        self.broken: set[str] = set()
+        if error is None:
+            return
+        bad_agents: set[int] = set()
+        for err in error.errors():
+            top, *inner = err["loc"]
+            if top == "models" and inner:
+                self.broken.add(str(inner[0]))
+            elif top == "agents" and inner and isinstance(inner[0], int):
+                bad_agents.add(inner[0])
+            else:  # the whole value is bad (`models: [a, b]`)
+                if top == "models":
+                    self.broken.add("*")
+                core = {k: v for k, v in core.items() if k != top}
+        if isinstance(core.get("models"), dict):
+            models = {k: v for k, v in core["models"].items() if k not in self.broken}
+            core = {**core, "models": models}
+        if isinstance(core.get("agents"), list):
+            self.at = [i for i in range(len(core["agents"])) if i not in bad_agents]
+            core = {**core, "agents": [core["agents"][i] for i in self.at]}
+        try:
+            self.parsed = CoreKeys.model_validate(core)
+        except ValidationError:  # not expected: then only the core's problems are told
+            self.parsed = None
+
+
 def _cross_check(
     root: Node | None,
     parsed: CoreKeys,
     sections: Sequence[tuple[Loc, BaseModel]],
     *,
     agents: bool = True,
+    at: Sequence[int] | None = None,
+    broken: Collection[str] = (),
 ) -> list[Problem]:
     """Model names: the top-level ``model``, the agents' (unless ``agents`` is False)
-    and the ``ModelName`` fields each plugin settings object of ``sections`` sets."""
+    and the ``ModelName`` fields each plugin settings object of ``sections`` sets.
+    ``at``, ``broken``: see ``_Rest``."""
     problems: list[Problem] = []
     defined = ", ".join(parsed.models) or "none"
     # `local` without an entry of that name: the bundled model the dsh command starts
     known = {*parsed.models, "local"}
 
     def check(loc: Loc, name: str | None) -> None:
-        if name is not None and name not in known:
+        if "*" in broken:  # `models:` itself is bad: no name can be checked
+            return
+        if name is not None and name not in known and name not in broken:
             hint = did_you_mean(name, sorted(known))
             reason = f"unknown model {name!r} (models defined: {defined}; local is built in){hint}"
             problems.append(locate(root, loc, reason))
@@ -109,7 +153,8 @@ def _cross_check(
     if agents:
         check(("model",), parsed.model)
         ids: dict[str, int] = {}
-        for i, agent in enumerate(parsed.agents):
+        for n, agent in enumerate(parsed.agents):
+            i = n if at is None else at[n]
             check(("agents", i, "model"), agent.model)
             if agent.id in ids:
                 reason = f"duplicate agent id {agent.id!r} (first at agents[{ids[agent.id]}].id)"
@@ -137,6 +182,7 @@ def _agent_options(
     settings: Mapping[str, type[BaseModel]],
     blocked: Callable[[str], bool] | None,
     own: list[tuple[Loc, BaseModel]],
+    at: Sequence[int] | None = None,
 ) -> list[Problem]:
     """``agents[].options``: the core's keys by the core's rules; a key named after a
     loaded plugin by that plugin's settings model, over the plugin's section if it is
@@ -146,7 +192,8 @@ def _agent_options(
     would otherwise be ignored without a word)."""
     problems: list[Problem] = []
     known = [*CORE_OPTIONS, *settings]
-    for i, agent in enumerate(parsed.agents):
+    for n, agent in enumerate(parsed.agents):
+        i = n if at is None else at[n]  # its index in the file
         for key, value in agent.options.items():
             loc: Loc = ("agents", i, "options", key)
             if key == "model" or key in agent.model_fields_set & _ENTRY_KEYS:
@@ -229,6 +276,9 @@ def _from_validation(
             reason = str(err.get("ctx", {}).get("error", reason))
         elif err["type"] == "extra_forbidden":
             reason = _unknown_key(loc, model, len(prefix))
+        elif err["type"] == "literal_error" and isinstance(err["input"], str):  # a typo?
+            choices = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
+            reason += did_you_mean(err["input"], choices)
         problems.append(locate(root, loc, reason, cause, missing=err["type"] == "missing"))
     return problems
 

@@ -138,6 +138,7 @@ def test_shorthand(text: str, name: str, provider: str, model: str, url: str | N
         ("gpt-4o", "provider:model"),
         ("openai:", "provider:model"),
         ("openia:gpt-4o", "unknown provider 'openia'"),
+        ("openia:gpt-4o", "did you mean 'openai'"),
     ],
 )
 def test_bad_shorthand(text: str, reason: str) -> None:

@@ -15,6 +15,7 @@ from typing import Final
 
 from pydantic import ValidationError
 
+from dsh._config_yaml import did_you_mean
 from dsh.config import Config, ModelConfig
 from dsh.errors import ConfigError
 from dsh.llm._http import HttpModel
@@ -100,7 +101,8 @@ def build_model(
     provider = PROVIDERS.get(config.provider)
     if provider is None:
         known = ", ".join(PROVIDERS)
-        reason = f"unknown provider {config.provider!r} (built in: {known})"
+        hint = did_you_mean(config.provider, list(PROVIDERS))
+        reason = f"unknown provider {config.provider!r} (built in: {known}){hint}"
         raise ConfigError(source, f"models.{name}.provider", reason)
     model_id = config.model or name
     context_window, max_output = known_limits(model_id)
@@ -155,7 +157,8 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
     provider, model, url = match["provider"], match["model"], match["url"]
     if provider not in PROVIDERS:
         known = ", ".join(PROVIDERS)
-        raise ConfigError(source, "", f"unknown provider {provider!r} (built in: {known})")
+        hint = did_you_mean(provider, list(PROVIDERS))
+        raise ConfigError(source, "", f"unknown provider {provider!r} (built in: {known}){hint}")
     if url is None and "://" in model:  # ftp://..., or a URL with a space in it
         raise ConfigError(source, "base_url", "must be an http:// or https:// URL, no spaces")
     try:
