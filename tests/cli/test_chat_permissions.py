@@ -8,24 +8,9 @@ from typing import Any
 
 import pexpect
 import pytest
-from cli_support import piped_chat, text_reply, tool_call_reply
+from cli_support import dsh, piped_chat, text_reply, tool_call_reply
 
 pytestmark = pytest.mark.plugins("permissions")
-
-
-def start_chat(server: Any, env: dict[str, str], cwd: Path) -> pexpect.spawn:
-    env = {**env, "DSH_LOAD_PLUGINS": "permissions"}
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "chat"],
-        env=env,
-        cwd=str(cwd),
-        encoding="utf-8",
-        timeout=30,
-        dimensions=(40, 200),
-    )
-    child.expect_exact("> ")
-    return child
 
 
 @pytest.mark.parametrize(
@@ -36,12 +21,17 @@ def start_chat(server: Any, env: dict[str, str], cwd: Path) -> pexpect.spawn:
     ],
 )
 def test_a_mutating_tool_call_is_put_to_the_person(
-    model_server: Any, cli_env: dict[str, str], tmp_path: Path, answer: str, expected: str
+    model_server: Any,
+    cli_env: dict[str, str],
+    tmp_path: Path,
+    chat: Any,
+    answer: str,
+    expected: str,
 ) -> None:
     server = model_server(
         [tool_call_reply("bash", {"command": "echo approved-output"}), text_reply("Done.")]
     )
-    child = start_chat(server, cli_env, tmp_path)
+    child = chat(server, plugins="permissions")
     child.sendline("run it")
     child.expect_exact("? bash(")
     child.expect_exact("allow? y = once")
@@ -56,12 +46,12 @@ def test_a_mutating_tool_call_is_put_to_the_person(
 
 
 def test_end_of_input_at_a_question_denies_it_and_quits(
-    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, chat: Any
 ) -> None:
     server = model_server(
         [tool_call_reply("bash", {"command": "echo approved-output"}), text_reply("Denied.")]
     )
-    child = start_chat(server, cli_env, tmp_path)
+    child = chat(server, plugins="permissions")
     child.sendline("run it")
     child.expect_exact("allow? y = once")
     child.sendeof()  # Ctrl-D: no one will answer
@@ -101,3 +91,52 @@ def test_a_piped_line_answers_the_question_it_follows(
     messages = server.bodies()[1]["messages"]
     assert "approved-output" in messages[-1]["content"]
     assert [m["content"] for m in messages if m["role"] == "user"] == ["run it"]
+
+
+@pytest.mark.parametrize(("answer", "expected"), [("y", "approved-output"), ("n", "said no")])
+def test_dsh_run_in_a_terminal_puts_the_question_to_the_person(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, answer: str, expected: str
+) -> None:
+    server = model_server(
+        [tool_call_reply("bash", {"command": "echo approved-output"}), text_reply("Done.")]
+    )
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "run", "run it"],
+        env={**cli_env, "DSH_LOAD_PLUGINS": "permissions"},
+        cwd=str(tmp_path),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 200),
+    )
+    child.expect_exact("? bash(")
+    child.expect_exact("allow? y = once")
+    child.sendline(answer)
+    child.expect_exact("Done.")
+    child.expect_exact("[turn 1 completed")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert expected in server.bodies()[1]["messages"][-1]["content"]
+
+
+def test_dsh_run_with_no_terminal_denies_without_asking(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server(
+        [tool_call_reply("bash", {"command": "echo approved-output"}), text_reply("Ok.")]
+    )
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "permissions"}
+    done = dsh(
+        "-m",
+        f"openai-compatible:tiny@{server.url}",
+        "run",
+        "run it",
+        env=env,
+        cwd=tmp_path,
+        stdin="y\n",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "allow?" not in done.stderr
+    result = server.bodies()[1]["messages"][-1]["content"]
+    assert "no front end that can ask a person is loaded" in result

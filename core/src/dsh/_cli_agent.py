@@ -24,6 +24,7 @@ from dsh._render import CLOSED_STATUS, Renderer
 from dsh.errors import ConfigError, DshError
 
 if TYPE_CHECKING:
+    from dsh._cli_terminal import TerminalApprovals
     from dsh.agent import AgentHandle
     from dsh.config import AgentConfig
     from dsh.harness import Harness
@@ -187,11 +188,19 @@ def _is_default_prompt(prompt: object) -> bool:
 
 
 async def run(args: argparse.Namespace, pm: PluginManager) -> int:
+    from dsh._cli_terminal import TerminalApprovals
+
+    # in a terminal, a call that needs a person's approval is put to them, as in chat
+    approvals = TerminalApprovals() if sys.stdin.isatty() else None
+    if approvals is not None:
+        pm.register(approvals, "dsh-cli-approvals")
     async with agent_session(args, pm) as (_, agent, renderer):
         renderer.on_closed = agent.cancel  # no one reads the answer any more
         agent.send(args.prompt)
         interrupted = False
         async with anyio.create_task_group() as tg:
+            if approvals is not None:
+                tg.start_soon(_answers, approvals)
 
             async def on_sigint() -> None:
                 nonlocal interrupted
@@ -209,6 +218,17 @@ async def run(args: argparse.Namespace, pm: PluginManager) -> int:
         return 130
     end = renderer.last_end or {}
     return 1 if end.get("reason") == "error" or renderer.agent_errors else 0
+
+
+async def _answers(approvals: TerminalApprovals) -> None:
+    """Each line typed answers the question waiting, if any; the end of input denies."""
+    from dsh._cli_terminal import lines_typed
+
+    async for line in lines_typed():
+        if line is None:
+            approvals.close()
+            return
+        approvals.answer(line)
 
 
 def check_config(args: argparse.Namespace, pm: PluginManager) -> int:

@@ -12,19 +12,18 @@ is idle.
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.lowlevel
 
 from dsh._cli_agent import agent_session, resume_options, so_far
-from dsh._render import CLOSED_STATUS, Renderer, shorten
+from dsh._cli_terminal import TerminalApprovals, lines_typed
+from dsh._render import CLOSED_STATUS, Renderer
 from dsh.errors import DshError
-from dsh.hookspecs import hookimpl
 from dsh.persistence import find_session
 
 if TYPE_CHECKING:
@@ -32,109 +31,12 @@ if TYPE_CHECKING:
     from dsh.harness import Harness
     from dsh.plugins import PluginManager
 
-__all__ = ["TerminalApprovals", "chat"]
-
-_END_OF_INPUT = "no answer: the input ended (no one is at the terminal to answer)"
-
-
-async def _lines() -> AsyncIterator[str | None]:
-    """Lines typed on stdin, read without a blocking thread; None at end of input."""
-    fd = sys.stdin.fileno()
-    pollable = True
-    buffer = b""
-    while True:
-        if pollable:
-            try:
-                await anyio.wait_readable(fd)
-            except PermissionError:
-                # epoll refuses regular files and /dev/null (EPERM); reading them never
-                # blocks, so read on, letting the other tasks run between reads.
-                pollable = False
-        if not pollable:
-            await anyio.lowlevel.checkpoint()
-        data = os.read(fd, 4096)
-        if not data:
-            if buffer:
-                yield buffer.decode(errors="replace")
-            yield None
-            return
-        buffer += data
-        while b"\n" in buffer:
-            line, buffer = buffer.split(b"\n", 1)
-            yield line.decode(errors="replace").rstrip("\r")
-
-
-class TerminalApprovals:
-    """The chat's front end for dsh-permissions: a call that needs approval is shown on
-    stderr, and the next line typed answers it (``y`` once, ``a`` always, anything
-    else denies; a sentence is passed to the model as the reason). Once the input has
-    ended (``close()``) every question, pending or new, is denied."""
-
-    def __init__(self) -> None:
-        self._waiting: tuple[anyio.Event, list[str | None]] | None = None
-        self._asked = anyio.Event()  # set (and replaced) each time a question waits
-        self._closed = False
-
-    @hookimpl(optionalhook=True)
-    async def permission_ask(self, request: Any) -> Any:
-        from dsh_permissions import PermissionAnswer
-
-        while self._waiting is not None:  # one question at a time
-            await self._waiting[0].wait()
-        print(
-            f"\n? {request.tool}({shorten(request.arguments, 80)}): {request.reason}\n"
-            "  allow? y = once, a = always, n = no (or type a reason for the model)",
-            file=sys.stderr,
-            flush=True,
-        )
-        box: list[str | None] = []
-        if self._closed:
-            box.append(None)
-        else:
-            event = anyio.Event()
-            self._waiting = (event, box)
-            self._asked.set()
-            self._asked = anyio.Event()
-            try:
-                await event.wait()
-            finally:
-                self._waiting = None
-        if not box or box[0] is None:
-            print("  denied: the input ended", file=sys.stderr, flush=True)
-            return PermissionAnswer.deny(_END_OF_INPUT)
-        line = box[0].strip()
-        if line.lower() in ("y", "yes"):
-            return PermissionAnswer.once()
-        if line.lower() in ("a", "always"):
-            return PermissionAnswer.always()
-        if line.lower() in ("", "n", "no"):
-            return PermissionAnswer.deny("the user said no")
-        return PermissionAnswer.deny(line)
-
-    async def question(self) -> None:
-        """Return once a question waits for its answer."""
-        while self._waiting is None:
-            await self._asked.wait()
-
-    def answer(self, line: str | None) -> bool:
-        """Give ``line`` to the pending question (None: no answer will come); False if
-        none is pending."""
-        if self._waiting is None:
-            return False
-        event, box = self._waiting
-        box.append(line)
-        event.set()
-        return True
-
-    def close(self) -> None:
-        """The input ended: deny the pending question and every later one."""
-        self._closed = True
-        self.answer(None)
+__all__ = ["chat"]
 
 
 async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
     typed = sys.stdin.isatty()
-    lines = _lines()
+    lines = lines_typed()
     if not typed:  # a script: with nothing in it, start nothing (a local model takes minutes)
         first = await lines.__anext__()
         if first is None:

@@ -57,7 +57,8 @@ async def test_with_no_front_end_loaded_the_reason_says_so(layout):
     assert event["decision"] == "deny"
     assert (
         "no front end that can ask a person is loaded (a non-interactive run, such as "
-        "dsh run; a rule in permissions.allow lets such a call run without asking)"
+        "dsh run with no terminal; a rule in permissions.allow lets such a call run "
+        "without asking)"
     ) in event["reason"]
 
 

@@ -108,7 +108,8 @@ async def ask_front_ends(
         return Asked(
             None,
             why="no front end that can ask a person is loaded (a non-interactive run, such as "
-            "dsh run; a rule in permissions.allow lets such a call run without asking)",
+            "dsh run with no terminal; a rule in permissions.allow lets such a call run "
+            "without asking)",
         )
     with anyio.move_on_after(math.inf if within is None else within):
         try:
