@@ -35,7 +35,8 @@ def test_a_line_typed_while_the_agent_runs_steers_the_turn(model_server: Any, ch
     child.sendline("start")
     child.expect_exact("thinking")
     child.sendline("use metric units")
-    child.expect_exact("Steered.")
+    # acknowledged on a line of its own: the next step's answer does not run on
+    child.expect_exact("\r\n↪ steered by you: use metric units\r\nSteered.")
     child.expect_exact("[turn 1 completed")
     child.sendline("/quit")
     child.expect(pexpect.EOF)

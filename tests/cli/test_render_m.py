@@ -193,3 +193,14 @@ def test_errors_outside_a_turn_are_kept_for_the_exit_status() -> None:
     failure = RuntimeError("the session could not be saved")
     renderer.agent_error(agent=None, error=failure)  # type: ignore[arg-type]
     assert renderer.agent_errors == [failure]
+
+
+def test_steering_taken_into_the_turn_is_a_note_that_ends_the_streamed_line() -> None:
+    out, err = shown(
+        chunk("word29"),
+        ("steering/message", {"content": "stop"}),
+        chunk("Stopping."),
+        ("steering/message", {"content": "check the tests", "source": "plugin"}),
+    )
+    assert out == "word29\nStopping.\n"
+    assert err == "↪ steered by you: stop\n↪ steered by a plugin: check the tests\n"

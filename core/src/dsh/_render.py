@@ -110,6 +110,9 @@ class Renderer:
                 lines = content.count("\n") + 1
                 size = f" ({lines} lines)" if lines > 1 else ""  # the preview shows one
                 self._note(f"← {data['name']}: {shorten(content)}{size}")
+        elif kind == "steering/message":  # taken into the turn: also ends a streamed line
+            who = "a plugin" if data.get("source") == "plugin" else "you"
+            self._note(f"↪ steered by {who}: {shorten(data['content'])}")
         elif kind == "step/retry":
             self._note(f"↻ retrying the model call ({data['code']}: {shorten(data['message'])})")
         elif kind == "turn/end":
