@@ -308,3 +308,8 @@ def test_a_misspelt_choice_gets_the_choice_it_was_meant_to_be(tmp_path: Path) ->
     )
     path = write(tmp_path, "agents:\n  - id: a\n    queue_mode: fifo\n")
     assert fails(path).problems[0].reason == "Input should be 'batch' or 'one-at-a-time'"
+
+
+def test_an_agents_options_with_every_line_commented_out_are_none(tmp_path: Path) -> None:
+    path = write(tmp_path, "agents:\n  - id: a\n    options:\n    #  max_tokens: 5\n")
+    assert load_config(path).agents[0].options == {}

@@ -115,6 +115,12 @@ class AgentConfig(BaseModel):
     max_steps: int | None = Field(default=None, gt=0, strict=True)
     queue_mode: Literal["batch", "one-at-a-time"] = "batch"
 
+    @field_validator("options", mode="before")
+    @classmethod
+    def _no_options(cls, value: object) -> object:
+        # `options:` with every line commented out is no options, as for a plugin section
+        return {} if value is None else value
+
     def own_options(self) -> dict[str, Any]:
         """The options this entry sets itself: ``options``, with ``system_prompt``,
         ``max_steps`` and ``queue_mode`` when it gives them (the model is left out)."""
