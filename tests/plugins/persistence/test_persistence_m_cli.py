@@ -149,3 +149,22 @@ def test_another_plugins_event_is_shown_as_its_plain_values() -> None:
         '  [permission/decision] tool=write turn=1 decision=allow reason="allowed by rule '
         'write(*.txt)" asked=False\n'
     )
+
+
+def test_the_text_of_a_step_cut_off_is_shown_as_it_was_seen() -> None:
+    end = {"turn": 1, "reason": "aborted"}
+    text = shown(
+        ("step/start", {"turn": 1, "step": 1}),
+        ("assistant/chunk", {"kind": "text", "text": "The answer "}),
+        ("assistant/chunk", {"kind": "reasoning", "text": "hmm"}),
+        ("assistant/chunk", {"kind": "text", "text": "is"}),
+        ("turn/end", end),
+    )
+    assert text == "assistant (cut off): The answer is\n--- turn 1 ended: aborted ---\n"
+    whole = {"message": {"content": [{"type": "text", "text": "Done."}]}}
+    text = shown(
+        ("assistant/chunk", {"kind": "text", "text": "Done."}),
+        ("assistant/message", whole),
+        ("turn/end", end),
+    )
+    assert text == "assistant: Done.\n--- turn 1 ended: aborted ---\n"  # shown once

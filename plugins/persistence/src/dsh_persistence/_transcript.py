@@ -18,9 +18,22 @@ _ARGUMENT_CHARS = 200
 
 
 def transcript(events: Iterable[SessionEvent]) -> str:
-    """Stored events as text: streamed chunks are skipped and each assistant message is
-    shown whole. Plain ASCII markers, so any terminal encoding can print it."""
-    return "".join(_line(event.type, event.data) for event in events)
+    """Stored events as text: each assistant message is shown whole, once; the text a
+    step streamed before it was cut off (an abort, an error) is shown as it was seen.
+    Plain ASCII markers, so any terminal encoding can print it."""
+    out: list[str] = []
+    streamed: list[str] = []  # the text chunks of the step whose message is not logged
+    for event in events:
+        kind, data = event.type, event.data
+        if kind == "assistant/chunk" and data.get("kind") == "text":
+            streamed.append(str(data.get("text", "")))
+        elif kind in ("assistant/message", "step/start"):
+            streamed.clear()
+        elif kind == "turn/end" and "".join(streamed).strip():
+            out.append(_block("assistant (cut off)", "".join(streamed).strip()))
+            streamed.clear()
+        out.append(_line(kind, data))
+    return "".join(out)
 
 
 def _line(kind: str, data: dict[str, Any]) -> str:
