@@ -62,12 +62,13 @@ async def test_the_quoted_denials_are_what_the_model_reads(judge):
 
 async def test_the_quick_start_does_what_it_says(judge):
     """The prose under the quick start's YAML, call by call (the corpus has no grep, so
-    `read` on a directory stands in for a directory search)."""
+    `read` on a directory stands in for a directory search; grep under a read rule is
+    test_permissions_read_covers_grep.py)."""
     text = (ROOT / "docs" / "permissions.md").read_text("utf-8")
     quick = text[text.index("## Quick start") :]
     (rules,) = agent_settings(yaml.safe_load(FENCE.search(quick)[2]))
     rules = {key: value for key, value in rules.items() if key != "mode"}
-    assert "grep(.env)" in rules["deny"]
+    assert "read(.env)" in rules["deny"]
 
     async def decided(tool: str, **arguments: str) -> str:
         return (await judge(rules, tool, arguments)).decision

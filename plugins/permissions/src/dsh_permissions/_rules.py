@@ -105,7 +105,12 @@ class Rule:
 
     def applies_to(self, tool: str) -> bool:
         tool = tool.casefold()
-        return self._name.matches(tool) if self._name is not None else tool == self.tool
+        if self._name is not None:
+            return self._name.matches(tool)
+        # a rule that keeps a file from being read (deny, ask) keeps `grep` from reading
+        # its contents too: a rule written for one tool must not leak through another
+        covered = tool == "grep" and self.tool == "read" and self.action != "allow"
+        return tool == self.tool or covered
 
     def matches_text(self, text: str) -> bool:
         return self._text is not None and self._text.matches(text)
