@@ -186,3 +186,21 @@ def test_config_check_prints_every_model_it_cannot_build(
     err = capsys.readouterr().err.splitlines()
     assert [line.split(": ")[2] for line in err[:2]] == ["models.a.provider", "models.b.base_url"]
     assert err[2] == f"dsh: 2 problems in {path}"
+
+
+def test_a_command_of_a_plugin_not_loaded_says_so(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        dsh.plugins, "installed_plugins", lambda: [("persistence", "dsh-persistence", "1")]
+    )
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "")
+    assert main(["sessions", "list"]) == 2
+    assert capsys.readouterr().err == (
+        "dsh: error: no command 'sessions': the commands of plugins that are not loaded "
+        "are missing (not loaded: persistence)\n"
+    )
+    monkeypatch.setattr(dsh.plugins, "installed_plugins", lambda: [])
+    with pytest.raises(SystemExit):  # every plugin is loaded: argparse's own message
+        main(["sessions", "list"])
+    assert "invalid choice: 'sessions'" in capsys.readouterr().err

@@ -75,6 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pm = create_plugin_manager(select=known.plugins, load_entry_points=False)
         commands = _commands(pm)
         parser = build_parser(commands)
+        _check_command(arguments[len(before) :], commands, pm)
     except DshError as error:
         return _fail(error, known.verbose)
     args = parser.parse_args(arguments)
@@ -98,6 +99,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\ndsh: interrupted", file=sys.stderr)
         return 130
     return status
+
+
+def _check_command(
+    rest: list[str], commands: dict[str, tuple[str, Command]], pm: PluginManager
+) -> None:
+    """A command that is not there because its plugin is not loaded says so (argparse
+    would only list the commands there are)."""
+    if not rest or rest[0].startswith("-") or rest[0] in (*BUILT_IN, *commands):
+        return
+    from dsh.plugins import installed_plugins
+
+    idle = [name for name, _, _ in installed_plugins() if not pm.has_plugin(name)]
+    if idle:
+        raise DshError(
+            f"no command {rest[0]!r}: the commands of plugins that are not loaded are "
+            f"missing (not loaded: {', '.join(idle)})"
+        )
 
 
 def _about_dsh(rest: list[str]) -> bool:
