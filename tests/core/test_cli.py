@@ -200,7 +200,7 @@ def test_a_command_of_a_plugin_not_loaded_says_so(
         "dsh: error: no command 'sessions': the commands of plugins that are not loaded "
         "are missing (not loaded: persistence)\n"
     )
-    monkeypatch.setattr(dsh.plugins, "installed_plugins", lambda: [])
+    monkeypatch.setattr(dsh.plugins, "installed_plugins", list)
     with pytest.raises(SystemExit):  # every plugin is loaded: argparse's own message
         main(["sessions", "list"])
     assert "invalid choice: 'sessions'" in capsys.readouterr().err
