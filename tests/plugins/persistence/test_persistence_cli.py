@@ -98,6 +98,16 @@ def test_show_prints_a_readable_transcript(
         assert expected in out
 
 
+def test_show_without_an_id_shows_the_session_updated_last(
+    settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(config, "show") == 2
+    assert capsys.readouterr().err == "dsh: error: there is no stored session yet\n"
+    two_sessions(settings)
+    assert run(config, "show") == 0
+    assert capsys.readouterr().out.startswith("session new-session, created ")
+
+
 def test_show_json_prints_the_stored_events(
     settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

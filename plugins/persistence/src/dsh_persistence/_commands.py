@@ -47,7 +47,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "-n", "--limit", type=_count, metavar="N", help="show the N most recent (N >= 1)"
     )
     show = actions.add_parser("show", help="a session's transcript")
-    show.add_argument("id", help="a session id (or a unique prefix of one)")
+    show.add_argument(
+        "id", nargs="?", help="a session id, or a unique prefix of one (default: the last)"
+    )
     show.add_argument("--json", action="store_true", help="print the events as JSON lines")
     resume = actions.add_parser(
         "resume", help="continue a session with one more prompt, as dsh run --session ID"
@@ -142,7 +144,13 @@ async def _show(service: SessionPersistence, args: argparse.Namespace) -> int:
     from dsh_persistence._service import StoredSessions
     from dsh_persistence._transcript import transcript
 
-    session_id = await find_session(service, args.id)
+    if args.id is None:  # the session updated last, as `dsh run --continue` takes it
+        headers = await service.list()
+        if not headers:
+            raise DshError("there is no stored session yet")
+        session_id = headers[0].id
+    else:
+        session_id = await find_session(service, args.id)
     stored = await service.load(session_id)
     if stored is None:
         raise DshError(f"session {session_id!r} was deleted meanwhile")
