@@ -110,7 +110,8 @@ def test_dsh_run_in_a_terminal_puts_the_question_to_the_person(
         dimensions=(40, 200),
     )
     child.expect_exact("? bash(")
-    child.expect_exact("allow? y = once")
+    # what "always" would allow is said before it is chosen
+    child.expect_exact("allow? y = once, a = always (for this session: command echo")
     child.sendline(answer)
     child.expect_exact("Done.")
     child.expect_exact("[turn 1 completed")

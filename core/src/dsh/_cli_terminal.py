@@ -63,9 +63,11 @@ class TerminalApprovals:
 
         while self._waiting is not None:  # one question at a time
             await self._waiting[0].wait()
+        remember = getattr(request, "remember", ())
+        always = ", a = always" + (f" ({_remembered(remember)})" if remember else "")
         print(
             f"\n? {request.tool}({shorten(request.arguments, 80)}): {request.reason}\n"
-            "  allow? y = once, a = always, n = no (or type a reason for the model)",
+            f"  allow? y = once{always}, n = no (or type a reason for the model)",
             file=sys.stderr,
             flush=True,
         )
@@ -112,3 +114,9 @@ class TerminalApprovals:
         """The input ended: deny the pending question and every later one."""
         self._closed = True
         self.answer(None)
+
+
+def _remembered(remember: Any) -> str:
+    """What "always" allows for the rest of the session, in a few words."""
+    shown = ", ".join(f"{kind} {shorten(str(value), 40)}" for kind, value in remember)
+    return f"for this session: {shown}"
