@@ -403,8 +403,9 @@ def test_a_resumed_session_keeps_the_stored_options_the_config_does_not_set(
             # URL is not in the stored name, so the model cannot be built again from it
             "openai-compatible:qwen",
             "the model session from-url was created with ('openai-compatible:qwen') cannot "
-            "be built again: provider 'openai-compatible' needs a base_url",
-            "; choose the model with -m, e.g. -m openai-compatible:qwen@URL",
+            "be built again, as a URL given with -m is not stored: provider "
+            "'openai-compatible' needs a base_url",
+            "; give it after an @: -m openai-compatible:qwen@URL",
         ),
         (
             "gone",
@@ -434,10 +435,7 @@ def test_resume_refuses_a_stored_model_this_config_cannot_build_before_any_call(
     assert run(config, "resume", "from-url", "and now?") == 2
     err = capsys.readouterr().err
     assert err.startswith(f"dsh: error: {error}")
-    assert (
-        err.rstrip().endswith("choose a model with -m")
-        or "e.g. -m openai-compatible:qwen@URL" in err
-    )
+    assert err.endswith(f"{remedy}\n") and err.count("\n") == 1
     assert model.requests == []
     assert run(config, "resume", "from-url", "and now?", model="scripted") == 0
 

@@ -66,8 +66,8 @@ def _preferred(harness: Harness, name: str, why: str, env: Mapping[str, str]) ->
     except DshError as error:  # a shorthand this config cannot build (no base_url)
         reason = error.reason if isinstance(error, ConfigError) else str(error)
         raise DshError(
-            f"{why} ({name!r}) cannot be built again: {reason} (a URL given with -m is not "
-            f"stored); choose the model with -m, e.g. -m {name}@URL"
+            f"{why} ({name!r}) cannot be built again, as a URL given with -m is not stored: "
+            f"{reason}"
         ) from None
     if found is None:
         raise DshError(
@@ -135,9 +135,16 @@ def _resolve(harness: Harness, name: str, env: Mapping[str, str], *, strict: boo
 
 
 def _register(harness: Harness, shorthand: str, env: Mapping[str, str]) -> str:
+    from dsh.errors import ConfigError
     from dsh.llm.providers import build_model, parse_model_shorthand
 
     name, config = parse_model_shorthand(shorthand)
     if name not in harness.models.names():
-        harness.models.add("cli", build_model(name, config, source="-m", env=env), name)
+        try:
+            model = build_model(name, config, source="-m", env=env)
+        except ConfigError as error:  # in the words of the command line, not of dsh.yml
+            url = error.path == f"models.{name}.base_url"
+            hint = f"; give it after an @: -m {name}@URL" if url else ""
+            raise ConfigError(f"-m {name!r}", "", f"{error.reason}{hint}") from None
+        harness.models.add("cli", model, name)
     return name
