@@ -101,6 +101,20 @@ async def test_429_with_retry_after_is_retried_then_succeeds() -> None:
     assert second.body == first.body
 
 
+async def test_each_retry_is_logged_as_a_warning_saying_why_and_when(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    limited = error(429, {"error": {"message": "slow down"}}, {"retry-after": "0.1"})
+    with caplog.at_level("WARNING", logger="dsh.llm._http"):
+        async with WireServer([limited, sse(TEXT)]) as server:
+            await collect(openai(server.url), ASK)
+    (record,) = caplog.records
+    assert record.levelname == "WARNING"
+    message = record.getMessage()
+    assert "slow down" in message and "(RATE_LIMIT); retrying in 0.1 s (1 of " in message
+    assert KEY not in message
+
+
 async def test_429_exhausted_is_rate_limit_with_retry_after() -> None:
     limited = error(429, {"error": {"message": "Rate limit reached"}}, {"retry-after-ms": "20"})
     async with WireServer([limited] * 3) as server:

@@ -10,6 +10,7 @@ HTTP response, and with it the connection, at once.
 from __future__ import annotations
 
 import json
+import logging
 import random
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -28,6 +29,8 @@ from dsh.llm.base import Chunk, ModelInfo
 from dsh.messages import ModelRequest
 
 __all__ = ["HttpModel"]
+
+log = logging.getLogger(__name__)
 
 _BACKOFF_CAP: Final = 8.0
 # After the final event a server ends the response at once; waiting this long for that
@@ -234,6 +237,15 @@ class HttpModel:
             if delay is None:
                 raise error
             attempt += 1
+            # said, not silent: the person waiting sees why (the message is secret-free)
+            log.warning(
+                "%s (%s); retrying in %.1f s (%d of %d)",
+                error,
+                error.code,
+                delay,
+                attempt,
+                self.config.max_retries,
+            )
             await anyio.sleep(delay)
 
     async def _failed(
