@@ -204,3 +204,23 @@ def test_steering_taken_into_the_turn_is_a_note_that_ends_the_streamed_line() ->
     )
     assert out == "word29\nStopping.\n"
     assert err == "↪ steered by you: stop\n↪ steered by a plugin: check the tests\n"
+
+
+def test_a_compaction_that_changed_the_history_is_a_note() -> None:
+    def end(outcome: str, reason: str = "threshold") -> Event:
+        data = {"reason": reason, "outcome": outcome}
+        return "compact/end", {**data, "tokens_before": 12345, "tokens_after": 2345}
+
+    out, err = shown(
+        chunk("Hel"),
+        end("summarized"),
+        end("pruned"),
+        end("skipped"),
+        end("failed"),
+        end("summarized", "manual"),  # chat's /compact says how it went
+    )
+    assert out == "Hel\n"
+    assert err == (
+        "↻ history summarised (threshold): 12,345 → 2,345 tokens\n"
+        "↻ history pruned (threshold): 12,345 → 2,345 tokens\n"
+    )

@@ -47,6 +47,9 @@ def shorten(text: str, limit: int = _PREVIEW) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+_COMPACTED = {"summarized": "summarised", "pruned": "pruned"}  # by compact/end outcome
+
+
 class Renderer:
     """Registered as plugin ``dsh-cli`` by the command line; watches one session."""
 
@@ -113,6 +116,16 @@ class Renderer:
         elif kind == "steering/message":  # taken into the turn: also ends a streamed line
             who = "a plugin" if data.get("source") == "plugin" else "you"
             self._note(f"↪ steered by {who}: {shorten(data['content'])}")
+        elif (
+            kind == "compact/end"
+            and data.get("outcome") in _COMPACTED
+            and data.get("reason") != "manual"
+        ):
+            # dsh-compaction's automatic ones (failures are warnings it logs itself;
+            # chat's /compact answers for a manual one)
+            before, after = data.get("tokens_before", 0), data.get("tokens_after", 0)
+            how = _COMPACTED[data["outcome"]]
+            self._note(f"↻ history {how} ({data.get('reason')}): {before:,} → {after:,} tokens")
         elif kind == "step/retry":
             self._note(f"↻ retrying the model call ({data['code']}: {shorten(data['message'])})")
         elif kind == "turn/end":
