@@ -47,7 +47,7 @@ async def lines_typed() -> AsyncIterator[str | None]:
 
 
 class TerminalApprovals:
-    """The chat's front end for dsh-permissions: a call that needs approval is shown on
+    """The terminal as dsh-permissions' front end: a call that needs approval is shown on
     stderr, and the next line typed answers it (``y`` once, ``a`` always, anything
     else denies; a sentence is passed to the model as the reason). Once the input has
     ended (``close()``) every question, pending or new, is denied."""

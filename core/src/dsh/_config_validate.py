@@ -44,13 +44,13 @@ def validate(
     # an empty `models:` or `agents:` (all entries commented out) means none
     core = {k: data[k] for k in CORE_KEYS if k in data}
     core = {k: v for k, v in core.items() if v is not None or k == "model"}
-    good = _Rest(core)  # what the later checks look at when part of the core is bad
+    good = _GoodPart(core)  # what the later checks look at when part of the core is bad
     try:
         parsed: CoreKeys | None = CoreKeys.model_validate(core)
     except ValidationError as exc:
         problems += _from_validation(root, (), exc, CoreKeys)
         parsed = None
-        good = _Rest(core, exc)
+        good = _GoodPart(core, exc)
     sections: dict[str, Any] = {}
     for name, value in data.items():
         if name in CORE_KEYS:
@@ -71,7 +71,7 @@ def validate(
         if ignored is not None:
             problems.append(locate(root, ignored, _unknown_key(ignored, model, 1)))
     own: list[tuple[Loc, BaseModel]] = []  # plugin settings under agents[].options
-    checked = parsed or good.parsed
+    checked = parsed if parsed is not None else good.parsed
     if checked is not None:  # every problem in one run: the good part of a bad core too
         valid = {name: data[name] for name in sections}  # a bad section is reported once
         problems += _agent_options(root, checked, valid, settings, blocked, own, good.at)
@@ -90,7 +90,7 @@ def validate(
     return Config(source, models, parsed.model, parsed.agents, sections, data, root)
 
 
-class _Rest:
+class _GoodPart:
     """The part of the core keys without a problem, for the checks that follow the
     core's own: ``parsed`` from the core less every bad model entry, agent entry or
     top-level value of ``error``; ``at[i]``, the index in the file of ``parsed``'s agent
@@ -136,7 +136,7 @@ def _cross_check(
 ) -> list[Problem]:
     """Model names: the top-level ``model``, the agents' (unless ``agents`` is False)
     and the ``ModelName`` fields each plugin settings object of ``sections`` sets.
-    ``at``, ``broken``: see ``_Rest``."""
+    ``at``, ``broken``: see ``_GoodPart``."""
     problems: list[Problem] = []
     defined = ", ".join(parsed.models) or "none"
     # `local` without an entry of that name: the bundled model the dsh command starts
