@@ -144,14 +144,14 @@ def test_continue_takes_the_session_updated_last_not_the_one_created_last(
 
     done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert f"dsh: continuing session {newer} (1 turn so far)" in done.stderr
+    assert f"dsh: continuing session {newer} ('newer', 1 turn so far)" in done.stderr
     assert users(server.bodies()[2]) == ["newer", "go on"]
 
     older_again = dsh("-m", model, "run", "--session", older, "again", env=env, cwd=tmp_path)
     assert older_again.returncode == 0, older_again.stderr
     done = dsh("-m", model, "run", "--continue", "and on", env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert f"dsh: continuing session {older} (2 turns so far)" in done.stderr
+    assert f"dsh: continuing session {older} ('older', 2 turns so far)" in done.stderr
     assert users(server.bodies()[4]) == ["older", "again", "and on"]
 
 

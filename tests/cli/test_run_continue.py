@@ -39,7 +39,9 @@ def test_continue_goes_on_with_the_session_updated_last_on_its_model(
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Blue.\n"
     assert f"dsh: model {model} (the model session {stored.stem} was created with)" in done.stderr
-    assert f"dsh: continuing session {stored.stem} (1 turn so far)" in done.stderr
+    assert (
+        f"dsh: continuing session {stored.stem} ('my colour is blue', 1 turn so far)" in done.stderr
+    )
     assert "[turn 2 completed" in done.stderr
     assert contents(server.bodies()[1]) == ["my colour is blue", "Noted.", "what is my colour?"]
     assert len(list(Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl"))) == 1  # no new session

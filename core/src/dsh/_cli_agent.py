@@ -75,8 +75,8 @@ async def agent_session(
             else:
                 options = _told(resume_options(harness, stored, choice.name), args)
                 agent = await harness.agents.resume_stored(agent_id, stored, options)
-                turns = agent.agent.turns
-                print(f"dsh: continuing session {stored.id} ({so_far(turns)})", file=sys.stderr)
+                what = f"{_first_prompt(stored)}, {so_far(agent.agent.turns)}"
+                print(f"dsh: continuing session {stored.id} ({what})", file=sys.stderr)
             renderer.session_id = agent.session.id
             yield harness, agent, renderer
             await agent.dispose()  # flushed before the local server goes away
@@ -179,6 +179,16 @@ def _told(options: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
 
 def so_far(turns: int) -> str:
     return f"{turns} turn so far" if turns == 1 else f"{turns} turns so far"
+
+
+def _first_prompt(stored: StoredSession) -> str:
+    """What the session began with, to tell it from the others at a glance."""
+    from dsh._render import shorten
+
+    for event in stored.events:
+        if event.type == "user/message":
+            return repr(shorten(str(event.data.get("content", "")), 40))
+    return "no prompt yet"
 
 
 def _is_default_prompt(prompt: object) -> bool:

@@ -236,7 +236,7 @@ def test_resume_runs_one_prompt_and_continues_the_session(
     captured = capsys.readouterr()
     # as `dsh run --session new-session "what did I ask?"` prints it
     assert captured.out == "you asked about 1+2\n"
-    assert "dsh: continuing session new-session (2 turns so far)" in captured.err
+    assert "dsh: continuing session new-session ('what is 1+2?', 2 turns so far)" in captured.err
     assert "[turn 3 completed" in captured.err
     assert "dsh: model scripted (chosen with -m)" in captured.err
     stored = stored_events(settings, "new-session")
