@@ -9,9 +9,12 @@ plugin see the shouted text. Reasoning and tool calls are left as the model made
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from dsh import AssistantMessage, TextBlock, hookimpl
+from dsh import hookimpl  # cheap: dsh loads the rest of its package when it is used
+
+if TYPE_CHECKING:  # pydantic models: imported when a hook runs, not by every `dsh` command
+    from dsh import AssistantMessage
 
 __all__ = ["agent_step_result"]
 
@@ -32,6 +35,8 @@ def agent_step_result(agent: _Configured, message: AssistantMessage) -> Assistan
     """
     if agent.options.get("shout") is not True:
         return None
+    from dsh import TextBlock
+
     content = tuple(
         block.model_copy(update={"text": block.text.upper()})
         if isinstance(block, TextBlock)
