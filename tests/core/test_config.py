@@ -529,6 +529,16 @@ def test_agent_options_for_a_loaded_plugin_or_near_a_known_key_are_checked_at_lo
     assert reason in err.reason
 
 
+def test_two_letters_swapped_in_a_short_plugin_name_are_a_typo(tmp_path: Path) -> None:
+    class Audit(BaseModel):
+        level: str = "info"
+
+    text = "agents:\n  - id: main\n    options: {audti: {level: debug}}\n"
+    err = fails(write(tmp_path, text), settings={"audit": Audit})
+    assert err.path == "agents[0].options.audti"
+    assert err.reason.endswith("; did you mean 'audit'?")
+
+
 def test_other_agent_options_are_free_for_plugins(tmp_path: Path) -> None:
     # alike but not a typo of a known key: max_steps, max_tokens, system_prompt, queue_mode
     free = "{tone: dry, max_turns: 3, max_cost: 1, prompt: p, queue: q, compaction: {}}"

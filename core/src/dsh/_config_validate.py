@@ -229,7 +229,7 @@ def _agent_options(
             elif not (blocked is not None and blocked(key)):
                 # close enough to be a typo (max_token, permision), not merely alike
                 # (max_turns, prompt, queue): those stay free for plugins
-                hint = did_you_mean(key, known, cutoff=_TYPO)
+                hint = did_you_mean(key, known, cutoff=_TYPO) or _swapped(key, known)
                 if hint:
                     reason = (
                         f"unknown option {key!r} (not a core option or a loaded plugin's "
@@ -237,6 +237,20 @@ def _agent_options(
                     )
                     problems.append(locate(root, loc, reason))
     return problems
+
+
+def _swapped(key: str, known: Sequence[str]) -> str:
+    """The known key ``key`` is with two neighbouring letters swapped (``audti``): a typo
+    difflib's ratio rates too low in a short word."""
+    for name in known:
+        if len(name) != len(key):
+            continue
+        diff = [i for i, (a, b) in enumerate(zip(key, name, strict=True)) if a != b]
+        if len(diff) == 2 and diff[1] == diff[0] + 1:
+            i, j = diff
+            if (key[i], key[j]) == (name[j], name[i]):
+                return f"; did you mean {name!r}?"
+    return ""
 
 
 def _unknown_section(
