@@ -313,3 +313,10 @@ def test_a_misspelt_choice_gets_the_choice_it_was_meant_to_be(tmp_path: Path) ->
 def test_an_agents_options_with_every_line_commented_out_are_none(tmp_path: Path) -> None:
     path = write(tmp_path, "agents:\n  - id: a\n    options:\n    #  max_tokens: 5\n")
     assert load_config(path).agents[0].options == {}
+
+
+def test_a_string_given_something_else_is_named_in_yamls_words(tmp_path: Path) -> None:
+    path = write(tmp_path, "agents:\n  - id: a\n    system_prompt: [be, brief]\n")
+    assert fails(path).problems[0].reason == "Input should be a string, not a list"
+    path = write(tmp_path, "agents:\n  - id: a\n    system_prompt: 42\n")
+    assert fails(path).problems[0].reason == "Input should be a string, not a number"

@@ -307,6 +307,7 @@ _YAML_KINDS = {
     "dict_type": _MAPPING,
     "model_type": _MAPPING,
     "model_attributes_type": _MAPPING,
+    "string_type": "a string",
 }
 
 
