@@ -25,13 +25,19 @@ def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callabl
     modules: list[str] = []
 
     def install(
-        dist: str, ep_name: str, module: str, source: str = NO_OP_SOURCE, version: str = "1.0"
+        dist: str,
+        ep_name: str,
+        module: str,
+        source: str = NO_OP_SOURCE,
+        version: str = "1.0",
+        attr: str = "",
     ) -> None:
         (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
         info = tmp_path / f"{dist.replace('-', '_')}-{version}.dist-info"
         info.mkdir()
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
-        (info / "entry_points.txt").write_text(f"[dsh]\n{ep_name} = {module}\n")
+        target = f"{module}:{attr}" if attr else module  # a module, or something in one
+        (info / "entry_points.txt").write_text(f"[dsh]\n{ep_name} = {target}\n")
         modules.append(module)
 
     yield install

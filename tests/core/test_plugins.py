@@ -188,6 +188,19 @@ def test_entry_point_with_invalid_impl_names_its_distribution(install: Install) 
         create_plugin_manager(env={})
 
 
+def test_an_entry_point_naming_a_class_says_to_name_a_module_or_an_instance(
+    install: Install,
+) -> None:
+    source = "class Audit:\n    pass\n"
+    install("dsh-audit", "audit", "dsh_audit_mod", source, attr="Audit")
+    with pytest.raises(PluginLoadError) as info:
+        create_plugin_manager(env={})
+    assert (
+        "it names the class Audit; point it at a module, or at an instance made in one "
+        '(audit = "dsh_audit_mod:plugin" with plugin = Audit())'
+    ) in str(info.value)
+
+
 def test_no_global_manager() -> None:
     first = create_plugin_manager(load_entry_points=False)
     second = create_plugin_manager(load_entry_points=False)

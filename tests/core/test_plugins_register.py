@@ -113,3 +113,17 @@ def test_other_unmarked_names_and_hook_named_values_are_left_alone() -> None:
 
     pm = create_plugin_manager(load_entry_points=False)
     assert pm.register(Helper(), "helper") == "helper"
+
+
+def test_a_name_already_taken_says_by_what_and_how_out() -> None:
+    pm = create_plugin_manager([("tagger", Tagger())], load_entry_points=False)
+    pm.distributions["tagger"] = ("dsh-tagger", "1.0")  # as loading its entry point does
+    error = (
+        "plugin 'tagger': the name is taken by the entry point of dsh-tagger; register this "
+        "one under another name, or leave out the installed plugins (load_entry_points=False)"
+    )
+    with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
+        pm.register(Tagger(), "tagger")
+    del pm.distributions["tagger"]
+    with pytest.raises(PluginValidationError, match="the name is taken by another plugin;"):
+        pm.register(Tagger(), "tagger")

@@ -76,6 +76,15 @@ class PluginManager(pluggy.PluginManager):
             raise PluginValidationError(
                 name, f"{plugin.__qualname__} is a class; register an instance of it"
             )
+        holder = self.get_plugin(name)
+        if holder is not None and holder is not plugin:  # pluggy says only "already registered"
+            where = self.distributions.get(name)
+            source = f"the entry point of {where[0]}" if where is not None else "another plugin"
+            raise PluginValidationError(
+                name,
+                f"the name is taken by {source}; register this one under another name, "
+                "or leave out the installed plugins (load_entry_points=False)",
+            )
         specs = getattr(plugin, "dsh_hookspecs", None)
         if specs is not None:
             self.add_hookspecs(specs)
@@ -322,6 +331,12 @@ def _load_entry_point(pm: PluginManager, name: str, ep: EntryPoint) -> None:
     dist = _dist_name(ep)
     try:
         plugin = ep.load()
+        if isinstance(plugin, type):  # nothing registers an instance of it
+            raise TypeError(
+                f"it names the class {plugin.__qualname__}; point it at a module, or at an "
+                f'instance made in one ({name} = "{plugin.__module__}:plugin" with '
+                f"plugin = {plugin.__qualname__}())"
+            )
         pm.register(plugin, name)
     except Exception as exc:
         raise PluginLoadError(name, dist, ep.value, exc) from exc
