@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -42,11 +43,21 @@ def test_unknown_hook_fails_registration(dsh_pm: PluginManager) -> None:
         @hookimpl
         def agent_reqest(self, request: Any) -> None: ...
 
-    with pytest.raises(
-        PluginValidationError, match=r"unknown hook 'agent_reqest' — is dsh-core too old"
-    ):
+    error = (
+        "plugin 'typo': agent_reqest: unknown hook 'agent_reqest'; did you mean "
+        "'agent_request'? If not: is dsh-core too old? For another plugin's hook, mark it "
+        "optionalhook=True."
+    )
+    with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
         dsh_pm.register(Typo(), "typo")
     assert dsh_pm.get_plugin("typo") is None  # the manager is untouched
+
+    class Unheard:
+        @hookimpl
+        def tool_approved(self) -> None: ...
+
+    with pytest.raises(PluginValidationError, match=r"unknown hook 'tool_approved' — is dsh"):
+        dsh_pm.register(Unheard(), "unheard")
 
 
 def test_optionalhook_allows_another_plugins_hook(dsh_pm: PluginManager) -> None:

@@ -136,10 +136,15 @@ class PluginManager(pluggy.PluginManager):
             )
         caller = getattr(self.hook, hook, None)
         if not opts.get("optionalhook") and (caller is None or not caller.has_spec()):
+            from dsh._config_yaml import did_you_mean
+
+            typo = did_you_mean(hook, self._hook_names())
+            why = "is dsh-core too old? For another plugin's hook, mark it optionalhook=True."
             raise PluginValidationError(
                 who,
-                f"{name}: unknown hook {hook!r} — is dsh-core too old? (if it is another "
-                "plugin's hook, mark the impl optionalhook=True)",
+                f"{name}: unknown hook {hook!r}{typo} If not: {why}"
+                if typo
+                else f"{name}: unknown hook {hook!r} — {why}",
             )
         if caller is not None and caller.spec is not None:
             allowed = (*caller.spec.argnames, *caller.spec.kwargnames)
@@ -158,6 +163,11 @@ class PluginManager(pluggy.PluginManager):
                 who, f"{name}: {hook} runs at start-up and must be a plain function"
             )
         return opts
+
+    def _hook_names(self) -> list[str]:
+        """The hooks with a spec: the core's, and those plugins added."""
+        callers = vars(self.hook).values()
+        return [c.name for c in callers if isinstance(c, pluggy.HookCaller) and c.has_spec()]
 
     def _check_unmarked(self, plugin: object, name: str) -> None:
         """A function named like a hook but not marked would never be called: pluggy
