@@ -93,6 +93,7 @@ def test_a_function_named_like_a_hook_without_hookimpl_is_refused() -> None:
     def session_event(session: Any, event: Any) -> None:
         return None
 
+    session_event.__module__ = module.__name__  # defined there, as in a real plugin module
     module.session_event = session_event  # type: ignore[attr-defined]
     pm = create_plugin_manager(load_entry_points=False)
     error = (
@@ -127,3 +128,22 @@ def test_a_name_already_taken_says_by_what_and_how_out() -> None:
     del pm.distributions["tagger"]
     with pytest.raises(PluginValidationError, match="the name is taken by another plugin;"):
         pm.register(Tagger(), "tagger")
+
+
+def test_a_function_imported_under_a_hooks_name_is_not_the_plugins_own() -> None:
+    from os.path import join
+
+    module = types.ModuleType("dsh_aliased")
+    module.agent_status = join  # type: ignore[attr-defined]  # a helper, not an impl
+    pm = create_plugin_manager(load_entry_points=False)
+    assert pm.register(module) == "dsh_aliased"
+
+
+def test_a_method_named_like_a_hook_without_hookimpl_is_refused() -> None:
+    class Forgot:
+        def agent_request(self, request: Any) -> None:
+            return None
+
+    pm = create_plugin_manager(load_entry_points=False)
+    with pytest.raises(PluginValidationError, match="not marked @hookimpl"):
+        pm.register(Forgot(), "forgot")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
@@ -179,7 +180,11 @@ class PluginManager(pluggy.PluginManager):
             value = getattr(plugin, name)
         except Exception:  # pluggy reads it again and reports what fails
             return
-        if inspect.isroutine(value):
+        if isinstance(plugin, types.ModuleType):  # its own function, not one imported
+            own = getattr(value, "__module__", None) == plugin.__name__
+        else:  # a method of the object
+            own = getattr(value, "__self__", None) is plugin
+        if own and inspect.isroutine(value):
             raise PluginValidationError(
                 self._registering or repr(plugin),
                 f"{name}: named like the hook {name!r} but not marked @hookimpl, so dsh "
