@@ -216,3 +216,23 @@ def test_built_in_command_is_in_the_cli_table(command: str) -> None:
     lines = (DOCS / "cli.md").read_text().splitlines()
     first_cells = [line.split("|")[1] for line in lines if line.startswith("| `dsh ")]
     assert any(f"`dsh {command} " in cell or f"`dsh {command}`" in cell for cell in first_cells)
+
+
+async def test_the_event_table_of_session_event_names_every_key_the_core_logs() -> None:
+    from dsh.testing import ScriptedModel, run_turn, scripted_harness, text, tool_calls
+
+    rows: dict[str, str] = {}
+    for line in HOOKS_MD.read_text("utf-8").splitlines():
+        if line.startswith("| `") and "/" in line.split("|")[1]:
+            kinds, keys = line.split("|")[1:3]
+            for kind in re.findall(r"`([a-z]+/[a-z]+)`", kinds):
+                rows[kind] = keys
+    model = ScriptedModel([tool_calls(("ls", {"path": "."})), text("done")])
+    async with scripted_harness(model, load_entry_points=False) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        events = await run_turn(agent, "list the files")
+    for event in events:
+        assert event.type in rows, f"{event.type} is not in hooks.md's event table"
+        for key in event.data:
+            assert f"`{key}`" in rows[event.type], f"{event.type}.{key} is not in the table"
+    assert {e.type for e in events} >= {"tool/call", "tool/result", "assistant/chunk"}
