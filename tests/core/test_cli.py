@@ -204,3 +204,35 @@ def test_a_command_of_a_plugin_not_loaded_says_so(
     with pytest.raises(SystemExit):  # every plugin is loaded: argparse's own message
         main(["sessions", "list"])
     assert "invalid choice: 'sessions'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("with_config", [True, False])
+def test_config_check_starts_the_plugins_for_their_own_checks(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    with_config: bool,
+) -> None:
+    from dsh import DshError, hookimpl
+
+    class Picky:
+        @hookimpl
+        def harness_started(self) -> None:
+            raise DshError("/nowhere/audit.log (audit.log_path) cannot be written")
+
+    real = dsh.plugins.create_plugin_manager
+    monkeypatch.setattr(
+        dsh.plugins,
+        "create_plugin_manager",
+        lambda **kw: real([("audit", Picky())], load_entry_points=False),
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DSH_CONFIG", raising=False)
+    if with_config:
+        (tmp_path / "dsh.yml").write_text("models: {}\n")
+    assert main(["config", "check"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.endswith(
+        "dsh: /nowhere/audit.log (audit.log_path) cannot be written (plugin 'audit')\n"
+    )

@@ -254,7 +254,7 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
         return 1
     if path is None:
         print("dsh: no dsh.yml here; defaults apply", file=sys.stderr)
-        return 0
+        return _plugins_start(args, pm)
     served: set[str] = set()
 
     def serve(plugin: str, model: Any, name: str | None = None) -> None:
@@ -276,7 +276,27 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     except DshError as error:
         print(f"dsh: {error}", file=sys.stderr)
         return 1
-    print(f"{path}: ok")
+    status = _plugins_start(args, pm)
+    if status == 0:
+        print(f"{path}: ok")
+    return status
+
+
+def _plugins_start(args: argparse.Namespace, pm: PluginManager) -> int:
+    """Start the plugins as ``dsh run`` would, for their own start-up checks (a session
+    directory that cannot be written); no agent's model is contacted."""
+    from dsh.errors import HookError
+
+    async def start() -> None:
+        async with cli_harness(args, pm):
+            pass
+
+    try:
+        anyio.run(start)
+    except DshError as error:
+        said = error.for_user() if isinstance(error, HookError) else str(error)
+        print(f"dsh: {said}", file=sys.stderr)
+        return 1
     return 0
 
 

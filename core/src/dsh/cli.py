@@ -268,10 +268,7 @@ def _input_waits() -> bool:
 def _fail(error: DshError, verbose: bool) -> int:
     if verbose:
         raise error
-    message = str(error)
-    if isinstance(error, HookError) and isinstance(error.cause, DshError):
-        # the plugin's own words for the user; how it was called is for -v
-        message = f"{error.cause} (plugin {error.plugin!r})"
+    message = error.for_user() if isinstance(error, HookError) else str(error)
     print(f"dsh: error: {message}", file=sys.stderr)
     return 2
 

@@ -45,6 +45,13 @@ class HookError(DshError):
         self.impl = impl
         self.cause = cause
 
+    def for_user(self) -> str:
+        """As a command tells it: a plugin's own ``DshError`` in its words, naming the
+        plugin (how it was called is for ``-v``); any other failure whole."""
+        if isinstance(self.cause, DshError):
+            return f"{self.cause} (plugin {self.plugin!r})"
+        return str(self)
+
 
 class PluginValidationError(DshError):
     """A plugin cannot be registered: unknown hook, wrapper impl, bad signature."""
