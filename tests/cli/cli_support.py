@@ -157,6 +157,27 @@ def signalled_while_asked(
     return process.returncode, err
 
 
+def read_one_line_and_close(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    """``dsh ARGS | head -1``: the first line of stdout is read, then the pipe closed;
+    the exit status, that line and stderr."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "dsh.cli", *args],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as child:
+        assert child.stdout is not None and child.stderr is not None
+        first = child.stdout.readline()
+        child.stdout.close()
+        try:
+            status = child.wait(timeout=60)
+        finally:
+            child.kill()
+        return status, first, child.stderr.read()
+
+
 #: A chat in a pseudo-terminal: ``chat(server, env=None, plugins=None)``.
 ChatStarter = Callable[..., pexpect.spawn]
 

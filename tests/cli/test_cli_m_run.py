@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import signalled_while_asked, text_reply
+from cli_support import read_one_line_and_close, signalled_while_asked, text_reply
 
 DSH = [sys.executable, "-m", "dsh.cli"]
 
@@ -73,22 +73,8 @@ def test_a_closed_output_cancels_a_turn_the_model_would_never_end(
     # `dsh run --json ... | head -1` while the model stalls: the turn is cancelled at
     # once (aborted), not left to wait for the model's read timeout (an error)
     server = model_server([text_reply("first words", then="stall")])
-    with subprocess.Popen(
-        [*DSH, "-m", model_arg(server), "run", "--json", "hi"],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as child:
-        assert child.stdout is not None and child.stderr is not None
-        child.stdout.readline()
-        child.stdout.close()
-        try:
-            status = child.wait(timeout=60)
-        finally:
-            child.kill()
-        err = child.stderr.read()
+    args = ("-m", model_arg(server), "run", "--json", "hi")
+    status, _, err = read_one_line_and_close(*args, env=env, cwd=tmp_path)
     assert status == 141, err
     assert "Traceback" not in err
     (stored,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import dsh, signalled_while_asked, text_reply
+from cli_support import dsh, read_one_line_and_close, signalled_while_asked, text_reply
 
 DSH = [sys.executable, "-m", "dsh.cli"]
 
@@ -107,19 +107,10 @@ def test_a_closed_output_pipe_stops_the_run_quietly(
 ) -> None:
     pieces = [f"word{n} " for n in range(20)]
     server = model_server([text_reply(*pieces, pause=0.1)])
-    with subprocess.Popen(
-        [*DSH, "-m", model_arg(server), "run", "--json", "hi"],
-        env=cli_env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as child:
-        assert child.stdout is not None and child.stderr is not None
-        assert json.loads(child.stdout.readline())["seq"] == 0
-        child.stdout.close()  # as `| head -1` does, while the answer streams
-        assert child.wait(timeout=60) == 141
-        err = child.stderr.read()
+    args = ("-m", model_arg(server), "run", "--json", "hi")
+    status, first, err = read_one_line_and_close(*args, env=cli_env, cwd=tmp_path)
+    assert json.loads(first)["seq"] == 0  # the pipe closed while the answer streams
+    assert status == 141
     assert "Traceback" not in err and "Broken pipe" not in err
     model, *more = err.splitlines()
     assert model == "dsh: model openai-compatible:tiny (chosen with -m)"
