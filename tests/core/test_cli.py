@@ -236,3 +236,14 @@ def test_config_check_starts_the_plugins_for_their_own_checks(
     assert captured.err.endswith(
         "dsh: /nowhere/audit.log (audit.log_path) cannot be written (plugin 'audit')\n"
     )
+
+
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_c_after_run_or_chat_says_where_it_goes_and_what_continues(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    assert main([command, "-c", "what next?"]) == 2
+    assert capsys.readouterr().err == (
+        f"dsh: error: {command}: -c is dsh's option for the config file and goes before the "
+        f"command (dsh -c FILE {command} ...); to go on with the last session, use --continue\n"
+    )

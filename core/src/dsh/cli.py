@@ -104,8 +104,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _check_command(
     rest: list[str], commands: dict[str, tuple[str, Command]], pm: PluginManager
 ) -> None:
-    """A command that is not there because its plugin is not loaded says so (argparse
-    would only list the commands there are)."""
+    """What argparse would only call unrecognised, said with the way out: a command
+    that is not there because its plugin is not loaded; ``-c`` after run/chat (in llm,
+    --continue)."""
+    if rest[:1] in (["run"], ["chat"]) and "-c" in rest[1:]:  # llm's -c is --continue here
+        raise DshError(
+            f"{rest[0]}: -c is dsh's option for the config file and goes before the command "
+            f"(dsh -c FILE {rest[0]} ...); to go on with the last session, use --continue"
+        )
     if not rest or rest[0].startswith("-") or rest[0] in (*BUILT_IN, *commands):
         return
     from dsh.plugins import installed_plugins
