@@ -1,10 +1,21 @@
 from __future__ import annotations
 
+import os
 from importlib.metadata import entry_points
 
 import pytest
 
 pytest_plugins = ["dsh.testing"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The `dsh` children of the tests inherit stdin: make it empty, whatever runs the
+    tests (a CI runner may hand it a pipe), so that a child never sees input its test
+    did not give it. Not with ``-s``, where a debugger may need the terminal."""
+    if config.getoption("capture") != "no":
+        empty = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(empty, 0)
+        os.close(empty)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
