@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 from cli_support import dsh, read_one_line_and_close, signalled_while_asked, text_reply
 
@@ -315,3 +316,24 @@ def test_no_word_about_stdin_when_nothing_was_piped(
         done = dsh("-m", model_arg(server), "run", "hi", env=cli_env, cwd=tmp_path, stdin=stdin)
     assert done.returncode == 0, done.stderr
     assert "piped" not in done.stderr
+
+
+def test_a_line_typed_to_dsh_run_with_no_question_waiting_is_answered(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("slow", ".", ".", ".", ".", pause=0.4)])
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "run", "go"],
+        env={**cli_env, "DSH_LOAD_PLUGINS": ""},
+        cwd=str(tmp_path),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 200),
+    )
+    child.expect_exact("slow")
+    child.sendline("and also this")
+    child.expect_exact("(no question is waiting: dsh run takes one prompt;")
+    child.expect_exact("[turn 1 completed")
+    child.expect(pexpect.EOF)
+    assert len(server.bodies()) == 1

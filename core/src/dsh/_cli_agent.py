@@ -238,7 +238,12 @@ async def _answers(approvals: TerminalApprovals) -> None:
         if line is None:
             approvals.close()
             return
-        approvals.answer(line)
+        if not approvals.answer(line) and line.strip():
+            print(
+                "  (no question is waiting: dsh run takes one prompt; dsh chat --continue "
+                "goes on with this session)",
+                file=sys.stderr,
+            )
 
 
 def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
