@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import anyio
-import anyio.lowlevel
 
 from dsh._cli_agent import agent_session, resume_options, so_far
 from dsh._cli_terminal import TerminalApprovals, lines_typed
