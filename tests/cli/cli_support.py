@@ -131,12 +131,9 @@ def dsh(
     )
 
 
-def signalled_while_asked(
-    server: Any, signum: int, *args: str, env: dict[str, str], cwd: Path
-) -> tuple[int, str]:
-    """``dsh ARGS`` sent ``signum`` once it has asked the model (the server stalls):
-    its exit status and stderr."""
-    process = subprocess.Popen(
+def _piped(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    """``dsh ARGS`` started with its stdout and stderr on pipes (text)."""
+    return subprocess.Popen(
         [sys.executable, "-m", "dsh.cli", *args],
         env=env,
         cwd=cwd,
@@ -144,6 +141,27 @@ def signalled_while_asked(
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def in_terminal(*args: str, env: dict[str, str], cwd: Path) -> pexpect.spawn:
+    """``dsh ARGS`` started in a pseudo-terminal (stdin, stdout and stderr)."""
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "dsh.cli", *args],
+        env=env,
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 200),
+    )
+
+
+def signalled_while_asked(
+    server: Any, signum: int, *args: str, env: dict[str, str], cwd: Path
+) -> tuple[int, str]:
+    """``dsh ARGS`` sent ``signum`` once it has asked the model (the server stalls):
+    its exit status and stderr."""
+    process = _piped(*args, env=env, cwd=cwd)
     try:
         deadline = time.monotonic() + 30
         while not server.bodies() and time.monotonic() < deadline:
@@ -160,14 +178,7 @@ def signalled_while_asked(
 def read_one_line_and_close(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
     """``dsh ARGS | head -1``: the first line of stdout is read, then the pipe closed;
     the exit status, that line and stderr."""
-    with subprocess.Popen(
-        [sys.executable, "-m", "dsh.cli", *args],
-        env=env,
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as child:
+    with _piped(*args, env=env, cwd=cwd) as child:
         assert child.stdout is not None and child.stderr is not None
         first = child.stdout.readline()
         child.stdout.close()
@@ -195,15 +206,8 @@ def chat(cli_env: dict[str, str], tmp_path: Path) -> Iterator[ChatStarter]:
         env = dict(cli_env if env is None else env)
         if plugins is not None:
             env["DSH_LOAD_PLUGINS"] = plugins
-        child = pexpect.spawn(
-            sys.executable,
-            ["-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "chat"],
-            env=env,
-            cwd=str(tmp_path),
-            encoding="utf-8",
-            timeout=30,
-            dimensions=(40, 200),
-        )
+        model = f"openai-compatible:tiny@{server.url}"
+        child = in_terminal("-m", model, "chat", env=env, cwd=tmp_path)
         children.append(child)
         child.expect_exact("dsh: model openai-compatible:tiny")
         child.expect_exact("> ")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pexpect
 import pytest
-from cli_support import dsh, piped_chat, text_reply, tool_call_reply
+from cli_support import dsh, in_terminal, piped_chat, text_reply, tool_call_reply
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -100,15 +99,9 @@ def test_dsh_run_in_a_terminal_puts_the_question_to_the_person(
     server = model_server(
         [tool_call_reply("bash", {"command": "echo approved-output"}), text_reply("Done.")]
     )
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "run", "run it"],
-        env={**cli_env, "DSH_LOAD_PLUGINS": "permissions"},
-        cwd=str(tmp_path),
-        encoding="utf-8",
-        timeout=30,
-        dimensions=(40, 200),
-    )
+    model = f"openai-compatible:tiny@{server.url}"
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "permissions"}
+    child = in_terminal("-m", model, "run", "run it", env=env, cwd=tmp_path)
     child.expect_exact("? bash(")
     # what "always" would allow is said before it is chosen
     child.expect_exact("allow? y = once, a = always (for this session: command echo")

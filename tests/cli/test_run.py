@@ -12,7 +12,7 @@ from typing import Any
 
 import pexpect
 import pytest
-from cli_support import dsh, read_one_line_and_close, signalled_while_asked, text_reply
+from cli_support import dsh, in_terminal, read_one_line_and_close, signalled_while_asked, text_reply
 
 DSH = [sys.executable, "-m", "dsh.cli"]
 
@@ -322,15 +322,9 @@ def test_a_line_typed_to_dsh_run_with_no_question_waiting_is_answered(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     server = model_server([text_reply("slow", ".", ".", ".", ".", pause=0.4)])
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "dsh.cli", "-m", f"openai-compatible:tiny@{server.url}", "run", "go"],
-        env={**cli_env, "DSH_LOAD_PLUGINS": ""},
-        cwd=str(tmp_path),
-        encoding="utf-8",
-        timeout=30,
-        dimensions=(40, 200),
-    )
+    model = f"openai-compatible:tiny@{server.url}"
+    env = {**cli_env, "DSH_LOAD_PLUGINS": ""}
+    child = in_terminal("-m", model, "run", "go", env=env, cwd=tmp_path)
     child.expect_exact("slow")
     child.sendline("and also this")
     child.expect_exact("(no question is waiting: dsh run takes one prompt;")
