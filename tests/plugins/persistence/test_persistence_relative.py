@@ -4,7 +4,9 @@ every path in dsh.yml is: a harness and ``dsh sessions`` started from another di
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -53,10 +55,14 @@ async def test_a_harness_stores_sessions_under_its_workspace(
         session_id = agent.session.id
         assert plugin.settings.location()[1].is_relative_to(workspace.resolve())
 
+    # the header's cwd is the agent's workspace, not where the process happens to run
     if backend == "jsonl":
-        assert (workspace / "kept" / "sessions" / f"{session_id}.jsonl").is_file()
+        stored = workspace / "kept" / "sessions" / f"{session_id}.jsonl"
+        cwd = json.loads(stored.read_text().splitlines()[0])["cwd"]
     else:
-        assert (workspace / "db" / "all.sqlite3").is_file()
+        with contextlib.closing(sqlite3.connect(workspace / "db" / "all.sqlite3")) as db:
+            (cwd,) = db.execute("SELECT cwd FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    assert cwd == str(workspace.resolve())
     assert list(elsewhere.iterdir()) == []  # nothing where the process happens to run
 
 

@@ -48,9 +48,11 @@ class SessionInfo:
     title: str = ""
 
     @classmethod
-    def of(cls, session: Session) -> SessionInfo:
-        cwd = _shown(os.getcwd())
-        return cls(session.id, session.created, dict(session.meta), cwd, title_of(session))
+    def of(cls, session: Session, cwd: str | os.PathLike[str] | None = None) -> SessionInfo:
+        """``cwd``: the directory the session's agent works in (its workspace); the
+        process's working directory when not given."""
+        shown = _shown(os.fspath(cwd) if cwd is not None else os.getcwd())
+        return cls(session.id, session.created, dict(session.meta), shown, title_of(session))
 
 
 def title_of(session: Session) -> str:

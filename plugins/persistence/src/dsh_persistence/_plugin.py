@@ -67,6 +67,8 @@ class PersistencePlugin:
         self._backends: dict[Any, SessionBackend] = {}  # by location, the ones we opened
         self._services: dict[int, StoredSessions] = {}
         self._writers: dict[str, SessionWriter] = {}
+        #: session id -> the workspace of the live agent working on it (its header's cwd)
+        self._workspaces: dict[str, str] = {}
         self._checkpoints: Checkpointer | None = None
         self._harnesses = 0
 
@@ -187,8 +189,15 @@ class PersistencePlugin:
         await anyio.to_thread.run_sync(writer.write, True)
 
     @hookimpl
+    def agent_created(self, agent: Agent) -> None:
+        workspace = getattr(agent, "workspace", None)
+        if workspace is not None:
+            self._workspaces[agent.session.id] = str(workspace)
+
+    @hookimpl
     def agent_disposed(self, agent: Agent) -> None:
         session = agent.session
+        self._workspaces.pop(session.id, None)
         writer = self._writers.get(session.id)
         if writer is not None and writer.session is session:
             del self._writers[session.id]
@@ -200,7 +209,8 @@ class PersistencePlugin:
             from dsh_persistence._writer import SessionWriter
 
             settings, backend = self._resolve()
-            writer = self._writers[session.id] = SessionWriter(backend, session, settings)
+            cwd = self._workspaces.get(session.id)
+            writer = self._writers[session.id] = SessionWriter(backend, session, settings, cwd)
         return writer
 
     # -- hooks: the read path ------------------------------------------------------------

@@ -37,6 +37,7 @@ class SessionWriter:
         "_lock",
         "_written",
         "backend",
+        "cwd",
         "due",
         "durable_checkpoint",
         "queued_due",
@@ -50,9 +51,12 @@ class SessionWriter:
         backend: SessionBackend,
         session: Session,
         settings: PersistenceSettings | None = None,
+        cwd: str | None = None,
     ) -> None:
         self.backend = backend
         self.session = session
+        #: The agent's workspace, recorded as the session's ``cwd`` (None: the process's).
+        self.cwd = cwd
         #: The settings in force when the session was first written: it keeps them (and
         #: its store), whatever another harness of the process configures later.
         self.settings = settings
@@ -81,7 +85,7 @@ class SessionWriter:
             written = self._attach() if self._written is None else self._written
             if written < end:
                 if self._info is None:
-                    self._info = SessionInfo.of(self.session)
+                    self._info = SessionInfo.of(self.session, self.cwd)
                 info = self._info
                 try:
                     self.backend.append(info, events[written:end], durable=durable)
