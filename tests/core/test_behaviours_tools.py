@@ -246,7 +246,14 @@ async def test_b13_stream_error_after_a_tool_call_runs_no_tool(
             events = await run_turn(agent, "1+2?")
         logged = [e.data for e in of_type(events, "assistant/chunk")]
         assert logged == [c.to_data() for c in BrokenStream.chunks]
-        assert shape(events) == [*start(1, "1+2?"), *FAILED_STEP, *end(1, "error")]
+        # the text streamed before the failure is kept, its half-sent tool call is not
+        assert shape(events) == [*start(1, "1+2?"), *step(1, "let me"), *end(1, "error")]
+        kept = of_type(events, "assistant/message")[0].data["message"]
+        assert (kept["stop_reason"], kept["content"]) == (
+            "error",
+            [{"type": "text", "text": "let me"}],
+        )
+        assert [m.role for m in agent.session.history] == ["user", "assistant"]
         assert box.ran == []
         assert events[-1].data["error"]["code"] == code
         assert message in events[-1].data["error"]["message"]

@@ -21,6 +21,7 @@ from dsh.messages import (
     ContinuationDecision,
     ModelRequest,
     RequestErrorDecision,
+    StopReason,
     ToolCall,
     ToolResult,
     Usage,
@@ -55,6 +56,7 @@ class TurnState:
         "open_step",
         "pending",
         "scope",
+        "streaming",
         "usage",
     )
 
@@ -68,6 +70,9 @@ class TurnState:
         self.logged: set[str] = set()  # ids of pending calls whose tool/call is logged
         self.max_tokens = False
         self.usage = NO_USAGE
+        #: The model stream in progress (its assembler and the model's name), until it
+        #: finishes: a turn that ends inside it keeps the text streamed so far.
+        self.streaming: tuple[Assembler, str] | None = None
 
     def abort(self, reason: str) -> None:
         if _STRENGTH[reason] > _STRENGTH.get(self.ended_by or "", 0):
@@ -137,18 +142,26 @@ class StepRunner:
             result = ToolResult(call_id=call.id, content=f"not run: {why}", is_error=True)
             yield "tool/result", _result_data(call, result)
         turn.pending = []
+        if turn.streaming is not None:
+            assembler, model = turn.streaming
+            turn.streaming = None
+            reason: StopReason = "error" if turn.ended_by is None else "aborted"
+            cut = assembler.cut_off(reason, model)
+            if cut is not None:  # the model sees what it said before it was cut off
+                turn.usage += cut.usage
+                yield "assistant/message", {"message": cut.to_data()}
         if turn.open_step is not None:
             yield "step/end", {"turn": turn.number, "step": turn.open_step}
             turn.open_step = None
         if turn.ended_by is not None:
-            reason = turn.ended_by
+            ended = turn.ended_by
         elif error is not None:
-            reason = "error"
+            ended = "error"
         else:
-            reason = "max-tokens" if turn.max_tokens else "completed"
+            ended = "max-tokens" if turn.max_tokens else "completed"
         data: dict[str, Any] = {
             "turn": turn.number,
-            "reason": reason,
+            "reason": ended,
             "usage": turn.usage.to_data(),
         }
         if error is not None:
@@ -203,7 +216,7 @@ class StepRunner:
             request = await relay.agent_request(agent, request, number, step)
             try:
                 model = self.models.get(request.model, agent=agent.id)
-                message = await self._stream(model, request)
+                message = await self._stream(model, request, turn)
                 break
             except ModelError as error:
                 if retries >= options.get("max_request_retries", 1):
@@ -213,6 +226,7 @@ class StepRunner:
                 )
                 if on_error.action != "retry":
                     raise
+                turn.streaming = None  # the retry's answer replaces what this one streamed
                 retries += 1
                 data = {"turn": number, "step": step, "attempt": retries, "code": error.code}
                 data["message"] = error.message
@@ -267,10 +281,14 @@ class StepRunner:
             await self.agent.session.emit("steering/message", {"content": item}, checked=True)
         return len(items)
 
-    async def _stream(self, model: Model, request: ModelRequest) -> AssistantMessage:
+    async def _stream(
+        self, model: Model, request: ModelRequest, turn: TurnState
+    ) -> AssistantMessage:
         """Stream one answer, logging each chunk."""
         emit = self.agent.session.emit
         assembler = Assembler()
+        name = model.info.name
+        turn.streaming = (assembler, name)
         stream: AsyncIterator[Any] = model.stream(request)
         try:
             async for chunk in stream:
@@ -286,7 +304,9 @@ class StepRunner:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
-        return assembler.message(model=model.info.name)
+        message = assembler.message(model=name)
+        turn.streaming = None
+        return message
 
 
 def _call_data(call: ToolCall) -> dict[str, Any]:

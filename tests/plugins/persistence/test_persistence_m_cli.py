@@ -168,3 +168,14 @@ def test_the_text_of_a_step_cut_off_is_shown_as_it_was_seen() -> None:
         ("turn/end", end),
     )
     assert text == "assistant: Done.\n--- turn 1 ended: aborted ---\n"  # shown once
+
+
+@pytest.mark.parametrize("stop_reason", ["aborted", "error"])
+def test_a_kept_cut_off_message_is_shown_once_as_cut_off(stop_reason: str) -> None:
+    message = {"content": [{"type": "text", "text": "Half"}], "stop_reason": stop_reason}
+    text = shown(
+        ("assistant/chunk", {"kind": "text", "text": "Half"}),
+        ("assistant/message", {"message": message}),
+        ("turn/end", {"turn": 1, "reason": "aborted"}),
+    )
+    assert text == "assistant (cut off): Half\n--- turn 1 ended: aborted ---\n"

@@ -131,3 +131,24 @@ class Assembler:
             "model": model,
         }
         return trusted(AssistantMessage, values)
+
+    def cut_off(self, reason: StopReason, model: str | None = None) -> AssistantMessage | None:
+        """The text streamed so far, for a stream that stopped before it finished (an
+        abort, an error): its text blocks only, since a tool call's arguments may be half
+        written and reasoning lacks the signature a provider checks. None when no text
+        other than whitespace arrived."""
+        content = tuple(
+            trusted(TextBlock, {"type": "text", "text": "".join(parts)})
+            for kind, parts, _ in self._blocks
+            if kind == "text"
+        )
+        if not any(block.text.strip() for block in content):
+            return None
+        values = {
+            "role": "assistant",
+            "content": content,
+            "stop_reason": reason,
+            "usage": self.usage,
+            "model": model,
+        }
+        return trusted(AssistantMessage, values)

@@ -15,11 +15,13 @@ __all__ = ["transcript"]
 _RESULT_CHARS = 400
 _RESULT_LINES = 8
 _ARGUMENT_CHARS = 200
+_CUT_OFF = ("aborted", "error")
 
 
 def transcript(events: Iterable[SessionEvent]) -> str:
     """Stored events as text: each assistant message is shown whole, once; the text a
-    step streamed before it was cut off (an abort, an error) is shown as it was seen.
+    step streamed before it was cut off (an abort, an error) is shown as it was seen,
+    from its message or, in a log written before dsh kept that text, its chunks.
     Plain ASCII markers, so any terminal encoding can print it."""
     out: list[str] = []
     streamed: list[str] = []  # the text chunks of the step whose message is not logged
@@ -73,11 +75,13 @@ def _fields(data: dict[str, Any]) -> str:
 
 def _assistant(message: dict[str, Any]) -> str:
     out = []
+    # the text a step had streamed when it was aborted or its stream failed
+    who = "assistant (cut off)" if message.get("stop_reason") in _CUT_OFF else "assistant"
     for block in message.get("content") or ():
         if not isinstance(block, dict):
             continue
         if block.get("type") == "text" and block.get("text"):
-            out.append(_block("assistant", block["text"]))
+            out.append(_block(who, block["text"]))
         elif block.get("type") == "reasoning" and block.get("text"):
             out.append(f"  (thinking: {_cut(' '.join(str(block['text']).split()), 100)})\n")
     return "".join(out)
