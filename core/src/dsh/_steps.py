@@ -55,6 +55,7 @@ class TurnState:
         "number",
         "open_step",
         "pending",
+        "running",
         "scope",
         "streaming",
         "usage",
@@ -68,6 +69,7 @@ class TurnState:
         self.open_step: int | None = None
         self.pending: list[ToolCall] = []  # calls of this step that have no result yet
         self.logged: set[str] = set()  # ids of pending calls whose tool/call is logged
+        self.running: str | None = None  # the id of the call tools_execute is running
         self.max_tokens = False
         self.usage = NO_USAGE
         #: The model stream in progress (its assembler and the model's name), until it
@@ -131,17 +133,18 @@ class StepRunner:
     ) -> Iterator[tuple[str, dict[str, Any]]]:
         """The events that close the turn, yielded one at a time so the bookkeeping
         between them happens after each is logged. All data is JSON by construction."""
-        why = (
-            "the turn ended before this call ran"
-            if turn.ended_by is None
-            else (f"the turn was {turn.ended_by} before this call finished")
-        )
+        ended = "the turn ended" if turn.ended_by is None else f"the turn was {turn.ended_by}"
         for call in turn.pending:
             if call.id not in turn.logged:
                 yield "tool/call", _call_data(call)
-            result = ToolResult(call_id=call.id, content=f"not run: {why}", is_error=True)
+            if call.id == turn.running:  # it had started: part of its work may be done
+                why = f"interrupted: {ended} while this call ran; it may have had effects"
+            else:
+                why = f"not run: {ended} before this call ran"
+            result = ToolResult(call_id=call.id, content=why, is_error=True)
             yield "tool/result", _result_data(call, result)
         turn.pending = []
+        turn.running = None
         if turn.streaming is not None:
             assembler, model = turn.streaming
             turn.streaming = None
@@ -252,7 +255,9 @@ class StepRunner:
             await emit("tool/call", _call_data(call), checked=True)
             if turn.stopping():  # aborted while the call was being logged: never run it
                 return True
+            turn.running = call.id
             result = await relay.tools_execute(agent, call, number, step)
+            turn.running = None
             if result is None:
                 result = ToolResult(
                     call_id=call.id,
