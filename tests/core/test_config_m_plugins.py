@@ -262,3 +262,21 @@ def test_a_list_of_model_names_is_checked_name_by_name(tmp_path: Path) -> None:
     err = fails(write(tmp_path, models + "fallbacks: {chain: [fast, fsat]}\n"), settings)
     assert err.path.startswith("fallbacks.chain")
     assert "unknown model 'fsat'" in err.reason
+
+
+class Needs(BaseModel):
+    level: int
+    style: str = "plain"
+
+
+def test_an_agents_plugin_options_without_a_required_field_still_name_a_typo(
+    tmp_path: Path,
+) -> None:
+    """A required field left out of an agent's plugin options is the plugin's to supply,
+    but a misspelt key beside it is still reported (it was dropped without a word)."""
+    text = "agents:\n  - id: a\n    options: {needs: {levle: 2}}\n"
+    err = fails(write(tmp_path, text), {"needs": Needs})
+    assert err.path == "agents[0].options.needs.levle"
+    assert err.reason == "unknown key (expected one of: level, style); did you mean 'level'?"
+    good = write(tmp_path, "agents:\n  - id: a\n    options: {needs: {style: x}}\n")
+    load_config(good, settings={"needs": Needs})

@@ -21,11 +21,10 @@ from dsh._config_models import (
 )
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
 from dsh._model_name import model_name_fields
-from dsh._options import CORE_OPTIONS, core_option_problem
+from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
 
 __all__ = ["validate"]
 
-_TYPO = 0.85  # difflib's ratio above which an unknown option is taken for a typo
 #: Agent options an ``agents:`` entry can set itself (``queue_mode``, ``max_steps``, ...):
 #: under ``options`` too, unless the entry sets them (``model``: on the entry only).
 _ENTRY_KEYS = frozenset(AgentConfig.model_fields) - {"id", "options"}
@@ -219,7 +218,13 @@ def _agent_options(
                 try:
                     checked = model.model_validate(layered)
                 except ValidationError as exc:
-                    problems += _from_validation(root, loc, exc, model, missing=False)
+                    found = _from_validation(root, loc, exc, model, missing=False)
+                    # only required fields left out (the plugin's to supply): a key
+                    # its model would drop is still a typo to report
+                    unknown = unknown_field_key(model, value, loc) if not found else None
+                    if unknown is not None:
+                        found = [locate(root, unknown, _unknown_key(unknown, model, 4))]
+                    problems += found
                     continue
                 ignored = _ignored_key(checked, value, loc)
                 if ignored is not None:
@@ -229,7 +234,7 @@ def _agent_options(
             elif not (blocked is not None and blocked(key)):
                 # close enough to be a typo (max_token, permision), not merely alike
                 # (max_turns, prompt, queue): those stay free for plugins
-                hint = did_you_mean(key, known, cutoff=_TYPO) or _swapped(key, known)
+                hint = option_typo(key, known)
                 if hint:
                     reason = (
                         f"unknown option {key!r} (not a core option or a loaded plugin's "
@@ -237,20 +242,6 @@ def _agent_options(
                     )
                     problems.append(locate(root, loc, reason))
     return problems
-
-
-def _swapped(key: str, known: Sequence[str]) -> str:
-    """The known key ``key`` is with two neighbouring letters swapped (``audti``): a typo
-    difflib's ratio rates too low in a short word."""
-    for name in known:
-        if len(name) != len(key):
-            continue
-        diff = [i for i, (a, b) in enumerate(zip(key, name, strict=True)) if a != b]
-        if len(diff) == 2 and diff[1] == diff[0] + 1:
-            i, j = diff
-            if (key[i], key[j]) == (name[j], name[i]):
-                return f"; did you mean {name!r}?"
-    return ""
 
 
 def _unknown_section(
@@ -346,18 +337,10 @@ def _ignored_key(value: Any, raw: Any, loc: Loc) -> Loc | None:
     """A key pydantic dropped silently: plugin models that leave ``extra`` unset get
     the core's rule (unknown keys fail); an explicit ``extra="ignore"`` is respected."""
     if isinstance(value, BaseModel) and isinstance(raw, Mapping):
-        fields = type(value).model_fields
-        config = value.model_config
-        # the key pydantic reads each field from, and its name too when it allows that
-        by_key = {_input_key(name, info): name for name, info in fields.items()}
-        if config.get("populate_by_name") or config.get("validate_by_name"):
-            by_key.update({name: name for name in fields})
-        odd_alias = any(not isinstance(i.validation_alias, str | None) for i in fields.values())
-        if config.get("extra") is None and not odd_alias:
-            for key in raw:
-                if key not in by_key:
-                    return (*loc, key)
-        for key, name in by_key.items():
+        found = unknown_field_key(type(value), raw, loc)
+        if found is not None:
+            return found
+        for key, name in _input_keys(type(value)).items():
             if key in raw and (found := _ignored_key(getattr(value, name), raw[key], (*loc, key))):
                 return found
     elif isinstance(value, list | tuple) and isinstance(raw, list):
@@ -369,6 +352,34 @@ def _ignored_key(value: Any, raw: Any, loc: Loc) -> Loc | None:
             if key in raw and (found := _ignored_key(item, raw[key], (*loc, key))):
                 return found
     return None
+
+
+def unknown_field_key(model: type[BaseModel], raw: Any, loc: Loc) -> Loc | None:
+    """A top-level key of ``raw`` that ``model`` would drop silently (no field reads
+    it), unless the model says what to do with extra keys itself."""
+    if not isinstance(raw, Mapping):
+        return None
+    fields = model.model_fields
+    if model.model_config.get("extra") is not None or any(
+        not isinstance(info.validation_alias, str | None) for info in fields.values()
+    ):
+        return None
+    by_key = _input_keys(model)
+    for key in raw:
+        if key not in by_key:
+            return (*loc, key)
+    return None
+
+
+def _input_keys(model: type[BaseModel]) -> dict[str, str]:
+    """The key pydantic reads each field from -> the field, and its name too when the
+    model allows that."""
+    fields = model.model_fields
+    by_key = {_input_key(name, info): name for name, info in fields.items()}
+    config = model.model_config
+    if config.get("populate_by_name") or config.get("validate_by_name"):
+        by_key.update({name: name for name in fields})
+    return by_key
 
 
 def _input_key(name: str, info: FieldInfo) -> str:

@@ -7,11 +7,14 @@ then trusts them.
 
 from __future__ import annotations
 
+import difflib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-__all__ = ["CORE_OPTIONS", "core_option_problem"]
+__all__ = ["CORE_OPTIONS", "core_option_problem", "option_typo"]
+
+_TYPO = 0.85  # difflib's ratio above which an unknown option is taken for a typo
 
 
 def _paths(value: Any) -> bool:
@@ -40,3 +43,21 @@ def core_option_problem(options: Mapping[str, Any]) -> str | None:
         if key in options and not valid(options[key]):
             return f"option {key!r} must be {expected}, not {options[key]!r}"
     return None
+
+
+def option_typo(key: str, known: Sequence[str]) -> str:
+    """``"; did you mean 'max_steps'?"`` when ``key`` is close enough to a known option
+    to be its typo (``max_token``, ``permision``, ``audti``), not merely alike
+    (``max_turns``, ``prompt``: those stay free for plugins); else ``""``."""
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=_TYPO)
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    for name in known:  # two neighbouring letters swapped: a ratio rates it too low
+        if len(name) != len(key):
+            continue
+        diff = [i for i, (a, b) in enumerate(zip(key, name, strict=True)) if a != b]
+        if len(diff) == 2 and diff[1] == diff[0] + 1:
+            i, j = diff
+            if (key[i], key[j]) == (name[j], name[i]):
+                return f"; did you mean {name!r}?"
+    return ""

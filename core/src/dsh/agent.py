@@ -162,7 +162,13 @@ class AgentRegistry:
         *,
         source: Literal["startup", "create"] = "create",
     ) -> AgentHandle:
-        """A new agent on a new session (``"{agent_id}-session-{uuid}"`` by default)."""
+        """A new agent on a new session (``"{agent_id}-session-{uuid}"`` by default).
+
+        ``options`` are checked as ``dsh.yml``'s ``agents[].options`` are: a bad core
+        option, a bad value for a plugin's settings, or a key that is a typo of either
+        is a ``DshError`` before anything starts."""
+        if source == "create":
+            self._check_options(agent_id, options)
         sid = session_id or f"{agent_id}-session-{uuid.uuid4().hex}"
         meta = dict(meta or {})
         meta.setdefault("agent", agent_id)  # who created it: a resume finds its settings
@@ -186,6 +192,7 @@ class AgentRegistry:
     ) -> AgentHandle:
         """``resume`` of a session already loaded with ``load_stored`` (which a caller
         that checks a session before it lets go of anything has done): not read again."""
+        self._check_options(agent_id, options)
         session = self._sessions.prepare(
             stored.id, stored.events, meta=dict(stored.meta), created=stored.created
         )
@@ -206,6 +213,17 @@ class AgentRegistry:
         if stored is None:
             raise DshError(f"cannot resume session {session_id!r}: it is not stored")
         return stored
+
+    def _check_options(self, agent_id: str, options: dict[str, Any] | None) -> None:
+        """Options a caller gave in code, checked by the rules of ``agents[].options``
+        (the config's own agents were checked when it loaded)."""
+        harness = self._harness
+        if options and harness is not None:
+            from dsh._code_options import options_problem
+
+            problem = options_problem(options, harness.settings, harness.config.raw)
+            if problem is not None:
+                raise DshError(f"agent {agent_id!r}: {problem}")
 
     async def _start(
         self,

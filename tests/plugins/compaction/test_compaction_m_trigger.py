@@ -22,6 +22,7 @@ from compaction_util import (
 from pydantic import ValidationError
 
 from dsh import (
+    DshError,
     Message,
     UserMessage,
     hookimpl,
@@ -241,7 +242,16 @@ async def test_the_agent_option_may_be_a_settings_object() -> None:
 async def test_a_wrong_agent_option_ends_the_turn_saying_what_is_wrong(
     compaction: Any, message: str
 ) -> None:
-    events = await run_with(compaction)
+    """Given when the agent is created, the option is refused there (the core checks it
+    by the plugin's settings model); set on a live agent, the plugin's own check ends
+    the turn."""
+    model = ScriptedModel(reads(5), context_window=WINDOW)
+    async with harness(model, summarizer("s")) as h:
+        with pytest.raises(DshError, match="option compaction"):
+            await h.agents.create("a", options={"model": "scripted", "compaction": compaction})
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        agent.agent.options["compaction"] = compaction
+        events = await run_turn(agent, "task")
 
     assert events[-1].data["reason"] == "error"
     assert message in events[-1].data["error"]["message"]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from compaction_util import events_of, harness, reads, summarizer
 
-from dsh import ConfigError
+from dsh import ConfigError, DshError
 from dsh.testing import ScriptedModel, run_turn
 from dsh_compaction import CompactionSettings
 
@@ -95,7 +95,15 @@ async def test_enabled_false_turns_automatic_compaction_off() -> None:
 
 
 async def test_a_bad_agent_option_ends_the_turn_naming_the_plugin_and_key() -> None:
-    end = await first_compaction(SECTION, compaction={"threshold": "high"})
+    """Set on a live agent (given at creation, the core refuses it there)."""
+    model = ScriptedModel(reads(5), context_window=7000)
+    async with harness(model, summarizer("s"), config_text=SECTION) as h:
+        options = {"model": "scripted", "compaction": {"threshold": "high"}}
+        with pytest.raises(DshError, match=r"option compaction\.threshold"):
+            await h.agents.create("a", options=options)
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        agent.agent.options["compaction"] = {"threshold": "high"}
+        end = (await run_turn(agent, "task"))[-1]
 
     assert end.data["reason"] == "error"
     assert end.data["error"]["plugin"] == "compaction"

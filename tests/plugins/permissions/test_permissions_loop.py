@@ -325,9 +325,16 @@ async def test_bypass_is_logged_as_bypass_and_deny_rules_still_hold(caplog):
 
 
 async def test_invalid_settings_fail_closed_and_say_why():
+    """Settings that turn bad on a live agent (given at creation, the core refuses
+    them there: see test_permissions_settings)."""
     script = [calls(("read#r", {"path": "x"})), text("ok")]
 
-    events, model, tools = await run(script, options(mode="yolo"))
+    class Spoil:
+        @hookimpl
+        def agent_request(self, agent: Any) -> None:
+            agent.options["permissions"] = {"mode": "yolo"}
+
+    events, model, tools = await run(script, options(), ("spoil", Spoil()))
 
     assert tools.ran == []
     seen = last_tool_message(model.requests[1]).content

@@ -193,19 +193,18 @@ def test_a_front_end_registered_before_the_plugin_needs_optionalhook():
     assert [i.plugin_name for i in impls] == ["asker"]
 
 
-async def test_bad_agent_settings_are_reported_when_the_agent_is_created(caplog):
+async def test_bad_agent_settings_are_refused_when_the_agent_is_created():
+    from dsh import DshError
     from dsh.testing import ScriptedModel, scripted_harness
 
     plugins = [("permissions", dsh_permissions)]
     options = {"permissions": {"allow": ["read", "bash(git status"]}}
     async with scripted_harness(ScriptedModel(), plugins=plugins, load_entry_points=False) as h:
-        await h.agents.create("a", options=options)
-
-    (record,) = [r for r in caplog.records if "agent_created" in r.getMessage()]
-    message = record.getMessage()
-    assert "plugin 'permissions'" in message
-    assert (
-        "options.permissions.allow[1]: 'bash(git status': the pattern must end with ')'" in message
+        with pytest.raises(DshError) as caught:
+            await h.agents.create("a", options=options)
+        assert h.agents.list() == []
+    assert str(caught.value) == (
+        "agent 'a': option permissions.allow[1]: 'bash(git status': the pattern must end with ')'"
     )
 
 

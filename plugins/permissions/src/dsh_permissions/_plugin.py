@@ -86,7 +86,7 @@ class Permissions:
     and register it *instead of* the entry point: both together would add
     ``permission_ask`` twice. With ``select=["no:permissions"]`` (which needs the
     distribution installed: blocking a name no entry point has is an error), register
-    it under another name (pluggy silently skips a blocked name).
+    it under another name (a plugin passed under a blocked name is refused).
     """
 
     dsh_hookspecs = hookspecs

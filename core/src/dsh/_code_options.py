@@ -1,0 +1,74 @@
+"""Agent options given in code (``agents.create(options=...)``), checked by the rules
+``dsh.yml``'s ``agents[].options`` follow, so a typo in a program is refused as it is in
+the file instead of being ignored."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from dsh._config_validate import _ignored_key, _unknown_key, unknown_field_key
+from dsh._config_yaml import Loc, did_you_mean
+from dsh._options import CORE_OPTIONS, option_typo
+
+__all__ = ["options_problem"]
+
+
+def options_problem(
+    options: Mapping[str, Any],
+    settings: Mapping[str, type[BaseModel]],
+    sections: Mapping[str, Any],
+) -> str | None:
+    """What is wrong with the first bad plugin key of ``options``: a key named
+    after a plugin with ``settings`` must be valid for its settings model over its
+    section of the file (``sections``: the YAML as parsed), with no key it would ignore;
+    another key is free unless it is a typo of a core option or of such a plugin's name.
+    The core's own keys are checked where the agent is built."""
+    for key, value in options.items():
+        if key in CORE_OPTIONS:
+            continue
+        model = settings.get(key)
+        if model is None:
+            hint = option_typo(key, [*CORE_OPTIONS, *settings])
+            if hint:
+                return f"unknown option {key!r} (not a core option or a loaded plugin's name){hint}"
+            continue
+        value = {} if value is None else value
+        section = sections.get(key)
+        layered = value
+        if isinstance(section, Mapping) and isinstance(value, Mapping):
+            layered = {**section, **value}
+        try:
+            checked = model.model_validate(layered)
+        except ValidationError as exc:
+            # in Python's words (this is code), with the config's hints; a required
+            # field left out at the top is the plugin's to supply, as for the file
+            for err in exc.errors(include_url=False):
+                loc: Loc = (key, *err["loc"])
+                if err["type"] == "missing" and len(loc) == 2:
+                    continue
+                reason = err["msg"]
+                if err["type"] == "value_error":  # a validator's own words
+                    reason = str(err.get("ctx", {}).get("error", reason))
+                elif err["type"] == "extra_forbidden":
+                    reason = _unknown_key(loc, model, 1)
+                elif err["type"] == "literal_error" and isinstance(err["input"], str):
+                    choices = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected")))
+                    reason += did_you_mean(err["input"], choices)
+                return f"option {_dotted(loc)}: {reason}"
+            unknown = unknown_field_key(model, value, (key,))
+            if unknown is not None:
+                return f"option {_dotted(unknown)}: {_unknown_key(unknown, model, 1)}"
+            continue
+        ignored = _ignored_key(checked, value, (key,))
+        if ignored is not None:
+            return f"option {_dotted(ignored)}: {_unknown_key(ignored, model, 1)}"
+    return None
+
+
+def _dotted(loc: Sequence[str | int]) -> str:
+    """``permissions.allow[1]``: as docs and the plugins' own messages write a place."""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)[1:]
