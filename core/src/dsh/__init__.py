@@ -19,6 +19,7 @@ from dsh.errors import (
     PluginLoadError,
     PluginValidationError,
     StepLimitError,
+    TurnError,
 )
 from dsh.hookspecs import hookimpl, hookspec
 
@@ -108,6 +109,7 @@ __all__ = [
     "ToolResult",
     "ToolResultMessage",
     "ToolSpec",
+    "TurnError",
     "Usage",
     "UserMessage",
     "__version__",

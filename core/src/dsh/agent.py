@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from dsh.persistence import StoredSession
     from dsh.session import Session, SessionStore
     from dsh.tools import ToolRegistry
+    from dsh.turns import TurnResult
 
 __all__ = ["Agent", "AgentHandle", "AgentRegistry"]
 
@@ -83,23 +84,54 @@ class AgentHandle:
 
     @property
     def session(self) -> Session:
+        """The agent's session: its event log (``events``) and derived ``history``."""
         return self.agent.session
 
+    @property
+    def status(self) -> AgentStatus:
+        """``idle``, ``running`` or ``disposed``."""
+        return self.agent.status
+
     def send(self, prompt: str) -> None:
+        """Queue ``prompt``; it starts a turn when the agent is free. Prompts queued while
+        a turn runs are taken together by the next turn (one turn each with the option
+        ``queue_mode: one-at-a-time``). Returns at once: see ``prompt()`` to wait."""
         self.agent.send(prompt)
 
     def steer(self, prompt: str) -> None:
+        """Give ``prompt`` to the running turn at its next step (logged as a
+        ``steering/message``); left over when the turn ends, it starts the next one."""
         self.agent.steer(prompt)
 
     def abort(self) -> None:
+        """Stop the step in flight (the model's stream, or a tool); the turn ends
+        ``aborted`` and prompts already queued still run afterwards."""
         self.agent.abort()
 
     def cancel(self) -> None:
+        """``abort()``, and drop every queued and steering prompt too, one sent but not
+        yet started included. On an idle agent with nothing queued, nothing happens."""
         self.agent.cancel()
 
     def when_idle(self) -> Coroutine[Any, Any, None]:
-        """``ReactLoopAgent.when_idle()`` itself (no coroutine of its own)."""
+        """Wait until the agent has nothing left to do (every queued prompt answered)."""
         return self.agent.when_idle()
+
+    async def prompt(self, text: str) -> TurnResult:
+        """Send ``text``, wait until the agent is idle, and return the turn that took it.
+
+        A failed turn is returned, not raised (``result.reason == "error"``; call
+        ``result.raise_for_error()`` to raise it). A ``DshError`` says the prompt was
+        dropped (``cancel()``, or the agent disposed) before a turn took it."""
+        from dsh.turns import turns
+
+        start = len(self.session.events)
+        self.send(text)
+        await self.when_idle()
+        for result in turns(self.session.events[start:]):
+            if text in result.prompts:
+                return result
+        raise DshError(f"agent {self.id!r}: the prompt was dropped before a turn took it")
 
     async def dispose(self) -> None:
         if self._done is None:

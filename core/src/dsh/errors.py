@@ -13,6 +13,7 @@ __all__ = [
     "PluginLoadError",
     "PluginValidationError",
     "StepLimitError",
+    "TurnError",
 ]
 
 
@@ -146,3 +147,27 @@ class ModelError(DshError):
         super().__init__(message)
         self.code = code
         self.retry_after = retry_after
+
+
+class TurnError(DshError):
+    """A turn that ended ``error``, raised by ``TurnResult.raise_for_error()``. ``code``
+    and ``reason_message`` are the turn's own (``RATE_LIMIT``, ``MAX_STEPS``, ``HOOK``,
+    ...: the code its ``turn/end`` event names); ``plugin`` and ``hook`` name the plugin
+    that failed, when one did; ``turn`` is the turn's number."""
+
+    code = "TURN"
+
+    def __init__(
+        self,
+        turn: int,
+        code: str,
+        message: str,
+        plugin: str | None = None,
+        hook: str | None = None,
+    ) -> None:
+        super().__init__(f"turn {turn} failed: {code}: {message}")
+        self.turn = turn
+        self.code = code
+        self.reason_message = message
+        self.plugin = plugin
+        self.hook = hook

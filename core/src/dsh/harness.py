@@ -43,10 +43,17 @@ __all__ = ["Harness"]
 class Harness:
     """Plugin manager, sessions, agents, models, tools and config, in one place.
 
-    ``config`` is a loaded ``Config``, a path to a YAML file, or None (defaults);
-    ``config_text`` gives YAML inline. The plugin arguments are those of
-    ``create_plugin_manager``; pass ``pm`` to use a manager you built. ``workspace``
-    (default: the current directory) is where agents work.
+    ``config`` is a loaded ``Config``, a path to a YAML file, or None (defaults: no
+    file is looked for); ``config_text`` gives YAML inline. The plugin arguments are
+    those of ``create_plugin_manager`` (every installed plugin loads unless
+    ``load_entry_points=False`` or ``select=["no:NAME"]``); pass ``pm`` to use a manager
+    you built. ``workspace`` (default: the current directory) is where agents work.
+
+    Once started (``async with``): ``agents`` (create, resume, get, list), ``config``,
+    ``models`` and ``tools`` (the registries: ``get()``, ``add()``; ``models.names()``,
+    ``tools.specs()``), ``sessions`` (the live sessions), ``settings`` (plugin section
+    -> settings model), ``pm`` and ``relay`` (the plugin manager, and its hooks as async
+    calls), ``workspace``. docs/python.md shows a program built on it.
     """
 
     def __init__(

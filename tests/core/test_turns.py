@@ -1,0 +1,162 @@
+"""``AgentHandle.prompt()`` and ``dsh.turns``: a program sends a prompt and gets the
+turn that took it (its answer, how it ended, its usage and events), and turns a failed
+turn into an exception when it wants one (``raise_for_error()``, as httpx's
+``raise_for_status()``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import pytest
+from loop_support import LIMIT, Seen, agent_on
+
+from dsh import DshError, TurnError, Usage, hookimpl
+from dsh.testing import ScriptedModel, fail, hang, text, tool_calls
+from dsh.turns import TurnResult, turns
+
+
+async def test_prompt_returns_the_turn_with_its_answer() -> None:
+    model = ScriptedModel([tool_calls(("add", {"a": 1, "b": 2})), text("It is 3.")])
+    async with agent_on(model) as (_, agent):
+        with anyio.fail_after(LIMIT):
+            result = await agent.prompt("1+2?")
+        assert isinstance(result, TurnResult)
+        assert (result.turn, result.reason, result.error) == (1, "completed", None)
+        assert result.text == "It is 3."
+        assert result.prompts == ["1+2?"]
+        assert result.events == tuple(agent.session.events)
+        assert result.events[0].type == "turn/start" and result.events[-1].type == "turn/end"
+        assert result.usage == Usage.model_validate(result.events[-1].data["usage"])
+        result.raise_for_error()  # nothing to raise
+
+        second = await agent.prompt("again?")
+        assert second.turn == 2 and second.reason == "error"  # the script is used up
+        assert second.error is not None and second.error["code"] == "SCRIPT_EXHAUSTED"
+
+
+async def test_a_failed_turn_is_returned_and_raise_for_error_raises_it() -> None:
+    model = ScriptedModel([fail("RATE_LIMIT", "slow down")])
+    async with agent_on(model) as (_, agent):
+        with anyio.fail_after(LIMIT):
+            result = await agent.prompt("hi")
+        assert result.reason == "error"
+        assert result.error == {"code": "RATE_LIMIT", "message": "slow down"}
+        assert result.text == ""
+        with pytest.raises(TurnError) as caught:
+            result.raise_for_error()
+        error = caught.value
+        assert isinstance(error, DshError)
+        assert (error.turn, error.code, error.reason_message) == (1, "RATE_LIMIT", "slow down")
+        assert (error.plugin, error.hook) == (None, None)
+        assert str(error) == "turn 1 failed: RATE_LIMIT: slow down"
+
+
+async def test_a_plugins_failure_names_the_plugin_and_hook() -> None:
+    class Broken:
+        @hookimpl
+        def agent_request(self) -> None:
+            raise RuntimeError("boom")
+
+    async with agent_on(ScriptedModel([text("x")]), ("broken", Broken())) as (_, agent):
+        with anyio.fail_after(LIMIT):
+            result = await agent.prompt("hi")
+        with pytest.raises(TurnError) as caught:
+            result.raise_for_error()
+        assert (caught.value.code, caught.value.plugin) == ("HOOK", "broken")
+        assert caught.value.hook == "agent_request"
+
+
+async def test_an_aborted_turn_is_returned_with_the_text_it_had_streamed() -> None:
+    seen = Seen()
+    async with agent_on(ScriptedModel([hang("Half")]), ("seen", seen)) as (_, agent):
+        async with anyio.create_task_group() as tg:
+
+            async def abort_when_streaming() -> None:
+                await seen["assistant/chunk"].wait()
+                agent.abort()
+
+            tg.start_soon(abort_when_streaming)
+            with anyio.fail_after(LIMIT):
+                result = await agent.prompt("hi")
+        assert (result.reason, result.text) == ("aborted", "Half")
+        result.raise_for_error()  # only an error raises
+
+
+async def test_prompts_batched_into_one_turn_each_get_that_turn() -> None:
+    seen = Seen()
+    model = ScriptedModel([hang("busy"), text("both answered")])
+    async with agent_on(model, ("seen", seen)) as (_, agent):
+        agent.send("first")
+        with anyio.fail_after(LIMIT):
+            await seen["assistant/chunk"].wait()
+        results: dict[str, TurnResult] = {}
+
+        async def ask(prompt: str) -> None:
+            results[prompt] = await agent.prompt(prompt)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask, "second")
+            tg.start_soon(ask, "third")
+            await anyio.lowlevel.checkpoint()
+            agent.abort()  # the first turn; the queued prompts run after it
+        assert results["second"] is not None
+        assert results["second"].prompts == ["second", "third"] == results["third"].prompts
+        assert results["second"].text == "both answered"
+        assert results["second"].turn == 2
+
+
+async def test_a_prompt_dropped_by_cancel_is_a_dsh_error() -> None:
+    seen = Seen()
+    async with agent_on(ScriptedModel([hang("busy")]), ("seen", seen)) as (_, agent):
+        agent.send("first")
+        with anyio.fail_after(LIMIT):
+            await seen["assistant/chunk"].wait()
+        caught: list[BaseException] = []
+
+        async def ask() -> None:
+            try:
+                await agent.prompt("never answered")
+            except DshError as exc:
+                caught.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask)
+            await anyio.lowlevel.checkpoint()
+            agent.cancel()
+        assert [str(e) for e in caught] == [
+            "agent 'a': the prompt was dropped before a turn took it"
+        ]
+
+
+async def test_status_follows_the_agent() -> None:
+    seen = Seen()
+    async with agent_on(ScriptedModel([hang("x")]), ("seen", seen)) as (_, agent):
+        assert agent.status == "idle"
+        agent.send("go")
+        with anyio.fail_after(LIMIT):
+            await seen["assistant/chunk"].wait()
+        assert agent.status == "running"
+        await agent.dispose()
+        assert agent.status == "disposed"
+
+
+def event(kind: str, seq: int, **data: Any) -> Any:
+    from dsh.session import SessionEvent
+
+    return SessionEvent(kind, seq, 0.0, data)
+
+
+def test_turns_leaves_out_turns_that_are_not_whole() -> None:
+    log = [
+        event("user/message", 0, content="before"),  # the end of a turn begun earlier
+        event("turn/end", 1, turn=1, reason="completed", usage={}),
+        event("turn/start", 2, turn=2),
+        event("user/message", 3, content="b"),
+        event("turn/end", 4, turn=2, reason="max-tokens"),
+        event("turn/start", 5, turn=3),  # still running
+    ]
+    (only,) = turns(log)
+    assert (only.turn, only.reason, only.prompts, only.usage) == (2, "max-tokens", ["b"], Usage())
+    assert [e.seq for e in only.events] == [2, 3, 4]
