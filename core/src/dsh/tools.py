@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from dsh._json import encode_any
 from dsh.errors import DshError
 from dsh.messages import ToolCall, ToolResult, ToolSpec, trusted
+
+log = logging.getLogger("dsh.tools")
 
 __all__ = ["ArgumentsError", "Tool", "ToolContext", "ToolRegistry", "read_arguments", "tool"]
 
@@ -251,5 +254,7 @@ class ToolRegistry:
                 result = await result
             content = result if isinstance(result, str) else encode_any(result).decode()
         except Exception as exc:
+            # the model reads the error; whoever debugs the tool wants the traceback
+            log.debug("tool %r failed on call %s", call.name, call.id, exc_info=True)
             return _error(call, f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
         return trusted(ToolResult, {"call_id": call.id, "content": content, "is_error": False})

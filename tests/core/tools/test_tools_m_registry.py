@@ -197,3 +197,25 @@ def test_the_limits_told_to_the_model_and_in_the_docs_are_the_ones_applied() -> 
     assert [p for p in promised if p not in docs] == []
     assert _text.SNIFF_BYTES % 1024 == 0
     assert _search.MAX_GREP_FILE_BYTES % 1_000_000 == 0
+
+
+async def test_a_tool_that_raises_leaves_its_traceback_in_the_debug_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The model reads the error's one line; a person debugging the tool gets the
+    traceback on the ``dsh.tools`` logger (DEBUG)."""
+
+    @tool
+    def explode() -> str:
+        "Fail."
+        raise KeyError("apples")
+
+    registry = ToolRegistry()
+    registry.add("test", explode)
+    with caplog.at_level("DEBUG", logger="dsh.tools"):
+        result = await registry.execute(ToolCall(id="c1", name="explode", arguments="{}"))
+    assert (result.is_error, result.content) == (True, "tool 'explode' failed: KeyError: 'apples'")
+    (record,) = [r for r in caplog.records if r.name == "dsh.tools"]
+    assert record.levelname == "DEBUG"
+    assert record.getMessage() == "tool 'explode' failed on call c1"
+    assert record.exc_info is not None and record.exc_info[0] is KeyError
