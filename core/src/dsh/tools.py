@@ -13,13 +13,16 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, final, overload
+from typing import TYPE_CHECKING, Any, Literal, final, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from dsh._json import encode_any
 from dsh.errors import DshError
 from dsh.messages import ToolCall, ToolResult, ToolSpec, trusted
+
+if TYPE_CHECKING:
+    from dsh.agent import Agent
 
 log = logging.getLogger("dsh.tools")
 
@@ -29,9 +32,11 @@ __all__ = ["ArgumentsError", "Tool", "ToolContext", "ToolRegistry", "read_argume
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """What a tool may know about the call it serves. A tool function receives it when
-    it has a parameter named ``context`` (that parameter is not shown to the model)."""
+    it has a parameter named ``context`` (that parameter is not shown to the model):
+    the agent making the call (its ``id``, ``options``, ``session``, ``harness``), the
+    workspace, and the call itself."""
 
-    agent: Any
+    agent: Agent
     workspace: Path
     call: ToolCall
 
