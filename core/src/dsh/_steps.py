@@ -133,18 +133,6 @@ class StepRunner:
     ) -> Iterator[tuple[str, dict[str, Any]]]:
         """The events that close the turn, yielded one at a time so the bookkeeping
         between them happens after each is logged. All data is JSON by construction."""
-        ended = "the turn ended" if turn.ended_by is None else f"the turn was {turn.ended_by}"
-        for call in turn.pending:
-            if call.id not in turn.logged:
-                yield "tool/call", _call_data(call)
-            if call.id == turn.running:  # it had started: part of its work may be done
-                why = f"interrupted: {ended} while this call ran; it may have had effects"
-            else:
-                why = f"not run: {ended} before this call ran"
-            result = ToolResult(call_id=call.id, content=why, is_error=True)
-            yield "tool/result", _result_data(call, result)
-        turn.pending = []
-        turn.running = None
         if turn.streaming is not None:
             assembler, model = turn.streaming
             turn.streaming = None
@@ -153,6 +141,18 @@ class StepRunner:
             if cut is not None:  # the model sees what it said before it was cut off
                 turn.usage += cut.usage
                 yield "assistant/message", {"message": cut.to_data()}
+        how = "the turn ended" if turn.ended_by is None else f"the turn was {turn.ended_by}"
+        for call in turn.pending:
+            if call.id not in turn.logged:
+                yield "tool/call", _call_data(call)
+            if call.id == turn.running:  # it had started: part of its work may be done
+                why = f"interrupted: {how} while this call ran; it may have had effects"
+            else:
+                why = f"not run: {how} before this call ran"
+            result = ToolResult(call_id=call.id, content=why, is_error=True)
+            yield "tool/result", _result_data(call, result)
+        turn.pending = []
+        turn.running = None
         if turn.open_step is not None:
             yield "step/end", {"turn": turn.number, "step": turn.open_step}
             turn.open_step = None
