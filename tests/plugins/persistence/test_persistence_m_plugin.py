@@ -142,3 +142,33 @@ async def test_a_session_keeps_its_store_when_another_harness_stops(tmp_path: Pa
     loaded = JsonlBackend(tmp_path / "a").load(session_id)
     assert loaded is not None
     assert [e.to_dict() for e in loaded.stored.events] == live
+
+
+async def test_a_disposed_agents_session_leaves_nothing_behind_in_the_store(
+    tmp_path: Path,
+) -> None:
+    """A long-running program creates and disposes agent after agent: what the JSONL
+    store keeps in memory per session (the file's end, its lock) goes with the agent,
+    and the session is read again from its file when it is resumed."""
+    plugin = PersistencePlugin(PersistenceSettings(directory=tmp_path))
+    model = ScriptedModel([text(f"answer {n}") for n in range(21)])
+    async with scripted_harness(
+        model, plugins=[("persistence", plugin)], load_entry_points=False
+    ) as h:
+        backend = plugin.backend
+        assert isinstance(backend, JsonlBackend)
+        ids = []
+        for n in range(20):
+            agent = await h.agents.create(f"a{n}", options={"model": "scripted"})
+            with anyio.fail_after(LIMIT):
+                await run_turn(agent, "hi")
+            ids.append(agent.session.id)
+            await agent.dispose()
+        assert (backend._ends, backend._locks) == ({}, {})
+        again = await h.agents.resume("again", ids[3])
+        with anyio.fail_after(LIMIT):
+            events = await run_turn(again, "more")
+        assert events[-1].data["reason"] == "completed"
+        assert [e.seq for e in again.session.events] == list(range(len(again.session.events)))
+    stored = open_backend(PersistenceSettings(directory=tmp_path)).load(ids[3])
+    assert stored is not None and len(stored.stored.events) == len(again.session.events)

@@ -165,5 +165,10 @@ class SessionBackend(ABC):
         ``PersistenceError`` saying where and why if not. Called when a harness starts,
         so that a bad location is reported then rather than at the first flush."""
 
+    def forget(self, session_id: str) -> None:  # noqa: B027 - optional
+        """Drop what is kept in memory about a session no live agent writes any more
+        (a long-running process creates and disposes many); it is read again from
+        storage if the session is written later."""
+
     def close(self) -> None:  # noqa: B027 - optional: backends without resources skip it
         """Release resources (connections). The backend is not used afterwards."""

@@ -86,6 +86,13 @@ class JsonlBackend(SessionBackend):
             path = self._paths[session_id] = self.directory / file_name(session_id)
         return path
 
+    def forget(self, session_id: str) -> None:
+        with self._guard:
+            self._ends.pop(session_id, None)
+            lock = self._locks.get(session_id)
+            if lock is not None and not lock.locked():
+                del self._locks[session_id]
+
     def _lock(self, session_id: str) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(session_id, threading.Lock())

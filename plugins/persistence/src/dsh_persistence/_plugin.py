@@ -201,6 +201,7 @@ class PersistencePlugin:
         writer = self._writers.get(session.id)
         if writer is not None and writer.session is session:
             del self._writers[session.id]
+            writer.backend.forget(session.id)
             self._close_unused()
 
     def _writer(self, session: Session) -> SessionWriter:
