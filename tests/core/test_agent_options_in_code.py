@@ -107,3 +107,16 @@ async def test_resume_checks_options_given_but_not_the_stored_ones() -> None:
         assert h.agents.list() == []
         resumed = await h.agents.resume("b", session_id)  # its stored options
         assert resumed.agent.options["tone"] == {"level": 1}
+
+
+async def test_a_model_no_one_registered_is_refused_with_the_names_there_are() -> None:
+    model = ScriptedModel([text("ok")])
+    async with scripted_harness(model) as h:
+        with pytest.raises(DshError) as caught:
+            await h.agents.create("a", options={"model": "scripte"})
+        assert str(caught.value) == (
+            "agent 'a': model 'scripte' is not registered (registered: scripted); "
+            "did you mean 'scripted'?"
+        )
+        assert h.agents.list() == []
+        await h.agents.create("a", options={"model": "scripted"})

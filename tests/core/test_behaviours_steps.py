@@ -501,8 +501,18 @@ async def test_b10_no_model_configured_fails_the_step_naming_the_agent() -> None
 
 
 async def test_b10_unregistered_model_name_is_a_no_model_error() -> None:
-    async with scripted_harness(ScriptedModel()) as h:
-        agent = await h.agents.create("a", options={"model": "gpt-nope"})
+    """Named when the agent is created, it is refused there; a request a plugin sends
+    to such a name fails the step with NO_MODEL."""
+
+    class Reroute:
+        @hookimpl
+        def agent_request(self, request: ModelRequest) -> ModelRequest:
+            return request.model_copy(update={"model": "gpt-nope"})
+
+    async with scripted_harness(ScriptedModel(), plugins=[("reroute", Reroute())]) as h:
+        with pytest.raises(DshError, match="model 'gpt-nope' is not registered"):
+            await h.agents.create("a", options={"model": "gpt-nope"})
+        agent = await h.agents.create("a", options={"model": "scripted"})
         with anyio.fail_after(5):
             events = await run_turn(agent, "hi")
         error = events[-1].data["error"]

@@ -14,7 +14,7 @@ from dsh._config_validate import _ignored_key, _unknown_key, unknown_field_key
 from dsh._config_yaml import Loc, did_you_mean
 from dsh._options import CORE_OPTIONS, option_typo
 
-__all__ = ["options_problem"]
+__all__ = ["model_problem", "options_problem"]
 
 
 def options_problem(
@@ -72,3 +72,14 @@ def options_problem(
 def _dotted(loc: Sequence[str | int]) -> str:
     """``permissions.allow[1]``: as docs and the plugins' own messages write a place."""
     return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)[1:]
+
+
+def model_problem(model: object, registered: Sequence[str]) -> str | None:
+    """A ``model`` option naming no registered model (a typo would fail every turn with
+    NO_MODEL, after the agent had started); None when it names one, or none is given
+    (the config's ``model:`` then applies)."""
+    if not isinstance(model, str) or model in registered:
+        return None
+    known = ", ".join(registered) or "none"
+    hint = did_you_mean(model, registered)
+    return f"model {model!r} is not registered (registered: {known}){hint}"

@@ -251,9 +251,11 @@ class AgentRegistry:
         (the config's own agents were checked when it loaded)."""
         harness = self._harness
         if options and harness is not None:
-            from dsh._code_options import options_problem
+            from dsh._code_options import model_problem, options_problem
 
             problem = options_problem(options, harness.settings, harness.config.raw)
+            if problem is None:
+                problem = model_problem(options.get("model"), harness.models.names())
             if problem is not None:
                 raise DshError(f"agent {agent_id!r}: {problem}")
 
