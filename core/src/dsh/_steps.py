@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from dsh._ready import READY
+from dsh._secrets import redact
 from dsh.errors import DshError, HookError, ModelError, StepLimitError
 from dsh.llm.assemble import Assembler
 from dsh.messages import (
@@ -268,7 +269,11 @@ class StepRunner:
             # after the event is already in the log
             turn.pending.pop(0)
             turn.logged.discard(call.id)
-            await emit("tool/result", _result_data(call, result), checked=True)
+            answer = _result_data(call, result)
+            secrets = agent.secrets
+            if secrets:  # a command can print dsh's own environment (/proc/$PPID/environ)
+                answer["content"] = redact(result.content, secrets)
+            await emit("tool/result", answer, checked=True)
         steered = await self._drain_steering() if agent.inbox.steering else 0
         default = CONTINUE if calls or steered else STOP
         decision = await relay.agent_turn_continuation(agent, default, number, step)

@@ -90,6 +90,7 @@ class Harness:
         self._config: Config | None = None
         self._task_group: TaskGroup | None = None
         self._agents: AgentRegistry | None = None
+        self._secrets: tuple[str, ...] | None = None
 
     @property
     def config(self) -> Config:
@@ -102,6 +103,19 @@ class Harness:
         if self._agents is None:
             raise DshError("the harness is not started: use `async with Harness(...)`")
         return self._agents
+
+    def secrets(self) -> tuple[str, ...]:
+        """The values of the model API keys this harness can see (in its ``env`` and the
+        process's), which every tool result is cleared of before it is logged."""
+        if self._secrets is None:
+            from dsh._secrets import secret_values
+
+            config = self._config
+            found = set(secret_values(config))
+            if self._env is not None:
+                found.update(secret_values(config, self._env))
+            self._secrets = tuple(sorted(found, key=len, reverse=True))
+        return self._secrets
 
     def _follow_observers(self) -> None:
         """Sessions tell the ``session_event`` hook about events only while some plugin

@@ -80,8 +80,21 @@ class ReactLoopAgent:
         self._idle: Signal | None = None
         self._exited: Signal | None = None
         self._has_exited = False
+        self._secrets: tuple[str, ...] | None = None
 
     # -- the public surface -----------------------------------------------------------
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The model API keys' values, hidden from tool results (see ``dsh._secrets``)."""
+        if self._secrets is None:
+            if self.harness is not None:
+                self._secrets = self.harness.secrets()
+            else:
+                from dsh._secrets import secret_values
+
+                self._secrets = secret_values(None)
+        return self._secrets
 
     @property
     def status(self) -> AgentStatus:

@@ -127,14 +127,9 @@ async def _end_group(process: Process) -> None:
 def model_key_variables(agent: object) -> set[str]:
     """The environment variables that hold the harness's model API keys: each built-in
     provider's default and every ``api_key_env`` of the agent's harness config."""
-    from dsh.llm.providers import PROVIDERS  # loaded by then: a model is running
+    from dsh._secrets import key_variables
 
-    names = {p.api_key_env for p in PROVIDERS.values() if p.api_key_env}
-    config = getattr(getattr(agent, "harness", None), "config", None)
-    for model in (getattr(config, "models", None) or {}).values():
-        if getattr(model, "api_key_env", None):
-            names.add(model.api_key_env)
-    return names
+    return key_variables(getattr(getattr(agent, "harness", None), "config", None))
 
 
 async def run_command(

@@ -1,0 +1,49 @@
+"""The secrets dsh knows of, the model API keys, and hiding their values.
+
+A command can print the environment of dsh itself (``/proc/$PPID/environ``) even though
+bash runs without the key variables, and a plugin's tool can read them anywhere: so the
+values are hidden from every tool result before it is logged or sent to the model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from dsh.config import Config
+
+__all__ = ["HIDDEN", "key_variables", "redact", "secret_values"]
+
+HIDDEN: Final = "***"
+#: Shorter values are not hidden: replacing a few common characters would garble text.
+MIN_LENGTH: Final = 8
+
+
+def key_variables(config: Config | None) -> set[str]:
+    """The environment variables that hold model API keys: each built-in provider's
+    default and every ``api_key_env`` of ``models:`` in ``config``."""
+    from dsh.llm.providers import PROVIDERS
+
+    names = {p.api_key_env for p in PROVIDERS.values() if p.api_key_env}
+    for model in (config.models if config is not None else {}).values():
+        if model.api_key_env:
+            names.add(model.api_key_env)
+    return names
+
+
+def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The values of those variables in ``env`` (default: the process's), longest first
+    (one key may contain another)."""
+    environ = os.environ if env is None else env
+    values = {environ.get(name) or "" for name in key_variables(config)}
+    return tuple(sorted((v for v in values if len(v) >= MIN_LENGTH), key=len, reverse=True))
+
+
+def redact(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with each secret value replaced by ``***``."""
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, HIDDEN)
+    return text

@@ -1,0 +1,98 @@
+"""A model API key never reaches the session log or the model through a tool's output.
+
+bash runs without the key variables (docs/tools.md), but a command can still read the
+environment of dsh itself (``/proc/$PPID/environ``), and a plugin's tool can read
+anything: so every tool result is cleared of the keys' values before it is logged,
+whichever tool produced it (found by the CI operator study: ``bash(ruff check *)``
+allowed ``ruff check /proc/<ppid>/environ``, which printed the key)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from dsh import hookimpl
+from dsh.testing import ScriptedModel, run_turn, scripted_harness, text, tool_calls
+from dsh.tools import tool
+
+KEY = "sk-test-SECRET-0123456789"
+GATEWAY = "gw-secret-abcdefgh"
+
+
+@tool
+def environment(name: str) -> str:
+    "The value of an environment variable."
+    return f"{name}={os.environ.get(name, '')}"
+
+
+class Env:
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        register(environment)
+
+
+async def turn_with(
+    calls: list[tuple[str, dict[str, Any]]], tmp_path: Path, config: str = ""
+) -> Any:
+    model = ScriptedModel([tool_calls(*calls), text("done")])
+    async with scripted_harness(
+        model,
+        plugins=[("env", Env())],
+        load_entry_points=False,
+        config_text=config or None,
+        workspace=tmp_path,
+    ) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        with anyio.fail_after(30):
+            events = await run_turn(agent, "go")
+    return events, model
+
+
+@pytest.fixture
+def keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("MY_GATEWAY_KEY", GATEWAY)
+    monkeypatch.setenv("SHORT_KEY", "abc")
+
+
+@pytest.mark.usefixtures("keys")
+async def test_a_command_that_prints_a_key_shows_it_hidden(tmp_path: Path) -> None:
+    """(tests/cli/test_run_secrets.py: the same through /proc/$PPID/environ.)"""
+    (tmp_path / "leak.txt").write_text(f"OPENAI_API_KEY={KEY}\n")
+    events, model = await turn_with([("bash", {"command": "cat leak.txt"})], tmp_path)
+    (result,) = [e.data for e in events if e.type == "tool/result"]
+    assert result["content"].startswith("OPENAI_API_KEY=***\n"), result["content"]
+    logged = "".join(e.to_json() for e in events)
+    assert KEY not in logged
+    assert KEY not in repr(list(model.requests[1].messages))  # nor what the model reads
+
+
+@pytest.mark.usefixtures("keys")
+async def test_any_tools_output_is_cleared_of_every_configured_key(tmp_path: Path) -> None:
+    config = (
+        "models:\n  gw: {provider: openai-compatible, base_url: 'http://127.0.0.1:9/v1', "
+        "model: m, api_key_env: MY_GATEWAY_KEY}\n"
+    )
+    calls = [
+        ("environment", {"name": "OPENAI_API_KEY"}),
+        ("environment", {"name": "MY_GATEWAY_KEY"}),
+        ("environment", {"name": "SHORT_KEY"}),
+    ]
+    events, _ = await turn_with(calls, tmp_path, config)
+    contents = [e.data["content"] for e in events if e.type == "tool/result"]
+    # a value shorter than 8 characters is left alone: hiding it would garble text
+    assert contents == ["OPENAI_API_KEY=***", "MY_GATEWAY_KEY=***", "SHORT_KEY=abc"]
+
+
+async def test_without_keys_tool_output_is_untouched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    events, _ = await turn_with([("environment", {"name": "HOME"})], tmp_path)
+    (result,) = [e.data for e in events if e.type == "tool/result"]
+    assert result["content"] == f"HOME={os.environ.get('HOME', '')}"
