@@ -120,3 +120,24 @@ async def test_a_model_no_one_registered_is_refused_with_the_names_there_are() -
         )
         assert h.agents.list() == []
         await h.agents.create("a", options={"model": "scripted"})
+
+
+@pytest.mark.plugins("permissions")
+async def test_settings_for_an_installed_plugin_left_out_are_refused() -> None:
+    """Per-agent permission rules with dsh-permissions installed but not loaded would be
+    enforced by nothing; a plugin turned off explicitly (``no:permissions``) may have a
+    stand-in registered under another name, so its key stays free."""
+    from dsh.plugins import create_plugin_manager
+
+    options = {"model": "scripted", "permissions": {"allow": ["read"]}}
+    left_out = create_plugin_manager(env={"DSH_LOAD_PLUGINS": ""})
+    async with scripted_harness(ScriptedModel([]), pm=left_out) as h:
+        with pytest.raises(DshError) as caught:
+            await h.agents.create("a", options=options)
+    assert str(caught.value) == (
+        "agent 'a': option 'permissions': plugin 'permissions' is installed but not loaded, "
+        "so nothing would apply these settings"
+    )
+    turned_off = create_plugin_manager(select=["no:permissions"])
+    async with scripted_harness(ScriptedModel([]), pm=turned_off) as h:
+        await h.agents.create("a", options=options)

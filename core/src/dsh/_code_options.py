@@ -5,12 +5,12 @@ the file instead of being ignored."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from dsh._config_validate import _ignored_key, _unknown_key, unknown_field_key
+from dsh._config_keys import ignored_key, unknown_field_key, unknown_key
 from dsh._config_yaml import Loc, did_you_mean
 from dsh._options import CORE_OPTIONS, option_typo
 
@@ -21,16 +21,23 @@ def options_problem(
     options: Mapping[str, Any],
     settings: Mapping[str, type[BaseModel]],
     sections: Mapping[str, Any],
+    left_out: Collection[str] = (),
 ) -> str | None:
     """What is wrong with the first bad plugin key of ``options``: a key named
     after a plugin with ``settings`` must be valid for its settings model over its
     section of the file (``sections``: the YAML as parsed), with no key it would ignore;
-    another key is free unless it is a typo of a core option or of such a plugin's name.
-    The core's own keys are checked where the agent is built."""
+    a key named after an installed plugin that is not loaded (``left_out``) would apply
+    to nothing; another key is free unless it is a typo of a core option or of such a
+    plugin's name. The core's own keys are checked where the agent is built."""
     for key, value in options.items():
         if key in CORE_OPTIONS:
             continue
         model = settings.get(key)
+        if model is None and key in left_out:
+            return (
+                f"option {key!r}: plugin {key!r} is installed but not loaded, so nothing "
+                "would apply these settings"
+            )
         if model is None:
             hint = option_typo(key, [*CORE_OPTIONS, *settings])
             if hint:
@@ -54,18 +61,18 @@ def options_problem(
                 if err["type"] == "value_error":  # a validator's own words
                     reason = str(err.get("ctx", {}).get("error", reason))
                 elif err["type"] == "extra_forbidden":
-                    reason = _unknown_key(loc, model, 1)
+                    reason = unknown_key(loc, model, 1)
                 elif err["type"] == "literal_error" and isinstance(err["input"], str):
                     choices = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected")))
                     reason += did_you_mean(err["input"], choices)
                 return f"option {_dotted(loc)}: {reason}"
             unknown = unknown_field_key(model, value, (key,))
             if unknown is not None:
-                return f"option {_dotted(unknown)}: {_unknown_key(unknown, model, 1)}"
+                return f"option {_dotted(unknown)}: {unknown_key(unknown, model, 1)}"
             continue
-        ignored = _ignored_key(checked, value, (key,))
+        ignored = ignored_key(checked, value, (key,))
         if ignored is not None:
-            return f"option {_dotted(ignored)}: {_unknown_key(ignored, model, 1)}"
+            return f"option {_dotted(ignored)}: {unknown_key(ignored, model, 1)}"
     return None
 
 

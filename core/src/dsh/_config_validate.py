@@ -3,27 +3,28 @@ model: every problem located (line, column, key path) and reported, in file orde
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from pydantic.fields import FieldInfo
 from yaml.nodes import Node
 
+from dsh._config_keys import ignored_key, unknown_field_key, unknown_key
 from dsh._config_models import (
-    API_KEY_HINT,
     CORE_KEYS,
     AgentConfig,
     Config,
     CoreKeys,
-    ModelConfig,
 )
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
 from dsh._model_name import model_name_fields
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
 
 __all__ = ["validate"]
+
+log = logging.getLogger("dsh.config")
 
 #: Agent options an ``agents:`` entry can set itself (``queue_mode``, ``max_steps``, ...):
 #: under ``options`` too, unless the entry sets them (``model``: on the entry only).
@@ -36,10 +37,16 @@ def validate(
     data: dict[str, Any],
     settings: Mapping[str, type[BaseModel]],
     blocked: Callable[[str], bool] | None = None,
+    left_out: Collection[str] = (),
 ) -> Config:
     """``data`` as a Config; ``blocked(name)`` says a plugin was turned off (``-p
-    no:NAME``): its section is left unchecked instead of being an unknown section."""
+    no:NAME``): its section is left unchecked instead of being an unknown section, with
+    a warning that it is ignored. ``left_out`` names the installed plugins that are not
+    loaded: settings for one under an agent's options would apply to nothing (a policy
+    plugin's rules, silently), so they are refused, or ignored with a warning when the
+    plugin was turned off."""
     problems: list[Problem] = []
+    turned_off: list[Problem] = []  # settings of plugins turned off, warned about
     # an empty `models:` or `agents:` (all entries commented out) means none
     core = {k: data[k] for k in CORE_KEYS if k in data}
     core = {k: v for k, v in core.items() if v is not None or k == "model"}
@@ -56,6 +63,8 @@ def validate(
             continue
         model = settings.get(name)
         if model is None and blocked is not None and blocked(name):
+            if name in left_out:
+                turned_off.append(locate(root, (name,), ""))
             continue
         if model is None:
             problems.append(_unknown_section(root, name, settings))
@@ -66,14 +75,15 @@ def validate(
         except ValidationError as exc:
             problems += _from_validation(root, (name,), exc, model)
             continue
-        ignored = _ignored_key(sections[name], value, (name,))
+        ignored = ignored_key(sections[name], value, (name,))
         if ignored is not None:
-            problems.append(locate(root, ignored, _unknown_key(ignored, model, 1)))
+            problems.append(locate(root, ignored, unknown_key(ignored, model, 1)))
     own: list[tuple[Loc, BaseModel]] = []  # plugin settings under agents[].options
     checked = parsed if parsed is not None else good.parsed
     if checked is not None:  # every problem in one run: the good part of a bad core too
         valid = {name: data[name] for name in sections}  # a bad section is reported once
-        problems += _agent_options(root, checked, valid, settings, blocked, own, good.at)
+        off = _Off(blocked, left_out, turned_off)
+        problems += _agent_options(root, checked, valid, settings, off, own, good.at)
         where = [((name,), s) for name, s in sections.items()]
         problems += _cross_check(root, checked, where, at=good.at, broken=good.broken)
         problems += _cross_check(root, checked, own, agents=False, broken=good.broken)
@@ -81,12 +91,37 @@ def validate(
         unique = {(p.line, p.column, p.path, p.reason): p for p in problems}
         first, *rest = sorted(unique.values())
         raise first.error(source, [p.error(source) for p in rest]) from first.cause
+    for place in turned_off:
+        plugin = place.path.split(".")[-1]
+        log.warning(
+            "%s:%d:%d: %s is ignored: plugin %r is turned off (-p no:%s)",
+            *(source, place.line, place.column, place.path, plugin, plugin),
+        )
     assert parsed is not None
     models = {
         k: m if m.model is not None else m.model_copy(update={"model": k})
         for k, m in parsed.models.items()
     }
     return Config(source, models, parsed.model, parsed.agents, sections, data, root)
+
+
+class _Off:
+    """The plugins a config may name that are not loaded: ``blocked`` (turned off with
+    ``-p no:NAME``) and ``left_out`` (installed, not loaded); ``ignored`` collects the
+    places of settings for plugins turned off."""
+
+    def __init__(
+        self,
+        blocked: Callable[[str], bool] | None,
+        left_out: Collection[str],
+        ignored: list[Problem],
+    ) -> None:
+        self.blocked = blocked
+        self.left_out = left_out
+        self.ignored = ignored
+
+    def is_blocked(self, name: str) -> bool:
+        return self.blocked is not None and self.blocked(name)
 
 
 class _GoodPart:
@@ -179,7 +214,7 @@ def _agent_options(
     parsed: CoreKeys,
     sections: Mapping[str, Any],
     settings: Mapping[str, type[BaseModel]],
-    blocked: Callable[[str], bool] | None,
+    off: _Off,
     own: list[tuple[Loc, BaseModel]],
     at: Sequence[int] | None = None,
 ) -> list[Problem]:
@@ -223,15 +258,25 @@ def _agent_options(
                     # its model would drop is still a typo to report
                     unknown = unknown_field_key(model, value, loc) if not found else None
                     if unknown is not None:
-                        found = [locate(root, unknown, _unknown_key(unknown, model, 4))]
+                        found = [locate(root, unknown, unknown_key(unknown, model, 4))]
                     problems += found
                     continue
-                ignored = _ignored_key(checked, value, loc)
+                ignored = ignored_key(checked, value, loc)
                 if ignored is not None:
-                    problems.append(locate(root, ignored, _unknown_key(ignored, model, 4)))
+                    problems.append(locate(root, ignored, unknown_key(ignored, model, 4)))
                 elif isinstance(value, Mapping):
                     own.append((loc, checked))
-            elif not (blocked is not None and blocked(key)):
+            elif key in off.left_out:  # installed, not loaded: nothing would apply it
+                if off.is_blocked(key):
+                    off.ignored.append(locate(root, loc, ""))
+                else:
+                    reason = (
+                        f"plugin {key!r} is installed but not loaded, so nothing would "
+                        "apply these settings: load it (DSH_LOAD_PLUGINS, -p "
+                        f"{key}) or remove them"
+                    )
+                    problems.append(locate(root, loc, reason))
+            elif not off.is_blocked(key):
                 # close enough to be a typo (max_token, permision), not merely alike
                 # (max_turns, prompt, queue): those stay free for plugins
                 hint = option_typo(key, known)
@@ -280,7 +325,7 @@ def _from_validation(
         elif err["type"] == "value_error":  # a validator's own words, without "Value error, "
             reason = str(err.get("ctx", {}).get("error", reason))
         elif err["type"] == "extra_forbidden":
-            reason = _unknown_key(loc, model, len(prefix))
+            reason = unknown_key(loc, model, len(prefix))
         elif err["type"] == "literal_error" and isinstance(err["input"], str):  # a typo?
             choices = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
             reason += did_you_mean(err["input"], choices)
@@ -317,72 +362,3 @@ def _kind(value: object) -> str:
     if isinstance(value, list | tuple):
         return "a list"
     return f"a {type(value).__name__}"
-
-
-def _unknown_key(loc: Loc, model: type[BaseModel], depth: int) -> str:
-    """Why ``loc`` is refused, with the accepted keys when the enclosing model is known."""
-    if loc[-1] == "api_key":
-        return API_KEY_HINT
-    inner = loc[depth:-1]
-    if model is CoreKeys and len(inner) == 2:
-        model = ModelConfig if inner[0] == "models" else AgentConfig
-    elif inner:
-        return "unknown key"
-    expected = [_input_key(name, info) for name, info in model.model_fields.items()]
-    hint = did_you_mean(str(loc[-1]), expected)
-    return f"unknown key (expected one of: {', '.join(expected)}){hint}"
-
-
-def _ignored_key(value: Any, raw: Any, loc: Loc) -> Loc | None:
-    """A key pydantic dropped silently: plugin models that leave ``extra`` unset get
-    the core's rule (unknown keys fail); an explicit ``extra="ignore"`` is respected."""
-    if isinstance(value, BaseModel) and isinstance(raw, Mapping):
-        found = unknown_field_key(type(value), raw, loc)
-        if found is not None:
-            return found
-        for key, name in _input_keys(type(value)).items():
-            if key in raw and (found := _ignored_key(getattr(value, name), raw[key], (*loc, key))):
-                return found
-    elif isinstance(value, list | tuple) and isinstance(raw, list):
-        for i, (item, raw_item) in enumerate(zip(value, raw, strict=False)):
-            if found := _ignored_key(item, raw_item, (*loc, i)):
-                return found
-    elif isinstance(value, dict) and isinstance(raw, Mapping):
-        for key, item in value.items():
-            if key in raw and (found := _ignored_key(item, raw[key], (*loc, key))):
-                return found
-    return None
-
-
-def unknown_field_key(model: type[BaseModel], raw: Any, loc: Loc) -> Loc | None:
-    """A top-level key of ``raw`` that ``model`` would drop silently (no field reads
-    it), unless the model says what to do with extra keys itself."""
-    if not isinstance(raw, Mapping):
-        return None
-    fields = model.model_fields
-    if model.model_config.get("extra") is not None or any(
-        not isinstance(info.validation_alias, str | None) for info in fields.values()
-    ):
-        return None
-    by_key = _input_keys(model)
-    for key in raw:
-        if key not in by_key:
-            return (*loc, key)
-    return None
-
-
-def _input_keys(model: type[BaseModel]) -> dict[str, str]:
-    """The key pydantic reads each field from -> the field, and its name too when the
-    model allows that."""
-    fields = model.model_fields
-    by_key = {_input_key(name, info): name for name, info in fields.items()}
-    config = model.model_config
-    if config.get("populate_by_name") or config.get("validate_by_name"):
-        by_key.update({name: name for name in fields})
-    return by_key
-
-
-def _input_key(name: str, info: FieldInfo) -> str:
-    if isinstance(info.validation_alias, str):
-        return info.validation_alias
-    return info.alias or name

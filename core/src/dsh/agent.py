@@ -253,7 +253,9 @@ class AgentRegistry:
         if options and harness is not None:
             from dsh._code_options import model_problem, options_problem
 
-            problem = options_problem(options, harness.settings, harness.config.raw)
+            pm = harness.pm  # a plugin turned off may stand in for another (see docs)
+            left_out = {name for name in pm.left_out if not pm.is_blocked(name)}
+            problem = options_problem(options, harness.settings, harness.config.raw, left_out)
             if problem is None:
                 problem = model_problem(options.get("model"), harness.models.names())
             if problem is not None:

@@ -12,7 +12,7 @@ are in ``_config_models``, the checks in ``_config_validate``, the YAML reading 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -85,13 +85,16 @@ def load_config(
     settings: Mapping[str, type[BaseModel]] | None = None,
     source: str | None = None,
     blocked: Callable[[str], bool] | None = None,
+    left_out: Collection[str] = (),
 ) -> Config:
     """Load and validate a config from ``path`` or ``text`` (neither: the defaults).
 
     ``settings`` maps each loaded plugin's name to its settings model (from the
     ``register_settings`` hook); ``source`` overrides the name used in errors;
     ``blocked(name)`` is true for a plugin turned off (``-p no:NAME``), whose section
-    is then left unchecked rather than refused as unknown.
+    is then left unchecked rather than refused as unknown (a warning says it is
+    ignored); ``left_out`` names installed plugins that are not loaded (settings for one
+    under an agent's options are refused: nothing would apply them).
     """
     settings = settings or {}
     for name in CORE_KEYS:
@@ -111,4 +114,4 @@ def load_config(
         kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
         reason = f"the file must hold a mapping of keys, not {kind}"
         raise locate(node, (), reason).error(source)
-    return validate(source, node, data, settings, blocked)
+    return validate(source, node, data, settings, blocked, left_out)

@@ -67,6 +67,9 @@ class PluginManager(pluggy.PluginManager):
         self.relay = HookRelay(self.dispatcher)
         #: plugin name -> (distribution, version), for plugins that came from one.
         self.distributions: dict[str, tuple[str, str]] = {}
+        #: Installed entry-point plugins that were not loaded (not selected, or blocked):
+        #: settings for them in dsh.yml would apply to nothing.
+        self.left_out: frozenset[str] = frozenset()
         self._registering: str | None = None
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
@@ -319,6 +322,7 @@ def create_plugin_manager(
         _check_blocked(blocked - explicit, list(found))
         for name in blocked:
             pm.set_blocked(name)
+        pm.left_out = frozenset(found) - set(chosen) - explicit
         failed = []
         for name in chosen:  # every one is tried, so that one run names all that fail
             try:

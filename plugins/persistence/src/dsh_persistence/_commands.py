@@ -104,7 +104,8 @@ def _load_config(context: CommandContext, path: Path | None) -> Config:
         settings[section or plugin] = model
 
     context.pm.relay.register_settings(collect)
-    return load_config(path, settings=settings, blocked=context.pm.is_blocked)
+    pm = context.pm
+    return load_config(path, settings=settings, blocked=pm.is_blocked, left_out=pm.left_out)
 
 
 async def _list(service: SessionPersistence, args: argparse.Namespace) -> int:
