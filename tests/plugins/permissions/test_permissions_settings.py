@@ -173,7 +173,8 @@ def test_installed_as_the_plugin_named_permissions():
     info = {p.name: p for p in list_plugins(pm)}["permissions"]
 
     assert info.distribution == "dsh-permissions"
-    assert info.hooks == ("agent_created", "register_settings", "tools_execute")
+    hooks = ("agent_created", "harness_started", "register_settings", "tools_execute")
+    assert info.hooks == hooks
     assert pm.get_plugin("permissions") is dsh_permissions
     assert pm.hook.permission_ask.spec is not None
 

@@ -40,6 +40,7 @@ __all__ = [
     "Permissions",
     "agent_created",
     "dsh_hookspecs",
+    "harness_started",
     "register_settings",
     "tools_execute",
 ]
@@ -81,6 +82,12 @@ def register_settings(register: Callable[..., None]) -> None:
     from dsh_permissions._settings import PermissionsSection
 
     register(PermissionsSection)
+
+
+@hookimpl
+def harness_started(harness: Any) -> None:
+    """Refuse rules that misspell a tool's name; warn of rules naming no tool."""
+    _default().harness_started(harness)
 
 
 @hookimpl

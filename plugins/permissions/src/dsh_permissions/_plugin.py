@@ -133,6 +133,13 @@ class Permissions:
         return ToolResult(call_id=call.id, content=_denial(call, outcome), is_error=True)
 
     @hookimpl
+    def harness_started(self, harness: Any) -> None:
+        """A rule misspelling a tool's name stops start-up (it would match nothing)."""
+        from dsh_permissions._rule_names import check_rule_names
+
+        check_rule_names(harness, self.settings)
+
+    @hookimpl
     def agent_created(self, agent: Any) -> None:
         """Check an agent's settings when it starts, not only at its first tool call:
         a problem is reported (naming the key) and every call of the agent is denied."""

@@ -1,0 +1,53 @@
+"""Rules that name no tool. A deny rule whose tool name is misspelt (``bsah(rm *)``)
+matches nothing, and the call it was meant to stop runs: so when a harness starts, a
+rule naming a near miss of a registered tool stops it, and a rule naming a tool no
+plugin registered (one of a plugin not loaded now) is warned about."""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from dsh import DshError
+from dsh_permissions._rules import parse_rule
+from dsh_permissions._settings import PermissionSettings, PermissionsSection
+
+__all__ = ["check_rule_names"]
+
+log = logging.getLogger("dsh_permissions")
+_TYPO = 0.75  # difflib's ratio above which an unknown tool name is taken for a typo
+
+
+def check_rule_names(harness: Any, own: PermissionSettings | None) -> None:
+    """Check the rules of ``own`` (settings given in code), the ``permissions:`` section
+    and every ``agents[].options.permissions`` of the harness's config."""
+    tools = sorted({spec.name.casefold() for spec in harness.tools.specs()})
+    for where, settings in _rule_sets(harness, own):
+        for action in ("deny", "ask", "allow"):
+            for i, text in enumerate(getattr(settings, action)):
+                tool = parse_rule(text)[0].casefold()
+                if "*" in tool or tool in tools:
+                    continue
+                place = f"{where}.{action}[{i}]: rule {text!r} names no tool"
+                close = difflib.get_close_matches(tool, tools, n=1, cutoff=_TYPO)
+                if close:
+                    raise DshError(f"{place}; did you mean {close[0]!r}? (it would match no call)")
+                log.warning("%s that is registered (tools: %s)", place, ", ".join(tools))
+
+
+def _rule_sets(harness: Any, own: PermissionSettings | None) -> Iterator[tuple[str, Any]]:
+    if own is not None:
+        yield "Permissions(settings)", own
+    config = harness.config
+    for name, model in harness.settings.items():
+        if model is not PermissionsSection:
+            continue
+        section = config.section(name)
+        if section is not None:
+            yield name, section
+        for i, agent in enumerate(config.agents):
+            raw = agent.options.get(name)
+            if isinstance(raw, Mapping):
+                yield f"agents[{i}].options.{name}", PermissionSettings.model_validate(raw)
