@@ -9,8 +9,6 @@ import io
 import os
 from typing import Any
 
-import pytest
-
 from dsh._render import Renderer, shorten
 from dsh.session import Session
 
@@ -162,15 +160,27 @@ def test_a_closed_pipe_is_pointed_at_dev_null_so_later_writes_do_not_fail() -> N
         stream.flush()
 
 
-def test_an_output_error_that_is_not_a_closed_pipe_is_not_swallowed() -> None:
+def test_an_output_error_that_is_not_a_closed_pipe_is_said_and_kept() -> None:
+    """The command's status comes from ``failed`` (1: the answer is lost); the turn is
+    cancelled as for a closed pipe, and nothing more is written."""
+    writes: list[str] = []
+
     class Full(io.StringIO):
         def write(self, text: str) -> int:
+            writes.append(text)
             raise OSError(errno.ENOSPC, "No space left on device")
 
-    renderer = Renderer(Full(), io.StringIO())
-    with pytest.raises(OSError, match="No space left"):
-        feed(renderer, chunk("hi"))
-    assert not renderer.closed
+    err = io.StringIO()
+    renderer = Renderer(Full(), err)
+    cancelled: list[bool] = []
+    renderer.on_closed = lambda: cancelled.append(True)
+    feed(renderer, chunk("hi"), chunk("there"))
+    assert isinstance(renderer.failed, OSError) and renderer.failed.errno == errno.ENOSPC
+    assert (renderer.closed, cancelled, writes) == (True, [True], ["hi"])
+    assert (
+        err.getvalue()
+        == "dsh: error: cannot write the output: [Errno 28] No space left on device\n"
+    )
 
 
 def test_each_piece_of_the_answer_is_flushed_as_it_comes() -> None:

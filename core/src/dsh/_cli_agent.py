@@ -222,6 +222,8 @@ async def run(args: argparse.Namespace, pm: PluginManager) -> int:
             tg.start_soon(on_sigint)
             await agent.when_idle()
             tg.cancel_scope.cancel()
+    if renderer.failed is not None:
+        return 1
     if renderer.closed:
         return CLOSED_STATUS
     if interrupted:

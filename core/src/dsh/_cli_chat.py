@@ -95,6 +95,8 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
             approvals.close()  # no one will answer a question from now on
             await agent.when_idle()
             tg.cancel_scope.cancel()
+    if renderer.failed is not None:
+        return 1
     if renderer.closed:
         return CLOSED_STATUS
     return 1 if renderer.agent_errors else 0  # e.g. the session could not be saved

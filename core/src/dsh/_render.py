@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from dsh.agent import Agent
     from dsh.session import Session, SessionEvent
 
-__all__ = ["CLOSED_STATUS", "Renderer", "discard", "shorten"]
+__all__ = ["CLOSED_STATUS", "Renderer", "discard", "shorten", "visible"]
 
 _PREVIEW = 100
 _ERROR_PREVIEW = 400  # an error's reason (which rule, which command) is the point of it
@@ -42,8 +42,21 @@ def discard(stream: TextIO) -> None:
         os.close(devnull)
 
 
+#: Control characters other than tab and newline, as escapes: text a model or a tool
+#: wrote must not move the cursor, clear lines or retitle the terminal it is shown in.
+_CONTROLS: dict[int, str] = {
+    c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c not in (9, 10)
+}
+
+
+def visible(text: str) -> str:
+    """``text`` with its control characters (escape sequences) shown as ``\\xNN``
+    (a Windows line end is a line end)."""
+    return text.replace("\r\n", "\n").translate(_CONTROLS)
+
+
 def shorten(text: str, limit: int = _PREVIEW) -> str:
-    flat = " ".join(text.split())
+    flat = visible(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -57,10 +70,14 @@ class Renderer:
         self.out = out
         self.err = err
         self.json = json
+        #: The answer goes to a terminal: its control characters are shown, not obeyed.
+        self.terminal = not json and _is_terminal(out)
         self.session_id: str | None = None
         self.last_end: dict[str, Any] | None = None
         #: True once a write failed because the reader went away; nothing is written then.
         self.closed = False
+        #: Why writing the output failed otherwise (ENOSPC, EIO); nothing is written then.
+        self.failed: OSError | None = None
         #: Called once when the output is closed (e.g. to cancel the turn).
         self.on_closed: Callable[[], None] | None = None
         #: Errors met by agents outside a turn's log (a failed flush: the session was not
@@ -89,6 +106,12 @@ class Renderer:
             self.closed = True
             if self.on_closed is not None:
                 self.on_closed()
+        except OSError as error:  # a full disk, an I/O error: the output is lost
+            self.closed = True
+            self.failed = error
+            print(f"dsh: error: cannot write the output: {error}", file=self.err)
+            if self.on_closed is not None:
+                self.on_closed()
 
     def _write(self, stream: TextIO, text: str) -> None:
         try:
@@ -100,8 +123,9 @@ class Renderer:
 
     def _show(self, kind: str, data: dict[str, Any]) -> None:
         if kind == "assistant/chunk" and data.get("kind") == "text":
-            self._write(self.out, data["text"])
-            self._mid_line = not data["text"].endswith("\n")
+            text = visible(data["text"]) if self.terminal else data["text"]
+            self._write(self.out, text)
+            self._mid_line = not text.endswith("\n")
             return
         if kind == "tool/call":
             self._note(f"→ {data['name']}({shorten(data['arguments'], 60)})")
@@ -142,3 +166,10 @@ class Renderer:
             self._mid_line = False
             self._write(self.out, "\n")
         self._write(self.err, line + "\n")
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # closed, or not a real stream
+        return False

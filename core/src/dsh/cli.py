@@ -55,6 +55,8 @@ def _commands(pm: PluginManager) -> dict[str, tuple[str, Command]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
+    if not _standard_streams():
+        return 2
     _escape_unencodable(sys.stdout)
     # Plugins are chosen (-p) before the full parser exists: they add commands to it.
     # Only the options before the command are dsh's own (`dsh version -v` is not -v).
@@ -99,6 +101,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\ndsh: interrupted", file=sys.stderr)
         return 130
     return status
+
+
+def _standard_streams() -> bool:
+    """A stream closed before dsh started (``<&-``, ``>&-``) is None in Python: a closed
+    stdin is no input, a closed stderr drops messages; a closed stdout leaves nowhere for
+    the answer, so dsh stops at once (False) rather than run a turn no one can read."""
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
+    if sys.stdin is None:
+        sys.stdin = open(os.devnull)  # noqa: SIM115
+    if sys.stdout is None:
+        print("dsh: error: standard output is closed: nowhere to write", file=sys.stderr)
+        return False
+    return True
 
 
 def _check_command(
@@ -252,6 +268,8 @@ def _prompt(parts: list[str]) -> str:
     except UnicodeDecodeError as exc:
         raise DshError(f"run: stdin is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     pieces = [" ".join(parts[:at]), text, " ".join(parts[at + 1 :])]
+    if not text.strip() and len(parts) > 1:  # `git diff | dsh run review -` with no diff
+        print("dsh: warning: stdin (-) is empty: only the prompt's words are sent", file=sys.stderr)
     return "\n\n".join(piece for piece in pieces if piece)
 
 
@@ -272,8 +290,11 @@ def _input_waits() -> bool:
 
 
 def _fail(error: DshError, verbose: bool) -> int:
+    """The error as one line on stderr (after its traceback, with -v); status 2."""
     if verbose:
-        raise error
+        import traceback
+
+        traceback.print_exception(error, file=sys.stderr)
     message = error.for_user() if isinstance(error, HookError) else str(error)
     print(f"dsh: error: {message}", file=sys.stderr)
     return 2
