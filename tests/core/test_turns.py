@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
-from loop_support import LIMIT, Seen, agent_on
+from loop_support import LIMIT, Seen, agent_on, ends
 
 from dsh import DshError, TurnError, Usage, hookimpl
 from dsh.testing import ScriptedModel, fail, hang, text, tool_calls
@@ -160,3 +160,68 @@ def test_turns_leaves_out_turns_that_are_not_whole() -> None:
     (only,) = turns(log)
     assert (only.turn, only.reason, only.prompts, only.usage) == (2, "max-tokens", ["b"], Usage())
     assert [e.seq for e in only.events] == [2, 3, 4]
+
+
+async def test_a_timed_out_prompt_still_queued_is_taken_back_and_the_running_turn_left_alone() -> (
+    None
+):
+    seen = Seen()
+    model = ScriptedModel([hang("busy"), text("the first, finished")])
+    async with agent_on(model, ("seen", seen), queue_mode="one-at-a-time") as (_, agent):
+        agent.send("first")
+        with anyio.fail_after(LIMIT):
+            await seen["assistant/chunk"].wait()
+        with anyio.move_on_after(0.05) as limit:
+            await agent.prompt("second")
+        assert limit.cancelled_caught
+        assert agent.status == "running"  # the first turn was not aborted
+        assert agent.agent.inbox.queued == []
+        agent.abort()
+        with anyio.fail_after(LIMIT):
+            await agent.when_idle()
+        users = [e.data["content"] for e in agent.session.events if e.type == "user/message"]
+        assert users == ["first"]  # "second" never ran
+
+
+async def test_a_timed_out_prompt_aborts_the_turn_that_took_it_and_no_other() -> None:
+    seen = Seen()
+    model = ScriptedModel([hang("slow"), text("later answered")])
+    async with agent_on(model, ("seen", seen), queue_mode="one-at-a-time") as (_, agent):
+
+        async def give_up_once_it_streams(limit: anyio.CancelScope) -> None:
+            await seen["assistant/chunk"].wait()
+            agent.send("later")
+            limit.cancel()  # stands for a time limit running out
+
+        async with anyio.create_task_group() as tg:
+            with anyio.CancelScope() as limit:
+                tg.start_soon(give_up_once_it_streams, limit)
+                await agent.prompt("slow one")
+        assert limit.cancelled_caught
+        with anyio.fail_after(LIMIT):
+            await agent.when_idle()
+        assert ends(agent.session.events) == [(1, "aborted"), (2, "completed")]
+
+
+async def test_a_timed_out_prompt_whose_turn_ended_aborts_nothing() -> None:
+    seen = Seen()
+    model = ScriptedModel([text("mine, done"), hang("theirs, still going")])
+    async with agent_on(model, ("seen", seen), queue_mode="one-at-a-time") as (_, agent):
+
+        async def theirs_then_give_up(limit: anyio.CancelScope) -> None:
+            agent.send("theirs")
+            await seen["turn/end"].wait()  # mine ended
+            while not ends(agent.session.events) or agent.agent.turns < 2:
+                await anyio.lowlevel.checkpoint()
+            limit.cancel()
+
+        async with anyio.create_task_group() as tg:
+            with anyio.CancelScope() as limit:
+                tg.start_soon(theirs_then_give_up, limit)
+                await agent.prompt("mine")  # waits for theirs too: the agent is not idle
+        assert limit.cancelled_caught
+        assert agent.status == "running"  # theirs was not aborted
+        agent.abort()
+        with anyio.fail_after(LIMIT):
+            await agent.when_idle()
+        assert ends(agent.session.events) == [(1, "completed"), (2, "aborted")]

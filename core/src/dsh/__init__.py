@@ -11,6 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from dsh.errors import (
+    AgentDisposedError,
     ConfigError,
     DshError,
     EventDataError,
@@ -86,6 +87,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AgentDisposedError",
     "AssistantMessage",
     "ConfigError",
     "ContinuationDecision",

@@ -122,12 +122,21 @@ class AgentHandle:
 
         A failed turn is returned, not raised (``result.reason == "error"``; call
         ``result.raise_for_error()`` to raise it). A ``DshError`` says the prompt was
-        dropped (``cancel()``, or the agent disposed) before a turn took it."""
+        dropped (``cancel()``, or the agent disposed) before a turn took it.
+
+        Cancelling the wait (a time limit around it) cancels the prompt: taken back if
+        it is still queued, else the turn that took it is aborted (with the prompts
+        batched into it), unless that turn has ended; other turns are left alone."""
         from dsh.turns import turns
 
         start = len(self.session.events)
         self.send(text)
-        await self.when_idle()
+        try:
+            await self.when_idle()
+        except BaseException:
+            if not self.agent.withdraw(text) and not _ended(self.session, start, text):
+                self.agent.abort()  # the running turn is the one that took it
+            raise
         for result in turns(self.session.events[start:]):
             if text in result.prompts:
                 return result
@@ -323,3 +332,18 @@ def _storable(agent_id: str, options: dict[str, Any]) -> dict[str, Any]:
         else:
             kept[key] = value
     return kept
+
+
+def _ended(session: Session, start: int, prompt: str) -> bool:
+    """Whether the turn that took ``prompt`` (logged from ``start`` on) has ended."""
+    taken: int | None = None
+    current = 0
+    for event in session.events[start:]:
+        kind = event.type
+        if kind == "user/message" and taken is None and event.data["content"] == prompt:
+            taken = current
+        elif kind == "turn/start":
+            current = event.data["turn"]
+        elif kind == "turn/end" and taken is not None and event.data["turn"] == taken:
+            return True
+    return False

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "AgentDisposedError",
     "ConfigError",
     "DshError",
     "EventDataError",
@@ -29,6 +30,12 @@ class DshError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class AgentDisposedError(DshError):
+    """A prompt was sent to an agent that is disposed (or being disposed)."""
+
+    code = "AGENT_DISPOSED"
 
 
 class HookError(DshError):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from dsh._options import core_option_problem
 from dsh._steps import StepRunner, TurnState
 from dsh._wakeup import Signal, event_class
-from dsh.errors import DshError
+from dsh.errors import AgentDisposedError, DshError
 from dsh.inbox import Inbox
 
 if TYPE_CHECKING:
@@ -28,10 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["AgentDisposedError", "ReactLoopAgent"]
 
 log = logging.getLogger("dsh.loop")
-
-
-class AgentDisposedError(DshError):
-    code = "AGENT_DISPOSED"
 
 
 class ReactLoopAgent:
@@ -132,6 +128,18 @@ class ReactLoopAgent:
             self._turn.abort("aborted")
         elif dropped:
             self._signal_idle()
+
+    def withdraw(self, prompt: str) -> bool:
+        """Take back ``prompt`` (the object given to ``send``) if no turn has taken it
+        yet; True if it was still queued."""
+        queued = self.inbox.queued
+        for i, item in enumerate(queued):
+            if item is prompt:
+                del queued[i]
+                if self._turn is None and not queued:
+                    self._signal_idle()
+                return True
+        return False
 
     async def when_idle(self) -> None:
         """Resolve when nothing is running or queued (disposed: once the loop exited)."""
