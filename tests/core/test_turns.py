@@ -225,3 +225,17 @@ async def test_a_timed_out_prompt_whose_turn_ended_aborts_nothing() -> None:
         with anyio.fail_after(LIMIT):
             await agent.when_idle()
         assert ends(agent.session.events) == [(1, "completed"), (2, "aborted")]
+
+
+async def test_a_rate_limits_wait_reaches_the_turn_and_its_error() -> None:
+    from dsh import ModelError
+    from dsh.testing import Reply
+
+    model = ScriptedModel([Reply(error=ModelError("RATE_LIMIT", "slow down", retry_after=7.5))])
+    async with agent_on(model) as (_, agent):
+        with anyio.fail_after(LIMIT):
+            result = await agent.prompt("hi")
+    assert result.error == {"code": "RATE_LIMIT", "message": "slow down", "retry_after": 7.5}
+    with pytest.raises(TurnError) as caught:
+        result.raise_for_error()
+    assert caught.value.retry_after == 7.5

@@ -108,6 +108,8 @@ class StepRunner:
             await self._steps(turn)
         except ModelError as exc:
             error = {"code": exc.code, "message": exc.message}
+            if exc.retry_after is not None:  # the server's wait, for whoever tries again
+                error["retry_after"] = exc.retry_after
         except HookError as exc:
             error = {"code": exc.code, "message": str(exc), "plugin": exc.plugin, "hook": exc.hook}
         except DshError as exc:

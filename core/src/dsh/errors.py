@@ -160,7 +160,8 @@ class TurnError(DshError):
     """A turn that ended ``error``, raised by ``TurnResult.raise_for_error()``. ``code``
     and ``reason_message`` are the turn's own (``RATE_LIMIT``, ``MAX_STEPS``, ``HOOK``,
     ...: the code its ``turn/end`` event names); ``plugin`` and ``hook`` name the plugin
-    that failed, when one did; ``turn`` is the turn's number."""
+    that failed, when one did; ``retry_after`` is the wait in seconds a rate-limited
+    server asked for, if it gave one; ``turn`` is the turn's number."""
 
     code = "TURN"
 
@@ -171,6 +172,7 @@ class TurnError(DshError):
         message: str,
         plugin: str | None = None,
         hook: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(f"turn {turn} failed: {code}: {message}")
         self.turn = turn
@@ -178,3 +180,4 @@ class TurnError(DshError):
         self.reason_message = message
         self.plugin = plugin
         self.hook = hook
+        self.retry_after = retry_after

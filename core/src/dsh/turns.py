@@ -29,8 +29,9 @@ class TurnResult:
 
     ``reason`` is how it ended: ``completed``, ``max-tokens``, ``error``, ``aborted``,
     ``disposed`` (or ``interrupted``, in a log repaired after a crash). ``error`` is the
-    ``turn/end`` event's error (``code``, ``message``, and ``plugin``/``hook`` when a plugin
-    failed), None unless the turn ended ``error``. Model and tool failures end a turn
+    ``turn/end`` event's error (``code``, ``message``, ``plugin``/``hook`` when a plugin
+    failed, ``retry_after`` when a server said how long to wait), None unless the turn
+    ended ``error``. Model and tool failures end a turn
     ``error`` rather than raise: check ``reason``, or call ``raise_for_error()``.
     """
 
@@ -65,6 +66,7 @@ class TurnResult:
                 str(error.get("message", "")),
                 error.get("plugin"),
                 error.get("hook"),
+                error.get("retry_after"),
             )
 
 
