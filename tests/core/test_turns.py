@@ -239,3 +239,31 @@ async def test_a_rate_limits_wait_reaches_the_turn_and_its_error() -> None:
     with pytest.raises(TurnError) as caught:
         result.raise_for_error()
     assert caught.value.retry_after == 7.5
+
+
+async def test_a_turn_that_could_not_be_saved_says_so_and_raises_for_it() -> None:
+    class FullDisk:
+        def __init__(self) -> None:
+            self.fail = True
+
+        @hookimpl
+        def session_flush(self) -> None:
+            if self.fail:
+                raise OSError(28, "No space left on device")
+
+    disk = FullDisk()
+    async with agent_on(ScriptedModel([text("one"), text("two")]), ("disk", disk)) as (_, agent):
+        with anyio.fail_after(LIMIT):
+            lost = await agent.prompt("hi")
+        assert lost.reason == "completed" and lost.save_error is not None
+        assert lost.save_error.startswith("plugin 'disk' failed in hook session_flush")
+        assert lost.save_error.endswith("OSError: [Errno 28] No space left on device")
+        with pytest.raises(TurnError) as caught:
+            lost.raise_for_error()
+        assert caught.value.code == "NOT_SAVED"
+        disk.fail = False
+        with anyio.fail_after(LIMIT):
+            kept = await agent.prompt("again")
+        assert kept.save_error is None
+        kept.raise_for_error()
+        assert agent.agent.unsaved == {}  # prompt() took what it reported

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Coroutine
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, final, runtime_checkable
 
@@ -139,6 +140,10 @@ class AgentHandle:
             raise
         for result in turns(self.session.events[start:]):
             if text in result.prompts:
+                unsaved = self.agent.unsaved.pop(result.turn, None)
+                if unsaved is not None:
+                    said = str(unsaved) if isinstance(unsaved, DshError) else repr(unsaved)
+                    result = replace(result, save_error=said)
                 return result
         raise DshError(f"agent {self.id!r}: the prompt was dropped before a turn took it")
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["AgentDisposedError", "ReactLoopAgent"]
 
 log = logging.getLogger("dsh.loop")
+_UNSAVED_KEPT = 8
 
 
 class ReactLoopAgent:
@@ -77,6 +78,8 @@ class ReactLoopAgent:
         self._exited: Signal | None = None
         self._has_exited = False
         self._secrets: tuple[str, ...] | None = None
+        #: Turn number -> why the flush after it failed (the last few), for ``prompt()``.
+        self.unsaved: dict[int, Exception] = {}
 
     # -- the public surface -----------------------------------------------------------
 
@@ -233,11 +236,16 @@ class ReactLoopAgent:
         await self.relay.agent_status(self, status)
 
     async def flush(self) -> None:
-        """Await ``session_flush``; a failure is reported, never raised."""
+        """Await ``session_flush``; a failure is reported, never raised, and kept as the
+        reason the last turn was not saved (``unsaved``)."""
         try:
             await self.relay.session_flush(self.session)
         except Exception as error:
             log.error("agent %r: session flush failed: %s", self.id, error)
+            if self._turns:
+                self.unsaved[self._turns] = error
+                if len(self.unsaved) > _UNSAVED_KEPT:
+                    del self.unsaved[next(iter(self.unsaved))]
             await self.relay.agent_error(self, error)
 
 

@@ -40,6 +40,10 @@ class TurnResult:
     error: dict[str, Any] | None
     usage: Usage
     events: tuple[SessionEvent, ...]
+    #: Why the session could not be saved after this turn (a persistence plugin's
+    #: ``session_flush`` failed), as ``prompt()`` saw it; None when it was saved, or
+    #: nothing saves sessions.
+    save_error: str | None = None
 
     @property
     def prompts(self) -> list[str]:
@@ -57,7 +61,10 @@ class TurnResult:
         return ""
 
     def raise_for_error(self) -> None:
-        """Raise ``TurnError`` if the turn ended ``error``; otherwise do nothing."""
+        """Raise ``TurnError`` if the turn ended ``error``, or could not be saved (code
+        ``NOT_SAVED``); otherwise do nothing."""
+        if self.reason != "error" and self.save_error is not None:
+            raise TurnError(self.turn, "NOT_SAVED", self.save_error)
         if self.reason == "error":
             error = self.error or {}
             raise TurnError(
