@@ -308,6 +308,35 @@ async def test_a_server_that_never_answers_times_out_and_is_not_asked_again() ->
     assert "no response" in err.message
 
 
+async def test_a_request_waiting_for_a_free_connection_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A model keeps at most MAX_CONNECTIONS connections: a request beyond them waits for
+    one within the timeout, and its error says that it never reached the server."""
+    monkeypatch.setattr("dsh.llm._http.MAX_CONNECTIONS", 1)
+    async with WireServer([sse(by_event(TEXT)[:1], then="stall"), sse(TEXT)]) as server:
+        model = openai(server.url, timeout=0.5, read_timeout=30, max_retries=0)
+
+        async def first() -> None:
+            with pytest.raises(ModelError):  # stalled; cancelled below
+                await collect(model, ASK)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first)
+            with anyio.fail_after(5):
+                while not server.requests:  # noqa: ASYNC110 - the server has no event for it
+                    await anyio.sleep(0.01)  # then the only connection is busy
+            with pytest.raises(ModelError) as caught:
+                await collect(model, ASK)
+            tg.cancel_scope.cancel()
+        assert len(server.requests) == 1  # the second never left
+    assert caught.value.code == "TIMEOUT"
+    assert caught.value.message == (
+        "model 'wire': no free connection within the timeout: all 100 of this model's "
+        "connections are busy with other requests (PoolTimeout)"
+    )
+
+
 async def test_abort_mid_stream_closes_the_connection_promptly() -> None:
     """As the loop does: cancel the step's scope while iterating, then aclose()."""
     async with WireServer([sse(by_event(TEXT)[:3], then="stall")]) as server:

@@ -29,6 +29,9 @@ __all__ = [
 
 #: Statuses worth another try: the request was not served, nothing was streamed.
 RETRYABLE_STATUS: Final = frozenset({408, 429, 500, 502, 503, 504, 529})
+#: Connections a model keeps open at most (httpx's default pool); more requests at once
+#: wait for a free one within the model's timeout.
+MAX_CONNECTIONS: Final = 100
 _MAX_MESSAGE = 300
 # Provider error ``type``/``code`` values that mean "the prompt does not fit".
 _CONTEXT_KINDS: Final = frozenset(
@@ -166,6 +169,12 @@ def error_from_transport(model: str, exc: httpx.HTTPError, *, streaming: bool) -
     unless the server went quiet for too long (TIMEOUT).
     """
     detail = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.PoolTimeout):  # the request never left: no connection was free
+        return ModelError(
+            "TIMEOUT",
+            f"model {model!r}: no free connection within the timeout: all {MAX_CONNECTIONS} "
+            "of this model's connections are busy with other requests (PoolTimeout)",
+        )
     if isinstance(exc, httpx.TimeoutException):
         what = "no data" if streaming else "no response"
         kind = type(exc).__name__

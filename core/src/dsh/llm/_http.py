@@ -23,7 +23,7 @@ import httpx
 
 from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
-from dsh.llm._errors import error_from_status, error_from_transport
+from dsh.llm._errors import MAX_CONNECTIONS, error_from_status, error_from_transport
 from dsh.llm._sse import SSEParser
 from dsh.llm.base import Chunk, ModelInfo
 from dsh.messages import ModelRequest
@@ -146,7 +146,8 @@ class HttpModel:
         loop = anyio.lowlevel.current_token()
         client = self._client
         if client is None or self._loop != loop:
-            client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False)
+            limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=20)
+            client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False, limits=limits)
             self._client, self._loop = client, loop
         return client
 
