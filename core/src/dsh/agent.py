@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from collections.abc import Coroutine
 from dataclasses import replace
@@ -207,44 +208,59 @@ class AgentRegistry:
         options: dict[str, Any] | None = None,
         *,
         source: Literal["startup", "create"] = "create",
+        workspace: str | os.PathLike[str] | None = None,
     ) -> AgentHandle:
         """A new agent on a new session (``"{agent_id}-session-{uuid}"`` by default).
 
         ``options`` are checked as ``dsh.yml``'s ``agents[].options`` are: a bad core
         option, a bad value for a plugin's settings, or a key that is a typo of either
-        is a ``DshError`` before anything starts."""
+        is a ``DshError`` before anything starts. ``workspace``: the directory this agent
+        works in (its file tools and commands), instead of the harness's; a relative
+        path is taken from the harness's."""
         if source == "create":
             self._check_options(agent_id, options)
+        place = self._place(agent_id, workspace)
         sid = session_id or f"{agent_id}-session-{uuid.uuid4().hex}"
         meta = dict(meta or {})
         meta.setdefault("agent", agent_id)  # who created it: a resume finds its settings
         if options and "options" not in meta:
             meta["options"] = _storable(agent_id, options)  # a resume rebuilds the requests
         session = self._sessions.prepare(sid, meta=meta)
-        return await self._start(agent_id, session, options, source)
+        return await self._start(agent_id, session, options, source, place)
 
     async def resume(
-        self, agent_id: str, resume_session_id: str, options: dict[str, Any] | None = None
+        self,
+        agent_id: str,
+        resume_session_id: str,
+        options: dict[str, Any] | None = None,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
     ) -> AgentHandle:
         """An agent continuing a stored session; needs a persistence plugin. Without
         ``options`` the agent gets the options it was created with (when they were
-        JSON and so stored in the session's meta)."""
+        JSON and so stored in the session's meta). ``workspace`` as for ``create``."""
         return await self.resume_stored(
-            agent_id, await self.load_stored(resume_session_id), options
+            agent_id, await self.load_stored(resume_session_id), options, workspace=workspace
         )
 
     async def resume_stored(
-        self, agent_id: str, stored: StoredSession, options: dict[str, Any] | None = None
+        self,
+        agent_id: str,
+        stored: StoredSession,
+        options: dict[str, Any] | None = None,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
     ) -> AgentHandle:
         """``resume`` of a session already loaded with ``load_stored`` (which a caller
         that checks a session before it lets go of anything has done): not read again."""
         self._check_options(agent_id, options)
+        place = self._place(agent_id, workspace)
         session = self._sessions.prepare(
             stored.id, stored.events, meta=dict(stored.meta), created=stored.created
         )
         if options is None and isinstance(stored.meta.get("options"), dict):
             options = dict(stored.meta["options"])
-        return await self._start(agent_id, session, options, "resume")
+        return await self._start(agent_id, session, options, "resume", place)
 
     async def load_stored(self, session_id: str) -> StoredSession:
         """The stored session ``resume`` would continue; DshError saying why there is
@@ -275,12 +291,22 @@ class AgentRegistry:
             if problem is not None:
                 raise DshError(f"agent {agent_id!r}: {problem}")
 
+    def _place(self, agent_id: str, workspace: str | os.PathLike[str] | None) -> Path | None:
+        """An agent's own workspace, resolved from the harness's; an existing directory."""
+        if workspace is None:
+            return self._workspace
+        place = Path(self._workspace or Path.cwd(), workspace).resolve()
+        if not place.is_dir():
+            raise DshError(f"agent {agent_id!r}: workspace {str(place)!r} is not a directory")
+        return place
+
     async def _start(
         self,
         agent_id: str,
         session: Session,
         options: dict[str, Any] | None,
         source: Literal["startup", "create", "resume"],
+        workspace: Path | None = None,
     ) -> AgentHandle:
         if agent_id in self._live:
             raise DshError(f"agent {agent_id!r} already exists; dispose it first")
@@ -295,7 +321,7 @@ class AgentRegistry:
             models=self._models,
             tools=self._tools,
             options=options,
-            workspace=self._workspace,
+            workspace=workspace,
             harness=self._harness,
         )
         self._sessions.enter(session)
