@@ -134,3 +134,14 @@ def test_a_history_view_continues_an_earlier_one_until_a_reducer_replaces_the_hi
     assert [m.content for m in third] == ["(redacted)", "two"]
     assert not third.continues(second)
     assert not third.continues(first)
+
+
+def test_an_events_json_is_one_line_for_every_reader() -> None:
+    """``dsh run --json`` prints ``to_json()`` lines: a reader splitting on Unicode line
+    ends (``str.splitlines()``) must still see one event per line (CI operator study)."""
+    import json
+
+    text = "a\u2028b\u2029c\x85d\ne"
+    line = SessionEvent("user/message", 0, 0.0, {"content": text}).to_json()
+    assert line.splitlines() == [line]
+    assert json.loads(line)["data"]["content"] == text

@@ -26,6 +26,8 @@ from dsh.errors import DshError
 from dsh.messages import AssistantMessage, Message, ToolResultMessage, UserMessage, trusted
 
 _now: Final = time.time
+#: Unicode line ends JSON may hold raw, escaped so ``str.splitlines()`` keeps a line whole.
+_LINE_ENDS: Final = {0x2028: "\\u2028", 0x2029: "\\u2029", 0x85: "\\u0085"}
 
 __all__ = [
     "EVENT_TYPES",
@@ -71,7 +73,9 @@ class SessionEvent:
         return {"type": self.type, "seq": self.seq, "time": self.time, "data": self.data}
 
     def to_json(self) -> str:
-        return encode(self.to_dict()).decode()
+        """The event as one line of JSON, for people and scripts: the characters some
+        readers take for line ends (U+2028, U+2029, U+0085) are written escaped."""
+        return encode(self.to_dict()).decode().translate(_LINE_ENDS)
 
     def to_json_bytes(self) -> bytes:
         """``to_json()`` as UTF-8, for writers (saves a decode and an encode)."""
