@@ -410,3 +410,15 @@ def test_combined_short_options_before_the_command_are_accepted(
     argv = [part.format(path=path) for part in leading]
     assert main([*argv, "config", "check"]) == 0
     assert capsys.readouterr().out == f"{path}: ok\n"
+
+
+@pytest.mark.parametrize("argv", [["-m", "", "run", "hi"], ["run", "-m", " ", "hi"]])
+def test_an_empty_model_name_is_refused(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-m "$MODEL"`` with the variable unset must not fall back to the default model
+    (found by the CI operator study: it was silently ignored)."""
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    assert caught.value.code == 2
+    assert "argument -m/--model: the model name is empty" in capsys.readouterr().err

@@ -34,11 +34,20 @@ def global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-m",
         "--model",
+        type=_model,
         metavar="MODEL",
         help="a model from dsh.yml, local, or provider:model[@base_url]",
     )
     parser.add_argument("--cwd", type=Path, metavar="DIR", help="the workspace (default: .)")
     parser.add_argument("-v", "--verbose", action="store_true", help="tracebacks on errors")
+
+
+def _model(value: str) -> str:
+    """``-m`` must name a model: an empty one (``-m "$MODEL"`` with the variable unset)
+    would silently fall back to the default model."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("the model name is empty")
+    return value
 
 
 def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentParser:
@@ -66,7 +75,12 @@ def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentP
     )
     for talking in (run, chat):  # also after the command, where llm users put it
         talking.add_argument(
-            "-m", "--model", metavar="MODEL", default=argparse.SUPPRESS, help="as dsh -m"
+            "-m",
+            "--model",
+            type=_model,
+            metavar="MODEL",
+            default=argparse.SUPPRESS,
+            help="as dsh -m",
         )
         talking.add_argument(
             "-s", "--system", metavar="TEXT", help="the system prompt, in place of dsh.yml's"
