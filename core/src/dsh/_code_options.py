@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from dsh._config_keys import ignored_key, unknown_field_key, unknown_key
+from dsh._config_keys import ignored_key, layered, unknown_field_key, unknown_key
 from dsh._config_yaml import Loc, did_you_mean
 from dsh._options import CORE_OPTIONS, option_typo
 
@@ -44,12 +44,8 @@ def options_problem(
                 return f"unknown option {key!r} (not a core option or a loaded plugin's name){hint}"
             continue
         value = {} if value is None else value
-        section = sections.get(key)
-        layered = value
-        if isinstance(section, Mapping) and isinstance(value, Mapping):
-            layered = {**section, **value}
         try:
-            checked = model.model_validate(layered)
+            checked = model.model_validate(layered(sections.get(key), value))
         except ValidationError as exc:
             # in Python's words (this is code), with the config's hints; a required
             # field left out at the top is the plugin's to supply, as for the file

@@ -12,7 +12,7 @@ from pydantic.fields import FieldInfo
 from dsh._config_models import API_KEY_HINT, AgentConfig, CoreKeys, ModelConfig
 from dsh._config_yaml import Loc, did_you_mean
 
-__all__ = ["ignored_key", "input_key", "unknown_field_key", "unknown_key"]
+__all__ = ["ignored_key", "input_key", "layered", "unknown_field_key", "unknown_key"]
 
 
 def unknown_key(loc: Loc, model: type[BaseModel], depth: int) -> str:
@@ -48,6 +48,14 @@ def ignored_key(value: Any, raw: Any, loc: Loc) -> Loc | None:
             if key in raw and (found := ignored_key(item, raw[key], (*loc, key))):
                 return found
     return None
+
+
+def layered(section: Any, value: Any) -> Any:
+    """An agent's options for a plugin over the plugin's section of the file, key by
+    key, as the plugin layers them (a mapping over a mapping; else ``value`` itself)."""
+    if isinstance(section, Mapping) and isinstance(value, Mapping):
+        return {**section, **value}
+    return value
 
 
 def unknown_field_key(model: type[BaseModel], raw: Any, loc: Loc) -> Loc | None:

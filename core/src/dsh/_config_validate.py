@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from yaml.nodes import Node
 
-from dsh._config_keys import ignored_key, unknown_field_key, unknown_key
+from dsh._config_keys import ignored_key, layered, unknown_field_key, unknown_key
 from dsh._config_models import (
     CORE_KEYS,
     AgentConfig,
@@ -246,12 +246,8 @@ def _agent_options(
             elif key in settings:
                 model = settings[key]
                 value = {} if value is None else value
-                section = sections.get(key)
-                layered = value
-                if isinstance(section, Mapping) and isinstance(value, Mapping):
-                    layered = {**section, **value}
                 try:
-                    checked = model.model_validate(layered)
+                    checked = model.model_validate(layered(sections.get(key), value))
                 except ValidationError as exc:
                     found = _from_validation(root, loc, exc, model, missing=False)
                     # only required fields left out (the plugin's to supply): a key
