@@ -234,3 +234,30 @@ def test_a_compaction_that_changed_the_history_is_a_note() -> None:
         "↻ history summarised (threshold): 12,345 → 2,345 tokens\n"
         "↻ history pruned (threshold): 12,345 → 2,345 tokens\n"
     )
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_in_a_terminal_a_line_end_split_over_two_chunks_is_still_a_line_end() -> None:
+    out, err = Terminal(), io.StringIO()
+    feed(Renderer(out, err), chunk("one\r"), chunk("\ntwo\r"), chunk("three"))
+    assert out.getvalue() == "one\ntwo\\x0dthree"  # a lone \r is shown, not obeyed
+
+
+def test_in_a_terminal_every_note_shows_control_characters() -> None:
+    out, err = Terminal(), io.StringIO()
+    error = {"code": "SERVER", "message": "bad\x1b[2Jthing"}
+    feed(
+        Renderer(out, err),
+        (
+            "tool/result",
+            {"call_id": "c", "name": "to\x1b]0;x\x07ol", "content": "ok", "is_error": False},
+        ),
+        turn_end(reason="error", error=error),
+    )
+    assert "\x1b" not in err.getvalue() and "\x07" not in err.getvalue()
+    assert "← to\\x1b]0;x\\x07ol: ok" in err.getvalue()
+    assert "SERVER: bad\\x1b[2Jthing" in err.getvalue()

@@ -141,3 +141,47 @@ async def test_settings_for_an_installed_plugin_left_out_are_refused() -> None:
     turned_off = create_plugin_manager(select=["no:permissions"])
     async with scripted_harness(ScriptedModel([]), pm=turned_off) as h:
         await h.agents.create("a", options=options)
+
+
+@pytest.mark.plugins("permissions")
+async def test_without_entry_points_an_installed_plugins_settings_still_need_it() -> None:
+    """``load_entry_points=False`` leaves dsh-permissions out too: its rules would apply
+    to nothing. A Permissions object of the same package, registered under another
+    name, stands in for it; the plugin's own settings object is taken as it is."""
+    from dsh_permissions import Permissions, PermissionSettings
+
+    options = {"model": "scripted", "permissions": {"deny": ["bash"]}}
+    async with scripted_harness(ScriptedModel([]), load_entry_points=False) as h:
+        with pytest.raises(DshError, match="plugin 'permissions' is installed but not loaded"):
+            await h.agents.create("a", options=options)
+    stand_in = [("my-permissions", Permissions())]
+    async with scripted_harness(ScriptedModel([]), plugins=stand_in, load_entry_points=False) as h:
+        await h.agents.create("a", options=options)
+        settings = PermissionSettings(deny=("bash",))
+        await h.agents.create("b", options={"model": "scripted", "permissions": settings})
+
+
+@pytest.mark.plugins("permissions")
+async def test_a_stored_sessions_settings_for_a_plugin_left_out_are_said_to_be_ignored(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from dsh_permissions import Permissions
+
+    store = InMemoryPersistence()
+    options = {"model": "scripted", "permissions": {"deny": ["bash"]}}
+    plugins = [("mem", store), ("my-permissions", Permissions())]
+    async with scripted_harness(
+        ScriptedModel([text("ok")]), plugins=plugins, load_entry_points=False
+    ) as h:
+        agent = await h.agents.create("a", options=options)
+        await run_turn(agent, "hi")
+        session_id = agent.session.id
+    async with scripted_harness(
+        ScriptedModel([]), plugins=[("mem", store)], load_entry_points=False
+    ) as h:
+        with caplog.at_level("WARNING", logger="dsh.agent"):
+            await h.agents.resume("a", session_id)
+    assert [r.getMessage() for r in caplog.records if r.name == "dsh.agent"] == [
+        f"session {session_id!r}: its 'permissions' options are ignored: plugin "
+        "'permissions' is installed but not loaded"
+    ]

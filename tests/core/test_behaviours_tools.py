@@ -526,7 +526,9 @@ async def test_b21_stopped_during_a_tool_every_call_gets_one_result(stop: str, r
         assert shape(events) == [*start(1, "go"), *step(1, "", *answered), *end(1, reason)]
         assert box.ran == ["add 0 0"]
         content = results(events)
-        running = f"interrupted: the turn was {reason} while this call ran; it may have had effects"
+        running = (
+            f"interrupted: the turn was {reason} while this call was being handled; it may have run"
+        )
         assert content["c1"] == running  # it had started
         assert content["c2"] == f"not run: the turn was {reason} before this call ran"
         assert "not run" in content["c3"]
@@ -578,7 +580,7 @@ async def test_b21_calls_left_by_a_failing_turn_get_a_not_run_result(
         with anyio.fail_after(5):
             events = await run_turn(agent, "go")
         not_run = "not run: the turn ended before this call ran"
-        running = "interrupted: the turn ended while this call ran; it may have had effects"
+        running = "interrupted: the turn ended while this call was being handled; it may have run"
         answered = ran(("c1", "add", True), ("c2", "add", True))
         assert shape(events) == [*start(1, "go"), *step(1, "", *answered), *end(1, "error")]
         assert results(events) == {"c1": running, "c2": not_run}

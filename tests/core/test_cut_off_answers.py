@@ -210,3 +210,28 @@ async def test_a_stream_that_fails_keeps_its_text_with_stop_reason_error() -> No
         history = agent.session.history
         assert isinstance(history[-1], AssistantMessage)
         assert history[-1].text == "I will ans"
+
+
+async def test_what_a_retried_attempt_streamed_is_not_kept_when_the_retry_fails_early() -> None:
+    """The retry's request never reaches the model (a plugin fails on it): the text the
+    first attempt streamed was replaced by the retry, so it is not logged as the step's
+    answer."""
+
+    class FailOnRetry:
+        def __init__(self) -> None:
+            self.requests = 0
+
+        @hookimpl
+        def agent_request(self) -> None:
+            self.requests += 1
+            if self.requests == 2:
+                raise RuntimeError("no second request")
+
+    flaky = HalfThenFail()
+    plugins = [("flaky", Register(flaky)), ("retry", Retry()), ("fail", FailOnRetry())]
+    async with scripted_harness(ScriptedModel([]), plugins=plugins) as h:
+        agent = await h.agents.create("a", options={"model": "flaky"})
+        with anyio.fail_after(LIMIT):
+            events = await run_turn(agent, "hi")
+    assert "assistant/message" not in types(events)
+    assert events[-1].data["error"]["plugin"] == "fail"

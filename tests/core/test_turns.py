@@ -220,7 +220,9 @@ async def test_a_timed_out_prompt_whose_turn_ended_aborts_nothing() -> None:
                 tg.start_soon(theirs_then_give_up, limit)
                 await agent.prompt("mine")  # waits for theirs too: the agent is not idle
         assert limit.cancelled_caught
+        await anyio.sleep(0.05)  # an abort, had there been one, has ended the turn by now
         assert agent.status == "running"  # theirs was not aborted
+        assert ends(agent.session.events) == [(1, "completed")]
         agent.abort()
         with anyio.fail_after(LIMIT):
             await agent.when_idle()
@@ -266,4 +268,66 @@ async def test_a_turn_that_could_not_be_saved_says_so_and_raises_for_it() -> Non
             kept = await agent.prompt("again")
         assert kept.save_error is None
         kept.raise_for_error()
-        assert agent.agent.unsaved == {}  # prompt() took what it reported
+
+
+async def test_equal_prompts_each_get_their_own_turn() -> None:
+    model = ScriptedModel([text("one"), text("two")])
+    async with agent_on(model, queue_mode="one-at-a-time") as (_, agent):
+        results: list[TurnResult] = []
+
+        async def ask() -> None:
+            results.append(await agent.prompt("continue"))
+
+        with anyio.fail_after(LIMIT):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(ask)
+                tg.start_soon(ask)
+        assert sorted((r.turn, r.text) for r in results) == [(1, "one"), (2, "two")]
+
+
+async def test_a_timed_out_prompt_leaves_an_equal_prompt_of_someone_else_queued() -> None:
+    """The same string object queued by another caller is theirs: the timed-out prompt's
+    own turn is aborted, theirs still runs."""
+    seen = Seen()
+    same = "go on"
+    model = ScriptedModel([hang("mine"), text("theirs, answered")])
+    async with agent_on(model, ("seen", seen), queue_mode="one-at-a-time") as (_, agent):
+
+        async def theirs_then_give_up(limit: anyio.CancelScope) -> None:
+            await seen["assistant/chunk"].wait()
+            agent.send(same)
+            limit.cancel()
+
+        async with anyio.create_task_group() as tg:
+            with anyio.CancelScope() as limit:
+                tg.start_soon(theirs_then_give_up, limit)
+                await agent.prompt(same)
+        with anyio.fail_after(LIMIT):
+            await agent.when_idle()
+        assert ends(agent.session.events) == [(1, "aborted"), (2, "completed")]
+
+
+async def test_every_prompt_batched_into_an_unsaved_turn_hears_of_it() -> None:
+    class FullDisk:
+        @hookimpl
+        def session_flush(self) -> None:
+            raise OSError(28, "No space left on device")
+
+    seen = Seen()
+    model = ScriptedModel([hang("busy"), text("both")])
+    async with agent_on(model, ("seen", seen), ("disk", FullDisk())) as (_, agent):
+        agent.send("first")
+        with anyio.fail_after(LIMIT):
+            await seen["assistant/chunk"].wait()
+        results: list[TurnResult] = []
+
+        async def ask(prompt: str) -> None:
+            results.append(await agent.prompt(prompt))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask, "second")
+            tg.start_soon(ask, "third")
+            await anyio.lowlevel.checkpoint()
+            agent.abort()
+        assert [r.turn for r in results] == [2, 2]
+        assert all(r.save_error and "No space left" in r.save_error for r in results)

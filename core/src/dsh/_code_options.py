@@ -4,8 +4,9 @@ the file instead of being ignored."""
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -16,24 +17,33 @@ from dsh._options import CORE_OPTIONS, option_typo
 
 __all__ = ["model_problem", "options_problem"]
 
+log = logging.getLogger("dsh.config")
+
 
 def options_problem(
     options: Mapping[str, Any],
     settings: Mapping[str, type[BaseModel]],
     sections: Mapping[str, Any],
-    left_out: Collection[str] = (),
+    left_out: Callable[[str], bool] = lambda name: False,
+    blocked: Callable[[str], bool] = lambda name: False,
 ) -> str | None:
     """What is wrong with the first bad plugin key of ``options``: a key named
     after a plugin with ``settings`` must be valid for its settings model over its
     section of the file (``sections``: the YAML as parsed), with no key it would ignore;
-    a key named after an installed plugin that is not loaded (``left_out``) would apply
-    to nothing; another key is free unless it is a typo of a core option or of such a
+    a key named after an installed plugin that does not run (``left_out``) would apply
+    to nothing: refused, or warned about when the plugin was turned off (``blocked``);
+    another key is free unless it is a typo of a core option or of such a
     plugin's name. The core's own keys are checked where the agent is built."""
     for key, value in options.items():
         if key in CORE_OPTIONS:
             continue
         model = settings.get(key)
-        if model is None and key in left_out:
+        if model is None and left_out(key):
+            if blocked(key):
+                log.warning(
+                    "option %r is ignored: plugin %r is turned off (-p no:%s)", key, key, key
+                )
+                continue
             return (
                 f"option {key!r}: plugin {key!r} is installed but not loaded, so nothing "
                 "would apply these settings"
@@ -42,6 +52,8 @@ def options_problem(
             hint = option_typo(key, [*CORE_OPTIONS, *settings])
             if hint:
                 return f"unknown option {key!r} (not a core option or a loaded plugin's name){hint}"
+            continue
+        if isinstance(value, BaseModel):  # the plugin's own settings object, built valid
             continue
         value = {} if value is None else value
         try:

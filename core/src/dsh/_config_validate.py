@@ -37,12 +37,12 @@ def validate(
     data: dict[str, Any],
     settings: Mapping[str, type[BaseModel]],
     blocked: Callable[[str], bool] | None = None,
-    left_out: Collection[str] = (),
+    left_out: Callable[[str], bool] | None = None,
 ) -> Config:
     """``data`` as a Config; ``blocked(name)`` says a plugin was turned off (``-p
     no:NAME``): its section is left unchecked instead of being an unknown section, with
-    a warning that it is ignored. ``left_out`` names the installed plugins that are not
-    loaded: settings for one under an agent's options would apply to nothing (a policy
+    a warning that it is ignored. ``left_out(name)`` says an installed plugin does not
+    run: settings for one under an agent's options would apply to nothing (a policy
     plugin's rules, silently), so they are refused, or ignored with a warning when the
     plugin was turned off."""
     problems: list[Problem] = []
@@ -63,7 +63,7 @@ def validate(
             continue
         model = settings.get(name)
         if model is None and blocked is not None and blocked(name):
-            if name in left_out:
+            if left_out is not None and left_out(name):
                 turned_off.append(locate(root, (name,), ""))
             continue
         if model is None:
@@ -113,15 +113,19 @@ class _Off:
     def __init__(
         self,
         blocked: Callable[[str], bool] | None,
-        left_out: Collection[str],
+        left_out: Callable[[str], bool] | None,
         ignored: list[Problem],
     ) -> None:
         self.blocked = blocked
-        self.left_out = left_out
+        self.left_out = left_out or _nothing
         self.ignored = ignored
 
     def is_blocked(self, name: str) -> bool:
         return self.blocked is not None and self.blocked(name)
+
+
+def _nothing(name: str) -> bool:
+    return False
 
 
 class _GoodPart:
@@ -262,7 +266,7 @@ def _agent_options(
                     problems.append(locate(root, ignored, unknown_key(ignored, model, 4)))
                 elif isinstance(value, Mapping):
                     own.append((loc, checked))
-            elif key in off.left_out:  # installed, not loaded: nothing would apply it
+            elif off.left_out(key):  # installed, does not run: nothing would apply it
                 if off.is_blocked(key):
                     off.ignored.append(locate(root, loc, ""))
                 else:

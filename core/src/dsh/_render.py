@@ -84,6 +84,7 @@ class Renderer:
         #: saved). They are logged by the core; the command exits non-zero for them.
         self.agent_errors: list[BaseException] = []
         self._mid_line = False
+        self._held_cr = False
 
     @hookimpl
     def agent_error(self, agent: Agent, error: BaseException) -> None:
@@ -123,7 +124,12 @@ class Renderer:
 
     def _show(self, kind: str, data: dict[str, Any]) -> None:
         if kind == "assistant/chunk" and data.get("kind") == "text":
-            text = visible(data["text"]) if self.terminal else data["text"]
+            text = data["text"]
+            if self.terminal:  # a "\r\n" may come split over two chunks
+                text, self._held_cr = ("\r" if self._held_cr else "") + text, False
+                if text.endswith("\r"):
+                    text, self._held_cr = text[:-1], True
+                text = visible(text)
             self._write(self.out, text)
             self._mid_line = not text.endswith("\n")
             return
@@ -162,6 +168,7 @@ class Renderer:
             self._note(line)
 
     def _note(self, line: str) -> None:
+        line = visible(line)  # a tool's name, a server's error: not the terminal's commands
         if self._mid_line:
             self._mid_line = False
             self._write(self.out, "\n")

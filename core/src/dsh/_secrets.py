@@ -14,19 +14,22 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from dsh.config import Config
 
-__all__ = ["HIDDEN", "key_variables", "redact", "secret_values"]
+__all__ = ["HIDDEN", "PROVIDER_KEY_VARIABLES", "key_variables", "redact", "secret_values"]
 
 HIDDEN: Final = "***"
 #: Shorter values are not hidden: replacing a few common characters would garble text.
 MIN_LENGTH: Final = 8
 
 
+#: The built-in providers' key variables (dsh.llm.providers, which imports httpx: not
+#: loaded for this, so a harness with no HTTP model never pays for it).
+PROVIDER_KEY_VARIABLES: Final = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY")
+
+
 def key_variables(config: Config | None) -> set[str]:
     """The environment variables that hold model API keys: each built-in provider's
     default and every ``api_key_env`` of ``models:`` in ``config``."""
-    from dsh.llm.providers import PROVIDERS
-
-    names = {p.api_key_env for p in PROVIDERS.values() if p.api_key_env}
+    names = set(PROVIDER_KEY_VARIABLES)
     for model in (config.models if config is not None else {}).values():
         if model.api_key_env:
             names.add(model.api_key_env)

@@ -148,8 +148,8 @@ class StepRunner:
         for call in turn.pending:
             if call.id not in turn.logged:
                 yield "tool/call", _call_data(call)
-            if call.id == turn.running:  # it had started: part of its work may be done
-                why = f"interrupted: {how} while this call ran; it may have had effects"
+            if call.id == turn.running:  # being handled: it may have run, in part or whole
+                why = f"interrupted: {how} while this call was being handled; it may have run"
             else:
                 why = f"not run: {how} before this call ran"
             result = ToolResult(call_id=call.id, content=why, is_error=True)

@@ -129,19 +129,25 @@ class AgentHandle:
         Cancelling the wait (a time limit around it) cancels the prompt: taken back if
         it is still queued, else the turn that took it is aborted (with the prompts
         batched into it), unless that turn has ended; other turns are left alone."""
-        from dsh.turns import turns
+        from dsh.turns import own_copy, taken_by, turns
 
+        # A str object of its own: the queue entry and the user/message event of this
+        # very prompt are it, told apart from an equal prompt sent by someone else.
+        mine = own_copy(text)
         start = len(self.session.events)
-        self.send(text)
+        self.send(mine)
         try:
             await self.when_idle()
         except BaseException:
-            if not self.agent.withdraw(text) and not _ended(self.session, start, text):
+            if (
+                not self.agent.withdraw(mine)
+                and taken_by(self.session.events[start:], mine) != "ended"
+            ):
                 self.agent.abort()  # the running turn is the one that took it
             raise
         for result in turns(self.session.events[start:]):
-            if text in result.prompts:
-                unsaved = self.agent.unsaved.pop(result.turn, None)
+            if any(e.type == "user/message" and e.data["content"] is mine for e in result.events):
+                unsaved = self.agent.unsaved.get(result.turn)
                 if unsaved is not None:
                     said = str(unsaved) if isinstance(unsaved, DshError) else repr(unsaved)
                     result = replace(result, save_error=said)
@@ -260,6 +266,7 @@ class AgentRegistry:
         )
         if options is None and isinstance(stored.meta.get("options"), dict):
             options = dict(stored.meta["options"])
+            self._warn_left_out(stored.id, options)
         return await self._start(agent_id, session, options, "resume", place)
 
     async def load_stored(self, session_id: str) -> StoredSession:
@@ -283,13 +290,28 @@ class AgentRegistry:
         if options and harness is not None:
             from dsh._code_options import model_problem, options_problem
 
-            pm = harness.pm  # a plugin turned off may stand in for another (see docs)
-            left_out = {name for name in pm.left_out if not pm.is_blocked(name)}
-            problem = options_problem(options, harness.settings, harness.config.raw, left_out)
+            pm = harness.pm
+            problem = options_problem(
+                options, harness.settings, harness.config.raw, pm.is_left_out, pm.is_blocked
+            )
             if problem is None:
                 problem = model_problem(options.get("model"), harness.models.names())
             if problem is not None:
                 raise DshError(f"agent {agent_id!r}: {problem}")
+
+    def _warn_left_out(self, session_id: str, options: dict[str, Any]) -> None:
+        """A stored session's settings for a plugin that does not run now (its
+        permission rules, say) are not applied: said, not refused, since a session may be
+        resumed on purpose without a plugin (one that compacted its history, say)."""
+        harness = self._harness
+        if harness is not None:
+            for key in options:
+                if harness.pm.is_left_out(key):
+                    log.warning(
+                        "session %r: its %r options are ignored: plugin %r is installed "
+                        "but not loaded",
+                        *(session_id, key, key),
+                    )
 
     def _place(self, agent_id: str, workspace: str | os.PathLike[str] | None) -> Path | None:
         """An agent's own workspace, resolved from the harness's; an existing directory."""
@@ -363,18 +385,3 @@ def _storable(agent_id: str, options: dict[str, Any]) -> dict[str, Any]:
         else:
             kept[key] = value
     return kept
-
-
-def _ended(session: Session, start: int, prompt: str) -> bool:
-    """Whether the turn that took ``prompt`` (logged from ``start`` on) has ended."""
-    taken: int | None = None
-    current = 0
-    for event in session.events[start:]:
-        kind = event.type
-        if kind == "user/message" and taken is None and event.data["content"] == prompt:
-            taken = current
-        elif kind == "turn/start":
-            current = event.data["turn"]
-        elif kind == "turn/end" and taken is not None and event.data["turn"] == taken:
-            return True
-    return False

@@ -12,7 +12,7 @@ are in ``_config_models``, the checks in ``_config_validate``, the YAML reading 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -85,7 +85,7 @@ def load_config(
     settings: Mapping[str, type[BaseModel]] | None = None,
     source: str | None = None,
     blocked: Callable[[str], bool] | None = None,
-    left_out: Collection[str] = (),
+    left_out: Callable[[str], bool] | None = None,
 ) -> Config:
     """Load and validate a config from ``path`` or ``text`` (neither: the defaults).
 
@@ -93,8 +93,8 @@ def load_config(
     ``register_settings`` hook); ``source`` overrides the name used in errors;
     ``blocked(name)`` is true for a plugin turned off (``-p no:NAME``), whose section
     is then left unchecked rather than refused as unknown (a warning says it is
-    ignored); ``left_out`` names installed plugins that are not loaded (settings for one
-    under an agent's options are refused: nothing would apply them).
+    ignored); ``left_out(name)`` says an installed plugin does not run (settings for
+    one under an agent's options are refused: nothing would apply them).
     """
     settings = settings or {}
     for name in CORE_KEYS:

@@ -142,7 +142,7 @@ class Harness:
             text=self._config_text,
             settings=self.settings,
             blocked=self.pm.is_blocked,
-            left_out=self.pm.left_out,
+            left_out=self.pm.is_left_out,
         )
 
     def _add_config_models(self, config: Config) -> None:

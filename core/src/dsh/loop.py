@@ -138,9 +138,7 @@ class ReactLoopAgent:
         queued = self.inbox.queued
         for i, item in enumerate(queued):
             if item is prompt:
-                del queued[i]
-                if self._turn is None and not queued:
-                    self._signal_idle()
+                del queued[i]  # an idle loop woken for it finds nothing and parks again
                 return True
         return False
 

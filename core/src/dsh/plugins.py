@@ -67,10 +67,32 @@ class PluginManager(pluggy.PluginManager):
         self.relay = HookRelay(self.dispatcher)
         #: plugin name -> (distribution, version), for plugins that came from one.
         self.distributions: dict[str, tuple[str, str]] = {}
-        #: Installed entry-point plugins that were not loaded (not selected, or blocked):
-        #: settings for them in dsh.yml would apply to nothing.
-        self.left_out: frozenset[str] = frozenset()
+        #: installed entry-point name -> its top-level package (read when first needed)
+        self._installed: dict[str, str] | None = None
         self._registering: str | None = None
+
+    def is_left_out(self, name: str) -> bool:
+        """Whether ``name`` is an installed plugin that does not run: not registered under
+        that name (not selected, turned off, or entry points not loaded), and no plugin
+        of its package stands in for it under another name. Settings for it in dsh.yml
+        or an agent's options would apply to nothing."""
+        if self._installed is None:
+            try:
+                self._installed = _packages(_discover())
+            except DshError:  # two distributions claim a name: not this check's to say
+                self._installed = {}
+        package = self._installed.get(name)
+        if package is None or self.get_plugin(name) is not None:
+            return False
+        for _, plugin in self.list_name_plugin():
+            if plugin is not None:
+                if isinstance(plugin, types.ModuleType):
+                    module = plugin.__name__
+                else:
+                    module = type(plugin).__module__
+                if module.split(".")[0] == package:
+                    return False
+        return True
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
         """Register ``plugin``; a plugin module may bring its own hookspecs in a
@@ -267,6 +289,10 @@ def _did_you_mean(name: str, available: Sequence[str], prefix: str = "") -> str:
     return f"; did you mean {prefix}{close[0]}?" if close else ""
 
 
+def _packages(found: Mapping[str, EntryPoint]) -> dict[str, str]:
+    return {name: ep.value.split(":")[0].split(".")[0] for name, ep in found.items()}
+
+
 def _discover() -> dict[str, EntryPoint]:
     found: dict[str, EntryPoint] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
@@ -322,7 +348,7 @@ def create_plugin_manager(
         _check_blocked(blocked - explicit, list(found))
         for name in blocked:
             pm.set_blocked(name)
-        pm.left_out = frozenset(found) - set(chosen) - explicit
+        pm._installed = _packages(found)
         failed = []
         for name in chosen:  # every one is tried, so that one run names all that fail
             try:

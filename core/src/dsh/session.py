@@ -78,7 +78,8 @@ class SessionEvent:
         return encode(self.to_dict()).decode().translate(_LINE_ENDS)
 
     def to_json_bytes(self) -> bytes:
-        """``to_json()`` as UTF-8, for writers (saves a decode and an encode)."""
+        """The event as compact UTF-8 JSON, for writers: ``to_json()`` without its
+        escaping of Unicode line ends (a file is split on ``\\n``)."""
         return encode(self.to_dict())
 
     @classmethod

@@ -96,3 +96,11 @@ async def test_without_keys_tool_output_is_untouched(
     events, _ = await turn_with([("environment", {"name": "HOME"})], tmp_path)
     (result,) = [e.data for e in events if e.type == "tool/result"]
     assert result["content"] == f"HOME={os.environ.get('HOME', '')}"
+
+
+def test_the_key_variables_are_the_built_in_providers_without_importing_them() -> None:
+    from dsh._secrets import PROVIDER_KEY_VARIABLES
+    from dsh.llm.providers import PROVIDERS
+
+    built_in = {p.api_key_env for p in PROVIDERS.values() if p.api_key_env}
+    assert set(PROVIDER_KEY_VARIABLES) == built_in

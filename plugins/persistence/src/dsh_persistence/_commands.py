@@ -105,7 +105,7 @@ def _load_config(context: CommandContext, path: Path | None) -> Config:
 
     context.pm.relay.register_settings(collect)
     pm = context.pm
-    return load_config(path, settings=settings, blocked=pm.is_blocked, left_out=pm.left_out)
+    return load_config(path, settings=settings, blocked=pm.is_blocked, left_out=pm.is_left_out)
 
 
 async def _list(service: SessionPersistence, args: argparse.Namespace) -> int:

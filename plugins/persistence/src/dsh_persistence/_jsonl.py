@@ -1,6 +1,6 @@
 """The JSONL backend (the default): one append-only file per session.
 
-Line 1 is the header, every further line one event (``SessionEvent.to_json()``)::
+Line 1 is the header, every further line one event (``SessionEvent.to_json_bytes()``)::
 
     {"format":"dsh-session","version":1,"id":"...","created":...,"cwd":"...",
      "title":"...","parent":null,"seed_length":null,"meta":{}}
