@@ -179,9 +179,9 @@ async def test_a_stored_sessions_settings_for_a_plugin_left_out_are_said_to_be_i
     async with scripted_harness(
         ScriptedModel([]), plugins=[("mem", store)], load_entry_points=False
     ) as h:
-        with caplog.at_level("WARNING", logger="dsh.agent"):
+        with caplog.at_level("WARNING", logger="dsh.config"):
             await h.agents.resume("a", session_id)
-    assert [r.getMessage() for r in caplog.records if r.name == "dsh.agent"] == [
+    assert [r.getMessage() for r in caplog.records if r.name == "dsh.config"] == [
         f"session {session_id!r}: its 'permissions' options are ignored: plugin "
         "'permissions' is installed but not loaded"
     ]

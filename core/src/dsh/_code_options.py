@@ -7,17 +7,47 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
 from dsh._config_keys import ignored_key, layered, unknown_field_key, unknown_key
 from dsh._config_yaml import Loc, did_you_mean
 from dsh._options import CORE_OPTIONS, option_typo
+from dsh.errors import DshError
 
-__all__ = ["model_problem", "options_problem"]
+if TYPE_CHECKING:
+    from dsh.harness import Harness
+
+__all__ = ["check_options", "model_problem", "options_problem", "warn_left_out"]
 
 log = logging.getLogger("dsh.config")
+
+
+def check_options(harness: Harness, agent_id: str, options: dict[str, Any] | None) -> None:
+    """Options a caller gave in code, checked by the rules of ``agents[].options`` (the
+    config's own agents were checked when it loaded): a ``DshError`` naming the agent."""
+    if options:
+        pm = harness.pm
+        problem = options_problem(
+            options, harness.settings, harness.config.raw, pm.is_left_out, pm.is_blocked
+        )
+        if problem is None:
+            problem = model_problem(options.get("model"), harness.models.names())
+        if problem is not None:
+            raise DshError(f"agent {agent_id!r}: {problem}")
+
+
+def warn_left_out(harness: Harness, session_id: str, options: dict[str, Any]) -> None:
+    """A stored session's settings for a plugin that does not run now (its permission
+    rules, say) are not applied: said, not refused, since a session may be resumed on
+    purpose without a plugin (one that compacted its history, say)."""
+    for key in options:
+        if harness.pm.is_left_out(key):
+            log.warning(
+                "session %r: its %r options are ignored: plugin %r is installed but not loaded",
+                *(session_id, key, key),
+            )
 
 
 def options_problem(

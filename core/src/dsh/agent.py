@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, final, runtime_checkable
@@ -17,13 +18,14 @@ from dsh.loop import ReactLoopAgent
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
+    from anyio.streams.memory import MemoryObjectReceiveStream
 
     from dsh._relay import HookRelay
     from dsh.harness import Harness
     from dsh.hookspecs import AgentStatus
     from dsh.llm.registry import ModelRegistry
     from dsh.persistence import StoredSession
-    from dsh.session import Session, SessionStore
+    from dsh.session import Session, SessionEvent, SessionStore
     from dsh.tools import ToolRegistry
     from dsh.turns import TurnResult
 
@@ -154,6 +156,24 @@ class AgentHandle:
                 return result
         raise DshError(f"agent {self.id!r}: the prompt was dropped before a turn took it")
 
+    @asynccontextmanager
+    async def events(self) -> AsyncIterator[MemoryObjectReceiveStream[SessionEvent]]:
+        """The agent's session events from now on, as they are logged: ``async with
+        agent.events() as events:`` then ``async for event in events``. Events wait for
+        the reader (the stream is unbounded, so the agent never does); leaving the block
+        stops the watch. Several readers may watch one agent."""
+        from dsh._watch import event_watch
+
+        harness = self._registry._harness
+        if harness is None:
+            raise DshError(f"agent {self.id!r} has no harness to watch its events through")
+        watch = event_watch(harness.pm)
+        received = watch.watch(self.session.id)
+        try:
+            yield received
+        finally:
+            watch.unwatch(self.session.id, received)
+
     async def dispose(self) -> None:
         if self._done is None:
             self._done = anyio.Event()
@@ -223,8 +243,10 @@ class AgentRegistry:
         is a ``DshError`` before anything starts. ``workspace``: the directory this agent
         works in (its file tools and commands), instead of the harness's; a relative
         path is taken from the harness's."""
-        if source == "create":
-            self._check_options(agent_id, options)
+        if source == "create" and self._harness is not None:
+            from dsh._code_options import check_options
+
+            check_options(self._harness, agent_id, options)
         place = self._place(agent_id, workspace)
         sid = session_id or f"{agent_id}-session-{uuid.uuid4().hex}"
         meta = dict(meta or {})
@@ -259,14 +281,20 @@ class AgentRegistry:
     ) -> AgentHandle:
         """``resume`` of a session already loaded with ``load_stored`` (which a caller
         that checks a session before it lets go of anything has done): not read again."""
-        self._check_options(agent_id, options)
+        if self._harness is not None:
+            from dsh._code_options import check_options
+
+            check_options(self._harness, agent_id, options)
         place = self._place(agent_id, workspace)
         session = self._sessions.prepare(
             stored.id, stored.events, meta=dict(stored.meta), created=stored.created
         )
         if options is None and isinstance(stored.meta.get("options"), dict):
             options = dict(stored.meta["options"])
-            self._warn_left_out(stored.id, options)
+            if self._harness is not None:
+                from dsh._code_options import warn_left_out
+
+                warn_left_out(self._harness, stored.id, options)
         return await self._start(agent_id, session, options, "resume", place)
 
     async def load_stored(self, session_id: str) -> StoredSession:
@@ -282,36 +310,6 @@ class AgentRegistry:
         if stored is None:
             raise DshError(f"cannot resume session {session_id!r}: it is not stored")
         return stored
-
-    def _check_options(self, agent_id: str, options: dict[str, Any] | None) -> None:
-        """Options a caller gave in code, checked by the rules of ``agents[].options``
-        (the config's own agents were checked when it loaded)."""
-        harness = self._harness
-        if options and harness is not None:
-            from dsh._code_options import model_problem, options_problem
-
-            pm = harness.pm
-            problem = options_problem(
-                options, harness.settings, harness.config.raw, pm.is_left_out, pm.is_blocked
-            )
-            if problem is None:
-                problem = model_problem(options.get("model"), harness.models.names())
-            if problem is not None:
-                raise DshError(f"agent {agent_id!r}: {problem}")
-
-    def _warn_left_out(self, session_id: str, options: dict[str, Any]) -> None:
-        """A stored session's settings for a plugin that does not run now (its
-        permission rules, say) are not applied: said, not refused, since a session may be
-        resumed on purpose without a plugin (one that compacted its history, say)."""
-        harness = self._harness
-        if harness is not None:
-            for key in options:
-                if harness.pm.is_left_out(key):
-                    log.warning(
-                        "session %r: its %r options are ignored: plugin %r is installed "
-                        "but not loaded",
-                        *(session_id, key, key),
-                    )
 
     def _place(self, agent_id: str, workspace: str | os.PathLike[str] | None) -> Path | None:
         """An agent's own workspace, resolved from the harness's; an existing directory."""
