@@ -331,3 +331,13 @@ async def test_every_prompt_batched_into_an_unsaved_turn_hears_of_it() -> None:
             agent.abort()
         assert [r.turn for r in results] == [2, 2]
         assert all(r.save_error and "No space left" in r.save_error for r in results)
+
+
+async def test_options_changed_on_the_handle_apply_from_the_next_request() -> None:
+    model = ScriptedModel([text("one"), text("two")])
+    async with agent_on(model) as (_, agent):
+        with anyio.fail_after(LIMIT):
+            await agent.prompt("hi")
+            agent.options["system_prompt"] = "Be brief."
+            await agent.prompt("again")
+    assert [r.system for r in model.requests] == ["", "Be brief."]

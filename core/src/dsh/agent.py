@@ -96,6 +96,12 @@ class AgentHandle:
         """``idle``, ``running`` or ``disposed``."""
         return self.agent.status
 
+    @property
+    def options(self) -> dict[str, Any]:
+        """The agent's options (``model``, ``system_prompt``, plugins' settings, yours),
+        read by each step and each plugin call: a change applies from the next one."""
+        return self.agent.options
+
     def send(self, prompt: str) -> None:
         """Queue ``prompt``; it starts a turn when the agent is free. Prompts queued while
         a turn runs are taken together by the next turn (one turn each with the option
