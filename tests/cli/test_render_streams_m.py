@@ -9,8 +9,6 @@ from __future__ import annotations
 import io
 from typing import Any
 
-import pytest
-
 from dsh._render import Renderer, visible
 from dsh.session import Session
 
@@ -68,12 +66,6 @@ def test_an_output_that_cannot_say_is_not_a_terminal() -> None:
     assert out.written == ["raw\x1b[1m"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a carriage return ending a turn's answer in a terminal is held for the "
-    "next chunk and never given back at the turn's end: it is not shown, and starts the "
-    "next turn's answer as \\x0d (dsh chat)",
-)
 def test_a_carriage_return_ending_an_answer_stays_in_its_turn() -> None:
     out, err = Terminal(), io.StringIO()
     end = ("turn/end", {"turn": 1, "reason": "completed", "usage": {}})

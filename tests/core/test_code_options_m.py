@@ -138,12 +138,6 @@ class Other(BaseModel):
     pitch: int = 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="suspected bug: any pydantic object under a plugin's key is taken as that "
-    "plugin's own settings object, whatever its class (the plugin then fails on it, "
-    "after the agent started)",
-)
 async def test_a_settings_object_of_another_model_is_refused() -> None:
     assert "option voice" in await refused({"voice": Other()})
 

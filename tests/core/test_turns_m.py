@@ -1,8 +1,8 @@
 """``dsh.turns`` and ``AgentHandle.prompt()``, beyond test_turns.py (found by a mutation
 review): the answer is the text blocks only of the last message, a turn's own error is
-raised before its save error, a turn/end with no error data still raises, ``taken_by``
-says where a prompt stands, and a timed-out prompt aborts its own turn however its
-equal prompts and the loop's timing fall."""
+raised before its save error, a turn/end with no error data still raises, and a
+timed-out prompt aborts its own turn however its equal prompts and the loop's timing
+fall, and no other turn."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from loop_support import LIMIT, Seen, agent_on, ends
 from dsh import TurnError, hookimpl
 from dsh.session import SessionEvent
 from dsh.testing import ScriptedModel, hang, text
-from dsh.turns import TurnResult, taken_by, turns
+from dsh.turns import TurnResult, turns
 
 
 def event(kind: str, seq: int, **data: Any) -> SessionEvent:
@@ -96,22 +96,6 @@ def test_an_error_turn_with_no_error_data_still_raises() -> None:
     assert str(caught.value) == "turn 3 failed: UNKNOWN: "
 
 
-def test_taken_by_says_where_the_very_prompt_stands() -> None:
-    mine, other = "".join(["go", " on"]), "go on"
-    assert mine == other and mine is not other
-    log = [
-        event("turn/start", 0, turn=4),
-        event("user/message", 1, content=other),
-        event("turn/end", 2, turn=4, reason="completed"),
-        event("turn/start", 3, turn=5),
-        event("user/message", 4, content=mine),
-    ]
-    assert taken_by(log[:3], mine) == "none"
-    assert taken_by(log, mine) == "running"
-    assert taken_by([*log, event("turn/end", 5, turn=5, reason="aborted")], mine) == "ended"
-    assert taken_by(log, other) == "ended"
-
-
 async def test_a_timed_out_prompt_aborts_its_turn_after_an_equal_prompt_of_anothers_ended() -> None:
     """Another caller's equal prompt ran (and ended) in an earlier turn, after this
     prompt was sent: the time limit still aborts the turn that took this one."""
@@ -176,12 +160,6 @@ async def test_a_prompt_taken_but_not_yet_logged_has_its_turn_aborted_when_it_ti
         assert model.requests == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: prompt() whose prompt was dropped by cancel() and whose wait then runs "
-    "out aborts whatever turn is running (taken_by() says 'none' both for 'taken, not "
-    "yet logged' and for 'dropped'), though no turn took its prompt",
-)
 async def test_a_prompt_dropped_by_cancel_leaves_the_next_turn_alone_when_it_times_out() -> None:
     """``cancel(); send("something else")``, as a chat front end does when its user
     interrupts: a ``prompt()`` still waiting behind the cancelled turn, whose time limit

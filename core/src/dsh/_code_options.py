@@ -83,8 +83,8 @@ def options_problem(
             if hint:
                 return f"unknown option {key!r} (not a core option or a loaded plugin's name){hint}"
             continue
-        if isinstance(value, BaseModel):  # the plugin's own settings object, built valid
-            continue
+        if isinstance(value, BaseModel) and issubclass(model, type(value)):
+            continue  # the plugin's own settings object (its model or a base), built valid
         value = {} if value is None else value
         try:
             checked = model.model_validate(layered(sections.get(key), value))

@@ -159,6 +159,7 @@ class Renderer:
         elif kind == "step/retry":
             self._note(f"↻ retrying the model call ({data['code']}: {shorten(data['message'])})")
         elif kind == "turn/end":
+            self._held_cr = False  # a lone "\r" ending the answer: nothing to show
             usage = data.get("usage", {})
             tokens = f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out"
             line = f"[turn {data['turn']} {data['reason']} · {tokens} tokens]"

@@ -56,14 +56,16 @@ class TurnState:
         "number",
         "open_step",
         "pending",
+        "prompts",
         "running",
         "scope",
         "streaming",
         "usage",
     )
 
-    def __init__(self, number: int) -> None:
+    def __init__(self, number: int, prompts: list[str] | None = None) -> None:
         self.number = number
+        self.prompts = prompts or []  # the queued prompts the turn took
         self.ended_by: str | None = None  # "aborted" | "disposed"
         self.cancelled = False  # by cancel(): a turn not yet started is dropped
         self.scope: anyio.CancelScope | None = None

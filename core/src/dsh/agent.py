@@ -137,7 +137,7 @@ class AgentHandle:
         Cancelling the wait (a time limit around it) cancels the prompt: taken back if
         it is still queued, else the turn that took it is aborted (with the prompts
         batched into it), unless that turn has ended; other turns are left alone."""
-        from dsh.turns import own_copy, taken_by, turns
+        from dsh.turns import own_copy, turns
 
         # A str object of its own: the queue entry and the user/message event of this
         # very prompt are it, told apart from an equal prompt sent by someone else.
@@ -147,11 +147,8 @@ class AgentHandle:
         try:
             await self.when_idle()
         except BaseException:
-            if (
-                not self.agent.withdraw(mine)
-                and taken_by(self.session.events[start:], mine) != "ended"
-            ):
-                self.agent.abort()  # the running turn is the one that took it
+            if not self.agent.withdraw(mine) and self.agent.is_running(mine):
+                self.agent.abort()  # the turn that took it (a dropped prompt: none)
             raise
         for result in turns(self.session.events[start:]):
             if any(e.type == "user/message" and e.data["content"] is mine for e in result.events):

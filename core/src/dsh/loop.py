@@ -142,6 +142,11 @@ class ReactLoopAgent:
                 return True
         return False
 
+    def is_running(self, prompt: str) -> bool:
+        """Whether the turn running now took ``prompt`` (that very object)."""
+        turn = self._turn
+        return turn is not None and any(taken is prompt for taken in turn.prompts)
+
     async def when_idle(self) -> None:
         """Resolve when nothing is running or queued (disposed: once the loop exited)."""
         while True:
@@ -164,7 +169,7 @@ class ReactLoopAgent:
                 if not prompts:
                     await self._park()
                     continue
-                turn = self._turn = TurnState(self._turns + 1)
+                turn = self._turn = TurnState(self._turns + 1, prompts)
                 await self._set_status("running")
                 if turn.cancelled or self._disposing:
                     self._turn = None  # dropped before it started: no turn is opened

@@ -18,7 +18,7 @@ from dsh.errors import TurnError
 from dsh.messages import Usage
 from dsh.session import SessionEvent
 
-__all__ = ["TurnResult", "own_copy", "taken_by", "turns"]
+__all__ = ["TurnResult", "own_copy", "turns"]
 
 _NO_USAGE: Final = Usage()
 
@@ -108,19 +108,3 @@ def own_copy(text: str) -> str:
     event of one prompt are told apart from an equal prompt of another caller's (not for
     one character or none: CPython shares those strings)."""
     return text.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
-
-
-def taken_by(events: Iterable[SessionEvent], prompt: str) -> str:
-    """Where the turn that took ``prompt`` (the very object, among ``events``) stands:
-    ``"ended"``, ``"running"``, or ``"none"`` (no turn has logged it yet)."""
-    taken: int | None = None
-    current = 0
-    for event in events:
-        kind = event.type
-        if kind == "user/message" and taken is None and event.data["content"] is prompt:
-            taken = current
-        elif kind == "turn/start":
-            current = event.data["turn"]
-        elif kind == "turn/end" and taken is not None and event.data["turn"] == taken:
-            return "ended"
-    return "none" if taken is None else "running"

@@ -120,13 +120,6 @@ async def test_another_plugins_section_is_not_read_as_rules(
     assert warnings(caplog) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: registered under another name, dsh-permissions' settings are checked "
-    "(dsh.yml, options in code, rule names) under that name in an agent's options, but "
-    "Permissions.settings_for reads options['permissions']: the agent's deny rules are "
-    "accepted and ignored",
-)
 async def test_an_agents_deny_rules_under_the_registered_name_are_enforced(
     tmp_path: Any,
 ) -> None:

@@ -156,10 +156,17 @@ class Permissions:
         if isinstance(configured, PermissionSettings):
             base = configured if base is None else base.merged(configured)
         options = getattr(agent, "options", None)
-        raw = options.get("permissions") if isinstance(options, Mapping) else None
-        if raw is None:
+        own: PermissionSettings | None = None
+        if isinstance(options, Mapping):
+            # under the name the plugin's settings are registered by (the entry point's
+            # `permissions`, or the name it was given): where dsh.yml checked them
+            for key in _option_keys(agent):
+                raw = options.get(key)
+                if raw is not None:
+                    found = validate_options(raw, str(getattr(agent, "id", "?")), key)
+                    own = found if own is None else own.merged(found)
+        if own is None:
             return base or PermissionSettings()
-        own = validate_options(raw, str(getattr(agent, "id", "?")))
         return own if base is None else base.merged(own)
 
     def _warn_bypass(self, agent: Any, state: _AgentState) -> None:
@@ -359,6 +366,15 @@ def _denial(call: ToolCall, outcome: _Outcome) -> str:
     else:
         advice = " Do not retry the same call; do without it or ask the user to allow it."
     return f"Permission denied: {call.name!r} was not run: {verdict.reason}.{advice}"
+
+
+def _option_keys(agent: Any) -> list[str]:
+    """The agent option keys that hold this plugin's per-agent settings: the names its
+    settings model is registered under, and ``permissions`` (a plugin object registered
+    under another name without registering settings reads that one)."""
+    harness = getattr(agent, "harness", None)
+    names = [n for n, m in harness.settings.items() if m is PermissionsSection] if harness else []
+    return names if "permissions" in names else [*names, "permissions"]
 
 
 def _section(agent: Any) -> PermissionSettings | None:

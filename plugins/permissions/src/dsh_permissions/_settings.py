@@ -69,8 +69,8 @@ class InvalidSettings(ValueError):
     """An agent's ``options["permissions"]`` is not valid; the message names the key."""
 
 
-def validate_options(raw: object, agent_id: str) -> PermissionSettings:
-    """An agent's ``options["permissions"]`` as settings, or InvalidSettings."""
+def validate_options(raw: object, agent_id: str, key: str = "permissions") -> PermissionSettings:
+    """An agent's ``options[key]`` as settings, or InvalidSettings."""
     if isinstance(raw, PermissionSettings):
         return raw
     try:
@@ -82,7 +82,7 @@ def validate_options(raw: object, agent_id: str) -> PermissionSettings:
             reason = error["msg"]
             if error["type"] == "value_error":  # a validator's own words
                 reason = str(error.get("ctx", {}).get("error", reason))
-            problems.append(f"options.permissions{where}: {reason}")
+            problems.append(f"options.{key}{where}: {reason}")
         raise InvalidSettings(
             f"the permissions settings of agent {agent_id!r} are invalid: " + "; ".join(problems)
         ) from None
