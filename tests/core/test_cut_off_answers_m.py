@@ -5,12 +5,12 @@ tokens first) stay on the kept message and count in the turn's usage."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import anyio
 from loop_support import LIMIT
+from test_cut_off_answers import Register
 
-from dsh import ModelRequest, Usage, hookimpl
+from dsh import ModelRequest, Usage
 from dsh.llm import Chunk, ModelInfo, TextDelta, UsageChunk
 from dsh.testing import ScriptedModel, scripted_harness
 
@@ -28,15 +28,6 @@ class UsageFirstThenHang:
         yield TextDelta("Half an")
         self.waiting.set()
         await anyio.sleep_forever()
-
-
-class Register:
-    def __init__(self, model: object) -> None:
-        self.model = model
-
-    @hookimpl
-    def register_models(self, register: Any) -> None:
-        register(self.model)
 
 
 async def test_the_usage_reported_before_the_cut_is_kept_and_counted() -> None:

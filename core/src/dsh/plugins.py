@@ -68,31 +68,15 @@ class PluginManager(pluggy.PluginManager):
         #: plugin name -> (distribution, version), for plugins that came from one.
         self.distributions: dict[str, tuple[str, str]] = {}
         #: installed entry-point name -> its top-level package (read when first needed)
-        self._installed: dict[str, str] | None = None
+        self.installed: dict[str, str] | None = None
         self._registering: str | None = None
 
     def is_left_out(self, name: str) -> bool:
-        """Whether ``name`` is an installed plugin that does not run: not registered under
-        that name (not selected, turned off, or entry points not loaded), and no plugin
-        of its package stands in for it under another name. Settings for it in dsh.yml
-        or an agent's options would apply to nothing."""
-        if self._installed is None:
-            try:
-                self._installed = _packages(_discover())
-            except DshError:  # two distributions claim a name: not this check's to say
-                self._installed = {}
-        package = self._installed.get(name)
-        if package is None or self.get_plugin(name) is not None:
-            return False
-        for _, plugin in self.list_name_plugin():
-            if plugin is not None:
-                if isinstance(plugin, types.ModuleType):
-                    module = plugin.__name__
-                else:
-                    module = type(plugin).__module__
-                if module.split(".")[0] == package:
-                    return False
-        return True
+        """Whether ``name`` is an installed plugin that does not run (see
+        ``dsh._left_out``): settings for it would apply to nothing."""
+        from dsh._left_out import left_out
+
+        return left_out(self, name)
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
         """Register ``plugin``; a plugin module may bring its own hookspecs in a
@@ -289,11 +273,12 @@ def _did_you_mean(name: str, available: Sequence[str], prefix: str = "") -> str:
     return f"; did you mean {prefix}{close[0]}?" if close else ""
 
 
-def _packages(found: Mapping[str, EntryPoint]) -> dict[str, str]:
+def packages(found: Mapping[str, EntryPoint]) -> dict[str, str]:
+    """Entry-point name -> the top-level package its plugin comes from."""
     return {name: ep.value.split(":")[0].split(".")[0] for name, ep in found.items()}
 
 
-def _discover() -> dict[str, EntryPoint]:
+def discover() -> dict[str, EntryPoint]:
     found: dict[str, EntryPoint] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         other = found.get(ep.name)
@@ -310,7 +295,7 @@ def installed_plugins() -> list[tuple[str, str, str]]:
     """Every installed entry-point plugin, loaded or not: (name, distribution, version)."""
     return [
         (name, _dist_name(ep), ep.dist.version if ep.dist is not None else "?")
-        for name, ep in _discover().items()
+        for name, ep in discover().items()
     ]
 
 
@@ -341,14 +326,14 @@ def create_plugin_manager(
         pm.register(importlib.import_module(module), module)
         pm.distributions[module] = ("dsh-core", _core_version())
     if load_entry_points:
-        found = _discover()
+        found = discover()
         entry_selection = [item for item in select if item[3:] not in CORE_DEFAULTS]
         chosen, blocked = _select(list(found), entry_selection, os.environ if env is None else env)
         explicit = {item[0] for item in plugins if isinstance(item, tuple)}
         _check_blocked(blocked - explicit, list(found))
         for name in blocked:
             pm.set_blocked(name)
-        pm._installed = _packages(found)
+        pm.installed = packages(found)
         failed = []
         for name in chosen:  # every one is tried, so that one run names all that fail
             try:
