@@ -45,8 +45,44 @@ def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -
 
 
 def redact(text: str, secrets: tuple[str, ...]) -> str:
-    """``text`` with each secret value replaced by ``***``."""
+    """``text`` with each secret value replaced by ``***``, and so each start or end of
+    one at least half its length (and 8 characters): what is left of a key that an output
+    cap cut in two. A command that prints a key in pieces on purpose is not caught."""
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, HIDDEN)
+        half = max(MIN_LENGTH, (len(secret) + 1) // 2)
+        if half < len(secret):
+            text = _hide_parts(text, secret, half)
     return text
+
+
+def _hide_parts(text: str, secret: str, shortest: int) -> str:
+    """``text`` with each run of at least ``shortest`` characters that begins or ends
+    ``secret`` replaced by ``***``."""
+    spans: list[tuple[int, int]] = []
+    start = text.find(secret[:shortest])
+    while start != -1:  # a beginning, as long as it goes on like the secret
+        end = start + shortest
+        while end - start < len(secret) and text[end : end + 1] == secret[end - start]:
+            end += 1
+        spans.append((start, end))
+        start = text.find(secret[:shortest], start + 1)
+    tail = secret[-shortest:]
+    end = text.find(tail)
+    while end != -1:  # an ending, as far back as it matches
+        start, end = end, end + shortest
+        while end - start < len(secret) and text[start - 1 : start] == secret[start - end - 1]:
+            start -= 1
+        spans.append((start, end))
+        end = text.find(tail, end - shortest + 1)
+    if not spans:
+        return text
+    parts: list[str] = []
+    done = -1
+    for start, end in sorted(spans):
+        if start > done:  # overlapping runs are hidden as one
+            parts += (text[max(done, 0) : start], HIDDEN)
+        done = max(done, end)
+    parts.append(text[done:])
+    return "".join(parts)

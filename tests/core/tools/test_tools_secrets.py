@@ -104,3 +104,33 @@ def test_the_key_variables_are_the_built_in_providers_without_importing_them() -
 
     built_in = {p.api_key_env for p in PROVIDERS.values() if p.api_key_env}
     assert set(PROVIDER_KEY_VARIABLES) == built_in
+
+
+@pytest.mark.usefixtures("keys")
+async def test_a_key_the_output_cap_cuts_in_two_is_hidden_on_both_sides(tmp_path: Path) -> None:
+    """bash keeps the first and last 15,000 bytes of a long output: a key across either
+    edge of the cut leaves a part of itself on one side, which is hidden too."""
+    from dsh.builtin_tools._bash import MAX_OUTPUT_BYTES
+
+    half = MAX_OUTPUT_BYTES // 2
+    head_cut = "x" * (half - 15) + KEY  # 15 of the key's 25 characters stay in the head
+    tail_cut = KEY + "y" * (half - 15)  # the tail starts 15 characters before the key ends
+    (tmp_path / "long.txt").write_text(head_cut + "z" * 5000 + tail_cut)
+    events, _ = await turn_with([("bash", {"command": "cat long.txt"})], tmp_path)
+    (result,) = [e.data["content"] for e in events if e.type == "tool/result"]
+    assert "bytes of output cut here" in result
+    assert KEY[:15] not in result
+    assert KEY[-15:] not in result
+    assert result.count("***") == 2
+
+
+def test_parts_of_a_key_at_least_half_its_length_are_hidden_shorter_ones_are_not() -> None:
+    from dsh._secrets import redact
+
+    key = "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"  # 44 characters: half is 22
+    assert redact(f"a {key[:22]}\n[cut]", (key,)) == "a ***\n[cut]"
+    assert redact(f"{key[-22:]} b", (key,)) == "*** b"
+    assert redact(f"{key[:30]}{key[-30:]}", (key,)) == "***"  # overlapping parts: one
+    assert redact(f"{key[:21]}.{key[-21:]}", (key,)) == f"{key[:21]}.{key[-21:]}"
+    assert redact("prefix sk-proj- as in docs", (key,)) == "prefix sk-proj- as in docs"
+    assert redact(key[5:30], (key,)) == key[5:30]  # neither end of the key: left alone
