@@ -120,7 +120,7 @@ def test_json_writes_each_event_as_one_line_of_stdout() -> None:
     events = [session.append(*chunk("hi\n")), session.append(*turn_end())]
     for event in events:
         renderer.session_event(session, event)
-    assert out.getvalue().splitlines() == [event.to_json() for event in events]
+    assert out.getvalue().splitlines() == [event.to_json("s") for event in events]
     assert err.getvalue() == ""
 
 

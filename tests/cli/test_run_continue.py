@@ -63,6 +63,33 @@ def test_session_continues_the_session_a_prefix_names_not_the_last_one(
 
 
 @pytest.mark.plugins("persistence")
+def test_a_script_continues_the_session_json_names_on_every_line(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """`dsh run --json` begins every line with the session's id, so a script can go on
+    with that session (`--session ID`) without reading stderr."""
+    import json
+
+    server = model_server([text_reply("Noted."), text_reply("Blue.")])
+    (tmp_path / "dsh.yml").write_text(
+        f"models:\n  tiny: {{provider: openai-compatible, model: tiny, base_url: '{server.url}'}}\n"
+    )
+    first = dsh("-m", "tiny", "run", "--json", "my colour is blue", env=env, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    lines = [json.loads(line) for line in first.stdout.splitlines()]
+    (session,) = {line["session"] for line in lines}
+    assert next(iter(lines[0])) == "session"  # first: `jq -r .session | head -1` reads it
+    (stored,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+    assert session == stored.stem
+    stored_events = [json.loads(line) for line in stored.read_text().splitlines()[1:]]
+    assert [{k: v for k, v in line.items() if k != "session"} for line in lines] == stored_events
+
+    done = dsh("run", "--session", session, "what is my colour?", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Blue.\n"
+
+
+@pytest.mark.plugins("persistence")
 def test_chat_continue_goes_on_with_the_last_session(
     model_server: Any, env: dict[str, str], tmp_path: Path
 ) -> None:

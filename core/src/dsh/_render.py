@@ -100,7 +100,7 @@ class Renderer:
             return
         try:
             if self.json:
-                self._write(self.out, event.to_json() + "\n")
+                self._write(self.out, event.to_json(session.id) + "\n")
             else:
                 self._show(event.type, event.data)
         except BrokenPipeError:

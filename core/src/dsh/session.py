@@ -72,10 +72,12 @@ class SessionEvent:
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type, "seq": self.seq, "time": self.time, "data": self.data}
 
-    def to_json(self) -> str:
+    def to_json(self, session: str | None = None) -> str:
         """The event as one line of JSON, for people and scripts: the characters some
-        readers take for line ends (U+2028, U+2029, U+0085) are written escaped."""
-        return encode(self.to_dict()).decode().translate(_LINE_ENDS)
+        readers take for line ends (U+2028, U+2029, U+0085) are written escaped. With
+        ``session``, the line names its session first (``dsh run --json``)."""
+        raw = self.to_dict() if session is None else {"session": session, **self.to_dict()}
+        return encode(raw).decode().translate(_LINE_ENDS)
 
     def to_json_bytes(self) -> bytes:
         """The event as compact UTF-8 JSON, for writers: ``to_json()`` without its
