@@ -298,7 +298,18 @@ class AgentRegistry:
                 from dsh._code_options import warn_left_out
 
                 warn_left_out(self._harness, stored.id, options)
-        return await self._start(agent_id, session, options, "resume", place)
+        # a session another process continues is refused before any model call
+        persistence: Any = await self._relay.session_persistence()
+        claims = hasattr(persistence, "claim")  # optional (dsh.persistence)
+        if claims:
+            await persistence.claim(stored.id)
+        try:
+            return await self._start(agent_id, session, options, "resume", place)
+        except BaseException:
+            if claims:
+                with anyio.CancelScope(shield=True):
+                    await persistence.release(stored.id)
+            raise
 
     async def load_stored(self, session_id: str) -> StoredSession:
         """The stored session ``resume`` would continue; DshError saying why there is

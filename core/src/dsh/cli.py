@@ -290,14 +290,15 @@ def _input_waits() -> bool:
 
 
 def _fail(error: DshError, verbose: bool) -> int:
-    """The error as one line on stderr (after its traceback, with -v); status 2."""
+    """The error as one line on stderr (after its traceback, with -v); its exit status
+    (2 unless the error's type says otherwise)."""
     if verbose:
         import traceback
 
         traceback.print_exception(error, file=sys.stderr)
     message = error.for_user() if isinstance(error, HookError) else str(error)
     print(f"dsh: error: {message}", file=sys.stderr)
-    return 2
+    return error.exit_status
 
 
 def _run(plugin: str, command: Command, args: argparse.Namespace, pm: PluginManager) -> int:

@@ -26,6 +26,10 @@ class DshError(Exception):
     """
 
     code: str = "DSH"
+    #: The status a ``dsh`` command exits with when it stops with this error: 2, a usage
+    #: or configuration error; a subclass for a failure that may pass when tried again
+    #: (another process holds a session) sets 1.
+    exit_status: int = 2
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

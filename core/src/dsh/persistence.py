@@ -38,6 +38,10 @@ class StoredSession:
 
 @runtime_checkable
 class SessionPersistence(Protocol):
+    """What ``session_persistence`` returns. It may also define ``async claim(id)``
+    (raise a DshError when another process continues the session) and ``async
+    release(id)``: ``agents.resume`` claims a session before its agent starts."""
+
     async def list(self) -> list[SessionHeader]: ...
 
     async def load(self, session_id: str) -> StoredSession | None: ...

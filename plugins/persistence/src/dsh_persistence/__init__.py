@@ -18,6 +18,7 @@ from dsh_persistence._errors import (
     SessionConflictError,
     SessionCorruptError,
     SessionFormatError,
+    SessionInUseError,
 )
 from dsh_persistence._plugin import PersistencePlugin, open_backend
 
@@ -44,6 +45,7 @@ __all__ = [
     "SessionConflictError",
     "SessionCorruptError",
     "SessionFormatError",
+    "SessionInUseError",
     "SessionInfo",
     "SqliteBackend",
     "StoredSessions",
@@ -90,4 +92,5 @@ harness_stopping = plugin.harness_stopping
 session_event = plugin.session_event
 session_flush = plugin.session_flush
 session_persistence = plugin.session_persistence
+agent_created = plugin.agent_created
 agent_disposed = plugin.agent_disposed

@@ -165,6 +165,17 @@ class SessionBackend(ABC):
         ``PersistenceError`` saying where and why if not. Called when a harness starts,
         so that a bad location is reported then rather than at the first flush."""
 
+    def claim(self, session_id: str) -> bool:
+        """Reserve a stored session for an agent of this process until ``release``, so
+        that no other process continues it meanwhile: False when another holds it. A
+        session not stored yet is nobody's (True). Optional: a backend that cannot
+        reserve returns True, and a second writer is then refused only when it writes
+        (``SessionConflictError``)."""
+        return True
+
+    def release(self, session_id: str) -> None:  # noqa: B027 - optional, as ``claim``
+        """Give up the ``claim`` of ``session_id`` (nothing if it holds none)."""
+
     def forget(self, session_id: str) -> None:  # noqa: B027 - optional
         """Drop what is kept in memory about a session no live agent writes any more
         (a long-running process creates and disposes many); it is read again from

@@ -9,6 +9,7 @@ __all__ = [
     "SessionConflictError",
     "SessionCorruptError",
     "SessionFormatError",
+    "SessionInUseError",
     "UnencodableEventError",
 ]
 
@@ -41,6 +42,14 @@ class SessionConflictError(PersistenceError):
     is written."""
 
     code = "SESSION_CONFLICT"
+
+
+class SessionInUseError(PersistenceError):
+    """Another process is continuing the stored session (it holds its claim): this one
+    may not run turns on it or delete it until that one is done."""
+
+    code = "SESSION_IN_USE"
+    exit_status = 1  # not a mistake of the command: it may pass when tried again
 
 
 class UnencodableEventError(PersistenceError):

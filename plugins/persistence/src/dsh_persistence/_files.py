@@ -85,6 +85,17 @@ def lock_file(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX)
 
 
+def try_lock_file(fd: int) -> bool:
+    """Take the lock of ``lock_file`` unless another open file holds it: False then.
+    True where there are no such locks (nothing to check)."""
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+    return True
+
+
 def fsync_directory(directory: Path) -> None:
     """Make a new or removed directory entry durable."""
     if os.name == "nt":  # pragma: no cover - directories cannot be opened there

@@ -33,7 +33,12 @@ from dsh_persistence._backend import (
     check_contiguous,
     encode_events,
 )
-from dsh_persistence._errors import PersistenceError, SessionConflictError, SessionCorruptError
+from dsh_persistence._errors import (
+    PersistenceError,
+    SessionConflictError,
+    SessionCorruptError,
+    SessionInUseError,
+)
 from dsh_persistence._files import (
     SUFFIX,
     file_name,
@@ -41,6 +46,7 @@ from dsh_persistence._files import (
     lock_file,
     publish,
     session_id_of,
+    try_lock_file,
     write_all,
 )
 from dsh_persistence._header import FORMAT, VERSION, header_line, parse_header, summary
@@ -77,6 +83,8 @@ class JsonlBackend(SessionBackend):
         self._locks: dict[str, threading.Lock] = {}
         self._ends: dict[str, _FileEnd] = {}
         self._paths: dict[str, Path] = {}
+        #: The sessions this process continues: an open file each, holding its lock.
+        self._claims: dict[str, int] = {}
 
     def path(self, session_id: str) -> Path:
         path = self._paths.get(session_id)
@@ -92,6 +100,37 @@ class JsonlBackend(SessionBackend):
             lock = self._locks.get(session_id)
             if lock is not None and not lock.locked():
                 del self._locks[session_id]
+
+    def claim(self, session_id: str) -> bool:
+        """Hold the lock of the session's file (an advisory ``flock``) until ``release``:
+        other processes can neither claim the session nor append to it or delete it."""
+        path = self.path(session_id)
+        with self._lock(session_id):
+            if session_id in self._claims:  # an agent of another harness of this process
+                return False
+            try:
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            except FileNotFoundError:
+                return True
+            except OSError as exc:
+                raise self._failed(exc, "open the session file", path) from exc
+            if not try_lock_file(fd):
+                os.close(fd)
+                return False
+            self._claims[session_id] = fd
+            return True
+
+    def release(self, session_id: str) -> None:
+        with self._lock(session_id):
+            fd = self._claims.pop(session_id, None)
+            if fd is not None:
+                os.close(fd)
+
+    def close(self) -> None:
+        with self._guard:
+            claims, self._claims = self._claims, {}
+        for fd in claims.values():
+            os.close(fd)
 
     def _lock(self, session_id: str) -> threading.Lock:
         with self._guard:
@@ -141,7 +180,8 @@ class JsonlBackend(SessionBackend):
             except OSError as exc:
                 raise self._failed(exc, "open the session file", path) from exc
             try:
-                lock_file(fd)
+                if info.id not in self._claims:  # a claim holds the lock already
+                    lock_file(fd)
                 stat = os.fstat(fd)
                 end = self._ends.get(info.id)
                 if end is None or (end.inode, end.size) != (stat.st_ino, stat.st_size):
@@ -211,7 +251,7 @@ class JsonlBackend(SessionBackend):
         with self._lock(session_id):
             self._ends.pop(session_id, None)
             try:
-                os.unlink(path)
+                self._unlink_unclaimed(session_id, path)
             except FileNotFoundError:
                 return False
             except OSError as exc:
@@ -222,6 +262,21 @@ class JsonlBackend(SessionBackend):
                 except OSError as exc:
                     raise self._failed(exc, "sync it after deleting", path) from exc
             return True
+
+    def _unlink_unclaimed(self, session_id: str, path: Path) -> None:
+        """Remove the file, holding its lock, unless another process holds that."""
+        if session_id in self._claims:  # ours: the service refuses a live session
+            os.unlink(path)
+            return
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            if not try_lock_file(fd):
+                raise SessionInUseError(
+                    f"{path}: cannot delete the session: another process is continuing it"
+                )
+            os.unlink(path)
+        finally:
+            os.close(fd)
 
     # -- reading -------------------------------------------------------------------------
 

@@ -189,10 +189,12 @@ class PersistencePlugin:
         await anyio.to_thread.run_sync(writer.write, True)
 
     @hookimpl
-    def agent_created(self, agent: Agent) -> None:
+    def agent_created(self, agent: Agent, source: str) -> None:
         workspace = getattr(agent, "workspace", None)
         if workspace is not None:
             self._workspaces[agent.session.id] = str(workspace)
+        if source == "resume":  # its writer keeps the store that holds its claim open
+            self._writer(agent.session)
 
     @hookimpl
     def agent_disposed(self, agent: Agent) -> None:
@@ -201,6 +203,7 @@ class PersistencePlugin:
         writer = self._writers.get(session.id)
         if writer is not None and writer.session is session:
             del self._writers[session.id]
+            writer.backend.release(session.id)  # the claim of a resumed session
             writer.backend.forget(session.id)
             self._close_unused()
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
-from dsh_persistence._errors import PersistenceError
+from dsh_persistence._errors import PersistenceError, SessionInUseError
 
 if TYPE_CHECKING:
     from dsh.persistence import SessionHeader, StoredSession
@@ -39,6 +39,20 @@ class StoredSessions:
     async def inspect(self, session_id: str) -> LoadedSession | None:
         """``load`` with what loading did: events kept, records ignored, closers added."""
         return await anyio.to_thread.run_sync(self.backend.load, session_id)
+
+    async def claim(self, session_id: str) -> None:
+        """Reserve a stored session for an agent of this process (``agents.resume`` calls
+        this first); ``SessionInUseError`` when another process continues it. The claim
+        ends when the agent is disposed (or ``release``)."""
+        if not await anyio.to_thread.run_sync(self.backend.claim, session_id):
+            raise SessionInUseError(
+                f"session {session_id!r} is in use: another process is continuing it (in "
+                f"{self.backend.location}); try again when it is done"
+            )
+
+    async def release(self, session_id: str) -> None:
+        """End the claim of ``session_id`` (nothing if this process holds none)."""
+        await anyio.to_thread.run_sync(self.backend.release, session_id)
 
     async def delete(self, session_id: str) -> bool:
         """Remove a stored session; refuses one that an agent of this process is writing."""

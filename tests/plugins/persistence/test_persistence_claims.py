@@ -1,0 +1,193 @@
+"""A stored session continued by one process is that process's until its agent is
+disposed: another process that resumes it is refused before it asks the model anything
+(two `dsh run --continue` at once both called the model and ran tools, then all but one
+failed to save), and cannot delete it meanwhile.
+
+"Another process" is here another ``PersistencePlugin`` over the same directory: its
+backend opens the session file itself, and ``flock`` locks belong to an open file, so
+two backends in one process hold and meet locks as two processes do. The last test runs
+a real second process (`dsh run --continue`).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from dsh.errors import DshError
+from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
+from dsh_persistence import (
+    JsonlBackend,
+    PersistencePlugin,
+    PersistenceSettings,
+    SessionInfo,
+    SessionInUseError,
+)
+from dsh_persistence.testing import LogBuilder
+
+pytestmark = [
+    pytest.mark.plugins("persistence"),
+    pytest.mark.skipif(os.name == "nt", reason="advisory locks are POSIX flock"),
+]
+
+
+def jsonl(tmp_path: Path) -> PersistenceSettings:
+    return PersistenceSettings(backend="jsonl", directory=tmp_path / "sessions")
+
+
+async def stored_session(settings: PersistenceSettings) -> str:
+    """A session with one finished turn, stored; its id."""
+    plugin = PersistencePlugin(settings)
+    async with scripted_harness(
+        ScriptedModel([text("noted")]), plugins=[("persistence", plugin)], load_entry_points=False
+    ) as h:
+        agent = await h.agents.create("first", options={"model": "scripted"})
+        await run_turn(agent, "remember blue")
+        return agent.session.id
+
+
+async def test_a_session_continued_elsewhere_is_refused_before_the_model_is_asked(
+    tmp_path: Path,
+) -> None:
+    settings = jsonl(tmp_path)
+    session_id = await stored_session(settings)
+    path = settings.session_directory() / f"{session_id}.jsonl"
+    holder = PersistencePlugin(settings)
+    async with scripted_harness(
+        ScriptedModel([text("blue")]), plugins=[("persistence", holder)], load_entry_points=False
+    ) as first:
+        await first.agents.resume("a", session_id)
+        size = path.stat().st_size
+        late_model = ScriptedModel([text("never")])
+        other = PersistencePlugin(settings)
+        async with scripted_harness(
+            late_model, plugins=[("persistence", other)], load_entry_points=False
+        ) as second:
+            with pytest.raises(SessionInUseError) as caught:
+                await second.agents.resume("b", session_id)
+            assert str(caught.value) == (
+                f"session {session_id!r} is in use: another process is continuing it (in "
+                f"{settings.session_directory()}); try again when it is done"
+            )
+            assert second.agents.get("b") is None  # undone: the id is free again
+            assert late_model.requests == []
+        assert path.stat().st_size == size  # the refused agent wrote nothing
+
+        # the holder goes on and saves its turn as usual
+        handle = first.agents.get("a")
+        assert handle is not None
+        with anyio.fail_after(10):
+            events = await run_turn(handle, "what colour?")
+        assert events[-1].data["reason"] == "completed"
+    assert path.stat().st_size > size
+
+    # disposed: the session is free for the other process
+    again = PersistencePlugin(settings)
+    async with scripted_harness(
+        ScriptedModel([text("blue again")]),
+        plugins=[("persistence", again)],
+        load_entry_points=False,
+    ) as third:
+        handle = await third.agents.resume("c", session_id)
+        with anyio.fail_after(10):
+            events = await run_turn(handle, "and now?")
+        assert events[-1].data["reason"] == "completed"
+
+
+async def test_a_new_session_claims_nothing_and_a_harness_can_resume_after_refusal(
+    tmp_path: Path,
+) -> None:
+    """A created session is not stored before its first flush: nothing to claim. A
+    refused resume leaves the harness usable (another agent with the same id works)."""
+    settings = jsonl(tmp_path)
+    session_id = await stored_session(settings)
+    holder = PersistencePlugin(settings)
+    async with scripted_harness(
+        ScriptedModel([text("ok")] * 2), plugins=[("persistence", holder)], load_entry_points=False
+    ) as h:
+        await h.agents.resume("a", session_id)
+        with pytest.raises(DshError, match="is in use"):  # a second agent in this harness
+            await h.agents.resume("b", session_id)
+        fresh = await h.agents.create("b", options={"model": "scripted"})
+        with anyio.fail_after(10):
+            events = await run_turn(fresh, "hi")
+        assert events[-1].data["reason"] == "completed"
+
+
+def test_a_claimed_session_cannot_be_deleted_by_another_process(tmp_path: Path) -> None:
+    log = LogBuilder()
+    log.turn("one")
+    mine, theirs = JsonlBackend(tmp_path), JsonlBackend(tmp_path)
+    mine.append(SessionInfo("s", 1.0), log.events, durable=True)
+    assert mine.claim("s")
+    assert not theirs.claim("s")
+    with pytest.raises(SessionInUseError, match="another process is continuing it"):
+        theirs.delete("s")
+    assert (tmp_path / "s.jsonl").exists()
+    # the holder still appends (its claim is the lock an append would take)
+    stored = len(log.events)
+    log.turn("two")
+    mine.append(SessionInfo("s", 1.0), log.events[stored:], durable=True)
+    mine.release("s")
+    assert theirs.claim("s")
+    theirs.release("s")
+    assert theirs.delete("s")
+
+
+def test_dsh_run_continue_is_refused_while_another_dsh_continues_the_session(
+    tmp_path: Path,
+) -> None:
+    """A real second process: a program holds the session (resumed, idle); `dsh run
+    --continue` exits 1 saying so, before any model call (its model is unreachable:
+    a call would fail with a connection error instead)."""
+    settings = jsonl(tmp_path)
+    session_id = anyio.run(stored_session, settings)
+    env = {
+        **os.environ,
+        "DSH_LOAD_PLUGINS": "persistence",
+        "DSH_PERSISTENCE_DIR": str(settings.session_directory()),
+    }
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, session_id],
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        done = subprocess.run(
+            [sys.executable, "-m", "dsh.cli", "-m", UNREACHABLE, "run", "--continue", "what?"],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        holder.communicate("", timeout=30)
+    assert done.returncode == 1, done.stderr
+    assert f"session {session_id!r} is in use: another process is continuing it" in done.stderr
+    assert "connect" not in done.stderr.lower()
+
+
+UNREACHABLE = "openai-compatible:m@http://127.0.0.1:9/v1"
+HOLDER = """
+import sys, anyio
+from dsh.harness import Harness
+
+async def main():
+    config = "models: {m: {provider: openai-compatible, base_url: 'http://127.0.0.1:9', model: m}}"
+    async with Harness(config_text=config) as harness:
+        await harness.agents.resume("holder", sys.argv[1], options={"model": "m"})
+        print("holding", flush=True)
+        await anyio.to_thread.run_sync(sys.stdin.read)
+
+anyio.run(main)
+"""
