@@ -1,0 +1,161 @@
+"""docs/config.md (and the config parts of docs/cli.md and docs/compaction.md),
+checked as a user reads them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_support import dsh
+
+from dsh.config import load_config
+from dsh.errors import ConfigError
+
+GOOD = "models:\n  fast: {provider: openai}\n"
+BAD = "models:\n  fast: {provider: openai, timout: 1}\n"
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> tuple[Path, Path]:
+    """(the directory dsh runs in, a workspace below it given with --cwd)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    return tmp_path, workspace
+
+
+def test_a_missing_dsh_config_stops_dsh_and_does_not_fall_back(
+    places: tuple[Path, Path], cli_env: dict[str, str]
+) -> None:
+    """config.md:34-36: "If that file does not exist, dsh stops and names the path. It
+    does not fall back to another file"."""
+    here, _ = places
+    (here / "dsh.yml").write_text(GOOD)
+    done = dsh("config", "check", env={**cli_env, "DSH_CONFIG": "nope.yml"}, cwd=here)
+    assert done.returncode == 1
+    assert f"{here / 'nope.yml'}" in done.stderr
+    assert "ok" not in done.stdout
+
+
+def test_a_relative_dsh_config_is_taken_from_the_cwd_option(
+    places: tuple[Path, Path], cli_env: dict[str, str]
+) -> None:
+    """config.md:34-35: "`$DSH_CONFIG` ... (a relative path is relative to the workspace:
+    `--cwd DIR` if given, else the current directory)"."""
+    here, workspace = places
+    (here / "conf.yml").write_text(GOOD)
+    (workspace / "conf.yml").write_text(BAD)
+    env = {**cli_env, "DSH_CONFIG": "conf.yml"}
+    done = dsh("--cwd", "ws", "config", "check", env=env, cwd=here)
+    assert done.returncode == 1
+    assert "ws/conf.yml:2:" in done.stderr and "did you mean 'timeout'?" in done.stderr
+
+
+def test_a_relative_c_file_is_taken_from_the_current_directory(
+    places: tuple[Path, Path], cli_env: dict[str, str]
+) -> None:
+    """config.md:42-43: "`-c FILE` replaces the first two; a relative `FILE` is relative
+    to the current directory, like any path on the command line, not to `--cwd`"."""
+    here, workspace = places
+    (here / "conf.yml").write_text(GOOD)
+    (workspace / "conf.yml").write_text(BAD)
+    done = dsh("--cwd", "ws", "-c", "conf.yml", "config", "check", env=cli_env, cwd=here)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "conf.yml: ok\n"
+
+
+def test_no_search_in_parent_directories(
+    places: tuple[Path, Path], cli_env: dict[str, str]
+) -> None:
+    """config.md:37-38: "`dsh.yml` or `dsh.yaml` in the workspace. dsh does not look in
+    parent directories"."""
+    here, workspace = places
+    (here / "dsh.yml").write_text(BAD)
+    done = dsh("config", "check", env=cli_env, cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert "timout" not in done.stderr
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "models:\nagents:\n"])
+def test_an_empty_or_comment_only_file_means_the_defaults(text: str) -> None:
+    """config.md:39-40,87-88: "No file: dsh uses the defaults (no models, no agents, no
+    plugin sections). An empty file, or one that holds only comments, is the same" and
+    "Leaving `models:` or `agents:` empty ... means there are none"."""
+    config = load_config(text=text)
+    assert (config.models, config.agents, config.default_model) == ({}, [], None)
+    assert config.section("permissions") is None
+
+
+def test_model_defaults() -> None:
+    """config.md:95-101: "`model` | the key", "`headers` | `{}`", "`timeout` | `60`",
+    "`read_timeout` | none", "`max_retries` | `2`", "`api_key_env` | none"."""
+    model = load_config(text=GOOD).models["fast"]
+    assert model.model == "fast"
+    assert (model.timeout, model.max_retries, model.read_timeout) == (60, 2, None)
+    assert (model.headers, model.api_key_env) == ({}, None)
+
+
+def test_an_api_key_env_that_is_not_a_name_is_refused_without_repeating_it() -> None:
+    """config.md:134-136: "It also rejects an `api_key_env` value that is not a variable
+    name, which catches a key pasted into the wrong field. Neither error repeats the
+    value"."""
+    secret = "sk-live-0123456789abcdef"
+    with pytest.raises(ConfigError) as caught:
+        load_config(text=f"models:\n  fast: {{provider: openai, api_key_env: {secret}}}\n")
+    assert caught.value.path == "models.fast.api_key_env"
+    assert "environment variable" in caught.value.reason
+    assert secret not in str(caught.value) and secret not in repr(caught.value.problems)
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "kind"),
+    [
+        ("models:\n  fast: {provider: openai, headers: hunter2-secret}\n", "headers", "a string"),
+        ("agents: hunter2-secret\n", "agents", "a string"),
+        # a number's message names no kind ("Input should be a valid number"); unclear
+        # whether the page promises one, but the value must not show either way
+        ("models:\n  fast: {provider: openai, timeout: [hunter2-secret]}\n", "timeout", ""),
+    ],
+)
+def test_a_value_of_the_wrong_kind_is_named_in_yaml_words_not_shown(
+    text: str, path: str, kind: str
+) -> None:
+    """config.md:16-17: "A value of the wrong kind is named in YAML's words (a list, a
+    mapping, a string), never by the value itself, which might be a secret"."""
+    with pytest.raises(ConfigError) as caught:
+        load_config(text=text)
+    assert caught.value.path.endswith(path)
+    assert kind in caught.value.reason
+    assert "hunter2" not in str(caught.value)
+
+
+def test_config_check_prints_every_problem_and_their_count(
+    places: tuple[Path, Path], cli_env: dict[str, str]
+) -> None:
+    """config.md:8-13,21-22: "`dsh config check` prints each on its own line" ending with
+    `dsh: 4 problems in dsh.yml`; "prints the problems (status 1)"; and `dsh run` names
+    "the first one in the file and how many more there are"."""
+    here, _ = places
+    (here / "dsh.yml").write_text("agents:\n  - id: a\n    max_steps: 0\n  - id: b\n    model: x\n")
+    done = dsh("config", "check", env=cli_env, cwd=here)
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith(f"dsh: {here / 'dsh.yml'}:3:5: agents[0].max_steps: ")
+    assert lines[1].startswith(f"dsh: {here / 'dsh.yml'}:5:5: agents[1].model: unknown model")
+    assert lines[-1] == f"dsh: 2 problems in {here / 'dsh.yml'}"
+    ran = dsh("run", "hi", env=cli_env, cwd=here)
+    assert ran.returncode == 2
+    assert "agents[0].max_steps" in ran.stderr and "(1 more problem in the file)" in ran.stderr
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a duplicate of a bad entry's id is not reported: only agents[0].max_steps is "
+    "found, and the duplicate id shows up only once that is fixed",
+)
+def test_a_bad_agent_entry_does_not_hide_a_duplicate_of_its_id() -> None:
+    """config.md:20-24: "If the file has several problems, all are found ... A bad entry
+    of `models:` or `agents:` does not hide the rest: the other entries are checked on";
+    config.md:112: "`id` | required | Non-empty, unique among the agents"."""
+    with pytest.raises(ConfigError) as caught:
+        load_config(text="agents:\n  - id: a\n    max_steps: 0\n  - id: a\n")
+    assert [p.path for p in caught.value.problems] == ["agents[0].max_steps", "agents[1].id"]
