@@ -147,11 +147,6 @@ def test_config_check_prints_every_problem_and_their_count(
     assert "agents[0].max_steps" in ran.stderr and "(1 more problem in the file)" in ran.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a duplicate of a bad entry's id is not reported: only agents[0].max_steps is "
-    "found, and the duplicate id shows up only once that is fixed",
-)
 def test_a_bad_agent_entry_does_not_hide_a_duplicate_of_its_id() -> None:
     """config.md:20-24: "If the file has several problems, all are found ... A bad entry
     of `models:` or `agents:` does not hide the rest: the other entries are checked on";

@@ -73,11 +73,6 @@ def elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return workspace
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dsh_persistence/__init__.py does not export plugin.agent_created, so the "
-    "entry-point plugin never learns the agent's workspace; the header gets os.getcwd()",
-)
 async def test_header_cwd_is_the_agents_workspace(store: Path, elsewhere: Path) -> None:
     """persistence.md:134: "`cwd` | the workspace of the agent that first stored the
     session (`--cwd`, `Harness(workspace=...)`; the process's working directory for a
@@ -86,9 +81,6 @@ async def test_header_cwd_is_the_agents_workspace(store: Path, elsewhere: Path) 
     assert header(store)["cwd"] == str(elsewhere)  # tmp_path is already resolved
 
 
-@pytest.mark.xfail(
-    strict=True, reason="same bug as above, seen from `dsh --cwd DIR run`: cwd is the process's"
-)
 def test_dsh_cwd_run_records_the_workspace_as_cwd(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -85,7 +85,9 @@ def validate(
         off = _Off(blocked, left_out, turned_off)
         problems += _agent_options(root, checked, valid, settings, off, own, good.at)
         where = [((name,), s) for name, s in sections.items()]
-        problems += _cross_check(root, checked, where, at=good.at, broken=good.broken)
+        problems += _cross_check(
+            root, checked, where, at=good.at, broken=good.broken, bad_ids=good.bad_ids
+        )
         problems += _cross_check(root, checked, own, agents=False, broken=good.broken)
     if problems:  # all of them, in file order (a place may have several; none twice)
         unique = {(p.line, p.column, p.path, p.reason): p for p in problems}
@@ -132,21 +134,27 @@ class _GoodPart:
     """The part of the core keys without a problem, for the checks that follow the
     core's own: ``parsed`` from the core less every bad model entry, agent entry or
     top-level value of ``error``; ``at[i]``, the index in the file of ``parsed``'s agent
-    ``i``; ``broken``, the models whose entry is bad (a reference to one is no news)."""
+    ``i``; ``broken``, the models whose entry is bad (a reference to one is no news);
+    ``bad_ids``, the ids of the bad agent entries whose id itself is fine, by index (a
+    later entry with the same id is still a duplicate)."""
 
     def __init__(self, core: dict[str, Any], error: ValidationError | None = None) -> None:
         self.parsed: CoreKeys | None = None
         self.at: list[int] | None = None
         self.broken: set[str] = set()
+        self.bad_ids: dict[int, str] = {}
         if error is None:
             return
         bad_agents: set[int] = set()
+        bad_id: set[int] = set()
         for err in error.errors():
             top, *inner = err["loc"]
             if top == "models" and inner:
                 self.broken.add(str(inner[0]))
             elif top == "agents" and inner and isinstance(inner[0], int):
                 bad_agents.add(inner[0])
+                if inner[1:2] == ["id"]:
+                    bad_id.add(inner[0])
             else:  # the whole value is bad (`models: [a, b]`)
                 if top == "models":
                     self.broken.add("*")
@@ -155,6 +163,10 @@ class _GoodPart:
             models = {k: v for k, v in core["models"].items() if k not in self.broken}
             core = {**core, "models": models}
         if isinstance(core.get("agents"), list):
+            for i in bad_agents - bad_id:
+                entry = core["agents"][i]
+                if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+                    self.bad_ids[i] = entry["id"]
             self.at = [i for i in range(len(core["agents"])) if i not in bad_agents]
             core = {**core, "agents": [core["agents"][i] for i in self.at]}
         try:
@@ -171,6 +183,7 @@ def _cross_check(
     agents: bool = True,
     at: Sequence[int] | None = None,
     broken: Collection[str] = (),
+    bad_ids: Mapping[int, str] | None = None,
 ) -> list[Problem]:
     """Model names: the top-level ``model``, the agents' (unless ``agents`` is False)
     and the ``ModelName`` fields each plugin settings object of ``sections`` sets.
@@ -190,14 +203,17 @@ def _cross_check(
 
     if agents:
         check(("model",), parsed.model)
-        ids: dict[str, int] = {}
+        entries = dict(bad_ids or {})
         for n, agent in enumerate(parsed.agents):
             i = n if at is None else at[n]
             check(("agents", i, "model"), agent.model)
-            if agent.id in ids:
-                reason = f"duplicate agent id {agent.id!r} (first at agents[{ids[agent.id]}].id)"
+            entries[i] = agent.id
+        ids: dict[str, int] = {}
+        for i, agent_id in sorted(entries.items()):
+            if agent_id in ids:
+                reason = f"duplicate agent id {agent_id!r} (first at agents[{ids[agent_id]}].id)"
                 problems.append(locate(root, ("agents", i, "id"), reason))
-            ids.setdefault(agent.id, i)
+            ids.setdefault(agent_id, i)
     for where, section in sections:  # plugin settings typed ModelName, if set
         for key in model_name_fields(type(section)):
             if key in section.model_fields_set:
