@@ -1,0 +1,181 @@
+"""`dsh chat` at the terminal, what a person types (a user study, with
+test_chat_study.py): a long pasted line, a pasted block of lines, a /queue cancelled
+with Ctrl-C, slash commands with wrong arguments, a prompt that starts with a path.
+Tests marked xfail show a problem the study found (see reason)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pexpect
+import pytest
+from cli_support import text_reply
+
+
+def users(server: Any) -> list[list[Any]]:
+    """The user messages of each request."""
+    return [[m["content"] for m in b["messages"] if m["role"] == "user"] for b in server.bodies()]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a line longer than 4095 bytes is cut to 4095, silently: the terminal is read "
+    "in canonical mode, whose line buffer the kernel caps (dsh/_cli_terminal.py "
+    "lines_typed); a pasted log line or JSON document loses its end",
+)
+def test_a_pasted_line_of_5000_characters_reaches_the_model_whole(
+    model_server: Any, chat: Any
+) -> None:
+    server = model_server([text_reply("Read it.")])
+    child = chat(server, plugins="")
+    line = "0123456789" * 500
+    child.sendline(line)
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert len(users(server)[0][0]) == len(line)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a block of lines pasted at the prompt is split: its first line alone starts a "
+    "turn and the model answers it, then each other line steers that turn "
+    "(dsh/_cli_chat.py chat: each line read is acted on at once); a pasted traceback or "
+    "diff costs a request about its first line",
+)
+def test_a_pasted_block_of_lines_is_asked_as_a_whole(model_server: Any, chat: Any) -> None:
+    server = model_server([text_reply("One."), text_reply("Two."), text_reply("Three.")])
+    child = chat(server, plugins="")
+    child.send("why does this fail?\nTraceback (most recent call last):\nKeyError: 'x'\n")
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    first = "\n".join(users(server)[0])
+    assert "KeyError: 'x'" in first  # the first request already has the whole paste
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Ctrl-C during a turn also drops a prompt queued with /queue (and any line "
+    "typed to steer), and only says '(cancelled; Ctrl-C again to quit)': the queued "
+    "prompt is lost without a word (dsh/_cli_chat.py chat on_sigint: agent.cancel())",
+)
+def test_ctrl_c_keeps_or_names_a_queued_prompt(model_server: Any, chat: Any) -> None:
+    server = model_server([text_reply("working", then="stall"), text_reply("Tests run.")])
+    child = chat(server, plugins="")
+    child.sendline("long task")
+    child.expect_exact("working")
+    child.sendline("/queue then run the tests")
+    child.sendline("/model")  # lines are handled in order: once it answers, /queue was
+    child.expect_exact("  openai-compatible:tiny")
+    child.sendintr()
+    child.expect_exact("(cancelled")
+    kept = child.expect_exact(["[turn 2 completed", "> "]) == 0
+    said = "then run the tests" in (child.before or "")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert kept or said
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="/queue without text answers 'unknown command /queue (try /queue TEXT, ...)': "
+    "the command is known, its text is missing (dsh/_cli_chat.py _handle)",
+)
+def test_queue_without_text_says_the_text_is_missing(model_server: Any, chat: Any) -> None:
+    child = chat(model_server([]), plugins="")
+    child.sendline("/queue")
+    child.expect_exact("> ")
+    answer = child.before or ""
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert "unknown command" not in answer
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a prompt that starts with a path ('/tmp/build.log: why ...') is refused as "
+    "'unknown command /tmp/build.log:', and no escape sends a line that starts with / "
+    "(dsh/_cli_chat.py _handle: every line starting with / is a command)",
+)
+def test_a_prompt_that_starts_with_a_path_is_sent(model_server: Any, chat: Any) -> None:
+    server = model_server([text_reply("It is a log.")])
+    child = chat(server, plugins="")
+    child.sendline("/tmp/build.log: why does the build fail?")
+    sent = child.expect_exact(["[turn 1 completed", "unknown command"]) == 0
+    child.expect_exact("> ")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert sent
+    assert users(server) == [["/tmp/build.log: why does the build fail?"]]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a half-typed line, then Ctrl-D twice to quit, is sent as a prompt and run "
+    "(its tools included) before the chat quits: the first Ctrl-D hands the terminal's "
+    "pending text to dsh, the second ends the input, and the rest of the buffer is "
+    "taken as a last line (dsh/_cli_terminal.py lines_typed); shells and REPLs never act "
+    "on an unfinished line",
+)
+def test_ctrl_d_twice_after_a_half_typed_line_does_not_send_it(
+    model_server: Any, chat: Any
+) -> None:
+    server = model_server([text_reply("Deleting it.")])
+    child = chat(server, plugins="")
+    child.send("delete the build dir")
+    child.sendeof()  # the line has text: the terminal hands it over, no end of input yet
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert server.bodies() == []
+
+
+def test_slash_commands_with_extra_or_odd_arguments(model_server: Any, chat: Any) -> None:
+    """What each command makes of arguments it does not take or does not expect; none
+    starts a turn, and each gives the prompt back."""
+    server = model_server([])
+    child = chat(server, plugins="")
+    child.sendline("/plugins please")
+    child.expect_exact("  dsh.builtins (dsh-core)")
+    child.expect_exact("> ")
+    child.sendline("   /model   ")
+    child.expect_exact("  openai-compatible:tiny\r\n")
+    child.expect_exact("> ")
+    child.sendline("/compact now")
+    child.expect_exact("/compact needs the compaction plugin")
+    child.expect_exact("> ")
+    child.sendline("/resume   ")
+    child.expect_exact("/resume needs a session id")
+    child.expect_exact("> ")
+    child.sendline("/quit now")  # not /quit: the chat goes on
+    child.expect_exact("unknown command /quit (try")
+    child.expect_exact("> ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert server.bodies() == []
+
+
+def test_typed_bytes_that_are_not_utf8_or_are_control_characters(
+    model_server: Any, chat: Any
+) -> None:
+    """A steer typed with a Latin-1 byte and a terminal escape: the note shows the escape
+    as text (it is not obeyed), the model gets U+FFFD for the byte and the text as typed."""
+    slow = text_reply("thinking", ".", ".", ".", pause=0.3)
+    server = model_server([slow, text_reply("Steered.")])
+    child = chat(server, plugins="")
+    child.setecho(False)  # the terminal's echo of the raw bytes is not UTF-8
+    child.sendline("start")
+    child.expect_exact("thinking")
+    os.write(child.child_fd, b"caf\xe9 \x1b]0;retitled\x07 end\n")
+    child.expect_exact("↪ steered by you: caf\ufffd \\x1b]0;retitled\\x07 end\r\n")
+    child.expect_exact("[turn 1 completed")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert users(server)[1][-1] == "caf\ufffd \x1b]0;retitled\x07 end"
