@@ -273,12 +273,6 @@ def test_after_kill_9_during_a_tool_call_continue_answers_the_call_and_goes_on(
 
 
 @pytest.mark.plugins("persistence")
-@pytest.mark.xfail(
-    strict=True,
-    reason="closing the terminal window (SIGHUP) kills dsh chat outright: a running bash "
-    "call's processes (own session) go on running, orphaned, and the turn is not saved; "
-    "SIGTERM does both (dsh/_cli_agent.py until_terminated handles SIGTERM only)",
-)
 def test_closing_the_terminal_during_a_bash_call_stops_it_and_saves_the_turn(
     model_server: Any, chat: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -291,6 +285,8 @@ def test_closing_the_terminal_during_a_bash_call_stops_it_and_saves_the_turn(
     try:
         os.kill(child.pid, signal.SIGHUP)  # what the terminal sends when its window closes
         child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 128 + signal.SIGHUP
         assert gone_within(pid, 3), "the command's child outlived the chat"
         assert '"turn/end"' in stored_log(cli_env)
     finally:

@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -314,17 +314,22 @@ async def until_terminated(
     args: argparse.Namespace,
     pm: PluginManager,
 ) -> int:
-    """Run ``command``; SIGTERM (``timeout``, a supervisor) cancels it as Ctrl-C would
-    a turn, so its way out still runs (the session flushed, the agents disposed, a local
-    model's build stopped), and the status is 143, as for a process SIGTERM ended."""
+    """Run ``command``; SIGTERM (``timeout``, a supervisor) or SIGHUP (the terminal
+    closed) cancels it as Ctrl-C would a turn, so its way out still runs (a running
+    command's processes ended, the session flushed, the agents disposed, a local
+    model's build stopped), and the status is 128 + the signal's number (143, 129), as
+    for a process the signal ended."""
     status = 143
     failure: Exception | None = None
     async with anyio.create_task_group() as tg:
 
         async def on_sigterm() -> None:
-            with anyio.open_signal_receiver(signal.SIGTERM) as signals:
-                async for _ in signals:
-                    print("\ndsh: terminated", file=sys.stderr)
+            nonlocal status
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+                async for signum in signals:
+                    status = 128 + signum
+                    with suppress(OSError):  # a closed terminal cannot be told
+                        print("\ndsh: terminated", file=sys.stderr)
                     tg.cancel_scope.cancel()
                     return
 

@@ -12,6 +12,7 @@ is idle.
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -21,7 +22,7 @@ import anyio
 
 from dsh._cli_agent import agent_session, resume_options, so_far
 from dsh._cli_terminal import TerminalApprovals, lines_typed
-from dsh._render import CLOSED_STATUS, Renderer
+from dsh._render import CLOSED_STATUS, Renderer, shorten
 from dsh.errors import DshError
 from dsh.persistence import find_session
 
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
 __all__ = ["chat"]
+
+#: A line is a command when its first word is one: `/name`, not a path (`/tmp/x.log:`).
+_COMMAND = re.compile(r"/[A-Za-z][\w-]*(\s|$)")
 
 
 async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
@@ -59,8 +63,13 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
                             tg.cancel_scope.cancel()
                             return
                         last_sigint = now
+                        inbox = agent.agent.inbox
+                        dropped = [*inbox.queued, *inbox.steering]
                         agent.cancel()
-                        print("\n(cancelled; Ctrl-C again to quit)", file=sys.stderr)
+                        print(
+                            f"\n(cancelled{_dropped(dropped)}; Ctrl-C again to quit)",
+                            file=sys.stderr,
+                        )
 
             tg.start_soon(on_sigint)
 
@@ -100,6 +109,16 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
     if renderer.closed:
         return CLOSED_STATUS
     return 1 if renderer.agent_errors else 0  # e.g. the session could not be saved
+
+
+def _dropped(prompts: list[str]) -> str:
+    """What a cancel dropped besides the turn, in a few words (nothing: "")."""
+    if not prompts:
+        return ""
+    shown = "; ".join(shorten(prompt, 60) for prompt in prompts[:3])
+    more = f" and {len(prompts) - 3} more" if len(prompts) > 3 else ""
+    noun = "line" if len(prompts) == 1 else "lines"
+    return f", and dropped {len(prompts)} waiting {noun}: {shown}{more}"
 
 
 async def _after(first: str, rest: AsyncIterator[str | None]) -> AsyncIterator[str | None]:
@@ -183,11 +202,15 @@ def _handle(line: str, harness: Harness, agent: AgentHandle) -> bool:
     if not text:
         return False
     busy = agent.agent.status == "running" or bool(agent.agent.inbox.queued)
-    if text.startswith("/"):
+    if text.startswith("//"):  # a prompt that starts with / (`//etc is empty`)
+        text = text[1:]
+    elif _COMMAND.match(text):
         command, _, rest = text.partition(" ")
         if command == "/queue" and rest:
             agent.send(rest)
             return not busy
+        if command == "/queue":
+            print("  /queue needs the text to queue: /queue TEXT", file=sys.stderr)
         if command == "/plugins":
             from dsh.plugins import list_plugins
 
@@ -203,9 +226,9 @@ def _handle(line: str, harness: Harness, agent: AgentHandle) -> bool:
                 )
             else:
                 print(f"  {model}", file=sys.stderr)
-        else:
+        elif command != "/queue":
             known = "/queue TEXT, /resume ID, /compact, /plugins, /model, /quit"
-            print(f"  unknown command {command} (try {known})", file=sys.stderr)
+            print(f"  unknown command {command} (try {known}; //TEXT sends /TEXT)", file=sys.stderr)
         return False
     if busy:
         agent.steer(text)

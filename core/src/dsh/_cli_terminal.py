@@ -20,7 +20,9 @@ _END_OF_INPUT = "no answer: the input ended (no one is at the terminal to answer
 
 
 async def lines_typed() -> AsyncIterator[str | None]:
-    """Lines typed on stdin, read without a blocking thread; None at end of input."""
+    """Lines typed on stdin, read without a blocking thread; None at end of input. The
+    text after the last line end is a last line when it comes from a pipe or a file; at
+    a terminal it is a line left unfinished (Ctrl-D twice to quit), which is not sent."""
     fd = sys.stdin.fileno()
     pollable = True
     buffer = b""
@@ -36,8 +38,10 @@ async def lines_typed() -> AsyncIterator[str | None]:
             await anyio.lowlevel.checkpoint()
         data = os.read(fd, 4096)
         if not data:
-            if buffer:
+            if buffer and not os.isatty(fd):
                 yield buffer.decode(errors="replace")
+            elif buffer:
+                print("\n(the unfinished line was not sent)", file=sys.stderr)
             yield None
             return
         buffer += data

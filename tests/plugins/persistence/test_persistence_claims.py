@@ -191,3 +191,24 @@ async def main():
 
 anyio.run(main)
 """
+
+
+def test_loading_many_sessions_keeps_a_bounded_memory_of_their_file_ends(
+    tmp_path: Path,
+) -> None:
+    """A long-running program that reads many stored sessions (``dsh sessions show``,
+    a listing service) without writing them keeps at most ``_ENDS_KEPT`` file ends."""
+    from dsh_persistence import _jsonl
+
+    log = LogBuilder()
+    log.turn("one")
+    backend = JsonlBackend(tmp_path)
+    count = _jsonl._ENDS_KEPT + 20
+    for index in range(count):
+        backend.append(SessionInfo(f"s{index}", 1.0), log.events, durable=False)
+    backend.forget("s0")
+    fresh = JsonlBackend(tmp_path)
+    for index in range(count):
+        assert fresh.load(f"s{index}") is not None
+    assert len(fresh._ends) == _jsonl._ENDS_KEPT
+    assert "s0" not in fresh._ends and f"s{count - 1}" in fresh._ends  # the oldest went

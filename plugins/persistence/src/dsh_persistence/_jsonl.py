@@ -55,6 +55,9 @@ from dsh_persistence._records import close_turn, read_log
 __all__ = ["FORMAT", "VERSION", "JsonlBackend"]
 
 _PATHS_KEPT = 4096  # file paths remembered by session id (computing one is not free)
+#: File ends remembered (so an append after a load need not read the file again); past
+#: this many, a load forgets the oldest (a service reading many sessions keeps no more).
+_ENDS_KEPT = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,6 +346,9 @@ class JsonlBackend(SessionBackend):
         torn = 1 if complete < len(data) else 0
         last = events[-1] if events else None
         end = _FileEnd(inode, len(data), valid, len(events), last)
+        self._ends.pop(session_id, None)
+        if len(self._ends) >= _ENDS_KEPT:  # the oldest goes: one more read if it is written
+            del self._ends[next(iter(self._ends))]
         self._ends[session_id] = end
         return header, events, ignored + torn, end
 
