@@ -52,12 +52,17 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
         async with anyio.create_task_group() as tg:
             renderer.on_closed = tg.cancel_scope.cancel  # no one reads the answers any more
             last_sigint = 0.0
+            compacting: list[anyio.CancelScope] = []  # a /compact under way
 
             async def on_sigint() -> None:
                 nonlocal last_sigint
                 with anyio.open_signal_receiver(signal.SIGINT) as signals:
                     async for _ in signals:
                         now = anyio.current_time()
+                        if compacting and now - last_sigint >= 2.0:  # stop it, not the chat
+                            last_sigint = now
+                            compacting[-1].cancel()
+                            continue
                         idle = agent.agent.status == "idle" and not agent.agent.inbox.queued
                         if idle or now - last_sigint < 2.0:
                             tg.cancel_scope.cancel()
@@ -89,9 +94,9 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
                 command, _, rest = line.strip().partition(" ")
                 if command == "/compact":
                     if typed:  # runs beside a turn; the prompt comes back at once
-                        tg.start_soon(_compact, harness, agent, prompt_when_idle)
+                        tg.start_soon(_compact, harness, agent, prompt_when_idle, compacting)
                     else:  # a script's next line waits for it
-                        await _compact(harness, agent, prompt_when_idle)
+                        await _compact(harness, agent, prompt_when_idle, compacting)
                     continue
                 if command == "/resume":
                     agent = await _resume(harness, agent, rest.strip(), renderer)
@@ -140,21 +145,31 @@ async def _idle_or_asking(agent: AgentHandle, approvals: TerminalApprovals) -> N
 
 
 async def _compact(
-    harness: Harness, agent: AgentHandle, then: Callable[[], Awaitable[None]]
+    harness: Harness,
+    agent: AgentHandle,
+    then: Callable[[], Awaitable[None]],
+    scopes: list[anyio.CancelScope],
 ) -> None:
     """``/compact``: compact the history now (needs dsh-compaction, loaded), then
-    ``then()`` (shows the prompt again once the agent is idle)."""
+    ``then()`` (shows the prompt again once the agent is idle). Its cancel scope is in
+    ``scopes`` meanwhile: Ctrl-C stops it."""
     if not harness.pm.has_plugin("compaction"):
         print("  /compact needs the compaction plugin (dsh-compaction)", file=sys.stderr)
     else:
         from dsh_compaction import compact_now
 
-        try:
-            result = await compact_now(agent)
-        except DshError as error:
-            print(f"  /compact: {error}", file=sys.stderr)
-        else:
-            print(f"  /compact: {result}", file=sys.stderr)
+        with anyio.CancelScope() as scope:
+            scopes.append(scope)
+            try:
+                result = await compact_now(agent)
+            except DshError as error:
+                print(f"  /compact: {error}", file=sys.stderr)
+            else:
+                print(f"  /compact: {result}", file=sys.stderr)
+            finally:
+                scopes.remove(scope)
+        if scope.cancelled_caught:
+            print("\n  /compact: stopped; the history is as it was", file=sys.stderr)
     await then()
 
 
