@@ -3,10 +3,11 @@ disposed: another process that resumes it is refused before it asks the model an
 (two `dsh run --continue` at once both called the model and ran tools, then all but one
 failed to save), and cannot delete it meanwhile.
 
-"Another process" is here another ``PersistencePlugin`` over the same directory: its
-backend opens the session file itself, and ``flock`` locks belong to an open file, so
-two backends in one process hold and meet locks as two processes do. The last test runs
-a real second process (`dsh run --continue`).
+"Another process" is here another ``PersistencePlugin`` over the same store: its
+backend opens the session file (JSONL) or the claim's lock file (SQLite) itself, and
+``flock`` locks belong to an open file, so two backends in one process hold and meet
+locks as two processes do. The CLI test runs a real second process (`dsh run
+--continue`). Every test runs once per backend (the ``settings`` fixture).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dsh_persistence import (
     PersistenceSettings,
     SessionInfo,
     SessionInUseError,
+    open_backend,
 )
 from dsh_persistence.testing import LogBuilder
 
@@ -36,8 +38,14 @@ pytestmark = [
 ]
 
 
-def jsonl(tmp_path: Path) -> PersistenceSettings:
-    return PersistenceSettings(backend="jsonl", directory=tmp_path / "sessions")
+def stored_count(settings: PersistenceSettings, session_id: str) -> int:
+    """How many events of the session the store holds."""
+    backend = open_backend(settings)
+    try:
+        loaded = backend.load(session_id)
+        return 0 if loaded is None else loaded.kept
+    finally:
+        backend.close()
 
 
 async def stored_session(settings: PersistenceSettings) -> str:
@@ -52,17 +60,15 @@ async def stored_session(settings: PersistenceSettings) -> str:
 
 
 async def test_a_session_continued_elsewhere_is_refused_before_the_model_is_asked(
-    tmp_path: Path,
+    settings: PersistenceSettings,
 ) -> None:
-    settings = jsonl(tmp_path)
     session_id = await stored_session(settings)
-    path = settings.session_directory() / f"{session_id}.jsonl"
     holder = PersistencePlugin(settings)
     async with scripted_harness(
         ScriptedModel([text("blue")]), plugins=[("persistence", holder)], load_entry_points=False
     ) as first:
         await first.agents.resume("a", session_id)
-        size = path.stat().st_size
+        size = stored_count(settings, session_id)
         late_model = ScriptedModel([text("never")])
         other = PersistencePlugin(settings)
         async with scripted_harness(
@@ -70,13 +76,14 @@ async def test_a_session_continued_elsewhere_is_refused_before_the_model_is_aske
         ) as second:
             with pytest.raises(SessionInUseError) as caught:
                 await second.agents.resume("b", session_id)
+            location = open_backend(settings).location
             assert str(caught.value) == (
                 f"session {session_id!r} is in use: another process is continuing it (in "
-                f"{settings.session_directory()}); try again when it is done"
+                f"{location}); try again when it is done"
             )
             assert second.agents.get("b") is None  # undone: the id is free again
             assert late_model.requests == []
-        assert path.stat().st_size == size  # the refused agent wrote nothing
+        assert stored_count(settings, session_id) == size  # the refused agent wrote nothing
 
         # the holder goes on and saves its turn as usual
         handle = first.agents.get("a")
@@ -84,7 +91,7 @@ async def test_a_session_continued_elsewhere_is_refused_before_the_model_is_aske
         with anyio.fail_after(10):
             events = await run_turn(handle, "what colour?")
         assert events[-1].data["reason"] == "completed"
-    assert path.stat().st_size > size
+    assert stored_count(settings, session_id) > size
 
     # disposed: the session is free for the other process
     again = PersistencePlugin(settings)
@@ -100,11 +107,10 @@ async def test_a_session_continued_elsewhere_is_refused_before_the_model_is_aske
 
 
 async def test_a_new_session_claims_nothing_and_a_harness_can_resume_after_refusal(
-    tmp_path: Path,
+    settings: PersistenceSettings,
 ) -> None:
     """A created session is not stored before its first flush: nothing to claim. A
     refused resume leaves the harness usable (another agent with the same id works)."""
-    settings = jsonl(tmp_path)
     session_id = await stored_session(settings)
     holder = PersistencePlugin(settings)
     async with scripted_harness(
@@ -119,16 +125,19 @@ async def test_a_new_session_claims_nothing_and_a_harness_can_resume_after_refus
         assert events[-1].data["reason"] == "completed"
 
 
-def test_a_claimed_session_cannot_be_deleted_by_another_process(tmp_path: Path) -> None:
+def test_a_claimed_session_cannot_be_deleted_by_another_process(
+    settings: PersistenceSettings,
+) -> None:
     log = LogBuilder()
     log.turn("one")
-    mine, theirs = JsonlBackend(tmp_path), JsonlBackend(tmp_path)
+    mine, theirs = open_backend(settings), open_backend(settings)
+    mine.prepare()
     mine.append(SessionInfo("s", 1.0), log.events, durable=True)
     assert mine.claim("s")
     assert not theirs.claim("s")
     with pytest.raises(SessionInUseError, match="another process is continuing it"):
         theirs.delete("s")
-    assert (tmp_path / "s.jsonl").exists()
+    assert theirs.tail("s") is not None
     # the holder still appends (its claim is the lock an append would take)
     stored = len(log.events)
     log.turn("two")
@@ -137,16 +146,23 @@ def test_a_claimed_session_cannot_be_deleted_by_another_process(tmp_path: Path) 
     assert theirs.claim("s")
     theirs.release("s")
     assert theirs.delete("s")
+    assert mine.claim("gone")  # a session not stored is nobody's
+    mine.release("gone")
+    for backend in (mine, theirs):
+        backend.close()
 
 
 def test_dsh_run_continue_is_refused_while_another_dsh_continues_the_session(
-    tmp_path: Path,
+    settings: PersistenceSettings, tmp_path: Path
 ) -> None:
     """A real second process: a program holds the session (resumed, idle); `dsh run
     --continue` exits 1 saying so, before any model call (its model is unreachable:
     a call would fail with a connection error instead)."""
-    settings = jsonl(tmp_path)
     session_id = anyio.run(stored_session, settings)
+    (tmp_path / "dsh.yml").write_text(
+        f"persistence: {{backend: {settings.backend}, directory: '{settings.directory}'}}\n"
+        "models: {m: {provider: openai-compatible, base_url: 'http://127.0.0.1:9', model: m}}\n"
+    )
     env = {
         **os.environ,
         "DSH_LOAD_PLUGINS": "persistence",
@@ -183,9 +199,8 @@ import sys, anyio
 from dsh.harness import Harness
 
 async def main():
-    config = "models: {m: {provider: openai-compatible, base_url: 'http://127.0.0.1:9', model: m}}"
-    async with Harness(config_text=config) as harness:
-        await harness.agents.resume("holder", sys.argv[1], options={"model": "m"})
+    async with Harness(config="dsh.yml") as harness:
+        await harness.agents.resume("holder", sys.argv[1], options={"model": "m"})  # of dsh.yml
         print("holding", flush=True)
         await anyio.to_thread.run_sync(sys.stdin.read)
 
@@ -212,3 +227,38 @@ def test_loading_many_sessions_keeps_a_bounded_memory_of_their_file_ends(
         assert fresh.load(f"s{index}") is not None
     assert len(fresh._ends) == _jsonl._ENDS_KEPT
     assert "s0" not in fresh._ends and f"s{count - 1}" in fresh._ends  # the oldest went
+
+
+def test_claim_files_leave_nothing_behind_and_take_a_file_replaced_under_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's claims are lock files beside the database: removed when released, and a
+    claimer whose file was removed (and made again) between its open and its lock takes
+    the new file, not the removed one no one else can see."""
+    from dsh_persistence import _claims
+
+    claims = _claims.ClaimFiles(tmp_path / "db-claims")
+    assert claims.claim("s")
+    assert claims.path("s").exists()
+    claims.release("s")
+    assert list((tmp_path / "db-claims").iterdir()) == []
+
+    real = _claims.try_lock_file
+    seen: list[int] = []
+
+    def released_meanwhile(fd: int) -> bool:
+        if not seen:  # the holder removes the file just before this claimer locks it
+            os.unlink(claims.path("s"))
+        seen.append(os.fstat(fd).st_ino)
+        return real(fd)
+
+    monkeypatch.setattr(_claims, "try_lock_file", released_meanwhile)
+    assert claims.claim("s")
+    assert len(seen) == 2  # tried again, on the file made anew
+    assert claims.path("s").exists()
+    monkeypatch.undo()
+    other = _claims.ClaimFiles(tmp_path / "db-claims")
+    assert not other.claim("s")  # the claim is on the file others see
+    claims.close()
+    assert other.claim("s")
+    other.close()

@@ -27,7 +27,13 @@ from dsh_persistence._backend import (
     check_contiguous,
     encode_events,
 )
-from dsh_persistence._errors import PersistenceError, SessionConflictError, SessionFormatError
+from dsh_persistence._claims import ClaimFiles
+from dsh_persistence._errors import (
+    PersistenceError,
+    SessionConflictError,
+    SessionFormatError,
+    SessionInUseError,
+)
 from dsh_persistence._records import close_turn, read_log
 
 __all__ = ["SCHEMA_VERSION", "SqliteBackend"]
@@ -81,6 +87,8 @@ class SqliteBackend(SessionBackend):
         self._db: sqlite3.Connection | None = None
         #: session id -> (stored next_seq, readable tail) as the last ``load`` found them
         self._loaded: dict[str, tuple[int, StoredTail]] = {}
+        #: The sessions this process continues: a locked file each, beside the database.
+        self._claims = ClaimFiles(self.path.with_name(self.path.name + "-claims"))
 
     def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
@@ -238,13 +246,32 @@ class SqliteBackend(SessionBackend):
             finally:
                 os.close(fd)
 
+    def claim(self, session_id: str) -> bool:
+        """Hold a lock file of the session's in ``<database>-claims/`` until ``release``."""
+        try:
+            return self._claims.claim(session_id)
+        except OSError as exc:
+            doing = f"claim session {session_id!r} in {self._claims.directory}"
+            raise self._unusable(doing, exc.strerror or exc) from exc
+
+    def release(self, session_id: str) -> None:
+        self._claims.release(session_id)
+
     def delete(self, session_id: str) -> bool:
         def work(db: sqlite3.Connection) -> bool:
             with _transaction(db):
                 db.execute("DELETE FROM events WHERE session=?", (session_id,))
                 return db.execute("DELETE FROM sessions WHERE id=?", (session_id,)).rowcount > 0
 
-        return self._run(work)
+        if not self.claim(session_id):  # held while it is deleted: no one resumes it then
+            raise SessionInUseError(
+                f"{self.path}: cannot delete session {session_id!r}: another process is "
+                "continuing it"
+            )
+        try:
+            return self._run(work)
+        finally:
+            self.release(session_id)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -317,6 +344,7 @@ class SqliteBackend(SessionBackend):
         return self._run(work)
 
     def close(self) -> None:
+        self._claims.close()
         with self._lock:
             if self._db is not None:
                 self._db.close()

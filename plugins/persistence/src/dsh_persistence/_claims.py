@@ -1,0 +1,71 @@
+"""Claims of sessions held as locked files, for a store with no file per session (SQLite).
+
+A claim is an open file in ``directory``, named by a hash of the session id, holding an
+advisory ``flock`` (released by the OS when the process dies, so no claim outlives its
+process). The file is removed when its claim ends; a process that opened it just
+before finds, once it has the lock, that the name now leads elsewhere, and tries again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from contextlib import suppress
+from pathlib import Path
+
+from dsh_persistence._files import try_lock_file
+
+__all__ = ["ClaimFiles"]
+
+
+class ClaimFiles:
+    """The claims of one store: ``claim`` / ``release`` as ``SessionBackend`` has them."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._held: dict[str, int] = {}
+        self._guard = threading.Lock()  # backends are called from worker threads
+
+    def path(self, session_id: str) -> Path:
+        digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
+        return self.directory / f"{digest[:40]}.lock"
+
+    def claim(self, session_id: str) -> bool:
+        """Hold the session's claim; False when another process (or another agent of
+        this one) holds it."""
+        with self._guard:
+            if session_id in self._held:
+                return False
+            path = self.path(session_id)
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            while True:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
+                if not try_lock_file(fd):
+                    os.close(fd)
+                    return False
+                try:
+                    current = os.stat(path).st_ino == os.fstat(fd).st_ino
+                except FileNotFoundError:
+                    current = False
+                if current:
+                    self._held[session_id] = fd
+                    return True
+                os.close(fd)  # its holder removed it meanwhile: lock the new one
+
+    def release(self, session_id: str) -> None:
+        with self._guard:
+            fd = self._held.pop(session_id, None)
+            if fd is None:
+                return
+            with suppress(FileNotFoundError):
+                os.unlink(self.path(session_id))  # still locked: no one else has it
+            os.close(fd)
+
+    def close(self) -> None:
+        with self._guard:
+            held, self._held = self._held, {}
+        for session_id, fd in held.items():
+            with suppress(FileNotFoundError):
+                os.unlink(self.path(session_id))
+            os.close(fd)
