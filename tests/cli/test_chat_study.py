@@ -148,20 +148,12 @@ def test_ctrl_c_at_a_permission_question_drops_it_and_the_next_line_is_a_prompt(
 
 
 @pytest.mark.plugins("permissions")
-@pytest.mark.xfail(
-    strict=True,
-    reason="a call cancelled while its permission question waited is reported to the "
-    "person and the model as 'interrupted ... it may have run', though it was never "
-    "approved and did not run (dsh/_steps.py _closers: any call in tools_execute counts "
-    "as running; the permission wrapper is inside it)",
-)
 def test_a_call_cancelled_at_its_question_is_not_said_to_maybe_have_run(
     model_server: Any, chat: Any, tmp_path: Path
 ) -> None:
     server = _ctrl_c_at_a_question(model_server, chat, tmp_path)
     result = contents(server.bodies()[1])[2]
-    assert result[0] == "tool"
-    assert "may have run" not in result[1]
+    assert result == ("tool", "not run: the turn was aborted before this call ran")
 
 
 @pytest.mark.plugins("persistence")

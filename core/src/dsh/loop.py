@@ -142,6 +142,15 @@ class ReactLoopAgent:
                 return True
         return False
 
+    def call_not_run(self, call_id: str) -> None:
+        """Say that the tool call being handled has not run and will not: for a
+        ``tools_execute`` impl that decides before a call runs (a permission question)
+        and is cancelled meanwhile. If the turn ends now, the call's result says it was
+        not run, not that it may have run."""
+        turn = self._turn
+        if turn is not None and turn.running == call_id:
+            turn.running = None
+
     def is_running(self, prompt: str) -> bool:
         """Whether the turn running now took ``prompt`` (that very object)."""
         turn = self._turn

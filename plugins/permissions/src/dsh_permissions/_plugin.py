@@ -110,6 +110,9 @@ class Permissions:
             outcome = _Outcome(
                 Verdict("deny", None, "the turn was aborted before the call was decided")
             )
+            not_run = getattr(agent, "call_not_run", None)
+            if not_run is not None:  # its result says "not run", not "it may have run"
+                not_run(call.id)
             with anyio.CancelScope(shield=True):
                 await agent.session.emit(
                     DECISION_EVENT, _event(call, turn, step, outcome), checked=True
