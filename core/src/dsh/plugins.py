@@ -86,14 +86,17 @@ class PluginManager(pluggy.PluginManager):
             raise PluginValidationError(
                 name, f"{plugin.__qualname__} is a class; register an instance of it"
             )
-        holder = self.get_plugin(name)
-        if holder is not None and holder is not plugin:  # pluggy says only "already registered"
-            where = self.distributions.get(name)
+        # pluggy says only "already registered"; say by what, and what to do
+        taken = self.get_name(plugin) if self.is_registered(plugin) else None
+        if taken is not None or self.get_plugin(name) is not None:
+            where = self.distributions.get(taken or name)
             source = f"the entry point of {where[0]}" if where is not None else "another plugin"
+            if taken is not None:  # this very object: an installed plugin passed again
+                why = f"it is loaded already, as {taken!r}, by {source}; pass it only when you"
+            else:
+                why = f"the name is taken by {source}; register this one under another name, or"
             raise PluginValidationError(
-                name,
-                f"the name is taken by {source}; register this one under another name, "
-                "or leave out the installed plugins (load_entry_points=False)",
+                name, f"{why} leave out the installed plugins (load_entry_points=False)"
             )
         specs = getattr(plugin, "dsh_hookspecs", None)
         if specs is not None:

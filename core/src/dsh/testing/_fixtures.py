@@ -14,8 +14,13 @@ __all__ = ["dsh_hook_recorder", "dsh_pm", "dsh_register"]
 
 @pytest.fixture
 def dsh_pm() -> PluginManager:
-    """A fresh plugin manager: core defaults only, no entry points."""
-    return create_plugin_manager(load_entry_points=False)
+    """A fresh plugin manager: core defaults only, no entry points. Its relay checks
+    what interception impls return, as a harness's does (a wrong type is a HookError)."""
+    from dsh._relay import interception_returns
+
+    pm = create_plugin_manager(load_entry_points=False)
+    pm.dispatcher.returns.update(interception_returns())
+    return pm
 
 
 @pytest.fixture
