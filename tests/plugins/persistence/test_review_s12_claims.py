@@ -1,0 +1,305 @@
+"""Review of the session claims (s12): what the claim tests left open, found by mutating
+the claim code (a refused claim or delete that keeps its file open, a delete or a closed
+store that keeps a claim, a resumed agent disposed before it wrote anything), and the
+bugs the review found, as strict xfails.
+
+As in test_persistence_claims.py, "another process" is another backend (or
+``PersistencePlugin``) over the same store: ``flock`` locks belong to an open file.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from contextlib import suppress
+from pathlib import Path
+
+import anyio
+import pytest
+
+from dsh.errors import DshError
+from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
+from dsh_persistence import (
+    JsonlBackend,
+    PersistencePlugin,
+    PersistenceSettings,
+    SessionInfo,
+    SessionInUseError,
+    open_backend,
+)
+from dsh_persistence.testing import LogBuilder
+
+pytestmark = [
+    pytest.mark.plugins("persistence"),
+    pytest.mark.skipif(os.name == "nt", reason="advisory locks are POSIX flock"),
+]
+
+FDS = Path("/proc/self/fd")
+needs_fd_list = pytest.mark.skipif(not FDS.is_dir(), reason="counts /proc/self/fd")
+
+
+def open_files() -> int:
+    return len(os.listdir(FDS))
+
+
+def stored(settings: PersistenceSettings, session_id: str = "s") -> LogBuilder:
+    """A session ``session_id`` with one turn in the store; its log."""
+    log = LogBuilder()
+    log.turn("one")
+    backend = open_backend(settings)
+    backend.prepare()
+    backend.append(SessionInfo(session_id, 1.0), log.events, durable=False)
+    backend.close()
+    return log
+
+
+async def stored_session(settings: PersistenceSettings) -> str:
+    """A session with one finished turn, stored by a harness that is gone; its id."""
+    plugin = PersistencePlugin(settings)
+    async with scripted_harness(
+        ScriptedModel([text("noted")]), plugins=[("persistence", plugin)], load_entry_points=False
+    ) as h:
+        agent = await h.agents.create("first", options={"model": "scripted"})
+        await run_turn(agent, "remember blue")
+        return agent.session.id
+
+
+async def resumable_elsewhere(settings: PersistenceSettings, session_id: str) -> bool:
+    """Whether another harness (another process, for the locks) can resume it now."""
+    async with scripted_harness(
+        ScriptedModel([]),
+        plugins=[("persistence", PersistencePlugin(settings))],
+        load_entry_points=False,
+    ) as other:
+        try:
+            await other.agents.resume("elsewhere", session_id)
+        except SessionInUseError:
+            return False
+        return True
+
+
+@needs_fd_list
+def test_a_refused_claim_or_delete_leaves_no_file_open(settings: PersistenceSettings) -> None:
+    stored(settings)
+    mine, theirs = open_backend(settings), open_backend(settings)
+    assert mine.claim("s")
+    before = open_files()
+    for _ in range(5):
+        assert not theirs.claim("s")
+        with pytest.raises(SessionInUseError):
+            theirs.delete("s")
+    assert open_files() == before
+    mine.close()
+    theirs.close()
+
+
+def test_a_store_closed_ends_its_claims(settings: PersistenceSettings) -> None:
+    stored(settings)
+    mine, theirs = open_backend(settings), open_backend(settings)
+    assert mine.claim("s")
+    mine.close()
+    assert theirs.claim("s")
+    theirs.close()
+
+
+def test_a_deleted_session_keeps_no_claim(settings: PersistenceSettings) -> None:
+    """SQLite claims a session while it deletes it: the claim ends with the delete."""
+    stored(settings)
+    mine, theirs = open_backend(settings), open_backend(settings)
+    assert mine.delete("s")
+    assert theirs.claim("s")
+    theirs.release("s")
+    if settings.backend == "sqlite":
+        assert list(Path(f"{mine.location}-claims").iterdir()) == []
+    mine.close()
+    theirs.close()
+
+
+def test_the_jsonl_holder_may_delete_the_session_it_claims(tmp_path: Path) -> None:
+    """``_unlink_unclaimed``: the claim is this backend's, so its lock is no reason to
+    refuse (the service refuses a live session before it gets here)."""
+    settings = PersistenceSettings(backend="jsonl", directory=tmp_path)
+    stored(settings)
+    mine = JsonlBackend(tmp_path)
+    assert mine.claim("s")
+    assert mine.delete("s")
+    assert mine.tail("s") is None
+    mine.release("s")
+    mine.close()
+
+
+async def test_a_resumed_agent_disposed_before_writing_frees_the_session(
+    settings: PersistenceSettings,
+) -> None:
+    session_id = await stored_session(settings)
+    async with scripted_harness(
+        ScriptedModel([]),
+        plugins=[("persistence", PersistencePlugin(settings))],
+        load_entry_points=False,
+    ) as h:
+        handle = await h.agents.resume("a", session_id)
+        assert not await resumable_elsewhere(settings, session_id)
+        await handle.dispose()  # no turn: nothing was written
+        assert await resumable_elsewhere(settings, session_id)
+
+
+async def test_an_agent_that_cannot_start_gives_its_claim_back(
+    settings: PersistenceSettings,
+) -> None:
+    """The claim is taken before the agent starts; a start that fails (its id is taken)
+    releases it, or the session would stay claimed while the harness lives."""
+    session_id = await stored_session(settings)
+    async with scripted_harness(
+        ScriptedModel([]),
+        plugins=[("persistence", PersistencePlugin(settings))],
+        load_entry_points=False,
+    ) as h:
+        await h.agents.create("a", options={"model": "scripted"})
+        with pytest.raises(DshError, match="already exists"):
+            await h.agents.resume("a", session_id)
+        assert await resumable_elsewhere(settings, session_id)
+
+
+# -- bugs found by the review --------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an append by a writer that holds no claim waits with a blocking flock "
+    "(_jsonl.py append: lock_file) for as long as another process continues the session: "
+    "the creator of a session (never claimed) hangs at its next flush, and on the event "
+    "loop itself with fsync: never, until the other is done; then SessionConflictError",
+)
+def test_an_append_behind_another_process_claim_is_refused_at_once(tmp_path: Path) -> None:
+    log = LogBuilder()
+    log.turn("one")
+    writer, holder = JsonlBackend(tmp_path), JsonlBackend(tmp_path)
+    writer.append(SessionInfo("s", 1.0), log.events, durable=False)
+    count = len(log.events)
+    log.turn("two")
+    assert holder.claim("s")
+    outcome: list[BaseException | None] = []
+
+    def append() -> None:
+        try:
+            writer.append(SessionInfo("s", 1.0), log.events[count:], durable=False)
+            outcome.append(None)
+        except Exception as exc:  # the refusal expected
+            outcome.append(exc)
+
+    thread = threading.Thread(target=append)
+    thread.start()
+    thread.join(3)
+    waited = thread.is_alive()
+    holder.release("s")  # let a waiting append go, so that the thread ends
+    thread.join(10)
+    writer.close()
+    holder.close()
+    assert not waited, "the append waited for the other process's claim"
+    assert outcome and isinstance(outcome[0], DshError)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="only a resumed session is claimed (_plugin.py agent_created / agent.py "
+    "resume_stored): a session a live agent created and stored can be resumed by another "
+    "process (`dsh chat` + `dsh run --continue`, which picks that very session): both run "
+    "turns, and the creator's next flush then waits on the other's claim",
+)
+async def test_a_live_session_created_here_cannot_be_resumed_elsewhere(
+    settings: PersistenceSettings,
+) -> None:
+    async with scripted_harness(
+        ScriptedModel([text("noted")]),
+        plugins=[("persistence", PersistencePlugin(settings))],
+        load_entry_points=False,
+    ) as h:
+        agent = await h.agents.create("first", options={"model": "scripted"})
+        with anyio.fail_after(10):
+            await run_turn(agent, "remember blue")
+        assert not await resumable_elsewhere(settings, agent.session.id)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="agent.py resume_stored claims after load_stored read the session: an agent "
+    "resumed from a load made while another process still wrote the session starts from "
+    "a stale log, runs its turn (tools included) and only its save fails",
+)
+async def test_a_resume_from_a_stale_load_is_refused_or_reloaded(
+    settings: PersistenceSettings,
+) -> None:
+    session_id = await stored_session(settings)
+    holder = PersistencePlugin(settings)
+    async with scripted_harness(
+        ScriptedModel([text("blue")]), plugins=[("persistence", holder)], load_entry_points=False
+    ) as first:
+        handle = await first.agents.resume("a", session_id)
+        async with scripted_harness(
+            ScriptedModel([]),
+            plugins=[("persistence", PersistencePlugin(settings))],
+            load_entry_points=False,
+        ) as second:
+            stale = await second.agents.load_stored(session_id)  # `dsh run --continue`
+            with anyio.fail_after(10):
+                await run_turn(handle, "what colour?")  # the holder goes on, then ends
+            await handle.dispose()
+            try:
+                late = await second.agents.resume_stored("b", stale)
+            except DshError:
+                return  # refused: fine
+            fresh = await second.agents.load_stored(session_id)
+            assert len(late.session.events) == len(fresh.events)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="_claims.py ClaimFiles.release pops the claim, then an unlink error other than "
+    "FileNotFoundError (a read-only directory; always on Windows, where an open file "
+    "cannot be removed) skips os.close: the lock is held until the process exits and "
+    "nothing can release it; close() stops at the first such error likewise",
+)
+def test_a_claim_file_that_cannot_be_removed_is_still_released(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh_persistence import _claims
+
+    claims = _claims.ClaimFiles(tmp_path / "db-claims")
+    assert claims.claim("s")
+
+    def refused(path: object) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(_claims.os, "unlink", refused)
+    with suppress(OSError):  # raising is fine; keeping the lock is not
+        claims.release("s")
+    monkeypatch.undo()
+    assert _claims.ClaimFiles(tmp_path / "db-claims").claim("s")
+
+
+@needs_fd_list
+@pytest.mark.xfail(
+    strict=True,
+    reason="a flock that fails otherwise than 'held' (ENOLCK on some network file "
+    "systems) raises out of _jsonl.py claim and _claims.py ClaimFiles.claim with the "
+    "file left open (no try/finally around try_lock_file)",
+)
+def test_a_claim_whose_lock_fails_leaves_no_file_open(
+    settings: PersistenceSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh_persistence import _claims, _jsonl
+
+    stored(settings)
+    backend = open_backend(settings)
+
+    def no_locks(fd: int) -> bool:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(_jsonl, "try_lock_file", no_locks)
+    monkeypatch.setattr(_claims, "try_lock_file", no_locks)
+    before = open_files()
+    with pytest.raises((OSError, DshError)):  # PersistenceError for SQLite
+        backend.claim("s")
+    assert open_files() == before
+    backend.close()
