@@ -158,12 +158,6 @@ def test_a_holder_killed_mid_tool_frees_the_session_for_the_next_job_at_once(
     assert len(results) == 1 and results[0]["is_error"]  # the stopped call says so
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`dsh sessions delete` stops at the first id that is in use: the ids after it "
-    "are neither deleted nor mentioned (a missing id is reported and the others still "
-    "deleted); _commands._delete lets SessionInUseError end the loop",
-)
 def test_deleting_several_sessions_one_of_them_held_deletes_the_others(
     model_server: Any, env: dict[str, str], tmp_path: Path
 ) -> None:

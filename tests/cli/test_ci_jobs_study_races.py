@@ -38,13 +38,6 @@ def env(cli_env: dict[str, str]) -> dict[str, str]:
     return job_env(cli_env)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a session is claimed only when resumed: the job that creates it holds no "
-    "claim, so once its first checkpoint stores it, `--continue`/`--session ID` take it "
-    "over mid-turn; both run, the creator's save is refused (exit 1) and its turn is "
-    "stored as 'interrupted'",
-)
 def test_a_session_its_creating_job_still_runs_is_refused_to_a_chained_job(
     model_server: Any, env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -101,13 +94,6 @@ anyio.run(main)
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the claim is taken after the session was loaded and does not check that the "
-    "stored log is still the loaded one: a job that loaded it before another job's turn "
-    "and claims it after runs its turn (model and tools) on a stale history, then its "
-    "save is refused",
-)
 def test_a_job_that_loaded_the_session_before_another_jobs_turn_does_not_run_on_it(
     model_server: Any, env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -149,12 +135,6 @@ fcntl.flock = flock
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="JsonlBackend.claim lets an OSError of flock (ENOLCK: no locks available) "
-    "out as it is: `dsh run --continue` dies with a Python traceback (and leaks the fd) "
-    "instead of one `dsh: error:` line naming the file",
-)
 def test_continue_where_flock_fails_is_one_error_line_not_a_traceback(
     model_server: Any, env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -167,9 +147,10 @@ def test_continue_where_flock_fails_is_one_error_line_not_a_traceback(
     done = dsh("-m", model_of(server), "run", "--continue", "next", env=broken, cwd=tmp_path)
     assert "Traceback" not in done.stderr, done.stderr
     last = done.stderr.splitlines()[-1]
-    assert done.returncode == 0 or (
-        last.startswith("dsh: error: ") and "No locks available" in last
-    ), done.stderr
+    assert done.returncode == 2, done.stderr  # the store cannot be used as configured
+    assert last.startswith("dsh: error: "), done.stderr
+    assert last.endswith(".jsonl: cannot lock the session file: No locks available"), last
+    assert len(server.bodies()) == 1  # refused before the model was asked
 
 
 # -- SQLite: no claim; both jobs run and the later save is refused -----------------------
@@ -199,46 +180,22 @@ def sqlite_race(server: Any, env: dict[str, str], cwd: Path) -> tuple[Any, Any, 
     return finished_a, b, session_id
 
 
-def test_sqlite_two_jobs_continuing_one_session_both_run_and_the_later_save_exits_1(
+def test_sqlite_a_second_job_on_a_held_session_exits_1_before_the_model(
     model_server: Any, env: dict[str, str], tmp_path: Path
 ) -> None:
-    """As docs/persistence.md says: SQLite does not claim. Both jobs ask the model and
-    run their tools; the one that saves last exits 1 naming the conflict; the store
-    keeps the first save, with the other job's checkpointed start closed as
-    'interrupted' (its tool call 'outcome unknown', though it ran)."""
-    server = model_server(
-        [text_reply("Noted."), hold_reply(), text_reply("B done."), text_reply("A done.")]
-    )
+    """SQLite claims too (docs/persistence.md): while job A holds the session (its tool
+    waits), job B's --continue exits 1 with the in-use message and never asks the model;
+    A's turn is saved whole."""
+    server = model_server([text_reply("Noted."), hold_reply(), text_reply("A done.")])
     (status_a, out_a, err_a), b, session_id = sqlite_race(server, env, tmp_path)
-    assert b.returncode == 0, b.stderr
-    assert b.stdout == "B done.\n"
-    assert status_a == 1, err_a
-    assert out_a == "A done.\n"  # printed, not saved
-    assert "SessionConflictError" in err_a and "another writer" in err_a
-    assert len(server.bodies()) == 4
-    assert (tmp_path / "ran.txt").read_text() == "ran\n"
+    assert b.returncode == 1, b.stderr
+    assert f"session {session_id!r} is in use: another process is continuing it" in b.stderr
+    assert b.stdout == ""
+    assert status_a == 0, err_a
+    assert out_a == "A done.\n"
+    assert len(server.bodies()) == 3  # B never asked
     events = stored_events(env, session_id, tmp_path)
     ends = [e["data"]["reason"] for e in events if e["type"] == "turn/end"]
-    assert ends == ["completed", "interrupted", "completed"]
+    assert ends == ["completed", "completed"]
     prompts = [e["data"]["content"] for e in events if e["type"] == "user/message"]
-    assert prompts == ["remember blue", "job A", "job B"]
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="the job whose save is refused gets two different 'session flush failed' "
-    "lines (turn end, then disposal), with plugin-hook jargon, and the second advises "
-    "'two sessions share this id ... use another id'; docs/cli.md says a failed save "
-    "is reported once",
-)
-def test_sqlite_the_job_whose_save_is_refused_is_told_once_in_plain_words(
-    model_server: Any, env: dict[str, str], tmp_path: Path
-) -> None:
-    server = model_server(
-        [text_reply("Noted."), hold_reply(), text_reply("B done."), text_reply("A done.")]
-    )
-    (status_a, _, err_a), _, _ = sqlite_race(server, env, tmp_path)
-    assert status_a == 1
-    failures = [line for line in err_a.splitlines() if "flush failed" in line]
-    assert len(failures) == 1, err_a
-    assert "use another id" not in err_a
+    assert prompts == ["remember blue", "job A"]

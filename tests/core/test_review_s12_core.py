@@ -95,12 +95,6 @@ def test_a_json_line_names_its_session_first_then_the_stored_event() -> None:
     assert "session" not in json.loads(event.to_json())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_secrets.py redact hides a part only when it is at least half the key: when "
-    "bash's cap cuts out a few bytes from the middle of a key (an output just over "
-    "30,000 bytes), both sides are under half and stay, showing nearly the whole key",
-)
 def test_a_key_the_cap_cuts_a_few_bytes_out_of_is_not_shown_nearly_whole() -> None:
     from dsh.builtin_tools._bash import MAX_OUTPUT_BYTES, _HeadTail
 

@@ -26,7 +26,7 @@ class Claiming(InMemoryPersistence):
         self.refuse = refuse
         self.calls: list[tuple[str, str]] = []
 
-    async def claim(self, session_id: str) -> None:
+    async def claim(self, session_id: str, events: Any = ()) -> None:
         self.calls.append(("claim", session_id))
         if self.refuse:
             raise DshError(f"session {session_id} is continued by process 42")
@@ -50,6 +50,8 @@ async def test_a_refused_claim_fails_the_resume_before_any_model_call() -> None:
     it, before any model call)"."""
     store = Claiming()
     session_id = await stored_session(store)
+    assert store.calls == [("claim", session_id)]  # as it was created (its plugin releases)
+    store.calls.clear()
     store.refuse = True
     model = ScriptedModel(["never"])
     async with scripted_harness(model, plugins=[store], load_entry_points=False) as h:
@@ -64,10 +66,11 @@ async def test_a_claimed_session_is_released_when_its_agent_cannot_start() -> No
     store = Claiming()
     session_id = await stored_session(store)
     async with scripted_harness(ScriptedModel(), plugins=[store], load_entry_points=False) as h:
-        await h.agents.create("b", options={"model": "scripted"})
-        with pytest.raises(DshError):  # the agent id is taken: it cannot start
-            await h.agents.resume("b", session_id, options={"model": "scripted"})
-    assert store.calls == [("claim", session_id), ("release", session_id)]
+        await h.agents.resume("b", session_id, options={"model": "scripted"})
+        with pytest.raises(DshError):  # its session is live: the agent cannot start
+            await h.agents.resume("c", session_id, options={"model": "scripted"})
+    mine = [call for call in store.calls if call[1] == session_id]
+    assert mine[-2:] == [("claim", session_id), ("release", session_id)]
 
 
 async def test_resuming_without_a_persistence_plugin_says_one_is_missing() -> None:

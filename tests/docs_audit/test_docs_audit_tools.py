@@ -122,9 +122,9 @@ async def test_grep_shows_at_most_200_lines_cut_at_300_characters(workspace: Pat
 async def test_bash_output_cap_keeps_15000_bytes_at_each_end(workspace: Path) -> None:
     """tools.md:212-213: "**Output cap:** 30 000 bytes. Beyond that the middle is cut:
     the first and last 15 000 bytes are kept around `[... N bytes of output cut here
-    ...]`"."""
-    command = "head -c 15000 /dev/zero | tr '\\0' a; head -c 10000 /dev/zero | tr '\\0' b;"
-    command += " head -c 15000 /dev/zero | tr '\\0' c"
+    ...]`" (a word the cut goes through is left out whole: here none is)."""
+    command = "head -c 15000 /dev/zero | tr '\\0' a; echo; head -c 9998 /dev/zero | tr '\\0' b;"
+    command += " echo; head -c 15000 /dev/zero | tr '\\0' c"
     result = await call(workspace, "bash", command=command)
     head, _, rest = result.content.partition("\n[... 10000 bytes of output cut here")
     assert head == "a" * 15000

@@ -325,7 +325,8 @@ async def until_terminated(
 
         async def on_sigterm() -> None:
             nonlocal status
-            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+            hangup = getattr(signal, "SIGHUP", signal.SIGTERM)  # none on Windows
+            with anyio.open_signal_receiver(signal.SIGTERM, hangup) as signals:
                 async for signum in signals:
                     status = 128 + signum
                     with suppress(OSError):  # a closed terminal cannot be told

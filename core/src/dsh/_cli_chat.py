@@ -91,7 +91,7 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
                     break
                 if approvals.answer(line):
                     continue
-                command, _, rest = line.strip().partition(" ")
+                command, rest = _words(line)
                 if command == "/compact":
                     if typed:  # runs beside a turn; the prompt comes back at once
                         tg.start_soon(_compact, harness, agent, prompt_when_idle, compacting)
@@ -114,6 +114,12 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
     if renderer.closed:
         return CLOSED_STATUS
     return 1 if renderer.agent_errors else 0  # e.g. the session could not be saved
+
+
+def _words(line: str) -> tuple[str, str]:
+    """A line's first word and the rest (split at any whitespace, a tab too)."""
+    first, *rest = line.split(None, 1) or [""]
+    return first, rest[0] if rest else ""
 
 
 def _dropped(prompts: list[str]) -> str:
@@ -199,12 +205,19 @@ async def _resume(
     # On the chat's model: what the config says now for the agent that created the
     # session, over the options stored with it (a rule tightened since applies).
     options = resume_options(harness, stored, str(agent.agent.options.get("model")))
+    current, current_options = agent.session.id, dict(agent.agent.options)
     await agent.dispose()
     try:
         resumed = await harness.agents.resume_stored(agent.id, stored, options)
-    except DshError as error:  # refused (its options, say): the chat goes on anew
-        print(f"  /resume: {error}; a new session starts", file=sys.stderr)
-        resumed = await harness.agents.create(agent.id, options=options)
+    except DshError as error:  # refused (in use elsewhere, its options): this chat goes on
+        try:
+            resumed = await harness.agents.resume(agent.id, current, current_options)
+        except DshError:  # it was never saved (no turn yet): a new session starts
+            print(f"  /resume: {error}; a new session starts", file=sys.stderr)
+            resumed = await harness.agents.create(agent.id, options=current_options)
+        else:
+            print(f"  /resume: {error}; this chat goes on", file=sys.stderr)
+            return resumed
     renderer.session_id = resumed.session.id
     turns = resumed.agent.turns
     print(f"  session {resumed.session.id} ({so_far(turns)})", file=sys.stderr)
@@ -220,7 +233,7 @@ def _handle(line: str, harness: Harness, agent: AgentHandle) -> bool:
     if text.startswith("//"):  # a prompt that starts with / (`//etc is empty`)
         text = text[1:]
     elif _COMMAND.match(text):
-        command, _, rest = text.partition(" ")
+        command, rest = _words(text)
         if command == "/queue" and rest:
             agent.send(rest)
             return not busy

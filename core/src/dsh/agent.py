@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, final, runtime_checkab
 
 import anyio
 
+from dsh._claims import claimed
 from dsh.errors import DshError
 from dsh.loop import ReactLoopAgent
 
@@ -298,18 +299,7 @@ class AgentRegistry:
                 from dsh._code_options import warn_left_out
 
                 warn_left_out(self._harness, stored.id, options)
-        # a session another process continues is refused before any model call
-        persistence: Any = await self._relay.session_persistence()
-        claims = hasattr(persistence, "claim")  # optional (dsh.persistence)
-        if claims:
-            await persistence.claim(stored.id)
-        try:
-            return await self._start(agent_id, session, options, "resume", place)
-        except BaseException:
-            if claims:
-                with anyio.CancelScope(shield=True):
-                    await persistence.release(stored.id)
-            raise
+        return await self._start(agent_id, session, options, "resume", place)
 
     async def load_stored(self, session_id: str) -> StoredSession:
         """The stored session ``resume`` would continue; DshError saying why there is
@@ -344,6 +334,17 @@ class AgentRegistry:
     ) -> AgentHandle:
         if agent_id in self._live:
             raise DshError(f"agent {agent_id!r} already exists; dispose it first")
+        async with claimed(self._relay, session):
+            return await self._started(agent_id, session, options, source, workspace)
+
+    async def _started(
+        self,
+        agent_id: str,
+        session: Session,
+        options: dict[str, Any] | None,
+        source: Literal["startup", "create", "resume"],
+        workspace: Path | None,
+    ) -> AgentHandle:
         if not (options or {}).get("model") and self._harness is not None:
             default = self._harness.config.default_model  # `model:` at the top of dsh.yml
             if default:

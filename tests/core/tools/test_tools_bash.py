@@ -4,6 +4,7 @@ whole process group ends on return, timeout and abort (no orphans)."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -79,12 +80,18 @@ async def test_bash_keeps_the_head_and_tail_of_long_output(call_tool: CallTool) 
     lines = result.content.splitlines()
     half = _bash.MAX_OUTPUT_BYTES // 2
     assert lines[0] == "100000" and lines[-2] == "199999" and lines[-1] == "[exit code 0]"
-    cut = 700_000 - 2 * half
-    note = (
-        f"[... {cut} bytes of output cut here: showing the first {half} and the last "
-        f"{half} bytes ...]"
+    (note,) = [line for line in lines if line.startswith("[... ")]
+    found = re.fullmatch(
+        r"\[\.\.\. (\d+) bytes of output cut here: showing the first (\d+) and the last "
+        r"(\d+) bytes \.\.\.\]",
+        note,
     )
-    assert note in lines
+    assert found is not None, note
+    cut, head, tail = map(int, found.groups())
+    assert cut + head + tail == 700_000
+    assert half - 7 < head <= half and half - 7 < tail <= half
+    # a line the cut went through is left out whole: no half line is shown
+    assert {len(line) for line in lines[:-1] if line and line != note} == {6}
     assert len(result.content) < _bash.MAX_OUTPUT_BYTES + 200
 
 

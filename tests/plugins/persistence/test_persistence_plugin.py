@@ -301,17 +301,17 @@ async def test_a_new_session_under_a_stored_id_is_refused_not_merged(
             await run_turn(agent, "second")
     before = stored_types(settings, "fixed")
 
-    errors = ErrorRecorder()
+    # refused as the agent is created (its session is claimed), before any model call
     plugin = PersistencePlugin(settings)
-    async with harness_with(plugin, ScriptedModel(["other"]), ("errors", errors)) as h:
-        agent = await h.agents.create("b", session_id="fixed", options={"model": "scripted"})
+    model = ScriptedModel(["other"])
+    async with harness_with(plugin, model) as h:
+        with pytest.raises(SessionConflictError, match="'fixed' is stored already"):
+            await h.agents.create("b", session_id="fixed", options={"model": "scripted"})
+        assert h.agents.get("b") is None
+        again = await h.agents.create("b", session_id="other", options={"model": "scripted"})
         with anyio.fail_after(LIMIT):
-            await run_turn(agent, "a different conversation")
-
-    assert stored_types(settings, "fixed") == before
-    # the turn's flush and the one at dispose: both refused
-    assert {type(getattr(e, "cause", e)) for e in errors.errors} == {SessionConflictError}
-    assert "share this id" in str(errors.errors[0])
+            await run_turn(again, "a different conversation")
+    assert model.requests and stored_types(settings, "fixed") == before
 
 
 async def test_deleting_a_live_session_is_refused(settings: PersistenceSettings) -> None:

@@ -167,9 +167,10 @@ async def test_an_agent_that_cannot_start_gives_its_claim_back(
 @pytest.mark.xfail(
     strict=True,
     reason="an append by a writer that holds no claim waits with a blocking flock "
-    "(_jsonl.py append: lock_file) for as long as another process continues the session: "
-    "the creator of a session (never claimed) hangs at its next flush, and on the event "
-    "loop itself with fsync: never, until the other is done; then SessionConflictError",
+    "(_jsonl.py append: lock_file) for as long as another process continues the session, "
+    "then fails with SessionConflictError. The plugin's writers all hold claims now (a "
+    "session is claimed as its agent is created or resumed); a program that writes "
+    "through a backend of its own without claiming still waits",
 )
 def test_an_append_behind_another_process_claim_is_refused_at_once(tmp_path: Path) -> None:
     log = LogBuilder()
@@ -200,13 +201,6 @@ def test_an_append_behind_another_process_claim_is_refused_at_once(tmp_path: Pat
     assert outcome and isinstance(outcome[0], DshError)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="only a resumed session is claimed (_plugin.py agent_created / agent.py "
-    "resume_stored): a session a live agent created and stored can be resumed by another "
-    "process (`dsh chat` + `dsh run --continue`, which picks that very session): both run "
-    "turns, and the creator's next flush then waits on the other's claim",
-)
 async def test_a_live_session_created_here_cannot_be_resumed_elsewhere(
     settings: PersistenceSettings,
 ) -> None:
@@ -221,12 +215,6 @@ async def test_a_live_session_created_here_cannot_be_resumed_elsewhere(
         assert not await resumable_elsewhere(settings, agent.session.id)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent.py resume_stored claims after load_stored read the session: an agent "
-    "resumed from a load made while another process still wrote the session starts from "
-    "a stale log, runs its turn (tools included) and only its save fails",
-)
 async def test_a_resume_from_a_stale_load_is_refused_or_reloaded(
     settings: PersistenceSettings,
 ) -> None:
@@ -253,13 +241,6 @@ async def test_a_resume_from_a_stale_load_is_refused_or_reloaded(
             assert len(late.session.events) == len(fresh.events)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_claims.py ClaimFiles.release pops the claim, then an unlink error other than "
-    "FileNotFoundError (a read-only directory; always on Windows, where an open file "
-    "cannot be removed) skips os.close: the lock is held until the process exits and "
-    "nothing can release it; close() stops at the first such error likewise",
-)
 def test_a_claim_file_that_cannot_be_removed_is_still_released(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -279,12 +260,6 @@ def test_a_claim_file_that_cannot_be_removed_is_still_released(
 
 
 @needs_fd_list
-@pytest.mark.xfail(
-    strict=True,
-    reason="a flock that fails otherwise than 'held' (ENOLCK on some network file "
-    "systems) raises out of _jsonl.py claim and _claims.py ClaimFiles.claim with the "
-    "file left open (no try/finally around try_lock_file)",
-)
 def test_a_claim_whose_lock_fails_leaves_no_file_open(
     settings: PersistenceSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,6 +13,7 @@ POSIX only: process groups are how the whole tree is found.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -38,16 +39,25 @@ KILL_GRACE: Final = 2.0
 _DRAIN: Final = 1.0
 
 
+#: The bytes of a word the cap may cut through (keys and tokens are made of them).
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=~")
+_WORD = rb"[A-Za-z0-9_\-.+/=~]{1,512}"
+_WORD_END = re.compile(_WORD + rb"\Z")
+_WORD_START = re.compile(_WORD)
+
+
 class _HeadTail:
     """Keeps the first and the last ``limit // 2`` bytes of a stream and its length."""
 
-    __slots__ = ("half", "head", "tail", "total")
+    __slots__ = ("after_head", "before_tail", "half", "head", "tail", "total")
 
     def __init__(self, limit: int) -> None:
         self.half = limit // 2
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
+        self.after_head = -1  # the first byte cut out (-1: none yet)
+        self.before_tail = -1  # the last byte cut out
 
     def add(self, data: bytes) -> None:
         self.total += len(data)
@@ -56,18 +66,29 @@ class _HeadTail:
             self.head += data[:room]
             data = data[room:]
         if data:
+            if self.after_head < 0:
+                self.after_head = data[0]
             self.tail += data
-            del self.tail[: -self.half]
+            over = len(self.tail) - self.half
+            if over > 0:
+                self.before_tail = self.tail[over - 1]
+                del self.tail[:over]
 
     def text(self) -> str:
-        head = self.head.decode("utf-8", "replace")
-        tail = self.tail.decode("utf-8", "replace")
-        cut = self.total - len(self.head) - len(self.tail)
-        if not cut:
-            return head + tail
+        if self.total == len(self.head) + len(self.tail):
+            return (self.head + self.tail).decode("utf-8", "replace")
+        # A word the cut went through is left out whole: no half of a token or a key
+        # (whose value the core would no longer recognise to hide it) is shown.
+        head, tail = bytes(self.head), bytes(self.tail)
+        if self.after_head in _WORD_BYTES and (end := _WORD_END.search(head)) is not None:
+            head = head[: end.start()]
+        if self.before_tail in _WORD_BYTES and (start := _WORD_START.match(tail)) is not None:
+            tail = tail[start.end() :]
+        cut = self.total - len(head) - len(tail)
         return (
-            f"{head}\n[... {cut} bytes of output cut here: showing the first "
-            f"{len(self.head)} and the last {len(self.tail)} bytes ...]\n{tail}"
+            f"{head.decode('utf-8', 'replace')}\n[... {cut} bytes of output cut here: "
+            f"showing the first {len(head)} and the last {len(tail)} bytes ...]\n"
+            f"{tail.decode('utf-8', 'replace')}"
         )
 
 

@@ -174,9 +174,17 @@ async def _show(service: SessionPersistence, args: argparse.Namespace) -> int:
 
 
 async def _delete(service: SessionPersistence, ids: list[str]) -> int:
+    from dsh_persistence._errors import SessionInUseError
+
     status = 0
     for session_id in ids:
-        if await service.delete(session_id):
+        try:
+            deleted = await service.delete(session_id)
+        except SessionInUseError as error:  # said, and the other ids are still deleted
+            print(f"dsh: error: {error}", file=sys.stderr)
+            status = 1
+            continue
+        if deleted:
             print(f"deleted {session_id}")
         else:
             hint = await _whole_ids(service, session_id)

@@ -15,6 +15,7 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks, one writer
     fcntl = None  # type: ignore[assignment]
 
 __all__ = [
+    "LOCKS",
     "SUFFIX",
     "file_name",
     "fsync_directory",
@@ -22,6 +23,7 @@ __all__ = [
     "publish",
     "read_at",
     "session_id_of",
+    "try_lock_file",
     "write_all",
 ]
 
@@ -85,6 +87,10 @@ def lock_file(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX)
 
 
+#: Whether advisory file locks exist here (POSIX): without them there are no claims.
+LOCKS = fcntl is not None
+
+
 def try_lock_file(fd: int) -> bool:
     """Take the lock of ``lock_file`` unless another open file holds it: False then.
     True where there are no such locks (nothing to check)."""
@@ -107,23 +113,31 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def publish(path: Path, content: bytes, *, fsync: bool) -> os.stat_result:
+def publish(
+    path: Path, content: bytes, *, fsync: bool, hold: bool = False
+) -> tuple[os.stat_result, int | None]:
     """Create ``path`` holding ``content``, atomically: readers see all of it or no file.
 
     Writes a temp file in the same directory, fsyncs it, then links it into place
     (a link never replaces an existing file: ``SessionConflictError`` if one appeared),
     and fsyncs the directory. Where hard links are not supported, renames instead.
+    ``hold``: the file is locked (``lock_file``) before it appears, and the open file
+    holding the lock is returned (else None): the caller closes it to let go.
     """
     temp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+    held = fd if hold else None
     try:
         try:
+            if hold:
+                lock_file(fd)  # a new file no one else has open: never waits
             write_all(fd, content, 0)
             if fsync:
                 os.fsync(fd)
             stat = os.fstat(fd)
         finally:
-            os.close(fd)
+            if not hold:
+                os.close(fd)
         try:
             os.link(temp, path)
         except FileExistsError:
@@ -136,9 +150,18 @@ def publish(path: Path, content: bytes, *, fsync: bool) -> os.stat_result:
                     f"{path}: another writer stored this session meanwhile; nothing was written"
                 ) from None
             os.replace(temp, path)
+    except BaseException:
+        if held is not None:
+            os.close(held)
+        raise
     finally:
         with suppress(FileNotFoundError):
             os.unlink(temp)
     if fsync:
-        fsync_directory(path.parent)
-    return stat
+        try:
+            fsync_directory(path.parent)
+        except BaseException:
+            if held is not None:
+                os.close(held)
+            raise
+    return stat, held

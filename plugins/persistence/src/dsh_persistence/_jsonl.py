@@ -40,6 +40,7 @@ from dsh_persistence._errors import (
     SessionInUseError,
 )
 from dsh_persistence._files import (
+    LOCKS,
     SUFFIX,
     file_name,
     fsync_directory,
@@ -58,6 +59,8 @@ _PATHS_KEPT = 4096  # file paths remembered by session id (computing one is not 
 #: File ends remembered (so an append after a load need not read the file again); past
 #: this many, a load forgets the oldest (a service reading many sessions keeps no more).
 _ENDS_KEPT = 1024
+#: In ``_claims``: the session is claimed and not stored yet; its file is locked when made.
+_PENDING = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +89,8 @@ class JsonlBackend(SessionBackend):
         self._locks: dict[str, threading.Lock] = {}
         self._ends: dict[str, _FileEnd] = {}
         self._paths: dict[str, Path] = {}
-        #: The sessions this process continues: an open file each, holding its lock.
+        #: The sessions this process writes: an open file each, holding its lock (or
+        #: ``_PENDING`` until the file is made).
         self._claims: dict[str, int] = {}
 
     def path(self, session_id: str) -> Path:
@@ -106,18 +110,28 @@ class JsonlBackend(SessionBackend):
 
     def claim(self, session_id: str) -> bool:
         """Hold the lock of the session's file (an advisory ``flock``) until ``release``:
-        other processes can neither claim the session nor append to it or delete it."""
+        other processes can neither claim the session nor append to it or delete it. A
+        session not stored yet gets its lock when its file is made (locked before it
+        appears)."""
+        if not LOCKS:  # no advisory locks here (Windows): no claims
+            return True
         path = self.path(session_id)
         with self._lock(session_id):
             if session_id in self._claims:  # an agent of another harness of this process
                 return False
             try:
                 fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):  # not stored (here)
+                self._claims[session_id] = _PENDING
                 return True
             except OSError as exc:
                 raise self._failed(exc, "open the session file", path) from exc
-            if not try_lock_file(fd):
+            try:
+                held = try_lock_file(fd)
+            except OSError as exc:  # no locks on this file system (ENOLCK), say
+                os.close(fd)
+                raise self._failed(exc, "lock the session file", path) from exc
+            if not held:
                 os.close(fd)
                 return False
             self._claims[session_id] = fd
@@ -125,15 +139,16 @@ class JsonlBackend(SessionBackend):
 
     def release(self, session_id: str) -> None:
         with self._lock(session_id):
-            fd = self._claims.pop(session_id, None)
-            if fd is not None:
+            fd = self._claims.pop(session_id, _PENDING)
+            if fd != _PENDING:
                 os.close(fd)
 
     def close(self) -> None:
         with self._guard:
             claims, self._claims = self._claims, {}
         for fd in claims.values():
-            os.close(fd)
+            if fd != _PENDING:
+                os.close(fd)
 
     def _lock(self, session_id: str) -> threading.Lock:
         with self._guard:
@@ -183,7 +198,7 @@ class JsonlBackend(SessionBackend):
             except OSError as exc:
                 raise self._failed(exc, "open the session file", path) from exc
             try:
-                if info.id not in self._claims:  # a claim holds the lock already
+                if self._claims.get(info.id, _PENDING) == _PENDING:  # else our claim holds it
                     lock_file(fd)
                 stat = os.fstat(fd)
                 end = self._ends.get(info.id)
@@ -224,10 +239,13 @@ class JsonlBackend(SessionBackend):
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
             raise self._failed(exc, "create it") from exc
+        claimed = self._claims.get(info.id) == _PENDING
         try:
-            stat = publish(path, header + payload, fsync=self._fsync)
+            stat, held = publish(path, header + payload, fsync=self._fsync, hold=claimed)
         except OSError as exc:
             raise self._failed(exc, "create the session file", path) from exc
+        if held is not None:
+            self._claims[info.id] = held
         size = len(header) + len(payload)
         self._ends[info.id] = _FileEnd(stat.st_ino, size, size, events[-1].seq + 1, events[-1])
 
@@ -268,8 +286,8 @@ class JsonlBackend(SessionBackend):
 
     def _unlink_unclaimed(self, session_id: str, path: Path) -> None:
         """Remove the file, holding its lock, unless another process holds that."""
-        if session_id in self._claims:  # ours: the service refuses a live session
-            os.unlink(path)
+        if not LOCKS or self._claims.get(session_id, _PENDING) != _PENDING:
+            os.unlink(path)  # no claims here, or ours (the service refuses a live session)
             return
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
         try:
@@ -348,7 +366,8 @@ class JsonlBackend(SessionBackend):
         end = _FileEnd(inode, len(data), valid, len(events), last)
         self._ends.pop(session_id, None)
         if len(self._ends) >= _ENDS_KEPT:  # the oldest goes: one more read if it is written
-            del self._ends[next(iter(self._ends))]
+            with self._guard:  # other sessions' threads change the dict meanwhile
+                self._ends.pop(next(iter(self._ends)), None)
         self._ends[session_id] = end
         return header, events, ignored + torn, end
 

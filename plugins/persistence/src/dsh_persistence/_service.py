@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
-from dsh_persistence._errors import PersistenceError, SessionInUseError
+from dsh_persistence._errors import PersistenceError, SessionConflictError, SessionInUseError
+from dsh_persistence._writer import continues
 
 if TYPE_CHECKING:
     from dsh.persistence import SessionHeader, StoredSession
+    from dsh.session import SessionEvent
     from dsh_persistence._backend import LoadedSession, SessionBackend
 
 __all__ = ["StoredSessions"]
+
+log = logging.getLogger("dsh.persistence")
 
 
 class StoredSessions:
@@ -40,15 +45,47 @@ class StoredSessions:
         """``load`` with what loading did: events kept, records ignored, closers added."""
         return await anyio.to_thread.run_sync(self.backend.load, session_id)
 
-    async def claim(self, session_id: str) -> None:
-        """Reserve a stored session for an agent of this process (``agents.resume`` calls
-        this first); ``SessionInUseError`` when another process continues it. The claim
+    async def claim(self, session_id: str, events: Sequence[SessionEvent] = ()) -> None:
+        """Reserve a session for an agent of this process, ``events`` its log so far (the
+        core calls this as the agent is created or resumed): ``SessionInUseError`` when
+        another process continues it, or continued it since ``events`` were loaded;
+        ``SessionConflictError`` when a new session's id is stored already. The claim
         ends when the agent is disposed (or ``release``)."""
-        if not await anyio.to_thread.run_sync(self.backend.claim, session_id):
+        await anyio.to_thread.run_sync(self._claim, session_id, events)
+
+    def _claim(self, session_id: str, events: Sequence[SessionEvent]) -> None:
+        try:
+            self._claim_stored(session_id, events)
+        except (SessionInUseError, SessionConflictError):
+            raise
+        except PersistenceError as exc:
+            if events:  # a resumed session that cannot be claimed is not continued
+                raise
+            # a new one runs on: its store's trouble is reported by each save, as before
+            log.warning("session %r is not claimed: %s", session_id, exc)
+
+    def _claim_stored(self, session_id: str, events: Sequence[SessionEvent]) -> None:
+        backend = self.backend
+        if not backend.claim(session_id):
             raise SessionInUseError(
                 f"session {session_id!r} is in use: another process is continuing it (in "
-                f"{self.backend.location}); try again when it is done"
+                f"{backend.location}); try again when it is done"
             )
+        try:
+            tail = backend.tail(session_id)
+            if tail is not None and not continues(events, tail):
+                if not events:
+                    raise SessionConflictError(
+                        f"session {session_id!r} is stored already (in {backend.location}): "
+                        "resume it, or give the new agent another session id"
+                    )
+                raise SessionInUseError(
+                    f"session {session_id!r} changed since it was loaded: another process "
+                    "continued it meanwhile; try again"
+                )
+        except BaseException:
+            backend.release(session_id)
+            raise
 
     async def release(self, session_id: str) -> None:
         """End the claim of ``session_id`` (nothing if this process holds none)."""

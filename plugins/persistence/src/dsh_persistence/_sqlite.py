@@ -263,6 +263,8 @@ class SqliteBackend(SessionBackend):
                 db.execute("DELETE FROM events WHERE session=?", (session_id,))
                 return db.execute("DELETE FROM sessions WHERE id=?", (session_id,)).rowcount > 0
 
+        if self._claims.holds(session_id):  # ours (the service refuses a live session)
+            return self._run(work)
         if not self.claim(session_id):  # held while it is deleted: no one resumes it then
             raise SessionInUseError(
                 f"{self.path}: cannot delete session {session_id!r}: another process is "

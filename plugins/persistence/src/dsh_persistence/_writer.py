@@ -22,10 +22,12 @@ from dsh_persistence._backend import SessionBackend, SessionInfo, StoredTail
 from dsh_persistence._errors import SessionConflictError, UnencodableEventError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from dsh.session import Session, SessionEvent
     from dsh_persistence._settings import PersistenceSettings
 
-__all__ = ["SessionWriter"]
+__all__ = ["SessionWriter", "continues"]
 
 
 class SessionWriter:
@@ -113,7 +115,7 @@ class SessionWriter:
         tail = self.backend.tail(self.session.id)
         stored = 0 if tail is None else tail.next_seq
         events = self.session.events
-        if stored and (stored > len(events) or not _same(events[stored - 1], tail)):
+        if tail is not None and not continues(events, tail):
             raise SessionConflictError(
                 f"session {self.session.id!r} is stored in {self.backend.location} with other "
                 f"events ({stored} stored, {len(events)} live, and the last stored one does "
@@ -124,6 +126,13 @@ class SessionWriter:
         return stored
 
 
-def _same(live: SessionEvent, tail: StoredTail | None) -> bool:
-    last = None if tail is None else tail.last
-    return last is not None and (live.type, live.seq, live.time) == (last.type, last.seq, last.time)
+def continues(events: Sequence[SessionEvent], tail: StoredTail) -> bool:
+    """Whether the log ``events`` continues the stored one that ends at ``tail``: it
+    holds the stored events (the last one compared), and perhaps more."""
+    stored, last = tail.next_seq, tail.last
+    if not stored:
+        return True
+    if stored > len(events) or last is None:
+        return False
+    live = events[stored - 1]
+    return (live.type, live.seq, live.time) == (last.type, last.seq, last.time)

@@ -1,0 +1,72 @@
+"""chat's ``/resume ID`` of a session another process continues: refused, and the chat
+goes on with its own session (it was dropped for a new one, its history lost to the
+model, found by the review of the session claims)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import dsh, text_reply
+
+pytestmark = pytest.mark.plugins("persistence")
+
+HOLDER = """
+import sys, anyio
+from dsh.harness import Harness
+
+async def main():
+    async with Harness(config="dsh.yml") as harness:
+        await harness.agents.resume("holder", sys.argv[1], options={"model": sys.argv[2]})
+        print("holding", flush=True)
+        await anyio.to_thread.run_sync(sys.stdin.read)
+
+anyio.run(main)
+"""
+
+
+def users(body: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "user"]
+
+
+def test_resuming_a_session_held_elsewhere_keeps_the_current_chat(
+    model_server: Any, chat: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("Noted."), text_reply("Hi."), text_reply("Still here.")])
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+    model = f"openai-compatible:tiny@{server.url}"
+    first = dsh("-m", model, "run", "--json", "remember blue", env=env, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    held = json.loads(first.stdout.splitlines()[0])["session"]
+    (tmp_path / "dsh.yml").write_text(
+        f"models: {{tiny: {{provider: openai-compatible, base_url: '{server.url}', model: t}}}}\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, held, "tiny"],
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        child = chat(server, env=env, plugins="persistence")
+        child.sendline("hello")
+        child.expect_exact("[turn 1 completed")
+        child.expect_exact("> ")
+        child.sendline(f"/resume {held}")
+        child.expect_exact(f"/resume: session {held!r} is in use: another process")
+        child.expect_exact("this chat goes on")
+        child.expect_exact("> ")
+        child.sendline("and now?")
+        child.expect_exact("[turn 2 completed")
+        child.sendline("/quit")
+        child.expect_exact("")
+    finally:
+        holder.communicate("", timeout=30)
+    assert users(server.bodies()[2]) == ["hello", "and now?"]  # its own history goes on
