@@ -46,7 +46,7 @@ def start_job(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Popen[st
     )
 
 
-def wait_until(condition: Callable[[], object], what: str, timeout: float = 20.0) -> None:
+def wait_until(condition: Callable[[], object], what: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting until {what}"

@@ -56,7 +56,9 @@ def test_six_continue_jobs_at_once_run_one_turn_and_the_others_exit_1_before_the
         # the winner holds the session (its tool waits); every other job must end alone
         wait_until(lambda: sum(job.poll() is not None for job in jobs) == 5, "5 jobs ended")
         (winner,) = [job for job in jobs if job.poll() is None]
-        assert len(server.bodies()) == 2  # the first session's turn, the winner's call
+        # the first session's turn, the winner's call (on a busy machine it may come after
+        # the others ended); the losers' absence is counted at the end
+        wait_until(lambda: len(server.bodies()) == 2, "the winner's model call")
         for job in jobs:
             if job is not winner:
                 status, out, err = finish(job)
