@@ -189,12 +189,11 @@ class PersistencePlugin:
         await anyio.to_thread.run_sync(writer.write, True)
 
     @hookimpl
-    def agent_created(self, agent: Agent, source: str) -> None:
+    def agent_created(self, agent: Agent) -> None:
         workspace = getattr(agent, "workspace", None)
         if workspace is not None:
             self._workspaces[agent.session.id] = str(workspace)
-        if source == "resume":  # its writer keeps the store that holds its claim open
-            self._writer(agent.session)
+        self._writer(agent.session)  # it keeps the store that holds the claim open
 
     @hookimpl
     def agent_disposed(self, agent: Agent) -> None:
