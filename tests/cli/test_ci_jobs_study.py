@@ -1,8 +1,9 @@
 """A study of dsh as CI runs it: many `dsh run` jobs at once on one machine, one shared
 session store (JSONL), jobs chained with `--continue` / `--session ID`, and exit
-statuses that must be trusted. A resumed session is claimed (the session file's flock,
-held until the agent is disposed): these tests drive real `dsh` processes against the
-loopback model server and count the requests it receives."""
+statuses that must be trusted. A live session is claimed (the session file's flock,
+held from its agent's creation or resume until the agent is disposed): these tests
+drive real `dsh` processes against the loopback model server and count the requests
+it receives."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The CI-jobs study, continued: where the claim of a resumed session does not keep two
-jobs off one session (a session its creating job is still writing; a session loaded
-before another job's turn and claimed after it), a session directory where flock fails,
-and the SQLite backend, which claims nothing (docs/persistence.md says so)."""
+"""The CI-jobs study, continued: the races the first claims let through and that are
+refused now (a session its creating job is still writing; a session loaded before
+another job's turn and claimed after it), a session directory where flock fails, and
+the SQLite backend, which claims with lock files beside the database."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from test_persistence_claims import stored_session
 
 from dsh.errors import DshError
 from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
@@ -52,17 +53,6 @@ def stored(settings: PersistenceSettings, session_id: str = "s") -> LogBuilder:
     backend.append(SessionInfo(session_id, 1.0), log.events, durable=False)
     backend.close()
     return log
-
-
-async def stored_session(settings: PersistenceSettings) -> str:
-    """A session with one finished turn, stored by a harness that is gone; its id."""
-    plugin = PersistencePlugin(settings)
-    async with scripted_harness(
-        ScriptedModel([text("noted")]), plugins=[("persistence", plugin)], load_entry_points=False
-    ) as h:
-        agent = await h.agents.create("first", options={"model": "scripted"})
-        await run_turn(agent, "remember blue")
-        return agent.session.id
 
 
 async def resumable_elsewhere(settings: PersistenceSettings, session_id: str) -> bool:
