@@ -44,7 +44,8 @@ pytestmark = [
     pytest.mark.skipif(not hasattr(os, "fork"), reason="the crash child forks its workers"),
 ]
 
-KILLS = 50
+KILLS = 50  # rounds at least; more, up to MAX_ROUNDS, until the kills landed everywhere
+MAX_ROUNDS = 4 * KILLS
 EARLY = 0.2  # the share of kills aimed at start-up and load
 MAX_DELAY = 0.12  # seconds after the worker resumed: several turns
 CHILD = Path(__file__).with_name("crash_child.py")
@@ -120,7 +121,9 @@ async def test_sigkill_at_random_moments_loses_no_flushed_turn(
     expected: tuple[int, str] | None = None  # what the next worker must resume
     interrupted = resumed = served = 0
     try:
-        for round_ in range(KILLS):
+        for round_ in range(MAX_ROUNDS):
+            if round_ >= KILLS and landed_everywhere(resumed, served, interrupted):
+                break
             child.send(
                 {
                     "round": round_,
@@ -160,13 +163,16 @@ async def test_sigkill_at_random_moments_loses_no_flushed_turn(
     finally:
         child.close()
 
-    # the kills landed everywhere: in start-up, after flushed turns, mid-turn
-    assert resumed >= KILLS // 2 and served >= KILLS // 5 and interrupted >= KILLS // 10, (
-        resumed,
-        served,
-        interrupted,
-    )
+    assert landed_everywhere(resumed, served, interrupted), (resumed, served, interrupted)
     await resume_serves_a_new_prompt(settings)
+
+
+def landed_everywhere(resumed: int, served: int, interrupted: int) -> bool:
+    """The kills landed in start-up, after flushed turns and mid-turn often enough. Where
+    a kill lands depends on the machine's speed as well as the seeded delays (a busy
+    machine serves fewer turns in the same delay), so a run goes on past ``KILLS``
+    rounds until these hold, up to ``MAX_ROUNDS``."""
+    return resumed >= KILLS // 2 and served >= KILLS // 5 and interrupted >= KILLS // 10
 
 
 def check_stored(
