@@ -92,11 +92,12 @@ class ModelConfig(BaseModel):
     def api_key(self, env: Mapping[str, str] | None = None) -> str | None:
         """The key read from ``$api_key_env`` now (``None`` if unnamed, unset or empty).
 
-        The key is never stored on the model, so no repr or dump can show it.
+        The key is never stored on the model, so no repr or dump can show it. Whitespace
+        around it is dropped (a line end from a file with CRLF line ends, say).
         """
         if self.api_key_env is None:
             return None
-        return (os.environ if env is None else env).get(self.api_key_env) or None
+        return (os.environ if env is None else env).get(self.api_key_env, "").strip() or None
 
 
 class AgentConfig(BaseModel):

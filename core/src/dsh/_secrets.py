@@ -37,10 +37,11 @@ def key_variables(config: Config | None) -> set[str]:
 
 
 def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The values of those variables in ``env`` (default: the process's), longest first
-    (one key may contain another)."""
+    """The values of those variables in ``env`` (default: the process's), without the
+    whitespace around them (as the providers send them), longest first (one key may
+    contain another)."""
     environ = os.environ if env is None else env
-    values = {environ.get(name) or "" for name in key_variables(config)}
+    values = {environ.get(name, "").strip() for name in key_variables(config)}
     return tuple(sorted((v for v in values if len(v) >= MIN_LENGTH), key=len, reverse=True))
 
 

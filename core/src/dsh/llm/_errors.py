@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import httpx
 
+from dsh._secrets import redact
 from dsh.errors import ModelError
 
 __all__ = [
@@ -85,8 +86,8 @@ def _details(payload: Any) -> tuple[str, str]:
             kinds = (inner.get("code"), inner.get("type"))
             kind = next((k for k in kinds if isinstance(k, str) and k in _CONTEXT_KINDS), "")
             kind = kind or next((k for k in kinds if isinstance(k, str)), "")
-            if message is None:
-                message = json.dumps(inner)[:_MAX_MESSAGE]
+            if message is None:  # shortened once the key is hidden (a cut could split it)
+                message = json.dumps(inner)
             return kind, message if isinstance(message, str) else json.dumps(message)
     return "", str(payload)
 
@@ -97,7 +98,9 @@ def _shorten(text: str) -> str:
 
 
 def _redact(text: str, secret: str | None) -> str:
-    return text.replace(secret, "***") if secret else text
+    """``text`` with the key hidden: whole, or a start or end of at least half of it
+    (a server that quotes the key cut short, as some do)."""
+    return redact(text, (secret,)) if secret else text
 
 
 def malformed(model: str, what: str, data: str, error: Exception, secret: str | None) -> ModelError:
@@ -162,13 +165,25 @@ def error_from_body(model: str, payload: Any, *, secret: str | None = None) -> M
     return ModelError(code, _message(model, "error in the stream", kind, message, secret))
 
 
-def error_from_transport(model: str, exc: httpx.HTTPError, *, streaming: bool) -> ModelError:
-    """The error for a failure of the connection itself.
+def error_from_transport(
+    model: str, exc: httpx.HTTPError, *, streaming: bool, secret: str | None = None
+) -> ModelError:
+    """The error for a failure of the connection itself, caused by ``exc``.
 
     ``streaming``: the response had begun, so the answer is cut off (STREAM_CLOSED)
-    unless the server went quiet for too long (TIMEOUT).
+    unless the server went quiet for too long (TIMEOUT). The HTTP client quotes a header
+    it refuses whole (one the server echoed the key in, say): the key is hidden in the
+    message, and then ``exc`` is not kept as the cause (``dsh -v`` prints causes).
     """
-    detail = str(exc) or type(exc).__name__
+    error = _transport(model, exc, streaming, secret)
+    shows_key = _redact(str(exc), secret) != str(exc)
+    error.__cause__ = None if shows_key else exc
+    error.__suppress_context__ = True
+    return error
+
+
+def _transport(model: str, exc: httpx.HTTPError, streaming: bool, secret: str | None) -> ModelError:
+    detail = _redact(str(exc), secret) or type(exc).__name__
     if isinstance(exc, httpx.PoolTimeout):  # the request never left: no connection was free
         return ModelError(
             "TIMEOUT",

@@ -178,7 +178,8 @@ class HttpModel:
                 )
             yield source
         except httpx.HTTPError as exc:
-            raise error_from_transport(self.name, exc, streaming=True) from exc
+            error = error_from_transport(self.name, exc, streaming=True, secret=secret)
+            raise error from error.__cause__  # exc, unless its text shows the key
         finally:
             # shielded: an abort cancels the step, and the connection must close anyway
             with anyio.CancelScope(shield=True):
@@ -222,8 +223,7 @@ class HttpModel:
             try:
                 response = await client.send(request, stream=True)
             except httpx.HTTPError as exc:
-                error = error_from_transport(self.name, exc, streaming=False)
-                error.__cause__ = exc
+                error = error_from_transport(self.name, exc, streaming=False, secret=secret)
                 # a read timeout may mean the server is working on it: not resent
                 retry = not isinstance(exc, httpx.TimeoutException) or isinstance(
                     exc, httpx.ConnectTimeout | httpx.PoolTimeout
