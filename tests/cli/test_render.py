@@ -30,3 +30,15 @@ def test_a_result_is_a_preview_with_its_line_count() -> None:
     long = "\n".join(f"line {n} " + "x" * 30 for n in range(5))
     line = shown(long, is_error=False)
     assert line.endswith("… (5 lines)\n") and len(line) < 130
+
+
+def test_a_turn_a_plugin_stopped_shows_its_reason() -> None:
+    err = io.StringIO()
+    renderer = Renderer(io.StringIO(), err)
+    session = Session("s")
+    usage = {"input_tokens": 3, "output_tokens": 2}
+    data = {"turn": 1, "reason": "completed", "usage": usage, "stopped": "guard: 5 tool calls"}
+    renderer.session_event(session, session.append("turn/end", data))
+    assert (
+        err.getvalue() == "[turn 1 completed · 3 in / 2 out tokens] stopped: guard: 5 tool calls\n"
+    )

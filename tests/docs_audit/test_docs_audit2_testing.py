@@ -84,12 +84,12 @@ async def test_a_lambda_entry_may_return_a_plain_string_or_a_reply(tmp_path: Pat
     model.assert_complete()
 
 
-async def test_a_tryfirst_plugin_registered_after_the_recorder_runs_before_it(
+async def test_a_tryfirst_plugin_registered_after_the_recorder_runs_after_it(
     dsh_pm: PluginManager, dsh_register: Any, dsh_hook_recorder: HookRecorder
 ) -> None:
-    """writing-plugins.md:211-213: "One catch: a plugin that is also `tryfirst` and
-    registered after the recorder runs before it (pluggy calls the later-registered impl
-    first among equals)"; the recorder then sees the request as that plugin left it."""
+    """writing-plugins.md: the fixture runs the recorder's impls "before every other
+    plugin's, `tryfirst` ones registered later included: a waterfall value is recorded
+    as the first impl saw it" (pluggy alone would call the later-registered impl first)."""
 
     class Early:
         @hookimpl(tryfirst=True)
@@ -97,16 +97,17 @@ async def test_a_tryfirst_plugin_registered_after_the_recorder_runs_before_it(
             return request.model_copy(update={"system": "changed"})
 
     dsh_register(Early(), "early")
-    await dsh_pm.relay.agent_request(None, ModelRequest(system="Hi."), turn=1, step=1)  # type: ignore[arg-type]
+    out = await dsh_pm.relay.agent_request(None, ModelRequest(system="Hi."), turn=1, step=1)  # type: ignore[arg-type]
+    assert out.system == "changed"
     [call] = dsh_hook_recorder.get("agent_request")
-    assert call.kwargs["request"].system == "changed"
+    assert call.kwargs["request"].system == "Hi."
 
 
 async def test_a_tryfirst_plugin_registered_before_the_recorder_runs_after_it(
     dsh_pm: PluginManager, dsh_register: Any
 ) -> None:
-    """writing-plugins.md:210-211 (the other side of the catch): "a waterfall value is
-    recorded as the first impl saw it" when the recorder is the later `tryfirst` impl."""
+    """A recorder registered by hand (no fixture) runs in pluggy's order: recorded as
+    the first impl saw it when it is the later `tryfirst` impl."""
 
     class Early:
         @hookimpl(tryfirst=True)

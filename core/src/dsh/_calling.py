@@ -108,7 +108,16 @@ class _Plans(dict[str, tuple[Impl, ...]]):
 class Dispatcher:
     """Calls hooks in pluggy's order with dsh's call styles. See ``dsh.hookspecs``."""
 
-    __slots__ = ("_async_plans", "_hook", "_last", "_plans", "listeners", "report", "returns")
+    __slots__ = (
+        "_async_plans",
+        "_hook",
+        "_last",
+        "_plans",
+        "first",
+        "listeners",
+        "report",
+        "returns",
+    )
 
     def __init__(
         self,
@@ -123,6 +132,10 @@ class Dispatcher:
         #: Plugins whose impls run after every other impl (the core defaults), so a
         #: plugin's own ``trylast`` impl still runs before the core's fallback.
         self._last: Final = frozenset(last)
+        #: Plugins whose impls run before every other, whenever they were registered
+        #: (dsh.testing's hook recorder, which must see every call); call
+        #: ``invalidate()`` after changing it if they are registered already.
+        self.first: set[str] = set()
         #: Called with every failure that a call style contains rather than raises.
         self.report = report
         #: Called after every change of the impls (to re-derive what depends on them).
@@ -145,8 +158,10 @@ class Dispatcher:
     def _build(self, hook: str) -> tuple[Impl, ...]:
         caller: pluggy.HookCaller | None = getattr(self._hook, hook, None)
         impls = caller.get_hookimpls() if caller is not None else []
-        ordered = [i for i in reversed(impls) if i.plugin_name not in self._last]
-        ordered += [i for i in reversed(impls) if i.plugin_name in self._last]
+        ordered = [i for i in reversed(impls) if i.plugin_name in self.first]
+        rest = [i for i in reversed(impls) if i.plugin_name not in self.first]
+        ordered += [i for i in rest if i.plugin_name not in self._last]
+        ordered += [i for i in rest if i.plugin_name in self._last]
         plan = tuple(
             Impl(
                 _binder(i.function, tuple(i.argnames)),

@@ -166,6 +166,8 @@ class Renderer:
             error = data.get("error")
             if error:
                 line += f" {error['code']}: {error['message']}"
+            elif data.get("stopped"):  # a plugin's reason for ending it
+                line += f" stopped: {data['stopped']}"
             self._note(line)
 
     def _note(self, line: str) -> None:

@@ -59,6 +59,7 @@ class TurnState:
         "prompts",
         "running",
         "scope",
+        "stopped",
         "streaming",
         "usage",
     )
@@ -74,6 +75,7 @@ class TurnState:
         self.logged: set[str] = set()  # ids of pending calls whose tool/call is logged
         self.running: str | None = None  # the id of the call tools_execute is running
         self.max_tokens = False
+        self.stopped: str | None = None  # the reason a plugin gave for stopping the turn
         self.usage = NO_USAGE
         #: The model stream in progress (its assembler and the model's name), until it
         #: finishes: a turn that ends inside it keeps the text streamed so far.
@@ -174,6 +176,8 @@ class StepRunner:
         }
         if error is not None:
             data["error"] = error
+        elif turn.stopped is not None:
+            data["stopped"] = turn.stopped
         yield "turn/end", data
 
     async def _steps(self, turn: TurnState) -> None:
@@ -281,10 +285,12 @@ class StepRunner:
         steered = await self._drain_steering() if agent.inbox.steering else 0
         default = CONTINUE if calls or steered else STOP
         decision = await relay.agent_turn_continuation(agent, default, number, step)
-        if decision.action == "continue" and decision.reason:
-            await emit(
-                "steering/message", {"content": decision.reason, "source": "plugin"}, checked=True
-            )
+        if decision.reason:
+            if decision.action == "continue":
+                data = {"content": decision.reason, "source": "plugin"}
+                await emit("steering/message", data, checked=True)
+            else:  # told with the turn's end (a budget guard's, say)
+                turn.stopped = decision.reason
         turn.open_step = None
         await emit("step/end", {"turn": number, "step": step}, checked=True)
         return decision.action == "stop"

@@ -46,6 +46,16 @@ class TurnResult:
     save_error: str | None = None
 
     @property
+    def stopped(self) -> str | None:
+        """The reason a plugin gave when it stopped the turn (an ``agent_turn_continuation``
+        stop with a ``reason``, such as a budget guard's); None otherwise."""
+        end = self.events[-1] if self.events else None
+        if end is None or end.type != "turn/end":
+            return None
+        stopped = end.data.get("stopped")
+        return stopped if isinstance(stopped, str) else None
+
+    @property
     def prompts(self) -> list[str]:
         """The prompts the turn took (several when queued prompts were batched)."""
         return [e.data["content"] for e in self.events if e.type == "user/message"]

@@ -11,6 +11,8 @@ from dsh.testing._hooks import HookRecorder
 
 __all__ = ["dsh_hook_recorder", "dsh_pm", "dsh_register"]
 
+RECORDER = "dsh-hook-recorder"
+
 
 @pytest.fixture
 def dsh_pm() -> PluginManager:
@@ -41,9 +43,14 @@ def dsh_register(dsh_pm: PluginManager) -> Iterator[Callable[..., str | None]]:
 
 @pytest.fixture
 def dsh_hook_recorder(dsh_pm: PluginManager) -> Iterator[HookRecorder]:
-    """A ``HookRecorder`` registered on ``dsh_pm`` for one test."""
+    """A ``HookRecorder`` registered on ``dsh_pm`` for one test. Its impls run before
+    every other plugin's, ``tryfirst`` ones registered later included, so it sees each
+    call, even one a ``firstresult`` impl answers."""
     recorder = HookRecorder(dsh_pm)
-    dsh_pm.register(recorder, "dsh-hook-recorder")
+    dsh_pm.dispatcher.first.add(RECORDER)
+    dsh_pm.register(recorder, RECORDER)
     yield recorder
     if dsh_pm.is_registered(recorder):
         dsh_pm.unregister(recorder)
+    dsh_pm.dispatcher.first.discard(RECORDER)
+    dsh_pm.dispatcher.invalidate()
