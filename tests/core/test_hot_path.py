@@ -49,7 +49,7 @@ VALUES: list[tuple[type[BaseModel], dict[str, Any]]] = [
         {"input_tokens": 1, "output_tokens": 2, "cache_read_tokens": 3, "cache_write_tokens": 4},
     ),
     (TextBlock, {"type": "text", "text": "hi"}),
-    (ReasoningBlock, {"type": "reasoning", "text": "hm", "signature": "sig"}),
+    (ReasoningBlock, {"type": "reasoning", "text": "hm", "signature": "sig", "redacted": None}),
     (ToolCall, {"type": "tool_call", "id": "c1", "name": "add", "arguments": "{}"}),
     (ToolResult, {"call_id": "c1", "content": "3", "is_error": False}),
     (UserMessage, {"role": "user", "content": "hi"}),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any, Final, Literal, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 __all__ = [
     "AssistantMessage",
@@ -78,11 +78,24 @@ class TextBlock(_Frozen):
 
 
 class ReasoningBlock(_Frozen):
-    """Model reasoning ("thinking"); ``signature`` is the provider's opaque proof, if any."""
+    """Model reasoning ("thinking"); ``signature`` is the provider's opaque proof, if any.
+
+    ``redacted`` is reasoning the provider sent encrypted (Anthropic's
+    ``redacted_thinking``): opaque data to send back as it came, with ``text`` empty.
+    It is serialised only when set, so data without it reads and writes as before.
+    """
 
     type: Literal["reasoning"] = "reasoning"
     text: str
     signature: str | None = None
+    redacted: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_redacted(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and "redacted" in data and data["redacted"] is None:
+            del data["redacted"]
+        return data
 
 
 class ToolCall(_Frozen):
@@ -172,8 +185,11 @@ class AssistantMessage(_Frozen):
                 kind is ReasoningBlock
                 and type(d["text"]) is str
                 and (d["signature"] is None or type(d["signature"]) is str)
+                and (d["redacted"] is None or type(d["redacted"]) is str)
             ):
                 block_data = {"type": "reasoning", "text": d["text"], "signature": d["signature"]}
+                if d["redacted"] is not None:
+                    block_data["redacted"] = d["redacted"]
                 content.append(block_data)
             else:
                 return self.model_dump(mode="json")
@@ -197,8 +213,10 @@ class AssistantMessage(_Frozen):
     @property
     def is_empty(self) -> bool:
         """True when there is nothing a model could be shown again."""
-        for block in self.content:  # noqa: SIM110 - a loop: no generator per call (hot path)
+        for block in self.content:  # a loop: no generator per call (hot path)
             if not isinstance(block, _TEXTUAL) or block.text:
+                return False
+            if isinstance(block, ReasoningBlock) and block.redacted:
                 return False
         return True
 

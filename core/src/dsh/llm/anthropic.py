@@ -132,7 +132,9 @@ def _block_start(index: int, block: dict[str, Any]) -> Chunk | None:
         return TextDelta(block["text"])
     if kind == "thinking" and block.get("thinking"):
         return ReasoningDelta(block["thinking"], signature=block.get("signature") or None)
-    return None  # an empty start, or a block dsh does not keep (redacted_thinking)
+    if kind == "redacted_thinking":  # whole here, no deltas follow; sent back as it came
+        return ReasoningDelta("", redacted=block["data"])
+    return None  # an empty start, or a block dsh does not keep
 
 
 def _usage(usage: dict[str, Any]) -> Usage:
@@ -188,8 +190,11 @@ def _assistant(message: AssistantMessage) -> list[dict[str, Any]]:
             if block.text:
                 blocks.append({"type": "text", "text": block.text})
         elif block.type == "reasoning":
+            # in place: the API wants a turn's thinking back as it came, in order
+            if block.redacted:
+                blocks.append({"type": "redacted_thinking", "data": block.redacted})
             # unsigned reasoning came from another provider; the API would refuse it
-            if block.signature:
+            elif block.signature:
                 blocks.append(
                     {"type": "thinking", "thinking": block.text, "signature": block.signature}
                 )

@@ -42,7 +42,7 @@ class Assembler:
 
     def __init__(self) -> None:
         # (kind, parts, meta) in order of first appearance; kind "text" | "reasoning" |
-        # "call"; meta is [signature] or [call id, name]
+        # "redacted" | "call"; meta is [signature], [signature, redacted] or [call id, name]
         self._blocks: list[tuple[str, list[str], list[str | None]]] = []
         self._calls: dict[int, tuple[list[str | None], list[str]]] = {}
         self.usage = _NO_USAGE
@@ -65,10 +65,15 @@ class Assembler:
                 raise _malformed(f"an unknown stop reason {chunk.reason!r:.60}")
             self.finish = chunk.reason
         elif isinstance(chunk, ReasoningDelta):
-            signature = chunk.signature
+            signature, redacted = chunk.signature, chunk.redacted
             if type(chunk.text) is not str or not (signature is None or type(signature) is str):
                 raise _malformed(f"reasoning that is not a str: {chunk!r:.80}")
-            self._text("reasoning", chunk.text, signature)
+            if redacted is None:
+                self._text("reasoning", chunk.text, signature)
+            elif type(redacted) is str:  # a block of its own: the reasoning after it is too
+                self._blocks.append(("redacted", [chunk.text], [signature, redacted]))
+            else:
+                raise _malformed(f"redacted reasoning that is not a str: {chunk!r:.80}")
         else:
             raise _malformed(f"{type(chunk).__name__}, which is not a dsh chunk")
 
@@ -113,7 +118,15 @@ class Assembler:
             if kind == "text":
                 content.append(trusted(TextBlock, {"type": "text", "text": text}))
             elif kind == "reasoning":
-                block = {"type": "reasoning", "text": text, "signature": meta[0]}
+                block = {"type": "reasoning", "text": text, "signature": meta[0], "redacted": None}
+                content.append(trusted(ReasoningBlock, block))
+            elif kind == "redacted":
+                block = {
+                    "type": "reasoning",
+                    "text": text,
+                    "signature": meta[0],
+                    "redacted": meta[1],
+                }
                 content.append(trusted(ReasoningBlock, block))
             else:
                 call_id, name = meta

@@ -30,13 +30,20 @@ class TextDelta:
 
 @dataclass(frozen=True, slots=True)
 class ReasoningDelta:
+    """A piece of reasoning. ``redacted`` is a whole block of encrypted reasoning
+    (Anthropic's ``redacted_thinking``, with ``text`` empty): it is a block of its own,
+    never merged with the reasoning around it."""
+
     text: str
     signature: str | None = None
+    redacted: str | None = None
 
     def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": "reasoning", "text": self.text}
         if self.signature is not None:
             data["signature"] = self.signature
+        if self.redacted is not None:
+            data["redacted"] = self.redacted
         return data
 
 

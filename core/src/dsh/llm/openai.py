@@ -203,7 +203,8 @@ def _assistant(message: AssistantMessage, send_reasoning: bool) -> dict[str, Any
         if block.type == "text":
             text.append(block.text)
         elif block.type == "reasoning":
-            reasoning.append(block.text)
+            if block.redacted is None:  # Anthropic's encrypted reasoning is for Anthropic
+                reasoning.append(block.text)
         else:
             function = {"name": block.name, "arguments": block.arguments}
             calls.append({"id": block.id, "type": "function", "function": function})
