@@ -231,3 +231,17 @@ def test_settings_that_are_not_a_model_are_one_line_naming_the_plugin(
         "dsh: error: plugin 'loud' registered settings <class 'dict'>, which is not a "
         "pydantic model class; register the class itself (register(MySettings))\n"
     )
+
+
+def test_a_key_of_whitespace_only_is_shown_not_set(
+    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CRLF .env's empty ``OPENAI_API_KEY=`` leaves a lone CR: no key, as a request
+    sees it (it was listed as set, and chosen)."""
+    for variable, _ in ENV_PROVIDERS:
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "\r")
+    (workspace / "dsh.yml").write_text("models:\n  fast:\n    provider: openai\n    model: m\n")
+    rows = {row["name"]: row for row in listed(capsys, "--cwd", str(workspace), "models")}
+    assert rows["fast"]["api_key_set"] is False
+    assert [name for name, row in rows.items() if row["used"]] == ["local"]

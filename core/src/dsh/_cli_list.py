@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 from typing import TYPE_CHECKING, Any
 
 from dsh._cli_agent import cli_harness, first_agent
+from dsh._secrets import key_from_env
 from dsh.config import ModelConfig
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def _model_row(harness: Harness, name: str, choice: Choice) -> dict[str, Any]:
         "provider": info.provider,
         "model": getattr(model, "model_id", None),
         "api_key_env": variable,  # its name, and whether it is set: never the key
-        "api_key_set": None if variable is None else bool(os.environ.get(variable)),
+        "api_key_set": None if variable is None else key_from_env(variable) is not None,
         "context_window": info.context_window,
         "max_output_tokens": info.max_output_tokens,
         "plugin": origin,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dsh._config_yaml import locate
+from dsh._secrets import key_from_env
 
 if TYPE_CHECKING:
     from yaml.nodes import Node
@@ -97,7 +97,7 @@ class ModelConfig(BaseModel):
         """
         if self.api_key_env is None:
             return None
-        return (os.environ if env is None else env).get(self.api_key_env, "").strip() or None
+        return key_from_env(self.api_key_env, env)
 
 
 class AgentConfig(BaseModel):

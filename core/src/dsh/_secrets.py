@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from dsh.config import Config
 
-__all__ = ["HIDDEN", "PROVIDER_KEY_VARIABLES", "key_variables", "redact", "secret_values"]
+__all__ = [
+    "HIDDEN",
+    "PROVIDER_KEY_VARIABLES",
+    "key_from_env",
+    "key_variables",
+    "redact",
+    "secret_values",
+]
 
 HIDDEN: Final = "***"
 #: Shorter values are not hidden: replacing a few common characters would garble text.
@@ -36,12 +43,19 @@ def key_variables(config: Config | None) -> set[str]:
     return names
 
 
+def key_from_env(variable: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The API key in ``$variable`` of ``env`` (default: the process's), without the
+    whitespace around it (a line end from a file with CRLF line ends, say); None if it
+    is unset or blank. Every reader of a key goes through this: the requests, the choice
+    of a model by the keys that are set, and ``dsh models``."""
+    return (os.environ if env is None else env).get(variable, "").strip() or None
+
+
 def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The values of those variables in ``env`` (default: the process's), without the
     whitespace around them (as the providers send them), longest first (one key may
     contain another)."""
-    environ = os.environ if env is None else env
-    values = {environ.get(name, "").strip() for name in key_variables(config)}
+    values = {key_from_env(name, env) or "" for name in key_variables(config)}
     return tuple(sorted((v for v in values if len(v) >= MIN_LENGTH), key=len, reverse=True))
 
 

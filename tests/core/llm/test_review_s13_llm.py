@@ -104,14 +104,9 @@ async def test_a_stream_cut_off_by_an_error_quoting_the_key_hides_it_and_its_cau
 # -- a key that is only whitespace ----------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="llm/choose.py _fallback tests env.get(variable) unstripped: a CRLF .env's "
-    "empty 'ANTHROPIC_API_KEY=' leaves '\\r', which chooses Anthropic, whose request "
-    "then fails AUTH 'ANTHROPIC_API_KEY is not set' (ModelConfig.api_key strips it); "
-    "the key set after it is never tried. _cli_list._model_row's api_key_set likewise",
-)
 async def test_a_key_of_whitespace_only_is_no_key_when_choosing_the_model() -> None:
+    """A CRLF .env's empty ``ANTHROPIC_API_KEY=`` leaves a lone CR: no key (it chose
+    Anthropic, whose request then said the key was not set)."""
     env = {"ANTHROPIC_API_KEY": "\r", "OPENAI_API_KEY": "k-openai"}
     async with Harness(load_entry_points=False) as harness:
         choice = choose_model(harness, None, env)

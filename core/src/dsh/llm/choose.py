@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, overload
 
+from dsh._secrets import key_from_env
+
 if TYPE_CHECKING:
     from dsh.harness import Harness
     from dsh.persistence import StoredSession
@@ -81,7 +83,7 @@ def _fallback(harness: Harness, env: Mapping[str, str]) -> Choice:
     if default:
         return Choice(default, f"the default model in {harness.config.source}")
     for variable, shorthand in ENV_PROVIDERS:
-        if env.get(variable):
+        if key_from_env(variable, env) is not None:  # a blank value is no key
             return Choice(_register(harness, shorthand, env), f"{variable} is set")
     return Choice("local", "no model is configured and no provider key is set")
 

@@ -21,8 +21,10 @@ class HookCall:
 class HookRecorder:
     """Records every call of the core's interception, observation and lifecycle hooks.
 
-    Its impls are ``tryfirst`` and return None, so they change nothing: waterfall values
-    are recorded as the first impl saw them.
+    Its impls return None, so they change nothing. The ``dsh_hook_recorder`` fixture
+    runs them before every other plugin's, so waterfall values are recorded as the first
+    impl saw them; registered by hand, they are ``tryfirst`` in pluggy's order (a
+    ``tryfirst`` plugin registered later runs before them).
     """
 
     def __init__(self, pm: PluginManager) -> None:
