@@ -362,12 +362,6 @@ def _turns(agent: AgentHandle) -> list[Any]:
     return turns(agent.session.events)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="AgentHandle.events() (core/src/dsh/_watch.py, EventWatch): the stream is "
-    "never closed when the agent is disposed, so `async for event in events` (python.md's loop "
-    "without its break) waits forever on a dead agent; a service's reader task hangs",
-)
 async def test_an_event_stream_ends_when_its_agent_is_disposed() -> None:
     model = ScriptedModel([text("x")])
     async with scripted_harness(model, load_entry_points=False) as harness:
@@ -390,6 +384,15 @@ async def test_an_event_stream_ends_when_its_agent_is_disposed() -> None:
             tg.cancel_scope.cancel()
         assert ended.is_set()
         assert got[-1] == "turn/end"
+
+
+async def test_an_event_stream_of_an_agent_disposed_already_ends_at_once() -> None:
+    async with scripted_harness(ScriptedModel([]), load_entry_points=False) as harness:
+        agent = await harness.agents.create("u", options={"model": "scripted"})
+        await agent.dispose()
+        with anyio.fail_after(GUARD):
+            async with agent.events() as events:
+                assert [event async for event in events] == []
 
 
 # -- leaving the harness while turns run --------------------------------------------------

@@ -3,7 +3,8 @@
 A plugin of the harness (``dsh-events``, registered when first needed, so a harness
 whose events nobody watches pays nothing) observes ``session_event`` and puts each
 watched session's events on the memory streams of its readers. It never waits for a
-reader: the streams are unbounded, and one whose reader has gone is dropped.
+reader: the streams are unbounded, and one whose reader has gone is dropped. When the
+agent is disposed, its streams end.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dsh.hookspecs import hookimpl
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+    from dsh.agent import Agent
     from dsh.plugins import PluginManager
     from dsh.session import Session, SessionEvent
 
@@ -37,6 +39,12 @@ class EventWatch:
         self.readers.setdefault(session_id, []).append(send)
         return receive
 
+    def end(self, session_id: str) -> None:
+        """The session's events are over: each reader's ``async for`` ends once it has
+        read those sent already."""
+        for send in self.readers.pop(session_id, ()):
+            send.close()
+
     def unwatch(self, session_id: str, receive: MemoryObjectReceiveStream[SessionEvent]) -> None:
         receive.close()  # its send stream is then dropped at the next event, or here
         self._prune(session_id)
@@ -53,6 +61,10 @@ class EventWatch:
                     gone = True  # its reader has left
             if gone:
                 self._prune(session.id)
+
+    @hookimpl
+    def agent_disposed(self, agent: Agent) -> None:
+        self.end(agent.session.id)  # after its last event (turn/end, disposed)
 
     def _prune(self, session_id: str) -> None:
         kept = []

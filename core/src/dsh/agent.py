@@ -165,7 +165,8 @@ class AgentHandle:
         """The agent's session events from now on, as they are logged: ``async with
         agent.events() as events:`` then ``async for event in events``. Events wait for
         the reader (the stream is unbounded, so the agent never does); leaving the block
-        stops the watch. Several readers may watch one agent."""
+        stops the watch. The stream ends when the agent is disposed, after its last
+        event. Several readers may watch one agent."""
         from dsh._watch import event_watch
 
         harness = self._registry._harness
@@ -173,6 +174,8 @@ class AgentHandle:
             raise DshError(f"agent {self.id!r} has no harness to watch its events through")
         watch = event_watch(harness.pm)
         received = watch.watch(self.session.id)
+        if self.agent.status == "disposed":  # no event will come: the stream ends now
+            watch.end(self.session.id)
         try:
             yield received
         finally:
@@ -223,6 +226,7 @@ class AgentRegistry:
         self._models = models
         self._tools = tools
         self._live: dict[str, AgentHandle] = {}
+        self._starting: set[str] = set()  # ids whose agent is being created or resumed
 
     def get(self, agent_id: str) -> AgentHandle | None:
         return self._live.get(agent_id)
@@ -332,10 +336,16 @@ class AgentRegistry:
         source: Literal["startup", "create", "resume"],
         workspace: Path | None = None,
     ) -> AgentHandle:
-        if agent_id in self._live:
+        if agent_id in self._live or agent_id in self._starting:
             raise DshError(f"agent {agent_id!r} already exists; dispose it first")
-        async with claimed(self._relay, session):
-            return await self._started(agent_id, session, options, source, workspace)
+        # reserved until it is live: claiming the session awaits (in a thread, for a
+        # store on disk), and a second create of the id must not start in between
+        self._starting.add(agent_id)
+        try:
+            async with claimed(self._relay, session):
+                return await self._started(agent_id, session, options, source, workspace)
+        finally:
+            self._starting.discard(agent_id)
 
     async def _started(
         self,

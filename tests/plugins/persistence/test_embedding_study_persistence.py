@@ -112,13 +112,6 @@ class Broken:
         raise RuntimeError("tenant config is broken")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="plugins/persistence/src/dsh_persistence/_plugin.py:139/150 (_harnesses): "
-    "a harness whose start fails before the plugin's harness_started still runs "
-    "harness_stopping, so _harnesses drops to 0 and close() releases the claims of a "
-    "harness still running: its live session can then be resumed by another harness",
-)
 async def test_a_harness_that_fails_to_start_leaves_the_claims_of_a_running_one(
     settings: Any,
 ) -> None:
@@ -136,13 +129,6 @@ async def test_a_harness_that_fails_to_start_leaves_the_claims_of_a_running_one(
                     await c.agents.resume("thief", alice.session.id)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="AgentRegistry._start (core/src/dsh/agent.py:335-337) checks `agent_id in self._live` "
-    "before awaiting the claim (a worker thread with dsh-persistence), so two concurrent "
-    "create('alice') both succeed; the first handle is dropped from _live, dispose_all "
-    "never stops it, and leaving the harness then hangs",
-)
 async def test_two_tabs_creating_one_user_agent_at_once_get_one_agent(settings: Any) -> None:
     plugin = PersistencePlugin(settings)
     created: list[Any] = []

@@ -70,7 +70,7 @@ class PersistencePlugin:
         #: session id -> the workspace of the live agent working on it (its header's cwd)
         self._workspaces: dict[str, str] = {}
         self._checkpoints: Checkpointer | None = None
-        self._harnesses = 0
+        self._harnesses: set[int] = set()  # id() of each harness started and not stopped
 
     # -- configuration -------------------------------------------------------------------
 
@@ -136,7 +136,7 @@ class PersistencePlugin:
 
     @hookimpl
     def harness_started(self, harness: Harness) -> None:
-        self._harnesses += 1
+        self._harnesses.add(id(harness))
         if self._pinned is None:
             section = harness.config.section("persistence")
             self.configure(None if section is None else section.anchored(harness.workspace))
@@ -145,10 +145,14 @@ class PersistencePlugin:
         self.backend.prepare()
 
     @hookimpl
-    async def harness_stopping(self) -> None:
-        # every agent is disposed and flushed: with no harness left, release everything
-        self._harnesses = max(0, self._harnesses - 1)
-        if self._harnesses == 0:
+    async def harness_stopping(self, harness: Harness) -> None:
+        # every agent is disposed and flushed: with no harness left, release everything.
+        # A harness whose start failed before this plugin's harness_started stops too:
+        # it held nothing, and must not release what a running harness holds.
+        if id(harness) not in self._harnesses:
+            return
+        self._harnesses.discard(id(harness))
+        if not self._harnesses:
             import anyio.to_thread
 
             await anyio.to_thread.run_sync(self.close)
