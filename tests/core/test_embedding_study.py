@@ -258,14 +258,9 @@ async def test_forty_two_users_prompt_steer_abort_cancel_and_dispose_at_once(
 # -- one-character prompts (a "y" to "shall I go on?") -----------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="AgentHandle.prompt (core/src/dsh/agent.py:155) finds its turn by the "
-    "identity of its str, and dsh.turns.own_copy (turns.py:116) cannot copy a "
-    "1-character str (CPython interns them): two prompt('y') sent together both "
-    "return turn 1",
-)
 async def test_two_equal_one_character_prompts_each_get_their_own_turn() -> None:
+    """prompt() found its turn by the identity of its str, which CPython shares for one
+    character: both callers got turn 1."""
     model = ScriptedModel([text("first y"), text("second y")])
     with anyio.fail_after(GUARD):
         async with scripted_harness(model, load_entry_points=False) as harness:

@@ -108,7 +108,9 @@ class StepRunner:
         try:
             await emit("turn/start", {"turn": turn.number}, checked=True)
             for prompt in prompts:
-                await emit("user/message", {"content": prompt}, checked=True)
+                # a prompt() caller's Prompt is logged as the plain str it equals
+                content = prompt if prompt.__class__ is str else str(prompt)
+                await emit("user/message", {"content": content}, checked=True)
             await self._steps(turn)
         except ModelError as exc:
             error = {"code": exc.code, "message": exc.message}

@@ -138,21 +138,24 @@ class AgentHandle:
         Cancelling the wait (a time limit around it) cancels the prompt: taken back if
         it is still queued, else the turn that took it is aborted (with the prompts
         batched into it), unless that turn has ended; other turns are left alone."""
-        from dsh.turns import own_copy, turns
+        from dsh.inbox import Prompt
+        from dsh.turns import turns
 
-        # A str object of its own: the queue entry and the user/message event of this
-        # very prompt are it, told apart from an equal prompt sent by someone else.
-        mine = own_copy(text)
+        # An object of its own: the queue entry of this very prompt, told apart from an
+        # equal prompt sent by someone else (for one character too)
+        mine = Prompt(text)
         start = len(self.session.events)
-        self.send(mine)
+        self.agent.send_awaited(mine)
         try:
             await self.when_idle()
         except BaseException:
             if not self.agent.withdraw(mine) and self.agent.is_running(mine):
                 self.agent.abort()  # the turn that took it (a dropped prompt: none)
+            self.agent.taken_by(mine)
             raise
+        number = self.agent.taken_by(mine)
         for result in turns(self.session.events[start:]):
-            if any(e.type == "user/message" and e.data["content"] is mine for e in result.events):
+            if result.turn == number:
                 unsaved = self.agent.unsaved.get(result.turn)
                 if unsaved is not None:
                     said = str(unsaved) if isinstance(unsaved, DshError) else repr(unsaved)

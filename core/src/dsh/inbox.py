@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import final
 
-__all__ = ["Inbox"]
+__all__ = ["Inbox", "Prompt"]
 
 
 @final
@@ -43,3 +43,12 @@ class Inbox:
         self.queued.clear()
         self.steering.clear()
         return had
+
+
+class Prompt(str):
+    """A prompt as ``prompt()`` queues it: equal to its text, and an object of its own
+    (a plain str of one character is shared by CPython), so its queue entry is told
+    apart from an equal prompt of another caller's. The session logs it as a plain
+    str."""
+
+    __slots__ = ()

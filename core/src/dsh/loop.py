@@ -15,7 +15,7 @@ from dsh._options import core_option_problem
 from dsh._steps import StepRunner, TurnState
 from dsh._wakeup import Signal, event_class
 from dsh.errors import AgentDisposedError, DshError
-from dsh.inbox import Inbox
+from dsh.inbox import Inbox, Prompt
 
 if TYPE_CHECKING:
     from dsh._relay import HookRelay
@@ -80,6 +80,9 @@ class ReactLoopAgent:
         self._secrets: tuple[str, ...] | None = None
         #: Turn number -> why the flush after it failed (the last few), for ``prompt()``.
         self.unsaved: dict[int, Exception] = {}
+        # id() of each prompt a ``prompt()`` call waits on -> the turn that took it (0:
+        # none yet); None while nobody waits (most agents, always).
+        self._awaited: dict[int, int] | None = None
 
     # -- the public surface -----------------------------------------------------------
 
@@ -151,6 +154,24 @@ class ReactLoopAgent:
         if turn is not None and turn.running == call_id:
             turn.running = None
 
+    def send_awaited(self, prompt: str) -> None:
+        """``send``, remembering which turn takes ``prompt`` (that very object, which the
+        caller keeps) for ``taken_by``."""
+        self._check_alive(prompt)
+        if self._awaited is None:
+            self._awaited = {}
+        self._awaited[id(prompt)] = 0
+        self.send(prompt)
+
+    def taken_by(self, prompt: str) -> int | None:
+        """The number of the turn that took ``prompt`` (given to ``send_awaited``), None
+        if none did; forgets it."""
+        awaited = self._awaited
+        number = awaited.pop(id(prompt), 0) if awaited is not None else 0
+        if not awaited:
+            self._awaited = None
+        return number or None
+
     def is_running(self, prompt: str) -> bool:
         """Whether the turn running now took ``prompt`` (that very object)."""
         turn = self._turn
@@ -185,6 +206,11 @@ class ReactLoopAgent:
                     self.inbox.requeue_steering()  # a steer that came after the cancel
                     continue
                 self._turns += 1
+                awaited = self._awaited
+                if awaited:
+                    for prompt in prompts:
+                        if id(prompt) in awaited:
+                            awaited[id(prompt)] = turn.number
                 try:
                     await self._steps.run_turn(turn, prompts)
                 finally:
@@ -216,7 +242,7 @@ class ReactLoopAgent:
     # -- internals --------------------------------------------------------------------
 
     def _check_alive(self, prompt: object) -> None:
-        if type(prompt) is not str:
+        if type(prompt) is not str and type(prompt) is not Prompt:
             raise TypeError(f"a prompt must be a str, not {type(prompt).__name__}")
         if self._disposing or self._status == "disposed":
             raise AgentDisposedError(f"agent {self.id!r} is disposed; it takes no more prompts")

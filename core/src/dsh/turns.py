@@ -18,7 +18,7 @@ from dsh.errors import TurnError
 from dsh.messages import Usage
 from dsh.session import SessionEvent
 
-__all__ = ["TurnResult", "own_copy", "turns"]
+__all__ = ["TurnResult", "turns"]
 
 _NO_USAGE: Final = Usage()
 
@@ -111,10 +111,3 @@ def turns(events: Iterable[SessionEvent]) -> list[TurnResult]:
                 )
                 current = None
     return out
-
-
-def own_copy(text: str) -> str:
-    """An equal str that is a new object, so that the queue entry and the user/message
-    event of one prompt are told apart from an equal prompt of another caller's (not for
-    one character or none: CPython shares those strings)."""
-    return text.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
