@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 from compaction_util import pairing_problems, summary_of
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsh import (
@@ -72,7 +72,7 @@ def separable(messages: Sequence[Message], point: int) -> bool:
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history())
 def test_b44_cut_points_are_exactly_the_separable_indices(messages: list[Message]) -> None:
     points = cut_points(messages)
@@ -80,7 +80,7 @@ def test_b44_cut_points_are_exactly_the_separable_indices(messages: list[Message
     assert points == [p for p in range(1, len(messages)) if separable(messages, p)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history(), st.integers(0, 20_000), st.data())
 def test_b44_a_compacted_history_keeps_every_call_with_its_result(
     messages: list[Message], budget: int, data: st.DataObject
@@ -114,7 +114,7 @@ def test_b44_a_compacted_history_keeps_every_call_with_its_result(
         assert pruned.index in plan.summarised and pruned.call_id == message.call_id
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.integers(1, 500), min_size=2, max_size=40),
     st.integers(0, 5000),

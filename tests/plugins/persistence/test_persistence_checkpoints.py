@@ -40,13 +40,22 @@ class CountingCondition(threading.Condition):
         super().notify(n)
 
 
+def wait_for(condition: Any, seconds: float = 60) -> None:
+    """Until ``condition()`` holds; the deadline is only reached when it never does (a
+    busy machine may keep the checkpoint thread waiting for seconds)."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def test_a_checkpoint_a_write_overtook_is_dropped() -> None:
     from dsh_persistence._checkpoints import Checkpointer
 
     checkpoints, writer = Checkpointer(), Writer()
-    checkpoints.request(writer, 0.05, False)
-    writer.write(True)  # the turn's flush, before the checkpoint is due
-    time.sleep(0.3)
+    with checkpoints._wake:  # the thread cannot look at the job before the flush began
+        checkpoints.request(writer, 0.05, False)
+        writer.write(True)  # the turn's flush, before the checkpoint is due
+    wait_for(lambda: not checkpoints._jobs)  # the thread looked at the job, when due
     checkpoints.close()
     assert writer.writes == [True]
 
@@ -57,9 +66,7 @@ def test_a_checkpoint_nothing_overtook_is_written_after_its_delay() -> None:
     checkpoints, writer = Checkpointer(), Writer()
     checkpoints.request(writer, 0.05, False)
     checkpoints.request(writer, 0.05, False)  # merged into the pending one
-    deadline = time.monotonic() + 5
-    while not writer.writes and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: writer.writes)
     checkpoints.close()
     assert writer.writes == [False]
 
@@ -103,8 +110,9 @@ def test_a_request_after_a_write_is_written_its_own_delay_after_it() -> None:
     from dsh_persistence._checkpoints import Checkpointer
 
     checkpoints, writer = Checkpointer(), Writer()
-    checkpoints.request(writer, 0.2, False)
-    writer.write(True)  # overtakes the first request
+    with checkpoints._wake:  # the thread cannot look at the job before the flush began
+        checkpoints.request(writer, 0.2, False)
+        writer.write(True)  # overtakes the first request
     time.sleep(0.1)
     asked = time.monotonic()
     checkpoints.request(writer, 0.2, False)  # the job still waits for the first one
@@ -112,12 +120,6 @@ def test_a_request_after_a_write_is_written_its_own_delay_after_it() -> None:
     checkpoints.close()
     assert writer.writes == [True, False]
     assert writer.times[1] - asked >= 0.2 - 0.01
-
-
-def wait_for(condition: Any, seconds: float = 5) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.01)
 
 
 def test_a_delay_too_long_for_the_clock_does_not_stop_the_thread() -> None:

@@ -148,11 +148,12 @@ async def test_checkpoints_store_a_running_turn_before_it_ends(
         agent.send("go")
         with anyio.fail_after(LIMIT):
             await blocking.started.wait()
-            for _ in range(1000 if checkpoints else 0):  # the checkpoint runs in a thread
-                if "tool/call" in stored_types(settings, agent.session.id):
-                    break
-                await anyio.sleep(0.005)
-            mid_turn = stored_types(settings, agent.session.id)
+        if checkpoints:  # the checkpoint runs in a thread: poll until it wrote
+            with anyio.fail_after(LIMIT):
+                while "tool/call" not in stored_types(settings, agent.session.id):  # noqa: ASYNC110
+                    await anyio.sleep(0.005)
+        mid_turn = stored_types(settings, agent.session.id)
+        with anyio.fail_after(LIMIT):
             blocking.release.set()
             await agent.when_idle()
         final = stored_types(settings, agent.session.id)
