@@ -18,7 +18,6 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-import pytest
 
 from dsh import AgentDisposedError, DshError, ModelRequest, hookimpl
 from dsh.agent import AgentHandle
