@@ -8,11 +8,12 @@ then trusts them.
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-__all__ = ["CORE_OPTIONS", "core_option_problem", "option_typo"]
+__all__ = ["CORE_OPTIONS", "core_option_problem", "option_typo", "storable_options"]
 
 _TYPO = 0.85  # difflib's ratio above which an unknown option is taken for a typo
 
@@ -61,3 +62,26 @@ def option_typo(key: str, known: Sequence[str]) -> str:
             if (key[i], key[j]) == (name[j], name[i]):
                 return f"; did you mean {name!r}?"
     return ""
+
+
+def storable_options(agent_id: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The options that can be stored with the session (JSON values); the others are
+    left out with a warning naming them, so a resume still gets the rest."""
+    from dsh._json import check_json
+    from dsh.errors import EventDataError
+
+    kept: dict[str, Any] = {}
+    for key, value in options.items():
+        try:
+            check_json({key: value}, "session/meta")
+        except EventDataError as exc:
+            logging.getLogger("dsh.agent").warning(
+                "agent %r: option %r is not stored with the session (%s); a resume "
+                "without options will not have it",
+                agent_id,
+                key,
+                exc.reason,
+            )
+        else:
+            kept[key] = value
+    return kept

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Coroutine
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, final, runtime_checkab
 import anyio
 
 from dsh._claims import claimed
+from dsh._options import storable_options
 from dsh.errors import DshError
 from dsh.loop import ReactLoopAgent
 
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     from dsh.turns import TurnResult
 
 __all__ = ["Agent", "AgentHandle", "AgentRegistry"]
-
-log = logging.getLogger("dsh.agent")
 
 
 @runtime_checkable
@@ -263,7 +261,7 @@ class AgentRegistry:
         meta = dict(meta or {})
         meta.setdefault("agent", agent_id)  # who created it: a resume finds its settings
         if options and "options" not in meta:
-            meta["options"] = _storable(agent_id, options)  # a resume rebuilds the requests
+            meta["options"] = storable_options(agent_id, options)  # a resume rebuilds them
         session = self._sessions.prepare(sid, meta=meta)
         return await self._start(agent_id, session, options, source, place)
 
@@ -388,26 +386,3 @@ class AgentRegistry:
         async with anyio.create_task_group() as tg:
             for handle in self.list():
                 tg.start_soon(handle.dispose)
-
-
-def _storable(agent_id: str, options: dict[str, Any]) -> dict[str, Any]:
-    """The options that can be stored with the session (JSON values); the others are
-    left out with a warning naming them, so a resume still gets the rest."""
-    from dsh._json import check_json
-    from dsh.errors import EventDataError
-
-    kept: dict[str, Any] = {}
-    for key, value in options.items():
-        try:
-            check_json({key: value}, "session/meta")
-        except EventDataError as exc:
-            log.warning(
-                "agent %r: option %r is not stored with the session (%s); a resume "
-                "without options will not have it",
-                agent_id,
-                key,
-                exc.reason,
-            )
-        else:
-            kept[key] = value
-    return kept
