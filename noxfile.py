@@ -65,7 +65,9 @@ def tests(session: nox.Session, plugin_set: str) -> None:
     session.env["DSH_LOAD_PLUGINS"] = names
     session.env["DSH_EXPECT_PLUGINS"] = names
     session.env["DSH_DISABLE_PLUGIN_AUTOLOAD"] = None  # None: unset, whatever the shell has
-    session.run("pytest", "tests", *session.posargs)
+    # One worker per core (pytest-xdist): most tests wait on `dsh` children or sockets.
+    # `-- -n 0` runs them in one process (for --pdb or -s).
+    session.run("pytest", "-n", "auto", "tests", *session.posargs)
 
 
 @nox.session(python=PYTHONS[-1])
