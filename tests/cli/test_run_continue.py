@@ -3,6 +3,7 @@ session from the command line, as `llm -c` does."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -159,7 +160,8 @@ def test_a_session_continued_elsewhere_is_told_the_workspace_its_tools_now_run_i
     first.mkdir()
     second.mkdir()
     assert dsh("-m", model, "run", "hello", env=env, cwd=first).returncode == 0
-    done = dsh("-m", model, "run", "--continue", "where are we?", env=env, cwd=second)
+    (stored,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+    done = dsh("-m", model, "run", "--session", stored.stem, "where are we?", env=env, cwd=second)
     assert done.returncode == 0, done.stderr
     system = [m["content"] for m in server.bodies()[1]["messages"] if m["role"] == "system"]
     assert system == [
@@ -169,6 +171,58 @@ def test_a_session_continued_elsewhere_is_told_the_workspace_its_tools_now_run_i
             "brief; say what you did."
         )
     ]
+
+
+@pytest.mark.plugins("persistence")
+def test_continue_takes_the_last_session_of_this_workspace_not_a_newer_one_elsewhere(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """One store (the default directory is per user) holds every project's sessions:
+    --continue goes on with this workspace's, as `dsh sessions show` shows it."""
+    server = model_server([text_reply("A."), text_reply("B."), text_reply("A again.")])
+    model = f"openai-compatible:tiny@{server.url}"
+    project_a, project_b = tmp_path / "a", tmp_path / "b"
+    project_a.mkdir()
+    project_b.mkdir()
+    assert dsh("-m", model, "run", "in project a", env=env, cwd=project_a).returncode == 0
+    assert dsh("-m", model, "run", "in project b", env=env, cwd=project_b).returncode == 0
+
+    done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=project_a)
+    assert done.returncode == 0, done.stderr
+    assert "('in project a', 1 turn so far)" in done.stderr
+    assert contents(server.bodies()[2]) == ["in project a", "A.", "go on"]
+    shown = dsh("sessions", "show", env=env, cwd=project_b)
+    assert shown.returncode == 0, shown.stderr
+    assert "in project b" in shown.stdout and "in project a" not in shown.stdout
+    listed = dsh("sessions", "list", "--json", env=env, cwd=tmp_path)
+    assert {row["title"]: row["workspace"] for row in json.loads(listed.stdout)} == {
+        "in project a": str(project_a.resolve()),
+        "in project b": str(project_b.resolve()),
+    }
+
+
+@pytest.mark.plugins("persistence")
+def test_continue_where_no_session_was_started_names_the_last_one_and_how_to_take_it(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("Noted.")])
+    model = f"openai-compatible:tiny@{server.url}"
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    assert dsh("-m", model, "run", "hello", env=env, cwd=project).returncode == 0
+    (stored,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+
+    done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=elsewhere)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"dsh: error: --continue: no stored session was started in {elsewhere.resolve()} "
+        f"(the last one, {stored.stem}, is from {project.resolve()}; --session "
+        f"{stored.stem} continues it here)\n"
+    )
+    assert len(server.bodies()) == 1  # only the first run's request
+    shown = dsh("sessions", "show", env=env, cwd=elsewhere)
+    assert shown.returncode != 0 and f"is from {project.resolve()}" in shown.stderr
 
 
 @pytest.mark.plugins("persistence")

@@ -12,7 +12,13 @@ import pytest
 from dsh import DshError, hookimpl
 from dsh.agent import AgentHandle
 from dsh.loop import AgentDisposedError
-from dsh.persistence import SessionHeader, SessionPersistence, StoredSession, find_session
+from dsh.persistence import (
+    SessionHeader,
+    SessionPersistence,
+    StoredSession,
+    find_session,
+    last_in,
+)
 from dsh.session import SessionEvent
 from dsh.testing import InMemoryPersistence, ScriptedModel, scripted_harness
 
@@ -224,3 +230,15 @@ async def test_find_session_takes_the_start_of_the_part_after_session() -> None:
         await find_session(service, "4")
     with pytest.raises(DshError, match=r"^no stored session 'session'"):
         await find_session(service, "session")  # only the start of each part counts
+
+
+def test_last_in_takes_the_newest_session_of_the_workspace_or_of_none_recorded() -> None:
+    """What `dsh run --continue` takes: a backend that records no workspace ("") keeps
+    the last session of the store, wherever it was started."""
+    newest_elsewhere = SessionHeader("b", 0.0, 3.0, 1, workspace="/b")
+    here = SessionHeader("a", 0.0, 2.0, 1, workspace="/a")
+    unknown = SessionHeader("u", 0.0, 1.0, 1)
+    assert last_in([newest_elsewhere, here, unknown], "/a") is here
+    assert last_in([newest_elsewhere, unknown, here], "/a") is unknown
+    assert last_in([newest_elsewhere, here], "/c") is None
+    assert last_in([], "/a") is None

@@ -111,9 +111,10 @@ def first_agent(
 
 
 async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> StoredSession | None:
-    """The stored session ``--continue`` (the last one updated) or ``--session ID`` (an
-    id, or a unique prefix of one) names, loaded; None when neither was given."""
-    from dsh.persistence import find_session
+    """The stored session ``--continue`` (the last one updated in this workspace) or
+    ``--session ID`` (an id, or a unique prefix of one) names, loaded; None when neither
+    was given."""
+    from dsh.persistence import find_session, last_in
 
     wanted: str | None = getattr(args, "session", None)
     latest = getattr(args, "continue_", False)
@@ -130,7 +131,15 @@ async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> Stor
         headers = await service.list()
         if not headers:
             raise DshError("--continue: there is no stored session yet; start one without it")
-        wanted = headers[0].id
+        here = last_in(headers, str(harness.workspace))
+        if here is None:
+            last = headers[0]
+            raise DshError(
+                f"--continue: no stored session was started in {harness.workspace} (the "
+                f"last one, {last.id}, is from {last.workspace}; --session {last.id} "
+                "continues it here)"
+            )
+        wanted = here.id
     else:
         wanted = await find_session(service, wanted)
     return await harness.agents.load_stored(wanted)

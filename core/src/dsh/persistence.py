@@ -6,13 +6,14 @@ through it. Writing happens on the ``session_event``/``session_flush`` hooks.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from dsh.errors import DshError
 from dsh.session import SessionEvent
 
-__all__ = ["SessionHeader", "SessionPersistence", "StoredSession", "find_session"]
+__all__ = ["SessionHeader", "SessionPersistence", "StoredSession", "find_session", "last_in"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,8 @@ class SessionHeader:
     updated: float
     turns: int
     title: str = ""
+    #: The workspace of the agent that first stored the session ("": not recorded).
+    workspace: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,16 @@ async def find_session(service: SessionPersistence, wanted: str) -> str:
         more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
         raise DshError(f"{wanted!r} matches {len(matches)} sessions: {shown}{more}")
     raise DshError(f"no stored session {wanted!r} (`dsh sessions list` shows them)")
+
+
+def last_in(headers: Sequence[SessionHeader], workspace: str) -> SessionHeader | None:
+    """The first of ``headers`` (``list()`` gives the most recently updated first) whose
+    agent worked in ``workspace``, or that does not say where (``workspace == ""``): the
+    session ``dsh run --continue`` takes."""
+    for header in headers:
+        if header.workspace in (workspace, ""):
+            return header
+    return None
 
 
 def _begins(session_id: str, wanted: str) -> bool:

@@ -48,11 +48,14 @@ def stored_count(settings: PersistenceSettings, session_id: str) -> int:
         backend.close()
 
 
-async def stored_session(settings: PersistenceSettings) -> str:
-    """A session with one finished turn, stored; its id."""
+async def stored_session(settings: PersistenceSettings, workspace: Path | None = None) -> str:
+    """A session with one finished turn, stored (its agent working in ``workspace``); its id."""
     plugin = PersistencePlugin(settings)
     async with scripted_harness(
-        ScriptedModel([text("noted")]), plugins=[("persistence", plugin)], load_entry_points=False
+        ScriptedModel([text("noted")]),
+        plugins=[("persistence", plugin)],
+        load_entry_points=False,
+        workspace=workspace,
     ) as h:
         agent = await h.agents.create("first", options={"model": "scripted"})
         await run_turn(agent, "remember blue")
@@ -158,7 +161,7 @@ def test_dsh_run_continue_is_refused_while_another_dsh_continues_the_session(
     """A real second process: a program holds the session (resumed, idle); `dsh run
     --continue` exits 1 saying so, before any model call (its model is unreachable:
     a call would fail with a connection error instead)."""
-    session_id = anyio.run(stored_session, settings)
+    session_id = anyio.run(stored_session, settings, tmp_path)  # --continue runs there
     (tmp_path / "dsh.yml").write_text(
         f"persistence: {{backend: {settings.backend}, directory: '{settings.directory}'}}\n"
         "models: {m: {provider: openai-compatible, base_url: 'http://127.0.0.1:9', model: m}}\n"

@@ -14,7 +14,15 @@ import yaml
 
 from dsh.cli import main
 from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
-from dsh_persistence import PersistencePlugin, PersistenceSettings, SessionInfo, open_backend
+from dsh_persistence import (
+    JsonlBackend,
+    PersistencePlugin,
+    PersistenceSettings,
+    SessionBackend,
+    SessionInfo,
+    SqliteBackend,
+    open_backend,
+)
 from dsh_persistence.testing import LogBuilder
 
 pytestmark = pytest.mark.plugins("persistence")
@@ -56,13 +64,21 @@ async def test_a_harness_stores_sessions_under_its_workspace(
         assert plugin.settings.location()[1].is_relative_to(workspace.resolve())
 
     # the header's cwd is the agent's workspace, not where the process happens to run
+    store: SessionBackend
     if backend == "jsonl":
         stored = workspace / "kept" / "sessions" / f"{session_id}.jsonl"
         cwd = json.loads(stored.read_text().splitlines()[0])["cwd"]
+        store = JsonlBackend(workspace / "kept" / "sessions")
     else:
         with contextlib.closing(sqlite3.connect(workspace / "db" / "all.sqlite3")) as db:
             (cwd,) = db.execute("SELECT cwd FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        store = SqliteBackend(workspace / "db" / "all.sqlite3")
     assert cwd == str(workspace.resolve())
+    # listed with it, so `dsh run --continue` takes the last session of its workspace
+    try:
+        assert [h.workspace for h in store.headers()] == [str(workspace.resolve())]
+    finally:
+        store.close()
     assert list(elsewhere.iterdir()) == []  # nothing where the process happens to run
 
 

@@ -48,7 +48,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     show = actions.add_parser("show", help="a session's transcript")
     show.add_argument(
-        "id", nargs="?", help="a session id, or a unique prefix of one (default: the last)"
+        "id",
+        nargs="?",
+        help="a session id, or a unique prefix of one (default: the last of this workspace)",
     )
     show.add_argument("--json", action="store_true", help="print the events as JSON lines")
     resume = actions.add_parser(
@@ -88,7 +90,7 @@ async def _run(plugin: PersistencePlugin, context: CommandContext) -> int:
     if args.action == "list":
         return await _list(service, args)
     if args.action == "show":
-        return await _show(service, args)
+        return await _show(service, args, str(workspace))
     if args.action == "delete":
         return await _delete(service, args.ids)
     return await _resume(context, service)
@@ -120,6 +122,7 @@ async def _list(service: SessionPersistence, args: argparse.Namespace) -> int:
                 "updated": h.updated,
                 "turns": h.turns,
                 "title": h.title,
+                "workspace": h.workspace,
             }
             for h in headers
         ]
@@ -140,16 +143,22 @@ async def _list(service: SessionPersistence, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _show(service: SessionPersistence, args: argparse.Namespace) -> int:
-    from dsh.persistence import find_session
+async def _show(service: SessionPersistence, args: argparse.Namespace, workspace: str) -> int:
+    from dsh.persistence import find_session, last_in
     from dsh_persistence._service import StoredSessions
     from dsh_persistence._transcript import transcript
 
-    if args.id is None:  # the session updated last, as `dsh run --continue` takes it
+    if args.id is None:  # the last one of this workspace, as `dsh run --continue` takes it
         headers = await service.list()
         if not headers:
             raise DshError("there is no stored session yet")
-        session_id = headers[0].id
+        here = last_in(headers, workspace)
+        if here is None:
+            raise DshError(
+                f"no stored session was started in {workspace} (the last one, "
+                f"{headers[0].id}, is from {headers[0].workspace}: give its id)"
+            )
+        session_id = here.id
     else:
         session_id = await find_session(service, args.id)
     stored = await service.load(session_id)

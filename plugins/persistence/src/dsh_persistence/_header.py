@@ -96,6 +96,7 @@ def summary(path: str) -> SessionHeader:
         updated if updated is not None else created,
         turns,
         str(header.get("title") or ""),
+        str(header.get("cwd") or ""),
     )
 
 

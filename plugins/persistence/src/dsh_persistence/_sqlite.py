@@ -340,7 +340,7 @@ class SqliteBackend(SessionBackend):
 
     def headers(self) -> list[SessionHeader]:
         def work(db: sqlite3.Connection) -> list[SessionHeader]:
-            rows = db.execute("SELECT id, created, updated, turns, title FROM sessions")
+            rows = db.execute("SELECT id, created, updated, turns, title, cwd FROM sessions")
             return [SessionHeader(*row) for row in rows]
 
         return self._run(work)
