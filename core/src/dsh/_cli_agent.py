@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from dsh.config import AgentConfig
     from dsh.harness import Harness
     from dsh.llm.choose import Choice
-    from dsh.persistence import StoredSession
+    from dsh.persistence import SessionHeader, StoredSession
     from dsh.plugins import PluginManager
 
 __all__ = ["agent_session", "check_config", "cli_harness", "first_agent", "run", "until_terminated"]
@@ -133,16 +133,36 @@ async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> Stor
             raise DshError("--continue: there is no stored session yet; start one without it")
         here = last_in(headers, str(harness.workspace))
         if here is None:
-            last = headers[0]
-            raise DshError(
-                f"--continue: no stored session was started in {harness.workspace} (the "
-                f"last one, {last.id}, is from {last.workspace}; --session {last.id} "
-                "continues it here)"
-            )
+            raise DshError(_none_here(headers, harness.workspace, args))
         wanted = here.id
     else:
         wanted = await find_session(service, wanted)
     return await harness.agents.load_stored(wanted)
+
+
+def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Namespace) -> str:
+    """Why ``--continue`` has nothing to take here, and what would take what: the last
+    session of a directory above (a project's root, seen from its subdirectory), else
+    the store's last."""
+    import shlex
+
+    from dsh.persistence import last_above
+
+    said = f"--continue: no stored session was started in {workspace}"
+    above = last_above(headers, str(workspace))
+    if above is not None:
+        there = shlex.quote(above.workspace)
+        command = getattr(args, "command", None) or "run"
+        return (
+            f"{said} (the last one of {above.workspace}, above it, is {above.id}: `dsh "
+            f"--cwd {there} {command} --continue` goes on with it there, --session "
+            f"{above.id} here)"
+        )
+    last = headers[0]
+    return (
+        f"{said} (the last one, {last.id}, is from {last.workspace}; --session {last.id} "
+        "continues it here)"
+    )
 
 
 def agent_options(

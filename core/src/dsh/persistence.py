@@ -6,14 +6,26 @@ through it. Writing happens on the ``session_event``/``session_flush`` hooks.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any, Protocol, runtime_checkable
 
 from dsh.errors import DshError
 from dsh.session import SessionEvent
 
-__all__ = ["SessionHeader", "SessionPersistence", "StoredSession", "find_session", "last_in"]
+__all__ = [
+    "SessionHeader",
+    "SessionPersistence",
+    "StoredSession",
+    "find_session",
+    "last_above",
+    "last_in",
+    "started_in",
+]
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +37,9 @@ class SessionHeader:
     updated: float
     turns: int
     title: str = ""
-    #: The workspace of the agent that first stored the session ("": not recorded).
+    #: The workspace of the agent that first stored the session ("": not recorded), its
+    #: symlinks resolved; a store that writes UTF-8 may give bytes of the path that are
+    #: not UTF-8 (``os.fsdecode``'s lone surrogates) as U+FFFD, and ``last_in`` matches so.
     workspace: str = ""
 
 
@@ -70,12 +84,29 @@ async def find_session(service: SessionPersistence, wanted: str) -> str:
     raise DshError(f"no stored session {wanted!r} (`dsh sessions list` shows them)")
 
 
+def started_in(headers: Sequence[SessionHeader], workspace: str) -> list[SessionHeader]:
+    """Those of ``headers`` whose agent worked in ``workspace``, or that do not say where
+    (``workspace == ""``), in their order: ``dsh sessions list --here``."""
+    workspace = _LONE_SURROGATE.sub("\ufffd", workspace)
+    return [header for header in headers if header.workspace in (workspace, "")]
+
+
 def last_in(headers: Sequence[SessionHeader], workspace: str) -> SessionHeader | None:
-    """The first of ``headers`` (``list()`` gives the most recently updated first) whose
-    agent worked in ``workspace``, or that does not say where (``workspace == ""``): the
-    session ``dsh run --continue`` takes."""
+    """The first of ``started_in(headers, workspace)`` (``list()`` gives the most
+    recently updated first): the session ``dsh run --continue`` takes."""
+    here = started_in(headers, workspace)
+    return here[0] if here else None
+
+
+def last_above(headers: Sequence[SessionHeader], workspace: str) -> SessionHeader | None:
+    """The first of ``headers`` started in a directory that holds ``workspace`` (a parent
+    of it, at any depth): what ``--continue`` in a project's subdirectory names in its
+    error. It does not take it: there the tools would run in the subdirectory, and the
+    session's relative paths would be off."""
+    here = PurePath(_LONE_SURROGATE.sub("\ufffd", workspace))
     for header in headers:
-        if header.workspace in (workspace, ""):
+        there = header.workspace
+        if there and here != PurePath(there) and here.is_relative_to(there):
             return header
     return None
 

@@ -61,7 +61,7 @@ def test_list_shows_sessions_newest_first(
 
     assert run(config, "list") == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["ID", "UPDATED", "TURNS", "TITLE"]
+    assert lines[0].split() == ["ID", "UPDATED", "TURNS", "WORKSPACE", "TITLE"]
     assert [line.split()[0] for line in lines[1:]] == ["new-session", "old-session"]
     assert run(config, "list", "--json", "-n", "1") == 0
     (row,) = json.loads(capsys.readouterr().out)

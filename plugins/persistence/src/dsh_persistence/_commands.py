@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -45,6 +46,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.add_argument(
         "-n", "--limit", type=_count, metavar="N", help="show the N most recent (N >= 1)"
+    )
+    listing.add_argument(
+        "--here",
+        action="store_true",
+        help="only those started in this workspace (that --continue chooses from)",
     )
     show = actions.add_parser("show", help="a session's transcript")
     show.add_argument(
@@ -88,7 +94,7 @@ async def _run(plugin: PersistencePlugin, context: CommandContext) -> int:
     if service is None:
         raise DshError("no plugin stores sessions (is dsh-persistence disabled?)")
     if args.action == "list":
-        return await _list(service, args)
+        return await _list(service, args, str(workspace))
     if args.action == "show":
         return await _show(service, args, str(workspace))
     if args.action == "delete":
@@ -110,8 +116,12 @@ def _load_config(context: CommandContext, path: Path | None) -> Config:
     return load_config(path, settings=settings, blocked=pm.is_blocked, left_out=pm.is_left_out)
 
 
-async def _list(service: SessionPersistence, args: argparse.Namespace) -> int:
+async def _list(service: SessionPersistence, args: argparse.Namespace, workspace: str) -> int:
+    from dsh.persistence import started_in
+
     headers = await service.list()
+    if args.here:
+        headers = started_in(headers, workspace)
     if args.limit is not None:
         headers = headers[: args.limit]
     if args.json:
@@ -131,20 +141,31 @@ async def _list(service: SessionPersistence, args: argparse.Namespace) -> int:
     if not headers:
         # say where dsh looked: a session "lost" is most often a store set elsewhere
         location = getattr(getattr(service, "backend", None), "location", "")
-        print(
-            f"no stored sessions in {location}" if location else "no stored sessions",
-            file=sys.stderr,
-        )
+        shown = f"no stored sessions in {location}" if location else "no stored sessions"
+        print(f"{shown} started in {workspace}" if args.here else shown, file=sys.stderr)
         return 0
     width = max(len(h.id) for h in headers)
-    print(f"{'ID':<{width}}  {'UPDATED':<16}  TURNS  TITLE")
-    for h in headers:
-        print(f"{h.id:<{width}}  {_when(h.updated):<16}  {h.turns:>5}  {h.title}")
+    places = [_place(h.workspace) for h in headers]
+    room = max(len("WORKSPACE"), *(len(place) for place in places))
+    print(f"{'ID':<{width}}  {'UPDATED':<16}  TURNS  {'WORKSPACE':<{room}}  TITLE")
+    for h, place in zip(headers, places, strict=True):
+        print(f"{h.id:<{width}}  {_when(h.updated):<16}  {h.turns:>5}  {place:<{room}}  {h.title}")
     return 0
 
 
+def _place(workspace: str) -> str:
+    """A workspace as the list shows it: under the home directory as ``~/...``; ``-``
+    when the store does not record it."""
+    if not workspace:
+        return "-"
+    home, path = Path.home().resolve(), Path(workspace)  # workspaces are resolved too
+    if home.parent == home or not path.is_relative_to(home):
+        return workspace
+    return str(Path("~", path.relative_to(home)))
+
+
 async def _show(service: SessionPersistence, args: argparse.Namespace, workspace: str) -> int:
-    from dsh.persistence import find_session, last_in
+    from dsh.persistence import find_session, last_above, last_in
     from dsh_persistence._service import StoredSessions
     from dsh_persistence._transcript import transcript
 
@@ -154,9 +175,16 @@ async def _show(service: SessionPersistence, args: argparse.Namespace, workspace
             raise DshError("there is no stored session yet")
         here = last_in(headers, workspace)
         if here is None:
+            above = last_above(headers, workspace)
             raise DshError(
-                f"no stored session was started in {workspace} (the last one, "
-                f"{headers[0].id}, is from {headers[0].workspace}: give its id)"
+                f"no stored session was started in {workspace} ("
+                + (
+                    f"the last one of {above.workspace}, above it, is {above.id}: give "
+                    f"its id, or run `dsh --cwd {shlex.quote(above.workspace)} sessions show`)"
+                    if above is not None
+                    else f"the last one, {headers[0].id}, is from {headers[0].workspace}: "
+                    "give its id)"
+                )
             )
         session_id = here.id
     else:
