@@ -109,3 +109,34 @@ def test_projects_on_sqlite_through_a_symlink_and_a_list_that_tells_them_apart(
         ("~/web", ["in", "web"]),
         ("~/tools", ["in", "tools"]),
     ]
+
+
+@pytest.mark.plugins("persistence")
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "a session's workspace is where it was started (the JSONL header's cwd, written "
+        "once on line 1; the SQLite row's cwd, set on insert): after `dsh run --session "
+        "ID` moved a session to another directory, `--continue` there refuses it ('the "
+        "last one, ID, is from <where it started>; --session ID continues it here') and "
+        "`--continue` where it started still takes it, though its last turn and tools "
+        "ran elsewhere. Following the session needs the workspace of its last turn "
+        "(e.g. recorded in turn/start and read by list()), a format change of both "
+        "backends"
+    ),
+)
+def test_continue_follows_a_session_moved_with_session_id(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("One."), text_reply("Two."), text_reply("Three.")])
+    model = f"openai-compatible:tiny@{server.url}"
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    assert dsh("-m", model, "run", "hello", env=env, cwd=first).returncode == 0
+    (stored,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+    moved = dsh("-m", model, "run", "--session", stored.stem, "here now", env=env, cwd=second)
+    assert moved.returncode == 0, moved.stderr
+
+    done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=second)
+    assert done.returncode == 0, done.stderr
