@@ -10,6 +10,7 @@ the JSON), so ``event``, ``id`` and ``retry`` fields are parsed and ignored.
 
 from __future__ import annotations
 
+from json import dumps
 from typing import Final, final
 
 __all__ = ["SSEParser"]
@@ -26,6 +27,10 @@ class SSEParser:
     event if it has data lines, joined with LF. Comments (``:...``) are skipped. What is
     pending when the stream ends is an incomplete event and is discarded, as the
     standard says.
+
+    Not in the standard: an ``error`` field (llama.cpp's server wrote a failure inside a
+    stream as ``error: {...}`` until September 2025) is read as the data
+    ``{"error": ...}``, the shape servers send on a data line, so it is not lost.
     """
 
     __slots__ = ("_data", "_pending", "_started")
@@ -66,8 +71,15 @@ class SSEParser:
                 name, _, value = line.partition(b":")
                 if name == b"data":
                     data.append(value.removeprefix(b" ").decode("utf-8", "replace"))
+                elif name == b"error":
+                    data.append(_error_data(value.removeprefix(b" ").decode("utf-8", "replace")))
         return out
 
     def end(self) -> list[str]:
         """The stream ended: a CR held back was a line end after all."""
         return self.feed(b"\n") if self._pending.endswith(b"\r") else []
+
+
+def _error_data(value: str) -> str:
+    """The data line an ``error`` field stands for: ``{"error": value}``."""
+    return f'{{"error": {value}}}' if value.startswith("{") else dumps({"error": value})

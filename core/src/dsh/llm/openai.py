@@ -4,7 +4,7 @@ OpenRouter and any server speaking ``POST {base_url}/chat/completions`` with SSE
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from json import dumps, loads
 from typing import Any, Final
 
@@ -32,6 +32,7 @@ _STOP_REASONS: Final[dict[str, StopReason]] = {
     "function_call": "tool_calls",
     "length": "max_tokens",
     "content_filter": "error",
+    "error": "error",  # OpenRouter: the provider failed mid-answer
     "insufficient_system_resource": "error",  # DeepSeek: cut off by the server
 }
 
@@ -92,7 +93,7 @@ class OpenAICompatibleModel(HttpModel):
         finish: str | None = None
         done = False
         # wire index -> our index; a server that reuses index 0 for every call (it
-        # happens) gets a fresh index whenever a new call id appears
+        # happens) gets a fresh index whenever a new call id comes with a name
         slots: dict[int, int] = {}
         ids: dict[int, str] = {}
         async with self.events("/chat/completions", body, headers, key) as events:
@@ -107,30 +108,20 @@ class OpenAICompatibleModel(HttpModel):
                         raise TypeError("not a JSON object")
                     if "error" in chunk and chunk["error"] is not None:
                         raise error_from_body(self.name, chunk, secret=key)
-                    choices = chunk.get("choices")
-                    if choices:
-                        choice = choices[0]
-                        delta = choice.get("delta")
-                        if delta:
-                            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-                            if isinstance(reasoning, str) and reasoning:
-                                yield ReasoningDelta(reasoning)
-                            content = delta.get("content")
-                            if isinstance(content, str) and content:
-                                yield TextDelta(content)
-                            calls = delta.get("tool_calls")
-                            if calls:
-                                for position, call in enumerate(calls):
-                                    yield _call_delta(call, position, slots, ids)
+                    for choice in chunk.get("choices") or ():
+                        if choice.get("index") not in (0, None):
+                            continue  # another of n > 1 choices: only the first is read
+                        for piece in _pieces(choice.get("delta"), slots, ids):
+                            yield piece
                         reason = choice.get("finish_reason")
                         if reason:
                             finish = reason
-                    usage = chunk.get("usage")
-                    if usage:
+                    usage = chunk.get("usage") or (chunk.get("x_groq") or {}).get("usage")
+                    if usage:  # Groq's own place for it: x_groq.usage
                         yield UsageChunk(_usage(usage))
                 except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
                     raise malformed(self.name, "chunk", data, exc, key) from exc
-        if not done:
+        if not done and finish is None:  # a finished answer without [DONE] is whole
             raise ModelError(
                 "STREAM_CLOSED", f"model {self.name!r}: the stream ended before [DONE]"
             )
@@ -140,6 +131,24 @@ class OpenAICompatibleModel(HttpModel):
         yield Finish(stop)
 
 
+def _pieces(
+    delta: dict[str, Any] | None, slots: dict[int, int], ids: dict[int, str]
+) -> Iterator[Chunk]:
+    """The chunks of one choice's delta: reasoning, text, tool-call pieces."""
+    if not delta:
+        return
+    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+    if isinstance(reasoning, str) and reasoning:
+        yield ReasoningDelta(reasoning)
+    content = delta.get("content")
+    if isinstance(content, str) and content:
+        yield TextDelta(content)
+    calls = delta.get("tool_calls")
+    if calls:
+        for position, call in enumerate(calls):
+            yield _call_delta(call, position, slots, ids)
+
+
 def _call_delta(
     call: dict[str, Any], position: int, slots: dict[int, int], ids: dict[int, str]
 ) -> ToolCallDelta:
@@ -147,13 +156,21 @@ def _call_delta(
     if wire is None:
         wire = position
     call_id = call.get("id") or None
+    function = call.get("function") or {}
+    name = function.get("name") or None
     index = slots.get(wire)
-    if index is None or (call_id is not None and ids[index] != call_id):
+    # A new id with a name at a known index is a new call (a server reusing index 0); a
+    # new id without one continues the call (ids that change on every delta, or an id
+    # sent after the name), which keeps the first id it had.
+    if index is None or (call_id is not None and name is not None and ids[index] != call_id):
         index = len(ids)
         slots[wire] = index
         ids[index] = call_id or ""
-    function = call.get("function") or {}
-    name = function.get("name") or None
+    elif call_id is not None and ids[index] != call_id:
+        if ids[index]:
+            call_id = None
+        else:
+            ids[index] = call_id
     arguments = function.get("arguments") or ""
     if not isinstance(arguments, str):  # a few servers send the object itself
         arguments = dumps(arguments)
