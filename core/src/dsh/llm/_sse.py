@@ -10,7 +10,7 @@ the JSON), so ``event``, ``id`` and ``retry`` fields are parsed and ignored.
 
 from __future__ import annotations
 
-from json import dumps
+from json import dumps, loads
 from typing import Final, final
 
 __all__ = ["SSEParser"]
@@ -81,5 +81,10 @@ class SSEParser:
 
 
 def _error_data(value: str) -> str:
-    """The data line an ``error`` field stands for: ``{"error": value}``."""
-    return f'{{"error": {value}}}' if value.startswith("{") else dumps({"error": value})
+    """The data line an ``error`` field stands for: ``{"error": value}``, the value an
+    object if it is one in JSON, else its text."""
+    try:
+        error = loads(value) if value.startswith("{") else value
+    except ValueError:  # `{slot 0} unavailable`: words, not JSON
+        error = value
+    return dumps({"error": error})

@@ -92,10 +92,12 @@ class OpenAICompatibleModel(HttpModel):
         body = self.request_body(request)
         finish: str | None = None
         done = False
+        ended = False  # a finish_reason came, and no piece of the answer after it
         # wire index -> our index; a server that reuses index 0 for every call (it
         # happens) gets a fresh index whenever a new call id comes with a name
         slots: dict[int, int] = {}
         ids: dict[int, str] = {}
+        held: dict[int, str] = {}  # wire index -> a new id that came without a name
         async with self.events("/chat/completions", body, headers, key) as events:
             async for data in events:
                 if data == "[DONE]":
@@ -111,17 +113,21 @@ class OpenAICompatibleModel(HttpModel):
                     for choice in chunk.get("choices") or ():
                         if choice.get("index") not in (0, None):
                             continue  # another of n > 1 choices: only the first is read
-                        for piece in _pieces(choice.get("delta"), slots, ids):
+                        for piece in _pieces(choice.get("delta"), slots, ids, held):
+                            ended = False
                             yield piece
                         reason = choice.get("finish_reason")
                         if reason:
                             finish = reason
+                            ended = True
                     usage = chunk.get("usage") or (chunk.get("x_groq") or {}).get("usage")
                     if usage:  # Groq's own place for it: x_groq.usage
                         yield UsageChunk(_usage(usage))
                 except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
                     raise malformed(self.name, "chunk", data, exc, key) from exc
-        if not done and finish is None:  # a finished answer without [DONE] is whole
+        # a finished answer without [DONE] is whole; one with a piece after its
+        # finish_reason (a server that sent one early) was cut off
+        if not done and not ended:
             raise ModelError(
                 "STREAM_CLOSED", f"model {self.name!r}: the stream ended before [DONE]"
             )
@@ -132,7 +138,10 @@ class OpenAICompatibleModel(HttpModel):
 
 
 def _pieces(
-    delta: dict[str, Any] | None, slots: dict[int, int], ids: dict[int, str]
+    delta: dict[str, Any] | None,
+    slots: dict[int, int],
+    ids: dict[int, str],
+    held: dict[int, str],
 ) -> Iterator[Chunk]:
     """The chunks of one choice's delta: reasoning, text, tool-call pieces."""
     if not delta:
@@ -146,11 +155,15 @@ def _pieces(
     calls = delta.get("tool_calls")
     if calls:
         for position, call in enumerate(calls):
-            yield _call_delta(call, position, slots, ids)
+            yield _call_delta(call, position, slots, ids, held)
 
 
 def _call_delta(
-    call: dict[str, Any], position: int, slots: dict[int, int], ids: dict[int, str]
+    call: dict[str, Any],
+    position: int,
+    slots: dict[int, int],
+    ids: dict[int, str],
+    held: dict[int, str],
 ) -> ToolCallDelta:
     wire = call.get("index")
     if wire is None:
@@ -161,13 +174,17 @@ def _call_delta(
     index = slots.get(wire)
     # A new id with a name at a known index is a new call (a server reusing index 0); a
     # new id without one continues the call (ids that change on every delta, or an id
-    # sent after the name), which keeps the first id it had.
+    # sent after the name), which keeps the first id it had; but if a name without an
+    # id comes next, that id was a new call's, sent before its name.
+    if name is not None and call_id is None:
+        call_id = held.pop(wire, None)
     if index is None or (call_id is not None and name is not None and ids[index] != call_id):
         index = len(ids)
         slots[wire] = index
         ids[index] = call_id or ""
     elif call_id is not None and ids[index] != call_id:
         if ids[index]:
+            held[wire] = call_id
             call_id = None
         else:
             ids[index] = call_id
