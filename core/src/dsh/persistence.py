@@ -39,7 +39,7 @@ class SessionHeader:
     title: str = ""
     #: The workspace of the agent that first stored the session ("": not recorded), its
     #: symlinks resolved; a store that writes UTF-8 may give bytes of the path that are
-    #: not UTF-8 (``os.fsdecode``'s lone surrogates) as U+FFFD, and ``last_in`` matches so.
+    #: not UTF-8 (``os.fsdecode``'s lone surrogates) as U+FFFD: ``last_in`` matches either.
     workspace: str = ""
 
 
@@ -87,8 +87,12 @@ async def find_session(service: SessionPersistence, wanted: str) -> str:
 def started_in(headers: Sequence[SessionHeader], workspace: str) -> list[SessionHeader]:
     """Those of ``headers`` whose agent worked in ``workspace``, or that do not say where
     (``workspace == ""``), in their order: ``dsh sessions list --here``."""
-    workspace = _LONE_SURROGATE.sub("\ufffd", workspace)
-    return [header for header in headers if header.workspace in (workspace, "")]
+    here = _path(workspace)
+    return [
+        header
+        for header in headers
+        if header.workspace in ("", workspace) or _path(header.workspace) == here
+    ]
 
 
 def last_in(headers: Sequence[SessionHeader], workspace: str) -> SessionHeader | None:
@@ -103,12 +107,20 @@ def last_above(headers: Sequence[SessionHeader], workspace: str) -> SessionHeade
     of it, at any depth): what ``--continue`` in a project's subdirectory names in its
     error. It does not take it: there the tools would run in the subdirectory, and the
     session's relative paths would be off."""
-    here = PurePath(_LONE_SURROGATE.sub("\ufffd", workspace))
+    here = _path(workspace)
     for header in headers:
-        there = header.workspace
-        if there and here != PurePath(there) and here.is_relative_to(there):
-            return header
+        if header.workspace:
+            there = _path(header.workspace)
+            if there != here and here.is_relative_to(there):
+                return header
     return None
+
+
+def _path(workspace: str) -> PurePath:
+    """A workspace as compared: a path (``/p/`` and ``/p/.`` are ``/p``), its bytes that
+    were not UTF-8 as U+FFFD on either side (a store that writes UTF-8 gives them so, one
+    that does not keeps ``os.fsdecode``'s lone surrogates)."""
+    return PurePath(_LONE_SURROGATE.sub("\ufffd", workspace))
 
 
 def _begins(session_id: str, wanted: str) -> bool:

@@ -158,7 +158,10 @@ def _place(workspace: str) -> str:
     when the store does not record it."""
     if not workspace:
         return "-"
-    home, path = Path.home().resolve(), Path(workspace)  # workspaces are resolved too
+    try:
+        home, path = Path.home().resolve(), Path(workspace)  # workspaces are resolved too
+    except RuntimeError:  # no HOME and no passwd entry (a container's user)
+        return workspace
     if home.parent == home or not path.is_relative_to(home):
         return workspace
     return str(Path("~", path.relative_to(home)))
