@@ -178,16 +178,17 @@ async def _show(service: SessionPersistence, args: argparse.Namespace, workspace
             raise DshError("there is no stored session yet")
         here = last_in(headers, workspace)
         if here is None:
+            said = f"no stored session was started in {workspace}"
             above = last_above(headers, workspace)
-            raise DshError(
-                f"no stored session was started in {workspace} ("
-                + (
-                    f"the last one of {above.workspace}, above it, is {above.id}: give "
-                    f"its id, or run `dsh --cwd {shlex.quote(above.workspace)} sessions show`)"
-                    if above is not None
-                    else f"the last one, {headers[0].id}, is from {headers[0].workspace}: "
-                    "give its id)"
+            if above is not None:
+                there = shlex.quote(above.workspace)
+                raise DshError(
+                    f"{said} (the last one of {above.workspace}, above it, is {above.id}: "
+                    f"give its id, or run `dsh --cwd {there} sessions show`)"
                 )
+            last = headers[0]
+            raise DshError(
+                f"{said} (the last one, {last.id}, is from {last.workspace}: give its id)"
             )
         session_id = here.id
     else:
