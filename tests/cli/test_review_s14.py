@@ -73,18 +73,21 @@ def test_a_session_that_does_not_say_where_it_was_started_is_everywhere() -> Non
 
 @pytest.mark.plugins("persistence")
 def test_the_workspace_column(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from dsh_persistence._commands import _place
+    from dsh_persistence._commands import _home, _place
 
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    assert _place("") == "-"
-    assert _place(str(home.resolve())) == "~"
-    assert _place(str(home.resolve() / "src" / "webapp")) == "~/src/webapp"
-    assert _place("/elsewhere/x") == "/elsewhere/x"
-    assert _place(str(home.resolve()) + "x/y") == str(home.resolve()) + "x/y"
+    here = _home()
+    assert here == home.resolve()
+    assert _place("", here) == "-"
+    assert _place(str(home.resolve()), here) == "~"
+    assert _place(str(home.resolve() / "src" / "webapp"), here) == "~/src/webapp"
+    assert _place("/elsewhere/x", here) == "/elsewhere/x"
+    assert _place(str(home.resolve()) + "x/y", here) == str(home.resolve()) + "x/y"
     monkeypatch.setenv("HOME", "/")  # a home of / would make every path ~/...
-    assert _place("/srv/app") == "/srv/app"
+    assert _home() is None
+    assert _place("/srv/app", _home()) == "/srv/app"
 
 
 @pytest.mark.plugins("persistence")
@@ -97,4 +100,4 @@ def test_the_workspace_column_without_a_home_directory(monkeypatch: pytest.Monke
         raise RuntimeError("Could not determine home directory.")
 
     monkeypatch.setattr(_commands.Path, "home", staticmethod(no_home))
-    assert _commands._place("/srv/app") == "/srv/app"
+    assert _commands._home() is None

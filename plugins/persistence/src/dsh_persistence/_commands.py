@@ -145,7 +145,8 @@ async def _list(service: SessionPersistence, args: argparse.Namespace, workspace
         print(f"{shown} started in {workspace}" if args.here else shown, file=sys.stderr)
         return 0
     width = max(len(h.id) for h in headers)
-    places = [_place(h.workspace) for h in headers]
+    home = _home()
+    places = [_place(h.workspace, home) for h in headers]
     room = max(len("WORKSPACE"), *(len(place) for place in places))
     print(f"{'ID':<{width}}  {'UPDATED':<16}  TURNS  {'WORKSPACE':<{room}}  TITLE")
     for h, place in zip(headers, places, strict=True):
@@ -153,16 +154,23 @@ async def _list(service: SessionPersistence, args: argparse.Namespace, workspace
     return 0
 
 
-def _place(workspace: str) -> str:
+def _home() -> Path | None:
+    """The home directory, resolved as workspaces are; None when there is none to shorten
+    paths by (no HOME and no passwd entry, as for a container's user, or ``/``)."""
+    try:
+        home = Path.home().resolve()
+    except RuntimeError:
+        return None
+    return None if home.parent == home else home
+
+
+def _place(workspace: str, home: Path | None) -> str:
     """A workspace as the list shows it: under the home directory as ``~/...``; ``-``
     when the store does not record it."""
     if not workspace:
         return "-"
-    try:
-        home, path = Path.home().resolve(), Path(workspace)  # workspaces are resolved too
-    except RuntimeError:  # no HOME and no passwd entry (a container's user)
-        return workspace
-    if home.parent == home or not path.is_relative_to(home):
+    path = Path(workspace)
+    if home is None or not path.is_relative_to(home):
         return workspace
     return str(Path("~", path.relative_to(home)))
 
