@@ -105,6 +105,12 @@ def model_server() -> Iterator[Any]:
         server.__exit__(None, None, None)
 
 
+def contents(body: dict[str, Any]) -> list[Any]:
+    """The conversation a request carried (each message's content), without its system
+    prompt."""
+    return [m.get("content") for m in body["messages"] if m["role"] != "system"]
+
+
 @pytest.fixture
 def cli_env(tmp_path: Path) -> dict[str, str]:
     """The environment of a `dsh` child: no provider keys, sessions in a temp dir."""

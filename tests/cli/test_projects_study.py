@@ -10,16 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import dsh, text_reply
+from cli_support import contents, dsh, text_reply
 
 
 @pytest.fixture
 def env(cli_env: dict[str, str]) -> dict[str, str]:
     return {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
-
-
-def contents(body: dict[str, Any]) -> list[Any]:
-    return [m.get("content") for m in body["messages"] if m["role"] != "system"]
 
 
 @pytest.mark.plugins("persistence")

@@ -8,12 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import dsh, piped_chat, text_reply
-
-
-def contents(body: dict[str, Any]) -> list[Any]:
-    """The conversation a request carried, without its system prompt."""
-    return [m.get("content") for m in body["messages"] if m["role"] != "system"]
+from cli_support import contents, dsh, piped_chat, text_reply
 
 
 @pytest.fixture

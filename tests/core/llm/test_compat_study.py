@@ -20,6 +20,7 @@ import pytest
 from llm_wire import WireServer, collect, sse
 from test_llm_http import ASK, fails, openai
 
+from dsh.errors import ModelError
 from dsh.llm import TextDelta, UsageChunk
 from dsh.messages import ToolCall, Usage
 
@@ -47,6 +48,19 @@ def call(index: int | None = None, **fields: Any) -> dict[str, Any]:
     return chunk({"tool_calls": [piece]})
 
 
+async def answer(body: list[bytes]) -> tuple[list[Any], Any]:
+    """(chunks, message) of the openai-compatible model, a loopback server streaming
+    ``body``."""
+    async with WireServer([sse(body)]) as server:
+        return await collect(openai(server.url), ASK)
+
+
+async def failure(body: list[bytes]) -> ModelError:
+    """The error the openai-compatible model fails with, a server streaming ``body``."""
+    async with WireServer([sse(body)]) as server:
+        return await fails(openai(server.url))
+
+
 # -- errors the server reports outside a data line -----------------------------------------
 
 
@@ -63,16 +77,14 @@ async def test_llamacpp_error_field_ends_the_stream_with_its_error() -> None:
         "type": "invalid_request_error",
     }
     body = [b"error: " + json.dumps(error).encode() + b"\n\n", DONE]
-    async with WireServer([sse(body)]) as server:
-        err = await fails(openai(server.url))
+    err = await failure(body)
     assert err.code == "CONTEXT_WINDOW_EXCEEDED"
     assert "exceeds the available context size" in err.message
 
 
 async def test_an_error_field_that_is_not_json_still_fails_with_its_words() -> None:
     body = [chunk({"content": "par"}), b"error: slot 0 unavailable\n\n", DONE]
-    async with WireServer([sse(body)]) as server:
-        err = await fails(openai(server.url))
+    err = await failure(body)
     assert (err.code, "slot 0 unavailable" in err.message) == ("SERVER", True)
 
 
@@ -82,8 +94,7 @@ async def test_openrouter_finish_reason_error_is_an_error_stop() -> None:
     # API reference, and its SDKs' schema). dsh read an unknown reason as "stop", so a
     # generation cut off by the provider looked complete.
     body = [chunk({"content": "The answer is"}), chunk({}, "error"), DONE]
-    async with WireServer([sse(body)]) as server:
-        _, message = await collect(openai(server.url), ASK)
+    _, message = await answer(body)
     assert (message.text, message.stop_reason) == ("The answer is", "error")
 
 
@@ -112,15 +123,13 @@ async def test_a_finished_answer_whose_response_ends_without_done_is_complete(
     # answer is whole, only the [DONE] marker is missing. dsh said STREAM_CLOSED and lost
     # the answer; a connection dropped mid-body is still STREAM_CLOSED (test_llm_http).
     body = [chunk({"content": "Hi"}), LAST, ending]
-    async with WireServer([sse(body)]) as server:
-        _, message = await collect(openai(server.url), ASK)
+    _, message = await answer(body)
     assert (message.text, message.stop_reason) == ("Hi", "stop")
     assert message.usage == Usage(input_tokens=7, output_tokens=2)
 
 
 async def test_an_answer_without_finish_reason_nor_done_is_still_stream_closed() -> None:
-    async with WireServer([sse([chunk({"content": "Hi"})])]) as server:
-        err = await fails(openai(server.url))
+    err = await failure([chunk({"content": "Hi"})])
     assert err.code == "STREAM_CLOSED"
 
 
@@ -144,8 +153,7 @@ async def test_only_the_first_choice_is_read_when_the_server_streams_several() -
         of(0, {}, "stop"),
         DONE,
     ]
-    async with WireServer([sse(body)]) as server:
-        chunks, message = await collect(openai(server.url), ASK)
+    chunks, message = await answer(body)
     assert [c.text for c in chunks if isinstance(c, TextDelta)] == ["Paris", "."]
     assert (message.text, message.stop_reason) == ("Paris.", "stop")
 
@@ -159,8 +167,7 @@ async def test_groq_usage_under_x_groq_is_read() -> None:
     # chunk only when stream_options.include_usage is honoured. dsh counted nothing.
     x_groq = {"id": "req_01", "usage": {"prompt_tokens": 23, "completion_tokens": 19}}
     body = [chunk({"content": "Hi"}), chunk({}, "stop", x_groq=x_groq), DONE]
-    async with WireServer([sse(body)]) as server:
-        _, message = await collect(openai(server.url), ASK)
+    _, message = await answer(body)
     assert message.usage == Usage(input_tokens=23, output_tokens=19)
 
 
@@ -178,8 +185,7 @@ async def test_usage_in_every_chunk_keeps_the_last_count() -> None:
         data({"choices": [choice({}, None)], "usage": None}),
         DONE,
     ]
-    async with WireServer([sse(body)]) as server:
-        chunks, message = await collect(openai(server.url), ASK)
+    chunks, message = await answer(body)
     assert message.usage == Usage(input_tokens=10, output_tokens=2)
     assert len([c for c in chunks if isinstance(c, UsageChunk)]) == 3
 
@@ -213,8 +219,7 @@ async def test_azure_filter_chunks_before_and_after_the_answer_change_nothing() 
         ),
         DONE,
     ]
-    async with WireServer([sse(body)]) as server:
-        _, message = await collect(openai(server.url), ASK)
+    _, message = await answer(body)
     assert (message.text, message.stop_reason) == ("Hello", "stop")
 
 
@@ -233,8 +238,7 @@ async def test_the_id_on_every_delta_of_one_call_keeps_one_call() -> None:
         chunk({}, "tool_calls"),
         DONE,
     ]
-    async with WireServer([sse(body)]) as server:
-        _, message = await collect(openai(server.url), ASK)
+    _, message = await answer(body)
     assert message.tool_calls == [
         ToolCall(id="call_a", name="read", arguments='{"path": "x"}'),
         ToolCall(id="call_b", name="list", arguments='{"dir": "."}'),
@@ -252,8 +256,7 @@ async def test_an_id_that_comes_after_the_name_belongs_to_the_same_call() -> Non
         chunk({}, "tool_calls"),
         DONE,
     ]
-    async with WireServer([sse(body)]) as server:
-        _, message = await collect(openai(server.url), ASK)
+    _, message = await answer(body)
     assert message.tool_calls == [ToolCall(id="call_late", name="read", arguments='{"p": 1}')]
 
 
@@ -270,8 +273,7 @@ async def test_an_id_that_changes_within_one_call_keeps_the_first() -> None:
         chunk({}, "tool_calls"),
         DONE,
     ]
-    async with WireServer([sse(body)]) as server:
-        _, message = await collect(openai(server.url), ASK)
+    _, message = await answer(body)
     assert message.tool_calls == [
         ToolCall(id="call_first", name="read", arguments='{"p": 1}'),
         ToolCall(id="call_two", name="list", arguments="{}"),

@@ -3,9 +3,7 @@ left open, and tests that pin rules its tests did not tell apart."""
 
 from __future__ import annotations
 
-from llm_wire import WireServer, collect, sse
-from test_compat_study import DONE, call, chunk, data
-from test_llm_http import ASK, fails, openai
+from test_compat_study import DONE, answer, call, chunk, data, failure
 
 from dsh.llm import TextDelta
 from dsh.messages import ToolCall
@@ -26,8 +24,7 @@ async def test_a_reused_index_whose_next_call_sends_its_id_first_gives_two_calls
         chunk({}, "tool_calls"),
         DONE,
     ]
-    async with WireServer([sse(body)]) as server:
-        _, message = await collect(openai(server.url), ASK)
+    _, message = await answer(body)
     assert message.tool_calls == [
         ToolCall(id="call_a", name="read", arguments='{"p": 1}'),
         ToolCall(id="call_b", name="list", arguments="{}"),
@@ -44,8 +41,7 @@ async def test_an_id_changing_after_a_late_first_id_keeps_the_late_one() -> None
         chunk({}, "tool_calls"),
         DONE,
     ]
-    async with WireServer([sse(body)]) as server:
-        _, message = await collect(openai(server.url), ASK)
+    _, message = await answer(body)
     assert message.tool_calls == [ToolCall(id="call_late", name="read", arguments='{"p": 1}')]
 
 
@@ -58,8 +54,7 @@ async def test_parallel_calls_at_their_own_indexes_with_ids_before_names_stay_ap
         chunk({}, "tool_calls"),
         DONE,
     ]
-    async with WireServer([sse(body)]) as server:
-        _, message = await collect(openai(server.url), ASK)
+    _, message = await answer(body)
     assert message.tool_calls == [
         ToolCall(id="call_a", name="read", arguments="{}"),
         ToolCall(id="call_b", name="list", arguments="{}"),
@@ -73,8 +68,7 @@ async def test_an_error_field_that_only_looks_like_json_is_still_the_servers_err
     # `error: {...` that is not JSON was pasted into '{"error": {...}' and failed as
     # MALFORMED_RESPONSE ("unreadable chunk"); it is the server's error, with its words.
     body = [chunk({"content": "par"}), b"error: {slot 0} unavailable\n\n", DONE]
-    async with WireServer([sse(body)]) as server:
-        err = await fails(openai(server.url))
+    err = await failure(body)
     assert (err.code, "{slot 0} unavailable" in err.message) == ("SERVER", True)
 
 
@@ -82,8 +76,7 @@ async def test_a_llamacpp_error_field_is_read_as_its_object_not_as_text() -> Non
     # Read as text, the object would be a SERVER error quoting the JSON; read as the
     # object, its type gives the code and its message the words.
     body = [b'error: {"code": 401, "message": "no", "type": "authentication_error"}\n\n', DONE]
-    async with WireServer([sse(body)]) as server:
-        err = await fails(openai(server.url))
+    err = await failure(body)
     assert (err.code, err.message) == (
         "AUTH",
         "model 'wire': error in the stream: authentication_error: no",
@@ -96,8 +89,7 @@ async def test_a_llamacpp_error_field_is_read_as_its_object_not_as_text() -> Non
 async def test_a_choice_without_an_index_is_read() -> None:
     # Some servers leave choices[].index out; only an index other than 0 is another choice.
     body = [data({"choices": [{"delta": {"content": "Hi"}, "finish_reason": "stop"}]}), DONE]
-    async with WireServer([sse(body)]) as server:
-        chunks, message = await collect(openai(server.url), ASK)
+    chunks, message = await answer(body)
     assert [c.text for c in chunks if isinstance(c, TextDelta)] == ["Hi"]
     assert (message.text, message.stop_reason) == ("Hi", "stop")
 
@@ -105,8 +97,7 @@ async def test_a_choice_without_an_index_is_read() -> None:
 async def test_done_without_any_finish_reason_is_a_whole_answer() -> None:
     # [DONE] is the end marker: a server that never sends a finish_reason still answers.
     body = [chunk({"content": "Hi"}), DONE]
-    async with WireServer([sse(body)]) as server:
-        _, message = await collect(openai(server.url), ASK)
+    _, message = await answer(body)
     assert (message.text, message.stop_reason) == ("Hi", "stop")
 
 
@@ -117,14 +108,12 @@ async def test_an_answer_cut_after_an_early_finish_reason_is_still_stream_closed
     # a truncated answer passed as complete. Only an answer with nothing after its
     # finish_reason (usage, filter results) is whole without [DONE].
     body = [chunk({"reasoning_content": "think"}, "stop"), chunk({"content": "The ans"})]
-    async with WireServer([sse(body)]) as server:
-        err = await fails(openai(server.url))
+    err = await failure(body)
     assert err.code == "STREAM_CLOSED"
 
 
 async def test_a_finish_reason_then_usage_without_done_is_whole() -> None:
     usage = data({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 1}})
     body = [chunk({"reasoning_content": "think"}, "stop"), chunk({"content": "Hi"}, "stop"), usage]
-    async with WireServer([sse(body)]) as server:
-        _, message = await collect(openai(server.url), ASK)
+    _, message = await answer(body)
     assert (message.text, message.stop_reason) == ("Hi", "stop")
