@@ -11,7 +11,6 @@ manager whenever an impl is added or removed, so a call does no introspection.
 from __future__ import annotations
 
 import inspect
-import logging
 from collections.abc import Awaitable, Callable, Collection
 from operator import itemgetter
 from typing import Any, Final, NamedTuple, final
@@ -19,11 +18,12 @@ from typing import Any, Final, NamedTuple, final
 import pluggy
 
 from dsh._ready import READY
+from dsh._secrets import logger
 from dsh.errors import DshError, HookError
 
 __all__ = ["Dispatcher", "Impl", "is_async_function", "unawaited"]
 
-log = logging.getLogger("dsh.plugins")
+log = logger("dsh.plugins")
 
 Reporter = Callable[[HookError], None]
 

@@ -3,7 +3,6 @@ model: every problem located (line, column, key path) and reported, in file orde
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
@@ -21,10 +20,11 @@ from dsh._config_models import (
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
 from dsh._model_name import model_name_fields
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
+from dsh._secrets import logger
 
 __all__ = ["validate"]
 
-log = logging.getLogger("dsh.config")
+log = logger("dsh.config")
 
 #: Agent options an ``agents:`` entry can set itself (``queue_mode``, ``max_steps``, ...):
 #: under ``options`` too, unless the entry sets them (``model``: on the entry only).

@@ -2,11 +2,13 @@
 
 A command can print the environment of dsh itself (``/proc/$PPID/environ``) even though
 bash runs without the key variables, and a plugin's tool can read them anywhere: so the
-values are hidden from every tool result before it is logged or sent to the model.
+values are hidden from every tool result before it is logged or sent to the model; and
+every key dsh reads is remembered, so that ``HideKeys`` hides it from log records.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
@@ -17,8 +19,10 @@ if TYPE_CHECKING:
 __all__ = [
     "HIDDEN",
     "PROVIDER_KEY_VARIABLES",
+    "HideKeys",
     "key_from_env",
     "key_variables",
+    "logger",
     "redact",
     "secret_values",
 ]
@@ -31,6 +35,10 @@ MIN_LENGTH: Final = 8
 #: The built-in providers' key variables (dsh.llm.providers, which imports httpx: not
 #: loaded for this, so a harness with no HTTP model never pays for it).
 PROVIDER_KEY_VARIABLES: Final = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY")
+
+#: Every key ``key_from_env`` has returned in this process (a harness reads its keys when
+#: it starts): what ``HideKeys`` hides, whichever harness or environment it came from.
+_READ: Final[set[str]] = set()
 
 
 def key_variables(config: Config | None) -> set[str]:
@@ -48,7 +56,10 @@ def key_from_env(variable: str, env: Mapping[str, str] | None = None) -> str | N
     whitespace around it (a line end from a file with CRLF line ends, say); None if it
     is unset or blank. Every reader of a key goes through this: the requests, the choice
     of a model by the keys that are set, and ``dsh models``."""
-    return (os.environ if env is None else env).get(variable, "").strip() or None
+    value = (os.environ if env is None else env).get(variable, "").strip() or None
+    if value is not None and len(value) >= MIN_LENGTH:
+        _READ.add(value)
+    return value
 
 
 def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
@@ -101,3 +112,39 @@ def _hide_parts(text: str, secret: str, shortest: int) -> str:
         done = max(done, end)
     parts.append(text[done:])
     return "".join(parts)
+
+
+class HideKeys(logging.Filter):
+    """Hides every key dsh has read, and the built-in providers' keys in the process's
+    environment, in a record's message and traceback (a tool's or a plugin's exception
+    may quote one). On each of the core's loggers (``logger``): a library installs no
+    handler, but what its own records say is its business; and on the ``dsh`` command's
+    handler, which shows every logger's records (plugins' and httpx's too)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = tuple(sorted(_READ.union(secret_values(None)), key=len, reverse=True))
+        if not secrets:
+            return True
+        message = record.getMessage()
+        hidden = redact(message, secrets)
+        if hidden != message:
+            record.msg, record.args = hidden, None
+        trace = record.exc_text or (
+            _FORMATTER.formatException(record.exc_info) if record.exc_info else ""
+        )
+        hidden = redact(trace, secrets)
+        if hidden != trace:
+            # formatters print exc_text; one that formats exc_info itself would not hide
+            record.exc_info, record.exc_text = None, hidden
+        return True
+
+
+_FORMATTER: Final = logging.Formatter()
+_HIDE_KEYS: Final = HideKeys()
+
+
+def logger(name: str) -> logging.Logger:
+    """``logging.getLogger(name)`` with ``HideKeys`` on it: how the core gets its loggers."""
+    found = logging.getLogger(name)
+    found.addFilter(_HIDE_KEYS)  # once: addFilter skips a filter it already has
+    return found

@@ -7,14 +7,13 @@ has none, ``step/end`` if a step is open, then ``turn/end``.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
 from dsh._ready import READY
-from dsh._secrets import redact
+from dsh._secrets import logger, redact
 from dsh.errors import DshError, HookError, ModelError, StepLimitError
 from dsh.llm.assemble import Assembler
 from dsh.messages import (
@@ -37,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["StepRunner", "TurnState"]
 
-log = logging.getLogger("dsh.loop")
+log = logger("dsh.loop")
 _STRENGTH: Final = {"disposed": 3, "aborted": 2}
 CONTINUE: Final = ContinuationDecision(action="continue")
 STOP: Final = ContinuationDecision(action="stop")

@@ -200,6 +200,8 @@ class _EachMessageOnce(logging.Handler):
             text = f"dsh: {message}\n"
             if self.verbose and record.exc_info:
                 text += logging.Formatter().formatException(record.exc_info) + "\n"
+            elif self.verbose and record.exc_text:  # HideKeys left only the text, keys hidden
+                text += record.exc_text + "\n"
             sys.stderr.write(text)
             sys.stderr.flush()
         except Exception:
@@ -208,7 +210,10 @@ class _EachMessageOnce(logging.Handler):
 
 @contextmanager
 def _logging_to_stderr(verbose: bool) -> Iterator[None]:
+    from dsh._secrets import HideKeys
+
     handler = _EachMessageOnce(verbose)
+    handler.addFilter(HideKeys())  # plugins' and libraries' records (the core's hide their own)
     root = logging.getLogger()
     root.addHandler(handler)
     try:

@@ -162,6 +162,7 @@ class Harness:
 
         self.relay.register_settings(partial(add_settings, self.settings))
         self._config = self._load_config()
+        self.secrets()  # read now, so that a log record quoting a key shows it hidden
         self.relay.register_history_reducers(self._add_reducer)
         self.relay.register_models(self.models.add)
         self._add_config_models(self._config)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,13 +17,14 @@ from typing import TYPE_CHECKING, Any, Literal, final, overload
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from dsh._json import encode_any
+from dsh._secrets import logger
 from dsh.errors import DshError
 from dsh.messages import ToolCall, ToolResult, ToolSpec, trusted
 
 if TYPE_CHECKING:
     from dsh.agent import Agent
 
-log = logging.getLogger("dsh.tools")
+log = logger("dsh.tools")
 
 __all__ = ["ArgumentsError", "Tool", "ToolContext", "ToolRegistry", "read_arguments", "tool"]
 

@@ -10,7 +10,6 @@ HTTP response, and with it the connection, at once.
 from __future__ import annotations
 
 import json
-import logging
 import random
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -21,6 +20,7 @@ import anyio
 import anyio.lowlevel
 import httpx
 
+from dsh._secrets import logger
 from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
 from dsh.llm._errors import MAX_CONNECTIONS, error_from_status, error_from_transport
@@ -30,7 +30,7 @@ from dsh.messages import ModelRequest
 
 __all__ = ["HttpModel"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 _BACKOFF_CAP: Final = 8.0
 # After the final event a server ends the response at once; waiting this long for that
