@@ -6,7 +6,8 @@ reservation (``max_tokens``) exceeds its window, and that also writes the summar
 It checks what the other compaction tests do not: a turn that crosses the threshold
 again and again (each summary built on the last, every request after a compaction
 fitting, whole tool-call/result pairs kept), the summariser's own request on a small
-window, and the output reservation the server counts against the window.
+window (its answer capped at a quarter of the window), and the output reservation the
+server counts against the window.
 """
 
 from __future__ import annotations
@@ -34,17 +35,22 @@ class Server:
     requests with ``summary(n)`` (n = 1, 2, ...); a request whose prompt plus
     ``max_tokens`` is over ``window`` is refused with CONTEXT_WINDOW_EXCEEDED."""
 
-    def __init__(self, window: int, steps: list[Any], summary: Any) -> None:
+    def __init__(
+        self, window: int, steps: list[Any], summary: Any, max_output: int | None = None
+    ) -> None:
         self.window = window
         self.steps = list(steps)
         self.summary = summary
         self.sent: list[ModelRequest] = []  # the agent's steps the server answered
         self.summarising: list[ModelRequest] = []  # the summariser's, answered
         self.refused: list[ModelRequest] = []
-        self.model = ScriptedModel([self.answer] * 500, context_window=window)
+        self.model = ScriptedModel(
+            [self.answer] * 500, context_window=window, max_output_tokens=max_output
+        )
 
     def answer(self, request: ModelRequest) -> Any:
-        needed = prompt_tokens(request) + (request.max_tokens or 0)
+        # what a provider sends: the request's max_tokens, else the model's output limit
+        needed = prompt_tokens(request) + (request.max_tokens or self.model.max_output_tokens or 0)
         if needed > self.window:
             self.refused.append(request)
             return fail(
@@ -106,17 +112,6 @@ async def test_a_long_turn_compacts_again_and_again_each_summary_built_on_the_la
         assert messages[1] == UserMessage(content="the task")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "on a 4096-token model (the models.md example) the summariser's request does not "
-        "fit once a summary so far is merged in: each chunk of the transcript is at least "
-        "1000 tokens (dsh_compaction/_summarise.py:181, max(..., 1_000)) and the answer is "
-        "reserved max_summary_tokens (2048, _summarise.py:188) whatever the window; the "
-        "server refuses it, compaction fails (CONTEXT_WINDOW_EXCEEDED) and the turn ends "
-        "in the provider's error"
-    ),
-)
 async def test_the_summary_request_fits_a_small_window() -> None:
     long_summary = "## Progress\n" + "read a file and noted its contents; " * 180  # ~1600
     server = Server(4096, two_reads(12), lambda n: f"{n}. {long_summary}")
@@ -133,9 +128,11 @@ async def test_the_summary_request_fits_a_small_window() -> None:
 async def test_a_summariser_refusing_its_request_leaves_the_history_and_names_compaction(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """What a user sees today when the summary request does not fit (above)."""
+    """What a user sees when the summary request does not fit: a summariser that writes
+    far past its ``max_tokens`` (~3,500 tokens on a 4,096 window), so that no chunk fits
+    beside the summary so far."""
     caplog.set_level("WARNING", logger="dsh_compaction")
-    long_summary = "## Progress\n" + "read a file and noted its contents; " * 180
+    long_summary = "## Progress\n" + "read a file and noted its contents; " * 400
     server = Server(4096, two_reads(12), lambda n: f"{n}. {long_summary}")
     async with harness(server.model, chars=False) as h:
         options = {"model": "scripted", "compaction": {"prune_chars": 0}}
@@ -158,17 +155,6 @@ async def test_a_summariser_refusing_its_request_leaves_the_history_and_names_co
     assert events[-1].data["error"]["code"] == "CONTEXT_WINDOW_EXCEEDED"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the threshold compares the prompt alone with the window "
-        "(dsh_compaction/_plugin.py:71, estimator.request(request) <= threshold * window): "
-        "with the agent's max_tokens (which OpenAI-compatible servers count against the "
-        "window) a request between window - max_tokens and the threshold is sent, refused "
-        "with CONTEXT_WINDOW_EXCEEDED, and only the overflow retry saves the step; the user "
-        "sees '↻ retrying the model call (CONTEXT_WINDOW_EXCEEDED ...)' again and again"
-    ),
-)
 async def test_a_request_let_through_by_the_threshold_fits_with_its_output_reservation() -> None:
     server = Server(8000, two_reads(16), lambda n: f"summary {n}")
     async with harness(server.model, chars=False) as h:
@@ -176,6 +162,33 @@ async def test_a_request_let_through_by_the_threshold_fits_with_its_output_reser
         agent = await h.agents.create("a", options=options)
         events = await run_turn(agent, "the task")
 
-    assert events[-1].data["reason"] == "completed"  # the overflow retry saved it...
-    assert [e for e in events if e.type == "step/retry"] == []  # ...but no retry needed
+    assert events[-1].data["reason"] == "completed"
+    assert [e for e in events if e.type == "step/retry"] == []  # no overflow retry needed
     assert server.refused == []
+
+
+async def test_the_models_output_limit_is_reserved_when_the_request_sets_none() -> None:
+    """No ``max_tokens`` option: the provider sends the model's ``max_output_tokens``,
+    so that is what the threshold leaves room for."""
+    server = Server(8000, two_reads(16), lambda n: f"summary {n}", max_output=2500)
+    async with harness(server.model, chars=False) as h:
+        options = {"model": "scripted", "compaction": {"prune_chars": 0}}
+        agent = await h.agents.create("a", options=options)
+        events = await run_turn(agent, "the task")
+
+    assert events[-1].data["reason"] == "completed"
+    assert events_of(events, "compact/end")  # it compacted...
+    assert server.refused == []  # ...before any request was refused
+
+
+async def test_a_reserve_as_large_as_the_window_is_left_out_of_the_threshold() -> None:
+    """A ``max_tokens`` the window cannot hold is the server's to refuse; the threshold
+    does not compact every request for it."""
+    model = ScriptedModel(["word " * 300, "done"], context_window=4000)
+    async with harness(model, chars=False) as h:
+        agent = await h.agents.create("a", options={"model": "scripted", "max_tokens": 4000})
+        await run_turn(agent, "the first task")
+        events = await run_turn(agent, "the second task")
+
+    assert events_of(events, "compact/start") == []
+    assert len(model.requests[-1].messages) == 3  # the whole history was sent

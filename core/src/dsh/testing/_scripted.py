@@ -78,13 +78,20 @@ class ScriptedModel:
     script: Sequence[Entry] = ()
     name: str = "scripted"
     context_window: int | None = 8192
+    #: the output a provider would reserve for a request that sets no ``max_tokens``
+    max_output_tokens: int | None = None
     requests: list[ModelRequest] = field(default_factory=list)
     aborted: int = 0  # how many streams were closed before they finished
     _next: int = 0
 
     @property
     def info(self) -> ModelInfo:
-        return ModelInfo(self.name, "scripted", context_window=self.context_window)
+        return ModelInfo(
+            self.name,
+            "scripted",
+            context_window=self.context_window,
+            max_output_tokens=self.max_output_tokens,
+        )
 
     def extend(self, *entries: Entry) -> None:
         self.script = [*self.script, *entries]

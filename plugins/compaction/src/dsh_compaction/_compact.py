@@ -25,7 +25,7 @@ from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._state import AgentState
 from dsh_compaction._summarise import Summary, summarise
 
-__all__ = ["CompactionResult", "Outcome", "Reason", "compact"]
+__all__ = ["CompactionResult", "Outcome", "Reason", "compact", "limit_for"]
 
 log = logging.getLogger("dsh_compaction")
 
@@ -62,6 +62,16 @@ class CompactionResult:
         error = self.error or {}
         why = f"{error.get('code', 'UNKNOWN')}: {error.get('message', '')}"
         return f"failed, the history is unchanged ({why})"
+
+
+def limit_for(threshold: float, window: int | None, reserve: int) -> float:
+    """The most tokens a request may have before it is compacted: ``threshold`` (the
+    threshold's share of the window), and below ``window`` less the output the request
+    reserves, which servers count against the window. A reserve as large as the window
+    is refused by the server whatever is compacted, so it is left out."""
+    if window is None or reserve >= window:
+        return threshold
+    return min(threshold, window - reserve)
 
 
 class _Failed(Exception):
@@ -114,13 +124,15 @@ async def compact(
     *,
     reason: Reason,
     window: int | None,
+    reserve: int = 0,
     turn: int | None = None,
     step: int | None = None,
 ) -> CompactionResult:
     """Compact the agent's history for ``request`` (system prompt and tools count too).
 
-    Call with ``state.lock`` held. ``window`` is the context window in tokens, if known.
-    Threshold compactions that find nothing to compact log nothing.
+    Call with ``state.lock`` held. ``window`` is the context window in tokens, if known;
+    ``reserve`` the output the request reserves in it. Threshold compactions that find
+    nothing to compact log nothing.
     """
     session = agent.session
     emit = session.emit
@@ -129,11 +141,12 @@ async def compact(
     fixed = estimator.fixed(request.system, request.tools)
     counts = list(estimator.counts(history))
     before = fixed + sum(counts)
+    known = window
     if window is None or reason != "threshold":
         # overflow: the real window is smaller than the estimate; manual: compact what
         # there is, however far from the window it is
         window = before if window is None else min(window, before)
-    limit = settings.threshold * window
+    limit = limit_for(settings.threshold * window, known, reserve)
     # the room history has below the threshold; a tail of at most half of it leaves
     # the other half to grow into before the next compaction
     room = max(limit - fixed, 0)

@@ -10,7 +10,7 @@ from typing import Any
 
 from dsh import DshError, ModelError, ModelRequest, RequestErrorDecision
 from dsh_compaction import _host
-from dsh_compaction._compact import CompactionResult, compact
+from dsh_compaction._compact import CompactionResult, compact, limit_for
 from dsh_compaction._events import PRUNE, SUMMARY, reduce_prune, reduce_summary
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._state import forget, state_for
@@ -38,11 +38,19 @@ def agent_disposed(agent: Any) -> None:
     forget(agent)
 
 
-def _window(agent: _host.Host, settings: CompactionSettings, model: str | None) -> int | None:
-    if settings.context_window is not None:
-        return settings.context_window
-    found = _host.find_model(agent, model)
-    return found.info.context_window if found is not None else None
+def _limits(
+    agent: _host.Host, settings: CompactionSettings, request: ModelRequest
+) -> tuple[int | None, int]:
+    """The context window (None: unknown), and the output the request reserves in it,
+    which servers count against the window: its ``max_tokens``, else the model's
+    ``max_output_tokens`` (what a provider sends then)."""
+    found = _host.find_model(agent, request.model)
+    info = found.info if found is not None else None
+    window = settings.context_window
+    if window is None and info is not None:
+        window = info.context_window
+    reserve = request.max_tokens or (info.max_output_tokens if info is not None else None)
+    return window, reserve or 0
 
 
 def _same_history(agent: _host.Host, request: ModelRequest) -> bool:
@@ -64,22 +72,31 @@ async def agent_request(
     settings = state.settings(agent)
     if not settings.enabled or state.failed_turn == turn or state.step_tried == (turn, step):
         return None
-    window = _window(agent, settings, request.model)
+    window, reserve = _limits(agent, settings, request)
     if window is None:
         return None
     estimator = await state.estimator(agent, settings, request.model)
-    if estimator.request(request) <= settings.threshold * window:
+    limit = limit_for(settings.threshold * window, window, reserve)
+    if estimator.request(request) <= limit:
         return None
     rebuilt = False
     async with state.lock:
         if not _same_history(agent, request):
             request = request.model_copy(update={"messages": agent.session.history})
             rebuilt = True
-            if estimator.request(request) <= settings.threshold * window:
+            if estimator.request(request) <= limit:
                 return request
         state.step_tried = (turn, step)
         result = await compact(
-            agent, state, settings, request, reason="threshold", window=window, turn=turn, step=step
+            agent,
+            state,
+            settings,
+            request,
+            reason="threshold",
+            window=window,
+            reserve=reserve,
+            turn=turn,
+            step=step,
         )
     if result.outcome == "failed":
         state.failed_turn = turn
@@ -104,9 +121,17 @@ async def agent_request_error(
     state.overflow_step = here
     async with state.lock:
         request = request.model_copy(update={"messages": agent.session.history})
-        window = _window(agent, settings, request.model)
+        window, reserve = _limits(agent, settings, request)
         result = await compact(
-            agent, state, settings, request, reason="overflow", window=window, turn=turn, step=step
+            agent,
+            state,
+            settings,
+            request,
+            reason="overflow",
+            window=window,
+            reserve=reserve,
+            turn=turn,
+            step=step,
         )
     if not result.changed:
         return None
@@ -128,8 +153,10 @@ async def compact_now(agent: Any) -> CompactionResult:
     settings = state.settings(agent)
     async with state.lock:
         request = _host.base_request(agent)
-        window = _window(agent, settings, request.model)
-        result = await compact(agent, state, settings, request, reason="manual", window=window)
+        window, reserve = _limits(agent, settings, request)
+        result = await compact(
+            agent, state, settings, request, reason="manual", window=window, reserve=reserve
+        )
     if getattr(agent, "status", None) == "idle":
         await _host.flush(agent)
     return result

@@ -176,16 +176,18 @@ async def summarise(
         raise ModelError("NO_MODEL", f"the summariser model {name!r} is not registered")
     system = settings.prompt or DEFAULT_PROMPT
     limit = model.info.context_window or window or 100_000
-    # room for the prompt, the summary so far (merged in) and the answer
-    overhead = counter.count_text(system) + 2 * settings.max_summary_tokens
-    budget = max(int(limit * CHUNK_SHARE) - overhead, 1_000)
+    # the answer may take a quarter of a small window at most, so that the prompt, the
+    # summary so far (merged in, no longer than an answer) and a chunk still fit
+    answer_tokens = min(settings.max_summary_tokens, limit // 4)
+    overhead = counter.count_text(system) + 2 * answer_tokens
+    budget = max(int(limit * CHUNK_SHARE) - overhead, min(1_000, limit // 4))
     summary = Summary(previous or "", "model", model=model.info.name)
     for chunk in _chunks(transcript(messages), counter, budget):
         request = ModelRequest(
             model=name,
             system=system,
             messages=(UserMessage(content=_prompt_text(chunk, summary.text or None)),),
-            max_tokens=settings.max_summary_tokens,
+            max_tokens=answer_tokens,
         )
         answer = await _call(model, request)
         summary.text = answer.text.strip()
