@@ -15,12 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from compaction_util import events_of, harness, pairing_problems, summary_of
+from compaction_util import call, events_of, harness, pairing_problems, result, summary_of
 
 from dsh import ModelRequest, UserMessage
 from dsh.testing import ScriptedModel, check_invariants, fail, run_turn, tool_calls
 from dsh_compaction import DEFAULT_PROMPT, SUMMARY_HEADER, HeuristicCounter, RequestEstimator
 from dsh_compaction._events import previous_summary
+from dsh_compaction._plan import too_large
 
 pytestmark = pytest.mark.plugins("compaction")
 
@@ -192,3 +193,23 @@ async def test_a_reserve_as_large_as_the_window_is_left_out_of_the_threshold() -
 
     assert events_of(events, "compact/start") == []
     assert len(model.requests[-1].messages) == 3  # the whole history was sent
+
+
+def test_only_results_larger_than_the_room_are_stubbed_and_none_without_room() -> None:
+    """``too_large``: a result over the room below the threshold is stubbed wherever it
+    is; with no room at all (the system prompt and tools fill it) no result is blamed."""
+    counter = HeuristicCounter()
+    history = [
+        UserMessage(content="go"),
+        call("c1"),
+        result("c1", "small"),
+        call("c2"),
+        result("c2", "x" * 8000),
+    ]
+    counts = [counter.count_message(m) for m in history]
+    (stubbed,) = too_large(history, counts, 1000, counter)
+    assert (stubbed.index, stubbed.call_id) == (4, "c2")
+    assert stubbed.stub.startswith("[output of read removed: 8000 characters, about ")
+    assert 0 < stubbed.saves < counts[4]
+    assert too_large(history, counts, counts[4], counter) == ()  # not over the room
+    assert too_large(history, counts, 0, counter) == ()

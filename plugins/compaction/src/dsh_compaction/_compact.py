@@ -20,7 +20,7 @@ import anyio
 from dsh import DshError, EventDataError, HookError, Message, ModelError, ModelRequest
 from dsh_compaction import _host
 from dsh_compaction._events import END, PRUNE, START, SUMMARY, summary_message
-from dsh_compaction._plan import Plan, last_user_message, plan_compaction
+from dsh_compaction._plan import Plan, Prune, last_user_message, plan_compaction, too_large
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._state import AgentState
 from dsh_compaction._summarise import Summary, summarise
@@ -173,6 +173,9 @@ async def compact(
         await emit(END, data)
         return CompactionResult(outcome, reason, before, after, error)
 
+    if reason != "manual" and (big := too_large(history, counts, room, estimator.counter)):
+        await emit(START, start)
+        return await end(await _prune(big, emit, state))
     try:
         keep = await _marks(agent, settings, history, counts, tail_budget)
         plan = plan_compaction(
@@ -197,10 +200,7 @@ async def compact(
     # pruning alone is enough when it leaves the request a quarter of the room below the
     # threshold (else the next steps would prune again and again)
     if plan.prune and reason != "manual" and before - plan.prune_saves <= limit - room / 4:
-        pruned = [{"index": p.index, "call_id": p.call_id, "content": p.stub} for p in plan.prune]
-        await emit(PRUNE, {"pruned": pruned, "tokens_saved": plan.prune_saves})
-        state.invalidate()
-        return await end("pruned")
+        return await end(await _prune(plan.prune, emit, state))
     try:
         with anyio.fail_after(settings.timeout):
             summary = await summarise(
@@ -229,6 +229,14 @@ async def compact(
     return CompactionResult(
         result.outcome, reason, before, result.tokens_after, summary=summary.text
     )
+
+
+async def _prune(prune: Sequence[Prune], emit: Any, state: AgentState) -> Outcome:
+    """Log ``compact/prune`` for ``prune`` (its reducer stubs the results)."""
+    pruned = [{"index": p.index, "call_id": p.call_id, "content": p.stub} for p in prune]
+    await emit(PRUNE, {"pruned": pruned, "tokens_saved": sum(p.saves for p in prune)})
+    state.invalidate()
+    return "pruned"
 
 
 def _check(summary: Summary, plan: Plan, tokens: int) -> None:

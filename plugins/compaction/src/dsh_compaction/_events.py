@@ -26,6 +26,7 @@ __all__ = [
     "reduce_prune",
     "reduce_summary",
     "summary_message",
+    "too_large_stub",
 ]
 
 START: Final = "compact/start"
@@ -58,6 +59,15 @@ def prune_stub(message: ToolResultMessage) -> str:
     return (
         f"[output of {message.name} removed to save context: {len(message.content)} "
         "characters; run the tool again if it is still needed]"
+    )
+
+
+def too_large_stub(message: ToolResultMessage, tokens: int) -> str:
+    """What a tool result too large for the window on its own says instead."""
+    return (
+        f"[output of {message.name} removed: {len(message.content)} characters, about "
+        f"{tokens} tokens, more than the context window holds; get what is needed from "
+        "it in smaller parts]"
     )
 
 

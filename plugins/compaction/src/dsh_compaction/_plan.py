@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from dsh import Message, ToolResultMessage, UserMessage
 from dsh_compaction._boundaries import choose_cut, cut_points, units
-from dsh_compaction._events import previous_summary, prune_stub, summary_message
+from dsh_compaction._events import previous_summary, prune_stub, summary_message, too_large_stub
 from dsh_compaction._tokens import TokenCounter
 
-__all__ = ["Plan", "Prune", "last_user_message", "plan_compaction"]
+__all__ = ["Plan", "Prune", "last_user_message", "plan_compaction", "too_large"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,3 +89,21 @@ def plan_compaction(
     if replaced <= counter.count_message(summary_message("")):
         return None  # no summary could be smaller
     return Plan(cut, previous, tuple(kept), summarised, tuple(prune), replaced)
+
+
+def too_large(
+    history: Sequence[Message], counts: Sequence[int], room: float, counter: TokenCounter
+) -> tuple[Prune, ...]:
+    """The tool results, wherever they are (the latest step's too), that take more than
+    ``room`` tokens on their own: with one of them no request fits below the threshold,
+    and summarising does not help while it is in the recent tail. None when there is no
+    room at all (the system prompt and tools fill it: no result is to blame)."""
+    found: list[Prune] = []
+    for index, message in enumerate(history):
+        if room > 0 and isinstance(message, ToolResultMessage) and counts[index] > room:
+            stub = too_large_stub(message, counts[index])
+            stubbed = message.model_copy(update={"content": stub})
+            found.append(
+                Prune(index, message.call_id, stub, counts[index] - counter.count_message(stubbed))
+            )
+    return tuple(found)
