@@ -197,6 +197,7 @@ async def test_a_turns_internal_failure_is_logged_with_the_key_hidden(
         async with scripted_harness(ScriptedModel([]), load_entry_points=False) as h:
             events = await turn(h)
     assert events[-1].data["error"]["code"] == "INTERNAL"
+    assert not shows(events[-1].data["error"]["message"])  # nor in the session
     hidden_in(caplog, "dsh.loop")
 
 
@@ -204,13 +205,6 @@ def refuse(request: ModelRequest) -> Any:
     raise PermissionError(f"proxy refused Bearer {KEY}")  # a plugin model's own failure
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not a log record but the session: a model's failure that is not a ModelError "
-    "becomes ModelError UNKNOWN quoting its text (core/src/dsh/_steps.py:321), and an "
-    "INTERNAL or HOOK error quotes the exception (core/src/dsh/_steps.py:119 and :127); "
-    "turn/end's error carries it unredacted to the session file, --json and the terminal",
-)
 async def test_a_models_unexpected_failure_stays_out_of_the_session(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -126,6 +126,8 @@ class StepRunner:
             log.exception("agent %r: turn %d failed", self.agent.id, turn.number)
             error = {"code": "INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
         finally:
+            if error is not None and self.agent.secrets:  # an exception may quote a key
+                error["message"] = redact(error["message"], self.agent.secrets)
             # The closers run on every exit path, a cancellation included: each event is
             # appended synchronously, and only an observer with async work is awaited,
             # shielded (a scope per such event, so the common case pays for none).
