@@ -26,7 +26,7 @@ def refuse(request: Any) -> Any:
 @pytest.mark.xfail(
     strict=True,
     reason="dsh-compaction logs with a plain logging.getLogger (plugins/compaction/src/"
-    "dsh_compaction/_compact.py:30), and its warning (:153) quotes the summariser's failure "
+    "dsh_compaction/_compact.py:30), and its warning (:166) quotes the summariser's failure "
     "as _summarise.py:146 words it, unredacted (compact/end's error in the session too). "
     "HideKeys is on the core's loggers and the dsh command's handler only (a plugin imports "
     "only public dsh API); so are dsh_permissions' (_plugin.py:122, :130) and "
