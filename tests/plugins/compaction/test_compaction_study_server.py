@@ -213,3 +213,4 @@ def test_only_results_larger_than_the_room_are_stubbed_and_none_without_room() -
     assert 0 < stubbed.saves < counts[4]
     assert too_large(history, counts, counts[4], counter) == ()  # not over the room
     assert too_large(history, counts, 0, counter) == ()
+    assert too_large(history, counts, 1, counter) == (stubbed,)  # "small" is no larger stubbed

@@ -102,8 +102,9 @@ def too_large(
     for index, message in enumerate(history):
         if room > 0 and isinstance(message, ToolResultMessage) and counts[index] > room:
             stub = too_large_stub(message, counts[index])
-            stubbed = message.model_copy(update={"content": stub})
-            found.append(
-                Prune(index, message.call_id, stub, counts[index] - counter.count_message(stubbed))
+            saves = counts[index] - counter.count_message(
+                message.model_copy(update={"content": stub})
             )
+            if saves > 0:  # a room smaller than the stub: it would not help
+                found.append(Prune(index, message.call_id, stub, saves))
     return tuple(found)
