@@ -236,3 +236,20 @@ async def test_a_failing_session_flush_is_logged_with_the_key_hidden(
         async with scripted_harness(model, plugins=[FailingStore()], load_entry_points=False) as h:
             await turn(h)
     hidden_in(caplog, "dsh.loop")
+
+
+def test_a_plugins_own_logger_from_dsh_get_logger_hides_the_keys(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``dsh.get_logger``: what a third-party plugin logs with, the first-party ones too."""
+    import dsh
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    log = dsh.get_logger("dsh_test_plugin")
+    with caplog.at_level(logging.DEBUG):
+        try:
+            raise ConnectionError(f"gateway said no to {KEY}")
+        except ConnectionError:
+            log.exception("upload failed: %s", f"Bearer {KEY}")
+    hidden_in(caplog, "dsh_test_plugin")
+    assert "upload failed: Bearer ***" in caplog.text

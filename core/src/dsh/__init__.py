@@ -26,6 +26,7 @@ from dsh.hookspecs import hookimpl, hookspec
 
 if TYPE_CHECKING:
     from dsh._model_name import ModelName
+    from dsh._secrets import get_logger
     from dsh.messages import (
         AssistantMessage,
         ContinuationDecision,
@@ -70,6 +71,7 @@ _LAZY = {
         ("PluginInfo", "PluginManager", "create_plugin_manager", "list_plugins"), "dsh.plugins"
     ),
     "ModelName": "dsh._model_name",
+    "get_logger": "dsh._secrets",
 }
 
 
@@ -116,6 +118,7 @@ __all__ = [
     "UserMessage",
     "__version__",
     "create_plugin_manager",
+    "get_logger",
     "hookimpl",
     "hookspec",
     "list_plugins",

@@ -18,12 +18,12 @@ from typing import Any, Final, NamedTuple, final
 import pluggy
 
 from dsh._ready import READY
-from dsh._secrets import logger
+from dsh._secrets import get_logger
 from dsh.errors import DshError, HookError
 
 __all__ = ["Dispatcher", "Impl", "is_async_function", "unawaited"]
 
-log = logger("dsh.plugins")
+log = get_logger("dsh.plugins")
 
 Reporter = Callable[[HookError], None]
 

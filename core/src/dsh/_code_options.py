@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 from dsh._config_keys import ignored_key, layered, unknown_field_key, unknown_key
 from dsh._config_yaml import Loc, did_you_mean
 from dsh._options import CORE_OPTIONS, option_typo
-from dsh._secrets import logger
+from dsh._secrets import get_logger
 from dsh.errors import DshError
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["check_options", "model_problem", "options_problem", "warn_left_out"]
 
-log = logger("dsh.config")
+log = get_logger("dsh.config")
 
 
 def check_options(harness: Harness, agent_id: str, options: dict[str, Any] | None) -> None:

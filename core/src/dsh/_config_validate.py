@@ -20,11 +20,11 @@ from dsh._config_models import (
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
 from dsh._model_name import model_name_fields
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
-from dsh._secrets import logger
+from dsh._secrets import get_logger
 
 __all__ = ["validate"]
 
-log = logger("dsh.config")
+log = get_logger("dsh.config")
 
 #: Agent options an ``agents:`` entry can set itself (``queue_mode``, ``max_steps``, ...):
 #: under ``options`` too, unless the entry sets them (``model``: on the entry only).

@@ -67,7 +67,7 @@ def storable_options(agent_id: str, options: dict[str, Any]) -> dict[str, Any]:
     """The options that can be stored with the session (JSON values); the others are
     left out with a warning naming them, so a resume still gets the rest."""
     from dsh._json import check_json
-    from dsh._secrets import logger
+    from dsh._secrets import get_logger
     from dsh.errors import EventDataError
 
     kept: dict[str, Any] = {}
@@ -75,7 +75,7 @@ def storable_options(agent_id: str, options: dict[str, Any]) -> dict[str, Any]:
         try:
             check_json({key: value}, "session/meta")
         except EventDataError as exc:
-            logger("dsh.agent").warning(
+            get_logger("dsh.agent").warning(
                 "agent %r: option %r is not stored with the session (%s); a resume "
                 "without options will not have it",
                 agent_id,

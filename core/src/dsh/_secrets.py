@@ -20,9 +20,9 @@ __all__ = [
     "HIDDEN",
     "PROVIDER_KEY_VARIABLES",
     "HideKeys",
+    "get_logger",
     "key_from_env",
     "key_variables",
-    "logger",
     "redact",
     "secret_values",
 ]
@@ -117,9 +117,10 @@ def _hide_parts(text: str, secret: str, shortest: int) -> str:
 class HideKeys(logging.Filter):
     """Hides every key dsh has read, and the built-in providers' keys in the process's
     environment, in a record's message and traceback (a tool's or a plugin's exception
-    may quote one). On each of the core's loggers (``logger``): a library installs no
-    handler, but what its own records say is its business; and on the ``dsh`` command's
-    handler, which shows every logger's records (plugins' and httpx's too)."""
+    may quote one). On each logger of the core and the first-party plugins
+    (``get_logger``): a library installs no handler, but what its own records say is its
+    business; and on the ``dsh`` command's handler, which shows every logger's records
+    (other plugins' and httpx's too)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         secrets = tuple(sorted(_READ.union(secret_values(None)), key=len, reverse=True))
@@ -143,8 +144,10 @@ _FORMATTER: Final = logging.Formatter()
 _HIDE_KEYS: Final = HideKeys()
 
 
-def logger(name: str) -> logging.Logger:
-    """``logging.getLogger(name)`` with ``HideKeys`` on it: how the core gets its loggers."""
+def get_logger(name: str) -> logging.Logger:
+    """``logging.getLogger(name)`` with the model API keys hidden from its records (a
+    tool's or a plugin's exception may quote one), as the core's and the first-party
+    plugins' loggers have them; no handler is installed. Public as ``dsh.get_logger``."""
     found = logging.getLogger(name)
     found.addFilter(_HIDE_KEYS)  # once: addFilter skips a filter it already has
     return found

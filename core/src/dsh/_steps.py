@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from dsh._ready import READY
-from dsh._secrets import logger, redact
+from dsh._secrets import get_logger, redact
 from dsh.errors import DshError, HookError, ModelError, StepLimitError
 from dsh.llm.assemble import Assembler
 from dsh.messages import (
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["StepRunner", "TurnState"]
 
-log = logger("dsh.loop")
+log = get_logger("dsh.loop")
 _STRENGTH: Final = {"disposed": 3, "aborted": 2}
 CONTINUE: Final = ContinuationDecision(action="continue")
 STOP: Final = ContinuationDecision(action="stop")

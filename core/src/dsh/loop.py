@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsh._options import core_option_problem
-from dsh._secrets import logger
+from dsh._secrets import get_logger
 from dsh._steps import StepRunner, TurnState
 from dsh._wakeup import Signal, event_class
 from dsh.errors import AgentDisposedError, DshError
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentDisposedError", "ReactLoopAgent"]
 
-log = logger("dsh.loop")
+log = get_logger("dsh.loop")
 _UNSAVED_KEPT = 8
 
 

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any, Literal, final, overload
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from dsh._json import encode_any
-from dsh._secrets import logger
+from dsh._secrets import get_logger
 from dsh.errors import DshError
 from dsh.messages import ToolCall, ToolResult, ToolSpec, trusted
 
 if TYPE_CHECKING:
     from dsh.agent import Agent
 
-log = logger("dsh.tools")
+log = get_logger("dsh.tools")
 
 __all__ = ["ArgumentsError", "Tool", "ToolContext", "ToolRegistry", "read_arguments", "tool"]
 

@@ -1,7 +1,7 @@
 """A summariser that fails quoting a model API key, and what dsh-compaction logs (a
 study of its logger in library use; tests/core/test_secrets_study_logs.py has the
 core's loggers, tests/cli/test_cli_secrets_logs.py what the ``dsh`` command prints).
-The test marked xfail shows a leak that exists today (see reason)."""
+The first-party plugins log through ``dsh.get_logger``, which hides the keys."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from compaction_util import WINDOW, harness, options, reads, summarizer
 
-from dsh._secrets import redact
+from dsh._secrets import HideKeys, redact
 from dsh.testing import ScriptedModel, run_turn
 
 pytestmark = pytest.mark.plugins("compaction")
@@ -23,15 +23,6 @@ def refuse(request: Any) -> Any:
     raise PermissionError(f"proxy refused Bearer {KEY}")  # a plugin model's own failure
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dsh-compaction logs with a plain logging.getLogger (plugins/compaction/src/"
-    "dsh_compaction/_compact.py:30), and its warning (:166) quotes the summariser's failure "
-    "as _summarise.py:146 words it, unredacted (compact/end's error in the session too). "
-    "HideKeys is on the core's loggers and the dsh command's handler only (a plugin imports "
-    "only public dsh API); so are dsh_permissions' (_plugin.py:122, :130) and "
-    "dsh.persistence's (_checkpoints.py:82, :110) records, in library use",
-)
 async def test_a_failing_summariser_quoting_the_key_is_logged_with_it_hidden(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -48,3 +39,23 @@ async def test_a_failing_summariser_quoting_the_key_is_logged_with_it_hidden(
     assert any("PermissionError" in text for text in own), own
     for text in own:
         assert redact(text, (KEY,)) == text, text
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("dsh_compaction._compact", "dsh_compaction"),
+        ("dsh_compaction._state", "dsh_compaction"),
+        ("dsh_permissions._plugin", "dsh_permissions"),
+        ("dsh_permissions._rule_names", "dsh_permissions"),
+        ("dsh_persistence._checkpoints", "dsh.persistence"),
+        ("dsh_persistence._service", "dsh.persistence"),
+    ],
+)
+def test_each_first_party_plugin_logs_with_the_keys_hidden(module: str, name: str) -> None:
+    """Every logger the plugins log with is a ``dsh.get_logger`` one, the plugin loaded
+    or not (its module is imported here)."""
+    pytest.importorskip(module.split(".")[0])
+    imported = __import__(module, fromlist=["log"])
+    assert imported.log is logging.getLogger(name)
+    assert any(isinstance(f, HideKeys) for f in imported.log.filters)

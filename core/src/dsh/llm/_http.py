@@ -20,7 +20,7 @@ import anyio
 import anyio.lowlevel
 import httpx
 
-from dsh._secrets import logger
+from dsh._secrets import get_logger
 from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
 from dsh.llm._errors import MAX_CONNECTIONS, error_from_status, error_from_transport
@@ -30,7 +30,7 @@ from dsh.messages import ModelRequest
 
 __all__ = ["HttpModel"]
 
-log = logger(__name__)
+log = get_logger(__name__)
 
 _BACKOFF_CAP: Final = 8.0
 # After the final event a server ends the response at once; waiting this long for that

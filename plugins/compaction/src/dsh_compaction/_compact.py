@@ -10,14 +10,13 @@ failure is logged in ``compact/end``.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
 
-from dsh import DshError, EventDataError, HookError, Message, ModelError, ModelRequest
+from dsh import DshError, EventDataError, HookError, Message, ModelError, ModelRequest, get_logger
 from dsh_compaction import _host
 from dsh_compaction._events import END, PRUNE, START, SUMMARY, summary_message
 from dsh_compaction._plan import Plan, Prune, last_user_message, plan_compaction, too_large
@@ -27,7 +26,7 @@ from dsh_compaction._summarise import Summary, summarise
 
 __all__ = ["CompactionResult", "Outcome", "Reason", "compact", "limit_for"]
 
-log = logging.getLogger("dsh_compaction")
+log = get_logger("dsh_compaction")
 
 Reason = Literal["threshold", "overflow", "manual"]
 Outcome = Literal["summarized", "pruned", "skipped", "failed", "aborted"]

@@ -8,20 +8,19 @@ settings determine, rebuilt from scratch for a resumed agent.
 
 from __future__ import annotations
 
-import logging
 import weakref
 from typing import Any
 
 import anyio
 
-from dsh import DshError
+from dsh import DshError, get_logger
 from dsh_compaction import _host
 from dsh_compaction._settings import CompactionSettings, layer_settings
 from dsh_compaction._tokens import HeuristicCounter, RequestEstimator, TokenCounter
 
 __all__ = ["AgentState", "forget", "state_for"]
 
-log = logging.getLogger("dsh_compaction")
+log = get_logger("dsh_compaction")
 
 
 class AgentState:

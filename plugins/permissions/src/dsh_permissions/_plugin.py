@@ -11,7 +11,6 @@ exception, and a decision that cannot be logged is not allowed.
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from weakref import WeakKeyDictionary
 import anyio
 from pydantic_core import to_json
 
-from dsh import ToolCall, ToolResult, hookimpl
+from dsh import ToolCall, ToolResult, get_logger, hookimpl
 from dsh.tools import Tool
 from dsh_permissions import hookspecs
 from dsh_permissions._approvals import (
@@ -37,7 +36,7 @@ from dsh_permissions._subjects import ToolFacts
 
 __all__ = ["Permissions"]
 
-log = logging.getLogger("dsh_permissions")
+log = get_logger("dsh_permissions")
 _SHOWN: Final = 500
 _FACTS_KEPT: Final = 256  # tools whose facts an agent's state remembers
 

@@ -6,17 +6,16 @@ plugin registered (one of a plugin not loaded now) is warned about."""
 from __future__ import annotations
 
 import difflib
-import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from dsh import DshError
+from dsh import DshError, get_logger
 from dsh_permissions._rules import parse_rule
 from dsh_permissions._settings import PermissionSettings, PermissionsSection
 
 __all__ = ["check_rule_names"]
 
-log = logging.getLogger("dsh_permissions")
+log = get_logger("dsh_permissions")
 _TYPO = 0.75  # difflib's ratio above which an unknown tool name is taken for a typo
 
 

@@ -11,17 +11,18 @@ from __future__ import annotations
 import atexit
 import heapq
 import itertools
-import logging
 import threading
 import time
 from typing import TYPE_CHECKING
+
+from dsh import get_logger
 
 if TYPE_CHECKING:
     from dsh_persistence._writer import SessionWriter
 
 __all__ = ["Checkpointer"]
 
-log = logging.getLogger("dsh.persistence")
+log = get_logger("dsh.persistence")
 
 #: (when, order, writer): the writer's checkpoint is looked at then
 _Job = tuple[float, int, "SessionWriter"]

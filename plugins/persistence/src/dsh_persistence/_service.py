@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
+from dsh import get_logger
 from dsh_persistence._errors import PersistenceError, SessionConflictError, SessionInUseError
 from dsh_persistence._writer import continues
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["StoredSessions"]
 
-log = logging.getLogger("dsh.persistence")
+log = get_logger("dsh.persistence")
 
 
 class StoredSessions:
