@@ -16,17 +16,20 @@ import re
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import anyio
 
 from dsh._cli_agent import agent_session, resume_options, so_far
+from dsh._cli_editor import line_editor
 from dsh._cli_terminal import TerminalApprovals, lines_typed
 from dsh._render import CLOSED_STATUS, Renderer, shorten
 from dsh.errors import DshError
 from dsh.persistence import find_session
 
 if TYPE_CHECKING:
+    from dsh._cli_editor import LineEditor
     from dsh.agent import AgentHandle
     from dsh.harness import Harness
     from dsh.plugins import PluginManager
@@ -38,8 +41,18 @@ _COMMAND = re.compile(r"/[A-Za-z][\w-]*(\s|$)")
 
 
 async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
+    editor = line_editor() if sys.stdin.isatty() else None
+    if editor is None:
+        return await _chat(args, pm, None)
+    with editor.streams():
+        return await _chat(args, pm, editor)
+
+
+async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor | None) -> int:
+    """The chat, its lines from ``editor`` (None: the terminal in canonical mode, or a
+    pipe or a file)."""
     typed = sys.stdin.isatty()
-    lines = lines_typed()
+    lines = lines_typed() if editor is None else editor.lines()
     if not typed:  # a script: with nothing in it, start nothing (a local model takes minutes)
         first = await lines.__anext__()
         if first is None:
@@ -47,68 +60,81 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
         lines = _after(first, lines)
     approvals = TerminalApprovals()
     pm.register(approvals, "dsh-cli-approvals")
-    async with agent_session(args, pm) as (harness, agent, renderer):
+    async with (
+        agent_session(args, pm) as (harness, agent, renderer),
+        nullcontext() if editor is None else editor.running(),
+        anyio.create_task_group() as tg,
+    ):
         prompt = "> " if typed else ""
-        async with anyio.create_task_group() as tg:
-            renderer.on_closed = tg.cancel_scope.cancel  # no one reads the answers any more
-            last_sigint = 0.0
-            compacting: list[anyio.CancelScope] = []  # a /compact under way
+        renderer.on_closed = tg.cancel_scope.cancel  # no one reads the answers any more
+        last_sigint = 0.0
+        compacting: list[anyio.CancelScope] = []  # a /compact under way
 
-            async def on_sigint() -> None:
-                nonlocal last_sigint
-                with anyio.open_signal_receiver(signal.SIGINT) as signals:
-                    async for _ in signals:
-                        now = anyio.current_time()
-                        if compacting and now - last_sigint >= 2.0:  # stop it, not the chat
-                            last_sigint = now
-                            compacting[-1].cancel()
-                            continue
-                        idle = agent.agent.status == "idle" and not agent.agent.inbox.queued
-                        if idle or now - last_sigint < 2.0:
-                            tg.cancel_scope.cancel()
-                            return
-                        last_sigint = now
-                        inbox = agent.agent.inbox
-                        dropped = [*inbox.queued, *inbox.steering]
-                        agent.cancel()
-                        print(
-                            f"\n(cancelled{_dropped(dropped)}; Ctrl-C again to quit)",
-                            file=sys.stderr,
-                        )
+        def idle() -> bool:
+            return agent.agent.status == "idle" and not agent.agent.inbox.queued
 
-            tg.start_soon(on_sigint)
+        def interrupt() -> None:
+            nonlocal last_sigint
+            now = anyio.current_time()
+            if compacting and now - last_sigint >= 2.0:  # stop it, not the chat
+                last_sigint = now
+                compacting[-1].cancel()
+                return
+            if idle() or now - last_sigint < 2.0:
+                tg.cancel_scope.cancel()
+                return
+            last_sigint = now
+            inbox = agent.agent.inbox
+            dropped = [*inbox.queued, *inbox.steering]
+            agent.cancel()
+            print(f"\n(cancelled{_dropped(dropped)}; Ctrl-C again to quit)", file=sys.stderr)
 
-            async def prompt_when_idle() -> None:
-                await agent.when_idle()
+        async def on_sigint() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT) as signals:
+                async for _ in signals:
+                    interrupt()
+
+        tg.start_soon(on_sigint)
+        if editor is not None:  # the editor shows "> " itself; Ctrl-C is a key there
+            editor.ready = lambda: idle() or approvals.asking
+            editor.on_interrupt = interrupt
+
+        async def prompt_when_idle() -> None:
+            await agent.when_idle()
+            if editor is not None:
+                editor.refresh()
+            else:
                 sys.stderr.write(prompt)
                 sys.stderr.flush()
 
-            tg.start_soon(prompt_when_idle)
-            async for line in lines:
-                if not typed:  # a script: each line when a person would type it
-                    await _idle_or_asking(agent, approvals)
-                if line is None or line.strip() in ("/quit", "/exit"):
-                    break
-                if approvals.answer(line):
-                    continue
-                command, rest = _words(line)
-                if command == "/compact":
-                    if typed:  # runs beside a turn; the prompt comes back at once
-                        tg.start_soon(_compact, harness, agent, prompt_when_idle, compacting)
-                    else:  # a script's next line waits for it
-                        await _compact(harness, agent, prompt_when_idle, compacting)
-                    continue
-                if command == "/resume":
-                    agent = await _resume(harness, agent, rest.strip(), renderer)
-                    tg.start_soon(prompt_when_idle)
-                    continue
-                if _handle(line, harness, agent) or (
-                    agent.agent.status == "idle" and not agent.agent.inbox.queued
-                ):
-                    tg.start_soon(prompt_when_idle)
-            approvals.close()  # no one will answer a question from now on
-            await agent.when_idle()
-            tg.cancel_scope.cancel()
+        tg.start_soon(prompt_when_idle)
+        async for line in lines:
+            if not typed:  # a script: each line when a person would type it
+                await _idle_or_asking(agent, approvals)
+            if line is None or line.strip() in ("/quit", "/exit"):
+                break
+            if approvals.answer(line):
+                continue
+            command, rest = _words(line)
+            if command == "/compact":
+                if typed:  # runs beside a turn; the prompt comes back at once
+                    tg.start_soon(_compact, harness, agent, prompt_when_idle, compacting)
+                else:  # a script's next line waits for it
+                    await _compact(harness, agent, prompt_when_idle, compacting)
+                continue
+            if command == "/resume":
+                agent = await _resume(harness, agent, rest.strip(), renderer)
+                tg.start_soon(prompt_when_idle)
+                continue
+            if _handle(line, harness, agent) or (
+                agent.agent.status == "idle" and not agent.agent.inbox.queued
+            ):
+                tg.start_soon(prompt_when_idle)
+        approvals.close()  # no one will answer a question from now on
+        if editor is not None:
+            editor.end_input()
+        await agent.when_idle()
+        tg.cancel_scope.cancel()
     if renderer.failed is not None:
         return 1
     if renderer.closed:

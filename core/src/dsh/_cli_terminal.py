@@ -99,6 +99,11 @@ class TerminalApprovals:
             return PermissionAnswer.deny("the user said no")
         return PermissionAnswer.deny(line)
 
+    @property
+    def asking(self) -> bool:
+        """Whether a question waits for its answer."""
+        return self._waiting is not None
+
     async def question(self) -> None:
         """Return once a question waits for its answer."""
         while self._waiting is None:

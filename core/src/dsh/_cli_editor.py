@@ -1,0 +1,302 @@
+"""``dsh chat``'s line editor: one prompt_toolkit Application for the whole chat (the
+``chat`` extra, ``pip install 'dsh-core[chat]'``).
+
+The kernel's canonical mode, which chat reads otherwise, cuts a line at 4095 bytes and
+hands over a pasted block line by line. Here a bracketed paste lands in the input line
+as one piece and Enter sends it as one prompt, however long.
+
+While the Application runs, what dsh writes to a stream that is the terminal goes
+through :class:`_TerminalStream`: whole lines are printed above the Application, in the
+order written; each stream's unfinished line (an answer still streaming) is drawn by the
+Application itself, above the input line, so that the prompt is not redrawn in the
+middle of it. ``DSH_CHAT_EDITOR=0`` (or ``off``) keeps the canonical reader.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import TYPE_CHECKING, TextIO, cast
+
+import anyio
+
+from dsh._render import visible
+
+if TYPE_CHECKING:
+    from prompt_toolkit.application import Application
+    from prompt_toolkit.buffer import Buffer
+    from prompt_toolkit.formatted_text import StyleAndTextTuples
+    from prompt_toolkit.key_binding import KeyPressEvent
+
+__all__ = ["LineEditor", "line_editor"]
+
+#: Bytes typed that are not UTF-8 reach the buffer as lone surrogates (surrogateescape);
+#: the model gets U+FFFD for each, as from the canonical reader.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def line_editor() -> LineEditor | None:
+    """The editor when it can serve: stdin and stderr are terminals, TERM is not
+    ``dumb``, prompt_toolkit is installed and ``DSH_CHAT_EDITOR`` is not ``0``/``off``;
+    None otherwise (chat reads the terminal in canonical mode)."""
+    if os.environ.get("DSH_CHAT_EDITOR", "").strip().lower() in ("0", "off"):
+        return None
+    if os.environ.get("TERM") == "dumb" or not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+    try:
+        import prompt_toolkit  # noqa: F401  (~190 ms: only here, only when used)
+    except ImportError:
+        return None
+    return LineEditor()
+
+
+class _Screen:
+    """Whole lines printed above the running Application, in the order written, in one
+    ``run_in_terminal`` for all that came meanwhile; the streams' unfinished lines."""
+
+    def __init__(self) -> None:
+        self.app: Application[None] | None = None
+        self.streams: list[_TerminalStream] = []
+        self._pending: list[tuple[TextIO, str]] = []
+
+    @property
+    def running(self) -> bool:
+        return self.app is not None and self.app.is_running
+
+    def above(self, real: TextIO, text: str) -> None:
+        if not self.running:
+            self.flush()
+            real.write(text)
+            real.flush()
+            return
+        from prompt_toolkit.application import run_in_terminal
+
+        self._pending.append((real, text))
+        if len(self._pending) == 1:
+            run_in_terminal(self.flush)
+
+    def flush(self) -> None:
+        pending, self._pending = self._pending, []
+        for real, text in pending:
+            real.write(text)
+            real.flush()
+
+    def redraw(self) -> None:
+        if self.app is not None and self.app.is_running:
+            self.app.invalidate()
+
+    def tails(self) -> str:
+        return "\n".join(s.tail.expandtabs() for s in self.streams if s.tail)
+
+
+class _TerminalStream:
+    """``sys.stdout`` or ``sys.stderr``, when it is the terminal, while chat runs."""
+
+    def __init__(self, real: TextIO, screen: _Screen) -> None:
+        self.real = real
+        self.screen = screen
+        #: What was written after the last line end: drawn by the Application.
+        self.tail = ""
+        screen.streams.append(self)
+
+    def write(self, data: str) -> int:
+        written = len(data)
+        if not self.screen.running:
+            self.real.write(data)
+            return written
+        others = [s for s in self.screen.streams if s is not self and s.tail]
+        if data.startswith("\n") and not self.tail and others:
+            # On a terminal this line end would end the other stream's unfinished line
+            # ("\n(cancelled; ...)" after a partial answer): it ends that one instead.
+            for other in others:
+                other.end_line()
+            data = data[1:]
+        if "\n" not in data:
+            self.tail += data
+            self.screen.redraw()
+            return written
+        head, self.tail = (self.tail + data).rsplit("\n", 1)
+        self.screen.above(self.real, head + "\n")
+        return written
+
+    def end_line(self) -> None:
+        if self.tail:
+            self.write("\n")
+
+    def flush(self) -> None:
+        if not self.screen.running:
+            self.real.flush()
+
+    def isatty(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:
+        return self.real.encoding
+
+    @property
+    def errors(self) -> str | None:
+        return self.real.errors
+
+
+class LineEditor:
+    """The input line of ``dsh chat`` and the screen above it; ``lines()`` yields what
+    Enter sends (None at the end of input), as ``lines_typed`` does."""
+
+    def __init__(self) -> None:
+        self._screen = _Screen()
+        self._err = sys.stderr  # the terminal, not the stream chat's output goes through
+        self._send, self._received = anyio.create_memory_object_stream[str | None](math.inf)
+        self._ended = False
+        #: Whether "> " shows: the agent is idle or a question waits (set by chat).
+        self.ready: Callable[[], bool] = lambda: True
+        #: Ctrl-C: what chat does on SIGINT (the terminal is raw: no signal comes).
+        self.on_interrupt: Callable[[], None] = lambda: None
+
+    @contextmanager
+    def streams(self) -> Iterator[None]:
+        """sys.stdout and sys.stderr through the screen, each if it is the terminal."""
+        saved = sys.stdout, sys.stderr
+        if sys.stdout.isatty():
+            sys.stdout = cast(TextIO, _TerminalStream(sys.stdout, self._screen))
+        sys.stderr = cast(TextIO, _TerminalStream(sys.stderr, self._screen))
+        try:
+            yield
+        finally:
+            sys.stdout, sys.stderr = saved
+
+    async def lines(self) -> AsyncIterator[str | None]:
+        async with self._received:
+            async for line in self._received:
+                yield line
+                self.refresh()  # chat has acted on it: the agent may be busy, or idle
+
+    def refresh(self) -> None:
+        """Redraw: what ``ready()`` says may have changed."""
+        self._screen.redraw()
+
+    def end_input(self) -> None:
+        """No more lines are taken (chat quits once the agent is idle)."""
+        self._ended = True
+        self._send.close()
+        self._screen.redraw()
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The Application on the terminal for the body's duration; at the end the
+        terminal is as it was and the streams' unfinished lines are printed below."""
+        app = self._screen.app = self._application()
+        async with anyio.create_task_group() as tg:
+            started = anyio.Event()
+            tg.start_soon(self._run, app, started)
+            await started.wait()
+            try:
+                yield
+            finally:
+                if app.is_running and app.future is not None and not app.future.done():
+                    app.exit()
+
+    async def _run(self, app: Application[None], started: anyio.Event) -> None:
+        try:
+            # SIGINT stays with chat's receiver (kill -INT); Ctrl-C is a key here.
+            await app.run_async(
+                pre_run=started.set, handle_sigint=False, set_exception_handler=False
+            )
+        finally:
+            started.set()
+            self._screen.flush()
+            for stream in self._screen.streams:
+                if stream.tail:
+                    stream.real.write(stream.tail + "\n")
+                    stream.real.flush()
+                    stream.tail = ""
+
+    def _prompt(self) -> StyleAndTextTuples:
+        # In the terminal's own colour, named: the renderer skips a trailing space that
+        # has no colour (it moves the cursor past it), and "> " would not be written.
+        return [("fg:ansidefault", "> ")] if self.ready() and not self._ended else []
+
+    def _accept(self, buffer: Buffer) -> bool:
+        if self._ended:
+            return False
+        text = _SURROGATE.sub("\ufffd", buffer.text)
+        text = text.removesuffix("\n")  # a pasted block's last line end
+        shown = visible(text).replace("\n", "\n  ")
+        echo = f"> {shown}" if self._prompt() else f"  {shown}" if "\n" in text else shown
+        self._screen.above(self._err, echo + "\n")
+        self._send.send_nowait(text)
+        return False  # the input line is emptied
+
+    def _end_of_input(self, note: str = "") -> None:
+        if note:
+            self._screen.above(self._err, note + "\n")
+        if not self._ended:
+            self._send.send_nowait(None)
+        self.end_input()
+
+    def _application(self) -> Application[None]:
+        from prompt_toolkit.application import Application
+        from prompt_toolkit.buffer import Buffer
+        from prompt_toolkit.filters import Condition
+        from prompt_toolkit.history import InMemoryHistory
+        from prompt_toolkit.input import create_input
+        from prompt_toolkit.key_binding import KeyBindings
+        from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
+        from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+        from prompt_toolkit.layout.processors import BeforeInput
+        from prompt_toolkit.output.vt100 import Vt100_Output
+
+        buffer = Buffer(multiline=False, accept_handler=self._accept, history=InMemoryHistory())
+        keys = KeyBindings()
+
+        @keys.add("c-c")
+        def _interrupt(event: KeyPressEvent) -> None:
+            self.on_interrupt()
+
+        @keys.add("c-d")
+        def _eof(event: KeyPressEvent) -> None:
+            line = event.current_buffer
+            if not line.text:
+                self._end_of_input()
+            elif line.cursor_position < len(line.text):
+                line.delete()  # as in emacs (and bash): the character under the cursor
+            elif event.is_repeat:  # twice at the end of a line, as in canonical mode
+                self._end_of_input("(the unfinished line was not sent)")
+
+        screen = self._screen
+        tails = ConditionalContainer(
+            Window(
+                FormattedTextControl(screen.tails),
+                wrap_lines=True,
+                dont_extend_height=True,
+            ),
+            filter=Condition(lambda: any(s.tail for s in screen.streams)),
+        )
+        line = Window(
+            BufferControl(buffer, input_processors=[BeforeInput(self._prompt)]),
+            wrap_lines=True,
+            dont_extend_height=True,
+            get_line_prefix=lambda number, wrapped: "  " if number and not wrapped else "",
+        )
+        output = Vt100_Output.from_pty(self._err, term=os.environ.get("TERM"))
+        output.enable_cpr = False  # a cursor position request waits (and warns) on a pty
+        return Application(
+            layout=Layout(HSplit([tails, line])),
+            key_bindings=keys,
+            output=output,
+            input=create_input(sys.stdin),
+            erase_when_done=True,
+        )
