@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import io
 import json
 import os
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -150,8 +151,9 @@ def _piped(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
 
 
 def in_terminal(*args: str, env: dict[str, str], cwd: Path) -> pexpect.spawn:
-    """``dsh ARGS`` started in a pseudo-terminal (stdin, stdout and stderr)."""
-    return pexpect.spawn(
+    """``dsh ARGS`` started in a pseudo-terminal (stdin, stdout and stderr); what it
+    writes is kept in ``child.logfile_read`` (a StringIO), for ``screen``."""
+    child = pexpect.spawn(
         sys.executable,
         ["-m", "dsh.cli", *args],
         env=env,
@@ -160,6 +162,8 @@ def in_terminal(*args: str, env: dict[str, str], cwd: Path) -> pexpect.spawn:
         timeout=30,
         dimensions=(40, 200),
     )
+    child.logfile_read = io.StringIO()
+    return child
 
 
 def signalled_while_asked(
@@ -195,23 +199,45 @@ def read_one_line_and_close(*args: str, env: dict[str, str], cwd: Path) -> tuple
         return status, first, child.stderr.read()
 
 
-#: A chat in a pseudo-terminal: ``chat(server, env=None, plugins=None)``.
+def chat_uses_editor(env: Mapping[str, str] = os.environ) -> bool:
+    """Whether ``dsh chat`` in a pseudo-terminal with ``env`` reads its lines with the
+    line editor (dsh/_cli_editor.py line_editor): prompt_toolkit is installed (the
+    ``chat`` extra), ``DSH_CHAT_EDITOR`` is not 0/off and TERM is not dumb."""
+    return (
+        importlib.util.find_spec("prompt_toolkit") is not None
+        and env.get("DSH_CHAT_EDITOR", "").strip().lower() not in ("0", "off")
+        and env.get("TERM") != "dumb"
+    )
+
+
+#: Terminal control sequences (the line editor redrawing its input line) that may come
+#: between two things written: a regular expression.
+CONTROLS = r"(?:\x1b\[[0-9;?]*[A-Za-z])*"
+
+#: A chat in a pseudo-terminal: ``chat(server, env=None, plugins=None, canonical=False)``.
 ChatStarter = Callable[..., pexpect.spawn]
 
 
 @pytest.fixture
 def chat(cli_env: dict[str, str], tmp_path: Path) -> Iterator[ChatStarter]:
-    """``chat(server, env=None, plugins=None)`` starts ``dsh chat`` in a pseudo-terminal
-    on the test server (``env``: instead of ``cli_env``; ``plugins``: load only those)
-    and returns it at its first prompt; every chat started is closed at the end."""
+    """``chat(server, env=None, plugins=None, canonical=False)`` starts ``dsh chat`` in a
+    pseudo-terminal on the test server (``env``: instead of ``cli_env``; ``plugins``: load
+    only those; ``canonical``: without the line editor, ``DSH_CHAT_EDITOR=0``) and returns
+    it at its first prompt; every chat started is closed at the end. What it wrote is in
+    ``child.logfile_read`` (a StringIO), for ``screen``."""
     children: list[pexpect.spawn] = []
 
     def start(
-        server: Any, env: dict[str, str] | None = None, plugins: str | None = None
+        server: Any,
+        env: dict[str, str] | None = None,
+        plugins: str | None = None,
+        canonical: bool = False,
     ) -> pexpect.spawn:
         env = dict(cli_env if env is None else env)
         if plugins is not None:
             env["DSH_LOAD_PLUGINS"] = plugins
+        if canonical:
+            env["DSH_CHAT_EDITOR"] = "0"
         model = f"openai-compatible:tiny@{server.url}"
         child = in_terminal("-m", model, "chat", env=env, cwd=tmp_path)
         children.append(child)

@@ -31,7 +31,9 @@ def test_chat_streams_answers_and_keeps_history(model_server: Any, chat: Any) ->
 def test_a_line_typed_while_the_agent_runs_steers_the_turn(model_server: Any, chat: Any) -> None:
     slow = text_reply("thinking", ".", ".", ".", ".", ".", pause=0.4)
     server = model_server([slow, text_reply("Steered.")])
-    child = chat(server)
+    # canonical: what follows the note is checked in the bytes written; with the line
+    # editor a redraw comes between (test_chat_editor.py checks the screen)
+    child = chat(server, canonical=True)
     child.sendline("start")
     child.expect_exact("thinking")
     child.sendline("use metric units")

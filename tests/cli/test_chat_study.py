@@ -17,7 +17,7 @@ from typing import Any
 
 import pexpect
 import pytest
-from cli_support import in_terminal, text_reply, tool_call_reply
+from cli_support import CONTROLS, in_terminal, text_reply, tool_call_reply
 
 TIMEOUT = 30
 
@@ -209,7 +209,8 @@ def test_ctrl_c_during_a_slow_compact_stops_it_and_the_chat_stays(
     child.sendline("/compact")
     wait_for(lambda: len(server.bodies()) == 3, "the summary to be asked for")
     child.sendintr()
-    ended = child.expect([pexpect.EOF, r"/compact: stopped; the history is as it was\r\n> "]) == 0
+    stopped = rf"/compact: stopped; the history is as it was\r\n{CONTROLS}> "
+    ended = child.expect([pexpect.EOF, stopped]) == 0
     assert not ended, "Ctrl-C during /compact quit the chat"
     child.sendline("/quit")
     child.expect(pexpect.EOF)

@@ -1,0 +1,249 @@
+"""`dsh chat`'s line editor (dsh/_cli_editor.py, the `chat` extra) in a pseudo-terminal:
+a pasted block is one prompt, a long line arrives whole, a streamed answer is not cut by
+the prompt, Ctrl-C and Ctrl-D act as in canonical mode, a permission question is
+answered at the prompt, and the terminal is left as it was. Where a test checks what
+the person sees it renders the bytes written with pyte."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+from cli_support import text_reply, tool_call_reply
+
+pytest.importorskip("prompt_toolkit", reason="the line editor needs pip install 'dsh-core[chat]'")
+pyte = pytest.importorskip("pyte")
+
+ROWS, COLUMNS = 40, 200
+
+
+@pytest.fixture
+def editor_env(cli_env: dict[str, str]) -> dict[str, str]:
+    """The environment of a chat that uses the editor, whatever the shell running the
+    tests says."""
+    env = {k: v for k, v in cli_env.items() if k != "DSH_CHAT_EDITOR"}
+    env["TERM"] = "xterm-256color"
+    return env
+
+
+def screen(child: pexpect.spawn) -> list[str]:
+    """The terminal's rows as the person sees them now, without trailing blank ones."""
+    view = pyte.Screen(COLUMNS, ROWS)
+    pyte.Stream(view).feed(child.logfile_read.getvalue())
+    rows = [row.rstrip() for row in view.display]
+    while rows and not rows[-1]:
+        rows.pop()
+    return rows
+
+
+def row_of(rows: list[str], start: str, after: int = -1) -> int:
+    """The index of the first row after ``after`` that starts with ``start``."""
+    for index in range(after + 1, len(rows)):
+        if rows[index].startswith(start):
+            return index
+    raise AssertionError(f"no row starts with {start!r} after row {after}:\n" + "\n".join(rows))
+
+
+def users(server: Any) -> list[list[Any]]:
+    """The user messages of each request."""
+    return [[m["content"] for m in b["messages"] if m["role"] == "user"] for b in server.bodies()]
+
+
+def in_shell(script: str, env: dict[str, str], cwd: Path) -> pexpect.spawn:
+    """``bash -c SCRIPT`` in a pseudo-terminal, ``$0`` naming this Python."""
+    child = pexpect.spawn(
+        "bash",
+        ["-c", script, sys.executable],
+        env=env,
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(ROWS, COLUMNS),
+    )
+    child.logfile_read = io.StringIO()
+    return child
+
+
+def test_a_bracketed_paste_of_lines_is_one_prompt(
+    model_server: Any, chat: Any, editor_env: dict[str, str]
+) -> None:
+    server = model_server([text_reply("It is a KeyError.")])
+    child = chat(server, env=editor_env, plugins="")
+    block = "why does this fail?\nTraceback (most recent call last):\nKeyError: 'x'"
+    child.send(f"\x1b[200~{block}\n\x1b[201~")  # as a terminal pastes, its last line end too
+    child.send("\r")
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    rows = screen(child)
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert users(server) == [[block]]
+    first = row_of(rows, "> why does this fail?")
+    assert rows[first + 1 : first + 3] == [
+        "  Traceback (most recent call last):",
+        "  KeyError: 'x'",
+    ]
+
+
+def test_a_line_of_5000_characters_arrives_whole(
+    model_server: Any, chat: Any, editor_env: dict[str, str]
+) -> None:
+    server = model_server([text_reply("Read it.")])
+    child = chat(server, env=editor_env, plugins="")
+    line = "0123456789" * 500
+    child.sendline(line)
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert users(server) == [[line]]
+
+
+def test_a_streamed_answer_and_a_steer_typed_meanwhile(
+    model_server: Any, chat: Any, editor_env: dict[str, str]
+) -> None:
+    """The answer's line is whole on the screen (no prompt drawn into it), the steer
+    and the next step's answer are lines of their own, and "> " comes back last."""
+    slow = text_reply("thinking", ".", ".", ".", ".", ".", pause=0.4)
+    server = model_server([slow, text_reply("Steered.")])
+    child = chat(server, env=editor_env, plugins="")
+    child.sendline("start")
+    child.expect_exact("thinking")
+    child.sendline("use metric units")
+    child.expect_exact("↪ steered by you: use metric units")
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    rows = screen(child)
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    answer = row_of(rows, "thinking", row_of(rows, "> start"))
+    assert rows[answer] == "thinking....."
+    steered = row_of(rows, "↪ steered by you: use metric units", answer)
+    assert rows[steered + 1] == "Steered."
+    assert rows[steered + 2].startswith("[turn 1 completed")
+    assert rows[-1] == ">"  # the prompt, its space a cursor position
+    assert users(server)[1][-1] == "use metric units"
+
+
+def test_ctrl_c_cancels_then_quits_and_the_terminal_is_restored(
+    model_server: Any, editor_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("working", then="stall")])
+    model = f"openai-compatible:tiny@{server.url}"
+    env = {**editor_env, "DSH_LOAD_PLUGINS": ""}
+    child = in_shell(
+        f'stty -g > before; "$0" -m dsh.cli -m {model} chat; echo "status $?"; stty -g > after',
+        env,
+        tmp_path,
+    )
+    try:
+        child.expect_exact("> ")
+        child.sendline("long task")
+        child.expect_exact("working")
+        child.sendintr()
+        child.expect_exact("(cancelled; Ctrl-C again to quit)")
+        child.expect_exact("[turn 1 aborted")
+        rows = screen(child)
+        child.sendintr()
+        child.expect_exact("status 0")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    answer = row_of(rows, "working")
+    assert rows[answer + 1] == "(cancelled; Ctrl-C again to quit)"  # the answer's line ended
+    assert (tmp_path / "after").read_text() == (tmp_path / "before").read_text()
+    written = child.logfile_read.getvalue()
+    assert "\x1b[?2004h" in written
+    assert written.rfind("\x1b[?2004l") > written.rfind("\x1b[?2004h")  # paste mode off
+    assert "Traceback" not in written
+
+
+def test_ctrl_d_at_an_empty_prompt_quits(
+    model_server: Any, chat: Any, editor_env: dict[str, str]
+) -> None:
+    server = model_server([])
+    child = chat(server, env=editor_env, plugins="")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert server.bodies() == []
+
+
+@pytest.mark.plugins("permissions")
+def test_a_permission_question_is_answered_at_the_prompt(
+    model_server: Any, chat: Any, editor_env: dict[str, str]
+) -> None:
+    server = model_server(
+        [tool_call_reply("bash", {"command": "echo approved-output"}), text_reply("Done.")]
+    )
+    child = chat(server, env=editor_env, plugins="permissions")
+    child.sendline("run it")
+    child.expect_exact("allow? y = once")
+    child.expect_exact("> ")  # a question waits: the prompt shows although a turn runs
+    asked = screen(child)
+    child.sendline("y")
+    child.expect_exact("Done.")
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    rows = screen(child)
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert asked[-2].startswith("  allow? y = once")
+    assert asked[-1] == ">"
+    row_of(rows, "> y", row_of(rows, "  allow? y = once"))
+    assert "approved-output" in server.bodies()[1]["messages"][-1]["content"]
+
+
+def test_a_byte_that_is_not_utf8_is_sent_as_u_fffd(
+    model_server: Any, chat: Any, editor_env: dict[str, str]
+) -> None:
+    server = model_server([text_reply("Coffee.")])
+    child = chat(server, env=editor_env, plugins="")
+    os.write(child.child_fd, b"caf\xe9 please\r")
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert users(server) == [["caf\ufffd please"]]
+
+
+def test_with_stdout_redirected_the_answer_goes_to_the_file(
+    model_server: Any, editor_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`dsh chat > file`: the editor still reads the terminal; the answer is in the file
+    only, the notes and the prompt on the screen."""
+    server = model_server([text_reply("One ", "answer.")])
+    model = f"openai-compatible:tiny@{server.url}"
+    env = {**editor_env, "DSH_LOAD_PLUGINS": ""}
+    child = in_shell(f'"$0" -m dsh.cli -m {model} chat > out.txt', env, tmp_path)
+    try:
+        child.expect_exact("> ")
+        child.sendline("hello")
+        child.expect_exact("[turn 1 completed")
+        child.expect_exact("> ")
+        rows = screen(child)
+        child.sendline("/quit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    assert (tmp_path / "out.txt").read_text() == "One answer.\n"
+    assert "\x1b[?2004h" in child.logfile_read.getvalue()  # the editor was in use
+    assert row_of(rows, "[turn 1 completed") == row_of(rows, "> hello") + 1
+    assert not any("answer." in row for row in rows)
+
+
+@pytest.mark.parametrize("setting", ["0", "off"])
+def test_dsh_chat_editor_0_keeps_the_canonical_reader(
+    model_server: Any, chat: Any, editor_env: dict[str, str], setting: str
+) -> None:
+    child = chat(model_server([]), env={**editor_env, "DSH_CHAT_EDITOR": setting}, plugins="")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert "\x1b[?2004h" not in child.logfile_read.getvalue()  # no bracketed paste mode
