@@ -59,7 +59,10 @@ def tests(session: nox.Session, plugin_set: str) -> None:
     if missing:
         why = "; ".join(f"{_distribution(p)} (no plugins/{p}/pyproject.toml)" for p in missing)
         session.skip(f"plugin set {plugin_set!r}: missing distribution {why}")
-    session.install("-e", "./core", *(f"./plugins/{p}" for p in plugins), *_group("test"))
+    # `dsh chat`'s line editor (the chat extra) in the `all` set only: the other sets
+    # test the terminal read in canonical mode, which chat uses without it.
+    core = "./core[chat]" if plugin_set == "all" else "./core"
+    session.install("-e", core, *(f"./plugins/{p}" for p in plugins), *_group("test"))
     names = ",".join(plugins)
     # The tests check that exactly these plugins load (tests/test_plugin_set.py).
     session.env["DSH_LOAD_PLUGINS"] = names
@@ -138,7 +141,8 @@ def typecheck(session: nox.Session) -> None:
     """mypy --strict over core, the first-party plugins and the example plugin."""
     plugin_dirs = _existing_plugin_dirs()
     # Installed, so mypy sees the packages' dependencies and their py.typed markers.
-    session.install("-e", "./core", *(f"./{d}" for d in plugin_dirs), *_group("typecheck"))
+    # [chat]: prompt_toolkit, which dsh/_cli_editor.py imports (it is typed)
+    session.install("-e", "./core[chat]", *(f"./{d}" for d in plugin_dirs), *_group("typecheck"))
     sources = [
         "core/src",
         *(f"{d}/src" for d in plugin_dirs),

@@ -247,3 +247,40 @@ def test_dsh_chat_editor_0_keeps_the_canonical_reader(
     child.sendline("/quit")
     child.expect(pexpect.EOF)
     assert "\x1b[?2004h" not in child.logfile_read.getvalue()  # no bracketed paste mode
+
+
+def test_ctrl_z_suspends_the_chat_and_fg_brings_back_the_line(
+    model_server: Any, editor_env: dict[str, str], tmp_path: Path
+) -> None:
+    """In raw mode Ctrl-Z is a key: the editor stops the process as the terminal would."""
+    server = model_server([text_reply("Done.")])
+    env = {**editor_env, "DSH_LOAD_PLUGINS": "", "PS1": "$ "}
+    child = pexpect.spawn(
+        "bash",
+        ["--norc", "--noprofile", "-i"],  # interactive: job control
+        env=env,
+        cwd=str(tmp_path),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(ROWS, COLUMNS),
+    )
+    try:
+        child.expect_exact("$ ")
+        child.sendline(f'"{sys.executable}" -m dsh.cli -m openai-compatible:tiny@{server.url} chat')
+        child.expect_exact("> ")
+        child.send("half")
+        child.sendcontrol("z")
+        child.expect_exact("Stopped")
+        child.expect_exact("$ ")
+        child.sendline("fg")
+        child.expect_exact("> ")
+        child.send(" a line\r")
+        child.expect_exact("[turn 1 completed")
+        child.expect_exact("> ")
+        child.sendline("/quit")
+        child.expect_exact("$ ")
+        child.sendline("exit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert users(server) == [["half a line"]]

@@ -215,6 +215,8 @@ class LineEditor:
             await app.run_async(
                 pre_run=started.set, handle_sigint=False, set_exception_handler=False
             )
+        except EOFError:  # the terminal went away (its SIGHUP ends chat)
+            self._end_of_input()
         finally:
             started.set()
             self._screen.flush()
@@ -275,6 +277,10 @@ class LineEditor:
                 line.delete()  # as in emacs (and bash): the character under the cursor
             elif event.is_repeat:  # twice at the end of a line, as in canonical mode
                 self._end_of_input("(the unfinished line was not sent)")
+
+        @keys.add("c-z")
+        def _suspend(event: KeyPressEvent) -> None:
+            event.app.suspend_to_background()  # as the terminal's Ctrl-Z does without it
 
         screen = self._screen
         tails = ConditionalContainer(
