@@ -6,7 +6,9 @@ turn (the agent stays); twice in a row, or at an idle prompt, quits. Lines from 
 or a file are taken one at a time, each once the agent is idle or asks a question, as
 someone watching would type them. At the end of input (Ctrl-D, or the end of a piped or
 redirected file) a pending permission question is denied and chat quits once the agent
-is idle.
+is idle. At a terminal, lines come from the line editor of ``_cli_editor`` when
+prompt_toolkit is installed (the ``chat`` extra), else from the terminal's canonical
+mode (``_cli_terminal.lines_typed``).
 """
 
 from __future__ import annotations
