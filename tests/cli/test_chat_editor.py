@@ -284,3 +284,24 @@ def test_ctrl_z_suspends_the_chat_and_fg_brings_back_the_line(
     finally:
         child.close(force=True)
     assert users(server) == [["half a line"]]
+
+
+async def test_a_write_from_another_thread_is_made_in_the_editors_thread() -> None:
+    """prompt_toolkit draws from its loop's thread only: a line a worker thread writes
+    while the editor runs (a log record, say) is handed to that thread, in order."""
+    import asyncio
+    import threading
+    from types import SimpleNamespace
+
+    from dsh._cli_editor import _Screen, _TerminalStream
+
+    view = _Screen()
+    view.app = SimpleNamespace(is_running=True, invalidate=lambda: None)  # type: ignore[assignment]
+    view.loop, view.thread = asyncio.get_running_loop(), threading.get_ident()
+    stream = _TerminalStream(io.StringIO(), view)
+    worker = threading.Thread(target=stream.write, args=("from a worker",))
+    worker.start()
+    worker.join()
+    assert stream.tail == ""  # not touched from the worker's thread...
+    await asyncio.sleep(0)
+    assert stream.tail == "from a worker"  # ...but in the loop's, next

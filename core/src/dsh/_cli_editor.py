@@ -14,10 +14,12 @@ middle of it. ``DSH_CHAT_EDITOR=0`` (or ``off``) keeps the canonical reader.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import re
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, TextIO, cast
@@ -62,6 +64,10 @@ class _Screen:
         self.app: Application[None] | None = None
         self.streams: list[_TerminalStream] = []
         self._pending: list[tuple[TextIO, str]] = []
+        #: The event loop the Application runs in, and its thread: a write from another
+        #: thread (a log record from a worker) is handed to it.
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.thread = 0
 
     @property
     def running(self) -> bool:
@@ -107,6 +113,10 @@ class _TerminalStream:
         written = len(data)
         if not self.screen.running:
             self.real.write(data)
+            return written
+        if threading.get_ident() != self.screen.thread and self.screen.loop is not None:
+            # prompt_toolkit draws from its loop's thread only: write there, in order
+            self.screen.loop.call_soon_threadsafe(self.write, data)
             return written
         others = [s for s in self.screen.streams if s is not self and s.tail]
         if data.startswith("\n") and not self.tail and others:
@@ -199,6 +209,7 @@ class LineEditor:
         """The Application on the terminal for the body's duration; at the end the
         terminal is as it was and the streams' unfinished lines are printed below."""
         app = self._screen.app = self._application()
+        self._screen.loop, self._screen.thread = asyncio.get_running_loop(), threading.get_ident()
         async with anyio.create_task_group() as tg:
             started = anyio.Event()
             tg.start_soon(self._run, app, started)
