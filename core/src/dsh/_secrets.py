@@ -126,7 +126,12 @@ class HideKeys(logging.Filter):
         secrets = tuple(sorted(_READ.union(secret_values(None)), key=len, reverse=True))
         if not secrets:
             return True
-        message = record.getMessage()
+        try:
+            message = record.getMessage()
+        except Exception:  # malformed: its handler reports msg and args (handleError)
+            message = f"{record.msg!r} {record.args!r}"
+            if redact(message, secrets) == message:
+                message = ""  # no key in them: left as they are, for that report
         hidden = redact(message, secrets)
         if hidden != message:
             record.msg, record.args = hidden, None
