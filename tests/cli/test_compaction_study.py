@@ -86,7 +86,7 @@ def test_a_tool_result_larger_than_the_window_is_stubbed_within_its_turn(
     assert f"↻ history pruned ({reason}): " in done.stderr
     sent = server.bodies()[-1]
     assert contents(sent)[2].startswith("[output of read removed: 4")
-    assert "more than the context window holds" in contents(sent)[2]
+    assert "more than the context window has room for" in contents(sent)[2]
     assert len(json.dumps(sent["messages"])) < 4000 * 4  # fits now
     # nothing is lost: the stored session still has the whole output
     (result,) = [e for e in stored_events(env) if e["type"] == "tool/result"]

@@ -3,7 +3,7 @@ and the first-party plugins' loggers and on the ``dsh`` command's handler, turn/
 error message), by hand mutation and edge cases: a malformed record (arguments that do
 not fit its format) is reported by its handler as logging does, never raised into the
 code that logged it, and shows no key; each test named after a mutant failed on it (a
-mutant the other tests let through); the strict xfail shows a leak left (see reason)."""
+mutant the other tests let through)."""
 
 from __future__ import annotations
 
@@ -111,12 +111,6 @@ class RetryOnce:
         return RequestErrorDecision(action="retry", reason="once more")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="step/retry logs the model error's message as it is (core/src/dsh/_steps.py:247,"
-    " data['message'] = error.message): turn/end's is redacted (_steps.py:129-130), this "
-    "one puts the key in the session file",
-)
 async def test_a_retried_model_errors_message_has_the_key_hidden_in_step_retry(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -126,7 +126,7 @@ class StepRunner:
             log.exception("agent %r: turn %d failed", self.agent.id, turn.number)
             error = {"code": "INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
         finally:
-            if error is not None and self.agent.secrets:  # an exception may quote a key
+            if error is not None:  # an exception may quote a key
                 error["message"] = redact(error["message"], self.agent.secrets)
             # The closers run on every exit path, a cancellation included: each event is
             # appended synchronously, and only an observer with async work is awaited,
@@ -244,7 +244,7 @@ class StepRunner:
                 turn.streaming = None  # the retry's answer replaces what this one streamed
                 retries += 1
                 data = {"turn": number, "step": step, "attempt": retries, "code": error.code}
-                data["message"] = error.message
+                data["message"] = redact(error.message, self.agent.secrets)  # as turn/end's
                 if on_error.reason:
                     data["reason"] = on_error.reason
                 await emit("step/retry", data, checked=True)

@@ -81,7 +81,7 @@ async def test_the_latest_steps_too_large_result_is_stubbed_and_the_turn_goes_on
     (stub,) = prune.data["pruned"]
     assert stub["index"] == 2  # the latest step's result: no summary reaches it
     assert stub["content"].startswith("[output of dump removed: 40000 characters, about ")
-    assert "more than the context window holds" in stub["content"]
+    assert "more than the context window has room for" in stub["content"]
     assert prune.data["tokens_saved"] > 9_000
     assert server.refused == []
 
@@ -142,13 +142,17 @@ async def test_a_history_still_over_the_limit_after_the_stub_is_summarised_befor
 
 
 def test_a_stub_no_smaller_than_the_result_is_not_proposed() -> None:
-    """``too_large``: a result whose stub would save nothing (139 characters: the stub
-    is as long) is left as it is. Mutant: ``saves >= 0`` (_plan.py)."""
-    (message,) = history = [result("c", "x" * 139)]
-    counts = [CHARS.count_message(message)]
-    stubbed = message.model_copy(update={"content": too_large_stub(message, counts[0])})
-    assert CHARS.count_message(stubbed) == counts[0]  # the stub saves nothing
-    assert too_large(history, counts, 1, CHARS) == ()
+    """``too_large``: a result whose stub would save nothing (as long as the stub) is
+    left as it is. Mutant: ``saves >= 0`` (_plan.py)."""
+
+    def saved(message: Any) -> int:
+        count = CHARS.count_message(message)
+        stub = too_large_stub(message, count)
+        return count - CHARS.count_message(message.model_copy(update={"content": stub}))
+
+    message = next(m for n in range(50, 400) if saved(m := result("c", "x" * n)) == 0)
+    history = [message]
+    assert too_large(history, [CHARS.count_message(message)], 1, CHARS) == ()
 
 
 async def test_the_requests_max_tokens_is_the_reserve_before_the_models_output_limit() -> None:

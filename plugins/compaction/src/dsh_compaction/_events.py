@@ -66,7 +66,7 @@ def too_large_stub(message: ToolResultMessage, tokens: int) -> str:
     """What a tool result too large for the window on its own says instead."""
     return (
         f"[output of {message.name} removed: {len(message.content)} characters, about "
-        f"{tokens} tokens, more than the context window holds; get what is needed from "
+        f"{tokens} tokens, more than the context window has room for; get what is needed from "
         "it in smaller parts]"
     )
 
