@@ -20,7 +20,13 @@ from dsh import (
     hookimpl,
 )
 from dsh.testing import ScriptedModel, fail, scripted_harness, tool_calls
-from dsh_compaction import SUMMARY_HEADER, TextTokenCounter
+from dsh_compaction import (
+    DEFAULT_PROMPT,
+    SUMMARY_HEADER,
+    HeuristicCounter,
+    RequestEstimator,
+    TextTokenCounter,
+)
 from dsh_compaction._plan import plan_compaction
 
 #: what the bulky tool returns: ~300 tokens by the default heuristic
@@ -157,3 +163,47 @@ def plan(messages: Sequence[Message], budget: int, keep: Sequence[int] = (), pru
     return plan_compaction(
         messages, counts, tail_budget=budget, keep=keep, prune_chars=prune, counter=CHARS
     )
+
+
+def prompt_tokens(request: ModelRequest) -> int:
+    """The request's prompt as the plugin's default heuristic counts it."""
+    return RequestEstimator(HeuristicCounter()).request(request)
+
+
+class WindowServer:
+    """One model answering the agent's steps from ``steps`` and the summariser's
+    requests with ``summary(n)`` (n = 1, 2, ...); a request whose prompt plus the output
+    it reserves is over ``window`` is refused with CONTEXT_WINDOW_EXCEEDED, as
+    OpenAI-compatible servers (vLLM, OpenAI) do."""
+
+    def __init__(
+        self,
+        window: int,
+        steps: list[Any],
+        summary: Callable[[int], str] = lambda n: f"summary {n}",
+        max_output: int | None = None,
+    ) -> None:
+        self.window = window
+        self.steps = list(steps)
+        self.summary = summary
+        self.sent: list[ModelRequest] = []  # the agent's steps the server answered
+        self.summarising: list[ModelRequest] = []  # the summariser's, answered
+        self.refused: list[ModelRequest] = []
+        self.model = ScriptedModel(
+            [self.answer] * 500, context_window=window, max_output_tokens=max_output
+        )
+
+    def answer(self, request: ModelRequest) -> Any:
+        # what a provider sends: the request's max_tokens, else the model's output limit
+        needed = prompt_tokens(request) + (request.max_tokens or self.model.max_output_tokens or 0)
+        if needed > self.window:
+            self.refused.append(request)
+            return fail(
+                "CONTEXT_WINDOW_EXCEEDED",
+                f"maximum context length is {self.window} tokens; you requested {needed}",
+            )
+        if request.system == DEFAULT_PROMPT:
+            self.summarising.append(request)
+            return self.summary(len(self.summarising))
+        self.sent.append(request)
+        return self.steps.pop(0)

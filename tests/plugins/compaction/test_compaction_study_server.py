@@ -15,54 +15,26 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from compaction_util import call, events_of, harness, pairing_problems, result, summary_of
+from compaction_util import (
+    WindowServer as Server,
+)
+from compaction_util import (
+    call,
+    events_of,
+    harness,
+    pairing_problems,
+    prompt_tokens,
+    result,
+    summary_of,
+)
 
-from dsh import ModelRequest, UserMessage
-from dsh.testing import ScriptedModel, check_invariants, fail, run_turn, tool_calls
-from dsh_compaction import DEFAULT_PROMPT, SUMMARY_HEADER, HeuristicCounter, RequestEstimator
+from dsh import UserMessage
+from dsh.testing import ScriptedModel, check_invariants, run_turn, tool_calls
+from dsh_compaction import DEFAULT_PROMPT, SUMMARY_HEADER, HeuristicCounter
 from dsh_compaction._events import previous_summary
 from dsh_compaction._plan import too_large
 
 pytestmark = pytest.mark.plugins("compaction")
-
-
-def prompt_tokens(request: ModelRequest) -> int:
-    """The request's prompt as the plugin's default heuristic counts it."""
-    return RequestEstimator(HeuristicCounter()).request(request)
-
-
-class Server:
-    """One model answering the agent's steps from ``steps`` and the summariser's
-    requests with ``summary(n)`` (n = 1, 2, ...); a request whose prompt plus
-    ``max_tokens`` is over ``window`` is refused with CONTEXT_WINDOW_EXCEEDED."""
-
-    def __init__(
-        self, window: int, steps: list[Any], summary: Any, max_output: int | None = None
-    ) -> None:
-        self.window = window
-        self.steps = list(steps)
-        self.summary = summary
-        self.sent: list[ModelRequest] = []  # the agent's steps the server answered
-        self.summarising: list[ModelRequest] = []  # the summariser's, answered
-        self.refused: list[ModelRequest] = []
-        self.model = ScriptedModel(
-            [self.answer] * 500, context_window=window, max_output_tokens=max_output
-        )
-
-    def answer(self, request: ModelRequest) -> Any:
-        # what a provider sends: the request's max_tokens, else the model's output limit
-        needed = prompt_tokens(request) + (request.max_tokens or self.model.max_output_tokens or 0)
-        if needed > self.window:
-            self.refused.append(request)
-            return fail(
-                "CONTEXT_WINDOW_EXCEEDED",
-                f"maximum context length is {self.window} tokens; you requested {needed}",
-            )
-        if request.system == DEFAULT_PROMPT:
-            self.summarising.append(request)
-            return self.summary(len(self.summarising))
-        self.sent.append(request)
-        return self.steps.pop(0)
 
 
 def two_reads(steps: int, then: str = "done") -> list[Any]:

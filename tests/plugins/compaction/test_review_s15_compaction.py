@@ -13,45 +13,24 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from compaction_util import CHARS, events_of, harness, result, summarizer
+from compaction_util import (
+    CHARS,
+    WindowServer,
+    events_of,
+    harness,
+    prompt_tokens,
+    result,
+    summarizer,
+)
 
 import dsh_compaction
 from dsh import ModelRequest, hookimpl
 from dsh.testing import ScriptedModel, fail, run_turn, text, tool_calls
-from dsh_compaction import DEFAULT_PROMPT, HeuristicCounter, RequestEstimator
 from dsh_compaction._compact import limit_for
 from dsh_compaction._events import too_large_stub
 from dsh_compaction._plan import too_large
 
 pytestmark = pytest.mark.plugins("compaction")
-
-
-def prompt_tokens(request: ModelRequest) -> int:
-    return RequestEstimator(HeuristicCounter()).request(request)
-
-
-class Server:
-    """The agent's model: answers ``steps`` in order, and the summariser's requests with
-    a short summary; refuses a request over the window with its reservation."""
-
-    def __init__(self, window: int, steps: list[Any], max_output: int | None = None) -> None:
-        self.window = window
-        self.steps = list(steps)
-        self.sent: list[int] = []
-        self.refused: list[int] = []
-        self.model = ScriptedModel(
-            [self.answer] * 50, context_window=window, max_output_tokens=max_output
-        )
-
-    def answer(self, request: ModelRequest) -> Any:
-        needed = prompt_tokens(request) + (request.max_tokens or self.model.max_output_tokens or 0)
-        if needed > self.window:
-            self.refused.append(needed)
-            return fail("CONTEXT_WINDOW_EXCEEDED", f"max {self.window}; you requested {needed}")
-        if request.system == DEFAULT_PROMPT:
-            return "short summary"
-        self.sent.append(needed)
-        return self.steps.pop(0)
 
 
 class Dump:
@@ -71,7 +50,7 @@ class Dump:
 
 async def test_the_latest_steps_too_large_result_is_stubbed_and_the_turn_goes_on() -> None:
     """Mutant: ``compact`` without its ``too_large`` step (_compact.py, "big :=")."""
-    server = Server(6000, [tool_calls(("dump", {"size": 40_000})), "done"])
+    server = WindowServer(6000, [tool_calls(("dump", {"size": 40_000})), "done"])
     async with harness(server.model, extra=[("dump", Dump())], chars=False) as h:
         agent = await h.agents.create("a", options={"model": "scripted"})
         events = await run_turn(agent, "dump it")
@@ -129,7 +108,7 @@ async def test_a_manual_compaction_leaves_the_window_less_the_reserve_not_the_si
 )
 async def test_a_history_still_over_the_limit_after_the_stub_is_summarised_before_sending() -> None:
     turns = 3
-    server = Server(6000, ["ok"] * turns + [tool_calls(("dump", {"size": 20_000})), "done"])
+    server = WindowServer(6000, ["ok"] * turns + [tool_calls(("dump", {"size": 20_000})), "done"])
     async with harness(server.model, extra=[("dump", Dump())], chars=False) as h:
         agent = await h.agents.create("a", options={"model": "scripted", "max_tokens": 1500})
         for i in range(turns):
