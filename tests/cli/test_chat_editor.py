@@ -49,6 +49,17 @@ def row_of(rows: list[str], start: str, after: int = -1) -> int:
     raise AssertionError(f"no row starts with {start!r} after row {after}:\n" + "\n".join(rows))
 
 
+def quit_after_turn(child: pexpect.spawn) -> list[str]:
+    """Wait for turn 1 to end and "> " to come back, quit, and return the screen as it
+    was at the prompt."""
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    rows = screen(child)
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    return rows
+
+
 def users(server: Any) -> list[list[Any]]:
     """The user messages of each request."""
     return [[m["content"] for m in b["messages"] if m["role"] == "user"] for b in server.bodies()]
@@ -77,11 +88,7 @@ def test_a_bracketed_paste_of_lines_is_one_prompt(
     block = "why does this fail?\nTraceback (most recent call last):\nKeyError: 'x'"
     child.send(f"\x1b[200~{block}\n\x1b[201~")  # as a terminal pastes, its last line end too
     child.send("\r")
-    child.expect_exact("[turn 1 completed")
-    child.expect_exact("> ")
-    rows = screen(child)
-    child.sendline("/quit")
-    child.expect(pexpect.EOF)
+    rows = quit_after_turn(child)
     assert users(server) == [[block]]
     first = row_of(rows, "> why does this fail?")
     assert rows[first + 1 : first + 3] == [
@@ -97,10 +104,7 @@ def test_a_line_of_5000_characters_arrives_whole(
     child = chat(server, env=editor_env, plugins="")
     line = "0123456789" * 500
     child.sendline(line)
-    child.expect_exact("[turn 1 completed")
-    child.expect_exact("> ")
-    child.sendline("/quit")
-    child.expect(pexpect.EOF)
+    quit_after_turn(child)
     assert users(server) == [[line]]
 
 
@@ -116,11 +120,7 @@ def test_a_streamed_answer_and_a_steer_typed_meanwhile(
     child.expect_exact("thinking")
     child.sendline("use metric units")
     child.expect_exact("↪ steered by you: use metric units")
-    child.expect_exact("[turn 1 completed")
-    child.expect_exact("> ")
-    rows = screen(child)
-    child.sendline("/quit")
-    child.expect(pexpect.EOF)
+    rows = quit_after_turn(child)
     answer = row_of(rows, "thinking", row_of(rows, "> start"))
     assert rows[answer] == "thinking....."
     steered = row_of(rows, "↪ steered by you: use metric units", answer)
@@ -189,11 +189,7 @@ def test_a_permission_question_is_answered_at_the_prompt(
     asked = screen(child)
     child.sendline("y")
     child.expect_exact("Done.")
-    child.expect_exact("[turn 1 completed")
-    child.expect_exact("> ")
-    rows = screen(child)
-    child.sendline("/quit")
-    child.expect(pexpect.EOF)
+    rows = quit_after_turn(child)
     assert asked[-2].startswith("  allow? y = once")
     assert asked[-1] == ">"
     row_of(rows, "> y", row_of(rows, "  allow? y = once"))
@@ -206,10 +202,7 @@ def test_a_byte_that_is_not_utf8_is_sent_as_u_fffd(
     server = model_server([text_reply("Coffee.")])
     child = chat(server, env=editor_env, plugins="")
     os.write(child.child_fd, b"caf\xe9 please\r")
-    child.expect_exact("[turn 1 completed")
-    child.expect_exact("> ")
-    child.sendline("/quit")
-    child.expect(pexpect.EOF)
+    quit_after_turn(child)
     assert users(server) == [["caf\ufffd please"]]
 
 
@@ -225,11 +218,7 @@ def test_with_stdout_redirected_the_answer_goes_to_the_file(
     try:
         child.expect_exact("> ")
         child.sendline("hello")
-        child.expect_exact("[turn 1 completed")
-        child.expect_exact("> ")
-        rows = screen(child)
-        child.sendline("/quit")
-        child.expect(pexpect.EOF)
+        rows = quit_after_turn(child)
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
