@@ -99,14 +99,10 @@ async def test_a_manual_compaction_leaves_the_window_less_the_reserve_not_the_si
     assert len(agent.session.history) == 1 + 6
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a threshold compaction that stubs a too-large result returns at once "
-    "(plugins/compaction/src/dsh_compaction/_compact.py:175-177, the too_large step), "
-    "even when the rest of the history is still over window - reserve: the request is "
-    "sent, refused, and only the overflow retry summarises",
-)
 async def test_a_history_still_over_the_limit_after_the_stub_is_summarised_before_sending() -> None:
+    """After the too-large result's stub, the rest (three turns of 1150 tokens, tools)
+    is still over window - reserve: a second compaction summarises it before the request
+    is sent. Was a strict xfail: the stub alone was the compaction."""
     turns = 3
     server = WindowServer(6000, ["ok"] * turns + [tool_calls(("dump", {"size": 20_000})), "done"])
     async with harness(server.model, extra=[("dump", Dump())], chars=False) as h:
@@ -117,7 +113,14 @@ async def test_a_history_still_over_the_limit_after_the_stub_is_summarised_befor
 
     assert events[-1].data["reason"] == "completed"
     assert events_of(events, "compact/prune")  # the stub...
+    assert events_of(events, "compact/summary")  # ...then the summary of the rest...
     assert server.refused == []  # ...and no request refused for want of a summary
+    ends = [e.data for e in events_of(events, "compact/end")]
+    assert [(e["reason"], e["outcome"]) for e in ends] == [
+        ("threshold", "pruned"),
+        ("threshold", "summarized"),
+    ]
+    assert ends[1]["tokens_before"] == ends[0]["tokens_after"]
 
 
 def test_a_stub_no_smaller_than_the_result_is_not_proposed() -> None:

@@ -11,7 +11,7 @@ failure is logged in ``compact/end``.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import anyio
@@ -23,6 +23,7 @@ from dsh_compaction._plan import Plan, Prune, last_user_message, plan_compaction
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._state import AgentState
 from dsh_compaction._summarise import Summary, summarise
+from dsh_compaction._tokens import RequestEstimator
 
 __all__ = ["CompactionResult", "Outcome", "Reason", "compact", "limit_for"]
 
@@ -132,11 +133,16 @@ async def compact(
     Call with ``state.lock`` held. ``window`` is the context window in tokens, if known;
     ``reserve`` the output the request reserves in it. Threshold compactions that find
     nothing to compact log nothing.
+
+    An automatic compaction first stubs the tool results too large for the window on
+    their own (``compact/prune``, a compaction of its own); if the request is still
+    over the limit, a second compaction prunes or summarises the stubbed history. Its
+    result is then the second's, from the first's ``tokens_before``; when the second
+    changes nothing it is the first's (``pruned``), with the second's ``error`` if it
+    failed.
     """
-    session = agent.session
-    emit = session.emit
     estimator = await state.estimator(agent, settings, request.model)
-    history = session.history
+    history = agent.session.history
     fixed = estimator.fixed(request.system, request.tools)
     counts = list(estimator.counts(history))
     before = fixed + sum(counts)
@@ -151,83 +157,132 @@ async def compact(
     room = max(limit - fixed, 0)
     tail_budget = settings.tail_tokens or int(min(settings.tail_ratio * window, room / 2))
     where = {k: v for k, v in (("turn", turn), ("step", step)) if v is not None}
-    start: dict[str, Any] = {"reason": reason, "tokens": before, "context_window": window}
-    start |= {**where, "threshold": settings.threshold, "messages": len(history)}
+    run = _Run(agent, state, settings, request, reason, window, limit, fixed, estimator, where)
+    if reason == "manual" or not (big := too_large(history, counts, room, estimator.counter)):
+        return await run.once(tail_budget)
+    await run.start(history, before)
+    stubbed = await run.end(history, before, await _prune(big, agent.session.emit, state))
+    if stubbed.tokens_after <= limit:
+        return stubbed
+    rest = await run.once(tail_budget)
+    if rest.changed:
+        return CompactionResult(
+            rest.outcome, reason, before, rest.tokens_after, summary=rest.summary
+        )
+    return replace(stubbed, error=rest.error if rest.outcome == "failed" else None)
 
-    async def end(outcome: Outcome, error: dict[str, str] | None = None) -> CompactionResult:
-        after = fixed + estimator.messages(session.history)
-        data: dict[str, Any] = {"reason": reason, "outcome": outcome, **where}
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """What the compactions of one ``compact`` call share."""
+
+    agent: _host.Host
+    state: AgentState
+    settings: CompactionSettings
+    request: ModelRequest
+    reason: Reason
+    window: int
+    limit: float
+    fixed: int
+    estimator: RequestEstimator
+    where: dict[str, int]
+
+    async def start(self, history: Sequence[Message], before: int) -> None:
+        data: dict[str, Any] = {"reason": self.reason, "tokens": before}
+        data |= {"context_window": self.window, **self.where}
+        data |= {"threshold": self.settings.threshold, "messages": len(history)}
+        await self.agent.session.emit(START, data)
+
+    async def end(
+        self,
+        history: Sequence[Message],
+        before: int,
+        outcome: Outcome,
+        error: dict[str, str] | None = None,
+    ) -> CompactionResult:
+        now = self.agent.session.history
+        after = self.fixed + self.estimator.messages(now)
+        reason = self.reason
+        data: dict[str, Any] = {"reason": reason, "outcome": outcome, **self.where}
         data |= {"tokens_before": before, "tokens_after": after}
-        data |= {"messages_before": len(history), "messages_after": len(session.history)}
+        data |= {"messages_before": len(history), "messages_after": len(now)}
         if error is not None:
             data["error"] = error
             if reason != "manual":  # a manual one is answered by its caller (/compact)
                 log.warning(
                     "agent %r: compaction (%s) failed, the history is unchanged: %s: %s",
-                    agent.id,
+                    self.agent.id,
                     reason,
                     error.get("code"),
                     error.get("message"),
                 )
-        await emit(END, data)
+        await self.agent.session.emit(END, data)
         return CompactionResult(outcome, reason, before, after, error)
 
-    if reason != "manual" and (big := too_large(history, counts, room, estimator.counter)):
-        await emit(START, start)
-        return await end(await _prune(big, emit, state))
-    try:
-        keep = await _marks(agent, settings, history, counts, tail_budget)
-        plan = plan_compaction(
-            history,
-            counts,
-            tail_budget=tail_budget,
-            keep=keep,
-            prune_chars=settings.prune_chars,
-            counter=estimator.counter,
-        )
-    except Exception as exc:
-        await emit(START, start)
-        return await end("failed", _error(exc, settings))
-    if plan is None:
-        if reason == "threshold":
-            log.debug("agent %r: over the threshold, but nothing to compact", agent.id)
-            return CompactionResult("skipped", reason, before, before)
-        await emit(START, start)
-        return await end("skipped", {"code": "NOTHING", "message": "nothing to compact"})
-
-    await emit(START, start)
-    # pruning alone is enough when it leaves the request a quarter of the room below the
-    # threshold (else the next steps would prune again and again)
-    if plan.prune and reason != "manual" and before - plan.prune_saves <= limit - room / 4:
-        return await end(await _prune(plan.prune, emit, state))
-    try:
-        with anyio.fail_after(settings.timeout):
-            summary = await summarise(
-                agent,
-                settings,
-                [history[i] for i in plan.summarised],
-                plan.previous,
-                model_name=request.model,
-                counter=estimator.counter,
-                window=window,
+    async def once(self, tail_budget: int) -> CompactionResult:
+        """One compaction of the history as it is now: plan, then prune or summarise."""
+        agent, state, settings, reason = self.agent, self.state, self.settings, self.reason
+        history = agent.session.history
+        counts = list(self.estimator.counts(history))
+        before = self.fixed + sum(counts)
+        room = max(self.limit - self.fixed, 0)
+        counter = self.estimator.counter
+        try:
+            keep = await _marks(agent, settings, history, counts, tail_budget)
+            plan = plan_compaction(
+                history,
+                counts,
+                tail_budget=tail_budget,
+                keep=keep,
+                prune_chars=settings.prune_chars,
+                counter=counter,
             )
-        _check(summary, plan, estimator.counter.count_message(summary_message(summary.text)))
-        _check_unchanged(history, session.history, plan.cut)
-    except anyio.get_cancelled_exc_class():
-        with anyio.CancelScope(shield=True):
-            await end("aborted")
-        raise
-    except Exception as exc:
-        return await end("failed", _error(exc, settings))
-    try:
-        await emit(SUMMARY, _summary_data(summary, plan))
-    except EventDataError as exc:  # refused before it entered the log: nothing changed
-        return await end("failed", _error(exc, settings))
-    state.invalidate()
-    result = await end("summarized")
-    return CompactionResult(
-        result.outcome, reason, before, result.tokens_after, summary=summary.text
-    )
+        except Exception as exc:
+            await self.start(history, before)
+            return await self.end(history, before, "failed", _error(exc, settings))
+        if plan is None:
+            if reason == "threshold":
+                log.debug("agent %r: over the threshold, but nothing to compact", agent.id)
+                return CompactionResult("skipped", reason, before, before)
+            await self.start(history, before)
+            nothing = {"code": "NOTHING", "message": "nothing to compact"}
+            return await self.end(history, before, "skipped", nothing)
+
+        await self.start(history, before)
+        # pruning alone is enough when it leaves the request a quarter of the room below
+        # the threshold (else the next steps would prune again and again)
+        if plan.prune and reason != "manual" and before - plan.prune_saves <= self.limit - room / 4:
+            return await self.end(
+                history, before, await _prune(plan.prune, agent.session.emit, state)
+            )
+        try:
+            with anyio.fail_after(settings.timeout):
+                summary = await summarise(
+                    agent,
+                    settings,
+                    [history[i] for i in plan.summarised],
+                    plan.previous,
+                    model_name=self.request.model,
+                    counter=counter,
+                    window=self.window,
+                )
+            _check(summary, plan, counter.count_message(summary_message(summary.text)))
+            _check_unchanged(history, agent.session.history, plan.cut)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self.end(history, before, "aborted")
+            raise
+        except Exception as exc:
+            return await self.end(history, before, "failed", _error(exc, settings))
+        try:
+            await agent.session.emit(SUMMARY, _summary_data(summary, plan))
+        except EventDataError as exc:  # refused before it entered the log: nothing changed
+            return await self.end(history, before, "failed", _error(exc, settings))
+        state.invalidate()
+        result = await self.end(history, before, "summarized")
+        return CompactionResult(
+            result.outcome, reason, before, result.tokens_after, summary=summary.text
+        )
 
 
 async def _prune(prune: Sequence[Prune], emit: Any, state: AgentState) -> Outcome:

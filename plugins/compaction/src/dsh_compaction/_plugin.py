@@ -98,7 +98,7 @@ async def agent_request(
             turn=turn,
             step=step,
         )
-    if result.outcome == "failed":
+    if result.error is not None:  # failed (after a too-large result's stub, perhaps)
         state.failed_turn = turn
     if result.changed:
         return request.model_copy(update={"messages": agent.session.history})
