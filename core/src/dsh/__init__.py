@@ -26,7 +26,7 @@ from dsh.hookspecs import hookimpl, hookspec
 
 if TYPE_CHECKING:
     from dsh._model_name import ModelName
-    from dsh._secrets import get_logger
+    from dsh._secrets import get_logger, redact
     from dsh.messages import (
         AssistantMessage,
         ContinuationDecision,
@@ -72,6 +72,7 @@ _LAZY = {
     ),
     "ModelName": "dsh._model_name",
     "get_logger": "dsh._secrets",
+    "redact": "dsh._secrets",
 }
 
 
@@ -122,4 +123,5 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "list_plugins",
+    "redact",
 ]

@@ -23,6 +23,7 @@ __all__ = [
     "get_logger",
     "key_from_env",
     "key_variables",
+    "known_keys",
     "redact",
     "secret_values",
 ]
@@ -70,10 +71,22 @@ def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -
     return tuple(sorted((v for v in values if len(v) >= MIN_LENGTH), key=len, reverse=True))
 
 
-def redact(text: str, secrets: tuple[str, ...]) -> str:
+def known_keys() -> tuple[str, ...]:
+    """Every key dsh has read in this process and the built-in providers' keys in the
+    process's environment, longest first: what ``HideKeys`` and ``redact`` hide."""
+    return tuple(sorted(_READ.union(secret_values(None)), key=len, reverse=True))
+
+
+def redact(text: str, secrets: tuple[str, ...] | None = None) -> str:
     """``text`` with each secret value replaced by ``***``, and so each start or end of
     one at least half its length (and 8 characters): what is left of a key that an output
-    cap cut in two. A command that prints a key in pieces on purpose is not caught."""
+    cap cut in two. A command that prints a key in pieces on purpose is not caught.
+
+    ``secrets`` (longest first) defaults to ``known_keys()``: every model API key dsh
+    has read, as log records show them. Public as ``dsh.redact``, for what a plugin
+    writes elsewhere (an event's data, say)."""
+    if secrets is None:
+        secrets = known_keys()
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, HIDDEN)
@@ -123,7 +136,7 @@ class HideKeys(logging.Filter):
     (other plugins' and httpx's too)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        secrets = tuple(sorted(_READ.union(secret_values(None)), key=len, reverse=True))
+        secrets = known_keys()
         if not secrets:
             return True
         try:

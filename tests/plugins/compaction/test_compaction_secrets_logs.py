@@ -1,7 +1,9 @@
-"""A summariser that fails quoting a model API key, and what dsh-compaction logs (a
-study of its logger in library use; tests/core/test_secrets_study_logs.py has the
-core's loggers, tests/cli/test_cli_secrets_logs.py what the ``dsh`` command prints).
-The first-party plugins log through ``dsh.get_logger``, which hides the keys."""
+"""A summariser that fails quoting a model API key, and what dsh-compaction logs and
+writes in ``compact/end`` (a study of its logger in library use;
+tests/core/test_secrets_study_logs.py has the core's loggers,
+tests/cli/test_cli_secrets_logs.py what the ``dsh`` command prints). The first-party
+plugins log through ``dsh.get_logger`` and write event text through ``dsh.redact``,
+which hide the keys."""
 
 from __future__ import annotations
 
@@ -11,8 +13,8 @@ from typing import Any
 import pytest
 from compaction_util import WINDOW, harness, options, reads, summarizer
 
-from dsh._secrets import HideKeys, redact
-from dsh.testing import ScriptedModel, run_turn
+from dsh._secrets import HideKeys, key_from_env, redact
+from dsh.testing import ScriptedModel, fail, run_turn
 
 pytestmark = pytest.mark.plugins("compaction")
 
@@ -59,3 +61,31 @@ def test_each_first_party_plugin_logs_with_the_keys_hidden(module: str, name: st
     imported = __import__(module, fromlist=["log"])
     assert imported.log is logging.getLogger(name)
     assert any(isinstance(f, HideKeys) for f in imported.log.filters)
+
+
+def fail_quoting_the_key(request: Any) -> Any:
+    return fail("SERVER", f"upstream said: invalid key {KEY}")  # a ModelError's message
+
+
+@pytest.mark.parametrize("summariser", [refuse, fail_quoting_the_key])
+@pytest.mark.parametrize("variable", ["OPENAI_API_KEY", "DSH_TEST_PROXY_KEY"])
+async def test_a_failing_summariser_quoting_the_key_is_hidden_in_compact_end(
+    monkeypatch: pytest.MonkeyPatch, summariser: Any, variable: str
+) -> None:
+    """Leak path: the summariser's failure quotes a key (a built-in provider's in the
+    environment, or one dsh read through ``key_from_env``) -> ``compact/end``'s error,
+    in the session (dsh_compaction writes it through ``dsh.redact``)."""
+    monkeypatch.setenv(variable, KEY)
+    key_from_env(variable)  # as a model of ``models:`` with this api_key_env does
+    model = ScriptedModel(reads(7), context_window=WINDOW)
+    async with harness(model, summarizer(summariser, summariser)) as h:
+        agent = await h.agents.create("a", options=options())
+        events = await run_turn(agent, "task")
+        logged = [e for e in agent.session.events if e.type == "compact/end"]
+
+    assert events[-1].data["reason"] == "completed"
+    (end,) = logged
+    assert end.data["outcome"] == "failed"
+    message = end.data["error"]["message"]
+    assert KEY not in message and "sk-test-aB3dE5gH" not in message
+    assert "***" in message

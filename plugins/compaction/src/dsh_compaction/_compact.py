@@ -16,7 +16,16 @@ from typing import Any, Literal
 
 import anyio
 
-from dsh import DshError, EventDataError, HookError, Message, ModelError, ModelRequest, get_logger
+from dsh import (
+    DshError,
+    EventDataError,
+    HookError,
+    Message,
+    ModelError,
+    ModelRequest,
+    get_logger,
+    redact,
+)
 from dsh_compaction import _host
 from dsh_compaction._events import END, PRUNE, START, SUMMARY, summary_message
 from dsh_compaction._plan import Plan, Prune, last_user_message, plan_compaction, too_large
@@ -207,6 +216,8 @@ class _Run:
         data |= {"tokens_before": before, "tokens_after": after}
         data |= {"messages_before": len(history), "messages_after": len(now)}
         if error is not None:
+            # a summariser's failure may quote a model API key: the session keeps none
+            error = {key: redact(value) for key, value in error.items()}
             data["error"] = error
             if reason != "manual":  # a manual one is answered by its caller (/compact)
                 log.warning(
