@@ -129,11 +129,11 @@ def _hide_parts(text: str, secret: str, shortest: int) -> str:
 
 class HideKeys(logging.Filter):
     """Hides every key dsh has read, and the built-in providers' keys in the process's
-    environment, in a record's message and traceback (a tool's or a plugin's exception
-    may quote one). On each logger of the core and the first-party plugins
-    (``get_logger``): a library installs no handler, but what its own records say is its
-    business; and on the ``dsh`` command's handler, which shows every logger's records
-    (other plugins' and httpx's too)."""
+    environment, in a record's message, traceback and stack (a tool's or a plugin's
+    exception may quote one, a frame's source line hold one). On each logger of the
+    core and the first-party plugins (``get_logger``): a library installs no handler,
+    but what its own records say is its business; and on the ``dsh`` command's
+    handler, which shows every logger's records (other plugins' and httpx's too)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         secrets = known_keys()
@@ -155,6 +155,9 @@ class HideKeys(logging.Filter):
         if hidden != trace:
             # formatters print exc_text; one that formats exc_info itself would not hide
             record.exc_info, record.exc_text = None, hidden
+        stack = record.stack_info  # stack_info=True: each frame's source line
+        if stack:
+            record.stack_info = redact(stack, secrets)
         return True
 
 
