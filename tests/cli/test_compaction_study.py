@@ -317,3 +317,22 @@ def test_an_idle_compact_is_stored_at_once_and_a_killed_chat_continues_from_it(
     sent = contents(server.bodies()[3])
     assert sent[0].startswith("[Summary of the earlier conversation")
     assert sent[0].endswith("Summary: one, two.") and sent[1:] == [answer, "three"]
+
+
+@pytest.mark.plugins("compaction")
+def test_an_overflow_with_nothing_to_compact_says_so_not_failed(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The server refuses the first request (one question: nothing to compact): the
+    warning says nothing could be compacted, not that the compaction failed; the
+    provider's error still ends the turn."""
+    server = model_server([TOO_LONG])
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "compaction"}
+    done = dsh("-m", model_of(server), "run", "hi", env=env, cwd=tmp_path)
+
+    assert done.returncode == 1, done.stderr
+    said = "dsh: agent 'main': nothing could be compacted to fit the context window "
+    assert said + "(overflow); the history is unchanged\n" in done.stderr
+    assert "failed" not in done.stderr
+    assert "[turn 1 error · 0 in / 0 out tokens] CONTEXT_WINDOW_EXCEEDED: " in done.stderr
+    assert len(server.bodies()) == 1  # not retried

@@ -220,13 +220,7 @@ class _Run:
             error = {key: redact(value) for key, value in error.items()}
             data["error"] = error
             if reason != "manual":  # a manual one is answered by its caller (/compact)
-                log.warning(
-                    "agent %r: compaction (%s) failed, the history is unchanged: %s: %s",
-                    self.agent.id,
-                    reason,
-                    error.get("code"),
-                    error.get("message"),
-                )
+                _warn(self.agent.id, reason, outcome, error)
         await self.agent.session.emit(END, data)
         return CompactionResult(outcome, reason, before, after, error)
 
@@ -294,6 +288,25 @@ class _Run:
         return CompactionResult(
             result.outcome, reason, before, result.tokens_after, summary=summary.text
         )
+
+
+def _warn(agent_id: str, reason: Reason, outcome: Outcome, error: dict[str, str]) -> None:
+    """Tell the user that an automatic compaction left the history as it was."""
+    if outcome == "skipped":  # overflow, nothing to compact: not a failure of the plugin
+        log.warning(
+            "agent %r: nothing could be compacted to fit the context window (%s); "
+            "the history is unchanged",
+            agent_id,
+            reason,
+        )
+        return
+    log.warning(
+        "agent %r: compaction (%s) failed, the history is unchanged: %s: %s",
+        agent_id,
+        reason,
+        error.get("code"),
+        error.get("message"),
+    )
 
 
 async def _prune(prune: Sequence[Prune], emit: Any, state: AgentState) -> Outcome:
