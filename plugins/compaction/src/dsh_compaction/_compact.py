@@ -44,7 +44,9 @@ Outcome = Literal["summarized", "pruned", "skipped", "failed", "aborted"]
 
 @dataclass(frozen=True, slots=True)
 class CompactionResult:
-    """What a compaction did; ``changed`` when the history was compacted."""
+    """What a compaction did; ``changed`` when the history was compacted. ``error``:
+    why it failed, or why the summary that followed a ``pruned`` too-large result's
+    stub did (see ``compact``)."""
 
     outcome: Outcome
     reason: Reason
