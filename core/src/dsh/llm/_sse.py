@@ -5,7 +5,8 @@ Why not httpx-sse: measured on the same loopback streams, its two generator laye
 and line-by-line decoding cost 1.5-2.5 µs per event more than reading lines with httpx
 (bench/stream.py); this parser splits the received bytes at once and costs about that
 floor. The adapters need only the data of each event (the event name is repeated in
-the JSON), so ``event``, ``id`` and ``retry`` fields are parsed and ignored.
+the JSON), so ``id`` and ``retry`` fields are parsed and ignored, and of ``event`` only
+the name ``error`` counts (see ``SSEParser``).
 """
 
 from __future__ import annotations
@@ -28,16 +29,28 @@ class SSEParser:
     pending when the stream ends is an incomplete event and is discarded, as the
     standard says.
 
-    Not in the standard: an ``error`` field (llama.cpp's server wrote a failure inside a
-    stream as ``error: {...}`` until September 2025) is read as the data
-    ``{"error": ...}``, the shape servers send on a data line, so it is not lost.
+    Errors, whatever shape the server gives them, come out as the data servers send on
+    a data line, ``{"error": ...}``, which both adapters read as the server's error:
+
+    - an ``error`` field, not in the standard (llama.cpp's server wrote a failure inside
+      a stream as ``error: {...}`` until September 2025), stands for ``{"error": ...}``
+      (the value an object if it is one in JSON, else its text), even with no data line;
+    - an event named ``error`` (``event: error``) whose data is not already an object
+      with an ``error`` member (Anthropic's ``{"type": "error", "error": {...}}``, or
+      ``{"error": {...}}``) has its data wrapped: ``{"error": DATA}``, DATA the object
+      or the text, so that a message on its own is not taken for a piece of the answer.
+
+    An event with both an ``error`` field and data lines is the error of its data if
+    that is already ``{"error": ...}``, else the error of the field.
     """
 
-    __slots__ = ("_data", "_pending", "_started")
+    __slots__ = ("_data", "_error_named", "_errors", "_pending", "_started")
 
     def __init__(self) -> None:
         self._pending = b""
         self._data: list[str] = []
+        self._errors: list[str] = []  # the values of error fields
+        self._error_named = False  # the event's name is "error"
         self._started = False
 
     def feed(self, piece: bytes) -> list[str]:
@@ -62,7 +75,13 @@ class SSEParser:
         data = self._data
         for line in lines:
             if not line:
-                if data:
+                if self._error_named or self._errors:
+                    if data or self._errors:
+                        out.append(_error_data(data, self._errors))
+                    data = self._data = []
+                    self._errors = []
+                    self._error_named = False
+                elif data:
                     out.append(data[0] if len(data) == 1 else "\n".join(data))
                     data = self._data = []
             elif line.startswith(b"data: "):
@@ -71,8 +90,10 @@ class SSEParser:
                 name, _, value = line.partition(b":")
                 if name == b"data":
                     data.append(value.removeprefix(b" ").decode("utf-8", "replace"))
+                elif name == b"event":
+                    self._error_named = value.removeprefix(b" ") == b"error"
                 elif name == b"error":
-                    data.append(_error_data(value.removeprefix(b" ").decode("utf-8", "replace")))
+                    self._errors.append(value.removeprefix(b" ").decode("utf-8", "replace"))
         return out
 
     def end(self) -> list[str]:
@@ -80,11 +101,20 @@ class SSEParser:
         return self.feed(b"\n") if self._pending.endswith(b"\r") else []
 
 
-def _error_data(value: str) -> str:
-    """The data line an ``error`` field stands for: ``{"error": value}``, the value an
-    object if it is one in JSON, else its text."""
+def _error_data(data: list[str], errors: list[str]) -> str:
+    """The data an error event stands for: its data if that is an object with an
+    ``error`` member, else ``{"error": value}``, the value the error fields' (or, without
+    any, the data's) object if it is one in JSON, else their text."""
+    value = _object_or_text("\n".join(data)) if data else None
+    if isinstance(value, dict) and value.get("error") is not None:
+        return "\n".join(data)
+    if errors:
+        value = _object_or_text("\n".join(errors))
+    return dumps({"error": value or "an error event without a message"})
+
+
+def _object_or_text(text: str) -> object:
     try:
-        error = loads(value) if value.startswith("{") else value
+        return loads(text) if text.startswith("{") else text
     except ValueError:  # `{slot 0} unavailable`: words, not JSON
-        error = value
-    return dumps({"error": error})
+        return text

@@ -82,7 +82,9 @@ class AnthropicModel(HttpModel):
             async for data in events:
                 try:
                     item = loads(data)
-                    kind = item["type"]
+                    # {"error": ...} without a type: an error in the OpenAI shape (and
+                    # what the SSE parser makes of an error event that lacks one)
+                    kind = item["type"] if "type" in item or "error" not in item else "error"
                     if kind == "content_block_delta":
                         delta = item["delta"]
                         what = delta["type"]
