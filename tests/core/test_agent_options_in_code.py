@@ -78,9 +78,19 @@ async def test_a_plugin_option_is_checked_over_its_section_of_the_file() -> None
     assert "tone.style" in await refused({"tone": {"style": "cold"}}, config)
 
 
-async def test_required_fields_left_out_are_the_plugins_to_supply() -> None:
-    """As for the file: a plugin may take a missing field from elsewhere."""
-    async with scripted_harness(ScriptedModel([]), plugins=[("tone", TonePlugin())]) as h:
+async def test_a_required_field_neither_the_options_nor_a_section_give_is_refused() -> None:
+    """As for the file: with no section for the plugin, nothing gives ``level`` (it was
+    let through as "the plugin's to supply", for the plugin's own check to fail later);
+    with one, the section gives it."""
+    message = await refused({"tone": {"style": "warm"}})
+    assert message == (
+        "agent 'a': option tone.level: Field required (plugin 'tone' has no section in the "
+        "config (<defaults>) to give it)"
+    )
+    assert "option tone.style: Input should be" in await refused({"tone": {"style": "wram"}})
+    model = ScriptedModel([])
+    plugins = [("tone", TonePlugin())]
+    async with scripted_harness(model, plugins=plugins, config_text="tone: {level: 2}\n") as h:
         await h.agents.create("a", options={"model": "scripted", "tone": {"style": "warm"}})
 
 

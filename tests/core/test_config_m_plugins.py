@@ -182,13 +182,36 @@ def test_an_agents_plugin_option_overrides_the_sections_value(tmp_path: Path) ->
     assert (err.path, err.reason) == ("agents[0].options.endpoint", "low must not be above high")
 
 
-def test_an_agents_plugin_option_need_not_give_what_the_plugin_requires(
+def test_an_agents_plugin_option_without_a_section_must_give_what_the_plugin_requires(
     tmp_path: Path,
 ) -> None:
-    # no section: the plugin layers the agent's options over more than the file says
-    text = "agents:\n  - id: a\n    options: {endpoint: {low: 1}}\n"
-    (agent,) = load_config(write(tmp_path, text), settings={"endpoint": Endpoint}).agents
+    # Was loaded without a word: a required field with no section to give it was "the
+    # plugin's to supply", so `dsh config check` passed and the plugin's own check of
+    # the same settings failed later, at the agent's start, without the file's place.
+    text = "agents:\n  - id: a\n    options:\n      endpoint: {low: 1}\n"
+    path = write(tmp_path, text)
+    err = fails(path, {"endpoint": Endpoint})
+    assert (err.source, err.path, err.reason) == (
+        f"{path}:4:7",
+        "agents[0].options.endpoint.url",
+        "Field required (plugin 'endpoint' has no section in this file to give it)",
+    )
+    # ...as an empty option (null: no settings) is, and one agent's option of two
+    empty = "agents:\n  - id: a\n    options: {endpoint: {url: u}}\n  - id: b\n"
+    err = fails(write(tmp_path, empty + "    options: {endpoint: }\n"), {"endpoint": Endpoint})
+    assert err.path == "agents[1].options.endpoint.url"
+    # the section gives it: the agent's options need not
+    given = "endpoint: {url: http://x}\n" + text
+    (agent,) = load_config(write(tmp_path, given), settings={"endpoint": Endpoint}).agents
     assert agent.options == {"endpoint": {"low": 1}}
+
+
+def test_a_bad_section_s_missing_field_is_reported_once_not_at_each_agent(
+    tmp_path: Path,
+) -> None:
+    text = "endpoint: {low: 1}\nagents:\n  - id: a\n    options: {endpoint: {low: 2}}\n"
+    err = fails(write(tmp_path, text), {"endpoint": Endpoint})
+    assert (err.path, err.reason, err.more) == ("endpoint.url", "Field required", ())
 
 
 def test_a_required_key_missing_deeper_in_an_agents_plugin_option_is_refused(
@@ -272,11 +295,12 @@ class Needs(BaseModel):
 def test_an_agents_plugin_options_without_a_required_field_still_name_a_typo(
     tmp_path: Path,
 ) -> None:
-    """A required field left out of an agent's plugin options is the plugin's to supply,
-    but a misspelt key beside it is still reported (it was dropped without a word)."""
+    """A misspelt key beside a required field left out is reported, rather than the
+    field it probably meant (it would be dropped without a word)."""
     text = "agents:\n  - id: a\n    options: {needs: {levle: 2}}\n"
     err = fails(write(tmp_path, text), {"needs": Needs})
     assert err.path == "agents[0].options.needs.levle"
     assert err.reason == "unknown key (expected one of: level, style); did you mean 'level'?"
-    good = write(tmp_path, "agents:\n  - id: a\n    options: {needs: {style: x}}\n")
+    given = "needs: {level: 1}\nagents:\n  - id: a\n    options: {needs: {style: x}}\n"
+    good = write(tmp_path, given)
     load_config(good, settings={"needs": Needs})

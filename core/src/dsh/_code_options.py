@@ -29,8 +29,9 @@ def check_options(harness: Harness, agent_id: str, options: dict[str, Any] | Non
     config's own agents were checked when it loaded): a ``DshError`` naming the agent."""
     if options:
         pm = harness.pm
+        config = harness.config
         problem = options_problem(
-            options, harness.settings, harness.config.raw, pm.is_left_out, pm.is_blocked
+            options, harness.settings, config.raw, pm.is_left_out, pm.is_blocked, config.source
         )
         if problem is None:
             problem = model_problem(options.get("model"), harness.models.names())
@@ -56,10 +57,12 @@ def options_problem(
     sections: Mapping[str, Any],
     left_out: Callable[[str], bool] = lambda name: False,
     blocked: Callable[[str], bool] = lambda name: False,
+    source: str = "<defaults>",
 ) -> str | None:
     """What is wrong with the first bad plugin key of ``options``: a key named
     after a plugin with ``settings`` must be valid for its settings model over its
-    section of the file (``sections``: the YAML as parsed), with no key it would ignore;
+    section of the file (``sections``: the YAML as parsed, read from ``source``), with
+    no key it would ignore and no required field that neither gives;
     a key named after an installed plugin that does not run (``left_out``) would apply
     to nothing: refused, or warned about when the plugin was turned off (``blocked``);
     another key is free unless it is a typo of a core option or of such a
@@ -89,25 +92,26 @@ def options_problem(
         try:
             checked = model.model_validate(layered(sections.get(key), value))
         except ValidationError as exc:
-            # in Python's words (this is code), with the config's hints; a required
-            # field left out at the top is the plugin's to supply, as for the file
-            for err in exc.errors(include_url=False):
-                loc: Loc = (key, *err["loc"])
-                if err["type"] == "missing" and len(loc) == 2:
-                    continue
-                reason = err["msg"]
-                if err["type"] == "value_error":  # a validator's own words
-                    reason = str(err.get("ctx", {}).get("error", reason))
-                elif err["type"] == "extra_forbidden":
-                    reason = unknown_key(loc, model, 1)
-                elif err["type"] == "literal_error" and isinstance(err["input"], str):
-                    choices = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected")))
-                    reason += did_you_mean(err["input"], choices)
-                return f"option {_dotted(loc)}: {reason}"
-            unknown = unknown_field_key(model, value, (key,))
-            if unknown is not None:
-                return f"option {_dotted(unknown)}: {unknown_key(unknown, model, 1)}"
-            continue
+            # in Python's words (this is code), with the config's hints; only required
+            # fields left out: a key the model would drop (a typo of one?) comes first
+            errors = exc.errors(include_url=False)
+            if all(err["type"] == "missing" and len(err["loc"]) == 1 for err in errors):
+                unknown = unknown_field_key(model, value, (key,))
+                if unknown is not None:
+                    return f"option {_dotted(unknown)}: {unknown_key(unknown, model, 1)}"
+            err = next((e for e in errors if e["type"] != "missing"), errors[0])
+            loc: Loc = (key, *err["loc"])
+            reason = err["msg"]
+            if err["type"] == "value_error":  # a validator's own words
+                reason = str(err.get("ctx", {}).get("error", reason))
+            elif err["type"] == "missing" and len(loc) == 2:  # the section would give it
+                reason += f" (plugin {key!r} has no section in the config ({source}) to give it)"
+            elif err["type"] == "extra_forbidden":
+                reason = unknown_key(loc, model, 1)
+            elif err["type"] == "literal_error" and isinstance(err["input"], str):
+                choices = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected")))
+                reason += did_you_mean(err["input"], choices)
+            return f"option {_dotted(loc)}: {reason}"
         ignored = ignored_key(checked, value, (key,))
         if ignored is not None:
             return f"option {_dotted(ignored)}: {unknown_key(ignored, model, 1)}"

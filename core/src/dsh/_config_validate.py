@@ -83,7 +83,7 @@ def validate(
     if checked is not None:  # every problem in one run: the good part of a bad core too
         valid = {name: data[name] for name in sections}  # a bad section is reported once
         off = _Off(blocked, left_out, turned_off)
-        problems += _agent_options(root, checked, valid, settings, off, own, good.at)
+        problems += _agent_options(root, checked, valid, settings, off, own, good.at, data)
         where = [((name,), s) for name, s in sections.items()]
         problems += _cross_check(
             root, checked, where, at=good.at, broken=good.broken, bad_ids=good.bad_ids
@@ -237,11 +237,14 @@ def _agent_options(
     off: _Off,
     own: list[tuple[Loc, BaseModel]],
     at: Sequence[int] | None = None,
+    written: Collection[str] = (),
 ) -> list[Problem]:
     """``agents[].options``: the core's keys by the core's rules; a key named after a
     loaded plugin by that plugin's settings model, over the plugin's section if it is
     valid (``sections``; as the plugin layers them: a field the section gives is not
-    missing; appended to ``own``);
+    missing; appended to ``own``). A required field neither gives is refused, unless
+    the file has a section for the plugin (``written``) that is bad: its problems are
+    reported there;
     any other key is free for plugins, unless it is a near miss of a known key (a typo
     would otherwise be ignored without a word)."""
     problems: list[Problem] = []
@@ -269,12 +272,17 @@ def _agent_options(
                 try:
                     checked = model.model_validate(layered(sections.get(key), value))
                 except ValidationError as exc:
-                    found = _from_validation(root, loc, exc, model, missing=False)
-                    # only required fields left out (the plugin's to supply): a key
-                    # its model would drop is still a typo to report
-                    unknown = unknown_field_key(model, value, loc) if not found else None
-                    if unknown is not None:
-                        found = [locate(root, unknown, unknown_key(unknown, model, 4))]
+                    if key in written:  # a bad section: its missing fields are told there
+                        found = _from_validation(root, loc, exc, model, missing=False)
+                    else:  # nothing else in the file gives what is left out
+                        hint = f" (plugin {key!r} has no section in this file to give it)"
+                        found = _from_validation(root, loc, exc, model, hint=hint)
+                    # only required fields left out: a key the model would drop is
+                    # reported instead (a typo of one of them, likely)
+                    if all(_top_missing(err) for err in exc.errors()):
+                        unknown = unknown_field_key(model, value, loc)
+                        if unknown is not None:
+                            found = [locate(root, unknown, unknown_key(unknown, model, 4))]
                     problems += found
                     continue
                 ignored = ignored_key(checked, value, loc)
@@ -324,15 +332,18 @@ def _from_validation(
     model: type[BaseModel],
     *,
     missing: bool = True,
+    hint: str = "",
 ) -> list[Problem]:
     """One problem per error; ``missing=False`` passes over required fields left out
-    at the top level (an agent's plugin options, which the plugin layers over more)."""
+    at the top level (an agent's plugin options over a plugin section that is bad);
+    ``hint`` is added to the reason of each such field when they are reported."""
     problems = []
     # The ValidationError becomes the cause (shown by ``dsh -v``) only when it hides
     # the input: a plugin's section may hold a secret its model does not mark.
     cause = exc if model.model_config.get("hide_input_in_errors") else None
     for err in exc.errors(include_url=False):  # the input is never shown, only its kind
-        if not missing and err["type"] == "missing" and len(err["loc"]) == 1:
+        top_missing = _top_missing(err)
+        if not missing and top_missing:
             continue
         loc: Loc = (*prefix, *err["loc"])
         reason = err["msg"]
@@ -340,6 +351,8 @@ def _from_validation(
             reason = f"Input should be {_YAML_KINDS[err['type']]}, not {_kind(err['input'])}"
         elif err["type"] == "value_error":  # a validator's own words, without "Value error, "
             reason = str(err.get("ctx", {}).get("error", reason))
+        elif top_missing:
+            reason += hint
         elif err["type"] == "extra_forbidden":
             reason = unknown_key(loc, model, len(prefix))
         elif err["type"] == "literal_error" and isinstance(err["input"], str):  # a typo?
@@ -347,6 +360,10 @@ def _from_validation(
             reason += did_you_mean(err["input"], choices)
         problems.append(locate(root, loc, reason, cause, missing=err["type"] == "missing"))
     return problems
+
+
+def _top_missing(err: Any) -> bool:  # a required field of the model itself left out
+    return err["type"] == "missing" and len(err["loc"]) == 1
 
 
 _LIST = "a list ([a, b], or one '- item' per line)"
