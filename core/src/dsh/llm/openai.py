@@ -5,14 +5,15 @@ OpenRouter and any server speaking ``POST {base_url}/chat/completions`` with SSE
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from json import dumps, loads
+from json import loads
 from typing import Any, Final
 
 from dsh.config import ModelConfig
 from dsh.errors import ModelError
+from dsh.llm._call_slots import CallSlots
 from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
-from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
+from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, UsageChunk
 from dsh.messages import (
     AssistantMessage,
     Message,
@@ -93,11 +94,7 @@ class OpenAICompatibleModel(HttpModel):
         finish: str | None = None
         done = False
         ended = False  # a finish_reason came, and no piece of the answer after it
-        # wire index -> our index; a server that reuses index 0 for every call (it
-        # happens) gets a fresh index whenever a new call id comes with a name
-        slots: dict[int, int] = {}
-        ids: dict[int, str] = {}
-        held: dict[int, str] = {}  # wire index -> a new id that came without a name
+        slots = CallSlots()  # which tool-call pieces make one call
         async with self.events("/chat/completions", body, headers, key) as events:
             async for data in events:
                 if data == "[DONE]":
@@ -113,7 +110,7 @@ class OpenAICompatibleModel(HttpModel):
                     for choice in chunk.get("choices") or ():
                         if choice.get("index") not in (0, None):
                             continue  # another of n > 1 choices: only the first is read
-                        for piece in _pieces(choice.get("delta"), slots, ids, held):
+                        for piece in _pieces(choice.get("delta"), slots):
                             ended = False
                             yield piece
                         reason = choice.get("finish_reason")
@@ -137,12 +134,7 @@ class OpenAICompatibleModel(HttpModel):
         yield Finish(stop)
 
 
-def _pieces(
-    delta: dict[str, Any] | None,
-    slots: dict[int, int],
-    ids: dict[int, str],
-    held: dict[int, str],
-) -> Iterator[Chunk]:
+def _pieces(delta: dict[str, Any] | None, slots: CallSlots) -> Iterator[Chunk]:
     """The chunks of one choice's delta: reasoning, text, tool-call pieces."""
     if not delta:
         return
@@ -155,43 +147,7 @@ def _pieces(
     calls = delta.get("tool_calls")
     if calls:
         for position, call in enumerate(calls):
-            yield _call_delta(call, position, slots, ids, held)
-
-
-def _call_delta(
-    call: dict[str, Any],
-    position: int,
-    slots: dict[int, int],
-    ids: dict[int, str],
-    held: dict[int, str],
-) -> ToolCallDelta:
-    wire = call.get("index")
-    if wire is None:
-        wire = position
-    call_id = call.get("id") or None
-    function = call.get("function") or {}
-    name = function.get("name") or None
-    index = slots.get(wire)
-    # A new id with a name at a known index is a new call (a server reusing index 0); a
-    # new id without one continues the call (ids that change on every delta, or an id
-    # sent after the name), which keeps the first id it had; but if a name without an
-    # id comes next, that id was a new call's, sent before its name.
-    if name is not None and call_id is None:
-        call_id = held.pop(wire, None)
-    if index is None or (call_id is not None and name is not None and ids[index] != call_id):
-        index = len(ids)
-        slots[wire] = index
-        ids[index] = call_id or ""
-    elif call_id is not None and ids[index] != call_id:
-        if ids[index]:
-            held[wire] = call_id
-            call_id = None
-        else:
-            ids[index] = call_id
-    arguments = function.get("arguments") or ""
-    if not isinstance(arguments, str):  # a few servers send the object itself
-        arguments = dumps(arguments)
-    return ToolCallDelta(index, id=call_id, name=name, arguments=arguments)
+            yield slots.delta(call, position)
 
 
 def _usage(usage: dict[str, Any]) -> Usage:
