@@ -41,7 +41,7 @@ def test_continue_in_a_subdirectory_names_the_projects_session_and_how_to_go_on_
     done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=sub)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
-        f"dsh: error: --continue: no stored session was started in {here} (the last one "
+        f"dsh: error: --continue: no stored session last ran in {here} (the last one "
         f"of {root}, above it, is {ours}: `dsh --cwd {root} run --continue` goes on with "
         f"it there, --session {ours} here)\n"
     )
@@ -108,31 +108,41 @@ def test_projects_on_sqlite_through_a_symlink_and_a_list_that_tells_them_apart(
 
 
 @pytest.mark.plugins("persistence")
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a session's workspace is where it was started (the JSONL header's cwd, written "
-        "once on line 1; the SQLite row's cwd, set on insert): after `dsh run --session "
-        "ID` moved a session to another directory, `--continue` there refuses it ('the "
-        "last one, ID, is from <where it started>; --session ID continues it here') and "
-        "`--continue` where it started still takes it, though its last turn and tools "
-        "ran elsewhere. Following the session needs the workspace of its last turn "
-        "(e.g. recorded in turn/start and read by list()), a format change of both "
-        "backends"
-    ),
-)
+@pytest.mark.parametrize("backend", ["jsonl", "sqlite"])
 def test_continue_follows_a_session_moved_with_session_id(
-    model_server: Any, env: dict[str, str], tmp_path: Path
+    model_server: Any, env: dict[str, str], tmp_path: Path, backend: str
 ) -> None:
+    """A session's workspace was where it was started (the JSONL header's cwd, the
+    SQLite row's): after `dsh run --session ID` moved it to another directory,
+    `--continue` there refused it and `--continue` where it started still took it,
+    though its last turn ran elsewhere. Now both go by where its last turn ran, and
+    `dsh sessions list` shows that workspace."""
     server = model_server([text_reply("One."), text_reply("Two."), text_reply("Three.")])
     model = f"openai-compatible:tiny@{server.url}"
+    config = tmp_path / "dsh.yml"
+    config.write_text(f"persistence: {{backend: {backend}}}\n")
+    env = {**env, "HOME": str(tmp_path)}
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
     second.mkdir()
-    assert dsh("-m", model, "run", "hello", env=env, cwd=first).returncode == 0
-    (stored,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
-    moved = dsh("-m", model, "run", "--session", stored.stem, "here now", env=env, cwd=second)
+    run = ("-c", str(config), "-m", model, "run")
+    started = dsh(*run, "hello", env=env, cwd=first)
+    assert started.returncode == 0, started.stderr
+    (ours,) = [line.split()[-1] for line in started.stderr.splitlines() if "new session" in line]
+    moved = dsh(*run, "--session", ours, "here now", env=env, cwd=second)
     assert moved.returncode == 0, moved.stderr
 
-    done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=second)
+    refused = dsh(*run, "--continue", "go on", env=env, cwd=first)
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr == (
+        f"dsh: error: --continue: no stored session last ran in {first.resolve()} (the "
+        f"last one, {ours}, is from {second.resolve()}; --session {ours} continues it "
+        "here)\n"
+    )
+    listed = dsh("-c", str(config), "sessions", "list", env=env, cwd=first)
+    assert listed.returncode == 0, listed.stderr
+    rows = [line.split() for line in listed.stdout.splitlines()]
+    assert [(row[0], row[4]) for row in rows[1:]] == [(ours, "~/second")]
+    done = dsh(*run, "--continue", "go on", env=env, cwd=second)
     assert done.returncode == 0, done.stderr
+    assert contents(server.bodies()[2]) == ["hello", "One.", "here now", "Two.", "go on"]

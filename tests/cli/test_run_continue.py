@@ -211,7 +211,7 @@ def test_continue_where_no_session_was_started_names_the_last_one_and_how_to_tak
     done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=elsewhere)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
-        f"dsh: error: --continue: no stored session was started in {elsewhere.resolve()} "
+        f"dsh: error: --continue: no stored session last ran in {elsewhere.resolve()} "
         f"(the last one, {stored.stem}, is from {project.resolve()}; --session "
         f"{stored.stem} continues it here)\n"
     )

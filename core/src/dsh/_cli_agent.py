@@ -148,7 +148,7 @@ def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Nam
 
     from dsh.persistence import last_above
 
-    said = f"--continue: no stored session was started in {workspace}"
+    said = f"--continue: no stored session last ran in {workspace}"
     above = last_above(headers, str(workspace))
     if above is not None:
         there = shlex.quote(above.workspace)

@@ -37,8 +37,9 @@ class SessionHeader:
     updated: float
     turns: int
     title: str = ""
-    #: The workspace of the agent that first stored the session ("": not recorded), its
-    #: symlinks resolved; a store that writes UTF-8 may give bytes of the path that are
+    #: The workspace of the agent that stored the session's last turn ("": not
+    #: recorded), its symlinks resolved (a store that records only where the session was
+    #: started gives that); a store that writes UTF-8 may give bytes of the path that are
     #: not UTF-8 (``os.fsdecode``'s lone surrogates) as U+FFFD: ``last_in`` matches either.
     workspace: str = ""
 
@@ -85,8 +86,8 @@ async def find_session(service: SessionPersistence, wanted: str) -> str:
 
 
 def started_in(headers: Sequence[SessionHeader], workspace: str) -> list[SessionHeader]:
-    """Those of ``headers`` whose agent worked in ``workspace``, or that do not say where
-    (``workspace == ""``), in their order: ``dsh sessions list --here``."""
+    """Those of ``headers`` whose agent last worked in ``workspace``, or that do not say
+    where (``workspace == ""``), in their order: ``dsh sessions list --here``."""
     here = _path(workspace)
     return [
         header
@@ -103,8 +104,8 @@ def last_in(headers: Sequence[SessionHeader], workspace: str) -> SessionHeader |
 
 
 def last_above(headers: Sequence[SessionHeader], workspace: str) -> SessionHeader | None:
-    """The first of ``headers`` started in a directory that holds ``workspace`` (a parent
-    of it, at any depth): what ``--continue`` in a project's subdirectory names in its
+    """The first of ``headers`` that last ran in a directory that holds ``workspace`` (a
+    parent of it, at any depth): what ``--continue`` in a project's subdirectory names in its
     error. It does not take it: there the tools would run in the subdirectory, and the
     session's relative paths would be off."""
     here = _path(workspace)

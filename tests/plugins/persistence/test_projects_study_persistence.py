@@ -104,7 +104,7 @@ def test_sessions_show_in_a_subdirectory_names_the_projects_session(
 
     assert main(["-c", str(config), "--cwd", str(sub), "sessions", "show"]) == 2
     assert capsys.readouterr().err == (
-        f"dsh: error: no stored session was started in {sub} (the last one of "
+        f"dsh: error: no stored session last ran in {sub} (the last one of "
         f"{project.resolve()}, above it, is {ours}: give its id, or run `dsh --cwd "
         f"{project.resolve()} sessions show`)\n"
     )
@@ -120,4 +120,4 @@ def test_sessions_show_in_a_subdirectory_names_the_projects_session(
     assert lines[0].split() == ["ID", "UPDATED", "TURNS", "WORKSPACE", "TITLE"]
     assert [line.split()[0] for line in lines[1:]] == [ours]
     assert main(["-c", str(config), "--cwd", str(sub), "sessions", "list", "--here"]) == 0
-    assert capsys.readouterr().err.endswith(f" started in {sub}\n")
+    assert capsys.readouterr().err.endswith(f" that last ran in {sub}\n")

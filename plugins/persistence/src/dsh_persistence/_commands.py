@@ -50,7 +50,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     listing.add_argument(
         "--here",
         action="store_true",
-        help="only those started in this workspace (that --continue chooses from)",
+        help="only those that last ran in this workspace (that --continue chooses from)",
     )
     show = actions.add_parser("show", help="a session's transcript")
     show.add_argument(
@@ -142,7 +142,7 @@ async def _list(service: SessionPersistence, args: argparse.Namespace, workspace
         # say where dsh looked: a session "lost" is most often a store set elsewhere
         location = getattr(getattr(service, "backend", None), "location", "")
         shown = f"no stored sessions in {location}" if location else "no stored sessions"
-        print(f"{shown} started in {workspace}" if args.here else shown, file=sys.stderr)
+        print(f"{shown} that last ran in {workspace}" if args.here else shown, file=sys.stderr)
         return 0
     width = max(len(h.id) for h in headers)
     home = _home()
@@ -186,7 +186,7 @@ async def _show(service: SessionPersistence, args: argparse.Namespace, workspace
             raise DshError("there is no stored session yet")
         here = last_in(headers, workspace)
         if here is None:
-            said = f"no stored session was started in {workspace}"
+            said = f"no stored session last ran in {workspace}"
             above = last_above(headers, workspace)
             if above is not None:
                 there = shlex.quote(above.workspace)

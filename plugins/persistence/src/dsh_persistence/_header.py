@@ -1,28 +1,36 @@
 """The first line of a session file (the header) and the summary ``list()`` shows.
 
 The header is written once, when the file is published; ``summary`` reads it and the
-last few KB of the file, so listing sessions does not read whole logs.
+last few KB of the file, so listing sessions does not read whole logs. The header's
+``cwd`` is where the session was started; a run in another workspace writes its own
+into the lines of its turn boundaries (``tag_workspace``), where ``summary``, reading
+back to the last boundary anyway, finds where the session last ran.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsh.persistence import SessionHeader
 from dsh_persistence._backend import FORK_KEYS, SessionInfo
 from dsh_persistence._errors import PersistenceError, SessionCorruptError, SessionFormatError
 from dsh_persistence._files import read_at
 
-__all__ = ["FORMAT", "VERSION", "header_line", "parse_header", "summary"]
+if TYPE_CHECKING:
+    from dsh.session import SessionEvent
+
+__all__ = ["FORMAT", "VERSION", "header_line", "parse_header", "summary", "tag_workspace"]
 
 FORMAT = "dsh-session"
 #: The newest header version this code reads and the one it writes.
 VERSION = 1
 _HEADER_LIMIT = 1 << 20
 _TAIL_BLOCK = 4096
+_BOUNDARIES = ("turn/start", "turn/end")
 
 
 def parse_header(line: bytes, path: Path) -> dict[str, Any]:
@@ -82,7 +90,7 @@ def summary(path: str) -> SessionHeader:
         if end < 0:
             raise SessionCorruptError(f"{path}:1: the header line is incomplete")
         header = parse_header(head[:end], Path(path))
-        updated, turns = _tail_summary(fd, end + 1, size)
+        updated, turns, ran = _tail_summary(fd, end + 1, size)
     finally:
         os.close(fd)
     created = header.get("created")
@@ -96,13 +104,25 @@ def summary(path: str) -> SessionHeader:
         updated if updated is not None else created,
         turns,
         str(header.get("title") or ""),
-        str(header.get("cwd") or ""),
+        ran or str(header.get("cwd") or ""),
     )
 
 
-def _tail_summary(fd: int, body: int, size: int) -> tuple[float | None, int]:
-    """(time of the last readable event, number of the last turn) from the file's end,
-    reading backwards in growing blocks until a turn boundary is found."""
+def tag_workspace(lines: list[bytes], events: Sequence[SessionEvent], cwd: str) -> list[bytes]:
+    """``lines`` (the JSON of ``events``) with ``"cwd":cwd`` added to those of turn
+    boundaries: a run in another workspace than the header's says where it ran. Readers
+    of the events ignore keys besides ``type``, ``seq``, ``time`` and ``data``."""
+    tag = b',"cwd":' + json.dumps(cwd, ensure_ascii=False).encode() + b"}"
+    return [
+        line[:-1] + tag if event.type in _BOUNDARIES else line
+        for line, event in zip(lines, events, strict=True)
+    ]
+
+
+def _tail_summary(fd: int, body: int, size: int) -> tuple[float | None, int, str]:
+    """(time of the last readable event, number of the last turn, the workspace its
+    line names or "") from the file's end, reading backwards in growing blocks until a
+    turn boundary is found."""
     updated: float | None = None
     block = _TAIL_BLOCK
     while True:
@@ -118,11 +138,16 @@ def _tail_summary(fd: int, body: int, size: int) -> tuple[float | None, int]:
                     continue
                 if updated is None and isinstance(raw.get("time"), int | float):
                     updated = float(raw["time"])
-                if raw.get("type") in ("turn/start", "turn/end"):
+                if raw.get("type") in _BOUNDARIES:
                     turn = (raw.get("data") or {}).get("turn")
-                    return updated, turn if type(turn) is int else 0
+                    ran = raw.get("cwd")
+                    return (
+                        updated,
+                        turn if type(turn) is int else 0,
+                        ran if isinstance(ran, str) else "",
+                    )
         if start == body:
-            return updated, 0
+            return updated, 0, ""
         block *= 8
 
 

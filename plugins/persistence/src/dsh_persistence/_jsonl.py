@@ -6,6 +6,7 @@ Line 1 is the header, every further line one event (``SessionEvent.to_json_bytes
      "title":"...","parent":null,"seed_length":null,"meta":{}}
     {"type":"turn/start","seq":0,"time":...,"data":{"turn":1}}
     ...
+    {"type":"turn/end",...,"data":{...},"cwd":"/b"}  (a turn of a run in another workspace)
 
 A new file is published whole (temp file, fsync, link, fsync of the directory), so a
 file always has its header. Appends happen under an advisory lock, at the end of the
@@ -50,10 +51,10 @@ from dsh_persistence._files import (
     try_lock_file,
     write_all,
 )
-from dsh_persistence._header import FORMAT, VERSION, header_line, parse_header, summary
+from dsh_persistence._header import header_line, parse_header, summary, tag_workspace
 from dsh_persistence._records import close_turn, read_log
 
-__all__ = ["FORMAT", "VERSION", "JsonlBackend"]
+__all__ = ["JsonlBackend"]
 
 _PATHS_KEPT = 4096  # file paths remembered by session id (computing one is not free)
 #: File ends remembered (so an append after a load need not read the file again); past
@@ -72,6 +73,7 @@ class _FileEnd:
     valid: int  # bytes of the header and the readable prefix; the rest is cut on append
     next_seq: int
     last: SessionEvent | None
+    cwd: str  # the header's: turn lines written from another workspace name theirs
 
 
 class JsonlBackend(SessionBackend):
@@ -186,14 +188,14 @@ class JsonlBackend(SessionBackend):
         if not events:
             return
         check_contiguous(events, info.id)
-        payload = b"\n".join(encode_events(events, info.id)) + b"\n"
+        lines = encode_events(events, info.id)
         path = self.path(info.id)
         with self._lock(info.id):
             try:
                 fd = os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
             except FileNotFoundError:
                 self._ends.pop(info.id, None)
-                self._create(info, path, payload, events)
+                self._create(info, path, b"\n".join(lines) + b"\n", events)
                 return
             except OSError as exc:
                 raise self._failed(exc, "open the session file", path) from exc
@@ -210,6 +212,9 @@ class JsonlBackend(SessionBackend):
                         f"at seq {end.next_seq - 1}, so the next is {end.next_seq} (another "
                         "writer, or a stale session); nothing was written"
                     )
+                if info.cwd != end.cwd:  # a run in another workspace than the first
+                    lines = tag_workspace(lines, events, info.cwd)
+                payload = b"\n".join(lines) + b"\n"
                 if end.valid < end.size:
                     os.ftruncate(fd, end.valid)  # the torn tail of a crashed write
                 write_all(fd, payload, end.valid)
@@ -224,7 +229,8 @@ class JsonlBackend(SessionBackend):
             finally:
                 os.close(fd)
             size = end.valid + len(payload)
-            self._ends[info.id] = _FileEnd(stat.st_ino, size, size, events[-1].seq + 1, events[-1])
+            last = events[-1]
+            self._ends[info.id] = _FileEnd(stat.st_ino, size, size, last.seq + 1, last, end.cwd)
 
     def _create(
         self, info: SessionInfo, path: Path, payload: bytes, events: Sequence[SessionEvent]
@@ -247,7 +253,7 @@ class JsonlBackend(SessionBackend):
         if held is not None:
             self._claims[info.id] = held
         size = len(header) + len(payload)
-        self._ends[info.id] = _FileEnd(stat.st_ino, size, size, events[-1].seq + 1, events[-1])
+        self._ends[info.id] = _FileEnd(stat.st_ino, size, size, len(events), events[-1], info.cwd)
 
     def sync(self, session_id: str) -> None:
         if not self._fsync:
@@ -363,7 +369,7 @@ class JsonlBackend(SessionBackend):
             valid = complete
         torn = 1 if complete < len(data) else 0
         last = events[-1] if events else None
-        end = _FileEnd(inode, len(data), valid, len(events), last)
+        end = _FileEnd(inode, len(data), valid, len(events), last, str(header.get("cwd") or ""))
         self._ends.pop(session_id, None)
         if len(self._ends) >= _ENDS_KEPT:  # the oldest goes: one more read if it is written
             with self._guard:  # other sessions' threads change the dict meanwhile

@@ -3,6 +3,11 @@
 WAL journal (readers never block the writer), ``BEGIN IMMEDIATE`` for every write (the
 seq check and the insert are one step even across processes), ``synchronous=FULL`` for
 durable appends and ``NORMAL`` otherwise. The schema version is ``PRAGMA user_version``.
+
+``sessions.cwd`` is where a session was started; ``workspaces`` holds where it last ran
+when that is elsewhere (a row for the session's ``created``: one an older version left
+behind for a deleted session of the same id does not count). Readers that do not know
+the table ignore it, so it came without a new schema version.
 """
 
 from __future__ import annotations
@@ -40,6 +45,18 @@ __all__ = ["SCHEMA_VERSION", "SqliteBackend"]
 
 #: The newest schema this code reads and the one it creates.
 SCHEMA_VERSION = 1
+#: Added to schema 1 when a database is opened (older ones do not have it).
+_WORKSPACES = """
+CREATE TABLE IF NOT EXISTS workspaces (
+    session TEXT PRIMARY KEY,
+    created REAL NOT NULL,
+    workspace TEXT NOT NULL
+) WITHOUT ROWID"""
+#: Where each stored session last ran: the workspace its last turn was written from.
+_WHERE = (
+    "COALESCE((SELECT workspace FROM workspaces WHERE session=sessions.id AND "
+    "created=sessions.created), cwd)"
+)
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -59,6 +76,7 @@ CREATE TABLE IF NOT EXISTS events (
     line TEXT NOT NULL,
     PRIMARY KEY (session, seq)
 ) WITHOUT ROWID""",
+    _WORKSPACES,
 )
 T = TypeVar("T")
 
@@ -136,6 +154,8 @@ class SqliteBackend(SessionBackend):
                     for statement in _SCHEMA:  # not executescript: it commits first
                         db.execute(statement)
                     db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                else:  # written by a version before the workspaces table, perhaps
+                    db.execute(_WORKSPACES)
         except sqlite3.Error as exc:
             db.close()
             raise self._unusable("open the session database", exc) from exc
@@ -184,6 +204,7 @@ class SqliteBackend(SessionBackend):
             (e.data["turn"] for e in events if e.type == "turn/start" and "turn" in e.data),
             default=0,
         )
+        ran = any(e.type in ("turn/start", "turn/end") for e in events)
         try:
             # ASCII escapes: a lone surrogate in the meta could not be stored as UTF-8
             meta = json.dumps(info.meta, ensure_ascii=True, allow_nan=False)
@@ -196,7 +217,9 @@ class SqliteBackend(SessionBackend):
             sync = "FULL" if durable and self._fsync else "NORMAL"
             db.execute(f"PRAGMA synchronous={sync}")
             with _transaction(db):
-                row = db.execute("SELECT next_seq FROM sessions WHERE id=?", (info.id,)).fetchone()
+                row = db.execute(
+                    f"SELECT next_seq, created, {_WHERE} FROM sessions WHERE id=?", (info.id,)
+                ).fetchone()
                 expected = 0 if row is None else int(row[0])
                 if row is not None and events[0].seq < expected:
                     # The stored log may end earlier: rows of a crashed turn that loading
@@ -217,6 +240,12 @@ class SqliteBackend(SessionBackend):
                     db.execute(
                         "INSERT INTO sessions VALUES (?, ?, ?, 0, ?, ?, ?, 0)",
                         (info.id, info.created, info.created, info.title, info.cwd, meta),
+                    )
+                    db.execute("DELETE FROM workspaces WHERE session=?", (info.id,))
+                elif ran and row[2] != info.cwd:  # a turn of a run in another workspace
+                    db.execute(
+                        "INSERT OR REPLACE INTO workspaces VALUES (?, ?, ?)",
+                        (info.id, row[1], info.cwd),
                     )
                 db.executemany("INSERT INTO events VALUES (?, ?, ?)", rows)
                 db.execute(
@@ -261,6 +290,7 @@ class SqliteBackend(SessionBackend):
         def work(db: sqlite3.Connection) -> bool:
             with _transaction(db):
                 db.execute("DELETE FROM events WHERE session=?", (session_id,))
+                db.execute("DELETE FROM workspaces WHERE session=?", (session_id,))
                 return db.execute("DELETE FROM sessions WHERE id=?", (session_id,)).rowcount > 0
 
         if self._claims.holds(session_id):  # ours (the service refuses a live session)
@@ -340,7 +370,7 @@ class SqliteBackend(SessionBackend):
 
     def headers(self) -> list[SessionHeader]:
         def work(db: sqlite3.Connection) -> list[SessionHeader]:
-            rows = db.execute("SELECT id, created, updated, turns, title, cwd FROM sessions")
+            rows = db.execute(f"SELECT id, created, updated, turns, title, {_WHERE} FROM sessions")
             return [SessionHeader(*row) for row in rows]
 
         return self._run(work)
