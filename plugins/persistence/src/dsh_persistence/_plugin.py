@@ -67,7 +67,7 @@ class PersistencePlugin:
         self._backends: dict[Any, SessionBackend] = {}  # by location, the ones we opened
         self._services: dict[int, StoredSessions] = {}
         self._writers: dict[str, SessionWriter] = {}
-        #: session id -> the workspace of the live agent working on it (its header's cwd)
+        #: session id -> the workspace of the live agent working on it (its writes record it)
         self._workspaces: dict[str, str] = {}
         self._checkpoints: Checkpointer | None = None
         self._harnesses: set[int] = set()  # id() of each harness started and not stopped

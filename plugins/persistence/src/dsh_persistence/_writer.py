@@ -57,7 +57,7 @@ class SessionWriter:
     ) -> None:
         self.backend = backend
         self.session = session
-        #: The agent's workspace, recorded as the session's ``cwd`` (None: the process's).
+        #: The agent's workspace, recorded as where the session runs (None: the process's).
         self.cwd = cwd
         #: The settings in force when the session was first written: it keeps them (and
         #: its store), whatever another harness of the process configures later.
