@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from dsh.persistence import last_in
 from dsh_persistence import JsonlBackend, SessionBackend, SessionInfo, SqliteBackend
 from dsh_persistence.testing import LogBuilder
 
@@ -78,6 +79,25 @@ def test_jsonl_marks_only_the_turn_lines_of_a_run_elsewhere(tmp_path: Path) -> N
     tagged = [(line["type"], line["data"].get("turn")) for line in lines[1:] if "cwd" in line]
     assert tagged == [("turn/start", 2), ("turn/end", 2)]
     assert {line["cwd"] for line in lines[1:] if "cwd" in line} == {"/p/second"}
+
+
+def test_jsonl_records_a_workspace_whose_name_is_not_utf8(tmp_path: Path) -> None:
+    """A ``SessionInfo`` made by hand may hold ``os.fsdecode``'s lone surrogates (``of``
+    writes U+FFFD): the line is still written (the path escaped) and read back, and
+    ``last_in`` finds the session from that directory."""
+    backend = JsonlBackend(tmp_path)
+    log = LogBuilder()
+    where = "/p/caf\udce9"
+    try:
+        backend.append(info("/p/first"), log.turn("one"), durable=False)
+        backend.append(info(where), log.turn("two"), durable=False)
+        headers = backend.headers()
+        loaded = backend.load("s")
+    finally:
+        backend.close()
+    assert [h.workspace for h in headers] == [where]
+    assert last_in(headers, where) == headers[0]
+    assert loaded is not None and loaded.stored.events == log.events
 
 
 def test_jsonl_listing_reads_back_to_the_last_turn_boundary_only(tmp_path: Path) -> None:

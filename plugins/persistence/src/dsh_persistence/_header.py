@@ -112,7 +112,11 @@ def tag_workspace(lines: list[bytes], events: Sequence[SessionEvent], cwd: str) 
     """``lines`` (the JSON of ``events``) with ``"cwd":cwd`` added to those of turn
     boundaries: a run in another workspace than the header's says where it ran. Readers
     of the events ignore keys besides ``type``, ``seq``, ``time`` and ``data``."""
-    tag = b',"cwd":' + json.dumps(cwd, ensure_ascii=False).encode() + b"}"
+    try:
+        text = json.dumps(cwd, ensure_ascii=False).encode()
+    except UnicodeEncodeError:  # a lone surrogate (``SessionInfo.of`` leaves none): escaped
+        text = json.dumps(cwd).encode()
+    tag = b',"cwd":' + text + b"}"
     return [
         line[:-1] + tag if event.type in _BOUNDARIES else line
         for line, event in zip(lines, events, strict=True)
