@@ -13,6 +13,22 @@ import dsh.plugins
 from dsh.cli import main
 
 
+def only_plugin(monkeypatch: pytest.MonkeyPatch, name: str, plugin: object) -> None:
+    """Make the command's plugin manager hold ``plugin`` and no entry point.
+
+    The command imports ``create_plugin_manager`` from dsh.plugins when it runs, so that
+    is what is patched; dsh.harness is imported first, since a harness module imported
+    under the patch would keep the lambda for every later test in the process."""
+    import dsh.harness
+
+    real = dsh.plugins.create_plugin_manager
+    monkeypatch.setattr(
+        dsh.plugins,
+        "create_plugin_manager",
+        lambda **kw: real([(name, plugin)], **(kw | {"load_entry_points": False})),
+    )
+
+
 def test_plugins_json_lists_core_defaults(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -92,14 +108,7 @@ def test_plugins_add_commands_and_async_ones_run(
                 )
             )
 
-    import dsh.plugins
-
-    real = dsh.plugins.create_plugin_manager
-    monkeypatch.setattr(
-        dsh.plugins,
-        "create_plugin_manager",
-        lambda **kw: real([("greeter", Greeter())], load_entry_points=False),
-    )
+    only_plugin(monkeypatch, "greeter", Greeter())
     assert main(["greet", "world"]) == 3
     assert capsys.readouterr().out == "hello world\n"
 
@@ -143,12 +152,7 @@ def test_config_check_accepts_a_model_only_a_plugin_serves(
         def register_models(self, register: Any) -> None:
             register(ScriptedModel([]), "custom")
 
-    real = dsh.plugins.create_plugin_manager
-    monkeypatch.setattr(
-        dsh.plugins,
-        "create_plugin_manager",
-        lambda **kwargs: real([("in-house", InHouse())], **kwargs),
-    )
+    only_plugin(monkeypatch, "in-house", InHouse())
     assert main(["-c", str(path), "config", "check"]) == 0
     assert capsys.readouterr().out == f"{path}: ok\n"
 
@@ -220,12 +224,7 @@ def test_config_check_starts_the_plugins_for_their_own_checks(
         def harness_started(self) -> None:
             raise DshError("/nowhere/audit.log (audit.log_path) cannot be written")
 
-    real = dsh.plugins.create_plugin_manager
-    monkeypatch.setattr(
-        dsh.plugins,
-        "create_plugin_manager",
-        lambda **kw: real([("audit", Picky())], load_entry_points=False),
-    )
+    only_plugin(monkeypatch, "audit", Picky())
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("DSH_CONFIG", raising=False)
     if with_config:
