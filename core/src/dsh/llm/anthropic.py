@@ -106,7 +106,10 @@ class AnthropicModel(HttpModel):
                         reason = item["delta"].get("stop_reason")
                         if reason:
                             stop = _STOP_REASONS.get(reason, "stop")
-                        usage.update(item.get("usage") or {})
+                        # the newer API repeats counts here, some null: a null
+                        # does not replace message_start's count
+                        later = item.get("usage") or {}
+                        usage.update((k, v) for k, v in later.items() if v is not None)
                         yield UsageChunk(_usage(usage))
                     elif kind == "message_stop":
                         done = True

@@ -38,13 +38,14 @@ class Assembler:
     validating it again.
     """
 
-    __slots__ = ("_blocks", "_calls", "finish", "usage")
+    __slots__ = ("_blocks", "_calls", "_sealed", "finish", "usage")
 
     def __init__(self) -> None:
         # (kind, parts, meta) in order of first appearance; kind "text" | "reasoning" |
         # "redacted" | "call"; meta is [signature], [signature, redacted] or [call id, name]
         self._blocks: list[tuple[str, list[str], list[str | None]]] = []
         self._calls: dict[int, tuple[list[str | None], list[str]]] = {}
+        self._sealed = -1  # the place of a reasoning block its signature ended
         self.usage = _NO_USAGE
         self.finish: StopReason | None = None
 
@@ -101,12 +102,19 @@ class Assembler:
 
     def _text(self, kind: str, text: str, signature: str | None) -> None:
         blocks = self._blocks
-        if blocks and blocks[-1][0] == kind:
+        last = len(blocks) - 1
+        # a signature on its own (Anthropic's signature_delta, the last piece of a
+        # thinking block) ends its block: reasoning after it is the next block, which the
+        # API wants back apart, with its own signature
+        if blocks and blocks[-1][0] == kind and self._sealed != last:
             blocks[-1][1].append(text)
             if signature is not None:
                 blocks[-1][2][0] = signature
         else:
             blocks.append((kind, [text], [signature]))
+            last += 1
+        if signature is not None and not text:
+            self._sealed = last
 
     def message(self, model: str | None = None) -> AssistantMessage:
         """The assembled message; raises STREAM_CLOSED if no Finish arrived."""
