@@ -161,7 +161,7 @@ TOOLS = (
 )
 
 
-def test_request_mapping_sends_reasoning_only_with_tool_calls() -> None:
+def test_request_mapping_sends_the_reasoning_of_an_exchange_with_tool_calls() -> None:
     request = ModelRequest(
         system="Be brief.",
         messages=HISTORY,
@@ -186,7 +186,8 @@ def test_request_mapping_sends_reasoning_only_with_tool_calls() -> None:
             "reasoning_content": "need a tool",
         },
         {"role": "tool", "tool_call_id": "c1", "content": "24°C"},
-        {"role": "assistant", "content": "24°C."},
+        # the answer after the calls too: DeepSeek's rule is the whole exchange
+        {"role": "assistant", "content": "24°C.", "reasoning_content": "done thinking"},
         {"role": "user", "content": "thanks"},
     ]
     assert body["tools"] == [
@@ -210,7 +211,8 @@ def test_openai_itself_gets_max_completion_tokens_and_no_reasoning() -> None:
     assert body["max_completion_tokens"] == 100
     assert "max_tokens" not in body
     assert all("reasoning_content" not in m for m in body["messages"])
-    # an assistant turn with only tool calls sends content null
+    # an assistant turn with only tool calls sends content null (and, to a provider
+    # other than openai, an empty reasoning_content: DeepSeek refuses a missing one)
     only_call = AssistantMessage(content=(ToolCall(id="c", name="n"),))
     wire = model("http://x/v1").request_body(ModelRequest(messages=(only_call,)))["messages"]
     assert wire == [
@@ -220,5 +222,6 @@ def test_openai_itself_gets_max_completion_tokens_and_no_reasoning() -> None:
             "tool_calls": [
                 {"id": "c", "type": "function", "function": {"name": "n", "arguments": "{}"}}
             ],
+            "reasoning_content": "",
         }
     ]

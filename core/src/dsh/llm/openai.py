@@ -41,9 +41,11 @@ _STOP_REASONS: Final[dict[str, StopReason]] = {
 class OpenAICompatibleModel(HttpModel):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
-    ``send_reasoning``: send a turn's reasoning back as ``reasoning_content`` on
-    assistant messages that carry tool calls, as DeepSeek requires (reasoning of other
-    messages is never sent). Default: on, except for ``provider: openai``.
+    ``send_reasoning``: send reasoning back as ``reasoning_content`` on every assistant
+    message of an exchange (the messages between two user messages) in which the model
+    called tools, as DeepSeek's thinking mode requires (an empty one where it had none);
+    the reasoning of other exchanges is never sent. Default: on, except for
+    ``provider: openai``.
     ``max_tokens_field``: the body key for the output cap; default ``max_tokens``, or
     ``max_completion_tokens`` for ``provider: openai``.
     """
@@ -173,7 +175,8 @@ def _messages(
     system: str, messages: Sequence[Message], send_reasoning: bool
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    for message in messages:
+    reasoned = _tool_using(messages) if send_reasoning else set()
+    for at, message in enumerate(messages):
         if isinstance(message, UserMessage):
             out.append({"role": "user", "content": message.content})
         elif isinstance(message, ToolResultMessage):
@@ -181,8 +184,27 @@ def _messages(
                 {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
             )
         elif isinstance(message, AssistantMessage):
-            out.append(_assistant(message, send_reasoning))
+            out.append(_assistant(message, at in reasoned))
     return out
+
+
+def _tool_using(messages: Sequence[Message]) -> set[int]:
+    """The places of the assistant messages whose reasoning goes back: DeepSeek's rule
+    (thinking mode) is every assistant message between two user messages in which the
+    model called a tool, the answer after the calls too (HTTP 400 without it); the
+    reasoning of an exchange without tool calls is ignored, so it is not sent."""
+    chosen: set[int] = set()
+    span: list[int] = []
+    called = False
+    for at, message in enumerate((*messages, None)):
+        if message is None or isinstance(message, UserMessage):
+            if called:
+                chosen.update(span)
+            span, called = [], False
+        elif isinstance(message, AssistantMessage):
+            span.append(at)
+            called = called or bool(message.tool_calls)
+    return chosen
 
 
 def _assistant(message: AssistantMessage, send_reasoning: bool) -> dict[str, Any]:
@@ -201,8 +223,8 @@ def _assistant(message: AssistantMessage, send_reasoning: bool) -> dict[str, Any
     wire: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
     if calls:
         wire["tool_calls"] = calls
-        if send_reasoning and reasoning:
-            wire["reasoning_content"] = "".join(reasoning)
     elif wire["content"] is None:
         wire["content"] = ""
+    if send_reasoning:  # empty when there was none: DeepSeek refuses a missing one
+        wire["reasoning_content"] = "".join(reasoning)
     return wire
