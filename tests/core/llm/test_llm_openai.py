@@ -211,8 +211,8 @@ def test_openai_itself_gets_max_completion_tokens_and_no_reasoning() -> None:
     assert body["max_completion_tokens"] == 100
     assert "max_tokens" not in body
     assert all("reasoning_content" not in m for m in body["messages"])
-    # an assistant turn with only tool calls sends content null (and, to a provider
-    # other than openai, an empty reasoning_content: DeepSeek refuses a missing one)
+    # an assistant turn with only tool calls sends content null; with no reasoning in
+    # its exchange (a model that does not think), no reasoning_content at all
     only_call = AssistantMessage(content=(ToolCall(id="c", name="n"),))
     wire = model("http://x/v1").request_body(ModelRequest(messages=(only_call,)))["messages"]
     assert wire == [
@@ -222,6 +222,11 @@ def test_openai_itself_gets_max_completion_tokens_and_no_reasoning() -> None:
             "tool_calls": [
                 {"id": "c", "type": "function", "function": {"name": "n", "arguments": "{}"}}
             ],
-            "reasoning_content": "",
         }
     ]
+    # one that reasoned in the exchange: the others get an empty one (DeepSeek refuses
+    # a missing one)
+    thought = AssistantMessage(content=(ReasoningBlock(text="hm"), ToolCall(id="d", name="n")))
+    exchange = ModelRequest(messages=(thought, only_call))
+    wire = model("http://x/v1").request_body(exchange)["messages"]
+    assert [m["reasoning_content"] for m in wire] == ["hm", ""]

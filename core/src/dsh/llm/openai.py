@@ -43,8 +43,8 @@ class OpenAICompatibleModel(HttpModel):
 
     ``send_reasoning``: send reasoning back as ``reasoning_content`` on every assistant
     message of an exchange (the messages between two user messages) in which the model
-    called tools, as DeepSeek's thinking mode requires (an empty one where it had none);
-    the reasoning of other exchanges is never sent. Default: on, except for
+    called tools and reasoned, as DeepSeek's thinking mode requires (an empty one where
+    it had none); the reasoning of other exchanges is never sent. Default: on, except for
     ``provider: openai``.
     ``max_tokens_field``: the body key for the output cap; default ``max_tokens``, or
     ``max_completion_tokens`` for ``provider: openai``.
@@ -192,18 +192,23 @@ def _tool_using(messages: Sequence[Message]) -> set[int]:
     """The places of the assistant messages whose reasoning goes back: DeepSeek's rule
     (thinking mode) is every assistant message between two user messages in which the
     model called a tool, the answer after the calls too (HTTP 400 without it); the
-    reasoning of an exchange without tool calls is ignored, so it is not sent."""
+    reasoning of an exchange without tool calls is ignored, so it is not sent. An
+    exchange with no reasoning at all (a model that does not think) sends none, so
+    servers that know no ``reasoning_content`` never see it."""
     chosen: set[int] = set()
     span: list[int] = []
-    called = False
+    called = thought = False
     for at, message in enumerate((*messages, None)):
         if message is None or isinstance(message, UserMessage):
-            if called:
+            if called and thought:
                 chosen.update(span)
-            span, called = [], False
+            span, called, thought = [], False, False
         elif isinstance(message, AssistantMessage):
             span.append(at)
             called = called or bool(message.tool_calls)
+            thought = thought or any(
+                block.type == "reasoning" and block.redacted is None for block in message.content
+            )
     return chosen
 
 
