@@ -38,6 +38,13 @@ __all__ = ["StepRunner", "TurnState"]
 
 log = get_logger("dsh.loop")
 _STRENGTH: Final = {"disposed": 3, "aborted": 2}
+#: Stop reasons whose answer's tool calls never run: cut off by the output limit, or
+#: stopped by the provider (a refusal, a content filter, an error mid-answer).
+_CUT: Final = frozenset({"max_tokens", "error"})
+_REFUSED: Final = (
+    "the provider stopped the answer (a refusal, a content filter or an "
+    "error inside the answer: stop reason 'error'); none of its tool calls ran"
+)
 CONTINUE: Final = ContinuationDecision(action="continue")
 STOP: Final = ContinuationDecision(action="stop")
 FAIL: Final = RequestErrorDecision(action="fail")
@@ -250,16 +257,20 @@ class StepRunner:
                 await emit("step/retry", data, checked=True)
         message = await relay.agent_step_result(agent, message, number, step)
         calls = message.tool_calls
-        if message.stop_reason == "max_tokens":
+        stop = message.stop_reason
+        if stop == "max_tokens":
             turn.max_tokens = True
-            if calls:  # a cut-off answer's calls are incomplete: none of them run
-                content = tuple(b for b in message.content if not isinstance(b, ToolCall))
-                message = message.model_copy(update={"content": content})
-                calls = []
+        if calls and stop in _CUT:  # a cut-off or refused answer's calls: none of them run
+            content = tuple(b for b in message.content if not isinstance(b, ToolCall))
+            message = message.model_copy(update={"content": content})
+            calls = []
         turn.usage += message.usage
         turn.pending = list(calls)
         dumped = {"message": message.to_data()}
         await emit("assistant/message", dumped, message, checked=True)
+        if stop == "error":
+            who = f"model {message.model!r}: " if message.model else ""
+            raise ModelError("REFUSED", who + _REFUSED)
         for call in calls:
             if turn.stopping():
                 return True

@@ -151,7 +151,8 @@ class ModelError(DshError):
     """A model call failed. ``code`` is one of the provider failure codes:
 
     AUTH, RATE_LIMIT, CONTEXT_WINDOW_EXCEEDED, INVALID_REQUEST, SERVER, TIMEOUT,
-    TRANSPORT, STREAM_CLOSED, MALFORMED_RESPONSE, NO_MODEL, UNKNOWN.
+    TRANSPORT, STREAM_CLOSED, MALFORMED_RESPONSE, NO_MODEL, UNKNOWN; and REFUSED, raised
+    by the loop for an answer the provider stopped (stop reason ``error``).
     """
 
     def __init__(self, code: str, message: str, *, retry_after: float | None = None) -> None:
