@@ -2,7 +2,8 @@
 
 While the agent is idle a line starts a turn; while it runs, a line steers the running
 turn and ``/queue TEXT`` queues TEXT for the next turn. Ctrl-C once cancels the running
-turn (the agent stays); twice in a row, or at an idle prompt, quits. Lines from a pipe
+turn (the agent stays); twice in a row, or at an idle prompt, quits (the line editor
+clears a line half typed at an idle prompt instead). Lines from a pipe
 or a file are taken one at a time, each once the agent is idle or asks a question, as
 someone watching would type them. At the end of input (Ctrl-D, or the end of a piped or
 redirected file) a pending permission question is denied and chat quits once the agent
@@ -75,14 +76,17 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
         def idle() -> bool:
             return agent.agent.status == "idle" and not agent.agent.inbox.queued
 
+        def again() -> bool:  # a second Ctrl-C in a row: it quits
+            return anyio.current_time() - last_sigint < 2.0
+
         def interrupt() -> None:
             nonlocal last_sigint
             now = anyio.current_time()
-            if compacting and now - last_sigint >= 2.0:  # stop it, not the chat
+            if compacting and not again():  # stop it, not the chat
                 last_sigint = now
                 compacting[-1].cancel()
                 return
-            if idle() or now - last_sigint < 2.0:
+            if idle() or again():
                 tg.cancel_scope.cancel()
                 return
             last_sigint = now
@@ -100,6 +104,8 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
         if editor is not None:  # the editor shows "> " itself; Ctrl-C is a key there
             editor.ready = lambda: idle() or approvals.asking
             editor.on_interrupt = interrupt
+            # Ctrl-C that would quit clears a line half typed instead (not a second one)
+            editor.clears_line = lambda: idle() and not compacting and not again()
 
         async def prompt_when_idle() -> None:
             await agent.when_idle()

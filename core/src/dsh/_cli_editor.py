@@ -175,6 +175,9 @@ class LineEditor:
         self.ready: Callable[[], bool] = lambda: True
         #: Ctrl-C: what chat does on SIGINT (the terminal is raw: no signal comes).
         self.on_interrupt: Callable[[], None] = lambda: None
+        #: Whether Ctrl-C with text typed clears the input line instead (set by chat:
+        #: when Ctrl-C would quit it, at an idle prompt).
+        self.clears_line: Callable[[], bool] = lambda: False
 
     @contextmanager
     def streams(self) -> Iterator[None]:
@@ -277,6 +280,11 @@ class LineEditor:
 
         @keys.add("c-c")
         def _interrupt(event: KeyPressEvent) -> None:
+            line = event.current_buffer
+            if line.text and self.clears_line():  # as in bash: the line goes, not the chat
+                line.save_to_undo_stack()  # Ctrl-_ (undo) brings it back
+                line.text = ""
+                return
             self.on_interrupt()
 
         @keys.add("c-d")
