@@ -347,14 +347,17 @@ async def until_terminated(
     closed) cancels it as Ctrl-C would a turn, so its way out still runs (a running
     command's processes ended, the session flushed, the agents disposed, a local
     model's build stopped), and the status is 128 + the signal's number (143, 129), as
-    for a process the signal ended."""
+    for a process the signal ended. SIGHUP ignored when dsh started (``nohup``, ``trap
+    '' HUP``) stays ignored: the command outlives its terminal, as asked."""
     status = 143
     failure: Exception | None = None
+    hangup = getattr(signal, "SIGHUP", signal.SIGTERM)  # none on Windows
+    if signal.getsignal(hangup) == signal.SIG_IGN:
+        hangup = signal.SIGTERM
     async with anyio.create_task_group() as tg:
 
         async def on_sigterm() -> None:
             nonlocal status
-            hangup = getattr(signal, "SIGHUP", signal.SIGTERM)  # none on Windows
             with anyio.open_signal_receiver(signal.SIGTERM, hangup) as signals:
                 async for signum in signals:
                     status = 128 + signum

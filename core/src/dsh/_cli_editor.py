@@ -15,6 +15,7 @@ middle of it. ``DSH_CHAT_EDITOR=0`` (or ``off``) keeps the canonical reader.
 from __future__ import annotations
 
 import asyncio
+import errno
 import math
 import os
 import re
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, TextIO, cast
 
 import anyio
 
-from dsh._render import visible
+from dsh._render import discard, visible
 
 if TYPE_CHECKING:
     from prompt_toolkit.application import Application
@@ -76,8 +77,7 @@ class _Screen:
     def above(self, real: TextIO, text: str) -> None:
         if not self.running:
             self.flush()
-            real.write(text)
-            real.flush()
+            self.write(real, text)
             return
         from prompt_toolkit.application import run_in_terminal
 
@@ -88,8 +88,24 @@ class _Screen:
     def flush(self) -> None:
         pending, self._pending = self._pending, []
         for real, text in pending:
+            self.write(real, text)
+
+    def write(self, real: TextIO, text: str) -> None:
+        """``text`` to the terminal now (see ``gone``)."""
+        try:
             real.write(text)
             real.flush()
+        except OSError as error:
+            self.gone(error)
+
+    def gone(self, error: OSError) -> None:
+        """A write to the terminal failed: if with EIO, the terminal went away (its
+        window closed), and from now on what is written to it goes to /dev/null, so that
+        nothing written later fails again (a message, the answer, the flush at exit)."""
+        if error.errno != errno.EIO:
+            raise error
+        for stream in self.streams:
+            discard(stream.real)
 
     def redraw(self) -> None:
         if self.app is not None and self.app.is_running:
@@ -112,7 +128,10 @@ class _TerminalStream:
     def write(self, data: str) -> int:
         written = len(data)
         if not self.screen.running:
-            self.real.write(data)
+            try:
+                self.real.write(data)
+            except OSError as error:
+                self.screen.gone(error)
             return written
         if threading.get_ident() != self.screen.thread and self.screen.loop is not None:
             # prompt_toolkit draws from its loop's thread only: write there, in order
@@ -139,7 +158,7 @@ class _TerminalStream:
 
     def flush(self) -> None:
         if not self.screen.running:
-            self.real.flush()
+            self.screen.write(self.real, "")
 
     def isatty(self) -> bool:
         return True
@@ -229,15 +248,17 @@ class LineEditor:
             await app.run_async(
                 pre_run=started.set, handle_sigint=False, set_exception_handler=False
             )
-        except EOFError:  # the terminal went away (its SIGHUP ends chat)
+        except EOFError:  # the input ended: the terminal went away (it sends SIGHUP)
+            self._end_of_input()
+        except OSError as error:  # it went away while being written to (EIO)
+            self._screen.gone(error)
             self._end_of_input()
         finally:
             started.set()
             self._screen.flush()
             for stream in self._screen.streams:
                 if stream.tail:
-                    stream.real.write(stream.tail + "\n")
-                    stream.real.flush()
+                    self._screen.write(stream.real, stream.tail + "\n")
                     stream.tail = ""
 
     def _prompt(self) -> StyleAndTextTuples:

@@ -1,0 +1,138 @@
+"""`dsh chat`'s line editor when the terminal goes away: its window closed, the ssh
+connection dropped. The test closes the pseudo-terminal's master side as a terminal
+emulator does: dsh's reads of it end, its writes to it fail (EIO) and, as the session
+leader, it is sent SIGHUP. The chat must end by its ordinary way out (a traceback is an
+unhandled exception: status 1), and what was done must be in the stored session.
+
+Nothing can be read from the terminal once it is gone: what the tests check is the exit
+status and the session on disk."""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+from cli_support import in_terminal, text_reply
+
+pytest.importorskip("prompt_toolkit", reason="the line editor needs pip install 'dsh-core[chat]'")
+
+pytestmark = pytest.mark.plugins("persistence")
+
+
+@pytest.fixture
+def hangup_env(cli_env: dict[str, str]) -> dict[str, str]:
+    """A chat with the editor and dsh-persistence, its output buffered as without a test
+    (no PYTHONUNBUFFERED: what waits in a buffer is flushed at exit)."""
+    env = {k: v for k, v in cli_env.items() if k not in ("DSH_CHAT_EDITOR", "PYTHONUNBUFFERED")}
+    env["TERM"] = "xterm-256color"
+    env["DSH_LOAD_PLUGINS"] = "persistence"
+    return env
+
+
+def start(server: Any, env: dict[str, str], cwd: Path, ignore_sighup: bool = False) -> Any:
+    """``dsh chat`` in a pseudo-terminal at its first prompt (``ignore_sighup``: started
+    with SIGHUP ignored, as from ``trap '' HUP``: the terminal's end is only its input
+    ending)."""
+    model = f"openai-compatible:tiny@{server.url}"
+    if not ignore_sighup:
+        child = in_terminal("-m", model, "chat", env=env, cwd=cwd)
+    else:
+        command = f"trap '' HUP; exec \"$0\" -m dsh.cli -m {model} chat"
+        child = pexpect.spawn(
+            "bash", ["-c", command, sys.executable], env=env, cwd=str(cwd), encoding="utf-8"
+        )
+        child.logfile_read = io.StringIO()
+    child.expect_exact("> ", timeout=30)
+    assert "\x1b[?2004h" in child.logfile_read.getvalue()  # the editor is in use
+    return child
+
+
+def hang_up(child: pexpect.spawn) -> int:
+    """Close the terminal (its master side) and return dsh's exit status once it has
+    ended (-N: killed by signal N)."""
+    child.ptyproc.fileobj.close()
+    deadline = time.monotonic() + 30
+    while child.ptyproc.isalive():
+        if time.monotonic() > deadline:
+            child.ptyproc.kill(signal.SIGKILL)
+            raise AssertionError("dsh chat did not end after its terminal closed")
+        time.sleep(0.05)
+    status = child.ptyproc.exitstatus
+    return -child.ptyproc.signalstatus if status is None else int(status)
+
+
+def stored(env: dict[str, str]) -> list[dict[str, Any]]:
+    """The events of the one stored session."""
+    (log,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+    _header, *events = log.read_text().splitlines()
+    return [json.loads(line) for line in events]
+
+
+def turn_ends(events: list[dict[str, Any]]) -> list[str]:
+    """Each stored turn's reason for ending."""
+    return [e["data"]["reason"] for e in events if e["type"] == "turn/end"]
+
+
+def test_the_terminal_closing_at_the_idle_prompt_ends_the_chat(
+    model_server: Any, hangup_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("First answer.")])
+    child = start(server, hangup_env, tmp_path)
+    child.sendline("hello")
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    child.send("half typed")  # not sent: no Enter
+    child.expect_exact("typed")
+    assert hang_up(child) == 128 + signal.SIGHUP
+    assert turn_ends(stored(hangup_env)) == ["completed"]
+    assert len(server.bodies()) == 1
+
+
+def test_the_terminal_closing_during_a_turn_stops_it_and_saves_it(
+    model_server: Any, hangup_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("First answer."), text_reply("work", then="stall")])
+    child = start(server, hangup_env, tmp_path)
+    child.sendline("hello")
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    child.sendline("a long task")
+    child.expect_exact("work")
+    child.send("typed meanwhile")
+    child.expect_exact("meanwhile")
+    assert hang_up(child) == 128 + signal.SIGHUP
+    events = stored(hangup_env)
+    assert turn_ends(events) == ["completed", "aborted"]
+    prompts = [e["data"]["content"] for e in events if e["type"] == "user/message"]
+    assert prompts == ["hello", "a long task"]
+
+
+@pytest.mark.parametrize("when", ["idle", "during a turn"])
+def test_with_sighup_ignored_the_chat_ends_with_its_input(
+    model_server: Any, hangup_env: dict[str, str], tmp_path: Path, when: str
+) -> None:
+    """No SIGHUP comes: the terminal's end is the end of input (as Ctrl-D): a running
+    turn goes on to its end, its answer written nowhere, and is saved; status 0."""
+    slow = text_reply("The ", "whole ", "answer.", pause=0.5)
+    server = model_server([text_reply("First answer."), slow])
+    child = start(server, hangup_env, tmp_path, ignore_sighup=True)
+    child.sendline("hello")
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    if when == "during a turn":
+        child.sendline("a long task")
+        child.expect_exact("The")
+    assert hang_up(child) == 0
+    events = stored(hangup_env)
+    ends = ["completed"] if when == "idle" else ["completed", "completed"]
+    assert turn_ends(events) == ends
+    if when == "during a turn":
+        (*_, last) = [e["data"]["message"] for e in events if e["type"] == "assistant/message"]
+        assert last["content"] == [{"type": "text", "text": "The whole answer."}]
