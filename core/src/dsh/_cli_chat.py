@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from dsh._cli_agent import agent_session, resume_options, so_far
-from dsh._cli_editor import line_editor
+from dsh._cli_editor import line_editor, terminal_streams
 from dsh._cli_terminal import TerminalApprovals, lines_typed
 from dsh._render import CLOSED_STATUS, Renderer, shorten
 from dsh.errors import DshError
@@ -45,9 +45,7 @@ _COMMAND = re.compile(r"/[A-Za-z][\w-]*(\s|$)")
 
 async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
     editor = line_editor() if sys.stdin.isatty() else None
-    if editor is None:
-        return await _chat(args, pm, None)
-    with editor.streams():
+    with terminal_streams() if editor is None else editor.streams():
         return await _chat(args, pm, editor)
 
 

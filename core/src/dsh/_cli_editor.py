@@ -22,7 +22,7 @@ import re
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, TextIO, cast
 
 import anyio
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.formatted_text import StyleAndTextTuples
     from prompt_toolkit.key_binding import KeyPressEvent
 
-__all__ = ["LineEditor", "line_editor"]
+__all__ = ["LineEditor", "line_editor", "terminal_streams"]
 
 #: Bytes typed that are not UTF-8 reach the buffer as lone surrogates (surrogateescape);
 #: the model gets U+FFFD for each, as from the canonical reader.
@@ -55,6 +55,27 @@ def line_editor() -> LineEditor | None:
     except ImportError:
         return None
     return LineEditor()
+
+
+def terminal_streams() -> AbstractContextManager[None]:
+    """sys.stdout and sys.stderr, each if it is the terminal, through streams that write
+    to /dev/null once the terminal has gone (chat without the editor; see
+    ``_Screen.gone``)."""
+    return _streams(_Screen())
+
+
+@contextmanager
+def _streams(screen: _Screen) -> Iterator[None]:
+    """sys.stdout and sys.stderr through ``screen``, each if it is the terminal."""
+    saved = sys.stdout, sys.stderr
+    if sys.stdout.isatty():
+        sys.stdout = cast(TextIO, _TerminalStream(sys.stdout, screen))
+    if sys.stderr.isatty():
+        sys.stderr = cast(TextIO, _TerminalStream(sys.stderr, screen))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 class _Screen:
@@ -198,17 +219,9 @@ class LineEditor:
         #: when Ctrl-C would quit it, at an idle prompt).
         self.clears_line: Callable[[], bool] = lambda: False
 
-    @contextmanager
-    def streams(self) -> Iterator[None]:
+    def streams(self) -> AbstractContextManager[None]:
         """sys.stdout and sys.stderr through the screen, each if it is the terminal."""
-        saved = sys.stdout, sys.stderr
-        if sys.stdout.isatty():
-            sys.stdout = cast(TextIO, _TerminalStream(sys.stdout, self._screen))
-        sys.stderr = cast(TextIO, _TerminalStream(sys.stderr, self._screen))
-        try:
-            yield
-        finally:
-            sys.stdout, sys.stderr = saved
+        return _streams(self._screen)
 
     async def lines(self) -> AsyncIterator[str | None]:
         async with self._received:

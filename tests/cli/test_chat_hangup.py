@@ -1,8 +1,9 @@
-"""`dsh chat`'s line editor when the terminal goes away: its window closed, the ssh
-connection dropped. The test closes the pseudo-terminal's master side as a terminal
-emulator does: dsh's reads of it end, its writes to it fail (EIO) and, as the session
-leader, it is sent SIGHUP. The chat must end by its ordinary way out (a traceback is an
-unhandled exception: status 1), and what was done must be in the stored session.
+"""`dsh chat` when its terminal goes away (its window closed, the ssh connection
+dropped), with the line editor and with the canonical reader. The tests close the
+pseudo-terminal's master side as a terminal emulator does: dsh's reads of it end, its
+writes to it fail (EIO) and, as the session leader, it is sent SIGHUP. The chat must end
+by its ordinary way out (a traceback is an unhandled exception: status 1; a failed flush
+at exit: 120), and what was done must be in the stored session.
 
 Nothing can be read from the terminal once it is gone: what the tests check is the exit
 status and the session on disk."""
@@ -14,6 +15,7 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,22 +23,42 @@ import pexpect
 import pytest
 from cli_support import in_terminal, text_reply
 
-pytest.importorskip("prompt_toolkit", reason="the line editor needs pip install 'dsh-core[chat]'")
-
 pytestmark = pytest.mark.plugins("persistence")
 
 
-@pytest.fixture
-def hangup_env(cli_env: dict[str, str]) -> dict[str, str]:
-    """A chat with the editor and dsh-persistence, its output buffered as without a test
-    (no PYTHONUNBUFFERED: what waits in a buffer is flushed at exit)."""
+@pytest.fixture(params=["editor", "canonical"])
+def hangup_env(cli_env: dict[str, str], request: pytest.FixtureRequest) -> dict[str, str]:
+    """A chat with dsh-persistence, with the line editor or the canonical reader, its
+    output buffered as without a test (no PYTHONUNBUFFERED: what waits in a buffer is
+    flushed at exit)."""
     env = {k: v for k, v in cli_env.items() if k not in ("DSH_CHAT_EDITOR", "PYTHONUNBUFFERED")}
     env["TERM"] = "xterm-256color"
     env["DSH_LOAD_PLUGINS"] = "persistence"
+    if request.param == "editor":
+        pytest.importorskip(
+            "prompt_toolkit", reason="the editor needs pip install 'dsh-core[chat]'"
+        )
+    else:
+        env["DSH_CHAT_EDITOR"] = "0"
     return env
 
 
-def start(server: Any, env: dict[str, str], cwd: Path, ignore_sighup: bool = False) -> Any:
+@pytest.fixture
+def start(tmp_path: Path) -> Iterator[Any]:
+    """``start(server, env, ignore_sighup=False)``: see ``chat_in_terminal``; every chat
+    started is closed at the end of the test."""
+    children: list[pexpect.spawn] = []
+
+    def started(server: Any, env: dict[str, str], ignore_sighup: bool = False) -> Any:
+        children.append(chat_in_terminal(server, env, tmp_path, ignore_sighup))
+        return children[-1]
+
+    yield started
+    for child in children:
+        child.close(force=True)
+
+
+def chat_in_terminal(server: Any, env: dict[str, str], cwd: Path, ignore_sighup: bool) -> Any:
     """``dsh chat`` in a pseudo-terminal at its first prompt (``ignore_sighup``: started
     with SIGHUP ignored, as from ``trap '' HUP``: the terminal's end is only its input
     ending)."""
@@ -50,7 +72,8 @@ def start(server: Any, env: dict[str, str], cwd: Path, ignore_sighup: bool = Fal
         )
         child.logfile_read = io.StringIO()
     child.expect_exact("> ", timeout=30)
-    assert "\x1b[?2004h" in child.logfile_read.getvalue()  # the editor is in use
+    editor = "DSH_CHAT_EDITOR" not in env
+    assert ("\x1b[?2004h" in child.logfile_read.getvalue()) == editor  # bracketed paste on
     return child
 
 
@@ -81,10 +104,10 @@ def turn_ends(events: list[dict[str, Any]]) -> list[str]:
 
 
 def test_the_terminal_closing_at_the_idle_prompt_ends_the_chat(
-    model_server: Any, hangup_env: dict[str, str], tmp_path: Path
+    model_server: Any, start: Any, hangup_env: dict[str, str]
 ) -> None:
     server = model_server([text_reply("First answer.")])
-    child = start(server, hangup_env, tmp_path)
+    child = start(server, hangup_env)
     child.sendline("hello")
     child.expect_exact("[turn 1 completed")
     child.expect_exact("> ")
@@ -96,10 +119,10 @@ def test_the_terminal_closing_at_the_idle_prompt_ends_the_chat(
 
 
 def test_the_terminal_closing_during_a_turn_stops_it_and_saves_it(
-    model_server: Any, hangup_env: dict[str, str], tmp_path: Path
+    model_server: Any, start: Any, hangup_env: dict[str, str]
 ) -> None:
     server = model_server([text_reply("First answer."), text_reply("work", then="stall")])
-    child = start(server, hangup_env, tmp_path)
+    child = start(server, hangup_env)
     child.sendline("hello")
     child.expect_exact("[turn 1 completed")
     child.expect_exact("> ")
@@ -116,13 +139,13 @@ def test_the_terminal_closing_during_a_turn_stops_it_and_saves_it(
 
 @pytest.mark.parametrize("when", ["idle", "during a turn"])
 def test_with_sighup_ignored_the_chat_ends_with_its_input(
-    model_server: Any, hangup_env: dict[str, str], tmp_path: Path, when: str
+    model_server: Any, start: Any, hangup_env: dict[str, str], when: str
 ) -> None:
     """No SIGHUP comes: the terminal's end is the end of input (as Ctrl-D): a running
     turn goes on to its end, its answer written nowhere, and is saved; status 0."""
     slow = text_reply("The ", "whole ", "answer.", pause=0.5)
     server = model_server([text_reply("First answer."), slow])
-    child = start(server, hangup_env, tmp_path, ignore_sighup=True)
+    child = start(server, hangup_env, ignore_sighup=True)
     child.sendline("hello")
     child.expect_exact("[turn 1 completed")
     child.expect_exact("> ")
