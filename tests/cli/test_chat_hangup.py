@@ -159,3 +159,29 @@ def test_with_sighup_ignored_the_chat_ends_with_its_input(
     if when == "during a turn":
         (*_, last) = [e["data"]["message"] for e in events if e["type"] == "assistant/message"]
         assert last["content"] == [{"type": "text", "text": "The whole answer."}]
+
+
+@pytest.mark.parametrize("when", ["idle", "during a turn"])
+def test_sighup_with_the_terminal_open_ends_the_chat_and_says_so(
+    model_server: Any, start: Any, hangup_env: dict[str, str], when: str
+) -> None:
+    """`kill -HUP`, the terminal still there: what the chat writes on its way out can be
+    read, and it is no traceback; the editor leaves bracketed paste mode."""
+    server = model_server([text_reply("First answer."), text_reply("work", then="stall")])
+    child = start(server, hangup_env)
+    child.sendline("hello")
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    if when == "during a turn":
+        child.sendline("a long task")
+        child.expect_exact("work")
+    child.kill(signal.SIGHUP)
+    child.expect_exact("dsh: terminated")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 128 + signal.SIGHUP
+    written = child.logfile_read.getvalue()
+    assert "Traceback" not in written
+    assert written.rfind("\x1b[?2004l") >= written.rfind("\x1b[?2004h")
+    ends = ["completed"] if when == "idle" else ["completed", "aborted"]
+    assert turn_ends(stored(hangup_env)) == ends

@@ -9,7 +9,9 @@ While the Application runs, what dsh writes to a stream that is the terminal goe
 through :class:`_TerminalStream`: whole lines are printed above the Application, in the
 order written; each stream's unfinished line (an answer still streaming) is drawn by the
 Application itself, above the input line, so that the prompt is not redrawn in the
-middle of it. ``DSH_CHAT_EDITOR=0`` (or ``off``) keeps the canonical reader.
+middle of it. ``DSH_CHAT_EDITOR=0`` (or ``off``) keeps the canonical reader. Once
+the terminal has gone (a write fails with EIO: its window closed) what is written to it
+goes to /dev/null, with the editor or without (``terminal_streams``).
 """
 
 from __future__ import annotations
