@@ -121,6 +121,15 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+@pytest.fixture
+def editor_env(cli_env: dict[str, str]) -> dict[str, str]:
+    """The environment of a chat that uses the line editor, whatever the shell running the
+    tests says."""
+    env = {k: v for k, v in cli_env.items() if k != "DSH_CHAT_EDITOR"}
+    env["TERM"] = "xterm-256color"
+    return env
+
+
 def dsh(
     *args: str, env: dict[str, str], cwd: Path, stdin: str | IO[str] | None = None
 ) -> subprocess.CompletedProcess[str]:

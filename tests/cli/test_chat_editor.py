@@ -9,86 +9,22 @@ from __future__ import annotations
 import io
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pexpect
 import pytest
 from cli_support import text_reply, tool_call_reply
-
-pytest.importorskip("prompt_toolkit", reason="the line editor needs pip install 'dsh-core[chat]'")
-pyte = pytest.importorskip("pyte")
-
-ROWS, COLUMNS = 40, 200
-
-
-@pytest.fixture
-def editor_env(cli_env: dict[str, str]) -> dict[str, str]:
-    """The environment of a chat that uses the editor, whatever the shell running the
-    tests says."""
-    env = {k: v for k, v in cli_env.items() if k != "DSH_CHAT_EDITOR"}
-    env["TERM"] = "xterm-256color"
-    return env
-
-
-def screen(child: pexpect.spawn) -> list[str]:
-    """The terminal's rows as the person sees them now, without trailing blank ones."""
-    view = pyte.Screen(COLUMNS, ROWS)
-    pyte.Stream(view).feed(child.logfile_read.getvalue())
-    rows = [row.rstrip() for row in view.display]
-    while rows and not rows[-1]:
-        rows.pop()
-    return rows
-
-
-def row_of(rows: list[str], start: str, after: int = -1) -> int:
-    """The index of the first row after ``after`` that starts with ``start``."""
-    for index in range(after + 1, len(rows)):
-        if rows[index].startswith(start):
-            return index
-    raise AssertionError(f"no row starts with {start!r} after row {after}:\n" + "\n".join(rows))
-
-
-def screen_when(child: pexpect.spawn, check: Any, what: str) -> list[str]:
-    """The screen once ``check(rows)`` holds for it (what the chat writes is read
-    meanwhile); fails after 10 seconds, naming ``what``."""
-    deadline = time.monotonic() + 10
-    while not check(rows := screen(child)):
-        assert time.monotonic() < deadline, f"{what} never showed:\n" + "\n".join(rows)
-        child.expect([pexpect.TIMEOUT, pexpect.EOF], timeout=0.1)
-    return rows
-
-
-def quit_after_turn(child: pexpect.spawn) -> list[str]:
-    """Wait for turn 1 to end and "> " to come back, quit, and return the screen as it
-    was at the prompt."""
-    child.expect_exact("[turn 1 completed")
-    child.expect_exact("> ")
-    rows = screen(child)
-    child.sendline("/quit")
-    child.expect(pexpect.EOF)
-    return rows
-
-
-def users(server: Any) -> list[list[Any]]:
-    """The user messages of each request."""
-    return [[m["content"] for m in b["messages"] if m["role"] == "user"] for b in server.bodies()]
-
-
-def in_shell(script: str, env: dict[str, str], cwd: Path) -> pexpect.spawn:
-    """``bash -c SCRIPT`` in a pseudo-terminal, ``$0`` naming this Python."""
-    child = pexpect.spawn(
-        "bash",
-        ["-c", script, sys.executable],
-        env=env,
-        cwd=str(cwd),
-        encoding="utf-8",
-        timeout=30,
-        dimensions=(ROWS, COLUMNS),
-    )
-    child.logfile_read = io.StringIO()
-    return child
+from editor_support import (
+    COLUMNS,
+    ROWS,
+    in_shell,
+    quit_after_turn,
+    row_of,
+    screen,
+    screen_when,
+    users,
+)
 
 
 def test_a_bracketed_paste_of_lines_is_one_prompt(
@@ -141,6 +77,35 @@ def test_a_streamed_answer_and_a_steer_typed_meanwhile(
     assert users(server)[1][-1] == "use metric units"
 
 
+def test_a_line_typed_while_an_answer_streams_shows_after_the_answers_line(
+    model_server: Any, chat: Any, editor_env: dict[str, str]
+) -> None:
+    """Below the answer's unfinished line while it goes on, then printed once that line
+    ends: not above it, where it would look typed before the answer began."""
+    slow = text_reply("thinking", ".", ".", ".", ".", ".", "\n", "Done.", pause=0.4)
+    server = model_server([slow, text_reply("Noted.")])
+    child = chat(server, env=editor_env, plugins="")
+    child.sendline("start")
+    child.expect_exact("thinking")
+    child.sendline("/queue and then this")
+
+    def below_the_unfinished_answer(rows: list[str]) -> bool:
+        answer = row_of(rows, "thinking")
+        return rows[answer] != "thinking....." and rows[answer + 1 :] == ["/queue and then this"]
+
+    screen_when(child, below_the_unfinished_answer, "the line below the answer's")
+    rows = screen_when(
+        child,
+        lambda rows: rows[-1] == ">" and any(r.startswith("[turn 2 completed") for r in rows),
+        "the end of turn 2",
+    )
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    answer = row_of(rows, "thinking", row_of(rows, "> start"))
+    assert rows[answer : answer + 3] == ["thinking.....", "/queue and then this", "Done."]
+    assert users(server)[1] == ["start", "and then this"]
+
+
 def test_ctrl_c_cancels_then_quits_and_the_terminal_is_restored(
     model_server: Any, editor_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -172,86 +137,6 @@ def test_ctrl_c_cancels_then_quits_and_the_terminal_is_restored(
     assert "\x1b[?2004h" in written
     assert written.rfind("\x1b[?2004l") > written.rfind("\x1b[?2004h")  # paste mode off
     assert "Traceback" not in written
-
-
-def test_ctrl_c_with_a_line_half_typed_at_the_idle_prompt_clears_it(
-    model_server: Any, chat: Any, editor_env: dict[str, str]
-) -> None:
-    """As in bash or Python's REPL: the line goes, the chat stays and nothing is sent;
-    Ctrl-C on the empty line then quits, as it did."""
-    server = model_server([text_reply("Done.")])
-    child = chat(server, env=editor_env, plugins="")
-    child.send("half a thought")
-    screen_when(child, lambda rows: rows[-1] == "> half a thought", "the line typed")
-    child.sendintr()
-    cleared = screen_when(child, lambda rows: rows[-1] == ">", "the empty input line")
-    child.send("another\r")
-    child.expect_exact("[turn 1 completed")
-    child.expect_exact("> ")
-    child.sendintr()
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
-    assert users(server) == [["another"]]
-    assert not any("half a thought" in row for row in cleared)
-
-
-def test_a_line_cleared_by_ctrl_c_comes_back_with_undo(
-    model_server: Any, chat: Any, editor_env: dict[str, str]
-) -> None:
-    server = model_server([text_reply("Done.")])
-    child = chat(server, env=editor_env, plugins="")
-    child.send("a long line not to type again")
-    screen_when(child, lambda rows: rows[-1].endswith("again"), "the line typed")
-    child.sendintr()
-    screen_when(child, lambda rows: rows[-1] == ">", "the empty input line")
-    child.sendcontrol("_")  # undo
-    screen_when(child, lambda rows: rows[-1] == "> a long line not to type again", "undo")
-    child.send("\r")
-    quit_after_turn(child)
-    assert users(server) == [["a long line not to type again"]]
-
-
-def test_ctrl_c_during_a_turn_cancels_it_and_a_half_typed_line_stays(
-    model_server: Any, chat: Any, editor_env: dict[str, str]
-) -> None:
-    """With text typed, Ctrl-C during a turn still cancels the turn (the line is not
-    cleared); the line is sent when Enter is pressed."""
-    server = model_server([text_reply("working", then="stall"), text_reply("Back.")])
-    child = chat(server, env=editor_env, plugins="")
-    child.sendline("long task")
-    child.expect_exact("working")
-    child.send("next ")
-    screen_when(child, lambda rows: rows[-1] == "next", "the line typed")
-    child.sendintr()
-    child.expect_exact("[turn 1 aborted")
-    screen_when(child, lambda rows: rows[-1] == "> next", "the prompt before the line")
-    child.send("question\r")
-    child.expect_exact("Back.")
-    child.expect_exact("[turn 2 completed")
-    child.sendline("/quit")
-    child.expect(pexpect.EOF)
-    assert users(server)[1][-1] == "next question"
-
-
-def test_ctrl_c_twice_in_a_row_quits_with_a_line_half_typed(
-    model_server: Any, chat: Any, editor_env: dict[str, str]
-) -> None:
-    """The second Ctrl-C after a cancel quits, as the note says, though the turn has
-    ended and text is typed (it is not taken for clearing the line)."""
-    server = model_server([text_reply("working", then="stall")])
-    child = chat(server, env=editor_env, plugins="")
-    child.sendline("long task")
-    child.expect_exact("working")
-    child.send("next")
-    screen_when(child, lambda rows: rows[-1] == "next", "the line typed")
-    child.sendintr()
-    child.expect_exact("[turn 1 aborted")
-    screen_when(child, lambda rows: rows[-1] == "> next", "the prompt before the line")
-    child.sendintr()
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
 
 
 def test_ctrl_d_at_an_empty_prompt_quits(

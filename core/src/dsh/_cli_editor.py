@@ -88,6 +88,9 @@ class _Screen:
         self.app: Application[None] | None = None
         self.streams: list[_TerminalStream] = []
         self._pending: list[tuple[TextIO, str]] = []
+        #: Lines typed while a stream's line was unfinished: drawn below it, and printed
+        #: once it has ended (above it they would look typed before it).
+        self._held: list[tuple[TextIO, str]] = []
         #: The event loop the Application runs in, and its thread: a write from another
         #: thread (a log record from a worker) is handed to it.
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -134,8 +137,24 @@ class _Screen:
         if self.app is not None and self.app.is_running:
             self.app.invalidate()
 
+    def echo(self, real: TextIO, text: str) -> None:
+        """A line typed, as ``above``, but after the streams' unfinished lines."""
+        self._held.append((real, text))
+        self.release()
+        self.redraw()
+
+    def release(self) -> None:
+        """Print the lines typed that were held, once no stream has an unfinished line."""
+        if self._held and not any(s.tail for s in self.streams):
+            held, self._held = self._held, []
+            for real, text in held:
+                self.above(real, text)
+
     def tails(self) -> str:
-        return "\n".join(s.tail.expandtabs() for s in self.streams if s.tail)
+        """What the Application draws above the input line: the streams' unfinished
+        lines, then the lines typed that wait for them to end."""
+        lines = [s.tail.expandtabs() for s in self.streams if s.tail]
+        return "\n".join(lines + [text.removesuffix("\n") for _, text in self._held])
 
 
 class _TerminalStream:
@@ -173,6 +192,7 @@ class _TerminalStream:
             return written
         head, self.tail = (self.tail + data).rsplit("\n", 1)
         self.screen.above(self.real, head + "\n")
+        self.screen.release()
         return written
 
     def end_line(self) -> None:
@@ -275,6 +295,7 @@ class LineEditor:
                 if stream.tail:
                     self._screen.write(stream.real, stream.tail + "\n")
                     stream.tail = ""
+            self._screen.release()
 
     def _prompt(self) -> StyleAndTextTuples:
         # In the terminal's own colour, named: the renderer skips a trailing space that
@@ -288,7 +309,7 @@ class LineEditor:
         text = text.removesuffix("\n")  # a pasted block's last line end
         shown = visible(text).replace("\n", "\n  ")
         echo = f"> {shown}" if self._prompt() else f"  {shown}" if "\n" in text else shown
-        self._screen.above(self._err, echo + "\n")
+        self._screen.echo(self._err, echo + "\n")
         self._send.send_nowait(text)
         return False  # the input line is emptied
 
@@ -344,7 +365,7 @@ class LineEditor:
                 wrap_lines=True,
                 dont_extend_height=True,
             ),
-            filter=Condition(lambda: any(s.tail for s in screen.streams)),
+            filter=Condition(lambda: bool(screen.tails())),
         )
         line = Window(
             BufferControl(buffer, input_processors=[BeforeInput(self._prompt)]),
