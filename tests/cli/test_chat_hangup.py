@@ -113,7 +113,9 @@ def test_the_terminal_closing_at_the_idle_prompt_ends_the_chat(
     child.expect_exact("> ")
     child.send("half typed")  # not sent: no Enter
     child.expect_exact("typed")
-    assert hang_up(child) == 128 + signal.SIGHUP
+    # SIGHUP (129) comes with the end of input; should the chat see the end first, it
+    # quits as on Ctrl-D (0): either is its way out, not a failure (1, 120)
+    assert hang_up(child) in (0, 128 + signal.SIGHUP)
     assert turn_ends(stored(hangup_env)) == ["completed"]
     assert len(server.bodies()) == 1
 
