@@ -3,9 +3,12 @@ it): an append takes the file's advisory lock before it checks where the log end
 a writer that appended meanwhile is seen and the late one is refused as a conflict
 (docs/persistence.md, "Appends take an advisory lock on the file").
 
-The other writer here is the test itself, holding ``flock`` on its own open file (as
-another process does); ``/proc/locks`` tells when the backend's append waits for it,
-so the order of events is fixed, not left to thread timing.
+The other writer here is the test itself, appending as another process that holds no
+claim does: it takes its turn (``flock`` on ``.s.jsonl.lock``, see ``_claims``), then the
+file's lock, on its own open files; ``/proc/locks`` tells when the backend's append waits
+for it, so the order of events is fixed, not left to thread timing. (The file's lock
+held without the turn is a claim: an append is refused at once then, see
+test_persistence_unclaimed.py.)
 """
 
 from __future__ import annotations
@@ -53,6 +56,9 @@ def test_an_append_waits_for_the_lock_and_then_sees_the_other_writers_event(
         except BaseException as exc:  # checked below
             outcome.append(exc)
 
+    turn_path = tmp_path / ".s.jsonl.lock"
+    turn = os.open(turn_path, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(turn, fcntl.LOCK_EX)  # the other writer's turn
     fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # the other writer is mid-append
@@ -62,13 +68,15 @@ def test_an_append_waits_for_the_lock_and_then_sees_the_other_writers_event(
         # deadline only guards a /proc/locks that never shows the wait (the order is
         # then left to the scheduler, and the assertions below still hold for a lock)
         deadline = time.monotonic() + 10
-        while thread.is_alive() and not waits_for_lock(path.stat().st_ino):
+        while thread.is_alive() and not waits_for_lock(turn_path.stat().st_ino):
             if time.monotonic() > deadline:
                 break
             thread.join(0.001)
         os.write(fd, theirs.to_json_bytes() + b"\n")
     finally:
         os.close(fd)  # releases the lock
+        os.unlink(turn_path)  # as a writer lets go of its turn
+        os.close(turn)
     thread.join(30)
 
     assert len(outcome) == 1

@@ -154,15 +154,10 @@ async def test_an_agent_that_cannot_start_gives_its_claim_back(
 # -- bugs found by the review --------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an append by a writer that holds no claim waits with a blocking flock "
-    "(_jsonl.py append: lock_file) for as long as another process continues the session, "
-    "then fails with SessionConflictError. The plugin's writers all hold claims now (a "
-    "session is claimed as its agent is created or resumed); a program that writes "
-    "through a backend of its own without claiming still waits",
-)
 def test_an_append_behind_another_process_claim_is_refused_at_once(tmp_path: Path) -> None:
+    """A writer that holds no claim waited with a blocking flock for as long as the
+    claim lasted (a strict xfail until s16): it is refused at once now, writing nothing.
+    Both backends, and the writers it must still wait for: test_persistence_unclaimed.py."""
     log = LogBuilder()
     log.turn("one")
     writer, holder = JsonlBackend(tmp_path), JsonlBackend(tmp_path)
@@ -188,7 +183,10 @@ def test_an_append_behind_another_process_claim_is_refused_at_once(tmp_path: Pat
     writer.close()
     holder.close()
     assert not waited, "the append waited for the other process's claim"
-    assert outcome and isinstance(outcome[0], DshError)
+    assert outcome and isinstance(outcome[0], SessionInUseError)
+    assert "session 's'" in str(outcome[0]) and "another process" in str(outcome[0])
+    loaded = JsonlBackend(tmp_path).load("s")
+    assert loaded is not None and loaded.kept == count  # nothing was written
 
 
 async def test_a_live_session_created_here_cannot_be_resumed_elsewhere(

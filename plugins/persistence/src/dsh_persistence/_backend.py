@@ -170,7 +170,9 @@ class SessionBackend(ABC):
         that no other process continues it meanwhile: False when another holds it. A
         session not stored yet is nobody's (True). Optional: a backend that cannot
         reserve returns True, and a second writer is then refused only when it writes
-        (``SessionConflictError``)."""
+        (``SessionConflictError``). The built-in backends also refuse at once an
+        ``append`` by an instance that holds no claim while another holds one
+        (``SessionInUseError``); ``BackendContract`` does not require that."""
         return True
 
     def release(self, session_id: str) -> None:  # noqa: B027 - optional, as ``claim``

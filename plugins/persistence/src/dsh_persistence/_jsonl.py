@@ -9,8 +9,9 @@ Line 1 is the header, every further line one event (``SessionEvent.to_json_bytes
     {"type":"turn/end",...,"data":{...},"cwd":"/b"}  (a turn of a run in another workspace)
 
 A new file is published whole (temp file, fsync, link, fsync of the directory), so a
-file always has its header. Appends happen under an advisory lock, at the end of the
-readable prefix (a torn or unfinished tail left by a crash is cut off first).
+file always has its header. Appends happen under the file's advisory lock (held by the
+session's claim, or by a writer without one while it appends: ``_claims``), at the end
+of the readable prefix (a torn or unfinished tail left by a crash is cut off first).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import errno
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,25 +34,21 @@ from dsh_persistence._backend import (
     check_contiguous,
     encode_events,
 )
-from dsh_persistence._errors import (
-    PersistenceError,
-    SessionConflictError,
-    SessionCorruptError,
-    SessionInUseError,
-)
+from dsh_persistence._claims import hold_lock_file, let_go
+from dsh_persistence._errors import PersistenceError, SessionConflictError, SessionInUseError
 from dsh_persistence._files import (
     LOCKS,
     SUFFIX,
     file_name,
     fsync_directory,
-    lock_file,
     publish,
     session_id_of,
     try_lock_file,
     write_all,
 )
-from dsh_persistence._header import header_line, parse_header, summary, tag_workspace
-from dsh_persistence._records import close_turn, read_log
+from dsh_persistence._header import header_line, summary, tag_workspace
+from dsh_persistence._records import close_turn
+from dsh_persistence._session_file import FileEnd, read_session_file
 
 __all__ = ["JsonlBackend"]
 
@@ -62,18 +58,6 @@ _PATHS_KEPT = 4096  # file paths remembered by session id (computing one is not 
 _ENDS_KEPT = 1024
 #: In ``_claims``: the session is claimed and not stored yet; its file is locked when made.
 _PENDING = -1
-
-
-@dataclass(frozen=True, slots=True)
-class _FileEnd:
-    """What this process last saw of a session file, valid while (inode, size) match."""
-
-    inode: int
-    size: int
-    valid: int  # bytes of the header and the readable prefix; the rest is cut on append
-    next_seq: int
-    last: SessionEvent | None
-    cwd: str  # the header's: turn lines written from another workspace name theirs
 
 
 class JsonlBackend(SessionBackend):
@@ -89,7 +73,7 @@ class JsonlBackend(SessionBackend):
         self._fsync = fsync
         self._guard = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
-        self._ends: dict[str, _FileEnd] = {}
+        self._ends: dict[str, FileEnd] = {}
         self._paths: dict[str, Path] = {}
         #: The sessions this process writes: an open file each, holding its lock (or
         #: ``_PENDING`` until the file is made).
@@ -199,9 +183,10 @@ class JsonlBackend(SessionBackend):
                 return
             except OSError as exc:
                 raise self._failed(exc, "open the session file", path) from exc
+            turn: int | None = None
             try:
                 if self._claims.get(info.id, _PENDING) == _PENDING:  # else our claim holds it
-                    lock_file(fd)
+                    turn = self._lock_unclaimed(info.id, path, fd)
                 stat = os.fstat(fd)
                 end = self._ends.get(info.id)
                 if end is None or (end.inode, end.size) != (stat.st_ino, stat.st_size):
@@ -228,9 +213,35 @@ class JsonlBackend(SessionBackend):
                 raise
             finally:
                 os.close(fd)
+                if turn is not None:
+                    let_go(_turn_path(path), turn)
             size = end.valid + len(payload)
             last = events[-1]
-            self._ends[info.id] = _FileEnd(stat.st_ino, size, size, last.seq + 1, last, end.cwd)
+            self._ends[info.id] = FileEnd(stat.st_ino, size, size, last.seq + 1, last, end.cwd)
+
+    def _lock_unclaimed(self, session_id: str, path: Path, fd: int) -> int | None:
+        """Lock the session file ``fd`` for an append by a writer that holds no claim of
+        it: first wait for the other such writers' appends (their turn: ``_claims``), then
+        lock it, or refuse at once if it is still locked: a claim holds it. Returns the
+        turn's open lock file (None without locks), let go once ``fd`` is closed."""
+        if not LOCKS:
+            return None
+        turn_path = _turn_path(path)
+        try:
+            turn = hold_lock_file(turn_path, wait=True)
+        except OSError as exc:
+            raise self._failed(exc, "lock it to append to the session", turn_path) from exc
+        assert turn is not None  # waited for
+        try:
+            if not try_lock_file(fd):
+                raise SessionInUseError(
+                    f"{path}: cannot append to session {session_id!r}: another process is "
+                    "continuing it (it holds the session's claim); nothing was written"
+                )
+        except BaseException:
+            let_go(turn_path, turn)
+            raise
+        return turn
 
     def _create(
         self, info: SessionInfo, path: Path, payload: bytes, events: Sequence[SessionEvent]
@@ -253,7 +264,7 @@ class JsonlBackend(SessionBackend):
         if held is not None:
             self._claims[info.id] = held
         size = len(header) + len(payload)
-        self._ends[info.id] = _FileEnd(stat.st_ino, size, size, len(events), events[-1], info.cwd)
+        self._ends[info.id] = FileEnd(stat.st_ino, size, size, len(events), events[-1], info.cwd)
 
     def sync(self, session_id: str) -> None:
         if not self._fsync:
@@ -346,36 +357,15 @@ class JsonlBackend(SessionBackend):
 
     def _read(
         self, session_id: str, path: Path
-    ) -> tuple[dict[str, Any], list[SessionEvent], int, _FileEnd]:
-        """Parse a whole file: header, readable prefix, ignored records, and its end."""
-        with open(path, "rb") as file:
-            data = file.read()
-            inode = os.fstat(file.fileno()).st_ino
-        complete = data.rfind(b"\n") + 1
-        lines = data[:complete].split(b"\n")
-        lines.pop()  # after the last newline: b""
-        if not lines:
-            raise SessionCorruptError(f"{path}:1: the file has no complete header line")
-        header = parse_header(lines[0], path)
-        if header.get("id") != session_id:
-            raise SessionCorruptError(
-                f"{path}:1: the header names session {header.get('id')!r}, not {session_id!r}"
-            )
-        records = lines[1:]
-        events, ignored = read_log(records, lambda index: f"{path}:{index + 2}")
-        if ignored:
-            valid = len(lines[0]) + 1 + sum(len(line) + 1 for line in records[: len(events)])
-        else:
-            valid = complete
-        torn = 1 if complete < len(data) else 0
-        last = events[-1] if events else None
-        end = _FileEnd(inode, len(data), valid, len(events), last, str(header.get("cwd") or ""))
+    ) -> tuple[dict[str, Any], list[SessionEvent], int, FileEnd]:
+        """``read_session_file``, remembering where the file ends."""
+        found = read_session_file(session_id, path)
         self._ends.pop(session_id, None)
         if len(self._ends) >= _ENDS_KEPT:  # the oldest goes: one more read if it is written
             with self._guard:  # other sessions' threads change the dict meanwhile
                 self._ends.pop(next(iter(self._ends)), None)
-        self._ends[session_id] = end
-        return header, events, ignored + torn, end
+        self._ends[session_id] = found[3]
+        return found
 
     def headers(self) -> list[SessionHeader]:
         try:
@@ -397,3 +387,8 @@ class JsonlBackend(SessionBackend):
                     SessionHeader(session_id_of(entry.name), 0.0, 0.0, 0, f"(unreadable: {exc})")
                 )
         return found
+
+
+def _turn_path(path: Path) -> Path:
+    """The lock file writers holding no claim of the session take turns on."""
+    return path.with_name(f".{path.name}.lock")

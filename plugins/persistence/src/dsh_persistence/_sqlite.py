@@ -2,12 +2,7 @@
 
 WAL journal (readers never block the writer), ``BEGIN IMMEDIATE`` for every write (the
 seq check and the insert are one step even across processes), ``synchronous=FULL`` for
-durable appends and ``NORMAL`` otherwise. The schema version is ``PRAGMA user_version``.
-
-``sessions.cwd`` is where a session was started; ``workspaces`` holds where it last ran
-when that is elsewhere (a row for the session's ``created``: one an older version left
-behind for a deleted session of the same id does not count). Readers that do not know
-the table ignore it, so it came without a new schema version.
+durable appends and ``NORMAL`` otherwise. The schema: ``_sqlite_schema``.
 """
 
 from __future__ import annotations
@@ -40,44 +35,10 @@ from dsh_persistence._errors import (
     SessionInUseError,
 )
 from dsh_persistence._records import close_turn, read_log
+from dsh_persistence._sqlite_schema import SCHEMA, SCHEMA_VERSION, WHERE, WORKSPACES
 
 __all__ = ["SCHEMA_VERSION", "SqliteBackend"]
 
-#: The newest schema this code reads and the one it creates.
-SCHEMA_VERSION = 1
-#: Added to schema 1 when a database is opened (older ones do not have it).
-_WORKSPACES = """
-CREATE TABLE IF NOT EXISTS workspaces (
-    session TEXT PRIMARY KEY,
-    created REAL NOT NULL,
-    workspace TEXT NOT NULL
-) WITHOUT ROWID"""
-#: Where each stored session last ran: the workspace its last turn was written from.
-_WHERE = (
-    "COALESCE((SELECT workspace FROM workspaces WHERE session=sessions.id AND "
-    "created=sessions.created), cwd)"
-)
-_SCHEMA = (
-    """
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
-    created REAL NOT NULL,
-    updated REAL NOT NULL,
-    turns INTEGER NOT NULL,
-    title TEXT NOT NULL,
-    cwd TEXT NOT NULL,
-    meta TEXT NOT NULL,
-    next_seq INTEGER NOT NULL
-) WITHOUT ROWID""",
-    """
-CREATE TABLE IF NOT EXISTS events (
-    session TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    line TEXT NOT NULL,
-    PRIMARY KEY (session, seq)
-) WITHOUT ROWID""",
-    _WORKSPACES,
-)
 T = TypeVar("T")
 
 
@@ -151,11 +112,11 @@ class SqliteBackend(SessionBackend):
             self._enable_wal(db)
             with _transaction(db):
                 if self._check_version(db) == 0:
-                    for statement in _SCHEMA:  # not executescript: it commits first
+                    for statement in SCHEMA:  # not executescript: it commits first
                         db.execute(statement)
                     db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 else:  # written by a version before the workspaces table, perhaps
-                    db.execute(_WORKSPACES)
+                    db.execute(WORKSPACES)
         except sqlite3.Error as exc:
             db.close()
             raise self._unusable("open the session database", exc) from exc
@@ -218,7 +179,7 @@ class SqliteBackend(SessionBackend):
             db.execute(f"PRAGMA synchronous={sync}")
             with _transaction(db):
                 row = db.execute(
-                    f"SELECT next_seq, created, {_WHERE} FROM sessions WHERE id=?", (info.id,)
+                    f"SELECT next_seq, created, {WHERE} FROM sessions WHERE id=?", (info.id,)
                 ).fetchone()
                 expected = 0 if row is None else int(row[0])
                 if row is not None and events[0].seq < expected:
@@ -253,7 +214,20 @@ class SqliteBackend(SessionBackend):
                     (events[-1].seq + 1, events[-1].time, turns, info.id),
                 )
 
-        self._run(work)
+        if self._claims.holds(info.id):  # ours: no one else writes it: no one else writes it
+            self._run(work)
+            return
+        try:
+            with self._claims.unclaimed_write(info.id) as free:
+                if not free:
+                    raise SessionInUseError(
+                        f"{self.path}: cannot append to session {info.id!r}: another process "
+                        "is continuing it (it holds the session's claim); nothing was written"
+                    )
+                self._run(work)
+        except OSError as exc:
+            doing = f"lock session {info.id!r} in {self._claims.directory} to append to it"
+            raise self._unusable(doing, exc.strerror or exc) from exc
 
     def sync(self, session_id: str) -> None:
         # Committed frames are in the WAL until a checkpoint (which syncs what it
@@ -370,7 +344,7 @@ class SqliteBackend(SessionBackend):
 
     def headers(self) -> list[SessionHeader]:
         def work(db: sqlite3.Connection) -> list[SessionHeader]:
-            rows = db.execute(f"SELECT id, created, updated, turns, title, {_WHERE} FROM sessions")
+            rows = db.execute(f"SELECT id, created, updated, turns, title, {WHERE} FROM sessions")
             return [SessionHeader(*row) for row in rows]
 
         return self._run(work)
