@@ -28,11 +28,14 @@ async def start(config: str, plugin: object = dsh_permissions) -> None:
 @pytest.mark.parametrize(
     ("config", "place"),
     [
-        ("permissions:\n  deny: ['bsah(rm *)']\n", "permissions.deny[0]: rule 'bsah(rm *)'"),
+        (
+            "permissions:\n  deny: ['bsah(rm *)']\n",
+            "<string>:2:10: permissions.deny[0]: rule 'bsah(rm *)'",
+        ),
         (
             "permissions:\n  allow: [read]\nagents:\n  - id: a\n    options:\n"
             "      permissions: {ask: [read, 'wirte(src/**)']}\n",
-            "agents[0].options.permissions.ask[1]: rule 'wirte(src/**)'",
+            "<string>:6:33: agents[0].options.permissions.ask[1]: rule 'wirte(src/**)'",
         ),
     ],
 )
@@ -61,5 +64,6 @@ async def test_a_tool_no_plugin_registered_is_warned_about(
         await start(config)
     (warning,) = [r.getMessage() for r in caplog.records if r.name == "dsh_permissions"]
     assert warning.startswith(
-        "permissions.deny[0]: rule 'mcp_github_push' names no tool that is registered (tools: "
+        "<string>:2:10: permissions.deny[0]: rule 'mcp_github_push' names no tool that is "
+        "registered (tools: "
     )

@@ -42,7 +42,8 @@ def warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 async def test_a_misspelt_allow_rule_stops_the_harness() -> None:
     assert (await refusal("permissions:\n  allow: ['raed(src/**)']\n")).startswith(
-        "permissions.allow[0]: rule 'raed(src/**)' names no tool; did you mean 'read'?"
+        "<string>:2:11: permissions.allow[0]: rule 'raed(src/**)' names no tool; "
+        "did you mean 'read'?"
     )
 
 
@@ -53,7 +54,7 @@ async def test_every_agents_rules_are_checked() -> None:
         "  - {id: b, options: {permissions: {deny: ['bsah(rm *)']}}}\n"
     )
     assert (await refusal(config)).startswith(
-        "agents[1].options.permissions.deny[0]: rule 'bsah(rm *)' names no tool"
+        "<string>:3:44: agents[1].options.permissions.deny[0]: rule 'bsah(rm *)' names no tool"
     )
 
 
@@ -65,7 +66,9 @@ async def test_a_name_merely_like_a_tools_is_warned_about_not_refused(
     with caplog.at_level(logging.WARNING, logger="dsh_permissions"):
         await start("permissions:\n  deny: [bashful]\n")
     (warning,) = warnings(caplog)
-    assert warning.startswith("permissions.deny[0]: rule 'bashful' names no tool that is")
+    assert warning.startswith(
+        "<string>:2:10: permissions.deny[0]: rule 'bashful' names no tool that is"
+    )
 
 
 @tool(name="MyTool")
@@ -98,7 +101,9 @@ async def test_the_section_is_checked_under_the_name_the_plugin_is_registered_by
             config_text="guard:\n  ask: [wirte]\n",
         ):
             pass
-    assert caught.value.for_user().startswith("guard.ask[0]: rule 'wirte' names no tool")
+    assert caught.value.for_user().startswith(
+        "<string>:2:9: guard.ask[0]: rule 'wirte' names no tool"
+    )
 
 
 class Quotas(BaseModel):

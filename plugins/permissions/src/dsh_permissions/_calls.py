@@ -35,14 +35,19 @@ class InvalidArguments(ValueError):
     """The call's arguments cannot be read; the tool would refuse them too."""
 
 
-def subjects_of(facts: ToolFacts, tool: Tool | None, call: ToolCall, root: str) -> list[Subject]:
-    """The subjects of ``call``. Raises InvalidArguments when they cannot be read."""
+def subjects_of(
+    facts: ToolFacts, tool: Tool | None, call: ToolCall, root: str, links: bool = False
+) -> list[Subject]:
+    """The subjects of ``call``. Raises InvalidArguments when they cannot be read.
+    ``links``: look for symlinks below directories (see ``path_subject``)."""
     if tool is None or not (facts.path_args or facts.command_args):
         return [_THE_TOOL]
     values = _arguments(tool, call)
     subjects: list[Subject] = []
     for name in facts.path_args:
-        subjects.extend(path_subject(value, root) for value in _texts(name, values.get(name)))
+        subjects.extend(
+            path_subject(value, root, links) for value in _texts(name, values.get(name))
+        )
     for name in facts.command_args:
         for value in _texts(name, values.get(name)):
             subjects.extend(command_subjects(value, root))

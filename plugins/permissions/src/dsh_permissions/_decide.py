@@ -68,6 +68,10 @@ class Policy:
         #: verdicts that depend only on the policy and their key (see ``decide``)
         self._verdicts: dict[tuple[Mode, ToolFacts, tuple[Subject, ...]], Verdict] = {}
 
+    def has_patterns(self, tool: str) -> bool:
+        """Whether a deny or ask rule with a pattern applies to ``tool``."""
+        return _unchecked(self, tool) is not None
+
     def rules(self, tool: str, action: Action) -> list[Rule]:
         key = (tool, action)
         found = self._by_tool.get(key)
@@ -162,6 +166,14 @@ def _judge(
                 return Part(subject, action, "rule", why + _below(rule, subject), rule)
     if subject.problem is not None:
         return Part(subject, "ask", "problem", f"{what}: {subject.problem}")
+    if subject.unknown is not None:
+        # A value only the shell knows cannot be checked against the tool's deny and
+        # ask patterns (rm${IFS}-rf misses 'rm *'): even a rule allowing every call
+        # of the tool must not let it past them. Other modes ask; bypass denies.
+        strict = _unchecked(policy, facts.name)
+        if strict is not None:
+            why = f"{what}: {subject.unknown}, so it cannot be checked against the rule '{strict}'"
+            return Part(subject, "ask", "problem", why)
     allowed = _allowed_by(policy.rules(facts.name, "allow"), subject)
     if allowed is not None:
         return Part(subject, "allow", "rule", f"the rule '{allowed}' allows {what}", allowed)
@@ -178,6 +190,16 @@ def _judge(
     return Part(subject, "ask", "mode", f"no rule allows {what}")
 
 
+def _unchecked(policy: Policy, tool: str) -> Rule | None:
+    """The first deny or ask rule of ``tool`` with a pattern, which a value unknown
+    until run time cannot be checked against (a rule without one covers it anyway)."""
+    for action in ("deny", "ask"):
+        for rule in policy.rules(tool, action):
+            if rule.pattern is not None:
+                return rule
+    return None
+
+
 def _hits(rule: Rule, subject: Subject) -> bool:
     """Whether a deny or ask rule covers the subject; when the pattern cannot be
     checked (the tool declares no matchable argument) it is taken to match."""
@@ -190,8 +212,14 @@ def _hits(rule: Rule, subject: Subject) -> bool:
     if any(rule.matches_path(reading) for reading in subject.deny):
         return True
     # A tool given a directory may read or change what is inside it (grep, glob, a
-    # copy): a rule about a path beneath it covers the call too.
-    return subject.directory and any(rule.matches_below(r) for r in subject.deny)
+    # copy): a rule about a path beneath it covers the call too, and so does a rule
+    # about where a symlink beneath it points (or, when those could not all be found,
+    # any rule with a pattern: it is taken to match).
+    if not subject.directory:
+        return False
+    if any(rule.matches_below(r) for r in subject.deny) or subject.links_unknown is not None:
+        return True
+    return any(rule.matches_path(t) or rule.matches_below(t) for t in subject.links)
 
 
 def _below(rule: Rule, subject: Subject) -> str:
@@ -200,9 +228,17 @@ def _below(rule: Rule, subject: Subject) -> str:
         return ""
     if any(rule.matches_path(r) for r in subject.deny):
         return ""
+    advice = "name a narrower path the rule does not cover"
+    if any(rule.matches_below(r) for r in subject.deny):
+        return (
+            f" (it covers paths inside that directory, which the tool may read or change; {advice})"
+        )
+    if subject.links_unknown is not None:
+        return f" (the directory cannot be checked: {subject.links_unknown}; {advice})"
+    link = next((t for t in subject.links if rule.matches_path(t) or rule.matches_below(t)), "?")
     return (
-        " (it covers paths inside that directory, which the tool may read or change; "
-        "name a narrower path the rule does not cover)"
+        f" (a symlink inside that directory points to {link}, which the tool would "
+        f"read or change through it; {advice})"
     )
 
 

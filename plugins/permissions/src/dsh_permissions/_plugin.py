@@ -242,7 +242,8 @@ class Permissions:
         try:
             # bypass checks only deny rules: with none for this tool there is nothing to see
             unchecked = mode == "bypass" and not policy.rules(call.name, "deny")
-            subjects = [] if unchecked else subjects_of(facts, tool, call, policy.root)
+            links = policy.has_patterns(call.name)
+            subjects = [] if unchecked else subjects_of(facts, tool, call, policy.root, links)
         except InvalidArguments as exc:
             if not (mode == "plan" and facts.mutating):
                 return _Outcome(Verdict("deny", None, str(exc)), mode, unreadable=True)

@@ -23,30 +23,37 @@ def check_rule_names(harness: Any, own: PermissionSettings | None) -> None:
     """Check the rules of ``own`` (settings given in code), the ``permissions:`` section
     and every ``agents[].options.permissions`` of the harness's config."""
     tools = sorted({spec.name.casefold() for spec in harness.tools.specs()})
-    for where, settings in _rule_sets(harness, own):
+    for where, loc, settings in _rule_sets(harness, own):
         for action in ("deny", "ask", "allow"):
             for i, text in enumerate(getattr(settings, action)):
                 tool = parse_rule(text)[0].casefold()
                 if "*" in tool or tool in tools:
                     continue
                 place = f"{where}.{action}[{i}]: rule {text!r} names no tool"
+                if loc is not None:  # from dsh.yml: say where in the file, as its errors do
+                    place = f"{harness.config.where(*loc, action, i)}: {place}"
                 close = difflib.get_close_matches(tool, tools, n=1, cutoff=_TYPO)
                 if close:
                     raise DshError(f"{place}; did you mean {close[0]!r}? (it would match no call)")
                 log.warning("%s that is registered (tools: %s)", place, ", ".join(tools))
 
 
-def _rule_sets(harness: Any, own: PermissionSettings | None) -> Iterator[tuple[str, Any]]:
+def _rule_sets(
+    harness: Any, own: PermissionSettings | None
+) -> Iterator[tuple[str, tuple[str | int, ...] | None, Any]]:
+    """(key path, its location in dsh.yml or None, settings) of each set of rules."""
     if own is not None:
-        yield "Permissions(settings)", own
+        yield "Permissions(settings)", None, own
     config = harness.config
+    filed = getattr(config, "root", None) is not None
     for name, model in harness.settings.items():
         if model is not PermissionsSection:
             continue
         section = config.section(name)
         if section is not None:
-            yield name, section
+            yield name, (name,) if filed else None, section
         for i, agent in enumerate(config.agents):
             raw = agent.options.get(name)
             if isinstance(raw, Mapping):
-                yield f"agents[{i}].options.{name}", PermissionSettings.model_validate(raw)
+                loc = ("agents", i, "options", name) if filed else None
+                yield f"agents[{i}].options.{name}", loc, PermissionSettings.model_validate(raw)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from dsh_permissions._rules import parse_rule
 
@@ -35,7 +35,20 @@ def _rule(text: str) -> str:
     return text.strip()
 
 
-RuleText = Annotated[str, AfterValidator(_rule)]
+def _text(value: object) -> object:
+    """A rule YAML read as a mapping (an unquoted ``bash(echo: hi)``: ``': '`` makes a
+    key) is refused with the way out, not as "not a string"."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((key, item),) = value.items()
+        written = f"{key}: {'' if item is None else item}".strip()
+        raise ValueError(
+            f"a rule is text, but YAML read this one as a mapping ({written!r}: ': ' "
+            "starts a value); quote the rule"
+        )
+    return value
+
+
+RuleText = Annotated[str, BeforeValidator(_text), AfterValidator(_rule)]
 
 
 class PermissionSettings(BaseModel):

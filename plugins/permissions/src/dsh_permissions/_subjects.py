@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from dsh_permissions._links import links_below
 from dsh_permissions._paths import folded, inside, path_readings
 
 if TYPE_CHECKING:
@@ -44,6 +45,11 @@ class Subject:
     #: some reading names an existing directory (paths only): the tool may read or
     #: change what is inside it, so rules about paths beneath it cover the call too
     directory: bool = False
+    #: the targets of the symlinks below that directory (only looked for when a deny or
+    #: ask rule with a pattern applies to the tool), checked like paths inside it
+    links: tuple[str, ...] = ()
+    #: why ``links`` may be incomplete (the rules are then taken to cover the call)
+    links_unknown: str | None = None
 
     @property
     def rememberable(self) -> bool:
@@ -76,20 +82,31 @@ class ToolFacts:
         return self.mutating and bool(self.path_args) and not self.command_args
 
 
-def path_subject(value: str, root: str) -> Subject:
+def path_subject(value: str, root: str, links: bool = False) -> Subject:
+    """The subject of one path value. ``links``: when it names a directory, look for
+    the symlinks below it too (a deny or ask rule applies to the tool)."""
     try:
         readings = path_readings(value, root)
     except ValueError as exc:
         return Subject("path", value, problem=str(exc))
     deny = with_folded(readings)
     shown = " | ".join(readings)
+    directories = [r for r in readings if os.path.isdir(r)]
+    targets: dict[str, None] = {}
+    unknown: str | None = None
+    for directory in directories if links else ():
+        found, why = links_below(directory)
+        targets.update(dict.fromkeys(found))
+        unknown = unknown or why
     return Subject(
         "path",
         shown,
         allow=readings,
         deny=deny,
         inside=all(inside(r, root) for r in readings),
-        directory=any(os.path.isdir(r) for r in readings),
+        directory=bool(directories),
+        links=with_folded(targets) if targets else (),
+        links_unknown=unknown,
     )
 
 

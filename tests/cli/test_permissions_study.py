@@ -1,0 +1,480 @@
+"""A user study of dsh-permissions (docs/permissions.md), through the `dsh` command.
+
+Three kinds of user read docs/permissions.md and try what they would rely on: someone
+letting an agent loose in a repository with `dsh run` / `dsh chat` and a `permissions:`
+section in dsh.yml; someone running `dsh run` in CI with no terminal (no one to ask,
+so whatever needs asking must be denied); a team sharing one config with rules for
+shell commands and file paths. Each scenario is a real `dsh` child process talking to
+the suite's local scripted model server; the model "tries" a tool call, and the test
+looks at what ran (files on disk), what the model read back, and the
+`permission/decision` events of `dsh run --json`. Questions are answered in a
+pseudo-terminal. Scenarios that held are plain tests; those that found a bug in
+plugins/permissions were fixed there, and each such test fails without its fix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+from cli_support import dsh, in_terminal, text_reply, tool_call_reply
+
+pytestmark = pytest.mark.plugins("permissions")
+
+DENY_RM = "permissions:\n  allow: [bash]\n  deny: ['bash(rm *)']\n"
+
+
+def run(
+    server: Any, env: dict[str, str], cwd: Path, *extra: str
+) -> tuple[list[dict[str, Any]], str]:
+    """`dsh [extra] run go --json` with no terminal: its session events and stderr."""
+    model = f"openai-compatible:tiny@{server.url}"
+    done = dsh(*extra, "-m", model, "run", "go", "--json", env=env, cwd=cwd, stdin="")
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()], done.stderr
+
+
+def decisions(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e["data"] for e in events if e["type"] == "permission/decision"]
+
+
+def seen_by_model(server: Any, request: int = 1) -> str:
+    """The tool result the model read in request ``request``."""
+    message = server.bodies()[request]["messages"][-1]
+    assert message["role"] == "tool"
+    return str(message["content"])
+
+
+def one_call(model_server: Any, name: str, arguments: dict[str, Any]) -> Any:
+    return model_server([tool_call_reply(name, arguments), text_reply("ok")])
+
+
+# -- 1. deny beats allow, whatever the order of the lists ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo start && rm -f victim",  # a list
+        "echo start | xargs rm -f victim",  # behind a wrapper, in a pipeline
+        "(cd . && rm -f victim)",  # a subshell
+        "echo $(rm -f victim)",  # a command substitution
+        "sudo -n rm -f victim",  # a wrapper with an option
+        "\\rm -f victim",  # an escaped name
+        "/bin/rm -f victim",  # a full path
+        "bash -c 'rm -f victim'",  # a shell's script
+    ],
+)
+def test_deny_beats_allow_however_the_command_is_spelt(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, command: str
+) -> None:
+    # the team lists deny first, then allow: order does not matter
+    (tmp_path / "dsh.yml").write_text("permissions:\n  deny: ['bash(rm *)']\n  allow: [bash]\n")
+    (tmp_path / "victim").write_text("keep me\n")
+    server = one_call(model_server, "bash", {"command": command})
+    events, _ = run(server, cli_env, tmp_path)
+    assert (tmp_path / "victim").exists()
+    (decision,) = decisions(events)
+    assert decision["decision"] == "deny"
+    assert decision["rule"] == "deny: bash(rm *)"
+    told = seen_by_model(server)
+    assert told.startswith("Permission denied: 'bash' was not run: the rule 'deny: bash(rm *)'")
+    assert "Do not try to get around the rule" in told
+
+
+def test_a_value_only_the_shell_knows_does_not_slip_past_a_deny_rule_under_allow_all(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`allow: [bash]` + `deny: [bash(rm *)]` ("anything but rm"): `rm${IFS}-f${IFS}x`
+    is `rm -f x` to the shell, but its text does not match `rm *`. The docs say such a
+    part is asked about; it used to be allowed by the pattern-less allow rule and ran.
+    Fixed in _decide: an unknown value is asked about when the tool has a deny or ask
+    rule with a pattern (with no terminal: denied)."""
+    (tmp_path / "dsh.yml").write_text(DENY_RM)
+    (tmp_path / "victim").write_text("keep me\n")
+    server = one_call(model_server, "bash", {"command": "rm${IFS}-f${IFS}victim"})
+    events, _ = run(server, cli_env, tmp_path)
+    assert (tmp_path / "victim").exists()
+    (decision,) = decisions(events)
+    assert decision["decision"] == "deny"
+    assert "cannot be checked against the rule 'deny: bash(rm *)'" in decision["reason"]
+    assert "no front end that can ask a person" in seen_by_model(server)
+
+
+def test_allow_all_still_runs_a_plain_command_next_to_a_deny_rule(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "dsh.yml").write_text(DENY_RM)
+    server = one_call(model_server, "bash", {"command": "echo hello-from-bash"})
+    events, _ = run(server, cli_env, tmp_path)
+    assert decisions(events)[0]["decision"] == "allow"
+    assert "hello-from-bash" in seen_by_model(server)
+
+
+# -- 2. an allow-list: every part of a line must be allowed --------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git status; touch made",
+        "git status && touch made",
+        "git status | tee made",
+        "git status > made",  # a redirection writes a file
+        "git status `touch made`",
+        "git status\ntouch made",
+        "git status # && touch made\ntouch made",
+    ],
+)
+def test_an_allow_list_does_not_let_a_chained_command_ride_along(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, command: str
+) -> None:
+    (tmp_path / "dsh.yml").write_text(
+        "permissions:\n  allow: ['bash(git status)', 'bash(git status *)']\n"
+    )
+    server = one_call(model_server, "bash", {"command": command})
+    events, _ = run(server, cli_env, tmp_path)
+    assert not (tmp_path / "made").exists()
+    (decision,) = decisions(events)
+    assert decision["decision"] == "deny"
+    assert decision["asked"] is not None  # it needed asking; in CI nobody can answer
+    assert "no front end that can ask a person is loaded" in seen_by_model(server)
+
+
+def test_git_diff_star_is_text_so_it_also_allows_difftool_as_the_docs_warn(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "dsh.yml").write_text("permissions:\n  allow: ['bash(git diff*)']\n")
+    server = one_call(model_server, "bash", {"command": "git difftool --help >/dev/null"})
+    events, _ = run(server, cli_env, tmp_path)
+    assert decisions(events)[0]["decision"] == "allow"
+    assert decisions(events)[0]["rule"] == "allow: bash(git diff*)"
+
+
+# -- 3. paths: however the model spells a denied file --------------------------------------
+
+
+@pytest.mark.parametrize("spelling", ["src/../.env", "{ws}/.env", "innocent.txt", "./src/../.env"])
+def test_a_denied_file_is_denied_however_it_is_spelt(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, spelling: str
+) -> None:
+    (tmp_path / "dsh.yml").write_text("permissions:\n  deny: ['read(.env)']\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / ".env").write_text("TOKEN=hunter2\n")
+    (tmp_path / "innocent.txt").symlink_to(tmp_path / ".env")
+    path = spelling.format(ws=tmp_path)
+    server = one_call(model_server, "read", {"path": path})
+    events, _ = run(server, cli_env, tmp_path)
+    (decision,) = decisions(events)
+    assert decision["decision"] == "deny"
+    assert decision["rule"] == "deny: read(.env)"
+    assert "hunter2" not in seen_by_model(server)
+
+
+def test_grep_through_a_symlink_inside_a_directory_does_not_leak_a_denied_file(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The docs: a read deny applies to grep, and grep "runs on src". A repository with
+    `src/settings -> ../.env` let `grep SECRET src` print `.env`'s contents: the
+    directory was checked, not where the symlinks in it lead. Fixed in _links /
+    _decide: the symlinks below a directory are checked against deny and ask rules."""
+    (tmp_path / "dsh.yml").write_text("permissions:\n  deny: ['read(.env)']\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("print('SECRET is read from the env')\n")
+    (tmp_path / ".env").write_text("SECRET=hunter2\n")
+    (tmp_path / "src" / "settings").symlink_to("../.env")
+    server = one_call(model_server, "grep", {"pattern": "SECRET", "path": "src"})
+    events, _ = run(server, cli_env, tmp_path)
+    (decision,) = decisions(events)
+    assert decision["decision"] == "deny"
+    link = f"a symlink inside that directory points to {tmp_path.resolve()}/.env"
+    assert link in decision["reason"]
+    assert "hunter2" not in seen_by_model(server)
+
+
+def test_grep_on_a_directory_without_such_a_symlink_still_runs(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "dsh.yml").write_text("permissions:\n  deny: ['read(.env)']\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("SECRET_NAME = 'TOKEN'\n")
+    (tmp_path / "src" / "lib").symlink_to(tmp_path / "src")  # a link, but a harmless one
+    (tmp_path / ".env").write_text("SECRET=hunter2\n")
+    server = one_call(model_server, "grep", {"pattern": "SECRET", "path": "src"})
+    events, _ = run(server, cli_env, tmp_path)
+    assert decisions(events)[0]["decision"] == "allow"
+    assert "SECRET_NAME" in seen_by_model(server)
+
+
+def test_a_home_rule_denies_a_tilde_path(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "dsh.yml").write_text("permissions:\n  deny: ['read(~/.ssh/**)']\n")
+    env = {**cli_env, "HOME": str(home)}
+    server = one_call(model_server, "read", {"path": "~/.ssh/id_ed25519"})
+    events, _ = run(server, env, ws)
+    (decision,) = decisions(events)
+    assert decision["decision"] == "deny"
+    assert decision["rule"] == "deny: read(~/.ssh/**)"  # the rule, not the workspace check
+    assert "PRIVATE KEY" not in seen_by_model(server)
+
+
+# -- 4. no terminal: asking is denying ------------------------------------------------------
+
+
+def test_an_ask_rule_in_ci_denies_and_says_how_to_let_it_run(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "dsh.yml").write_text(
+        "permissions:\n  allow: ['bash(echo *)']\n  ask: ['bash(echo push*)']\n"
+    )
+    server = one_call(model_server, "bash", {"command": "echo pushed > pushed.txt"})
+    events, _ = run(server, cli_env, tmp_path)
+    assert not (tmp_path / "pushed.txt").exists()
+    (decision,) = decisions(events)
+    assert (decision["decision"], decision["rule"]) == ("deny", "ask: bash(echo push*)")
+    assert decision["front_end"] is None and decision["answer"] is None
+    assert "a rule in permissions.allow lets such a call run" in seen_by_model(server)
+
+
+def test_plan_mode_denies_a_write_with_the_plan_advice(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "dsh.yml").write_text("permissions:\n  mode: plan\n  allow: [write]\n")
+    server = one_call(model_server, "write", {"path": "notes.txt", "content": "x"})
+    run(server, cli_env, tmp_path)
+    assert not (tmp_path / "notes.txt").exists()
+    assert "you are in plan mode, which is read-only" in seen_by_model(server)
+
+
+def test_accept_edits_writes_inside_and_not_outside_the_workspace(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "dsh.yml").write_text(
+        "permissions:\n  mode: accept-edits\n"
+        f"agents:\n  - id: main\n    options:\n      extra_roots: [{tmp_path}]\n"
+    )
+    server = model_server(
+        [
+            tool_call_reply("write", {"path": "inside.txt", "content": "in"}, "c1"),
+            tool_call_reply("write", {"path": "../outside.txt", "content": "out"}, "c2"),
+            text_reply("ok"),
+        ]
+    )
+    events, _ = run(server, cli_env, ws)
+    assert [d["decision"] for d in decisions(events)] == ["allow", "deny"]
+    assert (ws / "inside.txt").read_text() == "in"
+    assert not (tmp_path / "outside.txt").exists()
+
+
+def test_an_agents_bypass_cannot_lift_a_plugin_wide_deny(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "dsh.yml").write_text(
+        "permissions:\n  deny: ['bash(rm *)']\n"
+        "agents:\n  - id: main\n    options:\n      permissions:\n        mode: bypass\n"
+    )
+    (tmp_path / "victim").write_text("keep me\n")
+    server = model_server(
+        [
+            tool_call_reply("bash", {"command": "rm -f victim"}, "c1"),
+            tool_call_reply("bash", {"command": "touch made"}, "c2"),
+            text_reply("ok"),
+        ]
+    )
+    events, stderr = run(server, cli_env, tmp_path)
+    assert [(d["decision"], d["mode"]) for d in decisions(events)] == [
+        ("deny", "bypass"),
+        ("allow", "bypass"),
+    ]
+    assert (tmp_path / "victim").exists() and (tmp_path / "made").exists()
+    assert "permissions mode bypass" in stderr  # warned of, once
+
+
+def test_a_capitalised_tool_name_in_a_rule_still_denies(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "dsh.yml").write_text("permissions:\n  allow: [bash]\n  deny: ['Bash(rm *)']\n")
+    (tmp_path / "victim").write_text("keep me\n")
+    server = one_call(model_server, "bash", {"command": "rm victim"})
+    run(server, cli_env, tmp_path)
+    assert (tmp_path / "victim").exists()
+
+
+def test_a_command_with_a_carriage_return_is_asked_about_even_under_allow_all(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "dsh.yml").write_text("permissions:\n  allow: [bash]\n")
+    server = one_call(model_server, "bash", {"command": "touch made\r echo harmless"})
+    events, _ = run(server, cli_env, tmp_path)
+    assert not (tmp_path / "made").exists()
+    assert "U+000D" in decisions(events)[0]["reason"]
+
+
+# -- 5. the decision event ------------------------------------------------------------------
+
+
+def test_each_call_has_one_decision_event_between_its_call_and_its_result(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "dsh.yml").write_text(DENY_RM)
+    server = one_call(model_server, "bash", {"command": "echo a && rm -f b"})
+    events, _ = run(server, cli_env, tmp_path)
+    kinds = [e["type"] for e in events if e["type"].startswith(("tool/", "permission/"))]
+    assert kinds == ["tool/call", "permission/decision", "tool/result"]
+    (decision,) = decisions(events)
+    assert {"tool", "call_id", "turn", "step", "decision", "mode", "rule", "reason"} <= set(
+        decision
+    )
+    assert [(p["kind"], p["value"], p["decision"]) for p in decision["parts"]] == [
+        ("command", "echo a", "allow"),
+        ("command", "rm -f b", "deny"),
+    ]
+
+
+# -- 6. bad rules stop dsh, naming the file, the key and what is wrong ----------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "permissions:\n  deny:\n    - bsah(rm *)\n",
+            "dsh.yml:3:7: permissions.deny[0]: rule 'bsah(rm *)' names no tool; "
+            "did you mean 'bash'?",
+        ),
+        (
+            "agents:\n  - id: main\n    options:\n      permissions:\n"
+            "        deny: ['bsah(rm *)']\n",
+            "dsh.yml:5:16: agents[0].options.permissions.deny[0]: rule 'bsah(rm *)' names no "
+            "tool; did you mean 'bash'?",
+        ),
+        (
+            "permissions:\n  allow:\n    - bash(echo: hi)\n",
+            "dsh.yml:3:7: permissions.allow[0]: a rule is text, but YAML read this one as a "
+            "mapping ('bash(echo: hi)': ': ' starts a value); quote the rule",
+        ),
+        (
+            "permissions:\n  allow:\n    - bash(git status\n",
+            "dsh.yml:3:7: permissions.allow[0]: 'bash(git status': the pattern must end with ')'",
+        ),
+        ("permissions:\n  alow: [bash]\n", "dsh.yml:2:3: permissions.alow: unknown key"),
+        ("permissions:\n  deny: bash(rm *)\n", "dsh.yml:2:3: permissions.deny: Input should be"),
+        ("permissions:\n  mode: yolo\n", "dsh.yml:2:3: permissions.mode: Input should be"),
+        ("permisions:\n  deny: [bash]\n", "did you mean 'permissions'?"),
+    ],
+)
+def test_a_bad_rule_stops_dsh_naming_the_file_the_key_and_the_problem(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, text: str, expected: str
+) -> None:
+    """The misspelt tool name used to be reported without the file and line; the rule
+    YAML reads as a mapping used to say only "Input should be a string"."""
+    (tmp_path / "dsh.yml").write_text(text)
+    server = one_call(model_server, "bash", {"command": "echo never"})
+    model = f"openai-compatible:tiny@{server.url}"
+    done = dsh("-m", model, "run", "go", env=cli_env, cwd=tmp_path, stdin="")
+    assert done.returncode != 0
+    assert f"{tmp_path}/{expected}" in done.stderr or (
+        expected.startswith("did") and expected in done.stderr
+    ), done.stderr
+    assert server.bodies() == []  # stopped before the model was asked
+
+
+# -- 7. a tool of a third-party plugin -------------------------------------------------------
+
+DEPLOY_PLUGIN = '''
+from dsh import hookimpl
+from dsh.tools import tool
+
+
+@tool(mutating=True)
+def deploy(target: str) -> str:
+    """Deploy."""
+    open("deployed.txt", "w").write(target)
+    return "deployed " + target
+
+
+@hookimpl
+def register_tools(register):
+    register(deploy)
+'''
+
+
+@pytest.mark.parametrize(
+    ("rules", "decision", "reason"),
+    [
+        # the tool declares no path or command argument: a deny pattern is taken to match
+        ("deny: ['deploy(staging)']", "deny", "the pattern is taken to match"),
+        # and an allow pattern never matches (asked; in CI denied)
+        ("allow: ['deploy(prod)']", "deny", "no rule allows calling 'deploy'"),
+        ("allow: [deploy]", "allow", "the rule 'allow: deploy' allows"),
+    ],
+)
+def test_a_third_party_tool_is_ruled_by_name(
+    model_server: Any,
+    cli_env: dict[str, str],
+    tmp_path: Path,
+    rules: str,
+    decision: str,
+    reason: str,
+) -> None:
+    # installed as a third party would be: a distribution with a `dsh` entry point
+    site = tmp_path / "site"
+    info = site / "dsh_deploy-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "dsh_deploy.py").write_text(DEPLOY_PLUGIN)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: dsh-deploy\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[dsh]\ndeploy = dsh_deploy\n")
+    (tmp_path / "dsh.yml").write_text(f"permissions:\n  {rules}\n")
+    env = {**cli_env, "PYTHONPATH": os.pathsep.join([str(site), cli_env.get("PYTHONPATH", "")])}
+    env["DSH_LOAD_PLUGINS"] = "deploy,permissions"
+    server = one_call(model_server, "deploy", {"target": "prod"})
+    events, _ = run(server, env, tmp_path)
+    (event,) = decisions(events)
+    assert event["decision"] == decision
+    assert reason in event["reason"]
+    assert (tmp_path / "deployed.txt").exists() == (decision == "allow")
+
+
+# -- 8. a person answers "always" ------------------------------------------------------------
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals")
+def test_always_allows_the_same_command_again_and_asks_about_another(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server(
+        [
+            tool_call_reply("bash", {"command": "echo same-output"}, "c1"),
+            tool_call_reply("bash", {"command": "echo same-output"}, "c2"),
+            tool_call_reply("bash", {"command": "echo other-output"}, "c3"),
+            text_reply("Done."),
+        ]
+    )
+    model = f"openai-compatible:tiny@{server.url}"
+    child = in_terminal("-m", model, "run", "go", env=cli_env, cwd=tmp_path)
+    child.expect_exact("a = always (for this session: command echo same-output")
+    child.sendline("a")
+    child.expect_exact("? bash(")  # the next question is about the other command
+    child.expect_exact("for this session: command echo other-output")
+    child.sendline("no, not that one")
+    child.expect_exact("Done.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    transcript = child.logfile_read.getvalue()
+    assert transcript.count("allow? y = once") == 2  # c2 was not asked about
+    assert "same-output" in seen_by_model(server, 2)
+    assert "no, not that one" in seen_by_model(server, 3)

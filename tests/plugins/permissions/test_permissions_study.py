@@ -1,0 +1,77 @@
+"""The user study of dsh-permissions (see tests/cli/test_permissions_study.py), in-process:
+the edges of the two holes it found, through the real dispatcher (``judge``: the plugin
+first, the core executor last, a front end that answers "deny").
+
+- A value only the shell knows (``rm${IFS}-f${IFS}x``) cannot be checked against a
+  tool's deny and ask patterns; ``allow: [bash]`` used to allow it anyway.
+- A tool given a directory reads through the symlinks inside it; the directory was
+  checked, not where its symlinks lead.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.plugins("permissions")
+
+
+@pytest.mark.parametrize(
+    ("rules", "command", "expected"),
+    [
+        # behaviour 49: what cannot be checked against a deny or ask pattern is asked
+        ({"allow": ["bash"], "deny": ["bash(rm *)"]}, "rm${IFS}-f${IFS}x", "ask"),
+        ({"allow": ["bash"], "deny": ["bash(rm *)"]}, "r$'m' -f x", "ask"),
+        ({"allow": ["bash"], "deny": ["bash(rm *)"]}, "/bin/r? -f x", "ask"),
+        ({"allow": ["bash"], "ask": ["bash(git push*)"]}, "git${IFS}push", "ask"),
+        # a deny rule that matches the text as written still denies outright
+        ({"allow": ["bash"], "deny": ["bash(rm *)"]}, "rm -rf $HOME", "deny"),
+        # with no pattern to miss, allowing every call still allows it
+        ({"allow": ["bash"]}, "echo $HOME", "allow"),
+        ({"allow": ["bash"], "deny": ["bash"]}, "echo $HOME", "deny"),
+        # a rule of another tool is not one bash's value could slip past
+        ({"allow": ["bash"], "deny": ["read(.env)"]}, "echo $HOME", "allow"),
+        ({"allow": ["bash"], "deny": ["bash(rm *)"]}, "echo hello", "allow"),
+    ],
+)
+async def test_b49_a_value_only_the_shell_knows_is_not_allowed_past_a_pattern(
+    judge, rules, command, expected
+):
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == expected, judged.event["reason"]
+    if expected == "ask":
+        assert "so it cannot be checked against the rule" in judged.event["asked"]
+        assert judged.requests[0].remember == ()  # never remembered by "always"
+
+
+async def test_b49_a_symlink_inside_a_directory_is_checked_where_it_leads(judge, layout):
+    # layout: src/escape -> ../outside (a directory), innocent.txt -> .env
+    judged = await judge({"deny": [f"read({layout.outside}/**)"]}, "read", {"path": "src"})
+    assert judged.decision == "deny"
+    assert f"points to {layout.outside}" in judged.event["reason"]
+    assert "name a narrower path" in judged.event["reason"]
+
+
+async def test_b49_an_ask_rule_sees_through_a_symlink_inside_a_directory_too(judge, layout):
+    (layout.ws / "src" / "config" / "env").symlink_to(layout.ws / ".env")
+    judged = await judge({"ask": ["read(.env)"]}, "read", {"path": "src"})
+    assert judged.decision == "ask"
+    assert f"points to {layout.ws}/.env" in judged.event["asked"]
+
+
+async def test_a_directory_whose_symlinks_lead_nowhere_denied_runs(judge, layout):
+    judged = await judge({"deny": ["read(/etc/shadow)"]}, "read", {"path": "src"})
+    assert judged.decision == "allow"
+
+
+async def test_a_directory_too_large_to_check_for_symlinks_is_taken_as_covered(
+    judge, layout, monkeypatch
+):
+    import dsh_permissions._links as links
+
+    monkeypatch.setattr(links, "MAX_ENTRIES", 2)
+    judged = await judge({"deny": ["read(/etc/shadow)"]}, "read", {"path": "src"})
+    assert judged.decision == "deny"
+    assert "more than 2 entries, too many to check for symlinks" in judged.event["reason"]
+    # with no deny or ask pattern for the tool, nothing is walked and nothing is refused
+    judged = await judge({"deny": ["write(/etc/**)"]}, "read", {"path": "src"})
+    assert judged.decision == "allow"
