@@ -38,6 +38,7 @@ _HARMLESS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _WRAPPER_ARG: Final = re.compile(r"-.*|[A-Za-z_][A-Za-z0-9_]*=.*|\d+(\.\d+)?[smhd]?")
 _SHORT_C: Final = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
+_SHORT_S: Final = re.compile(r"-[A-Za-z]*s[A-Za-z]*")
 _EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _SHOWN: Final = 200
 
@@ -152,7 +153,7 @@ def _wrapped(
     root, moved, depth = where
     words = command.words
     subjects: list[Subject] = []
-    index = _skip_assignments(raw)
+    index = inner = _skip_assignments(raw)
     wrapped = False
     while index < len(words):
         name = os.path.basename(raw[index])
@@ -166,7 +167,10 @@ def _wrapped(
             index, wrapped = inner, True
             continue
         if name in SHELLS:
-            subjects.extend(_shell_script(words[index + 1 :], root, depth))
+            # the command itself (or right behind a wrapper's options), not a later word
+            # that may be an option's value (sudo apt install zsh)
+            command_word = not wrapped or index == inner
+            subjects.extend(_shell_script(words[index:], root, depth, command_word))
         elif name == "eval":
             subjects.extend(_script(words[index + 1 :], root, depth, "eval"))
         elif name == "find":
@@ -181,12 +185,23 @@ def _wrapped(
     return subjects
 
 
-def _shell_script(args: tuple[Word, ...], root: str, depth: int) -> list[Subject]:
-    """``sh -c SCRIPT``: the script's commands (wherever the -c option stands)."""
+def _shell_script(
+    shell: tuple[Word, ...], root: str, depth: int, command_word: bool = True
+) -> list[Subject]:
+    """``sh -c SCRIPT``: the script's commands (wherever the -c option stands). A shell
+    run as a command with no ``-c`` and no script file (``curl x | sh``, ``bash <<< '...'``,
+    ``bash -s``) runs what its input says: that cannot be checked."""
+    args = shell[1:]
     for position, word in enumerate(args):
         if _SHORT_C.fullmatch(word.text):
             rest = [w for w in args[position + 1 :] if not w.text.startswith("-")]
             return _script(tuple(rest[:1]), root, depth, "the -c script")
+    options = [w.text for w in args if w.text.startswith("-")]
+    reads_input = len(options) == len(args) or any(_SHORT_S.fullmatch(o) for o in options)
+    if command_word and reads_input:
+        line = " ".join(w.raw for w in shell)
+        why = "the shell reads the commands it runs from its input, which cannot be checked"
+        return [_problem(line, why)]
     return []
 
 

@@ -56,11 +56,16 @@ class Verdict:
 class Policy:
     """The rules of one settings object, compiled against one workspace root."""
 
-    __slots__ = ("_by_tool", "_rules", "_verdicts", "root", "settings")
+    __slots__ = ("_by_tool", "_rules", "_verdicts", "config", "root", "settings")
 
-    def __init__(self, settings: PermissionSettings, root: str) -> None:
+    def __init__(
+        self, settings: PermissionSettings, root: str, config: frozenset[str] = frozenset()
+    ) -> None:
         self.settings = settings
         self.root = root
+        #: the real paths of the config file these settings came from: accept-edits
+        #: does not let the agent rewrite the rules that bind it
+        self.config = config
         self._rules = {
             a: [Rule.compile(a, s, root) for s in getattr(settings, a)] for a in _ACTIONS
         }
@@ -180,7 +185,14 @@ def _judge(
     if not facts.mutating:
         return Part(subject, "allow", "mode", f"{what} changes nothing")
     if mode == "accept-edits" and facts.edits_files and subject.kind == "path" and subject.inside:
-        return Part(subject, "allow", "mode", f"accept-edits allows {what} inside the workspace")
+        config = next((p for p in subject.allow if p in policy.config), None)
+        if config is None:
+            return Part(
+                subject, "allow", "mode", f"accept-edits allows {what} inside the workspace"
+            )
+        if subject.rememberable and (facts.name, subject.kind, subject.value) not in grants:
+            why = f"accept-edits does not cover {config}, the config file that holds the rules"
+            return Part(subject, "ask", "mode", f"{what}: {why}")
     if subject.rememberable and (facts.name, subject.kind, subject.value) in grants:
         return Part(subject, "allow", "grant", f"{what} was allowed for this session")
     if subject.unknown is not None:

@@ -225,7 +225,7 @@ class Permissions:
                 return policy
         else:
             root = _root(os.fspath(workspace), policy)
-        policy = state.policy = Policy(settings, root)
+        policy = state.policy = Policy(settings, root, _config_file(agent))
         state.settings = settings
         return policy
 
@@ -310,6 +310,13 @@ def _root(workspace: str, policy: Policy | None) -> str:
             if (now.st_dev, now.st_ino) == (known.st_dev, known.st_ino):
                 return policy.root
     return os.path.realpath(workspace)
+
+
+def _config_file(agent: Any) -> frozenset[str]:
+    """The real path of the config file the agent's harness loaded (if it is a file)."""
+    source = getattr(getattr(getattr(agent, "harness", None), "config", None), "source", None)
+    is_file = isinstance(source, str) and os.path.isfile(source)
+    return frozenset({os.path.realpath(str(source))} if is_file else ())
 
 
 def _lookup(agent: Any, name: str) -> Tool | None:

@@ -6,6 +6,7 @@ first, the core executor last, a front end that answers "deny").
   tool's deny and ask patterns; ``allow: [bash]`` used to allow it anyway.
 - A tool given a directory reads through the symlinks inside it; the directory was
   checked, not where its symlinks lead.
+- A shell fed its commands on its input (``echo 'rm x' | sh``) ran what no rule saw.
 """
 
 from __future__ import annotations
@@ -75,3 +76,24 @@ async def test_a_directory_too_large_to_check_for_symlinks_is_taken_as_covered(
     # with no deny or ask pattern for the tool, nothing is walked and nothing is refused
     judged = await judge({"deny": ["write(/etc/**)"]}, "read", {"path": "src"})
     assert judged.decision == "allow"
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("echo 'rm -f x' | sh", "ask"),
+        ("sudo bash", "ask"),  # right behind a wrapper: still the command
+        ("bash -e", "ask"),
+        ("zsh -is", "ask"),
+        # a script file is a documented limit; a shell's name as a later word is no shell
+        ("bash scripts/build.sh", "allow"),
+        ("sudo apt-get install zsh", "allow"),
+        ("bash -c 'echo hi'", "allow"),
+        ("echo sh", "allow"),
+    ],
+)
+async def test_b49_a_shell_reading_its_input_cannot_be_allowed_by_allow_all(
+    judge, command, expected
+):
+    judged = await judge({"allow": ["bash"]}, "bash", {"command": command})
+    assert judged.decision == expected, judged.event["reason"]
