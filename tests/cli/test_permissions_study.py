@@ -242,6 +242,22 @@ def test_a_denied_file_is_denied_however_it_is_spelt(
     assert "hunter2" not in seen_by_model(server)
 
 
+@pytest.mark.parametrize("rule", ["write(secrets/)", "write(secrets)", "write(./secrets/)"])
+def test_a_deny_rule_naming_a_directory_covers_the_files_in_it(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, rule: str
+) -> None:
+    """A team writes `deny: [write(secrets/)]`, as in .gitignore. It matched only the
+    directory itself, and accept-edits overwrote secrets/key. Fixed in _rules: a deny or
+    ask path pattern covers what is below what it names."""
+    (tmp_path / "dsh.yml").write_text(f"permissions:\n  mode: accept-edits\n  deny: ['{rule}']\n")
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "key").write_text("K\n")
+    server = one_call(model_server, "write", {"path": "secrets/key", "content": "x"})
+    events, _ = run(server, cli_env, tmp_path)
+    assert decisions(events)[0]["rule"] == f"deny: {rule}"
+    assert (tmp_path / "secrets" / "key").read_text() == "K\n"
+
+
 def test_grep_through_a_symlink_inside_a_directory_does_not_leak_a_denied_file(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -7,6 +7,7 @@ first, the core executor last, a front end that answers "deny").
 - A tool given a directory reads through the symlinks inside it; the directory was
   checked, not where its symlinks lead.
 - A shell fed its commands on its input (``echo 'rm x' | sh``) ran what no rule saw.
+- A deny rule naming a directory (``write(src/secrets/)``) matched the directory only.
 """
 
 from __future__ import annotations
@@ -96,4 +97,27 @@ async def test_b49_a_shell_reading_its_input_cannot_be_allowed_by_allow_all(
     judge, command, expected
 ):
     judged = await judge({"allow": ["bash"]}, "bash", {"command": command})
+    assert judged.decision == expected, judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    ("rules", "tool", "path", "expected"),
+    [
+        ({"deny": ["write(src/secrets/)"]}, "write", "src/secrets/k", "deny"),
+        ({"deny": ["write(src/secrets)"]}, "write", "src/secrets/new/k", "deny"),
+        ({"deny": ["write(src/secrets)"]}, "write", "src/secrets", "deny"),
+        ({"ask": ["read(src/config)"]}, "read", "src/config/app.toml", "ask"),
+        ({"deny": ["read(/etc)"]}, "read", "/etc/hostname", "deny"),
+        ({"deny": ["write(*.lock)"]}, "write", "uv.lock", "deny"),
+        # not what merely starts like it
+        ({"deny": ["write(src/secrets)"]}, "write", "src/secrets2", "ask"),
+        # an allow rule names what it names: it never grows by a guess
+        ({"allow": ["write(src/)"]}, "write", "src/a.py", "ask"),
+        ({"allow": ["write(src/**)"]}, "write", "src/a.py", "allow"),
+    ],
+)
+async def test_b47_a_deny_or_ask_path_rule_covers_what_is_below_it(
+    judge, rules, tool, path, expected
+):
+    judged = await judge(rules, tool, {"path": path})
     assert judged.decision == expected, judged.event["reason"]

@@ -128,5 +128,10 @@ class Rule:
         if self.pattern is None:
             return None
         if self._path is None:  # compiled on first use: it touches the file system
-            self._path = PathPattern.compile(self.pattern, self.root)
+            pattern = self.pattern
+            if self.action != "allow":
+                # a deny or ask rule naming a directory covers what is inside it:
+                # write(secrets/) and write(secrets) stop write secrets/key too
+                pattern = pattern.rstrip("/") + "/**"
+            self._path = PathPattern.compile(pattern, self.root)
         return self._path
