@@ -405,6 +405,31 @@ def test_a_command_with_a_carriage_return_is_asked_about_even_under_allow_all(
     assert "U+000D" in decisions(events)[0]["reason"]
 
 
+def test_a_tool_the_model_made_up_is_denied_in_ci_saying_it_is_not_registered(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "dsh.yml").write_text("permissions:\n  allow: [bash]\n")
+    server = one_call(model_server, "deploy_to_prod", {})
+    events, _ = run(server, cli_env, tmp_path)
+    (decision,) = decisions(events)
+    assert decision["decision"] == "deny"
+    assert "'deploy_to_prod' is not a registered tool" in decision["reason"]
+
+
+def test_rules_for_a_plugin_left_out_of_the_run_stop_it(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A CI job's DSH_LOAD_PLUGINS that forgets `permissions` must not run unguarded."""
+    (tmp_path / "dsh.yml").write_text("permissions:\n  deny: ['bash(rm *)']\n")
+    server = one_call(model_server, "bash", {"command": "rm -rf ."})
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+    model = f"openai-compatible:tiny@{server.url}"
+    done = dsh("-m", model, "run", "go", env=env, cwd=tmp_path, stdin="")
+    assert done.returncode == 2
+    assert f"{tmp_path}/dsh.yml:1:1: permissions: section 'permissions'" in done.stderr
+    assert server.bodies() == []
+
+
 # -- 5. the decision event ------------------------------------------------------------------
 
 
