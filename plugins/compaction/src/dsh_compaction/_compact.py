@@ -175,7 +175,7 @@ async def compact(
     stubbed = await run.end(history, before, await _prune(big, agent.session.emit, state))
     if stubbed.tokens_after <= limit:
         return stubbed
-    rest = await run.once(tail_budget)
+    rest = await replace(run, stubbed=True).once(tail_budget)
     if rest.changed:
         return CompactionResult(
             rest.outcome, reason, before, rest.tokens_after, summary=rest.summary
@@ -197,6 +197,7 @@ class _Run:
     fixed: int
     estimator: RequestEstimator
     where: dict[str, int]
+    stubbed: bool = False  # a compaction of this call stubbed too-large results already
 
     async def start(self, history: Sequence[Message], before: int) -> None:
         data: dict[str, Any] = {"reason": self.reason, "tokens": before}
@@ -222,7 +223,7 @@ class _Run:
             error = {key: redact(value) for key, value in error.items()}
             data["error"] = error
             if reason != "manual":  # a manual one is answered by its caller (/compact)
-                _warn(self.agent.id, reason, outcome, error)
+                _warn(self.agent.id, reason, outcome, error, stubbed=self.stubbed)
         await self.agent.session.emit(END, data)
         return CompactionResult(outcome, reason, before, after, error)
 
@@ -292,9 +293,16 @@ class _Run:
         )
 
 
-def _warn(agent_id: str, reason: Reason, outcome: Outcome, error: dict[str, str]) -> None:
-    """Tell the user that an automatic compaction left the history as it was."""
+def _warn(
+    agent_id: str, reason: Reason, outcome: Outcome, error: dict[str, str], *, stubbed: bool
+) -> None:
+    """Tell the user that an automatic compaction left the history as it was (as the
+    stubs of too-large tool results left it, when ``stubbed``)."""
     if outcome == "skipped":  # overflow, nothing to compact: not a failure of the plugin
+        if stubbed:
+            message = "too-large tool results were stubbed, but nothing else could be compacted"
+            log.warning("agent %r: %s to fit the context window (%s)", agent_id, message, reason)
+            return
         log.warning(
             "agent %r: nothing could be compacted to fit the context window (%s); "
             "the history is unchanged",
@@ -303,9 +311,11 @@ def _warn(agent_id: str, reason: Reason, outcome: Outcome, error: dict[str, str]
         )
         return
     log.warning(
-        "agent %r: compaction (%s) failed, the history is unchanged: %s: %s",
+        "agent %r: compaction (%s) failed%s, the %shistory is unchanged: %s: %s",
         agent_id,
         reason,
+        " after too-large tool results were stubbed" if stubbed else "",
+        "rest of the " if stubbed else "",
         error.get("code"),
         error.get("message"),
     )

@@ -1,0 +1,145 @@
+"""Review of the sixteenth session's compaction changes (the compaction that goes on
+after a too-large tool result's stub, ``_Run`` in ``_compact.py``), by hand mutation:
+each test here failed on a mutant of dsh_compaction's source that the other compaction
+tests let through (the mutant is named in the test's docstring), or on the bug it
+fixes (named there too).
+
+``compact`` is called directly, as ``compact_now`` calls it, on a history built by
+turns with a window too large to compact; ``CharCounter``: one token a character."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from compaction_util import CHARS, events_of, harness, summarizer
+
+from dsh import hookimpl
+from dsh.testing import ScriptedModel, fail, run_turn, text, tool_calls
+from dsh_compaction import SUMMARY_HEADER, _host
+from dsh_compaction._compact import CompactionResult, Reason, compact
+from dsh_compaction._state import state_for
+
+pytestmark = pytest.mark.plugins("compaction")
+
+
+class Dump:
+    """A ``dump`` tool whose output is ``size`` characters."""
+
+    @hookimpl
+    def register_tools(self, register: Callable[..., None]) -> None:
+        from dsh.tools import tool
+
+        @tool
+        def dump(size: int) -> str:
+            """Dump a file."""
+            return "y" * size
+
+        register(dump)
+
+
+async def compacted(
+    questions: list[str],
+    summary: Any,
+    *,
+    reason: Reason,
+    window: int,
+    last: str = "dump it",
+    tail_tokens: int | None = None,
+) -> tuple[CompactionResult, int, list[Any], Any]:
+    """Turns asking ``questions`` (answered "ok"), then ``last``, whose step dumps 20,000
+    characters; then ``compact`` with ``window`` (no reserve; ``tail_tokens`` if
+    given): the result, the tokens
+    before it, its events and the agent."""
+    steps = ["ok"] * len(questions) + [tool_calls(("dump", {"size": 20_000})), "done"]
+    model = ScriptedModel(steps, context_window=1_000_000)
+    settings: dict[str, Any] = {"model": "summarizer", "prune_chars": 0}
+    if tail_tokens is not None:
+        settings["tail_tokens"] = tail_tokens
+    options = {"model": "scripted", "compaction": settings}
+    summariser = summarizer(text(summary) if isinstance(summary, str) else summary)
+    async with harness(model, summariser, extra=[("dump", Dump())]) as h:
+        agent = await h.agents.create("a", options=options)
+        for question in questions:
+            await run_turn(agent, question)
+        await run_turn(agent, last)
+        history_before = list(agent.session.history)
+        state = state_for(agent.agent)
+        settings = state.settings(agent.agent)
+        async with state.lock:
+            request = _host.base_request(agent.agent)
+            before = sum(map(CHARS.count_message, request.messages))
+            result = await compact(
+                agent.agent, state, settings, request, reason=reason, window=window, reserve=0
+            )
+        await _host.flush(agent.agent)
+        events = [e for e in agent.agent.session.events if e.type.startswith("compact/")]
+        assert len(agent.session.history) <= len(history_before)
+        return result, before, events, agent
+
+
+async def test_a_summary_after_the_stub_is_the_result_from_the_first_tokens_before() -> None:
+    """docs: "Its result is then the second's, from the first's tokens_before".
+    Mutants: the ``rest.changed`` branch dropped (the stub's ``pruned`` result), its
+    ``before`` replaced by the second's ``tokens_before``, its ``summary`` dropped."""
+    questions = [str(i) * 2000 for i in range(4)]  # 8,000 + the stub: over 8,000
+    result, before, events, agent = await compacted(
+        questions, "the summary", reason="threshold", window=10_000
+    )
+    ends = [(e.data["outcome"], e.data["tokens_before"]) for e in events_of(events, "compact/end")]
+    assert [outcome for outcome, _ in ends] == ["pruned", "summarized"]
+    assert ends[0][1] == before > 20_000
+    assert ends[1][1] < 9_000  # the second starts from the stubbed history
+    assert (result.outcome, result.reason, result.error) == ("summarized", "threshold", None)
+    assert result.tokens_before == before
+    assert result.tokens_after == sum(map(CHARS.count_message, agent.session.history)) < 8_000
+    assert result.summary == "the summary"
+    assert str(agent.session.history[0].content).startswith(SUMMARY_HEADER)
+
+
+async def test_an_overflow_with_nothing_left_after_the_stub_keeps_the_stub_quietly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The stub changed the history (the retry goes ahead); the second compaction finds
+    nothing more (``skipped``, code NOTHING in its ``compact/end``). The result is the
+    stub's, without an error: the second did not fail. Mutant: its ``error`` kept
+    whatever the second's outcome. Bug fixed: the warning said "nothing could be
+    compacted to fit the context window (overflow); the history is unchanged" though
+    the stub had just changed it."""
+    caplog.set_level(logging.DEBUG, logger="dsh_compaction")
+    result, before, events, _ = await compacted(
+        [], "unused", reason="overflow", window=3_000, last="q" * 5_000, tail_tokens=50_000
+    )
+    ends = [e.data for e in events_of(events, "compact/end")]
+    assert [(e["outcome"], e.get("error", {}).get("code")) for e in ends] == [
+        ("pruned", None),
+        ("skipped", "NOTHING"),
+    ]
+    assert (result.outcome, result.error, result.changed) == ("pruned", None, True)
+    assert result.tokens_before == before and result.tokens_after < 6_000
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warned == [
+        "agent 'a': too-large tool results were stubbed, but nothing else could be "
+        "compacted to fit the context window (overflow)"
+    ]
+
+
+async def test_a_failed_summary_after_the_stub_does_not_say_the_history_is_unchanged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The result is the stub's with the summary's error (the turn's compaction failed).
+    Bug fixed: the warning said "compaction (threshold) failed, the history is
+    unchanged" though the stub had just changed it."""
+    caplog.set_level(logging.WARNING, logger="dsh_compaction")
+    questions = [str(i) * 2000 for i in range(4)]
+    down = fail("SERVER", "the summariser is down")
+    result, before, _, _ = await compacted(questions, down, reason="threshold", window=10_000)
+    assert (result.outcome, result.tokens_before) == ("pruned", before)
+    assert result.error is not None and result.error["code"] == "SERVER"
+    (warned,) = [r.getMessage() for r in caplog.records]
+    assert warned.startswith(
+        "agent 'a': compaction (threshold) failed after too-large tool results were "
+        "stubbed, the rest of the history is unchanged: SERVER: "
+    ), warned
