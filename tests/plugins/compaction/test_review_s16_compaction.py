@@ -18,7 +18,7 @@ from compaction_util import CHARS, events_of, harness, summarizer
 
 from dsh import hookimpl
 from dsh.testing import ScriptedModel, fail, run_turn, text, tool_calls
-from dsh_compaction import SUMMARY_HEADER, _host
+from dsh_compaction import SUMMARY_HEADER, _host, compact_now
 from dsh_compaction._compact import CompactionResult, Reason, compact
 from dsh_compaction._state import state_for
 
@@ -143,3 +143,22 @@ async def test_a_failed_summary_after_the_stub_does_not_say_the_history_is_uncha
         "agent 'a': compaction (threshold) failed after too-large tool results were "
         "stubbed, the rest of the history is unchanged: SERVER: "
     ), warned
+
+
+async def test_a_failed_manual_compaction_is_not_also_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A manual compaction's failure is its caller's to tell (``/compact`` prints the
+    result); only the automatic ones warn. Mutant: ``_Run.end`` warning whatever the
+    reason (``reason != "manual"`` dropped)."""
+    caplog.set_level(logging.WARNING, logger="dsh_compaction")
+    down = fail("SERVER", "the summariser is down")
+    model = ScriptedModel(["ok"] * 3, context_window=1_000_000)
+    options = {"model": "scripted", "compaction": {"model": "summarizer", "tail_tokens": 10}}
+    async with harness(model, summarizer(down)) as h:
+        agent = await h.agents.create("a", options=options)
+        for i in range(3):
+            await run_turn(agent, str(i) * 500)
+        result = await compact_now(agent)
+    assert (result.outcome, result.error and result.error["code"]) == ("failed", "SERVER")
+    assert caplog.records == []
