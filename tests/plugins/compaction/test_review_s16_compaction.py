@@ -162,3 +162,20 @@ async def test_a_failed_manual_compaction_is_not_also_a_warning(
         result = await compact_now(agent)
     assert (result.outcome, result.error and result.error["code"]) == ("failed", "SERVER")
     assert caplog.records == []
+
+
+async def test_a_stub_that_brings_the_request_to_the_limit_exactly_is_enough() -> None:
+    """ "Over the limit" is more than it, as for the threshold itself. Mutant: the second
+    compaction also when the stubbed request is exactly at the limit (``<`` for
+    ``<=``)."""
+    questions = [str(i) * 2000 for i in range(4)]
+    probe, _, events, _ = await compacted(questions, "s", reason="threshold", window=10_000)
+    stubbed = events_of(events, "compact/end")[0].data["tokens_after"]
+    questions[0] += "0" * (-stubbed % 4)  # the limit is 0.8 of the window: a whole number
+    exact = stubbed + (-stubbed % 4)
+    result, _, events, _ = await compacted(
+        questions, "s", reason="threshold", window=exact * 5 // 4
+    )
+    assert probe.outcome == "summarized"  # the probe's window left it over the limit
+    assert [e.data["outcome"] for e in events_of(events, "compact/end")] == ["pruned"]
+    assert (result.outcome, result.tokens_after) == ("pruned", exact)
