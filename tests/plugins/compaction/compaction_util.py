@@ -48,6 +48,21 @@ class BulkyTool:
         register(read)
 
 
+class Dump:
+    """A ``dump`` tool whose output is ``size`` characters (about size / 4 tokens)."""
+
+    @hookimpl
+    def register_tools(self, register: Callable[..., None]) -> None:
+        from dsh.tools import tool
+
+        @tool
+        def dump(size: int) -> str:
+            """Dump a file."""
+            return "y" * size
+
+        register(dump)
+
+
 class RequestSpy:
     """Records each request as ``agent_request`` got it, before compaction changed it
     (``tryfirst`` and registered after the compaction plugin: it runs first)."""

@@ -6,31 +6,15 @@ output reservation exceeds the window is refused with CONTEXT_WINDOW_EXCEEDED.""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from compaction_util import WindowServer, events_of, harness
+from compaction_util import Dump, WindowServer, events_of, harness
 
-from dsh import ModelRequest, hookimpl
+from dsh import ModelRequest
 from dsh.testing import ScriptedModel, fail, run_turn, tool_calls
 
 pytestmark = pytest.mark.plugins("compaction")
-
-
-class Dump:
-    """A ``dump`` tool whose output is ``size`` characters (about size / 4 tokens)."""
-
-    @hookimpl
-    def register_tools(self, register: Callable[..., None]) -> None:
-        from dsh.tools import tool
-
-        @tool
-        def dump(size: int) -> str:
-            """Dump a file."""
-            return "y" * size
-
-        register(dump)
 
 
 class BrokenSummariser:

@@ -9,12 +9,12 @@ reservation exceeds the window is refused with CONTEXT_WINDOW_EXCEEDED."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from compaction_util import (
     CHARS,
+    Dump,
     WindowServer,
     events_of,
     harness,
@@ -24,28 +24,13 @@ from compaction_util import (
 )
 
 import dsh_compaction
-from dsh import ModelRequest, hookimpl
+from dsh import ModelRequest
 from dsh.testing import ScriptedModel, fail, run_turn, text, tool_calls
 from dsh_compaction._compact import limit_for
 from dsh_compaction._events import too_large_stub
 from dsh_compaction._plan import too_large
 
 pytestmark = pytest.mark.plugins("compaction")
-
-
-class Dump:
-    """A ``dump`` tool whose output is ``size`` characters (about size / 4 tokens)."""
-
-    @hookimpl
-    def register_tools(self, register: Callable[..., None]) -> None:
-        from dsh.tools import tool
-
-        @tool
-        def dump(size: int) -> str:
-            """Dump a file."""
-            return "y" * size
-
-        register(dump)
 
 
 async def test_the_latest_steps_too_large_result_is_stubbed_and_the_turn_goes_on() -> None:

@@ -10,34 +10,17 @@ turns with a window too large to compact; ``CharCounter``: one token a character
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from compaction_util import CHARS, events_of, harness, summarizer
+from compaction_util import CHARS, Dump, events_of, harness, summarizer
 
-from dsh import hookimpl
 from dsh.testing import ScriptedModel, fail, run_turn, text, tool_calls
 from dsh_compaction import SUMMARY_HEADER, _host, compact_now
 from dsh_compaction._compact import CompactionResult, Reason, compact
 from dsh_compaction._state import state_for
 
 pytestmark = pytest.mark.plugins("compaction")
-
-
-class Dump:
-    """A ``dump`` tool whose output is ``size`` characters."""
-
-    @hookimpl
-    def register_tools(self, register: Callable[..., None]) -> None:
-        from dsh.tools import tool
-
-        @tool
-        def dump(size: int) -> str:
-            """Dump a file."""
-            return "y" * size
-
-        register(dump)
 
 
 async def compacted(
