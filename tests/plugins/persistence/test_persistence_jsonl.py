@@ -160,13 +160,6 @@ def test_a_header_for_another_session_is_corruption(tmp_path: Path) -> None:
         JsonlBackend(tmp_path).load("b")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="file_name accepts an encoded id of up to 240 bytes (246 with .jsonl), but "
-    "publish's temp file is named .<name>.<pid>-<8 hex>.tmp, about 268 bytes for such an "
-    "id: over the 255-byte limit of common file systems, so the first append fails with "
-    "'cannot create the session file: File name too long' (found in s16, not fixed)",
-)
 def test_the_longest_accepted_session_id_can_be_stored(tmp_path: Path) -> None:
     session_id = "a" * 240
     assert file_name(session_id)  # accepted as a file name

@@ -30,6 +30,7 @@ __all__ = [
 SUFFIX = ".jsonl"
 _PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _MAX_NAME = 240
+_TEMP_NAME = 200  # of a session file's name, in its temp file's
 
 
 def file_name(session_id: str) -> str:
@@ -124,7 +125,8 @@ def publish(
     ``hold``: the file is locked (``lock_file``) before it appears, and the open file
     holding the lock is returned (else None): the caller closes it to let go.
     """
-    temp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    # the name's start (a file name has 255 bytes at most: the longest id's takes 246)
+    temp = path.with_name(f".{path.name[:_TEMP_NAME]}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
     held = fd if hold else None
     try:
