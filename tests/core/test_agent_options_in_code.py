@@ -85,7 +85,7 @@ async def test_a_required_field_neither_the_options_nor_a_section_give_is_refuse
     message = await refused({"tone": {"style": "warm"}})
     assert message == (
         "agent 'a': option tone.level: Field required (plugin 'tone' has no section in the "
-        "config (<defaults>) to give it)"
+        "configuration to give it)"
     )
     assert "option tone.style: Input should be" in await refused({"tone": {"style": "wram"}})
     model = ScriptedModel([])

@@ -16,6 +16,7 @@ from test_config import fails, write
 import dsh
 from dsh import DshError, hookimpl
 from dsh._secrets import key_from_env, known_keys
+from dsh.harness import Harness
 from dsh.testing import ScriptedModel, scripted_harness
 
 # -- dsh.redact ------------------------------------------------------------------------------
@@ -105,11 +106,28 @@ async def test_a_bad_value_beside_a_typo_in_code_options_is_reported() -> None:
     assert "did you mean 'warm'?" in message
 
 
-async def test_the_missing_field_hint_names_the_config_the_harness_read() -> None:
+async def test_the_missing_field_hint_names_the_config_file_the_harness_read(
+    tmp_path: Path,
+) -> None:
     """Mutant: ``check_options`` without the config's ``source`` (the hint then names
-    ``<defaults>`` whatever config was read)."""
-    message = await refused({"tone": {"style": "warm"}}, config="agents: []\n")
-    assert message == (
+    no file whatever config was read)."""
+    path = tmp_path / "dsh.yml"
+    path.write_text("agents: []\n")
+    async with Harness(config=path, plugins=[("tone", TonePlugin())]) as harness:
+        with pytest.raises(DshError) as caught:
+            await harness.agents.create("a", options={"tone": {"style": "warm"}})
+    assert str(caught.value) == (
         "agent 'a': option tone.level: Field required (plugin 'tone' has no section in the "
-        "config (<string>) to give it)"
+        f"config ({path}) to give it)"
     )
+
+
+async def test_the_missing_field_hint_names_no_file_when_none_was_read() -> None:
+    """Options in code with no config file, or a config given as text: no made-up name
+    (``<defaults>``, ``<string>``) in the hint."""
+    expected = (
+        "agent 'a': option tone.level: Field required (plugin 'tone' has no section in the "
+        "configuration to give it)"
+    )
+    assert await refused({"tone": {"style": "warm"}}) == expected
+    assert await refused({"tone": {"style": "warm"}}, config="agents: []\n") == expected

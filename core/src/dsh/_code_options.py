@@ -4,13 +4,13 @@ the file instead of being ignored."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from dsh._config_keys import ignored_key, layered, unknown_field_key, unknown_key
+from dsh._config_errors import missing_hint, reason, typo_instead
+from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_yaml import Loc, did_you_mean
 from dsh._options import CORE_OPTIONS, option_typo
 from dsh._secrets import get_logger
@@ -94,24 +94,14 @@ def options_problem(
         except ValidationError as exc:
             # in Python's words (this is code), with the config's hints; only required
             # fields left out: a key the model would drop (a typo of one?) comes first
+            unknown = typo_instead(exc, model, value, (key,))
+            if unknown is not None:
+                return f"option {_dotted(unknown)}: {unknown_key(unknown, model, 1)}"
             errors = exc.errors(include_url=False)
-            if all(err["type"] == "missing" and len(err["loc"]) == 1 for err in errors):
-                unknown = unknown_field_key(model, value, (key,))
-                if unknown is not None:
-                    return f"option {_dotted(unknown)}: {unknown_key(unknown, model, 1)}"
             err = next((e for e in errors if e["type"] != "missing"), errors[0])
             loc: Loc = (key, *err["loc"])
-            reason = err["msg"]
-            if err["type"] == "value_error":  # a validator's own words
-                reason = str(err.get("ctx", {}).get("error", reason))
-            elif err["type"] == "missing" and len(loc) == 2:  # the section would give it
-                reason += f" (plugin {key!r} has no section in the config ({source}) to give it)"
-            elif err["type"] == "extra_forbidden":
-                reason = unknown_key(loc, model, 1)
-            elif err["type"] == "literal_error" and isinstance(err["input"], str):
-                choices = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected")))
-                reason += did_you_mean(err["input"], choices)
-            return f"option {_dotted(loc)}: {reason}"
+            why = reason(err, loc, model, 1, hint=missing_hint(key, source), yaml=False)
+            return f"option {_dotted(loc)}: {why}"
         ignored = ignored_key(checked, value, (key,))
         if ignored is not None:
             return f"option {_dotted(ignored)}: {unknown_key(ignored, model, 1)}"

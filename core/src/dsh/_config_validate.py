@@ -3,14 +3,14 @@ model: every problem located (line, column, key path) and reported, in file orde
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from yaml.nodes import Node
 
-from dsh._config_keys import ignored_key, layered, unknown_field_key, unknown_key
+from dsh._config_errors import from_validation, missing_hint, typo_instead
+from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_models import (
     CORE_KEYS,
     AgentConfig,
@@ -54,7 +54,7 @@ def validate(
     try:
         parsed: CoreKeys | None = CoreKeys.model_validate(core)
     except ValidationError as exc:
-        problems += _from_validation(root, (), exc, CoreKeys)
+        problems += from_validation(root, (), exc, CoreKeys)
         parsed = None
         good = _GoodPart(core, exc)
     sections: dict[str, Any] = {}
@@ -73,7 +73,7 @@ def validate(
         try:
             sections[name] = model.model_validate(value)
         except ValidationError as exc:
-            problems += _from_validation(root, (name,), exc, model)
+            problems += from_validation(root, (name,), exc, model)
             continue
         ignored = ignored_key(sections[name], value, (name,))
         if ignored is not None:
@@ -273,16 +273,15 @@ def _agent_options(
                     checked = model.model_validate(layered(sections.get(key), value))
                 except ValidationError as exc:
                     if key in written:  # a bad section: its missing fields are told there
-                        found = _from_validation(root, loc, exc, model, missing=False)
+                        found = from_validation(root, loc, exc, model, missing=False)
                     else:  # nothing else in the file gives what is left out
-                        hint = f" (plugin {key!r} has no section in this file to give it)"
-                        found = _from_validation(root, loc, exc, model, hint=hint)
+                        hint = missing_hint(key)
+                        found = from_validation(root, loc, exc, model, hint=hint)
                     # only required fields left out: a key the model would drop is
                     # reported instead (a typo of one of them, likely)
-                    if all(_top_missing(err) for err in exc.errors()):
-                        unknown = unknown_field_key(model, value, loc)
-                        if unknown is not None:
-                            found = [locate(root, unknown, unknown_key(unknown, model, 4))]
+                    unknown = typo_instead(exc, model, value, loc)
+                    if unknown is not None:
+                        found = [locate(root, unknown, unknown_key(unknown, model, 4))]
                     problems += found
                     continue
                 ignored = ignored_key(checked, value, loc)
@@ -323,75 +322,3 @@ def _unknown_section(
         f"(loaded plugins with settings: {loaded}){hint}"
     )
     return locate(root, (name,), reason)
-
-
-def _from_validation(
-    root: Node | None,
-    prefix: Loc,
-    exc: ValidationError,
-    model: type[BaseModel],
-    *,
-    missing: bool = True,
-    hint: str = "",
-) -> list[Problem]:
-    """One problem per error; ``missing=False`` passes over required fields left out
-    at the top level (an agent's plugin options over a plugin section that is bad);
-    ``hint`` is added to the reason of each such field when they are reported."""
-    problems = []
-    # The ValidationError becomes the cause (shown by ``dsh -v``) only when it hides
-    # the input: a plugin's section may hold a secret its model does not mark.
-    cause = exc if model.model_config.get("hide_input_in_errors") else None
-    for err in exc.errors(include_url=False):  # the input is never shown, only its kind
-        top_missing = _top_missing(err)
-        if not missing and top_missing:
-            continue
-        loc: Loc = (*prefix, *err["loc"])
-        reason = err["msg"]
-        if err["type"] in _YAML_KINDS:  # in YAML's words, not Python's ("a valid tuple")
-            reason = f"Input should be {_YAML_KINDS[err['type']]}, not {_kind(err['input'])}"
-        elif err["type"] == "value_error":  # a validator's own words, without "Value error, "
-            reason = str(err.get("ctx", {}).get("error", reason))
-        elif top_missing:
-            reason += hint
-        elif err["type"] == "extra_forbidden":
-            reason = unknown_key(loc, model, len(prefix))
-        elif err["type"] == "literal_error" and isinstance(err["input"], str):  # a typo?
-            choices = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
-            reason += did_you_mean(err["input"], choices)
-        problems.append(locate(root, loc, reason, cause, missing=err["type"] == "missing"))
-    return problems
-
-
-def _top_missing(err: Any) -> bool:  # a required field of the model itself left out
-    return err["type"] == "missing" and len(err["loc"]) == 1
-
-
-_LIST = "a list ([a, b], or one '- item' per line)"
-_MAPPING = "a mapping (key: value lines)"
-_YAML_KINDS = {
-    "list_type": _LIST,
-    "tuple_type": _LIST,
-    "set_type": _LIST,
-    "frozenset_type": _LIST,
-    "dict_type": _MAPPING,
-    "model_type": _MAPPING,
-    "model_attributes_type": _MAPPING,
-    "string_type": "a string",
-}
-
-
-def _kind(value: object) -> str:
-    """What a YAML value is, in YAML's words."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"{str(value).lower()} (a boolean)"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return f"a {type(value).__name__}"

@@ -1,0 +1,122 @@
+"""A pydantic ``ValidationError`` in dsh's words: one reason per error, the same for
+``dsh.yml`` and for agent options given in code (a validator's own words, the accepted
+keys for an unknown one, a near miss of a literal, where a required field could come
+from), and for the file each error located at its line and column."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+from yaml.nodes import Node
+
+from dsh._config_keys import unknown_field_key, unknown_key
+from dsh._config_yaml import Loc, Problem, did_you_mean, locate
+
+__all__ = ["from_validation", "missing_hint", "reason", "top_missing", "typo_instead"]
+
+
+def reason(
+    err: ErrorDetails, loc: Loc, model: type[BaseModel], depth: int, *, hint: str = "", yaml: bool
+) -> str:
+    """Why ``err`` (at ``loc``, the model's own keys from ``depth`` on) is refused:
+    in YAML's words for a file (``yaml``), in Python's for code; ``hint`` is added to a
+    required field of the model itself left out."""
+    if yaml and err["type"] in _YAML_KINDS:  # not Python's words ("a valid tuple")
+        return f"Input should be {_YAML_KINDS[err['type']]}, not {_kind(err['input'])}"
+    if err["type"] == "value_error":  # a validator's own words, without "Value error, "
+        return str(err.get("ctx", {}).get("error", err["msg"]))
+    if top_missing(err):
+        return err["msg"] + hint
+    if err["type"] == "extra_forbidden":
+        return unknown_key(loc, model, depth)
+    if err["type"] == "literal_error" and isinstance(err["input"], str):  # a typo?
+        choices = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
+        return err["msg"] + did_you_mean(err["input"], choices)
+    return err["msg"]
+
+
+def missing_hint(plugin: str, source: str | None = None) -> str:
+    """Said of a required field of ``plugin``'s settings that nothing gives: the file
+    ``source`` has no section for it (``None``: the file being checked; a name in angle
+    brackets, ``<defaults>`` or ``<string>``, is no file to name)."""
+    if source is None:
+        where = "this file"
+    elif source.startswith("<"):
+        where = "the configuration"
+    else:
+        where = f"the config ({source})"
+    return f" (plugin {plugin!r} has no section in {where} to give it)"
+
+
+def typo_instead(exc: ValidationError, model: type[BaseModel], value: Any, loc: Loc) -> Loc | None:
+    """When only required fields are left out: a key of ``value`` (at ``loc``) the
+    model would drop, likely a typo of one of them, reported instead."""
+    if all(top_missing(err) for err in exc.errors()):
+        return unknown_field_key(model, value, loc)
+    return None
+
+
+def from_validation(
+    root: Node | None,
+    prefix: Loc,
+    exc: ValidationError,
+    model: type[BaseModel],
+    *,
+    missing: bool = True,
+    hint: str = "",
+) -> list[Problem]:
+    """One problem per error, located in the file; ``missing=False`` passes over
+    required fields left out at the top level (an agent's plugin options over a plugin
+    section that is bad); ``hint`` is added to the reason of each such field when they
+    are reported."""
+    problems = []
+    # The ValidationError becomes the cause (shown by ``dsh -v``) only when it hides
+    # the input: a plugin's section may hold a secret its model does not mark.
+    cause = exc if model.model_config.get("hide_input_in_errors") else None
+    for err in exc.errors(include_url=False):  # the input is never shown, only its kind
+        if not missing and top_missing(err):
+            continue
+        loc: Loc = (*prefix, *err["loc"])
+        why = reason(err, loc, model, len(prefix), hint=hint, yaml=True)
+        problems.append(locate(root, loc, why, cause, missing=err["type"] == "missing"))
+    return problems
+
+
+def top_missing(err: ErrorDetails) -> bool:
+    """A required field of the model itself left out."""
+    return err["type"] == "missing" and len(err["loc"]) == 1
+
+
+_LIST = "a list ([a, b], or one '- item' per line)"
+_MAPPING = "a mapping (key: value lines)"
+_YAML_KINDS = {
+    "list_type": _LIST,
+    "tuple_type": _LIST,
+    "set_type": _LIST,
+    "frozenset_type": _LIST,
+    "dict_type": _MAPPING,
+    "model_type": _MAPPING,
+    "model_attributes_type": _MAPPING,
+    "string_type": "a string",
+}
+
+
+def _kind(value: object) -> str:
+    """What a YAML value is, in YAML's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return f"a {type(value).__name__}"
