@@ -51,3 +51,23 @@ def test_rules_for_a_plugin_turned_off_are_said_to_be_ignored(
         f"dsh: {tmp_path / 'dsh.yml'}:{place.split(': ')[0]}: {path} is ignored: "
         "plugin 'permissions' is turned off (-p no:permissions)"
     ) in done.stderr
+
+
+def test_a_section_for_a_plugin_left_out_says_it_is_installed(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Not "not installed or not loaded" with the loaded plugins listed, as for a typo:
+    the plugin is there, this run leaves it out."""
+    (tmp_path / "dsh.yml").write_text(SECTION + "shell:\n  x: 1\n")
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+    done = dsh("config", "check", env=env, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert (
+        f"{tmp_path / 'dsh.yml'}:1:1: permissions: section 'permissions' is for plugin "
+        "'permissions', which is installed but not loaded: load it (DSH_LOAD_PLUGINS, "
+        "-p permissions) or remove the section"
+    ) in done.stderr
+    assert "section 'shell' is for a plugin that is not installed or not loaded" in done.stderr
+    assert dsh("-p", "permissions", "config", "check", env=env, cwd=tmp_path).returncode == 1
+    (tmp_path / "dsh.yml").write_text(SECTION)
+    assert dsh("-p", "permissions", "config", "check", env=env, cwd=tmp_path).returncode == 0

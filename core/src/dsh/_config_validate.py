@@ -42,9 +42,9 @@ def validate(
     """``data`` as a Config; ``blocked(name)`` says a plugin was turned off (``-p
     no:NAME``): its section is left unchecked instead of being an unknown section, with
     a warning that it is ignored. ``left_out(name)`` says an installed plugin does not
-    run: settings for one under an agent's options would apply to nothing (a policy
-    plugin's rules, silently), so they are refused, or ignored with a warning when the
-    plugin was turned off."""
+    run: settings for one (its section, or under an agent's options) would apply to
+    nothing (a policy plugin's rules, silently), so they are refused, saying so, or
+    ignored with a warning when the plugin was turned off."""
     problems: list[Problem] = []
     turned_off: list[Problem] = []  # settings of plugins turned off, warned about
     # an empty `models:` or `agents:` (all entries commented out) means none
@@ -67,7 +67,8 @@ def validate(
                 turned_off.append(locate(root, (name,), ""))
             continue
         if model is None:
-            problems.append(_unknown_section(root, name, settings))
+            installed = left_out is not None and left_out(name)
+            problems.append(_unknown_section(root, name, settings, installed))
             continue
         value = {} if value is None else value
         try:
@@ -313,8 +314,16 @@ def _agent_options(
 
 
 def _unknown_section(
-    root: Node | None, name: str, settings: Mapping[str, type[BaseModel]]
+    root: Node | None, name: str, settings: Mapping[str, type[BaseModel]], installed: bool
 ) -> Problem:
+    """A section no loaded plugin reads: for an ``installed`` plugin left out of this
+    run, said as such (a typo or a missing install is not the problem then)."""
+    if installed:
+        reason = (
+            f"section {name!r} is for plugin {name!r}, which is installed but not loaded: "
+            f"load it (DSH_LOAD_PLUGINS, -p {name}) or remove the section"
+        )
+        return locate(root, (name,), reason)
     loaded = ", ".join(sorted(settings)) or "none"
     hint = did_you_mean(name, [*CORE_KEYS, *settings])
     reason = (

@@ -94,7 +94,8 @@ def load_config(
     ``blocked(name)`` is true for a plugin turned off (``-p no:NAME``), whose section
     is then left unchecked rather than refused as unknown (a warning says it is
     ignored); ``left_out(name)`` says an installed plugin does not run (settings for
-    one under an agent's options are refused: nothing would apply them).
+    one, a section or under an agent's options, are refused as such: nothing would
+    apply them).
     """
     settings = settings or {}
     for name in CORE_KEYS:

@@ -1,0 +1,46 @@
+"""A section of dsh.yml for a plugin that is installed but left out of this run
+(``DSH_LOAD_PLUGINS``, ``load_entry_points=False``) is refused as such: the message
+said "not installed or not loaded" and listed the loaded plugins, as for a typo."""
+
+from __future__ import annotations
+
+import pytest
+
+from dsh.errors import ConfigError
+from dsh.plugins import PluginManager, create_plugin_manager
+from dsh.testing import ScriptedModel, scripted_harness
+
+SECTION = "permissions:\n  allow: [read]\n"
+LEFT_OUT = (
+    "<string>:1:1: permissions: section 'permissions' is for plugin 'permissions', which "
+    "is installed but not loaded: load it (DSH_LOAD_PLUGINS, -p permissions) or remove "
+    "the section"
+)
+
+
+async def config_error(
+    config: str, pm: PluginManager | None = None, load_entry_points: bool = True
+) -> str:
+    model = ScriptedModel([])
+    with pytest.raises(ConfigError) as caught:
+        async with scripted_harness(
+            model, pm=pm, load_entry_points=load_entry_points, config_text=config
+        ):
+            pass
+    return str(caught.value)
+
+
+@pytest.mark.plugins("permissions")
+async def test_a_section_for_an_installed_plugin_left_out_says_so() -> None:
+    pm = create_plugin_manager(env={"DSH_LOAD_PLUGINS": "persistence"})
+    assert await config_error(SECTION, pm=pm) == LEFT_OUT
+    assert await config_error(SECTION, load_entry_points=False) == LEFT_OUT
+
+
+async def test_a_section_for_a_plugin_not_installed_keeps_its_wording() -> None:
+    pm = create_plugin_manager(env={"DSH_LOAD_PLUGINS": ""})
+    message = await config_error("shell:\n  x: 1\n", pm=pm)
+    assert message.startswith(
+        "<string>:1:1: shell: section 'shell' is for a plugin that is not installed or not "
+        "loaded (loaded plugins with settings: none)"
+    )
