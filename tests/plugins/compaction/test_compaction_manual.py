@@ -132,6 +132,12 @@ async def test_compact_now_refuses_a_disposed_agent() -> None:
     [
         ("summarized", None, "the history was summarized (~12,000 -> ~3,000 tokens)"),
         ("pruned", None, "old tool results were pruned (~12,000 -> ~3,000 tokens)"),
+        (  # too-large results stubbed, then the summary of the rest failed
+            "pruned",
+            {"code": "SUMMARY_NOT_SMALLER", "message": "the summary was not smaller"},
+            "old tool results were pruned (~12,000 -> ~3,000 tokens), but compacting the rest "
+            "failed (SUMMARY_NOT_SMALLER: the summary was not smaller)",
+        ),
         ("skipped", None, "nothing to compact (~12,000 tokens)"),
         ("aborted", None, "aborted; the history is unchanged"),
         (

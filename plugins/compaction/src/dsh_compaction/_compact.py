@@ -64,14 +64,17 @@ class CompactionResult:
         tokens = f"~{self.tokens_before:,} -> ~{self.tokens_after:,} tokens"
         if self.outcome == "summarized":
             return f"the history was summarized ({tokens})"
+        error = self.error or {}
+        why = f"{error.get('code', 'UNKNOWN')}: {error.get('message', '')}"
         if self.outcome == "pruned":
-            return f"old tool results were pruned ({tokens})"
+            pruned = f"old tool results were pruned ({tokens})"
+            if self.error is not None:  # too-large results stubbed, the summary after failed
+                return f"{pruned}, but compacting the rest failed ({why})"
+            return pruned
         if self.outcome == "skipped":
             return f"nothing to compact (~{self.tokens_before:,} tokens)"
         if self.outcome == "aborted":
             return "aborted; the history is unchanged"
-        error = self.error or {}
-        why = f"{error.get('code', 'UNKNOWN')}: {error.get('message', '')}"
         return f"failed, the history is unchanged ({why})"
 
 
