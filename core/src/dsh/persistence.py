@@ -6,6 +6,7 @@ through it. Writing happens on the ``session_event``/``session_flush`` hooks.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,9 +21,11 @@ __all__ = [
     "SessionPersistence",
     "StoredSession",
     "find_session",
+    "in_store",
     "last_above",
     "last_in",
     "started_in",
+    "store_location",
 ]
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -58,7 +61,15 @@ class StoredSession:
 class SessionPersistence(Protocol):
     """What ``session_persistence`` returns. It may also define ``async claim(id)``
     (raise a DshError when another process continues the session) and ``async
-    release(id)``: ``agents.resume`` claims a session before its agent starts."""
+    release(id)``: ``agents.resume`` claims a session before its agent starts.
+
+    It may also have a ``location`` attribute: the absolute path (a ``str`` or
+    ``os.PathLike``) of the directory that holds its sessions or of its database file,
+    or None when they are not in a file on this machine. What the store covers is that
+    path, everything below it, and every path that begins with it followed by ``-`` (a
+    database's ``-wal``, ``-shm`` and ``-journal`` files, dsh-persistence's
+    ``-claims/``): see ``in_store``. Plugins read it with ``store_location``;
+    dsh-permissions keeps the store out of ``accept-edits`` with it."""
 
     async def list(self) -> list[SessionHeader]: ...
 
@@ -115,6 +126,40 @@ def last_above(headers: Sequence[SessionHeader], workspace: str) -> SessionHeade
             if there != here and here.is_relative_to(there):
                 return header
     return None
+
+
+def store_location(service: object) -> str | None:
+    """The real path of the ``location`` ``service`` gives (its symlinks resolved), or
+    None when it gives none (no such attribute, or None). DshError when it gives
+    something else than an absolute path (a ``str`` or ``os.PathLike``)."""
+    location = getattr(service, "location", None)
+    if location is None:
+        return None
+    name = type(service).__name__
+    if not isinstance(location, (str, os.PathLike)):
+        raise DshError(
+            f"the session persistence service {name} gives location={location!r}: "
+            "expected an absolute path (str or os.PathLike) or None"
+        )
+    path = os.fspath(location)
+    if not isinstance(path, str) or not path or "\x00" in path or not os.path.isabs(path):
+        raise DshError(
+            f"the session persistence service {name} gives location={location!r}: "
+            "expected an absolute path or None"
+        )
+    return os.path.realpath(path)
+
+
+def in_store(location: str, path: str) -> bool:
+    """Whether ``path`` is part of the store at ``location`` (both real, absolute paths,
+    as ``store_location`` gives): ``location`` itself, anything below it, or a path that
+    begins with ``location`` followed by ``-`` (and anything below that)."""
+    base = location.rstrip(os.sep) or os.sep
+    if path == base:
+        return True
+    if base == os.sep:
+        return True  # a store at the root holds every path
+    return path.startswith((base + os.sep, base + "-"))
 
 
 def _path(workspace: str) -> PurePath:

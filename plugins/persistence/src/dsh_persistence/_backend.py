@@ -127,6 +127,11 @@ class SessionBackend(ABC):
 
     #: Where the sessions are, for messages (a directory, a database file, a URL).
     location: str = ""
+    #: The absolute path of the directory or database file that holds the sessions, or
+    #: None (they are not files on this machine, or the backend does not say). The
+    #: service gives it as its ``location`` (see ``dsh.persistence.SessionPersistence``):
+    #: dsh-permissions keeps it out of ``accept-edits``.
+    stored_in: str | None = None
 
     @abstractmethod
     def tail(self, session_id: str) -> StoredTail | None:

@@ -69,6 +69,7 @@ class JsonlBackend(SessionBackend):
     ) -> None:
         self.directory = Path(directory)
         self.location = str(self.directory)
+        self.stored_in = os.path.abspath(self.directory)
         self._source = source
         self._fsync = fsync
         self._guard = threading.Lock()

@@ -31,6 +31,13 @@ class StoredSessions:
         self.backend = backend
         self._is_live = is_live
 
+    @property
+    def location(self) -> str | None:
+        """The directory or database file of the backend (``SessionBackend.stored_in``):
+        the optional ``location`` of ``dsh.persistence.SessionPersistence``."""
+        stored_in = getattr(self.backend, "stored_in", None)
+        return stored_in if isinstance(stored_in, str) else None
+
     async def list(self) -> list[SessionHeader]:
         """Every stored session, most recently updated first (headers only)."""
         headers = await anyio.to_thread.run_sync(self.backend.headers)

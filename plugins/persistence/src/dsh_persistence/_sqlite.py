@@ -59,6 +59,7 @@ class SqliteBackend(SessionBackend):
     ) -> None:
         self.path = Path(path)
         self.location = str(self.path)
+        self.stored_in = os.path.abspath(self.path)
         self._source = source
         self._fsync = fsync
         self._timeout = timeout
