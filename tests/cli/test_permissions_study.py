@@ -9,11 +9,12 @@ the suite's local scripted model server; the model "tries" a tool call, and the 
 looks at what ran (files on disk), what the model read back, and the
 `permission/decision` events of `dsh run --json`. Questions are answered in a
 pseudo-terminal. Scenarios that held are plain tests; those that found a bug in
-plugins/permissions were fixed there, and each such test fails without its fix; one the
-plugin cannot fix alone is a strict xfail. Here: commands, paths and accept-edits;
-test_permissions_study_modes.py: modes and no terminal, the decision event, bad rules,
-a third-party tool, "always"; tests/plugins/permissions/test_permissions_user_study.py:
-the edges of the fixes, in-process.
+plugins/permissions were fixed there, and each such test fails without its fix. Here:
+commands, paths and accept-edits; test_permissions_study_modes.py: modes and no
+terminal, the decision event, bad rules, a third-party tool, "always";
+test_permissions_store.py: the session store and accept-edits;
+tests/plugins/permissions/test_permissions_user_study.py: the edges of the fixes,
+in-process.
 """
 
 from __future__ import annotations
@@ -124,17 +125,13 @@ def test_accept_edits_does_not_let_the_agent_rewrite_its_own_rules(
     assert (tmp_path / "notes.txt").read_text() == "fine"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="accept-edits allows writing a session store inside the workspace "
-    "(persistence.directory: .dsh), and dsh-permissions folds 'always' grants from that "
-    "log on --continue, so a forged permission/decision event grants any command; the "
-    "plugin cannot tell where the session store is (neither the core nor dsh-persistence "
-    "says), so it cannot keep it out of accept-edits as it keeps dsh.yml",
-)
 def test_accept_edits_does_not_let_the_agent_edit_a_session_store_in_the_workspace(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
+    """accept-edits allowed writing a session store inside the workspace, and "always"
+    answers are read back from its logs on --continue: a forged decision event granted
+    any command. Fixed in _guarded: the store the persistence service's `location`
+    names is asked about in accept-edits, like dsh.yml (no terminal: denied)."""
     (tmp_path / "dsh.yml").write_text(
         "permissions:\n  mode: accept-edits\npersistence:\n  directory: .dsh\n"
     )
@@ -143,6 +140,7 @@ def test_accept_edits_does_not_let_the_agent_edit_a_session_store_in_the_workspa
     env = {k: v for k, v in cli_env.items() if k != "DSH_PERSISTENCE_DIR"}
     events, _ = run(server, env, tmp_path)
     assert decisions(events)[0]["decision"] == "deny"
+    assert "accept-edits does not cover" in decisions(events)[0]["reason"]
     assert not (tmp_path / ".dsh" / "forged.jsonl").exists()
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from dsh_permissions._guarded import guarded
 from dsh_permissions._rules import Action, Rule
 from dsh_permissions._settings import Mode, PermissionSettings
 from dsh_permissions._subjects import Subject, ToolFacts
@@ -56,22 +57,35 @@ class Verdict:
 class Policy:
     """The rules of one settings object, compiled against one workspace root."""
 
-    __slots__ = ("_by_tool", "_rules", "_verdicts", "config", "root", "settings")
+    __slots__ = ("_by_tool", "_rules", "_verdicts", "config", "root", "settings", "store")
 
     def __init__(
-        self, settings: PermissionSettings, root: str, config: frozenset[str] = frozenset()
+        self,
+        settings: PermissionSettings,
+        root: str,
+        config: frozenset[str] = frozenset(),
+        store: str | None = None,
     ) -> None:
         self.settings = settings
         self.root = root
         #: the real paths of the config file these settings came from: accept-edits
         #: does not let the agent rewrite the rules that bind it
         self.config = config
+        #: the real path of the session store (None: unknown): accept-edits does not
+        #: let the agent forge the "always" answers read back from its logs
+        self.store = store
         self._rules = {
             a: [Rule.compile(a, s, root) for s in getattr(settings, a)] for a in _ACTIONS
         }
         self._by_tool: dict[tuple[str, Action], list[Rule]] = {}
         #: verdicts that depend only on the policy and their key (see ``decide``)
         self._verdicts: dict[tuple[Mode, ToolFacts, tuple[Subject, ...]], Verdict] = {}
+
+    def with_store(self, store: str | None) -> Policy:
+        """This policy, with ``store`` as the session store (itself if it already is)."""
+        if store == self.store:
+            return self
+        return Policy(self.settings, self.root, self.config, store)
 
     def has_patterns(self, tool: str) -> bool:
         """Whether a deny or ask rule with a pattern applies to ``tool``."""
@@ -185,14 +199,13 @@ def _judge(
     if not facts.mutating:
         return Part(subject, "allow", "mode", f"{what} changes nothing")
     if mode == "accept-edits" and facts.edits_files and subject.kind == "path" and subject.inside:
-        config = next((p for p in subject.allow if p in policy.config), None)
-        if config is None:
+        kept = guarded(subject.allow, subject.directory, policy.config, policy.store)
+        if kept is None:
             return Part(
                 subject, "allow", "mode", f"accept-edits allows {what} inside the workspace"
             )
         if subject.rememberable and (facts.name, subject.kind, subject.value) not in grants:
-            why = f"accept-edits does not cover {config}, the config file that holds the rules"
-            return Part(subject, "ask", "mode", f"{what}: {why}")
+            return Part(subject, "ask", "mode", f"{what}: accept-edits does not cover {kept}")
     if subject.rememberable and (facts.name, subject.kind, subject.value) in grants:
         return Part(subject, "allow", "grant", f"{what} was allowed for this session")
     if subject.unknown is not None:

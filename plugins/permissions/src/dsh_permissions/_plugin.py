@@ -31,6 +31,7 @@ from dsh_permissions._approvals import (
 )
 from dsh_permissions._calls import InvalidArguments, subjects_of
 from dsh_permissions._decide import Policy, Verdict, decide
+from dsh_permissions._guarded import config_file, session_store
 from dsh_permissions._settings import PermissionSettings, PermissionsSection, validate_options
 from dsh_permissions._subjects import ToolFacts
 
@@ -225,7 +226,7 @@ class Permissions:
                 return policy
         else:
             root = _root(os.fspath(workspace), policy)
-        policy = state.policy = Policy(settings, root, _config_file(agent))
+        policy = state.policy = Policy(settings, root, config_file(agent))
         state.settings = settings
         return policy
 
@@ -236,6 +237,8 @@ class Permissions:
         paths = tool is not None and bool(facts.path_args or facts.command_args)
         policy = self._policy(agent, state, paths)
         mode = policy.settings.mode
+        if mode == "accept-edits" and facts.edits_files:  # the store is kept out of it
+            policy = state.policy = policy.with_store(await session_store(agent))
         if mode == "bypass":
             self._warn_bypass(agent, state)
         grants = state.grants.current(agent.session)
@@ -310,13 +313,6 @@ def _root(workspace: str, policy: Policy | None) -> str:
             if (now.st_dev, now.st_ino) == (known.st_dev, known.st_ino):
                 return policy.root
     return os.path.realpath(workspace)
-
-
-def _config_file(agent: Any) -> frozenset[str]:
-    """The real path of the config file the agent's harness loaded (if it is a file)."""
-    source = getattr(getattr(getattr(agent, "harness", None), "config", None), "source", None)
-    is_file = isinstance(source, str) and os.path.isfile(source)
-    return frozenset({os.path.realpath(str(source))} if is_file else ())
 
 
 def _lookup(agent: Any, name: str) -> Tool | None:
