@@ -128,7 +128,8 @@ def test_rules_for_a_plugin_left_out_of_the_run_stop_it(
     """A CI job's DSH_LOAD_PLUGINS that forgets `permissions` must not run unguarded."""
     (tmp_path / "dsh.yml").write_text("permissions:\n  deny: ['bash(rm *)']\n")
     server = one_call(model_server, "bash", {"command": "rm -rf ."})
-    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+    # a list that names none of the installed plugins (each plugin set installs others)
+    env = {**cli_env, "DSH_LOAD_PLUGINS": ""}
     model = f"openai-compatible:tiny@{server.url}"
     done = dsh("-m", model, "run", "go", env=env, cwd=tmp_path, stdin="")
     assert done.returncode == 2
