@@ -125,6 +125,7 @@ def test_accept_edits_does_not_let_the_agent_rewrite_its_own_rules(
     assert (tmp_path / "notes.txt").read_text() == "fine"
 
 
+@pytest.mark.plugins("persistence")
 def test_accept_edits_does_not_let_the_agent_edit_a_session_store_in_the_workspace(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
