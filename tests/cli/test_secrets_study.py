@@ -74,7 +74,7 @@ def test_a_401_echoing_the_key_shows_it_hidden_in_json_and_the_sqlite_store(
 @pytest.mark.xfail(
     strict=True,
     reason="tool results are cleared of the key's literal text only (redact, "
-    "core/src/dsh/_steps.py:286); a command that reads dsh's own environment "
+    "core/src/dsh/_steps.py, StepRunner._step); a command that reads dsh's own environment "
     "(/proc/$PPID/environ stays readable by its children) and prints the key transformed "
     "(rev, base64, tr) puts it into the output, the session file and the next request",
 )

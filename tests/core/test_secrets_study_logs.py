@@ -186,7 +186,7 @@ async def test_a_turns_internal_failure_is_logged_with_the_key_hidden(
 ) -> None:
     """Leak path: a turn fails on an exception no step turns into an error (a bug)
     whose text quotes the key -> dsh.loop's "turn failed" record with its traceback
-    (core/src/dsh/_steps.py:126)."""
+    (core/src/dsh/_steps.py, StepRunner.run_turn)."""
     monkeypatch.setenv("DEEPSEEK_API_KEY", KEY)
 
     async def broken(self: StepRunner, turn: Any) -> None:
