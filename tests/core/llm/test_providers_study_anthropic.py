@@ -32,30 +32,14 @@ from typing import Any
 
 import pytest
 from llm_wire import WireServer, by_event, collect, sse
+from read_tool import CALLS, Tools
 
-from dsh import hookimpl
 from dsh.config import ModelConfig
 from dsh.harness import Harness
 from dsh.llm import Assembler, Finish, ReasoningDelta, TextDelta
 from dsh.llm.anthropic import AnthropicModel
 from dsh.messages import ModelRequest, ReasoningBlock, Usage, UserMessage
 from dsh.testing import check_invariants, run_turn
-from dsh.tools import tool
-
-CALLS: list[str] = []
-
-
-@tool
-def read_file(path: str) -> str:
-    """Read a file."""
-    CALLS.append(path)
-    return f"contents of {path}"
-
-
-class Tools:
-    @hookimpl
-    def register_tools(self, register: Any) -> None:
-        register(read_file)
 
 
 def event(obj: dict[str, Any]) -> bytes:

@@ -31,30 +31,15 @@ import json
 from typing import Any
 
 from llm_wire import WireServer, collect, sse
+from read_tool import CALLS, Tools
 from test_llm_http import ASK, openai
 
-from dsh import hookimpl
 from dsh.harness import Harness
 from dsh.llm import Finish, ReasoningDelta, UsageChunk
 from dsh.messages import ReasoningBlock, TextBlock, ToolCall, Usage
 from dsh.testing import check_invariants, run_turn
-from dsh.tools import tool
 
 DONE = b"data: [DONE]\n\n"
-CALLS: list[str] = []
-
-
-@tool
-def read_file(path: str) -> str:
-    """Read a file."""
-    CALLS.append(path)
-    return f"contents of {path}"
-
-
-class Tools:
-    @hookimpl
-    def register_tools(self, register: Any) -> None:
-        register(read_file)
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
