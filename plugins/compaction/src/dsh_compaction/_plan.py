@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from dsh import Message, ToolResultMessage, UserMessage
+from dsh import AssistantMessage, Message, ReasoningBlock, ToolResultMessage, UserMessage
 from dsh_compaction._boundaries import choose_cut, cut_points, units
 from dsh_compaction._events import previous_summary, prune_stub, summary_message, too_large_stub
 from dsh_compaction._tokens import TokenCounter
 
-__all__ = ["Plan", "Prune", "last_user_message", "plan_compaction", "too_large"]
+__all__ = ["Plan", "Prune", "last_user_message", "plan_compaction", "too_large", "turn_opening"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +52,32 @@ def last_user_message(history: Sequence[Message]) -> int | None:
     return None
 
 
+def _opens_with_reasoning(message: Message) -> bool:
+    return (
+        isinstance(message, AssistantMessage)
+        and bool(message.content)
+        and isinstance(message.content[0], ReasoningBlock)
+    )
+
+
+def turn_opening(history: Sequence[Message], cut: int, first: int = 0) -> int | None:
+    """The assistant message that opens the current turn with reasoning, when a tail
+    from ``cut`` starts later in that turn at a message without reasoning; else None.
+
+    A model that thinks once per turn (Anthropic without interleaved thinking) thinks
+    in the turn's first step only, and Anthropic refuses a tool loop whose run of
+    assistant messages since the last user message does not start with that thinking:
+    the message is kept (with its results) rather than summarised."""
+    latest = last_user_message(history)
+    start = first if latest is None else max(latest + 1, first)
+    if not start < cut < len(history) or _opens_with_reasoning(history[cut]):
+        return None
+    for index in range(start, cut):
+        if isinstance(history[index], AssistantMessage):
+            return index if _opens_with_reasoning(history[index]) else None
+    return None
+
+
 def plan_compaction(
     history: Sequence[Message],
     counts: Sequence[int],
@@ -64,13 +90,17 @@ def plan_compaction(
     """The plan for ``history`` (with per-message token ``counts``), or None when there
     is nothing to compact: no cut point leaves an older region with anything but a
     previous summary and messages marked to keep, or what would be summarised is too
-    small for any summary message to be smaller."""
+    small for any summary message to be smaller. The reasoning that opens a turn the
+    cut falls in is kept with the tail's start (see ``turn_opening``)."""
     previous = previous_summary(history[0]) if history else None
     first = 1 if previous is not None else 0
     cut = choose_cut(cut_points(history), counts, tail_budget, after=first)
     if cut is None:
         return None
     marked = {i for i in keep if first <= i < cut}
+    opening = turn_opening(history, cut, first)
+    if opening is not None:
+        marked.add(opening)
     kept = sorted(i for i in units(history, marked) if first <= i < cut)
     kept_set = set(kept)
     summarised = tuple(i for i in range(first, cut) if i not in kept_set)
