@@ -1,8 +1,21 @@
-"""Token estimates: the default heuristic and the incremental request estimate."""
+"""Token estimates: the default heuristic, the incremental request estimate, and what a
+compaction counts."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
+from compaction_util import (
+    WINDOW,
+    Dump,
+    WindowServer,
+    events_of,
+    harness,
+    options,
+    reads,
+    summarizer,
+)
 
 from dsh import (
     AssistantMessage,
@@ -16,6 +29,7 @@ from dsh import (
     UserMessage,
 )
 from dsh.session import CORE_REDUCERS, Session, SessionEvent
+from dsh.testing import ScriptedModel, run_turn, tool_calls
 from dsh_compaction import HeuristicCounter, RequestEstimator, TextTokenCounter
 
 pytestmark = pytest.mark.plugins("compaction")
@@ -130,3 +144,49 @@ def test_an_edit_in_the_middle_of_the_session_history_is_counted_again() -> None
     session.append("user/message", {"content": "more"})
     assert estimator.messages(session.history) == after + 4
     assert counter.messages == 5 + 5 + 1  # recounted once, then only the new message
+
+
+# --- what a compaction counts -------------------------------------------------------------
+
+
+@pytest.fixture
+def passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of each history whose per-message counts the estimator is asked for."""
+    asked: list[int] = []
+    original = RequestEstimator.counts
+
+    def counts(self: RequestEstimator, messages: Sequence[Message]) -> list[int]:
+        asked.append(len(messages))
+        return original(self, messages)
+
+    monkeypatch.setattr(RequestEstimator, "counts", counts)
+    return asked
+
+
+async def test_a_compaction_measures_the_history_once(passes: list[int]) -> None:
+    # the sixth request (the task and five reads) passes 0.8 of the window
+    model = ScriptedModel(reads(5), context_window=WINDOW)
+    async with harness(model, summarizer("s")) as h:
+        agent = await h.agents.create("a", options=options())
+        events = await run_turn(agent, "task")
+
+    assert [e.data["outcome"] for e in events_of(events, "compact/end")] == ["summarized"]
+    assert passes == [11]
+
+
+async def test_the_compaction_after_a_stub_measures_the_stubbed_history_once(
+    passes: list[int],
+) -> None:
+    # three turns of 1150 tokens and a 20,000-character result: the stub leaves the
+    # request over the limit, and the rest is summarised
+    server = WindowServer(6000, ["ok"] * 3 + [tool_calls(("dump", {"size": 20_000})), "done"])
+    agent_options = {"model": "scripted", "max_tokens": 1500}
+    async with harness(server.model, extra=[("dump", Dump())], chars=False) as h:
+        agent = await h.agents.create("a", options=agent_options)
+        for i in range(3):
+            await run_turn(agent, str(i) * 4600)
+        events = await run_turn(agent, "dump it")
+
+    ends = [e.data["outcome"] for e in events_of(events, "compact/end")]
+    assert ends == ["pruned", "summarized"]
+    assert passes == [9, 9]  # the history, then the stubbed one, each once

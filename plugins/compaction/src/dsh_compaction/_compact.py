@@ -171,14 +171,17 @@ async def compact(
     room = max(limit - fixed, 0)
     tail_budget = settings.tail_tokens or int(min(settings.tail_ratio * window, room / 2))
     where = {k: v for k, v in (("turn", turn), ("step", step)) if v is not None}
-    run = _Run(agent, state, settings, request, reason, window, limit, fixed, estimator, where)
+    run = _Run(
+        agent, state, settings, request, reason, window, limit, fixed, tail_budget, estimator, where
+    )
     if reason == "manual" or not (big := too_large(history, counts, room, estimator.counter)):
-        return await run.once(tail_budget)
+        return await run.once(history, counts)
     await run.start(history, before)
     stubbed = await run.end(history, before, await _prune(big, agent.session.emit, state))
     if stubbed.tokens_after <= limit:
         return stubbed
-    rest = await replace(run, stubbed=True).once(tail_budget)
+    history = agent.session.history
+    rest = await replace(run, stubbed=True).once(history, list(estimator.counts(history)))
     if rest.changed:
         return CompactionResult(
             rest.outcome, reason, before, rest.tokens_after, summary=rest.summary
@@ -198,6 +201,7 @@ class _Run:
     window: int
     limit: float
     fixed: int
+    tail_budget: int
     estimator: RequestEstimator
     where: dict[str, int]
     stubbed: bool = False  # a compaction of this call stubbed too-large results already
@@ -230,11 +234,11 @@ class _Run:
         await self.agent.session.emit(END, data)
         return CompactionResult(outcome, reason, before, after, error)
 
-    async def once(self, tail_budget: int) -> CompactionResult:
-        """One compaction of the history as it is now: plan, then prune or summarise."""
+    async def once(self, history: Sequence[Message], counts: Sequence[int]) -> CompactionResult:
+        """One compaction of the agent's ``history`` as it is now (its per-message token
+        ``counts``, a copy): plan, then prune or summarise."""
         agent, state, settings, reason = self.agent, self.state, self.settings, self.reason
-        history = agent.session.history
-        counts = list(self.estimator.counts(history))
+        tail_budget = self.tail_budget
         before = self.fixed + sum(counts)
         room = max(self.limit - self.fixed, 0)
         counter = self.estimator.counter
