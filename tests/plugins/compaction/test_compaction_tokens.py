@@ -27,6 +27,7 @@ from dsh import (
     ToolResultMessage,
     ToolSpec,
     UserMessage,
+    hookimpl,
 )
 from dsh.session import CORE_REDUCERS, Session, SessionEvent
 from dsh.testing import ScriptedModel, run_turn, tool_calls
@@ -190,3 +191,27 @@ async def test_the_compaction_after_a_stub_measures_the_stubbed_history_once(
     ends = [e.data["outcome"] for e in events_of(events, "compact/end")]
     assert ends == ["pruned", "summarized"]
     assert passes == [9, 9]  # the history, then the stubbed one, each once
+
+
+async def test_the_counter_is_asked_once_per_agent_and_model_when_the_agent_switches_back() -> None:
+    # docs/compaction.md, compaction_token_counter: "Asked once per agent and model"
+    class Models:
+        def __init__(self) -> None:
+            self.asked: list[str | None] = []
+
+        @hookimpl(optionalhook=True)
+        def compaction_token_counter(self, model: str | None) -> Counting:
+            self.asked.append(model)
+            return Counting()
+
+    models = Models()
+    first = ScriptedModel(["one", "three"], context_window=WINDOW)
+    other = ScriptedModel(["two"], name="other", context_window=WINDOW)
+    async with harness(first, other, extra=[("m", models)], chars=False) as h:
+        agent = await h.agents.create("a", options=options())
+        for model in ("scripted", "other", "scripted"):
+            agent.agent.options["model"] = model
+            events = await run_turn(agent, "hello")
+            assert events[-1].data["reason"] == "completed"
+
+    assert models.asked == ["scripted", "other"]

@@ -25,8 +25,7 @@ log = get_logger("dsh_compaction")
 
 class AgentState:
     __slots__ = (
-        "_estimator",
-        "_estimator_key",
+        "_estimators",
         "_settings",
         "_settings_key",
         "failed_turn",
@@ -46,8 +45,9 @@ class AgentState:
         self.overflow_step: tuple[int, int] | None = None
         self._settings_key: tuple[object, object] | None = None
         self._settings: CompactionSettings | None = None
-        self._estimator_key: tuple[str | None, float] | None = None
-        self._estimator: RequestEstimator | None = None
+        #: one per model (and characters per token) the agent has used: an agent that
+        #: switches models keeps each model's counter and counts
+        self._estimators: dict[tuple[str | None, float], RequestEstimator] = {}
 
     def settings(self, agent: _host.Host) -> CompactionSettings:
         """Defaults < the harness's ``compaction:`` section < the agent option."""
@@ -70,15 +70,16 @@ class AgentState:
         """The estimator for ``model`` (a counter from ``compaction_token_counter``, or
         the heuristic)."""
         key = (model, settings.chars_per_token)
-        if self._estimator is None or self._estimator_key != key:
-            self._estimator = RequestEstimator(await _counter(agent, settings, model))
-            self._estimator_key = key
-        return self._estimator
+        estimator = self._estimators.get(key)
+        if estimator is None:
+            counter = await _counter(agent, settings, model)
+            estimator = self._estimators.setdefault(key, RequestEstimator(counter))
+        return estimator
 
     def invalidate(self) -> None:
         """The history was replaced: forget the counts."""
-        if self._estimator is not None:
-            self._estimator.invalidate()
+        for estimator in self._estimators.values():
+            estimator.invalidate()
 
 
 async def _counter(agent: _host.Host, settings: CompactionSettings, model: str | None) -> Any:
