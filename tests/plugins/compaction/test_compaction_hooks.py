@@ -137,3 +137,22 @@ async def test_a_token_counter_from_a_plugin_is_used_incrementally() -> None:
     # steps 1-4 count 1 + 2 + 2 + 2 messages (not 1 + 3 + 5 + 7); the compaction counts
     # an empty and the new summary message (2), then the compacted history once (4)
     assert heavy.counted == 7 + 2 + 4
+
+
+async def test_a_summary_that_is_not_text_is_a_failure_naming_the_plugin() -> None:
+    class Wrong:
+        @hookimpl(optionalhook=True)
+        def compaction_summarize(self) -> Any:
+            return 42
+
+    model = ScriptedModel(reads(5), context_window=WINDOW)
+    async with harness(model, extra=[("wrong", Wrong())]) as h:
+        agent = await h.agents.create("a", options=options())
+        events = await run_turn(agent, "task")
+
+    (end,) = events_of(events, "compact/end")
+    error = end.data["error"]
+    assert (end.data["outcome"], error["code"], error["plugin"]) == ("failed", "HOOK", "wrong")
+    assert "compaction_summarize" in error["message"]
+    assert "returned int, not str" in error["message"]
+    assert events[-1].data["reason"] == "completed"

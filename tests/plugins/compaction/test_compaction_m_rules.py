@@ -257,7 +257,7 @@ async def test_a_summariser_stream_raising_a_plain_exception_is_a_model_failure(
         ("  the summary \n", "summarized", "the summary"),
         ("", "failed", "EMPTY_SUMMARY"),
         (" \n ", "failed", "EMPTY_SUMMARY"),
-        (42, "failed", "DSH"),
+        (42, "failed", "HOOK"),  # naming the plugin
     ],
 )
 async def test_a_plugins_summary_is_stripped_and_must_be_a_non_empty_str(

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Host",
     "base_request",
+    "call_first_named",
     "call_first_result",
     "call_waterfall",
     "find_model",
@@ -86,6 +87,15 @@ async def call_first_result(agent: Host, hook: str, **kwargs: Any) -> Any:
     if relay is None or not relay.implemented(hook):
         return None
     return await relay.call_first_result(hook, agent=agent, **kwargs)
+
+
+async def call_first_named(agent: Host, hook: str, **kwargs: Any) -> tuple[str, Any] | None:
+    """``call_first_result`` with the plugin that answered: ``(plugin name, result)``."""
+    relay = getattr(agent, "relay", None)
+    if relay is None or not relay.implemented(hook):
+        return None
+    named: tuple[str, Any] | None = await relay.call_first_named(hook, agent=agent, **kwargs)
+    return named
 
 
 async def call_waterfall(agent: Host, hook: str, key: str, **kwargs: Any) -> Any:

@@ -17,7 +17,7 @@ import anyio
 
 from dsh import (
     AssistantMessage,
-    DshError,
+    HookError,
     Message,
     ModelError,
     ModelRequest,
@@ -163,12 +163,15 @@ async def summarise(
 ) -> Summary:
     """The summary of ``messages`` merged with ``previous``. Raises ``DshError`` (a
     ``HookError`` from a plugin, a ``ModelError`` from the model)."""
-    text = await _host.call_first_result(
-        agent, "compaction_summarize", messages=messages, previous_summary=previous
+    hook = "compaction_summarize"
+    answered = await _host.call_first_named(
+        agent, hook, messages=messages, previous_summary=previous
     )
-    if text is not None:
+    if answered is not None:
+        plugin, text = answered
         if not isinstance(text, str):
-            raise DshError(f"compaction_summarize returned {type(text).__name__}, not str")
+            wrong = TypeError(f"it returned {type(text).__name__}, not str")
+            raise HookError(plugin, hook, hook, wrong)
         return Summary(text.strip(), "plugin")
     name = settings.model or model_name
     model = _host.find_model(agent, name)
