@@ -57,6 +57,9 @@ class ModelConfig(BaseModel):
     max_retries: int = Field(default=2, ge=0, strict=True)
     context_window: int | None = Field(default=None, gt=0, strict=True)
     max_output_tokens: int | None = Field(default=None, gt=0, strict=True)
+    #: OpenAI-compatible providers only: send reasoning back as ``reasoning_content``
+    #: (DeepSeek's thinking mode needs it); ``None``: the provider's default.
+    send_reasoning: bool | None = Field(default=None, strict=True)
 
     @field_validator("base_url")
     @classmethod

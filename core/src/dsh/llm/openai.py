@@ -44,8 +44,8 @@ class OpenAICompatibleModel(HttpModel):
     ``send_reasoning``: send reasoning back as ``reasoning_content`` on every assistant
     message of an exchange (the messages between two user messages) in which the model
     called tools and reasoned, as DeepSeek's thinking mode requires (an empty one where
-    it had none); the reasoning of other exchanges is never sent. Default: on, except for
-    ``provider: openai``.
+    it had none); the reasoning of other exchanges is never sent. Default: the config's
+    ``send_reasoning`` if set, else on, except for ``provider: openai``.
     ``max_tokens_field``: the body key for the output cap; default ``max_tokens``, or
     ``max_completion_tokens`` for ``provider: openai``.
     """
@@ -68,6 +68,8 @@ class OpenAICompatibleModel(HttpModel):
             name, config, env=env, backoff=backoff, max_wait=max_wait, key_optional=key_optional
         )
         openai = config.provider == "openai"
+        if send_reasoning is None:
+            send_reasoning = config.send_reasoning
         self.send_reasoning = (not openai) if send_reasoning is None else send_reasoning
         self.max_tokens_field = max_tokens_field or (
             "max_completion_tokens" if openai else "max_tokens"

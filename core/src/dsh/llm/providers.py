@@ -116,6 +116,12 @@ def build_model(
     if not filled["base_url"] and not provider.adapter.default_base_url:
         reason = f"provider {config.provider!r} needs a base_url (e.g. http://127.0.0.1:8080/v1)"
         raise ConfigError(source, f"models.{name}.base_url", reason)
+    if config.send_reasoning is not None and not issubclass(
+        provider.adapter, OpenAICompatibleModel
+    ):
+        chat = ", ".join(n for n, p in PROVIDERS.items() if p.adapter is OpenAICompatibleModel)
+        reason = f"applies only to OpenAI-compatible providers ({chat}), not {config.provider!r}"
+        raise ConfigError(source, f"models.{name}.send_reasoning", reason)
     optional = config.api_key_env is None and filled["base_url"] != provider.base_url
     return provider.adapter(name, config.model_copy(update=filled), env=env, key_optional=optional)
 
