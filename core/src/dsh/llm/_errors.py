@@ -83,13 +83,27 @@ def _details(payload: Any) -> tuple[str, str]:
             return "", inner
         if isinstance(inner, Mapping):
             message = inner.get("message") or inner.get("detail") or payload.get("detail")
-            kinds = (inner.get("code"), inner.get("type"))
-            kind = next((k for k in kinds if isinstance(k, str) and k in _CONTEXT_KINDS), "")
-            kind = kind or next((k for k in kinds if isinstance(k, str)), "")
+            # a status written as text ("429": LiteLLM, Llama Stack) is a status, not a
+            # kind, as the number is; "error" is the tag of an error event, not its kind
+            kinds = [
+                k
+                for k in (inner.get("code"), inner.get("type"))
+                if isinstance(k, str) and k != "error" and _status(k) is None
+            ]
+            kind = next((k for k in kinds if k in _CONTEXT_KINDS), "")
+            kind = kind or next(iter(kinds), "")
             if message is None:  # shortened once the key is hidden (a cut could split it)
                 message = json.dumps(inner)
             return kind, message if isinstance(message, str) else json.dumps(message)
     return "", str(payload)
+
+
+def _status(code: object) -> int | None:
+    """An error object's ``code`` as an HTTP-like status: a number, or its digits as
+    text; None for anything else (``"rate_limit_exceeded"``)."""
+    if isinstance(code, str) and code.isascii() and code.isdigit():
+        return int(code)
+    return code if isinstance(code, int) and not isinstance(code, bool) else None
 
 
 def _shorten(text: str) -> str:
@@ -157,9 +171,9 @@ def error_from_body(model: str, payload: Any, *, secret: str | None = None) -> M
     kind, message = _details(payload)
     code = _KIND_CODES.get(kind, "SERVER")
     error = payload.get("error") if isinstance(payload, Mapping) else None
-    status = error.get("code") if isinstance(error, Mapping) else None
-    if kind not in _KIND_CODES and isinstance(status, int) and 400 <= status < 600:
-        code = _status_code(status)  # llama.cpp: {"error": {"code": 400, ...}}
+    status = _status(error.get("code")) if isinstance(error, Mapping) else None
+    if kind not in _KIND_CODES and status is not None and 400 <= status < 600:
+        code = _status_code(status)  # llama.cpp: {"error": {"code": 400, ...}}, LiteLLM "429"
     if code not in ("AUTH", "RATE_LIMIT") and _is_context(kind, message):
         code = "CONTEXT_WINDOW_EXCEEDED"
     return ModelError(code, _message(model, "error in the stream", kind, message, secret))

@@ -111,7 +111,12 @@ class OpenAICompatibleModel(HttpModel):
                         raise TypeError("not a JSON object")
                     if "error" in chunk and chunk["error"] is not None:
                         raise error_from_body(self.name, chunk, secret=key)
-                    for choice in chunk.get("choices") or ():
+                    choices = chunk.get("choices")
+                    if not choices and (
+                        chunk.get("type") == "error" or chunk.get("object") == "error"
+                    ):  # an error object on a data line without the {"error": ...} wrapper
+                        raise error_from_body(self.name, {"error": chunk}, secret=key)
+                    for choice in choices or ():
                         if choice.get("index") not in (0, None):
                             continue  # another of n > 1 choices: only the first is read
                         for piece in _pieces(choice.get("delta"), slots):
