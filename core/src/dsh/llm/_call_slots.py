@@ -7,11 +7,16 @@ servers bend that in several ways (kept apart here, each with the rule that read
   call;
 - ids that change on every piece, or an id sent after the name: a new id without a name
   continues the call, which keeps the first id it had; but if a name without an id
-  comes next, that id was a new call's, sent before its name;
+  comes next, that id was a new call's, sent before its name (a call that starts there
+  with an id of its own drops it);
 - a new id *and* the name again on every piece (vLLM's first gpt-oss streaming, PR
   vllm-project/vllm#23522): a new id with the call's own name continues the call while
   its arguments so far are an unfinished JSON text (a call reusing the index starts
-  after the last one's arguments are whole, or starts with another name).
+  after the last one's arguments are whole, or starts with another name);
+- pieces of one call moving to another index with the call's id (vLLM's gpt-oss, PR
+  vllm-project/vllm#33520: the index counts the messages completed so far): an
+  id of a call of this answer continues that call wherever it comes, unless the piece
+  names another tool (a server that gives several calls one id).
 """
 
 from __future__ import annotations
@@ -28,22 +33,36 @@ _STRUCTURE: Final = re.compile(r'[{}\[\]"\\]')
 
 
 @final
+class _Call:
+    """One call: dsh's index for it, its first id ("" until one comes), its name, and
+    its argument pieces until ``CallSlots._continues`` needs to know where they end
+    (from then on a ``_JsonEnd`` follows them instead: the text is never joined here)."""
+
+    __slots__ = ("id", "index", "name", "pieces", "scan")
+
+    def __init__(self, index: int, call_id: str | None, name: str | None, arguments: str):
+        self.index = index
+        self.id = call_id or ""
+        self.name = name
+        self.pieces: list[str] = [arguments]
+        self.scan: _JsonEnd | None = None
+
+
+@final
 class CallSlots:
     """Turns each wire tool-call piece into a ``ToolCallDelta`` with dsh's call index
     (in order of first appearance). True once a call has begun."""
 
-    __slots__ = ("_arguments", "_held", "_ids", "_names", "_scans", "_slots")
+    __slots__ = ("_by_id", "_calls", "_held", "_slots")
 
     def __init__(self) -> None:
-        self._slots: dict[int, int] = {}  # wire index -> our index
-        self._ids: dict[int, str] = {}  # our index -> the call's id ("" until one comes)
-        self._names: dict[int, str | None] = {}
+        self._slots: dict[int, _Call] = {}  # wire index -> the call its pieces continue
+        self._by_id: dict[str, _Call] = {}  # a call's first id -> the call
+        self._calls = 0
         self._held: dict[int, str] = {}  # wire index -> a new id that came without a name
-        self._arguments: dict[int, list[str]] = {}  # our index -> its argument pieces
-        self._scans: dict[int, _JsonEnd] = {}  # calls whose arguments are being followed
 
     def __bool__(self) -> bool:
-        return bool(self._slots)
+        return self._calls > 0
 
     def delta(self, call: dict[str, Any], position: int) -> ToolCallDelta:
         """The chunk for one wire piece; ``position``: its place in the delta's list
@@ -57,47 +76,53 @@ class CallSlots:
         arguments = function.get("arguments") or ""
         if not isinstance(arguments, str):  # a few servers send the object itself
             arguments = dumps(arguments)
-        ids = self._ids
-        index = self._slots.get(wire)
+        slot = self._slots.get(wire)
         if name is not None and call_id is None:
             call_id = self._held.pop(wire, None)
-        if index is None or (
+        if call_id is not None and (slot is None or slot.id != call_id):
+            known = self._by_id.get(call_id)  # a call of this answer, moved here
+            if known is not None and (name is None or name == known.name):
+                self._slots[wire] = slot = known
+        if slot is None or (
             call_id is not None
             and name is not None
-            and ids[index] != call_id
-            and not self._continues(index, name)
+            and slot.id != call_id
+            and not self._continues(slot, name)
         ):
-            index = len(ids)
-            self._slots[wire] = index
-            ids[index] = call_id or ""
-            self._names[index] = name
-            self._arguments[index] = [arguments]
-            return ToolCallDelta(index, id=call_id, name=name, arguments=arguments)
-        if call_id is not None and ids[index] != call_id:
-            if ids[index]:  # the call keeps its first id
+            slot = self._slots[wire] = _Call(self._calls, call_id, name, arguments)
+            self._calls += 1
+            if call_id is not None:
+                self._by_id.setdefault(call_id, slot)
+            self._held.pop(wire, None)  # a held id is not this call's
+            return ToolCallDelta(slot.index, id=call_id, name=name, arguments=arguments)
+        if call_id is not None and slot.id != call_id:
+            if slot.id:  # the call keeps its first id
                 if name is None:
                     self._held[wire] = call_id
                 call_id = None
             else:
-                ids[index] = call_id
+                slot.id = call_id
+                self._by_id.setdefault(call_id, slot)
         if name is not None:
-            self._names[index] = name
-        self._arguments[index].append(arguments)
-        scan = self._scans.get(index)
-        if scan is not None:
-            scan.feed(arguments)
-        return ToolCallDelta(index, id=call_id, name=name, arguments=arguments)
+            slot.name = name
+        if slot.scan is None:
+            slot.pieces.append(arguments)
+        else:
+            slot.scan.feed(arguments)
+        return ToolCallDelta(slot.index, id=call_id, name=name, arguments=arguments)
 
-    def _continues(self, index: int, name: str) -> bool:
+    @staticmethod
+    def _continues(call: _Call, name: str) -> bool:
         """A new id with the call's own name continues it while its arguments are an
         unfinished JSON text (none yet counts as unfinished)."""
-        if self._names[index] != name:
+        if call.name != name:
             return False
-        scan = self._scans.get(index)
+        scan = call.scan
         if scan is None:  # followed from now on, only for such a server's calls
-            scan = self._scans[index] = _JsonEnd()
-            for piece in self._arguments[index]:
+            scan = call.scan = _JsonEnd()
+            for piece in call.pieces:
                 scan.feed(piece)
+            call.pieces = []
         return not scan.ended
 
 
