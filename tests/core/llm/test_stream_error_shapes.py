@@ -110,6 +110,16 @@ async def test_a_status_written_as_text_is_read_as_the_number_is(status: int) ->
     assert text.code != "SERVER" or status >= 500
 
 
+async def test_a_provider_s_own_number_as_text_stays_its_kind() -> None:
+    # not an HTTP status: quoted as the error's kind, as any other code text is
+    own = {"error": {"message": "content flagged", "code": "1301"}}
+    err = await failure(in_stream(own))
+    assert (err.code, err.message) == (
+        "SERVER",
+        "model 'wire': error in the stream: 1301: content flagged",
+    )
+
+
 async def test_litellm_s_rate_limit_with_its_code_as_text_is_a_rate_limit() -> None:
     # LiteLLM's proxy: {"error": {"message", "type", "param", "code": "429"}}
     litellm = {"message": "rate limit reached", "type": None, "param": None, "code": "429"}

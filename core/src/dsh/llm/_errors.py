@@ -99,10 +99,13 @@ def _details(payload: Any) -> tuple[str, str]:
 
 
 def _status(code: object) -> int | None:
-    """An error object's ``code`` as an HTTP-like status: a number, or its digits as
-    text; None for anything else (``"rate_limit_exceeded"``)."""
-    if isinstance(code, str) and code.isascii() and code.isdigit():
-        return int(code)
+    """An error object's ``code`` as an HTTP-like status: a number, or three digits as
+    text from 100 to 599; None for anything else (``"rate_limit_exceeded"``, or a
+    provider's own number as text, ``"1301"``, which stays the error's kind)."""
+    if isinstance(code, str):
+        if len(code) == 3 and code.isascii() and code.isdigit() and "100" <= code < "600":
+            return int(code)
+        return None
     return code if isinstance(code, int) and not isinstance(code, bool) else None
 
 
