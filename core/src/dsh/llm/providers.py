@@ -119,7 +119,9 @@ def build_model(
     if config.send_reasoning is not None and not issubclass(
         provider.adapter, OpenAICompatibleModel
     ):
-        chat = ", ".join(n for n, p in PROVIDERS.items() if p.adapter is OpenAICompatibleModel)
+        chat = ", ".join(
+            n for n, p in PROVIDERS.items() if issubclass(p.adapter, OpenAICompatibleModel)
+        )
         reason = f"applies only to OpenAI-compatible providers ({chat}), not {config.provider!r}"
         raise ConfigError(source, f"models.{name}.send_reasoning", reason)
     optional = config.api_key_env is None and filled["base_url"] != provider.base_url
