@@ -18,8 +18,9 @@ A backend, first-party or third-party, runs it with one import::
 
 It checks the append/load round trip, the seq contract, torn tails, interrupted-turn
 closing, corruption detection, newer formats, headers, concurrent sessions and resume
-through a real harness. Needs pytest, pytest-asyncio (or anyio's plugin) and
-``pytest_plugins = ["dsh.testing"]``.
+through a real harness, and where sessions are: the workspace each last ran in
+(``--continue`` follows it) and the store's ``stored_in``/``location``. Needs pytest,
+pytest-asyncio (or anyio's plugin) and ``pytest_plugins = ["dsh.testing"]``.
 """
 
 from __future__ import annotations

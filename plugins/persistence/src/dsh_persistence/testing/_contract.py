@@ -17,6 +17,7 @@ from dsh_persistence._backend import SessionBackend, SessionInfo, StoredTail
 from dsh_persistence._errors import SessionConflictError, SessionCorruptError, SessionFormatError
 from dsh_persistence._plugin import PersistencePlugin
 from dsh_persistence._records import OUTCOME_UNKNOWN
+from dsh_persistence.testing._contract_where import WhereContract
 from dsh_persistence.testing._damage import Damage
 from dsh_persistence.testing._logs import LogBuilder
 
@@ -47,7 +48,7 @@ def two_turns() -> LogBuilder:
     return log
 
 
-class BackendContract:
+class BackendContract(WhereContract):
     """Subclass this in a test module and provide two fixtures:
 
     - ``backend_factory``: a callable returning a new backend instance over one storage
