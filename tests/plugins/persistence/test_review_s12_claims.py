@@ -251,7 +251,7 @@ def test_a_claim_file_that_cannot_be_removed_is_still_released(
 def test_a_claim_whose_lock_fails_leaves_no_file_open(
     settings: PersistenceSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dsh_persistence import _claims, _jsonl
+    from dsh_persistence import _claims, _jsonl_locks
 
     stored(settings)
     backend = open_backend(settings)
@@ -259,7 +259,7 @@ def test_a_claim_whose_lock_fails_leaves_no_file_open(
     def no_locks(fd: int) -> bool:
         raise OSError(errno.ENOLCK, "No locks available")
 
-    monkeypatch.setattr(_jsonl, "try_lock_file", no_locks)
+    monkeypatch.setattr(_jsonl_locks, "try_lock_file", no_locks)
     monkeypatch.setattr(_claims, "try_lock_file", no_locks)
     before = open_files()
     with pytest.raises((OSError, DshError)):  # PersistenceError for SQLite

@@ -17,6 +17,7 @@ from dsh_persistence._errors import (
     PersistenceError,
     SessionConflictError,
     SessionCorruptError,
+    SessionDeletedError,
     SessionFormatError,
     SessionInUseError,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "SessionBackend",
     "SessionConflictError",
     "SessionCorruptError",
+    "SessionDeletedError",
     "SessionFormatError",
     "SessionInUseError",
     "SessionInfo",

@@ -8,6 +8,7 @@ __all__ = [
     "PersistenceError",
     "SessionConflictError",
     "SessionCorruptError",
+    "SessionDeletedError",
     "SessionFormatError",
     "SessionInUseError",
     "UnencodableEventError",
@@ -42,6 +43,14 @@ class SessionConflictError(PersistenceError):
     is written."""
 
     code = "SESSION_CONFLICT"
+
+
+class SessionDeletedError(SessionConflictError):
+    """The session was deleted while an append waited for its lock (a writer that holds
+    no claim of it): nothing is written, rather than events into a file no one can read
+    again. The events are still the caller's to store (from seq 0: a new session)."""
+
+    code = "SESSION_DELETED"
 
 
 class SessionInUseError(PersistenceError):

@@ -34,19 +34,18 @@ from dsh_persistence._backend import (
     check_contiguous,
     encode_events,
 )
-from dsh_persistence._claims import hold_lock_file, let_go
-from dsh_persistence._errors import PersistenceError, SessionConflictError, SessionInUseError
+from dsh_persistence._claims import let_go
+from dsh_persistence._errors import PersistenceError, SessionConflictError
 from dsh_persistence._files import (
-    LOCKS,
     SUFFIX,
     file_name,
     fsync_directory,
     publish,
     session_id_of,
-    try_lock_file,
     write_all,
 )
 from dsh_persistence._header import header_line, summary, tag_workspace
+from dsh_persistence._jsonl_locks import PENDING, FileLocks, turn_path
 from dsh_persistence._records import close_turn
 from dsh_persistence._session_file import FileEnd, read_session_file
 
@@ -56,11 +55,9 @@ _PATHS_KEPT = 4096  # file paths remembered by session id (computing one is not 
 #: File ends remembered (so an append after a load need not read the file again); past
 #: this many, a load forgets the oldest (a service reading many sessions keeps no more).
 _ENDS_KEPT = 1024
-#: In ``_claims``: the session is claimed and not stored yet; its file is locked when made.
-_PENDING = -1
 
 
-class JsonlBackend(SessionBackend):
+class JsonlBackend(FileLocks, SessionBackend):
     """Sessions as ``<directory>/<id>.jsonl``. ``fsync=False`` never waits for the disk.
     ``source`` names the setting the directory comes from, for messages."""
 
@@ -77,7 +74,7 @@ class JsonlBackend(SessionBackend):
         self._ends: dict[str, FileEnd] = {}
         self._paths: dict[str, Path] = {}
         #: The sessions this process writes: an open file each, holding its lock (or
-        #: ``_PENDING`` until the file is made).
+        #: ``PENDING`` until the file is made).
         self._claims: dict[str, int] = {}
 
     def path(self, session_id: str) -> Path:
@@ -94,48 +91,6 @@ class JsonlBackend(SessionBackend):
             lock = self._locks.get(session_id)
             if lock is not None and not lock.locked():
                 del self._locks[session_id]
-
-    def claim(self, session_id: str) -> bool:
-        """Hold the lock of the session's file (an advisory ``flock``) until ``release``:
-        other processes can neither claim the session nor append to it or delete it. A
-        session not stored yet gets its lock when its file is made (locked before it
-        appears)."""
-        if not LOCKS:  # no advisory locks here (Windows): no claims
-            return True
-        path = self.path(session_id)
-        with self._lock(session_id):
-            if session_id in self._claims:  # an agent of another harness of this process
-                return False
-            try:
-                fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-            except (FileNotFoundError, NotADirectoryError):  # not stored (here)
-                self._claims[session_id] = _PENDING
-                return True
-            except OSError as exc:
-                raise self._failed(exc, "open the session file", path) from exc
-            try:
-                held = try_lock_file(fd)
-            except OSError as exc:  # no locks on this file system (ENOLCK), say
-                os.close(fd)
-                raise self._failed(exc, "lock the session file", path) from exc
-            if not held:
-                os.close(fd)
-                return False
-            self._claims[session_id] = fd
-            return True
-
-    def release(self, session_id: str) -> None:
-        with self._lock(session_id):
-            fd = self._claims.pop(session_id, _PENDING)
-            if fd != _PENDING:
-                os.close(fd)
-
-    def close(self) -> None:
-        with self._guard:
-            claims, self._claims = self._claims, {}
-        for fd in claims.values():
-            if fd != _PENDING:
-                os.close(fd)
 
     def _lock(self, session_id: str) -> threading.Lock:
         with self._guard:
@@ -176,18 +131,13 @@ class JsonlBackend(SessionBackend):
         lines = encode_events(events, info.id)
         path = self.path(info.id)
         with self._lock(info.id):
-            try:
-                fd = os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
-            except FileNotFoundError:
+            opened = self._open_to_append(info.id, path, events[0].seq)
+            if opened is None:
                 self._ends.pop(info.id, None)
                 self._create(info, path, b"\n".join(lines) + b"\n", events)
                 return
-            except OSError as exc:
-                raise self._failed(exc, "open the session file", path) from exc
-            turn: int | None = None
+            fd, turn = opened
             try:
-                if self._claims.get(info.id, _PENDING) == _PENDING:  # else our claim holds it
-                    turn = self._lock_unclaimed(info.id, path, fd)
                 stat = os.fstat(fd)
                 end = self._ends.get(info.id)
                 if end is None or (end.inode, end.size) != (stat.st_ino, stat.st_size):
@@ -215,34 +165,10 @@ class JsonlBackend(SessionBackend):
             finally:
                 os.close(fd)
                 if turn is not None:
-                    let_go(_turn_path(path), turn)
+                    let_go(turn_path(path), turn)
             size = end.valid + len(payload)
             last = events[-1]
             self._ends[info.id] = FileEnd(stat.st_ino, size, size, last.seq + 1, last, end.cwd)
-
-    def _lock_unclaimed(self, session_id: str, path: Path, fd: int) -> int | None:
-        """Lock the session file ``fd`` for an append by a writer that holds no claim of
-        it: first wait for the other such writers' appends (their turn: ``_claims``), then
-        lock it, or refuse at once if it is still locked: a claim holds it. Returns the
-        turn's open lock file (None without locks), let go once ``fd`` is closed."""
-        if not LOCKS:
-            return None
-        turn_path = _turn_path(path)
-        try:
-            turn = hold_lock_file(turn_path, wait=True)
-        except OSError as exc:
-            raise self._failed(exc, "lock it to append to the session", turn_path) from exc
-        assert turn is not None  # waited for
-        try:
-            if not try_lock_file(fd):
-                raise SessionInUseError(
-                    f"{path}: cannot append to session {session_id!r}: another process is "
-                    "continuing it (it holds the session's claim); nothing was written"
-                )
-        except BaseException:
-            let_go(turn_path, turn)
-            raise
-        return turn
 
     def _create(
         self, info: SessionInfo, path: Path, payload: bytes, events: Sequence[SessionEvent]
@@ -257,7 +183,7 @@ class JsonlBackend(SessionBackend):
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
             raise self._failed(exc, "create it") from exc
-        claimed = self._claims.get(info.id) == _PENDING
+        claimed = self._claims.get(info.id) == PENDING
         try:
             stat, held = publish(path, header + payload, fsync=self._fsync, hold=claimed)
         except OSError as exc:
@@ -301,21 +227,6 @@ class JsonlBackend(SessionBackend):
                 except OSError as exc:
                     raise self._failed(exc, "sync it after deleting", path) from exc
             return True
-
-    def _unlink_unclaimed(self, session_id: str, path: Path) -> None:
-        """Remove the file, holding its lock, unless another process holds that."""
-        if not LOCKS or self._claims.get(session_id, _PENDING) != _PENDING:
-            os.unlink(path)  # no claims here, or ours (the service refuses a live session)
-            return
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-        try:
-            if not try_lock_file(fd):
-                raise SessionInUseError(
-                    f"{path}: cannot delete the session: another process is continuing it"
-                )
-            os.unlink(path)
-        finally:
-            os.close(fd)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -388,8 +299,3 @@ class JsonlBackend(SessionBackend):
                     SessionHeader(session_id_of(entry.name), 0.0, 0.0, 0, f"(unreadable: {exc})")
                 )
         return found
-
-
-def _turn_path(path: Path) -> Path:
-    """The lock file writers holding no claim of the session take turns on."""
-    return path.with_name(f".{path.name}.lock")

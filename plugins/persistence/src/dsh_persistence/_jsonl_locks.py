@@ -1,0 +1,184 @@
+"""Who may write a session file of the JSONL backend: claims, the turns of writers
+without one, and what they check once they hold the file's lock (``_claims`` explains
+the locks).
+
+A claim is the file's advisory lock, held from ``claim`` to ``release``. A writer
+without one opens the file, takes its turn, then the file's lock; a delete by another
+process can come in between, so once locked it checks that the path still leads to the
+file it opened (``_open_to_append``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dsh_persistence._claims import hold_lock_file, let_go
+from dsh_persistence._errors import PersistenceError, SessionDeletedError, SessionInUseError
+from dsh_persistence._files import LOCKS, try_lock_file
+
+__all__ = ["PENDING", "FileLocks", "turn_path"]
+
+#: In ``_claims``: the session is claimed and not stored yet; its file is locked when made.
+PENDING = -1
+
+
+class FileLocks:
+    """The claims and locks of ``JsonlBackend`` (mixed into it)."""
+
+    #: The sessions this process writes: an open file each, holding its lock (or
+    #: ``PENDING`` until the file is made).
+    _claims: dict[str, int]
+    _guard: threading.Lock
+
+    if TYPE_CHECKING:
+
+        def path(self, session_id: str) -> Path: ...
+
+        def _lock(self, session_id: str) -> threading.Lock: ...
+
+        def _failed(
+            self, exc: OSError, doing: str, path: Path | None = None
+        ) -> PersistenceError: ...
+
+    def claim(self, session_id: str) -> bool:
+        """Hold the lock of the session's file (an advisory ``flock``) until ``release``:
+        other processes can neither claim the session nor append to it or delete it. A
+        session not stored yet gets its lock when its file is made (locked before it
+        appears)."""
+        if not LOCKS:  # no advisory locks here (Windows): no claims
+            return True
+        path = self.path(session_id)
+        with self._lock(session_id):
+            if session_id in self._claims:  # an agent of another harness of this process
+                return False
+            try:
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            except (FileNotFoundError, NotADirectoryError):  # not stored (here)
+                self._claims[session_id] = PENDING
+                return True
+            except OSError as exc:
+                raise self._failed(exc, "open the session file", path) from exc
+            try:
+                held = try_lock_file(fd)
+            except OSError as exc:  # no locks on this file system (ENOLCK), say
+                os.close(fd)
+                raise self._failed(exc, "lock the session file", path) from exc
+            if not held:
+                os.close(fd)
+                return False
+            self._claims[session_id] = fd
+            return True
+
+    def release(self, session_id: str) -> None:
+        with self._lock(session_id):
+            fd = self._claims.pop(session_id, PENDING)
+            if fd != PENDING:
+                os.close(fd)
+
+    def close(self) -> None:
+        with self._guard:
+            claims, self._claims = self._claims, {}
+        for fd in claims.values():
+            if fd != PENDING:
+                os.close(fd)
+
+    def _open_to_append(
+        self, session_id: str, path: Path, first: int
+    ) -> tuple[int, int | None] | None:
+        """The session file, open to append to and locked for it: (the open file, the
+        turn's lock file to let go once it is closed, or None), or None when there is no
+        file. Without a claim the file is opened before its lock is taken, so a delete
+        by another process can come in between: once locked, the path must still lead
+        to the file opened. When no file is there any more, the append fails
+        (``SessionDeletedError``: nothing goes into a file no one can read again, and
+        the caller still has its events) unless it starts a session (seq 0); when
+        another file took the name, that one is appended to, as if opened after the
+        delete."""
+        deleted = False
+        while True:
+            try:
+                fd = os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
+            except FileNotFoundError:
+                if deleted and first != 0:
+                    raise SessionDeletedError(
+                        f"{path}: cannot append to session {session_id!r}: it was deleted "
+                        "while this append waited for its lock; nothing was written (store "
+                        "its whole log again, from seq 0, to keep it)"
+                    ) from None
+                return None
+            except OSError as exc:
+                raise self._failed(exc, "open the session file", path) from exc
+            if self._claims.get(session_id, PENDING) != PENDING:
+                return fd, None  # our claim holds its lock: no other process deletes it
+            turn: int | None = None
+            try:
+                turn = self._lock_unclaimed(session_id, path, fd)
+                if turn is None or _opened_at(path, fd):  # no locks (Windows): no check
+                    return fd, turn
+            except BaseException as exc:
+                os.close(fd)
+                if turn is not None:
+                    let_go(turn_path(path), turn)
+                if isinstance(exc, OSError):
+                    raise self._failed(exc, "lock the session file", path) from exc
+                raise
+            os.close(fd)
+            let_go(turn_path(path), turn)
+            deleted = True
+
+    def _lock_unclaimed(self, session_id: str, path: Path, fd: int) -> int | None:
+        """Lock the session file ``fd`` for an append by a writer that holds no claim of
+        it: first wait for the other such writers' appends (their turn: ``_claims``), then
+        lock it, or refuse at once if it is still locked: a claim holds it. Returns the
+        turn's open lock file (None without locks), let go once ``fd`` is closed."""
+        if not LOCKS:
+            return None
+        turns = turn_path(path)
+        try:
+            turn = hold_lock_file(turns, wait=True)
+        except OSError as exc:
+            raise self._failed(exc, "lock it to append to the session", turns) from exc
+        assert turn is not None  # waited for
+        try:
+            if not try_lock_file(fd):
+                raise SessionInUseError(
+                    f"{path}: cannot append to session {session_id!r}: another process is "
+                    "continuing it (it holds the session's claim); nothing was written"
+                )
+        except BaseException:
+            let_go(turns, turn)
+            raise
+        return turn
+
+    def _unlink_unclaimed(self, session_id: str, path: Path) -> None:
+        """Remove the file, holding its lock, unless another process holds that."""
+        if not LOCKS or self._claims.get(session_id, PENDING) != PENDING:
+            os.unlink(path)  # no claims here, or ours (the service refuses a live session)
+            return
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            if not try_lock_file(fd):
+                raise SessionInUseError(
+                    f"{path}: cannot delete the session: another process is continuing it"
+                )
+            os.unlink(path)
+        finally:
+            os.close(fd)
+
+
+def _opened_at(path: Path, fd: int) -> bool:
+    """Whether ``path`` still leads to the open file ``fd`` (not deleted, not replaced)."""
+    try:
+        there = os.stat(path)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (there.st_dev, there.st_ino) == (opened.st_dev, opened.st_ino)
+
+
+def turn_path(path: Path) -> Path:
+    """The lock file writers holding no claim of the session take turns on."""
+    return path.with_name(f".{path.name}.lock")
