@@ -4,8 +4,9 @@ Cases, each against a floor measured in the same interleaved rounds:
 
 - **write**: turns of ~200 events (two steps streamed in small chunks, a tool call)
   announced to the plugin's ``session_event``, then its ``session_flush`` (written and
-  fsync'd, in a worker thread) once per turn; floor: the same events as dicts,
-  ``json.dumps`` + write per event and ``fsync`` per turn on one open file, inline.
+  fsync'd, in a worker thread) once per turn, on a session claimed as an agent's is;
+  floor: the same events as dicts, ``json.dumps`` + write per event and ``fsync`` per
+  turn on one open file, inline.
   Target: events/s ≥ 0.8x floor. Also shown: sqlite, checkpoints off, and the same
   through the hook relay and with ``Session.append`` (costs an agent pays anyway).
 - **load**: ``backend.load()`` of a 100,000-event session whose last turn was cut by a
@@ -128,8 +129,11 @@ class Log:
         self.created = time.time()
 
 
-def plugin_writer(settings: PersistenceSettings, name: str, *, via: str = "plugin") -> Any:
-    """Turns announced to the plugin's ``session_event``, then ``session_flush``.
+async def plugin_writer(settings: PersistenceSettings, name: str, *, via: str = "plugin") -> Any:
+    """Turns announced to the plugin's ``session_event``, then ``session_flush``, on a
+    session claimed first, as an agent's is when it is created (``dsh._claims``): its
+    appends then take no lock of their own, where a writer without a claim takes its
+    turn and the session's lock for each one.
 
     ``via="plugin"`` calls the plugin's impls directly: exactly the plugin's cost.
     ``"relay"`` goes through the hook relay (adds the core's dispatch per event, which an
@@ -139,6 +143,8 @@ def plugin_writer(settings: PersistenceSettings, name: str, *, via: str = "plugi
     plugin = PersistencePlugin(settings)
     relay = create_plugin_manager([(name, plugin)], load_entry_points=False).relay
     session: Any = Session(f"bench-{name}") if via == "core" else Log(f"bench-{name}")
+    service = await relay.session_persistence()
+    await service.claim(session.id, session.events)
     state = {"turn": 0}
 
     async def run(n: int) -> None:
@@ -174,13 +180,13 @@ async def bench_write(directory: Path, settings: Settings) -> dict[str, Any]:
 
     cases = {
         "floor: json.dumps + write + fsync/turn": floor_writer(directory / "floor.jsonl"),
-        "jsonl, flush per turn": plugin_writer(configured("jsonl"), "jsonl"),
-        "jsonl, no checkpoints": plugin_writer(configured("jsonl", False), "jsonl-nocp"),
-        "sqlite, flush per turn": plugin_writer(configured("sqlite"), "sqlite"),
-        "jsonl, through the hook relay": plugin_writer(
+        "jsonl, flush per turn": await plugin_writer(configured("jsonl"), "jsonl"),
+        "jsonl, no checkpoints": await plugin_writer(configured("jsonl", False), "jsonl-nocp"),
+        "sqlite, flush per turn": await plugin_writer(configured("sqlite"), "sqlite"),
+        "jsonl, through the hook relay": await plugin_writer(
             configured("jsonl", False), "jsonl-relay", via="relay"
         ),
-        "jsonl, relay + Session.append": plugin_writer(
+        "jsonl, relay + Session.append": await plugin_writer(
             configured("jsonl", False), "jsonl-core", via="core"
         ),
     }
