@@ -76,7 +76,8 @@ async def test_the_quick_start_does_what_it_says(judge):
     assert await decided("bash", command="git status && pytest -q") == "allow"
     assert await decided("bash", command="git status; rm -rf build") == "deny"
     assert await decided("bash", command="git push origin main") == "ask"
-    assert await decided("bash", command="cat .env") == "ask"
+    assert await decided("bash", command="cat .env") == "deny"  # read(.env) covers cat
+    assert await decided("bash", command="make lint") == "ask"
     assert await decided("read", path="src/a.py") == "allow"
     for spelled in (".env", "src/../.env", "{ws}/.env", "innocent.txt"):
         assert await decided("read", path=spelled) == "deny", spelled

@@ -36,10 +36,16 @@ class InvalidArguments(ValueError):
 
 
 def subjects_of(
-    facts: ToolFacts, tool: Tool | None, call: ToolCall, root: str, links: bool = False
+    facts: ToolFacts,
+    tool: Tool | None,
+    call: ToolCall,
+    root: str,
+    links: bool = False,
+    reads: bool | None = None,
 ) -> list[Subject]:
     """The subjects of ``call``. Raises InvalidArguments when they cannot be read.
-    ``links``: look for symlinks below directories (see ``path_subject``)."""
+    ``links``: look for symlinks below directories (see ``path_subject``); ``reads``:
+    find the files commands read (see ``command_subjects``)."""
     if tool is None or not (facts.path_args or facts.command_args):
         return [_THE_TOOL]
     values = _arguments(tool, call)
@@ -50,7 +56,7 @@ def subjects_of(
         )
     for name in facts.command_args:
         for value in _texts(name, values.get(name)):
-            subjects.extend(command_subjects(value, root))
+            subjects.extend(command_subjects(value, root, reads=reads))
     # Declared arguments left empty: the call is still checked, as the tool itself.
     return subjects or [_THE_TOOL]
 

@@ -10,7 +10,8 @@ Commands that run other commands are opened up, and what they run must be allowe
 too: the command behind a wrapper (``sudo``, ``env``, ``timeout``, ``xargs``, ...), the
 script of ``sh -c`` / ``bash -c`` and ``eval``, and ``find -exec``. Deny and ask rules
 also see the text without leading ``NAME=value`` assignments, without wrappers, and
-with ``/bin/rm`` shortened to ``rm``.
+with ``/bin/rm`` shortened to ``rm``, and ``git`` without its global options
+(``git -C . push`` is also ``git push``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import os
 import re
 from typing import Final
 
+from dsh_permissions._git import without_global_options
 from dsh_permissions._paths import display, folded
+from dsh_permissions._reads import read_subjects
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
 from dsh_permissions._subjects import Subject
 
@@ -43,9 +46,13 @@ _EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _SHOWN: Final = 200
 
 
-def command_subjects(line: str, root: str, depth: int = 0) -> list[Subject]:
+def command_subjects(
+    line: str, root: str, depth: int = 0, reads: bool | None = None
+) -> list[Subject]:
     """The subjects of one command argument; a line that cannot be split is one
-    subject with a ``problem`` (asked about, never allowed)."""
+    subject with a ``problem`` (asked about, never allowed). ``reads``: find the files
+    each command reads (``_reads``; None: do not; True: and the symlinks below a
+    directory it reads too)."""
     if depth > MAX_DEPTH:
         return [_problem(line, f"commands are nested more than {MAX_DEPTH} levels deep")]
     try:
@@ -57,7 +64,7 @@ def command_subjects(line: str, root: str, depth: int = 0) -> list[Subject]:
     subjects: list[Subject] = []
     moved = False  # after cd, relative paths may name other files than they seem to
     for command in commands:
-        subjects.extend(_command(command, root, moved, depth))
+        subjects.extend(_command(command, root, moved, depth, reads))
         moved = moved or _moves([w.text for w in command.words])
     return subjects
 
@@ -78,7 +85,9 @@ def _problem(line: str, why: str) -> Subject:
     return Subject("command", shown, problem=why)
 
 
-def _command(command: Command, root: str, moved: bool, depth: int) -> list[Subject]:
+def _command(
+    command: Command, root: str, moved: bool, depth: int, reads: bool | None
+) -> list[Subject]:
     canon: list[str] = []
     raw: list[str] = []
     unknown: str | None = None
@@ -104,16 +113,27 @@ def _command(command: Command, root: str, moved: bool, depth: int) -> list[Subje
         unknown = unknown or why
     subjects: list[Subject] = []
     if canon:
-        subjects.append(_text_subject(canon, raw, unknown))
-        subjects.extend(_wrapped(command, canon, raw, unknown, (root, moved, depth)))
+        subjects.append(_text_subject(canon, raw, unknown, _reads(command, root, moved, reads)))
+        subjects.extend(_wrapped(command, canon, raw, unknown, (root, moved, depth, reads)))
     return subjects + redirects
 
 
-def _text_subject(canon: list[str], raw: list[str], unknown: str | None) -> Subject:
+def _text_subject(
+    canon: list[str], raw: list[str], unknown: str | None, reads: tuple[Subject, ...] = ()
+) -> Subject:
     text = " ".join(canon)
     readings = [*_variants(canon), *_variants(raw)]
     deny = tuple(dict.fromkeys([*readings, *(folded(r) for r in readings)]))
-    return Subject("command", text, allow=() if unknown else (text,), deny=deny, unknown=unknown)
+    allow = () if unknown else (text,)
+    return Subject("command", text, allow=allow, deny=deny, unknown=unknown, reads=reads)
+
+
+def _reads(command: Command, root: str, moved: bool, reads: bool | None) -> tuple[Subject, ...]:
+    """The files ``command`` reads (see ``_reads``), when they are looked for."""
+    if reads is None:
+        return ()
+    words = command.words[_skip_assignments([w.text for w in command.words]) :]
+    return read_subjects(words, command.redirects, root, moved, reads, WRAPPERS)
 
 
 def _variants(words: list[str]) -> list[str]:
@@ -132,6 +152,8 @@ def _variants(words: list[str]) -> list[str]:
         base = os.path.basename(rest[0])
         if base and base != rest[0]:
             out.append(" ".join([base, *rest[1:]]))
+        if base == "git" and (plain := without_global_options(["git", *rest[1:]])):
+            out.append(" ".join(plain))  # git -C . push: git push
     return out
 
 
@@ -147,10 +169,9 @@ def _wrapped(
     canon: list[str],
     raw: list[str],
     unknown: str | None,
-    where: tuple[str, bool, int],
+    where: tuple[str, bool, int, bool | None],
 ) -> list[Subject]:
     """Subjects for what this command runs in turn (wrappers, shells, eval, find -exec)."""
-    root, moved, depth = where
     words = command.words
     subjects: list[Subject] = []
     index = inner = _skip_assignments(raw)
@@ -170,11 +191,11 @@ def _wrapped(
             # the command itself (or right behind a wrapper's options), not a later word
             # that may be an option's value (sudo apt install zsh)
             command_word = not wrapped or index == inner
-            subjects.extend(_shell_script(words[index:], root, depth, command_word))
+            subjects.extend(_shell_script(words[index:], where, command_word))
         elif name == "eval":
-            subjects.extend(_script(words[index + 1 :], root, depth, "eval"))
+            subjects.extend(_script(words[index + 1 :], where, "eval"))
         elif name == "find":
-            subjects.extend(_find_exec(words[index + 1 :], root, moved, depth))
+            subjects.extend(_find_exec(words[index + 1 :], where))
         elif wrapped:
             # Behind a wrapper this word may be the value of one of its options
             # (sudo -u root, timeout -s KILL, exec -a NAME): which options take one is
@@ -186,7 +207,7 @@ def _wrapped(
 
 
 def _shell_script(
-    shell: tuple[Word, ...], root: str, depth: int, command_word: bool = True
+    shell: tuple[Word, ...], where: tuple[str, bool, int, bool | None], command_word: bool = True
 ) -> list[Subject]:
     """``sh -c SCRIPT``: the script's commands (wherever the -c option stands). A shell
     run as a command with no ``-c`` and no script file (``curl x | sh``, ``bash <<< '...'``,
@@ -195,7 +216,7 @@ def _shell_script(
     for position, word in enumerate(args):
         if _SHORT_C.fullmatch(word.text):
             rest = [w for w in args[position + 1 :] if not w.text.startswith("-")]
-            return _script(tuple(rest[:1]), root, depth, "the -c script")
+            return _script(tuple(rest[:1]), where, "the -c script")
     options = [w.text for w in args if w.text.startswith("-")]
     reads_input = len(options) == len(args) or any(_SHORT_S.fullmatch(o) for o in options)
     if command_word and reads_input:
@@ -205,16 +226,20 @@ def _shell_script(
     return []
 
 
-def _script(args: tuple[Word, ...], root: str, depth: int, what: str) -> list[Subject]:
+def _script(
+    args: tuple[Word, ...], where: tuple[str, bool, int, bool | None], what: str
+) -> list[Subject]:
+    root, _, depth, reads = where
     if not args:
         return []
     line = " ".join(w.text for w in args)
     if any(w.dynamic for w in args):
         return [_problem(line, f"{what} is only known when the shell runs it")]
-    return command_subjects(line, root, depth + 1)
+    return command_subjects(line, root, depth + 1, reads)
 
 
-def _find_exec(args: tuple[Word, ...], root: str, moved: bool, depth: int) -> list[Subject]:
+def _find_exec(args: tuple[Word, ...], where: tuple[str, bool, int, bool | None]) -> list[Subject]:
+    root, moved, depth, reads = where
     subjects: list[Subject] = []
     index = 0
     while index < len(args):
@@ -224,7 +249,7 @@ def _find_exec(args: tuple[Word, ...], root: str, moved: bool, depth: int) -> li
                 end += 1
             if end > index + 1:
                 inner = Command(args[index + 1 : end])
-                subjects.extend(_command(inner, root, moved, depth + 1))
+                subjects.extend(_command(inner, root, moved, depth + 1, reads))
             index = end
         index += 1
     return subjects

@@ -27,6 +27,8 @@ Decision = Literal["allow", "ask", "deny"]
 Grant = tuple[str, str, str]
 _ACTIONS: Final[tuple[Action, ...]] = ("deny", "ask", "allow")
 _SHOWN: Final = 200
+#: the tool whose deny and ask rules also cover the files commands read
+_READ: Final = "read"
 _REMEMBERED: Final = 512  # verdicts kept per policy
 
 
@@ -91,6 +93,17 @@ class Policy:
         """Whether a deny or ask rule with a pattern applies to ``tool``."""
         return _unchecked(self, tool) is not None
 
+    def reads(self, mode: Mode) -> bool | None:
+        """Whether the files commands read are looked for: None when no rule of the
+        ``read`` tool could cover them (no deny rule; in a mode other than bypass, no
+        ask rule either), True when such a rule has a pattern (the symlinks below a
+        directory a command reads are then looked for too), False otherwise."""
+        actions: tuple[Action, ...] = ("deny",) if mode == "bypass" else ("deny", "ask")
+        rules = [r for a in actions for r in self.rules(_READ, a)]
+        if not rules:
+            return None
+        return any(r.pattern is not None for r in rules)
+
     def rules(self, tool: str, action: Action) -> list[Rule]:
         key = (tool, action)
         found = self._by_tool.get(key)
@@ -138,6 +151,19 @@ def _bypass(policy: Policy, facts: ToolFacts, subjects: Iterable[Subject]) -> Ve
                     f"{_assumed(rule, facts, subject)}; deny rules hold in bypass mode too"
                 )
                 return Verdict("deny", str(rule), why, (Part(subject, "deny", "rule", why, rule),))
+        read_rules = policy.rules(_READ, "deny") if subject.reads else []
+        if (found := _read_hit(read_rules, subject)) is not None:
+            rule, read = found
+            why = f"{_reads_why(rule, facts, subject, read)}; deny rules hold in bypass mode too"
+            return Verdict("deny", str(rule), why, (Part(subject, "deny", "rule", why, rule),))
+        if read_rules and (unread := _unclear_read(subject)) is not None:
+            why = (
+                f"{describe(facts, subject)}: {unread}, so what it reads cannot be checked "
+                f"against the deny rule '{read_rules[0]}'; bypass mode asks nobody, so it "
+                "does not run"
+            )
+            rule = read_rules[0]
+            return Verdict("deny", str(rule), why, (Part(subject, "deny", "rule", why, rule),))
         unclear = subject.problem or subject.unknown
         if rules and unclear is not None:
             why = (
@@ -183,8 +209,18 @@ def _judge(
             if _hits(rule, subject):
                 why = f"the rule '{rule}' covers {what}{_assumed(rule, facts, subject)}"
                 return Part(subject, action, "rule", why + _below(rule, subject), rule)
+        if subject.reads and (found := _read_hit(policy.rules(_READ, action), subject)):
+            rule, read = found
+            return Part(subject, action, "rule", _reads_why(rule, facts, subject, read), rule)
     if subject.problem is not None:
         return Part(subject, "ask", "problem", f"{what}: {subject.problem}")
+    if subject.reads and (unread := _unclear_read(subject)) is not None:
+        # a file only the shell knows (cat $F) cannot be checked against the read
+        # tool's patterns: even a rule allowing every call must not let it past them
+        strict = _unchecked(policy, _READ)
+        if strict is not None:
+            why = f"{what}: {unread}, so what it reads cannot be checked against '{strict}'"
+            return Part(subject, "ask", "problem", why)
     if subject.unknown is not None:
         # A value only the shell knows cannot be checked against the tool's deny and
         # ask patterns (rm${IFS}-rf misses 'rm *'): even a rule allowing every call
@@ -199,7 +235,9 @@ def _judge(
     if not facts.mutating:
         return Part(subject, "allow", "mode", f"{what} changes nothing")
     if mode == "accept-edits" and facts.edits_files and subject.kind == "path" and subject.inside:
-        kept = guarded(subject.allow, subject.directory, policy.config, policy.store)
+        kept = guarded(
+            subject.allow, subject.directory, policy.config, policy.store, root=policy.root
+        )
         if kept is None:
             return Part(
                 subject, "allow", "mode", f"accept-edits allows {what} inside the workspace"
@@ -245,6 +283,27 @@ def _hits(rule: Rule, subject: Subject) -> bool:
     if any(rule.matches_below(r) for r in subject.deny) or subject.links_unknown is not None:
         return True
     return any(rule.matches_path(t) or rule.matches_below(t) for t in subject.links)
+
+
+def _read_hit(rules: list[Rule], subject: Subject) -> tuple[Rule, Subject] | None:
+    """The first rule of the ``read`` tool covering a file the command reads."""
+    for read in subject.reads:
+        for rule in rules:
+            if _hits(rule, read):
+                return rule, read
+    return None
+
+
+def _unclear_read(subject: Subject) -> str | None:
+    """Why a file the command reads cannot be checked, or None."""
+    return next((r.unknown or r.problem for r in subject.reads if r.unknown or r.problem), None)
+
+
+def _reads_why(rule: Rule, facts: ToolFacts, subject: Subject, read: Subject) -> str:
+    return (
+        f"the rule '{rule}' covers {describe(facts, subject)}, which reads "
+        f"{read.value}{_below(rule, read)}"
+    )
 
 
 def _below(rule: Rule, subject: Subject) -> str:

@@ -1,17 +1,33 @@
 """What ``accept-edits`` does not cover inside the workspace: the config file that holds
-the rules, and the session store. An agent that could write the first would rewrite the
-rules that bind it; one that could write the second would forge "always" answers, which
-are read back from the session log on ``--continue``. Editing either is asked about.
+the rules, the session store, and files that run code later outside any rule. An agent
+that could write the first would rewrite the rules that bind it; one that could write
+the second would forge "always" answers, which are read back from the session log on
+``--continue``; one that could write the third would run code no rule sees: git runs
+``.git/hooks/*`` and what ``.git/config`` names (``core.hooksPath``, ``core.fsmonitor``,
+aliases, filters) on a person's next git command, direnv runs ``.envrc`` on entering the
+directory, pre-commit and husky run their hooks on ``git commit``. Editing any of them
+is asked about. So is an edit given a directory inside the workspace: the tool may
+change or create such a file inside it.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Final
 
 from dsh.persistence import in_store, store_location
 
-__all__ = ["config_file", "guarded", "session_store"]
+__all__ = ["RUNS_CODE", "config_file", "guarded", "session_store"]
+
+#: file and directory names, anywhere in the workspace, whose contents run later
+#: without a rule seeing it (compared ignoring case: a case-insensitive file system
+#: has one ``.git`` for ``.GIT`` and ``.git``)
+RUNS_CODE: Final = {
+    ".git": "git's own files (its hooks and what its config names run on the next git command)",
+    ".envrc": "a direnv file (direnv runs it on entering the directory)",
+    ".pre-commit-config.yaml": "pre-commit's configuration (its hooks run on git commit)",
+    ".husky": "husky's git hooks (run on the next git command)",
+}
 
 
 def config_file(agent: Any) -> frozenset[str]:
@@ -33,20 +49,43 @@ async def session_store(agent: Any) -> str | None:
 
 
 def guarded(
-    readings: tuple[str, ...], directory: bool, config: frozenset[str], store: str | None
+    readings: tuple[str, ...],
+    directory: bool,
+    config: frozenset[str],
+    store: str | None,
+    *,
+    root: str | None = None,
 ) -> str | None:
     """Why ``accept-edits`` does not cover a path (its real ``readings``; ``directory``:
-    one of them is a directory, which the tool may change what is in), or None."""
+    one of them is a directory, which the tool may change what is in), or None.
+    ``root``: the workspace, below which files that run code later are looked for
+    (None: they are not)."""
     found = next((p for p in readings if p in config), None)
     if found is not None:
         return f"{found}, the config file that holds the rules"
-    if store is None:
-        return None
+    if store is not None:
+        for reading in readings:
+            holds = directory and store.startswith(reading.rstrip(os.sep) + os.sep)
+            if holds or in_store(store, reading):
+                return (
+                    f"{store}, the session store (its logs hold the answers 'always' gave, "
+                    "read back on --continue)"
+                )
+    return None if root is None else _runs_code(readings, directory, root)
+
+
+def _runs_code(readings: tuple[str, ...], directory: bool, root: str) -> str | None:
+    if directory:
+        return (
+            "a directory: the tool may change or create files inside it that run code "
+            "later outside any rule (.git/hooks/*, .envrc); name the files"
+        )
+    prefix = root.rstrip(os.sep) + os.sep
     for reading in readings:
-        holds = directory and store.startswith(reading.rstrip(os.sep) + os.sep)
-        if holds or in_store(store, reading):
-            return (
-                f"{store}, the session store (its logs hold the answers 'always' gave, "
-                "read back on --continue)"
-            )
+        if not reading.startswith(prefix):
+            continue
+        for name in reading[len(prefix) :].split(os.sep):
+            why = RUNS_CODE.get(name.casefold())
+            if why is not None:
+                return f"{reading}, {why}"
     return None

@@ -243,10 +243,14 @@ class Permissions:
             self._warn_bypass(agent, state)
         grants = state.grants.current(agent.session)
         try:
+            # the files commands read, for the read tool's deny and ask rules
+            reads = policy.reads(mode) if facts.command_args else None
             # bypass checks only deny rules: with none for this tool there is nothing to see
-            unchecked = mode == "bypass" and not policy.rules(call.name, "deny")
+            unchecked = mode == "bypass" and not policy.rules(call.name, "deny") and reads is None
             links = policy.has_patterns(call.name)
-            subjects = [] if unchecked else subjects_of(facts, tool, call, policy.root, links)
+            subjects = (
+                [] if unchecked else subjects_of(facts, tool, call, policy.root, links, reads)
+            )
         except InvalidArguments as exc:
             if not (mode == "plan" and facts.mutating):
                 return _Outcome(Verdict("deny", None, str(exc)), mode, unreadable=True)

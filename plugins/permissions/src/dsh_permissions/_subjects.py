@@ -50,6 +50,9 @@ class Subject:
     links: tuple[str, ...] = ()
     #: why ``links`` may be incomplete (the rules are then taken to cover the call)
     links_unknown: str | None = None
+    #: the files a command reads (``path`` subjects; commands only, and only when the
+    #: ``read`` tool has deny or ask rules): checked against those rules (see ``_reads``)
+    reads: tuple[Subject, ...] = ()
 
     @property
     def rememberable(self) -> bool:

@@ -1,0 +1,175 @@
+"""The files a command reads, for the ``read`` tool's deny and ask rules.
+
+``deny: read(.env)`` keeps ``.env`` out of the ``read`` tool (and ``grep``); a command
+allowed by ``bash(cat *)`` would print it all the same. So for a command of a known
+program that reads the files it is given (``READERS``: ``cat``, ``head``, ``grep``,
+``sed``, ``tar``, ``cp``, ...; also behind a wrapper such as ``sudo`` or ``timeout``),
+each word that may name a file is resolved as a ``read`` path is (from the workspace,
+``..`` and symlinks resolved, and for a directory the symlinks below it), and the
+``read`` tool's deny and ask rules are checked against it. So is the file of every
+input redirection (``< .env``), whatever the program. The words taken for files are a
+generous guess (an option's value may be taken for a file too), which can only make a
+call stricter. What a file word only gets its value from when the shell runs
+(``cat $F``, ``cat *.env``, ``find -exec cat {}``, ``xargs cat``, a relative path after
+``cd``) cannot be checked: it is asked about when such a rule has a pattern. Other
+programs (``python``, ``git show HEAD:.env``, a script) are not looked into.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Final
+
+from dsh_permissions._shell_words import Redirect, Word
+from dsh_permissions._subjects import Subject, path_subject
+
+__all__ = ["READERS", "read_subjects"]
+
+#: programs that print, search, transform, copy or pack the files they are given
+READERS: Final = frozenset(
+    {
+        # print and dump
+        *("cat", "tac", "nl", "head", "tail", "less", "more", "most", "bat", "batcat"),
+        *("view", "strings", "od", "xxd", "hexdump", "hd", "base64", "base32", "basenc"),
+        # search and transform
+        *("grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "sed", "awk", "gawk"),
+        *("mawk", "nawk", "jq", "yq", "sort", "uniq", "cut", "paste", "diff", "cmp"),
+        # copy, move, pack, send
+        *("cp", "mv", "install", "rsync", "scp", "dd", "tar", "zip", "gzip", "bzip2"),
+        *("xz", "zstd", "zcat", "bzcat", "xzcat", "curl", "wget"),
+    }
+)
+#: programs whose first operand is a pattern or a program, not a file (unless an
+#: option gives it: ``grep -e PAT file``, ``sed -f script file``)
+_SCRIPTED: Final = frozenset(
+    {"grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "sed", "awk", "gawk", "mawk"}
+    | {"nawk", "jq", "yq"}
+)
+_SCRIPT_GIVEN: Final = frozenset(
+    {"-e", "-f", "--regexp", "--file", "--expression", "--from-file", "--source"}
+)
+_GREP_VALUES: Final = frozenset({"-e", "--regexp", "-m", "--max-count", "-A", "-B", "-C"})
+_AWK_VALUES: Final = frozenset({"-F", "-v"})
+_HEAD_VALUES: Final = frozenset({"-n", "-c", "--lines", "--bytes"})
+#: per program, options whose value is the next word and is not a file (``head -n 5``,
+#: ``cut -d .``, ``grep -e PAT``). Any other option is taken for a flag, so a value it
+#: has is taken for a file: stricter, never looser
+_VALUES: Final = {
+    **dict.fromkeys(("grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack"), _GREP_VALUES),
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _AWK_VALUES),
+    "sed": frozenset({"-e", "--expression", "-l", "--line-length"}),
+    "head": _HEAD_VALUES,
+    "tail": _HEAD_VALUES,
+    "cut": frozenset({"-d", "-f", "-b", "-c", "--delimiter", "--output-delimiter"}),
+    "sort": frozenset({"-t", "-k", "-S", "--field-separator", "--key", "--buffer-size"}),
+}
+#: programs that take their files' names from their input: what they read is unknown
+_FROM_INPUT: Final = frozenset({"xargs"})
+_UNKNOWN_WHY: Final = "only gets its value when the shell runs"
+
+
+def read_subjects(
+    words: tuple[Word, ...],
+    redirects: tuple[Redirect, ...],
+    root: str,
+    moved: bool,
+    links: bool,
+    wrappers: frozenset[str],
+) -> tuple[Subject, ...]:
+    """The ``path`` subjects of the files one simple command reads (``words``: its
+    words after its ``NAME=value`` assignments). ``moved``: an
+    earlier ``cd`` changed the directory; ``links``: look for the symlinks below a
+    directory; ``wrappers``: programs that run the command behind them."""
+    files = [r.target for r in redirects if r.kind == "<"]
+    found: dict[Subject, None] = {}
+    texts = [w.text for w in words]
+    for index, from_input in _programs(texts, wrappers):
+        program = os.path.basename(texts[index])
+        if from_input:
+            found[_unknown(program, f"the files {program} reads come from its input")] = None
+        files.extend(_operands(program, words[index + 1 :]))
+    for word in files:
+        if word.text:  # an empty word (``--file=``) names no file
+            found[_file(word, root, moved, links)] = None
+    return tuple(found)
+
+
+def _programs(texts: list[str], wrappers: frozenset[str]) -> Iterator[tuple[int, bool]]:
+    """Where a reading program stands: the command's first word after its assignments,
+    and behind a wrapper any later word (a wrapper's options may take values), with
+    whether a wrapper before it feeds it names from its input (``xargs cat``)."""
+    index = 0
+    if not texts:
+        return
+    name = os.path.basename(texts[index])
+    if name in READERS:
+        yield index, False
+        return
+    if name not in wrappers:
+        return
+    from_input = name in _FROM_INPUT
+    for later in range(index + 1, len(texts)):
+        name = os.path.basename(texts[later])
+        from_input = from_input or name in _FROM_INPUT
+        if name in READERS:
+            yield later, from_input
+
+
+def _operands(program: str, args: tuple[Word, ...]) -> Iterator[Word]:
+    """The words of ``args`` that may name a file the program reads, generously: an
+    operand, what follows ``=`` or ``@`` in a word (``--file=.env``, ``dd if=.env``,
+    ``curl -d @.env``), what follows ``f`` in a cluster of short options (``-f.env``)."""
+    values = _VALUES.get(program, frozenset())
+    pattern_first = program in _SCRIPTED and not any(_gives_script(a.text) for a in args)
+    options = True
+    skip = False
+    for word in args:
+        text = word.text
+        if skip:
+            skip = False
+            continue
+        if options and text == "--":
+            options = False
+            continue
+        if options and text.startswith("-") and len(text) > 1 and not word.dynamic:
+            skip = text in values  # head -n 5, grep -e PATTERN
+            if not text.startswith("--") and "f" in text:
+                yield _part(word, text.split("f", 1)[1])
+        elif pattern_first:
+            pattern_first = False
+            continue
+        else:
+            yield word
+        for mark in ("=", "@"):
+            if mark in text and not word.dynamic:
+                yield _part(word, text.split(mark, 1)[1])
+
+
+def _gives_script(text: str) -> bool:
+    """Whether an option gives a scripted program its pattern or program (``-e``,
+    ``--file=x``, a cluster holding ``e`` or ``f`` such as ``-rf``): its first operand
+    is then a file too."""
+    if text.startswith("--"):
+        return text.split("=", 1)[0] in _SCRIPT_GIVEN
+    return text.startswith("-") and ("e" in text or "f" in text)
+
+
+def _part(word: Word, text: str) -> Word:
+    return Word(text, word.raw, tilde=text.startswith("~/") or text == "~")
+
+
+def _file(word: Word, root: str, moved: bool, links: bool) -> Subject:
+    if word.dynamic or word.text == "{}":
+        return _unknown(word.raw, f"{word.raw!r} {_UNKNOWN_WHY}")
+    text = word.text
+    if word.tilde:
+        text = os.path.expanduser("~") + text[1:]
+    if moved and not os.path.isabs(text):
+        why = f"an earlier cd changed the directory, so {word.raw!r} may name another file"
+        return _unknown(word.raw, why)
+    return path_subject(text, root, links)
+
+
+def _unknown(value: str, why: str) -> Subject:
+    return Subject("path", value, unknown=why)
