@@ -51,6 +51,15 @@ async def test_b49_git_global_options_do_not_hide_the_subcommand(judge, rules, c
     assert judged.decision == expected, judged.event["reason"]
 
 
+async def test_b49_busybox_is_a_wrapper(judge):
+    """``busybox rm -rf /`` runs ``rm``: it was not seen through, so ``deny: bash(rm *)``
+    let it pass under ``allow: bash(*)``."""
+    judged = await judge(OPEN | {"deny": ["bash(rm *)"]}, "bash", {"command": "busybox rm -rf x"})
+    assert judged.decision == "deny", judged.event["reason"]
+    judged = await judge({"allow": ["bash"]}, "bash", {"command": "busybox sh"})
+    assert judged.decision == "ask"  # a shell reading its input, as for sh alone
+
+
 async def test_git_global_options_do_not_widen_an_allow_rule(judge):
     """``-c core.pager=...`` changes what an allowed command runs: allow rules see the
     command as written."""

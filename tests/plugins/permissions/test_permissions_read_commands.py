@@ -61,6 +61,17 @@ DENY_ENV = {"allow": ["bash(*)"], "deny": ["read(.env)"]}
         "sh -c 'cat .env'",
         "echo $(cat .env)",
         "echo ok && /bin/cat .env",
+        "busybox cat .env",
+        "cat <> .env",  # opened for reading and writing
+        "rg TOKEN",  # searches the current directory, which holds .env
+        "ag TOKEN",
+        "grep -r TOKEN",
+        "grep -rn TOKEN",
+        "grep -d recurse TOKEN",
+        "ln -s .env leak && cat leak",  # the link made by the command itself
+        ". .env && env",
+        "source .env",
+        "openssl base64 -in .env",
     ],
 )
 async def test_b49_a_read_deny_rule_denies_a_command_reading_the_file(judge, layout, command):
@@ -79,6 +90,8 @@ async def test_b49_a_read_deny_rule_denies_a_command_reading_the_file(judge, lay
         "echo .env | xargs cat",
         "cd src && cat ../.env",
         "cd src && cat .env",
+        "tar -C src -czf out.tgz ../.env",
+        "tar --directory=src -czf out.tgz ../.env",
     ],
 )
 async def test_b49_a_file_only_the_shell_knows_is_asked_about(judge, command):
@@ -106,6 +119,10 @@ async def test_b49_a_file_only_the_shell_knows_is_asked_about(judge, command):
         "echo .env",  # not a program that reads its arguments
         "python3 -c 'open(\".env\")'",  # a program not looked into: a documented limit
         "cat",
+        "git log | rg TOKEN",  # rg searches its input, not the directory
+        "rg TOKEN < src/a.py",
+        "rg TOKEN src",
+        "grep TOKEN",  # reads its input
     ],
 )
 async def test_a_command_reading_other_files_still_runs(judge, command):

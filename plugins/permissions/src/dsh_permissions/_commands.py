@@ -30,7 +30,8 @@ __all__ = ["command_subjects"]
 
 WRAPPERS: Final = frozenset(
     {
-        *("builtin", "caffeinate", "chrt", "command", "doas", "env", "exec", "ionice"),
+        *("builtin", "busybox", "caffeinate", "chrt", "command", "doas", "env", "exec"),
+        "ionice",
         *("nice", "nohup", "setsid", "stdbuf", "strace", "sudo", "taskset", "time"),
         *("timeout", "unbuffer", "watch", "xargs"),
     }
@@ -132,8 +133,8 @@ def _reads(command: Command, root: str, moved: bool, reads: bool | None) -> tupl
     """The files ``command`` reads (see ``_reads``), when they are looked for."""
     if reads is None:
         return ()
-    words = command.words[_skip_assignments([w.text for w in command.words]) :]
-    return read_subjects(words, command.redirects, root, moved, reads, WRAPPERS)
+    start = _skip_assignments([w.text for w in command.words])
+    return read_subjects(command, start, root, moved, reads, WRAPPERS)
 
 
 def _variants(words: list[str]) -> list[str]:

@@ -21,46 +21,53 @@ import os
 from collections.abc import Iterator
 from typing import Final
 
-from dsh_permissions._shell_words import Redirect, Word
+from dsh_permissions._shell_words import Command, Word
 from dsh_permissions._subjects import Subject, path_subject
 
 __all__ = ["READERS", "read_subjects"]
 
 #: programs that print, search, transform, copy or pack the files they are given
+_GREPS: Final = frozenset(
+    {"grep", "egrep", "fgrep", "ggrep", "zgrep", "bzgrep", "xzgrep", "rg", "ag", "ack"}
+)
+#: searches that search the current directory when given no file (``grep -r`` only
+#: with its recursive option)
+_RECURSIVE: Final = frozenset({"rg", "ag", "ack"})
+_RECURSE_OPTIONS: Final = frozenset({"--recursive", "--dereference-recursive", "recurse"})
 READERS: Final = frozenset(
     {
         # print and dump
-        *("cat", "tac", "nl", "head", "tail", "less", "more", "most", "bat", "batcat"),
-        *("view", "strings", "od", "xxd", "hexdump", "hd", "base64", "base32", "basenc"),
+        *("cat", "gcat", "tac", "nl", "head", "ghead", "tail", "gtail", "less", "zless"),
+        *("more", "zmore", "most", "bat", "batcat", "view", "strings", "od", "xxd"),
+        *("hexdump", "hd", "base64", "base32", "basenc", "pr", "fold", "fmt", "expand"),
+        *("rev", "column", "iconv", "source", "."),
         # search and transform
-        *("grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "sed", "awk", "gawk"),
-        *("mawk", "nawk", "jq", "yq", "sort", "uniq", "cut", "paste", "diff", "cmp"),
-        # copy, move, pack, send
-        *("cp", "mv", "install", "rsync", "scp", "dd", "tar", "zip", "gzip", "bzip2"),
-        *("xz", "zstd", "zcat", "bzcat", "xzcat", "curl", "wget"),
+        *_GREPS,
+        *("sed", "gsed", "awk", "gawk", "mawk", "nawk", "jq", "yq", "sort", "uniq"),
+        *("shuf", "cut", "paste", "join", "comm", "diff", "diff3", "sdiff", "cmp"),
+        # copy, move, link, split, pack, encrypt, send
+        *("cp", "mv", "ln", "link", "install", "rsync", "scp", "dd", "split", "csplit"),
+        *("tar", "zip", "unzip", "7z", "gzip", "gunzip", "bzip2", "xz", "zstd", "zcat"),
+        *("bzcat", "xzcat", "zstdcat", "openssl", "gpg", "curl", "wget"),
     }
 )
 #: programs whose first operand is a pattern or a program, not a file (unless an
 #: option gives it: ``grep -e PAT file``, ``sed -f script file``)
-_SCRIPTED: Final = frozenset(
-    {"grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "sed", "awk", "gawk", "mawk"}
-    | {"nawk", "jq", "yq"}
-)
+_SCRIPTED: Final = _GREPS | {"sed", "gsed", "awk", "gawk", "mawk", "nawk", "jq", "yq"}
 _SCRIPT_GIVEN: Final = frozenset(
     {"-e", "-f", "--regexp", "--file", "--expression", "--from-file", "--source"}
 )
-_GREP_VALUES: Final = frozenset({"-e", "--regexp", "-m", "--max-count", "-A", "-B", "-C"})
+_GREP_VALUES: Final = frozenset({"-e", "--regexp", "-m", "--max-count", "-A", "-B", "-C", "-d"})
 _AWK_VALUES: Final = frozenset({"-F", "-v"})
 _HEAD_VALUES: Final = frozenset({"-n", "-c", "--lines", "--bytes"})
 #: per program, options whose value is the next word and is not a file (``head -n 5``,
 #: ``cut -d .``, ``grep -e PAT``). Any other option is taken for a flag, so a value it
 #: has is taken for a file: stricter, never looser
 _VALUES: Final = {
-    **dict.fromkeys(("grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack"), _GREP_VALUES),
+    **dict.fromkeys(_GREPS, _GREP_VALUES),
     **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _AWK_VALUES),
-    "sed": frozenset({"-e", "--expression", "-l", "--line-length"}),
-    "head": _HEAD_VALUES,
-    "tail": _HEAD_VALUES,
+    **dict.fromkeys(("sed", "gsed"), frozenset({"-e", "--expression", "-l", "--line-length"})),
+    **dict.fromkeys(("head", "ghead", "tail", "gtail"), _HEAD_VALUES),
     "cut": frozenset({"-d", "-f", "-b", "-c", "--delimiter", "--output-delimiter"}),
     "sort": frozenset({"-t", "-k", "-S", "--field-separator", "--key", "--buffer-size"}),
 }
@@ -70,29 +77,63 @@ _UNKNOWN_WHY: Final = "only gets its value when the shell runs"
 
 
 def read_subjects(
-    words: tuple[Word, ...],
-    redirects: tuple[Redirect, ...],
+    command: Command,
+    start: int,
     root: str,
     moved: bool,
     links: bool,
     wrappers: frozenset[str],
 ) -> tuple[Subject, ...]:
-    """The ``path`` subjects of the files one simple command reads (``words``: its
-    words after its ``NAME=value`` assignments). ``moved``: an
+    """The ``path`` subjects of the files one simple command reads (``start``: where
+    its words begin after its ``NAME=value`` assignments). ``moved``: an
     earlier ``cd`` changed the directory; ``links``: look for the symlinks below a
     directory; ``wrappers``: programs that run the command behind them."""
-    files = [r.target for r in redirects if r.kind == "<"]
+    words = command.words[start:]
+    files = [r.target for r in command.redirects if r.kind == "<"]
+    # an earlier cd, or tar -C, makes a relative file name another file
+    elsewhere = "an earlier cd changed the directory" if moved else None
     found: dict[Subject, None] = {}
     texts = [w.text for w in words]
     for index, from_input in _programs(texts, wrappers):
         program = os.path.basename(texts[index])
         if from_input:
             found[_unknown(program, f"the files {program} reads come from its input")] = None
-        files.extend(_operands(program, words[index + 1 :]))
+        args = words[index + 1 :]
+        operands = list(_operands(program, args))
+        if not operands and not files and not command.piped and _searches_here(program, args):
+            operands.append(Word(".", "."))  # rg PATTERN, grep -r PATTERN: the directory
+        if program == "tar" and any(_changes_directory(a.text) for a in args):
+            elsewhere = elsewhere or "tar -C changes the directory"
+        files.extend(operands)
     for word in files:
         if word.text:  # an empty word (``--file=``) names no file
-            found[_file(word, root, moved, links)] = None
+            found[_file(word, root, elsewhere, links)] = None
     return tuple(found)
+
+
+def _searches_here(program: str, args: tuple[Word, ...]) -> bool:
+    """Whether a search given no file searches the current directory (rg, grep -r)."""
+    if program in _RECURSIVE:
+        return True
+    if program not in _GREPS:
+        return False
+    return any(
+        a.text in _RECURSE_OPTIONS
+        or a.text == "--directories=recurse"
+        or (
+            a.text.startswith("-")
+            and not a.text.startswith("--")
+            and ("r" in a.text or "R" in a.text)
+        )
+        for a in args
+    )
+
+
+def _changes_directory(text: str) -> bool:
+    """tar's ``-C DIR`` / ``--directory=DIR`` (also in a cluster such as ``-xzC``)."""
+    if text.startswith("--"):
+        return text.split("=", 1)[0] == "--directory"
+    return text.startswith("-") and "C" in text
 
 
 def _programs(texts: list[str], wrappers: frozenset[str]) -> Iterator[tuple[int, bool]]:
@@ -159,15 +200,14 @@ def _part(word: Word, text: str) -> Word:
     return Word(text, word.raw, tilde=text.startswith("~/") or text == "~")
 
 
-def _file(word: Word, root: str, moved: bool, links: bool) -> Subject:
+def _file(word: Word, root: str, elsewhere: str | None, links: bool) -> Subject:
     if word.dynamic or word.text == "{}":
         return _unknown(word.raw, f"{word.raw!r} {_UNKNOWN_WHY}")
     text = word.text
     if word.tilde:
         text = os.path.expanduser("~") + text[1:]
-    if moved and not os.path.isabs(text):
-        why = f"an earlier cd changed the directory, so {word.raw!r} may name another file"
-        return _unknown(word.raw, why)
+    if elsewhere is not None and not os.path.isabs(text):
+        return _unknown(word.raw, f"{elsewhere}, so {word.raw!r} may name another file")
     return path_subject(text, root, links)
 
 

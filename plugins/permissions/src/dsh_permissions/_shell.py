@@ -67,6 +67,7 @@ class _Pending:
     words: list[Word] = field(default_factory=list)
     redirects: list[Redirect] = field(default_factory=list)
     grouped: bool = False  # a ``( ... )`` subshell stands where the command would
+    piped: bool = False  # its input is the output of the command before it
 
     @property
     def empty(self) -> bool:
@@ -122,7 +123,7 @@ class _Parser:
                 if op in ("&", ";", "\n") and current.empty and needs_command:
                     raise Unparseable(f"{op!r} follows an operator with no command between")
                 self._finish(current, False)
-                current = _Pending()
+                current = _Pending(piped=op in ("|", "|&"))
                 needs_command = op in ("&&", "||", "|", "|&")
                 continue
             if c == "(":
@@ -169,7 +170,7 @@ class _Parser:
         if current.words or current.redirects:
             if len(self.out) >= MAX_COMMANDS:
                 raise Unparseable(f"it runs more than {MAX_COMMANDS} commands")
-            self.out.append(Command(tuple(current.words), tuple(current.redirects)))
+            self.out.append(Command(tuple(current.words), tuple(current.redirects), current.piped))
 
     def _operator(self) -> str:
         s, i = self.s, self.pos
@@ -228,6 +229,8 @@ class _Parser:
         else:
             target = self._word()
         duplicate = target.text.isdigit() or target.text == "-"
+        if op == "<>":  # opened for reading and writing: both
+            current.redirects.append(Redirect("<", target))
         if op in (">&", "<&") and duplicate and not target.dynamic:
             kind = "dup"
         else:

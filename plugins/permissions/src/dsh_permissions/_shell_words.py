@@ -24,7 +24,8 @@ class Word:
 
 @dataclass(frozen=True, slots=True)
 class Redirect:
-    #: ``<`` (input), ``>`` (output: ``>``, ``>>``, ``>|``, ``&>``, ``&>>``, ``<>``),
+    #: ``<`` (input), ``>`` (output: ``>``, ``>>``, ``>|``, ``&>``, ``&>>``, ``<>``, which
+    #: is an input too: it adds a ``<`` of the same file),
     #: ``<<<`` (here-string) or ``dup`` (``2>&1``, ``>&-``: no file involved)
     kind: str
     target: Word
@@ -36,3 +37,5 @@ class Command:
 
     words: tuple[Word, ...]
     redirects: tuple[Redirect, ...] = ()
+    #: its standard input is the output of the command before it (``a | b``)
+    piped: bool = False
