@@ -37,6 +37,7 @@ OPEN = {"allow": ["bash(*)"], "ask": ["bash(git push*)"], "deny": ["bash(git cle
         (OPEN, "env GIT_DIR=.git git -C . push", "ask"),
         (OPEN, "sudo -u me git -C . push", "ask"),
         (OPEN, "/usr/bin/git -C . push", "ask"),
+        (OPEN, "env -S 'git -C . push'", "ask"),  # env splits the string
         (OPEN, "git -C . clean -fdx", "deny"),
         (OPEN, "git status && git -c x=y clean -f", "deny"),
         # what is not a push stays allowed

@@ -153,8 +153,10 @@ def _variants(words: list[str]) -> list[str]:
         base = os.path.basename(rest[0])
         if base and base != rest[0]:
             out.append(" ".join([base, *rest[1:]]))
-        if base == "git" and (plain := without_global_options(["git", *rest[1:]])):
-            out.append(" ".join(plain))  # git -C . push: git push
+        # git -C . push: git push (split again: env -S 'git -C . push' is one word)
+        tokens = " ".join(rest).split(" ")
+        if os.path.basename(tokens[0]) == "git" and (plain := without_global_options(tokens)):
+            out.append(" ".join(["git", *plain[1:]]))
     return out
 
 
