@@ -55,7 +55,8 @@ EVENT_TYPES: Final = (
 
 @final
 class SessionEvent:
-    """One log entry. Treat as immutable."""
+    """One log entry. Treat as immutable (``value`` aside: the session drops it once
+    the event is folded, see ``Session.append``)."""
 
     __slots__ = ("data", "seq", "time", "type", "value")
 
@@ -67,6 +68,10 @@ class SessionEvent:
         self.time = time
         self.data = data
         #: The live object ``data`` was dumped from (a message), if any; not serialised.
+        #: Only the history reducers get it: a session sets it to None once the event is
+        #: folded, so the log keeps ``data`` alone and the object lives only as long as
+        #: the history shows it (after a compaction, thousands of old messages would
+        #: otherwise be held twice, as data and as objects).
         self.value = value
 
     def to_dict(self) -> dict[str, Any]:
@@ -254,11 +259,14 @@ class Session:
             replaced = reducer(self._history, event)
             if replaced is not None:
                 self._history = replaced
+        event.value = None  # folded: the history holds the object while it shows it
 
     def append(
         self, type: str, data: dict[str, Any], value: object = None, *, checked: bool = False
     ) -> SessionEvent:
-        """Log an event; ``value`` is the live object ``data`` was dumped from, if any.
+        """Log an event; ``value`` is the live object ``data`` was dumped from, if any,
+        handed to the reducer of the event's type (which may put it in the history
+        rather than rebuild it from ``data``) and then dropped from the event.
 
         ``checked=True`` skips the lossless-JSON check: only for data that is JSON by
         construction (built by the core from typed values)."""
@@ -284,6 +292,8 @@ class Session:
             replaced = reducer(self._history, event)
             if replaced is not None:
                 self._history = replaced
+        if value is not None:
+            event.value = None  # folded: as in ``_fold``
         observer = self.observer
         if observer is not None:
             pending = observer(self, event)
