@@ -236,7 +236,7 @@ async def test_2000_compacted_turns_hold_the_derived_messages_of_the_history_onl
         live = live_assistant_messages()
     kept = sum(stat.size for stat in held.statistics("filename"))
     print(
-        f"\n{len(summaries)} compactions; {logged} answers logged, {live} alive, "
+        f"\n{len(summaries)} summariser calls; {logged} answers logged, {live} alive, "
         f"{len(history)} in the history; assembly still holds {kept} bytes"
     )
     assert len(summaries) >= 100 and logged == 4000  # compacted again and again
