@@ -245,3 +245,32 @@ async def test_2000_compacted_turns_hold_the_derived_messages_of_the_history_onl
     # measured: ~43 bytes per answer of those turns (their text, shared with the log's
     # data); ~440 when every answer's object was kept
     assert kept <= 100 * 2 * 500
+
+
+@pytest.mark.plugins("compaction", "permissions", "persistence")
+async def test_with_every_first_party_plugin_turn_3000_makes_the_calls_of_turn_100(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same session with the real plugins loaded from their entry points: the
+    compaction estimate (a window it never reaches), the permission check of each call
+    and the session file written after each turn (on this thread: no fsync, no
+    checkpoint thread, so the profiler sees the writes) cost the same at turn 3,000."""
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "compaction,permissions,persistence")
+    (tmp_path / "notes.txt").write_text("hello\n" * 20)
+    config = (
+        f"persistence:\n  directory: {tmp_path / 'sessions'}\n"
+        "  fsync: never\n  checkpoints: false\n"
+    )
+    model = endless_model(answer, context_window=10_000_000)
+    async with scripted_harness(model, workspace=tmp_path, config_text=config) as harness:
+        loaded = {name for name, _ in harness.pm.list_name_plugin()}
+        assert {"compaction", "permissions", "persistence"} <= loaded
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        await turns(agent, model, 100)
+        early = await python_calls(agent, model)
+        await turns(agent, model, TURNS - agent.agent.turns)
+        late = await python_calls(agent, model)
+        stored = (tmp_path / "sessions" / f"{agent.session.id}.jsonl").stat().st_size
+    print(f"\ncalls per {WINDOW} turns: ~100: {early}, ~{TURNS}: {late}; {stored} bytes stored")
+    assert stored > 1_000_000  # it was written all along
+    assert late <= early * 1.02
