@@ -98,7 +98,8 @@ async def test_a_session_of_100k_events_resumes_about_as_fast_as_json_loads_read
 ) -> None:
     """Load and resume (the history folded from the log) against json.loads of each
     line of the same events (measured: ~1x for the load, ~2x with the fold), then the
-    session goes on, its log parsed once (SQLite: twice, see below)."""
+    session goes on, its log parsed once (by the load: the claim and the first write
+    reuse that read)."""
     events = log_of(BIG)
     store(settings, "big", events)
     floor = lines_of(events, tmp_path / "lines.jsonl")
@@ -122,6 +123,7 @@ async def test_a_session_of_100k_events_resumes_about_as_fast_as_json_loads_read
         f"{seconds:.2f} s; first turn {first_turn:.2f} s; records parsed {parsed.calls}"
     )
     assert seconds <= 5 * floor_seconds
+    assert parsed.calls == [100_500]
     backend = open_backend(settings)
     try:
         loaded = backend.load("big")
@@ -165,21 +167,7 @@ async def test_a_resumed_long_session_takes_about_the_memory_json_loads_does(
     assert peak <= 2 * floor_peak
 
 
-SQLITE_READS_TWICE = (
-    "dsh-persistence SqliteBackend: a resume reads the whole stored log twice: load() "
-    "keeps its tail for the first write, but the claim's tail() (StoredSessions._claim_"
-    "stored) pops it, so SessionWriter._attach's tail() reads and parses every event again "
-    "(~1.6 s more on the first turn after resuming 100,500 events)"
-)
-
-
-@pytest.mark.parametrize(
-    "backend",
-    [
-        "jsonl",
-        pytest.param("sqlite", marks=pytest.mark.xfail(strict=True, reason=SQLITE_READS_TWICE)),
-    ],
-)
+@pytest.mark.parametrize("backend", ["jsonl", "sqlite"])
 async def test_each_resume_reads_the_stored_log_once(
     backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

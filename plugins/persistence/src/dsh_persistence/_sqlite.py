@@ -42,7 +42,7 @@ __all__ = ["SCHEMA_VERSION", "SqliteBackend"]
 T = TypeVar("T")
 
 
-_LOADS_KEPT = 64  # tails remembered from loads, for the resume's first write
+_LOADS_KEPT = 64  # tails remembered from loads, for a resume's claim and first write
 
 
 class SqliteBackend(SessionBackend):
@@ -210,6 +210,7 @@ class SqliteBackend(SessionBackend):
                         (info.id, row[1], info.cwd),
                     )
                 db.executemany("INSERT INTO events VALUES (?, ?, ?)", rows)
+                self._loaded.pop(info.id, None)  # what ``load`` read is stored no longer
                 db.execute(
                     "UPDATE sessions SET next_seq=?, updated=?, turns=max(turns, ?) WHERE id=?",
                     (events[-1].seq + 1, events[-1].time, turns, info.id),
@@ -263,6 +264,7 @@ class SqliteBackend(SessionBackend):
 
     def delete(self, session_id: str) -> bool:
         def work(db: sqlite3.Connection) -> bool:
+            self._loaded.pop(session_id, None)
             with _transaction(db):
                 db.execute("DELETE FROM events WHERE session=?", (session_id,))
                 db.execute("DELETE FROM workspaces WHERE session=?", (session_id,))
@@ -293,9 +295,12 @@ class SqliteBackend(SessionBackend):
                 ).fetchone()
                 if row is None:
                     return None
-                loaded = self._loaded.pop(session_id, None)
+                # Unchanged since ``load`` read all of it (a resume): kept for both the
+                # claim's check and the first write's, each of which would read it all.
+                loaded = self._loaded.get(session_id)
                 if loaded is not None and loaded[0] == int(row[0]):
-                    return loaded[1]  # unchanged since ``load`` read all of it (a resume)
+                    return loaded[1]
+                self._loaded.pop(session_id, None)
                 events = self._read_log(db, session_id)
             return StoredTail(len(events), events[-1] if events else None)
 
@@ -332,8 +337,9 @@ class SqliteBackend(SessionBackend):
             return None
         (created, meta, next_seq), records = found
         events, ignored = read_log(records, self._where(session_id))
-        # A resume writes next: its first ``tail`` can reuse this read while nothing
-        # has been stored since (reading a long log again would double its cost).
+        # A resume claims the session and writes next: the claim's ``tail`` and the
+        # first write's can reuse this read while nothing has been stored since (reading
+        # a long log again would double its cost). An append or delete drops it.
         with self._lock:
             if len(self._loaded) >= _LOADS_KEPT:
                 self._loaded.clear()
