@@ -196,25 +196,22 @@ async def test_each_resume_reads_the_stored_log_once(
     assert len(parsed.calls) == 30 + 1  # one read per resume, and the check above
 
 
-ENDS_EVICTED = (
-    "dsh-persistence JsonlBackend: with more live sessions than _ENDS_KEPT (1024) file "
-    "ends, each load evicts the oldest end, even one of a session this process is "
-    "writing, so every append of a resumed session in round robin reads and parses its "
-    "whole file again (append: end is None -> self._read): per-turn cost grows with the "
-    "session's length"
-)
+async def test_1030_live_sessions_append_without_reading_their_files_again(
+    tmp_path: Path,
+) -> None:
+    """A service continuing more stored sessions at once than ``_ENDS_KEPT`` (each
+    resumed: loaded, then claimed; then a turn of each in turn): an append must not read
+    the file it appends to again. Released, their ends are forgotten as any other's."""
+    from dsh_persistence import _jsonl
+    from dsh_persistence._service import StoredSessions
 
-
-@pytest.mark.xfail(strict=True, reason=ENDS_EVICTED)
-def test_1030_live_sessions_append_without_reading_their_files_again(tmp_path: Path) -> None:
-    """A service continuing many stored sessions at once (loads, then a turn of each in
-    turn): an append must not read the file it appends to again."""
     settings = PersistenceSettings(directory=tmp_path / "sessions", fsync="never")
-    ids = [f"s{n:04d}" for n in range(1030)]
+    ids = [f"s{n:04d}" for n in range(_jsonl._ENDS_KEPT + 6)]
     seed = log_of(2)
     for session_id in ids:
         store(settings, session_id, seed)
     backend = open_backend(settings)
+    service = StoredSessions(backend)
     reads: list[str] = []
     real = backend._read  # type: ignore[attr-defined]
 
@@ -225,20 +222,26 @@ def test_1030_live_sessions_append_without_reading_their_files_again(tmp_path: P
     backend._read = counted  # type: ignore[attr-defined]
     try:
         loaded = {}
-        for session_id in ids:
-            found = backend.load(session_id)
+        for session_id in ids:  # as agents.resume does
+            found = await service.load(session_id)
             assert found is not None
-            loaded[session_id] = found.stored.events
+            await service.claim(session_id, found.events)
+            loaded[session_id] = found.events
+        assert reads == ids  # once each, by its load
         reads.clear()
         for session_id in ids:
             info = SessionInfo(id=session_id, created=1.0, title="", cwd="/w", meta={})
             last = loaded[session_id][-1]
             more = SessionEvent("turn/start", last.seq + 1, last.time + 1, {"turn": 3})
             backend.append(info, [more], durable=False)
+        print(f"\nwhole files read again by {len(ids)} appends: {len(reads)}")
+        assert reads == []
+        for session_id in ids:
+            await service.release(session_id)
+        assert await service.load(ids[0]) is not None
+        assert len(backend._ends) == _jsonl._ENDS_KEPT  # type: ignore[attr-defined]
     finally:
         backend.close()
-    print(f"\nwhole files read again by 1030 appends: {len(reads)}")
-    assert reads == []
 
 
 def summarising(summaries: list[int]) -> Callable[[ModelRequest], Reply]:

@@ -54,6 +54,7 @@ __all__ = ["JsonlBackend"]
 _PATHS_KEPT = 4096  # file paths remembered by session id (computing one is not free)
 #: File ends remembered (so an append after a load need not read the file again); past
 #: this many, a load forgets the oldest (a service reading many sessions keeps no more).
+#: The ends of sessions this process holds a claim of are kept besides: it writes them.
 _ENDS_KEPT = 1024
 
 
@@ -273,11 +274,29 @@ class JsonlBackend(FileLocks, SessionBackend):
         """``read_session_file``, remembering where the file ends."""
         found = read_session_file(session_id, path)
         self._ends.pop(session_id, None)
-        if len(self._ends) >= _ENDS_KEPT:  # the oldest goes: one more read if it is written
-            with self._guard:  # other sessions' threads change the dict meanwhile
-                self._ends.pop(next(iter(self._ends)), None)
+        self._make_room()
         self._ends[session_id] = found[3]
         return found
+
+    def _make_room(self) -> None:
+        """With ``_ENDS_KEPT`` ends of unclaimed sessions remembered, forget the oldest
+        (one more read if it is written). The end of a session this process claims is
+        kept, moved to the back: its every append would read the whole file again. So
+        ``_ENDS_KEPT`` ends at most, and one per claim held (an end released is forgotten
+        as the others, and the plugin forgets it when the agent is disposed)."""
+        with self._guard:  # other sessions' threads change the dict meanwhile
+            moves = len(self._ends)  # each claimed end is moved back once at most
+            while self._ends and len(self._ends) - len(self._claims) >= _ENDS_KEPT:
+                oldest = next(iter(self._ends))
+                if oldest not in self._claims:
+                    self._ends.pop(oldest, None)
+                    continue
+                if not moves:  # all claimed (claims made since the count began)
+                    return
+                moves -= 1
+                end = self._ends.pop(oldest, None)
+                if end is not None:
+                    self._ends.setdefault(oldest, end)  # unless its writer set a newer one
 
     def headers(self) -> list[SessionHeader]:
         try:
