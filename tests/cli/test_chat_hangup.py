@@ -10,18 +10,15 @@ status and the session on disk."""
 
 from __future__ import annotations
 
-import io
-import json
 import signal
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pexpect
 import pytest
-from cli_support import in_terminal, text_reply
+from cli_support import text_reply
+from hangup_support import dsh_in_terminal, hang_up, stored, turn_ends
 
 pytestmark = pytest.mark.plugins("persistence")
 
@@ -63,44 +60,11 @@ def chat_in_terminal(server: Any, env: dict[str, str], cwd: Path, ignore_sighup:
     with SIGHUP ignored, as from ``trap '' HUP``: the terminal's end is only its input
     ending)."""
     model = f"openai-compatible:tiny@{server.url}"
-    if not ignore_sighup:
-        child = in_terminal("-m", model, "chat", env=env, cwd=cwd)
-    else:
-        command = f"trap '' HUP; exec \"$0\" -m dsh.cli -m {model} chat"
-        child = pexpect.spawn(
-            "bash", ["-c", command, sys.executable], env=env, cwd=str(cwd), encoding="utf-8"
-        )
-        child.logfile_read = io.StringIO()
+    child = dsh_in_terminal("-m", model, "chat", env=env, cwd=cwd, ignore_sighup=ignore_sighup)
     child.expect_exact("> ", timeout=30)
     editor = "DSH_CHAT_EDITOR" not in env
     assert ("\x1b[?2004h" in child.logfile_read.getvalue()) == editor  # bracketed paste on
     return child
-
-
-def hang_up(child: pexpect.spawn) -> int:
-    """Close the terminal (its master side) and return dsh's exit status once it has
-    ended (-N: killed by signal N)."""
-    child.ptyproc.fileobj.close()
-    deadline = time.monotonic() + 30
-    while child.ptyproc.isalive():
-        if time.monotonic() > deadline:
-            child.ptyproc.kill(signal.SIGKILL)
-            raise AssertionError("dsh chat did not end after its terminal closed")
-        time.sleep(0.05)
-    status = child.ptyproc.exitstatus
-    return -child.ptyproc.signalstatus if status is None else int(status)
-
-
-def stored(env: dict[str, str]) -> list[dict[str, Any]]:
-    """The events of the one stored session."""
-    (log,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
-    _header, *events = log.read_text().splitlines()
-    return [json.loads(line) for line in events]
-
-
-def turn_ends(events: list[dict[str, Any]]) -> list[str]:
-    """Each stored turn's reason for ending."""
-    return [e["data"]["reason"] for e in events if e["type"] == "turn/end"]
 
 
 def test_the_terminal_closing_at_the_idle_prompt_ends_the_chat(

@@ -1,7 +1,8 @@
 """``dsh run`` (and what ``dsh chat`` shares with it): an agent in the terminal.
 
 ``run`` sends one prompt and exits when the turn ends: status 1 if it ended ``error`` or
-the session could not be saved, 130 if it was interrupted, 141 if its output was closed.
+the session could not be saved, 130 if it was interrupted, 141 if its output was closed,
+129 if its terminal closed and 143 if it was terminated (``until_terminated``).
 ``agent_session`` builds the harness and the agent for both commands (``dsh chat`` is
 in ``_cli_chat``).
 """
@@ -227,6 +228,16 @@ def _is_default_prompt(prompt: object) -> bool:
 
 
 async def run(args: argparse.Namespace, pm: PluginManager) -> int:
+    """``dsh run``. Once the terminal has gone (its window closed: writes fail with EIO)
+    what is written to it goes to /dev/null (``terminal_streams``): SIGHUP stops the
+    turn (``until_terminated``); with SIGHUP ignored the turn goes on to its end."""
+    from dsh._cli_editor import terminal_streams
+
+    with terminal_streams():
+        return await _run(args, pm)
+
+
+async def _run(args: argparse.Namespace, pm: PluginManager) -> int:
     from dsh._cli_terminal import TerminalApprovals
 
     # in a terminal, a call that needs a person's approval is put to them, as in chat

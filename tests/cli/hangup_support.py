@@ -1,0 +1,80 @@
+"""Support for the tests of a terminal going away under `dsh chat` and `dsh run`
+(test_chat_hangup.py, test_run_hangup.py), imported as ``hangup_support``: closing the
+pseudo-terminal as a terminal emulator does, and reading the stored session after."""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pexpect
+
+
+def dsh_in_terminal(
+    *args: str,
+    env: dict[str, str],
+    cwd: Path,
+    ignore_sighup: bool = False,
+    stderr: Path | None = None,
+) -> pexpect.spawn:
+    """``dsh ARGS`` in a pseudo-terminal, as the session leader (the terminal's end
+    sends it SIGHUP), through ``bash -c 'exec ...'``: ``ignore_sighup`` starts it with
+    SIGHUP ignored (``trap '' HUP``); ``stderr`` sends its stderr to that file instead
+    of the terminal, to be read once the terminal has gone."""
+    command = 'exec "$0" -m dsh.cli ' + " ".join(shlex.quote(arg) for arg in args)
+    if stderr is not None:
+        command += f" 2>{shlex.quote(str(stderr))}"
+    if ignore_sighup:
+        command = f"trap '' HUP; {command}"
+    child = pexpect.spawn(
+        "bash",
+        ["-c", command, sys.executable],
+        env=env,
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 200),
+    )
+    child.logfile_read = io.StringIO()
+    return child
+
+
+def hang_up(child: pexpect.spawn) -> int:
+    """Close the terminal (its master side) and return dsh's exit status once it has
+    ended (-N: killed by signal N)."""
+    child.ptyproc.fileobj.close()
+    deadline = time.monotonic() + 60
+    while child.ptyproc.isalive():
+        if time.monotonic() > deadline:
+            child.ptyproc.kill(signal.SIGKILL)
+            raise AssertionError("dsh did not end after its terminal closed")
+        time.sleep(0.05)
+    status = child.ptyproc.exitstatus
+    return -child.ptyproc.signalstatus if status is None else int(status)
+
+
+def wait_for_text(path: Path, text: str, timeout: float = 60) -> str:
+    """The file's text once it contains ``text``; fails after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while text not in (written := path.read_text() if path.exists() else ""):
+        assert time.monotonic() < deadline, f"{text!r} never written to {path}:\n{written}"
+        time.sleep(0.05)
+    return written
+
+
+def stored(env: dict[str, str]) -> list[dict[str, Any]]:
+    """The events of the one stored session."""
+    (log,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+    _header, *events = log.read_text().splitlines()
+    return [json.loads(line) for line in events]
+
+
+def turn_ends(events: list[dict[str, Any]]) -> list[str]:
+    """Each stored turn's reason for ending."""
+    return [e["data"]["reason"] for e in events if e["type"] == "turn/end"]
