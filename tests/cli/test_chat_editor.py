@@ -59,7 +59,8 @@ def test_a_streamed_answer_and_a_steer_typed_meanwhile(
     model_server: Any, chat: Any, editor_env: dict[str, str]
 ) -> None:
     """The answer's line is whole on the screen (no prompt drawn into it), the steer
-    and the next step's answer are lines of their own, and "> " comes back last."""
+    and the next step's answer are lines of their own, and "> " comes back last. The
+    steer shows once, marked as one: not the line typed and then the note again."""
     slow = text_reply("thinking", ".", ".", ".", ".", ".", pause=0.4)
     server = model_server([slow, text_reply("Steered.")])
     child = chat(server, env=editor_env, plugins="")
@@ -71,6 +72,8 @@ def test_a_streamed_answer_and_a_steer_typed_meanwhile(
     answer = row_of(rows, "thinking", row_of(rows, "> start"))
     assert rows[answer] == "thinking....."
     steered = row_of(rows, "↪ steered by you: use metric units", answer)
+    assert steered == answer + 1
+    assert [row for row in rows if "metric" in row] == ["↪ steered by you: use metric units"]
     assert rows[steered + 1] == "Steered."
     assert rows[steered + 2].startswith("[turn 1 completed")
     assert rows[-1] == ">"  # the prompt, its space a cursor position

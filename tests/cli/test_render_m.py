@@ -216,6 +216,31 @@ def test_steering_taken_into_the_turn_is_a_note_that_ends_the_streamed_line() ->
     assert err == "↪ steered by you: stop\n↪ steered by a plugin: check the tests\n"
 
 
+def test_a_steer_the_line_editor_showed_only_ends_the_streamed_line() -> None:
+    """chat's line editor shows the person's steer when it is sent: taken into the turn
+    it is not shown again; another steer with no source (a plugin's agent.steer) is,
+    and one left when the turn ended is forgotten (it starts the next turn)."""
+    out, err = io.StringIO(), io.StringIO()
+    renderer = Renderer(out, err)
+    renderer.steers_shown += ["use metric units", "and then stop"]
+    steer: Event = ("steering/message", {"content": "use metric units"})
+    feed(
+        renderer,
+        chunk("word29"),
+        steer,
+        chunk("Metric."),
+        ("steering/message", {"content": "from code"}),
+        steer,  # the same text again, not shown when sent this time
+        turn_end(),
+    )
+    assert out.getvalue() == "word29\nMetric.\n"
+    assert err.getvalue().splitlines()[:2] == [
+        "↪ steered by you: from code",
+        "↪ steered by you: use metric units",
+    ]
+    assert renderer.steers_shown == []
+
+
 def test_a_compaction_that_changed_the_history_is_a_note() -> None:
     def end(outcome: str, reason: str = "threshold") -> Event:
         data = {"reason": reason, "outcome": outcome}

@@ -104,6 +104,7 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
             editor.on_interrupt = interrupt
             # Ctrl-C that would quit clears a line half typed instead (not a second one)
             editor.clears_line = lambda: idle() and not compacting and not again()
+            editor.steer_of = _prompt_of  # a line sent while the agent works: shown as a steer
 
         async def prompt_when_idle() -> None:
             await agent.when_idle()
@@ -132,7 +133,8 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
                 agent = await _resume(harness, agent, rest.strip(), renderer)
                 tg.start_soon(prompt_when_idle)
                 continue
-            if _handle(line, harness, agent) or (
+            shown = None if editor is None else renderer.steers_shown
+            if _handle(line, harness, agent, shown) or (
                 agent.agent.status == "idle" and not agent.agent.inbox.queued
             ):
                 tg.start_soon(prompt_when_idle)
@@ -256,15 +258,26 @@ async def _resume(
     return resumed
 
 
-def _handle(line: str, harness: Harness, agent: AgentHandle) -> bool:
-    """Act on one typed line; True when it started a turn."""
+def _prompt_of(line: str) -> str | None:
+    """The prompt a line sends (``//TEXT`` sends ``/TEXT``); None for an empty line or a
+    command."""
+    text = line.strip()
+    if text.startswith("//"):  # a prompt that starts with / (`//etc is empty`)
+        return text[1:]
+    return None if not text or _COMMAND.match(text) else text
+
+
+def _handle(
+    line: str, harness: Harness, agent: AgentHandle, shown: list[str] | None = None
+) -> bool:
+    """Act on one typed line; True when it started a turn. A steer is added to
+    ``shown`` (the line editor has shown it as one: the renderer does not again)."""
     text = line.strip()
     if not text:
         return False
     busy = agent.agent.status == "running" or bool(agent.agent.inbox.queued)
-    if text.startswith("//"):  # a prompt that starts with / (`//etc is empty`)
-        text = text[1:]
-    elif _COMMAND.match(text):
+    prompt = _prompt_of(text)
+    if prompt is None:
         command, rest = _words(text)
         if command == "/queue" and rest:
             agent.send(rest)
@@ -291,7 +304,9 @@ def _handle(line: str, harness: Harness, agent: AgentHandle) -> bool:
             print(f"  unknown command {command} (try {known}; //TEXT sends /TEXT)", file=sys.stderr)
         return False
     if busy:
-        agent.steer(text)
+        agent.steer(prompt)
+        if shown is not None:
+            shown.append(prompt)
         return False
-    agent.send(text)
+    agent.send(prompt)
     return True

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, TextIO, cast
 
 import anyio
 
-from dsh._render import discard, visible
+from dsh._render import STEERED, discard, visible
 
 if TYPE_CHECKING:
     from prompt_toolkit.application import Application
@@ -240,6 +240,10 @@ class LineEditor:
         #: Whether Ctrl-C with text typed clears the input line instead (set by chat:
         #: when Ctrl-C would quit it, at an idle prompt).
         self.clears_line: Callable[[], bool] = lambda: False
+        #: The prompt a line sends, None for a command (set by chat): a line sent while
+        #: "> " does not show (the agent works) steers the turn with it, and is shown
+        #: once, as a steer, in place of the line typed.
+        self.steer_of: Callable[[str], str | None] = lambda text: None
 
     def streams(self) -> AbstractContextManager[None]:
         """sys.stdout and sys.stderr through the screen, each if it is the terminal."""
@@ -308,7 +312,13 @@ class LineEditor:
         text = _SURROGATE.sub("\ufffd", buffer.text)
         text = text.removesuffix("\n")  # a pasted block's last line end
         shown = visible(text).replace("\n", "\n  ")
-        echo = f"> {shown}" if self._prompt() else f"  {shown}" if "\n" in text else shown
+        steer = None if self._prompt() else self.steer_of(text)
+        if self._prompt():
+            echo = f"> {shown}"
+        elif steer is not None:
+            echo = STEERED + visible(steer).replace("\n", "\n  ")
+        else:
+            echo = f"  {shown}" if "\n" in text else shown
         self._screen.echo(self._err, echo + "\n")
         self._send.send_nowait(text)
         return False  # the input line is emptied

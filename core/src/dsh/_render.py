@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from dsh.agent import Agent
     from dsh.session import Session, SessionEvent
 
-__all__ = ["CLOSED_STATUS", "Renderer", "discard", "shorten", "visible"]
+__all__ = ["CLOSED_STATUS", "STEERED", "Renderer", "discard", "shorten", "visible"]
 
 _PREVIEW = 100
 _ERROR_PREVIEW = 400  # an error's reason (which rule, which command) is the point of it
@@ -26,6 +26,9 @@ _ERROR_PREVIEW = 400  # an error's reason (which rule, which command) is the poi
 #: The exit status of a command whose output was closed: 128 + SIGPIPE, as a shell shows
 #: for a writer that the signal killed.
 CLOSED_STATUS = 141
+
+#: What marks the person's steer (a line sent while the turn runs), before its text.
+STEERED = "↪ steered by you: "
 
 
 def discard(stream: TextIO) -> None:
@@ -83,6 +86,10 @@ class Renderer:
         #: Errors met by agents outside a turn's log (a failed flush: the session was not
         #: saved). They are logged by the core; the command exits non-zero for them.
         self.agent_errors: list[BaseException] = []
+        #: Steers the person was shown as sent (chat's line editor marks the line sent):
+        #: taken into the turn, each only ends a streamed line (the rest are dropped at
+        #: the turn's end: cancelled, or left for the next turn).
+        self.steers_shown: list[str] = []
         self._mid_line = False
         self._held_cr = False
 
@@ -144,8 +151,14 @@ class Renderer:
                 size = f" ({lines} lines)" if lines > 1 else ""  # the preview shows one
                 self._note(f"← {data['name']}: {shorten(content)}{size}")
         elif kind == "steering/message":  # taken into the turn: also ends a streamed line
-            who = "a plugin" if data.get("source") == "plugin" else "you"
-            self._note(f"↪ steered by {who}: {shorten(data['content'])}")
+            content = data["content"]
+            if data.get("source") == "plugin":
+                self._note(f"↪ steered by a plugin: {shorten(content)}")
+            elif content in self.steers_shown:
+                self.steers_shown.remove(content)
+                self._end_line()
+            else:
+                self._note(STEERED + shorten(content))
         elif (
             kind == "compact/end"
             and data.get("outcome") in _COMPACTED
@@ -160,6 +173,7 @@ class Renderer:
             self._note(f"↻ retrying the model call ({data['code']}: {shorten(data['message'])})")
         elif kind == "turn/end":
             self._held_cr = False  # a lone "\r" ending the answer: nothing to show
+            self.steers_shown.clear()
             usage = data.get("usage", {})
             tokens = f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out"
             line = f"[turn {data['turn']} {data['reason']} · {tokens} tokens]"
@@ -172,10 +186,14 @@ class Renderer:
 
     def _note(self, line: str) -> None:
         line = visible(line)  # a tool's name, a server's error: not the terminal's commands
+        self._end_line()
+        self._write(self.err, line + "\n")
+
+    def _end_line(self) -> None:
+        """End the answer's streamed line, if it is unfinished."""
         if self._mid_line:
             self._mid_line = False
             self._write(self.out, "\n")
-        self._write(self.err, line + "\n")
 
 
 def _is_terminal(stream: TextIO) -> bool:
