@@ -261,12 +261,12 @@ async def test_a_write_from_another_thread_is_made_in_the_editors_thread() -> No
     import threading
     from types import SimpleNamespace
 
-    from dsh._cli_editor import _Screen, _TerminalStream
+    from dsh._cli_screen import Screen, TerminalStream
 
-    view = _Screen()
+    view = Screen()
     view.app = SimpleNamespace(is_running=True, invalidate=lambda: None)  # type: ignore[assignment]
     view.loop, view.thread = asyncio.get_running_loop(), threading.get_ident()
-    stream = _TerminalStream(io.StringIO(), view)
+    stream = TerminalStream(io.StringIO(), view)
     worker = threading.Thread(target=stream.write, args=("from a worker",))
     worker.start()
     worker.join()

@@ -231,7 +231,7 @@ async def run(args: argparse.Namespace, pm: PluginManager) -> int:
     """``dsh run``. Once the terminal has gone (its window closed: writes fail with EIO)
     what is written to it goes to /dev/null (``terminal_streams``): SIGHUP stops the
     turn (``until_terminated``); with SIGHUP ignored the turn goes on to its end."""
-    from dsh._cli_editor import terminal_streams
+    from dsh._cli_screen import terminal_streams
 
     with terminal_streams():
         return await _run(args, pm)

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING
 import anyio
 
 from dsh._cli_agent import agent_session, resume_options, so_far
-from dsh._cli_editor import line_editor, terminal_streams
+from dsh._cli_editor import line_editor
+from dsh._cli_screen import terminal_streams
 from dsh._cli_terminal import TerminalApprovals, lines_typed
 from dsh._render import CLOSED_STATUS, Renderer, shorten
 from dsh.errors import DshError

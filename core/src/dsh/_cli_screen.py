@@ -1,0 +1,190 @@
+"""The terminal's streams while ``dsh chat`` or ``dsh run`` runs: ``sys.stdout`` and
+``sys.stderr``, each if it is the terminal, through a :class:`TerminalStream` of one
+:class:`Screen`. While chat's line editor (``_cli_editor``) runs, whole lines are
+printed above it and each stream's unfinished line is drawn by it; otherwise they are
+written as they come. Once the terminal has gone (a write fails with EIO: its window
+closed) what is written to it goes to /dev/null, with the editor or without
+(``terminal_streams``), so that nothing written later fails again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, TextIO, cast
+
+from dsh._render import discard
+
+if TYPE_CHECKING:
+    from prompt_toolkit.application import Application
+
+__all__ = ["Screen", "TerminalStream", "streams_through", "terminal_streams"]
+
+
+def terminal_streams() -> AbstractContextManager[None]:
+    """sys.stdout and sys.stderr, each if it is the terminal, through streams that write
+    to /dev/null once the terminal has gone (run, and chat without the editor; see
+    ``Screen.gone``)."""
+    return streams_through(Screen())
+
+
+@contextmanager
+def streams_through(screen: Screen) -> Iterator[None]:
+    """sys.stdout and sys.stderr through ``screen``, each if it is the terminal."""
+    saved = sys.stdout, sys.stderr
+    if sys.stdout.isatty():
+        sys.stdout = cast(TextIO, TerminalStream(sys.stdout, screen))
+    if sys.stderr.isatty():
+        sys.stderr = cast(TextIO, TerminalStream(sys.stderr, screen))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+class Screen:
+    """Whole lines printed above the running Application, in the order written, in one
+    ``run_in_terminal`` for all that came meanwhile; the streams' unfinished lines."""
+
+    def __init__(self) -> None:
+        self.app: Application[None] | None = None
+        self.streams: list[TerminalStream] = []
+        self._pending: list[tuple[TextIO, str]] = []
+        #: Lines typed while a stream's line was unfinished: drawn below it, and printed
+        #: once it has ended (above it they would look typed before it).
+        self._held: list[tuple[TextIO, str]] = []
+        #: The event loop the Application runs in, and its thread: a write from another
+        #: thread (a log record from a worker) is handed to it.
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.thread = 0
+
+    @property
+    def running(self) -> bool:
+        return self.app is not None and self.app.is_running
+
+    def above(self, real: TextIO, text: str) -> None:
+        if not self.running:
+            self.flush()
+            self.write(real, text)
+            return
+        from prompt_toolkit.application import run_in_terminal
+
+        self._pending.append((real, text))
+        if len(self._pending) == 1:
+            run_in_terminal(self.flush)
+
+    def flush(self) -> None:
+        pending, self._pending = self._pending, []
+        for real, text in pending:
+            self.write(real, text)
+
+    def write(self, real: TextIO, text: str) -> None:
+        """``text`` to the terminal now (see ``gone``)."""
+        try:
+            real.write(text)
+            real.flush()
+        except OSError as error:
+            self.gone(error)
+
+    def gone(self, error: OSError) -> None:
+        """A write to the terminal failed: if with EIO, the terminal went away (its
+        window closed), and from now on what is written to it goes to /dev/null, so that
+        nothing written later fails again (a message, the answer, the flush at exit)."""
+        if error.errno != errno.EIO:
+            raise error
+        for stream in self.streams:
+            discard(stream.real)
+
+    def redraw(self) -> None:
+        if self.app is not None and self.app.is_running:
+            self.app.invalidate()
+
+    def echo(self, real: TextIO, text: str) -> None:
+        """A line typed, as ``above``, but after the streams' unfinished lines."""
+        self._held.append((real, text))
+        self.release()
+        self.redraw()
+
+    def release(self) -> None:
+        """Print the lines typed that were held, once no stream has an unfinished line."""
+        if self._held and not any(s.tail for s in self.streams):
+            held, self._held = self._held, []
+            for real, text in held:
+                self.above(real, text)
+
+    def tails(self) -> str:
+        """What the Application draws above the input line: the streams' unfinished
+        lines, then the lines typed that wait for them to end."""
+        lines = [s.tail.expandtabs() for s in self.streams if s.tail]
+        return "\n".join(lines + [text.removesuffix("\n") for _, text in self._held])
+
+
+class TerminalStream:
+    """``sys.stdout`` or ``sys.stderr``, when it is the terminal, while chat runs."""
+
+    def __init__(self, real: TextIO, screen: Screen) -> None:
+        self.real = real
+        self.screen = screen
+        #: What was written after the last line end: drawn by the Application.
+        self.tail = ""
+        screen.streams.append(self)
+
+    def write(self, data: str) -> int:
+        written = len(data)
+        if not self.screen.running:
+            try:
+                self.real.write(data)
+            except OSError as error:
+                self.screen.gone(error)
+            return written
+        if threading.get_ident() != self.screen.thread and self.screen.loop is not None:
+            # prompt_toolkit draws from its loop's thread only: write there, in order
+            self.screen.loop.call_soon_threadsafe(self.write, data)
+            return written
+        others = [s for s in self.screen.streams if s is not self and s.tail]
+        if data.startswith("\n") and not self.tail and others:
+            # On a terminal this line end would end the other stream's unfinished line
+            # ("\n(cancelled; ...)" after a partial answer): it ends that one instead.
+            for other in others:
+                other.end_line()
+            data = data[1:]
+        if "\n" not in data:
+            self.tail += data
+            self.screen.redraw()
+            return written
+        head, self.tail = (self.tail + data).rsplit("\n", 1)
+        self.screen.above(self.real, head + "\n")
+        self.screen.release()
+        return written
+
+    def end_line(self) -> None:
+        if self.tail:
+            self.write("\n")
+
+    def flush(self) -> None:
+        if not self.screen.running:
+            self.screen.write(self.real, "")
+
+    def isatty(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:
+        return self.real.encoding
+
+    @property
+    def errors(self) -> str | None:
+        return self.real.errors
