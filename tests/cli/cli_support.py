@@ -219,6 +219,26 @@ def chat_uses_editor(env: Mapping[str, str] = os.environ) -> bool:
     )
 
 
+def sent_alone(child: pexpect.spawn, line: str) -> None:
+    """Type ``line`` and Enter, and return once chat has taken it: with the line editor,
+    once the cursor is at the start of an emptied input line below it (a line typed
+    before that would come in the same read, and the editor takes lines that arrive
+    together as one block, as a paste). Fails after 30 seconds."""
+    child.sendline(line)
+    if not chat_uses_editor(child.env):
+        return  # the terminal hands each line over on its own
+    pyte = pytest.importorskip("pyte")
+    deadline = time.monotonic() + 30
+    while True:
+        view = pyte.Screen(200, 40)
+        pyte.Stream(view).feed(child.logfile_read.getvalue())
+        x, y = view.cursor.x, view.cursor.y
+        if x == 0 and y > 0 and view.display[y - 1].rstrip().endswith(line):
+            return
+        assert time.monotonic() < deadline, f"{line!r} was never taken"
+        child.expect([pexpect.TIMEOUT, pexpect.EOF], timeout=0.1)
+
+
 #: Terminal control sequences (the line editor redrawing its input line) that may come
 #: between two things written: a regular expression.
 CONTROLS = r"(?:\x1b\[[0-9;?]*[A-Za-z])*"

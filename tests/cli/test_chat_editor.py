@@ -44,6 +44,28 @@ def test_a_bracketed_paste_of_lines_is_one_prompt(
     ]
 
 
+@pytest.mark.parametrize("lines", [3, 96])
+def test_lines_that_arrive_together_are_one_prompt(
+    model_server: Any, chat: Any, editor_env: dict[str, str], lines: int
+) -> None:
+    """A block pasted without the brackets (or written at once): a line end with more
+    input right behind it is a line of the block, the last one sends it. 96 lines of 32
+    bytes are more than the editor reads at once (1024 bytes), and end where a read
+    does: the input still waiting counts too."""
+    server = model_server([text_reply("One answer.")])
+    child = chat(server, env=editor_env, plugins="")
+    block = "\n".join(f"line {n:05} of the pasted block." for n in range(lines))
+    assert all(len(line) == 31 for line in block.split("\n"))
+    child.send(block + "\n")
+    rows = quit_after_turn(child)
+    assert users(server) == [[block]]
+    assert len(server.bodies()) == 1
+    last = row_of(rows, f"  line {lines - 1:05} of the pasted block.")
+    assert rows[last + 1] == "One answer."  # shown as one prompt, its lines set in
+    if lines < ROWS:  # all of it still on the screen
+        assert rows[last - lines + 1] == "> line 00000 of the pasted block."
+
+
 def test_a_line_of_5000_characters_arrives_whole(
     model_server: Any, chat: Any, editor_env: dict[str, str]
 ) -> None:

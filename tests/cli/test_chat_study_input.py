@@ -10,7 +10,7 @@ from typing import Any
 
 import pexpect
 import pytest
-from cli_support import chat_uses_editor, text_reply
+from cli_support import chat_uses_editor, sent_alone, text_reply
 
 
 def users(server: Any) -> list[list[Any]]:
@@ -41,12 +41,14 @@ def test_a_pasted_line_of_5000_characters_reaches_the_model_whole(
 
 
 @pytest.mark.xfail(
+    not chat_uses_editor(),
     strict=True,
-    reason="a block of lines pasted at the prompt is split: its first line alone starts a "
-    "turn and the model answers it, then each other line steers that turn "
-    "(dsh/_cli_chat.py chat: each line read is acted on at once); a pasted traceback or "
-    "diff costs a request about its first line (the line editor takes a bracketed paste "
-    "as one prompt, test_chat_editor.py; this paste comes without the brackets)",
+    reason="a block of lines pasted at the prompt is split: the terminal is read in "
+    "canonical mode (dsh/_cli_terminal.py lines_typed), which hands it over line by line, "
+    "so its first line alone starts a turn and the model answers it, then each other line "
+    "steers that turn; a pasted traceback or diff costs a request about its first line "
+    "(the line editor, pip install 'dsh-core[chat]', takes lines that arrive together as "
+    "one prompt, test_chat_editor.py)",
 )
 def test_a_pasted_block_of_lines_is_asked_as_a_whole(model_server: Any, chat: Any) -> None:
     server = model_server([text_reply("One."), text_reply("Two."), text_reply("Three.")])
@@ -66,7 +68,7 @@ def test_ctrl_c_keeps_or_names_a_queued_prompt(model_server: Any, chat: Any) -> 
     child = chat(server, plugins="")
     child.sendline("long task")
     child.expect_exact("working")
-    child.sendline("/queue then run the tests")
+    sent_alone(child, "/queue then run the tests")
     child.sendline("/model")  # lines are handled in order: once it answers, /queue was
     child.expect_exact("  openai-compatible:tiny")
     child.sendintr()

@@ -3,7 +3,9 @@
 
 The kernel's canonical mode, which chat reads otherwise, cuts a line at 4095 bytes and
 hands over a pasted block line by line. Here a bracketed paste lands in the input line
-as one piece and Enter sends it as one prompt, however long.
+as one piece and Enter sends it as one prompt, however long; so do lines that arrive
+together without the brackets (a line end with more input already behind it is a line
+of the block: no one types that fast).
 
 While the Application runs, what dsh writes to a stream that is the terminal goes
 through ``_cli_screen.TerminalStream``: whole lines are printed above the Application,
@@ -18,11 +20,12 @@ import asyncio
 import math
 import os
 import re
+import select
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import anyio
 
@@ -40,6 +43,15 @@ __all__ = ["LineEditor", "line_editor"]
 #: Bytes typed that are not UTF-8 reach the buffer as lone surrogates (surrogateescape);
 #: the model gets U+FFFD for each, as from the canonical reader.
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _waiting(stream: TextIO) -> bool:
+    """Whether input is there to be read already (what a paste brings after a line end
+    when the editor reads less than all of it at once)."""
+    try:
+        return bool(select.select([stream.fileno()], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False
 
 
 def line_editor() -> LineEditor | None:
@@ -196,6 +208,15 @@ class LineEditor:
                 line.delete()  # as in emacs (and bash): the character under the cursor
             elif event.is_repeat:  # twice at the end of a line, as in canonical mode
                 self._end_of_input("(the unfinished line was not sent)")
+
+        @keys.add("enter")
+        def _enter(event: KeyPressEvent) -> None:
+            if event.key_processor.input_queue or _waiting(sys.stdin):
+                # more came with it: a line end of a block pasted without the brackets
+                # (or written at once), which is one prompt, as a bracketed paste is
+                event.current_buffer.insert_text("\n")
+            else:
+                event.current_buffer.validate_and_handle()
 
         @keys.add("c-z")
         def _suspend(event: KeyPressEvent) -> None:
