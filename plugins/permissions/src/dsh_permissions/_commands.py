@@ -25,30 +25,29 @@ from dsh_permissions._paths import display, folded
 from dsh_permissions._reads import read_subjects
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
 from dsh_permissions._subjects import Subject
+from dsh_permissions._wrappers import (
+    MAX_CANDIDATES,
+    WRAPPER_ARG,
+    WRAPPERS,
+    behind,
+    split_string,
+)
 
 __all__ = ["command_subjects"]
 
-WRAPPERS: Final = frozenset(
-    {
-        *("builtin", "busybox", "caffeinate", "chrt", "command", "doas", "env", "exec"),
-        "ionice",
-        *("nice", "nohup", "setsid", "stdbuf", "strace", "sudo", "taskset", "time"),
-        *("timeout", "unbuffer", "watch", "xargs"),
-    }
-)
 SHELLS: Final = frozenset({"ash", "bash", "busybox", "dash", "fish", "ksh", "mksh", "sh", "zsh"})
 MOVERS: Final = frozenset({"cd", "pushd", "popd"})
 _HARMLESS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
-_WRAPPER_ARG: Final = re.compile(r"-.*|[A-Za-z_][A-Za-z0-9_]*=.*|\d+(\.\d+)?[smhd]?")
 _SHORT_C: Final = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
 _SHORT_S: Final = re.compile(r"-[A-Za-z]*s[A-Za-z]*")
 _EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _SHOWN: Final = 200
+_CROWDED: Final = f"more than {MAX_CANDIDATES} words behind a wrapper may be the command it runs"
 
 
 def command_subjects(
-    line: str, root: str, depth: int = 0, reads: bool | None = None
+    line: str, root: str, depth: int = 0, reads: bool | None = None, *, moved: bool = False
 ) -> list[Subject]:
     """The subjects of one command argument; a line that cannot be split is one
     subject with a ``problem`` (asked about, never allowed). ``reads``: find the files
@@ -63,7 +62,7 @@ def command_subjects(
     if not commands:  # empty, or only comments: checked like a command with no words
         return [Subject("command", "", allow=("",), deny=("",))]
     subjects: list[Subject] = []
-    moved = False  # after cd, relative paths may name other files than they seem to
+    # moved: after cd, relative paths may name other files than they seem to
     for command in commands:
         subjects.extend(_command(command, root, moved, depth, reads))
         moved = moved or _moves([w.text for w in command.words])
@@ -75,7 +74,7 @@ def _moves(words: list[str]) -> bool:
     ``command`` (and any other wrapper and its options)."""
     index = _skip_assignments(words)
     while index < len(words) and (
-        os.path.basename(words[index]) in WRAPPERS or _WRAPPER_ARG.fullmatch(words[index])
+        os.path.basename(words[index]) in WRAPPERS or WRAPPER_ARG.fullmatch(words[index])
     ):
         index += 1
     return index < len(words) and words[index] in MOVERS
@@ -124,7 +123,10 @@ def _text_subject(
 ) -> Subject:
     text = " ".join(canon)
     readings = [*_variants(canon), *_variants(raw)]
-    deny = tuple(dict.fromkeys([*readings, *(folded(r) for r in readings)]))
+    if None in readings:  # too many words behind a wrapper could be its command
+        unknown = unknown or _CROWDED
+    deny = tuple(dict.fromkeys([*(r for r in readings if r is not None)]))
+    deny = tuple(dict.fromkeys([*deny, *(folded(r) for r in deny)]))
     allow = () if unknown else (text,)
     return Subject("command", text, allow=allow, deny=deny, unknown=unknown, reads=reads)
 
@@ -134,17 +136,22 @@ def _reads(command: Command, root: str, moved: bool, reads: bool | None) -> tupl
     if reads is None:
         return ()
     start = _skip_assignments([w.text for w in command.words])
-    return read_subjects(command, start, root, moved, reads, WRAPPERS)
+    return read_subjects(command, start, root, moved, reads)
 
 
-def _variants(words: list[str]) -> list[str]:
-    """The spellings deny rules see: whole, without assignments, behind wrappers,
-    with the program's directory dropped."""
-    out = [" ".join(words)]
+def _variants(words: list[str]) -> list[str | None]:
+    """The spellings deny rules see: whole, without assignments, behind wrappers
+    (from each word that may be the command, see ``_wrappers.behind``; None among
+    them when there are too many such words), with the program's directory dropped."""
+    out: list[str | None] = [" ".join(words)]
     start = _skip_assignments(words)
     starts = [start]
     if start < len(words) and os.path.basename(words[start]) in WRAPPERS:
-        starts += range(start + 1, len(words))
+        candidates = behind(words, start)
+        if candidates is None:
+            out.append(None)
+            candidates = []
+        starts += candidates
     for index in starts:
         rest = words[index:]
         if not rest:
@@ -179,15 +186,25 @@ def _wrapped(
     subjects: list[Subject] = []
     index = inner = _skip_assignments(raw)
     wrapped = False
+    nested = 0
     while index < len(words):
         name = os.path.basename(raw[index])
         if name in WRAPPERS:
+            nested += 1
+            if nested > MAX_DEPTH:
+                line = " ".join(raw)
+                subjects.append(_problem(line, f"wrappers are nested more than {MAX_DEPTH} deep"))
+                break
+            if name == "env" and (split := split_string(raw, index)) is not None:
+                subjects.extend(_env_split(words, split, where))
             inner = index + 1
-            while inner < len(words) and _WRAPPER_ARG.fullmatch(raw[inner]):
+            while inner < len(words) and WRAPPER_ARG.fullmatch(raw[inner]):
                 inner += 1
             if inner < len(words):
                 why = unknown or _any_unknown(words[inner:])
                 subjects.append(_text_subject(canon[inner:], raw[inner:], why))
+                if name == "watch":  # runs its words joined, through sh -c
+                    subjects.extend(_script(words[inner:], where, "the command watch runs"))
             index, wrapped = inner, True
             continue
         if name in SHELLS:
@@ -207,6 +224,21 @@ def _wrapped(
             continue
         break
     return subjects
+
+
+def _env_split(
+    words: tuple[Word, ...], split: tuple[int, int, str], where: tuple[str, bool, int, bool | None]
+) -> list[Subject]:
+    """``env -S 'cat .env'``: the command line with the string split into words, as
+    env runs it (its options included: ``env -S '-C dir cat x'``). env reads escapes
+    (``\\_`` is a space) and ``${VAR}`` its own way: a string holding either is a
+    problem."""
+    root, moved, depth, reads = where
+    first, end, string = split
+    line = " ".join([*(w.raw for w in words[:first]), string, *(w.raw for w in words[end:])])
+    if any(w.dynamic for w in words[first:end]) or "\\" in string or "$" in string:
+        return [_problem(line, "env -S splits a string env reads its own way (escapes, ${VAR})")]
+    return command_subjects(line, root, depth + 1, reads, moved=moved)
 
 
 def _shell_script(
@@ -252,7 +284,9 @@ def _find_exec(args: tuple[Word, ...], where: tuple[str, bool, int, bool | None]
                 end += 1
             if end > index + 1:
                 inner = Command(args[index + 1 : end])
-                subjects.extend(_command(inner, root, moved, depth + 1, reads))
+                # -execdir runs it in the directory of each file found
+                elsewhere = moved or args[index].text.endswith("dir")
+                subjects.extend(_command(inner, root, elsewhere, depth + 1, reads))
             index = end
         index += 1
     return subjects
@@ -286,7 +320,8 @@ def _canonical(word: Word, root: str, moved: bool, *, path: bool = False) -> tup
     if moved and not os.path.isabs(text):
         return (
             word.text,
-            f"an earlier cd changed the directory, so {word.raw!r} may name another file",
+            f"an earlier cd (or find -execdir) changed the directory, so {word.raw!r} "
+            "may name another file",
         )
     if not text or "\x00" in text:
         return word.text, f"{word.raw!r} is not a usable path"

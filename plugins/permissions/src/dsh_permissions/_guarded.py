@@ -13,6 +13,8 @@ change or create such a file inside it.
 from __future__ import annotations
 
 import os
+import re
+import unicodedata
 from typing import Any, Final
 
 from dsh.persistence import in_store, store_location
@@ -28,6 +30,20 @@ RUNS_CODE: Final = {
     ".pre-commit-config.yaml": "pre-commit's configuration (its hooks run on git commit)",
     ".husky": "husky's git hooks (run on the next git command)",
 }
+
+
+#: characters HFS+ leaves out of a name (``.g\u200cit`` is ``.git`` there)
+_IGNORED: Final = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
+
+
+def _name_key(name: str) -> str:
+    """A name as a file system that folds names may take it: case and look-alike
+    characters folded, characters HFS+ ignores left out, and what NTFS drops or reads
+    another way (trailing dots and spaces, an ``:stream`` suffix, the short name
+    ``GIT~1``). Generous: a name that folds to a guarded one is asked about."""
+    key = unicodedata.normalize("NFKC", _IGNORED.sub("", name)).casefold()
+    key = key.split(":", 1)[0].rstrip(". ")
+    return ".git" if key == "git~1" else key
 
 
 def config_file(agent: Any) -> frozenset[str]:
@@ -85,7 +101,7 @@ def _runs_code(readings: tuple[str, ...], directory: bool, root: str) -> str | N
         if not reading.startswith(prefix):
             continue
         for name in reading[len(prefix) :].split(os.sep):
-            why = RUNS_CODE.get(name.casefold())
+            why = RUNS_CODE.get(_name_key(name))
             if why is not None:
                 return f"{reading}, {why}"
     return None

@@ -11,18 +11,27 @@ input redirection (``< .env``), whatever the program. The words taken for files 
 generous guess (an option's value may be taken for a file too), which can only make a
 call stricter. What a file word only gets its value from when the shell runs
 (``cat $F``, ``cat *.env``, ``find -exec cat {}``, ``xargs cat``, a relative path after
-``cd``) cannot be checked: it is asked about when such a rule has a pattern. Other
+``cd``, behind ``env -C dir`` or in ``find -execdir``, a path through ``/proc/self``)
+cannot be checked: it is asked about when such a rule has a pattern. Other
 programs (``python``, ``git show HEAD:.env``, a script) are not looked into.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from typing import Final
 
 from dsh_permissions._shell_words import Command, Word
 from dsh_permissions._subjects import Subject, path_subject
+from dsh_permissions._wrappers import (
+    MAX_CANDIDATES,
+    WRAPPERS,
+    behind,
+    changes_directory,
+    long_option,
+)
 
 __all__ = ["READERS", "read_subjects"]
 
@@ -74,30 +83,38 @@ _VALUES: Final = {
 #: programs that take their files' names from their input: what they read is unknown
 _FROM_INPUT: Final = frozenset({"xargs"})
 _UNKNOWN_WHY: Final = "only gets its value when the shell runs"
+#: paths that name a file as the process opening it sees it (its directory, its
+#: open files): the checker's own would be another
+_PER_PROCESS: Final = re.compile(r"/proc/(self|thread-self|\d+)(/|$)|/dev/fd(/|$)")
 
 
 def read_subjects(
-    command: Command,
-    start: int,
-    root: str,
-    moved: bool,
-    links: bool,
-    wrappers: frozenset[str],
+    command: Command, start: int, root: str, moved: bool, links: bool
 ) -> tuple[Subject, ...]:
     """The ``path`` subjects of the files one simple command reads (``start``: where
     its words begin after its ``NAME=value`` assignments). ``moved``: an
     earlier ``cd`` changed the directory; ``links``: look for the symlinks below a
-    directory; ``wrappers``: programs that run the command behind them."""
+    directory."""
     words = command.words[start:]
     files = [r.target for r in command.redirects if r.kind == "<"]
     # an earlier cd, or tar -C, makes a relative file name another file
-    elsewhere = "an earlier cd changed the directory" if moved else None
+    elsewhere = "an earlier cd (or find -execdir) changed the directory" if moved else None
     found: dict[Subject, None] = {}
     texts = [w.text for w in words]
-    for index, from_input in _programs(texts, wrappers):
+    programs = _programs(texts)
+    if programs is None:
+        why = f"more than {MAX_CANDIDATES} words behind a wrapper may be the command it runs"
+        found[_unknown(texts[0], why)] = None
+        programs = []
+    for index, from_input in programs:
         program = os.path.basename(texts[index])
+        if program in _FROM_INPUT:  # xargs -a FILE: the names come from FILE
+            files.extend(_arg_files(words[index + 1 :]))
+            continue
         if from_input:
             found[_unknown(program, f"the files {program} reads come from its input")] = None
+        if changes_directory(texts, index):
+            elsewhere = elsewhere or "a wrapper runs it in another directory"
         args = words[index + 1 :]
         operands = list(_operands(program, args))
         if not operands and not files and not command.piped and _searches_here(program, args):
@@ -105,10 +122,34 @@ def read_subjects(
         if program == "tar" and any(_changes_directory(a.text) for a in args):
             elsewhere = elsewhere or "tar -C changes the directory"
         files.extend(operands)
-    for word in files:
+    for word in dict.fromkeys(files):  # each file once (cat a a a ...)
         if word.text:  # an empty word (``--file=``) names no file
             found[_file(word, root, elsewhere, links)] = None
     return tuple(found)
+
+
+def _arg_files(args: tuple[Word, ...]) -> Iterator[Word]:
+    """The files of xargs's ``-a FILE`` / ``--arg-file=FILE`` (also ``-0a FILE``,
+    ``-aFILE``). Which of its options take a value is not known, nor so where the
+    command it runs starts: every later word is looked at (stricter, never looser)."""
+    take = False
+    for word in args:
+        text = word.text
+        if take:
+            yield word
+            take = False
+        elif text.startswith("--") and long_option(text, "--arg-file"):
+            value = text.partition("=")[2]
+            if value:
+                yield _part(word, value)
+            else:
+                take = True
+        elif text.startswith("-") and not text.startswith("--") and "a" in text:
+            value = text.split("a", 1)[1]
+            if value:
+                yield _part(word, value)
+            else:
+                take = True
 
 
 def _searches_here(program: str, args: tuple[Word, ...]) -> bool:
@@ -136,25 +177,29 @@ def _changes_directory(text: str) -> bool:
     return text.startswith("-") and "C" in text
 
 
-def _programs(texts: list[str], wrappers: frozenset[str]) -> Iterator[tuple[int, bool]]:
-    """Where a reading program stands: the command's first word after its assignments,
-    and behind a wrapper any later word (a wrapper's options may take values), with
-    whether a wrapper before it feeds it names from its input (``xargs cat``)."""
-    index = 0
+def _programs(texts: list[str]) -> list[tuple[int, bool]] | None:
+    """Where a reading program (or ``xargs``) stands: the command's first word after
+    its assignments, and behind a wrapper each word that may be the command it runs
+    (``_wrappers.behind``), with whether a wrapper before it feeds it names from its
+    input (``xargs cat``). None: too many words may be that command."""
     if not texts:
-        return
-    name = os.path.basename(texts[index])
+        return []
+    name = os.path.basename(texts[0])
     if name in READERS:
-        yield index, False
-        return
-    if name not in wrappers:
-        return
+        return [(0, False)]
+    if name not in WRAPPERS:
+        return []
+    candidates = behind(texts, 0)
+    if candidates is None:
+        return None
+    out: list[tuple[int, bool]] = [(0, False)] if name in _FROM_INPUT else []
     from_input = name in _FROM_INPUT
-    for later in range(index + 1, len(texts)):
+    for later in candidates:
         name = os.path.basename(texts[later])
+        if name in READERS or name in _FROM_INPUT:
+            out.append((later, from_input))
         from_input = from_input or name in _FROM_INPUT
-        if name in READERS:
-            yield later, from_input
+    return out
 
 
 def _operands(program: str, args: tuple[Word, ...]) -> Iterator[Word]:
@@ -208,7 +253,28 @@ def _file(word: Word, root: str, elsewhere: str | None, links: bool) -> Subject:
         text = os.path.expanduser("~") + text[1:]
     if elsewhere is not None and not os.path.isabs(text):
         return _unknown(word.raw, f"{elsewhere}, so {word.raw!r} may name another file")
+    if _per_process(os.path.join(root, text)):
+        # /proc/self/cwd is the command's own directory (the workspace), not that of
+        # the process checking it: resolved here, it would name another file
+        why = f"{word.raw!r} names a file through /proc, as the command's process sees it"
+        return _unknown(word.raw, why)
     return path_subject(text, root, links)
+
+
+def _per_process(path: str) -> bool:
+    """Whether ``path`` goes through ``/proc/self``, ``/proc/PID`` or ``/dev/fd``
+    (also by a symlink or ``..``: ``/dev/fd/../cwd`` is ``/proc/self/cwd``)."""
+    if _PER_PROCESS.match(os.path.normpath(path)):
+        return True
+    if os.path.realpath(path) == os.path.normpath(path):
+        return False  # no symlink on the way
+    current = os.sep
+    for part in path.split(os.sep):
+        if part:
+            current = os.path.realpath(os.path.join(current, part))
+            if _PER_PROCESS.match(current) or _PER_PROCESS.match(current + os.sep):
+                return True
+    return False
 
 
 def _unknown(value: str, why: str) -> Subject:

@@ -1,0 +1,126 @@
+"""Wrappers: programs that run the command given after their own options
+(``sudo -u root rm``, ``timeout -s KILL 5 cat .env``, ``env -C dir cat x``).
+
+Which of a wrapper's options take a value is not known here, so where the command
+behind it starts is a guess: ``behind`` gives every word that may be it. A word after
+an option may be that option's value, so the next word is a candidate too; a word
+that follows no option is the command (or one operand of the wrapper, such as
+``taskset``'s mask), and what comes after the command is its arguments, which are not
+run. A nested wrapper starts over. So the candidates are few, and checking each
+costs the length of the command once: a long command behind a wrapper is checked in
+linear time (every word on, as before this module, was quadratic). When more than
+``MAX_CANDIDATES`` words could be the command, ``behind`` gives None and the caller
+fails closed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Final
+
+__all__ = [
+    "MAX_CANDIDATES",
+    "WRAPPERS",
+    "WRAPPER_ARG",
+    "behind",
+    "changes_directory",
+    "long_option",
+    "split_string",
+]
+
+WRAPPERS: Final = frozenset(
+    {
+        *("builtin", "busybox", "caffeinate", "chrt", "command", "doas", "env", "exec"),
+        "ionice",
+        *("nice", "nohup", "setsid", "stdbuf", "strace", "sudo", "taskset", "time"),
+        *("timeout", "unbuffer", "watch", "xargs"),
+    }
+)
+#: an option, an assignment (``env A=1``) or a duration or number (``timeout 5s``)
+WRAPPER_ARG: Final = re.compile(r"-.*|[A-Za-z_][A-Za-z0-9_]*=.*|\d+(\.\d+)?[smhd]?")
+#: how many words behind one wrapper may be the command it runs, at most
+MAX_CANDIDATES: Final = 64
+#: words that follow no option before the command: one operand of the wrapper
+#: (``taskset MASK``), then the command
+_POSITIONAL: Final = 2
+#: per wrapper, its options that run the command in another directory
+#: (``env -C dir``, ``sudo -D dir``, ``sudo -R root``, ``--chdir``); in a cluster the
+#: letter counts, and a long option may be shortened as getopt allows (``--ch=dir``)
+_CHDIR_LETTERS: Final = {"env": "C", "sudo": "DR"}
+_CHDIR_LONG: Final = ("--chdir", "--chroot")
+
+
+def long_option(word: str, full: str) -> bool:
+    """Whether ``word`` is the long option ``full``, maybe shortened (getopt takes
+    any unambiguous prefix: ``--split=...`` is ``--split-string=...``), with or without
+    ``=value``. Generous: any prefix of three characters or more counts."""
+    name = word.split("=", 1)[0]
+    return len(name) >= 3 and full.startswith(name)
+
+
+def behind(words: list[str], index: int) -> list[int] | None:
+    """The indexes of the words that may start the command the wrapper at ``index``
+    runs (nested wrappers included), or None when there are more than
+    ``MAX_CANDIDATES``."""
+    out: list[int] = []
+    positional = 0
+    after_option = False
+    for i in range(index + 1, len(words)):
+        word = words[i]
+        if os.path.basename(word) in WRAPPERS:
+            out.append(i)  # a nested wrapper: its command comes later
+            positional, after_option = 0, False
+        elif WRAPPER_ARG.fullmatch(word):
+            after_option = word.startswith("-")
+            continue
+        else:
+            out.append(i)
+            if not after_option:
+                positional += 1
+                if positional >= _POSITIONAL:
+                    break  # the command was found: what follows are its arguments
+            after_option = False
+        if len(out) > MAX_CANDIDATES:
+            return None
+    return out
+
+
+def changes_directory(words: list[str], stop: int) -> bool:
+    """Whether a wrapper among ``words[:stop]`` runs what follows it in another
+    directory (``env -C dir``, ``env --chdir=dir``, ``sudo -D dir``): a relative path
+    behind it names another file than it seems to. Generous: any option word after
+    such a wrapper holding the letter counts."""
+    letters = ""
+    for word in words[:stop]:
+        name = os.path.basename(word)
+        if name in WRAPPERS:
+            letters = _CHDIR_LETTERS.get(name, "")
+            continue
+        if word.startswith("--"):
+            if any(long_option(word, full) for full in _CHDIR_LONG):
+                return True
+        elif word.startswith("-") and any(letter in word for letter in letters):
+            return True
+    return False
+
+
+def split_string(words: list[str], index: int) -> tuple[int, int, str] | None:
+    """For ``env`` at ``index`` given ``-S STRING`` (``-SSTRING``, ``-iS STRING``,
+    ``--split-string=STRING``, ``--split STRING``): ``(i, j, STRING)``, where
+    ``words[i:j]`` are the option and its value, which env splits into words and
+    runs (``env -S 'cat .env'`` runs ``cat .env``). None: no such option."""
+    i = index + 1
+    while i < len(words) and WRAPPER_ARG.fullmatch(words[i]):
+        word = words[i]
+        if word.startswith("--") and long_option(word, "--split-string"):
+            if "=" in word:
+                return i, i + 1, word.split("=", 1)[1]
+            return (i, i + 2, words[i + 1]) if i + 1 < len(words) else None
+        if word.startswith("-") and not word.startswith("--") and "S" in word:
+            value = word.split("S", 1)[1]
+            if value:
+                return i, i + 1, value
+            return (i, i + 2, words[i + 1]) if i + 1 < len(words) else None
+        i += 1
+    return None

@@ -1,0 +1,262 @@
+"""Attacks on what docs/permissions.md claims a ``read`` deny or ask rule covers
+("Commands that read files"), on git's global options for deny and ask rules, and on
+the files accept-edits keeps out ("Files that run code later"). Behaviour 49: a rule
+must not be smuggled past by another spelling of the same file or command. Each row
+leaked (the call ran unasked) before the fix named in its test's docstring. Calls go
+through the real dispatcher (conftest ``judge``; the layout has ``.env``,
+``innocent.txt -> .env``, ``src/config``, ``.git``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dsh_permissions._commands import command_subjects
+
+pytestmark = pytest.mark.plugins("permissions")
+
+ALLOW_ALL = {"allow": ["bash"], "deny": ["read(.env)"]}
+ALLOW_ENV = {"allow": ["bash(env *)", "bash(cat *)"], "deny": ["read(.env)"]}
+BYPASS = {"deny": ["read(.env)"]}
+
+
+@pytest.mark.parametrize("rules", [ALLOW_ALL, ALLOW_ENV], ids=["allow-bash", "allow-env"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "env -S 'cat .env'",
+        "env -S'cat .env'",
+        "env --split-string='cat .env'",
+        "env --split='cat .env'",  # getopt takes a shortened long option
+        "env --spl 'cat .env'",
+        "env -iS 'cat .env'",
+        "env -S 'A=1 cat .env'",
+    ],
+)
+async def test_b49_a_read_deny_rule_covers_what_env_s_runs(judge, rules, command):
+    """Leaked: env -S's string was one word, whose name (``cat .env``) is no reading
+    program. It is now split as env splits it (_commands._env_split)."""
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == "deny", judged.event["reason"]
+    assert judged.event["rule"] == "deny: read(.env)"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "env -S 'sh -c \"cat .env\"'",
+        # xargs -a FILE reads FILE (the arguments it passes on) (_reads._arg_files)
+        "xargs -a .env echo",
+        "xargs -a.env echo",
+        "xargs -0a .env echo",
+        "xargs --arg-file=.env echo",
+        "xargs --arg=.env echo",
+        "xargs -d x -a .env echo",
+        "sudo xargs -a .env echo",
+        # watch runs its words joined, through sh -c
+        "watch 'cat .env'",
+        "watch -n 1 'echo ok; cat .env'",
+    ],
+)
+async def test_b49_a_read_deny_rule_covers_what_a_wrapper_reads(judge, command):
+    """Leaked under ``allow: [bash]``: xargs's -a file was not looked at, and watch's
+    joined words were one word."""
+    judged = await judge(ALLOW_ALL, "bash", {"command": command})
+    assert judged.decision == "deny", judged.event["reason"]
+    assert judged.event["rule"] == "deny: read(.env)"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "env -C src cat ../.env",
+        "env --chdir=src cat ../.env",
+        "env --ch=src cat ../.env",
+        "env -iC src cat ../.env",
+        "sudo -D src cat ../.env",
+        "sudo --chdir=src cat ../.env",
+        "find src/config -maxdepth 0 -execdir cat ../.env ;",
+        "find src -execdir cat ../.env +",
+    ],
+)
+@pytest.mark.parametrize("mode", ["default", "bypass"])
+async def test_b49_a_relative_file_read_in_another_directory_is_not_allowed(judge, command, mode):
+    """Leaked: ``../.env`` behind ``env -C src`` (``sudo -D``, ``find -execdir``) is the
+    workspace's ``.env``, but was resolved from the workspace root (a file outside it).
+    A wrapper that changes the directory now makes relative names unknown, as ``cd``
+    does: asked about (bypass: denied)."""
+    rules = ALLOW_ALL if mode == "default" else BYPASS
+    judged = await judge(rules, "bash", {"command": command}, mode=mode)
+    assert judged.decision == ("ask" if mode == "default" else "deny"), judged.event["reason"]
+    why = judged.event["asked"] if mode == "default" else judged.event["reason"]
+    assert "directory, so '../.env' may name another file" in why, why
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat /proc/self/cwd/.env",
+        "cat /proc/thread-self/cwd/.env",
+        "cat /dev/fd/../cwd/.env",
+        "grep -r TOKEN /proc/self/cwd",
+    ],
+)
+async def test_b49_a_file_named_through_proc_self_is_not_resolved_by_the_checker(
+    judge, layout, monkeypatch, command
+):
+    """Leaked: /proc/self/cwd was resolved in the checking process (whose directory is
+    not the workspace), while the command's own /proc/self/cwd is the workspace."""
+    monkeypatch.chdir(layout.outside)
+    judged = await judge(ALLOW_ALL, "bash", {"command": command})
+    assert judged.decision == "ask", judged.event["reason"]
+    assert "through /proc" in judged.event["asked"], judged.event["asked"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["env -S'git -C . push'", "env --split-string='git -C . push'", "env --split='git push'"],
+)
+async def test_b49_git_push_in_an_env_split_string_is_asked_about(judge, command):
+    """Leaked: only a separate ``-S`` word was split for git's global options."""
+    rules = {"allow": ["bash"], "ask": ["bash(git push*)"]}
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == "ask"
+    assert judged.event["rule"] == "ask: bash(git push*)", judged.event["reason"]
+
+
+async def test_b49_a_command_watch_runs_is_checked_against_deny_rules(judge):
+    """Leaked: ``watch 'echo; rm -rf x'`` runs ``rm -rf x`` through sh -c; its text was
+    one word that ``rm *`` does not match."""
+    rules = {"allow": ["bash"], "deny": ["bash(rm *)"]}
+    judged = await judge(rules, "bash", {"command": "watch -n 1 'echo ok; rm -rf build'"})
+    assert judged.decision == "deny"
+    assert judged.event["rule"] == "deny: bash(rm *)"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".g\u200cit/config",  # HFS+ leaves U+200C out of names
+        ".git./config",  # NTFS drops trailing dots
+        ".git /hooks/pre-commit",  # and spaces
+        ".git::$INDEX_ALLOCATION/config",  # an NTFS stream of the directory
+        "GIT~1/config",  # NTFS short name
+        ".envrc.",
+        "src/.ENVRC ",
+        "\uff0egit/config",  # look-alike full-width dot
+    ],
+)
+async def test_accept_edits_asks_about_names_a_file_system_folds_to_a_guarded_one(judge, path):
+    """Leaked: only case was folded; a file system that folds names in other ways (as
+    git itself guards against: is_hfs_dotgit, is_ntfs_dotgit) has one ``.git`` for
+    these too. docs/permissions.md, "Files that run code later"."""
+    judged = await judge({}, "write", {"path": path}, mode="accept-edits")
+    assert judged.decision == "ask", judged.event["reason"]
+    assert "accept-edits does not cover" in judged.event["asked"], judged.event["asked"]
+
+
+async def test_accept_edits_still_allows_ordinary_names(judge):
+    judged = await judge({}, "write", {"path": "src/git.py"}, mode="accept-edits")
+    assert judged.decision == "allow", judged.event["reason"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="xargs adds words from its input to the command it runs: 'echo push | xargs "
+    "git' runs git push, but the part behind xargs is 'git', which the ask rule "
+    "'bash(git push*)' does not match (not fixed: marking it unknown would stop "
+    "allow rules from allowing any xargs command)",
+)
+async def test_git_push_through_xargs_input_is_asked_about(judge):
+    rules = {"allow": ["bash"], "ask": ["bash(git push*)"]}
+    judged = await judge(rules, "bash", {"command": "echo push | xargs git"})
+    assert judged.decision == "ask"
+
+
+# -- cost: deny and ask readings behind a wrapper -------------------------------------
+
+
+def _reading_chars(line: str, root: str) -> int:
+    subjects = command_subjects(line, root, reads=True)
+    return sum(len(r) for s in subjects for r in s.deny)
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["a ", "cat a ", "env ", "-x v ", "sudo -u root "],
+    ids=["words", "readers", "nested", "options", "sudo"],
+)
+def test_readings_behind_a_wrapper_grow_linearly(layout, unit):
+    """Every suffix of a command behind a wrapper was a deny reading: 60,000
+    characters behind ``env`` made 225 million characters of readings (and
+    ``env env env ...`` a subject per wrapper, each with its own suffixes). Now only
+    the words that may be the command are readings (``_wrappers.behind``)."""
+    root = str(layout.ws)
+    line = ("env " + unit * (3000 // len(unit)))[:3000]
+    assert _reading_chars(line, root) <= 200 * len(line)
+
+
+@pytest.mark.timeout(120)  # the quadratic checker took far longer: a failure, not a hang
+def test_a_long_command_behind_a_wrapper_is_decided_quickly(judge):
+    """A 60,000-character command behind ``env`` (every word a reading program)
+    took minutes to decide; it now takes about as long as the same command with no
+    wrapper (the split and the file look-ups, linear)."""
+
+    def timed(command: str) -> float:
+        best = float("inf")
+        for _ in range(2):
+            start = time.perf_counter()
+            asyncio.run(judge(ALLOW_ALL, "bash", {"command": command}))
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    plain = timed(("cat " + "cat a " * 10000)[:60000])
+    wrapped = timed(("env " + "cat a " * 10000)[:60000])
+    assert wrapped < 3 * plain + 0.5, (wrapped, plain)
+
+
+# -- generated: wrappers, separators and spellings around a read of .env -------------
+
+_SPELLINGS = [
+    ".env", "./.env", "'.env'", '".env"', "\\.env", ".e''nv", ".e\\nv", "src/../.env",
+    "{ws}/.env", "innocent.txt", ".//.env", "src/config/../../.env",
+]  # fmt: skip
+_READERS = [
+    "cat", "head -n 1", "tail -c 5", "grep -e x", "sed -n p", "awk 1", "base64", "xxd",
+    "/bin/cat", "c'a't", "\\cat", "cp -t /tmp", "dd if=", "cat --", "sort -k 1",
+]  # fmt: skip
+_WRAPPERS = [
+    "sudo", "sudo -u root", "env", "env A=1", "timeout 5", "timeout -s KILL 5", "nice -n 5",
+    "nohup", "command", "stdbuf -oL", "setsid", "busybox", "time", "exec", "ionice -c 3",
+]  # fmt: skip
+_CONTEXTS = [
+    "{}", "echo ok; {}", "echo ok && {}", "false || {}", "({})", "echo $({})", "echo `{}`",
+    "echo ok\n{}", "diff <({}) /dev/null", "{} | wc -c", "X=1 {}", "{} 2>&1", "! {}",
+]  # fmt: skip
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    spelling=st.sampled_from(_SPELLINGS),
+    reader=st.sampled_from(_READERS),
+    wrappers=st.lists(st.sampled_from(_WRAPPERS), max_size=3),
+    context=st.sampled_from(_CONTEXTS),
+    shell=st.booleans(),
+)
+def test_b49_generated_reads_of_env_never_run_unasked(
+    judge, layout, spelling, reader, wrappers, context, shell
+):
+    joined = "" if reader.endswith("=") else " "
+    command = " ".join([*wrappers, f"{reader}{joined}{layout.fill(spelling)}"])
+    if shell and "'" not in command:
+        command = f"sh -c '{command}'"
+    command = context.replace("{}", command)
+    judged = asyncio.run(judge(ALLOW_ALL, "bash", {"command": command}))
+    assert judged.decision != "allow", (command, judged.event["reason"])
