@@ -74,6 +74,34 @@ async def test_b49_a_read_deny_rule_covers_what_a_wrapper_reads(judge, command):
 @pytest.mark.parametrize(
     "command",
     [
+        # a listed program told to read a file:// URL
+        "curl file://{ws}/.env",
+        "curl -o- FILE://{ws}/.env",
+        "curl file://localhost{ws}/.env",
+        # a value given in the same word as its short option
+        "tar -cvf - -T.env",
+        "curl -K.env http://example.invalid",
+        "wget -i.env",
+    ],
+)
+async def test_b49_a_read_deny_rule_covers_urls_and_attached_option_values(judge, layout, command):
+    """Leaked: ``file://`` URLs were taken for relative paths (a directory ``file:``),
+    and only ``f`` in a cluster gave its attached value (``grep -f.env``), not
+    ``-T.env``, ``-K.env``, ``-i.env`` (_reads._operands, _reads._file)."""
+    judged = await judge(ALLOW_ALL, "bash", {"command": layout.fill(command)})
+    assert judged.decision == "deny", judged.event["reason"]
+    assert judged.event["rule"] == "deny: read(.env)"
+
+
+async def test_a_file_url_naming_another_host_is_asked_about(judge):
+    judged = await judge(ALLOW_ALL, "bash", {"command": "curl file://otherhost/x/.env"})
+    assert judged.decision == "ask"
+    assert "another host" in judged.event["asked"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
         "env -C src cat ../.env",
         "env --chdir=src cat ../.env",
         "env --ch=src cat ../.env",

@@ -116,8 +116,10 @@ def read_subjects(
         if changes_directory(texts, index):
             elsewhere = elsewhere or "a wrapper runs it in another directory"
         args = words[index + 1 :]
-        operands = list(_operands(program, args))
-        if not operands and not files and not command.piped and _searches_here(program, args):
+        found_words = list(_operands(program, args))
+        operands = [w for w, _ in found_words]
+        named = any(operand for _, operand in found_words)  # an operand, not an option's
+        if not named and not files and not command.piped and _searches_here(program, args):
             operands.append(Word(".", "."))  # rg PATTERN, grep -r PATTERN: the directory
         if program == "tar" and any(_changes_directory(a.text) for a in args):
             elsewhere = elsewhere or "tar -C changes the directory"
@@ -202,10 +204,12 @@ def _programs(texts: list[str]) -> list[tuple[int, bool]] | None:
     return out
 
 
-def _operands(program: str, args: tuple[Word, ...]) -> Iterator[Word]:
+def _operands(program: str, args: tuple[Word, ...]) -> Iterator[tuple[Word, bool]]:
     """The words of ``args`` that may name a file the program reads, generously: an
     operand, what follows ``=`` or ``@`` in a word (``--file=.env``, ``dd if=.env``,
-    ``curl -d @.env``), what follows ``f`` in a cluster of short options (``-f.env``)."""
+    ``curl -d @.env``), what follows the first letter of a short option (``-T.env``)
+    and what follows ``f`` in a cluster of them (``-rf.env``); each with whether it is
+    an operand."""
     values = _VALUES.get(program, frozenset())
     pattern_first = program in _SCRIPTED and not any(_gives_script(a.text) for a in args)
     options = True
@@ -220,16 +224,20 @@ def _operands(program: str, args: tuple[Word, ...]) -> Iterator[Word]:
             continue
         if options and text.startswith("-") and len(text) > 1 and not word.dynamic:
             skip = text in values  # head -n 5, grep -e PATTERN
-            if not text.startswith("--") and "f" in text:
-                yield _part(word, text.split("f", 1)[1])
+            if not text.startswith("--") and len(text) > 2:
+                # a value given in the same word: tar -T.env, curl -K.env, and what
+                # follows f in a cluster (grep -rf.env)
+                yield _part(word, text[2:]), False
+                if "f" in text[2:]:
+                    yield _part(word, text.split("f", 1)[1]), False
         elif pattern_first:
             pattern_first = False
             continue
         else:
-            yield word
+            yield word, True
         for mark in ("=", "@"):
             if mark in text and not word.dynamic:
-                yield _part(word, text.split(mark, 1)[1])
+                yield _part(word, text.split(mark, 1)[1]), False
 
 
 def _gives_script(text: str) -> bool:
@@ -251,6 +259,12 @@ def _file(word: Word, root: str, elsewhere: str | None, links: bool) -> Subject:
     text = word.text
     if word.tilde:
         text = os.path.expanduser("~") + text[1:]
+    if text[:7].casefold() == "file://":  # curl file:///repo/.env
+        text = text[7:]
+        if text[:9].casefold() == "localhost":
+            text = text[9:]
+        if not text.startswith("/"):
+            return _unknown(word.raw, f"{word.raw!r} names a file on another host")
     if elsewhere is not None and not os.path.isabs(text):
         return _unknown(word.raw, f"{elsewhere}, so {word.raw!r} may name another file")
     if _per_process(os.path.join(root, text)):
