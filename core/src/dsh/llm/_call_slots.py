@@ -16,7 +16,8 @@ servers bend that in several ways (kept apart here, each with the rule that read
 - pieces of one call moving to another index with the call's id (vLLM's gpt-oss, PR
   vllm-project/vllm#33520: the index counts the messages completed so far): an
   id of a call of this answer continues that call wherever it comes, unless the piece
-  names another tool (a server that gives several calls one id).
+  names another tool, or names it again once the call's arguments are a whole JSON text
+  (a server that gives several calls one id).
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class CallSlots:
             call_id = self._held.pop(wire, None)
         if call_id is not None and (slot is None or slot.id != call_id):
             known = self._by_id.get(call_id)  # a call of this answer, moved here
-            if known is not None and (name is None or name == known.name):
+            if known is not None and (name is None or self._continues(known, name)):
                 self._slots[wire] = slot = known
         if slot is None or (
             call_id is not None
