@@ -1,0 +1,82 @@
+"""Review of the day's persistence changes (a JSONL append without a claim racing a
+delete, ``_open_to_append`` in ``_jsonl_locks.py``), by hand mutation: each test here
+failed on a mutant that the other persistence tests let through (named in its
+docstring). The race is run as test_persistence_delete_race.py runs it: real processes
+hold the turn and delete, the append waits in a thread of this process."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from test_persistence_delete_race import CREATOR, DELETER, INFO, race, run_python
+
+from dsh_persistence import JsonlBackend, SessionConflictError
+from dsh_persistence.testing import LogBuilder
+
+pytestmark = [
+    pytest.mark.plugins("persistence"),
+    pytest.mark.skipif(
+        not os.path.isdir("/proc/self/fd"), reason="finds open files in /proc/self/fd"
+    ),
+]
+
+
+def open_under(root: Path) -> list[str]:
+    """The files under ``root`` this process has open (a deleted one too)."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(str(root)):
+            found.append(target)
+    return found
+
+
+def test_a_whole_log_appended_while_its_session_is_deleted_stores_it_anew(
+    tmp_path: Path,
+) -> None:
+    """Mutant: ``if deleted and first != 0`` as ``if deleted``: an append from seq 0 (a
+    writer storing its whole log again) failed with SessionDeletedError, where the
+    docstring of ``_open_to_append`` has it start the session, as with no file at all."""
+    directory = tmp_path / "sessions"
+    log = LogBuilder()
+    log.turn("one")
+    log.turn("two")
+    JsonlBackend(directory).append(INFO, log.events[:9], durable=True)
+    writer = JsonlBackend(directory)
+    with pytest.raises(SessionConflictError):  # without the delete: the file has events
+        writer.append(INFO, log.events, durable=True)
+
+    def delete() -> None:
+        assert run_python(DELETER, str(directory)) == "True"
+
+    (outcome,) = race(directory, lambda: writer.append(INFO, log.events, durable=True), delete)
+
+    assert outcome is None
+    loaded = JsonlBackend(directory).load("s")
+    assert loaded is not None
+    assert [e.to_dict() for e in loaded.stored.events] == [e.to_dict() for e in log.events]
+
+
+def test_an_append_that_meets_a_new_file_leaves_no_file_open(tmp_path: Path) -> None:
+    """Mutant: the file opened before the delete not closed when the append opens the
+    new one (a descriptor of the deleted file left open in the process)."""
+    directory = tmp_path / "sessions"
+    log = LogBuilder()
+    log.turn("one")
+    JsonlBackend(directory).append(INFO, log.events[:9], durable=True)
+    writer = JsonlBackend(directory)
+    assert writer.tail("s") is not None
+
+    def replace() -> None:
+        assert run_python(DELETER, str(directory)) == "True"
+        run_python(CREATOR, str(directory))
+
+    (outcome,) = race(directory, lambda: writer.append(INFO, log.events[9:], durable=True), replace)
+
+    assert type(outcome) is SessionConflictError, outcome
+    assert open_under(tmp_path) == []
