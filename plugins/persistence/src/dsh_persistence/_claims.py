@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from dsh_persistence._files import LOCKS, lock_file, try_lock_file
+from dsh_persistence._files import LOCKS, leads_to, lock_file, try_lock_file
 
 __all__ = ["ClaimFiles", "hold_lock_file", "let_go"]
 
@@ -39,7 +39,7 @@ def hold_lock_file(path: Path, *, wait: bool) -> int | None:
                 held = True
             else:
                 held = try_lock_file(fd)
-            current = held and _same_file(path, fd)
+            current = held and leads_to(path, fd)
         except BaseException:
             os.close(fd)
             raise
@@ -127,10 +127,3 @@ class ClaimFiles:
             held, self._held = self._held, {}
             for session_id, fd in held.items():
                 let_go(self.path(session_id), fd)
-
-
-def _same_file(path: Path, fd: int) -> bool:
-    try:
-        return os.stat(path).st_ino == os.fstat(fd).st_ino
-    except FileNotFoundError:
-        return False

@@ -19,6 +19,7 @@ __all__ = [
     "SUFFIX",
     "file_name",
     "fsync_directory",
+    "leads_to",
     "lock_file",
     "publish",
     "read_at",
@@ -101,6 +102,17 @@ def try_lock_file(fd: int) -> bool:
         except BlockingIOError:
             return False
     return True
+
+
+def leads_to(path: Path, fd: int) -> bool:
+    """Whether ``path`` still leads to the open file ``fd`` (not removed, not replaced):
+    what a holder of a file's lock checks after taking it, the file being opened first."""
+    try:
+        there = os.stat(path)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (there.st_dev, there.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 def fsync_directory(directory: Path) -> None:

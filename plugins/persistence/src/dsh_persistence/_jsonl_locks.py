@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from dsh_persistence._claims import hold_lock_file, let_go
 from dsh_persistence._errors import PersistenceError, SessionDeletedError, SessionInUseError
-from dsh_persistence._files import LOCKS, try_lock_file
+from dsh_persistence._files import LOCKS, leads_to, try_lock_file
 
 __all__ = ["PENDING", "FileLocks", "turn_path"]
 
@@ -116,7 +116,7 @@ class FileLocks:
             turn: int | None = None
             try:
                 turn = self._lock_unclaimed(session_id, path, fd)
-                if turn is None or _opened_at(path, fd):  # no locks (Windows): no check
+                if turn is None or leads_to(path, fd):  # no locks (Windows): no check
                     return fd, turn
             except BaseException as exc:
                 os.close(fd)
@@ -167,16 +167,6 @@ class FileLocks:
             os.unlink(path)
         finally:
             os.close(fd)
-
-
-def _opened_at(path: Path, fd: int) -> bool:
-    """Whether ``path`` still leads to the open file ``fd`` (not deleted, not replaced)."""
-    try:
-        there = os.stat(path)
-    except FileNotFoundError:
-        return False
-    opened = os.fstat(fd)
-    return (there.st_dev, there.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 def turn_path(path: Path) -> Path:
