@@ -310,6 +310,23 @@ def test_a_misspelt_choice_gets_the_choice_it_was_meant_to_be(tmp_path: Path) ->
     assert fails(path).problems[0].reason == "Input should be 'batch' or 'one-at-a-time'"
 
 
+def test_a_misspelt_queue_mode_under_options_gets_the_choice_too(tmp_path: Path) -> None:
+    # docs/config.md: "A misspelt choice gets the choice it was meant to be"; the same
+    # key under an agent's options: is checked by the core's option rules, which said
+    # only what the value must be
+    text = "agents:\n  - id: a\n    options:\n      queue_mode: one-at-a-tim\n"
+    (problem,) = fails(write(tmp_path, text)).problems
+    assert problem.path == "agents[0].options.queue_mode"
+    assert problem.reason == (
+        "option 'queue_mode' must be 'batch' or 'one-at-a-time', not 'one-at-a-tim'; "
+        "did you mean 'one-at-a-time'?"
+    )
+    text = "agents:\n  - id: a\n    options:\n      queue_mode: fifo\n"
+    assert fails(write(tmp_path, text)).problems[0].reason == (
+        "option 'queue_mode' must be 'batch' or 'one-at-a-time', not 'fifo'"
+    )
+
+
 def test_an_agents_options_with_every_line_commented_out_are_none(tmp_path: Path) -> None:
     path = write(tmp_path, "agents:\n  - id: a\n    options:\n    #  max_tokens: 5\n")
     assert load_config(path).agents[0].options == {}

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 __all__ = ["CORE_OPTIONS", "core_option_problem", "option_typo", "storable_options"]
 
+_QUEUE_MODES: Final = ["batch", "one-at-a-time"]
 _TYPO = 0.85  # difflib's ratio above which an unknown option is taken for a typo
 
 
@@ -41,7 +42,12 @@ def core_option_problem(options: Mapping[str, Any]) -> str | None:
     """What is wrong with the first bad core option of ``options``, or None."""
     for key, (valid, expected) in CORE_OPTIONS.items():
         if key in options and not valid(options[key]):
-            return f"option {key!r} must be {expected}, not {options[key]!r}"
+            value = options[key]
+            hint = ""
+            if key == "queue_mode" and isinstance(value, str):  # a misspelt choice
+                close = difflib.get_close_matches(value, _QUEUE_MODES, n=1, cutoff=0.6)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+            return f"option {key!r} must be {expected}, not {value!r}{hint}"
     return None
 
 
