@@ -11,6 +11,7 @@ from cli_support import dsh
 from dsh.config import load_config
 from dsh.errors import ConfigError
 
+CONFIG_MD = Path(__file__).parents[2] / "docs" / "config.md"
 GOOD = "models:\n  fast: {provider: openai}\n"
 BAD = "models:\n  fast: {provider: openai, timout: 1}\n"
 
@@ -154,3 +155,35 @@ def test_a_bad_agent_entry_does_not_hide_a_duplicate_of_its_id() -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(text="agents:\n  - id: a\n    max_steps: 0\n  - id: a\n")
     assert [p.path for p in caught.value.problems] == ["agents[0].max_steps", "agents[1].id"]
+
+
+def test_config_check_finds_a_models_problems_once_the_file_loads(
+    places: tuple[Path, Path], cli_env: dict[str, str]
+) -> None:
+    """config.md:30-32: "The models are built only from a file that loads, so their
+    problems (an unknown provider, ...) show once the file's other problems are fixed"."""
+    here, _ = places
+    models = "models:\n  fast: {provider: nope}\n"
+    (here / "dsh.yml").write_text(models + "agents:\n  - id: a\n    max_steps: 0\n")
+    first = dsh("config", "check", env=cli_env, cwd=here)
+    assert first.returncode == 1
+    assert "agents[0].max_steps" in first.stderr and "nope" not in first.stderr
+    (here / "dsh.yml").write_text(models)
+    second = dsh("config", "check", env=cli_env, cwd=here)
+    assert second.returncode == 1
+    assert "models.fast.provider: unknown provider 'nope'" in second.stderr
+    doc = " ".join(CONFIG_MD.read_text().split())
+    assert "show once the file's other problems are fixed" in doc
+
+
+def test_config_check_without_a_file_says_the_defaults_apply(
+    places: tuple[Path, Path], cli_env: dict[str, str]
+) -> None:
+    """config.md:32-33: "With no file, it says `dsh: no dsh.yml here; defaults apply`
+    and checks the plugins' start-up alone (status 0 if they start)"."""
+    here, _ = places
+    done = dsh("config", "check", env=cli_env, cwd=here)
+    assert (done.returncode, done.stdout) == (0, "")
+    said = done.stderr.strip()
+    assert said == "dsh: no dsh.yml here; defaults apply"
+    assert f"it says `{said}`" in " ".join(CONFIG_MD.read_text().split())
