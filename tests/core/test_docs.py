@@ -236,3 +236,18 @@ async def test_the_event_table_of_session_event_names_every_key_the_core_logs() 
         for key in event.data:
             assert f"`{key}`" in rows[event.type], f"{event.type}.{key} is not in the table"
     assert {e.type for e in events} >= {"tool/call", "tool/result", "assistant/chunk"}
+
+
+def test_the_readmes_dependency_groups_exist_and_it_says_how_to_get_a_pip_for_them() -> None:
+    """README.md, Test: `pip install --group NAME` names groups of pyproject.toml, and,
+    as a new venv's pip may be older than 25.1 (`no such option: --group`), says how to
+    upgrade it."""
+    import tomllib
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    groups = set(re.findall(r"--group (\w+)", readme))
+    assert groups, "README.md no longer names a dependency group"
+    defined = tomllib.loads((ROOT / "pyproject.toml").read_text())["dependency-groups"]
+    assert groups <= set(defined), f"README.md names groups {sorted(groups - set(defined))}"
+    assert "no such option: --group" in readme
+    assert "`python3 -m pip install -U pip`" in readme
