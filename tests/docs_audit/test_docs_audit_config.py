@@ -3,12 +3,13 @@ checked as a user reads them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from cli_support import dsh
 
-from dsh.config import load_config
+from dsh.config import Config, load_config
 from dsh.errors import ConfigError
 
 CONFIG_MD = Path(__file__).parents[2] / "docs" / "config.md"
@@ -187,3 +188,29 @@ def test_config_check_without_a_file_says_the_defaults_apply(
     said = done.stderr.strip()
     assert said == "dsh: no dsh.yml here; defaults apply"
     assert f"it says `{said}`" in " ".join(CONFIG_MD.read_text().split())
+
+
+def config_md_block(lang: str, marker: str) -> str:
+    """The ```lang block of config.md that holds ``marker``."""
+    blocks = re.findall(rf"```{lang}\n(.*?)```", CONFIG_MD.read_text(), re.DOTALL)
+    (block,) = [b for b in blocks if marker in b]
+    return block
+
+
+@pytest.mark.plugins("permissions")
+def test_from_python_the_settings_of_every_plugin_load_the_example_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """config.md, From Python: `settings={"myplugin": Settings}` "loads only a file whose
+    one plugin section is `myplugin:` (the example above, with its `permissions:`
+    section, would be refused)"; the block that collects every plugin's settings
+    through `register_settings` loads it."""
+    (tmp_path / "dsh.yml").write_text(config_md_block("yaml", "permissions:"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path / "dsh.yml", settings={})
+    assert caught.value.path == "permissions" and "not loaded" in caught.value.reason
+    scope: dict[str, object] = {}
+    exec(config_md_block("python", "add_settings"), scope)
+    config = scope["config"]
+    assert isinstance(config, Config) and config.section("permissions") is not None
