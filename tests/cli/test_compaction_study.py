@@ -336,3 +336,21 @@ def test_an_overflow_with_nothing_to_compact_says_so_not_failed(
     assert "failed" not in done.stderr
     assert "[turn 1 error · 0 in / 0 out tokens] CONTEXT_WINDOW_EXCEEDED: " in done.stderr
     assert len(server.bodies()) == 1  # not retried
+
+
+@pytest.mark.plugins("compaction", "persistence")
+@pytest.mark.xfail(
+    strict=True,
+    reason="a /compact with nothing to compact, in a chat that ran no turn, stores the "
+    "chat's new session (compact/start and compact/end, 0 turns, no title), and "
+    "dsh run --continue then takes that empty session as this directory's last",
+)
+def test_compact_with_nothing_to_compact_in_a_new_chat_stores_no_session(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Found in a new-user walkthrough: `/compact` typed first in a chat, then quit."""
+    model = "openai-compatible:tiny@http://127.0.0.1:9/v1"  # never contacted
+    done = dsh("-m", model, "chat", env=env, cwd=tmp_path, stdin="/compact\n")
+    assert done.returncode == 0, done.stderr
+    assert "nothing to compact" in done.stderr
+    assert list(Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")) == []
