@@ -339,12 +339,6 @@ def test_an_overflow_with_nothing_to_compact_says_so_not_failed(
 
 
 @pytest.mark.plugins("compaction", "persistence")
-@pytest.mark.xfail(
-    strict=True,
-    reason="a /compact with nothing to compact, in a chat that ran no turn, stores the "
-    "chat's new session (compact/start and compact/end, 0 turns, no title), and "
-    "dsh run --continue then takes that empty session as this directory's last",
-)
 def test_compact_with_nothing_to_compact_in_a_new_chat_stores_no_session(
     tmp_path: Path, env: dict[str, str]
 ) -> None:

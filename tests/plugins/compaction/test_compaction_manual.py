@@ -64,6 +64,22 @@ async def test_compact_now_with_nothing_to_compact_logs_a_skip() -> None:
     assert events[-1].data["error"]["code"] == "NOTHING"
 
 
+async def test_compact_now_before_any_turn_logs_nothing() -> None:
+    """A /compact typed first in a chat: logging the skip made a session of nothing
+    else, which dsh-persistence stored and --continue took as the last one."""
+    async with harness(ScriptedModel(["hi"], context_window=BIG), summarizer()) as h:
+        agent = await h.agents.create("a", options=OPTIONS)
+
+        result = await compact_now(agent.agent)
+
+        events = list(agent.session.events)
+    assert (result.outcome, result.error) == (
+        "skipped",
+        {"code": "NOTHING", "message": "nothing to compact"},
+    )
+    assert events == []
+
+
 async def test_compact_now_works_when_automatic_compaction_is_off() -> None:
     options = {"model": "scripted", "compaction": {"model": "summarizer", "enabled": False}}
     model = ScriptedModel(reads(3), context_window=BIG)

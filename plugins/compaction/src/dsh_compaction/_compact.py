@@ -259,8 +259,12 @@ class _Run:
             if reason == "threshold":
                 log.debug("agent %r: over the threshold, but nothing to compact", agent.id)
                 return CompactionResult("skipped", reason, before, before)
-            await self.start(history, before)
             nothing = {"code": "NOTHING", "message": "nothing to compact"}
+            if reason == "manual" and not history:
+                # a /compact before any turn: logging it would make a session of nothing
+                # but the skip, stored and then taken by --continue as the last one
+                return CompactionResult("skipped", reason, before, before, nothing)
+            await self.start(history, before)
             return await self.end(history, before, "skipped", nothing)
 
         await self.start(history, before)
