@@ -50,8 +50,11 @@ def text_reply(*pieces: str, pause: float = 0.0, then: str = "end") -> Any:
     return wire.sse(events, pause=pause, then=then)
 
 
-def tool_call_reply(name: str, arguments: dict[str, Any], call_id: str = "call-1") -> Any:
-    """An OpenAI-compatible streamed answer that calls one tool."""
+def tool_call_reply(
+    name: str, arguments: dict[str, Any], call_id: str = "call-1", pause: float = 0.0
+) -> Any:
+    """An OpenAI-compatible streamed answer that calls one tool (``pause`` seconds
+    between its events)."""
     raw = json.dumps(arguments)
     call = {"index": 0, "id": call_id, "type": "function"}
     events = [
@@ -61,7 +64,7 @@ def tool_call_reply(name: str, arguments: dict[str, Any], call_id: str = "call-1
         _event({}, "tool_calls"),
         b"data: [DONE]\n\n",
     ]
-    return wire.sse(events)
+    return wire.sse(events, pause=pause)
 
 
 class ThreadedWire:

@@ -1,9 +1,16 @@
 """The terminal as a front end: lines typed on stdin, and dsh-permissions' questions put
-to the person at it (``dsh chat``, and ``dsh run`` in a terminal)."""
+to the person at it (``dsh chat``, and ``dsh run`` in a terminal).
+
+A dsh started in the background of its terminal (``dsh run ... &`` in an interactive
+shell) does not read it: the kernel would stop it (SIGTTIN) until ``fg``. It reads once
+it is in the foreground again, and a question asked meanwhile is denied (no one can be
+asked), so that the run ends instead of waiting for a ``fg`` that may never come."""
 
 from __future__ import annotations
 
+import errno
 import os
+import signal
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,19 +21,56 @@ import anyio.lowlevel
 from dsh._render import shorten
 from dsh.hookspecs import hookimpl
 
-__all__ = ["TerminalApprovals", "lines_typed"]
+__all__ = ["TerminalApprovals", "in_background", "lines_typed"]
 
 _END_OF_INPUT = "no answer: the input ended (no one is at the terminal to answer)"
+_IN_BACKGROUND = (
+    "no answer: dsh runs in the background of its terminal, where it cannot ask (no one was asked)"
+)
+#: How often a dsh in the background looks whether it has been brought to the foreground.
+_BACKGROUND_POLL = 0.2
+
+
+def in_background(fd: int) -> bool:
+    """Whether ``fd`` is this process's controlling terminal and another process group
+    is in its foreground (``dsh run ... &``, or Ctrl-Z then ``bg``): reading it would
+    stop this one (SIGTTIN). False for a pipe, a file, or a terminal not controlling."""
+    try:
+        return os.tcgetpgrp(fd) != os.getpgrp()
+    except (AttributeError, OSError):  # not a terminal, none controlling, or Windows
+        return False
+
+
+def _read(fd: int) -> bytes | None:
+    """Up to 4096 bytes of ``fd``; None if this process went into the background of the
+    terminal since it looked (the read fails with EIO instead of stopping it: SIGTTIN is
+    blocked for the read, on this thread only, so no child inherits it)."""
+    ttin = getattr(signal, "SIGTTIN", None)
+    if ttin is None or not hasattr(signal, "pthread_sigmask"):
+        return os.read(fd, 4096)
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {ttin})
+    try:
+        return os.read(fd, 4096)
+    except OSError as error:
+        if error.errno == errno.EIO and in_background(fd):
+            return None
+        raise
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 async def lines_typed() -> AsyncIterator[str | None]:
     """Lines typed on stdin, read without a blocking thread; None at end of input. The
     text after the last line end is a last line when it comes from a pipe or a file; at
-    a terminal it is a line left unfinished (Ctrl-D twice to quit), which is not sent."""
+    a terminal it is a line left unfinished (Ctrl-D twice to quit), which is not sent.
+    While dsh is in the background of the terminal nothing is read (``in_background``)."""
     fd = sys.stdin.fileno()
     pollable = True
     buffer = b""
     while True:
+        if in_background(fd):  # what is typed is the shell's: look again later
+            await anyio.sleep(_BACKGROUND_POLL)
+            continue
         if pollable:
             try:
                 await anyio.wait_readable(fd)
@@ -36,7 +80,9 @@ async def lines_typed() -> AsyncIterator[str | None]:
                 pollable = False
         if not pollable:
             await anyio.lowlevel.checkpoint()
-        data = os.read(fd, 4096)
+        data = _read(fd)
+        if data is None:  # sent to the background while it waited
+            continue
         if not data:
             if buffer and not os.isatty(fd):
                 yield buffer.decode(errors="replace")
@@ -54,12 +100,16 @@ class TerminalApprovals:
     """The terminal as dsh-permissions' front end: a call that needs approval is shown on
     stderr, and the next line typed answers it (``y`` once, ``a`` always, anything
     else denies; a sentence is passed to the model as the reason). Once the input has
-    ended (``close()``) every question, pending or new, is denied."""
+    ended (``close()``) every question, pending or new, is denied; so is one asked while
+    dsh is in the background of its terminal, or pending when it is sent there (fail
+    closed: ``dsh run ... &`` ends its turn rather than wait for a ``fg``)."""
 
     def __init__(self) -> None:
         self._waiting: tuple[anyio.Event, list[str | None]] | None = None
         self._asked = anyio.Event()  # set (and replaced) each time a question waits
         self._closed = False
+        stdin = sys.stdin
+        self._terminal = stdin.fileno() if stdin is not None and stdin.isatty() else None
 
     @hookimpl(optionalhook=True)
     async def permission_ask(self, request: Any) -> Any:
@@ -78,16 +128,24 @@ class TerminalApprovals:
         box: list[str | None] = []
         if self._closed:
             box.append(None)
-        else:
+        elif not self._background():
             event = anyio.Event()
             self._waiting = (event, box)
             self._asked.set()
             self._asked = anyio.Event()
             try:
-                await event.wait()
+                await self._answered(event)
             finally:
                 self._waiting = None
-        if not box or box[0] is None:
+        if not box:  # dsh is in the background (or was sent there): no one was asked
+            print(
+                "  denied: dsh is in the background of its terminal, where it cannot ask "
+                "(run it in the foreground to answer)",
+                file=sys.stderr,
+                flush=True,
+            )
+            return PermissionAnswer.deny(_IN_BACKGROUND)
+        if box[0] is None:
             print("  denied: the input ended", file=sys.stderr, flush=True)
             return PermissionAnswer.deny(_END_OF_INPUT)
         line = box[0].strip()
@@ -98,6 +156,17 @@ class TerminalApprovals:
         if line.lower() in ("", "n", "no"):
             return PermissionAnswer.deny("the user said no")
         return PermissionAnswer.deny(line)
+
+    def _background(self) -> bool:
+        return self._terminal is not None and in_background(self._terminal)
+
+    async def _answered(self, event: anyio.Event) -> None:
+        """Wait for the answer; return unanswered once dsh is in the background."""
+        while not event.is_set():
+            with anyio.move_on_after(_BACKGROUND_POLL):
+                await event.wait()
+            if self._background():
+                return
 
     @property
     def asking(self) -> bool:
