@@ -75,10 +75,10 @@ class Shell:
         self.child.close(force=True)
 
 
-def dsh_command(server: Any, *redirect: str) -> str:
+def dsh_command(server: Any) -> str:
     model = f"openai-compatible:tiny@{server.url}"
     words = [sys.executable, "-m", "dsh.cli", "-m", model, "run", "a task"]
-    return " ".join([*map(shlex.quote, words), *redirect])
+    return shlex.join(words)
 
 
 def asking_server(model_server: Any, pause: float = 0.0) -> Any:
@@ -173,14 +173,15 @@ def test_brought_to_the_foreground_a_run_asks_and_reads_the_answer(
     assert RAN in result
 
 
-@pytest.mark.parametrize("redirect", [["<", "/dev/null"], ["<<<", "hi"]])
+@pytest.mark.parametrize("job", ["{dsh} < /dev/null", "echo hi | {dsh}", "{dsh} <<< hi"])
 def test_a_run_in_the_background_without_the_terminal_as_stdin_ends(
-    model_server: Any, shell: Shell, shell_env: dict[str, str], redirect: list[str]
+    model_server: Any, shell: Shell, shell_env: dict[str, str], job: str
 ) -> None:
-    """``dsh run ... < /dev/null &`` (and with text on stdin): nothing to ask through,
-    the question is denied without asking, and the run ends while the shell is used."""
+    """``dsh run ... < /dev/null &``, ``echo hi | dsh run ... &``: nothing to ask
+    through, the question is denied without asking, and the run ends while the shell is
+    used."""
     server = asking_server(model_server)
-    shell.type(dsh_command(server, *redirect) + " &")
+    shell.type(job.format(dsh=dsh_command(server)) + " &")
     shell.type("echo typed-at-the-shell")
     assert shell.status("%1") == 0
     assert "Stopped" not in shell.screen
