@@ -20,7 +20,7 @@ import pytest
 from cli_support import text_reply, tool_call_reply
 from hangup_support import stored, turn_ends
 
-pytestmark = pytest.mark.plugins("persistence")
+pytestmark = pytest.mark.plugins("persistence", "permissions")
 
 PROMPT = "shell-ready> "
 STATUS = re.compile(r"STATUS=(\d+)")

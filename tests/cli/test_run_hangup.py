@@ -125,6 +125,7 @@ def tool_results(events: list[dict[str, Any]]) -> list[str]:
     return [str(e["data"]["content"]) for e in events if e["type"] == "tool/result"]
 
 
+@pytest.mark.plugins("persistence", "permissions")
 def test_the_terminal_closing_at_a_question_stops_the_run_without_running_the_call(
     model_server: Any, asking_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -141,6 +142,7 @@ def test_the_terminal_closing_at_a_question_stops_the_run_without_running_the_ca
     assert len(server.bodies()) == 1
 
 
+@pytest.mark.plugins("persistence", "permissions")
 def test_with_sighup_ignored_the_terminal_closing_at_a_question_denies_it(
     model_server: Any, asking_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -164,6 +166,7 @@ def test_with_sighup_ignored_the_terminal_closing_at_a_question_denies_it(
     assert "approved-output" not in server.bodies()[1]["messages"][-1]["content"]
 
 
+@pytest.mark.plugins("persistence", "permissions")
 def test_ctrl_c_at_a_question_stops_the_run_without_running_the_call(
     model_server: Any, asking_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -184,6 +187,7 @@ def test_ctrl_c_at_a_question_stops_the_run_without_running_the_call(
     assert len(server.bodies()) == 1
 
 
+@pytest.mark.plugins("persistence", "permissions")
 def test_ctrl_d_at_a_question_denies_it(
     model_server: Any, asking_env: dict[str, str], tmp_path: Path
 ) -> None:
