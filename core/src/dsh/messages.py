@@ -40,7 +40,6 @@ class _Frozen(BaseModel):
 
 
 _M = TypeVar("_M", bound=BaseModel)
-_set: Final = object.__setattr__
 
 
 def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
@@ -54,10 +53,11 @@ def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
     tests/core/test_hot_path.py checks the result equals the validated model for
     every type built this way.
     """
-    model = cls.__new__(cls)
-    _set(model, "__dict__", values)
-    fields = _ALL_FIELDS.get(cls)
-    if fields is None:
+    model = _new(cls)  # BaseModel has no __new__ of its own (checked by the tests)
+    _set_dict(model, values)
+    try:
+        fields = _ALL_FIELDS[cls]
+    except KeyError:
         fields = _ALL_FIELDS[cls] = set(cls.model_fields)
     _set_fields_set(model, fields)
     _set_extra(model, None)
@@ -66,7 +66,9 @@ def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
 
 
 _ALL_FIELDS: Final[dict[type[BaseModel], set[str]]] = {}
+_new: Final = object.__new__
 # BaseModel's slots, set through their descriptors (no attribute lookup per call)
+_set_dict: Final = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set: Final = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra: Final = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private: Final = BaseModel.__dict__["__pydantic_private__"].__set__
@@ -117,14 +119,16 @@ class Usage(_Frozen):
     cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        # both operands are validated already: skip re-validation on this hot path
+        # both operands are validated already: skip re-validation on this hot path (and
+        # read the fields from __dict__: a pydantic attribute costs several dict lookups)
+        a, b = self.__dict__, other.__dict__
         return trusted(
             Usage,
             {
-                "input_tokens": self.input_tokens + other.input_tokens,
-                "output_tokens": self.output_tokens + other.output_tokens,
-                "cache_read_tokens": self.cache_read_tokens + other.cache_read_tokens,
-                "cache_write_tokens": self.cache_write_tokens + other.cache_write_tokens,
+                "input_tokens": a["input_tokens"] + b["input_tokens"],
+                "output_tokens": a["output_tokens"] + b["output_tokens"],
+                "cache_read_tokens": a["cache_read_tokens"] + b["cache_read_tokens"],
+                "cache_write_tokens": a["cache_write_tokens"] + b["cache_write_tokens"],
             },
         )
 
