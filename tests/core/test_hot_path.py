@@ -86,6 +86,7 @@ def test_trusted_builds_what_validation_builds(
     cls: type[BaseModel], values: dict[str, Any]
 ) -> None:
     assert list(values) == list(cls.model_fields), "trusted() needs every field, in order"
+    assert cls.__new__ is object.__new__, "trusted() creates the instance with object.__new__"
     fast = trusted(cls, dict(values))
     slow = cls.model_validate(values)
     assert fast == slow
@@ -124,6 +125,21 @@ def test_to_data_is_model_dump(message: AssistantMessage) -> None:
 def test_usage_sums_are_validated_models() -> None:
     total = USAGE + Usage(input_tokens=1, cache_read_tokens=5)
     assert total == Usage(input_tokens=4, output_tokens=2, cache_read_tokens=5)
+
+
+def test_an_emitted_event_has_every_field_its_constructor_sets() -> None:
+    # Session.emit builds its events without calling SessionEvent.__init__
+    session = Session("s")
+    session.emit("turn/start", {"turn": 1}, checked=True)
+    value = object()
+    session.emit("user/message", {"content": "hi"}, value, checked=True)
+    for event in session.events:
+        built = SessionEvent(event.type, event.seq, event.time, event.data, event.value)
+        assert {slot: getattr(event, slot) for slot in SessionEvent.__slots__} == {
+            slot: getattr(built, slot) for slot in SessionEvent.__slots__
+        }
+    assert [e.seq for e in session.events] == [0, 1]
+    assert session.events[1].value is value
 
 
 def test_the_assembled_message_equals_a_validated_one() -> None:

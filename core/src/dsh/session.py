@@ -110,6 +110,9 @@ class SessionEvent:
 HistoryReducer = Callable[[list[Message], SessionEvent], "list[Message] | None"]
 
 
+_new_event: Final = object.__new__  # Session.emit sets the slots itself
+
+
 @final
 class HistoryView(Sequence[Message]):
     """An O(1) snapshot of the derived history: the first ``len`` messages of a list
@@ -285,7 +288,13 @@ class Session:
         if not checked:
             check_json(data, type)
         events = self._events
-        event = SessionEvent(type, len(events), _now(), data, value)
+        # SessionEvent(type, len(events), _now(), data, value) without its __init__ call
+        event = _new_event(SessionEvent)
+        event.type = type
+        event.seq = len(events)
+        event.time = _now()
+        event.data = data
+        event.value = value
         events.append(event)
         reducer = self._reducers.get(type)
         if reducer is not None:
