@@ -154,15 +154,18 @@ class Trimmer:
         return request.model_copy(update={"messages": agent.session.history})
 
 
-def live_assistant_messages() -> int:
+def live_assistant_messages(before: int = 0) -> int:
+    """The AssistantMessages alive now, less ``before`` (counted at the test's start:
+    in a process that ran other tests first, some of theirs may still be alive)."""
     gc.collect()
-    return sum(1 for o in gc.get_objects() if isinstance(o, AssistantMessage))
+    return sum(1 for o in gc.get_objects() if isinstance(o, AssistantMessage)) - before
 
 
 async def test_messages_the_history_dropped_are_kept_once_as_log_data(tmp_path: Path) -> None:
     """Each assistant message was logged with the live object it was dumped from; the
     event kept that object after the history dropped it, so a long session held every
     old answer twice (its data and its object). The log keeps the data only."""
+    before = live_assistant_messages()
     (tmp_path / "notes.txt").write_text("hello\n")
     model = endless_model(answer, context_window=None)
     plugins = [("trim", Trimmer())]
@@ -173,7 +176,7 @@ async def test_messages_the_history_dropped_are_kept_once_as_log_data(tmp_path: 
         await turns(agent, model, 500)
         history = agent.session.history
         logged = sum(1 for e in agent.session.events if e.type == "assistant/message")
-        live = live_assistant_messages()
+        live = live_assistant_messages(before)
     print(f"\n{logged} answers logged, {live} alive, {len(history)} in the history")
     assert logged == 1000 and len(history) <= 8 + 4
     assert live <= len(history) + 2  # the history's, and none the history dropped
@@ -212,6 +215,7 @@ async def test_2000_compacted_turns_hold_the_derived_messages_of_the_history_onl
     the answers' assembly allocated in the last 500 turns and still holds)."""
     import dsh_compaction
 
+    before = live_assistant_messages()
     (tmp_path / "notes.txt").write_text("hello world\n" * 30)
     summaries: list[int] = []
     model = endless_model(compacting(summaries), context_window=6000)
@@ -233,7 +237,7 @@ async def test_2000_compacted_turns_hold_the_derived_messages_of_the_history_onl
             tracemalloc.stop()
         history = agent.session.history
         logged = sum(1 for e in agent.session.events if e.type == "assistant/message")
-        live = live_assistant_messages()
+        live = live_assistant_messages(before)
     kept = sum(stat.size for stat in held.statistics("filename"))
     print(
         f"\n{len(summaries)} summariser calls; {logged} answers logged, {live} alive, "
