@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsh_permissions._commands import command_subjects
+from dsh_permissions._rules import TextPattern
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -193,17 +194,116 @@ async def test_accept_edits_still_allows_ordinary_names(judge):
     assert judged.decision == "allow", judged.event["reason"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="xargs adds words from its input to the command it runs: 'echo push | xargs "
-    "git' runs git push, but the part behind xargs is 'git', which the ask rule "
-    "'bash(git push*)' does not match (not fixed: marking it unknown would stop "
-    "allow rules from allowing any xargs command)",
+# -- commands that get more words at run time: xargs, find -exec {} ----------------------
+
+PUSH_ASKED = {"allow": ["bash"], "ask": ["bash(git push*)"]}
+PUSH_DENIED = {"allow": ["bash"], "deny": ["bash(git push*)"]}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo push | xargs git",
+        "echo push | xargs -I{} git {}",
+        "echo push | xargs -I {} git {}",
+        "echo push | xargs -i git {}",
+        "echo push | xargs --replace git {}",
+        "echo push | xargs -J % git %",  # BSD
+        "echo sh | xargs -I{} git pu{}",
+        "echo push | xargs -0 -r git",
+        "echo push | xargs -n 1 -P 2 git",
+        "echo push | xargs --max-args=1 git",
+        "echo push | xargs -- git",
+        "echo push | xargs /usr/bin/git",
+        "echo push | xargs git -C .",
+        # behind other wrappers, and wrappers behind xargs
+        "echo push | sudo xargs git",
+        "echo push | timeout 5 xargs git",
+        "echo push | A=1 nice -n 5 xargs -r git",
+        "echo push | env xargs git",
+        "echo git push | xargs sudo",
+        "echo git push | xargs env",
+        # a shell behind xargs runs its input (or the replaced string) as code
+        "echo push | xargs -I{} sh -c 'git {}'",
+        "echo 'git push' | xargs sh -c",
+        # an option not known here: where the command starts is not known
+        "echo push | xargs --frobnicate git",
+        # find -exec: {} is each file name found (find push -name x runs git push)
+        "find push -maxdepth 0 -exec git {} ';'",
+        "find push -maxdepth 0 -exec git {} +",
+        "find push -maxdepth 0 -exec sh -c 'git {}' ';'",
+    ],
 )
-async def test_git_push_through_xargs_input_is_asked_about(judge):
-    rules = {"allow": ["bash"], "ask": ["bash(git push*)"]}
-    judged = await judge(rules, "bash", {"command": "echo push | xargs git"})
-    assert judged.decision == "ask"
+@pytest.mark.parametrize("rules", [PUSH_ASKED, PUSH_DENIED], ids=["ask-rule", "deny-rule"])
+async def test_b49_what_xargs_or_find_may_make_of_a_command_is_asked_about(judge, rules, command):
+    """Leaked: the part behind xargs was ``git``, which ``git push*`` does not match,
+    yet ``echo push | xargs git`` runs ``git push``. Now a deny or ask pattern that
+    could match the command's text followed by more words (at the replace string,
+    at ``{}`` of find -exec) asks about it (_xargs, ``Rule.could_continue``), even
+    under ``allow: [bash]``; it is no match, so a deny rule asks rather than denies."""
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == "ask", judged.event["reason"]
+    assert "only complete when it runs" in judged.event["asked"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo push | xargs git", "echo push | xargs -I{} git {}", "find push -exec git {} +"],
+)
+async def test_b49_what_xargs_may_make_of_a_command_is_denied_in_bypass_mode(judge, command):
+    """Leaked in bypass mode (which asks nobody): such a command now is denied."""
+    judged = await judge({"deny": ["bash(git push*)"]}, "bash", {"command": command}, mode="bypass")
+    assert judged.decision == "deny", judged.event["reason"]
+    assert judged.event["rule"] == "deny: bash(git push*)"
+
+
+@pytest.mark.parametrize(
+    ("rules", "command"),
+    [
+        ({"allow": ["bash"], "deny": ["bash(rm -rf*)"]}, "echo -rf / | xargs rm"),
+        ({"allow": ["bash"], "deny": ["bash(rm -rf*)"]}, "echo rf | xargs -I% rm -% /"),
+        (
+            {"allow": ["bash(ls*)", "bash(xargs *)", "bash(git *)"], "ask": ["bash(git push*)"]},
+            "ls | xargs git",
+        ),
+        ({"allow": ["bash"], "ask": ["bash(chmod 777 *)"]}, "ls | xargs -I% chmod % x"),
+    ],
+)
+async def test_b49_a_deny_pattern_xargs_input_could_complete_asks(judge, rules, command):
+    """Leaked: ``rm`` or ``rm -%`` behind xargs missed ``rm -rf*``; ``xargs git`` was
+    allowed by ``bash(xargs *)`` past ``git push*``; ``chmod %`` missed
+    ``chmod 777 *`` though the input may be ``777``."""
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == "ask", judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    ("rules", "command"),
+    [
+        (PUSH_ASKED, "ls | xargs ls"),
+        (PUSH_ASKED, "ls | xargs -I{} git add {}"),
+        (PUSH_ASKED, "ls | xargs git add"),
+        (PUSH_ASKED, "ls | sudo xargs -0 wc -l"),
+        (PUSH_ASKED, "find . -name '*.py' -exec git add {} +"),
+        ({"allow": ["bash(xargs ls*)", "bash(ls*)"], "ask": ["bash(git push*)"]}, "xargs ls"),
+        ({"allow": ["bash(xargs ls*)", "bash(ls*)"], "ask": ["bash(git push*)"]}, "xargs ls -l"),
+        ({"allow": ["bash"], "deny": ["bash(rm -rf*)"]}, "ls | xargs rm -f"),
+    ],
+)
+async def test_xargs_commands_no_pattern_could_become_are_still_allowed(judge, rules, command):
+    """What xargs runs is only asked about when a deny or ask pattern could match what
+    it becomes: allow rules still allow ordinary xargs commands."""
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == "allow", judged.event["reason"]
+
+
+async def test_xargs_under_a_deny_rule_it_matches_is_still_denied(judge):
+    """``xargs -n1 rm`` already matched ``rm *`` (a final `` *`` matches nothing): it
+    stays denied, not merely asked about."""
+    rules = {"allow": ["bash"], "deny": ["bash(rm *)"]}
+    judged = await judge(rules, "bash", {"command": "ls | xargs -n1 rm"})
+    assert judged.decision == "deny", judged.event["reason"]
+    assert judged.event["rule"] == "deny: bash(rm *)"
 
 
 # -- cost: deny and ask readings behind a wrapper -------------------------------------
@@ -288,3 +388,32 @@ def test_b49_generated_reads_of_env_never_run_unasked(
     command = context.replace("{}", command)
     judged = asyncio.run(judge(ALLOW_ALL, "bash", {"command": command}))
     assert judged.decision != "allow", (command, judged.event["reason"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="parallel is not a wrapper here: 'parallel git ::: push' runs git push, but its "
+    "only part is 'parallel git ::: push', which the ask rule 'bash(git push*)' does not "
+    "match (not fixed: parallel's ':::' argument lists and {} replacements are not parsed)",
+)
+async def test_git_push_through_parallel_is_asked_about(judge):
+    judged = await judge(PUSH_ASKED, "bash", {"command": "parallel git ::: push"})
+    assert judged.decision == "ask"
+
+
+_GLOB = st.text(alphabet="ab *", max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pattern=_GLOB.filter(lambda p: p.strip()), prefix=st.text(alphabet="ab *", max_size=6))
+def test_could_continue_agrees_with_trying_every_short_continuation(pattern, prefix):
+    """``TextPattern.could_continue(prefix)`` is whether some text beginning with the
+    prefix matches. Were there one, a continuation made of the pattern's own characters,
+    no longer than the pattern, would do: every such one over the alphabet is tried."""
+    compiled = TextPattern.compile(pattern)
+    letters = "ab *"
+    tails = [""]
+    for _ in range(len(pattern)):
+        tails += [t + c for t in tails if len(t) == len(tails[-1]) for c in letters]
+    expected = any(compiled.matches(prefix + tail) for tail in tails)
+    assert compiled.could_continue(prefix) == expected

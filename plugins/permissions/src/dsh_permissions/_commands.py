@@ -32,6 +32,7 @@ from dsh_permissions._wrappers import (
     behind,
     split_string,
 )
+from dsh_permissions._xargs import FIND_HOLE, INPUT, XARGS_DEFAULT, open_prefixes, xargs_command
 
 __all__ = ["command_subjects"]
 
@@ -41,6 +42,7 @@ _HARMLESS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _SHORT_C: Final = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
 _SHORT_S: Final = re.compile(r"-[A-Za-z]*s[A-Za-z]*")
+_CODE: Final = SHELLS | {"eval"}
 _EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _SHOWN: Final = 200
 _CROWDED: Final = f"more than {MAX_CANDIDATES} words behind a wrapper may be the command it runs"
@@ -86,7 +88,12 @@ def _problem(line: str, why: str) -> Subject:
 
 
 def _command(
-    command: Command, root: str, moved: bool, depth: int, reads: bool | None
+    command: Command,
+    root: str,
+    moved: bool,
+    depth: int,
+    reads: bool | None,
+    hole: str | None = None,
 ) -> list[Subject]:
     canon: list[str] = []
     raw: list[str] = []
@@ -113,13 +120,18 @@ def _command(
         unknown = unknown or why
     subjects: list[Subject] = []
     if canon:
-        subjects.append(_text_subject(canon, raw, unknown, _reads(command, root, moved, reads)))
+        found = _reads(command, root, moved, reads)
+        subjects.append(_text_subject(canon, raw, unknown, found, hole))
         subjects.extend(_wrapped(command, canon, raw, unknown, (root, moved, depth, reads)))
     return subjects + redirects
 
 
 def _text_subject(
-    canon: list[str], raw: list[str], unknown: str | None, reads: tuple[Subject, ...] = ()
+    canon: list[str],
+    raw: list[str],
+    unknown: str | None,
+    reads: tuple[Subject, ...] = (),
+    hole: str | None = None,
 ) -> Subject:
     text = " ".join(canon)
     readings = [*_variants(canon), *_variants(raw)]
@@ -127,8 +139,47 @@ def _text_subject(
         unknown = unknown or _CROWDED
     deny = tuple(dict.fromkeys([*(r for r in readings if r is not None)]))
     deny = tuple(dict.fromkeys([*deny, *(folded(r) for r in deny)]))
+    prefixes = dict.fromkeys([*_open(canon, hole), *_open(raw, hole)])
+    prefixes.update(dict.fromkeys(folded(p) for p in list(prefixes)))
     allow = () if unknown else (text,)
-    return Subject("command", text, allow=allow, deny=deny, unknown=unknown, reads=reads)
+    return Subject(
+        "command", text, allow=allow, deny=deny, unknown=unknown, reads=reads, open=tuple(prefixes)
+    )
+
+
+def _open(words: list[str], hole: str | None) -> list[str]:
+    """The beginnings of the text the command may become at run time (``_xargs``):
+    ``{}`` is a file name (``hole``, find -exec), and what xargs runs gets more words."""
+    out = _cut(words, hole) if hole is not None else []
+    for index in _starts(words):
+        if index < len(words) and os.path.basename(words[index]) == "xargs":
+            found = xargs_command(words, index)
+            if found is None:  # an option not known: where the command starts is not
+                out.append("")
+                continue
+            rest, replace = words[found[0] :] or [XARGS_DEFAULT], found[1]
+            # without a replace string the input's words follow the command's
+            out += _cut([*rest, INPUT] if replace is None else rest, replace or INPUT)
+    return out
+
+
+def _cut(words: list[str], hole: str) -> list[str]:
+    """The texts of ``words`` up to the first ``hole``; ``""`` (anything) when a shell
+    or eval runs the words holding it, whose text is then code."""
+    first = next((i for i, w in enumerate(words) if hole in w), None)
+    if first is None:
+        return []
+    if any(os.path.basename(words[i]) in _CODE for i in _starts(words) if i < first):
+        return [""]
+    return open_prefixes(_variants(words), hole)
+
+
+def _starts(words: list[str]) -> list[int]:
+    """The indexes of the words that may be the program (see ``_wrappers.behind``)."""
+    start = _skip_assignments(words)
+    if start < len(words) and os.path.basename(words[start]) in WRAPPERS:
+        return [start, *(behind(words, start) or ())]
+    return [start]
 
 
 def _reads(command: Command, root: str, moved: bool, reads: bool | None) -> tuple[Subject, ...]:
@@ -286,7 +337,8 @@ def _find_exec(args: tuple[Word, ...], where: tuple[str, bool, int, bool | None]
                 inner = Command(args[index + 1 : end])
                 # -execdir runs it in the directory of each file found
                 elsewhere = moved or args[index].text.endswith("dir")
-                subjects.extend(_command(inner, root, elsewhere, depth + 1, reads))
+                found = _command(inner, root, elsewhere, depth + 1, reads, FIND_HOLE)
+                subjects.extend(found)
             index = end
         index += 1
     return subjects

@@ -151,6 +151,14 @@ def _bypass(policy: Policy, facts: ToolFacts, subjects: Iterable[Subject]) -> Ve
                     f"{_assumed(rule, facts, subject)}; deny rules hold in bypass mode too"
                 )
                 return Verdict("deny", str(rule), why, (Part(subject, "deny", "rule", why, rule),))
+        if (extended := _continued(rules, subject)) is not None:
+            why = (
+                f"{describe(facts, subject)}: {_open_why(extended)}; bypass mode asks nobody, "
+                "so it does not run"
+            )
+            return Verdict(
+                "deny", str(extended), why, (Part(subject, "deny", "rule", why, extended),)
+            )
         read_rules = policy.rules(_READ, "deny") if subject.reads else []
         if (found := _read_hit(read_rules, subject)) is not None:
             rule, read = found
@@ -212,6 +220,11 @@ def _judge(
         if subject.reads and (found := _read_hit(policy.rules(_READ, action), subject)):
             rule, read = found
             return Part(subject, action, "rule", _reads_why(rule, facts, subject, read), rule)
+    rules = [*policy.rules(facts.name, "deny"), *policy.rules(facts.name, "ask")]
+    if (extended := _continued(rules, subject)) is not None:
+        # xargs input or a find file name may make it a command the rule covers: it
+        # is asked about (bypass denies), even under a rule allowing every call
+        return Part(subject, "ask", "problem", f"{what}: {_open_why(extended)}")
     if subject.problem is not None:
         return Part(subject, "ask", "problem", f"{what}: {subject.problem}")
     if subject.reads and (unread := _unclear_read(subject)) is not None:
@@ -283,6 +296,22 @@ def _hits(rule: Rule, subject: Subject) -> bool:
     if any(rule.matches_below(r) for r in subject.deny) or subject.links_unknown is not None:
         return True
     return any(rule.matches_path(t) or rule.matches_below(t) for t in subject.links)
+
+
+def _continued(rules: list[Rule], subject: Subject) -> Rule | None:
+    """The first rule with a pattern that could match the command as it may go on at
+    run time (``Subject.open``)."""
+    for rule in rules:
+        if rule.pattern is not None and any(rule.could_continue(p) for p in subject.open):
+            return rule
+    return None
+
+
+def _open_why(rule: Rule) -> str:
+    return (
+        "its words are only complete when it runs (xargs adds the words of its input, "
+        f"find -exec puts a file name for {{}}), and the rule '{rule}' could cover it then"
+    )
 
 
 def _read_hit(rules: list[Rule], subject: Subject) -> tuple[Rule, Subject] | None:

@@ -53,17 +53,33 @@ class TextPattern:
 
     source: str
     regex: re.Pattern[str]
+    #: the pattern's alternatives (``rm *`` is also ``rm``), whitespace runs as one space
+    texts: tuple[str, ...] = ()
 
     @classmethod
     def compile(cls, pattern: str) -> TextPattern:
         text = _SPACES.sub(" ", pattern.strip())
         body = _body(text)
+        texts: tuple[str, ...] = (text,)
         if text.endswith(" *"):
             body = f"(?:{body}|{_body(text[:-2])})"
-        return cls(pattern, re.compile(f"(?s:{body})\\Z"))
+            texts = (text, text[:-2])
+        return cls(pattern, re.compile(f"(?s:{body})\\Z"), texts)
 
     def matches(self, text: str) -> bool:
         return self.regex.match(text) is not None
+
+    def could_continue(self, prefix: str) -> bool:
+        """Whether some text beginning with ``prefix`` matches (``git `` could go on to
+        ``git push``, which ``git push*`` matches). A pattern without ``*`` must begin
+        with the prefix. One with a ``*`` needs only its literal head to agree with the
+        prefix (either begins with the other): the first ``*`` can take whatever of the
+        prefix is left over, and the rest of the pattern's literals can follow."""
+        for text in self.texts:
+            head, star, _ = text.partition("*")
+            if text.startswith(prefix) or (star and prefix.startswith(head)):
+                return True
+        return False
 
 
 def _body(text: str) -> str:
@@ -114,6 +130,10 @@ class Rule:
 
     def matches_text(self, text: str) -> bool:
         return self._text is not None and self._text.matches(text)
+
+    def could_continue(self, prefix: str) -> bool:
+        """Whether the pattern matches some command text beginning with ``prefix``."""
+        return self._text is not None and self._text.could_continue(prefix)
 
     def matches_path(self, path: str) -> bool:
         found = self._path_pattern()

@@ -53,6 +53,10 @@ class Subject:
     #: the files a command reads (``path`` subjects; commands only, and only when the
     #: ``read`` tool has deny or ask rules): checked against those rules (see ``_reads``)
     reads: tuple[Subject, ...] = ()
+    #: beginnings of the text a command may become at run time (what xargs runs gets
+    #: more words, ``{}`` of find -exec is a file name; see ``_xargs``): a deny or ask
+    #: pattern that could match a text beginning so covers it as an unknown value would
+    open: tuple[str, ...] = ()
 
     @property
     def rememberable(self) -> bool:

@@ -1,0 +1,114 @@
+"""Commands that get more words at run time: what ``xargs`` runs, and ``find -exec``.
+
+``echo push | xargs git`` runs ``git push``: xargs adds the words of its input to the
+command it is given (or, with ``-I R`` / ``-i`` / ``--replace`` / BSD ``-J R``, puts
+each input line where ``R`` stands), and ``find -exec git {} \\;`` puts each file name
+where ``{}`` stands. The text deny and ask rules see (``git``) is then only the
+beginning of what runs. ``open_prefixes`` gives that beginning: the text up to the
+first place a word may be added; ``_decide`` asks about the command when a deny or ask
+pattern could match a text beginning so (``Rule.could_continue``).
+
+xargs's options are those of GNU and BSD xargs; an option not known here makes the
+command's beginning unknown (the prefix ``""``, which every pattern could continue).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from dsh_permissions._wrappers import long_option
+
+__all__ = ["FIND_HOLE", "INPUT", "XARGS_DEFAULT", "open_prefixes", "xargs_command"]
+
+#: what find -exec replaces by each file name
+FIND_HOLE: Final = "{}"
+#: stands for the words xargs adds at the end (a NUL byte: no word of a command holds one)
+INPUT: Final = "\x00"
+#: the command xargs runs when given none
+XARGS_DEFAULT: Final = "echo"
+_DEFAULT_REPLACE: Final = "{}"
+#: short options taking a value (attached or the next word); GNU and BSD
+_VALUE: Final = frozenset("aEILnPsdJRS")
+#: short options whose value, if any, is attached (GNU ``-i[R]``, ``-e[EOF]``, ``-l[N]``)
+_OPTIONAL: Final = frozenset("eil")
+_FLAGS: Final = frozenset("0prtxo")
+_REPLACING: Final = frozenset("IJ")
+_LONG_VALUE: Final = (
+    *("--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars"),
+    "--process-slot-var",
+)
+#: long options whose value, if any, follows ``=``
+_LONG_OPTIONAL: Final = ("--replace", "--eof", "--max-lines")
+_LONG_FLAGS: Final = (
+    *("--null", "--interactive", "--no-run-if-empty", "--verbose", "--exit"),
+    *("--open-tty", "--show-limits", "--help", "--version"),
+)
+
+
+def xargs_command(words: list[str], index: int) -> tuple[int, str | None] | None:
+    """For xargs at ``index``: the index of the command it runs (``len(words)``: none,
+    so ``echo``) and the string its input replaces (None: input words are added at the
+    end). None when an option is not known (or lacks its value)."""
+    i = index + 1
+    replace: str | None = None
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            return i + 1, replace
+        if not word.startswith("-") or word == "-":
+            break
+        if word.startswith("--"):
+            name, equals, value = word.partition("=")
+            known = [
+                f for f in (*_LONG_VALUE, *_LONG_OPTIONAL, *_LONG_FLAGS) if long_option(name, f)
+            ]
+            if len(known) != 1 or (equals and known[0] in _LONG_FLAGS):
+                return None
+            if known[0] in _LONG_VALUE and not equals:
+                i += 1  # the value is the next word
+            if known[0] == "--replace":
+                replace = value if equals else _DEFAULT_REPLACE
+        else:
+            found = _short(words, i)
+            if found is None:
+                return None
+            i, replace = found[0], found[1] if found[1] is not None else replace
+        i += 1
+    if i > len(words):
+        return None  # an option's value is missing
+    return i, replace
+
+
+def _short(words: list[str], i: int) -> tuple[int, str | None] | None:
+    """A cluster of short options at ``i``: the index of its last word (its value may
+    be the next one) and the replace string it sets, or None when not known."""
+    word = words[i]
+    for j in range(1, len(word)):
+        letter, value = word[j], word[j + 1 :]
+        if letter in _FLAGS:
+            continue
+        if letter in _OPTIONAL:
+            return i, (value or _DEFAULT_REPLACE) if letter == "i" else None
+        if letter in _VALUE:
+            if not value:
+                i += 1
+                if i >= len(words):
+                    return None
+                value = words[i]
+            return i, value if letter in _REPLACING else None
+        return None
+    return i, None
+
+
+def open_prefixes(readings: Iterable[str | None], hole: str) -> list[str]:
+    """The beginnings of the texts ``readings`` may become at run time: each cut at
+    its first ``hole`` (a reading without it does not change). A None reading (too
+    many words to tell the command) could become anything: ``""``."""
+    out: list[str] = []
+    for reading in readings:
+        if reading is None:
+            out.append("")
+        elif (at := reading.find(hole)) >= 0:
+            out.append(reading[:at])
+    return out
