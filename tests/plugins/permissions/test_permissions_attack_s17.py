@@ -417,3 +417,28 @@ def test_could_continue_agrees_with_trying_every_short_continuation(pattern, pre
         tails += [t + c for t in tails if len(t) == len(tails[-1]) for c in letters]
     expected = any(compiled.matches(prefix + tail) for tail in tails)
     assert compiled.could_continue(prefix) == expected
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "xargs " * 60 + "git " + "a " * 30_000,
+        "xargs -I{} " * 3 + "git " + "a " * 30_000 + "{}",
+        "sudo -u root " * 20 + "xargs git " + "a " * 30_000,
+    ],
+    ids=["xargs-chain", "replace-chain", "behind-sudo"],
+)
+def test_what_xargs_may_make_of_a_long_command_is_cheap(layout, line):
+    """Each xargs that may be the program costs the length of the command, and each
+    beginning is kept whole: 60 xargs in front of 60,000 characters took a minute and
+    54 million characters of beginnings. Now more than ``MAX_XARGS`` of them make the
+    command anything (asked about under any pattern) and beginnings are cut at
+    ``OPEN_CHARS`` (which can only make more patterns match)."""
+    from dsh_permissions._xargs import MAX_XARGS, OPEN_CHARS
+
+    subjects = command_subjects(line, str(layout.ws), reads=True)
+    prefixes = [p for s in subjects for p in s.open]
+    assert all(len(p) <= OPEN_CHARS for p in prefixes)
+    assert sum(len(p) for p in prefixes) <= 2 * len(line)
+    if line.count("xargs") > MAX_XARGS:
+        assert "" in prefixes

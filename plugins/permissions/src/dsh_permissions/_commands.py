@@ -32,7 +32,15 @@ from dsh_permissions._wrappers import (
     behind,
     split_string,
 )
-from dsh_permissions._xargs import FIND_HOLE, INPUT, XARGS_DEFAULT, open_prefixes, xargs_command
+from dsh_permissions._xargs import (
+    FIND_HOLE,
+    INPUT,
+    MAX_XARGS,
+    OPEN_CHARS,
+    XARGS_DEFAULT,
+    open_prefixes,
+    xargs_command,
+)
 
 __all__ = ["command_subjects"]
 
@@ -139,7 +147,8 @@ def _text_subject(
         unknown = unknown or _CROWDED
     deny = tuple(dict.fromkeys([*(r for r in readings if r is not None)]))
     deny = tuple(dict.fromkeys([*deny, *(folded(r) for r in deny)]))
-    prefixes = dict.fromkeys([*_open(canon, hole), *_open(raw, hole)])
+    # only a pattern's first characters tell (see _xargs.OPEN_CHARS)
+    prefixes = dict.fromkeys(p[:OPEN_CHARS] for p in [*_open(canon, hole), *_open(raw, hole)])
     prefixes.update(dict.fromkeys(folded(p) for p in list(prefixes)))
     allow = () if unknown else (text,)
     return Subject(
@@ -151,15 +160,17 @@ def _open(words: list[str], hole: str | None) -> list[str]:
     """The beginnings of the text the command may become at run time (``_xargs``):
     ``{}`` is a file name (``hole``, find -exec), and what xargs runs gets more words."""
     out = _cut(words, hole) if hole is not None else []
-    for index in _starts(words):
-        if index < len(words) and os.path.basename(words[index]) == "xargs":
-            found = xargs_command(words, index)
-            if found is None:  # an option not known: where the command starts is not
-                out.append("")
-                continue
-            rest, replace = words[found[0] :] or [XARGS_DEFAULT], found[1]
-            # without a replace string the input's words follow the command's
-            out += _cut([*rest, INPUT] if replace is None else rest, replace or INPUT)
+    found = [i for i in _starts(words) if i < len(words) and os.path.basename(words[i]) == "xargs"]
+    if len(found) > MAX_XARGS:  # each costs the length of the command: fail closed
+        return [""]
+    for index in found:
+        found = xargs_command(words, index)
+        if found is None:  # an option not known: where the command starts is not
+            out.append("")
+            continue
+        rest, replace = words[found[0] :] or [XARGS_DEFAULT], found[1]
+        # without a replace string the input's words follow the command's
+        out += _cut([*rest, INPUT] if replace is None else rest, replace or INPUT)
     return out
 
 

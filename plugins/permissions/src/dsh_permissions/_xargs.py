@@ -19,12 +19,26 @@ from typing import Final
 
 from dsh_permissions._wrappers import long_option
 
-__all__ = ["FIND_HOLE", "INPUT", "XARGS_DEFAULT", "open_prefixes", "xargs_command"]
+__all__ = [
+    "FIND_HOLE",
+    "INPUT",
+    "MAX_XARGS",
+    "OPEN_CHARS",
+    "XARGS_DEFAULT",
+    "open_prefixes",
+    "xargs_command",
+]
 
 #: what find -exec replaces by each file name
 FIND_HOLE: Final = "{}"
 #: stands for the words xargs adds at the end (a NUL byte: no word of a command holds one)
 INPUT: Final = "\x00"
+#: how many xargs may be the program of one command (``xargs xargs ...``): more are
+#: taken to make it anything (each costs the length of the command to read)
+MAX_XARGS: Final = 4
+#: the characters of a beginning kept: a longer one is cut here, which can only make
+#: more patterns match it (``TextPattern.could_continue``), never fewer
+OPEN_CHARS: Final = 4096
 #: the command xargs runs when given none
 XARGS_DEFAULT: Final = "echo"
 _DEFAULT_REPLACE: Final = "{}"
