@@ -160,10 +160,10 @@ def _open(words: list[str], hole: str | None) -> list[str]:
     """The beginnings of the text the command may become at run time (``_xargs``):
     ``{}`` is a file name (``hole``, find -exec), and what xargs runs gets more words."""
     out = _cut(words, hole) if hole is not None else []
-    found = [i for i in _starts(words) if i < len(words) and os.path.basename(words[i]) == "xargs"]
-    if len(found) > MAX_XARGS:  # each costs the length of the command: fail closed
+    xargs = [i for i in _starts(words) if i < len(words) and os.path.basename(words[i]) == "xargs"]
+    if len(xargs) > MAX_XARGS:  # each costs the length of the command: fail closed
         return [""]
-    for index in found:
+    for index in xargs:
         found = xargs_command(words, index)
         if found is None:  # an option not known: where the command starts is not
             out.append("")
