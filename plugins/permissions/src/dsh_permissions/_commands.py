@@ -20,6 +20,7 @@ import os
 import re
 from typing import Final
 
+from dsh_permissions import _xargs
 from dsh_permissions._git import without_global_options
 from dsh_permissions._paths import display, folded
 from dsh_permissions._reads import read_subjects
@@ -31,15 +32,6 @@ from dsh_permissions._wrappers import (
     WRAPPERS,
     behind,
     split_string,
-)
-from dsh_permissions._xargs import (
-    FIND_HOLE,
-    INPUT,
-    MAX_XARGS,
-    OPEN_CHARS,
-    XARGS_DEFAULT,
-    open_prefixes,
-    xargs_command,
 )
 
 __all__ = ["command_subjects"]
@@ -148,7 +140,9 @@ def _text_subject(
     deny = tuple(dict.fromkeys([*(r for r in readings if r is not None)]))
     deny = tuple(dict.fromkeys([*deny, *(folded(r) for r in deny)]))
     # only a pattern's first characters tell (see _xargs.OPEN_CHARS)
-    prefixes = dict.fromkeys(p[:OPEN_CHARS] for p in [*_open(canon, hole), *_open(raw, hole)])
+    prefixes = dict.fromkeys(
+        p[: _xargs.OPEN_CHARS] for p in [*_open(canon, hole), *_open(raw, hole)]
+    )
     prefixes.update(dict.fromkeys(folded(p) for p in list(prefixes)))
     allow = () if unknown else (text,)
     return Subject(
@@ -161,16 +155,16 @@ def _open(words: list[str], hole: str | None) -> list[str]:
     ``{}`` is a file name (``hole``, find -exec), and what xargs runs gets more words."""
     out = _cut(words, hole) if hole is not None else []
     xargs = [i for i in _starts(words) if i < len(words) and os.path.basename(words[i]) == "xargs"]
-    if len(xargs) > MAX_XARGS:  # each costs the length of the command: fail closed
+    if len(xargs) > _xargs.MAX_XARGS:  # each costs the length of the command: fail closed
         return [""]
     for index in xargs:
-        found = xargs_command(words, index)
+        found = _xargs.xargs_command(words, index)
         if found is None:  # an option not known: where the command starts is not
             out.append("")
             continue
-        rest, replace = words[found[0] :] or [XARGS_DEFAULT], found[1]
+        rest, replace = words[found[0] :] or [_xargs.XARGS_DEFAULT], found[1]
         # without a replace string the input's words follow the command's
-        out += _cut([*rest, INPUT] if replace is None else rest, replace or INPUT)
+        out += _cut([*rest, _xargs.INPUT] if replace is None else rest, replace or _xargs.INPUT)
     return out
 
 
@@ -182,7 +176,7 @@ def _cut(words: list[str], hole: str) -> list[str]:
         return []
     if any(os.path.basename(words[i]) in _CODE for i in _starts(words) if i < first):
         return [""]
-    return open_prefixes(_variants(words), hole)
+    return _xargs.open_prefixes(_variants(words), hole)
 
 
 def _starts(words: list[str]) -> list[int]:
@@ -348,7 +342,7 @@ def _find_exec(args: tuple[Word, ...], where: tuple[str, bool, int, bool | None]
                 inner = Command(args[index + 1 : end])
                 # -execdir runs it in the directory of each file found
                 elsewhere = moved or args[index].text.endswith("dir")
-                found = _command(inner, root, elsewhere, depth + 1, reads, FIND_HOLE)
+                found = _command(inner, root, elsewhere, depth + 1, reads, _xargs.FIND_HOLE)
                 subjects.extend(found)
             index = end
         index += 1
