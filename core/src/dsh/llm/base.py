@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from dsh.messages import ModelRequest, StopReason, Usage
 
@@ -20,9 +20,25 @@ __all__ = [
 ]
 
 
+# The chunk classes are frozen dataclasses with an ``__init__`` of their own: it sets
+# each slot through the slot's own setter (bound once, below each class) instead of the
+# generated ``object.__setattr__(self, name, value)`` per field, which costs a global
+# lookup and a name lookup each time. An adapter makes several chunks per reply, so
+# this is on every turn's path. Equality, hashing, ``repr`` and freezing stay the
+# dataclass's.
+
+
+def _setter(cls: type, name: str) -> Callable[[object, object], None]:
+    """The setter of ``cls``'s slot ``name`` (it skips the frozen ``__setattr__``)."""
+    return cast("Callable[[object, object], None]", cls.__dict__[name].__set__)
+
+
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     text: str
+
+    def __init__(self, text: str) -> None:
+        _text_text(self, text)
 
     def to_data(self) -> dict[str, Any]:
         return {"kind": "text", "text": self.text}
@@ -39,6 +55,13 @@ class ReasoningDelta:
     text: str
     signature: str | None = None
     redacted: str | None = None
+
+    def __init__(
+        self, text: str, signature: str | None = None, redacted: str | None = None
+    ) -> None:
+        _reasoning_text(self, text)
+        _reasoning_signature(self, signature)
+        _reasoning_redacted(self, redacted)
 
     def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": "reasoning", "text": self.text}
@@ -58,6 +81,14 @@ class ToolCallDelta:
     name: str | None = None
     arguments: str = ""
 
+    def __init__(
+        self, index: int, id: str | None = None, name: str | None = None, arguments: str = ""
+    ) -> None:
+        _call_index(self, index)
+        _call_id(self, id)
+        _call_name(self, name)
+        _call_arguments(self, arguments)
+
     def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": "tool_call", "index": self.index}
         if self.id is not None:
@@ -72,6 +103,9 @@ class ToolCallDelta:
 @dataclass(frozen=True, slots=True)
 class UsageChunk:
     usage: Usage
+
+    def __init__(self, usage: Usage) -> None:
+        _usage_usage(self, usage)
 
     def to_data(self) -> dict[str, Any]:
         usage = self.usage
@@ -92,9 +126,23 @@ class Finish:
 
     reason: StopReason
 
+    def __init__(self, reason: StopReason) -> None:
+        _finish_reason(self, reason)
+
     def to_data(self) -> dict[str, Any]:
         return {"kind": "finish", "reason": self.reason}
 
+
+_text_text = _setter(TextDelta, "text")
+_reasoning_text = _setter(ReasoningDelta, "text")
+_reasoning_signature = _setter(ReasoningDelta, "signature")
+_reasoning_redacted = _setter(ReasoningDelta, "redacted")
+_call_index = _setter(ToolCallDelta, "index")
+_call_id = _setter(ToolCallDelta, "id")
+_call_name = _setter(ToolCallDelta, "name")
+_call_arguments = _setter(ToolCallDelta, "arguments")
+_usage_usage = _setter(UsageChunk, "usage")
+_finish_reason = _setter(Finish, "reason")
 
 Chunk = TextDelta | ReasoningDelta | ToolCallDelta | UsageChunk | Finish
 
