@@ -13,7 +13,7 @@ from dsh_compaction import _host
 from dsh_compaction._compact import CompactionResult, compact, limit_for
 from dsh_compaction._events import PRUNE, SUMMARY, reduce_prune, reduce_summary
 from dsh_compaction._settings import CompactionSettings
-from dsh_compaction._state import forget, state_for
+from dsh_compaction._state import AgentState, forget, state_for
 
 __all__ = [
     "agent_disposed",
@@ -39,12 +39,12 @@ def agent_disposed(agent: Any) -> None:
 
 
 def _limits(
-    agent: _host.Host, settings: CompactionSettings, request: ModelRequest
+    agent: _host.Host, state: AgentState, settings: CompactionSettings, request: ModelRequest
 ) -> tuple[int | None, int]:
     """The context window (None: unknown), and the output the request reserves in it,
     which servers count against the window: its ``max_tokens``, else the model's
     ``max_output_tokens`` (what a provider sends then)."""
-    found = _host.find_model(agent, request.model)
+    found = state.model(agent, request.model)
     info = found.info if found is not None else None
     window = settings.context_window
     if window is None and info is not None:
@@ -72,7 +72,7 @@ async def agent_request(
     settings = state.settings(agent)
     if not settings.enabled or state.failed_turn == turn or state.step_tried == (turn, step):
         return None
-    window, reserve = _limits(agent, settings, request)
+    window, reserve = _limits(agent, state, settings, request)
     if window is None:
         return None
     estimator = await state.estimator(agent, settings, request.model)
@@ -121,7 +121,7 @@ async def agent_request_error(
     state.overflow_step = here
     async with state.lock:
         request = request.model_copy(update={"messages": agent.session.history})
-        window, reserve = _limits(agent, settings, request)
+        window, reserve = _limits(agent, state, settings, request)
         result = await compact(
             agent,
             state,
@@ -153,7 +153,7 @@ async def compact_now(agent: Any) -> CompactionResult:
     settings = state.settings(agent)
     async with state.lock:
         request = _host.base_request(agent)
-        window, reserve = _limits(agent, settings, request)
+        window, reserve = _limits(agent, state, settings, request)
         result = await compact(
             agent, state, settings, request, reason="manual", window=window, reserve=reserve
         )

@@ -9,7 +9,7 @@ settings determine, rebuilt from scratch for a resumed agent.
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -17,6 +17,9 @@ from dsh import DshError, get_logger
 from dsh_compaction import _host
 from dsh_compaction._settings import CompactionSettings, layer_settings
 from dsh_compaction._tokens import HeuristicCounter, RequestEstimator, TokenCounter
+
+if TYPE_CHECKING:
+    from dsh.llm import Model
 
 __all__ = ["AgentState", "forget", "state_for"]
 
@@ -26,6 +29,8 @@ log = get_logger("dsh_compaction")
 class AgentState:
     __slots__ = (
         "_estimators",
+        "_model",
+        "_section",
         "_settings",
         "_settings_key",
         "failed_turn",
@@ -45,13 +50,20 @@ class AgentState:
         self.overflow_step: tuple[int, int] | None = None
         self._settings_key: tuple[object, object] | None = None
         self._settings: CompactionSettings | None = None
+        #: (the harness's config, its ``compaction:`` section): the section is looked
+        #: up again only when the harness loads another config
+        self._section: tuple[object, CompactionSettings | None] | None = None
+        #: (model registry, model name, the model found): a registry only adds models,
+        #: and never twice under one name, so a model found stays the one found (a
+        #: name not found is looked up again: a plugin may register it later)
+        self._model: tuple[object, str, Model] | None = None
         #: one per model (and characters per token) the agent has used: an agent that
         #: switches models keeps each model's counter and counts
         self._estimators: dict[tuple[str | None, float], RequestEstimator] = {}
 
     def settings(self, agent: _host.Host) -> CompactionSettings:
         """Defaults < the harness's ``compaction:`` section < the agent option."""
-        base = _host.harness_section(agent)
+        base = self._harness_section(agent)
         override = agent.options.get("compaction")
         key = (base, override)
         cached = self._settings_key
@@ -63,6 +75,36 @@ class AgentState:
             self._settings = layer_settings(agent.id, base, override)
             self._settings_key = key
         return self._settings
+
+    def _harness_section(self, agent: _host.Host) -> CompactionSettings | None:
+        """``_host.harness_section(agent)``, kept while the harness's config is the
+        same object (the section is part of it; a reload makes a new one)."""
+        harness = getattr(agent, "harness", None)
+        if harness is None:
+            return None
+        try:
+            config = harness.config
+        except DshError:  # not started: no config to keep it by
+            return _host.harness_section(agent)
+        cached = self._section
+        if cached is not None and cached[0] is config:
+            return cached[1]
+        section = _host.harness_section(agent)
+        self._section = (config, section)
+        return section
+
+    def model(self, agent: _host.Host, name: str | None) -> Model | None:
+        """``_host.find_model(agent, name)``, kept per registry and name once found."""
+        harness = getattr(agent, "harness", None)
+        models = harness.models if harness is not None else None
+        name = name or agent.options.get("model")
+        cached = self._model
+        if cached is not None and cached[0] is models and cached[1] == name:
+            return cached[2]
+        found = _host.find_model(agent, name)
+        if found is not None and name is not None:
+            self._model = (models, name, found)
+        return found
 
     async def estimator(
         self, agent: _host.Host, settings: CompactionSettings, model: str | None
