@@ -49,13 +49,12 @@ def two_turns() -> LogBuilder:
 
 
 class BackendContract(WhereContract):
-    """Subclass this in a test module and provide two fixtures:
+    """Subclass this in a test module and provide two fixtures (every backend instance
+    the tests open is closed at teardown):
 
     - ``backend_factory``: a callable returning a new backend instance over one storage
       (each call is like another process opening the same store);
     - ``damage``: a ``Damage`` for that storage.
-
-    Every backend instance the tests open is closed at teardown.
     """
 
     @pytest.fixture
