@@ -129,6 +129,19 @@ def race(directory: Path, append: Callable[[], Any], meanwhile: Callable[[], Non
     return outcome
 
 
+def open_under(root: Path) -> list[str]:
+    """The files under ``root`` this process has open (a deleted one too)."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(str(root)):
+            found.append(target)
+    return found
+
+
 @pytest.fixture
 def directory(tmp_path: Path) -> Path:
     return tmp_path / "sessions"
@@ -176,6 +189,7 @@ def test_an_append_racing_a_delete_and_a_new_session_meets_the_new_file(
 
     assert type(outcome) is SessionConflictError, outcome
     assert "next is 3" in str(outcome)
+    assert open_under(directory) == []  # the file opened before the delete is closed
     loaded = JsonlBackend(directory).load("s")
     assert loaded is not None
     assert (loaded.stored.created, loaded.kept) == (1.8e9, 3)

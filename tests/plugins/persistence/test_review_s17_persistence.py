@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from test_persistence_delete_race import CREATOR, DELETER, INFO, race, run_python
+from test_persistence_delete_race import DELETER, INFO, race, run_python
 
 from dsh.persistence import SessionHeader
 from dsh.session import SessionEvent
@@ -28,19 +28,6 @@ pytestmark = [
         not os.path.isdir("/proc/self/fd"), reason="finds open files in /proc/self/fd"
     ),
 ]
-
-
-def open_under(root: Path) -> list[str]:
-    """The files under ``root`` this process has open (a deleted one too)."""
-    found = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith(str(root)):
-            found.append(target)
-    return found
 
 
 def test_a_whole_log_appended_while_its_session_is_deleted_stores_it_anew(
@@ -67,26 +54,6 @@ def test_a_whole_log_appended_while_its_session_is_deleted_stores_it_anew(
     loaded = JsonlBackend(directory).load("s")
     assert loaded is not None
     assert [e.to_dict() for e in loaded.stored.events] == [e.to_dict() for e in log.events]
-
-
-def test_an_append_that_meets_a_new_file_leaves_no_file_open(tmp_path: Path) -> None:
-    """Mutant: the file opened before the delete not closed when the append opens the
-    new one (a descriptor of the deleted file left open in the process)."""
-    directory = tmp_path / "sessions"
-    log = LogBuilder()
-    log.turn("one")
-    JsonlBackend(directory).append(INFO, log.events[:9], durable=True)
-    writer = JsonlBackend(directory)
-    assert writer.tail("s") is not None
-
-    def replace() -> None:
-        assert run_python(DELETER, str(directory)) == "True"
-        run_python(CREATOR, str(directory))
-
-    (outcome,) = race(directory, lambda: writer.append(INFO, log.events[9:], durable=True), replace)
-
-    assert type(outcome) is SessionConflictError, outcome
-    assert open_under(tmp_path) == []
 
 
 class MovesOnEveryBatch(JsonlBackend):
