@@ -60,6 +60,10 @@ class ModelConfig(BaseModel):
     #: OpenAI-compatible providers only: send reasoning back as ``reasoning_content``
     #: (DeepSeek's thinking mode needs it); ``None``: the provider's default.
     send_reasoning: bool | None = Field(default=None, strict=True)
+    #: OpenAI-compatible providers only: the request body's key for the output cap,
+    #: ``max_tokens`` or ``max_completion_tokens``; ``None``: the provider's default
+    #: (``max_completion_tokens`` for ``provider: openai``, else ``max_tokens``).
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] | None = None
 
     @field_validator("base_url")
     @classmethod

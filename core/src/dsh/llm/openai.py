@@ -46,8 +46,9 @@ class OpenAICompatibleModel(HttpModel):
     called tools and reasoned, as DeepSeek's thinking mode requires (an empty one where
     it had none); the reasoning of other exchanges is never sent. Default: the config's
     ``send_reasoning`` if set, else on, except for ``provider: openai``.
-    ``max_tokens_field``: the body key for the output cap; default ``max_tokens``, or
-    ``max_completion_tokens`` for ``provider: openai``.
+    ``max_tokens_field``: the body key for the output cap; default the config's
+    ``max_tokens_field`` if set, else ``max_tokens``, or ``max_completion_tokens`` for
+    ``provider: openai``.
     """
 
     default_base_url = None
@@ -71,8 +72,10 @@ class OpenAICompatibleModel(HttpModel):
         if send_reasoning is None:
             send_reasoning = config.send_reasoning
         self.send_reasoning = (not openai) if send_reasoning is None else send_reasoning
-        self.max_tokens_field = max_tokens_field or (
-            "max_completion_tokens" if openai else "max_tokens"
+        self.max_tokens_field = (
+            max_tokens_field
+            or config.max_tokens_field
+            or ("max_completion_tokens" if openai else "max_tokens")
         )
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:

@@ -48,6 +48,9 @@ PROVIDERS: Final[dict[str, Provider]] = {
     "anthropic": Provider(AnthropicModel, "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
 }
 
+#: Keys of a ``models:`` entry that only the OpenAI-compatible adapter reads.
+_CHAT_ONLY: Final = ("send_reasoning", "max_tokens_field")
+
 # (model name prefix, context window, max output tokens); the longest prefix wins.
 _LIMITS: Final[tuple[tuple[str, int, int], ...]] = (
     ("deepseek-chat", 128_000, 8_192),
@@ -116,14 +119,13 @@ def build_model(
     if not filled["base_url"] and not provider.adapter.default_base_url:
         reason = f"provider {config.provider!r} needs a base_url (e.g. http://127.0.0.1:8080/v1)"
         raise ConfigError(source, f"models.{name}.base_url", reason)
-    if config.send_reasoning is not None and not issubclass(
-        provider.adapter, OpenAICompatibleModel
-    ):
+    chat_only = [key for key in _CHAT_ONLY if getattr(config, key) is not None]
+    if chat_only and not issubclass(provider.adapter, OpenAICompatibleModel):
         chat = ", ".join(
             n for n, p in PROVIDERS.items() if issubclass(p.adapter, OpenAICompatibleModel)
         )
         reason = f"applies only to OpenAI-compatible providers ({chat}), not {config.provider!r}"
-        raise ConfigError(source, f"models.{name}.send_reasoning", reason)
+        raise ConfigError(source, f"models.{name}.{chat_only[0]}", reason)
     optional = config.api_key_env is None and filled["base_url"] != provider.base_url
     return provider.adapter(name, config.model_copy(update=filled), env=env, key_optional=optional)
 
