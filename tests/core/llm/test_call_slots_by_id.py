@@ -6,7 +6,9 @@
   the tool instead of the index for that reason). The new index started a call, so
   one call became two with the same id, each with a scrap of the arguments, or one
   without a name (MALFORMED_RESPONSE). A piece whose id is a call's of this answer now
-  continues that call, unless it names another tool.
+  continues that call, unless it names another tool; a call whose id came before its
+  name did not take a name brought by such a piece (the name was taken for another
+  tool's), so the piece started a second call: now it joins, and names the call.
 - A new id that came without a name at a reused index is held as the next call's id,
   sent before its name; a call that then started there with an id of its own left it
   held, and a later piece naming that call's tool without an id took it and split the
@@ -104,3 +106,17 @@ async def test_a_held_id_still_starts_the_call_whose_name_comes_next() -> None:
         ToolCall(id="call_a", name="read", arguments='{"p": 1}'),
         ToolCall(id="call_b", name="list", arguments="{}"),
     ]
+
+
+async def test_a_moved_piece_naming_a_call_that_had_no_name_yet_joins_it() -> None:
+    # the id first without a name, then the call moves to another index with its name:
+    # the name was taken for another tool's, so the piece started a second call with
+    # the same id, and the first had no name (MALFORMED_RESPONSE)
+    body = [
+        call(0, id="chatcmpl-tool-1", arguments=""),
+        call(1, id="chatcmpl-tool-1", name="read", arguments='{"p'),
+        call(1, id="chatcmpl-tool-1", arguments='": 1}'),
+        *END,
+    ]
+    _, message = await answer(body)
+    assert message.tool_calls == [ToolCall(id="chatcmpl-tool-1", name="read", arguments='{"p": 1}')]

@@ -17,7 +17,8 @@ servers bend that in several ways (kept apart here, each with the rule that read
   vllm-project/vllm#33520: the index counts the messages completed so far): an
   id of a call of this answer continues that call wherever it comes, unless the piece
   names another tool, or names it again once the call's arguments are a whole JSON text
-  (a server that gives several calls one id).
+  (a server that gives several calls one id); a call that had no name yet (its id came
+  first) takes the name the piece brings.
 """
 
 from __future__ import annotations
@@ -82,7 +83,9 @@ class CallSlots:
             call_id = self._held.pop(wire, None)
         if call_id is not None and (slot is None or slot.id != call_id):
             known = self._by_id.get(call_id)  # a call of this answer, moved here
-            if known is not None and (name is None or self._continues(known, name)):
+            if known is not None and (
+                name is None or known.name is None or self._continues(known, name)
+            ):
                 self._slots[wire] = slot = known
         if slot is None or (
             call_id is not None
