@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 import re
 import time
 from collections.abc import Mapping
@@ -20,6 +21,7 @@ from dsh._secrets import redact
 from dsh.errors import ModelError
 
 __all__ = [
+    "MAX_RETRY_AFTER",
     "RETRYABLE_STATUS",
     "error_from_body",
     "error_from_status",
@@ -28,6 +30,10 @@ __all__ = [
     "retry_after",
 ]
 
+#: The longest wait a server's retry-after is taken at, in seconds (a day): a longer
+#: one, an endless one (``inf``) or a date further off is reported as this; what the
+#: adapters wait for is bounded further (``max_wait``, 60 s by default).
+MAX_RETRY_AFTER: Final = 86_400.0
 #: Statuses worth another try: the request was not served, nothing was streamed.
 RETRYABLE_STATUS: Final = frozenset({408, 429, 500, 502, 503, 504, 529})
 #: Connections a model keeps open at most (httpx's default pool); more requests at once
@@ -144,8 +150,10 @@ def error_from_status(
     """The error for an HTTP error response (its body already read), and whether the
     request is worth another try."""
     text = body.decode("utf-8", "replace")
+    payload: Any = None
     try:
-        kind, message = _details(json.loads(text))
+        payload = json.loads(text)
+        kind, message = _details(payload)
     except ValueError:
         kind, message = "", text or httpx.codes.get_reason_phrase(status)
     if 300 <= status < 400:  # dsh does not follow redirects: the address is not the API's
@@ -156,6 +164,8 @@ def error_from_status(
     if code not in ("AUTH", "RATE_LIMIT") and _is_context(kind, message):
         code = "CONTEXT_WINDOW_EXCEEDED"
     wait = retry_after(headers)
+    if wait is None:
+        wait = _body_wait(payload)
     # an exhausted quota is not a burst limit: waiting does not help
     retry = status in RETRYABLE_STATUS and code != "CONTEXT_WINDOW_EXCEEDED"
     retry = retry and kind != "insufficient_quota"
@@ -179,7 +189,8 @@ def error_from_body(model: str, payload: Any, *, secret: str | None = None) -> M
         code = _status_code(status)  # llama.cpp: {"error": {"code": 400, ...}}, LiteLLM "429"
     if code not in ("AUTH", "RATE_LIMIT") and _is_context(kind, message):
         code = "CONTEXT_WINDOW_EXCEEDED"
-    return ModelError(code, _message(model, "error in the stream", kind, message, secret))
+    message = _message(model, "error in the stream", kind, message, secret)
+    return ModelError(code, message, retry_after=_body_wait(payload))
 
 
 def error_from_transport(
@@ -219,22 +230,47 @@ def _transport(model: str, exc: httpx.HTTPError, streaming: bool, secret: str | 
 
 def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
     """Seconds the server asks us to wait: ``retry-after-ms``, or ``retry-after`` in
-    seconds or as an HTTP date; None if absent or unreadable."""
+    seconds or as an HTTP date, from 0 to ``MAX_RETRY_AFTER``; None if absent or
+    unreadable (``nan`` too)."""
     value = headers.get("retry-after-ms")
     if value is not None:
-        try:
-            return max(float(value) / 1000, 0.0)
-        except ValueError:
-            pass
+        wait = _seconds(value, 1000)
+        if wait is not None:
+            return wait
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
+    wait = _seconds(value)
+    if wait is not None:
+        return wait
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    return max(when.timestamp() - (time.time() if now is None else now), 0.0)
+    return _seconds(when.timestamp() - (time.time() if now is None else now))
+
+
+def _body_wait(payload: Any) -> float | None:
+    """The wait an error body gives as ``retry_after`` (seconds, a number or its text),
+    in its error object or beside it; None if it gives none."""
+    if not isinstance(payload, Mapping):
+        return None
+    inner = payload.get("error")
+    for holder in (inner, payload):
+        if isinstance(holder, Mapping) and "retry_after" in holder:
+            value = holder["retry_after"]
+            if isinstance(value, str | int | float) and not isinstance(value, bool):
+                return _seconds(value)
+    return None
+
+
+def _seconds(value: str | float, per_second: int = 1) -> float | None:
+    """``value`` (seconds, or text of a number) / ``per_second``, within 0 and
+    ``MAX_RETRY_AFTER``; None for NaN or text that is not a number."""
+    try:
+        seconds = float(value) / per_second
+    except (ValueError, OverflowError):
+        return None
+    if math.isnan(seconds):
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
