@@ -25,30 +25,36 @@ class Reply:
     hang: bool = False
 
 
-def _usage(output: int = 1) -> UsageChunk:
-    return UsageChunk(Usage(input_tokens=10, output_tokens=output))
+def _usage(output: int = 1, usage: Usage | None = None) -> UsageChunk:
+    return UsageChunk(usage if usage is not None else Usage(input_tokens=10, output_tokens=output))
 
 
-def text(*parts: str) -> Reply:
-    """A plain answer; each part is streamed as its own chunk."""
-    return Reply((*(TextDelta(p) for p in parts), _usage(len(parts)), Finish("stop")))
+def text(*parts: str, usage: Usage | None = None) -> Reply:
+    """A plain answer; each part is streamed as its own chunk. The step reports
+    ``usage`` (default: 10 input tokens, one output token per part)."""
+    return Reply((*(TextDelta(p) for p in parts), _usage(len(parts), usage), Finish("stop")))
 
 
-def tool_calls(*calls: tuple[str, dict[str, Any] | str], say: str = "") -> Reply:
+def tool_calls(
+    *calls: tuple[str, dict[str, Any] | str], say: str = "", usage: Usage | None = None
+) -> Reply:
     """An answer calling tools: ``(name, arguments)`` pairs; a str argument is sent raw
-    (to script invalid JSON). Call ids are ``call-<n>`` unless given as ``name#id``."""
+    (to script invalid JSON). Call ids are ``call-<n>`` unless given as ``name#id``.
+    The step reports ``usage`` (default: 10 input tokens, 1 output token)."""
     chunks: list[Chunk] = [TextDelta(say)] if say else []
     for index, (name, arguments) in enumerate(calls):
         tool, _, call_id = name.partition("#")
         raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
         chunks.append(ToolCallDelta(index, id=call_id or f"call-{index}", name=tool))
         chunks.append(ToolCallDelta(index, arguments=raw))
-    return Reply((*chunks, _usage(), Finish("tool_calls")))
+    return Reply((*chunks, _usage(1, usage), Finish("tool_calls")))
 
 
-def max_tokens(partial: str, *calls: tuple[str, dict[str, Any]]) -> Reply:
+def max_tokens(
+    partial: str, *calls: tuple[str, dict[str, Any]], usage: Usage | None = None
+) -> Reply:
     """An answer cut off by the output limit, optionally with (incomplete) tool calls."""
-    reply = tool_calls(*calls, say=partial) if calls else text(partial)
+    reply = tool_calls(*calls, say=partial, usage=usage) if calls else text(partial, usage=usage)
     return Reply((*reply.chunks[:-1], Finish("max_tokens")))
 
 
