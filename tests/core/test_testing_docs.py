@@ -19,6 +19,7 @@ import functools
 import importlib
 import inspect
 import re
+import sys
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,7 +96,13 @@ def run_block(index: int) -> dict[str, Any]:
 def _execute(block: Block, inherited: dict[str, Any]) -> dict[str, Any]:
     module = types.ModuleType(f"testing_md_line_{block.line}")
     module.__dict__.update(inherited)
-    exec(compile(block.code, f"{DOC}:{block.line}", "exec"), module.__dict__)
+    # in sys.modules while it runs, as an imported module is: pydantic resolves a model's
+    # annotations (``PositiveInt``) through the module its class names
+    sys.modules[module.__name__] = module
+    try:
+        exec(compile(block.code, f"{DOC}:{block.line}", "exec"), module.__dict__)
+    finally:
+        del sys.modules[module.__name__]
     return module.__dict__
 
 
