@@ -1,4 +1,4 @@
-"""Settings for an installed plugin that this run leaves out (``DSH_LOAD_PLUGINS``) are
+"""One distribution, several plugins. Settings for an installed plugin that this run leaves out (``DSH_LOAD_PLUGINS``) are
 refused, config.md says, "since nothing would apply it". A third-party distribution often
 ships several plugins under one package (entry points ``walk_budget =
 dsh_walkdist.budget`` and ``walk_lookup = dsh_walkdist.lookup``); the tests install one
@@ -86,3 +86,22 @@ async def test_they_are_refused_when_a_sibling_plugin_of_the_package_is_loaded()
     with pytest.raises(ConfigError) as refused:
         await check("walk_lookup")
     assert refused.value.problem == REFUSED
+
+
+@pytest.mark.usefixtures("walkdist")
+def test_each_entry_point_of_one_distribution_is_a_plugin_of_its_own() -> None:
+    """writing-plugins.md: "One distribution may ship several plugins, one entry point
+    each ...: each is a plugin of its own, with its own name, row in `dsh plugins`,
+    `dsh.yml` section and `-p` switch"."""
+    from dsh.plugins import list_plugins
+
+    pm = create_plugin_manager(env={"DSH_LOAD_PLUGINS": "walk_budget,walk_lookup"})
+    rows = {info.name: info for info in list_plugins(pm)}
+    assert rows["walk_budget"].hooks == ("register_settings",)
+    assert rows["walk_lookup"].hooks == ("register_tools",)
+    assert {rows[n].distribution for n in ("walk_budget", "walk_lookup")} == {"dsh-walkdist"}
+    blocked = create_plugin_manager(
+        select=["no:walk_lookup"], env={"DSH_LOAD_PLUGINS": "walk_budget,walk_lookup"}
+    )
+    loaded = [n for n, p in blocked.list_name_plugin() if p is not None and n.startswith("walk_")]
+    assert loaded == ["walk_budget"]
