@@ -1,8 +1,9 @@
-"""One distribution, several plugins. Settings for an installed plugin that this run leaves out (``DSH_LOAD_PLUGINS``) are
-refused, config.md says, "since nothing would apply it". A third-party distribution often
-ships several plugins under one package (entry points ``walk_budget =
-dsh_walkdist.budget`` and ``walk_lookup = dsh_walkdist.lookup``); the tests install one
-for real, a dist-info directory on ``sys.path``, and load only some of its plugins."""
+"""One distribution, several plugins (entry points ``walk_budget = dsh_walkdist.budget``
+and ``walk_lookup = dsh_walkdist.lookup``), as third-party packages often ship them: each
+is a plugin of its own, and settings for one that this run leaves out
+(``DSH_LOAD_PLUGINS``) are refused, config.md says, "since nothing would apply it". The
+tests install the distribution for real, a dist-info directory on ``sys.path``, and
+load only some of its plugins."""
 
 from __future__ import annotations
 
