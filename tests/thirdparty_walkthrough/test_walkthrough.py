@@ -76,6 +76,32 @@ async def test_the_budget_counts_the_tokens_the_model_reports(tmp_path: Path) ->
     assert len(model.requests) == 2
 
 
+async def test_the_budget_is_per_turn_and_forgotten_with_the_agent(tmp_path: Path) -> None:
+    """The turn number each hook receives (hooks.md) scopes the budget: a second turn
+    starts from nothing, and agent_disposed drops what was counted."""
+    guard = BudgetGuard()
+    script = [
+        tool_calls(("lookup", {"key": "a"})),
+        text("alpha"),
+        tool_calls(("lookup", {"key": "b"})),
+        text("beta"),
+    ]
+    model = ScriptedModel(script)
+    async with scripted_harness(
+        model,
+        plugins=[("budget", guard), ("lookup", Lookup())],
+        load_entry_points=False,
+        config_text=SCRIPTED + "budget: {max_tool_calls: 2}\n",
+        workspace=tmp_path,
+    ) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        ends = [(await run_turn(agent, prompt))[-1].data for prompt in ("a?", "b?")]
+        assert guard.spent == {agent.session.id: (2, 1, 22)}
+    assert [("stopped" in end, end["reason"]) for end in ends] == [(False, "completed")] * 2
+    assert guard.spent == {}
+    model.assert_complete()
+
+
 async def test_an_agents_own_budget_is_laid_over_the_section(tmp_path: Path) -> None:
     """hooks.md, register_settings: an agent's ``options.budget`` is the mapping as
     written; the plugin layers it over the section (here: the agent's limit wins)."""

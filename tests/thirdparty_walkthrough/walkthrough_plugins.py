@@ -37,7 +37,13 @@ class BudgetGuard:
     reported them) reach the budget, giving the reason ``dsh run`` shows."""
 
     def __init__(self) -> None:
-        self.spent: dict[tuple[str, int], list[int]] = {}  # (session id, turn) -> [calls, tokens]
+        # per session: the turn being counted, its tool calls and its tokens (only the
+        # current turn is kept, so nothing grows with the session)
+        self.spent: dict[str, tuple[int, int, int]] = {}
+
+    def _spent(self, agent: Any, turn: int) -> tuple[int, int]:
+        counted, calls, tokens = self.spent.get(agent.session.id, (turn, 0, 0))
+        return (calls, tokens) if counted == turn else (0, 0)
 
     @hookimpl
     def register_settings(self, register: Callable[..., None]) -> None:
@@ -45,9 +51,15 @@ class BudgetGuard:
 
     @hookimpl
     def agent_step_result(self, agent: Any, message: AssistantMessage, turn: int) -> None:
-        spent = self.spent.setdefault((agent.session.id, turn), [0, 0])
-        spent[0] += len(message.tool_calls)
-        spent[1] += message.usage.input_tokens + message.usage.output_tokens
+        calls, tokens = self._spent(agent, turn)
+        usage = message.usage
+        calls += len(message.tool_calls)
+        tokens += usage.input_tokens + usage.output_tokens
+        self.spent[agent.session.id] = (turn, calls, tokens)
+
+    @hookimpl
+    def agent_disposed(self, agent: Any) -> None:
+        self.spent.pop(agent.session.id, None)
 
     @hookimpl
     def agent_turn_continuation(
@@ -57,7 +69,7 @@ class BudgetGuard:
         own = agent.options.get("budget") or {}
         base = section.model_dump(exclude_unset=True) if section is not None else {}
         budget = BudgetSettings(**{**base, **own})
-        calls, tokens = self.spent.get((agent.session.id, turn), [0, 0])
+        calls, tokens = self._spent(agent, turn)
         if decision.action == "stop":
             return None
         if budget.max_tool_calls is not None and calls >= budget.max_tool_calls:
@@ -95,19 +107,31 @@ class Lookup:
 
 class AuditLog:
     """Writes one JSON line per session event to ``path``, and logs an ``audit/step``
-    event of its own at the start of every step (before the model is called)."""
+    event of its own at the start of every step (before the model is called). As
+    hooks.md advises, ``session_event`` only buffers; ``session_flush`` writes."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.pending: dict[str, list[str]] = {}
 
     @hookimpl
     def session_event(self, session: Session, event: SessionEvent) -> None:
         line = json.dumps({"session": session.id, "seq": event.seq, "type": event.type})
+        self.pending.setdefault(session.id, []).append(line + "\n")
+
+    @hookimpl
+    async def session_flush(self, session: Session) -> None:
+        import anyio
+
+        lines = self.pending.pop(session.id, [])
+        if lines:
+            await anyio.to_thread.run_sync(self._append, lines)
+
+    def _append(self, lines: list[str]) -> None:
         with self.path.open("a", encoding="utf-8") as file:
-            file.write(line + "\n")
+            file.writelines(lines)
 
     @hookimpl
     async def agent_request(self, agent: Any, request: ModelRequest, turn: int, step: int) -> None:
-        await agent.session.emit(
-            "audit/step", {"turn": turn, "step": step, "tools": len(request.tools)}
-        )
+        data = {"turn": turn, "step": step, "tools": len(request.tools)}
+        await agent.session.emit("audit/step", data)
