@@ -30,12 +30,21 @@ from walkthrough_plugins import Lookup
 register_tools = Lookup().register_tools
 """
 
-CONFIG = "agents:\n  - id: main\n    options: {walk_budget: {max_tool_calls: 1}}\n"
-REFUSED = (
-    "<string>:3:15: agents[0].options.walk_budget: plugin 'walk_budget' is installed but "
-    "not loaded, so nothing would apply these settings: load it (DSH_LOAD_PLUGINS, -p "
-    "walk_budget) or remove them"
-)
+OPTIONS = "agents:\n  - id: main\n    options: {walk_budget: {max_tool_calls: 1}}\n"
+SECTION = "walk_budget: {max_tool_calls: 1}\n"
+REFUSED = {
+    OPTIONS: (
+        "<string>:3:15: agents[0].options.walk_budget: plugin 'walk_budget' is installed "
+        "but not loaded, so nothing would apply these settings: load it (DSH_LOAD_PLUGINS, "
+        "-p walk_budget) or remove them"
+    ),
+    SECTION: (
+        "<string>:1:1: walk_budget: section 'walk_budget' is for plugin 'walk_budget', which "
+        "is installed but not loaded: load it (DSH_LOAD_PLUGINS, -p walk_budget) or remove "
+        "the section"
+    ),
+}
+WHERE = pytest.mark.parametrize("config", [OPTIONS, SECTION], ids=["options", "section"])
 
 
 @pytest.fixture
@@ -57,19 +66,21 @@ def walkdist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delitem(__import__("sys").modules, name, raising=False)
 
 
-async def check(load: str) -> None:
+async def check(load: str, config: str) -> None:
     pm = create_plugin_manager(env={"DSH_LOAD_PLUGINS": load})
-    async with Harness(pm=pm, config_text=CONFIG, workspace="."):
+    async with Harness(pm=pm, config_text=config, workspace="."):
         pass
 
 
+@WHERE
 @pytest.mark.usefixtures("walkdist")
-async def test_an_agents_settings_for_a_left_out_plugin_are_refused() -> None:
+async def test_settings_for_a_left_out_plugin_are_refused(config: str) -> None:
     """config.md, agents[].options: "A key named after a plugin that is installed but not
-    loaded (left out by DSH_LOAD_PLUGINS) is refused too"."""
+    loaded (left out by DSH_LOAD_PLUGINS) is refused too"; a section: "for a plugin that
+    is installed but left out of the run (`DSH_LOAD_PLUGINS`), it says so"."""
     with pytest.raises(ConfigError) as refused:
-        await check("")
-    assert refused.value.problem == REFUSED
+        await check("", config)
+    assert refused.value.problem == REFUSED[config]
 
 
 @pytest.mark.xfail(
@@ -77,16 +88,20 @@ async def test_an_agents_settings_for_a_left_out_plugin_are_refused() -> None:
     reason=(
         "dsh._left_out.left_out counts a loaded plugin from the same top-level package "
         "(walk_lookup, dsh_walkdist.lookup) as standing in for the left-out walk_budget "
-        "(dsh_walkdist.budget), so walk_budget's per-agent settings are accepted and "
-        "silently never applied"
+        "(dsh_walkdist.budget): walk_budget's per-agent settings are accepted and "
+        "silently never applied, and its section is refused as a plugin 'not installed "
+        "or not loaded' rather than as installed but left out"
     ),
 )
+@WHERE
 @pytest.mark.usefixtures("walkdist")
-async def test_they_are_refused_when_a_sibling_plugin_of_the_package_is_loaded() -> None:
+async def test_they_are_refused_when_a_sibling_plugin_of_the_package_is_loaded(
+    config: str,
+) -> None:
     """The same settings, with the other plugin of the same distribution loaded."""
     with pytest.raises(ConfigError) as refused:
-        await check("walk_lookup")
-    assert refused.value.problem == REFUSED
+        await check("walk_lookup", config)
+    assert refused.value.problem == REFUSED[config]
 
 
 @pytest.mark.usefixtures("walkdist")
