@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from dsh import ToolResultMessage, hookimpl
+from dsh import ToolResultMessage, Usage, hookimpl
 from dsh.testing import (
     EventRecorder,
     ScriptedModel,
     check_invariants,
+    max_tokens,
     run_turn,
     scripted_harness,
     text,
@@ -37,6 +38,28 @@ async def test_a_scripted_step_reports_ten_input_tokens_and_one_output_per_part(
         events = await run_turn(agent, "go")
     usages = [e.data["message"]["usage"] for e in events if e.type == "assistant/message"]
     assert [(u["input_tokens"], u["output_tokens"]) for u in usages] == [(10, 1), (10, 3)]
+
+
+async def test_usage_sets_what_each_scripted_answer_reports() -> None:
+    """testing.md: "`text("a", usage=Usage(input_tokens=900, output_tokens=40))` | reports
+    that usage for the step (also `tool_calls(..., usage=...)`, `max_tokens(...,
+    usage=...)`)"."""
+    said("testing.md", "reports that usage for the step (also `tool_calls(..., usage=...)`")
+    model = ScriptedModel(
+        [
+            tool_calls(("ls", {"path": "."}), usage=Usage(input_tokens=1, output_tokens=2)),
+            max_tokens("cut", usage=Usage(input_tokens=3, output_tokens=4)),
+            text("a", usage=Usage(input_tokens=900, output_tokens=40, cache_read_tokens=7)),
+        ]
+    )
+    async with scripted_harness(model, load_entry_points=False) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        first = await run_turn(agent, "go")
+        second = await run_turn(agent, "again")
+    usages = [e.data["message"]["usage"] for e in first + second if e.type == "assistant/message"]
+    assert [(u["input_tokens"], u["output_tokens"]) for u in usages] == [(1, 2), (3, 4), (900, 40)]
+    assert usages[2]["cache_read_tokens"] == 7
+    assert first[-1].data["reason"] == "max-tokens"
 
 
 async def test_the_event_recorder_holds_session_id_and_event_pairs() -> None:
