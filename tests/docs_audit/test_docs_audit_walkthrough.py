@@ -4,6 +4,8 @@ from the author's side: each test quotes the sentence it checks."""
 
 from __future__ import annotations
 
+import re
+import types
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +169,25 @@ async def test_a_raising_async_tool_shows_the_model_its_type_and_str(tmp_path: P
     seen = model.requests[1].messages[-1]
     assert isinstance(seen, ToolResultMessage)
     assert (seen.content, seen.is_error) == ("tool 'lookup' failed: KeyError: 'zz'", True)
+
+
+async def test_the_example_of_logging_events_of_your_own_runs(tmp_path: Path) -> None:
+    """hooks.md, "Logging events of your own": its example, as written, logs an
+    audit/step event inside each step, before the model is called."""
+    page = (DOCS / "hooks.md").read_text(encoding="utf-8")
+    section = page[page.index("## Logging events of your own") :]
+    found = re.search(r"```python\n(.*?)```", section, re.S)
+    assert found is not None
+    example = types.ModuleType("hooks_md_audit_example")
+    exec(compile(found[1], "hooks.md", "exec"), example.__dict__)
+    model = ScriptedModel([tool_calls(("ls", {"path": "."})), text("listed")])
+    async with scripted_harness(
+        model, plugins=[("audit", example)], load_entry_points=False, workspace=tmp_path
+    ) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        events = await run_turn(agent, "list")
+    offered = [sorted(spec.name for spec in request.tools) for request in model.requests]
+    logged = [(e.data["step"], sorted(e.data["tools"])) for e in events if e.type == "audit/step"]
+    assert logged == [(1, offered[0]), (2, offered[1])]
+    types_ = [e.type for e in events]
+    assert types_.index("audit/step") == types_.index("step/start") + 1
