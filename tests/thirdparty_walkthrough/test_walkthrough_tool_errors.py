@@ -8,17 +8,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import anyio
-import pytest
 
-from dsh import ToolResultMessage, hookimpl
+from dsh import ToolCall, ToolResultMessage, hookimpl
 from dsh.testing import ScriptedModel, run_turn, scripted_harness, text, tool_calls
+from dsh.tools import ToolRegistry, tool
 
 
 class Fetcher:
     @hookimpl
     def register_tools(self, register: Callable[..., None]) -> None:
-        from dsh.tools import tool
-
         @tool
         async def fetch(keys: list[str]) -> str:
             """Fetch several keys at once."""
@@ -35,15 +33,6 @@ class Fetcher:
         register(fetch)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "dsh.tools' executor words a raising tool's error as f'{type(exc).__name__}: "
-        "{exc}'; for the ExceptionGroup a task group raises that is 'ExceptionGroup: "
-        "unhandled errors in a TaskGroup (2 sub-exceptions)', so the model never reads "
-        "the sub-exceptions' messages"
-    ),
-)
 async def test_the_model_reads_why_each_task_of_the_tool_failed() -> None:
     model = ScriptedModel([tool_calls(("fetch", {"keys": ["x", "y"]})), text("none")])
     async with scripted_harness(
@@ -55,3 +44,23 @@ async def test_the_model_reads_why_each_task_of_the_tool_failed() -> None:
     assert isinstance(seen, ToolResultMessage) and seen.is_error
     assert seen.content.startswith("tool 'fetch' failed: ")
     assert "no entry 'x'" in seen.content and "no entry 'y'" in seen.content
+
+
+async def test_nested_groups_are_flattened_and_a_long_one_is_cut() -> None:
+    """Groups inside groups give their own exceptions; past ten, the rest is counted."""
+
+    @tool
+    def many() -> str:
+        """Fail in many ways at once."""
+        inner = ExceptionGroup("inner", [KeyError(f"k{i}") for i in range(12)])
+        raise ExceptionGroup("outer", [ValueError("first"), inner])
+
+    registry = ToolRegistry()
+    registry.add("test", many)
+    result = await registry.execute(ToolCall(id="c", name="many", arguments="{}"))
+    assert result.is_error
+    assert result.content.startswith(
+        "tool 'many' failed: ExceptionGroup: outer (2 sub-exceptions): ValueError: first; "
+        "KeyError: 'k0'; "
+    )
+    assert result.content.endswith("KeyError: 'k8'; and 3 more")

@@ -261,5 +261,29 @@ class ToolRegistry:
         except Exception as exc:
             # the model reads the error; whoever debugs the tool wants the traceback
             log.debug("tool %r failed on call %s", call.name, call.id, exc_info=True)
-            return _error(call, f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
+            return _error(call, f"tool {call.name!r} failed: {_why(exc)}")
         return trusted(ToolResult, {"call_id": call.id, "content": content, "is_error": False})
+
+
+#: The most sub-exceptions of a group an error result words one by one.
+_GROUP_SHOWN = 10
+
+
+def _why(exc: BaseException) -> str:
+    """``Type: message``; for an exception group (a task group's), each exception in
+    it too, nested groups flattened: the model reads why each part failed."""
+    said = f"{type(exc).__name__}: {exc}"
+    if not isinstance(exc, BaseExceptionGroup):
+        return said
+    leaves: list[BaseException] = []
+    groups: list[BaseExceptionGroup[BaseException]] = [exc]
+    while groups:
+        for inner in groups.pop(0).exceptions:
+            if isinstance(inner, BaseExceptionGroup):
+                groups.append(inner)
+            else:
+                leaves.append(inner)
+    parts = [f"{type(e).__name__}: {e}" for e in leaves[:_GROUP_SHOWN]]
+    if len(leaves) > _GROUP_SHOWN:
+        parts.append(f"and {len(leaves) - _GROUP_SHOWN} more")
+    return f"{said}: " + "; ".join(parts)
