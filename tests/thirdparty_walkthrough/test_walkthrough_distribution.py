@@ -83,16 +83,6 @@ async def test_settings_for_a_left_out_plugin_are_refused(config: str) -> None:
     assert refused.value.problem == REFUSED[config]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "dsh._left_out.left_out counts a loaded plugin from the same top-level package "
-        "(walk_lookup, dsh_walkdist.lookup) as standing in for the left-out walk_budget "
-        "(dsh_walkdist.budget): walk_budget's per-agent settings are accepted and "
-        "silently never applied, and its section is refused as a plugin 'not installed "
-        "or not loaded' rather than as installed but left out"
-    ),
-)
 @WHERE
 @pytest.mark.usefixtures("walkdist")
 async def test_they_are_refused_when_a_sibling_plugin_of_the_package_is_loaded(

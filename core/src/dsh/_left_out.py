@@ -1,7 +1,9 @@
 """Installed plugins that do not run: not registered under their name (not selected,
-turned off, or entry points not loaded), with no plugin of their package standing in
-under another name. Settings for one in dsh.yml or an agent's options would apply to
-nothing (a policy plugin's rules, silently), so the config checks ask about them."""
+turned off, or entry points not loaded), with no plugin from the module their entry
+point names (or a module inside it) standing in under another name. One distribution
+may ship several plugins: a sibling's being loaded does not make this one run. Settings
+for one in dsh.yml or an agent's options would apply to nothing (a policy plugin's
+rules, silently), so the config checks ask about them."""
 
 from __future__ import annotations
 
@@ -17,15 +19,15 @@ __all__ = ["left_out"]
 
 
 def left_out(pm: PluginManager, name: str) -> bool:
-    from dsh.plugins import discover, packages
+    from dsh.plugins import discover, modules
 
     if pm.installed is None:
         try:
-            pm.installed = packages(discover())
+            pm.installed = modules(discover())
         except DshError:  # two distributions claim a name: not this check's to say
             pm.installed = {}
-    package = pm.installed.get(name)
-    if package is None or pm.get_plugin(name) is not None:
+    named = pm.installed.get(name)
+    if named is None or pm.get_plugin(name) is not None:
         return False
     for _, plugin in pm.list_name_plugin():
         if plugin is not None:
@@ -33,6 +35,6 @@ def left_out(pm: PluginManager, name: str) -> bool:
                 module = plugin.__name__
             else:
                 module = type(plugin).__module__
-            if module.split(".")[0] == package:
+            if module == named or module.startswith(named + "."):
                 return False
     return True

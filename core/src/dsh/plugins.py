@@ -67,7 +67,7 @@ class PluginManager(pluggy.PluginManager):
         self.relay = HookRelay(self.dispatcher)
         #: plugin name -> (distribution, version), for plugins that came from one.
         self.distributions: dict[str, tuple[str, str]] = {}
-        #: installed entry-point name -> its top-level package (read when first needed)
+        #: installed entry-point name -> the module it names (read when first needed)
         self.installed: dict[str, str] | None = None
         self._registering: str | None = None
 
@@ -276,9 +276,9 @@ def _did_you_mean(name: str, available: Sequence[str], prefix: str = "") -> str:
     return f"; did you mean {prefix}{close[0]}?" if close else ""
 
 
-def packages(found: Mapping[str, EntryPoint]) -> dict[str, str]:
-    """Entry-point name -> the top-level package its plugin comes from."""
-    return {name: ep.value.split(":")[0].split(".")[0] for name, ep in found.items()}
+def modules(found: Mapping[str, EntryPoint]) -> dict[str, str]:
+    """Entry-point name -> the module it names (``pkg.mod`` of ``pkg.mod:attr``)."""
+    return {name: ep.value.split(":")[0].strip() for name, ep in found.items()}
 
 
 def discover() -> dict[str, EntryPoint]:
@@ -336,7 +336,7 @@ def create_plugin_manager(
         _check_blocked(blocked - explicit, list(found))
         for name in blocked:
             pm.set_blocked(name)
-        pm.installed = packages(found)
+        pm.installed = modules(found)
         failed = []
         for name in chosen:  # every one is tried, so that one run names all that fail
             try:
