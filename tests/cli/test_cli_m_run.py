@@ -183,6 +183,7 @@ def test_session_without_a_plugin_that_stores_sessions_names_the_flag(
     done = dsh("-m", model_arg(server), "run", "--session", "abc", "hi", env=env, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith(
-        "dsh: error: --session abc: no plugin stores sessions (install dsh-persistence"
+        "dsh: error: --session abc: no plugin stores sessions (dsh-persistence is installed "
+        "but DSH_LOAD_PLUGINS, empty, leaves it out"
     )
     assert server.bodies() == []

@@ -118,7 +118,7 @@ def test_nothing_to_continue_is_one_clear_line_before_any_model_call(
     assert server.bodies() == []
 
 
-def test_continue_without_a_plugin_that_stores_sessions_says_what_to_install(
+def test_continue_without_a_plugin_that_stores_sessions_says_what_left_it_out(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     server = model_server([text_reply("ok")])
@@ -135,8 +135,61 @@ def test_continue_without_a_plugin_that_stores_sessions_says_what_to_install(
         cwd=tmp_path,
     )
     assert done.returncode == 2
-    assert "--continue: no plugin stores sessions (install dsh-persistence" in done.stderr
+    assert (
+        "--continue: no plugin stores sessions (dsh-persistence is installed but "
+        "DSH_LOAD_PLUGINS, empty, leaves it out; add persistence to it, or give -p "
+        "persistence)\n" in done.stderr
+    )
     assert len(server.bodies()) == 1
+
+
+@pytest.mark.parametrize(
+    ("command", "switch", "said"),
+    [
+        (
+            "run",
+            {"DSH_LOAD_PLUGINS": "persistence", "select": "no:persistence"},
+            "dsh-persistence is installed but disabled by -p no:persistence; leave that out "
+            "to store and continue sessions",
+        ),
+        (
+            "chat",
+            {"DSH_LOAD_PLUGINS": "persistence", "select": "no:persistence"},
+            "dsh-persistence is installed but disabled by -p no:persistence; leave that out "
+            "to store and continue sessions",
+        ),
+        (
+            "run",
+            {"DSH_LOAD_PLUGINS": "compaction"},
+            "dsh-persistence is installed but DSH_LOAD_PLUGINS=compaction leaves it out; add "
+            "persistence to it, or give -p persistence",
+        ),
+        (
+            "run",
+            {"DSH_DISABLE_PLUGIN_AUTOLOAD": "1"},
+            "dsh-persistence is installed but DSH_DISABLE_PLUGIN_AUTOLOAD loads only what -p "
+            "names; give -p persistence",
+        ),
+    ],
+    ids=["blocked-run", "blocked-chat", "load-plugins", "autoload-off"],
+)
+def test_continue_with_persistence_turned_off_names_the_switch_that_did_it(
+    cli_env: dict[str, str], tmp_path: Path, command: str, switch: dict[str, str], said: str
+) -> None:
+    """The user turned the plugin off on purpose: "install dsh-persistence" would send them
+    to install what they have; the message names what turned it off and how to undo it."""
+    env = {k: v for k, v in cli_env.items() if k != "DSH_LOAD_PLUGINS"}
+    env.update({k: v for k, v in switch.items() if k != "select"})
+    select = ["-p", switch["select"]] if "select" in switch else []
+    model = "openai-compatible:tiny@http://127.0.0.1:9"  # never asked
+    prompt, typed = (
+        (["hi"], "") if command == "run" else ([], "hi\n")
+    )  # an empty chat starts nothing
+    done = dsh(
+        *select, "-m", model, command, "--continue", *prompt, env=env, cwd=tmp_path, stdin=typed
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"dsh: error: --continue: no plugin stores sessions ({said})\n"
 
 
 def test_continue_and_session_are_one_choice(cli_env: dict[str, str], tmp_path: Path) -> None:
@@ -257,3 +310,14 @@ def test_s_gives_the_system_prompt_of_a_new_or_a_continued_session(
         for body in server.bodies()
     ]
     assert systems == [["Answer in French."], ["Be brief."]]
+
+
+def test_continue_where_persistence_is_not_installed_says_to_install_it() -> None:
+    """The remaining case, in process: a manager that knows of no installed plugin."""
+    from dsh._cli_continue import no_store
+    from dsh.plugins import create_plugin_manager
+
+    pm = create_plugin_manager(load_entry_points=False)
+    pm.installed = {}
+    assert no_store(pm, env={}) == "install dsh-persistence, or enable it with -p persistence"
+    assert no_store(pm, env={"DSH_LOAD_PLUGINS": ""}) == no_store(pm, env={})

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from dsh._cli_continue import stored_to_continue
 from dsh._render import CLOSED_STATUS, Renderer
 from dsh.errors import ConfigError, DshError
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from dsh.config import AgentConfig
     from dsh.harness import Harness
     from dsh.llm.choose import Choice
-    from dsh.persistence import SessionHeader, StoredSession
+    from dsh.persistence import StoredSession
     from dsh.plugins import PluginManager
 
 __all__ = ["agent_session", "check_config", "cli_harness", "first_agent", "run", "until_terminated"]
@@ -109,61 +110,6 @@ def first_agent(
     if preferred is None and base is not None and base.model:
         preferred = (base.model, f"the model of agent {base.id!r} in {harness.config.source}")
     return base, choose_model(harness, requested, preferred=preferred)
-
-
-async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> StoredSession | None:
-    """The stored session ``--continue`` (the last one updated in this workspace) or
-    ``--session ID`` (an id, or a unique prefix of one) names, loaded; None when neither
-    was given."""
-    from dsh.persistence import find_session, last_in
-
-    wanted: str | None = getattr(args, "session", None)
-    latest = getattr(args, "continue_", False)
-    if wanted is None and not latest:
-        return None
-    flag = "--continue" if wanted is None else f"--session {wanted}"
-    service = await harness.relay.session_persistence()
-    if service is None:
-        raise DshError(
-            f"{flag}: no plugin stores sessions (install dsh-persistence, or enable it "
-            "with -p persistence)"
-        )
-    if wanted is None:
-        headers = await service.list()
-        if not headers:
-            raise DshError("--continue: there is no stored session yet; start one without it")
-        here = last_in(headers, str(harness.workspace))
-        if here is None:
-            raise DshError(_none_here(headers, harness.workspace, args))
-        wanted = here.id
-    else:
-        wanted = await find_session(service, wanted)
-    return await harness.agents.load_stored(wanted)
-
-
-def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Namespace) -> str:
-    """Why ``--continue`` has nothing to take here, and what would take what: the last
-    session of a directory above (a project's root, seen from its subdirectory), else
-    the store's last."""
-    import shlex
-
-    from dsh.persistence import last_above
-
-    said = f"--continue: no stored session last ran in {workspace}"
-    above = last_above(headers, str(workspace))
-    if above is not None:
-        there = shlex.quote(above.workspace)
-        command = getattr(args, "command", None) or "run"
-        return (
-            f"{said} (the last one of {above.workspace}, above it, is {above.id}: `dsh "
-            f"--cwd {there} {command} --continue` goes on with it there, --session "
-            f"{above.id} here)"
-        )
-    last = headers[0]
-    return (
-        f"{said} (the last one, {last.id}, is from {last.workspace}; --session {last.id} "
-        "continues it here)"
-    )
 
 
 def agent_options(

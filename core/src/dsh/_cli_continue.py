@@ -1,0 +1,100 @@
+"""``--continue`` and ``--session ID`` of ``dsh run`` and ``dsh chat``: the stored session
+they name, or why there is none and what to do; the reason no plugin stores sessions
+names the switch that turned ``persistence`` off when the user turned it off."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dsh.errors import DshError
+
+if TYPE_CHECKING:
+    from dsh.harness import Harness
+    from dsh.persistence import SessionHeader, StoredSession
+    from dsh.plugins import PluginManager
+
+__all__ = ["no_store", "stored_to_continue"]
+
+#: The plugin of dsh-persistence, the one that stores sessions.
+STORE = "persistence"
+
+
+async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> StoredSession | None:
+    """The stored session ``--continue`` (the last one updated in this workspace) or
+    ``--session ID`` (an id, or a unique prefix of one) names, loaded; None when neither
+    was given."""
+    from dsh.persistence import find_session, last_in
+
+    wanted: str | None = getattr(args, "session", None)
+    latest = getattr(args, "continue_", False)
+    if wanted is None and not latest:
+        return None
+    flag = "--continue" if wanted is None else f"--session {wanted}"
+    service = await harness.relay.session_persistence()
+    if service is None:
+        raise DshError(f"{flag}: no plugin stores sessions ({no_store(harness.pm)})")
+    if wanted is None:
+        headers = await service.list()
+        if not headers:
+            raise DshError("--continue: there is no stored session yet; start one without it")
+        here = last_in(headers, str(harness.workspace))
+        if here is None:
+            raise DshError(_none_here(headers, harness.workspace, args))
+        wanted = here.id
+    else:
+        wanted = await find_session(service, wanted)
+    return await harness.agents.load_stored(wanted)
+
+
+def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Namespace) -> str:
+    """Why ``--continue`` has nothing to take here, and what would take what: the last
+    session of a directory above (a project's root, seen from its subdirectory), else
+    the store's last."""
+    import shlex
+
+    from dsh.persistence import last_above
+
+    said = f"--continue: no stored session last ran in {workspace}"
+    above = last_above(headers, str(workspace))
+    if above is not None:
+        there = shlex.quote(above.workspace)
+        command = getattr(args, "command", None) or "run"
+        return (
+            f"{said} (the last one of {above.workspace}, above it, is {above.id}: `dsh "
+            f"--cwd {there} {command} --continue` goes on with it there, --session "
+            f"{above.id} here)"
+        )
+    last = headers[0]
+    return (
+        f"{said} (the last one, {last.id}, is from {last.workspace}; --session {last.id} "
+        "continues it here)"
+    )
+
+
+def no_store(pm: PluginManager, env: Mapping[str, str] | None = None) -> str:
+    """Why no plugin stores sessions, and what to do: ``persistence`` blocked by
+    ``-p no:persistence``, installed but left out by DSH_LOAD_PLUGINS or
+    DSH_DISABLE_PLUGIN_AUTOLOAD, or not installed."""
+    env = os.environ if env is None else env
+    if pm.is_blocked(STORE):
+        return (
+            f"dsh-persistence is installed but disabled by -p no:{STORE}; leave that out "
+            "to store and continue sessions"
+        )
+    if pm.is_left_out(STORE):
+        if "DSH_LOAD_PLUGINS" in env:
+            chosen = env["DSH_LOAD_PLUGINS"].strip()
+            said = f"DSH_LOAD_PLUGINS={chosen}" if chosen else "DSH_LOAD_PLUGINS, empty,"
+            return (
+                f"dsh-persistence is installed but {said} leaves it out; add {STORE} to "
+                f"it, or give -p {STORE}"
+            )
+        return (
+            "dsh-persistence is installed but DSH_DISABLE_PLUGIN_AUTOLOAD loads only what "
+            f"-p names; give -p {STORE}"
+        )
+    return f"install dsh-persistence, or enable it with -p {STORE}"
