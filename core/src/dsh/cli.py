@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import io
-import json
 import logging
 import os
 import select
@@ -65,16 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     before = leading(arguments)
     known, _ = early.parse_known_args(before)
     try:
-        from dsh.plugins import create_plugin_manager
+        from dsh._cli_plugins import load_plugins
 
-        try:
-            pm = create_plugin_manager(select=known.plugins)
-        except DshError as error:
-            if not _about_dsh(arguments[len(before) :]):
-                raise
-            # help and versions stay at hand to find out what is wrong: core only
-            print(f"dsh: warning: {error}\ndsh: (only dsh-core is loaded)", file=sys.stderr)
-            pm = create_plugin_manager(select=known.plugins, load_entry_points=False)
+        # help and versions stay at hand to find out what is wrong
+        pm, failed = load_plugins(known.plugins, arguments[len(before) :])
         commands = _commands(pm)
         parser = build_parser(commands)
         _check_command(arguments[len(before) :], commands, pm)
@@ -83,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(arguments)
     try:
         with _logging_to_stderr(args.verbose):
-            status = _dispatch(args, pm, commands)
+            status = _dispatch(args, pm, commands, failed)
         if status is None:
             parser.print_help()
             status = 0
@@ -140,11 +133,6 @@ def _check_command(
         )
 
 
-def _about_dsh(rest: list[str]) -> bool:
-    """True for help (no command, -h) and ``dsh version``: they work without plugins."""
-    return not rest or rest[0] in ("version", "-h", "--help") or "--help" in rest or "-h" in rest
-
-
 def _escape_unencodable(stream: TextIO) -> None:
     """Text the output cannot encode (a lone surrogate: bytes that were not UTF-8, in a
     file name or a model's answer) is written as ``\\udcff`` rather than failing the
@@ -154,14 +142,20 @@ def _escape_unencodable(stream: TextIO) -> None:
 
 
 def _dispatch(
-    args: argparse.Namespace, pm: PluginManager, commands: dict[str, tuple[str, Command]]
+    args: argparse.Namespace,
+    pm: PluginManager,
+    commands: dict[str, tuple[str, Command]],
+    failed: dict[str, str],
 ) -> int | None:
-    """Run the command; None when none was given."""
+    """Run the command; None when none was given (``failed``: the plugins that failed to
+    load, for ``dsh version -v``)."""
+    from dsh._cli_plugins import plugins_command, version_command
+
     _check_cwd(args.cwd)
     if args.command == "plugins":
-        return _plugins(args, pm)
+        return plugins_command(args, pm)
     if args.command == "version":
-        return _version(args, pm)
+        return version_command(args, pm, failed)
     if args.command in ("run", "chat"):
         return _agent_command(args, pm)
     if args.command in ("models", "tools"):
@@ -344,42 +338,6 @@ def _only_broken_pipes(error: BaseException) -> bool:
     if isinstance(error, BaseExceptionGroup):
         return all(_only_broken_pipes(inner) for inner in error.exceptions)
     return isinstance(error, BrokenPipeError)
-
-
-def _plugins(args: argparse.Namespace, pm: PluginManager) -> int:
-    from dsh.plugins import list_plugins
-
-    infos = list_plugins(pm)
-    if args.json:
-        rows = [
-            {
-                "name": i.name,
-                "distribution": i.distribution,
-                "version": i.version,
-                "hooks": list(i.hooks),
-            }
-            for i in infos
-        ]
-        print(json.dumps(rows, indent=2))
-        return 0
-    print(f"{'NAME':<20} {'DISTRIBUTION':<24} HOOKS")
-    for info in infos:
-        origin = f"{info.distribution} {info.version}" if info.distribution else "(explicit)"
-        hooks = ", ".join(info.hooks) or "-"
-        print(f"{info.name:<20} {origin:<24} {hooks}")
-    return 0
-
-
-def _version(args: argparse.Namespace, pm: PluginManager) -> int:
-    from dsh import __version__
-    from dsh.plugins import installed_plugins
-
-    print(f"dsh-core {__version__}")
-    if args.verbose_version:  # every installed plugin, so a bug report shows them all
-        for name, distribution, version in installed_plugins():
-            loaded = "" if pm.has_plugin(name) else ", not loaded"
-            print(f"{distribution} {version} (plugin {name}{loaded})")
-    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

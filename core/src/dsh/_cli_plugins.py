@@ -1,0 +1,91 @@
+"""The plugins as the ``dsh`` command loads and shows them: ``dsh plugins``, ``dsh
+version [-v]``, and the start-up that keeps help and versions at hand when a plugin
+fails to load (the plugins that failed are left out, the others still load)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from dsh.errors import DshError, PluginLoadError
+
+if TYPE_CHECKING:
+    from dsh.plugins import PluginManager
+
+__all__ = ["load_plugins", "plugins_command", "version_command"]
+
+
+def load_plugins(select: Sequence[str], rest: list[str]) -> tuple[PluginManager, dict[str, str]]:
+    """The plugin manager of this run (``select``: the ``-p`` values), and the plugins
+    that failed to load, by name, each with its error. A failure stops every command but
+    help and ``dsh version`` (``rest``: the words from the command on): for those, the
+    plugins that failed are left out and the others load; any other error leaves only
+    dsh-core."""
+    from dsh.plugins import create_plugin_manager
+
+    try:
+        return create_plugin_manager(select=select), {}
+    except DshError as error:
+        if not _about_dsh(rest):
+            raise
+        print(f"dsh: warning: {error}", file=sys.stderr)
+        if isinstance(error, PluginLoadError):
+            failed = {e.name: f"{type(e.cause).__name__}: {e.cause}" for e in (error, *error.more)}
+            try:
+                pm = create_plugin_manager(select=[*select, *(f"no:{n}" for n in failed)])
+            except DshError:
+                pass
+            else:
+                print(f"dsh: (left out: {', '.join(failed)})", file=sys.stderr)
+                return pm, failed
+        print("dsh: (only dsh-core is loaded)", file=sys.stderr)
+        return create_plugin_manager(select=select, load_entry_points=False), {}
+
+
+def _about_dsh(rest: list[str]) -> bool:
+    """True for help (no command, -h) and ``dsh version``: they work without plugins."""
+    return not rest or rest[0] in ("version", "-h", "--help") or "--help" in rest or "-h" in rest
+
+
+def plugins_command(args: argparse.Namespace, pm: PluginManager) -> int:
+    from dsh.plugins import list_plugins
+
+    infos = list_plugins(pm)
+    if args.json:
+        rows = [
+            {
+                "name": i.name,
+                "distribution": i.distribution,
+                "version": i.version,
+                "hooks": list(i.hooks),
+            }
+            for i in infos
+        ]
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"{'NAME':<20} {'DISTRIBUTION':<24} HOOKS")
+    for info in infos:
+        origin = f"{info.distribution} {info.version}" if info.distribution else "(explicit)"
+        hooks = ", ".join(info.hooks) or "-"
+        print(f"{info.name:<20} {origin:<24} {hooks}")
+    return 0
+
+
+def version_command(args: argparse.Namespace, pm: PluginManager, failed: dict[str, str]) -> int:
+    """dsh-core's version; with -v every installed plugin's too, so a bug report shows
+    them all: each not loaded is marked, one that failed to load with its error."""
+    from dsh import __version__
+    from dsh.plugins import installed_plugins
+
+    print(f"dsh-core {__version__}")
+    if args.verbose_version:
+        for name, distribution, version in installed_plugins():
+            if name in failed:
+                state = f", failed to load: {failed[name]}"
+            else:
+                state = "" if pm.has_plugin(name) else ", not loaded"
+            print(f"{distribution} {version} (plugin {name}{state})")
+    return 0
