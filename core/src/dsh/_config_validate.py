@@ -38,14 +38,19 @@ def validate(
     settings: Mapping[str, type[BaseModel]],
     blocked: Callable[[str], bool] | None = None,
     left_out: Callable[[str], bool] | None = None,
+    starts_agents: bool = True,
 ) -> Config:
     """``data`` as a Config; ``blocked(name)`` says a plugin was turned off (``-p
     no:NAME``): its section is left unchecked instead of being an unknown section, with
     a warning that it is ignored. ``left_out(name)`` says an installed plugin does not
     run: settings for one (its section, or under an agent's options) would apply to
     nothing (a policy plugin's rules, silently), so they are refused, saying so, or
-    ignored with a warning when the plugin was turned off."""
+    ignored with a warning when the plugin was turned off. ``starts_agents=False`` (a
+    command that reads the config and starts no agent, ``dsh sessions list``): settings
+    for plugins that do not run (a section for one not installed or left out, options
+    for one left out) cannot change what it does, so each is a warning instead."""
     problems: list[Problem] = []
+    unrun: list[Problem] = []  # settings for plugins that do not run
     turned_off: list[Problem] = []  # settings of plugins turned off, warned about
     # an empty `models:` or `agents:` (all entries commented out) means none
     core = {k: data[k] for k in CORE_KEYS if k in data}
@@ -68,7 +73,7 @@ def validate(
             continue
         if model is None:
             installed = left_out is not None and left_out(name)
-            problems.append(_unknown_section(root, name, settings, installed))
+            unrun.append(_unknown_section(root, name, settings, installed))
             continue
         value = {} if value is None else value
         try:
@@ -83,17 +88,24 @@ def validate(
     checked = parsed if parsed is not None else good.parsed
     if checked is not None:  # every problem in one run: the good part of a bad core too
         valid = {name: data[name] for name in sections}  # a bad section is reported once
-        off = _Off(blocked, left_out, turned_off)
+        off = _Off(blocked, left_out, turned_off, unrun)
         problems += _agent_options(root, checked, valid, settings, off, own, good.at, data)
         where = [((name,), s) for name, s in sections.items()]
         problems += _cross_check(
             root, checked, where, at=good.at, broken=good.broken, bad_ids=good.bad_ids
         )
         problems += _cross_check(root, checked, own, agents=False, broken=good.broken)
+    if starts_agents:  # they would apply to nothing: refused with the rest
+        problems += unrun
     if problems:  # all of them, in file order (a place may have several; none twice)
         unique = {(p.line, p.column, p.path, p.reason): p for p in problems}
         first, *rest = sorted(unique.values())
         raise first.error(source, [p.error(source) for p in rest]) from first.cause
+    for problem in [] if starts_agents else sorted(unrun):
+        log.warning(
+            "%s (ignored here: this command starts no agent; dsh run refuses it)",
+            problem.error(source).problem,
+        )
     for place in turned_off:
         plugin = place.path.split(".")[-1]
         log.warning(
@@ -111,17 +123,20 @@ def validate(
 class _Off:
     """The plugins a config may name that are not loaded: ``blocked`` (turned off with
     ``-p no:NAME``) and ``left_out`` (installed, not loaded); ``ignored`` collects the
-    places of settings for plugins turned off."""
+    places of settings for plugins turned off, ``unrun`` the problems of settings for
+    plugins left out."""
 
     def __init__(
         self,
         blocked: Callable[[str], bool] | None,
         left_out: Callable[[str], bool] | None,
         ignored: list[Problem],
+        unrun: list[Problem],
     ) -> None:
         self.blocked = blocked
         self.left_out = left_out or _nothing
         self.ignored = ignored
+        self.unrun = unrun
 
     def is_blocked(self, name: str) -> bool:
         return self.blocked is not None and self.blocked(name)
@@ -299,7 +314,7 @@ def _agent_options(
                         "apply these settings: load it (DSH_LOAD_PLUGINS, -p "
                         f"{key}) or remove them"
                     )
-                    problems.append(locate(root, loc, reason))
+                    off.unrun.append(locate(root, loc, reason))
             elif not off.is_blocked(key):
                 # close enough to be a typo (max_token, permision), not merely alike
                 # (max_turns, prompt, queue): those stay free for plugins

@@ -86,6 +86,7 @@ def load_config(
     source: str | None = None,
     blocked: Callable[[str], bool] | None = None,
     left_out: Callable[[str], bool] | None = None,
+    starts_agents: bool = True,
 ) -> Config:
     """Load and validate a config from ``path`` or ``text`` (neither: the defaults).
 
@@ -95,7 +96,9 @@ def load_config(
     is then left unchecked rather than refused as unknown (a warning says it is
     ignored); ``left_out(name)`` says an installed plugin does not run (settings for
     one, a section or under an agent's options, are refused as such: nothing would
-    apply them).
+    apply them). ``starts_agents=False`` is for a command that reads the config but
+    starts no agent (``dsh sessions list``): settings for a plugin that does not run
+    (not installed, or left out) cannot change what it does, so they are warnings.
     """
     settings = settings or {}
     for name in CORE_KEYS:
@@ -115,4 +118,4 @@ def load_config(
         kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
         reason = f"the file must hold a mapping of keys, not {kind}"
         raise locate(node, (), reason).error(source)
-    return validate(source, node, data, settings, blocked, left_out)
+    return validate(source, node, data, settings, blocked, left_out, starts_agents)

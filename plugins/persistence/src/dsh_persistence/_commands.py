@@ -103,7 +103,9 @@ async def _run(plugin: PersistencePlugin, context: CommandContext) -> int:
 
 
 def _load_config(context: CommandContext, path: Path | None) -> Config:
-    """Validate the config with every loaded plugin's settings, as a harness would."""
+    """Validate the config with every loaded plugin's settings, as a harness would;
+    settings for a plugin that does not run are warnings but for ``resume``, which runs
+    a turn (they could not change what the other subcommands read)."""
     from dsh.config import load_config
 
     settings: dict[str, type[BaseModel]] = {}
@@ -113,7 +115,13 @@ def _load_config(context: CommandContext, path: Path | None) -> Config:
 
     context.pm.relay.register_settings(collect)
     pm = context.pm
-    return load_config(path, settings=settings, blocked=pm.is_blocked, left_out=pm.is_left_out)
+    return load_config(
+        path,
+        settings=settings,
+        blocked=pm.is_blocked,
+        left_out=pm.is_left_out,
+        starts_agents=context.args.action == "resume",
+    )
 
 
 async def _list(service: SessionPersistence, args: argparse.Namespace, workspace: str) -> int:

@@ -1,0 +1,93 @@
+"""`dsh sessions` beside settings for a plugin that does not run (a section for one not
+installed, options for one left out): list, show and delete read the store, which such
+settings cannot change, so each is a warning; resume runs a turn and refuses them as
+`dsh run` does; `dsh config check` still reports them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import dsh, text_reply
+
+pytestmark = pytest.mark.plugins("persistence")
+
+SHELL = "shell:\n  x: 1\n"
+LEFT_OUT = "agents:\n  - id: main\n    options:\n      permissions: {allow: [read]}\n"
+
+
+@pytest.fixture
+def env(cli_env: dict[str, str]) -> dict[str, str]:
+    return {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+
+
+def _stored(server: Any, env: dict[str, str], cwd: Path) -> str:
+    """The id of a session one `dsh run` stored."""
+    model = f"openai-compatible:tiny@{server.url}"
+    assert dsh("-m", model, "run", "hi", env=env, cwd=cwd).returncode == 0
+    (stored,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+    return stored.stem
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            SHELL,
+            "1:1: shell: section 'shell' is for a plugin that is not installed or not loaded",
+        ),
+        (
+            LEFT_OUT,
+            "4:7: agents[0].options.permissions: plugin 'permissions' is installed but not "
+            "loaded, so nothing would apply these settings",
+        ),
+    ],
+    ids=["not-installed", "left-out"],
+)
+def test_sessions_reading_the_store_warn_about_settings_for_plugins_that_do_not_run(
+    model_server: Any, env: dict[str, str], tmp_path: Path, text: str, said: str
+) -> None:
+    server = model_server([text_reply("Hello.")])
+    session = _stored(server, env, tmp_path)
+    config = tmp_path / "dsh.yml"
+    config.write_text(text)
+    warning = f"dsh: {config}:{said}"
+    tail = "(ignored here: this command starts no agent; dsh run refuses it)\n"
+
+    listed = dsh("sessions", "list", "--json", env=env, cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert [row["id"] for row in json.loads(listed.stdout)] == [session]
+    assert listed.stderr.startswith(warning) and listed.stderr.endswith(tail)
+    assert listed.stderr.count("\n") == 1
+
+    shown = dsh("sessions", "show", session, env=env, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "Hello." in shown.stdout and shown.stderr.startswith(warning)
+
+    # a turn would run without what the file asks for: refused, before the model is asked
+    resumed = dsh("sessions", "resume", session, "again", env=env, cwd=tmp_path)
+    assert (resumed.returncode, resumed.stdout) == (2, "")
+    assert resumed.stderr.startswith(f"dsh: error: {config}:{said}")
+    assert len(server.bodies()) == 1
+    ran = dsh("run", "--continue", "again", env=env, cwd=tmp_path)
+    assert ran.returncode == 2 and ran.stderr.startswith(f"dsh: error: {config}:{said}")
+
+    checked = dsh("config", "check", env=env, cwd=tmp_path)
+    assert checked.returncode == 1 and f"{config}:{said}" in checked.stderr
+
+    deleted = dsh("sessions", "delete", session, env=env, cwd=tmp_path)
+    assert deleted.returncode == 0, deleted.stderr
+    assert deleted.stderr.startswith(warning)
+    assert not list(Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl"))
+
+
+def test_sessions_still_refuse_a_bad_section_of_their_own(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """The persistence section says which store to read: a bad one stays an error."""
+    (tmp_path / "dsh.yml").write_text(SHELL + "persistence:\n  backend: nosuch\n")
+    done = dsh("sessions", "list", env=env, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "persistence.backend" in done.stderr
