@@ -226,10 +226,14 @@ def sent_alone(child: pexpect.spawn, line: str) -> None:
     """Type ``line`` and Enter, and return once chat has taken it: with the line editor,
     once the cursor is at the start of an emptied input line below it (a line typed
     before that would come in the same read, and the editor takes lines that arrive
-    together as one block, as a paste). Fails after 30 seconds."""
+    together as one block, as a paste; so does the canonical reader). Fails after 30
+    seconds."""
     child.sendline(line)
     if not chat_uses_editor(child.env):
-        return  # the terminal hands each line over on its own
+        # the terminal hands a line over once Enter is typed, and chat reads it at once:
+        # a pause keeps the next line out of that read (lines read together are a block)
+        time.sleep(0.3)
+        return
     pyte = pytest.importorskip("pyte")
     deadline = time.monotonic() + 30
     while True:

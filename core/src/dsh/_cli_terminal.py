@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import select
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -59,12 +60,25 @@ def _read(fd: int) -> bytes | None:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
+def _waiting(fd: int) -> bool:
+    """Whether more input is there to be read already: at a terminal in canonical mode,
+    a whole line more (what a paste brings behind a line end)."""
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False
+
+
 async def lines_typed() -> AsyncIterator[str | None]:
     """Lines typed on stdin, read without a blocking thread; None at end of input. The
     text after the last line end is a last line when it comes from a pipe or a file; at
     a terminal it is a line left unfinished (Ctrl-D twice to quit), which is not sent.
+    At a terminal, lines that arrive together (a block pasted without the brackets: a
+    line end with more already behind it, no one types that fast) are one item, joined
+    by line ends, as the line editor takes them; a pipe or a file gives line by line.
     While dsh is in the background of the terminal nothing is read (``in_background``)."""
     fd = sys.stdin.fileno()
+    terminal = os.isatty(fd)
     pollable = True
     buffer = b""
     while True:
@@ -91,6 +105,12 @@ async def lines_typed() -> AsyncIterator[str | None]:
             yield None
             return
         buffer += data
+        if terminal and b"\n" in buffer:
+            if _waiting(fd):  # more of a block that came at once
+                continue
+            block, buffer = buffer.rsplit(b"\n", 1)
+            lines = block.decode(errors="replace").split("\n")
+            yield "\n".join(line.rstrip("\r") for line in lines)
         while b"\n" in buffer:
             line, buffer = buffer.split(b"\n", 1)
             yield line.decode(errors="replace").rstrip("\r")
