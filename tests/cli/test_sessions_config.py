@@ -91,3 +91,27 @@ def test_sessions_still_refuse_a_bad_section_of_their_own(
     done = dsh("sessions", "list", env=env, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert "persistence.backend" in done.stderr
+
+
+def test_load_config_for_a_command_that_starts_no_agent_warns_instead(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The API the sessions command uses (docs/config.md): the same file, refused when
+    agents start, is loaded with a warning per setting that would apply to nothing."""
+    from dsh.config import load_config
+    from dsh.errors import ConfigError
+
+    text = SHELL + LEFT_OUT
+    with pytest.raises(ConfigError, match="section 'shell' is for a plugin"):
+        load_config(text=text, source="dsh.yml", left_out=lambda name: name == "permissions")
+    config = load_config(
+        text=text,
+        source="dsh.yml",
+        left_out=lambda name: name == "permissions",
+        starts_agents=False,
+    )
+    assert config.section("shell") is None
+    assert [r.getMessage().split(": ")[0:2] for r in caplog.records] == [
+        ["dsh.yml:1:1", "shell"],
+        ["dsh.yml:6:7", "agents[0].options.permissions"],
+    ]
