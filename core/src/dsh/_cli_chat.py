@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from dsh._cli_agent import agent_session, resume_options, so_far
+from dsh._cli_continue import no_store
 from dsh._cli_editor import line_editor
 from dsh._cli_screen import terminal_streams
 from dsh._cli_terminal import TerminalApprovals, lines_typed
@@ -231,8 +232,9 @@ async def _resume(
         return agent
     try:
         service = await harness.relay.session_persistence()
-        if service is not None:  # else load_stored says so
-            session_id = await find_session(service, session_id)  # a unique prefix will do
+        if service is None:  # why, and what to do: as dsh chat --continue says it
+            raise DshError(f"no plugin stores sessions ({no_store(harness.pm)})")
+        session_id = await find_session(service, session_id)  # a unique prefix will do
         stored = await harness.agents.load_stored(session_id)
     except DshError as error:
         print(f"  /resume: {error}; this chat goes on", file=sys.stderr)
