@@ -9,7 +9,7 @@ an installed plugin registered it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -63,3 +63,20 @@ def config(settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
         f"  directory: {settings.session_directory()}\n"
     )
     return path
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A PostgreSQL server for this test process (one per xdist worker): pg_server.py."""
+    from pg_server import PgServer, require
+
+    require()
+    server = PgServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: Any) -> str:
+    """The URL of a fresh schema of ``pg_server`` (trusted: no password)."""
+    return str(pg_server.schema_url())

@@ -26,6 +26,7 @@ from dsh_persistence._plugin import PersistencePlugin, open_backend
 if TYPE_CHECKING:
     from dsh_persistence._backend import LoadedSession, SessionBackend, SessionInfo, StoredTail
     from dsh_persistence._jsonl import JsonlBackend
+    from dsh_persistence._postgres import PostgresBackend
     from dsh_persistence._records import close_turn, read_log
     from dsh_persistence._service import StoredSessions
     from dsh_persistence._settings import (
@@ -42,6 +43,7 @@ __all__ = [
     "PersistenceError",
     "PersistencePlugin",
     "PersistenceSettings",
+    "PostgresBackend",
     "SessionBackend",
     "SessionConflictError",
     "SessionCorruptError",
@@ -66,6 +68,7 @@ _LAZY = {
     "StoredTail": "dsh_persistence._backend",
     "JsonlBackend": "dsh_persistence._jsonl",
     "SqliteBackend": "dsh_persistence._sqlite",
+    "PostgresBackend": "dsh_persistence._postgres",
     "close_turn": "dsh_persistence._records",
     "read_log": "dsh_persistence._records",
     "StoredSessions": "dsh_persistence._service",

@@ -43,6 +43,11 @@ def open_backend(settings: PersistenceSettings) -> SessionBackend:
 
         path, source = settings.database_path(), settings.database_source()
         return SqliteBackend(path, fsync=fsync, source=source)
+    if settings.backend == "postgresql":
+        from dsh_persistence._postgres import PostgresBackend  # psycopg: only now
+
+        url, source = settings.postgres_url()
+        return PostgresBackend(url, fsync=fsync, source=source)
     from dsh_persistence._jsonl import JsonlBackend
 
     directory, source = settings.session_directory(), settings.directory_source()

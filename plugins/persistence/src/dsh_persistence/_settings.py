@@ -7,12 +7,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["ENV_DIRECTORY", "PersistenceSettings", "default_directory"]
+__all__ = ["ENV_DIRECTORY", "ENV_URL", "PersistenceSettings", "default_directory"]
 
 #: Overrides the default session directory (tests and CI point it at a temp dir).
 ENV_DIRECTORY = "DSH_PERSISTENCE_DIR"
+#: The PostgreSQL URL when ``url`` is not set (keeps a password out of dsh.yml).
+ENV_URL = "DSH_PERSISTENCE_URL"
 #: The longest ``checkpoint_delay`` accepted, in seconds: an hour.
 MAX_CHECKPOINT_DELAY = 3600.0
 
@@ -44,12 +46,18 @@ class PersistenceSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     #: ``jsonl``: one file per session (default). ``sqlite``: one database file, one row
-    #: per event, shared safely by several processes on one machine.
-    backend: Literal["jsonl", "sqlite"] = "jsonl"
+    #: per event, shared safely by several processes on one machine. ``postgresql``
+    #: (or ``postgres``): a PostgreSQL database shared by many workers on many machines
+    #: (needs the ``dsh-persistence[postgres]`` extra).
+    backend: Literal["jsonl", "sqlite", "postgresql"] = "jsonl"
     #: Where session files (and the default database) go; see ``default_directory``.
     directory: Path | None = None
     #: The SQLite database file (``sqlite`` only); default ``<directory>/sessions.sqlite3``.
     database: Path | None = None
+    #: The PostgreSQL database (``postgresql`` only): a libpq URL or key/value string;
+    #: default ``$DSH_PERSISTENCE_URL``, else libpq's own defaults (``PGHOST``...). Never
+    #: shown with its password (``repr=False``: not in the settings' repr either).
+    url: str | None = Field(default=None, repr=False)
     #: ``flush``: every flush (after each turn, at dispose) returns only once the data is
     #: on disk; mid-turn checkpoints are written without waiting for the disk.
     #: ``always``: checkpoints are fsync'd too. ``never``: nothing is fsync'd (a process
@@ -63,6 +71,21 @@ class PersistenceSettings(BaseModel):
     checkpoint_delay: float = Field(
         default=0.05, ge=0, le=MAX_CHECKPOINT_DELAY, allow_inf_nan=False
     )
+
+    @field_validator("backend", mode="before")
+    @classmethod
+    def _postgres_alias(cls, value: object) -> object:
+        return "postgresql" if value == "postgres" else value
+
+    def postgres_url(self, env: Mapping[str, str] | None = None) -> tuple[str, str]:
+        """The PostgreSQL URL in use and where it comes from, for messages:
+        ``url``, else ``$DSH_PERSISTENCE_URL``, else "" (libpq's defaults)."""
+        if self.url is not None:
+            return self.url, "persistence.url"
+        named = (os.environ if env is None else env).get(ENV_URL)
+        if named:
+            return named, f"${ENV_URL}; persistence.url is not set"
+        return "", "libpq's defaults; persistence.url is not set"
 
     def anchored(self, workspace: Path) -> PersistenceSettings:
         """These settings with a relative ``directory`` and ``database`` taken from
@@ -98,8 +121,10 @@ class PersistenceSettings(BaseModel):
         chosen = self.database.expanduser()
         return Path.cwd() / chosen if not chosen.is_absolute() else chosen
 
-    def location(self, env: Mapping[str, str] | None = None) -> tuple[str, Path, bool]:
+    def location(self, env: Mapping[str, str] | None = None) -> tuple[str, Path | str, bool]:
         """What identifies the store these settings select: (backend, path, fsync at all).
         Two settings with the same location share one backend object."""
+        if self.backend == "postgresql":
+            return (self.backend, self.postgres_url(env)[0], self.fsync != "never")
         path = self.database_path(env) if self.backend == "sqlite" else self.session_directory(env)
         return (self.backend, path, self.fsync != "never")

@@ -26,7 +26,14 @@ pytest-asyncio (or anyio's plugin) and ``pytest_plugins = ["dsh.testing"]``.
 from __future__ import annotations
 
 from dsh_persistence.testing._contract import BackendContract
-from dsh_persistence.testing._damage import Damage, JsonlDamage, SqliteDamage
+from dsh_persistence.testing._damage import Damage, JsonlDamage, PostgresDamage, SqliteDamage
 from dsh_persistence.testing._logs import LogBuilder
 
-__all__ = ["BackendContract", "Damage", "JsonlDamage", "LogBuilder", "SqliteDamage"]
+__all__ = [
+    "BackendContract",
+    "Damage",
+    "JsonlDamage",
+    "LogBuilder",
+    "PostgresDamage",
+    "SqliteDamage",
+]

@@ -12,7 +12,7 @@ import pytest
 
 from dsh_persistence._files import file_name
 
-__all__ = ["Damage", "JsonlDamage", "SqliteDamage"]
+__all__ = ["Damage", "JsonlDamage", "PostgresDamage", "SqliteDamage"]
 
 
 class Damage(Protocol):
@@ -73,3 +73,25 @@ class SqliteDamage:
     def make_newer(self, session_id: str) -> None:
         with closing(sqlite3.connect(self.path)) as db:
             db.execute("PRAGMA user_version=99")
+
+
+class PostgresDamage:
+    """Damage for ``PostgresBackend(url)``: transactions make a torn event impossible."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def _execute(self, sql: str, *args: object) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as db:
+            db.execute(sql.encode(), args)
+
+    def tear(self, session_id: str) -> None:
+        pytest.skip("PostgreSQL commits whole transactions: an event is never half written")
+
+    def drop(self, session_id: str, seq: int) -> None:
+        self._execute("DELETE FROM dsh_events WHERE session=%s AND seq=%s", session_id, seq)
+
+    def make_newer(self, session_id: str) -> None:
+        self._execute("UPDATE dsh_version SET version=99")

@@ -1,0 +1,63 @@
+"""The tables of the PostgreSQL backend (in the first schema of the connection's
+``search_path``) and the advisory-lock keys of its claims.
+
+The tables are prefixed ``dsh_`` so that they can share a database (and a schema) with
+others. ``dsh_version`` holds the schema version: a newer one is refused. The layout is
+the SQLite backend's: ``dsh_sessions`` one row per session (read by ``headers``, never the
+events), ``dsh_events`` one row per event (its JSON line), ``dsh_workspaces`` where a
+session last ran when that is not where it started.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CLAIM_KEY",
+    "SCHEMA",
+    "SCHEMA_LOCK",
+    "SCHEMA_VERSION",
+    "TURN_KEY",
+    "WHERE",
+]
+
+#: The newest schema this code reads and the one it creates.
+SCHEMA_VERSION = 1
+#: Held (for its transaction) while the tables are created: two processes that open a
+#: new database at once would otherwise both create them, and one would fail.
+SCHEMA_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('dsh-persistence schema', 0))"
+#: The advisory-lock key of a session's claim (``%s``: the session id), and the one that
+#: writers without a claim take in turn. Both are scoped by the schema that holds the
+#: tables, so that two stores of one database never share a claim.
+CLAIM_KEY = "hashtextextended(current_schema() || '/claim/' || %s, 0)"
+TURN_KEY = "hashtextextended(current_schema() || '/turn/' || %s, 0)"
+#: Where each stored session last ran: the workspace its last turn was written from.
+WHERE = (
+    "COALESCE((SELECT workspace FROM dsh_workspaces w WHERE w.session=s.id AND "
+    "w.created=s.created), s.cwd)"
+)
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS dsh_version (version integer NOT NULL)",
+    """
+CREATE TABLE IF NOT EXISTS dsh_sessions (
+    id text PRIMARY KEY,
+    created double precision NOT NULL,
+    updated double precision NOT NULL,
+    turns integer NOT NULL,
+    title text NOT NULL,
+    cwd text NOT NULL,
+    meta text NOT NULL,
+    next_seq bigint NOT NULL
+)""",
+    """
+CREATE TABLE IF NOT EXISTS dsh_events (
+    session text NOT NULL,
+    seq bigint NOT NULL,
+    line text NOT NULL,
+    PRIMARY KEY (session, seq)
+)""",
+    """
+CREATE TABLE IF NOT EXISTS dsh_workspaces (
+    session text PRIMARY KEY,
+    created double precision NOT NULL,
+    workspace text NOT NULL
+)""",
+)

@@ -1,0 +1,130 @@
+"""A throwaway PostgreSQL server for the tests of the PostgreSQL backend.
+
+``PgServer.start()`` runs initdb into a new temp directory and starts a server that
+listens on a unix socket in it and on 127.0.0.1 (a free port), fsync off; as root (CI)
+it runs as the ``postgres`` system user, since PostgreSQL refuses to run as root. Local
+(socket) connections are trusted; TCP ones need the password ``PASSWORD``.
+``schema_url()`` gives each test a fresh schema, which the URL selects through
+libpq's ``options``. ``require()`` skips when no server can be had, naming what is
+missing, unless ``DSH_REQUIRE_POSTGRES=1``: then it fails (the nox sessions set it).
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+PASSWORD = "pg-secret-Zq7"
+REQUIRE = "DSH_REQUIRE_POSTGRES"
+_names = itertools.count()
+
+
+def bindir() -> Path | None:
+    """Where initdb, pg_ctl and postgres are: PATH's initdb, else Debian's newest."""
+    found = shutil.which("initdb")
+    if found:
+        return Path(found).parent
+    versions = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda path: int(Path(path).parts[-3]) if Path(path).parts[-3].isdigit() else 0,
+    )
+    return Path(versions[-1]).parent if versions else None
+
+
+def require() -> None:
+    """Skip (or fail, under ``DSH_REQUIRE_POSTGRES=1``) when psycopg or the server's
+    binaries are missing."""
+    missing = []
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        missing.append("psycopg (pip install 'dsh-persistence[postgres]')")
+    if bindir() is None:
+        missing.append("PostgreSQL's initdb (not on PATH nor in /usr/lib/postgresql/*/bin)")
+    if missing:
+        why = "PostgreSQL tests need " + " and ".join(missing)
+        if os.environ.get(REQUIRE) == "1":
+            pytest.fail(f"{why}; {REQUIRE}=1 makes that an error", pytrace=False)
+        pytest.skip(why)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class PgServer:
+    def __init__(self) -> None:
+        bins = bindir()
+        assert bins is not None
+        self.bins = bins
+        # /tmp itself, not pytest's (0700, root's) temp dir: the server's user must
+        # reach the socket, and a socket path is at most 107 bytes
+        self.root = Path(tempfile.mkdtemp(prefix="dsh-pg-"))
+        self.data = self.root / "data"
+        self.port = free_port()
+        self.as_root = os.geteuid() == 0
+
+    def _run(self, *argv: str) -> None:
+        command = [*(["runuser", "-u", "postgres", "--"] if self.as_root else []), *argv]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed:\n{done.stdout}{done.stderr}")
+
+    def start(self) -> PgServer:
+        if self.as_root:
+            shutil.chown(self.root, "postgres", "postgres")
+        secret = self.root / "pwfile"
+        secret.write_text(PASSWORD + "\n")
+        if self.as_root:
+            shutil.chown(secret, "postgres", "postgres")
+        self._run(
+            str(self.bins / "initdb"), "-D", str(self.data), "-U", "postgres", "-N",
+            "-A", "trust", "--auth-host=scram-sha-256", f"--pwfile={secret}",
+            "-E", "UTF8", "--locale=C",
+        )  # fmt: skip
+        options = (
+            f"-F -p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
+            "-c full_page_writes=off -c max_connections=60"
+        )
+        self._run(
+            str(self.bins / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "log"),
+            "-o", options, "-w", "-t", "30", "start",
+        )  # fmt: skip
+        return self
+
+    def stop(self) -> None:
+        try:
+            self._run(str(self.bins / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop")
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def url(self, database: str = "postgres", **params: str) -> str:
+        """A URL of the unix socket (trusted: no password needed)."""
+        query = "&".join(f"{k}={v}" for k, v in {"host": str(self.root), **params}.items())
+        return f"postgresql://postgres@/{database}?port={self.port}&{query}"
+
+    def tcp_url(self, password: str | None = PASSWORD, database: str = "postgres") -> str:
+        auth = f"postgres:{password}" if password is not None else "postgres"
+        return f"postgresql://{auth}@127.0.0.1:{self.port}/{database}"
+
+    def execute(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url(), autocommit=True) as db:
+            db.execute(sql.encode())
+
+    def schema_url(self) -> str:
+        """The URL of a new, empty schema (the first of the search path)."""
+        name = f"t{os.getpid()}_{next(_names)}"
+        self.execute(f"CREATE SCHEMA {name}")
+        return self.url(options=f"-csearch_path%3D{name}")
