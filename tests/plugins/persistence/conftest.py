@@ -79,4 +79,4 @@ def pg_server() -> Iterator[Any]:
 @pytest.fixture
 def pg_url(pg_server: Any) -> str:
     """The URL of a fresh schema of ``pg_server`` (trusted: no password)."""
-    return str(pg_server.schema_url())
+    return str(pg_server.url(pg_server.schema()))

@@ -94,7 +94,7 @@ class PgServer:
         )  # fmt: skip
         options = (
             f"-F -p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
-            "-c full_page_writes=off -c max_connections=60"
+            "-c full_page_writes=off -c max_connections=60 -c wal_writer_delay=10000"
         )
         self._run(
             str(self.bins / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "log"),
@@ -108,14 +108,18 @@ class PgServer:
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 
-    def url(self, database: str = "postgres", **params: str) -> str:
-        """A URL of the unix socket (trusted: no password needed)."""
-        query = "&".join(f"{k}={v}" for k, v in {"host": str(self.root), **params}.items())
-        return f"postgresql://postgres@/{database}?port={self.port}&{query}"
+    def url(self, schema: str = "", database: str = "postgres") -> str:
+        """A URL of the unix socket (trusted: no password needed); ``schema``: the
+        first of its search path."""
+        options = f"&options=-csearch_path%3D{schema}" if schema else ""
+        return f"postgresql://postgres@/{database}?host={self.root}&port={self.port}{options}"
 
-    def tcp_url(self, password: str | None = PASSWORD, database: str = "postgres") -> str:
+    def tcp_url(self, schema: str, password: str | None = PASSWORD) -> str:
+        """A URL of 127.0.0.1, where the server asks for ``PASSWORD``."""
         auth = f"postgres:{password}" if password is not None else "postgres"
-        return f"postgresql://{auth}@127.0.0.1:{self.port}/{database}"
+        return (
+            f"postgresql://{auth}@127.0.0.1:{self.port}/postgres?options=-csearch_path%3D{schema}"
+        )
 
     def execute(self, sql: str) -> None:
         import psycopg
@@ -123,8 +127,8 @@ class PgServer:
         with psycopg.connect(self.url(), autocommit=True) as db:
             db.execute(sql.encode())
 
-    def schema_url(self) -> str:
-        """The URL of a new, empty schema (the first of the search path)."""
+    def schema(self) -> str:
+        """The name of a new, empty schema."""
         name = f"t{os.getpid()}_{next(_names)}"
         self.execute(f"CREATE SCHEMA {name}")
-        return self.url(options=f"-csearch_path%3D{name}")
+        return name

@@ -49,7 +49,7 @@ async def test_the_dsh_yml_section_chooses_the_store_of_the_entry_point_plugin(
 @pytest.mark.parametrize(
     ("section", "path"),
     [
-        ("persistence:\n  backend: postgres\n", "persistence.backend"),
+        ("persistence:\n  backend: mysql\n", "persistence.backend"),
         ("persistence:\n  fsync: sometimes\n", "persistence.fsync"),
         ("persistence:\n  directroy: /tmp\n", "persistence.directroy"),
         ("persistence:\n  checkpoint_delay: 1e308\n", "persistence.checkpoint_delay"),

@@ -1,0 +1,259 @@
+"""The PostgreSQL backend through the settings, a harness and ``dsh sessions``, and its
+secrets: the password of ``persistence.url`` never reaches a message, ``location``, the
+command's output or the stored sessions; it may come from libpq's ``PGPASSWORD``
+instead. Against a real server (``pg_server``), whose TCP port asks for a password."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from dsh.testing import ScriptedModel, run_turn, scripted_harness
+from dsh_persistence import (
+    PersistenceError,
+    PersistenceSettings,
+    PostgresBackend,
+    SessionInfo,
+    open_backend,
+)
+from dsh_persistence.testing import LogBuilder
+from pg_server import PASSWORD, free_port
+
+pytestmark = pytest.mark.plugins("persistence")
+
+LIMIT = 10
+
+
+def everything_said(error: BaseException) -> str:
+    """The error as `dsh -v` prints it: its traceback, with its causes and contexts."""
+    return "".join(traceback.format_exception(error))
+
+
+def rows(server: Any, schema: str) -> str:
+    """Every stored row of the store in ``schema``, as text."""
+    import psycopg
+
+    with psycopg.connect(server.url(schema), autocommit=True) as db:
+        found = [
+            db.execute(f"SELECT * FROM {table}").fetchall()
+            for table in ("dsh_sessions", "dsh_events", "dsh_workspaces")
+        ]  # noqa: E501
+    return repr(found)
+
+
+def test_postgres_and_postgresql_choose_the_backend(pg_url: str) -> None:
+    for name in ("postgresql", "postgres"):
+        settings = PersistenceSettings(backend=name, url=pg_url)  # type: ignore[arg-type]
+        assert settings.backend == "postgresql"
+        backend = open_backend(settings)
+        try:
+            assert isinstance(backend, PostgresBackend)
+            assert backend.location == pg_url
+            assert backend.stored_in is None
+            backend.prepare()  # connects and creates the tables
+        finally:
+            backend.close()
+
+
+def test_the_url_comes_from_the_setting_else_dsh_persistence_url() -> None:
+    env = {"DSH_PERSISTENCE_URL": "postgresql://env/db"}
+    assert PersistenceSettings(url="host=a").postgres_url(env) == ("host=a", "persistence.url")
+    assert PersistenceSettings().postgres_url(env) == (
+        "postgresql://env/db",
+        "$DSH_PERSISTENCE_URL; persistence.url is not set",
+    )
+    assert PersistenceSettings().postgres_url({})[0] == ""
+    assert "url" not in repr(PersistenceSettings(url="postgresql://u:pw@h/db"))
+
+
+async def test_a_harness_stores_and_resumes_through_dsh_yml(
+    pg_server: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    schema = pg_server.schema()
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "persistence")
+    config = f"persistence:\n  backend: postgresql\n  url: '{pg_server.tcp_url(schema)}'\n"
+    async with scripted_harness(ScriptedModel(["one"]), config_text=config) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        with anyio.fail_after(LIMIT):
+            await run_turn(agent, "first")
+        session_id, logged = agent.session.id, len(agent.session.events)
+    model = ScriptedModel(["two"])
+    async with scripted_harness(model, config_text=config) as harness:
+        resumed = await harness.agents.resume("a", session_id, options={"model": "scripted"})
+        with anyio.fail_after(LIMIT):
+            events = await run_turn(resumed, "second")
+    assert events[0].seq == logged
+    history = model.requests[0].messages  # the stored turn, then the new prompt
+    assert [history[0].content, history[-1].content] == ["first", "second"]
+    assert len(history) == 3
+    stored = rows(pg_server, schema)
+    assert "second" in stored
+    assert PASSWORD not in stored
+    assert PASSWORD not in caplog.text
+
+
+def dsh(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DSH_LOAD_PLUGINS": "persistence", "PYTHONUNBUFFERED": "1"}
+    env.pop("PGPASSWORD", None)
+    return subprocess.run(
+        [sys.executable, "-m", "dsh.cli", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_dsh_sessions_list_shows_the_store_without_its_password(
+    pg_server: Any, tmp_path: Path
+) -> None:
+    url = pg_server.tcp_url(pg_server.schema())
+    (tmp_path / "dsh.yml").write_text(f"persistence:\n  backend: postgres\n  url: '{url}'\n")
+    empty = dsh("sessions", "list", cwd=tmp_path)
+    assert empty.returncode == 0, empty.stderr
+    shown = url.replace(f":{PASSWORD}@", ":***@")
+    assert empty.stderr == f"no stored sessions in {shown}\n"
+
+    log = LogBuilder()
+    log.turn("a stored question", calls=())
+    backend = PostgresBackend(url)
+    backend.append(SessionInfo("pg-1", 1.0, title="a stored question"), log.events, durable=True)
+    backend.close()
+    listed = dsh("-v", "sessions", "list", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert "pg-1" in listed.stdout
+    assert "a stored question" in listed.stdout
+    assert PASSWORD not in listed.stdout + listed.stderr
+
+
+def test_a_refused_connection_names_the_setting_and_hides_the_password(tmp_path: Path) -> None:
+    url = f"postgresql://me:{PASSWORD}@127.0.0.1:{free_port()}/db"
+    backend = open_backend(PersistenceSettings(backend="postgresql", url=url))
+    try:
+        with pytest.raises(PersistenceError) as caught:
+            backend.prepare()
+    finally:
+        backend.close()
+    message = str(caught.value)
+    assert message.startswith(f"postgresql://me:***@127.0.0.1:{url.rsplit(':', 1)[1]} ")
+    assert "(persistence.url): cannot connect to the session database" in message
+    assert "Connection refused" in message
+    assert PASSWORD not in everything_said(caught.value)
+
+    (tmp_path / "dsh.yml").write_text(f"persistence:\n  backend: postgresql\n  url: {url}\n")
+    failed = dsh("-v", "sessions", "list", cwd=tmp_path)  # -v: with the traceback
+    assert failed.returncode == 2
+    assert "persistence.url" in failed.stderr
+    assert "postgresql://me:***@127.0.0.1" in failed.stderr
+    assert PASSWORD not in failed.stdout + failed.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("postgresql://me:{pw}%zz@127.0.0.1/db", "invalid percent-encoded token"),
+        ("host=127.0.0.1 password='{pw} oops", "unterminated quoted string"),
+    ],
+    ids=["echoed-by-libpq", "conninfo"],
+)
+def test_a_malformed_url_is_reported_without_its_password(url: str, reason: str) -> None:
+    """libpq quotes a malformed URL's bad part back, here the password itself."""
+    backend = PostgresBackend(url.format(pw=PASSWORD), source="persistence.url")
+    with pytest.raises(PersistenceError, match=reason) as caught:
+        backend.prepare()
+    backend.close()
+    assert "***" in str(caught.value)
+    assert PASSWORD not in everything_said(caught.value)
+
+
+def test_a_missing_database_is_named(pg_server: Any) -> None:
+    url = pg_server.tcp_url(pg_server.schema()).replace("/postgres?", "/no_such_db?")
+    backend = PostgresBackend(url, source="persistence.url")
+    with pytest.raises(PersistenceError, match='database "no_such_db" does not exist') as c:
+        backend.prepare()
+    backend.close()
+    assert "(persistence.url): cannot connect" in str(c.value)
+    assert PASSWORD not in everything_said(c.value)
+
+
+def test_the_password_may_come_from_pgpassword(
+    pg_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = pg_server.tcp_url(pg_server.schema(), password=None)
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    monkeypatch.setenv("PGPASSFILE", os.devnull)
+    without = PostgresBackend(url, source="persistence.url")
+    with pytest.raises(PersistenceError, match="password"):
+        without.prepare()
+    without.close()
+    monkeypatch.setenv("PGPASSWORD", PASSWORD)
+    backend = PostgresBackend(url)
+    try:
+        backend.prepare()
+        assert backend.location == url
+    finally:
+        backend.close()
+
+
+def test_without_psycopg_the_error_names_the_setting_and_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if not installed
+    with pytest.raises(PersistenceError) as caught:
+        open_backend(PersistenceSettings(backend="postgresql"))
+    message = str(caught.value)
+    assert "persistence.backend is postgresql" in message
+    assert "pip install 'dsh-persistence[postgres]'" in message
+
+
+def test_psycopg_is_imported_only_when_the_backend_is_chosen(tmp_path: Path) -> None:
+    code = (
+        "import sys, dsh_persistence as p\n"
+        "p.open_backend(p.PersistenceSettings(directory=sys.argv[1])).headers()\n"
+        "assert 'psycopg' not in sys.modules, 'imported'\n"
+        "p.open_backend(p.PersistenceSettings(backend='postgresql'))\n"
+        "assert 'psycopg' in sys.modules\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=False
+    )  # noqa: E501
+    assert done.returncode == 0, done.stderr
+
+
+def lsn(server: Any, query: str) -> int:
+    import psycopg
+
+    with psycopg.connect(server.url(), autocommit=True) as db:
+        row = db.execute(f"SELECT {query} - '0/0'::pg_lsn").fetchone()  # type: ignore[arg-type]
+    assert row is not None
+    return int(row[0])
+
+
+def test_sync_flushes_the_wal_past_non_durable_appends(pg_server: Any) -> None:
+    """Non-durable appends commit without waiting for the WAL (``synchronous_commit``
+    off); ``sync`` makes them durable. The test server's WAL writer wakes every 10 s."""
+    backend = PostgresBackend(pg_server.url(pg_server.schema()))
+    try:
+        log = LogBuilder()
+        log.turn("one")
+        backend.append(SessionInfo("s", 1.0), log.events[:3], durable=True)
+        for seq in range(3, len(log.events)):
+            backend.append(SessionInfo("s", 1.0), log.events[seq : seq + 1], durable=False)
+            written = lsn(pg_server, "pg_current_wal_insert_lsn()")
+            if lsn(pg_server, "pg_current_wal_flush_lsn()") < written:
+                break
+        else:
+            pytest.fail("every non-durable append was flushed at once")
+        backend.sync("s")
+        assert lsn(pg_server, "pg_current_wal_flush_lsn()") >= written
+    finally:
+        backend.close()

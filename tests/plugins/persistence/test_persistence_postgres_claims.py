@@ -1,0 +1,203 @@
+"""Many workers sharing sessions in one PostgreSQL database: claims are advisory locks
+that end with the worker's connection (a killed process lets go of them), a claim
+refuses another worker's claim, claimless append and delete, and two writers of one
+session never both succeed. "Another worker" is another ``PostgresBackend`` (its own
+connections: to the server, another process) or a real process where it says so."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from dsh.session import SessionEvent
+from dsh_persistence import (
+    PostgresBackend,
+    SessionConflictError,
+    SessionInfo,
+    SessionInUseError,
+)
+from dsh_persistence.testing import LogBuilder
+
+pytestmark = pytest.mark.plugins("persistence")
+
+INFO = SessionInfo("s", 1.0)
+Opener = Callable[[], PostgresBackend]
+
+
+def note(seq: int, by: str = "test") -> SessionEvent:
+    return SessionEvent("note", seq, 2.0 + seq, {"by": by})
+
+
+@pytest.fixture
+def open_backend(pg_url: str) -> Iterator[Opener]:
+    opened: list[PostgresBackend] = []
+
+    def opener() -> PostgresBackend:
+        opened.append(PostgresBackend(pg_url))
+        return opened[-1]
+
+    yield opener
+    for backend in opened:
+        backend.close()
+
+
+def stored(backend: PostgresBackend, session_id: str = "s") -> int:
+    log = LogBuilder()
+    log.turn("one")
+    backend.append(SessionInfo(session_id, 1.0), log.events, durable=True)
+    return len(log.events)
+
+
+def kept(backend: PostgresBackend, session_id: str = "s") -> int:
+    loaded = backend.load(session_id)
+    return 0 if loaded is None else loaded.kept
+
+
+def test_a_claim_refuses_other_workers_until_released(open_backend: Opener) -> None:
+    one, two = open_backend(), open_backend()
+    count = stored(one)
+    assert one.claim("s") is True
+    assert one.claim("s") is False  # another agent of the same worker
+    assert two.claim("s") is False
+    assert two.claim("other") is True  # claims are per session
+
+    with pytest.raises(SessionInUseError, match="another worker is continuing it"):
+        two.append(INFO, [note(count)], durable=True)
+    with pytest.raises(SessionInUseError, match="cannot delete session 's'"):
+        two.delete("s")
+    one.append(INFO, [note(count, "holder")], durable=True)  # the holder is never refused
+    assert kept(two) == count + 1
+
+    one.release("s")
+    two.append(INFO, [note(count + 1)], durable=True)  # the claim ended
+    assert two.claim("s") is True
+    assert one.claim("s") is False
+    assert two.delete("s") is True  # the holder may delete it
+
+
+def test_claims_of_one_session_in_two_schemas_are_independent(
+    pg_server: object, open_backend: Opener
+) -> None:
+    """The lock key includes the schema: two stores of one database share no claim."""
+    other = PostgresBackend(pg_server.url(pg_server.schema()))  # type: ignore[attr-defined]
+    try:
+        assert open_backend().claim("s") is True
+        assert other.claim("s") is True
+    finally:
+        other.close()
+
+
+def test_closing_a_backend_ends_its_claims(open_backend: Opener) -> None:
+    one, two = open_backend(), open_backend()
+    assert one.claim("s") is True
+    one.close()
+    assert two.claim("s") is True
+
+
+HOLDER = """
+import sys, time
+from dsh_persistence import PostgresBackend
+backend = PostgresBackend(sys.argv[1])
+assert backend.claim("s")
+print("holding", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_a_killed_workers_claim_goes_with_its_connection(pg_url: str, open_backend: Opener) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, pg_url], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        waiting = open_backend()
+        assert waiting.claim("s") is False
+        with pytest.raises(SessionInUseError):
+            waiting.append(INFO, [note(0)], durable=True)
+    finally:
+        holder.send_signal(signal.SIGKILL)  # no release, no close: only the socket ends
+        holder.communicate(timeout=30)
+    deadline = time.monotonic() + 10
+    while not waiting.claim("s"):  # the server notices the closed socket at once
+        assert time.monotonic() < deadline, "the dead worker's claim outlived it"
+        time.sleep(0.02)
+    waiting.append(INFO, [note(0)], durable=True)
+    assert kept(waiting) == 1
+
+
+def test_two_workers_creating_one_session_one_wins_the_other_stores_nothing(
+    open_backend: Opener,
+) -> None:
+    """Without claims (as two programs appending through backends of their own), the
+    first batch of a new session is stored once: the other writer is refused whole."""
+    one, two = open_backend(), open_backend()
+    for round_ in range(15):
+        session_id = f"race-{round_}"
+        start = threading.Barrier(2)
+        outcomes: dict[str, BaseException | None] = {}
+
+        def write(backend: PostgresBackend, by: str, session_id: str = session_id) -> None:
+            batch = [note(seq, by) for seq in range(3)]
+            start.wait()
+            try:
+                backend.append(SessionInfo(session_id, 1.0), batch, durable=False)
+                outcomes[by] = None
+            except BaseException as exc:  # checked below
+                outcomes[by] = exc
+
+        threads = [
+            threading.Thread(target=write, args=(backend, by))
+            for backend, by in ((one, "one"), (two, "two"))
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        winners = [by for by, outcome in outcomes.items() if outcome is None]
+        assert len(winners) == 1, outcomes
+        (loser,) = set(outcomes) - set(winners)
+        assert isinstance(outcomes[loser], SessionConflictError), outcomes
+        loaded = one.load(session_id)
+        assert loaded is not None
+        assert [e.data["by"] for e in loaded.stored.events] == [winners[0]] * 3
+
+
+def test_two_claimless_writers_take_turns_rather_than_refuse(open_backend: Opener) -> None:
+    """A claimless writer holds the session's claim only for its transaction, and waits
+    for another claimless writer's instead of taking it for a claim (no
+    ``SessionInUseError``); the seq check orders them."""
+    writers = [open_backend(), open_backend()]
+    stored(writers[0])
+    refused: list[BaseException] = []
+
+    def write(backend: PostgresBackend, by: str) -> None:
+        done = 0
+        while done < 25:
+            tail = backend.tail("s")
+            assert tail is not None
+            try:
+                backend.append(INFO, [note(tail.next_seq, by)], durable=False)
+                done += 1
+            except SessionConflictError:
+                continue  # the other one appended first: read the tail again
+            except BaseException as exc:  # checked below
+                refused.append(exc)
+                return
+
+    threads = [threading.Thread(target=write, args=(w, str(n))) for n, w in enumerate(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert refused == []
+    loaded = writers[1].load("s")
+    assert loaded is not None
+    notes = [e.data["by"] for e in loaded.stored.events if e.type == "note"]
+    assert sorted(notes) == ["0"] * 25 + ["1"] * 25
