@@ -30,6 +30,10 @@ PLUGIN_SETS: dict[str, tuple[str, ...]] = {
     "all": FIRST_PARTY,
 }
 EXAMPLE = ROOT / "examples" / "dsh-shout"
+EXTRAS = {"persistence": "[postgres]"}
+# Set for the persistence sets: a missing PostgreSQL server is an error, not a skip
+# (.ci/run installs Debian's postgresql where it is missing).
+REQUIRE_POSTGRES = "DSH_REQUIRE_POSTGRES"
 
 
 def _group(*names: str) -> tuple[str, ...]:
@@ -42,6 +46,12 @@ def _distribution(plugin: str) -> str:
     if pyproject.is_file():
         return str(nox.project.load_toml(pyproject)["project"]["name"])
     return f"dsh-{plugin}"
+
+
+def _installed(plugin: str) -> str:
+    """What ``pip install`` gets for a first-party plugin: its directory, with the extras
+    its tests need (dsh-persistence: psycopg, for the PostgreSQL backend)."""
+    return f"./plugins/{plugin}{EXTRAS.get(plugin, '')}"
 
 
 def _existing_plugin_dirs() -> list[str]:
@@ -62,8 +72,10 @@ def tests(session: nox.Session, plugin_set: str) -> None:
     # `dsh chat`'s line editor (the chat extra) in the `all` set only: the other sets
     # test the terminal read in canonical mode, which chat uses without it.
     core = "./core[chat]" if plugin_set == "all" else "./core"
-    session.install("-e", core, *(f"./plugins/{p}" for p in plugins), *_group("test"))
+    session.install("-e", core, *(_installed(p) for p in plugins), *_group("test"))
     names = ",".join(plugins)
+    if "persistence" in plugins:  # its PostgreSQL tests fail, not skip, without a server
+        session.env[REQUIRE_POSTGRES] = "1"
     # The tests check that exactly these plugins load (tests/test_plugin_set.py).
     session.env["DSH_LOAD_PLUGINS"] = names
     session.env["DSH_EXPECT_PLUGINS"] = names
@@ -142,7 +154,9 @@ def typecheck(session: nox.Session) -> None:
     plugin_dirs = _existing_plugin_dirs()
     # Installed, so mypy sees the packages' dependencies and their py.typed markers.
     # [chat]: prompt_toolkit, which dsh/_cli_editor.py imports (it is typed)
-    session.install("-e", "./core[chat]", *(f"./{d}" for d in plugin_dirs), *_group("typecheck"))
+    # [postgres]: psycopg, whose types the PostgreSQL backend is checked against
+    plugins = (_installed(Path(d).name) for d in plugin_dirs)
+    session.install("-e", "./core[chat]", *plugins, *_group("typecheck"))
     sources = [
         "core/src",
         *(f"{d}/src" for d in plugin_dirs),

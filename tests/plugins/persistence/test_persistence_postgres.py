@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
+from pg_server import PASSWORD, free_port
 
 from dsh.testing import ScriptedModel, run_turn, scripted_harness
 from dsh_persistence import (
@@ -24,7 +25,6 @@ from dsh_persistence import (
     open_backend,
 )
 from dsh_persistence.testing import LogBuilder
-from pg_server import PASSWORD, free_port
 
 pytestmark = pytest.mark.plugins("persistence")
 
@@ -44,7 +44,7 @@ def rows(server: Any, schema: str) -> str:
         found = [
             db.execute(f"SELECT * FROM {table}").fetchall()
             for table in ("dsh_sessions", "dsh_events", "dsh_workspaces")
-        ]  # noqa: E501
+        ]
     return repr(found)
 
 
@@ -225,7 +225,7 @@ def test_psycopg_is_imported_only_when_the_backend_is_chosen(tmp_path: Path) -> 
     )
     done = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=False
-    )  # noqa: E501
+    )
     assert done.returncode == 0, done.stderr
 
 

@@ -132,6 +132,29 @@ def test_a_killed_workers_claim_goes_with_its_connection(pg_url: str, open_backe
     assert kept(waiting) == 1
 
 
+def race(session_id: str, writers: dict[str, PostgresBackend]) -> dict[str, BaseException | None]:
+    """Each writer appends the first batch of ``session_id`` at once, from its thread;
+    what each one's append raised (None: it stored its batch)."""
+    start = threading.Barrier(len(writers))
+    outcomes: dict[str, BaseException | None] = {}
+
+    def write(backend: PostgresBackend, by: str) -> None:
+        batch = [note(seq, by) for seq in range(3)]
+        start.wait()
+        try:
+            backend.append(SessionInfo(session_id, 1.0), batch, durable=False)
+            outcomes[by] = None
+        except BaseException as exc:  # checked by the test
+            outcomes[by] = exc
+
+    threads = [threading.Thread(target=write, args=(w, by)) for by, w in writers.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    return outcomes
+
+
 def test_two_workers_creating_one_session_one_wins_the_other_stores_nothing(
     open_backend: Opener,
 ) -> None:
@@ -140,26 +163,7 @@ def test_two_workers_creating_one_session_one_wins_the_other_stores_nothing(
     one, two = open_backend(), open_backend()
     for round_ in range(15):
         session_id = f"race-{round_}"
-        start = threading.Barrier(2)
-        outcomes: dict[str, BaseException | None] = {}
-
-        def write(backend: PostgresBackend, by: str, session_id: str = session_id) -> None:
-            batch = [note(seq, by) for seq in range(3)]
-            start.wait()
-            try:
-                backend.append(SessionInfo(session_id, 1.0), batch, durable=False)
-                outcomes[by] = None
-            except BaseException as exc:  # checked below
-                outcomes[by] = exc
-
-        threads = [
-            threading.Thread(target=write, args=(backend, by))
-            for backend, by in ((one, "one"), (two, "two"))
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(30)
+        outcomes = race(session_id, {"one": one, "two": two})
         winners = [by for by, outcome in outcomes.items() if outcome is None]
         assert len(winners) == 1, outcomes
         (loser,) = set(outcomes) - set(winners)

@@ -225,13 +225,10 @@ class PostgresBackend(SessionBackend):
                 if first != expected:
                     raise conflict(expected)
                 if row is None:
-                    created = db.execute(
-                        "INSERT INTO dsh_sessions VALUES (%s, %s, %s, 0, %s, %s, %s, 0) "
-                        "ON CONFLICT (id) DO NOTHING",
+                    db.execute(  # no one else creates it: its claim is held (or ours)
+                        "INSERT INTO dsh_sessions VALUES (%s, %s, %s, 0, %s, %s, %s, 0)",
                         (info.id, info.created, info.created, title, cwd, meta),
                     )
-                    if created.rowcount != 1:  # another writer stored it meanwhile
-                        raise conflict("not 0 any more")
                     db.execute("DELETE FROM dsh_workspaces WHERE session=%s", (info.id,))
                 elif ran and row[2] != cwd:  # a turn of a run in another workspace
                     db.execute(
