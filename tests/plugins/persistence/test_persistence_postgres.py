@@ -257,3 +257,21 @@ def test_sync_flushes_the_wal_past_non_durable_appends(pg_server: Any) -> None:
         assert lsn(pg_server, "pg_current_wal_flush_lsn()") >= written
     finally:
         backend.close()
+
+
+def test_a_missing_server_skips_unless_dsh_require_postgres(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The nox sessions of dsh-persistence set ``DSH_REQUIRE_POSTGRES=1``: there the
+    PostgreSQL tests fail when no server can be started, rather than pass as skips."""
+    import pg_server
+
+    monkeypatch.setattr(pg_server, "bindir", lambda: None)
+    monkeypatch.delenv("DSH_REQUIRE_POSTGRES", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="PostgreSQL's initdb"):
+        pg_server.require()
+    monkeypatch.setenv("DSH_REQUIRE_POSTGRES", "1")
+    with pytest.raises((pytest.fail.Exception, pytest.skip.Exception)) as caught:
+        pg_server.require()
+    assert caught.type is pytest.fail.Exception
+    assert "DSH_REQUIRE_POSTGRES=1 makes that an error" in str(caught.value)

@@ -132,14 +132,16 @@ def test_a_killed_workers_claim_goes_with_its_connection(pg_url: str, open_backe
     assert kept(waiting) == 1
 
 
-def race(session_id: str, writers: dict[str, PostgresBackend]) -> dict[str, BaseException | None]:
-    """Each writer appends the first batch of ``session_id`` at once, from its thread;
-    what each one's append raised (None: it stored its batch)."""
+def race(
+    session_id: str, writers: dict[str, PostgresBackend], first: int = 0
+) -> dict[str, BaseException | None]:
+    """Each writer appends a batch of ``session_id`` from seq ``first`` at once, from its
+    thread; what each one's append raised (None: it stored its batch)."""
     start = threading.Barrier(len(writers))
     outcomes: dict[str, BaseException | None] = {}
 
     def write(backend: PostgresBackend, by: str) -> None:
-        batch = [note(seq, by) for seq in range(3)]
+        batch = [note(seq, by) for seq in range(first, first + 3)]
         start.wait()
         try:
             backend.append(SessionInfo(session_id, 1.0), batch, durable=False)
@@ -173,10 +175,30 @@ def test_two_workers_creating_one_session_one_wins_the_other_stores_nothing(
         assert [e.data["by"] for e in loaded.stored.events] == [winners[0]] * 3
 
 
+def test_two_workers_appending_at_one_seq_one_wins_the_other_stores_nothing(
+    open_backend: Opener,
+) -> None:
+    """The session's row is locked while its next seq is checked: of two appends from
+    the same seq, the later one finds the seq taken and is refused whole."""
+    one, two = open_backend(), open_backend()
+    for round_ in range(15):
+        session_id = f"stale-{round_}"
+        count = stored(one, session_id)
+        outcomes = race(session_id, {"one": one, "two": two}, first=count)
+        winners = [by for by, outcome in outcomes.items() if outcome is None]
+        assert len(winners) == 1, outcomes
+        (loser,) = set(outcomes) - set(winners)
+        assert isinstance(outcomes[loser], SessionConflictError), outcomes
+        loaded = two.load(session_id)
+        assert loaded is not None
+        notes = [e.data["by"] for e in loaded.stored.events if e.type == "note"]
+        assert notes == [winners[0]] * 3
+
+
 def test_two_claimless_writers_take_turns_rather_than_refuse(open_backend: Opener) -> None:
-    """A claimless writer holds the session's claim only for its transaction, and waits
-    for another claimless writer's instead of taking it for a claim (no
-    ``SessionInUseError``); the seq check orders them."""
+    """Claimless writers share the claim's lock while they write: they never take each
+    other for a claim (no ``SessionInUseError``), and the session row's lock and the seq
+    check order their appends."""
     writers = [open_backend(), open_backend()]
     stored(writers[0])
     refused: list[BaseException] = []

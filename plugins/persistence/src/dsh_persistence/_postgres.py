@@ -38,7 +38,6 @@ from dsh_persistence._postgres_schema import (
     SCHEMA,
     SCHEMA_LOCK,
     SCHEMA_VERSION,
-    TURN_KEY,
     WHERE,
 )
 from dsh_persistence._postgres_url import hide_password, scrub
@@ -225,10 +224,13 @@ class PostgresBackend(SessionBackend):
                 if first != expected:
                     raise conflict(expected)
                 if row is None:
-                    db.execute(  # no one else creates it: its claim is held (or ours)
-                        "INSERT INTO dsh_sessions VALUES (%s, %s, %s, 0, %s, %s, %s, 0)",
+                    created = db.execute(
+                        "INSERT INTO dsh_sessions VALUES (%s, %s, %s, 0, %s, %s, %s, 0) "
+                        "ON CONFLICT (id) DO NOTHING",
                         (info.id, info.created, info.created, title, cwd, meta),
                     )
+                    if created.rowcount != 1:  # another writer stored it meanwhile
+                        raise conflict("no longer 0")
                     db.execute("DELETE FROM dsh_workspaces WHERE session=%s", (info.id,))
                 elif ran and row[2] != cwd:  # a turn of a run in another workspace
                     db.execute(
@@ -252,11 +254,11 @@ class PostgresBackend(SessionBackend):
         self._run(work)
 
     def _lock_unclaimed(self, db: psycopg.Connection[Any], session_id: str, doing: str) -> None:
-        """For a write by a writer that holds no claim of ``session_id``: wait for the
-        other such writers (they take turns), then hold the claim for the transaction;
-        ``SessionInUseError`` when another worker holds it."""
-        db.execute(f"SELECT pg_advisory_xact_lock({TURN_KEY})", (session_id,))
-        row = db.execute(f"SELECT pg_try_advisory_xact_lock({CLAIM_KEY})", (session_id,))
+        """For a write by a writer that holds no claim of ``session_id``: share the
+        claim's lock for the transaction (as other such writers may: the session's row
+        lock orders them), which keeps a claim out meanwhile; ``SessionInUseError`` when
+        another worker holds the claim."""
+        row = db.execute(f"SELECT pg_try_advisory_xact_lock_shared({CLAIM_KEY})", (session_id,))
         if row.fetchone() != (True,):
             raise SessionInUseError(
                 f"{self.location}: cannot {doing} session {session_id!r}: another worker is "

@@ -15,7 +15,6 @@ __all__ = [
     "SCHEMA",
     "SCHEMA_LOCK",
     "SCHEMA_VERSION",
-    "TURN_KEY",
     "WHERE",
 ]
 
@@ -24,11 +23,11 @@ SCHEMA_VERSION = 1
 #: Held (for its transaction) while the tables are created: two processes that open a
 #: new database at once would otherwise both create them, and one would fail.
 SCHEMA_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('dsh-persistence schema', 0))"
-#: The advisory-lock key of a session's claim (``%s``: the session id), and the one that
-#: writers without a claim take in turn. Both are scoped by the schema that holds the
-#: tables, so that two stores of one database never share a claim.
+#: The advisory-lock key of a session's claim (``%s``: the session id), scoped by the
+#: schema that holds the tables, so that two stores of one database never share a
+#: claim. A claim holds it exclusively; a writer without a claim shares it while it
+#: writes.
 CLAIM_KEY = "hashtextextended(current_schema() || '/claim/' || %s, 0)"
-TURN_KEY = "hashtextextended(current_schema() || '/turn/' || %s, 0)"
 #: Where each stored session last ran: the workspace its last turn was written from.
 WHERE = (
     "COALESCE((SELECT workspace FROM dsh_workspaces w WHERE w.session=s.id AND "
