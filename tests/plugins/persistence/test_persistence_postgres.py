@@ -275,3 +275,24 @@ def test_a_missing_server_skips_unless_dsh_require_postgres(
         pg_server.require()
     assert caught.type is pytest.fail.Exception
     assert "DSH_REQUIRE_POSTGRES=1 makes that an error" in str(caught.value)
+
+
+def test_text_postgresql_cannot_hold_is_stored_exactly_or_shown(pg_url: str) -> None:
+    """PostgreSQL text holds neither NUL nor lone surrogates: events (JSON, escaped) and
+    the meta keep both exactly; the title and directory, for display, show them as
+    U+FFFD (stored as given, a NUL in a prompt would make every flush fail)."""
+    log = LogBuilder()
+    log.turn("nul \x00 and \udcff here", calls=())
+    log.add("note/odd", {"text": "a\x00b\ud800c"})
+    info = SessionInfo("s", 1.0, {"k": "\udcff\x00"}, "/w/caf\udce9\x00", "t\x00itle")
+    backend = PostgresBackend(pg_url)
+    try:
+        backend.append(info, log.events, durable=True)
+        loaded = backend.load("s")
+        assert loaded is not None
+        assert [e.to_dict() for e in loaded.stored.events] == [e.to_dict() for e in log.events]
+        assert loaded.stored.meta == {"k": "\udcff\x00"}
+        (header,) = backend.headers()
+        assert (header.title, header.workspace) == ("t\ufffditle", "/w/caf\ufffd\ufffd")
+    finally:
+        backend.close()

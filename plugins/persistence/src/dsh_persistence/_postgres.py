@@ -23,6 +23,7 @@ from dsh_persistence._backend import (
     SessionBackend,
     SessionInfo,
     StoredTail,
+    _shown,
     check_contiguous,
     encode_events,
 )
@@ -67,8 +68,9 @@ def driver() -> ModuleType:
 
 
 def _text(value: str) -> str:
-    """``value`` as PostgreSQL stores text: it has no NUL character (shown as U+FFFD)."""
-    return value.replace("\x00", "\ufffd")
+    """A title or directory as PostgreSQL text can hold it: a NUL character or a lone
+    surrogate is shown as U+FFFD (``SessionInfo.of`` replaces surrogates already)."""
+    return _shown(value).replace("\x00", "\ufffd")
 
 
 class PostgresBackend(SessionBackend):
