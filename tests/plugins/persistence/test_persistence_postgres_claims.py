@@ -227,3 +227,39 @@ def test_two_claimless_writers_take_turns_rather_than_refuse(open_backend: Opene
     assert loaded is not None
     notes = [e.data["by"] for e in loaded.stored.events if e.type == "note"]
     assert sorted(notes) == ["0"] * 25 + ["1"] * 25
+
+
+def prepare_at_once(backends: list[PostgresBackend]) -> list[BaseException]:
+    """``prepare`` of every backend at once, each from its thread; what they raised."""
+    start = threading.Barrier(len(backends))
+    failed: list[BaseException] = []
+
+    def prepare(backend: PostgresBackend) -> None:
+        start.wait()
+        try:
+            backend.prepare()
+        except BaseException as exc:  # checked by the test
+            failed.append(exc)
+
+    threads = [threading.Thread(target=prepare, args=(b,)) for b in backends]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    return failed
+
+
+def test_workers_opening_a_new_store_at_once_all_get_it(pg_url: str) -> None:
+    """The first connection creates the tables under a lock: concurrent ``CREATE TABLE
+    IF NOT EXISTS`` of one table would fail all but one of them."""
+    import psycopg
+
+    for _ in range(3):
+        backends = [PostgresBackend(pg_url) for _ in range(4)]
+        failed = prepare_at_once(backends)
+        for backend in backends:
+            backend.close()
+        assert failed == []
+        with psycopg.connect(pg_url, autocommit=True) as db:
+            assert db.execute("SELECT count(*) FROM dsh_version").fetchone() == (1,)
+            db.execute("DROP TABLE dsh_version, dsh_sessions, dsh_events, dsh_workspaces")
