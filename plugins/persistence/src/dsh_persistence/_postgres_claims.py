@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from dsh_persistence._postgres_schema import CLAIM_KEY
@@ -72,8 +73,13 @@ class AdvisoryClaims:
                 db.close()
 
     def close(self) -> None:
+        """End every claim now: the server would end them once it sees the connection
+        closed, a moment later, when another worker may already be trying to claim."""
         with self._lock:
             if self._db is not None:
+                if self._held and not self._db.closed:
+                    with suppress(self._error):  # a broken one holds no lock any more
+                        self._db.execute("SELECT pg_advisory_unlock_all()")
                 self._db.close()
                 self._db = None
             self._held.clear()
