@@ -296,3 +296,25 @@ def test_text_postgresql_cannot_hold_is_stored_exactly_or_shown(pg_url: str) -> 
         assert (header.title, header.workspace) == ("t\ufffditle", "/w/caf\ufffd\ufffd")
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://me:p%40ss@h:5/db", "postgresql://me:***@h:5/db"),
+        ("postgres://me:a@b@h/db", "postgres://me:***@h/db"),  # an @ left unencoded
+        (
+            "postgresql://me@h/db?sslmode=require&password=pw",
+            "postgresql://me@h/db?sslmode=require&password=***",
+        ),
+        ("postgresql://me@h/db", "postgresql://me@h/db"),
+        ("host=h password=pw user=me", "host=h password=*** user=me"),
+        ("host=h password = 'p w\\'x' user=me", "host=h password = *** user=me"),
+        ("host=h user=me", "host=h user=me"),
+    ],
+)
+def test_every_place_libpq_takes_a_password_from_is_hidden(url: str, shown: str) -> None:
+    from dsh_persistence._postgres_url import hide_password, scrub
+
+    assert hide_password(url) == shown
+    assert scrub(f"bad: {url}", url) == f"bad: {shown}"
