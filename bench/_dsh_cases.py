@@ -67,9 +67,10 @@ def plugin_set(kind: str) -> tuple[list[Any], dict[str, Any]]:
     never}``: written per turn, never waiting for the disk)."""
     if kind == "bare":
         return [], {"model": "bench"}
-    if kind in ("compaction", "permissions"):
-        alone = dsh_compaction if kind == "compaction" else dsh_permissions
-        return [(kind, alone)], dict(PLUGIN_OPTIONS)
+    if kind == "compaction":  # no permissions option: dsh refuses one no plugin applies
+        return [(kind, dsh_compaction)], {"model": "bench"}
+    if kind == "permissions":
+        return [(kind, dsh_permissions)], dict(PLUGIN_OPTIONS)
     plugins: list[Any] = [("compaction", dsh_compaction), ("permissions", dsh_permissions)]
     if kind == "memory":
         plugins.append(("persistence", InMemoryPersistence()))
