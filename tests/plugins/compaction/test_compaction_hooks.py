@@ -186,3 +186,30 @@ async def test_a_tryfirst_plugins_change_of_messages_is_replaced_when_over_the_l
     (sent,) = model.requests
     assert (appends.note in sent.messages) is kept
     assert sent.messages[0] == UserMessage(content="task")
+
+
+@pytest.mark.parametrize("counter", [RuntimeError("no tokenizer"), "not a counter"])
+async def test_a_broken_token_counters_warning_names_its_plugin(
+    counter: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Counts:
+        @hookimpl(optionalhook=True)
+        def compaction_token_counter(self) -> Any:
+            if isinstance(counter, Exception):
+                raise counter
+            return counter
+
+    caplog.set_level("WARNING", logger="dsh_compaction")
+    model = ScriptedModel(["fine"], context_window=WINDOW)
+    async with harness(model, extra=[("counts", Counts())], chars=False) as h:
+        agent = await h.agents.create("a", options=options())
+        await run_turn(agent, "task")
+
+    (warning,) = [r.getMessage() for r in caplog.records if r.name == "dsh_compaction"]
+    assert warning.startswith("agent 'a': compaction_token_counter of plugin 'counts' ")
+    if isinstance(counter, str):
+        tail = "returned 'not a counter', not a TokenCounter; counting with the heuristic"
+        assert warning.endswith(tail)
+    else:
+        assert "' failed, counting with the heuristic: plugin 'counts' failed" in warning
+        assert warning.endswith("RuntimeError: no tokenizer")

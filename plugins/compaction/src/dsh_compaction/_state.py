@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from dsh import DshError, get_logger
+from dsh import DshError, HookError, get_logger
 from dsh_compaction import _host
 from dsh_compaction._settings import CompactionSettings, layer_settings
 from dsh_compaction._tokens import HeuristicCounter, RequestEstimator, TokenCounter
@@ -125,15 +125,33 @@ class AgentState:
 
 
 async def _counter(agent: _host.Host, settings: CompactionSettings, model: str | None) -> Any:
+    """The counter a plugin's ``compaction_token_counter`` gives for ``model``; the
+    heuristic when none answers, and (with a warning naming the plugin) when the one
+    that answered failed or gave something other than a ``TokenCounter``."""
+    hook = "compaction_token_counter"
     try:
-        counter = await _host.call_first_result(agent, "compaction_token_counter", model=model)
-    except DshError as error:
-        log.warning("agent %r: no token counter, using the heuristic: %s", agent.id, error)
-        counter = None
-    if counter is None:
+        answered = await _host.call_first_named(agent, hook, model=model)
+    except HookError as error:
+        log.warning(
+            "agent %r: %s of plugin %r failed, counting with the heuristic: %s",
+            agent.id,
+            hook,
+            error.plugin,
+            error,
+        )
+        answered = None
+    if answered is None:
         return HeuristicCounter(settings.chars_per_token)
+    plugin, counter = answered
     if not isinstance(counter, TokenCounter):
-        log.warning("agent %r: %r is not a TokenCounter, using the heuristic", agent.id, counter)
+        log.warning(
+            "agent %r: %s of plugin %r returned %r, not a TokenCounter; counting with the "
+            "heuristic",
+            agent.id,
+            hook,
+            plugin,
+            counter,
+        )
         return HeuristicCounter(settings.chars_per_token)
     return counter
 
