@@ -153,7 +153,9 @@ async def test_a_summary_that_is_not_text_is_a_failure_naming_the_plugin() -> No
     (end,) = events_of(events, "compact/end")
     error = end.data["error"]
     assert (end.data["outcome"], error["code"], error["plugin"]) == ("failed", "HOOK", "wrong")
-    assert "compaction_summarize" in error["message"]
+    # the impl that answered, named as dsh names a raising one
+    assert "failed in hook compaction_summarize (impl " in error["message"]
+    assert ".Wrong.compaction_summarize()" in error["message"]
     assert "returned int, not str" in error["message"]
     assert events[-1].data["reason"] == "completed"
 

@@ -28,6 +28,7 @@ __all__ = [
     "find_model",
     "flush",
     "harness_section",
+    "impls",
 ]
 
 
@@ -96,6 +97,17 @@ async def call_first_named(agent: Host, hook: str, **kwargs: Any) -> tuple[str, 
         return None
     named: tuple[str, Any] | None = await relay.call_first_named(hook, agent=agent, **kwargs)
     return named
+
+
+def impls(agent: Host, hook: str) -> tuple[Any, ...]:
+    """The impls of ``hook`` in call order, as dsh's dispatcher runs them (each with its
+    ``plugin_name`` and ``describe()``); empty when the agent has no relay."""
+    relay = getattr(agent, "relay", None)
+    dispatcher = getattr(relay, "dispatcher", None)
+    if dispatcher is None:
+        return ()
+    plan: tuple[Any, ...] = dispatcher.plan(hook)
+    return plan
 
 
 async def call_waterfall(agent: Host, hook: str, key: str, **kwargs: Any) -> Any:

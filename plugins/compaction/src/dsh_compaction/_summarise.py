@@ -151,6 +151,19 @@ async def _call(model: Model, request: ModelRequest) -> AssistantMessage:
     return assembler.message(model=model.info.name)
 
 
+def _not_text(agent: _host.Host, plugin: str, answer: object) -> HookError:
+    """The failure of ``plugin``'s ``compaction_summarize`` impl that answered
+    ``answer``, naming the impl as dsh's dispatcher does for a raising one."""
+    hook = "compaction_summarize"
+    found = (i for i in _host.impls(agent, hook) if i.plugin_name == plugin)
+    impl = next(found, None)
+    wrong = TypeError(f"returned {type(answer).__name__}, not str")
+    if impl is None:  # not found (an agent without dsh's dispatcher): name the hook
+        return HookError(plugin, hook, hook, wrong)
+    error: HookError = impl.fail(hook, wrong)
+    return error
+
+
 async def summarise(
     agent: _host.Host,
     settings: CompactionSettings,
@@ -170,8 +183,7 @@ async def summarise(
     if answered is not None:
         plugin, text = answered
         if not isinstance(text, str):
-            wrong = TypeError(f"it returned {type(text).__name__}, not str")
-            raise HookError(plugin, hook, hook, wrong)
+            raise _not_text(agent, plugin, text)
         return Summary(text.strip(), "plugin")
     name = settings.model or model_name
     model = _host.find_model(agent, name)
