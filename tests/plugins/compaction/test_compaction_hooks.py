@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from compaction_util import RequestSpy, events_of, harness, pairing_problems, reads, summarizer
 
-from dsh import Message, ModelRequest, ToolResultMessage, UserMessage, hookimpl
+from dsh import Message, ToolResultMessage, hookimpl
 from dsh.testing import ScriptedModel, check_invariants, run_turn
 from dsh_compaction import TextTokenCounter
 
@@ -158,36 +158,6 @@ async def test_a_summary_that_is_not_text_is_a_failure_naming_the_plugin() -> No
     assert ".Wrong.compaction_summarize()" in error["message"]
     assert "returned int, not str" in error["message"]
     assert events[-1].data["reason"] == "completed"
-
-
-class Appends:
-    """``tryfirst``, registered after compaction: changes the request before it does."""
-
-    def __init__(self, size: int) -> None:
-        self.note = UserMessage(content="n" * size)
-
-    @hookimpl(tryfirst=True)
-    def agent_request(self, request: ModelRequest) -> ModelRequest:
-        return request.model_copy(update={"messages": (*request.messages, self.note)})
-
-
-@pytest.mark.parametrize(("size", "kept"), [(100, True), (6000, False)])
-async def test_a_tryfirst_plugins_change_of_messages_is_replaced_when_over_the_limit(
-    size: int, kept: bool
-) -> None:
-    # docs/compaction.md, Limits: a 6000-token note puts the request over 0.8 of 7000;
-    # the history alone is not: compaction rebuilds the request from it, compacting
-    # nothing, and the note is gone
-    appends = Appends(size)
-    model = ScriptedModel(["fine"], context_window=WINDOW)
-    async with harness(model, extra=[("appends", appends)]) as h:
-        agent = await h.agents.create("a", options=options())
-        events = await run_turn(agent, "task")
-
-    assert events_of(events) == []
-    (sent,) = model.requests
-    assert (appends.note in sent.messages) is kept
-    assert sent.messages[0] == UserMessage(content="task")
 
 
 @pytest.mark.parametrize("counter", [RuntimeError("no tokenizer"), "not a counter"])

@@ -29,6 +29,7 @@ __all__ = [
     "flush",
     "harness_section",
     "impls",
+    "plugins_before",
 ]
 
 
@@ -108,6 +109,18 @@ def impls(agent: Host, hook: str) -> tuple[Any, ...]:
         return ()
     plan: tuple[Any, ...] = dispatcher.plan(hook)
     return plan
+
+
+def plugins_before(agent: Host, hook: str, function: Any) -> list[str]:
+    """The plugins whose ``hook`` impls run before ``function`` (one of this plugin's
+    impls), in call order."""
+    names: list[str] = []
+    for impl in impls(agent, hook):
+        if impl.function is function:
+            return names
+        if impl.plugin_name not in names:
+            names.append(impl.plugin_name)
+    return names
 
 
 async def call_waterfall(agent: Host, hook: str, key: str, **kwargs: Any) -> Any:

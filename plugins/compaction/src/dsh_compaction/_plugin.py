@@ -9,8 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 from dsh import DshError, ModelError, ModelRequest, RequestErrorDecision
+from dsh.session import HistoryView
 from dsh_compaction import _host
 from dsh_compaction._compact import CompactionResult, compact, limit_for
+from dsh_compaction._edits import rebuilt_request, same_messages
 from dsh_compaction._events import PRUNE, SUMMARY, reduce_prune, reduce_summary
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._state import AgentState, forget, state_for
@@ -53,21 +55,13 @@ def _limits(
     return window, reserve or 0
 
 
-def _same_history(agent: _host.Host, request: ModelRequest) -> bool:
-    """Whether ``request`` still shows the agent's history (a manual compaction may have
-    replaced it while this step waited for the lock)."""
-    history = agent.session.history
-    sent = request.messages
-    if len(history) != len(sent):
-        return False
-    return not history or (history[0] is sent[0] and history[-1] is sent[-1])
-
-
 async def agent_request(
     agent: _host.Host, request: ModelRequest, turn: int, step: int
 ) -> ModelRequest | None:
     """Over the threshold, compact, then send the request rebuilt from the compacted
-    history. ``tryfirst``: later impls see (and may still trim) the compacted request."""
+    history, with the change a plugin that ran before made to its messages carried over
+    (``_edits``). ``tryfirst``: later impls see (and may still trim) the compacted
+    request."""
     state = state_for(agent)
     settings = state.settings(agent)
     if not settings.enabled or state.failed_turn == turn or state.step_tried == (turn, step):
@@ -79,10 +73,16 @@ async def agent_request(
     limit = limit_for(settings.threshold * window, window, reserve)
     if estimator.request(request) <= limit:
         return None
+    # the history the loop built the request from: its messages, unless a plugin that
+    # ran before changed them (then the history as it is now)
+    sent = request.messages
+    built = sent if isinstance(sent, HistoryView) else agent.session.history
     rebuilt = False
     async with state.lock:
-        if not _same_history(agent, request):
-            request = request.model_copy(update={"messages": agent.session.history})
+        if not same_messages(agent.session.history, built):
+            # a manual compaction replaced the history while this step waited
+            request = rebuilt_request(agent, request, built)
+            built = agent.session.history
             rebuilt = True
             if estimator.request(request) <= limit:
                 return request
@@ -101,7 +101,7 @@ async def agent_request(
     if result.error is not None:  # failed (after a too-large result's stub, perhaps)
         state.failed_turn = turn
     if result.changed:
-        return request.model_copy(update={"messages": agent.session.history})
+        return rebuilt_request(agent, request, built)
     return request if rebuilt else None
 
 
