@@ -11,11 +11,12 @@ from typing import Any
 from dsh import DshError, ModelError, ModelRequest, RequestErrorDecision
 from dsh.session import HistoryView
 from dsh_compaction import _host
-from dsh_compaction._compact import CompactionResult, compact, limit_for
+from dsh_compaction._check import kept_check, limits, new_check, with_estimator
+from dsh_compaction._compact import CompactionResult, compact
 from dsh_compaction._edits import rebuilt_request, same_messages
 from dsh_compaction._events import PRUNE, SUMMARY, reduce_prune, reduce_summary
 from dsh_compaction._settings import CompactionSettings
-from dsh_compaction._state import AgentState, forget, state_for
+from dsh_compaction._state import forget, state_for
 
 __all__ = [
     "agent_disposed",
@@ -40,21 +41,6 @@ def agent_disposed(agent: Any) -> None:
     forget(agent)
 
 
-def _limits(
-    agent: _host.Host, state: AgentState, settings: CompactionSettings, request: ModelRequest
-) -> tuple[int | None, int]:
-    """The context window (None: unknown), and the output the request reserves in it,
-    which servers count against the window: its ``max_tokens``, else the model's
-    ``max_output_tokens`` (what a provider sends then)."""
-    found = state.model(agent, request.model)
-    info = found.info if found is not None else None
-    window = settings.context_window
-    if window is None and info is not None:
-        window = info.context_window
-    reserve = request.max_tokens or (info.max_output_tokens if info is not None else None)
-    return window, reserve or 0
-
-
 async def agent_request(
     agent: _host.Host, request: ModelRequest, turn: int, step: int
 ) -> ModelRequest | None:
@@ -63,16 +49,18 @@ async def agent_request(
     (``_edits``). ``tryfirst``: later impls see (and may still trim) the compacted
     request."""
     state = state_for(agent)
-    settings = state.settings(agent)
+    check = kept_check(agent, state, request) or new_check(agent, state, request)
+    settings = check.settings
     if not settings.enabled or state.failed_turn == turn or state.step_tried == (turn, step):
         return None
-    window, reserve = _limits(agent, state, settings, request)
+    window = check.window
     if window is None:
         return None
-    estimator = await state.estimator(agent, settings, request.model)
-    limit = limit_for(settings.threshold * window, window, reserve)
+    estimator = check.estimator or await with_estimator(agent, state, check, request)
+    limit = check.limit
     if estimator.request(request) <= limit:
         return None
+    reserve = check.reserve
     # the history the loop built the request from: its messages, unless a plugin that
     # ran before changed them (then the history as it is now)
     sent = request.messages
@@ -121,7 +109,7 @@ async def agent_request_error(
     state.overflow_step = here
     async with state.lock:
         request = request.model_copy(update={"messages": agent.session.history})
-        window, reserve = _limits(agent, state, settings, request)
+        window, reserve = limits(agent, state, settings, request)
         result = await compact(
             agent,
             state,
@@ -153,7 +141,7 @@ async def compact_now(agent: Any) -> CompactionResult:
     settings = state.settings(agent)
     async with state.lock:
         request = _host.base_request(agent)
-        window, reserve = _limits(agent, state, settings, request)
+        window, reserve = limits(agent, state, settings, request)
         result = await compact(
             agent, state, settings, request, reason="manual", window=window, reserve=reserve
         )

@@ -9,6 +9,7 @@ settings determine, rebuilt from scratch for a resumed agent.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -20,6 +21,7 @@ from dsh_compaction._tokens import HeuristicCounter, RequestEstimator, TokenCoun
 
 if TYPE_CHECKING:
     from dsh.llm import Model
+    from dsh_compaction._check import Check
 
 __all__ = ["AgentState", "forget", "state_for"]
 
@@ -33,6 +35,7 @@ class AgentState:
         "_section",
         "_settings",
         "_settings_key",
+        "check",
         "failed_turn",
         "lock",
         "overflow_step",
@@ -48,6 +51,9 @@ class AgentState:
         #: (turn, step) of the last automatic attempt and of the last overflow retry
         self.step_tried: tuple[int, int] | None = None
         self.overflow_step: tuple[int, int] | None = None
+        #: the threshold check's values, kept while what they derive from is the same
+        #: (``_check``)
+        self.check: Check | None = None
         self._settings_key: tuple[object, object] | None = None
         self._settings: CompactionSettings | None = None
         #: (the harness's config, its ``compaction:`` section): the section is looked
@@ -156,25 +162,40 @@ async def _counter(agent: _host.Host, settings: CompactionSettings, model: str |
     return counter
 
 
-_states: weakref.WeakKeyDictionary[Any, AgentState] = weakref.WeakKeyDictionary()
-_pinned: dict[int, tuple[Any, AgentState]] = {}  # agents that take no weak reference
+#: id(agent) -> (the agent's weak reference, or for an agent that takes none a function
+#: that returns it, its state): a dict lookup and a call per request, where a
+#: WeakKeyDictionary builds a weak reference on every lookup
+_states: dict[int, tuple[Callable[[], Any], AgentState]] = {}
 
 
 def state_for(agent: Any) -> AgentState:
-    try:
-        state = _states.get(agent)
-        if state is None:
-            state = _states[agent] = AgentState()
-        return state
-    except TypeError:
-        entry = _pinned.get(id(agent))
-        if entry is None or entry[0] is not agent:
-            entry = _pinned[id(agent)] = (agent, AgentState())
+    entry = _states.get(id(agent))
+    if entry is not None and entry[0]() is agent:
         return entry[1]
+    return _add(agent)
+
+
+def _add(agent: Any) -> AgentState:
+    key = id(agent)
+    state = AgentState()
+    ref: Callable[[], Any]
+    try:
+        ref = weakref.ref(agent, lambda dead: _drop(key, dead))
+    except TypeError:  # an agent that takes no weak reference: kept until forgotten
+        ref = lambda: agent  # noqa: E731
+    _states[key] = (ref, state)
+    return state
+
+
+def _drop(key: int, ref: object) -> None:
+    """The agent behind ``ref`` is gone: forget its state (unless another agent that
+    reuses its id has one by now)."""
+    entry = _states.get(key)
+    if entry is not None and entry[0] is ref:
+        del _states[key]
 
 
 def forget(agent: Any) -> None:
-    try:
-        _states.pop(agent, None)
-    except TypeError:
-        _pinned.pop(id(agent), None)
+    entry = _states.get(id(agent))
+    if entry is not None and entry[0]() is agent:
+        del _states[id(agent)]

@@ -1,0 +1,152 @@
+"""The values the threshold check before each model call works with, kept per agent.
+
+The check runs before every model call: the settings, the context window, the output
+the request reserves, the limit and the estimator are the same from one request to the
+next until the harness loads another config, the agent's ``compaction`` or ``model``
+option is replaced, the request names another model or ``max_tokens``, or the model's
+info gives other limits. ``Check`` keeps them with what they were derived from, and
+``kept_check`` compares that (one frame, no coroutine) before ``new_check`` derives them
+again. The model found is kept only once found (as ``AgentState.model`` does).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, final
+
+from dsh import DshError, ModelRequest
+from dsh_compaction import _host
+from dsh_compaction._compact import limit_for
+from dsh_compaction._settings import CompactionSettings
+
+if TYPE_CHECKING:
+    from dsh.llm import Model, ModelInfo
+    from dsh_compaction._state import AgentState
+    from dsh_compaction._tokens import RequestEstimator
+
+__all__ = ["Check", "kept_check", "limits", "new_check", "with_estimator"]
+
+_UNSTARTED = object()  # a harness whose config cannot be read: nothing is kept
+
+
+@final
+class Check:
+    """The check's values (``settings`` ... ``estimator``) and what they derive from
+    (``config`` ... ``max_tokens``)."""
+
+    __slots__ = (
+        "config",
+        "estimator",
+        "found",
+        "info",
+        "limit",
+        "limits",
+        "max_tokens",
+        "model",
+        "override",
+        "reserve",
+        "settings",
+        "window",
+    )
+
+    def __init__(
+        self,
+        key: tuple[object, object, str | None, int | None],
+        found: Model | None,
+        settings: CompactionSettings,
+        window: int | None,
+        reserve: int,
+    ) -> None:
+        self.config, self.override, self.model, self.max_tokens = key
+        #: the model found, its info and the info's limits as they were (a model may give
+        #: other limits later)
+        self.found = found
+        self.info = found.info if found is not None else None
+        self.limits = _info(self.info)
+        self.settings = settings
+        self.window = window
+        self.reserve = reserve
+        threshold = settings.threshold
+        self.limit = 0.0 if window is None else limit_for(threshold * window, window, reserve)
+        #: asked for (``compaction_token_counter``) when a request is first measured
+        self.estimator: RequestEstimator | None = None
+
+
+def _info(info: ModelInfo | None) -> tuple[int | None, int | None]:
+    return (None, None) if info is None else (info.context_window, info.max_output_tokens)
+
+
+def limits(
+    agent: _host.Host, state: AgentState, settings: CompactionSettings, request: ModelRequest
+) -> tuple[int | None, int]:
+    """The context window (None: unknown), and the output the request reserves in it,
+    which servers count against the window: its ``max_tokens``, else the model's
+    ``max_output_tokens`` (what a provider sends then)."""
+    window, reserve, _ = _limits(agent, state, settings, request)
+    return window, reserve
+
+
+def _limits(
+    agent: _host.Host, state: AgentState, settings: CompactionSettings, request: ModelRequest
+) -> tuple[int | None, int, Model | None]:
+    """``limits``, and the model found."""
+    found = state.model(agent, request.model)
+    info = found.info if found is not None else None
+    window = settings.context_window
+    if window is None and info is not None:
+        window = info.context_window
+    reserve = request.max_tokens or (info.max_output_tokens if info is not None else None)
+    return window, reserve or 0, found
+
+
+def kept_check(agent: Any, state: AgentState, request: ModelRequest) -> Check | None:
+    """The agent's kept ``Check``, if it still holds for ``request``."""
+    check = state.check
+    if check is None:
+        return None
+    harness = getattr(agent, "harness", None)
+    options = agent.options
+    config: object = None
+    if harness is not None:
+        try:
+            config = harness.config
+        except DshError:
+            return None
+    if (
+        check.config is not config
+        or check.override is not options.get("compaction")
+        or check.max_tokens != request.max_tokens
+        or check.model != (request.model or options.get("model"))
+        or check.found is None
+        or ((info := check.found.info) is not check.info and _info(info) != check.limits)
+    ):
+        return None
+    return check
+
+
+def new_check(agent: Any, state: AgentState, request: ModelRequest) -> Check:
+    """The check's values derived again; kept when the model was found (a model not
+    registered yet may be registered by a plugin later) and the harness is started."""
+    settings = state.settings(agent)
+    window, reserve, found = _limits(agent, state, settings, request)
+    harness = getattr(agent, "harness", None)
+    options = agent.options
+    config: object = None
+    if harness is not None:
+        try:
+            config = harness.config
+        except DshError:
+            config = _UNSTARTED
+    name = request.model or options.get("model")
+    key = (config, options.get("compaction"), name, request.max_tokens)
+    check = Check(key, found, settings, window, reserve)
+    state.check = check if found is not None and config is not _UNSTARTED else None
+    return check
+
+
+async def with_estimator(
+    agent: Any, state: AgentState, check: Check, request: ModelRequest
+) -> RequestEstimator:
+    """``check``'s estimator, asked for now (one per model and characters per token)."""
+    estimator = await state.estimator(agent, check.settings, request.model)
+    check.estimator = estimator
+    return estimator
