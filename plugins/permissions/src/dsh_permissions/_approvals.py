@@ -7,7 +7,8 @@ timeout: the call is denied, with the reason.
 
 "Always" answers are not kept anywhere but the session log: each is part of its
 ``permission/decision`` event, and the grants in force are folded from the log on
-first use (so a resumed or forked session keeps them), then incrementally.
+first use (so a resumed or forked session keeps them), then incrementally, and only
+when a decision needs them (``GrantLog.until``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = [
     "DECISION_EVENT",
     "Asked",
     "GrantLog",
+    "Grants",
     "PermissionAnswer",
     "PermissionRequest",
     "ask_front_ends",
@@ -138,18 +140,39 @@ class GrantLog:
     seen: int = 0
     grants: set[Grant] = field(default_factory=set)
 
-    def current(self, session: Any) -> set[Grant]:
+    def current(self, session: Any, end: int | None = None) -> set[Grant]:
+        """The grants of the first ``end`` events of ``session`` (None: all of them)."""
         if session is not self.session:
             self.session, self.seen, self.grants = session, 0, set()
         events = session.events
-        for event in events[self.seen :]:  # a copy of the new ones only
-            if event.type == DECISION_EVENT and event.data.get("answer") == "always":
-                for item in event.data.get("remember") or ():
-                    grant = _grant(item)
-                    if grant is not None:
-                        self.grants.add(grant)
-        self.seen = len(events)
+        end = len(events) if end is None else end
+        if end > self.seen:
+            for event in events[self.seen : end]:  # a copy of the new ones only
+                if event.type == DECISION_EVENT and event.data.get("answer") == "always":
+                    for item in event.data.get("remember") or ():
+                        grant = _grant(item)
+                        if grant is not None:
+                            self.grants.add(grant)
+            self.seen = end
         return self.grants
+
+    def until(self, session: Any) -> Grants:
+        """The grants of ``session`` as its log stands now, folded only when one is
+        looked for: most calls are decided by a verdict the policy kept, which no grant
+        made, and then the log is not read at all."""
+        return Grants(self, session, len(session.events))
+
+
+@dataclass(frozen=True, slots=True)
+class Grants:
+    """The grants of the first ``end`` events of a session (see ``GrantLog.until``)."""
+
+    log: GrantLog
+    session: object
+    end: int
+
+    def __contains__(self, grant: object) -> bool:
+        return grant in self.log.current(self.session, self.end)
 
 
 def _grant(item: object) -> Grant | None:

@@ -11,11 +11,19 @@ this; ``bypass`` allows everything that no deny rule covers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
 from dsh_permissions._guarded import guarded
+from dsh_permissions._reasons import (
+    assumed,
+    below,
+    describe,
+    open_why,
+    plan_reason,
+    reads_why,
+)
 from dsh_permissions._rules import Action, Rule
 from dsh_permissions._settings import Mode, PermissionSettings
 from dsh_permissions._subjects import Subject, ToolFacts
@@ -26,7 +34,6 @@ Decision = Literal["allow", "ask", "deny"]
 #: (tool, subject kind, subject value): what an "always" answer remembers
 Grant = tuple[str, str, str]
 _ACTIONS: Final[tuple[Action, ...]] = ("deny", "ask", "allow")
-_SHOWN: Final = 200
 #: the tool whose deny and ask rules also cover the files commands read
 _READ: Final = "read"
 _REMEMBERED: Final = 512  # verdicts kept per policy
@@ -59,7 +66,17 @@ class Verdict:
 class Policy:
     """The rules of one settings object, compiled against one workspace root."""
 
-    __slots__ = ("_by_tool", "_rules", "_verdicts", "config", "root", "settings", "store")
+    __slots__ = (
+        "_by_tool",
+        "_patterns",
+        "_rules",
+        "_tool_verdicts",
+        "_verdicts",
+        "config",
+        "root",
+        "settings",
+        "store",
+    )
 
     def __init__(
         self,
@@ -82,6 +99,11 @@ class Policy:
         self._by_tool: dict[tuple[str, Action], list[Rule]] = {}
         #: verdicts that depend only on the policy and their key (see ``decide``)
         self._verdicts: dict[tuple[Mode, ToolFacts, tuple[Subject, ...]], Verdict] = {}
+        #: (mode, tool name) -> (facts, subject, verdict) of a kept verdict on a call with
+        #: one ``tool`` subject, found by the identity of those objects (no dataclass hash)
+        self._tool_verdicts: dict[tuple[Mode, str], tuple[ToolFacts, Subject, Verdict]] = {}
+        #: tool name -> ``_unchecked(self, tool)``
+        self._patterns: dict[str, Rule | None] = {}
 
     def with_store(self, store: str | None) -> Policy:
         """This policy, with ``store`` as the session store (itself if it already is)."""
@@ -91,7 +113,13 @@ class Policy:
 
     def has_patterns(self, tool: str) -> bool:
         """Whether a deny or ask rule with a pattern applies to ``tool``."""
-        return _unchecked(self, tool) is not None
+        patterns = self._patterns
+        if tool in patterns:
+            return patterns[tool] is not None
+        if len(patterns) >= _REMEMBERED:  # names a model made up, say
+            patterns.clear()
+        found = patterns[tool] = _unchecked(self, tool)
+        return found is not None
 
     def reads(self, mode: Mode) -> bool | None:
         """Whether the files commands read are looked for: None when no rule of the
@@ -113,27 +141,46 @@ class Policy:
 
 
 def decide(
-    policy: Policy, mode: Mode, facts: ToolFacts, subjects: Iterable[Subject], grants: set[Grant]
+    policy: Policy,
+    mode: Mode,
+    facts: ToolFacts,
+    subjects: Iterable[Subject],
+    grants: Container[Grant],
 ) -> Verdict:
     if mode == "bypass":
         return _bypass(policy, facts, subjects)
     if mode == "plan" and facts.mutating:
-        return Verdict("deny", None, _plan_reason(facts))
+        return Verdict("deny", None, plan_reason(facts))
     # Subjects are computed fresh for every call (paths are resolved then), so a
     # verdict is a pure function of the policy, the mode, the facts, the subjects and
     # the grants. Deny verdicts and allow verdicts that no grant made do not depend on
     # the grants: those are remembered (grants can only turn an ask into an allow).
-    key = (mode, facts, tuple(subjects))
+    chosen = tuple(subjects)
+    # A call naming no path or command has one shared ``tool`` subject and the facts
+    # its agent keeps per tool: the very objects of a kept verdict decide it again.
+    one = chosen[0] if len(chosen) == 1 and chosen[0].kind == "tool" else None
+    if one is not None:
+        kept = policy._tool_verdicts.get((mode, facts.name))
+        if kept is not None and kept[0] is facts and kept[1] is one:
+            return kept[2]
+    key = (mode, facts, chosen)
     verdicts = policy._verdicts
     verdict = verdicts.get(key)
     if verdict is None:
-        verdict = _verdict(tuple(_judge(policy, mode, facts, s, grants) for s in key[2]))
+        verdict = _verdict(tuple(_judge(policy, mode, facts, s, grants) for s in chosen))
         if verdict.decision == "deny" or (
             verdict.decision == "allow" and all(p.by != "grant" for p in verdict.parts)
         ):
             if len(verdicts) >= _REMEMBERED:
                 verdicts.clear()
             verdicts[key] = verdict
+        else:
+            return verdict
+    if one is not None:
+        by_identity = policy._tool_verdicts
+        if len(by_identity) >= _REMEMBERED:
+            by_identity.clear()
+        by_identity[(mode, facts.name)] = (facts, one, verdict)
     return verdict
 
 
@@ -148,12 +195,12 @@ def _bypass(policy: Policy, facts: ToolFacts, subjects: Iterable[Subject]) -> Ve
             if _hits(rule, subject):
                 why = (
                     f"the rule '{rule}' covers {describe(facts, subject)}"
-                    f"{_assumed(rule, facts, subject)}; deny rules hold in bypass mode too"
+                    f"{assumed(rule, facts, subject)}; deny rules hold in bypass mode too"
                 )
                 return Verdict("deny", str(rule), why, (Part(subject, "deny", "rule", why, rule),))
         if (extended := _continued(rules, subject)) is not None:
             why = (
-                f"{describe(facts, subject)}: {_open_why(extended)}; bypass mode asks nobody, "
+                f"{describe(facts, subject)}: {open_why(extended)}; bypass mode asks nobody, "
                 "so it does not run"
             )
             return Verdict(
@@ -162,7 +209,7 @@ def _bypass(policy: Policy, facts: ToolFacts, subjects: Iterable[Subject]) -> Ve
         read_rules = policy.rules(_READ, "deny") if subject.reads else []
         if (found := _read_hit(read_rules, subject)) is not None:
             rule, read = found
-            why = f"{_reads_why(rule, facts, subject, read)}; deny rules hold in bypass mode too"
+            why = f"{reads_why(rule, facts, subject, read)}; deny rules hold in bypass mode too"
             return Verdict("deny", str(rule), why, (Part(subject, "deny", "rule", why, rule),))
         if read_rules and (unread := _unclear_read(subject)) is not None:
             why = (
@@ -200,31 +247,23 @@ def _shown(rule: Rule | None) -> str | None:
     return None if rule is None else str(rule)
 
 
-def _plan_reason(facts: ToolFacts) -> str:
-    return (
-        f"you are in plan mode, which is read-only, and {facts.name!r} changes things. "
-        "Investigate with read-only tools, then present your plan; the user decides when "
-        "it is carried out"
-    )
-
-
 def _judge(
-    policy: Policy, mode: Mode, facts: ToolFacts, subject: Subject, grants: set[Grant]
+    policy: Policy, mode: Mode, facts: ToolFacts, subject: Subject, grants: Container[Grant]
 ) -> Part:
     what = describe(facts, subject)
     for action in ("deny", "ask"):
         for rule in policy.rules(facts.name, action):
             if _hits(rule, subject):
-                why = f"the rule '{rule}' covers {what}{_assumed(rule, facts, subject)}"
-                return Part(subject, action, "rule", why + _below(rule, subject), rule)
+                why = f"the rule '{rule}' covers {what}{assumed(rule, facts, subject)}"
+                return Part(subject, action, "rule", why + below(rule, subject), rule)
         if subject.reads and (found := _read_hit(policy.rules(_READ, action), subject)):
             rule, read = found
-            return Part(subject, action, "rule", _reads_why(rule, facts, subject, read), rule)
+            return Part(subject, action, "rule", reads_why(rule, facts, subject, read), rule)
     rules = [*policy.rules(facts.name, "deny"), *policy.rules(facts.name, "ask")]
     if (extended := _continued(rules, subject)) is not None:
         # xargs input or a find file name may make it a command the rule covers: it
         # is asked about (bypass denies), even under a rule allowing every call
-        return Part(subject, "ask", "problem", f"{what}: {_open_why(extended)}")
+        return Part(subject, "ask", "problem", f"{what}: {open_why(extended)}")
     if subject.problem is not None:
         return Part(subject, "ask", "problem", f"{what}: {subject.problem}")
     if subject.reads and (unread := _unclear_read(subject)) is not None:
@@ -307,13 +346,6 @@ def _continued(rules: list[Rule], subject: Subject) -> Rule | None:
     return None
 
 
-def _open_why(rule: Rule) -> str:
-    return (
-        "its words are only complete when it runs (xargs adds the words of its input, "
-        f"find -exec puts a file name for {{}}), and the rule '{rule}' could cover it then"
-    )
-
-
 def _read_hit(rules: list[Rule], subject: Subject) -> tuple[Rule, Subject] | None:
     """The first rule of the ``read`` tool covering a file the command reads."""
     for read in subject.reads:
@@ -326,33 +358,6 @@ def _read_hit(rules: list[Rule], subject: Subject) -> tuple[Rule, Subject] | Non
 def _unclear_read(subject: Subject) -> str | None:
     """Why a file the command reads cannot be checked, or None."""
     return next((r.unknown or r.problem for r in subject.reads if r.unknown or r.problem), None)
-
-
-def _reads_why(rule: Rule, facts: ToolFacts, subject: Subject, read: Subject) -> str:
-    return (
-        f"the rule '{rule}' covers {describe(facts, subject)}, which reads "
-        f"{read.value}{_below(rule, read)}"
-    )
-
-
-def _below(rule: Rule, subject: Subject) -> str:
-    """How a path rule covers a subject it does not match itself."""
-    if not subject.directory or rule.pattern is None:
-        return ""
-    if any(rule.matches_path(r) for r in subject.deny):
-        return ""
-    advice = "name a narrower path the rule does not cover"
-    if any(rule.matches_below(r) for r in subject.deny):
-        return (
-            f" (it covers paths inside that directory, which the tool may read or change; {advice})"
-        )
-    if subject.links_unknown is not None:
-        return f" (the directory cannot be checked: {subject.links_unknown}; {advice})"
-    link = next((t for t in subject.links if rule.matches_path(t) or rule.matches_below(t)), "?")
-    return (
-        f" (a symlink inside that directory points to {link}, which the tool would "
-        f"read or change through it; {advice})"
-    )
 
 
 def _allowed_by(rules: list[Rule], subject: Subject) -> Rule | None:
@@ -374,24 +379,3 @@ def _matches(rule: Rule, subject: Subject, reading: str) -> bool:
     if subject.kind == "path":
         return rule.matches_path(reading)
     return rule.matches_text(reading)
-
-
-def _assumed(rule: Rule, facts: ToolFacts, subject: Subject) -> str:
-    if rule.pattern is None or subject.kind != "tool":
-        return ""
-    return (
-        f" (the pattern is taken to match: the call names no path or command that "
-        f"{facts.name!r} declares, so there is nothing to check it against)"
-    )
-
-
-def describe(facts: ToolFacts, subject: Subject) -> str:
-    """A subject in words, for reasons and prompts (long values shortened)."""
-    value = subject.value if len(subject.value) <= _SHOWN else subject.value[:_SHOWN] + "…"
-    if subject.kind == "tool":
-        return f"calling {facts.name!r}"
-    if subject.kind == "path":
-        return f"{facts.name!r} on {value}"
-    if subject.kind == "redirect":
-        return f"the redirection '{value}'"
-    return f"the command '{value}'"

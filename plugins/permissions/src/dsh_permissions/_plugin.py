@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
-from weakref import WeakKeyDictionary
+from weakref import WeakKeyDictionary, ref
 
 import anyio
 from pydantic_core import to_json
@@ -32,13 +32,13 @@ from dsh_permissions._approvals import (
 from dsh_permissions._calls import InvalidArguments, subjects_of
 from dsh_permissions._decide import Policy, Verdict, decide
 from dsh_permissions._guarded import config_file, session_store
+from dsh_permissions._outcome import EventData, Outcome, denial
 from dsh_permissions._settings import PermissionSettings, PermissionsSection, validate_options
 from dsh_permissions._subjects import ToolFacts
 
 __all__ = ["Permissions"]
 
 log = get_logger("dsh_permissions")
-_SHOWN: Final = 500
 _FACTS_KEPT: Final = 256  # tools whose facts an agent's state remembers
 
 
@@ -66,19 +66,6 @@ class _AgentState:
         return found[1]
 
 
-@dataclass(slots=True)
-class _Outcome:
-    verdict: Verdict
-    mode: str = "?"
-    front_end: str | None = None
-    answer: str | None = None
-    remember: tuple[tuple[str, str], ...] = ()
-    #: why a person was asked (None: nobody was)
-    asked: str | None = None
-    #: the call's arguments cannot be read (the tool would refuse them too)
-    unreadable: bool = False
-
-
 class Permissions:
     """The permissions plugin. dsh loads one with no settings of its own from the
     entry point ``permissions``; each agent's ``options["permissions"]`` then holds
@@ -96,6 +83,9 @@ class Permissions:
             settings = PermissionSettings.model_validate(settings)
         self.settings: PermissionSettings | None = settings
         self._states: WeakKeyDictionary[Any, _AgentState] = WeakKeyDictionary()
+        #: the agent last checked (weakly) and its state: most calls come from it
+        self._last: tuple[ref[Any], _AgentState] | None = None
+        self._event = EventData()
 
     @hookimpl(tryfirst=True)
     async def tools_execute(
@@ -107,7 +97,7 @@ class Permissions:
         except anyio.get_cancelled_exc_class():
             # aborted while deciding (a person was being asked): the call never runs,
             # and the log still says so (every checked call has its decision event)
-            outcome = _Outcome(
+            outcome = Outcome(
                 Verdict("deny", None, "the turn was aborted before the call was decided")
             )
             not_run = getattr(agent, "call_not_run", None)
@@ -115,16 +105,16 @@ class Permissions:
                 not_run(call.id)
             with anyio.CancelScope(shield=True):
                 await agent.session.emit(
-                    DECISION_EVENT, _event(call, turn, step, outcome), checked=True
+                    DECISION_EVENT, self._event(call, turn, step, outcome), checked=True
                 )
             raise
         except Exception as exc:
             log.exception("dsh-permissions: checking %s (call %s) failed", call.name, call.id)
             why = f"the permission check failed ({type(exc).__name__}: {exc}), so it fails closed"
-            outcome = _Outcome(Verdict("deny", None, why))
+            outcome = Outcome(Verdict("deny", None, why))
         try:
             await agent.session.emit(
-                DECISION_EVENT, _event(call, turn, step, outcome), checked=True
+                DECISION_EVENT, self._event(call, turn, step, outcome), checked=True
             )
         except Exception as exc:
             log.exception("dsh-permissions: logging the decision on call %s failed", call.id)
@@ -133,7 +123,7 @@ class Permissions:
                 outcome.verdict = Verdict("deny", None, why)
         if outcome.verdict.decision == "allow":
             return None
-        return ToolResult(call_id=call.id, content=_denial(call, outcome), is_error=True)
+        return ToolResult(call_id=call.id, content=denial(call, outcome), is_error=True)
 
     @hookimpl
     def harness_started(self, harness: Any) -> None:
@@ -183,10 +173,14 @@ class Permissions:
             )
 
     def _state(self, agent: Any) -> _AgentState:
+        last = self._last
+        if last is not None and last[0]() is agent:
+            return last[1]
         try:
             state = self._states.get(agent)
             if state is None:
                 state = self._states[agent] = _AgentState()
+            self._last = (ref(agent), state)
         except TypeError:  # an agent object that cannot be weakly referenced: no cache
             state = _AgentState()
         return state
@@ -230,7 +224,7 @@ class Permissions:
         state.settings = settings
         return policy
 
-    async def _check(self, agent: Any, call: ToolCall) -> _Outcome:
+    async def _check(self, agent: Any, call: ToolCall) -> Outcome:
         state = self._state(agent)
         tool = _lookup(agent, call.name)
         facts = state.facts(call.name, tool)
@@ -241,7 +235,7 @@ class Permissions:
             policy = state.policy = policy.with_store(await session_store(agent))
         if mode == "bypass":
             self._warn_bypass(agent, state)
-        grants = state.grants.current(agent.session)
+        grants = state.grants.until(agent.session)
         try:
             # the files commands read, for the read tool's deny and ask rules
             reads = policy.reads(mode) if facts.command_args else None
@@ -253,16 +247,16 @@ class Permissions:
             )
         except InvalidArguments as exc:
             if not (mode == "plan" and facts.mutating):
-                return _Outcome(Verdict("deny", None, str(exc)), mode, unreadable=True)
+                return Outcome(Verdict("deny", None, str(exc)), mode, unreadable=True)
             subjects = []
         verdict = decide(policy, mode, facts, subjects, grants)
         if verdict.decision != "ask":
-            return _Outcome(verdict, mode)
+            return Outcome(verdict, mode)
         return await self._ask(agent, call, verdict, policy.settings)
 
     async def _ask(
         self, agent: Any, call: ToolCall, verdict: Verdict, settings: PermissionSettings
-    ) -> _Outcome:
+    ) -> Outcome:
         asked = verdict.asked
         # What an explicit ask rule covers is asked about every time, and what cannot
         # be checked is never remembered.
@@ -282,7 +276,7 @@ class Permissions:
             remember=remember,
         )
         got = await ask_front_ends(agent, call, request, settings.ask_timeout)
-        outcome = _Outcome(verdict, settings.mode, got.front_end, asked=verdict.reason)
+        outcome = Outcome(verdict, settings.mode, got.front_end, asked=verdict.reason)
         answer = got.answer
         if answer is None:
             why = f"it needs a person's approval ({verdict.reason}), and {got.why}"
@@ -323,59 +317,6 @@ def _lookup(agent: Any, name: str) -> Tool | None:
     tools = getattr(agent, "tools", None)
     found = tools.get(name) if tools is not None else None
     return found if isinstance(found, Tool) else None
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= _SHOWN else text[:_SHOWN] + "…"
-
-
-def _event(call: ToolCall, turn: int, step: int, outcome: _Outcome) -> dict[str, Any]:
-    """The ``permission/decision`` event's data: JSON by construction (strings, ints,
-    None and lists of them), so it is emitted ``checked``."""
-    verdict = outcome.verdict
-    return {
-        "tool": call.name,
-        "call_id": call.id,
-        "turn": turn,
-        "step": step,
-        "decision": verdict.decision,
-        "mode": outcome.mode,
-        "rule": verdict.rule,
-        "reason": verdict.reason,
-        "asked": outcome.asked,
-        "front_end": outcome.front_end,
-        "answer": outcome.answer,
-        "remember": [{"tool": call.name, "kind": k, "value": v} for k, v in outcome.remember],
-        "parts": [
-            {
-                "kind": p.subject.kind,
-                "value": _clip(p.subject.value),
-                "decision": p.decision,
-                "by": p.by,
-                "rule": None if p.rule is None else str(p.rule),
-            }
-            for p in verdict.parts
-        ],
-    }
-
-
-def _denial(call: ToolCall, outcome: _Outcome) -> str:
-    """What the model reads: what happened, why, and what to do instead."""
-    verdict = outcome.verdict
-    if outcome.unreadable:  # not a matter of permission: say what the executor would
-        return (
-            f"{call.name!r} was not run: {verdict.reason}. Call it again with arguments "
-            "that fit its parameters."
-        )
-    if outcome.mode == "plan" and verdict.rule is None and not verdict.parts:
-        advice = ""
-    elif outcome.answer == "deny":
-        advice = " Do not retry it; ask the user how to proceed."
-    elif verdict.rule is not None and verdict.rule.startswith("deny:"):
-        advice = " Do not try to get around the rule; do without this call or ask the user."
-    else:
-        advice = " Do not retry the same call; do without it or ask the user to allow it."
-    return f"Permission denied: {call.name!r} was not run: {verdict.reason}.{advice}"
 
 
 def _option_keys(agent: Any) -> list[str]:

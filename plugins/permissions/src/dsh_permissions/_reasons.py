@@ -1,0 +1,77 @@
+"""The words of a decision: how a call, its subjects and the rules covering them are
+told in reasons, prompts and the model's denials (see ``_decide``)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from dsh_permissions._rules import Rule
+from dsh_permissions._subjects import Subject, ToolFacts
+
+__all__ = ["assumed", "below", "describe", "open_why", "plan_reason", "reads_why"]
+
+#: characters of a subject's value shown in a reason
+SHOWN: Final = 200
+
+
+def plan_reason(facts: ToolFacts) -> str:
+    return (
+        f"you are in plan mode, which is read-only, and {facts.name!r} changes things. "
+        "Investigate with read-only tools, then present your plan; the user decides when "
+        "it is carried out"
+    )
+
+
+def open_why(rule: Rule) -> str:
+    return (
+        "its words are only complete when it runs (xargs adds the words of its input, "
+        f"find -exec puts a file name for {{}}), and the rule '{rule}' could cover it then"
+    )
+
+
+def reads_why(rule: Rule, facts: ToolFacts, subject: Subject, read: Subject) -> str:
+    return (
+        f"the rule '{rule}' covers {describe(facts, subject)}, which reads "
+        f"{read.value}{below(rule, read)}"
+    )
+
+
+def below(rule: Rule, subject: Subject) -> str:
+    """How a path rule covers a subject it does not match itself."""
+    if not subject.directory or rule.pattern is None:
+        return ""
+    if any(rule.matches_path(r) for r in subject.deny):
+        return ""
+    advice = "name a narrower path the rule does not cover"
+    if any(rule.matches_below(r) for r in subject.deny):
+        return (
+            f" (it covers paths inside that directory, which the tool may read or change; {advice})"
+        )
+    if subject.links_unknown is not None:
+        return f" (the directory cannot be checked: {subject.links_unknown}; {advice})"
+    link = next((t for t in subject.links if rule.matches_path(t) or rule.matches_below(t)), "?")
+    return (
+        f" (a symlink inside that directory points to {link}, which the tool would "
+        f"read or change through it; {advice})"
+    )
+
+
+def assumed(rule: Rule, facts: ToolFacts, subject: Subject) -> str:
+    if rule.pattern is None or subject.kind != "tool":
+        return ""
+    return (
+        f" (the pattern is taken to match: the call names no path or command that "
+        f"{facts.name!r} declares, so there is nothing to check it against)"
+    )
+
+
+def describe(facts: ToolFacts, subject: Subject) -> str:
+    """A subject in words, for reasons and prompts (long values shortened)."""
+    value = subject.value if len(subject.value) <= SHOWN else subject.value[:SHOWN] + "…"
+    if subject.kind == "tool":
+        return f"calling {facts.name!r}"
+    if subject.kind == "path":
+        return f"{facts.name!r} on {value}"
+    if subject.kind == "redirect":
+        return f"the redirection '{value}'"
+    return f"the command '{value}'"
