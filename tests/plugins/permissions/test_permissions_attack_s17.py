@@ -390,13 +390,9 @@ def test_b49_generated_reads_of_env_never_run_unasked(
     assert judged.decision != "allow", (command, judged.event["reason"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="parallel is not a wrapper here: 'parallel git ::: push' runs git push, but its "
-    "only part is 'parallel git ::: push', which the ask rule 'bash(git push*)' does not "
-    "match (not fixed: parallel's ':::' argument lists and {} replacements are not parsed)",
-)
 async def test_git_push_through_parallel_is_asked_about(judge):
+    """Leaked: GNU parallel was not a wrapper, so the ask rule saw only 'parallel git
+    ::: push' (now _parallel: its command gets its arguments at run time, as xargs's)."""
     judged = await judge(PUSH_ASKED, "bash", {"command": "parallel git ::: push"})
     assert judged.decision == "ask"
 

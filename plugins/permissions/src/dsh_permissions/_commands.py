@@ -21,8 +21,9 @@ import re
 from typing import Final
 
 from dsh_permissions import _xargs
-from dsh_permissions._git import without_global_options
+from dsh_permissions._parallel import PARALLELS, command_words, script
 from dsh_permissions._paths import display, folded
+from dsh_permissions._readings import SHELLS, open_prefixes, skip_assignments, variants
 from dsh_permissions._reads import read_subjects
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
 from dsh_permissions._subjects import Subject
@@ -30,19 +31,16 @@ from dsh_permissions._wrappers import (
     MAX_CANDIDATES,
     WRAPPER_ARG,
     WRAPPERS,
-    behind,
+    changes_directory,
     split_string,
 )
 
 __all__ = ["command_subjects"]
 
-SHELLS: Final = frozenset({"ash", "bash", "busybox", "dash", "fish", "ksh", "mksh", "sh", "zsh"})
 MOVERS: Final = frozenset({"cd", "pushd", "popd"})
 _HARMLESS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
-_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _SHORT_C: Final = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
 _SHORT_S: Final = re.compile(r"-[A-Za-z]*s[A-Za-z]*")
-_CODE: Final = SHELLS | {"eval"}
 _EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _SHOWN: Final = 200
 _CROWDED: Final = f"more than {MAX_CANDIDATES} words behind a wrapper may be the command it runs"
@@ -74,7 +72,7 @@ def command_subjects(
 def _moves(words: list[str]) -> bool:
     """Whether the command changes the directory: ``cd``, also behind ``builtin`` or
     ``command`` (and any other wrapper and its options)."""
-    index = _skip_assignments(words)
+    index = skip_assignments(words)
     while index < len(words) and (
         os.path.basename(words[index]) in WRAPPERS or WRAPPER_ARG.fullmatch(words[index])
     ):
@@ -134,14 +132,14 @@ def _text_subject(
     hole: str | None = None,
 ) -> Subject:
     text = " ".join(canon)
-    readings = [*_variants(canon), *_variants(raw)]
+    readings = [*variants(canon), *variants(raw)]
     if None in readings:  # too many words behind a wrapper could be its command
         unknown = unknown or _CROWDED
     deny = tuple(dict.fromkeys([*(r for r in readings if r is not None)]))
     deny = tuple(dict.fromkeys([*deny, *(folded(r) for r in deny)]))
     # only a pattern's first characters tell (see _xargs.OPEN_CHARS)
     prefixes = dict.fromkeys(
-        p[: _xargs.OPEN_CHARS] for p in [*_open(canon, hole), *_open(raw, hole)]
+        p[: _xargs.OPEN_CHARS] for p in [*open_prefixes(canon, hole), *open_prefixes(raw, hole)]
     )
     prefixes.update(dict.fromkeys(folded(p) for p in list(prefixes)))
     allow = () if unknown else (text,)
@@ -150,84 +148,12 @@ def _text_subject(
     )
 
 
-def _open(words: list[str], hole: str | None) -> list[str]:
-    """The beginnings of the text the command may become at run time (``_xargs``):
-    ``{}`` is a file name (``hole``, find -exec), and what xargs runs gets more words."""
-    out = _cut(words, hole) if hole is not None else []
-    xargs = [i for i in _starts(words) if i < len(words) and os.path.basename(words[i]) == "xargs"]
-    if len(xargs) > _xargs.MAX_XARGS:  # each costs the length of the command: fail closed
-        return [""]
-    for index in xargs:
-        found = _xargs.xargs_command(words, index)
-        if found is None:  # an option not known: where the command starts is not
-            out.append("")
-            continue
-        rest, replace = words[found[0] :] or [_xargs.XARGS_DEFAULT], found[1]
-        # without a replace string the input's words follow the command's
-        out += _cut([*rest, _xargs.INPUT] if replace is None else rest, replace or _xargs.INPUT)
-    return out
-
-
-def _cut(words: list[str], hole: str) -> list[str]:
-    """The texts of ``words`` up to the first ``hole``; ``""`` (anything) when a shell
-    or eval runs the words holding it, whose text is then code."""
-    first = next((i for i, w in enumerate(words) if hole in w), None)
-    if first is None:
-        return []
-    if any(os.path.basename(words[i]) in _CODE for i in _starts(words) if i < first):
-        return [""]
-    return _xargs.open_prefixes(_variants(words), hole)
-
-
-def _starts(words: list[str]) -> list[int]:
-    """The indexes of the words that may be the program (see ``_wrappers.behind``)."""
-    start = _skip_assignments(words)
-    if start < len(words) and os.path.basename(words[start]) in WRAPPERS:
-        return [start, *(behind(words, start) or ())]
-    return [start]
-
-
 def _reads(command: Command, root: str, moved: bool, reads: bool | None) -> tuple[Subject, ...]:
     """The files ``command`` reads (see ``_reads``), when they are looked for."""
     if reads is None:
         return ()
-    start = _skip_assignments([w.text for w in command.words])
+    start = skip_assignments([w.text for w in command.words])
     return read_subjects(command, start, root, moved, reads)
-
-
-def _variants(words: list[str]) -> list[str | None]:
-    """The spellings deny rules see: whole, without assignments, behind wrappers
-    (from each word that may be the command, see ``_wrappers.behind``; None among
-    them when there are too many such words), with the program's directory dropped."""
-    out: list[str | None] = [" ".join(words)]
-    start = _skip_assignments(words)
-    starts = [start]
-    if start < len(words) and os.path.basename(words[start]) in WRAPPERS:
-        candidates = behind(words, start)
-        if candidates is None:
-            out.append(None)
-            candidates = []
-        starts += candidates
-    for index in starts:
-        rest = words[index:]
-        if not rest:
-            continue
-        out.append(" ".join(rest))
-        base = os.path.basename(rest[0])
-        if base and base != rest[0]:
-            out.append(" ".join([base, *rest[1:]]))
-        # git -C . push: git push (split again: env -S 'git -C . push' is one word)
-        tokens = " ".join(rest).split(" ")
-        if os.path.basename(tokens[0]) == "git" and (plain := without_global_options(tokens)):
-            out.append(" ".join(["git", *plain[1:]]))
-    return out
-
-
-def _skip_assignments(words: list[str]) -> int:
-    index = 0
-    while index < len(words) and _ASSIGNMENT.match(words[index]):
-        index += 1
-    return index
 
 
 def _wrapped(
@@ -240,7 +166,7 @@ def _wrapped(
     """Subjects for what this command runs in turn (wrappers, shells, eval, find -exec)."""
     words = command.words
     subjects: list[Subject] = []
-    index = inner = _skip_assignments(raw)
+    index = inner = skip_assignments(raw)
     wrapped = False
     nested = 0
     while index < len(words):
@@ -261,6 +187,8 @@ def _wrapped(
                 subjects.append(_text_subject(canon[inner:], raw[inner:], why))
                 if name == "watch":  # runs its words joined, through sh -c
                     subjects.extend(_script(words[inner:], where, "the command watch runs"))
+            if name in PARALLELS:
+                subjects.extend(_parallel(words, raw, index, where))
             index, wrapped = inner, True
             continue
         if name in SHELLS:
@@ -279,6 +207,33 @@ def _wrapped(
             index += 1
             continue
         break
+    return subjects
+
+
+def _parallel(
+    words: tuple[Word, ...], raw: list[str], index: int, where: tuple[str, bool, int, bool | None]
+) -> list[Subject]:
+    """What parallel or sem runs (``_parallel``): its command as a shell line, each
+    place an argument goes a hole its beginning is cut at (see ``_open``)."""
+    root, moved, depth, reads = where
+    found = command_words(raw, index)
+    if found is None or found[0] == found[1]:
+        return []  # _open takes the command to be anything
+    inner = words[found[0] : found[1]]
+    line = script(os.path.basename(raw[index]), [w.text for w in inner])
+    if any(w.dynamic for w in inner):
+        return [_problem(line, "the command parallel runs is only known when the shell runs it")]
+    if depth + 1 > MAX_DEPTH:
+        return [_problem(line, f"commands are nested more than {MAX_DEPTH} levels deep")]
+    try:
+        commands = split(line)
+    except Unparseable as exc:
+        return [_problem(line, f"the command parallel runs cannot be checked safely: {exc}")]
+    moved = moved or changes_directory(raw, found[0])
+    subjects: list[Subject] = []
+    for command in commands:
+        subjects.extend(_command(command, root, moved, depth + 1, reads, _xargs.FIND_HOLE))
+        moved = moved or _moves([w.text for w in command.words])
     return subjects
 
 

@@ -81,7 +81,7 @@ _VALUES: Final = {
     "sort": frozenset({"-t", "-k", "-S", "--field-separator", "--key", "--buffer-size"}),
 }
 #: programs that take their files' names from their input: what they read is unknown
-_FROM_INPUT: Final = frozenset({"xargs"})
+_FROM_INPUT: Final = frozenset({"xargs", "parallel"})
 _UNKNOWN_WHY: Final = "only gets its value when the shell runs"
 #: paths that name a file as the process opening it sees it (its directory, its
 #: open files): the checker's own would be another
@@ -133,11 +133,14 @@ def read_subjects(
 def _arg_files(args: tuple[Word, ...]) -> Iterator[Word]:
     """The files of xargs's ``-a FILE`` / ``--arg-file=FILE`` (also ``-0a FILE``,
     ``-aFILE``). Which of its options take a value is not known, nor so where the
-    command it runs starts: every later word is looked at (stricter, never looser)."""
-    take = False
+    command it runs starts: every later word is looked at (stricter, never looser).
+    Also parallel's ``:::: FILE ...``: the files after it, up to the next ``:::``."""
+    take = listed = False
     for word in args:
         text = word.text
-        if take:
+        if text in ("::::", "::::+", ":::", ":::+"):
+            listed = text.startswith("::::")
+        elif take or listed:
             yield word
             take = False
         elif text.startswith("--") and long_option(text, "--arg-file"):
@@ -254,7 +257,7 @@ def _part(word: Word, text: str) -> Word:
 
 
 def _file(word: Word, root: str, elsewhere: str | None, links: bool) -> Subject:
-    if word.dynamic or word.text == "{}":
+    if word.dynamic or "{}" in word.text:  # find -exec and parallel put a name there
         return _unknown(word.raw, f"{word.raw!r} {_UNKNOWN_WHY}")
     text = word.text
     if word.tilde:

@@ -33,7 +33,8 @@ WRAPPERS: Final = frozenset(
     {
         *("builtin", "busybox", "caffeinate", "chrt", "command", "doas", "env", "exec"),
         "ionice",
-        *("nice", "nohup", "setsid", "stdbuf", "strace", "sudo", "taskset", "time"),
+        *("nice", "nohup", "parallel", "sem", "setsid", "stdbuf", "strace", "sudo"),
+        *("taskset", "time"),
         *("timeout", "unbuffer", "watch", "xargs"),
     }
 )
@@ -45,10 +46,11 @@ MAX_CANDIDATES: Final = 64
 #: (``taskset MASK``), then the command
 _POSITIONAL: Final = 2
 #: per wrapper, its options that run the command in another directory
-#: (``env -C dir``, ``sudo -D dir``, ``sudo -R root``, ``--chdir``); in a cluster the
+#: (``env -C dir``, ``sudo -D dir``, ``sudo -R root``, ``--chdir``, parallel's
+#: ``--workdir``); in a cluster the
 #: letter counts, and a long option may be shortened as getopt allows (``--ch=dir``)
 _CHDIR_LETTERS: Final = {"env": "C", "sudo": "DR"}
-_CHDIR_LONG: Final = ("--chdir", "--chroot")
+_CHDIR_LONG: Final = ("--chdir", "--chroot", "--workdir", "--wd")
 
 
 def long_option(word: str, full: str) -> bool:

@@ -1,0 +1,111 @@
+"""GNU ``parallel`` and ``sem``: the command they run, as a shell runs it.
+
+``parallel git ::: push`` runs ``git push``: the words after parallel's options, up to
+the first argument list (``:::``, ``:::+``, ``::::``, ``::::+``), are a command that
+gets its arguments at run time, from those lists or from its input. They go where a
+replacement string stands (``{}``, ``{.}``, ``{/}``, ``{1}``, ``{= perl =}``, ...) or,
+with none, at the end. parallel hands the command line to a shell, so its words are
+code (``parallel 'cat x; rm {}' ::: y``). ``sem`` (``parallel --semaphore``) runs its
+command once, through a shell too, with no arguments added.
+
+``script`` gives that command as a shell line in which each place an argument goes is
+``{}``, the hole ``_commands`` cuts a command's beginning at, as for ``find -exec``
+(``Rule.could_continue`` then asks when a deny or ask pattern could match once the
+arguments come). Options not known here (among them those that change the
+replacement strings or the argument separators) make the command unknown: None, and
+the caller takes it to be anything.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from dsh_permissions._wrappers import long_option
+
+__all__ = ["PARALLELS", "SEPARATORS", "command_words", "script"]
+
+PARALLELS: Final = frozenset({"parallel", "sem"})
+#: what ends the command and starts a list of its arguments (``::::``: files of them)
+SEPARATORS: Final = frozenset({":::", ":::+", "::::", "::::+"})
+HOLE: Final = "{}"
+#: a replacement string: ``{= perl expression =}``, or braces around no space
+_REPLACEMENT: Final = re.compile(r"\{=.*?=\}|\{[^{}\s]*\}")
+#: short options taking a value (attached or the next word)
+_VALUE: Final = frozenset("adjPnNsSEL")
+_FLAGS: Final = frozenset("0kqrtuvXmp")
+_LONG_VALUE: Final = (
+    *("--arg-file", "--delimiter", "--jobs", "--max-args", "--max-replace-args"),
+    *("--max-chars", "--max-lines", "--colsep", "--block", "--block-size", "--halt"),
+    *("--timeout", "--joblog", "--results", "--tmpdir", "--workdir", "--wd", "--sshlogin"),
+    *("--memfree", "--load", "--delay", "--retries", "--tagstring", "--id", "--eof"),
+    *("--header", "--env", "--nice", "--shebang-wrap"),
+)
+_LONG_FLAGS: Final = (
+    *("--pipe", "--pipepart", "--keep-order", "--quote", "--no-run-if-empty"),
+    *("--verbose", "--dry-run", "--null", "--line-buffer", "--group", "--ungroup"),
+    *("--tag", "--bar", "--eta", "--progress", "--xargs", "--shuf", "--will-cite"),
+    *("--no-notice", "--semaphore", "--fg", "--bg", "--wait", "--lb", "--files"),
+    *("--trim", "--round-robin", "--linebuffer", "--keep", "--interactive"),
+)
+_LONGS: Final = (*_LONG_VALUE, *_LONG_FLAGS)
+
+
+def command_words(words: list[str], index: int) -> tuple[int, int] | None:
+    """For parallel or sem at ``index``: ``(start, end)``, ``words[start:end]`` being
+    the command it runs (empty: the arguments themselves are the commands). None when
+    an option is not known or lacks its value."""
+    i = index + 1
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            i += 1
+            break
+        if not word.startswith("-") or word == "-":
+            break
+        if word.startswith("--"):
+            name, equals, _ = word.partition("=")
+            exact = [f for f in _LONGS if f == name]
+            known = exact or [f for f in _LONGS if long_option(name, f)]
+            if len(known) != 1 or (equals and known[0] in _LONG_FLAGS):
+                return None
+            if known[0] in _LONG_VALUE and not equals:
+                i += 1  # the value is the next word
+        else:
+            found = _short(words, i)
+            if found is None:
+                return None
+            i = found
+        i += 1
+    if i > len(words):
+        return None  # an option's value is missing
+    end = i
+    while end < len(words) and words[end] not in SEPARATORS:
+        end += 1
+    return i, end
+
+
+def _short(words: list[str], i: int) -> int | None:
+    """A cluster of short options at ``i``: the index of its last word (its value may
+    be the next one), or None when not known."""
+    word = words[i]
+    for j in range(1, len(word)):
+        letter = word[j]
+        if letter in _FLAGS:
+            continue
+        if letter in _VALUE:
+            if j + 1 == len(word):
+                return i + 1 if i + 1 < len(words) else None
+            return i
+        return None
+    return i
+
+
+def script(program: str, words: list[str]) -> str:
+    """The shell line parallel (``program``) runs for the command ``words``, each place
+    an argument goes written ``{}``; ``sem`` adds no argument."""
+    line = " ".join(words)
+    if program == "sem":
+        return line
+    marked = _REPLACEMENT.sub(HOLE, line)
+    return marked if marked != line or HOLE in line else f"{line} {HOLE}"

@@ -1,0 +1,100 @@
+"""The readings of a command's words: the spellings deny rules see (whole, behind
+wrappers, without the program's directory) and the beginnings of the text it may
+become at run time (what xargs and parallel run gets more words, ``{}`` of find -exec
+is a file name; see ``_xargs`` and ``_parallel``)."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Final
+
+from dsh_permissions import _xargs
+from dsh_permissions._git import without_global_options
+from dsh_permissions._parallel import PARALLELS, command_words
+from dsh_permissions._wrappers import WRAPPERS, behind
+
+__all__ = ["SHELLS", "cut", "open_prefixes", "skip_assignments", "starts", "variants"]
+
+SHELLS: Final = frozenset({"ash", "bash", "busybox", "dash", "fish", "ksh", "mksh", "sh", "zsh"})
+_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+#: programs that run their words as code
+_CODE: Final = SHELLS | {"eval"}
+
+
+def open_prefixes(words: list[str], hole: str | None) -> list[str]:
+    """The beginnings of the text the command may become at run time (``_xargs``):
+    ``{}`` is a file name (``hole``, find -exec), and what xargs runs gets more words."""
+    out = cut(words, hole) if hole is not None else []
+    xargs = [i for i in starts(words) if i < len(words) and os.path.basename(words[i]) == "xargs"]
+    if len(xargs) > _xargs.MAX_XARGS:  # each costs the length of the command: fail closed
+        return [""]
+    for index in starts(words):
+        if index < len(words) and os.path.basename(words[index]) in PARALLELS:
+            found_command = command_words(words, index)
+            # an option not known, or no command (the arguments are the commands)
+            if found_command is None or found_command[0] == found_command[1]:
+                out.append("")
+    for index in xargs:
+        found = _xargs.xargs_command(words, index)
+        if found is None:  # an option not known: where the command starts is not
+            out.append("")
+            continue
+        rest, replace = words[found[0] :] or [_xargs.XARGS_DEFAULT], found[1]
+        # without a replace string the input's words follow the command's
+        out += cut([*rest, _xargs.INPUT] if replace is None else rest, replace or _xargs.INPUT)
+    return out
+
+
+def cut(words: list[str], hole: str) -> list[str]:
+    """The texts of ``words`` up to the first ``hole``; ``""`` (anything) when a shell
+    or eval runs the words holding it, whose text is then code."""
+    first = next((i for i, w in enumerate(words) if hole in w), None)
+    if first is None:
+        return []
+    if any(os.path.basename(words[i]) in _CODE for i in starts(words) if i < first):
+        return [""]
+    return _xargs.open_prefixes(variants(words), hole)
+
+
+def starts(words: list[str]) -> list[int]:
+    """The indexes of the words that may be the program (see ``_wrappers.behind``)."""
+    start = skip_assignments(words)
+    if start < len(words) and os.path.basename(words[start]) in WRAPPERS:
+        return [start, *(behind(words, start) or ())]
+    return [start]
+
+
+def variants(words: list[str]) -> list[str | None]:
+    """The spellings deny rules see: whole, without assignments, behind wrappers
+    (from each word that may be the command, see ``_wrappers.behind``; None among
+    them when there are too many such words), with the program's directory dropped."""
+    out: list[str | None] = [" ".join(words)]
+    start = skip_assignments(words)
+    starts = [start]
+    if start < len(words) and os.path.basename(words[start]) in WRAPPERS:
+        candidates = behind(words, start)
+        if candidates is None:
+            out.append(None)
+            candidates = []
+        starts += candidates
+    for index in starts:
+        rest = words[index:]
+        if not rest:
+            continue
+        out.append(" ".join(rest))
+        base = os.path.basename(rest[0])
+        if base and base != rest[0]:
+            out.append(" ".join([base, *rest[1:]]))
+        # git -C . push: git push (split again: env -S 'git -C . push' is one word)
+        tokens = " ".join(rest).split(" ")
+        if os.path.basename(tokens[0]) == "git" and (plain := without_global_options(tokens)):
+            out.append(" ".join(["git", *plain[1:]]))
+    return out
+
+
+def skip_assignments(words: list[str]) -> int:
+    index = 0
+    while index < len(words) and _ASSIGNMENT.match(words[index]):
+        index += 1
+    return index
