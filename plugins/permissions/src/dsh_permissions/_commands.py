@@ -32,6 +32,7 @@ from dsh_permissions._wrappers import (
     WRAPPER_ARG,
     WRAPPERS,
     changes_directory,
+    moved_at,
     split_string,
 )
 
@@ -96,8 +97,11 @@ def _command(
     canon: list[str] = []
     raw: list[str] = []
     unknown: str | None = None
-    for word in command.words:
-        text, why = _canonical(word, root, moved)
+    # behind env -C dir (sudo -D dir, parallel --wd dir) a relative path is another file
+    elsewhere = moved_at([w.text for w in command.words])
+    for index, word in enumerate(command.words):
+        chdir = elsewhere is not None and index >= elsewhere
+        text, why = _canonical(word, root, moved, chdir=chdir)
         canon.append(text)
         raw.append(word.text)
         unknown = unknown or why
@@ -320,8 +324,11 @@ def _path_like(text: str) -> bool:
     return "/" in text and not text.startswith("-") and "://" not in text and "=" not in text
 
 
-def _canonical(word: Word, root: str, moved: bool, *, path: bool = False) -> tuple[str, str | None]:
-    """How ``word`` is matched, and why its value is unknown (or None)."""
+def _canonical(
+    word: Word, root: str, moved: bool, *, path: bool = False, chdir: bool = False
+) -> tuple[str, str | None]:
+    """How ``word`` is matched, and why its value is unknown (or None). ``chdir``: the
+    word follows a wrapper's option that runs the command in another directory."""
     if word.dynamic:
         return word.text, _unknown(word)
     text = word.text
@@ -329,12 +336,9 @@ def _canonical(word: Word, root: str, moved: bool, *, path: bool = False) -> tup
         text = os.path.expanduser("~") + text[1:]
     elif not (path or _path_like(text)):
         return text, None
-    if moved and not os.path.isabs(text):
-        return (
-            word.text,
-            f"an earlier cd (or find -execdir) changed the directory, so {word.raw!r} "
-            "may name another file",
-        )
+    if (moved or chdir) and not os.path.isabs(text):
+        what = "an earlier cd (or find -execdir)" if moved else "a wrapper's option"
+        return word.text, f"{what} changed the directory, so {word.raw!r} may name another file"
     if not text or "\x00" in text:
         return word.text, f"{word.raw!r} is not a usable path"
     return display(os.path.realpath(os.path.join(root, text)), root), None

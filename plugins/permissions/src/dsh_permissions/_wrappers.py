@@ -26,6 +26,7 @@ __all__ = [
     "behind",
     "changes_directory",
     "long_option",
+    "moved_at",
     "split_string",
 ]
 
@@ -93,18 +94,25 @@ def changes_directory(words: list[str], stop: int) -> bool:
     directory (``env -C dir``, ``env --chdir=dir``, ``sudo -D dir``): a relative path
     behind it names another file than it seems to. Generous: any option word after
     such a wrapper holding the letter counts."""
+    at = moved_at(words)
+    return at is not None and at <= stop
+
+
+def moved_at(words: list[str]) -> int | None:
+    """The index of the word after the first option of a wrapper that runs what follows
+    in another directory (see ``changes_directory``), or None."""
     letters = ""
-    for word in words[:stop]:
+    for index, word in enumerate(words):
         name = os.path.basename(word)
         if name in WRAPPERS:
             letters = _CHDIR_LETTERS.get(name, "")
             continue
         if word.startswith("--"):
             if any(long_option(word, full) for full in _CHDIR_LONG):
-                return True
+                return index + 1
         elif word.startswith("-") and any(letter in word for letter in letters):
-            return True
-    return False
+            return index + 1
+    return None
 
 
 def split_string(words: list[str], index: int) -> tuple[int, int, str] | None:
