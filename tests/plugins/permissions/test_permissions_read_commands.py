@@ -64,6 +64,8 @@ DENY_ENV = {"allow": ["bash(*)"], "deny": ["read(.env)"]}
         "busybox cat .env",
         "cat <> .env",  # opened for reading and writing
         "rg TOKEN",  # searches the current directory, which holds .env
+        "rg --files-with-matches TOKEN",  # -l reads every file to find matches
+        "rg --files .env",  # a file named is still a file read (stricter than needed)
         "ag TOKEN",
         "grep -r TOKEN",
         "grep -rn TOKEN",
@@ -123,6 +125,8 @@ async def test_b49_a_file_only_the_shell_knows_is_asked_about(judge, command):
         "rg TOKEN < src/a.py",
         "rg TOKEN src",
         "grep TOKEN",  # reads its input
+        "rg --files",  # lists the names of the files below ., reading none
+        "rg --files -g '*.py'",
     ],
 )
 async def test_a_command_reading_other_files_still_runs(judge, command):

@@ -116,7 +116,9 @@ def read_subjects(
         if changes_directory(texts, index):
             elsewhere = elsewhere or "a wrapper runs it in another directory"
         args = words[index + 1 :]
-        found_words = list(_operands(program, args))
+        # rg --files lists the files below its operands: each one is a path, none a pattern
+        listing = program == "rg" and any(a.text == "--files" for a in args)
+        found_words = list(_operands(program, args, pattern=not listing))
         operands = [w for w, _ in found_words]
         named = any(operand for _, operand in found_words)  # an operand, not an option's
         if not named and not files and not command.piped and _searches_here(program, args):
@@ -160,7 +162,8 @@ def _arg_files(args: tuple[Word, ...]) -> Iterator[Word]:
 def _searches_here(program: str, args: tuple[Word, ...]) -> bool:
     """Whether a search given no file searches the current directory (rg, grep -r)."""
     if program in _RECURSIVE:
-        return True
+        # rg --files lists the names of the files it would search, reading none
+        return not (program == "rg" and any(a.text == "--files" for a in args))
     if program not in _GREPS:
         return False
     return any(
@@ -207,14 +210,18 @@ def _programs(texts: list[str]) -> list[tuple[int, bool]] | None:
     return out
 
 
-def _operands(program: str, args: tuple[Word, ...]) -> Iterator[tuple[Word, bool]]:
+def _operands(
+    program: str, args: tuple[Word, ...], *, pattern: bool = True
+) -> Iterator[tuple[Word, bool]]:
     """The words of ``args`` that may name a file the program reads, generously: an
     operand, what follows ``=`` or ``@`` in a word (``--file=.env``, ``dd if=.env``,
     ``curl -d @.env``), what follows the first letter of a short option (``-T.env``)
     and what follows ``f`` in a cluster of them (``-rf.env``); each with whether it is
     an operand."""
     values = _VALUES.get(program, frozenset())
-    pattern_first = program in _SCRIPTED and not any(_gives_script(a.text) for a in args)
+    pattern_first = (
+        pattern and program in _SCRIPTED and not any(_gives_script(a.text) for a in args)
+    )
     options = True
     skip = False
     for word in args:
