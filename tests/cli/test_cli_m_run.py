@@ -175,6 +175,7 @@ def test_a_continued_session_keeps_its_model_over_the_first_agents(
     assert agents.bodies() == []
 
 
+@pytest.mark.plugins("persistence")
 def test_session_without_a_plugin_that_stores_sessions_names_the_flag(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -118,6 +118,7 @@ def test_nothing_to_continue_is_one_clear_line_before_any_model_call(
     assert server.bodies() == []
 
 
+@pytest.mark.plugins("persistence")
 def test_continue_without_a_plugin_that_stores_sessions_says_what_left_it_out(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -143,6 +144,7 @@ def test_continue_without_a_plugin_that_stores_sessions_says_what_left_it_out(
     assert len(server.bodies()) == 1
 
 
+@pytest.mark.plugins("persistence")
 @pytest.mark.parametrize(
     ("command", "switch", "said"),
     [
@@ -158,11 +160,12 @@ def test_continue_without_a_plugin_that_stores_sessions_says_what_left_it_out(
             "dsh-persistence is installed but disabled by -p no:persistence; leave that out "
             "to store and continue sessions",
         ),
-        (
+        pytest.param(
             "run",
             {"DSH_LOAD_PLUGINS": "compaction"},
             "dsh-persistence is installed but DSH_LOAD_PLUGINS=compaction leaves it out; add "
             "persistence to it, or give -p persistence",
+            marks=pytest.mark.plugins("compaction"),
         ),
         (
             "run",
