@@ -84,6 +84,11 @@ class ModelConfig(BaseModel):
             raise ValueError(
                 "must be an http:// or https:// URL with a host, e.g. http://host:port/v1"
             )
+        if "#" in value:  # never sent to the server: a part that would be silently lost
+            raise ValueError(
+                "must not hold a fragment (#...): it is never sent to the server; "
+                "a query (?key=value) is kept on every request"
+            )
         return value
 
     @field_validator("api_key_env")

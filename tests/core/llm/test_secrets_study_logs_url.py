@@ -6,8 +6,9 @@ Before: httpx logs each request's URL at INFO on its own logger (httpx/_client.p
 httpcore the response's headers at DEBUG on its own (httpcore.http11), neither of which
 dsh filtered in library use (HideKeys was on the core's loggers and the dsh command's
 handler only). Now ``dsh.llm._http`` puts HideKeys on those loggers too. (A key belongs
-in api_key_env: a query in base_url is not even kept a query, since the adapters append
-the path after it.)"""
+in api_key_env: HideKeys hides the keys dsh has read from the environment, so a value
+written only into base_url's query, which is kept on every request since
+test_base_url_query.py, is not one of them.)"""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ import re
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, ClassVar, Final
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import anyio.lowlevel
@@ -33,9 +34,9 @@ __all__ = ["HttpModel"]
 log = get_logger(__name__)
 # The HTTP client's own loggers get the core's filter too (``HideKeys``: every key dsh
 # has read), in library use as under the dsh command (whose handler has it): httpx logs
-# each request's URL at INFO (a key written into base_url's query), httpcore the
-# response's headers at DEBUG (a server that echoes a key in one). A logger's filter
-# sees only its own records, hence each of httpcore's by name.
+# each request's URL, base_url's query included, at INFO; httpcore the response's
+# headers at DEBUG (a server that echoes a key in one). A logger's filter sees only its
+# own records, hence each of httpcore's by name.
 for _client_logger in (
     "httpx",
     "httpcore.connection",
@@ -88,7 +89,12 @@ class HttpModel:
         self.config = config
         #: The provider's name for the model (sent in every request).
         self.model_id = config.model or name
-        self.base_url = base_url.rstrip("/")
+        # The adapter's path goes after base_url's path and before its query (Azure's
+        # ?api-version=..., a proxy's ?key=value), which every request keeps.
+        parts = urlsplit(base_url)
+        self._root = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+        self._query = f"?{parts.query}" if parts.query else ""
+        self.base_url = self._root + self._query
         self._info = ModelInfo(
             name,
             config.provider,
@@ -124,6 +130,11 @@ class HttpModel:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+    def url(self, path: str) -> str:
+        """The address of the API's ``path`` (``/chat/completions``): ``base_url``'s
+        path, then ``path``, then ``base_url``'s query, if it has one."""
+        return self._root + path + self._query
 
     def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
         """Stream the answer to ``request`` (implemented by each adapter)."""
@@ -169,7 +180,7 @@ class HttpModel:
     async def events(
         self, path: str, body: dict[str, Any], headers: dict[str, str], secret: str | None
     ) -> AsyncIterator[AsyncGenerator[str, None]]:
-        """POST ``body`` as JSON to ``base_url + path``; the block iterates the data of
+        """POST ``body`` as JSON to ``url(path)``; the block iterates the data of
         the response's server-sent events.
 
         ::
@@ -229,9 +240,7 @@ class HttpModel:
             **headers,
             **self.config.headers,
         }
-        request = client.build_request(
-            "POST", self.base_url + path, content=content, headers=headers
-        )
+        request = client.build_request("POST", self.url(path), content=content, headers=headers)
         attempt = 0
         while True:
             try:
