@@ -1,26 +1,21 @@
 """``--continue`` and ``--session ID`` of ``dsh run`` and ``dsh chat``: the stored session
-they name, or why there is none and what to do; the reason no plugin stores sessions
-names the switch that turned ``persistence`` off when the user turned it off."""
+they name, or why there is none and what to do (``dsh._no_store`` says why no plugin
+stores sessions, naming the switch that turned ``persistence`` off)."""
 
 from __future__ import annotations
 
 import argparse
-import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dsh._no_store import no_store
 from dsh.errors import DshError
 
 if TYPE_CHECKING:
     from dsh.harness import Harness
     from dsh.persistence import SessionHeader, StoredSession
-    from dsh.plugins import PluginManager
 
 __all__ = ["no_store", "stored_to_continue"]
-
-#: The plugin of dsh-persistence, the one that stores sessions.
-STORE = "persistence"
 
 
 async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> StoredSession | None:
@@ -73,28 +68,3 @@ def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Nam
         f"{said} (the last one, {last.id}, is from {last.workspace}; --session {last.id} "
         "continues it here)"
     )
-
-
-def no_store(pm: PluginManager, env: Mapping[str, str] | None = None) -> str:
-    """Why no plugin stores sessions, and what to do: ``persistence`` blocked by
-    ``-p no:persistence``, installed but left out by DSH_LOAD_PLUGINS or
-    DSH_DISABLE_PLUGIN_AUTOLOAD, or not installed."""
-    env = os.environ if env is None else env
-    if pm.is_blocked(STORE):
-        return (
-            f"dsh-persistence is installed but disabled by -p no:{STORE}; leave that out "
-            "to store and continue sessions"
-        )
-    if pm.is_left_out(STORE):
-        if "DSH_LOAD_PLUGINS" in env:
-            chosen = env["DSH_LOAD_PLUGINS"].strip()
-            said = f"DSH_LOAD_PLUGINS={chosen}" if chosen else "DSH_LOAD_PLUGINS, empty,"
-            return (
-                f"dsh-persistence is installed but {said} leaves it out; add {STORE} to "
-                f"it, or give -p {STORE}"
-            )
-        return (
-            "dsh-persistence is installed but DSH_DISABLE_PLUGIN_AUTOLOAD loads only what "
-            f"-p names; give -p {STORE}"
-        )
-    return f"install dsh-persistence, or enable it with -p {STORE}"

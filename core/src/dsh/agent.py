@@ -311,9 +311,14 @@ class AgentRegistry:
         none (no persistence plugin loaded, or the session is not stored)."""
         persistence = await self._relay.session_persistence()
         if persistence is None:
+            from dsh._no_store import STORE, no_store
+
+            if self._harness is not None:  # names the switch that left persistence out
+                why = no_store(self._harness.pm, self._harness._env, cli=False)
+            else:
+                why = f"install dsh-persistence, or enable it with select=[{STORE!r}]"
             raise DshError(
-                f"cannot resume session {session_id!r}: no persistence plugin is loaded "
-                "(install dsh-persistence, or enable it with -p persistence)"
+                f"cannot resume session {session_id!r}: no persistence plugin is loaded ({why})"
             )
         stored = await persistence.load(session_id)
         if stored is None:
