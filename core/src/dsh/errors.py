@@ -165,8 +165,9 @@ class TurnError(DshError):
     """A turn that ended ``error``, raised by ``TurnResult.raise_for_error()``. ``code``
     and ``reason_message`` are the turn's own (``RATE_LIMIT``, ``MAX_STEPS``, ``HOOK``,
     ...: the code its ``turn/end`` event names); ``plugin`` and ``hook`` name the plugin
-    that failed, when one did; ``retry_after`` is the wait in seconds a rate-limited
-    server asked for, if it gave one; ``turn`` is the turn's number."""
+    that failed, when one did; ``retry_after`` is the wait in seconds the server asked
+    for (a ``Retry-After`` header on a 429, 503 or other error, or ``retry_after`` in
+    its error body), if it gave one; ``turn`` is the turn's number."""
 
     code = "TURN"
 
