@@ -66,3 +66,31 @@ async def test_a_key_a_server_echoes_in_a_header_stays_out_of_httpcores_debug_lo
     assert any(r.name == "httpcore.http11" and "x-echo" in r.getMessage() for r in caplog.records)
     for record in caplog.records:
         assert redact(record.getMessage(), (KEY,)) == record.getMessage(), record.name
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "a key written only into base_url's query (not read from an api_key_env "
+        "variable) is not one of the keys HideKeys hides (dsh._secrets.known_keys): "
+        "httpx's INFO record 'HTTP Request: POST URL' shows it"
+    ),
+)
+async def test_a_key_written_only_into_the_query_stays_out_of_the_request_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    only_here = "qk-only-in-the-query-7f3a9c2e5b1d"  # read from no variable by any test
+    with caplog.at_level(logging.INFO):
+        async with WireServer([sse(b"data: [DONE]\n\n")]) as server:
+            config = ModelConfig(
+                provider="openai-compatible",
+                model="m",
+                base_url=f"{server.url}?key={only_here}",
+                max_retries=0,
+            )
+            model = OpenAICompatibleModel("wire", config, env={})
+            await collect(model, ModelRequest(messages=(UserMessage(content="hi"),)))
+        assert server.requests[0].path == f"/v1/chat/completions?key={only_here}"
+    assert any(r.name == "httpx" for r in caplog.records)
+    for record in caplog.records:
+        assert only_here not in record.getMessage(), record.name
