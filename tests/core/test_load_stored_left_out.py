@@ -36,11 +36,12 @@ async def why(tmp_path: Path, env: Mapping[str, str], **kwargs: Any) -> str:
             "dsh-persistence is installed but disabled by select=['no:persistence']; "
             "leave that out",
         ),
-        (
+        pytest.param(
             {"DSH_LOAD_PLUGINS": "compaction"},
             {},
             "dsh-persistence is installed but DSH_LOAD_PLUGINS=compaction leaves it out; "
             "add persistence to it, or give select=['persistence']",
+            marks=pytest.mark.plugins("compaction"),
         ),
         (
             {"DSH_LOAD_PLUGINS": ""},
