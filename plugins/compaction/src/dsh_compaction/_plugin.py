@@ -5,10 +5,10 @@ import this module on first use, so that loading the plugin stays light."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from dsh import DshError, ModelError, ModelRequest, RequestErrorDecision
+from dsh import DshError, Message, ModelError, ModelRequest, RequestErrorDecision
 from dsh.session import HistoryView
 from dsh_compaction import _host
 from dsh_compaction._check import kept_check, limits, new_check, with_estimator
@@ -58,13 +58,19 @@ async def agent_request(
         return None
     estimator = check.estimator or await with_estimator(agent, state, check, request)
     limit = check.limit
-    if estimator.request(request) <= limit:
-        return None
-    reserve = check.reserve
     # the history the loop built the request from: its messages, unless a plugin that
-    # ran before changed them (then the history as it is now)
+    # ran before changed them (then the history as it is now, which the request is
+    # measured against: only what the plugin changed is counted anew)
     sent = request.messages
-    built = sent if isinstance(sent, HistoryView) else agent.session.history
+    if isinstance(sent, HistoryView):
+        if estimator.request(request) <= limit:
+            return None
+        built: Sequence[Message] = sent
+    else:
+        built = agent.session.history
+        if estimator.request(request, built) <= limit:
+            return None
+    reserve = check.reserve
     rebuilt = False
     async with state.lock:
         if not same_messages(agent.session.history, built):
@@ -72,7 +78,7 @@ async def agent_request(
             request = rebuilt_request(agent, request, built)
             built = agent.session.history
             rebuilt = True
-            if estimator.request(request) <= limit:
+            if estimator.request(request, built) <= limit:
                 return request
         state.step_tried = (turn, step)
         result = await compact(

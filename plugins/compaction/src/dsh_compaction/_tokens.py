@@ -3,14 +3,19 @@
 The trigger runs before every model call, so it must not re-count a long history each
 step. ``RequestEstimator`` remembers the messages it counted (by identity: derived
 history only ever grows by appending, until a compaction replaces it) and counts only
-the new ones; system prompt and tools are cached until they change.
+the new ones; system prompt and tools are cached until they change. A request whose
+messages an earlier plugin changed (a note appended to each request) is measured
+against the session history it was built from: the messages it shares with that
+history come from the kept counts, and only the plugin's own are counted anew.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from itertools import compress, count, repeat
+from operator import is_, is_not
 from typing import Final, Protocol, final, runtime_checkable
 
 from dsh import (
@@ -119,9 +124,14 @@ class RequestEstimator:
         self._fixed = 0
         self._view: HistoryView | None = None  # the session history last counted, if any
 
-    def request(self, request: ModelRequest) -> int:
-        """System prompt + tools + messages of ``request``."""
-        return self.fixed(request.system, request.tools) + self.messages(request.messages)
+    def request(self, request: ModelRequest, history: Sequence[Message] | None = None) -> int:
+        """System prompt + tools + messages of ``request``. ``history``: the session
+        history the request was built from, when an earlier plugin changed its messages
+        (see ``edited``); the kept counts then stay those of ``history``."""
+        fixed = self.fixed(request.system, request.tools)
+        if history is None:
+            return fixed + self.messages(request.messages)
+        return fixed + self.edited(request.messages, history)[0]
 
     def fixed(self, system: str, tools: tuple[ToolSpec, ...]) -> int:
         """The tokens of the system prompt and the tools (cached until they change)."""
@@ -146,6 +156,37 @@ class RequestEstimator:
         do not keep it)."""
         self._sync(messages)
         return self._counts
+
+    def edited(self, messages: Sequence[Message], history: Sequence[Message]) -> tuple[int, int]:
+        """The tokens of ``messages``, which a plugin made from ``history`` (appended a
+        note, say), and the tokens of the messages it holds that ``history`` does not.
+
+        The messages ``messages`` shares with ``history`` at its start and at its end
+        (the same objects, matched as ``_edits.carry_edit`` matches them), and the rest
+        of ``history`` when ``messages`` holds it in a row (a note before the history
+        and one after it), are counted from the kept counts of ``history``, which stay
+        kept (``history`` only grows from one request to the next); the others are
+        counted anew. Finding them compares object identities, at C speed: about as
+        cheap as the plugin's own copy of the messages."""
+        self._sync(history)
+        n, m = len(history), len(messages)
+        start = _same(messages, history, min(n, m))
+        if start == n:  # the whole history, then the plugin's messages (if any)
+            new = messages[n:]
+            dropped = 0
+        else:
+            rest = min(n, m) - start
+            end = _same(reversed(messages[start:]), reversed(history[start:]), rest)
+            new = messages[start : m - end]
+            kept = history[start : n - end]
+            at = _run(new, kept)
+            if at is None:  # changed, or dropped: counted anew
+                dropped = sum(self._counts[start : n - end])
+            else:  # kept as they are, between messages of the plugin's (before and after)
+                new = [*new[:at], *new[at + len(kept) :]]
+                dropped = 0
+        added = sum(map(self.counter.count_message, new))
+        return self._total - dropped + added, added
 
     def invalidate(self) -> None:
         """Forget every count (after the history was replaced)."""
@@ -184,3 +225,19 @@ class RequestEstimator:
         seen.extend(new)
         self._counts.extend(added)
         self._total += sum(added)
+
+
+def _same(a: Iterable[Message], b: Iterable[Message], shorter: int) -> int:
+    """How many messages ``a`` and ``b`` (``shorter``: the length of the shorter) start
+    with that are the same objects (compared at C speed: no Python loop per message)."""
+    return next(compress(count(), map(is_not, a, b)), shorter)
+
+
+def _run(messages: Sequence[Message], run: Sequence[Message]) -> int | None:
+    """Where ``messages`` holds the (non-empty) ``run`` as the same objects in a row."""
+    if not run:
+        return None
+    at = next(compress(count(), map(is_, repeat(run[0]), messages)), None)
+    if at is None or len(messages) - at < len(run):
+        return None
+    return at if _same(messages[at:], run, len(run)) == len(run) else None
