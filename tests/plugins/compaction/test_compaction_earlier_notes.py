@@ -1,13 +1,14 @@
 """A plugin whose ``agent_request`` runs before compaction's adds messages to every
 request (a reminder): compaction measures that request without counting the history
-again each step (docs/compaction.md, "A plugin that changes the request's messages")."""
+again each step, and leaves room for what the plugin adds when it compacts
+(docs/compaction.md, "A plugin that changes the request's messages")."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from compaction_util import CharCounter, events_of, harness, options, reads
+from compaction_util import CharCounter, events_of, harness, options, reads, summarizer
 
 from dsh import Message, ModelRequest, UserMessage, hookimpl
 from dsh.session import Session
@@ -123,3 +124,30 @@ def test_an_edited_request_is_measured_as_a_full_count_from_the_kept_counts() ->
         assert estimator.edited(messages, history)[1] == sum(map(len_of, own))
     # the new history message, then what the edit made that is not in the history
     assert added == [1 + [1, 2, 0, 2, 0][step % 5] for step in range(40)]
+
+
+async def test_a_big_note_is_left_room_for_so_the_compacted_request_fits() -> None:
+    """A 3,800-token note on each request, turns of 400 tokens, limit 5,600: the
+    compaction keeps a tail that leaves room for the note, so no request (the ones
+    rebuilt from a compacted history included) is over the limit."""
+
+    class Note:
+        note = UserMessage(content="n" * 3800)
+
+        @hookimpl(tryfirst=True)
+        def agent_request(self, request: ModelRequest) -> ModelRequest:
+            return request.model_copy(update={"messages": (*request.messages, self.note)})
+
+    model = ScriptedModel(["a" * 100] * 6, context_window=7000)
+    events = []
+    async with harness(model, summarizer("sum", "sum2"), extra=[("note", Note())]) as h:
+        agent = await h.agents.create("a", options=options())
+        for turn in range(6):
+            events += await run_turn(agent, str(turn) * 300)
+
+    ends = events_of(events, "compact/end")
+    assert [(e.data["outcome"], e.data["turn"]) for e in ends] == [("summarized", 5)]
+    sizes = [fresh(request) for request in model.requests]
+    assert max(sizes) <= 0.8 * 7000, sizes
+    # the compaction logs the request it measured, the note included: over the limit
+    assert all(e.data["tokens"] > 0.8 * 7000 for e in events_of(events, "compact/start"))

@@ -26,6 +26,7 @@ from dsh import (
     get_logger,
     redact,
 )
+from dsh.session import HistoryView
 from dsh_compaction import _host
 from dsh_compaction._events import END, PRUNE, START, SUMMARY, summary_message
 from dsh_compaction._plan import Plan, Prune, last_user_message, plan_compaction, too_large
@@ -142,7 +143,8 @@ async def compact(
     turn: int | None = None,
     step: int | None = None,
 ) -> CompactionResult:
-    """Compact the agent's history for ``request`` (system prompt and tools count too).
+    """Compact the agent's history for ``request`` (system prompt and tools count too,
+    and the messages a plugin that ran before added to the request's).
 
     Call with ``state.lock`` held. ``window`` is the context window in tokens, if known;
     ``reserve`` the output the request reserves in it. Threshold compactions that find
@@ -157,7 +159,13 @@ async def compact(
     """
     estimator = await state.estimator(agent, settings, request.model)
     history = agent.session.history
+    # what the request holds beside the history: system prompt, tools, and the messages
+    # a plugin that ran before added to it (a note), which the compacted request carries
+    # too: the room left for the history is planned without them
     fixed = estimator.fixed(request.system, request.tools)
+    sent = request.messages
+    if not isinstance(sent, HistoryView):
+        fixed += estimator.edited(sent, history)[1]
     counts = list(estimator.counts(history))
     before = fixed + sum(counts)
     known = window
