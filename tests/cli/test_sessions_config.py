@@ -38,10 +38,11 @@ def _stored(server: Any, env: dict[str, str], cwd: Path) -> str:
             SHELL,
             "1:1: shell: section 'shell' is for a plugin that is not installed or not loaded",
         ),
-        (
+        pytest.param(
             LEFT_OUT,
             "4:7: agents[0].options.permissions: plugin 'permissions' is installed but not "
             "loaded, so nothing would apply these settings",
+            marks=pytest.mark.plugins("permissions"),  # installed, and left out here
         ),
     ],
     ids=["not-installed", "left-out"],
