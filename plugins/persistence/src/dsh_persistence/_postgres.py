@@ -24,9 +24,8 @@ from dsh_persistence._backend import (
     SessionInfo,
     StoredTail,
     _shown,
-    check_contiguous,
-    encode_events,
 )
+from dsh_persistence._batch import batch_of
 from dsh_persistence._errors import (
     PersistenceError,
     SessionConflictError,
@@ -177,21 +176,7 @@ class PostgresBackend(SessionBackend):
     def append(self, info: SessionInfo, events: Sequence[SessionEvent], *, durable: bool) -> None:
         if not events:
             return
-        check_contiguous(events, info.id)
-        first = events[0].seq  # the seqs are contiguous
-        lines = encode_events(events, info.id)
-        rows = [(info.id, first + n, line.decode()) for n, line in enumerate(lines)]
-        turns = max(
-            (e.data["turn"] for e in events if e.type == "turn/start" and "turn" in e.data),
-            default=0,
-        )
-        ran = any(e.type in ("turn/start", "turn/end") for e in events)
-        try:
-            meta = json.dumps(info.meta, ensure_ascii=True, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise PersistenceError(
-                f"session {info.id!r}: its meta is not JSON ({exc}); nothing was written"
-            ) from None
+        first, rows, turns, ran, meta = batch_of(info, events)
         title, cwd = _text(info.title), _text(info.cwd)
         sync = durable and self._fsync
 

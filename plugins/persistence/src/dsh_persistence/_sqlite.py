@@ -24,9 +24,8 @@ from dsh_persistence._backend import (
     SessionBackend,
     SessionInfo,
     StoredTail,
-    check_contiguous,
-    encode_events,
 )
+from dsh_persistence._batch import batch_of
 from dsh_persistence._claims import ClaimFiles
 from dsh_persistence._errors import (
     PersistenceError,
@@ -158,22 +157,7 @@ class SqliteBackend(SessionBackend):
     def append(self, info: SessionInfo, events: Sequence[SessionEvent], *, durable: bool) -> None:
         if not events:
             return
-        check_contiguous(events, info.id)
-        first = events[0].seq  # the seqs are contiguous
-        lines = encode_events(events, info.id)
-        rows = [(info.id, first + n, line.decode()) for n, line in enumerate(lines)]
-        turns = max(
-            (e.data["turn"] for e in events if e.type == "turn/start" and "turn" in e.data),
-            default=0,
-        )
-        ran = any(e.type in ("turn/start", "turn/end") for e in events)
-        try:
-            # ASCII escapes: a lone surrogate in the meta could not be stored as UTF-8
-            meta = json.dumps(info.meta, ensure_ascii=True, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise PersistenceError(
-                f"session {info.id!r}: its meta is not JSON ({exc}); nothing was written"
-            ) from None
+        _, rows, turns, ran, meta = batch_of(info, events)
 
         def work(db: sqlite3.Connection) -> None:
             sync = "FULL" if durable and self._fsync else "NORMAL"

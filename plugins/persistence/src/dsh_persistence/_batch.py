@@ -1,0 +1,52 @@
+"""What a database backend (SQLite, PostgreSQL) stores for one append, worked out once
+from the batch: the event rows and what the session's row keeps about them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+from dsh_persistence._backend import SessionInfo, check_contiguous, encode_events
+from dsh_persistence._errors import PersistenceError
+
+if TYPE_CHECKING:
+    from dsh.session import SessionEvent
+
+__all__ = ["Batch", "batch_of"]
+
+
+class Batch(NamedTuple):
+    #: The seq of the batch's first event (the seqs are contiguous).
+    first: int
+    #: (session id, seq, JSON line) per event.
+    rows: list[tuple[str, int, str]]
+    #: The highest turn number a ``turn/start`` of the batch names (0: none).
+    turns: int
+    #: Whether the batch starts or ends a turn (the session's ``updated`` moves).
+    ran: bool
+    #: The session's meta as JSON, non-ASCII escaped (a lone surrogate could not be
+    #: stored as UTF-8).
+    meta: str
+
+
+def batch_of(info: SessionInfo, events: Sequence[SessionEvent]) -> Batch:
+    """The rows of ``events`` (at least one); ``SessionConflictError`` when their seqs are
+    not contiguous, ``UnencodableEventError`` or ``PersistenceError`` (the meta) when
+    something is not JSON: nothing is written then."""
+    check_contiguous(events, info.id)
+    first = events[0].seq
+    lines = encode_events(events, info.id)
+    rows = [(info.id, first + n, line.decode()) for n, line in enumerate(lines)]
+    turns = max(
+        (e.data["turn"] for e in events if e.type == "turn/start" and "turn" in e.data),
+        default=0,
+    )
+    ran = any(e.type in ("turn/start", "turn/end") for e in events)
+    try:
+        meta = json.dumps(info.meta, ensure_ascii=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise PersistenceError(
+            f"session {info.id!r}: its meta is not JSON ({exc}); nothing was written"
+        ) from None
+    return Batch(first, rows, turns, ran, meta)
