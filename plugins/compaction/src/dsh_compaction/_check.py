@@ -98,19 +98,26 @@ def _limits(
     return window, reserve or 0, found
 
 
+def _config(agent: Any) -> object:
+    """The harness's config object (None: no harness), ``_UNSTARTED`` before it starts."""
+    harness = getattr(agent, "harness", None)
+    if harness is None:
+        return None
+    try:
+        return harness.config
+    except DshError:
+        return _UNSTARTED
+
+
 def kept_check(agent: Any, state: AgentState, request: ModelRequest) -> Check | None:
     """The agent's kept ``Check``, if it still holds for ``request``."""
     check = state.check
     if check is None:
         return None
-    harness = getattr(agent, "harness", None)
+    config = _config(agent)
+    if config is _UNSTARTED:
+        return None
     options = agent.options
-    config: object = None
-    if harness is not None:
-        try:
-            config = harness.config
-        except DshError:
-            return None
     if (
         check.config is not config
         or check.override is not options.get("compaction")
@@ -128,14 +135,8 @@ def new_check(agent: Any, state: AgentState, request: ModelRequest) -> Check:
     registered yet may be registered by a plugin later) and the harness is started."""
     settings = state.settings(agent)
     window, reserve, found = _limits(agent, state, settings, request)
-    harness = getattr(agent, "harness", None)
+    config = _config(agent)
     options = agent.options
-    config: object = None
-    if harness is not None:
-        try:
-            config = harness.config
-        except DshError:
-            config = _UNSTARTED
     name = request.model or options.get("model")
     key = (config, options.get("compaction"), name, request.max_tokens)
     check = Check(key, found, settings, window, reserve)
