@@ -10,6 +10,8 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from dsh.plugins import TRUE_VALUES
+
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
@@ -17,7 +19,6 @@ __all__ = ["STORE", "no_store"]
 
 #: The plugin of dsh-persistence, the one that stores sessions.
 STORE = "persistence"
-_TRUE = ("1", "true", "yes", "on")  # as dsh.plugins reads DSH_DISABLE_PLUGIN_AUTOLOAD
 
 
 def no_store(pm: PluginManager, env: Mapping[str, str] | None = None, *, cli: bool = True) -> str:
@@ -43,7 +44,7 @@ def no_store(pm: PluginManager, env: Mapping[str, str] | None = None, *, cli: bo
                 f"dsh-persistence is installed but {said} leaves it out; add {STORE} to "
                 f"it, or give {give(STORE)}"
             )
-        if cli or env.get("DSH_DISABLE_PLUGIN_AUTOLOAD", "").lower() in _TRUE:
+        if cli or env.get("DSH_DISABLE_PLUGIN_AUTOLOAD", "").lower() in TRUE_VALUES:
             # the dsh command always loads entry points: autoload is what is off
             names = "-p names" if cli else "select names"
             return (

@@ -42,7 +42,8 @@ ENTRY_POINT_GROUP = "dsh"
 #: Modules registered first by every manager: the core's own behaviour, written as
 #: plugins on the public hooks.
 CORE_DEFAULTS: tuple[str, ...] = ("dsh.builtins", "dsh.builtin_tools")
-_TRUE = {"1", "true", "yes", "on"}
+#: The values of DSH_DISABLE_PLUGIN_AUTOLOAD that turn autoload off (lower-cased).
+TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +242,7 @@ def _select(
         for name in _env_list(env["DSH_LOAD_PLUGINS"]):
             wanted.setdefault(name, "DSH_LOAD_PLUGINS")
         allowed: set[str] | None = set(wanted)
-    elif env.get("DSH_DISABLE_PLUGIN_AUTOLOAD", "").lower() in _TRUE:
+    elif env.get("DSH_DISABLE_PLUGIN_AUTOLOAD", "").lower() in TRUE_VALUES:
         allowed = set(wanted)
     else:
         allowed = None
