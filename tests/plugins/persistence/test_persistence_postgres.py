@@ -32,8 +32,17 @@ LIMIT = 10
 
 
 def everything_said(error: BaseException) -> str:
-    """The error as `dsh -v` prints it: its traceback, with its causes and contexts."""
-    return "".join(traceback.format_exception(error))
+    """The error as `dsh -v` prints it (its traceback, with its causes and contexts), and
+    every error chained to it, a context `from None` hides included (a reporter that
+    walks ``__context__`` still finds it)."""
+    said = ["".join(traceback.format_exception(error))]
+    chained: BaseException | None = error
+    for _ in range(20):
+        if chained is None:
+            break
+        said.append(repr(chained))
+        chained = chained.__cause__ or chained.__context__
+    return "\n".join(said)
 
 
 def rows(server: Any, schema: str) -> str:
@@ -311,10 +320,21 @@ def test_text_postgresql_cannot_hold_is_stored_exactly_or_shown(pg_url: str) -> 
         ("host=h password=pw user=me", "host=h password=*** user=me"),
         ("host=h password = 'p w\\'x' user=me", "host=h password = *** user=me"),
         ("host=h user=me", "host=h user=me"),
+        # libpq reads the userinfo up to the first @, whatever ? or # it holds
+        ("postgresql://me:p#ss@h/db", "postgresql://me:***@h/db"),
+        ("postgresql://me:p?ss@h/db", "postgresql://me:***@h/db"),
+        ("postgresql://me@h/db?password=p#ss", "postgresql://me@h/db?password=***"),
+        # the client key's password, and a dbname that is a connection string itself
+        ("host=h sslpassword=kp user=me", "host=h sslpassword=*** user=me"),
+        ("postgresql://me@h/db?sslpassword=kp", "postgresql://me@h/db?sslpassword=***"),
+        ("dbname=postgresql://me:pw@h/db", "dbname=postgresql://me:***@h/db"),
+        ("host=h password=a\\ b user=me", "host=h password=*** user=me"),  # escaped space
     ],
 )
 def test_every_place_libpq_takes_a_password_from_is_hidden(url: str, shown: str) -> None:
     from dsh_persistence._postgres_url import hide_password, scrub
 
     assert hide_password(url) == shown
-    assert scrub(f"bad: {url}", url) == f"bad: {shown}"
+    # (a message without the letters of a one-letter password: 'me:a@b@h' gives libpq
+    # the password 'a', which is hidden wherever it stands)
+    assert scrub(f"no: {url}", url) == f"no: {shown}"

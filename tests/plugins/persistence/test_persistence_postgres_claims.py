@@ -268,3 +268,35 @@ def test_workers_opening_a_new_store_at_once_all_get_it(pg_url: str) -> None:
         with psycopg.connect(pg_url, autocommit=True) as db:
             assert db.execute("SELECT count(*) FROM dsh_version").fetchone() == (1,)
             db.execute("DROP TABLE dsh_version, dsh_sessions, dsh_events, dsh_workspaces")
+
+
+def test_a_delete_meeting_an_append_in_progress_leaves_none_of_its_events(
+    open_backend: Opener, pg_url: str
+) -> None:
+    """A delete that meets an append still in its transaction (a writer without a claim:
+    the row locked, its events inserted, not committed) waits for it and then removes
+    its events too: none is left behind to make the id's next first append collide."""
+    import psycopg
+
+    backend = open_backend()
+    backend.append(INFO, [note(0)], durable=True)
+    with psycopg.connect(pg_url) as raw:
+        raw.execute("SELECT next_seq FROM dsh_sessions WHERE id='s' FOR UPDATE")
+        raw.execute("INSERT INTO dsh_events (session, seq, line) VALUES ('s', 1, '{}')")
+        raw.execute("UPDATE dsh_sessions SET next_seq=2 WHERE id='s'")
+        done: list[bool] = []
+        deleting = threading.Thread(target=lambda: done.append(backend.delete("s")))
+        deleting.start()
+        with psycopg.connect(pg_url, autocommit=True) as watch:
+            waits = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type='Lock'"
+            for _ in range(500):  # until the delete waits on the row (10 s at most)
+                if watch.execute(waits).fetchone() == (1,):
+                    break
+                time.sleep(0.02)
+        raw.commit()  # the append ends while the delete waits on its row
+        deleting.join(10)
+    assert done == [True]
+    with psycopg.connect(pg_url) as raw:
+        left = raw.execute("SELECT count(*) FROM dsh_events WHERE session='s'").fetchone()
+    assert left == (0,)
+    backend.append(INFO, [note(0)], durable=True)  # the id is free again

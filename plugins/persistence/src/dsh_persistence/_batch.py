@@ -23,7 +23,8 @@ class Batch(NamedTuple):
     rows: list[tuple[str, int, str]]
     #: The highest turn number a ``turn/start`` of the batch names (0: none).
     turns: int
-    #: Whether the batch starts or ends a turn (the session's ``updated`` moves).
+    #: Whether the batch starts or ends a turn (the workspace of the session's last
+    #: turn is recorded with it).
     ran: bool
     #: The session's meta as JSON, non-ASCII escaped (a lone surrogate could not be
     #: stored as UTF-8).

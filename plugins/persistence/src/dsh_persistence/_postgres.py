@@ -107,8 +107,10 @@ class PostgresBackend(SessionBackend):
         try:
             return self._pg.connect(self._url, autocommit=True)  # type: ignore[no-any-return]
         except self._pg.Error as exc:
-            # not chained: libpq may quote the connection string, password included
-            raise self._unusable("connect to the session database", exc) from None
+            reason = str(exc)
+        # raised here, out of the except block, so that it carries no cause and no
+        # context: libpq may quote the connection string, password included
+        raise self._unusable("connect to the session database", reason)
 
     def prepare(self) -> None:
         """Connect, and create the tables if they are missing."""
@@ -284,9 +286,12 @@ class PostgresBackend(SessionBackend):
             with db.transaction():
                 if not self._claims.holds(session_id):  # held while it is deleted
                     self._lock_unclaimed(db, session_id, "delete")
+                # the session's row first: it waits for an append holding the row (a
+                # writer without a claim), and the statements after it then see that
+                # append's events (each statement takes a new snapshot): none is left
+                deleted = db.execute("DELETE FROM dsh_sessions WHERE id=%s", (session_id,))
                 db.execute("DELETE FROM dsh_events WHERE session=%s", (session_id,))
                 db.execute("DELETE FROM dsh_workspaces WHERE session=%s", (session_id,))
-                deleted = db.execute("DELETE FROM dsh_sessions WHERE id=%s", (session_id,))
                 return deleted.rowcount > 0
 
         return self._run(work)

@@ -1,9 +1,13 @@
-"""PostgreSQL URLs for messages: the password replaced, wherever libpq would read it.
+"""PostgreSQL URLs for messages: every password replaced, wherever libpq would read one.
 
 A libpq connection string is a URL (``postgresql://user:secret@host/db?password=...``)
-or key/value pairs (``host=h password='se cret'``). ``hide_password`` gives the string
-with every password in it shown as ``***``; ``scrub`` removes the same passwords from a
-message (libpq quotes parts of a malformed string back in its errors).
+or key/value pairs (``host=h password='se cret'``); both may name a ``password`` and an
+``sslpassword`` (the client key's), and a ``dbname`` may itself be a connection string.
+``passwords_in`` collects each of them as written and as libpq decodes it, from what
+psycopg's parser reads and from the text itself (so a string the parser refuses is
+covered too, and a candidate too many only hides more); ``scrub`` replaces them in a
+message (libpq quotes parts of a malformed string back in its errors);
+``hide_password`` is the string itself scrubbed.
 """
 
 from __future__ import annotations
@@ -14,50 +18,61 @@ from urllib.parse import unquote
 __all__ = ["HIDDEN", "hide_password", "passwords_in", "scrub"]
 
 HIDDEN = "***"
-#: The userinfo of a URL: ``scheme://`` then everything up to the last ``@`` of the
-#: authority (a password may hold ``@`` where it is not percent-encoded).
-_USERINFO = re.compile(r"^(?P<head>postgres(?:ql)?://)(?P<userinfo>[^/?#]*)@", re.IGNORECASE)
-_QUERY_PASSWORD = re.compile(r"(?P<key>[?&]password=)(?P<value>[^&#]*)", re.IGNORECASE)
+_SECRET_KEYS = ("password", "sslpassword")
+_QUERY_PASSWORD = re.compile(r"[?&](?:ssl)?password=(?P<value>[^&]*)", re.IGNORECASE)
 _PAIR_PASSWORD = re.compile(
-    r"(?P<key>(?:^|\s)password\s*=\s*)(?P<value>'(?:[^'\\]|\\.)*'?|\S*)", re.IGNORECASE
+    r"(?:^|\s)(?:ssl)?password\s*=\s*(?P<value>'(?:[^'\\]|\\.)*'?|(?:\\.|[^\s\\'])+)",
+    re.IGNORECASE,
 )
+_ESCAPE = re.compile(r"\\(.)")
 
 
 def _is_url(conninfo: str) -> bool:
     return conninfo[:13].lower().startswith(("postgresql://", "postgres://"))
 
 
-def hide_password(conninfo: str) -> str:
-    """``conninfo`` with each password in it replaced by ``***``."""
-    if not _is_url(conninfo):
-        return _PAIR_PASSWORD.sub(lambda m: m["key"] + HIDDEN if m["value"] else m[0], conninfo)
-
-    def userinfo(match: re.Match[str]) -> str:
-        user, colon, password = match["userinfo"].partition(":")
-        shown = HIDDEN if password else ""
-        return f"{match['head']}{user}{colon}{shown}@"
-
-    hidden = _USERINFO.sub(userinfo, conninfo, count=1)
-    return _QUERY_PASSWORD.sub(lambda m: m["key"] + (HIDDEN if m["value"] else ""), hidden)
-
-
-def passwords_in(conninfo: str) -> list[str]:
-    """Every password ``conninfo`` holds, as written and as libpq decodes it."""
+def _written(conninfo: str) -> list[str]:
+    """The passwords as the text writes them (and decoded): a URL's userinfo up to the
+    first ``@`` (libpq's reading) and up to the last (an ``@`` left unencoded), its
+    query's; a key/value string's values, quoted or with backslash escapes."""
     found: list[str] = []
     if _is_url(conninfo):
-        match = _USERINFO.match(conninfo)
-        if match is not None:
-            found.append(match["userinfo"].partition(":")[2])
+        rest = conninfo.split("://", 1)[1]
+        if "@" in rest:
+            for userinfo in (rest.split("@", 1)[0], rest.rsplit("@", 1)[0]):
+                found.append(userinfo.partition(":")[2])
         found += [m["value"] for m in _QUERY_PASSWORD.finditer(conninfo)]
         found += [unquote(value) for value in found]
     else:
         for m in _PAIR_PASSWORD.finditer(conninfo):
             value = m["value"]
-            found.append(value)
-            if value.startswith("'"):
-                found.append(re.sub(r"\\(.)", r"\1", value.strip("'")))
-    # longest first, so that a password containing another is replaced whole
-    return sorted({p for p in found if p}, key=len, reverse=True)
+            found += [value, _ESCAPE.sub(r"\1", value[1:-1] if value[:1] == "'" else value)]
+    return found
+
+
+def _parsed(conninfo: str) -> list[str]:
+    """The passwords psycopg's parser reads (none when it refuses the string or psycopg
+    is not installed), a ``dbname`` that is a connection string searched too."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:
+        return []
+    try:
+        params = conninfo_to_dict(conninfo)
+    except Exception:  # a malformed string: what the text writes still counts
+        return []
+    found = [str(params[key]) for key in _SECRET_KEYS if params.get(key)]
+    dbname = str(params.get("dbname") or "")
+    if dbname != conninfo and ("=" in dbname or _is_url(dbname)):
+        found += passwords_in(dbname)
+    return found
+
+
+def passwords_in(conninfo: str) -> list[str]:
+    """Every password ``conninfo`` holds, as written and as libpq decodes it, longest
+    first (so that a password containing another is replaced whole)."""
+    found = {p for p in [*_written(conninfo), *_parsed(conninfo)] if p}
+    return sorted(found, key=len, reverse=True)
 
 
 def scrub(message: str, conninfo: str) -> str:
@@ -65,3 +80,8 @@ def scrub(message: str, conninfo: str) -> str:
     for password in passwords_in(conninfo):
         message = message.replace(password, HIDDEN)
     return message
+
+
+def hide_password(conninfo: str) -> str:
+    """``conninfo`` with each password in it replaced by ``***``."""
+    return scrub(conninfo, conninfo)
