@@ -92,14 +92,21 @@ class PgServer:
             "-A", "trust", "--auth-host=scram-sha-256", f"--pwfile={secret}",
             "-E", "UTF8", "--locale=C",
         )  # fmt: skip
-        options = (
-            f"-F -p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
-            "-c full_page_writes=off -c max_connections=60 -c wal_writer_delay=10000"
-        )
-        self._run(
-            str(self.bins / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "log"),
-            "-o", options, "-w", "-t", "30", "start",
-        )  # fmt: skip
+        for attempt in range(3):  # the free port may be taken by then (another worker)
+            options = (
+                f"-F -p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
+                "-c full_page_writes=off -c max_connections=60 -c wal_writer_delay=10000"
+            )
+            try:
+                self._run(
+                    str(self.bins / "pg_ctl"), "-D", str(self.data), "-l",
+                    str(self.root / "log"), "-o", options, "-w", "-t", "30", "start",
+                )  # fmt: skip
+                return self
+            except RuntimeError:
+                if attempt == 2:
+                    raise
+                self.port = free_port()
         return self
 
     def stop(self) -> None:
