@@ -17,6 +17,7 @@ import pytest
 
 from dsh.session import SessionEvent
 from dsh_persistence import (
+    PersistenceError,
     PostgresBackend,
     SessionConflictError,
     SessionInfo,
@@ -300,3 +301,41 @@ def test_a_delete_meeting_an_append_in_progress_leaves_none_of_its_events(
         left = raw.execute("SELECT count(*) FROM dsh_events WHERE session='s'").fetchone()
     assert left == (0,)
     backend.append(INFO, [note(0)], durable=True)  # the id is free again
+
+
+def test_an_append_waits_for_a_held_session_row_no_longer_than_the_timeout(
+    pg_url: str,
+) -> None:
+    """Another worker's transaction holding the session's row (stuck, or on a vanished
+    machine the server has not noticed yet) makes an append fail after ``timeout``,
+    as the SQLite backend's does, instead of holding up every call of the process
+    (they share one connection); the next call works."""
+    import psycopg
+
+    backend = PostgresBackend(pg_url, timeout=0.2)
+    try:
+        backend.append(INFO, [note(0)], durable=True)
+        with psycopg.connect(pg_url) as raw:
+            raw.execute("SELECT next_seq FROM dsh_sessions WHERE id='s' FOR UPDATE")
+            failed: list[BaseException] = []
+
+            def append() -> None:
+                try:
+                    backend.append(INFO, [note(1)], durable=True)
+                except BaseException as error:  # looked at below
+                    failed.append(error)
+
+            appending = threading.Thread(target=append)
+            appending.start()
+            appending.join(10)
+            blocked = appending.is_alive()
+            raw.rollback()  # lets a blocked append go on, so the thread ends
+            appending.join(10)
+        assert not blocked, "the append waited on the row past its timeout"
+        assert len(failed) == 1 and "lock timeout" in str(failed[0])
+        assert isinstance(failed[0], PersistenceError)
+        backend.append(INFO, [note(1)], durable=True)  # nothing was written; now it is
+        loaded = backend.load("s")
+        assert loaded is not None and [e.seq for e in loaded.stored.events] == [0, 1]
+    finally:
+        backend.close()

@@ -76,10 +76,16 @@ class PostgresBackend(SessionBackend):
     """Sessions in the PostgreSQL database that ``url`` (a libpq URL or key/value
     string; "" for libpq's defaults: ``PGHOST``, ``PGDATABASE``...) names; connects on
     first use. ``source`` names the setting the URL comes from, for messages. The
-    password is never shown: ``location`` and every message give the URL without it."""
+    password is never shown: ``location`` and every message give the URL without it.
+    ``timeout``: the longest a statement waits for a lock another worker holds (a
+    session's row), as the SQLite backend's; then the call fails (``PersistenceError``)
+    instead of holding up every other call of the process, which share one connection."""
 
-    def __init__(self, url: str = "", *, fsync: bool = True, source: str = "") -> None:
+    def __init__(
+        self, url: str = "", *, fsync: bool = True, source: str = "", timeout: float = 30.0
+    ) -> None:
         self._pg = driver()
+        self._timeout = timeout
         self._url = url
         self.location = hide_password(url) if url else "postgresql (libpq's defaults)"
         self.stored_in = None  # not files on this machine
@@ -123,6 +129,7 @@ class PostgresBackend(SessionBackend):
         self._db, self._sync_commit = None, None
         db = self._open()
         try:
+            db.execute(f"SET lock_timeout = {max(1, round(self._timeout * 1000))}")
             self._check_schema(db)
         except self._pg.Error as exc:
             db.close()
