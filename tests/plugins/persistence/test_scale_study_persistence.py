@@ -67,6 +67,7 @@ class Parsed:
     """Counts the records the backends parse into events (``read_log``), per call."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import dsh_persistence._batch as batch  # the database backends' loads
         import dsh_persistence._records as records
         import dsh_persistence._session_file as session_file
         import dsh_persistence._sqlite as sqlite
@@ -80,6 +81,7 @@ class Parsed:
 
         monkeypatch.setattr(session_file, "read_log", counted)
         monkeypatch.setattr(sqlite, "read_log", counted)
+        monkeypatch.setattr(batch, "read_log", counted)
 
 
 def lines_of(events: Sequence[SessionEvent], path: Path) -> Callable[[], list[Any]]:

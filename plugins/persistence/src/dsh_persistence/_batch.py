@@ -1,19 +1,28 @@
 """What a database backend (SQLite, PostgreSQL) stores for one append, worked out once
-from the batch: the event rows and what the session's row keeps about them."""
+from the batch (the event rows and what the session's row keeps about them), and what
+it makes of the rows it reads back (the repaired log and where it ends)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from dsh_persistence._backend import SessionInfo, check_contiguous, encode_events
+from dsh.persistence import StoredSession
+from dsh_persistence._backend import (
+    LoadedSession,
+    SessionInfo,
+    StoredTail,
+    check_contiguous,
+    encode_events,
+)
 from dsh_persistence._errors import PersistenceError
+from dsh_persistence._records import close_turn, read_log
 
 if TYPE_CHECKING:
     from dsh.session import SessionEvent
 
-__all__ = ["Batch", "batch_of"]
+__all__ = ["Batch", "batch_of", "loaded_of"]
 
 
 class Batch(NamedTuple):
@@ -51,3 +60,16 @@ def batch_of(info: SessionInfo, events: Sequence[SessionEvent]) -> Batch:
             f"session {info.id!r}: its meta is not JSON ({exc}); nothing was written"
         ) from None
     return Batch(first, rows, turns, ran, meta)
+
+
+def loaded_of(
+    session_id: str, created: float, meta: str, records: list[str], where: Callable[[int], str]
+) -> tuple[LoadedSession, StoredTail]:
+    """The stored log of ``records`` (the event lines, in seq order) repaired by
+    ``read_log`` + ``close_turn``, and where its readable part ends (a resume's claim
+    and first write reuse that while nothing is stored since)."""
+    events, ignored = read_log(records, where)
+    tail = StoredTail(len(events), events[-1] if events else None)
+    closers = close_turn(events)
+    stored = StoredSession(session_id, float(created), events + closers, json.loads(meta))
+    return LoadedSession(stored, len(events), ignored, len(closers)), tail

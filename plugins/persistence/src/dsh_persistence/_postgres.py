@@ -10,13 +10,12 @@ is imported only when this backend is created. Tables: ``_postgres_schema``.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from dsh.persistence import SessionHeader, StoredSession
+from dsh.persistence import SessionHeader
 from dsh.session import SessionEvent
 from dsh_persistence._backend import (
     LoadedSession,
@@ -25,7 +24,7 @@ from dsh_persistence._backend import (
     StoredTail,
     _shown,
 )
-from dsh_persistence._batch import batch_of
+from dsh_persistence._batch import batch_of, loaded_of
 from dsh_persistence._errors import (
     PersistenceError,
     SessionConflictError,
@@ -41,7 +40,7 @@ from dsh_persistence._postgres_schema import (
     WHERE,
 )
 from dsh_persistence._postgres_url import hide_password, scrub
-from dsh_persistence._records import close_turn, read_log
+from dsh_persistence._records import read_log
 
 if TYPE_CHECKING:
     import psycopg
@@ -360,15 +359,12 @@ class PostgresBackend(SessionBackend):
         if found is None:
             return None
         (created, meta, next_seq), records = found
-        events, ignored = read_log(records, self._where(session_id))
+        loaded, tail = loaded_of(session_id, created, meta, records, self._where(session_id))
         with self._lock:
             if len(self._loaded) >= _LOADS_KEPT:
                 self._loaded.clear()
-            tail = StoredTail(len(events), events[-1] if events else None)
             self._loaded[session_id] = (int(next_seq), tail)
-        closers = close_turn(events)
-        stored = StoredSession(session_id, float(created), events + closers, json.loads(meta))
-        return LoadedSession(stored, len(events), ignored, len(closers))
+        return loaded
 
     def headers(self) -> list[SessionHeader]:
         def work(db: psycopg.Connection[Any]) -> list[SessionHeader]:

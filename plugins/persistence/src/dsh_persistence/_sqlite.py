@@ -7,7 +7,6 @@ durable appends and ``NORMAL`` otherwise. The schema: ``_sqlite_schema``.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
@@ -17,7 +16,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dsh.persistence import SessionHeader, StoredSession
+from dsh.persistence import SessionHeader
 from dsh.session import SessionEvent
 from dsh_persistence._backend import (
     LoadedSession,
@@ -25,7 +24,7 @@ from dsh_persistence._backend import (
     SessionInfo,
     StoredTail,
 )
-from dsh_persistence._batch import batch_of
+from dsh_persistence._batch import batch_of, loaded_of
 from dsh_persistence._claims import ClaimFiles
 from dsh_persistence._errors import (
     PersistenceError,
@@ -33,7 +32,7 @@ from dsh_persistence._errors import (
     SessionFormatError,
     SessionInUseError,
 )
-from dsh_persistence._records import close_turn, read_log
+from dsh_persistence._records import read_log
 from dsh_persistence._sqlite_schema import SCHEMA, SCHEMA_VERSION, WHERE, WORKSPACES
 
 __all__ = ["SCHEMA_VERSION", "SqliteBackend"]
@@ -320,18 +319,15 @@ class SqliteBackend(SessionBackend):
         if found is None:
             return None
         (created, meta, next_seq), records = found
-        events, ignored = read_log(records, self._where(session_id))
+        loaded, tail = loaded_of(session_id, created, meta, records, self._where(session_id))
         # A resume claims the session and writes next: the claim's ``tail`` and the
         # first write's can reuse this read while nothing has been stored since (reading
         # a long log again would double its cost). An append or delete drops it.
         with self._lock:
             if len(self._loaded) >= _LOADS_KEPT:
                 self._loaded.clear()
-            tail = StoredTail(len(events), events[-1] if events else None)
             self._loaded[session_id] = (int(next_seq), tail)
-        closers = close_turn(events)
-        stored = StoredSession(session_id, float(created), events + closers, json.loads(meta))
-        return LoadedSession(stored, len(events), ignored, len(closers))
+        return loaded
 
     def headers(self) -> list[SessionHeader]:
         def work(db: sqlite3.Connection) -> list[SessionHeader]:
