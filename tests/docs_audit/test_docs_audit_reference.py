@@ -1,0 +1,134 @@
+"""The docs' reference lists, against the code they describe: every `DSH_*` variable the
+code reads is documented (and every one the docs name exists), and every settings table
+(docs/config.md's `models.<name>` and `agents[]`, the plugins' sections) names exactly
+the keys of its pydantic model, with the defaults the model has."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).parents[2]
+USER_DOCS = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    *sorted(ROOT.glob("plugins/*/README.md")),
+    *sorted(ROOT.glob("examples/*/README.md")),
+]
+SOURCES = [ROOT / "core" / "src", *sorted(ROOT.glob("plugins/*/src")), ROOT / "examples"]
+VARIABLE = re.compile(r"\bDSH_[A-Z0-9_]*[A-Z0-9]\b")
+
+
+def variables_in(paths: list[Path], pattern: str = "*.py") -> set[str]:
+    files = [f for p in paths for f in ([p] if p.is_file() else sorted(p.rglob(pattern)))]
+    return {name for f in files for name in VARIABLE.findall(f.read_text("utf-8"))}
+
+
+def test_every_dsh_variable_the_code_reads_is_documented() -> None:
+    """A user finds each `DSH_*` environment variable dsh or a first-party plugin reads
+    in README.md, docs/ or a plugin's README."""
+    documented = variables_in(USER_DOCS)
+    read = variables_in(SOURCES)
+    assert read, "no DSH_ variable found in the sources: the search is broken"
+    assert read <= documented, f"undocumented: {sorted(read - documented)}"
+
+
+def test_every_dsh_variable_the_docs_name_exists() -> None:
+    """A `DSH_*` name in the docs is read by the code, the test suite or noxfile.py (a
+    misspelt or removed variable would be set to no effect)."""
+    tests = [p for p in sorted((ROOT / "tests").iterdir()) if p.name != "docs_audit"]
+    known = variables_in([*SOURCES, *tests, ROOT / "noxfile.py"])
+    named = variables_in(USER_DOCS)
+    assert named <= known, f"the docs name variables nothing reads: {sorted(named - known)}"
+
+
+def table_after(doc: str, anchor: str) -> dict[str, str]:
+    """The `| key | default | meaning |` table after ``anchor`` in docs/``doc``: each key
+    (a cell may name several: `allow`, `ask`, `deny`) with its default cell."""
+    text = (ROOT / "docs" / doc).read_text("utf-8")
+    lines = text[text.index(anchor) :].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| key | default |"))
+    rows: dict[str, str] = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        keys, default = line.split("|")[1:3]
+        for key in re.findall(r"`(\w+)`", keys):
+            rows[key] = default.strip()
+    return rows
+
+
+def model_of(dotted: str) -> Any:
+    module, name = dotted.rsplit(".", 1)
+    return getattr(importlib.import_module(module), name)
+
+
+def plugin(name: str) -> Any:
+    return pytest.mark.plugins(name)
+
+
+TABLES = [
+    pytest.param("config.md", "### `models.<name>`", "dsh._config_models.ModelConfig", id="models"),
+    pytest.param("config.md", "### `agents[]`", "dsh._config_models.AgentConfig", id="agents"),
+    pytest.param(
+        "compaction.md",
+        "max_summary_tokens: 3000",
+        "dsh_compaction._settings.CompactionSettings",
+        marks=plugin("compaction"),
+        id="compaction",
+    ),
+    pytest.param(
+        "permissions.md",
+        "## Settings reference",
+        "dsh_permissions._settings.PermissionsSection",
+        marks=plugin("permissions"),
+        id="permissions",
+    ),
+    pytest.param(
+        "persistence.md",
+        "checkpoint_delay: 0.05  # seconds",
+        "dsh_persistence._settings.PersistenceSettings",
+        marks=plugin("persistence"),
+        id="persistence",
+    ),
+]
+
+
+@pytest.mark.parametrize(("doc", "anchor", "model"), TABLES)
+def test_a_settings_table_names_exactly_the_models_keys(doc: str, anchor: str, model: str) -> None:
+    rows = table_after(doc, anchor)
+    fields = set(model_of(model).model_fields)
+    assert set(rows) == fields, (
+        f"docs/{doc}: keys not in {model}: {sorted(set(rows) - fields)}; "
+        f"keys of the model the table leaves out: {sorted(fields - set(rows))}"
+    )
+
+
+@pytest.mark.parametrize(("doc", "anchor", "model"), TABLES)
+def test_a_settings_tables_literal_defaults_are_the_models(
+    doc: str, anchor: str, model: str
+) -> None:
+    """A default cell that is one literal (`60`, `batch`, `[]`, `{}`, `true`, `""`) is
+    the field's default; words (`provider's`, `see below`) are left to the prose, and so
+    is a field whose default is None (unset: the code that reads it decides, as the loop
+    does for an agent's `max_steps`)."""
+    fields = model_of(model).model_fields
+    checked = 0
+    for key, cell in table_after(doc, anchor).items():
+        literal = re.fullmatch(r"`([^`]*)`", cell)
+        if not literal or key not in fields or "<" in literal[1]:
+            continue
+        written = yaml.safe_load(literal[1])
+        default = fields[key].get_default(call_default_factory=True)
+        if default is None and written is not None:
+            continue
+        if isinstance(default, tuple):
+            default = list(default)
+        assert written == default, f"docs/{doc}: {key} defaults to {default!r}, not {cell}"
+        checked += 1
+    assert checked, f"docs/{doc}: no literal default found: the table parse is broken"
