@@ -6,6 +6,7 @@ the keys of its pydantic model, with the defaults the model has."""
 from __future__ import annotations
 
 import importlib
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -132,3 +133,37 @@ def test_a_settings_tables_literal_defaults_are_the_models(
         assert written == default, f"docs/{doc}: {key} defaults to {default!r}, not {cell}"
         checked += 1
     assert checked, f"docs/{doc}: no literal default found: the table parse is broken"
+
+
+async def test_tools_md_lists_the_built_in_tools_as_they_are() -> None:
+    """docs/tools.md: the table (mutating, path arguments, command arguments) and each
+    tool's heading, `## \\`read(path, offset=1, limit=2000)\\``, are what the tool
+    declares and the parameters, with the defaults, the model is told."""
+    from dsh.testing import scripted_harness
+
+    text = (ROOT / "docs" / "tools.md").read_text("utf-8")
+    async with scripted_harness(load_entry_points=False) as harness:
+        tools = {spec.name: harness.tools.get(spec.name) for spec in harness.tools.specs()}
+    rows = {}
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.split("|")[1:-1]]
+        if len(cells) == 5 and re.fullmatch(r"`\w+`", cells[0]):
+            rows[cells[0].strip("`")] = tuple(cells[1:4])
+    headings = dict(re.findall(r"^## `(\w+)\((.*)\)`$", text, re.M))
+    assert set(rows) == set(headings) == set(tools), (sorted(rows), sorted(headings))
+    for name, tool in tools.items():
+        assert tool is not None
+        words = lambda names: ", ".join(f"`{n}`" for n in names)  # noqa: E731
+        declared = (
+            "yes" if tool.mutating else "no",
+            words(tool.path_args),
+            words(tool.command_args),
+        )
+        assert rows[name] == declared, f"tools.md's row of {name}: {rows[name]} != {declared}"
+        schema = tool.spec.parameters
+        parts = [
+            f"{p}={json.dumps(prop['default'])}" if "default" in prop else p
+            for p, prop in schema["properties"].items()
+        ]
+        shown = headings[name].replace("None", "null").replace("False", "false")
+        assert shown == ", ".join(parts), f"tools.md's heading of {name}: {headings[name]!r}"
