@@ -167,3 +167,21 @@ async def test_tools_md_lists_the_built_in_tools_as_they_are() -> None:
         ]
         shown = headings[name].replace("None", "null").replace("False", "false")
         assert shown == ", ".join(parts), f"tools.md's heading of {name}: {headings[name]!r}"
+
+
+def test_models_md_lists_the_built_in_providers_with_their_defaults() -> None:
+    """docs/models.md's first table: each built-in provider, its adapter, its default
+    `base_url` and `api_key_env` ("none" where there is none)."""
+    from dsh.llm.providers import PROVIDERS
+
+    rows = {}
+    for line in (ROOT / "docs" / "models.md").read_text("utf-8").splitlines():
+        cells = [cell.strip() for cell in line.split("|")[1:-1]]
+        if len(cells) == 4 and cells[1].endswith("Model`"):
+            rows[cells[0].strip("`")] = cells[1:]
+    assert set(rows) == set(PROVIDERS)
+    for name, provider in PROVIDERS.items():
+        adapter, base_url, key = rows[name]
+        assert adapter.strip("`").rsplit(".", 1)[-1] == provider.adapter.__name__, name
+        assert (base_url.strip("`") if "`" in base_url else None) == provider.base_url, name
+        assert (key.strip("`") if "`" in key else None) == provider.api_key_env, name
