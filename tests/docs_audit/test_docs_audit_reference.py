@@ -215,3 +215,41 @@ async def test_the_permission_decision_table_names_exactly_the_events_fields(
     assert [d["decision"] for d in decisions] == ["allow", "deny"]
     for data in decisions:
         assert set(data) == documented, (sorted(data), sorted(documented))
+
+
+@pytest.mark.plugins("compaction")
+async def test_the_compaction_event_table_names_the_events_fields() -> None:
+    """docs/compaction.md, "Session events": each `compact/*` event of a compaction that
+    prunes and summarises holds only the keys its row names, and every key the row
+    names but `error` (only if any), and `turn` and `step` for a manual compaction
+    between turns (logged outside any turn)."""
+    from compaction_util import harness, reads, summarizer
+
+    from dsh.testing import ScriptedModel, run_turn
+    from dsh_compaction import compact_now
+
+    rows, said = {}, {}
+    for line in (ROOT / "docs" / "compaction.md").read_text("utf-8").splitlines():
+        cells = line.split("|")
+        if len(cells) > 3 and re.fullmatch(r" `compact/\w+` ", cells[1]):
+            keys = re.sub(r"\([^()]*\)", "", cells[2])  # (the values a key takes)
+            rows[cells[1].strip(" `")] = set(re.findall(r"`(\w+)`", keys))
+            said[cells[1].strip(" `")] = cells[2]
+    assert set(rows) == {"compact/start", "compact/prune", "compact/summary", "compact/end"}
+    settings = {"model": "summarizer", "prune_chars": 100, "context_window": 4000}
+    options = {"model": "scripted", "compaction": settings}
+    async with harness(ScriptedModel(reads(6)), summarizer("what happened")) as h:
+        agent = await h.agents.create("a", options=options)
+        await run_turn(agent, "task")  # prunes on the threshold
+        await compact_now(agent)  # summarises
+        events = [e for e in agent.session.events if e.type.startswith("compact/")]
+    assert {e.type for e in events} == set(rows), [e.type for e in events]
+    for event in events:
+        manual = event.data.get("reason") == "manual"
+        optional = {"error", *(("turn", "step") if manual else ())}
+        if manual and "turn" in rows[event.type] and "turn" not in event.data:
+            said_where = said["compact/start"]
+            assert "between turns" in said_where, "compact/start does not say when turn is absent"
+        assert set(event.data) <= rows[event.type], (event.type, sorted(event.data))
+        missing = rows[event.type] - set(event.data) - optional
+        assert not missing, f"{event.type} has no {sorted(missing)}"
