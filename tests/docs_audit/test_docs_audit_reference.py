@@ -253,3 +253,40 @@ async def test_the_compaction_event_table_names_the_events_fields() -> None:
         assert set(event.data) <= rows[event.type], (event.type, sorted(event.data))
         missing = rows[event.type] - set(event.data) - optional
         assert not missing, f"{event.type} has no {sorted(missing)}"
+
+
+LISTING = re.compile(r"^`?([\w.]+) +(dsh-[\w-]+) \d+\.\d+\.\d+ +([a-z_, .]+?)`?$")
+
+
+def listing_rows() -> list[Any]:
+    """Each `dsh plugins` row the docs show (in a console block or quoted in prose), of a
+    plugin in this repository."""
+    rows = []
+    for doc in USER_DOCS:
+        for number, line in enumerate(doc.read_text("utf-8").splitlines(), 1):
+            for text in [line.strip(), *re.findall(r"`([^`]+)`", line)]:
+                found = LISTING.match(text)
+                if found and found[1] != "myplugin":
+                    where = f"{doc.relative_to(ROOT)}:{number}"
+                    marks = () if found[1].startswith("dsh.") else plugin(found[1])
+                    rows.append(pytest.param(where, *found.groups(), marks=marks, id=where))
+    return rows
+
+
+@pytest.mark.parametrize(("where", "name", "distribution", "hooks"), listing_rows())
+def test_a_dsh_plugins_row_of_the_docs_shows_the_plugins_hooks(
+    where: str, name: str, distribution: str, hooks: str
+) -> None:
+    """A row shows the plugin's hooks as `dsh plugins` prints them (sorted by name), in
+    full or their first ones followed by `...`."""
+    from dsh.plugins import create_plugin_manager, list_plugins
+
+    select = [] if name.startswith("dsh.") else [name]
+    infos = {info.name: info for info in list_plugins(create_plugin_manager(select=select))}
+    assert infos[name].distribution == distribution, where
+    shown = [hook.strip() for hook in hooks.split(",")]
+    if shown[-1] == "...":
+        shown.pop()
+        assert list(infos[name].hooks[: len(shown)]) == shown, (where, infos[name].hooks)
+    else:
+        assert list(infos[name].hooks) == shown, (where, infos[name].hooks)
