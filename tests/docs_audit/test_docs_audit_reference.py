@@ -290,3 +290,23 @@ def test_a_dsh_plugins_row_of_the_docs_shows_the_plugins_hooks(
         assert list(infos[name].hooks[: len(shown)]) == shown, (where, infos[name].hooks)
     else:
         assert list(infos[name].hooks) == shown, (where, infos[name].hooks)
+
+
+MODULE_TABLES = [
+    p for p in sorted(ROOT.glob("plugins/*/README.md")) if "| module |" in p.read_text()
+]
+
+
+@pytest.mark.parametrize("readme", MODULE_TABLES, ids=lambda p: p.parent.name)
+def test_a_plugin_readmes_module_table_names_every_module(readme: Path) -> None:
+    """A plugin README's `| module | holds |` table names the package's modules, each
+    that exists, and none left out."""
+    text = readme.read_text("utf-8")
+    table = text[text.index("| module | holds |") :].split("\n\n")[0].splitlines()[2:]
+    named = {m for line in table for m in re.findall(r"`(\w+)`", line.split("|")[1])}
+    package = next((readme.parent / "src").glob("dsh_*"))
+    modules = {p.stem for p in package.glob("*.py")}
+    assert named == modules, (
+        f"{readme.relative_to(ROOT)}: not modules: {sorted(named - modules)}; "
+        f"left out: {sorted(modules - named)}"
+    )
