@@ -310,3 +310,31 @@ def test_a_plugin_readmes_module_table_names_every_module(readme: Path) -> None:
         f"{readme.relative_to(ROOT)}: not modules: {sorted(named - modules)}; "
         f"left out: {sorted(modules - named)}"
     )
+
+
+def slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def prose(path: Path) -> str:
+    return re.sub(r"```.*?```", "", path.read_text("utf-8"), flags=re.S)
+
+
+@pytest.mark.parametrize("doc", USER_DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_of_a_doc_leads_to_a_file_and_heading_that_exist(doc: Path) -> None:
+    """A relative link `[...](file.md#anchor)` names a file of the repository and, with
+    an anchor, one of that file's headings."""
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", prose(doc)):
+        path, _, anchor = target.partition("#")
+        if target.startswith(("http://", "https://")):
+            continue
+        full = (doc.parent / path).resolve() if path else doc
+        if not full.exists():
+            broken.append(target)
+        elif anchor and full.suffix == ".md":
+            headings = re.findall(r"^#+ (.*)$", prose(full), re.M)
+            if anchor not in {slug(h) for h in headings}:
+                broken.append(target)
+    assert not broken, f"{doc.relative_to(ROOT)}: links to nothing: {broken}"
