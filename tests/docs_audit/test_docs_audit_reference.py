@@ -222,3 +222,77 @@ async def test_the_compaction_event_table_names_the_events_fields() -> None:
         assert set(event.data) <= rows[event.type], (event.type, sorted(event.data))
         missing = rows[event.type] - set(event.data) - optional
         assert not missing, f"{event.type} has no {sorted(missing)}"
+
+
+def documented_signature(doc: str, name: str) -> str:
+    """The parameters the doc writes in the `code` span `NAME(...)`."""
+    text = " ".join((ROOT / "docs" / doc).read_text("utf-8").split())
+    found = re.search(rf"`{re.escape(name)}\(([^`]*)\)`", text)
+    assert found, f"docs/{doc} no longer writes `{name}(...)`"
+    return found[1]
+
+
+Signature = tuple[list[tuple[str, Any]], dict[str, Any]]
+
+
+def signature_of(target: Any) -> Signature:
+    """(the positional parameters in order, the keyword-only ones) with their defaults
+    ("required" for none) of what the code defines; `*models` counts as positional."""
+    import inspect
+
+    positional: list[tuple[str, Any]] = []
+    keyword: dict[str, Any] = {}
+    for p in inspect.signature(target).parameters.values():
+        default = "required" if p.default is p.empty else p.default
+        if p.kind is p.KEYWORD_ONLY:
+            keyword[p.name] = default
+        elif p.name != "self":
+            star = "*" if p.kind is p.VAR_POSITIONAL else ""
+            positional.append((star + p.name, default))
+    return positional, keyword
+
+
+def read_signature(text: str) -> Signature:
+    """The same of the parameters a doc writes: those after `*` or `*args` are
+    keyword-only."""
+    import ast
+
+    positional: list[tuple[str, Any]] = []
+    keyword: dict[str, Any] = {}
+    starred = False
+    for part in [p.strip() for p in text.split(", ")]:
+        name, _, default = part.partition("=")
+        value = ast.literal_eval(default) if default else "required"
+        if name == "*":
+            starred = True
+        elif starred:
+            keyword[name] = value
+        else:
+            positional.append((name, value))
+            starred = name.startswith("*")
+    return positional, keyword
+
+
+SIGNATURES = [
+    ("python.md", "harness.agents.create", "dsh.agent", "AgentRegistry.create"),
+    ("testing.md", "scripted_harness", "dsh.testing", "scripted_harness"),
+    ("hooks.md", "dsh.commands.Command", "dsh.commands", "Command"),
+    ("testing.md", "types", "dsh.testing", "EventRecorder.types"),
+]
+
+
+@pytest.mark.parametrize(
+    ("doc", "name", "module", "path"), SIGNATURES, ids=[s[1] for s in SIGNATURES]
+)
+def test_a_signature_the_docs_write_is_the_codes(
+    doc: str, name: str, module: str, path: str
+) -> None:
+    """The parameters and defaults of a documented call are those of the code (a
+    keyword-only `source` of the code's, used by dsh itself, may go unsaid)."""
+    written = read_signature(documented_signature(doc, name))
+    owner: Any = importlib.import_module(module)
+    for part in path.split("."):
+        owner = getattr(owner, part)
+    defined = signature_of(owner)
+    defined[1].pop("source", None)
+    assert written == defined, f"docs/{doc}: `{name}(...)` is {defined}"
