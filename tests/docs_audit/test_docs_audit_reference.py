@@ -296,3 +296,29 @@ def test_a_signature_the_docs_write_is_the_codes(
     defined = signature_of(owner)
     defined[1].pop("source", None)
     assert written == defined, f"docs/{doc}: `{name}(...)` is {defined}"
+
+
+REGISTER_CALLBACKS = [
+    ("register_settings", "dsh.config", "add_settings", 2),
+    ("register_models", "dsh.llm.registry", "ModelRegistry.add", 1),
+    ("register_tools", "dsh.tools", "ToolRegistry.add", 1),
+]
+
+
+@pytest.mark.parametrize(("hook", "module", "path", "stamped"), REGISTER_CALLBACKS)
+def test_a_register_hooks_section_names_every_optional_parameter_of_register(
+    hook: str, module: str, path: str, stamped: int
+) -> None:
+    """docs/hooks.md, `## \\`HOOK(register)\\``: each optional parameter of the `register`
+    callback an impl gets (past the ones dsh fills in: the plugin's name, the registry)
+    shows as `register(..., NAME=...)` in that hook's section."""
+    text = (ROOT / "docs" / "hooks.md").read_text("utf-8")
+    start = text.index(f"## `{hook}(register)`")
+    section = text[start : text.index("\n## ", start + 1)]
+    owner: Any = importlib.import_module(module)
+    for part in path.split("."):
+        owner = getattr(owner, part)
+    positional, keyword = signature_of(owner)
+    optional = [n for n, d in positional[stamped:] if d != "required"] + list(keyword)
+    for name in optional:
+        assert re.search(rf"`register\([^`]*\b{name}=", section), f"{hook}: `{name}=` unsaid"
