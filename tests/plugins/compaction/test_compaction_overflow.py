@@ -6,14 +6,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from compaction_util import events_of, harness, reads, summarizer, summary_of
+from compaction_util import CharCounter, events_of, harness, reads, summarizer, summary_of
 
-from dsh import UserMessage
+from dsh import ModelRequest, UserMessage, hookimpl
 from dsh.testing import ScriptedModel, check_invariants, fail, run_turn
+from dsh_compaction import RequestEstimator
 
 pytestmark = pytest.mark.plugins("compaction")
 
 OVERFLOW = fail("CONTEXT_WINDOW_EXCEEDED", "prompt is too long")
+
+
+def chars(request: ModelRequest) -> int:
+    """The request's tokens as the tests' ``CharCounter`` counts them, every message once."""
+    return RequestEstimator(CharCounter()).request(request)
 
 
 def options(**compaction: Any) -> dict[str, Any]:
@@ -117,3 +123,50 @@ async def test_overflow_is_left_alone_when_compaction_is_disabled() -> None:
 
     assert events_of(events) == []
     assert events[-1].data["error"]["code"] == "CONTEXT_WINDOW_EXCEEDED"
+
+
+class Note:
+    """Appends a large note to every request, after compaction's impl: its threshold
+    check never sees the note, the refused request holds it."""
+
+    def __init__(self, size: int) -> None:
+        self.note = UserMessage(content="n" * size)
+
+    @hookimpl
+    def agent_request(self, request: ModelRequest) -> ModelRequest:
+        return request.model_copy(update={"messages": (*request.messages, self.note)})
+
+
+class FirstNote(Note):
+    """``Note``, ``tryfirst`` and registered after compaction: before compaction's impl."""
+
+    @hookimpl(tryfirst=True)
+    def agent_request(self, request: ModelRequest) -> ModelRequest:
+        return super().agent_request(request)
+
+
+@pytest.mark.parametrize("kind", [Note, FirstNote])
+async def test_overflow_leaves_room_for_a_note_a_plugin_adds_to_every_request(
+    kind: type[Note],
+) -> None:
+    """The history (6,172 tokens) and a 20,000-token note: the model refuses the
+    request. The compaction treats the refused request's size, note included, as the
+    window and plans the room the history has below its threshold without the note, so
+    the retried request, note included, is below 0.8 of the refused one (planned from
+    the history alone, it was 21,381 tokens, over 20,937), and the ``compact/*`` tokens
+    are the requests', note included."""
+    note = kind(20_000)
+    model = ScriptedModel([*reads(5), OVERFLOW, "fits now"], context_window=1_000_000)
+    async with harness(model, summarizer("sum"), extra=[("note", note)]) as h:
+        agent = await h.agents.create("a", options=options())
+        assert events_of(await run_turn(agent, "task")) == []
+        events = await run_turn(agent, "next")
+
+    assert events[-1].data["reason"] == "completed"
+    start, _, end = events_of(events)
+    failed, retried = model.requests[-2:]
+    assert (failed.messages[-1], retried.messages[-1]) == (note.note, note.note)
+    refused = chars(failed)
+    assert chars(retried) <= 0.8 * refused
+    assert start.data["tokens"] == end.data["tokens_before"] == refused
+    assert end.data["tokens_after"] == chars(retried)

@@ -144,7 +144,8 @@ async def compact(
     step: int | None = None,
 ) -> CompactionResult:
     """Compact the agent's history for ``request`` (system prompt and tools count too,
-    and the messages a plugin that ran before added to the request's).
+    and the messages a plugin added to the request's: one whose impl ran before
+    compaction's, or on an overflow, any, as the request was refused).
 
     Call with ``state.lock`` held. ``window`` is the context window in tokens, if known;
     ``reserve`` the output the request reserves in it. Threshold compactions that find
@@ -160,8 +161,8 @@ async def compact(
     estimator = await state.estimator(agent, settings, request.model)
     history = agent.session.history
     # what the request holds beside the history: system prompt, tools, and the messages
-    # a plugin that ran before added to it (a note), which the compacted request carries
-    # too: the room left for the history is planned without them
+    # a plugin added to it (a note), which the compacted request carries too: the room
+    # left for the history is planned without them
     fixed = estimator.fixed(request.system, request.tools)
     sent = request.messages
     if not isinstance(sent, HistoryView):

@@ -114,7 +114,8 @@ async def agent_request_error(
         return None  # this step's compaction failed already; the error ends the turn
     state.overflow_step = here
     async with state.lock:
-        request = request.model_copy(update={"messages": agent.session.history})
+        # the request as it was refused: what it holds beside the history (the notes
+        # of plugins, before compaction's impl and after it) is counted and left room for
         window, reserve = limits(agent, state, settings, request)
         result = await compact(
             agent,
