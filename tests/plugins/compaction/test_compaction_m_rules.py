@@ -156,15 +156,19 @@ class Keep:
 
 
 @pytest.mark.parametrize(
-    ("value", "code", "message"),
+    ("value", "message"),
     [
-        (RuntimeError("no marks today"), "HOOK", "no marks today"),
-        ("0, 1", "DSH", "not a collection of indices"),
+        (RuntimeError("no marks today"), "RuntimeError: no marks today"),
+        ("0, 1", "TypeError: returned '0, 1', not a collection of indices"),
+        ([0, "1"], "TypeError: returned [0, '1'], not a collection of indices"),
     ],
 )
-async def test_a_failing_compaction_keep_impl_is_a_logged_failure(
-    value: Any, code: str, message: str
+async def test_a_failing_compaction_keep_impl_is_a_logged_failure_naming_it(
+    value: Any, message: str
 ) -> None:
+    """A raising impl, or one returning something other than a collection of indices:
+    the failure names its plugin and impl (a chain's result has no single author, so
+    each impl's result is checked as it returns it)."""
     model = ScriptedModel(reads(5), context_window=WINDOW)
     summariser = summarizer("s")
     async with harness(model, summariser, extra=[("keeper", Keep(value))]) as h:
@@ -174,10 +178,62 @@ async def test_a_failing_compaction_keep_impl_is_a_logged_failure(
 
     start, end = events_of(events)
     assert (start.type, start.data["step"]) == ("compact/start", 6)
-    assert (end.data["outcome"], end.data["error"]["code"]) == ("failed", code)
-    assert message in end.data["error"]["message"]
+    error = end.data["error"]
+    assert (end.data["outcome"], error["code"], error["plugin"]) == ("failed", "HOOK", "keeper")
+    assert error["message"] == (
+        "plugin 'keeper' failed in hook compaction_keep (impl Keep.compaction_keep()): " + message
+    )
     assert summariser.requests == []
     assert events[-1].data["reason"] == "completed"
+
+
+async def test_a_wrong_compaction_keep_result_is_its_own_impls_failure_not_the_next_ones() -> None:
+    """``wrong`` returns a text; the impl after it adds to what it is given, and a text
+    makes it raise: the failure is ``wrong``'s, before ``adding`` runs."""
+
+    class Adding:
+        calls = 0
+
+        @hookimpl(optionalhook=True)
+        def compaction_keep(self, keep: Any) -> Any:
+            self.calls += 1
+            return keep | {0}
+
+    adding = Adding()
+    model = ScriptedModel(reads(5), context_window=WINDOW)
+    # the later registered runs first
+    extra = [("adding", adding), ("wrong", Keep("0, 1"))]
+    async with harness(model, summarizer("s"), extra=extra) as h:
+        agent = await h.agents.create("a", options=options())
+        events = await run_turn(agent, "task")
+
+    (end,) = events_of(events, "compact/end")
+    assert (end.data["error"]["plugin"], adding.calls) == ("wrong", 0)
+    assert "not a collection of indices" in end.data["error"]["message"]
+
+
+async def test_a_plain_compaction_keep_impl_returning_a_coroutine_is_named() -> None:
+    """As dsh's dispatcher says it (the impls are walked in ``_host.call_waterfall``)."""
+
+    class Plain:
+        @hookimpl(optionalhook=True)
+        def compaction_keep(self, keep: Any) -> Any:
+            async def later() -> Any:
+                return keep
+
+            return later()
+
+    model = ScriptedModel(reads(5), context_window=WINDOW)
+    async with harness(model, summarizer("s"), extra=[("plain", Plain())]) as h:
+        agent = await h.agents.create("a", options=options())
+        events = await run_turn(agent, "task")
+
+    (end,) = events_of(events, "compact/end")
+    assert end.data["error"]["plugin"] == "plain"
+    assert end.data["error"]["message"].endswith(
+        "TypeError: returned coroutine from a plain def; make the impl async def so that "
+        "it is awaited"
+    )
 
 
 async def test_nothing_to_compact_at_the_threshold_logs_nothing_and_a_later_step_compacts() -> None:

@@ -10,6 +10,7 @@ failure is logged in ``compact/end``.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -108,11 +109,16 @@ async def _marks(
         if latest is not None and counts[latest] <= tail_budget:
             keep.add(latest)
     marked = await _host.call_waterfall(
-        agent, "compaction_keep", "keep", messages=history, keep=frozenset(keep)
+        agent, "compaction_keep", "keep", _not_indices, messages=history, keep=frozenset(keep)
     )
-    if not isinstance(marked, Collection) or not all(isinstance(i, int) for i in marked):
-        raise DshError(f"compaction_keep returned {marked!r}, not a collection of indices")
     return frozenset(marked)
+
+
+def _not_indices(marked: object) -> str | None:
+    """What is wrong with a ``compaction_keep`` result (None: a collection of indices)."""
+    if isinstance(marked, Collection) and all(isinstance(i, int) for i in marked):
+        return None
+    return f"returned {reprlib.repr(marked)}, not a collection of indices"
 
 
 def _error(exc: BaseException, settings: CompactionSettings) -> dict[str, str]:

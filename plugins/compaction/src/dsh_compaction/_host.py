@@ -5,14 +5,18 @@ Hooks receive the agent; the rest is reached through it, and only here:
 - ``agent.harness`` — the validated ``compaction:`` section, the model registry
   (context windows, the summariser) and the tool registry (a manual compaction builds a
   request as the loop does);
-- ``agent.relay.call_*`` — this plugin's own hooks, with dsh's call styles.
+- ``agent.relay`` — this plugin's own hooks, with dsh's call styles (``call_*``), and
+  its dispatcher's plans: the impls of a hook in call order, to name a plugin (the
+  ``compaction_keep`` chain is walked here, impl by impl).
 """
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dsh import ModelRequest
+from dsh import HookError, ModelRequest
 from dsh_compaction._settings import CompactionSettings
 
 if TYPE_CHECKING:
@@ -123,12 +127,41 @@ def plugins_before(agent: Host, hook: str, function: Any) -> list[str]:
     return names
 
 
-async def call_waterfall(agent: Host, hook: str, key: str, **kwargs: Any) -> Any:
-    """This plugin's waterfall hook ``hook`` over ``kwargs[key]``."""
-    relay = getattr(agent, "relay", None)
-    if relay is None or not relay.implemented(hook):
-        return kwargs[key]
-    return await relay.call_waterfall(hook, key, agent=agent, **kwargs)
+async def call_waterfall(
+    agent: Host, hook: str, key: str, wrong: Callable[[Any], str | None], **kwargs: Any
+) -> Any:
+    """This plugin's waterfall hook ``hook`` over ``kwargs[key]``, each impl's result
+    checked by ``wrong`` (what is wrong with it, or None).
+
+    A chain's result has no single author, so the impls are walked here, in the
+    dispatcher's order (``impls``), as its waterfall walks them: a wrong result is the
+    failure of the impl that returned it, a ``HookError`` naming its plugin and impl as
+    the dispatcher names a raising one (and before a later impl trips over it)."""
+    kwargs["agent"] = agent
+    for impl in impls(agent, hook):
+        try:
+            result = impl.call(kwargs)
+            if impl.is_async:
+                result = await result
+        except Exception as exc:
+            raise impl.fail(hook, exc) from exc
+        if result is None:
+            continue
+        problem: str | None
+        if not impl.is_async and inspect.isawaitable(result):
+            if inspect.iscoroutine(result):
+                result.close()  # no "never awaited" warning pointing here
+            problem = (
+                f"returned {type(result).__name__} from a plain def; make the impl async "
+                "def so that it is awaited"
+            )
+        else:
+            problem = wrong(result)
+        if problem is not None:
+            error: HookError = impl.fail(hook, TypeError(problem))
+            raise error
+        kwargs[key] = result
+    return kwargs[key]
 
 
 async def flush(agent: Host) -> None:

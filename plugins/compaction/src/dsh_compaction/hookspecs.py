@@ -32,7 +32,9 @@ def compaction_keep(
     none. A kept message that falls in the summarised region is carried into the
     compacted history right after the summary, together with the rest of its tool
     call/result unit. Indices refer to this call's ``messages`` only; mark again on
-    every call. A raising impl makes the compaction fail (history unchanged).
+    every call. A raising impl, or one that returns something other than a collection
+    of indices, makes the compaction fail (history unchanged; the error names the
+    plugin and its impl, and later impls are not called).
     """
 
 
