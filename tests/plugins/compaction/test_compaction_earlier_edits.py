@@ -79,9 +79,37 @@ async def test_a_change_an_earlier_plugin_makes_in_the_compacted_part_is_a_warni
     # the rewritten task was in the compacted part: the request is the compacted history
     assert sent[:2] == [summary_of("sum"), UserMessage(content="task")]
     (warning,) = [r.getMessage() for r in caplog.records if r.name == "dsh_compaction"]
+    assert warning == (
+        "agent 'a': the plugin 'rewrite', whose agent_request runs before compaction's, "
+        "changed the request's messages in the part of the history that was compacted; "
+        "the compacted request is sent without that change"
+    )
+
+
+class Looks:
+    """``tryfirst``: looks at the request, changes nothing."""
+
+    @hookimpl(tryfirst=True)
+    def agent_request(self, request: ModelRequest) -> None:
+        return None
+
+
+async def test_with_several_plugins_before_compaction_the_warning_names_them_all(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Which of them changed the request cannot be known: compaction's impl gets the
+    request as they all left it (docs/compaction.md)."""
+    caplog.set_level("WARNING", logger="dsh_compaction")
+    model = ScriptedModel(reads(5), context_window=WINDOW)
+    extra = [("rewrite", Rewrite()), ("looks", Looks())]
+    async with harness(model, summarizer("sum"), extra=extra) as h:
+        agent = await h.agents.create("a", options=options())
+        await run_turn(agent, "task")
+
+    (warning,) = [r.getMessage() for r in caplog.records if r.name == "dsh_compaction"]
     assert warning.startswith(
-        "agent 'a': a plugin whose agent_request runs before compaction's ('rewrite') "
-        "changed the request's messages in the part of the history that was compacted"
+        "agent 'a': one of the plugins whose agent_request runs before compaction's "
+        "('looks', 'rewrite'; which one cannot be told) changed the request's messages"
     )
 
 

@@ -7,7 +7,8 @@ from the compacted history, and that change is carried over where it can be: wha
 plugin did after the compacted region (appended, inserted, replaced or dropped in the
 tail the compaction kept verbatim) and what it put before the whole history. A change
 inside the compacted region has nothing left to apply to: the request is sent without
-it, and a warning names the plugins that ran before compaction.
+it, and a warning names the plugin whose impl ran before compaction's, or when several
+did, all of them (see ``_who``: which one made the change cannot be known).
 """
 
 from __future__ import annotations
@@ -75,16 +76,30 @@ def rebuilt_request(
     else:
         carried = carry_edit(old, sent, new)
         if carried is None:
-            before = _host.plugins_before(agent, "agent_request", dsh_compaction.agent_request)
-            named = ", ".join(map(repr, before)) or "unknown"
             log.warning(
-                "agent %r: a plugin whose agent_request runs before compaction's (%s) "
-                "changed the request's messages in the part of the history that was "
-                "compacted; the compacted request is sent without that change",
+                "agent %r: %s changed the request's messages in the part of the history "
+                "that was compacted; the compacted request is sent without that change",
                 agent.id,
-                named,
+                _who(agent),
             )
             messages = new
         else:
             messages = carried
     return request.model_copy(update={"messages": messages})
+
+
+def _who(agent: _host.Host) -> str:
+    """Who changed the request: the one plugin whose ``agent_request`` runs before
+    compaction's, else the plugins that do, one of which did.
+
+    Which of several it was cannot be known: the dispatcher's waterfall hands
+    compaction's impl the request as they all left it, not as each one did, and running
+    their impls again to find out would run a plugin's hook twice per step."""
+    before = _host.plugins_before(agent, "agent_request", dsh_compaction.agent_request)
+    if len(before) == 1:
+        return f"the plugin {before[0]!r}, whose agent_request runs before compaction's,"
+    named = ", ".join(map(repr, before)) or "unknown"
+    return (
+        f"one of the plugins whose agent_request runs before compaction's ({named}; "
+        "which one cannot be told)"
+    )
