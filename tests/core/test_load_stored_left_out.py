@@ -75,3 +75,24 @@ async def test_persistence_not_installed_says_to_install_it(tmp_path: Path) -> N
     pm.installed = {}  # a manager that knows of no installed plugin
     text = await why(tmp_path, {}, pm=pm)
     assert text.endswith("(install dsh-persistence, or enable it with select=['persistence'])")
+
+
+def test_the_agent_registry_reads_no_private_attribute_of_the_harness() -> None:
+    """agent.py uses what the harness gives the registry (its ``env`` among them), not
+    the harness's private attributes (``self._harness._env``, ``harness._x``)."""
+    import ast
+
+    import dsh.agent
+
+    def is_harness(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr == "_harness") or (
+            isinstance(node, ast.Name) and node.id == "harness"
+        )
+
+    tree = ast.parse(Path(dsh.agent.__file__).read_text())
+    read = [
+        ast.unparse(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and is_harness(node.value)
+    ]
+    assert read == []

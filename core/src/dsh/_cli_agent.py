@@ -87,13 +87,21 @@ async def agent_session(
                 server.stop()
 
 
-def cli_harness(args: argparse.Namespace, pm: PluginManager) -> Harness:
+def cli_harness(
+    args: argparse.Namespace, pm: PluginManager, *, starts_agents: bool = True
+) -> Harness:
     """The harness of a command: over dsh.yml (``-c``, else the workspace's), in the
-    workspace (``--cwd``, else the current directory), as plugin commands get it."""
+    workspace (``--cwd``, else the current directory), as plugin commands get it.
+    ``starts_agents=False``: for a command that only lists what it holds (settings for
+    plugins that do not run are warnings; see ``Harness``)."""
     from dsh.commands import CommandContext
+    from dsh.harness import Harness
 
     workspace = (args.cwd or Path.cwd()).resolve()
-    return CommandContext(args, pm, args.config, workspace).harness()
+    context = CommandContext(args, pm, args.config, workspace)
+    if starts_agents:
+        return context.harness()
+    return Harness(pm=pm, config=context.find_config(), workspace=workspace, starts_agents=False)
 
 
 def first_agent(

@@ -3,6 +3,8 @@ each came from (a plugin, dsh.yml, the command line).
 
 Both enter the harness ``dsh run`` would (its plugins, dsh.yml and workspace), so they
 list exactly what it would have, and nothing is contacted: models are built, not called.
+They start no agent: settings in dsh.yml for a plugin that does not run are warnings
+(as for ``dsh sessions list``), which ``dsh run`` refuses.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bcf)(?<!\bvs)\. ", re.IG
 
 
 async def models(args: argparse.Namespace, pm: PluginManager) -> int:
-    async with cli_harness(args, pm) as harness:
+    async with cli_harness(args, pm, starts_agents=False) as harness:
         _, choice = first_agent(harness, args.model)
         rows = [_model_row(harness, name, choice) for name in harness.models.names()]
         if "local" not in harness.models:
@@ -103,7 +105,7 @@ def _local_row(choice: Choice) -> dict[str, Any]:
 
 
 async def tools(args: argparse.Namespace, pm: PluginManager) -> int:
-    async with cli_harness(args, pm) as harness:
+    async with cli_harness(args, pm, starts_agents=False) as harness:
         registry = harness.tools
         rows: list[dict[str, Any]] = []
         for spec in registry.specs():

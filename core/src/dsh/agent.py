@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -218,8 +218,13 @@ class AgentRegistry:
         tools: ToolRegistry,
         workspace: Path | None = None,
         harness: Harness | None = None,
+        env: Mapping[str, str] | None = None,
+        starts_agents: bool = True,
     ) -> None:
+        # env: the harness's, for the switch that left persistence out (load_stored)
         self._task_group = task_group
+        self._env = env
+        self._starts_agents = starts_agents
         self._workspace = workspace
         self._harness = harness
         self._relay = relay
@@ -314,7 +319,7 @@ class AgentRegistry:
             from dsh._no_store import STORE, no_store
 
             if self._harness is not None:  # names the switch that left persistence out
-                why = no_store(self._harness.pm, self._harness._env, cli=False)
+                why = no_store(self._harness.pm, self._env, cli=False)
             else:
                 why = f"install dsh-persistence, or enable it with select=[{STORE!r}]"
             raise DshError(
@@ -342,6 +347,9 @@ class AgentRegistry:
         source: Literal["startup", "create", "resume"],
         workspace: Path | None = None,
     ) -> AgentHandle:
+        if not self._starts_agents:  # its config was read leniently: nothing may run
+            reason = "settings for plugins that do not run were only warned about"
+            raise DshError(f"agent {agent_id!r}: this harness starts no agent ({reason})")
         if agent_id in self._live or agent_id in self._starting:
             raise DshError(f"agent {agent_id!r} already exists; dispose it first")
         # reserved until it is live: claiming the session awaits (in a thread, for a

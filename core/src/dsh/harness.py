@@ -48,6 +48,10 @@ class Harness:
     those of ``create_plugin_manager`` (every installed plugin loads unless
     ``load_entry_points=False`` or ``select=["no:NAME"]``); pass ``pm`` to use a manager
     you built. ``workspace`` (default: the current directory) is where agents work.
+    ``starts_agents=False`` is for a program that only looks at what the harness holds
+    (``dsh models``, ``dsh tools``): the config's agents are not started and no agent can
+    be created or resumed, so settings for a plugin that does not run are warnings, not
+    errors (as ``load_config(..., starts_agents=False)``).
 
     Once started (``async with``): ``agents`` (create, resume, get, list), ``config``,
     ``models`` and ``tools`` (the registries: ``get()``, ``add()``; ``models.names()``,
@@ -67,6 +71,7 @@ class Harness:
         env: Mapping[str, str] | None = None,
         pm: PluginManager | None = None,
         workspace: str | os.PathLike[str] | None = None,
+        starts_agents: bool = True,
     ) -> None:
         self.pm = pm or create_plugin_manager(
             plugins, load_entry_points=load_entry_points, select=select, env=env
@@ -85,6 +90,7 @@ class Harness:
         self._config_arg = config
         self._config_text = config_text
         self._env = env
+        self._starts_agents = starts_agents
         #: models built from ``models:`` in the config; their connections close on exit
         self._config_models: list[HttpModel] = []
         self._config: Config | None = None
@@ -143,6 +149,7 @@ class Harness:
             settings=self.settings,
             blocked=self.pm.is_blocked,
             left_out=self.pm.is_left_out,
+            starts_agents=self._starts_agents,
         )
 
     def _add_config_models(self, config: Config) -> None:
@@ -180,10 +187,12 @@ class Harness:
             tools=self.tools,
             workspace=self.workspace,
             harness=self,
+            env=self._env,
+            starts_agents=self._starts_agents,
         )
         try:
             await self.relay.harness_started(self)
-            for agent in self._config.agents:
+            for agent in self._config.agents if self._starts_agents else ():
                 options = agent.agent_options(agent.model or self._config.default_model)
                 await self._agents.create(agent.id, options=options, source="startup")
         except BaseException as exc:
