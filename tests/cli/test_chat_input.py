@@ -84,3 +84,63 @@ def test_model_shows_the_model_and_says_it_switches_nothing(
         "dsh chat -m fast --continue\n"
     ) in done.stderr
     assert server.bodies() == []
+
+
+# Empty input asks nothing, but what chat checks before its first line is still checked:
+# a script whose input happened to be empty learns of the mistake its input would hit.
+
+
+@pytest.mark.plugins("persistence")
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ([], "--continue: there is no stored session yet; start one without it"),
+        (
+            ["-p", "no:persistence"],
+            "--continue: no plugin stores sessions (dsh-persistence is installed but "
+            "disabled by -p no:persistence",
+        ),
+    ],
+    ids=["no-session", "persistence-off"],
+)
+def test_chat_continue_with_empty_input_says_there_is_nothing_to_continue(
+    cli_env: dict[str, str], tmp_path: Path, options: list[str], said: str
+) -> None:
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+    done = dsh(*options, "chat", "--continue", env=env, cwd=tmp_path, stdin="")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(f"dsh: error: {said}")
+
+
+@pytest.mark.plugins("persistence")
+def test_chat_continue_with_empty_input_finds_the_session_and_changes_nothing(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("Hello.")])
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+    model = f"openai-compatible:tiny@{server.url}"
+    assert dsh("-m", model, "run", "hi", env=env, cwd=tmp_path).returncode == 0
+    (stored,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+    before = stored.read_bytes()
+    for wanted in (["--continue"], ["--session", stored.stem[:8]]):
+        done = dsh("-m", model, "chat", *wanted, env=env, cwd=tmp_path, stdin="")
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), done.stderr
+    assert stored.read_bytes() == before
+    assert len(server.bodies()) == 1
+
+
+@pytest.mark.parametrize(
+    ("options", "text", "said"),
+    [
+        ([], "model: nosuch\n", "dsh.yml:1:1: model: unknown model 'nosuch'"),
+        (["-m", "smrt"], "", "-m 'smrt': unknown model"),
+    ],
+    ids=["bad-config", "bad-model"],
+)
+def test_chat_with_empty_input_still_reports_a_bad_config_or_model(
+    cli_env: dict[str, str], tmp_path: Path, options: list[str], text: str, said: str
+) -> None:
+    (tmp_path / "dsh.yml").write_text(text)
+    done = dsh(*options, "chat", env=cli_env, cwd=tmp_path, stdin="")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert said in done.stderr and done.stderr.startswith("dsh: error: ")

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from dsh._cli_agent import agent_session, resume_options, so_far
-from dsh._cli_continue import no_store
+from dsh._cli_agent import agent_session, cli_harness, first_agent, resume_options, so_far
+from dsh._cli_continue import no_store, stored_to_continue
 from dsh._cli_editor import line_editor
 from dsh._cli_screen import terminal_streams
 from dsh._cli_terminal import TerminalApprovals, lines_typed
@@ -51,6 +51,15 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
         return await _chat(args, pm, editor)
 
 
+async def _nothing_asked(args: argparse.Namespace, pm: PluginManager) -> int:
+    """Empty input: 0, after the checks chat makes before its first line (dsh.yml, -m,
+    the session --continue or --session names), so that a script learns of a mistake
+    that input would have hit; no agent and no model is started."""
+    async with cli_harness(args, pm) as harness:
+        first_agent(harness, args.model, await stored_to_continue(harness, args))
+    return 0
+
+
 async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor | None) -> int:
     """The chat, its lines from ``editor`` (None: the terminal in canonical mode, or a
     pipe or a file)."""
@@ -59,7 +68,7 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
     if not typed:  # a script: with nothing in it, start nothing (a local model takes minutes)
         first = await lines.__anext__()
         if first is None:
-            return 0
+            return await _nothing_asked(args, pm)
         lines = _after(first, lines)
     approvals = TerminalApprovals()
     pm.register(approvals, "dsh-cli-approvals")
