@@ -22,14 +22,16 @@ def global_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME",
-        help="load plugin NAME even if autoload is off; -p no:NAME blocks it",
+        help="load plugin NAME even if autoload is off or DSH_LOAD_PLUGINS leaves it out; "
+        "-p no:NAME blocks it (repeat for several)",
     )
     parser.add_argument(
         "-c",
         "--config",
         type=Path,
         metavar="FILE",
-        help="config file (default: $DSH_CONFIG, else dsh.yml in the workspace)",
+        help="config file, relative to the current directory (default: $DSH_CONFIG, else "
+        "dsh.yml in the workspace)",
     )
     parser.add_argument(
         "-m",
@@ -38,7 +40,13 @@ def global_options(parser: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help="a model from dsh.yml, local, or provider:model[@base_url]",
     )
-    parser.add_argument("--cwd", type=Path, metavar="DIR", help="the workspace (default: .)")
+    parser.add_argument(
+        "--cwd",
+        type=Path,
+        metavar="DIR",
+        help="the workspace, where dsh.yml is looked for and tools work (default: the "
+        "current directory)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="tracebacks on errors")
 
 
@@ -55,10 +63,23 @@ def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentP
     global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     plugins = sub.add_parser("plugins", help="list loaded plugins")
-    plugins.add_argument("--json", action="store_true", help="print JSON")
-    version = sub.add_parser("version", help="print versions")
-    version.add_argument("-v", dest="verbose_version", action="store_true", help="with plugins")
-    run = sub.add_parser("run", help="run one prompt (one turn) and exit")
+    plugins.add_argument("--json", action="store_true", help="print a JSON list")
+    version = sub.add_parser("version", help="print dsh-core's version")
+    version.add_argument(
+        "-v",
+        dest="verbose_version",
+        action="store_true",
+        help="also every installed plugin's, loaded or not (for a bug report)",
+    )
+    run = sub.add_parser(
+        "run",
+        help="run one prompt (one turn) and exit",
+        description="Send one prompt to an agent and print its answer on stdout (tool calls "
+        "and the turn's end on stderr).",
+        epilog="exit status: 0; 1 the turn ended in error or the session could not be saved; "
+        "2 a usage or dsh.yml error; 130 interrupted; 141 output closed; 143 terminated; "
+        "129 terminal closed (docs/cli.md)",
+    )
     run.add_argument(
         "prompt",
         nargs="*",
@@ -71,7 +92,8 @@ def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentP
         help="talk to an agent interactively",
         description="Talk to an agent. While it works, a line steers the running turn.",
         epilog="in the chat: /queue TEXT (for the next turn), /compact, /resume ID, /plugins, "
-        "/model, /quit; Ctrl-C cancels a turn, twice quits (docs/cli.md)",
+        "/model, /quit; //TEXT sends /TEXT; Ctrl-C cancels a turn, twice quits; input "
+        "that is not a terminal is read line by line as a script (docs/cli.md)",
     )
     for talking in (run, chat):  # also after the command, where llm users put it
         talking.add_argument(
@@ -90,18 +112,24 @@ def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentP
             "--continue",
             dest="continue_",
             action="store_true",
-            help="continue the stored session updated last",
+            help="continue the stored session of this workspace updated last (needs a "
+            "plugin that stores sessions: dsh-persistence)",
         )
         going_on.add_argument(
-            "--session", metavar="ID", help="continue stored session ID (or a unique prefix)"
+            "--session",
+            metavar="ID",
+            help="continue stored session ID (or a unique prefix of one), from any workspace",
         )
-    config = sub.add_parser("config", help="configuration")
+    config = sub.add_parser("config", help="check the configuration (dsh.yml)")
     config_sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
-    config_sub.add_parser("check", help="validate dsh.yml and every plugin section")
+    config_sub.add_parser(
+        "check",
+        help="validate dsh.yml and every plugin section (status 1 and a line per problem, if any)",
+    )
     models = sub.add_parser("models", help="list the models, and the one dsh run uses")
-    models.add_argument("--json", action="store_true", help="print JSON")
+    models.add_argument("--json", action="store_true", help="print a JSON list")
     tools = sub.add_parser("tools", help="list the tools an agent is offered")
-    tools.add_argument("--json", action="store_true", help="print JSON")
+    tools.add_argument("--json", action="store_true", help="print a JSON list")
     for plugin, command in commands.values():
         command_parser = sub.add_parser(command.name, help=command.help)
         if command.configure is not None:

@@ -1,0 +1,56 @@
+"""What ``dsh --help`` and the commands' help say, against what the commands do and
+docs/cli.md says (a new user reads the help first)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from dsh.cli import main
+
+CLI_MD = " ".join((Path(__file__).parents[2] / "docs" / "cli.md").read_text().split())
+
+
+def help_of(capsys: pytest.CaptureFixture[str], *command: str) -> str:
+    with pytest.raises(SystemExit) as done:
+        main([*command, "--help"])
+    assert done.value.code == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_continue_is_said_to_take_the_last_session_of_this_workspace(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """``--continue`` takes the last session of the workspace (``last_in``), not the
+    store's last; ``--session`` takes one from anywhere."""
+    text = help_of(capsys, command)
+    assert "--continue continue the stored session of this workspace updated last" in text
+    assert "(or a unique prefix of one), from any workspace" in text
+
+
+def test_run_help_gives_the_exit_statuses_docs_cli_md_gives(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    text = help_of(capsys, "run")
+    statuses = re.findall(r"(\d+) [a-z]", text[text.index("exit status: 0;") :])
+    assert statuses == ["1", "2", "130", "141", "143", "129"]
+    documented = CLI_MD[CLI_MD.index("Exit status: 0;") :][:1500]
+    for status in statuses:
+        assert re.search(rf"\b{status} (if|for)\b", documented), status
+
+
+def test_global_options_say_what_they_do(capsys: pytest.CaptureFixture[str]) -> None:
+    text = help_of(capsys)
+    assert "-p NAME load plugin NAME even if autoload is off or DSH_LOAD_PLUGINS leaves" in text
+    assert "--cwd DIR the workspace, where dsh.yml is looked for and tools work" in text
+    assert "version print dsh-core's version" in text
+    assert "config check the configuration (dsh.yml)" in text
+
+
+def test_version_v_is_said_to_list_every_installed_plugin(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert "-v also every installed plugin's, loaded or not" in help_of(capsys, "version")
