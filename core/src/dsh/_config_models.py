@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from dsh._config_yaml import locate
 from dsh._secrets import key_from_env
@@ -20,6 +20,7 @@ __all__ = [
     "API_KEY_HINT",
     "CONFIG_FILE_NAMES",
     "CORE_KEYS",
+    "DEFAULT_MAX_WAIT",
     "AgentConfig",
     "Config",
     "CoreKeys",
@@ -32,6 +33,14 @@ CONFIG_FILE_NAMES: tuple[str, ...] = ("dsh.yml", "dsh.yaml")
 CORE_KEYS: tuple[str, ...] = ("model", "models", "agents")
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# an HTTP header name (RFC 9110's token)
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+# headers the adapters set themselves: the key cannot travel in one of them
+_OWN_HEADERS = frozenset(
+    {"accept", "anthropic-version", "connection", "content-length", "content-type", "host"}
+)
+#: The longest server-asked wait (retry-after) waited for by default, in seconds.
+DEFAULT_MAX_WAIT = 60.0
 API_KEY_HINT = (
     "API keys do not go in dsh.yml: put the key in an environment variable and name it "
     "with api_key_env (e.g. api_key_env: OPENAI_API_KEY)"
@@ -51,10 +60,18 @@ class ModelConfig(BaseModel):
     #: The NAME of the environment variable holding the key, never the key itself.
     api_key_env: str | None = None
     headers: dict[str, str] = {}
+    #: The header the API key travels in; ``None``: the adapter's own (``Authorization:
+    #: Bearer <key>`` for OpenAI-compatible providers, ``x-api-key`` for Anthropic).
+    #: ``Authorization`` carries ``Bearer <key>``, any other name the bare key (Azure
+    #: OpenAI's ``api-key``).
+    api_key_header: str | None = None
     timeout: float = Field(default=60.0, gt=0, strict=True)
     #: Longest wait for the next chunk of a streamed response, in seconds.
     read_timeout: float | None = Field(default=None, gt=0, strict=True)
     max_retries: int = Field(default=2, ge=0, strict=True)
+    #: The longest wait a server may ask for (``retry-after``) that is waited for before
+    #: trying again, in seconds; a longer one fails the request at once.
+    max_wait: float = Field(default=DEFAULT_MAX_WAIT, ge=0, strict=True)
     context_window: int | None = Field(default=None, gt=0, strict=True)
     max_output_tokens: int | None = Field(default=None, gt=0, strict=True)
     #: OpenAI-compatible providers only: send reasoning back as ``reasoning_content``
@@ -98,6 +115,25 @@ class ModelConfig(BaseModel):
             raise ValueError(
                 "must be the name of an environment variable (letters, digits and _), "
                 "not the key itself"
+            )
+        return value
+
+    @field_validator("api_key_header")
+    @classmethod
+    def _is_a_header_name(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        if not _HEADER_NAME.fullmatch(value):
+            raise ValueError(
+                "must be an HTTP header name (letters, digits and - mostly), e.g. api-key"
+            )
+        if value.lower() in _OWN_HEADERS:
+            raise ValueError(f"must not be {value!r}: dsh sets that header itself")
+        given = [name for name in info.data.get("headers") or {} if name.lower() == value.lower()]
+        if given:
+            raise ValueError(
+                f"names a header that headers also sets ({given[0]!r}): the key would be "
+                "replaced; drop it from headers"
             )
         return value
 

@@ -62,7 +62,8 @@ class HttpModel:
     provider's defaults already filled in, see ``dsh.llm.providers.build_model``).
     ``env`` is where the API key is read (default ``os.environ``), at each request.
     ``backoff`` is the first retry delay in seconds (doubled each retry, with jitter);
-    a ``retry-after`` longer than ``max_wait`` is not waited for. ``key_optional``:
+    a ``retry-after`` longer than ``max_wait`` (default: the config's) is not waited
+    for. ``key_optional``:
     an unset ``api_key_env`` variable means "send no key" instead of an AUTH error
     (a provider's default variable, with a base_url of your own, e.g. a local server).
 
@@ -78,7 +79,7 @@ class HttpModel:
         *,
         env: Mapping[str, str] | None = None,
         backoff: float = 0.5,
-        max_wait: float = 60.0,
+        max_wait: float | None = None,
         key_optional: bool = False,
     ) -> None:
         base_url = config.base_url or self.default_base_url
@@ -100,10 +101,11 @@ class HttpModel:
             config.provider,
             context_window=config.context_window,
             max_output_tokens=config.max_output_tokens,
+            max_wait=config.max_wait if max_wait is None else max_wait,
         )
         self._env = env
         self._backoff = backoff
-        self._max_wait = max_wait
+        self._max_wait = self._info.max_wait
         self._key_optional = key_optional
         self._timeout = httpx.Timeout(config.timeout, read=config.read_timeout or config.timeout)
         self._client: httpx.AsyncClient | None = None
@@ -165,6 +167,15 @@ class HttpModel:
                 "(it holds the API key)",
             )
         return key
+
+    def key_header(self, key: str | None, default: str) -> dict[str, str]:
+        """The header that carries ``key`` (none without a key): the config's
+        ``api_key_header``, else ``default``, the provider's. ``Authorization`` carries
+        ``Bearer <key>``, any other header the bare key."""
+        if not key:
+            return {}
+        name = self.config.api_key_header or default
+        return {name: f"Bearer {key}" if name.lower() == "authorization" else key}
 
     def _http(self) -> httpx.AsyncClient:
         # A client's pooled connections belong to the event loop that opened them.

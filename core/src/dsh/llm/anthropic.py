@@ -71,9 +71,7 @@ class AnthropicModel(HttpModel):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
         key = self.api_key()
-        headers = {"anthropic-version": ANTHROPIC_VERSION}
-        if key:
-            headers["x-api-key"] = key
+        headers = {"anthropic-version": ANTHROPIC_VERSION, **self.key_header(key, "x-api-key")}
         body = self.request_body(request)
         usage: dict[str, Any] = {}
         stop: StopReason = "stop"

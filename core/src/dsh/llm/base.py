@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast, runtime_checkable
 
+from dsh._config_models import DEFAULT_MAX_WAIT
 from dsh.messages import ModelRequest, StopReason, Usage
 
 __all__ = [
@@ -149,12 +150,15 @@ Chunk = TextDelta | ReasoningDelta | ToolCallDelta | UsageChunk | Finish
 
 @dataclass(frozen=True, slots=True)
 class ModelInfo:
-    """What the harness knows about a model: for compaction, limits and the CLI."""
+    """What the harness knows about a model: for compaction, limits and the CLI.
+    ``max_wait``: the longest wait in seconds a server may ask for (``retry_after``)
+    that is waited for before calling the model again (the loop's step retry too)."""
 
     name: str
     provider: str
     context_window: int | None = None
     max_output_tokens: int | None = None
+    max_wait: float = DEFAULT_MAX_WAIT
 
 
 @runtime_checkable

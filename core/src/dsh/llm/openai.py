@@ -62,7 +62,7 @@ class OpenAICompatibleModel(HttpModel):
         max_tokens_field: str | None = None,
         env: Mapping[str, str] | None = None,
         backoff: float = 0.5,
-        max_wait: float = 60.0,
+        max_wait: float | None = None,
         key_optional: bool = False,
     ) -> None:
         super().__init__(
@@ -96,7 +96,7 @@ class OpenAICompatibleModel(HttpModel):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
         key = self.api_key()
-        headers = {"authorization": f"Bearer {key}"} if key else {}
+        headers = self.key_header(key, "authorization")
         body = self.request_body(request)
         finish: str | None = None
         done = False

@@ -119,6 +119,12 @@ def build_model(
     if not filled["base_url"] and not provider.adapter.default_base_url:
         reason = f"provider {config.provider!r} needs a base_url (e.g. http://127.0.0.1:8080/v1)"
         raise ConfigError(source, f"models.{name}.base_url", reason)
+    if config.api_key_header is not None and not filled["api_key_env"]:
+        reason = (
+            f"names the header of the API key, but provider {config.provider!r} sends no "
+            "key without api_key_env (the name of the variable holding it)"
+        )
+        raise ConfigError(source, f"models.{name}.api_key_header", reason)
     chat_only = [key for key in _CHAT_ONLY if getattr(config, key) is not None]
     if chat_only and not issubclass(provider.adapter, OpenAICompatibleModel):
         chat = ", ".join(

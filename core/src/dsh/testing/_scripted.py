@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 
+from dsh._config_models import DEFAULT_MAX_WAIT
 from dsh.errors import ModelError
 from dsh.llm.base import Chunk, Finish, ModelInfo, TextDelta, ToolCallDelta, UsageChunk
 from dsh.messages import ModelRequest, Usage
@@ -86,6 +87,8 @@ class ScriptedModel:
     context_window: int | None = 8192
     #: the output a provider would reserve for a request that sets no ``max_tokens``
     max_output_tokens: int | None = None
+    #: the longest ``retry_after`` the loop waits for before retrying a failed call
+    max_wait: float = DEFAULT_MAX_WAIT
     requests: list[ModelRequest] = field(default_factory=list)
     aborted: int = 0  # how many streams were closed before they finished
     _next: int = 0
@@ -97,6 +100,7 @@ class ScriptedModel:
             "scripted",
             context_window=self.context_window,
             max_output_tokens=self.max_output_tokens,
+            max_wait=self.max_wait,
         )
 
     def extend(self, *entries: Entry) -> None:
