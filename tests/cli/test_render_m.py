@@ -96,6 +96,12 @@ def test_a_retry_says_why_the_model_call_is_retried() -> None:
     assert err == "↻ retrying the model call (RATE_LIMIT: slow down)\n"
 
 
+def test_a_retry_after_a_wait_says_how_long() -> None:
+    data = {"turn": 1, "step": 1, "attempt": 1, "code": "RATE_LIMIT", "message": "slow down"}
+    _, err = shown(("step/retry", {**data, "wait": 7.5}))
+    assert err == "↻ retrying the model call in 7.5 s (RATE_LIMIT: slow down)\n"
+
+
 def test_a_failed_turn_shows_its_reason_tokens_and_error() -> None:
     error = {"code": "TRANSPORT", "message": "connection refused"}
     _, err = shown(turn_end(2, "error", error=error))

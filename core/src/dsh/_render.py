@@ -170,7 +170,10 @@ class Renderer:
             how = _COMPACTED[data["outcome"]]
             self._note(f"↻ history {how} ({data.get('reason')}): {before:,} → {after:,} tokens")
         elif kind == "step/retry":
-            self._note(f"↻ retrying the model call ({data['code']}: {shorten(data['message'])})")
+            wait = data.get("wait")
+            when = f" in {wait:g} s" if isinstance(wait, int | float) and wait > 0 else ""
+            why = f"{data['code']}: {shorten(data['message'])}"
+            self._note(f"↻ retrying the model call{when} ({why})")
         elif kind == "turn/end":
             self._held_cr = False  # a lone "\r" ending the answer: nothing to show
             self.steers_shown.clear()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from dsh._config_models import DEFAULT_MAX_WAIT
 from dsh._ready import READY
 from dsh._secrets import get_logger, redact
 from dsh.errors import DshError, HookError, ModelError, StepLimitError
@@ -242,12 +243,19 @@ class StepRunner:
                 },
             )
             request = await relay.agent_request(agent, request, number, step)
+            model: Model | None = None
             try:
                 model = self.models.get(request.model, agent=agent.id)
                 message = await self._stream(model, request, turn)
                 break
             except ModelError as error:
                 if retries >= options.get("max_request_retries", 1):
+                    raise
+                # the server's wait (a retry sooner fails again), if the model's
+                # max_wait allows it; a longer one ends the turn without asking
+                wait = error.retry_after
+                limit = DEFAULT_MAX_WAIT if model is None else model.info.max_wait
+                if wait is not None and wait > limit:
                     raise
                 on_error = await relay.agent_request_error(
                     agent, request, error, FAIL, number, step
@@ -260,7 +268,11 @@ class StepRunner:
                 data["message"] = redact(error.message, self.agent.secrets)  # as turn/end's
                 if on_error.reason:
                     data["reason"] = on_error.reason
+                if wait:
+                    data["wait"] = wait
                 await emit("step/retry", data, checked=True)
+                if wait:  # inside the turn's cancel scope: an abort ends the wait
+                    await anyio.sleep(wait)
         message = await relay.agent_step_result(agent, message, number, step)
         calls = message.tool_calls
         stop = message.stop_reason
