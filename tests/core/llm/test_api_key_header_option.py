@@ -183,7 +183,9 @@ async def test_max_wait_is_the_models_info() -> None:
     text = config("http://127.0.0.1:9/v1", "    max_wait: 12.5\n")
     async with Harness(config_text=text, load_entry_points=False, env=ENV) as h:
         assert h.models.get("wire", agent="main").info.max_wait == 12.5
-    async with Harness(config_text=config("http://127.0.0.1:9/v1"), env=ENV) as h:
+    async with Harness(
+        config_text=config("http://127.0.0.1:9/v1"), load_entry_points=False, env=ENV
+    ) as h:
         assert h.models.get("wire", agent="main").info.max_wait == 60.0
 
 
