@@ -200,6 +200,9 @@ class HookRelay:
     def register_settings(self, callback: Callable[..., None]) -> None:
         self.dispatcher.register("register_settings", callback)
 
+    def register_secrets(self, callback: Callable[..., None]) -> None:
+        self.dispatcher.register("register_secrets", callback)
+
     def register_history_reducers(self, callback: Callable[..., None]) -> None:
         self.dispatcher.register("register_history_reducers", callback)
 

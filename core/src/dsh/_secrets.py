@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ __all__ = [
     "key_variables",
     "known_keys",
     "redact",
+    "remember",
     "secret_values",
 ]
 
@@ -38,8 +39,15 @@ MIN_LENGTH: Final = 8
 PROVIDER_KEY_VARIABLES: Final = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY")
 
 #: Every key ``key_from_env`` has returned in this process (a harness reads its keys when
-#: it starts): what ``HideKeys`` hides, whichever harness or environment it came from.
+#: it starts) and every value of a plugin's secret variable a harness found (``remember``):
+#: what ``HideKeys`` hides, whichever harness or environment it came from.
 _READ: Final[set[str]] = set()
+
+
+def remember(values: Iterable[str]) -> None:
+    """Hide ``values`` (those of 8 characters or more) from log records and from
+    ``redact`` from now on, as every key dsh has read is."""
+    _READ.update(value for value in values if len(value) >= MIN_LENGTH)
 
 
 def key_variables(config: Config | None) -> set[str]:

@@ -24,6 +24,7 @@ import anyio
 from pydantic import BaseModel
 
 from dsh._relay import interception_returns
+from dsh._secret_variables import SecretVariables
 from dsh.agent import AgentRegistry
 from dsh.errors import DshError
 from dsh.llm.registry import ModelRegistry
@@ -97,6 +98,8 @@ class Harness:
         self._task_group: TaskGroup | None = None
         self._agents: AgentRegistry | None = None
         self._secrets: tuple[str, ...] | None = None
+        #: the environment variables plugins declared secret (``register_secrets``)
+        self.secret_variables = SecretVariables(env)
 
     @property
     def config(self) -> Config:
@@ -112,7 +115,8 @@ class Harness:
 
     def secrets(self) -> tuple[str, ...]:
         """The values of the model API keys this harness can see (in its ``env`` and the
-        process's), which every tool result is cleared of before it is logged."""
+        process's) and the secrets in the plugins' secret variables, which every tool
+        result is cleared of before it is logged."""
         if self._secrets is None:
             from dsh._secrets import secret_values
 
@@ -120,8 +124,16 @@ class Harness:
             found = set(secret_values(config))
             if self._env is not None:
                 found.update(secret_values(config, self._env))
+            found.update(self.secret_variables.values())
             self._secrets = tuple(sorted(found, key=len, reverse=True))
         return self._secrets
+
+    def hidden_variables(self) -> frozenset[str]:
+        """The environment variables the ``bash`` tool's commands run without: the model
+        API keys' (``dsh._secrets.key_variables``) and the plugins' secret variables."""
+        from dsh._secrets import key_variables
+
+        return self.secret_variables.names().union(key_variables(self._config))
 
     def _follow_observers(self) -> None:
         """Sessions tell the ``session_event`` hook about events only while some plugin
@@ -169,6 +181,8 @@ class Harness:
 
         self.relay.register_settings(partial(add_settings, self.settings))
         self._config = self._load_config()
+        self.relay.register_secrets(self.secret_variables.add)
+        self._secrets = None  # with what was just registered
         self.secrets()  # read now, so that a log record quoting a key shows it hidden
         self.relay.register_history_reducers(self._add_reducer)
         self.relay.register_models(self.models.add)

@@ -67,6 +67,7 @@ CALL_STYLES: dict[str, CallStyle] = {
     "register_tools": "register",
     "register_models": "register",
     "register_settings": "register",
+    "register_secrets": "register",
     "register_commands": "register",
     "register_history_reducers": "register",
 }
@@ -238,6 +239,20 @@ def register_settings(register: Callable[..., None]) -> None:
     The section in ``dsh.yml`` is named after the plugin and validated by that model, as
     is ``agents[].options.<plugin>`` (an agent's own settings for the plugin, checked
     over the section; the plugin decides how they layer).
+    """
+
+
+@hookspec
+def register_secrets(register: Callable[..., None]) -> None:
+    """**register** — declare environment variables that hold secrets:
+    ``register("MY_TOKEN")``, or ``register("MY_URL", values=passwords_in)`` when only
+    part of the value is secret.
+
+    Each variable is left out of the environment of the ``bash`` tool's commands. Its
+    value, or each string ``values(value)`` returns (8 characters or more), is hidden as
+    ``***`` like a model API key: in every tool result before it is logged or sent to
+    the model, and in log records. Values are read when the harness starts, from its
+    ``env`` and the process's environment.
     """
 
 

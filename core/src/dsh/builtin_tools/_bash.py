@@ -145,12 +145,17 @@ async def _end_group(process: Process) -> None:
     await process.wait()
 
 
-def model_key_variables(agent: object) -> set[str]:
-    """The environment variables that hold the harness's model API keys: each built-in
-    provider's default and every ``api_key_env`` of the agent's harness config."""
+def hidden_variables(agent: object) -> frozenset[str]:
+    """The environment variables commands run without: the harness's model API key
+    variables and its plugins' secret variables (``Harness.hidden_variables``); with no
+    harness, the built-in providers' key variables."""
+    harness = getattr(agent, "harness", None)
+    if harness is not None:
+        names: frozenset[str] = harness.hidden_variables()
+        return names
     from dsh._secrets import key_variables
 
-    return key_variables(getattr(getattr(agent, "harness", None), "config", None))
+    return frozenset(key_variables(None))
 
 
 async def run_command(
@@ -233,7 +238,7 @@ async def bash(
     is cut in the middle. The command and every process it started are killed when it
     times out, when it is aborted, and when it returns (so background jobs end with it).
     """
-    hidden = model_key_variables(context.agent)
+    hidden = hidden_variables(context.agent)
     output, code, timed_out = await run_command(command, context.workspace, timeout, hidden)
     if timed_out:
         raise TimeoutError(
