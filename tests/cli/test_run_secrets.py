@@ -5,6 +5,7 @@ file nor the model (found by the CI operator study)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -36,3 +37,45 @@ def test_a_key_read_from_dshs_own_environment_is_hidden_everywhere(
     assert KEY not in str(server.bodies())
     stored = list(Path(cli_env["DSH_PERSISTENCE_DIR"]).rglob("*.jsonl"))
     assert stored and all(KEY not in path.read_text() for path in stored)
+
+
+PG_PASSWORD = "pg-test-SECRET-4d1e9a7c"
+URL_PASSWORD = "url-test-SECRET-b83f05e2"
+PG_URL = f"postgresql://dsh:{URL_PASSWORD}@127.0.0.1:9/dsh?sslmode=disable"
+
+
+@pytest.mark.plugins("persistence")
+def test_dsh_persistence_keeps_the_postgres_password_from_commands(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """dsh-persistence declares ``PGPASSWORD`` and ``$DSH_PERSISTENCE_URL``
+    (``register_secrets``): a command sees neither in its environment, and what it reads
+    of dsh's own hides the password, and only the password of the URL."""
+    both = "grep -a -e '^PGPASSWORD=' -e '^DSH_PERSISTENCE_URL='"
+    command = f"env | {both}; echo ---; tr '\\0' '\\n' < /proc/$PPID/environ | {both} | sort"
+    server = model_server([tool_call_reply("bash", {"command": command}), text_reply("ok")])
+    env = {
+        **cli_env,
+        "PGPASSWORD": PG_PASSWORD,
+        "DSH_PERSISTENCE_URL": PG_URL,
+        "DSH_LOAD_PLUGINS": "persistence",
+    }
+    model = f"openai-compatible:tiny@{server.url}"
+    done = dsh("-m", model, "run", "--json", "go", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [result] = [
+        e["data"] for e in map(json.loads, done.stdout.splitlines()) if e["type"] == "tool/result"
+    ]
+    # nothing before ---: the command's environment holds neither variable
+    assert result["content"] == (
+        "---\nDSH_PERSISTENCE_URL=postgresql://dsh:***@127.0.0.1:9/dsh?sslmode=disable\n"
+        "PGPASSWORD=***\n[exit code 0]"
+    )
+    for password in (PG_PASSWORD, URL_PASSWORD):
+        assert password not in done.stdout + done.stderr
+        assert password not in str(server.bodies())
+    stored = list(Path(cli_env["DSH_PERSISTENCE_DIR"]).rglob("*.jsonl"))
+    assert stored
+    assert all("PGPASSWORD=***" in path.read_text() for path in stored)
+    for password in (PG_PASSWORD, URL_PASSWORD):
+        assert all(password not in path.read_text() for path in stored)

@@ -91,6 +91,7 @@ def __getattr__(name: str) -> Any:
 plugin = PersistencePlugin()
 
 register_settings = plugin.register_settings
+register_secrets = plugin.register_secrets
 register_commands = plugin.register_commands
 harness_started = plugin.harness_started
 harness_stopping = plugin.harness_stopping

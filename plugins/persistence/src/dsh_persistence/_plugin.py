@@ -140,6 +140,20 @@ class PersistencePlugin:
         register(PersistenceSettings)
 
     @hookimpl
+    def register_secrets(self, register: Callable[..., None]) -> None:
+        # Kept from the agent's commands whatever the backend: a PostgreSQL password in
+        # dsh's environment is one ``env`` away from the model. $DSH_PERSISTENCE_URL goes
+        # whole (it is dsh's setting, no command needs it), but only its passwords are
+        # hidden in text: the rest of the URL is no secret, and hiding the password
+        # also catches it quoted alone (in a libpq error, say). $PGPASSFILE is a path,
+        # not a secret: the file is (deny reading it with dsh-permissions).
+        from dsh_persistence._postgres_url import passwords_in
+        from dsh_persistence._settings import ENV_URL
+
+        register("PGPASSWORD")
+        register(ENV_URL, values=passwords_in)
+
+    @hookimpl
     def harness_started(self, harness: Harness) -> None:
         self._harnesses.add(id(harness))
         if self._pinned is None:
