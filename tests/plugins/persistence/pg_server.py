@@ -93,21 +93,30 @@ class PgServer:
             "-E", "UTF8", "--locale=C",
         )  # fmt: skip
         for attempt in range(3):  # the free port may be taken by then (another worker)
-            options = (
-                f"-F -p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
-                "-c full_page_writes=off -c max_connections=60 -c wal_writer_delay=10000"
-            )
             try:
-                self._run(
-                    str(self.bins / "pg_ctl"), "-D", str(self.data), "-l",
-                    str(self.root / "log"), "-o", options, "-w", "-t", "30", "start",
-                )  # fmt: skip
+                self._start()
                 return self
             except RuntimeError:
                 if attempt == 2:
                     raise
                 self.port = free_port()
         return self
+
+    def _start(self) -> None:
+        options = (
+            f"-F -p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
+            "-c full_page_writes=off -c max_connections=60 -c wal_writer_delay=10000"
+        )
+        self._run(
+            str(self.bins / "pg_ctl"), "-D", str(self.data), "-l",
+            str(self.root / "log"), "-o", options, "-w", "-t", "30", "start",
+        )  # fmt: skip
+
+    def restart(self, mode: str = "fast") -> None:
+        """Stop the server (``mode``: pg_ctl's; "immediate" is a crash: commits not yet
+        flushed are lost) and start it again on the same port: every connection ends."""
+        self._run(str(self.bins / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
+        self._start()
 
     def stop(self) -> None:
         try:

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -339,3 +340,27 @@ def test_an_append_waits_for_a_held_session_row_no_longer_than_the_timeout(
         assert loaded is not None and [e.seq for e in loaded.stored.events] == [0, 1]
     finally:
         backend.close()
+
+
+def test_workers_whose_search_paths_find_one_store_share_its_claims(pg_server: object) -> None:
+    """A worker whose search path starts with another (empty) schema finds the tables
+    in the next one, as a worker whose path holds that schema alone: they share the
+    sessions, and so they share the claims (keyed by the schema the tables are in,
+    not the first of the search path)."""
+    server: Any = pg_server
+    tables, empty = server.schema(), server.schema()
+    one = PostgresBackend(server.url(tables))
+    two = PostgresBackend(server.url(f"{empty}%2C{tables}"))
+    try:
+        count = stored(one)
+        assert kept(two) == count  # one store
+        assert one.claim("s") is True
+        assert two.claim("s") is False
+        with pytest.raises(SessionInUseError):
+            two.append(INFO, [note(count)], durable=True)
+        one.release("s")
+        assert two.claim("s") is True
+        assert one.claim("s") is False
+    finally:
+        one.close()
+        two.close()

@@ -5,15 +5,16 @@ checks the seq and inserts, so two writers of one session cannot both succeed. D
 appends commit with ``synchronous_commit=on``, others with ``off`` (``sync`` then makes
 them durable). Claims are session-level advisory locks held on a second connection
 kept for them: a worker that dies lets go of its claims with its connection. psycopg 3
-is imported only when this backend is created. Tables: ``_postgres_schema``.
+is imported only when this backend is created. Tables: ``_postgres_schema``; the data
+connection, replaced when it breaks: ``_postgres_connection``; claims, taken again when
+their connection ended: ``_postgres_claims``.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from dsh.persistence import SessionHeader
 from dsh.session import SessionEvent
@@ -28,26 +29,18 @@ from dsh_persistence._batch import batch_of, loaded_of
 from dsh_persistence._errors import (
     PersistenceError,
     SessionConflictError,
-    SessionFormatError,
     SessionInUseError,
 )
 from dsh_persistence._postgres_claims import AdvisoryClaims
-from dsh_persistence._postgres_schema import (
-    CLAIM_KEY,
-    SCHEMA,
-    SCHEMA_LOCK,
-    SCHEMA_VERSION,
-    WHERE,
-)
-from dsh_persistence._postgres_url import hide_password, scrub
+from dsh_persistence._postgres_connection import DataConnection
+from dsh_persistence._postgres_schema import CLAIM_KEY, WHERE
+from dsh_persistence._postgres_url import hide_password
 from dsh_persistence._records import read_log
 
 if TYPE_CHECKING:
     import psycopg
 
 __all__ = ["MISSING_DRIVER", "PostgresBackend", "driver"]
-
-T = TypeVar("T")
 
 MISSING_DRIVER = (
     "persistence.backend is postgresql, which needs psycopg 3: install the extra "
@@ -84,100 +77,31 @@ class PostgresBackend(SessionBackend):
         self, url: str = "", *, fsync: bool = True, source: str = "", timeout: float = 30.0
     ) -> None:
         self._pg = driver()
-        self._timeout = timeout
-        self._url = url
         self.location = hide_password(url) if url else "postgresql (libpq's defaults)"
         self.stored_in = None  # not files on this machine
-        self._source = source
         self._fsync = fsync
-        self._lock = threading.Lock()  # one connection, used by one thread at a time
-        self._db: psycopg.Connection[Any] | None = None
-        self._sync_commit: bool | None = None  # the data connection's synchronous_commit
-        self._unsynced: set[str] = set()  # sessions with commits not yet flushed
+        self._conn = DataConnection(
+            self._pg, url, location=self.location, source=source, timeout=timeout
+        )
+        #: sessions with commits not yet flushed -> (the data connection's generation
+        #: then, the next seq stored then)
+        self._unsynced: dict[str, tuple[int, int]] = {}
         #: session id -> (stored next_seq, readable tail) as the last ``load`` found them
         self._loaded: dict[str, tuple[int, StoredTail]] = {}
-        self._claims = AdvisoryClaims(self._open, self._pg.Error)
+        self._claims = AdvisoryClaims(self._conn.open, self._pg.Error)
 
     def __repr__(self) -> str:
         return f"PostgresBackend({self.location!r})"
 
-    # -- connections ---------------------------------------------------------------------
-
-    def _unusable(self, doing: str, reason: object) -> PersistenceError:
-        source = f" ({self._source})" if self._source else ""
-        shown = scrub(str(reason).strip(), self._url)
-        return PersistenceError(f"{self.location}{source}: cannot {doing}: {shown}")
-
-    def _open(self) -> psycopg.Connection[Any]:
-        try:
-            return self._pg.connect(self._url, autocommit=True)  # type: ignore[no-any-return]
-        except self._pg.Error as exc:
-            reason = str(exc)
-        # raised here, out of the except block, so that it carries no cause and no
-        # context: libpq may quote the connection string, password included
-        raise self._unusable("connect to the session database", reason)
+    # -- connections: _postgres_connection -----------------------------------------------
 
     def prepare(self) -> None:
         """Connect, and create the tables if they are missing."""
-        with self._lock:
-            self._connect()
+        self._conn.prepare()
 
-    def _connect(self) -> psycopg.Connection[Any]:
-        if self._db is not None and not self._db.closed:
-            return self._db
-        self._db, self._sync_commit = None, None
-        db = self._open()
-        try:
-            db.execute(f"SET lock_timeout = {max(1, round(self._timeout * 1000))}")
-            self._check_schema(db)
-        except self._pg.Error as exc:
-            db.close()
-            raise self._unusable("create the session tables", exc) from exc
-        except BaseException:
-            db.close()
-            raise
-        self._db = db
-        return db
-
-    def _check_schema(self, db: psycopg.Connection[Any]) -> None:
-        def version() -> int | None:
-            if db.execute("SELECT to_regclass('dsh_version')").fetchone() == (None,):
-                return None
-            row = db.execute("SELECT max(version) FROM dsh_version").fetchone()
-            return None if row is None or row[0] is None else int(row[0])
-
-        found = version()
-        if found is None:
-            with db.transaction():
-                db.execute(SCHEMA_LOCK)
-                for statement in SCHEMA:
-                    db.execute(statement)
-                found = version()
-                if found is None:
-                    db.execute("INSERT INTO dsh_version VALUES (%s)", (SCHEMA_VERSION,))
-                    found = SCHEMA_VERSION
-        if found > SCHEMA_VERSION:
-            raise SessionFormatError(
-                f"{self.location}: session tables schema version {found} is newer than "
-                f"this dsh-persistence reads (up to {SCHEMA_VERSION}); upgrade "
-                "dsh-persistence to open it. The database was not changed."
-            )
-
-    def _run(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
-        with self._lock:
-            db = self._connect()
-            try:
-                return work(db)
-            except self._pg.Error as exc:
-                if db.closed or db.broken:  # reconnected at the next call
-                    self._db = None
-                reason = scrub(str(exc).strip(), self._url)
-                raise PersistenceError(f"{self.location}: {reason}") from exc
-
-    def _commit_sync(self, db: psycopg.Connection[Any], on: bool) -> None:
-        if self._sync_commit is not on:
-            db.execute(f"SET synchronous_commit = {'on' if on else 'off'}")
-            self._sync_commit = on
+    def _schema(self) -> str:
+        """The schema of the tables (connecting first when not connected yet)."""
+        return self._conn.schema or self._conn.prepare()
 
     # -- writing -------------------------------------------------------------------------
 
@@ -196,10 +120,9 @@ class PostgresBackend(SessionBackend):
             )
 
         def work(db: psycopg.Connection[Any]) -> None:
-            self._commit_sync(db, sync)
-            with db.transaction():
-                if not self._claims.holds(info.id):
-                    self._lock_unclaimed(db, info.id, "append to")
+            self._conn.commit_sync(db, sync)
+            with self._conn.transaction(db):
+                self._check_claim(db, info.id, "append to")
                 row = db.execute(
                     f"SELECT s.next_seq, s.created, {WHERE} FROM dsh_sessions s "
                     "WHERE s.id=%s FOR UPDATE",
@@ -241,19 +164,49 @@ class PostgresBackend(SessionBackend):
                     "turns=GREATEST(turns, %s) WHERE id=%s",
                     (events[-1].seq + 1, events[-1].time, turns, info.id),
                 )
-            if sync:  # a flushed commit flushes every earlier one with it
-                self._unsynced.clear()
-            elif self._fsync:
-                self._unsynced.add(info.id)
+            self._committed(info.id, events[-1].seq + 1, flushed=sync)
 
-        self._run(work)
+        self._conn.run(work)
+
+    def _committed(self, session_id: str, next_seq: int, *, flushed: bool) -> None:
+        """Note a commit that left ``session_id`` at ``next_seq``: ``flushed`` (made
+        with ``synchronous_commit=on``, having written) it flushed every earlier commit
+        of this connection with it; else it is to be flushed by ``sync``. Commits of an
+        earlier connection may have been lost with it (a server that crashed): only
+        ``sync`` can tell."""
+        generation = self._conn.generation
+        if flushed:
+            for key, (made_on, _) in list(self._unsynced.items()):
+                if made_on == generation:
+                    del self._unsynced[key]
+        if flushed or not self._fsync:
+            self._unsynced.pop(session_id, None)
+        else:
+            self._unsynced[session_id] = (generation, next_seq)
+
+    def _check_claim(self, db: psycopg.Connection[Any], session_id: str, doing: str) -> None:
+        """Before a write of ``session_id``: nothing more when this worker holds its
+        claim (taken again if its connection ended); ``SessionInUseError`` when the claim
+        was lost to another worker; else ``_lock_unclaimed``."""
+        held = self._claims.check(self._schema(), session_id)
+        if held == "unclaimed":
+            self._lock_unclaimed(db, session_id, doing)
+        elif held == "lost":
+            raise SessionInUseError(
+                f"{self.location}: cannot {doing} session {session_id!r}: this worker's "
+                "claim of it ended with its connection to the server (a restart, a "
+                "failover, or the connection was ended), and another worker holds the "
+                "claim now; nothing was written"
+            )
 
     def _lock_unclaimed(self, db: psycopg.Connection[Any], session_id: str, doing: str) -> None:
         """For a write by a writer that holds no claim of ``session_id``: share the
         claim's lock for the transaction (as other such writers may: the session's row
         lock orders them), which keeps a claim out meanwhile; ``SessionInUseError`` when
         another worker holds the claim."""
-        row = db.execute(f"SELECT pg_try_advisory_xact_lock_shared({CLAIM_KEY})", (session_id,))
+        row = db.execute(
+            f"SELECT pg_try_advisory_xact_lock_shared({CLAIM_KEY})", (self._schema(), session_id)
+        )
         if row.fetchone() != (True,):
             raise SessionInUseError(
                 f"{self.location}: cannot {doing} session {session_id!r}: another worker is "
@@ -261,37 +214,54 @@ class PostgresBackend(SessionBackend):
             )
 
     def sync(self, session_id: str) -> None:
-        """A commit with ``synchronous_commit=on`` waits until the WAL is flushed up to
-        it, and so past every earlier commit: one that writes (a no-op update) is made."""
-        if session_id not in self._unsynced:
+        """A commit with ``synchronous_commit=on`` that writes waits until the WAL is
+        flushed up to it, and so past every earlier commit: a no-op update of the
+        session's row is made. No row, or one that ends before what this worker stored
+        (another worker deleted the session, or a server that crashed lost the commits
+        not flushed yet), writes nothing and flushes nothing: ``PersistenceError``."""
+        unsynced = self._unsynced.get(session_id)
+        if unsynced is None:
             return
+        stored_seq = unsynced[1]
 
-        def work(db: psycopg.Connection[Any]) -> None:
-            self._commit_sync(db, True)
-            with db.transaction():
-                db.execute("UPDATE dsh_sessions SET updated=updated WHERE id=%s", (session_id,))
-            self._unsynced.clear()
+        def work(db: psycopg.Connection[Any]) -> int | None:
+            self._conn.commit_sync(db, True)
+            with self._conn.transaction(db):
+                row = db.execute(
+                    "UPDATE dsh_sessions SET updated=updated WHERE id=%s RETURNING next_seq",
+                    (session_id,),
+                ).fetchone()
+            return None if row is None else int(row[0])
 
-        self._run(work)
+        found = self._conn.run(work)
+        if found is None or found < stored_seq:
+            stored = "is not stored any more" if found is None else f"ends at seq {found}"
+            raise PersistenceError(
+                f"{self.location}: cannot sync session {session_id!r}: it {stored}, where "
+                f"this worker stored up to seq {stored_seq - 1} (another worker deleted "
+                "it, or the server lost commits not yet flushed when it restarted); what "
+                "was written since its last flush is not durable"
+            )
+        self._committed(session_id, found, flushed=True)
 
     # -- claims --------------------------------------------------------------------------
 
     def claim(self, session_id: str) -> bool:
         """Hold the session's advisory lock on the claims connection until ``release``."""
         try:
-            return self._claims.claim(session_id)
+            return self._claims.claim(self._schema(), session_id)
         except self._pg.Error as exc:
-            raise self._unusable(f"claim session {session_id!r}", exc) from exc
+            raise self._conn.unusable(f"claim session {session_id!r}", exc) from exc
 
     def release(self, session_id: str) -> None:
-        self._claims.release(session_id)
+        if self._conn.schema is not None:  # else nothing was claimed
+            self._claims.release(self._conn.schema, session_id)
 
     def delete(self, session_id: str) -> bool:
         def work(db: psycopg.Connection[Any]) -> bool:
             self._loaded.pop(session_id, None)
-            with db.transaction():
-                if not self._claims.holds(session_id):  # held while it is deleted
-                    self._lock_unclaimed(db, session_id, "delete")
+            with self._conn.transaction(db):
+                self._check_claim(db, session_id, "delete")  # held while it is deleted
                 # the session's row first: it waits for an append holding the row (a
                 # writer without a claim), and the statements after it then see that
                 # append's events (each statement takes a new snapshot): none is left
@@ -300,10 +270,10 @@ class PostgresBackend(SessionBackend):
                 db.execute("DELETE FROM dsh_workspaces WHERE session=%s", (session_id,))
                 return deleted.rowcount > 0
 
-        return self._run(work)
+        return self._conn.run(work)
 
     def forget(self, session_id: str) -> None:
-        with self._lock:
+        with self._conn.lock:
             self._loaded.pop(session_id, None)
 
     # -- reading -------------------------------------------------------------------------
@@ -326,7 +296,7 @@ class PostgresBackend(SessionBackend):
                 events = self._read_log(db, session_id)
             return StoredTail(len(events), events[-1] if events else None)
 
-        return self._run(work)
+        return self._conn.run(work, safe=True)
 
     def _lines(self, db: psycopg.Connection[Any], session_id: str) -> list[str]:
         rows = db.execute(
@@ -355,12 +325,12 @@ class PostgresBackend(SessionBackend):
                     return None
                 return row, self._lines(db, session_id)
 
-        found = self._run(work)
+        found = self._conn.run(work, safe=True)
         if found is None:
             return None
         (created, meta, next_seq), records = found
         loaded, tail = loaded_of(session_id, created, meta, records, self._where(session_id))
-        with self._lock:
+        with self._conn.lock:
             if len(self._loaded) >= _LOADS_KEPT:
                 self._loaded.clear()
             self._loaded[session_id] = (int(next_seq), tail)
@@ -373,11 +343,8 @@ class PostgresBackend(SessionBackend):
             ).fetchall()
             return [SessionHeader(*row) for row in rows]
 
-        return self._run(work)
+        return self._conn.run(work, safe=True)
 
     def close(self) -> None:
         self._claims.close()
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+        self._conn.close()

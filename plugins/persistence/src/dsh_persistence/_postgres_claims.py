@@ -3,7 +3,14 @@ connection of their own that is kept open for them.
 
 A worker that dies, or whose connection breaks, lets go of its claims with the
 connection: the server ends the locks of a session that ends. ``CLAIM_KEY`` makes the
-lock's key from the session id and the schema of the tables.
+lock's key from the schema of the tables and the session id.
+
+A claims connection that ended (a server restart, a failover, a terminated backend)
+took its locks with it; the worker may not notice until it next writes. So ``check``,
+before each write of a claimed session, asks the connection whether it is still there;
+when it is not, the claim is taken again on a new one (another worker may have written
+meanwhile: the write's seq check finds that), or, when another worker holds it now, it
+is lost: ``check`` says so and the claim is forgotten.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from dsh_persistence._postgres_schema import CLAIM_KEY
 
@@ -21,9 +28,15 @@ if TYPE_CHECKING:
 __all__ = ["AdvisoryClaims"]
 
 
+def _dead(db: psycopg.Connection[Any]) -> bool:
+    """Whether psycopg found the connection closed or broken (by a failed call)."""
+    return db.closed or db.broken
+
+
 class AdvisoryClaims:
-    """``claim`` / ``release`` as ``SessionBackend`` has them. ``connect`` opens a new
-    connection (autocommit); ``error`` is psycopg's base error class."""
+    """``claim`` / ``release`` as ``SessionBackend`` has them (``schema``: that of the
+    tables). ``connect`` opens a new connection (autocommit); ``error`` is psycopg's
+    base error class."""
 
     def __init__(
         self, connect: Callable[[], psycopg.Connection[Any]], error: type[Exception]
@@ -32,43 +45,82 @@ class AdvisoryClaims:
         self._error = error
         self._lock = threading.Lock()
         self._db: psycopg.Connection[Any] | None = None
-        self._held: set[str] = set()
-
-    def holds(self, session_id: str) -> bool:
-        """Whether this backend holds the claim of ``session_id``."""
-        return session_id in self._held
+        self._generation = 0  # counts the claims connections made
+        #: session id -> the generation of the connection that took its lock
+        self._held: dict[str, int] = {}
 
     def _connection(self) -> psycopg.Connection[Any]:
-        if self._db is not None and not self._db.closed:
+        if self._db is not None and not _dead(self._db):
             return self._db
-        self._held.clear()  # the locks went with the connection that held them
+        if self._db is not None:
+            self._db.close()
+        self._db = None
         self._db = self._connect()
+        self._generation += 1
         return self._db
 
-    def claim(self, session_id: str) -> bool:
+    def _try_lock(self, schema: str, session_id: str) -> bool:
+        """``pg_try_advisory_lock`` on the claims connection; on a new one when that
+        turns out to have died (it held no lock then: trying again takes none twice)."""
+        for attempt in (1, 2):
+            db = self._connection()
+            try:
+                row = db.execute(f"SELECT pg_try_advisory_lock({CLAIM_KEY})", (schema, session_id))
+                return row.fetchone() == (True,)
+            except self._error:
+                if attempt == 2 or not _dead(db):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _alive(self) -> bool:
+        """Whether the claims connection still answers (a round trip)."""
+        db = self._db
+        if db is None or _dead(db):
+            return False
+        try:
+            db.execute("SELECT 1")
+        except self._error:
+            if not _dead(db):
+                raise
+            return False
+        return True
+
+    def claim(self, schema: str, session_id: str) -> bool:
         """Hold the session's advisory lock; False when another worker (or another
         agent of this one) holds it. psycopg's errors are the caller's to report."""
         with self._lock:
             if session_id in self._held:
                 return False
-            row = self._connection().execute(
-                f"SELECT pg_try_advisory_lock({CLAIM_KEY})", (session_id,)
-            )
-            held = row.fetchone() == (True,)
+            held = self._try_lock(schema, session_id)
             if held:
-                self._held.add(session_id)
+                self._held[session_id] = self._generation
             return held
 
-    def release(self, session_id: str) -> None:
+    def check(self, schema: str, session_id: str) -> Literal["held", "unclaimed", "lost"]:
+        """Whether this backend holds the claim of ``session_id`` now: "unclaimed"
+        when it did not claim it; "held" when it does, taken again if the connection
+        that held it ended; "lost" when that connection ended and another worker holds
+        the claim now (it is forgotten: the session is this worker's no more)."""
         with self._lock:
-            if session_id not in self._held:
-                return
-            self._held.discard(session_id)
+            generation = self._held.get(session_id)
+            if generation is None:
+                return "unclaimed"
+            if generation == self._generation and self._alive():
+                return "held"
+            if self._try_lock(schema, session_id):  # the lock went with its connection
+                self._held[session_id] = self._generation
+                return "held"
+            del self._held[session_id]
+            return "lost"
+
+    def release(self, schema: str, session_id: str) -> None:
+        with self._lock:
+            generation = self._held.pop(session_id, None)
             db = self._db
-            if db is None or db.closed:
-                return
+            if generation != self._generation or db is None or db.closed:
+                return  # not held, or its lock went with the connection that held it
             try:
-                db.execute(f"SELECT pg_advisory_unlock({CLAIM_KEY})", (session_id,))
+                db.execute(f"SELECT pg_advisory_unlock({CLAIM_KEY})", (schema, session_id))
             except self._error:  # a broken connection holds no lock any more
                 db.close()
 

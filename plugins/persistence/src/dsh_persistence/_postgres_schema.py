@@ -1,5 +1,5 @@
-"""The tables of the PostgreSQL backend (in the first schema of the connection's
-``search_path``) and the advisory-lock keys of its claims.
+"""The tables of the PostgreSQL backend (where the connection's ``search_path`` finds
+them, else created in its first schema) and the advisory-lock keys of its claims.
 
 The tables are prefixed ``dsh_`` so that they can share a database (and a schema) with
 others. ``dsh_version`` holds the schema version: a newer one is refused. The layout is
@@ -23,11 +23,12 @@ SCHEMA_VERSION = 1
 #: Held (for its transaction) while the tables are created: two processes that open a
 #: new database at once would otherwise both create them, and one would fail.
 SCHEMA_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('dsh-persistence schema', 0))"
-#: The advisory-lock key of a session's claim (``%s``: the session id), scoped by the
-#: schema that holds the tables, so that two stores of one database never share a
-#: claim. A claim holds it exclusively; a writer without a claim shares it while it
-#: writes.
-CLAIM_KEY = "hashtextextended(current_schema() || '/claim/' || %s, 0)"
+#: The advisory-lock key of a session's claim (``%s``, ``%s``: the schema that holds
+#: the tables, read at connect, and the session id), so that two stores of one
+#: database never share a claim, and two workers of one store always do, whatever
+#: else their search paths hold. A claim holds it exclusively; a writer without a
+#: claim shares it while it writes.
+CLAIM_KEY = "hashtextextended(%s || '/claim/' || %s, 0)"
 #: Where each stored session last ran: the workspace its last turn was written from.
 WHERE = (
     "COALESCE((SELECT workspace FROM dsh_workspaces w WHERE w.session=s.id AND "

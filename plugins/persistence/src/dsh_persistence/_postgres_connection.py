@@ -1,0 +1,208 @@
+"""The data connection of the PostgreSQL backend: one connection, used by one thread at
+a time, replaced when it breaks.
+
+``run(work, safe=...)`` runs ``work`` on the connection (connecting first when there is
+none). A connection that died under it (a server restart, a failover, a terminated
+backend) is dropped, and ``work`` runs once more on a new one when that cannot write
+twice: when it is ``safe`` (a read) or when the commit of its ``transaction`` was never
+sent (the server rolled the transaction back with the connection). A connection that
+broke while committing is not retried: the write may or may not be stored, and the
+error says so. A connection left in a transaction by any error (an interrupt while it
+rolled back) is closed rather than used again.
+
+At connect the tables are found through the connection's ``search_path`` (created in
+its first schema when missing), and the search path is then pinned to the schema that
+holds them: ``schema`` names it, for the claims' keys.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from dsh_persistence._errors import PersistenceError, SessionFormatError
+from dsh_persistence._postgres_schema import SCHEMA, SCHEMA_LOCK, SCHEMA_VERSION
+from dsh_persistence._postgres_url import scrub
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["DataConnection"]
+
+T = TypeVar("T")
+
+_TABLES_SCHEMA = (
+    "SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid=c.relnamespace "
+    "WHERE c.oid=to_regclass('dsh_version')"
+)
+
+
+class DataConnection:
+    """The connection that reads and writes the sessions. ``pg``: psycopg; ``location``
+    and ``source`` name the store in messages (``url`` only to hide its password)."""
+
+    def __init__(
+        self, pg: ModuleType, url: str, *, location: str, source: str, timeout: float
+    ) -> None:
+        self._pg = pg
+        self._url = url
+        self._location = location
+        self._source = source
+        self._timeout = timeout
+        #: Held while the connection is used (by ``run``): one thread at a time.
+        self.lock = threading.Lock()
+        self._db: psycopg.Connection[Any] | None = None
+        self._sync_commit: bool | None = None  # the connection's synchronous_commit
+        self._committing = False  # the current work's commit was sent
+        #: The schema that holds the tables (read at connect; None before).
+        self.schema: str | None = None
+        #: Counts the connections made: a commit is on the server of its generation.
+        self.generation = 0
+
+    # -- connecting ----------------------------------------------------------------------
+
+    def unusable(self, doing: str, reason: object) -> PersistenceError:
+        source = f" ({self._source})" if self._source else ""
+        shown = scrub(str(reason).strip(), self._url)
+        return PersistenceError(f"{self._location}{source}: cannot {doing}: {shown}")
+
+    def open(self) -> psycopg.Connection[Any]:
+        """A new connection (autocommit), for data or claims."""
+        try:
+            return self._pg.connect(self._url, autocommit=True)  # type: ignore[no-any-return]
+        except self._pg.Error as exc:
+            reason = str(exc)
+        # raised here, out of the except block, so that it carries no cause and no
+        # context: libpq may quote the connection string, password included
+        raise self.unusable("connect to the session database", reason)
+
+    def prepare(self) -> str:
+        """Connect now (creating the tables if they are missing); the tables' schema."""
+        with self.lock:
+            self._connect()
+            assert self.schema is not None
+            return self.schema
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        if self._db is not None and not self._db.closed:
+            return self._db
+        self._db, self._sync_commit = None, None
+        db = self.open()
+        try:
+            db.execute(f"SET lock_timeout = {max(1, round(self._timeout * 1000))}")
+            self.schema = self._check_schema(db)
+        except self._pg.Error as exc:
+            db.close()
+            raise self.unusable("create the session tables", exc) from exc
+        except BaseException:
+            db.close()
+            raise
+        self._db = db
+        self.generation += 1
+        return db
+
+    def _check_schema(self, db: psycopg.Connection[Any]) -> str:
+        """Find (or create) the tables, pin the search path to their schema, check their
+        version; the schema."""
+
+        def schema() -> str | None:
+            row = db.execute(_TABLES_SCHEMA).fetchone()
+            return None if row is None else str(row[0])
+
+        def pin(schema: str) -> None:
+            # every later statement finds the tables there, whatever else the search
+            # path holds (or comes to hold): the claims are keyed by this schema
+            db.execute(
+                "SELECT set_config('search_path', quote_ident(%s) || ', pg_temp', false)",
+                (schema,),
+            )
+
+        def version() -> int | None:
+            row = db.execute("SELECT max(version) FROM dsh_version").fetchone()
+            return None if row is None or row[0] is None else int(row[0])
+
+        found = schema()
+        if found is not None:
+            pin(found)
+        version_found = None if found is None else version()
+        if version_found is None:  # no tables, or no version row: create what is missing
+            with db.transaction():
+                db.execute(SCHEMA_LOCK)
+                for statement in SCHEMA:  # in the search path's first schema if none
+                    db.execute(statement)
+                found = schema()
+                assert found is not None
+                pin(found)
+                version_found = version()
+                if version_found is None:
+                    db.execute("INSERT INTO dsh_version VALUES (%s)", (SCHEMA_VERSION,))
+                    version_found = SCHEMA_VERSION
+        assert found is not None
+        if version_found > SCHEMA_VERSION:
+            raise SessionFormatError(
+                f"{self._location}: session tables schema version {version_found} is newer than "
+                f"this dsh-persistence reads (up to {SCHEMA_VERSION}); upgrade "
+                "dsh-persistence to open it. The database was not changed."
+            )
+        return found
+
+    # -- running work --------------------------------------------------------------------
+
+    def run(self, work: Callable[[psycopg.Connection[Any]], T], *, safe: bool = False) -> T:
+        """``work(connection)``, once more on a new connection when the connection died
+        under it and running it again cannot write twice (see the module)."""
+        with self.lock:
+            for attempt in (1, 2):
+                db = self._connect()
+                self._committing = False
+                try:
+                    return work(db)
+                except self._pg.Error as exc:
+                    self._drop_unless_idle(db)
+                    dead = db.closed or db.broken
+                    if dead and attempt == 1 and (safe or not self._committing):
+                        continue  # the server rolled back what it had not committed
+                    reason = scrub(str(exc).strip(), self._url)
+                    if dead and self._committing:
+                        reason += (
+                            " (the connection was lost while committing: the write may "
+                            "or may not have been stored)"
+                        )
+                    raise PersistenceError(f"{self._location}: {reason}") from exc
+                except BaseException:
+                    self._drop_unless_idle(db)
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _drop_unless_idle(self, db: psycopg.Connection[Any]) -> None:
+        """Close the connection unless it is idle and sound: one left in a transaction
+        (or with a statement still running) must not carry the next call's work."""
+        idle = self._pg.pq.TransactionStatus.IDLE
+        if db.closed or db.broken or db.info.transaction_status != idle:
+            with suppress(self._pg.Error):
+                db.close()
+            if self._db is db:
+                self._db = None
+
+    @contextmanager
+    def transaction(self, db: psycopg.Connection[Any]) -> Iterator[None]:
+        """``db.transaction()``, noting when its commit is sent (``run`` retries a write
+        only before that)."""
+        with db.transaction():
+            yield
+            self._committing = True
+
+    def commit_sync(self, db: psycopg.Connection[Any], on: bool) -> None:
+        """Set the connection's ``synchronous_commit`` (only when it changes)."""
+        if self._sync_commit is not on:
+            db.execute(f"SET synchronous_commit = {'on' if on else 'off'}")
+            self._sync_commit = on
+
+    def close(self) -> None:
+        with self.lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
