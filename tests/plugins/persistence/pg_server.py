@@ -5,12 +5,16 @@ listens on a unix socket in it and on 127.0.0.1 (a free port), fsync off; as roo
 it runs as the ``postgres`` system user, since PostgreSQL refuses to run as root. Local
 (socket) connections are trusted; TCP ones need the password ``PASSWORD``.
 ``schema_url()`` gives each test a fresh schema, which the URL selects through
-libpq's ``options``. ``require()`` skips when no server can be had, naming what is
+libpq's ``options``. A server outlives a test process that was killed (no fixture
+teardown, no ``atexit``): each server's directory names the process that made it
+(``owner``), and ``start()`` first stops and removes those whose process is gone
+(``sweep()``). ``require()`` skips when no server can be had, naming what is
 missing, unless ``DSH_REQUIRE_POSTGRES=1``: then it fails (the nox sessions set it).
 """
 
 from __future__ import annotations
 
+import atexit
 import glob
 import itertools
 import os
@@ -23,6 +27,7 @@ from pathlib import Path
 import pytest
 
 PASSWORD = "pg-secret-Zq7"
+PREFIX = "dsh-pg-"
 REQUIRE = "DSH_REQUIRE_POSTGRES"
 _names = itertools.count()
 
@@ -62,6 +67,42 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's: alive
+        return True
+    return True
+
+
+def sweep(directory: str | None = None) -> list[Path]:
+    """Stop and remove the servers in ``directory`` (the temp dir) whose owner process
+    is gone (a test process that was killed); the directories removed. A directory
+    without its ``owner`` file yet (another process is making it) is left alone."""
+    removed = []
+    bins = bindir()
+    for root in Path(directory or tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        try:
+            owner = int((root / "owner").read_text())
+        except (OSError, ValueError):
+            continue
+        if _alive(owner):
+            continue
+        if bins is not None and (root / "data" / "postmaster.pid").exists():
+            as_root = os.geteuid() == 0
+            command = [str(bins / "pg_ctl"), "-D", str(root / "data"), "-m", "immediate", "stop"]
+            subprocess.run(
+                [*(["runuser", "-u", "postgres", "--"] if as_root else []), *command],
+                capture_output=True,
+                check=False,
+            )
+        shutil.rmtree(root, ignore_errors=True)
+        removed.append(root)
+    return removed
+
+
 class PgServer:
     def __init__(self) -> None:
         bins = bindir()
@@ -69,7 +110,8 @@ class PgServer:
         self.bins = bins
         # /tmp itself, not pytest's (0700, root's) temp dir: the server's user must
         # reach the socket, and a socket path is at most 107 bytes
-        self.root = Path(tempfile.mkdtemp(prefix="dsh-pg-"))
+        self.root = Path(tempfile.mkdtemp(prefix=PREFIX))
+        (self.root / "owner").write_text(str(os.getpid()))
         self.data = self.root / "data"
         self.port = free_port()
         self.as_root = os.geteuid() == 0
@@ -81,6 +123,8 @@ class PgServer:
             raise RuntimeError(f"{' '.join(command)} failed:\n{done.stdout}{done.stderr}")
 
     def start(self) -> PgServer:
+        sweep()
+        atexit.register(self.stop)  # a process that exits without the fixture's teardown
         if self.as_root:
             shutil.chown(self.root, "postgres", "postgres")
         secret = self.root / "pwfile"
@@ -119,8 +163,13 @@ class PgServer:
         self._start()
 
     def stop(self) -> None:
+        if not self.root.exists():  # stopped already
+            return
         try:
-            self._run(str(self.bins / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop")
+            if (self.data / "postmaster.pid").exists():  # else it never started
+                self._run(
+                    str(self.bins / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"
+                )
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 
