@@ -47,8 +47,8 @@ def streams_through(screen: Screen) -> Iterator[None]:
 
 
 class Screen:
-    """Whole lines printed above the running Application, in the order written, in one
-    ``run_in_terminal`` for all that came meanwhile; the streams' unfinished lines."""
+    """Whole lines printed above the running Application, in the order written, all that
+    came meanwhile at once; the streams' unfinished lines."""
 
     def __init__(self) -> None:
         self.app: Application[None] | None = None
@@ -71,11 +71,21 @@ class Screen:
             self.flush()
             self.write(real, text)
             return
-        from prompt_toolkit.application import run_in_terminal
-
         self._pending.append((real, text))
         if len(self._pending) == 1:
-            run_in_terminal(self.flush)
+            asyncio.get_running_loop().call_soon(self._print_pending)
+
+    def _print_pending(self) -> None:
+        """The lines pending, above the Application: its drawing erased, the lines written
+        where it was, and the Application drawn again below them. The terminal stays in
+        the Application's raw mode meanwhile: prompt_toolkit's ``run_in_terminal`` puts it
+        back in canonical mode for the write, where the kernel echoes a key typed then
+        into the answer and takes a Ctrl-D for itself (the question it was meant to
+        deny would wait on)."""
+        if self.app is not None and self.app.is_running:
+            self.app.renderer.erase()
+        self.flush()
+        self.redraw()
 
     def flush(self) -> None:
         pending, self._pending = self._pending, []
