@@ -150,6 +150,60 @@ def dsh(
     )
 
 
+# -- settings for a plugin that does not run (tests/cli/test_*_config.py) ---------------
+
+SHELL_SECTION = "shell:\n  x: 1\n"  # a section for a plugin that is not installed
+IGNORED = "(ignored here: this command starts no agent; dsh run refuses it)\n"
+
+
+def settings_for_plugins_not_running(left_out: str, line: int) -> pytest.MarkDecorator:
+    """Parametrizes a test's ``text`` (a dsh.yml) and ``said`` (where it is wrong, and
+    what is said of it): SHELL_SECTION, and ``left_out``, whose agent 0 has options for
+    the permissions plugin at ``line`` (installed, and left out by the test's env)."""
+    return pytest.mark.parametrize(
+        ("text", "said"),
+        [
+            (
+                SHELL_SECTION,
+                "1:1: shell: section 'shell' is for a plugin that is not installed or not loaded",
+            ),
+            pytest.param(
+                left_out,
+                f"{line}:7: agents[0].options.permissions: plugin 'permissions' is installed "
+                "but not loaded, so nothing would apply these settings",
+                marks=pytest.mark.plugins("permissions"),
+            ),
+        ],
+        ids=["not-installed", "left-out"],
+    )
+
+
+def written_config(directory: Path, text: str, said: str) -> tuple[Path, str]:
+    """``text`` written to ``directory``/dsh.yml, and the start of the warning a command
+    that starts no agent gives for it."""
+    config = directory / "dsh.yml"
+    config.write_text(text)
+    return config, f"dsh: {config}:{said}"
+
+
+def assert_warned(done: subprocess.CompletedProcess[str], warning: str) -> None:
+    """A command that starts no agent ran, ``warning`` said and said to be ignored."""
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith(warning) and done.stderr.endswith(IGNORED)
+
+
+def assert_refused(done: subprocess.CompletedProcess[str], config: Path, said: str) -> None:
+    """A command that runs a turn refused the file before any model was asked."""
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(f"dsh: error: {config}:{said}")
+
+
+def assert_checked(env: dict[str, str], cwd: Path, config: Path, said: str) -> None:
+    """`dsh config check` reports the setting as an error."""
+    checked = dsh("config", "check", env=env, cwd=cwd)
+    assert checked.returncode == 1 and f"{config}:{said}" in checked.stderr
+
+
 def _piped(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
     """``dsh ARGS`` started with its stdout and stderr on pipes (text)."""
     return subprocess.Popen(

@@ -10,13 +10,19 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_support import dsh
+from cli_support import (
+    SHELL_SECTION,
+    assert_checked,
+    assert_refused,
+    assert_warned,
+    dsh,
+    settings_for_plugins_not_running,
+    written_config,
+)
 
-SHELL = "shell:\n  x: 1\n"
 LEFT_OUT = (
     "agents:\n  - id: main\n    model: local\n    options:\n      permissions: {allow: [read]}\n"
 )
-TAIL = "(ignored here: this command starts no agent; dsh run refuses it)\n"
 
 
 @pytest.fixture
@@ -24,51 +30,29 @@ def env(cli_env: dict[str, str]) -> dict[str, str]:
     return {**cli_env, "DSH_LOAD_PLUGINS": ""}  # every installed plugin left out
 
 
-@pytest.mark.parametrize(
-    ("text", "said"),
-    [
-        (
-            SHELL,
-            "1:1: shell: section 'shell' is for a plugin that is not installed or not loaded",
-        ),
-        pytest.param(
-            LEFT_OUT,
-            "5:7: agents[0].options.permissions: plugin 'permissions' is installed but not "
-            "loaded, so nothing would apply these settings",
-            marks=pytest.mark.plugins("permissions"),  # installed, and left out here
-        ),
-    ],
-    ids=["not-installed", "left-out"],
-)
+@settings_for_plugins_not_running(LEFT_OUT, line=5)
 def test_models_and_tools_warn_about_settings_for_plugins_that_do_not_run(
     env: dict[str, str], tmp_path: Path, text: str, said: str
 ) -> None:
-    config = tmp_path / "dsh.yml"
-    config.write_text(text)
-    warning = f"dsh: {config}:{said}"
+    config, warning = written_config(tmp_path, text, said)
 
     models = dsh("models", "--json", env=env, cwd=tmp_path)
-    assert models.returncode == 0, models.stderr
+    assert_warned(models, warning)
     assert "local" in [row["name"] for row in json.loads(models.stdout)]
-    assert models.stderr.startswith(warning) and models.stderr.endswith(TAIL)
     assert models.stderr.count("\n") == 1
 
     tools = dsh("tools", "--json", env=env, cwd=tmp_path)
-    assert tools.returncode == 0, tools.stderr
+    assert_warned(tools, warning)
     assert "read" in [row["name"] for row in json.loads(tools.stdout)]
-    assert tools.stderr.startswith(warning) and tools.stderr.endswith(TAIL)
 
     # an agent would run without what the file asks for: refused before any model starts
-    ran = dsh("run", "hi", env=env, cwd=tmp_path)
-    assert (ran.returncode, ran.stdout) == (2, "")
-    assert ran.stderr.startswith(f"dsh: error: {config}:{said}")
-    checked = dsh("config", "check", env=env, cwd=tmp_path)
-    assert checked.returncode == 1 and f"{config}:{said}" in checked.stderr
+    assert_refused(dsh("run", "hi", env=env, cwd=tmp_path), config, said)
+    assert_checked(env, tmp_path, config, said)
 
 
 def test_models_still_refuse_a_bad_file(env: dict[str, str], tmp_path: Path) -> None:
     """What the listings read is checked: a model entry that is wrong stays an error."""
-    (tmp_path / "dsh.yml").write_text(SHELL + "model: nosuch\n")
+    (tmp_path / "dsh.yml").write_text(SHELL_SECTION + "model: nosuch\n")
     done = dsh("models", env=env, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert "unknown model 'nosuch'" in done.stderr
@@ -78,7 +62,7 @@ def test_models_still_refuse_a_bad_file(env: dict[str, str], tmp_path: Path) -> 
 def test_plugins_and_version_read_no_config(
     env: dict[str, str], tmp_path: Path, command: list[str]
 ) -> None:
-    (tmp_path / "dsh.yml").write_text(SHELL + "model: [\n")
+    (tmp_path / "dsh.yml").write_text(SHELL_SECTION + "model: [\n")
     done = dsh(*command, env=env, cwd=tmp_path)
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout

@@ -10,11 +10,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import dsh, text_reply
+from cli_support import (
+    SHELL_SECTION,
+    assert_checked,
+    assert_refused,
+    assert_warned,
+    dsh,
+    settings_for_plugins_not_running,
+    text_reply,
+    written_config,
+)
 
 pytestmark = pytest.mark.plugins("persistence")
 
-SHELL = "shell:\n  x: 1\n"
 LEFT_OUT = "agents:\n  - id: main\n    options:\n      permissions: {allow: [read]}\n"
 
 
@@ -31,36 +39,17 @@ def _stored(server: Any, env: dict[str, str], cwd: Path) -> str:
     return stored.stem
 
 
-@pytest.mark.parametrize(
-    ("text", "said"),
-    [
-        (
-            SHELL,
-            "1:1: shell: section 'shell' is for a plugin that is not installed or not loaded",
-        ),
-        pytest.param(
-            LEFT_OUT,
-            "4:7: agents[0].options.permissions: plugin 'permissions' is installed but not "
-            "loaded, so nothing would apply these settings",
-            marks=pytest.mark.plugins("permissions"),  # installed, and left out here
-        ),
-    ],
-    ids=["not-installed", "left-out"],
-)
+@settings_for_plugins_not_running(LEFT_OUT, line=4)
 def test_sessions_reading_the_store_warn_about_settings_for_plugins_that_do_not_run(
     model_server: Any, env: dict[str, str], tmp_path: Path, text: str, said: str
 ) -> None:
     server = model_server([text_reply("Hello.")])
     session = _stored(server, env, tmp_path)
-    config = tmp_path / "dsh.yml"
-    config.write_text(text)
-    warning = f"dsh: {config}:{said}"
-    tail = "(ignored here: this command starts no agent; dsh run refuses it)\n"
+    config, warning = written_config(tmp_path, text, said)
 
     listed = dsh("sessions", "list", "--json", env=env, cwd=tmp_path)
-    assert listed.returncode == 0, listed.stderr
+    assert_warned(listed, warning)
     assert [row["id"] for row in json.loads(listed.stdout)] == [session]
-    assert listed.stderr.startswith(warning) and listed.stderr.endswith(tail)
     assert listed.stderr.count("\n") == 1
 
     shown = dsh("sessions", "show", session, env=env, cwd=tmp_path)
@@ -69,14 +58,12 @@ def test_sessions_reading_the_store_warn_about_settings_for_plugins_that_do_not_
 
     # a turn would run without what the file asks for: refused, before the model is asked
     resumed = dsh("sessions", "resume", session, "again", env=env, cwd=tmp_path)
-    assert (resumed.returncode, resumed.stdout) == (2, "")
-    assert resumed.stderr.startswith(f"dsh: error: {config}:{said}")
+    assert_refused(resumed, config, said)
     assert len(server.bodies()) == 1
     ran = dsh("run", "--continue", "again", env=env, cwd=tmp_path)
     assert ran.returncode == 2 and ran.stderr.startswith(f"dsh: error: {config}:{said}")
 
-    checked = dsh("config", "check", env=env, cwd=tmp_path)
-    assert checked.returncode == 1 and f"{config}:{said}" in checked.stderr
+    assert_checked(env, tmp_path, config, said)
 
     deleted = dsh("sessions", "delete", session, env=env, cwd=tmp_path)
     assert deleted.returncode == 0, deleted.stderr
@@ -88,7 +75,7 @@ def test_sessions_still_refuse_a_bad_section_of_their_own(
     env: dict[str, str], tmp_path: Path
 ) -> None:
     """The persistence section says which store to read: a bad one stays an error."""
-    (tmp_path / "dsh.yml").write_text(SHELL + "persistence:\n  backend: nosuch\n")
+    (tmp_path / "dsh.yml").write_text(SHELL_SECTION + "persistence:\n  backend: nosuch\n")
     done = dsh("sessions", "list", env=env, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert "persistence.backend" in done.stderr
@@ -102,7 +89,7 @@ def test_load_config_for_a_command_that_starts_no_agent_warns_instead(
     from dsh.config import load_config
     from dsh.errors import ConfigError
 
-    text = SHELL + LEFT_OUT
+    text = SHELL_SECTION + LEFT_OUT
     with pytest.raises(ConfigError, match="section 'shell' is for a plugin"):
         load_config(text=text, source="dsh.yml", left_out=lambda name: name == "permissions")
     config = load_config(
