@@ -1,10 +1,11 @@
-"""What the loop conformance tests share: small plugins, event filters and a started
-agent. Imported as ``loop_support`` (tests/ has no packages)."""
+"""What the loop conformance tests share: small plugins, event filters, a started
+agent and one turn of one. Imported as ``loop_support`` (tests/ has no packages)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -13,7 +14,7 @@ from dsh import hookimpl
 from dsh.agent import AgentHandle
 from dsh.harness import Harness
 from dsh.session import EVENT_TYPES, SessionEvent
-from dsh.testing import ScriptedModel, scripted_harness
+from dsh.testing import ScriptedModel, run_turn, scripted_harness
 from dsh.tools import tool
 
 LIMIT = 5  # seconds; every wait is bounded so a broken loop fails instead of hanging
@@ -84,3 +85,22 @@ async def agent_on(
     async with scripted_harness(model, plugins=[("tools", Tools()), *plugins]) as harness:
         agent = await harness.agents.create("a", options={"model": "scripted", **options})
         yield harness, agent
+
+
+async def turn_events(
+    model: ScriptedModel,
+    *plugins: object | tuple[str, object],
+    workspace: Path | None = None,
+    config: str | None = None,
+    prompt: str = "go",
+    within: float = LIMIT,
+) -> list[SessionEvent]:
+    """The events of one turn, ``prompt``, of an agent on ``model`` in a started harness
+    with only ``plugins`` (no installed ones), ``workspace`` and dsh.yml text ``config``;
+    the turn has ``within`` seconds to end."""
+    async with scripted_harness(
+        model, plugins=plugins, load_entry_points=False, config_text=config, workspace=workspace
+    ) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        with anyio.fail_after(within):
+            return await run_turn(agent, prompt)

@@ -11,12 +11,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
+from loop_support import turn_events
 
 from dsh import get_logger, hookimpl
 from dsh.errors import DshError, HookError
-from dsh.testing import ScriptedModel, run_turn, scripted_harness, text, tool_calls
+from dsh.testing import ScriptedModel, scripted_harness, text, tool_calls
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="bash and /proc")
 
@@ -50,12 +50,7 @@ class Secrets:
 async def bash_output(workspace: Path, *plugins: object, command: str = COMMAND) -> str:
     (workspace / "leak.txt").write_text(f"DSH_TEST_TOKEN={TOKEN}\nDSH_TEST_URL={URL}\n")
     model = ScriptedModel([tool_calls(("bash", {"command": command})), text("ok")])
-    async with scripted_harness(
-        model, plugins=plugins, load_entry_points=False, workspace=workspace
-    ) as harness:
-        agent = await harness.agents.create("a", options={"model": "scripted"})
-        with anyio.fail_after(10):
-            events = await run_turn(agent, "go")
+    events = await turn_events(model, *plugins, workspace=workspace, within=10)
     [result] = [e.data for e in events if e.type == "tool/result"]
     content: str = result["content"]
     return content

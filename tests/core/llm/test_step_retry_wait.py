@@ -11,38 +11,17 @@ Waits are checked from below only (a slow machine waits longer, never shorter)."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import anyio
 from llm_wire import WireServer, error, sse
+from loop_support import LIMIT, Seen, ends, turn_events
 from test_providers_study_openai import answer
 
 from dsh import ModelError, RequestErrorDecision, hookimpl
 from dsh.harness import Harness
 from dsh.messages import ModelRequest
-from dsh.session import SessionEvent
 from dsh.testing import Reply, ScriptedModel, run_turn, scripted_harness
-
-LIMIT = 5  # seconds; every wait is bounded so a broken loop fails instead of hanging
-
-
-def ends(events: Sequence[SessionEvent]) -> list[tuple[int, str]]:
-    return [(e.data["turn"], e.data["reason"]) for e in events if e.type == "turn/end"]
-
-
-class Seen:
-    """``seen["step/retry"]`` is an event set once that type has been logged."""
-
-    def __init__(self) -> None:
-        self._events: dict[str, anyio.Event] = {}
-
-    def __getitem__(self, kind: str) -> anyio.Event:
-        return self._events.setdefault(kind, anyio.Event())
-
-    @hookimpl
-    def session_event(self, event: SessionEvent) -> None:
-        self[event.type].set()
 
 
 class Retry:
@@ -78,11 +57,7 @@ def answered(at: list[float]) -> Any:
 async def test_a_step_retry_waits_the_retry_after_of_the_error() -> None:
     at: list[float] = []
     model = ScriptedModel([limited(0.3, at), answered(at)])
-    retry = Retry()
-    async with scripted_harness(model, plugins=[retry], load_entry_points=False) as h:
-        agent = await h.agents.create("a", options={"model": "scripted"})
-        with anyio.fail_after(LIMIT):
-            events = await run_turn(agent, "hi")
+    events = await turn_events(model, Retry(), prompt="hi")
     assert ends(events) == [(1, "completed")]
     [data] = [e.data for e in events if e.type == "step/retry"]
     assert data == {
@@ -103,10 +78,7 @@ async def test_a_retry_after_longer_than_max_wait_ends_the_turn_without_asking()
     at: list[float] = []
     model = ScriptedModel([limited(5, at), answered(at)], max_wait=1)
     retry = Retry()
-    async with scripted_harness(model, plugins=[retry], load_entry_points=False) as h:
-        agent = await h.agents.create("a", options={"model": "scripted"})
-        with anyio.fail_after(LIMIT):
-            events = await run_turn(agent, "hi")
+    events = await turn_events(model, retry, prompt="hi")
     assert retry.asked == [] and len(at) == 1
     assert not [e for e in events if e.type == "step/retry"]
     assert events[-1].data["error"] == {

@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
+from loop_support import turn_events
 
 from dsh.builtin_tools import _bash
 from dsh.messages import ToolResult
@@ -240,12 +241,9 @@ async def test_bash_does_not_pass_the_model_keys_to_commands(
         "    base_url: http://127.0.0.1:9/v1\n    api_key_env: TEAM_LLM_KEY\n"
     )
     model = ScriptedModel([tool_calls(("bash", {"command": "env"})), text("ok")])
-    async with scripted_harness(
-        model, load_entry_points=False, config_text=config, workspace=workspace
-    ) as harness:
-        agent = await harness.agents.create("a", options={"model": "scripted"})
-        with anyio.fail_after(10):
-            events = await run_turn(agent, "env?")
+    events = await turn_events(
+        model, workspace=workspace, config=config, prompt="env?", within=LIMIT
+    )
     [result] = [e.data for e in events if e.type == "tool/result"]
     assert "DSH_TEST_VISIBLE=still-here" in result["content"]
     assert "sk-default-provider-key" not in result["content"]

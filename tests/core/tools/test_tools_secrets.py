@@ -12,11 +12,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
+from loop_support import turn_events
 
 from dsh import hookimpl
-from dsh.testing import ScriptedModel, run_turn, scripted_harness, text, tool_calls
+from dsh.testing import ScriptedModel, text, tool_calls
 from dsh.tools import tool
 
 KEY = "sk-test-SECRET-0123456789"
@@ -39,16 +39,9 @@ async def turn_with(
     calls: list[tuple[str, dict[str, Any]]], tmp_path: Path, config: str = ""
 ) -> Any:
     model = ScriptedModel([tool_calls(*calls), text("done")])
-    async with scripted_harness(
-        model,
-        plugins=[("env", Env())],
-        load_entry_points=False,
-        config_text=config or None,
-        workspace=tmp_path,
-    ) as h:
-        agent = await h.agents.create("a", options={"model": "scripted"})
-        with anyio.fail_after(30):
-            events = await run_turn(agent, "go")
+    events = await turn_events(
+        model, ("env", Env()), workspace=tmp_path, config=config or None, within=30
+    )
     return events, model
 
 
