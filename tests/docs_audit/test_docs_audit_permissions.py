@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 from docs_files import ROOT
-
-from dsh.testing import ScriptedModel, run_turn, scripted_harness, text, tool_calls
+from permissions_audit_support import decision_events
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -18,18 +17,8 @@ pytestmark = pytest.mark.plugins("permissions")
 async def decisions(workspace: Path, rules: str, *commands: str) -> dict[str, str]:
     """{command: allow or deny} for `bash` calls of `commands` under `rules` (the
     permissions section's YAML), with no front end to ask (an ask is a deny)."""
-    import dsh_permissions
-
     calls = [(f"bash#c{i}", {"command": command}) for i, command in enumerate(commands)]
-    model = ScriptedModel([tool_calls(*calls), text("done")])
-    config = f"permissions: {rules}\n"
-    plugins = [("permissions", dsh_permissions)]
-    async with scripted_harness(
-        model, plugins=plugins, load_entry_points=False, config_text=config, workspace=workspace
-    ) as h:
-        agent = await h.agents.create("a", options={"model": "scripted"})
-        events = await run_turn(agent, "go")
-    found = [e.data for e in events if e.type == "permission/decision"]
+    found = await decision_events(workspace, f"permissions: {rules}\n", *calls)
     return {commands[int(d["call_id"][1:])]: d["decision"] for d in found}
 
 

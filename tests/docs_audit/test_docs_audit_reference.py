@@ -162,25 +162,15 @@ async def test_the_permission_decision_table_names_exactly_the_events_fields(
 ) -> None:
     """docs/permissions.md, "The `permission/decision` event": its table of fields is
     what the event holds, for an allowed call and for a denied one."""
-    import dsh_permissions
-    from dsh.testing import ScriptedModel, run_turn, scripted_harness, text, tool_calls
+    from permissions_audit_support import decision_events
 
     doc = (ROOT / "docs" / "permissions.md").read_text("utf-8")
     table = doc[doc.index("## The `permission/decision` event") :].split("\n\n")[2]
     documented = {
         f for line in table.splitlines()[2:] for f in re.findall(r"`(\w+)`", line.split("|")[1])
     }
-    config = "permissions: {deny: [bash]}\n"
-    model = ScriptedModel(
-        [tool_calls(("ls", {"path": "."}), ("bash", {"command": "true"})), text("done")]
-    )
-    plugins = [("permissions", dsh_permissions)]
-    async with scripted_harness(
-        model, plugins=plugins, load_entry_points=False, config_text=config, workspace=tmp_path
-    ) as h:
-        agent = await h.agents.create("a", options={"model": "scripted"})
-        events = await run_turn(agent, "go")
-    decisions = [e.data for e in events if e.type == "permission/decision"]
+    calls = [("ls", {"path": "."}), ("bash", {"command": "true"})]
+    decisions = await decision_events(tmp_path, "permissions: {deny: [bash]}\n", *calls)
     assert [d["decision"] for d in decisions] == ["allow", "deny"]
     for data in decisions:
         assert set(data) == documented, (sorted(data), sorted(documented))
