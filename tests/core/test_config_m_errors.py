@@ -337,3 +337,37 @@ def test_a_string_given_something_else_is_named_in_yamls_words(tmp_path: Path) -
     assert fails(path).problems[0].reason == "Input should be a string, not a list"
     path = write(tmp_path, "agents:\n  - id: a\n    system_prompt: 42\n")
     assert fails(path).problems[0].reason == "Input should be a string, not a number"
+
+
+def test_the_good_keys_of_a_bad_agent_entry_are_checked_in_the_same_run(tmp_path: Path) -> None:
+    # an entry with a bad or unknown key is not left out whole: its model, its options
+    # and its id are checked with the rest
+    path = write(
+        tmp_path,
+        "models:\n"
+        "  sonnet: {provider: x}\n"
+        "agents:\n"
+        "  - id: a\n"
+        "    queue_mode: one-at-a-tim\n"
+        "    model: sonet\n"
+        "    options: {max_token: 5, queue_mode: batch}\n"
+        "    colour: red\n"
+        "  - id: a\n"
+        "    max_steps: 0\n"
+        "  - id: 7\n"
+        "    model: nosuch\n",
+    )
+    problems = fails(path).problems
+    assert [p.path for p in problems] == [
+        "agents[0].queue_mode",
+        "agents[0].model",
+        "agents[0].options.max_token",
+        "agents[0].options.queue_mode",
+        "agents[0].colour",
+        "agents[1].id",
+        "agents[1].max_steps",
+        "agents[2].id",  # a bad id: the entry is left out, its model unchecked
+    ]
+    assert "unknown model 'sonet'" in problems[1].reason
+    assert "set on the agent itself as well" in problems[3].reason
+    assert problems[5].reason == "duplicate agent id 'a' (first at agents[0].id)"

@@ -12,12 +12,6 @@ from dsh.config import load_config
 from dsh.errors import ConfigError
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an agents[] entry that fails validation is left out of the model-name check "
-    "(core/src/dsh/_config_validate.py), so its unknown `model` shows only once its "
-    "other problem is fixed",
-)
 def test_an_agent_entry_with_two_problems_has_both_found() -> None:
     """config.md: "If the file has several problems, all are found ... `dsh config
     check` prints each on its own line"."""

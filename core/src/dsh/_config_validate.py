@@ -148,11 +148,14 @@ def _nothing(name: str) -> bool:
 
 class _GoodPart:
     """The part of the core keys without a problem, for the checks that follow the
-    core's own: ``parsed`` from the core less every bad model entry, agent entry or
-    top-level value of ``error``; ``at[i]``, the index in the file of ``parsed``'s agent
-    ``i``; ``broken``, the models whose entry is bad (a reference to one is no news);
-    ``bad_ids``, the ids of the bad agent entries whose id itself is fine, by index (a
-    later entry with the same id is still a duplicate)."""
+    core's own: ``parsed`` from the core less every bad model entry or top-level value
+    of ``error``; an agent entry with a bad key keeps its good keys (the bad ones set
+    back to their defaults, an unknown one dropped: its ``model`` and ``options`` are
+    still checked), one whose id or whole value is bad is left out; ``at[i]``, the
+    index in the file of ``parsed``'s agent ``i``; ``broken``, the models whose entry
+    is bad (a reference to one is no news); ``bad_ids``, the ids of the agent entries
+    left out whose id itself is fine, by index (a later entry with the same id is
+    still a duplicate)."""
 
     def __init__(self, core: dict[str, Any], error: ValidationError | None = None) -> None:
         self.parsed: CoreKeys | None = None
@@ -163,6 +166,7 @@ class _GoodPart:
             return
         bad_agents: set[int] = set()
         bad_id: set[int] = set()
+        bad_keys: dict[int, set[str]] = {}  # agent index -> its keys with a problem
         for err in error.errors():
             top, *inner = err["loc"]
             if top == "models" and inner:
@@ -171,6 +175,8 @@ class _GoodPart:
                 bad_agents.add(inner[0])
                 if inner[1:2] == ["id"]:
                     bad_id.add(inner[0])
+                keys = bad_keys.setdefault(inner[0], set())
+                keys.add(str(inner[1]) if len(inner) > 1 else "")  # "": the whole entry
             else:  # the whole value is bad (`models: [a, b]`)
                 if top == "models":
                     self.broken.add("*")
@@ -179,16 +185,42 @@ class _GoodPart:
             models = {k: v for k, v in core["models"].items() if k not in self.broken}
             core = {**core, "models": models}
         if isinstance(core.get("agents"), list):
+            entries = list(core["agents"])
+            left_out = set(bad_id)
             for i in bad_agents - bad_id:
-                entry = core["agents"][i]
+                kept = _without_bad_keys(entries[i], bad_keys[i])
+                if kept is not None:
+                    entries[i] = kept
+                    continue
+                left_out.add(i)
+                entry = entries[i]
                 if isinstance(entry, dict) and isinstance(entry.get("id"), str):
                     self.bad_ids[i] = entry["id"]
-            self.at = [i for i in range(len(core["agents"])) if i not in bad_agents]
-            core = {**core, "agents": [core["agents"][i] for i in self.at]}
+            self.at = [i for i in range(len(entries)) if i not in left_out]
+            core = {**core, "agents": [entries[i] for i in self.at]}
         try:
             self.parsed = CoreKeys.model_validate(core)
         except ValidationError:  # not expected: then only the core's problems are told
             self.parsed = None
+
+
+def _without_bad_keys(entry: object, bad: set[str]) -> dict[str, Any] | None:
+    """An ``agents:`` entry with a problem at each of the keys ``bad``, as one without:
+    a bad key of the entry set back to its default, an unknown one dropped; ``None``
+    when that leaves it bad still (its whole value is bad, or a required key)."""
+    if not isinstance(entry, dict) or "" in bad:
+        return None
+    fields = AgentConfig.model_fields
+    good = {k: v for k, v in entry.items() if k not in bad}
+    for key in bad & set(fields):
+        if fields[key].is_required():
+            return None
+        good[key] = fields[key].get_default(call_default_factory=True)
+    try:
+        AgentConfig.model_validate(good)
+    except ValidationError:
+        return None
+    return good
 
 
 def _cross_check(
