@@ -1,5 +1,5 @@
-"""Where the docs are right and the code is not (found by the docs audit, left to a code
-change): each a strict xfail, so the fix shows as an XPASS to remove the mark."""
+"""Where the docs were right and the code was not (found by the docs audit, fixed in the
+code since): each was a strict xfail until its fix."""
 
 from __future__ import annotations
 
@@ -26,12 +26,6 @@ def test_an_agent_entry_with_two_problems_has_both_found() -> None:
 
 
 @pytest.mark.plugins("persistence")
-@pytest.mark.xfail(
-    strict=True,
-    reason="`prompt` of `dsh sessions resume` is nargs='*' with no default "
-    "(plugins/persistence/src/dsh_persistence/_commands.py:67), which argparse names "
-    "among the required arguments in its usage error",
-)
 def test_sessions_resume_without_an_id_does_not_call_the_prompt_required(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:

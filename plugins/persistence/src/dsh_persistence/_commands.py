@@ -63,8 +63,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "resume", help="continue a session with one more prompt, as dsh run --session ID"
     )
     resume.add_argument("id", help="a session id (or a unique prefix of one)")
-    resume.add_argument(
-        "prompt", nargs="*", help="the next prompt (words joined by spaces; default: stdin)"
+    resume.add_argument(  # a default, or argparse names it required with the id
+        "prompt",
+        nargs="*",
+        default=[],
+        help="the next prompt (words joined by spaces; default: stdin)",
     )
     resume.add_argument(
         "-m", "--model", metavar="MODEL", default=argparse.SUPPRESS, help="as dsh -m"
