@@ -135,3 +135,28 @@ async def test_lifecycle_hooks_fire_in_the_documented_order() -> None:
         assert stop.count(f"disposed {agent}") == 1
         assert stop.index(f"status {agent} disposed") < stop.index(f"disposed {agent}")
     assert stop.count("flush turn/end") == 2  # each agent's session flushed when disposed
+
+
+async def test_claim_is_called_with_the_session_id_and_its_events_as_documented() -> None:
+    """hooks.md and the ``SessionPersistence`` docstring: the optional claim is ``async
+    claim(session_id, events)``, ``events`` the session's log so far (none for a new
+    one); a store written to ``claim(id)`` alone would fail every create."""
+    from dsh.persistence import SessionPersistence
+
+    assert "claim(session_id, events)" in " ".join((SessionPersistence.__doc__ or "").split())
+    seen: list[tuple[str, int]] = []
+
+    class Strict(InMemoryPersistence):  # no default for events: the core must pass them
+        async def claim(self, session_id: str, events: Any) -> None:
+            seen.append((session_id, len(events)))
+
+        async def release(self, session_id: str) -> None:
+            pass
+
+    store = Strict()
+    session_id = await stored_session(store)
+    async with scripted_harness(ScriptedModel(), plugins=[store], load_entry_points=False) as h:
+        await h.agents.resume("b", session_id, options={"model": "scripted"})
+    stored = await store.load(session_id)
+    assert stored is not None and stored.events
+    assert seen == [(session_id, 0), (session_id, len(stored.events))]

@@ -59,9 +59,13 @@ class StoredSession:
 
 @runtime_checkable
 class SessionPersistence(Protocol):
-    """What ``session_persistence`` returns. It may also define ``async claim(id)``
-    (raise a DshError when another process continues the session) and ``async
-    release(id)``: ``agents.resume`` claims a session before its agent starts.
+    """What ``session_persistence`` returns. It may also define ``async
+    claim(session_id, events)`` and ``async release(session_id)``: the core claims each
+    session as its agent is created or resumed, before the agent starts (``events``: the
+    session's log so far, empty for a new one; raise a DshError when another process
+    continues the session, or the store no longer ends where ``events`` do), and
+    releases it if the agent cannot start; the plugin ends a claim when the agent is
+    disposed.
 
     It may also have a ``location`` attribute: the absolute path (a ``str`` or
     ``os.PathLike``) of the directory that holds its sessions or of its database file,
