@@ -78,10 +78,12 @@ async def test_persistence_not_installed_says_to_install_it(tmp_path: Path) -> N
 
 
 def test_the_agent_registry_reads_no_private_attribute_of_the_harness() -> None:
-    """agent.py uses what the harness gives the registry (its ``env`` among them), not
-    the harness's private attributes (``self._harness._env``, ``harness._x``)."""
+    """agent.py (and _resume.py, which loads and seeds a resumed session for it) uses
+    what the harness gives the registry (its ``env`` among them), not the harness's
+    private attributes (``self._harness._env``, ``harness._x``)."""
     import ast
 
+    import dsh._resume
     import dsh.agent
 
     def is_harness(node: ast.expr) -> bool:
@@ -89,10 +91,10 @@ def test_the_agent_registry_reads_no_private_attribute_of_the_harness() -> None:
             isinstance(node, ast.Name) and node.id == "harness"
         )
 
-    tree = ast.parse(Path(dsh.agent.__file__).read_text())
     read = [
         ast.unparse(node)
-        for node in ast.walk(tree)
+        for module in (dsh.agent, dsh._resume)
+        for node in ast.walk(ast.parse(Path(module.__file__ or "").read_text()))
         if isinstance(node, ast.Attribute) and node.attr.startswith("_") and is_harness(node.value)
     ]
     assert read == []

@@ -14,6 +14,7 @@ import anyio
 
 from dsh._claims import claimed
 from dsh._options import storable_options
+from dsh._resume import load_session, resumed_session
 from dsh.errors import DshError
 from dsh.loop import ReactLoopAgent
 
@@ -300,35 +301,13 @@ class AgentRegistry:
 
             check_options(self._harness, agent_id, options)
         place = self._place(agent_id, workspace)
-        session = self._sessions.prepare(
-            stored.id, stored.events, meta=dict(stored.meta), created=stored.created
-        )
-        if options is None and isinstance(stored.meta.get("options"), dict):
-            options = dict(stored.meta["options"])
-            if self._harness is not None:
-                from dsh._code_options import warn_left_out
-
-                warn_left_out(self._harness, stored.id, options)
+        session, options = resumed_session(self._sessions, stored, options, self._harness)
         return await self._start(agent_id, session, options, "resume", place)
 
     async def load_stored(self, session_id: str) -> StoredSession:
         """The stored session ``resume`` would continue; DshError saying why there is
         none (no persistence plugin loaded, or the session is not stored)."""
-        persistence = await self._relay.session_persistence()
-        if persistence is None:
-            from dsh._no_store import STORE, no_store
-
-            if self._harness is not None:  # names the switch that left persistence out
-                why = no_store(self._harness.pm, self._env, cli=False)
-            else:
-                why = f"install dsh-persistence, or enable it with select=[{STORE!r}]"
-            raise DshError(
-                f"cannot resume session {session_id!r}: no persistence plugin is loaded ({why})"
-            )
-        stored = await persistence.load(session_id)
-        if stored is None:
-            raise DshError(f"cannot resume session {session_id!r}: it is not stored")
-        return stored
+        return await load_session(self._relay, session_id, self._harness, self._env)
 
     def _place(self, agent_id: str, workspace: str | os.PathLike[str] | None) -> Path | None:
         """An agent's own workspace, resolved from the harness's; an existing directory."""
