@@ -1,7 +1,7 @@
 """Review of the sixteenth session's streaming changes (SSE error events in
 ``llm/_sse.py``; the tool-call slots of ``llm/_call_slots.py``), by hand mutation: each
 test here failed on a mutant of the source that the other tests let through (named in
-its docstring); the strict xfail shows a case left as it is (see its reason)."""
+its docstring)."""
 
 from __future__ import annotations
 
@@ -98,18 +98,11 @@ async def test_a_call_of_no_arguments_then_another_tool_at_a_reused_index_are_tw
     assert [(c.id, c.name) for c in message.tool_calls] == [("call_a", "now"), ("call_b", "read")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "two calls of one tool with no arguments, each a new id with the name and empty "
-        "arguments at a reused index 0, are merged into one: CallSlots._continues "
-        "(core/src/dsh/llm/_call_slots.py) counts no arguments yet as an unfinished JSON "
-        "text, to continue vLLM's gpt-oss first piece; the second call is lost without a "
-        "word (before 5795955..750eec0 a new id with a name at a known index always "
-        "started a call)"
-    ),
-)
 async def test_two_calls_of_a_no_argument_tool_at_a_reused_index_are_two() -> None:
+    """Each a new id with the name and empty arguments at index 0: two calls. No
+    arguments yet counted as an unfinished JSON text (to continue vLLM's gpt-oss first
+    piece), so the second call was merged into the first and lost without a word; a
+    call with no arguments is now continued by a new id only if the piece brings some."""
     body = [
         call(0, id="call_a", name="now", arguments=""),
         call(0, id="call_b", name="now", arguments=""),
@@ -118,6 +111,21 @@ async def test_two_calls_of_a_no_argument_tool_at_a_reused_index_are_two() -> No
     ]
     _, message = await answer(body)
     assert [c.id for c in message.tool_calls] == ["call_a", "call_b"]
+
+
+async def test_a_no_argument_call_moved_with_its_id_and_name_stays_one() -> None:
+    """The same id and name again with no arguments, at another index (vLLM's gpt-oss
+    moving a call): one call. Mutant: the rule for a new id's piece without arguments
+    applied to a known id's piece too (the moved piece then starts a second call)."""
+    body = [
+        call(0, id="call_a", name="now", arguments=""),
+        call(1, id="call_a", name="now", arguments=""),
+        call(1, id="call_a", name="now", arguments="{}"),
+        chunk({}, "tool_calls"),
+        DONE,
+    ]
+    _, message = await answer(body)
+    assert message.tool_calls == [ToolCall(id="call_a", name="now", arguments="{}")]
 
 
 def test_the_end_of_a_json_text_with_non_ascii_and_escapes_is_found_however_it_is_cut() -> None:

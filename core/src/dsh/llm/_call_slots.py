@@ -12,7 +12,9 @@ servers bend that in several ways (kept apart here, each with the rule that read
 - a new id *and* the name again on every piece (vLLM's first gpt-oss streaming, PR
   vllm-project/vllm#23522): a new id with the call's own name continues the call while
   its arguments so far are an unfinished JSON text (a call reusing the index starts
-  after the last one's arguments are whole, or starts with another name);
+  after the last one's arguments are whole, or starts with another name); a call with
+  no arguments yet is continued only by a piece that brings some (a new id with the
+  name and no arguments again is the next call of a tool without arguments);
 - pieces of one call moving to another index with the call's id (vLLM's gpt-oss, PR
   vllm-project/vllm#33520: the index counts the messages completed so far): an
   id of a call of this answer continues that call wherever it comes, unless the piece
@@ -91,7 +93,7 @@ class CallSlots:
             call_id is not None
             and name is not None
             and slot.id != call_id
-            and not self._continues(slot, name)
+            and not self._continues(slot, name, arguments)
         ):
             slot = self._slots[wire] = _Call(self._calls, call_id, name, arguments)
             self._calls += 1
@@ -116,9 +118,11 @@ class CallSlots:
         return ToolCallDelta(slot.index, id=call_id, name=name, arguments=arguments)
 
     @staticmethod
-    def _continues(call: _Call, name: str) -> bool:
-        """A new id with the call's own name continues it while its arguments are an
-        unfinished JSON text (none yet counts as unfinished)."""
+    def _continues(call: _Call, name: str, arguments: str | None = None) -> bool:
+        """A piece with the call's own name continues it while its arguments are an
+        unfinished JSON text. None yet counts as unfinished, except for a new id's
+        piece (``arguments``: its text) that brings none either: that is the next
+        call of a tool without arguments."""
         if call.name != name:
             return False
         scan = call.scan
@@ -127,6 +131,8 @@ class CallSlots:
             for piece in call.pieces:
                 scan.feed(piece)
             call.pieces = []
+        if not scan.started:
+            return arguments is None or bool(arguments.strip())
         return not scan.ended
 
 
