@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Final
+from urllib.parse import unquote, unquote_plus, urlsplit
 
 if TYPE_CHECKING:
     from dsh.config import Config
@@ -24,6 +26,7 @@ __all__ = [
     "key_from_env",
     "key_variables",
     "known_keys",
+    "query_secrets",
     "redact",
     "remember",
     "secret_values",
@@ -73,10 +76,42 @@ def key_from_env(variable: str, env: Mapping[str, str] | None = None) -> str | N
 
 def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The values of those variables in ``env`` (default: the process's), without the
-    whitespace around them (as the providers send them), longest first (one key may
-    contain another)."""
+    whitespace around them (as the providers send them), and the keys written into the
+    query of a ``base_url`` of ``models:`` in ``config`` (``query_secrets``), longest
+    first (one key may contain another)."""
     values = {key_from_env(name, env) or "" for name in key_variables(config)}
+    for model in (config.models if config is not None else {}).values():
+        if model.base_url:
+            values.update(query_secrets(model.base_url))
     return tuple(sorted((v for v in values if len(v) >= MIN_LENGTH), key=len, reverse=True))
+
+
+#: A query parameter whose name, lowercased without its separators, contains one of
+#: these holds a secret (``key``, ``api-key``, ``subscription-key``, ``access_token``,
+#: ``client_secret``, ``X-Amz-Signature``, ``auth``...), or is one of ``_SECRET_NAMES``
+#: (Azure SAS's ``sig``, Azure Functions' ``code``).
+_SECRET_PARTS: Final = ("key", "token", "secret", "passw", "pwd", "signature", "auth", "credential")
+_SECRET_NAMES: Final = frozenset({"sig", "code", "pass", "session", "sessionid"})
+_NOT_NAME: Final = re.compile(r"[^a-z0-9]")
+
+
+def query_secrets(url: str) -> tuple[str, ...]:
+    """The values (8 characters or more) of ``url``'s query parameters whose names are a
+    secret's (``?api-key=...``, ``?key=...``, ``?access_token=...``, ``?sig=...``), as
+    written and percent-decoded: a key written into a ``base_url`` instead of the
+    variable ``api_key_env`` names, which the request's address shows in the logs."""
+    found: set[str] = set()
+    for pair in re.split("[&;]", urlsplit(url).query):
+        name, equals, value = pair.partition("=")
+        if not equals or not _is_secret_name(unquote_plus(name)):
+            continue
+        found.update((value, unquote(value), unquote_plus(value)))
+    return tuple(sorted((v for v in found if len(v) >= MIN_LENGTH), key=len, reverse=True))
+
+
+def _is_secret_name(name: str) -> bool:
+    bare = _NOT_NAME.sub("", name.lower())
+    return bare in _SECRET_NAMES or any(part in bare for part in _SECRET_PARTS)
 
 
 def known_keys() -> tuple[str, ...]:

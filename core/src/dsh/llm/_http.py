@@ -21,7 +21,7 @@ import anyio
 import anyio.lowlevel
 import httpx
 
-from dsh._secrets import get_logger
+from dsh._secrets import get_logger, query_secrets, redact, remember
 from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
 from dsh.llm._errors import MAX_CONNECTIONS, error_from_status, error_from_transport
@@ -96,6 +96,12 @@ class HttpModel:
         self._root = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
         self._query = f"?{parts.query}" if parts.query else ""
         self.base_url = self._root + self._query
+        # A key written into the query (?api-key=..., ?key=...) is shown wherever the
+        # address is (httpx's INFO record of each request): hidden as a key dsh has read,
+        # as written and as httpx writes it in a request's address.
+        shown = {*query_secrets(base_url), *query_secrets(str(httpx.URL(base_url)))}
+        self._query_secrets = tuple(sorted(shown, key=len, reverse=True))
+        remember(self._query_secrets)
         self._info = ModelInfo(
             name,
             config.provider,
@@ -118,7 +124,7 @@ class HttpModel:
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(name={self.name!r}, model={self.model_id!r}, "
-            f"base_url={self.base_url!r})"
+            f"base_url={redact(self.base_url, self._query_secrets)!r})"
         )
 
     async def aclose(self) -> None:
