@@ -17,8 +17,12 @@ request). Scenarios and verdicts:
   ``max_tokens``, the half call is not run, the turn ends ``max-tokens`` (holds);
 - ``pause_turn`` (a server tool's long turn paused) ends the step as ``stop``;
   ``refusal`` is an ``error`` stop (holds, documented); a server tool's own blocks
-  (``server_tool_use``, ``web_search_tool_result``) are not supported: the answer
-  fails (strict xfail, documented);
+  (``server_tool_use``, whose input streams as ``input_json_delta`` like a
+  ``tool_use``'s, and ``web_search_tool_result``) failed the answer MALFORMED_RESPONSE
+  (the input pieces became a call without id or name): now the adapter leaves them out
+  with their deltas, and the answer's text and client tool calls are kept (fixed); they
+  are not sent back in the next request (strict xfail: dsh has no block to keep them
+  in, documented);
 - usage: ``message_start`` input and cache tokens with ``message_delta`` output tokens
   add up (holds); but a ``message_delta`` that repeats the counts with some of them
   ``null`` (the API's SDKs type them optional) zeroed the start's counts (bug, fixed in
@@ -36,7 +40,7 @@ from read_tool import CALLS, Tools
 
 from dsh.config import ModelConfig
 from dsh.harness import Harness
-from dsh.llm import Assembler, Finish, ReasoningDelta, TextDelta
+from dsh.llm import Assembler, Finish, ReasoningDelta, TextDelta, ToolCallDelta
 from dsh.llm.anthropic import AnthropicModel
 from dsh.messages import ModelRequest, ReasoningBlock, Usage, UserMessage
 from dsh.testing import check_invariants, run_turn
@@ -249,25 +253,87 @@ async def test_usage_adds_the_cache_tokens_and_takes_output_from_message_delta()
     )
 
 
+def web_search(index: int) -> bytes:
+    """A web search the server ran: its ``server_tool_use`` block (the input streamed in
+    two pieces) and its ``web_search_tool_result`` block (whole in its start)."""
+    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    out = event({"type": "content_block_start", "index": index, "content_block": use})
+    for piece in ['{"query": ', '"dsh"}']:
+        delta = {"type": "input_json_delta", "partial_json": piece}
+        out += event({"type": "content_block_delta", "index": index, "delta": delta})
+    out += event({"type": "content_block_stop", "index": index})
+    found = {
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_1",
+        "content": [
+            {
+                "type": "web_search_result",
+                "url": "https://example.com/dsh",
+                "title": "dsh",
+                "encrypted_content": "opaque-E==",
+                "page_age": None,
+            }
+        ],
+    }
+    out += event({"type": "content_block_start", "index": index + 1, "content_block": found})
+    return out + event({"type": "content_block_stop", "index": index + 1})
+
+
+async def test_a_server_tool_block_streams_without_failing_the_answer() -> None:
+    """Its input pieces made a call without id or name: MALFORMED_RESPONSE."""
+    body = start() + web_search(0) + text(2, "Found it.") + end("end_turn")
+    async with WireServer([sse(by_event(body))]) as server:
+        chunks, message = await collect(model(server.url), ASK)
+    assert message.text == "Found it."
+    assert message.tool_calls == []
+    assert not [c for c in chunks if isinstance(c, ToolCallDelta)]
+
+
+async def test_a_call_after_a_server_tool_runs_and_its_step_goes_back() -> None:
+    """A real turn: the search, text, a call of dsh's tool; the call runs and the next
+    request carries the step's text and call (the API takes a turn without its server
+    tool blocks)."""
+    first = (
+        start()
+        + web_search(0)
+        + text(2, "Reading it.")
+        + tool_use(3, "toolu_a", ['{"path": ', '"a"}'])
+        + end("tool_use")
+    )
+    CALLS.clear()
+    async with WireServer([sse(by_event(first)), sse(DONE_TEXT)]) as server:
+        async with harness(server.url) as h:
+            agent = h.agents.get("main")
+            assert agent is not None
+            events = await run_turn(agent, "search and read a")
+            check_invariants(agent.session.events)
+        second = server.requests[1].json()["messages"]
+    assert CALLS == ["a"]
+    assert events[-1].data["reason"] == "completed"
+    assert second[1] == {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Reading it."},
+            {"type": "tool_use", "id": "toolu_a", "name": "read_file", "input": {"path": "a"}},
+        ],
+    }
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="a server tool's block (server_tool_use, whose input streams as input_json_delta "
-    "like a tool_use's) is not kept: its input pieces become a tool call without id or "
-    "name and the answer fails MALFORMED_RESPONSE; its result block "
-    "(web_search_tool_result) is dropped, so a pause_turn could not be resumed either",
+    reason="a server tool's blocks (server_tool_use, web_search_tool_result) are left out "
+    "of the answer (core/src/dsh/llm/anthropic.py, _KEPT_BLOCKS): dsh.messages has no "
+    "content block to keep a provider's opaque block in, so the next request lacks them "
+    "(the model no longer sees its search results, and a pause_turn cannot be resumed)",
 )
-async def test_a_server_tool_block_streams_without_failing_the_answer() -> None:
-    block = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
-    delta = {"type": "input_json_delta", "partial_json": '{"query": "dsh"}'}
-    body = (
-        start()
-        + event({"type": "content_block_start", "index": 0, "content_block": block})
-        + event({"type": "content_block_delta", "index": 0, "delta": delta})
-        + event({"type": "content_block_stop", "index": 0})
-        + text(1, "Found it.")
-        + end("end_turn")
-    )
-    async with WireServer([sse(body)]) as server:
-        _, message = await collect(model(server.url), ASK)
-    assert message.text == "Found it."
-    assert message.tool_calls == ()
+async def test_a_server_tool_s_blocks_go_back_in_the_next_request() -> None:
+    first = start() + web_search(0) + tool_use(2, "toolu_a", ['{"path": "a"}']) + end("tool_use")
+    CALLS.clear()
+    async with WireServer([sse(by_event(first)), sse(DONE_TEXT)]) as server:
+        async with harness(server.url) as h:
+            agent = h.agents.get("main")
+            assert agent is not None
+            await run_turn(agent, "search and read a")
+        second = server.requests[1].json()["messages"]
+    types = [block["type"] for block in second[1]["content"]]
+    assert types == ["server_tool_use", "web_search_tool_result", "tool_use"]

@@ -42,6 +42,12 @@ _STOP_REASONS: Final[dict[str, StopReason]] = {
     "refusal": "error",
 }
 
+#: The content blocks dsh keeps. Any other (a server tool's: ``server_tool_use``, whose
+#: input streams as ``input_json_delta`` like a ``tool_use``'s, ``web_search_tool_result``,
+#: ``code_execution_tool_result``, ``mcp_tool_use``...) is left out with its deltas: the
+#: server ran that tool, dsh has nothing to run, and its text after it is the answer.
+_KEPT_BLOCKS: Final = frozenset({"text", "thinking", "redacted_thinking", "tool_use"})
+
 
 class AnthropicModel(HttpModel):
     """A model behind the Anthropic Messages API (``x-api-key`` authentication)."""
@@ -76,6 +82,7 @@ class AnthropicModel(HttpModel):
         usage: dict[str, Any] = {}
         stop: StopReason = "stop"
         done = False
+        dropped: set[int] = set()  # the indexes of blocks dsh does not keep
         async with self.events("/messages", body, headers, key) as events:
             async for data in events:
                 try:
@@ -84,6 +91,8 @@ class AnthropicModel(HttpModel):
                     # what the SSE parser makes of an error event that lacks one)
                     kind = item["type"] if "type" in item or "error" not in item else "error"
                     if kind == "content_block_delta":
+                        if dropped and item.get("index") in dropped:
+                            continue  # a server tool's input, say: not a call of dsh's
                         delta = item["delta"]
                         what = delta["type"]
                         if what == "text_delta":
@@ -95,7 +104,10 @@ class AnthropicModel(HttpModel):
                         elif what == "signature_delta":
                             yield ReasoningDelta("", signature=delta["signature"])
                     elif kind == "content_block_start":
-                        chunk = _block_start(item["index"], item["content_block"])
+                        block = item["content_block"]
+                        if block["type"] not in _KEPT_BLOCKS:
+                            dropped.add(item["index"])
+                        chunk = _block_start(item["index"], block)
                         if chunk is not None:
                             yield chunk
                     elif kind == "message_start":
@@ -137,7 +149,7 @@ def _block_start(index: int, block: dict[str, Any]) -> Chunk | None:
         return ReasoningDelta(block["thinking"], signature=block.get("signature") or None)
     if kind == "redacted_thinking":  # whole here, no deltas follow; sent back as it came
         return ReasoningDelta("", redacted=block["data"])
-    return None  # an empty start, or a block dsh does not keep
+    return None  # an empty start, or a block dsh does not keep (_KEPT_BLOCKS)
 
 
 def _usage(usage: dict[str, Any]) -> Usage:
