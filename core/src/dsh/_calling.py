@@ -21,11 +21,13 @@ from dsh._ready import READY
 from dsh._secrets import get_logger
 from dsh.errors import DshError, HookError
 
-__all__ = ["Dispatcher", "Impl", "is_async_function", "unawaited"]
+__all__ = ["Check", "Dispatcher", "Impl", "is_async_function", "unawaited"]
 
 log = get_logger("dsh.plugins")
 
 Reporter = Callable[[HookError], None]
+#: What is wrong with an impl's result (said as "returned ..."), or None when nothing is.
+Check = Callable[[Any], str | None]
 
 
 class Impl(NamedTuple):
@@ -63,6 +65,16 @@ def _wrong_type(result: object, expect: type) -> TypeError:
     if inspect.isawaitable(result):
         return unawaited(result)
     return TypeError(f"returned {type(result).__name__} where {expect.__name__} is expected")
+
+
+def _typed(expect: type, wrong: Check) -> Check:
+    """``wrong`` after the check of the hook's declared type (awaitables are refused
+    before either)."""
+
+    def check(result: object) -> str | None:
+        return wrong(result) if isinstance(result, expect) else str(_wrong_type(result, expect))
+
+    return check
 
 
 def unawaited(result: object) -> TypeError:
@@ -176,9 +188,17 @@ class Dispatcher:
             self._async_plans.add(hook)
         return plan
 
-    async def waterfall(self, hook: str, key: str, kwargs: dict[str, Any]) -> Any:
-        """Chain ``kwargs[key]`` through every impl; None means unchanged. Raises HookError."""
+    async def waterfall(
+        self, hook: str, key: str, kwargs: dict[str, Any], wrong: Check | None = None
+    ) -> Any:
+        """Chain ``kwargs[key]`` through every impl; None means unchanged. Raises HookError.
+
+        ``wrong(result)``, when given, says what is wrong with an impl's result (None:
+        nothing): a wrong result is the failure of the impl that returned it, as a result
+        of the wrong type is, before the next impl sees it."""
         expect = self.returns.get(hook)
+        if wrong is not None and expect is not None:
+            wrong, expect = _typed(expect, wrong), None  # one check per result, not two
         for impl in self._plans[hook]:
             try:
                 result = impl.call(kwargs)
@@ -192,6 +212,8 @@ class Dispatcher:
                         raise impl.fail(hook, _wrong_type(result, expect))
                 elif inspect.isawaitable(result):  # a plugin's own hook, untyped
                     raise impl.fail(hook, unawaited(result))
+                elif wrong is not None and (problem := wrong(result)) is not None:
+                    raise impl.fail(hook, TypeError(problem))
                 kwargs[key] = result
         return kwargs[key]
 

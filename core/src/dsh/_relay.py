@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from inspect import isawaitable
 from typing import TYPE_CHECKING, Any, Literal, final
 
-from dsh._calling import Dispatcher, unawaited
+from dsh._calling import Check, Dispatcher, unawaited
 from dsh.errors import HookError
 
 if TYPE_CHECKING:
@@ -211,9 +211,15 @@ class HookRelay:
 
     # -- any hook, by call style: for plugins that add hookspecs of their own ----------
 
-    async def call_waterfall(self, hook: str, key: str, **kwargs: Any) -> Any:
-        """Chain ``kwargs[key]`` through ``hook``'s impls (None = unchanged)."""
-        return await self.dispatcher.waterfall(hook, key, kwargs)
+    async def call_waterfall(
+        self, hook: str, key: str, *, wrong: Check | None = None, **kwargs: Any
+    ) -> Any:
+        """Chain ``kwargs[key]`` through ``hook``'s impls (None = unchanged).
+
+        ``wrong(result)`` says what is wrong with an impl's result (``"returned ..."``),
+        or None: a wrong result stops the call as that impl's failure, a HookError naming
+        its plugin and impl, before the next impl sees it."""
+        return await self.dispatcher.waterfall(hook, key, kwargs, wrong)
 
     async def call_first_result(self, hook: str, **kwargs: Any) -> Any:
         """The first non-None result of ``hook``, or None."""
