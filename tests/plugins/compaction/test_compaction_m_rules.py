@@ -213,7 +213,7 @@ async def test_a_wrong_compaction_keep_result_is_its_own_impls_failure_not_the_n
 
 
 async def test_a_plain_compaction_keep_impl_returning_a_coroutine_is_named() -> None:
-    """As dsh's dispatcher says it (the impls are walked in ``_host.call_waterfall``)."""
+    """As dsh's dispatcher says it for any hook (the check never sees the coroutine)."""
 
     class Plain:
         @hookimpl(optionalhook=True)

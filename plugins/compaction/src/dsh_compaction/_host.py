@@ -5,18 +5,17 @@ Hooks receive the agent; the rest is reached through it, and only here:
 - ``agent.harness`` — the validated ``compaction:`` section, the model registry
   (context windows, the summariser) and the tool registry (a manual compaction builds a
   request as the loop does);
-- ``agent.relay`` — this plugin's own hooks, with dsh's call styles (``call_*``), and
-  its dispatcher's plans: the impls of a hook in call order, to name a plugin (the
-  ``compaction_keep`` chain is walked here, impl by impl).
+- ``agent.relay`` — this plugin's own hooks, with dsh's call styles (``call_*``; each
+  ``compaction_keep`` result checked as it comes), and its dispatcher's plans: the impls
+  of a hook in call order, to name a plugin.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dsh import HookError, ModelRequest
+from dsh import ModelRequest
 from dsh_compaction._settings import CompactionSettings
 
 if TYPE_CHECKING:
@@ -130,38 +129,14 @@ def plugins_before(agent: Host, hook: str, function: Any) -> list[str]:
 async def call_waterfall(
     agent: Host, hook: str, key: str, wrong: Callable[[Any], str | None], **kwargs: Any
 ) -> Any:
-    """This plugin's waterfall hook ``hook`` over ``kwargs[key]``, each impl's result
-    checked by ``wrong`` (what is wrong with it, or None).
-
-    A chain's result has no single author, so the impls are walked here, in the
-    dispatcher's order (``impls``), as its waterfall walks them: a wrong result is the
-    failure of the impl that returned it, a ``HookError`` naming its plugin and impl as
-    the dispatcher names a raising one (and before a later impl trips over it)."""
-    kwargs["agent"] = agent
-    for impl in impls(agent, hook):
-        try:
-            result = impl.call(kwargs)
-            if impl.is_async:
-                result = await result
-        except Exception as exc:
-            raise impl.fail(hook, exc) from exc
-        if result is None:
-            continue
-        problem: str | None
-        if not impl.is_async and inspect.isawaitable(result):
-            if inspect.iscoroutine(result):
-                result.close()  # no "never awaited" warning pointing here
-            problem = (
-                f"returned {type(result).__name__} from a plain def; make the impl async "
-                "def so that it is awaited"
-            )
-        else:
-            problem = wrong(result)
-        if problem is not None:
-            error: HookError = impl.fail(hook, TypeError(problem))
-            raise error
-        kwargs[key] = result
-    return kwargs[key]
+    """This plugin's waterfall hook ``hook`` over ``kwargs[key]`` (unchanged when nobody
+    implements it), each impl's result checked by ``wrong`` (what is wrong with it, or
+    None): a wrong result is the failure of the impl that returned it, a ``HookError``
+    naming its plugin and impl, before a later impl trips over it."""
+    relay = getattr(agent, "relay", None)
+    if relay is None or not relay.implemented(hook):
+        return kwargs[key]
+    return await relay.call_waterfall(hook, key, wrong=wrong, agent=agent, **kwargs)
 
 
 async def flush(agent: Host) -> None:
