@@ -24,6 +24,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dsh_persistence._errors import PersistenceError, SessionFormatError
+from dsh_persistence._opening import set_up, unusable_error
 from dsh_persistence._postgres_schema import SCHEMA, SCHEMA_LOCK, SCHEMA_VERSION
 from dsh_persistence._postgres_url import scrub
 
@@ -65,9 +66,8 @@ class DataConnection:
     # -- connecting ----------------------------------------------------------------------
 
     def unusable(self, doing: str, reason: object) -> PersistenceError:
-        source = f" ({self._source})" if self._source else ""
         shown = scrub(str(reason).strip(), self._url)
-        return PersistenceError(f"{self._location}{source}: cannot {doing}: {shown}")
+        return unusable_error(self._location, self._source, doing, shown)
 
     def open(self) -> psycopg.Connection[Any]:
         """A new connection (autocommit), for data or claims."""
@@ -91,15 +91,9 @@ class DataConnection:
             return self._db
         self._db, self._sync_commit = None, None
         db = self.open()
-        try:
+        with set_up(db, self._pg.Error, self.unusable, "create the session tables"):
             db.execute(f"SET lock_timeout = {max(1, round(self._timeout * 1000))}")
             self.schema = self._check_schema(db)
-        except self._pg.Error as exc:
-            db.close()
-            raise self.unusable("create the session tables", exc) from exc
-        except BaseException:
-            db.close()
-            raise
         self._db = db
         self.generation += 1
         return db

@@ -32,6 +32,7 @@ from dsh_persistence._errors import (
     SessionFormatError,
     SessionInUseError,
 )
+from dsh_persistence._opening import set_up, unusable_error
 from dsh_persistence._records import read_log
 from dsh_persistence._sqlite_schema import SCHEMA, SCHEMA_VERSION, WHERE, WORKSPACES
 
@@ -78,8 +79,7 @@ class SqliteBackend(SessionBackend):
 
     def _unusable(self, doing: str, reason: object) -> PersistenceError:
         """The database cannot be opened or created: say which, where, and from what setting."""
-        source = f" ({self._source})" if self._source else ""
-        return PersistenceError(f"{self.path}{source}: cannot {doing}: {reason}")
+        return unusable_error(self.path, self._source, doing, reason)
 
     def prepare(self) -> None:
         """Create the database's directory and check that the database can be there."""
@@ -106,7 +106,7 @@ class SqliteBackend(SessionBackend):
         except (OSError, sqlite3.Error) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise self._unusable("open the session database", reason) from exc
-        try:
+        with set_up(db, sqlite3.Error, self._unusable, "open the session database"):
             self._check_version(db)
             self._enable_wal(db)
             with _transaction(db):
@@ -116,12 +116,6 @@ class SqliteBackend(SessionBackend):
                     db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 else:  # written by a version before the workspaces table, perhaps
                     db.execute(WORKSPACES)
-        except sqlite3.Error as exc:
-            db.close()
-            raise self._unusable("open the session database", exc) from exc
-        except BaseException:
-            db.close()
-            raise
         self._db = db
         return db
 
