@@ -70,3 +70,44 @@ def test_resuming_a_session_held_elsewhere_keeps_the_current_chat(
     finally:
         holder.communicate("", timeout=30)
     assert users(server.bodies()[2]) == ["hello", "and now?"]  # its own history goes on
+
+
+@pytest.mark.parametrize("wanted", ["--continue", "--session"])
+def test_chat_continue_of_a_held_session_with_empty_input_is_refused_as_with_a_line(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, wanted: str
+) -> None:
+    """Empty input makes the checks a first line would: a session another process
+    continues is refused (status, message) as it is when a line comes; found so only
+    the claim was missed (the empty input said 0)."""
+    server = model_server([text_reply("Noted.")])
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+    model = f"openai-compatible:tiny@{server.url}"
+    first = dsh("-m", model, "run", "--json", "remember blue", env=env, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    held = json.loads(first.stdout.splitlines()[0])["session"]
+    (tmp_path / "dsh.yml").write_text(
+        f"models: {{tiny: {{provider: openai-compatible, base_url: '{server.url}', model: t}}}}\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, held, "tiny"],
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    options = ["--continue"] if wanted == "--continue" else ["--session", held[:8]]
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        with_line = dsh("-m", "tiny", "chat", *options, env=env, cwd=tmp_path, stdin="hello\n")
+        empty = dsh("-m", "tiny", "chat", *options, env=env, cwd=tmp_path, stdin="")
+    finally:
+        holder.communicate("", timeout=30)
+    assert with_line.returncode != 0, with_line.stderr
+    assert f"session {held!r} is in use: another process" in with_line.stderr
+    assert (empty.returncode, empty.stdout) == (with_line.returncode, "")
+    assert empty.stderr == with_line.stderr.splitlines(keepends=True)[-1]
+    assert len(server.bodies()) == 1  # neither asked the model
+    # once the other process is done, the empty input finds the session free
+    done = dsh("-m", "tiny", "chat", *options, env=env, cwd=tmp_path, stdin="")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")

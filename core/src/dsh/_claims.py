@@ -8,7 +8,7 @@ instead of both processes running turns on it and the later save failing.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
@@ -16,9 +16,9 @@ import anyio
 
 if TYPE_CHECKING:
     from dsh._relay import HookRelay
-    from dsh.session import Session
+    from dsh.session import Session, SessionEvent
 
-__all__ = ["claimed"]
+__all__ = ["claimable", "claimed"]
 
 
 @asynccontextmanager
@@ -37,3 +37,16 @@ async def claimed(relay: HookRelay, session: Session) -> AsyncIterator[None]:
         with anyio.CancelScope(shield=True), suppress(Exception):  # the first error counts
             await persistence.release(session.id)
         raise
+
+
+async def claimable(relay: HookRelay, session_id: str, events: Sequence[SessionEvent]) -> None:
+    """Raise what resuming ``session_id`` (its log so far ``events``) would when its
+    claim is taken (``SessionInUseError``: another process continues it), resuming
+    nothing: the claim is taken and let go at once. For a command that checks what its
+    first input would hit, with no input to act on (``dsh chat --continue < /dev/null``)."""
+    persistence: Any = await relay.session_persistence()
+    if not (hasattr(persistence, "claim") and hasattr(persistence, "release")):
+        return
+    await persistence.claim(session_id, events)
+    with anyio.CancelScope(shield=True):
+        await persistence.release(session_id)

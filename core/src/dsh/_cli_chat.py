@@ -53,10 +53,16 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
 
 async def _nothing_asked(args: argparse.Namespace, pm: PluginManager) -> int:
     """Empty input: 0, after the checks chat makes before its first line (dsh.yml, -m,
-    the session --continue or --session names), so that a script learns of a mistake
-    that input would have hit; no agent and no model is started."""
+    the session --continue or --session names, and that no other process continues it),
+    so that a script learns of a mistake that input would have hit; no agent and no
+    model is started."""
+    from dsh._claims import claimable
+
     async with cli_harness(args, pm) as harness:
-        first_agent(harness, args.model, await stored_to_continue(harness, args))
+        stored = await stored_to_continue(harness, args)
+        first_agent(harness, args.model, stored)
+        if stored is not None:  # in use elsewhere: refused as the first line's would be
+            await claimable(harness.relay, stored.id, stored.events)
     return 0
 
 
