@@ -79,3 +79,32 @@ def test_dsh_persistence_keeps_the_postgres_password_from_commands(
     assert all("PGPASSWORD=***" in path.read_text() for path in stored)
     for password in (PG_PASSWORD, URL_PASSWORD):
         assert all(password not in path.read_text() for path in stored)
+
+
+YML_PASSWORD = "yml-test-SECRET-7c2a91d4"
+
+
+@pytest.mark.plugins("persistence")
+def test_the_password_of_persistence_url_in_dsh_yml_is_hidden_from_what_commands_read(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A password written into ``persistence.url`` in dsh.yml (which a command can read)
+    is hidden as one in ``$DSH_PERSISTENCE_URL`` is, whichever backend is chosen: the
+    file a command prints shows ``***`` in the tool result, the session file and what
+    the model is sent; the rest of the URL is shown."""
+    url = f"postgresql://dsh:{YML_PASSWORD}@127.0.0.1:9/dsh?sslmode=disable"
+    (tmp_path / "dsh.yml").write_text(f"persistence:\n  url: '{url}'\n")
+    server = model_server([tool_call_reply("bash", {"command": "cat dsh.yml"}), text_reply("ok")])
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+    model = f"openai-compatible:tiny@{server.url}"
+    done = dsh("-m", model, "run", "--json", "go", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [result] = [
+        e["data"] for e in map(json.loads, done.stdout.splitlines()) if e["type"] == "tool/result"
+    ]
+    shown = url.replace(YML_PASSWORD, "***")
+    assert result["content"] == f"persistence:\n  url: '{shown}'\n[exit code 0]"
+    assert YML_PASSWORD not in done.stdout + done.stderr
+    assert YML_PASSWORD not in str(server.bodies())
+    stored = list(Path(cli_env["DSH_PERSISTENCE_DIR"]).rglob("*.jsonl"))
+    assert stored and all(YML_PASSWORD not in path.read_text() for path in stored)

@@ -5,6 +5,8 @@ its value (all of it, or what the plugin's ``values`` function finds in it: a UR
 password, say) is hidden like a model API key: from every tool result before it is
 logged or sent to the model, and from log records (``dsh._secrets``). The values are
 read once, when the harness starts, from its ``env`` and the process's environment.
+Secrets that no variable holds (a password a plugin reads from its settings) are added
+with ``add_values`` (``Harness.add_secrets``).
 """
 
 from __future__ import annotations
@@ -59,6 +61,21 @@ class SecretVariables:
         found = {secret for secret in found if len(secret) >= MIN_LENGTH}
         remember(found)  # log records hide them from now on
         self._values.update(found)
+
+    def add_values(self, values: Iterable[str]) -> None:
+        """Hide ``values`` too (those of 8 characters or more): secrets that no variable
+        holds (``Harness.add_secrets``)."""
+        if isinstance(values, str):  # one secret, not a list of them: its characters
+            raise DshError("add_secrets takes an iterable of str, not a str: [secret]")
+        found = list(values)
+        wrong = [type(value).__name__ for value in found if not isinstance(value, str)]
+        if wrong:
+            raise DshError(
+                f"add_secrets: each secret must be a str, not {', '.join(sorted(set(wrong)))}"
+            )
+        kept = {value for value in found if len(value) >= MIN_LENGTH}
+        remember(kept)  # log records and dsh.redact hide them from now on
+        self._values.update(kept)
 
     def names(self) -> frozenset[str]:
         """The variables left out of commands' environment."""

@@ -58,7 +58,8 @@ class Harness:
     ``models`` and ``tools`` (the registries: ``get()``, ``add()``; ``models.names()``,
     ``tools.specs()``), ``sessions`` (the live sessions), ``settings`` (plugin section
     -> settings model), ``pm`` and ``relay`` (the plugin manager, and its hooks as async
-    calls), ``workspace``. docs/python.md shows a program built on it.
+    calls), ``workspace``; ``secrets()`` (what tool results are cleared of) and
+    ``add_secrets()``. docs/python.md shows a program built on it.
     """
 
     def __init__(
@@ -127,6 +128,15 @@ class Harness:
             found.update(self.secret_variables.values())
             self._secrets = tuple(sorted(found, key=len, reverse=True))
         return self._secrets
+
+    def add_secrets(self, values: Iterable[str]) -> None:
+        """Hide ``values`` from now on as the model API keys are (each of 8 characters or
+        more): in every tool result of this harness's agents, in log records and in
+        ``dsh.redact``. For a secret a plugin learns from its settings rather than from
+        an environment variable (``register_secrets``): dsh-persistence adds the password
+        of ``persistence.url`` in ``harness_started``, before any agent runs."""
+        self.secret_variables.add_values(values)
+        self._secrets = None
 
     def hidden_variables(self) -> frozenset[str]:
         """The environment variables the ``bash`` tool's commands run without: the model

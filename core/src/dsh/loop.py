@@ -88,14 +88,15 @@ class ReactLoopAgent:
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        """The model API keys' values, hidden from tool results (see ``dsh._secrets``)."""
+        """The model API keys' values and the other secrets of the harness (see
+        ``dsh._secrets``), hidden from tool results. The harness's are asked for each
+        time (it keeps them, renewed as ``Harness.add_secrets`` adds some)."""
+        if self.harness is not None:
+            return self.harness.secrets()
         if self._secrets is None:
-            if self.harness is not None:
-                self._secrets = self.harness.secrets()
-            else:
-                from dsh._secrets import secret_values
+            from dsh._secrets import secret_values
 
-                self._secrets = secret_values(None)
+            self._secrets = secret_values(None)
         return self._secrets
 
     @property

@@ -7,6 +7,8 @@ environment through ``/proc/$PPID/environ`` in a real ``dsh run``."""
 
 from __future__ import annotations
 
+import logging
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ import anyio
 import pytest
 from pg_server import PASSWORD
 
-from dsh import hookimpl
+from dsh import get_logger, hookimpl, redact
 from dsh.harness import Harness
 from dsh.testing import ScriptedModel, run_turn, text, tool_calls
 
@@ -62,3 +64,59 @@ async def test_commands_run_without_the_postgres_password(
     stored = stored_events(pg_server, schema)
     assert "password=***" in stored  # the session was stored, with the tool's result
     assert PASSWORD not in stored
+
+
+@pytest.mark.parametrize("source", ["dsh.yml", "code"])
+async def test_a_password_written_into_the_url_is_hidden(
+    pg_server: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    source: str,
+) -> None:
+    """A password written into ``persistence.url`` (in dsh.yml, which a command can read,
+    or in the settings a program pins) is hidden once the plugin has its settings, as
+    one in ``$DSH_PERSISTENCE_URL`` is: in tool results and the stored session, in log
+    records, and by ``dsh.redact``. Found so: only environment variables were."""
+    from dsh_persistence import PersistencePlugin, PersistenceSettings
+
+    schema = pg_server.schema()
+    role, password = f"r{uuid.uuid4().hex[:12]}", f"yml-{uuid.uuid4().hex}"  # known to no one yet
+    pg_server.execute(f"CREATE ROLE {role} LOGIN SUPERUSER PASSWORD '{password}'")
+    url = (
+        f"postgresql://{role}:{password}@127.0.0.1:{pg_server.port}/postgres"
+        f"?options=-csearch_path%3D{schema}"
+    )
+    monkeypatch.delenv("DSH_PERSISTENCE_URL", raising=False)
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    (tmp_path / "found.txt").write_text(f"url={url}\n")
+    model = ScriptedModel([tool_calls(("bash", {"command": "cat found.txt"})), text("ok")])
+
+    class Models:
+        @hookimpl
+        def register_models(self, register: Any) -> None:
+            register(model)
+
+    plugins: list[tuple[str, object]] = [("models", Models())]
+    if source == "dsh.yml":
+        monkeypatch.setenv("DSH_LOAD_PLUGINS", "persistence")
+        config, entry_points = f"persistence:\n  backend: postgresql\n  url: '{url}'\n", True
+    else:
+        pinned = PersistenceSettings(backend="postgresql", url=url)
+        plugins.append(("store", PersistencePlugin(pinned)))
+        config, entry_points = "", False
+    async with Harness(
+        plugins=plugins, load_entry_points=entry_points, config_text=config, workspace=tmp_path
+    ) as harness:
+        assert redact(f"said {password}.") == "said ***."
+        with caplog.at_level(logging.WARNING):
+            get_logger("dsh.test_secrets").warning("quoted %s", password)
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        with anyio.fail_after(LIMIT):
+            events = await run_turn(agent, "go")
+    [result] = [e.data["content"] for e in events if e.type == "tool/result"]
+    assert result == f"url={url.replace(password, '***')}\n[exit code 0]"
+    assert "quoted ***" in caplog.text and password not in caplog.text
+    stored = stored_events(pg_server, schema)
+    assert "url=postgresql://" in stored  # the session was stored, with the tool's result
+    assert password not in stored

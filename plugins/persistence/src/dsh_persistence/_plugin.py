@@ -159,6 +159,13 @@ class PersistencePlugin:
         if self._pinned is None:
             section = harness.config.section("persistence")
             self.configure(None if section is None else section.anchored(harness.workspace))
+        # A password written into the URL (dsh.yml, which commands can read, or pinned
+        # settings) is hidden as one in $DSH_PERSISTENCE_URL is, before anything runs.
+        url = self.settings.url
+        if url:
+            from dsh_persistence._postgres_url import passwords_in
+
+            harness.add_secrets(passwords_in(url))
         # A directory that cannot hold sessions (a file, /proc/..., no permission) is
         # reported now, naming the setting and the path, not first at the end of a turn.
         self.backend.prepare()
