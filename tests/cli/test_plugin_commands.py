@@ -1,5 +1,6 @@
 """Plugin commands (``register_commands``) run by a real `dsh` process: a failing one is
-reported in one line naming the plugin, and a closed output pipe ends them quietly."""
+reported in one line naming the plugin, a closed output pipe ends them quietly, and the
+harness a command gets is that of `dsh run`, or of `dsh models` when it only lists."""
 
 from __future__ import annotations
 
@@ -38,9 +39,15 @@ async def where(context):
         print(harness.config.source, sorted(harness.config.models), harness.workspace)
 
 
+async def listing(context):
+    async with context.harness(starts_agents=False) as harness:
+        print(sorted(agent.id for agent in harness.agents.list()), sorted(harness.config.models))
+
+
 class Toys:
     @hookimpl
     def register_commands(self, register):
+        register(Command("listing", "a harness that starts no agent", listing))
         register(Command("spew", "print many lines", spew))
         register(Command("explode", "fail", explode))
         register(Command("explode-later", "fail, async", explode_later))
@@ -127,3 +134,29 @@ def test_a_commands_harness_has_the_config_and_workspace_of_dsh_run(
     assert where("--cwd", str(work)) == f"{work / 'dsh.yml'} ['fast'] {work}"
     assert where("-c", str(other), "--cwd", str(work)) == f"{other} ['slow'] {work}"
     assert where() == f"<defaults> [] {tmp_path}"
+
+
+def test_a_command_that_only_lists_gets_a_harness_that_starts_no_agent(
+    toy_dsh: list[str], tmp_path: Path
+) -> None:
+    """``context.harness(starts_agents=False)``, as `dsh models` has it: the config's
+    agents are not started and settings for a plugin that does not run are a warning;
+    ``context.harness()`` refuses them, as `dsh run` does."""
+    (tmp_path / "dsh.yml").write_text(
+        "models:\n  fast: {provider: openai, model: gpt-x}\n"
+        "agents:\n  - id: helper\n    model: fast\n"
+        "shell:\n  x: 1\n"
+    )
+    said = "shell: section 'shell' is for a plugin that is not installed or not loaded"
+
+    def toy(command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*toy_dsh, command], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+
+    listed = toy("listing")
+    assert (listed.returncode, listed.stdout) == (0, "[] ['fast']\n"), listed.stderr
+    assert said in listed.stderr and "starts no agent" in listed.stderr
+    refused = toy("where")
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert said in refused.stderr and refused.stderr.startswith("dsh: error: ")

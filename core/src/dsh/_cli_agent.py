@@ -95,13 +95,9 @@ def cli_harness(
     ``starts_agents=False``: for a command that only lists what it holds (settings for
     plugins that do not run are warnings; see ``Harness``)."""
     from dsh.commands import CommandContext
-    from dsh.harness import Harness
 
     workspace = (args.cwd or Path.cwd()).resolve()
-    context = CommandContext(args, pm, args.config, workspace)
-    if starts_agents:
-        return context.harness()
-    return Harness(pm=pm, config=context.find_config(), workspace=workspace, starts_agents=False)
+    return CommandContext(args, pm, args.config, workspace).harness(starts_agents=starts_agents)
 
 
 def first_agent(

@@ -34,12 +34,20 @@ class CommandContext:
 
         return self.config_path or find_config(self.workspace or Path.cwd())
 
-    def harness(self) -> Harness:
+    def harness(self, *, starts_agents: bool = True) -> Harness:
         """A harness over the same plugins, config and workspace as ``dsh run`` (enter it
-        with ``async with``)."""
+        with ``async with``). ``starts_agents=False``: for a command that only lists or
+        reads what the harness holds, as ``dsh models`` and ``dsh sessions list``: the
+        config's agents are not started, none can be created or resumed, and settings
+        for a plugin that does not run are warnings (see ``Harness``)."""
         from dsh.harness import Harness
 
-        return Harness(pm=self.pm, config=self.find_config(), workspace=self.workspace)
+        return Harness(
+            pm=self.pm,
+            config=self.find_config(),
+            workspace=self.workspace,
+            starts_agents=starts_agents,
+        )
 
     def resume_options(self, harness: Harness, stored: StoredSession, model: str) -> dict[str, Any]:
         """The options an agent continuing ``stored`` gets from the command line, on
