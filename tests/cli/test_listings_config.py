@@ -66,3 +66,27 @@ def test_plugins_and_version_read_no_config(
     done = dsh(*command, env=env, cwd=tmp_path)
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout
+
+
+@pytest.mark.plugins("persistence")
+def test_listings_work_beside_a_session_directory_that_cannot_be_made(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A harness that starts no agent stores nothing: `dsh models` and `dsh tools` list
+    whatever the session directory (found so: they failed, "not a usable session
+    directory", as `dsh run` rightly does before its turn); `dsh sessions list` says the
+    store cannot be listed."""
+    (tmp_path / "file").write_text("")
+    unusable = tmp_path / "file" / "sessions"
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence", "DSH_PERSISTENCE_DIR": str(unusable)}
+    for command in ("models", "tools"):
+        done = dsh(command, "--json", env=env, cwd=tmp_path)
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+        assert json.loads(done.stdout)
+    said = f"{unusable} ($DSH_PERSISTENCE_DIR; persistence.directory is not set) is not a usable"
+    listed = dsh("sessions", "list", env=env, cwd=tmp_path)
+    assert (listed.returncode, listed.stdout) == (2, "")
+    assert listed.stderr.startswith(f"dsh: error: {said} session directory: cannot list it")
+    ran = dsh("run", "hi", env=env, cwd=tmp_path)
+    assert (ran.returncode, ran.stdout) == (2, "")
+    assert ran.stderr.startswith(f"dsh: error: {said} session directory: cannot create it")

@@ -114,6 +114,12 @@ class Harness:
             raise DshError("the harness is not started: use `async with Harness(...)`")
         return self._agents
 
+    @property
+    def starts_agents(self) -> bool:
+        """False for a harness made with ``starts_agents=False``: no agent runs in it, so
+        a plugin need not ready what only a running agent uses (a store to write)."""
+        return self._starts_agents
+
     def secrets(self) -> tuple[str, ...]:
         """The values of the model API keys this harness can see (in its ``env`` and the
         process's) and the secrets in the plugins' secret variables, which every tool

@@ -168,7 +168,9 @@ class PersistencePlugin:
             harness.add_secrets(passwords_in(url))
         # A directory that cannot hold sessions (a file, /proc/..., no permission) is
         # reported now, naming the setting and the path, not first at the end of a turn.
-        self.backend.prepare()
+        # A harness that starts no agent (dsh models, dsh sessions list) writes nothing.
+        if harness.starts_agents:
+            self.backend.prepare()
 
     @hookimpl
     async def harness_stopping(self, harness: Harness) -> None:
