@@ -1,11 +1,14 @@
 """``dsh sessions``: list, show, resume and delete stored sessions.
 
-The command validates the config (``-c FILE``, else ``$DSH_CONFIG`` or ``dsh.yml`` in
-the workspace) and applies its ``persistence:`` section, so that it reads the store a
-harness with that config writes; then it works with whichever plugin answers
-``session_persistence``. ``resume`` picks the model with ``choose_model``: ``-m``, then
-the model the session was created with, then ``model:`` in dsh.yml, then a provider
-key in the environment.
+``list``, ``show`` and ``delete`` read the store through a harness that starts no agent
+(``CommandContext.harness(starts_agents=False)``, over ``-c FILE``, else ``$DSH_CONFIG``
+or ``dsh.yml`` in the workspace): every plugin's ``harness_started`` has run, so they
+read the store a harness with that config writes (dsh-persistence applies its
+``persistence:`` section there), from whichever plugin answers ``session_persistence``.
+``resume`` runs a turn: it validates the config as ``dsh run`` does and applies the
+section itself, and ``dsh run --session`` (``run_prompt``) starts the harness; it picks
+the model with ``choose_model``: ``-m``, then the model the session was created with,
+then ``model:`` in dsh.yml, then a provider key in the environment.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 
     from dsh.config import Config
     from dsh.persistence import SessionPersistence
+    from dsh.plugins import PluginManager
     from dsh_persistence._plugin import PersistencePlugin
 
 __all__ = ["sessions_command"]
@@ -89,26 +93,32 @@ def _count(text: str) -> int:
 
 async def _run(plugin: PersistencePlugin, context: CommandContext) -> int:
     args = context.args
-    path = context.find_config()
-    section = _load_config(context, path).section("persistence")
-    workspace = (context.workspace or Path.cwd()).resolve()  # as the harness takes it
-    plugin.configure(None if section is None else section.anchored(workspace))
-    service = await context.pm.relay.session_persistence()
+    if args.action == "resume":
+        section = _load_config(context, context.find_config()).section("persistence")
+        workspace = (context.workspace or Path.cwd()).resolve()  # as the harness takes it
+        plugin.configure(None if section is None else section.anchored(workspace))
+        return await _resume(context, await _service(context.pm))
+    # settings for a plugin that does not run are warnings: they cannot change the store
+    async with context.harness(starts_agents=False) as harness:
+        service = await _service(harness.pm)
+        if args.action == "list":
+            return await _list(service, args, str(harness.workspace))
+        if args.action == "show":
+            return await _show(service, args, str(harness.workspace))
+        return await _delete(service, args.ids)
+
+
+async def _service(pm: PluginManager) -> SessionPersistence:
+    service = await pm.relay.session_persistence()
     if service is None:
         raise DshError("no plugin stores sessions (is dsh-persistence disabled?)")
-    if args.action == "list":
-        return await _list(service, args, str(workspace))
-    if args.action == "show":
-        return await _show(service, args, str(workspace))
-    if args.action == "delete":
-        return await _delete(service, args.ids)
-    return await _resume(context, service)
+    return service
 
 
 def _load_config(context: CommandContext, path: Path | None) -> Config:
-    """Validate the config with every loaded plugin's settings, as a harness would;
-    settings for a plugin that does not run are warnings but for ``resume``, which runs
-    a turn (they could not change what the other subcommands read)."""
+    """Validate the config with every loaded plugin's settings, as the harness of the
+    turn ``resume`` runs will: settings for a plugin that does not run are refused
+    before the prompt is read."""
     from dsh.config import load_config
 
     settings: dict[str, type[BaseModel]] = {}
@@ -123,7 +133,6 @@ def _load_config(context: CommandContext, path: Path | None) -> Config:
         settings=settings,
         blocked=pm.is_blocked,
         left_out=pm.is_left_out,
-        starts_agents=context.args.action == "resume",
     )
 
 
