@@ -27,6 +27,7 @@ from dsh.llm.assemble import Assembler
 from dsh.messages import (
     AssistantMessage,
     ModelRequest,
+    ProviderBlock,
     ReasoningBlock,
     TextBlock,
     ToolCall,
@@ -106,6 +107,9 @@ MESSAGES = {
     "text and call": AssistantMessage(content=(TextBlock(text="x"), CALL), usage=USAGE, model="m"),
     "reasoning": AssistantMessage(
         content=(ReasoningBlock(text="hm"), ReasoningBlock(text="s", signature="sig"))
+    ),
+    "provider block": AssistantMessage(
+        content=(ProviderBlock(provider="p", data={"type": "x", "n": [1, 2.5, None]}), CALL)
     ),
     "empty": AssistantMessage(),
     "subclassed block": AssistantMessage(content=(_Block(text="mine"),)),

@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any, Final, Literal, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 __all__ = [
     "AssistantMessage",
@@ -17,6 +24,7 @@ __all__ = [
     "ContinuationDecision",
     "Message",
     "ModelRequest",
+    "ProviderBlock",
     "ReasoningBlock",
     "RequestErrorDecision",
     "StopReason",
@@ -109,7 +117,25 @@ class ToolCall(_Frozen):
     arguments: str = "{}"
 
 
-ContentBlock = Annotated[TextBlock | ReasoningBlock | ToolCall, Field(discriminator="type")]
+class ProviderBlock(_Frozen):
+    """A block of a provider's own that dsh does not interpret, kept whole: Anthropic's
+    server tools' ``server_tool_use`` (its streamed input put together) and
+    ``web_search_tool_result``, say. ``provider`` names the API that made it (the
+    adapter's: ``"anthropic"``); ``data`` is the block's JSON as the API sent it.
+
+    That provider's request builder sends it back verbatim, in its place; every other
+    provider leaves it out (it is that API's own format, often with opaque data in it,
+    and not words the model said), and it is never a tool call of dsh's.
+    """
+
+    type: Literal["provider"] = "provider"
+    provider: str = Field(min_length=1)
+    data: dict[str, JsonValue]
+
+
+ContentBlock = Annotated[
+    TextBlock | ReasoningBlock | ToolCall | ProviderBlock, Field(discriminator="type")
+]
 
 
 class Usage(_Frozen):
@@ -195,6 +221,8 @@ class AssistantMessage(_Frozen):
                 if d["redacted"] is not None:
                     block_data["redacted"] = d["redacted"]
                 content.append(block_data)
+            elif kind is ProviderBlock:  # a copy: the log's data is not the block's
+                content.append(block.model_dump(mode="json"))
             else:
                 return self.model_dump(mode="json")
         d = self.__dict__

@@ -19,10 +19,11 @@ request). Scenarios and verdicts:
   ``refusal`` is an ``error`` stop (holds, documented); a server tool's own blocks
   (``server_tool_use``, whose input streams as ``input_json_delta`` like a
   ``tool_use``'s, and ``web_search_tool_result``) failed the answer MALFORMED_RESPONSE
-  (the input pieces became a call without id or name): now the adapter leaves them out
-  with their deltas, and the answer's text and client tool calls are kept (fixed); they
-  are not sent back in the next request (strict xfail: dsh has no block to keep them
-  in, documented);
+  (the input pieces became a call without id or name), then were left out with their
+  deltas, so the next request lacked them (the model no longer saw its search results,
+  and a ``pause_turn`` could not be resumed): now each is kept whole as a
+  ``ProviderBlock`` (the input pieces put together) and goes back verbatim in its
+  place, with the answer's text and client tool calls (fixed);
 - usage: ``message_start`` input and cache tokens with ``message_delta`` output tokens
   add up (holds); but a ``message_delta`` that repeats the counts with some of them
   ``null`` (the API's SDKs type them optional) zeroed the start's counts (bug, fixed in
@@ -34,7 +35,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
 from llm_wire import WireServer, by_event, collect, sse
 from read_tool import CALLS, Tools
 
@@ -42,7 +42,7 @@ from dsh.config import ModelConfig
 from dsh.harness import Harness
 from dsh.llm import Assembler, Finish, ReasoningDelta, TextDelta, ToolCallDelta
 from dsh.llm.anthropic import AnthropicModel
-from dsh.messages import ModelRequest, ReasoningBlock, Usage, UserMessage
+from dsh.messages import ModelRequest, ProviderBlock, ReasoningBlock, Usage, UserMessage
 from dsh.testing import check_invariants, run_turn
 
 
@@ -253,29 +253,39 @@ async def test_usage_adds_the_cache_tokens_and_takes_output_from_message_delta()
     )
 
 
+#: The blocks of the search below, whole, as the API wants them back.
+SEARCH_USE = {
+    "type": "server_tool_use",
+    "id": "srvtoolu_1",
+    "name": "web_search",
+    "input": {"query": "dsh"},
+}
+SEARCH_FOUND = {
+    "type": "web_search_tool_result",
+    "tool_use_id": "srvtoolu_1",
+    "content": [
+        {
+            "type": "web_search_result",
+            "url": "https://example.com/dsh",
+            "title": "dsh",
+            "encrypted_content": "opaque-E==",
+            "page_age": None,
+        }
+    ],
+}
+
+
 def web_search(index: int) -> bytes:
     """A web search the server ran: its ``server_tool_use`` block (the input streamed in
     two pieces) and its ``web_search_tool_result`` block (whole in its start)."""
-    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    use = {**SEARCH_USE, "input": {}}
     out = event({"type": "content_block_start", "index": index, "content_block": use})
     for piece in ['{"query": ', '"dsh"}']:
         delta = {"type": "input_json_delta", "partial_json": piece}
         out += event({"type": "content_block_delta", "index": index, "delta": delta})
     out += event({"type": "content_block_stop", "index": index})
-    found = {
-        "type": "web_search_tool_result",
-        "tool_use_id": "srvtoolu_1",
-        "content": [
-            {
-                "type": "web_search_result",
-                "url": "https://example.com/dsh",
-                "title": "dsh",
-                "encrypted_content": "opaque-E==",
-                "page_age": None,
-            }
-        ],
-    }
-    out += event({"type": "content_block_start", "index": index + 1, "content_block": found})
+    start = {"type": "content_block_start", "index": index + 1, "content_block": SEARCH_FOUND}
+    out += event(start)
     return out + event({"type": "content_block_stop", "index": index + 1})
 
 
@@ -287,12 +297,15 @@ async def test_a_server_tool_block_streams_without_failing_the_answer() -> None:
     assert message.text == "Found it."
     assert message.tool_calls == []
     assert not [c for c in chunks if isinstance(c, ToolCallDelta)]
+    assert message.content[:2] == (
+        ProviderBlock(provider="anthropic", data=SEARCH_USE),
+        ProviderBlock(provider="anthropic", data=SEARCH_FOUND),
+    )
 
 
 async def test_a_call_after_a_server_tool_runs_and_its_step_goes_back() -> None:
     """A real turn: the search, text, a call of dsh's tool; the call runs and the next
-    request carries the step's text and call (the API takes a turn without its server
-    tool blocks)."""
+    request carries the step's blocks as they came: the search's, text, call."""
     first = (
         start()
         + web_search(0)
@@ -313,20 +326,17 @@ async def test_a_call_after_a_server_tool_runs_and_its_step_goes_back() -> None:
     assert second[1] == {
         "role": "assistant",
         "content": [
+            SEARCH_USE,
+            SEARCH_FOUND,
             {"type": "text", "text": "Reading it."},
             {"type": "tool_use", "id": "toolu_a", "name": "read_file", "input": {"path": "a"}},
         ],
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a server tool's blocks (server_tool_use, web_search_tool_result) are left out "
-    "of the answer (core/src/dsh/llm/anthropic.py, _KEPT_BLOCKS): dsh.messages has no "
-    "content block to keep a provider's opaque block in, so the next request lacks them "
-    "(the model no longer sees its search results, and a pause_turn cannot be resumed)",
-)
 async def test_a_server_tool_s_blocks_go_back_in_the_next_request() -> None:
+    """They were left out, so the model no longer saw its search results; now they go
+    back as they came (the input whole), and the log's assistant/message holds them."""
     first = start() + web_search(0) + tool_use(2, "toolu_a", ['{"path": "a"}']) + end("tool_use")
     CALLS.clear()
     async with WireServer([sse(by_event(first)), sse(DONE_TEXT)]) as server:
@@ -334,6 +344,11 @@ async def test_a_server_tool_s_blocks_go_back_in_the_next_request() -> None:
             agent = h.agents.get("main")
             assert agent is not None
             await run_turn(agent, "search and read a")
+            logged = [e.data for e in agent.session.events if e.type == "assistant/message"]
         second = server.requests[1].json()["messages"]
-    types = [block["type"] for block in second[1]["content"]]
-    assert types == ["server_tool_use", "web_search_tool_result", "tool_use"]
+    call = {"type": "tool_use", "id": "toolu_a", "name": "read_file", "input": {"path": "a"}}
+    assert second[1]["content"] == [SEARCH_USE, SEARCH_FOUND, call]
+    assert logged[0]["message"]["content"][:2] == [
+        {"type": "provider", "provider": "anthropic", "data": SEARCH_USE},
+        {"type": "provider", "provider": "anthropic", "data": SEARCH_FOUND},
+    ]

@@ -13,7 +13,15 @@ from typing import Any, Final
 from dsh.errors import ModelError
 from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
-from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
+from dsh.llm.base import (
+    Chunk,
+    Finish,
+    ProviderBlockChunk,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    UsageChunk,
+)
 from dsh.messages import (
     AssistantMessage,
     Message,
@@ -25,7 +33,10 @@ from dsh.messages import (
     UserMessage,
 )
 
-__all__ = ["ANTHROPIC_VERSION", "AnthropicModel"]
+__all__ = ["ANTHROPIC_VERSION", "PROVIDER", "AnthropicModel"]
+
+#: The ``provider`` of the ``ProviderBlock``s this adapter makes and sends back.
+PROVIDER: Final = "anthropic"
 
 #: The ``anthropic-version`` header sent (override it with ``headers`` in the config).
 ANTHROPIC_VERSION: Final = "2023-06-01"
@@ -42,11 +53,12 @@ _STOP_REASONS: Final[dict[str, StopReason]] = {
     "refusal": "error",
 }
 
-#: The content blocks dsh keeps. Any other (a server tool's: ``server_tool_use``, whose
+#: The content blocks dsh reads. Any other (a server tool's: ``server_tool_use``, whose
 #: input streams as ``input_json_delta`` like a ``tool_use``'s, ``web_search_tool_result``,
-#: ``code_execution_tool_result``, ``mcp_tool_use``...) is left out with its deltas: the
-#: server ran that tool, dsh has nothing to run, and its text after it is the answer.
-_KEPT_BLOCKS: Final = frozenset({"text", "thinking", "redacted_thinking", "tool_use"})
+#: ``code_execution_tool_result``, ``mcp_tool_use``...) is kept whole as a
+#: ``ProviderBlock`` (its input pieces put together) and sent back as it came: the
+#: server ran that tool, dsh has nothing to run, and the model needs to see it again.
+_READ_BLOCKS: Final = frozenset({"text", "thinking", "redacted_thinking", "tool_use"})
 
 
 class AnthropicModel(HttpModel):
@@ -82,7 +94,8 @@ class AnthropicModel(HttpModel):
         usage: dict[str, Any] = {}
         stop: StopReason = "stop"
         done = False
-        dropped: set[int] = set()  # the indexes of blocks dsh does not keep
+        # the blocks dsh does not read, by index: the block's start, its input pieces
+        own: dict[int, tuple[dict[str, Any], list[str]]] = {}
         async with self.events("/messages", body, headers, key) as events:
             async for data in events:
                 try:
@@ -91,7 +104,8 @@ class AnthropicModel(HttpModel):
                     # what the SSE parser makes of an error event that lacks one)
                     kind = item["type"] if "type" in item or "error" not in item else "error"
                     if kind == "content_block_delta":
-                        if dropped and item.get("index") in dropped:
+                        if own and item.get("index") in own:
+                            _own_delta(own[item["index"]], item["delta"])
                             continue  # a server tool's input, say: not a call of dsh's
                         delta = item["delta"]
                         what = delta["type"]
@@ -105,14 +119,20 @@ class AnthropicModel(HttpModel):
                             yield ReasoningDelta("", signature=delta["signature"])
                     elif kind == "content_block_start":
                         block = item["content_block"]
-                        if block["type"] not in _KEPT_BLOCKS:
-                            dropped.add(item["index"])
+                        if block["type"] not in _READ_BLOCKS:
+                            own[item["index"]] = (block, [])
+                            continue
                         chunk = _block_start(item["index"], block)
                         if chunk is not None:
                             yield chunk
+                    elif kind == "content_block_stop":
+                        if own and item.get("index") in own:
+                            yield _own_block(own.pop(item["index"]))
                     elif kind == "message_start":
                         usage.update(item["message"].get("usage") or {})
                     elif kind == "message_delta":
+                        for index in sorted(own):  # a server that sent no block stop
+                            yield _own_block(own.pop(index))
                         reason = item["delta"].get("stop_reason")
                         if reason:
                             stop = _STOP_REASONS.get(reason, "stop")
@@ -122,6 +142,8 @@ class AnthropicModel(HttpModel):
                         usage.update((k, v) for k, v in later.items() if v is not None)
                         yield UsageChunk(_usage(usage))
                     elif kind == "message_stop":
+                        for index in sorted(own):
+                            yield _own_block(own.pop(index))
                         done = True
                         await self.drain(events)
                         break
@@ -149,7 +171,23 @@ def _block_start(index: int, block: dict[str, Any]) -> Chunk | None:
         return ReasoningDelta(block["thinking"], signature=block.get("signature") or None)
     if kind == "redacted_thinking":  # whole here, no deltas follow; sent back as it came
         return ReasoningDelta("", redacted=block["data"])
-    return None  # an empty start, or a block dsh does not keep (_KEPT_BLOCKS)
+    return None  # an empty start
+
+
+def _own_delta(own: tuple[dict[str, Any], list[str]], delta: dict[str, Any]) -> None:
+    """Keep a piece of a block dsh does not read: ``input_json_delta`` (a server tool's
+    input) is the one kind such blocks stream; any other is not kept."""
+    if delta["type"] == "input_json_delta":
+        own[1].append(delta["partial_json"])
+
+
+def _own_block(own: tuple[dict[str, Any], list[str]]) -> ProviderBlockChunk:
+    """The whole block, its streamed input (if any) in place of the start's ``{}``."""
+    block, pieces = own
+    text = "".join(pieces)
+    if text:
+        block = {**block, "input": loads(text)}
+    return ProviderBlockChunk(PROVIDER, block)
 
 
 def _usage(usage: dict[str, Any]) -> Usage:
@@ -213,10 +251,12 @@ def _assistant(message: AssistantMessage) -> list[dict[str, Any]]:
                 blocks.append(
                     {"type": "thinking", "thinking": block.text, "signature": block.signature}
                 )
-        else:
+        elif block.type == "tool_call":
             blocks.append(
                 {"type": "tool_use", "id": block.id, "name": block.name, "input": _input(block)}
             )
+        elif block.provider == PROVIDER:  # a server tool's block, say: back as it came
+            blocks.append({**block.data})
     return blocks
 
 

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 from typing import final
 
-from dsh.errors import ModelError
-from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
+from pydantic import ValidationError
+
+from dsh._json import check_json
+from dsh.errors import EventDataError, ModelError
+from dsh.llm.base import (
+    Chunk,
+    Finish,
+    ProviderBlockChunk,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    UsageChunk,
+)
 from dsh.messages import (
     STOP_REASONS,
     AssistantMessage,
     ContentBlock,
+    ProviderBlock,
     ReasoningBlock,
     StopReason,
     TextBlock,
@@ -27,12 +39,26 @@ def _malformed(what: str) -> ModelError:
     return ModelError("MALFORMED_RESPONSE", f"the model streamed {what}")
 
 
+def _provider_block(chunk: ProviderBlockChunk) -> ProviderBlock:
+    """The block of ``chunk``, checked (a third-party model builds chunks): a provider
+    name, and data that is lossless JSON (it goes into the log as it is)."""
+    provider, data = chunk.provider, chunk.data
+    if type(provider) is not str or not provider or type(data) is not dict:
+        raise _malformed(f"a provider block without a provider name or a dict: {chunk!r:.80}")
+    try:
+        check_json(data, "assistant/chunk", "data.data")
+        return ProviderBlock(provider=provider, data=data)
+    except (EventDataError, ValidationError) as exc:
+        raise _malformed(f"a provider block whose data is not JSON: {exc}") from None
+
+
 @final
 class Assembler:
     """Accumulates chunks; ``message()`` builds the assistant message.
 
-    Text and reasoning keep their order of appearance; tool calls are assembled by index
-    and keep the raw argument text exactly as the model sent it. Every chunk's fields
+    Text, reasoning and a provider's own blocks keep their order of appearance; tool
+    calls are assembled by index and keep the raw argument text exactly as the model
+    sent it. Every chunk's fields
     are type-checked on the way in (chunks are plain dataclasses a third-party model
     builds), so the chunk's ``to_data()`` is JSON and the message can be built without
     validating it again.
@@ -42,8 +68,9 @@ class Assembler:
 
     def __init__(self) -> None:
         # (kind, parts, meta) in order of first appearance; kind "text" | "reasoning" |
-        # "redacted" | "call"; meta is [signature], [signature, redacted] or [call id, name]
-        self._blocks: list[tuple[str, list[str], list[str | None]]] = []
+        # "redacted" | "call"; meta is [signature], [signature, redacted] or [call id,
+        # name]; a provider's own block comes whole, and is kept as its ProviderBlock
+        self._blocks: list[tuple[str, list[str], list[str | None]] | ProviderBlock] = []
         self._calls: dict[int, tuple[list[str | None], list[str]]] = {}
         self._sealed = -1  # the place of a reasoning block its signature ended
         self.usage = _NO_USAGE
@@ -75,6 +102,8 @@ class Assembler:
                 self._blocks.append(("redacted", [chunk.text], [signature, redacted]))
             else:
                 raise _malformed(f"redacted reasoning that is not a str: {chunk!r:.80}")
+        elif isinstance(chunk, ProviderBlockChunk):
+            self._blocks.append(_provider_block(chunk))
         else:
             raise _malformed(f"{type(chunk).__name__}, which is not a dsh chunk")
 
@@ -106,10 +135,11 @@ class Assembler:
         # a signature on its own (Anthropic's signature_delta, the last piece of a
         # thinking block) ends its block: reasoning after it is the next block, which the
         # API wants back apart, with its own signature
-        if blocks and blocks[-1][0] == kind and self._sealed != last:
-            blocks[-1][1].append(text)
+        previous = blocks[-1] if blocks else None
+        if isinstance(previous, tuple) and previous[0] == kind and self._sealed != last:
+            previous[1].append(text)
             if signature is not None:
-                blocks[-1][2][0] = signature
+                previous[2][0] = signature
         else:
             blocks.append((kind, [text], [signature]))
             last += 1
@@ -121,7 +151,11 @@ class Assembler:
         if self.finish is None:
             raise ModelError("STREAM_CLOSED", "the model's stream ended without a finish")
         content: list[ContentBlock] = []
-        for kind, parts, meta in self._blocks:
+        for entry in self._blocks:
+            if isinstance(entry, ProviderBlock):
+                content.append(entry)
+                continue
+            kind, parts, meta = entry
             text = parts[0] if len(parts) == 1 else "".join(parts)
             if kind == "text":
                 content.append(trusted(TextBlock, {"type": "text", "text": text}))
@@ -159,9 +193,9 @@ class Assembler:
         written and reasoning lacks the signature a provider checks. None when no text
         other than whitespace arrived."""
         content = tuple(
-            trusted(TextBlock, {"type": "text", "text": "".join(parts)})
-            for kind, parts, _ in self._blocks
-            if kind == "text"
+            trusted(TextBlock, {"type": "text", "text": "".join(entry[1])})
+            for entry in self._blocks
+            if isinstance(entry, tuple) and entry[0] == "text"
         )
         if not any(block.text.strip() for block in content):
             return None

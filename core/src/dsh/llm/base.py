@@ -14,6 +14,7 @@ __all__ = [
     "Finish",
     "Model",
     "ModelInfo",
+    "ProviderBlockChunk",
     "ReasoningDelta",
     "TextDelta",
     "ToolCallDelta",
@@ -102,6 +103,23 @@ class ToolCallDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderBlockChunk:
+    """A provider's own block, whole (an adapter puts its streamed pieces together
+    first): it becomes a ``ProviderBlock`` in its place among the answer's blocks.
+    ``provider`` names the API (``"anthropic"``), ``data`` is the block's JSON."""
+
+    provider: str
+    data: dict[str, Any]
+
+    def __init__(self, provider: str, data: dict[str, Any]) -> None:
+        _block_provider(self, provider)
+        _block_data(self, data)
+
+    def to_data(self) -> dict[str, Any]:
+        return {"kind": "provider_block", "provider": self.provider, "data": self.data}
+
+
+@dataclass(frozen=True, slots=True)
 class UsageChunk:
     usage: Usage
 
@@ -142,10 +160,12 @@ _call_index = _setter(ToolCallDelta, "index")
 _call_id = _setter(ToolCallDelta, "id")
 _call_name = _setter(ToolCallDelta, "name")
 _call_arguments = _setter(ToolCallDelta, "arguments")
+_block_provider = _setter(ProviderBlockChunk, "provider")
+_block_data = _setter(ProviderBlockChunk, "data")
 _usage_usage = _setter(UsageChunk, "usage")
 _finish_reason = _setter(Finish, "reason")
 
-Chunk = TextDelta | ReasoningDelta | ToolCallDelta | UsageChunk | Finish
+Chunk = TextDelta | ReasoningDelta | ToolCallDelta | ProviderBlockChunk | UsageChunk | Finish
 
 
 @dataclass(frozen=True, slots=True)

@@ -232,9 +232,10 @@ def _assistant(message: AssistantMessage, send_reasoning: bool) -> dict[str, Any
         elif block.type == "reasoning":
             if block.redacted is None:  # Anthropic's encrypted reasoning is for Anthropic
                 reasoning.append(block.text)
-        else:
+        elif block.type == "tool_call":
             function = {"name": block.name, "arguments": block.arguments}
             calls.append({"id": block.id, "type": "function", "function": function})
+        # a ProviderBlock (an Anthropic server tool's, say) is that API's own: left out
     wire: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
     if calls:
         wire["tool_calls"] = calls
