@@ -190,7 +190,12 @@ def test_text_around_a_provider_block_stays_apart_and_in_order() -> None:
     ):
         assembler.add(chunk)
     message = assembler.message()
-    assert message.content == (TextBlock(text="Searching. "), USE, FOUND, TextBlock(text="Found it."))
+    assert message.content == (
+        TextBlock(text="Searching. "),
+        USE,
+        FOUND,
+        TextBlock(text="Found it."),
+    )
     assert message == AssistantMessage.model_validate(message.to_data())
     assert assembler.cut_off("aborted") == AssistantMessage(
         content=(TextBlock(text="Searching. "), TextBlock(text="Found it.")),
