@@ -9,6 +9,7 @@ summariser's window is summarised in chunks, each merged into the summary so far
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -21,6 +22,7 @@ from dsh import (
     Message,
     ModelError,
     ModelRequest,
+    ProviderBlock,
     ReasoningBlock,
     TextBlock,
     ToolCall,
@@ -104,6 +106,10 @@ def _entry(message: Message) -> str:
             parts.append(f"[assistant, thinking]\n{_clip(block.text, CLIP_CHARS // 3)}")
         elif isinstance(block, ToolCall):
             parts.append(f"[assistant calls {block.name}]\n{_clip(block.arguments)}")
+        elif isinstance(block, ProviderBlock):  # a server tool's call or results, say
+            data = json.dumps(block.data, ensure_ascii=False, separators=(",", ":"))
+            what = f"{block.provider} {block.data.get('type') or 'block'}"
+            parts.append(f"[assistant, {what}]\n{_clip(data, CLIP_CHARS // 3)}")
     return "\n\n".join(parts)
 
 

@@ -22,6 +22,7 @@ from dsh import (
     AssistantMessage,
     Message,
     ModelRequest,
+    ProviderBlock,
     ReasoningBlock,
     TextBlock,
     ToolCall,
@@ -47,9 +48,15 @@ class TokenCounter(Protocol):
     def count_tools(self, tools: Sequence[ToolSpec]) -> int: ...
 
 
+def _json_text(data: object) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
 class TextTokenCounter:
     """A ``TokenCounter`` built on a function counting the tokens of a text: a message
-    costs its text parts plus a fixed overhead for its framing (role, ids).
+    costs its text parts plus a fixed overhead for its framing (role, ids); a
+    provider's own block (``ProviderBlock``: a server tool's call or results) costs its
+    JSON text and a call's overhead.
 
     For exact counts wrap a tokenizer: ``TextTokenCounter(lambda s: len(enc.encode(s)))``.
     """
@@ -77,6 +84,8 @@ class TextTokenCounter:
                     tokens += count(block.text)
                 elif isinstance(block, ToolCall):
                     tokens += self.call_overhead + count(block.name) + count(block.arguments)
+                elif isinstance(block, ProviderBlock):  # the provider gets it back whole
+                    tokens += self.call_overhead + count(_json_text(block.data))
         elif isinstance(message, ToolResultMessage):
             tokens += count(message.content) + count(message.name)
         else:
