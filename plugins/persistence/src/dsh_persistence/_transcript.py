@@ -84,6 +84,12 @@ def _assistant(message: dict[str, Any]) -> str:
             out.append(_block(who, block["text"]))
         elif block.get("type") == "reasoning" and block.get("text"):
             out.append(f"  (thinking: {_cut(' '.join(str(block['text']).split()), 100)})\n")
+        elif block.get("type") == "provider" and isinstance(block.get("data"), dict):
+            # a provider's own block (a server tool's call or results): its kind, a glance
+            data = block["data"]
+            what = f"{block.get('provider')} {data.get('type')}"
+            shown = json.dumps(data, ensure_ascii=True, separators=(",", ":"))
+            out.append(f"  ({what}: {_cut(shown, 100)})\n")
     return "".join(out)
 
 
