@@ -315,7 +315,7 @@ class StepRunner:
                 answer["content"] = redact(result.content, secrets)
             await emit("tool/result", answer, checked=True)
         steered = await self._drain_steering() if agent.inbox.steering else 0
-        default = CONTINUE if calls or steered else STOP
+        default = CONTINUE if calls or steered or stop == "paused" else STOP
         decision = await relay.agent_turn_continuation(agent, default, number, step)
         if decision.reason:
             if decision.action == "continue":

@@ -37,8 +37,10 @@ __all__ = [
     "UserMessage",
 ]
 
-#: Why the model stopped a step. ``max_tokens`` means the answer was cut off.
-StopReason = Literal["stop", "tool_calls", "max_tokens", "error", "aborted"]
+#: Why the model stopped a step. ``max_tokens`` means the answer was cut off;
+#: ``paused``: the provider paused a long turn of its server tools (Anthropic's
+#: ``pause_turn``), and the turn goes on with the answer sent back as it is.
+StopReason = Literal["stop", "tool_calls", "max_tokens", "error", "aborted", "paused"]
 #: The values of ``StopReason``.
 STOP_REASONS: Final = frozenset(get_args(StopReason))
 

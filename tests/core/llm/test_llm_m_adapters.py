@@ -190,7 +190,7 @@ async def test_a_model_without_a_key_sends_no_key_header(adapter: Any) -> None:
     [
         ("end_turn", "stop"),
         ("stop_sequence", "stop"),
-        ("pause_turn", "stop"),
+        ("pause_turn", "paused"),
         ("refusal", "error"),
         ("model_context_window_exceeded", "max_tokens"),
         ("some_new_reason", "stop"),

@@ -229,3 +229,48 @@ def test_a_provider_block_reads_back_from_its_json() -> None:
     assert again.tool_calls == [CALL]
     assert not again.is_empty
     assert AssistantMessage(content=(USE,)).text == ""
+
+
+async def test_a_paused_turn_goes_on_with_the_paused_answer_sent_back() -> None:
+    """``pause_turn`` (the server paused its own tools' long turn) ended the turn as a
+    ``stop``, unfinished; now the turn takes another step, whose request ends with the
+    paused answer as it came, and the API goes on from it. A later request has the two
+    answers as one assistant message."""
+    use = {**SEARCH_USE, "input": {}}
+    paused = start() + event({"type": "content_block_start", "index": 0, "content_block": use})
+    delta = {"type": "input_json_delta", "partial_json": '{"query": "dsh"}'}
+    paused += event({"type": "content_block_delta", "index": 0, "delta": delta})
+    paused += event({"type": "content_block_stop", "index": 0}) + end("pause_turn")
+    found = {"type": "content_block_start", "index": 0, "content_block": SEARCH_FOUND}
+    went_on = start() + event(found) + event({"type": "content_block_stop", "index": 0})
+    went_on += text(1, "Found it.") + end("end_turn")
+    done = start() + text(0, "ok") + end("end_turn")
+    async with WireServer([sse(by_event(paused)), sse(went_on), sse(done)]) as server:
+        config = (
+            f"models:\n  claude:\n    provider: anthropic\n    model: claude-x\n"
+            f"    base_url: {server.url}\n    api_key_env: DSH_WIRE_KEY\n"
+            "agents:\n  - id: main\n    model: claude\n"
+        )
+        harness = Harness(
+            config_text=config, load_entry_points=False, env={"DSH_WIRE_KEY": "sk-wire-key"}
+        )
+        async with harness as h:
+            agent = h.agents.get("main")
+            assert agent is not None
+            events = await run_turn(agent, "look it up")
+            await run_turn(agent, "thanks")
+            check_invariants(agent.session.events)
+        sent = [request.json()["messages"] for request in server.requests]
+    assert len(sent) == 3
+    stops = [e.data["message"]["stop_reason"] for e in events if e.type == "assistant/message"]
+    assert stops == ["paused", "stop"]
+    assert sent[1] == [
+        {"role": "user", "content": [{"type": "text", "text": "look it up"}]},
+        {"role": "assistant", "content": [SEARCH_USE]},
+    ]
+    assert [e.type for e in events].count("step/start") == 2
+    assert events[-1].data["reason"] == "completed"
+    assert sent[2][1] == {
+        "role": "assistant",
+        "content": [SEARCH_USE, SEARCH_FOUND, {"type": "text", "text": "Found it."}],
+    }

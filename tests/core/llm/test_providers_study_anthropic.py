@@ -15,7 +15,9 @@ request). Scenarios and verdicts:
   back verbatim, in order (holds);
 - ``stop_reason: max_tokens`` in the middle of a ``tool_use`` input: stop reason
   ``max_tokens``, the half call is not run, the turn ends ``max-tokens`` (holds);
-- ``pause_turn`` (a server tool's long turn paused) ends the step as ``stop``;
+- ``pause_turn`` (a server tool's long turn paused) ended the step as ``stop``, so the
+  turn ended there, unfinished (bug, fixed: stop reason ``paused``, and the turn takes
+  another step, which sends the paused answer back for the API to go on);
   ``refusal`` is an ``error`` stop (holds, documented); a server tool's own blocks
   (``server_tool_use``, whose input streams as ``input_json_delta`` like a
   ``tool_use``'s, and ``web_search_tool_result``) failed the answer MALFORMED_RESPONSE
@@ -227,7 +229,7 @@ async def test_pause_turn_and_refusal_stop_reasons() -> None:
         claude = model(server.url)
         _, first = await collect(claude, ASK, keep_open=True)
         _, second = await collect(claude, ASK)
-    assert (first.stop_reason, first.text) == ("stop", "Searching...")
+    assert (first.stop_reason, first.text) == ("paused", "Searching...")
     assert (second.stop_reason, second.text) == ("error", "I can't help with that.")
 
 

@@ -46,7 +46,7 @@ DEFAULT_MAX_TOKENS: Final = 4096
 _STOP_REASONS: Final[dict[str, StopReason]] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
-    "pause_turn": "stop",
+    "pause_turn": "paused",  # a server tool's long turn: sent back, the API goes on
     "tool_use": "tool_calls",
     "max_tokens": "max_tokens",
     "model_context_window_exceeded": "max_tokens",
