@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from loop import AddModel, floor_turns
+from loop import AddModel, NoOp, floor_turns
 
 import dsh_compaction
 import dsh_permissions
@@ -60,13 +60,16 @@ class Setup:
 
 def plugin_set(kind: str) -> tuple[list[Any], dict[str, Any]]:
     """(plugins, agent options) of a configuration: ``bare``; ``compaction`` or
-    ``permissions`` alone; ``two`` (compaction + permissions); ``memory`` (those + the
+    ``permissions`` alone; ``noop`` (loop.py's 3 no-op plugins on each of the four
+    interception hooks); ``two`` (compaction + permissions); ``memory`` (those + the
     in-memory persistence double of dsh.testing); ``jsonl`` (those + the real
     dsh-persistence entry-point module, flushed per turn, its directory from
     DSH_PERSISTENCE_DIR); ``jsonl-nofsync`` (the same with ``persistence: {fsync:
     never}``: written per turn, never waiting for the disk)."""
     if kind == "bare":
         return [], {"model": "bench"}
+    if kind == "noop":
+        return [(f"noop{i}", NoOp()) for i in range(3)], {"model": "bench"}
     if kind == "compaction":  # no permissions option: dsh refuses one no plugin applies
         return [(kind, dsh_compaction)], {"model": "bench"}
     if kind == "permissions":

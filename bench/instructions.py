@@ -11,6 +11,7 @@ Needs valgrind (``apt-get install valgrind``); each configuration takes ~1 minut
 
     python bench/instructions.py [KIND ...]   # default: bare two memory jsonl-nofsync
     python bench/instructions.py compaction permissions   # each plugin alone
+    python bench/instructions.py noop   # loop.py's 3 no-op plugins on every hook
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ HERE = Path(__file__).parent
 KINDS = ("bare", "two", "memory", "jsonl-nofsync")  # the default; also each plugin alone
 LABELS = {
     "bare": "dsh bare",
+    "noop": "dsh 3 no-op x4 hooks",
     "compaction": "dsh + compaction",
     "permissions": "dsh + permissions",
     "two": "dsh + compaction + permissions",
