@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Collection
 from operator import itemgetter
-from typing import Any, Final, NamedTuple, final
+from typing import Any, Final, final
 
 import pluggy
 
@@ -30,14 +30,31 @@ Reporter = Callable[[HookError], None]
 Check = Callable[[Any], str | None]
 
 
-class Impl(NamedTuple):
-    """One hook impl, ready to call: ``call(kwargs)`` passes only the names it takes."""
+@final
+class Impl:
+    """One hook impl, ready to call: ``call(kwargs)`` passes only the names it takes.
 
-    call: Callable[[dict[str, Any]], Any]
-    function: Callable[..., Any]
-    argnames: tuple[str, ...]
-    is_async: bool
-    plugin_name: str
+    A slotted class rather than a NamedTuple: every call reads ``call`` and ``is_async``
+    of each impl, and CPython specialises a slot read but not a NamedTuple field's."""
+
+    __slots__ = ("argnames", "call", "function", "is_async", "plugin_name")
+
+    def __init__(
+        self,
+        call: Callable[[dict[str, Any]], Any],
+        function: Callable[..., Any],
+        argnames: tuple[str, ...],
+        is_async: bool,
+        plugin_name: str,
+    ) -> None:
+        self.call: Final = call
+        self.function: Final = function
+        self.argnames: Final = argnames
+        self.is_async: Final = is_async
+        self.plugin_name: Final = plugin_name
+
+    def __repr__(self) -> str:
+        return f"Impl({self.plugin_name!r}, {self.describe()})"
 
     def describe(self) -> str:
         name = getattr(self.function, "__qualname__", repr(self.function))
