@@ -158,8 +158,9 @@ IGNORED = "(ignored here: this command starts no agent; dsh run refuses it)\n"
 
 def settings_for_plugins_not_running(left_out: str, line: int) -> pytest.MarkDecorator:
     """Parametrizes a test's ``text`` (a dsh.yml) and ``said`` (where it is wrong, and
-    what is said of it): SHELL_SECTION, and ``left_out``, whose agent 0 has options for
-    the permissions plugin at ``line`` (installed, and left out by the test's env)."""
+    what is said of it): SHELL_SECTION, ``left_out``, whose agent 0 has options for the
+    permissions plugin at ``line`` (installed, and left out by the test's env), and an
+    entry of ``models:`` that cannot be built (its provider is nobody's)."""
     return pytest.mark.parametrize(
         ("text", "said"),
         [
@@ -173,8 +174,12 @@ def settings_for_plugins_not_running(left_out: str, line: int) -> pytest.MarkDec
                 "but not loaded, so nothing would apply these settings",
                 marks=pytest.mark.plugins("permissions"),
             ),
+            (  # a provider dsh does not build, and no plugin that runs serves it
+                "models:\n  m: {provider: nosuchprov, model: x}\n",
+                "2:7: models.m.provider: unknown provider 'nosuchprov' (built in: ",
+            ),
         ],
-        ids=["not-installed", "left-out"],
+        ids=["not-installed", "left-out", "unbuildable-model"],
     )
 
 

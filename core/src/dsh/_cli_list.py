@@ -3,8 +3,9 @@ each came from (a plugin, dsh.yml, the command line).
 
 Both enter the harness ``dsh run`` would (its plugins, dsh.yml and workspace), so they
 list exactly what it would have, and nothing is contacted: models are built, not called.
-They start no agent: settings in dsh.yml for a plugin that does not run are warnings
-(as for ``dsh sessions list``), which ``dsh run`` refuses.
+They start no agent: settings in dsh.yml for a plugin that does not run, and entries
+of ``models:`` that cannot be built (not listed), are warnings (as for ``dsh sessions
+list``), which ``dsh run`` refuses.
 """
 
 from __future__ import annotations

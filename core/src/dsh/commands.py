@@ -39,7 +39,8 @@ class CommandContext:
         with ``async with``). ``starts_agents=False``: for a command that only lists or
         reads what the harness holds, as ``dsh models`` and ``dsh sessions list``: the
         config's agents are not started, none can be created or resumed, and settings
-        for a plugin that does not run are warnings (see ``Harness``)."""
+        for a plugin that does not run, or a ``models:`` entry that cannot be built, are
+        warnings (see ``Harness``)."""
         from dsh.harness import Harness
 
         return Harness(

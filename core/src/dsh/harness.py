@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from dsh._relay import interception_returns
 from dsh._secret_variables import SecretVariables
+from dsh._secrets import get_logger
 from dsh.agent import AgentRegistry
 from dsh.errors import DshError
 from dsh.llm.registry import ModelRegistry
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Harness"]
 
+log = get_logger("dsh.config")
+
 
 class Harness:
     """Plugin manager, sessions, agents, models, tools and config, in one place.
@@ -52,7 +55,8 @@ class Harness:
     ``starts_agents=False`` is for a program that only looks at what the harness holds
     (``dsh models``, ``dsh tools``): the config's agents are not started and no agent can
     be created or resumed, so settings for a plugin that does not run are warnings, not
-    errors (as ``load_config(..., starts_agents=False)``).
+    errors (as ``load_config(..., starts_agents=False)``), and so is an entry of
+    ``models:`` that cannot be built (left out).
 
     Once started (``async with``): ``agents`` (create, resume, get, list), ``config``,
     ``models`` and ``tools`` (the registries: ``get()``, ``add()``; ``models.names()``,
@@ -183,12 +187,26 @@ class Harness:
     def _add_config_models(self, config: Config) -> None:
         """Build each entry of ``models:`` and register it under its key (origin
         "config"). A name a plugin registered with a provider dsh does not build (e.g.
-        ``provider: scripted``) is served by that plugin."""
+        ``provider: scripted``) is served by that plugin. An entry that cannot be built
+        (an unknown provider, as when the plugin serving it is left out) is a
+        ``ConfigError``; in a harness that starts no agent, a warning, and it is left
+        out: no agent could use a model, so it cannot change what such a harness reads
+        (``dsh sessions list`` keeps working beside it)."""
         if not config.models:
             return
-        from dsh.llm.providers import build_configured  # httpx only when needed
+        from dsh.llm.providers import build_configured, build_each  # httpx when needed
 
-        for model in build_configured(config, self.models.names(), self._env):
+        served = self.models.names()
+        if self._starts_agents:
+            built = build_configured(config, served, self._env)
+        else:
+            built, problems = build_each(config, served, self._env)
+            for problem in problems:
+                log.warning(
+                    "%s (ignored here: this command starts no agent; dsh run refuses it)",
+                    problem.problem,
+                )
+        for model in built:
             self.models.add("config", model, model.name)
             self._config_models.append(model)
 

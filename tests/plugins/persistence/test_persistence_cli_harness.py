@@ -70,3 +70,17 @@ def test_sessions_read_the_store_a_plugin_opens_as_the_harness_starts(
     assert "kept here" in capsys.readouterr().out
     assert main(["sessions", "delete", "started-session"]) == 0
     assert "started-session" not in store.stored
+
+
+def test_sessions_read_that_store_beside_a_model_that_cannot_be_built(
+    store: StartedStore, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An entry of ``models:`` nobody can build is a warning here (no agent runs), and
+    the plugins have still started: the store opened then is the one listed."""
+    (tmp_path / "dsh.yml").write_text("models:\n  m: {provider: nosuchprov, model: x}\n")
+    assert main(["sessions", "list", "--json"]) == 0
+    listed = capsys.readouterr()
+    assert [row["id"] for row in json.loads(listed.out)] == ["started-session"]
+    assert "models.m.provider: unknown provider 'nosuchprov'" in listed.err
+    assert main(["sessions", "delete", "started-session"]) == 0
+    assert "started-session" not in store.stored

@@ -26,6 +26,7 @@ __all__ = [
     "PROVIDERS",
     "Provider",
     "build_configured",
+    "build_each",
     "build_model",
     "known_limits",
     "parse_model_shorthand",
@@ -142,6 +143,18 @@ def build_configured(
     """Every entry of ``models:`` built (nothing is contacted), except a name in
     ``served`` whose provider dsh does not build (a plugin registers that model, e.g.
     ``provider: scripted``). A problem is a ``ConfigError`` with the file's line."""
+    built, problems = build_each(config, served, env)
+    if problems:
+        first, *rest = problems  # in file order, as models: is
+        raise ConfigError(first.source, first.path, first.reason, rest)
+    return built
+
+
+def build_each(
+    config: Config, served: Collection[str] = (), env: Mapping[str, str] | None = None
+) -> tuple[list[HttpModel], list[ConfigError]]:
+    """``build_configured`` that keeps going: the entries that build, and a
+    ``ConfigError`` (with the file's line) for each that does not, in file order."""
     built = []
     problems = []
     for name, settings in config.models.items():
@@ -152,10 +165,7 @@ def build_configured(
         except ConfigError as error:
             where = config.where("models", name, error.path.rsplit(".", 1)[-1])
             problems.append(ConfigError(where, error.path, error.reason))
-    if problems:
-        first, *rest = problems  # in file order, as models: is
-        raise ConfigError(first.source, first.path, first.reason, rest)
-    return built
+    return built, problems
 
 
 def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:

@@ -5,6 +5,8 @@
 or ``dsh.yml`` in the workspace): every plugin's ``harness_started`` has run, so they
 read the store a harness with that config writes (dsh-persistence applies its
 ``persistence:`` section there), from whichever plugin answers ``session_persistence``.
+Settings for a plugin that does not run and ``models:`` entries that cannot be built
+are warnings there: they cannot change the store.
 ``resume`` runs a turn: it validates the config as ``dsh run`` does and applies the
 section itself, and ``dsh run --session`` (``run_prompt``) starts the harness; it picks
 the model with ``choose_model``: ``-m``, then the model the session was created with,
@@ -98,7 +100,8 @@ async def _run(plugin: PersistencePlugin, context: CommandContext) -> int:
         workspace = (context.workspace or Path.cwd()).resolve()  # as the harness takes it
         plugin.configure(None if section is None else section.anchored(workspace))
         return await _resume(context, await _service(context.pm))
-    # settings for a plugin that does not run are warnings: they cannot change the store
+    # settings for a plugin that does not run, and models that cannot be built, are
+    # warnings in this harness: they cannot change the store
     async with context.harness(starts_agents=False) as harness:
         service = await _service(harness.pm)
         if args.action == "list":
