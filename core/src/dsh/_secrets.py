@@ -86,11 +86,25 @@ def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -
     return tuple(sorted((v for v in values if len(v) >= MIN_LENGTH), key=len, reverse=True))
 
 
-#: A query parameter whose name, lowercased without its separators, contains one of
-#: these holds a secret (``key``, ``api-key``, ``subscription-key``, ``access_token``,
-#: ``client_secret``, ``X-Amz-Signature``, ``auth``...), or is one of ``_SECRET_NAMES``
-#: (Azure SAS's ``sig``, Azure Functions' ``code``).
-_SECRET_PARTS: Final = ("key", "token", "secret", "passw", "pwd", "signature", "auth", "credential")
+#: A query parameter whose name, lowercased without its separators, ends with one of
+#: these holds a secret (``key``, ``api-key``, ``apiKey``, ``subscription-key``,
+#: ``access_token``, ``client_secret``, ``X-Amz-Signature``, ``auth``...), or is one of
+#: ``_SECRET_NAMES`` (Azure SAS's ``sig``, Azure Functions' ``code``). The end, not any
+#: part: ``tokenizer``, ``keyspace``, ``authority``, ``auth_version`` and ``key_id``
+#: name no secret, and their values (a model's name) would be hidden everywhere.
+_SECRET_ENDS: Final = (
+    "key",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "signature",
+    "auth",
+    "credential",
+    "credentials",
+)
 _SECRET_NAMES: Final = frozenset({"sig", "code", "pass", "session", "sessionid"})
 _NOT_NAME: Final = re.compile(r"[^a-z0-9]")
 
@@ -111,7 +125,7 @@ def query_secrets(url: str) -> tuple[str, ...]:
 
 def _is_secret_name(name: str) -> bool:
     bare = _NOT_NAME.sub("", name.lower())
-    return bare in _SECRET_NAMES or any(part in bare for part in _SECRET_PARTS)
+    return bare in _SECRET_NAMES or bare.endswith(_SECRET_ENDS)
 
 
 def known_keys() -> tuple[str, ...]:

@@ -148,11 +148,60 @@ async def test_a_percent_encoded_key_is_hidden_as_written_and_as_decoded(
     assert "pq/key with|bars|and spaces-6e1a" in query_secrets(config.base_url or "")
 
 
-def test_parameters_that_are_no_secret_are_not_taken_for_keys() -> None:
-    """Hiding every long value would garble text that happens to hold one (a date)."""
-    url = "https://h/v1?api-version=2024-10-21&deployment=gpt-4o-mini&region=westeurope"
-    assert query_secrets(url) == ()
-    assert query_secrets("https://h/v1?key=short") == ()  # under 8 characters, as keys
+@pytest.mark.parametrize(
+    "query",
+    [
+        "api-version=2024-10-21&deployment=gpt-4o-mini&region=westeurope",
+        # a secret's word inside another word, or before the word that says what it is
+        "tokenizer=meta-llama/Llama-3.1-8B",
+        "keyspace=production",
+        "authority=login.example.com",
+        "auth_version=2024-10-21",
+        "authVersion=2024-10-21",
+        "key_id=AKIDEXAMPLE01",
+        "tokenType=bearer-token",
+        "passage=long-enough-text",
+        "codec=opus-48000",
+    ],
+)
+def test_parameters_that_are_no_secret_are_not_taken_for_keys(query: str) -> None:
+    """Hiding every long value would garble text that happens to hold one (a date, a
+    model's name in every tool result that shows it)."""
+    assert query_secrets(f"https://h/v1?{query}") == ()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "key",
+        "api-key",
+        "apiKey",
+        "apikey",
+        "x-api-key",
+        "subscription-key",
+        "access_token",
+        "accessToken",
+        "X-Amz-Security-Token",
+        "X-Amz-Signature",
+        "X-Amz-Credential",
+        "client_secret",
+        "password",
+        "db_passwd",
+        "pwd",
+        "auth",
+        "x-auth",
+        "sig",
+        "code",
+        "pass",
+        "session",
+        "sessionid",
+    ],
+)
+def test_secret_parameter_names_are_taken_for_keys(name: str) -> None:
+    assert query_secrets(f"https://h/v1?region=west&{name}=s3cret-value-1234") == (
+        "s3cret-value-1234",
+    )
+    assert query_secrets(f"https://h/v1?{name}=short") == ()  # under 8 characters, as keys
 
 
 async def test_a_harness_hides_a_query_key_of_its_config_in_tool_results(tmp_path: Path) -> None:
