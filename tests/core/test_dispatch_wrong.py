@@ -149,3 +149,48 @@ async def test_on_a_hook_with_a_declared_type_the_check_runs_after_the_types(
 
     dsh_pm.unregister(name="number")
     assert (await call()).system == "base-a"
+
+
+async def test_a_check_that_raises_is_the_failure_of_the_impl_whose_result_it_checked(
+    pm: PluginManager,
+) -> None:
+    """A result malformed enough to break the check (an iterator that raises) is still
+    that impl's failure, named, not an exception escaping the call raw."""
+
+    class Broken(list[int]):
+        def __iter__(self) -> Any:
+            raise RuntimeError("broken iterator")
+
+    seen: list[str] = []
+    pm.register(adding(1, seen, "after"), "after")
+    pm.register(adding(Broken(), seen, "bad"), "bad")
+
+    def not_numbers(result: Any) -> str | None:
+        return None if all(isinstance(i, int) for i in result) else "returned junk"
+
+    with pytest.raises(HookError) as caught:
+        await pm.relay.call_waterfall("count_up", "number", wrong=not_numbers, number=0)
+
+    assert (caught.value.plugin, caught.value.hook) == ("bad", "count_up")
+    assert isinstance(caught.value.cause, RuntimeError)
+    assert str(caught.value).endswith("RuntimeError: broken iterator")
+    assert seen == ["bad"]
+
+
+@pytest.mark.parametrize("said", ["", False])
+async def test_a_check_that_refuses_without_a_reason_still_says_what_was_refused(
+    pm: PluginManager, said: Any
+) -> None:
+    """Only None means nothing is wrong; anything else refuses the result, and an empty
+    reason gets a message that says so rather than an empty one."""
+    seen: list[str] = []
+    pm.register(adding(1, seen, "one"), "one")
+
+    with pytest.raises(HookError) as caught:
+        await pm.relay.call_waterfall("count_up", "number", wrong=lambda _: said, number=0)
+
+    assert caught.value.plugin == "one"
+    assert str(caught.value).endswith(
+        f"TypeError: returned int, which the caller's check refused without saying why "
+        f"(it returned {said!r}, not None or a reason)"
+    )

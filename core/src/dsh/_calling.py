@@ -94,6 +94,24 @@ def _typed(expect: type, wrong: Check) -> Check:
     return check
 
 
+def _problem(wrong: Check, result: object) -> Exception | None:
+    """What ``wrong`` finds in ``result``, as the exception of the impl that returned
+    it: None (only None) means nothing; a check that raises (a result too malformed to
+    look at) gives its exception; a refusal without a reason ("") says so."""
+    try:
+        said = wrong(result)
+    except Exception as exc:
+        return exc
+    if said is None:
+        return None
+    if isinstance(said, str) and said:
+        return TypeError(said)
+    return TypeError(
+        f"returned {type(result).__name__}, which the caller's check refused without "
+        f"saying why (it returned {said!r}, not None or a reason)"
+    )
+
+
 def unawaited(result: object) -> TypeError:
     """A plain impl returned an awaitable: dsh awaits only ``async def`` impls (it
     decides once, when the plan is made), so say so instead of dropping it unawaited."""
@@ -229,8 +247,8 @@ class Dispatcher:
                         raise impl.fail(hook, _wrong_type(result, expect))
                 elif inspect.isawaitable(result):  # a plugin's own hook, untyped
                     raise impl.fail(hook, unawaited(result))
-                elif wrong is not None and (problem := wrong(result)) is not None:
-                    raise impl.fail(hook, TypeError(problem))
+                elif wrong is not None and (problem := _problem(wrong, result)) is not None:
+                    raise impl.fail(hook, problem) from problem
                 kwargs[key] = result
         return kwargs[key]
 

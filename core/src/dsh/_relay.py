@@ -217,8 +217,9 @@ class HookRelay:
         """Chain ``kwargs[key]`` through ``hook``'s impls (None = unchanged).
 
         ``wrong(result)`` says what is wrong with an impl's result (``"returned ..."``),
-        or None: a wrong result stops the call as that impl's failure, a HookError naming
-        its plugin and impl, before the next impl sees it."""
+        or None (only None: ``""`` refuses it too): a wrong result, or an exception the
+        check raises, stops the call as that impl's failure, a HookError naming its
+        plugin and impl, before the next impl sees it."""
         return await self.dispatcher.waterfall(hook, key, kwargs, wrong)
 
     async def call_first_result(self, hook: str, **kwargs: Any) -> Any:
