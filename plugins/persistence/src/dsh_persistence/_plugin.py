@@ -168,7 +168,7 @@ class PersistencePlugin:
             harness.add_secrets(passwords_in(url))
         # A directory that cannot hold sessions (a file, /proc/..., no permission) is
         # reported now, naming the setting and the path, not first at the end of a turn.
-        # A harness that starts no agent (dsh models, dsh sessions list) writes nothing.
+        # A harness that starts no agent (dsh models, dsh sessions list) saves no session.
         if harness.starts_agents:
             self.backend.prepare()
 

@@ -77,6 +77,13 @@ class SqliteBackend(SessionBackend):
             except sqlite3.Error as exc:
                 raise PersistenceError(f"{self.path}: {exc}") from exc
 
+    def _read(self, work: Callable[[sqlite3.Connection], T], nothing: T) -> T:
+        """``_run`` for a read: a database that is not there holds ``nothing``, and is
+        not created to say so (``dsh sessions list`` before any session was saved)."""
+        if self._db is None and _missing(self.path):
+            return nothing
+        return self._run(work)
+
     def _unusable(self, doing: str, reason: object) -> PersistenceError:
         """The database cannot be opened or created: say which, where, and from what setting."""
         return unusable_error(self.path, self._source, doing, reason)
@@ -247,6 +254,8 @@ class SqliteBackend(SessionBackend):
                 db.execute("DELETE FROM workspaces WHERE session=?", (session_id,))
                 return db.execute("DELETE FROM sessions WHERE id=?", (session_id,)).rowcount > 0
 
+        if self._db is None and _missing(self.path):  # not stored: nothing to create
+            return False
         if self._claims.holds(session_id):  # ours (the service refuses a live session)
             return self._run(work)
         if not self.claim(session_id):  # held while it is deleted: no one resumes it then
@@ -281,7 +290,7 @@ class SqliteBackend(SessionBackend):
                 events = self._read_log(db, session_id)
             return StoredTail(len(events), events[-1] if events else None)
 
-        return self._run(work)
+        return self._read(work, None)
 
     def _read_log(self, db: sqlite3.Connection, session_id: str) -> list[SessionEvent]:
         """The readable prefix of the stored log (``read_log``; raises like ``load``)."""
@@ -309,7 +318,7 @@ class SqliteBackend(SessionBackend):
                 ).fetchall()
             return row, [line[0] for line in lines]
 
-        found = self._run(work)
+        found = self._read(work, None)
         if found is None:
             return None
         (created, meta, next_seq), records = found
@@ -328,7 +337,7 @@ class SqliteBackend(SessionBackend):
             rows = db.execute(f"SELECT id, created, updated, turns, title, {WHERE} FROM sessions")
             return [SessionHeader(*row) for row in rows]
 
-        return self._run(work)
+        return self._read(work, [])
 
     def close(self) -> None:
         self._claims.close()
@@ -336,6 +345,18 @@ class SqliteBackend(SessionBackend):
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def _missing(path: Path) -> bool:
+    """Nothing is at ``path`` (a path that cannot be looked at is left for opening it
+    to report, naming the setting)."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 @contextmanager
