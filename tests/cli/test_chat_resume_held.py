@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,32 +31,47 @@ anyio.run(main)
 """
 
 
-def users(body: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in body["messages"] if m["role"] == "user"]
+@pytest.fixture
+def env(cli_env: dict[str, str]) -> dict[str, str]:
+    return {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
 
 
-def test_resuming_a_session_held_elsewhere_keeps_the_current_chat(
-    model_server: Any, chat: Any, cli_env: dict[str, str], tmp_path: Path
-) -> None:
-    server = model_server([text_reply("Noted."), text_reply("Hi."), text_reply("Still here.")])
-    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+@contextmanager
+def held_elsewhere(server: Any, env: dict[str, str], cwd: Path) -> Iterator[str]:
+    """The id of a session one ``dsh run`` stored (the server's first reply), which
+    another process continues (resumed on the model ``tiny`` of the dsh.yml written in
+    ``cwd``) until the block ends."""
     model = f"openai-compatible:tiny@{server.url}"
-    first = dsh("-m", model, "run", "--json", "remember blue", env=env, cwd=tmp_path)
+    first = dsh("-m", model, "run", "--json", "remember blue", env=env, cwd=cwd)
     assert first.returncode == 0, first.stderr
-    held = json.loads(first.stdout.splitlines()[0])["session"]
-    (tmp_path / "dsh.yml").write_text(
+    held: str = json.loads(first.stdout.splitlines()[0])["session"]
+    (cwd / "dsh.yml").write_text(
         f"models: {{tiny: {{provider: openai-compatible, base_url: '{server.url}', model: t}}}}\n"
     )
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, held, "tiny"],
         env=env,
-        cwd=tmp_path,
+        cwd=cwd,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        yield held
+    finally:
+        holder.communicate("", timeout=30)
+
+
+def users(body: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "user"]
+
+
+def test_resuming_a_session_held_elsewhere_keeps_the_current_chat(
+    model_server: Any, chat: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("Noted."), text_reply("Hi."), text_reply("Still here.")])
+    with held_elsewhere(server, env, tmp_path) as held:
         child = chat(server, env=env, plugins="persistence")
         child.sendline("hello")
         child.expect_exact("[turn 1 completed")
@@ -67,42 +84,21 @@ def test_resuming_a_session_held_elsewhere_keeps_the_current_chat(
         child.expect_exact("[turn 2 completed")
         child.sendline("/quit")
         child.expect_exact("")
-    finally:
-        holder.communicate("", timeout=30)
     assert users(server.bodies()[2]) == ["hello", "and now?"]  # its own history goes on
 
 
 @pytest.mark.parametrize("wanted", ["--continue", "--session"])
 def test_chat_continue_of_a_held_session_with_empty_input_is_refused_as_with_a_line(
-    model_server: Any, cli_env: dict[str, str], tmp_path: Path, wanted: str
+    model_server: Any, env: dict[str, str], tmp_path: Path, wanted: str
 ) -> None:
     """Empty input makes the checks a first line would: a session another process
     continues is refused (status, message) as it is when a line comes; found so only
     the claim was missed (the empty input said 0)."""
     server = model_server([text_reply("Noted.")])
-    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
-    model = f"openai-compatible:tiny@{server.url}"
-    first = dsh("-m", model, "run", "--json", "remember blue", env=env, cwd=tmp_path)
-    assert first.returncode == 0, first.stderr
-    held = json.loads(first.stdout.splitlines()[0])["session"]
-    (tmp_path / "dsh.yml").write_text(
-        f"models: {{tiny: {{provider: openai-compatible, base_url: '{server.url}', model: t}}}}\n"
-    )
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, held, "tiny"],
-        env=env,
-        cwd=tmp_path,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    options = ["--continue"] if wanted == "--continue" else ["--session", held[:8]]
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+    with held_elsewhere(server, env, tmp_path) as held:
+        options = ["--continue"] if wanted == "--continue" else ["--session", held[:8]]
         with_line = dsh("-m", "tiny", "chat", *options, env=env, cwd=tmp_path, stdin="hello\n")
         empty = dsh("-m", "tiny", "chat", *options, env=env, cwd=tmp_path, stdin="")
-    finally:
-        holder.communicate("", timeout=30)
     assert with_line.returncode != 0, with_line.stderr
     assert f"session {held!r} is in use: another process" in with_line.stderr
     assert (empty.returncode, empty.stdout) == (with_line.returncode, "")
