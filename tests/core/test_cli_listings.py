@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+import dsh.harness  # binds create_plugin_manager by name: imported before a test patches it
 import dsh.plugins
 from dsh import hookimpl
 from dsh.cli import main

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from test_cli_listings import CONFIG, quiet
 
+import dsh.harness  # binds create_plugin_manager by name: imported before a test patches it
 import dsh.plugins
 from dsh import hookimpl
 from dsh.cli import main
