@@ -12,6 +12,11 @@ def pytest_configure(config: pytest.Config) -> None:
     """The `dsh` children of the tests inherit stdin: make it empty, whatever runs the
     tests (a CI runner may hand it a pipe), so that a child never sees input its test
     did not give it. Not with ``-s``, where a debugger may need the terminal."""
+    # Tests patch dsh.plugins.create_plugin_manager; dsh.harness binds it at import, so a
+    # harness module first imported under a patch would keep the patched one for every
+    # later test of the process. Imported here, it binds the real one in every worker.
+    import dsh.harness  # noqa: F401
+
     if config.getoption("capture") != "no":
         empty = os.open(os.devnull, os.O_RDONLY)
         os.dup2(empty, 0)
