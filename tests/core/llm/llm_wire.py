@@ -10,6 +10,7 @@ request it received and when a client disconnected from a stalled reply.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import time
 from dataclasses import dataclass, field
@@ -186,10 +187,21 @@ async def _read_request(reader: asyncio.StreamReader) -> Received | None:
 _HELD: list[Any] = []  # bound, never listening: until the test run ends
 
 
+def _close_held() -> None:
+    """Close the ports ``closed_port`` held, when the run's process exits: left to the
+    interpreter's shutdown, each was an unclosed socket (a ResourceWarning after pytest's
+    summary, where no test sees it)."""
+    while _HELD:
+        _HELD.pop().close()
+
+
+atexit.register(_close_held)
+
+
 def closed_port() -> str:
     """A loopback URL nothing listens on. Its port stays bound (without listening, so
     a connection is refused) until the test run ends: no other process can take it and
-    answer in its place."""
+    answer in its place. The socket is closed at exit (``_close_held``)."""
     import socket
 
     sock = socket.socket()
