@@ -17,17 +17,16 @@ from typing import Any, Final, final
 
 import pluggy
 
+from dsh._hook_results import Check, problem, typed, unawaited, wrong_type
 from dsh._ready import READY
 from dsh._secrets import get_logger
 from dsh.errors import DshError, HookError
 
-__all__ = ["Check", "Dispatcher", "Impl", "is_async_function", "unawaited"]
+__all__ = ["Dispatcher", "Impl", "is_async_function"]
 
 log = get_logger("dsh.plugins")
 
 Reporter = Callable[[HookError], None]
-#: What is wrong with an impl's result (said as "returned ..."), or None when nothing is.
-Check = Callable[[Any], str | None]
 
 
 @final
@@ -76,52 +75,6 @@ def _binder(
         return lambda kwargs: function(kwargs[name])
     getter = itemgetter(*names)
     return lambda kwargs: function(*getter(kwargs))
-
-
-def _wrong_type(result: object, expect: type) -> TypeError:
-    if inspect.isawaitable(result):
-        return unawaited(result)
-    return TypeError(f"returned {type(result).__name__} where {expect.__name__} is expected")
-
-
-def _typed(expect: type, wrong: Check) -> Check:
-    """``wrong`` after the check of the hook's declared type (awaitables are refused
-    before either)."""
-
-    def check(result: object) -> str | None:
-        return wrong(result) if isinstance(result, expect) else str(_wrong_type(result, expect))
-
-    return check
-
-
-def _problem(wrong: Check, result: object) -> Exception | None:
-    """What ``wrong`` finds in ``result``, as the exception of the impl that returned
-    it: None (only None) means nothing; a check that raises (a result too malformed to
-    look at) gives its exception; a refusal without a reason ("") says so."""
-    try:
-        said = wrong(result)
-    except Exception as exc:
-        return exc
-    if said is None:
-        return None
-    if isinstance(said, str) and said:
-        return TypeError(said)
-    return TypeError(
-        f"returned {type(result).__name__}, which the caller's check refused without "
-        f"saying why (it returned {said!r}, not None or a reason)"
-    )
-
-
-def unawaited(result: object) -> TypeError:
-    """A plain impl returned an awaitable: dsh awaits only ``async def`` impls (it
-    decides once, when the plan is made), so say so instead of dropping it unawaited."""
-    close = getattr(result, "close", None)
-    if inspect.iscoroutine(result) and close is not None:
-        close()  # no "never awaited" warning pointing into dsh
-    return TypeError(
-        f"returned {type(result).__name__} from a plain def; make the impl async def so "
-        "that it is awaited"
-    )
 
 
 def is_async_function(function: Callable[..., Any]) -> bool:
@@ -233,7 +186,7 @@ class Dispatcher:
         of the wrong type is, before the next impl sees it."""
         expect = self.returns.get(hook)
         if wrong is not None and expect is not None:
-            wrong, expect = _typed(expect, wrong), None  # one check per result, not two
+            wrong, expect = typed(expect, wrong), None  # one check per result, not two
         for impl in self._plans[hook]:
             try:
                 result = impl.call(kwargs)
@@ -244,11 +197,11 @@ class Dispatcher:
             if result is not None:
                 if expect is not None:
                     if not isinstance(result, expect):
-                        raise impl.fail(hook, _wrong_type(result, expect))
+                        raise impl.fail(hook, wrong_type(result, expect))
                 elif inspect.isawaitable(result):  # a plugin's own hook, untyped
                     raise impl.fail(hook, unawaited(result))
-                elif wrong is not None and (problem := _problem(wrong, result)) is not None:
-                    raise impl.fail(hook, problem) from problem
+                elif wrong is not None and (refused := problem(wrong, result)) is not None:
+                    raise impl.fail(hook, refused) from refused
                 kwargs[key] = result
         return kwargs[key]
 
@@ -266,7 +219,7 @@ class Dispatcher:
             if result is not None:
                 if expect is not None:
                     if not isinstance(result, expect):
-                        raise impl.fail(hook, _wrong_type(result, expect))
+                        raise impl.fail(hook, wrong_type(result, expect))
                 elif inspect.isawaitable(result):  # a plugin's own hook, untyped
                     raise impl.fail(hook, unawaited(result))
                 return impl.plugin_name, result

@@ -6,7 +6,8 @@ from collections.abc import Awaitable, Callable
 from inspect import isawaitable
 from typing import TYPE_CHECKING, Any, Literal, final
 
-from dsh._calling import Check, Dispatcher, unawaited
+from dsh._calling import Dispatcher
+from dsh._hook_results import Check, unawaited
 from dsh.errors import HookError
 
 if TYPE_CHECKING:
