@@ -138,6 +138,23 @@ ASK = ModelRequest(messages=(UserMessage(content="read a"),))
 DONE_TEXT = start() + text(0, "Done.") + end("end_turn")
 
 
+async def turn_of(first: bytes, prompt: str) -> tuple[list[Any], list[Any], list[Any]]:
+    """A real turn on ``harness``: ``first`` is the model's first answer, "Done." its
+    second; the turn's events, the session's log (its invariants checked) and the
+    messages of the second request. CALLS holds the calls of read_file it ran."""
+    CALLS.clear()
+    async with (
+        WireServer([sse(by_event(first)), sse(DONE_TEXT)]) as server,
+        harness(server.url) as h,
+    ):
+        agent = h.agents.get("main")
+        assert agent is not None
+        events = await run_turn(agent, prompt)
+        log = list(agent.session.events)
+        check_invariants(log)
+    return list(events), log, server.requests[1].json()["messages"]
+
+
 async def test_interleaved_thinking_goes_back_block_by_block_with_its_signatures() -> None:
     # interleaved thinking (beta interleaved-thinking-2025-05-14): thinking, two thinking
     # blocks back to back, a call, redacted thinking, thinking, a second call
@@ -151,14 +168,7 @@ async def test_interleaved_thinking_goes_back_block_by_block_with_its_signatures
         + tool_use(5, "toolu_b", ['{"path": "b"}'])
         + end("tool_use")
     )
-    CALLS.clear()
-    async with WireServer([sse(by_event(first)), sse(DONE_TEXT)]) as server:
-        async with harness(server.url) as h:
-            agent = h.agents.get("main")
-            assert agent is not None
-            events = await run_turn(agent, "read a and b")
-            check_invariants(agent.session.events)
-        second = server.requests[1].json()["messages"]
+    events, _, second = await turn_of(first, "read a and b")
     assert CALLS == ["a", "b"]
     assert events[-1].data["reason"] == "completed"
     assert second[1] == {
@@ -315,14 +325,7 @@ async def test_a_call_after_a_server_tool_runs_and_its_step_goes_back() -> None:
         + tool_use(3, "toolu_a", ['{"path": ', '"a"}'])
         + end("tool_use")
     )
-    CALLS.clear()
-    async with WireServer([sse(by_event(first)), sse(DONE_TEXT)]) as server:
-        async with harness(server.url) as h:
-            agent = h.agents.get("main")
-            assert agent is not None
-            events = await run_turn(agent, "search and read a")
-            check_invariants(agent.session.events)
-        second = server.requests[1].json()["messages"]
+    events, _, second = await turn_of(first, "search and read a")
     assert CALLS == ["a"]
     assert events[-1].data["reason"] == "completed"
     assert second[1] == {
@@ -340,14 +343,8 @@ async def test_a_server_tool_s_blocks_go_back_in_the_next_request() -> None:
     """They were left out, so the model no longer saw its search results; now they go
     back as they came (the input whole), and the log's assistant/message holds them."""
     first = start() + web_search(0) + tool_use(2, "toolu_a", ['{"path": "a"}']) + end("tool_use")
-    CALLS.clear()
-    async with WireServer([sse(by_event(first)), sse(DONE_TEXT)]) as server:
-        async with harness(server.url) as h:
-            agent = h.agents.get("main")
-            assert agent is not None
-            await run_turn(agent, "search and read a")
-            logged = [e.data for e in agent.session.events if e.type == "assistant/message"]
-        second = server.requests[1].json()["messages"]
+    _, log, second = await turn_of(first, "search and read a")
+    logged = [e.data for e in log if e.type == "assistant/message"]
     call = {"type": "tool_use", "id": "toolu_a", "name": "read_file", "input": {"path": "a"}}
     assert second[1]["content"] == [SEARCH_USE, SEARCH_FOUND, call]
     assert logged[0]["message"]["content"][:2] == [

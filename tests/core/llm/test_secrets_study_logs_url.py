@@ -17,7 +17,9 @@ built with that base_url, and as a secret of a harness whose config has it."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from llm_wire import Reply, WireServer, collect, recorded, sse
@@ -32,22 +34,31 @@ from dsh.messages import ModelRequest, UserMessage
 KEY = "sk-test-aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5kL7n"  # sk-test- and 40 more
 
 
+async def one_request(
+    query: str, env: Mapping[str, str] | None = None, **settings: Any
+) -> tuple[str, ModelConfig]:
+    """One request of the OpenAI-compatible adapter to a local server, ``?QUERY`` on
+    its base_url: the path the server was asked for, and the model's config."""
+    async with WireServer([sse(b"data: [DONE]\n\n")]) as server:
+        config = ModelConfig(
+            provider="openai-compatible",
+            model="m",
+            base_url=f"{server.url}?{query}",
+            max_retries=0,
+            **settings,
+        )
+        model = OpenAICompatibleModel("wire", config, env=dict(env or {}))
+        await collect(model, ModelRequest(messages=(UserMessage(content="hi"),)))
+    return server.requests[0].path, config
+
+
 async def test_a_key_in_the_base_urls_query_stays_out_of_the_request_log(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Leak path: base_url ``...?key=KEY`` -> httpx's INFO record "HTTP Request: POST
     URL", with the key read from $K too (so dsh knows it as a key)."""
     with caplog.at_level(logging.INFO):
-        async with WireServer([sse(b"data: [DONE]\n\n")]) as server:
-            config = ModelConfig(
-                provider="openai-compatible",
-                model="m",
-                base_url=f"{server.url}?key={KEY}",
-                api_key_env="K",
-                max_retries=0,
-            )
-            model = OpenAICompatibleModel("wire", config, env={"K": KEY})
-            await collect(model, ModelRequest(messages=(UserMessage(content="hi"),)))
+        await one_request(f"key={KEY}", {"K": KEY}, api_key_env="K")
     assert any(r.name == "httpx" for r in caplog.records)
     for record in caplog.records:
         assert redact(record.getMessage(), (KEY,)) == record.getMessage(), record.name
@@ -82,16 +93,8 @@ async def test_a_key_written_only_into_the_query_stays_out_of_the_request_log(
     INFO record of the request."""
     only_here = "qk-only-in-the-query-7f3a9c2e5b1d"  # read from no variable by any test
     with caplog.at_level(logging.INFO):
-        async with WireServer([sse(b"data: [DONE]\n\n")]) as server:
-            config = ModelConfig(
-                provider="openai-compatible",
-                model="m",
-                base_url=f"{server.url}?key={only_here}",
-                max_retries=0,
-            )
-            model = OpenAICompatibleModel("wire", config, env={})
-            await collect(model, ModelRequest(messages=(UserMessage(content="hi"),)))
-        assert server.requests[0].path == f"/v1/chat/completions?key={only_here}"
+        path, _ = await one_request(f"key={only_here}")
+    assert path == f"/v1/chat/completions?key={only_here}"
     assert any(r.name == "httpx" for r in caplog.records)
     for record in caplog.records:
         assert only_here not in record.getMessage(), record.name
@@ -134,15 +137,7 @@ async def test_a_percent_encoded_key_is_hidden_as_written_and_as_decoded(
     written in base_url, nor the decoded key, nor httpx's form is logged."""
     written = "pq%2Fkey+with%7Cbars|and spaces-6e1a"
     with caplog.at_level(logging.INFO):
-        async with WireServer([sse(b"data: [DONE]\n\n")]) as server:
-            config = ModelConfig(
-                provider="openai-compatible",
-                model="m",
-                base_url=f"{server.url}?apikey={written}",
-                max_retries=0,
-            )
-            model = OpenAICompatibleModel("wire", config, env={})
-            await collect(model, ModelRequest(messages=(UserMessage(content="hi"),)))
+        _, config = await one_request(f"apikey={written}")
     [record] = [r for r in caplog.records if r.name == "httpx"]
     assert "?apikey=*** " in record.getMessage(), record.getMessage()
     assert "pq/key with|bars|and spaces-6e1a" in query_secrets(config.base_url or "")
