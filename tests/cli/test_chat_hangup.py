@@ -11,6 +11,7 @@ status and the session on disk."""
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -151,3 +152,39 @@ def test_sighup_with_the_terminal_open_ends_the_chat_and_says_so(
     assert written.rfind("\x1b[?2004l") >= written.rfind("\x1b[?2004h")
     ends = ["completed"] if when == "idle" else ["completed", "aborted"]
     assert turn_ends(stored(hangup_env)) == ends
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])
+async def test_a_read_failing_with_eio_as_the_terminal_closes_is_the_end_of_input(
+    monkeypatch: pytest.MonkeyPatch, terminal: bool
+) -> None:
+    """Linux answers EIO, not EOF, to a read of a pseudo-terminal made while its other
+    side is closing (a read blocked then gets it every time; one made after, EOF): the
+    chat above met it now and then (status 120: the traceback could not be written).
+    At a terminal that EIO is the end of input; from a pipe or a file it is an I/O
+    error, raised (what could not be read is not taken for the end)."""
+    import errno
+    import os
+    import pty
+
+    from dsh import _cli_terminal
+
+    writer, reader = pty.openpty() if terminal else os.pipe()[::-1]
+    real_read = os.read
+
+    def read(fd: int, size: int) -> bytes:
+        if fd == reader:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return real_read(fd, size)
+
+    os.write(writer, b"hello\n")  # something to read: the wait for input returns
+    with os.fdopen(reader) as stdin:
+        monkeypatch.setattr(sys, "stdin", stdin)
+        monkeypatch.setattr(_cli_terminal.os, "read", read)
+        lines = _cli_terminal.lines_typed()
+        if terminal:
+            assert [line async for line in lines] == [None]
+        else:
+            with pytest.raises(OSError, match="Input/output error"):
+                await lines.__anext__()
+    os.close(writer)

@@ -42,10 +42,13 @@ def in_background(fd: int) -> bool:
         return False
 
 
-def _read(fd: int) -> bytes | None:
+def _read(fd: int, terminal: bool) -> bytes | None:
     """Up to 4096 bytes of ``fd``; None if this process went into the background of the
     terminal since it looked (the read fails with EIO instead of stopping it: SIGTTIN is
-    blocked for the read, on this thread only, so no child inherits it)."""
+    blocked for the read, on this thread only, so no child inherits it). At a
+    ``terminal``, EIO otherwise is its end, as EOF: Linux answers EIO to a read made
+    while the other side of a pseudo-terminal is closing (its window closed), EOF to
+    one made after it has closed; which a read gets is a race."""
     ttin = getattr(signal, "SIGTTIN", None)
     if ttin is None or not hasattr(signal, "pthread_sigmask"):
         return os.read(fd, 4096)
@@ -53,9 +56,9 @@ def _read(fd: int) -> bytes | None:
     try:
         return os.read(fd, 4096)
     except OSError as error:
-        if error.errno == errno.EIO and in_background(fd):
-            return None
-        raise
+        if error.errno != errno.EIO or not terminal:  # a file's I/O error is not its end
+            raise
+        return None if in_background(fd) else b""
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
@@ -94,7 +97,7 @@ async def lines_typed() -> AsyncIterator[str | None]:
                 pollable = False
         if not pollable:
             await anyio.lowlevel.checkpoint()
-        data = _read(fd)
+        data = _read(fd, terminal)
         if data is None:  # sent to the background while it waited
             continue
         if not data:
