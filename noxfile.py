@@ -81,8 +81,11 @@ def tests(session: nox.Session, plugin_set: str) -> None:
     session.env["DSH_EXPECT_PLUGINS"] = names
     session.env["DSH_DISABLE_PLUGIN_AUTOLOAD"] = None  # None: unset, whatever the shell has
     # One worker per core (pytest-xdist): most tests wait on `dsh` children or sockets.
-    # `-- -n 0` runs them in one process (for --pdb or -s).
-    session.run("pytest", "-n", "auto", "tests", *session.posargs)
+    # `-- -n 0` runs them in one process (for --pdb or -s). No path here: pytest takes
+    # pyproject's testpaths (tests/) unless the arguments name files or directories
+    # (`-- tests/core/test_session.py` runs that file alone). The slowest tests are
+    # listed at the end, so that a run growing slower shows where.
+    session.run("pytest", "-n", "auto", "--durations=15", *session.posargs)
 
 
 @nox.session(python=PYTHONS[-1])
