@@ -1,5 +1,6 @@
 """`dsh chat` reading its input from something other than a terminal: a pipe, a regular
-file, /dev/null. A line is a prompt; the end of the input quits once the agent is idle."""
+file, /dev/null. A line is a prompt; the end of the input quits once the agent is idle;
+a turn that ended in error makes the status 1 (the later lines still run)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import dsh, piped_chat, text_reply
+from cli_support import dsh, piped_chat, text_reply, wire
 
 
 @pytest.mark.parametrize("source", ["pipe", "file"])
@@ -69,6 +70,43 @@ def test_piped_lines_are_taken_one_turn_at_a_time(
         [m["content"] for m in body["messages"] if m["role"] == "user"] for body in server.bodies()
     ]
     assert users == [["first"], ["first", "second"], ["first", "second", "third"]]
+
+
+#: A reply the model server gives that is not retried: the turn ends in error at once.
+REFUSED = {"error": {"message": "no such thing", "type": "invalid_request_error"}}
+
+
+@pytest.mark.parametrize("source", ["pipe", "file"])
+def test_a_turn_that_ended_in_error_makes_the_status_1_and_the_next_line_runs(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, source: str
+) -> None:
+    """A script cannot see the error on stderr: its status says so (docs/cli.md, "`dsh
+    chat`"), and the chat goes on with the next line as before."""
+    server = model_server([wire.error(400, REFUSED), text_reply("Two.")])
+    text = "first\nsecond\n"
+    if source == "pipe":
+        done = piped_chat(server, text, cli_env, tmp_path, plugins="")
+    else:
+        (tmp_path / "in.txt").write_text(text)
+        with (tmp_path / "in.txt").open() as stdin:
+            done = piped_chat(server, stdin, cli_env, tmp_path, plugins="")
+    assert done.returncode == 1, done.stderr
+    assert "[turn 1 error" in done.stderr and "no such thing" in done.stderr
+    assert "[turn 2 completed" in done.stderr
+    assert done.stdout == "Two.\n"
+    assert "Traceback" not in done.stderr
+    assert len(server.bodies()) == 2
+
+
+def test_an_error_before_the_last_turn_still_makes_the_status_1(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Any turn's error counts, not only the last turn's (as dsh run's one turn)."""
+    server = model_server([text_reply("One."), wire.error(400, REFUSED), text_reply("Three.")])
+    done = piped_chat(server, "first\nsecond\nthird\n", cli_env, tmp_path, plugins="")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == "One.\nThree.\n"
+    assert "[turn 2 error" in done.stderr and "[turn 3 completed" in done.stderr
 
 
 def test_model_shows_the_model_and_says_it_switches_nothing(

@@ -1,11 +1,11 @@
-"""`dsh chat` in a pseudo-terminal: streaming, steering, Ctrl-C, quitting."""
+"""`dsh chat` in a pseudo-terminal: streaming, steering, Ctrl-C, quitting, the status."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pexpect
-from cli_support import text_reply
+from cli_support import text_reply, wire
 
 TIMEOUT = 30
 
@@ -69,3 +69,25 @@ def test_ctrl_c_at_an_idle_prompt_quits_without_a_traceback(model_server: Any, c
     assert "Traceback" not in (child.before or "")
     child.close()
     assert child.exitstatus == 0
+
+
+def test_at_the_terminal_a_turn_that_ended_in_error_leaves_the_status_0(
+    model_server: Any, chat: Any
+) -> None:
+    """The person saw the error and went on (a script's status would be 1:
+    test_chat_input.py); the last turn's error counts no more than an earlier one's."""
+    refused = {"error": {"message": "no such thing", "type": "invalid_request_error"}}
+    server = model_server([wire.error(400, refused), text_reply("Fine."), wire.error(400, refused)])
+    child = chat(server)
+    child.sendline("first")
+    child.expect_exact("[turn 1 error")
+    child.expect_exact("> ")
+    child.sendline("second")
+    child.expect_exact("[turn 2 completed")
+    child.expect_exact("> ")
+    child.sendline("third")
+    child.expect_exact("[turn 3 error")
+    child.expect_exact("> ")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert child.wait() == 0

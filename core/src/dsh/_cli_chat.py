@@ -10,6 +10,13 @@ redirected file) a pending permission question is denied and chat quits once the
 is idle. At a terminal, lines come from the line editor of ``_cli_editor`` when
 prompt_toolkit is installed (the ``chat`` extra), else from the terminal's canonical
 mode (``_cli_terminal.lines_typed``).
+
+Exit status: 1 if writing the output failed or an agent met an error outside a turn (a
+failed session flush); 141 if the output was closed; 1 if the lines came from a pipe or
+a file and any turn ended with reason ``error`` (the lines after it still ran): a script
+sees the error no other way; else 0, at a terminal even after such a turn (the person
+saw the error and went on, as in a shell). SIGHUP and SIGTERM end it with 129 and 143
+(``until_terminated``).
 """
 
 from __future__ import annotations
@@ -164,7 +171,11 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
         return 1
     if renderer.closed:
         return CLOSED_STATUS
-    return 1 if renderer.agent_errors else 0  # e.g. the session could not be saved
+    if renderer.agent_errors:  # e.g. the session could not be saved
+        return 1
+    # a script cannot see a turn's error: its status says so (a person at the terminal
+    # saw it and went on, as in a shell)
+    return 1 if renderer.errored_turns and not typed else 0
 
 
 def _words(line: str) -> tuple[str, str]:

@@ -77,6 +77,9 @@ class Renderer:
         self.terminal = not json and _is_terminal(out)
         self.session_id: str | None = None
         self.last_end: dict[str, Any] | None = None
+        #: How many turns of the watched session ended with reason ``error`` (``dsh chat``
+        #: from a pipe or a file exits 1 after one).
+        self.errored_turns = 0
         #: True once a write failed because the reader went away; nothing is written then.
         self.closed = False
         #: Why writing the output failed otherwise (ENOSPC, EIO); nothing is written then.
@@ -103,6 +106,8 @@ class Renderer:
             return
         if event.type == "turn/end":
             self.last_end = event.data
+            if event.data.get("reason") == "error":
+                self.errored_turns += 1
         if self.closed:
             return
         try:
