@@ -214,3 +214,18 @@ def test_from_python_the_settings_of_every_plugin_load_the_example_file(
     exec(config_md_block("python", "add_settings"), scope)
     config = scope["config"]
     assert isinstance(config, Config) and config.section("permissions") is not None
+
+
+def test_a_bad_model_entry_is_still_named_among_the_models_defined() -> None:
+    """config.md:9-10: with `models.fast.timout` refused, `agents[1].model: unknown model
+    'sonet' (models defined: fast, sonnet; local is built in); did you mean 'sonnet'?`:
+    the bad entry is still defined (it was left out of the list), and a near miss of its
+    name is hinted at."""
+    models = "models:\n  fast: {provider: openai, timout: 1}\n  sonnet: {provider: anthropic}\n"
+    text = models + "agents:\n  - id: a\n    model: fsat\n  - id: b\n    model: sonet\n"
+    with pytest.raises(ConfigError) as caught:
+        load_config(text=text)
+    reasons = {p.path: p.reason for p in caught.value.problems}
+    doc = re.search(r"agents\[1\]\.model: (unknown model 'sonet' .*)", CONFIG_MD.read_text())
+    assert doc is not None and reasons["agents[1].model"] == doc[1]
+    assert reasons["agents[0].model"].endswith("did you mean 'fast'?")

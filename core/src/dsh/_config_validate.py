@@ -91,10 +91,8 @@ def validate(
         off = _Off(blocked, left_out, turned_off, unrun)
         problems += _agent_options(root, checked, valid, settings, off, own, good.at, data)
         where = [((name,), s) for name, s in sections.items()]
-        problems += _cross_check(
-            root, checked, where, at=good.at, broken=good.broken, bad_ids=good.bad_ids
-        )
-        problems += _cross_check(root, checked, own, agents=False, broken=good.broken)
+        problems += _cross_check(root, checked, where, good=good)
+        problems += _cross_check(root, checked, own, agents=False, good=good)
     if starts_agents:  # they would apply to nothing: refused with the rest
         problems += unrun
     if problems:  # all of them, in file order (a place may have several; none twice)
@@ -162,6 +160,9 @@ class _GoodPart:
         self.at: list[int] | None = None
         self.broken: set[str] = set()
         self.bad_ids: dict[int, str] = {}
+        models = core.get("models")
+        # every entry of `models:` in file order, the bad ones too
+        self.names = [str(k) for k in models] if isinstance(models, dict) else []
         if error is None:
             return
         bad_agents: set[int] = set()
@@ -228,18 +229,20 @@ def _cross_check(
     parsed: CoreKeys,
     sections: Sequence[tuple[Loc, BaseModel]],
     *,
+    good: _GoodPart,
     agents: bool = True,
-    at: Sequence[int] | None = None,
-    broken: Collection[str] = (),
-    bad_ids: Mapping[int, str] | None = None,
 ) -> list[Problem]:
     """Model names: the top-level ``model``, the agents' (unless ``agents`` is False)
     and the ``ModelName`` fields each plugin settings object of ``sections`` sets.
-    ``at``, ``broken``: see ``_GoodPart``."""
+    ``good``: the part of the core without a problem (its ``at``, ``broken``,
+    ``bad_ids``, ``names``)."""
     problems: list[Problem] = []
-    defined = ", ".join(parsed.models) or "none"
+    at, broken, bad_ids = good.at, good.broken, good.bad_ids
+    # a bad entry is still defined: named, and a near miss of its name hinted at
+    names = good.names or list(parsed.models)
+    defined = ", ".join(names) or "none"
     # `local` without an entry of that name: the bundled model the dsh command starts
-    known = {*parsed.models, "local"}
+    known = {*names, "local"}
 
     def check(loc: Loc, name: str | None) -> None:
         if "*" in broken:  # `models:` itself is bad: no name can be checked
