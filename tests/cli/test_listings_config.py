@@ -58,6 +58,34 @@ def test_models_still_refuse_a_bad_file(env: dict[str, str], tmp_path: Path) -> 
     assert "unknown model 'nosuch'" in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("config", "args", "why"),
+    [
+        ("agents: [{id: main, model: box}]\n", [], "the model of agent 'main' in"),
+        ("model: box\n", [], "the default model in"),
+        ("", ["-m", "box"], "chosen with -m"),
+    ],
+)
+def test_models_go_on_when_the_model_run_uses_cannot_be_built(
+    env: dict[str, str], tmp_path: Path, config: str, args: list[str], why: str
+) -> None:
+    """cli.md, `dsh models`: "an entry of `models:` that cannot be built (an unknown
+    provider, as when the plugin that serves it is left out ...) is left out of the list,
+    with that warning" and "the listing goes on", the one entry dsh run would use
+    included (it stopped: "('box') is not defined in dsh.yml", defined as it was)."""
+    (tmp_path / "dsh.yml").write_text("models: {box: {provider: nope}}\n" + config)
+    done = dsh(*args, "models", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "unknown provider 'nope'" in done.stderr and "ignored here" in done.stderr
+    assert [line.split()[0] for line in done.stdout.splitlines()[:-1]] == ["NAME", "local"]
+    assert done.stdout.splitlines()[-1] == (
+        f"dsh run and dsh chat use box: {why}"
+        + (f" {tmp_path / 'dsh.yml'}" if why.endswith(" in") else "")
+        + ", which cannot be built here (see above): dsh run refuses the file"
+    )
+    assert dsh(*args, "run", "hi", env=env, cwd=tmp_path).returncode == 2
+
+
 @pytest.mark.parametrize("command", [["plugins"], ["version", "-v"]])
 def test_plugins_and_version_read_no_config(
     env: dict[str, str], tmp_path: Path, command: list[str]

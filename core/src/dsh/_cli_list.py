@@ -34,8 +34,11 @@ async def models(args: argparse.Namespace, pm: PluginManager) -> int:
     async with cli_harness(args, pm, starts_agents=False) as harness:
         _, choice = first_agent(harness, args.model)
         rows = [_model_row(harness, name, choice) for name in harness.models.names()]
-        if "local" not in harness.models:
+        if "local" not in harness.models and "local" not in harness.config.models:
             rows.append(_local_row(choice))
+        why = choice.why
+        if choice.name in harness.config.models and choice.name not in harness.models:
+            why += ", which cannot be built here (see above): dsh run refuses the file"
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -54,7 +57,7 @@ async def models(args: argparse.Namespace, pm: PluginManager) -> int:
         ],
         right=3,
     )
-    print(f"dsh run and dsh chat use {choice.name}: {choice.why}")
+    print(f"dsh run and dsh chat use {choice.name}: {why}")
     return 0
 
 

@@ -115,6 +115,8 @@ def _resolve(
 def _resolve(harness: Harness, name: str, env: Mapping[str, str], *, strict: bool) -> str | None:
     if name in harness.models.names() or name == "local":
         return name
+    if name in harness.config.models:  # defined, not built: a harness that starts no agent
+        return name
     if ":" in name:
         return _register(harness, name, env)
     if not strict:
