@@ -229,3 +229,27 @@ def test_a_bad_model_entry_is_still_named_among_the_models_defined() -> None:
     doc = re.search(r"agents\[1\]\.model: (unknown model 'sonet' .*)", CONFIG_MD.read_text())
     assert doc is not None and reasons["agents[1].model"] == doc[1]
     assert reasons["agents[0].model"].endswith("did you mean 'fast'?")
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ("api_key: sk-live-0123456789abcdef\n", "api_key"),
+        (
+            "agents:\n  - id: main\n    options: {api_key: sk-live-0123456789abcdef}\n",
+            "agents[0].options.api_key",
+        ),
+    ],
+)
+def test_an_api_key_anywhere_in_the_file_is_refused_pointing_to_api_key_env(
+    text: str, path: str
+) -> None:
+    """config.md:133-145: "`dsh.yml` never holds a key ... dsh rejects an `api_key:` key
+    with a message that points to `api_key_env` ... Neither error repeats the value". At
+    the top it was taken for the section of a plugin not installed; in an agent's options
+    it was accepted (free for plugins), and `dsh run` stored it with the session."""
+    with pytest.raises(ConfigError) as caught:
+        load_config(text=text)
+    assert caught.value.path == path
+    assert "api_key_env" in caught.value.reason and "environment variable" in caught.value.reason
+    assert "sk-live" not in str(caught.value)

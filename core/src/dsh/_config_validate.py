@@ -12,6 +12,7 @@ from yaml.nodes import Node
 from dsh._config_errors import from_validation, missing_hint, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_models import (
+    API_KEY_HINT,
     CORE_KEYS,
     AgentConfig,
     Config,
@@ -70,6 +71,9 @@ def validate(
         if model is None and blocked is not None and blocked(name):
             if left_out is not None and left_out(name):
                 turned_off.append(locate(root, (name,), ""))
+            continue
+        if model is None and name == "api_key":  # a key pasted at the top: never kept
+            problems.append(locate(root, (name,), API_KEY_HINT))
             continue
         if model is None:
             installed = left_out is not None and left_out(name)
@@ -313,6 +317,8 @@ def _agent_options(
                     else f"{key!r} is set on the agent itself as well ({where}); set it there only"
                 )
                 problems.append(locate(root, loc, reason))
+            elif key == "api_key":  # it would be stored with the session
+                problems.append(locate(root, loc, API_KEY_HINT))
             elif key in CORE_OPTIONS:
                 problem = core_option_problem({key: value})
                 if problem is not None:
