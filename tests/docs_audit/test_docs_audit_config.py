@@ -253,3 +253,19 @@ def test_an_api_key_anywhere_in_the_file_is_refused_pointing_to_api_key_env(
     assert caught.value.path == path
     assert "api_key_env" in caught.value.reason and "environment variable" in caught.value.reason
     assert "sk-live" not in str(caught.value)
+
+
+async def test_an_api_key_in_options_given_in_code_is_refused_as_in_the_file() -> None:
+    """config.md, `options`: "Options given in code (`harness.agents.create(...,
+    options=...)`) follow the same rules and are checked when the agent is created (a
+    `DshError` naming the key ...)": `api_key` is refused there too, never stored with
+    the session."""
+    from dsh import DshError
+    from dsh.testing import ScriptedModel, scripted_harness
+
+    secret = "sk-live-0123456789abcdef"
+    async with scripted_harness(ScriptedModel([]), load_entry_points=False) as harness:
+        with pytest.raises(DshError) as caught:
+            await harness.agents.create("a", options={"model": "scripted", "api_key": secret})
+    assert "'api_key'" in str(caught.value) and "api_key_env" in str(caught.value)
+    assert secret not in str(caught.value)

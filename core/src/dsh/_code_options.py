@@ -71,6 +71,12 @@ def options_problem(
         if key in CORE_OPTIONS:
             continue
         model = settings.get(key)
+        if model is None and key == "api_key":  # options are stored with the session
+            return (
+                "option 'api_key': API keys are not agent options (options are stored with "
+                "the session): put the key in an environment variable and name it with a "
+                "model's api_key_env"
+            )
         if model is None and left_out(key):
             if blocked(key):
                 log.warning(
