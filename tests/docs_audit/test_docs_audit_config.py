@@ -269,3 +269,17 @@ async def test_an_api_key_in_options_given_in_code_is_refused_as_in_the_file() -
             await harness.agents.create("a", options={"model": "scripted", "api_key": secret})
     assert "'api_key'" in str(caught.value) and "api_key_env" in str(caught.value)
     assert secret not in str(caught.value)
+
+
+def test_where_gives_the_place_the_from_python_block_says_for_the_example_file() -> None:
+    """config.md, From Python: `config.where("models", "fast")` on the page's example
+    file is the line and column the comment says (it said 3:3, the line of `models:`;
+    `fast:` is on line 4)."""
+    example = config_md_block("yaml", "permissions:")
+    shown = re.search(
+        r'config\.where\("models", "fast"\)\s+# "(.*?):(\d+):(\d+)"', CONFIG_MD.read_text()
+    )
+    assert shown is not None
+    config = load_config(text=example.split("\npermissions:")[0] + "\n")
+    assert config.where("models", "fast") == f"<string>:{shown[2]}:{shown[3]}"
+    assert shown[1].endswith("dsh.yml")
