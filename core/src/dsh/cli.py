@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _escape_unencodable(sys.stdout)
     # Plugins are chosen (-p) before the full parser exists: they add commands to it.
     # Only the options before the command are dsh's own (`dsh version -v` is not -v).
-    early = argparse.ArgumentParser(add_help=False)
+    early = argparse.ArgumentParser(prog="dsh", add_help=False)
     global_options(early)
     before = leading(arguments)
     known, _ = early.parse_known_args(before)
