@@ -173,7 +173,7 @@ pid = os.fork()
 if pid == 0:
     os.setpgid(0, 0)  # a process group of its own: in the background of the terminal
     print("background:", in_background(0), flush=True)
-    print("read:", _read(0), flush=True)
+    print("read:", _read(0, True), flush=True)
     os._exit(0)
 _, status = os.waitpid(pid, os.WUNTRACED)
 if os.WIFSTOPPED(status):
