@@ -134,10 +134,12 @@ def resume_options(harness: Harness, stored: StoredSession, model: str) -> dict[
     ``model``: what the config now says for the agent that created the session, over the
     options stored with it, over ``dsh run``'s defaults. A rule tightened in dsh.yml
     since applies; options given in code and stored stay, unless the config sets them."""
+    from dsh._resume import stored_options
+
     local = model == "local" and "local" not in harness.config.models
     options = agent_options(None, model, harness.workspace, local=local)
-    kept = stored.meta.get("options")
-    if isinstance(kept, dict):
+    kept = stored_options(stored)
+    if kept is not None:
         options.update(kept)
         if _is_default_prompt(kept.get("system_prompt")):  # it names the old workspace
             options["system_prompt"] = SYSTEM_PROMPT.format(workspace=harness.workspace)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from dsh._config_errors import missing_hint, reason, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
+from dsh._config_models import misplaced_key
 from dsh._config_yaml import Loc, did_you_mean
 from dsh._options import CORE_OPTIONS, option_typo
 from dsh._secrets import get_logger
@@ -71,12 +72,9 @@ def options_problem(
         if key in CORE_OPTIONS:
             continue
         model = settings.get(key)
-        if model is None and key == "api_key":  # options are stored with the session
-            return (
-                "option 'api_key': API keys are not agent options (options are stored with "
-                "the session): put the key in an environment variable and name it with a "
-                "model's api_key_env"
-            )
+        misplaced = None if model is not None else misplaced_key(key)
+        if misplaced is not None:  # options are stored with the session
+            return f"option {key!r}: {misplaced}"
         if model is None and left_out(key):
             if blocked(key):
                 log.warning(

@@ -25,6 +25,7 @@ __all__ = [
     "Config",
     "CoreKeys",
     "ModelConfig",
+    "misplaced_key",
 ]
 
 #: Looked for, in this order, in the working directory (unless ``$DSH_CONFIG`` is set).
@@ -45,6 +46,24 @@ API_KEY_HINT = (
     "API keys do not go in dsh.yml: put the key in an environment variable and name it "
     "with api_key_env (e.g. api_key_env: OPENAI_API_KEY)"
 )
+
+
+def misplaced_key(key: str) -> str | None:
+    """Why ``api_key`` or ``api_key_env`` is refused outside an entry of ``models:`` (at
+    the top of dsh.yml, in an agent's options, in options given in code); None for any
+    other key. A key there would do nothing, and options are stored with the session."""
+    if key == "api_key":
+        return (
+            "API keys go neither in dsh.yml nor in an agent's options (options are stored "
+            "with the session): put the key in an environment variable and name it with "
+            "api_key_env on the model's entry (models: {NAME: {api_key_env: OPENAI_API_KEY}})"
+        )
+    if key == "api_key_env":
+        return (
+            "api_key_env names the variable of a model's key: it goes on the model's entry "
+            "(models: {NAME: {api_key_env: OPENAI_API_KEY}}), where it is read"
+        )
+    return None
 
 
 class ModelConfig(BaseModel):

@@ -11,13 +11,7 @@ from yaml.nodes import Node
 
 from dsh._config_errors import from_validation, missing_hint, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
-from dsh._config_models import (
-    API_KEY_HINT,
-    CORE_KEYS,
-    AgentConfig,
-    Config,
-    CoreKeys,
-)
+from dsh._config_models import CORE_KEYS, AgentConfig, Config, CoreKeys, misplaced_key
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
 from dsh._model_name import model_name_fields
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
@@ -72,8 +66,9 @@ def validate(
             if left_out is not None and left_out(name):
                 turned_off.append(locate(root, (name,), ""))
             continue
-        if model is None and name == "api_key":  # a key pasted at the top: never kept
-            problems.append(locate(root, (name,), API_KEY_HINT))
+        misplaced = None if model is not None else misplaced_key(name)
+        if misplaced is not None:  # a key pasted at the top: never kept
+            problems.append(locate(root, (name,), misplaced))
             continue
         if model is None:
             installed = left_out is not None and left_out(name)
@@ -317,8 +312,8 @@ def _agent_options(
                     else f"{key!r} is set on the agent itself as well ({where}); set it there only"
                 )
                 problems.append(locate(root, loc, reason))
-            elif key == "api_key":  # it would be stored with the session
-                problems.append(locate(root, loc, API_KEY_HINT))
+            elif (misplaced := misplaced_key(key)) is not None:  # stored with the session
+                problems.append(locate(root, loc, misplaced))
             elif key in CORE_OPTIONS:
                 problem = core_option_problem({key: value})
                 if problem is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from dsh._secrets import get_logger
 from dsh.errors import DshError
 
 if TYPE_CHECKING:
@@ -15,7 +16,9 @@ if TYPE_CHECKING:
     from dsh.persistence import StoredSession
     from dsh.session import Session, SessionStore
 
-__all__ = ["load_session", "resumed_session"]
+__all__ = ["load_session", "resumed_session", "stored_options"]
+
+log = get_logger(__name__)
 
 
 async def load_session(
@@ -57,10 +60,36 @@ def resumed_session(
     session = sessions.prepare(
         stored.id, stored.events, meta=dict(stored.meta), created=stored.created
     )
-    if options is None and isinstance(stored.meta.get("options"), dict):
-        options = dict(stored.meta["options"])
-        if harness is not None:
+    if options is None:
+        options = stored_options(stored)
+        if options is not None and harness is not None:
             from dsh._code_options import warn_left_out
 
             warn_left_out(harness, stored.id, options)
     return session, options
+
+
+def stored_options(stored: StoredSession) -> dict[str, Any] | None:
+    """A copy of the options ``stored`` was created with (None: none stored, or not
+    JSON). ``api_key`` and ``api_key_env``, which dsh refuses as options now, are left
+    out with a warning (an older dsh stored them, the key in the clear): refused, they
+    would leave the session impossible to continue."""
+    kept = stored.meta.get("options")
+    if not isinstance(kept, dict):
+        return None
+    options = {k: v for k, v in kept.items() if k not in ("api_key", "api_key_env")}
+    if "api_key" in kept:
+        log.warning(
+            "session %s was stored with an api_key option (its value, a key in the clear, "
+            "is in the stored session: rotate that key, and delete the session when it is "
+            "no longer needed); continued without it: a model's key comes from the "
+            "variable its api_key_env names",
+            stored.id,
+        )
+    elif "api_key_env" in kept:
+        log.warning(
+            "session %s was stored with an api_key_env option, which nothing read; "
+            "continued without it (it goes on the model's entry of models:)",
+            stored.id,
+        )
+    return options
