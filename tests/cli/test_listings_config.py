@@ -81,9 +81,20 @@ def test_models_go_on_when_the_model_run_uses_cannot_be_built(
     assert done.stdout.splitlines()[-1] == (
         f"dsh run and dsh chat use box: {why}"
         + (f" {tmp_path / 'dsh.yml'}" if why.endswith(" in") else "")
-        + ", which cannot be built here (see above): dsh run refuses the file"
+        + ", which cannot be built here (see its warning): dsh run refuses the file"
     )
     assert dsh(*args, "run", "hi", env=env, cwd=tmp_path).returncode == 2
+
+
+def test_a_mistyped_m_names_a_models_entry_that_cannot_be_built_too(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """As dsh.yml's own unknown model names: an entry that cannot be built here is
+    still defined, listed in file order and hinted at."""
+    (tmp_path / "dsh.yml").write_text("models: {zeta: {provider: nope}, fast: {provider: nope}}\n")
+    done = dsh("-m", "fsat", "models", env=env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "(models defined: zeta, fast); did you mean 'fast'?" in done.stderr
 
 
 @pytest.mark.parametrize("command", [["plugins"], ["version", "-v"]])

@@ -54,3 +54,15 @@ def test_version_v_is_said_to_list_every_installed_plugin(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert "-v also every installed plugin's, loaded or not" in help_of(capsys, "version")
+
+
+def test_a_global_option_without_its_value_names_dsh_in_the_usage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # caught by the early parser (before plugins load), not by the full one: `python -m
+    # dsh.cli -m` said `usage: cli.py`
+    with pytest.raises(SystemExit) as stopped:
+        main(["-m"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: dsh ") and "expected one argument" in err

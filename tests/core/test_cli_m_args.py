@@ -102,18 +102,6 @@ def test_no_command_prints_the_help_and_exits_0(capsys: pytest.CaptureFixture[st
     assert "COMMAND" in out
 
 
-def test_a_global_option_without_its_value_names_dsh_in_the_usage(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    # caught by the early parser (before plugins load), not by the full one: `python -m
-    # dsh.cli -m` said `usage: cli.py`
-    with pytest.raises(SystemExit) as stopped:
-        main(["-m"])
-    assert stopped.value.code == 2
-    err = capsys.readouterr().err
-    assert err.startswith("usage: dsh ") and "expected one argument" in err
-
-
 def test_config_needs_its_action(capsys: pytest.CaptureFixture[str]) -> None:
     (Path.cwd() / "dsh.yml").write_text("models: {}\n")
     with pytest.raises(SystemExit) as stopped:

@@ -38,7 +38,7 @@ async def models(args: argparse.Namespace, pm: PluginManager) -> int:
             rows.append(_local_row(choice))
         why = choice.why
         if choice.name in harness.config.models and choice.name not in harness.models:
-            why += ", which cannot be built here (see above): dsh run refuses the file"
+            why += ", which cannot be built here (see its warning): dsh run refuses the file"
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

@@ -31,7 +31,9 @@ ENV_PROVIDERS: tuple[tuple[str, str], ...] = (
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """``name`` is registered in the harness (or is ``local``, which the caller starts)."""
+    """``name`` is registered in the harness, or is ``local`` (which the caller starts),
+    or, in a harness that starts no agent, an entry of ``models:`` that could not be
+    built there (``dsh models`` lists around it)."""
 
     name: str
     why: str
@@ -51,7 +53,8 @@ def choose_model(
     without the URL it was given with; a model dsh.yml no longer defines) raises
     DshError saying so: a continued conversation never moves to another model, or to
     another provider, without being told to. ``-m NAME`` naming no model raises
-    DshError listing the defined ones."""
+    DshError listing the defined ones (dsh.yml's, in file order, then those plugins
+    registered)."""
     env = os.environ if env is None else env
     if requested:
         return Choice(_resolve(harness, requested, env, strict=True), "chosen with -m")
@@ -124,7 +127,7 @@ def _resolve(harness: Harness, name: str, env: Mapping[str, str], *, strict: boo
     from dsh._config_yaml import did_you_mean
     from dsh.errors import DshError
 
-    names = sorted(harness.models.names())
+    names = list(dict.fromkeys([*harness.config.models, *sorted(harness.models.names())]))
     source = harness.config.source
     if not names:
         raise DshError(
