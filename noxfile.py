@@ -184,7 +184,9 @@ def realmodel(session: nox.Session) -> None:
         session.run("python", "-m", "dsh.llm.llama", "build")
         session.run("python", "-m", "dsh.llm.llama", "model")
     session.env["DSH_REALMODEL"] = "1"
-    session.run("pytest", "tests/realmodel", *session.posargs)
+    # a path among the arguments narrows the run to it, as in the tests sessions
+    named = any(arg.startswith("tests/") for arg in session.posargs)
+    session.run("pytest", *([] if named else ["tests/realmodel"]), *session.posargs)
 
 
 @nox.session(python=PYTHONS[0])  # not in nox.options.sessions: run it with `nox -s bench`
