@@ -356,7 +356,7 @@ _SPELLINGS = [
 ]  # fmt: skip
 _READERS = [
     "cat", "head -n 1", "tail -c 5", "grep -e x", "sed -n p", "awk 1", "base64", "xxd",
-    "/bin/cat", "c'a't", "\\cat", "cp -t /tmp", "dd if=", "cat --", "sort -k 1",
+    "/bin/cat", "c'a't", "\\cat", "cp -t .", "dd if=", "cat --", "sort -k 1",
 ]  # fmt: skip
 _WRAPPERS = [
     "sudo", "sudo -u root", "env", "env A=1", "timeout 5", "timeout -s KILL 5", "nice -n 5",
