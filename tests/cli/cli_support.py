@@ -6,12 +6,14 @@ terminal."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import importlib.util
 import io
 import json
 import os
 import subprocess
 import sys
+import termios
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -289,9 +291,7 @@ def sent_alone(child: pexpect.spawn, line: str) -> None:
     seconds."""
     child.sendline(line)
     if not chat_uses_editor(child.env):
-        # the terminal hands a line over once Enter is typed, and chat reads it at once:
-        # a pause keeps the next line out of that read (lines read together are a block)
-        time.sleep(0.3)
+        _read_by(child)
         return
     pyte = pytest.importorskip("pyte")
     deadline = time.monotonic() + 30
@@ -303,6 +303,30 @@ def sent_alone(child: pexpect.spawn, line: str) -> None:
             return
         assert time.monotonic() < deadline, f"{line!r} was never taken"
         child.expect([pexpect.TIMEOUT, pexpect.EOF], timeout=0.1)
+
+
+def _read_by(child: pexpect.spawn) -> None:
+    """Return once the canonical reader of the chat in ``child`` has read the line typed
+    and looked whether more is behind it (lines_typed: a line read with more already
+    waiting is part of a block): once nothing waits on the terminal and chat waits for
+    input again (its main thread in epoll_wait, which lines_typed's read and look do not
+    reach between them). Where /proc does not say so, a pause. Fails after 30 seconds."""
+    proc = Path(f"/proc/{child.pid}")
+    if not (proc / "wchan").exists():
+        time.sleep(0.3)
+        return
+    terminal = os.open(os.readlink(proc / "fd" / "0"), os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            waiting = fcntl.ioctl(terminal, termios.FIONREAD, b"\0\0\0\0")
+            waits = (proc / "wchan").read_text()  # the main thread's
+            if waiting == b"\0\0\0\0" and "epoll" in waits:
+                return
+            assert time.monotonic() < deadline, "the line typed was never read"
+            time.sleep(0.01)
+    finally:
+        os.close(terminal)
 
 
 #: Terminal control sequences (the line editor redrawing its input line) that may come
