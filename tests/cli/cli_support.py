@@ -291,6 +291,8 @@ def sent_alone(child: pexpect.spawn, line: str) -> None:
     seconds."""
     child.sendline(line)
     if not chat_uses_editor(child.env):
+        # the terminal's echo of the line: it is on the terminal to be read from here on
+        child.expect_exact(line + "\r\n")
         _read_by(child)
         return
     pyte = pytest.importorskip("pyte")
@@ -307,10 +309,11 @@ def sent_alone(child: pexpect.spawn, line: str) -> None:
 
 def _read_by(child: pexpect.spawn) -> None:
     """Return once the canonical reader of the chat in ``child`` has read the line typed
-    and looked whether more is behind it (lines_typed: a line read with more already
-    waiting is part of a block): once nothing waits on the terminal and chat waits for
-    input again (its main thread in epoll_wait, which lines_typed's read and look do not
-    reach between them). Where /proc does not say so, a pause. Fails after 30 seconds."""
+    (echoed: it is in the terminal's queue) and looked whether more is behind it
+    (lines_typed: a line read with more already waiting is part of a block): once
+    nothing waits on the terminal and chat waits for input again (its main thread in
+    epoll_wait, which lines_typed's read and look do not reach between them). Where
+    /proc does not say so, a pause. Fails after 30 seconds."""
     proc = Path(f"/proc/{child.pid}")
     if not (proc / "wchan").exists():
         time.sleep(0.3)
