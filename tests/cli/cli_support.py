@@ -52,6 +52,12 @@ def text_reply(*pieces: str, pause: float = 0.0, then: str = "end") -> Any:
     return wire.sse(events, pause=pause, then=then)
 
 
+def refused_reply(message: str = "no such thing") -> Any:
+    """An OpenAI-compatible error answer that is not retried (400): the turn ends in
+    error at once."""
+    return wire.error(400, {"error": {"message": message, "type": "invalid_request_error"}})
+
+
 def tool_call_reply(
     name: str, arguments: dict[str, Any], call_id: str = "call-1", pause: float = 0.0
 ) -> Any:

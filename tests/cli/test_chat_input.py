@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import dsh, piped_chat, text_reply, wire
+from cli_support import dsh, piped_chat, refused_reply, text_reply
 
 
 @pytest.mark.parametrize("source", ["pipe", "file"])
@@ -72,17 +72,13 @@ def test_piped_lines_are_taken_one_turn_at_a_time(
     assert users == [["first"], ["first", "second"], ["first", "second", "third"]]
 
 
-#: A reply the model server gives that is not retried: the turn ends in error at once.
-REFUSED = {"error": {"message": "no such thing", "type": "invalid_request_error"}}
-
-
 @pytest.mark.parametrize("source", ["pipe", "file"])
 def test_a_turn_that_ended_in_error_makes_the_status_1_and_the_next_line_runs(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path, source: str
 ) -> None:
     """A script cannot see the error on stderr: its status says so (docs/cli.md, "`dsh
     chat`"), and the chat goes on with the next line as before."""
-    server = model_server([wire.error(400, REFUSED), text_reply("Two.")])
+    server = model_server([refused_reply(), text_reply("Two.")])
     text = "first\nsecond\n"
     if source == "pipe":
         done = piped_chat(server, text, cli_env, tmp_path, plugins="")
@@ -102,7 +98,7 @@ def test_an_error_before_the_last_turn_still_makes_the_status_1(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     """Any turn's error counts, not only the last turn's (as dsh run's one turn)."""
-    server = model_server([text_reply("One."), wire.error(400, REFUSED), text_reply("Three.")])
+    server = model_server([text_reply("One."), refused_reply(), text_reply("Three.")])
     done = piped_chat(server, "first\nsecond\nthird\n", cli_env, tmp_path, plugins="")
     assert done.returncode == 1, done.stderr
     assert done.stdout == "One.\nThree.\n"

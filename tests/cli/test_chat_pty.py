@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pexpect
-from cli_support import text_reply, wire
+from cli_support import refused_reply, text_reply
 
 TIMEOUT = 30
 
@@ -76,8 +76,7 @@ def test_at_the_terminal_a_turn_that_ended_in_error_leaves_the_status_0(
 ) -> None:
     """The person saw the error and went on (a script's status would be 1:
     test_chat_input.py); the last turn's error counts no more than an earlier one's."""
-    refused = {"error": {"message": "no such thing", "type": "invalid_request_error"}}
-    server = model_server([wire.error(400, refused), text_reply("Fine."), wire.error(400, refused)])
+    server = model_server([refused_reply(), text_reply("Fine."), refused_reply()])
     child = chat(server)
     child.sendline("first")
     child.expect_exact("[turn 1 error")
