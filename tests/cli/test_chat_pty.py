@@ -78,15 +78,12 @@ def test_at_the_terminal_a_turn_that_ended_in_error_leaves_the_status_0(
     test_chat_input.py); the last turn's error counts no more than an earlier one's."""
     server = model_server([refused_reply(), text_reply("Fine."), refused_reply()])
     child = chat(server)
-    child.sendline("first")
-    child.expect_exact("[turn 1 error")
-    child.expect_exact("> ")
-    child.sendline("second")
-    child.expect_exact("[turn 2 completed")
-    child.expect_exact("> ")
-    child.sendline("third")
-    child.expect_exact("[turn 3 error")
-    child.expect_exact("> ")
+    for number, (line, end) in enumerate(
+        [("first", "error"), ("second", "completed"), ("third", "error")], 1
+    ):
+        child.sendline(line)
+        child.expect_exact(f"[turn {number} {end}")
+        child.expect_exact("> ")
     child.sendline("/quit")
     child.expect(pexpect.EOF)
     assert child.wait() == 0
