@@ -80,6 +80,38 @@ async def test_a_directory_too_large_to_check_for_symlinks_is_taken_as_covered(
 
 
 @pytest.mark.parametrize(
+    ("rules", "tool", "arguments"),
+    [
+        ({"deny": ["read(/etc/shadow)"]}, "read", {"path": "{outside}"}),
+        # the files a command reads are checked against the read tool's rules
+        (
+            {"allow": ["bash"], "deny": ["read(/etc/shadow)"]},
+            "bash",
+            {"command": "cp -t {outside} x"},
+        ),
+    ],
+)
+async def test_b49_a_directory_too_slow_to_check_for_symlinks_is_taken_as_covered(
+    judge, layout, monkeypatch, rules, tool, arguments
+):
+    import itertools
+
+    import dsh_permissions._links as links
+
+    for i in range(links.CHECK_EVERY):
+        (layout.outside / f"f{i}").touch()
+    ticks = itertools.chain([0.0], itertools.repeat(1e6))  # then the deadline is past
+    monkeypatch.setattr(links, "monotonic", lambda: next(ticks))
+    judged = await judge(rules, tool, arguments)
+    assert judged.decision == "deny"
+    assert (
+        f"(the directory cannot be checked: looking for symlinks in {layout.outside} took "
+        f"too long: stopped after {links.MAX_SECONDS:g} seconds and {links.CHECK_EVERY} "
+        "entries; name a narrower path the rule does not cover)" in judged.event["reason"]
+    ), judged.event["reason"]
+
+
+@pytest.mark.parametrize(
     ("command", "expected"),
     [
         ("echo 'rm -f x' | sh", "ask"),

@@ -4,26 +4,40 @@ A tool given a directory (``grep`` on ``src``) reads the files below it, and a s
 among them (``src/link -> ../.env``) is read as the file it points to. So when a
 deny or ask rule could apply, the targets of the symlinks below a directory are
 checked as well. The walk does not follow symlinked directories (their targets are
-checked instead) and is bounded: a directory with more entries than that cannot be
-checked, and the rules are taken to cover it.
+checked instead) and is bounded twice, because the person waits for it at every
+call: by the entries it looks at and by the time it takes. A directory the walk
+cannot finish cannot be checked, and the rules are taken to cover it.
 """
 
 from __future__ import annotations
 
 import os
+from time import monotonic
 from typing import Final
 
-__all__ = ["MAX_ENTRIES", "links_below"]
+__all__ = ["CHECK_EVERY", "MAX_ENTRIES", "MAX_SECONDS", "links_below"]
 
 #: Entries looked at below one directory before giving up.
 MAX_ENTRIES: Final = 100_000
+#: Seconds spent walking one directory before giving up (a cold cache or a network
+#: file system can make even a tree well under ``MAX_ENTRIES`` take seconds).
+MAX_SECONDS: Final = 0.5
+#: The clock is read once per this many entries, so reading it costs next to
+#: nothing, and a directory holding fewer entries is never stopped by time.
+CHECK_EVERY: Final = 1_000
 
 
-def links_below(directory: str, limit: int | None = None) -> tuple[tuple[str, ...], str | None]:
+def links_below(
+    directory: str, limit: int | None = None, seconds: float | None = None
+) -> tuple[tuple[str, ...], str | None]:
     """The canonical targets of the symlinks below ``directory``, and why the list is
-    incomplete (None: it is complete). ``limit``: entries looked at (``MAX_ENTRIES``)."""
+    incomplete (None: it is complete). ``limit``: entries looked at (``MAX_ENTRIES``);
+    ``seconds``: time spent walking (``MAX_SECONDS``)."""
     if limit is None:
         limit = MAX_ENTRIES
+    if seconds is None:
+        seconds = MAX_SECONDS
+    deadline = monotonic() + seconds
     targets: dict[str, None] = {}
     seen = 0
     pending = [directory]
@@ -37,7 +51,13 @@ def links_below(directory: str, limit: int | None = None) -> tuple[tuple[str, ..
                 seen += 1
                 if seen > limit:
                     return tuple(targets), (
-                        f"it holds more than {limit} entries, too many to check for symlinks"
+                        f"{directory} holds more than {limit} entries, too many to check "
+                        "for symlinks"
+                    )
+                if seen % CHECK_EVERY == 0 and monotonic() > deadline:
+                    return tuple(targets), (
+                        f"looking for symlinks in {directory} took too long: stopped after "
+                        f"{seconds:g} seconds and {seen} entries"
                     )
                 if entry.is_symlink():
                     targets[os.path.realpath(entry.path)] = None
