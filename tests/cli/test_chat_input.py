@@ -1,6 +1,7 @@
 """`dsh chat` reading its input from something other than a terminal: a pipe, a regular
 file, /dev/null. A line is a prompt; the end of the input quits once the agent is idle;
-a turn that ended in error makes the status 1 (the later lines still run)."""
+a turn that ended in error, or a slash command that failed, makes the status 1 (the later
+lines still run)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import dsh, piped_chat, refused_reply, text_reply
+from cli_support import contents, dsh, piped_chat, refused_reply, text_reply
 
 
 @pytest.mark.parametrize("source", ["pipe", "file"])
@@ -110,7 +111,7 @@ def test_model_shows_the_model_and_says_it_switches_nothing(
 ) -> None:
     server = model_server([])
     done = piped_chat(server, "/model\n/model fast\n", cli_env, tmp_path, plugins="")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # the switch asked for was refused
     model = "openai-compatible:tiny"
     assert f"  {model}\n" in done.stderr
     assert (
@@ -118,6 +119,72 @@ def test_model_shows_the_model_and_says_it_switches_nothing(
         "dsh chat -m fast --continue\n"
     ) in done.stderr
     assert server.bodies() == []
+
+
+# A slash command that failed (its message said why on stderr) is a script's mistake its
+# output does not show: the status says so, as for a turn's error; the lines after it run.
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("/nope", "unknown command /nope (try /queue TEXT, /resume ID,"),
+        ("/quit now", "unknown command /quit (try"),
+        ("/resume", "/resume needs a session id"),
+        ("/resume typo-id", "/resume: no plugin stores sessions ("),
+        ("/queue", "/queue needs the text to queue"),
+        ("/model fast", "/model only shows the model"),
+        ("/compact", "/compact needs the compaction plugin"),
+    ],
+)
+def test_a_failed_command_makes_the_status_1_and_the_next_line_runs(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, line: str, said: str
+) -> None:
+    server = model_server([text_reply("One."), text_reply("Two.")])
+    done = piped_chat(server, f"first\n{line}\nsecond\n", cli_env, tmp_path, plugins="")
+    assert done.returncode == 1, done.stderr
+    assert said in done.stderr
+    assert done.stdout == "One.\nTwo.\n"
+    assert "[turn 2 completed" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_commands_that_did_what_was_asked_leave_the_status_0(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("One."), text_reply("Two."), text_reply("Three.")])
+    script = "/model\n/plugins\nfirst\n/queue second\n//etc\n"
+    done = piped_chat(server, script, cli_env, tmp_path, plugins="")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "One.\nTwo.\nThree.\n"
+    assert contents(server.bodies()[2])[-1] == "/etc"
+
+
+@pytest.mark.plugins("persistence")
+def test_a_failed_resume_makes_the_status_1_and_the_script_goes_on_in_its_session(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("Hello.")])
+    done = piped_chat(server, "/resume nosuch\nhello\n", cli_env, tmp_path, "persistence")
+    assert done.returncode == 1, done.stderr
+    said = "/resume: no stored session 'nosuch' (`dsh sessions list` shows them); this chat goes on"
+    assert said in done.stderr
+    assert (done.stdout, server.bodies()[0]["messages"][-1]["content"]) == ("Hello.\n", "hello")
+
+
+@pytest.mark.plugins("persistence")
+def test_a_resume_that_worked_leaves_the_status_0(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("First."), text_reply("Second.")])
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+    model = f"openai-compatible:tiny@{server.url}"
+    assert dsh("-m", model, "run", "hi", env=env, cwd=tmp_path).returncode == 0
+    (stored,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+    done = piped_chat(server, f"/resume {stored.stem[:8]}\nagain\n", env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"session {stored.stem} (1 turn so far)" in done.stderr
+    assert done.stdout == "Second.\n"
+    assert contents(server.bodies()[1])[-3:] == ["hi", "First.", "again"]
 
 
 # Empty input asks nothing, but what chat checks before its first line is still checked:

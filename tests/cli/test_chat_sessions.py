@@ -125,6 +125,8 @@ def test_a_failed_resume_keeps_the_current_chat(
     child.expect_exact("[turn 2 completed")
     child.sendline("/quit")
     child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0  # at a terminal the person saw it (a script's is 1)
     messages = server.bodies()[1]["messages"]
     assert [m.get("content") for m in messages[1:]] == [
         "remember the word banana",
@@ -174,3 +176,27 @@ def test_a_scripts_compact_is_done_before_its_next_line(
     third = server.bodies()[3]["messages"]
     assert "Summary: asked twice." in str(third)  # the turn after it sees the summary
     assert third[-1] == {"role": "user", "content": "third question"}
+
+
+@pytest.mark.plugins("compaction")
+def test_a_scripts_failed_compact_makes_the_status_1_and_nothing_to_compact_does_not(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A failed /compact (the summariser's answer an error) is a failed command: the
+    status says so (the line after it runs); "nothing to compact" is no failure."""
+    from cli_support import piped_chat, wire
+
+    (tmp_path / "dsh.yml").write_text("compaction: {tail_tokens: 1, context_window: 100000}\n")
+    answer = "A long answer, " * 30
+    crashed = wire.sse([b'data: {"error": {"message": "summariser crashed"}}\n\n'])
+    server = model_server([text_reply(answer), text_reply(answer), crashed, text_reply("3.")])
+    script = "/compact\nfirst question\nsecond question\n/compact\nthird question\n"
+    done = piped_chat(server, script, cli_env, tmp_path, "compaction")
+    assert done.returncode == 1, done.stderr
+    assert "/compact: nothing to compact" in done.stderr
+    assert "/compact: failed, the history is unchanged" in done.stderr
+    assert "summariser crashed" in done.stderr and done.stdout.endswith("3.\n")
+
+    server = model_server([])
+    done = piped_chat(server, "/compact\n", cli_env, tmp_path, "compaction")
+    assert (done.returncode, done.stderr.count("/compact: nothing to compact")) == (0, 1)

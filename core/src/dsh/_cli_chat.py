@@ -13,9 +13,11 @@ mode (``_cli_terminal.lines_typed``).
 
 Exit status: 1 if writing the output failed or an agent met an error outside a turn (a
 failed session flush); 141 if the output was closed; 1 if the lines came from a pipe or
-a file and any turn ended with reason ``error`` (the lines after it still ran): a script
-sees the error no other way; else 0, at a terminal even after such a turn (the person
-saw the error and went on, as in a shell). SIGHUP and SIGTERM end it with 129 and 143
+a file and any turn ended with reason ``error`` or any slash command failed (an unknown
+one, one missing its argument or refusing it, a ``/resume`` or ``/compact`` that could
+not be done: the lines after it still ran): a script sees the error no other way; else
+0, at a terminal even after such a turn or command (the person saw the error and went
+on, as in a shell). SIGHUP and SIGTERM end it with 129 and 143
 (``until_terminated``).
 """
 
@@ -94,6 +96,7 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
         renderer.on_closed = tg.cancel_scope.cancel  # no one reads the answers any more
         last_sigint = 0.0
         compacting: list[anyio.CancelScope] = []  # a /compact under way
+        failures: list[str] = []  # what the slash commands that failed said
 
         def idle() -> bool:
             return agent.agent.status == "idle" and not agent.agent.inbox.queued
@@ -149,16 +152,16 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
             command, rest = _words(line)
             if command == "/compact":
                 if typed:  # runs beside a turn; the prompt comes back at once
-                    tg.start_soon(_compact, harness, agent, prompt_when_idle, compacting)
+                    tg.start_soon(_compact, harness, agent, prompt_when_idle, compacting, failures)
                 else:  # a script's next line waits for it
-                    await _compact(harness, agent, prompt_when_idle, compacting)
+                    await _compact(harness, agent, prompt_when_idle, compacting, failures)
                 continue
             if command == "/resume":
-                agent = await _resume(harness, agent, rest.strip(), renderer)
+                agent = await _resume(harness, agent, rest.strip(), renderer, failures)
                 tg.start_soon(prompt_when_idle)
                 continue
             shown = None if editor is None else renderer.steers_shown
-            if _handle(line, harness, agent, shown) or (
+            if _handle(line, harness, agent, failures, shown) or (
                 agent.agent.status == "idle" and not agent.agent.inbox.queued
             ):
                 tg.start_soon(prompt_when_idle)
@@ -173,15 +176,22 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
         return CLOSED_STATUS
     if renderer.agent_errors:  # e.g. the session could not be saved
         return 1
-    # a script cannot see a turn's error: its status says so (a person at the terminal
-    # saw it and went on, as in a shell)
-    return 1 if renderer.errored_turns and not typed else 0
+    # a script cannot see a turn's error or a failed command: its status says so (a
+    # person at the terminal saw it and went on, as in a shell)
+    return 1 if (renderer.errored_turns or failures) and not typed else 0
 
 
 def _words(line: str) -> tuple[str, str]:
     """A line's first word and the rest (split at any whitespace, a tab too)."""
     first, *rest = line.split(None, 1) or [""]
     return first, rest[0] if rest else ""
+
+
+def _failed(failures: list[str], message: str) -> None:
+    """Say on stderr why a slash command failed, and keep it in ``failures``: a script's
+    exit status says it too."""
+    print(message, file=sys.stderr)
+    failures.append(message)
 
 
 def _dropped(prompts: list[str]) -> str:
@@ -217,12 +227,14 @@ async def _compact(
     agent: AgentHandle,
     then: Callable[[], Awaitable[None]],
     scopes: list[anyio.CancelScope],
+    failures: list[str],
 ) -> None:
     """``/compact``: compact the history now (needs dsh-compaction, loaded), then
     ``then()`` (shows the prompt again once the agent is idle). Its cancel scope is in
-    ``scopes`` meanwhile: Ctrl-C stops it."""
+    ``scopes`` meanwhile: Ctrl-C stops it. A failure is kept in ``failures`` (a stop
+    or nothing to compact is none)."""
     if not harness.pm.has_plugin("compaction"):
-        print("  /compact needs the compaction plugin (dsh-compaction)", file=sys.stderr)
+        _failed(failures, "  /compact needs the compaction plugin (dsh-compaction)")
     else:
         from dsh_compaction import compact_now
 
@@ -231,9 +243,12 @@ async def _compact(
             try:
                 result = await compact_now(agent)
             except DshError as error:
-                print(f"  /compact: {error}", file=sys.stderr)
+                _failed(failures, f"  /compact: {error}")
             else:
-                print(f"  /compact: {result}", file=sys.stderr)
+                if result.outcome == "failed":
+                    _failed(failures, f"  /compact: {result}")
+                else:
+                    print(f"  /compact: {result}", file=sys.stderr)
             finally:
                 scopes.remove(scope)
         if scope.cancelled_caught:
@@ -242,18 +257,22 @@ async def _compact(
 
 
 async def _resume(
-    harness: Harness, agent: AgentHandle, session_id: str, renderer: Renderer
+    harness: Harness,
+    agent: AgentHandle,
+    session_id: str,
+    renderer: Renderer,
+    failures: list[str],
 ) -> AgentHandle:
     """``/resume ID``: continue a stored session in place of the current one. The
     current agent is kept when the agent is busy or the session cannot be loaded."""
     if not session_id:
-        print("  /resume needs a session id (see `dsh sessions list`)", file=sys.stderr)
+        _failed(failures, "  /resume needs a session id (see `dsh sessions list`)")
         return agent
     if agent.agent.status != "idle" or agent.agent.inbox.queued:
-        print(
+        _failed(
+            failures,
             "  /resume: the agent is working; wait for the turn to end (or cancel it "
             "with Ctrl-C) and resume again",
-            file=sys.stderr,
         )
         return agent
     try:
@@ -263,7 +282,7 @@ async def _resume(
         session_id = await find_session(service, session_id)  # a unique prefix will do
         stored = await harness.agents.load_stored(session_id)
     except DshError as error:
-        print(f"  /resume: {error}; this chat goes on", file=sys.stderr)
+        _failed(failures, f"  /resume: {error}; this chat goes on")
         return agent
     # On the chat's model: what the config says now for the agent that created the
     # session, over the options stored with it (a rule tightened since applies).
@@ -276,10 +295,10 @@ async def _resume(
         try:
             resumed = await harness.agents.resume(agent.id, current, current_options)
         except DshError:  # it was never saved (no turn yet): a new session starts
-            print(f"  /resume: {error}; a new session starts", file=sys.stderr)
+            _failed(failures, f"  /resume: {error}; a new session starts")
             resumed = await harness.agents.create(agent.id, options=current_options)
         else:
-            print(f"  /resume: {error}; this chat goes on", file=sys.stderr)
+            _failed(failures, f"  /resume: {error}; this chat goes on")
             return resumed
     renderer.session_id = resumed.session.id
     turns = resumed.agent.turns
@@ -297,10 +316,15 @@ def _prompt_of(line: str) -> str | None:
 
 
 def _handle(
-    line: str, harness: Harness, agent: AgentHandle, shown: list[str] | None = None
+    line: str,
+    harness: Harness,
+    agent: AgentHandle,
+    failures: list[str],
+    shown: list[str] | None = None,
 ) -> bool:
-    """Act on one typed line; True when it started a turn. A steer is added to
-    ``shown`` (the line editor has shown it as one: the renderer does not again)."""
+    """Act on one typed line; True when it started a turn. A command that failed is
+    added to ``failures``; a steer to ``shown`` (the line editor has shown it as one:
+    the renderer does not again)."""
     text = line.strip()
     if not text:
         return False
@@ -312,7 +336,7 @@ def _handle(
             agent.send(rest)
             return not busy
         if command == "/queue":
-            print("  /queue needs the text to queue: /queue TEXT", file=sys.stderr)
+            _failed(failures, "  /queue needs the text to queue: /queue TEXT")
         if command == "/plugins":
             from dsh.plugins import list_plugins
 
@@ -321,16 +345,16 @@ def _handle(
         elif command == "/model":
             model = agent.agent.options.get("model")
             if rest.strip():  # not a switch: a session's model is chosen when it starts
-                print(
+                _failed(
+                    failures,
                     f"  /model only shows the model ({model}); to go on with another, quit "
                     f"and run dsh chat -m {rest.strip()} --continue",
-                    file=sys.stderr,
                 )
             else:
                 print(f"  {model}", file=sys.stderr)
         elif command != "/queue":
             known = "/queue TEXT, /resume ID, /compact, /plugins, /model, /quit"
-            print(f"  unknown command {command} (try {known}; //TEXT sends /TEXT)", file=sys.stderr)
+            _failed(failures, f"  unknown command {command} (try {known}; //TEXT sends /TEXT)")
         return False
     if busy:
         agent.steer(prompt)
