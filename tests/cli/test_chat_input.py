@@ -129,7 +129,7 @@ def test_model_shows_the_model_and_says_it_switches_nothing(
     ("line", "said"),
     [
         ("/nope", "unknown command /nope (try /queue TEXT, /resume ID,"),
-        ("/quit now", "unknown command /quit (try"),
+        ("/quit now", "/quit takes nothing after it; /quit alone quits"),
         ("/resume", "/resume needs a session id"),
         ("/resume typo-id", "/resume: no plugin stores sessions ("),
         ("/queue", "/queue needs the text to queue"),

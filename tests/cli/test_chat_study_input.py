@@ -141,7 +141,7 @@ def test_slash_commands_with_extra_or_odd_arguments(model_server: Any, chat: Any
     child.expect_exact("/resume needs a session id")
     child.expect_exact("> ")
     child.sendline("/quit now")  # not /quit: the chat goes on
-    child.expect_exact("unknown command /quit (try")
+    child.expect_exact("/quit takes nothing after it; /quit alone quits")
     child.expect_exact("> ")
     child.sendline("/exit")
     child.expect(pexpect.EOF)

@@ -42,6 +42,17 @@ def test_run_help_gives_the_exit_statuses_docs_cli_md_gives(
         assert re.search(rf"\b{status} (if|for)\b", documented), status
 
 
+def test_chat_help_gives_the_exit_statuses_docs_cli_md_gives(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    text = help_of(capsys, "chat")
+    statuses = re.findall(r"(\d+) [a-z]", text[text.index("exit status: 0;") :])
+    assert statuses == ["1", "2", "141", "143", "129"]
+    documented = CLI_MD[CLI_MD.index("The exit status is 0;") :][:1500]
+    for status in statuses:
+        assert re.search(rf"\b{status} (if|for)\b", documented), status
+
+
 def test_global_options_say_what_they_do(capsys: pytest.CaptureFixture[str]) -> None:
     text = help_of(capsys)
     assert "-p NAME load plugin NAME even if autoload is off or DSH_LOAD_PLUGINS leaves" in text

@@ -93,7 +93,10 @@ def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentP
         description="Talk to an agent. While it works, a line steers the running turn.",
         epilog="in the chat: /queue TEXT (for the next turn), /compact, /resume ID, /plugins, "
         "/model, /quit; //TEXT sends /TEXT; Ctrl-C cancels a turn, twice quits; input "
-        "that is not a terminal is read line by line as a script (docs/cli.md)",
+        "that is not a terminal is read line by line as a script. exit status: 0; 1 the "
+        "session could not be saved, or (input not a terminal) a turn ended in error or a "
+        "command failed; 2 a usage or dsh.yml error; 141 output closed; 143 terminated; "
+        "129 terminal closed (docs/cli.md)",
     )
     for talking in (run, chat):  # also after the command, where llm users put it
         talking.add_argument(

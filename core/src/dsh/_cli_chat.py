@@ -352,6 +352,8 @@ def _handle(
                 )
             else:
                 print(f"  {model}", file=sys.stderr)
+        elif command in ("/quit", "/exit"):  # only the command alone quits
+            _failed(failures, f"  {command} takes nothing after it; {command} alone quits")
         elif command != "/queue":
             known = "/queue TEXT, /resume ID, /compact, /plugins, /model, /quit"
             _failed(failures, f"  unknown command {command} (try {known}; //TEXT sends /TEXT)")
