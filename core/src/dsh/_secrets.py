@@ -4,6 +4,18 @@ A command can print the environment of dsh itself (``/proc/$PPID/environ``) even
 bash runs without the key variables, and a plugin's tool can read them anywhere: so the
 values are hidden from every tool result before it is logged or sent to the model; and
 every key dsh reads is remembered, so that ``HideKeys`` hides it from log records.
+
+A key written into a ``base_url``'s query is one dsh has read too (``query_secrets``):
+the value of a parameter named as a secret is. Which names are: when in doubt, hidden,
+but not a word that merely ends with a secret's letters (``monkey``, ``turkey``). A
+name ending, without its separators, in ``token``, ``secret``, ``password``, ``passwd``,
+``passphrase``, ``pwd``, ``signature``, ``auth``, ``credential(s)`` (letters no common
+word ends with), one of ``sig``, ``code``, ``pass``, ``session``, ``sessionid``, and a
+name whose last word is ``key`` (after ``_``, ``-``, ``.``, a digit or any other
+separator, or a capital: ``api_key``, ``x-api-key``, ``apiKey``, ``APIKey``, ``s3key``)
+or ends with ``key`` after a word that makes it a secret's (``apikey``, ``APIKEY``,
+``accesskey``, ``secretkey``, ``privatekey``, ``authkey``, ``sharedaccesskey``...:
+``_KEY_AFTER``).
 """
 
 from __future__ import annotations
@@ -86,14 +98,13 @@ def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -
     return tuple(sorted((v for v in values if len(v) >= MIN_LENGTH), key=len, reverse=True))
 
 
-#: A query parameter whose name, lowercased without its separators, ends with one of
-#: these holds a secret (``key``, ``api-key``, ``apiKey``, ``subscription-key``,
-#: ``access_token``, ``client_secret``, ``X-Amz-Signature``, ``auth``...), or is one of
-#: ``_SECRET_NAMES`` (Azure SAS's ``sig``, Azure Functions' ``code``). The end, not any
-#: part: ``tokenizer``, ``keyspace``, ``authority``, ``auth_version`` and ``key_id``
-#: name no secret, and their values (a model's name) would be hidden everywhere.
+#: A query parameter holds a secret when its name, lowercased without its separators,
+#: ends with one of these (``access_token``, ``client_secret``, ``X-Amz-Signature``,
+#: ``auth``...), or is one of ``_SECRET_NAMES`` (Azure SAS's ``sig``, Azure Functions'
+#: ``code``). The end, not any part: ``tokenizer``, ``keyspace``, ``authority``,
+#: ``auth_version`` and ``key_id`` name no secret, and their values (a model's name)
+#: would be hidden everywhere. No common word ends with these letters.
 _SECRET_ENDS: Final = (
-    "key",
     "token",
     "secret",
     "password",
@@ -106,7 +117,23 @@ _SECRET_ENDS: Final = (
     "credentials",
 )
 _SECRET_NAMES: Final = frozenset({"sig", "code", "pass", "session", "sessionid"})
+#: Many words end with ``key`` (``monkey``, ``turkey``, ``hockey``, ``whiskey``): it is
+#: a secret's end only as the name's last word of its own (``key``, ``api_key``,
+#: ``x-api-key``, ``apiKey``, ``APIKey``, ``Subscription-Key``, ``s3key``) or after one
+#: of these in one word (``apikey``, ``APIKEY``, ``accesskey``, ``sharedaccesskey``).
+_KEY_AFTER: Final = tuple(
+    word + "key"
+    for word in (
+        "api", "app", "access", "secret", "private", "priv", "auth", "client", "account",
+        "subscription", "master", "shared", "license", "licence", "session", "sign",
+        "signing", "hmac", "pass", "dev", "user", "consumer", "service", "storage",
+        "encryption",
+    )
+)  # fmt: skip
 _NOT_NAME: Final = re.compile(r"[^a-z0-9]")
+#: The words of a name: split at what is no ASCII letter or digit, between letters and
+#: digits, and where a capital starts a word (``apiKey``, ``APIKey``: ``Key``).
+_WORDS: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
 def query_secrets(url: str) -> tuple[str, ...]:
@@ -125,7 +152,11 @@ def query_secrets(url: str) -> tuple[str, ...]:
 
 def _is_secret_name(name: str) -> bool:
     bare = _NOT_NAME.sub("", name.lower())
-    return bare in _SECRET_NAMES or bare.endswith(_SECRET_ENDS)
+    if bare in _SECRET_NAMES or bare.endswith(_SECRET_ENDS):
+        return True
+    words = _WORDS.findall(name)
+    last = words[-1].lower() if words else ""
+    return last == "key" or last.endswith(_KEY_AFTER)
 
 
 def known_keys() -> tuple[str, ...]:

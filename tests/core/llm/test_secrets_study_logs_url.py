@@ -157,6 +157,18 @@ async def test_a_percent_encoded_key_is_hidden_as_written_and_as_decoded(
         "tokenType=bearer-token",
         "passage=long-enough-text",
         "codec=opus-48000",
+        # a word that merely ends with a secret's letters: "key" is a name's last word
+        # of its own (key, api_key, apiKey) or follows a word like api, access, secret
+        "monkey=banana-split-42",
+        "turkey=sandwich-with-gravy",
+        "hockey=stanley-cup-final",
+        "donkey=kong-country-2",
+        "whiskey=single-malt-12y",
+        "jockey=frankie-dettori",
+        "MONKEY=banana-split-42",
+        "Turkey=sandwich-with-gravy",
+        "my_monkey=banana-split-42",
+        "x-hotkey=ctrl-shift-p-1",
     ],
 )
 def test_parameters_that_are_no_secret_are_not_taken_for_keys(query: str) -> None:
@@ -190,6 +202,37 @@ def test_parameters_that_are_no_secret_are_not_taken_for_keys(query: str) -> Non
         "pass",
         "session",
         "sessionid",
+        # "key" as the last word, after a separator, a digit or a capital
+        "KEY",
+        "API_KEY",
+        "api.key",
+        "APIKey",
+        "x-goog-api-key",
+        "Ocp-Apim-Subscription-Key",
+        "subscriptionKey",
+        "secret_key",
+        "private-key",
+        "AccountKey",
+        "SharedAccessKey",
+        "s3key",
+        # "key" after a word that makes it a secret's, in one word
+        "APIKEY",
+        "accesskey",
+        "secretkey",
+        "privatekey",
+        "authkey",
+        "appkey",
+        "sharedaccesskey",
+        "subscriptionkey",
+        "x-apikey",
+        # the other ends, in compounds
+        "token",
+        "refreshtoken",
+        "id_token",
+        "X-Auth-Token",
+        "clientsecret",
+        "dbpassword",
+        "oauth",
     ],
 )
 def test_secret_parameter_names_are_taken_for_keys(name: str) -> None:
