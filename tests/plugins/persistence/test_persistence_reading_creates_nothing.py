@@ -1,17 +1,21 @@
 """Reading a store that is not there finds nothing and creates nothing: ``dsh sessions
 list``, ``show`` and ``delete`` beside a session directory or database no session has
 been saved in yet leave no directory, database or claims behind (a SQLite database was
-created, schema and all, by the first look)."""
+created, schema and all, by the first look), and no tables in a PostgreSQL database (a
+database without dsh's tables got them from the first ``dsh sessions list``: a list
+pointed at the wrong database changed it). The first save creates them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dsh.cli import main
-from dsh_persistence import JsonlBackend, SqliteBackend
+from dsh.session import SessionEvent
+from dsh_persistence import JsonlBackend, PostgresBackend, SessionInfo, SqliteBackend
 from dsh_persistence._backend import SessionBackend
 
 pytestmark = pytest.mark.plugins("persistence")
@@ -54,3 +58,80 @@ def test_a_backend_reads_a_store_that_is_not_there_as_empty(
     finally:
         backend.close()
     assert not (tmp_path / "not-yet").exists()
+
+
+def tables(server: Any, schema: str) -> list[str]:
+    """The tables in ``schema`` of ``server``."""
+    import psycopg
+
+    with psycopg.connect(server.url(), autocommit=True) as db:
+        found = db.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname=%s ORDER BY tablename", (schema,)
+        ).fetchall()
+    return [row[0] for row in found]
+
+
+def saved(backend: SessionBackend, session_id: str) -> None:
+    event = SessionEvent("note", 0, 2.0, {"by": "test"})
+    backend.append(SessionInfo(session_id, 1.0), [event], durable=True)
+
+
+def test_the_sessions_commands_create_no_postgres_tables(
+    pg_server: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "persistence")
+    schema = pg_server.schema()
+    url = pg_server.url(schema)
+    (tmp_path / "dsh.yml").write_text(f"persistence:\n  backend: postgresql\n  url: '{url}'\n")
+    args = ["--cwd", str(tmp_path), "sessions"]
+
+    assert main([*args, "list"]) == 0
+    assert "no stored sessions in " in capsys.readouterr().err
+    assert main([*args, "show", "main-session-0"]) == 2
+    assert "main-session-0" in capsys.readouterr().err
+    assert main([*args, "delete", "main-session-0"]) == 1
+    assert "main-session-0" in capsys.readouterr().err
+    assert tables(pg_server, schema) == []
+
+    writer = PostgresBackend(url)  # the first save creates them
+    try:
+        saved(writer, "main-session-0")
+    finally:
+        writer.close()
+    assert tables(pg_server, schema) == [
+        "dsh_events",
+        "dsh_sessions",
+        "dsh_version",
+        "dsh_workspaces",
+    ]
+    assert main([*args, "list"]) == 0
+    assert "main-session-0" in capsys.readouterr().out
+
+
+def test_a_postgres_backend_reads_a_database_without_tables_as_empty(pg_server: Any) -> None:
+    """Read through backends that stay connected: nothing there, nothing created. The
+    first claim or save of one creates the tables on its connection, and the other,
+    which found none on its own, finds them and what is stored there."""
+    schema = pg_server.schema()
+    one, two = PostgresBackend(pg_server.url(schema)), PostgresBackend(pg_server.url(schema))
+    try:
+        for backend in (one, two):
+            assert backend.headers() == []
+            assert backend.load("main-session-0") is None
+            assert backend.tail("main-session-0") is None
+            assert backend.delete("main-session-0") is False
+        assert tables(pg_server, schema) == []
+
+        assert one.claim("mine") is True  # a claim is to be followed by a write
+        assert len(tables(pg_server, schema)) == 4
+        saved(one, "mine")
+        one.release("mine")
+        assert [h.id for h in two.headers()] == ["mine"]
+        saved(two, "other")
+        assert sorted(h.id for h in one.headers()) == ["mine", "other"]
+    finally:
+        one.close()
+        two.close()

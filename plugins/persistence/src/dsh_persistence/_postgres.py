@@ -96,11 +96,13 @@ class PostgresBackend(SessionBackend):
     # -- connections: _postgres_connection -----------------------------------------------
 
     def prepare(self) -> None:
-        """Connect, and create the tables if they are missing."""
+        """Connect, and create the tables if they are missing (a read does not: see
+        ``_postgres_connection``)."""
         self._conn.prepare()
 
     def _schema(self) -> str:
-        """The schema of the tables (connecting first when not connected yet)."""
+        """The schema of the tables (connecting first when not connected yet, and creating
+        them when missing: a claim or a write is to follow)."""
         return self._conn.schema or self._conn.prepare()
 
     # -- writing -------------------------------------------------------------------------
@@ -270,7 +272,7 @@ class PostgresBackend(SessionBackend):
                 db.execute("DELETE FROM dsh_workspaces WHERE session=%s", (session_id,))
                 return deleted.rowcount > 0
 
-        return self._conn.run(work)
+        return self._conn.read(work, False, safe=False)  # no tables: nothing to delete
 
     def forget(self, session_id: str) -> None:
         with self._conn.lock:
@@ -296,7 +298,7 @@ class PostgresBackend(SessionBackend):
                 events = self._read_log(db, session_id)
             return StoredTail(len(events), events[-1] if events else None)
 
-        return self._conn.run(work, safe=True)
+        return self._conn.read(work, None)
 
     def _lines(self, db: psycopg.Connection[Any], session_id: str) -> list[str]:
         rows = db.execute(
@@ -325,7 +327,7 @@ class PostgresBackend(SessionBackend):
                     return None
                 return row, self._lines(db, session_id)
 
-        found = self._conn.run(work, safe=True)
+        found = self._conn.read(work, None)
         if found is None:
             return None
         (created, meta, next_seq), records = found
@@ -343,7 +345,7 @@ class PostgresBackend(SessionBackend):
             ).fetchall()
             return [SessionHeader(*row) for row in rows]
 
-        return self._conn.run(work, safe=True)
+        return self._conn.read(work, [])
 
     def close(self) -> None:
         self._claims.close()

@@ -10,9 +10,13 @@ broke while committing is not retried: the write may or may not be stored, and t
 error says so. A connection left in a transaction by any error (an interrupt while it
 rolled back) is closed rather than used again.
 
-At connect the tables are found through the connection's ``search_path`` (created in
-its first schema when missing), and the search path is then pinned to the schema that
-holds them: ``schema`` names it, for the claims' keys.
+At connect the tables are found through the connection's ``search_path``, and the search
+path is then pinned to the schema that holds them: ``schema`` names it, for the claims'
+keys. Missing, they are created (in the search path's first schema) for a write only
+(``run``, ``prepare``): a read (``read``) of a database without them finds nothing and
+creates nothing (``dsh sessions list`` pointed at the wrong database leaves it as it
+was), and looks for them again each time until they are there (another worker may
+create them).
 """
 
 from __future__ import annotations
@@ -58,7 +62,8 @@ class DataConnection:
         self._db: psycopg.Connection[Any] | None = None
         self._sync_commit: bool | None = None  # the connection's synchronous_commit
         self._committing = False  # the current work's commit was sent
-        #: The schema that holds the tables (read at connect; None before).
+        #: The schema that holds the tables (read at connect; None before, or while the
+        #: database has none).
         self.schema: str | None = None
         #: Counts the connections made: a commit is on the server of its generation.
         self.generation = 0
@@ -81,26 +86,28 @@ class DataConnection:
 
     def prepare(self) -> str:
         """Connect now (creating the tables if they are missing); the tables' schema."""
-        with self.lock:
-            self._connect()
-            assert self.schema is not None
-            return self.schema
+        schema = self._run(lambda db: self.schema, safe=True, create=True)
+        assert schema is not None
+        return schema
 
-    def _connect(self) -> psycopg.Connection[Any]:
+    def _connect(self, *, create: bool) -> psycopg.Connection[Any]:
+        """The connection: a new one when there is none, which finds the tables and sets
+        ``schema`` (creating them first if ``create``)."""
         if self._db is not None and not self._db.closed:
             return self._db
         self._db, self._sync_commit = None, None
         db = self.open()
         with set_up(db, self._pg.Error, self.unusable, "create the session tables"):
             db.execute(f"SET lock_timeout = {max(1, round(self._timeout * 1000))}")
-            self.schema = self._check_schema(db)
+            self.schema = self._check_schema(db, create=create)
         self._db = db
         self.generation += 1
         return db
 
-    def _check_schema(self, db: psycopg.Connection[Any]) -> str:
-        """Find (or create) the tables, pin the search path to their schema, check their
-        version; the schema."""
+    def _check_schema(self, db: psycopg.Connection[Any], *, create: bool) -> str | None:
+        """Find the tables, pin the search path to their schema, check their version; the
+        schema. Missing (or without their version row), they are created if ``create``,
+        else None."""
 
         def schema() -> str | None:
             row = db.execute(_TABLES_SCHEMA).fetchone()
@@ -122,6 +129,8 @@ class DataConnection:
         if found is not None:
             pin(found)
         version_found = None if found is None else version()
+        if version_found is None and not create:
+            return None  # for a read: nothing stored, nothing created
         if version_found is None:  # no tables, or no version row: create what is missing
             with db.transaction():
                 db.execute(SCHEMA_LOCK)
@@ -147,12 +156,30 @@ class DataConnection:
 
     def run(self, work: Callable[[psycopg.Connection[Any]], T], *, safe: bool = False) -> T:
         """``work(connection)``, once more on a new connection when the connection died
-        under it and running it again cannot write twice (see the module)."""
+        under it and running it again cannot write twice (see the module). The tables
+        are created first if they are missing."""
+        return self._run(work, safe=safe, create=True)
+
+    def read(
+        self, work: Callable[[psycopg.Connection[Any]], T], nothing: T, *, safe: bool = True
+    ) -> T:
+        """``run`` for what only reads what is stored (or removes it): ``nothing`` when the
+        database has no tables, which are not created to say so."""
+
+        def stored(db: psycopg.Connection[Any]) -> T:
+            return nothing if self.schema is None else work(db)
+
+        return self._run(stored, safe=safe, create=False)
+
+    def _run(self, work: Callable[[psycopg.Connection[Any]], T], *, safe: bool, create: bool) -> T:
         with self.lock:
             for attempt in (1, 2):
-                db = self._connect()
+                generation = self.generation
+                db = self._connect(create=create)
                 self._committing = False
                 try:
+                    if self.schema is None and self.generation == generation:
+                        self._look_again(db, create=create)  # none when this one looked
                     return work(db)
                 except self._pg.Error as exc:
                     self._drop_unless_idle(db)
@@ -170,6 +197,17 @@ class DataConnection:
                     self._drop_unless_idle(db)
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _look_again(self, db: psycopg.Connection[Any], *, create: bool) -> None:
+        """Find the tables (creating them if ``create``) on a connection that found none:
+        another worker may have created them since. A connection that died meanwhile is
+        left for ``run`` to replace."""
+        try:
+            self.schema = self._check_schema(db, create=create)
+        except self._pg.Error as exc:
+            if db.closed or db.broken:
+                raise
+            raise self.unusable("create the session tables", exc) from exc
 
     def _drop_unless_idle(self, db: psycopg.Connection[Any]) -> None:
         """Close the connection unless it is idle and sound: one left in a transaction
