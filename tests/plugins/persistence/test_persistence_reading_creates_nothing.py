@@ -3,11 +3,14 @@ list``, ``show`` and ``delete`` beside a session directory or database no sessio
 been saved in yet leave no directory, database or claims behind (a SQLite database was
 created, schema and all, by the first look), and no tables in a PostgreSQL database (a
 database without dsh's tables got them from the first ``dsh sessions list``: a list
-pointed at the wrong database changed it). The first save creates them."""
+pointed at the wrong database changed it), nor in a SQLite file that holds none (another
+program's database, an empty file). The first save creates them."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +61,34 @@ def test_a_backend_reads_a_store_that_is_not_there_as_empty(
     finally:
         backend.close()
     assert not (tmp_path / "not-yet").exists()
+
+
+@pytest.mark.parametrize("kind", ["another program's", "empty"])
+def test_a_sqlite_file_without_sessions_is_read_as_empty_and_left_as_it_was(
+    kind: str, tmp_path: Path
+) -> None:
+    """A database path that names another program's SQLite database (or an empty file)
+    holds no session: reading it, or deleting from it, left dsh's tables in it, switched
+    it to WAL and made a claims directory beside it. The first save still stores there."""
+    path = tmp_path / "app.db"
+    if kind == "empty":
+        path.touch()
+    else:
+        with closing(sqlite3.connect(path)) as db, db:
+            db.execute("CREATE TABLE users (id integer)")
+    before = path.read_bytes()
+    backend = SqliteBackend(path)
+    try:
+        assert backend.headers() == []
+        assert backend.load("main-session-0") is None
+        assert backend.tail("main-session-0") is None
+        assert backend.delete("main-session-0") is False
+        assert path.read_bytes() == before
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]
+        saved(backend, "main-session-0")
+        assert [h.id for h in backend.headers()] == ["main-session-0"]
+    finally:
+        backend.close()
 
 
 def tables(server: Any, schema: str) -> list[str]:

@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -78,11 +78,17 @@ class SqliteBackend(SessionBackend):
                 raise PersistenceError(f"{self.path}: {exc}") from exc
 
     def _read(self, work: Callable[[sqlite3.Connection], T], nothing: T) -> T:
-        """``_run`` for a read: a database that is not there holds ``nothing``, and is
-        not created to say so (``dsh sessions list`` before any session was saved)."""
-        if self._db is None and _missing(self.path):
+        """``_run`` for a read: a database that is not there, or holds no session,
+        holds ``nothing``, and is not created nor changed to say so (``dsh sessions
+        list`` before any session was saved, or pointed at another program's database)."""
+        if self._stores_nothing():
             return nothing
         return self._run(work)
+
+    def _stores_nothing(self) -> bool:
+        """Not connected yet, and no session schema at ``path``: no file, or a SQLite
+        database without it (another program's, an empty file)."""
+        return self._db is None and (_missing(self.path) or _no_schema(self.path))
 
     def _unusable(self, doing: str, reason: object) -> PersistenceError:
         """The database cannot be opened or created: say which, where, and from what setting."""
@@ -254,7 +260,7 @@ class SqliteBackend(SessionBackend):
                 db.execute("DELETE FROM workspaces WHERE session=?", (session_id,))
                 return db.execute("DELETE FROM sessions WHERE id=?", (session_id,)).rowcount > 0
 
-        if self._db is None and _missing(self.path):  # not stored: nothing to create
+        if self._stores_nothing():  # not stored: nothing to create
             return False
         if self._claims.holds(session_id):  # ours (the service refuses a live session)
             return self._run(work)
@@ -357,6 +363,18 @@ def _missing(path: Path) -> bool:
     except OSError:
         return False
     return False
+
+
+def _no_schema(path: Path) -> bool:
+    """``path`` is a SQLite database (or an empty file) without the sessions' schema
+    (``user_version`` 0), looked at read-only, so changing nothing. One that cannot be
+    read so (not a database, locked) is left for opening it to report or wait for."""
+    try:
+        uri = Path(os.path.abspath(path)).as_uri() + "?mode=ro"
+        with closing(sqlite3.connect(uri, uri=True)) as db:
+            return int(db.execute("PRAGMA user_version").fetchone()[0]) == 0
+    except (OSError, ValueError, sqlite3.Error):
+        return False
 
 
 @contextmanager
