@@ -11,11 +11,11 @@ but not a word that merely ends with a secret's letters (``monkey``, ``turkey``)
 name ending, without its separators, in ``token``, ``secret``, ``password``, ``passwd``,
 ``passphrase``, ``pwd``, ``signature``, ``auth``, ``credential(s)`` (letters no common
 word ends with), one of ``sig``, ``code``, ``pass``, ``session``, ``sessionid``, and a
-name whose last word is ``key`` (after ``_``, ``-``, ``.``, a digit or any other
-separator, or a capital: ``api_key``, ``x-api-key``, ``apiKey``, ``APIKey``, ``s3key``)
-or ends with ``key`` after a word that makes it a secret's (``apikey``, ``APIKEY``,
-``accesskey``, ``secretkey``, ``privatekey``, ``authkey``, ``sharedaccesskey``...:
-``_KEY_AFTER``).
+name ending with ``key`` (any case) as a word of its own: the whole name, or after a
+separator (``_``, ``-``, ``.``...) or a digit, or a capital ``K`` after a small letter
+or before small ones (``api_key``, ``x-api-key``, ``apiKey``, ``APIKey``, ``s3key``), or
+after a word that makes it a secret's (``apikey``, ``APIKEY``, ``accesskey``,
+``secretkey``, ``privatekey``, ``authkey``, ``sharedaccesskey``...: ``_KEY_AFTER``).
 """
 
 from __future__ import annotations
@@ -118,9 +118,9 @@ _SECRET_ENDS: Final = (
 )
 _SECRET_NAMES: Final = frozenset({"sig", "code", "pass", "session", "sessionid"})
 #: Many words end with ``key`` (``monkey``, ``turkey``, ``hockey``, ``whiskey``): it is
-#: a secret's end only as the name's last word of its own (``key``, ``api_key``,
-#: ``x-api-key``, ``apiKey``, ``APIKey``, ``Subscription-Key``, ``s3key``) or after one
-#: of these in one word (``apikey``, ``APIKEY``, ``accesskey``, ``sharedaccesskey``).
+#: a secret's end as a word of its own (``_ends_with_the_word_key``: ``key``,
+#: ``api_key``, ``apiKey``, ``APIKey``, ``Subscription-Key``, ``s3key``) or after one of
+#: these in one word (``apikey``, ``APIKEY``, ``accesskey``, ``sharedaccesskey``).
 _KEY_AFTER: Final = tuple(
     word + "key"
     for word in (
@@ -131,9 +131,8 @@ _KEY_AFTER: Final = tuple(
     )
 )  # fmt: skip
 _NOT_NAME: Final = re.compile(r"[^a-z0-9]")
-#: The words of a name: split at what is no ASCII letter or digit, between letters and
-#: digits, and where a capital starts a word (``apiKey``, ``APIKey``: ``Key``).
-_WORDS: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+#: A name's end: what follows its last ASCII letter or digit.
+_TRAILING: Final = re.compile(r"[^A-Za-z0-9]+$")
 
 
 def query_secrets(url: str) -> tuple[str, ...]:
@@ -152,11 +151,21 @@ def query_secrets(url: str) -> tuple[str, ...]:
 
 def _is_secret_name(name: str) -> bool:
     bare = _NOT_NAME.sub("", name.lower())
-    if bare in _SECRET_NAMES or bare.endswith(_SECRET_ENDS):
+    if bare in _SECRET_NAMES or bare.endswith(_SECRET_ENDS + _KEY_AFTER):
         return True
-    words = _WORDS.findall(name)
-    last = words[-1].lower() if words else ""
-    return last == "key" or last.endswith(_KEY_AFTER)
+    return _ends_with_the_word_key(_TRAILING.sub("", name))
+
+
+def _ends_with_the_word_key(name: str) -> bool:
+    """``name`` ends with ``key`` (any case) that starts a word: at the name's start,
+    after what is no ASCII letter (a separator, a digit), or as a capital ``K`` after a
+    small letter (``apiKey``, ``apiKEY``) or before small ones (``APIKey``)."""
+    if not name.lower().endswith("key"):
+        return False
+    before, k, after = name[-4:-3], name[-3], name[-2:]
+    if not (before.isascii() and before.isalpha()):
+        return True
+    return k == "K" and (before.islower() or after.islower())
 
 
 def known_keys() -> tuple[str, ...]:

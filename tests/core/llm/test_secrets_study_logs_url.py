@@ -168,6 +168,8 @@ async def test_a_percent_encoded_key_is_hidden_as_written_and_as_decoded(
         "MONKEY=banana-split-42",
         "Turkey=sandwich-with-gravy",
         "my_monkey=banana-split-42",
+        "MONkey=banana-split-42",
+        "TURKEY=sandwich-with-gravy",
         "x-hotkey=ctrl-shift-p-1",
     ],
 )
@@ -202,8 +204,11 @@ def test_parameters_that_are_no_secret_are_not_taken_for_keys(query: str) -> Non
         "pass",
         "session",
         "sessionid",
-        # "key" as the last word, after a separator, a digit or a capital
+        # "key" as a word of its own: after a separator, a digit or a capital, any case
         "KEY",
+        "keY",
+        "apiKEY",
+        "api_key_",
         "API_KEY",
         "api.key",
         "APIKey",
