@@ -188,3 +188,36 @@ async def test_a_read_failing_with_eio_as_the_terminal_closes_is_the_end_of_inpu
             with pytest.raises(OSError, match="Input/output error"):
                 await lines.__anext__()
     os.close(writer)
+
+
+async def test_one_read_failing_with_eio_at_the_terminal_is_not_yet_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """EIO also comes from a read begun in the background when dsh is brought back
+    (``fg``) before it looks whether it is in the background: the terminal is read once
+    more, and only a second EIO in a row is the end of input."""
+    import errno
+    import os
+    import pty
+
+    from dsh import _cli_terminal
+
+    writer, reader = pty.openpty()
+    real_read = os.read
+    failed: list[int] = []
+
+    def read(fd: int, size: int) -> bytes:
+        if fd == reader and not failed:
+            failed.append(fd)
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return real_read(fd, size)
+
+    os.write(writer, b"hello\n")
+    with os.fdopen(reader) as stdin:
+        monkeypatch.setattr(sys, "stdin", stdin)
+        monkeypatch.setattr(_cli_terminal.os, "read", read)
+        lines = _cli_terminal.lines_typed()
+        assert await lines.__anext__() == "hello"
+        await lines.aclose()
+    assert failed == [reader]
+    os.close(writer)

@@ -42,13 +42,19 @@ def in_background(fd: int) -> bool:
         return False
 
 
+class _Closing(Exception):
+    """A read of the terminal failed with EIO while this process is in its foreground."""
+
+
 def _read(fd: int, terminal: bool) -> bytes | None:
     """Up to 4096 bytes of ``fd``; None if this process went into the background of the
     terminal since it looked (the read fails with EIO instead of stopping it: SIGTTIN is
     blocked for the read, on this thread only, so no child inherits it). At a
-    ``terminal``, EIO otherwise is its end, as EOF: Linux answers EIO to a read made
+    ``terminal``, EIO otherwise raises ``_Closing``: Linux answers EIO to a read made
     while the other side of a pseudo-terminal is closing (its window closed), EOF to
-    one made after it has closed; which a read gets is a race."""
+    one made after it has closed; which a read gets is a race. (So is a process sent to
+    the background and brought back between its read and its look: ``lines_typed``
+    reads once more before taking EIO for the end.)"""
     ttin = getattr(signal, "SIGTTIN", None)
     if ttin is None or not hasattr(signal, "pthread_sigmask"):
         return os.read(fd, 4096)
@@ -58,7 +64,9 @@ def _read(fd: int, terminal: bool) -> bytes | None:
     except OSError as error:
         if error.errno != errno.EIO or not terminal:  # a file's I/O error is not its end
             raise
-        return None if in_background(fd) else b""
+        if in_background(fd):
+            return None
+        raise _Closing from None
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
@@ -84,6 +92,7 @@ async def lines_typed() -> AsyncIterator[str | None]:
     terminal = os.isatty(fd)
     pollable = True
     buffer = b""
+    closing = False  # the last read failed with EIO in the foreground
     while True:
         if in_background(fd):  # what is typed is the shell's: look again later
             await anyio.sleep(_BACKGROUND_POLL)
@@ -97,7 +106,15 @@ async def lines_typed() -> AsyncIterator[str | None]:
                 pollable = False
         if not pollable:
             await anyio.lowlevel.checkpoint()
-        data = _read(fd, terminal)
+        try:
+            data = _read(fd, terminal)
+        except _Closing:
+            if not closing:  # a window closing answers EIO (or EOF) again at once
+                closing = True
+                continue
+            data = b""  # the end, as EOF
+        else:
+            closing = False
         if data is None:  # sent to the background while it waited
             continue
         if not data:
