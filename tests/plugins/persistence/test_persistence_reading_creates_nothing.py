@@ -166,3 +166,27 @@ def test_a_postgres_backend_reads_a_database_without_tables_as_empty(pg_server: 
     finally:
         one.close()
         two.close()
+
+
+def test_tables_without_their_version_row_are_read_as_they_are(pg_server: Any) -> None:
+    """Tables an administrator created without ``INSERT INTO dsh_version`` (or whose row
+    is gone) hold what was stored: a read lists it (it found "no sessions") and adds no
+    row; a write adds the row, as before."""
+    import psycopg
+
+    schema = pg_server.schema()
+    writer = PostgresBackend(pg_server.url(schema))
+    try:
+        saved(writer, "main-session-0")
+    finally:
+        writer.close()
+    with psycopg.connect(pg_server.url(schema), autocommit=True) as db:
+        db.execute(f'DELETE FROM "{schema}".dsh_version')
+    reader = PostgresBackend(pg_server.url(schema))
+    try:
+        assert [h.id for h in reader.headers()] == ["main-session-0"]
+        with psycopg.connect(pg_server.url(schema), autocommit=True) as db:
+            rows = db.execute(f'SELECT * FROM "{schema}".dsh_version').fetchall()
+        assert rows == []
+    finally:
+        reader.close()

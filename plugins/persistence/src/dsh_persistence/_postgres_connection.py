@@ -106,8 +106,8 @@ class DataConnection:
 
     def _check_schema(self, db: psycopg.Connection[Any], *, create: bool) -> str | None:
         """Find the tables, pin the search path to their schema, check their version; the
-        schema. Missing (or without their version row), they are created if ``create``,
-        else None."""
+        schema. Missing (or without their version row), they are created if ``create``;
+        else None when missing."""
 
         def schema() -> str | None:
             row = db.execute(_TABLES_SCHEMA).fetchone()
@@ -130,7 +130,9 @@ class DataConnection:
             pin(found)
         version_found = None if found is None else version()
         if version_found is None and not create:
-            return None  # for a read: nothing stored, nothing created
+            # for a read, nothing created: no tables, nothing stored (None); tables an
+            # administrator made without their version row are read as they are
+            return found
         if version_found is None:  # no tables, or no version row: create what is missing
             with db.transaction():
                 db.execute(SCHEMA_LOCK)
