@@ -6,16 +6,14 @@ values are hidden from every tool result before it is logged or sent to the mode
 every key dsh reads is remembered, so that ``HideKeys`` hides it from log records.
 
 A key written into a ``base_url``'s query is one dsh has read too (``query_secrets``):
-the value of a parameter named as a secret is. Which names are: when in doubt, hidden,
-but not a word that merely ends with a secret's letters (``monkey``, ``turkey``). A
-name ending, without its separators, in ``token``, ``secret``, ``password``, ``passwd``,
-``passphrase``, ``pwd``, ``signature``, ``auth``, ``credential(s)`` (letters no common
-word ends with), one of ``sig``, ``code``, ``pass``, ``session``, ``sessionid``, and a
-name ending with ``key`` (any case) as a word of its own: the whole name, or after a
-separator (``_``, ``-``, ``.``...) or a digit, or a capital ``K`` after a small letter
-or before small ones (``api_key``, ``x-api-key``, ``apiKey``, ``APIKey``, ``s3key``), or
-after a word that makes it a secret's (``apikey``, ``APIKEY``, ``accesskey``,
-``secretkey``, ``privatekey``, ``authkey``, ``sharedaccesskey``...: ``_KEY_AFTER``).
+the value of a parameter named as a secret is. Which names are: when in doubt, hidden
+(a value hidden by mistake costs a garbled line, a key shown costs the key). A name
+ending, without its separators and in any case, in ``key``, ``token``, ``secret``,
+``password``, ``passwd``, ``passphrase``, ``pwd``, ``signature``, ``auth``,
+``credential(s)``, or one of ``sig``, ``code``, ``pass``, ``session``, ``sessionid``;
+but not a common word that merely ends with ``key`` (``monkey``, ``turkey``:
+``_WORDS_NOT_KEYS``), since anything else ending so (``wskey``, ``mapkey``,
+``apikey``) may well be a key.
 """
 
 from __future__ import annotations
@@ -99,12 +97,13 @@ def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -
 
 
 #: A query parameter holds a secret when its name, lowercased without its separators,
-#: ends with one of these (``access_token``, ``client_secret``, ``X-Amz-Signature``,
-#: ``auth``...), or is one of ``_SECRET_NAMES`` (Azure SAS's ``sig``, Azure Functions'
-#: ``code``). The end, not any part: ``tokenizer``, ``keyspace``, ``authority``,
-#: ``auth_version`` and ``key_id`` name no secret, and their values (a model's name)
-#: would be hidden everywhere. No common word ends with these letters.
+#: ends with one of these (``api_key``, ``apiKey``, ``wskey``, ``access_token``,
+#: ``client_secret``, ``X-Amz-Signature``, ``auth``...), or is one of ``_SECRET_NAMES``
+#: (Azure SAS's ``sig``, Azure Functions' ``code``). The end, not any part:
+#: ``tokenizer``, ``keyspace``, ``authority``, ``auth_version`` and ``key_id`` name no
+#: secret, and their values (a model's name) would be hidden everywhere.
 _SECRET_ENDS: Final = (
+    "key",
     "token",
     "secret",
     "password",
@@ -117,22 +116,14 @@ _SECRET_ENDS: Final = (
     "credentials",
 )
 _SECRET_NAMES: Final = frozenset({"sig", "code", "pass", "session", "sessionid"})
-#: Many words end with ``key`` (``monkey``, ``turkey``, ``hockey``, ``whiskey``): it is
-#: a secret's end as a word of its own (``_ends_with_the_word_key``: ``key``,
-#: ``api_key``, ``apiKey``, ``APIKey``, ``Subscription-Key``, ``s3key``) or after one of
-#: these in one word (``apikey``, ``APIKEY``, ``accesskey``, ``sharedaccesskey``).
-_KEY_AFTER: Final = tuple(
-    word + "key"
-    for word in (
-        "api", "app", "access", "secret", "private", "priv", "auth", "client", "account",
-        "subscription", "master", "shared", "license", "licence", "session", "sign",
-        "signing", "hmac", "pass", "dev", "user", "consumer", "service", "storage",
-        "encryption",
-    )
+#: Words that end with ``key`` and name no secret; a name ending with one of them
+#: (``my_monkey``, ``x-hotkey``) is not a key's. Only words: any other name ending with
+#: ``key`` is taken for a key's, however it is spelled.
+_WORDS_NOT_KEYS: Final = (
+    "monkey", "turkey", "donkey", "hockey", "jockey", "whiskey", "lackey", "hotkey",
+    "turnkey", "malarkey",
 )  # fmt: skip
 _NOT_NAME: Final = re.compile(r"[^a-z0-9]")
-#: A name's end: what follows its last ASCII letter or digit.
-_TRAILING: Final = re.compile(r"[^A-Za-z0-9]+$")
 
 
 def query_secrets(url: str) -> tuple[str, ...]:
@@ -151,21 +142,9 @@ def query_secrets(url: str) -> tuple[str, ...]:
 
 def _is_secret_name(name: str) -> bool:
     bare = _NOT_NAME.sub("", name.lower())
-    if bare in _SECRET_NAMES or bare.endswith(_SECRET_ENDS + _KEY_AFTER):
-        return True
-    return _ends_with_the_word_key(_TRAILING.sub("", name))
-
-
-def _ends_with_the_word_key(name: str) -> bool:
-    """``name`` ends with ``key`` (any case) that starts a word: at the name's start,
-    after what is no ASCII letter (a separator, a digit), or as a capital ``K`` after a
-    small letter (``apiKey``, ``apiKEY``) or before small ones (``APIKey``)."""
-    if not name.lower().endswith("key"):
-        return False
-    before, k, after = name[-4:-3], name[-3], name[-2:]
-    if not (before.isascii() and before.isalpha()):
-        return True
-    return k == "K" and (before.islower() or after.islower())
+    return bare in _SECRET_NAMES or (
+        bare.endswith(_SECRET_ENDS) and not bare.endswith(_WORDS_NOT_KEYS)
+    )
 
 
 def known_keys() -> tuple[str, ...]:

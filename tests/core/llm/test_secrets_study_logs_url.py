@@ -157,8 +157,8 @@ async def test_a_percent_encoded_key_is_hidden_as_written_and_as_decoded(
         "tokenType=bearer-token",
         "passage=long-enough-text",
         "codec=opus-48000",
-        # a word that merely ends with a secret's letters: "key" is a name's last word
-        # of its own (key, api_key, apiKey) or follows a word like api, access, secret
+        # a common word that merely ends with a secret's letters (any other name
+        # ending with "key" is taken for a key's: wskey, mapkey)
         "monkey=banana-split-42",
         "turkey=sandwich-with-gravy",
         "hockey=stanley-cup-final",
@@ -221,6 +221,20 @@ def test_parameters_that_are_no_secret_are_not_taken_for_keys(query: str) -> Non
         "SharedAccessKey",
         "s3key",
         # "key" after a word that makes it a secret's, in one word
+        "wskey",
+        "WSKEY",
+        "skey",
+        "pkey",
+        "mapkey",
+        "bingmapskey",
+        "googlekey",
+        "openaikey",
+        "mykey",
+        "merchantkey",
+        "developerkey",
+        "sitekey",
+        "hapikey",
+        "oauth_consumer_key",
         "APIKEY",
         "accesskey",
         "secretkey",
