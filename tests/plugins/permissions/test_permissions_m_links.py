@@ -25,11 +25,11 @@ def tree(root: Path, files: int) -> Path:
     return root / "tree"
 
 
-def late_clock(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """From its second reading on, the clock says the deadline is long past; the
-    returned list counts the readings."""
+def late_clock(monkeypatch: pytest.MonkeyPatch, on_time: int = 1) -> list[int]:
+    """After its first ``on_time`` readings, the clock says the deadline is long past;
+    the returned list counts the readings."""
     readings: list[int] = []
-    ticks = itertools.chain([0.0], itertools.repeat(1e6))
+    ticks = itertools.chain(itertools.repeat(0.0, on_time), itertools.repeat(1e6))
 
     def clock() -> float:
         readings.append(1)
@@ -41,32 +41,48 @@ def late_clock(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def test_b49_a_walk_stopped_by_time_takes_the_directory_as_covered(tmp_path, monkeypatch):
     directory = str(tree(tmp_path, links.CHECK_EVERY + 5))
-    readings = late_clock(monkeypatch)
+    # read at the start, before listing tree/ and tree/sub/, then at CHECK_EVERY entries
+    readings = late_clock(monkeypatch, on_time=3)
     found, why = links.links_below(directory)
     assert why == (
         f"looking for symlinks in {directory} took too long: stopped after "
         f"{links.MAX_SECONDS:g} seconds and {links.CHECK_EVERY} entries"
     )
-    assert len(readings) == 2  # the start, then once at CHECK_EVERY entries
+    assert len(readings) == 4
     assert found == (str(tmp_path / "target"),)  # what was found before is still checked
     # the bound given like ``limit`` is the one named
-    late_clock(monkeypatch)
+    late_clock(monkeypatch, on_time=3)
     assert "stopped after 0.25 seconds" in str(links.links_below(directory, seconds=0.25)[1])
+
+
+def test_b49_a_walk_of_small_directories_is_stopped_by_time_between_them(tmp_path, monkeypatch):
+    """Listing a directory can take long (a network mount) however few entries it has:
+    the clock is read before each one is listed."""
+    directory = str(tree(tmp_path, 10))
+    readings = late_clock(monkeypatch, on_time=2)  # the start, tree/; late at tree/sub/
+    found, why = links.links_below(directory)
+    assert why == (
+        f"looking for symlinks in {directory} took too long: stopped after "
+        f"{links.MAX_SECONDS:g} seconds and 2 entries"
+    )
+    assert len(readings) == 3
+    assert found == (str(tmp_path / "target"),)
 
 
 def test_b49_the_entry_bound_still_stops_a_walk_and_names_the_directory(tmp_path, monkeypatch):
     directory = str(tree(tmp_path, 10))
     why = links.links_below(directory, limit=5)[1]
     assert why == f"{directory} holds more than 5 entries, too many to check for symlinks"
-    # with the clock past its deadline too, the entry bound (hit first) is the reason
-    late_clock(monkeypatch)
+    # with the clock past its deadline inside tree/sub/ too, the entry bound (hit first)
+    # is the reason
+    late_clock(monkeypatch, on_time=3)
     assert links.links_below(directory, limit=5)[1] == why
 
 
-def test_b49_a_small_tree_is_walked_whole_however_slow_the_clock_says_it_is(tmp_path, monkeypatch):
+def test_b49_a_walk_done_in_time_is_whole(tmp_path, monkeypatch):
     directory = tree(tmp_path, links.CHECK_EVERY - 1)
     whole = ((str(tmp_path / "target"),), None)
     assert links.links_below(str(directory)) == whole
-    readings = late_clock(monkeypatch)
+    readings = late_clock(monkeypatch, on_time=3)
     assert links.links_below(str(directory)) == whole
-    assert len(readings) == 1  # the deadline is set, and never looked at again
+    assert len(readings) == 3  # the start and once per directory: never per entry

@@ -22,8 +22,8 @@ MAX_ENTRIES: Final = 100_000
 #: Seconds spent walking one directory before giving up (a cold cache or a network
 #: file system can make even a tree well under ``MAX_ENTRIES`` take seconds).
 MAX_SECONDS: Final = 0.5
-#: The clock is read once per this many entries, so reading it costs next to
-#: nothing, and a directory holding fewer entries is never stopped by time.
+#: The clock is read before each directory is listed and, inside one directory, once
+#: per this many entries, so reading it costs next to nothing.
 CHECK_EVERY: Final = 1_000
 
 
@@ -42,6 +42,8 @@ def links_below(
     seen = 0
     pending = [directory]
     while pending:
+        if monotonic() > deadline:  # listing a directory can be slow (a network mount)
+            return tuple(targets), _too_long(directory, seconds, seen)
         try:
             entries = os.scandir(pending.pop())
         except OSError:
@@ -55,12 +57,16 @@ def links_below(
                         "for symlinks"
                     )
                 if seen % CHECK_EVERY == 0 and monotonic() > deadline:
-                    return tuple(targets), (
-                        f"looking for symlinks in {directory} took too long: stopped after "
-                        f"{seconds:g} seconds and {seen} entries"
-                    )
+                    return tuple(targets), _too_long(directory, seconds, seen)
                 if entry.is_symlink():
                     targets[os.path.realpath(entry.path)] = None
                 elif entry.is_dir(follow_symlinks=False):
                     pending.append(entry.path)
     return tuple(targets), None
+
+
+def _too_long(directory: str, seconds: float, seen: int) -> str:
+    return (
+        f"looking for symlinks in {directory} took too long: stopped after {seconds:g} "
+        f"seconds and {seen} entries"
+    )
