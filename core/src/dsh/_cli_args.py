@@ -94,9 +94,9 @@ def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentP
         epilog="in the chat: /queue TEXT (for the next turn), /compact, /resume ID, /plugins, "
         "/model, /quit; //TEXT sends /TEXT; Ctrl-C cancels a turn, twice quits; input "
         "that is not a terminal is read line by line as a script. exit status: 0; 1 the "
-        "session could not be saved, or (input not a terminal) a turn ended in error or a "
-        "command failed; 2 a usage or dsh.yml error; 141 output closed; 143 terminated; "
-        "129 terminal closed (docs/cli.md)",
+        "session could not be saved or the output written, or (input not a terminal) a "
+        "turn ended in error or a command failed; 2 a usage or dsh.yml error; 141 output "
+        "closed; 143 terminated; 129 terminal closed (docs/cli.md)",
     )
     for talking in (run, chat):  # also after the command, where llm users put it
         talking.add_argument(

@@ -245,7 +245,7 @@ async def _compact(
             except DshError as error:
                 _failed(failures, f"  /compact: {error}")
             else:
-                if result.outcome == "failed":
+                if result.outcome == "failed" or result.error is not None:  # in part too
                     _failed(failures, f"  /compact: {result}")
                 else:
                     print(f"  /compact: {result}", file=sys.stderr)

@@ -1,0 +1,44 @@
+"""``/compact`` in a chat fed by a script: what counts as a failed command for the exit
+status (docs/cli.md). A compaction that pruned old tool results and then failed to
+summarise the rest did not do what was asked: it counts, as a failed one does."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+import dsh_compaction
+from dsh import _cli_chat
+from dsh_compaction import CompactionResult
+
+pytestmark = pytest.mark.plugins("compaction")
+ERROR = {"code": "UNAVAILABLE", "message": "the summary model is down"}
+
+
+@pytest.mark.parametrize(
+    ("result", "failed"),
+    [
+        (CompactionResult("pruned", "manual", 900, 400, error=ERROR), True),
+        (CompactionResult("failed", "manual", 900, 900, error=ERROR), True),
+        (CompactionResult("pruned", "manual", 900, 400), False),
+        (CompactionResult("summarized", "manual", 900, 100), False),
+        (CompactionResult("skipped", "manual", 90, 90), False),
+    ],
+    ids=["pruned-then-failed", "failed", "pruned", "summarized", "nothing-to-compact"],
+)
+async def test_a_compact_that_failed_in_part_is_a_failed_command(
+    monkeypatch: pytest.MonkeyPatch, result: CompactionResult, failed: bool
+) -> None:
+    async def compact_now(agent: Any) -> CompactionResult:
+        return result
+
+    async def then() -> None:
+        pass
+
+    monkeypatch.setattr(dsh_compaction, "compact_now", compact_now)
+    harness: Any = SimpleNamespace(pm=SimpleNamespace(has_plugin=lambda name: True))
+    failures: list[str] = []
+    await _cli_chat._compact(harness, object(), then, [], failures)
+    assert failures == ([f"  /compact: {result}"] if failed else [])
