@@ -19,6 +19,7 @@ import functools
 import importlib
 import inspect
 import re
+import subprocess
 import sys
 import types
 from dataclasses import dataclass
@@ -150,6 +151,22 @@ def test_an_example_without_tests_runs(block: Block, tmp_path: Path) -> None:
         assert "pytest_plugins" in namespace, "an example that neither tests nor plugs in"
         for name in namespace["pytest_plugins"]:
             importlib.import_module(name)
+
+
+@pytest.mark.parametrize(
+    "block",
+    [b for b in OTHERS if "@hookimpl" in b.code],
+    ids=[block_id(b) for b in OTHERS if "@hookimpl" in b.code],
+)
+def test_a_plugin_example_is_cheap_to_import(block: Block) -> None:
+    """A plugin copied from the page is imported by every `dsh` command, `dsh --help`
+    included: its top level must not load pydantic (writing-plugins.md, "Keep the
+    import cheap"; dsh.testing loads it, so the page imports it inside the hook)."""
+    probe = block.code + "\nimport sys\nprint(sorted(m for m in sys.modules if m == 'pydantic'))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]", f"testing.md:{block.line} imports pydantic at its top"
 
 
 async def _answers_a_turn_with_each_model(plugin: types.ModuleType, workspace: Path) -> None:
