@@ -159,3 +159,45 @@ def test_ctrl_c_while_the_local_model_is_prepared_exits_130_in_one_line(
     assert err.strip().splitlines()[-1] == "dsh: interrupted"
     assert "Traceback" not in err
     assert list((tmp_path / "cache").glob("*/build-*")) == []
+
+
+def test_ctrl_c_while_waiting_for_another_build_exits_130(tmp_path: Path) -> None:
+    # another process holds the build's lock (a second `dsh -m local` while the first
+    # builds): dsh says it waits, and Ctrl-C there ends it at once (it used to print
+    # "dsh: interrupted" and then hang, its thread still blocked on the lock, until the
+    # other build was done; a second Ctrl-C ended it with a traceback)
+    import fcntl
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env |= {"DSH_LLAMA_CACHE": str(cache), "DSH_LOAD_PLUGINS": "", "PYTHONUNBUFFERED": "1"}
+    with (cache / f"{_llama_build.LLAMA_VERSION}.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "dsh.cli", "-m", "local", "run", "hi"],
+            cwd=tmp_path,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert process.stderr is not None
+            seen = []
+            for line in process.stderr:
+                seen.append(line)
+                if "waiting for another process preparing the llama.cpp build" in line:
+                    break
+            else:
+                pytest.fail("".join(seen))
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    assert process.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "dsh: interrupted"
+    assert "Traceback" not in err

@@ -94,12 +94,22 @@ def _locked(path: Path, what: str) -> Iterator[None]:
     """Hold an exclusive lock on ``path``, waiting (and saying so) while another has it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _try_lock(handle):
             say(f"waiting for another process preparing the {what} ({path})")
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            # polled: a thread blocked in flock() cannot be interrupted, and Ctrl-C
+            # would leave dsh waiting (at exit, for that thread) until the other is done
+            while not _try_lock(handle):
+                if _steps.stopping.wait(0.2):
+                    raise ServerError("interrupted")
         yield  # closing the file releases the lock, also when this process dies
+
+
+def _try_lock(handle: Any) -> bool:
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 class _Steps:
@@ -110,6 +120,7 @@ class _Steps:
         self.lock = threading.Lock()
         self.running: set[subprocess.Popen[str]] = set()
         self.interrupted = False
+        self.stopping = threading.Event()  # set with ``interrupted``, for waits to wake
 
     def start(self, command: Sequence[str], **options: Any) -> subprocess.Popen[str]:
         with self.lock:
@@ -136,6 +147,7 @@ class _Steps:
     def interrupt(self) -> None:
         with self.lock:
             self.interrupted = True
+            self.stopping.set()
             for process in self.running:
                 _kill_group(process)
 
@@ -154,6 +166,7 @@ def resume_work() -> None:
     """Allow work again after ``interrupt()`` (a new start)."""
     with _steps.lock:
         _steps.interrupted = False
+        _steps.stopping.clear()
 
 
 def _kill_group(process: subprocess.Popen[str]) -> None:
