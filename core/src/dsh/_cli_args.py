@@ -124,11 +124,13 @@ def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentP
             help="continue stored session ID (or a unique prefix of one), from any workspace",
         )
     config = sub.add_parser("config", help="check the configuration (dsh.yml)")
-    config_sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    config_sub = config.add_subparsers(dest="config_command", required=True)
     config_sub.add_parser(
         "check",
         help="validate dsh.yml and every plugin section (status 1 and a line per problem, if any)",
     )
+    # named in the usage and in "the following arguments are required: {check}"
+    config_sub.metavar = "{" + ",".join(config_sub.choices) + "}"
     models = sub.add_parser("models", help="list the models, and the one dsh run uses")
     models.add_argument("--json", action="store_true", help="print a JSON list")
     tools = sub.add_parser("tools", help="list the tools an agent is offered")

@@ -47,7 +47,7 @@ def sessions_command(plugin: PersistencePlugin) -> Command:
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions = parser.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="stored sessions, most recent first")
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.add_argument(
@@ -81,6 +81,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     resume.add_argument("--json", action="store_true", help="print session events as JSON lines")
     delete = actions.add_parser("delete", help="delete stored sessions")
     delete.add_argument("ids", nargs="+", metavar="ID", help="exact session ids")
+    # named in the usage and in "the following arguments are required: {list,...}"
+    actions.metavar = "{" + ",".join(actions.choices) + "}"
 
 
 def _count(text: str) -> int:
