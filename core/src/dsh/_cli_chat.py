@@ -245,7 +245,8 @@ async def _compact(
             except DshError as error:
                 _failed(failures, f"  /compact: {error}")
             else:
-                if result.outcome == "failed" or result.error is not None:  # in part too
+                # failed, or in part: pruned, then the summary of the rest failed
+                if result.outcome == "failed" or (result.outcome == "pruned" and result.error):
                     _failed(failures, f"  /compact: {result}")
                 else:
                     print(f"  /compact: {result}", file=sys.stderr)

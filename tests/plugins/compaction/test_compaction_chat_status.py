@@ -15,6 +15,7 @@ from dsh_compaction import CompactionResult
 
 pytestmark = pytest.mark.plugins("compaction")
 ERROR = {"code": "UNAVAILABLE", "message": "the summary model is down"}
+NOTHING = {"code": "NOTHING", "message": "nothing to compact"}  # what a manual skip says
 
 
 @pytest.mark.parametrize(
@@ -25,8 +26,9 @@ ERROR = {"code": "UNAVAILABLE", "message": "the summary model is down"}
         (CompactionResult("pruned", "manual", 900, 400), False),
         (CompactionResult("summarized", "manual", 900, 100), False),
         (CompactionResult("skipped", "manual", 90, 90), False),
+        (CompactionResult("skipped", "manual", 90, 90, error=NOTHING), False),
     ],
-    ids=["pruned-then-failed", "failed", "pruned", "summarized", "nothing-to-compact"],
+    ids=["pruned-then-failed", "failed", "pruned", "summarized", "skipped", "nothing-to-compact"],
 )
 async def test_a_compact_that_failed_in_part_is_a_failed_command(
     monkeypatch: pytest.MonkeyPatch, result: CompactionResult, failed: bool
