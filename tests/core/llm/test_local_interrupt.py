@@ -114,6 +114,36 @@ async def test_cancelling_start_local_stops_the_build_and_removes_its_files(
     assert "local" not in harness.models.names()
 
 
+def interrupted_local_run(tmp_path: Path, env: dict[str, str], said: str) -> tuple[int, str]:
+    """``dsh -m local run hi`` in ``tmp_path``, sent SIGINT once its stderr says
+    ``said``: its exit status and the rest of its stderr."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dsh.cli", "-m", "local", "run", "hi"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        seen = []
+        for line in process.stderr:
+            seen.append(line)
+            if said in line:
+                break
+        else:
+            pytest.fail("".join(seen))
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return process.returncode, err
+
+
 def test_ctrl_c_while_the_local_model_is_prepared_exits_130_in_one_line(
     tmp_path: Path,
 ) -> None:
@@ -131,31 +161,11 @@ def test_ctrl_c_while_the_local_model_is_prepared_exits_130_in_one_line(
         "PIP_RETRIES": "20",
         "PYTHONUNBUFFERED": "1",
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "dsh.cli", "-m", "local", "run", "hi"],
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     try:
-        assert process.stderr is not None
-        seen = []
-        for line in process.stderr:  # wait until the fetch has started
-            seen.append(line)
-            if "fetching the llama.cpp sources" in line:
-                break
-        else:
-            pytest.fail("".join(seen))
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=60)
+        status, err = interrupted_local_run(tmp_path, env, "fetching the llama.cpp sources")
     finally:
-        if process.poll() is None:
-            process.kill()
         refusing.close()
-    assert process.returncode == 130, err
+    assert status == 130, err
     assert err.strip().splitlines()[-1] == "dsh: interrupted"
     assert "Traceback" not in err
     assert list((tmp_path / "cache").glob("*/build-*")) == []
@@ -172,32 +182,10 @@ def test_ctrl_c_while_waiting_for_another_build_exits_130(tmp_path: Path) -> Non
     cache.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env |= {"DSH_LLAMA_CACHE": str(cache), "DSH_LOAD_PLUGINS": "", "PYTHONUNBUFFERED": "1"}
+    waiting = "waiting for another process preparing the llama.cpp build"
     with (cache / f"{_llama_build.LLAMA_VERSION}.lock").open("a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        process = subprocess.Popen(
-            [sys.executable, "-m", "dsh.cli", "-m", "local", "run", "hi"],
-            cwd=tmp_path,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert process.stderr is not None
-            seen = []
-            for line in process.stderr:
-                seen.append(line)
-                if "waiting for another process preparing the llama.cpp build" in line:
-                    break
-            else:
-                pytest.fail("".join(seen))
-            process.send_signal(signal.SIGINT)
-            _, err = process.communicate(timeout=30)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
-    assert process.returncode == 130, err
+        status, err = interrupted_local_run(tmp_path, env, waiting)
+    assert status == 130, err
     assert err.strip().splitlines()[-1] == "dsh: interrupted"
     assert "Traceback" not in err
