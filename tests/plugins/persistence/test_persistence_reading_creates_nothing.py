@@ -24,6 +24,17 @@ from dsh_persistence._backend import SessionBackend
 pytestmark = pytest.mark.plugins("persistence")
 
 
+def commands_find_nothing(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """``dsh sessions list``, ``show`` and ``delete`` (``args``: up to ``sessions``) say
+    there is no session."""
+    assert main([*args, "list"]) == 0
+    assert "no stored sessions in " in capsys.readouterr().err
+    assert main([*args, "show", "main-session-0"]) == 2
+    assert "main-session-0" in capsys.readouterr().err
+    assert main([*args, "delete", "main-session-0"]) == 1
+    assert "main-session-0" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("backend", ["jsonl", "sqlite"])
 def test_the_sessions_commands_create_no_store(
     backend: str,
@@ -38,12 +49,7 @@ def test_the_sessions_commands_create_no_store(
     config.write_text(f"persistence:\n  backend: {backend}\n  directory: {store / 'sessions'}\n")
     args = ["--cwd", str(tmp_path), "sessions"]
 
-    assert main([*args, "list"]) == 0
-    assert "no stored sessions in " in capsys.readouterr().err
-    assert main([*args, "show", "main-session-0"]) == 2
-    assert "main-session-0" in capsys.readouterr().err
-    assert main([*args, "delete", "main-session-0"]) == 1
-    assert "main-session-0" in capsys.readouterr().err
+    commands_find_nothing(args, capsys)
     assert not store.exists()
 
 
@@ -119,12 +125,7 @@ def test_the_sessions_commands_create_no_postgres_tables(
     (tmp_path / "dsh.yml").write_text(f"persistence:\n  backend: postgresql\n  url: '{url}'\n")
     args = ["--cwd", str(tmp_path), "sessions"]
 
-    assert main([*args, "list"]) == 0
-    assert "no stored sessions in " in capsys.readouterr().err
-    assert main([*args, "show", "main-session-0"]) == 2
-    assert "main-session-0" in capsys.readouterr().err
-    assert main([*args, "delete", "main-session-0"]) == 1
-    assert "main-session-0" in capsys.readouterr().err
+    commands_find_nothing(args, capsys)
     assert tables(pg_server, schema) == []
 
     writer = PostgresBackend(url)  # the first save creates them
