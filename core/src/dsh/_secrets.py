@@ -11,9 +11,9 @@ the value of a parameter named as a secret is. Which names are: when in doubt, h
 ending, without its separators and in any case, in ``key``, ``token``, ``secret``,
 ``password``, ``passwd``, ``passphrase``, ``pwd``, ``signature``, ``auth``,
 ``credential(s)``, or one of ``sig``, ``code``, ``pass``, ``session``, ``sessionid``;
-but not a common word that merely ends with ``key`` (``monkey``, ``turkey``:
-``_WORDS_NOT_KEYS``), since anything else ending so (``wskey``, ``mapkey``,
-``apikey``) may well be a key.
+but not a name whose last word is a common word that merely ends with ``key``
+(``monkey``, ``my_turkey``: ``_WORDS_NOT_KEYS``), since anything else ending so
+(``wskey``, ``mapkey``, ``common_key``) may well be a key.
 """
 
 from __future__ import annotations
@@ -116,14 +116,17 @@ _SECRET_ENDS: Final = (
     "credentials",
 )
 _SECRET_NAMES: Final = frozenset({"sig", "code", "pass", "session", "sessionid"})
-#: Words that end with ``key`` and name no secret; a name ending with one of them
-#: (``my_monkey``, ``x-hotkey``) is not a key's. Only words: any other name ending with
-#: ``key`` is taken for a key's, however it is spelled.
-_WORDS_NOT_KEYS: Final = (
+#: Words that end with ``key`` and name no secret; a name whose last word is one of
+#: them (``my_monkey``, ``x-hotkey``, ``MONkey``) is not a key's. Only whole words: any
+#: other name ending with ``key`` is taken for a key's (``common_key``, ``daemonKey``,
+#: ``hot_key``, ``surveymonkey``).
+_WORDS_NOT_KEYS: Final = frozenset({
     "monkey", "turkey", "donkey", "hockey", "jockey", "whiskey", "lackey", "hotkey",
     "turnkey", "malarkey",
-)  # fmt: skip
+})  # fmt: skip
 _NOT_NAME: Final = re.compile(r"[^a-z0-9]")
+#: Where a name's words meet: what is no ASCII letter, or a small letter's capital.
+_WORDS: Final = re.compile(r"[^A-Za-z]+|(?<=[a-z])(?=[A-Z])")
 
 
 def query_secrets(url: str) -> tuple[str, ...]:
@@ -142,9 +145,12 @@ def query_secrets(url: str) -> tuple[str, ...]:
 
 def _is_secret_name(name: str) -> bool:
     bare = _NOT_NAME.sub("", name.lower())
-    return bare in _SECRET_NAMES or (
-        bare.endswith(_SECRET_ENDS) and not bare.endswith(_WORDS_NOT_KEYS)
-    )
+    if bare in _SECRET_NAMES:
+        return True
+    if not bare.endswith(_SECRET_ENDS):
+        return False
+    words = [word for word in _WORDS.split(name) if word]
+    return not words or words[-1].lower() not in _WORDS_NOT_KEYS
 
 
 def known_keys() -> tuple[str, ...]:

@@ -222,6 +222,15 @@ def test_parameters_that_are_no_secret_are_not_taken_for_keys(query: str) -> Non
         "s3key",
         # "key" after a word that makes it a secret's, in one word
         "wskey",
+        # a word of the common words' list (monkey, hotkey...) ends it only as a whole
+        "common_key",
+        "commonKey",
+        "X-Daemon-Key",
+        "hot_key",
+        "hotKey",
+        "snapshot_key",
+        "turn_key",
+        "surveymonkey",
         "WSKEY",
         "skey",
         "pkey",
