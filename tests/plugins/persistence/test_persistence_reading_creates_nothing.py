@@ -183,11 +183,16 @@ def test_tables_without_their_version_row_are_read_as_they_are(pg_server: Any) -
         writer.close()
     with psycopg.connect(pg_server.url(schema), autocommit=True) as db:
         db.execute(f'DELETE FROM "{schema}".dsh_version')
+
+    def version_rows() -> list[Any]:
+        with psycopg.connect(pg_server.url(schema), autocommit=True) as db:
+            return db.execute(f'SELECT * FROM "{schema}".dsh_version').fetchall()
+
     reader = PostgresBackend(pg_server.url(schema))
     try:
         assert [h.id for h in reader.headers()] == ["main-session-0"]
-        with psycopg.connect(pg_server.url(schema), autocommit=True) as db:
-            rows = db.execute(f'SELECT * FROM "{schema}".dsh_version').fetchall()
-        assert rows == []
+        assert version_rows() == []
+        saved(reader, "main-session-1")  # the same backend's write adds it
+        assert version_rows() == [(1,)]
     finally:
         reader.close()

@@ -65,6 +65,8 @@ class DataConnection:
         #: The schema that holds the tables (read at connect; None before, or while the
         #: database has none).
         self.schema: str | None = None
+        #: The tables hold their version row (checked; a write adds it where missing).
+        self.versioned = False
         #: Counts the connections made: a commit is on the server of its generation.
         self.generation = 0
 
@@ -129,6 +131,7 @@ class DataConnection:
         if found is not None:
             pin(found)
         version_found = None if found is None else version()
+        self.versioned = version_found is not None
         if version_found is None and not create:
             # for a read, nothing created: no tables, nothing stored (None); tables an
             # administrator made without their version row are read as they are
@@ -145,6 +148,7 @@ class DataConnection:
                 if version_found is None:
                     db.execute("INSERT INTO dsh_version VALUES (%s)", (SCHEMA_VERSION,))
                     version_found = SCHEMA_VERSION
+            self.versioned = True
         assert found is not None
         if version_found > SCHEMA_VERSION:
             raise SessionFormatError(
@@ -180,8 +184,10 @@ class DataConnection:
                 db = self._connect(create=create)
                 self._committing = False
                 try:
-                    if self.schema is None and self.generation == generation:
-                        self._look_again(db, create=create)  # none when this one looked
+                    # none (or no version row, for a write) when this connection looked
+                    missing = self.schema is None or (create and not self.versioned)
+                    if missing and self.generation == generation:
+                        self._look_again(db, create=create)
                     return work(db)
                 except self._pg.Error as exc:
                     self._drop_unless_idle(db)
