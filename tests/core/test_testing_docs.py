@@ -160,8 +160,8 @@ def test_an_example_without_tests_runs(block: Block, tmp_path: Path) -> None:
 )
 def test_a_plugin_example_is_cheap_to_import(block: Block) -> None:
     """A plugin copied from the page is imported by every `dsh` command, `dsh --help`
-    included: its top level must not load pydantic (writing-plugins.md, "Keep the
-    import cheap"; dsh.testing loads it, so the page imports it inside the hook)."""
+    included: its top level must not load pydantic (writing-plugins.md, "Import heavy
+    things lazily"; dsh.testing loads it, so the page imports it inside the hook)."""
     probe = block.code + "\nimport sys\nprint(sorted(m for m in sys.modules if m == 'pydantic'))\n"
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True

@@ -25,7 +25,7 @@ def tree(root: Path, files: int) -> Path:
     return root / "tree"
 
 
-def late_clock(monkeypatch: pytest.MonkeyPatch, on_time: int = 1) -> list[int]:
+def late_clock(monkeypatch: pytest.MonkeyPatch, on_time: int) -> list[int]:
     """After its first ``on_time`` readings, the clock says the deadline is long past;
     the returned list counts the readings."""
     readings: list[int] = []
