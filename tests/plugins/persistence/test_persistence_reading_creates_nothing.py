@@ -191,6 +191,7 @@ def test_tables_without_their_version_row_are_read_as_they_are(pg_server: Any) -
     reader = PostgresBackend(pg_server.url(schema))
     try:
         assert [h.id for h in reader.headers()] == ["main-session-0"]
+        assert reader.delete("not-stored") is False  # checks for a claim: no deadlock
         assert version_rows() == []
         saved(reader, "main-session-1")  # the same backend's write adds it
         assert version_rows() == [(1,)]

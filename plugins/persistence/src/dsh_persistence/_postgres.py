@@ -102,11 +102,9 @@ class PostgresBackend(SessionBackend):
 
     def _schema(self) -> str:
         """The schema of the tables (connecting first when not connected yet, and creating
-        them when missing: a claim or a write is to follow)."""
-        conn = self._conn
-        if conn.versioned and conn.schema is not None:
-            return conn.schema
-        return conn.prepare()  # also adds a version row a read found missing
+        them when missing: a claim or a write is to follow). Tables a read found without
+        their version row keep their schema: the next write adds the row (``run``)."""
+        return self._conn.schema or self._conn.prepare()
 
     # -- writing -------------------------------------------------------------------------
 
