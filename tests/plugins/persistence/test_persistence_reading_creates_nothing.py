@@ -53,6 +53,14 @@ def test_the_sessions_commands_create_no_store(
     assert not store.exists()
 
 
+def reads_nothing(backend: SessionBackend) -> None:
+    """Every read of ``backend`` (and a delete) finds no session."""
+    assert backend.headers() == []
+    assert backend.load("main-session-0") is None
+    assert backend.tail("main-session-0") is None
+    assert backend.delete("main-session-0") is False
+
+
 @pytest.mark.parametrize("make", [JsonlBackend, SqliteBackend], ids=["jsonl", "sqlite"])
 def test_a_backend_reads_a_store_that_is_not_there_as_empty(
     tmp_path: Path, make: Callable[[Path], SessionBackend]
@@ -60,10 +68,7 @@ def test_a_backend_reads_a_store_that_is_not_there_as_empty(
     where = tmp_path / "not-yet" / ("sessions" if make is JsonlBackend else "s.sqlite3")
     backend = make(where)
     try:
-        assert backend.headers() == []
-        assert backend.load("main-session-0") is None
-        assert backend.tail("main-session-0") is None
-        assert backend.delete("main-session-0") is False
+        reads_nothing(backend)
     finally:
         backend.close()
     assert not (tmp_path / "not-yet").exists()
@@ -85,10 +90,7 @@ def test_a_sqlite_file_without_sessions_is_read_as_empty_and_left_as_it_was(
     before = path.read_bytes()
     backend = SqliteBackend(path)
     try:
-        assert backend.headers() == []
-        assert backend.load("main-session-0") is None
-        assert backend.tail("main-session-0") is None
-        assert backend.delete("main-session-0") is False
+        reads_nothing(backend)
         assert path.read_bytes() == before
         assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]
         saved(backend, "main-session-0")
@@ -151,10 +153,7 @@ def test_a_postgres_backend_reads_a_database_without_tables_as_empty(pg_server: 
     one, two = PostgresBackend(pg_server.url(schema)), PostgresBackend(pg_server.url(schema))
     try:
         for backend in (one, two):
-            assert backend.headers() == []
-            assert backend.load("main-session-0") is None
-            assert backend.tail("main-session-0") is None
-            assert backend.delete("main-session-0") is False
+            reads_nothing(backend)
         assert tables(pg_server, schema) == []
 
         assert one.claim("mine") is True  # a claim is to be followed by a write
