@@ -1,6 +1,6 @@
 """Behaviours 40-43 (persistence and resume), rerun against both real backends.
 
-tests/core/test_behaviours_durability.py checks them against the in-memory double;
+tests/core/test_behaviours_resume.py checks them against the in-memory double;
 here the store is a JSONL directory or a SQLite database, so what the double cannot
 show is checked too: closers written on resume, a torn tail, a hole on disk, a newer
 format. Every test runs once per backend (the ``settings`` fixture).
