@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
+from config_support import SETTINGS, fails, write
 from pydantic import BaseModel, ConfigDict, ValidationError
-from test_config import SETTINGS, fails, write
 
 from dsh import ConfigError
 from dsh.config import find_config, load_config

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from config_support import SETTINGS, Endpoint, fails, write
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
-from test_config import SETTINGS, Endpoint, fails, write
 
 from dsh import ConfigError
 from dsh.config import ModelName, load_config

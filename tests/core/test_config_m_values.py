@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_config import fails, write
+from config_support import fails, write
 
 from dsh import ConfigError
 from dsh._options import core_option_problem

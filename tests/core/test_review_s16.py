@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from config_support import fails, write
 from pydantic import BaseModel
-from test_config import fails, write
 
 import dsh
 from dsh import DshError, hookimpl
