@@ -7,9 +7,9 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
+from dispatch_support import CALL, REQ, appender, request_through
 
 from dsh import (
-    ContinuationDecision,
     HookError,
     ModelRequest,
     PluginManager,
@@ -20,22 +20,6 @@ from dsh import (
 )
 from dsh._ready import READY
 from dsh.testing import HookRecorder
-
-REQ = ModelRequest(system="base")
-CALL = ToolCall(id="c1", name="add", arguments='{"a": 1}')
-
-
-async def request_through(pm: PluginManager) -> ModelRequest:
-    return await pm.relay.agent_request(agent=None, request=REQ, turn=1, step=1)  # type: ignore[arg-type]
-
-
-def appender(tag: str, **opts: Any) -> object:
-    class Plugin:
-        @hookimpl(**opts)
-        def agent_request(self, request: ModelRequest) -> ModelRequest:
-            return request.model_copy(update={"system": request.system + tag})
-
-    return Plugin()
 
 
 async def test_order_is_lifo_with_tryfirst_and_trylast(
@@ -103,28 +87,6 @@ async def test_waterfall_with_no_impls_returns_the_input(dsh_pm: PluginManager) 
     assert await request_through(dsh_pm) is REQ
 
 
-async def test_waterfall_error_names_plugin_and_hook(
-    dsh_register: Any, dsh_pm: PluginManager
-) -> None:
-    class Broken:
-        @hookimpl
-        def agent_turn_continuation(self, decision: ContinuationDecision) -> None:
-            raise ValueError("boom")
-
-    dsh_register(Broken(), "broken")
-    with pytest.raises(HookError) as info:
-        await dsh_pm.relay.agent_turn_continuation(
-            agent=None,  # type: ignore[arg-type]
-            decision=ContinuationDecision(action="stop"),
-            turn=1,
-            step=1,
-        )
-    assert info.value.plugin == "broken"
-    assert info.value.hook == "agent_turn_continuation"
-    assert "broken" in str(info.value) and "agent_turn_continuation" in str(info.value)
-    assert "boom" in str(info.value)
-
-
 async def test_firstresult_short_circuits(dsh_register: Any, dsh_pm: PluginManager) -> None:
     calls: list[str] = []
 
@@ -143,57 +105,6 @@ async def test_firstresult_short_circuits(dsh_register: Any, dsh_pm: PluginManag
     result = await dsh_pm.relay.tools_execute(agent=None, call=CALL, turn=1, step=1)  # type: ignore[arg-type]
     assert result is not None and result.content == "winner"
     assert calls == ["passes", "winner"]
-
-
-async def test_tools_execute_fails_closed(dsh_register: Any, dsh_pm: PluginManager) -> None:
-    ran: list[str] = []
-    reported: list[HookError] = []
-    dsh_pm.dispatcher.report = reported.append
-
-    class Executor:
-        @hookimpl(trylast=True)
-        def tools_execute(self, call: ToolCall) -> ToolResult:
-            ran.append(call.id)
-            return ToolResult(call_id=call.id, content="ran")
-
-    class BrokenGuard:
-        @hookimpl(tryfirst=True)
-        def tools_execute(self, call: ToolCall) -> None:
-            raise RuntimeError("policy file unreadable")
-
-    dsh_register(Executor(), "executor")
-    dsh_register(BrokenGuard(), "guard")
-    result = await dsh_pm.relay.tools_execute(agent=None, call=CALL, turn=1, step=1)  # type: ignore[arg-type]
-    assert ran == []
-    assert result is not None and result.is_error and result.call_id == "c1"
-    assert "guard" in result.content and "policy file unreadable" in result.content
-    assert [e.plugin for e in reported] == ["guard"]
-
-
-async def test_notify_contains_failures_and_runs_everyone(
-    dsh_register: Any, dsh_pm: PluginManager
-) -> None:
-    reported: list[HookError] = []
-    dsh_pm.dispatcher.report = reported.append
-    seen: list[str] = []
-
-    class Good:
-        @hookimpl
-        async def session_event(self, event: Any) -> None:
-            seen.append(event)
-
-    class Bad:
-        @hookimpl
-        def session_event(self, session: Any) -> None:
-            raise OSError("disk gone")
-
-    dsh_register(Good(), "good1")
-    dsh_register(Bad(), "bad")
-    dsh_register(Good(), "good2")
-    await dsh_pm.relay.session_event(session=None, event="e")  # type: ignore[arg-type]
-    assert seen == ["e", "e"]
-    assert len(reported) == 1
-    assert reported[0].plugin == "bad" and reported[0].hook == "session_event"
 
 
 async def test_gather_runs_concurrently_and_raises_first_failure_after_all_settle(
@@ -283,85 +194,6 @@ async def test_gather_awaits_a_single_async_impl_in_the_callers_task(
     assert (info.value.plugin, info.value.hook) == ("only", "session_flush")
     assert "disk full while flushing s" in str(info.value)
     assert tasks == [anyio.get_current_task().id]
-
-
-def test_register_callback_stamps_the_plugin(dsh_register: Any, dsh_pm: PluginManager) -> None:
-    class Tools:
-        @hookimpl
-        def register_tools(self, register: Any) -> None:
-            register("add")
-            register("sub")
-
-    dsh_register(Tools(), "maths")
-    got: list[tuple[str, str]] = []
-    dsh_pm.relay.register_tools(lambda plugin, tool: got.append((plugin, tool)))
-    assert [entry for entry in got if entry[0] == "maths"] == [("maths", "add"), ("maths", "sub")]
-
-
-def test_register_hook_error_names_plugin(dsh_register: Any, dsh_pm: PluginManager) -> None:
-    class Bad:
-        @hookimpl
-        def register_models(self, register: Any) -> None:
-            raise ImportError("no module named heavy")
-
-    dsh_register(Bad(), "heavy")
-    with pytest.raises(HookError, match=r"heavy.*register_models.*no module named heavy"):
-        dsh_pm.relay.register_models(lambda *a: None)
-
-
-async def test_plans_follow_register_and_unregister(dsh_pm: PluginManager) -> None:
-    plugin = appender("-x")
-    assert (await request_through(dsh_pm)).system == "base"
-    dsh_pm.register(plugin, "x")
-    assert (await request_through(dsh_pm)).system == "base-x"
-    dsh_pm.unregister(plugin)
-    assert (await request_through(dsh_pm)).system == "base"
-
-
-async def test_blocked_plugin_is_not_called(dsh_pm: PluginManager) -> None:
-    dsh_pm.set_blocked("x")
-    assert dsh_pm.register(appender("-x"), "x") is None
-    assert (await request_through(dsh_pm)).system == "base"
-
-
-async def test_blocking_a_registered_plugin_removes_it(dsh_pm: PluginManager) -> None:
-    dsh_pm.register(appender("-x"), "x")
-    dsh_pm.set_blocked("x")
-    assert (await request_through(dsh_pm)).system == "base"
-
-
-async def test_cancellation_is_not_swallowed(dsh_register: Any, dsh_pm: PluginManager) -> None:
-    class Slow:
-        @hookimpl
-        async def agent_status(self) -> None:
-            await anyio.sleep(10)
-
-    dsh_register(Slow(), "slow")
-    with anyio.move_on_after(0.05) as scope:
-        await dsh_pm.relay.agent_status(agent=None, status="idle")  # type: ignore[arg-type]
-    assert scope.cancelled_caught
-
-
-async def test_session_event_reaches_every_observer_despite_cancellation(
-    dsh_register: Any, dsh_pm: PluginManager
-) -> None:
-    seen: list[str] = []
-
-    def observer(name: str) -> object:
-        class Plugin:
-            @hookimpl
-            async def session_event(self, event: str) -> None:
-                await anyio.sleep(0.02)
-                seen.append(name)
-
-        return Plugin()
-
-    dsh_register(observer("first"), "first")
-    dsh_register(observer("second"), "second")
-    with anyio.CancelScope() as scope:
-        scope.cancel()
-        await dsh_pm.relay.session_event(session=None, event="e")  # type: ignore[arg-type]
-    assert seen == ["second", "first"]
 
 
 async def test_hook_recorder_sees_calls_in_order(
@@ -467,39 +299,3 @@ async def test_an_async_impl_behind_a_wraps_decorator_is_awaited(
     with anyio.fail_after(5):
         await dsh_pm.relay.session_event(session=None, event="e")  # type: ignore[arg-type]
     assert seen == ["e"]
-
-
-async def test_b37_a_raising_sync_observer_is_reported_and_the_next_still_runs(
-    dsh_register: Any, dsh_pm: PluginManager
-) -> None:
-    reported: list[HookError] = []
-    dsh_pm.dispatcher.report = reported.append
-    seen: list[str] = []
-
-    class Bad:
-        @hookimpl
-        def session_event(self, event: Any) -> None:
-            raise OSError("disk gone")
-
-    class Good:
-        @hookimpl
-        def session_event(self, event: Any) -> None:
-            seen.append(event)
-
-    dsh_register(Good(), "good")
-    dsh_register(Bad(), "bad")  # LIFO: runs first
-    await dsh_pm.relay.session_event(session=None, event="e")  # type: ignore[arg-type]
-    assert seen == ["e"]
-    assert [(e.plugin, e.hook) for e in reported] == [("bad", "session_event")]
-
-
-def test_implemented_follows_the_plugins(dsh_register: Any, dsh_pm: PluginManager) -> None:
-    assert dsh_pm.relay.implemented("agent_step_result") is False
-
-    class Plugin:
-        @hookimpl
-        def agent_step_result(self) -> None:
-            return None
-
-    dsh_register(Plugin(), "p")
-    assert dsh_pm.relay.implemented("agent_step_result") is True
