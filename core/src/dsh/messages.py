@@ -60,7 +60,7 @@ def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
     (which resolves aliases and defaults per call), and lighter on the garbage
     collector: the models are frozen, so every instance of a class shares one
     fields-set (pydantic copies it before changing it, in ``model_copy``).
-    tests/core/test_hot_path.py checks the result equals the validated model for
+    tests/core/test_hot_path_trusted.py checks the result equals the validated model for
     every type built this way.
     """
     model = _new(cls)  # BaseModel has no __new__ of its own (checked by the tests)
