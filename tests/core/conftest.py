@@ -6,6 +6,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,3 +44,28 @@ def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callabl
     yield install
     for module in modules:
         sys.modules.pop(module, None)
+
+
+@pytest.fixture
+def with_plugins(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """``with_plugins(("name", plugin), ..., entry_points=False)``: `dsh` loads these
+    plugins too (and the installed ones only if ``entry_points``)."""
+    # dsh.harness binds create_plugin_manager when first imported: import it first
+    import dsh.harness
+    import dsh.plugins
+
+    assert dsh.harness is not None
+    real = dsh.plugins.create_plugin_manager
+
+    def install(*plugins: tuple[str, object], entry_points: bool = False) -> None:
+        def create(select: Any = (), load_entry_points: bool = True, **kwargs: Any) -> Any:
+            return real(
+                list(plugins),
+                select=select,
+                load_entry_points=entry_points and load_entry_points,
+                **kwargs,
+            )
+
+        monkeypatch.setattr(dsh.plugins, "create_plugin_manager", create)
+
+    return install
