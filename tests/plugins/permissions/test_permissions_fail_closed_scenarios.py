@@ -1,34 +1,33 @@
 """Fail closed, case by case: what a hand mutation review of the plugin (183 mutations of
-its decision, rule, path and command code) found no test for. Each case fails with at
-least one of the surviving mutations applied. The rows under "failed open" were real
-bugs of the unmutated code: a denied command ran behind a wrapper option that takes a
-value, a quoted ``-exec``, ``builtin cd``, or, in bypass mode, a command that cannot be
-checked."""
+its decision, rule, path and command code) found no test for, as a table of scenarios.
+Each case fails with at least one of the surviving mutations applied. The rows under
+"failed open" were real bugs of the unmutated code: a denied command ran behind a
+wrapper option that takes a value, a quoted ``-exec``, ``builtin cd``, or, in bypass
+mode, a command that cannot be checked.
+"""
 
 from __future__ import annotations
 
 import os
-from types import SimpleNamespace
 
 import pytest
-from permissions_util import FakeAgent, make_tools
-
-from dsh.tools import tool
-from dsh_permissions import Permissions
-from dsh_permissions._calls import _THE_TOOL
-from dsh_permissions._commands import command_subjects
-from dsh_permissions._decide import Policy, decide
-from dsh_permissions._settings import PermissionSettings, PermissionsSection
-from dsh_permissions._subjects import ToolFacts, path_subject
 
 pytestmark = pytest.mark.plugins("permissions")
+
 HOME = os.path.expanduser("~")
+
+
 OPEN = {"allow": ["bash(*)"], "deny": ["bash(rm *)", "bash(> /etc/*)"]}
+
+
 OPEN_ENV = {
     "allow": ["bash(*)"],
     "deny": ["bash(cat .env)", "bash(cat ~/.ssh/*)", "bash(> ~/.bashrc)"],
 }
+
+
 FILES_BYPASS = {"deny": ["write(/etc/**)", "write(.git/**)"]}
+
 
 CASES = [
     # id, rules, mode, tool, arguments, expected
@@ -339,74 +338,3 @@ CASES = [
 async def test_scenario(judge, rules, mode, name, arguments, expected):
     judged = await judge(rules, name, arguments, mode=mode)
     assert judged.decision == expected, judged.event["reason"]
-
-
-def _policy(root, **settings):
-    return Policy(PermissionSettings(**settings), root)
-
-
-def test_D13_grant_never_allows_an_unknown_value(layout):
-    root = str(layout.ws)
-    bash = ToolFacts("bash", True, True, (), ("command",))
-    (known,) = command_subjects("cat '$HOME/.ssh/id_rsa'", root)
-    (dynamic,) = command_subjects("cat $HOME/.ssh/id_rsa", root)
-    assert known.value == dynamic.value and known.rememberable
-    grants = {("bash", "command", known.value)}
-    assert decide(_policy(root), "default", bash, [dynamic], grants).decision == "ask"
-
-
-def test_D14_grant_is_per_tool(layout):
-    root = str(layout.ws)
-    subject = path_subject("notes.txt", root)
-    grants = {("write", "path", subject.value)}
-    remove = ToolFacts("remove", True, True, ("paths",))
-    assert decide(_policy(root), "default", remove, [subject], grants).decision == "ask"
-
-
-def test_D26_cached_verdict_follows_the_tool_facts(layout):
-    policy = _policy(str(layout.ws))
-    assert (
-        decide(policy, "default", ToolFacts("t", True, False), [_THE_TOOL], set()).decision
-        == "allow"
-    )
-    assert (
-        decide(policy, "default", ToolFacts("t", True, True), [_THE_TOOL], set()).decision == "ask"
-    )
-
-
-def test_S1_a_command_tool_is_mutating_whatever_it_says():
-    @tool(command_args=("command",))
-    def run(command: str) -> str:
-        "Run."
-        return ""
-
-    assert ToolFacts.of("run", run).mutating
-
-
-def test_S3_D11_accept_edits_skips_tools_with_command_args(layout):
-    root = str(layout.ws)
-    facts = ToolFacts("run", True, True, ("cwd",), ("command",))
-    subjects = [path_subject("src", root), *command_subjects("make", root)]
-    policy = _policy(root, mode="accept-edits", allow=["run(make*)"])
-    assert decide(policy, "accept-edits", facts, subjects, set()).decision == "ask"
-
-
-def test_K37_dotdot_is_canonical(layout):
-    (subject,) = command_subjects("ls ..", str(layout.ws))
-    assert subject.value == f"ls {layout.root}"
-
-
-def test_G14_section_and_plugin_settings_merge(layout):
-    agent = FakeAgent(layout.ws, make_tools([]), None, {})
-    agent.harness = SimpleNamespace(
-        settings={"permissions": PermissionsSection},
-        config=SimpleNamespace(section=lambda n: PermissionsSection(deny=("bash(rm *)",))),
-    )
-    settings = Permissions({"allow": ["read"]}).settings_for(agent)
-    assert "bash(rm *)" in settings.deny
-
-
-def test_T2_an_agent_cannot_lift_a_plugin_wide_ask(layout):
-    agent = FakeAgent(layout.ws, make_tools([]), None, {"permissions": {"ask": ["bash(x)"]}})
-    settings = Permissions({"ask": ["bash(git push*)"]}).settings_for(agent)
-    assert "bash(git push*)" in settings.ask
