@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dsh.commands import name_choices
 from dsh.errors import DshError
 
 if TYPE_CHECKING:
@@ -129,8 +130,7 @@ def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentP
         "check",
         help="validate dsh.yml and every plugin section (status 1 and a line per problem, if any)",
     )
-    # named in the usage and in "the following arguments are required: {check}"
-    config_sub.metavar = "{" + ",".join(config_sub.choices) + "}"
+    name_choices(config_sub)  # "the following arguments are required: {check}"
     models = sub.add_parser("models", help="list the models, and the one dsh run uses")
     models.add_argument("--json", action="store_true", help="print a JSON list")
     tools = sub.add_parser("tools", help="list the tools an agent is offered")

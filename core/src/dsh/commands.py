@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from dsh.persistence import StoredSession
     from dsh.plugins import PluginManager
 
-__all__ = ["Command", "CommandContext"]
+__all__ = ["Command", "CommandContext", "name_choices"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,3 +87,11 @@ class Command:
     help: str
     run: Callable[[CommandContext], int | Awaitable[int | None] | None]
     configure: Callable[[argparse.ArgumentParser], None] | None = None
+
+
+def name_choices(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Name the subcommands added so far to ``subparsers`` (from ``add_subparsers``) in
+    the usage line and in argparse's "the following arguments are required: {a,b}",
+    which otherwise says the ``dest`` ("required: action"). Call it after the last
+    ``add_parser``, as ``dsh config``, ``dsh sessions`` and ``python -m dsh.llm.llama`` do."""
+    subparsers.metavar = "{" + ",".join(subparsers.choices) + "}"

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
+from dsh.commands import name_choices
 from dsh.llm._llama_build import (
     _DIRECT,
     _LISTENING,
@@ -233,6 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         serve.add_argument("--threads", type=int, default=1)
         serve.add_argument("extra", nargs="*", help="more llama-server options, after --")
     commands.add_parser("stop", help="stop the server `start` left running")
+    name_choices(commands)  # "the following arguments are required: {build,...}"
     args = parser.parse_args(argv)
     try:
         if args.command == "build":

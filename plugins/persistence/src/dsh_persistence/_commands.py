@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dsh import DshError
-from dsh.commands import Command, CommandContext
+from dsh.commands import Command, CommandContext, name_choices
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -81,8 +81,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     resume.add_argument("--json", action="store_true", help="print session events as JSON lines")
     delete = actions.add_parser("delete", help="delete stored sessions")
     delete.add_argument("ids", nargs="+", metavar="ID", help="exact session ids")
-    # named in the usage and in "the following arguments are required: {list,...}"
-    actions.metavar = "{" + ",".join(actions.choices) + "}"
+    name_choices(actions)  # "the following arguments are required: {list,...}"
 
 
 def _count(text: str) -> int:

@@ -1,0 +1,34 @@
+"""``python -m dsh.llm.llama`` without a command names its commands, as ``dsh config``
+and ``dsh sessions`` name their actions (one helper, ``dsh.commands.name_choices``)."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from dsh.commands import name_choices
+from dsh.llm.llama import main
+
+
+def test_no_command_names_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main([])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "the following arguments are required: {build,model,run,start,stop}" in err
+    assert "usage: python -m dsh.llm.llama [-h] {build,model,run,start,stop}" in err
+
+
+def test_name_choices_names_the_subparsers_added_so_far(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    parser = argparse.ArgumentParser(prog="p")
+    actions = parser.add_subparsers(dest="action", required=True)
+    actions.add_parser("one")
+    actions.add_parser("two")
+    name_choices(actions)
+    with pytest.raises(SystemExit):
+        parser.parse_args([])
+    assert "required: {one,two}" in capsys.readouterr().err
+    assert parser.parse_args(["two"]).action == "two"
