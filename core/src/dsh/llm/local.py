@@ -56,7 +56,9 @@ async def start_local(harness: Harness, name: str = "local", *, why: str = "") -
 async def _start_server() -> Server:
     """``llama.start`` in a worker thread. Cancelled (Ctrl-C), it interrupts the build or
     download in progress, whose processes die and whose scratch files go, and waits for
-    the thread to unwind before the cancellation goes on: nothing is left running."""
+    the thread to unwind before the cancellation goes on: nothing is left running. Each
+    call has its own ``Work``: a thread that has not unwound within the wait stays
+    stopped, whatever later starts do."""
     import threading
 
     import anyio
@@ -65,20 +67,21 @@ async def _start_server() -> Server:
 
     started: list[Server] = []
     unwound = threading.Event()
+    work = _llama_build.Work()
 
     def start() -> Server:
         try:
-            server = llama.start(context=LOCAL_CONTEXT)
+            with _llama_build.working(work):
+                server = llama.start(context=LOCAL_CONTEXT)
             started.append(server)
             return server
         finally:
             unwound.set()
 
-    _llama_build.resume_work()
     try:
         return await anyio.to_thread.run_sync(start, abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
-        _llama_build.interrupt()
+        work.interrupt()
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(unwound.wait, 60)
         for server in started:  # it came up just as the cancellation did
