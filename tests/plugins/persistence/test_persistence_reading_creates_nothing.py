@@ -196,3 +196,34 @@ def test_tables_without_their_version_row_are_read_as_they_are(pg_server: Any) -
         assert version_rows() == [(1,)]
     finally:
         reader.close()
+
+
+@pytest.mark.parametrize("row", [True, False], ids=["with its row", "empty"])
+def test_a_schema_with_only_the_version_table_is_read_as_empty(pg_server: Any, row: bool) -> None:
+    """A half-done manual setup (``CREATE TABLE dsh_version``, with or without its row,
+    and nothing else): reads failed with 'relation "dsh_sessions" does not exist' (and,
+    with the row, so did every write). Now a read finds nothing and creates nothing, and
+    the first write, on the reader's own connection, creates the missing tables."""
+    import psycopg
+
+    schema = pg_server.schema()
+    with psycopg.connect(pg_server.url(schema), autocommit=True) as db:
+        db.execute(f'CREATE TABLE "{schema}".dsh_version (version integer NOT NULL)')
+        if row:
+            db.execute(f'INSERT INTO "{schema}".dsh_version VALUES (1)')
+    backend = PostgresBackend(pg_server.url(schema))
+    try:
+        reads_nothing(backend)
+        assert tables(pg_server, schema) == ["dsh_version"]
+        saved(backend, "main-session-0")
+        assert tables(pg_server, schema) == [
+            "dsh_events",
+            "dsh_sessions",
+            "dsh_version",
+            "dsh_workspaces",
+        ]
+        assert [h.id for h in backend.headers()] == ["main-session-0"]
+    finally:
+        backend.close()
+    with psycopg.connect(pg_server.url(schema), autocommit=True) as db:
+        assert db.execute(f'SELECT * FROM "{schema}".dsh_version').fetchall() == [(1,)]

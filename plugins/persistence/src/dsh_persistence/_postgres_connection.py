@@ -12,9 +12,10 @@ rolled back) is closed rather than used again.
 
 At connect the tables are found through the connection's ``search_path``, and the search
 path is then pinned to the schema that holds them: ``schema`` names it, for the claims'
-keys. Missing, they are created (in the search path's first schema) for a write only
-(``run``, ``prepare``): a read (``read``) of a database without them finds nothing and
-creates nothing (``dsh sessions list`` pointed at the wrong database leaves it as it
+keys. Missing (all, or some of them: ``dsh_version`` alone is a half-done setup), they
+are created (in the search path's first schema, or beside ``dsh_version``) for a write
+only (``run``, ``prepare``): a read (``read``) of a database without them finds nothing
+and creates nothing (``dsh sessions list`` pointed at the wrong database leaves it as it
 was), and looks for them again each time until they are there (another worker may
 create them).
 """
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from dsh_persistence._errors import PersistenceError, SessionFormatError
 from dsh_persistence._opening import set_up, unusable_error
-from dsh_persistence._postgres_schema import SCHEMA, SCHEMA_LOCK, SCHEMA_VERSION
+from dsh_persistence._postgres_schema import SCHEMA, SCHEMA_LOCK, SCHEMA_VERSION, TABLES
 from dsh_persistence._postgres_url import scrub
 
 if TYPE_CHECKING:
@@ -42,6 +43,10 @@ T = TypeVar("T")
 _TABLES_SCHEMA = (
     "SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid=c.relnamespace "
     "WHERE c.oid=to_regclass('dsh_version')"
+)
+_TABLES_FOUND = (
+    "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid=c.relnamespace "
+    "WHERE n.nspname=%s AND c.relname=ANY(%s)"
 )
 
 
@@ -108,8 +113,9 @@ class DataConnection:
 
     def _check_schema(self, db: psycopg.Connection[Any], *, create: bool) -> str | None:
         """Find the tables, pin the search path to their schema, check their version; the
-        schema. Missing (or without their version row), they are created if ``create``;
-        else None when missing."""
+        schema. Missing (all or some, or without their version row), they are created if
+        ``create``; else None when any is missing (``dsh_version`` alone, a half-done
+        manual setup, holds no session)."""
 
         def schema() -> str | None:
             row = db.execute(_TABLES_SCHEMA).fetchone()
@@ -127,16 +133,24 @@ class DataConnection:
             row = db.execute("SELECT max(version) FROM dsh_version").fetchone()
             return None if row is None or row[0] is None else int(row[0])
 
+        def complete(schema: str) -> bool:
+            row = db.execute(_TABLES_FOUND, (schema, list(TABLES))).fetchone()
+            return row is not None and row[0] == len(TABLES)
+
         found = schema()
         if found is not None:
             pin(found)
         version_found = None if found is None else version()
+        if version_found is not None:
+            self._refuse_newer(version_found)  # whatever its tables are now
+        whole = found is not None and complete(found)
         self.versioned = version_found is not None
+        if not create and not whole:
+            return None  # for a read, nothing created: no tables (or some), nothing stored
         if version_found is None and not create:
-            # for a read, nothing created: no tables, nothing stored (None); tables an
-            # administrator made without their version row are read as they are
+            # tables an administrator made without their version row are read as they are
             return found
-        if version_found is None:  # no tables, or no version row: create what is missing
+        if version_found is None or not whole:  # create what is missing
             with db.transaction():
                 db.execute(SCHEMA_LOCK)
                 for statement in SCHEMA:  # in the search path's first schema if none
@@ -150,13 +164,16 @@ class DataConnection:
                     version_found = SCHEMA_VERSION
             self.versioned = True
         assert found is not None
-        if version_found > SCHEMA_VERSION:
+        self._refuse_newer(version_found)
+        return found
+
+    def _refuse_newer(self, version: int) -> None:
+        if version > SCHEMA_VERSION:
             raise SessionFormatError(
-                f"{self._location}: session tables schema version {version_found} is newer than "
+                f"{self._location}: session tables schema version {version} is newer than "
                 f"this dsh-persistence reads (up to {SCHEMA_VERSION}); upgrade "
                 "dsh-persistence to open it. The database was not changed."
             )
-        return found
 
     # -- running work --------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ __all__ = [
     "SCHEMA",
     "SCHEMA_LOCK",
     "SCHEMA_VERSION",
+    "TABLES",
     "WHERE",
 ]
 
@@ -61,3 +62,5 @@ CREATE TABLE IF NOT EXISTS dsh_workspaces (
     workspace text NOT NULL
 )""",
 )
+#: Every table ``SCHEMA`` creates: a store without one of them holds no session.
+TABLES = ("dsh_version", "dsh_sessions", "dsh_events", "dsh_workspaces")
