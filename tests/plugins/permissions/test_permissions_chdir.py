@@ -21,6 +21,7 @@ SECRETS = {"allow": ["bash"], "deny": ["bash(cat secrets/*)"]}
         "env --chdir=secrets cat ./key",
         "env -iC secrets cat ./key",
         "sudo -D secrets cat ./key",
+        "sudo -R secrets cat ./key",
         "parallel --wd secrets cat ./key ::: x",
     ],
 )
@@ -37,14 +38,99 @@ async def test_the_directory_a_wrapper_is_given_is_still_resolved_from_the_root(
     assert judged.decision == "deny", judged.event["reason"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a word without '/' is not taken for a path (_commands._path_like): 'cat key' "
-    "behind env -C secrets (or after cd secrets) is matched as 'cat key', which the deny "
-    "rule 'cat secrets/*' does not match, though it reads secrets/key (not fixed: taking "
-    "every word after a cd for a path would ask about most commands)",
+@pytest.mark.parametrize(
+    "command",
+    [
+        "env -C secrets cat key",
+        "env -Csecrets cat key",
+        "env --chdir secrets cat key",
+        "sudo -D secrets cat key",
+        "cd secrets && cat key",
+        "cd -P secrets; cat key",
+        "builtin cd secrets && cat key",
+        "pushd secrets && cat key",
+        "cd secrets && sudo cat key",
+        "cd secrets && /bin/cat key",
+        "cd src && cd ../secrets && cat key",
+        "cd secrets/deeper && cd .. && cat key",
+        "cd secrets && cd src && cd - && cat key",
+        "pushd secrets && pushd /tmp && popd && cat key",
+    ],
 )
-@pytest.mark.parametrize("command", ["env -C secrets cat key", "cd secrets && cat key"])
-async def test_a_bare_name_behind_a_change_of_directory_is_checked(judge, command):
+async def test_b49_a_bare_name_behind_a_change_of_directory_is_read_there(judge, command):
+    """Leaked: a word without '/' was not taken for a path (``_commands._path_like``),
+    so ``cat key`` after ``cd secrets`` was matched as ``cat key`` only. The directory
+    is now followed and the text read there (``cat secrets/key``) is one more spelling
+    deny and ask rules see (``_moved``)."""
     judged = await judge(SECRETS, "bash", {"command": command})
-    assert judged.decision != "allow", judged.event["reason"]
+    assert judged.decision == "deny", judged.event["reason"]
+    asking = {"allow": ["bash"], "ask": ["bash(cat secrets/*)"]}
+    judged = await judge(asking, "bash", {"command": command})
+    assert judged.decision == "ask", judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd a && cd b && cat key",
+        "cd a/b && cat key",
+        "cd a && env -C b cat key",
+        "cd x && cd ../a/b && cat key",
+    ],
+)
+async def test_b49_nested_changes_of_directory_are_followed(judge, command):
+    judged = await judge(
+        {"allow": ["bash"], "deny": ["bash(cat a/b/*)"]}, "bash", {"command": command}
+    )
+    assert judged.decision == "deny", judged.event["reason"]
+
+
+async def test_b49_a_change_to_a_directory_outside_the_workspace_is_followed(judge, layout):
+    rules = {"allow": ["bash"], "deny": [f"bash(cat {layout.outside}/*)"]}
+    for command in ("cd {outside} && cat secret.txt", "cd {ws}/.. && cd outside && cat secret.txt"):
+        judged = await judge(rules, "bash", {"command": command})
+        assert judged.decision == "deny", (command, judged.event["reason"])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd src && ls",
+        "cd build && make test",
+        "cd secrets && cd - && cat key",  # back where it started
+        "pushd secrets && popd && cat key",
+        "cd src && cat key",
+        "cd secrets && cat",
+    ],
+)
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {"allow": ["bash"], "deny": ["bash(cat secrets/*)"]},
+        {
+            "allow": [
+                "bash(cd *)",
+                "bash(ls)",
+                "bash(make *)",
+                "bash(cat*)",
+                "bash(popd)",
+                "bash(pushd *)",
+            ],
+            "deny": ["bash(cat secrets/*)"],
+        },
+    ],
+)
+async def test_a_change_of_directory_no_rule_covers_asks_nothing_new(judge, rules, command):
+    """Reading the words where the command runs only adds spellings deny and ask rules
+    see: what no rule covers there is decided as before (no question for ordinary
+    commands after a cd)."""
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == "allow", judged.event["reason"]
+
+
+@pytest.mark.parametrize("command", ['cd "$D" && cat key', "cd $(pwd)/secrets && cat key"])
+async def test_a_change_to_a_directory_only_the_shell_knows_is_asked_about(judge, command):
+    """Where ``cd "$D"`` goes is not followed: the cd itself cannot be checked against
+    the rule's pattern, so the line is asked about (as before)."""
+    judged = await judge(SECRETS, "bash", {"command": command})
+    assert judged.decision == "ask", judged.event["reason"]

@@ -21,6 +21,7 @@ import re
 from typing import Final
 
 from dsh_permissions import _xargs
+from dsh_permissions._moved import Here, elsewhere_readings, mover, resolve
 from dsh_permissions._parallel import PARALLELS, command_words, script
 from dsh_permissions._paths import display, folded
 from dsh_permissions._readings import SHELLS, open_prefixes, skip_assignments, variants
@@ -33,12 +34,12 @@ from dsh_permissions._wrappers import (
     WRAPPERS,
     changes_directory,
     moved_at,
+    moved_to,
     split_string,
 )
 
 __all__ = ["command_subjects"]
 
-MOVERS: Final = frozenset({"cd", "pushd", "popd"})
 _HARMLESS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _SHORT_C: Final = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
 _SHORT_S: Final = re.compile(r"-[A-Za-z]*s[A-Za-z]*")
@@ -63,22 +64,14 @@ def command_subjects(
     if not commands:  # empty, or only comments: checked like a command with no words
         return [Subject("command", "", allow=("",), deny=("",))]
     subjects: list[Subject] = []
-    # moved: after cd, relative paths may name other files than they seem to
+    # moved: after cd, relative paths may name other files than they seem to; here:
+    # where the shell is then, as far as it is known (``_moved``)
+    here = Here(None if moved else os.path.realpath(root))
     for command in commands:
-        subjects.extend(_command(command, root, moved, depth, reads))
-        moved = moved or _moves([w.text for w in command.words])
+        subjects.extend(_command(command, root, moved, depth, reads, here=here.path))
+        moved = moved or mover([w.text for w in command.words]) is not None
+        here = here.after(command.words)
     return subjects
-
-
-def _moves(words: list[str]) -> bool:
-    """Whether the command changes the directory: ``cd``, also behind ``builtin`` or
-    ``command`` (and any other wrapper and its options)."""
-    index = skip_assignments(words)
-    while index < len(words) and (
-        os.path.basename(words[index]) in WRAPPERS or WRAPPER_ARG.fullmatch(words[index])
-    ):
-        index += 1
-    return index < len(words) and words[index] in MOVERS
 
 
 def _problem(line: str, why: str) -> Subject:
@@ -93,7 +86,11 @@ def _command(
     depth: int,
     reads: bool | None,
     hole: str | None = None,
+    *,
+    here: str | None = None,
 ) -> list[Subject]:
+    """``here``: the directory the command runs in when an earlier cd moved it and it
+    is known."""
     canon: list[str] = []
     raw: list[str] = []
     unknown: str | None = None
@@ -123,9 +120,24 @@ def _command(
     subjects: list[Subject] = []
     if canon:
         found = _reads(command, root, moved, reads)
-        subjects.append(_text_subject(canon, raw, unknown, found, hole))
+        there = _elsewhere(command, canon, root, here if moved else os.path.realpath(root))
+        subjects.append(_text_subject(canon, raw, unknown, found, hole, there))
         subjects.extend(_wrapped(command, canon, raw, unknown, (root, moved, depth, reads)))
     return subjects + redirects
+
+
+def _elsewhere(command: Command, canon: list[str], root: str, here: str | None) -> list[str]:
+    """The command's text as read in the directory an earlier cd or a wrapper's option
+    moved it to (``_moved``); none when it was not moved or where to is not known."""
+    words = command.words
+    start = 0
+    chdir = moved_to([w.text for w in words])
+    if chdir is not None:
+        start, directory = chdir
+        here = resolve(here, directory)
+    if here is None or (chdir is None and here == os.path.realpath(root)):
+        return []
+    return elsewhere_readings(words, canon, start, here, root)
 
 
 def _text_subject(
@@ -134,9 +146,11 @@ def _text_subject(
     unknown: str | None,
     reads: tuple[Subject, ...] = (),
     hole: str | None = None,
+    elsewhere: list[str] | None = None,
 ) -> Subject:
+    """``elsewhere``: more spellings deny and ask rules see (``_moved``)."""
     text = " ".join(canon)
-    readings = [*variants(canon), *variants(raw)]
+    readings = [*variants(canon), *variants(raw), *(elsewhere or ())]
     if None in readings:  # too many words behind a wrapper could be its command
         unknown = unknown or _CROWDED
     deny = tuple(dict.fromkeys([*(r for r in readings if r is not None)]))
@@ -237,7 +251,7 @@ def _parallel(
     subjects: list[Subject] = []
     for command in commands:
         subjects.extend(_command(command, root, moved, depth + 1, reads, _xargs.FIND_HOLE))
-        moved = moved or _moves([w.text for w in command.words])
+        moved = moved or mover([w.text for w in command.words]) is not None
     return subjects
 
 

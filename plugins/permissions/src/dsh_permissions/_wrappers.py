@@ -27,6 +27,7 @@ __all__ = [
     "changes_directory",
     "long_option",
     "moved_at",
+    "moved_to",
     "split_string",
 ]
 
@@ -113,6 +114,43 @@ def moved_at(words: list[str]) -> int | None:
         elif word.startswith("-") and any(letter in word for letter in letters):
             return index + 1
     return None
+
+
+def moved_to(words: list[str]) -> tuple[int, str | None] | None:
+    """For the first wrapper option that runs what follows in another directory (see
+    ``moved_at``): the index of the word it starts at and the directory as written
+    (None: not known: a root, ``sudo -R`` or ``--chroot``, or no value). None: no
+    such option."""
+    letters = ""
+    for index, word in enumerate(words):
+        name = os.path.basename(word)
+        if name in WRAPPERS:
+            letters = _CHDIR_LETTERS.get(name, "")
+            continue
+        if word.startswith("--"):
+            full = next((f for f in _CHDIR_LONG if long_option(word, f)), None)
+            if full is None:
+                continue
+            value, after = _value(words, index, word.split("=", 1)[1] if "=" in word else "")
+            # a root is not followed (nor --ch, which may be --chroot)
+            return after, None if long_option(word, "--chroot") else value
+        if word.startswith("-") and (at := _letter_at(word, letters)) is not None:
+            value, after = _value(words, index, word[at + 1 :])
+            return after, None if word[at] == "R" else value
+    return None
+
+
+def _letter_at(word: str, letters: str) -> int | None:
+    return next((i for i, c in enumerate(word) if i and c in letters), None)
+
+
+def _value(words: list[str], index: int, attached: str) -> tuple[str | None, int]:
+    """An option's value (attached to it, or the next word) and where what follows starts."""
+    if attached:
+        return attached, index + 1
+    if index + 1 < len(words):
+        return words[index + 1], index + 2
+    return None, index + 1
 
 
 def split_string(words: list[str], index: int) -> tuple[int, int, str] | None:
