@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from dsh.tools import ArgumentsError, read_arguments
 from dsh_permissions._commands import command_subjects
+from dsh_permissions._links import one_check
 from dsh_permissions._subjects import Subject, ToolFacts, path_subject
 
 if TYPE_CHECKING:
@@ -50,13 +51,14 @@ def subjects_of(
         return [_THE_TOOL]
     values = _arguments(tool, call)
     subjects: list[Subject] = []
-    for name in facts.path_args:
-        subjects.extend(
-            path_subject(value, root, links) for value in _texts(name, values.get(name))
-        )
-    for name in facts.command_args:
-        for value in _texts(name, values.get(name)):
-            subjects.extend(command_subjects(value, root, reads=reads))
+    with one_check():  # the symlink walks of this call share one time budget
+        for name in facts.path_args:
+            subjects.extend(
+                path_subject(value, root, links) for value in _texts(name, values.get(name))
+            )
+        for name in facts.command_args:
+            for value in _texts(name, values.get(name)):
+                subjects.extend(command_subjects(value, root, reads=reads))
     # Declared arguments left empty: the call is still checked, as the tool itself.
     return subjects or [_THE_TOOL]
 
