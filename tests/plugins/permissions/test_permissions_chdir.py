@@ -55,6 +55,12 @@ async def test_the_directory_a_wrapper_is_given_is_still_resolved_from_the_root(
         "cd secrets/deeper && cd .. && cat key",
         "cd secrets && cd src && cd - && cat key",
         "pushd secrets && pushd /tmp && popd && cat key",
+        # what runs in turn runs where the shell is
+        "cd secrets && sh -c 'cat key'",
+        "cd secrets && eval cat key",
+        "cd secrets && env -S 'cat key'",
+        "env -C secrets sh -c 'cat key'",
+        "cd secrets && bash -c 'cd .. && cd secrets && cat key'",
     ],
 )
 async def test_b49_a_bare_name_behind_a_change_of_directory_is_read_there(judge, command):

@@ -40,6 +40,10 @@ from dsh_permissions._wrappers import (
 
 __all__ = ["command_subjects"]
 
+#: root, moved (an earlier cd or a wrapper changed the directory), depth, reads, and
+#: the directory when it was moved and is known (``_moved``)
+_Where = tuple[str, bool, int, bool | None, str | None]
+
 _HARMLESS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _SHORT_C: Final = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
 _SHORT_S: Final = re.compile(r"-[A-Za-z]*s[A-Za-z]*")
@@ -49,12 +53,19 @@ _CROWDED: Final = f"more than {MAX_CANDIDATES} words behind a wrapper may be the
 
 
 def command_subjects(
-    line: str, root: str, depth: int = 0, reads: bool | None = None, *, moved: bool = False
+    line: str,
+    root: str,
+    depth: int = 0,
+    reads: bool | None = None,
+    *,
+    moved: bool = False,
+    here: str | None = None,
 ) -> list[Subject]:
     """The subjects of one command argument; a line that cannot be split is one
     subject with a ``problem`` (asked about, never allowed). ``reads``: find the files
     each command reads (``_reads``; None: do not; True: and the symlinks below a
-    directory it reads too)."""
+    directory it reads too). ``moved``: the line runs in another directory than the
+    workspace root; ``here``: that directory, when it is known."""
     if depth > MAX_DEPTH:
         return [_problem(line, f"commands are nested more than {MAX_DEPTH} levels deep")]
     try:
@@ -66,11 +77,11 @@ def command_subjects(
     subjects: list[Subject] = []
     # moved: after cd, relative paths may name other files than they seem to; here:
     # where the shell is then, as far as it is known (``_moved``)
-    here = Here(None if moved else os.path.realpath(root))
+    now = Here(here if moved else os.path.realpath(root))
     for command in commands:
-        subjects.extend(_command(command, root, moved, depth, reads, here=here.path))
+        subjects.extend(_command(command, root, moved, depth, reads, here=now.path))
         moved = moved or mover([w.text for w in command.words]) is not None
-        here = here.after(command.words)
+        now = now.after(command.words)
     return subjects
 
 
@@ -122,8 +133,19 @@ def _command(
         found = _reads(command, root, moved, reads)
         there = _elsewhere(command, canon, root, here if moved else os.path.realpath(root))
         subjects.append(_text_subject(canon, raw, unknown, found, hole, there))
-        subjects.extend(_wrapped(command, canon, raw, unknown, (root, moved, depth, reads)))
+        inner_moved, inner_here = _inner(command, root, moved, here)
+        where = (root, inner_moved, depth, reads, inner_here)
+        subjects.extend(_wrapped(command, canon, raw, unknown, where))
     return subjects + redirects
+
+
+def _inner(command: Command, root: str, moved: bool, here: str | None) -> tuple[bool, str | None]:
+    """Whether what the command runs in turn (a shell's script, eval's words) runs in
+    another directory, and which when it is known (behind ``env -C dir``: that one)."""
+    chdir = moved_to([w.text for w in command.words])
+    if chdir is None:
+        return moved, here if moved else None
+    return True, resolve(here if moved else os.path.realpath(root), chdir[1])
 
 
 def _elsewhere(command: Command, canon: list[str], root: str, here: str | None) -> list[str]:
@@ -179,7 +201,7 @@ def _wrapped(
     canon: list[str],
     raw: list[str],
     unknown: str | None,
-    where: tuple[str, bool, int, bool | None],
+    where: _Where,
 ) -> list[Subject]:
     """Subjects for what this command runs in turn (wrappers, shells, eval, find -exec)."""
     words = command.words
@@ -228,12 +250,10 @@ def _wrapped(
     return subjects
 
 
-def _parallel(
-    words: tuple[Word, ...], raw: list[str], index: int, where: tuple[str, bool, int, bool | None]
-) -> list[Subject]:
+def _parallel(words: tuple[Word, ...], raw: list[str], index: int, where: _Where) -> list[Subject]:
     """What parallel or sem runs (``_parallel``): its command as a shell line, each
     place an argument goes a hole its beginning is cut at (see ``_open``)."""
-    root, moved, depth, reads = where
+    root, moved, depth, reads, here = where
     found = command_words(raw, index)
     if found is None or found[0] == found[1]:
         return []  # _open takes the command to be anything
@@ -247,31 +267,33 @@ def _parallel(
         commands = split(line)
     except Unparseable as exc:
         return [_problem(line, f"the command parallel runs cannot be checked safely: {exc}")]
-    moved = moved or changes_directory(raw, found[0])
+    if changes_directory(raw, found[0]):  # parallel --wd dir: not followed
+        moved, here = True, None
     subjects: list[Subject] = []
     for command in commands:
-        subjects.extend(_command(command, root, moved, depth + 1, reads, _xargs.FIND_HOLE))
+        found_here = _command(command, root, moved, depth + 1, reads, _xargs.FIND_HOLE, here=here)
+        subjects.extend(found_here)
         moved = moved or mover([w.text for w in command.words]) is not None
     return subjects
 
 
 def _env_split(
-    words: tuple[Word, ...], split: tuple[int, int, str], where: tuple[str, bool, int, bool | None]
+    words: tuple[Word, ...], split: tuple[int, int, str], where: _Where
 ) -> list[Subject]:
     """``env -S 'cat .env'``: the command line with the string split into words, as
     env runs it (its options included: ``env -S '-C dir cat x'``). env reads escapes
     (``\\_`` is a space) and ``${VAR}`` its own way: a string holding either is a
     problem."""
-    root, moved, depth, reads = where
+    root, moved, depth, reads, here = where
     first, end, string = split
     line = " ".join([*(w.raw for w in words[:first]), string, *(w.raw for w in words[end:])])
     if any(w.dynamic for w in words[first:end]) or "\\" in string or "$" in string:
         return [_problem(line, "env -S splits a string env reads its own way (escapes, ${VAR})")]
-    return command_subjects(line, root, depth + 1, reads, moved=moved)
+    return command_subjects(line, root, depth + 1, reads, moved=moved, here=here)
 
 
 def _shell_script(
-    shell: tuple[Word, ...], where: tuple[str, bool, int, bool | None], command_word: bool = True
+    shell: tuple[Word, ...], where: _Where, command_word: bool = True
 ) -> list[Subject]:
     """``sh -c SCRIPT``: the script's commands (wherever the -c option stands). A shell
     run as a command with no ``-c`` and no script file (``curl x | sh``, ``bash <<< '...'``,
@@ -290,20 +312,19 @@ def _shell_script(
     return []
 
 
-def _script(
-    args: tuple[Word, ...], where: tuple[str, bool, int, bool | None], what: str
-) -> list[Subject]:
-    root, _, depth, reads = where
+def _script(args: tuple[Word, ...], where: _Where, what: str) -> list[Subject]:
+    root, moved, depth, reads, here = where
     if not args:
         return []
     line = " ".join(w.text for w in args)
     if any(w.dynamic for w in args):
         return [_problem(line, f"{what} is only known when the shell runs it")]
-    return command_subjects(line, root, depth + 1, reads)
+    # it runs where the shell is (after cd secrets, sh -c 'cat key' reads secrets/key)
+    return command_subjects(line, root, depth + 1, reads, moved=moved, here=here)
 
 
-def _find_exec(args: tuple[Word, ...], where: tuple[str, bool, int, bool | None]) -> list[Subject]:
-    root, moved, depth, reads = where
+def _find_exec(args: tuple[Word, ...], where: _Where) -> list[Subject]:
+    root, moved, depth, reads, here = where
     subjects: list[Subject] = []
     index = 0
     while index < len(args):
@@ -314,8 +335,16 @@ def _find_exec(args: tuple[Word, ...], where: tuple[str, bool, int, bool | None]
             if end > index + 1:
                 inner = Command(args[index + 1 : end])
                 # -execdir runs it in the directory of each file found
-                elsewhere = moved or args[index].text.endswith("dir")
-                found = _command(inner, root, elsewhere, depth + 1, reads, _xargs.FIND_HOLE)
+                execdir = args[index].text.endswith("dir")
+                found = _command(
+                    inner,
+                    root,
+                    moved or execdir,
+                    depth + 1,
+                    reads,
+                    _xargs.FIND_HOLE,
+                    here=None if execdir else here,
+                )
                 subjects.extend(found)
             index = end
         index += 1
