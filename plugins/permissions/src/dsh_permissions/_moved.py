@@ -2,14 +2,17 @@
 
 After ``cd secrets``, ``cat key`` reads ``secrets/key``: a deny or ask rule about
 ``secrets/*`` must see that. The directory is followed through a line (``cd``,
-``pushd``, ``popd``, ``cd -``, ``cd`` alone; relative to the one before) and into a
+``pushd``, ``popd``, ``cd -``, ``cd`` alone; relative to the one before), into a
 wrapper that runs its command elsewhere (``env -C dir``, ``sudo -D dir``, parallel's
-``--wd dir``). Each later bare name (a word without ``/`` that is not an option or an
-assignment) is then also read as the file it names there, and the command's text so read is one more
-spelling deny and ask rules see: never one an allow rule needs, so it can only make a
-call stricter, and a command no rule covers that way (``cd src && ls``) is decided as
-before. A directory that cannot be followed (``cd "$D"``, ``pushd +1``, ``sudo -R``)
-gives no such spelling; relative paths there stay unknown (see ``_commands``).
+``--wd dir``) and into what a command runs in turn (``sh -c``, ``eval``; see
+``_commands``). Each later bare name (a word without ``/`` that is not an option or
+an assignment) is then also read as the file it names there, and the command's text
+so read is one more spelling deny and ask rules see: never one an allow rule needs,
+so it can only make a call stricter, and a command no rule covers that way
+(``cd src && ls``) is decided as before. A directory that cannot be followed
+(``cd "$D"``, ``pushd +1``, ``sudo -R``) gives no such spelling. Relative paths
+(``./key``) are not read there: after any change of directory they are unknown
+(asked about; see ``_commands._canonical``).
 """
 
 from __future__ import annotations
