@@ -33,6 +33,7 @@ __all__ = [
     "PROVIDER_KEY_VARIABLES",
     "HideKeys",
     "get_logger",
+    "hidden_runs",
     "key_from_env",
     "key_variables",
     "known_keys",
@@ -40,6 +41,7 @@ __all__ = [
     "redact",
     "remember",
     "secret_values",
+    "shortest_run",
 ]
 
 HIDDEN: Final = "***"
@@ -172,15 +174,52 @@ def redact(text: str, secrets: tuple[str, ...] | None = None) -> str:
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, HIDDEN)
-        half = max(MIN_LENGTH, (len(secret) + 1) // 2)
+        half = shortest_run(secret)
         if half < len(secret):
             text = _hide_parts(text, secret, half)
     return text
 
 
+def shortest_run(secret: str) -> int:
+    """The length from which a run that begins or ends ``secret`` is hidden: half of it
+    (rounded up), at least 8 characters (the whole of a shorter one)."""
+    return max(MIN_LENGTH, (len(secret) + 1) // 2)
+
+
+def hidden_runs(text: str, secret: str) -> list[tuple[int, int]]:
+    """The spans of ``text`` (start, end) that ``redact`` hides for ``secret``: each
+    occurrence of it, each run of at least ``shortest_run`` characters that begins or
+    ends it; they may overlap."""
+    shortest = shortest_run(secret)
+    if shortest < len(secret):  # a whole occurrence begins with the secret's half
+        return _runs(text, secret, shortest)
+    spans: list[tuple[int, int]] = []
+    start = text.find(secret)
+    while start != -1:
+        spans.append((start, start + len(secret)))
+        start = text.find(secret, start + 1)
+    return spans
+
+
 def _hide_parts(text: str, secret: str, shortest: int) -> str:
     """``text`` with each run of at least ``shortest`` characters that begins or ends
     ``secret`` replaced by ``***``."""
+    spans = _runs(text, secret, shortest)
+    if not spans:
+        return text
+    parts: list[str] = []
+    done = -1
+    for start, end in sorted(spans):
+        if start > done:  # overlapping runs are hidden as one
+            parts += (text[max(done, 0) : start], HIDDEN)
+        done = max(done, end)
+    parts.append(text[done:])
+    return "".join(parts)
+
+
+def _runs(text: str, secret: str, shortest: int) -> list[tuple[int, int]]:
+    """The spans of the runs of at least ``shortest`` characters that begin or end
+    ``secret``, each as long as it goes on like the secret."""
     spans: list[tuple[int, int]] = []
     start = text.find(secret[:shortest])
     while start != -1:  # a beginning, as long as it goes on like the secret
@@ -197,16 +236,7 @@ def _hide_parts(text: str, secret: str, shortest: int) -> str:
             start -= 1
         spans.append((start, end))
         end = text.find(tail, end - shortest + 1)
-    if not spans:
-        return text
-    parts: list[str] = []
-    done = -1
-    for start, end in sorted(spans):
-        if start > done:  # overlapping runs are hidden as one
-            parts += (text[max(done, 0) : start], HIDDEN)
-        done = max(done, end)
-    parts.append(text[done:])
-    return "".join(parts)
+    return spans
 
 
 class HideKeys(logging.Filter):
