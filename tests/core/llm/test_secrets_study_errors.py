@@ -108,13 +108,6 @@ async def test_a_key_the_server_quotes_cut_short_is_hidden() -> None:
     assert not shows(err.message)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the answer is logged as it streams (assistant/chunk, assistant/message; "
-    "core/src/dsh/_steps.py, StepRunner._stream and _step, emit it unredacted): a server "
-    "or proxy that writes the key into the answer puts it in the session (docs/models.md "
-    "says so)",
-)
 async def test_a_key_in_the_streamed_answer_stays_out_of_the_session() -> None:
     """Leak path: the server echoes the key in the answer's text -> the session's
     events (the session file, --json, the terminal)."""

@@ -13,7 +13,7 @@ import json
 import random
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -21,10 +21,11 @@ import anyio
 import anyio.lowlevel
 import httpx
 
-from dsh._secrets import get_logger, query_secrets, redact, remember
+from dsh._secrets import MIN_LENGTH, get_logger, known_keys, query_secrets, redact, remember
 from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
 from dsh.llm._errors import MAX_CONNECTIONS, error_from_status, error_from_transport
+from dsh.llm._redact_stream import AnswerRedactor
 from dsh.llm._sse import SSEParser
 from dsh.llm.base import Chunk, ModelInfo
 from dsh.messages import ModelRequest
@@ -145,7 +146,18 @@ class HttpModel:
         return self._root + path + self._query
 
     def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
-        """Stream the answer to ``request`` (implemented by each adapter)."""
+        """Stream the answer to ``request``: the adapter's ``chunks``, with every key dsh
+        has read hidden from its text, reasoning and tool calls' arguments (a server or
+        proxy may write one into it; see ``dsh.llm._redact_stream``). Without any key
+        known, the adapter's chunks as they are."""
+        chunks = self.chunks(request)
+        secrets = {self.config.api_key(self._env) or "", *self._query_secrets, *known_keys()}
+        found = tuple(sorted((s for s in secrets if len(s) >= MIN_LENGTH), key=len, reverse=True))
+        return _hidden(chunks, found) if found else chunks
+
+    def chunks(self, request: ModelRequest) -> AsyncGenerator[Chunk, None]:
+        """The answer to ``request`` as the server streams it (implemented by each
+        adapter)."""
         raise NotImplementedError
 
     def api_key(self) -> str | None:
@@ -312,6 +324,23 @@ class HttpModel:
         if retry_after is not None:
             return retry_after if retry_after <= self._max_wait else None
         return min(self._backoff * 2.0**attempt, _BACKOFF_CAP) * random.uniform(0.5, 1.0)
+
+
+async def _hidden(
+    chunks: AsyncGenerator[Chunk, None], secrets: tuple[str, ...]
+) -> AsyncIterator[Chunk]:
+    """``chunks`` with ``secrets`` hidden; what is held comes out before a failure too
+    (the text of a step cut off is logged)."""
+    hide = AnswerRedactor(secrets)
+    async with aclosing(chunks):  # an abort closes the response at once, as before
+        try:
+            async for chunk in chunks:
+                for shown in hide.take(chunk):
+                    yield shown
+        except ModelError:
+            for shown in hide.flush():
+                yield shown
+            raise
 
 
 async def _event_data(response: httpx.Response) -> AsyncGenerator[str, None]:

@@ -6,7 +6,7 @@ endpoints; ``base_url`` includes the version prefix (``https://api.anthropic.com
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from json import dumps, loads
 from typing import Any, Final
 
@@ -87,7 +87,7 @@ class AnthropicModel(HttpModel):
         body.update(request.options)
         return body
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+    async def chunks(self, request: ModelRequest) -> AsyncGenerator[Chunk, None]:
         key = self.api_key()
         headers = {"anthropic-version": ANTHROPIC_VERSION, **self.key_header(key, "x-api-key")}
         body = self.request_body(request)

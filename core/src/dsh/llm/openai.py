@@ -4,7 +4,7 @@ OpenRouter and any server speaking ``POST {base_url}/chat/completions`` with SSE
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from json import loads
 from typing import Any, Final
 
@@ -94,7 +94,7 @@ class OpenAICompatibleModel(HttpModel):
         body.update(request.options)
         return body
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+    async def chunks(self, request: ModelRequest) -> AsyncGenerator[Chunk, None]:
         key = self.api_key()
         headers = self.key_header(key, "authorization")
         body = self.request_body(request)
