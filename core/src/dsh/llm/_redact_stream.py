@@ -59,13 +59,17 @@ class StreamRedactor:
         if not text:
             return ""
         seen = self._seen
-        cut = max(0, self._cut(seen + text if seen else text) - len(seen))
-        self._held = text[cut:]
-        return self._show(text[:cut]) if cut else ""
+        whole = seen + text if seen else text
+        cut = self._cut(whole)
+        if cut <= len(seen):
+            self._held = text
+            return ""
+        self._held = whole[cut:] if cut < len(whole) else ""
+        return self._show(whole[:cut], len(seen))
 
     def flush(self) -> str:
         text, self._held = self._held, ""
-        return self._show(text) if text else ""
+        return self._show(self._seen + text, len(self._seen)) if text else ""
 
     def _cut(self, text: str) -> int:
         """Where ``text`` is cut in what is shown now and what is held: before the tail
@@ -81,13 +85,14 @@ class StreamRedactor:
                         cut, moved = start, True
         return cut
 
-    def _show(self, text: str) -> str:
-        seen = self._seen
-        whole = seen + text if seen else text
+    def _show(self, whole: str, after: int) -> str:
+        """What ``whole[after:]`` shows, ``whole[:after]`` having been shown."""
         self._seen = whole[-self._keep :]
-        if not any(mark in whole for mark in self._marks):
-            return text  # the usual case
-        after = len(seen)
+        for mark in self._marks:
+            if mark in whole:
+                break
+        else:
+            return whole[after:]  # the usual case: no run of a secret
         spans = sorted(
             (max(start, after), end)
             for secret in self._secrets
@@ -95,7 +100,7 @@ class StreamRedactor:
             if end > after
         )
         if not spans:
-            return text
+            return whole[after:]
         parts: list[str] = []
         done = after
         for start, end in spans:
