@@ -6,16 +6,18 @@ message; and text that only looks like the start of a key comes through whole.""
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
 from llm_wire import WireServer, collect, sse
 from test_secrets_study_errors import ASK, KEY, anthropic, openai, shows
 
+from dsh._secrets import hidden_runs, redact
 from dsh.errors import ModelError
 from dsh.harness import Harness
 from dsh.llm import ReasoningDelta, TextDelta, ToolCallDelta
-from dsh.llm._redact_stream import StreamRedactor
+from dsh.llm._redact_stream import SHORTEST_HELD, StreamRedactor
 from dsh.testing import run_turn
 
 DONE = b"data: [DONE]\n\n"
@@ -68,6 +70,34 @@ def test_a_piece_ending_with_the_start_of_a_key_that_is_not_the_key_comes_whole(
 def test_text_without_a_piece_of_the_key_streams_as_it_came() -> None:
     pieces = ["Hello", ", wor", "ld. Run", " it: s", "k is fine."]
     assert feed(pieces) == [*pieces, ""]
+
+
+def test_random_splits_show_no_run_and_keep_text_without_one_whole() -> None:
+    other = "0123456789abcdef"  # a second, shorter secret: runs of 8 hidden
+    rnd = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyz sk-te0123"
+    for _ in range(3000):
+        parts: list[str] = []
+        for _ in range(rnd.randint(0, 4)):
+            parts.append("".join(rnd.choice(letters) for _ in range(rnd.randint(0, 20))))
+            parts.append(
+                rnd.choice([KEY, KEY[: rnd.randint(1, 47)], KEY[rnd.randint(1, 47) :], other, ""])
+            )
+        text = "".join(parts)
+        cuts = sorted(rnd.sample(range(len(text) + 1), min(len(text) + 1, rnd.randint(0, 10))))
+        pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+        shown = feed(pieces, (KEY, other))
+        assert redact("".join(shown), (KEY, other)) == "".join(shown)
+        assert not any(redact(piece, (KEY, other)) != piece for piece in shown)
+        hidden = redact(text, (KEY, other))
+        if hidden == text:
+            assert "".join(shown) == text
+        else:  # at most SHORTEST_HELD - 1 characters of each hidden run show (and each
+            # run may have a *** of its own, where redact hides runs that touch as one)
+            runs = sum(len(hidden_runs(text, secret)) for secret in (KEY, other))
+            most = len(hidden) + (SHORTEST_HELD - 1 + len("***")) * runs
+            joined = "".join(shown)
+            assert len(joined) <= most, (pieces, shown)
 
 
 # -- the adapters ------------------------------------------------------------------------------
