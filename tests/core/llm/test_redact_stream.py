@@ -103,8 +103,8 @@ def test_random_splits_show_no_run_and_keep_text_without_one_whole() -> None:
 # -- the adapters ------------------------------------------------------------------------------
 
 
-def openai_chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    body = {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+def openai_chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+    body = {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
     return b"data: " + json.dumps(body).encode() + b"\n\n"
 
 
@@ -187,6 +187,21 @@ async def test_anthropic_hides_a_split_key_in_text_thinking_and_input() -> None:
     kinds = [type(c) for c in chunks if isinstance(c, TextDelta | ReasoningDelta | ToolCallDelta)]
     assert kinds.index(TextDelta) > kinds.index(ReasoningDelta)  # the blocks keep their order
     assert kinds.index(ToolCallDelta) > kinds.index(TextDelta)
+
+
+async def test_usage_sent_with_every_piece_does_not_end_the_text() -> None:
+    # vLLM's continuous usage stats: a usage object in every chunk, between the pieces
+    usage = {"prompt_tokens": 1, "completion_tokens": 1}
+    body = [
+        openai_chunk({"content": f"key: {KEY[:10]}"}, usage=usage),
+        openai_chunk({"content": f"{KEY[10:]}."}, usage=usage),
+        openai_chunk({}, "stop", usage=usage),
+        DONE,
+    ]
+    async with WireServer([sse(body)]) as server:
+        chunks, message = await collect(openai(server.url), ASK)
+    assert not shows(shown_data(chunks, message))
+    assert message.text == "key: ***."
 
 
 async def test_text_that_only_starts_like_the_key_arrives_whole_from_the_server() -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Final, final
 
 from dsh._secrets import HIDDEN, hidden_runs, shortest_run
-from dsh.llm.base import Chunk, ReasoningDelta, TextDelta, ToolCallDelta
+from dsh.llm.base import Chunk, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
 
 __all__ = ["SHORTEST_HELD", "AnswerRedactor", "StreamRedactor"]
 
@@ -68,8 +68,11 @@ class StreamRedactor:
         return self._show(whole[:cut], len(seen))
 
     def flush(self) -> str:
+        """What is held, redacted: the text ends (what comes next is another text)."""
         text, self._held = self._held, ""
-        return self._show(self._seen + text, len(self._seen)) if text else ""
+        shown = self._show(self._seen + text, len(self._seen)) if text else ""
+        self._seen = ""
+        return shown
 
     def _cut(self, text: str) -> int:
         """Where ``text`` is cut in what is shown now and what is held: before the tail
@@ -192,7 +195,9 @@ class AnswerRedactor:
             elif shown or chunk.id is not None or chunk.name is not None:
                 out.append(ToolCallDelta(chunk.index, chunk.id, chunk.name, shown))
             return out
-        out = self.flush()  # a Finish, usage, a provider's block: the blocks before end
+        if isinstance(chunk, UsageChunk):  # some servers send one with every piece
+            return [chunk]
+        out = self.flush()  # a Finish, a provider's block: the blocks before it end
         out.append(chunk)
         return out
 
