@@ -13,8 +13,11 @@ marker). Cases, measured in the same interleaved rounds, each op one whole respo
   assembly + one ``assistant/chunk`` session event per chunk, plus the turn's own
   events, amortised over the chunks.
 
-OpenAI-compatible and Anthropic bodies are both measured. Target (issue 4): harness cost
-per chunk, ``dsh turn`` minus ``floor`` (paired per round), ≤ 10 µs.
+Each model has an API key (a made-up one, from ``BENCH_KEY``), as every user's has: the
+adapter then hides it from the streamed answer (``dsh.llm._redact_stream``), which is
+part of what is measured. OpenAI-compatible and Anthropic bodies are both measured.
+Target (issue 4): harness cost per chunk, ``dsh turn`` minus ``floor`` (paired per
+round), ≤ 10 µs.
 
     python bench/stream.py [--quick] [--json PATH] [--chunks N]
 """
@@ -41,6 +44,8 @@ from dsh.llm import Assembler
 from dsh.llm.providers import build_model
 from dsh.messages import ModelRequest, UserMessage
 
+#: A key of the shape providers give (48 characters); never sent anywhere but loopback.
+KEY_ENV = {"BENCH_KEY": "sk-bench-7f3a9c1e5b7f3a9c1e5b7f3a9c1e5bd2e4f6a8b"}
 WORDS = ["The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", "."]
 
 
@@ -205,14 +210,21 @@ async def main_async(args: argparse.Namespace, settings: Any) -> int:
         server = Server(body)
         url = await server.start()
         servers.append(server)
-        config = f"models:\n  m: {{provider: {providers[kind]}, base_url: '{url}'}}\n"
+        config = (
+            f"models:\n  m: {{provider: {providers[kind]}, base_url: '{url}', "
+            "api_key_env: BENCH_KEY}\n"
+        )
         harness = Harness(
-            config_text=config, plugins=[("trim", LastMessageOnly())], load_entry_points=False
+            config_text=config,
+            plugins=[("trim", LastMessageOnly())],
+            load_entry_points=False,
+            env=KEY_ENV,
         )
         await harness.__aenter__()
         harnesses.append(harness)
         agent = await harness.agents.create("bench", options={"model": "m"})
-        model = build_model("m", ModelConfig(provider=providers[kind], base_url=url))
+        model_config = ModelConfig(provider=providers[kind], base_url=url, api_key_env="BENCH_KEY")
+        model = build_model("m", model_config, env=KEY_ENV)
         models.append(model)
         cases[f"{kind}: floor (httpx + json.loads)"] = floor_runner(client, url, paths[kind])
         cases[f"{kind}: adapter + assembler"] = adapter_runner(model)
