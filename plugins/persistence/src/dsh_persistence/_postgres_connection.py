@@ -10,14 +10,16 @@ broke while committing is not retried: the write may or may not be stored, and t
 error says so. A connection left in a transaction by any error (an interrupt while it
 rolled back) is closed rather than used again.
 
-At connect the tables are found through the connection's ``search_path``, and the search
-path is then pinned to the schema that holds them: ``schema`` names it, for the claims'
-keys. Missing (all, or some of them: ``dsh_version`` alone is a half-done setup), they
-are created (in the search path's first schema, or beside ``dsh_version``) for a write
-only (``run``, ``prepare``): a read (``read``) of a database without them finds nothing
-and creates nothing (``dsh sessions list`` pointed at the wrong database leaves it as it
-was), and looks for them again each time until they are there (another worker may
-create them).
+At connect the tables are found through the connection's ``search_path`` (the first
+schema that holds the session tables, else the first that holds ``dsh_version``), and the
+search path is then pinned to that schema: ``schema`` names it, for the claims' keys.
+Missing (all of them, or all but ``dsh_version``: a half-done setup, nothing to lose),
+they are created (in the search path's first schema, or beside ``dsh_version``) for a
+write only (``run``, ``prepare``): a read (``read``) of a database without them finds
+nothing and creates nothing (``dsh sessions list`` pointed at the wrong database leaves it
+as it was), and looks for them again each time until they are there (another worker may
+create them). A schema holding some of the session tables but not all is a damaged store:
+reads and writes fail, naming the schema and the missing tables, and nothing is created.
 """
 
 from __future__ import annotations
@@ -40,14 +42,16 @@ __all__ = ["DataConnection"]
 
 T = TypeVar("T")
 
-_TABLES_SCHEMA = (
-    "SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid=c.relnamespace "
-    "WHERE c.oid=to_regclass('dsh_version')"
-)
+#: Each schema of the search path (in its order) that holds some of the tables: which.
 _TABLES_FOUND = (
-    "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid=c.relnamespace "
-    "WHERE n.nspname=%s AND c.relname=ANY(%s)"
+    "SELECT s.name, array_agg(c.relname::text) "
+    "FROM unnest(current_schemas(false)) WITH ORDINALITY AS s(name, pos) "
+    "JOIN pg_namespace n ON n.nspname=s.name "
+    "JOIN pg_class c ON c.relnamespace=n.oid AND c.relname=ANY(%s) "
+    "GROUP BY s.name, s.pos ORDER BY s.pos"
 )
+#: The tables that hold the sessions (``dsh_version`` holds none).
+_DATA_TABLES = tuple(table for table in TABLES if table != "dsh_version")
 
 
 class DataConnection:
@@ -113,13 +117,22 @@ class DataConnection:
 
     def _check_schema(self, db: psycopg.Connection[Any], *, create: bool) -> str | None:
         """Find the tables, pin the search path to their schema, check their version; the
-        schema. Missing (all or some, or without their version row), they are created if
-        ``create``; else None when any is missing (``dsh_version`` alone, a half-done
-        manual setup, holds no session)."""
+        schema. None of the data tables (``dsh_version`` alone, a half-done manual setup,
+        holds no session), or no version row: they are created if ``create``, else None
+        (no data tables: nothing stored) or the schema. Some of the data tables but not
+        all (or no ``dsh_version`` beside them): a damaged store, refused."""
 
-        def schema() -> str | None:
-            row = db.execute(_TABLES_SCHEMA).fetchone()
-            return None if row is None else str(row[0])
+        def tables() -> tuple[str | None, set[str]]:
+            # the first schema holding data tables (a stray dsh_version earlier in the
+            # search path hides no store), else the first holding dsh_version
+            found = [
+                (str(name), set(names))
+                for name, names in db.execute(_TABLES_FOUND, (list(TABLES),)).fetchall()
+            ]
+            for name, names in found:
+                if names & set(_DATA_TABLES):
+                    return name, names
+            return found[0] if found else (None, set())
 
         def pin(schema: str) -> None:
             # every later statement finds the tables there, whatever else the search
@@ -133,39 +146,48 @@ class DataConnection:
             row = db.execute("SELECT max(version) FROM dsh_version").fetchone()
             return None if row is None or row[0] is None else int(row[0])
 
-        def complete(schema: str) -> bool:
-            row = db.execute(_TABLES_FOUND, (schema, list(TABLES))).fetchone()
-            return row is not None and row[0] == len(TABLES)
-
-        found = schema()
+        found, present = tables()
         if found is not None:
             pin(found)
-        version_found = None if found is None else version()
+        version_found = None if "dsh_version" not in present else version()
         if version_found is not None:
             self._refuse_newer(version_found)  # whatever its tables are now
-        whole = found is not None and complete(found)
+        data = present & set(_DATA_TABLES)
+        if data and not present >= set(TABLES):
+            assert found is not None
+            raise self._damaged(found, [table for table in TABLES if table not in present])
         self.versioned = version_found is not None
-        if not create and not whole:
-            return None  # for a read, nothing created: no tables (or some), nothing stored
-        if version_found is None and not create:
-            # tables an administrator made without their version row are read as they are
+        if not create:
+            # for a read, nothing created: no data tables, nothing stored (None); tables
+            # an administrator made without their version row are read as they are
+            return found if data else None
+        if version_found is not None and data:
             return found
-        if version_found is None or not whole:  # create what is missing
-            with db.transaction():
-                db.execute(SCHEMA_LOCK)
-                for statement in SCHEMA:  # in the search path's first schema if none
-                    db.execute(statement)
-                found = schema()
-                assert found is not None
-                pin(found)
-                version_found = version()
-                if version_found is None:
-                    db.execute("INSERT INTO dsh_version VALUES (%s)", (SCHEMA_VERSION,))
-                    version_found = SCHEMA_VERSION
-            self.versioned = True
-        assert found is not None
+        # no tables, dsh_version alone, or no version row: create what is missing
+        with db.transaction():
+            db.execute(SCHEMA_LOCK)
+            for statement in SCHEMA:  # in the search path's first schema if none
+                db.execute(statement)
+            found, _ = tables()
+            assert found is not None
+            pin(found)
+            version_found = version()
+            if version_found is None:
+                db.execute("INSERT INTO dsh_version VALUES (%s)", (SCHEMA_VERSION,))
+                version_found = SCHEMA_VERSION
+        self.versioned = True
         self._refuse_newer(version_found)
         return found
+
+    def _damaged(self, schema: str, missing: list[str]) -> PersistenceError:
+        return PersistenceError(
+            f'{self._location}: schema "{schema}" holds only some of the session tables '
+            f"(missing: {', '.join(missing)}): the sessions stored there may be incomplete, "
+            "so dsh neither reads nor writes them. To use it again, restore the missing "
+            "tables from a backup (or create them empty with the statements in "
+            "dsh_persistence/_postgres_schema.py), or point the URL's search_path at "
+            "another schema. The database was not changed."
+        )
 
     def _refuse_newer(self, version: int) -> None:
         if version > SCHEMA_VERSION:
