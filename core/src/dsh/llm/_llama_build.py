@@ -37,6 +37,7 @@ __all__ = [
     "ServerError",
     "Work",
     "cache_dir",
+    "current",
     "ensure_built",
     "ensure_model",
     "say",
@@ -94,7 +95,7 @@ def cache_dir() -> Path:
 def _locked(path: Path, what: str) -> Iterator[None]:
     """Hold an exclusive lock on ``path``, waiting (and saying so) while another has it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    stopping = _current().stopping
+    stopping = current().stopping
     with path.open("a") as handle:
         if not _try_lock(handle):
             say(f"waiting for another process preparing the {what} ({path})")
@@ -133,6 +134,20 @@ class Work:
             process = subprocess.Popen(command, text=True, process_group=0, **options)
             self.running.add(process)
         return process
+
+    def launch(self, command: Sequence[str], **options: Any) -> subprocess.Popen[bytes]:
+        """Start a process that outlives the work (the server), unless the work was
+        interrupted: an interrupt lands either before (nothing starts) or after (the
+        caller sees ``interrupted`` and stops it)."""
+        with self.lock:
+            if self.interrupted:
+                raise ServerError("interrupted")
+            return subprocess.Popen(command, **options)
+
+    def check(self) -> None:
+        """ServerError("interrupted") once the work was interrupted."""
+        if self.interrupted:
+            raise ServerError("interrupted")
 
     def end(self, process: subprocess.Popen[str]) -> int:
         """Wait for ``process``; kill its group first if it is still running (the
@@ -173,7 +188,7 @@ def working(work: Work) -> Iterator[Work]:
         _work.reset(token)
 
 
-def _current() -> Work:
+def current() -> Work:
     """The work of this context; outside ``working``, a new one no one can interrupt
     (``python -m dsh.llm.llama build``: Ctrl-C stops it as any command)."""
     return _work.get() or Work()
@@ -188,7 +203,7 @@ def _pip_download(requirements: Sequence[str], dest: Path, *options: str) -> Non
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--dest", str(dest)]
     command += [*options, *requirements]
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    steps = _current()
+    steps = current()
     process = steps.start(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     try:
         output, _ = process.communicate()
@@ -217,7 +232,7 @@ def _run_logged(command: Sequence[str], log: Path, what: str) -> None:
     """Run ``command`` with its output in ``log``; say progress; fail with the log's tail."""
     say(f"{what}: {' '.join(command)}")
     started, shown = time.monotonic(), -10
-    steps = _current()
+    steps = current()
     with log.open("a") as out:
         process = steps.start(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, errors="replace"

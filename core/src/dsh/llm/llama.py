@@ -45,6 +45,7 @@ from dsh.llm._llama_build import (
     ServerError,
     _tail,
     cache_dir,
+    current,
     ensure_built,
     ensure_model,
     say,
@@ -150,21 +151,28 @@ def start(
     # PR_SET_PDEATHSIG fires when the starting *thread* ends: only the main thread asks
     main = threading.current_thread() is threading.main_thread()
     tied = not detach and main and sys.platform == "linux"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=detach,
-            preexec_fn=_die_with_parent if tied else None,
-        )
+    work = current()  # interrupted while the model was found: no server
+    try:
+        with log.open("wb") as out:
+            process = work.launch(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=detach,
+                preexec_fn=_die_with_parent if tied else None,
+            )
+    except BaseException:
+        if not keep_log:
+            log.unlink(missing_ok=True)
+        raise
     server = Server(process, log, keep_log=keep_log)
     if not detach:
         atexit.register(server.stop)
     started = time.monotonic()
     try:
         while not (server.url and _healthy(server.url)):
+            work.check()  # interrupted while it gets ready: it stops
             if process.poll() is not None:
                 raise ServerError(
                     f"llama-server exited ({process.returncode}) before it was ready; "

@@ -56,7 +56,8 @@ async def start_local(harness: Harness, name: str = "local", *, why: str = "") -
 async def _start_server() -> Server:
     """``llama.start`` in a worker thread. Cancelled (Ctrl-C), it interrupts the build or
     download in progress, whose processes die and whose scratch files go, and waits for
-    the thread to unwind before the cancellation goes on: nothing is left running. Each
+    the thread to unwind before the cancellation goes on (unless it had not begun: it
+    then never will): nothing is left running. Each
     call has its own ``Work``: a thread that has not unwound within the wait stays
     stopped, whatever later starts do."""
     import threading
@@ -68,8 +69,15 @@ async def _start_server() -> Server:
     started: list[Server] = []
     unwound = threading.Event()
     work = _llama_build.Work()
+    lock = threading.Lock()
+    begun = abandoned = False
 
     def start() -> Server:
+        nonlocal begun
+        with lock:  # abandoned first: the start never begins (and nothing waits for it)
+            if abandoned:
+                raise _llama_build.ServerError("interrupted")
+            begun = True
         try:
             with _llama_build.working(work):
                 server = llama.start(context=LOCAL_CONTEXT)
@@ -82,8 +90,14 @@ async def _start_server() -> Server:
         return await anyio.to_thread.run_sync(start, abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
         work.interrupt()
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(unwound.wait, 60)
+        with lock:
+            # cancelled before the worker thread began the start (anyio may then never
+            # call it): there is no thread to wait for
+            abandoned = True
+            wait = begun
+        if wait:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(unwound.wait, 60)
         for server in started:  # it came up just as the cancellation did
             server.stop()
         raise
