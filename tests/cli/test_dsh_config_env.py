@@ -1,9 +1,14 @@
-"""A bad file named by ``$DSH_CONFIG`` (missing, a directory, unreadable): the error
-says the path came from the variable, through the real ``dsh`` and through the API."""
+"""A bad path in ``$DSH_CONFIG`` (missing, a directory): ``find_config`` refuses it, and
+the error names the variable's own value and the path it resolved to, once each, through
+the real ``dsh`` and through the API. The path ``find_config`` returns is a plain
+``Path``: paths derived from it (``with_name``, ``parent``, ``/``) carry nothing of the
+variable (a plugin loading ``ctx.find_config().with_name("dsh.local.yml")`` got a false
+"DSH_CONFIG names ..." message)."""
 
 from __future__ import annotations
 
 import os
+import typing
 from pathlib import Path
 
 import pytest
@@ -13,31 +18,48 @@ from dsh.config import find_config, load_config
 from dsh.errors import ConfigError
 
 
-def test_a_missing_file_says_dsh_config_names_it(tmp_path: Path, cli_env: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("command", "status", "prefix"),
+    [
+        (("run", "hi"), 2, "dsh: error: "),
+        (("models",), 2, "dsh: error: "),
+        (("config", "check"), 1, "dsh: "),
+    ],
+)
+def test_a_missing_file_names_the_variable_and_the_path(
+    tmp_path: Path, cli_env: dict[str, str], command: tuple[str, ...], status: int, prefix: str
+) -> None:
     (tmp_path / "dsh.yml").write_text("")  # not a fallback
-    for command in (("config", "check"), ("run", "hi")):
-        done = dsh(*command, env={**cli_env, "DSH_CONFIG": "nope.yml"}, cwd=tmp_path)
-        assert done.returncode != 0, command
-        assert f"DSH_CONFIG names {tmp_path / 'nope.yml'}, which does not exist" in done.stderr
+    done = dsh(*command, env={**cli_env, "DSH_CONFIG": "nope.yml"}, cwd=tmp_path)
+    assert done.returncode == status, command
+    line = f"{prefix}DSH_CONFIG=nope.yml: {tmp_path / 'nope.yml'} does not exist\n"
+    assert done.stderr.endswith(line), done.stderr
 
 
-def test_a_directory_says_dsh_config_names_it(tmp_path: Path, cli_env: dict[str, str]) -> None:
+def test_a_directory_names_the_variable_and_the_path(
+    tmp_path: Path, cli_env: dict[str, str]
+) -> None:
     (tmp_path / "conf").mkdir()
     done = dsh("config", "check", env={**cli_env, "DSH_CONFIG": "conf"}, cwd=tmp_path)
     assert done.returncode == 1
-    assert f"DSH_CONFIG names {tmp_path / 'conf'}, which is a directory" in done.stderr
+    assert done.stderr.endswith(f"dsh: DSH_CONFIG=conf: {tmp_path / 'conf'} is a directory\n")
+
+
+def test_an_absolute_path_is_named_once(tmp_path: Path) -> None:
+    named = str(tmp_path / "nope.yml")
+    with pytest.raises(ConfigError) as caught:
+        find_config(tmp_path, env={"DSH_CONFIG": named})
+    assert str(caught.value) == f"DSH_CONFIG={named}: does not exist"
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
-def test_an_unreadable_file_says_dsh_config_names_it(
-    tmp_path: Path, cli_env: dict[str, str]
-) -> None:
+def test_an_unreadable_file_is_named(tmp_path: Path, cli_env: dict[str, str]) -> None:
     conf = tmp_path / "conf.yml"
     conf.write_text("")
     conf.chmod(0)
     done = dsh("config", "check", env={**cli_env, "DSH_CONFIG": "conf.yml"}, cwd=tmp_path)
     assert done.returncode == 1
-    assert f"DSH_CONFIG names {conf}, which cannot be read: Permission denied" in done.stderr
+    assert f"{conf}: cannot read: Permission denied" in done.stderr
 
 
 def test_a_c_file_does_not_mention_dsh_config(tmp_path: Path, cli_env: dict[str, str]) -> None:
@@ -48,28 +70,30 @@ def test_a_c_file_does_not_mention_dsh_config(tmp_path: Path, cli_env: dict[str,
     assert "DSH_CONFIG" not in done.stderr
 
 
-def test_the_api_names_dsh_config(tmp_path: Path) -> None:
-    path = find_config(tmp_path, env={"DSH_CONFIG": "nope.yml"})
-    assert path == tmp_path / "nope.yml"
-    with pytest.raises(ConfigError) as caught:
-        load_config(path)
-    assert caught.value.reason == f"DSH_CONFIG names {tmp_path / 'nope.yml'}, which does not exist"
-    with pytest.raises(ConfigError, match=r"nope\.yml: file not found$"):
-        load_config(tmp_path / "nope.yml")  # a path of the caller's own
-
-
-def test_the_api_names_dsh_config_for_an_unreadable_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """As root every file reads: the refusal is made up."""
+def test_find_config_returns_a_plain_path(tmp_path: Path) -> None:
     (tmp_path / "conf.yml").write_text("")
-
-    def refuse(self: Path, *args: object, **kwargs: object) -> str:
-        raise PermissionError(13, "Permission denied", str(self))
-
-    monkeypatch.setattr(Path, "read_text", refuse)
     path = find_config(tmp_path, env={"DSH_CONFIG": "conf.yml"})
+    assert path == tmp_path / "conf.yml"
+    assert type(path) is type(Path())
+    # a file a plugin derives from it is any other path: a missing one is "not found"
+    assert path is not None
+    local = path.with_name("dsh.local.yml")
     with pytest.raises(ConfigError) as caught:
-        load_config(path)
-    expected = f"DSH_CONFIG names {tmp_path / 'conf.yml'}, which cannot be read: Permission denied"
-    assert caught.value.reason == expected
+        load_config(local)
+    assert caught.value.reason == "file not found"
+    for derived in (path.parent / "x.yml", path.with_suffix(".yaml")):
+        with pytest.raises(ConfigError, match=r": file not found$"):
+            load_config(derived)
+
+
+def test_find_config_refuses_what_dsh_config_names_when_it_is_not_a_file(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        find_config(tmp_path, env={"DSH_CONFIG": "nope.yml"})
+    assert str(caught.value) == f"DSH_CONFIG=nope.yml: {tmp_path / 'nope.yml'} does not exist"
+    (tmp_path / "conf").mkdir()
+    with pytest.raises(ConfigError) as caught:
+        find_config(tmp_path, env={"DSH_CONFIG": "conf"})
+    assert str(caught.value) == f"DSH_CONFIG=conf: {tmp_path / 'conf'} is a directory"
+    assert typing.get_type_hints(find_config)["return"] == Path | None

@@ -179,9 +179,12 @@ def test_find_config(tmp_path: Path) -> None:
     (tmp_path / "dsh.yml").write_text("")
     with pytest.raises(ConfigError, match=r"dsh\.yaml also exists"):
         find_config(tmp_path, env={})
-    # $DSH_CONFIG wins, relative to cwd, and is returned even if missing
+    # $DSH_CONFIG wins, relative to cwd (missing, it is refused: test_dsh_config_env.py)
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf/x.yml").write_text("")
     assert find_config(tmp_path, env={"DSH_CONFIG": "conf/x.yml"}) == tmp_path / "conf/x.yml"
-    assert find_config(tmp_path, env={"DSH_CONFIG": "/etc/dsh.yml"}) == Path("/etc/dsh.yml")
+    absolute = str(tmp_path / "conf/x.yml")
+    assert find_config(Path("/"), env={"DSH_CONFIG": absolute}) == Path(absolute)
 
 
 @pytest.mark.parametrize(

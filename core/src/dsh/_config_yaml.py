@@ -45,26 +45,14 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def read(path: str | os.PathLike[str], source: str) -> str:
-    """The file's text. A path an environment variable named (``named_by``, as
-    ``find_config``'s for ``$DSH_CONFIG``) is said to come from it when it cannot be read."""
-    named_by: str | None = getattr(path, "named_by", None)
     try:
         return Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        reason = "file not found"
-        if named_by:
-            reason = f"{named_by} names {os.fspath(path)}, which does not exist"
-        raise ConfigError(source, "", reason) from None
+        raise ConfigError(source, "", "file not found") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(source, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
     except OSError as exc:
-        why = exc.strerror or str(exc)
-        reason = f"cannot read: {why}"
-        if named_by and isinstance(exc, IsADirectoryError):
-            reason = f"{named_by} names {os.fspath(path)}, which is a directory"
-        elif named_by:
-            reason = f"{named_by} names {os.fspath(path)}, which cannot be read: {why}"
-        raise ConfigError(source, "", reason) from exc
+        raise ConfigError(source, "", f"cannot read: {exc.strerror or exc}") from exc
 
 
 def parse(text: str, source: str) -> tuple[Node | None, Any]:

@@ -29,7 +29,8 @@ class CommandContext:
 
     def find_config(self) -> Path | None:
         """The config file ``dsh run`` would use: ``-c``, else ``$DSH_CONFIG`` or
-        ``dsh.yml`` in the workspace (``dsh.config.find_config``), else None."""
+        ``dsh.yml`` in the workspace (``dsh.config.find_config``), else None. A plain
+        path; ConfigError when ``$DSH_CONFIG`` names no file, as for ``dsh run``."""
         from dsh.config import find_config
 
         return self.config_path or find_config(self.workspace or Path.cwd())

@@ -12,9 +12,8 @@ are in ``_config_models``, the checks in ``_config_validate``, the YAML reading 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Mapping
-from pathlib import Path, PosixPath, WindowsPath
+from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -37,35 +36,23 @@ __all__ = [
 ]
 
 
-if sys.platform == "win32":
-
-    class _PlatformPath(WindowsPath):
-        pass
-
-else:
-
-    class _PlatformPath(PosixPath):
-        pass
-
-
-class _NamedByEnv(_PlatformPath):
-    """A path taken from ``$DSH_CONFIG``: equal to the plain path, and reading it names
-    the variable when the file is missing, a directory or unreadable (``_config_yaml.read``)."""
-
-    named_by = "DSH_CONFIG"
-
-
 def find_config(cwd: Path, *, env: Mapping[str, str] | None = None) -> Path | None:
     """The config file for a run started in ``cwd``, or ``None`` if there is none.
 
-    ``$DSH_CONFIG`` (relative to ``cwd``) wins and is returned even if missing, so that
-    loading it names the bad path and says ``$DSH_CONFIG`` gave it. Otherwise ``dsh.yml``
-    or ``dsh.yaml`` in ``cwd`` only (no search upwards); having both is an error rather
-    than a silent choice.
+    ``$DSH_CONFIG`` (relative to ``cwd``) wins; when it names no file (nothing there, or
+    a directory) this raises ConfigError naming the variable's value and the path it
+    resolved to, rather than fall back to another file. Otherwise ``dsh.yml`` or
+    ``dsh.yaml`` in ``cwd`` only (no search upwards); having both is an error rather than
+    a silent choice.
     """
     named = (os.environ if env is None else env).get("DSH_CONFIG")
     if named:
-        return _NamedByEnv(cwd / named)
+        path = cwd / named
+        if path.is_dir() or not path.exists():  # (a pipe, as <(...) gives, is read)
+            what = "is a directory" if path.is_dir() else "does not exist"
+            shown = "" if str(path) == named else f"{path} "
+            raise ConfigError(f"DSH_CONFIG={named}", "", f"{shown}{what}")
+        return path
     found = [cwd / name for name in CONFIG_FILE_NAMES if (cwd / name).is_file()]
     if len(found) > 1:
         raise ConfigError(
