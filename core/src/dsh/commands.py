@@ -90,9 +90,11 @@ class Command:
     configure: Callable[[argparse.ArgumentParser], None] | None = None
 
 
-def name_choices(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def name_choices(subparsers: argparse.Action) -> None:
     """Name the subcommands added so far to ``subparsers`` (from ``add_subparsers``) in
     the usage line and in argparse's "the following arguments are required: {a,b}",
     which otherwise says the ``dest`` ("required: action"). Call it after the last
     ``add_parser``, as ``dsh config``, ``dsh sessions`` and ``python -m dsh.llm.llama`` do."""
-    subparsers.metavar = "{" + ",".join(subparsers.choices) + "}"
+    # typed as the public Action (argparse's _SubParsersAction is private, and not
+    # subscriptable at run time: typing.get_type_hints failed on the hint)
+    subparsers.metavar = "{" + ",".join(subparsers.choices or ()) + "}"

@@ -4,6 +4,7 @@ and ``dsh sessions`` name their actions (one helper, ``dsh.commands.name_choices
 from __future__ import annotations
 
 import argparse
+import typing
 
 import pytest
 
@@ -32,3 +33,12 @@ def test_name_choices_names_the_subparsers_added_so_far(
         parser.parse_args([])
     assert "required: {one,two}" in capsys.readouterr().err
     assert parser.parse_args(["two"]).action == "two"
+
+
+def test_name_choices_has_type_hints_that_resolve() -> None:
+    """Typed with argparse's private ``_SubParsersAction[...]`` (a string under ``from
+    __future__ import annotations``), ``typing.get_type_hints`` raised TypeError (the
+    class is not subscriptable at run time): documentation tools and runtime checkers
+    read these hints."""
+    hints = typing.get_type_hints(name_choices)
+    assert hints == {"subparsers": argparse.Action, "return": type(None)}
