@@ -107,16 +107,29 @@ async def test_a_file_url_naming_another_host_is_asked_about(judge):
         "env -iC src cat ../.env",
         "sudo -D src cat ../.env",
         "sudo --chdir=src cat ../.env",
-        "find src/config -maxdepth 0 -execdir cat ../.env ;",
-        "find src -execdir cat ../.env +",
     ],
 )
 @pytest.mark.parametrize("mode", ["default", "bypass"])
+async def test_b49_a_relative_file_read_in_a_followed_directory_is_denied(judge, command, mode):
+    """Leaked: ``../.env`` behind ``env -C src`` (``sudo -D``) is the workspace's
+    ``.env``, but was resolved from the workspace root (a file outside it). The
+    directory is now followed and the name also read there (``_moved``,
+    ``_reads._there``): the read rule denies it (it was asked about before that)."""
+    rules = ALLOW_ALL if mode == "default" else BYPASS
+    judged = await judge(rules, "bash", {"command": command}, mode=mode)
+    assert judged.decision == "deny", judged.event["reason"]
+    assert judged.event["rule"] == "deny: read(.env)", judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["find src/config -maxdepth 0 -execdir cat ../.env ;", "find src -execdir cat ../.env +"],
+)
+@pytest.mark.parametrize("mode", ["default", "bypass"])
 async def test_b49_a_relative_file_read_in_another_directory_is_not_allowed(judge, command, mode):
-    """Leaked: ``../.env`` behind ``env -C src`` (``sudo -D``, ``find -execdir``) is the
-    workspace's ``.env``, but was resolved from the workspace root (a file outside it).
-    A wrapper that changes the directory now makes relative names unknown, as ``cd``
-    does: asked about (bypass: denied)."""
+    """Leaked: ``../.env`` behind ``find -execdir`` is a file of the directory of each
+    file found, but was resolved from the workspace root (a file outside it). Relative
+    names there are unknown, as after ``cd``: asked about (bypass: denied)."""
     rules = ALLOW_ALL if mode == "default" else BYPASS
     judged = await judge(rules, "bash", {"command": command}, mode=mode)
     assert judged.decision == ("ask" if mode == "default" else "deny"), judged.event["reason"]

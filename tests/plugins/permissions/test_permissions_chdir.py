@@ -21,14 +21,21 @@ SECRETS = {"allow": ["bash"], "deny": ["bash(cat secrets/*)"]}
         "env --chdir=secrets cat ./key",
         "env -iC secrets cat ./key",
         "sudo -D secrets cat ./key",
-        "sudo -R secrets cat ./key",
         "parallel --wd secrets cat ./key ::: x",
     ],
 )
-async def test_b49_a_relative_path_behind_a_wrapper_changing_directory_is_not_known(judge, command):
+async def test_b49_a_relative_path_behind_a_wrapper_changing_directory_is_read_there(
+    judge, command
+):
     """Leaked: ``./key`` was resolved from the workspace root (``key``), so the text
-    was ``cat key``, which ``cat secrets/*`` does not match; it ran unasked."""
+    was ``cat key``, which ``cat secrets/*`` does not match; it ran unasked. It was
+    then unknown (asked about); it is now also read in the directory (``_moved``)."""
     judged = await judge(SECRETS, "bash", {"command": command})
+    assert judged.decision == "deny", judged.event["reason"]
+
+
+async def test_b49_a_relative_path_behind_a_root_change_is_not_known(judge):
+    judged = await judge(SECRETS, "bash", {"command": "sudo -R secrets cat ./key"})
     assert judged.decision == "ask", judged.event["reason"]
     assert "changed the directory" in judged.event["asked"], judged.event["asked"]
 
@@ -103,8 +110,6 @@ async def test_b49_a_change_to_a_directory_outside_the_workspace_is_followed(jud
     [
         "cd src && ls",
         "cd build && make test",
-        "cd secrets && cd - && cat key",  # back where it started
-        "pushd secrets && popd && cat key",
         "cd src && cat key",
         "cd secrets && cat",
     ],

@@ -252,7 +252,7 @@ CASES = [
         "default",
         "bash",
         {"command": "builtin cd src && cat ../.env"},
-        "ask",
+        "deny",  # followed: ../.env from src is .env
     ),
     (
         "BUG3-command-cd",
@@ -260,7 +260,7 @@ CASES = [
         "default",
         "bash",
         {"command": "command cd src && cat ../.env"},
-        "ask",
+        "deny",  # followed: ../.env from src is .env
     ),
     (
         "BUG1-doas-u-then-sh-c",

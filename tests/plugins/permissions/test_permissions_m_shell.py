@@ -149,10 +149,10 @@ async def test_the_script_of_every_shell_is_opened(judge, shell):
         # popd changes the directory too: later relative paths are unknown
         ({"allow": ["bash(popd*)", "bash(cat src/*)"]}, "popd && cat src/a.py", "ask"),
         # a cd stays in force for the rest of the line, however it is spelled or
-        # wrapped
-        (CAT_ENV, "cd src; true; cat ../.env", "ask"),
-        (CAT_ENV, "'cd' src && cat ../.env", "ask"),
-        (CAT_ENV, "command -p cd src && cat ../.env", "ask"),
+        # wrapped, and is followed: ../.env from src is the workspace's .env
+        (CAT_ENV, "cd src; true; cat ../.env", "deny"),
+        (CAT_ENV, "'cd' src && cat ../.env", "deny"),
+        (CAT_ENV, "command -p cd src && cat ../.env", "deny"),
         # an input redirection's file is canonical like any path in the text
         ({"allow": ["bash(*)"], "deny": ["bash(cat < .env)"]}, "cat < src/../.env", "deny"),
         # a descriptor duplication is not a part, nor text of the command

@@ -74,6 +74,10 @@ DENY_ENV = {"allow": ["bash(*)"], "deny": ["read(.env)"]}
         ". .env && env",
         "source .env",
         "openssl base64 -in .env",
+        # after a cd a relative name is also read in every directory the shell may be
+        # in (src, and the workspace, should the cd fail): ../.env from src is .env
+        "cd src && cat ../.env",
+        "cd src && cat .env",
     ],
 )
 async def test_b49_a_read_deny_rule_denies_a_command_reading_the_file(judge, layout, command):
@@ -90,8 +94,6 @@ async def test_b49_a_read_deny_rule_denies_a_command_reading_the_file(judge, lay
         "cat .e*",
         "find . -name .env -exec cat {} +",
         "echo .env | xargs cat",
-        "cd src && cat ../.env",
-        "cd src && cat .env",
         "tar -C src -czf out.tgz ../.env",
         "tar --directory=src -czf out.tgz ../.env",
     ],

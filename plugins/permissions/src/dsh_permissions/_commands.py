@@ -21,15 +21,21 @@ import re
 from typing import Final
 
 from dsh_permissions import _xargs
-from dsh_permissions._moved import Here, elsewhere_readings, mover, resolve
+from dsh_permissions._command_text import (
+    any_unknown,
+    canonical,
+    problem,
+    redirect,
+    text_subject,
+    unknown,
+)
+from dsh_permissions._moved import LOST, Places, elsewhere_readings, mover
 from dsh_permissions._parallel import PARALLELS, command_words, script
-from dsh_permissions._paths import display, folded
-from dsh_permissions._readings import SHELLS, open_prefixes, skip_assignments, variants
+from dsh_permissions._readings import SHELLS, skip_assignments
 from dsh_permissions._reads import read_subjects
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
 from dsh_permissions._subjects import Subject
 from dsh_permissions._wrappers import (
-    MAX_CANDIDATES,
     WRAPPER_ARG,
     WRAPPERS,
     changes_directory,
@@ -40,16 +46,13 @@ from dsh_permissions._wrappers import (
 
 __all__ = ["command_subjects"]
 
-#: root, moved (an earlier cd or a wrapper changed the directory), depth, reads, and
-#: the directory when it was moved and is known (``_moved``)
-_Where = tuple[str, bool, int, bool | None, str | None]
+#: root, moved (an earlier cd or a wrapper may have changed the directory), depth,
+#: reads, and the places the shell may be in (``_moved``)
+_Where = tuple[str, bool, int, bool | None, Places]
 
-_HARMLESS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _SHORT_C: Final = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
 _SHORT_S: Final = re.compile(r"-[A-Za-z]*s[A-Za-z]*")
 _EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-_SHOWN: Final = 200
-_CROWDED: Final = f"more than {MAX_CANDIDATES} words behind a wrapper may be the command it runs"
 
 
 def command_subjects(
@@ -59,35 +62,31 @@ def command_subjects(
     reads: bool | None = None,
     *,
     moved: bool = False,
-    here: str | None = None,
+    places: Places | None = None,
 ) -> list[Subject]:
     """The subjects of one command argument; a line that cannot be split is one
     subject with a ``problem`` (asked about, never allowed). ``reads``: find the files
     each command reads (``_reads``; None: do not; True: and the symlinks below a
-    directory it reads too). ``moved``: the line runs in another directory than the
-    workspace root; ``here``: that directory, when it is known."""
+    directory it reads too). ``moved``: the line may run in another directory than the
+    workspace root; ``places``: the directories it may run in (``_moved``)."""
     if depth > MAX_DEPTH:
-        return [_problem(line, f"commands are nested more than {MAX_DEPTH} levels deep")]
+        return [problem(line, f"commands are nested more than {MAX_DEPTH} levels deep")]
     try:
         commands = split(line)
     except Unparseable as exc:
-        return [_problem(line, f"the command cannot be checked safely: {exc}")]
+        return [problem(line, f"the command cannot be checked safely: {exc}")]
     if not commands:  # empty, or only comments: checked like a command with no words
         return [Subject("command", "", allow=("",), deny=("",))]
     subjects: list[Subject] = []
-    # moved: after cd, relative paths may name other files than they seem to; here:
-    # where the shell is then, as far as it is known (``_moved``)
-    now = Here(here if moved else os.path.realpath(root))
+    # moved: after cd, relative paths may name other files than they seem to; now:
+    # every directory the shell may be in then (``_moved``)
+    now = places or Places.at(root)
     for command in commands:
-        subjects.extend(_command(command, root, moved, depth, reads, here=now.path))
-        moved = moved or mover([w.text for w in command.words]) is not None
-        now = now.after(command.words)
+        subjects.extend(_command(command, root, moved, depth, reads, places=now))
+        after = now.after(command.words)
+        moved = moved or mover([w.text for w in command.words]) is not None or after != now
+        now = after
     return subjects
-
-
-def _problem(line: str, why: str) -> Subject:
-    shown = line if len(line) <= _SHOWN else line[:_SHOWN] + "…"
-    return Subject("command", shown, problem=why)
 
 
 def _command(
@@ -98,109 +97,69 @@ def _command(
     reads: bool | None,
     hole: str | None = None,
     *,
-    here: str | None = None,
+    places: Places,
 ) -> list[Subject]:
-    """``here``: the directory the command runs in when an earlier cd moved it and it
-    is known."""
+    """``places``: the directories the shell may be in (read only when ``moved``)."""
     canon: list[str] = []
     raw: list[str] = []
-    unknown: str | None = None
+    located: list[Word | None] = list(command.words)
+    why_not: str | None = LOST if moved and places.lost else None
     # behind env -C dir (sudo -D dir, parallel --wd dir) a relative path is another file
     elsewhere = moved_at([w.text for w in command.words])
     for index, word in enumerate(command.words):
         chdir = elsewhere is not None and index >= elsewhere
-        text, why = _canonical(word, root, moved, chdir=chdir)
+        text, why = canonical(word, root, moved, chdir=chdir)
         canon.append(text)
         raw.append(word.text)
-        unknown = unknown or why
+        why_not = why_not or why
     redirects: list[Subject] = []
-    for redirect in command.redirects:
-        if redirect.kind == "dup":
+    for found in command.redirects:
+        if found.kind == "dup":
             continue
-        if redirect.kind == ">":
-            if (subject := _redirect(redirect.target, root, moved)) is not None:
+        if found.kind == ">":
+            subject = redirect(found.target, root, moved, places.dirs)
+            if subject is not None:
                 redirects.append(subject)
             continue
-        if redirect.kind == "<":
-            text, why = _canonical(redirect.target, root, moved, path=True)
+        if found.kind == "<":
+            text, why = canonical(found.target, root, moved, path=True)
         else:
-            text, why = redirect.target.text, _unknown(redirect.target)
-        canon += [redirect.kind, text]
-        raw += [redirect.kind, redirect.target.text]
-        unknown = unknown or why
+            text, why = found.target.text, unknown(found.target)
+        canon += [found.kind, text]
+        raw += [found.kind, found.target.text]
+        located += [None, found.target]
+        why_not = why_not or why
     subjects: list[Subject] = []
     if canon:
-        found = _reads(command, root, moved, reads)
-        there = _elsewhere(command, canon, root, here if moved else os.path.realpath(root))
-        subjects.append(_text_subject(canon, raw, unknown, found, hole, there))
-        inner_moved, inner_here = _inner(command, root, moved, here)
-        where = (root, inner_moved, depth, reads, inner_here)
-        subjects.extend(_wrapped(command, canon, raw, unknown, where))
+        # where its words are read: where the shell may be, and behind env -C dir
+        # also dir from each of those (the held ones too: stricter, never looser)
+        start, here = 0, places
+        if (chdir_to := moved_to([w.text for w in command.words])) is not None:
+            start, here = chdir_to[0], places.to(chdir_to[1])
+        there = moved or chdir_to is not None
+        found_reads = _reads(command, root, moved, reads, here.dirs)
+        texts = elsewhere_readings(located, canon, start, here.dirs, root) if there else []
+        subjects.append(text_subject(canon, raw, why_not, found_reads, hole, texts))
+        where = (root, there, depth, reads, here)
+        subjects.extend(_wrapped(command, canon, raw, why_not, where))
     return subjects + redirects
 
 
-def _inner(command: Command, root: str, moved: bool, here: str | None) -> tuple[bool, str | None]:
-    """Whether what the command runs in turn (a shell's script, eval's words) runs in
-    another directory, and which when it is known (behind ``env -C dir``: that one)."""
-    chdir = moved_to([w.text for w in command.words])
-    if chdir is None:
-        return moved, here if moved else None
-    return True, resolve(here if moved else os.path.realpath(root), chdir[1])
-
-
-def _elsewhere(command: Command, canon: list[str], root: str, here: str | None) -> list[str]:
-    """The command's text as read in the directory an earlier cd or a wrapper's option
-    moved it to (``_moved``); none when it was not moved or where to is not known."""
-    words = command.words
-    start = 0
-    chdir = moved_to([w.text for w in words])
-    if chdir is not None:
-        start, directory = chdir
-        here = resolve(here, directory)
-    if here is None or (chdir is None and here == os.path.realpath(root)):
-        return []
-    return elsewhere_readings(words, canon, start, here, root)
-
-
-def _text_subject(
-    canon: list[str],
-    raw: list[str],
-    unknown: str | None,
-    reads: tuple[Subject, ...] = (),
-    hole: str | None = None,
-    elsewhere: list[str] | None = None,
-) -> Subject:
-    """``elsewhere``: more spellings deny and ask rules see (``_moved``)."""
-    text = " ".join(canon)
-    readings = [*variants(canon), *variants(raw), *(elsewhere or ())]
-    if None in readings:  # too many words behind a wrapper could be its command
-        unknown = unknown or _CROWDED
-    deny = tuple(dict.fromkeys([*(r for r in readings if r is not None)]))
-    deny = tuple(dict.fromkeys([*deny, *(folded(r) for r in deny)]))
-    # only a pattern's first characters tell (see _xargs.OPEN_CHARS)
-    prefixes = dict.fromkeys(
-        p[: _xargs.OPEN_CHARS] for p in [*open_prefixes(canon, hole), *open_prefixes(raw, hole)]
-    )
-    prefixes.update(dict.fromkeys(folded(p) for p in list(prefixes)))
-    allow = () if unknown else (text,)
-    return Subject(
-        "command", text, allow=allow, deny=deny, unknown=unknown, reads=reads, open=tuple(prefixes)
-    )
-
-
-def _reads(command: Command, root: str, moved: bool, reads: bool | None) -> tuple[Subject, ...]:
+def _reads(
+    command: Command, root: str, moved: bool, reads: bool | None, dirs: tuple[str, ...]
+) -> tuple[Subject, ...]:
     """The files ``command`` reads (see ``_reads``), when they are looked for."""
     if reads is None:
         return ()
     start = skip_assignments([w.text for w in command.words])
-    return read_subjects(command, start, root, moved, reads)
+    return read_subjects(command, start, root, moved, reads, dirs)
 
 
 def _wrapped(
     command: Command,
     canon: list[str],
     raw: list[str],
-    unknown: str | None,
+    why_not: str | None,
     where: _Where,
 ) -> list[Subject]:
     """Subjects for what this command runs in turn (wrappers, shells, eval, find -exec)."""
@@ -215,7 +174,7 @@ def _wrapped(
             nested += 1
             if nested > MAX_DEPTH:
                 line = " ".join(raw)
-                subjects.append(_problem(line, f"wrappers are nested more than {MAX_DEPTH} deep"))
+                subjects.append(problem(line, f"wrappers are nested more than {MAX_DEPTH} deep"))
                 break
             if name == "env" and (split := split_string(raw, index)) is not None:
                 subjects.extend(_env_split(words, split, where))
@@ -223,8 +182,8 @@ def _wrapped(
             while inner < len(words) and WRAPPER_ARG.fullmatch(raw[inner]):
                 inner += 1
             if inner < len(words):
-                why = unknown or _any_unknown(words[inner:])
-                subjects.append(_text_subject(canon[inner:], raw[inner:], why))
+                why = why_not or any_unknown(words[inner:])
+                subjects.append(text_subject(canon[inner:], raw[inner:], why))
                 if name == "watch":  # runs its words joined, through sh -c
                     subjects.extend(_script(words[inner:], where, "the command watch runs"))
             if name in PARALLELS:
@@ -253,27 +212,31 @@ def _wrapped(
 def _parallel(words: tuple[Word, ...], raw: list[str], index: int, where: _Where) -> list[Subject]:
     """What parallel or sem runs (``_parallel``): its command as a shell line, each
     place an argument goes a hole its beginning is cut at (see ``_open``)."""
-    root, moved, depth, reads, here = where
+    root, moved, depth, reads, places = where
     found = command_words(raw, index)
     if found is None or found[0] == found[1]:
         return []  # _open takes the command to be anything
     inner = words[found[0] : found[1]]
     line = script(os.path.basename(raw[index]), [w.text for w in inner])
     if any(w.dynamic for w in inner):
-        return [_problem(line, "the command parallel runs is only known when the shell runs it")]
+        return [problem(line, "the command parallel runs is only known when the shell runs it")]
     if depth + 1 > MAX_DEPTH:
-        return [_problem(line, f"commands are nested more than {MAX_DEPTH} levels deep")]
+        return [problem(line, f"commands are nested more than {MAX_DEPTH} levels deep")]
     try:
         commands = split(line)
     except Unparseable as exc:
-        return [_problem(line, f"the command parallel runs cannot be checked safely: {exc}")]
+        return [problem(line, f"the command parallel runs cannot be checked safely: {exc}")]
     if changes_directory(raw, found[0]):  # parallel --wd dir: not followed
-        moved, here = True, None
+        moved = True
     subjects: list[Subject] = []
     for command in commands:
-        found_here = _command(command, root, moved, depth + 1, reads, _xargs.FIND_HOLE, here=here)
+        found_here = _command(
+            command, root, moved, depth + 1, reads, _xargs.FIND_HOLE, places=places
+        )
         subjects.extend(found_here)
-        moved = moved or mover([w.text for w in command.words]) is not None
+        after = places.after(command.words)
+        moved = moved or mover([w.text for w in command.words]) is not None or after != places
+        places = after
     return subjects
 
 
@@ -284,12 +247,12 @@ def _env_split(
     env runs it (its options included: ``env -S '-C dir cat x'``). env reads escapes
     (``\\_`` is a space) and ``${VAR}`` its own way: a string holding either is a
     problem."""
-    root, moved, depth, reads, here = where
+    root, moved, depth, reads, places = where
     first, end, string = split
     line = " ".join([*(w.raw for w in words[:first]), string, *(w.raw for w in words[end:])])
     if any(w.dynamic for w in words[first:end]) or "\\" in string or "$" in string:
-        return [_problem(line, "env -S splits a string env reads its own way (escapes, ${VAR})")]
-    return command_subjects(line, root, depth + 1, reads, moved=moved, here=here)
+        return [problem(line, "env -S splits a string env reads its own way (escapes, ${VAR})")]
+    return command_subjects(line, root, depth + 1, reads, moved=moved, places=places)
 
 
 def _shell_script(
@@ -308,23 +271,23 @@ def _shell_script(
     if command_word and reads_input:
         line = " ".join(w.raw for w in shell)
         why = "the shell reads the commands it runs from its input, which cannot be checked"
-        return [_problem(line, why)]
+        return [problem(line, why)]
     return []
 
 
 def _script(args: tuple[Word, ...], where: _Where, what: str) -> list[Subject]:
-    root, moved, depth, reads, here = where
+    root, moved, depth, reads, places = where
     if not args:
         return []
     line = " ".join(w.text for w in args)
     if any(w.dynamic for w in args):
-        return [_problem(line, f"{what} is only known when the shell runs it")]
+        return [problem(line, f"{what} is only known when the shell runs it")]
     # it runs where the shell is (after cd secrets, sh -c 'cat key' reads secrets/key)
-    return command_subjects(line, root, depth + 1, reads, moved=moved, here=here)
+    return command_subjects(line, root, depth + 1, reads, moved=moved, places=places)
 
 
 def _find_exec(args: tuple[Word, ...], where: _Where) -> list[Subject]:
-    root, moved, depth, reads, here = where
+    root, moved, depth, reads, places = where
     subjects: list[Subject] = []
     index = 0
     while index < len(args):
@@ -343,55 +306,9 @@ def _find_exec(args: tuple[Word, ...], where: _Where) -> list[Subject]:
                     depth + 1,
                     reads,
                     _xargs.FIND_HOLE,
-                    here=None if execdir else here,
+                    places=places,
                 )
                 subjects.extend(found)
             index = end
         index += 1
     return subjects
-
-
-def _any_unknown(words: tuple[Word, ...]) -> str | None:
-    return next((why for w in words if (why := _unknown(w)) is not None), None)
-
-
-def _unknown(word: Word) -> str | None:
-    if word.dynamic:
-        return f"{word.raw!r} only gets its value when the shell runs"
-    return None
-
-
-def _path_like(text: str) -> bool:
-    if text in (".", ".."):
-        return True
-    return "/" in text and not text.startswith("-") and "://" not in text and "=" not in text
-
-
-def _canonical(
-    word: Word, root: str, moved: bool, *, path: bool = False, chdir: bool = False
-) -> tuple[str, str | None]:
-    """How ``word`` is matched, and why its value is unknown (or None). ``chdir``: the
-    word follows a wrapper's option that runs the command in another directory."""
-    if word.dynamic:
-        return word.text, _unknown(word)
-    text = word.text
-    if word.tilde:
-        text = os.path.expanduser("~") + text[1:]
-    elif not (path or _path_like(text)):
-        return text, None
-    if (moved or chdir) and not os.path.isabs(text):
-        what = "an earlier cd (or find -execdir)" if moved else "a wrapper's option"
-        return word.text, f"{what} changed the directory, so {word.raw!r} may name another file"
-    if not text or "\x00" in text:
-        return word.text, f"{word.raw!r} is not a usable path"
-    return display(os.path.realpath(os.path.join(root, text)), root), None
-
-
-def _redirect(target: Word, root: str, moved: bool) -> Subject | None:
-    if not target.dynamic and target.text in _HARMLESS:
-        return None
-    text, why = _canonical(target, root, moved, path=True)
-    shown = f"> {text}"
-    readings = [shown, f"> {target.text}"]
-    deny = tuple(dict.fromkeys([*readings, *(folded(r) for r in readings)]))
-    return Subject("redirect", shown, allow=() if why else (shown,), deny=deny, unknown=why)

@@ -1,129 +1,180 @@
-"""Where a command runs after a change of directory, and how its words read there.
+"""Where a command may run after a change of directory, and how its words read there.
 
 After ``cd secrets``, ``cat key`` reads ``secrets/key``: a deny or ask rule about
-``secrets/*`` must see that. The directory is followed through a line (``cd``,
-``pushd``, ``popd``, ``cd -``, ``cd`` alone; relative to the one before), into a
-wrapper that runs its command elsewhere (``env -C dir``, ``sudo -D dir``, parallel's
-``--wd dir``) and into what a command runs in turn (``sh -c``, ``eval``; see
-``_commands``). Each later bare name (a word without ``/`` that is not an option or
-an assignment) is then also read as the file it names there, and the command's text
-so read is one more spelling deny and ask rules see: never one an allow rule needs,
-so it can only make a call stricter, and a command no rule covers that way
-(``cd src && ls``) is decided as before. A directory that cannot be followed
-(``cd "$D"``, ``pushd +1``, ``sudo -R``) gives no such spelling. Relative paths
-(``./key``) are not read there: after any change of directory they are unknown
-(asked about; see ``_commands._canonical``).
+``secrets/*`` must see that. A line is not followed as one path (a ``cd`` may fail,
+run in a subshell or in the background, be skipped by ``&&``, or be an external
+program behind ``env``): ``Places`` holds every directory the shell may be in. It
+starts at the workspace root; each ``cd``/``pushd`` to a known directory (also behind
+``eval``) adds its target, as resolved from each directory held, both with symlinks
+resolved and as the shell's logical ``cd`` reads ``..`` (``cd secrets/door/..`` is
+``secrets``). Nothing is ever taken away, so ``cd -``, ``popd`` and a ``cd`` whose
+target is not known (``cd "$D"``, ``cd a b``) keep the set as it is. Behind a
+wrapper's option that runs its command elsewhere (``env -C dir``, ``sudo -D dir``)
+the command's words may be read in the held directories and in ``dir`` from each.
+
+Each later word that may name a file (not an option, an assignment or an absolute
+path) is then also read as the file it names in each of those directories, and the
+command's text so read is one more spelling deny and ask rules see: never one an
+allow rule needs, so it can only make a call stricter. A relative path itself stays
+unknown to allow rules (asked about; see ``_command_text.canonical``). At most
+``MAX_PLACES`` directories are held; a line that changes the directory more ways is
+``lost`` (its later commands are asked about, never allowed by a pattern).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from dsh_permissions._paths import display
 from dsh_permissions._readings import skip_assignments, starts
-from dsh_permissions._shell import Word
+from dsh_permissions._shell import MAX_DEPTH, Unparseable, Word, split
 from dsh_permissions._wrappers import WRAPPER_ARG, WRAPPERS
 
-__all__ = ["MOVERS", "Here", "elsewhere_readings", "mover", "resolve"]
+__all__ = ["LOST", "MAX_PLACES", "MOVERS", "Places", "elsewhere_readings", "mover", "resolve"]
 
 MOVERS: Final = frozenset({"cd", "pushd", "popd"})
-_CD_OPTIONS: Final = frozenset({"-L", "-P", "-e", "-@", "-LP", "-PL", "-Pe"})
+#: how many directories a line may be in, at most, before it is taken as lost
+MAX_PLACES: Final = 16
+LOST: Final = (
+    f"the line changes the directory more ways than are followed ({MAX_PLACES}), "
+    "so the files its words name are not known"
+)
+_CD_LETTERS: Final = frozenset("LPe@")
 
 
 @dataclass(frozen=True, slots=True)
-class Here:
-    """The directory the shell is in (canonical absolute; None: not known), the one
-    ``cd -`` goes back to and the ``pushd`` stack."""
+class Places:
+    """The absolute directories the shell may be in (the workspace root first; each
+    canonical, or as a logical ``cd`` names it), and whether more were left out
+    (``lost``)."""
 
-    path: str | None
-    previous: str | None = None
-    stack: tuple[str | None, ...] = ()
+    dirs: tuple[str, ...]
+    lost: bool = False
 
-    def after(self, words: tuple[Word, ...]) -> Here:
-        """Where the shell is after the simple command ``words`` (itself when it does
-        not change the directory)."""
-        index = mover([w.text for w in words])
-        if index is None:
+    @classmethod
+    def at(cls, root: str) -> Places:
+        return cls((os.path.realpath(root),))
+
+    def to(self, directory: str | None) -> Places:
+        """These places and ``directory`` as named from each (None: not known)."""
+        if directory is None:
             return self
-        name, args = words[index].text, list(words[index + 1 :])
+        found = dict.fromkeys(self.dirs)
+        for base in self.dirs:
+            for logical in (False, True):
+                if (target := resolve(base, directory, logical=logical)) is not None:
+                    found[target] = None
+        if len(found) > MAX_PLACES:
+            return Places(self.dirs, lost=True)
+        return Places(tuple(found), self.lost)
+
+    def after(self, words: Sequence[Word], depth: int = 0) -> Places:
+        """The places the shell may be in after the simple command ``words``."""
+        texts = [w.text for w in words]
+        index = mover(texts)
+        if index is None:
+            return self._eval(words, depth)
+        name, args = texts[index], words[index + 1 :]
+        if any(w.dynamic for w in args) or name == "popd":
+            return self  # cd "$D": not followed (the cd itself is asked about)
+        rest = [w.text for w in args]
+        while rest and rest[0] != "-" and rest[0].startswith("-") and rest[0] != "--":
+            if name == "cd" and not set(rest[0][1:]) <= _CD_LETTERS:
+                return self  # an option cd does not know: it fails
+            rest = rest[1:]
+        if rest and rest[0] == "--":
+            rest = rest[1:]
+        if name == "cd" and not rest:
+            return self.to(os.path.expanduser("~"))
+        if len(rest) != 1 or rest[0] == "-" or rest[0].startswith("+"):
+            return self  # cd -, pushd +1, cd a b: back to a held one, or an error
+        return self.to(rest[0])
+
+    def _eval(self, words: Sequence[Word], depth: int) -> Places:
+        """``eval cd secrets`` changes the shell's directory too."""
+        texts = [w.text for w in words]
+        index = _program(texts)
+        if index is None or texts[index] != "eval" or depth > MAX_DEPTH:
+            return self
+        args = words[index + 1 :]
         if any(w.dynamic for w in args):
-            return replace(self, path=None, previous=self.path)
-        texts = [w.text for w in args]
-        if name == "cd":
-            while texts and texts[0] in _CD_OPTIONS:
-                texts = texts[1:]
-            if texts and texts[0] == "--":
-                texts = texts[1:]
-            if not texts:
-                return Here(os.path.realpath(os.path.expanduser("~")), self.path, self.stack)
-            if texts == ["-"]:
-                return Here(self.previous, self.path, self.stack)
-            target = resolve(self.path, texts[0]) if len(texts) == 1 else None
-            return Here(target, self.path, self.stack)
-        if name == "pushd":
-            if len(texts) == 1 and not texts[0].startswith(("-", "+")):
-                target = resolve(self.path, texts[0])
-                return Here(target, self.path, (self.path, *self.stack))
-            if not texts and self.stack:  # swaps the top two
-                return Here(self.stack[0], self.path, (self.path, *self.stack[1:]))
-            return Here(None, self.path, ())
-        if not texts and self.stack:  # popd
-            return Here(self.stack[0], self.path, self.stack[1:])
-        return Here(None, self.path, ())
+            return self
+        try:
+            commands = split(" ".join(w.text for w in args))
+        except Unparseable:
+            return self
+        places = self
+        for command in commands:
+            places = places.after(command.words, depth + 1)
+        return places
 
 
-def mover(words: list[str]) -> int | None:
-    """The index of ``cd`` (``pushd``, ``popd``) when the command changes the
-    directory, also behind ``builtin`` or ``command`` (and any other wrapper and its
-    options); None when it does not."""
+def _program(words: list[str]) -> int | None:
+    """The index of the word that is the program, behind assignments and wrappers."""
     index = skip_assignments(words)
     while index < len(words) and (
         os.path.basename(words[index]) in WRAPPERS or WRAPPER_ARG.fullmatch(words[index])
     ):
         index += 1
-    return index if index < len(words) and words[index] in MOVERS else None
+    return index if index < len(words) else None
 
 
-def resolve(base: str | None, directory: str | None) -> str | None:
-    """The canonical directory ``directory`` names from ``base`` (None: not known)."""
+def mover(words: list[str]) -> int | None:
+    """The index of ``cd`` (``pushd``, ``popd``) when the command may change the
+    directory, also behind ``builtin`` or ``command`` (and any other wrapper and its
+    options); None when it does not."""
+    index = _program(words)
+    return index if index is not None and words[index] in MOVERS else None
+
+
+def resolve(base: str | None, directory: str | None, *, logical: bool = False) -> str | None:
+    """The canonical directory ``directory`` names from ``base`` (None: not known);
+    ``logical``: the absolute path with ``..`` taken off as written, links kept, as
+    ``cd`` without ``-P`` reads it."""
     if directory is None or not directory or "\x00" in directory:
         return None
     directory = os.path.expanduser(directory) if directory.startswith("~") else directory
     if not os.path.isabs(directory) and base is None:
         return None
-    return os.path.realpath(os.path.join(base or os.sep, directory))
+    joined = os.path.join(base or os.sep, directory)
+    # the logical one keeps the links on its way (a later ``cd ..`` goes back over them)
+    return os.path.normpath(joined) if logical else os.path.realpath(joined)
 
 
 def elsewhere_readings(
-    words: tuple[Word, ...], canon: list[str], start: int, directory: str, root: str
+    words: Sequence[Word | None], canon: list[str], start: int, dirs: Iterable[str], root: str
 ) -> list[str]:
     """The command's text with each word from ``start`` on that may name a file read
-    as the file it names in ``directory``: from each word that may be the program,
-    which is kept as written (``cat key`` in ``secrets`` is ``cat secrets/key``)."""
-    located = list(canon)
-    for index in range(start, len(words)):
-        if (place := _located(words[index], directory, root)) is not None:
-            located[index] = place
-    out: list[str] = []
-    for index in starts(canon):
-        if index >= len(canon):
-            continue
-        rest = located[index + 1 :]
-        out.append(" ".join([canon[index], *rest]))
-        base = os.path.basename(canon[index])
-        if base and base != canon[index]:
-            out.append(" ".join([base, *rest]))
-    return out
+    as the file it names in each of ``dirs`` (``words`` lines up with ``canon``; None:
+    not a word, such as a redirection's operator): from each word that may be the
+    program, which is kept as written (``cat key`` in ``secrets`` is ``cat secrets/key``)."""
+    out: dict[str, None] = {}
+    for directory in dirs:
+        for real in (True, False):
+            located = list(canon)
+            for index in range(start, len(words)):
+                word = words[index]
+                if word is not None and (place := _located(word, directory, root, real)):
+                    located[index] = place
+            for index in starts(canon):
+                if index >= len(canon):
+                    continue
+                rest = located[index + 1 :]
+                out[" ".join([canon[index], *rest])] = None
+                base = os.path.basename(canon[index])
+                if base and base != canon[index]:
+                    out[" ".join([base, *rest])] = None
+    return list(out)
 
 
-def _located(word: Word, directory: str, root: str) -> str | None:
+def _located(word: Word, directory: str, root: str, real: bool) -> str | None:
     text = word.text
     if word.dynamic or word.tilde or not text or "\x00" in text or os.path.isabs(text):
         return None
-    # a relative path (a/b, ./key, ..) stays unknown there (asked about): only a bare
-    # name, which _commands matches as written, gets a reading of its own
-    if text.startswith("-") or "=" in text or "/" in text or text in (".", ".."):
+    if text.startswith("-") or "=" in text or "://" in text:
         return None
-    return display(os.path.realpath(os.path.join(directory, text)), root)
+    joined = os.path.join(directory, text)
+    return display(os.path.realpath(joined) if real else os.path.normpath(joined), root)

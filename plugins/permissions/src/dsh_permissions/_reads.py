@@ -89,12 +89,18 @@ _PER_PROCESS: Final = re.compile(r"/proc/(self|thread-self|\d+)(/|$)|/dev/fd(/|$
 
 
 def read_subjects(
-    command: Command, start: int, root: str, moved: bool, links: bool
+    command: Command,
+    start: int,
+    root: str,
+    moved: bool,
+    links: bool,
+    dirs: tuple[str, ...] = (),
 ) -> tuple[Subject, ...]:
     """The ``path`` subjects of the files one simple command reads (``start``: where
     its words begin after its ``NAME=value`` assignments). ``moved``: an
     earlier ``cd`` changed the directory; ``links``: look for the symlinks below a
-    directory."""
+    directory; ``dirs``: the directories it may run in then (a relative name is not
+    known, and is also read as the file it names in each, for deny and ask rules)."""
     words = command.words[start:]
     files = [r.target for r in command.redirects if r.kind == "<"]
     # an earlier cd, or tar -C, makes a relative file name another file
@@ -129,7 +135,27 @@ def read_subjects(
     for word in dict.fromkeys(files):  # each file once (cat a a a ...)
         if word.text:  # an empty word (``--file=``) names no file
             found[_file(word, root, elsewhere, links)] = None
+            if elsewhere is not None:
+                found.update(dict.fromkeys(_there(word, root, dirs, links)))
     return tuple(found)
+
+
+def _there(word: Word, root: str, dirs: tuple[str, ...], links: bool) -> list[Subject]:
+    """The file a relative ``word`` names in each of ``dirs`` (its lexical and real
+    path), as subjects only deny and ask rules of the read tool see."""
+    text = word.text
+    if word.dynamic or word.tilde or "{}" in text or "\x00" in text or os.path.isabs(text):
+        return []
+    if "://" in text:
+        return []
+    out: list[Subject] = []
+    for directory in dirs:
+        joined = os.path.join(directory, text)
+        if _per_process(joined):
+            continue
+        for place in dict.fromkeys([os.path.normpath(joined), joined]):
+            out.append(path_subject(place, root, links))
+    return out
 
 
 def _arg_files(args: tuple[Word, ...]) -> Iterator[Word]:

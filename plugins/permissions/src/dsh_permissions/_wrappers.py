@@ -132,8 +132,10 @@ def moved_to(words: list[str]) -> tuple[int, str | None] | None:
             if full is None:
                 continue
             value, after = _value(words, index, word.split("=", 1)[1] if "=" in word else "")
-            # a root is not followed (nor --ch, which may be --chroot)
-            return after, None if long_option(word, "--chroot") else value
+            # a root is not followed; --ch may be --chdir as well as --chroot: the
+            # directory is followed (its readings only make the call stricter)
+            root_only = long_option(word, "--chroot") and not long_option(word, "--chdir")
+            return after, None if root_only else value
         if word.startswith("-") and (at := _letter_at(word, letters)) is not None:
             value, after = _value(words, index, word[at + 1 :])
             return after, None if word[at] == "R" else value

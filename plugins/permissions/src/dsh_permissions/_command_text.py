@@ -1,0 +1,114 @@
+"""How a simple command's words are matched: its text, each path-like word in its
+canonical form (relative to the workspace when inside it, absolute otherwise), the
+spellings deny and ask rules see besides, and its output redirections (``_commands``
+puts these together for a whole line)."""
+
+from __future__ import annotations
+
+import os
+from typing import Final
+
+from dsh_permissions import _xargs
+from dsh_permissions._paths import display, folded
+from dsh_permissions._readings import open_prefixes, variants
+from dsh_permissions._shell import Word
+from dsh_permissions._subjects import Subject
+from dsh_permissions._wrappers import MAX_CANDIDATES
+
+__all__ = ["any_unknown", "canonical", "problem", "redirect", "text_subject", "unknown"]
+
+_HARMLESS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_SHOWN: Final = 200
+_CROWDED: Final = f"more than {MAX_CANDIDATES} words behind a wrapper may be the command it runs"
+
+
+def problem(line: str, why: str) -> Subject:
+    """A command that cannot be checked (asked about, never allowed)."""
+    shown = line if len(line) <= _SHOWN else line[:_SHOWN] + "…"
+    return Subject("command", shown, problem=why)
+
+
+def text_subject(
+    canon: list[str],
+    raw: list[str],
+    why: str | None,
+    reads: tuple[Subject, ...] = (),
+    hole: str | None = None,
+    elsewhere: list[str] | None = None,
+) -> Subject:
+    """The subject of one command's text. ``elsewhere``: more spellings deny and ask
+    rules see (``_moved``)."""
+    text = " ".join(canon)
+    readings = [*variants(canon), *variants(raw), *(elsewhere or ())]
+    if None in readings:  # too many words behind a wrapper could be its command
+        why = why or _CROWDED
+    deny = tuple(dict.fromkeys([*(r for r in readings if r is not None)]))
+    deny = tuple(dict.fromkeys([*deny, *(folded(r) for r in deny)]))
+    # only a pattern's first characters tell (see _xargs.OPEN_CHARS)
+    prefixes = dict.fromkeys(
+        p[: _xargs.OPEN_CHARS] for p in [*open_prefixes(canon, hole), *open_prefixes(raw, hole)]
+    )
+    prefixes.update(dict.fromkeys(folded(p) for p in list(prefixes)))
+    allow = () if why else (text,)
+    return Subject(
+        "command", text, allow=allow, deny=deny, unknown=why, reads=reads, open=tuple(prefixes)
+    )
+
+
+def any_unknown(words: tuple[Word, ...]) -> str | None:
+    return next((why for w in words if (why := unknown(w)) is not None), None)
+
+
+def unknown(word: Word) -> str | None:
+    """Why the value of ``word`` is only known when the shell runs (or None)."""
+    if word.dynamic:
+        return f"{word.raw!r} only gets its value when the shell runs"
+    return None
+
+
+def _path_like(text: str) -> bool:
+    if text in (".", ".."):
+        return True
+    return "/" in text and not text.startswith("-") and "://" not in text and "=" not in text
+
+
+def canonical(
+    word: Word, root: str, moved: bool, *, path: bool = False, chdir: bool = False
+) -> tuple[str, str | None]:
+    """How ``word`` is matched, and why its value is unknown (or None). ``chdir``: the
+    word follows a wrapper's option that runs the command in another directory."""
+    if word.dynamic:
+        return word.text, unknown(word)
+    text = word.text
+    if word.tilde:
+        text = os.path.expanduser("~") + text[1:]
+    elif not (path or _path_like(text)):
+        return text, None
+    if (moved or chdir) and not os.path.isabs(text):
+        what = "an earlier cd (or find -execdir)" if moved else "a wrapper's option"
+        return word.text, f"{what} changed the directory, so {word.raw!r} may name another file"
+    if not text or "\x00" in text:
+        return word.text, f"{word.raw!r} is not a usable path"
+    return display(os.path.realpath(os.path.join(root, text)), root), None
+
+
+def redirect(target: Word, root: str, moved: bool, dirs: tuple[str, ...] = ()) -> Subject | None:
+    """The subject of an output redirection (``> path``); ``dirs``: where the shell
+    may be, when it moved (the target is also read there, for deny and ask rules)."""
+    if not target.dynamic and target.text in _HARMLESS:
+        return None
+    text, why = canonical(target, root, moved, path=True)
+    shown = f"> {text}"
+    readings = [shown, f"> {target.text}"]
+    if moved and not (target.dynamic or target.tilde) and not os.path.isabs(target.text):
+        for directory in dirs:
+            for place in _places(os.path.join(directory, target.text)):
+                readings.append(f"> {display(place, root)}")
+    deny = tuple(dict.fromkeys([*readings, *(folded(r) for r in readings)]))
+    return Subject("redirect", shown, allow=() if why else (shown,), deny=deny, unknown=why)
+
+
+def _places(joined: str) -> list[str]:
+    if "\x00" in joined:
+        return []
+    return list(dict.fromkeys([os.path.realpath(joined), os.path.normpath(joined)]))
