@@ -12,6 +12,7 @@ the root is always one of them; calls go through the real dispatcher (``judge``)
 from __future__ import annotations
 
 import itertools
+import time
 
 import pytest
 
@@ -166,3 +167,19 @@ async def test_b49_a_line_changing_directory_too_many_ways_is_asked_about(judge)
 async def test_ordinary_commands_after_a_cd_ask_nothing_new(judge, rules, command):
     judged = await judge(rules, "bash", {"command": command})
     assert judged.decision == "allow", judged.event["reason"]
+
+
+@pytest.mark.timeout(120)
+def test_a_long_line_read_in_many_directories_is_decided_quickly(layout):
+    """Each directory held reads every later word again (a look at the file system
+    each): 16 directories and 200 commands of 60 words took 6 s, ten times the line
+    alone. Past ``_moved.MAX_LOOKS`` words so read, the commands are unknown instead
+    (asked about under a rule with a pattern), never read less strictly."""
+    from dsh_permissions._commands import command_subjects
+
+    body = " ".join(f"v{i}" for i in range(60))
+    line = "cd a; cd b; cd c; cd d; " + "; ".join([f"sudo nice {body} cat key"] * 200)
+    started = time.perf_counter()
+    subjects = command_subjects(line, str(layout.ws), reads=True)
+    assert time.perf_counter() - started < 3
+    assert subjects[-1].unknown is not None and "words to read" in subjects[-1].unknown

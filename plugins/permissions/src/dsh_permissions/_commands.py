@@ -29,7 +29,7 @@ from dsh_permissions._command_text import (
     text_subject,
     unknown,
 )
-from dsh_permissions._moved import LOST, Places, elsewhere_readings, mover
+from dsh_permissions._moved import CROWDED, LOST, Places, elsewhere_readings, mover
 from dsh_permissions._parallel import PARALLELS, command_words, script
 from dsh_permissions._readings import SHELLS, skip_assignments
 from dsh_permissions._reads import read_subjects
@@ -137,8 +137,11 @@ def _command(
         if (chdir_to := moved_to([w.text for w in command.words])) is not None:
             start, here = chdir_to[0], places.to(chdir_to[1])
         there = moved or chdir_to is not None
-        found_reads = _reads(command, root, moved, reads, here.dirs)
-        texts = elsewhere_readings(located, canon, start, here.dirs, root) if there else []
+        dirs = here.dirs if there else ()
+        if dirs and not here.charge(len(located)):
+            why_not, dirs = why_not or CROWDED, ()  # not read there: asked about
+        found_reads = _reads(command, root, moved, reads, dirs)
+        texts = elsewhere_readings(located, canon, start, dirs, root)
         subjects.append(text_subject(canon, raw, why_not, found_reads, hole, texts))
         where = (root, there, depth, reads, here)
         subjects.extend(_wrapped(command, canon, raw, why_not, where))

@@ -18,14 +18,15 @@ command's text so read is one more spelling deny and ask rules see: never one an
 allow rule needs, so it can only make a call stricter. A relative path itself stays
 unknown to allow rules (asked about; see ``_command_text.canonical``). At most
 ``MAX_PLACES`` directories are held; a line that changes the directory more ways is
-``lost`` (its later commands are asked about, never allowed by a pattern).
+``lost``, and one with more than ``MAX_LOOKS`` words to read in them is ``CROWDED``
+(their later commands are asked about, never allowed by a pattern).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from dsh_permissions._paths import display
@@ -33,7 +34,17 @@ from dsh_permissions._readings import skip_assignments, starts
 from dsh_permissions._shell import MAX_DEPTH, Unparseable, Word, split
 from dsh_permissions._wrappers import WRAPPER_ARG, WRAPPERS
 
-__all__ = ["LOST", "MAX_PLACES", "MOVERS", "Places", "elsewhere_readings", "mover", "resolve"]
+__all__ = [
+    "CROWDED",
+    "LOST",
+    "MAX_LOOKS",
+    "MAX_PLACES",
+    "MOVERS",
+    "Places",
+    "elsewhere_readings",
+    "mover",
+    "resolve",
+]
 
 MOVERS: Final = frozenset({"cd", "pushd", "popd"})
 #: how many directories a line may be in, at most, before it is taken as lost
@@ -42,7 +53,19 @@ LOST: Final = (
     f"the line changes the directory more ways than are followed ({MAX_PLACES}), "
     "so the files its words name are not known"
 )
+#: how many words a line may have read in a held directory, at most (each may cost a
+#: look at the file system): beyond, its commands are asked about, not read
+MAX_LOOKS: Final = 20_000
+CROWDED: Final = (
+    f"the line has more than {MAX_LOOKS} words to read in the directories it may be "
+    "in, so the files they name are not known"
+)
 _CD_LETTERS: Final = frozenset("LPe@")
+
+
+@dataclass(slots=True)
+class _Budget:
+    left: int = MAX_LOOKS
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +76,14 @@ class Places:
 
     dirs: tuple[str, ...]
     lost: bool = False
+    #: shared by every ``Places`` of one line (see ``charge``)
+    budget: _Budget = field(default_factory=_Budget, compare=False)
+
+    def charge(self, words: int) -> bool:
+        """Take ``words`` read in each held directory from the line's budget; False
+        when it is spent (the command is then not read there, but asked about)."""
+        self.budget.left -= words * len(self.dirs)
+        return self.budget.left >= 0
 
     @classmethod
     def at(cls, root: str) -> Places:
@@ -68,8 +99,8 @@ class Places:
                 if (target := resolve(base, directory, logical=logical)) is not None:
                     found[target] = None
         if len(found) > MAX_PLACES:
-            return Places(self.dirs, lost=True)
-        return Places(tuple(found), self.lost)
+            return Places(self.dirs, True, self.budget)
+        return Places(tuple(found), self.lost, self.budget)
 
     def after(self, words: Sequence[Word], depth: int = 0) -> Places:
         """The places the shell may be in after the simple command ``words``."""
