@@ -3,8 +3,10 @@
 ``_shell.split`` yields the simple commands a line runs. Each becomes a ``command``
 subject whose text is its words joined by single spaces, quotes removed, and every
 word that looks like a path (``a/b``, ``..``, ``~/x``) replaced by its canonical form
-(relative to the workspace when inside it, absolute otherwise). Output redirections
-become ``redirect`` subjects (``> path``); input redirections stay in the text.
+(relative to the workspace when inside it, absolute otherwise; ``_command_text``).
+Output redirections become ``redirect`` subjects (``> path``); input redirections
+stay in the text. After a change of directory each command is also read in every
+directory the shell may be in (``_moved``).
 
 Commands that run other commands are opened up, and what they run must be allowed
 too: the command behind a wrapper (``sudo``, ``env``, ``timeout``, ``xargs``, ...), the
