@@ -329,18 +329,22 @@ class HttpModel:
 async def _hidden(
     chunks: AsyncGenerator[Chunk, None], secrets: tuple[str, ...]
 ) -> AsyncIterator[Chunk]:
-    """``chunks`` with ``secrets`` hidden; what is held comes out before a failure too
-    (the text of a step cut off is logged)."""
+    """``chunks`` with ``secrets`` hidden. What is held comes out however the adapter's
+    stream ends: with a ``Finish``, without one, or with an error (before it is raised:
+    the text of a step cut off is logged); not when the stream is cancelled or closed,
+    when nothing more may be yielded."""
     hide = AnswerRedactor(secrets)
     async with aclosing(chunks):  # an abort closes the response at once, as before
         try:
             async for chunk in chunks:
                 for shown in hide.take(chunk):
                     yield shown
-        except ModelError:
+        except Exception:  # not a cancellation, not GeneratorExit: BaseExceptions
             for shown in hide.flush():
                 yield shown
             raise
+        for shown in hide.flush():
+            yield shown
 
 
 async def _event_data(response: httpx.Response) -> AsyncGenerator[str, None]:
