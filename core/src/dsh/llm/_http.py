@@ -57,7 +57,10 @@ _ERROR_BODY_LIMIT: Final = 64 * 1024
 
 
 class HttpModel:
-    """Base of the models served over HTTP; subclasses implement ``stream``.
+    """Base of the models served over HTTP; subclasses implement ``chunks`` (the
+    answer as the server streams it), never ``stream``: ``stream`` wraps ``chunks`` and
+    hides every key dsh has read from the answer (a subclass that overrides it streams
+    the keys a server or proxy writes into an answer into the session and the logs).
 
     ``name`` is the name the model is registered under; ``config`` its settings (the
     provider's defaults already filled in, see ``dsh.llm.providers.build_model``).
@@ -157,7 +160,7 @@ class HttpModel:
 
     def chunks(self, request: ModelRequest) -> AsyncGenerator[Chunk, None]:
         """The answer to ``request`` as the server streams it (implemented by each
-        adapter)."""
+        adapter; ``stream`` hides the keys in it)."""
         raise NotImplementedError
 
     def api_key(self) -> str | None:
