@@ -16,7 +16,7 @@ from llm_wire import WireServer, collect, sse
 from test_redact_stream import DONE, openai_chunk
 from test_secrets_study_errors import ASK, KEY, openai, shows
 
-from dsh._secrets import hidden_runs, redact
+from dsh._secrets import MIN_LENGTH, hidden_runs, redact
 from dsh.llm import (
     Assembler,
     Chunk,
@@ -141,6 +141,23 @@ def test_a_key_across_text_blocks_is_hidden_in_the_joined_text() -> None:
         assert assembled([*out, Finish("stop")]).text == "a *** b"
 
 
+def test_the_end_of_a_word_that_is_in_a_key_stays_in_its_block() -> None:
+    # "important" ends with "ant", a piece of sk-ant-...: held while it may be the key,
+    # it comes out before a block that ends its text; 8 characters of a key stay held
+    key = "sk-ant-api03-" + "Zq7Xw2Lp9Rt4Vn6Bm8Kc1Hj3Gf5Ds0Ay"
+    for between in (
+        ToolCallDelta(0, "c1", "bash", "{}"),
+        ProviderBlockChunk("anthropic", {"type": "x"}),
+        ReasoningDelta("", redacted="e"),
+        ReasoningDelta("hmm"),
+    ):
+        out = redacted([TextDelta("This is important"), between, Finish("stop")], (key,))
+        assert joined(out[: out.index(between)], TextDelta) == "This is important"
+        assert assembled(out).content[0].text == "This is important"
+        out = redacted([TextDelta(f"a {key[:9]}"), between, TextDelta(f"{key[9:]} b")], (key,))
+        assert out == [TextDelta("a "), between, TextDelta("*** b")]
+
+
 # -- random interleavings -----------------------------------------------------------------------
 
 OTHER = "0123456789abcdef"  # a second, shorter secret: runs of 8 hidden
@@ -166,7 +183,8 @@ def _pieces(rnd: random.Random, text: str) -> list[str]:
 
 def _expected(text: str) -> re.Pattern[str]:
     """``text`` as it may show: each region of hidden runs as one or more ``***``, each
-    after at most two characters of it (a tail too short to hold), the rest as it is."""
+    after at most MIN_LENGTH - 1 characters of it (a tail too short to hold, or to keep
+    held when its block ends), the rest as it is."""
     spans = sorted(span for secret in SECRETS for span in hidden_runs(text, secret))
     regions: list[list[int]] = []
     for start, end in spans:
@@ -176,7 +194,7 @@ def _expected(text: str) -> re.Pattern[str]:
             regions.append([start, end])
     pattern, done = [], 0
     for start, end in regions:
-        pattern += (re.escape(text[done:start]), r"(?:.{0,2}?\*\*\*)+")
+        pattern += (re.escape(text[done:start]), rf"(?:.{{0,{MIN_LENGTH - 1}}}?\*\*\*)+")
         done = end
     pattern.append(re.escape(text[done:]))
     return re.compile("".join(pattern), re.S)

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Final, final
 
-from dsh._secrets import HIDDEN, hidden_runs, shortest_run
-from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, ToolCallDelta
+from dsh._secrets import HIDDEN, MIN_LENGTH, hidden_runs, shortest_run
+from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
 
 __all__ = ["SHORTEST_HELD", "AnswerRedactor", "StreamRedactor"]
 
@@ -83,6 +83,18 @@ class StreamRedactor:
             return ""
         whole = self._seen + text
         return self._show(whole, len(self._seen), len(whole), self._spans(whole))
+
+    def release(self) -> str:
+        """What is held, redacted, as ``flush`` gives it, unless it may be a piece of a
+        key of ``MIN_LENGTH`` characters or more (with what was shown before it): the
+        end of a word that is also in a key comes out where it was, and what is likely
+        a key's stays held (``AnswerRedactor``: the block ends, the text goes on)."""
+        if not self._held:
+            return ""
+        whole = self._seen + self._held
+        if len(whole) - _held_from(whole, self._latest) >= MIN_LENGTH:
+            return ""
+        return self.flush()
 
     def _spans(self, whole: str) -> list[tuple[int, int]]:
         """The hidden runs of ``whole``, by start (none, usually: no half of a secret)."""
@@ -162,6 +174,11 @@ def _held_from(text: str, latest: tuple[tuple[str, int], ...]) -> int:
     return size - longest
 
 
+#: The kinds of block the assembler appends text to while it is the last block.
+_TEXT: Final = "text"
+_REASONING: Final = "reasoning"
+
+
 @final
 class AnswerRedactor:
     """The chunks of one answer, with the secrets hidden from the text, the reasoning
@@ -173,44 +190,60 @@ class AnswerRedactor:
     The redaction follows what is joined, not the blocks: all the text deltas of an
     answer are one text (``AssistantMessage.text`` and the terminal join them, whatever
     came between), so are all its reasoning deltas, and each call's arguments (the
-    assembler joins a call's pieces by index, whatever came between). What one holds
-    stays held while the others' chunks pass, and comes out with its next piece: a key
-    split by another kind's chunk is hidden as one split by nothing. Only a signature
-    on its own, which ends its reasoning block, brings the reasoning held before it."""
+    assembler joins a call's pieces by index, whatever came between): a key split by
+    another kind's chunk is hidden as one split by nothing. What one holds stays held
+    while the others' chunks pass, and comes out with its next piece; but when the
+    assembler's last block ends (a new call, a provider's block, reasoning after text),
+    the held end of its text comes out before the chunk that ends it unless it may be
+    ``MIN_LENGTH`` characters or more of a key (``StreamRedactor.release``): the end
+    of a word that is also in a key stays in its block. A signature on its own ends
+    its reasoning block: all the reasoning held comes out before it."""
 
-    __slots__ = ("_calls", "_reasoning", "_secrets", "_text")
+    __slots__ = ("_calls", "_last", "_reasoning", "_secrets", "_text")
 
     def __init__(self, secrets: tuple[str, ...]) -> None:
         self._secrets = secrets
         self._text = StreamRedactor(secrets)
         self._reasoning = StreamRedactor(secrets)
         self._calls: dict[int, StreamRedactor] = {}  # by index: each call's arguments
+        self._last: str | None = None  # the assembler's last block, if text or reasoning
 
     def take(self, chunk: Chunk) -> list[Chunk]:
         if isinstance(chunk, TextDelta):
+            out = self._end_block() if self._last != _TEXT else []
+            self._last = _TEXT
             shown = self._text.feed(chunk.text)
             if shown == chunk.text:
-                return [chunk]
-            return [TextDelta(shown)] if shown else []
+                out.append(chunk)
+            elif shown:
+                out.append(TextDelta(shown))
+            return out
         if isinstance(chunk, ReasoningDelta) and chunk.redacted is None:
-            return self._reason(chunk)
+            out = self._end_block() if self._last != _REASONING else []
+            self._last = _REASONING
+            return out + self._reason(chunk)
         if isinstance(chunk, ToolCallDelta):
             arguments = self._calls.get(chunk.index)
-            if arguments is None:
+            out = []
+            if arguments is None:  # a new call: a block of its own
+                out = self._end_block()
                 arguments = self._calls[chunk.index] = StreamRedactor(self._secrets)
             shown = arguments.feed(chunk.arguments)
             if shown == chunk.arguments:
-                return [chunk]
-            if shown or chunk.id is not None or chunk.name is not None:
-                return [ToolCallDelta(chunk.index, chunk.id, chunk.name, shown)]
-            return []
+                out.append(chunk)
+            elif shown or chunk.id is not None or chunk.name is not None:
+                out.append(ToolCallDelta(chunk.index, chunk.id, chunk.name, shown))
+            return out
         if isinstance(chunk, Finish):
             out = self.flush()  # the answer ends: nothing is held after it
             out.append(chunk)
             return out
-        # usage (some servers send it with every piece), encrypted reasoning, a
-        # provider's own block: nothing to hide, and nothing they end
-        return [chunk]
+        if isinstance(chunk, UsageChunk):  # some servers send one with every piece
+            return [chunk]
+        # encrypted reasoning, a provider's own block: a block of its own
+        out = self._end_block()
+        out.append(chunk)
+        return out
 
     def flush(self) -> list[Chunk]:
         """What is held, of the text, the reasoning and every call: the stream ends."""
@@ -227,10 +260,22 @@ class AnswerRedactor:
                 out.append(ToolCallDelta(index, arguments=rest))
         return out
 
+    def _end_block(self) -> list[Chunk]:
+        """The assembler's last block ends: what its text holds, if it may come out."""
+        last, self._last = self._last, None
+        if last == _TEXT:
+            rest = self._text.release()
+            return [TextDelta(rest)] if rest else []
+        if last == _REASONING:
+            rest = self._reasoning.release()
+            return [ReasoningDelta(rest)] if rest else []
+        return []
+
     def _reason(self, chunk: ReasoningDelta) -> list[Chunk]:
         reasoning = self._reasoning
         if chunk.signature is not None and not chunk.text:
             # a signature on its own ends its block: what it held belongs before it
+            self._last = None
             rest = reasoning.flush()
             return [ReasoningDelta(rest), chunk] if rest else [chunk]
         shown = reasoning.feed(chunk.text)
