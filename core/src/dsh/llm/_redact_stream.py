@@ -174,6 +174,27 @@ def _held_from(text: str, latest: tuple[tuple[str, int], ...]) -> int:
     return size - longest
 
 
+def _malformed(chunk: Chunk) -> bool:
+    """A delta the assembler refuses (MALFORMED_RESPONSE: a third-party adapter's
+    mistake, fields of the wrong types, checked as ``Assembler.add`` checks them): passed
+    on as it came, so the step ends with that error, not with this module's TypeError."""
+    if isinstance(chunk, TextDelta):
+        return type(chunk.text) is not str
+    if isinstance(chunk, ReasoningDelta):
+        return type(chunk.text) is not str or not _optional_str(chunk.signature)
+    if isinstance(chunk, ToolCallDelta):
+        return (
+            type(chunk.index) is not int
+            or type(chunk.arguments) is not str
+            or not (_optional_str(chunk.id) and _optional_str(chunk.name))
+        )
+    return False
+
+
+def _optional_str(value: object) -> bool:
+    return value is None or type(value) is str
+
+
 #: The kinds of block the assembler appends text to while it is the last block.
 _TEXT: Final = "text"
 _REASONING: Final = "reasoning"
@@ -209,6 +230,8 @@ class AnswerRedactor:
         self._last: str | None = None  # the assembler's last block, if text or reasoning
 
     def take(self, chunk: Chunk) -> list[Chunk]:
+        if _malformed(chunk):  # as it came: the assembler refuses it (MALFORMED_RESPONSE)
+            return [chunk]
         if isinstance(chunk, TextDelta):
             out = self._end_block() if self._last != _TEXT else []
             self._last = _TEXT
@@ -246,14 +269,15 @@ class AnswerRedactor:
         return out
 
     def flush(self) -> list[Chunk]:
-        """What is held, of the text, the reasoning and every call: the stream ends."""
+        """What is held, of the text, the reasoning and every call: the stream ends.
+        The last block's kind first, so what it held joins it, not a new block."""
         out: list[Chunk] = []
-        rest = self._reasoning.flush()
-        if rest:
-            out.append(ReasoningDelta(rest))
-        rest = self._text.flush()
-        if rest:
-            out.append(TextDelta(rest))
+        kinds = [(self._reasoning, ReasoningDelta), (self._text, TextDelta)]
+        if self._last == _TEXT:
+            kinds.reverse()
+        for held, kind in kinds:
+            if rest := held.flush():
+                out.append(kind(rest))
         for index, arguments in self._calls.items():
             rest = arguments.flush()
             if rest:
