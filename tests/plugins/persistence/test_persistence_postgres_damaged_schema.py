@@ -10,27 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from test_persistence_reading_creates_nothing import saved, tables
 
-from dsh.session import SessionEvent
-from dsh_persistence import PersistenceError, PostgresBackend, SessionInfo
-from dsh_persistence._backend import SessionBackend
+from dsh_persistence import PersistenceError, PostgresBackend
 
 pytestmark = pytest.mark.plugins("persistence")
-
-
-def tables(server: Any, schema: str) -> list[str]:
-    import psycopg
-
-    with psycopg.connect(server.url(), autocommit=True) as db:
-        found = db.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname=%s ORDER BY tablename", (schema,)
-        ).fetchall()
-    return [row[0] for row in found]
-
-
-def saved(backend: SessionBackend, session_id: str) -> None:
-    event = SessionEvent("note", 0, 2.0, {"by": "test"})
-    backend.append(SessionInfo(session_id, 1.0), [event], durable=True)
 
 
 @pytest.mark.parametrize(
