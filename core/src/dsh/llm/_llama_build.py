@@ -129,8 +129,7 @@ class Work:
 
     def start(self, command: Sequence[str], **options: Any) -> subprocess.Popen[str]:
         with self.lock:
-            if self.interrupted:
-                raise ServerError("interrupted")
+            self.check()
             process = subprocess.Popen(command, text=True, process_group=0, **options)
             self.running.add(process)
         return process
@@ -140,8 +139,7 @@ class Work:
         interrupted: an interrupt lands either before (nothing starts) or after (the
         caller sees ``interrupted`` and stops it)."""
         with self.lock:
-            if self.interrupted:
-                raise ServerError("interrupted")
+            self.check()
             return subprocess.Popen(command, **options)
 
     def check(self) -> None:
