@@ -1,13 +1,15 @@
-"""A bad path in ``$DSH_CONFIG`` (missing, a directory): ``find_config`` refuses it, and
-the error names the variable's own value and the path it resolved to, once each, through
-the real ``dsh`` and through the API. The path ``find_config`` returns is a plain
-``Path``: paths derived from it (``with_name``, ``parent``, ``/``) carry nothing of the
-variable (a plugin loading ``ctx.find_config().with_name("dsh.local.yml")`` got a false
-"DSH_CONFIG names ..." message)."""
+"""A bad path in ``$DSH_CONFIG`` (missing, a directory, a file it cannot open):
+``find_config`` refuses it, and the error names the variable's own value and the path it
+resolved to, once each, through the real ``dsh`` and through the API. The path
+``find_config`` returns is a plain ``Path``: paths derived from it (``with_name``,
+``parent``, ``/``) carry nothing of the variable (a plugin loading
+``ctx.find_config().with_name("dsh.local.yml")`` got a false "DSH_CONFIG names ..."
+message)."""
 
 from __future__ import annotations
 
 import os
+import socket
 import typing
 from pathlib import Path
 
@@ -59,7 +61,24 @@ def test_an_unreadable_file_is_named(tmp_path: Path, cli_env: dict[str, str]) ->
     conf.chmod(0)
     done = dsh("config", "check", env={**cli_env, "DSH_CONFIG": "conf.yml"}, cwd=tmp_path)
     assert done.returncode == 1
-    assert f"{conf}: cannot read: Permission denied" in done.stderr
+    line = f"dsh: DSH_CONFIG=conf.yml: {conf} cannot be read: Permission denied\n"
+    assert done.stderr.endswith(line), done.stderr
+
+
+def test_a_file_nobody_can_open_names_the_variable(
+    tmp_path: Path, cli_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a socket cannot be opened even by root (ENXIO), where the test above is skipped
+    monkeypatch.chdir(tmp_path)  # a relative name: a socket's path has a length limit
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind("conf.yml")
+        done = dsh("config", "check", env={**cli_env, "DSH_CONFIG": "conf.yml"}, cwd=tmp_path)
+        with pytest.raises(ConfigError) as caught:
+            find_config(tmp_path, env={"DSH_CONFIG": "conf.yml"})
+    assert done.returncode == 1
+    reason = "cannot be read: No such device or address"
+    assert done.stderr.endswith(f"dsh: DSH_CONFIG=conf.yml: {tmp_path / 'conf.yml'} {reason}\n")
+    assert str(caught.value) == f"DSH_CONFIG=conf.yml: {tmp_path / 'conf.yml'} {reason}"
 
 
 def test_a_c_file_does_not_mention_dsh_config(tmp_path: Path, cli_env: dict[str, str]) -> None:

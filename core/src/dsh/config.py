@@ -39,19 +39,20 @@ __all__ = [
 def find_config(cwd: Path, *, env: Mapping[str, str] | None = None) -> Path | None:
     """The config file for a run started in ``cwd``, or ``None`` if there is none.
 
-    ``$DSH_CONFIG`` (relative to ``cwd``) wins; when it names no file (nothing there, or
-    a directory) this raises ConfigError naming the variable's value and the path it
-    resolved to, rather than fall back to another file. Otherwise ``dsh.yml`` or
+    ``$DSH_CONFIG`` (relative to ``cwd``) wins; when it names no file it can read
+    (nothing there, a directory, a file it may not open) this raises ConfigError naming
+    the variable's value and the path it resolved to, rather than fall back to another
+    file. Otherwise ``dsh.yml`` or
     ``dsh.yaml`` in ``cwd`` only (no search upwards); having both is an error rather than
     a silent choice.
     """
     named = (os.environ if env is None else env).get("DSH_CONFIG")
     if named:
         path = cwd / named
-        if path.is_dir() or not path.exists():  # (a pipe, as <(...) gives, is read)
-            what = "is a directory" if path.is_dir() else "does not exist"
+        problem = _unreadable(path)
+        if problem is not None:
             shown = "" if str(path) == named else f"{path} "
-            raise ConfigError(f"DSH_CONFIG={named}", "", f"{shown}{what}")
+            raise ConfigError(f"DSH_CONFIG={named}", "", f"{shown}{problem}")
         return path
     found = [cwd / name for name in CONFIG_FILE_NAMES if (cwd / name).is_file()]
     if len(found) > 1:
@@ -59,6 +60,20 @@ def find_config(cwd: Path, *, env: Mapping[str, str] | None = None) -> Path | No
             str(found[0]), "", f"{found[1].name} also exists in {cwd}; keep one of the two"
         )
     return found[0] if found else None
+
+
+def _unreadable(path: Path) -> str | None:
+    """Why ``path`` cannot be read as a config file, or None. Opened and closed at
+    once, without blocking (a named pipe with no writer yet opens; ``<(...)`` is read)."""
+    if path.is_dir():
+        return "is a directory"
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    return None
 
 
 def add_settings(
