@@ -184,13 +184,18 @@ class JsonlBackend(FileLocks, SessionBackend):
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
             raise self._failed(exc, "create it") from exc
-        claimed = self._claims.get(info.id) == PENDING
+        # claimed: the new file is locked before it appears (a claim whose file was
+        # removed, by its holder or a program that takes no lock, holds the new one)
+        claimed = info.id in self._claims
         try:
             stat, held = publish(path, header + payload, fsync=self._fsync, hold=claimed)
         except OSError as exc:
             raise self._failed(exc, "create the session file", path) from exc
         if held is not None:
+            previous = self._claims.get(info.id, PENDING)
             self._claims[info.id] = held
+            if previous != PENDING:
+                os.close(previous)
         size = len(header) + len(payload)
         self._ends[info.id] = FileEnd(stat.st_ino, size, size, len(events), events[-1], info.cwd)
 

@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dsh_persistence._claims import hold_lock_file, let_go
-from dsh_persistence._errors import PersistenceError, SessionDeletedError, SessionInUseError
+from dsh_persistence._errors import (
+    PersistenceError,
+    SessionConflictError,
+    SessionDeletedError,
+    SessionInUseError,
+)
 from dsh_persistence._files import LOCKS, leads_to, try_lock_file
 
 __all__ = ["PENDING", "FileLocks", "turn_path"]
@@ -54,23 +59,28 @@ class FileLocks:
         with self._lock(session_id):
             if session_id in self._claims:  # an agent of another harness of this process
                 return False
-            try:
-                fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-            except (FileNotFoundError, NotADirectoryError):  # not stored (here)
-                self._claims[session_id] = PENDING
-                return True
-            except OSError as exc:
-                raise self._failed(exc, "open the session file", path) from exc
-            try:
-                held = try_lock_file(fd)
-            except OSError as exc:  # no locks on this file system (ENOLCK), say
+            while True:
+                try:
+                    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+                except (FileNotFoundError, NotADirectoryError):  # not stored (here)
+                    self._claims[session_id] = PENDING
+                    return True
+                except OSError as exc:
+                    raise self._failed(exc, "open the session file", path) from exc
+                try:
+                    held = try_lock_file(fd)
+                    current = held and leads_to(path, fd)
+                except OSError as exc:  # no locks on this file system (ENOLCK), say
+                    os.close(fd)
+                    raise self._failed(exc, "lock the session file", path) from exc
+                if current:
+                    self._claims[session_id] = fd
+                    return True
                 os.close(fd)
-                raise self._failed(exc, "lock the session file", path) from exc
-            if not held:
-                os.close(fd)
-                return False
-            self._claims[session_id] = fd
-            return True
+                if not held:
+                    return False
+                # deleted since it was opened (and maybe stored anew): its lock would
+                # hold nothing, and leave a new file free for another claim
 
     def release(self, session_id: str) -> None:
         with self._lock(session_id):
@@ -111,8 +121,16 @@ class FileLocks:
                 return None
             except OSError as exc:
                 raise self._failed(exc, "open the session file", path) from exc
-            if self._claims.get(session_id, PENDING) != PENDING:
-                return fd, None  # our claim holds its lock: no other process deletes it
+            claimed = self._claims.get(session_id, PENDING)
+            if claimed != PENDING:  # our claim holds its lock: no other process deletes it
+                if _same_file(fd, claimed):
+                    return fd, None
+                os.close(fd)  # unless it takes no lock (rm, a version before claims)
+                raise SessionConflictError(
+                    f"{path}: cannot append to session {session_id!r}: its file was "
+                    "deleted or replaced while this process held its claim (by a program "
+                    "that takes no lock); nothing was written"
+                )
             turn: int | None = None
             try:
                 turn = self._lock_unclaimed(session_id, path, fd)
@@ -154,19 +172,35 @@ class FileLocks:
         return turn
 
     def _unlink_unclaimed(self, session_id: str, path: Path) -> None:
-        """Remove the file, holding its lock, unless another process holds that."""
-        if not LOCKS or self._claims.get(session_id, PENDING) != PENDING:
+        """Remove the file, holding its lock, unless another process holds that. The file
+        locked must be the one removed: one stored anew after the file opened was deleted
+        is locked in its turn (a claim may hold it)."""
+        claimed = self._claims.get(session_id, PENDING)
+        if not LOCKS or claimed != PENDING:
             os.unlink(path)  # no claims here, or ours (the service refuses a live session)
+            if claimed != PENDING:  # its lock holds a removed file: the claim goes on
+                self._claims[session_id] = PENDING  # with the file stored next
+                os.close(claimed)
             return
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-        try:
-            if not try_lock_file(fd):
-                raise SessionInUseError(
-                    f"{path}: cannot delete the session: another process is continuing it"
-                )
-            os.unlink(path)
-        finally:
-            os.close(fd)
+        while True:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            try:
+                if not try_lock_file(fd):
+                    raise SessionInUseError(
+                        f"{path}: cannot delete the session: another process is continuing it"
+                    )
+                if leads_to(path, fd):
+                    os.unlink(path)
+                    return
+            finally:
+                os.close(fd)
+            # deleted since it was opened: the file there now (if any) is the session
+
+
+def _same_file(fd: int, other: int) -> bool:
+    """Whether two open files are one."""
+    one, two = os.fstat(fd), os.fstat(other)
+    return (one.st_dev, one.st_ino) == (two.st_dev, two.st_ino)
 
 
 def turn_path(path: Path) -> Path:
