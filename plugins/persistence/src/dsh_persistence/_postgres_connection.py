@@ -175,8 +175,10 @@ class DataConnection:
             if version_found is None:
                 db.execute("INSERT INTO dsh_version VALUES (%s)", (SCHEMA_VERSION,))
                 version_found = SCHEMA_VERSION
+            # inside the transaction: a newer version may have made its tables while this
+            # one waited for the lock, and refusing rolls back what was created beside them
+            self._refuse_newer(version_found)
         self.versioned = True
-        self._refuse_newer(version_found)
         return found
 
     def _damaged(self, schema: str, missing: list[str]) -> PersistenceError:
