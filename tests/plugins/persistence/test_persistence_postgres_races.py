@@ -109,12 +109,6 @@ def test_a_newer_schema_made_while_waiting_for_the_schema_lock_is_left_unchanged
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_postgres.py PostgresBackend._check_claim: the claim is checked on the claims "
-    "connection before the write's transaction takes the session's row, and nothing ties "
-    "the two: a claim lost in between lets the former holder's write in",
-)
 def test_a_claim_lost_between_its_check_and_the_write_refuses_the_write(
     pg_server: Any, open_backend: Opener, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -156,3 +150,58 @@ def test_a_claim_lost_between_its_check_and_the_write_refuses_the_write(
     loaded = other.load("s")
     assert loaded is not None
     assert [e.data["by"] for e in loaded.stored.events] == ["test", "new holder"]
+
+
+def test_a_claim_taken_while_a_former_holders_write_holds_the_row_waits_for_it(
+    pg_server: Any, open_backend: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The former holder's write found its claim held once it held the session's row;
+    its claims connection ends before it commits. A worker claiming the session then
+    waits for that write, so what it reads after its claim holds it (it read the log
+    without it, and its own write was refused)."""
+    import psycopg
+
+    holder, other = open_backend(), open_backend()
+    holder.append(INFO, [note(0)], durable=True)
+    assert holder.claim("s")
+    real = PostgresBackend._confirm_claim
+    tails: list[Any] = []
+    threads: list[threading.Thread] = []
+
+    def claim_and_read() -> None:
+        assert other.claim("s")
+        tails.append(other.tail("s"))
+
+    def confirm(self: PostgresBackend, db: Any, session_id: str, doing: str) -> None:
+        real(self, db, session_id, doing)
+        if self is holder and not threads:
+            claims = holder._claims._db
+            assert claims is not None
+            pid = claims.info.backend_pid
+            with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+                wait_for(
+                    admin,
+                    "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid=%s)",
+                    (pid,),
+                )
+                threads.append(threading.Thread(target=claim_and_read))
+                threads[0].start()
+                deadline = time.monotonic() + 30
+                while threads[0].is_alive() and admin.execute(
+                    "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE "
+                    "wait_event_type='Lock' AND query LIKE '%%FOR KEY SHARE%%')"
+                ).fetchone() == (True,):
+                    assert time.monotonic() < deadline, "the claim neither ended nor waited"
+                    time.sleep(0.01)
+
+    monkeypatch.setattr(PostgresBackend, "_confirm_claim", confirm)
+    holder.append(INFO, [note(1, "former holder")], durable=True)
+    threads[0].join(30)
+
+    (tail,) = tails
+    assert tail is not None and tail.next_seq == 2
+    other.append(INFO, [note(2, "new holder")], durable=True)
+    loaded = other.load("s")
+    assert loaded is not None
+    assert [e.data["by"] for e in loaded.stored.events] == ["test", "former holder", "new holder"]

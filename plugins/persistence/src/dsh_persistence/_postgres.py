@@ -33,7 +33,7 @@ from dsh_persistence._errors import (
 )
 from dsh_persistence._postgres_claims import AdvisoryClaims
 from dsh_persistence._postgres_connection import DataConnection
-from dsh_persistence._postgres_schema import CLAIM_KEY, WHERE
+from dsh_persistence._postgres_schema import CLAIM_KEY, HELD_BY, WHERE
 from dsh_persistence._postgres_url import hide_password
 from dsh_persistence._records import read_log
 
@@ -125,12 +125,14 @@ class PostgresBackend(SessionBackend):
         def work(db: psycopg.Connection[Any]) -> None:
             self._conn.commit_sync(db, sync)
             with self._conn.transaction(db):
-                self._check_claim(db, info.id, "append to")
+                claimed = self._check_claim(db, info.id, "append to")
                 row = db.execute(
                     f"SELECT s.next_seq, s.created, {WHERE} FROM dsh_sessions s "
                     "WHERE s.id=%s FOR UPDATE",
                     (info.id,),
                 ).fetchone()
+                if claimed:
+                    self._confirm_claim(db, info.id, "append to")
                 expected = 0 if row is None else int(row[0])
                 if row is not None and first < expected:
                     # The stored log may end earlier: rows of a crashed turn that loading
@@ -187,19 +189,40 @@ class PostgresBackend(SessionBackend):
         else:
             self._unsynced[session_id] = (generation, next_seq)
 
-    def _check_claim(self, db: psycopg.Connection[Any], session_id: str, doing: str) -> None:
-        """Before a write of ``session_id``: nothing more when this worker holds its
-        claim (taken again if its connection ended); ``SessionInUseError`` when the claim
-        was lost to another worker; else ``_lock_unclaimed``."""
+    def _check_claim(self, db: psycopg.Connection[Any], session_id: str, doing: str) -> bool:
+        """Before a write of ``session_id``: True when this worker holds its claim
+        (taken again if its connection ended: ``_confirm_claim`` follows once the write
+        holds the session's row); ``SessionInUseError`` when the claim was lost to
+        another worker; else ``_lock_unclaimed``, False."""
         held = self._claims.check(self._schema(), session_id)
         if held == "unclaimed":
             self._lock_unclaimed(db, session_id, doing)
-        elif held == "lost":
+            return False
+        if held == "lost":
             raise SessionInUseError(
                 f"{self.location}: cannot {doing} session {session_id!r}: this worker's "
                 "claim of it ended with its connection to the server (a restart, a "
                 "failover, or the connection was ended), and another worker holds the "
                 "claim now; nothing was written"
+            )
+        return True
+
+    def _confirm_claim(self, db: psycopg.Connection[Any], session_id: str, doing: str) -> None:
+        """In a write's transaction, holding the session's row: the claim checked
+        before is still held (its connection may have ended since, and another worker
+        claimed the session). A claim taken after this waits for the row (``claim``),
+        so the write comes before it. ``SessionInUseError`` when it is not held: the
+        transaction is rolled back, and the next write takes the claim again or finds
+        it lost."""
+        pid = self._claims.holder(session_id)
+        held = pid is not None and db.execute(
+            HELD_BY, (pid, self._schema(), session_id)
+        ).fetchone() == (True,)
+        if not held:
+            raise SessionInUseError(
+                f"{self.location}: cannot {doing} session {session_id!r}: this worker's "
+                "claim of it ended with its connection to the server while the write was "
+                "under way (another worker may hold the claim now); nothing was written"
             )
 
     def _lock_unclaimed(self, db: psycopg.Connection[Any], session_id: str, doing: str) -> None:
@@ -252,9 +275,21 @@ class PostgresBackend(SessionBackend):
     def claim(self, session_id: str) -> bool:
         """Hold the session's advisory lock on the claims connection until ``release``."""
         try:
-            return self._claims.claim(self._schema(), session_id)
+            held = self._claims.claim(self._schema(), session_id)
         except self._pg.Error as exc:
             raise self._conn.unusable(f"claim session {session_id!r}", exc) from exc
+        if held:
+            try:  # a write of the former holder's under way: it goes first (_confirm_claim)
+                self._conn.read(lambda db: self._wait_for_writes(db, session_id), None)
+            except BaseException:
+                self.release(session_id)
+                raise
+        return held
+
+    def _wait_for_writes(self, db: psycopg.Connection[Any], session_id: str) -> None:
+        """Wait until no write holds the session's row: what is read after the claim
+        then holds every write of a former holder (whose claim ended) that got in."""
+        db.execute("SELECT 1 FROM dsh_sessions WHERE id=%s FOR KEY SHARE", (session_id,))
 
     def release(self, session_id: str) -> None:
         if self._conn.schema is not None:  # else nothing was claimed
@@ -264,11 +299,13 @@ class PostgresBackend(SessionBackend):
         def work(db: psycopg.Connection[Any]) -> bool:
             self._loaded.pop(session_id, None)
             with self._conn.transaction(db):
-                self._check_claim(db, session_id, "delete")  # held while it is deleted
+                claimed = self._check_claim(db, session_id, "delete")  # held meanwhile
                 # the session's row first: it waits for an append holding the row (a
                 # writer without a claim), and the statements after it then see that
                 # append's events (each statement takes a new snapshot): none is left
                 deleted = db.execute("DELETE FROM dsh_sessions WHERE id=%s", (session_id,))
+                if claimed:
+                    self._confirm_claim(db, session_id, "delete")
                 db.execute("DELETE FROM dsh_events WHERE session=%s", (session_id,))
                 db.execute("DELETE FROM dsh_workspaces WHERE session=%s", (session_id,))
                 return deleted.rowcount > 0

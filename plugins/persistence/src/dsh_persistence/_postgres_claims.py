@@ -113,6 +113,16 @@ class AdvisoryClaims:
             del self._held[session_id]
             return "lost"
 
+    def holder(self, session_id: str) -> int | None:
+        """The server process id of the connection that holds the claim of
+        ``session_id`` for this backend (None when it holds none): what a write checks
+        in ``pg_locks`` once it holds the session's row (``HELD_BY``)."""
+        with self._lock:
+            db = self._db
+            if self._held.get(session_id) != self._generation or db is None or _dead(db):
+                return None
+            return int(db.info.backend_pid)
+
     def release(self, schema: str, session_id: str) -> None:
         with self._lock:
             generation = self._held.pop(session_id, None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 __all__ = [
     "CLAIM_KEY",
+    "HELD_BY",
     "SCHEMA",
     "SCHEMA_LOCK",
     "SCHEMA_VERSION",
@@ -30,6 +31,14 @@ SCHEMA_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('dsh-persistence sc
 #: else their search paths hold. A claim holds it exclusively; a writer without a
 #: claim shares it while it writes.
 CLAIM_KEY = "hashtextextended(%s || '/claim/' || %s, 0)"
+#: Whether the server process ``%s`` holds the claim (``%s``, ``%s``: as ``CLAIM_KEY``):
+#: a bigint advisory lock shows as its high half in ``classid``, its low half in
+#: ``objid``, and ``objsubid`` 1.
+HELD_BY = (
+    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype='advisory' AND pid=%s AND "
+    "granted AND mode='ExclusiveLock' AND objsubid=1 AND "
+    f"((classid::bigint << 32) | objid::bigint) = {CLAIM_KEY})"
+)
 #: Where each stored session last ran: the workspace its last turn was written from.
 WHERE = (
     "COALESCE((SELECT workspace FROM dsh_workspaces w WHERE w.session=s.id AND "
