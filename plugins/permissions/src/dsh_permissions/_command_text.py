@@ -9,6 +9,7 @@ import os
 from typing import Final
 
 from dsh_permissions import _xargs
+from dsh_permissions._located import located
 from dsh_permissions._paths import display, folded
 from dsh_permissions._readings import open_prefixes, variants
 from dsh_permissions._shell import Word
@@ -100,15 +101,9 @@ def redirect(target: Word, root: str, moved: bool, dirs: tuple[str, ...] = ()) -
     text, why = canonical(target, root, moved, path=True)
     shown = f"> {text}"
     readings = [shown, f"> {target.text}"]
-    if moved and not (target.dynamic or target.tilde) and not os.path.isabs(target.text):
-        for directory in dirs:
-            for place in _places(os.path.join(directory, target.text)):
-                readings.append(f"> {display(place, root)}")
+    for directory in dirs if moved else ():
+        # a redirection's target is a file, whatever it holds (``> a://b``, ``> -x``)
+        if (place := located(target, directory)) is not None:
+            readings.extend(f"> {display(p, root)}" for p in place.both())
     deny = tuple(dict.fromkeys([*readings, *(folded(r) for r in readings)]))
     return Subject("redirect", shown, allow=() if why else (shown,), deny=deny, unknown=why)
-
-
-def _places(joined: str) -> list[str]:
-    if "\x00" in joined:
-        return []
-    return list(dict.fromkeys([os.path.realpath(joined), os.path.normpath(joined)]))

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from dsh_permissions._located import Located, located
 from dsh_permissions._paths import display
 from dsh_permissions._readings import skip_assignments, starts
 from dsh_permissions._shell import MAX_DEPTH, Unparseable, Word, split
@@ -184,12 +185,15 @@ def elsewhere_readings(
     program, which is kept as written (``cat key`` in ``secrets`` is ``cat secrets/key``)."""
     out: dict[str, None] = {}
     for directory in dirs:
+        places = {
+            index: place
+            for index in range(start, len(words))
+            if (word := words[index]) is not None and (place := _file_word(word, directory))
+        }
         for real in (True, False):
             located = list(canon)
-            for index in range(start, len(words)):
-                word = words[index]
-                if word is not None and (place := _located(word, directory, root, real)):
-                    located[index] = place
+            for index, place in places.items():
+                located[index] = display(place.real if real else place.lexical, root)
             for index in starts(canon):
                 if index >= len(canon):
                     continue
@@ -201,11 +205,10 @@ def elsewhere_readings(
     return list(out)
 
 
-def _located(word: Word, directory: str, root: str, real: bool) -> str | None:
+def _file_word(word: Word, directory: str) -> Located | None:
+    """The file a word of a command's text names in ``directory``, when it may name
+    one: not an option, an assignment, a URL or an empty word (kept as written)."""
     text = word.text
-    if word.dynamic or word.tilde or not text or "\x00" in text or os.path.isabs(text):
+    if not text or text.startswith("-") or "=" in text or "://" in text:
         return None
-    if text.startswith("-") or "=" in text or "://" in text:
-        return None
-    joined = os.path.join(directory, text)
-    return display(os.path.realpath(joined) if real else os.path.normpath(joined), root)
+    return located(word, directory)

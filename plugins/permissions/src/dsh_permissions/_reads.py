@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
+from dsh_permissions._located import located
 from dsh_permissions._shell_words import Command, Word
 from dsh_permissions._subjects import Subject, path_subject
 from dsh_permissions._wrappers import (
@@ -143,18 +144,14 @@ def read_subjects(
 def _there(word: Word, root: str, dirs: tuple[str, ...], links: bool) -> list[Subject]:
     """The file a relative ``word`` names in each of ``dirs`` (its lexical and real
     path), as subjects only deny and ask rules of the read tool see."""
-    text = word.text
-    if word.dynamic or word.tilde or "{}" in text or "\x00" in text or os.path.isabs(text):
-        return []
-    if "://" in text:
+    if "://" in word.text:  # a URL to curl, wget or git, not a file here
         return []
     out: list[Subject] = []
     for directory in dirs:
-        joined = os.path.join(directory, text)
-        if _per_process(joined):
+        place = located(word, directory)
+        if place is None or _per_process(os.path.join(directory, word.text)):
             continue
-        for place in dict.fromkeys([os.path.normpath(joined), joined]):
-            out.append(path_subject(place, root, links))
+        out.extend(path_subject(p, root, links) for p in place.both())
     return out
 
 
