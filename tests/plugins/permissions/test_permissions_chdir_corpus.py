@@ -101,7 +101,8 @@ CASES = [
     ("ask-cat", "cd -- secrets && command grep x -", "allow"),
     ("ask-cat", "cd ./secrets && xargs sed -e p http://x/key", "allow"),
     ("ask-cat", "cd link_out && cat key", "allow"),
-    ("ask-cat", "cd secrets & env -C door cat -- a.py > ~/out", "allow"),
+    # was allowed: `cat -- secrets/a.py` missed the rule (see test_permissions_end_of_options)
+    ("ask-cat", "cd secrets & env -C door cat -- a.py > ~/out", "ask"),
     ("ask-cat", "cd secrets || xargs ls -", "allow"),
     ("ask-cat", "cd secrets/sub && command cat -- - > ~/out", "allow"),
     ("ask-cat", 'cd secrets; timeout 5 less "key"', "allow"),

@@ -38,12 +38,14 @@ def text_subject(
     elsewhere: list[str] | None = None,
 ) -> Subject:
     """The subject of one command's text. ``elsewhere``: more spellings deny and ask
-    rules see (``_moved``)."""
+    rules see (``_moved``); each of them also sees the text with its lone ``--`` words
+    taken out."""
     text = " ".join(canon)
     readings = [*variants(canon), *variants(raw), *(elsewhere or ())]
     if None in readings:  # too many words behind a wrapper could be its command
         why = why or _CROWDED
     deny = tuple(dict.fromkeys([*(r for r in readings if r is not None)]))
+    deny = tuple(dict.fromkeys([*deny, *(r for r in map(_without_end_of_options, deny) if r)]))
     deny = tuple(dict.fromkeys([*deny, *(folded(r) for r in deny)]))
     # only a pattern's first characters tell (see _xargs.OPEN_CHARS)
     prefixes = dict.fromkeys(
@@ -54,6 +56,15 @@ def text_subject(
     return Subject(
         "command", text, allow=allow, deny=deny, unknown=why, reads=reads, open=tuple(prefixes)
     )
+
+
+def _without_end_of_options(reading: str) -> str | None:
+    """``reading`` with each lone ``--`` word taken out (``cat -- secrets/key`` reads
+    what ``cat secrets/key`` does), or None when it has none."""
+    words = reading.split(" ")
+    if "--" not in words:
+        return None
+    return " ".join(w for w in words if w != "--")
 
 
 def any_unknown(words: tuple[Word, ...]) -> str | None:
