@@ -4,8 +4,6 @@ loop, and every run of the key is still hidden."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from test_secrets_study_errors import KEY
 
@@ -33,13 +31,12 @@ def test_text_of_a_keys_pieces_over_and_over_is_held_briefly_and_hidden(
     redactor = StreamRedactor((key,))
     shown: list[str] = []
     held = 0
-    began = time.perf_counter()
     for i in range(0, len(text), 4):
         shown.append(redactor.feed(text[i : i + 4]))
         held = max(held, len(redactor._held))
     shown.append(redactor.flush())
-    assert time.perf_counter() - began < 2.0  # generous: 3.7 s and more before (repeated)
-    assert held <= 2 * len(key)  # bounded: so is each piece's work
+    assert held <= 2 * len(key)  # bounded: so is each piece's work (not timed: 3.7 s and
+    # more before, a busy machine takes any time)
     joined = "".join(shown)
     assert redact(joined, (key,)) == joined
     assert not any(redact(piece, (key,)) != piece for piece in shown)
