@@ -137,10 +137,29 @@ class RequestEstimator:
         """System prompt + tools + messages of ``request``. ``history``: the session
         history the request was built from, when an earlier plugin changed its messages
         (see ``edited``); the kept counts then stay those of ``history``."""
-        fixed = self.fixed(request.system, request.tools)
-        if history is None:
-            return fixed + self.messages(request.messages)
-        return fixed + self.edited(request.messages, history)[0]
+        fields = request.__dict__  # one read: each attribute of a model costs a lookup
+        system = fields["system"]
+        tools = fields["tools"]
+        key = self._fixed_key  # the same objects as last time: their count is kept
+        if key is not None and key[0] is system and key[1] is tools:
+            fixed = self._fixed
+        else:
+            fixed = self.fixed(system, tools)
+        messages = fields["messages"]
+        if history is not None:
+            return fixed + self.edited(messages, history)[0]
+        last = self._view
+        if last is not None and isinstance(messages, HistoryView) and messages.continues(last):
+            # the history only grew since it was last counted: count the new messages
+            # (``_sync``'s common case, without its checks)
+            known = len(self._seen)
+            size = len(messages)
+            self._view = messages
+            if size != known:
+                self._add(messages[known:size])
+            return fixed + self._total
+        self._sync(messages)
+        return fixed + self._total
 
     def fixed(self, system: str, tools: tuple[ToolSpec, ...]) -> int:
         """The tokens of the system prompt and the tools (cached until they change)."""
@@ -224,14 +243,16 @@ class RequestEstimator:
                 )
             if stale:
                 self.invalidate()
-                seen = self._seen
                 known = 0
         self._view = view
         if known == size:
             return
-        new = messages[known:size]  # copies only the new messages
+        self._add(messages[known:size])  # copies only the new messages
+
+    def _add(self, new: Sequence[Message]) -> None:
+        """Count ``new``, the messages after those counted."""
         added = list(map(self.counter.count_message, new))
-        seen.extend(new)
+        self._seen.extend(new)
         self._counts.extend(added)
         self._total += sum(added)
 
