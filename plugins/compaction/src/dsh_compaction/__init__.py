@@ -119,7 +119,10 @@ async def agent_request(
 ) -> ModelRequest | None:
     """Over the threshold, compact, then send the request rebuilt from the compacted
     history. ``tryfirst``: later impls see (and may still trim) the compacted request."""
-    result: ModelRequest | None = await _impls().agent_request(agent, request, turn, step)
+    impls = _loaded or _impls()
+    if impls.within(agent, request, turn, step):  # the common case: no coroutine of its own
+        return None
+    result: ModelRequest | None = await impls.agent_request(agent, request, turn, step)
     return result
 
 

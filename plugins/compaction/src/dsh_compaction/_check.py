@@ -35,6 +35,7 @@ class Check:
 
     __slots__ = (
         "config",
+        "enabled",
         "estimator",
         "found",
         "info",
@@ -63,6 +64,7 @@ class Check:
         self.info = found.info if found is not None else None
         self.limits = _info(self.info)
         self.settings = settings
+        self.enabled = settings.enabled  # the settings are frozen: read once
         self.window = window
         self.reserve = reserve
         threshold = settings.threshold
@@ -118,11 +120,12 @@ def kept_check(agent: Any, state: AgentState, request: ModelRequest) -> Check | 
     if config is _UNSTARTED:
         return None
     options = agent.options
+    fields = request.__dict__  # one read: each attribute of a model costs a lookup
     if (
         check.config is not config
         or check.override is not options.get("compaction")
-        or check.max_tokens != request.max_tokens
-        or check.model != (request.model or options.get("model"))
+        or check.max_tokens != fields["max_tokens"]
+        or check.model != (fields["model"] or options.get("model"))
         or check.found is None
         or ((info := check.found.info) is not check.info and _info(info) != check.limits)
     ):

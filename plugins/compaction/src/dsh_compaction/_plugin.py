@@ -25,6 +25,7 @@ __all__ = [
     "compact_now",
     "register_history_reducers",
     "register_settings",
+    "within",
 ]
 
 
@@ -39,6 +40,32 @@ def register_history_reducers(register: Callable[..., None]) -> None:
 
 def agent_disposed(agent: Any) -> None:
     forget(agent)
+
+
+def within(agent: _host.Host, request: ModelRequest, turn: int, step: int) -> bool:
+    """True when ``agent_request`` would return None for ``request`` at once (under the
+    threshold, disabled, no window, already tried): the check of nearly every request,
+    decided in one frame with the kept check and estimator, without a coroutine. False
+    when it cannot tell (nothing kept yet) or the request is over the threshold: then
+    ``agent_request`` decides, as if this had not run (the estimate is kept: asking
+    again counts nothing anew)."""
+    state = state_for(agent)
+    check = kept_check(agent, state, request)
+    if check is None:
+        return False
+    estimator = check.estimator
+    if estimator is None:
+        return False
+    if (
+        not check.enabled
+        or state.failed_turn == turn
+        or state.step_tried == (turn, step)
+        or check.window is None
+    ):
+        return True
+    if isinstance(request.__dict__["messages"], HistoryView):
+        return estimator.request(request) <= check.limit
+    return estimator.request(request, agent.session.history) <= check.limit
 
 
 async def agent_request(
