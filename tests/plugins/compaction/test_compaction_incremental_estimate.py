@@ -128,3 +128,26 @@ def test_a_rebuilt_request_measured_against_its_history_is_the_scratch_estimate(
         system="s", messages=[UserMessage(content="first"), *history]
     )
     assert estimator.request(request, history) == scratch(counter, request)
+
+
+def test_subclasses_of_the_message_and_block_types_count_as_their_bases() -> None:
+    """``count_message`` tries the exact classes first; a subclass counts the same."""
+
+    class MyText(TextBlock):
+        pass
+
+    class MyCall(ToolCall):
+        pass
+
+    class MyAssistant(AssistantMessage):
+        pass
+
+    class MyUser(UserMessage):
+        pass
+
+    counter = HeuristicCounter(chars_per_token=1.0)
+    call = {"id": "c", "name": "add", "arguments": '{"a":1}'}
+    base = AssistantMessage(content=(TextBlock(text="hello"), ToolCall(**call)))
+    mine = MyAssistant(content=(MyText(text="hello"), MyCall(**call)))
+    assert counter.count_message(mine) == counter.count_message(base) == 4 + 5 + 8 + 3 + 7
+    assert counter.count_message(MyUser(content="four")) == 4 + 4

@@ -28,6 +28,7 @@ from dsh import (
     ToolCall,
     ToolResultMessage,
     ToolSpec,
+    UserMessage,
 )
 from dsh.session import HistoryView
 
@@ -78,15 +79,25 @@ class TextTokenCounter:
     def count_message(self, message: Message) -> int:
         count = self._count_text
         tokens = self.message_overhead
-        if isinstance(message, AssistantMessage):
+        # The exact (disjoint) classes first: an ``isinstance`` of a model class that
+        # fails runs ABCMeta's check, a Python call; subclasses take the ``isinstance``s.
+        kind = type(message)
+        if kind is UserMessage:
+            return tokens + count(message.content)
+        if kind is AssistantMessage or isinstance(message, AssistantMessage):
             for block in message.content:
-                if isinstance(block, _TEXTUAL):
+                kind = type(block)
+                if kind is TextBlock or kind is ReasoningBlock:
+                    tokens += count(block.text)
+                elif kind is ToolCall:
+                    tokens += self.call_overhead + count(block.name) + count(block.arguments)
+                elif isinstance(block, _TEXTUAL):
                     tokens += count(block.text)
                 elif isinstance(block, ToolCall):
                     tokens += self.call_overhead + count(block.name) + count(block.arguments)
                 elif isinstance(block, ProviderBlock):  # the provider gets it back whole
                     tokens += self.call_overhead + count(_json_text(block.data))
-        elif isinstance(message, ToolResultMessage):
+        elif kind is ToolResultMessage or isinstance(message, ToolResultMessage):
             tokens += count(message.content) + count(message.name)
         else:
             tokens += count(message.content)
