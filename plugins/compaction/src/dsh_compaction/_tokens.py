@@ -81,15 +81,13 @@ class TextTokenCounter:
         tokens = self.message_overhead
         # The exact (disjoint) classes first: an ``isinstance`` of a model class that
         # fails runs ABCMeta's check, a Python call; subclasses take the ``isinstance``s.
-        kind = type(message)
-        if kind is UserMessage:
+        if type(message) is UserMessage:
             return tokens + count(message.content)
-        if kind is AssistantMessage or isinstance(message, AssistantMessage):
+        if type(message) is AssistantMessage or isinstance(message, AssistantMessage):
             for block in message.content:
-                kind = type(block)
-                if kind is TextBlock or kind is ReasoningBlock:
+                if type(block) is TextBlock or type(block) is ReasoningBlock:
                     tokens += count(block.text)
-                elif kind is ToolCall:
+                elif type(block) is ToolCall:
                     tokens += self.call_overhead + count(block.name) + count(block.arguments)
                 elif isinstance(block, _TEXTUAL):
                     tokens += count(block.text)
@@ -97,7 +95,7 @@ class TextTokenCounter:
                     tokens += self.call_overhead + count(block.name) + count(block.arguments)
                 elif isinstance(block, ProviderBlock):  # the provider gets it back whole
                     tokens += self.call_overhead + count(_json_text(block.data))
-        elif kind is ToolResultMessage or isinstance(message, ToolResultMessage):
+        elif type(message) is ToolResultMessage or isinstance(message, ToolResultMessage):
             tokens += count(message.content) + count(message.name)
         else:
             tokens += count(message.content)
