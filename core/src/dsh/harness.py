@@ -89,7 +89,7 @@ class Harness:
         self.workspace = Path(workspace if workspace is not None else Path.cwd()).resolve()
         self.sessions = SessionStore()
         self._follow_observers()  # and again on every (un)registration while started
-        self.models = ModelRegistry()
+        self.models = ModelRegistry(secrets=self.secrets)
         self.tools = ToolRegistry()
         #: plugin section name -> the pydantic model that validates it
         self.settings: dict[str, type[BaseModel]] = {}

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
-import pytest
 
 from dsh import hookimpl
 from dsh.harness import Harness
@@ -61,11 +60,6 @@ def logged(events: list[Any]) -> str:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dsh/llm/registry.py ModelRegistry.get: a plugin's model that is no HttpModel "
-    "streams its answer unredacted into assistant/chunk and assistant/message",
-)
 async def test_a_plugin_models_answer_is_logged_with_the_key_hidden() -> None:
     half = len(KEY) // 2
     said = [
@@ -88,11 +82,6 @@ async def test_a_plugin_models_answer_is_logged_with_the_key_hidden() -> None:
     assert message["content"][1]["arguments"] == '{"key": "***"}'
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dsh/llm/registry.py ModelRegistry.get: a plugin's model that is no HttpModel "
-    "streams its answer unredacted into assistant/chunk and assistant/message",
-)
 async def test_the_scripted_models_answer_is_redacted_too() -> None:
     model = ScriptedModel([text(f"here: {KEY}.")])
     async with scripted_harness(model, plugins=[Serves(None)], load_entry_points=False) as h:
@@ -108,6 +97,8 @@ async def test_no_secret_known_the_models_own_stream_is_used() -> None:
     async with scripted_harness(plugins=[Serves(model, None)], load_entry_points=False) as h:
         assert h.secrets() == ()
         found = h.models.get("own", agent="a")
+        assert found.model is model  # type: ignore[attr-defined]
+        assert found.info is model.info and found.chunks is model.chunks  # type: ignore[attr-defined]
         request = ModelRequest(model="own", messages=[])
         stream = found.stream(request)
         assert stream is model.streams[-1]  # unwrapped: the hot path pays nothing

@@ -1,5 +1,5 @@
 """What the streaming redactor holds back comes out however the adapter's stream ends
-(dsh.llm._http._hidden): with an error of any kind, or without a Finish; and nothing
+(dsh.llm._redact_stream.hidden): with an error of any kind, or without a Finish; and nothing
 more is yielded once the stream is cancelled or closed."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from test_secrets_study_errors import KEY
 
 from dsh.errors import ModelError
 from dsh.llm import Chunk, TextDelta
-from dsh.llm._http import _hidden
+from dsh.llm._redact_stream import hidden
 
 # -- the stream that ends or fails ------------------------------------------------------------
 
@@ -39,7 +39,7 @@ async def test_what_is_held_comes_out_however_the_stream_ends(
     got: list[Chunk] = []
 
     async def read() -> None:
-        async for chunk in _hidden(_answer(end), (KEY,)):
+        async for chunk in hidden(_answer(end), (KEY,)):
             got.append(chunk)
 
     if error is None:
@@ -53,13 +53,13 @@ async def test_what_is_held_comes_out_however_the_stream_ends(
 async def test_a_cancelled_or_closed_stream_yields_nothing_more() -> None:
     got: list[Chunk] = []
     with anyio.move_on_after(0.1):
-        stream = _hidden(_answer("wait"), (KEY,))
+        stream = hidden(_answer("wait"), (KEY,))
         try:
             async for chunk in stream:
                 got.append(chunk)
         finally:
             await stream.aclose()  # would raise if it yielded on the way out
     assert got == [TextDelta("hello ")]
-    stream = _hidden(_answer("wait"), (KEY,))
+    stream = hidden(_answer("wait"), (KEY,))
     assert await stream.__anext__() == TextDelta("hello ")
     await stream.aclose()

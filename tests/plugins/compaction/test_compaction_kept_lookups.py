@@ -50,22 +50,28 @@ async def test_the_agent_option_still_overrides_the_kept_section() -> None:
 async def test_a_switched_model_and_a_model_registered_later_are_found() -> None:
     """The kept model is the one of the name asked for: the agent's model switched
     (option ``model``) finds the other; a name not registered yet is found once a
-    plugin registers it (a miss is not kept)."""
+    plugin registers it (a miss is not kept). The harness registers a model that is
+    no HttpModel wrapped (``.model``: dsh.llm.registry, which hides its secrets)."""
     small = ScriptedModel([], name="small", context_window=1_000)
     big = ScriptedModel([], name="big", context_window=50_000)
     async with harness(small, big) as h:
         agent = await h.agents.create("a", options={"model": "small"})
         state = state_for(agent.agent)
-        assert state.model(agent.agent, None) is small
-        assert state.model(agent.agent, None) is small  # the kept one
+        assert registered(state.model(agent.agent, None)) is small
+        assert registered(state.model(agent.agent, None)) is small  # the kept one
         agent.options["model"] = "big"
-        assert state.model(agent.agent, None) is big
-        assert state.model(agent.agent, "small") is small  # the request's own model
+        assert registered(state.model(agent.agent, None)) is big
+        assert registered(state.model(agent.agent, "small")) is small  # the request's own model
 
         assert state.model(agent.agent, "late") is None
         late = ScriptedModel([], name="late", context_window=7_000)
         h.models.add("test", late)
-        assert state.model(agent.agent, "late") is late
+        assert registered(state.model(agent.agent, "late")) is late
+
+
+def registered(model: Any) -> Any:
+    """The object a plugin registered (the harness's registry wraps it)."""
+    return getattr(model, "model", model)
 
 
 # --- the threshold check's kept values (_check): each thing they derive from changing is

@@ -13,7 +13,7 @@ import json
 import random
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import aclosing, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -25,7 +25,7 @@ from dsh._secrets import MIN_LENGTH, get_logger, known_keys, query_secrets, reda
 from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
 from dsh.llm._errors import MAX_CONNECTIONS, error_from_status, error_from_transport
-from dsh.llm._redact_stream import AnswerRedactor
+from dsh.llm._redact_stream import hidden
 from dsh.llm._sse import SSEParser
 from dsh.llm.base import Chunk, ModelInfo
 from dsh.messages import ModelRequest
@@ -156,7 +156,7 @@ class HttpModel:
         chunks = self.chunks(request)
         secrets = {self.config.api_key(self._env) or "", *self._query_secrets, *known_keys()}
         found = tuple(sorted((s for s in secrets if len(s) >= MIN_LENGTH), key=len, reverse=True))
-        return _hidden(chunks, found) if found else chunks
+        return hidden(chunks, found) if found else chunks
 
     def chunks(self, request: ModelRequest) -> AsyncGenerator[Chunk, None]:
         """The answer to ``request`` as the server streams it (implemented by each
@@ -327,27 +327,6 @@ class HttpModel:
         if retry_after is not None:
             return retry_after if retry_after <= self._max_wait else None
         return min(self._backoff * 2.0**attempt, _BACKOFF_CAP) * random.uniform(0.5, 1.0)
-
-
-async def _hidden(
-    chunks: AsyncGenerator[Chunk, None], secrets: tuple[str, ...]
-) -> AsyncIterator[Chunk]:
-    """``chunks`` with ``secrets`` hidden. What is held comes out however the adapter's
-    stream ends: with a ``Finish``, without one, or with an error (before it is raised:
-    the text of a step cut off is logged); not when the stream is cancelled or closed,
-    when nothing more may be yielded."""
-    hide = AnswerRedactor(secrets)
-    async with aclosing(chunks):  # an abort closes the response at once, as before
-        try:
-            async for chunk in chunks:
-                for shown in hide.take(chunk):
-                    yield shown
-        except Exception:  # not a cancellation, not GeneratorExit: BaseExceptions
-            for shown in hide.flush():
-                yield shown
-            raise
-        for shown in hide.flush():
-            yield shown
 
 
 async def _event_data(response: httpx.Response) -> AsyncGenerator[str, None]:

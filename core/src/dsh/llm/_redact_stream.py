@@ -13,17 +13,20 @@ piece tells, or until the answer ends: usually nothing is held, and the text com
 through as it came. Held text is never lost: what a stream shows, put together, is the
 whole text, redacted. An ``AnswerRedactor`` has one for all the text of an answer, one
 for all its reasoning and one for each tool call's arguments, as consumers join them
-(whatever chunks of another kind come between).
+(whatever chunks of another kind come between). ``hidden`` streams a model's answer
+through one: the HTTP adapters' (``HttpModel.stream``) and a plugin's model's
+(``dsh.llm.registry``).
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Final, final
 
 from dsh._secrets import HIDDEN, MIN_LENGTH, hidden_runs, shortest_run
 from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
 
-__all__ = ["SHORTEST_HELD", "AnswerRedactor", "StreamRedactor"]
+__all__ = ["SHORTEST_HELD", "AnswerRedactor", "StreamRedactor", "hidden"]
 
 
 #: A tail shorter than this is shown even when it is a piece of a key: keys are random,
@@ -311,3 +314,29 @@ class AnswerRedactor:
         if shown == chunk.text:
             return [chunk]
         return [ReasoningDelta(shown)] if shown else []
+
+
+async def hidden(
+    chunks: AsyncIterator[Chunk], secrets: tuple[str, ...]
+) -> AsyncGenerator[Chunk, None]:
+    """``chunks`` with ``secrets`` (longest first) hidden. What is held comes out however
+    the stream ends: with a ``Finish``, without one, or with an error (before it is
+    raised: the text of a step cut off is logged); not when the stream is cancelled or
+    closed, when nothing more may be yielded. Closing this closes ``chunks`` (an abort
+    closes the HTTP response at once), if it can be closed."""
+    hide = AnswerRedactor(secrets)
+    try:
+        try:
+            async for chunk in chunks:
+                for shown in hide.take(chunk):
+                    yield shown
+        except Exception:  # not a cancellation, not GeneratorExit: BaseExceptions
+            for shown in hide.flush():
+                yield shown
+            raise
+        for shown in hide.flush():
+            yield shown
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()

@@ -1,22 +1,39 @@
-"""The models a harness can call, by name, with the plugin each came from."""
+"""The models a harness can call, by name, with the plugin each came from.
+
+A harness's registry hides the harness's secrets (``Harness.secrets()``: the model API
+keys, the plugins' secret variables, ``add_secrets``) from the answers of the models
+plugins register that are no ``HttpModel`` (which hides the keys itself): any object
+with ``info`` and ``stream`` may say a key, and the answer is logged as it streams. It
+keeps such a model wrapped, whose ``stream`` asks for the secrets each
+time: with none known, it returns the model's own stream, unwrapped, so a harness
+without secrets (the scripted models of tests and benchmarks) pays one call a step.
+"""
 
 from __future__ import annotations
 
-from typing import final
+import sys
+from collections.abc import AsyncIterator, Callable
+from typing import Any, final
 
 from dsh.errors import DshError, ModelError
-from dsh.llm.base import Model
+from dsh.llm.base import Chunk, Model, ModelInfo
+from dsh.messages import ModelRequest
 
 __all__ = ["ModelRegistry"]
 
 
 @final
 class ModelRegistry:
-    __slots__ = ("_models", "_origin")
+    """``secrets``: what the answers of the models that do not hide keys themselves are
+    cleared of, asked for at each request (longest first, each of 8 characters or more:
+    ``Harness.secrets``); None (a registry of no harness's) hides nothing."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_models", "_origin", "_secrets")
+
+    def __init__(self, *, secrets: Callable[[], tuple[str, ...]] | None = None) -> None:
         self._models: dict[str, Model] = {}
         self._origin: dict[str, str] = {}
+        self._secrets = secrets
 
     def add(self, plugin: str, model: Model, name: str | None = None) -> None:
         """The ``register`` callback of ``register_models`` (stamped with ``plugin``)."""
@@ -27,6 +44,8 @@ class ModelRegistry:
             raise DshError(
                 f"model {key!r} is registered twice: by {self._origin[key]!r} and {plugin!r}"
             )
+        if self._secrets is not None and not _hides_keys(model):
+            model = _KeysHidden(model, self._secrets)
         self._models[key] = model
         self._origin[key] = plugin
 
@@ -55,3 +74,44 @@ class ModelRegistry:
 
     def names(self) -> list[str]:
         return list(self._models)
+
+
+@final
+class _KeysHidden:
+    """A registered ``model`` whose answers have ``secrets()`` hidden
+    (``dsh.llm._redact_stream.hidden``); its other attributes are the model's."""
+
+    __slots__ = ("_secrets", "model")
+
+    def __init__(self, model: Model, secrets: Callable[[], tuple[str, ...]]) -> None:
+        self.model = model
+        self._secrets = secrets
+
+    @property
+    def info(self) -> ModelInfo:
+        return self.model.info
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+        chunks = self.model.stream(request)
+        secrets = self._secrets()
+        if not secrets:  # the usual case: the model's own stream, as it is
+            return chunks
+        from dsh.llm._redact_stream import hidden
+
+        return hidden(chunks, secrets)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "model":  # not set yet (a copy being made): not the model's own
+            raise AttributeError(name)
+        return getattr(self.model, name)
+
+    def __repr__(self) -> str:
+        return f"_KeysHidden({self.model!r})"
+
+
+def _hides_keys(model: object) -> bool:
+    """Whether ``model`` is an ``HttpModel`` (which hides the keys dsh has read in its
+    answers itself); without ``dsh.llm._http`` imported, none is (and httpx is not
+    imported to tell)."""
+    http = sys.modules.get("dsh.llm._http")
+    return http is not None and isinstance(model, http.HttpModel)
