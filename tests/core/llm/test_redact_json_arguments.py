@@ -7,6 +7,7 @@ session log would hold it, one decode away."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -14,12 +15,21 @@ import pytest
 from test_redact_plugin_models import PluginModel, Serves
 
 from dsh.llm import Chunk, Finish, TextDelta, ToolCallDelta
-from dsh.llm._redact_stream import AnswerRedactor
-from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
+from dsh.llm._redact_stream import SHORTEST_HELD, AnswerRedactor
+from dsh.testing import run_turn, scripted_harness
 
 KEY = "plugin-secret-4f2a9c7e1b6d8a30"
 #: an AWS-style secret key: '/' in it, which PHP's and others' encoders write '\/'
 SLASHED = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+class Answers(PluginModel):
+    """Its chunks once, then a plain answer."""
+
+    async def _answer(self) -> AsyncIterator[Chunk]:
+        said = self.chunks if len(self.streams) == 1 else [TextDelta("done"), Finish("stop")]
+        for chunk in said:
+            yield chunk
 
 
 def escaped(secret: str, every: int = 1) -> str:
@@ -41,11 +51,6 @@ def split(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dsh/llm/_redact_stream.py AnswerRedactor.take: a call's arguments are redacted "
-    "as plain text, so a key written with JSON escapes passes",
-)
 @pytest.mark.parametrize("size", [1, 2, 3, 5, 7, 1000])
 @pytest.mark.parametrize(
     ("spelled", "secret"),
@@ -61,8 +66,11 @@ def split(text: str, size: int) -> list[str]:
 def test_a_json_escaped_key_in_arguments_is_hidden(spelled: str, secret: str, size: int) -> None:
     raw = '{"command": "curl -H \'k: ' + spelled + "' x\"}"
     assert json.loads(raw)["command"] == f"curl -H 'k: {secret}' x"
-    shown = arguments_of(split(raw, size), (secret,))
-    assert json.loads(shown)["command"] == "curl -H 'k: ***' x"
+    command = json.loads(arguments_of(split(raw, size), (secret,)))["command"]
+    # as for a key written plainly: streamed a character or two a piece (here: an escape
+    # a piece), those first characters show before the rest is hidden
+    shown = command.removeprefix("curl -H 'k: ").removesuffix("***' x")
+    assert secret.startswith(shown) and len(shown) < SHORTEST_HELD, command
 
 
 @pytest.mark.parametrize("size", [1, 2, 1000])
@@ -71,18 +79,10 @@ def test_other_escapes_pass_as_they_came(size: int) -> None:
     assert arguments_of(split(raw, size), (KEY,)) == raw
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dsh/llm/_redact_stream.py AnswerRedactor.take: a call's arguments are redacted "
-    "as plain text, so a key written with JSON escapes passes",
-)
 async def test_a_tool_called_with_an_escaped_key_gets_it_hidden_and_the_log_too() -> None:
-    raw = '{"command": "echo ' + escaped(KEY) + '"}'
-    model = PluginModel(
-        [TextDelta("ok"), ToolCallDelta(0, "c1", "bash", raw), Finish("tool_calls")]
-    )
-    after = ScriptedModel([text("done")], name="after")
-    async with scripted_harness(after, plugins=[Serves(model)], load_entry_points=False) as h:
+    raw = '{"command": "echo \'' + escaped(KEY) + "'\"}"
+    model = Answers([TextDelta("ok"), ToolCallDelta(0, "c1", "bash", raw), Finish("tool_calls")])
+    async with scripted_harness(plugins=[Serves(model)], load_entry_points=False) as h:
         agent = await h.agents.create("a", options={"model": "own"})
         with anyio.fail_after(10):
             events = await run_turn(agent, "go")
@@ -97,4 +97,6 @@ async def test_a_tool_called_with_an_escaped_key_gets_it_hidden_and_the_log_too(
         *(json.dumps(c) for c in calls),
     ):
         assert KEY not in json.dumps(json.loads(arguments)) and KEY not in arguments
-    assert json.loads(message["content"][1]["arguments"]) == {"command": "echo ***"}
+    assert json.loads(message["content"][1]["arguments"]) == {"command": "echo '***'"}
+    result = next(e.data["content"] for e in events if e.type == "tool/result")
+    assert result.startswith("***"), result  # what the tool got, and echoed

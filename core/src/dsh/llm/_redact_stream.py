@@ -24,6 +24,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Final, final
 
 from dsh._secrets import HIDDEN, MIN_LENGTH, hidden_runs, shortest_run
+from dsh.llm._redact_json import JsonEscapes, json_secrets
 from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
 
 __all__ = ["SHORTEST_HELD", "AnswerRedactor", "StreamRedactor", "hidden"]
@@ -206,7 +207,8 @@ _REASONING: Final = "reasoning"
 @final
 class AnswerRedactor:
     """The chunks of one answer, with the secrets hidden from the text, the reasoning
-    and the tool calls' arguments (an ``id``, a ``name``, a signature, encrypted
+    and the tool calls' arguments (JSON: however escaped, ``dsh.llm._redact_json``; an
+    ``id``, a ``name``, a signature, encrypted
     reasoning and a provider's own block pass as they are). ``take`` each chunk, get
     the chunks to show in its place; ``flush`` when the stream ends without a
     ``Finish``, for what was held (a ``Finish`` flushes all before it).
@@ -223,13 +225,15 @@ class AnswerRedactor:
     of a word that is also in a key stays in its block. A signature on its own ends
     its reasoning block: all the reasoning held comes out before it."""
 
-    __slots__ = ("_calls", "_last", "_reasoning", "_secrets", "_text")
+    __slots__ = ("_calls", "_json", "_last", "_reasoning", "_secrets", "_text")
 
     def __init__(self, secrets: tuple[str, ...]) -> None:
         self._secrets = secrets
         self._text = StreamRedactor(secrets)
         self._reasoning = StreamRedactor(secrets)
-        self._calls: dict[int, StreamRedactor] = {}  # by index: each call's arguments
+        # by index: each call's arguments, JSON (dsh.llm._redact_json: a key escaped)
+        self._calls: dict[int, tuple[JsonEscapes, StreamRedactor]] = {}
+        self._json: tuple[tuple[str, ...], frozenset[str]] | None = None
         self._last: str | None = None  # the assembler's last block, if text or reasoning
 
     def take(self, chunk: Chunk) -> list[Chunk]:
@@ -249,12 +253,12 @@ class AnswerRedactor:
             self._last = _REASONING
             return out + self._reason(chunk)
         if isinstance(chunk, ToolCallDelta):
-            arguments = self._calls.get(chunk.index)
+            call = self._calls.get(chunk.index)
             out = []
-            if arguments is None:  # a new call: a block of its own
+            if call is None:  # a new call: a block of its own
                 out = self._end_block()
-                arguments = self._calls[chunk.index] = StreamRedactor(self._secrets)
-            shown = arguments.feed(chunk.arguments)
+                call = self._calls[chunk.index] = self._new_call()
+            shown = call[1].feed(call[0].feed(chunk.arguments))
             if shown == chunk.arguments:
                 out.append(chunk)
             elif shown or chunk.id is not None or chunk.name is not None:
@@ -281,11 +285,18 @@ class AnswerRedactor:
         for held, kind in kinds:
             if rest := held.flush():
                 out.append(kind(rest))
-        for index, arguments in self._calls.items():
-            rest = arguments.flush()
+        for index, (escapes, arguments) in self._calls.items():
+            rest = arguments.feed(escapes.flush()) + arguments.flush()
             if rest:
                 out.append(ToolCallDelta(index, arguments=rest))
         return out
+
+    def _new_call(self) -> tuple[JsonEscapes, StreamRedactor]:
+        """A call's arguments: JSON, so a secret's escaped characters are found too."""
+        if self._json is None:
+            self._json = json_secrets(self._secrets)
+        secrets, chars = self._json
+        return JsonEscapes(chars), StreamRedactor(secrets)
 
     def _end_block(self) -> list[Chunk]:
         """The assembler's last block ends: what its text holds, if it may come out."""

@@ -1,0 +1,99 @@
+"""Hiding the secrets in a tool call's arguments as they stream: JSON text.
+
+A string in JSON may write any character as an escape (``\\u0073`` for ``s``, upper- or
+lower-case hex; ``\\/`` for ``/``, as some encoders do), and a model or a server may: a
+key so spelled would pass a redactor looking for its characters, and reach the tool and
+the session log one decode away. So the arguments are first written the one way
+``json.dumps(..., ensure_ascii=False)`` writes a secret's characters: each escape of a
+character that is in a secret becomes that character (``\\"``, ``\\\\`` and the control
+characters' escapes for those), ``\\/`` a ``/`` if a secret has one; then the secrets,
+and their JSON spellings (a ``"`` in one is always escaped), are hidden as in any text
+(``dsh.llm._redact_stream.StreamRedactor``). The JSON means what it meant, less the
+secrets: the tool gets ``***`` in a key's place, as it does for a key written plainly.
+Other escapes pass as they came. A piece that ends in an escape not whole yet
+(``\\u00``) holds it until the next piece or the end. Not caught: a character beyond
+U+FFFF written as two escapes (a surrogate pair), a key cut into strings the tool joins.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Final, final
+
+__all__ = ["JsonEscapes", "json_secrets"]
+
+#: An escape, whole or cut off at the end: ``\uXXXX`` (fewer hex digits when cut),
+#: ``\`` and one character, or a ``\`` alone at the end.
+_ESCAPE: Final = re.compile(r"\\(u[0-9a-fA-F]{0,4}|.)?", re.S)
+
+
+def json_secrets(secrets: tuple[str, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The secrets with their JSON spellings (longest first) and the characters they
+    have: what hides them in JSON text (a ``StreamRedactor`` of the first after a
+    ``JsonEscapes`` of the second), the same for every call of an answer."""
+    spelled = {secret for s in secrets for secret in (s, _spelling(s))}
+    chars = frozenset("".join(secrets))
+    return tuple(sorted(spelled, key=len, reverse=True)), chars
+
+
+@final
+class JsonEscapes:
+    """One tool call's arguments, with the escapes of the secrets' characters written
+    as the secrets' JSON spellings have them: ``feed`` each piece, get the text to
+    redact; ``flush`` for an escape cut off at the end, when the answer ends."""
+
+    __slots__ = ("_chars", "_tail")
+
+    def __init__(self, chars: frozenset[str]) -> None:
+        self._chars = chars
+        self._tail = ""  # an escape cut off at the end of the last piece
+
+    def feed(self, piece: str) -> str:
+        text = self._tail + piece if self._tail else piece
+        if "\\" not in text:  # the usual case: no escape at all
+            self._tail = ""
+            return text
+        return self._plain(text)
+
+    def flush(self) -> str:
+        rest, self._tail = self._tail, ""
+        return rest
+
+    def _plain(self, text: str) -> str:
+        """``text`` with the escapes of the secrets' characters written as a secret's
+        JSON spelling has them; an escape cut off at its end held in ``_tail``."""
+        self._tail = ""
+        chars = self._chars
+        parts: list[str] = []
+        done = 0
+        for match in _ESCAPE.finditer(text):
+            body = match.group(1)
+            if body is None or (body[0] == "u" and len(body) < 5):
+                if match.end() == len(text):  # cut off: the next piece tells
+                    self._tail = text[match.start() :]
+                    parts.append(text[done : match.start()])
+                    return "".join(parts)
+                continue  # not JSON: passed as it came
+            if body == "/":
+                if "/" not in chars:
+                    continue
+                written = "/"
+            elif body[0] == "u":
+                char = chr(int(body[1:], 16))
+                if char not in chars:
+                    continue
+                written = _spelling(char)
+            else:
+                continue
+            parts += (text[done : match.start()], written)
+            done = match.end()
+        if not parts:
+            return text
+        parts.append(text[done:])
+        return "".join(parts)
+
+
+def _spelling(text: str) -> str:
+    """``text`` as it is written in a JSON string (``json.dumps``, without quotes)."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
