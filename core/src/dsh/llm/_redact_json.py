@@ -13,15 +13,22 @@ secrets: the tool gets ``***`` in a key's place, as it does for a key written pl
 Other escapes pass as they came. A piece that ends in an escape not whole yet
 (``\\u00``) holds it until the next piece or the end. Not caught: a character beyond
 U+FFFF written as two escapes (a surrogate pair), a key cut into strings the tool joins.
+
+A provider's own block (``ProviderBlockChunk``: an Anthropic server tool's call, whose
+input the model wrote, or its results) comes whole and decoded: ``hidden_in`` hides the
+secrets in each of its strings (keys too), as ``dsh.redact`` does, and gives the very
+object back when there is none, as there usually is.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Final, final
+from typing import Any, Final, final
 
-__all__ = ["JsonEscapes", "json_secrets"]
+from dsh._secrets import redact
+
+__all__ = ["JsonEscapes", "hidden_in", "json_secrets"]
 
 #: An escape, whole or cut off at the end: ``\uXXXX`` (fewer hex digits when cut),
 #: ``\`` and one character, or a ``\`` alone at the end.
@@ -97,3 +104,21 @@ class JsonEscapes:
 def _spelling(text: str) -> str:
     """``text`` as it is written in a JSON string (``json.dumps``, without quotes)."""
     return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def hidden_in(value: Any, secrets: tuple[str, ...]) -> Any:
+    """``value`` (decoded JSON: dicts, lists, strings...) with ``secrets`` hidden from
+    each string in it, the keys of its dicts too; ``value`` itself if none has one."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        pairs = [(hidden_in(k, secrets), hidden_in(v, secrets)) for k, v in value.items()]
+        if all(k is old and v is value[old] for (k, v), old in zip(pairs, value, strict=True)):
+            return value
+        return dict(pairs)
+    if isinstance(value, list):
+        items = [hidden_in(item, secrets) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return items
+    return value

@@ -24,8 +24,16 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Final, final
 
 from dsh._secrets import HIDDEN, MIN_LENGTH, hidden_runs, shortest_run
-from dsh.llm._redact_json import JsonEscapes, json_secrets
-from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
+from dsh.llm._redact_json import JsonEscapes, hidden_in, json_secrets
+from dsh.llm.base import (
+    Chunk,
+    Finish,
+    ProviderBlockChunk,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    UsageChunk,
+)
 
 __all__ = ["SHORTEST_HELD", "AnswerRedactor", "StreamRedactor", "hidden"]
 
@@ -209,7 +217,8 @@ class AnswerRedactor:
     """The chunks of one answer, with the secrets hidden from the text, the reasoning
     and the tool calls' arguments (JSON: however escaped, ``dsh.llm._redact_json``; an
     ``id``, a ``name``, a signature, encrypted
-    reasoning and a provider's own block pass as they are). ``take`` each chunk, get
+    reasoning pass as they are; a provider's own block has the secrets hidden from its
+    strings, ``dsh.llm._redact_json.hidden_in``). ``take`` each chunk, get
     the chunks to show in its place; ``flush`` when the stream ends without a
     ``Finish``, for what was held (a ``Finish`` flushes all before it).
 
@@ -271,6 +280,10 @@ class AnswerRedactor:
         if isinstance(chunk, UsageChunk):  # some servers send one with every piece
             return [chunk]
         # encrypted reasoning, a provider's own block: a block of its own
+        if isinstance(chunk, ProviderBlockChunk):  # whole and decoded: its strings
+            data = hidden_in(chunk.data, self._secrets)
+            if data is not chunk.data:
+                chunk = ProviderBlockChunk(chunk.provider, data)
         out = self._end_block()
         out.append(chunk)
         return out
