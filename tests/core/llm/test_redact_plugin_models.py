@@ -97,7 +97,7 @@ async def test_no_secret_known_the_models_own_stream_is_used() -> None:
     async with scripted_harness(plugins=[Serves(model, None)], load_entry_points=False) as h:
         assert h.secrets() == ()
         found = h.models.get("own", agent="a")
-        assert found.model is model  # type: ignore[attr-defined]
+        assert found.__wrapped__ is model  # type: ignore[attr-defined]
         assert found.info is model.info and found.chunks is model.chunks  # type: ignore[attr-defined]
         request = ModelRequest(model="own", messages=[])
         stream = found.stream(request)

@@ -51,7 +51,7 @@ async def test_a_switched_model_and_a_model_registered_later_are_found() -> None
     """The kept model is the one of the name asked for: the agent's model switched
     (option ``model``) finds the other; a name not registered yet is found once a
     plugin registers it (a miss is not kept). The harness registers a model that is
-    no HttpModel wrapped (``.model``: dsh.llm.registry, which hides its secrets)."""
+    no HttpModel wrapped (``__wrapped__``: dsh.llm.registry, which hides its secrets)."""
     small = ScriptedModel([], name="small", context_window=1_000)
     big = ScriptedModel([], name="big", context_window=50_000)
     async with harness(small, big) as h:
@@ -71,7 +71,7 @@ async def test_a_switched_model_and_a_model_registered_later_are_found() -> None
 
 def registered(model: Any) -> Any:
     """The object a plugin registered (the harness's registry wraps it)."""
-    return getattr(model, "model", model)
+    return getattr(model, "__wrapped__", model)
 
 
 # --- the threshold check's kept values (_check): each thing they derive from changing is

@@ -78,21 +78,22 @@ class ModelRegistry:
 
 @final
 class _KeysHidden:
-    """A registered ``model`` whose answers have ``secrets()`` hidden
-    (``dsh.llm._redact_stream.hidden``); its other attributes are the model's."""
+    """A registered model whose answers have ``secrets()`` hidden
+    (``dsh.llm._redact_stream.hidden``); its other attributes are the model's, and
+    ``__wrapped__`` is the model (as ``functools.wraps`` names a wrapped function)."""
 
-    __slots__ = ("_secrets", "model")
+    __slots__ = ("__wrapped__", "_secrets")
 
     def __init__(self, model: Model, secrets: Callable[[], tuple[str, ...]]) -> None:
-        self.model = model
+        self.__wrapped__ = model
         self._secrets = secrets
 
     @property
     def info(self) -> ModelInfo:
-        return self.model.info
+        return self.__wrapped__.info
 
     def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
-        chunks = self.model.stream(request)
+        chunks = self.__wrapped__.stream(request)
         secrets = self._secrets()
         if not secrets:  # the usual case: the model's own stream, as it is
             return chunks
@@ -101,12 +102,12 @@ class _KeysHidden:
         return hidden(chunks, secrets)
 
     def __getattr__(self, name: str) -> Any:
-        if name == "model":  # not set yet (a copy being made): not the model's own
+        if name == "__wrapped__":  # not set yet (a copy being made): not the model's own
             raise AttributeError(name)
-        return getattr(self.model, name)
+        return getattr(self.__wrapped__, name)
 
     def __repr__(self) -> str:
-        return f"_KeysHidden({self.model!r})"
+        return f"_KeysHidden({self.__wrapped__!r})"
 
 
 def _hides_keys(model: object) -> bool:
