@@ -215,11 +215,10 @@ _REASONING: Final = "reasoning"
 @final
 class AnswerRedactor:
     """The chunks of one answer, with the secrets hidden from the text, the reasoning
-    and the tool calls' arguments (JSON: however escaped, ``dsh.llm._redact_json``; an
-    ``id``, a ``name``, a signature, encrypted
-    reasoning pass as they are; a provider's own block has the secrets hidden from its
-    strings, ``dsh.llm._redact_json.hidden_in``). ``take`` each chunk, get
-    the chunks to show in its place; ``flush`` when the stream ends without a
+    and the tool calls' arguments (JSON: however escaped, ``dsh.llm._redact_json``), and
+    from a provider's own block's strings (``hidden_in``); an ``id``, a ``name``, a
+    signature and encrypted reasoning pass as they are. ``take`` each chunk, get the
+    chunks to show in its place; ``flush`` when the stream ends without a
     ``Finish``, for what was held (a ``Finish`` flushes all before it).
 
     The redaction follows what is joined, not the blocks: all the text deltas of an
