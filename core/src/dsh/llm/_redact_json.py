@@ -50,27 +50,28 @@ class JsonEscapes:
     as the secrets' JSON spellings have them: ``feed`` each piece, get the text to
     redact; ``flush`` for an escape cut off at the end, when the answer ends."""
 
-    __slots__ = ("_chars", "_tail")
+    __slots__ = ("_chars", "tail")
 
     def __init__(self, chars: frozenset[str]) -> None:
         self._chars = chars
-        self._tail = ""  # an escape cut off at the end of the last piece
+        #: an escape cut off at the end of the last piece, held for the next
+        self.tail = ""
 
     def feed(self, piece: str) -> str:
-        text = self._tail + piece if self._tail else piece
+        text = self.tail + piece if self.tail else piece
         if "\\" not in text:  # the usual case: no escape at all
-            self._tail = ""
+            self.tail = ""
             return text
         return self._plain(text)
 
     def flush(self) -> str:
-        rest, self._tail = self._tail, ""
+        rest, self.tail = self.tail, ""
         return rest
 
     def _plain(self, text: str) -> str:
         """``text`` with the escapes of the secrets' characters written as a secret's
-        JSON spelling has them; an escape cut off at its end held in ``_tail``."""
-        self._tail = ""
+        JSON spelling has them; an escape cut off at its end held in ``tail``."""
+        self.tail = ""
         chars = self._chars
         parts: list[str] = []
         done = 0
@@ -78,7 +79,7 @@ class JsonEscapes:
             body = match.group(1)
             if body is None or (body[0] == "u" and len(body) < 5):
                 if match.end() == len(text):  # cut off: the next piece tells
-                    self._tail = text[match.start() :]
+                    self.tail = text[match.start() :]
                     parts.append(text[done : match.start()])
                     return "".join(parts)
                 continue  # not JSON: passed as it came

@@ -266,7 +266,11 @@ class AnswerRedactor:
             if call is None:  # a new call: a block of its own
                 out = self._end_block()
                 call = self._calls[chunk.index] = self._new_call()
-            shown = call[1].feed(call[0].feed(chunk.arguments))
+            escapes, arguments = call
+            text = chunk.arguments
+            if escapes.tail or "\\" in text:  # not usually: the escapes, written plainly
+                text = escapes.feed(text)
+            shown = arguments.feed(text)
             if shown == chunk.arguments:
                 out.append(chunk)
             elif shown or chunk.id is not None or chunk.name is not None:
