@@ -14,7 +14,8 @@ import anyio
 
 from dsh import hookimpl
 from dsh.harness import Harness
-from dsh.llm import Chunk, Finish, ModelInfo, TextDelta, ToolCallDelta
+from dsh.llm import Chunk, Finish, ModelInfo, ModelRegistry, TextDelta, ToolCallDelta
+from dsh.llm.openai import OpenAICompatibleModel
 from dsh.messages import ModelRequest
 from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
 
@@ -103,3 +104,32 @@ async def test_no_secret_known_the_models_own_stream_is_used() -> None:
         stream = found.stream(request)
         assert stream is model.streams[-1]  # unwrapped: the hot path pays nothing
         await stream.aclose()  # type: ignore[attr-defined]
+
+
+class OwnStream(OpenAICompatibleModel):
+    """An HTTP adapter's subclass whose ``stream`` is its own: ``chunks`` is skipped."""
+
+    @property
+    def info(self) -> ModelInfo:
+        return ModelInfo(name="own-stream", provider="plugin")
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:  # type: ignore[override]
+        yield TextDelta(f"said {KEY}")
+        yield Finish("stop")
+
+
+class Adapter(OpenAICompatibleModel):
+    @property
+    def info(self) -> ModelInfo:
+        return ModelInfo(name="adapter", provider="plugin")
+
+
+async def test_an_http_adapter_whose_stream_is_its_own_is_wrapped_too() -> None:
+    registry = ModelRegistry(secrets=lambda: (KEY,))
+    registry.add("p", object.__new__(OwnStream))  # (not built: no config needed here)
+    registry.add("p", object.__new__(Adapter))
+    assert not hasattr(registry.get("adapter", agent="a"), "__wrapped__")  # hides keys itself
+    found = registry.get("own-stream", agent="a")
+    said = [c async for c in found.stream(ModelRequest())]
+    assert "".join(c.text for c in said if isinstance(c, TextDelta)) == "said ***"
+    assert said[-1] == Finish("stop")

@@ -2,11 +2,12 @@
 
 A harness's registry hides the harness's secrets (``Harness.secrets()``: the model API
 keys, the plugins' secret variables, ``add_secrets``) from the answers of the models
-plugins register that are no ``HttpModel`` (which hides the keys itself): any object
-with ``info`` and ``stream`` may say a key, and the answer is logged as it streams. It
-keeps such a model wrapped, whose ``stream`` asks for the secrets each
-time: with none known, it returns the model's own stream, unwrapped, so a harness
-without secrets (the scripted models of tests and benchmarks) pays one call a step.
+plugins register that are no ``HttpModel`` (which hides the keys itself, unless its
+``stream`` is its own): any object with ``info`` and ``stream`` may say a key, and the
+answer is logged as it streams. It keeps such a model wrapped, whose ``stream`` asks for
+the secrets each time: with none known, it returns the model's own stream, unwrapped,
+so a harness without secrets (the scripted models of tests and benchmarks) pays a call
+or two a step.
 """
 
 from __future__ import annotations
@@ -111,8 +112,10 @@ class _KeysHidden:
 
 
 def _hides_keys(model: object) -> bool:
-    """Whether ``model`` is an ``HttpModel`` (which hides the keys dsh has read in its
-    answers itself); without ``dsh.llm._http`` imported, none is (and httpx is not
-    imported to tell)."""
+    """Whether ``model`` is an ``HttpModel`` with the ``stream`` that hides the keys dsh
+    has read in its answers (not one of its own); without ``dsh.llm._http`` imported,
+    none is (and httpx is not imported to tell)."""
     http = sys.modules.get("dsh.llm._http")
-    return http is not None and isinstance(model, http.HttpModel)
+    if http is None or not isinstance(model, http.HttpModel):
+        return False
+    return type(model).stream is http.HttpModel.stream
