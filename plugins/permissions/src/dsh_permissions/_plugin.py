@@ -189,13 +189,30 @@ class Permissions:
         """``settings_for(agent)``, made again only when what it is made of changed:
         the plugin's settings and the harness section (compared by identity; both are
         frozen) and the agent's raw options (by their JSON text, so a change made in
-        place is seen, and ``1`` is never mistaken for ``true``)."""
+        place is seen, and ``1`` is never mistaken for ``true``). Settings registered
+        under a name other than ``permissions`` (or under two names) are read from
+        other option keys too: those are made again on every call."""
+        harness = getattr(agent, "harness", None)
+        section: PermissionSettings | None = None
+        if harness is not None:
+            name = None
+            for each, model in harness.settings.items():
+                if model is PermissionsSection:
+                    if name is not None:
+                        return self.settings_for(agent)
+                    name = each
+            if name is not None:
+                if name != "permissions":
+                    return self.settings_for(agent)
+                found = harness.config.section(name)
+                # no ABC check through pydantic's metaclass for the usual type
+                if type(found) is PermissionsSection or isinstance(found, PermissionSettings):
+                    section = found
         options = getattr(agent, "options", None)
         if type(options) is dict or isinstance(options, Mapping):  # a dict: no ABC check
             raw = options.get("permissions")
         else:
             raw = None
-        section = _section(agent)
         try:
             text = to_json(raw)
         except Exception:  # not JSON: nothing to compare by, so never cached
