@@ -163,13 +163,17 @@ class GrantLog:
         return Grants(self, session, len(session.events))
 
 
-@dataclass(frozen=True, slots=True)
 class Grants:
-    """The grants of the first ``end`` events of a session (see ``GrantLog.until``)."""
+    """The grants of the first ``end`` events of a session (see ``GrantLog.until``).
+    A plain slotted class: one is made per checked call, and a frozen dataclass's
+    ``__init__`` sets each field through ``object.__setattr__``."""
 
-    log: GrantLog
-    session: object
-    end: int
+    __slots__ = ("end", "log", "session")
+
+    def __init__(self, log: GrantLog, session: object, end: int) -> None:
+        self.log = log
+        self.session = session
+        self.end = end
 
     def __contains__(self, grant: object) -> bool:
         return grant in self.log.current(self.session, self.end)

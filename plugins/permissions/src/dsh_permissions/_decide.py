@@ -73,6 +73,7 @@ class Policy:
         "_tool_verdicts",
         "_verdicts",
         "config",
+        "mode",
         "root",
         "settings",
         "store",
@@ -86,6 +87,8 @@ class Policy:
         store: str | None = None,
     ) -> None:
         self.settings = settings
+        #: ``settings.mode``, read on every call (a slot, not a pydantic attribute)
+        self.mode: Mode = settings.mode
         self.root = root
         #: the real paths of the config file these settings came from: accept-edits
         #: does not let the agent rewrite the rules that bind it

@@ -65,7 +65,7 @@ class EventData:
             "remember": [{"tool": call.name, "kind": k, "value": v} for k, v in remember]
             if (remember := outcome.remember)
             else [],
-            "parts": [part.copy() for part in shown[1]],
+            "parts": list(map(dict.copy, shown[1])),  # no comprehension frame
         }
 
 

@@ -12,7 +12,7 @@ exception, and a decision that cannot be logged is not allowed.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 from weakref import WeakKeyDictionary, ref
@@ -29,17 +29,19 @@ from dsh_permissions._approvals import (
     PermissionRequest,
     ask_front_ends,
 )
-from dsh_permissions._calls import InvalidArguments, subjects_of
+from dsh_permissions._calls import _THE_TOOL, InvalidArguments, subjects_of
 from dsh_permissions._decide import Policy, Verdict, decide
 from dsh_permissions._guarded import config_file, session_store
 from dsh_permissions._outcome import EventData, Outcome, denial
 from dsh_permissions._settings import PermissionSettings, PermissionsSection, validate_options
-from dsh_permissions._subjects import ToolFacts
+from dsh_permissions._subjects import Subject, ToolFacts
 
 __all__ = ["Permissions"]
 
 log = get_logger("dsh_permissions")
 _FACTS_KEPT: Final = 256  # tools whose facts an agent's state remembers
+#: the subjects of a call naming no path or command: the tool itself
+_THE_TOOL_ONLY: Final = (_THE_TOOL,)
 
 
 @dataclass(slots=True)
@@ -231,14 +233,15 @@ class Permissions:
         do not depend on it, and reuses the policy while the settings are the same."""
         settings = self._settings(agent, state)
         policy = state.policy
-        workspace = getattr(agent, "workspace", None) or os.getcwd()
         if policy is not None and (state.settings is settings or state.settings == settings):
             if not paths:
                 return policy
+            workspace = getattr(agent, "workspace", None) or os.getcwd()
             root = _root(os.fspath(workspace), policy)
             if policy.root == root:
                 return policy
         else:
+            workspace = getattr(agent, "workspace", None) or os.getcwd()
             root = _root(os.fspath(workspace), policy)
         policy = state.policy = Policy(settings, root, config_file(agent))
         state.settings = settings
@@ -250,25 +253,32 @@ class Permissions:
         facts = state.facts(call.name, tool)
         paths = tool is not None and bool(facts.path_args or facts.command_args)
         policy = self._policy(agent, state, paths)
-        mode = policy.settings.mode
+        mode = policy.mode
         if mode == "accept-edits" and facts.edits_files:  # the store is kept out of it
             policy = state.policy = policy.with_store(await session_store(agent))
         if mode == "bypass":
             self._warn_bypass(agent, state)
         grants = state.grants.until(agent.session)
-        try:
-            # the files commands read, for the read tool's deny and ask rules
-            reads = policy.reads(mode) if facts.command_args else None
+        subjects: Sequence[Subject]
+        if not paths:  # the tool itself (what ``subjects_of`` gives such a call)
             # bypass checks only deny rules: with none for this tool there is nothing to see
-            unchecked = mode == "bypass" and not policy.rules(call.name, "deny") and reads is None
-            links = policy.has_patterns(call.name)
-            subjects = (
-                [] if unchecked else subjects_of(facts, tool, call, policy.root, links, reads)
-            )
-        except InvalidArguments as exc:
-            if not (mode == "plan" and facts.mutating):
-                return Outcome(Verdict("deny", None, str(exc)), mode, unreadable=True)
-            subjects = []
+            unchecked = mode == "bypass" and not policy.rules(call.name, "deny")
+            subjects = () if unchecked else _THE_TOOL_ONLY
+        else:
+            try:
+                # the files commands read, for the read tool's deny and ask rules
+                reads = policy.reads(mode) if facts.command_args else None
+                unchecked = (
+                    mode == "bypass" and not policy.rules(call.name, "deny") and reads is None
+                )
+                links = policy.has_patterns(call.name)
+                subjects = (
+                    [] if unchecked else subjects_of(facts, tool, call, policy.root, links, reads)
+                )
+            except InvalidArguments as exc:
+                if not (mode == "plan" and facts.mutating):
+                    return Outcome(Verdict("deny", None, str(exc)), mode, unreadable=True)
+                subjects = []
         verdict = decide(policy, mode, facts, subjects, grants)
         if verdict.decision != "ask":
             return Outcome(verdict, mode)
