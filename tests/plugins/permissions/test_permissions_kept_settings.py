@@ -203,3 +203,21 @@ async def test_an_always_answer_applies_at_the_next_call(layout):
     assert await decision(plugin, agent) == "allow"
     assert await decision(plugin, agent) == "allow"
     assert len(asker.requests) == 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="_plugin.py Permissions._policy: the policy's config file (config_file(agent)) "
+    "is found when the policy is made and kept while the settings are equal, so a harness "
+    "config replaced by one loaded from another file is not guarded in accept-edits",
+)
+async def test_a_replaced_config_file_is_guarded_at_the_next_call(layout):
+    plugin = dsh_permissions.Permissions()
+    for name in ("a.yml", "b.yml"):
+        (layout.ws / name).write_text("permissions: {}\n")
+    agent = agent_with(layout, {"permissions": {"mode": "accept-edits"}})
+    agent.harness = harness_with({}, Config(source=str(layout.ws / "a.yml")))
+    write = ToolCall(id="w", name="write", arguments='{"path": "b.yml", "content": "x"}')
+    assert await decision(plugin, agent, write) == "allow"
+    agent.harness.config = Config(source=str(layout.ws / "b.yml"))
+    assert await decision(plugin, agent, write) == "deny"  # asked: nobody to answer
