@@ -50,6 +50,8 @@ class _AgentState:
 
     settings: PermissionSettings | None = None
     policy: Policy | None = None
+    #: the harness config the policy's config file was found from (see ``_policy``)
+    config: object = None
     #: (plugin settings, harness section, JSON of the agent's raw options, the settings
     #: made from them): while the first three are unchanged, so is the last
     made: tuple[object, object, bytes, PermissionSettings] | None = None
@@ -238,11 +240,13 @@ class Permissions:
                 return policy
             workspace = getattr(agent, "workspace", None) or os.getcwd()
             root = _root(os.fspath(workspace), policy)
-            if policy.root == root:
+            # a config replaced (loaded from another file): its file is guarded now
+            if policy.root == root and state.config is _config(agent):
                 return policy
         else:
             workspace = getattr(agent, "workspace", None) or os.getcwd()
             root = _root(os.fspath(workspace), policy)
+        state.config = _config(agent)
         policy = state.policy = Policy(settings, root, config_file(agent))
         state.settings = settings
         return policy
@@ -341,6 +345,11 @@ def _root(workspace: str, policy: Policy | None) -> str:
             if (now.st_dev, now.st_ino) == (known.st_dev, known.st_ino):
                 return policy.root
     return os.path.realpath(workspace)
+
+
+def _config(agent: Any) -> object:
+    """The agent's harness's config (None: no harness), as ``config_file`` reads it."""
+    return getattr(getattr(agent, "harness", None), "config", None)
 
 
 def _lookup(agent: Any, name: str) -> Tool | None:
