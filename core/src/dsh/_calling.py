@@ -151,6 +151,12 @@ class Dispatcher:
         for listener in self.listeners:
             listener()
 
+    @property
+    def plans(self) -> dict[str, tuple[Impl, ...]]:
+        """Hook -> its impls in call order, built on a hook's first lookup: the same
+        dict for the dispatcher's life (emptied when impls change)."""
+        return self._plans
+
     def plan(self, hook: str) -> tuple[Impl, ...]:
         """The impls of ``hook`` in call order (built on first use, then cached)."""
         return self._plans[hook]

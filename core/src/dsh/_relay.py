@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from inspect import isawaitable
-from typing import TYPE_CHECKING, Any, Literal, final
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, final
 
 from dsh._calling import Dispatcher
 from dsh._hook_results import Check, unawaited
@@ -53,23 +53,31 @@ def interception_returns() -> dict[str, type]:
 class HookRelay:
     """Calls each dsh hook with its call style. Obtain one from ``PluginManager.relay``."""
 
-    __slots__ = ("dispatcher",)
+    __slots__ = ("_plans", "dispatcher")
 
     def __init__(self, dispatcher: Dispatcher) -> None:
         self.dispatcher = dispatcher
+        # the dispatcher's plans, by hook (one dict for the dispatcher's life)
+        self._plans: Final = dispatcher.plans
 
     # The interception hooks return the dispatcher's coroutine itself (no wrapping
-    # coroutine of their own): they run on every step.
+    # coroutine of their own): they run on every step. A waterfall nobody implements
+    # returns its value unchanged, so with no impl they return it, done, without
+    # building the call's arguments or a coroutine.
 
     def agent_request(
         self, agent: Agent, request: ModelRequest, turn: int, step: int
     ) -> Awaitable[ModelRequest]:
+        if not self._plans["agent_request"]:
+            return _Done((request,))
         kwargs = {"agent": agent, "request": request, "turn": turn, "step": step}
         return self.dispatcher.waterfall("agent_request", "request", kwargs)
 
     def agent_step_result(
         self, agent: Agent, message: AssistantMessage, turn: int, step: int
     ) -> Awaitable[AssistantMessage]:
+        if not self._plans["agent_step_result"]:
+            return _Done((message,))
         kwargs = {"agent": agent, "message": message, "turn": turn, "step": step}
         return self.dispatcher.waterfall("agent_step_result", "message", kwargs)
 
@@ -98,6 +106,8 @@ class HookRelay:
     def agent_turn_continuation(
         self, agent: Agent, decision: ContinuationDecision, turn: int, step: int
     ) -> Awaitable[ContinuationDecision]:
+        if not self._plans["agent_turn_continuation"]:
+            return _Done((decision,))
         kwargs = {"agent": agent, "decision": decision, "turn": turn, "step": step}
         return self.dispatcher.waterfall("agent_turn_continuation", "decision", kwargs)
 
@@ -244,6 +254,21 @@ class HookRelay:
     def implemented(self, hook: str) -> bool:
         """Whether any plugin implements ``hook`` (lets callers skip building arguments)."""
         return bool(self.dispatcher.plan(hook))
+
+
+_T = TypeVar("_T")
+
+
+@final
+class _Done(tuple[_T], Generic[_T]):
+    """An awaitable already done: awaiting ``_Done((value,))`` gives ``value`` at once
+    (a 1-tuple built in C, and a generator in place of a coroutine and its frame)."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[Any, None, _T]:
+        return self[0]
+        yield  # type: ignore[unreachable]  # a generator: awaiting it returns at once
 
 
 def _by_position(
