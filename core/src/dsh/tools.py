@@ -175,8 +175,10 @@ def read_arguments(tool: Tool, call: ToolCall) -> BaseModel:
     """The arguments of ``call`` as ``tool``'s model, read as the core executor reads
     them (empty text means no arguments; defaults filled in). A policy plugin checking
     the values a tool will receive reads them with this too. Raises ArgumentsError."""
-    try:  # parsed and validated in one pydantic-core pass
-        return tool.arguments.model_validate_json(call.arguments)
+    try:  # parsed and validated in one pydantic-core pass: ``model_validate_json``
+        # without its Python wrapper (which passes its defaults on to the same call)
+        validated: BaseModel = tool.arguments.__pydantic_validator__.validate_json(call.arguments)
+        return validated
     except ValidationError:
         pass  # work out which step fails, and say so
     try:
