@@ -129,7 +129,8 @@ class FileLocks:
                 raise SessionConflictError(
                     f"{path}: cannot append to session {session_id!r}: its file was "
                     "deleted or replaced while this process held its claim (by a program "
-                    "that takes no lock); nothing was written"
+                    "that takes no lock: a sync or backup tool, an editor); nothing was "
+                    "written: end this agent and resume the session to go on from the file"
                 )
             turn: int | None = None
             try:
