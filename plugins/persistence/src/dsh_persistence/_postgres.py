@@ -33,7 +33,7 @@ from dsh_persistence._errors import (
 )
 from dsh_persistence._postgres_claims import AdvisoryClaims
 from dsh_persistence._postgres_connection import DataConnection
-from dsh_persistence._postgres_schema import CLAIM_KEY, HELD_BY, WHERE
+from dsh_persistence._postgres_schema import CLAIM_KEY, CLAIMS_ALIVE, WHERE
 from dsh_persistence._postgres_url import hide_password
 from dsh_persistence._records import read_log
 
@@ -214,10 +214,8 @@ class PostgresBackend(SessionBackend):
         so the write comes before it. ``SessionInUseError`` when it is not held: the
         transaction is rolled back, and the next write takes the claim again or finds
         it lost."""
-        pid = self._claims.holder(session_id)
-        held = pid is not None and db.execute(
-            HELD_BY, (pid, self._schema(), session_id)
-        ).fetchone() == (True,)
+        key = self._claims.alive_key(session_id)
+        held = key is not None and db.execute(CLAIMS_ALIVE, key).fetchone() == (True,)
         if not held:
             raise SessionInUseError(
                 f"{self.location}: cannot {doing} session {session_id!r}: this worker's "
@@ -289,7 +287,14 @@ class PostgresBackend(SessionBackend):
     def _wait_for_writes(self, db: psycopg.Connection[Any], session_id: str) -> None:
         """Wait until no write holds the session's row: what is read after the claim
         then holds every write of a former holder (whose claim ended) that got in."""
-        db.execute("SELECT 1 FROM dsh_sessions WHERE id=%s FOR KEY SHARE", (session_id,))
+        try:
+            db.execute("SELECT 1 FROM dsh_sessions WHERE id=%s FOR KEY SHARE", (session_id,))
+        except self._pg.errors.LockNotAvailable as exc:
+            raise PersistenceError(
+                f"{self.location}: cannot claim session {session_id!r}: a write of it "
+                "(by a worker whose claim ended, or one holding no claim) still held the "
+                "session after the lock timeout; the claim was not taken: try again"
+            ) from exc
 
     def release(self, session_id: str) -> None:
         if self._conn.schema is not None:  # else nothing was claimed

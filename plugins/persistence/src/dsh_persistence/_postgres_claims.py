@@ -11,16 +11,26 @@ before each write of a claimed session, asks the connection whether it is still 
 when it is not, the claim is taken again on a new one (another worker may have written
 meanwhile: the write's seq check finds that), or, when another worker holds it now, it
 is lost: ``check`` says so and the claim is forgotten.
+
+Each claims connection also holds, exclusively, a lock of its own (``ALIVE_KEY``: a
+random pair of 32-bit keys, a key space apart from the claims' 64-bit keys): a write,
+once it holds the session's row, tries to share it on the data connection
+(``CLAIMS_ALIVE``), which fails exactly while the claims connection that took the
+claim lives. Its session-level locks last as long as it does (``release`` and ``close``
+drop the claim from ``_held`` as they unlock), so a live connection still holds the
+claim. That needs no server process id (a pooler such as PgBouncer shows its own) and
+no look at the server's whole lock table (``pg_locks``).
 """
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Literal
 
-from dsh_persistence._postgres_schema import CLAIM_KEY
+from dsh_persistence._postgres_schema import ALIVE_KEY, CLAIM_KEY
 
 if TYPE_CHECKING:
     import psycopg
@@ -48,16 +58,33 @@ class AdvisoryClaims:
         self._generation = 0  # counts the claims connections made
         #: session id -> the generation of the connection that took its lock
         self._held: dict[str, int] = {}
+        #: the ``ALIVE_KEY`` the claims connection holds (None: no connection)
+        self._key: tuple[int, int] | None = None
 
     def _connection(self) -> psycopg.Connection[Any]:
         if self._db is not None and not _dead(self._db):
             return self._db
         if self._db is not None:
             self._db.close()
-        self._db = None
-        self._db = self._connect()
+        self._db = self._key = None
+        db = self._connect()
+        try:
+            key = self._take_alive_key(db)
+        except BaseException:
+            db.close()
+            raise
+        self._db, self._key = db, key
         self._generation += 1
-        return self._db
+        return db
+
+    def _take_alive_key(self, db: psycopg.Connection[Any]) -> tuple[int, int]:
+        """Hold a new ``ALIVE_KEY`` on the new claims connection ``db`` (random: one
+        that another connection holds already is tried again with another)."""
+        while True:
+            key = (secrets.randbits(32) - 2**31, secrets.randbits(32) - 2**31)
+            row = db.execute(f"SELECT pg_try_advisory_lock({ALIVE_KEY})", key).fetchone()
+            if row == (True,):
+                return key
 
     def _try_lock(self, schema: str, session_id: str) -> bool:
         """``pg_try_advisory_lock`` on the claims connection; on a new one when that
@@ -113,15 +140,15 @@ class AdvisoryClaims:
             del self._held[session_id]
             return "lost"
 
-    def holder(self, session_id: str) -> int | None:
-        """The server process id of the connection that holds the claim of
-        ``session_id`` for this backend (None when it holds none): what a write checks
-        in ``pg_locks`` once it holds the session's row (``HELD_BY``)."""
+    def alive_key(self, session_id: str) -> tuple[int, int] | None:
+        """The ``ALIVE_KEY`` of the claims connection that holds the claim of
+        ``session_id`` for this backend (None when it holds none): what a write tries to
+        share (``CLAIMS_ALIVE``) once it holds the session's row."""
         with self._lock:
             db = self._db
             if self._held.get(session_id) != self._generation or db is None or _dead(db):
                 return None
-            return int(db.info.backend_pid)
+            return self._key
 
     def release(self, schema: str, session_id: str) -> None:
         with self._lock:
@@ -143,5 +170,5 @@ class AdvisoryClaims:
                     with suppress(self._error):  # a broken one holds no lock any more
                         self._db.execute("SELECT pg_advisory_unlock_all()")
                 self._db.close()
-                self._db = None
+                self._db = self._key = None
             self._held.clear()

@@ -11,8 +11,9 @@ session last ran when that is not where it started.
 from __future__ import annotations
 
 __all__ = [
+    "ALIVE_KEY",
+    "CLAIMS_ALIVE",
     "CLAIM_KEY",
-    "HELD_BY",
     "SCHEMA",
     "SCHEMA_LOCK",
     "SCHEMA_VERSION",
@@ -31,14 +32,12 @@ SCHEMA_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('dsh-persistence sc
 #: else their search paths hold. A claim holds it exclusively; a writer without a
 #: claim shares it while it writes.
 CLAIM_KEY = "hashtextextended(%s || '/claim/' || %s, 0)"
-#: Whether the server process ``%s`` holds the claim (``%s``, ``%s``: as ``CLAIM_KEY``):
-#: a bigint advisory lock shows as its high half in ``classid``, its low half in
-#: ``objid``, and ``objsubid`` 1.
-HELD_BY = (
-    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype='advisory' AND pid=%s AND "
-    "granted AND mode='ExclusiveLock' AND objsubid=1 AND "
-    f"((classid::bigint << 32) | objid::bigint) = {CLAIM_KEY})"
-)
+#: The advisory-lock key (``%s``, ``%s``: two int4 keys, so never a ``CLAIM_KEY``, a
+#: bigint) that a claims connection holds exclusively while it lives.
+ALIVE_KEY = "%s::integer, %s::integer"
+#: Whether the claims connection holding ``ALIVE_KEY`` (``%s``, ``%s``) still lives:
+#: sharing its key fails while it holds it (and is let go at the transaction's end).
+CLAIMS_ALIVE = f"SELECT NOT pg_try_advisory_xact_lock_shared({ALIVE_KEY})"
 #: Where each stored session last ran: the workspace its last turn was written from.
 WHERE = (
     "COALESCE((SELECT workspace FROM dsh_workspaces w WHERE w.session=s.id AND "
