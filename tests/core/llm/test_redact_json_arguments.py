@@ -100,3 +100,19 @@ async def test_a_tool_called_with_an_escaped_key_gets_it_hidden_and_the_log_too(
     assert json.loads(message["content"][1]["arguments"]) == {"command": "echo '***'"}
     result = next(e.data["content"] for e in events if e.type == "tool/result")
     assert result.startswith("***"), result  # what the tool got, and echoed
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="dsh.llm._redact_stream.StreamRedactor._show cuts the arguments' JSON text at any "
+    "character: a hidden run that begins with the letter of an escape (\\n + the key's tail "
+    "from its 'n') leaves the backslash before *** (an invalid escape: the tool cannot read "
+    "its arguments); the runs' edges should move out to the escapes' ends",
+)
+@pytest.mark.parametrize("size", [4, 1000])
+def test_a_run_beginning_inside_an_escape_leaves_valid_json(size: int) -> None:
+    key = "ABCDnEFGHIJKLMNOPQRS"
+    sent = json.dumps({"v": "x\nEFGHIJKLMNOPQRS"})  # "nEFGH...S": 16 of the key's 20
+    got = arguments_of(split(sent, size), (key,))
+    assert "EFGHIJKLMNOPQRS" not in got
+    assert json.loads(got)["v"].startswith("x")
