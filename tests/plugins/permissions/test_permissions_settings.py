@@ -249,9 +249,9 @@ async def test_a_workspace_link_pointed_elsewhere_moves_the_workspace_root(layou
 
 
 async def test_only_calls_naming_paths_or_commands_check_the_workspace_path(layout, monkeypatch):
-    """Checking that the workspace still names the same directory costs two ``stat``
-    calls; a call decided by tool rules alone (no path or command arguments) skips it,
-    and the next call that names a path still sees a workspace that moved."""
+    """Resolving the workspace's real path again costs a ``realpath`` walk; a call
+    decided by tool rules alone (no path or command arguments) skips it, and the next
+    call that names a path still sees a workspace that moved."""
     pm = create_plugin_manager([("permissions", Permissions())], load_entry_points=False)
     link = layout.root / "current"
     link.symlink_to(layout.ws)
@@ -266,16 +266,18 @@ async def test_only_calls_naming_paths_or_commands_check_the_workspace_path(layo
         return result is not None and not result.is_error
 
     assert await allowed(fetch, 1)  # the policy is made
-    stats: list[object] = []
-    real_stat = dsh_permissions._plugin.os.stat
+    resolved: list[str] = []
+    realpath = dsh_permissions._plugin.os.path.realpath
     monkeypatch.setattr(
-        dsh_permissions._plugin.os, "stat", lambda *a, **k: stats.append(a) or real_stat(*a, **k)
+        dsh_permissions._plugin.os.path,
+        "realpath",
+        lambda path, *a, **k: resolved.append(str(path)) or realpath(path, *a, **k),
     )
 
     assert await allowed(fetch, 2)
-    assert stats == []
+    assert resolved == []
     link.unlink()
     link.symlink_to(layout.outside)
     assert await allowed(write, 3)  # accept-edits allows it: inside the new root
-    assert [str(args[0]) for args in stats[:2]] == [str(link), str(layout.ws)]
+    assert resolved[0] == str(link)
     assert ran == ["fetch https://example.org", "fetch https://example.org", "write notes.txt"]

@@ -230,22 +230,22 @@ class Permissions:
 
     def _policy(self, agent: Any, state: _AgentState, paths: bool) -> Policy:
         """The policy of the agent's settings, bound to its workspace's real path.
-        ``paths``: the call names paths or commands, so that path is checked again (two
-        ``stat`` calls); a call that names neither is decided by tool rules alone, which
-        do not depend on it, and reuses the policy while the settings are the same."""
+        ``paths``: the call names paths or commands, so that path is resolved again; a
+        call that names neither is decided by tool rules alone, which do not depend on
+        it, and reuses the policy while the settings are the same."""
         settings = self._settings(agent, state)
         policy = state.policy
         if policy is not None and (state.settings is settings or state.settings == settings):
             if not paths:
                 return policy
             workspace = getattr(agent, "workspace", None) or os.getcwd()
-            root = _root(os.fspath(workspace), policy)
+            root = _root(os.fspath(workspace))
             # a config replaced (loaded from another file): its file is guarded now
             if policy.root == root and state.config is _config(agent):
                 return policy
         else:
             workspace = getattr(agent, "workspace", None) or os.getcwd()
-            root = _root(os.fspath(workspace), policy)
+            root = _root(os.fspath(workspace))
         state.config = _config(agent)
         policy = state.policy = Policy(settings, root, config_file(agent))
         state.settings = settings
@@ -332,18 +332,11 @@ class Permissions:
         return outcome
 
 
-def _root(workspace: str, policy: Policy | None) -> str:
-    """The real path of ``workspace``. The policy's root is reused while it still names
-    the very directory ``workspace`` names (same device and inode now: two ``stat``
-    calls instead of ``realpath``'s walk). Anything unclear resolves again."""
-    if policy is not None:
-        try:
-            now, known = os.stat(workspace), os.stat(policy.root)
-        except OSError:
-            pass
-        else:
-            if (now.st_dev, now.st_ino) == (known.st_dev, known.st_ino):
-                return policy.root
+def _root(workspace: str) -> str:
+    """The real path of ``workspace``, resolved for every call that names paths or
+    commands: a kept policy is made again when it moved. (Comparing ``stat`` results
+    instead, which follow symlinks, kept the old root after ``mv ws ws2 && ln -s ws2
+    ws``: every path then resolved outside it, where no relative rule matches.)"""
     return os.path.realpath(workspace)
 
 
