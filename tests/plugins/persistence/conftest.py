@@ -80,3 +80,19 @@ def pg_server() -> Iterator[Any]:
 def pg_url(pg_server: Any) -> str:
     """The URL of a fresh schema of ``pg_server`` (trusted: no password)."""
     return str(pg_server.url(pg_server.schema()))
+
+
+@pytest.fixture
+def open_backend(pg_url: str) -> Iterator[Callable[[], Any]]:
+    """Opens ``PostgresBackend``s on ``pg_url`` (a worker each); all closed after the test."""
+    from dsh_persistence import PostgresBackend
+
+    opened: list[PostgresBackend] = []
+
+    def opener() -> PostgresBackend:
+        opened.append(PostgresBackend(pg_url))
+        return opened[-1]
+
+    yield opener
+    for backend in opened:
+        backend.close()

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -34,19 +34,6 @@ Opener = Callable[[], PostgresBackend]
 
 def note(seq: int, by: str = "test") -> SessionEvent:
     return SessionEvent("note", seq, 2.0 + seq, {"by": by})
-
-
-@pytest.fixture
-def open_backend(pg_url: str) -> Iterator[Opener]:
-    opened: list[PostgresBackend] = []
-
-    def opener() -> PostgresBackend:
-        opened.append(PostgresBackend(pg_url))
-        return opened[-1]
-
-    yield opener
-    for backend in opened:
-        backend.close()
 
 
 def stored(backend: PostgresBackend, session_id: str = "s") -> int:

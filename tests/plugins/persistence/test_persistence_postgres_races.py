@@ -13,42 +13,20 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from test_persistence_postgres_claims import INFO, Opener, note
 from test_persistence_reading_creates_nothing import tables
 
-from dsh.session import SessionEvent
 from dsh_persistence import (
     PostgresBackend,
     SessionFormatError,
-    SessionInfo,
     SessionInUseError,
 )
 from dsh_persistence._postgres_claims import AdvisoryClaims
 
 pytestmark = pytest.mark.plugins("persistence")
-
-INFO = SessionInfo("s", 1.0)
-Opener = Callable[[], PostgresBackend]
-
-
-def note(seq: int, by: str = "test") -> SessionEvent:
-    return SessionEvent("note", seq, 2.0 + seq, {"by": by})
-
-
-@pytest.fixture
-def open_backend(pg_url: str) -> Iterator[Opener]:
-    opened: list[PostgresBackend] = []
-
-    def opener() -> PostgresBackend:
-        opened.append(PostgresBackend(pg_url))
-        return opened[-1]
-
-    yield opener
-    for backend in opened:
-        backend.close()
 
 
 def wait_for(db: Any, query: str, args: tuple[Any, ...] = ()) -> None:
