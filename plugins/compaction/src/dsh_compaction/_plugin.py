@@ -11,12 +11,13 @@ from typing import Any
 from dsh import DshError, Message, ModelError, ModelRequest, RequestErrorDecision
 from dsh.session import HistoryView
 from dsh_compaction import _host
-from dsh_compaction._check import kept_check, limits, new_check, with_estimator
+from dsh_compaction._check import Check, kept_check, limits, new_check, with_estimator
 from dsh_compaction._compact import CompactionResult, compact
 from dsh_compaction._edits import rebuilt_request, same_messages
 from dsh_compaction._events import PRUNE, SUMMARY, reduce_prune, reduce_summary
 from dsh_compaction._settings import CompactionSettings
-from dsh_compaction._state import forget, state_for
+from dsh_compaction._state import AgentState, forget, state_for
+from dsh_compaction._tokens import RequestEstimator
 
 __all__ = [
     "agent_disposed",
@@ -45,27 +46,42 @@ def agent_disposed(agent: Any) -> None:
 def within(agent: _host.Host, request: ModelRequest, turn: int, step: int) -> bool:
     """True when ``agent_request`` would return None for ``request`` at once (under the
     threshold, disabled, no window, already tried): the check of nearly every request,
-    decided in one frame with the kept check and estimator, without a coroutine. False
-    when it cannot tell (nothing kept yet) or the request is over the threshold: then
-    ``agent_request`` decides, as if this had not run (the estimate is kept: asking
-    again counts nothing anew)."""
+    decided with the kept check and estimator, without a coroutine. False when it cannot
+    tell (nothing kept yet) or the request is over the threshold: then ``agent_request``
+    decides, as if this had not run (the estimate is kept: asking again counts nothing
+    anew)."""
     state = state_for(agent)
     check = kept_check(agent, state, request)
-    if check is None:
+    if check is None or check.estimator is None:
         return False
-    estimator = check.estimator
-    if estimator is None:
-        return False
-    if (
+    return (
+        _skipped(check, state, turn, step) or _over(agent, check, check.estimator, request) is None
+    )
+
+
+def _skipped(check: Check, state: AgentState, turn: int, step: int) -> bool:
+    """Whether this request is not compacted whatever its size (disabled, no window,
+    tried this step, failed this turn)."""
+    return (
         not check.enabled
+        or check.window is None
         or state.failed_turn == turn
         or state.step_tried == (turn, step)
-        or check.window is None
-    ):
-        return True
-    if isinstance(request.__dict__["messages"], HistoryView):
-        return estimator.request(request) <= check.limit
-    return estimator.request(request, agent.session.history) <= check.limit
+    )
+
+
+def _over(
+    agent: _host.Host, check: Check, estimator: RequestEstimator, request: ModelRequest
+) -> Sequence[Message] | None:
+    """The history ``request`` was built from when its estimate is over the limit, else
+    None: its messages, unless a plugin that ran before changed them (then the history
+    as it is now, which the request is measured against: only what the plugin changed is
+    counted anew)."""
+    sent = request.__dict__["messages"]
+    if isinstance(sent, HistoryView):
+        return sent if estimator.request(request) > check.limit else None
+    built = agent.session.history
+    return built if estimator.request(request, built) > check.limit else None
 
 
 async def agent_request(
@@ -77,26 +93,14 @@ async def agent_request(
     request."""
     state = state_for(agent)
     check = kept_check(agent, state, request) or new_check(agent, state, request)
-    settings = check.settings
-    if not settings.enabled or state.failed_turn == turn or state.step_tried == (turn, step):
+    if _skipped(check, state, turn, step):
         return None
-    window = check.window
-    if window is None:
-        return None
+    settings, window, limit = check.settings, check.window, check.limit
+    assert window is not None  # _skipped: a request without a window is never compacted
     estimator = check.estimator or await with_estimator(agent, state, check, request)
-    limit = check.limit
-    # the history the loop built the request from: its messages, unless a plugin that
-    # ran before changed them (then the history as it is now, which the request is
-    # measured against: only what the plugin changed is counted anew)
-    sent = request.messages
-    if isinstance(sent, HistoryView):
-        if estimator.request(request) <= limit:
-            return None
-        built: Sequence[Message] = sent
-    else:
-        built = agent.session.history
-        if estimator.request(request, built) <= limit:
-            return None
+    built = _over(agent, check, estimator, request)
+    if built is None:
+        return None
     reserve = check.reserve
     rebuilt = False
     async with state.lock:
