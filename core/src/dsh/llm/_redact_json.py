@@ -10,9 +10,12 @@ characters' escapes for those), ``\\/`` a ``/`` if a secret has one; then the se
 and their JSON spellings (a ``"`` in one is always escaped), are hidden as in any text
 (``dsh.llm._redact_stream.StreamRedactor``). The JSON means what it meant, less the
 secrets: the tool gets ``***`` in a key's place, as it does for a key written plainly.
-Other escapes pass as they came. A piece that ends in an escape not whole yet
-(``\\u00``) holds it until the next piece or the end. Not caught: a character beyond
-U+FFFF written as two escapes (a surrogate pair), a key cut into strings the tool joins.
+Other escapes pass as they came; a hidden run that begins or ends inside one is hidden
+from and to its ends (``out_of_escapes``), and the text is never cut inside one
+(``escape_start``): no ``\\`` is left before a ``***``. A piece that ends in an
+escape not whole yet (``\\u00``) holds it until the next piece or the end. Not caught:
+a character beyond U+FFFF written as two escapes (a surrogate pair), a key cut into
+strings the tool joins.
 
 A provider's own block (``ProviderBlockChunk``: an Anthropic server tool's call, whose
 input the model wrote, or its results) comes whole and decoded: ``hidden_in`` hides the
@@ -28,7 +31,7 @@ from typing import Any, Final, final
 
 from dsh._secrets import redact
 
-__all__ = ["JsonEscapes", "hidden_in", "json_secrets"]
+__all__ = ["JsonEscapes", "escape_start", "hidden_in", "json_secrets", "out_of_escapes"]
 
 #: An escape, whole or cut off at the end: ``\uXXXX`` (fewer hex digits when cut),
 #: ``\`` and one character, or a ``\`` alone at the end.
@@ -100,6 +103,41 @@ class JsonEscapes:
             return text
         parts.append(text[done:])
         return "".join(parts)
+
+
+def out_of_escapes(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` (hidden runs of ``text``, by start) with each edge moved out to an
+    escape's end: a start inside one back to its backslash, an end inside one on to its
+    end. A run cut at an escape's letter would leave a ``\\`` before ``***``, not JSON;
+    hiding more is safe. ``text`` is taken to begin outside an escape."""
+    if "\\" not in text:  # the usual case: no escape to cut
+        return spans
+    escapes = [match.span() for match in _ESCAPE.finditer(text)]
+    moved: list[tuple[int, int]] = []
+    for start, end in spans:
+        for first, last in escapes:
+            if first >= end:
+                break
+            if first < start < last:
+                start = first
+            if first < end < last:
+                end = last
+        moved.append((start, end))
+    return sorted(moved)
+
+
+def escape_start(text: str, at: int) -> int:
+    """``at``, or the start of the escape of ``text`` it is inside: where JSON text may
+    be cut (what is shown never ends in an escape a later run could begin in)."""
+    if "\\" not in text:
+        return at
+    for match in _ESCAPE.finditer(text):
+        first, last = match.span()
+        if first >= at:
+            break
+        if at < last:
+            return first
+    return at
 
 
 def _spelling(text: str) -> str:

@@ -24,7 +24,13 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Final, final
 
 from dsh._secrets import HIDDEN, MIN_LENGTH, hidden_runs, shortest_run
-from dsh.llm._redact_json import JsonEscapes, hidden_in, json_secrets
+from dsh.llm._redact_json import (
+    JsonEscapes,
+    escape_start,
+    hidden_in,
+    json_secrets,
+    out_of_escapes,
+)
 from dsh.llm.base import (
     Chunk,
     Finish,
@@ -55,12 +61,27 @@ class StreamRedactor:
     came, even by ``flush``: a run that began in them is hidden in what follows, and a
     tail that goes on from them is held as if they were still there. At most
     ``2 * len(longest secret)`` characters are held: a longer stretch of runs that
-    overlap (text made of a key's pieces over and over) is hidden in parts."""
+    overlap (text made of a key's pieces over and over) is hidden in parts.
 
-    __slots__ = ("_held", "_keep", "_latest", "_marks", "_most", "_open", "_secrets", "_seen")
+    ``json``: the text is JSON (a tool call's arguments): each run is hidden from and to
+    escapes' ends, and the text is never cut inside an escape (``out_of_escapes``,
+    ``escape_start``), so no ``\\`` is left before a ``***``."""
 
-    def __init__(self, secrets: tuple[str, ...]) -> None:
+    __slots__ = (
+        "_held",
+        "_json",
+        "_keep",
+        "_latest",
+        "_marks",
+        "_most",
+        "_open",
+        "_secrets",
+        "_seen",
+    )
+
+    def __init__(self, secrets: tuple[str, ...], *, json: bool = False) -> None:
         self._secrets = secrets  # longest first
+        self._json = json
         self._keep = max(map(len, secrets), default=0)
         self._most = 2 * self._keep
         # each secret with where in it a hidden run can begin at the latest
@@ -115,7 +136,8 @@ class StreamRedactor:
                 break
         else:
             return []
-        return sorted(span for secret in self._secrets for span in hidden_runs(whole, secret))
+        spans = sorted(span for secret in self._secrets for span in hidden_runs(whole, secret))
+        return out_of_escapes(whole, spans) if self._json else spans
 
     def _cut(self, whole: str, spans: list[tuple[int, int]]) -> int:
         """Where ``whole`` is cut in what is shown now and what is held: before the tail
@@ -134,14 +156,17 @@ class StreamRedactor:
                 region_end = max(region_end, end)
             if region_start < cut < region_end:
                 cut = region_start
-        return max(cut, len(whole) - self._most)
+        cut = max(cut, len(whole) - self._most)
+        return escape_start(whole, cut) if self._json else cut
 
     def _show(self, whole: str, after: int, cut: int, spans: list[tuple[int, int]]) -> str:
         """What ``whole[after:cut]`` shows, ``whole[:after]`` having been shown: each run
         of ``whole`` hidden, as far as it is in there (overlapping runs as one ``***``,
         and so a run that goes on from the ``***`` shown last)."""
         shown = whole[:cut]
-        self._seen = shown[-self._keep :]
+        # JSON: from an escape's start, so the next text's escapes are read as they are
+        keep = escape_start(whole, max(0, cut - self._keep)) if self._json else -self._keep
+        self._seen = shown[keep:]
         parts: list[str] = []
         done = after
         for start, end in spans:
@@ -312,7 +337,7 @@ class AnswerRedactor:
         if self._json is None:
             self._json = json_secrets(self._secrets)
         secrets, chars = self._json
-        return JsonEscapes(chars), StreamRedactor(secrets)
+        return JsonEscapes(chars), StreamRedactor(secrets, json=True)
 
     def _end_block(self) -> list[Chunk]:
         """The assembler's last block ends: what its text holds, if it may come out."""
