@@ -29,6 +29,13 @@ from dsh_persistence._postgres_claims import AdvisoryClaims
 pytestmark = pytest.mark.plugins("persistence")
 
 
+def end_connection(admin: Any, pid: int) -> None:
+    """End the server process ``pid`` (a connection's), as a crash or a network failure
+    would, and wait until the server has let it go."""
+    admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    wait_for(admin, "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid=%s)", (pid,))
+
+
 def wait_for(db: Any, query: str, args: tuple[Any, ...] = ()) -> None:
     deadline = time.monotonic() + 30
     while db.execute(query, args).fetchone() != (True,):
@@ -108,12 +115,7 @@ def test_a_claim_lost_between_its_check_and_the_write_refuses_the_write(
             assert db is not None
             pid = db.info.backend_pid
             with psycopg.connect(pg_server.url(), autocommit=True) as admin:
-                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-                wait_for(
-                    admin,
-                    "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid=%s)",
-                    (pid,),
-                )
+                end_connection(admin, pid)
             assert other.claim("s")
             tails.append(other.tail("s"))
         return found
@@ -157,12 +159,7 @@ def test_a_claim_taken_while_a_former_holders_write_holds_the_row_waits_for_it(
             assert claims is not None
             pid = claims.info.backend_pid
             with psycopg.connect(pg_server.url(), autocommit=True) as admin:
-                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-                wait_for(
-                    admin,
-                    "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid=%s)",
-                    (pid,),
-                )
+                end_connection(admin, pid)
                 threads.append(threading.Thread(target=claim_and_read))
                 threads[0].start()
                 deadline = time.monotonic() + 30
