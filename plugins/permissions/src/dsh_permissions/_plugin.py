@@ -238,14 +238,12 @@ class Permissions:
         if policy is not None and (state.settings is settings or state.settings == settings):
             if not paths:
                 return policy
-            workspace = getattr(agent, "workspace", None) or os.getcwd()
-            root = _root(os.fspath(workspace))
+            root = _root(agent)
             # a config replaced (loaded from another file): its file is guarded now
             if policy.root == root and state.config is _config(agent):
                 return policy
         else:
-            workspace = getattr(agent, "workspace", None) or os.getcwd()
-            root = _root(os.fspath(workspace))
+            root = _root(agent)
         state.config = _config(agent)
         policy = state.policy = Policy(settings, root, config_file(agent))
         state.settings = settings
@@ -332,12 +330,13 @@ class Permissions:
         return outcome
 
 
-def _root(workspace: str) -> str:
-    """The real path of ``workspace``, resolved for every call that names paths or
-    commands: a kept policy is made again when it moved. (Comparing ``stat`` results
+def _root(agent: Any) -> str:
+    """The real path of the agent's workspace (the working directory if it has none),
+    resolved for every call that names paths or commands: a kept policy is made again
+    when it moved. (Comparing ``stat`` results
     instead, which follow symlinks, kept the old root after ``mv ws ws2 && ln -s ws2
     ws``: every path then resolved outside it, where no relative rule matches.)"""
-    return os.path.realpath(workspace)
+    return os.path.realpath(os.fspath(getattr(agent, "workspace", None) or os.getcwd()))
 
 
 def _config(agent: Any) -> object:
