@@ -71,6 +71,9 @@ anything. Be concise. Answer with the summary only."""
 CLIP_CHARS: Final = 6000
 #: share of the summariser's window the transcript of one chunk may fill
 CHUNK_SHARE: Final = 0.6
+#: the stop reasons of a finished answer: ``max_tokens`` is a summary cut off by
+#: ``max_summary_tokens`` (kept, marked truncated); any other is no summary
+FINISHED: Final = frozenset({"stop", "max_tokens"})
 
 
 @dataclass(slots=True)
@@ -157,6 +160,16 @@ async def _call(model: Model, request: ModelRequest) -> AssistantMessage:
     return assembler.message(model=model.info.name)
 
 
+def _unfinished(model: str, stop: str) -> ModelError:
+    """The failure of a summariser answer that stopped with ``stop``, not finished: its
+    text may be a refusal or a fragment, and must not replace the history."""
+    if stop == "error":
+        why = "the provider stopped the answer (a refusal, a content filter or an error inside it)"
+        return ModelError("REFUSED", f"summariser {model!r}: {why}: stop reason {stop!r}")
+    why = "the answer did not finish"
+    return ModelError("INCOMPLETE", f"summariser {model!r}: {why}: stop reason {stop!r}")
+
+
 def _not_text(agent: _host.Host, plugin: str, answer: object) -> HookError:
     """The failure of ``plugin``'s ``compaction_summarize`` impl that answered
     ``answer``, naming the impl as dsh's dispatcher does for a raising one."""
@@ -181,7 +194,8 @@ async def summarise(
     window: int | None,
 ) -> Summary:
     """The summary of ``messages`` merged with ``previous``. Raises ``DshError`` (a
-    ``HookError`` from a plugin, a ``ModelError`` from the model)."""
+    ``HookError`` from a plugin, a ``ModelError`` from the model: ``REFUSED`` or
+    ``INCOMPLETE`` for an answer of a chunk that did not finish, see ``FINISHED``)."""
     hook = "compaction_summarize"
     answered = await _host.call_first_named(
         agent, hook, messages=messages, previous_summary=previous
@@ -211,6 +225,8 @@ async def summarise(
             max_tokens=answer_tokens,
         )
         answer = await _call(model, request)
+        if answer.stop_reason not in FINISHED:
+            raise _unfinished(model.info.name, answer.stop_reason)
         summary.text = answer.text.strip()
         summary.calls += 1
         summary.usage += answer.usage
