@@ -27,9 +27,10 @@ pytestmark = pytest.mark.plugins("compaction")
 @pytest.mark.parametrize(
     ("tail_tokens", "task", "outcome"),
     [
-        (3700, 256, "pruned"),  # prunes two reads: exactly a quarter of the room left
-        (3700, 257, "summarized"),  # one token short of it
-        (5000, 4, "summarized"),  # prunes one read: under the threshold, not enough
+        # tail_tokens 2800: half the room, the most a tail may be (it keeps 2 reads)
+        (2800, 1488, "pruned"),  # step 5 prunes two reads: exactly a quarter of the room left
+        (2800, 1489, "summarized"),  # one token short of it
+        (2800, 2000, "summarized"),  # pruning alone leaves less than a quarter
     ],
 )
 async def test_pruning_is_the_compaction_only_when_it_frees_a_quarter_of_the_room(
@@ -49,7 +50,10 @@ async def test_pruning_is_the_compaction_only_when_it_frees_a_quarter_of_the_roo
         (prune,) = events_of(events, "compact/prune")
         saved = end.data["tokens_before"] - end.data["tokens_after"]
         assert prune.data["tokens_saved"] == saved
-        assert [p["index"] for p in prune.data["pruned"]] == [2, 4]  # the tail keeps 3 reads
+        assert [p["index"] for p in prune.data["pruned"]] == [
+            2,
+            4,
+        ]  # the tail keeps the 2 latest reads
 
 
 async def test_the_tail_is_at_most_half_the_room_below_the_threshold() -> None:

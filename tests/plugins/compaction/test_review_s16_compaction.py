@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from compaction_util import CHARS, Dump, events_of, harness, summarizer
 
+from dsh import hookimpl
 from dsh.testing import ScriptedModel, fail, run_turn, text, tool_calls
 from dsh_compaction import SUMMARY_HEADER, _host, compact_now
 from dsh_compaction._compact import CompactionResult, Reason, compact
@@ -31,11 +32,12 @@ async def compacted(
     window: int,
     last: str = "dump it",
     tail_tokens: int | None = None,
+    extra: tuple[tuple[str, object], ...] = (),
 ) -> tuple[CompactionResult, int, list[Any], Any]:
     """Turns asking ``questions`` (answered "ok"), then ``last``, whose step dumps 20,000
     characters; then ``compact`` with ``window`` (no reserve; ``tail_tokens`` if
-    given): the result, the tokens
-    before it, its events and the agent."""
+    given; ``extra`` plugins): the result, the tokens before it, its events and the
+    agent."""
     steps = ["ok"] * len(questions) + [tool_calls(("dump", {"size": 20_000})), "done"]
     model = ScriptedModel(steps, context_window=1_000_000)
     settings: dict[str, Any] = {"model": "summarizer", "prune_chars": 0}
@@ -43,7 +45,7 @@ async def compacted(
         settings["tail_tokens"] = tail_tokens
     options = {"model": "scripted", "compaction": settings}
     summariser = summarizer(text(summary) if isinstance(summary, str) else summary)
-    async with harness(model, summariser, extra=[("dump", Dump())]) as h:
+    async with harness(model, summariser, extra=[("dump", Dump()), *extra]) as h:
         agent = await h.agents.create("a", options=options)
         for question in questions:
             await run_turn(agent, question)
@@ -82,6 +84,17 @@ async def test_a_summary_after_the_stub_is_the_result_from_the_first_tokens_befo
     assert str(agent.session.history[0].content).startswith(SUMMARY_HEADER)
 
 
+class KeepAll:
+    """Marks every message to keep: nothing can be summarised."""
+
+    @hookimpl(optionalhook=True)
+    def compaction_keep(self, messages: Any, keep: Any) -> Any:
+        return keep | set(range(len(messages)))
+
+
+KEEP_ALL = ("keep", KeepAll())
+
+
 async def test_an_overflow_with_nothing_left_after_the_stub_keeps_the_stub_quietly(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -93,7 +106,7 @@ async def test_an_overflow_with_nothing_left_after_the_stub_keeps_the_stub_quiet
     the stub had just changed it."""
     caplog.set_level(logging.DEBUG, logger="dsh_compaction")
     result, before, events, _ = await compacted(
-        [], "unused", reason="overflow", window=3_000, last="q" * 5_000, tail_tokens=50_000
+        [], "unused", reason="overflow", window=3_000, last="q" * 5_000, extra=(KEEP_ALL,)
     )
     ends = [e.data for e in events_of(events, "compact/end")]
     assert [(e["outcome"], e.get("error", {}).get("code")) for e in ends] == [

@@ -31,6 +31,7 @@ from dsh.session import HistoryView
 from dsh_compaction import _host
 from dsh_compaction._events import END, PRUNE, START, SUMMARY, summary_message
 from dsh_compaction._plan import Plan, Prune, last_user_message, plan_compaction, too_large
+from dsh_compaction._plan import tail_budget as tail_for
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._state import AgentState
 from dsh_compaction._summarise import Summary, summarise
@@ -184,7 +185,9 @@ async def compact(
     # the room history has below the threshold; a tail of at most half of it leaves
     # the other half to grow into before the next compaction
     room = max(limit - fixed, 0)
-    tail_budget = settings.tail_tokens or int(min(settings.tail_ratio * window, room / 2))
+    tail_budget = tail_for(settings.tail_tokens, settings.tail_ratio, window, room)
+    if reason == "threshold" and tail_budget < (settings.tail_tokens or 0):
+        state.tail_capped(agent.id, settings.tail_tokens, tail_budget)
     where = {k: v for k, v in (("turn", turn), ("step", step)) if v is not None}
     run = _Run(
         agent, state, settings, request, reason, window, limit, fixed, tail_budget, estimator, where

@@ -11,7 +11,15 @@ from dsh_compaction._boundaries import choose_cut, cut_points, units
 from dsh_compaction._events import previous_summary, prune_stub, summary_message, too_large_stub
 from dsh_compaction._tokens import TokenCounter
 
-__all__ = ["Plan", "Prune", "last_user_message", "plan_compaction", "too_large", "turn_opening"]
+__all__ = [
+    "Plan",
+    "Prune",
+    "last_user_message",
+    "plan_compaction",
+    "tail_budget",
+    "too_large",
+    "turn_opening",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +49,15 @@ class Plan:
     @property
     def prune_saves(self) -> int:
         return sum(p.saves for p in self.prune)
+
+
+def tail_budget(tail_tokens: int | None, tail_ratio: float, window: float, room: float) -> int:
+    """The tokens of recent history kept verbatim: ``tail_tokens``, else ``tail_ratio``
+    of the ``window``, and either way at most half the ``room`` the history has below
+    the limit, which leaves the other half to summarise now and to grow into before the
+    next compaction (a tail as large as the room would leave nothing to compact)."""
+    wanted = tail_tokens or tail_ratio * window
+    return int(min(wanted, room / 2))
 
 
 def last_user_message(history: Sequence[Message]) -> int | None:

@@ -30,6 +30,7 @@ class CompactionSettings(BaseModel):
     #: The context window in tokens; default: what the model's info says.
     context_window: int | None = Field(default=None, gt=0)
     #: Tokens of recent history kept verbatim; default: ``tail_ratio`` of the window.
+    #: Either is capped at half the room the history has below the limit.
     tail_tokens: int | None = Field(default=None, gt=0)
     tail_ratio: float = Field(default=0.3, gt=0, lt=1)
     #: Old tool results longer than this many characters are pruned first, without a

@@ -40,6 +40,7 @@ class AgentState:
         "lock",
         "overflow_step",
         "step_tried",
+        "tail_warned",
     )
 
     def __init__(self) -> None:
@@ -51,6 +52,8 @@ class AgentState:
         #: (turn, step) of the last automatic attempt and of the last overflow retry
         self.step_tried: tuple[int, int] | None = None
         self.overflow_step: tuple[int, int] | None = None
+        #: the warning that ``tail_tokens`` is capped was logged (once per agent)
+        self.tail_warned = False
         #: the threshold check's values, kept while what they derive from is the same
         #: (``_check``)
         self.check: Check | None = None
@@ -123,6 +126,19 @@ class AgentState:
             counter = await _counter(agent, settings, model)
             estimator = self._estimators.setdefault(key, RequestEstimator(counter))
         return estimator
+
+    def tail_capped(self, agent_id: str, tail_tokens: int | None, budget: int) -> None:
+        """Warn, once per agent, that ``tail_tokens`` is capped at ``budget``: half the
+        room below the limit of the known window (it holds for every compaction after)."""
+        if not self.tail_warned:
+            self.tail_warned = True
+            log.warning(
+                "agent %r: tail_tokens (%s) is more than half the room below the "
+                "compaction limit; the tail kept verbatim is capped at ~%d tokens",
+                agent_id,
+                tail_tokens,
+                budget,
+            )
 
     def invalidate(self) -> None:
         """The history was replaced: forget the counts."""
