@@ -30,11 +30,12 @@ from dsh import (
 from dsh.session import HistoryView
 from dsh_compaction import _host
 from dsh_compaction._events import END, PRUNE, START, SUMMARY, summary_message
-from dsh_compaction._plan import Plan, Prune, last_user_message, plan_compaction, too_large
+from dsh_compaction._plan import Plan, Prune, plan_compaction, too_large
 from dsh_compaction._plan import tail_budget as tail_for
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._state import AgentState
 from dsh_compaction._summarise import Summary, summarise
+from dsh_compaction._task import task_marks
 from dsh_compaction._tokens import RequestEstimator
 
 __all__ = ["CompactionResult", "Outcome", "Reason", "compact", "limit_for"]
@@ -106,9 +107,7 @@ async def _marks(
 ) -> frozenset[int]:
     keep: set[int] = set()
     if settings.keep_last_user_message:
-        latest = last_user_message(history)
-        if latest is not None and counts[latest] <= tail_budget:
-            keep.add(latest)
+        keep = task_marks(agent.session.events, history, counts, tail_budget)
     marked = await _host.call_waterfall(
         agent, "compaction_keep", "keep", _not_indices, messages=history, keep=frozenset(keep)
     )

@@ -36,8 +36,9 @@ class CompactionSettings(BaseModel):
     #: Old tool results longer than this many characters are pruned first, without a
     #: model call (replaced by a stub); 0 turns pruning off.
     prune_chars: int = Field(default=2000, ge=0)
-    #: Keep the latest user message verbatim when it falls in the summarised region
-    #: (so a long turn never loses its task), if it fits in the tail budget.
+    #: Keep the turn's task verbatim when it falls in the summarised region (so a long
+    #: turn never loses it): the prompt that opened the turn, then its steering, newest
+    #: first, while together they fit in the tail budget (``_task.task_marks``).
     keep_last_user_message: bool = True
     #: The summariser model (a model of dsh.yml, checked at load); default: the
     #: agent's model.

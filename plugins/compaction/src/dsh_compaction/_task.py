@@ -1,0 +1,85 @@
+"""The turn's task: which user messages ``keep_last_user_message`` keeps verbatim.
+
+A turn is opened by its prompts (``user/message`` events: one, or a batch of queued
+ones) and may be steered later (``steering/message``: ``steer()``, or a plugin's
+continuation ``reason``); both become plain user messages in the history. Mid-turn
+the latest user message is often a steering note ("remember to run the tests"), so
+keeping only that one would summarise away what the turn is for. The log tells them
+apart: the events since the latest ``turn/start`` name the turn's prompts and its
+steering, matched to the history's user messages by content, newest first.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from dsh import Message, UserMessage
+from dsh.session import SessionEvent
+from dsh_compaction._events import previous_summary
+from dsh_compaction._plan import last_user_message
+
+__all__ = ["task_marks"]
+
+
+def _turn_contents(events: Sequence[SessionEvent]) -> tuple[list[str], list[str]] | None:
+    """The contents of the latest turn's prompts and of its steering, newest first;
+    None when the log has no turn."""
+    prompts: list[str] = []
+    steering: list[str] = []
+    for index in range(len(events) - 1, -1, -1):
+        event = events[index]
+        if event.type == "turn/start":
+            return prompts, steering
+        if event.type in ("user/message", "steering/message"):
+            content = event.data.get("content")
+            if isinstance(content, str):
+                (prompts if event.type == "user/message" else steering).append(content)
+    return None
+
+
+def _turn_messages(
+    history: Sequence[Message], prompts: list[str], steering: list[str]
+) -> tuple[list[int], list[int]]:
+    """The indices of the history's user messages that are the turn's prompts and its
+    steering (those still in it, not summarised), newest first."""
+    wanted = (Counter(prompts), Counter(steering))
+    found: tuple[list[int], list[int]] = ([], [])
+    left = len(prompts) + len(steering)
+    for index in range(len(history) - 1, -1, -1):
+        if not left:
+            break
+        message = history[index]
+        if not isinstance(message, UserMessage) or previous_summary(message) is not None:
+            continue
+        for kind in (0, 1):  # a steering note that repeats a prompt counts as the prompt
+            if wanted[kind][message.content] > 0:
+                wanted[kind][message.content] -= 1
+                found[kind].append(index)
+                left -= 1
+                break
+    return found
+
+
+def task_marks(
+    events: Sequence[SessionEvent],
+    history: Sequence[Message],
+    counts: Sequence[int],
+    budget: int,
+) -> set[int]:
+    """The user messages to keep verbatim: the latest turn's prompts, then its steering,
+    each newest first, while together they fit ``budget`` tokens (``counts``: each
+    message's). Without a turn in the log (a history built otherwise), the latest user
+    message if it fits."""
+    contents = _turn_contents(events)
+    if contents is None:
+        latest = last_user_message(history)
+        return {latest} if latest is not None and counts[latest] <= budget else set()
+    prompts, steering = _turn_messages(history, *contents)
+    keep: set[int] = set()
+    used = 0
+    for index in (*prompts, *steering):
+        if used + counts[index] <= budget:
+            keep.add(index)
+            used += counts[index]
+    return keep
