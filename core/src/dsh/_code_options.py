@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from dsh._config_errors import missing_hint, reason, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_models import misplaced_key
+from dsh._config_validate import set_model_names
 from dsh._config_yaml import Loc, did_you_mean
 from dsh._options import CORE_OPTIONS, option_typo
 from dsh._secrets import get_logger
@@ -32,7 +33,13 @@ def check_options(harness: Harness, agent_id: str, options: dict[str, Any] | Non
         pm = harness.pm
         config = harness.config
         problem = options_problem(
-            options, harness.settings, config.raw, pm.is_left_out, pm.is_blocked, config.source
+            options,
+            harness.settings,
+            config.raw,
+            pm.is_left_out,
+            pm.is_blocked,
+            config.source,
+            harness.models.names(),
         )
         if problem is None:
             problem = model_problem(options.get("model"), harness.models.names())
@@ -59,6 +66,7 @@ def options_problem(
     left_out: Callable[[str], bool] = lambda name: False,
     blocked: Callable[[str], bool] = lambda name: False,
     source: str = "<defaults>",
+    models: Sequence[str] | None = None,
 ) -> str | None:
     """What is wrong with the first bad plugin key of ``options``: a key named
     after a plugin with ``settings`` must be valid for its settings model over its
@@ -67,7 +75,9 @@ def options_problem(
     a key named after an installed plugin that does not run (``left_out``) would apply
     to nothing: refused, or warned about when the plugin was turned off (``blocked``);
     another key is free unless it is a typo of a core option or of such a
-    plugin's name. The core's own keys are checked where the agent is built."""
+    plugin's name. A ``ModelName`` field the options set must name one of ``models``
+    (the harness's registered models; None: not checked). The core's own keys are
+    checked where the agent is built."""
     for key, value in options.items():
         if key in CORE_OPTIONS:
             continue
@@ -91,7 +101,11 @@ def options_problem(
                 return f"unknown option {key!r} (not a core option or a loaded plugin's name){hint}"
             continue
         if isinstance(value, BaseModel) and issubclass(model, type(value)):
-            continue  # the plugin's own settings object (its model or a base), built valid
+            # the plugin's own settings object (its model or a base), built valid
+            problem = _unknown_model(key, value, None, models)
+            if problem is not None:
+                return problem
+            continue
         value = {} if value is None else value
         try:
             checked = model.model_validate(layered(sections.get(key), value))
@@ -109,6 +123,32 @@ def options_problem(
         ignored = ignored_key(checked, value, (key,))
         if ignored is not None:
             return f"option {_dotted(ignored)}: {unknown_key(ignored, model, 1)}"
+        problem = _unknown_model(key, checked, value, models)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _unknown_model(
+    key: str, checked: BaseModel, given: object, models: Sequence[str] | None
+) -> str | None:
+    """A ``ModelName`` field of option ``key`` (``checked``: its settings, over the
+    plugin's section) that ``given`` sets (all that ``checked`` sets, when None: the
+    settings object given whole) to a name none of ``models`` has, as ``dsh.yml``'s
+    ``agents[].options`` are checked against ``models:`` (``local``: built in). The
+    section's own names were checked when the config loaded."""
+    if models is None:
+        return None
+    known = [*models, "local"]
+    for loc, name in set_model_names(checked):
+        if name is None or name in known:
+            continue
+        if given is not None and not (isinstance(given, Mapping) and loc[0] in given):
+            continue
+        registered = ", ".join(models) or "none"
+        hint = did_you_mean(name, sorted(known))
+        why = f"unknown model {name!r} (registered: {registered}; local is built in){hint}"
+        return f"option {_dotted((key, *loc))}: {why}"
     return None
 
 

@@ -17,7 +17,7 @@ from dsh._model_name import model_name_fields
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
 from dsh._secrets import get_logger
 
-__all__ = ["validate"]
+__all__ = ["set_model_names", "validate"]
 
 log = get_logger("dsh.config")
 
@@ -265,18 +265,27 @@ def _cross_check(
                 problems.append(locate(root, ("agents", i, "id"), reason))
             ids.setdefault(agent_id, i)
     for where, section in sections:  # plugin settings typed ModelName, if set
-        for key in model_name_fields(type(section)):
-            if key in section.model_fields_set:
-                value = getattr(section, key)
-                if isinstance(value, Mapping):  # dict[str, ModelName]: each value
-                    for inner, name in value.items():
-                        check((*where, key, inner), name)
-                elif isinstance(value, list | tuple | set | frozenset):
-                    for index, name in enumerate(value):
-                        check((*where, key, index), name)
-                else:
-                    check((*where, key), value)
+        for loc, name in set_model_names(section):
+            check((*where, *loc), name)
     return problems
+
+
+def set_model_names(section: BaseModel) -> list[tuple[Loc, str | None]]:
+    """The names the ``ModelName`` fields of ``section`` are set to (a field left at
+    its default is not checked: the plugin's own default is not the file's problem),
+    each with its place in the section: a ``dict[str, ModelName]``'s each value, a
+    list's each item."""
+    found: list[tuple[Loc, str | None]] = []
+    for key in model_name_fields(type(section)):
+        if key in section.model_fields_set:
+            value = getattr(section, key)
+            if isinstance(value, Mapping):  # dict[str, ModelName]: each value
+                found += [((key, inner), name) for inner, name in value.items()]
+            elif isinstance(value, list | tuple | set | frozenset):
+                found += [((key, index), name) for index, name in enumerate(value)]
+            else:
+                found.append(((key,), value))
+    return found
 
 
 def _agent_options(

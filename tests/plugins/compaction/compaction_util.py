@@ -115,7 +115,11 @@ async def harness(
 ) -> Any:
     """A harness with the scripted models, the compaction plugin, the bulky tool,
     (``chars``) the ``CharCounter`` and ``extra`` plugins (registered in that order),
-    no entry points."""
+    no entry points. Without a model named ``summarizer``, one with no replies: the
+    ``options()`` of the tests name it, and an agent's options given in code may name
+    only registered models (a test whose summariser is never called gives none)."""
+    if not any(m.info.name == "summarizer" for m in models):
+        models = (*models, summarizer())
     plugins = [("compaction", dsh_compaction), ("bulky", BulkyTool())]
     if chars:
         plugins.append(("chars", CountChars()))

@@ -94,7 +94,14 @@ async def test_b45_an_empty_summary_is_rejected() -> None:
 
 
 async def test_b45_an_unknown_summariser_model_is_a_logged_failure() -> None:
-    events, model, spy = await run_failing(summarizer(), model="nope")
+    # given at creation, the core refuses it there (test_compaction_settings); set on a
+    # live agent (or `local` when the program never started it), compaction finds it
+    model = ScriptedModel(reads(5), context_window=WINDOW)
+    spy = RequestSpy()
+    async with harness(model, summarizer(), extra=[("spy", spy)]) as h:
+        agent = await h.agents.create("a", options=options())
+        agent.agent.options["compaction"] = options(model="nope")["compaction"]
+        events = await run_turn(agent, "task")
 
     assert_unchanged_and_completed(events, model, spy)
     error = events_of(events)[-1].data["error"]

@@ -108,3 +108,18 @@ async def test_a_bad_agent_option_ends_the_turn_naming_the_plugin_and_key() -> N
     assert end.data["reason"] == "error"
     assert end.data["error"]["plugin"] == "compaction"
     assert "option 'compaction': threshold:" in end.data["error"]["message"]
+
+
+async def test_a_summariser_model_typo_in_code_options_is_refused_at_create() -> None:
+    """As in dsh.yml's agents[].options: not found when the first compaction runs."""
+    model = ScriptedModel([], context_window=7000)
+    async with harness(model, summarizer(), config_text=SECTION) as h:
+        options = {"model": "scripted", "compaction": {"model": "sumarizer"}}
+        with pytest.raises(DshError) as caught:
+            await h.agents.create("a", options=options)
+        await h.agents.create("b", options={**options, "compaction": {"model": "summarizer"}})
+
+    assert str(caught.value) == (
+        "agent 'a': option compaction.model: unknown model 'sumarizer' (registered: "
+        "scripted, summarizer; local is built in); did you mean 'summarizer'?"
+    )
