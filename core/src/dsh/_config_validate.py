@@ -15,6 +15,7 @@ from dsh._config_models import CORE_KEYS, AgentConfig, Config, CoreKeys, misplac
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
 from dsh._model_name import model_name_fields
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
+from dsh._plugin_settings import raised
 from dsh._secrets import get_logger
 
 __all__ = ["set_model_names", "validate"]
@@ -79,6 +80,9 @@ def validate(
             sections[name] = model.model_validate(value)
         except ValidationError as exc:
             problems += from_validation(root, (name,), exc, model)
+            continue
+        except Exception as exc:  # a validator raising what pydantic lets through
+            problems.append(locate(root, (name,), raised(model, name, exc)))
             continue
         ignored = ignored_key(sections[name], value, (name,))
         if ignored is not None:
@@ -344,6 +348,9 @@ def _agent_options(
                     if unknown is not None:
                         found = [locate(root, unknown, unknown_key(unknown, model, 4))]
                     problems += found
+                    continue
+                except Exception as exc:  # a validator raising what pydantic lets through
+                    problems.append(locate(root, loc, raised(model, key, exc)))
                     continue
                 ignored = ignored_key(checked, value, loc)
                 if ignored is not None:

@@ -21,6 +21,7 @@ from dsh._config_models import CONFIG_FILE_NAMES, CORE_KEYS, AgentConfig, Config
 from dsh._config_validate import validate
 from dsh._config_yaml import locate, parse, read
 from dsh._model_name import ModelName
+from dsh._plugin_settings import record_owner
 from dsh.errors import ConfigError, DshError, PluginValidationError
 
 __all__ = [
@@ -98,6 +99,7 @@ def add_settings(
     if name in settings:
         raise DshError(f"plugin {plugin!r} registers settings for {name!r} a second time")
     settings[name] = model
+    record_owner(model, name, plugin)
 
 
 def load_config(
