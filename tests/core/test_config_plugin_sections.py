@@ -11,7 +11,7 @@ from config_support import SETTINGS, Endpoint, PermissionsSettings, Summaries, f
 from pydantic import BaseModel, ConfigDict
 
 from dsh import PluginValidationError
-from dsh.config import load_config
+from dsh.config import add_settings, load_config
 
 
 def test_section_of_a_plugin_that_is_not_loaded(tmp_path: Path) -> None:
@@ -106,6 +106,22 @@ def test_plugin_settings_typed_model_name_must_name_a_defined_model(tmp_path: Pa
 def test_plugin_named_like_a_core_key_is_refused() -> None:
     with pytest.raises(PluginValidationError, match="core config key"):
         load_config(text="{}", settings={"models": PermissionsSettings})
+
+
+@pytest.mark.parametrize("section", ["models", "agents", "model"])
+def test_a_section_named_like_a_core_key_blames_the_plugin_that_registered_it(
+    section: str,
+) -> None:
+    settings: dict[str, type[BaseModel]] = {}
+    with pytest.raises(PluginValidationError) as info:
+        add_settings(settings, "audit", PermissionsSettings, section)
+    assert info.value.plugin == "audit"
+    assert str(info.value) == (
+        f"plugin 'audit': its settings section {section!r} (register(PermissionsSettings, "
+        f"section={section!r})) is a core key of dsh.yml; pass another section= or leave it "
+        "out (the plugin's name)"
+    )
+    assert settings == {}
 
 
 def test_a_bad_value_in_a_plugin_section_is_not_kept_in_the_error_chain(tmp_path: Path) -> None:

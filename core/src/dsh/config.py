@@ -96,6 +96,12 @@ def add_settings(
     if section is not None and not (isinstance(section, str) and section):
         raise DshError(f"plugin {plugin!r} registered settings for section {section!r}, not a name")
     name = section or plugin
+    if section is not None and name in CORE_KEYS:
+        raise PluginValidationError(
+            plugin,
+            f"its settings section {name!r} (register({model.__name__}, section={name!r})) is "
+            "a core key of dsh.yml; pass another section= or leave it out (the plugin's name)",
+        )
     if name in settings:
         raise DshError(f"plugin {plugin!r} registers settings for {name!r} a second time")
     settings[name] = model
