@@ -37,6 +37,41 @@ def test_an_argument_the_hook_does_not_have_is_named_with_the_ones_it_has() -> N
     assert pm.get_plugin("tagger") is None
 
 
+class Kwargs:
+    @hookimpl
+    def session_event(self, **kwargs: Any) -> None:
+        pass
+
+
+class Star:
+    @hookimpl
+    def agent_request(self, request: Any, *args: Any) -> Any:
+        return request
+
+
+@pytest.mark.parametrize(
+    ("plugin", "error"),
+    [
+        (
+            Kwargs(),
+            "plugin 'logger': session_event(**kwargs): dsh passes hook arguments by name "
+            "(none to *args or **kwargs); name the ones you use: session, event",
+        ),
+        (
+            Star(),
+            "plugin 'logger': agent_request(request, *args): dsh passes hook arguments by name "
+            "(none to *args or **kwargs); name the ones you use: agent, request, turn, step",
+        ),
+    ],
+)
+def test_an_impl_taking_args_or_kwargs_is_refused(plugin: object, error: str) -> None:
+    # pluggy would call it with nothing in them: a generic logger saw empty kwargs
+    pm = create_plugin_manager(load_entry_points=False)
+    with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
+        pm.register(plugin, "logger")
+    assert pm.get_plugin("logger") is None
+
+
 def test_an_argument_with_a_default_is_not_asked_of_the_hook() -> None:
     # pluggy passes only arguments without defaults; one with a default is the impl's own
     class Defaulted:

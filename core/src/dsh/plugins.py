@@ -26,6 +26,7 @@ import pluggy
 
 from dsh import hookspecs
 from dsh._calling import Dispatcher, Reporter, default_reporter, is_async_function
+from dsh._impl_arguments import arguments_problem
 from dsh._relay import HookRelay
 from dsh.errors import DshError, PluginLoadError, PluginValidationError
 
@@ -160,16 +161,11 @@ class PluginManager(pluggy.PluginManager):
                 if typo
                 else f"{name}: unknown hook {hook!r} — {why}",
             )
-        if caller is not None and caller.spec is not None:
-            allowed = (*caller.spec.argnames, *caller.spec.kwargnames)
-            taken = _required_arguments(getattr(plugin, name))
-            unknown = [arg for arg in taken if arg not in allowed]
-            if unknown:
-                raise PluginValidationError(
-                    who,
-                    f"{name}({', '.join(taken)}): the hook has no argument {unknown[0]!r}; "
-                    f"an impl takes any of {', '.join(allowed)} (by name)",
-                )
+        spec = caller.spec if caller is not None else None
+        allowed = None if spec is None else (*spec.argnames, *spec.kwargnames)
+        problem = arguments_problem(name, getattr(plugin, name), allowed)
+        if problem is not None:
+            raise PluginValidationError(who, problem)
         if hookspecs.CALL_STYLES.get(hook) == "register" and is_async_function(
             getattr(plugin, name)
         ):
@@ -203,19 +199,6 @@ class PluginManager(pluggy.PluginManager):
                 f"{name}: named like the hook {name!r} but not marked @hookimpl, so dsh "
                 "would never call it; add @hookimpl (from dsh import hookimpl)",
             )
-
-
-def _required_arguments(function: Any) -> list[str]:
-    """The arguments pluggy passes to an impl: those without a default."""
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):  # pluggy reports what it cannot read
-        return []
-    return [
-        p.name
-        for p in parameters
-        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
 
 
 def _env_list(value: str) -> list[str]:

@@ -1,0 +1,47 @@
+"""The arguments a hook impl takes, checked at registration against the hook's spec:
+pluggy passes each by name, to the impl's named parameters without a default only."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["arguments_problem"]
+
+_STARS: dict[inspect._ParameterKind, str] = {
+    inspect.Parameter.VAR_POSITIONAL: "*",
+    inspect.Parameter.VAR_KEYWORD: "**",
+}
+
+
+def arguments_problem(name: str, function: Any, allowed: Sequence[str] | None) -> str | None:
+    """Why impl ``name`` cannot take the hook's arguments (``allowed``), or None: it
+    takes ``*args`` or ``**kwargs`` (pluggy would pass nothing in them), or names an
+    argument the hook does not have. ``allowed`` None: a hook without a spec yet (an
+    optionalhook of a plugin not loaded), whose arguments are not known."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):  # pluggy reports what it cannot read
+        return None
+    if any(p.kind in _STARS for p in parameters):
+        written = ", ".join(_STARS.get(p.kind, "") + p.name for p in parameters)
+        names = f": {', '.join(allowed)}" if allowed else ""
+        return (
+            f"{name}({written}): dsh passes hook arguments by name (none to *args or "
+            f"**kwargs); name the ones you use{names}"
+        )
+    if allowed is None:
+        return None
+    taken = [
+        p.name
+        for p in parameters
+        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    unknown = [arg for arg in taken if arg not in allowed]
+    if unknown:
+        return (
+            f"{name}({', '.join(taken)}): the hook has no argument {unknown[0]!r}; "
+            f"an impl takes any of {', '.join(allowed)} (by name)"
+        )
+    return None
