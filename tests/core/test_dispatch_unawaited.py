@@ -173,3 +173,26 @@ async def test_an_untyped_hook_of_a_plugin_refuses_a_coroutine_as_its_value(
     with pytest.raises(HookError, match=FIX):
         await call
     assert_no_coroutine_left_unawaited()
+
+
+def test_a_register_impl_returning_a_coroutine_fails_start_up_naming_the_plugin(
+    dsh_pm: PluginManager,
+) -> None:
+    # a register_* hook runs before any event loop: async def is refused, and a plain def
+    # returning a coroutine registered nothing (its tools silently missing)
+    class Tools:
+        @hookimpl
+        def register_tools(self, register: Any) -> Any:
+            return later("tools")
+
+    dsh_pm.register(Tools(), "tools")
+    registered: list[Any] = []
+    with pytest.raises(HookError) as info:
+        dsh_pm.relay.register_tools(lambda plugin, *args, **kw: registered.append(args))
+    assert (info.value.plugin, info.value.hook) == ("tools", "register_tools")
+    assert str(info.value).endswith(
+        "TypeError: returned coroutine; register_tools runs at start-up, before any event "
+        "loop, so nothing would await it: call register(...) in the plain def itself"
+    )
+    assert registered == []
+    assert_no_coroutine_left_unawaited()

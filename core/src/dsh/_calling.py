@@ -363,7 +363,14 @@ class Dispatcher:
                     raise
 
             try:
-                impl.call({"register": register})
+                result = impl.call({"register": register})
+                if inspect.isawaitable(result):  # nothing awaits it: nothing registered
+                    unawaited(result)  # closed: no "never awaited" warning into dsh
+                    raise TypeError(
+                        f"returned {type(result).__name__}; {hook} runs at start-up, before "
+                        "any event loop, so nothing would await it: call register(...) in "
+                        "the plain def itself"
+                    )
             except Exception as exc:
                 if refused and exc is refused[-1] and isinstance(exc, DshError):
                     raise  # the core refused what was registered; the message names the plugin
