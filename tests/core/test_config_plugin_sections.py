@@ -10,7 +10,7 @@ import pytest
 from config_support import SETTINGS, Endpoint, PermissionsSettings, Summaries, fails, write
 from pydantic import BaseModel, ConfigDict
 
-from dsh import PluginValidationError
+from dsh import DshError, PluginValidationError
 from dsh.config import add_settings, load_config
 
 
@@ -122,6 +122,36 @@ def test_a_section_named_like_a_core_key_blames_the_plugin_that_registered_it(
         "out (the plugin's name)"
     )
     assert settings == {}
+
+
+class Guard(BaseModel):
+    x: int = 1
+
+
+@pytest.mark.parametrize("order", [("guard", "audit"), ("audit", "guard")])
+def test_two_plugins_registering_one_section_are_both_named(order: tuple[str, str]) -> None:
+    # guard's section is its own name; audit passes section="guard"
+    settings: dict[str, type[BaseModel]] = {}
+    first, second = order
+    add_settings(settings, first, Guard, None if first == "guard" else "guard")
+    with pytest.raises(DshError) as info:
+        add_settings(settings, second, Guard, None if second == "guard" else "guard")
+    assert str(info.value) == (
+        f"plugins {first!r} and {second!r} both register settings for section 'guard'; "
+        "give one of them another section="
+    )
+
+
+def test_one_plugin_registering_its_section_twice_says_so() -> None:
+    settings: dict[str, type[BaseModel]] = {}
+    add_settings(settings, "guard", Guard)
+    with pytest.raises(DshError) as info:
+        add_settings(settings, "guard", PermissionsSettings)
+    assert str(info.value) == (
+        "plugin 'guard' registers settings for section 'guard' twice (register() called "
+        "twice in its register_settings); register one model"
+    )
+    assert settings == {"guard": Guard}
 
 
 def test_a_bad_value_in_a_plugin_section_is_not_kept_in_the_error_chain(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ class Level(BaseModel):
         ((Level(),), "plugin 'loud' registered settings an instance of Level, which is not a"),
         ((Level, 3), "plugin 'loud' registered settings for section 3, not a name"),
         ((Level, ""), "plugin 'loud' registered settings for section '', not a name"),
-        ((Level, "x", Level, "x"), "plugin 'loud' registers settings for 'x' a second time"),
+        ((Level, "x", Level, "x"), "plugin 'loud' registers settings for section 'x' twice"),
     ],
     ids=["not-a-model", "instance", "section-int", "section-empty", "twice"],
 )

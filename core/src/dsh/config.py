@@ -21,7 +21,7 @@ from dsh._config_models import CONFIG_FILE_NAMES, CORE_KEYS, AgentConfig, Config
 from dsh._config_validate import validate
 from dsh._config_yaml import locate, parse, read
 from dsh._model_name import ModelName
-from dsh._plugin_settings import record_owner
+from dsh._plugin_settings import owner, record_owner
 from dsh.errors import ConfigError, DshError, PluginValidationError
 
 __all__ = [
@@ -103,7 +103,14 @@ def add_settings(
             "a core key of dsh.yml; pass another section= or leave it out (the plugin's name)",
         )
     if name in settings:
-        raise DshError(f"plugin {plugin!r} registers settings for {name!r} a second time")
+        first = owner(settings[name], name)
+        raise DshError(
+            f"plugin {plugin!r} registers settings for section {name!r} twice (register() "
+            "called twice in its register_settings); register one model"
+            if first == plugin
+            else f"plugins {first!r} and {plugin!r} both register settings for section "
+            f"{name!r}; give one of them another section="
+        )
     settings[name] = model
     record_owner(model, name, plugin)
 
