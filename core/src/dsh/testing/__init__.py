@@ -94,7 +94,8 @@ async def scripted_harness(
     workspace: str | os.PathLike[str] | None = None,
 ) -> AsyncIterator[Harness]:
     """A started ``Harness`` whose models include ``models`` (registered through
-    ``register_models`` by a plugin named ``scripted-models``)."""
+    ``register_models`` by a plugin named ``scripted-models``). An ``ErrorRecorder``
+    among its plugins records the hook failures its manager reports (``failures``)."""
     from dsh.harness import Harness
 
     extra: list[object | tuple[str, object]] = [("scripted-models", _ModelPlugin(models))]
@@ -110,6 +111,9 @@ async def scripted_harness(
             config_text=config_text,
             workspace=workspace,
         )
+    for plugin in harness.pm.get_plugins():  # what the manager reports, recorded too
+        if isinstance(plugin, ErrorRecorder):
+            plugin.watch(harness.pm)
     async with harness:
         yield harness
 

@@ -1,4 +1,4 @@
-"""Test doubles that are real plugins: an event recorder and in-memory persistence."""
+"""Test doubles that are real plugins: event and error recorders, in-memory persistence."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from dsh.persistence import SessionHeader, StoredSession
 from dsh.session import SessionEvent
 
 if TYPE_CHECKING:
+    from dsh._calling import Dispatcher
+    from dsh.errors import HookError
+    from dsh.plugins import PluginManager
     from dsh.session import Session
 
 __all__ = ["EventRecorder", "InMemoryPersistence"]
@@ -37,10 +40,31 @@ class EventRecorder:
 
 
 class ErrorRecorder:
-    """Records every ``agent_error`` (failures outside a turn's log, e.g. a flush)."""
+    """Records every ``agent_error`` in ``errors`` (failures outside a turn's log, e.g.
+    a flush) and, once it watches a plugin manager, every hook failure the manager
+    reports in ``failures`` (an observer or notification impl that raised, a
+    ``tools_execute`` impl failing closed), which otherwise reach only the log.
+    ``scripted_harness`` and ``dsh_register`` make it watch theirs."""
 
     def __init__(self) -> None:
         self.errors: list[BaseException] = []
+        self.failures: list[HookError] = []
+        self._watched: list[Dispatcher] = []
+
+    def watch(self, pm: PluginManager) -> None:
+        """Record the failures ``pm`` reports from now on (still reported, logged, as
+        before). Watching a manager twice records each failure once."""
+        dispatcher = pm.dispatcher
+        if any(watched is dispatcher for watched in self._watched):
+            return
+        self._watched.append(dispatcher)
+        report = dispatcher.report
+
+        def record(error: HookError) -> None:
+            self.failures.append(error)
+            report(error)
+
+        dispatcher.report = record
 
     @hookimpl
     def agent_error(self, error: BaseException) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from dsh.plugins import PluginManager, create_plugin_manager
+from dsh.testing._doubles import ErrorRecorder
 from dsh.testing._hooks import HookRecorder
 
 __all__ = ["dsh_hook_recorder", "dsh_pm", "dsh_register"]
@@ -27,12 +28,15 @@ def dsh_pm() -> PluginManager:
 
 @pytest.fixture
 def dsh_register(dsh_pm: PluginManager) -> Iterator[Callable[..., str | None]]:
-    """Register a plugin on ``dsh_pm`` for the duration of one test."""
+    """Register a plugin on ``dsh_pm`` for the duration of one test (an
+    ``ErrorRecorder`` then records the failures ``dsh_pm`` reports)."""
     registered: list[object] = []
 
     def register(plugin: object, name: str | None = None) -> str | None:
         result = dsh_pm.register(plugin, name)
         registered.append(plugin)
+        if isinstance(plugin, ErrorRecorder):  # its failures: what dsh_pm reports
+            plugin.watch(dsh_pm)
         return result
 
     yield register
