@@ -161,8 +161,29 @@ def test_a_name_already_taken_says_by_what_and_how_out() -> None:
     with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
         pm.register(Tagger(), "tagger")
     del pm.distributions["tagger"]
-    with pytest.raises(PluginValidationError, match="the name is taken by another plugin;"):
+    error = "plugin 'tagger': two plugins passed under the name 'tagger'; give one another name"
+    with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
         pm.register(Tagger(), "tagger")
+
+
+def test_one_object_registered_twice_without_entry_points_says_so() -> None:
+    # no entry point took it: the advice to leave the installed plugins out would not help
+    tagger = Tagger()
+    pm = create_plugin_manager([("tagger", tagger)], load_entry_points=False)
+    for name in ("tagger", "again"):
+        error = f"plugin {name!r}: this object is registered already, as 'tagger'; register it once"
+        with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
+            pm.register(tagger, name)
+
+
+def test_a_core_default_name_is_not_blamed_on_installed_plugins() -> None:
+    pm = create_plugin_manager(load_entry_points=False)
+    error = (
+        "plugin 'dsh.builtins': the name is dsh-core's own plugin's; register this one "
+        "under another name"
+    )
+    with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
+        pm.register(Tagger(), "dsh.builtins")
 
 
 def test_a_function_imported_under_a_hooks_name_is_not_the_plugins_own() -> None:

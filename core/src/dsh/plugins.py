@@ -91,15 +91,7 @@ class PluginManager(pluggy.PluginManager):
         # pluggy says only "already registered"; say by what, and what to do
         taken = self.get_name(plugin) if self.is_registered(plugin) else None
         if taken is not None or self.get_plugin(name) is not None:
-            where = self.distributions.get(taken or name)
-            source = f"the entry point of {where[0]}" if where is not None else "another plugin"
-            if taken is not None:  # this very object: an installed plugin passed again
-                why = f"it is loaded already, as {taken!r}, by {source}; pass it only when you"
-            else:
-                why = f"the name is taken by {source}; register this one under another name, or"
-            raise PluginValidationError(
-                name, f"{why} leave out the installed plugins (load_entry_points=False)"
-            )
+            raise PluginValidationError(name, self._taken(name, taken))
         specs = getattr(plugin, "dsh_hookspecs", None)
         if specs is not None:
             self.add_hookspecs(specs)
@@ -110,6 +102,24 @@ class PluginManager(pluggy.PluginManager):
             self._registering = None
         self.dispatcher.invalidate()
         return registered
+
+    def _taken(self, name: str, taken: str | None) -> str:
+        """Why ``name`` cannot be registered: this object is registered already (as
+        ``taken``), or another plugin has the name; only when an entry point took it is
+        leaving out the installed plugins the way out."""
+        where = self.distributions.get(taken or name)
+        if where is None or (taken or name) in CORE_DEFAULTS:
+            if taken is not None:
+                return f"this object is registered already, as {taken!r}; register it once"
+            if name in CORE_DEFAULTS:
+                return "the name is dsh-core's own plugin's; register this one under another name"
+            return f"two plugins passed under the name {name!r}; give one another name"
+        source, out = f"the entry point of {where[0]}", "leave out the installed plugins"
+        if taken is not None:  # this very object: an installed plugin passed again
+            why = f"it is loaded already, as {taken!r}, by {source}; pass it only when you"
+        else:
+            why = f"the name is taken by {source}; register this one under another name, or"
+        return f"{why} {out} (load_entry_points=False)"
 
     def get_canonical_name(self, plugin: object) -> str:
         """A module's name; for another object, its class's (``mod.Tagger``, then
