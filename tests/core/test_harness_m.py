@@ -67,7 +67,7 @@ async def test_a_plugin_may_name_its_settings_section() -> None:
 
 async def test_a_settings_section_registered_twice_stops_start_up_naming_the_plugin() -> None:
     plugins = [("loud", settings_plugin(None, None))]
-    with pytest.raises(DshError, match="plugin 'loud' registers settings for 'loud' a second"):
+    with pytest.raises(DshError, match="plugin 'loud' registers settings for section 'loud' twice"):
         async with Harness(plugins=plugins, load_entry_points=False):
             pass
 
