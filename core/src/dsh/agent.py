@@ -234,6 +234,7 @@ class AgentRegistry:
         self._tools = tools
         self._live: dict[str, AgentHandle] = {}
         self._starting: set[str] = set()  # ids whose agent is being created or resumed
+        self._closed: str | None = None  # why no agent may start: the harness is leaving
 
     def get(self, agent_id: str) -> AgentHandle | None:
         return self._live.get(agent_id)
@@ -282,6 +283,7 @@ class AgentRegistry:
         """An agent continuing a stored session; needs a persistence plugin. Without
         ``options`` the agent gets the options it was created with (when they were
         JSON and so stored in the session's meta). ``workspace`` as for ``create``."""
+        self._refuse_if_closed(agent_id)  # before the store is read: it may be closing
         return await self.resume_stored(
             agent_id, await self.load_stored(resume_session_id), options, workspace=workspace
         )
@@ -329,6 +331,7 @@ class AgentRegistry:
         if not self._starts_agents:  # its config was read leniently: nothing may run
             reason = "settings for plugins that do not run were only warned about"
             raise DshError(f"agent {agent_id!r}: this harness starts no agent ({reason})")
+        self._refuse_if_closed(agent_id)
         if agent_id in self._live or agent_id in self._starting:
             raise DshError(f"agent {agent_id!r} already exists; dispose it first")
         # reserved until it is live: claiming the session awaits (in a thread, for a
@@ -348,6 +351,7 @@ class AgentRegistry:
         source: Literal["startup", "create", "resume"],
         workspace: Path | None,
     ) -> AgentHandle:
+        self._refuse_if_closed(agent_id)  # the harness began to leave while it was claimed
         if not (options or {}).get("model") and self._harness is not None:
             default = self._harness.config.default_model  # `model:` at the top of dsh.yml
             if default:
@@ -363,11 +367,24 @@ class AgentRegistry:
             harness=self._harness,
         )
         self._sessions.enter(session)
+        try:
+            self._task_group.start_soon(agent.run, name=f"dsh agent {agent_id}")
+        except BaseException:
+            self._sessions.remove(session)
+            raise
         handle = AgentHandle(agent, self)
         self._live[agent_id] = handle
-        self._task_group.start_soon(agent.run, name=f"dsh agent {agent_id}")
         await self._relay.agent_created(agent, source)
         return handle
+
+    def _close(self, state: Literal["is stopping", "has stopped"]) -> None:
+        """From now on no agent is created or resumed (a ``DshError`` saying the harness
+        ``state``): the harness is leaving, and disposes the agents that are live."""
+        self._closed = state
+
+    def _refuse_if_closed(self, agent_id: str) -> None:
+        if self._closed is not None:
+            raise DshError(f"agent {agent_id!r}: the harness {self._closed}")
 
     def _forget(self, handle: AgentHandle) -> None:
         if self._live.get(handle.id) is handle:

@@ -257,6 +257,9 @@ class Harness:
         task_group, self._task_group = self._task_group, None
         if task_group is None:
             return None
+        # no agent starts from now on (a plugin's harness_stopping, a task of the program):
+        # one started after dispose_all() began would keep the task group open forever
+        self.agents._close("is stopping")
         try:
             with anyio.CancelScope(shield=True):
                 try:
@@ -270,5 +273,8 @@ class Harness:
             # had not raised, and the body's own exception propagates unwrapped (not as
             # an exception group). An agent task that crashed still raises here.
             self.pm.dispatcher.listeners.remove(self._follow_observers)
-            await task_group.__aexit__(None, None, None)
+            try:
+                await task_group.__aexit__(None, None, None)
+            finally:
+                self.agents._close("has stopped")
         return None
