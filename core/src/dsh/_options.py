@@ -1,8 +1,9 @@
 """The agent options the core reads, and what each must be.
 
 One statement of the rules, used twice: when ``dsh.yml`` is loaded (``agents[].options``,
-so the file's line is named) and when an agent is built (options from code). Every step
-then trusts them.
+so the file's line is named) and when an agent is built (options from code). A step
+then checks only the exact types of the values it reads (options may change between
+steps), and ``bad_option`` names what is wrong when that check fails.
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-__all__ = ["CORE_OPTIONS", "core_option_problem", "option_typo", "storable_options"]
+from dsh.errors import DshError
+
+__all__ = [
+    "CORE_OPTIONS",
+    "bad_option",
+    "core_option_problem",
+    "option_typo",
+    "storable_options",
+]
 
 _QUEUE_MODES: Final = ["batch", "one-at-a-time"]
 _TYPO = 0.85  # difflib's ratio above which an unknown option is taken for a typo
@@ -49,6 +58,14 @@ def core_option_problem(options: Mapping[str, Any]) -> str | None:
                 hint = f"; did you mean {close[0]!r}?" if close else ""
             return f"option {key!r} must be {expected}, not {value!r}{hint}"
     return None
+
+
+def bad_option(agent_id: str, options: Mapping[str, Any]) -> DshError:
+    """The error for agent ``agent_id`` whose ``options`` a step's quick check of what it
+    reads found wrong (changed since the agent was created, when they were checked):
+    the first bad core option, named as ``agents.create`` names it."""
+    problem = core_option_problem(options) or "a core option is not what it must be"
+    return DshError(f"agent {agent_id!r}: {problem}")
 
 
 def option_typo(key: str, known: Sequence[str]) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from dsh._config_models import DEFAULT_MAX_WAIT
+from dsh._options import bad_option
 from dsh._ready import READY
 from dsh._secrets import get_logger, redact
 from dsh.errors import DshError, HookError, ModelError, StepLimitError
@@ -195,7 +196,9 @@ class StepRunner:
         yield "turn/end", data
 
     async def _steps(self, turn: TurnState) -> None:
-        max_steps: int = self.agent.options.get("max_steps", 50)
+        max_steps = self.agent.options.get("max_steps", 50)
+        if max_steps.__class__ is not int or max_steps < 1:  # changed since it was checked
+            raise bad_option(self.agent.id, self.agent.options)
         # One cancel scope for the turn's steps: abort() and cancel() stop the turn
         # wherever it waits (a hook, the model stream, a tool). Events are appended
         # synchronously and observers are shielded, so an abort never tears an event;
@@ -230,15 +233,26 @@ class StepRunner:
             await self._drain_steering()
         retries = 0
         while True:  # one model call, or more when agent_request_error says retry
-            # options were validated when the agent was created
+            # Options may have changed since they were checked (at creation): the exact
+            # types of the values read here are checked again, cheaply; what is wrong is
+            # worked out only when one fails.
+            name = options.get("model")
+            system = options.get("system_prompt", "")
+            limit = options.get("max_tokens")
+            if (
+                system.__class__ is not str
+                or (name is not None and name.__class__ is not str)
+                or (limit is not None and (limit.__class__ is not int or limit < 1))
+            ):
+                raise bad_option(agent.id, options)
             request = trusted(
                 ModelRequest,
                 {
-                    "model": options.get("model"),
-                    "system": options.get("system_prompt", ""),
+                    "model": name,
+                    "system": system,
                     "messages": session.history,
                     "tools": self.tools.specs(),
-                    "max_tokens": options.get("max_tokens"),
+                    "max_tokens": limit,
                     "options": {},
                 },
             )
@@ -249,13 +263,16 @@ class StepRunner:
                 message = await self._stream(model, request, turn)
                 break
             except ModelError as error:
-                if retries >= options.get("max_request_retries", 1):
+                allowed = options.get("max_request_retries", 1)
+                if allowed.__class__ is not int or allowed < 0:
+                    raise bad_option(agent.id, options) from error
+                if retries >= allowed:
                     raise
                 # the server's wait (a retry sooner fails again), if the model's
                 # max_wait allows it; a longer one ends the turn without asking
                 wait = error.retry_after
-                limit = DEFAULT_MAX_WAIT if model is None else model.info.max_wait
-                if wait is not None and wait > limit:
+                longest = DEFAULT_MAX_WAIT if model is None else model.info.max_wait
+                if wait is not None and wait > longest:
                     raise
                 on_error = await relay.agent_request_error(
                     agent, request, error, FAIL, number, step

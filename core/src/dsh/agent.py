@@ -99,7 +99,9 @@ class AgentHandle:
     @property
     def options(self) -> dict[str, Any]:
         """The agent's options (``model``, ``system_prompt``, plugins' settings, yours),
-        read by each step and each plugin call: a change applies from the next one."""
+        read by each step and each plugin call: a change applies from the next one
+        (``max_steps``: the next turn). A core option changed to a bad value ends the turn
+        ``error``, naming it as ``agents.create`` would."""
         return self.agent.options
 
     def send(self, prompt: str) -> None:
