@@ -67,6 +67,7 @@ class TurnState:
         "prompts",
         "running",
         "scope",
+        "settled",
         "stopped",
         "streaming",
         "usage",
@@ -76,6 +77,9 @@ class TurnState:
         self.number = number
         self.prompts = prompts or []  # the queued prompts the turn took
         self.ended_by: str | None = None  # "aborted" | "disposed"
+        #: The turn's outcome is known (it failed, or its last step decided to stop): an
+        #: abort() now has no step to stop and changes nothing; disposal still counts.
+        self.settled = False
         self.cancelled = False  # by cancel(): a turn not yet started is dropped
         self.scope: anyio.CancelScope | None = None
         self.open_step: int | None = None
@@ -90,6 +94,8 @@ class TurnState:
         self.streaming: tuple[Assembler, str] | None = None
 
     def abort(self, reason: str) -> None:
+        if self.settled and reason == "aborted":
+            return
         if _STRENGTH[reason] > _STRENGTH.get(self.ended_by or "", 0):
             self.ended_by = reason
         if self.scope is not None:
@@ -138,6 +144,7 @@ class StepRunner:
             log.exception("agent %r: turn %d failed", self.agent.id, turn.number)
             error = {"code": "INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
         finally:
+            turn.settled = True  # what the closers log is this outcome, whatever aborts now
             if error is not None:  # an exception may quote a key
                 error["message"] = redact(error["message"], self.agent.secrets)
             # The closers run on every exit path, a cancellation included: each event is
@@ -302,6 +309,8 @@ class StepRunner:
         turn.usage += message.usage
         turn.pending = list(calls)
         dumped = {"message": message.to_data()}
+        if stop == "error":  # refused: the turn fails once the answer is logged
+            turn.settled = True
         await emit("assistant/message", dumped, message, checked=True)
         if stop == "error":
             who = f"model {message.model!r}: " if message.model else ""
@@ -341,8 +350,11 @@ class StepRunner:
             else:  # told with the turn's end (a budget guard's, say)
                 turn.stopped = decision.reason
         turn.open_step = None
+        last = decision.action == "stop"
+        if last:  # the turn ends with this step/end: nothing is in flight to abort
+            turn.settled = True
         await emit("step/end", {"turn": number, "step": step}, checked=True)
-        return decision.action == "stop"
+        return last
 
     async def _drain_steering(self) -> int:
         items = self.agent.inbox.take_steering()

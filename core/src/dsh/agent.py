@@ -117,7 +117,8 @@ class AgentHandle:
 
     def abort(self) -> None:
         """Stop the step in flight (the model's stream, or a tool); the turn ends
-        ``aborted`` and prompts already queued still run afterwards."""
+        ``aborted`` and prompts already queued still run afterwards. A turn whose outcome
+        is settled (it failed, or its last step is ending it) ends as it would have."""
         self.agent.abort()
 
     def cancel(self) -> None:

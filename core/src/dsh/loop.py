@@ -123,7 +123,8 @@ class ReactLoopAgent:
             self.inbox.steering.append(prompt)
 
     def abort(self) -> None:
-        """Abort the in-flight step; the turn ends ``aborted``; queued prompts still run."""
+        """Abort the in-flight step; the turn ends ``aborted`` (unless its outcome is
+        settled: see ``TurnState.settled``); queued prompts still run."""
         if self._turn is not None:
             self._turn.abort("aborted")
 
