@@ -65,10 +65,11 @@ async def test_a_claimed_session_is_released_when_its_agent_cannot_start() -> No
     """hooks.md:456-457: "and releases it if the agent cannot start"."""
     store = Claiming()
     session_id = await stored_session(store)
+    # options stored as no agent may have them (a live session is refused before its claim)
+    store.stored[session_id].meta["options"] = {"model": "scripted", "max_steps": 0}
     async with scripted_harness(ScriptedModel(), plugins=[store], load_entry_points=False) as h:
-        await h.agents.resume("b", session_id, options={"model": "scripted"})
-        with pytest.raises(DshError):  # its session is live: the agent cannot start
-            await h.agents.resume("c", session_id, options={"model": "scripted"})
+        with pytest.raises(DshError, match="max_steps"):  # the agent cannot start
+            await h.agents.resume("c", session_id)
     mine = [call for call in store.calls if call[1] == session_id]
     assert mine[-2:] == [("claim", session_id), ("release", session_id)]
 

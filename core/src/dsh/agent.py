@@ -100,8 +100,7 @@ class AgentHandle:
     def options(self) -> dict[str, Any]:
         """The agent's options (``model``, ``system_prompt``, plugins' settings, yours),
         read by each step and each plugin call: a change applies from the next one
-        (``max_steps``: the next turn). A core option changed to a bad value ends the turn
-        ``error``, naming it as ``agents.create`` would."""
+        (``max_steps``: the next turn); a bad core option ends the turn ``error``."""
         return self.agent.options
 
     def send(self, prompt: str) -> None:
@@ -337,6 +336,13 @@ class AgentRegistry:
         self._refuse_if_closed(agent_id)
         if agent_id in self._live or agent_id in self._starting:
             raise DshError(f"agent {agent_id!r} already exists; dispose it first")
+        sid = session.id
+        if self._sessions.get(sid) is not None:  # said before the claim is tried
+            owner = "".join(f" (agent {h.id!r})" for h in self.list() if h.session.id == sid)
+            raise DshError(
+                f"agent {agent_id!r}: session {sid!r} is in use: it is already live in this "
+                f"harness{owner}; dispose that agent first"
+            )
         # reserved until it is live: claiming the session awaits (in a thread, for a
         # store on disk), and a second create of the id must not start in between
         self._starting.add(agent_id)
@@ -372,7 +378,7 @@ class AgentRegistry:
         self._sessions.enter(session)
         try:
             self._task_group.start_soon(agent.run, name=f"dsh agent {agent_id}")
-        except BaseException:
+        except BaseException:  # registered nowhere, then
             self._sessions.remove(session)
             raise
         handle = AgentHandle(agent, self)
@@ -381,9 +387,7 @@ class AgentRegistry:
         return handle
 
     def _close(self, state: Literal["is stopping", "has stopped"]) -> None:
-        """From now on no agent is created or resumed (a ``DshError`` saying the harness
-        ``state``): the harness is leaving, and disposes the agents that are live."""
-        self._closed = state
+        self._closed = state  # the harness is leaving: no agent starts any more
 
     def _refuse_if_closed(self, agent_id: str) -> None:
         if self._closed is not None:
