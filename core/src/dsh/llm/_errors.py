@@ -2,7 +2,10 @@
 
 Every adapter maps failures through these functions, so the same failure gets the same
 code whichever provider reported it. Messages name the model and quote the provider's
-own words (shortened); an API key is never part of one.
+own words (shortened); an API key is never part of one: each function hides its
+``secret``, the API key or every value to hide (the API key and the keys written into
+``base_url``'s query, which a server may quote with the request's address:
+``HttpModel.error_secrets``).
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ import json
 import math
 import re
 import time
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, TypeAlias
 
 import httpx
 
@@ -40,6 +43,9 @@ RETRYABLE_STATUS: Final = frozenset({408, 429, 500, 502, 503, 504, 529})
 #: wait for a free one within the model's timeout.
 MAX_CONNECTIONS: Final = 100
 _MAX_MESSAGE = 300
+#: What a message is cleared of: the API key, or every value to hide (the API key and
+#: the keys written into base_url's query: ``HttpModel.error_secrets``); None for none.
+Secrets: TypeAlias = str | Sequence[str] | None
 # Provider error ``type``/``code`` values that mean "the prompt does not fit".
 _CONTEXT_KINDS: Final = frozenset(
     {"context_length_exceeded", "exceed_context_size_error", "model_context_window_exceeded"}
@@ -120,13 +126,18 @@ def _shorten(text: str) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
 
 
-def _redact(text: str, secret: str | None) -> str:
-    """``text`` with the key hidden: whole, or a start or end of at least half of it
-    (a server that quotes the key cut short, as some do)."""
-    return redact(text, (secret,)) if secret else text
+def _redact(text: str, secret: Secrets) -> str:
+    """``text`` with the key (or each of the keys) hidden: whole, or a start or end of
+    at least half of it (a server that quotes the key cut short, as some do)."""
+    if not secret:
+        return text
+    if isinstance(secret, str):
+        return redact(text, (secret,))
+    values = tuple(sorted((value for value in secret if value), key=len, reverse=True))
+    return redact(text, values) if values else text
 
 
-def malformed(model: str, what: str, data: str, error: Exception, secret: str | None) -> ModelError:
+def malformed(model: str, what: str, data: str, error: Exception, secret: Secrets) -> ModelError:
     """MALFORMED_RESPONSE for a stream item that cannot be read, quoting its start: the
     key is hidden before the cut (a cut could leave a piece of it no longer matching)."""
     shown = _redact(data, secret)[:200]
@@ -145,7 +156,7 @@ def error_from_status(
     body: bytes,
     headers: Mapping[str, str],
     *,
-    secret: str | None = None,
+    secret: Secrets = None,
 ) -> tuple[ModelError, bool]:
     """The error for an HTTP error response (its body already read), and whether the
     request is worth another try."""
@@ -173,13 +184,13 @@ def error_from_status(
     return ModelError(code, message, retry_after=wait), retry
 
 
-def _message(model: str, where: str, kind: str, message: str, secret: str | None) -> str:
+def _message(model: str, where: str, kind: str, message: str, secret: Secrets) -> str:
     shown = _shorten(_redact(message, secret))
     what = f"{kind}: {shown}" if kind and kind not in shown else shown
     return f"model {model!r}: {where}: {what}"
 
 
-def error_from_body(model: str, payload: Any, *, secret: str | None = None) -> ModelError:
+def error_from_body(model: str, payload: Any, *, secret: Secrets = None) -> ModelError:
     """The error for an error object sent inside a stream (``{"error": {...}}``)."""
     kind, message = _details(payload)
     code = _KIND_CODES.get(kind, "SERVER")
@@ -194,7 +205,7 @@ def error_from_body(model: str, payload: Any, *, secret: str | None = None) -> M
 
 
 def error_from_transport(
-    model: str, exc: httpx.HTTPError, *, streaming: bool, secret: str | None = None
+    model: str, exc: httpx.HTTPError, *, streaming: bool, secret: Secrets = None
 ) -> ModelError:
     """The error for a failure of the connection itself, caused by ``exc``.
 
@@ -210,7 +221,7 @@ def error_from_transport(
     return error
 
 
-def _transport(model: str, exc: httpx.HTTPError, streaming: bool, secret: str | None) -> ModelError:
+def _transport(model: str, exc: httpx.HTTPError, streaming: bool, secret: Secrets) -> ModelError:
     detail = _redact(str(exc), secret) or type(exc).__name__
     if isinstance(exc, httpx.PoolTimeout):  # the request never left: no connection was free
         return ModelError(

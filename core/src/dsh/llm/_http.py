@@ -163,6 +163,16 @@ class HttpModel:
         adapter; ``stream`` hides the keys in it)."""
         raise NotImplementedError
 
+    def error_secrets(self, key: str | None) -> tuple[str, ...]:
+        """What an error message of this model is cleared of: ``key`` (the API key sent)
+        and the keys written into ``base_url``'s query (a server may quote the request's
+        address, a redirect repeat its query), longest first. Asked for on the way to an
+        error only."""
+        if not self._query_secrets:
+            return (key,) if key else ()
+        found = {key, *self._query_secrets} if key else set(self._query_secrets)
+        return tuple(sorted(found, key=len, reverse=True))
+
     def api_key(self) -> str | None:
         """The key from ``$api_key_env``, read now; a one-line AUTH error if it is unset."""
         variable = self.config.api_key_env
@@ -235,7 +245,8 @@ class HttpModel:
                 )
             yield source
         except httpx.HTTPError as exc:
-            error = error_from_transport(self.name, exc, streaming=True, secret=secret)
+            hide = self.error_secrets(secret)
+            error = error_from_transport(self.name, exc, streaming=True, secret=hide)
             raise error from error.__cause__  # exc, unless its text shows the key
         finally:
             # shielded: an abort cancels the step, and the connection must close anyway
@@ -278,7 +289,8 @@ class HttpModel:
             try:
                 response = await client.send(request, stream=True)
             except httpx.HTTPError as exc:
-                error = error_from_transport(self.name, exc, streaming=False, secret=secret)
+                hide = self.error_secrets(secret)
+                error = error_from_transport(self.name, exc, streaming=False, secret=hide)
                 # a read timeout may mean the server is working on it: not resent
                 retry = not isinstance(exc, httpx.TimeoutException) or isinstance(
                     exc, httpx.ConnectTimeout | httpx.PoolTimeout
@@ -318,8 +330,9 @@ class HttpModel:
         finally:
             with anyio.CancelScope(shield=True):
                 await response.aclose()
+        hide = self.error_secrets(secret)
         return error_from_status(
-            self.name, response.status_code, body, response.headers, secret=secret
+            self.name, response.status_code, body, response.headers, secret=hide
         )
 
     def _delay(self, attempt: int, retry_after: float | None) -> float | None:

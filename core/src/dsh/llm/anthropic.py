@@ -148,9 +148,9 @@ class AnthropicModel(HttpModel):
                         await self.drain(events)
                         break
                     elif kind == "error":
-                        raise error_from_body(self.name, item, secret=key)
+                        raise error_from_body(self.name, item, secret=self.error_secrets(key))
                 except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
-                    raise malformed(self.name, "event", data, exc, key) from exc
+                    raise malformed(self.name, "event", data, exc, self.error_secrets(key)) from exc
         if not done:
             raise ModelError(
                 "STREAM_CLOSED", f"model {self.name!r}: the stream ended before message_stop"

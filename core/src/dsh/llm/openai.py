@@ -113,12 +113,14 @@ class OpenAICompatibleModel(HttpModel):
                     if chunk.__class__ is not dict:
                         raise TypeError("not a JSON object")
                     if "error" in chunk and chunk["error"] is not None:
-                        raise error_from_body(self.name, chunk, secret=key)
+                        raise error_from_body(self.name, chunk, secret=self.error_secrets(key))
                     choices = chunk.get("choices")
                     if not choices and (
                         chunk.get("type") == "error" or chunk.get("object") == "error"
                     ):  # an error object on a data line without the {"error": ...} wrapper
-                        raise error_from_body(self.name, {"error": chunk}, secret=key)
+                        raise error_from_body(
+                            self.name, {"error": chunk}, secret=self.error_secrets(key)
+                        )
                     for choice in choices or ():
                         if choice.get("index") not in (0, None):
                             continue  # another of n > 1 choices: only the first is read
@@ -133,7 +135,7 @@ class OpenAICompatibleModel(HttpModel):
                     if usage:  # Groq's own place for it: x_groq.usage
                         yield UsageChunk(_usage(usage))
                 except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
-                    raise malformed(self.name, "chunk", data, exc, key) from exc
+                    raise malformed(self.name, "chunk", data, exc, self.error_secrets(key)) from exc
         # a finished answer without [DONE] is whole; one with a piece after its
         # finish_reason (a server that sent one early) was cut off
         if not done and not ended:
