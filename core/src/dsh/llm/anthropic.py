@@ -42,6 +42,9 @@ PROVIDER: Final = "anthropic"
 ANTHROPIC_VERSION: Final = "2023-06-01"
 #: ``max_tokens`` is required by the API; used when neither request nor config sets it.
 DEFAULT_MAX_TOKENS: Final = 4096
+#: The content sent for a tool result marked ``is_error`` that has none: the API refuses
+#: an empty one ("content cannot be empty if is_error is true").
+EMPTY_ERROR: Final = "(the tool failed without a message)"
 
 _STOP_REASONS: Final[dict[str, StopReason]] = {
     "end_turn": "stop",
@@ -204,12 +207,15 @@ def _usage(usage: dict[str, Any]) -> Usage:
 
 def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Wire messages; consecutive messages of one role are merged (tool results go in
-    the user message after the calls, before any text)."""
+    the user message after the calls, before any text). Text of whitespace only is left
+    out (the API refuses such a block), and a message left with no block at all: the
+    messages around it, of one role then, are merged."""
     out: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, UserMessage):
             role = "user"
-            blocks = [{"type": "text", "text": message.content}] if message.content else []
+            said = message.content
+            blocks = [{"type": "text", "text": said}] if said and not said.isspace() else []
         elif isinstance(message, ToolResultMessage):
             role = "user"
             result: dict[str, Any] = {
@@ -219,6 +225,8 @@ def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             }
             if message.is_error:
                 result["is_error"] = True
+                if not message.content or message.content.isspace():
+                    result["content"] = EMPTY_ERROR
             blocks = [result]
         else:
             role = "assistant"
@@ -240,7 +248,7 @@ def _assistant(message: AssistantMessage) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for block in message.content:
         if block.type == "text":
-            if block.text:
+            if block.text and not block.text.isspace():  # the API refuses blank text
                 blocks.append({"type": "text", "text": block.text})
         elif block.type == "reasoning":
             # in place: the API wants a turn's thinking back as it came, in order
