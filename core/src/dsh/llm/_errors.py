@@ -213,16 +213,29 @@ def error_from_transport(
     ``streaming``: the response had begun, so the answer is cut off (STREAM_CLOSED)
     unless the server went quiet for too long (TIMEOUT). The HTTP client quotes a header
     it refuses whole (one the server echoed the key in, say): the key is hidden in the
-    message, and then ``exc`` is not kept as the cause (``dsh -v`` prints causes).
+    message, and then ``exc`` is not kept as the cause (``dsh -v`` prints causes). A
+    request the client refuses to send (``LocalProtocolError``: a header of ours that is
+    not valid HTTP) is INVALID_REQUEST, whose message does not quote it at all (its repr
+    of the header writes a line break as backslash-n, so a key in it is not matched).
     """
     error = _transport(model, exc, streaming, secret)
-    shows_key = _redact(str(exc), secret) != str(exc)
+    # the client's refusal of a header quotes its repr, where a line break in the key is
+    # a backslash and an n: a key so quoted is not matched, so it is never kept
+    refused = isinstance(exc, httpx.LocalProtocolError)
+    shows_key = refused or _redact(str(exc), secret) != str(exc)
     error.__cause__ = None if shows_key else exc
     error.__suppress_context__ = True
     return error
 
 
 def _transport(model: str, exc: httpx.HTTPError, streaming: bool, secret: Secrets) -> ModelError:
+    if isinstance(exc, httpx.LocalProtocolError):  # its text quotes the header: not used
+        return ModelError(
+            "INVALID_REQUEST",
+            f"model {model!r}: the HTTP client refused to send the request "
+            "(LocalProtocolError): a header of it is not valid HTTP (a value of the "
+            "model's headers setting with a line break or a character beyond ASCII?)",
+        )
     detail = _redact(str(exc), secret) or type(exc).__name__
     if isinstance(exc, httpx.PoolTimeout):  # the request never left: no connection was free
         return ModelError(

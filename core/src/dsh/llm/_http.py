@@ -174,30 +174,68 @@ class HttpModel:
         return tuple(sorted(found, key=len, reverse=True))
 
     def api_key(self) -> str | None:
-        """The key from ``$api_key_env``, read now; a one-line AUTH error if it is unset."""
+        """The key from ``$api_key_env``, read now; a one-line AUTH error if it is unset,
+        or holds a character no HTTP header can (see ``_unsendable``)."""
         variable = self.config.api_key_env
         if variable is None:
             return None
         key = self.config.api_key(self._env)
-        if key is None and not self._key_optional:
-            from dsh.llm.providers import PROVIDERS
-
-            where = f"models.{self.name}.api_key_env"
-            if any(variable == p.api_key_env for p in PROVIDERS.values()):
-                # the provider's own variable (a `-m provider:model` has no entry to name)
+        if key is None:
+            if self._key_optional:
+                return None
+            if self._own_variable():  # a `-m provider:model` has no entry to name
                 raise ModelError(
                     "AUTH",
                     f"model {self.name!r}: the environment variable {variable} is not set "
                     f"(it holds the {self.config.provider} API key; api_key_env in a "
                     "models: entry of dsh.yml names another)",
                 )
-            # A name from dsh.yml is not repeated: it may be a key pasted into that field.
             raise ModelError(
                 "AUTH",
-                f"model {self.name!r}: the environment variable named by {where} is not set "
-                "(it holds the API key)",
+                f"model {self.name!r}: the environment variable named by "
+                f"models.{self.name}.api_key_env is not set (it holds the API key)",
             )
+        if not (key.isascii() and key.isprintable()) or " " in key:
+            raise ModelError("AUTH", self._unsendable(key))
         return key
+
+    def _own_variable(self) -> bool:
+        """Whether the key's variable is a provider's own (named in messages; a name from
+        dsh.yml is not repeated: it may be a key pasted into that field)."""
+        from dsh.llm.providers import PROVIDERS
+
+        variable = self.config.api_key_env
+        return any(variable == p.api_key_env for p in PROVIDERS.values())
+
+    def _unsendable(self, key: str) -> str:
+        """The message for a key holding a character an HTTP header cannot (a header
+        holds printable ASCII: the HTTP client refuses anything else, quoting the key):
+        its place and what it is, never the key."""
+        import unicodedata
+
+        at = next(i for i, c in enumerate(key) if not ("!" <= c <= "~"))
+        char = key[at]
+        if char in "\r\n":
+            what = "a line break"
+        elif char == "\t":
+            what = "a tab"
+        elif char == " ":
+            what = "a space"
+        elif char.isascii():
+            what = f"a control character (U+{ord(char):04X})"
+        else:
+            name = unicodedata.name(char, "")
+            what = f"U+{ord(char):04X}{' ' + name if name else ''}, which is not ASCII"
+        variable = self.config.api_key_env
+        if self._own_variable():
+            where = f"the environment variable {variable}"
+        else:
+            where = f"the environment variable named by models.{self.name}.api_key_env"
+        return (
+            f"model {self.name!r}: the API key in {where} cannot be sent: its character "
+            f"{at + 1} (of {len(key)}) is {what}; an HTTP header holds printable ASCII only "
+            "(a key pasted across lines?)"
+        )
 
     def key_header(self, key: str | None, default: str) -> dict[str, str]:
         """The header that carries ``key`` (none without a key): the config's
@@ -291,10 +329,11 @@ class HttpModel:
             except httpx.HTTPError as exc:
                 hide = self.error_secrets(secret)
                 error = error_from_transport(self.name, exc, streaming=False, secret=hide)
-                # a read timeout may mean the server is working on it: not resent
-                retry = not isinstance(exc, httpx.TimeoutException) or isinstance(
-                    exc, httpx.ConnectTimeout | httpx.PoolTimeout
-                )
+                # a read timeout may mean the server is working on it: not resent; a
+                # request the client refuses to send (LocalProtocolError) never goes
+                retry = not isinstance(
+                    exc, httpx.TimeoutException | httpx.LocalProtocolError
+                ) or isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout)
             else:
                 if 200 <= response.status_code < 300:
                     return response
