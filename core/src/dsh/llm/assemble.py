@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import final
+import re
+from typing import Final, final
 
 from pydantic import ValidationError
 
@@ -33,6 +34,26 @@ from dsh.messages import (
 __all__ = ["Assembler"]
 
 _NO_USAGE = Usage()
+# A UTF-16 surrogate pair: a character beyond U+FFFF that a server wrote as two JSON
+# escapes (\ud83d\ude00) and sent in two deltas, each decoded to a lone half.
+_PAIR: Final = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _paired(text: str) -> str:
+    """``text`` (of several deltas, not ASCII) with each surrogate pair made the one
+    character it stands for; a lone half stays. Looked for only when ``text`` holds a
+    surrogate, which UTF-8 cannot encode: ordinary text costs one encode per message,
+    never anything per chunk."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return _PAIR.sub(_joined, text)
+    return text
+
+
+def _joined(pair: re.Match[str]) -> str:
+    both = pair[0]
+    return chr(0x10000 + ((ord(both[0]) - 0xD800) << 10) + ord(both[1]) - 0xDC00)
 
 
 def _malformed(what: str) -> ModelError:
@@ -156,7 +177,12 @@ class Assembler:
                 content.append(entry)
                 continue
             kind, parts, meta = entry
-            text = parts[0] if len(parts) == 1 else "".join(parts)
+            if len(parts) == 1:
+                text = parts[0]
+            else:
+                text = "".join(parts)
+                if kind != "call" and not text.isascii():  # isascii: O(1)
+                    text = _paired(text)  # a pair split between two deltas
             if kind == "text":
                 content.append(trusted(TextBlock, {"type": "text", "text": text}))
             elif kind == "reasoning":
@@ -192,10 +218,14 @@ class Assembler:
         abort, an error): its text blocks only, since a tool call's arguments may be half
         written and reasoning lacks the signature a provider checks. None when no text
         other than whitespace arrived."""
-        content = tuple(
-            trusted(TextBlock, {"type": "text", "text": "".join(entry[1])})
+        texts = (
+            "".join(entry[1])
             for entry in self._blocks
             if isinstance(entry, tuple) and entry[0] == "text"
+        )
+        content = tuple(
+            trusted(TextBlock, {"type": "text", "text": text if text.isascii() else _paired(text)})
+            for text in texts
         )
         if not any(block.text.strip() for block in content):
             return None
