@@ -102,6 +102,7 @@ class OpenAICompatibleModel(HttpModel):
         done = False
         ended = False  # a finish_reason came, and no piece of the answer after it
         slots = CallSlots()  # which tool-call pieces make one call
+        refusals: list[str] = []  # the pieces of a refusal (OpenAI's delta.refusal)
         async with self.events("/chat/completions", body, headers, key) as events:
             async for data in events:
                 if data == "[DONE]":
@@ -124,7 +125,7 @@ class OpenAICompatibleModel(HttpModel):
                     for choice in choices or ():
                         if choice.get("index") not in (0, None):
                             continue  # another of n > 1 choices: only the first is read
-                        for piece in _pieces(choice.get("delta"), slots):
+                        for piece in _pieces(choice.get("delta"), slots, refusals):
                             ended = False
                             yield piece
                         reason = choice.get("finish_reason")
@@ -143,13 +144,17 @@ class OpenAICompatibleModel(HttpModel):
                 "STREAM_CLOSED", f"model {self.name!r}: the stream ended before [DONE]"
             )
         stop = _STOP_REASONS.get(finish or "", "stop")
-        if stop == "stop" and slots:  # some servers say "stop" after tool calls
+        if refusals:  # the model refused (its finish_reason is "stop"): REFUSED
+            stop = "error"
+        elif stop == "stop" and slots:  # some servers say "stop" after tool calls
             stop = "tool_calls"
         yield Finish(stop)
 
 
-def _pieces(delta: dict[str, Any] | None, slots: CallSlots) -> Iterator[Chunk]:
-    """The chunks of one choice's delta: reasoning, text, tool-call pieces."""
+def _pieces(delta: dict[str, Any] | None, slots: CallSlots, refusals: list[str]) -> Iterator[Chunk]:
+    """The chunks of one choice's delta: reasoning, text, tool-call pieces. A refusal
+    (OpenAI's structured outputs: ``refusal`` text, ``content`` null) is text too, and
+    is added to ``refusals`` (looked for only in a delta without text)."""
     if not delta:
         return
     reasoning = delta.get("reasoning_content") or delta.get("reasoning")
@@ -158,6 +163,11 @@ def _pieces(delta: dict[str, Any] | None, slots: CallSlots) -> Iterator[Chunk]:
     content = delta.get("content")
     if isinstance(content, str) and content:
         yield TextDelta(content)
+    else:
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            refusals.append(refusal)
+            yield TextDelta(refusal)
     calls = delta.get("tool_calls")
     if calls:
         for position, call in enumerate(calls):
