@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser(commands)
         _check_command(arguments[len(before) :], commands, pm)
     except DshError as error:
-        return _fail(error, known.verbose)
+        return _fail(error, known)
     args = parser.parse_args(arguments)
     try:
         with _logging_to_stderr(args.verbose):
@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             status = 0
         sys.stdout.flush()  # now, so that a closed pipe is noticed here and not at exit
     except DshError as error:
-        return _fail(error, args.verbose)
+        return _fail(error, args)
     except BrokenPipeError:  # the reader went away (`dsh ... | head`): stop, quietly
         from dsh._render import CLOSED_STATUS, discard
 
@@ -288,22 +288,34 @@ def _input_waits() -> bool:
     return False
 
 
-def _fail(error: DshError, verbose: bool) -> int:
-    """The error as one line on stderr (after its traceback, with -v); its exit status
-    (2 unless the error's type says otherwise)."""
-    if verbose:
+def _fail(error: DshError, args: argparse.Namespace) -> int:
+    """The error as one line on stderr (after its traceback, with -v), model API keys in
+    them shown as ``***``; its exit status (2 unless the error's type says otherwise)."""
+    message = error.for_user() if isinstance(error, HookError) else str(error)
+    _report(error, f"dsh: error: {message}", args)
+    return error.exit_status
+
+
+def _report(error: BaseException, line: str | None, args: argparse.Namespace) -> None:
+    """``error``'s traceback (with -v) and ``line`` on stderr, keys hidden (a plugin's
+    message may quote one)."""
+    from dsh._cli_keys import hide_keys
+
+    text = ""
+    if args.verbose:
         import traceback
 
-        traceback.print_exception(error, file=sys.stderr)
-    message = error.for_user() if isinstance(error, HookError) else str(error)
-    print(f"dsh: error: {message}", file=sys.stderr)
-    return error.exit_status
+        text = "".join(traceback.format_exception(error))
+    if line is not None:
+        text += line + "\n"
+    sys.stderr.write(hide_keys(text, args))
+    sys.stderr.flush()
 
 
 def _run(plugin: str, command: Command, args: argparse.Namespace, pm: PluginManager) -> int:
     """Run plugin ``plugin``'s command. A DshError is the plugin's message to the user;
-    any other exception is a bug of the plugin, reported in one line naming it (with a
-    traceback under -v), status 1."""
+    any other exception is a bug of the plugin, reported in one line naming it (its
+    traceback instead under -v), status 1."""
     from dsh.commands import CommandContext
 
     context = CommandContext(args, pm, args.config, (args.cwd or Path.cwd()).resolve())
@@ -324,13 +336,11 @@ def _run(plugin: str, command: Command, args: argparse.Namespace, pm: PluginMana
     except Exception as error:
         if _only_broken_pipes(error):
             raise BrokenPipeError from error
-        if args.verbose:
-            raise
-        print(
+        line = (
             f"dsh: error: plugin {plugin!r} failed in command {command.name!r}: "
-            f"{type(error).__name__}: {error} (run with -v for the traceback)",
-            file=sys.stderr,
+            f"{type(error).__name__}: {error} (run with -v for the traceback)"
         )
+        _report(error, None if args.verbose else line, args)
         return 1
 
 

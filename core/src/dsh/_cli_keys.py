@@ -1,0 +1,62 @@
+"""The model API keys hidden from what the ``dsh`` command prints of an error (its one
+line, its traceback with ``-v``): a plugin command's exception, or a DshError, may quote
+one. A command may fail before any key was read, so these are the keys dsh has read, the
+built-in providers' variables and the variables ``api_key_env`` names in the config the
+command would use (read for this alone, as far as it can be read)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from dsh._secrets import (
+    MIN_LENGTH,
+    PROVIDER_KEY_VARIABLES,
+    key_from_env,
+    known_keys,
+    query_secrets,
+    redact,
+)
+
+__all__ = ["hide_keys"]
+
+
+def hide_keys(text: str, args: argparse.Namespace) -> str:
+    """``text`` with each key ``***`` (``args``: the command's options, for its config)."""
+    return redact(text, _keys(args))
+
+
+def _keys(args: argparse.Namespace) -> tuple[str, ...]:
+    values = set(known_keys())
+    models = _models(args)
+    variables = set(PROVIDER_KEY_VARIABLES)
+    for model in models:
+        if isinstance(model.get("api_key_env"), str):
+            variables.add(model["api_key_env"])
+        if isinstance(model.get("base_url"), str):
+            values.update(query_secrets(model["base_url"]))
+    values.update(key_from_env(name) or "" for name in variables)
+    kept = (value for value in values if len(value) >= MIN_LENGTH)
+    return tuple(sorted(kept, key=len, reverse=True))
+
+
+def _models(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The entries of ``models:`` in the config file of the command, or none when there
+    is no such file or it cannot be read (what went wrong is said elsewhere)."""
+    from dsh._config_yaml import parse, read
+    from dsh.config import find_config
+
+    try:
+        cwd = getattr(args, "cwd", None) or Path.cwd()
+        path = getattr(args, "config", None) or find_config(cwd)
+        if path is None or not str(path):
+            return []
+        _, data = parse(read(path, os.fspath(path)), os.fspath(path))
+    except Exception:  # an error is being reported already
+        return []
+    models = data.get("models") if isinstance(data, dict) else None
+    if not isinstance(models, dict):
+        return []
+    return [entry for entry in models.values() if isinstance(entry, dict)]
