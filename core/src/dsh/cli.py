@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import io
 import logging
 import os
 import select
@@ -18,9 +17,10 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from dsh._cli_args import build_parser, global_options, leading
+from dsh._cli_output import OutputError, tag_output_errors
 from dsh.errors import DshError, HookError
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not _standard_streams():
         return 2
-    _escape_unencodable(sys.stdout)
+    tag_output_errors()
     # Plugins are chosen (-p) before the full parser exists: they add commands to it.
     # Only the options before the command are dsh's own (`dsh version -v` is not -v).
     early = argparse.ArgumentParser(prog="dsh", add_help=False)
@@ -88,6 +88,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         discard(sys.stdout)
         return CLOSED_STATUS
+    except OutputError as error:  # a full disk, an I/O error: as dsh run says it (_render)
+        from dsh._render import discard
+
+        discard(sys.stdout)
+        print(f"dsh: error: cannot write the output: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:  # Ctrl-C where no command handles it (starting the model)
         if args.verbose:
             raise
@@ -131,14 +137,6 @@ def _check_command(
             f"no command {rest[0]!r}: the commands of plugins that are not loaded are "
             f"missing (not loaded: {', '.join(idle)})"
         )
-
-
-def _escape_unencodable(stream: TextIO) -> None:
-    """Text the output cannot encode (a lone surrogate: bytes that were not UTF-8, in a
-    file name or a model's answer) is written as ``\\udcff`` rather than failing the
-    write. stderr does this already."""
-    if isinstance(stream, io.TextIOWrapper):
-        stream.reconfigure(errors="backslashreplace")
 
 
 def _dispatch(
@@ -334,8 +332,10 @@ def _run(plugin: str, command: Command, args: argparse.Namespace, pm: PluginMana
     except DshError:
         raise
     except Exception as error:
-        if _only_broken_pipes(error):
+        if _only(error, BrokenPipeError):
             raise BrokenPipeError from error
+        if _only(error, OutputError):  # printing failed: not the plugin's failure
+            raise _first(error) from None
         line = (
             f"dsh: error: plugin {plugin!r} failed in command {command.name!r}: "
             f"{type(error).__name__}: {error} (run with -v for the traceback)"
@@ -344,10 +344,17 @@ def _run(plugin: str, command: Command, args: argparse.Namespace, pm: PluginMana
         return 1
 
 
-def _only_broken_pipes(error: BaseException) -> bool:
+def _only(error: BaseException, kind: type[BaseException]) -> bool:
     if isinstance(error, BaseExceptionGroup):
-        return all(_only_broken_pipes(inner) for inner in error.exceptions)
-    return isinstance(error, BrokenPipeError)
+        return all(_only(inner, kind) for inner in error.exceptions)
+    return isinstance(error, kind)
+
+
+def _first(error: BaseException) -> BaseException:
+    """The first exception in ``error``, an exception group perhaps."""
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,62 @@
+"""Output that cannot be written (a full disk: ``>/dev/full``) ends every command as it
+ends ``dsh run`` (tests/cli/test_run_streams.py): ``dsh: error: cannot write the output:
+...``, status 1, no traceback; for a plugin's command too, which is not the plugin's
+failure (core/src/dsh/cli.py main, _run)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FULL = "dsh: error: cannot write the output: [Errno 28] No space left on device\n"
+
+PRINTING_PLUGIN = """
+from dsh import hookimpl
+from dsh.commands import Command
+
+
+@hookimpl
+def register_commands(register):
+    register(Command("hello", "print a line", lambda context: print("hello")))
+"""
+
+
+def to_full_disk(line: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    command = f"{shlex.quote(sys.executable)} -m dsh.cli {line} >/dev/full"
+    return subprocess.run(
+        ["bash", "-c", command], env=env, cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize(
+    "line", ["models", "tools", "plugins", "version", "config check", "plugins --json"]
+)
+def test_a_listing_that_cannot_be_written_is_status_1(
+    cli_env: dict[str, str], tmp_path: Path, line: str
+) -> None:
+    (tmp_path / "dsh.yml").write_text("models:\n  fast: {provider: openai, model: gpt-x}\n")
+    done = to_full_disk(line, {**cli_env, "DSH_LOAD_PLUGINS": ""}, tmp_path)
+    assert (done.returncode, done.stderr) == (1, FULL)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("verbose", ["", "-v "], ids=["plain", "verbose"])
+def test_a_plugin_commands_output_that_cannot_be_written_is_not_its_failure(
+    cli_env: dict[str, str], tmp_path: Path, verbose: str
+) -> None:
+    site = tmp_path / "site"
+    info = site / "dsh_hello-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "dsh_hello.py").write_text(PRINTING_PLUGIN)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: dsh-hello\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[dsh]\nhello = dsh_hello\n")
+    path = os.pathsep.join([str(site), cli_env.get("PYTHONPATH", "")])
+    env = {**cli_env, "PYTHONPATH": path, "DSH_LOAD_PLUGINS": "hello"}
+    done = to_full_disk(f"{verbose}hello", env, tmp_path)
+    assert (done.returncode, done.stderr) == (1, FULL)
