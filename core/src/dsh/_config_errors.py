@@ -14,7 +14,7 @@ from pydantic_core import ErrorDetails
 from yaml.nodes import Node
 
 from dsh._config_keys import unknown_field_key, unknown_key
-from dsh._config_yaml import Loc, Problem, did_you_mean, locate
+from dsh._config_yaml import AtKey, Loc, Problem, did_you_mean, locate
 
 __all__ = ["from_validation", "missing_hint", "reason", "top_missing", "typo_instead"]
 
@@ -80,10 +80,16 @@ def from_validation(
     for err in exc.errors(include_url=False):  # the input is never shown, only its kind
         if not missing and top_missing(err):
             continue
-        loc: Loc = (*prefix, *err["loc"])
+        loc: Loc = (*prefix, *err["loc"], *_key(err))
         why = reason(err, loc, model, len(prefix), hint=hint, yaml=True)
         problems.append(locate(root, loc, why, cause, missing=err["type"] == "missing"))
     return problems
+
+
+def _key(err: ErrorDetails) -> Loc:
+    """The path of the key a validator's reason concerns (AtKey), under ``err``'s place."""
+    raised = err.get("ctx", {}).get("error")
+    return raised.loc if isinstance(raised, AtKey) else ()
 
 
 def top_missing(err: ErrorDetails) -> bool:

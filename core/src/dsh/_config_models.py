@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from dsh._config_yaml import locate
+from dsh._config_yaml import AtKey, locate
 from dsh._secrets import key_from_env
 
 if TYPE_CHECKING:
@@ -40,6 +40,14 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _OWN_HEADERS = frozenset(
     {"accept", "anthropic-version", "connection", "content-length", "content-type", "host"}
 )
+# a header's value: visible ASCII, spaces and tabs inside (no line break, no control)
+_HEADER_VALUE = re.compile(r"[\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?|")
+# the header each built-in provider sends the key in (api_key_header unset), and those
+# that send one with no api_key_env (from their own variable, to their own endpoint):
+# dsh.llm.providers, not imported here (it imports httpx)
+_KEY_HEADERS = {"openai-compatible": "authorization", "openai": "authorization"}
+_KEY_HEADERS |= {"deepseek": "authorization", "anthropic": "x-api-key"}
+_OWN_KEYS = frozenset({"openai", "deepseek", "anthropic"})
 #: The longest server-asked wait (retry-after) waited for by default, in seconds.
 DEFAULT_MAX_WAIT = 60.0
 API_KEY_HINT = (
@@ -126,6 +134,45 @@ class ModelConfig(BaseModel):
                 "a query (?key=value) is kept on every request"
             )
         return value
+
+    @field_validator("headers")
+    @classmethod
+    def _are_headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            if not _HEADER_NAME.fullmatch(name):
+                raise AtKey(
+                    (name,),
+                    "is not an HTTP header name (letters, digits and - mostly, e.g. X-Title)",
+                )
+            if "\n" in text or "\r" in text:
+                raise AtKey((name,), "must not hold a line break: a header's value is one line")
+            if not _HEADER_VALUE.fullmatch(text):
+                raise AtKey(
+                    (name,),
+                    "must be ASCII text (printable characters, spaces and tabs inside): "
+                    "HTTP sends nothing else in a header",
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _key_header_not_in_headers(self) -> ModelConfig:
+        """The header the key travels in is the adapter's own (api_key_header unset):
+        set again in ``headers`` it would be sent twice (two Authorization headers)."""
+        default = _KEY_HEADERS.get(self.provider)
+        sends_key = self.api_key_env is not None or (
+            self.provider in _OWN_KEYS and self.base_url is None
+        )
+        if self.api_key_header is not None or default is None or not sends_key:
+            return self
+        for name in self.headers:
+            if name.lower() == default:
+                raise AtKey(
+                    ("headers", name),
+                    f"sets {name}, the header that carries the key of api_key_env (or of "
+                    f"provider {self.provider!r}'s variable): it would be sent twice; drop it "
+                    "from headers, or name another header for the key with api_key_header",
+                )
+        return self
 
     @field_validator("api_key_env")
     @classmethod

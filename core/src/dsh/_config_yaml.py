@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover - pyyaml built without libyaml
 
 __all__ = [
     "MAX_VALUES",
+    "AtKey",
     "Loc",
     "Problem",
     "check_keys",
@@ -42,6 +43,15 @@ Loc = tuple[str | int, ...]
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _STR_TAG = "tag:yaml.org,2002:str"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class AtKey(ValueError):
+    """A validator's reason that concerns one key under the value it validates (a header
+    of ``headers:``): ``loc`` is the key's path from there, added to the error's place."""
+
+    def __init__(self, loc: Loc, reason: str) -> None:
+        super().__init__(reason)
+        self.loc = loc
 
 
 def read(path: str | os.PathLike[str], source: str) -> str:
