@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dsh.commands import name_choices
 from dsh.errors import DshError
@@ -13,7 +13,18 @@ from dsh.errors import DshError
 if TYPE_CHECKING:
     from dsh.commands import Command
 
-__all__ = ["build_parser", "global_options", "leading"]
+__all__ = ["Parser", "build_parser", "global_options", "leading", "shortened"]
+
+
+class Parser(argparse.ArgumentParser):
+    """A parser that takes long options as written only (``--conf`` is not ``--config``):
+    the scan of the options before the command (``leading``) knows whole names, and a
+    plugin's option added later could make a shortening mean another. Subparsers (and
+    theirs, a plugin's too) are of this class."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
 
 def global_options(parser: argparse.ArgumentParser) -> None:
@@ -60,7 +71,7 @@ def _model(value: str) -> str:
 
 
 def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dsh", description="dsh: a pluggable agent harness")
+    parser = Parser(prog="dsh", description="dsh: a pluggable agent harness")
     global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     plugins = sub.add_parser("plugins", help="list loaded plugins")
@@ -149,6 +160,23 @@ def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentP
 
 
 _VALUED = frozenset(("-p", "-c", "--config", "-m", "--model", "--cwd"))
+
+
+def shortened(before: list[str], parser: argparse.ArgumentParser) -> str | None:
+    """Why an option before the command is refused, when it is the start of a long one
+    of ``parser`` (``--conf``, which argparse would have taken for ``--config``); an
+    option that is nothing of the kind is left to argparse."""
+    known = [name for name in parser._option_string_actions if name.startswith("--")]
+    known.append("--help")
+    for option in before:
+        name = option.partition("=")[0]
+        meant = [whole for whole in known if whole.startswith(name)]
+        if name.startswith("--") and name not in known and name != "--" and meant:
+            return (
+                f"unknown option {name!r} (options are not shortened: did you mean "
+                f"{' or '.join(meant)}?)"
+            )
+    return None
 
 
 def leading(arguments: list[str]) -> list[str]:

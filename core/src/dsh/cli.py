@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dsh._cli_args import build_parser, global_options, leading
+from dsh._cli_args import Parser, build_parser, global_options, leading, shortened
 from dsh._cli_output import OutputError, tag_output_errors
 from dsh.errors import DshError, HookError
 
@@ -59,11 +59,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     tag_output_errors()
     # Plugins are chosen (-p) before the full parser exists: they add commands to it.
     # Only the options before the command are dsh's own (`dsh version -v` is not -v).
-    early = argparse.ArgumentParser(prog="dsh", add_help=False)
+    early = Parser(prog="dsh", add_help=False)
     global_options(early)
     before = leading(arguments)
     known, _ = early.parse_known_args(before)
     try:
+        unknown = shortened(before, early)
+        if unknown is not None:
+            raise DshError(unknown)
         from dsh._cli_plugins import load_plugins
 
         # help and versions stay at hand to find out what is wrong

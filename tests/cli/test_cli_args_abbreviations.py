@@ -1,0 +1,51 @@
+"""Long options are taken as written, not shortened: argparse took ``--conf`` for
+``--config`` while dsh's scan of the options before the command (core/src/dsh/_cli_args.py
+leading) did not, so ``dsh --conf dsh.yml models`` said ``expected one argument`` though
+one was given. A shortened option is now refused, naming the option it may stand for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_support import dsh
+
+from dsh._cli_args import build_parser
+
+
+@pytest.mark.parametrize(
+    ("line", "meant"),
+    [
+        (["--conf", "dsh.yml", "models"], "--config"),
+        (["--mod", "fast", "models"], "--model"),
+        (["--cw", ".", "models"], "--cwd"),
+        (["--verb", "models"], "--verbose"),
+        (["--conf=dsh.yml", "models"], "--config"),
+    ],
+)
+def test_a_shortened_global_option_is_refused_naming_the_whole_one(
+    cli_env: dict[str, str], tmp_path: Path, line: list[str], meant: str
+) -> None:
+    (tmp_path / "dsh.yml").write_text("models:\n  fast: {provider: openai, model: gpt-x}\n")
+    done = dsh(*line, env={**cli_env, "DSH_LOAD_PLUGINS": ""}, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    given = line[0].partition("=")[0]
+    assert done.stderr == (
+        f"dsh: error: unknown option {given!r} (options are not shortened: did you mean {meant}?)\n"
+    )
+
+
+def test_whole_and_grouped_options_still_work(cli_env: dict[str, str], tmp_path: Path) -> None:
+    (tmp_path / "dsh.yml").write_text("models:\n  fast: {provider: openai, model: gpt-x}\n")
+    env = {**cli_env, "DSH_LOAD_PLUGINS": ""}
+    for line in (["--config", "dsh.yml"], ["-vc", "dsh.yml"], ["--config=dsh.yml"], ["--cwd=."]):
+        done = dsh(*line, "models", env=env, cwd=tmp_path)
+        assert done.returncode == 0 and "fast" in done.stdout, (line, done.stderr)
+
+
+@pytest.mark.parametrize(
+    "arguments", [["run", "--sys", "be brief", "hi"], ["run", "--cont", "hi"], ["models", "--js"]]
+)
+def test_a_commands_options_are_not_shortened_either(arguments: list[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser({}).parse_args(arguments)
