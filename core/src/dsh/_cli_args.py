@@ -40,7 +40,7 @@ def global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-c",
         "--config",
-        type=Path,
+        type=_config_file,
         metavar="FILE",
         help="config file, relative to the current directory (default: $DSH_CONFIG, else "
         "dsh.yml in the workspace)",
@@ -60,6 +60,14 @@ def global_options(parser: argparse.ArgumentParser) -> None:
         "current directory)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="tracebacks on errors")
+
+
+def _config_file(value: str) -> Path:
+    """``-c`` must name a file: an empty name (``-c "$CONFIG"`` with the variable unset)
+    would be ``.``, the directory."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("the config file name is empty")
+    return Path(value)
 
 
 def _model(value: str) -> str:
