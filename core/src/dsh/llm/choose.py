@@ -151,6 +151,15 @@ def _register(harness: Harness, shorthand: str, env: Mapping[str, str]) -> str:
             model = build_model(name, config, source="-m", env=env)
         except ConfigError as error:  # in the words of the command line, not of dsh.yml
             url = error.path == f"models.{name}.base_url"
+            provider, _, rest = name.partition(":")
+            if url and "@" in rest:  # only @http:// or @https:// starts the URL
+                named, _, after = rest.rpartition("@")
+                reason = (
+                    f"{after!r} (after the @) is not an http:// or https:// URL, so it was "
+                    f"read as part of the model's name; give the scheme: "
+                    f"-m {provider}:{named}@http://{after}"
+                )
+                raise ConfigError(f"-m {name!r}", "", reason) from None
             hint = f"; give it after an @: -m {name}@URL" if url else ""
             raise ConfigError(f"-m {name!r}", "", f"{error.reason}{hint}") from None
         harness.models.add("cli", model, name)
