@@ -124,8 +124,9 @@ def _check_command(
 ) -> None:
     """What argparse would only call unrecognised, said with the way out: a command
     that is not there because its plugin is not loaded; ``-c`` after run/chat (in llm,
-    --continue)."""
-    if rest[:1] in (["run"], ["chat"]) and "-c" in rest[1:]:  # llm's -c is --continue here
+    --continue; not after ``--``)."""
+    options = rest[1 : rest.index("--")] if "--" in rest else rest[1:]  # then prompt words
+    if rest[:1] in (["run"], ["chat"]) and "-c" in options:  # llm's -c is --continue here
         raise DshError(
             f"{rest[0]}: -c is dsh's option for the config file and goes before the command "
             f"(dsh -c FILE {rest[0]} ...); to go on with the last session, use --continue"
