@@ -36,7 +36,26 @@ def reason(
     if err["type"] == "literal_error" and isinstance(err["input"], str):  # a typo?
         choices = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
         return err["msg"] + did_you_mean(err["input"], choices)
+    if yaml and err["type"] in _NUMBER_KINDS and _reads_as_number(err["input"]):
+        return err["msg"] + _NUMBER_AS_STRING
     return err["msg"]
+
+
+_NUMBER_KINDS = frozenset({"float_type", "float_parsing", "int_type", "int_parsing"})
+_NUMBER_AS_STRING = (
+    " (YAML read it as a string: leave it unquoted; YAML 1.1 reads 1e3 and 1.5e3 as "
+    "strings too, write 1000 or 1.0e+3)"
+)
+
+
+def _reads_as_number(value: object) -> bool:
+    """A string Python reads as a number (``1e3``, ``'60'``), not ``nan`` or ``inf``."""
+    if not isinstance(value, str):
+        return False
+    try:
+        return float(value) - float(value) == 0
+    except ValueError:
+        return False
 
 
 def missing_hint(plugin: str, source: str | None = None) -> str:
