@@ -50,7 +50,7 @@ async def test_a_model_name_typo_in_code_options_is_refused_at_create() -> None:
     message = await refused({"summaries": {"model": "sumarizer"}})
     assert message == (
         "agent 'a': option summaries.model: unknown model 'sumarizer' (registered: "
-        "scripted, summarizer; local is built in); did you mean 'summarizer'?"
+        "scripted, summarizer); did you mean 'summarizer'?"
     )
 
 
@@ -61,9 +61,8 @@ async def test_model_names_in_a_mapping_or_a_list_are_checked_each_with_its_plac
     assert message.startswith("agent 'a': option summaries.chain[1]: unknown model 'nope'")
 
 
-async def test_registered_names_and_local_and_unset_fields_are_accepted() -> None:
+async def test_registered_names_and_unset_fields_are_accepted() -> None:
     await create({"summaries": {"model": "summarizer", "chain": ["scripted"]}})
-    await create({"summaries": {"model": "local"}})  # built in, as in dsh.yml
     await create({"summaries": {"model": None, "note": "nope"}})
     # the default ("builtin") and the section's value are not the options' to answer for
     await create({"summaries": {}}, config=CONFIG.replace("{model:", "{fallback:"))
@@ -73,3 +72,32 @@ async def test_a_settings_object_given_whole_is_checked_too() -> None:
     message = await refused({"summaries": Summaries(model="sumarizer")})
     assert message.startswith("agent 'a': option summaries.model: unknown model 'sumarizer'")
     await create({"summaries": Summaries(model="summarizer")})
+
+
+async def test_local_is_refused_when_nothing_registers_it() -> None:
+    # nothing starts the bundled server for a plugin's setting: every compaction
+    # would fail NO_MODEL hours later
+    message = await refused({"summaries": {"model": "local"}})
+    assert "unknown model 'local' (registered: scripted, summarizer)" in message
+
+
+async def test_a_stored_session_naming_a_model_not_registered_here_is_continued() -> None:
+    # its summariser was registered where it was created; `dsh run --continue` passes
+    # the stored options back: refusing them would leave the session impossible to
+    # continue (the review of 81021c3)
+    from dsh.testing import InMemoryPersistence, run_turn, text
+
+    store = InMemoryPersistence()
+    first = ScriptedModel([text("one")]), ScriptedModel([], name="summarizer")
+    plugins = [("mem", store), ("summaries", SummariesPlugin())]
+    async with scripted_harness(*first, plugins=plugins) as h:
+        options = {"model": "scripted", "summaries": {"model": "summarizer"}}
+        agent = await h.agents.create("a", options=options)
+        await run_turn(agent, "hi")
+        session_id, stored = agent.session.id, dict(agent.agent.options)
+        await agent.dispose()
+    async with scripted_harness(ScriptedModel([text("two")]), plugins=plugins) as h:
+        with pytest.raises(DshError, match="unknown model 'summarizer'"):
+            await h.agents.create("b", options=stored)  # a new agent: refused
+        resumed = await h.agents.resume("b", session_id, options=stored)
+        assert resumed.agent.options["summaries"] == {"model": "summarizer"}

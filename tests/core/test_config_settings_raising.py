@@ -82,12 +82,6 @@ class _FullPlug:
         register(Suffix)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=KeyError,
-    reason="core/src/dsh/_code_options.py options_problem: catches only ValidationError "
-    "around model_validate, so a validator's KeyError leaves agents.create as itself",
-)
 async def test_options_in_code_whose_model_raises_keyerror_are_a_dsh_error() -> None:
     async with scripted_harness(ScriptedModel([]), plugins=[("fullplug", _FullPlug())]) as h:
         with pytest.raises(DshError, match="settings model Suffix raised KeyError"):

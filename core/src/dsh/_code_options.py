@@ -15,6 +15,7 @@ from dsh._config_models import misplaced_key
 from dsh._config_validate import set_model_names
 from dsh._config_yaml import Loc, did_you_mean
 from dsh._options import CORE_OPTIONS, option_typo
+from dsh._plugin_settings import raised
 from dsh._secrets import get_logger
 from dsh.errors import DshError
 
@@ -26,9 +27,14 @@ __all__ = ["check_options", "model_problem", "options_problem", "warn_left_out"]
 log = get_logger("dsh.config")
 
 
-def check_options(harness: Harness, agent_id: str, options: dict[str, Any] | None) -> None:
+def check_options(
+    harness: Harness, agent_id: str, options: dict[str, Any] | None, *, resumed: bool = False
+) -> None:
     """Options a caller gave in code, checked by the rules of ``agents[].options`` (the
-    config's own agents were checked when it loaded): a ``DshError`` naming the agent."""
+    config's own agents were checked when it loaded): a ``DshError`` naming the agent.
+    ``resumed``: the options of a session being continued (often its stored ones), whose
+    plugin settings may name a model this harness does not register (a summariser of
+    another workspace): not refused for that, or the session could not be continued."""
     if options:
         pm = harness.pm
         config = harness.config
@@ -39,7 +45,7 @@ def check_options(harness: Harness, agent_id: str, options: dict[str, Any] | Non
             pm.is_left_out,
             pm.is_blocked,
             config.source,
-            harness.models.names(),
+            None if resumed else harness.models.names(),
         )
         if problem is None:
             problem = model_problem(options.get("model"), harness.models.names())
@@ -120,6 +126,8 @@ def options_problem(
             loc: Loc = (key, *err["loc"])
             why = reason(err, loc, model, 1, hint=missing_hint(key, source), yaml=False)
             return f"option {_dotted(loc)}: {why}"
+        except Exception as exc:  # a validator raising what pydantic lets through
+            return f"option {key!r}: {raised(model, key, exc)}"
         ignored = ignored_key(checked, value, (key,))
         if ignored is not None:
             return f"option {_dotted(ignored)}: {unknown_key(ignored, model, 1)}"
@@ -135,11 +143,12 @@ def _unknown_model(
     """A ``ModelName`` field of option ``key`` (``checked``: its settings, over the
     plugin's section) that ``given`` sets (all that ``checked`` sets, when None: the
     settings object given whole) to a name none of ``models`` has, as ``dsh.yml``'s
-    ``agents[].options`` are checked against ``models:`` (``local``: built in). The
+    ``agents[].options`` are checked against ``models:``. ``local`` counts only when it
+    is registered: nothing starts the bundled server for a plugin's setting. The
     section's own names were checked when the config loaded."""
     if models is None:
         return None
-    known = [*models, "local"]
+    known = list(models)
     for loc, name in set_model_names(checked):
         if name is None or name in known:
             continue
@@ -147,7 +156,7 @@ def _unknown_model(
             continue
         registered = ", ".join(models) or "none"
         hint = did_you_mean(name, sorted(known))
-        why = f"unknown model {name!r} (registered: {registered}; local is built in){hint}"
+        why = f"unknown model {name!r} (registered: {registered}){hint}"
         return f"option {_dotted((key, *loc))}: {why}"
     return None
 

@@ -303,7 +303,7 @@ class AgentRegistry:
         if self._harness is not None:
             from dsh._code_options import check_options
 
-            check_options(self._harness, agent_id, options)
+            check_options(self._harness, agent_id, options, resumed=True)
         place = self._place(agent_id, workspace)
         session, options = resumed_session(self._sessions, stored, options, self._harness)
         return await self._start(agent_id, session, options, "resume", place)

@@ -129,3 +129,18 @@ def test_task_marks_skips_summaries_and_a_prompt_already_summarised() -> None:
     history = [summary_of("p"), answer("a"), user("steer"), answer("b")]
     events = log(("turn/start", None), ("user/message", "p"), ("steering/message", "steer"))
     assert task_marks(events, history, [1, 1, 1, 1], 10) == {2}
+
+
+def test_task_marks_keeps_only_the_newest_steering_note() -> None:
+    # a plugin continuing every step with the same note: each compaction kept every
+    # copy, so after it the history held a tail's worth of notes (the review of 9470b15)
+    history = [user("task"), answer("a"), user("note"), answer("b"), user("note"), user("n2")]
+    events = log(
+        ("turn/start", None),
+        ("user/message", "task"),
+        ("steering/message", "note"),
+        ("steering/message", "note"),
+        ("steering/message", "n2"),
+    )
+    counts = [1, 1, 1, 1, 1, 1]
+    assert task_marks(events, history, counts, 100) == {0, 5}

@@ -121,5 +121,5 @@ async def test_a_summariser_model_typo_in_code_options_is_refused_at_create() ->
 
     assert str(caught.value) == (
         "agent 'a': option compaction.model: unknown model 'sumarizer' (registered: "
-        "scripted, summarizer; local is built in); did you mean 'summarizer'?"
+        "scripted, summarizer); did you mean 'summarizer'?"
     )

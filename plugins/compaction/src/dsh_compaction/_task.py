@@ -67,8 +67,9 @@ def task_marks(
     counts: Sequence[int],
     budget: int,
 ) -> set[int]:
-    """The user messages to keep verbatim: the latest turn's prompts, then its steering,
-    each newest first, while together they fit ``budget`` tokens (``counts``: each
+    """The user messages to keep verbatim: the latest turn's prompts (newest first),
+    then its newest steering note only (so repeated or many notes never pile up after
+    each compaction), while together they fit ``budget`` tokens (``counts``: each
     message's). Without a turn in the log (a history built otherwise), the latest user
     message if it fits."""
     contents = _turn_contents(events)
@@ -78,7 +79,7 @@ def task_marks(
     prompts, steering = _turn_messages(history, *contents)
     keep: set[int] = set()
     used = 0
-    for index in (*prompts, *steering):
+    for index in (*prompts, *steering[:1]):  # the newest note: notes never pile up
         if used + counts[index] <= budget:
             keep.add(index)
             used += counts[index]
