@@ -13,10 +13,7 @@ from dsh.cli import main
 def test_a_url_without_its_scheme_is_said_to_be_no_url(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert (
-        main(["-p", "no:persistence", "-m", "openai-compatible:x@127.0.0.1:8080/v1", "run", "hi"])
-        == 2
-    )
+    assert main(["-m", "openai-compatible:x@127.0.0.1:8080/v1", "run", "hi"]) == 2
     err = capsys.readouterr().err
     assert "'127.0.0.1:8080/v1' (after the @) is not an http:// or https:// URL" in err
     assert "-m openai-compatible:x@http://127.0.0.1:8080/v1" in err
@@ -24,5 +21,5 @@ def test_a_url_without_its_scheme_is_said_to_be_no_url(
 
 
 def test_a_missing_url_is_still_asked_for(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["-p", "no:persistence", "-m", "openai-compatible:x", "run", "hi"]) == 2
+    assert main(["-m", "openai-compatible:x", "run", "hi"]) == 2
     assert "give it after an @: -m openai-compatible:x@URL" in capsys.readouterr().err

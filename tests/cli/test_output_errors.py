@@ -5,6 +5,7 @@ failure (core/src/dsh/cli.py main, _run)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import subprocess
@@ -12,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from dsh.cli import main
 
 FULL = "dsh: error: cannot write the output: [Errno 28] No space left on device\n"
 
@@ -60,3 +63,31 @@ def test_a_plugin_commands_output_that_cannot_be_written_is_not_its_failure(
     env = {**cli_env, "PYTHONPATH": path, "DSH_LOAD_PLUGINS": "hello"}
     done = to_full_disk(f"{verbose}hello", env, tmp_path)
     assert (done.returncode, done.stderr) == (1, FULL)
+
+
+def test_main_leaves_a_redirected_stdout_open(tmp_path: Path) -> None:
+    # the output layer is put only on the process's own stdout: a file a program
+    # redirected stdout to was closed when main() freed its layer (the review of 39ba046)
+    path = tmp_path / "out.txt"
+    with path.open("w", encoding="utf-8") as file, contextlib.redirect_stdout(file):
+        assert main(["version"]) == 0
+        assert not file.closed
+        print("more")
+    assert path.read_text(encoding="utf-8").endswith("more\n")
+
+
+def test_main_leaves_the_process_stdout_usable_when_it_is_put_back() -> None:
+    code = (
+        "import gc, sys\n"
+        "from dsh.cli import main\n"
+        "saved = sys.stdout\n"
+        "main(['version'])\n"
+        "sys.stdout = saved\n"
+        "gc.collect()\n"
+        "print('still open')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("still open\n")

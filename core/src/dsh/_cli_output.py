@@ -36,6 +36,17 @@ class _Output(io.TextIOWrapper):
         except OSError as error:
             raise _tagged(error) from error
 
+    def close(self) -> None:
+        """Flushed, never closed: the buffer is the one of the stream this layer
+        replaced (a program calling ``main()`` may put that stream back and go on
+        writing to it)."""
+        if not self.closed:
+            self.flush()
+
+
+#: the text layers replaced, kept alive: a layer freed closes the buffer it shares
+_REPLACED: list[TextIO] = []
+
 
 def _tagged(error: OSError) -> OutputError:
     if error.errno is None:
@@ -44,16 +55,18 @@ def _tagged(error: OSError) -> OutputError:
 
 
 def tag_output_errors() -> None:
-    """Put stdout's text layer in place, where stdout is the process's own (a test's
-    capture is left alone), writing what it cannot encode (a lone surrogate: bytes that
+    """Put stdout's text layer in place, where stdout is the process's own
+    (``sys.__stdout__``: a test's capture, a ``redirect_stdout`` file or a program's
+    own stream is left alone), writing what it cannot encode (a lone surrogate: bytes that
     were not UTF-8, in a file name or a model's answer) as ``\\udcff`` rather than
     failing the write, as stderr does."""
     stream: TextIO = sys.stdout
-    if type(stream) is not io.TextIOWrapper:
-        if isinstance(stream, io.TextIOWrapper):  # ours already, or a capture
+    if type(stream) is not io.TextIOWrapper or stream is not sys.__stdout__:
+        if isinstance(stream, io.TextIOWrapper):  # ours already, a capture, a file
             stream.reconfigure(errors="backslashreplace")
         return
     stream.flush()
+    _REPLACED.append(stream)
     sys.stdout = _Output(
         stream.buffer,
         encoding=stream.encoding,
