@@ -78,13 +78,13 @@ async def test_persistence_not_installed_says_to_install_it(tmp_path: Path) -> N
 
 
 def test_the_agent_registry_reads_no_private_attribute_of_the_harness() -> None:
-    """agent.py (and _resume.py, which loads and seeds a resumed session for it) uses
+    """_agents.py (and _resume.py, which loads and seeds a resumed session for it) uses
     what the harness gives the registry (its ``env`` among them), not the harness's
     private attributes (``self._harness._env``, ``harness._x``)."""
     import ast
 
+    import dsh._agents
     import dsh._resume
-    import dsh.agent
 
     def is_harness(node: ast.expr) -> bool:
         return (isinstance(node, ast.Attribute) and node.attr == "_harness") or (
@@ -93,7 +93,7 @@ def test_the_agent_registry_reads_no_private_attribute_of_the_harness() -> None:
 
     read = [
         ast.unparse(node)
-        for module in (dsh.agent, dsh._resume)
+        for module in (dsh._agents, dsh._resume)
         for node in ast.walk(ast.parse(Path(module.__file__ or "").read_text()))
         if isinstance(node, ast.Attribute) and node.attr.startswith("_") and is_harness(node.value)
     ]

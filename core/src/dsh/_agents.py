@@ -1,0 +1,233 @@
+"""``AgentRegistry`` (``harness.agents``): creates, resumes, finds and owns agents.
+
+Public as ``dsh.agent.AgentRegistry``. Starting an agent is reserved under its id (and
+its session's) until it is live or refused: the checks, the session's claim, then going
+live and telling the ``agent_created`` observers. A start that fails once its agent is
+live disposes it (its normal teardown) before the claim is let go; the harness leaving
+calls off the starts in flight (``close``) and waits for them before its plugins stop.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+from dsh._claims import claimed
+from dsh._handle import AgentHandle
+from dsh._options import storable_options
+from dsh._resume import load_session, resumed_session
+from dsh.errors import DshError
+from dsh.loop import ReactLoopAgent
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from dsh._relay import HookRelay
+    from dsh.harness import Harness
+    from dsh.llm.registry import ModelRegistry
+    from dsh.persistence import StoredSession
+    from dsh.session import Session, SessionStore
+    from dsh.tools import ToolRegistry
+
+__all__ = ["AgentRegistry"]
+
+
+class AgentRegistry:
+    """Creates, resumes, finds and owns agents (``harness.agents``)."""
+
+    def __init__(
+        self,
+        *,
+        task_group: TaskGroup,
+        relay: HookRelay,
+        sessions: SessionStore,
+        models: ModelRegistry,
+        tools: ToolRegistry,
+        workspace: Path | None = None,
+        harness: Harness | None = None,
+        env: Mapping[str, str] | None = None,
+        starts_agents: bool = True,
+    ) -> None:
+        # env: the harness's, for the switch that left persistence out (load_stored)
+        self._task_group = task_group
+        self._env = env
+        self._starts_agents = starts_agents
+        self._workspace = workspace
+        self._harness = harness
+        self._relay = relay
+        self._sessions = sessions
+        self._models = models
+        self._tools = tools
+        self._live: dict[str, AgentHandle] = {}
+        self._starting: set[str] = set()  # ids whose agent is being created or resumed
+        self._closed: str | None = None  # why no agent may start: the harness is leaving
+
+    def get(self, agent_id: str) -> AgentHandle | None:
+        return self._live.get(agent_id)
+
+    def list(self) -> list[AgentHandle]:
+        return list(self._live.values())
+
+    async def create(
+        self,
+        agent_id: str,
+        session_id: str | None = None,
+        meta: dict[str, Any] | None = None,
+        options: dict[str, Any] | None = None,
+        *,
+        source: Literal["startup", "create"] = "create",
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> AgentHandle:
+        """A new agent on a new session (``"{agent_id}-session-{uuid}"`` by default).
+
+        ``options`` are checked as ``dsh.yml``'s ``agents[].options`` are: a bad core
+        option, a bad value for a plugin's settings, or a key that is a typo of either
+        is a ``DshError`` before anything starts. ``workspace``: the directory this agent
+        works in (its file tools and commands), instead of the harness's; a relative
+        path is taken from the harness's."""
+        if source == "create" and self._harness is not None:
+            from dsh._code_options import check_options
+
+            check_options(self._harness, agent_id, options)
+        place = self._place(agent_id, workspace)
+        sid = session_id or f"{agent_id}-session-{uuid.uuid4().hex}"
+        meta = dict(meta or {})
+        meta.setdefault("agent", agent_id)  # who created it: a resume finds its settings
+        if options and "options" not in meta:
+            meta["options"] = storable_options(agent_id, options)  # a resume rebuilds them
+        session = self._sessions.prepare(sid, meta=meta)
+        return await self._start(agent_id, session, options, source, place)
+
+    async def resume(
+        self,
+        agent_id: str,
+        resume_session_id: str,
+        options: dict[str, Any] | None = None,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> AgentHandle:
+        """An agent continuing a stored session; needs a persistence plugin. Without
+        ``options`` the agent gets the options it was created with (when they were
+        JSON and so stored in the session's meta). ``workspace`` as for ``create``."""
+        self._refuse_if_closed(agent_id)  # before the store is read: it may be closing
+        return await self.resume_stored(
+            agent_id, await self.load_stored(resume_session_id), options, workspace=workspace
+        )
+
+    async def resume_stored(
+        self,
+        agent_id: str,
+        stored: StoredSession,
+        options: dict[str, Any] | None = None,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> AgentHandle:
+        """``resume`` of a session already loaded with ``load_stored`` (which a caller
+        that checks a session before it lets go of anything has done): not read again."""
+        if self._harness is not None:
+            from dsh._code_options import check_options
+
+            check_options(self._harness, agent_id, options, resumed=True)
+        place = self._place(agent_id, workspace)
+        session, options = resumed_session(self._sessions, stored, options, self._harness)
+        return await self._start(agent_id, session, options, "resume", place)
+
+    async def load_stored(self, session_id: str) -> StoredSession:
+        """The stored session ``resume`` would continue; DshError saying why there is
+        none (no persistence plugin loaded, or the session is not stored)."""
+        return await load_session(self._relay, session_id, self._harness, self._env)
+
+    def _place(self, agent_id: str, workspace: str | os.PathLike[str] | None) -> Path | None:
+        """An agent's own workspace, resolved from the harness's; an existing directory."""
+        if workspace is None:
+            return self._workspace
+        place = Path(self._workspace or Path.cwd(), workspace).resolve()
+        if not place.is_dir():
+            raise DshError(f"agent {agent_id!r}: workspace {str(place)!r} is not a directory")
+        return place
+
+    async def _start(
+        self,
+        agent_id: str,
+        session: Session,
+        options: dict[str, Any] | None,
+        source: Literal["startup", "create", "resume"],
+        workspace: Path | None = None,
+    ) -> AgentHandle:
+        if not self._starts_agents:  # its config was read leniently: nothing may run
+            reason = "settings for plugins that do not run were only warned about"
+            raise DshError(f"agent {agent_id!r}: this harness starts no agent ({reason})")
+        self._refuse_if_closed(agent_id)
+        if agent_id in self._live or agent_id in self._starting:
+            raise DshError(f"agent {agent_id!r} already exists; dispose it first")
+        sid = session.id
+        if self._sessions.get(sid) is not None:  # said before the claim is tried
+            owner = "".join(f" (agent {h.id!r})" for h in self.list() if h.session.id == sid)
+            raise DshError(
+                f"agent {agent_id!r}: session {sid!r} is in use: it is already live in this "
+                f"harness{owner}; dispose that agent first"
+            )
+        # reserved until it is live: claiming the session awaits (in a thread, for a
+        # store on disk), and a second create of the id must not start in between
+        self._starting.add(agent_id)
+        try:
+            async with claimed(self._relay, session):
+                return await self._started(agent_id, session, options, source, workspace)
+        finally:
+            self._starting.discard(agent_id)
+
+    async def _started(
+        self,
+        agent_id: str,
+        session: Session,
+        options: dict[str, Any] | None,
+        source: Literal["startup", "create", "resume"],
+        workspace: Path | None,
+    ) -> AgentHandle:
+        self._refuse_if_closed(agent_id)  # the harness began to leave while it was claimed
+        if not (options or {}).get("model") and self._harness is not None:
+            default = self._harness.config.default_model  # `model:` at the top of dsh.yml
+            if default:
+                options = {**(options or {}), "model": default}
+        agent = ReactLoopAgent(
+            agent_id,
+            session,
+            relay=self._relay,
+            models=self._models,
+            tools=self._tools,
+            options=options,
+            workspace=workspace,
+            harness=self._harness,
+        )
+        self._sessions.enter(session)
+        try:
+            self._task_group.start_soon(agent.run, name=f"dsh agent {agent_id}")
+        except BaseException:  # registered nowhere, then
+            self._sessions.remove(session)
+            raise
+        handle = AgentHandle(agent, self)
+        self._live[agent_id] = handle
+        await self._relay.agent_created(agent, source)
+        return handle
+
+    def _close(self, state: Literal["is stopping", "has stopped"]) -> None:
+        self._closed = state  # the harness is leaving: no agent starts any more
+
+    def _refuse_if_closed(self, agent_id: str) -> None:
+        if self._closed is not None:
+            raise DshError(f"agent {agent_id!r}: the harness {self._closed}")
+
+    def _forget(self, handle: AgentHandle) -> None:
+        if self._live.get(handle.id) is handle:
+            del self._live[handle.id]
+        self._sessions.remove(handle.session)
+
+    async def dispose_all(self) -> None:
+        async with anyio.create_task_group() as tg:
+            for handle in self.list():
+                tg.start_soon(handle.dispose)

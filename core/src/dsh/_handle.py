@@ -1,0 +1,163 @@
+"""``AgentHandle``: the owner's grip on a live agent (send, prompt, watch, dispose).
+Public as ``dsh.agent.AgentHandle``; ``harness.agents`` (``dsh._agents``) makes them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Coroutine
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, final
+
+import anyio
+
+from dsh.errors import DshError
+
+if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectReceiveStream
+
+    from dsh._agents import AgentRegistry
+    from dsh.hookspecs import AgentStatus
+    from dsh.loop import ReactLoopAgent
+    from dsh.session import Session, SessionEvent
+    from dsh.turns import TurnResult
+
+__all__ = ["AgentHandle"]
+
+
+@final
+class AgentHandle:
+    """The owner's grip on a live agent. ``dispose()`` is idempotent and safe to call
+    concurrently: every caller awaits the same teardown (stop the loop, await quiescence,
+    unregister, remove the session)."""
+
+    __slots__ = ("_done", "_registry", "agent")
+
+    def __init__(self, agent: ReactLoopAgent, registry: AgentRegistry) -> None:
+        self.agent = agent
+        self._registry = registry
+        self._done: anyio.Event | None = None
+
+    @property
+    def id(self) -> str:
+        return self.agent.id
+
+    @property
+    def session(self) -> Session:
+        """The agent's session: its event log (``events``) and derived ``history``."""
+        return self.agent.session
+
+    @property
+    def status(self) -> AgentStatus:
+        """``idle``, ``running`` or ``disposed``."""
+        return self.agent.status
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The agent's options (``model``, ``system_prompt``, plugins' settings, yours),
+        read by each step and each plugin call: a change applies from the next one
+        (``max_steps``: the next turn); a bad core option ends the turn ``error``."""
+        return self.agent.options
+
+    def send(self, prompt: str) -> None:
+        """Queue ``prompt``; it starts a turn when the agent is free. Prompts queued while
+        a turn runs are taken together by the next turn (one turn each with the option
+        ``queue_mode: one-at-a-time``). Returns at once: see ``prompt()`` to wait."""
+        self.agent.send(prompt)
+
+    def steer(self, prompt: str) -> None:
+        """Give ``prompt`` to the running turn at its next step (logged as a
+        ``steering/message``); left over when the turn ends, it starts the next one."""
+        self.agent.steer(prompt)
+
+    def abort(self) -> None:
+        """Stop the step in flight (the model's stream, or a tool); the turn ends
+        ``aborted`` and prompts already queued still run afterwards. A turn whose outcome
+        is settled (it failed, or its last step is ending it) ends as it would have."""
+        self.agent.abort()
+
+    def cancel(self) -> None:
+        """``abort()``, and drop every queued and steering prompt too, one sent but not
+        yet started included. On an idle agent with nothing queued, nothing happens."""
+        self.agent.cancel()
+
+    def when_idle(self) -> Coroutine[Any, Any, None]:
+        """Wait until the agent has nothing left to do (every queued prompt answered)."""
+        return self.agent.when_idle()
+
+    async def prompt(self, text: str) -> TurnResult:
+        """Send ``text``, wait until the agent is idle, and return the turn that took it.
+
+        A failed turn is returned, not raised (``result.reason == "error"``; call
+        ``result.raise_for_error()`` to raise it). A ``DshError`` says the prompt was
+        dropped (``cancel()``, or the agent disposed) before a turn took it.
+
+        Cancelling the wait (a time limit around it) cancels the prompt: taken back if
+        it is still queued, else the turn that took it is aborted (with the prompts
+        batched into it), unless that turn has ended; other turns are left alone."""
+        from dsh.inbox import Prompt
+        from dsh.turns import turns
+
+        # An object of its own: the queue entry of this very prompt, told apart from an
+        # equal prompt sent by someone else (for one character too)
+        mine = Prompt(text)
+        start = len(self.session.events)
+        self.agent.send_awaited(mine)
+        try:
+            await self.when_idle()
+        except BaseException:
+            if not self.agent.withdraw(mine) and self.agent.is_running(mine):
+                self.agent.abort()  # the turn that took it (a dropped prompt: none)
+            self.agent.taken_by(mine)
+            raise
+        number = self.agent.taken_by(mine)
+        for result in turns(self.session.events[start:]):
+            if result.turn == number:
+                unsaved = self.agent.unsaved.get(result.turn)
+                if unsaved is not None:
+                    said = str(unsaved) if isinstance(unsaved, DshError) else repr(unsaved)
+                    result = replace(result, save_error=said)
+                return result
+        raise DshError(f"agent {self.id!r}: the prompt was dropped before a turn took it")
+
+    @asynccontextmanager
+    async def events(self) -> AsyncIterator[MemoryObjectReceiveStream[SessionEvent]]:
+        """The agent's session events from now on, as they are logged: ``async with
+        agent.events() as events:`` then ``async for event in events``. Events wait for
+        the reader (the stream is unbounded, so the agent never does); leaving the block
+        stops the watch. The stream ends when the agent is disposed, after its last
+        event. Several readers may watch one agent."""
+        from dsh._watch import event_watch
+
+        harness = self._registry._harness
+        if harness is None:
+            raise DshError(f"agent {self.id!r} has no harness to watch its events through")
+        watch = event_watch(harness.pm)
+        received = watch.watch(self.session.id)
+        if self.agent.status == "disposed":  # no event will come: the stream ends now
+            watch.end(self.session.id)
+        try:
+            yield received
+        finally:
+            watch.unwatch(self.session.id, received)
+
+    async def dispose(self) -> None:
+        if self._done is None:
+            self._done = anyio.Event()
+            self.agent.begin_stop()  # now, so a turn ending meanwhile ends ``disposed``
+            # The teardown runs in the harness's task group, so a caller that is cancelled
+            # while waiting cannot leave it half done for the others.
+            self._registry._task_group.start_soon(self._teardown, self._done)
+        await self._done.wait()
+
+    async def _teardown(self, done: anyio.Event) -> None:
+        agent = self.agent
+        # Shielded: an outer cancellation (a timeout around the harness) must not cut
+        # the final flush short; the loop itself still stops, as begin_stop() asked.
+        with anyio.CancelScope(shield=True):
+            try:
+                await agent.stop()
+                await agent.flush()
+            finally:
+                self._registry._forget(self)
+                await agent.relay.agent_disposed(agent)
+                done.set()
