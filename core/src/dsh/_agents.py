@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -64,7 +65,10 @@ class AgentRegistry:
         self._models = models
         self._tools = tools
         self._live: dict[str, AgentHandle] = {}
-        self._starting: set[str] = set()  # ids whose agent is being created or resumed
+        # the starts in flight: agent id -> its session's id, and the scope that calls
+        # the start off when the harness leaves (close)
+        self._starting: dict[str, tuple[str, anyio.CancelScope]] = {}
+        self._drained: anyio.Event | None = None  # set when the last start in flight ends
         self._closed: str | None = None  # why no agent may start: the harness is leaving
 
     def get(self, agent_id: str) -> AgentHandle | None:
@@ -115,9 +119,16 @@ class AgentRegistry:
         ``options`` the agent gets the options it was created with (when they were
         JSON and so stored in the session's meta). ``workspace`` as for ``create``."""
         self._refuse_if_closed(agent_id)  # before the store is read: it may be closing
-        return await self.resume_stored(
-            agent_id, await self.load_stored(resume_session_id), options, workspace=workspace
-        )
+        async with self._reserved(agent_id, resume_session_id):  # the read included
+            stored = await load_session(
+                self._relay,
+                resume_session_id,
+                self._harness,
+                self._env,
+                check=lambda: self._refuse_if_closed(agent_id),
+            )
+            self._refuse_if_closed(agent_id)
+            return await self._resume(agent_id, stored, options, workspace)
 
     async def resume_stored(
         self,
@@ -129,18 +140,34 @@ class AgentRegistry:
     ) -> AgentHandle:
         """``resume`` of a session already loaded with ``load_stored`` (which a caller
         that checks a session before it lets go of anything has done): not read again."""
-        if self._harness is not None:
-            from dsh._code_options import check_options
-
-            check_options(self._harness, agent_id, options, resumed=True)
-        place = self._place(agent_id, workspace)
-        session, options = resumed_session(self._sessions, stored, options, self._harness)
-        return await self._start(agent_id, session, options, "resume", place)
+        async with self._reserved(agent_id, stored.id):
+            return await self._resume(agent_id, stored, options, workspace)
 
     async def load_stored(self, session_id: str) -> StoredSession:
         """The stored session ``resume`` would continue; DshError saying why there is
         none (no persistence plugin loaded, or the session is not stored)."""
         return await load_session(self._relay, session_id, self._harness, self._env)
+
+    async def close(self) -> None:
+        """The harness is leaving: no agent starts from now on (a create or resume is a
+        ``DshError`` saying the harness is stopping). Starts in flight are called off
+        (refused, their agent disposed and their claim let go if they got that far) and
+        awaited, so that nothing opens a store after the plugins have closed theirs."""
+        self._closed = "is stopping"
+        for _, scope in list(self._starting.values()):
+            scope.cancel()
+        while self._starting:
+            self._drained = anyio.Event()
+            await self._drained.wait()
+
+    def mark_stopped(self) -> None:
+        """The harness has stopped: a create or resume now says so."""
+        self._closed = "has stopped"
+
+    async def dispose_all(self) -> None:
+        async with anyio.create_task_group() as tg:
+            for handle in self.list():
+                tg.start_soon(handle.dispose)
 
     def _place(self, agent_id: str, workspace: str | os.PathLike[str] | None) -> Path | None:
         """An agent's own workspace, resolved from the harness's; an existing directory."""
@@ -151,6 +178,21 @@ class AgentRegistry:
             raise DshError(f"agent {agent_id!r}: workspace {str(place)!r} is not a directory")
         return place
 
+    async def _resume(
+        self,
+        agent_id: str,
+        stored: StoredSession,
+        options: dict[str, Any] | None,
+        workspace: str | os.PathLike[str] | None,
+    ) -> AgentHandle:
+        if self._harness is not None:
+            from dsh._code_options import check_options
+
+            check_options(self._harness, agent_id, options, resumed=True)
+        place = self._place(agent_id, workspace)
+        session, options = resumed_session(self._sessions, stored, options, self._harness)
+        return await self._claim_and_go(agent_id, session, options, "resume", place)
+
     async def _start(
         self,
         agent_id: str,
@@ -159,27 +201,61 @@ class AgentRegistry:
         source: Literal["startup", "create", "resume"],
         workspace: Path | None = None,
     ) -> AgentHandle:
+        async with self._reserved(agent_id, session.id):
+            return await self._claim_and_go(agent_id, session, options, source, workspace)
+
+    @asynccontextmanager
+    async def _reserved(self, agent_id: str, session_id: str) -> AsyncIterator[None]:
+        """Reserve ``agent_id`` and its session until the block ends: the start is in
+        flight (claiming the session awaits, in a thread for a store on disk, and a second
+        start of the id or the session must not begin in between). ``close`` calls it off:
+        a ``DshError`` saying the harness is stopping."""
+        self._refuse_start(agent_id, session_id)
+        scope = anyio.CancelScope()
+        self._starting[agent_id] = (session_id, scope)
+        try:
+            with scope:
+                yield
+        finally:
+            del self._starting[agent_id]
+            if not self._starting and self._drained is not None:
+                self._drained.set()
+        if scope.cancelled_caught:  # called off by close()
+            self._refuse_if_closed(agent_id)
+
+    def _refuse_start(self, agent_id: str, sid: str) -> None:
         if not self._starts_agents:  # its config was read leniently: nothing may run
             reason = "settings for plugins that do not run were only warned about"
             raise DshError(f"agent {agent_id!r}: this harness starts no agent ({reason})")
         self._refuse_if_closed(agent_id)
         if agent_id in self._live or agent_id in self._starting:
             raise DshError(f"agent {agent_id!r} already exists; dispose it first")
-        sid = session.id
-        if self._sessions.get(sid) is not None:  # said before the claim is tried
+        # said before the claim is tried (which would blame another process)
+        if self._sessions.get(sid) is not None:
             owner = "".join(f" (agent {h.id!r})" for h in self.list() if h.session.id == sid)
-            raise DshError(
-                f"agent {agent_id!r}: session {sid!r} is in use: it is already live in this "
-                f"harness{owner}; dispose that agent first"
-            )
-        # reserved until it is live: claiming the session awaits (in a thread, for a
-        # store on disk), and a second create of the id must not start in between
-        self._starting.add(agent_id)
-        try:
-            async with claimed(self._relay, session):
-                return await self._started(agent_id, session, options, source, workspace)
-        finally:
-            self._starting.discard(agent_id)
+            where = "it is already live in this harness"
+        else:
+            starting = [a for a, (s, _) in self._starting.items() if s == sid]
+            if not starting:
+                return
+            owner = f" (agent {starting[0]!r})"
+            where = "it is being resumed or created in this harness"
+        raise DshError(
+            f"agent {agent_id!r}: session {sid!r} is in use: {where}{owner}; "
+            "dispose that agent first"
+        )
+
+    async def _claim_and_go(
+        self,
+        agent_id: str,
+        session: Session,
+        options: dict[str, Any] | None,
+        source: Literal["startup", "create", "resume"],
+        workspace: Path | None,
+    ) -> AgentHandle:
+        # the harness may begin to leave at each await: checked after every one
+        async with claimed(self._relay, session, lambda: self._refuse_if_closed(agent_id)):
+            return await self._started(agent_id, session, options, source, workspace)
 
     async def _started(
         self,
@@ -212,11 +288,17 @@ class AgentRegistry:
             raise
         handle = AgentHandle(agent, self)
         self._live[agent_id] = handle
-        await self._relay.agent_created(agent, source)
+        try:
+            # a failing observer is reported (a notification); this fails when the
+            # caller is cancelled meanwhile (or the harness leaves): the start then
+            # leaves nothing behind, and its claim (let go by ``claimed``) is never
+            # let go while the agent could still run a turn
+            await self._relay.agent_created(agent, source)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await handle.dispose()
+            raise
         return handle
-
-    def _close(self, state: Literal["is stopping", "has stopped"]) -> None:
-        self._closed = state  # the harness is leaving: no agent starts any more
 
     def _refuse_if_closed(self, agent_id: str) -> None:
         if self._closed is not None:
@@ -226,8 +308,3 @@ class AgentRegistry:
         if self._live.get(handle.id) is handle:
             del self._live[handle.id]
         self._sessions.remove(handle.session)
-
-    async def dispose_all(self) -> None:
-        async with anyio.create_task_group() as tg:
-            for handle in self.list():
-                tg.start_soon(handle.dispose)

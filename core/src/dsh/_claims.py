@@ -8,7 +8,7 @@ instead of both processes running turns on it and the later save failing.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
@@ -22,21 +22,38 @@ __all__ = ["claimable", "claimed"]
 
 
 @asynccontextmanager
-async def claimed(relay: HookRelay, session: Session) -> AsyncIterator[None]:
+async def claimed(
+    relay: HookRelay, session: Session, check: Callable[[], None] = lambda: None
+) -> AsyncIterator[None]:
     """Claim ``session`` (its log so far: the store must still end where it does) from
     the persistence service, if it claims; released again if the block fails (the agent
-    could not start). The plugin ends the claim when the agent is disposed."""
+    could not start). The plugin ends the claim when the agent is disposed.
+
+    ``check`` raises when the agent may no longer start (the harness is leaving): called
+    after each await, before the claim (nothing taken) and after it (then released)."""
     persistence: Any = await relay.session_persistence()
+    check()
     if not (hasattr(persistence, "claim") and hasattr(persistence, "release")):
         yield
         return
-    await persistence.claim(session.id, session.events)
     try:
+        await persistence.claim(session.id, session.events)
+    except anyio.get_cancelled_exc_class():
+        # a claim in a worker thread ends before the cancellation is delivered: it may
+        # be held now (releasing one not held does nothing)
+        await _release(persistence, session.id)
+        raise
+    try:
+        check()
         yield
     except BaseException:
-        with anyio.CancelScope(shield=True), suppress(Exception):  # the first error counts
-            await persistence.release(session.id)
+        await _release(persistence, session.id)
         raise
+
+
+async def _release(persistence: Any, session_id: str) -> None:
+    with anyio.CancelScope(shield=True), suppress(Exception):  # the first error counts
+        await persistence.release(session_id)
 
 
 async def claimable(relay: HookRelay, session_id: str, events: Sequence[SessionEvent]) -> None:

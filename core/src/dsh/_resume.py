@@ -4,7 +4,7 @@ it. ``harness.agents.resume``, ``load_stored`` and ``resume_stored`` use these."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from dsh._secrets import get_logger
@@ -26,11 +26,15 @@ async def load_session(
     session_id: str,
     harness: Harness | None = None,
     env: Mapping[str, str] | None = None,
+    check: Callable[[], None] = lambda: None,
 ) -> StoredSession:
     """The stored session ``session_id`` from the persistence service ``relay`` finds;
     DshError saying why there is none (no persistence plugin loaded: naming the switch
-    that left it out of ``harness``, read from ``env``; or the session is not stored)."""
+    that left it out of ``harness``, read from ``env``; or the session is not stored).
+    ``check`` raises when the caller may no longer go on (the harness is leaving): called
+    once the service is found, before the store is read."""
     persistence = await relay.session_persistence()
+    check()
     if persistence is None:
         from dsh._no_store import STORE, no_store
 

@@ -257,12 +257,14 @@ class Harness:
         task_group, self._task_group = self._task_group, None
         if task_group is None:
             return None
-        # no agent starts from now on (a plugin's harness_stopping, a task of the program):
-        # one started after dispose_all() began would keep the task group open forever
-        self.agents._close("is stopping")
         try:
             with anyio.CancelScope(shield=True):
                 try:
+                    # no agent starts from now on (a plugin's harness_stopping, a task of
+                    # the program): one started after dispose_all() began would keep the
+                    # task group open forever; starts in flight end first, so none opens
+                    # a store after harness_stopping closed it
+                    await self.agents.close()
                     await self.agents.dispose_all()
                     await self.relay.harness_stopping(self)
                 finally:
@@ -276,5 +278,5 @@ class Harness:
             try:
                 await task_group.__aexit__(None, None, None)
             finally:
-                self.agents._close("has stopped")
+                self.agents.mark_stopped()
         return None

@@ -1,0 +1,161 @@
+"""The registry's start path against dsh-persistence's real stores (JSONL and SQLite):
+a resume cancelled while an ``agent_created`` observer runs leaves no live agent and the
+session free for another process; a claim in flight when the harness leaves ends before
+the store is closed (nothing left open); a second resume of a session being resumed in
+this harness names the agent resuming it. The same cases with a test double are in
+test_agent_registry_start.py.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pytest
+from loop_support import LIMIT
+
+from dsh import DshError, hookimpl
+from dsh.testing import ScriptedModel, run_turn, scripted_harness
+
+persistence = pytest.importorskip("dsh_persistence")
+
+pytestmark = [
+    pytest.mark.plugins("persistence"),
+    pytest.mark.skipif(os.name == "nt", reason="claims are POSIX flock"),
+]
+
+OPTIONS = {"model": "scripted"}
+
+
+@pytest.fixture(params=["jsonl", "sqlite"])
+def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    return persistence.PersistenceSettings(backend=request.param, directory=tmp_path)
+
+
+async def stored_session(settings: Any) -> str:
+    plugin = persistence.PersistencePlugin(settings)
+    async with scripted_harness(
+        ScriptedModel(["noted"]), plugins=[("persistence", plugin)], load_entry_points=False
+    ) as h:
+        agent = await h.agents.create("first", options=OPTIONS)
+        await run_turn(agent, "remember blue")
+        return agent.session.id
+
+
+async def claimable_elsewhere(settings: Any, session_id: str) -> None:
+    """Resume ``session_id`` with another plugin over the store ("another process")."""
+    other = persistence.PersistencePlugin(settings)
+    async with scripted_harness(
+        ScriptedModel(["again"]), plugins=[("persistence", other)], load_entry_points=False
+    ) as h:
+        agent = await h.agents.resume("elsewhere", session_id)
+        await run_turn(agent, "hi")
+
+
+async def test_a_resume_cancelled_in_agent_created_leaves_no_live_agent(settings: Any) -> None:
+    entered = anyio.Event()
+
+    class Hangs:
+        @hookimpl
+        async def agent_created(self, agent: Any) -> None:
+            entered.set()
+            await anyio.sleep_forever()
+
+    sid = await stored_session(settings)
+    plugin = persistence.PersistencePlugin(settings)
+    plugins = [("persistence", plugin), ("hangs", Hangs())]
+    with anyio.fail_after(LIMIT):
+        async with scripted_harness(ScriptedModel(), plugins=plugins, load_entry_points=False) as h:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(h.agents.resume, "a", sid)
+                await entered.wait()
+                tg.cancel_scope.cancel()
+            assert h.agents.list() == []
+            assert h.sessions.list() == []
+            # its claim is free: another process continues the session meanwhile
+            await claimable_elsewhere(settings, sid)
+
+
+async def test_a_claim_in_flight_when_the_harness_leaves_leaves_no_store_open(
+    tmp_path: Path,
+) -> None:
+    settings = persistence.PersistenceSettings(backend="sqlite", directory=tmp_path)
+    sid = await stored_session(settings)
+    plugin = persistence.PersistencePlugin(settings)
+    claiming, go_on = threading.Event(), threading.Event()
+    refused: list[BaseException] = []
+
+    async def resume(harness: Any) -> None:
+        try:
+            await harness.agents.resume("a", sid)
+        except DshError as error:
+            refused.append(error)
+
+    async def go_on_soon() -> None:
+        await anyio.sleep(0.1)
+        go_on.set()
+
+    with anyio.fail_after(LIMIT):
+        async with (
+            anyio.create_task_group() as tg,
+            scripted_harness(
+                ScriptedModel(), plugins=[("persistence", plugin)], load_entry_points=False
+            ) as h,
+        ):
+            backend = plugin.backend
+            claim = backend.claim
+
+            def slow_claim(session_id: str) -> bool:
+                claiming.set()
+                go_on.wait(LIMIT)
+                return bool(claim(session_id))
+
+            backend.claim = slow_claim
+            tg.start_soon(resume, h)
+            await anyio.to_thread.run_sync(claiming.wait, LIMIT)
+            tg.start_soon(go_on_soon)
+    assert [str(e) for e in refused] == ["agent 'a': the harness is stopping"]
+    assert backend._db is None  # the store the claim opened was closed with the rest
+    assert plugin._backends == {}
+    await claimable_elsewhere(settings, sid)
+
+
+async def test_a_second_resume_of_a_session_being_resumed_names_the_first_agent(
+    settings: Any,
+) -> None:
+    sid = await stored_session(settings)
+    plugin = persistence.PersistencePlugin(settings)
+    claiming, go_on = threading.Event(), threading.Event()
+    with anyio.fail_after(LIMIT):
+        async with scripted_harness(
+            ScriptedModel(["two"]), plugins=[("persistence", plugin)], load_entry_points=False
+        ) as h:
+            backend = plugin.backend
+            claim = backend.claim
+
+            def slow_claim(session_id: str) -> bool:
+                claiming.set()
+                go_on.wait(LIMIT)
+                return bool(claim(session_id))
+
+            backend.claim = slow_claim
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(h.agents.resume, "a", sid)
+                await anyio.to_thread.run_sync(claiming.wait, LIMIT)
+                try:
+                    with pytest.raises(DshError) as second:
+                        await h.agents.resume("b", sid)
+                finally:
+                    go_on.set()
+            assert str(second.value) == (
+                f"agent 'b': session {sid!r} is in use: it is being resumed or created in "
+                "this harness (agent 'a'); dispose that agent first"
+            )
+            agent = h.agents.get("a")
+            assert agent is not None
+            events = await run_turn(agent, "again")
+            assert events[-1].data["reason"] == "completed"
