@@ -91,3 +91,44 @@ def test_main_leaves_the_process_stdout_usable_when_it_is_put_back() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith("still open\n")
+
+
+#: help that argparse prints (--help, a command's --help, no command at all)
+HELP_LINES = ["--help", "-h", "run --help", "plugins --help", "config --help", ""]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("line", HELP_LINES)
+@pytest.mark.parametrize("unbuffered", ["1", ""], ids=["unbuffered", "buffered"])
+def test_help_that_cannot_be_written_is_status_1(
+    cli_env: dict[str, str], tmp_path: Path, line: str, unbuffered: str
+) -> None:
+    # argparse dropped the write error: `dsh --help >/dev/full` said nothing, status 0
+    # (or, buffered, a traceback at exit and status 120)
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "", "PYTHONUNBUFFERED": unbuffered}
+    done = to_full_disk(line, env, tmp_path)
+    assert (done.returncode, done.stderr) == (1, FULL)
+
+
+@pytest.mark.parametrize("line", HELP_LINES)
+@pytest.mark.parametrize("unbuffered", ["1", ""], ids=["unbuffered", "buffered"])
+def test_help_to_a_closed_pipe_stops_quietly_with_141(
+    cli_env: dict[str, str], tmp_path: Path, line: str, unbuffered: str
+) -> None:
+    # as a command's output to a closed pipe (`dsh --help | head -0`): no one reads it
+    read, write = os.pipe()
+    os.close(read)
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "", "PYTHONUNBUFFERED": unbuffered}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "dsh.cli", *line.split()],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=tmp_path,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")

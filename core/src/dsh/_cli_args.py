@@ -4,6 +4,7 @@ add, and the arguments before the command (read first, to know which plugins to 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +12,8 @@ from dsh.commands import name_choices
 from dsh.errors import DshError
 
 if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
     from dsh.commands import Command
 
 __all__ = ["Parser", "build_parser", "global_options", "leading", "shortened"]
@@ -25,6 +28,16 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        """Help on stdout, written at once and its write error raised (argparse drops
+        it: ``dsh --help >/dev/full`` said nothing, status 0, or, buffered, failed at
+        exit with a traceback, status 120); ``main`` reports it as any command's output
+        that cannot be written. Usage errors on stderr stay argparse's."""
+        if file is None or file is not sys.stdout:
+            super()._print_message(message, file)
+        elif message:
+            print(message, end="", file=file, flush=True)
 
 
 def global_options(parser: argparse.ArgumentParser) -> None:

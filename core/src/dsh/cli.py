@@ -76,7 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_command(arguments[len(before) :], commands, pm)
     except DshError as error:
         return _fail(error, known)
-    args = parser.parse_args(arguments)
+    try:
+        args = parser.parse_args(arguments)  # --help: printed here (Parser._print_message)
+    except (BrokenPipeError, OutputError) as error:
+        return _unwritten(error)
     try:
         with _logging_to_stderr(args.verbose):
             status = _dispatch(args, pm, commands, failed)
@@ -86,23 +89,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # now, so that a closed pipe is noticed here and not at exit
     except DshError as error:
         return _fail(error, args)
-    except BrokenPipeError:  # the reader went away (`dsh ... | head`): stop, quietly
-        from dsh._render import CLOSED_STATUS, discard
-
-        discard(sys.stdout)
-        return CLOSED_STATUS
-    except OutputError as error:  # a full disk, an I/O error: as dsh run says it (_render)
-        from dsh._render import discard
-
-        discard(sys.stdout)
-        print(f"dsh: error: cannot write the output: {error}", file=sys.stderr)
-        return 1
+    except (BrokenPipeError, OutputError) as error:
+        return _unwritten(error)
     except KeyboardInterrupt:  # Ctrl-C where no command handles it (starting the model)
         if args.verbose:
             raise
         print("\ndsh: interrupted", file=sys.stderr)
         return 130
     return status
+
+
+def _unwritten(error: OSError) -> int:
+    """The output could not be written: a closed pipe (``dsh ... | head``, the reader
+    went away) stops quietly, status 141; a full disk, an I/O error is said in one line
+    (as dsh run says it, _render), status 1. What is left unwritten is dropped, so that
+    nothing fails again at exit."""
+    from dsh._render import CLOSED_STATUS, discard
+
+    discard(sys.stdout)
+    if isinstance(error, BrokenPipeError):
+        return CLOSED_STATUS
+    print(f"dsh: error: cannot write the output: {error}", file=sys.stderr)
+    return 1
 
 
 def _standard_streams() -> bool:
