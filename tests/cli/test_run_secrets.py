@@ -108,3 +108,28 @@ def test_the_password_of_persistence_url_in_dsh_yml_is_hidden_from_what_commands
     assert YML_PASSWORD not in str(server.bodies())
     stored = list(Path(cli_env["DSH_PERSISTENCE_DIR"]).rglob("*.jsonl"))
     assert stored and all(YML_PASSWORD not in path.read_text() for path in stored)
+
+
+QUERY_KEY = "qs-test-SECRET-7c1d0e9f4a"
+
+
+@pytest.mark.plugins("persistence")
+def test_a_key_in_the_query_of_a_m_url_is_hidden_from_tool_results_and_sessions(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    # the harness's secrets knew only the base_url of models: entries: a command
+    # printing dsh's own command line showed a -m URL's ?api-key= whole
+    command = "tr '\\0' ' ' < /proc/$PPID/cmdline"
+    server = model_server([tool_call_reply("bash", {"command": command}), text_reply("ok")])
+    model = f"openai-compatible:tiny@{server.url}?api-key={QUERY_KEY}"
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+    done = dsh("-m", model, "run", "--json", "go", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [result] = [
+        e["data"] for e in map(json.loads, done.stdout.splitlines()) if e["type"] == "tool/result"
+    ]
+    assert "?api-key=*** run --json go" in result["content"]
+    assert QUERY_KEY not in done.stdout + done.stderr
+    assert QUERY_KEY not in json.dumps(server.bodies())
+    stored = list(Path(cli_env["DSH_PERSISTENCE_DIR"]).rglob("*.jsonl"))
+    assert stored and all(QUERY_KEY not in path.read_text() for path in stored)

@@ -103,6 +103,8 @@ class Harness:
         self._task_group: TaskGroup | None = None
         self._agents: AgentRegistry | None = None
         self._secrets: tuple[str, ...] | None = None
+        #: the models' written keys ``_secrets`` was found with (``secrets``)
+        self._secrets_written: frozenset[str] = frozenset()
         #: the environment variables plugins declared secret (``register_secrets``)
         self.secret_variables = SecretVariables(env)
 
@@ -126,17 +128,22 @@ class Harness:
 
     def secrets(self) -> tuple[str, ...]:
         """The values of the model API keys this harness can see (in its ``env`` and the
-        process's) and the secrets in the plugins' secret variables, which every tool
-        result is cleared of before it is logged."""
-        if self._secrets is None:
+        process's), the keys written into the ``base_url`` query of its models (a
+        ``models:`` entry's, a ``-m ...@URL?api-key=...``'s, a plugin's ``HttpModel``'s)
+        and the secrets in the plugins' secret variables, which every tool result is
+        cleared of before it is logged."""
+        written = self.models.written_keys()
+        if self._secrets is None or written is not self._secrets_written:
             from dsh._secrets import secret_values
 
             config = self._config
             found = set(secret_values(config))
             if self._env is not None:
                 found.update(secret_values(config, self._env))
+            found.update(written)
             found.update(self.secret_variables.values())
             self._secrets = tuple(sorted(found, key=len, reverse=True))
+            self._secrets_written = written
         return self._secrets
 
     def add_secrets(self, values: Iterable[str]) -> None:
