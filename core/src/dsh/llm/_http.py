@@ -164,13 +164,17 @@ class HttpModel:
         raise NotImplementedError
 
     def error_secrets(self, key: str | None) -> tuple[str, ...]:
-        """What an error message of this model is cleared of: ``key`` (the API key sent)
-        and the keys written into ``base_url``'s query (a server may quote the request's
-        address, a redirect repeat its query), longest first. Asked for on the way to an
-        error only."""
-        if not self._query_secrets:
-            return (key,) if key else ()
-        found = {key, *self._query_secrets} if key else set(self._query_secrets)
+        """What an error message of this model is cleared of: ``key`` (the API key sent),
+        the keys written into ``base_url``'s query (a server may quote the request's
+        address, a redirect repeat its query) and every other key dsh has read (another
+        model's: a proxy in front of several may quote it), as its answer is (``stream``),
+        longest first. Asked for on the way to an error only: the ``ModelError`` itself
+        is clear of them, for ``agent_request_error``'s plugins and a program calling the
+        model too."""
+        found = {secret for secret in known_keys() if len(secret) >= MIN_LENGTH}
+        found.update(self._query_secrets)
+        if key:  # the key sent, whatever its length
+            found.add(key)
         return tuple(sorted(found, key=len, reverse=True))
 
     def api_key(self) -> str | None:
