@@ -157,7 +157,7 @@ class ModelConfig(BaseModel):
     @model_validator(mode="after")
     def _key_header_not_in_headers(self) -> ModelConfig:
         """The header the key travels in is the adapter's own (api_key_header unset):
-        set again in ``headers`` it would be sent twice (two Authorization headers)."""
+        set again in ``headers`` it would replace the key (the config's header wins)."""
         default = _KEY_HEADERS.get(self.provider)
         sends_key = self.api_key_env is not None or (
             self.provider in _OWN_KEYS and self.base_url is None
@@ -169,7 +169,7 @@ class ModelConfig(BaseModel):
                 raise AtKey(
                     ("headers", name),
                     f"sets {name}, the header that carries the key of api_key_env (or of "
-                    f"provider {self.provider!r}'s variable): it would be sent twice; drop it "
+                    f"provider {self.provider!r}'s variable): it would replace the key; drop it "
                     "from headers, or name another header for the key with api_key_header",
                 )
         return self

@@ -67,6 +67,12 @@ class Received:
     headers: dict[str, str]
     body: bytes
     at: float
+    #: every header line as sent, name lowercased (``headers`` keeps the last of a name)
+    lines: tuple[tuple[str, str], ...] = ()
+
+    def all(self, name: str) -> list[str]:
+        """The values of every ``name`` header sent (two Authorization headers: two)."""
+        return [value for key, value in self.lines if key == name.lower()]
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -176,12 +182,14 @@ async def _read_request(reader: asyncio.StreamReader) -> Received | None:
     lines = head.decode("latin-1").split("\r\n")
     method, path, _ = lines[0].split(" ", 2)
     headers = {}
+    sent: list[tuple[str, str]] = []
     for line in lines[1:]:
         if line:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
+            sent.append((name.strip().lower(), value.strip()))
     body = await reader.readexactly(int(headers.get("content-length", "0")))
-    return Received(method, path, headers, body, time.monotonic())
+    return Received(method, path, headers, body, time.monotonic(), tuple(sent))
 
 
 _HELD: list[Any] = []  # bound, never listening: until the test run ends

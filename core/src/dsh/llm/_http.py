@@ -164,13 +164,10 @@ class HttpModel:
         raise NotImplementedError
 
     def error_secrets(self, key: str | None) -> tuple[str, ...]:
-        """What an error message of this model is cleared of: ``key`` (the API key sent),
-        the keys written into ``base_url``'s query (a server may quote the request's
-        address, a redirect repeat its query) and every other key dsh has read (another
-        model's: a proxy in front of several may quote it), as its answer is (``stream``),
-        longest first. Asked for on the way to an error only: the ``ModelError`` itself
-        is clear of them, for ``agent_request_error``'s plugins and a program calling the
-        model too."""
+        """What an error message of this model is cleared of, longest first: ``key``
+        (the API key sent), the keys written into ``base_url``'s query (a server may quote
+        the address) and every other key dsh has read (another model's: a proxy may quote
+        it), as its answer is (``stream``). Asked for on the way to an error only."""
         found = {secret for secret in known_keys() if len(secret) >= MIN_LENGTH}
         found.update(self._query_secrets)
         if key:  # the key sent, whatever its length
@@ -319,12 +316,10 @@ class HttpModel:
             # A lone surrogate (a file name that is not UTF-8, say) is not UTF-8 either:
             # the model is sent U+FFFD in its place; the session log keeps the original.
             content = _LONE_SURROGATE.sub("\ufffd", text).encode()
-        headers = {
-            "content-type": "application/json",
-            "accept": "text/event-stream",
-            **headers,
-            **self.config.headers,
-        }
+        headers = _merged(
+            {"content-type": "application/json", "accept": "text/event-stream", **headers},
+            self.config.headers,
+        )
         request = client.build_request("POST", self.url(path), content=content, headers=headers)
         attempt = 0
         while True:
@@ -383,6 +378,14 @@ class HttpModel:
         if retry_after is not None:
             return retry_after if retry_after <= self._max_wait else None
         return min(self._backoff * 2.0**attempt, _BACKOFF_CAP) * random.uniform(0.5, 1.0)
+
+
+def _merged(own: dict[str, str], given: dict[str, str]) -> dict[str, str]:
+    """The adapter's headers and the config's (``given``), which win whatever the case
+    of their names: each name sent once (a gateway's ``Authorization`` was sent beside
+    the default variable's key)."""
+    names = {name.lower() for name in given}
+    return {**{k: v for k, v in own.items() if k.lower() not in names}, **given}
 
 
 async def _event_data(response: httpx.Response) -> AsyncGenerator[str, None]:
