@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from dsh._config_yaml import AtKey, locate
+from dsh._provider_table import key_header, sends_own_key
 from dsh._secrets import key_from_env
 
 if TYPE_CHECKING:
@@ -42,12 +43,6 @@ _OWN_HEADERS = frozenset(
 )
 # a header's value: visible ASCII, spaces and tabs inside (no line break, no control)
 _HEADER_VALUE = re.compile(r"[\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?|")
-# the header each built-in provider sends the key in (api_key_header unset), and those
-# that send one with no api_key_env (from their own variable, to their own endpoint):
-# dsh.llm.providers, not imported here (it imports httpx)
-_KEY_HEADERS = {"openai-compatible": "authorization", "openai": "authorization"}
-_KEY_HEADERS |= {"deepseek": "authorization", "anthropic": "x-api-key"}
-_OWN_KEYS = frozenset({"openai", "deepseek", "anthropic"})
 #: The longest server-asked wait (retry-after) waited for by default, in seconds.
 DEFAULT_MAX_WAIT = 60.0
 API_KEY_HINT = (
@@ -158,9 +153,9 @@ class ModelConfig(BaseModel):
     def _key_header_not_in_headers(self) -> ModelConfig:
         """The header the key travels in is the adapter's own (api_key_header unset):
         set again in ``headers`` it would replace the key (the config's header wins)."""
-        default = _KEY_HEADERS.get(self.provider)
+        default = key_header(self.provider)  # the built-in providers' (their table)
         sends_key = self.api_key_env is not None or (
-            self.provider in _OWN_KEYS and self.base_url is None
+            sends_own_key(self.provider) and self.base_url is None
         )
         if self.api_key_header is not None or default is None or not sends_key:
             return self

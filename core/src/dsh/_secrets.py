@@ -25,6 +25,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 from urllib.parse import unquote, unquote_plus, urlsplit
 
+from dsh._provider_table import KEY_VARIABLES
+
 if TYPE_CHECKING:
     from dsh.config import Config
 
@@ -49,9 +51,9 @@ HIDDEN: Final = "***"
 MIN_LENGTH: Final = 8
 
 
-#: The built-in providers' key variables (dsh.llm.providers, which imports httpx: not
-#: loaded for this, so a harness with no HTTP model never pays for it).
-PROVIDER_KEY_VARIABLES: Final = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY")
+#: The built-in providers' key variables (their table, not dsh.llm.providers, which
+#: imports httpx: a harness with no HTTP model never pays for it).
+PROVIDER_KEY_VARIABLES: Final = KEY_VARIABLES
 
 #: Every key ``key_from_env`` has returned in this process (a harness reads its keys when
 #: it starts) and every value of a plugin's secret variable a harness found (``remember``):

@@ -75,6 +75,7 @@ class HttpModel:
     """
 
     default_base_url: ClassVar[str | None] = None
+    protocol: ClassVar[str | None] = None  #: its protocol's name (dsh._provider_table)
 
     def __init__(
         self,

@@ -10,6 +10,7 @@ from collections.abc import AsyncGenerator, Sequence
 from json import dumps, loads
 from typing import Any, Final
 
+from dsh._provider_table import BUILT_IN, KEY_HEADERS
 from dsh.errors import ModelError
 from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
@@ -67,7 +68,8 @@ _READ_BLOCKS: Final = frozenset({"text", "thinking", "redacted_thinking", "tool_
 class AnthropicModel(HttpModel):
     """A model behind the Anthropic Messages API (``x-api-key`` authentication)."""
 
-    default_base_url = "https://api.anthropic.com/v1"
+    default_base_url = BUILT_IN["anthropic"].base_url
+    protocol = "anthropic"
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body for ``request`` (``request.options`` are merged in last, e.g.
@@ -92,7 +94,10 @@ class AnthropicModel(HttpModel):
 
     async def chunks(self, request: ModelRequest) -> AsyncGenerator[Chunk, None]:
         key = self.api_key()
-        headers = {"anthropic-version": ANTHROPIC_VERSION, **self.key_header(key, "x-api-key")}
+        headers = {
+            "anthropic-version": ANTHROPIC_VERSION,
+            **self.key_header(key, KEY_HEADERS["anthropic"]),
+        }
         body = self.request_body(request)
         usage: dict[str, Any] = {}
         stop: StopReason = "stop"

@@ -8,6 +8,7 @@ from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from json import loads
 from typing import Any, Final
 
+from dsh._provider_table import KEY_HEADERS
 from dsh.config import ModelConfig
 from dsh.errors import ModelError
 from dsh.llm._call_slots import CallSlots
@@ -52,6 +53,7 @@ class OpenAICompatibleModel(HttpModel):
     """
 
     default_base_url = None
+    protocol = "openai"
 
     def __init__(
         self,
@@ -96,7 +98,7 @@ class OpenAICompatibleModel(HttpModel):
 
     async def chunks(self, request: ModelRequest) -> AsyncGenerator[Chunk, None]:
         key = self.api_key()
-        headers = self.key_header(key, "authorization")
+        headers = self.key_header(key, KEY_HEADERS["openai"])
         body = self.request_body(request)
         finish: str | None = None
         done = False

@@ -16,6 +16,7 @@ from typing import Final
 from pydantic import ValidationError
 
 from dsh._config_yaml import did_you_mean
+from dsh._provider_table import BUILT_IN
 from dsh.config import Config, ModelConfig
 from dsh.errors import ConfigError
 from dsh.llm._http import HttpModel
@@ -42,11 +43,16 @@ class Provider:
     api_key_env: str | None = None
 
 
+#: The adapter that speaks each protocol of the providers' table.
+_ADAPTERS: Final[dict[str, type[HttpModel]]] = {
+    "openai": OpenAICompatibleModel,
+    "anthropic": AnthropicModel,
+}
+
+#: The built-in providers, from their table (``dsh._provider_table``).
 PROVIDERS: Final[dict[str, Provider]] = {
-    "openai-compatible": Provider(OpenAICompatibleModel),
-    "openai": Provider(OpenAICompatibleModel, "https://api.openai.com/v1", "OPENAI_API_KEY"),
-    "deepseek": Provider(OpenAICompatibleModel, "https://api.deepseek.com", "DEEPSEEK_API_KEY"),
-    "anthropic": Provider(AnthropicModel, "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
+    name: Provider(_ADAPTERS[facts.protocol], facts.base_url, facts.api_key_env)
+    for name, facts in BUILT_IN.items()
 }
 
 #: Keys of a ``models:`` entry that only the OpenAI-compatible adapter reads.
