@@ -227,6 +227,15 @@ def _without_bad_keys(entry: object, bad: set[str]) -> dict[str, Any] | None:
     return good
 
 
+#: ``local`` in a plugin's setting, without a ``models:`` entry of that name: the dsh
+#: command starts the bundled server for the agent's model only (as options in code).
+_LOCAL_FOR_A_PLUGIN = (
+    "'local' (the bundled model) is started by the dsh command for an agent's model "
+    "only; nothing starts it for a plugin's setting, so the first call would fail. Omit "
+    "the setting to use the agent's model, or define a model named local under models:"
+)
+
+
 def _cross_check(
     root: Node | None,
     parsed: CoreKeys,
@@ -270,6 +279,9 @@ def _cross_check(
             ids.setdefault(agent_id, i)
     for where, section in sections:  # plugin settings typed ModelName, if set
         for loc, name in set_model_names(section):
+            if name == "local" and name not in names and "*" not in broken:
+                problems.append(locate(root, (*where, *loc), _LOCAL_FOR_A_PLUGIN))
+                continue
             check((*where, *loc), name)
     return problems
 
