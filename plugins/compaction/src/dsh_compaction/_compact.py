@@ -100,18 +100,22 @@ class _Failed(Exception):
 
 async def _marks(
     agent: _host.Host,
+    state: AgentState,
     settings: CompactionSettings,
     history: Sequence[Message],
     counts: Sequence[int],
     tail_budget: int,
-) -> frozenset[int]:
+) -> tuple[frozenset[int], frozenset[int]]:
+    """The messages to keep verbatim (the turn's task, then what plugins mark), and the
+    task's among them: their tokens come out of the tail budget."""
     keep: set[int] = set()
     if settings.keep_last_user_message:
-        keep = task_marks(agent.session.events, history, counts, tail_budget)
+        events = agent.session.events
+        keep = task_marks(events, history, counts, tail_budget, state.turn_task)
     marked = await _host.call_waterfall(
         agent, "compaction_keep", "keep", _not_indices, messages=history, keep=frozenset(keep)
     )
-    return frozenset(marked)
+    return frozenset(marked), frozenset(keep)
 
 
 def _not_indices(marked: object) -> str | None:
@@ -260,12 +264,13 @@ class _Run:
         room = max(self.limit - self.fixed, 0)
         counter = self.estimator.counter
         try:
-            keep = await _marks(agent, settings, history, counts, tail_budget)
+            keep, task = await _marks(agent, state, settings, history, counts, tail_budget)
             plan = plan_compaction(
                 history,
                 counts,
                 tail_budget=tail_budget,
                 keep=keep,
+                charged=task,
                 prune_chars=settings.prune_chars,
                 counter=counter,
             )

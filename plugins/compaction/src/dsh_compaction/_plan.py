@@ -3,7 +3,7 @@ logged or any model is called."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from dsh import AssistantMessage, Message, ReasoningBlock, ToolResultMessage, UserMessage
@@ -103,15 +103,23 @@ def plan_compaction(
     keep: Iterable[int],
     prune_chars: int,
     counter: TokenCounter,
+    charged: Collection[int] = (),
 ) -> Plan | None:
     """The plan for ``history`` (with per-message token ``counts``), or None when there
     is nothing to compact: no cut point leaves an older region with anything but a
     previous summary and messages marked to keep, or what would be summarised is too
     small for any summary message to be smaller. The reasoning that opens a turn the
-    cut falls in is kept with the tail's start (see ``turn_opening``)."""
+    cut falls in is kept with the tail's start (see ``turn_opening``). ``charged``: the
+    messages of ``keep`` whose tokens come out of ``tail_budget`` (the turn's task)."""
     previous = previous_summary(history[0]) if history else None
     first = 1 if previous is not None else 0
-    cut = choose_cut(cut_points(history), counts, tail_budget, after=first)
+    keep = set(keep)
+    # the kept messages ``charged`` (the turn's task) take their tokens out of the tail
+    # budget, once: wherever they end up, before the cut or in the tail
+    charged = {i for i in charged if i in keep}
+    spent = sum(counts[i] for i in charged)
+    tail_counts = [0 if i in charged else c for i, c in enumerate(counts)] if spent else counts
+    cut = choose_cut(cut_points(history), tail_counts, max(tail_budget - spent, 0), after=first)
     if cut is None:
         return None
     marked = {i for i in keep if first <= i < cut}

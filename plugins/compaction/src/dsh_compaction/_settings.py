@@ -38,7 +38,8 @@ class CompactionSettings(BaseModel):
     prune_chars: int = Field(default=2000, ge=0)
     #: Keep the turn's task verbatim when it falls in the summarised region (so a long
     #: turn never loses it): the prompt that opened the turn, then its steering, newest
-    #: first, while together they fit in the tail budget (``_task.task_marks``).
+    #: first, while together they fit in the tail budget, which they are taken from
+    #: (the tail shrinks to make room for them; ``_task.task_marks``).
     keep_last_user_message: bool = True
     #: The summariser model (a model of dsh.yml, checked at load); default: the
     #: agent's model.

@@ -17,6 +17,7 @@ import anyio
 from dsh import DshError, HookError, get_logger
 from dsh_compaction import _host
 from dsh_compaction._settings import CompactionSettings, layer_settings
+from dsh_compaction._task import TurnTask
 from dsh_compaction._tokens import HeuristicCounter, RequestEstimator, TokenCounter
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ class AgentState:
         "overflow_step",
         "step_tried",
         "tail_warned",
+        "turn_task",
     )
 
     def __init__(self) -> None:
@@ -54,6 +56,8 @@ class AgentState:
         self.overflow_step: tuple[int, int] | None = None
         #: the warning that ``tail_tokens`` is capped was logged (once per agent)
         self.tail_warned = False
+        #: the latest turn's prompts and steering, read from the log incrementally
+        self.turn_task = TurnTask()
         #: the threshold check's values, kept while what they derive from is the same
         #: (``_check``)
         self.check: Check | None = None

@@ -6,7 +6,9 @@ continuation ``reason``); both become plain user messages in the history. Mid-tu
 the latest user message is often a steering note ("remember to run the tests"), so
 keeping only that one would summarise away what the turn is for. The log tells them
 apart: the events since the latest ``turn/start`` name the turn's prompts and its
-steering, matched to the history's user messages by content, newest first.
+steering, matched to the history's user messages by content, newest first. The log
+is read incrementally (``TurnTask``): a compaction late in a long turn reads only what
+was logged since the one before.
 """
 
 from __future__ import annotations
@@ -19,23 +21,49 @@ from dsh.session import SessionEvent
 from dsh_compaction._events import previous_summary
 from dsh_compaction._plan import last_user_message
 
-__all__ = ["task_marks"]
+__all__ = ["TurnTask", "task_marks"]
 
 
-def _turn_contents(events: Sequence[SessionEvent]) -> tuple[list[str], list[str]] | None:
-    """The contents of the latest turn's prompts and of its steering, newest first;
-    None when the log has no turn."""
-    prompts: list[str] = []
-    steering: list[str] = []
-    for index in range(len(events) - 1, -1, -1):
-        event = events[index]
-        if event.type == "turn/start":
-            return prompts, steering
-        if event.type in ("user/message", "steering/message"):
-            content = event.data.get("content")
-            if isinstance(content, str):
-                (prompts if event.type == "user/message" else steering).append(content)
-    return None
+class TurnTask:
+    """The latest turn's prompts and steering, read from the log as it grows: each
+    call reads only the events logged since the call before, newest first, back to the
+    turn's start at most, so the compactions of a long turn read its events once in
+    all (one per agent, in its ``AgentState``)."""
+
+    __slots__ = ("_events", "_prompts", "_seen", "_steering", "_turn")
+
+    def __init__(self) -> None:
+        self._events: Sequence[SessionEvent] | None = None
+        self._seen = 0  # events read so far
+        self._turn = False  # a turn/start was seen
+        self._prompts: list[str] = []  # newest first
+        self._steering: list[str] = []
+
+    def contents(self, events: Sequence[SessionEvent]) -> tuple[list[str], list[str]] | None:
+        """The contents of the latest turn's prompts and of its steering, newest first;
+        None when the log has no turn."""
+        if events is not self._events or len(events) < self._seen:  # another log
+            self._events, self._seen, self._turn = events, 0, False
+            self._prompts, self._steering = [], []
+        prompts: list[str] = []
+        steering: list[str] = []
+        started = False
+        for index in range(len(events) - 1, self._seen - 1, -1):
+            event = events[index]
+            if event.type == "turn/start":
+                started = True
+                break
+            if event.type in ("user/message", "steering/message"):
+                content = event.data.get("content")
+                if isinstance(content, str):
+                    (prompts if event.type == "user/message" else steering).append(content)
+        self._seen = len(events)
+        if started:  # a new turn: what was read before belongs to an older one
+            self._turn, self._prompts, self._steering = True, prompts, steering
+        else:
+            self._prompts = prompts + self._prompts
+            self._steering = steering + self._steering
+        return (list(self._prompts), list(self._steering)) if self._turn else None
 
 
 def _turn_messages(
@@ -66,13 +94,16 @@ def task_marks(
     history: Sequence[Message],
     counts: Sequence[int],
     budget: int,
+    turn: TurnTask | None = None,
 ) -> set[int]:
     """The user messages to keep verbatim: the latest turn's prompts (newest first),
     then its newest steering note only (so repeated or many notes never pile up after
     each compaction), while together they fit ``budget`` tokens (``counts``: each
     message's). Without a turn in the log (a history built otherwise), the latest user
-    message if it fits."""
-    contents = _turn_contents(events)
+    message if it fits. ``turn``: the agent's ``TurnTask`` (else the log is read
+    anew). The tokens of the messages kept count against ``budget`` once, whether they
+    end up before the cut or in the tail (``plan_compaction``'s ``charged``)."""
+    contents = (turn or TurnTask()).contents(events)
     if contents is None:
         latest = last_user_message(history)
         return {latest} if latest is not None and counts[latest] <= budget else set()
