@@ -90,10 +90,22 @@ def test_full_config_loads_and_round_trips(tmp_path: Path) -> None:
 
 def test_local_names_the_bundled_model_without_an_entry(tmp_path: Path) -> None:
     # the dsh command starts it (docs/models.md); an entry named local is used instead
-    text = "model: local\nagents:\n  - id: a\n    model: local\nsummaries:\n  model: local\n"
+    text = "model: local\nagents:\n  - id: a\n    model: local\n"
     config = load_config(write(tmp_path, text), settings={"summaries": Summaries})
     assert config.default_model == "local"
     assert config.agents[0].model == "local"
+
+
+def test_local_in_a_plugin_setting_needs_an_entry(tmp_path: Path) -> None:
+    # nothing starts the bundled model for a plugin's setting: refused where it is set,
+    # unless models: defines a model named local
+    text = "agents:\n  - id: a\n    model: local\nsummaries:\n  model: local\n"
+    err = fails(write(tmp_path, text), settings={"summaries": Summaries})
+    assert err.path == "summaries.model" and ":5:" in str(err)
+    assert "nothing starts it for a plugin's setting" in err.reason
+    text = "models:\n  local: {provider: openai, model: m}\n" + text
+    config = load_config(write(tmp_path, text), settings={"summaries": Summaries})
+    assert config.sections["summaries"].model == "local"
 
 
 def test_missing_file_is_named(tmp_path: Path) -> None:

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from dsh._config_cross import set_model_names
 from dsh._config_errors import missing_hint, reason, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_models import misplaced_key
-from dsh._config_validate import set_model_names
 from dsh._config_yaml import Loc, did_you_mean
 from dsh._options import CORE_OPTIONS, option_typo
 from dsh._plugin_settings import raised

@@ -9,16 +9,16 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from yaml.nodes import Node
 
+from dsh._config_cross import GoodPart, cross_check
 from dsh._config_errors import from_validation, missing_hint, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_models import CORE_KEYS, AgentConfig, Config, CoreKeys, misplaced_key
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
-from dsh._model_name import model_name_fields
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
 from dsh._plugin_settings import raised
 from dsh._secrets import get_logger
 
-__all__ = ["set_model_names", "validate"]
+__all__ = ["validate"]
 
 log = get_logger("dsh.config")
 
@@ -51,13 +51,13 @@ def validate(
     # an empty `models:` or `agents:` (all entries commented out) means none
     core = {k: data[k] for k in CORE_KEYS if k in data}
     core = {k: v for k, v in core.items() if v is not None or k == "model"}
-    good = _GoodPart(core)  # what the later checks look at when part of the core is bad
+    good = GoodPart(core)  # what the later checks look at when part of the core is bad
     try:
         parsed: CoreKeys | None = CoreKeys.model_validate(core)
     except ValidationError as exc:
         problems += from_validation(root, (), exc, CoreKeys)
         parsed = None
-        good = _GoodPart(core, exc)
+        good = GoodPart(core, exc)
     sections: dict[str, Any] = {}
     for name, value in data.items():
         if name in CORE_KEYS:
@@ -94,8 +94,8 @@ def validate(
         off = _Off(blocked, left_out, turned_off, unrun)
         problems += _agent_options(root, checked, valid, settings, off, own, good.at, data)
         where = [((name,), s) for name, s in sections.items()]
-        problems += _cross_check(root, checked, where, good=good)
-        problems += _cross_check(root, checked, own, agents=False, good=good)
+        problems += cross_check(root, checked, where, good=good)
+        problems += cross_check(root, checked, own, agents=False, good=good)
     if starts_agents:  # they would apply to nothing: refused with the rest
         problems += unrun
     if problems:  # all of them, in file order (a place may have several; none twice)
@@ -145,163 +145,6 @@ class _Off:
 
 def _nothing(name: str) -> bool:
     return False
-
-
-class _GoodPart:
-    """The part of the core keys without a problem, for the checks that follow the
-    core's own: ``parsed`` from the core less every bad model entry or top-level value
-    of ``error``; an agent entry with a bad key keeps its good keys (the bad ones set
-    back to their defaults, an unknown one dropped: its ``model`` and ``options`` are
-    still checked), one whose id or whole value is bad is left out; ``at[i]``, the
-    index in the file of ``parsed``'s agent ``i``; ``broken``, the models whose entry
-    is bad (a reference to one is no news); ``bad_ids``, the ids of the agent entries
-    left out whose id itself is fine, by index (a later entry with the same id is
-    still a duplicate)."""
-
-    def __init__(self, core: dict[str, Any], error: ValidationError | None = None) -> None:
-        self.parsed: CoreKeys | None = None
-        self.at: list[int] | None = None
-        self.broken: set[str] = set()
-        self.bad_ids: dict[int, str] = {}
-        models = core.get("models")
-        # every entry of `models:` in file order, the bad ones too
-        self.names = [str(k) for k in models] if isinstance(models, dict) else []
-        if error is None:
-            return
-        bad_agents: set[int] = set()
-        bad_id: set[int] = set()
-        bad_keys: dict[int, set[str]] = {}  # agent index -> its keys with a problem
-        for err in error.errors():
-            top, *inner = err["loc"]
-            if top == "models" and inner:
-                self.broken.add(str(inner[0]))
-            elif top == "agents" and inner and isinstance(inner[0], int):
-                bad_agents.add(inner[0])
-                if inner[1:2] == ["id"]:
-                    bad_id.add(inner[0])
-                keys = bad_keys.setdefault(inner[0], set())
-                keys.add(str(inner[1]) if len(inner) > 1 else "")  # "": the whole entry
-            else:  # the whole value is bad (`models: [a, b]`)
-                if top == "models":
-                    self.broken.add("*")
-                core = {k: v for k, v in core.items() if k != top}
-        if isinstance(core.get("models"), dict):
-            models = {k: v for k, v in core["models"].items() if k not in self.broken}
-            core = {**core, "models": models}
-        if isinstance(core.get("agents"), list):
-            entries = list(core["agents"])
-            left_out = set(bad_id)
-            for i in bad_agents - bad_id:
-                kept = _without_bad_keys(entries[i], bad_keys[i])
-                if kept is not None:
-                    entries[i] = kept
-                    continue
-                left_out.add(i)
-                entry = entries[i]
-                if isinstance(entry, dict) and isinstance(entry.get("id"), str):
-                    self.bad_ids[i] = entry["id"]
-            self.at = [i for i in range(len(entries)) if i not in left_out]
-            core = {**core, "agents": [entries[i] for i in self.at]}
-        try:
-            self.parsed = CoreKeys.model_validate(core)
-        except ValidationError:  # not expected: then only the core's problems are told
-            self.parsed = None
-
-
-def _without_bad_keys(entry: object, bad: set[str]) -> dict[str, Any] | None:
-    """An ``agents:`` entry with a problem at each of the keys ``bad``, as one without:
-    a bad key of the entry set back to its default, an unknown one dropped; ``None``
-    when that leaves it bad still (its whole value is bad, or a required key)."""
-    if not isinstance(entry, dict) or "" in bad:
-        return None
-    fields = AgentConfig.model_fields
-    good = {k: v for k, v in entry.items() if k not in bad}
-    for key in bad & set(fields):
-        if fields[key].is_required():
-            return None
-        good[key] = fields[key].get_default(call_default_factory=True)
-    try:
-        AgentConfig.model_validate(good)
-    except ValidationError:
-        return None
-    return good
-
-
-#: ``local`` in a plugin's setting, without a ``models:`` entry of that name: the dsh
-#: command starts the bundled server for the agent's model only (as options in code).
-_LOCAL_FOR_A_PLUGIN = (
-    "'local' (the bundled model) is started by the dsh command for an agent's model "
-    "only; nothing starts it for a plugin's setting, so the first call would fail. Omit "
-    "the setting to use the agent's model, or define a model named local under models:"
-)
-
-
-def _cross_check(
-    root: Node | None,
-    parsed: CoreKeys,
-    sections: Sequence[tuple[Loc, BaseModel]],
-    *,
-    good: _GoodPart,
-    agents: bool = True,
-) -> list[Problem]:
-    """Model names: the top-level ``model``, the agents' (unless ``agents`` is False)
-    and the ``ModelName`` fields each plugin settings object of ``sections`` sets.
-    ``good``: the part of the core without a problem (its ``at``, ``broken``,
-    ``bad_ids``, ``names``)."""
-    problems: list[Problem] = []
-    at, broken, bad_ids = good.at, good.broken, good.bad_ids
-    # a bad entry is still defined: named, and a near miss of its name hinted at
-    names = good.names or list(parsed.models)
-    defined = ", ".join(names) or "none"
-    # `local` without an entry of that name: the bundled model the dsh command starts
-    known = {*names, "local"}
-
-    def check(loc: Loc, name: str | None) -> None:
-        if "*" in broken:  # `models:` itself is bad: no name can be checked
-            return
-        if name is not None and name not in known and name not in broken:
-            hint = did_you_mean(name, sorted(known))
-            reason = f"unknown model {name!r} (models defined: {defined}; local is built in){hint}"
-            problems.append(locate(root, loc, reason))
-
-    if agents:
-        check(("model",), parsed.model)
-        entries = dict(bad_ids or {})
-        for n, agent in enumerate(parsed.agents):
-            i = n if at is None else at[n]
-            check(("agents", i, "model"), agent.model)
-            entries[i] = agent.id
-        ids: dict[str, int] = {}
-        for i, agent_id in sorted(entries.items()):
-            if agent_id in ids:
-                reason = f"duplicate agent id {agent_id!r} (first at agents[{ids[agent_id]}].id)"
-                problems.append(locate(root, ("agents", i, "id"), reason))
-            ids.setdefault(agent_id, i)
-    for where, section in sections:  # plugin settings typed ModelName, if set
-        for loc, name in set_model_names(section):
-            if name == "local" and name not in names and "*" not in broken:
-                problems.append(locate(root, (*where, *loc), _LOCAL_FOR_A_PLUGIN))
-                continue
-            check((*where, *loc), name)
-    return problems
-
-
-def set_model_names(section: BaseModel) -> list[tuple[Loc, str | None]]:
-    """The names the ``ModelName`` fields of ``section`` are set to (a field left at
-    its default is not checked: the plugin's own default is not the file's problem),
-    each with its place in the section: a ``dict[str, ModelName]``'s each value, a
-    list's each item."""
-    found: list[tuple[Loc, str | None]] = []
-    for key in model_name_fields(type(section)):
-        if key in section.model_fields_set:
-            value = getattr(section, key)
-            if isinstance(value, Mapping):  # dict[str, ModelName]: each value
-                found += [((key, inner), name) for inner, name in value.items()]
-            elif isinstance(value, list | tuple | set | frozenset):
-                found += [((key, index), name) for index, name in enumerate(value)]
-            else:
-                found.append(((key,), value))
-    return found
 
 
 def _agent_options(

@@ -5,8 +5,8 @@ Loading turns the file into pydantic models. Every problem becomes one
 (``agents[0].model``) and the reason; when a file has several problems the error names
 the first in the file and holds the others (``ConfigError.problems``), and pydantic's
 ``ValidationError`` stays as ``__cause__`` when its model hides the input. The models
-are in ``_config_models``, the checks in ``_config_validate``, the YAML reading in
-``_config_yaml``.
+are in ``_config_models``, the checks in ``_config_validate`` (those across the file in
+``_config_cross``), the YAML reading in ``_config_yaml``.
 """
 
 from __future__ import annotations
