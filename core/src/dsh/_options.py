@@ -20,6 +20,9 @@ __all__ = [
     "bad_option",
     "core_option_problem",
     "option_typo",
+    "request_options",
+    "retry_allowance",
+    "step_limit",
     "storable_options",
 ]
 
@@ -66,6 +69,43 @@ def bad_option(agent_id: str, options: Mapping[str, Any]) -> DshError:
     the first bad core option, named as ``agents.create`` names it."""
     problem = core_option_problem(options) or "a core option is not what it must be"
     return DshError(f"agent {agent_id!r}: {problem}")
+
+
+# What a step reads, checked again each time it reads it: the options may have changed
+# since they were checked (at creation). Only the exact types are checked, cheaply; what
+# is wrong is worked out (``bad_option``) only when a check fails.
+
+
+def step_limit(agent_id: str, options: Mapping[str, Any]) -> int:
+    """``max_steps`` (default 50), read when a turn starts."""
+    max_steps = options.get("max_steps", 50)
+    if max_steps.__class__ is not int or max_steps < 1:
+        raise bad_option(agent_id, options)
+    return max_steps
+
+
+def request_options(
+    agent_id: str, options: Mapping[str, Any]
+) -> tuple[str | None, str, int | None]:
+    """``model``, ``system_prompt`` and ``max_tokens``, read for each model request."""
+    name = options.get("model")
+    system = options.get("system_prompt", "")
+    limit = options.get("max_tokens")
+    if (
+        system.__class__ is not str
+        or (name is not None and name.__class__ is not str)
+        or (limit is not None and (limit.__class__ is not int or limit < 1))
+    ):
+        raise bad_option(agent_id, options)
+    return name, system, limit
+
+
+def retry_allowance(agent_id: str, options: Mapping[str, Any]) -> int:
+    """``max_request_retries`` (default 1), read when a model request fails."""
+    allowed = options.get("max_request_retries", 1)
+    if allowed.__class__ is not int or allowed < 0:
+        raise bad_option(agent_id, options)
+    return allowed
 
 
 def option_typo(key: str, known: Sequence[str]) -> str:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from dsh._config_models import DEFAULT_MAX_WAIT
-from dsh._options import bad_option
+from dsh._options import request_options, retry_allowance, step_limit
 from dsh._ready import READY
 from dsh._secrets import get_logger, redact
 from dsh.errors import DshError, HookError, ModelError, StepLimitError
@@ -203,9 +203,7 @@ class StepRunner:
         yield "turn/end", data
 
     async def _steps(self, turn: TurnState) -> None:
-        max_steps = self.agent.options.get("max_steps", 50)
-        if max_steps.__class__ is not int or max_steps < 1:  # changed since it was checked
-            raise bad_option(self.agent.id, self.agent.options)
+        max_steps = step_limit(self.agent.id, self.agent.options)
         # One cancel scope for the turn's steps: abort() and cancel() stop the turn
         # wherever it waits (a hook, the model stream, a tool). Events are appended
         # synchronously and observers are shielded, so an abort never tears an event;
@@ -240,18 +238,8 @@ class StepRunner:
             await self._drain_steering()
         retries = 0
         while True:  # one model call, or more when agent_request_error says retry
-            # Options may have changed since they were checked (at creation): the exact
-            # types of the values read here are checked again, cheaply; what is wrong is
-            # worked out only when one fails.
-            name = options.get("model")
-            system = options.get("system_prompt", "")
-            limit = options.get("max_tokens")
-            if (
-                system.__class__ is not str
-                or (name is not None and name.__class__ is not str)
-                or (limit is not None and (limit.__class__ is not int or limit < 1))
-            ):
-                raise bad_option(agent.id, options)
+            # checked again: the options may have changed since agent creation
+            name, system, limit = request_options(agent.id, options)
             request = trusted(
                 ModelRequest,
                 {
@@ -270,9 +258,10 @@ class StepRunner:
                 message = await self._stream(model, request, turn)
                 break
             except ModelError as error:
-                allowed = options.get("max_request_retries", 1)
-                if allowed.__class__ is not int or allowed < 0:
-                    raise bad_option(agent.id, options) from error
+                try:
+                    allowed = retry_allowance(agent.id, options)
+                except DshError as bad:  # changed since creation: named, from the failure
+                    raise bad from error
                 if retries >= allowed:
                     raise
                 # the server's wait (a retry sooner fails again), if the model's
