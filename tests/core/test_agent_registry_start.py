@@ -248,26 +248,58 @@ async def test_a_second_resume_of_a_session_being_resumed_names_the_first_agent(
             assert events[-1].data["reason"] == "completed"
 
 
-async def test_a_caller_cancelled_while_its_claim_is_taken_lets_the_claim_go() -> None:
-    # a claim in a worker thread ends before the cancellation is delivered: it may be
-    # held, so it is released (the start was cancelled, nothing else runs on it)
-    claiming = anyio.Event()
+class ThreadClaim(Claiming):
+    """A claim as dsh-persistence takes it, in a worker thread: a cancellation already
+    pending is raised before it starts (nothing claimed); once started it runs to its end
+    and returns, the cancellation delivered later. ``slow`` claims wait for ``go_on``."""
 
-    class SlowClaim(Claiming):
-        async def claim(self, session_id: str, events: Any = ()) -> None:
+    def __init__(self, slow: bool = False) -> None:
+        super().__init__()
+        self.slow = slow
+        self.claiming, self.go_on = anyio.Event(), anyio.Event()
+        self.created: list[str] = []
+
+    async def claim(self, session_id: str, events: Any = ()) -> None:
+        await anyio.lowlevel.checkpoint()  # anyio.to_thread.run_sync checks first
+        with anyio.CancelScope(shield=True):
+            if self.slow:
+                self.claiming.set()
+                await self.go_on.wait()
             await super().claim(session_id, events)
-            if not claiming.is_set():
-                claiming.set()
-                await anyio.sleep_forever()
 
-    store = SlowClaim()
+    @hookimpl
+    def agent_created(self, agent: Any) -> None:
+        self.created.append(agent.id)
+
+
+async def test_a_create_cancelled_before_its_claim_ran_releases_nothing() -> None:
+    # the claim never ran: a release would end the claim another harness of this process
+    # holds on the session (dsh-persistence's claims are the process's)
+    store = ThreadClaim()
+    with anyio.fail_after(LIMIT):
+        async with scripted_harness(ScriptedModel(), plugins=[store], load_entry_points=False) as h:
+            with anyio.CancelScope() as scope:
+                scope.cancel()
+                await h.agents.create("a", "s1", None, OPTIONS)
+            assert scope.cancelled_caught
+            nothing_left(h)
+            assert store.calls == []
+            assert store.created == []
+
+
+async def test_a_caller_cancelled_while_its_claim_is_taken_lets_the_claim_go() -> None:
+    # the claim ends (taken) before the cancellation is delivered: the start goes no
+    # further, no agent goes live, and the claim it took is let go
+    store = ThreadClaim(slow=True)
     with anyio.fail_after(LIMIT):
         async with scripted_harness(ScriptedModel(), plugins=[store], load_entry_points=False) as h:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(h.agents.create, "a", "s1", None, OPTIONS)
-                await claiming.wait()
+                await store.claiming.wait()
                 tg.cancel_scope.cancel()
+                store.go_on.set()
             nothing_left(h)
+            assert store.created == []  # it never went live
             assert store.calls == [("claim", "s1"), ("release", "s1")]
             agent = await h.agents.create("a", "s1", options=OPTIONS)  # the id is free again
             assert h.agents.get("a") is agent

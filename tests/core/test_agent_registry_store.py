@@ -159,3 +159,69 @@ async def test_a_second_resume_of_a_session_being_resumed_names_the_first_agent(
             assert agent is not None
             events = await run_turn(agent, "again")
             assert events[-1].data["reason"] == "completed"
+
+
+async def test_a_create_cancelled_before_its_claim_ran_leaves_another_harness_claim(
+    settings: Any,
+) -> None:
+    # anyio's worker thread is not started for a caller already cancelled: the claim
+    # never ran, so nothing is released (the claims are the process's: a release would
+    # end the claim of the other harness's live agent, and another process could write)
+    plugin = persistence.PersistencePlugin(settings)
+    with anyio.fail_after(LIMIT):
+        async with scripted_harness(
+            ScriptedModel(["one"]), plugins=[("persistence", plugin)], load_entry_points=False
+        ) as h1:
+            agent = await h1.agents.create("a", options=OPTIONS)
+            await run_turn(agent, "hi")
+            sid = agent.session.id
+            async with scripted_harness(
+                ScriptedModel(), plugins=[("persistence", plugin)], load_entry_points=False
+            ) as h2:
+                backend = plugin.backend
+                calls: list[str] = []
+                release = backend.release
+                backend.release = lambda session_id: (calls.append(session_id), release(session_id))
+                with anyio.CancelScope() as scope:
+                    scope.cancel()
+                    await h2.agents.create("b", session_id=sid, options=OPTIONS)
+                assert scope.cancelled_caught
+                assert h2.agents.list() == []
+                assert calls == []
+            with pytest.raises(DshError, match="in use"):
+                await claimable_elsewhere(settings, sid)  # a's claim still holds
+
+
+async def test_a_caller_cancelled_while_its_claim_runs_starts_nothing(settings: Any) -> None:
+    # the claim ends in its thread before the cancellation is delivered: no agent goes
+    # live (docs/python.md: a cancelled create leaves nothing behind), the claim is let go
+    sid = await stored_session(settings)
+    plugin = persistence.PersistencePlugin(settings)
+    claiming, go_on = threading.Event(), threading.Event()
+    created: list[str] = []
+
+    class Observer:
+        @hookimpl
+        def agent_created(self, agent: Any) -> None:
+            created.append(agent.id)
+
+    plugins = [("persistence", plugin), ("observer", Observer())]
+    with anyio.fail_after(LIMIT):
+        async with scripted_harness(ScriptedModel(), plugins=plugins, load_entry_points=False) as h:
+            backend = plugin.backend
+            claim = backend.claim
+
+            def slow_claim(session_id: str) -> bool:
+                claiming.set()
+                go_on.wait(LIMIT)
+                return bool(claim(session_id))
+
+            backend.claim = slow_claim
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(h.agents.resume, "a", sid)
+                await anyio.to_thread.run_sync(claiming.wait, LIMIT)
+                tg.cancel_scope.cancel()
+                go_on.set()
+            assert h.agents.list() == []
+            assert created == []
+            await claimable_elsewhere(settings, sid)

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 
 if TYPE_CHECKING:
     from dsh._relay import HookRelay
@@ -36,14 +37,14 @@ async def claimed(
     if not (hasattr(persistence, "claim") and hasattr(persistence, "release")):
         yield
         return
+    # A claim that raises took nothing: not released (the claims may be the process's,
+    # shared by its harnesses: a release would end another's). A cancellation raised by
+    # it came before it ran (a worker thread is not started for a cancelled caller).
+    await persistence.claim(session.id, session.events)
     try:
-        await persistence.claim(session.id, session.events)
-    except anyio.get_cancelled_exc_class():
-        # a claim in a worker thread ends before the cancellation is delivered: it may
-        # be held now (releasing one not held does nothing)
-        await _release(persistence, session.id)
-        raise
-    try:
+        # a cancellation that came while the claim ran (in its thread, which returns
+        # normally) is delivered here, the claim held: it is let go below
+        await anyio.lowlevel.checkpoint_if_cancelled()
         check()
         yield
     except BaseException:
