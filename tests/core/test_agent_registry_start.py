@@ -102,8 +102,9 @@ async def test_a_start_cancelled_in_agent_created_disposes_its_agent_then_releas
             nothing_left(h)  # the harness goes on, with no agent
             (agent,) = hangs.agents
             assert agent.status == "disposed"
-            # the agent went through its teardown before its claim was let go
-            assert store.calls == [("claim", sid), ("disposed", sid), ("release", sid)]
+            # its teardown ended the claim (agent_disposed), and nothing releases it again:
+            # a second release could end the claim another harness took meanwhile
+            assert store.calls == [("claim", sid), ("disposed", sid)]
 
 
 async def test_an_agent_created_observer_that_raises_is_reported_and_the_agent_runs() -> None:

@@ -225,3 +225,51 @@ async def test_a_caller_cancelled_while_its_claim_runs_starts_nothing(settings: 
             assert h.agents.list() == []
             assert created == []
             await claimable_elsewhere(settings, sid)
+
+
+async def test_a_start_cancelled_in_agent_created_ends_its_claim_once(settings: Any) -> None:
+    # its teardown ends the claim (agent_disposed); a second release, once another
+    # harness of this process had resumed the session, ended that harness's claim
+    sid = await stored_session(settings)
+    plugin = persistence.PersistencePlugin(settings)
+    created, in_disposed, go_on = anyio.Event(), anyio.Event(), anyio.Event()
+
+    class Observer:
+        @hookimpl(trylast=True)
+        async def agent_created(self, agent: Any) -> None:
+            created.set()
+            await anyio.sleep_forever()
+
+        @hookimpl(trylast=True)  # after dsh-persistence's, which ended the claim
+        async def agent_disposed(self, agent: Any) -> None:
+            in_disposed.set()
+            await go_on.wait()
+
+    async def resume(harness: Any, scope: anyio.CancelScope) -> None:
+        with scope:
+            await harness.agents.resume("b", sid)
+
+    with anyio.fail_after(LIMIT):
+        async with (
+            scripted_harness(
+                ScriptedModel(),
+                plugins=[("persistence", plugin), ("observer", Observer())],
+                load_entry_points=False,
+            ) as h2,
+            scripted_harness(
+                ScriptedModel(["c"]), plugins=[("persistence", plugin)], load_entry_points=False
+            ) as h1,
+            anyio.create_task_group() as tg,
+        ):
+            scope = anyio.CancelScope()
+            tg.start_soon(resume, h2, scope)
+            await created.wait()
+            scope.cancel()
+            await in_disposed.wait()
+            agent = await h1.agents.resume("c", sid)  # its claim, taken legitimately
+            go_on.set()
+            await anyio.sleep(0.1)  # the cancelled resume has ended
+            assert h2.agents.list() == []
+            with pytest.raises(DshError, match="in use"):
+                await claimable_elsewhere(settings, sid)  # c's claim still holds
+            assert agent.status == "idle"

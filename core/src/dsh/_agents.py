@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from dsh._claims import claimed
+from dsh._claims import Claim, claimed
 from dsh._handle import AgentHandle
 from dsh._options import storable_options
 from dsh._resume import load_session, resumed_session
@@ -254,8 +254,9 @@ class AgentRegistry:
         workspace: Path | None,
     ) -> AgentHandle:
         # the harness may begin to leave at each await: checked after every one
-        async with claimed(self._relay, session, lambda: self._refuse_if_closed(agent_id)):
-            return await self._started(agent_id, session, options, source, workspace)
+        refuse = self._refuse_if_closed
+        async with claimed(self._relay, session, lambda: refuse(agent_id)) as claim:
+            return await self._started(agent_id, session, options, source, workspace, claim)
 
     async def _started(
         self,
@@ -264,6 +265,7 @@ class AgentRegistry:
         options: dict[str, Any] | None,
         source: Literal["startup", "create", "resume"],
         workspace: Path | None,
+        claim: Claim,
     ) -> AgentHandle:
         self._refuse_if_closed(agent_id)  # the harness began to leave while it was claimed
         if not (options or {}).get("model") and self._harness is not None:
@@ -291,12 +293,13 @@ class AgentRegistry:
         try:
             # a failing observer is reported (a notification); this fails when the
             # caller is cancelled meanwhile (or the harness leaves): the start then
-            # leaves nothing behind, and its claim (let go by ``claimed``) is never
-            # let go while the agent could still run a turn
+            # leaves nothing behind, its claim never let go while the agent could
+            # still run a turn: its teardown ends it (agent_disposed), once
             await self._relay.agent_created(agent, source)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await handle.dispose()
+            claim.ended = True
             raise
         return handle
 

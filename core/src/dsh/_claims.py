@@ -19,23 +19,37 @@ if TYPE_CHECKING:
     from dsh._relay import HookRelay
     from dsh.session import Session, SessionEvent
 
-__all__ = ["claimable", "claimed"]
+__all__ = ["Claim", "claimable", "claimed"]
+
+
+class Claim:
+    """What ``claimed`` yields. The start sets ``ended`` once its agent, live, has been
+    disposed: the plugin ended the claim then (``agent_disposed``), so it is not
+    released again (the claims may be the process's: that release could end the claim
+    another harness took on the session meanwhile)."""
+
+    __slots__ = ("ended",)
+
+    def __init__(self) -> None:
+        self.ended = False
 
 
 @asynccontextmanager
 async def claimed(
     relay: HookRelay, session: Session, check: Callable[[], None] = lambda: None
-) -> AsyncIterator[None]:
+) -> AsyncIterator[Claim]:
     """Claim ``session`` (its log so far: the store must still end where it does) from
     the persistence service, if it claims; released again if the block fails (the agent
-    could not start). The plugin ends the claim when the agent is disposed.
+    could not start), unless the block ended it (``Claim.ended``). The plugin ends the
+    claim when the agent is disposed.
 
     ``check`` raises when the agent may no longer start (the harness is leaving): called
     after each await, before the claim (nothing taken) and after it (then released)."""
     persistence: Any = await relay.session_persistence()
     check()
+    claim = Claim()
     if not (hasattr(persistence, "claim") and hasattr(persistence, "release")):
-        yield
+        yield claim
         return
     # A claim that raises took nothing: not released (the claims may be the process's,
     # shared by its harnesses: a release would end another's). A cancellation raised by
@@ -46,9 +60,10 @@ async def claimed(
         # normally) is delivered here, the claim held: it is let go below
         await anyio.lowlevel.checkpoint_if_cancelled()
         check()
-        yield
+        yield claim
     except BaseException:
-        await _release(persistence, session.id)
+        if not claim.ended:
+            await _release(persistence, session.id)
         raise
 
 
