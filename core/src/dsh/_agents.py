@@ -119,6 +119,7 @@ class AgentRegistry:
         ``options`` the agent gets the options it was created with (when they were
         JSON and so stored in the session's meta). ``workspace`` as for ``create``."""
         self._refuse_if_closed(agent_id)  # before the store is read: it may be closing
+        place = self._checked(agent_id, options, workspace)  # before the id, as create
         async with self._reserved(agent_id, resume_session_id):  # the read included
             stored = await load_session(
                 self._relay,
@@ -128,7 +129,7 @@ class AgentRegistry:
                 check=lambda: self._refuse_if_closed(agent_id),
             )
             self._refuse_if_closed(agent_id)
-            return await self._resume(agent_id, stored, options, workspace)
+            return await self._resume(agent_id, stored, options, place)
 
     async def resume_stored(
         self,
@@ -140,8 +141,9 @@ class AgentRegistry:
     ) -> AgentHandle:
         """``resume`` of a session already loaded with ``load_stored`` (which a caller
         that checks a session before it lets go of anything has done): not read again."""
+        place = self._checked(agent_id, options, workspace)
         async with self._reserved(agent_id, stored.id):
-            return await self._resume(agent_id, stored, options, workspace)
+            return await self._resume(agent_id, stored, options, place)
 
     async def load_stored(self, session_id: str) -> StoredSession:
         """The stored session ``resume`` would continue; DshError saying why there is
@@ -178,18 +180,26 @@ class AgentRegistry:
             raise DshError(f"agent {agent_id!r}: workspace {str(place)!r} is not a directory")
         return place
 
+    def _checked(
+        self,
+        agent_id: str,
+        options: dict[str, Any] | None,
+        workspace: str | os.PathLike[str] | None,
+    ) -> Path | None:
+        """A resume's options checked, and its workspace (``_place``)."""
+        if self._harness is not None:
+            from dsh._code_options import check_options
+
+            check_options(self._harness, agent_id, options, resumed=True)
+        return self._place(agent_id, workspace)
+
     async def _resume(
         self,
         agent_id: str,
         stored: StoredSession,
         options: dict[str, Any] | None,
-        workspace: str | os.PathLike[str] | None,
+        place: Path | None,
     ) -> AgentHandle:
-        if self._harness is not None:
-            from dsh._code_options import check_options
-
-            check_options(self._harness, agent_id, options, resumed=True)
-        place = self._place(agent_id, workspace)
         session, options = resumed_session(self._sessions, stored, options, self._harness)
         return await self._claim_and_go(agent_id, session, options, "resume", place)
 
