@@ -273,3 +273,46 @@ async def test_a_start_cancelled_in_agent_created_ends_its_claim_once(settings: 
             with pytest.raises(DshError, match="in use"):
                 await claimable_elsewhere(settings, sid)  # c's claim still holds
             assert agent.status == "idle"
+
+
+async def test_load_stored_at_or_after_exit_leaves_no_store_open(tmp_path: Path) -> None:
+    # a read in flight as the harness leaves is awaited before harness_stopping closes
+    # the store; one asked for once it has stopped is refused: neither reopens it
+    settings = persistence.PersistenceSettings(backend="sqlite", directory=tmp_path)
+    sid = await stored_session(settings)
+    plugin = persistence.PersistencePlugin(settings)
+    loading, go_on = threading.Event(), threading.Event()
+    loaded: list[str] = []
+
+    async def load(harness: Any) -> None:
+        loaded.append((await harness.agents.load_stored(sid)).id)
+
+    async def go_on_soon() -> None:
+        await anyio.sleep(0.1)
+        go_on.set()
+
+    with anyio.fail_after(LIMIT):
+        async with (
+            anyio.create_task_group() as tg,
+            scripted_harness(
+                ScriptedModel(), plugins=[("persistence", plugin)], load_entry_points=False
+            ) as h,
+        ):
+            backend = plugin.backend
+            read = backend.load
+
+            def slow_load(session_id: str) -> Any:
+                loading.set()
+                go_on.wait(LIMIT)
+                return read(session_id)
+
+            backend.load = slow_load
+            tg.start_soon(load, h)
+            await anyio.to_thread.run_sync(loading.wait, LIMIT)
+            tg.start_soon(go_on_soon)
+        assert loaded == [sid]  # read before the store was closed
+        assert backend._db is None
+        with pytest.raises(DshError, match="the harness has stopped"):
+            await h.agents.load_stored(sid)
+    assert backend._db is None
+    assert plugin._backends == {}

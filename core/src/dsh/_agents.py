@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -65,10 +65,11 @@ class AgentRegistry:
         self._models = models
         self._tools = tools
         self._live: dict[str, AgentHandle] = {}
-        # the starts in flight: agent id -> its session's id, and the scope that calls
-        # the start off when the harness leaves (close)
-        self._starting: dict[str, tuple[str, anyio.CancelScope]] = {}
-        self._drained: anyio.Event | None = None  # set when the last start in flight ends
+        self._starting: dict[str, str] = {}  # the starts in flight: agent id -> session id
+        # the starts and loads in flight (their scopes), called off when the harness
+        # leaves (close); ``_drained`` is set when the last of them ends
+        self._in_flight: set[anyio.CancelScope] = set()
+        self._drained: anyio.Event | None = None
         self._closed: str | None = None  # why no agent may start: the harness is leaving
 
     def get(self, agent_id: str) -> AgentHandle | None:
@@ -147,18 +148,29 @@ class AgentRegistry:
 
     async def load_stored(self, session_id: str) -> StoredSession:
         """The stored session ``resume`` would continue; DshError saying why there is
-        none (no persistence plugin loaded, or the session is not stored)."""
-        return await load_session(self._relay, session_id, self._harness, self._env)
+        none (no persistence plugin loaded, or the session is not stored, or the harness
+        is leaving: a load in flight then is called off, and awaited by the exit)."""
+
+        def refuse() -> None:
+            if self._closed is not None:
+                raise DshError(f"cannot load session {session_id!r}: the harness {self._closed}")
+
+        refuse()  # before the store is read: it may be closed
+        async with self._called_off(refuse):
+            return await load_session(
+                self._relay, session_id, self._harness, self._env, check=refuse
+            )
 
     async def close(self) -> None:
         """The harness is leaving: no agent starts from now on (a create or resume is a
         ``DshError`` saying the harness is stopping). Starts in flight are called off
         (refused, their agent disposed and their claim let go if they got that far) and
-        awaited, so that nothing opens a store after the plugins have closed theirs."""
+        awaited, so that nothing opens a store after the plugins have closed theirs; so
+        are the ``load_stored`` in flight."""
         self._closed = "is stopping"
-        for _, scope in list(self._starting.values()):
+        for scope in list(self._in_flight):
             scope.cancel()
-        while self._starting:
+        while self._in_flight:
             self._drained = anyio.Event()
             await self._drained.wait()
 
@@ -221,17 +233,28 @@ class AgentRegistry:
         start of the id or the session must not begin in between). ``close`` calls it off:
         a ``DshError`` saying the harness is stopping."""
         self._refuse_start(agent_id, session_id)
+        self._starting[agent_id] = session_id
+        try:
+            async with self._called_off(lambda: self._refuse_if_closed(agent_id)):
+                yield
+        finally:
+            del self._starting[agent_id]
+
+    @asynccontextmanager
+    async def _called_off(self, refuse: Callable[[], None]) -> AsyncIterator[None]:
+        """Run the block until it ends or ``close`` calls it off: ``refuse`` raises then
+        (the harness is stopping). ``close`` waits for it."""
         scope = anyio.CancelScope()
-        self._starting[agent_id] = (session_id, scope)
+        self._in_flight.add(scope)
         try:
             with scope:
                 yield
         finally:
-            del self._starting[agent_id]
-            if not self._starting and self._drained is not None:
+            self._in_flight.discard(scope)
+            if not self._in_flight and self._drained is not None:
                 self._drained.set()
         if scope.cancelled_caught:  # called off by close()
-            self._refuse_if_closed(agent_id)
+            refuse()
 
     def _refuse_start(self, agent_id: str, sid: str) -> None:
         if not self._starts_agents:  # its config was read leniently: nothing may run
@@ -245,7 +268,7 @@ class AgentRegistry:
             owner = "".join(f" (agent {h.id!r})" for h in self.list() if h.session.id == sid)
             where = "it is already live in this harness"
         else:
-            starting = [a for a, (s, _) in self._starting.items() if s == sid]
+            starting = [a for a, s in self._starting.items() if s == sid]
             if not starting:
                 return
             owner = f" (agent {starting[0]!r})"
