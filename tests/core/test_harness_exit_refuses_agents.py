@@ -113,12 +113,12 @@ async def test_a_create_whose_claim_ends_after_the_exit_began_is_refused_and_rel
             await super().claim(session_id, events)
             if session_id.startswith("b-"):
                 claiming.set()
-                await go_on.wait()
+                with anyio.CancelScope(shield=True):  # as a claim in a worker thread:
+                    await go_on.wait()  # it ends, taken, after the exit began
 
-    class Release:
-        @hookimpl
-        def harness_stopping(self, harness: Harness) -> None:
-            go_on.set()  # every agent is disposed: the claim now ends
+    async def go_on_soon() -> None:
+        await anyio.sleep(0.05)
+        go_on.set()
 
     store = SlowClaim()
 
@@ -131,12 +131,11 @@ async def test_a_create_whose_claim_ends_after_the_exit_began_is_refused_and_rel
     with anyio.fail_after(LIMIT):
         async with (
             anyio.create_task_group() as tg,
-            scripted_harness(
-                ScriptedModel(), plugins=[store, ("release", Release())], load_entry_points=False
-            ) as h,
+            scripted_harness(ScriptedModel(), plugins=[store], load_entry_points=False) as h,
         ):
             tg.start_soon(create, h)
             await claiming.wait()
+            tg.start_soon(go_on_soon)
     assert len(refused) == 1
     assert re.fullmatch(r"agent 'b': the harness (is stopping|has stopped)", str(refused[0]))
     nothing_left(h)
