@@ -304,3 +304,47 @@ async def test_a_caller_cancelled_while_its_claim_is_taken_lets_the_claim_go() -
             assert store.calls == [("claim", "s1"), ("release", "s1")]
             agent = await h.agents.create("a", "s1", options=OPTIONS)  # the id is free again
             assert h.agents.get("a") is agent
+
+
+async def test_a_start_cancelled_in_agent_created_tells_every_observer_before_disposing() -> None:
+    # an observer later in hook order than the one the cancellation cut short is still
+    # told agent_created (an async one cancelled at its first await, so none hangs the
+    # start) before agent_disposed: no observer sees disposed without created
+    calls: list[tuple[str, str]] = []
+
+    class Tracker:  # per-agent state made on created, dropped on disposed
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        @hookimpl(trylast=True)
+        def agent_created(self, agent: Any) -> None:
+            calls.append((self.name, "created"))
+
+        @hookimpl
+        def agent_disposed(self, agent: Any) -> None:
+            calls.append((self.name, "disposed"))
+
+    class AsyncTracker(Tracker):
+        @hookimpl(trylast=True)
+        async def agent_created(self, agent: Any) -> None:
+            calls.append((self.name, "created"))
+            await anyio.sleep_forever()  # cancelled at once: the start was
+
+    store, hangs = Claiming(), Hangs()
+    plugins = [store, ("tracker", Tracker("sync")), ("async", AsyncTracker("async")), hangs]
+    with anyio.fail_after(LIMIT):
+        async with scripted_harness(ScriptedModel(), plugins=plugins, load_entry_points=False) as h:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(h.agents.create, "a", "s1", None, OPTIONS)
+                await hangs.entered.wait()
+                tg.cancel_scope.cancel()
+            nothing_left(h)
+    assert sorted(calls) == [
+        ("async", "created"),
+        ("async", "disposed"),
+        ("sync", "created"),
+        ("sync", "disposed"),
+    ]
+    assert calls.index(("sync", "created")) < calls.index(("sync", "disposed"))
+    assert calls.index(("async", "created")) < calls.index(("async", "disposed"))
+    assert store.calls == [("claim", "s1"), ("disposed", "s1")]

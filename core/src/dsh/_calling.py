@@ -264,6 +264,22 @@ class Dispatcher:
             except Exception as exc:
                 self.report(impl.fail(hook, exc))
 
+    async def notify_each(self, hook: str, kwargs: dict[str, Any]) -> None:
+        """``notify`` that calls every impl even when the caller is cancelled meanwhile:
+        the impl the cancellation cut short and each async one after it are cancelled
+        at their first await (none can hang the caller), and it is raised after the
+        last. For a notification a later one pairs with (``agent_created``)."""
+        import anyio
+
+        cancelled: BaseException | None = None
+        for impl in self._plans[hook]:
+            try:
+                await self._notify(hook, (impl,), kwargs)
+            except anyio.get_cancelled_exc_class() as exc:
+                cancelled = cancelled or exc
+        if cancelled is not None:
+            raise cancelled
+
     def notify_inline(self, hook: str, kwargs: dict[str, Any]) -> Awaitable[None] | None:
         """Notify every impl so that a cancellation cannot cut it short.
 

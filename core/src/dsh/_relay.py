@@ -191,7 +191,9 @@ class HookRelay:
     async def agent_created(
         self, agent: Agent, source: Literal["startup", "create", "resume"]
     ) -> None:
-        await self.dispatcher.notify("agent_created", {"agent": agent, "source": source})
+        # each observer is told, the start cancelled meanwhile or not: each is then told
+        # agent_disposed as the start is undone (see the hookspec)
+        await self.dispatcher.notify_each("agent_created", {"agent": agent, "source": source})
 
     def agent_status(self, agent: Agent, status: AgentStatus) -> Awaitable[None]:
         return self.dispatcher.notify("agent_status", {"agent": agent, "status": status})

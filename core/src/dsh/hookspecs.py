@@ -202,7 +202,11 @@ def harness_stopping(harness: Harness) -> None:
 
 @hookspec
 def agent_created(agent: Agent, source: Literal["startup", "create", "resume"]) -> None:
-    """**notify** — an agent was created (from config at start-up, by code, or resumed)."""
+    """**notify** — an agent was created (from config at start-up, by code, or resumed).
+
+    Every impl is called, also when the start is cancelled meanwhile (an async impl is
+    then cancelled at its first await); the start is then undone, and every impl gets
+    ``agent_disposed`` for the agent after it."""
 
 
 @hookspec
@@ -217,7 +221,8 @@ def agent_error(agent: Agent, error: BaseException) -> None:
 
 @hookspec
 def agent_disposed(agent: Agent) -> None:
-    """**notify** — an agent was disposed; its loop has exited."""
+    """**notify** — an agent was disposed; its loop has exited. Once per agent, after
+    ``agent_created`` (an agent whose start failed once live included)."""
 
 
 # -- registration at start-up --------------------------------------------------------
