@@ -3,8 +3,9 @@
 Public as ``dsh.agent.AgentRegistry``. Starting an agent is reserved under its id (and
 its session's) until it is live or refused: the checks, the session's claim, then going
 live and telling the ``agent_created`` observers. A start that fails once its agent is
-live disposes it (its normal teardown) before the claim is let go; the harness leaving
-calls off the starts in flight (``close``) and waits for them before its plugins stop.
+live disposes it (its normal teardown, which ends the claim); the harness leaving calls
+off the starts and store reads in flight (``close``) and waits for them before its
+plugins stop.
 """
 
 from __future__ import annotations
@@ -149,7 +150,8 @@ class AgentRegistry:
     async def load_stored(self, session_id: str) -> StoredSession:
         """The stored session ``resume`` would continue; DshError saying why there is
         none (no persistence plugin loaded, or the session is not stored, or the harness
-        is leaving: a load in flight then is called off, and awaited by the exit)."""
+        is leaving). The exit awaits a load in flight (called off if it has not read the
+        store yet)."""
 
         def refuse() -> None:
             if self._closed is not None:
