@@ -348,3 +348,29 @@ async def test_a_start_cancelled_in_agent_created_tells_every_observer_before_di
     assert calls.index(("sync", "created")) < calls.index(("sync", "disposed"))
     assert calls.index(("async", "created")) < calls.index(("async", "disposed"))
     assert store.calls == [("claim", "s1"), ("disposed", "s1")]
+
+
+async def test_a_start_cancelled_by_asyncio_cancels_later_async_observers_too() -> None:
+    # asyncio's own cancellation (wait_for, asyncio.timeout, task.cancel()) is delivered
+    # once, not at every await as anyio's scopes do: an async observer after the one it
+    # cut short is still cancelled at its first await instead of holding the caller up
+    import asyncio
+
+    class Slow:
+        def __init__(self) -> None:
+            self.done = False
+
+        @hookimpl(trylast=True)
+        async def agent_created(self, agent: Any) -> None:
+            await anyio.sleep_forever()
+            self.done = True
+
+    store, hangs, slow = Claiming(), Hangs(), Slow()
+    plugins = [store, ("slow", slow), hangs]
+    with anyio.fail_after(LIMIT):
+        async with scripted_harness(ScriptedModel(), plugins=plugins, load_entry_points=False) as h:
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(h.agents.create("a", "s1", None, OPTIONS), 0.05)
+            nothing_left(h)
+    assert not slow.done
+    assert store.calls == [("claim", "s1"), ("disposed", "s1")]

@@ -274,7 +274,14 @@ class Dispatcher:
         cancelled: BaseException | None = None
         for impl in self._plans[hook]:
             try:
-                await self._notify(hook, (impl,), kwargs)
+                if cancelled is None:
+                    await self._notify(hook, (impl,), kwargs)
+                    continue
+                # asyncio's own cancellation (wait_for, task.cancel()) is delivered
+                # once, not at each await as anyio's: cancelled here for every impl
+                with anyio.CancelScope() as scope:
+                    scope.cancel()
+                    await self._notify(hook, (impl,), kwargs)
             except anyio.get_cancelled_exc_class() as exc:
                 cancelled = cancelled or exc
         if cancelled is not None:

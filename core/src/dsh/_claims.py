@@ -52,8 +52,9 @@ async def claimed(
         yield claim
         return
     # A claim that raises took nothing: not released (the claims may be the process's,
-    # shared by its harnesses: a release would end another's). A cancellation raised by
-    # it came before it ran (a worker thread is not started for a cancelled caller).
+    # shared by its harnesses: a release would end another's). Cancelled, it holds
+    # nothing either: anyio starts no worker thread for a cancelled caller, and one that
+    # asyncio's own cancellation stopped waiting for is the service's to let go.
     await persistence.claim(session.id, session.events)
     try:
         # a cancellation that came while the claim ran (in its thread, which returns

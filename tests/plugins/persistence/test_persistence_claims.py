@@ -265,3 +265,45 @@ def test_claim_files_leave_nothing_behind_and_take_a_file_replaced_under_them(
     claims.close()
     assert other.claim("s")
     other.close()
+
+
+async def test_a_resume_cancelled_by_asyncio_while_its_claim_runs_holds_nothing(
+    settings: PersistenceSettings,
+) -> None:
+    # asyncio's own cancellation (wait_for, task.cancel()) does not wait for the worker
+    # thread the claim runs in: the claim it still takes is let go, so the session is
+    # not left claimed by nobody (a later resume here was refused as "another process")
+    import asyncio
+    import threading
+
+    sid = await stored_session(settings)
+    plugin = PersistencePlugin(settings)
+    async with scripted_harness(
+        ScriptedModel([text("again")]), plugins=[("persistence", plugin)], load_entry_points=False
+    ) as h:
+        backend = (await h.relay.session_persistence()).backend
+        claim, release = backend.claim, backend.release
+        entered, go, released = threading.Event(), threading.Event(), threading.Event()
+
+        def slow_claim(session_id: str) -> bool:
+            entered.set()
+            go.wait(10)
+            return bool(claim(session_id))
+
+        def recorded_release(session_id: str) -> None:
+            release(session_id)
+            released.set()
+
+        backend.claim, backend.release = slow_claim, recorded_release
+        task = asyncio.ensure_future(h.agents.resume("a", sid))
+        await anyio.to_thread.run_sync(entered.wait, 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        go.set()
+        assert await anyio.to_thread.run_sync(released.wait, 10)
+        backend.claim = claim
+        assert h.agents.list() == []
+        agent = await h.agents.resume("b", sid)
+        events = await run_turn(agent, "hi")
+        assert events[-1].type == "turn/end" and events[-1].data["reason"] == "completed"

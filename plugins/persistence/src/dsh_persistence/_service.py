@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -57,10 +58,22 @@ class StoredSessions:
         core calls this as the agent is created or resumed): ``SessionInUseError`` when
         another process continues it, or continued it since ``events`` were loaded;
         ``SessionConflictError`` when a new session's id is stored already. The claim
-        ends when the agent is disposed (or ``release``)."""
-        await anyio.to_thread.run_sync(self._claim, session_id, events)
+        ends when the agent is disposed (or ``release``). A caller cancelled meanwhile
+        holds nothing: asyncio's own cancellation (``wait_for``, ``task.cancel()``) does
+        not wait for the worker thread, so the claim it takes is let go again."""
+        call = _Call()
+        try:
+            await anyio.to_thread.run_sync(self._claim, session_id, events, call)
+        except anyio.get_cancelled_exc_class():
+            with call.lock:
+                call.abandoned = True
+                taken = call.taken
+            if taken:  # the thread was done, its result not yet delivered
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(self.backend.release, session_id)
+            raise
 
-    def _claim(self, session_id: str, events: Sequence[SessionEvent]) -> None:
+    def _claim(self, session_id: str, events: Sequence[SessionEvent], call: _Call) -> None:
         try:
             self._claim_stored(session_id, events)
         except (SessionInUseError, SessionConflictError):
@@ -70,6 +83,12 @@ class StoredSessions:
                 raise
             # a new one runs on: its store's trouble is reported by each save, as before
             log.warning("session %r is not claimed: %s", session_id, exc)
+            return
+        with call.lock:
+            if not call.abandoned:
+                call.taken = True
+                return
+        self.backend.release(session_id)  # the caller was cancelled: nobody holds it
 
     def _claim_stored(self, session_id: str, events: Sequence[SessionEvent]) -> None:
         backend = self.backend
@@ -105,3 +124,15 @@ class StoredSessions:
                 f"session {session_id!r} is live in this process; dispose its agent first"
             )
         return await anyio.to_thread.run_sync(self.backend.delete, session_id)
+
+
+class _Call:
+    """One ``claim`` call, shared with its worker thread: whether the thread took the
+    claim, and whether the caller stopped waiting for it (cancelled)."""
+
+    __slots__ = ("abandoned", "lock", "taken")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.taken = False
+        self.abandoned = False
