@@ -49,3 +49,24 @@ def test_whole_and_grouped_options_still_work(cli_env: dict[str, str], tmp_path:
 def test_a_commands_options_are_not_shortened_either(arguments: list[str]) -> None:
     with pytest.raises(SystemExit):
         build_parser({}).parse_args(arguments)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "meant"),
+    [(["run", "--conti", "hi"], "--continue"), (["models", "--js"], "--json")],
+)
+def test_a_shortened_command_option_names_the_whole_one(
+    cli_env: dict[str, str], tmp_path: Path, arguments: list[str], meant: str
+) -> None:
+    # argparse said only "unrecognized arguments: --conti", from the top parser
+    done = dsh(*arguments, env={**cli_env, "DSH_LOAD_PLUGINS": ""}, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.endswith(
+        f"dsh {arguments[0]}: error: unknown option {arguments[1]!r} (options are not "
+        f"shortened: did you mean {meant}?)\n"
+    )
+
+
+def test_a_prompt_after_double_dash_is_not_taken_for_an_option() -> None:
+    args = build_parser({}).parse_args(["run", "--", "--conti", "hi"])
+    assert args.prompt == ["--conti", "hi"]

@@ -29,6 +29,17 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        """As argparse's; a command's parser (``dsh run --cont``) also refuses an option
+        that is the start of one of its own long options, naming it, where argparse
+        would only say ``unrecognized arguments``."""
+        namespace, extras = super().parse_known_args(*args, **kwargs)
+        if self.prog.startswith("dsh "):  # a command's: the options before it are read
+            reason = shortened(extras, self)  # by `leading`/`shortened` in main
+            if reason is not None:
+                self.error(reason)
+        return namespace, extras
+
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         """Help on stdout, written at once and its write error raised (argparse drops
         it: ``dsh --help >/dev/full`` said nothing, status 0, or, buffered, failed at
@@ -190,6 +201,8 @@ def shortened(before: list[str], parser: argparse.ArgumentParser) -> str | None:
     known = [name for name in parser._option_string_actions if name.startswith("--")]
     known.append("--help")
     for option in before:
+        if option == "--":  # what follows is not an option
+            break
         name = option.partition("=")[0]
         meant = [whole for whole in known if whole.startswith(name)]
         if name.startswith("--") and name not in known and name != "--" and meant:
