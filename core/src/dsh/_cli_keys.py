@@ -1,8 +1,9 @@
 """The model API keys hidden from what the ``dsh`` command prints of an error (its one
 line, its traceback with ``-v``): a plugin command's exception, or a DshError, may quote
 one. A command may fail before any key was read, so these are the keys dsh has read, the
-built-in providers' variables and the variables ``api_key_env`` names in the config the
-command would use (read for this alone, as far as it can be read)."""
+built-in providers' variables, the variables ``api_key_env`` names in the config the
+command would use (read for this alone, as far as it can be read) and the keys written
+into its models' ``base_url`` query and ``headers``."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 from dsh._secrets import (
     MIN_LENGTH,
     PROVIDER_KEY_VARIABLES,
+    header_secrets,
     key_from_env,
     known_keys,
     query_secrets,
@@ -37,6 +39,9 @@ def _keys(args: argparse.Namespace) -> tuple[str, ...]:
             variables.add(model["api_key_env"])
         if isinstance(model.get("base_url"), str):
             values.update(query_secrets(model["base_url"]))
+        if isinstance(model.get("headers"), dict):
+            given = {str(k): v for k, v in model["headers"].items() if isinstance(v, str)}
+            values.update(header_secrets(given))
     values.update(key_from_env(name) or "" for name in variables)
     kept = (value for value in values if len(value) >= MIN_LENGTH)
     return tuple(sorted(kept, key=len, reverse=True))

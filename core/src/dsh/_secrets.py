@@ -14,6 +14,13 @@ ending, without its separators and in any case, in ``key``, ``token``, ``secret`
 but not a name whose last word is a common word that merely ends with ``key``
 (``monkey``, ``my_turkey``: ``_WORDS_NOT_KEYS``), since anything else ending so
 (``wskey``, ``mapkey``, ``common_key``) may well be a key.
+
+So is a credential written into a model's ``headers`` (``header_secrets``): the value of
+``Authorization`` or ``Proxy-Authorization`` (whole, and what follows its scheme) and of
+a header whose name is a secret's by the same rule (``X-Api-Key``, ``api-key``,
+``X-Auth-Token``). What an ``HttpModel`` finds written into its settings is remembered
+in ``written_keys`` too, which ``Harness.secrets`` adds to its own: hidden from tool
+results whichever harness or plugin's model built it.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ __all__ = [
     "PROVIDER_KEY_VARIABLES",
     "HideKeys",
     "get_logger",
+    "header_secrets",
     "hidden_runs",
     "key_from_env",
     "key_variables",
@@ -42,8 +50,10 @@ __all__ = [
     "query_secrets",
     "redact",
     "remember",
+    "remember_written",
     "secret_values",
     "shortest_run",
+    "written_keys",
 ]
 
 HIDDEN: Final = "***"
@@ -59,12 +69,32 @@ PROVIDER_KEY_VARIABLES: Final = KEY_VARIABLES
 #: it starts) and every value of a plugin's secret variable a harness found (``remember``):
 #: what ``HideKeys`` hides, whichever harness or environment it came from.
 _READ: Final[set[str]] = set()
+#: The keys the ``HttpModel`` models built in this process found written into their
+#: settings (``remember_written``); a new set object each time one is added, so that a
+#: reader can tell by ``is`` that it changed (``Harness.secrets``).
+_written: frozenset[str] = frozenset()
 
 
 def remember(values: Iterable[str]) -> None:
     """Hide ``values`` (those of 8 characters or more) from log records and from
     ``redact`` from now on, as every key dsh has read is."""
     _READ.update(value for value in values if len(value) >= MIN_LENGTH)
+
+
+def remember_written(values: Iterable[str]) -> None:
+    """``remember`` ``values``, keys written into a model's settings (its ``base_url``'s
+    query, its ``headers``), and add them to ``written_keys``."""
+    global _written
+    found = {value for value in values if len(value) >= MIN_LENGTH}
+    _READ.update(found)
+    if not found <= _written:
+        _written = _written | found
+
+
+def written_keys() -> frozenset[str]:
+    """The keys every ``HttpModel`` built so far found written into its settings (a
+    plugin's model wrapping one, too); another set object after each that adds one."""
+    return _written
 
 
 def key_variables(config: Config | None) -> set[str]:
@@ -92,11 +122,13 @@ def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -
     """The values of those variables in ``env`` (default: the process's), without the
     whitespace around them (as the providers send them), and the keys written into the
     query of a ``base_url`` of ``models:`` in ``config`` (``query_secrets``), longest
-    first (one key may contain another)."""
+    first (one key may contain another), and the credentials in their ``headers``
+    (``header_secrets``)."""
     values = {key_from_env(name, env) or "" for name in key_variables(config)}
     for model in (config.models if config is not None else {}).values():
         if model.base_url:
             values.update(query_secrets(model.base_url))
+        values.update(header_secrets(model.headers))
     return tuple(sorted((v for v in values if len(v) >= MIN_LENGTH), key=len, reverse=True))
 
 
@@ -144,6 +176,25 @@ def query_secrets(url: str) -> tuple[str, ...]:
         if not equals or not _is_secret_name(unquote_plus(name)):
             continue
         found.update((value, unquote(value), unquote_plus(value)))
+    return tuple(sorted((v for v in found if len(v) >= MIN_LENGTH), key=len, reverse=True))
+
+
+#: Headers whose value is ``<scheme> <credentials>``: both are hidden.
+_AUTHORIZATION: Final = frozenset({"authorization", "proxy-authorization"})
+
+
+def header_secrets(headers: Mapping[str, str]) -> tuple[str, ...]:
+    """The credentials (8 characters or more) in ``headers``, a model's: the value of
+    ``Authorization`` and ``Proxy-Authorization``, whole and what follows the scheme
+    (``Bearer <token>``: the token), and that of a header whose name is a secret's as a
+    query parameter's is (``X-Api-Key``, ``api-key``, ``X-Auth-Token``), each as written
+    and without the whitespace around it (as it is sent)."""
+    found: set[str] = set()
+    for name, value in headers.items():
+        if name.lower() in _AUTHORIZATION:
+            found.update((value, value.strip(), value.strip().partition(" ")[2].strip()))
+        elif _is_secret_name(name):
+            found.update((value, value.strip()))
     return tuple(sorted((v for v in found if len(v) >= MIN_LENGTH), key=len, reverse=True))
 
 

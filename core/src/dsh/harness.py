@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from dsh._relay import interception_returns
 from dsh._secret_variables import SecretVariables
-from dsh._secrets import get_logger
+from dsh._secrets import get_logger, written_keys
 from dsh.agent import AgentRegistry
 from dsh.errors import DshError
 from dsh.llm.registry import ModelRegistry
@@ -128,11 +128,12 @@ class Harness:
 
     def secrets(self) -> tuple[str, ...]:
         """The values of the model API keys this harness can see (in its ``env`` and the
-        process's), the keys written into the ``base_url`` query of its models (a
-        ``models:`` entry's, a ``-m ...@URL?api-key=...``'s, a plugin's ``HttpModel``'s)
+        process's), the keys written into the ``base_url`` query and ``headers`` of the
+        HTTP models (a ``models:`` entry's, a ``-m ...@URL?api-key=...``'s, a plugin's
+        ``HttpModel``'s, wrapped or not: every one built, ``dsh._secrets.written_keys``)
         and the secrets in the plugins' secret variables, which every tool result is
         cleared of before it is logged."""
-        written = self.models.written_keys()
+        written = written_keys()
         if self._secrets is None or written is not self._secrets_written:
             from dsh._secrets import secret_values
 

@@ -21,10 +21,24 @@ import anyio
 import anyio.lowlevel
 import httpx
 
-from dsh._secrets import MIN_LENGTH, get_logger, known_keys, query_secrets, redact, remember
+from dsh._provider_table import KEY_VARIABLES
+from dsh._secrets import (
+    MIN_LENGTH,
+    get_logger,
+    header_secrets,
+    known_keys,
+    query_secrets,
+    redact,
+    remember_written,
+)
 from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
-from dsh.llm._errors import MAX_CONNECTIONS, error_from_status, error_from_transport
+from dsh.llm._errors import (
+    MAX_CONNECTIONS,
+    error_from_status,
+    error_from_transport,
+    unsendable,
+)
 from dsh.llm._redact_stream import hidden
 from dsh.llm._sse import SSEParser
 from dsh.llm.base import Chunk, ModelInfo
@@ -101,12 +115,13 @@ class HttpModel:
         self._root = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
         self._query = f"?{parts.query}" if parts.query else ""
         self.base_url = self._root + self._query
-        # A key written into the query (?api-key=..., ?key=...) is shown wherever the
-        # address is (httpx's INFO record of each request): hidden as a key dsh has read,
-        # as written and as httpx writes it in a request's address.
+        # A key written into the query (?api-key=..., ?key=...; as written and as httpx
+        # writes it) is shown wherever the address is (httpx's INFO record of each
+        # request), a credential in headers where a server quotes it: hidden as keys.
         shown = {*query_secrets(base_url), *query_secrets(str(httpx.URL(base_url)))}
-        self._query_secrets = tuple(sorted(shown, key=len, reverse=True))
-        remember(self._query_secrets)
+        shown.update(header_secrets(config.headers))
+        self._written_secrets = tuple(sorted(shown, key=len, reverse=True))
+        remember_written(self._written_secrets)  # Harness.secrets reads them
         self._info = ModelInfo(
             name,
             config.provider,
@@ -129,7 +144,7 @@ class HttpModel:
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(name={self.name!r}, model={self.model_id!r}, "
-            f"base_url={redact(self.base_url, self._query_secrets)!r})"
+            f"base_url={redact(self.base_url, self._written_secrets)!r})"
         )
 
     async def aclose(self) -> None:
@@ -155,7 +170,7 @@ class HttpModel:
         proxy may write one into it; see ``dsh.llm._redact_stream``). Without any key
         known, the adapter's chunks as they are."""
         chunks = self.chunks(request)
-        secrets = {self.config.api_key(self._env) or "", *self._query_secrets, *known_keys()}
+        secrets = {self.config.api_key(self._env) or "", *self._written_secrets, *known_keys()}
         found = tuple(sorted((s for s in secrets if len(s) >= MIN_LENGTH), key=len, reverse=True))
         return hidden(chunks, found) if found else chunks
 
@@ -167,10 +182,11 @@ class HttpModel:
     def error_secrets(self, key: str | None) -> tuple[str, ...]:
         """What an error message of this model is cleared of, longest first: ``key``
         (the API key sent), the keys written into ``base_url``'s query (a server may quote
-        the address) and every other key dsh has read (another model's: a proxy may quote
-        it), as its answer is (``stream``). Asked for on the way to an error only."""
+        the address) and into ``headers`` (a gateway's token), and every other key dsh has
+        read (another model's: a proxy may quote it), as its answer is (``stream``).
+        Asked for on the way to an error only."""
         found = {secret for secret in known_keys() if len(secret) >= MIN_LENGTH}
-        found.update(self._query_secrets)
+        found.update(self._written_secrets)
         if key:  # the key sent, whatever its length
             found.add(key)
         return tuple(sorted(found, key=len, reverse=True))
@@ -204,40 +220,18 @@ class HttpModel:
     def _own_variable(self) -> bool:
         """Whether the key's variable is a provider's own (named in messages; a name from
         dsh.yml is not repeated: it may be a key pasted into that field)."""
-        from dsh.llm.providers import PROVIDERS
-
-        variable = self.config.api_key_env
-        return any(variable == p.api_key_env for p in PROVIDERS.values())
+        return self.config.api_key_env in KEY_VARIABLES
 
     def _unsendable(self, key: str) -> str:
         """The message for a key holding a character an HTTP header cannot (a header
         holds printable ASCII: the HTTP client refuses anything else, quoting the key):
         its place and what it is, never the key."""
-        import unicodedata
-
-        at = next(i for i, c in enumerate(key) if not ("!" <= c <= "~"))
-        char = key[at]
-        if char in "\r\n":
-            what = "a line break"
-        elif char == "\t":
-            what = "a tab"
-        elif char == " ":
-            what = "a space"
-        elif char.isascii():
-            what = f"a control character (U+{ord(char):04X})"
-        else:
-            name = unicodedata.name(char, "")
-            what = f"U+{ord(char):04X}{' ' + name if name else ''}, which is not ASCII"
         variable = self.config.api_key_env
         if self._own_variable():
             where = f"the environment variable {variable}"
         else:
             where = f"the environment variable named by models.{self.name}.api_key_env"
-        return (
-            f"model {self.name!r}: the API key in {where} cannot be sent: its character "
-            f"{at + 1} (of {len(key)}) is {what}; an HTTP header holds printable ASCII only "
-            "(a key pasted across lines?)"
-        )
+        return f"model {self.name!r}: the API key in {where} {unsendable(key)}"
 
     def key_header(self, key: str | None, default: str) -> dict[str, str]:
         """The header that carries ``key`` (none without a key): the config's

@@ -9,10 +9,10 @@ the secrets each time: with none known, it returns the model's own stream, unwra
 so a harness without secrets (the scripted models of tests and benchmarks) pays a call
 or two a step.
 
-It also keeps the keys written into the ``base_url`` query of the HTTP models
-registered (``written_keys``: a ``-m ...@URL?api-key=...`` model, a plugin's), which
-``Harness.secrets`` adds to its own: they are hidden from tool results and session files
-as the model hides them from its errors (``HttpModel.error_secrets``).
+The keys written into an HTTP model's settings (its ``base_url`` query, its
+``headers``) are not kept here: every ``HttpModel`` remembers its own as it is built
+(``dsh._secrets.written_keys``), wherever it is registered, wrapped or not, and
+``Harness.secrets`` reads them there.
 """
 
 from __future__ import annotations
@@ -34,13 +34,12 @@ class ModelRegistry:
     cleared of, asked for at each request (longest first, each of 8 characters or more:
     ``Harness.secrets``); None (a registry of no harness's) hides nothing."""
 
-    __slots__ = ("_models", "_origin", "_secrets", "_written")
+    __slots__ = ("_models", "_origin", "_secrets")
 
     def __init__(self, *, secrets: Callable[[], tuple[str, ...]] | None = None) -> None:
         self._models: dict[str, Model] = {}
         self._origin: dict[str, str] = {}
         self._secrets = secrets
-        self._written: frozenset[str] = frozenset()
 
     def add(self, plugin: str, model: Model, name: str | None = None) -> None:
         """The ``register`` callback of ``register_models`` (stamped with ``plugin``)."""
@@ -51,9 +50,6 @@ class ModelRegistry:
             raise DshError(
                 f"model {key!r} is registered twice: by {self._origin[key]!r} and {plugin!r}"
             )
-        written = _written_keys(model)
-        if not written <= self._written:
-            self._written = self._written | written  # a new set: Harness.secrets renews
         if self._secrets is not None and not _hides_keys(model):
             model = _KeysHidden(model, self._secrets)
         self._models[key] = model
@@ -75,12 +71,6 @@ class ModelRegistry:
                 "(registered: " + (", ".join(self._models) or "none") + ")",
             )
         return model
-
-    def written_keys(self) -> frozenset[str]:
-        """The keys written into the ``base_url`` query of the ``HttpModel`` models
-        registered (``?api-key=...``), as written and as httpx writes them; another set
-        object after each registration that adds one."""
-        return self._written
 
     def __contains__(self, name: object) -> bool:
         return name in self._models
@@ -124,18 +114,6 @@ class _KeysHidden:
 
     def __repr__(self) -> str:
         return f"_KeysHidden({self.__wrapped__!r})"
-
-
-def _written_keys(model: object) -> frozenset[str]:
-    """The keys in the ``base_url`` query of ``model``, an ``HttpModel`` (wrapped or not);
-    none for any other model (without ``dsh.llm._http`` imported, none is one)."""
-    http = sys.modules.get("dsh.llm._http")
-    if http is None or not isinstance(model, http.HttpModel):
-        return frozenset()
-    # what error_secrets(None) is made of, read as an attribute: a subclass whose
-    # __init__ is its own (or a model not built) has none, and is registered as it was
-    written: tuple[str, ...] = getattr(model, "_query_secrets", ())
-    return frozenset(written)
 
 
 def _hides_keys(model: object) -> bool:
