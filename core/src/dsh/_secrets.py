@@ -44,9 +44,11 @@ __all__ = [
     "get_logger",
     "header_secrets",
     "hidden_runs",
+    "hide_parameters",
     "key_from_env",
     "key_variables",
     "known_keys",
+    "parameter_secrets",
     "query_secrets",
     "redact",
     "remember",
@@ -196,6 +198,35 @@ def header_secrets(headers: Mapping[str, str]) -> tuple[str, ...]:
         elif _is_secret_name(name):
             found.update((value, value.strip()))
     return tuple(sorted((v for v in found if len(v) >= MIN_LENGTH), key=len, reverse=True))
+
+
+#: A ``name=value`` parameter of a query or a fragment (after ``?``, ``&``, ``;``, ``#``),
+#: wherever it is in a text (a URL mistyped on the command line, its query in the
+#: fragment): its value goes up to the next parameter or the end of the word.
+_PARAMETER: Final = re.compile(r"(?<=[?&;#])([^=?&;#\s]+)=([^&;#\s]*)")
+
+
+def parameter_secrets(text: str) -> tuple[str, ...]:
+    """The values (8 characters or more) of the secret-named parameters anywhere in
+    ``text`` (``hide_parameters``), as written and percent-decoded, longest first."""
+    found: set[str] = set()
+    for match in _PARAMETER.finditer(text):
+        if _is_secret_name(unquote_plus(match[1])):
+            found.update((match[2], unquote(match[2]), unquote_plus(match[2])))
+    return tuple(sorted((v for v in found if len(v) >= MIN_LENGTH), key=len, reverse=True))
+
+
+def hide_parameters(text: str) -> str:
+    """``text`` with the value, however short, of each parameter whose name is a secret's
+    (``?api-key=...``, ``#access_token=...``, ``&sig=...``) as ``***``: a URL quoted in
+    an error that it is refused for, its query or fragment maybe holding a key."""
+
+    def hidden(match: re.Match[str]) -> str:
+        if match[2] and _is_secret_name(unquote_plus(match[1])):
+            return f"{match[1]}={HIDDEN}"
+        return match[0]
+
+    return _PARAMETER.sub(hidden, text)
 
 
 def _is_secret_name(name: str) -> bool:

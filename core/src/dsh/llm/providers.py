@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from dsh._config_yaml import did_you_mean
 from dsh._provider_table import BUILT_IN
+from dsh._secrets import hide_parameters
 from dsh.config import Config, ModelConfig
 from dsh.errors import ConfigError
 from dsh.llm._http import HttpModel
@@ -182,7 +183,8 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
     Examples: ``deepseek:deepseek-chat``,
     ``openai-compatible:qwen@http://127.0.0.1:8082/v1``.
     """
-    source = f"model {_USERINFO.sub('***@', text)!r}"  # never a password in an error
+    # never a password or a query's key (?api-key=..., in a fragment too) in an error
+    source = f"model {hide_parameters(_USERINFO.sub('***@', text))!r}"
     match = _SHORTHAND.fullmatch(text.strip())
     if match is None:
         raise ConfigError(source, "", "expected provider:model or provider:model@base_url")
@@ -193,6 +195,13 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
         raise ConfigError(source, "", f"unknown provider {provider!r} (built in: {known}){hint}")
     if url is None and "://" in model:  # ftp://..., or a URL with a space in it
         raise ConfigError(source, "base_url", "must be an http:// or https:// URL, no spaces")
+    if url is None and hide_parameters(model) != model:  # a URL without its scheme
+        reason = (
+            "the model's name holds a secret parameter (?key=...), which would be sent to "
+            "the provider and shown wherever the name is: give the base_url after an @ "
+            "with its scheme (@http:// or @https://)"
+        )
+        raise ConfigError(source, "", reason)
     try:
         config = ModelConfig(provider=provider, model=model, base_url=url)
     except ValidationError as exc:  # what ModelConfig refuses (a user:password@ URL)

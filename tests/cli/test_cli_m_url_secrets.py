@@ -1,0 +1,54 @@
+"""A ``-m provider:model@URL`` refused for its URL (a mistyped scheme, a ``#fragment``,
+no scheme at all) is quoted in the one-line error, and with ``-v`` in its traceback:
+the value of a secret-named query or fragment parameter (``?api-key=...``) is ``***``
+there, as a ``user:password@`` is.
+
+Before: ``dsh.llm.providers.parse_model_shorthand`` (and ``dsh.llm.choose._register``)
+quoted the whole shorthand, its ``?api-key=`` value included."""
+
+from __future__ import annotations
+
+import pytest
+
+from dsh.cli import main
+
+KEY = "SUPERSECRET-Qz7Lm2Xc91"
+
+
+@pytest.mark.parametrize(
+    ("model", "shown"),
+    [
+        (f"openai-compatible:x@htps://gw.example/v1?api-key={KEY}", "?api-key=***"),
+        (f"openai-compatible:x@https://gw.example/v1#top?api-key={KEY}", "#top?api-key=***"),
+        (f"openai-compatible:x@https://gw.example/v1#access_token={KEY}", "#access_token=***"),
+        (f"openai-compatible:x@gw.example/v1?x=1&key={KEY}", "?x=1&key=***"),
+        (f"openai-compatible:x@https://gw.example/v1?sig={KEY[:6]}#a", "?sig=***#a"),
+    ],
+)
+@pytest.mark.parametrize("verbose", [[], ["-v"]])
+def test_a_refused_m_url_shows_its_secret_parameters_hidden(
+    model: str, shown: str, verbose: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*verbose, "-m", model, "run", "hi"]) == 2
+    err = capsys.readouterr().err
+    assert shown in err and "gw.example/v1" in err
+    assert KEY[:6] not in err
+
+
+def test_a_refused_m_url_keeps_its_other_parameters(capsys: pytest.CaptureFixture[str]) -> None:
+    model = "openai-compatible:x@htps://gw.example/v1?api-version=2024-10-21"
+    assert main(["-m", model, "run", "hi"]) == 2
+    assert "?api-version=2024-10-21" in capsys.readouterr().err
+
+
+def test_a_model_name_holding_a_secret_parameter_is_refused(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the URL without its scheme is read as part of the model's name; a provider with an
+    # endpoint of its own built it: the name, key and all, was shown on every line that
+    # names the model, stored with the session and sent to the provider as the model
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["-m", f"openai:x@gw.example/v1?api-key={KEY}", "run", "hi"]) == 2
+    err = capsys.readouterr().err
+    assert "openai:x@gw.example/v1?api-key=***" in err and "http://" in err
+    assert KEY[:6] not in err and "AUTH" not in err
