@@ -6,7 +6,8 @@ goes into turn/end and the session file).
 Before: ``dsh.llm._errors`` hid only the API key, so a 404 body quoting the request's
 address, a redirect's ``Location`` repeating the query, an error inside the stream or an
 unreadable chunk quoting it showed the query's key whole; under ``-m`` the harness's
-secrets do not know it either (see the xfail below), so turn/end kept it."""
+secrets did not know it either, so turn/end kept it (the last two tests: now they do,
+as they know that of any ``HttpModel`` built, ``dsh._secrets.written_keys``)."""
 
 from __future__ import annotations
 
