@@ -61,3 +61,18 @@ def test_the_check_of_headers_reads_the_table(monkeypatch: Any) -> None:
     ModelConfig(provider="anthropic", api_key_env="K", headers={"X-Api-Key": "x"})
     with pytest.raises(ValidationError, match="carries the key"):
         ModelConfig(provider="anthropic", api_key_env="K", headers={"X-Other-Key": "x"})
+
+
+def test_the_table_is_plain_tuples() -> None:
+    # a frozen slotted dataclass cost ~0.6 ms at every `dsh` start (the config and the
+    # secrets import the table): its rows are NamedTuples
+    assert issubclass(_provider_table.Facts, tuple)
+    assert _provider_table.BUILT_IN["openai"].api_key_env == "OPENAI_API_KEY"
+
+
+def test_the_providers_tried_by_their_keys_read_the_table() -> None:
+    from dsh.llm.choose import ENV_PROVIDERS
+
+    for variable, shorthand in ENV_PROVIDERS:
+        assert _provider_table.BUILT_IN[shorthand.partition(":")[0]].api_key_env == variable
+    assert {variable for variable, _ in ENV_PROVIDERS} == set(_provider_table.KEY_VARIABLES)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, overload
 
+from dsh._provider_table import BUILT_IN
 from dsh._secrets import key_from_env
 
 if TYPE_CHECKING:
@@ -21,11 +22,18 @@ if TYPE_CHECKING:
 
 __all__ = ["ENV_PROVIDERS", "Choice", "choose_model", "starts_local", "stored_preference"]
 
-#: (environment variable, shorthand) tried in order when nothing else names a model.
-ENV_PROVIDERS: tuple[tuple[str, str], ...] = (
-    ("ANTHROPIC_API_KEY", "anthropic:claude-sonnet-4-5"),
-    ("OPENAI_API_KEY", "openai:gpt-4.1-mini"),
-    ("DEEPSEEK_API_KEY", "deepseek:deepseek-chat"),
+#: The provider and model used when its key is set and nothing else names a model.
+_BY_KEY: tuple[tuple[str, str], ...] = (
+    ("anthropic", "claude-sonnet-4-5"),
+    ("openai", "gpt-4.1-mini"),
+    ("deepseek", "deepseek-chat"),
+)
+#: (environment variable, shorthand) tried in order when nothing else names a model; the
+#: variables are the providers' (``dsh._provider_table``).
+ENV_PROVIDERS: tuple[tuple[str, str], ...] = tuple(
+    (variable, f"{provider}:{model}")
+    for provider, model in _BY_KEY
+    if (variable := BUILT_IN[provider].api_key_env) is not None
 )
 
 
