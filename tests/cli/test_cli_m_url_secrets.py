@@ -52,3 +52,17 @@ def test_a_model_name_holding_a_secret_parameter_is_refused(
     err = capsys.readouterr().err
     assert "openai:x@gw.example/v1?api-key=***" in err and "http://" in err
     assert KEY[:6] not in err and "AUTH" not in err
+
+
+def test_an_error_of_the_dsh_command_hides_the_key_in_its_m_url(tmp_path: object) -> None:
+    # a command's error quoting the -m URL (a plugin command's, one failing before the
+    # model was built) had only the keys dsh had read hidden, not the -m's own
+    import argparse
+
+    from dsh._cli_keys import hide_keys
+
+    secret = "MQUERY-Wv83Kd02Lp"
+    args = argparse.Namespace(model=f"openai-compatible:x@https://gw/v1#a?token={secret}")
+    assert hide_keys(f"cannot use gw/v1?token={secret} now", args) == (
+        "cannot use gw/v1?token=*** now"
+    )

@@ -2,8 +2,9 @@
 line, its traceback with ``-v``): a plugin command's exception, or a DshError, may quote
 one. A command may fail before any key was read, so these are the keys dsh has read, the
 built-in providers' variables, the variables ``api_key_env`` names in the config the
-command would use (read for this alone, as far as it can be read) and the keys written
-into its models' ``base_url`` query and ``headers``."""
+command would use (read for this alone, as far as it can be read), the keys written
+into its models' ``base_url`` query and ``headers``, and those in the query or fragment
+of the ``-m`` given."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from dsh._secrets import (
     header_secrets,
     key_from_env,
     known_keys,
+    parameter_secrets,
     query_secrets,
     redact,
 )
@@ -43,6 +45,8 @@ def _keys(args: argparse.Namespace) -> tuple[str, ...]:
             given = {str(k): v for k, v in model["headers"].items() if isinstance(v, str)}
             values.update(header_secrets(given))
     values.update(key_from_env(name) or "" for name in variables)
+    if isinstance(getattr(args, "model", None), str):  # -m ...@URL?api-key=...
+        values.update(parameter_secrets(args.model))
     kept = (value for value in values if len(value) >= MIN_LENGTH)
     return tuple(sorted(kept, key=len, reverse=True))
 
