@@ -16,7 +16,7 @@ import pytest
 from llm_wire import WireServer, collect, sse
 
 from dsh.config import ModelConfig
-from dsh.llm.anthropic import EMPTY_ERROR, AnthropicModel
+from dsh.llm.anthropic import EMPTY_ERROR, EMPTY_PROMPT, AnthropicModel
 from dsh.messages import (
     AssistantMessage,
     Message,
@@ -124,3 +124,13 @@ async def test_a_streamed_whitespace_answer_is_not_sent_back() -> None:
     assert server.requests[1].json()["messages"] == [
         {"role": "user", "content": [text("hi"), text("again")]}
     ]
+
+
+@pytest.mark.parametrize("blank", ["", " \n"])
+def test_a_blank_last_prompt_is_sent_as_placeholder_text(blank: str) -> None:
+    """Left out, it made the request end with the answer before it, which the API
+    takes as an answer to continue (prefill); alone, it left no message at all."""
+    answer = AssistantMessage(content=(TextBlock(text="done"),), stop_reason="stop")
+    sent = wire(UserMessage(content="hi"), answer, UserMessage(content=blank))
+    assert sent[-1] == {"role": "user", "content": [text(EMPTY_PROMPT)]}
+    assert wire(UserMessage(content=blank)) == [{"role": "user", "content": [text(EMPTY_PROMPT)]}]

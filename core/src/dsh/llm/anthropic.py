@@ -46,6 +46,9 @@ DEFAULT_MAX_TOKENS: Final = 4096
 #: The content sent for a tool result marked ``is_error`` that has none: the API refuses
 #: an empty one ("content cannot be empty if is_error is true").
 EMPTY_ERROR: Final = "(the tool failed without a message)"
+#: A blank prompt the request would end without: the API would take the answer before
+#: it as one to continue (prefill), or refuse a request with no message.
+EMPTY_PROMPT: Final = "(an empty message)"
 
 _STOP_REASONS: Final[dict[str, StopReason]] = {
     "end_turn": "stop",
@@ -214,7 +217,8 @@ def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Wire messages; consecutive messages of one role are merged (tool results go in
     the user message after the calls, before any text). Text of whitespace only is left
     out (the API refuses such a block), and a message left with no block at all: the
-    messages around it, of one role then, are merged."""
+    messages around it, of one role then, are merged; but a blank prompt the request
+    would otherwise not end with is sent as placeholder text (``EMPTY_PROMPT``)."""
     out: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, UserMessage):
@@ -242,6 +246,12 @@ def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             out[-1]["content"].extend(blocks)
         else:
             out.append({"role": role, "content": blocks})
+    if (
+        messages
+        and isinstance(messages[-1], UserMessage)
+        and (not out or out[-1]["role"] != "user")
+    ):
+        out.append({"role": "user", "content": [{"type": "text", "text": EMPTY_PROMPT}]})
     for wire in out:
         content = wire["content"]
         if wire["role"] == "user" and len(content) > 1:
