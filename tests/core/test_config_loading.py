@@ -108,6 +108,22 @@ def test_local_in_a_plugin_setting_needs_an_entry(tmp_path: Path) -> None:
     assert config.sections["summaries"].model == "local"
 
 
+def test_a_sections_model_problem_is_told_once_not_at_each_agents_options(
+    tmp_path: Path,
+) -> None:
+    # an agent's options layered over the section: only the keys they set are theirs
+    text = (
+        "models:\n  fast: {provider: openai, model: m}\nsummaries:\n  model: fsat\n"
+        "agents:\n  - id: a\n    options:\n      summaries: {note: x}\n"
+        "  - id: b\n    options:\n      summaries: {model: fsat}\n"
+    )
+    err = fails(write(tmp_path, text), settings={"summaries": Summaries})
+    assert [p.path for p in err.problems] == [
+        "summaries.model",
+        "agents[1].options.summaries.model",
+    ]
+
+
 def test_missing_file_is_named(tmp_path: Path) -> None:
     missing = tmp_path / "nope.yml"
     err = fails(missing)

@@ -14,7 +14,11 @@ from dsh._config_models import AgentConfig, CoreKeys
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
 from dsh._model_name import model_name_fields
 
-__all__ = ["GoodPart", "cross_check", "set_model_names"]
+__all__ = ["GoodPart", "SettingsAt", "cross_check", "set_model_names"]
+
+#: A plugin's settings at their place in the file, with the agent's options they layer
+#: over the plugin's section (None: the section itself).
+SettingsAt = tuple[Loc, BaseModel, Mapping[str, Any] | None]
 
 
 class GoodPart:
@@ -109,13 +113,14 @@ _LOCAL_FOR_A_PLUGIN = (
 def cross_check(
     root: Node | None,
     parsed: CoreKeys,
-    sections: Sequence[tuple[Loc, BaseModel]],
+    sections: Sequence[SettingsAt],
     *,
     good: GoodPart,
     agents: bool = True,
 ) -> list[Problem]:
     """Model names: the top-level ``model``, the agents' (unless ``agents`` is False)
-    and the ``ModelName`` fields each plugin settings object of ``sections`` sets.
+    and the ``ModelName`` fields each plugin settings object of ``sections`` sets (of
+    those over a section, the keys its ``given`` mapping sets: see ``set_model_names``).
     ``good``: the part of the core without a problem (its ``at``, ``broken``,
     ``bad_ids``, ``names``)."""
     problems: list[Problem] = []
@@ -147,8 +152,8 @@ def cross_check(
                 reason = f"duplicate agent id {agent_id!r} (first at agents[{ids[agent_id]}].id)"
                 problems.append(locate(root, ("agents", i, "id"), reason))
             ids.setdefault(agent_id, i)
-    for where, section in sections:  # plugin settings typed ModelName, if set
-        for loc, name in set_model_names(section):
+    for where, section, given in sections:  # plugin settings typed ModelName, if set
+        for loc, name in set_model_names(section, given):
             if name == "local" and name not in names and "*" not in broken:
                 problems.append(locate(root, (*where, *loc), _LOCAL_FOR_A_PLUGIN))
                 continue
@@ -156,13 +161,19 @@ def cross_check(
     return problems
 
 
-def set_model_names(section: BaseModel) -> list[tuple[Loc, str | None]]:
+def set_model_names(
+    section: BaseModel, given: Mapping[str, Any] | None = None
+) -> list[tuple[Loc, str | None]]:
     """The names the ``ModelName`` fields of ``section`` are set to (a field left at
     its default is not checked: the plugin's own default is not the file's problem),
     each with its place in the section: a ``dict[str, ModelName]``'s each value, a
-    list's each item."""
+    list's each item. ``given``: an agent's options that ``section`` layers over the
+    plugin's section; only the fields they set (the section's own are told once, at
+    the section, not again at every agent's options)."""
     found: list[tuple[Loc, str | None]] = []
     for key in model_name_fields(type(section)):
+        if given is not None and key not in given:
+            continue
         if key in section.model_fields_set:
             value = getattr(section, key)
             if isinstance(value, Mapping):  # dict[str, ModelName]: each value

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from yaml.nodes import Node
 
-from dsh._config_cross import GoodPart, cross_check
+from dsh._config_cross import GoodPart, SettingsAt, cross_check
 from dsh._config_errors import from_validation, missing_hint, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_models import CORE_KEYS, AgentConfig, Config, CoreKeys, misplaced_key
@@ -87,13 +87,13 @@ def validate(
         ignored = ignored_key(sections[name], value, (name,))
         if ignored is not None:
             problems.append(locate(root, ignored, unknown_key(ignored, model, 1)))
-    own: list[tuple[Loc, BaseModel]] = []  # plugin settings under agents[].options
+    own: list[SettingsAt] = []  # plugin settings under agents[].options
     checked = parsed if parsed is not None else good.parsed
     if checked is not None:  # every problem in one run: the good part of a bad core too
         valid = {name: data[name] for name in sections}  # a bad section is reported once
         off = _Off(blocked, left_out, turned_off, unrun)
         problems += _agent_options(root, checked, valid, settings, off, own, good.at, data)
-        where = [((name,), s) for name, s in sections.items()]
+        where = [((name,), s, None) for name, s in sections.items()]
         problems += cross_check(root, checked, where, good=good)
         problems += cross_check(root, checked, own, agents=False, good=good)
     if starts_agents:  # they would apply to nothing: refused with the rest
@@ -153,7 +153,7 @@ def _agent_options(
     sections: Mapping[str, Any],
     settings: Mapping[str, type[BaseModel]],
     off: _Off,
-    own: list[tuple[Loc, BaseModel]],
+    own: list[SettingsAt],
     at: Sequence[int] | None = None,
     written: Collection[str] = (),
 ) -> list[Problem]:
@@ -211,7 +211,7 @@ def _agent_options(
                 if ignored is not None:
                     problems.append(locate(root, ignored, unknown_key(ignored, model, 4)))
                 elif isinstance(value, Mapping):
-                    own.append((loc, checked))
+                    own.append((loc, checked, value))
             elif off.left_out(key):  # installed, does not run: nothing would apply it
                 if off.is_blocked(key):
                     off.ignored.append(locate(root, loc, ""))
