@@ -96,16 +96,27 @@ def test_local_names_the_bundled_model_without_an_entry(tmp_path: Path) -> None:
     assert config.agents[0].model == "local"
 
 
-def test_local_in_a_plugin_setting_needs_an_entry(tmp_path: Path) -> None:
-    # nothing starts the bundled model for a plugin's setting: refused where it is set,
-    # unless models: defines a model named local
-    text = "agents:\n  - id: a\n    model: local\nsummaries:\n  model: local\n"
-    err = fails(write(tmp_path, text), settings={"summaries": Summaries})
-    assert err.path == "summaries.model" and ":5:" in str(err)
-    assert "nothing starts it for a plugin's setting" in err.reason
-    text = "models:\n  local: {provider: openai, model: m}\n" + text
+def test_local_in_a_plugin_setting_loads(tmp_path: Path) -> None:
+    # the bundled model runs whenever an agent's model is local (the dsh command starts
+    # it and registers it as local): accepted at load, in a section and in an agent's
+    # options; checked against the registered models when an agent is created
+    # (tests/core/test_config_local_at_create.py)
+    text = (
+        "agents:\n  - id: a\n    options: {summaries: {model: local}}\nsummaries:\n  model: local\n"
+    )
     config = load_config(write(tmp_path, text), settings={"summaries": Summaries})
     assert config.sections["summaries"].model == "local"
+    assert config.agents[0].options["summaries"] == {"model": "local"}
+
+
+def test_a_typo_of_local_in_a_plugin_setting_is_hinted_at_local(tmp_path: Path) -> None:
+    text = "models:\n  fast: {provider: openai, model: m}\nsummaries:\n  model: locl\n"
+    err = fails(write(tmp_path, text), settings={"summaries": Summaries})
+    assert err.path == "summaries.model"
+    assert err.reason == (
+        "unknown model 'locl' (models defined: fast; local runs when an agent's model is local); "
+        "did you mean 'local'?"
+    )
 
 
 def test_a_sections_model_problem_is_told_once_not_at_each_agents_options(

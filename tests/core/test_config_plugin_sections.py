@@ -93,13 +93,14 @@ def test_plugin_settings_typed_model_name_must_name_a_defined_model(tmp_path: Pa
     err = fails(file, settings)
     assert (err.source, err.path) == (f"{file}:4:3", "summaries.model")
     assert err.reason == (
-        "unknown model 'fsat' (models defined: fast; local is built in); did you mean 'fast'?"
+        "unknown model 'fsat' (models defined: fast; local runs when an agent's model is "
+        "local); did you mean 'fast'?"
     )
 
     err = fails(write(tmp_path, "summaries:\n  fallback: fast\n"), settings)
     assert (err.path, err.reason) == (
         "summaries.fallback",
-        "unknown model 'fast' (models defined: none; local is built in)",
+        "unknown model 'fast' (models defined: none; local runs when an agent's model is local)",
     )
 
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from dsh._config_cross import set_model_names
 from dsh._config_errors import missing_hint, reason, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
+from dsh._config_local import check_local
 from dsh._config_models import misplaced_key
 from dsh._config_yaml import Loc, did_you_mean
 from dsh._options import CORE_OPTIONS, option_typo
@@ -34,7 +35,9 @@ def check_options(
     config's own agents were checked when it loaded): a ``DshError`` naming the agent.
     ``resumed``: the options of a session being continued (often its stored ones), whose
     plugin settings may name a model this harness does not register (a summariser of
-    another workspace): not refused for that, or the session could not be continued."""
+    another workspace): not refused for that, or the session could not be continued.
+    Not resumed, ``dsh.yml``'s plugin settings naming ``local`` are checked too (its
+    agents' at start-up: ``Harness``): it must be registered (``check_local``)."""
     if options:
         pm = harness.pm
         config = harness.config
@@ -51,6 +54,8 @@ def check_options(
             problem = model_problem(options.get("model"), harness.models.names())
         if problem is not None:
             raise DshError(f"agent {agent_id!r}: {problem}")
+    if not resumed:
+        check_local(harness, agent_id, options)
 
 
 def warn_left_out(harness: Harness, session_id: str, options: dict[str, Any]) -> None:

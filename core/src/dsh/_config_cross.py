@@ -101,13 +101,11 @@ def _without_bad_keys(entry: object, bad: set[str]) -> dict[str, Any] | None:
     return good
 
 
-#: ``local`` in a plugin's setting, without a ``models:`` entry of that name: the dsh
-#: command starts the bundled server for the agent's model only (as options in code).
-_LOCAL_FOR_A_PLUGIN = (
-    "'local' (the bundled model) is started by the dsh command for an agent's model "
-    "only; nothing starts it for a plugin's setting, so the first call would fail. Omit "
-    "the setting to use the agent's model, or define a model named local under models:"
-)
+#: What ``local`` is, in the hint of an unknown name: an agent's model (the dsh command
+#: starts the bundled server for it), or a plugin's setting (the server runs when an
+#: agent's model is local: checked when an agent is created, ``_config_local``).
+_BUILT_IN = "local is built in"
+_BUILT_IN_FOR_A_PLUGIN = "local runs when an agent's model is local"
 
 
 def cross_check(
@@ -121,8 +119,9 @@ def cross_check(
     """Model names: the top-level ``model``, the agents' (unless ``agents`` is False)
     and the ``ModelName`` fields each plugin settings object of ``sections`` sets (of
     those over a section, the keys its ``given`` mapping sets: see ``set_model_names``).
-    ``good``: the part of the core without a problem (its ``at``, ``broken``,
-    ``bad_ids``, ``names``)."""
+    ``local`` is accepted in a plugin's setting too: whether it runs is known when an
+    agent is created (``_config_local``). ``good``: the part of the core without a
+    problem (its ``at``, ``broken``, ``bad_ids``, ``names``)."""
     problems: list[Problem] = []
     at, broken, bad_ids = good.at, good.broken, good.bad_ids
     # a bad entry is still defined: named, and a near miss of its name hinted at
@@ -131,12 +130,12 @@ def cross_check(
     # `local` without an entry of that name: the bundled model the dsh command starts
     known = {*names, "local"}
 
-    def check(loc: Loc, name: str | None) -> None:
+    def check(loc: Loc, name: str | None, local: str = _BUILT_IN) -> None:
         if "*" in broken:  # `models:` itself is bad: no name can be checked
             return
         if name is not None and name not in known and name not in broken:
             hint = did_you_mean(name, sorted(known))
-            reason = f"unknown model {name!r} (models defined: {defined}; local is built in){hint}"
+            reason = f"unknown model {name!r} (models defined: {defined}; {local}){hint}"
             problems.append(locate(root, loc, reason))
 
     if agents:
@@ -154,10 +153,7 @@ def cross_check(
             ids.setdefault(agent_id, i)
     for where, section, given in sections:  # plugin settings typed ModelName, if set
         for loc, name in set_model_names(section, given):
-            if name == "local" and name not in names and "*" not in broken:
-                problems.append(locate(root, (*where, *loc), _LOCAL_FOR_A_PLUGIN))
-                continue
-            check((*where, *loc), name)
+            check((*where, *loc), name, _BUILT_IN_FOR_A_PLUGIN)
     return problems
 
 

@@ -1,32 +1,45 @@
-"""``compaction.model: local``: the bundled local model is started by the dsh command
-for an agent's model only, never for a plugin's setting (as options given in code are
-checked, ``_code_options._unknown_model``). Named in dsh.yml without a ``models:``
-entry of that name, it would fail the first compaction at run time, so the file is
-refused at load, naming the file, the line and ``compaction.model``."""
+"""``compaction.model: local``: the bundled local model runs whenever an agent's model
+is ``local`` (the dsh command's ``start_local`` registers it as ``local`` before it
+creates its agent; the plugin finds it by name), so the file is accepted at load, and
+the setting is checked when an agent is created (``dsh._config_local``): registered,
+the summaries are written by it; not registered, the agent is refused, naming the file,
+the line and ``compaction.model``, instead of the first compaction failing."""
 
 from __future__ import annotations
 
 import pytest
-from compaction_util import harness
+from compaction_util import events_of, harness, reads
 
-from dsh import ConfigError
-from dsh.testing import ScriptedModel
+from dsh import DshError
+from dsh.testing import ScriptedModel, run_turn
 
 pytestmark = pytest.mark.plugins("compaction")
 
+TEXT = "compaction:\n  threshold: 0.5\n  model: local\n  prune_chars: 0\n"
 
-async def test_local_as_the_summariser_is_refused_at_load_saying_why() -> None:
-    text = "compaction:\n  threshold: 0.5\n  model: local\n"
 
-    with pytest.raises(ConfigError) as info:
-        async with harness(config_text=text):
-            pass
+async def test_local_as_the_summariser_works_once_local_is_registered() -> None:
+    # `dsh run -m local` with this dsh.yml: start_local registers `local` after the
+    # harness started, then the command creates its agent
+    agent_model = ScriptedModel(reads(6), context_window=7000)
+    async with harness(agent_model, config_text=TEXT) as h:
+        local = ScriptedModel(["the summary"], name="local", context_window=1_000_000)
+        h.models.add("local", local, "local")  # as start_local does
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        events = await run_turn(agent, "task")
+    summaries = [e.data.get("model") for e in events_of(events, "compact/summary")]
+    assert summaries and set(summaries) == {"local"}
+
+
+async def test_local_as_the_summariser_is_refused_at_create_when_unregistered() -> None:
+    async with harness(ScriptedModel([]), config_text=TEXT) as h:
+        with pytest.raises(DshError) as info:
+            await h.agents.create("a", options={"model": "scripted"})
 
     message = str(info.value)
-    assert "<string>:3:3: compaction.model:" in message
-    assert "'local'" in message
-    assert "nothing starts it for a plugin's setting" in message
-    assert "Omit the setting to use the agent's model" in message
+    assert message.startswith("agent 'a': <string>:3:3: compaction.model: 'local'")
+    assert "nothing starts the bundled model for it" in message
+    assert "omit the setting to use the agent's model" in message
 
 
 async def test_a_models_entry_named_local_is_accepted() -> None:
@@ -34,13 +47,6 @@ async def test_a_models_entry_named_local_is_accepted() -> None:
     text = "models:\n  local: {provider: scripted}\ncompaction:\n  model: local\n"
     local = ScriptedModel([], name="local")
 
-    async with harness(local, config_text=text) as h:
+    async with harness(ScriptedModel([]), local, config_text=text) as h:
         assert h.config.section("compaction").model == "local"
-
-
-async def test_an_agents_model_local_is_still_accepted() -> None:
-    # the dsh command starts the bundled server for the agent it talks to
-    text = "model: local\ncompaction:\n  threshold: 0.5\n"
-
-    async with harness(config_text=text) as h:
-        assert h.config.default_model == "local"
+        await h.agents.create("a", options={"model": "scripted"})

@@ -39,7 +39,7 @@ def test_the_defaults() -> None:
         (
             "models:\n  big: {provider: scripted}\ncompaction:\n  model: bgi\n",
             r"4:3: compaction.model: unknown model 'bgi' "
-            r"\(models defined: big; local is built in\); did you mean",
+            r"\(models defined: big; local runs when an agent.s model is local\); did you mean",
         ),
     ],
 )

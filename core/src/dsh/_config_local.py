@@ -1,0 +1,68 @@
+"""``local`` in a plugin's ``ModelName`` setting in ``dsh.yml`` (``compaction.model:
+local``), checked when an agent is created or started from the file: the file is
+accepted at load, since the bundled model runs whenever an agent's model is ``local``
+(the dsh command's ``start_local`` registers it as ``local`` before it creates its
+agent, and the plugin finds it by name). Unregistered then, nothing would start it,
+and the plugin's first call would fail: refused, naming the agent and the file's key."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from dsh._config_cross import set_model_names
+from dsh._config_keys import layered
+from dsh._config_yaml import Loc
+from dsh.errors import DshError
+
+if TYPE_CHECKING:
+    from dsh.harness import Harness
+
+__all__ = ["check_local"]
+
+LOCAL_UNREGISTERED = (
+    "'local' (the bundled model) is not registered: nothing starts the bundled model for "
+    "it unless an agent's model is local or models: defines local; omit the setting to "
+    "use the agent's model"
+)
+
+
+def check_local(
+    harness: Harness, agent_id: str, options: Mapping[str, Any] | None, *, at: int | None = None
+) -> None:
+    """A ``DshError`` naming agent ``agent_id`` and the key of ``dsh.yml`` that sets a
+    plugin's setting to ``local`` for it, when no model of that name is registered:
+    a section's setting its ``options`` do not replace, and for the file's agent at
+    index ``at`` (started with the harness), its ``agents[at].options``' own. Such an
+    agent whose own model is ``local`` is started still: nothing registered it yet either
+    (the dsh command starts the bundled model after the harness, for the agent it
+    creates). Options given in code are checked by ``check_options``."""
+    if "local" in harness.models.names():
+        return
+    options = options or {}
+    if at is not None and options.get("model") == "local":
+        return
+    config = harness.config
+    for name in harness.settings:
+        given = options.get(name)
+        if isinstance(given, BaseModel):  # a settings object given whole: no section under
+            continue
+        mine = given if isinstance(given, Mapping) else None
+        section = config.sections.get(name)
+        if section is not None:
+            for loc, model in set_model_names(section):
+                if model == "local" and (mine is None or loc[0] not in mine):
+                    _refuse(harness, agent_id, (name, *loc))
+        if at is not None and mine is not None:
+            settings = harness.settings[name].model_validate(layered(config.raw.get(name), mine))
+            for loc, model in set_model_names(settings, mine):
+                if model == "local":
+                    _refuse(harness, agent_id, ("agents", at, "options", name, *loc))
+
+
+def _refuse(harness: Harness, agent_id: str, loc: Loc) -> None:
+    dotted = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc)[1:]
+    where = harness.config.where(*loc)
+    raise DshError(f"agent {agent_id!r}: {where}: {dotted}: {LOCAL_UNREGISTERED}")
