@@ -2,7 +2,7 @@
 before the tail are taken out of the tail budget once (the tail shrinks to make room
 for them; a prompt already in the tail is not counted again), and finding them costs
 no rescan of the turn's events at every compaction (``_task``: the turn's start is
-remembered per session)."""
+remembered per agent, ``AgentState.turn_task``)."""
 
 from __future__ import annotations
 
