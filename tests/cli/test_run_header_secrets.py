@@ -47,7 +47,7 @@ def test_a_gateways_401_quoting_the_header_token_is_hidden_in_output_and_session
     [request] = server.server.requests
     assert request.all("authorization") == [f"Bearer {TOKEN}"]  # the gateway's, not KEY
     [end] = [e for e in map(json.loads, done.stdout.splitlines()) if e["type"] == "turn/end"]
-    assert "invalid credentials: ***" in end["data"]["error"]["message"]
+    assert "invalid credentials: Bearer ***" in end["data"]["error"]["message"]
     seen = everything(done, cli_env)
     assert list(Path(cli_env["DSH_PERSISTENCE_DIR"]).rglob("*.jsonl"))
     assert TOKEN[:13] not in seen and TOKEN[-13:] not in seen and KEY not in seen
@@ -67,7 +67,7 @@ def test_a_command_reading_dsh_yml_shows_the_header_token_hidden(
     [result] = [
         e["data"] for e in map(json.loads, done.stdout.splitlines()) if e["type"] == "tool/result"
     ]
-    assert result["content"] == "    headers: {Authorization: '***'}\n[exit code 0]"
+    assert result["content"] == "    headers: {Authorization: 'Bearer ***'}\n[exit code 0]"
     assert TOKEN not in everything(done, cli_env)
     assert TOKEN not in json.dumps(server.bodies())
 
@@ -77,4 +77,4 @@ def test_an_error_of_the_dsh_command_hides_the_header_token_of_its_config(
 ) -> None:
     gateway(tmp_path, "http://127.0.0.1:1/v1")
     args = argparse.Namespace(config=tmp_path / "dsh.yml", cwd=tmp_path)
-    assert hide_keys(f"failed: Bearer {TOKEN}!", args) == "failed: ***!"
+    assert hide_keys(f"failed: Bearer {TOKEN}!", args) == "failed: Bearer ***!"

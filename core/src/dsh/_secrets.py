@@ -15,10 +15,11 @@ but not a name whose last word is a common word that merely ends with ``key``
 (``monkey``, ``my_turkey``: ``_WORDS_NOT_KEYS``), since anything else ending so
 (``wskey``, ``mapkey``, ``common_key``) may well be a key.
 
-So is a credential written into a model's ``headers`` (``header_secrets``): the value of
-``Authorization`` or ``Proxy-Authorization`` (whole, and what follows its scheme) and of
-a header whose name is a secret's by the same rule (``X-Api-Key``, ``api-key``,
-``X-Auth-Token``). What an ``HttpModel`` finds written into its settings is remembered
+So is a credential written into a model's ``headers`` (``header_secrets``): what follows
+the scheme in the value of ``Authorization`` or any header whose name ends so
+(``Proxy-Authorization``, ``X-Authorization``; the whole value if it has no scheme), and
+the value of a header whose name is a secret's by the same rule (``X-Api-Key``,
+``api-key``, ``X-Auth-Token``). What an ``HttpModel`` finds written into its settings is remembered
 in ``written_keys`` too, which ``Harness.secrets`` adds to its own: hidden from tool
 results whichever harness or plugin's model built it.
 """
@@ -181,20 +182,19 @@ def query_secrets(url: str) -> tuple[str, ...]:
     return tuple(sorted((v for v in found if len(v) >= MIN_LENGTH), key=len, reverse=True))
 
 
-#: Headers whose value is ``<scheme> <credentials>``: both are hidden.
-_AUTHORIZATION: Final = frozenset({"authorization", "proxy-authorization"})
-
-
 def header_secrets(headers: Mapping[str, str]) -> tuple[str, ...]:
-    """The credentials (8 characters or more) in ``headers``, a model's: the value of
-    ``Authorization`` and ``Proxy-Authorization``, whole and what follows the scheme
-    (``Bearer <token>``: the token), and that of a header whose name is a secret's as a
-    query parameter's is (``X-Api-Key``, ``api-key``, ``X-Auth-Token``), each as written
-    and without the whitespace around it (as it is sent)."""
+    """The credentials (8 characters or more) in ``headers``, a model's: in the value of
+    a header whose name ends with ``authorization`` (``Authorization``,
+    ``Proxy-Authorization``, ``X-Authorization``, ``cf-aig-authorization``), what follows
+    the scheme (``Bearer <token>``: the token), or the whole value if it has no scheme;
+    and the value of a header whose name is a secret's as a query parameter's is
+    (``X-Api-Key``, ``api-key``, ``X-Auth-Token``); each without the whitespace around it
+    (as it is sent). Never the scheme with a short token (``Bearer ollama``): ``redact``
+    would hide every run of 8 characters that begins or ends it in ordinary text."""
     found: set[str] = set()
     for name, value in headers.items():
-        if name.lower() in _AUTHORIZATION:
-            found.update((value, value.strip(), value.strip().partition(" ")[2].strip()))
+        if name.lower().endswith("authorization"):
+            found.add((value.split(None, 1) or [""])[-1].strip())
         elif _is_secret_name(name):
             found.update((value, value.strip()))
     return tuple(sorted((v for v in found if len(v) >= MIN_LENGTH), key=len, reverse=True))

@@ -54,7 +54,7 @@ async def test_a_gateways_401_quoting_its_authorization_header_hides_the_token()
     assert request.all("authorization") == [f"Bearer {TOKEN}"]  # sent as given
     end: Any = events[-1]
     assert end.type == "turn/end" and end.data["reason"] == "error"
-    assert "invalid credentials: ***" in end.data["error"]["message"]
+    assert "invalid credentials: Bearer ***" in end.data["error"]["message"]
     assert not shows(repr([e.data for e in events]))
 
 
@@ -95,9 +95,9 @@ async def test_the_error_of_a_model_quoting_a_credential_header_hides_it(
 @pytest.mark.parametrize(
     ("name", "value", "hidden"),
     [
-        ("Authorization", f"Bearer {TOKEN}", (f"Bearer {TOKEN}", TOKEN)),
-        ("authorization", f"Token  {TOKEN}", (f"Token  {TOKEN}", TOKEN)),
-        ("Proxy-Authorization", f"Basic {TOKEN}", (f"Basic {TOKEN}", TOKEN)),
+        ("Authorization", f"Bearer {TOKEN}", (TOKEN,)),  # the token, not the scheme
+        ("authorization", f"Token  {TOKEN}", (TOKEN,)),
+        ("Proxy-Authorization", f"Basic {TOKEN}", (TOKEN,)),
         ("X-Api-Key", TOKEN, (TOKEN,)),
         ("api-key", TOKEN, (TOKEN,)),
         ("X-Gateway-Secret", TOKEN, (TOKEN,)),
@@ -129,7 +129,7 @@ async def test_a_command_reading_dsh_yml_shows_the_header_token_hidden() -> None
         f"    headers: {{Authorization: 'Bearer {TOKEN}'}}\n"
     )
     async with Harness(config_text=text, load_entry_points=False, env={}) as harness:
-        assert redact(text, harness.secrets()).endswith("headers: {Authorization: '***'}\n")
+        assert redact(text, harness.secrets()).endswith("headers: {Authorization: 'Bearer ***'}\n")
 
 
 class Router:
