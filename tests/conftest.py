@@ -31,13 +31,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             missing = [name for name in marker.args if name not in installed]
             if missing:
                 item.add_marker(pytest.mark.skip(reason=f"needs dsh plugins: {', '.join(missing)}"))
-
-
-@pytest.fixture(autouse=True)
-def _no_written_keys_yet(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts knowing no key written into a model's settings: every HttpModel
-    built in the process adds its own to ``dsh._secrets.written_keys``, which each
-    harness's ``secrets()`` holds (a test expecting none would see another test's)."""
-    import dsh._secrets
-
-    monkeypatch.setattr(dsh._secrets, "_written", frozenset(), raising=False)

@@ -19,9 +19,11 @@ So is a credential written into a model's ``headers`` (``header_secrets``): what
 the scheme in the value of ``Authorization`` or any header whose name ends so
 (``Proxy-Authorization``, ``X-Authorization``; the whole value if it has no scheme), and
 the value of a header whose name is a secret's by the same rule (``X-Api-Key``,
-``api-key``, ``X-Auth-Token``). What an ``HttpModel`` finds written into its settings is remembered
-in ``written_keys`` too, which ``Harness.secrets`` adds to its own: hidden from tool
-results whichever harness or plugin's model built it.
+``api-key``, ``X-Auth-Token``). What an ``HttpModel`` finds written into its settings is
+remembered, hidden from log records (``known_keys``) whichever harness or plugin built
+it; a harness's tool results are cleared of those of the models registered in it only
+(``Harness.secrets``, ``ModelRegistry.written_keys``): another harness's (another
+test's) would hide its text.
 """
 
 from __future__ import annotations
@@ -53,10 +55,8 @@ __all__ = [
     "query_secrets",
     "redact",
     "remember",
-    "remember_written",
     "secret_values",
     "shortest_run",
-    "written_keys",
 ]
 
 HIDDEN: Final = "***"
@@ -69,35 +69,16 @@ MIN_LENGTH: Final = 8
 PROVIDER_KEY_VARIABLES: Final = KEY_VARIABLES
 
 #: Every key ``key_from_env`` has returned in this process (a harness reads its keys when
-#: it starts) and every value of a plugin's secret variable a harness found (``remember``):
-#: what ``HideKeys`` hides, whichever harness or environment it came from.
+#: it starts), every value of a plugin's secret variable a harness found and every key an
+#: ``HttpModel`` found written into its settings (``remember``): what ``HideKeys`` hides,
+#: whichever harness or environment it came from.
 _READ: Final[set[str]] = set()
-#: The keys the ``HttpModel`` models built in this process found written into their
-#: settings (``remember_written``); a new set object each time one is added, so that a
-#: reader can tell by ``is`` that it changed (``Harness.secrets``).
-_written: frozenset[str] = frozenset()
 
 
 def remember(values: Iterable[str]) -> None:
     """Hide ``values`` (those of 8 characters or more) from log records and from
     ``redact`` from now on, as every key dsh has read is."""
     _READ.update(value for value in values if len(value) >= MIN_LENGTH)
-
-
-def remember_written(values: Iterable[str]) -> None:
-    """``remember`` ``values``, keys written into a model's settings (its ``base_url``'s
-    query, its ``headers``), and add them to ``written_keys``."""
-    global _written
-    found = {value for value in values if len(value) >= MIN_LENGTH}
-    _READ.update(found)
-    if not found <= _written:
-        _written = _written | found
-
-
-def written_keys() -> frozenset[str]:
-    """The keys every ``HttpModel`` built so far found written into its settings (a
-    plugin's model wrapping one, too); another set object after each that adds one."""
-    return _written
 
 
 def key_variables(config: Config | None) -> set[str]:

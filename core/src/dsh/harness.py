@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from dsh._relay import interception_returns
 from dsh._secret_variables import SecretVariables
-from dsh._secrets import get_logger, written_keys
+from dsh._secrets import get_logger
 from dsh.agent import AgentRegistry
 from dsh.errors import DshError
 from dsh.llm.registry import ModelRegistry
@@ -128,12 +128,14 @@ class Harness:
 
     def secrets(self) -> tuple[str, ...]:
         """The values of the model API keys this harness can see (in its ``env`` and the
-        process's), the keys written into the ``base_url`` query and ``headers`` of the
+        process's), the keys written into the ``base_url`` query and ``headers`` of its
         HTTP models (a ``models:`` entry's, a ``-m ...@URL?api-key=...``'s, a plugin's
-        ``HttpModel``'s, wrapped or not: every one built, ``dsh._secrets.written_keys``)
-        and the secrets in the plugins' secret variables, which every tool result is
-        cleared of before it is logged."""
-        written = written_keys()
+        ``HttpModel`` registered in it, or wrapped by a model registered in it:
+        ``ModelRegistry.written_keys``) and the secrets in the plugins' secret variables,
+        which every tool result is cleared of before it is logged. Not the keys of a
+        model built and not registered here (another harness's): log records have them
+        hidden (``dsh._secrets.known_keys``), this harness's text does not."""
+        written = self.models.written_keys()
         if self._secrets is None or written is not self._secrets_written:
             from dsh._secrets import secret_values
 

@@ -7,7 +7,8 @@ Before: ``dsh.llm._errors`` hid only the API key, so a 404 body quoting the requ
 address, a redirect's ``Location`` repeating the query, an error inside the stream or an
 unreadable chunk quoting it showed the query's key whole; under ``-m`` the harness's
 secrets did not know it either, so turn/end kept it (the last two tests: now they do,
-as they know that of any ``HttpModel`` built, ``dsh._secrets.written_keys``)."""
+as they know those of the ``HttpModel`` models registered in the harness,
+``ModelRegistry.written_keys``)."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ from dsh._secrets import (
     known_keys,
     query_secrets,
     redact,
-    remember_written,
+    remember,
 )
 from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
@@ -121,7 +121,7 @@ class HttpModel:
         shown = {*query_secrets(base_url), *query_secrets(str(httpx.URL(base_url)))}
         shown.update(header_secrets(config.headers))
         self._written_secrets = tuple(sorted(shown, key=len, reverse=True))
-        remember_written(self._written_secrets)  # Harness.secrets reads them
+        remember(self._written_secrets)  # hidden from log records; a registry reads them
         self._info = ModelInfo(
             name,
             config.provider,

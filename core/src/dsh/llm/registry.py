@@ -9,17 +9,23 @@ the secrets each time: with none known, it returns the model's own stream, unwra
 so a harness without secrets (the scripted models of tests and benchmarks) pays a call
 or two a step.
 
-The keys written into an HTTP model's settings (its ``base_url`` query, its
-``headers``) are not kept here: every ``HttpModel`` remembers its own as it is built
-(``dsh._secrets.written_keys``), wherever it is registered, wrapped or not, and
-``Harness.secrets`` reads them there.
+It also keeps the keys written into the settings (``base_url`` query, credential
+``headers``) of the HTTP models registered (``written_keys``), which ``Harness.secrets``
+adds to its own: an ``HttpModel`` registered as it is, or held by a plugin's model that
+wraps it, as ``__wrapped__`` (``functools.wraps``' name) or as one of the attributes
+``model``, ``inner``, ``wrapped`` (with or without a leading ``_``) of its ``__dict__``,
+looked through at registration, a few levels deep. Not found: one held otherwise (in a
+list, a slot, a property, or built after registration, at each request); its keys are
+hidden from log records all the same (every ``HttpModel`` remembers its own as it is
+built, ``dsh._secrets.known_keys``), from tool results only if the plugin adds them
+(``Harness.add_secrets``).
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator, Callable
-from typing import Any, final
+from typing import Any, Final, final
 
 from dsh.errors import DshError, ModelError
 from dsh.llm.base import Chunk, Model, ModelInfo
@@ -34,12 +40,13 @@ class ModelRegistry:
     cleared of, asked for at each request (longest first, each of 8 characters or more:
     ``Harness.secrets``); None (a registry of no harness's) hides nothing."""
 
-    __slots__ = ("_models", "_origin", "_secrets")
+    __slots__ = ("_models", "_origin", "_secrets", "_written")
 
     def __init__(self, *, secrets: Callable[[], tuple[str, ...]] | None = None) -> None:
         self._models: dict[str, Model] = {}
         self._origin: dict[str, str] = {}
         self._secrets = secrets
+        self._written: frozenset[str] = frozenset()
 
     def add(self, plugin: str, model: Model, name: str | None = None) -> None:
         """The ``register`` callback of ``register_models`` (stamped with ``plugin``)."""
@@ -50,6 +57,9 @@ class ModelRegistry:
             raise DshError(
                 f"model {key!r} is registered twice: by {self._origin[key]!r} and {plugin!r}"
             )
+        written = _written_keys(model)
+        if not written <= self._written:
+            self._written = self._written | written  # a new set: Harness.secrets renews
         if self._secrets is not None and not _hides_keys(model):
             model = _KeysHidden(model, self._secrets)
         self._models[key] = model
@@ -71,6 +81,12 @@ class ModelRegistry:
                 "(registered: " + (", ".join(self._models) or "none") + ")",
             )
         return model
+
+    def written_keys(self) -> frozenset[str]:
+        """The keys written into the settings of the ``HttpModel`` models registered,
+        wrapped or not (see the module); another set object after each registration that
+        adds one."""
+        return self._written
 
     def __contains__(self, name: object) -> bool:
         return name in self._models
@@ -114,6 +130,36 @@ class _KeysHidden:
 
     def __repr__(self) -> str:
         return f"_KeysHidden({self.__wrapped__!r})"
+
+
+#: The attributes a plugin's model wrapping another may hold it in (``_written_keys``).
+_INNER: Final = ("__wrapped__", "model", "inner", "wrapped", "_model", "_inner", "_wrapped")
+
+
+def _written_keys(model: object) -> frozenset[str]:
+    """The keys written into the settings of ``model``, an ``HttpModel``, or of those a
+    model holds in ``_INNER`` (``__wrapped__`` or its ``__dict__``'s), 4 levels deep;
+    without ``dsh.llm._http`` imported, there is none."""
+    http = sys.modules.get("dsh.llm._http")
+    if http is None:
+        return frozenset()
+    found: set[str] = set()
+    level = [model]
+    for _ in range(5):
+        inner = []
+        for each in level:
+            if isinstance(each, http.HttpModel):
+                # an attribute: a subclass whose __init__ is its own may have none
+                found.update(getattr(each, "_written_secrets", ()))
+                continue
+            try:  # as stored: no property, no __getattr__ of the plugin's is run
+                held = object.__getattribute__(each, "__dict__")
+            except AttributeError:  # slots only
+                continue
+            if isinstance(held, dict):
+                inner += [held[name] for name in _INNER if name in held]
+        level = inner
+    return frozenset(found)
 
 
 def _hides_keys(model: object) -> bool:

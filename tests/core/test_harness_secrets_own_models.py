@@ -1,0 +1,114 @@
+"""``Harness.secrets`` (what tool results are cleared of) holds the keys written into
+the settings (``base_url`` query, credential ``headers``) of the HTTP models registered
+in that harness, a plugin's model wrapping one too; not those of a model built
+elsewhere in the process (another harness's, another test's), which only the log
+records have hidden (``dsh._secrets.known_keys``).
+
+Before: every ``HttpModel`` built in the process put its keys into a process-wide set
+that every harness's ``secrets()`` held: a third-party suite (``pytest_plugins =
+["dsh.testing"]``) depended on the order of its tests (a tool result ``id=***`` after a
+test that built a gateway model with that token), and dsh's own suite reset the set
+before each test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsh import hookimpl
+from dsh._secrets import known_keys
+from dsh.config import ModelConfig
+from dsh.harness import Harness
+from dsh.llm.base import ModelInfo
+from dsh.llm.providers import build_model, parse_model_shorthand
+from dsh.messages import ModelRequest
+from dsh.testing import ScriptedModel, scripted_harness, text, tool_calls
+from dsh.tools import tool
+
+TOKEN = "own-hdr-token-Lq82Vn05"
+QUERY = "own-query-key-Tp36Wd91"
+
+
+def gateway(token: str = TOKEN, query: str = QUERY) -> Any:
+    return build_model(
+        "gw",
+        ModelConfig(
+            provider="openai-compatible",
+            model="m",
+            base_url=f"http://127.0.0.1:1/v1?api-key={query}",
+            headers={"X-Api-Key": token},
+        ),
+    )
+
+
+@tool
+def echo(s: str) -> str:
+    "Echo s."
+    return s
+
+
+class Tools:
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        register(echo)
+
+
+async def test_a_model_built_outside_the_harness_leaves_its_tool_results_alone() -> None:
+    gateway()  # another test's, another harness's: built, never registered here
+    assert TOKEN in known_keys() and QUERY in known_keys()  # hidden from log records
+    model = ScriptedModel([tool_calls(("echo", {"s": f"id={TOKEN} q={QUERY}"})), text("ok")])
+    async with scripted_harness(model, plugins=[("t", Tools())], load_entry_points=False) as h:
+        assert TOKEN not in h.secrets() and QUERY not in h.secrets()
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        result = await agent.prompt("go")
+    [shown] = [e.data for e in result.events if e.type == "tool/result"]
+    assert f"id={TOKEN} q={QUERY}" in repr(shown)
+
+
+async def test_another_harness_s_model_is_not_this_harness_s_secret() -> None:
+    async with Harness(load_entry_points=False, env={}) as first:
+        first.models.add("cli", gateway(), "gw")
+        assert TOKEN in first.secrets() and QUERY in first.secrets()
+        async with Harness(load_entry_points=False, env={}) as second:
+            assert TOKEN not in second.secrets() and QUERY not in second.secrets()
+
+
+async def test_the_m_models_query_key_is_the_harness_s_secret() -> None:
+    key = "m-query-key-Zr40Bc77"
+    async with Harness(load_entry_points=False, env={}) as harness:
+        assert key not in harness.secrets()  # asked for before: not kept stale
+        name, config = parse_model_shorthand(
+            f"openai-compatible:m@http://127.0.0.1:1/v1?api-key={key}"
+        )
+        harness.models.add("cli", build_model(name, config), name)  # as -m does
+        assert key in harness.secrets()
+
+
+class Inner:
+    """A plugin's model wrapping an HttpModel in an attribute (a router, a fallback)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    @property
+    def info(self) -> ModelInfo:
+        info: ModelInfo = self.inner.info
+        return info
+
+    def stream(self, request: ModelRequest) -> Any:
+        return self.inner.stream(request)
+
+
+class Wrapped(Inner):
+    """One naming it ``__wrapped__`` (as ``functools.wraps`` does), twice over."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self.__wrapped__ = inner
+
+
+async def test_a_plugin_model_wrapping_an_http_model_has_its_keys_in_the_secrets() -> None:
+    async with Harness(load_entry_points=False, env={}) as harness:
+        harness.models.add("router", Inner(gateway("inner-token-Fw19Ks44")), "r1")
+        harness.models.add("router", Wrapped(Wrapped(gateway(query="wrapped-q-Jm50Ty63"))), "r2")
+        assert "inner-token-Fw19Ks44" in harness.secrets()
+        assert "wrapped-q-Jm50Ty63" in harness.secrets()
