@@ -66,3 +66,40 @@ def test_an_error_of_the_dsh_command_hides_the_key_in_its_m_url(tmp_path: object
     assert hide_keys(f"cannot use gw/v1?token={secret} now", args) == (
         "cannot use gw/v1?token=*** now"
     )
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        f"openai-compatible:m?api-key={KEY}@http://127.0.0.1:1/v1",
+        f"openai-compatible:org/m#q4&token={KEY}@https://gw.example/v1",
+    ],
+)
+def test_a_model_name_holding_a_secret_parameter_before_a_url_is_refused(
+    model: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # refused only without a URL: before '@http://' the key was accepted, sent to the
+    # server as the model's name and shown on every line naming the model
+    assert main(["-m", model, "run", "hi"]) == 2
+    err = capsys.readouterr().err
+    assert "=***@http" in err and "secret parameter" in err
+    assert KEY[:6] not in err
+
+
+@pytest.mark.parametrize(
+    ("text", "model", "url"),
+    [
+        ("openai-compatible:org/m?rev=main#q4@http://h:80/v1", "org/m?rev=main#q4", "http://h:80/v1"),
+        ("openai-compatible:my?model@http://h/v1", "my?model", "http://h/v1"),
+        ("openai-compatible:model#v2", "model#v2", None),
+        ("openai-compatible:m@http://h/v1?api-version=2024-02-01", "m", "http://h/v1?api-version=2024-02-01"),
+        (f"openai-compatible:m@http://h/v1?api-key={KEY}", "m", f"http://h/v1?api-key={KEY}"),
+    ],
+)  # fmt: skip
+def test_a_model_name_without_a_secret_parameter_is_kept(
+    text: str, model: str, url: str | None
+) -> None:
+    from dsh.llm.providers import parse_model_shorthand
+
+    _, config = parse_model_shorthand(text)
+    assert (config.model, config.base_url) == (model, url)

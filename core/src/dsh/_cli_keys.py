@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,9 @@ def _keys(args: argparse.Namespace) -> tuple[str, ...]:
             values.update(header_secrets(given))
     values.update(key_from_env(name) or "" for name in variables)
     if isinstance(getattr(args, "model", None), str):  # -m ...@URL?api-key=...
-        values.update(parameter_secrets(args.model))
+        # the model part and the URL apart: a model part's ?key=... ends at its @
+        for part in re.split(r"@(?=https?://)", args.model):
+            values.update(parameter_secrets(part))
     kept = (value for value in values if len(value) >= MIN_LENGTH)
     return tuple(sorted(kept, key=len, reverse=True))
 

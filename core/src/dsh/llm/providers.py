@@ -189,17 +189,27 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
     if match is None:
         raise ConfigError(source, "", "expected provider:model or provider:model@base_url")
     provider, model, url = match["provider"], match["model"], match["url"]
+    if url is not None:  # each part hidden alone: a model part's ?key=... ends at the @
+        hidden = (
+            f"{provider}:{hide_parameters(model)}@{hide_parameters(_USERINFO.sub('***@', url))}"
+        )
+        source = f"model {hidden!r}"
     if provider not in PROVIDERS:
         known = ", ".join(PROVIDERS)
         hint = did_you_mean(provider, list(PROVIDERS))
         raise ConfigError(source, "", f"unknown provider {provider!r} (built in: {known}){hint}")
     if url is None and "://" in model:  # ftp://..., or a URL with a space in it
         raise ConfigError(source, "base_url", "must be an http:// or https:// URL, no spaces")
-    if url is None and hide_parameters(model) != model:  # a URL without its scheme
+    if hide_parameters(model) != model:  # a URL without its scheme, or a key before @
         reason = (
             "the model's name holds a secret parameter (?key=...), which would be sent to "
-            "the provider and shown wherever the name is: give the base_url after an @ "
-            "with its scheme (@http:// or @https://)"
+            "the provider and shown wherever the name is: "
+            + (
+                "give the base_url after an @ with its scheme (@http:// or @https://)"
+                if url is None
+                else "put it in the base_url's query (after the @), or the key in the "
+                "variable api_key_env names"
+            )
         )
         raise ConfigError(source, "", reason)
     try:
