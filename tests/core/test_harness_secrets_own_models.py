@@ -112,3 +112,26 @@ async def test_a_plugin_model_wrapping_an_http_model_has_its_keys_in_the_secrets
         harness.models.add("router", Wrapped(Wrapped(gateway(query="wrapped-q-Jm50Ty63"))), "r2")
         assert "inner-token-Fw19Ks44" in harness.secrets()
         assert "wrapped-q-Jm50Ty63" in harness.secrets()
+
+
+async def test_the_secrets_are_not_found_again_at_each_step(monkeypatch: Any) -> None:
+    # what the registry's wrapper asks for at each request (llm/registry.py: "a call or
+    # two a step"); an HttpModel built elsewhere meanwhile does not renew them either
+    import dsh._secrets
+
+    calls: list[object] = []
+    found = dsh._secrets.secret_values
+
+    def counted(*args: Any, **kwargs: Any) -> tuple[str, ...]:
+        calls.append(args)
+        return found(*args, **kwargs)
+
+    steps = [tool_calls(("echo", {"s": str(i)})) for i in range(5)]
+    model = ScriptedModel([*steps, text("ok")])
+    async with scripted_harness(model, plugins=[("t", Tools())], load_entry_points=False) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        h.secrets()
+        monkeypatch.setattr(dsh._secrets, "secret_values", counted)
+        gateway("elsewhere-token-Rb27Xe80")
+        await agent.prompt("go")
+    assert calls == []
