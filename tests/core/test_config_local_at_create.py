@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from dsh import DshError, ModelName, hookimpl
+from dsh import ConfigError, DshError, ModelName, hookimpl
 from dsh.testing import InMemoryPersistence, ScriptedModel, run_turn, scripted_harness, text
 
 
@@ -68,29 +68,50 @@ async def test_a_models_entry_named_local_is_registered_so_accepted() -> None:
         await h.agents.create("a", options={"model": "scripted"})
 
 
-async def test_a_config_agent_is_refused_at_start_up_naming_its_key() -> None:
-    agents = "models:\n  scripted: {provider: scripted}\nagents:\n  - id: a\n    model: scripted\n"
-    with pytest.raises(DshError, match=r"^agent 'a': <string>:7:3: summaries.model: 'local'"):
-        async with scripted_harness(
-            ScriptedModel([]), plugins=PLUGINS, config_text=agents + SECTION
-        ):
-            pass
-    config = agents + "    options:\n      summaries: {model: local}\n"
-    where = r"^agent 'a': <string>:7:\d+: agents\[0\]\.options\.summaries\.model: 'local'"
-    with pytest.raises(DshError, match=where):
-        async with scripted_harness(ScriptedModel([]), plugins=PLUGINS, config_text=config):
-            pass
-
-
-async def test_a_config_agent_whose_own_model_is_local_is_still_started() -> None:
-    # its model is not registered yet either: the dsh command starts the bundled model
-    # for it after the harness started (then disposes this agent and creates its own)
+async def test_the_agents_dsh_yml_lists_start_with_the_harness_unchecked() -> None:
+    # `dsh run -m local` (or dsh run picking local) with agents listed in dsh.yml whose
+    # model is not local: they start with the harness, before the command starts the
+    # bundled model and creates its own agent (checked then); refusing them refused
+    # the command
+    agents = "models:\n  scripted: {provider: scripted}\nagents:\n  - id: main\n"
     for config in (
+        agents + "    model: scripted\n" + SECTION,
+        agents + "    model: scripted\n    options:\n      summaries: {model: local}\n",
+        agents + SECTION,
         "model: local\nagents:\n  - id: a\n" + SECTION,
         "agents:\n  - id: a\n    model: local\n" + SECTION,
     ):
-        async with scripted_harness(plugins=PLUGINS, config_text=config) as h:
-            assert h.agents.get("a") is not None
+        async with scripted_harness(ScriptedModel([]), plugins=PLUGINS, config_text=config) as h:
+            assert len(h.agents.list()) == 1
+            h.models.add("local", ScriptedModel([], name="local"), "local")  # as start_local
+            await h.agents.create("cli", options={"model": "local"})
+
+
+class Aliased(BaseModel):
+    summary_model: ModelName | None = Field(default=None, alias="summaryModel")
+
+
+class AliasedPlugin:
+    @hookimpl
+    def register_settings(self, register: Any) -> None:
+        register(Aliased, section="summaries")
+
+
+async def test_a_model_name_field_with_an_alias_is_read_by_the_key_the_file_writes() -> None:
+    plugins = [("summaries", AliasedPlugin())]
+    section = "summaries:\n  summaryModel: local\n"
+    async with scripted_harness(ScriptedModel([]), plugins=plugins, config_text=section) as h:
+        with pytest.raises(DshError, match=r"<string>:2:3: summaries\.summaryModel: 'local'"):
+            await h.agents.create("a", options={"model": "scripted"})
+        options = {"model": "scripted", "summaries": {"summaryModel": "scripted"}}
+        await h.agents.create("b", options=options)  # replaced: not refused
+    agents = "agents:\n  - id: a\n    model: m\n    options:\n      summaries:\n"
+    config = "models:\n  m: {provider: scripted}\n" + agents + "        summaryModel: nosuch\n"
+    with pytest.raises(ConfigError, match=r"summaries\.summaryModel: unknown model 'nosuch'"):
+        async with scripted_harness(
+            ScriptedModel([], name="m"), plugins=plugins, config_text=config
+        ):
+            pass
 
 
 async def test_a_resume_is_not_refused_for_an_unregistered_local() -> None:

@@ -36,8 +36,8 @@ def check_options(
     ``resumed``: the options of a session being continued (often its stored ones), whose
     plugin settings may name a model this harness does not register (a summariser of
     another workspace): not refused for that, or the session could not be continued.
-    Not resumed, ``dsh.yml``'s plugin settings naming ``local`` are checked too (its
-    agents' at start-up: ``Harness``): it must be registered (``check_local``)."""
+    Not resumed, ``dsh.yml``'s plugin settings naming ``local`` are checked too: it
+    must be registered (``check_local``)."""
     if options:
         pm = harness.pm
         config = harness.config

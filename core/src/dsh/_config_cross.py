@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from yaml.nodes import Node
 
+from dsh._config_keys import input_key
 from dsh._config_models import AgentConfig, CoreKeys
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
 from dsh._model_name import model_name_fields
@@ -162,16 +163,19 @@ def set_model_names(
 ) -> list[tuple[Loc, str | None]]:
     """The names the ``ModelName`` fields of ``section`` are set to (a field left at
     its default is not checked: the plugin's own default is not the file's problem),
-    each with its place in the section: a ``dict[str, ModelName]``'s each value, a
-    list's each item. ``given``: an agent's options that ``section`` layers over the
-    plugin's section; only the fields they set (the section's own are told once, at
-    the section, not again at every agent's options)."""
+    each with its place in the section (its key as the file writes it: an alias if the
+    field has one): a ``dict[str, ModelName]``'s each value, a list's each item.
+    ``given``: an agent's options that ``section`` layers over the plugin's section;
+    only the fields they set (the section's own are told once, at the section, not
+    again at every agent's options)."""
     found: list[tuple[Loc, str | None]] = []
-    for key in model_name_fields(type(section)):
-        if given is not None and key not in given:
+    fields = type(section).model_fields
+    for field in model_name_fields(type(section)):
+        key = input_key(field, fields[field])  # as the file writes it (an alias)
+        if given is not None and key not in given and field not in given:
             continue
-        if key in section.model_fields_set:
-            value = getattr(section, key)
+        if field in section.model_fields_set:
+            value = getattr(section, field)
             if isinstance(value, Mapping):  # dict[str, ModelName]: each value
                 found += [((key, inner), name) for inner, name in value.items()]
             elif isinstance(value, list | tuple | set | frozenset):

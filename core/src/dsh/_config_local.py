@@ -1,9 +1,11 @@
 """``local`` in a plugin's ``ModelName`` setting in ``dsh.yml`` (``compaction.model:
-local``), checked when an agent is created or started from the file: the file is
+local``), checked when a program or the dsh command creates an agent: the file is
 accepted at load, since the bundled model runs whenever an agent's model is ``local``
 (the dsh command's ``start_local`` registers it as ``local`` before it creates its
 agent, and the plugin finds it by name). Unregistered then, nothing would start it,
-and the plugin's first call would fail: refused, naming the agent and the file's key."""
+and the plugin's first call would fail: refused, naming the agent and the file's key.
+The agents the file lists, started with the harness, are not checked (the command may
+start the bundled model after them: ``dsh run -m local``)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from dsh._config_cross import set_model_names
-from dsh._config_keys import layered
 from dsh._config_yaml import Loc
 from dsh.errors import DshError
 
@@ -29,37 +30,25 @@ LOCAL_UNREGISTERED = (
 )
 
 
-def check_local(
-    harness: Harness, agent_id: str, options: Mapping[str, Any] | None, *, at: int | None = None
-) -> None:
-    """A ``DshError`` naming agent ``agent_id`` and the key of ``dsh.yml`` that sets a
-    plugin's setting to ``local`` for it, when no model of that name is registered:
-    a section's setting its ``options`` do not replace, and for the file's agent at
-    index ``at`` (started with the harness), its ``agents[at].options``' own. Such an
-    agent whose own model is ``local`` is started still: nothing registered it yet either
-    (the dsh command starts the bundled model after the harness, for the agent it
-    creates). Options given in code are checked by ``check_options``."""
+def check_local(harness: Harness, agent_id: str, options: Mapping[str, Any] | None) -> None:
+    """A ``DshError`` naming agent ``agent_id`` (being created) and the key of
+    ``dsh.yml`` that sets a plugin's setting to ``local`` for it, when no model of that
+    name is registered: a section's setting its ``options`` do not replace. The agents
+    ``dsh.yml`` lists, started with the harness, are not checked: the dsh command starts
+    the bundled model after the harness, then creates its agent (checked then)."""
     if "local" in harness.models.names():
         return
     options = options or {}
-    if at is not None and options.get("model") == "local":
-        return
-    config = harness.config
     for name in harness.settings:
         given = options.get(name)
         if isinstance(given, BaseModel):  # a settings object given whole: no section under
             continue
-        mine = given if isinstance(given, Mapping) else None
-        section = config.sections.get(name)
+        mine = given if isinstance(given, Mapping) else {}
+        section = harness.config.sections.get(name)
         if section is not None:
             for loc, model in set_model_names(section):
-                if model == "local" and (mine is None or loc[0] not in mine):
+                if model == "local" and loc[0] not in mine:
                     _refuse(harness, agent_id, (name, *loc))
-        if at is not None and mine is not None:
-            settings = harness.settings[name].model_validate(layered(config.raw.get(name), mine))
-            for loc, model in set_model_names(settings, mine):
-                if model == "local":
-                    _refuse(harness, agent_id, ("agents", at, "options", name, *loc))
 
 
 def _refuse(harness: Harness, agent_id: str, loc: Loc) -> None:

@@ -221,7 +221,6 @@ class Harness:
             self._config_models.append(model)
 
     async def __aenter__(self) -> Harness:
-        from dsh._config_local import check_local
         from dsh.config import add_settings
 
         self.relay.register_settings(partial(add_settings, self.settings))
@@ -251,9 +250,8 @@ class Harness:
         )
         try:
             await self.relay.harness_started(self)
-            for i, agent in enumerate(self._config.agents if self._starts_agents else ()):
+            for agent in self._config.agents if self._starts_agents else ():
                 options = agent.agent_options(agent.model or self._config.default_model)
-                check_local(self, agent.id, options, at=i)  # its plugins' `local`
                 await self._agents.create(agent.id, options=options, source="startup")
         except BaseException as exc:
             await self.__aexit__(type(exc), exc, exc.__traceback__)

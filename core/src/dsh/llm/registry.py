@@ -148,13 +148,13 @@ def _written_keys(model: object) -> frozenset[str]:
     for _ in range(5):
         inner = []
         for each in level:
-            if isinstance(each, http.HttpModel):
+            if issubclass(type(each), http.HttpModel):  # type(): no __class__ property
                 # an attribute: a subclass whose __init__ is its own may have none
                 found.update(getattr(each, "_written_secrets", ()))
                 continue
             try:  # as stored: no property, no __getattr__ of the plugin's is run
                 held = object.__getattribute__(each, "__dict__")
-            except AttributeError:  # slots only
+            except Exception:  # slots only, or a class whose __dict__ is its own
                 continue
             if isinstance(held, dict):
                 inner += [held[name] for name in _INNER if name in held]
@@ -167,6 +167,7 @@ def _hides_keys(model: object) -> bool:
     has read in its answers (not one of its own); without ``dsh.llm._http`` imported,
     none is (and httpx is not imported to tell)."""
     http = sys.modules.get("dsh.llm._http")
-    if http is None or not isinstance(model, http.HttpModel):
+    kind: Any = type(model)  # not model.__class__: a plugin's property would run
+    if http is None or not issubclass(kind, http.HttpModel):
         return False
-    return type(model).stream is http.HttpModel.stream
+    return kind.stream is http.HttpModel.stream
