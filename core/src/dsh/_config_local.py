@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from dsh._config_cross import set_model_names
-from dsh._config_yaml import Loc
+from dsh._config_yaml import Loc, format_path
 from dsh.errors import DshError
 
 if TYPE_CHECKING:
@@ -52,6 +52,5 @@ def check_local(harness: Harness, agent_id: str, options: Mapping[str, Any] | No
 
 
 def _refuse(harness: Harness, agent_id: str, loc: Loc) -> None:
-    dotted = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc)[1:]
     where = harness.config.where(*loc)
-    raise DshError(f"agent {agent_id!r}: {where}: {dotted}: {LOCAL_UNREGISTERED}")
+    raise DshError(f"agent {agent_id!r}: {where}: {format_path(loc)}: {LOCAL_UNREGISTERED}")
