@@ -1,6 +1,14 @@
-"""Config shared by the harness tests (test_harness_*.py)."""
+"""What the harness tests share (test_harness_*.py, test_agent_registry_*.py): a config
+with one agent; that a harness holds nothing; a create as the harness leaves."""
 
 from __future__ import annotations
+
+import anyio
+from loop_support import LIMIT
+
+from dsh import DshError
+from dsh.harness import Harness
+from dsh.testing import ScriptedModel, scripted_harness
 
 CONFIG = """
 model: scripted
@@ -11,3 +19,39 @@ agents:
     system_prompt: You help.
     max_steps: 3
 """
+
+
+def nothing_left(harness: Harness) -> None:
+    assert harness.agents.list() == []
+    assert harness.sessions.list() == []
+
+
+async def _set_soon(event: anyio.Event) -> None:
+    await anyio.sleep(0.05)
+    event.set()
+
+
+async def create_as_the_harness_leaves(
+    store: object, held: anyio.Event, go_on: anyio.Event
+) -> tuple[Harness, list[BaseException]]:
+    """Create agent ``b`` in a harness over ``store``, and leave the harness once ``held``
+    is set (``store`` holds the create up until ``go_on``, which is set 0.05 s into the
+    exit). Returns the harness and the ``DshError`` the create raised, if any (any other
+    error fails the test)."""
+    refused: list[BaseException] = []
+
+    async def create(harness: Harness) -> None:
+        try:
+            await harness.agents.create("b", options={"model": "scripted"})
+        except DshError as error:
+            refused.append(error)
+
+    with anyio.fail_after(LIMIT):
+        async with (
+            anyio.create_task_group() as tg,
+            scripted_harness(ScriptedModel(), plugins=[store], load_entry_points=False) as h,
+        ):
+            tg.start_soon(create, h)
+            await held.wait()
+            tg.start_soon(_set_soon, go_on)
+    return h, refused

@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
+from harness_support import create_as_the_harness_leaves, nothing_left
 from loop_support import LIMIT
 
 from dsh import DshError, hookimpl
@@ -62,11 +63,6 @@ class Hangs:
         self.agents.append(agent)
         self.entered.set()
         await anyio.sleep_forever()
-
-
-def nothing_left(harness: Harness) -> None:
-    assert harness.agents.list() == []
-    assert harness.sessions.list() == []
 
 
 async def stored_session(store: Claiming) -> str:
@@ -130,7 +126,6 @@ async def test_an_agent_created_observer_that_raises_is_reported_and_the_agent_r
 
 async def test_a_create_waiting_for_the_store_when_the_harness_leaves_claims_nothing() -> None:
     asking, never = anyio.Event(), anyio.Event()
-    refused: list[BaseException] = []
 
     class SlowStore(Claiming):
         @hookimpl
@@ -140,30 +135,11 @@ async def test_a_create_waiting_for_the_store_when_the_harness_leaves_claims_not
             return self
 
     store = SlowStore()
-
-    async def create(harness: Harness) -> None:
-        try:
-            await harness.agents.create("b", options=OPTIONS)
-        except DshError as error:
-            refused.append(error)
-
-    with anyio.fail_after(LIMIT):
-        async with (
-            anyio.create_task_group() as tg,
-            scripted_harness(ScriptedModel(), plugins=[store], load_entry_points=False) as h,
-        ):
-            tg.start_soon(create, h)
-            await asking.wait()
-            tg.start_soon(_set_soon, never)
+    h, refused = await create_as_the_harness_leaves(store, asking, never)
     assert len(refused) == 1
     assert re.fullmatch(r"agent 'b': the harness (is stopping|has stopped)", str(refused[0]))
     nothing_left(h)
     assert store.calls == []  # no claim taken after the harness began to leave
-
-
-async def _set_soon(event: anyio.Event) -> None:
-    await anyio.sleep(0.05)
-    event.set()
 
 
 async def test_a_claim_in_flight_when_the_harness_leaves_ends_before_harness_stopping() -> None:
@@ -187,22 +163,7 @@ async def test_a_claim_in_flight_when_the_harness_leaves_ends_before_harness_sto
             order.append("harness_stopping")  # the store closes here
 
     store = SlowClaim()
-    refused: list[BaseException] = []
-
-    async def create(harness: Harness) -> None:
-        try:
-            await harness.agents.create("b", options=OPTIONS)
-        except DshError as error:
-            refused.append(error)
-
-    with anyio.fail_after(LIMIT):
-        async with (
-            anyio.create_task_group() as tg,
-            scripted_harness(ScriptedModel(), plugins=[store], load_entry_points=False) as h,
-        ):
-            tg.start_soon(create, h)
-            await claiming.wait()
-            tg.start_soon(_set_soon, go_on)
+    h, refused = await create_as_the_harness_leaves(store, claiming, go_on)
     assert [str(e) for e in refused] == ["agent 'b': the harness is stopping"]
     assert order == ["claimed", "released", "harness_stopping"]
     nothing_left(h)

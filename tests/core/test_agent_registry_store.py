@@ -56,6 +56,26 @@ async def claimable_elsewhere(settings: Any, session_id: str) -> None:
         await run_turn(agent, "hi")
 
 
+def held_in_its_thread(backend: Any, name: str) -> tuple[threading.Event, threading.Event]:
+    """Hold up ``backend.<name>`` (a claim or a read, which dsh runs in a worker thread):
+    the first event is set once it is called, and it runs only once the second is set."""
+    called, go_on = threading.Event(), threading.Event()
+    real = getattr(backend, name)
+
+    def held(session_id: str) -> Any:
+        called.set()
+        go_on.wait(LIMIT)
+        return real(session_id)
+
+    setattr(backend, name, held)
+    return called, go_on
+
+
+async def set_soon(event: threading.Event) -> None:
+    await anyio.sleep(0.1)
+    event.set()
+
+
 async def test_a_resume_cancelled_in_agent_created_leaves_no_live_agent(settings: Any) -> None:
     entered = anyio.Event()
 
@@ -86,7 +106,6 @@ async def test_a_claim_in_flight_when_the_harness_leaves_leaves_no_store_open(
     settings = persistence.PersistenceSettings(backend="sqlite", directory=tmp_path)
     sid = await stored_session(settings)
     plugin = persistence.PersistencePlugin(settings)
-    claiming, go_on = threading.Event(), threading.Event()
     refused: list[BaseException] = []
 
     async def resume(harness: Any) -> None:
@@ -94,10 +113,6 @@ async def test_a_claim_in_flight_when_the_harness_leaves_leaves_no_store_open(
             await harness.agents.resume("a", sid)
         except DshError as error:
             refused.append(error)
-
-    async def go_on_soon() -> None:
-        await anyio.sleep(0.1)
-        go_on.set()
 
     with anyio.fail_after(LIMIT):
         async with (
@@ -107,17 +122,10 @@ async def test_a_claim_in_flight_when_the_harness_leaves_leaves_no_store_open(
             ) as h,
         ):
             backend = plugin.backend
-            claim = backend.claim
-
-            def slow_claim(session_id: str) -> bool:
-                claiming.set()
-                go_on.wait(LIMIT)
-                return bool(claim(session_id))
-
-            backend.claim = slow_claim
+            claiming, go_on = held_in_its_thread(backend, "claim")
             tg.start_soon(resume, h)
             await anyio.to_thread.run_sync(claiming.wait, LIMIT)
-            tg.start_soon(go_on_soon)
+            tg.start_soon(set_soon, go_on)
     assert [str(e) for e in refused] == ["agent 'a': the harness is stopping"]
     assert backend._db is None  # the store the claim opened was closed with the rest
     assert plugin._backends == {}
@@ -129,20 +137,11 @@ async def test_a_second_resume_of_a_session_being_resumed_names_the_first_agent(
 ) -> None:
     sid = await stored_session(settings)
     plugin = persistence.PersistencePlugin(settings)
-    claiming, go_on = threading.Event(), threading.Event()
     with anyio.fail_after(LIMIT):
         async with scripted_harness(
             ScriptedModel(["two"]), plugins=[("persistence", plugin)], load_entry_points=False
         ) as h:
-            backend = plugin.backend
-            claim = backend.claim
-
-            def slow_claim(session_id: str) -> bool:
-                claiming.set()
-                go_on.wait(LIMIT)
-                return bool(claim(session_id))
-
-            backend.claim = slow_claim
+            claiming, go_on = held_in_its_thread(plugin.backend, "claim")
             async with anyio.create_task_group() as tg:
                 tg.start_soon(h.agents.resume, "a", sid)
                 await anyio.to_thread.run_sync(claiming.wait, LIMIT)
@@ -197,7 +196,6 @@ async def test_a_caller_cancelled_while_its_claim_runs_starts_nothing(settings: 
     # live (docs/python.md: a cancelled create leaves nothing behind), the claim is let go
     sid = await stored_session(settings)
     plugin = persistence.PersistencePlugin(settings)
-    claiming, go_on = threading.Event(), threading.Event()
     created: list[str] = []
 
     class Observer:
@@ -208,15 +206,7 @@ async def test_a_caller_cancelled_while_its_claim_runs_starts_nothing(settings: 
     plugins = [("persistence", plugin), ("observer", Observer())]
     with anyio.fail_after(LIMIT):
         async with scripted_harness(ScriptedModel(), plugins=plugins, load_entry_points=False) as h:
-            backend = plugin.backend
-            claim = backend.claim
-
-            def slow_claim(session_id: str) -> bool:
-                claiming.set()
-                go_on.wait(LIMIT)
-                return bool(claim(session_id))
-
-            backend.claim = slow_claim
+            claiming, go_on = held_in_its_thread(plugin.backend, "claim")
             async with anyio.create_task_group() as tg:
                 tg.start_soon(h.agents.resume, "a", sid)
                 await anyio.to_thread.run_sync(claiming.wait, LIMIT)
@@ -281,15 +271,10 @@ async def test_load_stored_at_or_after_exit_leaves_no_store_open(tmp_path: Path)
     settings = persistence.PersistenceSettings(backend="sqlite", directory=tmp_path)
     sid = await stored_session(settings)
     plugin = persistence.PersistencePlugin(settings)
-    loading, go_on = threading.Event(), threading.Event()
     loaded: list[str] = []
 
     async def load(harness: Any) -> None:
         loaded.append((await harness.agents.load_stored(sid)).id)
-
-    async def go_on_soon() -> None:
-        await anyio.sleep(0.1)
-        go_on.set()
 
     with anyio.fail_after(LIMIT):
         async with (
@@ -299,17 +284,10 @@ async def test_load_stored_at_or_after_exit_leaves_no_store_open(tmp_path: Path)
             ) as h,
         ):
             backend = plugin.backend
-            read = backend.load
-
-            def slow_load(session_id: str) -> Any:
-                loading.set()
-                go_on.wait(LIMIT)
-                return read(session_id)
-
-            backend.load = slow_load
+            loading, go_on = held_in_its_thread(backend, "load")
             tg.start_soon(load, h)
             await anyio.to_thread.run_sync(loading.wait, LIMIT)
-            tg.start_soon(go_on_soon)
+            tg.start_soon(set_soon, go_on)
         assert loaded == [sid]  # read before the store was closed
         assert backend._db is None
         with pytest.raises(DshError, match="the harness has stopped"):

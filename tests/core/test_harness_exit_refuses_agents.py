@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
+from harness_support import create_as_the_harness_leaves, nothing_left
 from loop_support import LIMIT
 
 from dsh import DshError, hookimpl
@@ -29,11 +30,6 @@ class Claiming(InMemoryPersistence):
 
     async def release(self, session_id: str) -> None:
         self.calls.append(("release", session_id))
-
-
-def nothing_left(harness: Harness) -> None:
-    assert harness.agents.list() == []
-    assert harness.sessions.list() == []
 
 
 async def test_an_agent_created_while_the_harness_stops_is_refused_and_the_exit_ends() -> None:
@@ -106,7 +102,6 @@ async def test_create_and_resume_after_exit_are_refused_registering_nothing() ->
 
 async def test_a_create_whose_claim_ends_after_the_exit_began_is_refused_and_released() -> None:
     claiming, go_on = anyio.Event(), anyio.Event()
-    refused: list[BaseException] = []
 
     class SlowClaim(Claiming):
         async def claim(self, session_id: str, events: Any = ()) -> None:
@@ -116,26 +111,8 @@ async def test_a_create_whose_claim_ends_after_the_exit_began_is_refused_and_rel
                 with anyio.CancelScope(shield=True):  # as a claim in a worker thread:
                     await go_on.wait()  # it ends, taken, after the exit began
 
-    async def go_on_soon() -> None:
-        await anyio.sleep(0.05)
-        go_on.set()
-
     store = SlowClaim()
-
-    async def create(harness: Harness) -> None:
-        try:
-            await harness.agents.create("b", options={"model": "scripted"})
-        except DshError as error:
-            refused.append(error)
-
-    with anyio.fail_after(LIMIT):
-        async with (
-            anyio.create_task_group() as tg,
-            scripted_harness(ScriptedModel(), plugins=[store], load_entry_points=False) as h,
-        ):
-            tg.start_soon(create, h)
-            await claiming.wait()
-            tg.start_soon(go_on_soon)
+    h, refused = await create_as_the_harness_leaves(store, claiming, go_on)
     assert len(refused) == 1
     assert re.fullmatch(r"agent 'b': the harness (is stopping|has stopped)", str(refused[0]))
     nothing_left(h)

@@ -14,30 +14,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from secrets_support import Inner, gateway
+
 from dsh import hookimpl
 from dsh._secrets import known_keys
-from dsh.config import ModelConfig
 from dsh.harness import Harness
-from dsh.llm.base import ModelInfo
 from dsh.llm.providers import build_model, parse_model_shorthand
-from dsh.messages import ModelRequest
 from dsh.testing import ScriptedModel, scripted_harness, text, tool_calls
 from dsh.tools import tool
 
 TOKEN = "own-hdr-token-Lq82Vn05"
 QUERY = "own-query-key-Tp36Wd91"
-
-
-def gateway(token: str = TOKEN, query: str = QUERY) -> Any:
-    return build_model(
-        "gw",
-        ModelConfig(
-            provider="openai-compatible",
-            model="m",
-            base_url=f"http://127.0.0.1:1/v1?api-key={query}",
-            headers={"X-Api-Key": token},
-        ),
-    )
 
 
 @tool
@@ -53,7 +40,7 @@ class Tools:
 
 
 async def test_a_model_built_outside_the_harness_leaves_its_tool_results_alone() -> None:
-    gateway()  # another test's, another harness's: built, never registered here
+    gateway(TOKEN, QUERY)  # another test's, another harness's: built, never registered here
     assert TOKEN in known_keys() and QUERY in known_keys()  # hidden from log records
     model = ScriptedModel([tool_calls(("echo", {"s": f"id={TOKEN} q={QUERY}"})), text("ok")])
     async with scripted_harness(model, plugins=[("t", Tools())], load_entry_points=False) as h:
@@ -66,7 +53,7 @@ async def test_a_model_built_outside_the_harness_leaves_its_tool_results_alone()
 
 async def test_another_harness_s_model_is_not_this_harness_s_secret() -> None:
     async with Harness(load_entry_points=False, env={}) as first:
-        first.models.add("cli", gateway(), "gw")
+        first.models.add("cli", gateway(TOKEN, QUERY), "gw")
         assert TOKEN in first.secrets() and QUERY in first.secrets()
         async with Harness(load_entry_points=False, env={}) as second:
             assert TOKEN not in second.secrets() and QUERY not in second.secrets()
@@ -83,21 +70,6 @@ async def test_the_m_models_query_key_is_the_harness_s_secret() -> None:
         assert key in harness.secrets()
 
 
-class Inner:
-    """A plugin's model wrapping an HttpModel in an attribute (a router, a fallback)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    @property
-    def info(self) -> ModelInfo:
-        info: ModelInfo = self.inner.info
-        return info
-
-    def stream(self, request: ModelRequest) -> Any:
-        return self.inner.stream(request)
-
-
 class Wrapped(Inner):
     """One naming it ``__wrapped__`` (as ``functools.wraps`` does), twice over."""
 
@@ -108,8 +80,8 @@ class Wrapped(Inner):
 
 async def test_a_plugin_model_wrapping_an_http_model_has_its_keys_in_the_secrets() -> None:
     async with Harness(load_entry_points=False, env={}) as harness:
-        harness.models.add("router", Inner(gateway("inner-token-Fw19Ks44")), "r1")
-        harness.models.add("router", Wrapped(Wrapped(gateway(query="wrapped-q-Jm50Ty63"))), "r2")
+        harness.models.add("router", Inner(gateway("inner-token-Fw19Ks44", QUERY)), "r1")
+        harness.models.add("router", Wrapped(Wrapped(gateway(TOKEN, "wrapped-q-Jm50Ty63"))), "r2")
         assert "inner-token-Fw19Ks44" in harness.secrets()
         assert "wrapped-q-Jm50Ty63" in harness.secrets()
 
@@ -132,7 +104,7 @@ async def test_the_secrets_are_not_found_again_at_each_step(monkeypatch: Any) ->
         agent = await h.agents.create("a", options={"model": "scripted"})
         h.secrets()
         monkeypatch.setattr(dsh._secrets, "secret_values", counted)
-        gateway("elsewhere-token-Rb27Xe80")
+        gateway("elsewhere-token-Rb27Xe80", QUERY)
         await agent.prompt("go")
     assert calls == []
 

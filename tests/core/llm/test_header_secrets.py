@@ -19,14 +19,13 @@ from typing import Any
 
 import pytest
 from llm_wire import WireServer, error
+from secrets_support import Inner, gateway
 
 from dsh._secrets import known_keys, redact, secret_values
 from dsh.config import ModelConfig
 from dsh.errors import ModelError
 from dsh.harness import Harness
-from dsh.llm.base import ModelInfo
 from dsh.llm.openai import OpenAICompatibleModel
-from dsh.llm.providers import build_model
 from dsh.messages import ModelRequest, UserMessage
 from dsh.testing import run_turn
 
@@ -132,35 +131,10 @@ async def test_a_command_reading_dsh_yml_shows_the_header_token_hidden() -> None
         assert redact(text, harness.secrets()).endswith("headers: {Authorization: 'Bearer ***'}\n")
 
 
-class Router:
-    """A plugin's model that wraps an HttpModel (the Model protocol: info and stream)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    @property
-    def info(self) -> ModelInfo:
-        info: ModelInfo = self.inner.info
-        return info
-
-    def stream(self, request: ModelRequest) -> Any:
-        chunks: Any = self.inner.stream(request)
-        return chunks
-
-
 async def test_the_harness_secrets_know_the_keys_of_an_http_model_a_plugin_wraps() -> None:
     query = "router-SECRET-Kq93Lz01"
     async with Harness(load_entry_points=False, env={}) as harness:
         assert query not in harness.secrets()  # asked for before: not kept stale
-        inner = build_model(
-            "gw",
-            ModelConfig(
-                provider="openai-compatible",
-                model="m",
-                base_url=f"http://127.0.0.1:1/v1?api-key={query}",
-                headers={"X-Api-Key": TOKEN},
-            ),
-        )
-        harness.models.add("router-plugin", Router(inner), "router")
+        harness.models.add("router-plugin", Inner(gateway(TOKEN, query)), "router")
         assert query in harness.secrets()
         assert TOKEN in harness.secrets()
