@@ -103,3 +103,39 @@ def test_a_model_name_without_a_secret_parameter_is_kept(
 
     _, config = parse_model_shorthand(text)
     assert (config.model, config.base_url) == (model, url)
+
+
+KEYS = ("KEY-ONE-Qz7Lm2Xc91", "KEY-TWO-Pw4Rt8Yb02")
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "  openai-compatible:m?api-key={0}@http://h/v1?key={1}  ",
+        "openai-compatible:m@http://h/v1?key={0}@https://g/v1#token={1}",
+        "openai-compatible:m@http://h @http://g/v1?sig={0}&x=1#access_token={1}",
+        "openai-compatible:m?token={0}@https://x@http://h/v1?key={1}",
+        "openai-compatible:m@http://h/v1?x=y@https://g?key={1}&sig={0}",
+    ],
+)
+def test_the_keys_in_each_part_of_an_m_are_hidden_as_its_refusal_hides_them(
+    model: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # spaces around, several @http, one in a URL's query, a URL with a space: the dsh
+    # command's error path (dsh._cli_keys) and the shorthand's own refusal
+    # (parse_model_shorthand) split a -m where the other does
+    import argparse
+
+    from dsh._cli_keys import hide_keys
+    from dsh.errors import ConfigError
+    from dsh.llm.providers import parse_model_shorthand
+
+    text = model.format(*KEYS)
+    args = argparse.Namespace(model=text)
+    assert hide_keys(f"failed: {KEYS[0]}, {KEYS[1]}.", args) == "failed: ***, ***."
+    with pytest.raises(ConfigError) as info:
+        parse_model_shorthand(text)
+    assert KEYS[0][:8] not in str(info.value) and KEYS[1][:8] not in str(info.value)
+    assert main(["-m", text, "run", "hi"]) == 2
+    err = capsys.readouterr().err
+    assert KEYS[0][:8] not in err and KEYS[1][:8] not in err

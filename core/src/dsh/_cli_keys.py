@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from dsh._secrets import (
     query_secrets,
     redact,
 )
+from dsh._shorthand import split_base_url
 
 __all__ = ["hide_keys"]
 
@@ -46,10 +46,13 @@ def _keys(args: argparse.Namespace) -> tuple[str, ...]:
             given = {str(k): v for k, v in model["headers"].items() if isinstance(v, str)}
             values.update(header_secrets(given))
     values.update(key_from_env(name) or "" for name in variables)
-    if isinstance(getattr(args, "model", None), str):  # -m ...@URL?api-key=...
-        # the model part and the URL apart: a model part's ?key=... ends at its @
-        for part in re.split(r"@(?=https?://)", args.model):
-            values.update(parameter_secrets(part))
+    rest: str | None = getattr(args, "model", None)
+    rest = rest if isinstance(rest, str) else None
+    while rest is not None:  # -m ...@URL?api-key=...
+        # each part alone, split as dsh.llm.providers splits it: a model part's ?key=...
+        # ends at its @, and so does a URL's at a further @http:// in it
+        part, rest = split_base_url(rest)
+        values.update(parameter_secrets(part))
     kept = (value for value in values if len(value) >= MIN_LENGTH)
     return tuple(sorted(kept, key=len, reverse=True))
 

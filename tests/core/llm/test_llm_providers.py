@@ -172,6 +172,23 @@ def test_a_bad_shorthand_is_one_line_that_never_shows_a_password(
     assert error.__context__ is None or error.__suppress_context__
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "openai-compatible:m@http://h @http://g/v1",
+        "openai-compatible:m@http://a b@http://h/v1",
+        "openai-compatible:m@http://h\n/v1",
+        "openai-compatible:m@http://",
+    ],
+)
+def test_the_first_at_http_starts_the_base_url_even_a_url_with_a_space(text: str) -> None:
+    # as dsh._cli_keys reads a -m: a URL with a space was skipped over, the model built
+    # with "m@http://h " as its name and http://g/v1 as its base_url
+    with pytest.raises(ConfigError, match="no spaces") as info:
+        parse_model_shorthand(text)
+    assert info.value.path == "base_url"
+
+
 CONFIG = """
 model: fast
 models:

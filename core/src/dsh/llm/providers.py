@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from dsh._config_yaml import did_you_mean
 from dsh._provider_table import BUILT_IN
 from dsh._secrets import hide_parameters
+from dsh._shorthand import split_base_url
 from dsh.config import Config, ModelConfig
 from dsh.errors import ConfigError
 from dsh.llm._http import HttpModel
@@ -76,10 +77,9 @@ _LIMITS: Final[tuple[tuple[str, int, int], ...]] = (
     ("claude-opus-4", 200_000, 32_000),
 )
 
-# the model part is as short as possible: the first "@http(s)://" starts the base URL
-_SHORTHAND = re.compile(
-    r"(?P<provider>[A-Za-z0-9_-]+):(?P<model>[^@\s].*?)(?:@(?P<url>https?://\S+))?"
-)
+# what comes before the base URL (dsh._shorthand.split_base_url), and the URL itself
+_PROVIDER_MODEL = re.compile(r"(?P<provider>[A-Za-z0-9_-]+):(?P<model>[^@\s].*)")
+_URL = re.compile(r"https?://\S+")
 _USERINFO = re.compile(r"(?<=://).*@")  # up to the last @: a password may hold / @ # or spaces
 
 
@@ -178,17 +178,18 @@ def build_each(
 def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
     """``provider:model`` or ``provider:model@base_url`` -> (name, config).
 
-    The name is ``provider:model``. Model names may hold ``:`` and ``@``; only an ``@``
-    followed by ``http://`` or ``https://`` starts the base URL.
+    The name is ``provider:model``. Model names may hold ``:`` and ``@``; the first ``@``
+    followed by ``http://`` or ``https://`` starts the base URL (``dsh._shorthand``).
     Examples: ``deepseek:deepseek-chat``,
     ``openai-compatible:qwen@http://127.0.0.1:8082/v1``.
     """
     # never a password or a query's key (?api-key=..., in a fragment too) in an error
     source = f"model {hide_parameters(_USERINFO.sub('***@', text))!r}"
-    match = _SHORTHAND.fullmatch(text.strip())
+    head, url = split_base_url(text.strip())
+    match = _PROVIDER_MODEL.fullmatch(head)
     if match is None:
         raise ConfigError(source, "", "expected provider:model or provider:model@base_url")
-    provider, model, url = match["provider"], match["model"], match["url"]
+    provider, model = match["provider"], match["model"]
     if url is not None:  # each part hidden alone: a model part's ?key=... ends at the @
         hidden = (
             f"{provider}:{hide_parameters(model)}@{hide_parameters(_USERINFO.sub('***@', url))}"
@@ -198,7 +199,8 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
         known = ", ".join(PROVIDERS)
         hint = did_you_mean(provider, list(PROVIDERS))
         raise ConfigError(source, "", f"unknown provider {provider!r} (built in: {known}){hint}")
-    if url is None and "://" in model:  # ftp://..., or a URL with a space in it
+    if (url is None and "://" in model) or (url is not None and not _URL.fullmatch(url)):
+        # ftp://..., a URL with a space in it, or nothing after its scheme
         raise ConfigError(source, "base_url", "must be an http:// or https:// URL, no spaces")
     if hide_parameters(model) != model:  # a URL without its scheme, or a key before @
         reason = (
