@@ -73,6 +73,7 @@ def test_an_error_of_the_dsh_command_hides_the_key_in_its_m_url(tmp_path: object
     [
         f"openai-compatible:m?api-key={KEY}@http://127.0.0.1:1/v1",
         f"openai-compatible:org/m#q4&token={KEY}@https://gw.example/v1",
+        f"openai-compatible:m?api-key?={KEY}@http://127.0.0.1:1/v1",
     ],
 )
 def test_a_model_name_holding_a_secret_parameter_before_a_url_is_refused(
@@ -139,3 +140,18 @@ def test_the_keys_in_each_part_of_an_m_are_hidden_as_its_refusal_hides_them(
     assert main(["-m", text, "run", "hi"]) == 2
     err = capsys.readouterr().err
     assert KEYS[0][:8] not in err and KEYS[1][:8] not in err
+
+
+def test_a_secret_name_typed_with_a_question_mark_before_its_equals_is_hidden(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # ?api-key?=...: a model built with that URL took it for a key (query_secrets reads
+    # the name without its separators); the refusal of the -m and the dsh command's
+    # error path showed it (parameter_secrets, hide_parameters: no ? in a name)
+    from dsh._secrets import parameter_secrets, query_secrets
+
+    url = f"http://h/v1?api-key?={KEY}"
+    assert parameter_secrets(url) == query_secrets(url) == (KEY,)
+    assert main(["-m", f"nope:m@{url}", "run", "hi"]) == 2
+    err = capsys.readouterr().err
+    assert "?api-key?=***" in err and KEY[:6] not in err

@@ -183,8 +183,9 @@ def header_secrets(headers: Mapping[str, str]) -> tuple[str, ...]:
 
 #: A ``name=value`` parameter of a query or a fragment (after ``?``, ``&``, ``;``, ``#``),
 #: wherever it is in a text (a URL mistyped on the command line, its query in the
-#: fragment): its value goes up to the next parameter or the end of the word.
-_PARAMETER: Final = re.compile(r"(?<=[?&;#])([^=?&;#\s]+)=([^&;#\s]*)")
+#: fragment): its value goes up to the next parameter or the end of the word. A name
+#: may end with ``?`` (``?api-key?=...``: a query's, so ``query_secrets``'s, secret).
+_PARAMETER: Final = re.compile(r"(?<=[?&;#])([^=?&;#\s]+\?*)=([^&;#\s]*)")
 
 
 def parameter_secrets(text: str) -> tuple[str, ...]:
