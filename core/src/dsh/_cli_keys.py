@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from dsh._secrets import (
-    MIN_LENGTH,
     PROVIDER_KEY_VARIABLES,
     header_secrets,
     key_from_env,
     known_keys,
+    longest_first,
     parameter_secrets,
     query_secrets,
     redact,
@@ -53,8 +53,7 @@ def _keys(args: argparse.Namespace) -> tuple[str, ...]:
         # ends at its @, and so does a URL's at a further @http:// in it
         part, rest = split_base_url(rest)
         values.update(parameter_secrets(part))
-    kept = (value for value in values if len(value) >= MIN_LENGTH)
-    return tuple(sorted(kept, key=len, reverse=True))
+    return longest_first(values)
 
 
 def _models(args: argparse.Namespace) -> list[dict[str, Any]]:

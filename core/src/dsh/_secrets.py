@@ -51,6 +51,7 @@ __all__ = [
     "key_from_env",
     "key_variables",
     "known_keys",
+    "longest_first",
     "parameter_secrets",
     "query_secrets",
     "redact",
@@ -113,7 +114,13 @@ def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -
         if model.base_url:
             values.update(query_secrets(model.base_url))
         values.update(header_secrets(model.headers))
-    return tuple(sorted((v for v in values if len(v) >= MIN_LENGTH), key=len, reverse=True))
+    return longest_first(values)
+
+
+def longest_first(values: Iterable[str]) -> tuple[str, ...]:
+    """``values`` of 8 characters or more (``MIN_LENGTH``), once each, longest first: as
+    ``redact`` takes them (one key may contain another)."""
+    return tuple(sorted({v for v in values if len(v) >= MIN_LENGTH}, key=len, reverse=True))
 
 
 #: A query parameter holds a secret when its name, lowercased without its separators,
@@ -154,13 +161,8 @@ def query_secrets(url: str) -> tuple[str, ...]:
     secret's (``?api-key=...``, ``?key=...``, ``?access_token=...``, ``?sig=...``), as
     written and percent-decoded: a key written into a ``base_url`` instead of the
     variable ``api_key_env`` names, which the request's address shows in the logs."""
-    found: set[str] = set()
-    for pair in re.split("[&;]", urlsplit(url).query):
-        name, equals, value = pair.partition("=")
-        if not equals or not _is_secret_name(unquote_plus(name)):
-            continue
-        found.update((value, unquote(value), unquote_plus(value)))
-    return tuple(sorted((v for v in found if len(v) >= MIN_LENGTH), key=len, reverse=True))
+    pairs = (pair.partition("=") for pair in re.split("[&;]", urlsplit(url).query))
+    return _secret_parameters((name, value) for name, _, value in pairs)
 
 
 def header_secrets(headers: Mapping[str, str]) -> tuple[str, ...]:
@@ -178,7 +180,7 @@ def header_secrets(headers: Mapping[str, str]) -> tuple[str, ...]:
             found.add((value.split(None, 1) or [""])[-1].strip())
         elif _is_secret_name(name):
             found.update((value, value.strip()))
-    return tuple(sorted((v for v in found if len(v) >= MIN_LENGTH), key=len, reverse=True))
+    return longest_first(found)
 
 
 #: A ``name=value`` parameter of a query or a fragment (after ``?``, ``&``, ``;``, ``#``),
@@ -190,12 +192,21 @@ _PARAMETER: Final = re.compile(r"(?<=[?&;#])([^=?&;#\s]+\?*)=([^&;#\s]*)")
 
 def parameter_secrets(text: str) -> tuple[str, ...]:
     """The values (8 characters or more) of the secret-named parameters anywhere in
-    ``text`` (``hide_parameters``), as written and percent-decoded, longest first."""
+    ``text`` (``hide_parameters``), as written and percent-decoded, longest first. Not
+    ``query_secrets`` of a URL: a fragment's are found too, and a value ends at a space
+    (a URL's query, as a server reads it, may hold one in a value)."""
+    return _secret_parameters((match[1], match[2]) for match in _PARAMETER.finditer(text))
+
+
+def _secret_parameters(pairs: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    """The values of the parameters (name, value) named as a secret, as written and
+    percent-decoded (``%2F``, and ``+`` for a space), ``longest_first`` (an empty
+    value, a name's without ``=``, is too short)."""
     found: set[str] = set()
-    for match in _PARAMETER.finditer(text):
-        if _is_secret_name(unquote_plus(match[1])):
-            found.update((match[2], unquote(match[2]), unquote_plus(match[2])))
-    return tuple(sorted((v for v in found if len(v) >= MIN_LENGTH), key=len, reverse=True))
+    for name, value in pairs:
+        if _is_secret_name(unquote_plus(name)):
+            found.update((value, unquote(value), unquote_plus(value)))
+    return longest_first(found)
 
 
 def hide_parameters(text: str) -> str:

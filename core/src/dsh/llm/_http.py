@@ -27,6 +27,7 @@ from dsh._secrets import (
     get_logger,
     header_secrets,
     known_keys,
+    longest_first,
     query_secrets,
     redact,
     remember,
@@ -171,7 +172,7 @@ class HttpModel:
         known, the adapter's chunks as they are."""
         chunks = self.chunks(request)
         secrets = {self.config.api_key(self._env) or "", *self._written_secrets, *known_keys()}
-        found = tuple(sorted((s for s in secrets if len(s) >= MIN_LENGTH), key=len, reverse=True))
+        found = longest_first(secrets)
         return hidden(chunks, found) if found else chunks
 
     def chunks(self, request: ModelRequest) -> AsyncGenerator[Chunk, None]:
