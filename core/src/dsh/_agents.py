@@ -79,6 +79,19 @@ class AgentRegistry:
     def list(self) -> list[AgentHandle]:
         return list(self._live.values())
 
+    @property
+    def harness(self) -> Harness | None:
+        """The harness the agents run in (None: a registry made without one); what an
+        ``AgentHandle`` watches its events through."""
+        return self._harness
+
+    def start_teardown(self, handle: AgentHandle, done: anyio.Event) -> None:
+        """For ``AgentHandle.dispose``, once per handle: stop ``handle``'s agent, flush
+        its session, forget it and tell the ``agent_disposed`` observers, then set
+        ``done``. In the harness's task group, so that a caller cancelled while waiting
+        cannot leave it half done for the others."""
+        self._task_group.start_soon(self._teardown, handle, done)
+
     async def create(
         self,
         agent_id: str,
@@ -341,6 +354,19 @@ class AgentRegistry:
     def _refuse_if_closed(self, agent_id: str) -> None:
         if self._closed is not None:
             raise DshError(f"agent {agent_id!r}: the harness {self._closed}")
+
+    async def _teardown(self, handle: AgentHandle, done: anyio.Event) -> None:
+        agent = handle.agent
+        # Shielded: an outer cancellation (a timeout around the harness) must not cut
+        # the final flush short; the loop itself still stops, as begin_stop() asked.
+        with anyio.CancelScope(shield=True):
+            try:
+                await agent.stop()
+                await agent.flush()
+            finally:
+                self._forget(handle)
+                await agent.relay.agent_disposed(agent)
+                done.set()
 
     def _forget(self, handle: AgentHandle) -> None:
         if self._live.get(handle.id) is handle:

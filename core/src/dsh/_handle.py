@@ -128,7 +128,7 @@ class AgentHandle:
         event. Several readers may watch one agent."""
         from dsh._watch import event_watch
 
-        harness = self._registry._harness
+        harness = self._registry.harness
         if harness is None:
             raise DshError(f"agent {self.id!r} has no harness to watch its events through")
         watch = event_watch(harness.pm)
@@ -144,20 +144,5 @@ class AgentHandle:
         if self._done is None:
             self._done = anyio.Event()
             self.agent.begin_stop()  # now, so a turn ending meanwhile ends ``disposed``
-            # The teardown runs in the harness's task group, so a caller that is cancelled
-            # while waiting cannot leave it half done for the others.
-            self._registry._task_group.start_soon(self._teardown, self._done)
+            self._registry.start_teardown(self, self._done)
         await self._done.wait()
-
-    async def _teardown(self, done: anyio.Event) -> None:
-        agent = self.agent
-        # Shielded: an outer cancellation (a timeout around the harness) must not cut
-        # the final flush short; the loop itself still stops, as begin_stop() asked.
-        with anyio.CancelScope(shield=True):
-            try:
-                await agent.stop()
-                await agent.flush()
-            finally:
-                self._registry._forget(self)
-                await agent.relay.agent_disposed(agent)
-                done.set()
