@@ -155,3 +155,41 @@ def test_a_secret_name_typed_with_a_question_mark_before_its_equals_is_hidden(
     assert main(["-m", f"nope:m@{url}", "run", "hi"]) == 2
     err = capsys.readouterr().err
     assert "?api-key?=***" in err and KEY[:6] not in err
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"nope:m@http://h/v1?x?=1?key={KEY}",
+        f"nope:m@http://h/v1?monkey?=a?code={KEY}",
+        f"openai-compatible:m?rev?=main?api-key={KEY}",
+    ],
+)
+def test_a_secret_parameter_after_a_name_ending_with_a_question_mark_is_hidden(
+    text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # ?x?=1?key=...: the value of x? runs on over ?key=...; a pattern that matched x?=...
+    # first went on after it and never looked at key=... (the key was shown in the -m's
+    # refusal, and a model named with it was accepted)
+    import argparse
+
+    from dsh._cli_keys import hide_keys
+    from dsh._secrets import hide_parameters, parameter_secrets
+
+    assert KEY in parameter_secrets(text)
+    assert KEY not in hide_parameters(text)
+    assert hide_keys(f"failed: {KEY}", argparse.Namespace(model=text, config="/none")) == (
+        "failed: ***"
+    )
+    assert main(["-m", text, "run", "hi"]) == 2
+    assert KEY not in capsys.readouterr().err
+
+
+def test_a_password_in_the_model_part_of_a_refused_m_is_hidden(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # the model part is hidden on its own when the -m has a URL: a user:password@ in it
+    # was shown (only the URL part was cleared of one)
+    assert main(["-m", f"nope:ftp://user:{KEY}@host@http://h/v1", "run", "hi"]) == 2
+    err = capsys.readouterr().err
+    assert KEY not in err and "***@" in err

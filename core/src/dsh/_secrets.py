@@ -187,7 +187,9 @@ def header_secrets(headers: Mapping[str, str]) -> tuple[str, ...]:
 #: wherever it is in a text (a URL mistyped on the command line, its query in the
 #: fragment): its value goes up to the next parameter or the end of the word. A name
 #: may end with ``?`` (``?api-key?=...``: a query's, so ``query_secrets``'s, secret).
-_PARAMETER: Final = re.compile(r"(?<=[?&;#])([^=?&;#\s]+\?*)=([^&;#\s]*)")
+# zero-width, so that every start is tried: a name ending with ? (x?=1?key=...) must not
+# swallow the secret-named parameter its value holds
+_PARAMETER: Final = re.compile(r"(?<=[?&;#])(?=([^=?&;#\s]+\?*)=([^&;#\s]*))")
 
 
 def parameter_secrets(text: str) -> tuple[str, ...]:
@@ -214,12 +216,21 @@ def hide_parameters(text: str) -> str:
     (``?api-key=...``, ``#access_token=...``, ``&sig=...``) as ``***``: a URL quoted in
     an error that it is refused for, its query or fragment maybe holding a key."""
 
-    def hidden(match: re.Match[str]) -> str:
-        if match[2] and _is_secret_name(unquote_plus(match[1])):
-            return f"{match[1]}={HIDDEN}"
-        return match[0]
-
-    return _PARAMETER.sub(hidden, text)
+    spans = sorted(
+        (match.start() + len(match[1]) + 1, match.start() + len(match[1]) + 1 + len(match[2]))
+        for match in _PARAMETER.finditer(text)
+        if match[2] and _is_secret_name(unquote_plus(match[1]))
+    )
+    parts: list[str] = []
+    done = 0
+    for start, end in spans:
+        if end <= done:
+            continue
+        if start > done:
+            parts += (text[done:start], HIDDEN)
+        done = end
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def _is_secret_name(name: str) -> bool:

@@ -192,7 +192,8 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
     provider, model = match["provider"], match["model"]
     if url is not None:  # each part hidden alone: a model part's ?key=... ends at the @
         hidden = (
-            f"{provider}:{hide_parameters(model)}@{hide_parameters(_USERINFO.sub('***@', url))}"
+            f"{provider}:{hide_parameters(_USERINFO.sub('***@', model))}@"
+            f"{hide_parameters(_USERINFO.sub('***@', url))}"
         )
         source = f"model {hidden!r}"
     if provider not in PROVIDERS:
