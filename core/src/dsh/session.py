@@ -133,7 +133,11 @@ class HistoryView(Sequence[Message]):
     def __getitem__(self, index: slice) -> Sequence[Message]: ...
     def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
         if isinstance(index, slice):
-            return self._items[slice(*index.indices(self._len))]
+            start, stop, step = index.indices(self._len)
+            if step > 0:
+                return self._items[start:stop:step]
+            # backwards: a bound of -1 (before the first) is the list's last item
+            return [self._items[at] for at in range(start, stop, step)]
         if index < 0:
             index += self._len
         if not 0 <= index < self._len:
