@@ -72,3 +72,24 @@ async def test_b44_an_overflow_with_a_too_large_tail_tokens_still_compacts() -> 
     assert ends and ends[0].data["reason"] == "overflow"
     assert ends[0].data["outcome"] == "summarized"
     assert events[-1].data["reason"] == "completed"
+
+
+async def test_the_tail_tokens_warning_names_the_room_and_what_takes_the_rest_of_the_limit(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A system prompt of 3,000 tokens leaves 2,600 of the 5,600 limit to the history: the
+    warning says so, not only that tail_tokens is too large."""
+    caplog.set_level("WARNING", logger="dsh_compaction")
+    model = ScriptedModel(reads(4), context_window=WINDOW)
+    agent_options = {**options(tail_tokens=20_000), "system_prompt": "s" * 3000}
+    async with harness(model, summarizer("summary 1", "summary 2")) as h:
+        agent = await h.agents.create("a", options=agent_options)
+        events = await run_turn(agent, "task")
+
+    outcomes = [e.data["outcome"] for e in events_of(events, "compact/end")]
+    assert outcomes == ["summarized", "summarized"]
+    assert [r.getMessage() for r in caplog.records] == [
+        "agent 'a': tail_tokens (20000) is more than half the room below the compaction "
+        "limit (~2,600 tokens: the limit 5,600 less ~3,000 for the system prompt, the tools "
+        "and the messages plugins add); the tail kept verbatim is capped at ~1,300 tokens"
+    ]

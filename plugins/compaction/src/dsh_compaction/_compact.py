@@ -190,7 +190,7 @@ async def compact(
     room = max(limit - fixed, 0)
     tail_budget = tail_for(settings.tail_tokens, settings.tail_ratio, window, room)
     if reason == "threshold" and tail_budget < (settings.tail_tokens or 0):
-        state.tail_capped(agent.id, settings.tail_tokens, tail_budget)
+        state.tail_capped(agent.id, settings.tail_tokens, tail_budget, limit, fixed)
     where = {k: v for k, v in (("turn", turn), ("step", step)) if v is not None}
     run = _Run(
         agent, state, settings, request, reason, window, limit, fixed, tail_budget, estimator, where

@@ -131,17 +131,25 @@ class AgentState:
             estimator = self._estimators.setdefault(key, RequestEstimator(counter))
         return estimator
 
-    def tail_capped(self, agent_id: str, tail_tokens: int | None, budget: int) -> None:
+    def tail_capped(
+        self, agent_id: str, tail_tokens: int | None, budget: int, limit: float, fixed: int
+    ) -> None:
         """Warn, once per agent, that ``tail_tokens`` is capped at ``budget``: half the
-        room below the limit of the known window (it holds for every compaction after)."""
+        room below the ``limit`` of the known window, less the request's ``fixed`` part
+        (it holds for every compaction after)."""
         if not self.tail_warned:
             self.tail_warned = True
             log.warning(
                 "agent %r: tail_tokens (%s) is more than half the room below the "
-                "compaction limit; the tail kept verbatim is capped at ~%d tokens",
+                "compaction limit (~%s tokens: the limit %s less ~%s for the system prompt, "
+                "the tools and the messages plugins add); the tail kept verbatim is capped "
+                "at ~%s tokens",
                 agent_id,
                 tail_tokens,
-                budget,
+                f"{max(limit - fixed, 0):,.0f}",
+                f"{limit:,.0f}",
+                f"{fixed:,}",
+                f"{budget:,}",
             )
 
     def invalidate(self) -> None:
