@@ -45,18 +45,19 @@ def agent_disposed(agent: Any) -> None:
 
 def within(agent: _host.Host, request: ModelRequest, turn: int, step: int) -> bool:
     """True when ``agent_request`` would return None for ``request`` at once (under the
-    threshold, disabled, no window, already tried): the check of nearly every request,
-    decided with the kept check and estimator, without a coroutine. False when it cannot
-    tell (nothing kept yet) or the request is over the threshold: then ``agent_request``
-    decides, as if this had not run (the estimate is kept: asking again counts nothing
-    anew)."""
+    threshold, disabled, no window, already tried, its fixed part at the limit): the
+    check of nearly every request, decided with the kept check and estimator, without a
+    coroutine. False when it cannot tell (nothing kept yet) or the request is over the
+    threshold and could be compacted: then ``agent_request`` decides, as if this had not
+    run (the estimate is kept: asking again counts nothing anew)."""
     state = state_for(agent)
     check = kept_check(agent, state, request)
-    if check is None or check.estimator is None:
+    if check is None or (estimator := check.estimator) is None:
         return False
-    return (
-        _skipped(check, state, turn, step) or _over(agent, check, check.estimator, request) is None
-    )
+    if _skipped(check, state, turn, step):
+        return True
+    built = _over(agent, check, estimator, request)
+    return built is None or _fixed_over(agent, state, check, estimator, request, built)
 
 
 def _skipped(check: Check, state: AgentState, turn: int, step: int) -> bool:
@@ -84,6 +85,35 @@ def _over(
     return built if estimator.request(request, built) > check.limit else None
 
 
+def _fixed_over(
+    agent: _host.Host,
+    state: AgentState,
+    check: Check,
+    estimator: RequestEstimator,
+    request: ModelRequest,
+    built: Sequence[Message],
+) -> bool:
+    """Whether ``request`` (over the limit, built from ``built``) is over it by its
+    system prompt and tools, and the messages a plugin that ran before added to it,
+    alone: no summary can bring it under the limit, and one would only lose the history
+    verbatim and cost a call each step. Warned once per agent. Asked only of a request
+    over the limit (the fixed part's count is kept by the estimator)."""
+    fields = request.__dict__
+    fixed = estimator.fixed(fields["system"], fields["tools"])
+    limit = check.limit
+    sent = fields["messages"]
+    notes = 0 if isinstance(sent, HistoryView) else estimator.edited(sent, built)[1]
+    if fixed + notes < limit:
+        return False
+    assert check.window is not None  # _skipped: a request without a window is not checked
+    settings = check.settings
+    window, reserve = check.window, check.reserve
+    state.fixed_over(
+        agent.id, fixed, notes, limit, threshold=settings.threshold, window=window, reserve=reserve
+    )
+    return True
+
+
 async def agent_request(
     agent: _host.Host, request: ModelRequest, turn: int, step: int
 ) -> ModelRequest | None:
@@ -99,7 +129,7 @@ async def agent_request(
     assert window is not None  # _skipped: a request without a window is never compacted
     estimator = check.estimator or await with_estimator(agent, state, check, request)
     built = _over(agent, check, estimator, request)
-    if built is None:
+    if built is None or _fixed_over(agent, state, check, estimator, request, built):
         return None
     reserve = check.reserve
     rebuilt = False

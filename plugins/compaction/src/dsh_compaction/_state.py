@@ -38,6 +38,7 @@ class AgentState:
         "_settings_key",
         "check",
         "failed_turn",
+        "fixed_warned",
         "lock",
         "overflow_step",
         "step_tried",
@@ -56,6 +57,8 @@ class AgentState:
         self.overflow_step: tuple[int, int] | None = None
         #: the warning that ``tail_tokens`` is capped was logged (once per agent)
         self.tail_warned = False
+        #: the warning that the request's fixed part reaches the limit was logged (once)
+        self.fixed_warned = False
         #: the latest turn's prompts and steering, read from the log incrementally
         self.turn_task = TurnTask()
         #: the threshold check's values, kept while what they derive from is the same
@@ -151,6 +154,47 @@ class AgentState:
                 f"{fixed:,}",
                 f"{budget:,}",
             )
+
+    def fixed_over(
+        self,
+        agent_id: str,
+        fixed: int,
+        notes: int,
+        limit: float,
+        *,
+        threshold: float,
+        window: int,
+        reserve: int,
+    ) -> None:
+        """Warn, once per agent, that the request's system prompt and tools (``fixed``),
+        with the messages plugins add to it (``notes``), reach the compaction ``limit``
+        (of ``threshold``, the ``window`` and the output the request ``reserve``s, as
+        ``_compact.limit_for`` derives it) on their own: no summary can help."""
+        if self.fixed_warned:
+            return
+        self.fixed_warned = True
+        what = "the system prompt and tools"
+        if notes:
+            what = "the system prompt, the tools and the messages plugins add to the request"
+        if reserve < window and window - reserve < threshold * window:
+            how = f"context_window {window:,} less the {reserve:,} tokens of output"
+            how += " the request reserves"
+            change = "lower max_tokens"
+        else:
+            how = f"threshold {threshold:g} of context_window {window:,}"
+            change = "raise threshold (or context_window, if the model's window is larger)"
+        log.warning(
+            "agent %r: %s (~%s tokens) already reach the compaction limit (%s = %s): no "
+            "summary of the history can bring a request under it, so compaction does not "
+            "summarise at the threshold, only when the provider refuses a request as too "
+            "long; %s, or make them smaller",
+            agent_id,
+            what,
+            f"{fixed + notes:,}",
+            f"{limit:,.0f}",
+            how,
+            change,
+        )
 
     def invalidate(self) -> None:
         """The history was replaced: forget the counts."""
