@@ -1,6 +1,7 @@
 """A section of dsh.yml for a plugin that is installed but left out of this run
 (``DSH_LOAD_PLUGINS``, ``load_entry_points=False``) is refused as such: the message
-said "not installed or not loaded" and listed the loaded plugins, as for a typo."""
+said "not installed or not loaded" and listed the loaded plugins, as for a typo. So is
+one for a plugin that is loaded but registers no settings."""
 
 from __future__ import annotations
 
@@ -44,3 +45,22 @@ async def test_a_section_for_a_plugin_not_installed_keeps_its_wording() -> None:
         "<string>:1:1: shell: section 'shell' is for a plugin that is not installed or not "
         "loaded (loaded plugins with settings: none)"
     )
+
+
+async def test_a_section_for_a_loaded_plugin_without_settings_says_so() -> None:
+    """It said "not installed or not loaded" while the plugin ran (and "ok" with
+    ``-p no:shout``): the plugin is loaded, it registers no settings."""
+    model = ScriptedModel([])
+    with pytest.raises(ConfigError) as caught:
+        async with scripted_harness(
+            model, plugins=[("shout", _NoSettings())], config_text="shout: {enabled: true}\n"
+        ):
+            pass
+    assert str(caught.value) == (
+        "<string>:1:1: shout: section 'shout': plugin 'shout' is loaded but takes no "
+        "settings (it registers none); remove the section"
+    )
+
+
+class _NoSettings:
+    """A plugin that registers no settings (as examples/dsh-shout)."""

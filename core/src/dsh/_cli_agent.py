@@ -262,7 +262,11 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     pm.relay.register_models(serve)
     try:
         config = load_config(
-            path, settings=settings, blocked=pm.is_blocked, left_out=pm.is_left_out
+            path,
+            settings=settings,
+            blocked=pm.is_blocked,
+            left_out=pm.is_left_out,
+            loaded=pm.has_plugin,
         )
         if config.models:  # as a harness would build them (nothing is contacted)
             from dsh.llm.providers import build_configured

@@ -35,13 +35,16 @@ def validate(
     blocked: Callable[[str], bool] | None = None,
     left_out: Callable[[str], bool] | None = None,
     starts_agents: bool = True,
+    loaded: Callable[[str], bool] | None = None,
 ) -> Config:
     """``data`` as a Config; ``blocked(name)`` says a plugin was turned off (``-p
     no:NAME``): its section is left unchecked instead of being an unknown section, with
     a warning that it is ignored. ``left_out(name)`` says an installed plugin does not
     run: settings for one (its section, or under an agent's options) would apply to
     nothing (a policy plugin's rules, silently), so they are refused, saying so, or
-    ignored with a warning when the plugin was turned off. ``starts_agents=False`` (a
+    ignored with a warning when the plugin was turned off. ``loaded(name)`` says a
+    plugin runs: a section for one that registers no settings is refused as such (not
+    as a plugin that is not installed). ``starts_agents=False`` (a
     command that reads the config and starts no agent, ``dsh sessions list``): settings
     for plugins that do not run (a section for one not installed or left out, options
     for one left out) cannot change what it does, so each is a warning instead."""
@@ -72,8 +75,13 @@ def validate(
             problems.append(locate(root, (name,), misplaced))
             continue
         if model is None:
-            installed = left_out is not None and left_out(name)
-            unrun.append(_unknown_section(root, name, settings, installed))
+            if loaded is not None and loaded(name):
+                whose = "loaded"
+            elif left_out is not None and left_out(name):
+                whose = "left out"
+            else:
+                whose = ""
+            unrun.append(_unknown_section(root, name, settings, whose))
             continue
         value = {} if value is None else value
         try:
@@ -236,11 +244,18 @@ def _agent_options(
 
 
 def _unknown_section(
-    root: Node | None, name: str, settings: Mapping[str, type[BaseModel]], installed: bool
+    root: Node | None, name: str, settings: Mapping[str, type[BaseModel]], whose: str
 ) -> Problem:
-    """A section no loaded plugin reads: for an ``installed`` plugin left out of this
-    run, said as such (a typo or a missing install is not the problem then)."""
-    if installed:
+    """A section no loaded plugin reads: for a plugin ``whose`` is "loaded" (it
+    registers no settings) or "left out" (installed, not in this run), said as such (a
+    typo or a missing install is not the problem then)."""
+    if whose == "loaded":
+        reason = (
+            f"section {name!r}: plugin {name!r} is loaded but takes no settings (it "
+            "registers none); remove the section"
+        )
+        return locate(root, (name,), reason)
+    if whose == "left out":
         reason = (
             f"section {name!r} is for plugin {name!r}, which is installed but not loaded: "
             f"load it (DSH_LOAD_PLUGINS, -p {name}) or remove the section"

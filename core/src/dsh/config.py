@@ -124,6 +124,7 @@ def load_config(
     blocked: Callable[[str], bool] | None = None,
     left_out: Callable[[str], bool] | None = None,
     starts_agents: bool = True,
+    loaded: Callable[[str], bool] | None = None,
 ) -> Config:
     """Load and validate a config from ``path`` or ``text`` (neither: the defaults).
 
@@ -136,6 +137,8 @@ def load_config(
     apply them). ``starts_agents=False`` is for a command that reads the config but
     starts no agent (``dsh sessions list``): settings for a plugin that does not run
     (not installed, or left out) cannot change what it does, so they are warnings.
+    ``loaded(name)`` is true for a plugin that runs: a section for one that registers
+    no settings is refused saying so.
     """
     settings = settings or {}
     for name in CORE_KEYS:
@@ -155,4 +158,4 @@ def load_config(
         kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
         reason = f"the file must hold a mapping of keys, not {kind}"
         raise locate(node, (), reason).error(source)
-    return validate(source, node, data, settings, blocked, left_out, starts_agents)
+    return validate(source, node, data, settings, blocked, left_out, starts_agents, loaded)

@@ -192,6 +192,7 @@ class Harness:
             blocked=self.pm.is_blocked,
             left_out=self.pm.is_left_out,
             starts_agents=self._starts_agents,
+            loaded=self.pm.has_plugin,
         )
 
     def _add_config_models(self, config: Config) -> None:
