@@ -118,8 +118,14 @@ def test_merge_keys_are_not_duplicates_and_errors_point_at_the_override(tmp_path
 @pytest.mark.parametrize(
     ("text", "path", "kind"),
     [
-        ("agents:\n  - id: a\n    options: {yes: 1}\n", "agents[0].options.yes", "bool"),
-        ("models:\n  fast: {provider: x, headers: {1: a}}\n", 'models.fast.headers["1"]', "int"),
+        ("agents:\n  - id: a\n    options: {yes: 1}\n", "agents[0].options.yes", "a boolean"),
+        (
+            "models:\n  fast: {provider: x, headers: {1: a}}\n",
+            'models.fast.headers["1"]',
+            "a number",
+        ),
+        ("models:\n  ~: {provider: x}\n", 'models["~"]', "null"),
+        ("models:\n  2024-01-01: {provider: x}\n", 'models["2024-01-01"]', "a date"),
     ],
 )
 def test_keys_must_be_strings(tmp_path: Path, text: str, path: str, kind: str) -> None:

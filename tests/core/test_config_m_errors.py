@@ -16,9 +16,31 @@ from dsh import ConfigError
 from dsh.config import find_config, load_config
 
 
-def test_a_top_level_scalar_is_named_and_a_top_level_list_is_located(tmp_path: Path) -> None:
-    err = fails(write(tmp_path, "hello\n"))
-    assert err.reason == "the file must hold a mapping of keys, not a str"
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [("hello", "a string"), ("3", "a number"), ("1.5", "a number"), ("yes", "true (a boolean)")],
+)
+def test_a_top_level_scalar_is_named_in_yaml_s_words(tmp_path: Path, text: str, kind: str) -> None:
+    """Not Python's type name ("not a int", "not a str"), as docs/config.md promises."""
+    err = fails(write(tmp_path, text + "\n"))
+    assert err.reason == f"the file must hold a mapping of keys, not {kind}"
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        ("2024-01-01", "a date"),
+        ("2024-01-01 10:00:00", "a date and time"),
+        ("!!binary aGk=", "binary data"),
+        ("!!set {a}", "a set"),
+    ],
+)
+def test_other_yaml_kinds_are_named_in_yaml_s_words(tmp_path: Path, value: str, kind: str) -> None:
+    err = fails(write(tmp_path, f"models: {value}\n"))
+    assert err.reason == f"Input should be a mapping (key: value lines), not {kind}"
+
+
+def test_a_top_level_list_is_located(tmp_path: Path) -> None:
     path = write(tmp_path, "# settings\n\n- a\n- b\n")
     err = fails(path)
     assert err.source == f"{path}:3:1"  # where the list starts, not the top of the file
@@ -70,10 +92,10 @@ def test_a_duplicate_key_inside_an_inline_merge_is_refused(tmp_path: Path) -> No
     assert err.reason == "duplicate key (first on line 2)"
 
 
-def test_a_complex_key_is_named_as_a_sequence(tmp_path: Path) -> None:
+def test_a_complex_key_is_named_as_a_list(tmp_path: Path) -> None:
     err = fails(write(tmp_path, "? [a, b]\n: 1\n"))
     assert err.path == '["?"]'
-    assert err.reason == "keys must be strings, this one is read as sequence; quote it"
+    assert err.reason == "keys must be strings, this one is read as a list; quote it"
 
 
 def test_of_two_problems_on_one_line_the_first_column_is_reported(tmp_path: Path) -> None:

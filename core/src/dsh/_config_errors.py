@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import date, datetime
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -16,7 +17,7 @@ from yaml.nodes import Node
 from dsh._config_keys import unknown_field_key, unknown_key
 from dsh._config_yaml import AtKey, Loc, Problem, did_you_mean, locate
 
-__all__ = ["from_validation", "missing_hint", "reason", "top_missing", "typo_instead"]
+__all__ = ["from_validation", "missing_hint", "reason", "top_missing", "typo_instead", "yaml_kind"]
 
 
 def reason(
@@ -26,7 +27,7 @@ def reason(
     in YAML's words for a file (``yaml``), in Python's for code; ``hint`` is added to a
     required field of the model itself left out."""
     if yaml and err["type"] in _YAML_KINDS:  # not Python's words ("a valid tuple")
-        return f"Input should be {_YAML_KINDS[err['type']]}, not {_kind(err['input'])}"
+        return f"Input should be {_YAML_KINDS[err['type']]}, not {yaml_kind(err['input'])}"
     if err["type"] == "value_error":  # a validator's own words, without "Value error, "
         return str(err.get("ctx", {}).get("error", err["msg"]))
     if top_missing(err):
@@ -130,8 +131,8 @@ _YAML_KINDS = {
 }
 
 
-def _kind(value: object) -> str:
-    """What a YAML value is, in YAML's words."""
+def yaml_kind(value: object) -> str:
+    """What a YAML value is, in YAML's words (never the value: it might be a secret)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -144,4 +145,12 @@ def _kind(value: object) -> str:
         return "a mapping"
     if isinstance(value, list | tuple):
         return "a list"
+    if isinstance(value, datetime):  # a timestamp (before date: a datetime is one)
+        return "a date and time"
+    if isinstance(value, date):
+        return "a date"
+    if isinstance(value, bytes):  # !!binary
+        return "binary data"
+    if isinstance(value, set | frozenset):  # !!set
+        return "a set"
     return f"a {type(value).__name__}"

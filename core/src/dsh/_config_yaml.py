@@ -128,6 +128,19 @@ def _unreadable(root: Node, error: Exception) -> Problem:
     return Problem(at.line + 1, at.column + 1, "", f"invalid YAML: {error}")
 
 
+#: The kinds of key YAML reads as other than a string (by tag, or node for a complex
+#: key), in the words ``_config_errors.yaml_kind`` gives values.
+_KEY_KINDS = {
+    "bool": "a boolean",
+    "int": "a number",
+    "float": "a number",
+    "null": "null",
+    "timestamp": "a date",
+    "sequence": "a list",
+    "mapping": "a mapping",
+}
+
+
 def check_keys(node: Node, source: str, loc: Loc, seen: set[int]) -> None:
     """Every mapping key is a string and appears once (YAML would keep the last)."""
     if id(node) in seen:  # an alias: already checked where its anchor is
@@ -144,6 +157,7 @@ def check_keys(node: Node, source: str, loc: Loc, seen: set[int]) -> None:
         reason = None
         if not isinstance(key, ScalarNode) or key.tag != _STR_TAG:
             what = key.tag.rsplit(":", 1)[-1] if isinstance(key, ScalarNode) else key.id
+            what = _KEY_KINDS.get(what, what)
             reason = f"keys must be strings, this one is read as {what}; quote it"
         elif key.value in first:
             reason = f"duplicate key (first on line {first[key.value]})"

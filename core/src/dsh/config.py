@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from dsh._config_errors import yaml_kind
 from dsh._config_models import CONFIG_FILE_NAMES, CORE_KEYS, AgentConfig, Config, ModelConfig
 from dsh._config_validate import validate
 from dsh._config_yaml import locate, parse, read
@@ -155,7 +156,6 @@ def load_config(
     if data is None:
         return Config(source)
     if not isinstance(data, dict):
-        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
-        reason = f"the file must hold a mapping of keys, not {kind}"
+        reason = f"the file must hold a mapping of keys, not {yaml_kind(data)}"
         raise locate(node, (), reason).error(source)
     return validate(source, node, data, settings, blocked, left_out, starts_agents, loaded)
