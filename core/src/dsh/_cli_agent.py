@@ -254,12 +254,9 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     if path is None:
         print("dsh: no dsh.yml here; defaults apply", file=sys.stderr)
         return _plugins_start(args, pm)
-    served: set[str] = set()
+    from dsh._config_registered import RegisteredModels
 
-    def serve(plugin: str, model: Any, name: str | None = None) -> None:
-        served.add(name or str(getattr(getattr(model, "info", None), "name", "")))
-
-    pm.relay.register_models(serve)
+    registered = RegisteredModels(pm)
     try:
         config = load_config(
             path,
@@ -267,11 +264,12 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
             blocked=pm.is_blocked,
             left_out=pm.is_left_out,
             loaded=pm.has_plugin,
+            registered=registered.of,
         )
         if config.models:  # as a harness would build them (nothing is contacted)
             from dsh.llm.providers import build_configured
 
-            build_configured(config, served)
+            build_configured(config, registered.names())
     except ConfigError as error:  # every problem, one line each
         for problem in error.problems:
             print(f"dsh: {problem.problem}", file=sys.stderr)

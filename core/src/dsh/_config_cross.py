@@ -4,7 +4,7 @@ agents', a plugin's ``ModelName`` settings) is defined, and agent ids are unique
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -116,13 +116,16 @@ def cross_check(
     *,
     good: GoodPart,
     agents: bool = True,
+    registered: Callable[[str], str | None] | None = None,
 ) -> list[Problem]:
     """Model names: the top-level ``model``, the agents' (unless ``agents`` is False)
     and the ``ModelName`` fields each plugin settings object of ``sections`` sets (of
     those over a section, the keys its ``given`` mapping sets: see ``set_model_names``).
     ``local`` is accepted in a plugin's setting too: whether it runs is known when an
     agent is created (``_config_local``). ``good``: the part of the core without a
-    problem (its ``at``, ``broken``, ``bad_ids``, ``names``)."""
+    problem (its ``at``, ``broken``, ``bad_ids``, ``names``). ``registered(name)``: why
+    a name a plugin registers a model under, not declared, is refused (None: no plugin
+    registers it)."""
     problems: list[Problem] = []
     at, broken, bad_ids = good.at, good.broken, good.bad_ids
     # a bad entry is still defined: named, and a near miss of its name hinted at
@@ -135,8 +138,10 @@ def cross_check(
         if "*" in broken:  # `models:` itself is bad: no name can be checked
             return
         if name is not None and name not in known and name not in broken:
-            hint = did_you_mean(name, sorted(known))
-            reason = f"unknown model {name!r} (models defined: {defined}; {local}){hint}"
+            reason = None if registered is None else registered(name)
+            if reason is None:
+                hint = did_you_mean(name, sorted(known))
+                reason = f"unknown model {name!r} (models defined: {defined}; {local}){hint}"
             problems.append(locate(root, loc, reason))
 
     if agents:

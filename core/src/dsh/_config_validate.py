@@ -36,6 +36,7 @@ def validate(
     left_out: Callable[[str], bool] | None = None,
     starts_agents: bool = True,
     loaded: Callable[[str], bool] | None = None,
+    registered: Callable[[str], str | None] | None = None,
 ) -> Config:
     """``data`` as a Config; ``blocked(name)`` says a plugin was turned off (``-p
     no:NAME``): its section is left unchecked instead of being an unknown section, with
@@ -44,7 +45,9 @@ def validate(
     nothing (a policy plugin's rules, silently), so they are refused, saying so, or
     ignored with a warning when the plugin was turned off. ``loaded(name)`` says a
     plugin runs: a section for one that registers no settings is refused as such (not
-    as a plugin that is not installed). ``starts_agents=False`` (a
+    as a plugin that is not installed). ``registered(name)`` says why a model name
+    the file uses without declaring it is refused when a plugin registers it (see
+    ``_config_registered``). ``starts_agents=False`` (a
     command that reads the config and starts no agent, ``dsh sessions list``): settings
     for plugins that do not run (a section for one not installed or left out, options
     for one left out) cannot change what it does, so each is a warning instead."""
@@ -102,8 +105,8 @@ def validate(
         off = _Off(blocked, left_out, turned_off, unrun)
         problems += _agent_options(root, checked, valid, settings, off, own, good.at, data)
         where = [((name,), s, None) for name, s in sections.items()]
-        problems += cross_check(root, checked, where, good=good)
-        problems += cross_check(root, checked, own, agents=False, good=good)
+        problems += cross_check(root, checked, where, good=good, registered=registered)
+        problems += cross_check(root, checked, own, agents=False, good=good, registered=registered)
     if starts_agents:  # they would apply to nothing: refused with the rest
         problems += unrun
     if problems:  # all of them, in file order (a place may have several; none twice)

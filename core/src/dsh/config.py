@@ -126,6 +126,7 @@ def load_config(
     left_out: Callable[[str], bool] | None = None,
     starts_agents: bool = True,
     loaded: Callable[[str], bool] | None = None,
+    registered: Callable[[str], str | None] | None = None,
 ) -> Config:
     """Load and validate a config from ``path`` or ``text`` (neither: the defaults).
 
@@ -139,7 +140,9 @@ def load_config(
     starts no agent (``dsh sessions list``): settings for a plugin that does not run
     (not installed, or left out) cannot change what it does, so they are warnings.
     ``loaded(name)`` is true for a plugin that runs: a section for one that registers
-    no settings is refused saying so.
+    no settings is refused saying so. ``registered(name)``: why a model name the file
+    uses without declaring it under ``models:`` is refused when a plugin registers a
+    model of that name (``_config_registered.RegisteredModels.of``), or None.
     """
     settings = settings or {}
     for name in CORE_KEYS:
@@ -158,4 +161,6 @@ def load_config(
     if not isinstance(data, dict):
         reason = f"the file must hold a mapping of keys, not {yaml_kind(data)}"
         raise locate(node, (), reason).error(source)
-    return validate(source, node, data, settings, blocked, left_out, starts_agents, loaded)
+    return validate(
+        source, node, data, settings, blocked, left_out, starts_agents, loaded, registered
+    )

@@ -181,6 +181,7 @@ class Harness:
         self.sessions.reducers = reducers
 
     def _load_config(self) -> Config:
+        from dsh._config_registered import RegisteredModels
         from dsh.config import Config, load_config
 
         if isinstance(self._config_arg, Config):
@@ -193,6 +194,7 @@ class Harness:
             left_out=self.pm.is_left_out,
             starts_agents=self._starts_agents,
             loaded=self.pm.has_plugin,
+            registered=RegisteredModels(self.pm).of,
         )
 
     def _add_config_models(self, config: Config) -> None:

@@ -1,0 +1,66 @@
+"""The models plugins register (``register_models``), as the checks of ``dsh.yml`` see
+them: a model name the file uses without declaring it under ``models:`` is refused (the
+file is checked before any model is registered), but when a plugin registers that name
+the refusal says so, and which entry to add (``models: {scripted: {provider:
+scripted}}``: a provider dsh does not build, so the plugin's model serves the entry)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from dsh._provider_table import BUILT_IN
+
+if TYPE_CHECKING:
+    from dsh.plugins import PluginManager
+
+__all__ = ["RegisteredModels", "undeclared"]
+
+_PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+class RegisteredModels:
+    """The names the loaded plugins register models under, each with its plugin and the
+    model's provider; asked of the plugins once, when first needed (a config with no
+    undeclared name never asks)."""
+
+    def __init__(self, pm: PluginManager) -> None:
+        self._pm = pm
+        self._found: dict[str, tuple[str, str]] | None = None
+
+    def _collect(self) -> dict[str, tuple[str, str]]:
+        if self._found is None:
+            found: dict[str, tuple[str, str]] = {}
+
+            def collect(plugin: str, model: Any, name: str | None = None) -> None:
+                info = getattr(model, "info", None)
+                key = name or getattr(info, "name", None)
+                if isinstance(key, str):
+                    found.setdefault(key, (plugin, str(getattr(info, "provider", ""))))
+
+            self._found = found
+            self._pm.relay.register_models(collect)
+        return self._found
+
+    def names(self) -> set[str]:
+        return set(self._collect())
+
+    def of(self, name: str) -> str | None:
+        """Why ``name``, used in dsh.yml and not declared under ``models:``, is refused
+        when a plugin registers it; None when none does."""
+        found = self._collect().get(name)
+        return None if found is None else undeclared(name, *found)
+
+
+def undeclared(name: str, plugin: str, provider: str) -> str:
+    """``name`` is registered by ``plugin`` (its model's ``provider``), and not declared:
+    the entry of ``models:`` to add. A provider dsh builds would make dsh build a model
+    of that name as well, so the plugin's name stands in for it."""
+    if not provider or provider in BUILT_IN:
+        provider = plugin
+    key, served = (n if _PLAIN.fullmatch(n) else f'"{n}"' for n in (name, provider))
+    return (
+        f"model {name!r} is registered by plugin {plugin!r} but not declared in models: "
+        f"(dsh.yml names the models it declares, and local); add models: {{{key}: "
+        f"{{provider: {served}}}}}"
+    )
