@@ -44,7 +44,8 @@ def test_a_listing_that_cannot_be_written_is_status_1(
     cli_env: dict[str, str], tmp_path: Path, line: str
 ) -> None:
     (tmp_path / "dsh.yml").write_text("models:\n  fast: {provider: openai, model: gpt-x}\n")
-    done = to_full_disk(line, {**cli_env, "DSH_LOAD_PLUGINS": ""}, tmp_path)
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "", "OPENAI_API_KEY": "k"}  # config check warns else
+    done = to_full_disk(line, env, tmp_path)
     assert (done.returncode, done.stderr) == (1, FULL)
 
 

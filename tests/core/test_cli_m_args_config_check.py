@@ -48,3 +48,31 @@ def test_config_check_skips_the_section_of_a_plugin_blocked_with_p_no(
     path.write_text("persistence:\n  directory: sessions\n")
     assert main(["-p", "no:persistence", "-c", str(path), "config", "check"]) == 0
     assert capsys.readouterr().out == f"{path}: ok\n"
+
+
+def test_config_check_warns_about_an_unset_key_variable_and_still_exits_0(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said "ok" alone, and the first request of dsh run failed (AUTH)."""
+    monkeypatch.delenv("MY_MISSING_KEY", raising=False)
+    path = Path.cwd() / "dsh.yml"
+    path.write_text(
+        "model: x\nmodels:\n"
+        "  x: {provider: openai, api_key_env: MY_MISSING_KEY}\n"
+        "  y: {provider: deepseek}\n"  # the provider's own variable, unset too
+        "  z: {provider: openai-compatible, base_url: 'http://127.0.0.1:9/v1'}\n"  # no key
+    )
+    assert main(["config", "check"]) == 0
+    out, err = capsys.readouterr()
+    assert out == f"{path}: ok\n"
+    assert err == (
+        f"dsh: warning: {path}:3:25: model 'x': the environment variable MY_MISSING_KEY "
+        "(models.x.api_key_env) is not set (it holds the API key)\n"
+        f"dsh: warning: {path}:4:3: model 'y': the environment variable DEEPSEEK_API_KEY is "
+        "not set (it holds the deepseek API key; api_key_env in a models: entry of dsh.yml "
+        "names another)\n"
+    )
+    monkeypatch.setenv("MY_MISSING_KEY", "k")
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "k")
+    assert main(["config", "check"]) == 0
+    assert capsys.readouterr() == (f"{path}: ok\n", "")

@@ -28,8 +28,9 @@ from dsh.errors import ConfigError, DshError
 if TYPE_CHECKING:
     from dsh._cli_terminal import TerminalApprovals
     from dsh.agent import AgentHandle
-    from dsh.config import AgentConfig
+    from dsh.config import AgentConfig, Config
     from dsh.harness import Harness
+    from dsh.llm._http import HttpModel
     from dsh.llm.choose import Choice
     from dsh.persistence import StoredSession
     from dsh.plugins import PluginManager
@@ -269,7 +270,7 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
         if config.models:  # as a harness would build them (nothing is contacted)
             from dsh.llm.providers import build_configured
 
-            build_configured(config, registered.names())
+            _warn_of_keys(config, build_configured(config, registered.names()))
     except ConfigError as error:  # every problem, one line each
         for problem in error.problems:
             print(f"dsh: {problem.problem}", file=sys.stderr)
@@ -283,6 +284,20 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     if status == 0:
         print(f"{path}: ok")
     return status
+
+
+def _warn_of_keys(config: Config, models: list[HttpModel]) -> None:
+    """A warning for each model whose API key cannot be read here (its variable unset,
+    or holding what no HTTP header can): each of its requests would fail, but the file
+    is right and the variable may be set where dsh runs."""
+    from dsh.errors import ModelError
+
+    for model in models:
+        try:
+            model.api_key()
+        except ModelError as error:
+            where = config.where("models", model.name, "api_key_env")
+            print(f"dsh: warning: {where}: {error.message}", file=sys.stderr)
 
 
 def _plugins_start(args: argparse.Namespace, pm: PluginManager) -> int:

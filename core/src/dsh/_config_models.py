@@ -209,6 +209,22 @@ class ModelConfig(BaseModel):
         return key_from_env(self.api_key_env, env)
 
 
+def may_be_a_key(variable: str) -> bool:
+    """Whether an ``api_key_env`` value may be a key pasted into that field rather than
+    a variable's name, and so is not repeated in a message: what the check of the field
+    refuses (not letters, digits and ``_``; a config made without its checks), and what
+    it lets through that keys are made of: lower case, upper case and digits mixed
+    (``gsk_8fJ2kL...``), or 16 characters or more without a ``_`` (a hex key).
+    ``OPENAI_API_KEY`` and ``gw_key_2`` are names."""
+    if not _ENV_NAME.fullmatch(variable):
+        return True
+    mixed = all(any(test(c) for c in variable) for test in _CASES)
+    return mixed or (len(variable) >= 16 and "_" not in variable)
+
+
+_CASES = (str.islower, str.isupper, str.isdigit)
+
+
 class AgentConfig(BaseModel):
     """One entry of ``agents:``."""
 

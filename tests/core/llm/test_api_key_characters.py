@@ -79,8 +79,8 @@ async def test_a_key_holding_an_unsendable_character_is_one_auth_line(
         error, sent = await refused(openai, key)
     assert (error.code, sent) == ("AUTH", 0)  # not sent, not retried
     assert error.message == (
-        "model 'wire': the API key in the environment variable named by "
-        f"models.wire.api_key_env cannot be sent: its character 33 (of {len(key)}) is "
+        "model 'wire': the API key in the environment variable MY_KEY "
+        f"(models.wire.api_key_env) cannot be sent: its character 33 (of {len(key)}) is "
         f"{what}; an HTTP header holds printable ASCII only (a key pasted across lines?)"
     )
     assert "\n" not in error.message

@@ -258,8 +258,8 @@ async def test_a_missing_key_variable_is_a_one_line_auth_error_naming_where_it_i
         assert server.requests == []
     assert err.code == "AUTH"
     assert "\n" not in err.message
-    assert "NOT_SET_KEY" not in err.message  # a configured name may be a pasted key
-    assert "named by models.gpt.api_key_env" in err.message
+    # named: the config refuses what is not a variable's name, and this is no key
+    assert "the environment variable NOT_SET_KEY (models.gpt.api_key_env)" in err.message
 
 
 async def test_config_headers_are_sent_and_may_override_the_defaults() -> None:

@@ -77,8 +77,12 @@ def test_the_default_key_is_required_only_at_the_providers_own_endpoint() -> Non
     assert build_model("c", local, env={}).api_key() is None
     assert build_model("c", local, env={"ANTHROPIC_API_KEY": "k"}).api_key() == "k"
     named = local.model_copy(update={"api_key_env": "MY_KEY"})
-    with pytest.raises(ModelError, match=r"named by models\.c\.api_key_env is not set"):
+    with pytest.raises(ModelError) as caught:
         build_model("c", named, env={}).api_key()
+    assert str(caught.value) == (
+        "model 'c': the environment variable MY_KEY (models.c.api_key_env) is not set "
+        "(it holds the API key)"
+    )
 
 
 def test_a_key_pasted_into_api_key_env_is_not_repeated_when_unset() -> None:
@@ -89,6 +93,25 @@ def test_a_key_pasted_into_api_key_env_is_not_repeated_when_unset() -> None:
         model.api_key()
     assert "models.m.api_key_env" in str(caught.value)
     assert pasted not in str(caught.value) and "gsk_" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        "gsk_8fJ2kLmQ9xYzR4tW7vBn3HdPq",  # lower case, upper case and digits
+        "a3f9c2e17b0d4e6f8a9b1c2d3e4f5a6b",  # a hex key: 16 characters or more, no _
+        "sk-proj-abc",  # not a name at all (a config made without its checks)
+    ],
+)
+def test_a_name_that_may_be_a_key_is_not_repeated_and_one_that_may_not_is(pasted: str) -> None:
+    """The check of api_key_env lets letters, digits and _ through, which some keys are;
+    such a value is hidden, a variable's name (MY_GATEWAY_KEY) named."""
+    config = ModelConfig(provider="openai-compatible", base_url="http://h/v1")
+    for value, shown in ((pasted, False), ("MY_GATEWAY_KEY", True), ("gw_key_2", True)):
+        model = build_model("m", config.model_copy(update={"api_key_env": value}), env={})
+        with pytest.raises(ModelError) as caught:
+            model.api_key()
+        assert (value in str(caught.value)) is shown, value
 
 
 def test_an_unknown_provider_names_the_key_path() -> None:

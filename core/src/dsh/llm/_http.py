@@ -21,6 +21,7 @@ import anyio
 import anyio.lowlevel
 import httpx
 
+from dsh._config_models import may_be_a_key
 from dsh._provider_table import KEY_VARIABLES
 from dsh._secrets import (
     MIN_LENGTH,
@@ -210,29 +211,33 @@ class HttpModel:
                     "models: entry of dsh.yml names another)",
                 )
             raise ModelError(
-                "AUTH",
-                f"model {self.name!r}: the environment variable named by "
-                f"models.{self.name}.api_key_env is not set (it holds the API key)",
+                "AUTH", f"model {self.name!r}: {self._variable()} is not set (it holds the API key)"
             )
         if not (key.isascii() and key.isprintable()) or " " in key:
             raise ModelError("AUTH", self._unsendable(key))
         return key
 
     def _own_variable(self) -> bool:
-        """Whether the key's variable is a provider's own (named in messages; a name from
-        dsh.yml is not repeated: it may be a key pasted into that field)."""
+        """Whether the key's variable is a provider's own (no entry of dsh.yml names it)."""
         return self.config.api_key_env in KEY_VARIABLES
+
+    def _variable(self) -> str:
+        """The key's variable in a message: a provider's own by its name; one named by
+        ``models.NAME.api_key_env`` with the key path, and its name unless it may be a
+        key pasted into that field (``may_be_a_key``)."""
+        variable = self.config.api_key_env or ""
+        if self._own_variable():
+            return f"the environment variable {variable}"
+        where = f"models.{self.name}.api_key_env"
+        if may_be_a_key(variable):
+            return f"the environment variable named by {where}"
+        return f"the environment variable {variable} ({where})"
 
     def _unsendable(self, key: str) -> str:
         """The message for a key holding a character an HTTP header cannot (a header
         holds printable ASCII: the HTTP client refuses anything else, quoting the key):
         its place and what it is, never the key."""
-        variable = self.config.api_key_env
-        if self._own_variable():
-            where = f"the environment variable {variable}"
-        else:
-            where = f"the environment variable named by models.{self.name}.api_key_env"
-        return f"model {self.name!r}: the API key in {where} {unsendable(key)}"
+        return f"model {self.name!r}: the API key in {self._variable()} {unsendable(key)}"
 
     def key_header(self, key: str | None, default: str) -> dict[str, str]:
         """The header that carries ``key`` (none without a key): the config's
