@@ -290,3 +290,35 @@ def test_resume_says_it_starts_the_local_model_and_why_before_starting_it(
         "dsh: starting the local model (the model session on-local was created with)"
     )
     assert "the local model could not start: no compiler here" in capsys.readouterr().err
+
+
+def test_resume_refuses_a_section_for_a_loaded_plugin_that_takes_no_settings(
+    settings: PersistenceSettings,
+    config: Path,
+    model: ScriptedModel,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # as dsh run and dsh config check say it (resume reads the file itself, before its
+    # harness: it said "not installed or not loaded" of a plugin that runs)
+    import dsh.harness  # binds create_plugin_manager before the patch
+    import dsh.plugins
+    from dsh import hookimpl
+
+    class Quiet:
+        @hookimpl
+        def agent_request(self, request: Any) -> None:
+            return None
+
+    real = dsh.plugins.create_plugin_manager
+
+    def with_quiet(plugins: Any = (), **kwargs: Any) -> Any:
+        return real([("quiet", Quiet()), *plugins], **kwargs)
+
+    monkeypatch.setattr(dsh.plugins, "create_plugin_manager", with_quiet)
+    two_sessions(settings)
+    config.write_text(config.read_text() + "quiet:\n  loud: true\n")
+    assert run(config, "resume", "new-session", "hello?", model="scripted") == 2
+    err = capsys.readouterr().err
+    assert "plugin 'quiet' is loaded but takes no settings" in err, err
+    assert model.requests == []

@@ -137,6 +137,7 @@ def _load_config(context: CommandContext, path: Path | None) -> Config:
         settings=settings,
         blocked=pm.is_blocked,
         left_out=pm.is_left_out,
+        loaded=pm.has_plugin,
     )
 
 
