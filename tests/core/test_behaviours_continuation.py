@@ -171,7 +171,7 @@ async def test_b25_max_steps_ends_a_runaway_turn_with_a_clear_reason() -> None:
         assert [d["reason"] for d in end] == ["error"]
         assert "max_steps" in end[0]["error"]["message"]
         assert end[0]["error"]["code"] == "MAX_STEPS"
-        assert "3" in end[0]["error"]["message"]
+        assert "stopped after 3 steps (max_steps)" in end[0]["error"]["message"]
         assert check_invariants(agent.session.events) == []
 
         with anyio.fail_after(LIMIT):
@@ -187,3 +187,12 @@ async def test_b25_there_is_a_default_step_limit() -> None:
 
         assert ends(events) == [(1, "error")]
         assert len(model.requests) == 50  # documented default of ``max_steps``
+
+
+async def test_b25_a_limit_of_one_step_says_1_step() -> None:
+    # before: "stopped after 1 steps"
+    async with agent_on(ScriptedModel([always_add, text("fine")]), max_steps=1) as (_, agent):
+        with anyio.fail_after(LIMIT):
+            events = await run_turn(agent, "loop")
+    [end] = [e.data for e in events if e.type == "turn/end"]
+    assert end["error"]["message"] == "turn 1 stopped after 1 step (max_steps)"

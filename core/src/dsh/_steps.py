@@ -17,6 +17,7 @@ from dsh._options import request_options, retry_allowance, step_limit
 from dsh._ready import READY
 from dsh._secrets import get_logger, redact
 from dsh.errors import DshError, HookError, ModelError, StepLimitError
+from dsh.llm._hidden_args import NOT_RUN
 from dsh.llm.assemble import Assembler
 from dsh.messages import (
     AssistantMessage,
@@ -217,9 +218,8 @@ class StepRunner:
             while not turn.stopping():
                 step += 1
                 if step > max_steps:
-                    raise StepLimitError(
-                        f"turn {turn.number} stopped after {max_steps} steps (max_steps)"
-                    )
+                    steps = "1 step" if max_steps == 1 else f"{max_steps} steps"
+                    raise StepLimitError(f"turn {turn.number} stopped after {steps} (max_steps)")
                 if await self._step(turn, step):
                     break
         turn.scope = None
@@ -255,7 +255,7 @@ class StepRunner:
             model: Model | None = None
             try:
                 model = self.models.get(request.model, agent=agent.id)
-                message = await self._stream(model, request, turn)
+                message, hidden = await self._stream(model, request, turn)
                 break
             except ModelError as error:
                 try:
@@ -311,9 +311,14 @@ class StepRunner:
             await emit("tool/call", _call_data(call), checked=True)
             if turn.stopping():  # aborted while the call was being logged: never run it
                 return True
-            turn.running = call.id
-            result = await relay.tools_execute(agent, call, number, step)
-            turn.running = None
+            if call.id in hidden:  # run so, the call would do something else: never asked
+                result: ToolResult | None = ToolResult(
+                    call_id=call.id, content=NOT_RUN, is_error=True
+                )
+            else:
+                turn.running = call.id
+                result = await relay.tools_execute(agent, call, number, step)
+                turn.running = None
             if result is None:
                 result = ToolResult(
                     call_id=call.id,
@@ -353,8 +358,9 @@ class StepRunner:
 
     async def _stream(
         self, model: Model, request: ModelRequest, turn: TurnState
-    ) -> AssistantMessage:
-        """Stream one answer, logging each chunk."""
+    ) -> tuple[AssistantMessage, frozenset[str]]:
+        """Stream one answer, logging each chunk; with the ids of its calls that had a
+        secret hidden from their arguments (``dsh.llm._hidden_args``)."""
         emit = self.agent.session.emit
         assembler = Assembler()
         name = model.info.name
@@ -376,7 +382,7 @@ class StepRunner:
                 await aclose()
         message = assembler.message(model=name)
         turn.streaming = None
-        return message
+        return message, assembler.hidden_calls()
 
 
 def _call_data(call: ToolCall) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from test_secrets_study_errors import ASK, KEY, anthropic, openai, shows
 from dsh._secrets import hidden_runs, redact
 from dsh.errors import ModelError
 from dsh.harness import Harness
-from dsh.llm import ReasoningDelta, TextDelta, ToolCallDelta
+from dsh.llm import Assembler, ReasoningDelta, TextDelta, ToolCallDelta
 from dsh.llm._redact_stream import SHORTEST_HELD, StreamRedactor
 from dsh.testing import run_turn
 
@@ -140,6 +140,14 @@ def reasoning(message: Any) -> str:
     return "".join(block.text for block in message.content if block.type == "reasoning")
 
 
+def called_with_a_key(chunks: list[Any]) -> frozenset[str]:
+    """The calls the loop does not run: a key was hidden from their arguments."""
+    assembler = Assembler()
+    for chunk in chunks:
+        assembler.add(chunk)
+    return assembler.hidden_calls()
+
+
 def shown_data(chunks: list[Any], message: Any) -> str:
     return json.dumps([[c.to_data() for c in chunks], message.model_dump(mode="json")])
 
@@ -169,6 +177,7 @@ async def test_openai_hides_a_split_key_in_text_reasoning_and_arguments() -> Non
     assert reasoning(message) == "the key *** is here"
     assert message.text == "key: ***."
     assert message.tool_calls[0].arguments == '{"command": "curl -H \'x: ***\'"}'
+    assert called_with_a_key(chunks) == {message.tool_calls[0].id}  # not run
     assert any(isinstance(c, TextDelta) for c in chunks)
 
 
@@ -184,6 +193,7 @@ async def test_anthropic_hides_a_split_key_in_text_thinking_and_input() -> None:
     assert reasoning(message) == "the key *** is here"
     assert message.text == "key: ***."
     assert message.tool_calls[0].arguments == '{"command": "curl -H \'x: ***\'"}'
+    assert called_with_a_key(chunks) == {message.tool_calls[0].id}  # not run
     kinds = [type(c) for c in chunks if isinstance(c, TextDelta | ReasoningDelta | ToolCallDelta)]
     assert kinds.index(TextDelta) > kinds.index(ReasoningDelta)  # the blocks keep their order
     assert kinds.index(ToolCallDelta) > kinds.index(TextDelta)

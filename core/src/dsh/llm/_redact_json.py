@@ -9,7 +9,8 @@ character that is in a secret becomes that character (``\\"``, ``\\\\`` and the 
 characters' escapes for those), ``\\/`` a ``/`` if a secret has one; then the secrets,
 and their JSON spellings (a ``"`` in one is always escaped), are hidden as in any text
 (``dsh.llm._redact_stream.StreamRedactor``). The JSON means what it meant, less the
-secrets: the tool gets ``***`` in a key's place, as it does for a key written plainly.
+secrets: ``***`` in a key's place, as for a key written plainly (and the call is not
+run: ``dsh.llm._hidden_args``).
 Other escapes pass as they came; a hidden run that begins or ends inside one is hidden
 from and to its ends (``out_of_escapes``), and the text is never cut inside one
 (``escape_start``): no ``\\`` is left before a ``***``. A piece that ends in an

@@ -24,6 +24,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Final, final
 
 from dsh._secrets import HIDDEN, MIN_LENGTH, hidden_runs, shortest_run
+from dsh.llm._hidden_args import HiddenArguments
 from dsh.llm._redact_json import (
     JsonEscapes,
     escape_start,
@@ -65,7 +66,8 @@ class StreamRedactor:
 
     ``json``: the text is JSON (a tool call's arguments): each run is hidden from and to
     escapes' ends, and the text is never cut inside an escape (``out_of_escapes``,
-    ``escape_start``), so no ``\\`` is left before a ``***``."""
+    ``escape_start``), so no ``\\`` is left before a ``***``. ``hid``: a run was hidden
+    in what it has shown."""
 
     __slots__ = (
         "_held",
@@ -77,6 +79,7 @@ class StreamRedactor:
         "_open",
         "_secrets",
         "_seen",
+        "hid",
     )
 
     def __init__(self, secrets: tuple[str, ...], *, json: bool = False) -> None:
@@ -93,6 +96,7 @@ class StreamRedactor:
         self._held = ""  # text not shown yet
         self._seen = ""  # the last characters shown, unredacted
         self._open = False  # what was shown ends with a *** whose run may go on
+        self.hid = False
 
     def feed(self, piece: str) -> str:
         text = self._held + piece if self._held else piece
@@ -182,6 +186,7 @@ class StreamRedactor:
         self._open = done == cut and bool(parts)
         if not parts:
             return shown[after:]  # the usual case: no run of a secret
+        self.hid = True
         parts.append(whole[done:cut])
         return "".join(parts)
 
@@ -244,7 +249,9 @@ class AnswerRedactor:
     from a provider's own block's strings (``hidden_in``); an ``id``, a ``name``, a
     signature and encrypted reasoning pass as they are. ``take`` each chunk, get the
     chunks to show in its place; ``flush`` when the stream ends without a
-    ``Finish``, for what was held (a ``Finish`` flushes all before it).
+    ``Finish``, for what was held (a ``Finish`` flushes all before it). A call's
+    pieces from the first with a secret hidden on (or marked so by a redactor before
+    this one) are ``HiddenArguments``: that call is not run (``dsh.llm._hidden_args``).
 
     The redaction follows what is joined, not the blocks: all the text deltas of an
     answer are one text (``AssistantMessage.text`` and the terminal join them, whatever
@@ -296,10 +303,13 @@ class AnswerRedactor:
             if escapes.tail or "\\" in text:  # not usually: the escapes, written plainly
                 text = escapes.feed(text)
             shown = arguments.feed(text)
-            if shown == chunk.arguments:
+            if isinstance(chunk, HiddenArguments):  # another redactor hid a secret in it
+                arguments.hid = True
+            kind = HiddenArguments if arguments.hid else ToolCallDelta  # the first: not run
+            if shown == chunk.arguments and isinstance(chunk, kind):
                 out.append(chunk)
             elif shown or chunk.id is not None or chunk.name is not None:
-                out.append(ToolCallDelta(chunk.index, chunk.id, chunk.name, shown))
+                out.append(kind(chunk.index, chunk.id, chunk.name, shown))
             return out
         if isinstance(chunk, Finish):
             out = self.flush()  # the answer ends: nothing is held after it
@@ -329,7 +339,8 @@ class AnswerRedactor:
         for index, (escapes, arguments) in self._calls.items():
             rest = arguments.feed(escapes.flush()) + arguments.flush()
             if rest:
-                out.append(ToolCallDelta(index, arguments=rest))
+                kind = HiddenArguments if arguments.hid else ToolCallDelta
+                out.append(kind(index, arguments=rest))
         return out
 
     def _new_call(self) -> tuple[JsonEscapes, StreamRedactor]:

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from dsh._json import check_json
 from dsh.errors import EventDataError, ModelError
+from dsh.llm._hidden_args import HiddenArguments
 from dsh.llm.base import (
     Chunk,
     Finish,
@@ -34,6 +35,7 @@ from dsh.messages import (
 __all__ = ["Assembler"]
 
 _NO_USAGE = Usage()
+_NONE_HIDDEN: Final[frozenset[str]] = frozenset()
 # A UTF-16 surrogate pair: a character beyond U+FFFF that a server wrote as two JSON
 # escapes (\ud83d\ude00) and sent in two deltas, each decoded to a lone half.
 _PAIR: Final = re.compile("[\ud800-\udbff][\udc00-\udfff]")
@@ -85,7 +87,7 @@ class Assembler:
     validating it again.
     """
 
-    __slots__ = ("_blocks", "_calls", "_sealed", "finish", "usage")
+    __slots__ = ("_blocks", "_calls", "_hidden", "_sealed", "finish", "usage")
 
     def __init__(self) -> None:
         # (kind, parts, meta) in order of first appearance; kind "text" | "reasoning" |
@@ -94,6 +96,7 @@ class Assembler:
         self._blocks: list[tuple[str, list[str], list[str | None]] | ProviderBlock] = []
         self._calls: dict[int, tuple[list[str | None], list[str]]] = {}
         self._sealed = -1  # the place of a reasoning block its signature ended
+        self._hidden: set[int] = set()  # calls with a secret hidden from their arguments
         self.usage = _NO_USAGE
         self.finish: StopReason | None = None
 
@@ -137,6 +140,8 @@ class Assembler:
             or not (name is None or type(name) is str)
         ):
             raise _malformed(f"a tool call piece with wrong field types: {chunk!r:.80}")
+        if isinstance(chunk, HiddenArguments):
+            self._hidden.add(index)
         entry = self._calls.get(index)
         if entry is None:
             entry = ([call_id, name], [arguments])
@@ -212,6 +217,13 @@ class Assembler:
             "model": model,
         }
         return trusted(AssistantMessage, values)
+
+    def hidden_calls(self) -> frozenset[str]:
+        """The ids of the calls with a secret hidden from their arguments (a piece of
+        theirs was a ``HiddenArguments``): the step does not run them."""
+        if not self._hidden:  # the usual case: one set for all
+            return _NONE_HIDDEN
+        return frozenset(self._calls[index][0][0] or "" for index in self._hidden)
 
     def cut_off(self, reason: StopReason, model: str | None = None) -> AssistantMessage | None:
         """The text streamed so far, for a stream that stopped before it finished (an
