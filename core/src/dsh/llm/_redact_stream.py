@@ -14,8 +14,7 @@ through as it came. Held text is never lost: what a stream shows, put together, 
 whole text, redacted. An ``AnswerRedactor`` has one for all the text of an answer, one
 for all its reasoning and one for each tool call's arguments, as consumers join them
 (whatever chunks of another kind come between). ``hidden`` streams a model's answer
-through one: the HTTP adapters' (``HttpModel.stream``) and a plugin's model's
-(``dsh.llm.registry``).
+through one: ``HttpModel.stream``'s and a plugin's model's (``dsh.llm.registry``).
 """
 
 from __future__ import annotations
@@ -44,7 +43,6 @@ from dsh.llm.base import (
 
 __all__ = ["SHORTEST_HELD", "AnswerRedactor", "StreamRedactor", "hidden"]
 
-
 #: A tail shorter than this is shown even when it is a piece of a key: keys are random,
 #: so most characters are in one, and holding one-character tails would delay a third
 #: of all chunks. What is shown is remembered (``StreamRedactor``), so at most this
@@ -66,8 +64,7 @@ class StreamRedactor:
 
     ``json``: the text is JSON (a tool call's arguments): each run is hidden from and to
     escapes' ends, and the text is never cut inside an escape (``out_of_escapes``,
-    ``escape_start``), so no ``\\`` is left before a ``***``. ``hid``: a run was hidden
-    in what it has shown."""
+    ``escape_start``), so no ``\\`` is left before a ``***``. ``hid``: it hid a run."""
 
     __slots__ = (
         "_held",
