@@ -176,7 +176,7 @@ async def compact(
     fixed = estimator.fixed(request.system, request.tools)
     sent = request.messages
     if not isinstance(sent, HistoryView):
-        fixed += estimator.edited(sent, history)[1]
+        fixed += max(estimator.edited(sent, history)[0] - estimator.messages(history), 0)
     counts = list(estimator.counts(history))
     before = fixed + sum(counts)
     known = window

@@ -96,14 +96,19 @@ def _fixed_over(
     """Whether ``request`` (over the limit, built from ``built``) is over it by its
     system prompt and tools, and the messages a plugin that ran before added to it,
     alone: no summary can bring it under the limit, and one would only lose the history
-    verbatim and cost a call each step. Warned once per agent. Asked only of a request
-    over the limit (the fixed part's count is kept by the estimator)."""
+    verbatim and cost a call each step. Warned once each time it starts. Asked only of
+    a request over the limit (the fixed part's count is kept by the estimator)."""
     fields = request.__dict__
     fixed = estimator.fixed(fields["system"], fields["tools"])
     limit = check.limit
     sent = fields["messages"]
-    notes = 0 if isinstance(sent, HistoryView) else estimator.edited(sent, built)[1]
+    notes = 0
+    if not isinstance(sent, HistoryView):
+        # what the plugins' edit adds to the history, net: a message they copied or
+        # replaced is history (compaction shrinks it), not a note
+        notes = max(estimator.edited(sent, built)[0] - estimator.messages(built), 0)
     if fixed + notes < limit:
+        state.fixed_warned = False  # compacting again: warned anew if it comes back
         return False
     assert check.window is not None  # _skipped: a request without a window is not checked
     settings = check.settings

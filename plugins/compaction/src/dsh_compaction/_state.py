@@ -57,7 +57,8 @@ class AgentState:
         self.overflow_step: tuple[int, int] | None = None
         #: the warning that ``tail_tokens`` is capped was logged (once per agent)
         self.tail_warned = False
-        #: the warning that the request's fixed part reaches the limit was logged (once)
+        #: the warning that the request's fixed part reaches the limit was logged (and
+        #: compaction has not resumed since: ``_plugin._fixed_over``)
         self.fixed_warned = False
         #: the latest turn's prompts and steering, read from the log incrementally
         self.turn_task = TurnTask()
@@ -166,10 +167,11 @@ class AgentState:
         window: int,
         reserve: int,
     ) -> None:
-        """Warn, once per agent, that the request's system prompt and tools (``fixed``),
-        with the messages plugins add to it (``notes``), reach the compaction ``limit``
-        (of ``threshold``, the ``window`` and the output the request ``reserve``s, as
-        ``_compact.limit_for`` derives it) on their own: no summary can help."""
+        """Warn, once until compaction resumes, that the request's system prompt and
+        tools (``fixed``), with the messages plugins add to it (``notes``), reach the
+        compaction ``limit`` (of ``threshold``, the ``window`` and the output the
+        request ``reserve``s, as ``_compact.limit_for`` derives it) on their own: no
+        summary can help."""
         if self.fixed_warned:
             return
         self.fixed_warned = True
