@@ -67,3 +67,26 @@ async def test_a_tool_no_plugin_registered_is_warned_about(
         "<string>:2:10: permissions.deny[0]: rule 'mcp_github_push' names no tool that is "
         "registered (tools: "
     )
+
+
+async def test_a_rule_when_no_tool_is_registered_says_so_not_an_empty_list(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """With the built-in tools left out (``dsh -p no:dsh.builtin_tools``) the warning
+    ended in ``(tools: )``."""
+    from dsh.plugins import create_plugin_manager
+
+    pm = create_plugin_manager(select=["no:dsh.builtin_tools"], load_entry_points=False)
+    with caplog.at_level(logging.WARNING, logger="dsh_permissions"):
+        async with scripted_harness(
+            ScriptedModel([]),
+            plugins=[("permissions", dsh_permissions)],
+            pm=pm,
+            config_text="permissions:\n  deny: ['bash(rm *)']\n",
+        ):
+            pass
+    (warning,) = [r.getMessage() for r in caplog.records if r.name == "dsh_permissions"]
+    assert warning == (
+        "<string>:2:10: permissions.deny[0]: rule 'bash(rm *)' names no tool that is "
+        "registered (no tools are registered)"
+    )

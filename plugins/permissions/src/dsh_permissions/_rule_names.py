@@ -35,7 +35,8 @@ def check_rule_names(harness: Any, own: PermissionSettings | None) -> None:
                 close = difflib.get_close_matches(tool, tools, n=1, cutoff=_TYPO)
                 if close:
                     raise DshError(f"{place}; did you mean {close[0]!r}? (it would match no call)")
-                log.warning("%s that is registered (tools: %s)", place, ", ".join(tools))
+                known = f"tools: {', '.join(tools)}" if tools else "no tools are registered"
+                log.warning("%s that is registered (%s)", place, known)
 
 
 def _rule_sets(
