@@ -149,3 +149,29 @@ async def test_a_hang_streams_its_parts_waits_and_counts_the_cancel_as_aborted()
             scope.cancel()  # takes effect only where the stream waits: after its parts
     assert got == [TextDelta("a"), TextDelta("b")]
     assert (scope.cancelled_caught, model.aborted) == (True, 1)
+
+
+@pytest.mark.parametrize(
+    ("script", "given"),
+    [
+        ("hello", "a str"),  # was read as five one-letter answers
+        (text("hi"), "a Reply"),
+        (lambda request: "hi", "a function"),  # failed at the first request (len)
+        (iter(["hi"]), "a list_iterator"),
+    ],
+    ids=["str", "reply", "function", "iterator"],
+)
+def test_a_script_that_is_not_a_list_of_entries_is_refused_at_once(
+    script: object, given: str
+) -> None:
+    with pytest.raises(TypeError) as refused:
+        ScriptedModel(script)  # type: ignore[arg-type]
+    assert str(refused.value) == (
+        f"ScriptedModel's script is a list of answers (Reply, str, or a function of the "
+        f"request), not {given}: for one answer, pass [it]"
+    )
+
+
+def test_a_tuple_or_a_list_subclass_is_a_script() -> None:
+    assert ScriptedModel(("a", text("b"))).script == ("a", text("b"))
+    assert ScriptedModel(type("Script", (list,), {})(["a"])).script == ["a"]

@@ -93,6 +93,16 @@ class ScriptedModel:
     aborted: int = 0  # how many streams were closed before they finished
     _next: int = 0
 
+    def __post_init__(self) -> None:
+        """A str is a Sequence too (``"hello"`` would answer ``h``, then ``e``...), and a
+        single entry is no script: refused here, not at the first request."""
+        if isinstance(self.script, str) or not isinstance(self.script, Sequence):
+            given = "a function" if callable(self.script) else f"a {type(self.script).__name__}"
+            raise TypeError(
+                "ScriptedModel's script is a list of answers (Reply, str, or a function of "
+                f"the request), not {given}: for one answer, pass [it]"
+            )
+
     @property
     def info(self) -> ModelInfo:
         return ModelInfo(
