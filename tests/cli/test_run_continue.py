@@ -322,5 +322,21 @@ def test_continue_where_persistence_is_not_installed_says_to_install_it() -> Non
 
     pm = create_plugin_manager(load_entry_points=False)
     pm.installed = {}
-    assert no_store(pm, env={}) == "install dsh-persistence, or enable it with -p persistence"
+    assert no_store(pm, env={}) == (  # not "or enable it with -p persistence": no use
+        "dsh-persistence is not installed; install it to store and continue sessions"
+    )
     assert no_store(pm, env={"DSH_LOAD_PLUGINS": ""}) == no_store(pm, env={})
+
+
+def test_persistence_installed_and_standing_in_under_another_name_is_not_told_to_install() -> None:
+    """Installed, and its module registered under another name (so not left out), yet
+    no service: enabling it is the way, not installing it."""
+    import types
+
+    from dsh._cli_continue import no_store
+    from dsh.plugins import create_plugin_manager
+
+    pm = create_plugin_manager(load_entry_points=False)
+    pm.installed = {"persistence": "stand_in"}
+    pm.register(types.ModuleType("stand_in"), "other")
+    assert no_store(pm, env={}) == "enable dsh-persistence with -p persistence"

@@ -74,7 +74,9 @@ async def test_persistence_not_installed_says_to_install_it(tmp_path: Path) -> N
     pm = create_plugin_manager(load_entry_points=False)
     pm.installed = {}  # a manager that knows of no installed plugin
     text = await why(tmp_path, {}, pm=pm)
-    assert text.endswith("(install dsh-persistence, or enable it with select=['persistence'])")
+    assert text.endswith(  # not "or enable it with select=['persistence']": no use then
+        "(dsh-persistence is not installed; install it to store and continue sessions)"
+    )
 
 
 def test_the_agent_registry_reads_no_private_attribute_of_the_harness() -> None:

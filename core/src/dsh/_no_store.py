@@ -24,7 +24,8 @@ STORE = "persistence"
 def no_store(pm: PluginManager, env: Mapping[str, str] | None = None, *, cli: bool = True) -> str:
     """Why no plugin stores sessions, and what to do: ``persistence`` blocked, installed
     but left out by DSH_LOAD_PLUGINS, DSH_DISABLE_PLUGIN_AUTOLOAD or (``cli=False``)
-    ``load_entry_points=False``, or not installed. ``cli``: the switches are spelt as
+    ``load_entry_points=False``, or not installed (then installing it is the way, not
+    ``-p persistence``). ``cli``: the switches are spelt as
     ``dsh``'s ``-p`` options; otherwise as ``Harness(select=[...])``."""
     env = os.environ if env is None else env
 
@@ -56,4 +57,6 @@ def no_store(pm: PluginManager, env: Mapping[str, str] | None = None, *, cli: bo
             '(load_entry_points=False); pass plugins=[("persistence", dsh_persistence)] '
             "or leave load_entry_points at True"
         )
-    return f"install dsh-persistence, or enable it with {give(STORE)}"
+    if STORE in (pm.installed or {}):  # installed, and not left out: nothing known stops it
+        return f"enable dsh-persistence with {give(STORE)}"
+    return "dsh-persistence is not installed; install it to store and continue sessions"

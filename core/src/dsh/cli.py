@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 BUILT_IN = ("plugins", "version", "run", "chat", "config", "models", "tools")
+#: The commands of dsh's own plugins, by the distribution that brings each: named when
+#: it is not installed (with dsh-core alone, ``dsh sessions list``).
+_FROM_PLUGINS = {"sessions": "dsh-persistence"}
 
 
 def _commands(pm: PluginManager) -> dict[str, tuple[str, Command]]:
@@ -143,7 +146,13 @@ def _check_command(
         return
     from dsh.plugins import installed_plugins
 
-    idle = [name for name, _, _ in installed_plugins() if not pm.has_plugin(name)]
+    installed = installed_plugins()
+    distribution = _FROM_PLUGINS.get(rest[0])
+    if distribution is not None and all(d != distribution for _, d, _ in installed):
+        raise DshError(
+            f"no command {rest[0]!r}: it comes from {distribution}, which is not installed"
+        )
+    idle = [name for name, _, _ in installed if not pm.has_plugin(name)]
     if idle:
         raise DshError(
             f"no command {rest[0]!r}: the commands of plugins that are not loaded are "
