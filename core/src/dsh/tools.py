@@ -26,7 +26,15 @@ if TYPE_CHECKING:
 
 log = get_logger("dsh.tools")
 
-__all__ = ["ArgumentsError", "Tool", "ToolContext", "ToolRegistry", "read_arguments", "tool"]
+__all__ = [
+    "ArgumentsError",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolRegistry",
+    "read_arguments",
+    "tool",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +168,12 @@ def tool(
     return build(fn) if fn is not None else build
 
 
+class ToolError(Exception):
+    """A tool's expected refusal (a missing file, a binary one), worded for the model:
+    its error result is ``tool 'NAME' failed: MESSAGE``, without the exception's type,
+    which any other exception is shown with (it may be a bug of the tool)."""
+
+
 class ArgumentsError(ValueError):
     """A call's arguments cannot be read. ``kind`` says which step failed: ``json``
     (not JSON), ``object`` (JSON, but not an object), ``schema`` (the tool's model
@@ -272,8 +286,11 @@ _GROUP_SHOWN = 10
 
 
 def _why(exc: BaseException) -> str:
-    """``Type: message``; for an exception group (a task group's), each exception in
-    it too, nested groups flattened: the model reads why each part failed."""
+    """``Type: message`` (a ToolError's message alone); for an exception group (a task
+    group's), each exception in it too, nested groups flattened: the model reads why
+    each part failed."""
+    if isinstance(exc, ToolError):
+        return str(exc)
     said = f"{type(exc).__name__}: {exc}"
     if not isinstance(exc, BaseExceptionGroup):
         return said

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from dsh.builtin_tools._paths import roots_of
 from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, is_binary, looks_binary
-from dsh.tools import ToolContext, tool
+from dsh.tools import ToolContext, ToolError, tool
 
 __all__ = ["MAX_READ_BYTES", "MAX_READ_LINES", "MAX_READ_LINE_CHARS", "edit", "read", "write"]
 
@@ -30,9 +30,9 @@ MAX_READ_LINE_CHARS: Final = 2000
 
 def _existing_file(target: Path, shown: str, hint: str) -> None:
     if target.is_dir():
-        raise IsADirectoryError(f"{shown} is a directory, not a file ({hint})")
+        raise ToolError(f"{shown} is a directory, not a file ({hint})")
     if not target.exists():
-        raise FileNotFoundError(f"{shown} does not exist")
+        raise ToolError(f"{shown} does not exist")
 
 
 def _lines(file: IO[bytes], keep: int) -> Iterator[tuple[bytes, bool]]:
@@ -59,7 +59,7 @@ def _read(target: Path, shown: str, offset: int, limit: int) -> str:
     with target.open("rb") as file:
         if looks_binary(file.read(SNIFF_BYTES)):
             size = target.stat().st_size
-            raise ValueError(f"{shown} is a binary file ({size} bytes); read shows text only")
+            raise ToolError(f"{shown} is a binary file ({size} bytes); read shows text only")
         file.seek(0)
         for total, (raw, cut) in enumerate(_lines(file, keep), start=1):
             if total < offset or full or len(shown_lines) >= wanted:
@@ -75,7 +75,7 @@ def _read(target: Path, shown: str, offset: int, limit: int) -> str:
     if total == 0:
         return f"({shown} is empty)"
     if offset > total:
-        raise ValueError(f"offset {offset} is past the end of {shown} ({total} lines)")
+        raise ToolError(f"offset {offset} is past the end of {shown} ({_count(total, 'line')})")
     last = offset + len(shown_lines) - 1
     if offset == 1 and last == total:
         return "\n".join(shown_lines)
@@ -108,7 +108,7 @@ async def read(
 
 def _write(target: Path, shown: str, content: str) -> str:
     if target.is_dir():
-        raise IsADirectoryError(f"{shown} is a directory; give the path of a file")
+        raise ToolError(f"{shown} is a directory; give the path of a file")
     existed = target.exists()
     target.parent.mkdir(parents=True, exist_ok=True)
     data = content.encode()
@@ -169,22 +169,22 @@ def _not_found(text: str, old: str, shown: str) -> str:
 def _edit(target: Path, shown: str, old: str, new: str, replace_all: bool) -> str:
     _existing_file(target, shown, "edit changes files")
     if is_binary(target):
-        raise ValueError(f"{shown} is a binary file; edit changes text files only")
+        raise ToolError(f"{shown} is a binary file; edit changes text files only")
     try:
         # newline="" keeps \r\n, so the file's line endings survive the edit
         with target.open(encoding="utf-8", newline="") as file:
             text = file.read()
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{shown} is not UTF-8 text ({exc.reason}); use write") from None
+        raise ToolError(f"{shown} is not UTF-8 text ({exc.reason}); use write") from None
     found = _occurrences(text, old)
     if not found and "\r\n" in text and "\n" in old and "\r\n" not in old:
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
         found = _occurrences(text, old)
     if not found:
-        raise ValueError(_not_found(text, old, shown))
+        raise ToolError(_not_found(text, old, shown))
     if len(found) > 1 and not replace_all:
         lines = ", ".join(str(_line_of(text, i)) for i in found[:10])
-        raise ValueError(
+        raise ToolError(
             f"old matches {len(found)} times in {shown} (lines {lines}); add surrounding "
             "lines to old so it matches once, or set replace_all=true to replace every one"
         )
@@ -210,9 +210,9 @@ async def edit(
     set; when it occurs several times, add surrounding lines to make it unique. Read
     the file first to copy the text exactly."""
     if not old:
-        raise ValueError("old is empty; to create or replace a whole file, use write")
+        raise ToolError("old is empty; to create or replace a whole file, use write")
     if old == new:
-        raise ValueError("old and new are the same; nothing to change")
+        raise ToolError("old and new are the same; nothing to change")
     roots = roots_of(context)
     target = roots.resolve(path)
     return await anyio.to_thread.run_sync(_edit, target, roots.show(target), old, new, replace_all)

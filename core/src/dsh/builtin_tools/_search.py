@@ -21,7 +21,7 @@ from pydantic import Field
 
 from dsh.builtin_tools._paths import Roots, roots_of
 from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, looks_binary
-from dsh.tools import ToolContext, tool
+from dsh.tools import ToolContext, ToolError, tool
 
 __all__ = [
     "MAX_GLOB_RESULTS",
@@ -56,9 +56,9 @@ def expand_braces(pattern: str) -> list[str]:
 
 def _directory(target: Path, shown: str) -> None:
     if not target.exists():
-        raise FileNotFoundError(f"{shown} does not exist")
+        raise ToolError(f"{shown} does not exist")
     if not target.is_dir():
-        raise NotADirectoryError(f"{shown} is a file, not a directory (use read)")
+        raise ToolError(f"{shown} is a file, not a directory (use read)")
 
 
 def _ls(target: Path, shown: str) -> str:
@@ -92,7 +92,7 @@ async def ls(
 def _below(pattern: str) -> str:
     """``pattern``, which must match only below the directory it is applied to."""
     if pattern.startswith(("/", "~")) or ".." in PurePosixPath(pattern).parts:
-        raise ValueError(
+        raise ToolError(
             f"the pattern {pattern!r} must be relative and stay below path; "
             "to search elsewhere, set path"
         )
@@ -213,9 +213,9 @@ def _grep(base: Path, shown: str, pattern: str, glob: str | None, roots: Roots) 
     try:
         regex = re.compile(pattern)
     except re.error as exc:
-        raise ValueError(f"{pattern!r} is not a valid Python regular expression: {exc}") from None
+        raise ToolError(f"{pattern!r} is not a valid Python regular expression: {exc}") from None
     if not base.exists():
-        raise FileNotFoundError(f"{shown} does not exist")
+        raise ToolError(f"{shown} does not exist")
     matches = _Matches()
     for path in _files(base, expand_braces(glob) if glob else None):
         if path.is_symlink() and not roots.allows(path.resolve()):
