@@ -28,6 +28,15 @@ _BY_KEY: tuple[tuple[str, str], ...] = (
     ("openai", "gpt-4.1-mini"),
     ("deepseek", "deepseek-chat"),
 )
+#: The built-in provider whose models' names start so (``-m gpt-4.1`` meant openai's).
+_FAMILIES: tuple[tuple[str, str], ...] = (
+    ("claude-", "anthropic"),
+    ("deepseek-", "deepseek"),
+    ("gpt-", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4-", "openai"),
+)
 #: (environment variable, shorthand) tried in order when nothing else names a model; the
 #: variables are the providers' (``dsh._provider_table``).
 ENV_PROVIDERS: tuple[tuple[str, str], ...] = tuple(
@@ -137,16 +146,37 @@ def _resolve(harness: Harness, name: str, env: Mapping[str, str], *, strict: boo
 
     names = list(dict.fromkeys([*harness.config.models, *sorted(harness.models.names())]))
     source = harness.config.source
+    where = "no dsh.yml here" if source == "<defaults>" else f"config: {source}"
+    meant = _shorthand_meant(name)
     if not names:
         raise DshError(
-            f"-m {name!r}: unknown model, and no model is defined (config: {source}); "
-            "use local or provider:model[@base_url]"
+            f"-m {name!r}: unknown model, and no model is defined ({where}){meant or '.'} "
+            "Use local or provider:model[@base_url]."
         )
-    hint = did_you_mean(name, names) or "."
+    hint = meant or did_you_mean(name, names) or "."
     raise DshError(
         f"-m {name!r}: unknown model (models defined: {', '.join(names)}){hint} "
-        f"Use one of them (config: {source}), local, or provider:model[@base_url]."
+        f"Use one of them ({where}), local, or provider:model[@base_url]."
     )
+
+
+def _shorthand_meant(name: str) -> str:
+    """The shorthand ``-m name`` may have meant: a built-in provider on its default model
+    (``openai``), a model dsh knows of a built-in provider (``gpt-4.1-mini``), with the
+    provider; else ``""``."""
+    from dsh.llm.providers import known_limits
+
+    defaults = dict(_BY_KEY)
+    if name in BUILT_IN:
+        if name in defaults:
+            return f"; {name!r} is a provider: did you mean -m {name}:{defaults[name]}?"
+        return (  # openai-compatible: no model of its own, no endpoint either
+            f"; {name!r} is a provider: give the model and the server's URL, -m {name}:MODEL@URL."
+        )
+    provider = next((p for start, p in _FAMILIES if name.startswith(start)), None)
+    if provider is None or known_limits(name) == (None, None):
+        return ""
+    return f"; {name!r} is a model of {provider}: did you mean -m {provider}:{name}?"
 
 
 def _register(harness: Harness, shorthand: str, env: Mapping[str, str]) -> str:
