@@ -79,3 +79,18 @@ def test_other_commands_still_stop_at_the_broken_plugin(
     done = dsh("hello", env=_env(cli_env, tmp_path), cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith("dsh: error: plugin 'broken' (distribution dsh-broken")
+
+
+def test_dash_dash_version_prints_what_dsh_version_does(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`dsh --version`, the first thing many type, was "unrecognized arguments"; it works
+    beside a broken plugin as `dsh version` does, and `dsh --help` lists it."""
+    env = _env(cli_env, tmp_path)
+    version = dsh("version", env=env, cwd=tmp_path)
+    done = dsh("--version", env=env, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, version.stdout)
+    assert done.stdout.startswith("dsh-core ") and done.stdout.count("\n") == 1
+    assert done.stderr.endswith("dsh: (left out: broken)\n")
+    listed = dsh("--help", env=env, cwd=tmp_path).stdout
+    assert "  --version " in listed and "as dsh version" in listed

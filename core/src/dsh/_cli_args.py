@@ -84,6 +84,12 @@ def global_options(parser: argparse.ArgumentParser) -> None:
         "current directory)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="tracebacks on errors")
+    parser.add_argument(  # its own dest: a plugin command's --version is the plugin's
+        "--version",
+        dest="dsh_version",
+        action="store_true",
+        help="print dsh-core's version and exit (as dsh version)",
+    )
 
 
 def _config_file(value: str) -> Path:

@@ -81,7 +81,7 @@ def version_command(args: argparse.Namespace, pm: PluginManager, failed: dict[st
     from dsh.plugins import installed_plugins
 
     print(f"dsh-core {__version__}")
-    if args.verbose_version:
+    if getattr(args, "verbose_version", False):  # dsh --version has no -v
         for name, distribution, version in installed_plugins():
             if name in failed:
                 state = f", failed to load: {failed[name]}"

@@ -170,6 +170,8 @@ def _dispatch(
     load, for ``dsh version -v``)."""
     from dsh._cli_plugins import plugins_command, version_command
 
+    if args.dsh_version:  # dsh --version: as dsh version, whatever follows
+        return version_command(args, pm, failed)
     _check_cwd(args.cwd)
     if args.command == "plugins":
         return plugins_command(args, pm)
