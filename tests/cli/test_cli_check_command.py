@@ -1,24 +1,29 @@
-"""``-c`` after run/chat is refused as llm's --continue (core/src/dsh/cli.py
-_check_command), but not after ``--``, where it is a word of the prompt
-(``dsh run -- grep -c foo``)."""
+"""``-c`` after run/chat is refused as llm's --continue (core/src/dsh/_cli_misplaced.py
+global_option_after, on what argparse left over), but not after ``--``, where it is a
+word of the prompt (``dsh run -- grep -c foo``)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from dsh.cli import _check_command
+from dsh._cli_args import build_parser
+from dsh._cli_misplaced import global_option_after
 from dsh.errors import DshError
 
-NO_PLUGINS: Any = None  # run and chat are looked at before the plugins are
+
+def left_over(arguments: list[str]) -> tuple[list[str], str]:
+    args, extras = build_parser({}).parse_known_args(arguments)
+    return extras, args.command
 
 
 def test_c_after_run_is_refused() -> None:
+    extras, command = left_over(["run", "-c", "hi"])
     with pytest.raises(DshError, match="-c is dsh's option for the config file"):
-        _check_command(["run", "-c", "hi"], {}, NO_PLUGINS)
+        global_option_after(extras, command, build_parser({}))
 
 
 def test_c_after_double_dash_is_a_word_of_the_prompt() -> None:
-    _check_command(["run", "--", "grep", "-c", "foo"], {}, NO_PLUGINS)
-    _check_command(["chat", "--", "-c"], {}, NO_PLUGINS)
+    assert left_over(["run", "--", "grep", "-c", "foo"]) == ([], "run")
+    extras, command = left_over(["chat", "--", "-c"])  # chat takes no words: left over
+    assert extras == ["--", "-c"]
+    global_option_after(extras, command, build_parser({}))  # argparse's to say

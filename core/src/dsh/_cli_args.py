@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from dsh.commands import Command
 
-__all__ = ["Parser", "build_parser", "global_options", "leading", "shortened"]
+__all__ = ["Parser", "build_parser", "global_options", "leading", "shortened", "takes_next"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -224,11 +224,11 @@ def leading(arguments: list[str]) -> list[str]:
     value of one)."""
     at = 0
     while at < len(arguments) and arguments[at].startswith("-") and arguments[at] != "-":
-        at += 2 if _takes_next(arguments[at]) else 1
+        at += 2 if takes_next(arguments[at]) else 1
     return arguments[:at]
 
 
-def _takes_next(option: str) -> bool:
+def takes_next(option: str) -> bool:
     """Whether the value of ``option`` is the next argument: ``-c`` and ``--config``,
     and short flags run together as argparse reads them (``-vc FILE``, not ``-vcFILE``)."""
     if option.startswith("--") or option in _VALUED:

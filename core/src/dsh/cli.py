@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dsh._cli_args import Parser, build_parser, global_options, leading, shortened
+from dsh._cli_misplaced import command_option_before, global_option_after
 from dsh._cli_output import OutputError, tag_output_errors
 from dsh.errors import DshError, HookError
 
@@ -76,11 +77,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         pm, failed = load_plugins(known.plugins, arguments[len(before) :])
         commands = _commands(pm)
         parser = build_parser(commands)
+        command_option_before(before, arguments[len(before) :], parser)
         _check_command(arguments[len(before) :], commands, pm)
+        # --help: printed here (Parser._print_message)
+        args, extras = parser.parse_known_args(arguments)
+        if extras:
+            global_option_after(extras, args.command, parser)
+            parser.error(f"unrecognized arguments: {' '.join(extras)}")  # as parse_args
     except DshError as error:
         return _fail(error, known)
-    try:
-        args = parser.parse_args(arguments)  # --help: printed here (Parser._print_message)
     except (BrokenPipeError, OutputError) as error:
         return _unwritten(error)
     try:
@@ -133,15 +138,8 @@ def _standard_streams() -> bool:
 def _check_command(
     rest: list[str], commands: dict[str, tuple[str, Command]], pm: PluginManager
 ) -> None:
-    """What argparse would only call unrecognised, said with the way out: a command
-    that is not there because its plugin is not loaded; ``-c`` after run/chat (in llm,
-    --continue; not after ``--``)."""
-    options = rest[1 : rest.index("--")] if "--" in rest else rest[1:]  # then prompt words
-    if rest[:1] in (["run"], ["chat"]) and "-c" in options:  # llm's -c is --continue here
-        raise DshError(
-            f"{rest[0]}: -c is dsh's option for the config file and goes before the command "
-            f"(dsh -c FILE {rest[0]} ...); to go on with the last session, use --continue"
-        )
+    """What argparse would only call an invalid choice, said with the way out: a command
+    that is not there because its plugin is not installed, or not loaded."""
     if not rest or rest[0].startswith("-") or rest[0] in (*BUILT_IN, *commands):
         return
     from dsh.plugins import installed_plugins
