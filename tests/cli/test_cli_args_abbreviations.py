@@ -70,3 +70,14 @@ def test_a_shortened_command_option_names_the_whole_one(
 def test_a_prompt_after_double_dash_is_not_taken_for_an_option() -> None:
     args = build_parser({}).parse_args(["run", "--", "--conti", "hi"])
     assert args.prompt == ["--conti", "hi"]
+
+
+def test_a_shortened_help_after_the_command_names_help_once(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    # a command's parser has --help already: it was named twice ("--help or --help")
+    done = dsh("run", "--he", env={**cli_env, "DSH_LOAD_PLUGINS": ""}, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.endswith(
+        "dsh run: error: unknown option '--he' (options are not shortened: did you mean --help?)\n"
+    )

@@ -205,7 +205,8 @@ def shortened(before: list[str], parser: argparse.ArgumentParser) -> str | None:
     of ``parser`` (``--conf``, which argparse would have taken for ``--config``); an
     option that is nothing of the kind is left to argparse."""
     known = [name for name in parser._option_string_actions if name.startswith("--")]
-    known.append("--help")
+    if "--help" not in known:  # the parser of the options before the command has none
+        known.append("--help")
     for option in before:
         if option == "--":  # what follows is not an option
             break
