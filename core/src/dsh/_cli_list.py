@@ -16,6 +16,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from dsh._cli_agent import cli_harness, first_agent
+from dsh._config_models import may_be_a_key
 from dsh._secrets import key_from_env
 from dsh.config import ModelConfig
 
@@ -71,7 +72,7 @@ def _model_row(harness: Harness, name: str, choice: Choice) -> dict[str, Any]:
         "name": name,
         "provider": info.provider,
         "model": getattr(model, "model_id", None),
-        "api_key_env": variable,  # its name, and whether it is set: never the key
+        "api_key_env": _named(variable, name),  # its name, and whether it is set: never the key
         "api_key_set": None if variable is None else key_from_env(variable) is not None,
         "context_window": info.context_window,
         "max_output_tokens": info.max_output_tokens,
@@ -80,6 +81,14 @@ def _model_row(harness: Harness, name: str, choice: Choice) -> dict[str, Any]:
         "used": name == choice.name,
         "why": choice.why if name == choice.name else None,
     }
+
+
+def _named(variable: str | None, model: str) -> str | None:
+    """``variable`` as the listing shows it: not repeated if it may be a key pasted into
+    ``api_key_env`` (``may_be_a_key``), as the AUTH error does not."""
+    if variable is not None and may_be_a_key(variable):
+        return f"named by models.{model}.api_key_env"
+    return variable
 
 
 def _origin(harness: Harness, plugin: str) -> str:

@@ -213,16 +213,19 @@ def may_be_a_key(variable: str) -> bool:
     """Whether an ``api_key_env`` value may be a key pasted into that field rather than
     a variable's name, and so is not repeated in a message: what the check of the field
     refuses (not letters, digits and ``_``; a config made without its checks), and what
-    it lets through that keys are made of: lower case, upper case and digits mixed
-    (``gsk_8fJ2kL...``), or 16 characters or more without a ``_`` (a hex key).
-    ``OPENAI_API_KEY`` and ``gw_key_2`` are names."""
+    it lets through that keys are made of, judged part by part between the ``_``: a
+    part of 16 characters or more (``hf_QjWpuSAo...``, a hex key), one that mixes lower
+    and upper case (``gsk_8fJ2kL...``), or one with 4 digits or more
+    (``tok_9f8e7d6c...``). ``OPENAI_API_KEY``, ``AZURE_OPENAI_API_KEY`` and ``gw_key_2``
+    are names."""
     if not _ENV_NAME.fullmatch(variable):
         return True
-    mixed = all(any(test(c) for c in variable) for test in _CASES)
-    return mixed or (len(variable) >= 16 and "_" not in variable)
+    return any(_key_like(part) for part in variable.split("_"))
 
 
-_CASES = (str.islower, str.isupper, str.isdigit)
+def _key_like(part: str) -> bool:
+    mixed = any(c.islower() for c in part) and any(c.isupper() for c in part)
+    return mixed or len(part) >= 16 or sum(c.isdigit() for c in part) >= 4
 
 
 class AgentConfig(BaseModel):
