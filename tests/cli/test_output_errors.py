@@ -133,3 +133,31 @@ def test_help_to_a_closed_pipe_stops_quietly_with_141(
     finally:
         os.close(write)
     assert (done.returncode, done.stderr) == (141, "")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("stderr", ["full", "closed pipe"])
+def test_config_checks_warning_that_cannot_be_written_leaves_status_0(
+    cli_env: dict[str, str], tmp_path: Path, stderr: str
+) -> None:
+    # the warning of an unset key variable was printed: status 1 (full) or 141 (closed)
+    path = tmp_path / "dsh.yml"
+    path.write_text("models:\n  x: {provider: openai, api_key_env: MY_UNSET_KEY}\n")
+    env = {**cli_env, "DSH_LOAD_PLUGINS": ""}
+    env.pop("MY_UNSET_KEY", None)
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(
+                [sys.executable, "-m", "dsh.cli", "config", "check"],
+                stdout=subprocess.PIPE,
+                stderr=full if stderr == "full" else write,
+                env=env,
+                cwd=tmp_path,
+                text=True,
+                timeout=60,
+            )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stdout) == (0, f"{path}: ok\n")

@@ -289,7 +289,9 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
 def _warn_of_keys(config: Config, models: list[HttpModel]) -> None:
     """A warning for each model whose API key cannot be read here (its variable unset,
     or holding what no HTTP header can): each of its requests would fail, but the file
-    is right and the variable may be set where dsh runs."""
+    is right and the variable may be set where dsh runs. Logged, as the config's other
+    warnings: a stderr that cannot be written (full, closed) does not fail the check."""
+    from dsh._secrets import get_logger
     from dsh.errors import ModelError
 
     for model in models:
@@ -297,7 +299,7 @@ def _warn_of_keys(config: Config, models: list[HttpModel]) -> None:
             model.api_key()
         except ModelError as error:
             where = config.where("models", model.name, "api_key_env")
-            print(f"dsh: warning: {where}: {error.message}", file=sys.stderr)
+            get_logger("dsh.config").warning("warning: %s: %s", where, error.message)
 
 
 def _plugins_start(args: argparse.Namespace, pm: PluginManager) -> int:
