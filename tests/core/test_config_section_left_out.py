@@ -49,15 +49,15 @@ async def test_a_section_for_a_plugin_not_installed_keeps_its_wording() -> None:
 
 async def test_a_section_for_a_loaded_plugin_without_settings_says_so() -> None:
     """It said "not installed or not loaded" while the plugin ran (and "ok" with
-    ``-p no:shout``): the plugin is loaded, it registers no settings."""
+    ``-p no:quiet``): the plugin is loaded, it registers no settings."""
     model = ScriptedModel([])
     with pytest.raises(ConfigError) as caught:
         async with scripted_harness(
-            model, plugins=[("shout", _NoSettings())], config_text="shout: {enabled: true}\n"
+            model, plugins=[("quiet", _NoSettings())], config_text="quiet: {enabled: true}\n"
         ):
             pass
     assert str(caught.value) == (
-        "<string>:1:1: shout: section 'shout': plugin 'shout' is loaded but takes no "
+        "<string>:1:1: quiet: section 'quiet': plugin 'quiet' is loaded but takes no "
         "settings (it registers none); remove the section"
     )
 
