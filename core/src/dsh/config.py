@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
@@ -25,6 +26,9 @@ from dsh._model_name import ModelName
 from dsh._plugin_settings import owner, record_owner
 from dsh.errors import ConfigError, DshError, PluginValidationError
 
+if TYPE_CHECKING:
+    from dsh.plugins import PluginManager
+
 __all__ = [
     "CONFIG_FILE_NAMES",
     "CORE_KEYS",
@@ -35,6 +39,7 @@ __all__ = [
     "add_settings",
     "find_config",
     "load_config",
+    "registered_models",
 ]
 
 
@@ -116,6 +121,16 @@ def add_settings(
     record_owner(model, name, plugin)
 
 
+def registered_models(pm: PluginManager) -> Callable[[str], str | None]:
+    """``load_config``'s ``registered`` for the plugins of ``pm``, as ``dsh run`` passes
+    it: a model name the file uses without declaring it, which a plugin registers, is
+    refused saying so and which entry of ``models:`` to add. The plugins are asked
+    (``register_models``) only when the file uses such a name."""
+    from dsh._config_registered import RegisteredModels
+
+    return RegisteredModels(pm).of
+
+
 def load_config(
     path: str | os.PathLike[str] | None = None,
     *,
@@ -142,7 +157,7 @@ def load_config(
     ``loaded(name)`` is true for a plugin that runs: a section for one that registers
     no settings is refused saying so. ``registered(name)``: why a model name the file
     uses without declaring it under ``models:`` is refused when a plugin registers a
-    model of that name (``_config_registered.RegisteredModels.of``), or None.
+    model of that name (``registered_models(pm)``), or None.
     """
     settings = settings or {}
     for name in CORE_KEYS:

@@ -322,3 +322,20 @@ def test_resume_refuses_a_section_for_a_loaded_plugin_that_takes_no_settings(
     err = capsys.readouterr().err
     assert "plugin 'quiet' is loaded but takes no settings" in err, err
     assert model.requests == []
+
+
+def test_resume_says_a_model_a_plugin_registers_is_not_declared(
+    settings: PersistenceSettings,
+    config: Path,
+    model: ScriptedModel,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # as dsh run says it (resume reads the file itself, before its harness: it said
+    # "unknown model" of a name the plugin 'models' registers)
+    two_sessions(settings)
+    config.write_text(config.read_text() + "model: scripted\n")
+    assert run(config, "resume", "new-session", "hello?") == 2
+    err = capsys.readouterr().err
+    assert "model 'scripted' is registered by plugin 'models' but not declared" in err, err
+    assert "add models: {scripted: {provider: scripted}}" in err
+    assert model.requests == []

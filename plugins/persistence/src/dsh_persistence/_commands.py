@@ -123,7 +123,7 @@ def _load_config(context: CommandContext, path: Path | None) -> Config:
     """Validate the config with every loaded plugin's settings, as the harness of the
     turn ``resume`` runs will: settings for a plugin that does not run are refused
     before the prompt is read."""
-    from dsh.config import load_config
+    from dsh.config import load_config, registered_models
 
     settings: dict[str, type[BaseModel]] = {}
 
@@ -138,6 +138,7 @@ def _load_config(context: CommandContext, path: Path | None) -> Config:
         blocked=pm.is_blocked,
         left_out=pm.is_left_out,
         loaded=pm.has_plugin,
+        registered=registered_models(pm),
     )
 
 
