@@ -1,12 +1,17 @@
 """A section of dsh.yml for a plugin that is installed but left out of this run
 (``DSH_LOAD_PLUGINS``, ``load_entry_points=False``) is refused as such: the message
 said "not installed or not loaded" and listed the loaded plugins, as for a typo. So is
-one for a plugin that is loaded but registers no settings."""
+one for a plugin that is loaded but registers no settings, or registers them for another
+section."""
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Callable
 
+import pytest
+from pydantic import BaseModel
+
+from dsh import hookimpl
 from dsh.errors import ConfigError
 from dsh.plugins import PluginManager, create_plugin_manager
 from dsh.testing import ScriptedModel, scripted_harness
@@ -64,3 +69,33 @@ async def test_a_section_for_a_loaded_plugin_without_settings_says_so() -> None:
 
 class _NoSettings:
     """A plugin that registers no settings (as examples/dsh-shout)."""
+
+
+class _Level(BaseModel):
+    level: int = 1
+
+
+@pytest.mark.parametrize("sections", [("tuning",), ("tuning", "more")])
+async def test_a_section_for_a_loaded_plugin_reading_another_says_which(
+    sections: tuple[str, ...],
+) -> None:
+    """It said "takes no settings (it registers none)" of a plugin that registers them
+    for another section."""
+
+    class Plugin:
+        @hookimpl
+        def register_settings(self, register: Callable[..., None]) -> None:
+            for section in sections:
+                register(_Level, section=section)
+
+    model = ScriptedModel([])
+    with pytest.raises(ConfigError) as caught:
+        async with scripted_harness(
+            model, plugins=[("fancy", Plugin())], config_text="fancy: {level: 2}\n"
+        ):
+            pass
+    read = "section 'tuning'" if len(sections) == 1 else "sections 'tuning', 'more'"
+    assert str(caught.value) == (
+        f"<string>:1:1: fancy: section 'fancy': plugin 'fancy' is loaded but reads its "
+        f"settings from {read}, not 'fancy'; move them there"
+    )

@@ -15,7 +15,7 @@ from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_models import CORE_KEYS, AgentConfig, Config, CoreKeys, misplaced_key
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
-from dsh._plugin_settings import raised
+from dsh._plugin_settings import owner, raised
 from dsh._secrets import get_logger
 
 __all__ = ["validate"]
@@ -250,11 +250,17 @@ def _unknown_section(
     root: Node | None, name: str, settings: Mapping[str, type[BaseModel]], whose: str
 ) -> Problem:
     """A section no loaded plugin reads: for a plugin ``whose`` is "loaded" (it
-    registers no settings) or "left out" (installed, not in this run), said as such (a
-    typo or a missing install is not the problem then)."""
+    registers no settings, or registers them for another section) or "left out"
+    (installed, not in this run), said as such (a typo or a missing install is not the
+    problem then)."""
     if whose == "loaded":
+        read = [repr(s) for s, model in settings.items() if owner(model, s) == name]
+        sections = f"section{'s' if len(read) > 1 else ''} {', '.join(read)}"
         reason = (
-            f"section {name!r}: plugin {name!r} is loaded but takes no settings (it "
+            f"section {name!r}: plugin {name!r} is loaded but reads its settings from "
+            f"{sections}, not {name!r}; move them there"
+            if read
+            else f"section {name!r}: plugin {name!r} is loaded but takes no settings (it "
             "registers none); remove the section"
         )
         return locate(root, (name,), reason)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from persistence_cli_support import run, store, two_sessions
+from pydantic import BaseModel
 
 from dsh import UserMessage
 from dsh.cli import main
@@ -292,23 +293,39 @@ def test_resume_says_it_starts_the_local_model_and_why_before_starting_it(
     assert "the local model could not start: no compiler here" in capsys.readouterr().err
 
 
+class _Level(BaseModel):
+    level: int = 1
+
+
+@pytest.mark.parametrize(
+    ("section", "said"),
+    [
+        (None, "plugin 'quiet' is loaded but takes no settings"),
+        ("tuning", "plugin 'quiet' is loaded but reads its settings from section 'tuning'"),
+    ],
+    ids=["none", "another section"],
+)
 def test_resume_refuses_a_section_for_a_loaded_plugin_that_takes_no_settings(
     settings: PersistenceSettings,
     config: Path,
     model: ScriptedModel,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    section: str | None,
+    said: str,
 ) -> None:
     # as dsh run and dsh config check say it (resume reads the file itself, before its
-    # harness: it said "not installed or not loaded" of a plugin that runs)
+    # harness: it said "not installed or not loaded" of a plugin that runs, and "takes no
+    # settings" of one that registers them for another section)
     import dsh.harness  # binds create_plugin_manager before the patch
     import dsh.plugins
     from dsh import hookimpl
 
     class Quiet:
         @hookimpl
-        def agent_request(self, request: Any) -> None:
-            return None
+        def register_settings(self, register: Callable[..., None]) -> None:
+            if section is not None:
+                register(_Level, section=section)
 
     real = dsh.plugins.create_plugin_manager
 
@@ -320,7 +337,7 @@ def test_resume_refuses_a_section_for_a_loaded_plugin_that_takes_no_settings(
     config.write_text(config.read_text() + "quiet:\n  loud: true\n")
     assert run(config, "resume", "new-session", "hello?", model="scripted") == 2
     err = capsys.readouterr().err
-    assert "plugin 'quiet' is loaded but takes no settings" in err, err
+    assert said in err, err
     assert model.requests == []
 
 

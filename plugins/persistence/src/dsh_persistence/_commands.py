@@ -20,6 +20,7 @@ import json
 import shlex
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -123,15 +124,11 @@ def _load_config(context: CommandContext, path: Path | None) -> Config:
     """Validate the config with every loaded plugin's settings, as the harness of the
     turn ``resume`` runs will: settings for a plugin that does not run are refused
     before the prompt is read."""
-    from dsh.config import load_config, registered_models
+    from dsh.config import add_settings, load_config, registered_models
 
     settings: dict[str, type[BaseModel]] = {}
-
-    def collect(plugin: str, model: type[BaseModel], section: str | None = None) -> None:
-        settings[section or plugin] = model
-
-    context.pm.relay.register_settings(collect)
     pm = context.pm
+    pm.relay.register_settings(partial(add_settings, settings))
     return load_config(
         path,
         settings=settings,
