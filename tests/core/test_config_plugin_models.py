@@ -6,6 +6,7 @@ names the plugin and the entry to add."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -105,3 +106,18 @@ def test_config_check_says_which_plugin_registers_the_model(
     assert capsys.readouterr().err == f"dsh: {Path.cwd() / 'dsh.yml'}:1:1: model: {said}\n"
     Path("dsh.yml").write_text("models: {scripted: {provider: scripted}}\nmodel: scripted\n")
     assert main(["config", "check"]) == 0
+
+
+@pytest.mark.parametrize(
+    "name", ["1.5", "yes", "on", "null", "0x1F", "2024-01-01", "~", 'a"b', "a: b", "it's"]
+)
+async def test_the_entry_to_add_reads_back_as_the_name(name: str) -> None:
+    # YAML reads a plain 1.5, yes, null or 2024-01-01 as a number, true, null or a date,
+    # and "a"b" was quoted unescaped: following the message was refused again
+    model = ScriptedModel([text("hi")], name=name)
+    chosen = f"model: {json.dumps(name)}\n"
+    said = await refused(chosen, model)
+    entry = said.split("add ", 1)[1]
+    async with scripted_harness(model, config_text=entry + "\n" + chosen) as harness:
+        await run_turn(await harness.agents.create("a"), "hello")
+    assert len(model.requests) == 1

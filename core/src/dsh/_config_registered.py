@@ -6,8 +6,11 @@ scripted}}``: a provider dsh does not build, so the plugin's model serves the en
 
 from __future__ import annotations
 
+import json
 import re
 from typing import TYPE_CHECKING, Any
+
+import yaml
 
 from dsh._provider_table import BUILT_IN
 
@@ -58,9 +61,18 @@ def undeclared(name: str, plugin: str, provider: str) -> str:
     of that name as well, so the plugin's name stands in for it."""
     if not provider or provider in BUILT_IN:
         provider = plugin
-    key, served = (n if _PLAIN.fullmatch(n) else f'"{n}"' for n in (name, provider))
+    key, served = (_yaml(n) for n in (name, provider))
     return (
         f"model {name!r} is registered by plugin {plugin!r} but not declared in models: "
         f"(dsh.yml names the models it declares, and local); add models: {{{key}: "
         f"{{provider: {served}}}}}"
     )
+
+
+def _yaml(text: str) -> str:
+    """``text`` as YAML reads it back as that string: plain when it can be, else in
+    double quotes (JSON's escapes are YAML's), such as ``"1.5"``, ``"yes"``, ``"null"``,
+    ``"2024-01-01"`` and a name with ``"`` or ``:`` in it."""
+    if _PLAIN.fullmatch(text) and yaml.safe_load(text) == text:
+        return text
+    return json.dumps(text)
