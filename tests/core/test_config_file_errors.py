@@ -126,6 +126,8 @@ def test_merge_keys_are_not_duplicates_and_errors_point_at_the_override(tmp_path
         ),
         ("models:\n  ~: {provider: x}\n", 'models["~"]', "null"),
         ("models:\n  2024-01-01: {provider: x}\n", 'models["2024-01-01"]', "a date"),
+        ("models:\n  !!binary aGk=: {provider: x}\n", 'models["aGk="]', "binary data"),
+        ("models:\n  =: {provider: x}\n", 'models["="]', "YAML's value key (=)"),
     ],
 )
 def test_keys_must_be_strings(tmp_path: Path, text: str, path: str, kind: str) -> None:

@@ -136,6 +136,8 @@ _KEY_KINDS = {
     "float": "a number",
     "null": "null",
     "timestamp": "a date",
+    "binary": "binary data",  # !!binary
+    "value": "YAML's value key (=)",  # a plain = is YAML 1.1's value key type
     "sequence": "a list",
     "mapping": "a mapping",
 }
