@@ -87,20 +87,23 @@ async def test_a_write_of_the_key_writes_nothing(tmp_path: Path) -> None:
     assert results(events)["w1"]["content"] == NOT_RUN
 
 
-async def test_only_the_call_that_held_the_key_is_refused_and_a_models_own_stars_run(
+async def test_only_the_call_that_held_the_key_and_those_of_its_answer_with_stars_are_refused(
     tmp_path: Path,
 ) -> None:
     script = [
         calls(
             ("bash#c1", {"command": f"echo {KEY} > key.txt"}),
-            ("bash#c2", {"command": "echo '***' > stars.txt"}),  # the model's own ***
+            # the model's own ***, in an answer that had a key hidden (by another model
+            # around this one, the mark may be lost: dsh.llm._hidden_args): not run either
+            ("bash#c2", {"command": "echo '***' > stars.txt"}),
+            ("bash#c3", {"command": "echo ok > ok.txt"}),
         )
     ]
     events, _ = await turn(script, tmp_path)
-    assert names(tmp_path) == ["stars.txt"]
-    assert (tmp_path / "stars.txt").read_text() == "***\n"
+    assert names(tmp_path) == ["ok.txt"]
     found = results(events)
-    assert found["c1"]["content"] == NOT_RUN and found["c2"]["is_error"] is False
+    assert [found[c]["content"] for c in ("c1", "c2")] == [NOT_RUN, NOT_RUN]
+    assert found["c3"]["is_error"] is False
 
 
 class Asked:

@@ -17,7 +17,7 @@ from dsh._options import request_options, retry_allowance, step_limit
 from dsh._ready import READY
 from dsh._secrets import get_logger, redact
 from dsh.errors import DshError, HookError, ModelError, StepLimitError
-from dsh.llm._hidden_args import NOT_RUN
+from dsh.llm._hidden_args import NOTED, Guard
 from dsh.llm.assemble import Assembler
 from dsh.messages import (
     AssistantMessage,
@@ -110,15 +110,15 @@ class TurnState:
 class StepRunner:
     """Runs turns for one agent."""
 
-    __slots__ = ("_scope_class", "agent", "models", "tools")
+    __slots__ = ("_scope_class", "agent", "guard", "models", "tools")
 
     def __init__(self, agent: ReactLoopAgent, models: ModelRegistry, tools: ToolRegistry) -> None:
         self.agent = agent
         self.models = models
         self.tools = tools
-        # the running backend's cancel scope class: ``anyio.CancelScope()`` looks the
-        # backend up on every call, which a turn needs not repeat (~1 % of a turn)
+        # the backend's cancel scope class (``anyio.CancelScope()`` looks it up: ~1 %)
         self._scope_class: type[anyio.CancelScope] | None = None
+        self.guard = Guard()
 
     async def run_turn(self, turn: TurnState, prompts: list[str]) -> None:
         emit = self.agent.session.emit
@@ -255,7 +255,7 @@ class StepRunner:
             model: Model | None = None
             try:
                 model = self.models.get(request.model, agent=agent.id)
-                message, hidden = await self._stream(model, request, turn)
+                message = await self._stream(model, request, turn)
                 break
             except ModelError as error:
                 try:
@@ -304,6 +304,7 @@ class StepRunner:
         if stop == "error":
             who = f"model {message.model!r}: " if message.model else ""
             raise ModelError("REFUSED", who + _REFUSED)
+        guard = self.guard  # refuses a call that had a secret hidden (dsh.llm._hidden_args)
         for call in calls:
             if turn.stopping():
                 return True
@@ -311,10 +312,9 @@ class StepRunner:
             await emit("tool/call", _call_data(call), checked=True)
             if turn.stopping():  # aborted while the call was being logged: never run it
                 return True
-            if call.id in hidden:  # run so, the call would do something else: never asked
-                result: ToolResult | None = ToolResult(
-                    call_id=call.id, content=NOT_RUN, is_error=True
-                )
+            why = guard.refusal(call) if guard.clean is not None or guard.refused else None
+            if why is not None:  # run so, the call would do something else: never asked
+                result: ToolResult | None = ToolResult(call_id=call.id, content=why, is_error=True)
             else:
                 turn.running = call.id
                 result = await relay.tools_execute(agent, call, number, step)
@@ -358,14 +358,17 @@ class StepRunner:
 
     async def _stream(
         self, model: Model, request: ModelRequest, turn: TurnState
-    ) -> tuple[AssistantMessage, frozenset[str]]:
-        """Stream one answer, logging each chunk; with the ids of its calls that had a
-        secret hidden from their arguments (``dsh.llm._hidden_args``)."""
+    ) -> AssistantMessage:
+        """Stream one answer, logging each chunk; the guard learns of its hidden calls."""
         emit = self.agent.session.emit
         assembler = Assembler()
         name = model.info.name
         turn.streaming = (assembler, name)
+        guard = self.guard
+        guard.noted = False
         stream: AsyncIterator[Any] = model.stream(request)
+        if NOTED.get() is not guard:  # seen by the redactors the stream runs, in this task
+            NOTED.set(guard)
         try:
             async for chunk in stream:
                 assembler.add(chunk)  # type-checks the chunk: its data is JSON
@@ -382,7 +385,11 @@ class StepRunner:
                 await aclose()
         message = assembler.message(model=name)
         turn.streaming = None
-        return message, assembler.hidden_calls()
+        if (hidden := assembler.hidden_calls()) or guard.noted:
+            guard.answered(message, hidden)
+        else:  # the usual case: every call may run
+            guard.clean = None
+        return message
 
 
 def _call_data(call: ToolCall) -> dict[str, Any]:
@@ -390,9 +397,5 @@ def _call_data(call: ToolCall) -> dict[str, Any]:
 
 
 def _result_data(call: ToolCall, result: ToolResult) -> dict[str, Any]:
-    return {
-        "call_id": call.id,
-        "name": call.name,
-        "content": result.content,
-        "is_error": result.is_error,
-    }
+    content, is_error = result.content, result.is_error
+    return {"call_id": call.id, "name": call.name, "content": content, "is_error": is_error}

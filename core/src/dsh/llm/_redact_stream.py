@@ -23,7 +23,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Final, final
 
 from dsh._secrets import HIDDEN, MIN_LENGTH, hidden_runs, shortest_run
-from dsh.llm._hidden_args import HiddenArguments
+from dsh.llm._hidden_args import call_piece, marked
 from dsh.llm._redact_json import (
     JsonEscapes,
     escape_start,
@@ -242,13 +242,13 @@ _REASONING: Final = "reasoning"
 @final
 class AnswerRedactor:
     """The chunks of one answer, with the secrets hidden from the text, the reasoning
-    and the tool calls' arguments (JSON: however escaped, ``dsh.llm._redact_json``), and
-    from a provider's own block's strings (``hidden_in``); an ``id``, a ``name``, a
-    signature and encrypted reasoning pass as they are. ``take`` each chunk, get the
-    chunks to show in its place; ``flush`` when the stream ends without a
-    ``Finish``, for what was held (a ``Finish`` flushes all before it). A call's
-    pieces from the first with a secret hidden on (or marked so by a redactor before
-    this one) are ``HiddenArguments``: that call is not run (``dsh.llm._hidden_args``).
+    and the tool calls' arguments (JSON: however escaped, ``dsh.llm._redact_json``), ids
+    and names, and from a provider's own block's strings (``hidden_in``); a signature
+    and encrypted reasoning pass as they are. ``take`` each chunk, get the chunks to
+    show in its place; ``flush`` when the stream ends without a ``Finish``, for what was
+    held (a ``Finish`` flushes all before it). A call's pieces from the first with a
+    secret hidden on (or marked so by a redactor before this one) are
+    ``HiddenArguments``, and the step is told: the call is not run (``_hidden_args``).
 
     The redaction follows what is joined, not the blocks: all the text deltas of an
     answer are one text (``AssistantMessage.text`` and the terminal join them, whatever
@@ -299,14 +299,9 @@ class AnswerRedactor:
             text = chunk.arguments
             if escapes.tail or "\\" in text:  # not usually: the escapes, written plainly
                 text = escapes.feed(text)
-            shown = arguments.feed(text)
-            if isinstance(chunk, HiddenArguments):  # another redactor hid a secret in it
-                arguments.hid = True
-            kind = HiddenArguments if arguments.hid else ToolCallDelta  # the first: not run
-            if shown == chunk.arguments and isinstance(chunk, kind):
-                out.append(chunk)
-            elif shown or chunk.id is not None or chunk.name is not None:
-                out.append(kind(chunk.index, chunk.id, chunk.name, shown))
+            piece = call_piece(chunk, arguments.feed(text), arguments, self._secrets)
+            if piece is not None:  # the call's id and name hidden too; marked: not run
+                out.append(piece)
             return out
         if isinstance(chunk, Finish):
             out = self.flush()  # the answer ends: nothing is held after it
@@ -336,7 +331,7 @@ class AnswerRedactor:
         for index, (escapes, arguments) in self._calls.items():
             rest = arguments.feed(escapes.flush()) + arguments.flush()
             if rest:
-                kind = HiddenArguments if arguments.hid else ToolCallDelta
+                kind = marked() if arguments.hid else ToolCallDelta
                 out.append(kind(index, arguments=rest))
         return out
 

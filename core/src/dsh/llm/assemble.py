@@ -219,8 +219,8 @@ class Assembler:
         return trusted(AssistantMessage, values)
 
     def hidden_calls(self) -> frozenset[str]:
-        """The ids of the calls with a secret hidden from their arguments (a piece of
-        theirs was a ``HiddenArguments``): the step does not run them."""
+        """The ids of the calls that had a secret hidden (a piece of theirs was a
+        ``HiddenArguments``): the step does not run them."""
         if not self._hidden:  # the usual case: one set for all
             return _NONE_HIDDEN
         return frozenset(self._calls[index][0][0] or "" for index in self._hidden)
