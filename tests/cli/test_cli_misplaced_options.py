@@ -25,6 +25,9 @@ BEFORE = "is dsh's option and goes before the command"
         (["run", "--verbose", "hi"], f"run: --verbose {BEFORE} (dsh --verbose run ...)"),
         (["run", "--cwd", "/tmp", "hi"], f"run: --cwd {BEFORE} (dsh --cwd DIR run ...)"),
         (["run", "--cwd=/tmp", "hi"], f"run: --cwd {BEFORE} (dsh --cwd=/tmp run ...)"),
+        # a flag takes no value, and an empty one is none: the option's name alone
+        (["run", "--verbose=1", "hi"], f"run: --verbose {BEFORE} (dsh --verbose run ...)"),
+        (["run", "-p=", "hi"], f"run: -p {BEFORE} (dsh -p NAME run ...)"),
         (["run", "-p", "no:x", "hi"], f"run: -p {BEFORE} (dsh -p NAME run ...)"),
         (["run", "-pno:x", "hi"], f"run: -p {BEFORE} (dsh -p NAME run ...)"),
         (
@@ -149,3 +152,15 @@ def test_a_plugin_option_under_the_dest_of_a_dsh_option_stays_the_plugins(
     env = _echo_env(cli_env, tmp_path, "cwd")
     done = dsh("echo", "--cwd", "there", env=env, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (0, "v=False cwd=there\n"), done.stderr
+
+
+@pytest.mark.parametrize(
+    "line", [["--json", "run", "--help"], ["--json", "-h", "run"], ["--json", "run", "x", "-h"]]
+)
+def test_help_is_printed_whatever_option_is_on_the_wrong_side(
+    cli_env: dict[str, str], tmp_path: Path, line: list[str]
+) -> None:
+    # help and versions stay at hand to find out what is wrong
+    done = dsh(*line, env={**cli_env, "DSH_LOAD_PLUGINS": ""}, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout.startswith("usage: dsh")

@@ -155,11 +155,12 @@ async def test_a_hang_streams_its_parts_waits_and_counts_the_cancel_as_aborted()
     ("script", "given"),
     [
         ("hello", "a str"),  # was read as five one-letter answers
+        (b"hello", "a bytes"),  # a Sequence too
         (text("hi"), "a Reply"),
         (lambda request: "hi", "a function"),  # failed at the first request (len)
         (iter(["hi"]), "a list_iterator"),
     ],
-    ids=["str", "reply", "function", "iterator"],
+    ids=["str", "bytes", "reply", "function", "iterator"],
 )
 def test_a_script_that_is_not_a_list_of_entries_is_refused_at_once(
     script: object, given: str

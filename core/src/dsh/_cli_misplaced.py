@@ -32,7 +32,8 @@ def global_option_after(extras: list[str], command: str, parser: argparse.Argume
             continue
         name = _name(extra)
         value = f" {action.metavar}" if action.nargs is None and action.metavar else ""
-        given = f"{name}{value}" if name == extra or "=" not in extra else extra
+        typed = action.nargs != 0 and extra.partition("=")[2]  # --cwd=/tmp, not -v= or -p=
+        given = extra if typed else f"{name}{value}"
         what = "dsh's option for the config file" if name in ("-c", "--config") else "dsh's option"
         said = (
             f"{command}: {name} is {what} and goes before the command (dsh {given} {command} ...)"
@@ -51,6 +52,9 @@ def command_option_before(
     """Raise DshError when an option in ``before`` (the arguments before the command) is
     not dsh's but an option of the command in ``rest`` (``dsh --json run``), or of the
     command after the word taken for the command (``dsh -s TEXT run``: TEXT is -s's)."""
+    ending = rest.index("--") if "--" in rest else len(rest)
+    if any(word in _HELP for word in (*before, *rest[:ending])):
+        return  # help asked for: argparse prints it, whatever else is given
     commands = dict(_commands(parser))
     words = rest if rest[:1] and rest[0] in commands else rest[1:]
     if not words or words[0] not in commands:

@@ -96,7 +96,7 @@ class ScriptedModel:
     def __post_init__(self) -> None:
         """A str is a Sequence too (``"hello"`` would answer ``h``, then ``e``...), and a
         single entry is no script: refused here, not at the first request."""
-        if isinstance(self.script, str) or not isinstance(self.script, Sequence):
+        if isinstance(self.script, (str, bytes)) or not isinstance(self.script, Sequence):
             given = "a function" if callable(self.script) else f"a {type(self.script).__name__}"
             raise TypeError(
                 "ScriptedModel's script is a list of answers (Reply, str, or a function of "
