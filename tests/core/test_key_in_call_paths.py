@@ -221,3 +221,38 @@ async def test_a_key_in_a_calls_id_or_name_is_hidden_and_the_call_not_run(
     assert "***" in call[where]
     assert list(results(events).values()) == [NOT_RUN]
     assert KEY not in json.dumps([m.model_dump() for m in model.requests[1].messages])
+
+
+async def test_a_resumed_session_whose_call_was_refused_refuses_the_stars_too(
+    tmp_path: Path,
+) -> None:
+    # the refusal was kept by the step runner only: after a resume (dsh run --continue,
+    # sessions resume) the model repeating `rm -f ***` from its history ran it
+    from dsh.testing import InMemoryPersistence
+
+    store = InMemoryPersistence()
+    first = ScriptedModel([calls(("bash#c1", {"command": f"rm -f {KEY}"})), text("ok")])
+    async with scripted_harness(
+        first,
+        plugins=[("secret", Secret()), store],
+        load_entry_points=False,
+        workspace=populated(tmp_path),
+    ) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        await run_turn(agent, "go")
+        session_id = agent.session.id
+
+    def repeat_refused_call(request: ModelRequest) -> Any:
+        said = [m for m in request.messages if isinstance(m, AssistantMessage) and m.tool_calls]
+        arguments = json.loads(said[-1].tool_calls[0].arguments)
+        return calls(("bash#c2", arguments), ("bash#c3", {"command": "touch b"}))
+
+    again = ScriptedModel([repeat_refused_call, text("understood")])
+    async with scripted_harness(
+        again, plugins=[("secret", Secret()), store], load_entry_points=False, workspace=tmp_path
+    ) as harness:
+        agent = await harness.agents.resume("b", session_id, options={"model": "scripted"})
+        with anyio.fail_after(20):
+            events = await run_turn(agent, "go on")
+    assert names(tmp_path) == ["b", "notes.txt"]  # the call without *** ran
+    assert results(events) == {"c2": NOT_RUN_STARS, "c3": results(events)["c3"]}

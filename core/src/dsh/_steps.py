@@ -118,7 +118,7 @@ class StepRunner:
         self.tools = tools
         # the backend's cancel scope class (``anyio.CancelScope()`` looks it up: ~1 %)
         self._scope_class: type[anyio.CancelScope] | None = None
-        self.guard = Guard()
+        self.guard = Guard(agent.session.events)
 
     async def run_turn(self, turn: TurnState, prompts: list[str]) -> None:
         emit = self.agent.session.emit

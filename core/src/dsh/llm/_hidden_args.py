@@ -22,7 +22,8 @@ such a call with ``NOT_RUN``, an error result, without running it or asking a pl
   (``NOT_RUN_CHANGED``), so a hook that gives the calls ids of its own cannot run one;
 - once a call of the agent was refused, a later call of its whose arguments hold
   ``***`` is refused (``NOT_RUN_STARS``): the model may repeat its call as its history
-  shows it. Until then a ``***`` the model writes itself is an argument like any other.
+  shows it (a resumed session's too: its log is read for such a refusal when the agent
+  is made). Until then a ``***`` the model writes itself is an argument like any other.
 """
 
 from __future__ import annotations
@@ -34,8 +35,11 @@ from dsh._secrets import HIDDEN, redact
 from dsh.llm.base import ToolCallDelta
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from dsh.llm._redact_stream import StreamRedactor
     from dsh.messages import AssistantMessage, ToolCall
+    from dsh.session import SessionEvent
 
 __all__ = [
     "NOTED",
@@ -69,6 +73,8 @@ NOT_RUN_CHANGED: Final = (
     "them, so this one cannot be told apart from it; make it again if it is needed"
 )
 
+_REFUSALS: Final = frozenset((NOT_RUN, NOT_RUN_STARS, NOT_RUN_CHANGED))
+
 
 class HiddenArguments(ToolCallDelta):
     """A piece of a tool call with a secret hidden from it, or one after such a piece:
@@ -85,10 +91,15 @@ class Guard:
 
     __slots__ = ("clean", "noted", "refused")
 
-    def __init__(self) -> None:
+    def __init__(self, events: Sequence[SessionEvent] = ()) -> None:
+        """``events``: the session's log so far; a call refused in it (a resumed
+        session: the model sees its ``***`` in its history) counts as refused."""
         self.noted = False
         self.clean: frozenset[tuple[str, str]] | None = None
-        self.refused = False
+        self.refused = any(
+            event.type == "tool/result" and event.data.get("content") in _REFUSALS
+            for event in events
+        )
 
     def answered(self, message: AssistantMessage, hidden: frozenset[str]) -> None:
         """The assembled answer, with the ids of its marked calls (when ``hidden`` or
