@@ -44,9 +44,15 @@ async def listing(context):
         print(sorted(agent.id for agent in harness.agents.list()), sorted(harness.config.models))
 
 
+def unready(parser):
+    parser.add_argument("--half")
+    raise ValueError("no options today")
+
+
 class Toys:
     @hookimpl
     def register_commands(self, register):
+        register(Command("unready", "its options fail", explode, configure=unready))
         register(Command("listing", "a harness that starts no agent", listing))
         register(Command("spew", "print many lines", spew))
         register(Command("explode", "fail", explode))
@@ -160,3 +166,23 @@ def test_a_command_that_only_lists_gets_a_harness_that_starts_no_agent(
     refused = toy("where")
     assert (refused.returncode, refused.stdout) == (2, "")
     assert said in refused.stderr and refused.stderr.startswith("dsh: error: ")
+
+
+def test_a_command_whose_options_fail_to_set_up_leaves_the_others_working(
+    toy_dsh: list[str], tmp_path: Path
+) -> None:
+    # every command failed with that plugin's error, dsh --help and --version too
+    for line in (["--version"], ["--help"], ["listing"]):
+        done = subprocess.run(
+            [*toy_dsh, *line], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+        assert (done.returncode, done.stderr) == (0, ""), (line, done.stderr)
+    for line in (["unready"], ["unready", "--half", "x"], ["unready", "--help"]):
+        done = subprocess.run(
+            [*toy_dsh, *line], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+        assert (done.returncode, done.stdout) == (2, ""), (line, done.stdout)
+        assert done.stderr == (
+            "dsh: error: plugin 'toys' failed to set up command 'unready': "
+            "ValueError: no options today\n"
+        )

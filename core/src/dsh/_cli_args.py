@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsh.commands import name_choices
-from dsh.errors import DshError
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -189,11 +188,14 @@ def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentP
         if command.configure is not None:
             try:
                 command.configure(command_parser)
-            except Exception as error:
-                raise DshError(
-                    f"plugin {plugin!r} failed to set up command {command.name!r}: "
-                    f"{type(error).__name__}: {error}"
-                ) from error
+            except Exception as error:  # that command says so; the others still work
+                unready = Parser(prog=f"dsh {command.name}", add_help=False)
+                unready.add_argument("dsh_rest", nargs=argparse.REMAINDER)
+                unready.set_defaults(
+                    dsh_unready=f"plugin {plugin!r} failed to set up command "
+                    f"{command.name!r}: {type(error).__name__}: {error}"
+                )
+                sub.choices[command.name] = unready
     return parser
 
 

@@ -81,6 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_command(arguments[len(before) :], commands, pm)
         # --help: printed here (Parser._print_message)
         args, extras = parser.parse_known_args(arguments)
+        unready = getattr(args, "dsh_unready", None)  # its plugin's configure failed
+        if unready is not None and not args.dsh_version:
+            raise DshError(unready)
         if extras:
             global_option_after(extras, args.command, parser)
             parser.error(f"unrecognized arguments: {' '.join(extras)}")  # as parse_args
