@@ -164,3 +164,33 @@ def test_help_is_printed_whatever_option_is_on_the_wrong_side(
     done = dsh(*line, env={**cli_env, "DSH_LOAD_PLUGINS": ""}, cwd=tmp_path)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
     assert done.stdout.startswith("usage: dsh")
+
+
+def test_prompt_words_after_a_commands_option_are_the_prompt(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    # argparse fills a `*` positional once: `dsh run hi -m MODEL more` refused `more`
+    server = model_server([text_reply("ok")])
+    model = f"openai-compatible:tiny@{server.url}"
+    env = {**cli_env, "DSH_LOAD_PLUGINS": ""}
+    done = dsh("run", "explain", "-m", model, "this", "please", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [body] = server.bodies()
+    assert [m["content"] for m in body["messages"] if m["role"] == "user"] == [
+        "explain this please"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "left"),
+    [
+        (["run", "hi", "-m", "x:y", "more", "--bogus"], "more --bogus"),
+        (["models", "more"], "more"),  # a command without a prompt
+    ],
+)
+def test_words_beside_an_unknown_option_are_still_refused(
+    cli_env: dict[str, str], tmp_path: Path, line: list[str], left: str
+) -> None:
+    done = dsh(*line, env={**cli_env, "DSH_LOAD_PLUGINS": ""}, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.endswith(f"dsh: error: unrecognized arguments: {left}\n"), done.stderr

@@ -84,6 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         unready = getattr(args, "dsh_unready", None)  # its plugin's configure failed
         if unready is not None and not args.dsh_version:
             raise DshError(unready)
+        if extras and isinstance(getattr(args, "prompt", None), list):
+            # argparse fills a `*` prompt once: `dsh run hi -m MODEL more` left `more`
+            args.prompt, extras = _prompt_words(extras, args.prompt)
         if extras:
             global_option_after(extras, args.command, parser)
             parser.error(f"unrecognized arguments: {' '.join(extras)}")  # as parse_args
@@ -108,6 +111,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\ndsh: interrupted", file=sys.stderr)
         return 130
     return status
+
+
+def _prompt_words(extras: list[str], prompt: list[str]) -> tuple[list[str], list[str]]:
+    """``prompt`` with ``extras`` after it when they are all words (after ``--`` too),
+    and what is left over: ``extras`` as they are otherwise, for the error naming them
+    (a new list: ``prompt`` may be the parser's default)."""
+    ending = extras.index("--") if "--" in extras else len(extras)
+    if any(word.startswith("-") and word != "-" for word in extras[:ending]):
+        return prompt, extras
+    return [*prompt, *(word for at, word in enumerate(extras) if at != ending)], []
 
 
 def _unwritten(error: OSError) -> int:

@@ -80,6 +80,11 @@ def test_resume_takes_what_dsh_run_takes_after_it(
     assert model.requests[0].messages[-1] == UserMessage(content="what did I ask?")
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert lines[0]["type"] == "turn/start" and lines[-1]["type"] == "turn/end"
+    # the prompt's words on both sides of an option (argparse fills `*` once)
+    argv = ["-c", str(config), "sessions", "resume", "new", "and", "-m", "scripted", "then?"]
+    model.extend(text("so"))
+    assert main(argv) == 0
+    assert model.requests[1].messages[-1] == UserMessage(content="and then?")
 
 
 def test_resume_reads_the_prompt_from_stdin(
