@@ -37,6 +37,10 @@ KEYS = {
     "upper and digits": "KEY_9F8E7D6C5B4A3210FEDC",
     "lower and digits": "tok_9f8e7d6c5b4a3210fedc",
     "mixed letters": "api_AbCdEfGhIjKlMnOpQrStUv",
+    # short, one case, few digits: a digit before a letter gives them away
+    "short hex": "cd18fc9f",
+    "short lower": "t3j2p3sc",
+    "short upper": "SG4NW7Z7THBK",
 }
 # What no check lets into dsh.yml, but a config made in code may hold.
 NOT_NAMES = {
@@ -45,7 +49,16 @@ NOT_NAMES = {
     "deepseek hex": "0123456789abcdef0123456789abcdef",
     "mailchimp": "0123456789abcdef0123456789abcdef-us21",
 }
-NAMES = ["MY_GW_KEY", "gw_key_2", "GW_KEY_2", "AZURE_OPENAI_API_KEY", "MY_KEY", "GATEWAY_TOKEN"]
+NAMES = [
+    "MY_GW_KEY",
+    "gw_key_2",
+    "GW_KEY_2",
+    "AZURE_OPENAI_API_KEY",
+    "MY_KEY",
+    "GATEWAY_TOKEN",
+    "S3_KEY",
+    "OPENAI_API_KEY_V2",
+]
 
 
 def _auth_error(value: str) -> str:

@@ -109,13 +109,14 @@ def test_config_check_says_which_plugin_registers_the_model(
 
 
 @pytest.mark.parametrize(
-    "name", ["1.5", "yes", "on", "null", "0x1F", "2024-01-01", "~", 'a"b', "a: b", "it's"]
+    "name",
+    ["1.5", "yes", "on", "null", "0x1F", "2024-01-01", "~", 'a"b', "a: b", "it's", "m\U0001f600"],
 )
 async def test_the_entry_to_add_reads_back_as_the_name(name: str) -> None:
     # YAML reads a plain 1.5, yes, null or 2024-01-01 as a number, true, null or a date,
     # and "a"b" was quoted unescaped: following the message was refused again
     model = ScriptedModel([text("hi")], name=name)
-    chosen = f"model: {json.dumps(name)}\n"
+    chosen = f"model: {json.dumps(name, ensure_ascii=False)}\n"
     said = await refused(chosen, model)
     entry = said.split("add ", 1)[1]
     async with scripted_harness(model, config_text=entry + "\n" + chosen) as harness:

@@ -256,3 +256,20 @@ async def test_a_resumed_session_whose_call_was_refused_refuses_the_stars_too(
             events = await run_turn(agent, "go on")
     assert names(tmp_path) == ["b", "notes.txt"]  # the call without *** ran
     assert results(events) == {"c2": NOT_RUN_STARS, "c3": results(events)["c3"]}
+
+
+def test_the_guard_reads_a_refusal_of_an_earlier_wording_and_only_an_error() -> None:
+    # the refusal's text was matched whole: a log written with the first wording
+    # (c2f7a1e) was not seen; a tool's ordinary output equal to one set the guard off
+    from dsh.llm._hidden_args import Guard
+    from dsh.session import SessionEvent
+
+    def result(content: str, is_error: bool) -> SessionEvent:
+        data = {"call_id": "c", "name": "bash", "content": content, "is_error": is_error}
+        return SessionEvent(type="tool/result", seq=0, time=0.0, data=data)
+
+    earlier = "not run: the arguments held a secret that dsh keeps out of the conversation"
+    assert Guard([result(earlier, True)]).refused
+    assert Guard([result(NOT_RUN_STARS, True)]).refused
+    assert not Guard([result(NOT_RUN, False)]).refused
+    assert not Guard([result("ran fine", True)]).refused

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -216,8 +216,8 @@ def may_be_a_key(variable: str) -> bool:
     it lets through that keys are made of, judged part by part between the ``_``: a
     part of 16 characters or more (``hf_QjWpuSAo...``, a hex key), one that mixes lower
     and upper case (``gsk_8fJ2kL...``), or one with 4 digits or more
-    (``tok_9f8e7d6c...``). ``OPENAI_API_KEY``, ``AZURE_OPENAI_API_KEY`` and ``gw_key_2``
-    are names."""
+    (``tok_9f8e7d6c...``), or a digit before a letter (``cd18fc9f``). ``OPENAI_API_KEY``,
+    ``AZURE_OPENAI_API_KEY`` and ``gw_key_2`` are names."""
     if not _ENV_NAME.fullmatch(variable):
         return True
     return any(_key_like(part) for part in variable.split("_"))
@@ -225,7 +225,13 @@ def may_be_a_key(variable: str) -> bool:
 
 def _key_like(part: str) -> bool:
     mixed = any(c.islower() for c in part) and any(c.isupper() for c in part)
-    return mixed or len(part) >= 16 or sum(c.isdigit() for c in part) >= 4
+    digits = sum(c.isdigit() for c in part)
+    return mixed or len(part) >= 16 or digits >= 4 or _DIGIT_LETTER.search(part) is not None
+
+
+#: A digit before a letter inside a part (``cd18fc9f``, ``t3j2p3sc``): a random key's,
+#: where names keep their digits at a part's end (``GW_KEY_2``, ``S3_KEY``).
+_DIGIT_LETTER: Final = re.compile("[0-9][A-Za-z]")
 
 
 class AgentConfig(BaseModel):

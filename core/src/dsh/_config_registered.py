@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import yaml
 
@@ -75,4 +75,13 @@ def _yaml(text: str) -> str:
     ``"2024-01-01"`` and a name with ``"`` or ``:`` in it."""
     if _PLAIN.fullmatch(text) and yaml.safe_load(text) == text:
         return text
-    return json.dumps(text)
+    # YAML reads \U0001F600 for a character beyond U+FFFF, not JSON's surrogate pair
+    return _PAIR.sub(_whole, json.dumps(text))
+
+
+_PAIR: Final = re.compile(r"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})")
+
+
+def _whole(pair: re.Match[str]) -> str:
+    high, low = int(pair[1], 16), int(pair[2], 16)
+    return f"\\U{0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00):08X}"

@@ -73,7 +73,13 @@ NOT_RUN_CHANGED: Final = (
     "them, so this one cannot be told apart from it; make it again if it is needed"
 )
 
-_REFUSALS: Final = frozenset((NOT_RUN, NOT_RUN_STARS, NOT_RUN_CHANGED))
+#: How the refusals begin, and began (a log written by an earlier dsh is read too).
+_REFUSALS: Final = (
+    "not run: the arguments held a secret",
+    "not run: the call held a secret",
+    "not run: *** is not the key",
+    "not run: another call of this answer held a secret",
+)
 
 
 class HiddenArguments(ToolCallDelta):
@@ -97,7 +103,9 @@ class Guard:
         self.noted = False
         self.clean: frozenset[tuple[str, str]] | None = None
         self.refused = any(
-            event.type == "tool/result" and event.data.get("content") in _REFUSALS
+            event.type == "tool/result"
+            and event.data.get("is_error") is True
+            and str(event.data.get("content")).startswith(_REFUSALS)
             for event in events
         )
 
