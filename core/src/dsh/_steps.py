@@ -16,6 +16,7 @@ from dsh._config_models import DEFAULT_MAX_WAIT
 from dsh._options import request_options, retry_allowance, step_limit
 from dsh._ready import READY
 from dsh._secrets import get_logger, redact
+from dsh._turn_state import TurnState
 from dsh.errors import DshError, HookError, ModelError, StepLimitError
 from dsh.llm._hidden_args import NOTED, Guard
 from dsh.llm.assemble import Assembler
@@ -27,7 +28,6 @@ from dsh.messages import (
     StopReason,
     ToolCall,
     ToolResult,
-    Usage,
     trusted,
 )
 
@@ -37,10 +37,9 @@ if TYPE_CHECKING:
     from dsh.loop import ReactLoopAgent
     from dsh.tools import ToolRegistry
 
-__all__ = ["StepRunner", "TurnState"]
+__all__ = ["StepRunner"]
 
 log = get_logger("dsh.loop")
-_STRENGTH: Final = {"disposed": 3, "aborted": 2}
 #: Stop reasons whose answer's tool calls never run: cut off by the output limit, or
 #: stopped by the provider (a refusal, a content filter, an error mid-answer).
 _CUT: Final = frozenset({"max_tokens", "error"})
@@ -51,60 +50,6 @@ _REFUSED: Final = (
 CONTINUE: Final = ContinuationDecision(action="continue")
 STOP: Final = ContinuationDecision(action="stop")
 FAIL: Final = RequestErrorDecision(action="fail")
-NO_USAGE: Final = Usage()  # frozen: each step's usage is added to make a new one
-
-
-class TurnState:
-    """What the closers need to know about the running turn."""
-
-    __slots__ = (
-        "cancelled",
-        "ended_by",
-        "logged",
-        "max_tokens",
-        "number",
-        "open_step",
-        "pending",
-        "prompts",
-        "running",
-        "scope",
-        "settled",
-        "stopped",
-        "streaming",
-        "usage",
-    )
-
-    def __init__(self, number: int, prompts: list[str] | None = None) -> None:
-        self.number = number
-        self.prompts = prompts or []  # the queued prompts the turn took
-        self.ended_by: str | None = None  # "aborted" | "disposed"
-        #: The turn's outcome is known (it failed, or its last step decided to stop): an
-        #: abort() now has no step to stop and changes nothing; disposal still counts.
-        self.settled = False
-        self.cancelled = False  # by cancel(): a turn not yet started is dropped
-        self.scope: anyio.CancelScope | None = None
-        self.open_step: int | None = None
-        self.pending: list[ToolCall] = []  # calls of this step that have no result yet
-        self.logged: set[str] = set()  # ids of pending calls whose tool/call is logged
-        self.running: str | None = None  # the id of the call tools_execute is running
-        self.max_tokens = False
-        self.stopped: str | None = None  # the reason a plugin gave for stopping the turn
-        self.usage = NO_USAGE
-        #: The model stream in progress (its assembler and the model's name), until it
-        #: finishes: a turn that ends inside it keeps the text streamed so far.
-        self.streaming: tuple[Assembler, str] | None = None
-
-    def abort(self, reason: str) -> None:
-        if self.settled and reason == "aborted":
-            return
-        if _STRENGTH[reason] > _STRENGTH.get(self.ended_by or "", 0):
-            self.ended_by = reason
-        if self.scope is not None:
-            self.scope.cancel()
-
-    def stopping(self) -> bool:
-        """A method, not a property: it changes under awaits, so never narrow it."""
-        return self.ended_by is not None
 
 
 class StepRunner:

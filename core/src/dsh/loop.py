@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from dsh._options import core_option_problem
 from dsh._secrets import get_logger
-from dsh._steps import StepRunner, TurnState
+from dsh._steps import StepRunner
+from dsh._turn_state import TurnState
 from dsh._wakeup import Signal, event_class
 from dsh.errors import AgentDisposedError, DshError
 from dsh.inbox import Inbox, Prompt

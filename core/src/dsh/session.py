@@ -133,10 +133,9 @@ class HistoryView(Sequence[Message]):
     def __getitem__(self, index: slice) -> Sequence[Message]: ...
     def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
         if isinstance(index, slice):
-            start, stop, step = index.indices(self._len)
-            if step > 0:
+            start, stop, step = index.indices(self._len)  # backwards, -1 is before the first:
+            if step > 0:  # the list under the view would read it as its last item
                 return self._items[start:stop:step]
-            # backwards: a bound of -1 (before the first) is the list's last item
             return [self._items[at] for at in range(start, stop, step)]
         if index < 0:
             index += self._len
@@ -164,10 +163,8 @@ class HistoryView(Sequence[Message]):
         return f"HistoryView({list(self)!r})"
 
 
-# The reducers also fold logs read back from storage, so they check what they read;
-# data of the right types (always, for a live session) skips pydantic's validation.
-
-
+# The reducers also fold stored logs, so they check what they read; data of the right
+# types (always, for a live session) skips pydantic's validation.
 def _user(history: list[Message], event: SessionEvent) -> None:
     content = event.data["content"]
     if type(content) is str:
