@@ -9,13 +9,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsh.commands import name_choices
+from dsh.errors import DshError
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
     from dsh.commands import Command
 
-__all__ = ["Parser", "build_parser", "global_options", "leading", "shortened", "takes_next"]
+__all__ = ["Parser", "UsageError", "build_parser", "global_options", "leading", "shortened", "takes_next"]
+
+
+class UsageError(DshError):
+    """The command line is wrong (an option on the wrong side of the command, no such
+    command or directory, no prompt): said in one line, with ``-v`` too, as argparse's
+    own usage errors are (a traceback of dsh reading its arguments tells nothing)."""
 
 
 class Parser(argparse.ArgumentParser):

@@ -13,8 +13,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 
-from dsh._cli_args import shortened, takes_next
-from dsh.errors import DshError
+from dsh._cli_args import UsageError, shortened, takes_next
 
 __all__ = ["command_option_before", "global_option_after"]
 
@@ -22,7 +21,7 @@ _HELP = ("-h", "--help")  # every parser's own
 
 
 def global_option_after(extras: list[str], command: str, parser: argparse.ArgumentParser) -> None:
-    """Raise DshError when an argument ``parser`` (dsh's) left over after ``command`` is
+    """Raise UsageError when an argument ``parser`` (dsh's) left over after ``command`` is
     one of dsh's options."""
     for extra in extras:
         if extra == "--":  # what follows is no option
@@ -40,16 +39,16 @@ def global_option_after(extras: list[str], command: str, parser: argparse.Argume
         )
         if name == "-c" and command in ("run", "chat"):  # llm's -c is --continue
             said += "; to go on with the last session, use --continue"
-        raise DshError(said)
+        raise UsageError(said)
     reason = shortened(extras, parser)  # --conf after the command: dsh's --config?
     if reason is not None:
-        raise DshError(f"{command}: {reason}; dsh's options go before the command")
+        raise UsageError(f"{command}: {reason}; dsh's options go before the command")
 
 
 def command_option_before(
     before: list[str], rest: list[str], parser: argparse.ArgumentParser
 ) -> None:
-    """Raise DshError when an option in ``before`` (the arguments before the command) is
+    """Raise UsageError when an option in ``before`` (the arguments before the command) is
     not dsh's but an option of the command in ``rest`` (``dsh --json run``), or of the
     command after the word taken for the command (``dsh -s TEXT run``: TEXT is -s's)."""
     ending = rest.index("--") if "--" in rest else len(rest)
@@ -71,7 +70,7 @@ def command_option_before(
         given = given or [path for path in owners if path.split()[0] == words[0]]
         if given:
             named = " and ".join(f"dsh {path}" for path in given)
-            raise DshError(
+            raise UsageError(
                 f"{name} is an option of {named} and goes after the command "
                 f"(dsh {given[0]} {name} ...)"
             )

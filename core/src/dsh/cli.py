@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dsh._cli_args import Parser, build_parser, global_options, leading, shortened
+from dsh._cli_args import Parser, UsageError, build_parser, global_options, leading, shortened
 from dsh._cli_misplaced import command_option_before, global_option_after
 from dsh._cli_output import OutputError, tag_output_errors
 from dsh.errors import DshError, HookError
@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         unknown = shortened(before, early)
         if unknown is not None:
-            raise DshError(unknown)
+            raise UsageError(unknown)
         from dsh._cli_plugins import load_plugins
 
         # help and versions stay at hand to find out what is wrong
@@ -163,12 +163,12 @@ def _check_command(
     installed = installed_plugins()
     distribution = _FROM_PLUGINS.get(rest[0])
     if distribution is not None and all(d != distribution for _, d, _ in installed):
-        raise DshError(
+        raise UsageError(
             f"no command {rest[0]!r}: it comes from {distribution}, which is not installed"
         )
     idle = [name for name, _, _ in installed if not pm.has_plugin(name)]
     if idle:
-        raise DshError(
+        raise UsageError(
             f"no command {rest[0]!r}: the commands of plugins that are not loaded are "
             f"missing (not loaded: {', '.join(idle)})"
         )
@@ -256,7 +256,7 @@ def _check_cwd(cwd: Path | None) -> None:
     if cwd is None or cwd.is_dir():
         return
     what = "is not a directory" if cwd.exists() else "does not exist"
-    raise DshError(f"--cwd {str(cwd)!r}: {what}; give the directory to work in")
+    raise UsageError(f"--cwd {str(cwd)!r}: {what}; give the directory to work in")
 
 
 def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
@@ -267,10 +267,10 @@ def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
             piped = (
                 "" if sys.stdin.isatty() else "; to send what is piped in, give -: ... | dsh run -"
             )
-            raise DshError(f'run: give the prompt (dsh run "list the files"){piped}')
+            raise UsageError(f'run: give the prompt (dsh run "list the files"){piped}')
         args.prompt = _prompt(args.prompt)
         if not args.prompt.strip():
-            raise DshError(
+            raise UsageError(
                 'run: the prompt is empty; give the text to send (dsh run "list the files")'
             )
         from dsh._cli_agent import run as command
@@ -286,7 +286,7 @@ def _prompt(parts: list[str]) -> str:
     read from stdin, set off from the words by blank lines (a byte order mark dropped,
     Windows line ends read as ``\\n``)."""
     if parts.count("-") > 1:
-        raise DshError("run: - (stdin) is given more than once; stdin can be read once")
+        raise UsageError("run: - (stdin) is given more than once; stdin can be read once")
     if "-" not in parts:
         if _input_waits():
             print(
@@ -300,7 +300,9 @@ def _prompt(parts: list[str]) -> str:
     try:
         text = data.decode("utf-8-sig").replace("\r\n", "\n").strip("\n")
     except UnicodeDecodeError as exc:
-        raise DshError(f"run: stdin is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise UsageError(
+            f"run: stdin is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
     pieces = [" ".join(parts[:at]), text, " ".join(parts[at + 1 :])]
     if not text.strip() and len(parts) > 1:  # `git diff | dsh run review -` with no diff
         print("dsh: warning: stdin (-) is empty: only the prompt's words are sent", file=sys.stderr)
@@ -324,20 +326,21 @@ def _input_waits() -> bool:
 
 
 def _fail(error: DshError, args: argparse.Namespace) -> int:
-    """The error as one line on stderr (after its traceback, with -v), model API keys in
-    them shown as ``***``; its exit status (2 unless the error's type says otherwise)."""
+    """The error as one line on stderr (after its traceback, with -v, but for a
+    UsageError), model API keys in them shown as ``***``; its exit status (2 unless the
+    error's type says otherwise)."""
     message = error.for_user() if isinstance(error, HookError) else str(error)
     _report(error, f"dsh: error: {message}", args)
     return error.exit_status
 
 
 def _report(error: BaseException, line: str | None, args: argparse.Namespace) -> None:
-    """``error``'s traceback (with -v) and ``line`` on stderr, keys hidden (a plugin's
-    message may quote one)."""
+    """``error``'s traceback (with -v, but for a usage error) and ``line`` on stderr,
+    keys hidden (a plugin's message may quote one)."""
     from dsh._cli_keys import hide_keys
 
     text = ""
-    if args.verbose:
+    if args.verbose and not isinstance(error, UsageError):
         import traceback
 
         text = "".join(traceback.format_exception(error))
