@@ -41,7 +41,7 @@ BEFORE = "is dsh's option and goes before the command"
             "(dsh -c FILE chat ...); to go on with the last session, use --continue",
         ),
         (["models", "-m", "fast"], f"models: -m {BEFORE} (dsh -m MODEL models ...)"),
-        (["config", "check", "-v"], f"config: -v {BEFORE} (dsh -v config ...)"),
+        (["config", "check", "-v"], f"config check: -v {BEFORE} (dsh -v config check ...)"),
         (["run", "--version"], f"run: --version {BEFORE} (dsh --version run ...)"),
         (
             ["run", "--conf", "x.yml", "hi"],
@@ -154,6 +154,79 @@ def test_a_plugin_option_under_the_dest_of_a_dsh_option_stays_the_plugins(
     assert (done.returncode, done.stdout) == (0, "v=False cwd=there\n"), done.stderr
 
 
+NESTED = """\
+from dsh import hookimpl
+
+
+@hookimpl
+def register_commands(register):
+    from dsh.commands import Command
+
+    def configure(parser):
+        parser.add_argument("--top", action="store_true")
+        subs = parser.add_subparsers(dest="pc_command", required=True)
+        subs.add_parser("sub").add_argument("--loud", action="store_true")
+        subs.add_parser("own").add_argument("-v", dest="own_v", action="store_true")
+
+    def run(context):
+        print(f"verbose={context.args.verbose} own_v={getattr(context.args, 'own_v', None)}")
+
+    register(Command("pc", "a command with commands", run, configure=configure))
+"""
+
+
+def _nested_env(cli_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """A real distribution dsh-pc whose command ``pc`` has commands of its own: ``sub``
+    (``--loud``) and ``own`` (a ``-v`` of its own); ``pc`` takes ``--top``."""
+    site = tmp_path / "site"
+    info = site / "dsh_pc-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "dsh_pc.py").write_text(NESTED)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: dsh-pc\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[dsh]\npc = dsh_pc\n")
+    path = os.pathsep.join([str(site), cli_env.get("PYTHONPATH", "")])
+    return {**cli_env, "PYTHONPATH": path, "DSH_LOAD_PLUGINS": "pc"}
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (["pc", "sub", "-v"], f"pc sub: -v {BEFORE} (dsh -v pc sub ...)"),
+        (["pc", "sub", "--cwd=/tmp"], f"pc sub: --cwd {BEFORE} (dsh --cwd=/tmp pc sub ...)"),
+        (  # sub's own option before sub, pc's after it
+            ["pc", "--loud", "sub"],
+            "pc sub: --loud is an option of dsh pc sub and goes right after it "
+            "(dsh pc sub --loud ...)",
+        ),
+        (
+            ["pc", "sub", "--top"],
+            "pc sub: --top is an option of dsh pc and goes right after it (dsh pc --top sub ...)",
+        ),
+        (  # own's -v before own: it may be meant for either
+            ["pc", "-v", "own"],
+            "pc own: -v is an option of dsh pc own and goes right after it (dsh pc own -v "
+            "...); dsh's -v goes before the command (dsh -v pc own ...)",
+        ),
+    ],
+)
+def test_an_option_on_the_wrong_side_of_a_plugins_nested_command_says_where_it_goes(
+    cli_env: dict[str, str], tmp_path: Path, line: list[str], said: str
+) -> None:
+    done = dsh(*line, env=_nested_env(cli_env, tmp_path), cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == f"dsh: error: {said}\n"
+
+
+def test_a_nested_commands_own_option_named_like_dshs_is_its_own(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    env = _nested_env(cli_env, tmp_path)
+    done = dsh("pc", "own", "-v", env=env, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "verbose=False own_v=True\n"), done.stderr
+    done = dsh("-v", "pc", "own", env=env, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "verbose=True own_v=False\n"), done.stderr
+
+
 @pytest.mark.parametrize(
     "line", [["--json", "run", "--help"], ["--json", "-h", "run"], ["--json", "run", "x", "-h"]]
 )
@@ -186,6 +259,7 @@ def test_prompt_words_after_a_commands_option_are_the_prompt(
     [
         (["run", "hi", "-m", "x:y", "more", "--bogus"], "more --bogus"),
         (["models", "more"], "more"),  # a command without a prompt
+        (["--version", "--bogus"], "--bogus"),  # no command
     ],
 )
 def test_words_beside_an_unknown_option_are_still_refused(

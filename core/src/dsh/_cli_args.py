@@ -16,7 +16,15 @@ if TYPE_CHECKING:
 
     from dsh.commands import Command
 
-__all__ = ["Parser", "UsageError", "build_parser", "global_options", "leading", "shortened", "takes_next"]
+__all__ = [
+    "Parser",
+    "UsageError",
+    "build_parser",
+    "global_options",
+    "leading",
+    "shortened",
+    "takes_next",
+]
 
 
 class UsageError(DshError):

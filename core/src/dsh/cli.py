@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # argparse fills a `*` prompt once: `dsh run hi -m MODEL more` left `more`
             args.prompt, extras = _prompt_words(extras, args.prompt)
         if extras:
-            global_option_after(extras, args.command, parser)
+            global_option_after(extras, arguments[len(before) :], parser)
             parser.error(f"unrecognized arguments: {' '.join(extras)}")  # as parse_args
     except DshError as error:
         return _fail(error, known)
