@@ -99,6 +99,8 @@ def test_after_double_dash_or_inside_prompt_text_it_is_the_prompt(
 
 
 ECHO = """\
+import argparse
+
 from dsh import hookimpl
 
 
@@ -109,9 +111,16 @@ def register_commands(register):
     def configure(parser):
         parser.add_argument("-v", dest="loud", action="store_true")
         parser.add_argument("--cwd", dest=DEST)
+        parser.add_argument("--ask")
+        parser.add_argument("-m", "--model", default=argparse.SUPPRESS)  # as docs/hooks.md
 
     def run(context):
-        print(f"v={context.args.loud} cwd={getattr(context.args, DEST)}")
+        if context.args.ask == "fail":  # quoting its -m
+            raise RuntimeError(f"refused {context.args.model}")
+        if context.args.ask:
+            return context.run_prompt(context.args.ask)
+        args = context.args
+        print(f"v={args.loud} cwd={getattr(args, DEST)} in={context.workspace.name}")
 
     register(Command("echo", "echo its options", run, configure=configure))
 """
@@ -135,23 +144,45 @@ def test_a_plugin_commands_own_options_named_like_dshs_are_its_own(
 ) -> None:
     env = _echo_env(cli_env, tmp_path, "where")
     done = dsh("echo", "-v", "--cwd", "there", env=env, cwd=tmp_path)
-    assert (done.returncode, done.stdout) == (0, "v=True cwd=there\n"), done.stderr
+    assert (done.returncode, done.stdout) == (0, f"v=True cwd=there in={tmp_path.name}\n")
     done = dsh("echo", "-p", "x", env=env, cwd=tmp_path)  # not its own: dsh's
     assert done.stderr == f"dsh: error: echo: -p {BEFORE} (dsh -p NAME echo ...)\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a plugin command's option stored under the dest of one of dsh's (--cwd, dest "
-    "cwd) replaces dsh's value in the one namespace: dsh then takes 'there' for its "
-    "workspace and fails with AttributeError ('str' object has no attribute 'is_dir')",
-)
 def test_a_plugin_option_under_the_dest_of_a_dsh_option_stays_the_plugins(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
+    # its --cwd (dest cwd) replaced dsh's in the one namespace: dsh took 'there' for its
+    # workspace (AttributeError), and without it, dsh's --cwd was the command's default
     env = _echo_env(cli_env, tmp_path, "cwd")
+    (tmp_path / "work").mkdir()
     done = dsh("echo", "--cwd", "there", env=env, cwd=tmp_path)
-    assert (done.returncode, done.stdout) == (0, "v=False cwd=there\n"), done.stderr
+    assert (done.returncode, done.stdout) == (0, f"v=False cwd=there in={tmp_path.name}\n")
+    done = dsh("--cwd", "work", "echo", env=env, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "v=False cwd=None in=work\n"), done.stderr
+
+
+def test_a_plugin_commands_turn_runs_in_dshs_workspace_whatever_its_options(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("ok")])
+    env = _echo_env(cli_env, tmp_path, "cwd")
+    model = f"openai-compatible:tiny@{server.url}"
+    done = dsh("-m", model, "echo", "--cwd", "there", "--ask", "hi", env=env, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
+    assert contents(server.bodies()[0]) == ["hi"]
+
+
+def test_a_key_in_a_plugin_commands_own_m_is_hidden_in_its_failure(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    key = "sk-echo-0123456789abcdef0123"
+    model = f"openai-compatible:x@https://gw.example/v1?api-key={key}"
+    env = _echo_env(cli_env, tmp_path, "cwd")
+    done = dsh("echo", "-m", model, "--ask", "fail", env=env, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "refused openai-compatible:x@https://gw.example/v1?api-key=***" in done.stderr
+    assert key[:8] not in done.stderr
 
 
 NESTED = """\

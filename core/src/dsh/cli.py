@@ -90,6 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if extras:
             global_option_after(extras, arguments[len(before) :], parser)
             parser.error(f"unrecognized arguments: {' '.join(extras)}")  # as parse_args
+        if args.command in commands:  # its arguments are its own (its --cwd, dest cwd, too);
+            # dsh's are those before it (docs/hooks.md: register_commands)
+            args = argparse.Namespace(**vars(known), command=args.command, dsh_command=args)
     except DshError as error:
         return _fail(error, known)
     except (BrokenPipeError, OutputError) as error:
@@ -346,7 +349,9 @@ def _report(error: BaseException, line: str | None, args: argparse.Namespace) ->
         text = "".join(traceback.format_exception(error))
     if line is not None:
         text += line + "\n"
-    sys.stderr.write(hide_keys(text, args))
+    text = hide_keys(text, args)
+    own = getattr(args, "dsh_command", None)  # a plugin command's arguments: its -m, say
+    sys.stderr.write(text if own is None else hide_keys(text, own))
     sys.stderr.flush()
 
 
@@ -356,7 +361,8 @@ def _run(plugin: str, command: Command, args: argparse.Namespace, pm: PluginMana
     traceback instead under -v), status 1."""
     from dsh.commands import CommandContext
 
-    context = CommandContext(args, pm, args.config, (args.cwd or Path.cwd()).resolve())
+    workspace = (args.cwd or Path.cwd()).resolve()
+    context = CommandContext(args.dsh_command, pm, args.config, workspace)
     try:
         result = command.run(context)
         if inspect.isawaitable(result):

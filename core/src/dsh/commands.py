@@ -64,13 +64,15 @@ class CommandContext:
     async def run_prompt(
         self, prompt: str, *, session: str | None = None, json: bool = False
     ) -> int:
-        """Run one turn as ``dsh run PROMPT`` does, with this command's ``-m``, ``-c`` and
-        ``--cwd``: the same model choice, output and exit status. ``session``: continue
+        """Run one turn as ``dsh run PROMPT`` does, on ``args.model`` (dsh's ``-m``, or
+        the command's own under that dest) in ``workspace`` with ``config_path``: the
+        same model choice, output and exit status. ``session``: continue
         that stored session (an id or a unique prefix), as ``dsh run --session``;
         ``json``: print the session events as JSON lines, as ``dsh run --json``."""
         from dsh._cli_agent import run
 
-        given = {**vars(self.args), "prompt": prompt, "session": session, "json": json}
+        given = {**vars(self.args), "cwd": self.workspace, "config": self.config_path}
+        given.update(prompt=prompt, session=session, json=json)
         return await run(argparse.Namespace(**given, continue_=False), self.pm)
 
 
