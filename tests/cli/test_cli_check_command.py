@@ -17,13 +17,14 @@ def left_over(arguments: list[str]) -> tuple[list[str], str]:
 
 
 def test_c_after_run_is_refused() -> None:
-    extras, command = left_over(["run", "-c", "hi"])
+    line = ["run", "-c", "hi"]
+    extras, _ = left_over(line)
     with pytest.raises(DshError, match="-c is dsh's option for the config file"):
-        global_option_after(extras, command, build_parser({}))
+        global_option_after(extras, line, build_parser({}))
 
 
 def test_c_after_double_dash_is_a_word_of_the_prompt() -> None:
     assert left_over(["run", "--", "grep", "-c", "foo"]) == ([], "run")
-    extras, command = left_over(["chat", "--", "-c"])  # chat takes no words: left over
+    extras, _ = left_over(["chat", "--", "-c"])  # chat takes no words: left over
     assert extras == ["--", "-c"]
-    global_option_after(extras, command, build_parser({}))  # argparse's to say
+    global_option_after(extras, ["chat", "--", "-c"], build_parser({}))  # argparse's to say
