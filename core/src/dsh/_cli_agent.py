@@ -252,8 +252,10 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     except DshError as error:
         print(f"dsh: {error}", file=sys.stderr)
         return 1
-    if path is None:
-        print("dsh: no dsh.yml here; defaults apply", file=sys.stderr)
+    if path is None:  # logged, as the check's warnings: an unwritable stderr fails nothing
+        from dsh._secrets import get_logger
+
+        get_logger("dsh.config").warning("no dsh.yml here; defaults apply")
         return _plugins_start(args, pm)
     from dsh._config_registered import RegisteredModels
 
