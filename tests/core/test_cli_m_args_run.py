@@ -19,7 +19,8 @@ from cli_m_args_support import (
 )
 
 from dsh import hookimpl
-from dsh.cli import _prompt, main
+from dsh._cli_prompt import prompt_text
+from dsh.cli import main
 from dsh.testing import ScriptedModel, text
 
 
@@ -39,7 +40,7 @@ class Models:
 def test_text_on_stdin_keeps_its_indentation(monkeypatch: pytest.MonkeyPatch) -> None:
     stdin = io.TextIOWrapper(io.BytesIO(b"\n    indented()\n  two\n\n"))
     monkeypatch.setattr(sys, "stdin", stdin)
-    assert _prompt(["fix", "-"]) == "fix\n\n    indented()\n  two"
+    assert prompt_text(["fix", "-"]) == "fix\n\n    indented()\n  two"
 
 
 # -- dsh run, in-process ---------------------------------------------------------------

@@ -11,8 +11,6 @@ import argparse
 import inspect
 import logging
 import os
-import select
-import stat
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -271,7 +269,9 @@ def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
                 "" if sys.stdin.isatty() else "; to send what is piped in, give -: ... | dsh run -"
             )
             raise UsageError(f'run: give the prompt (dsh run "list the files"){piped}')
-        args.prompt = _prompt(args.prompt)
+        from dsh._cli_prompt import prompt_text
+
+        args.prompt = prompt_text(args.prompt)
         if not args.prompt.strip():
             raise UsageError(
                 'run: the prompt is empty; give the text to send (dsh run "list the files")'
@@ -282,50 +282,6 @@ def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
     from dsh._cli_agent import until_terminated
 
     return anyio.run(until_terminated, command, args, pm)
-
-
-def _prompt(parts: list[str]) -> str:
-    """``dsh run``'s prompt: its words joined by spaces, and in place of ``-`` the text
-    read from stdin, set off from the words by blank lines (a byte order mark dropped,
-    Windows line ends read as ``\\n``)."""
-    if parts.count("-") > 1:
-        raise UsageError("run: - (stdin) is given more than once; stdin can be read once")
-    if "-" not in parts:
-        if _input_waits():
-            print(
-                "dsh: the text piped in is not sent: put - in the prompt where it goes "
-                "(... | dsh run summarise this -)",
-                file=sys.stderr,
-            )
-        return " ".join(parts)
-    at = parts.index("-")
-    data = sys.stdin.buffer.read()
-    try:
-        text = data.decode("utf-8-sig").replace("\r\n", "\n").strip("\n")
-    except UnicodeDecodeError as exc:
-        raise UsageError(
-            f"run: stdin is not UTF-8 text ({exc.reason} at byte {exc.start})"
-        ) from None
-    pieces = [" ".join(parts[:at]), text, " ".join(parts[at + 1 :])]
-    if not text.strip() and len(parts) > 1:  # `git diff | dsh run review -` with no diff
-        print("dsh: warning: stdin (-) is empty: only the prompt's words are sent", file=sys.stderr)
-    return "\n\n".join(piece for piece in pieces if piece)
-
-
-def _input_waits() -> bool:
-    """Whether text was piped or redirected to a ``dsh run`` that will not read it (it
-    reads stdin only for a ``-``): llm users expect it sent. A pipe is looked at only if
-    something is in it already (a byte of it is read: nothing else reads it)."""
-    try:
-        fd = sys.stdin.fileno()
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISREG(mode):
-            return os.fstat(fd).st_size > os.lseek(fd, 0, os.SEEK_CUR)
-        if stat.S_ISFIFO(mode) and select.select([fd], [], [], 0)[0]:
-            return os.read(fd, 1) != b""
-    except (AttributeError, ValueError, OSError):  # no stdin, or not a file: nothing piped
-        pass
-    return False
 
 
 def _fail(error: DshError, args: argparse.Namespace) -> int:

@@ -1,0 +1,56 @@
+"""``dsh run``'s prompt: its words, and the text piped in where a ``-`` stands."""
+
+from __future__ import annotations
+
+import os
+import select
+import stat
+import sys
+
+from dsh._cli_args import UsageError
+
+__all__ = ["prompt_text"]
+
+
+def prompt_text(parts: list[str]) -> str:
+    """``dsh run``'s prompt: its words joined by spaces, and in place of ``-`` the text
+    read from stdin, set off from the words by blank lines (a byte order mark dropped,
+    Windows line ends read as ``\\n``)."""
+    if parts.count("-") > 1:
+        raise UsageError("run: - (stdin) is given more than once; stdin can be read once")
+    if "-" not in parts:
+        if _input_waits():
+            print(
+                "dsh: the text piped in is not sent: put - in the prompt where it goes "
+                "(... | dsh run summarise this -)",
+                file=sys.stderr,
+            )
+        return " ".join(parts)
+    at = parts.index("-")
+    data = sys.stdin.buffer.read()
+    try:
+        text = data.decode("utf-8-sig").replace("\r\n", "\n").strip("\n")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"run: stdin is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
+    pieces = [" ".join(parts[:at]), text, " ".join(parts[at + 1 :])]
+    if not text.strip() and len(parts) > 1:  # `git diff | dsh run review -` with no diff
+        print("dsh: warning: stdin (-) is empty: only the prompt's words are sent", file=sys.stderr)
+    return "\n\n".join(piece for piece in pieces if piece)
+
+
+def _input_waits() -> bool:
+    """Whether text was piped or redirected to a ``dsh run`` that will not read it (it
+    reads stdin only for a ``-``): llm users expect it sent. A pipe is looked at only if
+    something is in it already (a byte of it is read: nothing else reads it)."""
+    try:
+        fd = sys.stdin.fileno()
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode):
+            return os.fstat(fd).st_size > os.lseek(fd, 0, os.SEEK_CUR)
+        if stat.S_ISFIFO(mode) and select.select([fd], [], [], 0)[0]:
+            return os.read(fd, 1) != b""
+    except (AttributeError, ValueError, OSError):  # no stdin, or not a file: nothing piped
+        pass
+    return False
