@@ -66,9 +66,9 @@ class CommandContext:
     ) -> int:
         """Run one turn as ``dsh run PROMPT`` does, on ``args.model`` (dsh's ``-m``, or
         the command's own under that dest) in ``workspace`` with ``config_path``: the
-        same model choice, output and exit status. ``session``: continue
-        that stored session (an id or a unique prefix), as ``dsh run --session``;
-        ``json``: print the session events as JSON lines, as ``dsh run --json``."""
+        same model choice, output and exit status. ``session``: continue that stored
+        session (an id or a unique prefix), as ``dsh run --session``; ``json``: print
+        the session events as JSON lines, as ``dsh run --json``."""
         from dsh._cli_agent import run
 
         given = {**vars(self.args), "cwd": self.workspace, "config": self.config_path}
