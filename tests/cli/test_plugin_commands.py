@@ -44,6 +44,14 @@ async def listing(context):
         print(sorted(agent.id for agent in harness.agents.list()), sorted(harness.config.models))
 
 
+def status(value):
+    return lambda context: value
+
+
+async def late_status(context):
+    return "done"
+
+
 def unready(parser):
     parser.add_argument("--half")
     raise ValueError("no options today")
@@ -53,6 +61,10 @@ class Toys:
     @hookimpl
     def register_commands(self, register):
         register(Command("unready", "its options fail", explode, configure=unready))
+        register(Command("three", "exit 3", status(3)))
+        register(Command("true", "a bool", status(True)))
+        register(Command("word", "a str", status("not an int")))
+        register(Command("late-word", "a str, async", late_status))
         register(Command("listing", "a harness that starts no agent", listing))
         register(Command("spew", "print many lines", spew))
         register(Command("explode", "fail", explode))
@@ -93,6 +105,29 @@ def test_a_failing_plugin_command_is_one_line_naming_the_plugin(
         f"dsh: error: plugin 'toys' failed in command {command!r}: {message} "
         "(run with -v for the traceback)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [("word", "'not an int' (str)"), ("late-word", "'done' (str)"), ("true", "True (bool)")],
+)
+@pytest.mark.parametrize("verbose", [[], ["-v"]])
+def test_a_plugin_command_returning_no_exit_status_says_so(
+    toy_dsh: list[str], tmp_path: Path, command: str, shown: str, verbose: list[str]
+) -> None:
+    done = subprocess.run(
+        [*toy_dsh, *verbose, command], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"dsh: error: plugin 'toys': command {command!r} returned {shown}, "
+        "not an exit status (an int, or None for 0)\n"
+    )
+
+
+def test_a_plugin_commands_int_is_its_exit_status(toy_dsh: list[str], tmp_path: Path) -> None:
+    done = subprocess.run([*toy_dsh, "three"], cwd=tmp_path, capture_output=True, timeout=60)
+    assert (done.returncode, done.stderr) == (3, b"")
 
 
 def test_with_v_a_failing_plugin_command_shows_the_traceback(

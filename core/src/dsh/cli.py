@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import inspect
 import logging
+import operator
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -296,8 +297,6 @@ def _fail(error: DshError, args: argparse.Namespace) -> int:
 def _report(error: BaseException, line: str | None, args: argparse.Namespace) -> None:
     """``error``'s traceback (with -v, but for a usage error) and ``line`` on stderr,
     keys hidden (a plugin's message may quote one)."""
-    from dsh._cli_keys import hide_keys
-
     text = ""
     if args.verbose and not isinstance(error, UsageError):
         import traceback
@@ -305,6 +304,13 @@ def _report(error: BaseException, line: str | None, args: argparse.Namespace) ->
         text = "".join(traceback.format_exception(error))
     if line is not None:
         text += line + "\n"
+    _write(text, args)
+
+
+def _write(text: str, args: argparse.Namespace) -> None:
+    """``text`` on stderr, keys hidden (a plugin's message may quote one)."""
+    from dsh._cli_keys import hide_keys
+
     text = hide_keys(text, args)
     own = getattr(args, "dsh_command", None)  # a plugin command's arguments: its -m, say
     sys.stderr.write(text if own is None else hide_keys(text, own))
@@ -330,7 +336,6 @@ def _run(plugin: str, command: Command, args: argparse.Namespace, pm: PluginMana
                 return await pending
 
             result = anyio.run(wait)
-        return int(result or 0)
     except DshError:
         raise
     except Exception as error:
@@ -344,6 +349,20 @@ def _run(plugin: str, command: Command, args: argparse.Namespace, pm: PluginMana
         )
         _report(error, None if args.verbose else line, args)
         return 1
+    if result is None:
+        return 0
+    if not isinstance(result, bool):  # True is no status: exit 1 would read as failure
+        with suppress(TypeError):
+            return operator.index(result)
+    import reprlib
+
+    line = (
+        f"dsh: error: plugin {plugin!r}: command {command.name!r} returned "
+        f"{reprlib.repr(result)} "
+        f"({type(result).__name__}), not an exit status (an int, or None for 0)\n"
+    )
+    _write(line, args)
+    return 1
 
 
 def _only(error: BaseException, kind: type[BaseException]) -> bool:
