@@ -98,7 +98,9 @@ def cli_harness(
     from dsh.commands import CommandContext
 
     workspace = (args.cwd or Path.cwd()).resolve()
-    return CommandContext(args, pm, args.config, workspace).harness(starts_agents=starts_agents)
+    loaded = getattr(args, "loaded_config", None)  # read already: run_prompt, config check
+    context = CommandContext(args, pm, args.config, workspace, loaded)
+    return context.harness(starts_agents=starts_agents)
 
 
 def first_agent(
@@ -282,7 +284,7 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     except DshError as error:
         print(f"dsh: {error}", file=sys.stderr)
         return 1
-    status = _plugins_start(args, pm)
+    status = _plugins_start(argparse.Namespace(**vars(args), loaded_config=config), pm)
     if status == 0:
         print(f"{path}: ok")
     return status

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from dsh.config import Config
     from dsh.harness import Harness
     from dsh.persistence import StoredSession
     from dsh.plugins import PluginManager
@@ -20,12 +21,16 @@ __all__ = ["Command", "CommandContext", "name_choices"]
 class CommandContext:
     """What a command's ``run`` receives: its parsed arguments, the loaded plugins, the
     config file given with ``-c`` (None: the one in the workspace, if any) and the
-    workspace (``--cwd``, else the current directory)."""
+    workspace (``--cwd``, else the current directory). ``config``: that file as a
+    command already loaded it (``dataclasses.replace(context, config=...)``), which the
+    harness and ``run_prompt`` then take rather than read the file again: a pipe
+    (``dsh -c <(...)``) can be read only once."""
 
     args: argparse.Namespace
     pm: PluginManager
     config_path: Path | None = None
     workspace: Path | None = None
+    config: Config | None = None
 
     def find_config(self) -> Path | None:
         """The config file ``dsh run`` would use: ``-c``, else ``$DSH_CONFIG`` or
@@ -46,7 +51,7 @@ class CommandContext:
 
         return Harness(
             pm=self.pm,
-            config=self.find_config(),
+            config=self.config if self.config is not None else self.find_config(),
             workspace=self.workspace,
             starts_agents=starts_agents,
         )
@@ -73,6 +78,8 @@ class CommandContext:
 
         given = {**vars(self.args), "cwd": self.workspace, "config": self.config_path}
         given.update(prompt=prompt, session=session, json=json)
+        if self.config is not None:  # taken by cli_harness, as dsh run's harness
+            given["loaded_config"] = self.config
         return await run(argparse.Namespace(**given, continue_=False), self.pm)
 
 

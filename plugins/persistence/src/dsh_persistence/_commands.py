@@ -8,7 +8,8 @@ read the store a harness with that config writes (dsh-persistence applies its
 Settings for a plugin that does not run and ``models:`` entries that cannot be built
 are warnings there: they cannot change the store.
 ``resume`` runs a turn: it validates the config as ``dsh run`` does and applies the
-section itself, and ``dsh run --session`` (``run_prompt``) starts the harness; it picks
+section itself, and ``dsh run --session`` (``run_prompt``) starts the harness on the
+config read then (the file is read once: ``-c <(...)`` is a pipe); it picks
 the model with ``choose_model``: ``-m``, then the model the session was created with,
 then ``model:`` in dsh.yml, then a provider key in the environment.
 """
@@ -20,6 +21,7 @@ import json
 import shlex
 import sys
 import time
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -98,10 +100,13 @@ def _count(text: str) -> int:
 async def _run(plugin: PersistencePlugin, context: CommandContext) -> int:
     args = context.args
     if args.action == "resume":
-        section = _load_config(context, context.find_config()).section("persistence")
+        config = _load_config(context, context.find_config())
+        section = config.section("persistence")
         workspace = (context.workspace or Path.cwd()).resolve()  # as the harness takes it
         plugin.configure(None if section is None else section.anchored(workspace))
-        return await _resume(context, await _service(context.pm))
+        # the turn's harness takes the config read here: a pipe (-c <(...)) reads
+        # nothing the second time
+        return await _resume(replace(context, config=config), await _service(context.pm))
     # settings for a plugin that does not run, and models that cannot be built, are
     # warnings in this harness: they cannot change the store
     async with context.harness(starts_agents=False) as harness:
