@@ -105,15 +105,25 @@ def test_config_check_warns_without_repeating_a_key(
 
 
 def test_dsh_models_does_not_repeat_a_key(capsys: pytest.CaptureFixture[str]) -> None:
+    """In --json a hidden name is null, and ``api_key_env_hidden`` says why (a script
+    must not take prose for a variable's name); the table says which field names it."""
     values = [*KEYS.values(), *NAMES]
     _config(values)
     assert main(["models", "--json"]) == 0
-    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    out, err = capsys.readouterr()
+    rows = {row["name"]: row for row in json.loads(out)}
     for i, value in enumerate(values):
-        shown = value if value in NAMES else f"named by models.m{i}.api_key_env"
-        assert (rows[f"m{i}"]["api_key_env"], rows[f"m{i}"]["api_key_set"]) == (shown, False)
+        row = rows[f"m{i}"]
+        shown = (value, False) if value in NAMES else (None, True)
+        assert (row["api_key_env"], row["api_key_env_hidden"], row["api_key_set"]) == (
+            *shown,
+            False,
+        )
+    assert (rows["local"]["api_key_env"], rows["local"]["api_key_env_hidden"]) == (None, False)
     assert main(["models"]) == 0
-    table = capsys.readouterr().out
-    assert not [key for key in KEYS.values() if key in table]
+    table, table_err = capsys.readouterr()
+    for said in (out, err, table, table_err):
+        assert not [key for key in KEYS.values() if key in said]
+        assert not [key.split("_")[-1] for key in KEYS.values() if key.split("_")[-1] in said]
     assert "named by models.m0.api_key_env (not set)" in table
     assert "MY_GW_KEY (not set)" in table

@@ -51,7 +51,7 @@ async def models(args: argparse.Namespace, pm: PluginManager) -> int:
                 r["provider"],
                 r["model"] or "-",
                 _count(r["context_window"]),
-                _key(r["api_key_env"], r["api_key_set"]),
+                _key(r),
                 r["from"],
             )
             for r in rows
@@ -68,11 +68,15 @@ def _model_row(harness: Harness, name: str, choice: Choice) -> dict[str, Any]:
     origin = harness.models.origin(name)
     config = getattr(model, "config", None)  # models served over HTTP have one
     variable = config.api_key_env if isinstance(config, ModelConfig) else None
+    # its name and whether it is set, never the key; nor a name that may be a key pasted
+    # into the field (``may_be_a_key``), as the AUTH error does not repeat it
+    hidden = variable is not None and may_be_a_key(variable)
     return {
         "name": name,
         "provider": info.provider,
         "model": getattr(model, "model_id", None),
-        "api_key_env": _named(variable, name),  # its name, and whether it is set: never the key
+        "api_key_env": None if hidden else variable,
+        "api_key_env_hidden": hidden,
         "api_key_set": None if variable is None else key_from_env(variable) is not None,
         "context_window": info.context_window,
         "max_output_tokens": info.max_output_tokens,
@@ -81,14 +85,6 @@ def _model_row(harness: Harness, name: str, choice: Choice) -> dict[str, Any]:
         "used": name == choice.name,
         "why": choice.why if name == choice.name else None,
     }
-
-
-def _named(variable: str | None, model: str) -> str | None:
-    """``variable`` as the listing shows it: not repeated if it may be a key pasted into
-    ``api_key_env`` (``may_be_a_key``), as the AUTH error does not."""
-    if variable is not None and may_be_a_key(variable):
-        return f"named by models.{model}.api_key_env"
-    return variable
 
 
 def _origin(harness: Harness, plugin: str) -> str:
@@ -107,6 +103,7 @@ def _local_row(choice: Choice) -> dict[str, Any]:
         "provider": "llama.cpp",
         "model": LOCAL_MODEL_ID,
         "api_key_env": None,
+        "api_key_env_hidden": False,
         "api_key_set": None,
         "context_window": LOCAL_CONTEXT,
         "max_output_tokens": None,
@@ -155,8 +152,14 @@ def _sentence(text: str) -> str:
     return flat if end is None else flat[: end.start() + 1]
 
 
-def _key(variable: str | None, present: bool | None) -> str:
-    return "-" if variable is None else f"{variable} ({'set' if present else 'not set'})"
+def _key(row: dict[str, Any]) -> str:
+    """The KEY column: the variable, or the field naming one hidden, and if it is set."""
+    variable = row["api_key_env"]
+    if row["api_key_env_hidden"]:
+        variable = f"named by models.{row['name']}.api_key_env"
+    elif variable is None:
+        return "-"
+    return f"{variable} ({'set' if row['api_key_set'] else 'not set'})"
 
 
 def _count(value: int | None) -> str:
