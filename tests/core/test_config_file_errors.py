@@ -126,6 +126,10 @@ def test_merge_keys_are_not_duplicates_and_errors_point_at_the_override(tmp_path
         ),
         ("models:\n  ~: {provider: x}\n", 'models["~"]', "null"),
         ("models:\n  2024-01-01: {provider: x}\n", 'models["2024-01-01"]', "a date"),
+        # with a time, as its value is named (yaml_kind)
+        ("2024-01-01 10:00:00: x\n", '["2024-01-01 10:00:00"]', "a date and time"),
+        ("? 2024-1-1 1:00:00Z\n: x\n", '["2024-1-1 1:00:00Z"]', "a date and time"),
+        ("!!timestamp 2024-01-01: x\n", '["2024-01-01"]', "a date"),
         ("models:\n  !!binary aGk=: {provider: x}\n", 'models["aGk="]', "binary data"),
         ("models:\n  =: {provider: x}\n", 'models["="]', "YAML's value key (=)"),
     ],
@@ -134,6 +138,49 @@ def test_keys_must_be_strings(tmp_path: Path, text: str, path: str, kind: str) -
     err = fails(write(tmp_path, text))
     assert err.path == path
     assert err.reason == f"keys must be strings, this one is read as {kind}; quote it"
+
+
+@pytest.mark.parametrize(
+    ("stamp", "kind"),
+    [
+        ("2024-01-01", "a date"),
+        ("2024-01-01 10:00:00", "a date and time"),
+        ("2024-01-01T10:00:00Z", "a date and time"),
+    ],
+)
+def test_a_timestamp_is_named_alike_as_a_key_and_as_a_value(
+    tmp_path: Path, stamp: str, kind: str
+) -> None:
+    key = fails(write(tmp_path, f"models:\n  {stamp}: {{provider: x}}\n"))
+    assert (key.path, key.reason) == (
+        f'models["{stamp}"]',
+        f"keys must be strings, this one is read as {kind}; quote it",
+    )
+    value = fails(write(tmp_path, f"model: {stamp}\n"))
+    assert (value.path, value.reason) == ("model", f"Input should be a string, not {kind}")
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("2001-13-45", "'2001-13-45' cannot be read as a date (month must be in 1..12)"),
+        (
+            "2024-01-01 25:00:00",
+            "'2024-01-01 25:00:00' cannot be read as a date and time (hour must be in 0..23)",
+        ),
+        ("!!timestamp soon", "'soon' cannot be read as a date and time"),
+        ("!!int abc", "'abc' cannot be read as a number (invalid literal for int() "),
+        ("!!bool maybe", "'maybe' cannot be read as a boolean"),
+    ],
+)
+def test_a_value_yaml_cannot_read_names_its_kind(tmp_path: Path, value: str, reason: str) -> None:
+    """In the words a value of that kind is named by (yaml_kind), not YAML's tag; a tag
+    whose reader fails other than with ValueError is no traceback."""
+    err = fails(write(tmp_path, f"model: {value}\n"))
+    assert (err.path, err.reason.partition("invalid YAML: ")[2][: len(reason)]) == (
+        "model",
+        reason,
+    )
 
 
 def test_top_level_must_be_a_mapping(tmp_path: Path) -> None:

@@ -77,7 +77,7 @@ def parse(text: str, source: str) -> tuple[Node | None, Any]:
         check_size(node, source)
         try:
             return node, loader.construct_document(node)
-        except (ValueError, TypeError, OverflowError) as exc:  # a scalar of a bad value
+        except _UNREADABLE as exc:  # a scalar of a bad value
             raise _unreadable(node, exc).error(source) from exc
     except yaml.MarkedYAMLError as exc:
         mark, reason = exc.problem_mark or exc.context_mark, f"invalid YAML: {exc.problem}"
@@ -114,9 +114,11 @@ def _unreadable(root: Node, error: Exception) -> Problem:
         if isinstance(node, ScalarNode):
             try:
                 yaml.SafeLoader("").construct_object(node)
-            except (ValueError, TypeError, OverflowError, yaml.YAMLError) as exc:
-                at, tag = node.start_mark, node.tag.rsplit(":", 1)[-1]
-                reason = f"invalid YAML: {node.value!r} cannot be read as {tag} ({exc})"
+            except (*_UNREADABLE, yaml.YAMLError) as exc:
+                # ValueError's words say why (month 13); a KeyError's ('maybe'), not
+                said = f" ({exc})" if isinstance(exc, ValueError | OverflowError) else ""
+                reason = f"invalid YAML: {node.value!r} cannot be read as {_kind(node)}{said}"
+                at = node.start_mark
                 return Problem(at.line + 1, at.column + 1, format_path(loc), reason)
         elif isinstance(node, SequenceNode):
             stack.extend((item, (*loc, i)) for i, item in reversed(list(enumerate(node.value))))
@@ -128,19 +130,34 @@ def _unreadable(root: Node, error: Exception) -> Problem:
     return Problem(at.line + 1, at.column + 1, "", f"invalid YAML: {error}")
 
 
-#: The kinds of key YAML reads as other than a string (by tag, or node for a complex
-#: key), in the words ``_config_errors.yaml_kind`` gives values.
-_KEY_KINDS = {
+#: What the safe constructor raises for a scalar it cannot read: ``2001-13-45`` and
+#: ``!!int abc`` a ValueError, ``!!bool maybe`` a KeyError, ``!!timestamp soon`` an
+#: AttributeError (its pattern does not match).
+_UNREADABLE = (ValueError, TypeError, OverflowError, KeyError, AttributeError)
+
+#: The kinds YAML reads a scalar as (by tag), other than a string, in the words
+#: ``_config_errors.yaml_kind`` gives values (a timestamp: ``_kind``).
+_KINDS = {
     "bool": "a boolean",
     "int": "a number",
     "float": "a number",
     "null": "null",
-    "timestamp": "a date",
     "binary": "binary data",  # !!binary
     "value": "YAML's value key (=)",  # a plain = is YAML 1.1's value key type
-    "sequence": "a list",
-    "mapping": "a mapping",
 }
+
+
+def _kind(node: Node) -> str:
+    """What YAML reads ``node`` as, in ``_KINDS``'s words. A timestamp is a date, or a
+    date and time when it has an hour, as the safe constructor tells them apart (a
+    ``datetime.date`` or a ``datetime``), and as ``yaml_kind`` names the value."""
+    if isinstance(node, SequenceNode | MappingNode):  # a complex key
+        return "a list" if isinstance(node, SequenceNode) else "a mapping"
+    tag = node.tag.rsplit(":", 1)[-1]
+    if tag == "timestamp":
+        read = yaml.constructor.SafeConstructor.timestamp_regexp.match(node.value)
+        return "a date" if read is not None and read["hour"] is None else "a date and time"
+    return _KINDS.get(tag, tag)
 
 
 def check_keys(node: Node, source: str, loc: Loc, seen: set[int]) -> None:
@@ -158,9 +175,7 @@ def check_keys(node: Node, source: str, loc: Loc, seen: set[int]) -> None:
             continue
         reason = None
         if not isinstance(key, ScalarNode) or key.tag != _STR_TAG:
-            what = key.tag.rsplit(":", 1)[-1] if isinstance(key, ScalarNode) else key.id
-            what = _KEY_KINDS.get(what, what)
-            reason = f"keys must be strings, this one is read as {what}; quote it"
+            reason = f"keys must be strings, this one is read as {_kind(key)}; quote it"
         elif key.value in first:
             reason = f"duplicate key (first on line {first[key.value]})"
         if reason is not None:
