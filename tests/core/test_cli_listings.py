@@ -229,8 +229,8 @@ def test_settings_that_are_not_a_model_are_one_line_naming_the_plugin(
     err = capsys.readouterr().err
     # the core's refusal, which names the plugin, not "failed in hook register_settings"
     assert err == (
-        "dsh: error: plugin 'loud' registered settings <class 'dict'>, which is not a "
-        "pydantic model class; register the class itself (register(MySettings))\n"
+        "dsh: error: plugin 'loud' registered settings dict, a class that is not a "
+        "pydantic model; it must be a subclass of pydantic.BaseModel\n"
     )
 
 

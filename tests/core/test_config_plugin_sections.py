@@ -4,6 +4,7 @@ model, misspellings suggested, sections of plugins not loaded or blocked, model 
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -153,6 +154,31 @@ def test_one_plugin_registering_its_section_twice_says_so() -> None:
         "twice in its register_settings); register one model"
     )
     assert settings == {"guard": Guard}
+
+
+@dataclasses.dataclass
+class DataclassSettings:
+    level: int = 1
+
+
+def test_settings_registered_as_a_class_that_is_not_a_model_say_what_it_must_be() -> None:
+    """A dataclass is a class: "register the class itself" would send its author round in
+    a circle; it must become a pydantic model."""
+    with pytest.raises(DshError) as info:
+        add_settings({}, "loud", DataclassSettings)
+    assert str(info.value) == (
+        "plugin 'loud' registered settings DataclassSettings, a class that is not a "
+        "pydantic model; it must be a subclass of pydantic.BaseModel"
+    )
+
+
+def test_settings_registered_as_an_instance_say_to_register_the_class() -> None:
+    with pytest.raises(DshError) as info:
+        add_settings({}, "guard", Guard())
+    assert str(info.value) == (
+        "plugin 'guard' registered settings an instance of Guard, which is not a pydantic "
+        "model class; register the class itself (register(MySettings))"
+    )
 
 
 def test_a_bad_value_in_a_plugin_section_is_not_kept_in_the_error_chain(tmp_path: Path) -> None:

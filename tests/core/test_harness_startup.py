@@ -61,7 +61,7 @@ class Level(BaseModel):
 @pytest.mark.parametrize(
     ("registered", "error"),
     [
-        ((dict,), "plugin 'loud' registered settings <class 'dict'>, which is not a pydantic"),
+        ((dict,), "registered settings dict, a class that is not a pydantic model; it must be"),
         ((Level(),), "plugin 'loud' registered settings an instance of Level, which is not a"),
         ((Level, 3), "plugin 'loud' registered settings for section 3, not a name"),
         ((Level, ""), "plugin 'loud' registered settings for section '', not a name"),

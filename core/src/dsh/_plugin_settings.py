@@ -8,7 +8,7 @@ from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel
 
-__all__ = ["owner", "raised", "record_owner"]
+__all__ = ["not_a_model", "owner", "raised", "record_owner"]
 
 #: model class -> {section: the plugin that registered it for that section}. Weak, so a
 #: model class defined in a test goes away with it; registrations are synchronous, so
@@ -36,4 +36,20 @@ def raised(model: type[BaseModel], section: str, exc: Exception) -> str:
         f"plugin {owner(model, section)!r}: its settings model {model.__name__} raised "
         f"{type(exc).__name__}{where} (its message is not shown: it may quote the value); "
         "a validator should raise ValueError, which dsh reports at the key"
+    )
+
+
+def not_a_model(plugin: str, model: object) -> str:
+    """Why ``register(model)`` in ``plugin``'s ``register_settings`` is refused, with the
+    fix that fits: a class that is not a pydantic model (a dataclass, say) must become
+    one; anything else (an instance) is to be replaced by the model class itself."""
+    if isinstance(model, type):
+        return (
+            f"plugin {plugin!r} registered settings {model.__qualname__}, a class that is "
+            "not a pydantic model; it must be a subclass of pydantic.BaseModel"
+        )
+    what = f"an instance of {type(model).__name__}" if isinstance(model, BaseModel) else repr(model)
+    return (
+        f"plugin {plugin!r} registered settings {what}, which is not a pydantic model "
+        "class; register the class itself (register(MySettings))"
     )

@@ -23,7 +23,7 @@ from dsh._config_models import CONFIG_FILE_NAMES, CORE_KEYS, AgentConfig, Config
 from dsh._config_validate import validate
 from dsh._config_yaml import locate, parse, read
 from dsh._model_name import ModelName
-from dsh._plugin_settings import owner, record_owner
+from dsh._plugin_settings import not_a_model, owner, record_owner
 from dsh.errors import ConfigError, DshError, PluginValidationError
 
 if TYPE_CHECKING:
@@ -90,15 +90,7 @@ def add_settings(
     ``model`` is a pydantic model class, ``section`` (default: the plugin's name) a
     section of dsh.yml no other plugin has."""
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        what = (
-            f"an instance of {type(model).__name__}"
-            if isinstance(model, BaseModel)
-            else repr(model)
-        )
-        raise DshError(
-            f"plugin {plugin!r} registered settings {what}, which is not a pydantic model "
-            "class; register the class itself (register(MySettings))"
-        )
+        raise DshError(not_a_model(plugin, model))
     if section is not None and not (isinstance(section, str) and section):
         raise DshError(f"plugin {plugin!r} registered settings for section {section!r}, not a name")
     name = section or plugin
