@@ -24,22 +24,28 @@ def register_commands(register):
 """
 
 
-def _install(site: Path, name: str, source: str) -> None:
-    """A real distribution ``dsh-NAME`` 1.0 (a dist-info in ``site``) with the entry point
-    ``NAME = dsh_NAME``."""
-    info = site / f"dsh_{name}-1.0.dist-info"
+def _install(site: Path, name: str, source: str, dist: str = "") -> None:
+    """A real distribution ``dsh-DIST`` 1.0 (a dist-info in ``site``; DIST defaults to
+    NAME) with the entry point ``NAME = dsh_DIST``."""
+    dist = dist or name
+    info = site / f"dsh_{dist}-1.0.dist-info"
     info.mkdir(parents=True)
-    (site / f"dsh_{name}.py").write_text(source)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: dsh-{name}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[dsh]\n{name} = dsh_{name}\n")
+    (site / f"dsh_{dist}.py").write_text(source)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: dsh-{dist}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[dsh]\n{name} = dsh_{dist}\n")
 
 
-def _env(cli_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+def _env(
+    cli_env: dict[str, str],
+    tmp_path: Path,
+    broken: str = "raise RuntimeError('the broken plugin cannot start')\n",
+    load: str = "broken,good,persistence",
+) -> dict[str, str]:
     site = tmp_path / "site"
-    _install(site, "broken", "raise RuntimeError('the broken plugin cannot start')\n")
+    _install(site, "broken", broken)
     _install(site, "good", GOOD)
     path = os.pathsep.join([str(site), cli_env.get("PYTHONPATH", "")])
-    return {**cli_env, "PYTHONPATH": path, "DSH_LOAD_PLUGINS": "broken,good,persistence"}
+    return {**cli_env, "PYTHONPATH": path, "DSH_LOAD_PLUGINS": load}
 
 
 def test_version_v_marks_only_the_plugin_that_failed_and_names_its_error(
@@ -94,3 +100,78 @@ def test_dash_dash_version_prints_what_dsh_version_does(
     assert done.stderr.endswith("dsh: (left out: broken)\n")
     listed = dsh("--help", env=env, cwd=tmp_path).stdout
     assert "  --version " in listed and "as dsh version" in listed
+
+
+# -- a name two distributions define; a plugin calling sys.exit() at import -------------
+
+
+def _clash_env(cli_env: dict[str, str], tmp_path: Path, load: str) -> dict[str, str]:
+    """``good`` and persistence as above, and ``mine`` from both dsh-mine and dsh-dup."""
+    env = _env(cli_env, tmp_path, broken="", load=load)
+    _install(tmp_path / "site", "mine", GOOD.replace("hello", "mine"))
+    _install(tmp_path / "site", "mine", GOOD.replace("hello", "dup"), dist="dup")
+    return env
+
+
+@pytest.mark.parametrize(
+    ("args", "changes"),
+    [
+        (["-p", "no:mine", "plugins"], {}),  # autoload: every other installed plugin
+        (["plugins"], {"DSH_LOAD_PLUGINS": "good,persistence"}),
+        (["-p", "good", "-p", "persistence", "plugins"], {"DSH_DISABLE_PLUGIN_AUTOLOAD": "1"}),
+    ],
+    ids=["-p no:mine", "DSH_LOAD_PLUGINS without it", "autoload off"],
+)
+def test_a_name_two_distributions_define_left_out_stops_nothing(
+    cli_env: dict[str, str], tmp_path: Path, args: list[str], changes: dict[str, str]
+) -> None:
+    """Was: every command stopped at "two installed distributions define the dsh plugin
+    'mine'", whichever way out was taken."""
+    env = _clash_env(cli_env, tmp_path, "")
+    del env["DSH_LOAD_PLUGINS"]
+    done = dsh(*args, env={**env, **changes}, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    listed = [line.split()[0] for line in done.stdout.splitlines()[1:]]
+    assert "good" in listed and "persistence" in listed and "mine" not in listed
+
+
+def test_a_name_two_distributions_define_stops_only_where_it_would_load(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    env = _clash_env(cli_env, tmp_path, "good,mine,persistence")
+    done = dsh("plugins", env=env, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "failed to load: PluginNameClash: two installed distributions define the dsh " in (
+        done.stderr
+    )
+    assert "dsh-dup (mine = dsh_dup)" in done.stderr and "-p no:mine" in done.stderr
+    # help and `dsh version -v` leave it out and load the others
+    helped = dsh("--help", env=env, cwd=tmp_path)
+    assert helped.returncode == 0 and "hello" in helped.stdout and "sessions" in helped.stdout
+    assert helped.stderr.endswith("dsh: (left out: mine)\n")
+    version = dsh("version", "-v", env=env, cwd=tmp_path)
+    assert version.returncode == 0, version.stderr
+    lines = version.stdout.splitlines()
+    assert "dsh-dup 1.0 (plugin mine, clashing: dsh-mine defines it too; not loaded)" in lines
+    assert "dsh-mine 1.0 (plugin mine, clashing: dsh-dup defines it too; not loaded)" in lines
+    assert "dsh-good 1.0 (plugin good)" in lines
+
+
+def test_a_plugin_calling_sys_exit_at_import_is_named_with_the_other_failures(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Was: `dsh --help` ended with status 3 and no word, and no other broken plugin was
+    named."""
+    env = _env(cli_env, tmp_path, load="aexit,broken,good,persistence")
+    _install(tmp_path / "site", "aexit", "import sys\nsys.exit(3)\n")
+    helped = dsh("--help", env=env, cwd=tmp_path)
+    assert helped.returncode == 0, helped.stderr
+    assert "hello" in helped.stdout and "sessions" in helped.stdout
+    assert helped.stderr.startswith(
+        "dsh: warning: plugin 'aexit' (distribution dsh-aexit, entry point aexit = dsh_aexit) "
+        "failed to load: SystemExit: sys.exit(3) called while loading (exit status 3)\n"
+    )
+    assert helped.stderr.endswith("dsh: (left out: aexit, broken)\n")
+    done = dsh("hello", env=env, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "plugin 'aexit'" in done.stderr and "plugin 'broken'" in done.stderr

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from test_plugins import Install
 
+import dsh._entry_points
 import dsh.plugins
 from dsh import (
     DshError,
@@ -163,7 +164,7 @@ def test_two_distributions_defining_one_plugin_name_is_an_error(install: Install
     install("dsh-dup-one", "dup", "dsh_m_dup_one")
     install("dsh-dup-two", "dup", "dsh_m_dup_two")
     with pytest.raises(DshError, match="two installed distributions define the dsh plugin 'dup'"):
-        create_plugin_manager(env={"DSH_LOAD_PLUGINS": ""})
+        create_plugin_manager(env={})
 
 
 def test_a_plugin_that_fails_to_load_is_a_plugin_load_error(install: Install) -> None:
@@ -197,7 +198,7 @@ def test_selection_and_plugins_may_be_given_as_iterators(install: Install) -> No
 
 def test_with_nothing_installed_the_errors_say_none(monkeypatch: pytest.MonkeyPatch) -> None:
     """Mutants: the ``or "none"`` dropped from either "installed" list."""
-    monkeypatch.setattr(dsh.plugins, "entry_points", lambda group: [])
+    monkeypatch.setattr(dsh._entry_points, "entry_points", lambda group: [])
     with pytest.raises(DshError) as info:
         create_plugin_manager(select=["x"], env={})
     assert str(info.value) == "no plugin named x (from -p x) is installed (installed: none)"

@@ -76,14 +76,19 @@ def plugins_command(args: argparse.Namespace, pm: PluginManager) -> int:
 
 def version_command(args: argparse.Namespace, pm: PluginManager, failed: dict[str, str]) -> int:
     """dsh-core's version; with -v every installed plugin's too, so a bug report shows
-    them all: each not loaded is marked, one that failed to load with its error."""
+    them all: each not loaded is marked, one that failed to load with its error, and each
+    distribution of a name another one defines too."""
     from dsh import __version__
-    from dsh.plugins import installed_plugins
+    from dsh.plugins import clashes, installed_plugins
 
     print(f"dsh-core {__version__}")
     if getattr(args, "verbose_version", False):  # dsh --version has no -v
+        clashing = clashes()
         for name, distribution, version in installed_plugins():
-            if name in failed:
+            if name in clashing:  # refused wherever it would load, so never loaded
+                others = " and ".join(d for d in clashing[name] if d != distribution)
+                state = f", clashing: {others} defines it too; not loaded"
+            elif name in failed:
                 state = f", failed to load: {failed[name]}"
             else:
                 state = "" if pm.has_plugin(name) else ", not loaded"

@@ -10,8 +10,6 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING
 
-from dsh.errors import DshError
-
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
@@ -19,13 +17,10 @@ __all__ = ["left_out"]
 
 
 def left_out(pm: PluginManager, name: str) -> bool:
-    from dsh.plugins import discover, modules
+    from dsh._entry_points import discover, modules
 
     if pm.installed is None:
-        try:
-            pm.installed = modules(discover())
-        except DshError:  # two distributions claim a name: not this check's to say
-            pm.installed = {}
+        pm.installed = modules(discover())
     named = pm.installed.get(name)
     if named is None or pm.get_plugin(name) is not None:
         return False

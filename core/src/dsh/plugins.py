@@ -1,4 +1,5 @@
-"""The plugin manager: creation, entry-point discovery, selection, validation, listing.
+"""The plugin manager: creation, entry-point selection and loading, validation, listing
+(which entry points are installed: ``dsh._entry_points``).
 
 Order of registration, and so of calls (pluggy calls the last registered first among
 impls of equal tryfirst/trylast standing):
@@ -19,13 +20,22 @@ import os
 import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from typing import Any
 
 import pluggy
 
 from dsh import hookspecs
 from dsh._calling import Dispatcher, Reporter, default_reporter, is_async_function
+from dsh._entry_points import (
+    ENTRY_POINT_GROUP,
+    PluginNameClash,
+    clashes,
+    dist_name,
+    installed_plugins,
+    modules,
+    scan,
+)
 from dsh._impl_arguments import arguments_problem
 from dsh._relay import HookRelay
 from dsh.errors import DshError, PluginLoadError, PluginValidationError
@@ -34,12 +44,13 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "PluginInfo",
     "PluginManager",
+    "PluginNameClash",
+    "clashes",
     "create_plugin_manager",
     "installed_plugins",
     "list_plugins",
 ]
 
-ENTRY_POINT_GROUP = "dsh"
 #: Modules registered first by every manager: the core's own behaviour, written as
 #: plugins on the public hooks.
 CORE_DEFAULTS: tuple[str, ...] = ("dsh.builtins", "dsh.builtin_tools")
@@ -270,36 +281,6 @@ def _did_you_mean(name: str, available: Sequence[str], prefix: str = "") -> str:
     return f"; did you mean {prefix}{close[0]}?" if close else ""
 
 
-def modules(found: Mapping[str, EntryPoint]) -> dict[str, str]:
-    """Entry-point name -> the module it names (``pkg.mod`` of ``pkg.mod:attr``)."""
-    return {name: ep.value.split(":")[0].strip() for name, ep in found.items()}
-
-
-def discover() -> dict[str, EntryPoint]:
-    found: dict[str, EntryPoint] = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        other = found.get(ep.name)
-        if other is not None and other.value != ep.value:
-            raise DshError(
-                f"two installed distributions define the dsh plugin {ep.name!r}: "
-                f"{_dist_name(other)} and {_dist_name(ep)}; uninstall one"
-            )
-        found[ep.name] = ep
-    return dict(sorted(found.items()))
-
-
-def installed_plugins() -> list[tuple[str, str, str]]:
-    """Every installed entry-point plugin, loaded or not: (name, distribution, version)."""
-    return [
-        (name, _dist_name(ep), ep.dist.version if ep.dist is not None else "?")
-        for name, ep in discover().items()
-    ]
-
-
-def _dist_name(ep: EntryPoint) -> str:
-    return ep.dist.name if ep.dist is not None else "<unknown distribution>"
-
-
 def create_plugin_manager(
     plugins: Iterable[object | tuple[str, object]] = (),
     *,
@@ -323,7 +304,7 @@ def create_plugin_manager(
         pm.register(importlib.import_module(module), module)
         pm.distributions[module] = ("dsh-core", _core_version())
     if load_entry_points:
-        found = discover()
+        found, clashing = scan()
         entry_selection = [item for item in select if item[3:] not in CORE_DEFAULTS]
         chosen, blocked = _select(list(found), entry_selection, os.environ if env is None else env)
         explicit = {item[0] for item in plugins if isinstance(item, tuple)}
@@ -334,7 +315,7 @@ def create_plugin_manager(
         failed = []
         for name in chosen:  # every one is tried, so that one run names all that fail
             try:
-                _load_entry_point(pm, name, found[name])
+                _load_entry_point(pm, name, found[name], clashing.get(name, []))
             except PluginLoadError as error:
                 failed.append(error)
         if failed:
@@ -354,8 +335,14 @@ def create_plugin_manager(
     return pm
 
 
-def _load_entry_point(pm: PluginManager, name: str, ep: EntryPoint) -> None:
-    dist = _dist_name(ep)
+def _load_entry_point(
+    pm: PluginManager, name: str, ep: EntryPoint, clash: Sequence[EntryPoint]
+) -> None:
+    dist = dist_name(ep)
+    if clash:
+        each = " and ".join(f"{dist_name(one)} ({name} = {one.value})" for one in clash)
+        why = f"two installed distributions define the dsh plugin {name!r}: {each}"
+        raise PluginLoadError(name, dist, ep.value, PluginNameClash(f"{why}; uninstall one"))
     try:
         plugin = ep.load()
         if isinstance(plugin, type):  # nothing registers an instance of it
@@ -365,10 +352,23 @@ def _load_entry_point(pm: PluginManager, name: str, ep: EntryPoint) -> None:
                 f"plugin = {plugin.__qualname__}())"
             )
         pm.register(plugin, name)
-    except Exception as exc:
-        raise PluginLoadError(name, dist, ep.value, exc) from exc
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # sys.exit() at import too: this plugin's failure
+        if isinstance(exc, BaseExceptionGroup) and exc.subgroup(KeyboardInterrupt):
+            raise
+        raise PluginLoadError(name, dist, ep.value, _exited(exc)) from exc
     version = ep.dist.version if ep.dist is not None else "?"
     pm.distributions[name] = (dist, version)
+
+
+def _exited(exc: BaseException) -> BaseException:
+    """What a plugin raised while loading, as its failure names it: a ``SystemExit``
+    (``sys.exit()`` at import) says so and with what exit status dsh would have ended."""
+    if not isinstance(exc, SystemExit):
+        return exc
+    status = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+    return SystemExit(f"sys.exit({exc.code!r}) called while loading (exit status {status})")
 
 
 def _core_version() -> str:

@@ -1,0 +1,73 @@
+"""The installed plugins as entry points of group ``dsh`` say: which there are, from
+which distribution, and the names two distributions define differently (clashes), which
+are refused only where they would load, so leaving one out keeps the others working."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from importlib.metadata import EntryPoint, entry_points
+
+from dsh.errors import DshError
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "PluginNameClash",
+    "clashes",
+    "discover",
+    "dist_name",
+    "installed_plugins",
+    "modules",
+    "scan",
+]
+
+ENTRY_POINT_GROUP = "dsh"
+
+
+def modules(found: Mapping[str, EntryPoint]) -> dict[str, str]:
+    """Entry-point name -> the module it names (``pkg.mod`` of ``pkg.mod:attr``)."""
+    return {name: ep.value.split(":")[0].strip() for name, ep in found.items()}
+
+
+class PluginNameClash(DshError):
+    """Two installed distributions define one dsh plugin name, pointing at different
+    things: which is meant cannot be told, so the name is refused wherever it would load
+    (the cause of that plugin's ``PluginLoadError``); left out, it stops nothing."""
+
+
+def scan() -> tuple[dict[str, EntryPoint], dict[str, list[EntryPoint]]]:
+    """Every installed dsh entry point by name, sorted (a name defined twice to the same
+    target once), and the clashes: each name distributions define differently, with all
+    its entry points, by distribution (the first is the one under the name)."""
+    every: dict[str, list[EntryPoint]] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        same = every.setdefault(ep.name, [])
+        if all(other.value != ep.value for other in same):
+            same.append(ep)
+    every = {name: sorted(eps, key=dist_name) for name, eps in sorted(every.items())}
+    clashing = {name: eps for name, eps in every.items() if len(eps) > 1}
+    return {name: eps[0] for name, eps in every.items()}, clashing
+
+
+def discover() -> dict[str, EntryPoint]:
+    return scan()[0]
+
+
+def installed_plugins() -> list[tuple[str, str, str]]:
+    """Every installed entry-point plugin, loaded or not: (name, distribution, version);
+    a name that clashes has a row for each distribution defining it."""
+    found, clashing = scan()
+    return [
+        (name, dist_name(ep), ep.dist.version if ep.dist is not None else "?")
+        for name, first in found.items()
+        for ep in clashing.get(name, [first])
+    ]
+
+
+def clashes() -> dict[str, list[str]]:
+    """Each plugin name two installed distributions define differently -> those
+    distributions (a bug report's ``dsh version -v`` marks them)."""
+    return {name: [dist_name(ep) for ep in eps] for name, eps in scan()[1].items()}
+
+
+def dist_name(ep: EntryPoint) -> str:
+    return ep.dist.name if ep.dist is not None else "<unknown distribution>"
