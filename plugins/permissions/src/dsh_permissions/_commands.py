@@ -10,7 +10,10 @@ directory the shell may be in (``_moved``).
 
 Commands that run other commands are opened up, and what they run must be allowed
 too: the command behind a wrapper (``sudo``, ``env``, ``timeout``, ``xargs``, ...), the
-script of ``sh -c`` / ``bash -c`` and ``eval``, and ``find -exec``. Deny and ask rules
+script of ``sh -c`` / ``bash -c``, ``eval`` and ``trap``, ``mapfile -C``'s callback and
+``find -exec``; bash builtins that run a string as code in ways not modelled (array
+subscripts, ``hash -p``, aliases, ``declare -i``) and a script read from the shell's
+input (``source /dev/stdin``) are problems (``_evaluated``). Deny and ask rules
 also see the text without leading ``NAME=value`` assignments, without wrappers, and
 with ``/bin/rm`` shortened to ``rm``, and ``git`` without its global options
 (``git -C . push`` is also ``git push``).
@@ -30,6 +33,14 @@ from dsh_permissions._command_text import (
     redirect,
     text_subject,
     unknown,
+)
+from dsh_permissions._evaluated import (
+    BUILTINS,
+    assigned,
+    callback,
+    from_input,
+    trap_action,
+    unmodelled,
 )
 from dsh_permissions._moved import CROWDED, LOST, Places, elsewhere_readings, mover
 from dsh_permissions._parallel import PARALLELS, command_words, script
@@ -167,14 +178,20 @@ def _wrapped(
     why_not: str | None,
     where: _Where,
 ) -> list[Subject]:
-    """Subjects for what this command runs in turn (wrappers, shells, eval, find -exec)."""
+    """Subjects for what this command runs in turn (wrappers, shells, eval, trap,
+    mapfile -C, find -exec), and the bash builtins it uses that the analysis does not
+    model (``_evaluated``)."""
     words = command.words
     subjects: list[Subject] = []
+    if (why := assigned(words)) is not None:
+        subjects.append(problem(" ".join(raw), why))
     index = inner = skip_assignments(raw)
     wrapped = False
     nested = 0
     while index < len(words):
         name = os.path.basename(raw[index])
+        if name in BUILTINS:
+            subjects.extend(_builtin(name, words[index:], raw[index:], where))
         if name in WRAPPERS:
             nested += 1
             if nested > MAX_DEPTH:
@@ -211,6 +228,23 @@ def _wrapped(
             index += 1
             continue
         break
+    return subjects
+
+
+def _builtin(name: str, words: tuple[Word, ...], raw: list[str], where: _Where) -> list[Subject]:
+    """What the bash builtin ``words[0]`` runs (``trap``'s action, ``mapfile -C``'s
+    callback, the input ``source`` reads) and what it does that is not modelled
+    (``_evaluated``). Behind a wrapper it may be an option's value: the words after it
+    are looked at on."""
+    subjects: list[Subject] = []
+    if (why := unmodelled(words)) is not None:
+        subjects.append(problem(" ".join(raw), why))
+    if name == "trap":
+        subjects.extend(_script(trap_action(words[1:]), where, "the command trap runs"))
+    elif name in ("mapfile", "readarray"):
+        subjects.extend(_callback(words, where))
+    elif name in ("source", ".") and len(words) > 1:
+        subjects.extend(_from_input(words, words[1:], where))
     return subjects
 
 
@@ -274,10 +308,34 @@ def _shell_script(
     options = [w.text for w in args if w.text.startswith("-")]
     reads_input = len(options) == len(args) or any(_SHORT_S.fullmatch(o) for o in options)
     if command_word and reads_input:
-        line = " ".join(w.raw for w in shell)
-        why = "the shell reads the commands it runs from its input, which cannot be checked"
-        return [problem(line, why)]
+        return _from_input(shell, (), where)
+    if command_word:  # bash /dev/stdin, sh -: the script is its input
+        return _from_input(shell, tuple(w for w in args if not w.text.startswith("-")), where)
     return []
+
+
+def _from_input(words: tuple[Word, ...], files: tuple[Word, ...], where: _Where) -> list[Subject]:
+    """A problem when ``files`` is empty or one of them is the shell's input (``-``,
+    ``/dev/stdin``, ``/dev/fd/N``): the commands it runs are not in the line. Read where
+    the shell may be (after cd too)."""
+    root, moved, _, _, places = where
+    dirs = (root, *places.dirs) if moved else (root,)
+    if files and not any(not w.dynamic and from_input(w.text, d) for w in files for d in dirs):
+        return []
+    line = " ".join(w.raw for w in words)
+    why = "the shell reads the commands it runs from its input, which cannot be checked"
+    return [problem(line, why)]
+
+
+def _callback(words: tuple[Word, ...], where: _Where) -> list[Subject]:
+    """``mapfile -C CMD``: CMD is run as a script with the index and each line read
+    appended, which are only known when it runs: checked, and a problem."""
+    found = callback(words[1:])
+    if found is None:
+        return []
+    line = " ".join(w.raw for w in words)
+    why = "mapfile -C runs its callback with the lines it reads appended"
+    return [*_script(found, where, "the mapfile callback"), problem(line, why)]
 
 
 def _script(args: tuple[Word, ...], where: _Where, what: str) -> list[Subject]:
