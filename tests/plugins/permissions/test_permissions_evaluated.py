@@ -55,6 +55,12 @@ EVALUATED = [
     ("hash-rp", "hash -rp /usr/bin/rm ls", "ask"),
     ("bash-cmds-declare", "declare 'BASH_CMDS[ls]=/usr/bin/rm'; ls victim", "ask"),
     ("bash-cmds-printf-v", "printf -v 'BASH_CMDS[ls]' /usr/bin/rm; ls victim", "ask"),
+    (
+        "bash-cmds-nameref",
+        "declare -n r=BASH_CMDS; printf -v 'r[ls]' /usr/bin/rm; ls victim",
+        "ask",
+    ),
+    ("fc-editor", "set -o history\necho x\nfc -e 'rm victim #' -1", "ask"),
     ("exported-function", "env 'BASH_FUNC_ls%%=() { rm victim; }' bash -c ls", "ask"),
     ("ps4-trace", "PS4='$(rm victim)'; set -x; true", "ask"),
     ("alias", "shopt -s expand_aliases; alias ls=rm", "ask"),

@@ -10,10 +10,11 @@ about; in bypass mode denied when there are deny rules), as ``(( ))`` is:
   a builtin takes as a variable name or a number (``let``, ``test -v``/``-eq``,
   ``printf -v``/``%d``, ``read``, ``declare``, ``unset``, ``shift``, ``exit``, ...) and
   in an assignment (whose value a later arithmetic use evaluates);
-- ``hash -p`` and ``BASH_CMDS`` (a name runs another program), ``BASH_FUNC_*``
-  (an exported function), ``PS4`` (``set -x`` expands it), ``alias`` and ``shopt -s
-  expand_aliases`` (a name runs other words), ``enable`` (loads or hides builtins),
-  and the integer attribute (``declare -i``: later assignments are evaluated);
+- ``fc`` (runs its ``-e`` editor, then history entries), ``hash -p`` and ``BASH_CMDS``
+  (a name runs another program), ``BASH_FUNC_*`` (an exported function), ``PS4``
+  (``set -x`` expands it), ``alias`` and ``shopt -s expand_aliases`` (a name runs
+  other words), ``enable`` (loads or hides builtins), and the integer attribute
+  (``declare -i``: later assignments are evaluated);
 - a shell's script, or the file ``source``/``.`` reads, that is its input (``-``,
   ``/dev/stdin``, ``/dev/fd/N``, ``/proc/*/fd/N``): what it runs is not in the line.
 """
@@ -48,6 +49,7 @@ _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[.*\])?\+?=", re.DOTAL
 #: variables that make a name run other code (``BASH_CMDS[ls]=/bin/rm`` as ``hash -p``,
 #: an exported function ``BASH_FUNC_ls%%``) or that ``set -x`` expands (``PS4``)
 _HOOKS: Final = re.compile(r"(BASH_CMDS|BASH_ALIASES|PS4)(\[.*|\+?=.*)?|BASH_FUNC_.*", re.DOTALL)
+_HOOK_NAMES: Final = re.compile(r"BASH_CMDS|BASH_ALIASES|PS4|BASH_FUNC_")
 _HOOKED: Final = (
     "it sets BASH_CMDS, BASH_ALIASES, PS4 or an exported function (BASH_FUNC_), which "
     "make a name or the trace of set -x run other code"
@@ -70,10 +72,12 @@ def unmodelled(words: tuple[Word, ...]) -> str | None:
             "bash evaluates an array subscript in it as arithmetic, running the "
             "command substitution it holds"
         )
-    if any(_HOOKS.fullmatch(w.text) for w in words):
+    if any(_HOOK_NAMES.search(w.text) for w in words):  # declare -n r=BASH_CMDS too
         return _HOOKED
     if name == "hash" and "p" in options:
         return "hash -p makes a name run another program"
+    if name == "fc":
+        return "fc runs an editor command and then the commands of the shell's history"
     if name in ("alias", "enable") and args:
         return f"{name} changes what a command name runs"
     if name == "shopt" and "s" in options and "expand_aliases" in args:
