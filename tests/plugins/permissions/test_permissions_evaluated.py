@@ -61,6 +61,7 @@ EVALUATED = [
         "ask",
     ),
     ("fc-editor", "set -o history\necho x\nfc -e 'rm victim #' -1", "ask"),
+    ("bash-env-stdin", "BASH_ENV=/dev/stdin bash -c true <<< 'rm victim'", "ask"),
     ("exported-function", "env 'BASH_FUNC_ls%%=() { rm victim; }' bash -c ls", "ask"),
     ("ps4-trace", "PS4='$(rm victim)'; set -x; true", "ask"),
     ("alias", "shopt -s expand_aliases; alias ls=rm", "ask"),

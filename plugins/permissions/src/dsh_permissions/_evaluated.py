@@ -11,10 +11,10 @@ about; in bypass mode denied when there are deny rules), as ``(( ))`` is:
   ``printf -v``/``%d``, ``read``, ``declare``, ``unset``, ``shift``, ``exit``, ...) and
   in an assignment (whose value a later arithmetic use evaluates);
 - ``fc`` (runs its ``-e`` editor, then history entries), ``hash -p`` and ``BASH_CMDS``
-  (a name runs another program), ``BASH_FUNC_*`` (an exported function), ``PS4``
-  (``set -x`` expands it), ``alias`` and ``shopt -s expand_aliases`` (a name runs
-  other words), ``enable`` (loads or hides builtins), and the integer attribute
-  (``declare -i``: later assignments are evaluated);
+  (a name runs another program), ``BASH_FUNC_*`` (an exported function), ``BASH_ENV``
+  (a new bash sources it), ``PS4`` (``set -x`` expands it), ``alias`` and ``shopt -s
+  expand_aliases`` (a name runs other words), ``enable`` (loads or hides builtins),
+  and the integer attribute (``declare -i``: later assignments are evaluated);
 - a shell's script, or the file ``source``/``.`` reads, that is its input (``-``,
   ``/dev/stdin``, ``/dev/fd/N``, ``/proc/*/fd/N``): what it runs is not in the line.
 """
@@ -47,12 +47,15 @@ _SUBSCRIPT: Final = re.compile(r"\[.*(\$\(|`)", re.DOTALL)
 #: a word bash takes as an assignment (``x=1``, ``a[i]=1``, ``x+=1``)
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[.*\])?\+?=", re.DOTALL)
 #: variables that make a name run other code (``BASH_CMDS[ls]=/bin/rm`` as ``hash -p``,
-#: an exported function ``BASH_FUNC_ls%%``) or that ``set -x`` expands (``PS4``)
-_HOOKS: Final = re.compile(r"(BASH_CMDS|BASH_ALIASES|PS4)(\[.*|\+?=.*)?|BASH_FUNC_.*", re.DOTALL)
-_HOOK_NAMES: Final = re.compile(r"BASH_CMDS|BASH_ALIASES|PS4|BASH_FUNC_")
+#: an exported function ``BASH_FUNC_ls%%``), that a new bash sources (``BASH_ENV``,
+#: which may be ``/dev/stdin``) or that ``set -x`` expands (``PS4``)
+_HOOKS: Final = re.compile(
+    r"(BASH_CMDS|BASH_ALIASES|BASH_ENV|PS4)(\[.*|\+?=.*)?|BASH_FUNC_.*", re.DOTALL
+)
+_HOOK_NAMES: Final = re.compile(r"BASH_CMDS|BASH_ALIASES|BASH_ENV|PS4|BASH_FUNC_")
 _HOOKED: Final = (
-    "it sets BASH_CMDS, BASH_ALIASES, PS4 or an exported function (BASH_FUNC_), which "
-    "make a name or the trace of set -x run other code"
+    "it sets BASH_CMDS, BASH_ALIASES, BASH_ENV, PS4 or an exported function (BASH_FUNC_), "
+    "which make a name, a new shell or the trace of set -x run other code"
 )
 _DECLARING: Final = frozenset({"declare", "typeset", "local"})
 _INPUT: Final = re.compile(r"/dev/stdin|/dev/fd/[^/]+|/proc/[^/]+(/task/[^/]+)?/fd/[^/]+")
