@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, final, overload
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ValidationError
 
 from dsh._json import encode_any
 from dsh._secrets import get_logger
+from dsh._tool_checks import arguments_model, arguments_schema, check_name, parameters_of
 from dsh.errors import DshError
 from dsh.messages import ToolCall, ToolResult, ToolSpec, trusted
 
@@ -82,6 +83,7 @@ class Tool:
     is_async: bool = field(init=False)
 
     def __post_init__(self) -> None:
+        check_name(self.name)
         fields = self.arguments.model_fields
         for option in ("path_args", "command_args"):
             unknown = [name for name in getattr(self, option) if name not in fields]
@@ -91,7 +93,7 @@ class Tool:
                     f"which {'is not an argument' if len(unknown) == 1 else 'are not arguments'}"
                     f" (its arguments: {', '.join(fields) or 'none'})"
                 )
-        schema = self.arguments.model_json_schema()
+        schema = arguments_schema(self.name, self.arguments)
         schema.pop("title", None)
         spec = ToolSpec(name=self.name, description=self.description, parameters=schema)
         object.__setattr__(self, "spec", spec)
@@ -120,16 +122,14 @@ def tool(
     command_args: Sequence[str] = (),
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a ``Tool`` from a typed function: its parameters become the arguments model,
-    its docstring the description. Use bare (``@tool``) or with options."""
+    its docstring the description. Use bare (``@tool``) or with options. The name (the
+    function's by default) must match ``^[a-zA-Z0-9_-]{1,64}$``, as providers require."""
 
     def build(function: Callable[..., Any]) -> Tool:
         fields: dict[str, Any] = {}
         wants_context = False
-        try:  # string annotations (``from __future__ import annotations``) evaluated
-            signature = inspect.signature(function, eval_str=True)
-        except NameError:  # a name only imported for type checkers: pydantic will say
-            signature = inspect.signature(function)
-        for param in signature.parameters.values():
+        tool_name = function.__name__ if name is None else name
+        for param in parameters_of(function):
             if param.name == "context":
                 wants_context = True
                 continue
@@ -137,27 +137,23 @@ def tool(
                 star = "**" if param.kind is param.VAR_KEYWORD else ""
                 star = "*" if param.kind is param.VAR_POSITIONAL else star
                 raise DshError(
-                    f"tool {name or function.__name__!r}: parameter "
+                    f"tool {tool_name!r}: parameter "
                     f"{star}{param.name} is not a named parameter; a model "
                     "sends each argument by name, so a tool takes named parameters only "
                     "(no /, *args or **kwargs)"
                 )
             if param.annotation is param.empty:
                 raise DshError(
-                    f"tool {name or function.__name__!r}: parameter {param.name} has no type "
+                    f"tool {tool_name!r}: parameter {param.name} has no type "
                     f"annotation; annotate it ({param.name}: str, or Any for any JSON value) "
                     "so that the model is told what to send and the call is checked"
                 )
             default = ... if param.default is param.empty else param.default
             fields[param.name] = (param.annotation, default)
-        tool_name = name or function.__name__
-        model = create_model(
-            f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-        )
         return Tool(
             name=tool_name,
             description=description or inspect.getdoc(function) or "",
-            arguments=model,
+            arguments=arguments_model(tool_name, fields),
             run=function,
             mutating=mutating,
             path_args=tuple(path_args),

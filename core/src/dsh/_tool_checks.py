@@ -1,0 +1,138 @@
+"""Checks of a tool as it is defined, refused in words naming the tool and the
+parameter: its name (the providers accept only ``^[a-zA-Z0-9_-]{1,64}$``: another one
+would fail every request with a provider's 400 naming no plugin), and its parameters'
+types (each needs a JSON schema; pydantic's own errors speak of the internal arguments
+model, ``f_arguments``, and advise calling its ``model_rebuild()``)."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import re
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, Final, ForwardRef
+
+from pydantic import BaseModel, ConfigDict, create_model
+from pydantic.errors import (
+    PydanticErrorMixin,
+    PydanticInvalidForJsonSchema,
+    PydanticSchemaGenerationError,
+    PydanticUndefinedAnnotation,
+    PydanticUserError,
+)
+
+from dsh.errors import DshError
+
+__all__ = [
+    "NAME_PATTERN",
+    "arguments_model",
+    "arguments_schema",
+    "check_name",
+    "parameters_of",
+]
+
+#: What OpenAI and Anthropic accept as a tool's name.
+NAME_PATTERN: Final = "^[a-zA-Z0-9_-]{1,64}$"
+_NAME: Final = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+_MODULES: Final = re.compile(r"\b(typing|collections\.abc)\.")
+#: What pydantic raises for a type it cannot check or describe.
+_REFUSED: Final = (PydanticUserError, PydanticUndefinedAnnotation)
+#: A model sends only the arguments the schema names.
+_CONFIG: Final = ConfigDict(extra="forbid")
+#: The module an arguments model is made in: where pydantic looks up the names of the
+#: string annotations left (``parameters_of``).
+_MODULE: Final = "dsh.tools"
+
+
+def check_name(name: str) -> None:
+    """Refuse a tool name the model providers would refuse in every request."""
+    if isinstance(name, str) and _NAME.fullmatch(name):
+        return
+    if not isinstance(name, str) or not name:
+        what = "is not a name" if name != "" else "is empty"
+    elif len(name) > 64:
+        what = f"has {len(name)} characters, more than 64"
+    else:
+        wrong = sorted({c for c in name if not _NAME.fullmatch(c)})
+        what = f"has characters model providers refuse: {' '.join(map(repr, wrong))}"
+    raise DshError(
+        f"tool {name!r}: the name {what}; a tool name is 1 to 64 letters, digits, _ or - "
+        f"({NAME_PATTERN}: OpenAI and Anthropic refuse every request with another)"
+    )
+
+
+def parameters_of(function: Callable[..., Any]) -> list[inspect.Parameter]:
+    """``function``'s parameters, string annotations (``from __future__ import
+    annotations``) evaluated one by one: one that cannot be stays a string, for
+    ``arguments_schema`` to name."""
+    try:
+        return list(inspect.signature(function, eval_str=True).parameters.values())
+    except NameError:  # e.g. a name imported only for type checkers
+        pass
+    namespace = getattr(inspect.unwrap(function), "__globals__", {})
+    params = []
+    for param in inspect.signature(function).parameters.values():
+        if isinstance(param.annotation, str):
+            with contextlib.suppress(Exception):  # left a string: arguments_schema says
+                param = param.replace(annotation=eval(param.annotation, namespace))
+        params.append(param)
+    return params
+
+
+def arguments_model(tool: str, fields: dict[str, Any]) -> type[BaseModel]:
+    """The arguments model of ``fields`` (``name: (annotation, default)``); a DshError
+    naming the tool and the parameter whose type pydantic cannot check."""
+    try:  # a string annotation left is looked up in dsh.tools' names, as it always was
+        return create_model(f"{tool}_arguments", __config__=_CONFIG, __module__=_MODULE, **fields)
+    except _REFUSED as exc:
+        raise DshError(_why(tool, {n: a for n, (a, _) in fields.items()}, exc)) from exc
+
+
+def arguments_schema(tool: str, model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s JSON schema; a DshError naming the tool and the parameter whose type
+    has none (pydantic's error as its cause)."""
+    try:
+        return model.model_json_schema()
+    except _REFUSED as exc:
+        annotations = {n: f.annotation for n, f in model.model_fields.items()}
+        raise DshError(_why(tool, annotations, exc)) from exc
+
+
+def _why(tool: str, annotations: Mapping[str, Any], error: PydanticErrorMixin) -> str:
+    for name, annotation in annotations.items():
+        if isinstance(annotation, str | ForwardRef):
+            ref = annotation if isinstance(annotation, str) else annotation.__forward_arg__
+            try:  # pydantic looks there too
+                annotation = eval(ref, vars(sys.modules[_MODULE]))
+            except Exception:
+                return (
+                    f"tool {tool!r}: parameter {name!r}: its type {ref} is not defined when "
+                    "the tool is made (imported only for type checkers? import it at run "
+                    "time: the arguments the model sends are checked against it)"
+                )
+        try:
+            create_model("probe", x=(annotation, ...)).model_json_schema()
+        except _REFUSED as exc:
+            return f"tool {tool!r}: parameter {name!r}: {_reason(annotation, exc)}"
+    return f"tool {tool!r}: its arguments have no JSON schema: {_first_line(error)}"
+
+
+def _reason(annotation: Any, error: PydanticErrorMixin) -> str:
+    shown = annotation.__qualname__ if isinstance(annotation, type) else repr(annotation)
+    shown = _MODULES.sub("", shown)  # Callable[[int], int], as written
+    if isinstance(error, PydanticInvalidForJsonSchema):
+        return (
+            f"its type {shown} has no JSON schema: a model sends JSON (strings, numbers, "
+            "booleans, null, lists, objects; pydantic models and dataclasses of them)"
+        )
+    if isinstance(error, PydanticSchemaGenerationError):
+        return (
+            f"pydantic cannot check a value of type {shown}: use JSON types, a pydantic "
+            "model or a dataclass of them"
+        )
+    return _first_line(error)
+
+
+def _first_line(error: PydanticErrorMixin) -> str:
+    return str(error.message).strip().splitlines()[0]
