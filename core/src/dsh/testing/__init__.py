@@ -22,14 +22,15 @@ harness with a scripted model), ``run_turn``, ``EventRecorder``, ``ErrorRecorder
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from dsh.hookspecs import hookimpl
 from dsh.invariants import check_invariants
 from dsh.testing._doubles import ErrorRecorder, EventRecorder, InMemoryPersistence
 from dsh.testing._hooks import HookCall, HookRecorder
+from dsh.testing._model_plugin import NAME as MODELS_PLUGIN
+from dsh.testing._model_plugin import ModelPlugin
 from dsh.testing._scripted import (
     Reply,
     ScriptedModel,
@@ -74,16 +75,6 @@ __all__ = [
 ]
 
 
-class _ModelPlugin:
-    def __init__(self, models: Iterable[Any]) -> None:
-        self.models = list(models)
-
-    @hookimpl
-    def register_models(self, register: Callable[..., None]) -> None:
-        for model in self.models:
-            register(model)
-
-
 @asynccontextmanager
 async def scripted_harness(
     *models: ScriptedModel,
@@ -94,11 +85,13 @@ async def scripted_harness(
     workspace: str | os.PathLike[str] | None = None,
 ) -> AsyncIterator[Harness]:
     """A started ``Harness`` whose models include ``models`` (registered through
-    ``register_models`` by a plugin named ``scripted-models``). An ``ErrorRecorder``
+    ``register_models`` by a plugin named ``scripted-models``, after every other
+    plugin's: a name taken already is refused saying by what). An ``ErrorRecorder``
     among its plugins records the hook failures its manager reports (``failures``)."""
     from dsh.harness import Harness
 
-    extra: list[object | tuple[str, object]] = [("scripted-models", _ModelPlugin(models))]
+    registers = ModelPlugin(models)
+    extra: list[object | tuple[str, object]] = [(MODELS_PLUGIN, registers)]
     if pm is not None:
         for item in [*extra, *plugins]:
             name, plugin = item if isinstance(item, tuple) else (None, item)
@@ -111,6 +104,7 @@ async def scripted_harness(
             config_text=config_text,
             workspace=workspace,
         )
+    registers.harness = harness
     for plugin in harness.pm.get_plugins():  # what the manager reports, recorded too
         if isinstance(plugin, ErrorRecorder):
             plugin.watch(harness.pm)
