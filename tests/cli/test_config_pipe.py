@@ -74,12 +74,6 @@ def test_sessions_resume_runs_the_turn_with_the_config_it_read(
     assert not Path(cli_env["DSH_PERSISTENCE_DIR"]).exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=subprocess.TimeoutExpired,
-    reason="a named pipe fed once: the error is reported, then hide_keys (_cli_keys) "
-    "opens -c again for the models' key variables, and waits for a second writer",
-)
 def test_an_error_with_a_named_pipe_fed_once_is_reported(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -157,6 +157,16 @@ def test_a_name_two_distributions_define_stops_only_where_it_would_load(
     assert "dsh-good 1.0 (plugin good)" in lines
 
 
+def test_an_unknown_command_names_a_clashing_plugin_once_among_those_not_loaded(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    env = _clash_env(cli_env, tmp_path, "good,persistence")
+    done = dsh("nosuch", env=env, cwd=tmp_path)
+    assert done.returncode == 2
+    idle = done.stderr.rpartition("(not loaded: ")[2].rstrip(")\n").split(", ")
+    assert idle.count("mine") == 1 and "broken" in idle, done.stderr
+
+
 def test_a_plugin_calling_sys_exit_at_import_is_named_with_the_other_failures(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -54,9 +54,22 @@ class AtKey(ValueError):
         self.loc = loc
 
 
+#: The text of each config read from a pipe, a FIFO or another file that is not a
+#: regular one, by its path: such a file can be read once (``-c <(cat dsh.yml)``), and
+#: a second open of a FIFO waits for a writer that never comes. Regular files are read
+#: again each time.
+_ONCE: dict[str, str] = {}
+
+
 def read(path: str | os.PathLike[str], source: str) -> str:
+    key = os.fspath(path)
+    if key in _ONCE:
+        return _ONCE[key]
     try:
-        return Path(path).read_text(encoding="utf-8-sig")
+        text = Path(path).read_text(encoding="utf-8-sig")
+        if not Path(path).is_file():
+            _ONCE[key] = text
+        return text
     except FileNotFoundError:
         raise ConfigError(source, "", "file not found") from None
     except UnicodeDecodeError as exc:

@@ -168,7 +168,7 @@ def _check_command(
         raise UsageError(
             f"no command {rest[0]!r}: it comes from {distribution}, which is not installed"
         )
-    idle = [name for name, _, _ in installed if not pm.has_plugin(name)]
+    idle = list(dict.fromkeys(name for name, _, _ in installed if not pm.has_plugin(name)))
     if idle:
         raise UsageError(
             f"no command {rest[0]!r}: the commands of plugins that are not loaded are "
