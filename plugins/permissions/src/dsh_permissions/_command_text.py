@@ -14,6 +14,7 @@ from dsh_permissions._paths import display, folded
 from dsh_permissions._readings import open_prefixes, variants
 from dsh_permissions._shell import Word
 from dsh_permissions._subjects import Subject
+from dsh_permissions._wrapper_grammar import unmodelled
 from dsh_permissions._wrappers import MAX_CANDIDATES
 
 __all__ = ["any_unknown", "canonical", "problem", "redirect", "text_subject", "unknown"]
@@ -44,6 +45,7 @@ def text_subject(
     readings = [*variants(canon), *variants(raw), *(elsewhere or ())]
     if None in readings:  # too many words behind a wrapper could be its command
         why = why or _CROWDED
+    why = why or unmodelled(raw)  # a wrapper's syntax hides what it runs
     deny = tuple(dict.fromkeys([*(r for r in readings if r is not None)]))
     deny = tuple(dict.fromkeys([*deny, *(r for r in map(_without_end_of_options, deny) if r)]))
     deny = tuple(dict.fromkeys([*deny, *(folded(r) for r in deny)]))

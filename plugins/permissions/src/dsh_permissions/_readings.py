@@ -14,9 +14,25 @@ from dsh_permissions._git import without_global_options
 from dsh_permissions._parallel import PARALLELS, command_words
 from dsh_permissions._wrappers import WRAPPERS, behind
 
-__all__ = ["SHELLS", "cut", "open_prefixes", "skip_assignments", "starts", "variants"]
+__all__ = [
+    "SCRIPT_SHELLS",
+    "SHELLS",
+    "cut",
+    "open_prefixes",
+    "skip_assignments",
+    "starts",
+    "variants",
+]
 
-SHELLS: Final = frozenset({"ash", "bash", "busybox", "dash", "fish", "ksh", "mksh", "sh", "zsh"})
+#: the shells: given a script file (no ``-c``) they read it (``sh -v .env`` prints it)
+SCRIPT_SHELLS: Final = frozenset(
+    {"ash", "bash", "csh", "dash", "fish", "ksh", "lksh", "mksh", "oksh", "posh", "rbash"}
+    | {"sh", "tcsh", "yash", "zsh"}
+)
+#: what runs the script of its ``-c`` option (opened as ``sh -c``'s is): the shells,
+#: busybox's, and su and script, which give it to a shell (``_wrapper_grammar`` says
+#: which of their spellings are not opened)
+SHELLS: Final = SCRIPT_SHELLS | {"busybox", "su", "script"}
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 #: programs that run their words as code
 _CODE: Final = SHELLS | {"eval"}

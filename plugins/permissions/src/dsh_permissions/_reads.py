@@ -4,7 +4,8 @@
 allowed by ``bash(cat *)`` would print it all the same. So for a command of a known
 program that reads the files it is given (``READERS``: ``cat``, ``head``, ``grep``,
 ``sed``, ``tar``, ``cp``, ...; also behind a wrapper such as ``sudo`` or ``timeout``),
-each word that may name a file is resolved as a ``read`` path is (from the workspace,
+and for a shell given a script file (``sh -v .env`` prints it, no ``-c``), each word
+that may name a file is resolved as a ``read`` path is (from the workspace,
 ``..`` and symlinks resolved, and for a directory the symlinks below it), and the
 ``read`` tool's deny and ask rules are checked against it. So is the file of every
 input redirection (``< .env``), whatever the program. The words taken for files are a
@@ -24,8 +25,10 @@ from collections.abc import Iterator
 from typing import Final
 
 from dsh_permissions._located import located
+from dsh_permissions._readings import SCRIPT_SHELLS
 from dsh_permissions._shell_words import Command, Word
 from dsh_permissions._subjects import Subject, path_subject
+from dsh_permissions._wrapper_grammar import unmodelled
 from dsh_permissions._wrappers import (
     MAX_CANDIDATES,
     WRAPPERS,
@@ -81,6 +84,8 @@ _VALUES: Final = {
     "cut": frozenset({"-d", "-f", "-b", "-c", "--delimiter", "--output-delimiter"}),
     "sort": frozenset({"-t", "-k", "-S", "--field-separator", "--key", "--buffer-size"}),
 }
+#: shell options taking a value (``bash -o errexit``, ``bash --rcfile FILE``)
+_SHELL_VALUES: Final = frozenset({"--rcfile", "--init-file"})
 #: programs that take their files' names from their input: what they read is unknown
 _FROM_INPUT: Final = frozenset({"xargs", "parallel"})
 _UNKNOWN_WHY: Final = "only gets its value when the shell runs"
@@ -113,6 +118,8 @@ def read_subjects(
         why = f"more than {MAX_CANDIDATES} words behind a wrapper may be the command it runs"
         found[_unknown(texts[0], why)] = None
         programs = []
+    if texts and (hidden := unmodelled(texts)) is not None:  # su -c, flock -c, unshare
+        found[_unknown(texts[0], hidden)] = None
     for index, from_input in programs:
         program = os.path.basename(texts[index])
         if program in _FROM_INPUT:  # xargs -a FILE: the names come from FILE
@@ -123,6 +130,9 @@ def read_subjects(
         if changes_directory(texts, index):
             elsewhere = elsewhere or "a wrapper runs it in another directory"
         args = words[index + 1 :]
+        if program in SCRIPT_SHELLS:  # sh -v .env: the script file
+            files.extend(_script_file(args))
+            continue
         # rg --files lists the files below its operands: each one is a path, none a pattern
         listing = program == "rg" and any(a.text == "--files" for a in args)
         found_words = list(_operands(program, args, pattern=not listing))
@@ -182,6 +192,29 @@ def _arg_files(args: tuple[Word, ...]) -> Iterator[Word]:
                 take = True
 
 
+def _script_file(args: tuple[Word, ...]) -> Iterator[Word]:
+    """The script file a shell is given (``sh -v .env``, ``bash -x -- .env``): its first
+    operand, unless an option before it is ``-c`` (its script is opened instead) or
+    ``-s`` (it reads its input); generously also the value of ``-o`` / ``-O`` /
+    ``--rcfile`` / ``--init-file`` (a file for the last two)."""
+    value = False
+    for word in args:
+        text = word.text
+        if value:
+            yield word
+            value = False
+        elif text in ("-", "--"):
+            continue  # the end of the options
+        elif text.startswith(("-", "+")):
+            if not text.startswith("--") and ("c" in text or "s" in text):
+                return
+            # -o NAME, also at the end of a cluster (bash -euxo pipefail script)
+            value = text in _SHELL_VALUES or (not text.startswith("--") and text[-1] in "oO")
+        else:
+            yield word
+            return
+
+
 def _searches_here(program: str, args: tuple[Word, ...]) -> bool:
     """Whether a search given no file searches the current directory (rg, grep -r)."""
     if program in _RECURSIVE:
@@ -216,7 +249,7 @@ def _programs(texts: list[str]) -> list[tuple[int, bool]] | None:
     if not texts:
         return []
     name = os.path.basename(texts[0])
-    if name in READERS:
+    if name in READERS or name in SCRIPT_SHELLS:
         return [(0, False)]
     if name not in WRAPPERS:
         return []
@@ -227,7 +260,7 @@ def _programs(texts: list[str]) -> list[tuple[int, bool]] | None:
     from_input = name in _FROM_INPUT
     for later in candidates:
         name = os.path.basename(texts[later])
-        if name in READERS or name in _FROM_INPUT:
+        if name in READERS or name in SCRIPT_SHELLS or name in _FROM_INPUT:
             out.append((later, from_input))
         from_input = from_input or name in _FROM_INPUT
     return out

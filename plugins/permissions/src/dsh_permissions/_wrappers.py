@@ -10,7 +10,9 @@ run. A nested wrapper starts over. So the candidates are few, and checking each
 costs the length of the command once: a long command behind a wrapper is checked in
 linear time (every word on, as before this module, was quadratic). When more than
 ``MAX_CANDIDATES`` words could be the command, ``behind`` gives None and the caller
-fails closed.
+fails closed. ``WRAPPERS`` is a closed list (docs/permissions.md names it); where a
+wrapper's own syntax hides what it runs (``su -c``, ``unshare`` given no command),
+``_wrapper_grammar`` says so.
 """
 
 from __future__ import annotations
@@ -31,13 +33,30 @@ __all__ = [
     "split_string",
 ]
 
+#: the closed list: a program not in it is not looked behind (docs/permissions.md names
+#: them all; ``_wrapper_grammar`` has the ones whose own syntax also matters)
 WRAPPERS: Final = frozenset(
     {
-        *("builtin", "busybox", "caffeinate", "chrt", "command", "doas", "env", "exec"),
-        "ionice",
-        *("nice", "nohup", "parallel", "sem", "setsid", "stdbuf", "strace", "sudo"),
-        *("taskset", "time"),
-        *("timeout", "unbuffer", "watch", "xargs"),
+        # shell builtins and coreutils (also with macOS's g prefix)
+        *("builtin", "command", "env", "exec", "nice", "nohup", "stdbuf", "time"),
+        *("timeout", "chroot", "genv", "gnice", "gnohup", "gstdbuf", "gtimeout", "gchroot"),
+        # scheduling, limits, namespaces, users, sandboxes (util-linux and the like)
+        *("chrt", "ionice", "taskset", "numactl", "cgexec", "prlimit", "setpriv"),
+        *("setsid", "flock", "unshare", "nsenter", "runuser", "sudo", "doas", "pkexec"),
+        *("run0", "gosu", "su-exec", "setuidgid", "chpst", "envdir", "softlimit", "runcon"),
+        *("setarch", "linux32", "linux64", "cpulimit", "trickle", "timelimit", "lckdo"),
+        *("systemd-run", "systemd-inhibit", "systemd-cat", "flatpak-spawn", "sandbox-exec"),
+        *("firejail", "bwrap", "proot", "fakeroot", "faketime", "eatmydata", "nocache"),
+        # tracers, debuggers, compilers' launchers, job runners
+        *("strace", "ltrace", "valgrind", "catchsegv", "heaptrack", "ccache", "distcc"),
+        *("icecc", "mpirun", "mpiexec", "srun", "tsp", "daemonize", "tini", "dumb-init"),
+        # sessions, terminals, proxies, graphics
+        *("ssh-agent", "dbus-run-session", "dbus-launch", "xvfb-run", "caffeinate"),
+        *("unbuffer", "rlwrap", "torsocks", "torify", "tsocks", "proxychains"),
+        *("proxychains4", "sshpass", "vglrun", "optirun", "primusrun", "prime-run"),
+        *("gamemoderun", "chronic", "ifne"),
+        # multiplexers of commands
+        *("busybox", "parallel", "sem", "watch", "xargs"),
     }
 )
 #: an option, an assignment (``env A=1``) or a duration or number (``timeout 5s``)
@@ -51,8 +70,23 @@ _POSITIONAL: Final = 2
 #: (``env -C dir``, ``sudo -D dir``, ``sudo -R root``, ``--chdir``, parallel's
 #: ``--workdir``); in a cluster the
 #: letter counts, and a long option may be shortened as getopt allows (``--ch=dir``)
-_CHDIR_LETTERS: Final = {"env": "C", "sudo": "DR"}
-_CHDIR_LONG: Final = ("--chdir", "--chroot", "--workdir", "--wd")
+_CHDIR_LETTERS: Final = {
+    "env": "C",
+    "genv": "C",
+    "sudo": "DRi",
+    "run0": "D",
+    "unshare": "Rw",
+    "nsenter": "rwW",
+}
+#: of those, the ones whose value is no directory (a root, or sudo -i's home)
+_ROOT_LETTERS: Final = "Rri"
+_CHDIR_LONG: Final = ("--chdir", "--workdir", "--wd")
+#: long options that run the command in a directory not followed (a root, a login
+#: shell's home, a directory inside a namespace, systemd-run's)
+_ROOT_LONG: Final = ("--chroot", "--root", "--login", "--wdns", "--working-directory")
+#: wrappers that always run the command in another directory (chroot in its root's
+#: ``/``; systemd-run's service in ``/``)
+_ALWAYS_MOVED: Final = frozenset({"chroot", "gchroot", "systemd-run"})
 
 
 def long_option(word: str, full: str) -> bool:
@@ -101,44 +135,46 @@ def changes_directory(words: list[str], stop: int) -> bool:
 
 def moved_at(words: list[str]) -> int | None:
     """The index of the word after the first option of a wrapper that runs what follows
-    in another directory (see ``changes_directory``), or None."""
-    letters = ""
-    for index, word in enumerate(words):
-        name = os.path.basename(word)
-        if name in WRAPPERS:
-            letters = _CHDIR_LETTERS.get(name, "")
-            continue
-        if word.startswith("--"):
-            if any(long_option(word, full) for full in _CHDIR_LONG):
-                return index + 1
-        elif word.startswith("-") and any(letter in word for letter in letters):
-            return index + 1
-    return None
+    in another directory (see ``changes_directory``; after chroot or systemd-run
+    itself), or None."""
+    found = _moved(words)
+    return None if found is None else found[0] + 1
 
 
 def moved_to(words: list[str]) -> tuple[int, str | None] | None:
     """For the first wrapper option that runs what follows in another directory (see
     ``moved_at``): the index of the word it starts at and the directory as written
-    (None: not known: a root, ``sudo -R`` or ``--chroot``, or no value). None: no
-    such option."""
+    (None: not known: a root, ``sudo -R``, ``--chroot``, a login shell's home,
+    chroot, or no value). None: no such option."""
+    found = _moved(words)
+    return None if found is None else found[1:]
+
+
+def _moved(words: list[str]) -> tuple[int, int, str | None] | None:
+    """The index of the option (or of chroot), where what it runs starts, and the
+    directory (see ``moved_to``)."""
     letters = ""
     for index, word in enumerate(words):
         name = os.path.basename(word)
+        if name in _ALWAYS_MOVED:
+            return index, index + 1, None
         if name in WRAPPERS:
             letters = _CHDIR_LETTERS.get(name, "")
             continue
         if word.startswith("--"):
-            full = next((f for f in _CHDIR_LONG if long_option(word, f)), None)
+            full = next((f for f in (*_CHDIR_LONG, *_ROOT_LONG) if long_option(word, f)), None)
             if full is None:
                 continue
             value, after = _value(words, index, word.split("=", 1)[1] if "=" in word else "")
-            # a root is not followed; --ch may be --chdir as well as --chroot: the
-            # directory is followed (its readings only make the call stricter)
-            root_only = long_option(word, "--chroot") and not long_option(word, "--chdir")
-            return after, None if root_only else value
+            # a root is not followed; --w may be --wd as well as --wdns: the directory
+            # is followed (its readings only make the call stricter)
+            root_only = not any(long_option(word, f) for f in _CHDIR_LONG)
+            return index, after, None if root_only else value
         if word.startswith("-") and (at := _letter_at(word, letters)) is not None:
+            if word[at] == "i":  # sudo -i: the login shell's home; it takes no value
+                return index, index + 1, None
             value, after = _value(words, index, word[at + 1 :])
-            return after, None if word[at] == "R" else value
+            return index, after, None if word[at] in _ROOT_LETTERS else value
     return None
 
 

@@ -1,0 +1,259 @@
+"""When a wrapper's own syntax hides what it runs (``_wrappers`` guesses where the
+command behind any wrapper starts; this module says when that is not enough).
+
+Such a command is taken as a value only known when it runs (asked about when a deny
+or ask rule has a pattern, denied in ``bypass`` mode), the outcome of syntax the
+checker does not model:
+
+- a command string given to an option (``su -c``, ``runuser -c``, ``flock -c``,
+  ``script -c``). ``su`` and ``script`` are read as shells, whose ``-c STRING`` is
+  opened as ``sh -c``'s is; any other spelling of it (``--command``, ``-c'...'``, two
+  of them) and flock's and runuser's (which run commands behind them too) are not
+  opened;
+- a wrapper given no command that then runs a shell, which reads the commands it
+  runs from its input (``echo 'rm x' | unshare``, ``chroot /``, ``sudo -s``,
+  ``su root``), and su's arguments after the user, which go to that shell;
+- options that make su's shell another program or run it elsewhere (``-s``, ``-l``,
+  ``-``);
+- programs whose grammar is too open to model (``bwrap``, ``firejail``, ``proot``,
+  ``sg``, ``newgrp``, ``capsh``, ``gdb``, ``lldb``).
+
+Which options take a value is each tool's own (their ``--help``, util-linux 2.39,
+sudo 1.9); an unknown long option taking one can only make a command look bare, which
+is stricter.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from dsh_permissions._readings import skip_assignments
+from dsh_permissions._wrappers import WRAPPERS, behind, long_option
+
+__all__ = ["UNMODELLED", "unmodelled"]
+
+#: too open to model: every use is taken as only known when it runs
+UNMODELLED: Final = frozenset(
+    {
+        *("bwrap", "firejail", "proot", "sg", "newgrp", "capsh", "gdb", "lldb", "expect"),
+        # they run a string through a shell, commands read from their input, or later
+        *("tmux", "screen", "nix-shell", "watchexec", "entr", "pee", "mispipe", "at"),
+        "batch",
+    }
+)
+
+
+@dataclass(frozen=True)
+class _Grammar:
+    #: short and long options that take a value (the next word unless attached)
+    values: str = ""
+    long_values: tuple[str, ...] = ()
+    #: operands before the command (chroot's NEWROOT, flock's FILE, su's USER)
+    operands: int = 0
+    #: given no command it runs a shell; ``shell_when``: only with one of these letters
+    #: or long options (``sudo -s``); empty: always
+    shell: bool = False
+    shell_when: str = ""
+    shell_long: tuple[str, ...] = ()
+    #: an option whose value is a command string (``-c``, ``--command``)
+    strings: bool = False
+    #: options that make what runs something else or elsewhere (su -s SHELL, -l)
+    refused: str = ""
+    refused_long: tuple[str, ...] = ()
+    #: read as a shell (``_readings.SHELLS``): its ``-c STRING`` is opened
+    opened: bool = False
+    #: a word after the operands is a command (script's is one more file)
+    runs: bool = True
+
+
+#: what ``_commands`` opens as a shell's ``-c``: the first word matching it
+_SHORT_C: Final = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
+_STRING_LONG: Final = ("--command", "--session-command")
+_SU_VALUES: Final = ("--whitelist-environment", "--group", "--supp-group", "--shell")
+_SU: Final = _Grammar(
+    values="wgGsc",
+    long_values=_SU_VALUES,
+    operands=1,
+    shell=True,
+    strings=True,
+    refused="sl",
+    refused_long=("--shell", "--login"),
+    opened=True,
+)
+_CHROOT: Final = _Grammar(long_values=("--userspec", "--groups"), operands=1, shell=True)
+_GRAMMARS: Final = {
+    "su": _SU,
+    # runuser -u USER [--] COMMAND; without -u it is su
+    "runuser": _Grammar(
+        values="uwgGsc",
+        long_values=("--user", *_SU_VALUES),
+        shell=True,
+        strings=True,
+        refused="sl",
+        refused_long=("--shell", "--login"),
+    ),
+    "script": _Grammar(
+        values="IOBTmEoc",
+        long_values=("--log-in", "--log-out", "--log-io", "--log-timing"),
+        operands=1,
+        shell=True,
+        strings=True,
+        opened=True,
+        runs=False,
+    ),
+    "flock": _Grammar(
+        values="wEc", long_values=("--timeout", "--conflict-exit-code"), operands=1, strings=True
+    ),
+    "chroot": _CHROOT,
+    "gchroot": _CHROOT,
+    "unshare": _Grammar(
+        values="RwSG",
+        long_values=(
+            *("--root", "--wd", "--setuid", "--setgid", "--propagation", "--setgroups"),
+            *("--monotonic", "--boottime", "--map-user", "--map-group", "--map-users"),
+            "--map-groups",
+        ),
+        shell=True,
+    ),
+    "nsenter": _Grammar(
+        values="tSGW", long_values=("--target", "--setuid", "--setgid", "--wdns"), shell=True
+    ),
+    "fakeroot": _Grammar(values="lisb", long_values=("--lib", "--faked"), shell=True),
+    "pkexec": _Grammar(long_values=("--user",), shell=True),
+    "run0": _Grammar(
+        values="ugD",
+        long_values=(
+            *("--user", "--group", "--chdir", "--nice", "--setenv", "--property", "--unit"),
+            *("--description", "--slice", "--machine", "--background"),
+        ),
+        shell=True,
+    ),
+    "sudo": _Grammar(
+        values="CDghpRrtTUu",
+        long_values=(
+            *("--close-from", "--chdir", "--group", "--host", "--prompt", "--chroot"),
+            *("--role", "--type", "--command-timeout", "--other-user", "--user"),
+        ),
+        shell=True,
+        shell_when="si",
+        shell_long=("--shell", "--login"),
+    ),
+    "doas": _Grammar(values="uC", shell=True, shell_when="s"),
+    "systemd-run": _Grammar(refused="S", refused_long=("--shell",)),
+}
+_SHELL_WHY: Final = "given no command, {name} runs a shell that reads its commands from its input"
+
+
+def unmodelled(words: list[str]) -> str | None:
+    """Why what the command ``words`` runs is not known before it runs, when a wrapper
+    at its start or behind a wrapper hides it (see the module), or None."""
+    start = skip_assignments(words)
+    if start >= len(words):
+        return None
+    places = [start]
+    if os.path.basename(words[start]) in WRAPPERS:
+        candidates = behind(words, start)
+        places += candidates or []
+    for index in places:
+        name = os.path.basename(words[index])
+        if name in UNMODELLED:
+            return f"what {name} runs is not modelled"
+        if (grammar := _GRAMMARS.get(name)) is not None:
+            why = _hidden(name, grammar, words, index)
+            if why is not None:
+                return why
+    return None
+
+
+@dataclass
+class _Parsed:
+    letters: str = ""
+    longs: tuple[str, ...] = ()
+    #: the index of each word that gives a command string
+    strings: tuple[int, ...] = ()
+    #: a command string given the plain way: ``-c`` (or a cluster ending in it) and
+    #: the next word, which does not start with ``-``
+    plain: tuple[int, ...] = ()
+    operands: tuple[int, ...] = ()
+    command: int | None = None
+
+
+def _hidden(name: str, grammar: _Grammar, words: list[str], index: int) -> str | None:
+    parsed = _parse(grammar, words, index)
+    if parsed.strings:
+        if not grammar.opened:
+            return f"the command string {name} runs is not opened"
+        if parsed.strings != parsed.plain or len(parsed.plain) != 1 or parsed.command is not None:
+            return f"the command string {name} runs is given in a way that is not opened"
+        if not _first_c(words[index + 1 :], parsed.plain[0] - index - 1):
+            return f"the command string {name} runs is given in a way that is not opened"
+    refused = set(parsed.letters) & set(grammar.refused) or any(
+        long_option(f, r) for f in parsed.longs for r in grammar.refused_long
+    )
+    if refused or (name in ("su", "runuser") and "-" in _operand_texts(words, parsed)):
+        return f"{name} runs another shell, or in another directory"
+    if name == "runuser" and "u" not in parsed.letters and "--user" not in parsed.longs:
+        return "runuser without -u runs a shell (given its arguments, or reading its input)"
+    if name == "su" and parsed.command is not None:
+        return "su gives its arguments after the user to a shell"
+    if grammar.shell and parsed.command is None and not parsed.strings:
+        when = grammar.shell_when
+        if not when and not grammar.shell_long:
+            return _SHELL_WHY.format(name=name)
+        if set(parsed.letters) & set(when) or any(
+            long_option(f, s) for f in parsed.longs for s in grammar.shell_long
+        ):
+            return _SHELL_WHY.format(name=name)
+    return None
+
+
+def _operand_texts(words: list[str], parsed: _Parsed) -> list[str]:
+    return [words[i] for i in parsed.operands]
+
+
+def _first_c(args: list[str], at: int) -> bool:
+    """Whether the word at ``at`` is the first one a shell's ``-c`` is looked for at
+    (``_commands``: the first word that is ``-c`` or a cluster holding ``c``)."""
+    return next((p for p, w in enumerate(args) if _SHORT_C.fullmatch(w)), None) == at
+
+
+def _parse(grammar: _Grammar, words: list[str], index: int) -> _Parsed:
+    """Read the options as getopt does (stopping at the command, after the operands)."""
+    parsed = _Parsed()
+    i = index + 1
+    over = False  # after --
+    while i < len(words):
+        word = words[i]
+        if not over and word == "--":
+            over = True
+        elif not over and word.startswith("--"):
+            name, eq, _ = word.partition("=")
+            parsed.longs += (name,)
+            if any(long_option(name, s) for s in _STRING_LONG) and grammar.strings:
+                parsed.strings += (i,)
+                i += 0 if eq else 1
+            elif any(long_option(name, v) for v in grammar.long_values) and not eq:
+                i += 1
+        elif not over and word.startswith("-") and word != "-":
+            for at, letter in enumerate(word[1:], start=1):
+                parsed.letters += letter
+                if letter == "c" and grammar.strings:
+                    parsed.strings += (i,)
+                    if at == len(word) - 1 and i + 1 < len(words):
+                        if not words[i + 1].startswith("-"):
+                            parsed.plain += (i,)
+                        i += 1
+                    break
+                if letter in grammar.values:
+                    i += 1 if at == len(word) - 1 else 0
+                    break
+        else:
+            parsed.operands += (i,)
+            if len(parsed.operands) > grammar.operands and grammar.runs:
+                parsed.command = i
+                return parsed
+        i += 1
+    return parsed
