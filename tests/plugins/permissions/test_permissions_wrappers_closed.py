@@ -140,6 +140,9 @@ async def test_what_a_wrapper_hides_fails_closed(judge, command, mode):
         "chroot / cat work/.env",  # chroot runs it in its root: a relative name is not known
         "sudo -i cat ../work/.env",  # a login shell's home
         "unshare -w / cat work/.env",
+        "sudo --login cat ../work/.env",
+        "X=1 chroot / cat work/.env",
+        "timeout 5 systemd-run cat work/.env",  # its service runs in /
     ],
 )
 async def test_a_read_deny_rule_covers_what_a_wrapper_hides(judge, command):
@@ -191,6 +194,24 @@ async def test_b49_a_shell_given_a_script_file_reads_it(judge, command):
 )
 async def test_other_files_and_ordinary_wrapper_uses_still_run(judge, command):
     judged = await judge(DENY_ENV, "bash", {"command": command})
+    assert judged.decision == "allow", judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep chroot src/a.py",
+        "grep -e systemd-run src/a.py",
+        "cat --root src/a.py",
+        "ls --login ./src",
+    ],
+)
+async def test_only_a_wrapper_runs_a_command_elsewhere(judge, command):
+    """Not a word named chroot, nor a program's own --root or --login: the path after
+    it is the file it seems to be (a relative path behind a wrapper that moves is not
+    known, and is asked about under a deny rule with a pattern)."""
+    rules = {"allow": ["bash"], "deny": ["bash(rm *)", "read(.env)"]}
+    judged = await judge(rules, "bash", {"command": command})
     assert judged.decision == "allow", judged.event["reason"]
 
 

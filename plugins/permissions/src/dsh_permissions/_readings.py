@@ -6,13 +6,12 @@ is a file name; see ``_xargs`` and ``_parallel``)."""
 from __future__ import annotations
 
 import os
-import re
 from typing import Final
 
 from dsh_permissions import _xargs
 from dsh_permissions._git import without_global_options
 from dsh_permissions._parallel import PARALLELS, command_words
-from dsh_permissions._wrappers import WRAPPERS, behind
+from dsh_permissions._wrappers import WRAPPERS, behind, skip_assignments
 
 __all__ = [
     "SCRIPT_SHELLS",
@@ -33,7 +32,6 @@ SCRIPT_SHELLS: Final = frozenset(
 #: busybox's, and su and script, which give it to a shell (``_wrapper_grammar`` says
 #: which of their spellings are not opened)
 SHELLS: Final = SCRIPT_SHELLS | {"busybox", "su", "script"}
-_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 #: programs that run their words as code
 _CODE: Final = SHELLS | {"eval"}
 
@@ -107,10 +105,3 @@ def variants(words: list[str]) -> list[str | None]:
         if os.path.basename(tokens[0]) == "git" and (plain := without_global_options(tokens)):
             out.append(" ".join(["git", *plain[1:]]))
     return out
-
-
-def skip_assignments(words: list[str]) -> int:
-    index = 0
-    while index < len(words) and _ASSIGNMENT.match(words[index]):
-        index += 1
-    return index

@@ -30,8 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from dsh_permissions._readings import skip_assignments
-from dsh_permissions._wrappers import WRAPPERS, behind, long_option
+from dsh_permissions._wrappers import WRAPPERS, behind, long_option, skip_assignments
 
 __all__ = ["UNMODELLED", "unmodelled"]
 

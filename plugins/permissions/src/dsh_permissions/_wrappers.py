@@ -30,6 +30,7 @@ __all__ = [
     "long_option",
     "moved_at",
     "moved_to",
+    "skip_assignments",
     "split_string",
 ]
 
@@ -87,6 +88,7 @@ _ROOT_LONG: Final = ("--chroot", "--root", "--login", "--wdns", "--working-direc
 #: wrappers that always run the command in another directory (chroot in its root's
 #: ``/``; systemd-run's service in ``/``)
 _ALWAYS_MOVED: Final = frozenset({"chroot", "gchroot", "systemd-run"})
+_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
 def long_option(word: str, full: str) -> bool:
@@ -152,19 +154,25 @@ def moved_to(words: list[str]) -> tuple[int, str | None] | None:
 
 def _moved(words: list[str]) -> tuple[int, int, str | None] | None:
     """The index of the option (or of chroot), where what it runs starts, and the
-    directory (see ``moved_to``)."""
+    directory (see ``moved_to``). chroot and systemd-run count as the program (first
+    after assignments, or behind a wrapper), the long options of ``_ROOT_LONG`` only
+    behind a wrapper (``bash --login x`` is a shell's own option)."""
     letters = ""
+    wrapped = False
+    first = skip_assignments(words)
     for index, word in enumerate(words):
         name = os.path.basename(word)
-        if name in _ALWAYS_MOVED:
+        if name in _ALWAYS_MOVED and (wrapped or index == first):
             return index, index + 1, None
         if name in WRAPPERS:
-            letters = _CHDIR_LETTERS.get(name, "")
+            letters, wrapped = _CHDIR_LETTERS.get(name, ""), True
             continue
         if word.startswith("--"):
-            full = next((f for f in (*_CHDIR_LONG, *_ROOT_LONG) if long_option(word, f)), None)
-            if full is None:
+            longs = (*_CHDIR_LONG, *_ROOT_LONG) if wrapped else _CHDIR_LONG
+            if not any(long_option(word, f) for f in longs):
                 continue
+            if long_option(word, "--login") and "=" not in word:
+                return index, index + 1, None  # a login shell's home; it takes no value
             value, after = _value(words, index, word.split("=", 1)[1] if "=" in word else "")
             # a root is not followed; --w may be --wd as well as --wdns: the directory
             # is followed (its readings only make the call stricter)
@@ -176,6 +184,14 @@ def _moved(words: list[str]) -> tuple[int, int, str | None] | None:
             value, after = _value(words, index, word[at + 1 :])
             return index, after, None if word[at] in _ROOT_LETTERS else value
     return None
+
+
+def skip_assignments(words: list[str]) -> int:
+    """The index of the first word that is no ``NAME=value`` assignment."""
+    index = 0
+    while index < len(words) and _ASSIGNMENT.match(words[index]):
+        index += 1
+    return index
 
 
 def _letter_at(word: str, letters: str) -> int | None:
