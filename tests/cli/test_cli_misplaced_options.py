@@ -206,13 +206,13 @@ def register_commands(register):
 """
 
 
-def _nested_env(cli_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+def _nested_env(cli_env: dict[str, str], tmp_path: Path, source: str = NESTED) -> dict[str, str]:
     """A real distribution dsh-pc whose command ``pc`` has commands of its own: ``sub``
     (``--loud``) and ``own`` (a ``-v`` of its own); ``pc`` takes ``--top``."""
     site = tmp_path / "site"
     info = site / "dsh_pc-1.0.dist-info"
     info.mkdir(parents=True)
-    (site / "dsh_pc.py").write_text(NESTED)
+    (site / "dsh_pc.py").write_text(source)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: dsh-pc\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[dsh]\npc = dsh_pc\n")
     path = os.pathsep.join([str(site), cli_env.get("PYTHONPATH", "")])
@@ -299,3 +299,17 @@ def test_words_beside_an_unknown_option_are_still_refused(
     done = dsh(*line, env={**cli_env, "DSH_LOAD_PLUGINS": ""}, cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.endswith(f"dsh: error: unrecognized arguments: {left}\n"), done.stderr
+
+
+def test_a_nested_command_stored_under_the_dest_command_runs(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Was: dsh's own dest "command" was overwritten by the plugin's subcommand ("sub"),
+    so no command was found and dsh printed its help, status 0."""
+    source = NESTED.replace('dest="pc_command"', 'dest="command"').replace(
+        'print(f"verbose=', 'print(f"command={context.args.command} verbose='
+    )
+    done = dsh("pc", "sub", env=_nested_env(cli_env, tmp_path, source), cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "command=sub verbose=False own_v=None\n"), (
+        done.stderr
+    )

@@ -4,6 +4,7 @@ harness a command gets is that of `dsh run`, or of `dsh models` when it only lis
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -52,6 +53,10 @@ async def late_status(context):
     return "done"
 
 
+def own_config(parser):
+    parser.add_argument("--config")  # dest config, as dsh's -c
+
+
 def unready(parser):
     parser.add_argument("--half")
     raise ValueError("no options today")
@@ -62,7 +67,9 @@ class Toys:
     def register_commands(self, register):
         register(Command("unready", "its options fail", explode, configure=unready))
         register(Command("three", "exit 3", status(3)))
+        register(Command("cfgboom", "own --config, fail", explode, configure=own_config))
         register(Command("true", "a bool", status(True)))
+        register(Command("s256", "256", status(256)))
         register(Command("word", "a str", status("not an int")))
         register(Command("late-word", "a str, async", late_status))
         register(Command("listing", "a harness that starts no agent", listing))
@@ -109,7 +116,12 @@ def test_a_failing_plugin_command_is_one_line_naming_the_plugin(
 
 @pytest.mark.parametrize(
     ("command", "shown"),
-    [("word", "'not an int' (str)"), ("late-word", "'done' (str)"), ("true", "True (bool)")],
+    [
+        ("word", "'not an int' (str)"),
+        ("late-word", "'done' (str)"),
+        ("true", "True (bool)"),
+        ("s256", "256 (int)"),  # the system keeps the low byte: it exited 0
+    ],
 )
 @pytest.mark.parametrize("verbose", [[], ["-v"]])
 def test_a_plugin_command_returning_no_exit_status_says_so(
@@ -121,7 +133,7 @@ def test_a_plugin_command_returning_no_exit_status_says_so(
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
         f"dsh: error: plugin 'toys': command {command!r} returned {shown}, "
-        "not an exit status (an int, or None for 0)\n"
+        "not an exit status (an int from 0 to 255, or None for 0)\n"
     )
 
 
@@ -221,3 +233,21 @@ def test_a_command_whose_options_fail_to_set_up_leaves_the_others_working(
             "dsh: error: plugin 'toys' failed to set up command 'unready': "
             "ValueError: no options today\n"
         )
+
+
+def test_a_failing_command_with_a_config_option_of_its_own_is_reported_without_reading_it(
+    toy_dsh: list[str], tmp_path: Path
+) -> None:
+    """Was: the report's key hiding read the command's --config as dsh.yml, and waited
+    forever on a FIFO there."""
+    fifo = tmp_path / "own.fifo"
+    os.mkfifo(fifo)
+    done = subprocess.run(
+        [*toy_dsh, "cfgboom", "--config", str(fifo)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 1
+    assert "failed in command 'cfgboom': RuntimeError: the toy broke" in done.stderr

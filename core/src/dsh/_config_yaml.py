@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from dsh import _pipes
 from dsh.errors import ConfigError
 
 try:  # libyaml's parser is several times faster; the constructor stays the safe one
@@ -54,21 +55,15 @@ class AtKey(ValueError):
         self.loc = loc
 
 
-#: The text of each config read from a pipe, a FIFO or another file that is not a
-#: regular one, by its path: such a file can be read once (``-c <(cat dsh.yml)``), and
-#: a second open of a FIFO waits for a writer that never comes. Regular files are read
-#: again each time.
-_ONCE: dict[str, str] = {}
-
-
 def read(path: str | os.PathLike[str], source: str) -> str:
-    key = os.fspath(path)
-    if key in _ONCE:
-        return _ONCE[key]
+    """The file's text; a pipe's or a FIFO's read once in a ``dsh`` command (``_pipes``)."""
+    kept, key = _pipes.TEXTS, os.fspath(path)
+    if kept is not None and key in kept:
+        return kept[key]
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
-        if not Path(path).is_file():
-            _ONCE[key] = text
+        if kept is not None and not Path(path).is_file():
+            kept[key] = text
         return text
     except FileNotFoundError:
         raise ConfigError(source, "", "file not found") from None

@@ -18,6 +18,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dsh import _pipes
 from dsh._cli_args import Parser, UsageError, build_parser, global_options, leading, shortened
 from dsh._cli_misplaced import command_option_before, global_option_after
 from dsh._cli_output import OutputError, tag_output_errors
@@ -60,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not _standard_streams():
         return 2
     tag_output_errors()
+    _pipes.keep()  # a config read from a pipe is read once (docs/cli.md: -c)
     # Plugins are chosen (-p) before the full parser exists: they add commands to it.
     # Only the options before the command are dsh's own (`dsh version -v` is not -v).
     early = Parser(prog="dsh", add_help=False)
@@ -89,9 +91,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if extras:
             global_option_after(extras, arguments[len(before) :], parser)
             parser.error(f"unrecognized arguments: {' '.join(extras)}")  # as parse_args
-        if args.command in commands:  # its arguments are its own (its --cwd, dest cwd, too);
-            # dsh's are those before it (docs/hooks.md: register_commands)
-            args = argparse.Namespace(**vars(known), command=args.command, dsh_command=args)
+        named = arguments[len(before)] if len(arguments) > len(before) else None
+        if named in commands:  # its arguments are its own (its --cwd, dest cwd, and a
+            # dest "command" of its subcommands too); dsh's are those before it
+            # (docs/hooks.md: register_commands)
+            args = argparse.Namespace(**vars(known), command=named, dsh_command=args)
     except DshError as error:
         return _fail(error, known)
     except (BrokenPipeError, OutputError) as error:
@@ -313,7 +317,11 @@ def _write(text: str, args: argparse.Namespace) -> None:
 
     text = hide_keys(text, args)
     own = getattr(args, "dsh_command", None)  # a plugin command's arguments: its -m, say
-    sys.stderr.write(text if own is None else hide_keys(text, own))
+    if own is not None:  # its own -m; the config and workspace are dsh's (its --config
+        # may name a file of its own, a FIFO even, not dsh.yml)
+        model = argparse.Namespace(**{**vars(args), "model": getattr(own, "model", None)})
+        text = hide_keys(text, model)
+    sys.stderr.write(text)
     sys.stderr.flush()
 
 
@@ -353,13 +361,15 @@ def _run(plugin: str, command: Command, args: argparse.Namespace, pm: PluginMana
         return 0
     if not isinstance(result, bool):  # True is no status: exit 1 would read as failure
         with suppress(TypeError):
-            return operator.index(result)
+            status = operator.index(result)
+            if 0 <= status <= 255:  # the system keeps the low byte: 256 would exit 0
+                return status
     import reprlib
 
     line = (
         f"dsh: error: plugin {plugin!r}: command {command.name!r} returned "
-        f"{reprlib.repr(result)} "
-        f"({type(result).__name__}), not an exit status (an int, or None for 0)\n"
+        f"{reprlib.repr(result)} ({type(result).__name__}), not an exit status "
+        "(an int from 0 to 255, or None for 0)\n"
     )
     _write(line, args)
     return 1

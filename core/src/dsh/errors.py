@@ -88,12 +88,14 @@ class PluginLoadError(DshError):
         value: str,
         cause: BaseException,
         more: Sequence[PluginLoadError] = (),
+        *,
+        uninstall: str = "",
     ) -> None:
         super().__init__(
             f"plugin {name!r} (distribution {distribution}, entry point "
             f"{name} = {value}) failed to load: {type(cause).__name__}: {cause}\n"
             f"  disable it with `-p no:{name}`, or choose plugins with "
-            f"DSH_LOAD_PLUGINS=a,b, or uninstall {distribution}"
+            f"DSH_LOAD_PLUGINS=a,b, or uninstall {uninstall or distribution}"
             + "".join(f"\n{other}" for other in more)
         )
         self.name = name
@@ -101,6 +103,8 @@ class PluginLoadError(DshError):
         self.value = value
         self.cause = cause
         self.more = tuple(more)
+        #: what the message says to uninstall (both distributions of a clashing name)
+        self.uninstall = uninstall or distribution
 
 
 class ConfigError(DshError):

@@ -321,7 +321,12 @@ def create_plugin_manager(
         if failed:
             first = failed[0]
             raise PluginLoadError(
-                first.name, first.distribution, first.value, first.cause, failed[1:]
+                first.name,
+                first.distribution,
+                first.value,
+                first.cause,
+                failed[1:],
+                uninstall=first.uninstall,
             ) from first.cause
     for item in plugins:
         name, plugin = item if isinstance(item, tuple) else (None, item)
@@ -342,7 +347,9 @@ def _load_entry_point(
     if clash:
         each = " and ".join(f"{dist_name(one)} ({name} = {one.value})" for one in clash)
         why = f"two installed distributions define the dsh plugin {name!r}: {each}"
-        raise PluginLoadError(name, dist, ep.value, PluginNameClash(f"{why}; uninstall one"))
+        either = " or ".join(dist_name(one) for one in clash)
+        clashed = PluginNameClash(f"{why}; uninstall one")
+        raise PluginLoadError(name, dist, ep.value, clashed, uninstall=either)
     try:
         plugin = ep.load()
         if isinstance(plugin, type):  # nothing registers an instance of it
