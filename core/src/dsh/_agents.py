@@ -357,6 +357,7 @@ class AgentRegistry:
 
     async def _teardown(self, handle: AgentHandle, done: anyio.Event) -> None:
         agent = handle.agent
+        agent.grace.enter()  # what stop() starts bounds the flush and the observers here
         # Shielded: an outer cancellation (a timeout around the harness) must not cut
         # the final flush short; the loop itself still stops, as begin_stop() asked.
         with anyio.CancelScope(shield=True):

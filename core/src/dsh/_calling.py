@@ -17,6 +17,8 @@ from typing import Any, Final, final
 
 import pluggy
 
+from dsh._grace import bounded
+from dsh._grace import current as current_grace
 from dsh._hook_results import Check, problem, typed, unawaited, wrong_type
 from dsh._ready import READY
 from dsh._secrets import get_logger
@@ -253,12 +255,14 @@ class Dispatcher:
         plan = self._plans[hook]
         return self._notify(hook, plan, kwargs) if plan else READY
 
-    async def _notify(self, hook: str, plan: tuple[Impl, ...], kwargs: dict[str, Any]) -> None:
+    async def _notify(
+        self, hook: str, plan: tuple[Impl, ...], kwargs: dict[str, Any], shield: bool = False
+    ) -> None:
         for impl in plan:
             try:
                 result = impl.call(kwargs)
                 if impl.is_async:
-                    await result
+                    await bounded(hook, impl, result, shield)  # in an agent's task: its grace
                 elif result is not None and inspect.isawaitable(result):
                     raise unawaited(result)
             except Exception as exc:
@@ -292,9 +296,12 @@ class Dispatcher:
 
         Sync impls run right here, and None is returned; with an async impl in the plan
         the whole notification is returned as an awaitable that runs shielded (only async
-        impls can be interrupted, so only they pay for the shield)."""
+        impls can be interrupted, so only they pay for the shield); in an agent's task,
+        each async impl shielded within the agent's grace (``dsh._grace``)."""
         plan = self._plans[hook]
-        if hook in self._async_plans:
+        if hook in self._async_plans:  # in an agent's task: each async impl in its grace
+            if current_grace() is not None:
+                return self._notify(hook, plan, kwargs, shield=True)
             return self._notify_shielded(hook, kwargs)
         for impl in plan:
             try:
@@ -335,7 +342,7 @@ class Dispatcher:
 
     async def _await_one(self, hook: str, impl: Impl, kwargs: dict[str, Any]) -> None:
         try:
-            await impl.call(kwargs)
+            await bounded(hook, impl, impl.call(kwargs))
         except Exception as exc:
             raise impl.fail(hook, exc) from exc
 
@@ -346,7 +353,7 @@ class Dispatcher:
             try:
                 result = impl.call(kwargs)
                 if impl.is_async:
-                    await result
+                    await bounded(hook, impl, result)
                 elif result is not None and inspect.isawaitable(result):
                     raise unawaited(result)
             except Exception as exc:

@@ -85,6 +85,7 @@ class StepRunner:
             error = {"code": exc.code, "message": str(exc)}
         except anyio.get_cancelled_exc_class():
             turn.abort("aborted")
+            self.agent.grace.start("cancellation")
             raise
         except Exception as exc:
             log.exception("agent %r: turn %d failed", self.agent.id, turn.number)

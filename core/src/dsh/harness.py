@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import anyio
 from pydantic import BaseModel
 
+from dsh._grace import started as grace_started
 from dsh._relay import interception_returns
 from dsh._secret_variables import SecretVariables
 from dsh._secrets import get_logger
@@ -279,7 +280,8 @@ class Harness:
                     # a store after harness_stopping closed it
                     await self.agents.close()
                     await self.agents.dispose_all()
-                    await self.relay.harness_stopping(self)
+                    with grace_started("harness exit"):
+                        await self.relay.harness_stopping(self)
                 finally:
                     for model in self._config_models:
                         await model.aclose()

@@ -156,8 +156,10 @@ def session_event(session: Session, event: SessionEvent) -> None:
     Fires for every event, in seq order, right after it entered the log. Every observer
     sees every event: an abort never cuts a notification short (async impls run
     shielded), so observers must be cheap and must not wait on the agent (buffer, do not
-    write). A raising observer is reported and never stops the other observers or the
-    loop.
+    write). Once the agent is aborted, cancelled or disposed, an async observer in
+    flight has a grace (``dsh._grace.GRACE_SECONDS``, 5 s) to return; then it is
+    cancelled and reported. A raising observer is reported and never stops the other
+    observers or the loop.
     """
 
 

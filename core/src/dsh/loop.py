@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dsh._grace import Grace
 from dsh._options import core_option_problem
 from dsh._secrets import get_logger
 from dsh._steps import StepRunner
@@ -84,6 +85,9 @@ class ReactLoopAgent:
         # id() of each prompt a ``prompt()`` call waits on -> the turn that took it (0:
         # none yet); None while nobody waits (most agents, always).
         self._awaited: dict[int, int] | None = None
+        #: Bounds the async hook impls in flight once the agent is aborted, cancelled or
+        #: disposed (``dsh._grace``); current in the loop task and the teardown.
+        self.grace = Grace()
 
     # -- the public surface -----------------------------------------------------------
 
@@ -128,10 +132,12 @@ class ReactLoopAgent:
         settled: see ``TurnState.settled``); queued prompts still run."""
         if self._turn is not None:
             self._turn.abort("aborted")
+            self.grace.start("abort")
 
     def cancel(self) -> None:
         """Abort the running turn and drop everything queued; a no-op when idle and empty."""
         dropped = self.inbox.clear()
+        self.grace.start("cancel")  # a flush in flight is bounded too
         if self._turn is not None:
             self._turn.cancelled = True
             self._turn.abort("aborted")
@@ -196,12 +202,14 @@ class ReactLoopAgent:
 
     async def run(self) -> None:
         """The loop task. Runs until ``stop()``."""
+        self.grace.enter()
         try:
             while not self._disposing:
                 prompts = self.inbox.take_queued(self.batch)
                 if not prompts:
                     await self._park()
                     continue
+                self.grace.reset()  # an abort before this turn bounds nothing in it
                 turn = self._turn = TurnState(self._turns + 1, prompts)
                 await self._set_status("running")
                 if turn.cancelled or self._disposing:
@@ -238,6 +246,7 @@ class ReactLoopAgent:
         if not self._disposing:
             self._disposing = True
             self.inbox.clear()  # also what steering is re-queued after the last turn
+            self.grace.start("disposal")
             if self._turn is not None:
                 self._turn.abort("disposed")
             self._wake.set()

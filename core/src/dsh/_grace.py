@@ -1,0 +1,156 @@
+"""The grace an async hook impl in flight gets once its agent is aborted, cancelled or
+disposed: ``GRACE_SECONDS``, after which it is cancelled and reported (a ``HookError``
+naming the plugin and the hook, its cause a ``TimeoutError``).
+
+An observer's notification runs shielded, so that an abort never tears it (every
+observer sees every event); without a bound, one that never returns would keep the
+agent from ever ending its turn. Each agent has a ``Grace``, current in its tasks (a
+context variable): an async impl of a notification (``session_event``, ``agent_status``
+…) or of ``session_flush`` awaited there runs in a cancel scope of its own, registered
+with the grace, whose deadline ``Grace.start`` sets; until then it has none, so an
+impl that finishes is never cut short. ``expire_started`` cuts short every one whose
+grace has begun (``dsh run`` on a second signal).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:  # anyio is imported when first needed: ``dsh --help`` needs none
+    from anyio import CancelScope
+
+    from dsh._calling import Impl
+
+__all__ = [
+    "GRACE_SECONDS",
+    "Grace",
+    "bounded",
+    "current",
+    "expire_started",
+    "graced",
+    "in_flight",
+    "started",
+]
+
+#: Seconds an async impl in flight may still take once its agent is aborted, cancelled
+#: or disposed (tests lower it). Read when a grace starts.
+GRACE_SECONDS: float = 5.0
+
+#: Every scope in flight under some grace, with what it runs ("plugin 'x' hook h").
+_IN_FLIGHT: Final[dict[CancelScope, str]] = {}
+
+_current: Final[ContextVar[Grace | None]] = ContextVar("dsh_grace", default=None)
+
+
+class Grace:
+    """One agent's: ``start`` gives each async impl in flight ``GRACE_SECONDS`` from
+    then to return, and each that starts before ``reset`` as long from its own start,
+    but none to a plugin's impl of a hook that has already been cut short (a plugin
+    that hangs on every event costs one grace, not one an event)."""
+
+    __slots__ = ("cut", "deadline", "reason", "scopes")
+
+    def __init__(self) -> None:
+        self.deadline = math.inf  # of what is in flight when the grace starts
+        self.reason = ""
+        self.scopes: set[CancelScope] = set()
+        self.cut: set[str] | None = None  # what was cut short since the grace started
+
+    def start(self, reason: str) -> None:
+        """The agent is being aborted (``reason``: "abort", "disposal"): the grace
+        begins now unless it already has (a second abort does not extend it)."""
+        if self.deadline == math.inf:
+            import anyio
+
+            self.deadline = anyio.current_time() + GRACE_SECONDS
+            self.reason = f"{GRACE_SECONDS:g} s of the {reason}"
+            for scope in self.scopes:
+                scope.deadline = self.deadline
+
+    def reset(self) -> None:
+        """A new turn: what runs now is not in anyone's grace."""
+        self.deadline = math.inf
+        self.cut = None
+
+    def enter(self) -> None:
+        """Make this the grace of the calling task (and the tasks it starts)."""
+        _current.set(self)
+
+    def _deadline(self, label: str) -> float:
+        if self.deadline == math.inf:
+            return math.inf
+        if self.cut is not None and label in self.cut:
+            return -math.inf
+        import anyio
+
+        return max(self.deadline, anyio.current_time() + GRACE_SECONDS)
+
+
+def current() -> Grace | None:
+    return _current.get()
+
+
+@contextmanager
+def started(reason: str) -> Iterator[None]:
+    """A grace of its own, begun now, for the hooks awaited in the block (the harness's
+    ``harness_stopping`` as it leaves)."""
+    grace = Grace()
+    token = _current.set(grace)
+    grace.start(reason)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def bounded(
+    hook: str, impl: Impl, result: Awaitable[None], shield: bool = False
+) -> Awaitable[None]:
+    """``result`` (what ``impl`` of ``hook`` returned) as it is, or, in a task with a
+    grace (an agent's), to be awaited within it."""
+    grace = _current.get()
+    if grace is None:
+        return result
+    return graced(grace, f"plugin {impl.plugin_name!r} hook {hook}", result, shield)
+
+
+async def graced(grace: Grace, label: str, awaitable: Awaitable[None], shield: bool) -> None:
+    """Await ``awaitable`` (what ``label`` names) in a scope ``grace`` can bound;
+    ``TimeoutError`` if it was cut short."""
+    import anyio
+
+    with anyio.CancelScope(shield=shield, deadline=grace._deadline(label)) as scope:
+        grace.scopes.add(scope)
+        _IN_FLIGHT[scope] = label
+        try:
+            await awaitable
+        finally:
+            grace.scopes.discard(scope)
+            del _IN_FLIGHT[scope]
+    if scope.cancelled_caught:
+        if scope.deadline == -math.inf:
+            raise TimeoutError("cancelled at once: it did not return from an earlier call")
+        if grace.cut is None:
+            grace.cut = set()
+        grace.cut.add(label)
+        if anyio.current_time() < scope.deadline:  # expire_started() cut it
+            raise TimeoutError(f"cancelled before the end of its grace ({grace.reason})")
+        raise TimeoutError(f"did not return within {grace.reason}; cancelled")
+
+
+def expire_started() -> list[str]:
+    """Cancel now each impl in flight whose grace has begun (the way out of an abort or
+    a disposal is taking too long); what they run, each once, in the order they began."""
+    cut = {scope: label for scope, label in _IN_FLIGHT.items() if scope.deadline != math.inf}
+    for scope in cut:
+        scope.cancel()
+    return list(dict.fromkeys(cut.values()))
+
+
+def in_flight() -> list[str]:
+    """What runs under a grace now, each once, in the order it began."""
+    return list(dict.fromkeys(_IN_FLIGHT.values()))
