@@ -209,8 +209,14 @@ async def _run(args: argparse.Namespace, pm: PluginManager) -> int:
 
             async def on_sigint() -> None:
                 nonlocal interrupted
+                hurried = False
                 with anyio.open_signal_receiver(signal.SIGINT) as signals:
                     async for _ in signals:
+                        if hurried:  # a third: whatever it still waits on, it ends
+                            _end_now(130, "interrupted again")
+                        if interrupted:  # again, while the turn still ends: now
+                            _hurry("interrupted again")
+                            hurried = True
                         interrupted = True
                         agent.cancel()
 
@@ -340,21 +346,23 @@ async def until_terminated(
     hangup = getattr(signal, "SIGHUP", signal.SIGTERM)  # none on Windows
     if signal.getsignal(hangup) == signal.SIG_IGN:
         hangup = signal.SIGTERM
+    running = anyio.CancelScope()
     async with anyio.create_task_group() as tg:
 
         async def on_sigterm() -> None:
             nonlocal status
             with anyio.open_signal_receiver(signal.SIGTERM, hangup) as signals:
                 async for signum in signals:
+                    if running.cancel_called:  # a second one: the way out takes too long
+                        _end_now(status, "terminated again")
                     status = 128 + signum
-                    with suppress(OSError):  # a closed terminal cannot be told
-                        print("\ndsh: terminated", file=sys.stderr)
-                    tg.cancel_scope.cancel()
-                    return
+                    _hurry("terminated")
+                    running.cancel()
 
         tg.start_soon(on_sigterm)
         try:
-            status = await command(args, pm)
+            with running:
+                status = await command(args, pm)
         except Exception as exc:  # raised below as it is: the group would wrap it
             failure = exc
         finally:
@@ -362,3 +370,28 @@ async def until_terminated(
     if failure is not None:
         raise failure
     return status
+
+
+def _hurry(said: str) -> None:
+    """Say ``said``; what an abort or a disposal already waits on (an observer within
+    its grace, ``dsh._grace``) is cancelled now, and named."""
+    from dsh._grace import expire_started
+
+    _say(said, "cancelled", expire_started())
+
+
+def _end_now(status: int, said: str) -> None:
+    """End the process at once with ``status``: a signal came again while the way out
+    of the first still ran (what it waits on may never return)."""
+    from dsh._grace import in_flight
+
+    _say(said, "still running:", in_flight())
+    with suppress(OSError, ValueError):
+        sys.stdout.flush()
+    os._exit(status)
+
+
+def _say(said: str, what: str, names: list[str]) -> None:
+    with suppress(OSError):  # a closed terminal cannot be told
+        print(f"\ndsh: {said}" + (f"; {what} {', '.join(names)}" if names else ""), file=sys.stderr)
+        sys.stderr.flush()

@@ -1,0 +1,112 @@
+"""`dsh run` with a plugin whose async ``session_event`` observer never returns (docs/cli.md,
+exit status): Ctrl-C still ends it with 130 once the observer's grace has run out (the
+plugin and the hook named), a second Ctrl-C or a SIGTERM while it ends cuts the grace
+short (130, 143), and a second SIGTERM ends the process at once (143). The plugin
+lowers ``dsh._grace.GRACE_SECONDS`` so that the test does not wait 5 s."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import text_reply
+
+GRACE = 1.0
+MARGIN = 8.0  # start-up, the exit path, a loaded machine
+
+HANGOBS = f"""
+import anyio
+import dsh._grace
+from dsh import hookimpl
+
+dsh._grace.GRACE_SECONDS = {GRACE}
+
+
+@hookimpl
+async def session_event(event):
+    if event.type == "assistant/chunk":
+        await anyio.sleep_forever()
+"""
+
+
+@pytest.fixture
+def env(cli_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """``cli_env`` with the plugin ``hangobs`` installed (a dist-info on PYTHONPATH)."""
+    site = tmp_path / "site"
+    info = site / "dsh_hangobs-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "dsh_hangobs.py").write_text(HANGOBS)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: dsh-hangobs\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[dsh]\nhangobs = dsh_hangobs\n")
+    path = os.pathsep.join([str(site), cli_env.get("PYTHONPATH", "")])
+    return {**cli_env, "PYTHONPATH": path, "DSH_LOAD_PLUGINS": "hangobs"}
+
+
+def signalled(
+    server: Any, signals: list[int], env: dict[str, str], cwd: Path
+) -> tuple[int, float, str]:
+    """``dsh run`` sent ``signals`` (0.2 s apart) once its observer hangs: its exit
+    status, the seconds from the first signal to its end, and its stderr."""
+    model = f"openai-compatible:tiny@{server.url}"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dsh.cli", "-m", model, "run", "hi"],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not server.bodies() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert server.bodies(), "the model was never asked"
+        time.sleep(0.5)  # the chunk reaches the observer
+        start = time.monotonic()
+        for signum in signals:
+            process.send_signal(signum)
+            time.sleep(0.2)
+        _, err = process.communicate(timeout=GRACE + MARGIN)
+        return process.returncode, time.monotonic() - start, err
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+SIGINT, SIGTERM = signal.SIGINT, signal.SIGTERM
+NAMED = "plugin 'hangobs' hook session_event"
+
+
+@pytest.mark.parametrize(
+    ("signals", "status", "said"),
+    [
+        ([SIGINT], 130, "did not return within 1 s of the cancel; cancelled"),
+        ([SIGTERM], 143, "did not return within 1 s of the disposal; cancelled"),
+        ([SIGINT, SIGINT], 130, f"dsh: interrupted again; cancelled {NAMED}"),
+        ([SIGINT, SIGTERM], 143, f"dsh: terminated; cancelled {NAMED}"),
+        ([SIGTERM, SIGTERM], 143, f"dsh: terminated again; still running: {NAMED}"),
+    ],
+    ids=["int", "term", "int-int", "int-term", "term-term"],
+)
+def test_a_hanging_observer_does_not_keep_dsh_run_from_ending(
+    model_server: Any,
+    env: dict[str, str],
+    tmp_path: Path,
+    signals: list[int],
+    status: int,
+    said: str,
+) -> None:
+    server = model_server([text_reply("part of an answer", then="stall")])
+    got, took, err = signalled(server, signals, env, tmp_path)
+    assert got == status, err
+    assert said in err
+    assert "Traceback" not in err
+    if len(signals) > 1:  # the grace is cut short: not waited for
+        assert took < GRACE + 0.2 * len(signals) + MARGIN / 2, err
