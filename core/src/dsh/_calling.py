@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Collection
-from operator import itemgetter
 from typing import Any, Final, final
 
 import pluggy
@@ -20,6 +19,7 @@ import pluggy
 from dsh._grace import bounded
 from dsh._grace import current as current_grace
 from dsh._hook_results import Check, problem, typed, unawaited, wrong_type
+from dsh._impl import Impl, binder, is_async_function
 from dsh._ready import READY
 from dsh._secrets import get_logger
 from dsh.errors import DshError, HookError
@@ -29,58 +29,6 @@ __all__ = ["Dispatcher", "Impl", "is_async_function"]
 log = get_logger("dsh.plugins")
 
 Reporter = Callable[[HookError], None]
-
-
-@final
-class Impl:
-    """One hook impl, ready to call: ``call(kwargs)`` passes only the names it takes.
-
-    A slotted class rather than a NamedTuple: every call reads ``call`` and ``is_async``
-    of each impl, and CPython specialises a slot read but not a NamedTuple field's."""
-
-    __slots__ = ("argnames", "call", "function", "is_async", "plugin_name")
-
-    def __init__(
-        self,
-        call: Callable[[dict[str, Any]], Any],
-        function: Callable[..., Any],
-        argnames: tuple[str, ...],
-        is_async: bool,
-        plugin_name: str,
-    ) -> None:
-        self.call: Final = call
-        self.function: Final = function
-        self.argnames: Final = argnames
-        self.is_async: Final = is_async
-        self.plugin_name: Final = plugin_name
-
-    def __repr__(self) -> str:
-        return f"Impl({self.plugin_name!r}, {self.describe()})"
-
-    def describe(self) -> str:
-        name = getattr(self.function, "__qualname__", repr(self.function))
-        return f"{name}({', '.join(self.argnames)})"
-
-    def fail(self, hook: str, exc: BaseException) -> HookError:
-        return HookError(self.plugin_name, hook, self.describe(), exc)
-
-
-def _binder(
-    function: Callable[..., Any], names: tuple[str, ...]
-) -> Callable[[dict[str, Any]], Any]:
-    # Built once per impl when a plan is made: cheaper per call than building an
-    # argument list each time.
-    if not names:
-        return lambda kwargs: function()
-    if len(names) == 1:
-        (name,) = names
-        return lambda kwargs: function(kwargs[name])
-    getter = itemgetter(*names)
-    return lambda kwargs: function(*getter(kwargs))
-
-
-def is_async_function(function: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(inspect.unwrap(function))
 
 
 async def _raise(error: HookError) -> None:
@@ -172,7 +120,7 @@ class Dispatcher:
         ordered += [i for i in rest if i.plugin_name in self._last]
         plan = tuple(
             Impl(
-                _binder(i.function, tuple(i.argnames)),
+                binder(i.function, tuple(i.argnames)),
                 i.function,
                 tuple(i.argnames),
                 is_async_function(i.function),

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:  # anyio is imported when first needed: ``dsh --help`` needs none
     from anyio import CancelScope
 
-    from dsh._calling import Impl
+    from dsh._impl import Impl
 
 __all__ = [
     "GRACE_SECONDS",
