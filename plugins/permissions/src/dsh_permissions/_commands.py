@@ -38,7 +38,9 @@ from dsh_permissions._evaluated import (
     BUILTINS,
     assigned,
     callback,
+    completions,
     from_input,
+    leading,
     trap_action,
     unmodelled,
 )
@@ -183,7 +185,7 @@ def _wrapped(
     model (``_evaluated``)."""
     words = command.words
     subjects: list[Subject] = []
-    if (why := assigned(words)) is not None:
+    if (why := assigned(leading(words))) is not None:
         subjects.append(problem(" ".join(raw), why))
     index = inner = skip_assignments(raw)
     wrapped = False
@@ -203,6 +205,9 @@ def _wrapped(
             inner = index + 1
             while inner < len(words) and WRAPPER_ARG.fullmatch(raw[inner]):
                 inner += 1
+            # env NAME=VALUE (and env 'BASH_FUNC_ls%%=...', which it takes for the command)
+            if (why := assigned(words[index + 1 : inner + 1])) is not None:
+                subjects.append(problem(" ".join(raw), why))
             if inner < len(words):
                 why = why_not or any_unknown(words[inner:])
                 subjects.append(text_subject(canon[inner:], raw[inner:], why))
@@ -243,6 +248,12 @@ def _builtin(name: str, words: tuple[Word, ...], raw: list[str], where: _Where) 
         subjects.extend(_script(trap_action(words[1:]), where, "the command trap runs"))
     elif name in ("mapfile", "readarray"):
         subjects.extend(_callback(words, where))
+    elif name == "compgen":
+        commands, word_lists = completions(words[1:])
+        for found in commands:
+            subjects.extend(_script((found,), where, "the command compgen -C runs"))
+        for found in word_lists:  # expanded as the shell would: $(...) runs
+            subjects.extend(_script((found,), where, "the word list compgen -W expands"))
     elif name in ("source", ".") and len(words) > 1:
         subjects.extend(_from_input(words, words[1:], where))
     return subjects
@@ -299,8 +310,14 @@ def _shell_script(
 ) -> list[Subject]:
     """``sh -c SCRIPT``: the script's commands (wherever the -c option stands). A shell
     run as a command with no ``-c`` and no script file (``curl x | sh``, ``bash <<< '...'``,
-    ``bash -s``) runs what its input says: that cannot be checked."""
+    ``bash -s``) runs what its input says: that cannot be checked; nor can a startup
+    file (``--rcfile``, ``--init-file``) that is its input."""
     args = shell[1:]
+    startup = tuple(
+        args[i + 1] for i, w in enumerate(args[:-1]) if w.text in ("--rcfile", "--init-file")
+    )
+    if command_word and startup and (found := _from_input(shell, startup, where)):
+        return found
     for position, word in enumerate(args):
         if _SHORT_C.fullmatch(word.text):
             rest = [w for w in args[position + 1 :] if not w.text.startswith("-")]
@@ -320,7 +337,7 @@ def _from_input(words: tuple[Word, ...], files: tuple[Word, ...], where: _Where)
     the shell may be (after cd too)."""
     root, moved, _, _, places = where
     dirs = (root, *places.dirs) if moved else (root,)
-    if files and not any(not w.dynamic and from_input(w.text, d) for w in files for d in dirs):
+    if files and not any(not w.dynamic and from_input(w, d) for w in files for d in dirs):
         return []
     line = " ".join(w.raw for w in words)
     why = "the shell reads the commands it runs from its input, which cannot be checked"

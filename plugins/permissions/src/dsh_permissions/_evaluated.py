@@ -1,22 +1,32 @@
 """Bash builtins that run a string as code, and input given to a shell as its script.
 
-``trap 'CMD' EXIT`` and ``mapfile -C CMD`` run a string as a script: ``_commands``
-opens it the way it opens ``eval``'s words (``trap_action``, ``callback``). The rest
-is syntax the splitter does not model, and a command using it is a problem (asked
+``trap 'CMD' EXIT``, ``mapfile -C CMD`` and ``compgen -C CMD`` run a string as a script,
+and ``compgen -W WORDS`` expands its words as the shell would: ``_commands`` opens them
+the way it opens ``eval``'s words (``trap_action``, ``callback``, ``completions``). The
+rest is syntax the splitter does not model, and a command using it is a problem (asked
 about; in bypass mode denied when there are deny rules), as ``(( ))`` is:
 
 - an array subscript holding ``$(...)`` or a backtick (``'a[$(CMD)]'``), whatever its
-  quoting: bash evaluates subscripts as arithmetic and runs what they hold, in any word
-  a builtin takes as a variable name or a number (``let``, ``test -v``/``-eq``,
-  ``printf -v``/``%d``, ``read``, ``declare``, ``unset``, ``shift``, ``exit``, ...) and
-  in an assignment (whose value a later arithmetic use evaluates);
+  quoting, in a word a builtin takes as a variable name (``test -v``/``[ -v``,
+  ``printf -v``, ``read``, ``declare``/``typeset``/``local``, ``unset``: bash 5.2 runs
+  it there; ``export``, ``readonly``, ``mapfile``, ``wait -p`` and ``getopts`` are
+  treated the same) or in an assignment (whose value a later arithmetic use evaluates).
+  ``test x -eq 1``, ``printf %d``, ``shift`` and ``exit`` take a plain number and run
+  nothing; ``echo``, ``cd`` and the like never evaluate their words;
+- what evaluates a value the line may have filled in before (``read x <<< ...``,
+  ``printf -v x ...``): ``let`` with any operand, and a subscript holding a name
+  (``test -v 'a[x]'``) in those name operands, since bash evaluates the variable's
+  value, subscripts and all;
 - ``fc`` (runs its ``-e`` editor, then history entries), ``hash -p`` and ``BASH_CMDS``
   (a name runs another program), ``BASH_FUNC_*`` (an exported function), ``BASH_ENV``
-  (a new bash sources it), ``PS4`` (``set -x`` expands it), ``alias`` and ``shopt -s
-  expand_aliases`` (a name runs other words), ``enable`` (loads or hides builtins),
-  and the integer attribute (``declare -i``: later assignments are evaluated);
-- a shell's script, or the file ``source``/``.`` reads, that is its input (``-``,
-  ``/dev/stdin``, ``/dev/fd/N``, ``/proc/*/fd/N``): what it runs is not in the line.
+  and ``ENV`` (a new bash, an interactive sh, sources it: ``/dev/stdin`` too), ``PS4``
+  holding a substitution (``set -x`` expands it), alias definitions and ``shopt -s
+  expand_aliases`` (sh and bash in POSIX mode expand aliases in scripts), ``enable``
+  other than listing (loads or hides builtins), ``compgen -F`` (runs a function) and
+  the integer attribute (``declare -i``: later assignments are evaluated);
+- a shell's script, its ``--rcfile``/``--init-file``, or the file ``source``/``.``
+  reads, that is its input (``-``, ``/dev/stdin``, ``/dev/fd/N``, ``/proc/*/fd/N``,
+  ``~/../dev/stdin``): what it runs is not in the line.
 """
 
 from __future__ import annotations
@@ -25,11 +35,21 @@ import os
 import re
 from typing import Final
 
+from dsh_permissions._builtin_args import split_args
+from dsh_permissions._paths import spellings
 from dsh_permissions._shell import Word
 
-__all__ = ["BUILTINS", "assigned", "callback", "from_input", "trap_action", "unmodelled"]
+__all__ = [
+    "BUILTINS",
+    "assigned",
+    "callback",
+    "completions",
+    "from_input",
+    "trap_action",
+    "unmodelled",
+]
 
-#: bash's builtins (``compgen -b``): only these (and assignments) evaluate subscripts
+#: bash's builtins (``compgen -b``)
 BUILTINS: Final = frozenset(
     {
         *(".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd"),
@@ -42,67 +62,86 @@ BUILTINS: Final = frozenset(
         *("unset", "wait"),
     }
 )
-#: ``[`` and later ``$(`` or a backtick: a subscript bash would run code in
-_SUBSCRIPT: Final = re.compile(r"\[.*(\$\(|`)", re.DOTALL)
+_DECLARING: Final = frozenset({"declare", "typeset", "local", "export", "readonly"})
+#: the options of each builtin taking variable names that take a value
+_VALUED: Final = {"read": "adinNptu", "mapfile": "dnOsuCc", "readarray": "dnOsuCc"}
+_VALUED_COMPGEN: Final = "oAGWFCXPS"
 #: a word bash takes as an assignment (``x=1``, ``a[i]=1``, ``x+=1``)
-_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[.*\])?\+?=", re.DOTALL)
+_ASSIGNMENT: Final = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[.*\])?\+?=", re.DOTALL)
+_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: variables that make a name run other code (``BASH_CMDS[ls]=/bin/rm`` as ``hash -p``,
-#: an exported function ``BASH_FUNC_ls%%``), that a new bash sources (``BASH_ENV``,
-#: which may be ``/dev/stdin``) or that ``set -x`` expands (``PS4``)
-_HOOKS: Final = re.compile(
-    r"(BASH_CMDS|BASH_ALIASES|BASH_ENV|PS4)(\[.*|\+?=.*)?|BASH_FUNC_.*", re.DOTALL
-)
-_HOOK_NAMES: Final = re.compile(r"BASH_CMDS|BASH_ALIASES|BASH_ENV|PS4|BASH_FUNC_")
+#: an exported function ``BASH_FUNC_ls%%``), that a new shell sources (``BASH_ENV``,
+#: ``ENV``, which may be ``/dev/stdin``) or that ``set -x`` expands (``PS4``)
+_HOOK: Final = re.compile(r"BASH_CMDS|BASH_ALIASES|BASH_ENV|ENV|PS4|BASH_FUNC_.*", re.DOTALL)
 _HOOKED: Final = (
-    "it sets BASH_CMDS, BASH_ALIASES, BASH_ENV, PS4 or an exported function (BASH_FUNC_), "
-    "which make a name, a new shell or the trace of set -x run other code"
+    "it sets BASH_CMDS, BASH_ALIASES, BASH_ENV, ENV, PS4 or an exported function "
+    "(BASH_FUNC_), which make a name, a new shell or the trace of set -x run other code"
 )
-_DECLARING: Final = frozenset({"declare", "typeset", "local"})
+_RUNS: Final = (
+    "bash evaluates an array subscript in it as arithmetic, running the command "
+    "substitution it holds"
+)
+_INDIRECT: Final = (
+    "bash evaluates a variable named in an array subscript as arithmetic, and its value "
+    "(which the line may have filled in) may hold a subscript that runs a command"
+)
+#: what makes PS4's expansion run or evaluate something
+_EXPANDS: Final = ("$(", "`", "${", "$[")
 _INPUT: Final = re.compile(r"/dev/stdin|/dev/fd/[^/]+|/proc/[^/]+(/task/[^/]+)?/fd/[^/]+")
 _HOPS: Final = 8
-#: mapfile's options that take a value
-_VALUED: Final = frozenset("dnOsuCc")
 
 
 def unmodelled(words: tuple[Word, ...]) -> str | None:
     """Why the builtin ``words[0]`` (with its arguments) runs code the analysis does not
     model, or None."""
     name = os.path.basename(words[0].text)
-    args = [w.text for w in words[1:]]
-    options = _options(args)
-    if any(_SUBSCRIPT.search(w.text) for w in words):
+    args = words[1:]
+    if name == "let" and args:
         return (
-            "bash evaluates an array subscript in it as arithmetic, running the "
-            "command substitution it holds"
+            "let evaluates its operands as arithmetic, and the value of each variable "
+            "they name in turn (which the line may have filled in)"
         )
-    if any(_HOOK_NAMES.search(w.text) for w in words):  # declare -n r=BASH_CMDS too
-        return _HOOKED
-    if name == "hash" and "p" in options:
+    if (why := _named(name, args)) is not None:
+        return why
+    flags = split_args(args, "").flags
+    if name == "hash" and "p" in flags:
         return "hash -p makes a name run another program"
     if name == "fc":
         return "fc runs an editor command and then the commands of the shell's history"
-    if name in ("alias", "enable") and args:
-        return f"{name} changes what a command name runs"
-    if name == "shopt" and "s" in options and "expand_aliases" in args:
+    if name == "alias" and any("=" in w.text for w in args):
+        return "alias changes what a command name runs (sh and bash --posix expand it)"
+    if name == "enable" and (set(flags) - set("aps") or split_args(args, "f").operands):
+        return "enable loads or hides builtins"
+    if name == "shopt" and "s" in flags and any(w.text == "expand_aliases" for w in args):
         return "shopt -s expand_aliases makes aliases run other words"
-    if name in _DECLARING and "i" in options:
+    if name in _DECLARING - {"export", "readonly"} and "i" in flags:
         return f"{name} -i makes bash evaluate what is later assigned as arithmetic"
+    if name == "compgen" and split_args(args, _VALUED_COMPGEN).valued("F"):
+        return "compgen -F runs a shell function"
     return None
 
 
 def assigned(words: tuple[Word, ...]) -> str | None:
-    """Why an assignment among ``words`` (``x='a[$(CMD)]'``, ``a['$(CMD)']=1``) may run
-    code, or None: bash evaluates the subscript, or the value where it is later used as
-    a number."""
+    """Why one of the assignments ``words`` (``x='a[$(CMD)]'``, ``a['$(CMD)']=1``,
+    ``BASH_ENV=/dev/stdin``) may run code, or None: bash evaluates the subscript, or the
+    value where it is later used as a number, or a hook variable runs it."""
     for word in words:
-        if "=" in word.text and _HOOKS.fullmatch(word.text):
+        if _hooked(word):
             return _HOOKED
-        if _ASSIGNMENT.match(word.text) and _SUBSCRIPT.search(word.text):
+        if _ASSIGNMENT.match(word.text) and _runs(word.text):
             return (
                 f"{word.raw!r} assigns an array subscript holding a command substitution, "
                 "which bash runs when it evaluates it as arithmetic"
             )
     return None
+
+
+def leading(words: tuple[Word, ...]) -> tuple[Word, ...]:
+    """The assignments ``words`` starts with (``a[i]=1`` too)."""
+    end = 0
+    while end < len(words) and _ASSIGNMENT.match(words[end].text):
+        end += 1
+    return words[:end]
 
 
 def trap_action(args: tuple[Word, ...]) -> tuple[Word, ...]:
@@ -119,30 +158,28 @@ def trap_action(args: tuple[Word, ...]) -> tuple[Word, ...]:
 
 def callback(args: tuple[Word, ...]) -> tuple[Word, ...] | None:
     """The ``-C`` callback of ``mapfile``/``readarray ARGS`` (None: none)."""
-    index = 0
-    while index < len(args):
-        text = args[index].text
-        if text == "--" or not text.startswith("-") or text == "-":
-            return None
-        for position, letter in enumerate(text[1:], 2):
-            if letter in _VALUED:
-                value = text[position:]
-                if letter == "C":
-                    if value:
-                        return (Word(value, args[index].raw, dynamic=args[index].dynamic),)
-                    return args[index + 1 : index + 2]
-                index += 0 if value else 1  # the value is the next word
-                break
-        index += 1
-    return None
+    found = split_args(args, _VALUED["mapfile"]).valued("C")
+    return found[:1] or None
 
 
-def from_input(text: str, root: str) -> bool:
-    """Whether the file ``text`` names is the shell's input (``-``, ``/dev/stdin``,
-    ``/dev/fd/0``, ``/proc/self/fd/0``, through symlinked directories too)."""
-    if text == "-":
+def completions(args: tuple[Word, ...]) -> tuple[tuple[Word, ...], tuple[Word, ...]]:
+    """What ``compgen ARGS`` runs: its ``-C`` commands, and its ``-W`` word lists (which
+    it expands as the shell would, command substitutions included)."""
+    found = split_args(args, _VALUED_COMPGEN)
+    return found.valued("C"), found.valued("W")
+
+
+def from_input(word: Word, root: str) -> bool:
+    """Whether the file ``word`` names is the shell's input (``-``, ``/dev/stdin``,
+    ``/dev/fd/0``, ``/proc/self/fd/0``, ``~/../dev/stdin``, through symlinked
+    directories too)."""
+    if word.text == "-":
         return True
-    path = os.path.join(root, text)
+    texts = spellings(word.text) if word.tilde else (word.text,)
+    return any(_input_path(os.path.join(root, text)) for text in texts)
+
+
+def _input_path(path: str) -> bool:
     try:
         for _ in range(_HOPS):
             where = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
@@ -156,12 +193,102 @@ def from_input(text: str, root: str) -> bool:
     return True  # or a chain of links too long to follow
 
 
-def _options(args: list[str]) -> str:
-    """The letters of the short options before the operands."""
-    letters: list[str] = []
-    for arg in args:
-        if arg == "--" or not arg.startswith(("-", "+")) or arg in ("-", "+"):
-            break
-        if arg.startswith("-"):
-            letters.append(arg[1:])
-    return "".join(letters)
+def _named(name: str, args: tuple[Word, ...]) -> str | None:
+    """Why a word ``name ARGS`` takes as a variable name may run code, or None."""
+    names, values, targets = _names(name, args)
+    for word in names:
+        if _runs(word.text):
+            return _RUNS
+        if _indirect(word.text):
+            return _INDIRECT
+    for word in targets:  # read PS4, printf -v 'BASH_CMDS[ls]', declare -n r=BASH_CMDS
+        if _HOOK.fullmatch(_variable(word.text)):
+            return _HOOKED
+    for word in values:  # declare NAME=VALUE: the value, where it is later evaluated
+        if _runs(word.text):
+            return _RUNS
+        if _hooked(word):
+            return _HOOKED
+    return None
+
+
+def _names(name: str, args: tuple[Word, ...]) -> tuple[list[Word], list[Word], list[Word]]:
+    """The words ``name ARGS`` takes as variable names, the assignments it makes, and
+    the variables it sets (or makes a nameref to)."""
+    if name in ("test", "["):
+        names = [w for i, w in enumerate(args) if i and args[i - 1].text in ("-v", "-R")]
+        return names, [], []
+    if name == "unset":
+        return list(split_args(args, "").operands), [], []
+    if name in _DECLARING:
+        return _declared(name, args)
+    if name == "printf":
+        names = list(split_args(args, "v").valued("v"))
+    elif name == "wait":
+        names = list(split_args(args, "p").valued("p"))
+    elif name == "getopts":
+        names = list(args[1:2])
+    elif name in _VALUED:
+        found = split_args(args, _VALUED[name])
+        names = [*found.valued("a"), *found.operands]
+    else:
+        return [], [], []
+    return names, [], names
+
+
+def _declared(name: str, args: tuple[Word, ...]) -> tuple[list[Word], list[Word], list[Word]]:
+    """``declare NAME=VALUE ...``: see ``_names``."""
+    found = split_args(args, "")
+    names: list[Word] = []
+    values: list[Word] = []
+    targets: list[Word] = []
+    for word in found.operands:
+        if (assignment := _ASSIGNMENT.match(word.text)) is None:
+            names.append(word)  # declare -x PS4: exports what it holds, sets nothing
+            continue
+        values.append(word)
+        names.append(Word(word.text[: assignment.end()], word.raw, dynamic=word.dynamic))
+        if "n" in found.flags and name != "export":  # a nameref: its value is a name
+            targets.append(Word(word.text[assignment.end() :], word.raw, dynamic=word.dynamic))
+    return names, values, targets
+
+
+def _runs(text: str) -> bool:
+    """A ``[`` and after it ``$(`` or a backtick: a subscript bash would run code in."""
+    start = text.find("[")
+    return start >= 0 and (text.find("$(", start) >= 0 or text.find("`", start) >= 0)
+
+
+def _indirect(text: str) -> bool:
+    """A subscript naming a variable (``a[x]``, ``a[$i]``), whose value bash evaluates."""
+    start = text.find("[")
+    return start >= 0 and any(c.isalpha() or c in "_$" for c in text[start + 1 :])
+
+
+def _variable(text: str) -> str:
+    """The variable a name operand (``a[i]``, ``x=1``) names."""
+    found = _NAME.match(text)
+    return found.group() if found else text
+
+
+def _hooked(word: Word) -> bool:
+    """An assignment to a hook variable that may run code: any to ``BASH_CMDS``,
+    ``BASH_ALIASES`` or ``BASH_FUNC_*``, a file for ``BASH_ENV`` or ``ENV`` to source,
+    a ``PS4`` holding a substitution."""
+    if word.text.startswith("BASH_FUNC_") and "=" in word.text:
+        return True  # BASH_FUNC_ls%%=() { ...; }: no name bash would assign
+    found = _ASSIGNMENT.match(word.text)
+    if found is None or not _HOOK.fullmatch(found.group(1)):
+        return False
+    value = word.text[found.end() :]
+    if found.group(1) in ("BASH_ENV", "ENV"):
+        return bool(value) and (found.group(1) == "BASH_ENV" or _file_like(word, value))
+    if found.group(1) == "PS4":
+        return word.dynamic or any(part in value for part in _EXPANDS)
+    return True
+
+
+def _file_like(word: Word, value: str) -> bool:
+    """An ``ENV`` value that may name the shell's input: not a plain name (``ENV=prod``,
+    common for a program's own setting, names a file in the directory)."""
+    return word.dynamic or not re.fullmatch(r"[A-Za-z0-9_.+,:@%-]+", value) or value == "-"

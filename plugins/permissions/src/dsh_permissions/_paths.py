@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Final
 
-__all__ = ["MAX_PATH", "PathPattern", "display", "inside", "path_readings"]
+__all__ = ["MAX_PATH", "PathPattern", "display", "inside", "path_readings", "spellings"]
 
 #: Longer values are not matched (they are asked about instead).
 MAX_PATH: Final = 4096
@@ -49,16 +49,22 @@ def path_readings(value: str, root: str) -> tuple[str, ...]:
         raise ValueError("the path contains a NUL byte")
     if len(value) > MAX_PATH:
         raise ValueError(f"the path is longer than {MAX_PATH} characters")
-    spellings = [value]
-    for expanded in (os.path.expanduser(value), os.path.expandvars(value)):
-        if expanded != value and expanded not in spellings:
-            spellings.append(expanded)
     readings: list[str] = []
-    for spelling in spellings:
+    for spelling in spellings(value):
         path = _resolve(spelling, root)
         if path not in readings:
             readings.append(path)
     return tuple(readings)
+
+
+def spellings(value: str) -> tuple[str, ...]:
+    """``value`` as written, with ``~`` expanded and with ``$VAR`` expanded: each way a
+    tool may read it."""
+    found = [value]
+    for expanded in (os.path.expanduser(value), os.path.expandvars(value)):
+        if expanded != value and expanded not in found:
+            found.append(expanded)
+    return tuple(found)
 
 
 def folded(path: str) -> str:
