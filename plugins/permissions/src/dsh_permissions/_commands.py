@@ -10,10 +10,11 @@ directory the shell may be in (``_moved``).
 
 Commands that run other commands are opened up, and what they run must be allowed
 too: the command behind a wrapper (``sudo``, ``env``, ``timeout``, ``xargs``, ...), the
-script of ``sh -c`` / ``bash -c``, ``eval`` and ``trap``, ``mapfile -C``'s callback and
-``find -exec``; bash builtins that run a string as code in ways not modelled (array
-subscripts, ``hash -p``, aliases, ``declare -i``) and a script read from the shell's
-input (``source /dev/stdin``) are problems (``_evaluated``). Deny and ask rules
+script of ``sh -c`` / ``bash -c``, ``eval`` and ``trap``, ``mapfile -C``'s callback,
+``compgen -C``/``-W`` and ``find -exec``; bash builtins that run a string as code in
+ways not modelled (array subscripts, ``let``, ``hash -p``, aliases, ``declare -i``) and
+a script or startup file read from the shell's input (``source /dev/stdin``, ``bash
+--rcfile /dev/stdin``) are problems (``_evaluated``). Deny and ask rules
 also see the text without leading ``NAME=value`` assignments, without wrappers, and
 with ``/bin/rm`` shortened to ``rm``, and ``git`` without its global options
 (``git -C . push`` is also ``git push``).
