@@ -85,8 +85,10 @@ _INDIRECT: Final = (
     "bash evaluates a variable named in an array subscript as arithmetic, and its value "
     "(which the line may have filled in) may hold a subscript that runs a command"
 )
-#: what makes PS4's expansion run or evaluate something
+#: what makes PS4's expansion run or evaluate something (``${a[x]}``, ``${x:y}``,
+#: ``${x@P}``: all but a plain ``${NAME}``)
 _EXPANDS: Final = ("$(", "`", "${", "$[")
+_PLAIN: Final = re.compile(r"\$\{#?[A-Za-z_][A-Za-z0-9_]*\}")
 _INPUT: Final = re.compile(r"/dev/stdin|/dev/fd/[^/]+|/proc/[^/]+(/task/[^/]+)?/fd/[^/]+")
 _HOPS: Final = 8
 
@@ -284,7 +286,7 @@ def _hooked(word: Word) -> bool:
     if found.group(1) in ("BASH_ENV", "ENV"):
         return bool(value) and (found.group(1) == "BASH_ENV" or _file_like(word, value))
     if found.group(1) == "PS4":
-        return word.dynamic or any(part in value for part in _EXPANDS)
+        return word.dynamic or any(part in _PLAIN.sub("", value) for part in _EXPANDS)
     return True
 
 
