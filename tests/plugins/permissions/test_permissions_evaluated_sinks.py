@@ -48,6 +48,8 @@ EVALUATED = [
     ("ps4-subscript", f"read {VALUE}; PS4='${{a[x]}}' bash -x -c true", "ask"),
     ("ps4-prompt-expansion", "PS4='${x@P}' bash -x -c true", "ask"),
     ("bash-env-env", "env BASH_ENV=/dev/stdin bash -c true <<< 'rm victim'", "ask"),
+    ("export-function", "export 'BASH_FUNC_ls%%=() { rm victim; }'; sh -c ls", "ask"),
+    ("mapfile-callback-missing", "mapfile -C", "ask"),
     ("read-bash-cmds", "read 'BASH_CMDS[ls]' <<< /usr/bin/rm; ls victim", "ask"),
     ("alias-definition", "alias ls=rm", "ask"),
     ("enable-name", "enable -n test", "ask"),

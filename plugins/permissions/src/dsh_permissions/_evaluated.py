@@ -160,8 +160,8 @@ def trap_action(args: tuple[Word, ...]) -> tuple[Word, ...]:
 
 def callback(args: tuple[Word, ...]) -> tuple[Word, ...] | None:
     """The ``-C`` callback of ``mapfile``/``readarray ARGS`` (None: none)."""
-    found = split_args(args, _VALUED["mapfile"]).valued("C")
-    return found[:1] or None
+    found = split_args(args, _VALUED["mapfile"])
+    return found.valued("C")[:1] if "C" in found.flags else None  # -C with no value: ()
 
 
 def completions(args: tuple[Word, ...]) -> tuple[tuple[Word, ...], tuple[Word, ...]]:
@@ -247,6 +247,8 @@ def _declared(name: str, args: tuple[Word, ...]) -> tuple[list[Word], list[Word]
     for word in found.operands:
         if (assignment := _ASSIGNMENT.match(word.text)) is None:
             names.append(word)  # declare -x PS4: exports what it holds, sets nothing
+            if "=" in word.text:
+                values.append(word)  # 'BASH_FUNC_ls%%=...': refused by bash, not by all
             continue
         values.append(word)
         names.append(Word(word.text[: assignment.end()], word.raw, dynamic=word.dynamic))
