@@ -118,6 +118,19 @@ async def test_env_relative_to_a_moved_directory(judge):
     assert judged.decision == "ask", judged.event["reason"]
 
 
+@pytest.mark.xfail(strict=True, reason="a subscript naming a variable outside builtins")
+@pytest.mark.parametrize(
+    "sink",
+    [pytest.param("a[x]=1", id="assignment"), pytest.param('echo "${a[x]}"', id="expansion")],
+)
+async def test_subscript_sinks_outside_builtins_past_a_read_rule(judge, sink):
+    """Without a deny pattern for bash, nothing makes these words (only known when the
+    shell runs) asked about: bash evaluates x, and runs the $(...) its value holds."""
+    command = f"read x <<< 'a[$(cat .env >&2)]'; {sink}"
+    judged = await judge({"allow": ["bash"], "deny": ["read(.env)"]}, "bash", {"command": command})
+    assert judged.decision in ("deny", "ask"), judged.event["reason"]
+
+
 @pytest.mark.parametrize("prefix", ["x=", "test -v ", "printf -v y "])
 async def test_a_long_bracketed_word_is_judged_in_linear_time(judge, prefix):
     """A JSON array echoed into a file: as quick as a plain word of its length (the
