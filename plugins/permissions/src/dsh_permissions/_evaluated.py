@@ -35,9 +35,9 @@ import os
 import re
 from typing import Final
 
-from dsh_permissions._builtin_args import split_args
 from dsh_permissions._paths import spellings
 from dsh_permissions._shell import Word
+from dsh_permissions._short_options import split_args
 
 __all__ = [
     "BUILTINS",

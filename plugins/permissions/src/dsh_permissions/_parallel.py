@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from dsh_permissions._short_options import short_cluster
 from dsh_permissions._wrappers import long_option
 
 __all__ = ["PARALLELS", "SEPARATORS", "command_words", "script"]
@@ -88,17 +89,8 @@ def command_words(words: list[str], index: int) -> tuple[int, int] | None:
 def _short(words: list[str], i: int) -> int | None:
     """A cluster of short options at ``i``: the index of its last word (its value may
     be the next one), or None when not known."""
-    word = words[i]
-    for j in range(1, len(word)):
-        letter = word[j]
-        if letter in _FLAGS:
-            continue
-        if letter in _VALUE:
-            if j + 1 == len(word):
-                return i + 1 if i + 1 < len(words) else None
-            return i
-        return None
-    return i
+    found = short_cluster(words, i, _FLAGS, _VALUE)
+    return None if found is None else found[0]
 
 
 def script(program: str, words: list[str]) -> str:

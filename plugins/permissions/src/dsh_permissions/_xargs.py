@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from dsh_permissions._short_options import short_cluster
 from dsh_permissions._wrappers import long_option
 
 __all__ = [
@@ -97,22 +98,16 @@ def xargs_command(words: list[str], index: int) -> tuple[int, str | None] | None
 def _short(words: list[str], i: int) -> tuple[int, str | None] | None:
     """A cluster of short options at ``i``: the index of its last word (its value may
     be the next one) and the replace string it sets, or None when not known."""
-    word = words[i]
-    for j in range(1, len(word)):
-        letter, value = word[j], word[j + 1 :]
-        if letter in _FLAGS:
-            continue
-        if letter in _OPTIONAL:
-            return i, (value or _DEFAULT_REPLACE) if letter == "i" else None
-        if letter in _VALUE:
-            if not value:
-                i += 1
-                if i >= len(words):
-                    return None
-                value = words[i]
-            return i, value if letter in _REPLACING else None
+    found = short_cluster(words, i, _FLAGS, _VALUE, _OPTIONAL)
+    if found is None:
         return None
-    return i, None
+    replace: str | None = None
+    for letter, value in found[1]:
+        if letter == "i":
+            replace = value or _DEFAULT_REPLACE
+        elif letter in _REPLACING:
+            replace = value
+    return found[0], replace
 
 
 def open_prefixes(readings: Iterable[str | None], hole: str) -> list[str]:
