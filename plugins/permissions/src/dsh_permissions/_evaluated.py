@@ -89,6 +89,8 @@ _INDIRECT: Final = (
 #: ``${x@P}``: all but a plain ``${NAME}``)
 _EXPANDS: Final = ("$(", "`", "${", "$[")
 _PLAIN: Final = re.compile(r"\$\{#?[A-Za-z_][A-Za-z0-9_]*\}")
+#: an ``ENV`` value that names no path: a program's own setting (``ENV=production``)
+_PLAIN_NAME: Final = re.compile(r"[A-Za-z0-9_.+,:@%-]+")
 _INPUT: Final = re.compile(r"/dev/stdin|/dev/fd/[^/]+|/proc/[^/]+(/task/[^/]+)?/fd/[^/]+")
 _HOPS: Final = 8
 
@@ -295,4 +297,4 @@ def _hooked(word: Word) -> bool:
 def _file_like(word: Word, value: str) -> bool:
     """An ``ENV`` value that may name the shell's input: not a plain name (``ENV=prod``,
     common for a program's own setting, names a file in the directory)."""
-    return word.dynamic or not re.fullmatch(r"[A-Za-z0-9_.+,:@%-]+", value) or value == "-"
+    return word.dynamic or not _PLAIN_NAME.fullmatch(value) or value == "-"
