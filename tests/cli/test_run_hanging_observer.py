@@ -89,8 +89,8 @@ NAMED = "plugin 'hangobs' hook session_event"
     [
         ([SIGINT], 130, "did not return within 1 s of the cancel; cancelled"),
         ([SIGTERM], 143, "did not return within 1 s of the disposal; cancelled"),
-        ([SIGINT, SIGINT], 130, f"dsh: interrupted again; cancelled {NAMED}"),
-        ([SIGINT, SIGTERM], 143, f"dsh: terminated; cancelled {NAMED}"),
+        ([SIGINT, SIGINT], 130, f"dsh: interrupted again; cancelling {NAMED}"),
+        ([SIGINT, SIGTERM], 143, f"dsh: terminated; cancelling {NAMED}"),
         ([SIGTERM, SIGTERM], 143, f"dsh: terminated again; still running: {NAMED}"),
     ],
     ids=["int", "term", "int-int", "int-term", "term-term"],

@@ -192,3 +192,45 @@ async def test_a_harness_stopping_observer_that_never_returns_ends_after_the_gra
         async with scripted_harness(ScriptedModel([]), plugins=plugins, load_entry_points=False):
             pass
     assert len(cut_short(errors, "stopping", "harness_stopping")) == 1
+
+
+class FlushHangsOnceOn:
+    """A flush that hangs (``NEVER``) once ``on`` is set."""
+
+    def __init__(self) -> None:
+        self.on = False
+
+    @hookimpl
+    async def session_flush(self, session: Session) -> None:
+        if self.on:
+            await anyio.sleep(NEVER)
+
+
+async def test_a_cancel_of_an_idle_agent_starts_no_grace() -> None:
+    """Was: it started the agent's grace, so a disposal later was reported as 'of the
+    cancel', and a cancel outside any event loop raised NoEventLoopError."""
+    flush, errors = FlushHangsOnceOn(), ErrorRecorder()
+    with anyio.fail_after(BOUND):
+        async with scripted_harness(
+            ScriptedModel([text("one")]),
+            plugins=[("errors", errors), ("flush", flush)],
+            load_entry_points=False,
+        ) as h:
+            agent = await h.agents.create("a", options={"model": "scripted"})
+            await agent.prompt("one")
+            agent.cancel()  # idle, nothing queued: nothing happens
+            flush.on = True
+            await agent.dispose()
+    (reported,) = [e for e in errors.errors if isinstance(e, HookError)]
+    assert "of the disposal; cancelled" in str(reported)
+
+
+def test_a_cancel_of_an_idle_agent_needs_no_event_loop() -> None:
+    kept: list[Any] = []
+
+    async def main() -> None:
+        async with scripted_harness(ScriptedModel([]), load_entry_points=False) as h:
+            kept.append(await h.agents.create("a", options={"model": "scripted"}))
+
+    anyio.run(main)
+    kept[0].cancel()  # a disposed handle's cancel: no loop, no error

@@ -13,8 +13,8 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, suppress
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from dsh._cli_continue import stored_to_continue
+from dsh._cli_signals import end_now, hurry
+from dsh._grace import in_flight
 from dsh._render import CLOSED_STATUS, Renderer
 from dsh.errors import ConfigError, DshError
 
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from dsh.persistence import StoredSession
     from dsh.plugins import PluginManager
 
-__all__ = ["agent_session", "check_config", "cli_harness", "first_agent", "run", "until_terminated"]
+__all__ = ["agent_session", "check_config", "cli_harness", "first_agent", "run"]
 
 #: The small local model tends to repeat a tool call; bound its turns unless dsh.yml says.
 LOCAL_MAX_STEPS = 8
@@ -212,10 +214,11 @@ async def _run(args: argparse.Namespace, pm: PluginManager) -> int:
                 hurried = False
                 with anyio.open_signal_receiver(signal.SIGINT) as signals:
                     async for _ in signals:
-                        if hurried:  # a third: whatever it still waits on, it ends
-                            _end_now(130, "interrupted again")
                         if interrupted:  # again, while the turn still ends: now
-                            _hurry("interrupted again")
+                            if hurried and in_flight():  # a third, and a hook still
+                                # runs in a grace (blocked in a thread): end here
+                                end_now(130, "interrupted again")
+                            hurry("interrupted again")
                             hurried = True
                         interrupted = True
                         agent.cancel()
@@ -328,70 +331,3 @@ def _plugins_start(args: argparse.Namespace, pm: PluginManager) -> int:
         print(f"dsh: {said}", file=sys.stderr)
         return 1
     return 0
-
-
-async def until_terminated(
-    command: Callable[[argparse.Namespace, PluginManager], Awaitable[int]],
-    args: argparse.Namespace,
-    pm: PluginManager,
-) -> int:
-    """Run ``command``; SIGTERM (``timeout``, a supervisor) or SIGHUP (the terminal
-    closed) cancels it as Ctrl-C would a turn, so its way out still runs (a running
-    command's processes ended, the session flushed, the agents disposed, a local
-    model's build stopped), and the status is 128 + the signal's number (143, 129), as
-    for a process the signal ended. SIGHUP ignored when dsh started (``nohup``, ``trap
-    '' HUP``) stays ignored: the command outlives its terminal, as asked."""
-    status = 143
-    failure: Exception | None = None
-    hangup = getattr(signal, "SIGHUP", signal.SIGTERM)  # none on Windows
-    if signal.getsignal(hangup) == signal.SIG_IGN:
-        hangup = signal.SIGTERM
-    running = anyio.CancelScope()
-    async with anyio.create_task_group() as tg:
-
-        async def on_sigterm() -> None:
-            nonlocal status
-            with anyio.open_signal_receiver(signal.SIGTERM, hangup) as signals:
-                async for signum in signals:
-                    if running.cancel_called:  # a second one: the way out takes too long
-                        _end_now(status, "terminated again")
-                    status = 128 + signum
-                    _hurry("terminated")
-                    running.cancel()
-
-        tg.start_soon(on_sigterm)
-        try:
-            with running:
-                status = await command(args, pm)
-        except Exception as exc:  # raised below as it is: the group would wrap it
-            failure = exc
-        finally:
-            tg.cancel_scope.cancel()
-    if failure is not None:
-        raise failure
-    return status
-
-
-def _hurry(said: str) -> None:
-    """Say ``said``; what an abort or a disposal already waits on (an observer within
-    its grace, ``dsh._grace``) is cancelled now, and named."""
-    from dsh._grace import expire_started
-
-    _say(said, "cancelled", expire_started())
-
-
-def _end_now(status: int, said: str) -> None:
-    """End the process at once with ``status``: a signal came again while the way out
-    of the first still ran (what it waits on may never return)."""
-    from dsh._grace import in_flight
-
-    _say(said, "still running:", in_flight())
-    with suppress(OSError, ValueError):
-        sys.stdout.flush()
-    os._exit(status)
-
-
-def _say(said: str, what: str, names: list[str]) -> None:
-    with suppress(OSError):  # a closed terminal cannot be told
-        print(f"\ndsh: {said}" + (f"; {what} {', '.join(names)}" if names else ""), file=sys.stderr)
-        sys.stderr.flush()

@@ -15,7 +15,7 @@ grace has begun (``dsh run`` on a second signal).
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Final
@@ -40,8 +40,12 @@ __all__ = [
 #: or disposed (tests lower it). Read when a grace starts.
 GRACE_SECONDS: float = 5.0
 
-#: Every scope in flight under some grace, with what it runs ("plugin 'x' hook h").
-_IN_FLIGHT: Final[dict[CancelScope, str]] = {}
+#: What an impl in a grace runs: its plugin's name and the hook.
+Label = tuple[str, str]
+
+#: Every scope in flight under some grace (in this process: the CLI's way out reads
+#: it), with what it runs.
+_IN_FLIGHT: Final[dict[CancelScope, Label]] = {}
 
 _current: Final[ContextVar[Grace | None]] = ContextVar("dsh_grace", default=None)
 
@@ -58,15 +62,17 @@ class Grace:
         self.deadline = math.inf  # of what is in flight when the grace starts
         self.reason = ""
         self.scopes: set[CancelScope] = set()
-        self.cut: set[str] | None = None  # what was cut short since the grace started
+        self.cut: set[Label] | None = None  # what was cut short since the grace started
 
     def start(self, reason: str) -> None:
         """The agent is being aborted (``reason``: "abort", "disposal"): the grace
-        begins now unless it already has (a second abort does not extend it)."""
-        if self.deadline == math.inf:
-            import anyio
+        begins now unless it already has (a second abort does not extend it; one that
+        ran out with nothing in flight, a cancel of an idle agent, begins again)."""
+        import anyio
 
-            self.deadline = anyio.current_time() + GRACE_SECONDS
+        now = anyio.current_time()
+        if self.deadline == math.inf or (self.deadline < now and not self.scopes):
+            self.deadline = now + GRACE_SECONDS
             self.reason = f"{GRACE_SECONDS:g} s of the {reason}"
             for scope in self.scopes:
                 scope.deadline = self.deadline
@@ -80,7 +86,7 @@ class Grace:
         """Make this the grace of the calling task (and the tasks it starts)."""
         _current.set(self)
 
-    def _deadline(self, label: str) -> float:
+    def _deadline(self, label: Label) -> float:
         if self.deadline == math.inf:
             return math.inf
         if self.cut is not None and label in self.cut:
@@ -115,12 +121,12 @@ def bounded(
     grace = _current.get()
     if grace is None:
         return result
-    return graced(grace, f"plugin {impl.plugin_name!r} hook {hook}", result, shield)
+    return graced(grace, (impl.plugin_name, hook), result, shield)
 
 
-async def graced(grace: Grace, label: str, awaitable: Awaitable[None], shield: bool) -> None:
-    """Await ``awaitable`` (what ``label`` names) in a scope ``grace`` can bound;
-    ``TimeoutError`` if it was cut short."""
+async def graced(grace: Grace, label: Label, awaitable: Awaitable[None], shield: bool) -> None:
+    """Await ``awaitable`` (what ``label`` names: its plugin and hook) in a scope
+    ``grace`` can bound; ``TimeoutError`` if it was cut short."""
     import anyio
 
     with anyio.CancelScope(shield=shield, deadline=grace._deadline(label)) as scope:
@@ -148,9 +154,13 @@ def expire_started() -> list[str]:
     cut = {scope: label for scope, label in _IN_FLIGHT.items() if scope.deadline != math.inf}
     for scope in cut:
         scope.cancel()
-    return list(dict.fromkeys(cut.values()))
+    return _named(cut.values())
 
 
 def in_flight() -> list[str]:
     """What runs under a grace now, each once, in the order it began."""
-    return list(dict.fromkeys(_IN_FLIGHT.values()))
+    return _named(_IN_FLIGHT.values())
+
+
+def _named(labels: Iterable[Label]) -> list[str]:
+    return [f"plugin {plugin!r} hook {hook}" for plugin, hook in dict.fromkeys(labels)]

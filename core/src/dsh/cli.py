@@ -284,7 +284,7 @@ def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
         from dsh._cli_agent import run as command
     else:
         from dsh._cli_chat import chat as command
-    from dsh._cli_agent import until_terminated
+    from dsh._cli_signals import until_terminated
 
     return anyio.run(until_terminated, command, args, pm)
 

@@ -137,7 +137,8 @@ class ReactLoopAgent:
     def cancel(self) -> None:
         """Abort the running turn and drop everything queued; a no-op when idle and empty."""
         dropped = self.inbox.clear()
-        self.grace.start("cancel")  # a flush in flight is bounded too
+        if self._turn is not None or self.grace.scopes:  # a flush in flight is bounded
+            self.grace.start("cancel")  # too; idle, nothing happens
         if self._turn is not None:
             self._turn.cancelled = True
             self._turn.abort("aborted")
