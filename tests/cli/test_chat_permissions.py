@@ -134,3 +134,25 @@ def test_dsh_run_with_no_terminal_denies_without_asking(
     assert "allow?" not in done.stderr
     result = server.bodies()[1]["messages"][-1]["content"]
     assert "no front end that can ask a person is loaded" in result
+
+
+def test_a_question_an_ask_rule_puts_offers_no_always(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """An ask rule asks every time: "a = always" was offered, taken, and nothing was
+    remembered, unsaid."""
+    (tmp_path / "dsh.yml").write_text("permissions:\n  ask: ['bash(echo *)']\n")
+    server = model_server(
+        [tool_call_reply("bash", {"command": "echo approved-output"}), text_reply("Done.")]
+    )
+    model = f"openai-compatible:tiny@{server.url}"
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "permissions"}
+    child = in_terminal("-m", model, "run", "run it", env=env, cwd=tmp_path)
+    child.expect_exact("? bash(")
+    child.expect_exact("allow? y = once, n = no (or type a reason for the model); asked again")
+    child.sendline("y")
+    child.expect_exact("[turn 1 completed")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "a = always" not in child.logfile_read.getvalue()

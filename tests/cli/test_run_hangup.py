@@ -11,6 +11,7 @@ has gone; with it on the terminal (as usual), the exit status and the session sa
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -143,16 +144,23 @@ def test_the_terminal_closing_at_a_question_stops_the_run_without_running_the_ca
 
 
 @pytest.mark.plugins("persistence", "permissions")
+@pytest.mark.parametrize("typed", ["", "y"])
 def test_with_sighup_ignored_the_terminal_closing_at_a_question_denies_it(
-    model_server: Any, asking_env: dict[str, str], tmp_path: Path
+    model_server: Any, asking_env: dict[str, str], tmp_path: Path, typed: str
 ) -> None:
     """No one is left to answer: the question is denied (fail closed) and the turn goes
-    on to its end without the call."""
+    on to its end without the call. A "y" typed without Enter (handed over by a Ctrl-D)
+    is no answer: it was taken for one, as a pipe's last line is, once the closed
+    terminal was no terminal to isatty()."""
     server = asking_server(model_server)
     err = tmp_path / "stderr.txt"
     child = run_in_terminal(server, asking_env, tmp_path, ignore_sighup=True, stderr=err)
     try:
         wait_for_text(err, "allow? y = once")
+        if typed:
+            child.send(typed)
+            child.sendeof()  # hands "y" to dsh's read, with no line end
+            time.sleep(0.5)  # read before the hangup (which drops unread input)
         assert hang_up(child) == 0
     finally:
         child.close(force=True)

@@ -118,7 +118,7 @@ async def lines_typed() -> AsyncIterator[str | None]:
         if data is None:  # sent to the background while it waited
             continue
         if not data:
-            if buffer and not os.isatty(fd):
+            if buffer and not terminal:  # after a hangup isatty() is False: ask first
                 yield buffer.decode(errors="replace")
             elif buffer:
                 print("\n(the unfinished line was not sent)", file=sys.stderr)
@@ -158,10 +158,13 @@ class TerminalApprovals:
         while self._waiting is not None:  # one question at a time
             await self._waiting[0].wait()
         remember = getattr(request, "remember", ())
-        always = ", a = always" + (f" ({_remembered(remember)})" if remember else "")
+        # with nothing "always" could remember (an ask rule covers the call: it asks
+        # each time) it is not offered; typed anyway, it allows this call
+        always = f", a = always ({_remembered(remember)})" if remember else ""
+        each = "" if remember else "; asked again each time"
         print(
             f"\n? {request.tool}({shorten(request.arguments, 80)}): {request.reason}\n"
-            f"  allow? y = once{always}, n = no (or type a reason for the model)",
+            f"  allow? y = once{always}, n = no (or type a reason for the model){each}",
             file=sys.stderr,
             flush=True,
         )
