@@ -146,3 +146,20 @@ async def test_a_long_bracketed_word_is_judged_in_linear_time(judge, prefix):
     plain = min([await seconds("a" * n) for _ in range(2)])
     bracketed = min([await seconds("[" * n) for _ in range(2)])
     assert bracketed < 20 * plain
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param("let 'a[$(cat .env >&2)]'", id="let-subscript"),
+        pytest.param("(( $(cat .env >&2) ))", id="arithmetic"),
+        pytest.param("bash <<< 'cat .env'", id="script-from-input"),
+    ],
+)
+async def test_bypass_with_read_deny_rules_alone_denies_what_it_cannot_check(judge, command):
+    """Was: allowed, as bypass denied what it could not check only against the bash
+    tool's own deny rules; what such a command reads cannot be checked against a read
+    deny rule either."""
+    judged = await judge({"deny": ["read(.env)"]}, "bash", {"command": command}, mode="bypass")
+    assert judged.decision == "deny", judged.event["reason"]
+    assert "read(.env)" in judged.event["reason"]

@@ -223,13 +223,18 @@ def _bypass(policy: Policy, facts: ToolFacts, subjects: Iterable[Subject]) -> Ve
             rule = read_rules[0]
             return Verdict("deny", str(rule), why, (Part(subject, "deny", "rule", why, rule),))
         unclear = subject.problem or subject.unknown
-        if rules and unclear is not None:
+        # a command the plugin cannot split may read any file: the read deny rules too
+        # (a value only the shell knows is checked against them as a read, above)
+        against = rules
+        if not rules and subject.problem is not None and subject.kind == "command":
+            against = policy.rules(_READ, "deny")
+        if against and unclear is not None:
             why = (
                 f"{describe(facts, subject)}: {unclear}, so it cannot be checked against "
-                f"the deny rule '{rules[0]}'; bypass mode asks nobody, so it does not run"
+                f"the deny rule '{against[0]}'; bypass mode asks nobody, so it does not run"
             )
             return Verdict(
-                "deny", str(rules[0]), why, (Part(subject, "deny", "rule", why, rules[0]),)
+                "deny", str(against[0]), why, (Part(subject, "deny", "rule", why, against[0]),)
             )
     return Verdict("allow", None, "bypass mode: a call no deny rule covers runs unasked")
 
