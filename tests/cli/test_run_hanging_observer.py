@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import text_reply
+from cli_support import text_reply, tool_call_reply
 
 GRACE = 1.0
 MARGIN = 8.0  # start-up, the exit path, a loaded machine
@@ -110,3 +110,44 @@ def test_a_hanging_observer_does_not_keep_dsh_run_from_ending(
     assert "Traceback" not in err
     if len(signals) > 1:  # the grace is cut short: not waited for
         assert took < GRACE + 0.2 * len(signals) + MARGIN / 2, err
+
+
+STUCK = """
+import anyio
+from dsh import hookimpl
+
+
+@hookimpl
+async def tools_execute(call):
+    try:
+        await anyio.sleep_forever()
+    finally:
+        with anyio.CancelScope(shield=True):  # a cleanup that never returns
+            await anyio.sleep(3600)
+"""
+
+
+@pytest.mark.parametrize(
+    ("signals", "status"), [([SIGINT] * 4, 130), ([SIGTERM] * 3, 143)], ids=["int-x4", "term-x3"]
+)
+def test_more_signals_end_a_way_out_stuck_outside_any_grace(
+    model_server: Any,
+    cli_env: dict[str, str],
+    tmp_path: Path,
+    signals: list[int],
+    status: int,
+) -> None:
+    """A hook no grace bounds (a tools_execute whose shielded cleanup never returns):
+    the fourth Ctrl-C, the third SIGTERM end the process whatever it waits on."""
+    site = tmp_path / "site"
+    info = site / "dsh_stuck-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "dsh_stuck.py").write_text(STUCK)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: dsh-stuck\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[dsh]\nstuck = dsh_stuck\n")
+    path = os.pathsep.join([str(site), cli_env.get("PYTHONPATH", "")])
+    env = {**cli_env, "PYTHONPATH": path, "DSH_LOAD_PLUGINS": "stuck"}
+    server = model_server([tool_call_reply("read", {"path": "x"})])
+    got, _, err = signalled(server, signals, env, tmp_path)
+    assert got == status, err
+    assert "again" in err

@@ -33,24 +33,6 @@ def fifo(tmp_path: Path) -> Iterator[Path]:
     os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))  # let a writer left waiting go
 
 
-@pytest.fixture
-def kept() -> Iterator[None]:
-    before = _pipes.TEXTS
-    _pipes.keep()
-    yield
-    _pipes.TEXTS = before
-
-
-@pytest.fixture
-def library() -> Iterator[None]:
-    """As in a program using dsh (an in-process ``main()`` of another test, in the same
-    worker, turned keeping on)."""
-    before, _pipes.TEXTS = _pipes.TEXTS, None
-    yield
-    _pipes.TEXTS = before
-
-
-@pytest.mark.usefixtures("library")
 def test_a_library_reads_a_fifo_each_time(fifo: Path) -> None:
     for name in ("first", "second"):
         writer = _feed(fifo, _entry(name))
@@ -59,9 +41,23 @@ def test_a_library_reads_a_fifo_each_time(fifo: Path) -> None:
         assert not writer.is_alive()
 
 
-@pytest.mark.usefixtures("kept")
 def test_a_dsh_command_reads_a_fifo_once(fifo: Path) -> None:
+    with _pipes.kept():
+        writer = _feed(fifo, _entry("first"))
+        assert "first" in load_config(fifo).models
+        writer.join(5)
+        assert "first" in load_config(fifo).models  # no second open: it would wait
+    assert _pipes.TEXTS is None
+
+
+def test_after_a_dsh_command_a_library_reads_each_time(fifo: Path, tmp_path: Path) -> None:
+    """Was: main() left keeping on, so a program reading the same path later got the
+    command's text, even once the path was a regular file again."""
+    from dsh.cli import main
+
     writer = _feed(fifo, _entry("first"))
-    assert "first" in load_config(fifo).models
+    assert main(["-c", str(fifo), "config", "check"]) in (0, 1)
     writer.join(5)
-    assert "first" in load_config(fifo).models  # no second open: it would wait
+    fifo.unlink()
+    fifo.write_text(_entry("second"))
+    assert "second" in load_config(fifo).models

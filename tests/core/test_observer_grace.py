@@ -17,6 +17,7 @@ from loop_support import Tools, ends, types
 
 import dsh._grace
 from dsh import HookError, hookimpl
+from dsh._grace import Grace
 from dsh.agent import AgentHandle
 from dsh.session import Session, SessionEvent
 from dsh.testing import (
@@ -234,3 +235,17 @@ def test_a_cancel_of_an_idle_agent_needs_no_event_loop() -> None:
 
     anyio.run(main)
     kept[0].cancel()  # a disposed handle's cancel: no loop, no error
+
+
+def test_a_second_stop_needs_no_event_loop() -> None:
+    """Once a grace has begun, another stop (an abort from a thread, a dispose) reads no
+    clock: it raised NoEventLoopError outside a loop. With nothing in flight, what
+    starts later is named after it."""
+    grace = Grace()
+
+    async def first() -> None:
+        grace.start("abort")
+
+    anyio.run(first)
+    grace.start("disposal")
+    assert grace.reason.endswith("of the disposal")

@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from dsh._cli_continue import stored_to_continue
-from dsh._cli_signals import end_now, hurry
-from dsh._grace import in_flight
+from dsh._cli_signals import end_now, escalate, hurry
 from dsh._render import CLOSED_STATUS, Renderer
 from dsh.errors import ConfigError, DshError
 
@@ -211,15 +210,14 @@ async def _run(args: argparse.Namespace, pm: PluginManager) -> int:
 
             async def on_sigint() -> None:
                 nonlocal interrupted
-                hurried = False
+                count = 0
                 with anyio.open_signal_receiver(signal.SIGINT) as signals:
                     async for _ in signals:
+                        count += 1
+                        if escalate(count, 3):  # the way out takes too long: end here
+                            end_now(130, "interrupted again")
                         if interrupted:  # again, while the turn still ends: now
-                            if hurried and in_flight():  # a third, and a hook still
-                                # runs in a grace (blocked in a thread): end here
-                                end_now(130, "interrupted again")
                             hurry("interrupted again")
-                            hurried = True
                         interrupted = True
                         agent.cancel()
 

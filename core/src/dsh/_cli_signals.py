@@ -21,7 +21,7 @@ from dsh._grace import in_flight
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
-__all__ = ["end_now", "hurry", "until_terminated"]
+__all__ = ["end_now", "escalate", "hurry", "until_terminated"]
 
 
 async def until_terminated(
@@ -45,13 +45,14 @@ async def until_terminated(
 
         async def on_sigterm() -> None:
             nonlocal status
+            count = 0
             with anyio.open_signal_receiver(signal.SIGTERM, hangup) as signals:
                 async for signum in signals:
-                    if running.cancel_called and in_flight():  # a second one while a hook
-                        # still runs in its grace: the way out takes too long
+                    count += 1
+                    if escalate(count, 2):  # the way out takes too long
                         end_now(status, "terminated again")
                     status = 128 + signum
-                    hurry("terminated")
+                    hurry("terminated" if count == 1 else "terminated again")
                     running.cancel()
 
         tg.start_soon(on_sigterm)
@@ -65,6 +66,13 @@ async def until_terminated(
     if failure is not None:
         raise failure
     return status
+
+
+def escalate(count: int, after: int) -> bool:
+    """Whether the ``count``-th signal should end the process at once: from the
+    ``after``-th while a hook still runs in its grace (one blocked in a thread, which
+    no cancellation reaches), from the one after it whatever the way out waits on."""
+    return count > after or (count == after and bool(in_flight()))
 
 
 def hurry(said: str) -> None:

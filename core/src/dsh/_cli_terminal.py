@@ -158,8 +158,9 @@ class TerminalApprovals:
         while self._waiting is not None:  # one question at a time
             await self._waiting[0].wait()
         remember = getattr(request, "remember", ())
-        # with nothing "always" could remember (an ask rule covers the call: it asks
-        # each time) it is not offered; typed anyway, it allows this call
+        # with nothing "always" could remember (an ask rule covers the call, or it
+        # cannot be checked: it is asked each time) it is not offered; typed anyway, it
+        # allows this call
         always = f", a = always ({_remembered(remember)})" if remember else ""
         each = "" if remember else "; asked again each time"
         print(

@@ -66,16 +66,17 @@ class Grace:
 
     def start(self, reason: str) -> None:
         """The agent is being aborted (``reason``: "abort", "disposal"): the grace
-        begins now unless it already has (a second abort does not extend it; one that
-        ran out with nothing in flight, a cancel of an idle agent, begins again)."""
-        import anyio
+        begins now unless it already has (a second abort does not extend it; once
+        nothing is in flight, what starts later is named after this stop)."""
+        if self.deadline == math.inf:
+            import anyio
 
-        now = anyio.current_time()
-        if self.deadline == math.inf or (self.deadline < now and not self.scopes):
-            self.deadline = now + GRACE_SECONDS
+            self.deadline = anyio.current_time() + GRACE_SECONDS
             self.reason = f"{GRACE_SECONDS:g} s of the {reason}"
             for scope in self.scopes:
                 scope.deadline = self.deadline
+        elif not self.scopes:  # an impl starting later has GRACE_SECONDS from its start
+            self.reason = f"{GRACE_SECONDS:g} s of the {reason}"
 
     def reset(self) -> None:
         """A new turn: what runs now is not in anyone's grace."""

@@ -61,7 +61,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not _standard_streams():
         return 2
     tag_output_errors()
-    _pipes.keep()  # a config read from a pipe is read once (docs/cli.md: -c)
+    with _pipes.kept():  # a config read from a pipe is read once (docs/cli.md: -c)
+        return _main(arguments)
+
+
+def _main(arguments: list[str]) -> int:
     # Plugins are chosen (-p) before the full parser exists: they add commands to it.
     # Only the options before the command are dsh's own (`dsh version -v` is not -v).
     early = Parser(prog="dsh", add_help=False)
