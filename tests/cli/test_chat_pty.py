@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
+from pathlib import Path
 from typing import Any
 
 import pexpect
+import pytest
 from cli_support import refused_reply, text_reply
 
 TIMEOUT = 30
@@ -87,3 +91,49 @@ def test_at_the_terminal_a_turn_that_ended_in_error_leaves_the_status_0(
     child.sendline("/quit")
     child.expect(pexpect.EOF)
     assert child.wait() == 0
+
+
+def _chat_then_shell(server: Any, env: dict[str, str], cwd: Any) -> pexpect.spawn:
+    """``dsh chat; echo SHELL-PROMPT$`` in a pseudo-terminal, without the line editor,
+    at its first prompt: what the shell writes next shows where chat left the cursor."""
+    model = f"openai-compatible:tiny@{server.url}"
+    dsh = shlex.join([sys.executable, "-m", "dsh.cli", "-m", model, "chat"])
+    command = f"{dsh}; echo 'SHELL-PROMPT$'"
+    child = pexpect.spawn(
+        "bash",
+        ["--norc", "--noprofile", "-c", command],
+        env={**env, "DSH_CHAT_EDITOR": "0"},
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=TIMEOUT,
+        dimensions=(40, 200),
+    )
+    child.expect_exact("> ")
+    return child
+
+
+@pytest.mark.parametrize("key", ["eof", "intr", "eof-in-a-turn"])
+def test_without_the_editor_quitting_ends_the_prompt_line(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, key: str
+) -> None:
+    """The shell's prompt comes on a line of its own, not after chat's `> ` (as with the
+    line editor); quitting once a turn ends shows no fresh `> ` first."""
+    server = model_server([text_reply("slow", "ly", pause=0.5)])
+    child = _chat_then_shell(server, cli_env, tmp_path)
+    try:
+        if key == "eof-in-a-turn":
+            child.sendline("go")
+            child.expect_exact("slow")
+            child.sendeof()
+            child.expect_exact("[turn 1 completed")
+        elif key == "eof":
+            child.sendeof()
+        else:
+            child.sendintr()
+        child.expect_exact("SHELL-PROMPT$")
+        before = child.before or ""
+        assert before.endswith("\n"), repr(before[-80:])
+        assert not before.replace("^C", "").rstrip().endswith(">"), repr(before[-80:])
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)

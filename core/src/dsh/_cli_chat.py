@@ -37,7 +37,7 @@ from dsh._cli_agent import agent_session, cli_harness, first_agent, resume_optio
 from dsh._cli_continue import no_store, stored_to_continue
 from dsh._cli_editor import line_editor
 from dsh._cli_screen import terminal_streams
-from dsh._cli_terminal import TerminalApprovals, lines_typed
+from dsh._cli_terminal import PromptLine, TerminalApprovals, lines_typed
 from dsh._render import CLOSED_STATUS, Renderer, shorten
 from dsh.errors import DshError
 from dsh.persistence import find_session
@@ -79,7 +79,8 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
     """The chat, its lines from ``editor`` (None: the terminal in canonical mode, or a
     pipe or a file)."""
     typed = sys.stdin.isatty()
-    lines = lines_typed() if editor is None else editor.lines()
+    prompt = PromptLine("> " if typed else "")  # without the editor
+    lines = lines_typed(prompt) if editor is None else editor.lines()
     if not typed:  # a script: with nothing in it, start nothing (a local model takes minutes)
         first = await lines.__anext__()
         if first is None:
@@ -92,7 +93,6 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
         nullcontext() if editor is None else editor.running(),
         anyio.create_task_group() as tg,
     ):
-        prompt = "> " if typed else ""
         renderer.on_closed = tg.cancel_scope.cancel  # no one reads the answers any more
         last_sigint = 0.0
         compacting: list[anyio.CancelScope] = []  # a /compact under way
@@ -112,6 +112,7 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
                 compacting[-1].cancel()
                 return
             if idle() or again():
+                prompt.end()
                 tg.cancel_scope.cancel()
                 return
             last_sigint = now
@@ -138,8 +139,7 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
             if editor is not None:
                 editor.refresh()
             else:
-                sys.stderr.write(prompt)
-                sys.stderr.flush()
+                prompt.show()
 
         tg.start_soon(prompt_when_idle)
         async for line in lines:
@@ -166,6 +166,7 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
             ):
                 tg.start_soon(prompt_when_idle)
         approvals.close()  # no one will answer a question from now on
+        prompt.end()
         if editor is not None:
             editor.end_input()
         await agent.when_idle()

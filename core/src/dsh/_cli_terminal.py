@@ -22,7 +22,7 @@ import anyio.lowlevel
 from dsh._render import shorten
 from dsh.hookspecs import hookimpl
 
-__all__ = ["TerminalApprovals", "in_background", "lines_typed"]
+__all__ = ["PromptLine", "TerminalApprovals", "in_background", "lines_typed"]
 
 _END_OF_INPUT = "no answer: the input ended (no one is at the terminal to answer)"
 _IN_BACKGROUND = (
@@ -80,14 +80,42 @@ def _waiting(fd: int) -> bool:
         return False
 
 
-async def lines_typed() -> AsyncIterator[str | None]:
+class PromptLine:
+    """The ``> `` chat writes at a terminal in canonical mode, and whether the cursor is
+    still on its line (nothing typed and sent since: the echo of Enter ends it)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.open = False
+        self._ended = False
+
+    def show(self) -> None:
+        """Write the prompt, unless chat is quitting (``end``)."""
+        if self._ended or not self.text:
+            return
+        sys.stderr.write(self.text)
+        sys.stderr.flush()
+        self.open = True
+
+    def end(self) -> None:
+        """Chat quits: end the prompt's line if the cursor is on it, as the line editor
+        does (the shell's prompt comes on a line of its own), and show no prompt again."""
+        self._ended = True
+        if self.open:
+            self.open = False
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+async def lines_typed(prompt: PromptLine | None = None) -> AsyncIterator[str | None]:
     """Lines typed on stdin, read without a blocking thread; None at end of input. The
     text after the last line end is a last line when it comes from a pipe or a file; at
     a terminal it is a line left unfinished (Ctrl-D twice to quit), which is not sent.
     At a terminal, lines that arrive together (a block pasted without the brackets: a
     line end with more already behind it, no one types that fast) are one item, joined
     by line ends, as the line editor takes them; a pipe or a file gives line by line.
-    While dsh is in the background of the terminal nothing is read (``in_background``)."""
+    While dsh is in the background of the terminal nothing is read (``in_background``).
+    A line read, or the note on an unfinished one, ends the line of ``prompt``."""
     fd = sys.stdin.fileno()
     terminal = os.isatty(fd)
     pollable = True
@@ -122,9 +150,13 @@ async def lines_typed() -> AsyncIterator[str | None]:
                 yield buffer.decode(errors="replace")
             elif buffer:
                 print("\n(the unfinished line was not sent)", file=sys.stderr)
+                if prompt is not None:
+                    prompt.open = False
             yield None
             return
         buffer += data
+        if prompt is not None and b"\n" in buffer:
+            prompt.open = False
         if terminal and b"\n" in buffer:
             if _waiting(fd):  # more of a block that came at once
                 continue
