@@ -148,11 +148,25 @@ def test_a_failed_command_makes_the_status_1_and_the_next_line_runs(
     assert "[turn 2 completed" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_help_lists_the_commands_the_hint_for_an_unknown_one_names(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("One.")])
+    done = piped_chat(server, "/help\n/nope\nfirst\n", cli_env, tmp_path, plugins="")
+    assert done.stdout == "One.\n"
+    listed = done.stderr.split("  unknown command")[0].splitlines()
+    usages = [line.split("  ")[1] for line in listed if line.startswith("  /")]
+    *commands, slash = usages
+    assert commands[:2] == ["/queue TEXT", "/resume ID"] and "/help" in commands
+    assert f"(try {', '.join(commands)}; //TEXT sends /TEXT)" in done.stderr
+    assert slash == "//TEXT" and listed[-1].endswith("  send /TEXT as a prompt")
+
+
 def test_commands_that_did_what_was_asked_leave_the_status_0(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     server = model_server([text_reply("One."), text_reply("Two."), text_reply("Three.")])
-    script = "/model\n/plugins\nfirst\n/queue second\n//etc\n"
+    script = "/model\n/plugins\n/help\nfirst\n/queue second\n//etc\n"
     done = piped_chat(server, script, cli_env, tmp_path, plugins="")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "One.\nTwo.\nThree.\n"
@@ -182,7 +196,8 @@ def test_a_resume_that_worked_leaves_the_status_0(
     (stored,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
     done = piped_chat(server, f"/resume {stored.stem[:8]}\nagain\n", env, tmp_path)
     assert done.returncode == 0, done.stderr
-    assert f"session {stored.stem} (1 turn so far)" in done.stderr
+    # as at start-up (dsh chat --session ID): what the session began with, and its turns
+    assert f"  continuing session {stored.stem} ('hi', 1 turn so far)\n" in done.stderr
     assert done.stdout == "Second.\n"
     assert contents(server.bodies()[1])[-3:] == ["hi", "First.", "again"]
 

@@ -25,7 +25,7 @@ def test_resume_continues_a_stored_session(
 
     child = chat(server, plugins="persistence")
     child.sendline(f"/resume {stored.stem[:-6]}")  # a unique prefix, as dsh sessions takes
-    child.expect_exact(f"session {stored.stem} (1 turn so far)")
+    child.expect_exact(f"continuing session {stored.stem} ('remember the number 7', 1 turn so far)")
     child.sendline("which number?")
     child.expect_exact("Second answer.")
     child.expect_exact("[turn 2 completed")
@@ -56,7 +56,7 @@ def test_resume_keeps_the_chats_options_from_the_config_as_it_is_now(
 
     child = chat(server, plugins="persistence")
     child.sendline(f"/resume {stored.stem}")
-    child.expect_exact(f"session {stored.stem} (1 turn so far)")
+    child.expect_exact(f"continuing session {stored.stem} ('hello', 1 turn so far)")
     child.sendline("again")
     child.expect_exact("[turn 2 completed")
     child.sendline("/quit")

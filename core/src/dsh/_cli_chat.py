@@ -33,7 +33,14 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from dsh._cli_agent import agent_session, cli_harness, first_agent, resume_options, so_far
+from dsh._cli_agent import (
+    _first_prompt,
+    agent_session,
+    cli_harness,
+    first_agent,
+    resume_options,
+    so_far,
+)
 from dsh._cli_continue import no_store, stored_to_continue
 from dsh._cli_editor import line_editor
 from dsh._cli_screen import terminal_streams
@@ -52,6 +59,19 @@ __all__ = ["chat"]
 
 #: A line is a command when its first word is one: `/name`, not a path (`/tmp/x.log:`).
 _COMMAND = re.compile(r"/[A-Za-z][\w-]*(\s|$)")
+
+#: The slash commands, each with what it does: what ``/help`` lists, and what the
+#: message on an unknown command names.
+_COMMANDS = (
+    ("/queue TEXT", "queue TEXT for the next turn"),
+    ("/resume ID", "continue stored session ID in place of this one"),
+    ("/compact", "compact the history now (needs dsh-compaction)"),
+    ("/plugins", "the plugins loaded"),
+    ("/model", "the model"),
+    ("/help", "these commands"),
+    ("/quit", "quit once the agent is idle (/exit too)"),
+)
+_SEND_SLASH = ("//TEXT", "send /TEXT as a prompt")
 
 
 async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
@@ -302,8 +322,8 @@ async def _resume(
             _failed(failures, f"  /resume: {error}; this chat goes on")
             return resumed
     renderer.session_id = resumed.session.id
-    turns = resumed.agent.turns
-    print(f"  session {resumed.session.id} ({so_far(turns)})", file=sys.stderr)
+    what = f"{_first_prompt(stored)}, {so_far(resumed.agent.turns)}"  # as at start-up
+    print(f"  continuing session {resumed.session.id} ({what})", file=sys.stderr)
     return resumed
 
 
@@ -353,10 +373,14 @@ def _handle(
                 )
             else:
                 print(f"  {model}", file=sys.stderr)
+        elif command == "/help":
+            width = max(len(usage) for usage, _ in (*_COMMANDS, _SEND_SLASH))
+            for usage, what in (*_COMMANDS, _SEND_SLASH):
+                print(f"  {usage.ljust(width)}  {what}", file=sys.stderr)
         elif command in ("/quit", "/exit"):  # only the command alone quits
             _failed(failures, f"  {command} takes nothing after it; {command} alone quits")
         elif command != "/queue":
-            known = "/queue TEXT, /resume ID, /compact, /plugins, /model, /quit"
+            known = ", ".join(usage for usage, _ in _COMMANDS)
             _failed(failures, f"  unknown command {command} (try {known}; //TEXT sends /TEXT)")
         return False
     if busy:
