@@ -203,8 +203,10 @@ def test_a_byte_that_is_not_utf8_is_sent_as_u_fffd(
     server = model_server([text_reply("Coffee.")])
     child = chat(server, env=editor_env, plugins="")
     os.write(child.child_fd, b"caf\xe9 please\r")
-    quit_after_turn(child)
+    rows = quit_after_turn(child)
     assert users(server) == [["caf\ufffd please"]]
+    said = row_of(rows, "> caf\ufffd please") + 1  # said once, below the line sent
+    assert rows[said] == "(1 byte that was not UTF-8 was replaced by \ufffd in the line sent)"
 
 
 def test_with_stdout_redirected_the_answer_goes_to_the_file(

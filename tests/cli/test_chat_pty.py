@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -137,3 +138,19 @@ def test_without_the_editor_quitting_ends_the_prompt_line(
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
+
+
+def test_bytes_typed_that_are_not_utf8_are_replaced_and_it_says_so(
+    model_server: Any, chat: Any
+) -> None:
+    """Without the line editor: the line is sent with U+FFFD for each such byte (as the
+    editor does, and a script's line), and a note says so once, below the line typed."""
+    server = model_server([text_reply("Ok.")])
+    child = chat(server, plugins="", canonical=True)
+    child.setecho(False)  # the terminal's echo of the raw bytes is not UTF-8
+    os.write(child.child_fd, b"bad \xff\xfe bytes\n")
+    child.expect_exact("(2 bytes that were not UTF-8 were replaced by \ufffd in the line sent)\r\n")
+    child.expect_exact("[turn 1 completed")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert server.bodies()[0]["messages"][-1]["content"] == "bad \ufffd\ufffd bytes"

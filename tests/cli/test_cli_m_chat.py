@@ -65,6 +65,8 @@ def test_a_script_that_is_not_utf8_is_read_with_replacement_characters(
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr.decode(errors="replace")
     assert users(server) == [["caf\ufffd au lait"]]
+    said = "(1 byte that was not UTF-8 was replaced by \ufffd in the line sent)\n"
+    assert said in done.stderr.decode()
 
 
 def test_exit_quits_like_quit(model_server: Any, cli_env: dict[str, str], tmp_path: Path) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-import re
 import select
 import sys
 import threading
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, TextIO
 import anyio
 
 from dsh._cli_screen import Screen, streams_through
+from dsh._cli_terminal import utf8_only
 from dsh._render import STEERED, visible
 
 if TYPE_CHECKING:
@@ -39,10 +39,6 @@ if TYPE_CHECKING:
     from prompt_toolkit.key_binding import KeyPressEvent
 
 __all__ = ["LineEditor", "line_editor"]
-
-#: Bytes typed that are not UTF-8 reach the buffer as lone surrogates (surrogateescape);
-#: the model gets U+FFFD for each, as from the canonical reader.
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _waiting(stream: TextIO) -> bool:
@@ -154,7 +150,8 @@ class LineEditor:
     def _accept(self, buffer: Buffer) -> bool:
         if self._ended:
             return False
-        text = _SURROGATE.sub("\ufffd", buffer.text)
+        # bytes typed that are not UTF-8 reach the buffer as lone surrogates
+        text, not_utf8 = utf8_only(buffer.text)
         text = text.removesuffix("\n")  # a pasted block's last line end
         shown = visible(text).replace("\n", "\n  ")
         steer = None if self._prompt() else self.steer_of(text)
@@ -165,6 +162,8 @@ class LineEditor:
         else:
             echo = f"  {shown}" if "\n" in text else shown
         self._screen.echo(self._err, echo + "\n")
+        if not_utf8 is not None:
+            self._screen.echo(self._err, not_utf8 + "\n")
         self._send.send_nowait(text)
         return False  # the input line is emptied
 

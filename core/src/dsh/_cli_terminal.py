@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import select
 import signal
 import sys
@@ -22,12 +23,14 @@ import anyio.lowlevel
 from dsh._render import shorten
 from dsh.hookspecs import hookimpl
 
-__all__ = ["PromptLine", "TerminalApprovals", "in_background", "lines_typed"]
+__all__ = ["PromptLine", "TerminalApprovals", "in_background", "lines_typed", "utf8_only"]
 
 _END_OF_INPUT = "no answer: the input ended (no one is at the terminal to answer)"
 _IN_BACKGROUND = (
     "no answer: dsh runs in the background of its terminal, where it cannot ask (no one was asked)"
 )
+#: A byte that was not UTF-8, as the decoding with ``surrogateescape`` keeps it.
+_NOT_UTF8 = re.compile("[\ud800-\udfff]")
 #: How often a dsh in the background looks whether it has been brought to the foreground.
 _BACKGROUND_POLL = 0.2
 
@@ -78,6 +81,28 @@ def _waiting(fd: int) -> bool:
         return bool(select.select([fd], [], [], 0)[0])
     except (OSError, ValueError):
         return False
+
+
+def utf8_only(text: str) -> tuple[str, str | None]:
+    """A line read with ``surrogateescape`` (as prompt_toolkit reads keys), each byte
+    that was not UTF-8 replaced by U+FFFD; and a note saying how many were (None when
+    none was). The line is kept, not refused (as ``dsh run -`` refuses its stdin): a
+    person typing at a terminal set to another encoding, or pasting, loses nothing
+    typed, and the note says what the model got."""
+    text, count = _NOT_UTF8.subn("\ufffd", text)
+    if not count:
+        return text, None
+    subject = "1 byte that was" if count == 1 else f"{count} bytes that were"
+    verb = "was" if count == 1 else "were"
+    return text, f"({subject} not UTF-8 {verb} replaced by \ufffd in the line sent)"
+
+
+def _decoded(data: bytes) -> str:
+    """``data`` as text, each byte that was not UTF-8 a U+FFFD, said on stderr."""
+    text, note = utf8_only(data.decode(errors="surrogateescape"))
+    if note is not None:
+        print(note, file=sys.stderr)
+    return text
 
 
 class PromptLine:
@@ -147,7 +172,7 @@ async def lines_typed(prompt: PromptLine | None = None) -> AsyncIterator[str | N
             continue
         if not data:
             if buffer and not terminal:  # after a hangup isatty() is False: ask first
-                yield buffer.decode(errors="replace")
+                yield _decoded(buffer)
             elif buffer:
                 print("\n(the unfinished line was not sent)", file=sys.stderr)
                 if prompt is not None:
@@ -161,11 +186,11 @@ async def lines_typed(prompt: PromptLine | None = None) -> AsyncIterator[str | N
             if _waiting(fd):  # more of a block that came at once
                 continue
             block, buffer = buffer.rsplit(b"\n", 1)
-            lines = block.decode(errors="replace").split("\n")
+            lines = _decoded(block).split("\n")
             yield "\n".join(line.rstrip("\r") for line in lines)
         while b"\n" in buffer:
             line, buffer = buffer.split(b"\n", 1)
-            yield line.decode(errors="replace").rstrip("\r")
+            yield _decoded(line).rstrip("\r")
 
 
 class TerminalApprovals:
