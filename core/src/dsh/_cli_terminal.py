@@ -86,7 +86,7 @@ def _waiting(fd: int) -> bool:
 def utf8_only(text: str) -> tuple[str, str | None]:
     """A line read with ``surrogateescape`` (as prompt_toolkit reads keys), each byte
     that was not UTF-8 replaced by U+FFFD; and a note saying how many were (None when
-    none was). The line is kept, not refused (as ``dsh run -`` refuses its stdin): a
+    none was). The line is kept, not refused (``dsh run -`` refuses its stdin): a
     person typing at a terminal set to another encoding, or pasting, loses nothing
     typed, and the note says what the model got."""
     text, count = _NOT_UTF8.subn("\ufffd", text)
