@@ -79,8 +79,8 @@ async def agent_session(
             else:
                 options = _told(resume_options(harness, stored, choice.name), args)
                 agent = await harness.agents.resume_stored(agent_id, stored, options)
-                what = f"{_first_prompt(stored)}, {so_far(agent.agent.turns)}"
-                print(f"dsh: continuing session {stored.id} ({what})", file=sys.stderr)
+                said = continuing(stored, agent.agent.turns)
+                print(f"dsh: continuing session {stored.id} ({said})", file=sys.stderr)
             renderer.session_id = agent.session.id
             yield harness, agent, renderer
             await agent.dispose()  # flushed before the local server goes away
@@ -163,18 +163,17 @@ def _told(options: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     return options if system is None else {**options, "system_prompt": system}
 
 
-def so_far(turns: int) -> str:
-    return f"{turns} turn so far" if turns == 1 else f"{turns} turns so far"
-
-
-def _first_prompt(stored: StoredSession) -> str:
-    """What the session began with, to tell it from the others at a glance."""
+def continuing(stored: StoredSession, turns: int) -> str:
+    """What a session taken up again is, in a few words: the prompt it began with (to
+    tell it from the others at a glance) and its turns (``dsh run --continue``, chat's
+    start-up and ``/resume``)."""
     from dsh._render import shorten
 
-    for event in stored.events:
-        if event.type == "user/message":
-            return repr(shorten(str(event.data.get("content", "")), 40))
-    return "no prompt yet"
+    first = next((e for e in stored.events if e.type == "user/message"), None)
+    said = "no prompt yet"
+    if first is not None:
+        said = repr(shorten(str(first.data.get("content", "")), 40))
+    return f"{said}, {turns} turn so far" if turns == 1 else f"{said}, {turns} turns so far"
 
 
 def _is_default_prompt(prompt: object) -> bool:

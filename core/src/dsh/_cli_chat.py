@@ -33,14 +33,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from dsh._cli_agent import (
-    _first_prompt,
-    agent_session,
-    cli_harness,
-    first_agent,
-    resume_options,
-    so_far,
-)
+from dsh._cli_agent import agent_session, cli_harness, continuing, first_agent, resume_options
 from dsh._cli_continue import no_store, stored_to_continue
 from dsh._cli_editor import line_editor
 from dsh._cli_screen import terminal_streams
@@ -322,8 +315,8 @@ async def _resume(
             _failed(failures, f"  /resume: {error}; this chat goes on")
             return resumed
     renderer.session_id = resumed.session.id
-    what = f"{_first_prompt(stored)}, {so_far(resumed.agent.turns)}"  # as at start-up
-    print(f"  continuing session {resumed.session.id} ({what})", file=sys.stderr)
+    said = continuing(stored, resumed.agent.turns)  # as at start-up
+    print(f"  continuing session {resumed.session.id} ({said})", file=sys.stderr)
     return resumed
 
 
