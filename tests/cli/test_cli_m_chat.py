@@ -69,6 +69,20 @@ def test_a_script_that_is_not_utf8_is_read_with_replacement_characters(
     assert said in done.stderr.decode()
 
 
+def test_the_note_of_a_line_that_is_not_utf8_comes_when_the_line_is_taken(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Was: said when the line was read ahead, so the first line's note came before the
+    chat's start-up lines and the second's inside the first turn's output."""
+    server = model_server([text_reply("One."), text_reply("Two.")])
+    done = chat_bytes(server, b"caf\xe9\n\xe2\x82 cut\n", cli_env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = done.stderr.decode()
+    first = said.index("(1 byte that was not UTF-8")
+    second = said.index("(2 bytes that were not UTF-8")
+    assert said.index("dsh: model") < first < said.index("[turn 1 ") < second, said
+
+
 def test_exit_quits_like_quit(model_server: Any, cli_env: dict[str, str], tmp_path: Path) -> None:
     server = model_server([text_reply("One."), text_reply("Two.")])
     done = piped_chat(server, "first\n/exit\nsecond\n", cli_env, tmp_path, plugins="")

@@ -64,7 +64,7 @@ def test_chat_help_names_the_slash_commands(capsys: pytest.CaptureFixture[str]) 
     with pytest.raises(SystemExit):
         main(["chat", "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert "/queue TEXT (for the next turn), /compact, /resume ID, /plugins, /model, /quit" in out
+    assert "/help lists the commands (/queue TEXT, /compact, /resume ID, /plugins, /model" in out
 
 
 def test_unknown_plugin_is_one_clear_line(

@@ -235,13 +235,13 @@ async def _run(args: argparse.Namespace, pm: PluginManager) -> int:
 
 async def _answers(approvals: TerminalApprovals) -> None:
     """Each line typed answers the question waiting, if any; the end of input denies."""
-    from dsh._cli_terminal import lines_typed
+    from dsh._cli_terminal import lines_typed, taken
 
     async for line in lines_typed():
         if line is None:
             approvals.close()
             return
-        if not approvals.answer(line) and line.strip():
+        if not (approvals.asking and approvals.answer(taken(line))) and line.strip():
             print(
                 "  (no question is waiting: dsh run takes one prompt; dsh chat --continue "
                 "goes on with this session)",

@@ -155,8 +155,8 @@ def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentP
         "chat",
         help="talk to an agent interactively",
         description="Talk to an agent. While it works, a line steers the running turn.",
-        epilog="in the chat: /queue TEXT (for the next turn), /compact, /resume ID, /plugins, "
-        "/model, /quit; //TEXT sends /TEXT; Ctrl-C cancels a turn, twice quits; input "
+        epilog="in the chat: /help lists the commands (/queue TEXT, /compact, /resume ID, "
+        "/plugins, /model, /quit); //TEXT sends /TEXT; Ctrl-C cancels a turn, twice quits; input "
         "that is not a terminal is read line by line as a script. exit status: 0; 1 the "
         "session could not be saved or the output written, or (input not a terminal) a "
         "turn ended in error or a command failed; 2 a usage or dsh.yml error; 141 output "

@@ -37,7 +37,7 @@ from dsh._cli_agent import agent_session, cli_harness, continuing, first_agent, 
 from dsh._cli_continue import no_store, stored_to_continue
 from dsh._cli_editor import line_editor
 from dsh._cli_screen import terminal_streams
-from dsh._cli_terminal import PromptLine, TerminalApprovals, lines_typed
+from dsh._cli_terminal import PromptLine, TerminalApprovals, lines_typed, taken
 from dsh._render import CLOSED_STATUS, Renderer, shorten
 from dsh.errors import DshError
 from dsh.persistence import find_session
@@ -160,6 +160,7 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
                 await _idle_or_asking(agent, approvals)
             if line is None or line.strip() in ("/quit", "/exit"):
                 break
+            line = taken(line)  # now, not when it was read ahead: its note beside it
             if approvals.answer(line):
                 continue
             command, rest = _words(line)

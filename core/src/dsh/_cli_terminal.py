@@ -23,7 +23,14 @@ import anyio.lowlevel
 from dsh._render import shorten
 from dsh.hookspecs import hookimpl
 
-__all__ = ["PromptLine", "TerminalApprovals", "in_background", "lines_typed", "utf8_only"]
+__all__ = [
+    "PromptLine",
+    "TerminalApprovals",
+    "in_background",
+    "lines_typed",
+    "taken",
+    "utf8_only",
+]
 
 _END_OF_INPUT = "no answer: the input ended (no one is at the terminal to answer)"
 _IN_BACKGROUND = (
@@ -98,8 +105,15 @@ def utf8_only(text: str) -> tuple[str, str | None]:
 
 
 def _decoded(data: bytes) -> str:
-    """``data`` as text, each byte that was not UTF-8 a U+FFFD, said on stderr."""
-    text, note = utf8_only(data.decode(errors="surrogateescape"))
+    """``data`` as text, each byte that was not UTF-8 a lone surrogate, for ``taken``
+    to replace (and say so) where the line is used, not where it is read ahead."""
+    return data.decode(errors="surrogateescape")
+
+
+def taken(line: str) -> str:
+    """A line of ``lines_typed`` as it is used (a prompt, a steer, an answer): each byte
+    that was not UTF-8 a U+FFFD, said on stderr."""
+    text, note = utf8_only(line)
     if note is not None:
         print(note, file=sys.stderr)
     return text
