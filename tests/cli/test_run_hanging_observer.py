@@ -1,7 +1,8 @@
 """`dsh run` with a plugin whose async ``session_event`` observer never returns (docs/cli.md,
 exit status): Ctrl-C still ends it with 130 once the observer's grace has run out (the
 plugin and the hook named), a second Ctrl-C or a SIGTERM while it ends cuts the grace
-short (130, 143), and a second SIGTERM ends the process at once (143). The plugin
+short (130, 143), and a second SIGTERM ends the process at once (143); a Ctrl-C after a
+SIGTERM cuts it short too (143). The plugin
 lowers ``dsh._grace.GRACE_SECONDS`` so that the test does not wait 5 s."""
 
 from __future__ import annotations
@@ -49,20 +50,34 @@ def env(cli_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
 
 
 def signalled(
-    server: Any, signals: list[int], env: dict[str, str], cwd: Path
+    server: Any, signals: list[int], env: dict[str, str], cwd: Path, command: str = "run"
 ) -> tuple[int, float, str]:
-    """``dsh run`` sent ``signals`` (0.2 s apart) once its observer hangs: its exit
-    status, the seconds from the first signal to its end, and its stderr."""
+    """``dsh run hi`` (or ``dsh chat``, sent the line ``hi`` through a pipe kept open)
+    sent ``signals`` (0.2 s apart) once its observer hangs: its exit status, the
+    seconds from the first signal to its end, and its stderr."""
     model = f"openai-compatible:tiny@{server.url}"
     process = subprocess.Popen(
-        [sys.executable, "-m", "dsh.cli", "-m", model, "run", "hi"],
+        [
+            sys.executable,
+            "-m",
+            "dsh.cli",
+            "-m",
+            model,
+            command,
+            *(["hi"] if command == "run" else []),
+        ],
         env=env,
         cwd=cwd,
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
+        assert process.stdin is not None
+        if command == "chat":
+            process.stdin.write("hi\n")
+            process.stdin.flush()
         deadline = time.monotonic() + 30
         while not server.bodies() and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -92,8 +107,10 @@ NAMED = "plugin 'hangobs' hook session_event"
         ([SIGINT, SIGINT], 130, f"dsh: interrupted again; cancelling {NAMED}"),
         ([SIGINT, SIGTERM], 143, f"dsh: terminated; cancelling {NAMED}"),
         ([SIGTERM, SIGTERM], 143, f"dsh: terminated again; still running: {NAMED}"),
+        # Ctrl-C while a SIGTERM's way out runs: one more signal (it was asyncio's own)
+        ([SIGTERM, SIGINT], 143, f"dsh: interrupted again; cancelling {NAMED}"),
     ],
-    ids=["int", "term", "int-int", "int-term", "term-term"],
+    ids=["int", "term", "int-int", "int-term", "term-term", "term-int"],
 )
 def test_a_hanging_observer_does_not_keep_dsh_run_from_ending(
     model_server: Any,
@@ -112,6 +129,19 @@ def test_a_hanging_observer_does_not_keep_dsh_run_from_ending(
         assert took < GRACE + 0.2 * len(signals) + MARGIN / 2, err
 
 
+def test_a_ctrl_c_while_chat_quits_cuts_the_grace_short(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Ctrl-C cancels the turn, a second quits, a third (once nothing but its way out
+    runs) cancels the observer the disposal waits on: it was asyncio's KeyboardInterrupt."""
+    server = model_server([text_reply("part of an answer", then="stall")])
+    got, took, err = signalled(server, [SIGINT] * 3, env, tmp_path, "chat")
+    assert f"dsh: interrupted again; cancelling {NAMED}" in err
+    assert "Traceback" not in err
+    assert got == 0, err  # chat quit as asked
+    assert took < GRACE + 0.6 + MARGIN / 2, err
+
+
 STUCK = """
 import anyio
 from dsh import hookimpl
@@ -128,7 +158,9 @@ async def tools_execute(call):
 
 
 @pytest.mark.parametrize(
-    ("signals", "status"), [([SIGINT] * 4, 130), ([SIGTERM] * 3, 143)], ids=["int-x4", "term-x3"]
+    ("signals", "status"),
+    [([SIGINT] * 4, 130), ([SIGTERM] * 3, 143), ([SIGTERM] + [SIGINT] * 3, 143)],
+    ids=["int-x4", "term-x3", "term-int-x3"],
 )
 def test_more_signals_end_a_way_out_stuck_outside_any_grace(
     model_server: Any,
@@ -138,7 +170,8 @@ def test_more_signals_end_a_way_out_stuck_outside_any_grace(
     status: int,
 ) -> None:
     """A hook no grace bounds (a tools_execute whose shielded cleanup never returns):
-    the fourth Ctrl-C, the third SIGTERM end the process whatever it waits on."""
+    the fourth Ctrl-C, the third SIGTERM, the third Ctrl-C after a SIGTERM end the
+    process whatever it waits on."""
     site = tmp_path / "site"
     info = site / "dsh_stuck-1.0.dist-info"
     info.mkdir(parents=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from dsh._cli_continue import stored_to_continue
-from dsh._cli_signals import end_now, escalate, hurry
+from dsh._cli_signals import on_interrupt
 from dsh._render import CLOSED_STATUS, Renderer
 from dsh.errors import ConfigError, DshError
 
@@ -207,21 +206,14 @@ async def _run(args: argparse.Namespace, pm: PluginManager) -> int:
             if approvals is not None:
                 tg.start_soon(_answers, approvals)
 
-            async def on_sigint() -> None:
+            def on_sigint() -> bool:  # again: until_terminated hurries the way out
                 nonlocal interrupted
-                count = 0
-                with anyio.open_signal_receiver(signal.SIGINT) as signals:
-                    async for _ in signals:
-                        count += 1
-                        if escalate(count, 3):  # the way out takes too long: end here
-                            end_now(130, "interrupted again")
-                        if interrupted:  # again, while the turn still ends: now
-                            hurry("interrupted again")
-                        interrupted = True
-                        agent.cancel()
+                interrupted = True
+                agent.cancel()
+                return True
 
-            tg.start_soon(on_sigint)
-            await agent.when_idle()
+            with on_interrupt(on_sigint):
+                await agent.when_idle()
             tg.cancel_scope.cancel()
     if renderer.failed is not None:
         return 1

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import nullcontext
@@ -37,6 +36,7 @@ from dsh._cli_agent import agent_session, cli_harness, continuing, first_agent, 
 from dsh._cli_continue import no_store, stored_to_continue
 from dsh._cli_editor import line_editor
 from dsh._cli_screen import terminal_streams
+from dsh._cli_signals import on_interrupt
 from dsh._cli_terminal import PromptLine, TerminalApprovals, lines_typed, taken
 from dsh._render import CLOSED_STATUS, Renderer, shorten
 from dsh.errors import DshError
@@ -117,29 +117,25 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
         def again() -> bool:  # a second Ctrl-C in a row: it quits
             return anyio.current_time() - last_sigint < 2.0
 
-        def interrupt() -> None:
+        def interrupt() -> bool:  # True: it quits (a Ctrl-C after it hurries the way out)
             nonlocal last_sigint
             now = anyio.current_time()
             if compacting and not again():  # stop it, not the chat
                 last_sigint = now
                 compacting[-1].cancel()
-                return
+                return False
             if idle() or again():
                 prompt.end()
                 tg.cancel_scope.cancel()
-                return
+                return True
             last_sigint = now
             inbox = agent.agent.inbox
             dropped = [*inbox.queued, *inbox.steering]
             agent.cancel()
             print(f"\n(cancelled{_dropped(dropped)}; Ctrl-C again to quit)", file=sys.stderr)
+            return False
 
-        async def on_sigint() -> None:
-            with anyio.open_signal_receiver(signal.SIGINT) as signals:
-                async for _ in signals:
-                    interrupt()
-
-        tg.start_soon(on_sigint)
+        tg.start_soon(_interrupts_to, interrupt)
         if editor is not None:  # the editor shows "> " itself; Ctrl-C is a key there
             editor.ready = lambda: idle() or approvals.asking
             editor.on_interrupt = interrupt
@@ -194,6 +190,12 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
     # a script cannot see a turn's error or a failed command: its status says so (a
     # person at the terminal saw it and went on, as in a shell)
     return 1 if (renderer.errored_turns or failures) and not typed else 0
+
+
+async def _interrupts_to(interrupt: Callable[[], bool]) -> None:
+    """Ctrl-C (SIGINT) calls ``interrupt`` until the chat's task group ends."""
+    with on_interrupt(interrupt):
+        await anyio.sleep_forever()
 
 
 def _words(line: str) -> tuple[str, str]:

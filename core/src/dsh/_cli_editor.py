@@ -77,7 +77,7 @@ class LineEditor:
         #: Whether "> " shows: the agent is idle or a question waits (set by chat).
         self.ready: Callable[[], bool] = lambda: True
         #: Ctrl-C: what chat does on SIGINT (the terminal is raw: no signal comes).
-        self.on_interrupt: Callable[[], None] = lambda: None
+        self.on_interrupt: Callable[[], object] = lambda: None
         #: Whether Ctrl-C with text typed clears the input line instead (set by chat:
         #: when Ctrl-C would quit it, at an idle prompt).
         self.clears_line: Callable[[], bool] = lambda: False

@@ -2,7 +2,12 @@
 a turn (``until_terminated``); a signal again while the way out still runs cancels
 what it waits on in a grace (``hurry``: an observer, a flush, ``dsh._grace``); one more
 while such a hook still runs (blocked in a thread, which no cancellation reaches) ends
-the process at once (``end_now``)."""
+the process at once (``end_now``).
+
+One receiver takes every signal for the whole command: Ctrl-C goes to the command's
+own handler while it has one (``on_interrupt``: a turn cancelled, a chat quit) and
+nothing has begun to end it; after that, and wherever no handler is set (starting,
+the way out), it counts as one more signal of those above."""
 
 from __future__ import annotations
 
@@ -10,8 +15,8 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
-from contextlib import suppress
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 import anyio
@@ -21,7 +26,23 @@ from dsh._grace import in_flight
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
-__all__ = ["end_now", "escalate", "hurry", "until_terminated"]
+__all__ = ["end_now", "escalate", "hurry", "on_interrupt", "until_terminated"]
+
+#: What a command does on Ctrl-C (the innermost last); True: the command now ends, so
+#: that another Ctrl-C is "again" (``until_terminated``).
+_handlers: list[Callable[[], bool]] = []
+
+
+@contextmanager
+def on_interrupt(handler: Callable[[], bool]) -> Iterator[None]:
+    """Within this block Ctrl-C calls ``handler`` (until something began to end the
+    command); it returns whether the command now ends (a turn cancelled in ``dsh run``,
+    a chat quit), so that the next Ctrl-C hurries its way out."""
+    _handlers.append(handler)
+    try:
+        yield
+    finally:
+        _handlers.remove(handler)
 
 
 async def until_terminated(
@@ -34,7 +55,8 @@ async def until_terminated(
     command's processes ended, the session flushed, the agents disposed, a local
     model's build stopped), and the status is 128 + the signal's number (143, 129), as
     for a process the signal ended. SIGHUP ignored when dsh started (``nohup``, ``trap
-    '' HUP``) stays ignored: the command outlives its terminal, as asked."""
+    '' HUP``) stays ignored: the command outlives its terminal, as asked. Ctrl-C that
+    no handler takes (``on_interrupt``) cancels it the same way, with status 130."""
     status = 143
     failure: Exception | None = None
     hangup = getattr(signal, "SIGHUP", signal.SIGTERM)  # none on Windows
@@ -43,19 +65,33 @@ async def until_terminated(
     running = anyio.CancelScope()
     async with anyio.create_task_group() as tg:
 
-        async def on_sigterm() -> None:
+        async def on_signals() -> None:
             nonlocal status
-            count = 0
-            with anyio.open_signal_receiver(signal.SIGTERM, hangup) as signals:
+            interrupts = terminations = 0  # since something began to end the command
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, hangup) as signals:
                 async for signum in signals:
-                    count += 1
-                    if escalate(count, 2):  # the way out takes too long
-                        end_now(status, "terminated again")
-                    status = 128 + signum
-                    hurry("terminated" if count == 1 else "terminated again")
+                    if signum == signal.SIGINT:
+                        if not (interrupts or terminations) and _handlers:
+                            if _handlers[-1]():  # the command's own; it now ends
+                                interrupts, status = 1, 130
+                            continue
+                        interrupts += 1
+                        if escalate(interrupts + terminations, 3):  # the way out takes too long
+                            end_now(status, "interrupted again")
+                        again = interrupts > 1 or terminations > 0
+                        hurry("interrupted again" if again else "interrupted")
+                        if again:  # the command already ends: it goes on doing so
+                            continue
+                        status = 130
+                    else:
+                        terminations += 1
+                        if escalate(terminations, 2):
+                            end_now(status, "terminated again")
+                        status = 128 + signum
+                        hurry("terminated" if terminations == 1 else "terminated again")
                     running.cancel()
 
-        tg.start_soon(on_sigterm)
+        tg.start_soon(on_signals)
         try:
             with running:
                 status = await command(args, pm)
