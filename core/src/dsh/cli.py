@@ -115,7 +115,7 @@ def _main(arguments: list[str]) -> int:
         return _fail(error, args)
     except (BrokenPipeError, OutputError) as error:
         return _unwritten(error)
-    except KeyboardInterrupt:  # Ctrl-C where no command handles it (starting the model)
+    except KeyboardInterrupt:  # Ctrl-C in a command outside until_terminated (run, chat)
         if args.verbose:
             raise
         print("\ndsh: interrupted", file=sys.stderr)
