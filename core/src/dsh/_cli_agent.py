@@ -48,14 +48,15 @@ SYSTEM_PROMPT = (
 
 @asynccontextmanager
 async def agent_session(
-    args: argparse.Namespace, pm: PluginManager
+    args: argparse.Namespace, pm: PluginManager, *, config: Config | None = None
 ) -> AsyncIterator[tuple[Harness, AgentHandle, Renderer]]:
-    """A harness over dsh.yml and the agent the command talks to, with its renderer."""
+    """A harness over dsh.yml (``config``: read already) and the agent the command
+    talks to, with its renderer."""
     from dsh.llm.choose import starts_local
 
     renderer = Renderer(sys.stdout, sys.stderr, json=getattr(args, "json", False))
     pm.register(renderer, "dsh-cli")
-    async with cli_harness(args, pm) as harness:
+    async with cli_harness(args, pm, config=config) as harness:
         stored = await stored_to_continue(harness, args)
         base, choice = first_agent(harness, args.model, stored)
         server = None
@@ -89,17 +90,21 @@ async def agent_session(
 
 
 def cli_harness(
-    args: argparse.Namespace, pm: PluginManager, *, starts_agents: bool = True
+    args: argparse.Namespace,
+    pm: PluginManager,
+    *,
+    starts_agents: bool = True,
+    config: Config | None = None,
 ) -> Harness:
-    """The harness of a command: over dsh.yml (``-c``, else the workspace's), in the
-    workspace (``--cwd``, else the current directory), as plugin commands get it.
+    """The harness of a command: over dsh.yml (``config`` when it was read already:
+    ``CommandContext.run_prompt``, ``config check``; else ``-c``, else the workspace's),
+    in the workspace (``--cwd``, else the current directory), as plugin commands get it.
     ``starts_agents=False``: for a command that only lists what it holds (settings for
     plugins that do not run are warnings; see ``Harness``)."""
     from dsh.commands import CommandContext
 
     workspace = (args.cwd or Path.cwd()).resolve()
-    loaded = getattr(args, "loaded_config", None)  # read already: run_prompt, config check
-    context = CommandContext(args, pm, args.config, workspace, loaded)
+    context = CommandContext(args, pm, args.config, workspace, config)
     return context.harness(starts_agents=starts_agents)
 
 
@@ -181,24 +186,24 @@ def _is_default_prompt(prompt: object) -> bool:
     return isinstance(prompt, str) and prompt.startswith(before) and prompt.endswith(after)
 
 
-async def run(args: argparse.Namespace, pm: PluginManager) -> int:
+async def run(args: argparse.Namespace, pm: PluginManager, *, config: Config | None = None) -> int:
     """``dsh run``. Once the terminal has gone (its window closed: writes fail with EIO)
     what is written to it goes to /dev/null (``terminal_streams``): SIGHUP stops the
     turn (``until_terminated``); with SIGHUP ignored the turn goes on to its end."""
     from dsh._cli_screen import terminal_streams
 
     with terminal_streams():
-        return await _run(args, pm)
+        return await _run(args, pm, config)
 
 
-async def _run(args: argparse.Namespace, pm: PluginManager) -> int:
+async def _run(args: argparse.Namespace, pm: PluginManager, config: Config | None) -> int:
     from dsh._cli_terminal import TerminalApprovals
 
     # in a terminal, a call that needs a person's approval is put to them, as in chat
     approvals = TerminalApprovals() if sys.stdin.isatty() else None
     if approvals is not None:
         pm.register(approvals, "dsh-cli-approvals")
-    async with agent_session(args, pm) as (_, agent, renderer):
+    async with agent_session(args, pm, config=config) as (_, agent, renderer):
         renderer.on_closed = agent.cancel  # no one reads the answer any more
         agent.send(args.prompt)
         interrupted = False
@@ -282,7 +287,7 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     except DshError as error:
         print(f"dsh: {error}", file=sys.stderr)
         return 1
-    status = _plugins_start(argparse.Namespace(**vars(args), loaded_config=config), pm)
+    status = _plugins_start(args, pm, config)
     if status == 0:
         print(f"{path}: ok")
     return status
@@ -304,13 +309,15 @@ def _warn_of_keys(config: Config, models: list[HttpModel]) -> None:
             get_logger("dsh.config").warning("warning: %s: %s", where, error.message)
 
 
-def _plugins_start(args: argparse.Namespace, pm: PluginManager) -> int:
+def _plugins_start(
+    args: argparse.Namespace, pm: PluginManager, config: Config | None = None
+) -> int:
     """Start the plugins as ``dsh run`` would, for their own start-up checks (a session
     directory that cannot be written); no agent's model is contacted."""
     from dsh.errors import HookError
 
     async def start() -> None:
-        async with cli_harness(args, pm):
+        async with cli_harness(args, pm, config=config):
             pass
 
     try:

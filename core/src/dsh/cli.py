@@ -13,7 +13,7 @@ import logging
 import operator
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -272,6 +272,7 @@ def _check_cwd(cwd: Path | None) -> None:
 def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
     import anyio
 
+    command: Callable[[argparse.Namespace, PluginManager], Awaitable[int]]
     if args.command == "run":
         if not args.prompt:
             piped = (

@@ -78,9 +78,8 @@ class CommandContext:
 
         given = {**vars(self.args), "cwd": self.workspace, "config": self.config_path}
         given.update(prompt=prompt, session=session, json=json)
-        if self.config is not None:  # taken by cli_harness, as dsh run's harness
-            given["loaded_config"] = self.config
-        return await run(argparse.Namespace(**given, continue_=False), self.pm)
+        args = argparse.Namespace(**given, continue_=False)
+        return await run(args, self.pm, config=self.config)  # read already: not again
 
 
 @dataclass(frozen=True, slots=True)
