@@ -286,19 +286,22 @@ def test_prompt_words_after_a_commands_option_are_the_prompt(
 
 
 @pytest.mark.parametrize(
-    ("line", "left"),
+    ("line", "left", "usage"),
     [
-        (["run", "hi", "-m", "x:y", "more", "--bogus"], "more --bogus"),
-        (["models", "more"], "more"),  # a command without a prompt
-        (["--version", "--bogus"], "--bogus"),  # no command
+        (["run", "hi", "-m", "x:y", "more", "--bogus"], "more --bogus", "dsh run"),
+        (["models", "more"], "more", "dsh models"),  # a command without a prompt
+        (["config", "check", "--x"], "--x", "dsh config check"),  # a nested command
+        (["--version", "--bogus"], "--bogus", "dsh"),  # no command
     ],
 )
 def test_words_beside_an_unknown_option_are_still_refused(
-    cli_env: dict[str, str], tmp_path: Path, line: list[str], left: str
+    cli_env: dict[str, str], tmp_path: Path, line: list[str], left: str, usage: str
 ) -> None:
+    """With the usage of the command given (it was dsh's own, whatever the command)."""
     done = dsh(*line, env={**cli_env, "DSH_LOAD_PLUGINS": ""}, cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stderr.endswith(f"dsh: error: unrecognized arguments: {left}\n"), done.stderr
+    assert done.stderr.startswith(f"usage: {usage} [-h]"), done.stderr
+    assert done.stderr.endswith(f"{usage}: error: unrecognized arguments: {left}\n"), done.stderr
 
 
 def test_a_nested_command_stored_under_the_dest_command_runs(

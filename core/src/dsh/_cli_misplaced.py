@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from dsh._cli_args import UsageError, shortened, takes_next
 
-__all__ = ["command_option_before", "global_option_after"]
+__all__ = ["command_option_before", "given_command", "global_option_after"]
 
 _HELP = ("-h", "--help")  # every parser's own
 
@@ -55,6 +55,13 @@ def global_option_after(
     reason = shortened(extras, parser)  # --conf after the command: dsh's --config?
     if reason is not None:
         raise UsageError(f"{command}: {reason}; dsh's options go before the command")
+
+
+def given_command(rest: list[str], parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The parser of the command given in ``rest`` (the deepest: ``dsh sessions list``'s),
+    else ``parser``: its usage is the one an unrecognised argument calls for."""
+    chain = _chain(rest, parser)
+    return chain[-1][1] if chain else parser
 
 
 def _before_its_command(

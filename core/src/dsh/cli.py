@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from dsh import _pipes
 from dsh._cli_args import Parser, UsageError, build_parser, global_options, leading, shortened
-from dsh._cli_misplaced import command_option_before, global_option_after
+from dsh._cli_misplaced import command_option_before, given_command, global_option_after
 from dsh._cli_output import OutputError, tag_output_errors
 from dsh.errors import DshError, HookError
 
@@ -94,7 +94,8 @@ def _main(arguments: list[str]) -> int:
             args.prompt, extras = _prompt_words(extras, args.prompt)
         if extras:
             global_option_after(extras, arguments[len(before) :], parser)
-            parser.error(f"unrecognized arguments: {' '.join(extras)}")  # as parse_args
+            given = given_command(arguments[len(before) :], parser)  # its usage, not dsh's
+            given.error(f"unrecognized arguments: {' '.join(extras)}")  # as parse_args
         named = arguments[len(before)] if len(arguments) > len(before) else None
         if named in commands:  # its arguments are its own (its --cwd, dest cwd, and a
             # dest "command" of its subcommands too); dsh's are those before it
