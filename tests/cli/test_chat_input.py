@@ -186,6 +186,23 @@ def test_a_failed_resume_makes_the_status_1_and_the_script_goes_on_in_its_sessio
 
 
 @pytest.mark.plugins("persistence")
+def test_a_resume_of_a_corrupt_session_says_why_in_one_sentence(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The reason is a clause before "this chat goes on" (it read "...as it is.; this")."""
+    server = model_server([text_reply("First."), text_reply("Second."), text_reply("Third.")])
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+    model = f"openai-compatible:tiny@{server.url}"
+    assert dsh("-m", model, "run", "hi", env=env, cwd=tmp_path).returncode == 0
+    (stored,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
+    lines = stored.read_text().splitlines(keepends=True)
+    stored.write_text("".join([*lines[:2], "{not json\n", *lines[3:]]))  # a hole
+    done = piped_chat(server, f"/resume {stored.stem}\nagain\n", env, tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "was left as it is; this chat goes on\n" in done.stderr, done.stderr
+
+
+@pytest.mark.plugins("persistence")
 def test_a_resume_that_worked_leaves_the_status_0(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -299,7 +299,7 @@ async def _resume(
         session_id = await find_session(service, session_id)  # a unique prefix will do
         stored = await harness.agents.load_stored(session_id)
     except DshError as error:
-        _failed(failures, f"  /resume: {error}; this chat goes on")
+        _failed(failures, f"  /resume: {_clause(error)}; this chat goes on")
         return agent
     # On the chat's model: what the config says now for the agent that created the
     # session, over the options stored with it (a rule tightened since applies).
@@ -312,15 +312,20 @@ async def _resume(
         try:
             resumed = await harness.agents.resume(agent.id, current, current_options)
         except DshError:  # it was never saved (no turn yet): a new session starts
-            _failed(failures, f"  /resume: {error}; a new session starts")
+            _failed(failures, f"  /resume: {_clause(error)}; a new session starts")
             resumed = await harness.agents.create(agent.id, options=current_options)
         else:
-            _failed(failures, f"  /resume: {error}; this chat goes on")
+            _failed(failures, f"  /resume: {_clause(error)}; this chat goes on")
             return resumed
     renderer.session_id = resumed.session.id
     said = continuing(stored, resumed.agent.turns)  # as at start-up
     print(f"  continuing session {resumed.session.id} ({said})", file=sys.stderr)
     return resumed
+
+
+def _clause(error: DshError) -> str:
+    """``error`` as a clause with more said after it (its own full stop dropped)."""
+    return str(error).rstrip(".")
 
 
 def _prompt_of(line: str) -> str | None:
