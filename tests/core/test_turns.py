@@ -5,6 +5,7 @@ turn into an exception when it wants one (``raise_for_error()``, as httpx's
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import anyio
@@ -307,12 +308,26 @@ async def test_a_timed_out_prompt_leaves_an_equal_prompt_of_someone_else_queued(
         assert ends(agent.session.events) == [(1, "aborted"), (2, "completed")]
 
 
-async def test_every_prompt_batched_into_an_unsaved_turn_hears_of_it() -> None:
-    class FullDisk:
-        @hookimpl
-        def session_flush(self) -> None:
-            raise OSError(28, "No space left on device")
+class FullDisk:
+    @hookimpl
+    def session_flush(self) -> None:
+        raise OSError(28, "No space left on device")
 
+
+async def test_a_failed_save_is_logged_naming_the_session_and_turn(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Which session was not saved (the id printed at the start may name none on disk)."""
+    model = ScriptedModel([text("one")])
+    with caplog.at_level(logging.ERROR, logger="dsh.loop"):
+        async with agent_on(model, ("disk", FullDisk())) as (_, agent):
+            with anyio.fail_after(LIMIT):
+                await agent.prompt("hi")
+    said = f"agent 'a': session {agent.session.id} not saved (turn 1): plugin 'disk' failed"
+    assert said in caplog.text
+
+
+async def test_every_prompt_batched_into_an_unsaved_turn_hears_of_it() -> None:
     seen = Seen()
     model = ScriptedModel([hang("busy"), text("both")])
     async with agent_on(model, ("seen", seen), ("disk", FullDisk())) as (_, agent):

@@ -292,7 +292,10 @@ class ReactLoopAgent:
         try:
             await self.relay.session_flush(self.session)
         except Exception as error:
-            log.error("agent %r: session flush failed: %s", self.id, error)
+            log.error(  # what is lost: the session's events since it was last saved
+                "agent %r: session %s not saved (turn %d): %s",
+                *(self.id, self.session.id, self._turns, error),
+            )
             if self._turns:
                 self.unsaved[self._turns] = error
                 if len(self.unsaved) > _UNSAVED_KEPT:
