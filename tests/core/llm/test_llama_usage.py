@@ -9,7 +9,9 @@ import typing
 import pytest
 
 from dsh.commands import name_choices
-from dsh.llm.llama import main
+from dsh.llm import llama
+from dsh.llm.llama import ServerError, main
+from dsh.llm.local import LOCAL_CONTEXT
 
 
 def test_no_command_names_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
@@ -42,3 +44,20 @@ def test_name_choices_has_type_hints_that_resolve() -> None:
     read these hints."""
     hints = typing.get_type_hints(name_choices)
     assert hints == {"subparsers": argparse.Action, "return": type(None)}
+
+
+def test_a_server_started_by_hand_has_the_context_of_dsh_m_local(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: typing.Any
+) -> None:
+    """``python -m dsh.llm.llama start`` (and ``run``) served 2,048 tokens where ``dsh
+    -m local`` serves 8,192: the same model by hand overflowed on a README summary."""
+    asked: list[int] = []
+
+    def start(*, context: int, **_: object) -> None:
+        asked.append(context)
+        raise ServerError("not started in a test")
+
+    monkeypatch.setenv("DSH_LLAMA_CACHE", str(tmp_path))  # no background server found
+    monkeypatch.setattr(llama, "start", start)
+    assert main(["start"]) == 1
+    assert asked == [LOCAL_CONTEXT] == [8192]

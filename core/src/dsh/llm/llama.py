@@ -50,6 +50,7 @@ from dsh.llm._llama_build import (
     ensure_model,
     say,
 )
+from dsh.llm.local import LOCAL_CONTEXT
 
 __all__ = ["Server", "main", "start"]
 
@@ -238,7 +239,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, how in (("run", "until Ctrl-C"), ("start", "in the background")):
         serve = commands.add_parser(name, help=f"serve {how}; print the base URL")
         serve.add_argument("--port", type=int, default=0, help="default: a free port")
-        serve.add_argument("--ctx-size", type=int, default=2048, help="context window")
+        serve.add_argument(
+            "--ctx-size",
+            type=int,
+            default=LOCAL_CONTEXT,
+            help=f"context window in tokens (default {LOCAL_CONTEXT}, as dsh -m local)",
+        )
         serve.add_argument("--threads", type=int, default=1)
         serve.add_argument("extra", nargs="*", help="more llama-server options, after --")
     commands.add_parser("stop", help="stop the server `start` left running")
