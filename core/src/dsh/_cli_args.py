@@ -140,7 +140,8 @@ def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentP
         help="run one prompt (one turn) and exit",
         description="Send one prompt to an agent and print its answer on stdout (tool calls "
         "and the turn's end on stderr).",
-        epilog="exit status: 0; 1 the turn ended in error or the session could not be saved; "
+        epilog="exit status: 0; 1 the turn ended in error, the session could not be saved "
+        "or the local model could not start; "
         "2 a usage or dsh.yml error; 130 interrupted; 141 output closed; 143 terminated; "
         "129 terminal closed (docs/cli.md)",
     )

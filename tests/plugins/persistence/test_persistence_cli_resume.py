@@ -291,7 +291,7 @@ def test_resume_says_it_starts_the_local_model_and_why_before_starting_it(
     log.turn("what is 1+2?")
     store(settings, "on-local", log, {"options": {"model": "local"}})
 
-    assert run(config, "resume", "on-local", "and now?") == 2
+    assert run(config, "resume", "on-local", "and now?") == 1  # not a usage error
     assert said[0].startswith(
         "dsh: starting the local model (the model session on-local was created with)"
     )

@@ -5,17 +5,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from dsh.errors import DshError
+
 if TYPE_CHECKING:
     from dsh.harness import Harness
     from dsh.llm.llama import Server
 
-__all__ = ["LOCAL_CONTEXT", "LOCAL_MODEL_ID", "start_local"]
+__all__ = ["LOCAL_CONTEXT", "LOCAL_MODEL_ID", "LocalModelError", "start_local"]
 
 #: The local server's context window: dsh's system prompt and built-in tools take about
 #: 1,500 tokens, so leave room for a real conversation.
 LOCAL_CONTEXT: Final = 8192
 #: What the local server serves (its name in requests).
 LOCAL_MODEL_ID: Final = "qwen2.5-coder-0.5b-instruct"
+
+
+class LocalModelError(DshError):
+    """The local model could not be built, fetched or started (no compiler, no network, a
+    full disk): not a mistake in the command, so ``dsh`` exits with 1, not 2."""
+
+    code = "LOCAL_MODEL"
+    exit_status = 1
 
 
 async def start_local(harness: Harness, name: str = "local", *, why: str = "") -> Server:
@@ -25,7 +35,6 @@ async def start_local(harness: Harness, name: str = "local", *, why: str = "") -
     import sys
 
     from dsh.config import ModelConfig
-    from dsh.errors import DshError
     from dsh.llm._llama_build import ServerError
     from dsh.llm.providers import build_model
 
@@ -35,7 +44,7 @@ async def start_local(harness: Harness, name: str = "local", *, why: str = "") -
     except (ServerError, OSError) as exc:
         # building, fetching or starting failed (no compiler, no network, a full disk):
         # one message saying what, instead of a traceback
-        raise DshError(
+        raise LocalModelError(
             f"the local model could not start: {exc}; name a model with -m or in dsh.yml "
             "(docs/models.md)"
         ) from exc
