@@ -49,17 +49,20 @@ class Harness:
     """Plugin manager, sessions, agents, models, tools and config, in one place.
 
     ``config`` is a loaded ``Config``, a path to a YAML file, or None (defaults: no
-    file is looked for); ``config_text`` gives YAML inline. The plugin arguments are
+    file is looked for); ``config_text`` gives YAML inline instead (not both: a
+    ``TypeError``). The plugin arguments are
     those of ``create_plugin_manager`` (every installed plugin loads unless
     ``load_entry_points=False`` or ``select=["no:NAME"]``); pass ``pm`` to use a manager
-    you built. ``workspace`` (default: the current directory) is where agents work.
+    you built. ``workspace`` (default: the current directory), an existing directory, is
+    where agents work.
     ``starts_agents=False`` is for a program that only looks at what the harness holds
     (``dsh models``, ``dsh tools``): the config's agents are not started and no agent can
     be created or resumed, so settings for a plugin that does not run are warnings, not
     errors (as ``load_config(..., starts_agents=False)``), and so is an entry of
     ``models:`` that cannot be built (left out).
 
-    Once started (``async with``): ``agents`` (create, resume, get, list), ``config``,
+    A harness is entered once (``async with``; again, or inside itself, is a
+    ``DshError``). Once started: ``agents`` (create, resume, get, list), ``config``,
     ``models`` and ``tools`` (the registries: ``get()``, ``add()``; ``models.names()``,
     ``tools.specs()``), ``sessions`` (the live sessions), ``settings`` (plugin section
     -> settings model), ``pm`` and ``relay`` (the plugin manager, and its hooks as async
@@ -80,14 +83,17 @@ class Harness:
         workspace: str | os.PathLike[str] | None = None,
         starts_agents: bool = True,
     ) -> None:
+        _check_config(config, config_text)
+        #: The directory agents work in; file tools are confined to it.
+        self.workspace = Path(workspace if workspace is not None else Path.cwd()).resolve()
+        if not self.workspace.is_dir():
+            raise DshError(f"workspace {str(self.workspace)!r} is not a directory")
         self.pm = pm or create_plugin_manager(
             plugins, load_entry_points=load_entry_points, select=select, env=env
         )
         self.relay = self.pm.relay
         # an interception impl returning the wrong type fails, named, like one raising
         self.pm.dispatcher.returns.update(interception_returns())
-        #: The directory agents work in; file tools are confined to it.
-        self.workspace = Path(workspace if workspace is not None else Path.cwd()).resolve()
         self.sessions = SessionStore()
         self._follow_observers()  # and again on every (un)registration while started
         self.models = ModelRegistry(secrets=self.secrets)
@@ -102,6 +108,8 @@ class Harness:
         self._config_models: list[HttpModel] = []
         self._config: Config | None = None
         self._task_group: TaskGroup | None = None
+        #: "started" from the first ``__aenter__`` on, "stopped" once it has left
+        self._entered: str | None = None
         self._agents: AgentRegistry | None = None
         self._secrets: tuple[str, ...] | None = None
         #: the models' written keys ``_secrets`` was found with (``secrets``)
@@ -225,6 +233,20 @@ class Harness:
             self._config_models.append(model)
 
     async def __aenter__(self) -> Harness:
+        if self._entered == "started":
+            raise DshError(
+                "this Harness is already started: a Harness is entered once (one `async with`)"
+            )
+        if self._entered == "stopped":
+            raise DshError("this Harness has stopped: a Harness is entered once; make a new one")
+        self._entered = "started"
+        try:
+            return await self._start()
+        except BaseException:
+            self._entered = "stopped"
+            raise
+
+    async def _start(self) -> Harness:
         from dsh.config import add_settings
 
         self.relay.register_settings(partial(add_settings, self.settings))
@@ -269,6 +291,7 @@ class Harness:
         tb: TracebackType | None,
     ) -> bool | None:
         task_group, self._task_group = self._task_group, None
+        self._entered = "stopped"
         if task_group is None:
             return None
         try:
@@ -295,3 +318,21 @@ class Harness:
             finally:
                 self.agents.mark_stopped()
         return None
+
+
+def _check_config(config: object, config_text: str | None) -> None:
+    """``Harness``'s ``config`` and ``config_text``: one of them, of a kind it reads."""
+    from dsh.config import Config
+
+    if config is not None and config_text is not None:
+        raise TypeError(
+            "Harness() takes config= or config_text=, not both: config= is a loaded Config "
+            "or the path of a YAML file, config_text= the YAML itself"
+        )
+    if config is not None and not isinstance(config, (Config, str, os.PathLike)):
+        name = type(config).__name__
+        kind = f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
+        raise TypeError(
+            f"Harness(config=...) takes a loaded Config or the path of a YAML file, not "
+            f"{kind}; give YAML text as config_text= (yaml.safe_dump(settings) for a dict)"
+        )
