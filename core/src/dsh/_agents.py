@@ -21,6 +21,7 @@ import anyio
 
 from dsh._claims import Claim, claimed
 from dsh._handle import AgentHandle
+from dsh._ids import check_id
 from dsh._options import storable_options
 from dsh._resume import load_session, resumed_session
 from dsh.errors import DshError
@@ -108,7 +109,11 @@ class AgentRegistry:
         option, a bad value for a plugin's settings, or a key that is a typo of either
         is a ``DshError`` before anything starts. ``workspace``: the directory this agent
         works in (its file tools and commands), instead of the harness's; a relative
-        path is taken from the harness's."""
+        path is taken from the harness's. Either id may not be empty, start with ``-``
+        or hold a control character (``dsh._ids``)."""
+        check_id("agent id", agent_id)
+        if session_id is not None:
+            check_id(f"agent {agent_id!r}: session id", session_id)
         if source == "create" and self._harness is not None:
             from dsh._code_options import check_options
 
