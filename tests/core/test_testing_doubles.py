@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from dsh import DshError
 from dsh.session import Session
 from dsh.testing import InMemoryPersistence, ScriptedModel, run_turn, scripted_harness, text
 
@@ -56,6 +57,27 @@ def test_a_new_session_under_a_stored_id_is_refused_not_mixed_in() -> None:
     with pytest.raises(RuntimeError, match="does not continue the 6 stored events"):
         store.session_flush(stranger)
     assert len(store.stored["s"].events) == 6
+
+
+async def test_creating_an_agent_on_a_stored_session_id_is_refused_as_it_is_created() -> None:
+    # as dsh-persistence refuses it (SessionConflictError), not at its first flush
+    store = InMemoryPersistence()
+    model = ScriptedModel([text("first"), text("again")])
+    async with scripted_harness(model, plugins=[("mem", store)], load_entry_points=False) as h:
+        await (await h.agents.create("a", "s1", options={"model": "scripted"})).prompt("hi")
+        await h.agents.create("empty", "s2", options={"model": "scripted"})
+    async with scripted_harness(model, plugins=[("mem", store)], load_entry_points=False) as h:
+        with pytest.raises(DshError) as refused:
+            await h.agents.create("b", "s1", options={"model": "scripted"})
+        assert h.agents.list() == []
+        await h.agents.create("c", "s2", options={"model": "scripted"})  # logged nothing
+        resumed = await h.agents.resume("d", "s1")
+        assert (await resumed.prompt("more")).text == "again"
+    assert str(refused.value) == (
+        "session 's1' is stored already (in memory): resume it, or give the new agent "
+        "another session id"
+    )
+    assert len(store.stored["s1"].events) > 6
 
 
 async def test_the_store_needs_no_session_event_observer() -> None:

@@ -6,11 +6,14 @@ from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from dsh._json import decode, encode
+from dsh.errors import DshError
 from dsh.hookspecs import hookimpl
 from dsh.persistence import SessionHeader, StoredSession
 from dsh.session import SessionEvent
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from dsh._calling import Dispatcher
     from dsh.errors import HookError
     from dsh.plugins import PluginManager
@@ -77,10 +80,11 @@ class InMemoryPersistence:
     ``session_flush`` stores what the session logged since its last flush (one JSON
     document per flush: an array of events, each the array ``[type, seq, time,
     data]``); ``session_persistence`` serves ``agents.resume``. Share one instance
-    between harnesses to test resume. ``stored`` maps session ids to the
-    committed logs, decoded when read (nothing is shared with a live session; changes
-    to it are what a later ``load`` sees). ``flushes`` counts successful flushes; set
-    ``fail_flush`` to make flushes raise."""
+    between harnesses to test resume. A new agent on a session id stored with events is
+    refused as it is created (``claim``), as dsh-persistence refuses it. ``stored`` maps
+    session ids to the committed logs, decoded when read (nothing is shared with a live
+    session; changes to it are what a later ``load`` sees). ``flushes`` counts successful
+    flushes; set ``fail_flush`` to make flushes raise."""
 
     def __init__(self) -> None:
         self._stored: dict[str, StoredSession] = {}
@@ -131,6 +135,19 @@ class InMemoryPersistence:
     @hookimpl
     def session_persistence(self) -> InMemoryPersistence:
         return self
+
+    async def claim(self, session_id: str, events: Sequence[SessionEvent] = ()) -> None:
+        """Refuse a new session (``events`` empty) under an id stored with events: its
+        first flush would fail. A resumed one is not checked; nothing is reserved."""
+        stored = self.stored.get(session_id)
+        if not events and stored is not None and stored.events:
+            raise DshError(
+                f"session {session_id!r} is stored already (in memory): resume it, or give "
+                "the new agent another session id"
+            )
+
+    async def release(self, session_id: str) -> None:
+        """Nothing to let go: ``claim`` reserves nothing."""
 
     async def list(self) -> list[SessionHeader]:
         headers = []
