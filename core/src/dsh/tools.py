@@ -224,7 +224,7 @@ class ToolRegistry:
     def add(self, plugin: str, tool: Tool) -> None:
         """The ``register`` callback of ``register_tools`` (stamped with ``plugin``)."""
         if not isinstance(tool, Tool):
-            raise DshError(f"plugin {plugin!r} registered {tool!r}, which is not a dsh Tool")
+            raise _not_a_tool(plugin, tool)
         if tool.name in self._tools:
             raise DshError(
                 f"tool {tool.name!r} is registered twice: by {self._origin[tool.name]!r} "
@@ -279,6 +279,15 @@ class ToolRegistry:
 
 #: The most sub-exceptions of a group an error result words one by one.
 _GROUP_SHOWN = 10
+
+
+def _not_a_tool(plugin: str, registered: object) -> DshError:
+    if inspect.isroutine(registered):  # a function not made a tool
+        return DshError(
+            f"plugin {plugin!r} registered the function {registered.__name__!r}, which is "
+            "not a dsh Tool; wrap it with @dsh.tools.tool"
+        )
+    return DshError(f"plugin {plugin!r} registered {registered!r}, which is not a dsh Tool")
 
 
 def _why(exc: BaseException) -> str:

@@ -197,6 +197,17 @@ def test_the_registry_refuses_what_is_not_a_tool_and_shows_tools_added_later() -
     registry = ToolRegistry()
     with pytest.raises(DshError, match="plugin 'p' registered 'add', which is not a dsh Tool"):
         registry.add("p", "add")  # type: ignore[arg-type]
+
+    def plain(x: int) -> int:
+        """Not wrapped."""
+        return x
+
+    with pytest.raises(DshError) as plain_refused:
+        registry.add("p", plain)  # type: ignore[arg-type]
+    assert str(plain_refused.value) == (
+        "plugin 'p' registered the function 'plain', which is not a dsh Tool; wrap it with "
+        "@dsh.tools.tool"
+    )
     registry.add("p", nothing)
     assert [s.name for s in registry.specs()] == ["nothing"]
     registry.add("p", where)  # after the specs were read: they are built again
