@@ -50,16 +50,15 @@ class Harness:
 
     ``config`` is a loaded ``Config``, a path to a YAML file, or None (defaults: no
     file is looked for); ``config_text`` gives YAML inline instead (not both: a
-    ``TypeError``). The plugin arguments are
-    those of ``create_plugin_manager`` (every installed plugin loads unless
-    ``load_entry_points=False`` or ``select=["no:NAME"]``); pass ``pm`` to use a manager
-    you built. ``workspace`` (default: the current directory), an existing directory, is
-    where agents work.
-    ``starts_agents=False`` is for a program that only looks at what the harness holds
-    (``dsh models``, ``dsh tools``): the config's agents are not started and no agent can
-    be created or resumed, so settings for a plugin that does not run are warnings, not
-    errors (as ``load_config(..., starts_agents=False)``), and so is an entry of
-    ``models:`` that cannot be built (left out).
+    ``TypeError``). The plugin arguments are those of ``create_plugin_manager`` (every
+    installed plugin loads unless ``load_entry_points=False`` or ``select=["no:NAME"]``);
+    pass ``pm`` to use a manager you built. ``workspace`` (default: the current
+    directory), an existing directory, is where agents work. ``starts_agents=False`` is
+    for a program that only looks at what the harness holds (``dsh models``, ``dsh
+    tools``): the config's agents are not started and no agent can be created or
+    resumed, so settings for a plugin that does not run are warnings, not errors (as
+    ``load_config(..., starts_agents=False)``), and so is an entry of ``models:`` that
+    cannot be built (left out).
 
     A harness is entered once (``async with``; again, or inside itself, is a
     ``DshError``). Once started: ``agents`` (create, resume, get, list), ``config``,
