@@ -73,6 +73,23 @@ def test_yaml_syntax_error_has_line_and_column(tmp_path: Path) -> None:
     assert isinstance(err.__cause__, yaml.YAMLError)
 
 
+@pytest.mark.parametrize(
+    ("text", "at"),
+    [("models:\n\tfast:\n", "2:1"), ("models:\n  fast:\n  \tprovider: x\n", "3:3")],
+)
+def test_a_tab_that_yaml_cannot_read_is_named(tmp_path: Path, text: str, at: str) -> None:
+    """ "found character that cannot start any token" alone did not say it was a tab."""
+    file = write(tmp_path, text)
+    err = fails(file)
+    assert err.source == f"{file}:{at}"
+    assert err.reason.endswith("(a tab: YAML indents with spaces only)"), err.reason
+
+
+def test_a_yaml_error_at_the_end_of_the_text_has_no_tab_note(tmp_path: Path) -> None:
+    err = fails(write(tmp_path, "models: [fast"))
+    assert err.reason.startswith("invalid YAML: ") and "tab" not in err.reason
+
+
 def test_agent_referencing_unknown_model(tmp_path: Path) -> None:
     file = write(tmp_path, "models:\n  fast: {provider: x}\nagents:\n  - id: a\n    model: fats\n")
     err = fails(file)

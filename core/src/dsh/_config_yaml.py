@@ -73,6 +73,12 @@ def read(path: str | os.PathLike[str], source: str) -> str:
         raise ConfigError(source, "", f"cannot read: {exc.strerror or exc}") from exc
 
 
+def _at(text: str, line: int, column: int) -> str:
+    """The character at ``line``, ``column`` (from 0) of ``text``; "" past its end."""
+    lines = text.split("\n")
+    return lines[line][column : column + 1] if line < len(lines) else ""
+
+
 def parse(text: str, source: str) -> tuple[Node | None, Any]:
     """Compose the node tree (kept for line numbers), check its keys, then construct."""
     loader: _Loader | None = None
@@ -94,6 +100,8 @@ def parse(text: str, source: str) -> tuple[Node | None, Any]:
             where = f"line {at.line + 1}, column {at.column + 1}"
             reason = f"invalid YAML: {exc.context} at {where}, {exc.problem}"
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        if mark is not None and _at(text, mark.line, mark.column) == "\t":
+            reason += " (a tab: YAML indents with spaces only)"
         raise ConfigError(where, "", reason) from exc
     except yaml.reader.ReaderError as exc:
         # libyaml counts bytes of the UTF-8 text, the pure-Python reader characters
