@@ -66,10 +66,31 @@ async def test_with_models_defined_the_hint_comes_with_their_names() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("requested", "hint"),
+    [
+        ("claude", "; anthropic's models are named in full with the provider: -m anthropic:MODEL"),
+        ("Sonnet", "; anthropic's models are named in full with the provider: -m anthropic:MODEL"),
+        ("gpt4o", "; openai's models are named in full with the provider: -m openai:MODEL"),
+        ("gpt-nine", "; openai's models are named in full with the provider: -m openai:MODEL"),
+        ("lcoal", "; did you mean 'local'?"),
+        ("opnai", "; did you mean 'openai'?"),
+    ],
+)
+async def test_a_family_or_a_slip_gets_a_hint(requested: str, hint: str) -> None:
+    """``-m claude``, ``-m lcoal`` were told only "unknown model" (first-run review)."""
+    assert hint in await refusal(requested)
+
+
+async def test_a_model_defined_is_suggested_before_a_built_in_name() -> None:
+    said = await refusal("locl", "models:\n  locl2: {provider: openai}\n")
+    assert "; did you mean 'locl2'?" in said
+
+
 async def test_a_name_that_is_neither_gets_no_such_hint() -> None:
-    said = await refusal("gpt-nine")
+    said = await refusal("mistral-large")
     assert said == (
-        "-m 'gpt-nine': unknown model, and no model is defined (no dsh.yml here). Use local "
-        "or provider:model[@base_url]."
+        "-m 'mistral-large': unknown model, and no model is defined (no dsh.yml here). Use "
+        "local or provider:model[@base_url]."
     )
     assert not re.search("is a (provider|model of)", await refusal("fast", ""))

@@ -37,6 +37,12 @@ _FAMILIES: tuple[tuple[str, str], ...] = (
     ("o3", "openai"),
     ("o4-", "openai"),
 )
+#: How people call a built-in provider's models without naming one (``-m sonnet``).
+_FAMILY_WORDS: tuple[tuple[str, str], ...] = (
+    *((word, "anthropic") for word in ("claude", "sonnet", "opus", "haiku")),
+    *((word, "openai") for word in ("gpt", "chatgpt")),
+    ("deepseek", "deepseek"),
+)
 #: (environment variable, shorthand) tried in order when nothing else names a model; the
 #: variables are the providers' (``dsh._provider_table``).
 ENV_PROVIDERS: tuple[tuple[str, str], ...] = tuple(
@@ -148,12 +154,13 @@ def _resolve(harness: Harness, name: str, env: Mapping[str, str], *, strict: boo
     source = harness.config.source
     where = "no dsh.yml here" if source == "<defaults>" else f"config: {source}"
     meant = _shorthand_meant(name)
+    built_in = did_you_mean(name, ["local", *BUILT_IN])  # lcoal, opnai
     if not names:
         raise DshError(
-            f"-m {name!r}: unknown model, and no model is defined ({where}){meant or '.'} "
-            "Use local or provider:model[@base_url]."
+            f"-m {name!r}: unknown model, and no model is defined ({where})"
+            f"{meant or built_in or '.'} Use local or provider:model[@base_url]."
         )
-    hint = meant or did_you_mean(name, names) or "."
+    hint = meant or did_you_mean(name, names) or built_in or "."
     raise DshError(
         f"-m {name!r}: unknown model (models defined: {', '.join(names)}){hint} "
         f"Use one of them ({where}), local, or provider:model[@base_url]."
@@ -174,9 +181,15 @@ def _shorthand_meant(name: str) -> str:
             f"; {name!r} is a provider: give the model and the server's URL, -m {name}:MODEL@URL."
         )
     provider = next((p for start, p in _FAMILIES if name.startswith(start)), None)
-    if provider is None or known_limits(name) == (None, None):
-        return ""
-    return f"; {name!r} is a model of {provider}: did you mean -m {provider}:{name}?"
+    if provider is not None and known_limits(name) != (None, None):
+        return f"; {name!r} is a model of {provider}: did you mean -m {provider}:{name}?"
+    family = next((p for word, p in _FAMILY_WORDS if name.lower().startswith(word)), None)
+    if family is not None:  # claude, sonnet, gpt4o: a family, not one model's name
+        return (
+            f"; {family}'s models are named in full with the provider: -m {family}:MODEL "
+            f"(e.g. -m {family}:{defaults[family]})."
+        )
+    return ""
 
 
 def _register(harness: Harness, shorthand: str, env: Mapping[str, str]) -> str:
