@@ -61,3 +61,13 @@ def test_a_server_started_by_hand_has_the_context_of_dsh_m_local(
     monkeypatch.setattr(llama, "start", start)
     assert main(["start"]) == 1
     assert asked == [LOCAL_CONTEXT] == [8192]
+
+
+def test_help_shows_the_module_docs_without_their_markup(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "python -m dsh.llm.llama build | model | run | start | stop" in out
+    assert "``" not in out

@@ -231,7 +231,8 @@ def _stop_background(timeout: float = 10.0) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dsh.llm.llama", description=__doc__)
+    about = (__doc__ or "").replace("``", "")  # read in a terminal, not rendered
+    parser = argparse.ArgumentParser(prog="python -m dsh.llm.llama", description=about)
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("build", help="build llama-server (once); print its path")
