@@ -187,9 +187,11 @@ def error_from_status(
 
 
 def _message(model: str, where: str, kind: str, message: str, secret: Secrets) -> str:
-    shown = _shorten(_redact(message, secret))
-    what = f"{kind}: {shown}" if kind and kind not in shown else shown
-    return f"model {model!r}: {where}: {what}"
+    """The provider's kind and words, cleared of the keys as a whole (a server may write
+    the key it refused into the error's ``code`` or ``type``), then shortened (a cut
+    could leave a piece of a key no longer matching)."""
+    what = f"{kind}: {message}" if kind and kind not in _shorten(message) else message
+    return f"model {model!r}: {where}: {_shorten(_redact(what, secret))}"
 
 
 def error_from_body(model: str, payload: Any, *, secret: Secrets = None) -> ModelError:

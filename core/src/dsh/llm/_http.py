@@ -278,10 +278,11 @@ class HttpModel:
         try:
             kind = response.headers.get("content-type", "")
             if "text/event-stream" not in kind:
+                got = redact(kind, self.error_secrets(secret)) or "no content type"
                 raise ModelError(
                     "MALFORMED_RESPONSE",
                     f"model {self.name!r}: expected a text/event-stream answer, got "
-                    f"{kind or 'no content type'!r} (does the server stream?)",
+                    f"{got!r} (does the server stream?)",
                 )
             yield source
         except httpx.HTTPError as exc:
