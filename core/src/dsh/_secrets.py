@@ -15,15 +15,13 @@ but not a name whose last word is a common word that merely ends with ``key``
 (``monkey``, ``my_turkey``: ``_WORDS_NOT_KEYS``), since anything else ending so
 (``wskey``, ``mapkey``, ``common_key``) may well be a key.
 
-So is a credential written into a model's ``headers`` (``header_secrets``): what follows
-the scheme in the value of ``Authorization`` or any header whose name ends so
-(``Proxy-Authorization``, ``X-Authorization``; the whole value if it has no scheme), and
-the value of a header whose name is a secret's by the same rule (``X-Api-Key``,
-``api-key``, ``X-Auth-Token``). What an ``HttpModel`` finds written into its settings is
-remembered, hidden from log records (``known_keys``) whichever harness or plugin built
-it; a harness's tool results are cleared of those of the models registered in it only
-(``Harness.secrets``, ``ModelRegistry.written_keys``): another harness's (another
-test's) would hide its text.
+So is a credential written into a model's ``headers`` (``header_secrets``): every
+value but those of a few headers known to carry none (``dsh._header_secrets``), after
+its scheme if it has one (``Bearer <token>``). What an ``HttpModel`` finds written into
+its settings is remembered, hidden from log records (``known_keys``) whichever harness
+or plugin built it; a harness's tool results are cleared of those of the models
+registered in it only (``Harness.secrets``, ``ModelRegistry.written_keys``): another
+harness's (another test's) would hide its text.
 """
 
 from __future__ import annotations
@@ -35,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 from urllib.parse import unquote, unquote_plus, urlsplit
 
+from dsh._header_secrets import header_credentials
 from dsh._provider_table import KEY_VARIABLES
 
 if TYPE_CHECKING:
@@ -166,21 +165,12 @@ def query_secrets(url: str) -> tuple[str, ...]:
 
 
 def header_secrets(headers: Mapping[str, str]) -> tuple[str, ...]:
-    """The credentials (8 characters or more) in ``headers``, a model's: in the value of
-    a header whose name ends with ``authorization`` (``Authorization``,
-    ``Proxy-Authorization``, ``X-Authorization``, ``cf-aig-authorization``), what follows
-    the scheme (``Bearer <token>``: the token), or the whole value if it has no scheme;
-    and the value of a header whose name is a secret's as a query parameter's is
-    (``X-Api-Key``, ``api-key``, ``X-Auth-Token``); each without the whitespace around it
-    (as it is sent). Never the scheme with a short token (``Bearer ollama``): ``redact``
-    would hide every run of 8 characters that begins or ends it in ordinary text."""
-    found: set[str] = set()
-    for name, value in headers.items():
-        if name.lower().endswith("authorization"):
-            found.add((value.split(None, 1) or [""])[-1].strip())
-        elif _is_secret_name(name):
-            found.update((value, value.strip()))
-    return longest_first(found)
+    """The credentials (8 characters or more) in ``headers``, a model's: every value but
+    those of a few headers known to carry none, after its scheme if it has one
+    (``dsh._header_secrets``). Never the scheme with a short token (``Bearer ollama``):
+    ``redact`` would hide every run of 8 characters that begins or ends it in ordinary
+    text."""
+    return longest_first(header_credentials(headers))
 
 
 #: A ``name=value`` parameter of a query or a fragment (after ``?``, ``&``, ``;``, ``#``),

@@ -101,7 +101,8 @@ async def test_the_error_of_a_model_quoting_a_credential_header_hides_it(
         ("api-key", TOKEN, (TOKEN,)),
         ("X-Gateway-Secret", TOKEN, (TOKEN,)),
         ("anthropic-beta", "interleaved-thinking-2025-05-14", ()),
-        ("X-Request-Source", "dsh-gateway-0123456789", ()),
+        ("X-Request-Source", "dsh-gateway-0123456789", ("dsh-gateway-0123456789",)),
+        ("X-Title", "My gateway application", ()),
     ],
 )
 def test_secret_values_of_a_config_hold_its_credential_headers(

@@ -1,0 +1,56 @@
+"""Which values of a model's ``headers:`` are credentials: all of them but a few.
+
+A header written into ``headers:`` is there to reach a gateway or a proxy, and a
+credential can go under any name (``Cookie: CF_Authorization=...``,
+``X-Authentication``, ``X-Goog-Iap-Jwt-Assertion``): so, failing closed, every value is
+taken for one, but those of the headers known to carry none (``_NOT_SECRET``: the
+client's name, what it accepts and sends, the API's version and beta flags, OpenAI's
+organization and project ids, OpenRouter's app name and address). A value with an
+authentication scheme (``Bearer <token>``; any value of a header whose name ends with
+``authorization``) is a credential after its scheme only: a placeholder token
+(``Bearer ollama``) is then too short to be hidden, and hiding its scheme with it would
+garble ordinary text. A cookie's values are each one too (a server may quote one).
+``dsh._secrets.header_secrets`` keeps those of 8 characters or more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+__all__ = ["header_credentials", "is_plain_header"]
+
+#: Headers whose values are not secrets (lowercased); and any name ending with
+#: ``-version`` or ``-beta`` (``anthropic-version``, ``OpenAI-Beta``, ``api-version``).
+_NOT_SECRET: Final = frozenset({
+    "user-agent", "accept", "accept-encoding", "accept-language", "accept-charset",
+    "content-type", "openai-organization", "openai-project", "http-referer", "referer",
+    "x-title",
+})  # fmt: skip
+_NOT_SECRET_ENDS: Final = ("-version", "-beta")
+#: Authentication schemes (lowercased) a value of any header may begin with.
+_SCHEMES: Final = frozenset({"bearer", "basic", "token", "digest", "apikey", "negotiate"})
+
+
+def is_plain_header(name: str) -> bool:
+    """Whether the header ``name`` is known to carry no secret."""
+    lowered = name.strip().lower()
+    return lowered in _NOT_SECRET or lowered.endswith(_NOT_SECRET_ENDS)
+
+
+def header_credentials(headers: Mapping[str, str]) -> set[str]:
+    """The credentials in ``headers``, of any length, as written and without the
+    whitespace around them (as they are sent)."""
+    found: set[str] = set()
+    for name, value in headers.items():
+        if is_plain_header(name):
+            continue
+        lowered = name.strip().lower()
+        words = value.split(None, 1)
+        if lowered.endswith("authorization") or (len(words) == 2 and words[0].lower() in _SCHEMES):
+            found.add(words[-1].strip() if words else "")
+            continue
+        found.update((value, value.strip()))
+        if lowered == "cookie":
+            found.update(pair.partition("=")[2].strip() for pair in value.split(";"))
+    return found
