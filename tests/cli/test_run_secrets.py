@@ -133,3 +133,23 @@ def test_a_key_in_the_query_of_a_m_url_is_hidden_from_tool_results_and_sessions(
     assert QUERY_KEY not in json.dumps(server.bodies())
     stored = list(Path(cli_env["DSH_PERSISTENCE_DIR"]).rglob("*.jsonl"))
     assert stored and all(QUERY_KEY not in path.read_text() for path in stored)
+
+
+@pytest.mark.plugins("persistence")
+def test_a_key_typed_into_the_prompt_is_stored_and_sent_hidden(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """``dsh run "... Bearer $OPENAI_API_KEY ..."``: the session file, its title in
+    ``dsh sessions list`` and the request say ``***``; stderr says why, naming no key."""
+    server = model_server([text_reply("ok")])
+    env = {**cli_env, "OPENAI_API_KEY": KEY, "DSH_LOAD_PLUGINS": "persistence"}
+    model = f"openai-compatible:tiny@{server.url}"
+    prompt = f'why does curl -H "Authorization: Bearer {KEY}" fail?'
+    done = dsh("-m", model, "run", prompt, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "the prompt held a secret dsh holds" in done.stderr
+    listed = dsh("sessions", "list", env=env, cwd=tmp_path)
+    assert 'why does curl -H "Authorization: Bearer ***" fail?' in listed.stdout
+    assert KEY not in done.stdout + done.stderr + listed.stdout + str(server.bodies())
+    stored = list(Path(cli_env["DSH_PERSISTENCE_DIR"]).rglob("*.jsonl"))
+    assert stored and all(KEY not in path.read_text() for path in stored)

@@ -73,6 +73,7 @@ class StepRunner:
             for prompt in prompts:
                 # a prompt() caller's Prompt is logged as the plain str it equals
                 content = prompt if prompt.__class__ is str else str(prompt)
+                content = self._hidden(content, "prompt")
                 await emit("user/message", {"content": content}, checked=True)
             await self._steps(turn)
         except ModelError as exc:
@@ -285,7 +286,10 @@ class StepRunner:
         decision = await relay.agent_turn_continuation(agent, default, number, step)
         if decision.reason:
             if decision.action == "continue":
-                data = {"content": decision.reason, "source": "plugin"}
+                data = {
+                    "content": self._hidden(decision.reason, "plugin's steer"),
+                    "source": "plugin",
+                }
                 await emit("steering/message", data, checked=True)
             else:  # told with the turn's end (a budget guard's, say)
                 turn.stopped = decision.reason
@@ -299,8 +303,26 @@ class StepRunner:
     async def _drain_steering(self) -> int:
         items = self.agent.inbox.take_steering()
         for item in items:
-            await self.agent.session.emit("steering/message", {"content": item}, checked=True)
+            data = {"content": self._hidden(str(item), "steer")}
+            await self.agent.session.emit("steering/message", data, checked=True)
         return len(items)
+
+    def _hidden(self, content: str, what: str) -> str:
+        """``content`` with each secret dsh holds (a model API key typed into a prompt)
+        as ``***``, before it enters the log, the session's title and the request; said
+        in a warning that names no key."""
+        secrets = self.agent.secrets
+        if not secrets:
+            return content
+        hidden = redact(content, secrets)
+        if hidden != content:
+            log.warning(
+                "agent %r: the %s held a secret dsh holds (a model API key, or a plugin's "
+                "secret): it is logged, stored and sent to the model with *** in its place",
+                self.agent.id,
+                what,
+            )
+        return hidden
 
     async def _stream(
         self, model: Model, request: ModelRequest, turn: TurnState
