@@ -24,6 +24,7 @@ from dsh._handle import AgentHandle
 from dsh._ids import check_id
 from dsh._options import storable_options
 from dsh._resume import load_session, resumed_session
+from dsh._stored_meta import hidden_meta
 from dsh.errors import DshError
 from dsh.loop import ReactLoopAgent
 
@@ -124,6 +125,7 @@ class AgentRegistry:
         meta.setdefault("agent", agent_id)  # who created it: a resume finds its settings
         if options and "options" not in meta:
             meta["options"] = storable_options(agent_id, options)  # a resume rebuilds them
+        meta = hidden_meta(agent_id, meta, self._secrets())
         session = self._sessions.prepare(sid, meta=meta)
         return await self._start(agent_id, session, options, source, place)
 
@@ -202,6 +204,15 @@ class AgentRegistry:
         async with anyio.create_task_group() as tg:
             for handle in self.list():
                 tg.start_soon(handle.dispose)
+
+    def _secrets(self) -> tuple[str, ...]:
+        """The secrets a new session's meta is cleared of: the harness's (as its tool
+        results are), or, without one, the keys in the process's environment."""
+        if self._harness is not None:
+            return self._harness.secrets()
+        from dsh._secrets import secret_values
+
+        return secret_values(None)
 
     def _place(self, agent_id: str, workspace: str | os.PathLike[str] | None) -> Path | None:
         """An agent's own workspace, resolved from the harness's; an existing directory."""

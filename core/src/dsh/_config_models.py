@@ -11,8 +11,9 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from dsh._config_yaml import AtKey, locate
+from dsh._options import CORE_OPTIONS, option_typo
 from dsh._provider_table import key_header, sends_own_key
-from dsh._secrets import key_from_env
+from dsh._secrets import is_secret_name, key_from_env
 
 if TYPE_CHECKING:
     from yaml.nodes import Node
@@ -52,9 +53,11 @@ API_KEY_HINT = (
 
 
 def misplaced_key(key: str) -> str | None:
-    """Why ``api_key`` or ``api_key_env`` is refused outside an entry of ``models:`` (at
-    the top of dsh.yml, in an agent's options, in options given in code); None for any
-    other key. A key there would do nothing, and options are stored with the session."""
+    """Why ``api_key``, ``api_key_env`` or another name of a secret (``openai_api_key``,
+    ``apiKey``, ``gateway_token``: ``dsh._secrets.is_secret_name``) is refused outside
+    an entry of ``models:`` (at the top of dsh.yml, in an agent's options, in options
+    given in code); None for any other key. A key there would do nothing, and options
+    are stored with the session."""
     if key == "api_key":
         return (
             "API keys go neither in dsh.yml nor in an agent's options (options are stored "
@@ -65,6 +68,14 @@ def misplaced_key(key: str) -> str | None:
         return (
             "api_key_env names the variable of a model's key: it goes on the model's entry "
             "(models: {NAME: {api_key_env: OPENAI_API_KEY}}), where it is read"
+        )
+    # a typo of a core option (max_token) is told as one where options are checked
+    if is_secret_name(key) and not option_typo(key, list(CORE_OPTIONS)):
+        return (
+            f"{key!r} names a secret (a key, a token, a password): secrets go neither in "
+            "dsh.yml nor in an agent's options (options are stored with the session); put "
+            "it in an environment variable (a model's key: name it with api_key_env on the "
+            "model's entry)"
         )
     return None
 

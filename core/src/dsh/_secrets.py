@@ -47,6 +47,7 @@ __all__ = [
     "header_secrets",
     "hidden_runs",
     "hide_parameters",
+    "is_secret_name",
     "key_from_env",
     "key_variables",
     "known_keys",
@@ -196,7 +197,7 @@ def _secret_parameters(pairs: Iterable[tuple[str, str]]) -> tuple[str, ...]:
     value, a name's without ``=``, is too short)."""
     found: set[str] = set()
     for name, value in pairs:
-        if _is_secret_name(unquote_plus(name)):
+        if is_secret_name(unquote_plus(name)):
             found.update((value, unquote(value), unquote_plus(value)))
     return longest_first(found)
 
@@ -209,7 +210,7 @@ def hide_parameters(text: str) -> str:
     spans = sorted(
         (match.start() + len(match[1]) + 1, match.start() + len(match[1]) + 1 + len(match[2]))
         for match in _PARAMETER.finditer(text)
-        if match[2] and _is_secret_name(unquote_plus(match[1]))
+        if match[2] and is_secret_name(unquote_plus(match[1]))
     )
     parts: list[str] = []
     done = 0
@@ -223,7 +224,9 @@ def hide_parameters(text: str) -> str:
     return "".join(parts)
 
 
-def _is_secret_name(name: str) -> bool:
+def is_secret_name(name: str) -> bool:
+    """Whether ``name`` (a query parameter's, an option's) is a secret's by the rule at
+    the top of this module."""
     bare = _NOT_NAME.sub("", name.lower())
     if bare in _SECRET_NAMES:
         return True

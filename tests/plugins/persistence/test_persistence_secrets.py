@@ -18,7 +18,7 @@ from pg_server import PASSWORD
 
 from dsh import get_logger, hookimpl, redact
 from dsh.harness import Harness
-from dsh.testing import ScriptedModel, run_turn, text, tool_calls
+from dsh.testing import ScriptedModel, run_turn, scripted_harness, text, tool_calls
 
 pytestmark = pytest.mark.plugins("persistence")
 
@@ -120,3 +120,41 @@ async def test_a_password_written_into_the_url_is_hidden(
     stored = stored_events(pg_server, schema)
     assert "url=postgresql://" in stored  # the session was stored, with the tool's result
     assert password not in stored
+
+
+async def test_an_option_holding_a_key_dsh_holds_is_stored_hidden_in_the_header(
+    settings: Any,
+) -> None:
+    """An agent option whose value is a secret dsh holds (``options: {note: <the key>}``)
+    is stored in the session's header as ``***`` (it was stored whole), whichever backend;
+    a resume rebuilds the option so."""
+    from dsh_persistence import PersistencePlugin
+
+    key = f"sk-held-{uuid.uuid4().hex}"
+    plugins = [("persistence", PersistencePlugin(settings)), ("secret", Held(key))]
+    model = ScriptedModel([text("ok")])
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted", "note": key})
+        with anyio.fail_after(LIMIT):
+            (await agent.prompt("hi")).raise_for_error()
+        store = await harness.relay.session_persistence()
+        assert store is not None
+        loaded = await store.load(agent.session.id)
+    assert loaded.meta["options"]["note"] == "***"
+    assert not holding(Path(settings.directory), key)
+
+
+def holding(directory: Path, secret: str) -> list[Path]:
+    """The files under ``directory`` holding ``secret``."""
+    return [p for p in directory.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+
+
+class Held:
+    """A plugin that holds a secret (one it read from its settings)."""
+
+    def __init__(self, secret: str) -> None:
+        self.secret = secret
+
+    @hookimpl
+    def harness_started(self, harness: Any) -> None:
+        harness.add_secrets([self.secret])

@@ -1,0 +1,62 @@
+"""A new session's meta (the header a persistence plugin stores: the agent's options,
+what the caller gave) cleared of the secrets dsh holds.
+
+An option's value may be a key dsh read (pasted into ``agents[].options`` by mistake, or
+a plugin's setting that holds one): stored as given, it would be in the session file for
+anyone who reads it, and in ``dsh sessions show``. So each string in the meta, at any
+depth, keys of mappings too, has each secret as ``***`` (``dsh._secrets.redact``); the
+agent itself keeps its options as given. A resume rebuilds the options from what was
+stored: with ``***``, which the warning says.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsh._secrets import get_logger, redact
+
+__all__ = ["hidden_meta"]
+
+log = get_logger("dsh.agent")
+
+
+def hidden_meta(agent_id: str, meta: dict[str, Any], secrets: tuple[str, ...]) -> dict[str, Any]:
+    """``meta`` with each of ``secrets`` as ``***`` in its strings; a warning names
+    the options and the other keys of ``meta`` whose values held one (never the
+    secret). ``meta`` itself when none did."""
+    if not secrets:
+        return meta
+    hidden: dict[str, Any] = _hidden(meta, secrets)
+    if hidden == meta:
+        return meta
+    options = meta.get("options")
+    hidden_options = hidden.get("options")
+    where = [
+        f"option {key!r}"
+        for key, value in (options.items() if isinstance(options, dict) else ())
+        if isinstance(hidden_options, dict) and hidden_options.get(key) != value
+    ]
+    where += [
+        f"meta {key!r}"
+        for key, value in meta.items()
+        if key != "options" and hidden.get(key) != value
+    ]
+    log.warning(
+        "agent %r: %s held a secret dsh holds (a model API key, or a plugin's secret): "
+        "stored with the session with *** in its place",
+        agent_id,
+        ", ".join(where) or "the session's meta",
+    )
+    return hidden
+
+
+def _hidden(value: Any, secrets: tuple[str, ...]) -> Any:
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {_hidden(k, secrets): _hidden(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_hidden(item, secrets) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_hidden(item, secrets) for item in value)
+    return value

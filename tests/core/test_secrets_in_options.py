@@ -1,0 +1,73 @@
+"""An agent's options are stored with its session (its header: the session file, ``dsh
+sessions show``), so a secret has no place there:
+
+- an option named as a secret by the key-name rule (``openai_api_key``, ``apiKey``,
+  ``gateway_token``), not only ``api_key``, is refused where options are checked: in
+  dsh.yml (naming the file, the key's path and why, never the value) and in code;
+- a value that holds a secret dsh holds (a model API key it read, a plugin's secret) is
+  stored with ``***`` in its place, with a warning naming the option, not the key.
+
+Before: both were accepted, and stored whole in the session's header."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from dsh import DshError
+from dsh.config import load_config
+from dsh.errors import ConfigError
+from dsh.testing import ScriptedModel, scripted_harness
+
+KEY = "sk-OPTSECRET0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    "name", ["openai_api_key", "apiKey", "gateway_token", "client-secret", "db_password"]
+)
+def test_an_option_named_as_a_secret_is_refused_in_dsh_yml(name: str, tmp_path: Path) -> None:
+    path = tmp_path / "dsh.yml"
+    path.write_text(f"agents:\n  - id: main\n    options:\n      {name}: {KEY}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    error = caught.value
+    assert error.path == f"agents[0].options.{name}"
+    assert "names a secret" in error.reason and "environment variable" in error.reason
+    assert str(path) in str(error) and KEY not in str(error)
+
+
+@pytest.mark.parametrize("name", ["note", "max_tokens", "tokenizer", "keyspace", "monkey"])
+def test_an_option_not_named_as_a_secret_is_accepted(name: str) -> None:
+    config = load_config(text=f"agents:\n  - id: main\n    options:\n      {name}: 5\n")
+    assert config.agents[0].options == {name: 5}
+
+
+async def test_an_option_named_as_a_secret_is_refused_in_code() -> None:
+    async with scripted_harness(ScriptedModel([]), load_entry_points=False) as harness:
+        with pytest.raises(DshError) as caught:
+            await harness.agents.create("a", options={"model": "scripted", "apiKey": KEY})
+    assert "option 'apiKey'" in str(caught.value) and "names a secret" in str(caught.value)
+    assert KEY not in str(caught.value)
+
+
+async def test_a_held_secret_in_an_options_value_is_stored_hidden(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    options = {"model": "scripted", "note": KEY, "gateway": {"hosts": [f"x?k={KEY}", "y"]}}
+    async with scripted_harness(ScriptedModel([]), load_entry_points=False) as harness:
+        harness.add_secrets([KEY])
+        with caplog.at_level(logging.WARNING):
+            agent = await harness.agents.create("a", options=options, meta={"by": f"<{KEY}>"})
+        stored = agent.session.meta
+        assert agent.options["note"] == KEY  # the agent itself has it as given
+    assert stored["options"] == {
+        "model": "scripted",
+        "note": "***",
+        "gateway": {"hosts": ["x?k=***", "y"]},
+    }
+    assert stored["by"] == "<***>"
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("'note'" in line and "'gateway'" in line for line in warned), warned
+    assert all(KEY not in line for line in warned)
