@@ -10,7 +10,8 @@ the value of a parameter named as a secret is. Which names are: when in doubt, h
 (a value hidden by mistake costs a garbled line, a key shown costs the key). A name
 ending, without its separators and in any case, in ``key``, ``token``, ``secret``,
 ``password``, ``passwd``, ``passphrase``, ``pwd``, ``signature``, ``auth``,
-``credential(s)``, or one of ``sig``, ``code``, ``pass``, ``session``, ``sessionid``;
+``credential(s)``, ``jwt``, ``bearer``, or one of ``sig``, ``code``, ``pass``,
+``session``, ``sessionid``, ``access``, a number after it or not (``apikey2``);
 but not a name whose last word is a common word that merely ends with ``key``
 (``monkey``, ``my_turkey``: ``_WORDS_NOT_KEYS``), since anything else ending so
 (``wskey``, ``mapkey``, ``common_key``) may well be a key.
@@ -141,8 +142,10 @@ _SECRET_ENDS: Final = (
     "auth",
     "credential",
     "credentials",
+    "jwt",
+    "bearer",
 )
-_SECRET_NAMES: Final = frozenset({"sig", "code", "pass", "session", "sessionid"})
+_SECRET_NAMES: Final = frozenset({"sig", "code", "pass", "session", "sessionid", "access"})
 #: Words that end with ``key`` and name no secret; a name whose last word is one of
 #: them (``my_monkey``, ``x-hotkey``, ``MONkey``) is not a key's. Only whole words: any
 #: other name ending with ``key`` is taken for a key's (``common_key``, ``daemonKey``,
@@ -227,7 +230,7 @@ def hide_parameters(text: str) -> str:
 def is_secret_name(name: str) -> bool:
     """Whether ``name`` (a query parameter's, an option's) is a secret's by the rule at
     the top of this module."""
-    bare = _NOT_NAME.sub("", name.lower())
+    bare = _NOT_NAME.sub("", name.lower()).rstrip("0123456789")  # apikey2, api_key_2
     if bare in _SECRET_NAMES:
         return True
     if not bare.endswith(_SECRET_ENDS):
