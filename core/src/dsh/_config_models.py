@@ -80,6 +80,18 @@ def misplaced_key(key: str) -> str | None:
     return None
 
 
+def _url_problem(error: ValueError) -> str:
+    """What urllib found wrong with a URL, in words that quote none of it."""
+    text = str(error)
+    if "cast to integer" in text:
+        return "the port is not a number"
+    if "out of range" in text:
+        return "the port is out of range (0-65535)"
+    if "IPv6" in text:
+        return "its [IPv6 address] is not valid"
+    return "urllib cannot read it"
+
+
 class ModelConfig(BaseModel):
     """One entry of ``models:``: which provider serves it and how to reach it. Numbers
     are strict: YAML's ``yes`` is not 1, nor ``"60"`` 60."""
@@ -128,8 +140,8 @@ class ModelConfig(BaseModel):
         try:
             parts = urlsplit(value)
             parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-        except ValueError as exc:
-            raise ValueError(f"is not a valid URL ({exc})") from None
+        except ValueError as exc:  # urllib's text quotes the port: a key pasted there
+            raise ValueError(f"is not a valid URL ({_url_problem(exc)})") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(
                 "must be an http:// or https:// URL with a host, e.g. http://host:port/v1"

@@ -193,7 +193,7 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
     if url is not None:  # each part hidden alone: a model part's ?key=... ends at the @
         hidden = (
             f"{provider}:{hide_parameters(_USERINFO.sub('***@', model))}@"
-            f"{hide_parameters(_USERINFO.sub('***@', url))}"
+            f"{hide_parameters(_USERINFO.sub('***@', _hide_port(url)))}"
         )
         source = f"model {hidden!r}"
     if provider not in PROVIDERS:
@@ -223,3 +223,13 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
         path = ".".join(map(str, error["loc"]))
         raise ConfigError(source, path, reason) from None
     return f"{provider}:{model}", config
+
+
+def _hide_port(url: str) -> str:
+    """``url`` with a port that is not a number (a key pasted there) as ``***``."""
+    scheme, sep, rest = url.partition("://")
+    end = min((at for at in map(rest.find, "/?#") if at != -1), default=len(rest))
+    host, colon, port = rest[:end].rpartition(":")
+    if colon and port and not port.isdigit() and "]" not in port:
+        return f"{scheme}{sep}{host}:***{rest[end:]}"
+    return url
