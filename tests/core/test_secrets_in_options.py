@@ -12,6 +12,7 @@ Before: both were accepted, and stored whole in the session's header."""
 from __future__ import annotations
 
 import logging
+import uuid
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,19 @@ async def test_a_held_secret_in_an_options_value_is_stored_hidden(
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("'note'" in line and "'gateway'" in line for line in warned), warned
     assert all(KEY not in line for line in warned)
+
+
+def test_an_option_named_with_a_held_secret_is_warned_of_without_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The warning does not rely on the log records' filter (a secret of this harness
+    only, such as one given to ``hidden_meta`` here, is not among the keys it hides)."""
+    from dsh._stored_meta import hidden_meta
+
+    fresh = f"fresh-{uuid.uuid4().hex}"
+    with caplog.at_level(logging.WARNING):
+        stored = hidden_meta("a", {"options": {fresh: 1}, f"x{fresh}": 2}, (fresh,))
+    assert stored == {"options": {"***": 1}, "x***": 2}
+    [warned] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert "option '***', meta 'x***' held a secret" in warned
+    assert fresh not in warned

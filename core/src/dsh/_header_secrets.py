@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-__all__ = ["header_credentials", "is_plain_header"]
+__all__ = ["header_credentials"]
 
 #: Headers whose values are not secrets (lowercased); and any name ending with
 #: ``-version`` or ``-beta`` (``anthropic-version``, ``OpenAI-Beta``, ``api-version``).
@@ -32,20 +32,14 @@ _NOT_SECRET_ENDS: Final = ("-version", "-beta")
 _SCHEMES: Final = frozenset({"bearer", "basic", "token", "digest", "apikey", "negotiate"})
 
 
-def is_plain_header(name: str) -> bool:
-    """Whether the header ``name`` is known to carry no secret."""
-    lowered = name.strip().lower()
-    return lowered in _NOT_SECRET or lowered.endswith(_NOT_SECRET_ENDS)
-
-
 def header_credentials(headers: Mapping[str, str]) -> set[str]:
     """The credentials in ``headers``, of any length, as written and without the
     whitespace around them (as they are sent)."""
     found: set[str] = set()
     for name, value in headers.items():
-        if is_plain_header(name):
-            continue
         lowered = name.strip().lower()
+        if lowered in _NOT_SECRET or lowered.endswith(_NOT_SECRET_ENDS):
+            continue
         words = value.split(None, 1)
         if lowered.endswith("authorization") or (len(words) == 2 and words[0].lower() in _SCHEMES):
             found.add(words[-1].strip() if words else "")

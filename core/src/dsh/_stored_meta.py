@@ -30,16 +30,15 @@ def hidden_meta(agent_id: str, meta: dict[str, Any], secrets: tuple[str, ...]) -
     if hidden == meta:
         return meta
     options = meta.get("options")
-    hidden_options = hidden.get("options")
     where = [
-        f"option {key!r}"
+        f"option {redact(key, secrets)!r}"  # a key's name may hold the secret too
         for key, value in (options.items() if isinstance(options, dict) else ())
-        if isinstance(hidden_options, dict) and hidden_options.get(key) != value
+        if _hidden((key, value), secrets) != (key, value)
     ]
     where += [
-        f"meta {key!r}"
+        f"meta {redact(key, secrets)!r}"
         for key, value in meta.items()
-        if key != "options" and hidden.get(key) != value
+        if key != "options" and _hidden((key, value), secrets) != (key, value)
     ]
     log.warning(
         "agent %r: %s held a secret dsh holds (a model API key, or a plugin's secret): "

@@ -193,7 +193,7 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
     if url is not None:  # each part hidden alone: a model part's ?key=... ends at the @
         hidden = (
             f"{provider}:{hide_parameters(_USERINFO.sub('***@', model))}@"
-            f"{hide_parameters(_USERINFO.sub('***@', _hide_port(url)))}"
+            f"{hide_parameters(_hide_port(_USERINFO.sub('***@', url)))}"
         )
         source = f"model {hidden!r}"
     if provider not in PROVIDERS:
