@@ -40,7 +40,14 @@ def test_a_port_out_of_range_is_told_so() -> None:
     assert "the port is out of range (0-65535)" in str(caught.value)
 
 
-def test_a_password_and_a_key_in_the_port_are_both_hidden_the_host_shown() -> None:
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (f"https://u:pw-{KEY}@gw.example:{KEY}/v1", "https://***@gw.example:***/v1"),
+        (f"https://u:pw-{KEY}@gw.example/v1", "https://***@gw.example/v1"),
+    ],
+)
+def test_a_password_and_a_key_in_the_port_are_hidden_the_host_shown(url: str, shown: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        parse_model_shorthand(f"openai:gpt@https://u:pw-{KEY}@gw.example:{KEY}/v1")
-    assert "'openai:gpt@https://***@gw.example:***/v1'" in str(caught.value)
+        parse_model_shorthand(f"openai:gpt@{url}")
+    assert f"'openai:gpt@{shown}'" in str(caught.value)
