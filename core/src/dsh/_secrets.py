@@ -249,19 +249,26 @@ def redact(text: str, secrets: tuple[str, ...] | None = None) -> str:
     """``text`` with each secret value replaced by ``***``, and so each start or end of
     one at least half its length (and 8 characters): what is left of a key that an output
     cap cut in two. A command that prints a key in pieces on purpose is not caught.
+    Runs that overlap or touch are one ``***``.
 
-    ``secrets`` (longest first) defaults to ``known_keys()``: every model API key dsh
+    ``secrets`` (in any order) defaults to ``known_keys()``: every model API key dsh
     has read, as log records show them. Public as ``dsh.redact``, for what a plugin
     writes elsewhere (an event's data, say)."""
     if secrets is None:
         secrets = known_keys()
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, HIDDEN)
-        half = shortest_run(secret)
-        if half < len(secret):
-            text = _hide_parts(text, secret, half)
-    return text
+    # every secret's runs in the text as it is, then all hidden: hiding one secret first
+    # could cut another that shares a stretch with it, which would then not match
+    spans = [span for secret in secrets for span in hidden_runs(text, secret)]
+    if not spans:
+        return text
+    parts: list[str] = []
+    done = -1
+    for start, end in sorted(spans):
+        if start > done:  # overlapping or touching runs are hidden as one
+            parts += (text[max(done, 0) : start], HIDDEN)
+        done = max(done, end)
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def shortest_run(secret: str) -> int:
@@ -283,22 +290,6 @@ def hidden_runs(text: str, secret: str) -> list[tuple[int, int]]:
         spans.append((start, start + len(secret)))
         start = text.find(secret, start + 1)
     return spans
-
-
-def _hide_parts(text: str, secret: str, shortest: int) -> str:
-    """``text`` with each run of at least ``shortest`` characters that begins or ends
-    ``secret`` replaced by ``***``."""
-    spans = _runs(text, secret, shortest)
-    if not spans:
-        return text
-    parts: list[str] = []
-    done = -1
-    for start, end in sorted(spans):
-        if start > done:  # overlapping runs are hidden as one
-            parts += (text[max(done, 0) : start], HIDDEN)
-        done = max(done, end)
-    parts.append(text[done:])
-    return "".join(parts)
 
 
 def _runs(text: str, secret: str, shortest: int) -> list[tuple[int, int]]:
