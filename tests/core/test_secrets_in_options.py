@@ -45,6 +45,27 @@ def test_an_option_not_named_as_a_secret_is_accepted(name: str) -> None:
     assert config.agents[0].options == {name: 5}
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("session", "notes"),  # names a secret in a URL's query only
+        ("code", "review"),
+        ("access", "read-only"),
+        ("cache_key", 3),  # not a string: no secret
+        ("auth", "{mode: sso, ttl: 3}"),  # a section (a plugin named auth)
+    ],
+)
+def test_a_name_a_secret_may_have_is_accepted_where_no_secret_is(name: str, value: object) -> None:
+    """The key-name rule of query parameters refused options and sections that hold no
+    secret: a plugin named ``auth`` could not have its section."""
+    text = f"{name}: {value}\nagents:\n  - id: main\n    options:\n      {name}: {value}\n"
+    with pytest.raises(ConfigError) as caught:  # the top-level key: no plugin of that name
+        load_config(text=text)
+    assert "names a secret" not in str(caught.value)
+    config = load_config(text=text.split("\n", 1)[1])
+    assert name in config.agents[0].options
+
+
 async def test_an_option_named_as_a_secret_is_refused_in_code() -> None:
     async with scripted_harness(ScriptedModel([]), load_entry_points=False) as harness:
         with pytest.raises(DshError) as caught:

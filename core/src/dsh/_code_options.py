@@ -93,7 +93,7 @@ def options_problem(
         if key in CORE_OPTIONS:
             continue
         model = settings.get(key)
-        misplaced = None if model is not None else misplaced_key(key)
+        misplaced = None if model is not None else misplaced_key(key, value)
         if misplaced is not None:  # options are stored with the session
             return f"option {key!r}: {misplaced}"
         if model is None and left_out(key):

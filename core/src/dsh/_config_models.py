@@ -52,12 +52,13 @@ API_KEY_HINT = (
 )
 
 
-def misplaced_key(key: str) -> str | None:
-    """Why ``api_key``, ``api_key_env`` or another name of a secret (``openai_api_key``,
-    ``apiKey``, ``gateway_token``: ``dsh._secrets.is_secret_name``) is refused outside
-    an entry of ``models:`` (at the top of dsh.yml, in an agent's options, in options
-    given in code); None for any other key. A key there would do nothing, and options
-    are stored with the session."""
+def misplaced_key(key: str, value: object) -> str | None:
+    """Why ``api_key``, ``api_key_env`` or another name of a secret given a string
+    (``openai_api_key``, ``apiKey``, ``gateway_token``: ``dsh._secrets.is_secret_name``)
+    is refused outside an entry of ``models:`` (at the top of dsh.yml, in an agent's
+    options, in options given in code); None for any other key, and for a section (a
+    plugin named ``auth`` has one). A key there would do nothing, and options are
+    stored with the session."""
     if key == "api_key":
         return (
             "API keys go neither in dsh.yml nor in an agent's options (options are stored "
@@ -70,7 +71,8 @@ def misplaced_key(key: str) -> str | None:
             "(models: {NAME: {api_key_env: OPENAI_API_KEY}}), where it is read"
         )
     # a typo of a core option (max_token) is told as one where options are checked
-    if is_secret_name(key) and not option_typo(key, list(CORE_OPTIONS)):
+    secret = isinstance(value, str) and is_secret_name(key, query=False)
+    if secret and not option_typo(key, list(CORE_OPTIONS)):
         return (
             f"{key!r} names a secret (a key, a token, a password): secrets go neither in "
             "dsh.yml nor in an agent's options (options are stored with the session); put "

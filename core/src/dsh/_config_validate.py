@@ -73,7 +73,7 @@ def validate(
             if left_out is not None and left_out(name):
                 turned_off.append(locate(root, (name,), ""))
             continue
-        misplaced = None if model is not None else misplaced_key(name)
+        misplaced = None if model is not None else misplaced_key(name, value)
         if misplaced is not None:  # a key pasted at the top: never kept
             problems.append(locate(root, (name,), misplaced))
             continue
@@ -191,7 +191,7 @@ def _agent_options(
                     else f"{key!r} is set on the agent itself as well ({where}); set it there only"
                 )
                 problems.append(locate(root, loc, reason))
-            elif (misplaced := misplaced_key(key)) is not None:  # stored with the session
+            elif (misplaced := misplaced_key(key, value)) is not None:  # stored with the session
                 problems.append(locate(root, loc, misplaced))
             elif key in CORE_OPTIONS:
                 problem = core_option_problem({key: value})

@@ -227,12 +227,13 @@ def hide_parameters(text: str) -> str:
     return "".join(parts)
 
 
-def is_secret_name(name: str) -> bool:
+def is_secret_name(name: str, *, query: bool = True) -> bool:
     """Whether ``name`` (a query parameter's, an option's) is a secret's by the rule at
-    the top of this module."""
+    the top of this module; ``query=False`` (an option's name): by its end alone, as
+    ``sig``, ``code``, ``session`` and ``access`` name secrets in a URL's query only."""
     bare = _NOT_NAME.sub("", name.lower()).rstrip("0123456789")  # apikey2, api_key_2
     if bare in _SECRET_NAMES:
-        return True
+        return query
     if not bare.endswith(_SECRET_ENDS):
         return False
     words = [word for word in _WORDS.split(name) if word]
