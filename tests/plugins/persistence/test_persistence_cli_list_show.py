@@ -166,3 +166,25 @@ def test_a_newer_session_file_is_refused_saying_so(
 
     assert run(config, "show", "new-session") == 2
     assert "newer than this dsh-persistence reads" in capsys.readouterr().err
+
+
+def test_delete_leaves_a_file_that_is_not_a_session_and_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``list`` calls ``data.jsonl`` "not a dsh session file": ``delete data`` says so
+    and leaves it; the other ids named are still deleted."""
+    settings = PersistenceSettings(directory=tmp_path / "sessions")
+    two_sessions(settings)
+    (tmp_path / "sessions" / "data.jsonl").write_text('{"x":1}\n')
+    config = tmp_path / "dsh.yml"
+    config.write_text(f"persistence:\n  directory: {tmp_path / 'sessions'}\n")
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "persistence")
+
+    assert run(config, "delete", "data", "old-session") == 1
+    captured = capsys.readouterr()
+    assert captured.out == "deleted old-session\n"
+    path = tmp_path / "sessions" / "data.jsonl"
+    assert captured.err == (
+        f"dsh: error: {path}: not a dsh session file (no 'dsh-session' header); not deleted\n"
+    )
+    assert path.read_text() == '{"x":1}\n'

@@ -15,6 +15,7 @@ from dsh_persistence import (
     PersistenceError,
     SessionConflictError,
     SessionCorruptError,
+    SessionFormatError,
     SessionInfo,
 )
 from dsh_persistence._files import file_name, publish, session_id_of
@@ -169,3 +170,30 @@ def test_the_longest_accepted_session_id_can_be_stored(tmp_path: Path) -> None:
     backend.append(SessionInfo(session_id, 1.0), log.events, durable=False)
     loaded = backend.load(session_id)
     assert loaded is not None and loaded.kept == len(log.events)
+
+
+@pytest.mark.parametrize(
+    "content", [b'{"x":1}\n', b"", b"not json\n", b'{"format":"other","version":1}\n']
+)
+@pytest.mark.parametrize("locks", [True, False])
+def test_delete_refuses_a_file_that_is_not_a_session(
+    tmp_path: Path, content: bytes, locks: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``delete`` reads the header first: a ``.jsonl`` file of another program (that
+    ``list`` shows as "not a dsh session file") is named and left where it is, with
+    file locks or without them (Windows)."""
+    monkeypatch.setattr("dsh_persistence._jsonl_locks.LOCKS", locks)
+    (tmp_path / "data.jsonl").write_bytes(content)
+
+    refused = r"data\.jsonl: not a dsh session file.*; not deleted"
+    with pytest.raises(SessionFormatError, match=refused):
+        JsonlBackend(tmp_path).delete("data")
+    assert (tmp_path / "data.jsonl").read_bytes() == content
+
+
+def test_delete_removes_a_session_of_a_newer_format(tmp_path: Path) -> None:
+    """A dsh session file this version cannot read is still a session: deleted."""
+    (tmp_path / "s.jsonl").write_text('{"format":"dsh-session","version":99,"id":"s"}\n')
+
+    assert JsonlBackend(tmp_path).delete("s") is True
+    assert not (tmp_path / "s.jsonl").exists()

@@ -57,6 +57,8 @@ async def test_the_dsh_yml_section_chooses_the_store_of_the_entry_point_plugin(
         ("persistence:\n  checkpoint_delay: -1\n", "persistence.checkpoint_delay"),
         ("persistence:\n  checkpoint_delay: .inf\n", "persistence.checkpoint_delay"),
         ("persistence:\n  checkpoint_delay: .nan\n", "persistence.checkpoint_delay"),
+        ('persistence:\n  directory: ""\n', "persistence.directory"),
+        ("persistence:\n  database: ''\n", "persistence.database"),
     ],
 )
 async def test_a_bad_section_stops_start_up_naming_the_key(
@@ -81,3 +83,11 @@ def test_messages_name_where_the_location_comes_from(tmp_path: Path) -> None:
     assert PersistenceSettings().directory_source({}).startswith("the default")
     sqlite = PersistenceSettings(backend="sqlite", database=tmp_path / "s.db")
     assert sqlite.database_source(env) == "persistence.database"
+
+
+@pytest.mark.parametrize("key", ["directory", "database"])
+def test_an_empty_path_is_refused_not_taken_for_the_workspace(key: str) -> None:
+    """``directory: ""`` would be the path ``.``: the workspace itself, which nobody
+    meant (an empty $DSH_PERSISTENCE_DIR counts as unset); refused saying so."""
+    with pytest.raises(ValueError, match="is empty: leave it out for the default"):
+        PersistenceSettings.model_validate({key: ""})

@@ -251,13 +251,14 @@ async def _show(service: SessionPersistence, args: argparse.Namespace, workspace
 
 
 async def _delete(service: SessionPersistence, ids: list[str]) -> int:
-    from dsh_persistence._errors import SessionInUseError
+    from dsh_persistence._errors import SessionFormatError, SessionInUseError
 
     status = 0
     for session_id in ids:
         try:
             deleted = await service.delete(session_id)
-        except SessionInUseError as error:  # said, and the other ids are still deleted
+        # said, and the other ids are still deleted: in use, or a file not a session's
+        except (SessionInUseError, SessionFormatError) as error:
             print(f"dsh: error: {error}", file=sys.stderr)
             status = 1
             continue

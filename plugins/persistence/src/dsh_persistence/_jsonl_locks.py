@@ -23,6 +23,7 @@ from dsh_persistence._errors import (
     SessionInUseError,
 )
 from dsh_persistence._files import LOCKS, leads_to, try_lock_file
+from dsh_persistence._session_file import check_session_file
 
 __all__ = ["PENDING", "FileLocks", "turn_path"]
 
@@ -178,6 +179,9 @@ class FileLocks:
         is locked in its turn (a claim may hold it)."""
         claimed = self._claims.get(session_id, PENDING)
         if not LOCKS or claimed != PENDING:
+            if claimed == PENDING:  # no claims here: the header is read all the same
+                with open(path, "rb") as file:
+                    check_session_file(file.fileno(), path, "deleted")
             os.unlink(path)  # no claims here, or ours (the service refuses a live session)
             if claimed != PENDING:  # its lock holds a removed file: the claim goes on
                 self._claims[session_id] = PENDING  # with the file stored next
@@ -191,6 +195,7 @@ class FileLocks:
                         f"{path}: cannot delete the session: another process is continuing it"
                     )
                 if leads_to(path, fd):
+                    check_session_file(fd, path, "deleted")
                     os.unlink(path)
                     return
             finally:

@@ -4,17 +4,21 @@ that an append after a load need not read the file again)."""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dsh.session import SessionEvent
-from dsh_persistence._errors import SessionCorruptError
-from dsh_persistence._header import parse_header
+from dsh_persistence._errors import SessionCorruptError, SessionFormatError
+from dsh_persistence._files import read_at
+from dsh_persistence._header import FORMAT, parse_header
 from dsh_persistence._records import read_log
 
-__all__ = ["FileEnd", "read_session_file"]
+__all__ = ["FileEnd", "check_session_file", "read_session_file"]
+
+_HEADER_LIMIT = 1 << 20  # read at most this much looking for the end of line 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,3 +60,23 @@ def read_session_file(
     last = events[-1] if events else None
     end = FileEnd(inode, len(data), valid, len(events), last, str(header.get("cwd") or ""))
     return header, events, ignored + torn, end
+
+
+def check_session_file(fd: int, path: Path, doing: str) -> None:
+    """Refuse (``SessionFormatError``) a file whose first line is not a dsh session
+    header (``"format": "dsh-session"``, any version): another program's ``.jsonl`` file
+    in the directory, which ``list`` shows as not a session, is not ``doing`` (deleted)."""
+    head = b""
+    while b"\n" not in head and len(head) < _HEADER_LIMIT:
+        block = read_at(fd, 1 << 16, len(head))
+        if not block:
+            break
+        head += block
+    try:
+        header = json.loads(head.split(b"\n", 1)[0])
+    except ValueError:
+        header = None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise SessionFormatError(
+            f"{path}: not a dsh session file (no {FORMAT!r} header); not {doing}"
+        )

@@ -77,6 +77,15 @@ class PersistenceSettings(BaseModel):
     def _postgres_alias(cls, value: object) -> object:
         return "postgresql" if value == "postgres" else value
 
+    @field_validator("directory", "database", mode="before")
+    @classmethod
+    def _not_empty(cls, value: object) -> object:
+        # "" would be the path "." (the workspace itself), which an empty
+        # $DSH_PERSISTENCE_DIR does not mean (unset): refused rather than guessed
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("is empty: leave it out for the default, or write . for the workspace")
+        return value
+
     def postgres_url(self, env: Mapping[str, str] | None = None) -> tuple[str, str]:
         """The PostgreSQL URL in use and where it comes from, for messages:
         ``url``, else ``$DSH_PERSISTENCE_URL``, else "" (libpq's defaults)."""
