@@ -146,20 +146,21 @@ async def test_an_unusable_directory_stops_the_harness_before_any_model_is_calle
 
 
 async def test_a_directory_lost_after_start_is_reported_by_each_flush_and_the_agent_runs_on(
-    settings: PersistenceSettings, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
+    """An agent live when its session directory becomes a file runs on, each flush
+    reporting the directory (JSONL: a SQLite database open then is still written)."""
     directory = tmp_path / "sessions"
-    plugin = PersistencePlugin(settings.model_copy(update={"directory": directory}))
+    plugin = PersistencePlugin(PersistenceSettings(directory=directory))
     errors = ErrorRecorder()
     pm = create_plugin_manager(
         [("persistence", plugin), ("errors", errors)], load_entry_points=False
     )
     try:
         async with scripted_harness(ScriptedModel([text("hi"), text("again")]), pm=pm) as harness:
-            assert directory.is_dir()
+            agent = await harness.agents.create("a", options={"model": "scripted"})
             directory.rmdir()
             directory.write_text("a file now\n")
-            agent = await harness.agents.create("a", options={"model": "scripted"})
             with anyio.fail_after(LIMIT):
                 await run_turn(agent, "hello")
                 events = await run_turn(agent, "hello again")
@@ -170,3 +171,26 @@ async def test_a_directory_lost_after_start_is_reported_by_each_flush_and_the_ag
     assert len(errors.errors) == 3, "each failed flush is reported"
     for error in errors.errors:
         assert str(directory) in str(error) and "persistence.directory" in str(error)
+
+
+async def test_a_new_agent_after_the_directory_was_lost_is_refused_before_the_model(
+    settings: PersistenceSettings, tmp_path: Path
+) -> None:
+    """Fail closed: the claim of a new session finds the store unusable, and the agent
+    is not created (it ran before, and no save of it could succeed)."""
+    directory = tmp_path / "sessions"
+    plugin = PersistencePlugin(settings.model_copy(update={"directory": directory}))
+    model = ScriptedModel([text("hi")])
+    pm = create_plugin_manager([("persistence", plugin)], load_entry_points=False)
+    try:
+        async with scripted_harness(model, pm=pm) as harness:
+            for path in directory.iterdir():
+                path.unlink()
+            directory.rmdir()
+            directory.write_text("a file now\n")
+            with pytest.raises(PersistenceError) as caught:
+                await harness.agents.create("a", options={"model": "scripted"})
+    finally:
+        plugin.close()
+    assert model.requests == []
+    assert str(directory) in str(caught.value)

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
-from dsh import get_logger
 from dsh_persistence._errors import PersistenceError, SessionConflictError, SessionInUseError
 from dsh_persistence._writer import continues
 
@@ -18,8 +17,6 @@ if TYPE_CHECKING:
     from dsh_persistence._backend import LoadedSession, SessionBackend
 
 __all__ = ["StoredSessions"]
-
-log = get_logger("dsh.persistence")
 
 
 class StoredSessions:
@@ -57,7 +54,8 @@ class StoredSessions:
         """Reserve a session for an agent of this process, ``events`` its log so far (the
         core calls this as the agent is created or resumed): ``SessionInUseError`` when
         another process continues it, or continued it since ``events`` were loaded;
-        ``SessionConflictError`` when a new session's id is stored already. The claim
+        ``SessionConflictError`` when a new session's id is stored already; another
+        ``PersistenceError`` when the session could not be claimed or saved there. The claim
         ends when the agent is disposed (or ``release``). A caller cancelled meanwhile
         holds nothing: asyncio's own cancellation (``wait_for``, ``task.cancel()``) does
         not wait for the worker thread, so the claim it takes is let go again."""
@@ -74,16 +72,10 @@ class StoredSessions:
             raise
 
     def _claim(self, session_id: str, events: Sequence[SessionEvent], call: _Call) -> None:
-        try:
-            self._claim_stored(session_id, events)
-        except (SessionInUseError, SessionConflictError):
-            raise
-        except PersistenceError as exc:
-            if events:  # a resumed session that cannot be claimed is not continued
-                raise
-            # a new one runs on: its store's trouble is reported by each save, as before
-            log.warning("session %r is not claimed: %s", session_id, exc)
-            return
+        # A session that cannot be claimed, new or resumed, is not run (fail closed):
+        # what it did could not be saved (an id no file can be named after, a claims
+        # directory that cannot be made, a store that cannot be read)
+        self._claim_stored(session_id, events)
         with call.lock:
             if not call.abandoned:
                 call.taken = True

@@ -95,6 +95,24 @@ class SqliteBackend(SessionBackend):
         return unusable_error(self.path, self._source, doing, reason)
 
     def prepare(self) -> None:
+        """Open the database (creating it, and its directory, if needed) and write to it:
+        a file that is not a SQLite database, one of a newer schema, or one this process
+        may not write is refused now, when a harness starts, before a prompt is answered
+        that could not be saved. A connection opened only for this is closed again."""
+        with self._lock:
+            opened = self._db is None
+            db = self._connect()
+            try:
+                with _transaction(db):  # writes the page it read: changes nothing
+                    db.execute(f"PRAGMA user_version={self._check_version(db)}")
+            except sqlite3.Error as exc:
+                raise self._unusable("write to the session database", exc) from exc
+            finally:
+                if opened:
+                    self._db = None
+                    db.close()
+
+    def _make_directory(self) -> None:
         """Create the database's directory and check that the database can be there."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -109,7 +127,7 @@ class SqliteBackend(SessionBackend):
     def _connect(self) -> sqlite3.Connection:
         if self._db is not None:
             return self._db
-        self.prepare()
+        self._make_directory()
         try:
             with suppress(FileExistsError):  # created private: sessions hold prompts and files
                 os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
@@ -151,8 +169,9 @@ class SqliteBackend(SessionBackend):
     def _check_version(self, db: sqlite3.Connection) -> int:
         version = int(db.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
+            setting = f" ({self._source})" if self._source else ""
             raise SessionFormatError(
-                f"{self.path}: session database schema version {version} is newer than "
+                f"{self.path}{setting}: session database schema version {version} is newer than "
                 f"this dsh-persistence reads (up to {SCHEMA_VERSION}); upgrade "
                 "dsh-persistence to open it. The database was not changed."
             )
