@@ -51,7 +51,9 @@ class FileLocks:
 
     def claim(self, session_id: str) -> bool:
         """Hold the lock of the session's file (an advisory ``flock``) until ``release``:
-        other processes can neither claim the session nor append to it or delete it. A
+        other processes can neither claim the session nor append to it or delete it. The
+        file is opened for writing, so one this process may not write is refused (a
+        ``PersistenceError`` naming it) before the session's agent runs anything. A
         session not stored yet gets its lock when its file is made (locked before it
         appears)."""
         if not LOCKS:  # no advisory locks here (Windows): no claims
@@ -61,13 +63,13 @@ class FileLocks:
             if session_id in self._claims:  # an agent of another harness of this process
                 return False
             while True:
-                try:
-                    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+                try:  # for writing: a file this process may not write is refused now
+                    fd = os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
                 except (FileNotFoundError, NotADirectoryError):  # not stored (here)
                     self._claims[session_id] = PENDING
                     return True
                 except OSError as exc:
-                    raise self._failed(exc, "open the session file", path) from exc
+                    raise self._failed(exc, "open the session file to write", path) from exc
                 try:
                     held = try_lock_file(fd)
                     current = held and leads_to(path, fd)
