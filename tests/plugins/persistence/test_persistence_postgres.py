@@ -329,6 +329,9 @@ def test_text_postgresql_cannot_hold_is_stored_exactly_or_shown(pg_url: str) -> 
         ("postgresql://me@h/db?sslpassword=kp", "postgresql://me@h/db?sslpassword=***"),
         ("dbname=postgresql://me:pw@h/db", "dbname=postgresql://me:***@h/db"),
         ("host=h password=a\\ b user=me", "host=h password=*** user=me"),  # escaped space
+        # a scheme libpq does not read (SQLAlchemy's): still a URL holding a password
+        ("postgresql+psycopg://me:pw@h/db", "postgresql+psycopg://me:***@h/db"),
+        ("POSTGRES://me:pw@h/db?password=q", "POSTGRES://me:***@h/db?password=***"),
     ],
 )
 def test_every_place_libpq_takes_a_password_from_is_hidden(url: str, shown: str) -> None:
@@ -338,3 +341,23 @@ def test_every_place_libpq_takes_a_password_from_is_hidden(url: str, shown: str)
     # (a message without the letters of a one-letter password: 'me:a@b@h' gives libpq
     # the password 'a', which is hidden wherever it stands)
     assert scrub(f"no: {url}", url) == f"no: {shown}"
+
+
+@pytest.mark.parametrize("scheme", ["postgresql+psycopg", "postgres+asyncpg", "POSTGRESQL"])
+def test_a_url_scheme_libpq_does_not_read_is_refused_without_its_password(
+    scheme: str, tmp_path: Path
+) -> None:
+    """libpq reads ``postgresql://`` and ``postgres://`` only: another scheme (a
+    SQLAlchemy URL) is refused when the store is opened, naming the setting, and the
+    password is never shown (it was: such a URL was not known for one)."""
+    url = f"{scheme}://me:{PASSWORD}@127.0.0.1:{free_port()}/db"
+    wanted = f"persistence.url: scheme {scheme!r} is not one libpq reads; use postgresql://"
+    with pytest.raises(PersistenceError) as caught:
+        open_backend(PersistenceSettings(backend="postgresql", url=url))
+    assert str(caught.value) == wanted
+    assert PASSWORD not in everything_said(caught.value)
+
+    (tmp_path / "dsh.yml").write_text(f"persistence:\n  backend: postgresql\n  url: {url}\n")
+    failed = dsh("-v", "sessions", "list", cwd=tmp_path)
+    assert failed.returncode == 2 and wanted in failed.stderr
+    assert PASSWORD not in failed.stdout + failed.stderr

@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-__all__ = ["HIDDEN", "hide_password", "passwords_in", "scrub"]
+from dsh_persistence._errors import PersistenceError
+
+__all__ = ["HIDDEN", "check_scheme", "hide_password", "passwords_in", "scrub"]
 
 HIDDEN = "***"
 _SECRET_KEYS = ("password", "sslpassword")
@@ -25,10 +27,27 @@ _PAIR_PASSWORD = re.compile(
     re.IGNORECASE,
 )
 _ESCAPE = re.compile(r"\\(.)")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+_LIBPQ_SCHEMES = ("postgresql", "postgres")  # libpq compares them as written
 
 
 def _is_url(conninfo: str) -> bool:
-    return conninfo[:13].lower().startswith(("postgresql://", "postgres://"))
+    """Any ``scheme://``, not only libpq's: a URL of another scheme (SQLAlchemy's
+    ``postgresql+psycopg://``) holds its password where libpq's does, and is refused
+    (``check_scheme``) with the password hidden."""
+    return _SCHEME.match(conninfo) is not None
+
+
+def check_scheme(conninfo: str, source: str) -> None:
+    """Refuse (``PersistenceError``) a URL whose scheme libpq does not read, which it
+    would take for a malformed key/value string: the message names the setting
+    (``source``) and the scheme, never the rest of the URL."""
+    found = _SCHEME.match(conninfo)
+    if found is not None and found[1] not in _LIBPQ_SCHEMES:
+        setting = source.split(";", 1)[0] if source else "the PostgreSQL URL"
+        raise PersistenceError(
+            f"{setting}: scheme {found[1]!r} is not one libpq reads; use postgresql://"
+        )
 
 
 def _written(conninfo: str) -> list[str]:
