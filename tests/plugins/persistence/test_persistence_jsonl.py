@@ -197,3 +197,14 @@ def test_delete_removes_a_session_of_a_newer_format(tmp_path: Path) -> None:
 
     assert JsonlBackend(tmp_path).delete("s") is True
     assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_a_file_that_cannot_be_read_is_listed_saying_so_as_other_errors_do(
+    tmp_path: Path,
+) -> None:
+    """A ``.jsonl`` entry that cannot be read is listed with the module's usual "cannot
+    read the session file: <reason>", not a raw ``[Errno 21] ...``."""
+    (tmp_path / "d.jsonl").mkdir()
+    (header,) = JsonlBackend(tmp_path).headers()
+    path = tmp_path / "d.jsonl"
+    assert header.title == f"(unreadable: {path}: cannot read the session file: Is a directory)"

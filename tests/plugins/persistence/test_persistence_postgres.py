@@ -361,3 +361,21 @@ def test_a_url_scheme_libpq_does_not_read_is_refused_without_its_password(
     failed = dsh("-v", "sessions", "list", cwd=tmp_path)
     assert failed.returncode == 2 and wanted in failed.stderr
     assert PASSWORD not in failed.stdout + failed.stderr
+
+
+def test_libpqs_defaults_are_named_once_when_they_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DSH_PERSISTENCE_URL", raising=False)
+    monkeypatch.setenv("PGHOST", "127.0.0.1")
+    monkeypatch.setenv("PGPORT", str(free_port()))
+    backend = open_backend(PersistenceSettings(backend="postgresql"))
+    try:
+        with pytest.raises(PersistenceError) as caught:
+            backend.prepare()
+    finally:
+        backend.close()
+    message = str(caught.value)
+    assert message.startswith(
+        "postgresql (libpq's defaults) (persistence.url and $DSH_PERSISTENCE_URL are not "
+        "set): cannot connect"
+    )
+    assert message.count("libpq's defaults") == 1

@@ -91,3 +91,28 @@ def test_an_empty_path_is_refused_not_taken_for_the_workspace(key: str) -> None:
     meant (an empty $DSH_PERSISTENCE_DIR counts as unset); refused saying so."""
     with pytest.raises(ValueError, match="is empty: leave it out for the default"):
         PersistenceSettings.model_validate({key: ""})
+
+
+@pytest.mark.parametrize(
+    ("section", "warning"),
+    [
+        (
+            "  url: postgresql://u@h/db\n",
+            "persistence.url is ignored: the jsonl backend does not use it "
+            "(it is for backend: postgresql)",
+        ),
+        (
+            "  backend: jsonl\n  database: s.db\n",
+            "persistence.database is ignored: the jsonl backend does not use it "
+            "(it is for backend: sqlite)",
+        ),
+    ],
+)
+async def test_a_key_the_backend_does_not_use_is_a_warning_naming_both(
+    section: str, warning: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "persistence")
+    config = "persistence:\n" + section
+    async with Harness(config_text=config, starts_agents=False):
+        pass
+    assert warning in caplog.messages

@@ -319,6 +319,8 @@ class JsonlBackend(FileLocks, SessionBackend):
             except FileNotFoundError:
                 continue  # deleted meanwhile
             except (OSError, PersistenceError) as exc:
+                if isinstance(exc, OSError):  # said as every other read failure is
+                    exc = self._failed(exc, "read the session file", Path(entry.path))
                 found.append(
                     SessionHeader(session_id_of(entry.name), 0.0, 0.0, 0, f"(unreadable: {exc})")
                 )

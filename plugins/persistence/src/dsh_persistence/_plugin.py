@@ -159,6 +159,11 @@ class PersistencePlugin:
         if self._pinned is None:
             section = harness.config.section("persistence")
             self.configure(None if section is None else section.anchored(harness.workspace))
+            if section is not None:
+                from dsh import get_logger
+
+                for warning in section.unused():
+                    get_logger("dsh.persistence").warning("%s", warning)
         # A password written into the URL (dsh.yml, which commands can read, or pinned
         # settings) is hidden as one in $DSH_PERSISTENCE_URL is, before anything runs.
         url = self.settings.url

@@ -86,6 +86,17 @@ class PersistenceSettings(BaseModel):
             raise ValueError("is empty: leave it out for the default, or write . for the workspace")
         return value
 
+    def unused(self) -> list[str]:
+        """Warnings for keys set that the chosen backend does not read (``url`` is
+        PostgreSQL's, ``database`` SQLite's): set, they would otherwise be ignored silently."""
+        used_by = {"url": "postgresql", "database": "sqlite"}
+        return [
+            f"persistence.{key} is ignored: the {self.backend} backend does not use it "
+            f"(it is for backend: {backend})"
+            for key, backend in used_by.items()
+            if getattr(self, key) is not None and self.backend != backend
+        ]
+
     def postgres_url(self, env: Mapping[str, str] | None = None) -> tuple[str, str]:
         """The PostgreSQL URL in use and where it comes from, for messages:
         ``url``, else ``$DSH_PERSISTENCE_URL``, else "" (libpq's defaults)."""
@@ -94,7 +105,7 @@ class PersistenceSettings(BaseModel):
         named = (os.environ if env is None else env).get(ENV_URL)
         if named:
             return named, f"${ENV_URL}; persistence.url is not set"
-        return "", "libpq's defaults; persistence.url is not set"
+        return "", f"persistence.url and ${ENV_URL} are not set"  # location: libpq's defaults
 
     def anchored(self, workspace: Path) -> PersistenceSettings:
         """These settings with a relative ``directory`` and ``database`` taken from

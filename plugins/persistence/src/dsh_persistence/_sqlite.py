@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing, contextmanager, suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,7 +34,14 @@ from dsh_persistence._errors import (
 )
 from dsh_persistence._opening import set_up, unusable_error
 from dsh_persistence._records import read_log
-from dsh_persistence._sqlite_schema import SCHEMA, SCHEMA_VERSION, WHERE, WORKSPACES
+from dsh_persistence._sqlite_schema import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    WHERE,
+    WORKSPACES,
+    missing,
+    no_schema,
+)
 
 __all__ = ["SCHEMA_VERSION", "SqliteBackend"]
 
@@ -88,7 +95,7 @@ class SqliteBackend(SessionBackend):
     def _stores_nothing(self) -> bool:
         """Not connected yet, and no session schema at ``path``: no file, or a SQLite
         database without it (another program's, an empty file)."""
-        return self._db is None and (_missing(self.path) or _no_schema(self.path))
+        return self._db is None and (missing(self.path) or no_schema(self.path))
 
     def _unusable(self, doing: str, reason: object) -> PersistenceError:
         """The database cannot be opened or created: say which, where, and from what setting."""
@@ -370,30 +377,6 @@ class SqliteBackend(SessionBackend):
             if self._db is not None:
                 self._db.close()
                 self._db = None
-
-
-def _missing(path: Path) -> bool:
-    """Nothing is at ``path`` (a path that cannot be looked at is left for opening it
-    to report, naming the setting)."""
-    try:
-        os.stat(path)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return False
-
-
-def _no_schema(path: Path) -> bool:
-    """``path`` is a SQLite database (or an empty file) without the sessions' schema
-    (``user_version`` 0), looked at read-only, so changing nothing. One that cannot be
-    read so (not a database, locked) is left for opening it to report or wait for."""
-    try:
-        uri = Path(os.path.abspath(path)).as_uri() + "?mode=ro"
-        with closing(sqlite3.connect(uri, uri=True)) as db:
-            return int(db.execute("PRAGMA user_version").fetchone()[0]) == 0
-    except (OSError, ValueError, sqlite3.Error):
-        return False
 
 
 @contextmanager

@@ -1,4 +1,5 @@
-"""The schema of the SQLite backend's database (its version is ``PRAGMA user_version``).
+"""The schema of the SQLite backend's database (its version is ``PRAGMA user_version``),
+and whether a file holds it (``missing``, ``no_schema``: read without changing it).
 
 ``sessions.cwd`` is where a session was started; ``workspaces`` holds where it last ran
 when that is elsewhere (a row for the session's ``created``: one an older version left
@@ -8,7 +9,12 @@ the table ignore it, so it came without a new schema version.
 
 from __future__ import annotations
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "WHERE", "WORKSPACES"]
+import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "WHERE", "WORKSPACES", "missing", "no_schema"]
 
 #: The newest schema this code reads and the one it creates.
 SCHEMA_VERSION = 1
@@ -45,3 +51,27 @@ CREATE TABLE IF NOT EXISTS events (
 ) WITHOUT ROWID""",
     WORKSPACES,
 )
+
+
+def missing(path: Path) -> bool:
+    """Nothing is at ``path`` (a path that cannot be looked at is left for opening it
+    to report, naming the setting)."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def no_schema(path: Path) -> bool:
+    """``path`` is a SQLite database (or an empty file) without the sessions' schema
+    (``user_version`` 0), looked at read-only, so changing nothing. One that cannot be
+    read so (not a database, locked) is left for opening it to report or wait for."""
+    try:
+        uri = Path(os.path.abspath(path)).as_uri() + "?mode=ro"
+        with closing(sqlite3.connect(uri, uri=True)) as db:
+            return int(db.execute("PRAGMA user_version").fetchone()[0]) == 0
+    except (OSError, ValueError, sqlite3.Error):
+        return False
