@@ -82,7 +82,7 @@ class PersistenceSettings(BaseModel):
     def _not_empty(cls, value: object) -> object:
         # "" would be the path "." (the workspace itself), which an empty
         # $DSH_PERSISTENCE_DIR does not mean (unset): refused rather than guessed
-        if isinstance(value, str) and not value.strip():
+        if value == "":
             raise ValueError("is empty: leave it out for the default, or write . for the workspace")
         return value
 
