@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from dsh import hookimpl
+from dsh import get_logger, hookimpl
 
 if TYPE_CHECKING:
     from dsh.agent import Agent
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from dsh_persistence._writer import SessionWriter
 
 __all__ = ["CHECKPOINT_AT", "PersistencePlugin", "open_backend"]
+
+log = get_logger("dsh.persistence")
 
 #: Event types after which a checkpoint is asked for (when ``checkpoints`` is on).
 CHECKPOINT_AT = frozenset({"tool/call", "tool/result", "step/end"})
@@ -159,11 +161,8 @@ class PersistencePlugin:
         if self._pinned is None:
             section = harness.config.section("persistence")
             self.configure(None if section is None else section.anchored(harness.workspace))
-            if section is not None:
-                from dsh import get_logger
-
-                for warning in section.unused():
-                    get_logger("dsh.persistence").warning("%s", warning)
+            for warning in [] if section is None else section.unused():
+                log.warning("%s", warning)
         # A password written into the URL (dsh.yml, which commands can read, or pinned
         # settings) is hidden as one in $DSH_PERSISTENCE_URL is, before anything runs.
         url = self.settings.url
