@@ -24,8 +24,10 @@ BAD = [
     ("x\ny", "may not hold a control character (U+000A)"),
     ("x\x1b[2Jy", "may not hold a control character (U+001B)"),
     ("x\u2028y", "may not hold a control character (U+2028)"),
+    # persistence's backends raised a raw UnicodeEncodeError at create
+    ("a\udcffb", "may not hold a lone surrogate (U+DCFF): it is not text"),
 ]
-IDS = ["empty", "dash", "newline", "escape", "line-separator"]
+IDS = ["empty", "dash", "newline", "escape", "line-separator", "surrogate"]
 
 
 @pytest.mark.parametrize(("bad", "why"), BAD, ids=IDS)

@@ -3,7 +3,8 @@
 Either is shown and typed on the command line (``dsh sessions show ID``) and printed
 in a table (``dsh sessions list``), so it may not be empty, start with ``-`` (taken for
 an option) or hold a control character (a line break or an escape sequence breaks the
-table, or the terminal). Any other text is an id: spaces, dashes, any script."""
+table, or the terminal) or a lone surrogate (no file, database or terminal can take
+it). Any other text is an id: spaces, dashes, any script."""
 
 from __future__ import annotations
 
@@ -32,4 +33,6 @@ def _why_not(value: str) -> str | None:
     for char in value:
         if unicodedata.category(char) in _UNSHOWN:
             return f"may not hold a control character (U+{ord(char):04X})"
+        if unicodedata.category(char) == "Cs":  # from bytes decoded with surrogateescape
+            return f"may not hold a lone surrogate (U+{ord(char):04X}): it is not text"
     return None
