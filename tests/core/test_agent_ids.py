@@ -7,6 +7,8 @@ too."""
 
 from __future__ import annotations
 
+import json
+
 import anyio
 import pytest
 from harness_support import nothing_left
@@ -57,3 +59,16 @@ async def test_ids_with_spaces_dashes_and_letters_of_any_script_are_taken() -> N
             assert agent.session.id == "séance 1-a"
             other = await h.agents.create("b-", options=OPTIONS)
             assert other.session.id.startswith("b--session-")
+
+
+@pytest.mark.parametrize(("bad", "why"), BAD[1:-1], ids=IDS[1:-1])  # YAML has no lone surrogate
+def test_a_bad_agent_id_in_dsh_yml_is_refused_with_its_line(bad: str, why: str) -> None:
+    """Named with the file, line and key, as any dsh.yml error, not when the agent starts."""
+    from dsh.config import load_config
+    from dsh.errors import ConfigError
+
+    text = "agents:\n  - id: " + json.dumps(bad) + "\n"  # YAML reads JSON's escapes
+    with pytest.raises(ConfigError) as refused:
+        load_config(text=text)
+    assert refused.value.path == "agents[0].id"
+    assert refused.value.reason == f"{bad!r} {why}"

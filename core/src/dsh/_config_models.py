@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from dsh._config_yaml import AtKey, locate
+from dsh._ids import why_not
 from dsh._options import CORE_OPTIONS, option_typo
 from dsh._provider_table import key_header, sends_own_key
 from dsh._secrets import is_secret_name, key_from_env
@@ -274,6 +275,15 @@ class AgentConfig(BaseModel):
     options: dict[str, Any] = {}
     max_steps: int | None = Field(default=None, gt=0, strict=True)
     queue_mode: Literal["batch", "one-at-a-time"] = "batch"
+
+    @field_validator("id")
+    @classmethod
+    def _an_id(cls, value: str) -> str:
+        # refused with its line here, not when the agent is created (dsh._ids)
+        why = why_not(value)
+        if why is not None:
+            raise ValueError(f"{value!r} {why}")
+        return value
 
     @field_validator("options", mode="before")
     @classmethod

@@ -12,7 +12,7 @@ import unicodedata
 
 from dsh.errors import DshError
 
-__all__ = ["check_id"]
+__all__ = ["check_id", "why_not"]
 
 #: control characters (C0, DEL, C1) and the line and paragraph separators
 _UNSHOWN = frozenset({"Cc", "Zl", "Zp"})
@@ -20,12 +20,13 @@ _UNSHOWN = frozenset({"Cc", "Zl", "Zp"})
 
 def check_id(what: str, value: str) -> None:
     """Refuse ``value`` as ``what`` (``"agent id"``, ``"session id"``), saying why."""
-    why = _why_not(value)
+    why = why_not(value)
     if why is not None:
         raise DshError(f"{what} {value!r} {why}")
 
 
-def _why_not(value: str) -> str | None:
+def why_not(value: str) -> str | None:
+    """Why ``value`` cannot be an id (None: it can)."""
     if not value:
         return "may not be empty"
     if value.startswith("-"):
