@@ -69,7 +69,7 @@ def test_config_check_warns_about_an_unset_key_variable_and_still_exits_0(
         f"dsh: warning: {path}:3:25: model 'x': the environment variable MY_MISSING_KEY "
         "(models.x.api_key_env) is not set (it holds the API key)\n"
         f"dsh: warning: {path}:4:3: model 'y': the environment variable DEEPSEEK_API_KEY is "
-        "not set (it holds the deepseek API key; api_key_env in a models: entry of dsh.yml "
+        "not set (it holds deepseek's API key; api_key_env in a models: entry of dsh.yml "
         "names another)\n"
     )
     monkeypatch.setenv("MY_MISSING_KEY", "k")

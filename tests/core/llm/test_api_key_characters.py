@@ -22,8 +22,9 @@ from pydantic import ValidationError
 from dsh.config import ModelConfig
 from dsh.errors import ModelError
 from dsh.llm._errors import error_from_transport
-from dsh.llm.anthropic import AnthropicModel
+from dsh.llm._http import HttpModel
 from dsh.llm.openai import OpenAICompatibleModel
+from dsh.llm.providers import build_model
 from dsh.messages import ModelRequest, UserMessage
 
 ASK = ModelRequest(messages=(UserMessage(content="hi"),))
@@ -39,11 +40,10 @@ def openai(url: str, key: str) -> OpenAICompatibleModel:
     return OpenAICompatibleModel("wire", config, env={"MY_KEY": key}, backoff=0.01)
 
 
-def anthropic(url: str, key: str) -> AnthropicModel:
-    config = ModelConfig(
-        provider="anthropic", model="c", base_url=url, api_key_env="ANTHROPIC_API_KEY"
-    )
-    return AnthropicModel("wire", config, env={"ANTHROPIC_API_KEY": key}, backoff=0.01)
+def anthropic(url: str, key: str) -> HttpModel:
+    """The provider's own variable, which no entry names (``build_model`` fills it in)."""
+    config = ModelConfig(provider="anthropic", model="c", base_url=url)
+    return build_model("wire", config, env={"ANTHROPIC_API_KEY": key})
 
 
 async def refused(adapter: Any, key: str) -> tuple[ModelError, int]:

@@ -160,7 +160,8 @@ async def test_max_wait_from_dsh_yml_bounds_the_wait_for_a_retry_after() -> None
     assert len(requests) == 1
     assert end["error"] == {
         "code": "RATE_LIMIT",
-        "message": "model 'wire': HTTP 429: slow down",
+        "message": "model 'wire': HTTP 429: slow down (the server asks to wait 2 s, more "
+        "than max_wait 1 s: models.wire.max_wait)",
         "retry_after": 2.0,
     }
 

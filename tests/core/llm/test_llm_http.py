@@ -335,8 +335,8 @@ async def test_a_request_waiting_for_a_free_connection_says_so(
         assert len(server.requests) == 1  # the second never left
     assert caught.value.code == "TIMEOUT"
     assert caught.value.message == (
-        "model 'wire': no free connection within the timeout: all 100 of this model's "
-        "connections are busy with other requests (PoolTimeout)"
+        "model 'wire': no free connection within 0.5 s: all 100 of this model's "
+        "connections are busy with other requests (models.wire.timeout; PoolTimeout)"
     )
 
 

@@ -46,7 +46,8 @@ async def test_each_status_has_its_code_and_the_message_names_model_and_status(
     async with WireServer([error(status, {"error": {"message": "nope"}})]) as server:
         err = await fails(openai(server.url, max_retries=0))
     assert err.code == code
-    assert err.message == f"model 'wire': HTTP {status}: nope"
+    refused = " (the key from WIRE_KEY)" if code == "AUTH" else ""  # where the key came from
+    assert err.message == f"model 'wire': HTTP {status}: nope{refused}"
 
 
 # -- context window errors ---------------------------------------------------------------
@@ -295,8 +296,9 @@ async def test_a_connection_closed_before_any_answer_is_tried_again() -> None:
 
 
 async def test_nothing_listening_says_why_the_server_cannot_be_reached() -> None:
-    err = await fails(openai(closed_port(), max_retries=0))
-    reason = err.message.partition("cannot reach the server: ")[2]
+    url = closed_port()
+    err = await fails(openai(url, max_retries=0))
+    reason = err.message.partition(f"cannot reach the server at {url[:-3]}: ")[2]
     assert reason.strip()
 
 

@@ -72,7 +72,7 @@ def test_the_default_key_is_required_only_at_the_providers_own_endpoint() -> Non
     official = build_model("c", ModelConfig(provider="anthropic"), env={})
     with pytest.raises(ModelError, match="ANTHROPIC_API_KEY is not set") as caught:
         official.api_key()
-    assert "(it holds the anthropic API key; api_key_env in a models: entry" in str(caught.value)
+    assert "(it holds anthropic's API key; api_key_env in a models: entry" in str(caught.value)
     local = ModelConfig(provider="anthropic", base_url="http://127.0.0.1:8082/v1")
     assert build_model("c", local, env={}).api_key() is None
     assert build_model("c", local, env={"ANTHROPIC_API_KEY": "k"}).api_key() == "k"

@@ -16,12 +16,15 @@ import math
 import re
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import httpx
 
 from dsh._secrets import redact
 from dsh.errors import ModelError
+
+if TYPE_CHECKING:
+    from dsh.llm._origin import Timeouts
 
 __all__ = [
     "MAX_RETRY_AFTER",
@@ -30,6 +33,7 @@ __all__ = [
     "error_from_status",
     "error_from_transport",
     "malformed",
+    "noted",
     "retry_after",
     "unsendable",
 ]
@@ -209,19 +213,28 @@ def error_from_body(model: str, payload: Any, *, secret: Secrets = None) -> Mode
 
 
 def error_from_transport(
-    model: str, exc: httpx.HTTPError, *, streaming: bool, secret: Secrets = None
+    model: str,
+    exc: httpx.HTTPError,
+    *,
+    streaming: bool,
+    secret: Secrets = None,
+    server: str | None = None,
+    within: Timeouts | None = None,
 ) -> ModelError:
     """The error for a failure of the connection itself, caused by ``exc``.
 
     ``streaming``: the response had begun, so the answer is cut off (STREAM_CLOSED)
-    unless the server went quiet for too long (TIMEOUT). The HTTP client quotes a header
+    unless the server went quiet for too long (TIMEOUT). ``server``: its address as a
+    message names it (``dsh.llm._origin.server_of``); ``within``: the model's timeouts
+    and their settings, said by a TIMEOUT. The HTTP client quotes a header
     it refuses whole (one the server echoed the key in, say): the key is hidden in the
     message, and then ``exc`` is not kept as the cause (``dsh -v`` prints causes). A
     request the client refuses to send (``LocalProtocolError``: a header of ours that is
     not valid HTTP) is INVALID_REQUEST, whose message does not quote it at all (its repr
     of the header writes a line break as backslash-n, so a key in it is not matched).
     """
-    error = _transport(model, exc, streaming, secret)
+    at = f" at {_redact(server, secret)}" if server else ""
+    error = _transport(model, exc, streaming, secret, at, within)
     # the client's refusal of a header quotes its repr, where a line break in the key is
     # a backslash and an n: a key so quoted is not matched, so it is never kept
     refused = isinstance(exc, httpx.LocalProtocolError)
@@ -231,7 +244,14 @@ def error_from_transport(
     return error
 
 
-def _transport(model: str, exc: httpx.HTTPError, streaming: bool, secret: Secrets) -> ModelError:
+def _transport(
+    model: str,
+    exc: httpx.HTTPError,
+    streaming: bool,
+    secret: Secrets,
+    at: str,
+    within: Timeouts | None,
+) -> ModelError:
     if isinstance(exc, httpx.LocalProtocolError):  # its text quotes the header: not used
         return ModelError(
             "INVALID_REQUEST",
@@ -240,20 +260,42 @@ def _transport(model: str, exc: httpx.HTTPError, streaming: bool, secret: Secret
             "model's headers setting with a line break or a character beyond ASCII?)",
         )
     detail = _redact(str(exc), secret) or type(exc).__name__
-    if isinstance(exc, httpx.PoolTimeout):  # the request never left: no connection was free
-        return ModelError(
-            "TIMEOUT",
-            f"model {model!r}: no free connection within the timeout: all {MAX_CONNECTIONS} "
-            "of this model's connections are busy with other requests (PoolTimeout)",
-        )
-    if isinstance(exc, httpx.TimeoutException):
+    kind = type(exc).__name__
+    if isinstance(exc, httpx.TimeoutException):  # the read timeout: for the next bytes
+        how_long = "the timeout"
+        if within is not None:
+            value, setting = within[1] if isinstance(exc, httpx.ReadTimeout) else within[0]
+            how_long = f"{value:g} s"
+            kind = f"{setting}; {kind}" if setting else kind
+        if isinstance(exc, httpx.PoolTimeout):  # the request never left: none was free
+            return ModelError(
+                "TIMEOUT",
+                f"model {model!r}: no free connection within {how_long}: all "
+                f"{MAX_CONNECTIONS} of this model's connections are busy with other "
+                f"requests ({kind})",
+            )
         what = "no data" if streaming else "no response"
-        kind = type(exc).__name__
-        return ModelError("TIMEOUT", f"model {model!r}: {what} within the timeout ({kind})")
+        return ModelError("TIMEOUT", f"model {model!r}: {what} within {how_long} ({kind})")
     if streaming:
         message = f"model {model!r}: the stream was cut off before it finished: {detail}"
         return ModelError("STREAM_CLOSED", message)
-    return ModelError("TRANSPORT", f"model {model!r}: cannot reach the server: {detail}")
+    if isinstance(exc, httpx.RemoteProtocolError):
+        if "disconnected" in detail:  # "Server disconnected without sending a response."
+            said = f"the server{at} closed the connection before answering ({kind})"
+        else:
+            said = f"the server{at} did not answer in HTTP: {detail}"
+    elif isinstance(exc, httpx.ReadError | httpx.WriteError):  # reached: then it broke
+        said = f"the connection to the server{at} broke before it answered: {detail}"
+    else:
+        said = f"cannot reach the server{at}: {detail}"
+    return ModelError("TRANSPORT", f"model {model!r}: {said}")
+
+
+def noted(error: ModelError, note: str) -> ModelError:
+    """``error`` with ``note`` after its message, in brackets (its cause kept)."""
+    found = ModelError(error.code, f"{error.message} ({note})", retry_after=error.retry_after)
+    found.__cause__, found.__suppress_context__ = error.__cause__, True
+    return found
 
 
 def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit, urlunsplit
@@ -21,8 +21,6 @@ import anyio
 import anyio.lowlevel
 import httpx
 
-from dsh._config_models import may_be_a_key
-from dsh._provider_table import KEY_VARIABLES
 from dsh._secrets import (
     MIN_LENGTH,
     get_logger,
@@ -35,10 +33,12 @@ from dsh._secrets import (
 )
 from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
+from dsh.llm import _origin as words
 from dsh.llm._errors import (
     MAX_CONNECTIONS,
     error_from_status,
     error_from_transport,
+    noted,
     unsendable,
 )
 from dsh.llm._redact_stream import hidden
@@ -86,6 +86,8 @@ class HttpModel:
     for. ``key_optional``:
     an unset ``api_key_env`` variable means "send no key" instead of an AUTH error
     (a provider's default variable, with a base_url of your own, e.g. a local server).
+    ``origin``: where the settings come from, for messages to name them
+    (``dsh.llm._origin``; default: a ``models:`` entry that names ``api_key_env``).
 
     Use ``async with model:`` or ``await model.aclose()`` to close its connections.
     """
@@ -102,6 +104,7 @@ class HttpModel:
         backoff: float = 0.5,
         max_wait: float | None = None,
         key_optional: bool = False,
+        origin: words.Origin | None = None,
     ) -> None:
         base_url = config.base_url or self.default_base_url
         if not base_url:
@@ -135,6 +138,8 @@ class HttpModel:
         self._backoff = backoff
         self._max_wait = self._info.max_wait
         self._key_optional = key_optional
+        self._origin = words.Origin() if origin is None else origin
+        self._max_wait_set = max_wait is None  # the config's: its setting is named
         self._timeout = httpx.Timeout(config.timeout, read=config.read_timeout or config.timeout)
         self._client: httpx.AsyncClient | None = None
         self._loop: object = None
@@ -196,48 +201,28 @@ class HttpModel:
     def api_key(self) -> str | None:
         """The key from ``$api_key_env``, read now; a one-line AUTH error if it is unset,
         or holds a character no HTTP header can (see ``_unsendable``)."""
-        variable = self.config.api_key_env
-        if variable is None:
+        if self.config.api_key_env is None:
             return None
         key = self.config.api_key(self._env)
         if key is None:
             if self._key_optional:
                 return None
-            if self._own_variable():  # a `-m provider:model` has no entry to name
-                raise ModelError(
-                    "AUTH",
-                    f"model {self.name!r}: the environment variable {variable} is not set "
-                    f"(it holds the {self.config.provider} API key; api_key_env in a "
-                    "models: entry of dsh.yml names another)",
-                )
-            raise ModelError(
-                "AUTH", f"model {self.name!r}: {self._variable()} is not set (it holds the API key)"
-            )
+            raise ModelError("AUTH", f"model {self.name!r}: {self._said(words.key_unset)}")
         if not (key.isascii() and key.isprintable()) or " " in key:
             raise ModelError("AUTH", self._unsendable(key))
         return key
 
-    def _own_variable(self) -> bool:
-        """Whether the key's variable is a provider's own (no entry of dsh.yml names it)."""
-        return self.config.api_key_env in KEY_VARIABLES
-
-    def _variable(self) -> str:
-        """The key's variable in a message: a provider's own by its name; one named by
-        ``models.NAME.api_key_env`` with the key path, and its name unless it may be a
-        key pasted into that field (``may_be_a_key``)."""
-        variable = self.config.api_key_env or ""
-        if self._own_variable():
-            return f"the environment variable {variable}"
-        where = f"models.{self.name}.api_key_env"
-        if may_be_a_key(variable):
-            return f"the environment variable named by {where}"
-        return f"the environment variable {variable} ({where})"
+    def _said(self, about: Callable[[str, ModelConfig, words.Origin], str]) -> str:
+        """What ``about`` (of ``dsh.llm._origin``) says of this model's key."""
+        return about(self.name, self.config, self._origin)
 
     def _unsendable(self, key: str) -> str:
         """The message for a key holding a character an HTTP header cannot (a header
         holds printable ASCII: the HTTP client refuses anything else, quoting the key):
         its place and what it is, never the key."""
-        return f"model {self.name!r}: the API key in {self._variable()} {unsendable(key)}"
+        return (
+            f"model {self.name!r}: the API key in {self._said(words.key_place)} {unsendable(key)}"
+        )
 
     def key_header(self, key: str | None, default: str) -> dict[str, str]:
         """The header that carries ``key`` (none without a key): the config's
@@ -286,8 +271,7 @@ class HttpModel:
                 )
             yield source
         except httpx.HTTPError as exc:
-            hide = self.error_secrets(secret)
-            error = error_from_transport(self.name, exc, streaming=True, secret=hide)
+            error = self._transport_error(exc, secret, streaming=True)
             raise error from error.__cause__  # exc, unless its text shows the key
         finally:
             # shielded: an abort cancels the step, and the connection must close anyway
@@ -328,8 +312,7 @@ class HttpModel:
             try:
                 response = await client.send(request, stream=True)
             except httpx.HTTPError as exc:
-                hide = self.error_secrets(secret)
-                error = error_from_transport(self.name, exc, streaming=False, secret=hide)
+                error = self._transport_error(exc, secret, streaming=False)
                 # a read timeout may mean the server is working on it: not resent; a
                 # request the client refuses to send (LocalProtocolError) never goes
                 retry = not isinstance(
@@ -342,8 +325,10 @@ class HttpModel:
             if not retry or attempt >= self.config.max_retries:
                 raise error
             delay = self._delay(attempt, error.retry_after)
-            if delay is None:
-                raise error
+            if delay is None:  # error.retry_after is over max_wait
+                origin = self._origin if self._max_wait_set else None
+                why = words.over_max_wait(self.name, error.retry_after, self._max_wait, origin)
+                raise noted(error, why)
             attempt += 1
             # said, not silent: the person waiting sees why (the message is secret-free)
             log.warning(
@@ -371,8 +356,23 @@ class HttpModel:
             with anyio.CancelScope(shield=True):
                 await response.aclose()
         hide = self.error_secrets(secret)
-        return error_from_status(
-            self.name, response.status_code, body, response.headers, secret=hide
+        status = response.status_code
+        error, retry = error_from_status(self.name, status, body, response.headers, secret=hide)
+        if status in (401, 403) and secret:  # refused: where the key came from
+            error = noted(error, self._said(words.key_from))
+        return error, retry
+
+    def _transport_error(
+        self, exc: httpx.HTTPError, secret: str | None, *, streaming: bool
+    ) -> ModelError:
+        """The error for ``exc``, naming the server and the timeouts' settings."""
+        return error_from_transport(
+            self.name,
+            exc,
+            streaming=streaming,
+            secret=self.error_secrets(secret),
+            server=words.server_of(self._root),
+            within=words.timeouts(self.name, self.config, self._origin),
         )
 
     def _delay(self, attempt: int, retry_after: float | None) -> float | None:

@@ -199,7 +199,7 @@ def _register(harness: Harness, shorthand: str, env: Mapping[str, str]) -> str:
     name, config = parse_model_shorthand(shorthand)
     if name not in harness.models.names():
         try:
-            model = build_model(name, config, source="-m", env=env)
+            model = build_model(name, config, source="-m", env=env, entry=False)
         except ConfigError as error:  # in the words of the command line, not of dsh.yml
             url = error.path == f"models.{name}.base_url"
             provider, _, rest = name.partition(":")

@@ -55,7 +55,7 @@ async def start_local(harness: Harness, name: str = "local", *, why: str = "") -
             base_url=server.base_url,
             context_window=LOCAL_CONTEXT,
         )
-        harness.models.add("local", build_model(name, config, source="-m local"), name)
+        harness.models.add("local", build_model(name, config, source="-m local", entry=False), name)
     except BaseException:
         server.stop()
         raise

@@ -14,6 +14,7 @@ from dsh.errors import ModelError
 from dsh.llm._call_slots import CallSlots
 from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
+from dsh.llm._origin import Origin
 from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, UsageChunk
 from dsh.messages import (
     AssistantMessage,
@@ -66,9 +67,16 @@ class OpenAICompatibleModel(HttpModel):
         backoff: float = 0.5,
         max_wait: float | None = None,
         key_optional: bool = False,
+        origin: Origin | None = None,
     ) -> None:
         super().__init__(
-            name, config, env=env, backoff=backoff, max_wait=max_wait, key_optional=key_optional
+            name,
+            config,
+            env=env,
+            backoff=backoff,
+            max_wait=max_wait,
+            key_optional=key_optional,
+            origin=origin,
         )
         openai = config.provider == "openai"
         if send_reasoning is None:

@@ -22,6 +22,7 @@ from dsh._shorthand import split_base_url
 from dsh.config import Config, ModelConfig
 from dsh.errors import ConfigError
 from dsh.llm._http import HttpModel
+from dsh.llm._origin import Origin
 from dsh.llm.anthropic import AnthropicModel
 from dsh.llm.openai import OpenAICompatibleModel
 
@@ -98,6 +99,7 @@ def build_model(
     *,
     source: str = "model settings",
     env: Mapping[str, str] | None = None,
+    entry: bool = True,
 ) -> HttpModel:
     """The model ``config`` describes, registered as ``name``.
 
@@ -108,6 +110,8 @@ def build_model(
     a named provider pointed at another ``base_url`` (a local server speaking its
     protocol) sends its default variable's key only if that variable is set.
     Raises ``ConfigError`` naming ``models.<name>.<key>`` (``source`` is the file).
+    ``entry``: ``config`` is a ``models:`` entry's, whose settings the model's messages
+    name (``models.<name>.timeout``); False for ``-m provider:model``, which has none.
     """
     provider = PROVIDERS.get(config.provider)
     if provider is None:
@@ -141,7 +145,10 @@ def build_model(
         reason = f"applies only to OpenAI-compatible providers ({chat}), not {config.provider!r}"
         raise ConfigError(source, f"models.{name}.{chat_only[0]}", reason)
     optional = config.api_key_env is None and filled["base_url"] != provider.base_url
-    return provider.adapter(name, config.model_copy(update=filled), env=env, key_optional=optional)
+    origin = Origin(entry=entry, default_key=config.api_key_env is None)
+    return provider.adapter(
+        name, config.model_copy(update=filled), env=env, key_optional=optional, origin=origin
+    )
 
 
 def build_configured(
