@@ -52,13 +52,14 @@ async def agent_session(
 ) -> AsyncIterator[tuple[Harness, AgentHandle, Renderer]]:
     """A harness over dsh.yml (``config``: read already) and the agent the command
     talks to, with its renderer."""
-    from dsh.llm.choose import starts_local
+    from dsh.llm.choose import refuse_keyless, starts_local
 
     renderer = Renderer(sys.stdout, sys.stderr, json=getattr(args, "json", False))
     pm.register(renderer, "dsh-cli")
     async with cli_harness(args, pm, config=config) as harness:
         stored = await stored_to_continue(harness, args)
         base, choice = first_agent(harness, args.model, stored)
+        refuse_keyless(harness, choice)
         server = None
         if starts_local(harness, choice):
             from dsh.llm.local import start_local

@@ -20,7 +20,14 @@ if TYPE_CHECKING:
     from dsh.harness import Harness
     from dsh.persistence import StoredSession
 
-__all__ = ["ENV_PROVIDERS", "Choice", "choose_model", "starts_local", "stored_preference"]
+__all__ = [
+    "ENV_PROVIDERS",
+    "Choice",
+    "choose_model",
+    "refuse_keyless",
+    "starts_local",
+    "stored_preference",
+]
 
 #: The provider and model used when its key is set and nothing else names a model.
 _BY_KEY: tuple[tuple[str, str], ...] = (
@@ -128,6 +135,30 @@ def starts_local(harness: Harness, choice: Choice) -> bool:
     """Whether the caller must start the bundled local model: ``local`` was chosen and
     no model of that name is configured or registered."""
     return choice.name == "local" and "local" not in harness.models.names()
+
+
+def refuse_keyless(harness: Harness, choice: Choice) -> None:
+    """Refuse, before an agent or session is made, a model given as ``provider:model``
+    (by -m, or the one a continued session was created with) whose API key cannot be
+    read here: a built-in provider at its own endpoint with its variable unset (or
+    holding what no HTTP header can). Its first request would fail after the session
+    was stored. ``openai-compatible`` needs no key; a model of dsh.yml is not refused
+    so (``dsh config check`` warns of its key)."""
+    from dsh.errors import DshError, ModelError
+    from dsh.llm._http import HttpModel
+
+    if choice.name not in harness.models or harness.models.origin(choice.name) != "cli":
+        return
+    model = harness.models.get(choice.name, agent="dsh")
+    if not isinstance(model, HttpModel):
+        return
+    try:
+        model.api_key()
+    except ModelError as error:
+        said = error.message.removeprefix(f"model {choice.name!r}: ")
+        name = choice.name
+        given = f"-m {name}" if choice.why == "chosen with -m" else f"{choice.why} ({name})"
+        raise DshError(f"{given}: {said}") from None
 
 
 @overload

@@ -1,0 +1,39 @@
+"""A built-in provider named with -m whose key is unset is refused before anything is
+made (status 2), as the first request would fail: it was found only then, after the
+session had been created and stored (a first-run review). ``openai-compatible`` needs
+no key; a provider pointed at a base_url of its own sends its key only if it is set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import dsh, text_reply
+
+
+@pytest.mark.parametrize("command", [["run", "hi"], ["chat"]])
+def test_a_built_in_provider_without_its_key_is_refused_before_a_session(
+    cli_env: dict[str, str], tmp_path: Path, command: list[str]
+) -> None:
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+    done = dsh("-m", "deepseek:deepseek-chat", *command, env=env, cwd=tmp_path, stdin="hi\n")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "dsh: error: -m deepseek:deepseek-chat: the environment variable DEEPSEEK_API_KEY "
+        "is not set (it holds deepseek's API key; api_key_env in a models: entry of "
+        "dsh.yml names another)"
+    )
+    assert "new session" not in done.stderr
+    sessions = tmp_path / "sessions"
+    assert not sessions.exists() or not list(sessions.iterdir())
+
+
+def test_a_model_needing_no_key_still_runs_with_none_set(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("one"), text_reply("two")])
+    # openai-compatible sends no key; openai at a base_url of its own, its key if set
+    for shorthand, said in (("openai-compatible", "one"), ("openai", "two")):
+        done = dsh("-m", f"{shorthand}:tiny@{server.url}", "run", "hi", env=cli_env, cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (0, f"{said}\n"), done.stderr
