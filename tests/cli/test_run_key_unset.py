@@ -37,3 +37,24 @@ def test_a_model_needing_no_key_still_runs_with_none_set(
     for shorthand, said in (("openai-compatible", "one"), ("openai", "two")):
         done = dsh("-m", f"{shorthand}:tiny@{server.url}", "run", "hi", env=cli_env, cwd=tmp_path)
         assert (done.returncode, done.stdout) == (0, f"{said}\n"), done.stderr
+
+
+def test_a_continued_sessions_provider_without_its_key_is_refused_before_its_turn(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Given with its base_url, stored without it: continued, it is the provider's own
+    endpoint, whose key is unset."""
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+    server = model_server([text_reply("one")])
+    first = dsh("-m", f"deepseek:deepseek-chat@{server.url}", "run", "hi", env=env, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    [stored] = (tmp_path / "sessions").iterdir()
+    before = stored.read_bytes()
+    done = dsh("run", "--continue", "again", env=env, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"dsh: error: the model session {stored.stem} was created with "
+        "(deepseek:deepseek-chat): the environment variable DEEPSEEK_API_KEY is not set (it "
+        "holds deepseek's API key; api_key_env in a models: entry of dsh.yml names another)"
+    )
+    assert stored.read_bytes() == before  # no turn was added to it

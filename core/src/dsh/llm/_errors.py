@@ -22,6 +22,7 @@ import httpx
 
 from dsh._secrets import redact
 from dsh.errors import ModelError
+from dsh.llm._origin import seconds
 
 if TYPE_CHECKING:
     from dsh.llm._origin import Timeouts
@@ -261,11 +262,11 @@ def _transport(
         )
     detail = _redact(str(exc), secret) or type(exc).__name__
     kind = type(exc).__name__
-    if isinstance(exc, httpx.TimeoutException):  # the read timeout: for the next bytes
+    if isinstance(exc, httpx.TimeoutException):
         how_long = "the timeout"
-        if within is not None:
+        if within is not None:  # a read is timed by read_timeout, if set; the rest by timeout
             value, setting = within[1] if isinstance(exc, httpx.ReadTimeout) else within[0]
-            how_long = f"{value:g} s"
+            how_long = seconds(value)
             kind = f"{setting}; {kind}" if setting else kind
         if isinstance(exc, httpx.PoolTimeout):  # the request never left: none was free
             return ModelError(
