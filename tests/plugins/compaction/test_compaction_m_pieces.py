@@ -42,7 +42,7 @@ from dsh_compaction import (
 from dsh_compaction._boundaries import answered_by, choose_cut, cut_points
 from dsh_compaction._events import previous_summary, prune_stub, reduce_prune, reduce_summary
 from dsh_compaction._plan import last_user_message
-from dsh_compaction._summarise import _chunks, transcript
+from dsh_compaction._summarise import CONTINUED, _chunks, transcript
 
 pytestmark = pytest.mark.plugins("compaction")
 
@@ -271,7 +271,10 @@ def test_transcript_chunks_fill_up_to_the_budget_and_are_never_empty() -> None:
     six = ["a" * 6, "b" * 6, "c" * 6, "d" * 6]
 
     assert _chunks(six, CHARS, 12) == [six[:2], six[2:]]
-    assert _chunks(["x" * 20, "y"], CHARS, 10) == [["x" * 20], ["y"]]
+    # an entry over the budget has a chunk of its own; over the room, it is split
+    assert _chunks(["x" * 20, "y"], CHARS, 10, 20) == [["x" * 20], ["y"]]
+    pieces = [["x" * 30], [CONTINUED + "x" * 14], [CONTINUED + "x" * 6, "y"]]
+    assert _chunks(["x" * 50, "y"], CHARS, 30) == pieces
 
 
 async def test_the_summariser_works_through_chunks_of_the_documented_budget() -> None:

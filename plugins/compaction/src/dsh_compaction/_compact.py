@@ -179,11 +179,14 @@ async def compact(
         fixed += max(estimator.edited(sent, history)[0] - estimator.messages(history), 0)
     counts = list(estimator.counts(history))
     before = fixed + sum(counts)
-    known = window
+    # the summariser is planned for the known window; only when none is known, for the
+    # size of the request (which an overflow's provider refused: the window is smaller)
+    known = summariser_window = window
     if window is None or reason != "threshold":
         # overflow: the real window is smaller than the estimate; manual: compact what
-        # there is, however far from the window it is
+        # there is, however far from the window it is (the tail is planned for this)
         window = before if window is None else min(window, before)
+        summariser_window = known or before
     limit = limit_for(settings.threshold * window, known, reserve)
     # the room history has below the threshold; a tail of at most half of it leaves
     # the other half to grow into before the next compaction
@@ -193,7 +196,18 @@ async def compact(
         state.tail_capped(agent.id, settings.tail_tokens, tail_budget, limit, fixed)
     where = {k: v for k, v in (("turn", turn), ("step", step)) if v is not None}
     run = _Run(
-        agent, state, settings, request, reason, window, limit, fixed, tail_budget, estimator, where
+        agent,
+        state,
+        settings,
+        request,
+        reason,
+        window,
+        limit,
+        fixed,
+        tail_budget,
+        estimator,
+        where,
+        summariser_window,
     )
     if reason == "manual" or not (big := too_large(history, counts, room, estimator.counter)):
         return await run.once(history, counts)
@@ -225,6 +239,7 @@ class _Run:
     tail_budget: int
     estimator: RequestEstimator
     where: dict[str, int]
+    summariser_window: int | None  # the summariser's (``window`` plans the tail)
     stubbed: bool = False  # a compaction of this call stubbed too-large results already
 
     async def start(self, history: Sequence[Message], before: int) -> None:
@@ -305,7 +320,7 @@ class _Run:
                     plan.previous,
                     model_name=self.request.model,
                     counter=counter,
-                    window=self.window,
+                    window=self.summariser_window,
                 )
             _check(summary, plan, counter.count_message(summary_message(summary.text)))
             _check_unchanged(history, agent.session.history, plan.cut)

@@ -71,6 +71,8 @@ anything. Be concise. Answer with the summary only."""
 CLIP_CHARS: Final = 6000
 #: share of the summariser's window the transcript of one chunk may fill
 CHUNK_SHARE: Final = 0.6
+#: the fewest tokens of transcript a summariser request must have room for
+MIN_CHUNK: Final = 64
 #: the stop reasons of a finished answer: ``max_tokens`` is a summary cut off by
 #: ``max_summary_tokens`` (kept, marked truncated); any other is no summary
 FINISHED: Final = frozenset({"stop", "max_tokens"})
@@ -130,15 +132,46 @@ def _prompt_text(entries: Sequence[str], previous: str | None) -> str:
     return "\n\n".join(parts)
 
 
-def _chunks(entries: list[str], counter: TokenCounter, budget: int) -> list[list[str]]:
+#: what starts each piece of an entry after the first (see ``_split``)
+CONTINUED: Final = "[... continued]\n"
+
+
+def _split(entry: str, counter: TokenCounter, budget: int) -> list[str]:
+    """``entry`` in pieces of at most ``budget`` tokens each, all of it kept (a chunk
+    holds at least one whole piece, so a piece must fit on its own)."""
+    tokens = counter.count_text(entry)
+    if tokens <= budget:
+        return [entry]
+    pieces: list[str] = []
+    start = 0
+    while start < len(entry):
+        marker = CONTINUED if start else ""
+        # the characters per token of this entry, as the counter sees it (a tokenizer's)
+        size = max(int((budget - counter.count_text(marker)) * len(entry) / tokens), 1)
+        end = min(start + size, len(entry))
+        piece = marker + entry[start:end]
+        while end - start > 1 and counter.count_text(piece) > budget:
+            end = start + (end - start) // 2  # denser than the average: halve it
+            piece = marker + entry[start:end]
+        pieces.append(piece)
+        start = end
+    return pieces
+
+
+def _chunks(
+    entries: list[str], counter: TokenCounter, budget: int, room: int | None = None
+) -> list[list[str]]:
+    """``entries`` in chunks of about ``budget`` tokens: an entry over it has a chunk of
+    its own, split across chunks when it is over ``room`` (default: ``budget``)."""
+    room = budget if room is None else room
     chunks: list[list[str]] = [[]]
     used = 0
-    for entry in entries:
-        size = counter.count_text(entry)
+    for piece in (p for entry in entries for p in _split(entry, counter, room)):
+        size = counter.count_text(piece)
         if chunks[-1] and used + size > budget:
             chunks.append([])
             used = 0
-        chunks[-1].append(entry)
+        chunks[-1].append(piece)
         used += size
     return chunks
 
@@ -158,6 +191,25 @@ async def _call(model: Model, request: ModelRequest) -> AssistantMessage:
         if aclose is not None:
             await aclose()
     return assembler.message(model=model.info.name)
+
+
+def _too_long(
+    model: str,
+    window: int,
+    refused: ModelError | None,
+    *,
+    prompt: int = 0,
+    answer: int = 0,
+) -> ModelError:
+    """The failure of a summariser request too long for the summariser's window (as
+    the provider ``refused`` it, or as planned: no room beside its ``prompt`` and
+    ``answer``), told apart from the agent's own request that overflowed."""
+    what = f"the summariser's request was too long for model {model!r}"
+    planned = f"planned for a context window of {window:,} tokens"
+    if refused is None:
+        why = f"its prompt ({prompt:,} tokens) and answer ({answer:,}) leave too little room"
+        return ModelError("CONTEXT_WINDOW_EXCEEDED", f"{what} ({planned}): {why}")
+    return ModelError("CONTEXT_WINDOW_EXCEEDED", f"{what} ({planned}): {refused.message}")
 
 
 def _unfinished(model: str, stop: str) -> ModelError:
@@ -216,15 +268,26 @@ async def summarise(
     answer_tokens = min(settings.max_summary_tokens, limit // 4)
     overhead = counter.count_text(system) + 2 * answer_tokens
     budget = max(int(limit * CHUNK_SHARE) - overhead, min(1_000, limit // 4))
+    # a chunk never holds more than the window has beside the prompt, the summary so
+    # far and the answer (a longer entry is split): the request fits the window
+    prompt = counter.count_text(system) + counter.count_text(_prompt_text([], "x"))
+    room = limit - prompt - 2 * answer_tokens
+    if room < MIN_CHUNK:
+        raise _too_long(model.info.name, limit, None, prompt=prompt, answer=answer_tokens)
     summary = Summary(previous or "", "model", model=model.info.name)
-    for chunk in _chunks(transcript(messages), counter, budget):
+    for chunk in _chunks(transcript(messages), counter, min(budget, room), room):
         request = ModelRequest(
             model=name,
             system=system,
             messages=(UserMessage(content=_prompt_text(chunk, summary.text or None)),),
             max_tokens=answer_tokens,
         )
-        answer = await _call(model, request)
+        try:
+            answer = await _call(model, request)
+        except ModelError as exc:
+            if exc.code != "CONTEXT_WINDOW_EXCEEDED":
+                raise
+            raise _too_long(model.info.name, limit, exc) from exc
         if answer.stop_reason not in FINISHED:
             raise _unfinished(model.info.name, answer.stop_reason)
         summary.text = answer.text.strip()

@@ -1,0 +1,135 @@
+"""The summariser's requests fit the window they are planned for: a long entry is split
+across chunks, the window is the one configured (not the history's size), and a
+summariser's refused request says that it was the summariser's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from compaction_util import harness, prompt_tokens
+
+import dsh_compaction
+from dsh import ModelRequest
+from dsh.testing import ScriptedModel, fail, run_turn
+
+pytestmark = pytest.mark.plugins("compaction")
+
+OFF = {"model": "summarizer", "enabled": False}  # compacted by hand only
+
+
+class Server:
+    """A summariser of ``window`` tokens that refuses a request over ``refuse_over``
+    tokens (default: its window), prompt and reserved answer counted."""
+
+    def __init__(self, window: int | None, refuse_over: int | None = None) -> None:
+        self.needed: list[int] = []
+        self.requests: list[ModelRequest] = []
+        self.refuse_over = refuse_over or window or 0
+        script = [self.answer] * 200
+        self.model = ScriptedModel(script, name="summarizer", context_window=window)
+
+    def answer(self, request: ModelRequest) -> Any:
+        needed = prompt_tokens(request) + (request.max_tokens or 0)
+        self.needed.append(needed)
+        self.requests.append(request)
+        if needed > self.refuse_over:
+            return fail("CONTEXT_WINDOW_EXCEEDED", f"you requested {needed} tokens")
+        return f"summary {len(self.needed)}"
+
+
+async def test_one_long_message_is_split_so_each_summary_request_fits() -> None:
+    """A message longer than a chunk was sent whole: the summary request was larger
+    than the window, and every compaction failed from then on."""
+    server = Server(1500)
+    model = ScriptedModel(["ok"] * 4, context_window=100_000)
+    long = "HEAD " + "abcd " * 1000 + " TAIL"  # ~1,250 tokens, below the 6,000-char clip
+    async with harness(model, server.model, chars=False) as h:
+        agent = await h.agents.create("a", options={"model": "scripted", "compaction": OFF})
+        for prompt in (long, "small question", "another one", "and more"):
+            await run_turn(agent, prompt)
+        result = await dsh_compaction.compact_now(agent)
+
+    assert result.outcome == "summarized", result
+    assert max(server.needed) <= 1500
+    sent = "".join(r.messages[0].content for r in server.requests)
+    assert "HEAD" in sent and "TAIL" in sent  # split, not cut
+
+
+async def test_a_refused_summary_request_says_it_was_the_summarisers() -> None:
+    server = Server(100_000, refuse_over=500)  # the server's real window is smaller
+    model = ScriptedModel(["ok"] * 3, context_window=100_000)
+    async with harness(model, server.model, chars=False) as h:
+        agent = await h.agents.create("a", options={"model": "scripted", "compaction": OFF})
+        for prompt in ("one " * 300, "two", "three"):
+            await run_turn(agent, prompt)
+        result = await dsh_compaction.compact_now(agent)
+
+    assert result.outcome == "failed"
+    assert result.error is not None
+    assert result.error["code"] == "CONTEXT_WINDOW_EXCEEDED"
+    message = result.error["message"]
+    assert "summariser's request" in message and "'summarizer'" in message
+    assert "you requested" in message  # the provider's own words are kept
+
+
+async def test_compact_now_gives_the_summariser_the_configured_window() -> None:
+    """/compact planned the summariser for the history's size: a small answer limit
+    (a quarter of it) and more calls than the window needs."""
+    blind = ScriptedModel(["by hand"], name="summarizer", context_window=None)
+    model = ScriptedModel(["a" * 400] * 3, context_window=None)
+    settings = {**OFF, "context_window": 40_000}
+    async with harness(model, blind) as h:
+        agent = await h.agents.create("a", options={"model": "scripted", "compaction": settings})
+        for i in range(3):
+            await run_turn(agent, str(i) * 400)
+        result = await dsh_compaction.compact_now(agent)
+
+    assert result.outcome == "summarized"
+    (request,) = blind.requests
+    assert request.max_tokens == 2048  # max_summary_tokens, not a quarter of ~2,400
+
+
+async def test_an_overflow_gives_the_summariser_the_known_window() -> None:
+    blind = ScriptedModel(["summary"], name="summarizer", context_window=None)
+    overflow = fail("CONTEXT_WINDOW_EXCEEDED", "prompt is too long")
+    model = ScriptedModel(["a" * 400] * 3 + [overflow, "fits"], context_window=40_000)
+    async with harness(model, blind) as h:
+        agent = await h.agents.create(
+            "a", options={"model": "scripted", "compaction": {"model": "summarizer"}}
+        )
+        for i in range(4):
+            await run_turn(agent, str(i) * 400)
+
+    (request,) = blind.requests
+    assert request.max_tokens == 2048
+
+
+async def test_an_overflow_with_no_known_window_plans_for_the_failed_size() -> None:
+    blind = ScriptedModel(["summary"], name="summarizer", context_window=None)
+    overflow = fail("CONTEXT_WINDOW_EXCEEDED", "prompt is too long")
+    model = ScriptedModel(["a" * 400] * 3 + [overflow, "fits"], context_window=None)
+    async with harness(model, blind) as h:
+        agent = await h.agents.create(
+            "a", options={"model": "scripted", "compaction": {"model": "summarizer"}}
+        )
+        for i in range(4):
+            await run_turn(agent, str(i) * 400)
+
+    # CharCounter: the refused request held ~2,800 tokens; a quarter of it is the answer
+    assert all(r.max_tokens is not None and r.max_tokens < 1000 for r in blind.requests)
+
+
+async def test_a_window_too_small_for_the_summarisers_prompt_is_said_before_a_call() -> None:
+    server = Server(700)  # the default prompt (~330 tokens) and two answers of 175
+    model = ScriptedModel(["ok"] * 3, context_window=100_000)
+    async with harness(model, server.model, chars=False) as h:
+        agent = await h.agents.create("a", options={"model": "scripted", "compaction": OFF})
+        for prompt in ("one " * 100, "two", "three"):
+            await run_turn(agent, prompt)
+        result = await dsh_compaction.compact_now(agent)
+
+    assert result.outcome == "failed" and result.error is not None
+    assert "summariser's request was too long" in result.error["message"]
+    assert "leave too little room" in result.error["message"]
+    assert server.needed == []
