@@ -115,9 +115,9 @@ def test_a_failing_summariser_is_a_warning_naming_compaction_and_the_chat_goes_o
     done = three_questions(server, env, tmp_path)
 
     assert done.returncode == 0, done.stderr
-    warning = "dsh: agent 'main': compaction (threshold) failed, the history is unchanged: "
+    warning = "dsh: agent 'main': compaction (threshold, turn 3) failed, the history is unchanged: "
     assert warning + said in done.stderr
-    assert done.stderr.count("compaction (threshold) failed") == 1
+    assert done.stderr.count("compaction (threshold, turn 3) failed") == 1
     assert "[turn 3 completed" in done.stderr
     assert contents(server.bodies()[3]) == ["one", LONG, "two", LONG, "three"]  # intact
     assert done.stdout.endswith("Third.\n")
@@ -332,7 +332,7 @@ def test_an_overflow_with_nothing_to_compact_says_so_not_failed(
 
     assert done.returncode == 1, done.stderr
     said = "dsh: agent 'main': nothing could be compacted to fit the context window "
-    assert said + "(overflow); the history is unchanged\n" in done.stderr
+    assert said + "(overflow, turn 1, step 1); the history is unchanged\n" in done.stderr
     assert "failed" not in done.stderr
     assert "[turn 1 error · 0 in / 0 out tokens] CONTEXT_WINDOW_EXCEEDED: " in done.stderr
     assert len(server.bodies()) == 1  # not retried
@@ -348,3 +348,23 @@ def test_compact_with_nothing_to_compact_in_a_new_chat_stores_no_session(
     assert done.returncode == 0, done.stderr
     assert "nothing to compact" in done.stderr
     assert list(Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")) == []
+
+
+@pytest.mark.plugins("compaction", "persistence")
+def test_a_summariser_that_keeps_failing_is_a_warning_at_each_turn(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The CLI prints a message once (a flush retried at the end of a turn and at
+    dispose logs the same failure twice): the warning was the same text at each turn,
+    so from the second failing turn on, the turn ended with no reason shown."""
+    down = stream_error("out of memory")
+    replies = [text_reply(LONG), text_reply(LONG), down, text_reply("Third.")]
+    server = model_server([*replies, down, text_reply("Fourth.")])
+    (tmp_path / "dsh.yml").write_text(WINDOW)
+    done = piped_chat(server, "one\ntwo\nthree\nfour\n", env, tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    for turn in (3, 4):
+        warning = f"dsh: agent 'main': compaction (threshold, turn {turn}) failed, the history"
+        assert warning in done.stderr
+    assert done.stdout.endswith("Fourth.\n")

@@ -165,6 +165,6 @@ async def test_b45_a_failed_automatic_compaction_is_a_warning_a_person_sees(
     await run_failing(summarizer(fail("SERVER", "summariser is down")), steps=7)
     warnings = [r.getMessage() for r in caplog.records if r.name.startswith("dsh_compaction")]
     assert warnings == [
-        "agent 'a': compaction (threshold) failed, the history is unchanged: SERVER: "
+        "agent 'a': compaction (threshold, turn 1) failed, the history is unchanged: SERVER: "
         "summariser is down"
     ]

@@ -118,7 +118,8 @@ async def test_a_summariser_refusing_its_request_leaves_the_history_and_names_co
     assert failed and failed[0].data["error"]["code"] == "CONTEXT_WINDOW_EXCEEDED"
     warnings = [r.getMessage() for r in caplog.records if r.name == "dsh_compaction"]
     assert any(
-        "compaction (threshold) failed, the history is unchanged: CONTEXT_WINDOW_EXCEEDED" in w
+        "compaction (threshold, turn 1) failed, the history is unchanged: "
+        "CONTEXT_WINDOW_EXCEEDED: the summariser's request was too long" in w
         for w in warnings
     )
     # nothing of what the agent did is lost: every step's call and result is still there

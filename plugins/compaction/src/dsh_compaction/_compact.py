@@ -37,6 +37,7 @@ from dsh_compaction._state import AgentState
 from dsh_compaction._summarise import Summary, summarise
 from dsh_compaction._task import task_marks
 from dsh_compaction._tokens import RequestEstimator
+from dsh_compaction._warn import warn
 
 __all__ = ["CompactionResult", "Outcome", "Reason", "compact", "limit_for"]
 
@@ -179,14 +180,15 @@ async def compact(
         fixed += max(estimator.edited(sent, history)[0] - estimator.messages(history), 0)
     counts = list(estimator.counts(history))
     before = fixed + sum(counts)
-    # the summariser is planned for the known window; only when none is known, for the
-    # size of the request (which an overflow's provider refused: the window is smaller)
-    known = summariser_window = window
+    known = window
     if window is None or reason != "threshold":
         # overflow: the real window is smaller than the estimate; manual: compact what
-        # there is, however far from the window it is (the tail is planned for this)
+        # there is, however far from the window it is
         window = before if window is None else min(window, before)
-        summariser_window = known or before
+    # the summariser's window: an overflow's provider refused ``before`` tokens, a bound
+    # on the window (known or not: the known one proved too large); a manual compaction's
+    # history size says nothing of it, so the tail alone is planned for that size
+    summariser_window = known if reason == "manual" and known is not None else window
     limit = limit_for(settings.threshold * window, known, reserve)
     # the room history has below the threshold; a tail of at most half of it leaves
     # the other half to grow into before the next compaction
@@ -266,7 +268,7 @@ class _Run:
             error = {key: redact(value) for key, value in error.items()}
             data["error"] = error
             if reason != "manual":  # a manual one is answered by its caller (/compact)
-                _warn(self.agent.id, reason, outcome, error, stubbed=self.stubbed)
+                warn(self.agent.id, reason, outcome, error, stubbed=self.stubbed, where=self.where)
         await self.agent.session.emit(END, data)
         return CompactionResult(outcome, reason, before, after, error)
 
@@ -339,34 +341,6 @@ class _Run:
         return CompactionResult(
             result.outcome, reason, before, result.tokens_after, summary=summary.text
         )
-
-
-def _warn(
-    agent_id: str, reason: Reason, outcome: Outcome, error: dict[str, str], *, stubbed: bool
-) -> None:
-    """Tell the user that an automatic compaction left the history as it was (as the
-    stubs of too-large tool results left it, when ``stubbed``)."""
-    if outcome == "skipped":  # overflow, nothing to compact: not a failure of the plugin
-        if stubbed:
-            message = "too-large tool results were stubbed, but nothing else could be compacted"
-            log.warning("agent %r: %s to fit the context window (%s)", agent_id, message, reason)
-            return
-        log.warning(
-            "agent %r: nothing could be compacted to fit the context window (%s); "
-            "the history is unchanged",
-            agent_id,
-            reason,
-        )
-        return
-    log.warning(
-        "agent %r: compaction (%s) failed%s, the %shistory is unchanged: %s: %s",
-        agent_id,
-        reason,
-        " after too-large tool results were stubbed" if stubbed else "",
-        "rest of the " if stubbed else "",
-        error.get("code"),
-        error.get("message"),
-    )
 
 
 async def _prune(prune: Sequence[Prune], emit: Any, state: AgentState) -> Outcome:
