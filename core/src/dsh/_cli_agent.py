@@ -314,12 +314,18 @@ def _plugins_start(
     args: argparse.Namespace, pm: PluginManager, config: Config | None = None
 ) -> int:
     """Start the plugins as ``dsh run`` would, for their own start-up checks (a session
-    directory that cannot be written); no agent's model is contacted."""
+    directory that cannot be written), and check the agent it would create as it would
+    (a plugin's setting naming ``local`` that nothing starts); no model is contacted."""
+    from dsh._config_local import check_local
     from dsh.errors import HookError
+    from dsh.llm.choose import starts_local
 
     async def start() -> None:
-        async with cli_harness(args, pm, config=config):
-            pass
+        async with cli_harness(args, pm, config=config) as harness:
+            base, choice = first_agent(harness, getattr(args, "model", None))
+            if not starts_local(harness, choice):
+                options = agent_options(base, choice.name, harness.workspace, local=False)
+                check_local(harness, base.id if base is not None else "main", options)
 
     try:
         anyio.run(start)
