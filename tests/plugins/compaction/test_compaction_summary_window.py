@@ -11,7 +11,7 @@ from compaction_util import harness, prompt_tokens
 
 import dsh_compaction
 from dsh import ModelRequest
-from dsh.testing import ScriptedModel, fail, run_turn
+from dsh.testing import InMemoryPersistence, ScriptedModel, fail, run_turn
 
 pytestmark = pytest.mark.plugins("compaction")
 
@@ -122,3 +122,25 @@ async def test_a_window_too_small_for_the_summarisers_prompt_is_said_before_a_ca
     assert "summariser's request was too long" in result.error["message"]
     assert "leave too little room" in result.error["message"]
     assert server.needed == []
+
+
+async def test_a_stored_summariser_that_is_gone_says_where_it_comes_from() -> None:
+    """A continued session keeps the options it was created with: a summariser of
+    them that dsh.yml no longer defines failed every compaction with no hint of where
+    the name came from or how to replace it."""
+    model = ScriptedModel(["ok"] * 3, context_window=100_000)
+    async with harness(model, extra=[("mem", InMemoryPersistence())]) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        for prompt in ("one " * 300, "two", "three"):
+            await run_turn(agent, prompt)
+        stored = {"model": "scripted", "compaction": {"model": "gone", "enabled": False}}
+        await agent.dispose()
+        resumed = await h.agents.resume("a", agent.session.id, options=stored)
+        result = await dsh_compaction.compact_now(resumed)
+
+    assert result.error is not None and result.error["code"] == "NO_MODEL"
+    message = result.error["message"]
+    assert message.startswith("the summariser model 'gone' is not registered (registered: ")
+    assert "the option compaction.model of agent 'a'" in message
+    assert "options it was created with" in message
+    assert "agents: [{id: a, options: {compaction: {model: ...}}}]" in message

@@ -10,7 +10,7 @@ summariser's window is summarised in chunks, each merged into the summary so far
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -212,6 +212,24 @@ def _too_long(
     return ModelError("CONTEXT_WINDOW_EXCEEDED", f"{what} ({planned}): {refused.message}")
 
 
+def _no_model(agent: _host.Host, name: str | None) -> ModelError:
+    """The failure of a summariser ``name`` that is not registered, saying where the
+    name came from when it is the agent's own option: a continued session keeps the
+    options it was created with, a summariser dsh.yml may no longer define."""
+    harness = getattr(agent, "harness", None)
+    names = ", ".join(harness.models.names()) if harness is not None else ""
+    message = f"the summariser model {name!r} is not registered (registered: {names or 'none'})"
+    own = agent.options.get("compaction")
+    if isinstance(own, Mapping) and own.get("model") == name:
+        message += (
+            f"; it is the option compaction.model of agent {agent.id!r} (a continued session "
+            "keeps the options it was created with): replace it in dsh.yml with "
+            f"agents: [{{id: {agent.id}, options: {{compaction: {{model: ...}}}}}}] "
+            "(compaction: {} for the section's), or define the model in models:"
+        )
+    return ModelError("NO_MODEL", message)
+
+
 def _unfinished(model: str, stop: str) -> ModelError:
     """The failure of a summariser answer that stopped with ``stop``, not finished: its
     text may be a refusal or a fragment, and must not replace the history."""
@@ -260,7 +278,7 @@ async def summarise(
     name = settings.model or model_name
     model = _host.find_model(agent, name)
     if model is None:
-        raise ModelError("NO_MODEL", f"the summariser model {name!r} is not registered")
+        raise _no_model(agent, name)
     system = settings.prompt or DEFAULT_PROMPT
     limit = model.info.context_window or window or 100_000
     # the answer may take a quarter of a small window at most, so that the prompt, the
