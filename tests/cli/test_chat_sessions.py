@@ -172,7 +172,7 @@ def test_a_scripts_compact_is_done_before_its_next_line(
     script = "first question\nsecond question\n/compact\nthird question\n"
     done = piped_chat(server, script, cli_env, tmp_path, "compaction")
     assert done.returncode == 0, done.stderr
-    assert "/compact: the history was summarized" in done.stderr
+    assert "/compact: the history was summarised" in done.stderr
     third = server.bodies()[3]["messages"]
     assert "Summary: asked twice." in str(third)  # the turn after it sees the summary
     assert third[-1] == {"role": "user", "content": "third question"}

@@ -191,7 +191,7 @@ def test_compact_while_a_turn_runs_keeps_the_turns_answer(
         child.expect_exact("thinking")  # turn 2 runs, held until the summary is asked for
         child.sendline("/compact")
         # the two lines in either order: the turn goes on once the summary is asked for
-        said = ["/compact: the history was summarized", "[turn 2 completed"]
+        said = ["/compact: the history was summarised", "[turn 2 completed"]
         first = child.expect_exact(said)
         child.expect_exact(said[1 - first])
         child.expect_exact("> ")
@@ -307,7 +307,7 @@ def test_an_idle_compact_is_stored_at_once_and_a_killed_chat_continues_from_it(
         child.expect_exact("completed")
         child.expect_exact("> ")
     child.sendline("/compact")
-    child.expect_exact("/compact: the history was summarized")
+    child.expect_exact("/compact: the history was summarised")
     child.expect_exact("> ")
     child.kill(9)  # no orderly end: only what was flushed survives
 

@@ -267,6 +267,20 @@ def test_a_compaction_that_changed_the_history_is_a_note() -> None:
     )
 
 
+def test_a_summary_cut_off_by_its_output_limit_says_so_in_the_note() -> None:
+    def compacted(truncated: bool) -> list[Event]:
+        summary = ("compact/summary", {"summary": "s", "truncated": truncated})
+        data = {"reason": "threshold", "outcome": "summarized", "tokens_before": 9000}
+        return [summary, ("compact/end", {**data, "tokens_after": 900})]
+
+    _, err = shown(*compacted(True), *compacted(False))
+    assert err == (
+        "↻ history summarised (threshold): 9,000 → 900 tokens "
+        "(summary cut off at max_summary_tokens)\n"
+        "↻ history summarised (threshold): 9,000 → 900 tokens\n"
+    )
+
+
 class Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True

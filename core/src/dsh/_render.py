@@ -95,6 +95,7 @@ class Renderer:
         self.steers_shown: list[str] = []
         self._mid_line = False
         self._held_cr = False
+        self._cut_off = False  # the last compact/summary's answer hit its output limit
 
     @hookimpl
     def agent_error(self, agent: Agent, error: BaseException) -> None:
@@ -173,7 +174,12 @@ class Renderer:
             # chat's /compact answers for a manual one)
             before, after = data.get("tokens_before", 0), data.get("tokens_after", 0)
             how = _COMPACTED[data["outcome"]]
-            self._note(f"↻ history {how} ({data.get('reason')}): {before:,} → {after:,} tokens")
+            note = f"↻ history {how} ({data.get('reason')}): {before:,} → {after:,} tokens"
+            if data["outcome"] == "summarized" and self._cut_off:
+                note += " (summary cut off at max_summary_tokens)"
+            self._note(note)
+        elif kind == "compact/summary":  # its compact/end follows: the note says it then
+            self._cut_off = data.get("truncated") is True
         elif kind == "step/retry":
             wait = data.get("wait")
             when = f" in {wait:g} s" if isinstance(wait, int | float) and wait > 0 else ""

@@ -146,12 +146,12 @@ async def test_compact_now_refuses_a_disposed_agent() -> None:
 @pytest.mark.parametrize(
     ("outcome", "error", "said"),
     [
-        ("summarized", None, "the history was summarized (~12,000 -> ~3,000 tokens)"),
-        ("pruned", None, "old tool results were pruned (~12,000 -> ~3,000 tokens)"),
+        ("summarized", None, "the history was summarised (~12,000 → ~3,000 tokens)"),
+        ("pruned", None, "old tool results were pruned (~12,000 → ~3,000 tokens)"),
         (  # too-large results stubbed, then the summary of the rest failed
             "pruned",
             {"code": "SUMMARY_NOT_SMALLER", "message": "the summary was not smaller"},
-            "old tool results were pruned (~12,000 -> ~3,000 tokens), but compacting the rest "
+            "old tool results were pruned (~12,000 → ~3,000 tokens), but compacting the rest "
             "failed (SUMMARY_NOT_SMALLER: the summary was not smaller)",
         ),
         ("skipped", None, "nothing to compact (~12,000 tokens)"),
@@ -170,3 +170,13 @@ def test_a_result_reads_as_one_sentence(
     from dsh_compaction import CompactionResult
 
     assert str(CompactionResult(outcome, "manual", 12_000, 3_000, error)) == said
+
+
+def test_a_summary_cut_off_by_its_output_limit_says_so() -> None:
+    from dsh_compaction import CompactionResult
+
+    result = CompactionResult("summarized", "manual", 12_000, 3_000, summary="s", truncated=True)
+    assert str(result) == (
+        "the history was summarised (~12,000 → ~3,000 tokens) "
+        "(summary cut off at max_summary_tokens)"
+    )

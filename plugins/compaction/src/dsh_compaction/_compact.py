@@ -43,6 +43,9 @@ __all__ = ["CompactionResult", "Outcome", "Reason", "compact", "limit_for"]
 
 log = get_logger("dsh_compaction")
 
+#: what the notes of a summary cut off at its output limit add
+CUT_OFF = "(summary cut off at max_summary_tokens)"
+
 Reason = Literal["threshold", "overflow", "manual"]
 Outcome = Literal["summarized", "pruned", "skipped", "failed", "aborted"]
 
@@ -59,6 +62,8 @@ class CompactionResult:
     tokens_after: int
     error: dict[str, str] | None = None
     summary: str | None = None
+    #: the summary (or one of its chunks' answers) was cut off at ``max_summary_tokens``
+    truncated: bool = False
 
     @property
     def changed(self) -> bool:
@@ -66,9 +71,10 @@ class CompactionResult:
 
     def __str__(self) -> str:
         """One sentence for a person (chat's ``/compact`` prints it)."""
-        tokens = f"~{self.tokens_before:,} -> ~{self.tokens_after:,} tokens"
+        tokens = f"~{self.tokens_before:,} → ~{self.tokens_after:,} tokens"
         if self.outcome == "summarized":
-            return f"the history was summarized ({tokens})"
+            cut = f" {CUT_OFF}" if self.truncated else ""
+            return f"the history was summarised ({tokens}){cut}"
         error = self.error or {}
         why = f"{error.get('code', 'UNKNOWN')}: {error.get('message', '')}"
         if self.outcome == "pruned":
@@ -220,9 +226,7 @@ async def compact(
     history = agent.session.history
     rest = await replace(run, stubbed=True).once(history, list(estimator.counts(history)))
     if rest.changed:
-        return CompactionResult(
-            rest.outcome, reason, before, rest.tokens_after, summary=rest.summary
-        )
+        return replace(rest, tokens_before=before)
     return replace(stubbed, error=rest.error if rest.outcome == "failed" else None)
 
 
@@ -339,7 +343,12 @@ class _Run:
         state.invalidate()
         result = await self.end(history, before, "summarized")
         return CompactionResult(
-            result.outcome, reason, before, result.tokens_after, summary=summary.text
+            result.outcome,
+            reason,
+            before,
+            result.tokens_after,
+            summary=summary.text,
+            truncated=summary.truncated,
         )
 
 
