@@ -35,6 +35,14 @@ def test_the_defaults() -> None:
         ("compaction:\n  treshold: 0.5\n", "compaction.treshold"),
         ("compaction:\n  threshold: 1.5\n", "compaction.threshold"),
         ("compaction:\n  timeout: -1\n", "compaction.timeout"),
+        # strict, as the core's options are: text is not a number or a yes/no
+        ("compaction:\n  threshold: '0.5'\n", "compaction.threshold"),
+        ("compaction:\n  enabled: 'yes'\n", "compaction.enabled"),
+        ("compaction:\n  context_window: '4000'\n", "compaction.context_window"),
+        ("compaction:\n  max_summary_tokens: true\n", "compaction.max_summary_tokens"),
+        ("compaction:\n  prune_chars: 2000.0\n", "compaction.prune_chars"),
+        # an empty prompt was the default prompt, silently
+        ("compaction:\n  prompt: ''\n", "compaction.prompt"),
         # a summariser that dsh.yml does not define is found at load, with its line
         (
             "models:\n  big: {provider: scripted}\ncompaction:\n  model: bgi\n",
@@ -47,6 +55,11 @@ async def test_the_section_is_validated_with_the_key_path(text: str, where: str)
     with pytest.raises(ConfigError, match=rf"{where}"):
         async with harness(config_text=text):
             pass
+
+
+def test_numbers_may_be_given_as_yaml_writes_them() -> None:
+    settings = CompactionSettings.model_validate({"timeout": 30, "chars_per_token": 3})
+    assert (settings.timeout, settings.chars_per_token) == (30.0, 3.0)
 
 
 async def first_compaction(config_text: str | None, **agent_options: Any) -> Any:

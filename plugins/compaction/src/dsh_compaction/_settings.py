@@ -20,7 +20,9 @@ __all__ = ["CompactionSettings", "layer_settings"]
 class CompactionSettings(BaseModel):
     """Settings of dsh-compaction (the ``compaction:`` section of dsh.yml)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict, as the core's options are: '0.5' is not a number nor 'yes' a yes/no (an
+    # int is still a float: YAML writes 30 for 30.0)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     #: Compact automatically (over the threshold, and on a context-window error).
     #: ``compact_now`` works either way.
@@ -44,8 +46,9 @@ class CompactionSettings(BaseModel):
     #: The summariser model (a model of dsh.yml, checked at load); default: the
     #: agent's model.
     model: ModelName | None = None
-    #: Instructions for the summariser; default: the built-in structured prompt.
-    prompt: str | None = None
+    #: Instructions for the summariser; default: the built-in structured prompt (an
+    #: empty one is refused: it would be the default, silently).
+    prompt: str | None = Field(default=None, min_length=1)
     #: The summariser's output limit.
     max_summary_tokens: int = Field(default=2048, gt=0)
     #: Seconds the whole summarisation may take before it is given up.
