@@ -59,6 +59,9 @@ async def test_the_dsh_yml_section_chooses_the_store_of_the_entry_point_plugin(
         ("persistence:\n  checkpoint_delay: .nan\n", "persistence.checkpoint_delay"),
         ('persistence:\n  directory: ""\n', "persistence.directory"),
         ("persistence:\n  database: ''\n", "persistence.database"),
+        # strict, as the core's options: quoted, they are text (they were taken)
+        ("persistence:\n  checkpoints: 'yes'\n", "persistence.checkpoints"),
+        ("persistence:\n  checkpoint_delay: '0.5'\n", "persistence.checkpoint_delay"),
     ],
 )
 async def test_a_bad_section_stops_start_up_naming_the_key(
@@ -73,6 +76,8 @@ async def test_a_bad_section_stops_start_up_naming_the_key(
 
 def test_checkpoint_delay_accepts_zero_to_an_hour() -> None:
     assert PersistenceSettings(checkpoint_delay=0).checkpoint_delay == 0
+    assert PersistenceSettings(checkpoint_delay=0.5).checkpoint_delay == 0.5
+    assert PersistenceSettings.model_validate({"checkpoints": False}).checkpoints is False
     assert PersistenceSettings(checkpoint_delay=3600).checkpoint_delay == 3600
 
 

@@ -1,7 +1,8 @@
 """A session id a backend cannot store is refused as its agent is created, with the
 error every flush would give, before any model call: it was accepted, the agent ran,
 and each save failed. JSONL: an id longer than a file name can be (240 bytes once
-encoded); PostgreSQL: an id holding a NUL character. SQLite stores both."""
+encoded). SQLite stores it. (An id holding a NUL, which PostgreSQL cannot store, is
+refused by ``agents.create`` itself, as any control character.)"""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from dsh.errors import DshError
 from dsh.plugins import create_plugin_manager
 from dsh.testing import ScriptedModel, scripted_harness, text
 from dsh_persistence import (
@@ -69,11 +71,13 @@ async def test_an_id_too_long_for_a_file_name_is_refused_at_create(
     assert not session_files(settings.session_directory())
 
 
-async def test_an_id_with_a_nul_is_refused_at_create_by_postgresql(pg_url: str) -> None:
+async def test_an_id_with_a_nul_never_reaches_a_backend(settings: Any) -> None:
+    """``agents.create`` refuses a control character before any claim (``dsh._ids``)."""
+    with pytest.raises(DshError, match=r"may not hold a control character \(U\+0000\)"):
+        await created(settings, "a\x00b")
+
+
+def test_postgresql_itself_refuses_an_id_with_a_nul(pg_url: str) -> None:
+    """What a store given such an id by a program of its own says."""
     settings = PersistenceSettings(backend="postgresql", url=pg_url)
-    error = await created(settings, "a\x00b")
-    assert error is not None and "NUL" in str(error)
-
-
-async def test_an_id_with_a_nul_is_stored_by_the_file_backends(settings: Any) -> None:
-    assert await created(settings, "a\x00b") is None
+    assert "NUL" in flush_error(settings, "a\x00b")

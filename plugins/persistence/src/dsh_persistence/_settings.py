@@ -66,10 +66,11 @@ class PersistenceSettings(BaseModel):
     #: Write a running turn to disk in the background, ``checkpoint_delay`` seconds after
     #: a tool call starts or ends or a step ends, so that a crash in a long turn keeps
     #: what the turn already did. Turns that end sooner are written by their flush.
-    checkpoints: bool = True
+    #: (Strict, as the core's options: ``'yes'`` or ``'0.5'`` quoted is not taken.)
+    checkpoints: bool = Field(default=True, strict=True)
     #: Seconds from the event that asks for a checkpoint to the write: 0 to an hour.
     checkpoint_delay: float = Field(
-        default=0.05, ge=0, le=MAX_CHECKPOINT_DELAY, allow_inf_nan=False
+        default=0.05, ge=0, le=MAX_CHECKPOINT_DELAY, allow_inf_nan=False, strict=True
     )
 
     @field_validator("backend", mode="before")
