@@ -64,7 +64,7 @@ async def test_a_tool_no_plugin_registered_is_warned_about(
         await start(config)
     (warning,) = [r.getMessage() for r in caplog.records if r.name == "dsh_permissions"]
     assert warning.startswith(
-        "<string>:2:10: permissions.deny[0]: rule 'mcp_github_push' names no tool that is "
+        "warning: <string>:2:10: permissions.deny[0]: rule 'mcp_github_push' names no tool that is "
         "registered (tools: "
     )
 
@@ -87,6 +87,6 @@ async def test_a_rule_when_no_tool_is_registered_says_so_not_an_empty_list(
             pass
     (warning,) = [r.getMessage() for r in caplog.records if r.name == "dsh_permissions"]
     assert warning == (
-        "<string>:2:10: permissions.deny[0]: rule 'bash(rm *)' names no tool that is "
+        "warning: <string>:2:10: permissions.deny[0]: rule 'bash(rm *)' names no tool that is "
         "registered (no tools are registered)"
     )

@@ -67,7 +67,7 @@ async def test_a_name_merely_like_a_tools_is_warned_about_not_refused(
         await start("permissions:\n  deny: [bashful]\n")
     (warning,) = warnings(caplog)
     assert warning.startswith(
-        "<string>:2:10: permissions.deny[0]: rule 'bashful' names no tool that is"
+        "warning: <string>:2:10: permissions.deny[0]: rule 'bashful' names no tool that is"
     )
 
 

@@ -23,7 +23,15 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Final
 
-__all__ = ["MAX_PATH", "PathPattern", "display", "inside", "path_readings", "spellings"]
+__all__ = [
+    "MAX_PATH",
+    "PathPattern",
+    "display",
+    "inside",
+    "path_readings",
+    "pattern_problem",
+    "spellings",
+]
 
 #: Longer values are not matched (they are asked about instead).
 MAX_PATH: Final = 4096
@@ -32,6 +40,42 @@ _GLOB: Final = frozenset("*?[")
 
 def _home() -> str:
     return os.path.realpath(os.path.expanduser("~"))
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why ``pattern`` cannot be a path pattern, or None. Each problem would make a
+    rule quietly match other paths than meant (a deny rule then stops nothing): ``$``
+    is not expanded (``$HOME/.gnupg/**`` is a directory named ``$HOME`` in the
+    workspace), ``**`` only means "any directories" as a whole component (``src/**foo``
+    acts as ``src/*foo``), and fnmatch takes an unclosed ``[`` literally."""
+    if "$" in pattern:
+        return (
+            "'$' is not expanded in a path pattern (it would name a directory "
+            "called so in the workspace); write ~/ for the home directory"
+        )
+    for part in pattern.split("/"):
+        if "**" in part and part != "**":
+            return f"'**' must be a whole path component ('src/**/x'), not part of {part!r}"
+        if _unclosed(part):
+            return f"the '[' in {part!r} is not closed by ']'"
+    return None
+
+
+def _unclosed(part: str) -> bool:
+    """Whether a ``[`` in ``part`` has no ``]`` to close it (as fnmatch reads a set: a
+    ``!`` or ``]`` right after the ``[`` belongs to the set)."""
+    i = 0
+    while (i := part.find("[", i)) >= 0:
+        j = i + 1
+        if part[j : j + 1] == "!":
+            j += 1
+        if part[j : j + 1] == "]":
+            j += 1
+        end = part.find("]", j)
+        if end < 0:
+            return True
+        i = end + 1
+    return False
 
 
 def _resolve(value: str, base: str) -> str:

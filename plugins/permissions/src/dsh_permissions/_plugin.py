@@ -33,6 +33,7 @@ from dsh_permissions._calls import _THE_TOOL, InvalidArguments, subjects_of
 from dsh_permissions._decide import Policy, Verdict, decide
 from dsh_permissions._guarded import config_file, session_store
 from dsh_permissions._outcome import EventData, Outcome, denial
+from dsh_permissions._rule_names import check_own_rules, check_rule_names
 from dsh_permissions._settings import PermissionSettings, PermissionsSection, validate_options
 from dsh_permissions._subjects import Subject, ToolFacts
 
@@ -132,8 +133,6 @@ class Permissions:
     @hookimpl
     def harness_started(self, harness: Any) -> None:
         """A rule misspelling a tool's name stops start-up (it would match nothing)."""
-        from dsh_permissions._rule_names import check_rule_names
-
         check_rule_names(harness, self.settings)
 
     @hookimpl
@@ -160,7 +159,11 @@ class Permissions:
             for key in _option_keys(agent):
                 raw = options.get(key)
                 if raw is not None:
-                    found = validate_options(raw, str(getattr(agent, "id", "?")), key)
+                    who = str(getattr(agent, "id", "?"))
+                    found = validate_options(raw, who, key)
+                    tools = getattr(agent, "tools", None)
+                    if tools is not None:  # a rule misspelling a tool would match nothing
+                        check_own_rules(tools, who, key, found)
                     own = found if own is None else own.merged(found)
         if own is None:
             return base or PermissionSettings()

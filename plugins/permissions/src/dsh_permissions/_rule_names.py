@@ -1,7 +1,10 @@
-"""Rules that name no tool. A deny rule whose tool name is misspelt (``bsah(rm *)``)
-matches nothing, and the call it was meant to stop runs: so when a harness starts, a
-rule naming a near miss of a registered tool stops it, and a rule naming a tool no
-plugin registered (one of a plugin not loaded now) is warned about."""
+"""Rules that would match nothing, or not what they say. A deny rule whose tool name
+is misspelt (``bsah(rm *)``) matches nothing, and the call it was meant to stop runs:
+so when a harness starts, a rule naming a near miss of a registered tool stops it, and
+a rule naming a tool no plugin registered (one of a plugin not loaded now) is warned
+about. A path pattern that would be read other than meant (``$HOME/**``, ``src/**x``,
+an unclosed ``[``) stops it too. An agent's own options (given in code) are checked
+when its policy is made (``check_own_rules``)."""
 
 from __future__ import annotations
 
@@ -10,10 +13,11 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from dsh import DshError, get_logger
+from dsh_permissions._paths import pattern_problem
 from dsh_permissions._rules import parse_rule
 from dsh_permissions._settings import PermissionSettings, PermissionsSection
 
-__all__ = ["check_rule_names"]
+__all__ = ["check_own_rules", "check_rule_names"]
 
 log = get_logger("dsh_permissions")
 _TYPO = 0.75  # difflib's ratio above which an unknown tool name is taken for a typo
@@ -22,21 +26,58 @@ _TYPO = 0.75  # difflib's ratio above which an unknown tool name is taken for a 
 def check_rule_names(harness: Any, own: PermissionSettings | None) -> None:
     """Check the rules of ``own`` (settings given in code), the ``permissions:`` section
     and every ``agents[].options.permissions`` of the harness's config."""
-    tools = sorted({spec.name.casefold() for spec in harness.tools.specs()})
+    tools = _tools(harness.tools)
     for where, loc, settings in _rule_sets(harness, own):
-        for action in ("deny", "ask", "allow"):
-            for i, text in enumerate(getattr(settings, action)):
-                tool = parse_rule(text)[0].casefold()
-                if "*" in tool or tool in tools:
-                    continue
-                place = f"{where}.{action}[{i}]: rule {text!r} names no tool"
-                if loc is not None:  # from dsh.yml: say where in the file, as its errors do
-                    place = f"{harness.config.where(*loc, action, i)}: {place}"
-                close = difflib.get_close_matches(tool, tools, n=1, cutoff=_TYPO)
-                if close:
-                    raise DshError(f"{place}; did you mean {close[0]!r}? (it would match no call)")
-                known = f"tools: {', '.join(tools)}" if tools else "no tools are registered"
-                log.warning("%s that is registered (%s)", place, known)
+        for action, i, text, problem, close in _problems(tools, settings):
+            place = f"{where}.{action}[{i}]: rule {text!r} {problem}"
+            if loc is not None:  # from dsh.yml: say where in the file, as its errors do
+                place = f"{harness.config.where(*loc, action, i)}: {place}"
+            if close is not None:
+                raise DshError(f"{place}{close}")
+            known = f"tools: {', '.join(tools)}" if tools else "no tools are registered"
+            log.warning("warning: %s that is registered (%s)", place, known)
+
+
+def check_own_rules(tools: Any, agent_id: str, key: str, settings: PermissionSettings) -> None:
+    """The rules of an agent's ``options[key]`` (``tools``: its registry): a DshError
+    for the first that names a near miss of a tool or holds a bad path pattern, as
+    ``check_rule_names`` refuses one in ``dsh.yml``; a tool no one registered is let be
+    (warned about when the harness started, for the config's agents)."""
+    for action, i, text, problem, close in _problems(_tools(tools), settings):
+        if close is not None:
+            raise DshError(
+                f"agent {agent_id!r}: option {key}.{action}[{i}]: rule {text!r} {problem}{close}"
+            )
+
+
+def _tools(registry: Any) -> dict[str, tuple[str, ...]]:
+    """Each registered tool's name, casefolded, and its path arguments."""
+    found: dict[str, tuple[str, ...]] = {}
+    for spec in registry.specs():
+        tool = registry.get(spec.name)
+        found[spec.name.casefold()] = tuple(getattr(tool, "path_args", ()) or ())
+    return dict(sorted(found.items()))
+
+
+def _problems(
+    tools: Mapping[str, tuple[str, ...]], settings: PermissionSettings
+) -> Iterator[tuple[str, int, str, str, str | None]]:
+    """(action, index, rule, what is wrong, what refuses it or None: only warned) of
+    each rule of ``settings`` naming no registered tool or holding a bad path pattern."""
+    for action in ("deny", "ask", "allow"):
+        for i, text in enumerate(getattr(settings, action)):
+            tool, pattern = parse_rule(text)
+            tool = tool.casefold()
+            if "*" in tool:
+                continue
+            if tool in tools:
+                bad = pattern_problem(pattern) if pattern and tools[tool] else None
+                if bad is not None:
+                    yield action, i, text, f"has a bad path pattern: {bad}", ""
+                continue
+            close = difflib.get_close_matches(tool, list(tools), n=1, cutoff=_TYPO)
+            hint = f"; did you mean {close[0]!r}? (it would match no call)" if close else None
+            yield action, i, text, "names no tool", hint
 
 
 def _rule_sets(
