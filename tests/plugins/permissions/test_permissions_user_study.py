@@ -45,6 +45,30 @@ async def test_b49_a_value_only_the_shell_knows_is_not_allowed_past_a_pattern(
         assert judged.requests[0].remember == ()  # never remembered by "always"
 
 
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [
+        ("echo $HOME", None),
+        ("echo `id`", None),
+        ("rm${IFS}-f${IFS}x", "deny: bash(rm *)"),
+        ("/bin/r? -f x", "deny: bash(rm *)"),
+        ("git${IFS}push", "ask: bash(git push*)"),
+    ],
+)
+async def test_the_reason_names_only_a_rule_the_unknown_value_could_become(judge, command, named):
+    """``echo $HOME`` was said to be asked about because it "cannot be checked against
+    the rule 'deny: bash(rm *)'", a rule it could never match (session-29 journey)."""
+    rules = {"allow": ["bash(echo *)"], "deny": ["bash(rm *)"], "ask": ["bash(git push*)"]}
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == "ask", judged.event["reason"]
+    asked = judged.event["asked"]
+    if named is None:
+        assert "so no rule can allow it" in asked
+        assert "the rule" not in asked
+    else:
+        assert f"so it cannot be checked against the rule '{named}'" in asked
+
+
 async def test_b49_a_symlink_inside_a_directory_is_checked_where_it_leads(judge, layout):
     # layout: src/escape -> ../outside (a directory), innocent.txt -> .env
     judged = await judge({"deny": [f"read({layout.outside}/**)"]}, "read", {"path": "src"})

@@ -19,6 +19,7 @@ from dsh_permissions._guarded import guarded
 from dsh_permissions._reasons import (
     assumed,
     below,
+    could_cover,
     describe,
     open_why,
     plan_reason,
@@ -287,7 +288,14 @@ def _judge(
         # of the tool must not let it past them. Other modes ask; bypass denies.
         strict = _unchecked(policy, facts.name)
         if strict is not None:
-            why = f"{what}: {subject.unknown}, so it cannot be checked against the rule '{strict}'"
+            rules = [*policy.rules(facts.name, "deny"), *policy.rules(facts.name, "ask")]
+            named = could_cover(rules, subject)
+            if named is None:  # asked all the same: the value is unknown
+                why = f"{what}: {subject.unknown}, so no rule can allow it"
+            else:
+                why = (
+                    f"{what}: {subject.unknown}, so it cannot be checked against the rule '{named}'"
+                )
             return Part(subject, "ask", "problem", why)
     allowed = _allowed_by(policy.rules(facts.name, "allow"), subject)
     if allowed is not None:

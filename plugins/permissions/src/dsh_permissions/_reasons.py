@@ -8,10 +8,20 @@ from typing import Final
 from dsh_permissions._rules import Rule
 from dsh_permissions._subjects import Subject, ToolFacts
 
-__all__ = ["assumed", "below", "describe", "open_why", "plan_reason", "reads_why"]
+__all__ = [
+    "assumed",
+    "below",
+    "could_cover",
+    "describe",
+    "open_why",
+    "plan_reason",
+    "reads_why",
+]
 
 #: characters of a subject's value shown in a reason
 SHOWN: Final = 200
+#: characters where the literal head of a command with an unknown value ends
+_DYNAMIC: Final = ("$", "`", "*", "?", "[", "{")
 
 
 def plan_reason(facts: ToolFacts) -> str:
@@ -75,3 +85,21 @@ def describe(facts: ToolFacts, subject: Subject) -> str:
     if subject.kind == "redirect":
         return f"the redirection '{value}'"
     return f"the command '{value}'"
+
+
+def could_cover(rules: list[Rule], subject: Subject) -> Rule | None:
+    """Which of the deny and ask ``rules`` to name in the reason why a value unknown
+    until run time is asked about: for a command, the first whose pattern could match a
+    text beginning with the literal head of a reading (what comes before the first
+    ``$``, backquote or glob character), so ``echo $HOME`` is not said to be asked
+    about for ``rm *``. Words only: the decision does not depend on it."""
+    rules = [r for r in rules if r.pattern is not None]
+    if subject.kind != "command":
+        return rules[0] if rules else None
+    heads = []
+    for reading in subject.deny or (subject.value,):
+        cut = min((i for i in map(reading.find, _DYNAMIC) if i >= 0), default=None)
+        if cut is None:  # unknown for another reason: any rule may be the one
+            return rules[0] if rules else None
+        heads.append(reading[:cut])
+    return next((r for r in rules if any(r.could_continue(h) for h in heads)), None)
