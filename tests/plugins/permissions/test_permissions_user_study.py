@@ -69,6 +69,24 @@ async def test_the_reason_names_only_a_rule_the_unknown_value_could_become(judge
         assert f"so it cannot be checked against the rule '{named}'" in asked
 
 
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        ("echo 'safe; rm -rf build'", "echo 'safe; rm -rf build'"),
+        ('touch "a b" < "in put"', "touch 'a b' < 'in put'"),
+        ("touch x$'y' \"$HOME\"/z *.py", "touch x$'y' \"$HOME\"/z *.py"),
+        ("sudo touch 'a;b'", "touch 'a;b'"),
+    ],
+)
+async def test_a_command_is_shown_quoted_as_it_runs(judge, command, shown):
+    """``echo 'safe; rm -rf build'`` was shown to the person approving it (and in the
+    "always" scope) as ``echo safe; rm -rf build`` (session-29 journey)."""
+    judged = await judge({}, "bash", {"command": command})
+    assert judged.decision == "ask", judged.event["reason"]
+    assert f"the command '{shown}'" in judged.event["asked"]
+    assert ("command", shown) in judged.requests[0].subjects
+
+
 async def test_b49_a_symlink_inside_a_directory_is_checked_where_it_leads(judge, layout):
     # layout: src/escape -> ../outside (a directory), innocent.txt -> .env
     judged = await judge({"deny": [f"read({layout.outside}/**)"]}, "read", {"path": "src"})

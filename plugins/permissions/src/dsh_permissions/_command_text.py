@@ -6,6 +6,8 @@ puts these together for a whole line)."""
 from __future__ import annotations
 
 import os
+import shlex
+from collections.abc import Sequence
 from typing import Final
 
 from dsh_permissions import _xargs
@@ -17,7 +19,15 @@ from dsh_permissions._subjects import Subject
 from dsh_permissions._wrapper_grammar import unmodelled
 from dsh_permissions._wrappers import MAX_CANDIDATES
 
-__all__ = ["any_unknown", "canonical", "problem", "redirect", "text_subject", "unknown"]
+__all__ = [
+    "any_unknown",
+    "canonical",
+    "problem",
+    "redirect",
+    "shown",
+    "text_subject",
+    "unknown",
+]
 
 _HARMLESS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _SHOWN: Final = 200
@@ -37,10 +47,12 @@ def text_subject(
     reads: tuple[Subject, ...] = (),
     hole: str | None = None,
     elsewhere: list[str] | None = None,
+    words: Sequence[Word | None] = (),
 ) -> Subject:
     """The subject of one command's text. ``elsewhere``: more spellings deny and ask
     rules see (``_moved``); each of them also sees the text with its lone ``--`` words
-    taken out."""
+    taken out. ``words``: the shell words of ``canon`` (None: a redirection's operator
+    or none known), for the text a person is shown (``shown``)."""
     text = " ".join(canon)
     readings = [*variants(canon), *variants(raw), *(elsewhere or ())]
     if None in readings:  # too many words behind a wrapper could be its command
@@ -56,8 +68,32 @@ def text_subject(
     prefixes.update(dict.fromkeys(folded(p) for p in list(prefixes)))
     allow = () if why else (text,)
     return Subject(
-        "command", text, allow=allow, deny=deny, unknown=why, reads=reads, open=tuple(prefixes)
+        "command",
+        shown(canon, words),
+        allow=allow,
+        deny=deny,
+        unknown=why,
+        reads=reads,
+        open=tuple(prefixes),
     )
+
+
+def shown(canon: list[str], words: Sequence[Word | None]) -> str:
+    """The command as a person approving it must read it, quoted as the shell would
+    take it (``echo 'a; rm -rf b'``, not ``echo a; rm -rf b``, which rules match): a
+    word whose value the shell makes (``$HOME``, ``*.py``) as written, an operator
+    (``<``) as is, any other word quoted where it needs to be. It is also what an
+    "always" answer remembers, so two commands never share it."""
+    out = []
+    for i, text in enumerate(canon):
+        word = words[i] if i < len(words) else None
+        if word is not None and word.dynamic:
+            out.append(word.raw)
+        elif word is None and text in ("<", "<<<"):
+            out.append(text)
+        else:
+            out.append(shlex.quote(text))
+    return " ".join(out)
 
 
 def _without_end_of_options(reading: str) -> str | None:

@@ -158,7 +158,7 @@ def _command(
             why_not, dirs = why_not or CROWDED, ()  # not read there: asked about
         found_reads = _reads(command, root, moved, reads, dirs)
         texts = elsewhere_readings(located, canon, start, dirs, root)
-        subjects.append(text_subject(canon, raw, why_not, found_reads, hole, texts))
+        subjects.append(text_subject(canon, raw, why_not, found_reads, hole, texts, located))
         where = (root, there, depth, reads, here)
         subjects.extend(_wrapped(command, canon, raw, why_not, where))
     return subjects + redirects
@@ -211,7 +211,7 @@ def _wrapped(
                 subjects.append(problem(" ".join(raw), why))
             if inner < len(words):
                 why = why_not or any_unknown(words[inner:])
-                subjects.append(text_subject(canon[inner:], raw[inner:], why))
+                subjects.append(text_subject(canon[inner:], raw[inner:], why, words=words[inner:]))
                 if name == "watch":  # runs its words joined, through sh -c
                     subjects.extend(_script(words[inner:], where, "the command watch runs"))
             if name in PARALLELS:
