@@ -84,3 +84,13 @@ async def test_the_quick_start_does_what_it_says(judge):
     assert await decided("read", path=".") == "deny"  # the directory holds .env
     assert await decided("read", path="src") == "allow"
     assert await decided("write", path="src/new.py") == "allow"
+
+
+@pytest.mark.parametrize("command", ["rm -rf build", "rm -fr build", "rm -r -f build", "rm x"])
+async def test_config_mds_example_deny_rule_stops_every_spelling_of_rm(judge, command):
+    """docs/config.md's example wrote ``bash(rm -rf *)``, which ``rm -fr`` slips past
+    (session-29 journey): the example must be the ``bash(rm *)`` this page teaches."""
+    text = (ROOT / "docs" / "config.md").read_text("utf-8")
+    example = yaml.safe_load(next(c for k, c in FENCE.findall(text) if "permissions:" in c))
+    rules = {k: v for k, v in example["permissions"].items() if k != "mode"}
+    assert (await judge(rules, "bash", {"command": command})).decision == "deny"
