@@ -83,7 +83,8 @@ async def test_a_command_is_shown_quoted_as_it_runs(judge, command, shown):
     "always" scope) as ``echo safe; rm -rf build`` (session-29 journey)."""
     judged = await judge({}, "bash", {"command": command})
     assert judged.decision == "ask", judged.event["reason"]
-    assert f"the command '{shown}'" in judged.event["asked"]
+    quote = '"' if "'" in shown else "'"
+    assert f"the command {quote}{shown}{quote}" in judged.event["asked"]
     assert ("command", shown) in judged.requests[0].subjects
 
 

@@ -83,8 +83,14 @@ def describe(facts: ToolFacts, subject: Subject) -> str:
     if subject.kind == "path":
         return f"{facts.name!r} on {value}"
     if subject.kind == "redirect":
-        return f"the redirection '{value}'"
-    return f"the command '{value}'"
+        return f"the redirection {_quoted(value)}"
+    return f"the command {_quoted(value)}"
+
+
+def _quoted(value: str) -> str:
+    """``value`` in quotes that cannot be read as its own: a command quoted for the
+    shell (``echo 'a; b'``) goes in double quotes."""
+    return f'"{value}"' if "'" in value else f"'{value}'"
 
 
 def could_cover(rules: list[Rule], subject: Subject) -> Rule | None:
