@@ -59,9 +59,13 @@ def judge(layout: Layout) -> Judge:
     from dsh_permissions import PermissionAnswer
 
     async def run(
-        rules: dict[str, Any], name: str, arguments: dict[str, Any] | str, mode: str = "default"
+        rules: dict[str, Any],
+        name: str,
+        arguments: dict[str, Any] | str,
+        mode: str = "default",
+        answer: Any = None,
     ) -> Judged:
-        asker = Asker(PermissionAnswer.deny("corpus"))
+        asker = Asker(answer or PermissionAnswer.deny("corpus"))
         pm = create_plugin_manager(
             [("permissions", dsh_permissions), ("asker", asker)], load_entry_points=False
         )

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ASK_HOOK",
     "DECISION_EVENT",
+    "UNANSWERED",
     "Asked",
     "GrantLog",
     "Grants",
@@ -38,6 +39,8 @@ __all__ = [
 
 ASK_HOOK: Final = "permission_ask"
 DECISION_EVENT: Final = "permission/decision"
+#: how a front end's ``deny`` message begins when no one answered (the input ended)
+UNANSWERED: Final = "no answer:"
 #: What a front end may answer; anything else is refused when the answer is built.
 CHOICES: Final = ("once", "always", "deny")
 
@@ -89,6 +92,8 @@ class PermissionAnswer:
 
     @classmethod
     def deny(cls, message: str = "") -> PermissionAnswer:
+        """A refusal; a ``message`` beginning ``no answer:`` (``UNANSWERED``) says no one
+        answered (the input ended), and the model is told so, not that the user refused."""
         return cls("deny", message)
 
 

@@ -25,6 +25,7 @@ from dsh.tools import Tool
 from dsh_permissions import hookspecs
 from dsh_permissions._approvals import (
     DECISION_EVENT,
+    UNANSWERED,
     GrantLog,
     PermissionRequest,
     ask_front_ends,
@@ -326,6 +327,11 @@ class Permissions:
         elif answer.choice == "once":
             why = f"the user allowed it once through {by}"
             outcome.verdict = Verdict("allow", verdict.rule, why, verdict.parts)
+        elif answer.message.startswith(UNANSWERED):  # the input ended, say: no one refused
+            said = answer.message[len(UNANSWERED) :].strip()
+            why = f"it needs a person's approval ({verdict.reason}), and no one answered"
+            why += f" through {by}: {said}" if said else f" through {by}"
+            outcome.verdict = Verdict("deny", verdict.rule, why, verdict.parts)
         else:  # deny, and any other choice (an answer altered after it was built)
             said = f": {answer.message}" if answer.message else ""
             why = f"the user refused it (asked through {by}){said}"
