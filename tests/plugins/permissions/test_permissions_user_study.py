@@ -197,3 +197,12 @@ async def test_b47_a_deny_or_ask_path_rule_covers_what_is_below_it(
 ):
     judged = await judge(rules, tool, {"path": path})
     assert judged.decision == expected, judged.event["reason"]
+
+
+@pytest.mark.parametrize(("rules", "said"), [({"allow": ["bash(git status)"]}, True), ({}, False)])
+async def test_plan_mode_says_it_sets_allow_rules_aside(judge, rules, said):
+    """An allowed ``git status`` denied in plan mode read as a broken rule (session-29
+    journey): the reason says that allow rules do not apply in plan mode."""
+    judged = await judge(rules, "bash", {"command": "git status"}, mode="plan")
+    assert judged.decision == "deny"
+    assert ("(allow rules do not apply in plan mode)" in judged.event["reason"]) is said

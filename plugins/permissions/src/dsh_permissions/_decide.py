@@ -154,7 +154,7 @@ def decide(
     if mode == "bypass":
         return _bypass(policy, facts, subjects)
     if mode == "plan" and facts.mutating:
-        return Verdict("deny", None, plan_reason(facts))
+        return Verdict("deny", None, plan_reason(facts, bool(policy.rules(facts.name, "allow"))))
     # Subjects are computed fresh for every call (paths are resolved then), so a
     # verdict is a pure function of the policy, the mode, the facts, the subjects and
     # the grants. Deny verdicts and allow verdicts that no grant made do not depend on

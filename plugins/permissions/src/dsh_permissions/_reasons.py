@@ -24,9 +24,12 @@ SHOWN: Final = 200
 _DYNAMIC: Final = ("$", "`", "*", "?", "[", "{")
 
 
-def plan_reason(facts: ToolFacts) -> str:
+def plan_reason(facts: ToolFacts, allowed: bool = False) -> str:
+    """``allowed``: the tool has allow rules, which plan mode sets aside (said, or an
+    allowed ``git status`` denied reads as a broken rule)."""
+    rules = " (allow rules do not apply in plan mode)" if allowed else ""
     return (
-        f"you are in plan mode, which is read-only, and {facts.name!r} changes things. "
+        f"you are in plan mode, which is read-only, and {facts.name!r} changes things{rules}. "
         "Investigate with read-only tools, then present your plan; the user decides when "
         "it is carried out"
     )
