@@ -14,6 +14,7 @@ import re
 import select
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -248,8 +249,16 @@ class TerminalApprovals:
             self._waiting = (event, box)
             self._asked.set()
             self._asked = anyio.Event()
+            started = time.monotonic()
             try:
                 await self._answered(event)
+            except anyio.get_cancelled_exc_class():
+                # the plugin's ask_timeout ran out: said under the question, or a
+                # late "y" reads as a prompt to the model with nothing to explain it
+                timeout = getattr(request, "timeout", None)
+                if timeout is not None and time.monotonic() - started >= timeout - 0.1:
+                    print(f"  denied: no answer within {timeout:g} s", file=sys.stderr, flush=True)
+                raise
             finally:
                 self._waiting = None
         if not box:  # dsh is in the background (or was sent there): no one was asked

@@ -28,3 +28,10 @@ async def test_a_deny_saying_no_one_answered_is_not_told_as_a_refusal(judge):
 async def test_a_person_refusing_is_still_told_as_a_refusal(judge):
     judged = await judge({}, "bash", {"command": "make test"}, answer=PermissionAnswer.deny("no"))
     assert judged.event["reason"] == "the user refused it (asked through the front end 'asker'): no"
+
+
+@pytest.mark.parametrize(("rules", "timeout"), [({}, 300.0), ({"ask_timeout": 5}, 5.0)])
+async def test_the_request_tells_the_front_end_how_long_it_waits(judge, rules, timeout):
+    """So ``dsh chat`` can say "no answer within N s" under a question that ran out."""
+    judged = await judge(rules, "bash", {"command": "make test"})
+    assert judged.requests[0].timeout == timeout

@@ -64,6 +64,9 @@ class PermissionRequest:
     subjects: tuple[tuple[str, str], ...]
     #: what "always" remembers for this session; empty: it would only allow once
     remember: tuple[tuple[str, str], ...] = ()
+    #: seconds the question waits before it is denied unanswered (None: no limit), so
+    #: a front end can say so under the question
+    timeout: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

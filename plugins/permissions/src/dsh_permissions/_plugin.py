@@ -310,6 +310,7 @@ class Permissions:
             rule=verdict.rule,
             subjects=tuple((p.subject.kind, p.subject.value) for p in asked),
             remember=remember,
+            timeout=settings.ask_timeout,
         )
         got = await ask_front_ends(agent, call, request, settings.ask_timeout)
         outcome = Outcome(verdict, settings.mode, got.front_end, asked=verdict.reason)

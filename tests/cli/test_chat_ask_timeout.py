@@ -1,0 +1,38 @@
+"""`dsh chat`'s question runs out of time (dsh-permissions' ``ask_timeout``): it says so
+under the question, as it does when the input ends (found by the session-29 journey: a
+late ``y`` became a prompt to the model with nothing on the screen to explain it)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import anyio
+import pytest
+
+from dsh._cli_terminal import TerminalApprovals
+
+pytestmark = pytest.mark.plugins("permissions")
+
+
+def request(timeout: float | None) -> SimpleNamespace:
+    return SimpleNamespace(
+        tool="bash", arguments='{"command": "make"}', reason="no rule allows it", timeout=timeout
+    )
+
+
+async def test_a_question_that_runs_out_of_time_says_so(capsys: pytest.CaptureFixture[str]):
+    approvals = TerminalApprovals()
+    with anyio.move_on_after(0.2):
+        await approvals.permission_ask(request(0.2))
+    assert capsys.readouterr().err.endswith("  denied: no answer within 0.2 s\n")
+    assert not approvals.asking
+
+
+async def test_a_question_withdrawn_before_its_time_says_nothing_of_it(
+    capsys: pytest.CaptureFixture[str],
+):
+    """A turn aborted while it asks (Ctrl-C) is not a timeout."""
+    approvals = TerminalApprovals()
+    with anyio.move_on_after(0.1):
+        await approvals.permission_ask(request(300))
+    assert "no answer within" not in capsys.readouterr().err
