@@ -19,8 +19,8 @@ async def test_a_deny_saying_no_one_answered_is_not_told_as_a_refusal(judge):
     reason = judged.event["reason"]
     assert "refused" not in reason
     assert reason == (
-        "it needs a person's approval (no rule allows the command 'make test'), and no one "
-        "answered through the front end 'asker': the input ended (no one is at the terminal)"
+        "no one answered (asked through the front end 'asker'): the input ended "
+        "(no one is at the terminal)"
     )
     assert reason in judged.result.content
 

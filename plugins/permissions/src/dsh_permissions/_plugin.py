@@ -330,8 +330,7 @@ class Permissions:
             outcome.verdict = Verdict("allow", verdict.rule, why, verdict.parts)
         elif answer.message.startswith(UNANSWERED):  # the input ended, say: no one refused
             said = answer.message[len(UNANSWERED) :].strip()
-            why = f"it needs a person's approval ({verdict.reason}), and no one answered"
-            why += f" through {by}: {said}" if said else f" through {by}"
+            why = f"no one answered (asked through {by})" + (f": {said}" if said else "")
             outcome.verdict = Verdict("deny", verdict.rule, why, verdict.parts)
         else:  # deny, and any other choice (an answer altered after it was built)
             said = f": {answer.message}" if answer.message else ""
