@@ -30,8 +30,8 @@ async def test_a_person_refusing_is_still_told_as_a_refusal(judge):
     assert judged.event["reason"] == "the user refused it (asked through the front end 'asker'): no"
 
 
-@pytest.mark.parametrize(("rules", "timeout"), [({}, 300.0), ({"ask_timeout": 5}, 5.0)])
-async def test_the_request_tells_the_front_end_how_long_it_waits(judge, rules, timeout):
+@pytest.mark.parametrize(("rules", "waits"), [({}, 300.0), ({"ask_timeout": 5}, 5.0)])
+async def test_the_request_tells_the_front_end_how_long_it_waits(judge, rules, waits):
     """So ``dsh chat`` can say "no answer within N s" under a question that ran out."""
     judged = await judge(rules, "bash", {"command": "make test"})
-    assert judged.requests[0].timeout == timeout
+    assert judged.requests[0].timeout == waits
