@@ -163,7 +163,9 @@ class Permissions:
                     who = str(getattr(agent, "id", "?"))
                     found = validate_options(raw, who, key)
                     tools = getattr(agent, "tools", None)
-                    if tools is not None:  # a rule misspelling a tool would match nothing
+                    # a rule misspelling a tool would match nothing (an agent whose
+                    # tools cannot be listed is not refused for that)
+                    if callable(getattr(tools, "specs", None)):
                         check_own_rules(tools, who, key, found)
                     own = found if own is None else own.merged(found)
         if own is None:
