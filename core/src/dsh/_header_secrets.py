@@ -1,11 +1,15 @@
-"""Which values of a model's ``headers:`` are credentials: all of them but a few.
+"""Which values of a model's ``headers:`` are credentials.
 
 A header written into ``headers:`` is there to reach a gateway or a proxy, and a
 credential can go under any name (``Cookie: CF_Authorization=...``,
-``X-Authentication``, ``X-Goog-Iap-Jwt-Assertion``): so, failing closed, every value is
-taken for one, but those of the headers known to carry none (``_NOT_SECRET``: the
-client's name, what it accepts and sends, the API's version and beta flags, OpenAI's
-organization and project ids, OpenRouter's app name and address). A value with an
+``X-Authentication``, ``X-Goog-Iap-Jwt-Assertion``): so, failing closed, every value
+that looks like a token (``_token_like``: 16 characters or more, no space, letters and
+digits) is taken for one, and every value of a header named as a secret's
+(``x-api-key``, ``x-gateway-token``), but not those of the headers known to carry none
+(``_NOT_SECRET``: the client's name, what it accepts and sends, caching, the API's
+version and beta flags, OpenAI's organization and project ids, OpenRouter's app name
+and address). Words (``X-Environment: production``, ``Cache-Control: no-cache``) are
+not: they are hidden wherever they are written, in a person's prompt too. A value with an
 authentication scheme (``Bearer <token>``; any value of a header whose name ends with
 ``authorization``) is a credential after its scheme only: a placeholder token
 (``Bearer ollama``) is then too short to be hidden, and hiding its scheme with it would
@@ -25,7 +29,7 @@ __all__ = ["header_credentials"]
 _NOT_SECRET: Final = frozenset({
     "user-agent", "accept", "accept-encoding", "accept-language", "accept-charset",
     "content-type", "openai-organization", "openai-project", "http-referer", "referer",
-    "x-title",
+    "x-title", "cache-control", "connection", "prefer",
 })  # fmt: skip
 _NOT_SECRET_ENDS: Final = ("-version", "-beta")
 #: Authentication schemes (lowercased) a value of any header may begin with.
@@ -44,7 +48,26 @@ def header_credentials(headers: Mapping[str, str]) -> set[str]:
         if lowered.endswith("authorization") or (len(words) == 2 and words[0].lower() in _SCHEMES):
             found.add(words[-1].strip() if words else "")
             continue
-        found.update((value, value.strip()))
         if lowered == "cookie":
+            found.update((value, value.strip()))
             found.update(pair.partition("=")[2].strip() for pair in value.split(";"))
+        elif _token_like(value.strip()) or _secret_named(name):
+            found.update((value, value.strip()))
     return found
+
+
+def _token_like(value: str) -> bool:
+    """Whether ``value`` looks like a token, not words: 16 characters or more with no
+    space, holding letters and digits (four digits, or one and letters of both cases)."""
+    if len(value) < 16 or any(char.isspace() for char in value):
+        return False
+    digits = sum(char.isdigit() for char in value)
+    mixed = any(char.islower() for char in value) and any(char.isupper() for char in value)
+    letters = any(char.isalpha() for char in value)
+    return letters and (digits >= 4 or (digits >= 1 and mixed))
+
+
+def _secret_named(name: str) -> bool:
+    from dsh._secrets import is_secret_name  # which imports this module
+
+    return is_secret_name(name, query=False) or name.lower().endswith("authentication")

@@ -12,11 +12,12 @@ session file."""
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
 import pytest
-from llm_wire import Reply, WireServer
+from llm_wire import Reply, WireServer, sse
 
 from dsh._secrets import header_secrets
 from dsh.harness import Harness
@@ -37,6 +38,15 @@ TOKEN = "HDRtok-Zq81Lm03Xv55Pp27"
         ("X-Request-Source", "dsh-gateway-0123456789", ("dsh-gateway-0123456789",)),
         ("X-Custom", "short", ()),  # under 8 characters, as a key
         ("X-Custom", "Bearer ollama", ()),  # a placeholder token after a scheme
+        ("X-Authentication", "hunter2hunter2", ("hunter2hunter2",)),  # named: any value
+        ("X-Api-Key", "correcthorsebattery", ("correcthorsebattery",)),
+        # words, not tokens: a person's prompt has them (review of this fix)
+        ("X-Environment", "production", ()),
+        ("X-Portkey-Provider", "anthropic", ()),
+        ("X-Region", "production-eu-west-1", ()),
+        ("X-Gateway-Name", "MyCompanyGatewayClient", ()),
+        ("Cache-Control", "no-cache, no-store, must-revalidate", ()),
+        ("Prefer", "wait=30-seconds-at-most", ()),
         ("User-Agent", "my-app/1.0 (gateway client)", ()),
         ("Accept", "text/event-stream", ()),
         ("Accept-Encoding", "gzip, deflate, br", ()),
@@ -83,3 +93,24 @@ async def test_a_500_page_quoting_cookie_and_x_authentication_shows_them_hidden(
     assert any("retrying" in line for line in logged)
     for shown in (repr([e.data for e in events]), *logged):
         assert COOKIE not in shown and TOKEN not in shown
+
+
+async def test_a_header_value_that_is_a_word_leaves_a_prompt_as_typed() -> None:
+    """Every header value was taken for a secret, so a prompt naming the environment
+    (``X-Environment: production``) reached the model, the terminal and the session
+    with ``***`` in its place, and a warning called the word an API key."""
+    body = b'data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}\n\n'
+    async with WireServer([sse(body + b"data: [DONE]\n\n")]) as server:
+        text = (
+            f"models:\n  gw:\n    provider: openai-compatible\n    model: m\n"
+            f"    base_url: {server.url}\n"
+            "    headers: {X-Environment: production, Cache-Control: no-cache}\n"
+            "agents:\n  - id: main\n    model: gw\n"
+        )
+        async with Harness(config_text=text, load_entry_points=False, env={}) as harness:
+            agent = harness.agents.get("main")
+            assert agent is not None
+            events = await run_turn(agent, "deploy to production with no-cache")
+    sent = json.loads(server.requests[0].body)["messages"][-1]["content"]
+    assert sent == "deploy to production with no-cache"
+    assert events[1].data["content"] == sent
