@@ -73,13 +73,18 @@ class CommandContext:
         the command's own under that dest) in ``workspace`` with ``config_path``: the
         same model choice, output and exit status. ``session``: continue that stored
         session (an id or a unique prefix), as ``dsh run --session``; ``json``: print
-        the session events as JSON lines, as ``dsh run --json``."""
+        the session events as JSON lines, as ``dsh run --json``; Ctrl-C, SIGTERM and
+        SIGHUP end it as they end ``dsh run`` (from the turn's start to its end)."""
+        from functools import partial
+
         from dsh._cli_agent import run
+        from dsh._cli_signals import until_terminated
 
         given = {**vars(self.args), "cwd": self.workspace, "config": self.config_path}
         given.update(prompt=prompt, session=session, json=json)
         args = argparse.Namespace(**given, continue_=False)
-        return await run(args, self.pm, config=self.config)  # read already: not again
+        command = partial(run, config=self.config)  # read already: not again
+        return await until_terminated(command, args, self.pm)
 
 
 @dataclass(frozen=True, slots=True)
