@@ -142,6 +142,45 @@ def test_a_ctrl_c_while_chat_quits_cuts_the_grace_short(
     assert took < GRACE + 0.6 + MARGIN / 2, err
 
 
+def test_a_ctrl_c_after_the_line_editors_quit_cuts_the_grace_short(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """As above, the first two Ctrl-C typed to the line editor (keys of a raw terminal:
+    no signal): the SIGINT after them was taken for a first one (130, "interrupted")."""
+    pexpect = pytest.importorskip("pexpect")
+    pytest.importorskip("prompt_toolkit", reason="the line editor: dsh-core[chat]")
+    server = model_server([text_reply("part of an answer", then="stall")])
+    model = f"openai-compatible:tiny@{server.url}"
+    editor = {k: v for k, v in env.items() if k != "DSH_CHAT_EDITOR"}
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "dsh.cli", "-m", model, "chat"],
+        env={**editor, "TERM": "xterm-256color"},
+        cwd=str(tmp_path),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 200),
+    )
+    try:
+        child.expect_exact("> ")
+        child.send("hi\r")
+        deadline = time.monotonic() + 20
+        while not server.bodies() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the chunk reaches the observer
+        child.send("\x03")  # cancels the turn
+        time.sleep(0.3)
+        child.send("\x03")  # again within 2 s: quits; the way out waits on the observer
+        time.sleep(0.5)
+        child.kill(signal.SIGINT)
+        child.expect(pexpect.EOF, timeout=GRACE + MARGIN)
+        said = child.before
+    finally:
+        child.close(force=True)
+    assert f"interrupted again; cancelling {NAMED}" in said, said[-600:]
+    assert child.exitstatus == 0, said[-600:]
+
+
 STUCK = """
 import anyio
 from dsh import hookimpl
@@ -159,8 +198,13 @@ async def tools_execute(call):
 
 @pytest.mark.parametrize(
     ("signals", "status"),
-    [([SIGINT] * 4, 130), ([SIGTERM] * 3, 143), ([SIGTERM] + [SIGINT] * 3, 143)],
-    ids=["int-x4", "term-x3", "term-int-x3"],
+    [
+        ([SIGINT] * 4, 130),
+        ([SIGTERM] * 3, 143),
+        ([SIGTERM] + [SIGINT] * 3, 143),
+        ([SIGTERM, SIGINT, SIGTERM], 143),  # the Ctrl-C counts as one more (docs/cli.md)
+    ],
+    ids=["int-x4", "term-x3", "term-int-x3", "term-int-term"],
 )
 def test_more_signals_end_a_way_out_stuck_outside_any_grace(
     model_server: Any,

@@ -28,6 +28,7 @@ import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import nullcontext
+from functools import partial
 from typing import TYPE_CHECKING
 
 import anyio
@@ -36,7 +37,7 @@ from dsh._cli_agent import agent_session, cli_harness, continuing, first_agent, 
 from dsh._cli_continue import no_store, stored_to_continue
 from dsh._cli_editor import line_editor
 from dsh._cli_screen import terminal_streams
-from dsh._cli_signals import on_interrupt
+from dsh._cli_signals import ending, on_interrupt
 from dsh._cli_terminal import PromptLine, TerminalApprovals, lines_typed, taken
 from dsh._render import CLOSED_STATUS, Renderer, shorten
 from dsh.errors import DshError
@@ -138,7 +139,7 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
         tg.start_soon(_interrupts_to, interrupt)
         if editor is not None:  # the editor shows "> " itself; Ctrl-C is a key there
             editor.ready = lambda: idle() or approvals.asking
-            editor.on_interrupt = interrupt
+            editor.on_interrupt = partial(_by_key, interrupt)
             # Ctrl-C that would quit clears a line half typed instead (not a second one)
             editor.clears_line = lambda: idle() and not compacting and not again()
             editor.steer_of = _prompt_of  # a line sent while the agent works: shown as a steer
@@ -190,6 +191,12 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
     # a script cannot see a turn's error or a failed command: its status says so (a
     # person at the terminal saw it and went on, as in a shell)
     return 1 if (renderer.errored_turns or failures) and not typed else 0
+
+
+def _by_key(interrupt: Callable[[], bool]) -> None:
+    """Ctrl-C typed to the line editor (a key: no signal); if it quits, ``ending``."""
+    if interrupt():
+        ending()
 
 
 async def _interrupts_to(interrupt: Callable[[], bool]) -> None:

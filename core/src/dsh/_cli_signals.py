@@ -26,11 +26,14 @@ from dsh._grace import in_flight
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
-__all__ = ["end_now", "escalate", "hurry", "on_interrupt", "until_terminated"]
+__all__ = ["end_now", "ending", "escalate", "hurry", "on_interrupt", "until_terminated"]
 
 #: What a command does on Ctrl-C (the innermost last); True: the command now ends, so
 #: that another Ctrl-C is "again" (``until_terminated``).
 _handlers: list[Callable[[], bool]] = []
+#: Whether a Ctrl-C no signal brought (a key of the line editor) began to end the
+#: command (``ending``); ``until_terminated`` clears it as it starts.
+_ended_by_key: list[bool] = [False]
 
 
 @contextmanager
@@ -43,6 +46,13 @@ def on_interrupt(handler: Callable[[], bool]) -> Iterator[None]:
         yield
     finally:
         _handlers.remove(handler)
+
+
+def ending() -> None:
+    """Say that a Ctrl-C read as a key (the line editor's raw terminal sends no signal)
+    began to end the command, as a handler returning True does: a SIGINT after it is
+    "again"."""
+    _ended_by_key[0] = True
 
 
 async def until_terminated(
@@ -63,19 +73,24 @@ async def until_terminated(
     if signal.getsignal(hangup) == signal.SIG_IGN:
         hangup = signal.SIGTERM
     running = anyio.CancelScope()
+    _ended_by_key[0] = False
     async with anyio.create_task_group() as tg:
 
         async def on_signals() -> None:
             nonlocal status
-            interrupts = terminations = 0  # since something began to end the command
+            interrupts = terminations = late = 0  # late: Ctrl-Cs after a SIGTERM
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, hangup) as signals:
                 async for signum in signals:
                     if signum == signal.SIGINT:
+                        if not interrupts and _ended_by_key[0]:  # the editor's Ctrl-C quit
+                            interrupts, status = 1, 130
                         if not (interrupts or terminations) and _handlers:
                             if _handlers[-1]():  # the command's own; it now ends
                                 interrupts, status = 1, 130
                             continue
                         interrupts += 1
+                        if terminations:
+                            late += 1
                         if escalate(interrupts + terminations, 3):  # the way out takes too long
                             end_now(status, "interrupted again")
                         again = interrupts > 1 or terminations > 0
@@ -85,7 +100,7 @@ async def until_terminated(
                         status = 130
                     else:
                         terminations += 1
-                        if escalate(terminations, 2):
+                        if escalate(terminations + late, 2):  # a Ctrl-C after one counts
                             end_now(status, "terminated again")
                         status = 128 + signum
                         hurry("terminated" if terminations == 1 else "terminated again")
