@@ -51,3 +51,14 @@ def test_local_that_the_run_would_start_or_not_use_passes_the_check(
     checked = dsh("config", "check", env=env, cwd=tmp_path)
     assert checked.returncode == 0, checked.stderr
     assert checked.stdout.endswith(": ok\n")
+
+
+def test_the_check_chooses_the_model_as_dsh_run_without_m(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """``dsh -m NAME config check`` checked the file with NAME's choice (docs: without
+    -m): an unknown -m failed the check of a file that is right."""
+    (tmp_path / "dsh.yml").write_text(MODELS + "model: m\n")
+    checked = dsh("-m", "bogus", "config", "check", env=env, cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.endswith(": ok\n")

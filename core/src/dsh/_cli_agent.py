@@ -322,7 +322,7 @@ def _plugins_start(
 
     async def start() -> None:
         async with cli_harness(args, pm, config=config) as harness:
-            base, choice = first_agent(harness, getattr(args, "model", None))
+            base, choice = first_agent(harness, None)  # as dsh run without -m (docs)
             if not starts_local(harness, choice):
                 options = agent_options(base, choice.name, harness.workspace, local=False)
                 check_local(harness, base.id if base is not None else "main", options)
