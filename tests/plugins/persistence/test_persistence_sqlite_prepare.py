@@ -1,6 +1,8 @@
 """A SQLite database that cannot hold sessions is refused when the harness starts, before
 any model is called: a file that is not a database, one of a newer schema, one this
-process may not write. ``prepare`` opens it (creating a new one) and writes to it."""
+process may not write, a directory where it cannot be created. ``prepare`` checks that
+without changing anything: another program's database stays as it was (``dsh config
+check`` starts a harness too), and a missing one is created by the first save."""
 
 from __future__ import annotations
 
@@ -15,9 +17,19 @@ from unprivileged import as_file_modes_say
 from dsh.errors import HookError
 from dsh.plugins import create_plugin_manager
 from dsh.testing import ScriptedModel, scripted_harness, text
-from dsh_persistence import PersistenceError, PersistencePlugin, PersistenceSettings, SqliteBackend
+from dsh_persistence import (
+    PersistenceError,
+    PersistencePlugin,
+    PersistenceSettings,
+    SessionInfo,
+    SqliteBackend,
+)
+from dsh_persistence.testing import LogBuilder
 
 pytestmark = pytest.mark.plugins("persistence")
+
+LOG = LogBuilder()
+LOG.turn("one")
 
 
 def newer(path: Path) -> None:
@@ -26,15 +38,31 @@ def newer(path: Path) -> None:
         db.commit()
 
 
+def other_programs(path: Path) -> None:
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE notes (line TEXT)")
+        db.execute("INSERT INTO notes VALUES ('mine')")
+        db.commit()
+
+
 def read_only(path: Path) -> None:
-    SqliteBackend(path).prepare()  # a session database, then made read-only
+    other_programs(path)
     path.chmod(0o400)
+
+
+def described(path: Path) -> tuple[str, int, list[str]]:
+    """The journal mode, version and tables of the database ``path``."""
+    with closing(sqlite3.connect(path)) as db:
+        mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
+        return mode, version, [row[0] for row in tables]
 
 
 CASES = {
     "not-sqlite": (lambda path: path.write_text("my notes\n"), "file is not a database"),
     "newer": (newer, "schema version 99 is newer"),
-    "read-only": (read_only, "attempt to write a readonly database"),
+    "read-only": (read_only, "cannot write to the session database: Permission denied"),
 }
 
 
@@ -79,15 +107,70 @@ async def test_the_harness_stops_before_any_model_is_called(tmp_path: Path, name
     assert not path.with_name("notes.db-claims").exists()
 
 
-def test_prepare_creates_a_new_database_and_leaves_it_usable(tmp_path: Path) -> None:
+async def test_a_start_leaves_another_programs_database_as_it_was(tmp_path: Path) -> None:
+    """A harness start (as ``dsh config check`` runs one) pointed at another program's
+    database checks it and changes nothing: no tables, no WAL, no version, no file."""
+    path = tmp_path / "app.db"
+    other_programs(path)
+    before = path.read_bytes()
+    plugin = PersistencePlugin(PersistenceSettings(backend="sqlite", database=path))
+    pm = create_plugin_manager([("persistence", plugin)], load_entry_points=False)
+    try:
+        async with scripted_harness(ScriptedModel([text("hi")]), pm=pm):
+            pass
+    finally:
+        plugin.close()
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]
+    assert described(path) == ("delete", 0, ["notes"])
+
+
+def test_prepare_creates_nothing_and_the_first_save_creates_the_database(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "new" / "sessions.sqlite3"
     backend = SqliteBackend(path)
     backend.prepare()
     backend.prepare()  # again, by another harness of the process: still fine
-    assert backend.headers() == []
+    assert not (tmp_path / "new").exists()
+    backend.append(SessionInfo("s", 1.0), LOG.events, durable=True)
+    backend.prepare()  # connected: still fine
+    assert backend.headers()[0].id == "s"
     backend.close()
-    with closing(sqlite3.connect(path)) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert described(path) == ("wal", 1, ["events", "sessions", "workspaces"])
+
+
+def test_prepare_of_a_database_that_could_not_be_created_names_the_directory(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "file").write_text("in the way\n")
+    for path, doing in (
+        (tmp_path / "file" / "s.db", f"create the directory {tmp_path / 'file'}: it exists"),
+        (tmp_path / "file" / "d" / "s.db", "create the directory"),
+    ):
+        with pytest.raises(PersistenceError, match=doing):
+            SqliteBackend(path).prepare()
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_a_read_only_directory_is_named_not_the_database(tmp_path: Path, exists: bool) -> None:
+    directory = tmp_path / "shelf"
+    directory.mkdir()
+    path = directory / "app.db"
+    if exists:
+        other_programs(path)  # writable itself: its -wal, -shm, -claims cannot be made
+    directory.chmod(0o500)
+    try:
+        with as_file_modes_say(), pytest.raises(PersistenceError) as caught:
+            SqliteBackend(path).prepare()
+    finally:
+        directory.chmod(0o700)
+    made = "app.db-wal, app.db-shm, app.db-claims"
+    made = made if exists else f"app.db, {made}"
+    assert f"cannot create {made} in the directory {directory}: Permission denied" in str(
+        caught.value
+    )
+    assert sorted(p.name for p in directory.iterdir()) == (["app.db"] if exists else [])
 
 
 async def test_a_new_session_that_cannot_be_claimed_is_refused_before_the_model(

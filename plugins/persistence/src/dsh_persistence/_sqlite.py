@@ -34,6 +34,7 @@ from dsh_persistence._errors import (
 )
 from dsh_persistence._opening import set_up, unusable_error
 from dsh_persistence._records import read_log
+from dsh_persistence._sqlite_check import check_database, check_directory
 from dsh_persistence._sqlite_schema import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -102,22 +103,18 @@ class SqliteBackend(SessionBackend):
         return unusable_error(self.path, self._source, doing, reason)
 
     def prepare(self) -> None:
-        """Open the database (creating it, and its directory, if needed) and write to it:
-        a file that is not a SQLite database, one of a newer schema, or one this process
-        may not write is refused now, when a harness starts, before a prompt is answered
-        that could not be saved. A connection opened only for this is closed again."""
+        """Check, changing nothing, that sessions can be saved in the database
+        (``_sqlite_check``): a file that is not a SQLite database, one of a newer schema,
+        one this process may not write, or a directory where the database (or what the
+        first save makes beside it) cannot be created is refused now, when a harness
+        starts, before a prompt is answered that could not be saved. Nothing is created:
+        the first save creates the database, its tables and its WAL."""
         with self._lock:
-            opened = self._db is None
-            db = self._connect()
-            try:
-                with _transaction(db):  # writes the page it read: changes nothing
-                    db.execute(f"PRAGMA user_version={self._check_version(db)}")
-            except sqlite3.Error as exc:
-                raise self._unusable("write to the session database", exc) from exc
-            finally:
-                if opened:
-                    self._db = None
-                    db.close()
+            if os.path.isdir(self.path):  # never raises
+                raise self._unusable("use it as the session database", "it is a directory")
+            check_directory(self.path, self._unusable)
+            if not missing(self.path):
+                check_database(self.path, self._timeout, self._unusable, self._check_version)
 
     def _make_directory(self) -> None:
         """Create the database's directory and check that the database can be there."""

@@ -1,0 +1,80 @@
+"""Whether sessions could be saved in a SQLite database, found without changing anything:
+what ``SqliteBackend.prepare`` checks when a harness starts (``dsh config check`` too), so
+that another program's database is left as it was until the first save.
+
+An existing file is opened (not created), its schema version read and its write lock
+taken and let go; that it may be written is asked of the OS (a read-only database
+takes ``BEGIN IMMEDIATE`` as a read, without an error). For a missing one, and for the
+companions the first save makes beside it (``-wal``, ``-shm``, ``-claims/``), its
+directory must exist, or be one that can be made, and be writable.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from dsh_persistence._errors import PersistenceError
+from dsh_persistence._opening import set_up
+
+__all__ = ["check_database", "check_directory", "may_write"]
+
+Failed = Callable[[str, object], PersistenceError]
+_COMPANIONS = ("-wal", "-shm", "-claims")
+#: Ask with the effective ids where the OS can (so a root without its DAC capabilities
+#: is told what it may do, and a set-uid process what it is about to do).
+_EFFECTIVE = os.access in os.supports_effective_ids
+
+
+def may_write(path: Path, mode: int = os.W_OK) -> bool:
+    return os.access(path, mode, effective_ids=_EFFECTIVE)
+
+
+def _denied() -> str:
+    return os.strerror(errno.EACCES)
+
+
+def check_directory(path: Path, failed: Failed) -> None:
+    """The directory of the database ``path`` exists or can be made, and what the first
+    save creates in it (the database if missing, its companions) can be created."""
+    directory = path.parent
+    existing = directory
+    while not os.path.lexists(existing) and existing.parent != existing:
+        existing = existing.parent
+    if not os.path.isdir(existing):
+        reason = os.strerror(errno.ENOTDIR)
+        if existing == directory:
+            reason = "it exists and is not a directory"
+        raise failed(f"create the directory {directory}", reason)
+    if existing != directory:
+        if not may_write(existing, os.W_OK | os.X_OK):
+            raise failed(f"create the directory {directory}", _denied())
+        return
+    names = [path.name + suffix for suffix in ("", *_COMPANIONS)]
+    needed = [name for name in names if not os.path.lexists(directory / name)]
+    if needed and not may_write(directory, os.W_OK | os.X_OK):
+        raise failed(f"create {', '.join(needed)} in the directory {directory}", _denied())
+
+
+def check_database(
+    path: Path, timeout: float, failed: Failed, version: Callable[[sqlite3.Connection], int]
+) -> None:
+    """The existing database ``path`` is a SQLite database whose ``version`` (which
+    raises for a newer one) this code reads, that this process may write and whose write
+    lock it can take. Nothing is written: no table, no journal mode, no version."""
+    doing = "write to the session database"
+    if not may_write(path, os.R_OK | os.W_OK):
+        raise failed(doing, _denied())
+    uri = Path(os.path.abspath(path)).as_uri() + "?mode=rw"  # never creates it
+    try:
+        db = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise failed("open the session database", exc) from exc
+    with set_up(db, sqlite3.Error, failed, doing):
+        version(db)  # reads the header: a file that is not SQLite is refused here
+        db.execute("BEGIN IMMEDIATE")  # the write lock, as every save takes it
+        db.execute("ROLLBACK")
+    db.close()
