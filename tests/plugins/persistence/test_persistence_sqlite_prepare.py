@@ -50,6 +50,10 @@ def read_only(path: Path) -> None:
     path.chmod(0o400)
 
 
+def listed(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
+
+
 def described(path: Path) -> tuple[str, int, list[str]]:
     """The journal mode, version and tables of the database ``path``."""
     with closing(sqlite3.connect(path)) as db:
@@ -121,7 +125,7 @@ async def test_a_start_leaves_another_programs_database_as_it_was(tmp_path: Path
     finally:
         plugin.close()
     assert path.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]
+    assert listed(tmp_path) == ["app.db"]
     assert described(path) == ("delete", 0, ["notes"])
 
 
@@ -170,7 +174,7 @@ def test_a_read_only_directory_is_named_not_the_database(tmp_path: Path, exists:
     assert f"cannot create {made} in the directory {directory}: Permission denied" in str(
         caught.value
     )
-    assert sorted(p.name for p in directory.iterdir()) == (["app.db"] if exists else [])
+    assert listed(directory) == (["app.db"] if exists else [])
 
 
 async def test_a_new_session_that_cannot_be_claimed_is_refused_before_the_model(
