@@ -107,11 +107,11 @@ class SqliteBackend(SessionBackend):
         (``_sqlite_check``): a file that is not a SQLite database, one of a newer schema,
         one this process may not write, or a directory where the database (or what the
         first save makes beside it) cannot be created is refused now, when a harness
-        starts, before a prompt is answered that could not be saved. Nothing is created:
-        the first save creates the database, its tables and its WAL."""
+        starts, before a prompt is answered that could not be saved. Only a missing
+        directory is created (as the JSONL backend creates its own): the first save
+        creates the database, its tables and its WAL."""
         with self._lock:
-            if os.path.isdir(self.path):  # never raises
-                raise self._unusable("use it as the session database", "it is a directory")
+            self._make_directory()
             check_directory(self.path, self._unusable)
             if not missing(self.path):
                 check_database(self.path, self._timeout, self._unusable, self._check_version)

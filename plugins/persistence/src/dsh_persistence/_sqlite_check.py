@@ -6,7 +6,7 @@ An existing file is opened (not created), its schema version read and its write 
 taken and let go; that it may be written is asked of the OS (a read-only database
 takes ``BEGIN IMMEDIATE`` as a read, without an error). For a missing one, and for the
 companions the first save makes beside it (``-wal``, ``-shm``, ``-claims/``), its
-directory must exist, or be one that can be made, and be writable.
+directory (made before, as the JSONL backend makes its own) must be writable.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from dsh_persistence._errors import PersistenceError
 from dsh_persistence._opening import set_up
 
-__all__ = ["check_database", "check_directory", "may_write"]
+__all__ = ["check_database", "check_directory"]
 
 Failed = Callable[[str, object], PersistenceError]
 _COMPANIONS = ("-wal", "-shm", "-claims")
@@ -29,34 +29,26 @@ _COMPANIONS = ("-wal", "-shm", "-claims")
 _EFFECTIVE = os.access in os.supports_effective_ids
 
 
-def may_write(path: Path, mode: int = os.W_OK) -> bool:
+def _may(path: Path, mode: int) -> bool:
     return os.access(path, mode, effective_ids=_EFFECTIVE)
 
 
-def _denied() -> str:
-    return os.strerror(errno.EACCES)
+def _denied(failed: Failed, doing: str) -> PersistenceError:
+    """``failed`` for want of permission (the OS's error as its cause)."""
+    denied = PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    error = failed(doing, denied.strerror)
+    error.__cause__ = denied
+    return error
 
 
 def check_directory(path: Path, failed: Failed) -> None:
-    """The directory of the database ``path`` exists or can be made, and what the first
-    save creates in it (the database if missing, its companions) can be created."""
+    """What the first save creates in the existing directory of the database ``path``
+    (the database if missing, its companions) can be created there."""
     directory = path.parent
-    existing = directory
-    while not os.path.lexists(existing) and existing.parent != existing:
-        existing = existing.parent
-    if not os.path.isdir(existing):
-        reason = os.strerror(errno.ENOTDIR)
-        if existing == directory:
-            reason = "it exists and is not a directory"
-        raise failed(f"create the directory {directory}", reason)
-    if existing != directory:
-        if not may_write(existing, os.W_OK | os.X_OK):
-            raise failed(f"create the directory {directory}", _denied())
-        return
     names = [path.name + suffix for suffix in ("", *_COMPANIONS)]
     needed = [name for name in names if not os.path.lexists(directory / name)]
-    if needed and not may_write(directory, os.W_OK | os.X_OK):
-        raise failed(f"create {', '.join(needed)} in the directory {directory}", _denied())
+    if needed and not _may(directory, os.W_OK | os.X_OK):
+        raise _denied(failed, f"create {', '.join(needed)} in the directory {directory}")
 
 
 def check_database(
@@ -66,8 +58,8 @@ def check_database(
     raises for a newer one) this code reads, that this process may write and whose write
     lock it can take. Nothing is written: no table, no journal mode, no version."""
     doing = "write to the session database"
-    if not may_write(path, os.R_OK | os.W_OK):
-        raise failed(doing, _denied())
+    if not _may(path, os.R_OK | os.W_OK):
+        raise _denied(failed, doing)
     uri = Path(os.path.abspath(path)).as_uri() + "?mode=rw"  # never creates it
     try:
         db = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
