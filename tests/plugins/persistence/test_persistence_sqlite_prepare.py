@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from unprivileged import as_file_modes_say
 
+from dsh.cli import main
 from dsh.errors import HookError
 from dsh.plugins import create_plugin_manager
 from dsh.testing import ScriptedModel, scripted_harness, text
@@ -126,6 +127,22 @@ async def test_a_start_leaves_another_programs_database_as_it_was(tmp_path: Path
         plugin.close()
     assert path.read_bytes() == before
     assert listed(tmp_path) == ["app.db"]
+    assert described(path) == ("delete", 0, ["notes"])
+
+
+def test_dsh_config_check_leaves_another_programs_database_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "app.db"
+    other_programs(path)
+    before = path.read_bytes()
+    config = tmp_path / "dsh.yml"
+    config.write_text(f"persistence: {{backend: sqlite, database: {path}}}\n")
+    assert main(["-p", "persistence", "-c", str(config), "config", "check"]) == 0, (
+        capsys.readouterr().err
+    )
+    assert path.read_bytes() == before
+    assert listed(tmp_path) == ["app.db", "dsh.yml"]
     assert described(path) == ("delete", 0, ["notes"])
 
 
