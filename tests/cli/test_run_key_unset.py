@@ -12,6 +12,7 @@ import pytest
 from cli_support import dsh, text_reply
 
 
+@pytest.mark.plugins("persistence")  # that no session is stored
 @pytest.mark.parametrize("command", [["run", "hi"], ["chat"]])
 def test_a_built_in_provider_without_its_key_is_refused_before_a_session(
     cli_env: dict[str, str], tmp_path: Path, command: list[str]
@@ -39,6 +40,7 @@ def test_a_model_needing_no_key_still_runs_with_none_set(
         assert (done.returncode, done.stdout) == (0, f"{said}\n"), done.stderr
 
 
+@pytest.mark.plugins("persistence")
 def test_a_continued_sessions_provider_without_its_key_is_refused_before_its_turn(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
