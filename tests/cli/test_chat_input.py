@@ -277,3 +277,19 @@ def test_chat_with_empty_input_still_reports_a_bad_config_or_model(
     done = dsh(*options, "chat", env=cli_env, cwd=tmp_path, stdin="")
     assert (done.returncode, done.stdout) == (2, "")
     assert said in done.stderr and done.stderr.startswith("dsh: error: ")
+
+
+@pytest.mark.plugins("persistence")
+def test_plugins_lists_what_dsh_plugins_lists_not_the_commands_own_parts(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """/plugins showed the chat's own hook objects (dsh-cli, dsh-cli-approvals) as
+    plugins "(explicit)"; it lists the plugins `dsh plugins` lists, with versions."""
+    server = model_server([])
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+    done = piped_chat(server, "/plugins\n", env, tmp_path, "persistence")
+    assert done.returncode == 0, done.stderr
+    listed = [line.split()[0] for line in done.stderr.splitlines() if line.startswith("  ")]
+    table = dsh("plugins", env=env, cwd=tmp_path).stdout.splitlines()[1:]
+    assert listed == [row.split()[0] for row in table]
+    assert "persistence" in listed and not any(n.startswith("dsh-cli") for n in listed)

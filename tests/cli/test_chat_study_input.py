@@ -129,7 +129,7 @@ def test_slash_commands_with_extra_or_odd_arguments(model_server: Any, chat: Any
     server = model_server([])
     child = chat(server, plugins="")
     child.sendline("/plugins please")
-    child.expect_exact("  dsh.builtins (dsh-core)")
+    child.expect_exact("  dsh.builtins (dsh-core ")
     child.expect_exact("> ")
     child.sendline("   /model   ")
     child.expect_exact("  openai-compatible:tiny\r\n")

@@ -290,7 +290,7 @@ def test_model_plugins_and_unknown_commands_answer_and_prompt_again(
     child.expect_exact("  openai-compatible:tiny")
     child.expect_exact("> ")
     child.sendline("/plugins")
-    child.expect_exact("  dsh.builtins (dsh-core)")
+    child.expect_exact("  dsh.builtins (dsh-core ")
     child.expect_exact("> ")
     child.sendline("/nope")
     child.expect_exact("unknown command /nope (try /queue TEXT, /resume ID, /compact,")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from dsh._cli_continue import stored_to_continue
+from dsh._cli_plugins import APPROVALS, RENDERER
 from dsh._cli_signals import on_interrupt
 from dsh._render import CLOSED_STATUS, Renderer
 from dsh.errors import ConfigError, DshError
@@ -55,7 +56,7 @@ async def agent_session(
     from dsh.llm.choose import refuse_keyless, starts_local
 
     renderer = Renderer(sys.stdout, sys.stderr, json=getattr(args, "json", False))
-    pm.register(renderer, "dsh-cli")
+    pm.register(renderer, RENDERER)
     async with cli_harness(args, pm, config=config) as harness:
         stored = await stored_to_continue(harness, args)
         base, choice = first_agent(harness, args.model, stored)
@@ -203,7 +204,7 @@ async def _run(args: argparse.Namespace, pm: PluginManager, config: Config | Non
     # in a terminal, a call that needs a person's approval is put to them, as in chat
     approvals = TerminalApprovals() if sys.stdin.isatty() else None
     if approvals is not None:
-        pm.register(approvals, "dsh-cli-approvals")
+        pm.register(approvals, APPROVALS)
     async with agent_session(args, pm, config=config) as (_, agent, renderer):
         renderer.on_closed = agent.cancel  # no one reads the answer any more
         agent.send(args.prompt)

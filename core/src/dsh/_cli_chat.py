@@ -36,6 +36,7 @@ import anyio
 from dsh._cli_agent import agent_session, cli_harness, continuing, first_agent, resume_options
 from dsh._cli_continue import no_store, stored_to_continue
 from dsh._cli_editor import line_editor
+from dsh._cli_plugins import APPROVALS, loaded
 from dsh._cli_screen import terminal_streams
 from dsh._cli_signals import ending, on_interrupt
 from dsh._cli_terminal import PromptLine, TerminalApprovals, lines_typed, taken
@@ -101,7 +102,7 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
             return await _nothing_asked(args, pm)
         lines = _after(first, lines)
     approvals = TerminalApprovals()
-    pm.register(approvals, "dsh-cli-approvals")
+    pm.register(approvals, APPROVALS)
     async with (
         agent_session(args, pm) as (harness, agent, renderer),
         nullcontext() if editor is None else editor.running(),
@@ -367,10 +368,7 @@ def _handle(
         if command == "/queue":
             _failed(failures, "  /queue needs the text to queue: /queue TEXT")
         if command == "/plugins":
-            from dsh.plugins import list_plugins
-
-            for info in list_plugins(harness.pm):
-                print(f"  {info.name} ({info.distribution or 'explicit'})", file=sys.stderr)
+            print(*(f"  {line}" for line in loaded(harness.pm)), sep="\n", file=sys.stderr)
         elif command == "/model":
             model = agent.agent.options.get("model")
             if rest.strip():  # not a switch: a session's model is chosen when it starts

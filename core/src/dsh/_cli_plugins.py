@@ -15,7 +15,11 @@ from dsh.errors import DshError, PluginLoadError
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
-__all__ = ["load_plugins", "plugins_command", "version_command"]
+__all__ = ["APPROVALS", "RENDERER", "load_plugins", "loaded", "plugins_command", "version_command"]
+
+#: The names under which the commands register their own hook objects (the renderer,
+#: the approval prompter): parts of dsh, not plugins a user loaded.
+RENDERER, APPROVALS = "dsh-cli", "dsh-cli-approvals"
 
 
 def load_plugins(select: Sequence[str], rest: list[str]) -> tuple[PluginManager, dict[str, str]]:
@@ -48,6 +52,20 @@ def load_plugins(select: Sequence[str], rest: list[str]) -> tuple[PluginManager,
 def _about_dsh(rest: list[str]) -> bool:
     """True for help (no command, -h) and ``dsh version``: they work without plugins."""
     return not rest or rest[0] in ("version", "-h", "--help") or "--help" in rest or "-h" in rest
+
+
+def loaded(pm: PluginManager) -> list[str]:
+    """A line for each plugin of ``pm`` that ``dsh plugins`` would list (name,
+    distribution and version): not the command's own parts, nor the event watch a
+    harness registers on first use."""
+    from dsh._watch import NAME
+    from dsh.plugins import list_plugins
+
+    return [
+        f"{i.name} ({f'{i.distribution} {i.version}' if i.distribution else 'explicit'})"
+        for i in list_plugins(pm)
+        if i.name not in (RENDERER, APPROVALS, NAME)
+    ]
 
 
 def plugins_command(args: argparse.Namespace, pm: PluginManager) -> int:
