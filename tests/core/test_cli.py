@@ -176,7 +176,13 @@ def test_config_check_prints_every_problem_and_run_counts_them(
     assert main(["-c", str(path), "run", "hi"]) == 2
     assert capsys.readouterr().err == (
         f"dsh: error: {path}:2:20: models.m.timeout: Input should be greater than 0 "
-        "(2 more problems in the file)\n"
+        f"(2 more problems in the file); `dsh -c {path} config check` lists them all\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dsh.yml").write_text(path.read_text())
+    assert main(["run", "hi"]) == 2  # found, not named: the command to give has no -c
+    assert capsys.readouterr().err.endswith(
+        "(2 more problems in the file); `dsh config check` lists them all\n"
     )
 
 

@@ -12,6 +12,7 @@ import inspect
 import logging
 import operator
 import os
+import shlex
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -22,7 +23,7 @@ from dsh import _pipes
 from dsh._cli_args import Parser, UsageError, build_parser, global_options, leading, shortened
 from dsh._cli_misplaced import command_option_before, given_command, global_option_after
 from dsh._cli_output import OutputError, tag_output_errors
-from dsh.errors import DshError, HookError
+from dsh.errors import ConfigError, DshError, HookError
 
 if TYPE_CHECKING:
     from dsh.commands import Command
@@ -300,6 +301,9 @@ def _fail(error: DshError, args: argparse.Namespace) -> int:
     UsageError), model API keys in them shown as ``***``; its exit status (2 unless the
     error's type says otherwise)."""
     message = error.for_user() if isinstance(error, HookError) else str(error)
+    if isinstance(error, ConfigError) and error.more and getattr(args, "command", "") != "config":
+        where = f" -c {shlex.quote(str(args.config))}" if getattr(args, "config", None) else ""
+        message += f"; `dsh{where} config check` lists them all"
     _report(error, f"dsh: error: {message}", args)
     return error.exit_status
 
