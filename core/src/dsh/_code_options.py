@@ -49,6 +49,8 @@ def check_options(
             pm.is_blocked,
             config.source,
             None if resumed else harness.models.names(),
+            # a validator may check names against what is registered (docs/hooks.md)
+            None if resumed else {"harness": harness, "agent_id": agent_id},
         )
         if problem is None:
             problem = model_problem(options.get("model"), harness.models.names())
@@ -78,6 +80,7 @@ def options_problem(
     blocked: Callable[[str], bool] = lambda name: False,
     source: str = "<defaults>",
     models: Sequence[str] | None = None,
+    context: Mapping[str, Any] | None = None,
 ) -> str | None:
     """What is wrong with the first bad plugin key of ``options``: a key named
     after a plugin with ``settings`` must be valid for its settings model over its
@@ -87,8 +90,9 @@ def options_problem(
     to nothing: refused, or warned about when the plugin was turned off (``blocked``);
     another key is free unless it is a typo of a core option or of such a
     plugin's name. A ``ModelName`` field the options set must name one of ``models``
-    (the harness's registered models; None: not checked). The core's own keys are
-    checked where the agent is built."""
+    (the harness's registered models; None: not checked). ``context``: pydantic's
+    validation context for the settings models. The core's own keys are checked where
+    the agent is built."""
     for key, value in options.items():
         if key in CORE_OPTIONS:
             continue
@@ -119,7 +123,7 @@ def options_problem(
             continue
         value = {} if value is None else value
         try:
-            checked = model.model_validate(layered(sections.get(key), value))
+            checked = model.model_validate(layered(sections.get(key), value), context=context)
         except ValidationError as exc:
             # in Python's words (this is code), with the config's hints; only required
             # fields left out: a key the model would drop (a typo of one?) comes first

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import dsh_permissions
-from dsh import HookError
+from dsh import DshError, HookError
 from dsh.testing import ScriptedModel, run_turn, scripted_harness, text, tool_calls
 
 pytestmark = pytest.mark.plugins("permissions")
@@ -100,8 +100,44 @@ async def test_rules_given_in_code_are_checked_and_the_agent_runs_nothing(
         workspace=tmp_path,
     ) as h:
         with caplog.at_level(logging.WARNING):
-            agent = await h.agents.create("a", options={"model": "scripted", "permissions": rules})
+            # a settings object is not validated again (a dict is: see below)
+            own = dsh_permissions.PermissionSettings(**rules)
+            agent = await h.agents.create("a", options={"model": "scripted", "permissions": own})
         assert any(said in r.getMessage() for r in caplog.records), "reported when created"
         await run_turn(agent, "go")
     assert not (tmp_path / "ran").exists()
     assert said in str(model.requests[-1].messages[-1].content)
+
+
+@pytest.mark.parametrize(
+    ("rules", "said"),
+    [
+        (
+            {"deny": ["bash", "bsah(rm *)"]},
+            "agent 'a': option permissions.deny[1]: rule 'bsah(rm *)' names no tool; "
+            "did you mean 'bash'? (it would match no call)",
+        ),
+        (
+            {"allow": ["bash"], "deny": ["read($HOME/x)"]},
+            "agent 'a': option permissions.deny[0]: rule 'read($HOME/x)' has a bad path pattern",
+        ),
+    ],
+)
+async def test_agents_create_refuses_rules_given_in_code_that_name_a_near_miss(
+    tmp_path: Any, rules: dict[str, Any], said: str
+) -> None:
+    """Reported at agent_created, but agents.create made the agent anyway (a
+    notification cannot refuse): the settings are validated with the harness in
+    pydantic's validation context, so create raises as dsh.yml's check stops a start."""
+    async with scripted_harness(
+        ScriptedModel([]),
+        plugins=[("permissions", dsh_permissions)],
+        load_entry_points=False,
+        workspace=tmp_path,
+    ) as h:
+        with pytest.raises(DshError) as refused:
+            await h.agents.create("a", options={"model": "scripted", "permissions": rules})
+        assert said in str(refused.value)
+        assert [a.id for a in h.agents.list()] == []
+        kept = {"allow": ["bash", "mcp_*"], "deny": ["nosuchtool"]}  # no near miss: let be
+        await h.agents.create("b", options={"model": "scripted", "permissions": kept})

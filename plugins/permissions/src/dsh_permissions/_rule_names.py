@@ -12,12 +12,14 @@ import difflib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from pydantic import ValidationInfo
+
 from dsh import DshError, get_logger
 from dsh_permissions._paths import pattern_problem
 from dsh_permissions._rules import parse_rule
 from dsh_permissions._settings import PermissionSettings, PermissionsSection
 
-__all__ = ["check_own_rules", "check_rule_names"]
+__all__ = ["check_own_rules", "check_rule_names", "registered_rule"]
 
 log = get_logger("dsh_permissions")
 _TYPO = 0.75  # difflib's ratio above which an unknown tool name is taken for a typo
@@ -66,18 +68,38 @@ def _problems(
     each rule of ``settings`` naming no registered tool or holding a bad path pattern."""
     for action in ("deny", "ask", "allow"):
         for i, text in enumerate(getattr(settings, action)):
-            tool, pattern = parse_rule(text)
-            tool = tool.casefold()
-            if "*" in tool:
-                continue
-            if tool in tools:
-                bad = pattern_problem(pattern) if pattern and tools[tool] else None
-                if bad is not None:
-                    yield action, i, text, f"has a bad path pattern: {bad}", ""
-                continue
-            close = difflib.get_close_matches(tool, list(tools), n=1, cutoff=_TYPO)
-            hint = f"; did you mean {close[0]!r}? (it would match no call)" if close else None
-            yield action, i, text, "names no tool", hint
+            found = _problem(tools, text)
+            if found is not None:
+                yield action, i, text, *found
+
+
+def _problem(tools: Mapping[str, tuple[str, ...]], text: str) -> tuple[str, str | None] | None:
+    """(what is wrong, what refuses it or None) of one rule, or None when it is right."""
+    tool, pattern = parse_rule(text)
+    tool = tool.casefold()
+    if "*" in tool:
+        return None
+    if tool in tools:
+        bad = pattern_problem(pattern) if pattern and tools[tool] else None
+        return None if bad is None else (f"has a bad path pattern: {bad}", "")
+    close = difflib.get_close_matches(tool, list(tools), n=1, cutoff=_TYPO)
+    return (
+        "names no tool",
+        f"; did you mean {close[0]!r}? (it would match no call)" if close else None,
+    )
+
+
+def registered_rule(text: str, info: ValidationInfo) -> str:
+    """A rule given in code, checked as ``check_own_rules`` checks it when pydantic's
+    validation context holds the harness (dsh-core gives it to an agent's options given
+    in code: the error then comes from ``agents.create``, naming the key)."""
+    harness = info.context.get("harness") if isinstance(info.context, Mapping) else None
+    registry = getattr(harness, "tools", None)
+    if registry is not None:
+        found = _problem(_tools(registry), text)
+        if found is not None and found[1] is not None:
+            raise ValueError(f"rule {text!r} {found[0]}{found[1]}")
+    return text
 
 
 def _rule_sets(

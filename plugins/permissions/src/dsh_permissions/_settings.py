@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+)
 
 from dsh_permissions._rules import parse_rule
 
@@ -48,7 +56,19 @@ def _text(value: object) -> object:
     return value
 
 
-RuleText = Annotated[str, BeforeValidator(_text), AfterValidator(_rule)]
+def _registered(text: str, info: ValidationInfo) -> str:
+    """With the harness in the validation context (options given in code), a rule
+    naming a near miss of a registered tool, or a bad path pattern, is refused."""
+    if info.context is None:
+        return text
+    from dsh_permissions._rule_names import registered_rule
+
+    return registered_rule(text, info)
+
+
+RuleText = Annotated[
+    str, BeforeValidator(_text), AfterValidator(_rule), AfterValidator(_registered)
+]
 
 
 class PermissionSettings(BaseModel):
