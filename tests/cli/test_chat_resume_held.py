@@ -107,3 +107,21 @@ def test_chat_continue_of_a_held_session_with_empty_input_is_refused_as_with_a_l
     # once the other process is done, the empty input finds the session free
     done = dsh("-m", "tiny", "chat", *options, env=env, cwd=tmp_path, stdin="")
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_resuming_a_held_session_before_the_first_turn_keeps_the_chats_session(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Before a turn the chat's session was never stored: it said "a new session
+    starts", then "continuing session <another new id> ('<the held one's title>', 0
+    turns so far)", and the id the chat announced was dropped."""
+    server = model_server([text_reply("Noted."), text_reply("Hi.")])
+    with held_elsewhere(server, env, tmp_path) as held:
+        done = dsh("-m", "tiny", "chat", env=env, cwd=tmp_path, stdin=f"/resume {held}\nhi\n")
+    assert done.returncode == 1, done.stderr  # the /resume failed
+    announced = done.stderr.split("dsh: new session ", 1)[1].split()[0]
+    assert f"/resume: session {held!r} is in use: another process" in done.stderr
+    assert "this chat goes on" in done.stderr and "continuing session" not in done.stderr
+    assert done.stderr.count("new session") == 1, done.stderr
+    listed = dsh("sessions", "list", "--json", env=env, cwd=tmp_path).stdout
+    assert announced in [row["id"] for row in json.loads(listed)]  # the turn went there

@@ -317,14 +317,11 @@ async def _resume(
     try:
         resumed = await harness.agents.resume_stored(agent.id, stored, options)
     except DshError as error:  # refused (in use elsewhere, its options): this chat goes on
+        _failed(failures, f"  /resume: {_clause(error)}; this chat goes on")
         try:
-            resumed = await harness.agents.resume(agent.id, current, current_options)
-        except DshError:  # it was never saved (no turn yet): a new session starts
-            _failed(failures, f"  /resume: {_clause(error)}; a new session starts")
-            resumed = await harness.agents.create(agent.id, options=current_options)
-        else:
-            _failed(failures, f"  /resume: {_clause(error)}; this chat goes on")
-            return resumed
+            return await harness.agents.resume(agent.id, current, current_options)
+        except DshError:  # never stored (no turn yet): the same session, new again
+            return await harness.agents.create(agent.id, current, options=current_options)
     renderer.session_id = resumed.session.id
     said = continuing(stored, resumed.agent.turns)  # as at start-up
     print(f"  continuing session {resumed.session.id} ({said})", file=sys.stderr)
