@@ -23,8 +23,8 @@ from dsh._claims import Claim, claimed
 from dsh._handle import AgentHandle
 from dsh._ids import check_id
 from dsh._options import storable_options
-from dsh._resume import load_session, resumed_session
-from dsh._stored_meta import hidden_meta
+from dsh._resume import forked, load_session, resumed_session
+from dsh._stored_meta import held_secrets, hidden_meta
 from dsh.errors import DshError
 from dsh.loop import ReactLoopAgent
 
@@ -125,7 +125,7 @@ class AgentRegistry:
         meta.setdefault("agent", agent_id)  # who created it: a resume finds its settings
         if options and "options" not in meta:
             meta["options"] = storable_options(agent_id, options)  # a resume rebuilds them
-        meta = hidden_meta(agent_id, meta, self._secrets())
+        meta = hidden_meta(agent_id, meta, held_secrets(self._harness))
         session = self._sessions.prepare(sid, meta=meta)
         return await self._start(agent_id, session, options, source, place)
 
@@ -167,6 +167,24 @@ class AgentRegistry:
         async with self._reserved(agent_id, stored.id):
             return await self._resume(agent_id, stored, options, place)
 
+    async def fork(
+        self,
+        agent_id: str,
+        session_id: str,
+        turns: int,
+        new_session_id: str | None = None,
+        options: dict[str, Any] | None = None,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> AgentHandle:
+        """``resume`` of a copy of stored session ``session_id`` up to the end of its
+        turn ``turns``, as a new session (``new_session_id``: one not stored yet)."""
+        stored = await self.load_stored(session_id)
+        new_id = new_session_id or f"{agent_id}-session-{uuid.uuid4().hex}"
+        check_id(f"agent {agent_id!r}: session id", new_id)
+        copy = await forked(self.load_stored, self._sessions, stored, new_id, turns)
+        return await self.resume_stored(agent_id, copy, options, workspace=workspace)
+
     async def load_stored(self, session_id: str) -> StoredSession:
         """The stored session ``resume`` would continue; DshError saying why there is
         none (no persistence plugin loaded, or the session is not stored, or the harness
@@ -204,15 +222,6 @@ class AgentRegistry:
         async with anyio.create_task_group() as tg:
             for handle in self.list():
                 tg.start_soon(handle.dispose)
-
-    def _secrets(self) -> tuple[str, ...]:
-        """The secrets a new session's meta is cleared of: the harness's (as its tool
-        results are), or, without one, the keys in the process's environment."""
-        if self._harness is not None:
-            return self._harness.secrets()
-        from dsh._secrets import secret_values
-
-        return secret_values(None)
 
     def _place(self, agent_id: str, workspace: str | os.PathLike[str] | None) -> Path | None:
         """An agent's own workspace, resolved from the harness's; an existing directory."""

@@ -4,7 +4,7 @@ it. ``harness.agents.resume``, ``load_stored`` and ``resume_stored`` use these."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from dsh._secrets import get_logger
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from dsh.persistence import StoredSession
     from dsh.session import Session, SessionStore
 
-__all__ = ["load_session", "resumed_session", "stored_options"]
+__all__ = ["forked", "load_session", "resumed_session", "stored_options"]
 
 log = get_logger(__name__)
 
@@ -97,3 +97,27 @@ def stored_options(stored: StoredSession) -> dict[str, Any] | None:
             stored.id,
         )
     return options
+
+
+async def forked(
+    load: Callable[[str], Awaitable[StoredSession]],
+    sessions: SessionStore,
+    stored: StoredSession,
+    new_id: str,
+    turns: int,
+) -> StoredSession:
+    """``stored``'s log up to the end of turn ``turns`` as session ``new_id`` (its meta
+    names its ``parent`` and ``seed_length``: ``SessionStore.fork``); DshError when
+    ``new_id`` is stored already (asked with ``load``: a fork never writes over a
+    session)."""
+    from dsh.persistence import StoredSession
+
+    try:
+        await load(new_id)
+    except DshError:
+        pass
+    else:
+        raise DshError(f"cannot fork session {stored.id!r} into {new_id!r}: it is stored already")
+    source = sessions.prepare(stored.id, stored.events, meta=dict(stored.meta))
+    copy = sessions.fork(source, new_id, turns)
+    return StoredSession(new_id, copy.created, list(copy.events), dict(copy.meta))

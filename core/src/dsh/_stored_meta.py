@@ -11,11 +11,14 @@ stored: with ``***``, which the warning says.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsh._secrets import get_logger, redact
 
-__all__ = ["hidden_meta"]
+if TYPE_CHECKING:
+    from dsh.harness import Harness
+
+__all__ = ["held_secrets", "hidden_meta"]
 
 log = get_logger("dsh.agent")
 
@@ -47,6 +50,16 @@ def hidden_meta(agent_id: str, meta: dict[str, Any], secrets: tuple[str, ...]) -
         ", ".join(where) or "the session's meta",
     )
     return hidden
+
+
+def held_secrets(harness: Harness | None) -> tuple[str, ...]:
+    """The secrets a new session's meta is cleared of: the harness's (as its tool
+    results are), or, without one, the keys in the process's environment."""
+    if harness is not None:
+        return harness.secrets()
+    from dsh._secrets import secret_values
+
+    return secret_values(None)
 
 
 def _hidden(value: Any, secrets: tuple[str, ...]) -> Any:

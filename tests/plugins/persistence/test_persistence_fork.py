@@ -1,0 +1,63 @@
+"""``harness.agents.fork``: an agent on a new session seeded with a stored session up to
+the end of one of its turns (the journey review forked with three undocumented calls,
+and a fork onto a stored id was refused as "changed since it was loaded")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dsh import DshError
+from dsh.invariants import check_invariants
+from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
+from dsh_persistence import PersistencePlugin, PersistenceSettings
+
+pytestmark = pytest.mark.plugins("persistence")
+
+
+def users(request: Any) -> list[str]:
+    return [
+        m.content if isinstance(m.content, str) else m.content[0].text
+        for m in request.messages
+        if m.role == "user"
+    ]
+
+
+async def test_a_fork_goes_on_from_a_turn_and_leaves_its_source_as_it_was(
+    settings: PersistenceSettings,
+) -> None:
+    model = ScriptedModel([text("one"), text("two"), text("three"), text("again")])
+    plugin = PersistencePlugin(settings)
+    try:
+        async with scripted_harness(
+            model, plugins=[("persistence", plugin)], load_entry_points=False
+        ) as h:
+            agent = await h.agents.create("a", options={"model": "scripted"})
+            for prompt in ("first", "second", "third"):
+                await run_turn(agent, prompt)
+            source, length = agent.session.id, len(agent.session.events)
+            await agent.dispose()
+
+            with pytest.raises(DshError, match=f"session {source!r} has no finished turn 4"):
+                await h.agents.fork("b", source, 4)
+            with pytest.raises(DshError, match="it is stored already"):
+                await h.agents.fork("b", source, 1, new_session_id=source)
+            assert h.agents.list() == []
+
+            fork = await h.agents.fork("b", source, 1, new_session_id="branch")
+            assert fork.session.meta["parent"] == source
+            assert fork.agent.options["model"] == "scripted"  # the source's options
+            await run_turn(fork, "instead")
+            assert users(model.requests[-1]) == ["first", "instead"]
+            await fork.dispose()
+            stored = await h.agents.load_stored("branch")
+            kept = await h.agents.load_stored(source)
+        check_invariants(stored.events)
+        cut = next(e.seq for e in kept.events if e.type == "turn/end") + 1
+        assert stored.meta["seed_length"] == cut and stored.meta["parent"] == source
+        assert [e.data for e in stored.events[:cut]] == [e.data for e in kept.events[:cut]]
+        assert [e.data["turn"] for e in stored.events if e.type == "turn/end"] == [1, 2]
+        assert len(kept.events) == length
+    finally:
+        plugin.close()
