@@ -45,8 +45,9 @@ class RegisteredModels:
             self._pm.relay.register_models(collect)
         return self._found
 
-    def names(self) -> set[str]:
-        return set(self._collect())
+    def names(self) -> dict[str, tuple[str, str]]:
+        """The names registered: name -> (plugin, its model's provider)."""
+        return dict(self._collect())
 
     def of(self, name: str) -> str | None:
         """Why ``name``, used in dsh.yml and not declared under ``models:``, is refused

@@ -215,9 +215,10 @@ class Harness:
         (``dsh sessions list`` keeps working beside it)."""
         if not config.models:
             return
+        from dsh.llm._plugin_entries import limits_of
         from dsh.llm.providers import build_configured, build_each  # httpx when needed
 
-        served = self.models.names()
+        served = self.models.served()
         if self._starts_agents:
             built = build_configured(config, served, self._env)
         else:
@@ -230,6 +231,9 @@ class Harness:
         for model in built:
             self.models.add("config", model, model.name)
             self._config_models.append(model)
+        for name, settings in config.models.items():  # a plugin's model: its limits
+            if name in served:
+                self.models.set_limits(name, limits_of(settings))
 
     async def __aenter__(self) -> Harness:
         if self._entered == "started":

@@ -262,7 +262,9 @@ async def test_a_plugin_model_clashing_with_a_built_in_config_model_is_an_error(
 
     text = "models:\n  fast: {provider: deepseek}\n"
     harness = Harness(plugins=[("mine", Plugin())], config_text=text, load_entry_points=False)
-    with pytest.raises(DshError, match="registered twice"):
+    with pytest.raises(
+        DshError, match=r"<string>:2:10: .*plugin .mine. registers a model named .fast."
+    ):
         async with harness:
             pass
 

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -23,6 +23,7 @@ from dsh.config import Config, ModelConfig
 from dsh.errors import ConfigError
 from dsh.llm._http import HttpModel
 from dsh.llm._origin import Origin
+from dsh.llm._plugin_entries import Served, entry_problems
 from dsh.llm.anthropic import AnthropicModel
 from dsh.llm.openai import OpenAICompatibleModel
 
@@ -152,11 +153,13 @@ def build_model(
 
 
 def build_configured(
-    config: Config, served: Collection[str] = (), env: Mapping[str, str] | None = None
+    config: Config, served: Served | None = None, env: Mapping[str, str] | None = None
 ) -> list[HttpModel]:
     """Every entry of ``models:`` built (nothing is contacted), except a name in
-    ``served`` whose provider dsh does not build (a plugin registers that model, e.g.
-    ``provider: scripted``). A problem is a ``ConfigError`` with the file's line."""
+    ``served`` (the models plugins register: name -> (plugin, its model's provider))
+    whose provider dsh does not build (``provider: scripted``: the plugin's model is
+    declared, see ``dsh.llm._plugin_entries``). A problem is a ``ConfigError`` with the
+    file's line."""
     built, problems = build_each(config, served, env)
     if problems:
         first, *rest = problems  # in file order, as models: is
@@ -165,20 +168,25 @@ def build_configured(
 
 
 def build_each(
-    config: Config, served: Collection[str] = (), env: Mapping[str, str] | None = None
+    config: Config, served: Served | None = None, env: Mapping[str, str] | None = None
 ) -> tuple[list[HttpModel], list[ConfigError]]:
     """``build_configured`` that keeps going: the entries that build, and a
     ``ConfigError`` (with the file's line) for each that does not, in file order."""
+    served = served or {}
     built = []
     problems = []
     for name, settings in config.models.items():
-        if name in served and settings.provider not in PROVIDERS:
-            continue
-        try:
-            built.append(build_model(name, settings, source=config.source, env=env))
-        except ConfigError as error:
-            where = config.where("models", name, error.path.rsplit(".", 1)[-1])
-            problems.append(ConfigError(where, error.path, error.reason))
+        errors = entry_problems(name, settings, served)
+        if not errors:
+            if name in served and settings.provider not in PROVIDERS:
+                continue  # the plugin's model: nothing to build
+            try:
+                built.append(build_model(name, settings, source=config.source, env=env))
+            except ConfigError as error:
+                errors = [error]
+        for each in errors:
+            where = config.where("models", name, each.path.rsplit(".", 1)[-1])
+            problems.append(ConfigError(where, each.path, each.reason))
     return built, problems
 
 

@@ -19,15 +19,19 @@ list, a slot, a property, or built after registration, at each request); its key
 hidden from log records all the same (every ``HttpModel`` remembers its own as it is
 built, ``dsh._secrets.known_keys``), from tool results only if the plugin adds them
 (``Harness.add_secrets``).
+
+A plugin's model whose entry of ``models:`` sets limits is handed out with them on top
+of its ``info`` (``set_limits``, ``dsh.llm._plugin_entries``).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Final, final
 
 from dsh.errors import DshError, ModelError
+from dsh.llm._plugin_entries import Limited
 from dsh.llm.base import Chunk, Model, ModelInfo
 from dsh.messages import ModelRequest
 
@@ -81,6 +85,19 @@ class ModelRegistry:
                 "(registered: " + (", ".join(self._models) or "none") + ")",
             )
         return model
+
+    def served(self) -> dict[str, tuple[str, str]]:
+        """The models registered: name -> (who registered it, its ``info.provider``)."""
+        return {name: (self._origin[name], m.info.provider) for name, m in self._models.items()}
+
+    def set_limits(self, name: str, limits: Mapping[str, Any]) -> None:
+        """Hand model ``name`` out with ``limits`` (``context_window``,
+        ``max_output_tokens``, ``max_wait``) on top of its ``info``: those of its entry of
+        ``models:`` when a plugin registered it (``dsh.llm._plugin_entries``)."""
+        if limits:
+            model = self._models[name]
+            registered = model.__wrapped__ if isinstance(model, _KeysHidden) else model
+            self._models[name] = Limited(model, registered, limits)
 
     def written_keys(self) -> frozenset[str]:
         """The keys written into the settings of the ``HttpModel`` models registered,
