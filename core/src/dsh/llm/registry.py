@@ -20,8 +20,9 @@ hidden from log records all the same (every ``HttpModel`` remembers its own as i
 built, ``dsh._secrets.known_keys``), from tool results only if the plugin adds them
 (``Harness.add_secrets``).
 
-A plugin's model whose entry of ``models:`` sets limits is handed out with them on top
-of its ``info`` (``set_limits``, ``dsh.llm._plugin_entries``).
+A model is checked as it is registered (``dsh.llm._registered``), and a plugin's model
+whose entry of ``models:`` sets limits is handed out with them on top of its ``info``
+(``set_limits``, ``dsh.llm._plugin_entries``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any, Final, final
 
 from dsh.errors import DshError, ModelError
 from dsh.llm._plugin_entries import Limited
+from dsh.llm._registered import checked
 from dsh.llm.base import Chunk, Model, ModelInfo
 from dsh.messages import ModelRequest
 
@@ -56,7 +58,8 @@ class ModelRegistry:
         """The ``register`` callback of ``register_models`` (stamped with ``plugin``)."""
         if not isinstance(model, Model):
             raise DshError(f"plugin {plugin!r} registered {model!r}, which is not a dsh Model")
-        key = name or model.info.name
+        info = checked(plugin, model, name)  # once here, not at each turn
+        key = name or info.name
         if key in self._models:
             raise DshError(
                 f"model {key!r} is registered twice: by {self._origin[key]!r} and {plugin!r}"
