@@ -163,8 +163,15 @@ def query_secrets(url: str) -> tuple[str, ...]:
     """The values (8 characters or more) of ``url``'s query parameters whose names are a
     secret's (``?api-key=...``, ``?key=...``, ``?access_token=...``, ``?sig=...``), as
     written and percent-decoded: a key written into a ``base_url`` instead of the
-    variable ``api_key_env`` names, which the request's address shows in the logs."""
-    pairs = (pair.partition("=") for pair in re.split("[&;]", urlsplit(url).query))
+    variable ``api_key_env`` names, which the request's address shows in the logs. A
+    URL that cannot be split (``http://[::1``, a bad IPv6 address) raises nothing: its
+    secret-named parameters found anywhere in it are (``parameter_secrets``), so an
+    error that quotes it still hides them."""
+    try:
+        query = urlsplit(url).query
+    except ValueError:
+        return parameter_secrets(url)
+    pairs = (pair.partition("=") for pair in re.split("[&;]", query))
     return _secret_parameters((name, value) for name, _, value in pairs)
 
 
