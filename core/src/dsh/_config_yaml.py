@@ -28,6 +28,8 @@ except ImportError:  # pragma: no cover - pyyaml built without libyaml
     _LIBYAML = False
 
 __all__ = [
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
     "MAX_VALUES",
     "AtKey",
     "Loc",
@@ -55,13 +57,26 @@ class AtKey(ValueError):
         self.loc = loc
 
 
+#: The bytes a config file may hold: far above any real config; what is past it is not
+#: read (``-c /dev/zero``, a log given by mistake).
+MAX_FILE_BYTES = 1 << 20
+
+
 def read(path: str | os.PathLike[str], source: str) -> str:
-    """The file's text; a pipe's or a FIFO's read once in a ``dsh`` command (``_pipes``)."""
+    """The file's text, its line ends ``\n`` (as Python's text mode reads them); a pipe's
+    or a FIFO's read once in a ``dsh`` command (``_pipes``). At most ``MAX_FILE_BYTES``
+    are read: a longer file is refused without reading the rest."""
     kept, key = _pipes.TEXTS, os.fspath(path)
     if kept is not None and key in kept:
         return kept[key]
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        with Path(path).open("rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            limit = f"{MAX_FILE_BYTES // 1024 ** 2} MiB"
+            reason = f"larger than {limit}, the most a config file may hold; is it the right file?"
+            raise ConfigError(source, "", reason)
+        text = data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
         if kept is not None and not Path(path).is_file():
             kept[key] = text
         return text
@@ -87,8 +102,8 @@ def parse(text: str, source: str) -> tuple[Node | None, Any]:
         node = loader.get_single_node()
         if node is None:
             return None, None
+        check_size(node, source)  # first: check_keys recurses as deep as the file nests
         check_keys(node, source, (), set())
-        check_size(node, source)
         try:
             return node, loader.construct_document(node)
         except _UNREADABLE as exc:  # a scalar of a bad value
@@ -205,41 +220,75 @@ def check_keys(node: Node, source: str, loc: Loc, seen: set[int]) -> None:
 #: Values a document may expand to once its aliases are followed: far above any real
 #: config, far below what makes walking it (validation, the session meta) take long.
 MAX_VALUES = 100_000
+#: Lists and mappings a value may nest, aliases followed: far above any real config, far
+#: below what the recursive walks after the load (validation, JSON) can follow.
+MAX_DEPTH = 100
 
 
 def check_size(root: Node, source: str) -> None:
     """Refuse a document whose aliases expand it past ``MAX_VALUES`` values (nested
-    aliases can double it at every level: a few lines can stand for billions)."""
+    aliases can double it at every level: a few lines can stand for billions), a value
+    that contains itself, or one nested deeper than ``MAX_DEPTH``. Walked without
+    recursion, each node once: before any walk that recurses (``check_keys``)."""
     sizes: dict[int, int] = {}
+    depths: dict[int, int] = {}  # the lists and mappings nested in a node, itself included
     open_: set[int] = set()  # the nodes being measured: one met again contains itself
-
-    def size(node: Node) -> int:
-        if id(node) in open_:
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, measured = stack.pop()
+        if measured:
+            inner = _inner(node)
+            total = 1 + sum(sizes[id(item)] for item in inner)
+            sizes[id(node)] = min(total, MAX_VALUES + 1)
+            nested = max((depths[id(item)] for item in inner), default=0)
+            depths[id(node)] = nested + (not isinstance(node, ScalarNode))
+            open_.discard(id(node))
+        elif id(node) in open_:
             at = node.start_mark
             reason = (
                 "this value contains itself (an alias inside its own anchor); "
                 "a config value cannot be recursive"
             )
             raise Problem(at.line + 1, at.column + 1, "", reason).error(source)
-        known = sizes.get(id(node))
-        if known is not None:
-            return known
-        open_.add(id(node))
-        total = 1
-        if isinstance(node, SequenceNode):
-            total += sum(size(item) for item in node.value)
-        elif isinstance(node, MappingNode):
-            total += sum(size(key) + size(value) for key, value in node.value)
-        open_.discard(id(node))
-        sizes[id(node)] = min(total, MAX_VALUES + 1)
-        return sizes[id(node)]
-
-    if size(root) > MAX_VALUES:
+        elif id(node) not in sizes:
+            open_.add(id(node))
+            stack.append((node, True))
+            stack.extend((item, False) for item in reversed(_inner(node)))
+    if sizes[id(root)] > MAX_VALUES:
         reason = (
             f"its aliases expand it to more than {MAX_VALUES:,} values; "
             "a config needs far fewer (aliases nested inside aliases?)"
         )
         raise Problem(1, 1, "", reason).error(source)
+    if depths[id(root)] > MAX_DEPTH:
+        raise _too_deep(root, depths).error(source)
+
+
+def _inner(node: Node) -> list[Node]:
+    """The nodes right inside ``node``: a list's items, a mapping's keys and values."""
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _too_deep(root: Node, depths: dict[int, int]) -> Problem:
+    """Where the first value nested past ``MAX_DEPTH`` is, in file order."""
+    node, loc = root, ()
+    for _ in range(MAX_DEPTH):
+        pairs: list[tuple[Node, Loc]] = []
+        if isinstance(node, SequenceNode):
+            pairs = [(item, (*loc, i)) for i, item in enumerate(node.value)]
+        elif isinstance(node, MappingNode):
+            for key, value in node.value:
+                name = key.value if isinstance(key, ScalarNode) else "?"
+                pairs += [(key, loc), (value, (*loc, name))]
+        node, loc = next(pair for pair in pairs if depths[id(pair[0])] == depths[id(node)] - 1)
+    at = node.start_mark
+    reason = f"nested more than {MAX_DEPTH} lists or mappings deep; a config needs far fewer"
+    path = format_path(loc[:4]) + "..."  # the line and column say where: no long path
+    return Problem(at.line + 1, at.column + 1, path, reason)
 
 
 @dataclass(order=True)
