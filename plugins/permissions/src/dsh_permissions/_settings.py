@@ -17,6 +17,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    Strict,
     ValidationError,
     ValidationInfo,
 )
@@ -67,7 +68,7 @@ def _registered(text: str, info: ValidationInfo) -> str:
 
 
 RuleText = Annotated[
-    str, BeforeValidator(_text), AfterValidator(_rule), AfterValidator(_registered)
+    str, Strict(), BeforeValidator(_text), AfterValidator(_rule), AfterValidator(_registered)
 ]
 
 
@@ -75,16 +76,19 @@ class PermissionSettings(BaseModel):
     """What the permissions plugin enforces (``permissions:`` in ``dsh.yml``, or an
     agent's ``options["permissions"]``)."""
 
+    # strict field by field, as the other plugins' settings are: ``true`` is not 1 s nor
+    # '5' a number (an int is still a float: YAML writes 30 for 30.0); the rule lists
+    # stay lax, so a list (YAML's, or one given in code) makes their tuple
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    mode: Mode = "default"
+    mode: Mode = "default"  # a Literal: only these strings, in any mode
     #: ``ToolName`` or ``ToolName(pattern)``; precedence is deny > ask > allow,
     #: whatever the order of the lists.
     allow: tuple[RuleText, ...] = ()
     ask: tuple[RuleText, ...] = ()
     deny: tuple[RuleText, ...] = ()
     #: Seconds to wait for a front end's answer (None: wait as long as it takes).
-    ask_timeout: float | None = Field(default=300.0, gt=0)
+    ask_timeout: float | None = Field(default=300.0, gt=0, strict=True)
 
     def merged(self, own: PermissionSettings) -> PermissionSettings:
         """``own`` (an agent's settings) on top of these."""
