@@ -18,6 +18,8 @@ def prompt_text(parts: list[str]) -> str:
     Windows line ends read as ``\\n``)."""
     if parts.count("-") > 1:
         raise UsageError("run: - (stdin) is given more than once; stdin can be read once")
+    for number, part in enumerate(parts, 1):
+        _check_text(part, number)
     if "-" not in parts:
         if _input_waits():
             print(
@@ -38,6 +40,27 @@ def prompt_text(parts: list[str]) -> str:
     if not text.strip() and len(parts) > 1:  # `git diff | dsh run review -` with no diff
         print("dsh: warning: stdin (-) is empty: only the prompt's words are sent", file=sys.stderr)
     return "\n\n".join(piece for piece in pieces if piece)
+
+
+def _check_text(word: str, number: int) -> None:
+    """Refuse a prompt word that was not UTF-8 on the command line (Python keeps each
+    such byte as a lone surrogate, which would be sent as ``\\udce9``), as stdin that
+    is not is refused: naming the word, the bytes shown as U+FFFD."""
+    try:
+        word.encode("utf-8")
+    except UnicodeEncodeError:
+        given = os.fsencode(word)
+        try:
+            given.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            why = f"{exc.reason} at byte {exc.start}"
+        else:  # a lone surrogate that was no byte given (Windows): said as it is
+            why = "it holds a lone surrogate"
+        shown = given.decode("utf-8", "replace")
+        shown = shown if len(shown) <= 60 else f"{shown[:57]}..."
+        raise UsageError(
+            f"run: the prompt's word {number} ({shown!r}) is not UTF-8 text ({why})"
+        ) from None
 
 
 def _input_waits() -> bool:

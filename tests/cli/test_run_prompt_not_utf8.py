@@ -1,0 +1,58 @@
+"""Prompt words on the command line that are not UTF-8 (``dsh run $'caf\\xe9'``) are
+refused as such bytes on stdin are, naming the word: Python keeps each such byte as a
+lone surrogate, which was sent to the model as ``caf\\udce9`` (core/src/dsh/_cli_prompt.py).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import text_reply
+
+from dsh._cli_args import UsageError
+from dsh._cli_prompt import prompt_text
+
+
+def test_a_word_that_is_not_utf8_is_refused_before_anything_runs(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("ok")])
+    model = f"openai-compatible:tiny@{server.url}"
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh.cli", "-m", model, "run", "say", b"caf\xe9"],
+        env=cli_env,
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.decode() == (
+        "dsh: error: run: the prompt's word 2 ('caf\ufffd') is not UTF-8 text "
+        "(unexpected end of data at byte 3)\n"
+    )
+    assert server.bodies() == []
+
+
+@pytest.mark.parametrize(
+    ("word", "said"),
+    [
+        (
+            os.fsdecode(b"\xffabc"),
+            "word 2 ('\ufffdabc') is not UTF-8 text (invalid start byte at byte 0)",
+        ),
+        (os.fsdecode(b"x" * 100 + b"\xc3("), f"word 2 ('{'x' * 57}...') is not UTF-8 text"),
+    ],
+)
+def test_the_word_is_named_and_shown_short(word: str, said: str) -> None:
+    with pytest.raises(UsageError) as info:
+        prompt_text(["fine", word, "-"])
+    assert str(info.value).startswith(f"run: the prompt's {said}")
+
+
+def test_utf8_words_are_kept() -> None:
+    assert prompt_text(["café", "日本"]) == "café 日本"
