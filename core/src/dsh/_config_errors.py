@@ -15,7 +15,7 @@ from pydantic_core import ErrorDetails
 from yaml.nodes import Node
 
 from dsh._config_keys import unknown_field_key, unknown_key
-from dsh._config_yaml import AtKey, Loc, Problem, did_you_mean, locate
+from dsh._config_yaml import AtKey, Loc, Problem, did_you_mean, locate, shown
 
 __all__ = ["from_validation", "missing_hint", "reason", "top_missing", "typo_instead", "yaml_kind"]
 
@@ -29,7 +29,9 @@ def reason(
     if yaml and err["type"] in _YAML_KINDS:  # not Python's words ("a valid tuple")
         return f"Input should be {_YAML_KINDS[err['type']]}, not {yaml_kind(err['input'])}"
     if err["type"] == "value_error":  # a validator's own words, without "Value error, "
-        return str(err.get("ctx", {}).get("error", err["msg"]))
+        said = str(err.get("ctx", {}).get("error", err["msg"]))
+        given = err.get("input")  # quoted whole (a 20,000-character rule): cut
+        return said.replace(repr(given), shown(given)) if isinstance(given, str) else said
     if top_missing(err):
         return err["msg"] + hint
     if err["type"] == "extra_forbidden":

@@ -40,6 +40,7 @@ __all__ = [
     "format_path",
     "parse",
     "read",
+    "shown",
 ]
 
 Loc = tuple[str | int, ...]
@@ -147,8 +148,8 @@ def _unreadable(root: Node, error: Exception) -> Problem:
                 yaml.SafeLoader("").construct_object(node)
             except (*_UNREADABLE, yaml.YAMLError) as exc:
                 # ValueError's words say why (month 13); a KeyError's ('maybe'), not
-                said = f" ({exc})" if isinstance(exc, ValueError | OverflowError) else ""
-                reason = f"invalid YAML: {node.value!r} cannot be read as {_kind(node)}{said}"
+                said = f" ({_words(exc)})" if isinstance(exc, ValueError | OverflowError) else ""
+                reason = f"invalid YAML: {shown(node.value)} cannot be read as {_kind(node)}{said}"
                 at = node.start_mark
                 return Problem(at.line + 1, at.column + 1, format_path(loc), reason)
         elif isinstance(node, SequenceNode):
@@ -159,6 +160,15 @@ def _unreadable(root: Node, error: Exception) -> Problem:
                 stack.append((key, loc))
     at = root.start_mark
     return Problem(at.line + 1, at.column + 1, "", f"invalid YAML: {error}")
+
+
+def _words(error: Exception) -> str:
+    """Why the constructor refused a value, in its words cut short (they may quote the
+    value whole); a number too large in words of the reader (not Python's advice)."""
+    words = str(error)
+    if "int_max_str_digits" in words:
+        return "a number too large"
+    return words if len(words) <= 2 * SHOWN_CHARS else f"{words[: 2 * SHOWN_CHARS]}..."
 
 
 #: What the safe constructor raises for a scalar it cannot read: ``2001-13-45`` and
@@ -351,6 +361,18 @@ def format_path(loc: Sequence[str | int]) -> str:
         else:
             out += f"[{json.dumps(part, ensure_ascii=False)}]"
     return out
+
+
+#: The characters of a value an error quotes; a longer one is cut (a 2 MB name).
+SHOWN_CHARS = 60
+
+
+def shown(value: str) -> str:
+    """``value`` quoted (``repr``) for an error, cut to ``SHOWN_CHARS`` characters with
+    its length said when it is longer."""
+    if len(value) <= SHOWN_CHARS:
+        return repr(value)
+    return f"{value[:SHOWN_CHARS]!r}... ({len(value):,} characters)"
 
 
 def did_you_mean(name: str, choices: Sequence[str] | Mapping[str, Any], cutoff: float = 0.6) -> str:
