@@ -74,7 +74,7 @@ def read(path: str | os.PathLike[str], source: str) -> str:
         with Path(path).open("rb") as file:
             data = file.read(MAX_FILE_BYTES + 1)
         if len(data) > MAX_FILE_BYTES:
-            limit = f"{MAX_FILE_BYTES // 1024 ** 2} MiB"
+            limit = f"{MAX_FILE_BYTES // 1024**2} MiB"
             reason = f"larger than {limit}, the most a config file may hold; is it the right file?"
             raise ConfigError(source, "", reason)
         text = data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
@@ -285,7 +285,8 @@ def _inner(node: Node) -> list[Node]:
 
 def _too_deep(root: Node, depths: dict[int, int]) -> Problem:
     """Where the first value nested past ``MAX_DEPTH`` is, in file order."""
-    node, loc = root, ()
+    node: Node = root
+    loc: Loc = ()
     for _ in range(MAX_DEPTH):
         pairs: list[tuple[Node, Loc]] = []
         if isinstance(node, SequenceNode):
