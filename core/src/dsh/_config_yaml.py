@@ -64,7 +64,7 @@ MAX_FILE_BYTES = 1 << 20
 
 
 def read(path: str | os.PathLike[str], source: str) -> str:
-    """The file's text, its line ends ``\n`` (as Python's text mode reads them); a pipe's
+    """The file's text, its line ends ``\\n`` (as Python's text mode reads them); a pipe's
     or a FIFO's read once in a ``dsh`` command (``_pipes``). At most ``MAX_FILE_BYTES``
     are read: a longer file is refused without reading the rest."""
     kept, key = _pipes.TEXTS, os.fspath(path)
