@@ -55,11 +55,6 @@ def test_a_long_value_yaml_cannot_read_is_cut_in_the_readers_words_too() -> None
     assert len(said) < 400 and "(5,000 characters) cannot be read as a number" in said
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/src/dsh/_config_cross.py quotes an unknown model name whole "
-    "(f'unknown model {name!r}'); its owner should quote it with dsh._config_yaml.shown",
-)
 def test_a_long_unknown_model_name_is_cut() -> None:
     with pytest.raises(ConfigError) as info:
         load_config(text=f"model: {'a' * 20_000}\n")

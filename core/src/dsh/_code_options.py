@@ -14,7 +14,7 @@ from dsh._config_errors import missing_hint, reason, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_local import check_local
 from dsh._config_models import misplaced_key
-from dsh._config_yaml import Loc, did_you_mean
+from dsh._config_yaml import Loc, did_you_mean, shown
 from dsh._options import CORE_OPTIONS, option_typo
 from dsh._plugin_settings import raised
 from dsh._secrets import get_logger
@@ -165,7 +165,7 @@ def _unknown_model(
             continue
         registered = ", ".join(models) or "none"
         hint = did_you_mean(name, sorted(known))
-        why = f"unknown model {name!r} (registered: {registered}){hint}"
+        why = f"unknown model {shown(name)} (registered: {registered}){hint}"
         return f"option {_dotted((key, *loc))}: {why}"
     return None
 

@@ -12,7 +12,7 @@ from yaml.nodes import Node
 
 from dsh._config_keys import input_key
 from dsh._config_models import AgentConfig, CoreKeys
-from dsh._config_yaml import Loc, Problem, did_you_mean, locate
+from dsh._config_yaml import Loc, Problem, did_you_mean, locate, shown
 from dsh._model_name import model_name_fields
 
 __all__ = ["GoodPart", "SettingsAt", "cross_check", "set_model_names"]
@@ -141,7 +141,7 @@ def cross_check(
             reason = None if registered is None else registered(name)
             if reason is None:
                 hint = did_you_mean(name, sorted(known))
-                reason = f"unknown model {name!r} (models defined: {defined}; {local}){hint}"
+                reason = f"unknown model {shown(name)} (models defined: {defined}; {local}){hint}"
             problems.append(locate(root, loc, reason))
 
     if agents:
