@@ -217,7 +217,8 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
         raise ConfigError(source, "", f"unknown provider {provider!r} (built in: {known}){hint}")
     if (url is None and "://" in model) or (url is not None and not _URL.fullmatch(url)):
         # ftp://..., a URL with a space in it, or nothing after its scheme
-        raise ConfigError(source, "base_url", "must be an http:// or https:// URL, no spaces")
+        said = "must be an http:// or https:// URL with a host, no spaces"
+        raise ConfigError(source, "base_url", said)
     if hide_parameters(model) != model:  # a URL without its scheme, or a key before @
         reason = (
             "the model's name holds a secret parameter (?key=...), which would be sent to "
