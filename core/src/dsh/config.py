@@ -72,9 +72,9 @@ def find_config(cwd: Path, *, env: Mapping[str, str] | None = None) -> Path | No
 def _unreadable(path: Path) -> str | None:
     """Why ``path`` cannot be read as a config file, or None. Opened and closed at
     once, without blocking (a named pipe with no writer yet opens; ``<(...)`` is read)."""
-    if path.is_dir():
-        return "is a directory"
     try:
+        if path.is_dir():  # raises for a name too long, as the open below would
+            return "is a directory"
         os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
     except FileNotFoundError:
         return "does not exist"

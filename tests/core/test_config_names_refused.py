@@ -1,13 +1,17 @@
-"""A ``base_url`` urllib splits but httpx, which sends the requests, refuses (a
-zero-width space pasted into the host, a control character in the path) was accepted
-by the config's check and raised httpx's ``InvalidURL`` as a traceback from every
-command (the bad-input fuzz review); and a URL with no host was said to hold a space."""
+"""Names and URLs the system or httpx refuse, found by the bad-input fuzz review: a
+``base_url`` urllib splits but httpx, which sends the requests, refuses (a zero-width
+space pasted into the host, a control character in the path) was accepted by the
+config's check and raised httpx's ``InvalidURL`` as a traceback from every command, as
+a ``DSH_CONFIG`` name too long for the system did; a URL with no host was said to hold
+a space."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from dsh.config import load_config
+from dsh.config import find_config, load_config
 from dsh.errors import ConfigError
 from dsh.llm.providers import parse_model_shorthand
 
@@ -35,3 +39,11 @@ def test_a_shorthand_url_with_no_host_says_so() -> None:
     with pytest.raises(ConfigError) as caught:
         parse_model_shorthand("openai:gpt@http://")
     assert "must be an http:// or https:// URL with a host, no spaces" in str(caught.value)
+
+
+def test_a_dsh_config_name_too_long_is_refused_naming_the_variable(tmp_path: Path) -> None:
+    """``Path.is_dir`` raises for ENAMETOOLONG (a traceback from every command)."""
+    with pytest.raises(ConfigError) as caught:
+        find_config(tmp_path, env={"DSH_CONFIG": "a" * 300})
+    assert caught.value.source == f"DSH_CONFIG={'a' * 300}"
+    assert caught.value.reason.endswith("cannot be read: File name too long")
