@@ -1,8 +1,8 @@
 """``PersistencePlugin``: the hook impls that make sessions durable.
 
-Write path: ``session_event`` only asks for a checkpoint (mid-turn, after tool calls,
-tool results and step ends, written a little later by a thread); ``session_flush``
-writes what is new and returns once it is on disk. Both store
+Write path: ``session_event`` only asks for a checkpoint (mid-turn, after the prompt,
+steers, tool calls, tool results and step ends, written a little later by a thread);
+``session_flush`` writes what is new and returns once it is on disk. Both store
 ``session.events[written:]`` through a per-session ``SessionWriter``. Read path:
 ``session_persistence`` returns a ``StoredSessions``.
 
@@ -33,8 +33,12 @@ __all__ = ["CHECKPOINT_AT", "PersistencePlugin", "open_backend"]
 
 log = get_logger("dsh.persistence")
 
-#: Event types after which a checkpoint is asked for (when ``checkpoints`` is on).
-CHECKPOINT_AT = frozenset({"tool/call", "tool/result", "step/end"})
+#: Event types after which a checkpoint is asked for (when ``checkpoints`` is on): the
+#: prompt (and a steer) as soon as the turn takes it, so a crash while the model still
+#: streams its first answer keeps it; then each tool call, tool result and step end.
+CHECKPOINT_AT = frozenset(
+    {"user/message", "steering/message", "tool/call", "tool/result", "step/end"}
+)
 
 
 def open_backend(settings: PersistenceSettings) -> SessionBackend:

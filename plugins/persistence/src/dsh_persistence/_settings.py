@@ -64,8 +64,9 @@ class PersistenceSettings(BaseModel):
     #: crash loses nothing written, a power cut can).
     fsync: Literal["flush", "always", "never"] = "flush"
     #: Write a running turn to disk in the background, ``checkpoint_delay`` seconds after
-    #: a tool call starts or ends or a step ends, so that a crash in a long turn keeps
-    #: what the turn already did. Turns that end sooner are written by their flush.
+    #: its prompt (or a steer) is taken, a tool call starts or ends or a step ends, so that
+    #: a crash in a long turn keeps its prompt and what it already did. Turns that end
+    #: sooner are written by their flush.
     #: (Strict, as the core's options: ``'yes'`` or ``'0.5'`` quoted is not taken.)
     checkpoints: bool = Field(default=True, strict=True)
     #: Seconds from the event that asks for a checkpoint to the write: 0 to an hour.
