@@ -45,6 +45,11 @@ class SessionHeader:
     #: started gives that); a store that writes UTF-8 may give bytes of the path that are
     #: not UTF-8 (``os.fsdecode``'s lone surrogates) as U+FFFD: ``last_in`` matches either.
     workspace: str = ""
+    #: Why the store cannot read this session ("": it can): another program's file in
+    #: the store, a newer format, a damaged header. ``id`` is then where it is stored,
+    #: and the other fields hold what could be read (0 and "" when nothing could).
+    #: ``started_in`` and ``last_above`` leave such sessions out.
+    error: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,12 +107,14 @@ async def find_session(service: SessionPersistence, wanted: str) -> str:
 
 def started_in(headers: Sequence[SessionHeader], workspace: str) -> list[SessionHeader]:
     """Those of ``headers`` whose agent last worked in ``workspace``, or that do not say
-    where (``workspace == ""``), in their order: ``dsh sessions list --here``."""
+    where (``workspace == ""``), in their order: ``dsh sessions list --here``. Sessions
+    the store cannot read (``error``) are left out: they say nothing of where they ran."""
     here = _path(workspace)
     return [
         header
         for header in headers
-        if header.workspace in ("", workspace) or _path(header.workspace) == here
+        if not header.error
+        and (header.workspace in ("", workspace) or _path(header.workspace) == here)
     ]
 
 
@@ -125,7 +132,7 @@ def last_above(headers: Sequence[SessionHeader], workspace: str) -> SessionHeade
     session's relative paths would be off."""
     here = _path(workspace)
     for header in headers:
-        if header.workspace:
+        if header.workspace and not header.error:
             there = _path(header.workspace)
             if there != here and here.is_relative_to(there):
                 return header

@@ -137,7 +137,7 @@ def test_an_unreadable_file_is_listed_with_its_problem(tmp_path: Path) -> None:
 
     headers = {h.id: h for h in backend.headers()}
     assert headers["good"].turns == 2
-    assert headers["bad"].title.startswith("(unreadable:")
+    assert headers["bad"].error
 
 
 def test_a_file_removed_under_a_writer_is_not_silently_recreated(tmp_path: Path) -> None:
@@ -207,4 +207,4 @@ def test_a_file_that_cannot_be_read_is_listed_saying_so_as_other_errors_do(
     (tmp_path / "d.jsonl").mkdir()
     (header,) = JsonlBackend(tmp_path).headers()
     path = tmp_path / "d.jsonl"
-    assert header.title == f"(unreadable: {path}: cannot read the session file: Is a directory)"
+    assert header.error == f"{path}: cannot read the session file: Is a directory"

@@ -17,10 +17,8 @@ then ``model:`` in dsh.yml, then a provider key in the environment.
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
-import time
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -35,6 +33,7 @@ if TYPE_CHECKING:
     from dsh.config import Config
     from dsh.persistence import SessionPersistence
     from dsh.plugins import PluginManager
+    from dsh.session import SessionEvent
     from dsh_persistence._plugin import PersistencePlugin
 
 __all__ = ["sessions_command"]
@@ -146,6 +145,7 @@ def _load_config(context: CommandContext, path: Path | None) -> Config:
 
 async def _list(service: SessionPersistence, args: argparse.Namespace, workspace: str) -> int:
     from dsh.persistence import started_in
+    from dsh_persistence._listing import is_terminal, json_rows, table
 
     headers = await service.list()
     if args.here:
@@ -153,18 +153,7 @@ async def _list(service: SessionPersistence, args: argparse.Namespace, workspace
     if args.limit is not None:
         headers = headers[: args.limit]
     if args.json:
-        rows = [
-            {
-                "id": h.id,
-                "created": h.created,
-                "updated": h.updated,
-                "turns": h.turns,
-                "title": h.title,
-                "workspace": h.workspace,
-            }
-            for h in headers
-        ]
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(json_rows(headers))
         return 0
     if not headers:
         # say where dsh looked: a session "lost" is most often a store set elsewhere
@@ -172,39 +161,13 @@ async def _list(service: SessionPersistence, args: argparse.Namespace, workspace
         shown = f"no stored sessions in {location}" if location else "no stored sessions"
         print(f"{shown} that last ran in {workspace}" if args.here else shown, file=sys.stderr)
         return 0
-    width = max(len(h.id) for h in headers)
-    home = _home()
-    places = [_place(h.workspace, home) for h in headers]
-    room = max(len("WORKSPACE"), *(len(place) for place in places))
-    print(f"{'ID':<{width}}  {'UPDATED':<16}  TURNS  {'WORKSPACE':<{room}}  TITLE")
-    for h, place in zip(headers, places, strict=True):
-        print(f"{h.id:<{width}}  {_when(h.updated):<16}  {h.turns:>5}  {place:<{room}}  {h.title}")
+    sys.stdout.write(table(headers, terminal=is_terminal()))
     return 0
-
-
-def _home() -> Path | None:
-    """The home directory, resolved as workspaces are; None when there is none to shorten
-    paths by (no HOME and no passwd entry, as for a container's user, or ``/``)."""
-    try:
-        home = Path.home().resolve()
-    except RuntimeError:
-        return None
-    return None if home.parent == home else home
-
-
-def _place(workspace: str, home: Path | None) -> str:
-    """A workspace as the list shows it: under the home directory as ``~/...``; ``-``
-    when the store does not record it."""
-    if not workspace:
-        return "-"
-    path = Path(workspace)
-    if home is None or not path.is_relative_to(home):
-        return workspace
-    return str(Path("~", path.relative_to(home)))
 
 
 async def _show(service: SessionPersistence, args: argparse.Namespace, workspace: str) -> int:
     from dsh.persistence import find_session, last_above, last_in
+    from dsh_persistence._listing import for_terminal, is_terminal, when
     from dsh_persistence._service import StoredSessions
     from dsh_persistence._transcript import transcript
 
@@ -222,7 +185,9 @@ async def _show(service: SessionPersistence, args: argparse.Namespace, workspace
                     f"{said} (the last one of {above.workspace}, above it, is {above.id}: "
                     f"give its id, or run `dsh --cwd {there} sessions show`)"
                 )
-            last = headers[0]
+            last = next((header for header in headers if not header.error), None)
+            if last is None:
+                raise DshError(f"{said} (the store holds no session it can read)")
             raise DshError(
                 f"{said} (the last one, {last.id}, is from {last.workspace}: give its id)"
             )
@@ -232,22 +197,42 @@ async def _show(service: SessionPersistence, args: argparse.Namespace, workspace
     stored = await service.load(session_id)
     if stored is None:
         raise DshError(f"session {session_id!r} was deleted meanwhile")
+    events, note = list(stored.events), ""
+    if isinstance(service, StoredSessions):
+        loaded = await service.inspect(session_id)  # what loading added
+        if loaded is not None and loaded.closers:
+            events = loaded.stored.events[: loaded.kept]
+            running = _turn_of(events)
+            if running is not None and await service.in_use(session_id):
+                note = f"(turn {running} is still running in another process)"
+            else:
+                events = list(loaded.stored.events)
+                note = (
+                    f"(the last turn was interrupted: {loaded.closers} closing events were "
+                    "added on load; they are stored when the session is resumed)"
+                )
     if args.json:
-        for event in stored.events:
+        for event in events:
             print(event.to_json())
         return 0
-    print(f"session {stored.id}, created {_when(stored.created)}")
+    shown = for_terminal if is_terminal() else str
+    print(f"session {shown(stored.id)}, created {when(stored.created)}")
     if stored.meta.get("parent"):
-        print(f"forked from {stored.meta['parent']} at event {stored.meta.get('seed_length')}")
-    sys.stdout.write(transcript(stored.events))
-    if isinstance(service, StoredSessions):
-        loaded = await service.inspect(session_id)
-        if loaded is not None and loaded.closers:
-            print(
-                f"(the last turn was interrupted: {loaded.closers} closing events were added "
-                "on load; they are stored when the session is resumed)"
-            )
+        parent = shown(str(stored.meta["parent"]))
+        print(f"forked from {parent} at event {stored.meta.get('seed_length')}")
+    sys.stdout.write(shown(transcript(events)))
+    if note:
+        print(note)
     return 0
+
+
+def _turn_of(events: list[SessionEvent]) -> int | None:
+    """The number of the last turn ``events`` start, None when they start none."""
+    for event in reversed(events):
+        if event.type == "turn/start":
+            turn = event.data.get("turn")
+            return turn if type(turn) is int else None
+    return None
 
 
 async def _delete(service: SessionPersistence, ids: list[str]) -> int:
@@ -277,9 +262,10 @@ async def _whole_ids(service: SessionPersistence, begun: str) -> str:
     from dsh.persistence import find_session
 
     try:
-        return f" (delete takes whole ids: {await find_session(service, begun)}?)"
+        whole = await find_session(service, begun)
     except DshError:
         return ""
+    return "" if whole == begun else f" (delete takes whole ids: {whole}?)"
 
 
 async def _resume(context: CommandContext, service: SessionPersistence) -> int:
@@ -299,7 +285,3 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
     # exactly `dsh run --session ID PROMPT`: its model choice, output and exit status
     session = await find_session(service, args.id)
     return await context.run_prompt(prompt, session=session, json=args.json)
-
-
-def _when(timestamp: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp)) if timestamp else "?"

@@ -12,18 +12,27 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsh.persistence import SessionHeader
 from dsh_persistence._backend import FORK_KEYS, SessionInfo
 from dsh_persistence._errors import PersistenceError, SessionCorruptError, SessionFormatError
-from dsh_persistence._files import read_at
+from dsh_persistence._files import file_name, read_at
 
 if TYPE_CHECKING:
     from dsh.session import SessionEvent
 
-__all__ = ["FORMAT", "VERSION", "header_line", "parse_header", "summary", "tag_workspace"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "header_line",
+    "named_as",
+    "parse_header",
+    "summary",
+    "tag_workspace",
+]
 
 FORMAT = "dsh-session"
 #: The newest header version this code reads and the one it writes.
@@ -106,6 +115,32 @@ def summary(path: str) -> SessionHeader:
         str(header.get("title") or ""),
         ran or str(header.get("cwd") or ""),
     )
+
+
+def named_as(header: SessionHeader, named: str, path: str) -> SessionHeader:
+    """``header`` as listed from the file ``path``, whose name encodes the session id
+    ``named``. A file renamed or copied by hand (its header names another session, or
+    its name is not the one dsh gives that session) cannot be reached by the header's
+    id: it is listed under ``named``, with an ``error`` that says how to make it a
+    session again. Its dates, turns, title and workspace are kept."""
+    name = os.path.basename(path)
+    try:
+        wanted = file_name(header.id)
+    except PersistenceError:
+        wanted = ""
+    if wanted == name:
+        return header
+    if header.id == named:
+        said = f"{path}: the file name is not the one dsh gives session {named!r}"
+    else:
+        said = f"{path}: the file name says session {named!r}, its header says {header.id!r}"
+    if not wanted:
+        fix = "the header's id cannot be a file name"
+    elif os.path.lexists(os.path.join(os.path.dirname(path), wanted)):
+        fix = f"{wanted} holds that session (is this file a copy?)"
+    else:
+        fix = f"rename it to {wanted} to reach it"
+    return replace(header, id=named, error=f"{said}; {fix}")
 
 
 def tag_workspace(lines: list[bytes], events: Sequence[SessionEvent], cwd: str) -> list[bytes]:

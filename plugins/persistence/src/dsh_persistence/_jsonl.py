@@ -44,7 +44,7 @@ from dsh_persistence._files import (
     session_id_of,
     write_all,
 )
-from dsh_persistence._header import header_line, summary, tag_workspace
+from dsh_persistence._header import header_line, named_as, summary, tag_workspace
 from dsh_persistence._jsonl_locks import PENDING, FileLocks, turn_path
 from dsh_persistence._records import close_turn
 from dsh_persistence._session_file import FileEnd, read_session_file
@@ -314,14 +314,13 @@ class JsonlBackend(FileLocks, SessionBackend):
         for entry in entries:
             if entry.name.startswith(".") or not entry.name.endswith(SUFFIX):
                 continue
+            named = session_id_of(entry.name)
             try:
-                found.append(summary(entry.path))
+                found.append(named_as(summary(entry.path), named, entry.path))
             except FileNotFoundError:
                 continue  # deleted meanwhile
             except (OSError, PersistenceError) as exc:
                 if isinstance(exc, OSError):  # said as every other read failure is
                     exc = self._failed(exc, "read the session file", Path(entry.path))
-                found.append(
-                    SessionHeader(session_id_of(entry.name), 0.0, 0.0, 0, f"(unreadable: {exc})")
-                )
+                found.append(SessionHeader(named, 0.0, 0.0, 0, error=str(exc)))
         return found

@@ -109,6 +109,22 @@ class StoredSessions:
         """End the claim of ``session_id`` (nothing if this process holds none)."""
         await anyio.to_thread.run_sync(self.backend.release, session_id)
 
+    async def in_use(self, session_id: str) -> bool:
+        """Whether another process holds the claim of ``session_id`` (continues it now):
+        its claim is tried, and let go at once. False when the claim cannot be tried (a
+        file this process may not write): nothing says the session runs then."""
+
+        def probe() -> bool:
+            try:
+                if not self.backend.claim(session_id):
+                    return True
+            except PersistenceError:
+                return False
+            self.backend.release(session_id)
+            return False
+
+        return await anyio.to_thread.run_sync(probe)
+
     async def delete(self, session_id: str) -> bool:
         """Remove a stored session; refuses one that an agent of this process is writing."""
         if self._is_live(session_id):

@@ -1,0 +1,133 @@
+"""``dsh sessions list``: stored sessions as a table for people, or as JSON.
+
+The table's columns are padded by terminal cells (a CJK character takes two, a combining
+mark none), and at a terminal the titles and workspaces show their control characters
+as ``\\xNN``, as ``dsh run`` shows a model's text: a prompt or a directory name must not
+move the cursor or retitle the terminal it is listed in.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import unicodedata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from dsh.persistence import SessionHeader
+
+__all__ = ["for_terminal", "is_terminal", "json_rows", "table", "when"]
+
+#: An id longer than this is cut (ending in ``…``) in the table: one odd id must not
+#: push every other column off the screen. ``--json`` and ``show`` give it whole.
+ID_CELLS = 48
+
+
+def json_rows(headers: Sequence[SessionHeader]) -> str:
+    """``list --json``: one object per session; ``error`` says why the store cannot read
+    it (null when it can), and its ``created``/``updated`` are null when not known."""
+    rows: list[dict[str, Any]] = [
+        {
+            "id": h.id,
+            "created": h.created or None if h.error else h.created,
+            "updated": h.updated or None if h.error else h.updated,
+            "turns": h.turns,
+            "title": h.title,
+            "workspace": h.workspace,
+            "error": h.error or None,
+        }
+        for h in headers
+    ]
+    return json.dumps(rows, indent=2, ensure_ascii=False)
+
+
+def table(headers: Sequence[SessionHeader], *, terminal: bool) -> str:
+    """The list as lines of aligned columns: ID, UPDATED, TURNS, WORKSPACE, TITLE (for a
+    session the store cannot read, its problem in parentheses)."""
+    home = _home()
+    shown = for_terminal if terminal else str
+    rows = [
+        (
+            _cut(shown(h.id), ID_CELLS),
+            when(h.updated),
+            str(h.turns) if not h.error or h.turns else "?",
+            shown(_place(h.workspace, home)),
+            shown(f"(unreadable: {h.error})" if h.error else h.title),
+        )
+        for h in headers
+    ]
+    width = max(_cells(row[0]) for row in rows)
+    room = max(len("WORKSPACE"), *(_cells(row[3]) for row in rows))
+    lines = [f"{_pad('ID', width)}  {'UPDATED':<16}  TURNS  {_pad('WORKSPACE', room)}  TITLE"]
+    for session, updated, turns, place, title in rows:
+        lines.append(
+            f"{_pad(session, width)}  {updated:<16}  {turns:>5}  {_pad(place, room)}  {title}"
+        )
+    return "".join(line.rstrip() + "\n" for line in lines)
+
+
+def for_terminal(text: str) -> str:
+    """``text`` with its control characters shown as ``\\xNN``, as ``dsh run`` shows a
+    model's answer at a terminal."""
+    from dsh._render import visible
+
+    return visible(text)
+
+
+def when(timestamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp)) if timestamp else "?"
+
+
+def _cells(text: str) -> int:
+    """The terminal cells ``text`` takes: two for a wide (East Asian) character, none
+    for a combining mark or a zero-width character, one for any other."""
+    total = 0
+    for char in text:
+        if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            continue
+        total += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return total
+
+
+def _pad(text: str, cells: int) -> str:
+    return text + " " * max(0, cells - _cells(text))
+
+
+def _cut(text: str, cells: int) -> str:
+    if _cells(text) <= cells:
+        return text
+    while _cells(text) > cells - 1:
+        text = text[:-1]
+    return text + "…"
+
+
+def _home() -> Path | None:
+    """The home directory, resolved as workspaces are; None when there is none to shorten
+    paths by (no HOME and no passwd entry, as for a container's user, or ``/``)."""
+    try:
+        home = Path.home().resolve()
+    except RuntimeError:
+        return None
+    return None if home.parent == home else home
+
+
+def _place(workspace: str, home: Path | None) -> str:
+    """A workspace as the list shows it: under the home directory as ``~/...``; ``-``
+    when the store does not record it."""
+    if not workspace:
+        return "-"
+    path = Path(workspace)
+    if home is None or not path.is_relative_to(home):
+        return workspace
+    return str(Path("~", path.relative_to(home)))
+
+
+def is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # closed, or not a real stream
+        return False
