@@ -65,7 +65,7 @@ def in_use(session_id: str, env: dict[str, str]) -> str:
     """What a job refused because another one continues ``session_id`` says."""
     return (
         f"dsh: error: session {session_id!r} is in use: another process is continuing it "
-        f"(in {env['DSH_PERSISTENCE_DIR']}); try again when it is done\n"
+        f"(stored in {env['DSH_PERSISTENCE_DIR']}); try again when it is done\n"
     )
 
 

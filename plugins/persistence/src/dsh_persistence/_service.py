@@ -86,8 +86,8 @@ class StoredSessions:
         backend = self.backend
         if not backend.claim(session_id):
             raise SessionInUseError(
-                f"session {session_id!r} is in use: another process is continuing it (in "
-                f"{backend.location}); try again when it is done"
+                f"session {session_id!r} is in use: another process is continuing it "
+                f"(stored in {backend.location}); try again when it is done"
             )
         try:
             tail = backend.tail(session_id)
