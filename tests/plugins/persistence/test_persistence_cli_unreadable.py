@@ -104,6 +104,11 @@ def test_a_renamed_session_file_says_how_to_reach_it_again(
 
     rows = listed(config, capsys)
     assert list(rows) == ["my-nice-name"]
+    (directory / "old.jsonl").write_bytes(moved.read_bytes().replace(b'"s1"', b'"old"', 1))
+    # a readable session first (these two were updated at once): --continue's error
+    # names the first as the last one
+    assert list(listed(config, capsys)) == ["old", "my-nice-name"]
+    (directory / "old.jsonl").unlink()
     row = rows["my-nice-name"]
     assert row["error"] == (
         f"{moved}: the file name says session 'my-nice-name', its header says 's1'; "

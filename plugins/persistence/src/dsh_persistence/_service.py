@@ -37,9 +37,11 @@ class StoredSessions:
         return stored_in if isinstance(stored_in, str) else None
 
     async def list(self) -> list[SessionHeader]:
-        """Every stored session, most recently updated first (headers only)."""
+        """Every stored session, most recently updated first (headers only); those the
+        store cannot read (``error``) after the others: the first is one that can be
+        continued, when there is one."""
         headers = await anyio.to_thread.run_sync(self.backend.headers)
-        return sorted(headers, key=lambda header: (-header.updated, header.id))
+        return sorted(headers, key=lambda header: (bool(header.error), -header.updated, header.id))
 
     async def load(self, session_id: str) -> StoredSession | None:
         """The stored log, with an interrupted last turn closed (see ``inspect``)."""
