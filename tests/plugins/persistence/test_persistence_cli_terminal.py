@@ -13,13 +13,15 @@ from __future__ import annotations
 import os
 import sys
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
 from persistence_cli_support import run, store
 
-from dsh_persistence import PersistenceSettings, SessionInfo, open_backend
+from dsh_persistence import PersistenceSettings, SessionBackend, SessionInfo, open_backend
 from dsh_persistence.testing import LogBuilder
 
 pytestmark = pytest.mark.plugins("persistence")
@@ -121,16 +123,18 @@ def test_a_very_long_id_is_cut_in_the_table(
     assert long_id in capsys.readouterr().out  # whole
 
 
-def test_show_of_a_turn_running_elsewhere_says_so(
-    settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def running_elsewhere(opener: Callable[[], SessionBackend], config: Path, capsys: Any) -> None:
+    """``show`` of a session whose turn 2 another backend (process) holds the claim of."""
     log = LogBuilder()
     log.turn("first", calls=())
     log.turn("go on")
-    cut = LogBuilder()
-    cut.events = log.events[: len(log.events) - 4]  # turn 2: the tool call, no result
-    store(settings, "busy", cut)
-    other = open_backend(settings)  # another process's claim, as far as the lock goes
+    cut = log.events[: len(log.events) - 4]  # turn 2: the tool call, no result
+    writer = opener()
+    try:
+        writer.append(SessionInfo("busy", 1.0), cut, durable=True)
+    finally:
+        writer.close()
+    other = opener()  # another process's claim, as far as the store can tell
     try:
         assert other.claim("busy")
         assert run(config, "show", "busy") == 0
@@ -144,3 +148,20 @@ def test_show_of_a_turn_running_elsewhere_says_so(
     assert run(config, "show", "busy") == 0  # the claim let go: it crashed
     out = capsys.readouterr().out
     assert "ended: interrupted" in out and "closing events were added on load" in out
+
+
+def test_show_of_a_turn_running_elsewhere_says_so(
+    settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    running_elsewhere(lambda: open_backend(settings), config, capsys)
+
+
+def test_show_of_a_turn_running_elsewhere_says_so_on_postgresql(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from dsh_persistence import PostgresBackend
+
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "persistence")
+    config = tmp_path / "dsh.yml"
+    config.write_text(f"persistence:\n  backend: postgresql\n  url: '{pg_url}'\n")
+    running_elsewhere(lambda: PostgresBackend(pg_url), config, capsys)
