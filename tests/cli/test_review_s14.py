@@ -73,7 +73,7 @@ def test_a_session_that_does_not_say_where_it_was_started_is_everywhere() -> Non
 
 @pytest.mark.plugins("persistence")
 def test_the_workspace_column(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from dsh_persistence._commands import _home, _place
+    from dsh_persistence._listing import _home, _place
 
     home = tmp_path / "home"
     home.mkdir()
@@ -94,10 +94,10 @@ def test_the_workspace_column(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
 def test_the_workspace_column_without_a_home_directory(monkeypatch: pytest.MonkeyPatch) -> None:
     # A container user without HOME and without a passwd entry: Path.home() raises
     # RuntimeError, and `dsh sessions list` failed with a traceback over a display nicety.
-    from dsh_persistence import _commands
+    from dsh_persistence import _listing
 
     def no_home() -> Path:
         raise RuntimeError("Could not determine home directory.")
 
-    monkeypatch.setattr(_commands.Path, "home", staticmethod(no_home))
-    assert _commands._home() is None
+    monkeypatch.setattr(_listing.Path, "home", staticmethod(no_home))
+    assert _listing._home() is None
