@@ -194,23 +194,29 @@ async def _show(service: SessionPersistence, args: argparse.Namespace, workspace
         session_id = here.id
     else:
         session_id = await find_session(service, args.id)
-    stored = await service.load(session_id)
+    loaded = None
+    if isinstance(service, StoredSessions):  # with what loading added
+        loaded = await service.inspect(session_id)
+        stored = None if loaded is None else loaded.stored
+    else:
+        stored = await service.load(session_id)
     if stored is None:
         raise DshError(f"session {session_id!r} was deleted meanwhile")
     events, note = list(stored.events), ""
-    if isinstance(service, StoredSessions):
-        loaded = await service.inspect(session_id)  # what loading added
-        if loaded is not None and loaded.closers:
-            events = loaded.stored.events[: loaded.kept]
-            running = _turn_of(events)
-            if running is not None and await service.in_use(session_id):
-                note = f"(turn {running} is still running in another process)"
-            else:
-                events = list(loaded.stored.events)
-                note = (
-                    f"(the last turn was interrupted: {loaded.closers} closing events were "
-                    "added on load; they are stored when the session is resumed)"
-                )
+    if loaded is not None and loaded.closers:
+        running = _turn_of(events[: loaded.kept])
+        if (
+            running is not None
+            and isinstance(service, StoredSessions)
+            and await service.in_use(session_id)
+        ):
+            events = events[: loaded.kept]  # not closed: the turn goes on
+            note = f"(turn {running} is still running in another process)"
+        else:
+            note = (
+                f"(the last turn was interrupted: {loaded.closers} closing events were "
+                "added on load; they are stored when the session is resumed)"
+            )
     if args.json:
         for event in events:
             print(event.to_json())
