@@ -160,3 +160,25 @@ def test_a_file_name_dsh_would_not_give_is_named_so(
     )
     assert run(config, "delete", "a b") == 1
     assert capsys.readouterr().err == "dsh: error: no stored session 'a b'\n"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core/src/dsh/_cli_continue.py (_none_here) names headers[0] as the last "
+    "session even when the store can read none: --session of it cannot continue it",
+)
+def test_continue_with_only_unreadable_files_names_none_of_them(
+    jsonl: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dsh.cli import main
+
+    directory, config = jsonl
+    (directory / "s1.jsonl").rename(directory / "my-nice-name.jsonl")
+    with config.open("a") as file:
+        file.write("models: {m: {provider: openai-compatible, base_url: 'http://127.0.0.1:9'")
+        file.write(", model: m}}\nmodel: m\n")
+
+    assert main(["-c", str(config), "run", "--continue", "hi"]) == 2
+    err = capsys.readouterr().err
+    assert "no stored session last ran in" in err
+    assert "my-nice-name" not in err
