@@ -63,7 +63,10 @@ def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Nam
             f"--cwd {there} {command} --continue` goes on with it there, --session "
             f"{above.id} here)"
         )
-    last = headers[0]
+    readable = [header for header in headers if not header.error]
+    if not readable:  # the store reads none of its files: nothing --session would take
+        return f"{said} (the store holds no session it can read: `dsh sessions list` says why)"
+    last = readable[0]
     return (
         f"{said} (the last one, {last.id}, is from {last.workspace}; --session {last.id} "
         "continues it here)"

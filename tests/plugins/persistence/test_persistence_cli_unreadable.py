@@ -162,11 +162,6 @@ def test_a_file_name_dsh_would_not_give_is_named_so(
     assert capsys.readouterr().err == "dsh: error: no stored session 'a b'\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/src/dsh/_cli_continue.py (_none_here) names headers[0] as the last "
-    "session even when the store can read none: --session of it cannot continue it",
-)
 def test_continue_with_only_unreadable_files_names_none_of_them(
     jsonl: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -182,3 +177,4 @@ def test_continue_with_only_unreadable_files_names_none_of_them(
     err = capsys.readouterr().err
     assert "no stored session last ran in" in err
     assert "my-nice-name" not in err
+    assert "the store holds no session it can read: `dsh sessions list` says why" in err
