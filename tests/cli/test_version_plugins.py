@@ -139,7 +139,7 @@ def test_a_name_two_distributions_define_stops_only_where_it_would_load(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     env = _clash_env(cli_env, tmp_path, "good,mine,persistence")
-    done = dsh("plugins", env=env, cwd=tmp_path)
+    done = dsh("tools", env=env, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert "failed to load: PluginNameClash: two installed distributions define the dsh " in (
         done.stderr
@@ -155,6 +155,16 @@ def test_a_name_two_distributions_define_stops_only_where_it_would_load(
     assert "dsh-dup 1.0 (plugin mine, clashing: dsh-mine defines it too; not loaded)" in lines
     assert "dsh-mine 1.0 (plugin mine, clashing: dsh-dup defines it too; not loaded)" in lines
     assert "dsh-good 1.0 (plugin good)" in lines
+    # `dsh plugins` lists the others and marks the name under each distribution, status 1
+    listed = dsh("plugins", env=env, cwd=tmp_path)
+    assert listed.returncode == 1, listed.stderr
+    rows = [line.split(None, 3) for line in listed.stdout.splitlines()[1:]]
+    mine = [row[1] for row in rows if row[0] == "mine"]
+    assert sorted(mine) == ["dsh-dup", "dsh-mine"]
+    assert all(
+        row[3].startswith("failed to load: PluginNameClash") for row in rows if row[0] == "mine"
+    )
+    assert "good" in [row[0] for row in rows]
 
 
 def test_an_unknown_command_names_a_clashing_plugin_once_among_those_not_loaded(

@@ -95,7 +95,7 @@ async def test_b30_an_abort_during_a_cut_off_answer_of_a_failed_turn_leaves_it_f
 
     end = await turn_end(HalfThenFail(), StopWhile(cut_off))
     assert end["reason"] == "error"
-    assert end["error"] == {"code": "SERVER", "message": "upstream 500"}
+    assert end["error"] == {"code": "SERVER", "message": "model 'scripted': upstream 500"}
     assert seen[0]["stop_reason"] == "error"  # not "aborted": the step failed first
 
 

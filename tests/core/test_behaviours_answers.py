@@ -103,7 +103,7 @@ async def test_b13_provider_error_ends_the_turn_with_its_code_and_message() -> N
         with anyio.fail_after(5):
             events = await run_turn(agent, "hi")
             assert shape(events) == [*start(1, "hi"), *FAILED_STEP, *end(1, "error")]
-            error = {"code": "RATE_LIMIT", "message": "slow down, please"}
+            error = {"code": "RATE_LIMIT", "message": "model 'scripted': slow down, please"}
             assert events[-1].data["error"] == error
             assert shape(await run_turn(agent, "again")) == simple_turn(2, "again", "ok")
 

@@ -309,7 +309,7 @@ def test_help_and_version_work_beside_a_broken_plugin(
     assert err.endswith("dsh: (left out: broken)\n")  # the others load
 
 
-@pytest.mark.parametrize("argv", [["plugins"], ["-c", "x.yml", "tools", "-v"], ["run", "-h2"]])
+@pytest.mark.parametrize("argv", [["models"], ["-c", "x.yml", "tools", "-v"], ["run", "-h2"]])
 def test_other_commands_stop_at_a_broken_plugin_in_one_message(
     install: Install,
     monkeypatch: pytest.MonkeyPatch,

@@ -64,7 +64,7 @@ async def test_retry_calls_the_model_again_after_agent_request_ran_again() -> No
             "step": 1,
             "attempt": 1,
             "code": "CONTEXT_WINDOW_EXCEEDED",
-            "message": "too long",
+            "message": "model 'scripted': too long",
             "reason": "trimmed",
         }
     ]
@@ -84,7 +84,10 @@ async def test_the_default_is_fail_with_the_providers_code() -> None:
         events = await run_turn(agent, "hi")
     assert not any(e.type == "step/retry" for e in events)
     assert events[-1].data["reason"] == "error"
-    assert events[-1].data["error"] == {"code": "RATE_LIMIT", "message": "slow down"}
+    assert events[-1].data["error"] == {
+        "code": "RATE_LIMIT",
+        "message": "model 'scripted': slow down",
+    }
     assert retry.errors == ["RATE_LIMIT"]
 
 

@@ -83,7 +83,7 @@ def test_the_dsh_commands_handler_does_not_raise_for_a_librarys_malformed_record
 ) -> None:
     """The command's stderr handler filters every logger's records (httpx's, a
     plugin's own): a library's malformed record goes on, the key hidden."""
-    from dsh.cli import _logging_to_stderr
+    from dsh._cli_logging import logging_to_stderr
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     records = [
@@ -92,7 +92,7 @@ def test_the_dsh_commands_handler_does_not_raise_for_a_librarys_malformed_record
             "lib", logging.WARNING, __file__, 1, "%d of %s", (f"Bearer {KEY}",), None
         ),
     ]
-    with _logging_to_stderr(verbose=False):
+    with logging_to_stderr(verbose=False):
         (handler,) = [
             h for h in logging.getLogger().handlers if type(h).__name__ == "_EachMessageOnce"
         ]

@@ -43,15 +43,16 @@ async def test_a_failed_turn_is_returned_and_raise_for_error_raises_it() -> None
         with anyio.fail_after(LIMIT):
             result = await agent.prompt("hi")
         assert result.reason == "error"
-        assert result.error == {"code": "RATE_LIMIT", "message": "slow down"}
+        assert result.error == {"code": "RATE_LIMIT", "message": "model 'scripted': slow down"}
         assert result.text == ""
         with pytest.raises(TurnError) as caught:
             result.raise_for_error()
         error = caught.value
         assert isinstance(error, DshError)
-        assert (error.turn, error.code, error.reason_message) == (1, "RATE_LIMIT", "slow down")
+        assert (error.turn, error.code) == (1, "RATE_LIMIT")
+        assert error.reason_message == "model 'scripted': slow down"
         assert (error.plugin, error.hook) == (None, None)
-        assert str(error) == "turn 1 failed: RATE_LIMIT: slow down"
+        assert str(error) == "turn 1 failed: RATE_LIMIT: model 'scripted': slow down"
 
 
 async def test_a_plugins_failure_names_the_plugin_and_hook() -> None:
@@ -238,7 +239,11 @@ async def test_a_rate_limits_wait_reaches_the_turn_and_its_error() -> None:
     async with agent_on(model) as (_, agent):
         with anyio.fail_after(LIMIT):
             result = await agent.prompt("hi")
-    assert result.error == {"code": "RATE_LIMIT", "message": "slow down", "retry_after": 7.5}
+    assert result.error == {
+        "code": "RATE_LIMIT",
+        "message": "model 'scripted': slow down",
+        "retry_after": 7.5,
+    }
     with pytest.raises(TurnError) as caught:
         result.raise_for_error()
     assert caught.value.retry_after == 7.5

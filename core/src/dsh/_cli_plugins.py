@@ -25,15 +25,16 @@ RENDERER, APPROVALS = "dsh-cli", "dsh-cli-approvals"
 def load_plugins(select: Sequence[str], rest: list[str]) -> tuple[PluginManager, dict[str, str]]:
     """The plugin manager of this run (``select``: the ``-p`` values), and the plugins
     that failed to load, by name, each with its error. A failure stops every command but
-    help and ``dsh version`` (``rest``: the words from the command on): for those, the
-    plugins that failed are left out and the others load; any other error leaves only
-    dsh-core."""
+    help, ``dsh version`` and, for a plugin that fails to load, ``dsh plugins`` (``rest``:
+    the words from the command on): for those, the plugins that failed are left out and
+    the others load; any other error leaves only dsh-core."""
     from dsh.plugins import create_plugin_manager
 
     try:
         return create_plugin_manager(select=select), {}
     except DshError as error:
-        if not _about_dsh(rest):
+        listing = rest[:1] == ["plugins"] and isinstance(error, PluginLoadError)
+        if not (listing or _about_dsh(rest)):
             raise
         print(f"dsh: warning: {error}", file=sys.stderr)
         if isinstance(error, PluginLoadError):
@@ -68,10 +69,14 @@ def loaded(pm: PluginManager) -> list[str]:
     ]
 
 
-def plugins_command(args: argparse.Namespace, pm: PluginManager) -> int:
-    from dsh.plugins import list_plugins
+def plugins_command(args: argparse.Namespace, pm: PluginManager, failed: dict[str, str]) -> int:
+    """The loaded plugins, then each that ``failed`` to load (name -> its error), marked
+    with its error in place of hooks; status 1 if one failed."""
+    from dsh.plugins import PluginInfo, installed_plugins, list_plugins
 
     infos = list_plugins(pm)
+    if failed:  # its distribution and version as installed (not loaded: no hooks)
+        infos += [PluginInfo(n, d, v, ()) for n, d, v in installed_plugins() if n in failed]
     if args.json:
         rows = [
             {
@@ -79,17 +84,20 @@ def plugins_command(args: argparse.Namespace, pm: PluginManager) -> int:
                 "distribution": i.distribution,
                 "version": i.version,
                 "hooks": list(i.hooks),
+                "error": failed.get(i.name),
             }
             for i in infos
         ]
         print(json.dumps(rows, indent=2))
-        return 0
+        return 1 if failed else 0
     print(f"{'NAME':<20} {'DISTRIBUTION':<24} HOOKS")
     for info in infos:
         origin = f"{info.distribution} {info.version}" if info.distribution else "(explicit)"
         hooks = ", ".join(info.hooks) or "-"
+        if info.name in failed:
+            hooks = f"failed to load: {failed[info.name]}"
         print(f"{info.name:<20} {origin:<24} {hooks}")
-    return 0
+    return 1 if failed else 0
 
 
 def version_command(args: argparse.Namespace, pm: PluginManager, failed: dict[str, str]) -> int:

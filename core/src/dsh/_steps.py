@@ -8,7 +8,7 @@ has none, ``step/end`` if a step is open, then ``turn/end``.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import anyio
 
@@ -80,8 +80,12 @@ class StepRunner:
             error = {"code": exc.code, "message": exc.message}
             if exc.retry_after is not None:  # the server's wait, for whoever tries again
                 error["retry_after"] = exc.retry_after
+            cause = exc.__cause__
+            if cause is not None and not isinstance(cause, DshError):  # unexpected
+                self._failed(turn, exc)
         except HookError as exc:
             error = {"code": exc.code, "message": str(exc), "plugin": exc.plugin, "hook": exc.hook}
+            self._failed(turn, exc)
         except DshError as exc:
             error = {"code": exc.code, "message": str(exc)}
         except anyio.get_cancelled_exc_class():
@@ -104,6 +108,17 @@ class StepRunner:
                 if pending is not READY:
                     with anyio.CancelScope(shield=True):
                         await pending
+
+    def _failed(self, turn: TurnState, exc: DshError) -> None:
+        """The traceback of a failure that ends the turn and is not dsh's own words (a
+        hook impl's exception, a model's unexpected one): a DEBUG record, which ``dsh
+        -v`` and pytest's caplog show; its keys are hidden by the logger's filter. A
+        hook's failure goes to the harness's ``turn_failures`` too."""
+        log.debug("agent %r: turn %d ended: %s", self.agent.id, turn.number, exc, exc_info=exc)
+        harness = self.agent.harness
+        if isinstance(exc, HookError) and harness is not None:
+            for record in harness.pm.turn_failures:
+                record(exc)
 
     def _closers(
         self, turn: TurnState, error: dict[str, Any] | None
@@ -341,7 +356,9 @@ class StepRunner:
             async for chunk in stream:
                 assembler.add(chunk)  # type-checks the chunk: its data is JSON
                 await emit("assistant/chunk", chunk.to_data(), checked=True)
-        except (ModelError, anyio.get_cancelled_exc_class()):
+        except ModelError as exc:
+            _named(exc, name)
+        except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:
             raise ModelError(
@@ -351,13 +368,27 @@ class StepRunner:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
-        message = assembler.message(model=name)
+        try:
+            message = assembler.message(model=name)
+        except ModelError as exc:  # no finish, a call without a name
+            _named(exc, name)
         turn.streaming = None
         if (hidden := assembler.hidden_calls()) or guard.noted:
             guard.answered(message, hidden)
         else:  # the usual case: every call may run
             guard.clean = None
         return message
+
+
+def _named(error: ModelError, model: str) -> NoReturn:
+    """Raise ``error`` as a turn tells it: naming ``model`` (a plugin model's own error,
+    the assembler's) unless it does already (a built-in adapter's)."""
+    who = f"model {model!r}"
+    if error.message.startswith(who):
+        raise error
+    raise ModelError(
+        error.code, f"{who}: {error.message}", retry_after=error.retry_after
+    ) from error
 
 
 def _call_data(call: ToolCall) -> dict[str, Any]:

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import logging
 import operator
 import os
 import shlex
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dsh import _pipes
 from dsh._cli_args import Parser, UsageError, build_parser, global_options, leading, shortened
+from dsh._cli_logging import logging_to_stderr
 from dsh._cli_misplaced import command_option_before, given_command, global_option_after
 from dsh._cli_output import OutputError, tag_output_errors
 from dsh.errors import ConfigError, DshError, HookError
@@ -73,6 +73,7 @@ def _main(arguments: list[str]) -> int:
     global_options(early)
     before = leading(arguments)
     known, _ = early.parse_known_args(before)
+    pm: PluginManager | None = None
     try:
         unknown = shortened(before, early)
         if unknown is not None:
@@ -103,18 +104,18 @@ def _main(arguments: list[str]) -> int:
             # (docs/hooks.md: register_commands)
             args = argparse.Namespace(**vars(known), command=named, dsh_command=args)
     except DshError as error:
-        return _fail(error, known)
+        return _fail(error, known, pm)
     except (BrokenPipeError, OutputError) as error:
         return _unwritten(error)
     try:
-        with _logging_to_stderr(args.verbose):
+        with logging_to_stderr(args.verbose):
             status = _dispatch(args, pm, commands, failed)
         if status is None:
             parser.print_help()
             status = 0
         sys.stdout.flush()  # now, so that a closed pipe is noticed here and not at exit
     except DshError as error:
-        return _fail(error, args)
+        return _fail(error, args, pm)
     except (BrokenPipeError, OutputError) as error:
         return _unwritten(error)
     except KeyboardInterrupt:  # Ctrl-C in a command outside until_terminated (run, chat)
@@ -200,7 +201,7 @@ def _dispatch(
         return version_command(args, pm, failed)
     _check_cwd(args.cwd)
     if args.command == "plugins":
-        return plugins_command(args, pm)
+        return plugins_command(args, pm, failed)
     if args.command == "version":
         return version_command(args, pm, failed)
     if args.command in ("run", "chat"):
@@ -220,47 +221,6 @@ def _dispatch(
         plugin, command = commands[args.command]
         return _run(plugin, command, args, pm)
     return None
-
-
-class _EachMessageOnce(logging.Handler):
-    """What dsh and its plugins log (warnings and errors), on stderr as ``dsh: MESSAGE``,
-    each distinct message once (a failing session flush is retried, and logged, at the
-    end of the turn and again when the agent is disposed); tracebacks only with -v."""
-
-    def __init__(self, verbose: bool) -> None:
-        super().__init__(logging.WARNING)
-        self.verbose = verbose
-        self.seen: set[str] = set()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            message = record.getMessage()
-            if message in self.seen:
-                return
-            self.seen.add(message)
-            text = f"dsh: {message}\n"
-            if self.verbose and record.exc_info:
-                text += logging.Formatter().formatException(record.exc_info) + "\n"
-            elif self.verbose and record.exc_text:  # HideKeys left only the text, keys hidden
-                text += record.exc_text + "\n"
-            sys.stderr.write(text)
-            sys.stderr.flush()
-        except Exception:
-            self.handleError(record)
-
-
-@contextmanager
-def _logging_to_stderr(verbose: bool) -> Iterator[None]:
-    from dsh._secrets import HideKeys
-
-    handler = _EachMessageOnce(verbose)
-    handler.addFilter(HideKeys())  # plugins' and libraries' records (the core's hide their own)
-    root = logging.getLogger()
-    root.addHandler(handler)
-    try:
-        yield
-    finally:
-        root.removeHandler(handler)
 
 
 def _check_cwd(cwd: Path | None) -> None:
@@ -296,16 +256,35 @@ def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
     return anyio.run(until_terminated, command, args, pm)
 
 
-def _fail(error: DshError, args: argparse.Namespace) -> int:
+def _fail(error: DshError, args: argparse.Namespace, pm: PluginManager | None = None) -> int:
     """The error as one line on stderr (after its traceback, with -v, but for a
     UsageError), model API keys in them shown as ``***``; its exit status (2 unless the
-    error's type says otherwise)."""
+    error's type says otherwise). An installed plugin failing at start-up (``pm``'s
+    ``register_*`` hooks, ``harness_started``) is said with how to leave it out."""
     message = error.for_user() if isinstance(error, HookError) else str(error)
+    if isinstance(error, HookError) and pm is not None:
+        message += _leave_out(error, pm)
     if isinstance(error, ConfigError) and error.more and getattr(args, "command", "") != "config":
         where = f" -c {shlex.quote(str(args.config))}" if getattr(args, "config", None) else ""
         message += f"; `dsh{where} config check` lists them all"
     _report(error, f"dsh: error: {message}", args)
     return error.exit_status
+
+
+def _leave_out(error: HookError, pm: PluginManager) -> str:
+    """For a start-up hook's failure of a plugin from an installed distribution: a line
+    saying how to run without it (as for a plugin that fails to import); else "". Not
+    for a ``DshError`` of the plugin's: its words say what to do (an unusable session
+    directory of dsh-persistence's, say)."""
+    from dsh.errors import leave_out
+    from dsh.hookspecs import CALL_STYLES
+
+    distribution, _ = pm.distributions.get(error.plugin, ("dsh-core", ""))
+    if distribution == "dsh-core" or isinstance(error.cause, DshError):
+        return ""
+    if CALL_STYLES.get(error.hook) not in ("register", "setup"):
+        return ""
+    return "\n" + leave_out(error.plugin, distribution)
 
 
 def _report(error: BaseException, line: str | None, args: argparse.Namespace) -> None:

@@ -94,8 +94,7 @@ class PluginLoadError(DshError):
         super().__init__(
             f"plugin {name!r} (distribution {distribution}, entry point "
             f"{name} = {value}) failed to load: {type(cause).__name__}: {cause}\n"
-            f"  disable it with `-p no:{name}`, or choose plugins with "
-            f"DSH_LOAD_PLUGINS=a,b, or uninstall {uninstall or distribution}"
+            + leave_out(name, uninstall or distribution)
             + "".join(f"\n{other}" for other in more)
         )
         self.name = name
@@ -105,6 +104,14 @@ class PluginLoadError(DshError):
         self.more = tuple(more)
         #: what the message says to uninstall (both distributions of a clashing name)
         self.uninstall = uninstall or distribution
+
+
+def leave_out(plugin: str, distribution: str) -> str:
+    """How to run dsh without an installed plugin that fails (to load, or at start-up)."""
+    return (
+        f"  disable it with `-p no:{plugin}`, or choose plugins with "
+        f"DSH_LOAD_PLUGINS=a,b, or uninstall {distribution}"
+    )
 
 
 class ConfigError(DshError):

@@ -18,7 +18,7 @@ import importlib
 import inspect
 import os
 import types
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint
 from typing import Any
@@ -38,7 +38,7 @@ from dsh._entry_points import (
 )
 from dsh._impl_arguments import arguments_problem
 from dsh._relay import HookRelay
-from dsh.errors import DshError, PluginLoadError, PluginValidationError
+from dsh.errors import DshError, HookError, PluginLoadError, PluginValidationError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -78,6 +78,9 @@ class PluginManager(pluggy.PluginManager):
         self.dispatcher = Dispatcher(self, report, last=CORE_DEFAULTS)
         #: Typed calls of every core hook: ``await pm.relay.agent_request(...)``.
         self.relay = HookRelay(self.dispatcher)
+        #: Called with each interception hook failure that ended a turn (its ``turn/end``
+        #: error, code HOOK): dsh.testing's ErrorRecorder records them.
+        self.turn_failures: list[Callable[[HookError], None]] = []
         #: plugin name -> (distribution, version), for plugins that came from one.
         self.distributions: dict[str, tuple[str, str]] = {}
         #: installed entry-point name -> the module it names (read when first needed)

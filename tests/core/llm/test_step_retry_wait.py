@@ -65,7 +65,7 @@ async def test_a_step_retry_waits_the_retry_after_of_the_error() -> None:
         "step": 1,
         "attempt": 1,
         "code": "RATE_LIMIT",
-        "message": "slow down",
+        "message": "model 'scripted': slow down",
         "reason": "rate limited",
         "wait": 0.3,
     }
@@ -83,7 +83,7 @@ async def test_a_retry_after_longer_than_max_wait_ends_the_turn_without_asking()
     assert not [e for e in events if e.type == "step/retry"]
     assert events[-1].data["error"] == {
         "code": "RATE_LIMIT",
-        "message": "slow down",
+        "message": "model 'scripted': slow down",
         "retry_after": 5,
     }
 

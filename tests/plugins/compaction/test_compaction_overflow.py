@@ -78,7 +78,7 @@ async def test_b45_overflow_and_a_failing_summariser_end_the_turn_with_the_provi
     assert events[-1].data["reason"] == "error"
     assert events[-1].data["error"] == {
         "code": "CONTEXT_WINDOW_EXCEEDED",
-        "message": "prompt is too long",
+        "message": "model 'scripted': prompt is too long",
     }
     model.assert_complete()
 

@@ -46,8 +46,9 @@ class ErrorRecorder:
     """Records every ``agent_error`` in ``errors`` (failures outside a turn's log, e.g.
     a flush) and, once it watches a plugin manager, every hook failure the manager
     reports in ``failures`` (an observer or notification impl that raised, a
-    ``tools_execute`` impl failing closed), which otherwise reach only the log.
-    ``scripted_harness`` and ``dsh_register`` make it watch theirs."""
+    ``tools_execute`` impl failing closed), which otherwise reach only the log, and
+    every interception hook failure that ended a turn (its ``turn/end`` error, code
+    HOOK). ``scripted_harness`` and ``dsh_register`` make it watch theirs."""
 
     def __init__(self) -> None:
         self.errors: list[BaseException] = []
@@ -61,6 +62,7 @@ class ErrorRecorder:
         if any(watched is dispatcher for watched in self._watched):
             return
         self._watched.append(dispatcher)
+        pm.turn_failures.append(self.failures.append)  # raised, not reported: not logged
         report = dispatcher.report
 
         def record(error: HookError) -> None:

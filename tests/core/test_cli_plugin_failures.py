@@ -1,0 +1,148 @@
+"""How the ``dsh`` command tells a plugin's failure: ``-v`` shows the traceback of a hook
+or model failure that ended the turn (one line without it, as before); a failing
+``register_*`` hook says how to leave the plugin out, as a failing import does; ``dsh
+plugins`` lists the plugins beside one that failed to load, marking it, status 1."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from cli_m_args_support import (
+    Install,
+    _quiet_env,  # noqa: F401 (an autouse fixture)
+)
+
+from dsh import hookimpl
+from dsh.cli import main
+from dsh.llm import ModelInfo, TextDelta
+from dsh.messages import ModelRequest
+from dsh.testing import ScriptedModel, text
+
+
+class Models:
+    def __init__(self, *models: Any) -> None:
+        self.models = models
+
+    @hookimpl
+    def register_models(self, register: Any) -> None:
+        for model in self.models:
+            register(model)
+
+
+class Broken:
+    @hookimpl
+    def agent_request(self) -> None:
+        raise RuntimeError("the bad plugin broke")
+
+
+class Boom:
+    info = ModelInfo(name="boom", provider="bad")
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
+        yield TextDelta("half ")
+        raise KeyError("choices")
+
+
+@pytest.mark.parametrize("verbose", [True, False])
+def test_v_shows_the_traceback_of_a_hook_that_ended_the_turn(
+    with_plugins: Install, capsys: pytest.CaptureFixture[str], verbose: bool
+) -> None:
+    with_plugins(("models", Models(ScriptedModel([text("ok")]))), ("bad", Broken()))
+    assert main([*(["-v"] if verbose else []), "-m", "scripted", "run", "hi"]) == 1
+    err = capsys.readouterr().err
+    assert "HOOK: plugin 'bad' failed in hook agent_request" in err
+    if verbose:
+        assert "Traceback" in err and 'raise RuntimeError("the bad plugin broke")' in err
+    else:  # as before: the turn's one line
+        assert "Traceback" not in err and "turn 1 ended" not in err
+
+
+def test_v_shows_the_traceback_of_a_models_unexpected_exception(
+    with_plugins: Install, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with_plugins(("models", Models(Boom())))
+    assert main(["-v", "-m", "boom", "run", "hi"]) == 1
+    err = capsys.readouterr().err
+    assert "UNKNOWN: model 'boom' failed: KeyError: 'choices'" in err
+    assert 'raise KeyError("choices")' in err
+
+
+def test_v_shows_no_debug_record_without_a_traceback(
+    with_plugins: Install, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import logging
+
+    class Chatty:
+        @hookimpl
+        def agent_created(self) -> None:
+            logging.getLogger("dsh.chatty").debug("a detail only a developer wants")
+
+    with_plugins(("models", Models(ScriptedModel([text("ok")]))), ("chatty", Chatty()))
+    assert main(["-v", "-m", "scripted", "run", "hi"]) == 0
+    assert "a detail" not in capsys.readouterr().err
+
+
+class RegisterRaises:
+    @hookimpl
+    def register_models(self, register: Any) -> None:
+        raise ValueError("no config")
+
+
+def test_a_failing_register_hook_of_an_installed_plugin_says_how_to_leave_it_out(
+    install: Install, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = (
+        "from dsh import hookimpl\n\n@hookimpl\ndef register_models(register):\n"
+        "    raise ValueError('no config')\n"
+    )
+    install("dsh-bad", "bad", "dsh_bad_mod", source)
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "bad")
+    assert main(["models"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dsh: error: plugin 'bad' failed in hook register_models")
+    assert err.endswith(
+        "ValueError: no config\n  disable it with `-p no:bad`, or choose plugins with "
+        "DSH_LOAD_PLUGINS=a,b, or uninstall dsh-bad\n"
+    )
+
+
+def test_a_failing_register_hook_of_a_plugin_given_in_code_gets_no_p_hint(
+    with_plugins: Install, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with_plugins(("bad", RegisterRaises()))  # not an entry point: -p cannot leave it out
+    assert main(["models"]) == 2
+    assert "-p no:" not in capsys.readouterr().err
+
+
+BROKEN = "import does_not_exist_anywhere\n"
+GOOD = "from dsh import hookimpl\n\n@hookimpl\ndef agent_request(request):\n    return None\n"
+
+
+def test_plugins_lists_the_loaded_plugins_and_marks_the_one_that_failed(
+    install: Install, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install("dsh-broken", "broken", "dsh_broken_mod", BROKEN)
+    install("dsh-good", "good", "dsh_good_mod", GOOD, version="2.5")
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "broken,good")
+    assert main(["plugins"]) == 1
+    out, err = capsys.readouterr()
+    rows = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert rows["good"].split()[1:3] == ["dsh-good", "2.5"]
+    assert rows["broken"].split()[1:3] == ["dsh-broken", "1.0"]
+    assert rows["broken"].endswith(
+        "failed to load: ModuleNotFoundError: No module named 'does_not_exist_anywhere'"
+    )
+    assert err.startswith("dsh: warning: plugin 'broken' (distribution dsh-broken")
+    assert main(["plugins", "--json"]) == 1
+    listed = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    assert listed["good"]["error"] is None and listed["good"]["hooks"] == ["agent_request"]
+    assert listed["broken"] == {
+        "name": "broken",
+        "distribution": "dsh-broken",
+        "version": "1.0",
+        "hooks": [],
+        "error": "ModuleNotFoundError: No module named 'does_not_exist_anywhere'",
+    }
