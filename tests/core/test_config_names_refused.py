@@ -7,6 +7,7 @@ a space."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,24 @@ def test_a_dsh_config_name_too_long_is_refused_naming_the_variable(tmp_path: Pat
         find_config(tmp_path, env={"DSH_CONFIG": "a" * 300})
     assert caught.value.source == f"DSH_CONFIG={'a' * 300}"
     assert caught.value.reason.endswith("cannot be read: File name too long")
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("", "dsh: error: argument --cwd: the directory name is empty"),
+        ("a" * 300, "cannot be read (File name too long); give the directory to work in"),
+        ("nosuch", "--cwd 'nosuch': does not exist; give the directory to work in"),
+    ],
+)
+def test_a_cwd_that_names_no_directory_is_refused(
+    given: str, said: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty ``--cwd`` was the current directory, silently; a name too long a
+    traceback."""
+    from dsh.cli import main
+
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "")
+    with pytest.raises(SystemExit) if not given else contextlib.nullcontext():
+        assert main(["--cwd", given, "models"]) == 2
+    assert said in capsys.readouterr().err

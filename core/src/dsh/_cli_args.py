@@ -92,7 +92,7 @@ def global_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--cwd",
-        type=Path,
+        type=_workspace,
         metavar="DIR",
         help="the workspace, where dsh.yml is looked for and tools work (default: the "
         "current directory)",
@@ -111,6 +111,14 @@ def _config_file(value: str) -> Path:
     would be ``.``, the directory."""
     if not value.strip():
         raise argparse.ArgumentTypeError("the config file name is empty")
+    return Path(value)
+
+
+def _workspace(value: str) -> Path:
+    """``--cwd`` must name a directory: an empty name (``--cwd "$DIR"`` with the
+    variable unset) would be ``.``, silently the current directory."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("the directory name is empty")
     return Path(value)
 
 

@@ -225,9 +225,12 @@ def _dispatch(
 
 def _check_cwd(cwd: Path | None) -> None:
     """``--cwd DIR`` must name a directory: dsh.yml is looked for and tools run there."""
-    if cwd is None or cwd.is_dir():
-        return
-    what = "is not a directory" if cwd.exists() else "does not exist"
+    try:
+        if cwd is None or cwd.is_dir():
+            return
+        what = "is not a directory" if cwd.exists() else "does not exist"
+    except OSError as exc:  # a name too long: is_dir raises for it
+        what = f"cannot be read ({exc.strerror or exc})"
     raise UsageError(f"--cwd {str(cwd)!r}: {what}; give the directory to work in")
 
 
