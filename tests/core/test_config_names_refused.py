@@ -1,9 +1,10 @@
-"""Names and URLs the system or httpx refuse, found by the bad-input fuzz review: a
-``base_url`` urllib splits but httpx, which sends the requests, refuses (a zero-width
-space pasted into the host, a control character in the path) was accepted by the
-config's check and raised httpx's ``InvalidURL`` as a traceback from every command, as
-a ``DSH_CONFIG`` name too long for the system did; a URL with no host was said to hold
-a space."""
+"""Names and URLs refused up front, found by the bad-input fuzz review: a ``base_url``
+urllib splits but httpx, which sends the requests, refuses (a zero-width space pasted
+into the host, a control character in the path) was accepted by the config's check
+and raised httpx's ``InvalidURL`` as a traceback from every command, as a
+``DSH_CONFIG`` or ``--cwd`` name too long for the system did; a URL with no host was
+said to hold a space; an empty ``--cwd`` was the current directory and an empty ``-p``
+a plugin looked for."""
 
 from __future__ import annotations
 
@@ -69,3 +70,13 @@ def test_a_cwd_that_names_no_directory_is_refused(
     with pytest.raises(SystemExit) if not given else contextlib.nullcontext():
         assert main(["--cwd", given, "models"]) == 2
     assert said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("given", ["", "no:", " "])
+def test_an_empty_plugin_name_is_refused(given: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """It was looked for: ``no plugin named  (from -p ) is installed``."""
+    from dsh.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["-p", given, "models"])
+    assert "dsh: error: argument -p: the plugin name is empty" in capsys.readouterr().err

@@ -71,6 +71,7 @@ def global_options(parser: argparse.ArgumentParser) -> None:
         dest="plugins",
         action="append",
         default=[],
+        type=_plugin_name,
         metavar="NAME",
         help="load plugin NAME even if autoload is off or DSH_LOAD_PLUGINS leaves it out; "
         "-p no:NAME blocks it (repeat for several)",
@@ -112,6 +113,13 @@ def _config_file(value: str) -> Path:
     if not value.strip():
         raise argparse.ArgumentTypeError("the config file name is empty")
     return Path(value)
+
+
+def _plugin_name(value: str) -> str:
+    """``-p`` must name a plugin (``-p no:`` too): an empty one was looked for."""
+    if not value.removeprefix("no:").strip():
+        raise argparse.ArgumentTypeError("the plugin name is empty")
+    return value
 
 
 def _workspace(value: str) -> Path:
