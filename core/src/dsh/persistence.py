@@ -91,7 +91,11 @@ async def find_session(service: SessionPersistence, wanted: str) -> str:
     """The id of the stored session ``wanted`` names: itself, or the one stored id it
     begins, whole or after its ``<agent>-session-`` (``3f0c`` for
     ``main-session-3f0c...``): what ``dsh sessions``, ``--session`` and chat's
-    ``/resume`` accept. DshError when none or several match."""
+    ``/resume`` accept. DshError when none or several match, and for an empty or blank
+    ``wanted`` (``--session "$ID"`` with the variable unset): it begins every id."""
+    if not wanted.strip():
+        said = "empty" if not wanted else f"blank ({wanted!r})"
+        raise DshError(f"the session id is {said}: give one (`dsh sessions list` shows them)")
     ids = [header.id for header in await service.list()]
     if wanted in ids:
         return wanted

@@ -21,6 +21,7 @@ __all__ = [
     "fsync_directory",
     "leads_to",
     "lock_file",
+    "probe_directory",
     "publish",
     "read_at",
     "session_id_of",
@@ -124,6 +125,14 @@ def fsync_directory(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def probe_directory(directory: Path) -> None:
+    """Create a temp file in ``directory`` and remove it: OSError if none can be made
+    (as the first save would find), where the OS's access check says one may."""
+    temp = directory / f".probe.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    os.unlink(temp)
 
 
 def publish(

@@ -40,6 +40,7 @@ from dsh_persistence._files import (
     SUFFIX,
     file_name,
     fsync_directory,
+    probe_directory,
     publish,
     session_id_of,
     write_all,
@@ -122,6 +123,10 @@ class JsonlBackend(FileLocks, SessionBackend):
         if not os.access(self.directory, os.W_OK | os.X_OK):
             error = PermissionError(errno.EACCES, os.strerror(errno.EACCES))
             raise self._failed(error, "create files in it")
+        try:  # what access() does not know: /proc, a read-only mount, root's own limits
+            probe_directory(self.directory)
+        except OSError as exc:
+            raise self._failed(exc, "create files in it") from exc
 
     # -- writing -------------------------------------------------------------------------
 

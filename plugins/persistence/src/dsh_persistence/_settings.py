@@ -9,7 +9,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["ENV_DIRECTORY", "ENV_URL", "PersistenceSettings", "default_directory"]
+from dsh._config_errors import yaml_kind
+from dsh_persistence._errors import PersistenceError
+
+__all__ = [
+    "ENV_DIRECTORY",
+    "ENV_URL",
+    "PersistenceSettings",
+    "default_directory",
+    "expanded",
+]
 
 #: Overrides the default session directory (tests and CI point it at a temp dir).
 ENV_DIRECTORY = "DSH_PERSISTENCE_DIR"
@@ -30,14 +39,38 @@ def default_directory(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     named = env.get(ENV_DIRECTORY)
     if named:
-        return Path(named).expanduser()
+        try:
+            return expanded(Path(named))
+        except ValueError as exc:
+            raise PersistenceError(f"${ENV_DIRECTORY}: {exc}") from None
     xdg = env.get("XDG_DATA_HOME")
     if xdg and Path(xdg).is_absolute():
         return Path(xdg) / "dsh" / "sessions"
     local = env.get("LOCALAPPDATA")
     if os.name == "nt" and local:
         return Path(local) / "dsh" / "sessions"
-    return Path.home() / ".local" / "share" / "dsh" / "sessions"
+    try:
+        return expanded(Path("~")) / ".local" / "share" / "dsh" / "sessions"
+    except ValueError as exc:
+        raise PersistenceError(
+            f"the default session directory: {exc}; set persistence.directory or ${ENV_DIRECTORY}"
+        ) from None
+
+
+def expanded(path: Path) -> Path:
+    """``path`` with a leading ``~`` or ``~user`` expanded: ValueError, saying why, for
+    one Python cannot expand (no such user, no home directory) and for a NUL character,
+    which no path can hold (both made the first use of the path fail as a crash)."""
+    text = str(path)
+    if "\0" in text:
+        raise ValueError("holds a NUL character (\\0), which no path can")
+    try:
+        return path.expanduser()
+    except RuntimeError:  # "Could not determine home directory."
+        head = path.parts[0]
+        if head == "~":
+            raise ValueError("no home directory to expand ~ with ($HOME is not set)") from None
+        raise ValueError(f"no user {head[1:]!r} ({head})") from None
 
 
 class PersistenceSettings(BaseModel):
@@ -86,6 +119,16 @@ class PersistenceSettings(BaseModel):
         # $DSH_PERSISTENCE_DIR does not mean (unset): refused rather than guessed
         if value == "":
             raise ValueError("is empty: leave it out for the default, or write . for the workspace")
+        if value is not None and not isinstance(value, str | os.PathLike):
+            # not pydantic's "Input is not a valid path for <class 'pathlib.Path'>"
+            raise ValueError(f"should be a string (a path), not {yaml_kind(value)}")
+        return value
+
+    @field_validator("directory", "database")
+    @classmethod
+    def _expandable(cls, value: Path | None) -> Path | None:
+        if value is not None:
+            expanded(value)  # checked now, at its key; expanded when used
         return value
 
     def unused(self) -> list[str]:
