@@ -67,7 +67,9 @@ async def test_the_variable_naming_no_user_is_named(monkeypatch: pytest.MonkeyPa
         async with Harness():
             pass
     assert isinstance(caught.value.cause, PersistenceError)  # said in its own words
-    assert str(caught.value.cause) == f"$DSH_PERSISTENCE_DIR: no user 'nosuchuser-of-dsh' ({NO_USER})"
+    assert (
+        str(caught.value.cause) == f"$DSH_PERSISTENCE_DIR: no user 'nosuchuser-of-dsh' ({NO_USER})"
+    )
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs a Linux /proc")

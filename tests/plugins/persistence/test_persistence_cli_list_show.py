@@ -115,7 +115,8 @@ def test_delete_removes_sessions_and_reports_unknown_ones(
 
 @pytest.mark.parametrize(
     ("wanted", "message"),
-    [("zzz", "no stored session 'zzz'"), ("", "'' matches 2 sessions: new-session, old-session")],
+    # '' began every id ("'' matches 2 sessions"): it is no id
+    [("zzz", "no stored session 'zzz'"), ("", "the session id is empty: give one")],
 )
 def test_unknown_or_ambiguous_ids_are_one_clear_line(
     settings: PersistenceSettings,

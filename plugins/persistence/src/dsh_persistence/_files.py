@@ -7,6 +7,7 @@ import secrets
 from contextlib import suppress
 from pathlib import Path
 
+from dsh._config_yaml import shown
 from dsh_persistence._errors import PersistenceError, SessionConflictError
 
 try:
@@ -16,11 +17,13 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks, one writer
 
 __all__ = [
     "LOCKS",
+    "MAX_NAME",
     "SUFFIX",
     "file_name",
     "fsync_directory",
     "leads_to",
     "lock_file",
+    "name_length",
     "probe_directory",
     "publish",
     "read_at",
@@ -31,20 +34,31 @@ __all__ = [
 
 SUFFIX = ".jsonl"
 _PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-_MAX_NAME = 240
+MAX_NAME = 240
 _TEMP_NAME = 200  # of a session file's name, in its temp file's
 
 
 def file_name(session_id: str) -> str:
     """The file name of a session: its id, with every byte outside ``[A-Za-z0-9_-]``
     written ``%XX``, so no id can name another directory, a dotfile or a temp file."""
-    name = "".join(chr(b) if b in _PLAIN else f"%{b:02X}" for b in session_id.encode())
-    if not name or len(name) > _MAX_NAME:
+    try:
+        encoded = session_id.encode()
+    except UnicodeEncodeError:  # a lone surrogate: a non-UTF-8 argument, say
         raise PersistenceError(
-            f"session id {session_id[:60]!r} cannot be a file name (empty, or longer than "
-            f"{_MAX_NAME} bytes once encoded); use a shorter id"
+            f"session id {shown(session_id)} cannot be a file name: it is not valid text"
+        ) from None
+    name = "".join(chr(b) if b in _PLAIN else f"%{b:02X}" for b in encoded)
+    if not name or len(name) > MAX_NAME:
+        raise PersistenceError(
+            f"session id {shown(session_id)} cannot be a file name (empty, or longer than "
+            f"{MAX_NAME} bytes once encoded); use a shorter id"
         )
     return name + SUFFIX
+
+
+def name_length(session_id: str) -> int:
+    """How many bytes ``file_name`` gives ``session_id`` (its suffix left out)."""
+    return sum(1 if b in _PLAIN else 3 for b in session_id.encode(errors="surrogatepass"))
 
 
 def session_id_of(name: str) -> str:

@@ -178,6 +178,10 @@ class PersistencePlugin:
         # reported now, naming the setting and the path, not first at the end of a turn.
         # A harness that starts no agent (dsh models, dsh sessions list) saves no session.
         if harness.starts_agents:
+            if self._own_backend is None and self.settings.backend == "jsonl":
+                from dsh_persistence._agent_ids import check_agent_ids
+
+                check_agent_ids(harness.config)  # at their line, not at the first claim
             self.backend.prepare()
 
     @hookimpl

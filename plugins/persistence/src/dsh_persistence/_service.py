@@ -50,6 +50,8 @@ class StoredSessions:
 
     async def inspect(self, session_id: str) -> LoadedSession | None:
         """``load`` with what loading did: events kept, records ignored, closers added."""
+        if not _is_text(session_id):
+            return None
         return await anyio.to_thread.run_sync(self.backend.load, session_id)
 
     async def claim(self, session_id: str, events: Sequence[SessionEvent] = ()) -> None:
@@ -133,7 +135,19 @@ class StoredSessions:
             raise PersistenceError(
                 f"session {session_id!r} is live in this process; dispose its agent first"
             )
+        if not _is_text(session_id):
+            return False
         return await anyio.to_thread.run_sync(self.backend.delete, session_id)
+
+
+def _is_text(session_id: str) -> bool:
+    """Whether ``session_id`` is valid text: one that is not (a lone surrogate, from a
+    non-UTF-8 argument) names no stored session, as no backend can store it."""
+    try:
+        session_id.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class _Call:
