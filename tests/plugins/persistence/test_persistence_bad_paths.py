@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dsh.cli import main
 from dsh.errors import HookError
 from dsh.harness import Harness
-from dsh_persistence import PersistenceError, PersistenceSettings, open_backend
+from dsh_persistence import PersistenceError, PersistenceSettings, default_directory, open_backend
 
 pytestmark = pytest.mark.plugins("persistence")
 
@@ -94,3 +95,19 @@ def test_config_check_refuses_such_a_directory(
     status, err = check(tmp_path, "persistence:\n  backend: jsonl\n", capsys)
     assert status == 1
     assert "/proc ($DSH_PERSISTENCE_DIR" in err and "not a usable session directory" in err
+
+
+def test_no_home_directory_is_said_for_the_key_and_the_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pwd = pytest.importorskip("pwd")
+
+    def no_entry(uid: int) -> Any:
+        raise KeyError(uid)
+
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    with pytest.raises(ValueError, match=r"no home directory to expand ~ with \(\$HOME is not"):
+        PersistenceSettings(directory=Path("~/x"))
+    with pytest.raises(PersistenceError, match=r"^the default session directory: no home dir"):
+        default_directory({})
