@@ -64,9 +64,12 @@ class FutureEvent:
 
 
 def event_class() -> type[Signal]:
-    """The event class for the running backend: FutureEvent on asyncio."""
+    """The event class for the running backend: FutureEvent on asyncio, else
+    ``anyio.Event``. Asked of anyio (once per agent), not of asyncio: trio in guest mode
+    runs its tasks inside a running asyncio loop, where ``asyncio.current_task()`` does
+    not raise but FutureEvent's futures would never wake a trio task."""
     try:
-        asyncio.current_task()
-    except RuntimeError:  # no asyncio loop runs here: trio, say
+        cancelled = anyio.get_cancelled_exc_class()
+    except RuntimeError:  # no event loop runs here
         return anyio.Event
-    return FutureEvent
+    return FutureEvent if cancelled is asyncio.CancelledError else anyio.Event
