@@ -13,7 +13,7 @@ import json
 import random
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -345,11 +345,12 @@ class HttpModel:
         self, response: httpx.Response, secret: str | None
     ) -> tuple[ModelError, bool]:
         body = b""
-        try:
-            async for part in response.aiter_bytes():
-                body += part
-                if len(body) > _ERROR_BODY_LIMIT:
-                    break
+        try:  # closed here, not left to the garbage collector (trio warns of that)
+            async with aclosing(response.aiter_bytes()) as parts:
+                async for part in parts:
+                    body += part
+                    if len(body) > _ERROR_BODY_LIMIT:
+                        break
         except httpx.HTTPError:
             pass  # the status says enough
         finally:
@@ -393,8 +394,9 @@ def _merged(own: dict[str, str], given: dict[str, str]) -> dict[str, str]:
 async def _event_data(response: httpx.Response) -> AsyncGenerator[str, None]:
     parser = SSEParser()
     feed = parser.feed
-    async for piece in response.aiter_bytes():
-        for data in feed(piece):
-            yield data
+    async with aclosing(response.aiter_bytes()) as pieces:  # closed with this generator
+        async for piece in pieces:
+            for data in feed(piece):
+                yield data
     for data in parser.end():
         yield data
