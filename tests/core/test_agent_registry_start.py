@@ -311,6 +311,7 @@ async def test_a_start_cancelled_in_agent_created_tells_every_observer_before_di
     assert store.calls == [("claim", "s1"), ("disposed", "s1")]
 
 
+@pytest.mark.asyncio_only("asyncio.wait_for's cancellation")
 async def test_a_start_cancelled_by_asyncio_cancels_later_async_observers_too() -> None:
     # asyncio's own cancellation (wait_for, asyncio.timeout, task.cancel()) is delivered
     # once, not at every await as anyio's scopes do: an async observer after the one it

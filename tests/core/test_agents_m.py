@@ -139,29 +139,30 @@ async def test_resume_ignores_stored_options_that_are_not_a_mapping() -> None:
         assert agent.session.meta == {"agent": "a", "options": None}
 
 
-async def test_dispose_refuses_new_prompts_before_its_teardown_task_runs() -> None:
+async def test_dispose_refuses_new_prompts_before_its_teardown_task_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """``dispose()`` marks the agent at once (so a turn that ends meanwhile ends
-    ``disposed``); the teardown runs in a task that starts later."""
+    ``disposed``); the teardown runs in a task that starts later. The prompt is sent
+    right after that task is started, before it runs: an order, unlike two sibling
+    tasks', that every backend keeps (trio runs a batch of new tasks in either order)."""
     refused: list[str] = []
     async with scripted_harness(ScriptedModel(), load_entry_points=False) as h:
         handle = await h.agents.create("a")
+        start_teardown = h.agents.start_teardown
 
-        def late_send() -> None:  # scheduled after the dispose() caller, before teardown
+        def then_send(*args: Any) -> None:
+            start_teardown(*args)
             try:
                 handle.send("too late")
             except AgentDisposedError as error:
                 refused.append(str(error))
 
+        monkeypatch.setattr(h.agents, "start_teardown", then_send)
         with anyio.fail_after(LIMIT):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(handle.dispose)
-                tg.start_soon(_call, late_send)
+            await handle.dispose()
         assert refused == ["agent 'a' is disposed; it takes no more prompts"]
         assert h.agents.get("a") is None
-
-
-async def _call(function: Any) -> None:
-    function()
 
 
 async def test_every_agent_is_disposed_on_exit_and_a_later_dispose_returns_at_once() -> None:

@@ -247,6 +247,7 @@ async def test_create_does_not_change_the_callers_meta() -> None:
 # -- the wake-up event ---------------------------------------------------------------------
 
 
+@pytest.mark.asyncio_only("FutureEvent and asyncio tasks")
 async def test_set_right_after_a_waiter_was_cancelled_still_wakes_the_others() -> None:
     """Catches ``FutureEvent.set`` resolving a waiter's future that a cancellation has
     already cancelled (its task has not yet run to remove it): that raises

@@ -14,6 +14,7 @@ import pytest
 from loop_support import LIMIT, Seen, agent_on, ends
 
 from dsh import DshError, TurnError, Usage, hookimpl
+from dsh.agent import AgentHandle
 from dsh.testing import ScriptedModel, fail, hang, text, tool_calls
 from dsh.turns import TurnResult, turns
 
@@ -86,6 +87,14 @@ async def test_an_aborted_turn_is_returned_with_the_text_it_had_streamed() -> No
         result.raise_for_error()  # only an error raises
 
 
+async def queued(agent: AgentHandle, *prompts: str) -> None:
+    """Wait until exactly ``prompts`` are queued: a prompt sent by a task just started
+    has been sent (trio runs a batch of new tasks, and the caller, in either order)."""
+    with anyio.fail_after(LIMIT):
+        while agent.agent.inbox.queued != list(prompts):
+            await anyio.lowlevel.checkpoint()
+
+
 async def test_prompts_batched_into_one_turn_each_get_that_turn() -> None:
     seen = Seen()
     model = ScriptedModel([hang("busy"), text("both answered")])
@@ -98,10 +107,11 @@ async def test_prompts_batched_into_one_turn_each_get_that_turn() -> None:
         async def ask(prompt: str) -> None:
             results[prompt] = await agent.prompt(prompt)
 
-        async with anyio.create_task_group() as tg:
+        async with anyio.create_task_group() as tg:  # in this order on every backend
             tg.start_soon(ask, "second")
+            await queued(agent, "second")
             tg.start_soon(ask, "third")
-            await anyio.lowlevel.checkpoint()
+            await queued(agent, "second", "third")
             agent.abort()  # the first turn; the queued prompts run after it
         assert results["second"] is not None
         assert results["second"].prompts == ["second", "third"] == results["third"].prompts
@@ -125,7 +135,7 @@ async def test_a_prompt_dropped_by_cancel_is_a_dsh_error() -> None:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(ask)
-            await anyio.lowlevel.checkpoint()
+            await queued(agent, "never answered")
             agent.cancel()
         assert [str(e) for e in caught] == [
             "agent 'a': the prompt was dropped before a turn took it"
@@ -346,8 +356,9 @@ async def test_every_prompt_batched_into_an_unsaved_turn_hears_of_it() -> None:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(ask, "second")
+            await queued(agent, "second")
             tg.start_soon(ask, "third")
-            await anyio.lowlevel.checkpoint()
+            await queued(agent, "second", "third")
             agent.abort()
         assert [r.turn for r in results] == [2, 2]
         assert all(r.save_error and "No space left" in r.save_error for r in results)

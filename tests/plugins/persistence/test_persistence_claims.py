@@ -267,6 +267,7 @@ def test_claim_files_leave_nothing_behind_and_take_a_file_replaced_under_them(
     other.close()
 
 
+@pytest.mark.asyncio_only("an asyncio task cancelled by task.cancel()")
 async def test_a_resume_cancelled_by_asyncio_while_its_claim_runs_holds_nothing(
     settings: PersistenceSettings,
 ) -> None:
