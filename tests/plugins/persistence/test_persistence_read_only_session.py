@@ -47,16 +47,26 @@ def test_claiming_a_read_only_session_file_is_refused_naming_it(tmp_path: Path) 
     backend.close()
 
 
-async def test_resuming_a_read_only_session_stops_before_the_model(tmp_path: Path) -> None:
+async def test_resuming_a_read_only_session_stops_before_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = stored_read_only(tmp_path)
     plugin = PersistencePlugin(PersistenceSettings(directory=tmp_path))
     model = ScriptedModel([text("hi")])
     pm = create_plugin_manager([("persistence", plugin)], load_entry_points=False)
     try:
-        with as_file_modes_say():
-            async with scripted_harness(model, pm=pm) as harness:
-                with pytest.raises(PersistenceError, match="Permission denied") as caught:
-                    await harness.agents.resume("a", "s", options={"model": "scripted"})
+        async with scripted_harness(model, pm=pm) as harness:
+            claim = plugin.backend.claim
+
+            def claim_as_file_modes_say(session_id: str) -> bool:
+                # in the worker thread that claims: capabilities are a thread's own, and
+                # trio's worker threads outlive a test (one started earlier has them all)
+                with as_file_modes_say():
+                    return claim(session_id)
+
+            monkeypatch.setattr(plugin.backend, "claim", claim_as_file_modes_say)
+            with pytest.raises(PersistenceError, match="Permission denied") as caught:
+                await harness.agents.resume("a", "s", options={"model": "scripted"})
     finally:
         plugin.close()
     assert model.requests == [] and str(path) in str(caught.value)
