@@ -15,6 +15,14 @@ pytest_plugins = ["dsh.testing"]
 #: ``@pytest.mark.asyncio_only(reason)``: skipped on any other backend.
 BACKEND = os.environ.get("DSH_TEST_BACKEND") or "asyncio"
 BACKENDS = ("asyncio", "trio")
+#: On trio, a body read stopped early leaves httpx's and httpcore's own async generators
+#: (those inside the ``aiter_bytes()`` that dsh closes) to the garbage collector, which
+#: trio warns of: upstream's (encode/httpx#3686). Only those are ignored: one of dsh's
+#: own left open (``aiter_bytes`` itself) still fails its test.
+HTTPX_LEFT_OPEN = (
+    r"ignore:Async generator 'http(x\._models\.Response\.aiter_raw|x\._client\."
+    r"|x\._transports\.|core\.):ResourceWarning"
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -33,6 +41,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"DSH_TEST_BACKEND={BACKEND!r}: not one of {BACKENDS}")
     if BACKEND != "asyncio":  # pytest-asyncio runs only tests marked for it
         config.option.asyncio_mode = "strict"
+    if BACKEND == "trio":
+        config.addinivalue_line("filterwarnings", HTTPX_LEFT_OPEN)
 
     if config.getoption("capture") != "no":
         empty = os.open(os.devnull, os.O_RDONLY)

@@ -62,6 +62,24 @@ def is_chunk(event: SessionEvent) -> bool:
     return event.type == "assistant/chunk" and event.data.get("kind") == "text"
 
 
-def other_tasks() -> set[asyncio.Task[Any]]:
-    me = asyncio.current_task()
-    return {t for t in asyncio.all_tasks() if t is not me and not t.done()}
+def other_tasks() -> set[Any]:
+    """The live tasks of the run other than the caller (and, on trio, its ancestors and
+    the tasks of trio and anyio themselves)."""
+    if anyio.get_cancelled_exc_class() is asyncio.CancelledError:
+        me = asyncio.current_task()
+        return {t for t in asyncio.all_tasks() if t is not me and not t.done()}
+    import trio
+
+    mine, task = set(), trio.lowlevel.current_task()
+    while task is not None:  # the caller, and the tasks whose nurseries it runs in
+        mine.add(task)
+        task = task.parent_nursery.parent_task if task.parent_nursery else None
+    found, stack = set(), [trio.lowlevel.current_root_task()]
+    while stack:
+        task = stack.pop()
+        for nursery in task.child_nurseries:
+            stack.extend(nursery.child_tasks)
+        # system tasks: "<init>", "<TrioToken.run_sync_soon task>", anyio's "<...>"
+        if task not in mine and not task.name.startswith("<") and "TrioToken" not in task.name:
+            found.add(task)
+    return found

@@ -5,6 +5,9 @@ piece written as its own chunk of a chunked response (so the client's parser see
 stream cut where the test says). A reply can end normally, drop the connection without
 finishing the body, or stall until the client goes away; the server records every
 request it received and when a client disconnected from a stalled reply.
+
+The server runs on asyncio: in the test's own loop on asyncio, on an asyncio loop of its
+own in a thread on any other backend (trio), so the tests' clients run on either.
 """
 
 from __future__ import annotations
@@ -12,11 +15,16 @@ from __future__ import annotations
 import asyncio
 import atexit
 import json
+import threading
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
+
+import anyio
+import anyio.to_thread
 
 WIRE = Path(__file__).parent / "wire"
 STALL_LIMIT = 10.0  # a stalled reply gives up by itself after this many seconds
@@ -85,10 +93,12 @@ class WireServer:
         self.replies = list(replies or [])
         self.requests: list[Received] = []
         self.connections = 0
-        self.disconnected = asyncio.Event()  # a client left a stalled reply
-        self.client_closed = asyncio.Event()  # a client closed an idle keep-alive connection
+        self.disconnected = Flag()  # a client left a stalled reply
+        self.client_closed = Flag()  # a client closed an idle keep-alive connection
         self.disconnected_at: float | None = None
         self._server: asyncio.Server | None = None
+        self._thread: threading.Thread | None = None  # off asyncio: the server's loop
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
 
@@ -99,10 +109,35 @@ class WireServer:
         return f"http://127.0.0.1:{port}/v1"
 
     async def __aenter__(self) -> WireServer:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        if _on_asyncio():
+            await self._start()
+            return self
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        await self._on_own_loop(self._start())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        if self._thread is None:
+            await self._stop()
+            return
+        assert self._loop is not None
+        try:
+            await self._on_own_loop(self._stop())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            await anyio.to_thread.run_sync(self._thread.join)
+            self._loop.close()
+
+    async def _on_own_loop(self, step: Coroutine[Any, Any, None]) -> None:
+        assert self._loop is not None
+        await anyio.to_thread.run_sync(asyncio.run_coroutine_threadsafe(step, self._loop).result)
+
+    async def _start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+
+    async def _stop(self) -> None:
         assert self._server is not None
         self._server.close()
         for writer in list(self._writers):
@@ -172,6 +207,32 @@ class WireServer:
         if not leftover:
             self.disconnected_at = time.monotonic()
             self.disconnected.set()
+
+
+class Flag:
+    """What the server sets and a test waits on (``asyncio.Event``'s ``set``,
+    ``is_set`` and ``wait``), on any backend and from the server's thread."""
+
+    def __init__(self) -> None:
+        self._flag = threading.Event()
+
+    def set(self) -> None:
+        self._flag.set()
+
+    def is_set(self) -> bool:
+        return self._flag.is_set()
+
+    async def wait(self) -> None:
+        # polled: the server's thread cannot set an event of the test's loop
+        while not self._flag.is_set():  # noqa: ASYNC110
+            await anyio.sleep(0.005)
+
+
+def _on_asyncio() -> bool:
+    try:
+        return anyio.get_cancelled_exc_class() is asyncio.CancelledError
+    except RuntimeError:  # no loop runs here
+        return False
 
 
 async def _read_request(reader: asyncio.StreamReader) -> Received | None:
