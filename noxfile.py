@@ -34,7 +34,16 @@ PLUGIN_SETS: dict[str, tuple[str, ...]] = {
 DEFAULT_TESTS = [f"tests-{PYTHONS[0]}({name})" for name in PLUGIN_SETS] + [
     f"tests-{python}({name})" for python in PYTHONS[1:] for name in ("bare", "all")
 ]
-nox.options.sessions = [*DEFAULT_TESTS, "thirdparty", "lint", "typecheck", "realmodel"]
+# tests-trio: the async tests of tests/core and tests/plugins on trio (~2 minutes on CI's
+# two cores); the sync tests have no backend and run in the sessions above.
+nox.options.sessions = [
+    *DEFAULT_TESTS,
+    "tests-trio",
+    "thirdparty",
+    "lint",
+    "typecheck",
+    "realmodel",
+]
 EXAMPLE = ROOT / "examples" / "dsh-shout"
 EXTRAS = {"persistence": "[postgres]"}
 # Set for the persistence sets: a missing PostgreSQL server is an error, not a skip
@@ -78,6 +87,35 @@ def _cache_bytecode(session: nox.Session) -> None:
 @nox.parametrize("plugin_set", list(PLUGIN_SETS), ids=list(PLUGIN_SETS))
 def tests(session: nox.Session, plugin_set: str) -> None:
     """Run tests/ with core plus one set of first-party plugins installed and loaded."""
+    _install_plugin_set(session, plugin_set)
+    # One worker per core (pytest-xdist): most tests wait on `dsh` children or sockets.
+    # `-- -n 0` runs them in one process (for --pdb or -s). No path here: pytest takes
+    # pyproject's testpaths (tests/) unless the arguments name files or directories
+    # (`-- tests/core/test_session.py` runs that file alone). The slowest tests are
+    # listed at the end, so that a run growing slower shows where.
+    session.run("pytest", "-n", "auto", "--durations=15", *session.posargs)
+
+
+@nox.session(name="tests-trio", python=PYTHONS[0])
+def tests_trio(session: nox.Session) -> None:
+    """Run the async tests of tests/core and tests/plugins on trio, as tests-3.11(all).
+
+    DSH_TEST_BACKEND=trio (tests/conftest.py) runs them by anyio's pytest plugin and
+    deselects the sync tests, which run in the sessions on asyncio. The other
+    directories are left out: their tests are sync but ~80, among which `dsh chat`'s
+    editor (asyncio only, as prompt_toolkit is) and a walkthrough test that counts on
+    both tasks of a task group failing, which trio cancels the second of. A path among
+    the arguments runs that instead (`-- tests/core/llm`)."""
+    _install_plugin_set(session, "all", "anyio[trio]")
+    session.env["DSH_TEST_BACKEND"] = "trio"
+    named = any(arg.startswith("tests") for arg in session.posargs)
+    paths = [] if named else ["tests/core", "tests/plugins"]
+    session.run("pytest", "-n", "auto", "--durations=5", *paths, *session.posargs)
+
+
+def _install_plugin_set(session: nox.Session, plugin_set: str, *more: str) -> None:
+    """Install core, the set's plugins and the test group (and ``more``), and have the
+    tests load exactly those plugins, on asyncio unless the caller says otherwise."""
     plugins = PLUGIN_SETS[plugin_set]
     missing = [p for p in plugins if not (ROOT / "plugins" / p / "pyproject.toml").is_file()]
     if missing:
@@ -86,7 +124,7 @@ def tests(session: nox.Session, plugin_set: str) -> None:
     # `dsh chat`'s line editor (the chat extra) in the `all` set only: the other sets
     # test the terminal read in canonical mode, which chat uses without it.
     core = "./core[chat]" if plugin_set == "all" else "./core"
-    session.install("-e", core, *(_installed(p) for p in plugins), *_group("test"))
+    session.install("-e", core, *(_installed(p) for p in plugins), *_group("test"), *more)
     names = ",".join(plugins)
     if "persistence" in plugins:  # its PostgreSQL tests fail, not skip, without a server
         session.env[REQUIRE_POSTGRES] = "1"
@@ -94,13 +132,8 @@ def tests(session: nox.Session, plugin_set: str) -> None:
     session.env["DSH_LOAD_PLUGINS"] = names
     session.env["DSH_EXPECT_PLUGINS"] = names
     session.env["DSH_DISABLE_PLUGIN_AUTOLOAD"] = None  # None: unset, whatever the shell has
+    session.env["DSH_TEST_BACKEND"] = None  # asyncio (tests/conftest.py)
     _cache_bytecode(session)
-    # One worker per core (pytest-xdist): most tests wait on `dsh` children or sockets.
-    # `-- -n 0` runs them in one process (for --pdb or -s). No path here: pytest takes
-    # pyproject's testpaths (tests/) unless the arguments name files or directories
-    # (`-- tests/core/test_session.py` runs that file alone). The slowest tests are
-    # listed at the end, so that a run growing slower shows where.
-    session.run("pytest", "-n", "auto", "--durations=15", *session.posargs)
 
 
 @nox.session(python=PYTHONS[-1])
