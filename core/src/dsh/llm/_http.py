@@ -14,7 +14,7 @@ import random
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
@@ -346,7 +346,7 @@ class HttpModel:
     ) -> tuple[ModelError, bool]:
         body = b""
         try:  # closed here, not left to the garbage collector (trio warns of that)
-            async with aclosing(response.aiter_bytes()) as parts:
+            async with aclosing(_body(response)) as parts:
                 async for part in parts:
                     body += part
                     if len(body) > _ERROR_BODY_LIMIT:
@@ -391,10 +391,15 @@ def _merged(own: dict[str, str], given: dict[str, str]) -> dict[str, str]:
     return {**{k: v for k, v in own.items() if k.lower() not in names}, **given}
 
 
+def _body(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+    """``aiter_bytes()``, an async generator httpx types as an iterator (no ``aclose``)."""
+    return cast("AsyncGenerator[bytes, None]", response.aiter_bytes())
+
+
 async def _event_data(response: httpx.Response) -> AsyncGenerator[str, None]:
     parser = SSEParser()
     feed = parser.feed
-    async with aclosing(response.aiter_bytes()) as pieces:  # closed with this generator
+    async with aclosing(_body(response)) as pieces:  # closed with this generator
         async for piece in pieces:
             for data in feed(piece):
                 yield data
