@@ -14,7 +14,7 @@ import random
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
-from typing import Any, ClassVar, Final, cast
+from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
@@ -42,7 +42,8 @@ from dsh.llm._errors import (
     unsendable,
 )
 from dsh.llm._redact_stream import hidden
-from dsh.llm._sse import SSEParser
+from dsh.llm._sse import body as body_of
+from dsh.llm._sse import event_data
 from dsh.llm.base import Chunk, ModelInfo
 from dsh.messages import ModelRequest
 
@@ -259,7 +260,7 @@ class HttpModel:
         Leaving the block (finished, failed, closed or cancelled) closes the response.
         """
         response = await self._open(path, body, headers, secret)
-        source = _event_data(response)
+        source = event_data(response)
         try:
             kind = response.headers.get("content-type", "")
             if "text/event-stream" not in kind:
@@ -346,7 +347,7 @@ class HttpModel:
     ) -> tuple[ModelError, bool]:
         body = b""
         try:  # closed here, not left to the garbage collector (trio warns of that)
-            async with aclosing(_body(response)) as parts:
+            async with aclosing(body_of(response)) as parts:
                 async for part in parts:
                     body += part
                     if len(body) > _ERROR_BODY_LIMIT:
@@ -389,19 +390,3 @@ def _merged(own: dict[str, str], given: dict[str, str]) -> dict[str, str]:
     the default variable's key)."""
     names = {name.lower() for name in given}
     return {**{k: v for k, v in own.items() if k.lower() not in names}, **given}
-
-
-def _body(response: httpx.Response) -> AsyncGenerator[bytes, None]:
-    """``aiter_bytes()``, an async generator httpx types as an iterator (no ``aclose``)."""
-    return cast("AsyncGenerator[bytes, None]", response.aiter_bytes())
-
-
-async def _event_data(response: httpx.Response) -> AsyncGenerator[str, None]:
-    parser = SSEParser()
-    feed = parser.feed
-    async with aclosing(_body(response)) as pieces:  # closed with this generator
-        async for piece in pieces:
-            for data in feed(piece):
-                yield data
-    for data in parser.end():
-        yield data

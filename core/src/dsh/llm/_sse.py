@@ -11,10 +11,15 @@ the name ``error`` counts (see ``SSEParser``).
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from json import dumps, loads
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, cast, final
 
-__all__ = ["SSEParser"]
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["SSEParser", "body", "event_data"]
 
 _BOM: Final = b"\xef\xbb\xbf"
 
@@ -118,3 +123,20 @@ def _object_or_text(text: str) -> object:
         return loads(text) if text.startswith("{") else text
     except ValueError:  # `{slot 0} unavailable`: words, not JSON
         return text
+
+
+def body(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+    """``aiter_bytes()``, an async generator httpx types as an iterator (no ``aclose``)."""
+    return cast("AsyncGenerator[bytes, None]", response.aiter_bytes())
+
+
+async def event_data(response: httpx.Response) -> AsyncGenerator[str, None]:
+    """The data of each event of ``response``'s body; the body is closed with this."""
+    parser = SSEParser()
+    feed = parser.feed
+    async with aclosing(body(response)) as pieces:  # closed with this generator
+        async for piece in pieces:
+            for data in feed(piece):
+                yield data
+    for data in parser.end():
+        yield data
