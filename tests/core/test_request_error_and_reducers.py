@@ -64,7 +64,7 @@ async def test_retry_calls_the_model_again_after_agent_request_ran_again() -> No
             "step": 1,
             "attempt": 1,
             "code": "CONTEXT_WINDOW_EXCEEDED",
-            "message": "model 'scripted': too long",
+            "message": "too long",
             "reason": "trimmed",
         }
     ]

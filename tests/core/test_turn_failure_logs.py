@@ -141,25 +141,40 @@ async def test_a_plugin_models_error_names_the_model(
     assert end.data["error"] == {"code": code, "message": message}
 
 
+class QuotaError(ModelError):
+    """A plugin model's own error class, with its own attribute."""
+
+    def __init__(self) -> None:
+        super().__init__("RATE_LIMIT", "slow down", retry_after=0.01)
+        self.quota = 42
+
+
 def _slow(request: ModelRequest) -> Any:
-    raise ModelError("RATE_LIMIT", "slow down", retry_after=0.01)
+    raise QuotaError()
 
 
-async def test_a_named_error_keeps_its_wait_and_is_retried_as_it_was() -> None:
-    model = ScriptedModel([_slow, text("ok")])
+async def test_hooks_see_a_models_own_error_and_only_the_turn_names_the_model() -> None:
+    """The merged review: the name was put on by raising a new ModelError, so an
+    ``agent_request_error`` hook lost the plugin's class and attributes."""
+    seen: list[ModelError] = []
+    model = ScriptedModel([_slow, text("ok"), _slow])
 
     class Retry:
         @hookimpl
         def agent_request_error(self, error: ModelError) -> Any:
             from dsh.messages import RequestErrorDecision
 
-            assert error.retry_after == 0.01
-            return RequestErrorDecision(action="retry")
+            seen.append(error)
+            return RequestErrorDecision(action="retry" if len(seen) == 1 else "fail")
 
     async with scripted_harness(model, plugins=[Retry()], load_entry_points=False) as h:
         agent = await h.agents.create("a", options=MODEL)
         with anyio.fail_after(5):
             events = await run_turn(agent, "hi")
+            failed = await run_turn(agent, "again")
+    assert [type(e) for e in seen] == [QuotaError, QuotaError]
+    assert (seen[0].quota, seen[0].retry_after, seen[0].message) == (42, 0.01, "slow down")
     [retry] = [e.data for e in events if e.type == "step/retry"]
-    assert retry["message"] == "model 'scripted': slow down"
+    assert retry["message"] == "slow down"  # the model's words, as the hook saw them
     assert events[-1].data["reason"] == "completed"
+    assert failed[-1].data["error"]["message"] == "model 'scripted': slow down"

@@ -86,7 +86,7 @@ async def test_max_request_retries_defaults_to_1_and_a_retry_passes_agent_reques
         "step": 1,
         "attempt": 1,
         "code": "SERVER",
-        "message": "model 'scripted': down",
+        "message": "down",
         "reason": "try again",
     }
     assert events[-1].data["error"] == {"code": "SERVER", "message": "model 'scripted': still down"}

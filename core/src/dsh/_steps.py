@@ -8,7 +8,7 @@ has none, ``step/end`` if a step is open, then ``turn/end``.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
@@ -77,7 +77,7 @@ class StepRunner:
                 await emit("user/message", {"content": content}, checked=True)
             await self._steps(turn)
         except ModelError as exc:
-            error = {"code": exc.code, "message": exc.message}
+            error = {"code": exc.code, "message": _named(exc.message, turn)}
             if exc.retry_after is not None:  # the server's wait, for whoever tries again
                 error["retry_after"] = exc.retry_after
             cause = exc.__cause__
@@ -356,9 +356,8 @@ class StepRunner:
             async for chunk in stream:
                 assembler.add(chunk)  # type-checks the chunk: its data is JSON
                 await emit("assistant/chunk", chunk.to_data(), checked=True)
-        except ModelError as exc:
-            _named(exc, name)
-        except anyio.get_cancelled_exc_class():
+        except (ModelError, anyio.get_cancelled_exc_class()):  # a turn names the model
+            raise
             raise
         except Exception as exc:
             raise ModelError(
@@ -368,10 +367,7 @@ class StepRunner:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
-        try:
-            message = assembler.message(model=name)
-        except ModelError as exc:  # no finish, a call without a name
-            _named(exc, name)
+        message = assembler.message(model=name)  # a ModelError: no finish, say
         turn.streaming = None
         if (hidden := assembler.hidden_calls()) or guard.noted:
             guard.answered(message, hidden)
@@ -380,15 +376,14 @@ class StepRunner:
         return message
 
 
-def _named(error: ModelError, model: str) -> NoReturn:
-    """Raise ``error`` as a turn tells it: naming ``model`` (a plugin model's own error,
-    the assembler's) unless it does already (a built-in adapter's)."""
-    who = f"model {model!r}"
-    if error.message.startswith(who):
-        raise error
-    raise ModelError(
-        error.code, f"{who}: {error.message}", retry_after=error.retry_after
-    ) from error
+def _named(message: str, turn: TurnState) -> str:
+    """A model's error as the turn tells it: naming the model it streamed from (a
+    plugin model's own error, the assembler's), unless it does already (a built-in
+    adapter's). The error itself reaches the hooks as the model raised it."""
+    if turn.streaming is None:
+        return message
+    who = f"model {turn.streaming[1]!r}"
+    return message if message.startswith(who) else f"{who}: {message}"
 
 
 def _call_data(call: ToolCall) -> dict[str, Any]:

@@ -65,7 +65,7 @@ async def test_a_step_retry_waits_the_retry_after_of_the_error() -> None:
         "step": 1,
         "attempt": 1,
         "code": "RATE_LIMIT",
-        "message": "model 'scripted': slow down",
+        "message": "slow down",
         "reason": "rate limited",
         "wait": 0.3,
     }
