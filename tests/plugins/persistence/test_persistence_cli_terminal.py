@@ -165,3 +165,16 @@ def test_show_of_a_turn_running_elsewhere_says_so_on_postgresql(
     config = tmp_path / "dsh.yml"
     config.write_text(f"persistence:\n  backend: postgresql\n  url: '{pg_url}'\n")
     running_elsewhere(lambda: PostgresBackend(pg_url), config, capsys)
+
+
+def test_cutting_an_id_measures_it_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """It dropped a character at a time and measured the rest again: a list with a
+    12,000-character id took 25 s (the merged review); the cut is the same."""
+    from dsh_persistence import _listing
+
+    calls: list[int] = []
+    measure = _listing._cells
+    monkeypatch.setattr(_listing, "_cells", lambda text: calls.append(1) or measure(text))
+    assert _listing._cut("項" + "a" * 5000, 48) == "項" + "a" * 45 + "…"
+    assert _listing._cut("項目", 4) == "項目" and _listing._cut("項目x", 4) == "項…"
+    assert len(calls) <= 3

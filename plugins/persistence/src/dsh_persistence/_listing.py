@@ -83,14 +83,16 @@ def when(timestamp: float) -> str:
 
 
 def _cells(text: str) -> int:
-    """The terminal cells ``text`` takes: two for a wide (East Asian) character, none
-    for a combining mark or a zero-width character, one for any other."""
-    total = 0
-    for char in text:
-        if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
-            continue
-        total += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
-    return total
+    """The terminal cells ``text`` takes."""
+    return sum(map(_width, text))
+
+
+def _width(char: str) -> int:
+    """Two cells for a wide (East Asian) character, none for a combining mark or a
+    zero-width character, one for any other."""
+    if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
 
 def _pad(text: str, cells: int) -> str:
@@ -98,11 +100,16 @@ def _pad(text: str, cells: int) -> str:
 
 
 def _cut(text: str, cells: int) -> str:
+    """``text`` in at most ``cells`` cells, ending in ``…`` when it was cut (one pass:
+    an id may be thousands of characters long)."""
     if _cells(text) <= cells:
         return text
-    while _cells(text) > cells - 1:
-        text = text[:-1]
-    return text + "…"
+    used = 0
+    for at, char in enumerate(text):
+        used += _width(char)
+        if used > cells - 1:
+            return text[:at] + "…"
+    return text  # not reached: the text takes more than ``cells``
 
 
 def _home() -> Path | None:
