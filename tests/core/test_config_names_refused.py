@@ -23,6 +23,7 @@ from dsh.llm.providers import parse_model_shorthand
     [
         ("http://api.example\u200b.com/v1", "Invalid IDNA hostname"),
         ("http://gw.example/\x7f", "Invalid non-printable ASCII character in URL"),
+        ("http://[::1]x/v1", "Invalid port: 'x'"),
     ],
 )
 def test_a_url_httpx_cannot_send_to_is_refused_at_its_key(url: str, why: str) -> None:
@@ -80,3 +81,18 @@ def test_an_empty_plugin_name_is_refused(given: str, capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit):
         main(["-p", given, "models"])
     assert "dsh: error: argument -p: the plugin name is empty" in capsys.readouterr().err
+
+
+def test_a_plain_base_url_is_checked_without_importing_httpx() -> None:
+    """httpx is imported for the requests, not for reading dsh.yml (``dsh sessions
+    list`` read a dsh.yml with a base_url and imported it: the merged review)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from dsh.config import load_config; "
+        "load_config(text='models:\\n  g: {provider: openai, base_url: \"http://h:8/v1\"}\\n'); "
+        "print('httpx' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "False\n", done.stderr

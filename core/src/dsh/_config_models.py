@@ -149,12 +149,13 @@ class ModelConfig(BaseModel):
             raise ValueError(
                 "must be an http:// or https:// URL with a host, e.g. http://host:port/v1"
             )
-        from httpx import URL, InvalidURL  # what sends the requests: it must take it
+        if "[" in value or not (value.isascii() and value.isprintable()):  # httpx, which
+            from httpx import URL, InvalidURL  # sends the requests, must take it
 
-        try:
-            URL(value)
-        except InvalidURL as exc:  # a zero-width space in the host, a control character
-            raise ValueError(f"is not a valid URL ({str(exc).rstrip('.')})") from None
+            try:
+                URL(value)
+            except InvalidURL as exc:  # a zero-width space in the host, a control character
+                raise ValueError(f"is not a valid URL ({str(exc).rstrip('.')})") from None
         if "#" in value:  # never sent to the server: a part that would be silently lost
             raise ValueError(
                 "must not hold a fragment (#...): it is never sent to the server; "
