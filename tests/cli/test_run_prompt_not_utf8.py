@@ -45,7 +45,12 @@ def test_a_word_that_is_not_utf8_is_refused_before_anything_runs(
             os.fsdecode(b"\xffabc"),
             "word 2 ('\ufffdabc') is not UTF-8 text (invalid start byte at byte 0)",
         ),
-        (os.fsdecode(b"x" * 100 + b"\xc3("), f"word 2 ('{'x' * 57}...') is not UTF-8 text"),
+        (
+            os.fsdecode(b"x" * 100 + b"\xc3("),
+            f"word 2 ('{'x' * 60}'... (102 characters)) is not UTF-8 text",
+        ),
+        # a surrogate no byte makes (from a program's own argv list): crashed fsencode
+        ("a\ud800b", "word 2 ('a\ufffd\ufffd\ufffdb') is not UTF-8 text (it holds a lone"),
     ],
 )
 def test_the_word_is_named_and_shown_short(word: str, said: str) -> None:

@@ -49,17 +49,20 @@ def _check_text(word: str, number: int) -> None:
     try:
         word.encode("utf-8")
     except UnicodeEncodeError:
-        given = os.fsencode(word)
         try:
+            given = os.fsencode(word)
             given.decode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate that was no byte given: as it is
+            given, why = word.encode("utf-8", "surrogatepass"), "it holds a lone surrogate"
         except UnicodeDecodeError as exc:
             why = f"{exc.reason} at byte {exc.start}"
-        else:  # a lone surrogate that was no byte given (Windows): said as it is
+        else:  # escaped bytes that make UTF-8 (no byte given was): said as it is
             why = "it holds a lone surrogate"
-        shown = given.decode("utf-8", "replace")
-        shown = shown if len(shown) <= 60 else f"{shown[:57]}..."
+        from dsh._config_yaml import shown as shown_value
+
+        shown = shown_value(given.decode("utf-8", "replace"))
         raise UsageError(
-            f"run: the prompt's word {number} ({shown!r}) is not UTF-8 text ({why})"
+            f"run: the prompt's word {number} ({shown}) is not UTF-8 text ({why})"
         ) from None
 
 
