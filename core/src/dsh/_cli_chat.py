@@ -33,16 +33,16 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from dsh._cli_agent import agent_session, cli_harness, continuing, first_agent, resume_options
-from dsh._cli_continue import no_store, stored_to_continue
+from dsh._cli_agent import agent_session, cli_harness, first_agent
+from dsh._cli_continue import stored_to_continue
 from dsh._cli_editor import line_editor
 from dsh._cli_plugins import APPROVALS, loaded
+from dsh._cli_resume import resume
 from dsh._cli_screen import terminal_streams
 from dsh._cli_signals import ending, on_interrupt
 from dsh._cli_terminal import PromptLine, TerminalApprovals, lines_typed, taken
-from dsh._render import CLOSED_STATUS, Renderer, shorten
+from dsh._render import CLOSED_STATUS, shorten
 from dsh.errors import DshError
-from dsh.persistence import find_session
 
 if TYPE_CHECKING:
     from dsh._cli_editor import LineEditor
@@ -169,7 +169,9 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
                     await _compact(harness, agent, prompt_when_idle, compacting, failures)
                 continue
             if command == "/resume":
-                agent = await _resume(harness, agent, rest.strip(), renderer, failures)
+                agent = await resume(
+                    harness, agent, rest.strip(), renderer, partial(_failed, failures)
+                )
                 tg.start_soon(prompt_when_idle)
                 continue
             shown = None if editor is None else renderer.steers_shown
@@ -279,58 +281,6 @@ async def _compact(
         if scope.cancelled_caught:
             print("\n  /compact: stopped; the history is as it was", file=sys.stderr)
     await then()
-
-
-async def _resume(
-    harness: Harness,
-    agent: AgentHandle,
-    session_id: str,
-    renderer: Renderer,
-    failures: list[str],
-) -> AgentHandle:
-    """``/resume ID``: continue a stored session in place of the current one. The
-    current agent is kept when the agent is busy or the session cannot be loaded."""
-    if not session_id:
-        _failed(failures, "  /resume needs a session id (see `dsh sessions list`)")
-        return agent
-    if agent.agent.status != "idle" or agent.agent.inbox.queued:
-        _failed(
-            failures,
-            "  /resume: the agent is working; wait for the turn to end (or cancel it "
-            "with Ctrl-C) and resume again",
-        )
-        return agent
-    try:
-        service = await harness.relay.session_persistence()
-        if service is None:  # why, and what to do: as dsh chat --continue says it
-            raise DshError(f"no plugin stores sessions ({no_store(harness.pm)})")
-        session_id = await find_session(service, session_id)  # a unique prefix will do
-        stored = await harness.agents.load_stored(session_id)
-    except DshError as error:
-        _failed(failures, f"  /resume: {_clause(error)}; this chat goes on")
-        return agent
-    # On the chat's model: what the config says now for the agent that created the
-    # session, over the options stored with it (a rule tightened since applies).
-    options = resume_options(harness, stored, str(agent.agent.options.get("model")))
-    current, current_options = agent.session.id, dict(agent.agent.options)
-    await agent.dispose()
-    try:
-        resumed = await harness.agents.resume_stored(agent.id, stored, options)
-    except DshError as error:  # refused (in use elsewhere, its options): this chat goes on
-        _failed(failures, f"  /resume: {_clause(error)}; this chat goes on")
-        try:
-            return await harness.agents.resume(agent.id, current, current_options)
-        except DshError:  # never stored (no turn yet): the same session, new again
-            return await harness.agents.create(agent.id, current, options=current_options)
-    renderer.session_id = resumed.session.id
-    said = continuing(stored, resumed.agent.turns)  # as at start-up
-    print(f"  continuing session {resumed.session.id} ({said})", file=sys.stderr)
-    return resumed
-
-
-def _clause(error: DshError) -> str:
-    """``error`` as a clause with more said after it (its own full stop dropped)."""
-    return str(error).rstrip(".")
 
 
 def _prompt_of(line: str) -> str | None:
