@@ -358,7 +358,6 @@ class StepRunner:
                 await emit("assistant/chunk", chunk.to_data(), checked=True)
         except (ModelError, anyio.get_cancelled_exc_class()):  # a turn names the model
             raise
-            raise
         except Exception as exc:
             raise ModelError(
                 "UNKNOWN", f"model {model.info.name!r} failed: {type(exc).__name__}: {exc}"
