@@ -36,3 +36,21 @@ async def test_a_question_withdrawn_before_its_time_says_nothing_of_it(
     with anyio.move_on_after(0.1):
         await approvals.permission_ask(request(300))
     assert "no answer within" not in capsys.readouterr().err
+
+
+async def test_the_question_shows_a_reasons_control_characters_as_escapes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The reason quotes the command, which the model wrote: its escape sequences went to
+    the terminal raw (cleared the screen, retitled the window: the chat journey review)."""
+    asked = SimpleNamespace(
+        tool="bash\x1b[2J",
+        arguments='{"command": "echo"}',
+        reason="the command 'echo \x1b[2J\x1b]0;title\x07 hi\x9b31m' cannot be checked",
+        timeout=None,
+    )
+    with anyio.move_on_after(0.1):
+        await TerminalApprovals().permission_ask(asked)
+    shown = capsys.readouterr().err
+    assert not any(c in shown for c in "\x1b\x07\x9b"), repr(shown)
+    assert "the command 'echo \\x1b[2J\\x1b]0;title\\x07 hi\\x9b31m' cannot be checked" in shown

@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from dsh._render import shorten
+from dsh._render import shorten, visible
 from dsh.hookspecs import hookimpl
 
 __all__ = [
@@ -236,7 +236,8 @@ class TerminalApprovals:
         always = f", a = always ({_remembered(remember)})" if remember else ""
         each = "" if remember else "; asked again each time"
         print(
-            f"\n? {request.tool}({shorten(request.arguments, 80)}): {request.reason}\n"
+            f"\n? {visible(request.tool)}({shorten(request.arguments, 80)}): "
+            f"{visible(request.reason)}\n"
             f"  allow? y = once{always}, n = no (or type a reason for the model){each}",
             file=sys.stderr,
             flush=True,
