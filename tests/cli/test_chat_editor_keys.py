@@ -89,3 +89,19 @@ def test_ctrl_c_twice_in_a_row_quits_with_a_line_half_typed(
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_a_colour_code_typed_or_pasted_unbracketed_is_dropped_not_an_error(
+    model_server: Any, chat: Any, editor_env: dict[str, str]
+) -> None:
+    """prompt_toolkit reads ``ESC [31m`` as a mouse event and failed on it: asyncio
+    logged the exception as a ``dsh:`` line and the rest of the input was lost (the
+    chat journey review)."""
+    server = model_server([text_reply("Done.")])
+    child = chat(server, env=editor_env, plugins="")
+    child.send("abc\x1b[31mdef")
+    screen_when(child, lambda rows: rows[-1] == "> abcdef", "the line typed")
+    child.send("\r")
+    quit_after_turn(child)
+    assert users(server) == [["abcdef"]]
+    assert "Exception in callback" not in child.logfile_read.getvalue()

@@ -181,6 +181,7 @@ class LineEditor:
         from prompt_toolkit.history import InMemoryHistory
         from prompt_toolkit.input import create_input
         from prompt_toolkit.key_binding import KeyBindings
+        from prompt_toolkit.keys import Keys
         from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
         from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
         from prompt_toolkit.layout.processors import BeforeInput
@@ -216,6 +217,11 @@ class LineEditor:
                 event.current_buffer.insert_text("\n")
             else:
                 event.current_buffer.validate_and_handle()
+
+        @keys.add(Keys.Vt100MouseEvent)
+        def _mouse(event: KeyPressEvent) -> None:
+            """Nothing: the chat uses no mouse, and prompt_toolkit reads a colour code
+            typed or pasted unbracketed (ESC [31m) as a mouse event it then fails on."""
 
         @keys.add("c-z")
         def _suspend(event: KeyPressEvent) -> None:
