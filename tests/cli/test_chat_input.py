@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import contents, dsh, piped_chat, refused_reply, text_reply
+from cli_support import contents, dsh, piped_chat, refused_reply, text_reply, tool_call_reply
 
 
 @pytest.mark.parametrize("source", ["pipe", "file"])
@@ -293,3 +293,19 @@ def test_plugins_lists_what_dsh_plugins_lists_not_the_commands_own_parts(
     table = dsh("plugins", env=env, cwd=tmp_path).stdout.splitlines()[1:]
     assert listed == [row.split()[0] for row in table]
     assert "persistence" in listed and not any(n.startswith("dsh-cli") for n in listed)
+
+
+@pytest.mark.plugins("permissions")
+def test_a_command_at_a_permission_question_is_no_refusal_and_the_question_waits(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """``/help`` typed to decide was the refusal, its text the reason the model read
+    (the chat journey review); it is not run, and the next line answers."""
+    server = model_server(
+        [tool_call_reply("bash", {"command": "echo approved-output"}), text_reply("Done.")]
+    )
+    done = piped_chat(server, "run it\n/help\ny\n", cli_env, tmp_path, "permissions")
+    assert done.returncode == 1, done.stderr  # a command that was not run, in a script
+    assert "(a question waits for y, a or n: the command was not run)" in done.stderr
+    assert "approved-output" in server.bodies()[1]["messages"][-1]["content"]
+    assert "/help" not in str(server.bodies()[1])

@@ -159,6 +159,9 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
             if line is None or line.strip() in ("/quit", "/exit"):
                 break
             line = taken(line)  # now, not when it was read ahead: its note beside it
+            if approvals.asking and _COMMAND.match(line.strip()):  # /help is no refusal
+                _failed(failures, "  (a question waits for y, a or n: the command was not run)")
+                continue
             if approvals.answer(line):
                 continue
             command, rest = _words(line)
