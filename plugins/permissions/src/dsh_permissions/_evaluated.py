@@ -17,6 +17,11 @@ about; in bypass mode denied when there are deny rules), as ``(( ))`` is:
   ``printf -v x ...``): ``let`` with any operand, and a subscript holding a name
   (``test -v 'a[x]'``) in those name operands, since bash evaluates the variable's
   value, subscripts and all;
+- setting a variable bash gives the integer attribute itself (``RANDOM``, ``SRANDOM``,
+  ``OPTIND``, ``HISTCMD``, ``SECONDS``), which evaluates the value at once as ``let``
+  does: any ``printf -v``, ``read``, ``mapfile``/``readarray``, ``wait -p`` or
+  ``getopts`` naming one, a nameref to one (``declare -n r=RANDOM``), and an assignment
+  to one (``RANDOM=x``, ``export OPTIND=x``) of anything but a plain decimal number;
 - ``fc`` (runs its ``-e`` editor, then history entries), ``hash -p`` and ``BASH_CMDS``
   (a name runs another program), ``BASH_FUNC_*`` (an exported function), ``BASH_ENV``
   and ``ENV`` (a new bash, an interactive sh, sources it: ``/dev/stdin`` too), ``PS4``
@@ -73,6 +78,15 @@ _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: an exported function ``BASH_FUNC_ls%%``), that a new shell sources (``BASH_ENV``,
 #: ``ENV``, which may be ``/dev/stdin``) or that ``set -x`` expands (``PS4``)
 _HOOK: Final = re.compile(r"BASH_CMDS|BASH_ALIASES|BASH_ENV|ENV|PS4|BASH_FUNC_.*", re.DOTALL)
+#: variables bash gives the integer attribute, which evaluate what is assigned to them
+#: as arithmetic (a value ``a[$(CMD)]`` runs CMD, a value ``x`` evaluates x's value)
+_EVALUATING: Final = frozenset({"RANDOM", "SRANDOM", "OPTIND", "HISTCMD", "SECONDS"})
+_EVALUATES: Final = (
+    "it sets RANDOM, SRANDOM, OPTIND, HISTCMD or SECONDS, whose value bash evaluates "
+    "as arithmetic at once (as let does), and the value, or a variable it names, may "
+    "hold a subscript that runs a command"
+)
+_DECIMAL: Final = re.compile(r"-?[0-9]+")
 _HOOKED: Final = (
     "it sets BASH_CMDS, BASH_ALIASES, BASH_ENV, ENV, PS4 or an exported function "
     "(BASH_FUNC_), which make a name, a new shell or the trace of set -x run other code"
@@ -118,6 +132,11 @@ def unmodelled(words: tuple[Word, ...]) -> str | None:
         return "enable loads or hides builtins"
     if name == "shopt" and "s" in flags and any(w.text == "expand_aliases" for w in args):
         return "shopt -s expand_aliases makes aliases run other words"
+    if name in _DECLARING - {"export"} and "n" in flags and _untargeted(args):
+        return (
+            f"{name} -n without a value makes a nameref whose target a later assignment "
+            "sets, and what is then assigned through it is not followed"
+        )
     if name in _DECLARING - {"export", "readonly"} and "i" in flags:
         return f"{name} -i makes bash evaluate what is later assigned as arithmetic"
     if name == "compgen" and split_args(args, _VALUED_COMPGEN).valued("F"):
@@ -127,11 +146,14 @@ def unmodelled(words: tuple[Word, ...]) -> str | None:
 
 def assigned(words: tuple[Word, ...]) -> str | None:
     """Why one of the assignments ``words`` (``x='a[$(CMD)]'``, ``a['$(CMD)']=1``,
-    ``BASH_ENV=/dev/stdin``) may run code, or None: bash evaluates the subscript, or the
-    value where it is later used as a number, or a hook variable runs it."""
+    ``BASH_ENV=/dev/stdin``, ``RANDOM=x``) may run code, or None: bash evaluates the
+    subscript, or the value where it is later used as a number (at once for ``RANDOM``
+    and the like), or a hook variable runs it."""
     for word in words:
         if _hooked(word):
             return _HOOKED
+        if _evaluates(word):
+            return _EVALUATES
         if _ASSIGNMENT.match(word.text) and _runs(word.text):
             return (
                 f"{word.raw!r} assigns an array subscript holding a command substitution, "
@@ -208,11 +230,15 @@ def _named(name: str, args: tuple[Word, ...]) -> str | None:
     for word in targets:  # read PS4, printf -v 'BASH_CMDS[ls]', declare -n r=BASH_CMDS
         if _HOOK.fullmatch(_variable(word.text)):
             return _HOOKED
+        if _variable(word.text) in _EVALUATING:  # read RANDOM, declare -n r=OPTIND
+            return _EVALUATES
     for word in values:  # declare NAME=VALUE: the value, where it is later evaluated
         if _runs(word.text):
             return _RUNS
         if _hooked(word):
             return _HOOKED
+        if _evaluates(word):
+            return _EVALUATES
     return None
 
 
@@ -259,6 +285,12 @@ def _declared(name: str, args: tuple[Word, ...]) -> tuple[list[Word], list[Word]
     return names, values, targets
 
 
+def _untargeted(args: tuple[Word, ...]) -> bool:
+    """A name operand with no value (``declare -n r``): a later ``r=RANDOM`` sets the
+    nameref's target."""
+    return any(_ASSIGNMENT.match(w.text) is None for w in split_args(args, "").operands)
+
+
 def _runs(text: str) -> bool:
     """A ``[`` and after it ``$(`` or a backtick: a subscript bash would run code in."""
     start = text.find("[")
@@ -292,6 +324,15 @@ def _hooked(word: Word) -> bool:
     if found.group(1) == "PS4":
         return word.dynamic or any(part in _PLAIN.sub("", value) for part in _EXPANDS)
     return True
+
+
+def _evaluates(word: Word) -> bool:
+    """An assignment to a variable that evaluates its value at once (``RANDOM=x``,
+    ``OPTIND+=1``) of anything but a plain decimal number."""
+    found = _ASSIGNMENT.match(word.text)
+    if found is None or found.group(1) not in _EVALUATING:
+        return False
+    return word.dynamic or not _DECIMAL.fullmatch(word.text[found.end() :])
 
 
 def _file_like(word: Word, value: str) -> bool:
