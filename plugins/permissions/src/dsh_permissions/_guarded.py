@@ -1,6 +1,8 @@
 """What ``accept-edits`` does not cover inside the workspace: the config file that holds
-the rules, the session store, and files that run code later outside any rule. An agent
-that could write the first would rewrite the rules that bind it; one that could write
+the rules (and any ``dsh.yml``/``dsh.yaml``, which ``dsh run`` in its directory loads
+whatever file the rules came from), the session store, and files that run code later
+outside any rule. An agent that could write the first would rewrite the rules that bind
+it (or plant ``mode: bypass`` for the next run); one that could write
 the second would forge "always" answers, which are read back from the session log on
 ``--continue``; one that could write the third would run code no rule sees: git runs
 ``.git/hooks/*`` and what ``.git/config`` names (``core.hooksPath``, ``core.fsmonitor``,
@@ -17,6 +19,7 @@ import re
 import unicodedata
 from typing import Any, Final
 
+from dsh.config import CONFIG_FILE_NAMES
 from dsh.persistence import in_store, store_location
 
 __all__ = ["RUNS_CODE", "config_file", "guarded", "session_store"]
@@ -29,6 +32,7 @@ RUNS_CODE: Final = {
     ".envrc": "a direnv file (direnv runs it on entering the directory)",
     ".pre-commit-config.yaml": "pre-commit's configuration (its hooks run on git commit)",
     ".husky": "husky's git hooks (run on the next git command)",
+    **dict.fromkeys(CONFIG_FILE_NAMES, "a dsh config file (dsh run in its directory loads it)"),
 }
 
 
