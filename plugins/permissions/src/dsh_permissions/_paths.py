@@ -46,12 +46,20 @@ def pattern_problem(pattern: str) -> str | None:
     """Why ``pattern`` cannot be a path pattern, or None. Each problem would make a
     rule quietly match other paths than meant (a deny rule then stops nothing): ``$``
     is not expanded (``$HOME/.gnupg/**`` is a directory named ``$HOME`` in the
-    workspace), ``**`` only means "any directories" as a whole component (``src/**foo``
-    acts as ``src/*foo``), and fnmatch takes an unclosed ``[`` literally."""
+    workspace), nor is ``~user``, ``~+`` or ``~-`` (only ``~`` and ``~/``), ``**`` only
+    means "any directories" as a whole component (``src/**foo`` acts as ``src/*foo``),
+    and fnmatch takes an unclosed ``[`` literally."""
     if "$" in pattern:
         return (
             "'$' is not expanded in a path pattern (it would name a directory "
             "called so in the workspace); write ~/ for the home directory"
+        )
+    if pattern.startswith("~") and pattern != "~" and not pattern.startswith("~/"):
+        first = pattern.split("/", 1)[0]
+        return (
+            f"{first!r} is not expanded in a path pattern (it would name a directory "
+            "called so in the workspace); write the absolute path, or ~/ for your own "
+            "home directory"
         )
     for part in pattern.split("/"):
         if "**" in part and part != "**":
