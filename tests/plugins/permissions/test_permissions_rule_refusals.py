@@ -12,6 +12,7 @@ import pytest
 
 import dsh_permissions
 from dsh import HookError
+from dsh.errors import ConfigError
 from dsh.testing import ScriptedModel, scripted_harness
 
 pytestmark = pytest.mark.plugins("permissions")
@@ -54,4 +55,26 @@ async def test_a_tilde_user_pattern_stops_the_harness_saying_where(rule: str, fi
     "rule", ["read(~/.bashrc)", "read(~)", "read(src/~backup/**)", "bash(ls ~root)"]
 )
 async def test_home_patterns_and_tildes_elsewhere_are_accepted(rule: str):
+    await _start(rule)
+
+
+@pytest.mark.parametrize(
+    ("rule", "pattern"),
+    [
+        ("bash(rm *))", "rm *)"),
+        ("read(.env))", ".env)"),
+        ("bash(echo $(date)", "echo $(date"),
+        ("bash(a) b)", "a) b"),
+    ],
+)
+async def test_unbalanced_parentheses_stop_the_harness_saying_where(rule: str, pattern: str):
+    with pytest.raises(ConfigError) as caught:
+        await _start(rule)
+    said = str(caught.value)
+    assert said.startswith(f"<string>:2:10: permissions.deny[0]: {rule!r}: ")
+    assert f"the parentheses in the pattern {pattern!r} do not balance" in said
+
+
+@pytest.mark.parametrize("rule", ["bash(echo $(date))", "bash(f (x) *)", "read(src/(a)/**)"])
+async def test_balanced_parentheses_are_accepted(rule: str):
     await _start(rule)

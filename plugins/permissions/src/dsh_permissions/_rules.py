@@ -43,7 +43,24 @@ def parse_rule(text: str) -> tuple[str, str | None]:
         raise ValueError(f"{text!r}: the pattern is empty; write {name} to match every call")
     if "\x00" in pattern:
         raise ValueError(f"{text!r}: the pattern contains a NUL byte")
+    if not _balanced(pattern):
+        raise ValueError(
+            f"{text!r}: the parentheses in the pattern {pattern!r} do not balance "
+            "(a pattern that ends in ')' matches nothing that does not); write "
+            "ToolName(pattern) with one ')' closing it"
+        )
     return name, pattern
+
+
+def _balanced(pattern: str) -> bool:
+    """Whether each ``)`` in ``pattern`` closes a ``(`` before it, and each ``(`` is
+    closed (``bash(rm *))`` would be the pattern ``rm *)``)."""
+    depth = 0
+    for char in pattern:
+        depth += (char == "(") - (char == ")")
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 @dataclass(frozen=True, slots=True)
