@@ -48,11 +48,12 @@ async def test_a_tilde_user_pattern_stops_the_harness_saying_where(rule: str, fi
     said = await refusal(rule)
     assert said.startswith(f"<string>:2:10: permissions.deny[0]: rule {rule!r} has a bad path")
     assert f"{first!r} is not expanded in a path pattern" in said
-    assert "write the absolute path, or ~/ for your own home directory" in said
+    assert f"write the absolute path, ~/ for your own home directory, or ./{first} " in said
 
 
 @pytest.mark.parametrize(
-    "rule", ["read(~/.bashrc)", "read(~)", "read(src/~backup/**)", "bash(ls ~root)"]
+    "rule",
+    ["read(~/.bashrc)", "read(~)", "read(./~old/**)", "read(src/~backup/**)", "bash(ls ~root)"],
 )
 async def test_home_patterns_and_tildes_elsewhere_are_accepted(rule: str):
     await _start(rule)

@@ -58,8 +58,8 @@ def pattern_problem(pattern: str) -> str | None:
         first = pattern.split("/", 1)[0]
         return (
             f"{first!r} is not expanded in a path pattern (it would name a directory "
-            "called so in the workspace); write the absolute path, or ~/ for your own "
-            "home directory"
+            "called so in the workspace); write the absolute path, ~/ for your own "
+            f"home directory, or ./{first} for a directory of that name in the workspace"
         )
     for part in pattern.split("/"):
         if "**" in part and part != "**":
