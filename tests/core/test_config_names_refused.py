@@ -96,3 +96,27 @@ def test_a_plain_base_url_is_checked_without_importing_httpx() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "False\n", done.stderr
+
+
+async def test_a_plugins_path_setting_given_a_number_is_refused_in_yamls_words() -> None:
+    """pydantic's own words named a class (``Input is not a valid path for <class
+    'pathlib.Path'>``); any plugin's ``Path`` field is told in YAML's, as a string is."""
+    from pydantic import BaseModel
+
+    from dsh import hookimpl
+    from dsh.testing import ScriptedModel, scripted_harness
+
+    class Where(BaseModel):
+        directory: Path | None = None
+
+    class Plugin:
+        @hookimpl
+        def register_settings(self, register: object) -> None:
+            register(Where)  # type: ignore[operator]
+
+    with pytest.raises(ConfigError) as caught:
+        async with scripted_harness(
+            ScriptedModel([]), plugins=[("where", Plugin())], config_text="where:\n  directory: 5\n"
+        ):
+            pass
+    assert caught.value.reason == "Input should be a string (a path), not a number"

@@ -130,6 +130,7 @@ _YAML_KINDS = {
     "model_type": _MAPPING,
     "model_attributes_type": _MAPPING,
     "string_type": "a string",
+    "path_type": "a string (a path)",  # not "Input is not a valid path for <class ...>"
 }
 
 

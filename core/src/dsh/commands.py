@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from dsh.persistence import StoredSession
     from dsh.plugins import PluginManager
 
-__all__ = ["Command", "CommandContext", "name_choices"]
+__all__ = ["Command", "CommandContext", "for_terminal", "name_choices"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,3 +111,12 @@ def name_choices(subparsers: argparse.Action) -> None:
     # typed as the public Action (argparse's _SubParsersAction is private, and not
     # subscriptable at run time: typing.get_type_hints failed on the hint)
     subparsers.metavar = "{" + ",".join(subparsers.choices or ()) + "}"
+
+
+def for_terminal(text: str) -> str:
+    """``text`` with its control characters shown as ``\\xNN``, as ``dsh run`` shows a
+    model's answer at a terminal: for a command that writes what a model or a tool
+    wrote (escape sequences in it would clear the screen or retitle the window)."""
+    from dsh._render import visible
+
+    return visible(text)

@@ -36,9 +36,9 @@ def check(tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str]) -> tupl
     [
         (f'"{NO_USER}/x"', f"no user 'nosuchuser-of-dsh' ({NO_USER})"),
         ('"a\\0b"', "holds a NUL character"),
-        ("5", "should be a string (a path), not a number"),
-        ("[a, b]", "should be a string (a path), not a list"),
-        ("true", "should be a string (a path), not true (a boolean)"),
+        ("5", "Input should be a string (a path), not a number"),
+        ("[a, b]", "Input should be a string (a path), not a list"),
+        ("true", "Input should be a string (a path), not true (a boolean)"),
     ],
 )
 def test_a_path_python_cannot_use_is_refused_at_its_key_and_line(

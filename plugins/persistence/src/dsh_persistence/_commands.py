@@ -166,8 +166,9 @@ async def _list(service: SessionPersistence, args: argparse.Namespace, workspace
 
 
 async def _show(service: SessionPersistence, args: argparse.Namespace, workspace: str) -> int:
+    from dsh.commands import for_terminal
     from dsh.persistence import find_session, last_above, last_in
-    from dsh_persistence._listing import for_terminal, is_terminal, when
+    from dsh_persistence._listing import is_terminal, when
     from dsh_persistence._service import StoredSessions
     from dsh_persistence._transcript import transcript
 

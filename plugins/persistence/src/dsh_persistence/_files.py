@@ -7,7 +7,6 @@ import secrets
 from contextlib import suppress
 from pathlib import Path
 
-from dsh._config_yaml import shown
 from dsh_persistence._errors import PersistenceError, SessionConflictError
 
 try:
@@ -45,20 +44,31 @@ def file_name(session_id: str) -> str:
         encoded = session_id.encode()
     except UnicodeEncodeError:  # a lone surrogate: a non-UTF-8 argument, say
         raise PersistenceError(
-            f"session id {shown(session_id)} cannot be a file name: it is not valid text"
+            f"session id {_quoted(session_id)} cannot be a file name: it is not valid text"
         ) from None
-    name = "".join(chr(b) if b in _PLAIN else f"%{b:02X}" for b in encoded)
+    name = _escaped(encoded)
     if not name or len(name) > MAX_NAME:
         raise PersistenceError(
-            f"session id {shown(session_id)} cannot be a file name (empty, or longer than "
+            f"session id {_quoted(session_id)} cannot be a file name (empty, or longer than "
             f"{MAX_NAME} bytes once encoded); use a shorter id"
         )
     return name + SUFFIX
 
 
+def _quoted(session_id: str) -> str:
+    """The id for a message: cut to 60 characters with its length (it may be long)."""
+    if len(session_id) <= 60:
+        return repr(session_id)
+    return f"{session_id[:60]!r}... ({len(session_id):,} characters)"
+
+
 def name_length(session_id: str) -> int:
     """How many bytes ``file_name`` gives ``session_id`` (its suffix left out)."""
-    return sum(1 if b in _PLAIN else 3 for b in session_id.encode(errors="surrogatepass"))
+    return len(_escaped(session_id.encode(errors="surrogatepass")))
+
+
+def _escaped(encoded: bytes) -> str:
+    return "".join(chr(b) if b in _PLAIN else f"%{b:02X}" for b in encoded)
 
 
 def session_id_of(name: str) -> str:

@@ -15,12 +15,14 @@ import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dsh.commands import for_terminal
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from dsh.persistence import SessionHeader
 
-__all__ = ["for_terminal", "is_terminal", "json_rows", "table", "when"]
+__all__ = ["is_terminal", "json_rows", "table", "when"]
 
 #: An id longer than this is cut (ending in ``…``) in the table: one odd id must not
 #: push every other column off the screen. ``--json`` and ``show`` give it whole.
@@ -68,14 +70,6 @@ def table(headers: Sequence[SessionHeader], *, terminal: bool) -> str:
             f"{_pad(session, width)}  {updated:<16}  {turns:>5}  {_pad(place, room)}  {title}"
         )
     return "".join(line.rstrip() + "\n" for line in lines)
-
-
-def for_terminal(text: str) -> str:
-    """``text`` with its control characters shown as ``\\xNN``, as ``dsh run`` shows a
-    model's answer at a terminal."""
-    from dsh._render import visible
-
-    return visible(text)
 
 
 def when(timestamp: float) -> str:

@@ -9,7 +9,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from dsh._config_errors import yaml_kind
 from dsh_persistence._errors import PersistenceError
 
 __all__ = [
@@ -119,9 +118,6 @@ class PersistenceSettings(BaseModel):
         # $DSH_PERSISTENCE_DIR does not mean (unset): refused rather than guessed
         if value == "":
             raise ValueError("is empty: leave it out for the default, or write . for the workspace")
-        if value is not None and not isinstance(value, str | os.PathLike):
-            # not pydantic's "Input is not a valid path for <class 'pathlib.Path'>"
-            raise ValueError(f"should be a string (a path), not {yaml_kind(value)}")
         return value
 
     @field_validator("directory", "database")
