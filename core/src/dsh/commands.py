@@ -114,9 +114,12 @@ def name_choices(subparsers: argparse.Action) -> None:
 
 
 def for_terminal(text: str) -> str:
-    """``text`` with its control characters shown as ``\\xNN``, as ``dsh run`` shows a
-    model's answer at a terminal: for a command that writes what a model or a tool
-    wrote (escape sequences in it would clear the screen or retitle the window)."""
+    """``text`` with its control characters shown as ``\\xNN`` and the bidi controls
+    that reorder text (U+202A to U+202E, U+2066 to U+2069) as ``\\u202e``, as ``dsh run``
+    shows a model's answer at a terminal: for a command that writes what a model or a
+    tool wrote (escape sequences in it would clear the screen or retitle the window, an
+    override would show it reversed). Other text, right-to-left letters too, is as it
+    was."""
     from dsh._render import visible
 
     return visible(text)

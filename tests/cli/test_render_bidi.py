@@ -1,0 +1,65 @@
+"""Bidi controls in what a model or a tool wrote ("Trojan Source"): at a terminal the
+embeddings, overrides and isolates (U+202A to U+202E, U+2066 to U+2069) would show the
+text after them reversed or moved; they are shown as escapes, in a streamed answer, in
+the permission question and through ``dsh.commands.for_terminal``. Right-to-left
+letters, wide and combining characters are shown as they are."""
+
+from __future__ import annotations
+
+import io
+from types import SimpleNamespace
+
+import anyio
+import pytest
+
+from dsh._cli_terminal import TerminalApprovals
+from dsh._render import Renderer
+from dsh.commands import for_terminal
+from dsh.session import Session
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+ESCAPED = "\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069"
+#: Arabic, Hebrew, wide CJK, a combining accent, an emoji sequence, a right-to-left mark
+AS_IT_IS = "مرحبا שלום 日本語 e\u0301 👩\u200d💻 a\u200fb"
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_for_terminal_shows_bidi_controls_as_escapes() -> None:
+    assert for_terminal(f"if admin {BIDI}x") == f"if admin {ESCAPED}x"
+    assert for_terminal("a\x1b[2J\u202eb") == "a\\x1b[2J\\u202eb"
+
+
+def test_right_to_left_wide_and_combining_text_is_as_it_is() -> None:
+    assert for_terminal(AS_IT_IS) == AS_IT_IS
+    assert for_terminal("x\r\ny") == "x\ny"  # a Windows line end is a line end, as before
+
+
+def test_a_streamed_answer_at_a_terminal_shows_them_escaped() -> None:
+    out = Terminal()
+    renderer = Renderer(out, io.StringIO())
+    session = Session("s")
+    for text in ("access\u202e", "denied", f" {AS_IT_IS}\n"):
+        data = {"kind": "text", "text": text}
+        renderer.session_event(session, session.append("assistant/chunk", data))
+    assert out.getvalue() == f"access\\u202edenied {AS_IT_IS}\n"
+
+
+@pytest.mark.plugins("permissions")
+async def test_the_permission_question_shows_them_escaped(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    asked = SimpleNamespace(
+        tool="bash",
+        arguments='{"command": "rm -rf \u202e/ #"}',
+        reason="the command 'rm -rf \u2066/ #' cannot be checked",
+        timeout=None,
+    )
+    with anyio.move_on_after(0.1):
+        await TerminalApprovals().permission_ask(asked)
+    shown = capsys.readouterr().err
+    assert not any(c in shown for c in BIDI), repr(shown)
+    assert "rm -rf \\u202e/ #" in shown and "'rm -rf \\u2066/ #' cannot be checked" in shown
