@@ -105,3 +105,18 @@ def test_a_colour_code_typed_or_pasted_unbracketed_is_dropped_not_an_error(
     quit_after_turn(child)
     assert users(server) == [["abcdef"]]
     assert "Exception in callback" not in child.logfile_read.getvalue()
+
+
+def test_focus_reports_are_dropped_not_typed(
+    model_server: Any, chat: Any, editor_env: dict[str, str]
+) -> None:
+    """A terminal with focus reporting on (left on by another program) sends ``ESC [ I``
+    and ``ESC [ O`` as its window gains and loses focus; they came into the line as
+    ``[I`` and ``[O``."""
+    server = model_server([text_reply("Done.")])
+    child = chat(server, env=editor_env, plugins="")
+    child.send("abc\x1b[Idef\x1b[Oghi")
+    screen_when(child, lambda rows: rows[-1] == "> abcdefghi", "the line typed")
+    child.send("\r")
+    quit_after_turn(child)
+    assert users(server) == [["abcdefghi"]]

@@ -223,6 +223,13 @@ class LineEditor:
             """Nothing: the chat uses no mouse, and prompt_toolkit reads a colour code
             typed or pasted unbracketed (ESC [31m) as a mouse event it then fails on."""
 
+        @keys.add("escape", "[", "I")
+        @keys.add("escape", "[", "O")
+        def _focus(event: KeyPressEvent) -> None:
+            """Nothing: a terminal reports its window gaining or losing focus so (when a
+            program left focus reporting on), and prompt_toolkit, which knows neither,
+            put ``[I`` and ``[O`` into the line."""
+
         @keys.add("c-z")
         def _suspend(event: KeyPressEvent) -> None:
             event.app.suspend_to_background()  # as the terminal's Ctrl-Z does without it
