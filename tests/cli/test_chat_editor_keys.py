@@ -1,14 +1,16 @@
 """`dsh chat`'s line editor in a pseudo-terminal: Ctrl-C with a line half typed (at an
 idle prompt it clears the line, as in bash; during a turn it cancels the turn, the line
-staying)."""
+staying; at a permission question it cancels the turn and clears the answer typed), and
+input the line drops (colour codes, focus reports)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pexpect
-from cli_support import text_reply
-from editor_support import quit_after_turn, screen_when, users
+import pytest
+from cli_support import text_reply, tool_call_reply
+from editor_support import quit_after_turn, screen, screen_when, users
 
 
 def test_ctrl_c_with_a_line_half_typed_at_the_idle_prompt_clears_it(
@@ -69,6 +71,34 @@ def test_ctrl_c_during_a_turn_cancels_it_and_a_half_typed_line_stays(
     child.sendline("/quit")
     child.expect(pexpect.EOF)
     assert users(server)[1][-1] == "next question"
+
+
+@pytest.mark.plugins("permissions")
+def test_ctrl_c_at_a_permission_question_clears_the_answer_half_typed(
+    model_server: Any, chat: Any, editor_env: dict[str, str]
+) -> None:
+    """The text was meant as the question's answer: after Ctrl-C (which denies the
+    call and cancels the turn) it is not left in the line, to be sent as a prompt by the
+    next Enter. Ctrl-_ (undo) brings it back, as at an idle prompt."""
+    server = model_server(
+        [tool_call_reply("bash", {"command": "echo hi"}), text_reply("Fresh start.")]
+    )
+    child = chat(server, env=editor_env, plugins="permissions")
+    child.sendline("run it")
+    child.expect_exact("allow? y = once")
+    child.send("no, use ls")
+    screen_when(child, lambda rows: rows[-1] == "> no, use ls", "the answer typed")
+    child.sendintr()
+    child.expect_exact("[turn 1 aborted")
+    screen_when(child, lambda rows: rows[-1] == ">", "the empty input line")
+    child.send("next\r")
+    child.expect_exact("[turn 2 completed")
+    child.expect_exact("> ")
+    rows = screen(child)
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert users(server)[-1][-1] == "next"
+    assert not any("use ls" in row for row in rows)
 
 
 def test_ctrl_c_twice_in_a_row_quits_with_a_line_half_typed(

@@ -143,6 +143,7 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
             editor.on_interrupt = partial(_by_key, interrupt)
             # Ctrl-C that would quit clears a line half typed instead (not a second one)
             editor.clears_line = lambda: idle() and not compacting and not again()
+            editor.asking = lambda: approvals.asking  # Ctrl-C drops the answer typed too
             editor.steer_of = _prompt_of  # a line sent while the agent works: shown as a steer
 
         async def prompt_when_idle() -> None:

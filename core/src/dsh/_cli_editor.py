@@ -81,6 +81,9 @@ class LineEditor:
         #: Whether Ctrl-C with text typed clears the input line instead (set by chat:
         #: when Ctrl-C would quit it, at an idle prompt).
         self.clears_line: Callable[[], bool] = lambda: False
+        #: Whether a permission question waits (set by chat): Ctrl-C then also clears
+        #: the input line, which held the answer, not a prompt for later.
+        self.asking: Callable[[], bool] = lambda: False
         #: The prompt a line sends, None for a command (set by chat): a line sent while
         #: "> " does not show (the agent works) steers the turn with it, and is shown
         #: once, as a steer, in place of the line typed.
@@ -193,11 +196,12 @@ class LineEditor:
         @keys.add("c-c")
         def _interrupt(event: KeyPressEvent) -> None:
             line = event.current_buffer
-            if line.text and self.clears_line():  # as in bash: the line goes, not the chat
+            clears, asking = line.text and self.clears_line(), line.text and self.asking()
+            if clears or asking:  # as in bash: the line goes (at an idle prompt, not the chat)
                 line.save_to_undo_stack()  # Ctrl-_ (undo) brings it back
                 line.text = ""
-                return
-            self.on_interrupt()
+            if not clears:
+                self.on_interrupt()
 
         @keys.add("c-d")
         def _eof(event: KeyPressEvent) -> None:
