@@ -134,8 +134,15 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
             inbox = agent.agent.inbox
             dropped = [*inbox.queued, *inbox.steering]
             agent.cancel()
-            print(f"\n(cancelled{_dropped(dropped)}; Ctrl-C again to quit)", file=sys.stderr)
+            stopped(f"(cancelled{_dropped(dropped)}; Ctrl-C again to quit)")
             return False
+
+        def stopped(note: str) -> None:
+            """What Ctrl-C stopped, on a line of its own: after the answer's line (ended
+            if unfinished) or, without the editor, the ``^C`` the terminal echoed."""
+            echoed = typed and editor is None
+            ended = renderer.end_line() and renderer.terminal  # the line ^C is on
+            print("\n" + note if echoed and not ended else note, file=sys.stderr)
 
         tg.start_soon(_interrupts_to, interrupt)
         if editor is not None:  # the editor shows "> " itself; Ctrl-C is a key there
@@ -168,9 +175,11 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
             command, rest = _words(line)
             if command == "/compact":
                 if typed:  # runs beside a turn; the prompt comes back at once
-                    tg.start_soon(_compact, harness, agent, prompt_when_idle, compacting, failures)
+                    tg.start_soon(
+                        _compact, harness, agent, prompt_when_idle, compacting, failures, stopped
+                    )
                 else:  # a script's next line waits for it
-                    await _compact(harness, agent, prompt_when_idle, compacting, failures)
+                    await _compact(harness, agent, prompt_when_idle, compacting, failures, stopped)
                 continue
             if command == "/resume":
                 agent = await resume(
@@ -259,11 +268,12 @@ async def _compact(
     then: Callable[[], Awaitable[None]],
     scopes: list[anyio.CancelScope],
     failures: list[str],
+    stopped: Callable[[str], None],
 ) -> None:
     """``/compact``: compact the history now (needs dsh-compaction, loaded), then
     ``then()`` (shows the prompt again once the agent is idle). Its cancel scope is in
-    ``scopes`` meanwhile: Ctrl-C stops it. A failure is kept in ``failures`` (a stop
-    or nothing to compact is none)."""
+    ``scopes`` meanwhile: Ctrl-C stops it, and ``stopped`` shows the note that says so.
+    A failure is kept in ``failures`` (a stop or nothing to compact is none)."""
     if not harness.pm.has_plugin("compaction"):
         _failed(failures, "  /compact needs the compaction plugin (dsh-compaction)")
     else:
@@ -283,7 +293,7 @@ async def _compact(
             finally:
                 scopes.remove(scope)
         if scope.cancelled_caught:
-            print("\n  /compact: stopped; the history is as it was", file=sys.stderr)
+            stopped("  /compact: stopped; the history is as it was")
     await then()
 
 

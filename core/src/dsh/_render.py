@@ -117,13 +117,17 @@ class Renderer:
             self.last_end = event.data
             if event.data.get("reason") == "error":
                 self.errored_turns += 1
+        if self.json:
+            self._guarded(lambda: self._write(self.out, event.to_json(session.id) + "\n"))
+        else:
+            self._guarded(lambda: self._show(event.type, event.data))
+
+    def _guarded(self, show: Callable[[], object]) -> None:
+        """``show()`` unless the output is closed; a write that fails closes it."""
         if self.closed:
             return
         try:
-            if self.json:
-                self._write(self.out, event.to_json(session.id) + "\n")
-            else:
-                self._show(event.type, event.data)
+            show()
         except BrokenPipeError:
             self.closed = True
             if self.on_closed is not None:
@@ -211,8 +215,14 @@ class Renderer:
         self._end_line()
         self._write(self.err, line + "\n")
 
+    def end_line(self) -> bool:
+        """End the answer's streamed line, if it is unfinished (before a line of one's
+        own on stderr: chat's note on what Ctrl-C did); whether it was."""
+        ended = self._mid_line and not self.closed
+        self._guarded(self._end_line)
+        return ended
+
     def _end_line(self) -> None:
-        """End the answer's streamed line, if it is unfinished."""
         if self._mid_line:
             self._mid_line = False
             self._write(self.out, "\n")
