@@ -131,6 +131,37 @@ def test_a_line_typed_while_an_answer_streams_shows_after_the_answers_line(
     assert users(server)[1] == ["start", "and then this"]
 
 
+def test_a_commands_answer_during_a_turn_shows_after_the_commands_line(
+    model_server: Any, chat: Any, editor_env: dict[str, str]
+) -> None:
+    """The answer of ``/model`` (printed at once) waits with the line typed for the
+    answer's unfinished line to end, below it: it was printed above it, the line typed
+    coming after its own answer (the chat journey review)."""
+    slow = text_reply("thinking", ".", ".", ".", ".", ".", "\n", "Done.", pause=0.4)
+    server = model_server([slow])
+    child = chat(server, env=editor_env, plugins="")
+    child.sendline("start")
+    child.expect_exact("thinking")
+    child.sendline("/model")
+
+    def below_the_unfinished_answer(rows: list[str]) -> bool:
+        answer = row_of(rows, "thinking")
+        return rows[answer] != "thinking....." and rows[answer + 1 :] == [
+            "/model",
+            "  openai-compatible:tiny",
+        ]
+
+    screen_when(child, below_the_unfinished_answer, "the command and its answer below")
+    rows = quit_after_turn(child)
+    answer = row_of(rows, "thinking", row_of(rows, "> start"))
+    assert rows[answer : answer + 4] == [
+        "thinking.....",
+        "/model",
+        "  openai-compatible:tiny",
+        "Done.",
+    ]
+
+
 def test_ctrl_c_cancels_then_quits_and_the_terminal_is_restored(
     model_server: Any, editor_env: dict[str, str], tmp_path: Path
 ) -> None:

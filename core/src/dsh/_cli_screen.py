@@ -54,9 +54,12 @@ class Screen:
         self.app: Application[None] | None = None
         self.streams: list[TerminalStream] = []
         self._pending: list[tuple[TextIO, str]] = []
-        #: Lines typed while a stream's line was unfinished: drawn below it, and printed
-        #: once it has ended (above it they would look typed before it).
+        #: Lines typed while a stream's line was unfinished, and the lines written after
+        #: them (a command's answer): drawn below it, and printed once it has ended
+        #: (above it they would look typed before it, the answer before the command).
         self._held: list[tuple[TextIO, str]] = []
+        #: The streams whose unfinished lines the held lines wait for.
+        self._ahead: list[TerminalStream] = []
         #: The event loop the Application runs in, and its thread: a write from another
         #: thread (a log record from a worker) is handed to it.
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -115,22 +118,36 @@ class Screen:
 
     def echo(self, real: TextIO, text: str) -> None:
         """A line typed, as ``above``, but after the streams' unfinished lines."""
+        if not self._held:
+            self._ahead = [s for s in self.streams if s.tail]
         self._held.append((real, text))
         self.release()
         self.redraw()
 
+    def line(self, stream: TerminalStream, text: str) -> None:
+        """A whole line ``stream`` wrote: above, or held after the lines typed if they
+        wait for another stream's line (it was written after them)."""
+        if stream in self._ahead:  # its line the held ones wait for has ended
+            self._ahead.remove(stream)
+        elif self._held:
+            self._held.append((stream.real, text))
+            return
+        self.above(stream.real, text)
+
     def release(self) -> None:
-        """Print the lines typed that were held, once no stream has an unfinished line."""
-        if self._held and not any(s.tail for s in self.streams):
-            held, self._held = self._held, []
+        """Print the lines held, once the unfinished lines they wait for have ended."""
+        if self._held and not any(s.tail for s in self._ahead):
+            held, self._held, self._ahead = self._held, [], []
             for real, text in held:
                 self.above(real, text)
 
     def tails(self) -> str:
         """What the Application draws above the input line: the streams' unfinished
-        lines, then the lines typed that wait for them to end."""
-        lines = [s.tail.expandtabs() for s in self.streams if s.tail]
-        return "\n".join(lines + [text.removesuffix("\n") for _, text in self._held])
+        lines, the lines held after those they wait for."""
+        ahead = [s.tail for s in self._ahead if s.tail]
+        after = [s.tail for s in self.streams if s.tail and s not in self._ahead]
+        held = [text.removesuffix("\n") for _, text in self._held]
+        return "\n".join(line.expandtabs() for line in ahead + held + after)
 
 
 class TerminalStream:
@@ -167,7 +184,7 @@ class TerminalStream:
             self.screen.redraw()
             return written
         head, self.tail = (self.tail + data).rsplit("\n", 1)
-        self.screen.above(self.real, head + "\n")
+        self.screen.line(self, head + "\n")
         self.screen.release()
         return written
 
