@@ -3,7 +3,8 @@
 While the agent is idle a line starts a turn; while it runs, a line steers the running
 turn and ``/queue TEXT`` queues TEXT for the next turn. Ctrl-C once cancels the running
 turn (the agent stays); twice in a row, or at an idle prompt, quits (the line editor
-clears a line half typed at an idle prompt instead). Lines from a pipe
+clears a line half typed at an idle prompt instead, and an answer half typed at a
+permission question as well). Lines from a pipe
 or a file are taken one at a time, each once the agent is idle or asks a question, as
 someone watching would type them. At the end of input (Ctrl-D, or the end of a piped or
 redirected file) a pending permission question is denied and chat quits once the agent

@@ -196,8 +196,8 @@ class LineEditor:
         @keys.add("c-c")
         def _interrupt(event: KeyPressEvent) -> None:
             line = event.current_buffer
-            clears, asking = line.text and self.clears_line(), line.text and self.asking()
-            if clears or asking:  # as in bash: the line goes (at an idle prompt, not the chat)
+            clears = bool(line.text) and self.clears_line()  # as in bash: not the chat
+            if clears or (line.text and self.asking()):  # the question's answer goes too
                 line.save_to_undo_stack()  # Ctrl-_ (undo) brings it back
                 line.text = ""
             if not clears:
