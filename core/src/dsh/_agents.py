@@ -1,19 +1,18 @@
 """``AgentRegistry`` (``harness.agents``): creates, resumes, finds and owns agents.
 
 Public as ``dsh.agent.AgentRegistry``. Starting an agent is reserved under its id (and
-its session's) until it is live or refused: the checks, the session's claim, then going
-live and telling the ``agent_created`` observers. A start that fails once its agent is
-live disposes it (its normal teardown, which ends the claim); the harness leaving calls
-off the starts and store reads in flight (``close``) and waits for them before its
-plugins stop.
+its session's) until it is live or refused (``dsh._in_flight``): the checks, the
+session's claim, then going live and telling the ``agent_created`` observers. A start
+that fails once its agent is live disposes it (its normal teardown, which ends the
+claim); the harness leaving calls off the starts and store reads in flight (``close``)
+and waits for them before its plugins stop.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,6 +21,7 @@ import anyio
 from dsh._claims import Claim, claimed
 from dsh._handle import AgentHandle
 from dsh._ids import check_id
+from dsh._in_flight import InFlight
 from dsh._options import storable_options
 from dsh._resume import forked, load_session, resumed_session
 from dsh._stored_meta import held_secrets, hidden_meta
@@ -60,7 +60,6 @@ class AgentRegistry:
         # env: the harness's, for the switch that left persistence out (load_stored)
         self._task_group = task_group
         self._env = env
-        self._starts_agents = starts_agents
         self._workspace = workspace
         self._harness = harness
         self._relay = relay
@@ -68,12 +67,7 @@ class AgentRegistry:
         self._models = models
         self._tools = tools
         self._live: dict[str, AgentHandle] = {}
-        self._starting: dict[str, str] = {}  # the starts in flight: agent id -> session id
-        # the starts and loads in flight (their scopes), called off when the harness
-        # leaves (close); ``_drained`` is set when the last of them ends
-        self._in_flight: set[anyio.CancelScope] = set()
-        self._drained: anyio.Event | None = None
-        self._closed: str | None = None  # why no agent may start: the harness is leaving
+        self._in_flight = InFlight(self._live, sessions, starts_agents)
 
     def get(self, agent_id: str) -> AgentHandle | None:
         return self._live.get(agent_id)
@@ -140,17 +134,18 @@ class AgentRegistry:
         """An agent continuing a stored session; needs a persistence plugin. Without
         ``options`` the agent gets the options it was created with (when they were
         JSON and so stored in the session's meta). ``workspace`` as for ``create``."""
-        self._refuse_if_closed(agent_id)  # before the store is read: it may be closing
+        refuse = self._in_flight.refuse_if_closed
+        refuse(agent_id)  # before the store is read: it may be closing
         place = self._checked(agent_id, options, workspace)  # before the id, as create
-        async with self._reserved(agent_id, resume_session_id):  # the read included
+        async with self._in_flight.reserved(agent_id, resume_session_id):  # the read included
             stored = await load_session(
                 self._relay,
                 resume_session_id,
                 self._harness,
                 self._env,
-                check=lambda: self._refuse_if_closed(agent_id),
+                check=lambda: refuse(agent_id),
             )
-            self._refuse_if_closed(agent_id)
+            refuse(agent_id)
             return await self._resume(agent_id, stored, options, place)
 
     async def resume_stored(
@@ -164,7 +159,7 @@ class AgentRegistry:
         """``resume`` of a session already loaded with ``load_stored`` (which a caller
         that checks a session before it lets go of anything has done): not read again."""
         place = self._checked(agent_id, options, workspace)
-        async with self._reserved(agent_id, stored.id):
+        async with self._in_flight.reserved(agent_id, stored.id):
             return await self._resume(agent_id, stored, options, place)
 
     async def fork(
@@ -192,11 +187,11 @@ class AgentRegistry:
         store yet)."""
 
         def refuse() -> None:
-            if self._closed is not None:
-                raise DshError(f"cannot load session {session_id!r}: the harness {self._closed}")
+            if (closed := self._in_flight.closed) is not None:
+                raise DshError(f"cannot load session {session_id!r}: the harness {closed}")
 
         refuse()  # before the store is read: it may be closed
-        async with self._called_off(refuse):
+        async with self._in_flight.called_off(refuse):
             return await load_session(
                 self._relay, session_id, self._harness, self._env, check=refuse
             )
@@ -207,16 +202,11 @@ class AgentRegistry:
         (refused, their agent disposed and their claim let go if they got that far) and
         awaited, so that nothing opens a store after the plugins have closed theirs; so
         are the ``load_stored`` in flight."""
-        self._closed = "is stopping"
-        for scope in list(self._in_flight):
-            scope.cancel()
-        while self._in_flight:
-            self._drained = anyio.Event()
-            await self._drained.wait()
+        await self._in_flight.close()
 
     def mark_stopped(self) -> None:
         """The harness has stopped: a create or resume now says so."""
-        self._closed = "has stopped"
+        self._in_flight.mark_stopped()
 
     async def dispose_all(self) -> None:
         async with anyio.create_task_group() as tg:
@@ -263,60 +253,8 @@ class AgentRegistry:
         source: Literal["startup", "create", "resume"],
         workspace: Path | None = None,
     ) -> AgentHandle:
-        async with self._reserved(agent_id, session.id):
+        async with self._in_flight.reserved(agent_id, session.id):
             return await self._claim_and_go(agent_id, session, options, source, workspace)
-
-    @asynccontextmanager
-    async def _reserved(self, agent_id: str, session_id: str) -> AsyncIterator[None]:
-        """Reserve ``agent_id`` and its session until the block ends: the start is in
-        flight (claiming the session awaits, in a thread for a store on disk, and a second
-        start of the id or the session must not begin in between). ``close`` calls it off:
-        a ``DshError`` saying the harness is stopping."""
-        self._refuse_start(agent_id, session_id)
-        self._starting[agent_id] = session_id
-        try:
-            async with self._called_off(lambda: self._refuse_if_closed(agent_id)):
-                yield
-        finally:
-            del self._starting[agent_id]
-
-    @asynccontextmanager
-    async def _called_off(self, refuse: Callable[[], None]) -> AsyncIterator[None]:
-        """Run the block until it ends or ``close`` calls it off: ``refuse`` raises then
-        (the harness is stopping). ``close`` waits for it."""
-        scope = anyio.CancelScope()
-        self._in_flight.add(scope)
-        try:
-            with scope:
-                yield
-        finally:
-            self._in_flight.discard(scope)
-            if not self._in_flight and self._drained is not None:
-                self._drained.set()
-        if scope.cancelled_caught:  # called off by close()
-            refuse()
-
-    def _refuse_start(self, agent_id: str, sid: str) -> None:
-        if not self._starts_agents:  # its config was read leniently: nothing may run
-            reason = "settings for plugins that do not run were only warned about"
-            raise DshError(f"agent {agent_id!r}: this harness starts no agent ({reason})")
-        self._refuse_if_closed(agent_id)
-        if agent_id in self._live or agent_id in self._starting:
-            raise DshError(f"agent {agent_id!r} already exists; dispose it first")
-        # said before the claim is tried (which would blame another process)
-        if self._sessions.get(sid) is not None:
-            owner = "".join(f" (agent {h.id!r})" for h in self.list() if h.session.id == sid)
-            where = "it is already live in this harness"
-        else:
-            starting = [a for a, s in self._starting.items() if s == sid]
-            if not starting:
-                return
-            owner = f" (agent {starting[0]!r})"
-            where = "it is being resumed or created in this harness"
-        raise DshError(
-            f"agent {agent_id!r}: session {sid!r} is in use: {where}{owner}; "
-            "dispose that agent first"
-        )
 
     async def _claim_and_go(
         self,
@@ -327,7 +265,7 @@ class AgentRegistry:
         workspace: Path | None,
     ) -> AgentHandle:
         # the harness may begin to leave at each await: checked after every one
-        refuse = self._refuse_if_closed
+        refuse = self._in_flight.refuse_if_closed
         async with claimed(self._relay, session, lambda: refuse(agent_id)) as claim:
             return await self._started(agent_id, session, options, source, workspace, claim)
 
@@ -340,7 +278,8 @@ class AgentRegistry:
         workspace: Path | None,
         claim: Claim,
     ) -> AgentHandle:
-        self._refuse_if_closed(agent_id)  # the harness began to leave while it was claimed
+        # the harness may have begun to leave while it was claimed
+        self._in_flight.refuse_if_closed(agent_id)
         if not (options or {}).get("model") and self._harness is not None:
             default = self._harness.config.default_model  # `model:` at the top of dsh.yml
             if default:
@@ -375,10 +314,6 @@ class AgentRegistry:
             claim.ended = True
             raise
         return handle
-
-    def _refuse_if_closed(self, agent_id: str) -> None:
-        if self._closed is not None:
-            raise DshError(f"agent {agent_id!r}: the harness {self._closed}")
 
     async def _teardown(self, handle: AgentHandle, done: anyio.Event) -> None:
         agent = handle.agent

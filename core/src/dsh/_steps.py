@@ -1,31 +1,29 @@
-"""One turn of the agent loop: its steps, and the closers that keep the log balanced.
+"""One turn of the agent loop: its steps, each a model call (or more, when a failed one
+is retried) and the tool calls of its answer, logged as they happen.
 
 Every exit path of a turn, including an abort, a raising plugin, a model error or an
-outer cancellation, ends with the closers: an error ``tool/result`` for every call that
-has none, ``step/end`` if a step is open, then ``turn/end``.
+outer cancellation, ends with the closers that keep the log balanced (``dsh._closers``).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from dsh._answer import streamed
+from dsh._closers import call_data, closers, named, result_data
 from dsh._config_models import DEFAULT_MAX_WAIT
 from dsh._options import request_options, retry_allowance, step_limit
 from dsh._ready import READY
 from dsh._secrets import get_logger, redact
 from dsh._turn_state import TurnState
 from dsh.errors import DshError, HookError, ModelError, StepLimitError
-from dsh.llm._hidden_args import NOTED, Guard
-from dsh.llm.assemble import Assembler
+from dsh.llm._hidden_args import Guard
 from dsh.messages import (
-    AssistantMessage,
     ContinuationDecision,
     ModelRequest,
     RequestErrorDecision,
-    StopReason,
     ToolCall,
     ToolResult,
     trusted,
@@ -77,7 +75,7 @@ class StepRunner:
                 await emit("user/message", {"content": content}, checked=True)
             await self._steps(turn)
         except ModelError as exc:
-            error = {"code": exc.code, "message": _named(exc.message, turn)}
+            error = {"code": exc.code, "message": named(exc.message, turn)}
             if exc.retry_after is not None:  # the server's wait, for whoever tries again
                 error["retry_after"] = exc.retry_after
             cause = exc.__cause__
@@ -103,7 +101,7 @@ class StepRunner:
             # appended synchronously, and only an observer with async work is awaited,
             # shielded (a scope per such event, so the common case pays for none).
             emit = self.agent.session.emit
-            for event_type, data in self._closers(turn, error):
+            for event_type, data in closers(turn, error):
                 pending = emit(event_type, data, checked=True)
                 if pending is not READY:
                     with anyio.CancelScope(shield=True):
@@ -119,51 +117,6 @@ class StepRunner:
         if isinstance(exc, HookError) and harness is not None:
             for record in harness.pm.turn_failures:
                 record(exc)
-
-    def _closers(
-        self, turn: TurnState, error: dict[str, Any] | None
-    ) -> Iterator[tuple[str, dict[str, Any]]]:
-        """The events that close the turn, yielded one at a time so the bookkeeping
-        between them happens after each is logged. All data is JSON by construction."""
-        if turn.streaming is not None:
-            assembler, model = turn.streaming
-            turn.streaming = None
-            reason: StopReason = "error" if turn.ended_by is None else "aborted"
-            cut = assembler.cut_off(reason, model)
-            if cut is not None:  # the model sees what it said before it was cut off
-                turn.usage += cut.usage
-                yield "assistant/message", {"message": cut.to_data()}
-        how = "the turn ended" if turn.ended_by is None else f"the turn was {turn.ended_by}"
-        for call in turn.pending:
-            if call.id not in turn.logged:
-                yield "tool/call", _call_data(call)
-            if call.id == turn.running:  # being handled: it may have run, in part or whole
-                why = f"interrupted: {how} while this call was being handled; it may have run"
-            else:
-                why = f"not run: {how} before this call ran"
-            result = ToolResult(call_id=call.id, content=why, is_error=True)
-            yield "tool/result", _result_data(call, result)
-        turn.pending = []
-        turn.running = None
-        if turn.open_step is not None:
-            yield "step/end", {"turn": turn.number, "step": turn.open_step}
-            turn.open_step = None
-        if turn.ended_by is not None:
-            ended = turn.ended_by
-        elif error is not None:
-            ended = "error"
-        else:
-            ended = "max-tokens" if turn.max_tokens else "completed"
-        data: dict[str, Any] = {
-            "turn": turn.number,
-            "reason": ended,
-            "usage": turn.usage.to_data(),
-        }
-        if error is not None:
-            data["error"] = error
-        elif turn.stopped is not None:
-            data["stopped"] = turn.stopped
-        yield "turn/end", data
 
     async def _steps(self, turn: TurnState) -> None:
         max_steps = step_limit(self.agent.id, self.agent.options)
@@ -217,7 +170,7 @@ class StepRunner:
             model: Model | None = None
             try:
                 model = self.models.get(request.model, agent=agent.id)
-                message = await self._stream(model, request, turn)
+                message = await streamed(emit, self.guard, model, request, turn)
                 break
             except ModelError as error:
                 try:
@@ -271,7 +224,7 @@ class StepRunner:
             if turn.stopping():
                 return True
             turn.logged.add(call.id)
-            await emit("tool/call", _call_data(call), checked=True)
+            await emit("tool/call", call_data(call), checked=True)
             if turn.stopping():  # aborted while the call was being logged: never run it
                 return True
             why = guard.refusal(call) if guard.clean is not None or guard.refused else None
@@ -291,7 +244,7 @@ class StepRunner:
             # after the event is already in the log
             turn.pending.pop(0)
             turn.logged.discard(call.id)
-            answer = _result_data(call, result)
+            answer = result_data(call, result)
             secrets = agent.secrets
             if secrets:  # a command can print dsh's own environment (/proc/$PPID/environ)
                 answer["content"] = redact(result.content, secrets)
@@ -338,57 +291,3 @@ class StepRunner:
                 what,
             )
         return hidden
-
-    async def _stream(
-        self, model: Model, request: ModelRequest, turn: TurnState
-    ) -> AssistantMessage:
-        """Stream one answer, logging each chunk; the guard learns of its hidden calls."""
-        emit = self.agent.session.emit
-        assembler = Assembler()
-        name = model.info.name
-        turn.streaming = (assembler, name)
-        guard = self.guard
-        guard.noted = False
-        stream: AsyncIterator[Any] = model.stream(request)
-        if NOTED.get() is not guard:  # seen by the redactors the stream runs, in this task
-            NOTED.set(guard)
-        try:
-            async for chunk in stream:
-                assembler.add(chunk)  # type-checks the chunk: its data is JSON
-                await emit("assistant/chunk", chunk.to_data(), checked=True)
-        except (ModelError, anyio.get_cancelled_exc_class()):  # a turn names the model
-            raise
-        except Exception as exc:
-            raise ModelError(
-                "UNKNOWN", f"model {model.info.name!r} failed: {type(exc).__name__}: {exc}"
-            ) from exc
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
-        message = assembler.message(model=name)  # a ModelError: no finish, say
-        turn.streaming = None
-        if (hidden := assembler.hidden_calls()) or guard.noted:
-            guard.answered(message, hidden)
-        else:  # the usual case: every call may run
-            guard.clean = None
-        return message
-
-
-def _named(message: str, turn: TurnState) -> str:
-    """A model's error as the turn tells it: naming the model it streamed from (a
-    plugin model's own error, the assembler's), unless it does already (a built-in
-    adapter's). The error itself reaches the hooks as the model raised it."""
-    if turn.streaming is None:
-        return message
-    who = f"model {turn.streaming[1]!r}"
-    return message if message.startswith(who) else f"{who}: {message}"
-
-
-def _call_data(call: ToolCall) -> dict[str, Any]:
-    return {"id": call.id, "name": call.name, "arguments": call.arguments}
-
-
-def _result_data(call: ToolCall, result: ToolResult) -> dict[str, Any]:
-    content, is_error = result.content, result.is_error
-    return {"call_id": call.id, "name": call.name, "content": content, "is_error": is_error}

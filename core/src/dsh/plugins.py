@@ -1,5 +1,5 @@
-"""The plugin manager: creation, entry-point selection and loading, validation, listing
-(which entry points are installed: ``dsh._entry_points``).
+"""The plugin manager: creation, validation, listing (which entry points are installed:
+``dsh._entry_points``; which of them load, and loading them: ``dsh._plugin_loading``).
 
 Order of registration, and so of calls (pluggy calls the last registered first among
 impls of equal tryfirst/trylast standing):
@@ -18,27 +18,20 @@ import importlib
 import inspect
 import os
 import types
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint
 from typing import Any
 
 import pluggy
 
 from dsh import hookspecs
 from dsh._calling import Dispatcher, Reporter, default_reporter, is_async_function
-from dsh._entry_points import (
-    ENTRY_POINT_GROUP,
-    PluginNameClash,
-    clashes,
-    dist_name,
-    installed_plugins,
-    modules,
-    scan,
-)
+from dsh._entry_points import ENTRY_POINT_GROUP, PluginNameClash, clashes, installed_plugins
 from dsh._impl_arguments import arguments_problem
+from dsh._plugin_loading import TRUE_VALUES as TRUE_VALUES
+from dsh._plugin_loading import load_installed
 from dsh._relay import HookRelay
-from dsh.errors import DshError, HookError, PluginLoadError, PluginValidationError
+from dsh.errors import DshError, HookError, PluginValidationError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -54,8 +47,6 @@ __all__ = [
 #: Modules registered first by every manager: the core's own behaviour, written as
 #: plugins on the public hooks.
 CORE_DEFAULTS: tuple[str, ...] = ("dsh.builtins", "dsh.builtin_tools")
-#: The values of DSH_DISABLE_PLUGIN_AUTOLOAD that turn autoload off (lower-cased).
-TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,65 +216,6 @@ class PluginManager(pluggy.PluginManager):
             )
 
 
-def _env_list(value: str) -> list[str]:
-    return [part.strip() for part in value.split(",") if part.strip()]
-
-
-def _select(
-    available: Sequence[str], select: Iterable[str], env: Mapping[str, str]
-) -> tuple[list[str], set[str]]:
-    """Which entry points to load (in name order) and which names to block.
-
-    ``select`` holds ``-p`` values: ``NAME`` forces a plugin on, ``no:NAME`` blocks it.
-    ``DSH_LOAD_PLUGINS=a,b`` loads only those (empty: none);
-    ``DSH_DISABLE_PLUGIN_AUTOLOAD=1`` loads only what ``-p`` names.
-    """
-    wanted: dict[str, str] = {}  # name -> where it was asked for
-    blocked: set[str] = set()
-    for item in select:
-        if item.startswith("no:"):
-            blocked.add(item[3:])
-        else:
-            wanted[item] = f"-p {item}"
-    if "DSH_LOAD_PLUGINS" in env:
-        for name in _env_list(env["DSH_LOAD_PLUGINS"]):
-            wanted.setdefault(name, "DSH_LOAD_PLUGINS")
-        allowed: set[str] | None = set(wanted)
-    elif env.get("DSH_DISABLE_PLUGIN_AUTOLOAD", "").lower() in TRUE_VALUES:
-        allowed = set(wanted)
-    else:
-        allowed = None
-    unknown = sorted(set(wanted) - set(available))
-    if unknown:
-        installed = ", ".join(available) or "none"
-        names = ", ".join(f"{name} (from {wanted[name]})" for name in unknown)
-        raise DshError(
-            f"no plugin named {names} is installed (installed: {installed})"
-            + _did_you_mean(unknown[0], available)
-        )
-    chosen = [n for n in available if (allowed is None or n in allowed) and n not in blocked]
-    return chosen, blocked
-
-
-def _check_blocked(blocked: set[str], available: list[str]) -> None:
-    """``-p no:NAME`` for a name nothing has: most likely a typo that would leave the
-    plugin meant (a policy plugin, say) loaded, so it is refused like ``-p NAME``."""
-    unknown = sorted(blocked - set(available))
-    if unknown:
-        installed = ", ".join(available) or "none"
-        raise DshError(
-            f"-p no:{unknown[0]}: no plugin named {unknown[0]} is installed "
-            f"(installed: {installed})" + _did_you_mean(unknown[0], available, "-p no:")
-        )
-
-
-def _did_you_mean(name: str, available: Sequence[str], prefix: str = "") -> str:
-    import difflib
-
-    close = difflib.get_close_matches(name, available, n=1)
-    return f"; did you mean {prefix}{close[0]}?" if close else ""
-
-
 def create_plugin_manager(
     plugins: Iterable[object | tuple[str, object]] = (),
     *,
@@ -307,30 +239,9 @@ def create_plugin_manager(
         pm.register(importlib.import_module(module), module)
         pm.distributions[module] = ("dsh-core", _core_version())
     if load_entry_points:
-        found, clashing = scan()
         entry_selection = [item for item in select if item[3:] not in CORE_DEFAULTS]
-        chosen, blocked = _select(list(found), entry_selection, os.environ if env is None else env)
         explicit = {item[0] for item in plugins if isinstance(item, tuple)}
-        _check_blocked(blocked - explicit, list(found))
-        for name in blocked:
-            pm.set_blocked(name)
-        pm.installed = modules(found)
-        failed = []
-        for name in chosen:  # every one is tried, so that one run names all that fail
-            try:
-                _load_entry_point(pm, name, found[name], clashing.get(name, []))
-            except PluginLoadError as error:
-                failed.append(error)
-        if failed:
-            first = failed[0]
-            raise PluginLoadError(
-                first.name,
-                first.distribution,
-                first.value,
-                first.cause,
-                failed[1:],
-                uninstall=first.uninstall,
-            ) from first.cause
+        load_installed(pm, entry_selection, explicit, os.environ if env is None else env)
     for item in plugins:
         name, plugin = item if isinstance(item, tuple) else (None, item)
         if name is not None and pm.is_blocked(name):
@@ -341,44 +252,6 @@ def create_plugin_manager(
             )
         pm.register(plugin, name)
     return pm
-
-
-def _load_entry_point(
-    pm: PluginManager, name: str, ep: EntryPoint, clash: Sequence[EntryPoint]
-) -> None:
-    dist = dist_name(ep)
-    if clash:
-        each = " and ".join(f"{dist_name(one)} ({name} = {one.value})" for one in clash)
-        why = f"two installed distributions define the dsh plugin {name!r}: {each}"
-        either = " or ".join(dist_name(one) for one in clash)
-        clashed = PluginNameClash(f"{why}; uninstall one")
-        raise PluginLoadError(name, dist, ep.value, clashed, uninstall=either)
-    try:
-        plugin = ep.load()
-        if isinstance(plugin, type):  # nothing registers an instance of it
-            raise TypeError(
-                f"it names the class {plugin.__qualname__}; point it at a module, or at an "
-                f'instance made in one ({name} = "{plugin.__module__}:plugin" with '
-                f"plugin = {plugin.__qualname__}())"
-            )
-        pm.register(plugin, name)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # sys.exit() at import too: this plugin's failure
-        if isinstance(exc, BaseExceptionGroup) and exc.subgroup(KeyboardInterrupt):
-            raise
-        raise PluginLoadError(name, dist, ep.value, _exited(exc)) from exc
-    version = ep.dist.version if ep.dist is not None else "?"
-    pm.distributions[name] = (dist, version)
-
-
-def _exited(exc: BaseException) -> BaseException:
-    """What a plugin raised while loading, as its failure names it: a ``SystemExit``
-    (``sys.exit()`` at import) says so and with what exit status dsh would have ended."""
-    if not isinstance(exc, SystemExit):
-        return exc
-    status = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
-    return SystemExit(f"sys.exit({exc.code!r}) called while loading (exit status {status})")
 
 
 def _core_version() -> str:

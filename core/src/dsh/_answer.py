@@ -1,0 +1,62 @@
+"""One answer of a model, streamed into the log for a step (``dsh._steps``): each chunk
+is logged as it comes and assembled; the guard (``dsh.llm._hidden_args``) learns which
+of the answer's calls had a secret hidden. While it streams, the turn holds the
+assembler, so that the closers (``dsh._closers``) log what it said if the turn ends."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from dsh.errors import ModelError
+from dsh.llm._hidden_args import NOTED
+from dsh.llm.assemble import Assembler
+
+if TYPE_CHECKING:
+    from dsh._turn_state import TurnState
+    from dsh.llm._hidden_args import Guard
+    from dsh.llm.base import Model
+    from dsh.messages import AssistantMessage, ModelRequest
+
+__all__ = ["streamed"]
+
+
+async def streamed(
+    emit: Callable[..., Awaitable[None]],
+    guard: Guard,
+    model: Model,
+    request: ModelRequest,
+    turn: TurnState,
+) -> AssistantMessage:
+    """Stream one answer, logging each chunk (``emit``: the session's); the guard
+    learns of its hidden calls."""
+    assembler = Assembler()
+    name = model.info.name
+    turn.streaming = (assembler, name)
+    guard.noted = False
+    stream: AsyncIterator[Any] = model.stream(request)
+    if NOTED.get() is not guard:  # seen by the redactors the stream runs, in this task
+        NOTED.set(guard)
+    try:
+        async for chunk in stream:
+            assembler.add(chunk)  # type-checks the chunk: its data is JSON
+            await emit("assistant/chunk", chunk.to_data(), checked=True)
+    except (ModelError, anyio.get_cancelled_exc_class()):  # a turn names the model
+        raise
+    except Exception as exc:
+        raise ModelError(
+            "UNKNOWN", f"model {model.info.name!r} failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    message = assembler.message(model=name)  # a ModelError: no finish, say
+    turn.streaming = None
+    if (hidden := assembler.hidden_calls()) or guard.noted:
+        guard.answered(message, hidden)
+    else:  # the usual case: every call may run
+        guard.clean = None
+    return message

@@ -1,0 +1,153 @@
+"""Which installed plugins a plugin manager loads, and loading them (for
+``dsh.plugins.create_plugin_manager``).
+
+``-p NAME`` forces a plugin on and ``-p no:NAME`` blocks it; ``DSH_LOAD_PLUGINS=a,b``
+loads only those (empty: none); ``DSH_DISABLE_PLUGIN_AUTOLOAD=1`` loads only what ``-p``
+names. A name asked for that nothing installed has is refused (with the closest one), as
+is a plugin that fails to load: named with its distribution and entry point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence, Set
+from importlib.metadata import EntryPoint
+from typing import TYPE_CHECKING
+
+from dsh._entry_points import PluginNameClash, dist_name, modules, scan
+from dsh.errors import DshError, PluginLoadError
+
+if TYPE_CHECKING:
+    from dsh.plugins import PluginManager
+
+__all__ = ["TRUE_VALUES", "load_installed"]
+
+#: The values of DSH_DISABLE_PLUGIN_AUTOLOAD that turn autoload off (lower-cased).
+TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
+
+
+def load_installed(
+    pm: PluginManager, select: Sequence[str], explicit: Set[str], env: Mapping[str, str]
+) -> None:
+    """Register the entry points ``select`` and ``env`` choose into ``pm`` (in name
+    order), and block those they leave out; ``explicit``: the names of the plugins passed
+    explicitly, which ``-p no:NAME`` may name although nothing installed has it. Every
+    chosen one is tried, so that one ``PluginLoadError`` names all that fail."""
+    found, clashing = scan()
+    chosen, blocked = _select(list(found), select, env)
+    _check_blocked(blocked - explicit, list(found))
+    for name in blocked:
+        pm.set_blocked(name)
+    pm.installed = modules(found)
+    failed = []
+    for name in chosen:
+        try:
+            _load_entry_point(pm, name, found[name], clashing.get(name, []))
+        except PluginLoadError as error:
+            failed.append(error)
+    if failed:
+        first = failed[0]
+        raise PluginLoadError(
+            first.name,
+            first.distribution,
+            first.value,
+            first.cause,
+            failed[1:],
+            uninstall=first.uninstall,
+        ) from first.cause
+
+
+def _env_list(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def _select(
+    available: Sequence[str], select: Iterable[str], env: Mapping[str, str]
+) -> tuple[list[str], set[str]]:
+    """Which entry points to load (in name order) and which names to block.
+
+    ``select`` holds ``-p`` values: ``NAME`` forces a plugin on, ``no:NAME`` blocks it.
+    ``DSH_LOAD_PLUGINS=a,b`` loads only those (empty: none);
+    ``DSH_DISABLE_PLUGIN_AUTOLOAD=1`` loads only what ``-p`` names.
+    """
+    wanted: dict[str, str] = {}  # name -> where it was asked for
+    blocked: set[str] = set()
+    for item in select:
+        if item.startswith("no:"):
+            blocked.add(item[3:])
+        else:
+            wanted[item] = f"-p {item}"
+    if "DSH_LOAD_PLUGINS" in env:
+        for name in _env_list(env["DSH_LOAD_PLUGINS"]):
+            wanted.setdefault(name, "DSH_LOAD_PLUGINS")
+        allowed: set[str] | None = set(wanted)
+    elif env.get("DSH_DISABLE_PLUGIN_AUTOLOAD", "").lower() in TRUE_VALUES:
+        allowed = set(wanted)
+    else:
+        allowed = None
+    unknown = sorted(set(wanted) - set(available))
+    if unknown:
+        installed = ", ".join(available) or "none"
+        names = ", ".join(f"{name} (from {wanted[name]})" for name in unknown)
+        raise DshError(
+            f"no plugin named {names} is installed (installed: {installed})"
+            + _did_you_mean(unknown[0], available)
+        )
+    chosen = [n for n in available if (allowed is None or n in allowed) and n not in blocked]
+    return chosen, blocked
+
+
+def _check_blocked(blocked: set[str], available: list[str]) -> None:
+    """``-p no:NAME`` for a name nothing has: most likely a typo that would leave the
+    plugin meant (a policy plugin, say) loaded, so it is refused like ``-p NAME``."""
+    unknown = sorted(blocked - set(available))
+    if unknown:
+        installed = ", ".join(available) or "none"
+        raise DshError(
+            f"-p no:{unknown[0]}: no plugin named {unknown[0]} is installed "
+            f"(installed: {installed})" + _did_you_mean(unknown[0], available, "-p no:")
+        )
+
+
+def _did_you_mean(name: str, available: Sequence[str], prefix: str = "") -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, available, n=1)
+    return f"; did you mean {prefix}{close[0]}?" if close else ""
+
+
+def _load_entry_point(
+    pm: PluginManager, name: str, ep: EntryPoint, clash: Sequence[EntryPoint]
+) -> None:
+    dist = dist_name(ep)
+    if clash:
+        each = " and ".join(f"{dist_name(one)} ({name} = {one.value})" for one in clash)
+        why = f"two installed distributions define the dsh plugin {name!r}: {each}"
+        either = " or ".join(dist_name(one) for one in clash)
+        clashed = PluginNameClash(f"{why}; uninstall one")
+        raise PluginLoadError(name, dist, ep.value, clashed, uninstall=either)
+    try:
+        plugin = ep.load()
+        if isinstance(plugin, type):  # nothing registers an instance of it
+            raise TypeError(
+                f"it names the class {plugin.__qualname__}; point it at a module, or at an "
+                f'instance made in one ({name} = "{plugin.__module__}:plugin" with '
+                f"plugin = {plugin.__qualname__}())"
+            )
+        pm.register(plugin, name)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # sys.exit() at import too: this plugin's failure
+        if isinstance(exc, BaseExceptionGroup) and exc.subgroup(KeyboardInterrupt):
+            raise
+        raise PluginLoadError(name, dist, ep.value, _exited(exc)) from exc
+    version = ep.dist.version if ep.dist is not None else "?"
+    pm.distributions[name] = (dist, version)
+
+
+def _exited(exc: BaseException) -> BaseException:
+    """What a plugin raised while loading, as its failure names it: a ``SystemExit``
+    (``sys.exit()`` at import) says so and with what exit status dsh would have ended."""
+    if not isinstance(exc, SystemExit):
+        return exc
+    status = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+    return SystemExit(f"sys.exit({exc.code!r}) called while loading (exit status {status})")
