@@ -133,3 +133,19 @@ async def test_an_http_adapter_whose_stream_is_its_own_is_wrapped_too() -> None:
     said = [c async for c in found.stream(ModelRequest())]
     assert "".join(c.text for c in said if isinstance(c, TextDelta)) == "said ***"
     assert said[-1] == Finish("stop")
+
+
+async def test_a_model_with_limits_still_has_the_keys_hidden_by_its_one_wrapper() -> None:
+    """Limits set on a model whose answers the registry clears of keys: the one wrapper
+    does both, ``__wrapped__`` is the object registered, and ``info`` is made once per
+    info of the model. Mutants: ``set_limits`` dropping the secrets; no cached info."""
+    model = PluginModel([TextDelta(f"said {KEY}"), Finish("end_turn")])
+    registry = ModelRegistry(secrets=lambda: (KEY,))
+    registry.add("p", model)
+    registry.set_limits("own", {"context_window": 100, "max_wait": 3.0})
+    found: Any = registry.get("own", agent="a")
+    assert found.__wrapped__ is model and found.chunks is model.chunks
+    assert (found.info.context_window, found.info.max_wait) == (100, 3.0)
+    assert found.info is found.info and found.info.name == "own"
+    said = [c async for c in found.stream(ModelRequest())]
+    assert "".join(c.text for c in said if isinstance(c, TextDelta)) == "said ***"

@@ -2,30 +2,27 @@
 
 Such an entry (``models: {echo: {provider: echo, context_window: 100000}}``) declares
 the plugin's model for dsh.yml and may set the limits of its ``info`` (``LIMITS``): the
-registry hands the model out with them on top (``Limited``). Its ``provider`` names the
-plugin or its model's provider (one dsh does not build); the keys only dsh's HTTP
-providers read (``base_url``, ``timeout``, ...) would reach no plugin's model, so they
-are refused with the file's line, as is an entry a plugin's model would clash with
-(one of a built-in provider) and one of a provider dsh does not build whose name no
-plugin registers. Checked where dsh builds the entries (``dsh.llm.providers``): at a
-harness's start and in ``dsh config check``, both after the plugins are asked for
+registry hands the model out with them on top (``ModelRegistry.set_limits``). Its
+``provider`` names the plugin or its model's provider (one dsh does not build); the keys
+only dsh's HTTP providers read (``base_url``, ``timeout``, ...) would reach no plugin's
+model, so they are refused with the file's line, as is an entry a plugin's model would
+clash with (one of a built-in provider) and one of a provider dsh does not build whose
+name no plugin registers. Checked where dsh builds the entries (``dsh.llm.providers``):
+at a harness's start and in ``dsh config check``, both after the plugins are asked for
 their models.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import replace
-from typing import Any, Final, final
+from collections.abc import Mapping
+from typing import Any, Final
 
 from dsh._config_models import ModelConfig
 from dsh._config_yaml import did_you_mean
 from dsh._provider_table import BUILT_IN
 from dsh.errors import ConfigError
-from dsh.llm.base import Chunk, Model, ModelInfo
-from dsh.messages import ModelRequest
 
-__all__ = ["LIMITS", "Limited", "Served", "entry_problems", "limits_of"]
+__all__ = ["LIMITS", "Served", "entry_problems", "limits_of"]
 
 #: The keys of an entry that apply to a plugin's model: its ``info``'s, overridden.
 LIMITS: Final = ("context_window", "max_output_tokens", "max_wait")
@@ -85,38 +82,3 @@ def limits_of(settings: ModelConfig) -> dict[str, Any]:
     """The ``LIMITS`` entry ``settings`` sets (None: the model's own)."""
     set_ = {key: getattr(settings, key) for key in LIMITS if key in settings.model_fields_set}
     return {key: value for key, value in set_.items() if value is not None}
-
-
-@final
-class Limited:
-    """A plugin's model, as the registry holds it (``model``: the object registered or
-    its wrapper that hides keys), with the limits of its entry of ``models:`` on top of
-    its ``info``; its other attributes are the model's, and ``__wrapped__`` is the
-    object the plugin registered."""
-
-    __slots__ = ("__wrapped__", "_info", "_limits", "_model", "_seen")
-
-    def __init__(self, model: Model, registered: Model, limits: Mapping[str, Any]) -> None:
-        self.__wrapped__ = registered
-        self._model = model
-        self._limits = dict(limits)
-        self._seen: ModelInfo | None = None
-        self._info: ModelInfo | None = None
-
-    @property
-    def info(self) -> ModelInfo:
-        info = self._model.info
-        if info is not self._seen or self._info is None:  # the same info: the same answer
-            self._seen, self._info = info, replace(info, **self._limits)
-        return self._info
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
-        return self._model.stream(request)
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "__wrapped__":  # not set yet (a copy being made): not the model's own
-            raise AttributeError(name)
-        return getattr(self.__wrapped__, name)
-
-    def __repr__(self) -> str:
-        return f"Limited({self.__wrapped__!r}, {self._limits!r})"

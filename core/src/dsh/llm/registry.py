@@ -22,17 +22,18 @@ built, ``dsh._secrets.known_keys``), from tool results only if the plugin adds t
 
 A model is checked as it is registered (``dsh.llm._registered``), and a plugin's model
 whose entry of ``models:`` sets limits is handed out with them on top of its ``info``
-(``set_limits``, ``dsh.llm._plugin_entries``).
+(``set_limits``, ``dsh.llm._plugin_entries``): by the same wrapper, so a model is
+wrapped once (``_Held``).
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import replace
 from typing import Any, Final, final
 
 from dsh.errors import DshError, ModelError
-from dsh.llm._plugin_entries import Limited
 from dsh.llm._registered import checked
 from dsh.llm.base import Chunk, Model, ModelInfo
 from dsh.messages import ModelRequest
@@ -68,7 +69,7 @@ class ModelRegistry:
         if not written <= self._written:
             self._written = self._written | written  # a new set: Harness.secrets renews
         if self._secrets is not None and not _hides_keys(model):
-            model = _KeysHidden(model, self._secrets)
+            model = _Held(model, self._secrets)
         self._models[key] = model
         self._origin[key] = plugin
 
@@ -99,8 +100,8 @@ class ModelRegistry:
         ``models:`` when a plugin registered it (``dsh.llm._plugin_entries``)."""
         if limits:
             model = self._models[name]
-            registered = model.__wrapped__ if isinstance(model, _KeysHidden) else model
-            self._models[name] = Limited(model, registered, limits)
+            held = model if isinstance(model, _Held) else _Held(model)
+            self._models[name] = held.limited(limits)
 
     def written_keys(self) -> frozenset[str]:
         """The keys written into the settings of the ``HttpModel`` models registered,
@@ -119,24 +120,44 @@ class ModelRegistry:
 
 
 @final
-class _KeysHidden:
-    """A registered model whose answers have ``secrets()`` hidden
-    (``dsh.llm._redact_stream.hidden``); its other attributes are the model's, and
-    ``__wrapped__`` is the model (as ``functools.wraps`` names a wrapped function)."""
+class _Held:
+    """A registered model as the registry hands it out: its answers have ``secrets()``
+    hidden (``dsh.llm._redact_stream.hidden``; None: hidden by the model itself, or no
+    harness's registry), and its ``info`` has ``limits`` on top (an entry of ``models:``;
+    None: the model's own). Its other attributes are the model's, and ``__wrapped__``
+    is the model (as ``functools.wraps`` names a wrapped function)."""
 
-    __slots__ = ("__wrapped__", "_secrets")
+    __slots__ = ("__wrapped__", "_info", "_limits", "_secrets", "_seen")
 
-    def __init__(self, model: Model, secrets: Callable[[], tuple[str, ...]]) -> None:
+    def __init__(
+        self,
+        model: Model,
+        secrets: Callable[[], tuple[str, ...]] | None = None,
+        limits: Mapping[str, Any] | None = None,
+    ) -> None:
         self.__wrapped__ = model
         self._secrets = secrets
+        self._limits = limits
+        self._seen: ModelInfo | None = None
+        self._info: ModelInfo | None = None
+
+    def limited(self, limits: Mapping[str, Any]) -> _Held:
+        """This model with ``limits`` on top of its ``info`` too: a new wrapper."""
+        return _Held(self.__wrapped__, self._secrets, {**(self._limits or {}), **limits})
 
     @property
     def info(self) -> ModelInfo:
-        return self.__wrapped__.info
+        limits = self._limits
+        if limits is None:  # the model's own info, as it is
+            return self.__wrapped__.info
+        info = self.__wrapped__.info
+        if info is not self._seen or self._info is None:  # the same info: the same answer
+            self._seen, self._info = info, replace(info, **limits)
+        return self._info
 
     def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
         chunks = self.__wrapped__.stream(request)
-        secrets = self._secrets()
+        secrets = None if self._secrets is None else self._secrets()
         if not secrets:  # the usual case: the model's own stream, as it is
             return chunks
         from dsh.llm._redact_stream import hidden
@@ -149,7 +170,8 @@ class _KeysHidden:
         return getattr(self.__wrapped__, name)
 
     def __repr__(self) -> str:
-        return f"_KeysHidden({self.__wrapped__!r})"
+        limits = "" if self._limits is None else f", limits={self._limits!r}"
+        return f"_Held({self.__wrapped__!r}{limits})"
 
 
 #: The attributes a plugin's model wrapping another may hold it in (``_written_keys``).
