@@ -60,3 +60,18 @@ def test_a_continued_sessions_provider_without_its_key_is_refused_before_its_tur
         "holds deepseek's API key; api_key_env in a models: entry of dsh.yml names another)"
     )
     assert stored.read_bytes() == before  # no turn was added to it
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_a_built_in_providers_key_set_blank_is_said_to_be_blank(
+    cli_env: dict[str, str], tmp_path: Path, blank: str
+) -> None:
+    """``OPENAI_API_KEY=' '`` holds no key, but it is set: "not set" misled."""
+    env = {**cli_env, "OPENAI_API_KEY": blank}
+    done = dsh("-m", "openai:gpt-4.1-mini", "run", "hi", env=env, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "dsh: error: -m openai:gpt-4.1-mini: the environment variable OPENAI_API_KEY "
+        "is set but blank (it holds openai's API key; api_key_env in a models: entry of "
+        "dsh.yml names another)"
+    )

@@ -109,15 +109,20 @@ def test_the_tools_table_aligns_the_built_in_tools_too(
             assert line[start - 2 : start] == "  " and line[start] != " ", (line, start)
 
 
-def test_a_key_set_to_nothing_is_not_set(
+def test_a_key_set_to_nothing_is_no_key_and_said_to_be_blank(
     workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (workspace / "dsh.yml").write_text(CONFIG)
     monkeypatch.setenv("OPENAI_API_KEY", "")
     rows = listed(capsys, "--cwd", str(workspace), "models")
-    assert (rows["fast"]["api_key_env"], rows["fast"]["api_key_set"]) == ("OPENAI_API_KEY", False)
+    fast = rows["fast"]
+    assert (fast["api_key_env"], fast["api_key_set"], fast["api_key_blank"]) == (
+        "OPENAI_API_KEY",
+        False,
+        True,
+    )
     assert main(["--cwd", str(workspace), "models"]) == 0
-    assert "  OPENAI_API_KEY (not set)  " in capsys.readouterr().out
+    assert "  OPENAI_API_KEY (set but blank)  " in capsys.readouterr().out
 
 
 def test_the_built_in_local_model_not_used_has_no_reason(

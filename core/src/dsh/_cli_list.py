@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsh._cli_agent import cli_harness, first_agent
 from dsh._config_models import may_be_a_key
-from dsh._secrets import key_from_env
+from dsh._secrets import key_from_env, key_is_blank
 from dsh.config import ModelConfig
 
 if TYPE_CHECKING:
@@ -78,6 +78,7 @@ def _model_row(harness: Harness, name: str, choice: Choice) -> dict[str, Any]:
         "api_key_env": None if hidden else variable,
         "api_key_env_hidden": hidden,
         "api_key_set": None if variable is None else key_from_env(variable) is not None,
+        "api_key_blank": None if variable is None else key_is_blank(variable),
         "context_window": info.context_window,
         "max_output_tokens": info.max_output_tokens,
         "plugin": origin,
@@ -105,6 +106,7 @@ def _local_row(choice: Choice) -> dict[str, Any]:
         "api_key_env": None,
         "api_key_env_hidden": False,
         "api_key_set": None,
+        "api_key_blank": None,
         "context_window": LOCAL_CONTEXT,
         "max_output_tokens": None,
         "plugin": None,
@@ -159,6 +161,8 @@ def _key(row: dict[str, Any]) -> str:
         variable = f"named by models.{row['name']}.api_key_env"
     elif variable is None:
         return "-"
+    if row["api_key_blank"]:
+        return f"{variable} (set but blank)"
     return f"{variable} ({'set' if row['api_key_set'] else 'not set'})"
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "hide_parameters",
     "is_secret_name",
     "key_from_env",
+    "key_is_blank",
     "key_variables",
     "known_keys",
     "longest_first",
@@ -102,6 +103,13 @@ def key_from_env(variable: str, env: Mapping[str, str] | None = None) -> str | N
     if value is not None and len(value) >= MIN_LENGTH:
         _READ.add(value)
     return value
+
+
+def key_is_blank(variable: str, env: Mapping[str, str] | None = None) -> bool:
+    """Whether ``$variable`` of ``env`` (default: the process's) is set but blank (empty
+    or whitespace only): no key, which messages say as set but blank, not as unset."""
+    value = (os.environ if env is None else env).get(variable)
+    return value is not None and not value.strip()
 
 
 def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -> tuple[str, ...]:

@@ -25,6 +25,7 @@ from dsh._secrets import (
     MIN_LENGTH,
     get_logger,
     header_secrets,
+    key_is_blank,
     known_keys,
     longest_first,
     query_secrets,
@@ -208,7 +209,9 @@ class HttpModel:
         if key is None:
             if self._key_optional:
                 return None
-            raise ModelError("AUTH", f"model {self.name!r}: {self._said(words.key_unset)}")
+            blank = key_is_blank(self.config.api_key_env, self._env)
+            said = words.key_unset(self.name, self.config, self._origin, blank=blank)
+            raise ModelError("AUTH", f"model {self.name!r}: {said}")
         if not (key.isascii() and key.isprintable()) or " " in key:
             raise ModelError("AUTH", self._unsendable(key))
         return key

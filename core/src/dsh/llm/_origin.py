@@ -68,15 +68,17 @@ def key_place(name: str, config: ModelConfig, origin: Origin) -> str:
     return f"the environment variable {variable} ({where})"
 
 
-def key_unset(name: str, config: ModelConfig, origin: Origin) -> str:
-    """Why the key cannot be read when its variable is unset (no model's name)."""
+def key_unset(name: str, config: ModelConfig, origin: Origin, *, blank: bool = False) -> str:
+    """Why the key cannot be read when its variable is unset, or (``blank``) set but
+    empty or whitespace only (no model's name)."""
+    state = "is set but blank" if blank else "is not set"
     if origin.default_key:  # no entry names it: say whose key it is and how to name another
         return (
-            f"the environment variable {config.api_key_env} is not set (it holds "
+            f"the environment variable {config.api_key_env} {state} (it holds "
             f"{config.provider}'s API key; api_key_env in a models: entry of dsh.yml "
             "names another)"
         )
-    return f"{key_place(name, config, origin)} is not set (it holds the API key)"
+    return f"{key_place(name, config, origin)} {state} (it holds the API key)"
 
 
 def server_of(base_url: str) -> str:

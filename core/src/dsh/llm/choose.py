@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, overload
 
 from dsh._provider_table import BUILT_IN
-from dsh._secrets import key_from_env
+from dsh._secrets import key_from_env, key_is_blank
 
 if TYPE_CHECKING:
     from dsh.harness import Harness
@@ -118,7 +118,12 @@ def _fallback(harness: Harness, env: Mapping[str, str]) -> Choice:
     for variable, shorthand in ENV_PROVIDERS:
         if key_from_env(variable, env) is not None:  # a blank value is no key
             return Choice(_register(harness, shorthand, env), f"{variable} is set")
-    return Choice("local", "no model is configured and no provider key is set")
+    why = "no model is configured and no provider key is set"
+    blank = [variable for variable, _ in ENV_PROVIDERS if key_is_blank(variable, env)]
+    if blank:  # set, holding no key: not "not set"
+        named = " and ".join([", ".join(blank[:-1]), blank[-1]] if blank[1:] else blank)
+        why += f" ({named} {'are' if blank[1:] else 'is'} set but blank)"
+    return Choice("local", why)
 
 
 def stored_preference(stored: StoredSession) -> tuple[str, str] | None:
