@@ -134,8 +134,9 @@ async def test_options_are_stored_in_meta_and_non_json_ones_left_out_with_a_warn
         ("3600", None),
         ("3600.5", "less than or equal to 3600"),
         ("-0.01", "greater than or equal to 0"),
-        (".inf", "finite number"),
-        (".nan", "finite number"),
+        (".inf", "Input should be a finite number, not .inf"),
+        ("-.inf", "Input should be a finite number, not -.inf"),
+        (".nan", "Input should be a number, not .nan (NaN)"),
     ],
 )
 def test_checkpoint_delay_is_a_finite_number_from_0_to_3600(value: str, error: str | None) -> None:

@@ -5,6 +5,7 @@ from), and for the file each error located at its line and column."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from datetime import date, datetime
@@ -41,7 +42,41 @@ def reason(
         return err["msg"] + did_you_mean(err["input"], choices)
     if yaml and err["type"] in _NUMBER_KINDS and _reads_as_number(err["input"]):
         return err["msg"] + _NUMBER_AS_STRING
+    given = err.get("input")
+    if isinstance(given, float) and _refused_as_no_number(err["type"], given):
+        return _no_number(given, yaml=yaml)
     return err["msg"]
+
+
+#: The errors of a number's limits (``gt``, ``le``, ``allow_inf_nan=False``...), whose
+#: words mislead for a NaN (below no bound and above none: "should be greater than 0").
+_NUMBER_BOUNDS = frozenset(
+    {
+        "greater_than",
+        "greater_than_equal",
+        "less_than",
+        "less_than_equal",
+        "multiple_of",
+        "finite_number",
+    }
+)
+
+
+def _refused_as_no_number(kind: str, value: float) -> bool:
+    """A NaN refused by any limit, or an infinity refused for being one (an infinity a
+    bound refuses keeps the bound's words: ``-.inf`` is not greater than 0)."""
+    if math.isnan(value):
+        return kind in _NUMBER_BOUNDS
+    return math.isinf(value) and kind == "finite_number"
+
+
+def _no_number(value: float, *, yaml: bool) -> str:
+    """Why the NaN or infinity ``value`` is refused: in YAML's spelling (``.nan``,
+    ``.inf``) for a file, in Python's for code."""
+    if math.isnan(value):
+        return f"Input should be a number, not {'.nan (NaN)' if yaml else 'NaN'}"
+    sign = "-" if value < 0 else ""
+    return f"Input should be a finite number, not {sign}{'.inf' if yaml else 'inf'}"
 
 
 _NUMBER_KINDS = frozenset({"float_type", "float_parsing", "int_type", "int_parsing"})

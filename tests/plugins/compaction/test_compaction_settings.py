@@ -57,6 +57,35 @@ async def test_the_section_is_validated_with_the_key_path(text: str, where: str)
             pass
 
 
+NAN = "Input should be a number, not .nan (NaN)"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "reason"),
+    [
+        ("threshold", ".nan", NAN),
+        ("tail_ratio", ".nan", NAN),
+        ("timeout", ".nan", NAN),
+        ("chars_per_token", ".nan", NAN),
+        # every estimate would be 0 tokens: compaction silently never ran
+        ("chars_per_token", ".inf", "Input should be a finite number, not .inf"),
+    ],
+)
+async def test_a_float_setting_of_nan_or_a_useless_infinity_is_said_so(
+    key: str, value: str, reason: str
+) -> None:
+    """NaN was "should be greater than 0" (or "less than 1"): no bound refuses it."""
+    with pytest.raises(ConfigError) as caught:
+        async with harness(config_text=f"compaction:\n  {key}: {value}\n"):
+            pass
+    assert (caught.value.path, caught.value.reason) == (f"compaction.{key}", reason)
+
+
+async def test_a_timeout_of_infinity_is_no_limit() -> None:
+    async with harness(config_text="compaction:\n  timeout: .inf\n") as h:
+        assert h.config.section("compaction").timeout == float("inf")
+
+
 def test_numbers_may_be_given_as_yaml_writes_them() -> None:
     settings = CompactionSettings.model_validate({"timeout": 30, "chars_per_token": 3})
     assert (settings.timeout, settings.chars_per_token) == (30.0, 3.0)

@@ -54,6 +54,13 @@ permissions:
         ("permissions:\n  mdoe: plan\n", "permissions.mdoe", "did you mean 'mode'"),
         ("permissions:\n  allow: bash\n", "permissions.allow", "a list ([a, b], or one"),
         ("permissions:\n  ask_timeout: 0\n", "permissions.ask_timeout", "greater than 0"),
+        # NaN is below no bound: it was "should be greater than 0"
+        (
+            "permissions:\n  ask_timeout: .nan\n",
+            "permissions.ask_timeout",
+            "Input should be a number, not .nan (NaN)",
+        ),
+        ("permissions:\n  ask_timeout: -.inf\n", "permissions.ask_timeout", "greater than 0"),
     ],
 )
 def test_bad_settings_name_the_key_and_the_reason(text, path, reason):

@@ -53,8 +53,9 @@ class CompactionSettings(BaseModel):
     max_summary_tokens: int = Field(default=2048, gt=0)
     #: Seconds the whole summarisation may take before it is given up.
     timeout: float = Field(default=120.0, gt=0)
-    #: The default token heuristic's characters per token.
-    chars_per_token: float = Field(default=4.0, gt=0)
+    #: The default token heuristic's characters per token (finite: an infinity would
+    #: count every request as 0 tokens, and compaction would never run).
+    chars_per_token: float = Field(default=4.0, gt=0, allow_inf_nan=False)
 
 
 DEFAULTS = CompactionSettings()
