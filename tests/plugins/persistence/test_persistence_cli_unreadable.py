@@ -115,6 +115,11 @@ def test_a_renamed_session_file_says_how_to_reach_it_again(
         "rename it to s1.jsonl to reach it"
     )
     assert (row["title"], row["workspace"], row["turns"]) == ("hello", "/elsewhere", 1)
+    # show says what list says (it said "the header names session 's1', not
+    # 'my-nice-name'", with no way out), by the name or a prefix of it
+    for given in ("my-nice-name", "my-nice"):
+        assert run(config, "show", given) == 2
+        assert capsys.readouterr().err == f"dsh: error: {row['error']}\n"
     assert run(config, "show", "s1") == 2
     assert "no stored session 's1'" in capsys.readouterr().err
     assert run(config, "delete", "s1") == 1
@@ -137,6 +142,8 @@ def test_a_copy_of_a_session_file_says_it_is_one(
         f"{copy}: the file name says session 'backup', its header says 's1'; "
         "s1.jsonl holds that session (is this file a copy?)"
     )
+    assert run(config, "show", "backup") == 2
+    assert capsys.readouterr().err == f"dsh: error: {rows['backup']['error']}\n"
     assert run(config, "delete", "backup") == 0  # the copy can go
     assert capsys.readouterr().out == "deleted backup\n"
     assert list(listed(config, capsys)) == ["s1"]

@@ -157,8 +157,12 @@ def test_a_header_for_another_session_is_corruption(tmp_path: Path) -> None:
     )
     os.rename(tmp_path / "a.jsonl", tmp_path / "b.jsonl")
 
-    with pytest.raises(SessionCorruptError, match="names session 'a', not 'b'"):
+    with pytest.raises(SessionCorruptError) as caught:
         JsonlBackend(tmp_path).load("b")
+    assert str(caught.value) == (  # as dsh sessions list says it of the file
+        f"{tmp_path / 'b.jsonl'}: the file name says session 'b', its header says 'a'; "
+        "rename it to a.jsonl to reach it"
+    )
 
 
 def test_the_longest_accepted_session_id_can_be_stored(tmp_path: Path) -> None:

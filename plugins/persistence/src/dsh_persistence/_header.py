@@ -28,6 +28,7 @@ __all__ = [
     "FORMAT",
     "VERSION",
     "header_line",
+    "misnamed",
     "named_as",
     "parse_header",
     "summary",
@@ -121,26 +122,35 @@ def named_as(header: SessionHeader, named: str, path: str) -> SessionHeader:
     """``header`` as listed from the file ``path``, whose name encodes the session id
     ``named``. A file renamed or copied by hand (its header names another session, or
     its name is not the one dsh gives that session) cannot be reached by the header's
-    id: it is listed under ``named``, with an ``error`` that says how to make it a
-    session again. Its dates, turns, title and workspace are kept."""
+    id: it is listed under ``named``, with an ``error`` (``misnamed``) that says how to
+    make it a session again. Its dates, turns, title and workspace are kept."""
+    said = misnamed(path, named, header.id)
+    return header if said is None else replace(header, id=named, error=said)
+
+
+def misnamed(path: str, named: str, header_id: str) -> str | None:
+    """What is wrong with the file ``path``, whose name encodes the session id
+    ``named``, holding session ``header_id``, and how to make it a session again; None
+    when its name is the one dsh gives that session. ``dsh sessions list`` says it of
+    the file, and ``show`` (any reader of it) when it is asked for it by its name."""
     name = os.path.basename(path)
     try:
-        wanted = file_name(header.id)
+        wanted = file_name(header_id)
     except PersistenceError:
         wanted = ""
     if wanted == name:
-        return header
-    if header.id == named:
+        return None
+    if header_id == named:
         said = f"{path}: the file name is not the one dsh gives session {named!r}"
     else:
-        said = f"{path}: the file name says session {named!r}, its header says {header.id!r}"
+        said = f"{path}: the file name says session {named!r}, its header says {header_id!r}"
     if not wanted:
         fix = "the header's id cannot be a file name"
     elif os.path.lexists(os.path.join(os.path.dirname(path), wanted)):
         fix = f"{wanted} holds that session (is this file a copy?)"
     else:
         fix = f"rename it to {wanted} to reach it"
-    return replace(header, id=named, error=f"{said}; {fix}")
+    return f"{said}; {fix}"
 
 
 def tag_workspace(lines: list[bytes], events: Sequence[SessionEvent], cwd: str) -> list[bytes]:

@@ -13,7 +13,7 @@ from typing import Any
 from dsh.session import SessionEvent
 from dsh_persistence._errors import SessionCorruptError, SessionFormatError
 from dsh_persistence._files import read_at
-from dsh_persistence._header import FORMAT, parse_header
+from dsh_persistence._header import FORMAT, misnamed, parse_header
 from dsh_persistence._records import read_log
 
 __all__ = ["FileEnd", "check_session_file", "read_session_file"]
@@ -46,9 +46,12 @@ def read_session_file(
     if not lines:
         raise SessionCorruptError(f"{path}:1: the file has no complete header line")
     header = parse_header(lines[0], path)
-    if header.get("id") != session_id:
+    found = header.get("id")
+    if found != session_id:
+        # a file renamed or copied by hand: said as ``dsh sessions list`` says it
+        said = misnamed(str(path), session_id, found) if isinstance(found, str) else None
         raise SessionCorruptError(
-            f"{path}:1: the header names session {header.get('id')!r}, not {session_id!r}"
+            said or f"{path}:1: the header names session {found!r}, not {session_id!r}"
         )
     records = lines[1:]
     events, ignored = read_log(records, lambda index: f"{path}:{index + 2}")
