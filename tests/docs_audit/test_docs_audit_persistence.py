@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -204,3 +205,19 @@ async def test_a_newer_format_is_refused_with_the_documented_message(
     ) in str(caught.value)
     assert caught.value.code == "SESSION_FORMAT"
     assert stored.read_bytes() == before
+
+
+def test_config_check_changes_the_session_directorys_time_and_nothing_in_it(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """persistence.md: "The JSONL backend's check of its directory as a harness that
+    starts agents starts (... `dsh config check`) makes and removes a file in it, leaving
+    nothing, but changing the directory's modification time"."""
+    directory = tmp_path / "sessions"
+    directory.mkdir()
+    os.utime(directory, ns=(10**18, 10**18))
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence", "DSH_PERSISTENCE_DIR": str(directory)}
+    done = dsh("config", "check", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert names(directory) == []
+    assert directory.stat().st_mtime_ns != 10**18
