@@ -195,3 +195,37 @@ def test_a_plugin_calling_sys_exit_at_import_is_named_with_the_other_failures(
     done = dsh("hello", env=env, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert "plugin 'aexit'" in done.stderr and "plugin 'broken'" in done.stderr
+
+
+# -- a plugin whose import fails quoting a model API key -----------------------------
+
+KEY = "sk-test-Qw3rTy7uI9oP1aS2dF4gH6jK8lZ0xC5vB7nM9q1W"  # a built-in provider's variable
+OWN = "gw-live-Zx81Lm02Nq93Rp74St65Uv46Wx37Yz28Ab19"  # in $OWN_KEY, dsh.yml's api_key_env
+QUOTING = """\
+import os
+raise RuntimeError(f"no token {os.environ['OPENAI_API_KEY']} / {os.environ['OWN_KEY']}")
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["plugins"], ["plugins", "--json"], ["version", "-v"], ["--help"]],
+    ids=["plugins", "plugins --json", "version -v", "--help"],
+)
+def test_a_plugin_failing_to_load_shows_the_keys_as_stars(
+    cli_env: dict[str, str], tmp_path: Path, args: list[str]
+) -> None:
+    """Was: each printed the import's error, keys in the clear (in its warning, the
+    listing and `dsh version -v`), where `dsh run` shows them as ***."""
+    (tmp_path / "dsh.yml").write_text(
+        "models:\n  gw: {provider: openai-compatible, model: m, base_url: "
+        "'http://127.0.0.1:9/v1', api_key_env: OWN_KEY}\n"
+    )
+    env = {**_env(cli_env, tmp_path, broken=QUOTING), "OPENAI_API_KEY": KEY, "OWN_KEY": OWN}
+    done = dsh(*args, env=env, cwd=tmp_path)
+    assert "RuntimeError: no token *** / ***" in done.stderr
+    if args != ["--help"]:  # the listing names the error too
+        assert "no token *** / ***" in done.stdout
+    for key in (KEY, OWN):
+        assert key[:24] not in done.stdout + done.stderr
+        assert key[-24:] not in done.stdout + done.stderr

@@ -22,13 +22,20 @@ __all__ = ["APPROVALS", "RENDERER", "load_plugins", "loaded", "plugins_command",
 RENDERER, APPROVALS = "dsh-cli", "dsh-cli-approvals"
 
 
-def load_plugins(select: Sequence[str], rest: list[str]) -> tuple[PluginManager, dict[str, str]]:
-    """The plugin manager of this run (``select``: the ``-p`` values), and the plugins
-    that failed to load, by name, each with its error. A failure stops every command but
-    help, ``dsh version`` and, for a plugin that fails to load, ``dsh plugins`` (``rest``:
-    the words from the command on): for those, the plugins that failed are left out and
-    the others load; any other error leaves only dsh-core."""
+def load_plugins(
+    known: argparse.Namespace, rest: list[str]
+) -> tuple[PluginManager, dict[str, str]]:
+    """The plugin manager of this run (``known``: dsh's options before the command, its
+    ``-p`` values the plugins chosen), and the plugins that failed to load, by name, each
+    with its error. A failure stops every command but help, ``dsh version`` and, for a
+    plugin that fails to load, ``dsh plugins`` (``rest``: the words from the command on):
+    for those, the plugins that failed are left out and the others load; any other error
+    leaves only dsh-core. The errors, as printed here and kept, have the keys hidden
+    (``hide_keys``; an import's exception may quote one), as ``dsh run`` hides them."""
+    from dsh._cli_keys import hide_keys
     from dsh.plugins import create_plugin_manager
+
+    select: Sequence[str] = known.plugins
 
     try:
         return create_plugin_manager(select=select), {}
@@ -36,9 +43,12 @@ def load_plugins(select: Sequence[str], rest: list[str]) -> tuple[PluginManager,
         listing = rest[:1] == ["plugins"] and isinstance(error, PluginLoadError)
         if not (listing or _about_dsh(rest)):
             raise
-        print(f"dsh: warning: {error}", file=sys.stderr)
+        print(hide_keys(f"dsh: warning: {error}", known), file=sys.stderr)
         if isinstance(error, PluginLoadError):
-            failed = {e.name: f"{type(e.cause).__name__}: {e.cause}" for e in (error, *error.more)}
+            failed = {
+                e.name: hide_keys(f"{type(e.cause).__name__}: {e.cause}", known)
+                for e in (error, *error.more)
+            }
             try:
                 pm = create_plugin_manager(select=[*select, *(f"no:{n}" for n in failed)])
             except DshError:

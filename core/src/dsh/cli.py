@@ -81,7 +81,7 @@ def _main(arguments: list[str]) -> int:
         from dsh._cli_plugins import load_plugins
 
         # help and versions stay at hand to find out what is wrong
-        pm, failed = load_plugins(known.plugins, arguments[len(before) :])
+        pm, failed = load_plugins(known, arguments[len(before) :])
         commands = _commands(pm)
         parser = build_parser(commands)
         command_option_before(before, arguments[len(before) :], parser)
