@@ -249,7 +249,9 @@ async def _answers(approvals: TerminalApprovals) -> None:
 
 
 def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
-    """``dsh config check``: validate dsh.yml and every plugin section."""
+    """``dsh config check``: validate dsh.yml and every plugin section. What it says of
+    a problem has the keys hidden, as ``dsh run`` has (a value quoted may be one)."""
+    from dsh._cli_keys import hide_keys
     from dsh.config import add_settings, find_config, load_config
 
     settings: dict[str, Any] = {}
@@ -257,7 +259,7 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     try:
         path = args.config or find_config(Path(args.cwd or os.getcwd()))
     except DshError as error:
-        print(f"dsh: {error}", file=sys.stderr)
+        print(hide_keys(f"dsh: {error}", args), file=sys.stderr)
         return 1
     if path is None:  # logged, as the check's warnings: an unwritable stderr fails nothing
         from dsh._secrets import get_logger
@@ -282,12 +284,12 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
             _warn_of_keys(config, build_configured(config, registered.names()))
     except ConfigError as error:  # every problem, one line each
         for problem in error.problems:
-            print(f"dsh: {problem.problem}", file=sys.stderr)
+            print(hide_keys(f"dsh: {problem.problem}", args), file=sys.stderr)
         if error.more:
             print(f"dsh: {len(error.problems)} problems in {path}", file=sys.stderr)
         return 1
     except DshError as error:
-        print(f"dsh: {error}", file=sys.stderr)
+        print(hide_keys(f"dsh: {error}", args), file=sys.stderr)
         return 1
     status = _plugins_start(args, pm, config)
     if status == 0:
@@ -317,6 +319,7 @@ def _plugins_start(
     """Start the plugins as ``dsh run`` would, for their own start-up checks (a session
     directory that cannot be written), and check the agent it would create as it would
     (a plugin's setting naming ``local`` that nothing starts); no model is contacted."""
+    from dsh._cli_keys import hide_keys
     from dsh._config_local import check_local
     from dsh.errors import HookError
     from dsh.llm.choose import starts_local
@@ -332,6 +335,6 @@ def _plugins_start(
         anyio.run(start)
     except DshError as error:
         said = error.for_user() if isinstance(error, HookError) else str(error)
-        print(f"dsh: {said}", file=sys.stderr)
+        print(hide_keys(f"dsh: {said}", args), file=sys.stderr)
         return 1
     return 0
