@@ -1,6 +1,11 @@
 """Resuming a stored session: loading it through the persistence service, and seeding
 the session (and, when the caller gives none, the options) of the agent that continues
-it. ``harness.agents.resume``, ``load_stored`` and ``resume_stored`` use these."""
+it. ``harness.agents.resume``, ``load_stored``, ``resume_stored`` and ``fork`` use these.
+
+A fork is a new session, written now: it is stored as ``agents.create`` stores one, its
+options without ``api_key`` and ``api_key_env`` and every secret the harness holds as
+``***`` in its meta and in the events it copies (and so in the title a store makes of
+them), though an older dsh stored its source with them."""
 
 from __future__ import annotations
 
@@ -8,12 +13,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from dsh._secrets import get_logger
+from dsh._stored_meta import held_secrets, hidden_meta, hidden_value
 from dsh.errors import DshError
+from dsh.persistence import StoredSession
+from dsh.session import SessionEvent
 
 if TYPE_CHECKING:
     from dsh._relay import HookRelay
     from dsh.harness import Harness
-    from dsh.persistence import StoredSession
     from dsh.session import Session, SessionStore
 
 __all__ = ["forked", "load_session", "resumed_session", "stored_options"]
@@ -60,7 +67,11 @@ def resumed_session(
     """The session an agent continuing ``stored`` gets (its events, meta and creation
     time), and its options: ``options``, or without them the ones the session was
     created with (stored in its meta when they were JSON; those for a plugin of
-    ``harness`` that does not run now are warned about)."""
+    ``harness`` that does not run now are warned about). A fork's copy (``forked``) is
+    cleared of the secrets ``harness`` holds first: the agent goes on as a resume of the
+    stored fork would."""
+    if isinstance(stored, _Fork):
+        stored = _cleared(stored, held_secrets(harness))
     session = sessions.prepare(
         stored.id, stored.events, meta=dict(stored.meta), created=stored.created
     )
@@ -73,28 +84,32 @@ def resumed_session(
     return session, options
 
 
-def stored_options(stored: StoredSession) -> dict[str, Any] | None:
+def stored_options(stored: StoredSession, fork: str | None = None) -> dict[str, Any] | None:
     """A copy of the options ``stored`` was created with (None: none stored, or not
     JSON). ``api_key`` and ``api_key_env``, which dsh refuses as options now, are left
     out with a warning (an older dsh stored them, the key in the clear): refused, they
-    would leave the session impossible to continue."""
+    would leave the session impossible to continue. ``fork``: the id of the fork of
+    ``stored`` they are for, which the warning names."""
     kept = stored.meta.get("options")
     if not isinstance(kept, dict):
         return None
     options = {k: v for k, v in kept.items() if k not in ("api_key", "api_key_env")}
+    went_on = "continued without it" if fork is None else f"its fork {fork} is stored without it"
     if "api_key" in kept:
         log.warning(
             "session %s was stored with an api_key option (its value, a key in the clear, "
             "is in the stored session: rotate that key, and delete the session when it is "
-            "no longer needed); continued without it: a model's key comes from the "
-            "variable its api_key_env names",
+            "no longer needed); %s: a model's key comes from the variable its "
+            "api_key_env names",
             stored.id,
+            went_on,
         )
     elif "api_key_env" in kept:
         log.warning(
             "session %s was stored with an api_key_env option, which nothing read; "
-            "continued without it (it goes on the model's entry of models:)",
+            "%s (it goes on the model's entry of models:)",
             stored.id,
+            went_on,
         )
     return options
 
@@ -107,17 +122,38 @@ async def forked(
     turns: int,
 ) -> StoredSession:
     """``stored``'s log up to the end of turn ``turns`` as session ``new_id`` (its meta
-    names its ``parent`` and ``seed_length``: ``SessionStore.fork``); DshError when
-    ``new_id`` is stored already (asked with ``load``: a fork never writes over a
-    session)."""
-    from dsh.persistence import StoredSession
-
+    names its ``parent`` and ``seed_length``: ``SessionStore.fork``; its options are
+    without ``api_key`` and ``api_key_env``, a warning naming ``stored``), to be cleared
+    of the harness's secrets by ``resumed_session``; DshError when ``new_id`` is stored
+    already (asked with ``load``: a fork never writes over a session)."""
     try:
         await load(new_id)
     except DshError:
         pass
     else:
         raise DshError(f"cannot fork session {stored.id!r} into {new_id!r}: it is stored already")
-    source = sessions.prepare(stored.id, stored.events, meta=dict(stored.meta))
+    meta = dict(stored.meta)
+    if isinstance(meta.get("options"), dict):
+        meta["options"] = stored_options(stored, new_id)
+    source = sessions.prepare(stored.id, stored.events, meta=meta)
     copy = sessions.fork(source, new_id, turns)
-    return StoredSession(new_id, copy.created, list(copy.events), dict(copy.meta))
+    return _Fork(new_id, copy.created, list(copy.events), dict(copy.meta))
+
+
+class _Fork(StoredSession):
+    """A fork's copy (``forked``), not stored yet."""
+
+    __slots__ = ()
+
+
+def _cleared(fork: _Fork, secrets: tuple[str, ...]) -> StoredSession:
+    """``fork`` with each of ``secrets`` as ``***`` in its meta (``hidden_meta``, which
+    warns of what held one) and in its events' data."""
+    if not secrets:
+        return fork
+    agent = fork.meta.get("agent")
+    meta = hidden_meta(agent if isinstance(agent, str) else fork.id, fork.meta, secrets)
+    events = [
+        SessionEvent(e.type, e.seq, e.time, hidden_value(e.data, secrets)) for e in fork.events
+    ]
+    return StoredSession(fork.id, fork.created, events, meta)

@@ -18,7 +18,7 @@ from dsh._secrets import get_logger, redact
 if TYPE_CHECKING:
     from dsh.harness import Harness
 
-__all__ = ["held_secrets", "hidden_meta"]
+__all__ = ["held_secrets", "hidden_meta", "hidden_value"]
 
 log = get_logger("dsh.agent")
 
@@ -29,19 +29,19 @@ def hidden_meta(agent_id: str, meta: dict[str, Any], secrets: tuple[str, ...]) -
     secret). ``meta`` itself when none did."""
     if not secrets:
         return meta
-    hidden: dict[str, Any] = _hidden(meta, secrets)
+    hidden: dict[str, Any] = hidden_value(meta, secrets)
     if hidden == meta:
         return meta
     options = meta.get("options")
     where = [
         f"option {redact(key, secrets)!r}"  # a key's name may hold the secret too
         for key, value in (options.items() if isinstance(options, dict) else ())
-        if _hidden((key, value), secrets) != (key, value)
+        if hidden_value((key, value), secrets) != (key, value)
     ]
     where += [
         f"meta {redact(key, secrets)!r}"
         for key, value in meta.items()
-        if key != "options" and _hidden((key, value), secrets) != (key, value)
+        if key != "options" and hidden_value((key, value), secrets) != (key, value)
     ]
     log.warning(
         "agent %r: %s held a secret dsh holds (a model API key, or a plugin's secret): "
@@ -62,13 +62,15 @@ def held_secrets(harness: Harness | None) -> tuple[str, ...]:
     return secret_values(None)
 
 
-def _hidden(value: Any, secrets: tuple[str, ...]) -> Any:
+def hidden_value(value: Any, secrets: tuple[str, ...]) -> Any:
+    """``value`` with each of ``secrets`` as ``***`` in its strings, at any depth (keys
+    of mappings too); what is no str, dict, list or tuple is kept as it is."""
     if isinstance(value, str):
         return redact(value, secrets)
     if isinstance(value, dict):
-        return {_hidden(k, secrets): _hidden(v, secrets) for k, v in value.items()}
+        return {hidden_value(k, secrets): hidden_value(v, secrets) for k, v in value.items()}
     if isinstance(value, list):
-        return [_hidden(item, secrets) for item in value]
+        return [hidden_value(item, secrets) for item in value]
     if isinstance(value, tuple):
-        return tuple(_hidden(item, secrets) for item in value)
+        return tuple(hidden_value(item, secrets) for item in value)
     return value

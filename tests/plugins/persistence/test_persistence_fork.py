@@ -61,3 +61,36 @@ async def test_a_fork_goes_on_from_a_turn_and_leaves_its_source_as_it_was(
         assert len(kept.events) == length
     finally:
         plugin.close()
+
+
+async def test_a_forks_title_has_the_keys_its_source_was_typed_with_hidden(
+    settings: PersistenceSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The title a store makes of a fork's first prompt: the fork is a new session, its
+    copied events cleared of the keys dsh holds now (its source was stored when the key
+    was none dsh knew). Was: the source's, key and all."""
+    key = "sk-test-Qw3rTy7uI9oP1aS2dF4gH6jK8lZ0xC5vB7nM9q1W"
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    plugin = PersistencePlugin(settings)
+    try:
+        model = ScriptedModel([text("one")])
+        async with scripted_harness(
+            model, plugins=[("persistence", plugin)], load_entry_points=False
+        ) as h:
+            agent = await h.agents.create("a", options={"model": "scripted"})
+            await run_turn(agent, f"my key {key}")
+            await agent.dispose()
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+        model = ScriptedModel([text("two")])
+        async with scripted_harness(
+            model, plugins=[("persistence", plugin)], load_entry_points=False
+        ) as h:
+            fork = await h.agents.fork("b", agent.session.id, 1, new_session_id="branch")
+            await run_turn(fork, "more")
+            await fork.dispose()
+            store = await h.relay.session_persistence()
+            assert store is not None
+            titles = {header.id: header.title for header in await store.list()}
+        assert titles == {agent.session.id: f"my key {key}", "branch": "my key ***"}
+    finally:
+        plugin.close()

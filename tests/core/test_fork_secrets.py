@@ -1,0 +1,87 @@
+"""``harness.agents.fork`` of a session an older dsh stored with secrets in it (an
+``api_key`` option in the clear, a key in an option and in its log): the fork is a new
+session, written now, so it is cleared as ``agents.create`` clears a new one. Was: its
+header meta and events were the source's, keys and all, and the warning named the fork
+as the session "stored with an api_key option"."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import pytest
+
+from dsh import hookimpl
+from dsh.persistence import StoredSession
+from dsh.session import SessionEvent
+from dsh.testing import InMemoryPersistence, ScriptedModel, scripted_harness, text
+
+KEY = "sk-test-Qw3rTy7uI9oP1aS2dF4gH6jK8lZ0xC5vB7nM9q1W"  # a built-in provider's variable
+OWN = "gw-live-Zx81Lm02Nq93Rp74St65Uv46Wx37Yz28Ab19"  # $OWN_KEY, the config's api_key_env
+ADDED = "pk-PluginS3cret9988776655443322110099AaBbCc"  # a plugin's, by add_secrets
+CONFIG = (
+    "models:\n  gw: {provider: openai-compatible, model: m, base_url: "
+    "'http://127.0.0.1:9/v1', api_key_env: OWN_KEY}\n"
+)
+SOURCE = "main-session-old"
+
+
+class AddsSecret:
+    @hookimpl
+    def harness_started(self, harness: Any) -> None:
+        harness.add_secrets([ADDED])
+
+
+def _old_session(options: dict[str, Any]) -> StoredSession:
+    """A session as an older dsh stored it: the options as given, the log as typed."""
+    now = time.time()
+    reply = {"role": "assistant", "content": [{"type": "text", "text": f"ok {KEY}"}]}
+    reply |= {"stop_reason": "stop", "usage": {"input_tokens": 1, "output_tokens": 1}}
+    events = [
+        ("turn/start", {"turn": 1}),
+        ("user/message", {"content": f"my key {OWN} and {ADDED}"}),
+        ("step/start", {"turn": 1, "step": 1}),
+        ("assistant/message", {"message": {**reply, "model": "scripted"}}),
+        ("step/end", {"turn": 1, "step": 1}),
+        ("turn/end", {"turn": 1, "reason": "completed"}),
+    ]
+    return StoredSession(
+        SOURCE,
+        now,
+        [SessionEvent(kind, seq, now, data) for seq, (kind, data) in enumerate(events)],
+        {"agent": "main", "options": options},
+    )
+
+
+@pytest.mark.parametrize("given", [None, {"model": "scripted"}], ids=["stored", "given"])
+async def test_a_fork_is_stored_without_the_secrets_of_its_source(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, given: Any
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OWN_KEY", OWN)
+    store = InMemoryPersistence()
+    options = {"model": "scripted", "api_key": KEY, "tone": OWN, "note": [f"x {ADDED}"]}
+    store.stored[SOURCE] = _old_session(options)
+    plugins = [("mem", store), ("adds", AddsSecret())]
+    model = ScriptedModel([text("fine")])
+    caplog.set_level(logging.WARNING)
+    async with scripted_harness(
+        model, plugins=plugins, load_entry_points=False, config_text=CONFIG
+    ) as harness:
+        fork = await harness.agents.fork("main", SOURCE, 1, "forked-1", given)
+        await fork.dispose()
+    stored = store.stored["forked-1"]
+    written = repr(stored.meta) + repr([e.data for e in stored.events])
+    for secret in (KEY, OWN, ADDED):
+        assert secret[:24] not in written and secret[-24:] not in written, written
+    assert stored.meta["options"] == {"model": "scripted", "tone": "***", "note": ["x ***"]}
+    assert stored.meta["parent"] == SOURCE
+    assert stored.events[1].data == {"content": "my key *** and ***"}
+    assert stored.events[3].data["message"]["content"][0]["text"] == "ok ***"
+    said = [r.getMessage() for r in caplog.records if "api_key option" in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith(f"session {SOURCE} was stored with"), said
+    assert "forked-1" in said[0]
+    # the source is left as it was stored
+    assert store.stored[SOURCE].meta["options"] == options
+    assert OWN in store.stored[SOURCE].events[1].data["content"]
