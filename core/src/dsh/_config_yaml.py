@@ -7,7 +7,7 @@ import difflib
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -368,12 +368,18 @@ def format_path(loc: Sequence[str | int]) -> str:
 SHOWN_CHARS = 60
 
 
-def shown(value: str) -> str:
+def shown(value: str, secrets: Iterable[str] = ()) -> str:
     """``value`` quoted (``repr``) for an error, cut to ``SHOWN_CHARS`` characters with
-    its length said when it is longer."""
-    if len(value) <= SHOWN_CHARS:
-        return repr(value)
-    return f"{value[:SHOWN_CHARS]!r}... ({len(value):,} characters)"
+    its length said when it is longer. Each key dsh knows (``known_keys``) and each of
+    ``secrets`` (a config's own keys, say) is ``***`` first: cut first, a value could
+    keep a piece of a key shorter than half of it, which ``redact`` no longer
+    recognises (nor so the ``dsh`` command, which hides the keys in what it prints)."""
+    from dsh._secrets import known_keys, redact
+
+    hidden = redact(value, (*known_keys(), *secrets))
+    if len(hidden) <= SHOWN_CHARS:
+        return repr(hidden)
+    return f"{hidden[:SHOWN_CHARS]!r}... ({len(value):,} characters)"
 
 
 def did_you_mean(name: str, choices: Sequence[str] | Mapping[str, Any], cutoff: float = 0.6) -> str:
