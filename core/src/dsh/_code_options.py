@@ -183,4 +183,4 @@ def model_problem(model: object, registered: Sequence[str]) -> str | None:
         return None
     known = ", ".join(registered) or "none"
     hint = did_you_mean(model, registered)
-    return f"model {model!r} is not registered (registered: {known}){hint}"
+    return f"model {shown(model)} is not registered (registered: {known}){hint}"

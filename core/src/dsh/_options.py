@@ -13,6 +13,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from dsh._config_yaml import shown
+from dsh._secrets import redact
 from dsh.errors import DshError
 
 __all__ = [
@@ -59,7 +61,9 @@ def core_option_problem(options: Mapping[str, Any]) -> str | None:
             if key == "queue_mode" and isinstance(value, str):  # a misspelt choice
                 close = difflib.get_close_matches(value, _QUEUE_MODES, n=1, cutoff=0.6)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
-            return f"option {key!r} must be {expected}, not {value!r}{hint}"
+            # a key pasted here is *** (as a config error quotes a value), a long one cut
+            said = shown(value) if isinstance(value, str) else redact(repr(value))
+            return f"option {key!r} must be {expected}, not {said}{hint}"
     return None
 
 

@@ -15,9 +15,9 @@ from typing import Final
 
 from pydantic import ValidationError
 
-from dsh._config_yaml import did_you_mean
+from dsh._config_yaml import did_you_mean, shown
 from dsh._provider_table import BUILT_IN
-from dsh._secrets import hide_parameters
+from dsh._secrets import hide_parameters, redact
 from dsh._shorthand import split_base_url
 from dsh.config import Config, ModelConfig
 from dsh.errors import ConfigError
@@ -118,7 +118,7 @@ def build_model(
     if provider is None:
         known = ", ".join(PROVIDERS)
         hint = did_you_mean(config.provider, list(PROVIDERS))
-        reason = f"unknown provider {config.provider!r} (built in: {known}){hint}"
+        reason = f"unknown provider {shown(config.provider)} (built in: {known}){hint}"
         raise ConfigError(source, f"models.{name}.provider", reason)
     model_id = config.model or name
     context_window, max_output = known_limits(model_id)
@@ -199,7 +199,8 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
     ``openai-compatible:qwen@http://127.0.0.1:8082/v1``.
     """
     # never a password or a query's key (?api-key=..., in a fragment too) in an error
-    source = f"model {hide_parameters(_USERINFO.sub('***@', text))!r}"
+    # nor a key dsh knows (given as the provider, say)
+    source = f"model {redact(hide_parameters(_USERINFO.sub('***@', text)))!r}"
     head, url = split_base_url(text.strip())
     match = _PROVIDER_MODEL.fullmatch(head)
     if match is None:
@@ -210,11 +211,12 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
             f"{provider}:{hide_parameters(_USERINFO.sub('***@', model))}@"
             f"{hide_parameters(_hide_port(_USERINFO.sub('***@', url)))}"
         )
-        source = f"model {hidden!r}"
+        source = f"model {redact(hidden)!r}"
     if provider not in PROVIDERS:
         known = ", ".join(PROVIDERS)
         hint = did_you_mean(provider, list(PROVIDERS))
-        raise ConfigError(source, "", f"unknown provider {provider!r} (built in: {known}){hint}")
+        said = f"unknown provider {shown(provider)} (built in: {known}){hint}"
+        raise ConfigError(source, "", said)
     if (url is None and "://" in model) or (url is not None and not _URL.fullmatch(url)):
         # ftp://..., a URL with a space in it, or nothing after its scheme
         said = "must be an http:// or https:// URL with a host, no spaces"
