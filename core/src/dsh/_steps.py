@@ -194,8 +194,8 @@ class StepRunner:
                 retries += 1
                 data = {"turn": number, "step": step, "attempt": retries, "code": error.code}
                 data["message"] = redact(error.message, self.agent.secrets)  # as turn/end's
-                if on_error.reason:
-                    data["reason"] = on_error.reason
+                if on_error.reason:  # a plugin's words, which may quote the error
+                    data["reason"] = redact(on_error.reason, self.agent.secrets)
                 if wait:
                     data["wait"] = wait
                 await emit("step/retry", data, checked=True)
@@ -260,7 +260,7 @@ class StepRunner:
                 }
                 await emit("steering/message", data, checked=True)
             else:  # told with the turn's end (a budget guard's, say)
-                turn.stopped = decision.reason
+                turn.stopped = redact(decision.reason, self.agent.secrets)
         turn.open_step = None
         last = decision.action == "stop"
         if last:  # the turn ends with this step/end: nothing is in flight to abort
