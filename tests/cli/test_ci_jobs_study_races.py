@@ -59,7 +59,7 @@ def test_a_session_its_creating_job_still_runs_is_refused_to_a_chained_job(
         finish(first)
     assert status == 0, err  # observed: 1, "session flush failed: ... SessionConflictError"
     assert chained.returncode == 1, chained.stderr  # observed: 0, its turn ran
-    assert "is in use: another process is continuing it" in chained.stderr
+    assert "is in use: another process or harness is continuing it" in chained.stderr
     assert len(server.bodies()) == 2  # observed: 3 (the chained job asked the model)
     ends = [
         e["data"]["reason"]
@@ -189,7 +189,7 @@ def test_sqlite_a_second_job_on_a_held_session_exits_1_before_the_model(
     server = model_server([text_reply("Noted."), hold_reply(), text_reply("A done.")])
     (status_a, out_a, err_a), b, session_id = sqlite_race(server, env, tmp_path)
     assert b.returncode == 1, b.stderr
-    assert f"session {session_id!r} is in use: another process is continuing it" in b.stderr
+    assert f"session {session_id!r} is in use: another process or harness is continuing it" in b.stderr
     assert b.stdout == ""
     assert status_a == 0, err_a
     assert out_a == "A done.\n"

@@ -81,8 +81,8 @@ async def test_a_session_continued_elsewhere_is_refused_before_the_model_is_aske
                 await second.agents.resume("b", session_id)
             location = open_backend(settings).location
             assert str(caught.value) == (
-                f"session {session_id!r} is in use: another process is continuing it (stored "
-                f"in {location}); try again when it is done"
+                f"session {session_id!r} is in use: another process or harness is continuing it "
+                f"(stored in {location}); try again when it is done"
             )
             assert second.agents.get("b") is None  # undone: the id is free again
             assert late_model.requests == []
@@ -192,7 +192,7 @@ def test_dsh_run_continue_is_refused_while_another_dsh_continues_the_session(
     finally:
         holder.communicate("", timeout=30)
     assert done.returncode == 1, done.stderr
-    assert f"session {session_id!r} is in use: another process is continuing it" in done.stderr
+    assert f"session {session_id!r} is in use: another process or harness is continuing it" in done.stderr
     assert "connect" not in done.stderr.lower()
 
 

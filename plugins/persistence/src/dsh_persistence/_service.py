@@ -90,7 +90,7 @@ class StoredSessions:
         backend = self.backend
         if not backend.claim(session_id):
             raise SessionInUseError(
-                f"session {session_id!r} is in use: another process is continuing it "
+                f"session {session_id!r} is in use: another process or harness is continuing it "
                 f"(stored in {backend.location}); try again when it is done"
             )
         try:
