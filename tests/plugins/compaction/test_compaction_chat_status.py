@@ -41,5 +41,7 @@ async def test_only_a_compact_that_failed_is_a_failed_command(
     monkeypatch.setattr(dsh_compaction, "compact_now", compact_now)
     harness: Any = SimpleNamespace(pm=SimpleNamespace(has_plugin=lambda name: True))
     failures: list[str] = []
-    await _cli_chat._compact(harness, object(), then, [], failures)
+    stops: list[str] = []
+    await _cli_chat._compact(harness, object(), then, [], failures, stops.append)
     assert failures == ([f"  /compact: {result}"] if failed else [])
+    assert stops == []  # nothing stopped it
