@@ -216,6 +216,9 @@ async def test_a_timed_out_prompt_aborts_the_turn_that_took_it_and_no_other() ->
 
 
 async def test_a_timed_out_prompt_whose_turn_ended_aborts_nothing() -> None:
+    """The time limit runs out as the prompt's turn ends (it is settled) and the next
+    prompt's turn starts: neither is aborted, whichever of the limit and the answer
+    reaches ``prompt()`` first."""
     seen = Seen()
     model = ScriptedModel([text("mine, done"), hang("theirs, still going")])
     async with agent_on(model, ("seen", seen), queue_mode="one-at-a-time") as (_, agent):
@@ -223,15 +226,12 @@ async def test_a_timed_out_prompt_whose_turn_ended_aborts_nothing() -> None:
         async def theirs_then_give_up(limit: anyio.CancelScope) -> None:
             agent.send("theirs")
             await seen["turn/end"].wait()  # mine ended
-            while not ends(agent.session.events) or agent.agent.turns < 2:
-                await anyio.lowlevel.checkpoint()
             limit.cancel()
 
         async with anyio.create_task_group() as tg:
             with anyio.CancelScope() as limit:
                 tg.start_soon(theirs_then_give_up, limit)
-                await agent.prompt("mine")  # waits for theirs too: the agent is not idle
-        assert limit.cancelled_caught
+                await agent.prompt("mine")
         await anyio.sleep(0.05)  # an abort, had there been one, has ended the turn by now
         assert agent.status == "running"  # theirs was not aborted
         assert ends(agent.session.events) == [(1, "completed")]

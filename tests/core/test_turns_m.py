@@ -158,32 +158,3 @@ async def test_a_prompt_taken_but_not_yet_logged_has_its_turn_aborted_when_it_ti
             await agent.when_idle()
         assert ends(agent.session.events) == [(1, "aborted")]
         assert model.requests == []
-
-
-async def test_a_prompt_dropped_by_cancel_leaves_the_next_turn_alone_when_it_times_out() -> None:
-    """``cancel(); send("something else")``, as a chat front end does when its user
-    interrupts: a ``prompt()`` still waiting behind the cancelled turn, whose time limit
-    runs out, must not abort the new turn, which never took its prompt."""
-    seen, streamed = Seen(), Streamed()
-    model = ScriptedModel([hang("first"), hang("the next one, running")])
-    async with agent_on(model, ("seen", seen), ("streamed", streamed)) as (_, agent):
-        agent.send("first")
-        with anyio.fail_after(LIMIT):
-            await seen["assistant/chunk"].wait()
-
-        async def interrupt_then_give_up(limit: anyio.CancelScope) -> None:
-            await anyio.lowlevel.checkpoint()  # mine is queued
-            agent.cancel()  # drops mine, aborts the first turn
-            agent.send("next")
-            await streamed["the next one, running"].wait()
-            limit.cancel()
-
-        with anyio.fail_after(LIMIT):
-            async with anyio.create_task_group() as tg:
-                with anyio.CancelScope() as limit:
-                    tg.start_soon(interrupt_then_give_up, limit)
-                    await agent.prompt("mine")
-            assert limit.cancelled_caught
-            await anyio.sleep(0.05)  # an abort, had there been one, has ended the turn
-        assert ends(agent.session.events) == [(1, "aborted")]
-        assert agent.status == "running"  # the next turn goes on

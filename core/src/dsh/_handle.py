@@ -85,7 +85,9 @@ class AgentHandle:
         return self.agent.when_idle()
 
     async def prompt(self, text: str) -> TurnResult:
-        """Send ``text``, wait until the agent is idle, and return the turn that took it.
+        """Send ``text``, wait until the turn that took it has ended (and been flushed),
+        and return that turn. Prompts others send meanwhile run in later turns, which it
+        does not wait for (``when_idle()`` does).
 
         A failed turn is returned, not raised (``result.reason == "error"``; call
         ``result.raise_for_error()`` to raise it). A ``DshError`` says the prompt was
@@ -103,7 +105,7 @@ class AgentHandle:
         start = len(self.session.events)
         self.agent.send_awaited(mine)
         try:
-            await self.when_idle()
+            await self.agent.when_done(mine)
         except BaseException:
             if not self.agent.withdraw(mine) and self.agent.is_running(mine):
                 self.agent.abort()  # the turn that took it (a dropped prompt: none)

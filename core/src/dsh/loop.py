@@ -77,6 +77,10 @@ class ReactLoopAgent:
         self._wake = self._event()
         # Created only while someone waits (an idle agent should cost little memory).
         self._idle: Signal | None = None
+        # Set at each turn's end (after its flush) and when prompts are dropped, while a
+        # ``when_taken_done`` waits.
+        self._progress: Signal | None = None
+        self._flushed = 0  # the number of the last turn ended and flushed
         self._exited: Signal | None = None
         self._has_exited = False
         self._secrets: tuple[str, ...] | None = None
@@ -144,6 +148,8 @@ class ReactLoopAgent:
             self._turn.abort("aborted")
         elif dropped:
             self._signal_idle()
+        if dropped:
+            self._signal_progress()
 
     def withdraw(self, prompt: str) -> bool:
         """Take back ``prompt`` (the object given to ``send``) if no turn has taken it
@@ -187,6 +193,22 @@ class ReactLoopAgent:
         turn = self._turn
         return turn is not None and any(taken is prompt for taken in turn.prompts)
 
+    async def when_done(self, prompt: str) -> None:
+        """Resolve once the turn that took ``prompt`` (given to ``send_awaited``) has
+        ended and been flushed, or ``prompt`` was dropped before a turn took it, or the
+        loop exited; turns of other prompts after it are not waited for."""
+        while not self._has_exited:
+            awaited = self._awaited
+            number = awaited.get(id(prompt), 0) if awaited is not None else 0
+            if number:
+                if self._flushed >= number:
+                    return
+            elif not self.is_running(prompt) and not any(q is prompt for q in self.inbox.queued):
+                return  # dropped (cancel(), disposal) before a turn took it
+            if self._progress is None:
+                self._progress = self._event()
+            await self._progress.wait()
+
     async def when_idle(self) -> None:
         """Resolve when nothing is running or queued (disposed: once the loop exited)."""
         while True:
@@ -216,6 +238,7 @@ class ReactLoopAgent:
                 if turn.cancelled or self._disposing:
                     self._turn = None  # dropped before it started: no turn is opened
                     self.inbox.requeue_steering()  # a steer that came after the cancel
+                    self._signal_progress()
                     continue
                 self._turns += 1
                 awaited = self._awaited
@@ -228,11 +251,15 @@ class ReactLoopAgent:
                 finally:
                     self._turn = None
                 await self.flush()
+                self._flushed = turn.number
+                if self._progress is not None:
+                    self._signal_progress()
                 self.inbox.requeue_steering()
         finally:
             self._status = "disposed"
             self._has_exited = True
             self._signal_idle()
+            self._signal_progress()
             if self._exited is not None:
                 self._exited.set()
 
@@ -265,6 +292,12 @@ class ReactLoopAgent:
         if self._idle is not None:
             self._idle.set()
             self._idle = None
+
+    def _signal_progress(self) -> None:
+        """Wake ``when_done`` waiters so they re-check."""
+        if self._progress is not None:
+            self._progress.set()
+            self._progress = None
 
     async def _wait_exit(self) -> None:
         if not self._has_exited:
