@@ -64,8 +64,8 @@ def first_session(server: Any, env: dict[str, str], cwd: Path) -> str:
 def in_use(session_id: str, env: dict[str, str]) -> str:
     """What a job refused because another one continues ``session_id`` says."""
     return (
-        f"dsh: error: session {session_id!r} is in use: another process or harness is continuing it "
-        f"(stored in {env['DSH_PERSISTENCE_DIR']}); try again when it is done\n"
+        f"dsh: error: session {session_id!r} is in use: another process or harness is "
+        f"continuing it (stored in {env['DSH_PERSISTENCE_DIR']}); try again when it is done\n"
     )
 
 

@@ -189,7 +189,8 @@ def test_sqlite_a_second_job_on_a_held_session_exits_1_before_the_model(
     server = model_server([text_reply("Noted."), hold_reply(), text_reply("A done.")])
     (status_a, out_a, err_a), b, session_id = sqlite_race(server, env, tmp_path)
     assert b.returncode == 1, b.stderr
-    assert f"session {session_id!r} is in use: another process or harness is continuing it" in b.stderr
+    in_use = f"session {session_id!r} is in use: another process or harness is continuing it"
+    assert in_use in b.stderr
     assert b.stdout == ""
     assert status_a == 0, err_a
     assert out_a == "A done.\n"

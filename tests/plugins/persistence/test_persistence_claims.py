@@ -192,7 +192,8 @@ def test_dsh_run_continue_is_refused_while_another_dsh_continues_the_session(
     finally:
         holder.communicate("", timeout=30)
     assert done.returncode == 1, done.stderr
-    assert f"session {session_id!r} is in use: another process or harness is continuing it" in done.stderr
+    in_use = f"session {session_id!r} is in use: another process or harness is continuing it"
+    assert in_use in done.stderr
     assert "connect" not in done.stderr.lower()
 
 
