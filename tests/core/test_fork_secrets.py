@@ -85,3 +85,41 @@ async def test_a_fork_is_stored_without_the_secrets_of_its_source(
     # the source is left as it was stored
     assert store.stored[SOURCE].meta["options"] == options
     assert OWN in store.stored[SOURCE].events[1].data["content"]
+
+
+async def test_a_forks_events_are_cleared_of_an_old_api_key_no_variable_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The key an older dsh stored as the ``api_key`` option was rotated: no variable
+    holds it now, so only the option's value says what to hide in the copied log."""
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OWN_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    old = "sk-old-rotated-Zq8Wm3Xn5Bv7Lk2Jh4Gf6Ds9Aa"
+    store = InMemoryPersistence()
+    store.stored[SOURCE] = _old_session({"model": "scripted", "api_key": old})
+    store.stored[SOURCE].events[1].data["content"] = f"use {old} for it"
+    async with scripted_harness(
+        ScriptedModel([]), plugins=[("mem", store)], load_entry_points=False
+    ) as harness:
+        fork = await harness.agents.fork("main", SOURCE, 1, "forked-old")
+        await fork.dispose()
+    stored = store.stored["forked-old"]
+    assert stored.meta["options"] == {"model": "scripted"}
+    assert stored.events[1].data == {"content": "use *** for it"}
+    assert old not in repr([e.data for e in stored.events])
+
+
+async def test_the_warning_of_a_forks_hidden_option_names_the_forks_agent(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("OWN_KEY", OWN)
+    store = InMemoryPersistence()
+    store.stored[SOURCE] = _old_session({"model": "scripted", "tone": OWN})
+    caplog.set_level(logging.WARNING)
+    async with scripted_harness(
+        ScriptedModel([]), plugins=[("mem", store)], load_entry_points=False, config_text=CONFIG
+    ) as harness:
+        fork = await harness.agents.fork("reviewer", SOURCE, 1, "forked-9")
+        await fork.dispose()
+    said = [r.getMessage() for r in caplog.records if "held a secret" in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith("agent 'reviewer': option 'tone'"), said

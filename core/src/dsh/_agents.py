@@ -242,7 +242,9 @@ class AgentRegistry:
         options: dict[str, Any] | None,
         place: Path | None,
     ) -> AgentHandle:
-        session, options = resumed_session(self._sessions, stored, options, self._harness)
+        session, options = resumed_session(
+            self._sessions, stored, options, self._harness, agent_id=agent_id
+        )
         return await self._claim_and_go(agent_id, session, options, "resume", place)
 
     async def _start(

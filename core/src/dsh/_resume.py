@@ -9,10 +9,10 @@ them), though an older dsh stored its source with them."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from dsh._secrets import get_logger
+from dsh._secrets import get_logger, longest_first
 from dsh._stored_meta import held_secrets, hidden_meta, hidden_value
 from dsh.errors import DshError
 from dsh.persistence import StoredSession
@@ -63,15 +63,17 @@ def resumed_session(
     stored: StoredSession,
     options: dict[str, Any] | None,
     harness: Harness | None = None,
+    *,
+    agent_id: str,
 ) -> tuple[Session, dict[str, Any] | None]:
-    """The session an agent continuing ``stored`` gets (its events, meta and creation
-    time), and its options: ``options``, or without them the ones the session was
+    """The session agent ``agent_id`` continuing ``stored`` gets (its events, meta and
+    creation time), and its options: ``options``, or without them the ones the session was
     created with (stored in its meta when they were JSON; those for a plugin of
     ``harness`` that does not run now are warned about). A fork's copy (``forked``) is
     cleared of the secrets ``harness`` holds first: the agent goes on as a resume of the
     stored fork would."""
     if isinstance(stored, _Fork):
-        stored = _cleared(stored, held_secrets(harness))
+        stored = _cleared(stored, held_secrets(harness), agent_id)
     session = sessions.prepare(
         stored.id, stored.events, meta=dict(stored.meta), created=stored.created
     )
@@ -133,11 +135,14 @@ async def forked(
     else:
         raise DshError(f"cannot fork session {stored.id!r} into {new_id!r}: it is stored already")
     meta = dict(stored.meta)
-    if isinstance(meta.get("options"), dict):
+    old_key: tuple[str, ...] = ()
+    if isinstance(options := meta.get("options"), dict):
         meta["options"] = stored_options(stored, new_id)
+        if isinstance(key := options.get("api_key"), str):  # no variable may hold it now
+            old_key = longest_first([key])
     source = sessions.prepare(stored.id, stored.events, meta=meta)
     copy = sessions.fork(source, new_id, turns)
-    return _Fork(new_id, copy.created, list(copy.events), dict(copy.meta))
+    return _Fork(new_id, copy.created, _hidden_events(copy.events, old_key), dict(copy.meta))
 
 
 class _Fork(StoredSession):
@@ -146,14 +151,17 @@ class _Fork(StoredSession):
     __slots__ = ()
 
 
-def _cleared(fork: _Fork, secrets: tuple[str, ...]) -> StoredSession:
+def _cleared(fork: _Fork, secrets: tuple[str, ...], agent_id: str) -> StoredSession:
     """``fork`` with each of ``secrets`` as ``***`` in its meta (``hidden_meta``, which
-    warns of what held one) and in its events' data."""
+    warns of what held one, naming ``agent_id``) and in its events' data."""
     if not secrets:
         return fork
-    agent = fork.meta.get("agent")
-    meta = hidden_meta(agent if isinstance(agent, str) else fork.id, fork.meta, secrets)
-    events = [
-        SessionEvent(e.type, e.seq, e.time, hidden_value(e.data, secrets)) for e in fork.events
-    ]
-    return StoredSession(fork.id, fork.created, events, meta)
+    meta = hidden_meta(agent_id, fork.meta, secrets)
+    return StoredSession(fork.id, fork.created, _hidden_events(fork.events, secrets), meta)
+
+
+def _hidden_events(events: Sequence[SessionEvent], secrets: tuple[str, ...]) -> list[SessionEvent]:
+    """``events`` with each of ``secrets`` as ``***`` in their data."""
+    if not secrets:
+        return list(events)
+    return [SessionEvent(e.type, e.seq, e.time, hidden_value(e.data, secrets)) for e in events]
