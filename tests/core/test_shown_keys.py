@@ -11,6 +11,7 @@ import random
 import string
 
 import pytest
+from pydantic import BaseModel, field_validator
 
 from dsh._cli_args import UsageError
 from dsh._cli_prompt import prompt_text
@@ -70,3 +71,35 @@ def test_a_prompt_word_that_is_not_utf8_has_a_known_key_hidden(
         prompt_text([f"x-api-key: {key}" + os.fsdecode(b"\xff")])
     assert "word 1 ('x-api-key: ***\ufffd') is not UTF-8" in str(info.value)
     _hidden(str(info.value), key)
+
+
+class _Rules(BaseModel):
+    """A plugin's settings whose validator quotes the value it refuses."""
+
+    rule: str
+
+    @field_validator("rule")
+    @classmethod
+    def _closed(cls, value: str) -> str:
+        if not value.endswith(")"):
+            raise ValueError(f"{value!r}: the pattern must end with ')'")
+        return value
+
+
+def test_a_models_key_in_a_plugins_refused_value_is_hidden_before_the_cut(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A plugin's section is checked before the models' keys are read: the file's own
+    keys are known first, so a refused value quoting one is cut with it hidden."""
+    key = _key("gw-", 305, 100)
+    monkeypatch.setenv("OWN_KEY", key)
+    text = (
+        "models:\n  a: {provider: openai-compatible, model: m, base_url: "
+        f"'http://127.0.0.1:9/v1', api_key_env: OWN_KEY}}\n"
+        f"rules:\n  rule: 'bash(xxxxx {key})x'\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_config(text=text, settings={"rules": _Rules})
+    said = str(info.value)
+    assert "rules.rule: 'bash(xxxxx ***)x': the pattern must end with ')'" in said
+    _hidden(said, key)

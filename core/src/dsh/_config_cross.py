@@ -11,10 +11,9 @@ from pydantic import BaseModel, ValidationError
 from yaml.nodes import Node
 
 from dsh._config_keys import input_key
-from dsh._config_models import AgentConfig, Config, CoreKeys
+from dsh._config_models import AgentConfig, CoreKeys
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate, shown
 from dsh._model_name import model_name_fields
-from dsh._secrets import secret_values
 
 __all__ = ["GoodPart", "SettingsAt", "cross_check", "set_model_names"]
 
@@ -142,8 +141,7 @@ def cross_check(
             reason = None if registered is None else registered(name)
             if reason is None:
                 hint = did_you_mean(name, sorted(known))
-                # the keys of the file's own models too: none may have been read yet
-                said = shown(name, secret_values(Config("", models=parsed.models)))
+                said = shown(name)  # the file's own keys are known (``validate``)
                 reason = f"unknown model {said} (models defined: {defined}; {local}){hint}"
             problems.append(locate(root, loc, reason))
 

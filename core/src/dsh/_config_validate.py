@@ -16,7 +16,7 @@ from dsh._config_models import CORE_KEYS, AgentConfig, Config, CoreKeys, misplac
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
 from dsh._plugin_settings import owner, raised
-from dsh._secrets import get_logger
+from dsh._secrets import get_logger, remember, secret_values
 
 __all__ = ["validate"]
 
@@ -64,6 +64,9 @@ def validate(
         problems += from_validation(root, (), exc, CoreKeys)
         parsed = None
         good = GoodPart(core, exc)
+    known = parsed if parsed is not None else good.parsed
+    if known is not None:  # an error below cutting a value hides the file's keys first
+        remember(secret_values(Config("", models=known.models)))
     sections: dict[str, Any] = {}
     for name, value in data.items():
         if name in CORE_KEYS:
