@@ -21,6 +21,7 @@ from dsh import (
 )
 from dsh.testing import ScriptedModel, run_turn
 from dsh_compaction._state import state_for
+from dsh_compaction._summarise import AFTER
 
 pytestmark = pytest.mark.plugins("compaction")
 
@@ -34,7 +35,7 @@ async def test_the_prompt_setting_replaces_the_summarisers_instructions() -> Non
 
     (request,) = summariser.requests
     assert request.system == "Summarise tersely."
-    assert request.messages[0].content.endswith("\n</conversation>\n\nWrite the summary now.")
+    assert request.messages[0].content.endswith("\n</conversation>\n\n" + AFTER)
 
 
 # --- the estimate's counter and the settings an agent runs with -----------------------------

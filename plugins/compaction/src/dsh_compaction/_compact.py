@@ -369,6 +369,15 @@ def _check(summary: Summary, plan: Plan, tokens: int) -> None:
             f"the summary ({tokens} tokens) is not smaller than the "
             f"{plan.replaced_tokens} tokens it would replace",
         )
+    # a merge that dropped the previous summary (a weak model that answered "noted"); a
+    # compaction_summarize impl's summary is its own: a terse one may be meant
+    previous = len(plan.previous or "")
+    if summary.source == "model" and len(summary.text) * 4 < previous:
+        raise _Failed(
+            "SUMMARY_TOO_SHORT",
+            f"the summary ({len(summary.text)} characters) merges a previous summary of "
+            f"{previous} characters and is less than a quarter of its length",
+        )
 
 
 def _check_unchanged(planned: Sequence[Message], now: Sequence[Message], cut: int) -> None:
