@@ -116,7 +116,8 @@ class TextTokenCounter:
 class HeuristicCounter(TextTokenCounter):
     """The default: about ``chars_per_token`` characters per token (UTF-8 bytes for
     non-ASCII text, so CJK and emoji are not undercounted). No dependencies, fast, and
-    within ~20 % for English prose and code; the threshold leaves room for the error."""
+    within ~20 % for English prose and code; line-numbered tool output and digit-heavy
+    data can take 20-50 % more (the threshold and the overflow retry cover the error)."""
 
     def __init__(self, chars_per_token: float = 4.0, *, message_overhead: int = 4) -> None:
         self.chars_per_token = chars_per_token
