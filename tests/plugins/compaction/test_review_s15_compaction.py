@@ -45,7 +45,7 @@ async def test_the_latest_steps_too_large_result_is_stubbed_and_the_turn_goes_on
     (stub,) = prune.data["pruned"]
     assert stub["index"] == 2  # the latest step's result: no summary reaches it
     assert stub["content"].startswith("[output of dump removed: 40000 characters, about ")
-    assert "more than the context window has room for" in stub["content"]
+    assert "too large for the model's context window" in stub["content"]
     assert prune.data["tokens_saved"] > 9_000
     assert server.refused == []
 

@@ -217,7 +217,9 @@ async def compact(
         where,
         summariser_window,
     )
-    if reason == "manual" or not (big := too_large(history, counts, room, estimator.counter)):
+    if reason == "manual" or not (
+        big := too_large(history, counts, room, estimator.counter, request.tools)
+    ):
         return await run.once(history, counts)
     await run.start(history, before)
     stubbed = await run.end(history, before, await _prune(big, agent.session.emit, state))
@@ -369,10 +371,8 @@ def _check(summary: Summary, plan: Plan, tokens: int) -> None:
             f"the summary ({tokens} tokens) is not smaller than the "
             f"{plan.replaced_tokens} tokens it would replace",
         )
-    # a merge that dropped the previous summary (a weak model that answered "noted"); a
-    # compaction_summarize impl's summary is its own: a terse one may be meant
-    previous = len(plan.previous or "")
-    if summary.source == "model" and len(summary.text) * 4 < previous:
+    previous = len(plan.previous or "")  # a merge that dropped it: a model answered "noted"
+    if summary.source == "model" and len(summary.text) * 4 < previous:  # an impl's may be terse
         raise _Failed(
             "SUMMARY_TOO_SHORT",
             f"the summary ({len(summary.text)} characters) merges a previous summary of "

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from dsh import Message, ToolResultMessage, UserMessage
+from dsh import Message, ToolResultMessage, ToolSpec, UserMessage
 from dsh.session import SessionEvent
 
 __all__ = [
@@ -62,12 +62,29 @@ def prune_stub(message: ToolResultMessage) -> str:
     )
 
 
-def too_large_stub(message: ToolResultMessage, tokens: int) -> str:
-    """What a tool result too large for the window on its own says instead."""
+#: arguments by which a tool's caller asks for a part of what it returns
+PART_ARGUMENTS: Final = frozenset(
+    {"offset", "limit", "start_line", "end_line", "max_lines", "head", "tail", "skip"}
+    | {"page", "page_size", "max_results", "max_bytes", "max_chars", "max_length"}
+)
+
+
+def too_large_stub(message: ToolResultMessage, tokens: int, tool: ToolSpec | None = None) -> str:
+    """What a tool result too large for the window on its own says instead: what to do,
+    for a model that would otherwise make the same call again (by the arguments of
+    ``tool``'s schema that choose a part, when it has any)."""
+    properties = tool.parameters.get("properties") if tool else None
+    parts = [n for n in properties if n in PART_ARGUMENTS] if isinstance(properties, dict) else []
+    if len(parts) == 1:
+        how = f" with the argument {parts[0]}"
+    elif parts:
+        how = f" with the arguments {', '.join(parts[:-1])} and {parts[-1]}"
+    else:
+        how = " (a narrower command or query, or fewer lines or items)"
     return (
         f"[output of {message.name} removed: {len(message.content)} characters, about "
-        f"{tokens} tokens, more than the context window has room for; get what is needed from "
-        "it in smaller parts]"
+        f"{tokens} tokens, too large for the model's context window; making the same call "
+        f"again gives the same result: ask for a smaller part of it{how}]"
     )
 
 

@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from dsh import AssistantMessage, Message, ReasoningBlock, ToolResultMessage, UserMessage
+from dsh import (
+    AssistantMessage,
+    Message,
+    ReasoningBlock,
+    ToolResultMessage,
+    ToolSpec,
+    UserMessage,
+)
 from dsh_compaction._boundaries import choose_cut, cut_points, units
 from dsh_compaction._events import previous_summary, prune_stub, summary_message, too_large_stub
 from dsh_compaction._tokens import TokenCounter
@@ -147,7 +154,11 @@ def plan_compaction(
 
 
 def too_large(
-    history: Sequence[Message], counts: Sequence[int], room: float, counter: TokenCounter
+    history: Sequence[Message],
+    counts: Sequence[int],
+    room: float,
+    counter: TokenCounter,
+    tools: Sequence[ToolSpec] = (),
 ) -> tuple[Prune, ...]:
     """The tool results, wherever they are (the latest step's too), that take more than
     ``room`` tokens on their own: with one of them no request fits below the threshold,
@@ -156,7 +167,8 @@ def too_large(
     found: list[Prune] = []
     for index, message in enumerate(history):
         if room > 0 and isinstance(message, ToolResultMessage) and counts[index] > room:
-            stub = too_large_stub(message, counts[index])
+            spec = next((t for t in tools if t.name == message.name), None)
+            stub = too_large_stub(message, counts[index], spec)
             saves = counts[index] - counter.count_message(
                 message.model_copy(update={"content": stub})
             )
