@@ -26,9 +26,9 @@ from dsh_compaction import hookspecs as dsh_hookspecs
 
 if TYPE_CHECKING:
     from dsh import ModelError, ModelRequest, RequestErrorDecision
-    from dsh_compaction._compact import CompactionResult
     from dsh_compaction._events import END, PRUNE, START, SUMMARY, SUMMARY_HEADER
     from dsh_compaction._plugin import compact_now
+    from dsh_compaction._result import CompactionResult
     from dsh_compaction._settings import CompactionSettings
     from dsh_compaction._summarise import DEFAULT_PROMPT
     from dsh_compaction._tokens import (
@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 _PUBLIC = {
-    "CompactionResult": "dsh_compaction._compact",
+    "CompactionResult": "dsh_compaction._result",
     **dict.fromkeys(
         ("END", "PRUNE", "START", "SUMMARY", "SUMMARY_HEADER"), "dsh_compaction._events"
     ),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 
@@ -32,6 +32,7 @@ from dsh_compaction import _host
 from dsh_compaction._events import END, PRUNE, START, SUMMARY, summary_message
 from dsh_compaction._plan import Plan, Prune, plan_compaction, too_large
 from dsh_compaction._plan import tail_budget as tail_for
+from dsh_compaction._result import CompactionResult, Outcome, Reason
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._state import AgentState
 from dsh_compaction._summarise import Summary, summarise
@@ -42,51 +43,6 @@ from dsh_compaction._warn import warn
 __all__ = ["CompactionResult", "Outcome", "Reason", "compact", "limit_for"]
 
 log = get_logger("dsh_compaction")
-
-#: what the notes of a summary cut off at its output limit add
-CUT_OFF = "(summary cut off at max_summary_tokens)"
-
-Reason = Literal["threshold", "overflow", "manual"]
-Outcome = Literal["summarized", "pruned", "skipped", "failed", "aborted"]
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionResult:
-    """What a compaction did; ``changed`` when the history was compacted. ``error``:
-    why it failed, or why the summary that followed a ``pruned`` too-large result's
-    stub did (see ``compact``)."""
-
-    outcome: Outcome
-    reason: Reason
-    tokens_before: int
-    tokens_after: int
-    error: dict[str, str] | None = None
-    summary: str | None = None
-    #: the summary (or one of its chunks' answers) was cut off at ``max_summary_tokens``
-    truncated: bool = False
-
-    @property
-    def changed(self) -> bool:
-        return self.outcome in ("summarized", "pruned")
-
-    def __str__(self) -> str:
-        """One sentence for a person (chat's ``/compact`` prints it)."""
-        tokens = f"~{self.tokens_before:,} → ~{self.tokens_after:,} tokens"
-        if self.outcome == "summarized":
-            cut = f" {CUT_OFF}" if self.truncated else ""
-            return f"the history was summarised ({tokens}){cut}"
-        error = self.error or {}
-        why = f"{error.get('code', 'UNKNOWN')}: {error.get('message', '')}"
-        if self.outcome == "pruned":
-            pruned = f"old tool results were pruned ({tokens})"
-            if self.error is not None:  # too-large results stubbed, the summary after failed
-                return f"{pruned}, but compacting the rest failed ({why})"
-            return pruned
-        if self.outcome == "skipped":
-            return f"nothing to compact (~{self.tokens_before:,} tokens)"
-        if self.outcome == "aborted":
-            return "aborted; the history is unchanged"
-        return f"failed, the history is unchanged ({why})"
 
 
 def limit_for(threshold: float, window: int | None, reserve: int) -> float:
