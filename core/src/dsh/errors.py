@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = [
     "AgentDisposedError",
@@ -164,12 +165,37 @@ class ModelError(DshError):
     AUTH, RATE_LIMIT, CONTEXT_WINDOW_EXCEEDED, INVALID_REQUEST, SERVER, TIMEOUT,
     TRANSPORT, STREAM_CLOSED, MALFORMED_RESPONSE, NO_MODEL, UNKNOWN; and REFUSED, raised
     by the loop for an answer the provider stopped (stop reason ``error``).
+
+    ``retry_after``: the wait in seconds the server asked for, if it said. For a
+    CONTEXT_WINDOW_EXCEEDED, ``context_window`` is the context window in tokens the
+    server says the model has, and ``request_tokens`` the size in tokens it counted for
+    the refused request (its prompt); each None when the server's error does not say.
+    A copy or a pickled error keeps them.
     """
 
-    def __init__(self, code: str, message: str, *, retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        context_window: int | None = None,
+        request_tokens: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.retry_after = retry_after
+        self.context_window = context_window
+        self.request_tokens = request_tokens
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # rebuilt without calling __init__ (whose arguments are not ``args``), from its
+        # ``args`` and attributes: a subclass's too
+        return _rebuilt, (type(self), self.args), self.__dict__
+
+
+def _rebuilt(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    return cls.__new__(cls, *args)
 
 
 class TurnError(DshError):

@@ -23,6 +23,7 @@ import httpx
 from dsh._secrets import redact
 from dsh.errors import ModelError
 from dsh.llm._origin import seconds
+from dsh.llm._window import context_sizes
 
 if TYPE_CHECKING:
     from dsh.llm._origin import Timeouts
@@ -187,8 +188,18 @@ def error_from_status(
     # an exhausted quota is not a burst limit: waiting does not help
     retry = status in RETRYABLE_STATUS and code != "CONTEXT_WINDOW_EXCEEDED"
     retry = retry and kind != "insufficient_quota"
+    sizes = _sizes(code, payload, message)
     message = _message(model, f"HTTP {status}", kind, message, secret)
-    return ModelError(code, message, retry_after=wait), retry
+    return ModelError(code, message, retry_after=wait, **sizes), retry
+
+
+def _sizes(code: str, payload: Any, message: str) -> dict[str, int | None]:
+    """A context-window error's ``context_window`` and ``request_tokens`` (``_window``),
+    read from the server's words before they are shortened."""
+    if code != "CONTEXT_WINDOW_EXCEEDED":
+        return {}
+    window, request = context_sizes(payload, message)
+    return {"context_window": window, "request_tokens": request}
 
 
 def _message(model: str, where: str, kind: str, message: str, secret: Secrets) -> str:
@@ -209,8 +220,9 @@ def error_from_body(model: str, payload: Any, *, secret: Secrets = None) -> Mode
         code = _status_code(status)  # llama.cpp: {"error": {"code": 400, ...}}, LiteLLM "429"
     if code not in ("AUTH", "RATE_LIMIT") and _is_context(kind, message):
         code = "CONTEXT_WINDOW_EXCEEDED"
+    sizes = _sizes(code, payload, message)
     message = _message(model, "error in the stream", kind, message, secret)
-    return ModelError(code, message, retry_after=_body_wait(payload))
+    return ModelError(code, message, retry_after=_body_wait(payload), **sizes)
 
 
 def error_from_transport(
@@ -294,7 +306,13 @@ def _transport(
 
 def noted(error: ModelError, note: str) -> ModelError:
     """``error`` with ``note`` after its message, in brackets (its cause kept)."""
-    found = ModelError(error.code, f"{error.message} ({note})", retry_after=error.retry_after)
+    found = ModelError(
+        error.code,
+        f"{error.message} ({note})",
+        retry_after=error.retry_after,
+        context_window=error.context_window,
+        request_tokens=error.request_tokens,
+    )
     found.__cause__, found.__suppress_context__ = error.__cause__, True
     return found
 
