@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from dsh_compaction._state import AgentState
     from dsh_compaction._tokens import RequestEstimator
 
-__all__ = ["Check", "kept_check", "limits", "new_check", "with_estimator"]
+__all__ = ["Check", "kept_check", "limits", "new_check", "overflow_limits", "with_estimator"]
 
 _UNSTARTED = object()  # a harness whose config cannot be read: nothing is kept
 
@@ -83,21 +83,37 @@ def limits(
     """The context window (None: unknown), and the output the request reserves in it,
     which servers count against the window: its ``max_tokens``, else the model's
     ``max_output_tokens`` (what a provider sends then)."""
-    window, reserve, _ = _limits(agent, state, settings, request)
+    window, reserve, _, _ = _limits(agent, state, settings, request)
     return window, reserve
+
+
+def overflow_limits(
+    agent: _host.Host, state: AgentState, settings: CompactionSettings, request: ModelRequest
+) -> tuple[int | None, int, int | None]:
+    """``limits``, and the window the settings or the model's info give (not one a
+    server stated: ``_stated``)."""
+    window, reserve, _, configured = _limits(agent, state, settings, request)
+    return window, reserve, configured
 
 
 def _limits(
     agent: _host.Host, state: AgentState, settings: CompactionSettings, request: ModelRequest
-) -> tuple[int | None, int, Model | None]:
-    """``limits``, and the model found."""
+) -> tuple[int | None, int, Model | None, int | None]:
+    """``limits``, the model found, and the window configured: the ``context_window``
+    setting, else the model's info's; a smaller one a server stated for the model
+    (``AgentState.windows``) is the window."""
     found = state.model(agent, request.model)
     info = found.info if found is not None else None
-    window = settings.context_window
-    if window is None and info is not None:
-        window = info.context_window
+    configured = settings.context_window
+    if configured is None and info is not None:
+        configured = info.context_window
+    window = configured
+    if state.windows:
+        stated = state.windows.get(request.model or agent.options.get("model"))
+        if stated is not None and (window is None or stated < window):
+            window = stated
     reserve = request.max_tokens or (info.max_output_tokens if info is not None else None)
-    return window, reserve or 0, found
+    return window, reserve or 0, found, configured
 
 
 def _config(agent: Any) -> object:
@@ -137,7 +153,7 @@ def new_check(agent: Any, state: AgentState, request: ModelRequest) -> Check:
     """The check's values derived again; kept when the model was found (a model not
     registered yet may be registered by a plugin later) and the harness is started."""
     settings = state.settings(agent)
-    window, reserve, found = _limits(agent, state, settings, request)
+    window, reserve, found, _ = _limits(agent, state, settings, request)
     config = _config(agent)
     options = agent.options
     name = request.model or options.get("model")

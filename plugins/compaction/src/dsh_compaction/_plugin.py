@@ -11,12 +11,20 @@ from typing import Any
 from dsh import DshError, Message, ModelError, ModelRequest, RequestErrorDecision
 from dsh.session import HistoryView
 from dsh_compaction import _host
-from dsh_compaction._check import Check, kept_check, limits, new_check, with_estimator
+from dsh_compaction._check import (
+    Check,
+    kept_check,
+    limits,
+    new_check,
+    overflow_limits,
+    with_estimator,
+)
 from dsh_compaction._compact import CompactionResult, compact
 from dsh_compaction._edits import rebuilt_request, same_messages
 from dsh_compaction._events import PRUNE, SUMMARY, reduce_prune, reduce_summary
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._state import AgentState, forget, state_for
+from dsh_compaction._stated import stated_window
 from dsh_compaction._tokens import RequestEstimator
 
 __all__ = [
@@ -168,7 +176,8 @@ async def agent_request(
 async def agent_request_error(
     agent: _host.Host, request: ModelRequest, error: ModelError, turn: int, step: int
 ) -> RequestErrorDecision | None:
-    """The provider said the request does not fit: compact once and retry the step."""
+    """The provider said the request does not fit: compact once and retry the step,
+    planned for the window the provider's error states when it is smaller (``_stated``)."""
     if error.code != "CONTEXT_WINDOW_EXCEEDED":
         return None
     state = state_for(agent)
@@ -182,7 +191,9 @@ async def agent_request_error(
     async with state.lock:
         # the request as it was refused: what it holds beside the history (the notes
         # of plugins, before compaction's impl and after it) is counted and left room for
-        window, reserve = limits(agent, state, settings, request)
+        window, reserve, configured = overflow_limits(agent, state, settings, request)
+        # the window the server says the model has, when smaller, from now on
+        window = stated_window(agent, state, request, error, window, configured)
         result = await compact(
             agent,
             state,

@@ -44,6 +44,7 @@ class AgentState:
         "step_tried",
         "tail_warned",
         "turn_task",
+        "windows",
     )
 
     def __init__(self) -> None:
@@ -65,6 +66,9 @@ class AgentState:
         #: the threshold check's values, kept while what they derive from is the same
         #: (``_check``)
         self.check: Check | None = None
+        #: the context windows servers stated, per model name, smaller than the one
+        #: configured: the threshold check plans with them (``_stated``)
+        self.windows: dict[str | None, int] = {}
         self._settings_key: tuple[object, object] | None = None
         self._settings: CompactionSettings | None = None
         #: (the harness's config, its ``compaction:`` section): the section is looked

@@ -217,7 +217,12 @@ def _too_long(
     if refused is None:
         why = f"its prompt ({prompt:,} tokens) and answer ({answer:,}) leave too little room"
         return ModelError("CONTEXT_WINDOW_EXCEEDED", f"{what} ({planned}): {why}")
-    return ModelError("CONTEXT_WINDOW_EXCEEDED", f"{what} ({planned}): {refused.message}")
+    return ModelError(
+        "CONTEXT_WINDOW_EXCEEDED",
+        f"{what} ({planned}): {refused.message}",
+        context_window=refused.context_window,
+        request_tokens=refused.request_tokens,
+    )
 
 
 def _no_model(agent: _host.Host, name: str | None) -> ModelError:
