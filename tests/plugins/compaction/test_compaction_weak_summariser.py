@@ -81,3 +81,21 @@ async def test_compact_now_reports_a_too_short_merge() -> None:
     assert result.outcome == "failed"
     assert result.error is not None and result.error["code"] == "SUMMARY_TOO_SHORT"
     assert str(result).startswith("failed, the history is unchanged (SUMMARY_TOO_SHORT: ")
+
+
+async def test_a_chunks_answer_that_drops_the_chunks_before_it_is_refused() -> None:
+    """A region summarised in chunks: each answer merges the summary so far, so each is
+    checked against it (the last alone was: a long answer after a "noted" passed)."""
+    first = "## Goal\n" + "The fact of chunk one is 42; keep it. " * 10
+    script = [first, "noted", *(first.replace("one", f"{i}") for i in range(3, 9))]
+    small = ScriptedModel(script, name="summarizer", context_window=8192)
+    model = ScriptedModel(reads(5), context_window=WINDOW)
+    async with harness(model, small) as h:
+        agent = await h.agents.create("a", options=OPTIONS)
+        events = await run_turn(agent, "task")
+        assert check_invariants(agent.session.events) == []
+
+    end = events_of(events)[-1]
+    assert (end.data["outcome"], end.data["error"]["code"]) == ("failed", "SUMMARY_TOO_SHORT")
+    assert f"previous summary of {len(first.strip())} characters" in end.data["error"]["message"]
+    assert len(small.requests) == 2  # no call after the refused answer

@@ -253,6 +253,17 @@ def _unfinished(model: str, stop: str) -> ModelError:
     return ModelError("INCOMPLETE", f"summariser {model!r}: {why}: stop reason {stop!r}")
 
 
+def _too_short(text: str, merged: str) -> ModelError:
+    """The failure of an answer that merges the summary so far (the previous one, or
+    the answer for the chunks before) and is under a quarter of its length: a weak
+    model that answered the transcript instead ("noted") and dropped it."""
+    return ModelError(
+        "SUMMARY_TOO_SHORT",
+        f"the summary ({len(text)} characters) merges a previous summary of "
+        f"{len(merged)} characters and is less than a quarter of its length",
+    )
+
+
 def _not_text(agent: _host.Host, plugin: str, answer: object) -> HookError:
     """The failure of ``plugin``'s ``compaction_summarize`` impl that answered
     ``answer``, naming the impl as dsh's dispatcher does for a raising one."""
@@ -321,7 +332,10 @@ async def summarise(
             raise _too_long(model.info.name, limit, exc) from exc
         if answer.stop_reason not in FINISHED:
             raise _unfinished(model.info.name, answer.stop_reason)
-        summary.text = answer.text.strip()
+        text = answer.text.strip()
+        if len(text) * 4 < len(summary.text):  # dropped what it merged ("noted")
+            raise _too_short(text, summary.text)
+        summary.text = text
         summary.calls += 1
         summary.usage += answer.usage
         summary.truncated = summary.truncated or answer.stop_reason == "max_tokens"
