@@ -4,14 +4,17 @@ plugin's own, and plugin commands, as a plugin author relies on them."""
 from __future__ import annotations
 
 import argparse
+import re
 import types
 from pathlib import Path
 from typing import Any
 
 import pytest
+from docs_files import ROOT
 
 from dsh import ContinuationDecision, RequestErrorDecision, hookimpl, hookspec
 from dsh.plugins import PluginManager
+from dsh.session import EVENT_TYPES
 from dsh.testing import ScriptedModel, fail, run_turn, scripted_harness, tool_calls
 
 
@@ -250,3 +253,15 @@ def test_a_command_takes_m_after_its_name_with_suppress(
         assert main(argv) == 0  # run returned None: status 0
         outs.append(capsys.readouterr().out)
     assert outs == ["fast\n", "slow\n", "None\n"]
+
+
+def test_event_types_names_every_core_event_type_the_docs_table_lists() -> None:
+    """hooks.md's table of the core's event types and ``dsh.session.EVENT_TYPES`` (the
+    core's event types, public) name the same types: ``step/retry`` was missing."""
+    text = (ROOT / "docs" / "hooks.md").read_text()
+    table = text.split("The core's event types and their `data`", 1)[1].split("\n\n")[1]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    documented = {t for row in rows for t in re.findall(r"`([a-z]+/[a-z]+)`", row.split("|")[1])}
+    assert len(documented) >= 10, table
+    assert documented == set(EVENT_TYPES)
+    assert len(EVENT_TYPES) == len(set(EVENT_TYPES))

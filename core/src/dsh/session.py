@@ -1,4 +1,5 @@
-"""The session: an append-only event log, the history derived from it, and the store.
+"""The session: an append-only event log, the history derived from it, and the store
+(the event itself, ``SessionEvent``, is ``dsh._event``'s, and re-exported here).
 
 The log is the source of truth. Every event is ``{type, seq, time, data}`` with ``seq``
 equal to its index and ``data`` lossless JSON. What the model sees (the derived history)
@@ -20,14 +21,13 @@ from collections.abc import (
 from itertools import islice
 from typing import Any, Final, final, overload
 
-from dsh._json import check_json, encode
+from dsh._event import EVENT_TYPES, SessionEvent
+from dsh._json import check_json
 from dsh._ready import READY
 from dsh.errors import DshError
 from dsh.messages import AssistantMessage, Message, ToolResultMessage, UserMessage, trusted
 
 _now: Final = time.time
-#: Unicode line ends JSON may hold raw, escaped so ``str.splitlines()`` keeps a line whole.
-_LINE_ENDS: Final = {0x2028: "\\u2028", 0x2029: "\\u2029", 0x85: "\\u0085"}
 
 __all__ = [
     "EVENT_TYPES",
@@ -37,72 +37,6 @@ __all__ = [
     "SessionEvent",
     "SessionStore",
 ]
-
-#: The core's event types. Plugins add their own (``compact/*``, ``permission/*``).
-EVENT_TYPES: Final = (
-    "turn/start",
-    "turn/end",
-    "step/start",
-    "step/end",
-    "user/message",
-    "steering/message",
-    "assistant/chunk",
-    "assistant/message",
-    "tool/call",
-    "tool/result",
-)
-
-
-@final
-class SessionEvent:
-    """One log entry. Treat as immutable (``value`` aside: the session drops it once
-    the event is folded, see ``Session.append``)."""
-
-    __slots__ = ("data", "seq", "time", "type", "value")
-
-    def __init__(
-        self, type: str, seq: int, time: float, data: dict[str, Any], value: object = None
-    ) -> None:
-        self.type = type
-        self.seq = seq
-        self.time = time
-        self.data = data
-        #: The live object ``data`` was dumped from (a message), if any; not serialised.
-        #: Only the history reducers get it: a session sets it to None once the event is
-        #: folded, so the log keeps ``data`` alone and the object lives only as long as
-        #: the history shows it (after a compaction, thousands of old messages would
-        #: otherwise be held twice, as data and as objects).
-        self.value = value
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "seq": self.seq, "time": self.time, "data": self.data}
-
-    def to_json(self, session: str | None = None) -> str:
-        """The event as one line of JSON, for people and scripts: the characters some
-        readers take for line ends (U+2028, U+2029, U+0085) are written escaped. With
-        ``session``, the line names its session first (``dsh run --json``)."""
-        raw = self.to_dict() if session is None else {"session": session, **self.to_dict()}
-        return encode(raw).decode().translate(_LINE_ENDS)
-
-    def to_json_bytes(self) -> bytes:
-        """The event as compact UTF-8 JSON, for writers: ``to_json()`` without its
-        escaping of Unicode line ends (a file is split on ``\\n``)."""
-        return encode(self.to_dict())
-
-    @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> SessionEvent:
-        return cls(raw["type"], raw["seq"], raw["time"], raw["data"])
-
-    def __repr__(self) -> str:
-        return f"SessionEvent({self.type!r}, seq={self.seq}, data={self.data!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SessionEvent):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]
-
 
 #: Folds one event into the derived history. A reducer may only *append* to the list
 #: it is given; to change earlier messages it returns a new list that replaces it. That

@@ -18,9 +18,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dsh.tools import ToolContext
+if TYPE_CHECKING:
+    from dsh.tools import ToolContext
 
 __all__ = ["OutsideWorkspaceError", "Roots", "roots_of"]
 

@@ -127,7 +127,7 @@ class HttpModel:
         # request), a credential in headers where a server quotes it: hidden as keys.
         shown = {*query_secrets(base_url), *query_secrets(str(httpx.URL(base_url)))}
         shown.update(header_secrets(config.headers))
-        self._written_secrets = tuple(sorted(shown, key=len, reverse=True))
+        self._written_secrets = longest_first(shown)
         remember(self._written_secrets)  # hidden from log records; a registry reads them
         self._info = ModelInfo(
             name,

@@ -10,9 +10,8 @@ import anyio
 import pytest
 
 from dsh import AssistantMessage, Message, ToolResultMessage, UserMessage
-from dsh.invariants import check_invariants
 from dsh.session import Session, SessionEvent
-from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
+from dsh.testing import ScriptedModel, check_invariants, run_turn, scripted_harness, text
 from dsh_persistence._backend import SessionBackend, SessionInfo, StoredTail
 from dsh_persistence._errors import SessionConflictError, SessionCorruptError, SessionFormatError
 from dsh_persistence._plugin import PersistencePlugin
