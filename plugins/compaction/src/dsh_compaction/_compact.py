@@ -10,6 +10,7 @@ failure is logged in ``compact/end``.
 
 from __future__ import annotations
 
+import math
 import reprlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
@@ -30,6 +31,7 @@ from dsh import (
 from dsh.session import HistoryView
 from dsh_compaction import _host
 from dsh_compaction._events import END, PRUNE, START, SUMMARY, summary_message
+from dsh_compaction._fallback import REFUSALS, fallback_data, fallback_summary
 from dsh_compaction._plan import Plan, Prune, plan_compaction, too_large
 from dsh_compaction._plan import tail_budget as tail_for
 from dsh_compaction._result import CompactionResult, Outcome, Reason
@@ -38,7 +40,7 @@ from dsh_compaction._state import AgentState
 from dsh_compaction._summarise import Summary, summarise
 from dsh_compaction._task import task_marks
 from dsh_compaction._tokens import RequestEstimator
-from dsh_compaction._warn import warn
+from dsh_compaction._warn import warn, warn_dropped
 
 __all__ = ["CompactionResult", "Outcome", "Reason", "compact", "limit_for"]
 
@@ -172,6 +174,7 @@ async def compact(
         estimator,
         where,
         summariser_window,
+        _must_fit(reason, known, reserve),
     )
     if reason == "manual" or not (
         big := too_large(history, counts, room, estimator.counter, request.tools)
@@ -186,6 +189,15 @@ async def compact(
     if rest.changed:
         return replace(rest, tokens_before=before)
     return replace(stubbed, error=rest.error if rest.outcome == "failed" else None)
+
+
+def _must_fit(reason: Reason, known: int | None, reserve: int) -> float:
+    """The most tokens a request may have and still be sent (``_Run.must_fit``): an
+    overflow's was refused; a threshold one past the window less the output reserve
+    would be. A manual compaction's request is not being sent: none."""
+    if reason == "manual":
+        return math.inf
+    return 0.0 if reason == "overflow" else limit_for(math.inf, known, reserve)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +216,9 @@ class _Run:
     estimator: RequestEstimator
     where: dict[str, int]
     summariser_window: int | None  # the summariser's (``window`` plans the tail)
+    #: a request over this many tokens must shrink to be sent: a refused summary falls
+    #: back to dropping what it would have covered (``_fallback``)
+    must_fit: float
     stubbed: bool = False  # a compaction of this call stubbed too-large results already
 
     async def start(self, history: Sequence[Message], before: int) -> None:
@@ -218,6 +233,7 @@ class _Run:
         before: int,
         outcome: Outcome,
         error: dict[str, str] | None = None,
+        refused: dict[str, str] | None = None,
     ) -> CompactionResult:
         now = self.agent.session.history
         after = self.fixed + self.estimator.messages(now)
@@ -231,8 +247,10 @@ class _Run:
             data["error"] = error
             if reason != "manual":  # a manual one is answered by its caller (/compact)
                 warn(self.agent.id, reason, outcome, error, stubbed=self.stubbed, where=self.where)
+        if refused is not None:
+            data["refused"] = refused = {key: redact(value) for key, value in refused.items()}
         await self.agent.session.emit(END, data)
-        return CompactionResult(outcome, reason, before, after, error)
+        return CompactionResult(outcome, reason, before, after, error, refused=refused)
 
     async def once(self, history: Sequence[Message], counts: Sequence[int]) -> CompactionResult:
         """One compaction of the agent's ``history`` as it is now (its per-message token
@@ -293,7 +311,10 @@ class _Run:
                 await self.end(history, before, "aborted")
             raise
         except Exception as exc:
-            return await self.end(history, before, "failed", _error(exc, settings))
+            error = _error(exc, settings)
+            if error["code"] in REFUSALS and before > self.must_fit:
+                return await self.fallback(history, before, plan, error)
+            return await self.end(history, before, "failed", error)
         try:
             await agent.session.emit(SUMMARY, _summary_data(summary, plan))
         except EventDataError as exc:  # refused before it entered the log: nothing changed
@@ -308,6 +329,23 @@ class _Run:
             summary=summary.text,
             truncated=summary.truncated,
         )
+
+    async def fallback(
+        self, history: Sequence[Message], before: int, plan: Plan, refused: dict[str, str]
+    ) -> CompactionResult:
+        """Drop what the ``refused`` summary would have covered, the previous summary
+        kept (``_fallback``); failed with the refusal when that is not smaller."""
+        text = fallback_summary(plan.previous, len(plan.summarised), refused["code"])
+        message = summary_message(text)
+        try:
+            _check(Summary(text, "fallback"), plan, self.estimator.counter.count_message(message))
+            _check_unchanged(history, self.agent.session.history, plan.cut)
+            await self.agent.session.emit(SUMMARY, fallback_data(plan, text, refused))
+        except (_Failed, EventDataError):
+            return await self.end(history, before, "failed", refused)
+        self.state.invalidate()
+        warn_dropped(self.agent.id, self.reason, refused, len(plan.summarised), where=self.where)
+        return await self.end(history, before, "dropped", refused=refused)
 
 
 async def _prune(prune: Sequence[Prune], emit: Any, state: AgentState) -> Outcome:

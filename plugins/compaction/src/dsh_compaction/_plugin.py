@@ -22,10 +22,12 @@ from dsh_compaction._check import (
 from dsh_compaction._compact import CompactionResult, compact
 from dsh_compaction._edits import rebuilt_request, same_messages
 from dsh_compaction._events import PRUNE, SUMMARY, reduce_prune, reduce_summary
+from dsh_compaction._fallback import REFUSALS
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._state import AgentState, forget, state_for
 from dsh_compaction._stated import stated_window
 from dsh_compaction._tokens import RequestEstimator
+from dsh_compaction._warn import overflow_after_failure
 
 __all__ = [
     "agent_disposed",
@@ -167,7 +169,7 @@ async def agent_request(
             step=step,
         )
     if result.error is not None:  # failed (after a too-large result's stub, perhaps)
-        state.failed_turn = turn
+        state.failed_turn, state.failed_error = turn, result.error
     if result.changed:
         return rebuilt_request(agent, request, built)
     return request if rebuilt else None
@@ -185,8 +187,11 @@ async def agent_request_error(
     here = (turn, step)
     if not settings.enabled or state.overflow_step == here:
         return None
-    if state.step_tried == here and state.failed_turn == turn:
-        return None  # this step's compaction failed already; the error ends the turn
+    failed = state.failed_error if state.step_tried == here and state.failed_turn == turn else None
+    if failed is not None and failed["code"] not in REFUSALS:
+        # this step's compaction failed already; the error ends the turn
+        overflow_after_failure(agent.id, failed, turn, step)
+        return None
     state.overflow_step = here
     async with state.lock:
         # the request as it was refused: what it holds beside the history (the notes

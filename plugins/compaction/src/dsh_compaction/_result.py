@@ -12,7 +12,7 @@ __all__ = ["CUT_OFF", "CompactionResult", "Outcome", "Reason"]
 CUT_OFF = "(summary cut off at max_summary_tokens)"
 
 Reason = Literal["threshold", "overflow", "manual"]
-Outcome = Literal["summarized", "pruned", "skipped", "failed", "aborted"]
+Outcome = Literal["summarized", "dropped", "pruned", "skipped", "failed", "aborted"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,10 +29,12 @@ class CompactionResult:
     summary: str | None = None
     #: the summary (or one of its chunks' answers) was cut off at ``max_summary_tokens``
     truncated: bool = False
+    #: ``dropped``: why the summary was refused (its messages were dropped instead)
+    refused: dict[str, str] | None = None
 
     @property
     def changed(self) -> bool:
-        return self.outcome in ("summarized", "pruned")
+        return self.outcome in ("summarized", "dropped", "pruned")
 
     def __str__(self) -> str:
         """One sentence for a person (chat's ``/compact`` prints it)."""
@@ -40,8 +42,10 @@ class CompactionResult:
         if self.outcome == "summarized":
             cut = f" {CUT_OFF}" if self.truncated else ""
             return f"the history was summarised ({tokens}){cut}"
-        error = self.error or {}
+        error = self.error or self.refused or {}
         why = f"{error.get('code', 'UNKNOWN')}: {error.get('message', '')}"
+        if self.outcome == "dropped":
+            return f"the summary was refused ({why}); older messages were dropped ({tokens})"
         if self.outcome == "pruned":
             pruned = f"old tool results were pruned ({tokens})"
             if self.error is not None:  # too-large results stubbed, the summary after failed

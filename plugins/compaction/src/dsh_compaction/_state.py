@@ -37,6 +37,7 @@ class AgentState:
         "_settings",
         "_settings_key",
         "check",
+        "failed_error",
         "failed_turn",
         "fixed_warned",
         "lock",
@@ -56,6 +57,9 @@ class AgentState:
         #: (turn, step) of the last automatic attempt and of the last overflow retry
         self.step_tried: tuple[int, int] | None = None
         self.overflow_step: tuple[int, int] | None = None
+        #: why that compaction failed: an overflow of its step names it, or, when the
+        #: summary was refused (``_fallback.REFUSALS``), asks the summariser once more
+        self.failed_error: dict[str, str] | None = None
         #: the warning that ``tail_tokens`` is capped was logged (once per agent)
         self.tail_warned = False
         #: the warning that the request's fixed part reaches the limit was logged (and

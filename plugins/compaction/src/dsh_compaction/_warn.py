@@ -5,9 +5,20 @@ from __future__ import annotations
 
 from dsh import get_logger
 
-__all__ = ["warn"]
+__all__ = ["overflow_after_failure", "warn", "warn_dropped"]
+
+#: what ends a warning of an overflow the plugin could not compact
+ENDS = "the turn ends with the provider's error. /compact compacts the history again"
 
 log = get_logger("dsh_compaction")
+
+
+def _when(reason: str, where: dict[str, int]) -> str:
+    """The compaction named by its reason and turn (and an overflow's step)."""
+    if "turn" not in where:
+        return reason
+    step = f", step {where['step']}" if reason == "overflow" and "step" in where else ""
+    return f"{reason}, turn {where['turn']}{step}"
 
 
 def warn(
@@ -23,10 +34,7 @@ def warn(
     stubs of too-large tool results left it, when ``stubbed``). The turn (and the step
     of an overflow) is named: the CLI prints each distinct message once, and a failure
     at each turn must be seen at each turn."""
-    when = reason
-    if "turn" in where:
-        step = f", step {where['step']}" if reason == "overflow" and "step" in where else ""
-        when = f"{reason}, turn {where['turn']}{step}"
+    when = _when(reason, where)
     if outcome == "skipped":  # overflow, nothing to compact: not a failure of the plugin
         if stubbed:
             message = "too-large tool results were stubbed, but nothing else could be compacted"
@@ -40,11 +48,44 @@ def warn(
         )
         return
     log.warning(
-        "agent %r: compaction (%s) failed%s, the %shistory is unchanged: %s: %s",
+        "agent %r: compaction (%s) failed%s, the %shistory is unchanged: %s: %s%s",
         agent_id,
         when,
         " after too-large tool results were stubbed" if stubbed else "",
         "rest of the " if stubbed else "",
         error.get("code"),
         error.get("message"),
+        f"; {ENDS}" if reason == "overflow" and not stubbed else "",
+    )
+
+
+def overflow_after_failure(agent_id: str, error: dict[str, str], turn: int, step: int) -> None:
+    """Tell the user that the request of a step whose threshold compaction failed with
+    ``error`` does not fit the window: the provider's error ends the turn."""
+    log.warning(
+        "agent %r: the request does not fit the context window (%s), and this step's "
+        "compaction (%s) failed: %s: %s; %s",
+        agent_id,
+        _when("overflow", {"turn": turn, "step": step}),
+        _when("threshold", {"turn": turn}),
+        error.get("code"),
+        error.get("message"),
+        ENDS,
+    )
+
+
+def warn_dropped(
+    agent_id: str, reason: str, refused: dict[str, str], count: int, *, where: dict[str, int]
+) -> None:
+    """Tell the user that a refused summary's ``count`` messages were dropped to fit the
+    context window (``_fallback``): what the agent no longer sees, and why."""
+    log.warning(
+        "agent %r: the summary was refused (%s: %s); to fit the context window, %d older "
+        "messages were dropped without a summary (%s), the previous summary kept. A "
+        "stronger summariser (compaction.model) keeps them in a summary",
+        agent_id,
+        refused.get("code"),
+        refused.get("message"),
+        count,
+        _when(reason, where),
     )

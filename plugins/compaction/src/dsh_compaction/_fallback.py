@@ -1,0 +1,53 @@
+"""The fallback of a refused summary when the request must shrink to fit the window.
+
+A summary the plugin refuses (``REFUSALS``: a weak model answered the transcript, copied
+it, or echoed its instructions) leaves the history as it was, and the next turn tries
+again. But when the request is over the context window itself (an overflow, or a
+threshold check that finds it past the window less the output reserve), leaving the
+history as it was ends the turn with the provider's error, and every later turn too.
+Then the messages the summary would have covered are dropped instead: the previous
+summary is kept, followed by a note of what was dropped and why, the kept messages and
+the tail. It is logged as a ``compact/summary`` (``source: fallback``, the refusal in
+``refused``), so the reducer derives it from the log like any summary.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from dsh import redact
+from dsh_compaction._plan import Plan
+
+__all__ = ["REFUSALS", "dropped_note", "fallback_data", "fallback_summary"]
+
+#: the failures of a summary that was written but refused by the plugin's checks: the
+#: summariser answered, badly (a broken or slow one fails otherwise, and is not a
+#: reason to drop history without the user's knowledge)
+REFUSALS: Final = frozenset({"EMPTY_SUMMARY", "SUMMARY_NOT_SMALLER", "SUMMARY_TOO_SHORT"})
+
+
+def dropped_note(count: int, code: str) -> str:
+    """What the summary message says in place of the ``count`` dropped messages."""
+    return (
+        f"[{count} older messages were dropped without a summary: the summariser's "
+        f"answer was refused ({code}).]"
+    )
+
+
+def fallback_summary(previous: str | None, count: int, code: str) -> str:
+    """The text of the fallback's summary message: ``previous`` kept, then the note."""
+    note = dropped_note(count, code)
+    return f"{previous}\n\n{note}" if previous else note
+
+
+def fallback_data(plan: Plan, text: str, refused: dict[str, str]) -> dict[str, Any]:
+    """The ``compact/summary`` data of a fallback of ``plan`` whose summary is ``text``."""
+    return {
+        "summary": text,
+        "replaces": plan.cut,
+        "kept": list(plan.kept),
+        "summarised": len(plan.summarised),
+        "merged_previous": plan.previous is not None,
+        "source": "fallback",
+        "refused": {key: redact(value) for key, value in refused.items()},
+    }

@@ -1,0 +1,187 @@
+"""A refused summary when the request must shrink to fit the window: the oldest messages
+are dropped without a summary, the previous summary kept (a ``compact/summary`` whose
+``source`` is ``fallback``), instead of every later turn failing on the overflow."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from compaction_util import (
+    OVERFLOW,
+    Dump,
+    events_of,
+    harness,
+    options,
+    reads,
+    summarizer,
+    summary_of,
+)
+
+from dsh.testing import ScriptedModel, check_invariants, fail, run_turn, tool_calls
+from dsh_compaction import CompactionResult, compact_now
+
+pytestmark = pytest.mark.plugins("compaction")
+
+WINDOW = 7000  # CharCounter: step 6 of a reads(5) turn is the first over 0.8
+PREVIOUS = "\n".join(["## Goal\nThe fact is 42; keep it."] * 10)  # 329 characters
+
+
+async def second_turn(
+    script: list[Any], *answers: Any, extra: Sequence[Any] = ()
+) -> tuple[list[Any], list[Any]]:
+    """Turn 1 compacts to PREVIOUS; turn 2 runs ``script``, the summariser answering
+    ``answers``. Returns turn 2's events and the history."""
+    model = ScriptedModel([*reads(5), *script], context_window=WINDOW)
+    summariser = summarizer(PREVIOUS, *answers)
+    async with harness(model, summariser, extra=extra) as h:
+        agent = await h.agents.create("a", options=options())
+        await run_turn(agent, "task one")
+        events = await run_turn(agent, "Reply with just 'noted' and the fact.")
+        assert check_invariants(agent.session.events) == []
+        history = list(agent.session.history)
+    summariser.assert_complete()
+    return events, history
+
+
+def dropped_note(count: int, code: str) -> str:
+    return (
+        f"[{count} older messages were dropped without a summary: the summariser's "
+        f"answer was refused ({code}).]"
+    )
+
+
+async def test_an_overflow_whose_summary_is_refused_drops_the_oldest_messages() -> None:
+    events, history = await second_turn([OVERFLOW, "fits now"], "noted")
+
+    start, summary, end = events_of(events)
+    assert start.data["reason"] == "overflow"
+    assert summary.data["source"] == "fallback"
+    assert summary.data["refused"]["code"] == "SUMMARY_TOO_SHORT"
+    dropped = summary.data["summarised"]
+    assert dropped > 0
+    assert summary.data["summary"] == PREVIOUS + "\n\n" + dropped_note(dropped, "SUMMARY_TOO_SHORT")
+    assert end.data["outcome"] == "dropped" and "error" not in end.data
+    assert end.data["tokens_after"] < end.data["tokens_before"]
+    assert [e.type for e in events].count("step/retry") == 1
+    assert events[-1].data["reason"] == "completed"
+    # the previous summary's facts stay, first; the rest is the tail, as logged (the
+    # reducer of compact/summary derives it: a replay derives the same history)
+    assert history[0] == summary_of(summary.data["summary"])
+
+
+async def test_the_summariser_is_tried_once_more_on_the_overflow_of_a_refused_step() -> None:
+    """The threshold compaction of a step is refused and the request, sent anyway, is
+    over the window: the overflow compaction asks the summariser once more (a weak
+    model's next answer may be a summary) instead of ending the turn."""
+    script = [*reads(4, then=OVERFLOW), "fits now"]  # over at step 5, as compacted
+    events, history = await second_turn(script, "noted", "a good summary " * 30)
+
+    compactions = [e for e in events_of(events) if e.type == "compact/end"]
+    assert [e.data["outcome"] for e in compactions] == ["failed", "summarized"]
+    assert [e.data["reason"] for e in compactions] == ["threshold", "overflow"]
+    assert compactions[0].data["step"] == compactions[1].data["step"]
+    assert history[0] == summary_of(("a good summary " * 30).strip())
+    assert events[-1].data["reason"] == "completed"
+
+
+async def test_a_threshold_compaction_refused_over_the_window_drops_at_once() -> None:
+    """A step's result takes the request past the window, not just the threshold: the
+    request cannot be sent as it is, so the refused summary's messages are dropped
+    before it is (no refused request, no second summariser call)."""
+    script = [tool_calls(("dump", {"size": 5300})), "done again"]
+    events, history = await second_turn(script, "noted", extra=[("dump", Dump())])
+    start, summary, end = events_of(events)
+    assert (start.data["reason"], start.data["tokens"]) == ("threshold", end.data["tokens_before"])
+    assert start.data["tokens"] > WINDOW
+    assert (summary.data["source"], end.data["outcome"]) == ("fallback", "dropped")
+    assert end.data["tokens_after"] < WINDOW  # the result itself is in the tail
+    assert "step/retry" not in [e.type for e in events]
+    assert history[0].content.endswith(
+        dropped_note(summary.data["summarised"], "SUMMARY_TOO_SHORT")
+    )
+
+
+async def test_a_threshold_compaction_refused_under_the_window_changes_nothing() -> None:
+    """Under the window the request still fits: the refusal leaves the history (the
+    next turn tries again), no message is dropped."""
+    events, history = await second_turn(reads(5), "noted")
+
+    (end,) = [e for e in events_of(events) if e.type == "compact/end"]
+    assert end.data["outcome"] == "failed"
+    assert history[0] == summary_of(PREVIOUS)
+
+
+async def test_a_refused_manual_compaction_drops_nothing() -> None:
+    model = ScriptedModel([*reads(5), "done again"], context_window=WINDOW)
+    summariser = summarizer(PREVIOUS, "noted")
+    async with harness(model, summariser) as h:
+        agent = await h.agents.create("a", options=options())
+        await run_turn(agent, "task one")
+        await run_turn(agent, "more")
+        before = list(agent.session.history)
+        result = await compact_now(agent)
+        assert list(agent.session.history) == before
+    assert result.outcome == "failed"
+
+
+async def test_the_fallback_is_reported_and_the_warning_names_the_refusal(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="dsh_compaction"):
+        events, _ = await second_turn([OVERFLOW, "fits now"], "noted")
+
+    (summary,) = [e for e in events if e.type == "compact/summary"]
+    warned = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+    assert len(warned) == 1
+    assert "SUMMARY_TOO_SHORT" in warned[0]
+    assert f"{summary.data['summarised']} older messages were dropped" in warned[0]
+    assert "overflow, turn 2, step 1" in warned[0]
+
+
+async def test_an_overflow_after_a_failed_compaction_names_it_and_suggests_compact(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The summariser fails (not a refused summary: nothing is dropped) in the step whose
+    request then overflows: the turn ends with the provider's error, and the warning
+    says which compaction failed and what the user can do."""
+    script = [*reads(4, then=OVERFLOW)]
+    with caplog.at_level(logging.WARNING, logger="dsh_compaction"):
+        events, history = await second_turn(script, fail("SERVER", "summariser down"))
+
+    assert events[-1].data["reason"] == "error"
+    assert events[-1].data["error"]["code"] == "CONTEXT_WINDOW_EXCEEDED"
+    assert history[0] == summary_of(PREVIOUS)
+    (warned,) = [r.getMessage() for r in caplog.records if "does not fit" in r.getMessage()]
+    assert warned == (
+        "agent 'a': the request does not fit the context window (overflow, turn 2, step 5), "
+        "and this step's compaction (threshold, turn 2) failed: SERVER: summariser down; "
+        "the turn ends with the provider's error. /compact compacts the history again"
+    )
+
+
+async def test_a_failed_overflow_compaction_suggests_compact(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="dsh_compaction"):
+        events, _ = await second_turn([OVERFLOW], fail("SERVER", "summariser down"))
+
+    assert events[-1].data["error"]["code"] == "CONTEXT_WINDOW_EXCEEDED"
+    (warned,) = [r.getMessage() for r in caplog.records]
+    assert warned.startswith("agent 'a': compaction (overflow, turn 2, step 1) failed, ")
+    assert warned.endswith(
+        "SERVER: summariser down; the turn ends with the provider's error. "
+        "/compact compacts the history again"
+    )
+
+
+def test_a_dropped_result_says_what_was_refused() -> None:
+    refused = {"code": "SUMMARY_TOO_SHORT", "message": "too short"}
+    result = CompactionResult("dropped", "overflow", 9000, 4000, refused=refused)
+    assert result.changed
+    assert str(result) == (
+        "the summary was refused (SUMMARY_TOO_SHORT: too short); "
+        "older messages were dropped (~9,000 → ~4,000 tokens)"
+    )
