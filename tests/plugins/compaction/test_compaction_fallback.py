@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from compaction_util import (
+    OUTPUT,
     OVERFLOW,
     Dump,
     events_of,
@@ -22,6 +23,8 @@ from compaction_util import (
 
 from dsh.testing import ScriptedModel, check_invariants, fail, run_turn, tool_calls
 from dsh_compaction import CompactionResult, compact_now
+from dsh_compaction._answers import COPY_CHARS
+from dsh_compaction._summarise import AFTER
 
 pytestmark = pytest.mark.plugins("compaction")
 
@@ -53,16 +56,24 @@ def dropped_note(count: int, code: str) -> str:
     )
 
 
-async def test_an_overflow_whose_summary_is_refused_drops_the_oldest_messages() -> None:
-    events, history = await second_turn([OVERFLOW, "fits now"], "noted")
+REFUSED = {
+    "SUMMARY_TOO_SHORT": "noted",
+    "SUMMARY_COPIED": f"noted\n\n[tool result: read]\nf4.py: {OUTPUT[:COPY_CHARS]}",
+    "SUMMARY_ECHOED": AFTER,
+}
+
+
+@pytest.mark.parametrize("code", list(REFUSED))
+async def test_an_overflow_whose_summary_is_refused_drops_the_oldest_messages(code: str) -> None:
+    events, history = await second_turn([OVERFLOW, "fits now"], REFUSED[code])
 
     start, summary, end = events_of(events)
     assert start.data["reason"] == "overflow"
     assert summary.data["source"] == "fallback"
-    assert summary.data["refused"]["code"] == "SUMMARY_TOO_SHORT"
+    assert summary.data["refused"]["code"] == code
     dropped = summary.data["summarised"]
     assert dropped > 0
-    assert summary.data["summary"] == PREVIOUS + "\n\n" + dropped_note(dropped, "SUMMARY_TOO_SHORT")
+    assert summary.data["summary"] == PREVIOUS + "\n\n" + dropped_note(dropped, code)
     assert end.data["outcome"] == "dropped" and "error" not in end.data
     assert end.data["tokens_after"] < end.data["tokens_before"]
     assert [e.type for e in events].count("step/retry") == 1

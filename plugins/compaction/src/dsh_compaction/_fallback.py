@@ -23,7 +23,10 @@ __all__ = ["REFUSALS", "dropped_note", "fallback_data", "fallback_summary"]
 #: the failures of a summary that was written but refused by the plugin's checks: the
 #: summariser answered, badly (a broken or slow one fails otherwise, and is not a
 #: reason to drop history without the user's knowledge)
-REFUSALS: Final = frozenset({"EMPTY_SUMMARY", "SUMMARY_NOT_SMALLER", "SUMMARY_TOO_SHORT"})
+REFUSALS: Final = frozenset(
+    {"EMPTY_SUMMARY", "SUMMARY_NOT_SMALLER", "SUMMARY_TOO_SHORT", "SUMMARY_COPIED"}
+    | {"SUMMARY_ECHOED"}
+)
 
 
 def dropped_note(count: int, code: str) -> str:

@@ -32,6 +32,7 @@ from dsh import (
 )
 from dsh.llm import Assembler, Model
 from dsh_compaction import _host
+from dsh_compaction._answers import refusal
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._tokens import TokenCounter
 
@@ -253,17 +254,6 @@ def _unfinished(model: str, stop: str) -> ModelError:
     return ModelError("INCOMPLETE", f"summariser {model!r}: {why}: stop reason {stop!r}")
 
 
-def _too_short(text: str, merged: str) -> ModelError:
-    """The failure of an answer that merges the summary so far (the previous one, or
-    the answer for the chunks before) and is under a quarter of its length: a weak
-    model that answered the transcript instead ("noted") and dropped it."""
-    return ModelError(
-        "SUMMARY_TOO_SHORT",
-        f"the summary ({len(text)} characters) merges a previous summary of "
-        f"{len(merged)} characters and is less than a quarter of its length",
-    )
-
-
 def _not_text(agent: _host.Host, plugin: str, answer: object) -> HookError:
     """The failure of ``plugin``'s ``compaction_summarize`` impl that answered
     ``answer``, naming the impl as dsh's dispatcher does for a raising one."""
@@ -289,7 +279,8 @@ async def summarise(
 ) -> Summary:
     """The summary of ``messages`` merged with ``previous``. Raises ``DshError`` (a
     ``HookError`` from a plugin, a ``ModelError`` from the model: ``REFUSED`` or
-    ``INCOMPLETE`` for an answer of a chunk that did not finish, see ``FINISHED``)."""
+    ``INCOMPLETE`` for an answer of a chunk that did not finish, see ``FINISHED``; a
+    ``SUMMARY_*`` code for an answer that is no summary, see ``_answers``)."""
     hook = "compaction_summarize"
     answered = await _host.call_first_named(
         agent, hook, messages=messages, previous_summary=previous
@@ -333,8 +324,10 @@ async def summarise(
         if answer.stop_reason not in FINISHED:
             raise _unfinished(model.info.name, answer.stop_reason)
         text = answer.text.strip()
-        if len(text) * 4 < len(summary.text):  # dropped what it merged ("noted")
-            raise _too_short(text, summary.text)
+        # checked against the summary so far (each answer merges it) and its chunk
+        refused = refusal(text, summary.text, "\n\n".join(chunk), (system, AFTER))
+        if refused is not None:
+            raise refused
         summary.text = text
         summary.calls += 1
         summary.usage += answer.usage

@@ -1,0 +1,98 @@
+"""The checks of each answer of the summariser model: a weak model may answer with
+something other than a summary, which must not replace the history.
+
+- ``SUMMARY_TOO_SHORT``: it merges a summary (the previous one, or the answer for the
+  chunks before) and is under a quarter of its length: it answered the transcript
+  ("noted") and dropped that summary.
+- ``SUMMARY_COPIED``: it repeats a stretch of ``COPY_CHARS`` characters or more of the
+  transcript verbatim ("noted", then the transcript copied until the output limit): a
+  summary quotes a path, a command or an error line, not a page.
+- ``SUMMARY_ECHOED``: it is mostly the request's own instructions (its system prompt
+  or closing line) said back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Final
+
+from dsh import ModelError
+
+__all__ = ["COPY_CHARS", "ECHO_CHARS", "copied", "refusal"]
+
+#: the shortest verbatim copy of the transcript that refuses an answer
+COPY_CHARS: Final = 600
+#: the shortest sentence of the instructions whose echo counts (a heading is shorter)
+ECHO_CHARS: Final = 20
+
+
+def copied(answer: str, source: str, size: int = COPY_CHARS) -> bool:
+    """Whether ``answer`` holds a stretch of at least ``size`` characters that is in
+    ``source`` too. Every such stretch holds one of the parts of ``answer`` that start
+    at a multiple of ``size // 2`` and are ``size - size // 2 + 1`` long: when none is in
+    ``source`` (a summary), there is none; else each ``size``-long stretch of ``source``
+    is looked up among those of ``answer`` (by hash, then compared)."""
+    if len(answer) < size or len(source) < size:
+        return False
+    stride = size // 2
+    part = size - stride + 1
+    starts = range(0, len(answer) - part + 1, stride)
+    if not any(answer[start : start + part] in source for start in starts):
+        return False
+    stretches: dict[int, list[int]] = {}
+    for start in range(len(answer) - size + 1):
+        stretches.setdefault(hash(answer[start : start + size]), []).append(start)
+    for at in range(len(source) - size + 1):
+        stretch = source[at : at + size]
+        for start in stretches.get(hash(stretch), ()):
+            if answer[start : start + size] == stretch:
+                return True
+    return False
+
+
+_SENTENCE = re.compile(r"(?<=[.:?!])\s+|\n+")
+_WORDS = re.compile(r"\W+")
+
+
+def _letters(text: str) -> str:
+    return _WORDS.sub("", text).lower()
+
+
+def echoed(answer: str, instructions: Iterable[str]) -> bool:
+    """Whether ``answer`` is mostly sentences of ``instructions`` said back: less than
+    half of its letters and digits are left once they are taken out."""
+    rest = total = _letters(answer)
+    for text in instructions:
+        for sentence in _SENTENCE.split(text):
+            said = _letters(sentence)
+            if len(sentence.strip()) >= ECHO_CHARS and said:
+                rest = rest.replace(said, "")
+    return len(rest) * 2 < len(total)
+
+
+def refusal(
+    text: str, merged: str, transcript: str, instructions: Iterable[str]
+) -> ModelError | None:
+    """Why the summariser's answer ``text`` is no summary (None: it may be one).
+    ``merged``: the summary it merges; ``transcript``: the conversation it was given;
+    ``instructions``: the request's own text (system prompt, closing line)."""
+    if len(text) * 4 < len(merged):  # dropped what it merged ("noted")
+        return ModelError(
+            "SUMMARY_TOO_SHORT",
+            f"the summary ({len(text)} characters) merges a previous summary of "
+            f"{len(merged)} characters and is less than a quarter of its length",
+        )
+    if copied(text, transcript):
+        return ModelError(
+            "SUMMARY_COPIED",
+            f"the summary ({len(text)} characters) copies {COPY_CHARS} characters or more "
+            "of the conversation verbatim: a copy of the transcript, not a summary",
+        )
+    if echoed(text, instructions):
+        return ModelError(
+            "SUMMARY_ECHOED",
+            f"the summary ({len(text)} characters) is mostly the summariser's own "
+            "instructions said back",
+        )
+    return None
