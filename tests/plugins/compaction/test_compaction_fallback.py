@@ -21,7 +21,14 @@ from compaction_util import (
     summary_of,
 )
 
-from dsh.testing import ScriptedModel, check_invariants, fail, run_turn, tool_calls
+from dsh.testing import (
+    InMemoryPersistence,
+    ScriptedModel,
+    check_invariants,
+    fail,
+    run_turn,
+    tool_calls,
+)
 from dsh_compaction import CompactionResult, compact_now
 from dsh_compaction._answers import COPY_CHARS
 from dsh_compaction._summarise import AFTER
@@ -196,3 +203,32 @@ def test_a_dropped_result_says_what_was_refused() -> None:
         "the summary was refused (SUMMARY_TOO_SHORT: too short); "
         "older messages were dropped (~9,000 → ~4,000 tokens)"
     )
+
+
+async def test_a_resumed_session_derives_the_history_a_fallback_left() -> None:
+    store = InMemoryPersistence()
+    model = ScriptedModel([*reads(5), OVERFLOW, "fits now"], context_window=WINDOW)
+    async with harness(model, summarizer(PREVIOUS, "noted"), extra=[("mem", store)]) as h:
+        agent = await h.agents.create("a", options=options())
+        await run_turn(agent, "task one")
+        events = await run_turn(agent, "task two")
+        assert [e.data["source"] for e in events if e.type == "compact/summary"] == ["fallback"]
+        live = list(agent.session.history)
+        session_id = agent.session.id
+
+    async with harness(ScriptedModel([]), summarizer(), extra=[("mem", store)]) as h:
+        resumed = await h.agents.resume("a", session_id, options=options())
+        assert list(resumed.session.history) == live
+
+
+async def test_a_noted_summary_in_the_store_is_not_merged_into_noted_again() -> None:
+    """A summary already "noted" (stored before the quarter rule) gives that rule
+    nothing to protect: an answer that is the previous summary unchanged is refused."""
+    model = ScriptedModel([*reads(5), *reads(5)], context_window=WINDOW)
+    async with harness(model, summarizer("noted", "Noted.")) as h:
+        agent = await h.agents.create("a", options=options())
+        await run_turn(agent, "task one")
+        events = await run_turn(agent, "task two")
+        assert agent.session.history[0] == summary_of("noted")
+    end = events_of(events)[-1]
+    assert (end.data["outcome"], end.data["error"]["code"]) == ("failed", "SUMMARY_UNCHANGED")

@@ -4,6 +4,10 @@ something other than a summary, which must not replace the history.
 - ``SUMMARY_TOO_SHORT``: it merges a summary (the previous one, or the answer for the
   chunks before) and is under a quarter of its length: it answered the transcript
   ("noted") and dropped that summary.
+- ``SUMMARY_UNCHANGED``: it is the summary it merges, unchanged (letters and digits
+  compared): nothing of the conversation is in it. A summary that is already "noted"
+  (stored before the quarter rule) gives that rule nothing to protect; this one keeps
+  a "noted" answer from covering more messages.
 - ``SUMMARY_COPIED``: it repeats a stretch of ``COPY_CHARS`` characters or more of the
   transcript verbatim ("noted", then the transcript copied until the output limit): a
   summary quotes a path, a command or an error line, not a page.
@@ -82,6 +86,12 @@ def refusal(
             "SUMMARY_TOO_SHORT",
             f"the summary ({len(text)} characters) merges a previous summary of "
             f"{len(merged)} characters and is less than a quarter of its length",
+        )
+    if merged and _letters(text) == _letters(merged):
+        return ModelError(
+            "SUMMARY_UNCHANGED",
+            f"the summary is the previous summary ({len(merged)} characters) unchanged: "
+            "nothing of the conversation it was given is in it",
         )
     if copied(text, transcript):
         return ModelError(

@@ -25,7 +25,7 @@ __all__ = ["REFUSALS", "dropped_note", "fallback_data", "fallback_summary"]
 #: reason to drop history without the user's knowledge)
 REFUSALS: Final = frozenset(
     {"EMPTY_SUMMARY", "SUMMARY_NOT_SMALLER", "SUMMARY_TOO_SHORT", "SUMMARY_COPIED"}
-    | {"SUMMARY_ECHOED"}
+    | {"SUMMARY_ECHOED", "SUMMARY_UNCHANGED"}
 )
 
 
