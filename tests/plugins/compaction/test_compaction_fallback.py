@@ -156,7 +156,7 @@ async def test_the_fallback_is_reported_and_the_warning_names_the_refusal(
     assert len(warned) == 1
     assert "SUMMARY_TOO_SHORT" in warned[0]
     assert f"{summary.data['summarised']} older messages were dropped" in warned[0]
-    assert "overflow, turn 2, step 1" in warned[0]
+    assert "(overflow, turn 2, step 1), the previous summary kept." in warned[0]
 
 
 async def test_an_overflow_after_a_failed_compaction_names_it_and_suggests_compact(
@@ -176,7 +176,7 @@ async def test_an_overflow_after_a_failed_compaction_names_it_and_suggests_compa
     assert warned == (
         "agent 'a': the request does not fit the context window (overflow, turn 2, step 5), "
         "and this step's compaction (threshold, turn 2) failed: SERVER: summariser down; "
-        "the turn ends with the provider's error. /compact compacts the history again"
+        "the turn ends with the provider's error. /compact (dsh chat) compacts the history again"
     )
 
 
@@ -191,7 +191,7 @@ async def test_a_failed_overflow_compaction_suggests_compact(
     assert warned.startswith("agent 'a': compaction (overflow, turn 2, step 1) failed, ")
     assert warned.endswith(
         "SERVER: summariser down; the turn ends with the provider's error. "
-        "/compact compacts the history again"
+        "/compact (dsh chat) compacts the history again"
     )
 
 
@@ -232,3 +232,21 @@ async def test_a_noted_summary_in_the_store_is_not_merged_into_noted_again() -> 
         assert agent.session.history[0] == summary_of("noted")
     end = events_of(events)[-1]
     assert (end.data["outcome"], end.data["error"]["code"]) == ("failed", "SUMMARY_UNCHANGED")
+
+
+async def test_without_a_previous_summary_the_note_alone_stands_for_the_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    model = ScriptedModel([*reads(3, then=OVERFLOW), "fits now"], context_window=WINDOW)
+    with caplog.at_level(logging.WARNING, logger="dsh_compaction"):
+        async with harness(model, summarizer(AFTER)) as h:
+            agent = await h.agents.create("a", options=options())
+            events = await run_turn(agent, "task one")
+            history = list(agent.session.history)
+
+    (summary,) = [e for e in events if e.type == "compact/summary"]
+    note = dropped_note(summary.data["summarised"], "SUMMARY_ECHOED")
+    assert (summary.data["summary"], summary.data["merged_previous"]) == (note, False)
+    assert history[0] == summary_of(note)
+    (warned,) = [r.getMessage() for r in caplog.records]
+    assert "dropped without a summary (overflow, turn 1, step 4). A stronger" in warned

@@ -23,7 +23,7 @@ from typing import Final
 
 from dsh import ModelError
 
-__all__ = ["COPY_CHARS", "ECHO_CHARS", "copied", "refusal"]
+__all__ = ["COPY_CHARS", "ECHO_CHARS", "copied", "echoed", "refusal"]
 
 #: the shortest verbatim copy of the transcript that refuses an answer
 COPY_CHARS: Final = 600

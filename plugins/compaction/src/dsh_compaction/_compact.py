@@ -191,6 +191,10 @@ async def compact(
     return replace(stubbed, error=rest.error if rest.outcome == "failed" else None)
 
 
+def _redacted(error: dict[str, str]) -> dict[str, str]:
+    return {key: redact(value) for key, value in error.items()}
+
+
 def _must_fit(reason: Reason, known: int | None, reserve: int) -> float:
     """The most tokens a request may have and still be sent (``_Run.must_fit``): an
     overflow's was refused; a threshold one past the window less the output reserve
@@ -243,12 +247,11 @@ class _Run:
         data |= {"messages_before": len(history), "messages_after": len(now)}
         if error is not None:
             # a summariser's failure may quote a model API key: the session keeps none
-            error = {key: redact(value) for key, value in error.items()}
-            data["error"] = error
+            data["error"] = error = _redacted(error)
             if reason != "manual":  # a manual one is answered by its caller (/compact)
                 warn(self.agent.id, reason, outcome, error, stubbed=self.stubbed, where=self.where)
-        if refused is not None:
-            data["refused"] = refused = {key: redact(value) for key, value in refused.items()}
+        if refused is not None:  # redacted by ``fallback``
+            data["refused"] = refused
         await self.agent.session.emit(END, data)
         return CompactionResult(outcome, reason, before, after, error, refused=refused)
 
@@ -335,6 +338,7 @@ class _Run:
     ) -> CompactionResult:
         """Drop what the ``refused`` summary would have covered, the previous summary
         kept (``_fallback``); failed with the refusal when that is not smaller."""
+        refused = _redacted(refused)
         text = fallback_summary(plan.previous, len(plan.summarised), refused["code"])
         message = summary_message(text)
         try:
@@ -344,7 +348,10 @@ class _Run:
         except (_Failed, EventDataError):
             return await self.end(history, before, "failed", refused)
         self.state.invalidate()
-        warn_dropped(self.agent.id, self.reason, refused, len(plan.summarised), where=self.where)
+        count, previous = len(plan.summarised), plan.previous is not None
+        warn_dropped(
+            self.agent.id, self.reason, refused, count, previous=previous, where=self.where
+        )
         return await self.end(history, before, "dropped", refused=refused)
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from dsh import redact
 from dsh_compaction._plan import Plan
 
 __all__ = ["REFUSALS", "dropped_note", "fallback_data", "fallback_summary"]
@@ -44,7 +43,8 @@ def fallback_summary(previous: str | None, count: int, code: str) -> str:
 
 
 def fallback_data(plan: Plan, text: str, refused: dict[str, str]) -> dict[str, Any]:
-    """The ``compact/summary`` data of a fallback of ``plan`` whose summary is ``text``."""
+    """The ``compact/summary`` data of a fallback of ``plan`` whose summary is ``text``
+    (``refused``: redacted)."""
     return {
         "summary": text,
         "replaces": plan.cut,
@@ -52,5 +52,5 @@ def fallback_data(plan: Plan, text: str, refused: dict[str, str]) -> dict[str, A
         "summarised": len(plan.summarised),
         "merged_previous": plan.previous is not None,
         "source": "fallback",
-        "refused": {key: redact(value) for key, value in refused.items()},
+        "refused": refused,
     }

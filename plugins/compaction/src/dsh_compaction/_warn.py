@@ -8,7 +8,7 @@ from dsh import get_logger
 __all__ = ["overflow_after_failure", "warn", "warn_dropped"]
 
 #: what ends a warning of an overflow the plugin could not compact
-ENDS = "the turn ends with the provider's error. /compact compacts the history again"
+ENDS = "the turn ends with the provider's error. /compact (dsh chat) compacts the history again"
 
 log = get_logger("dsh_compaction")
 
@@ -75,17 +75,24 @@ def overflow_after_failure(agent_id: str, error: dict[str, str], turn: int, step
 
 
 def warn_dropped(
-    agent_id: str, reason: str, refused: dict[str, str], count: int, *, where: dict[str, int]
+    agent_id: str,
+    reason: str,
+    refused: dict[str, str],
+    count: int,
+    *,
+    previous: bool,
+    where: dict[str, int],
 ) -> None:
     """Tell the user that a refused summary's ``count`` messages were dropped to fit the
     context window (``_fallback``): what the agent no longer sees, and why."""
     log.warning(
         "agent %r: the summary was refused (%s: %s); to fit the context window, %d older "
-        "messages were dropped without a summary (%s), the previous summary kept. A "
-        "stronger summariser (compaction.model) keeps them in a summary",
+        "messages were dropped without a summary (%s)%s. A stronger summariser "
+        "(compaction.model) keeps them in a summary",
         agent_id,
         refused.get("code"),
         refused.get("message"),
         count,
         _when(reason, where),
+        ", the previous summary kept" if previous else "",
     )
