@@ -13,6 +13,7 @@ from compaction_util import (
     OUTPUT,
     OVERFLOW,
     Dump,
+    WindowServer,
     events_of,
     harness,
     options,
@@ -29,12 +30,13 @@ from dsh.testing import (
     run_turn,
     tool_calls,
 )
-from dsh_compaction import CompactionResult, compact_now
+from dsh_compaction import SUMMARY_HEADER, CompactionResult, compact_now
 from dsh_compaction._answers import COPY_CHARS
 from dsh_compaction._summarise import AFTER
 
 pytestmark = pytest.mark.plugins("compaction")
 
+SUMMARISER = {"compaction": {"model": "summarizer"}}
 WINDOW = 7000  # CharCounter: step 6 of a reads(5) turn is the first over 0.8
 PREVIOUS = "\n".join(["## Goal\nThe fact is 42; keep it."] * 10)  # 329 characters
 
@@ -250,3 +252,26 @@ async def test_without_a_previous_summary_the_note_alone_stands_for_the_dropped(
     assert history[0] == summary_of(note)
     (warned,) = [r.getMessage() for r in caplog.records]
     assert "dropped without a summary (overflow, turn 1, step 4). A stronger" in warned
+
+
+async def test_a_summariser_that_keeps_answering_noted_no_longer_fails_every_turn() -> None:
+    """The journey with a weak local model: a server that refuses requests over its
+    window, a summariser whose first summary is good and every later answer "noted"
+    (before, each turn after the first refusal ended CONTEXT_WINDOW_EXCEEDED).
+    Each overflow after that drops the oldest messages, and every turn completes."""
+    turns = 4
+    steps: list[Any] = []
+    for turn in range(turns):
+        steps += [tool_calls(("read", {"path": f"t{turn}f{i}.py"})) for i in range(6)]
+        steps.append(f"done {turn}")
+    server = WindowServer(4_000, steps, max_output=0)
+    server.model.context_window = None  # the overflow path alone, as with a stated window
+    summariser = summarizer(PREVIOUS, *["noted"] * 20)
+    async with harness(server.model, summariser, chars=False) as h:
+        agent = await h.agents.create("a", options={"model": "scripted", **SUMMARISER})
+        ends = [(await run_turn(agent, f"task {turn}"))[-1] for turn in range(turns)]
+        history = list(agent.session.history)
+
+    assert [e.data["reason"] for e in ends] == ["completed"] * turns
+    assert len(summariser.requests) > 2  # refused answers after the first summary
+    assert history[0].content.startswith(SUMMARY_HEADER + PREVIOUS + "\n\n[")
