@@ -275,3 +275,27 @@ async def test_a_summariser_that_keeps_answering_noted_no_longer_fails_every_tur
     assert [e.data["reason"] for e in ends] == ["completed"] * turns
     assert len(summariser.requests) > 2  # refused answers after the first summary
     assert history[0].content.startswith(SUMMARY_HEADER + PREVIOUS + "\n\n[")
+
+
+async def test_a_chunked_summary_refused_in_a_later_chunk_keeps_the_part_summarised() -> None:
+    """The summariser's window takes the region in chunks; the first chunk's answer is a
+    summary, the second's "noted": the fallback keeps the summary so far (it merges the
+    first chunk), not only the summary before it, and says the rest was dropped."""
+    first = "## Goal\n" + "The fact of chunk one is 42; keep it. " * 10
+    small = ScriptedModel([first, "noted", first, "noted"], name="summarizer", context_window=8192)
+    model = ScriptedModel([*reads(5, then=OVERFLOW), "fits now"], context_window=WINDOW)
+    async with harness(model, small) as h:
+        agent = await h.agents.create("a", options=options())
+        events = await run_turn(agent, "task")
+        history = list(agent.session.history)
+    small.assert_complete()
+
+    (summary,) = [e for e in events if e.type == "compact/summary"]
+    count = summary.data["summarised"]
+    note = (
+        f"[{count} older messages are summarised above only in part, the rest were dropped: "
+        "the summariser's answer for a later part was refused (SUMMARY_TOO_SHORT).]"
+    )
+    assert summary.data["summary"] == first.strip() + "\n\n" + note
+    assert history[0] == summary_of(summary.data["summary"])
+    assert events[-1].data["reason"] == "completed"

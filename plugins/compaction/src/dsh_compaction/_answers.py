@@ -23,12 +23,19 @@ from typing import Final
 
 from dsh import ModelError
 
-__all__ = ["COPY_CHARS", "ECHO_CHARS", "copied", "echoed", "refusal"]
+__all__ = ["COPY_CHARS", "ECHO_CHARS", "Refused", "copied", "echoed", "refusal"]
 
 #: the shortest verbatim copy of the transcript that refuses an answer
 COPY_CHARS: Final = 600
 #: the shortest sentence of the instructions whose echo counts (a heading is shorter)
 ECHO_CHARS: Final = 20
+
+
+class Refused(ModelError):
+    """An answer refused by these checks. ``so_far``: for a later chunk's answer, the
+    summary of the chunks before it (merging the previous summary), which passed them."""
+
+    so_far: str | None = None
 
 
 def copied(answer: str, source: str, size: int = COPY_CHARS) -> bool:
@@ -75,32 +82,30 @@ def echoed(answer: str, instructions: Iterable[str]) -> bool:
     return len(rest) * 2 < len(total)
 
 
-def refusal(
-    text: str, merged: str, transcript: str, instructions: Iterable[str]
-) -> ModelError | None:
+def refusal(text: str, merged: str, transcript: str, instructions: Iterable[str]) -> Refused | None:
     """Why the summariser's answer ``text`` is no summary (None: it may be one).
     ``merged``: the summary it merges; ``transcript``: the conversation it was given;
     ``instructions``: the request's own text (system prompt, closing line)."""
     if len(text) * 4 < len(merged):  # dropped what it merged ("noted")
-        return ModelError(
+        return Refused(
             "SUMMARY_TOO_SHORT",
             f"the summary ({len(text)} characters) merges a previous summary of "
             f"{len(merged)} characters and is less than a quarter of its length",
         )
     if merged and _letters(text) == _letters(merged):
-        return ModelError(
+        return Refused(
             "SUMMARY_UNCHANGED",
             f"the summary is the previous summary ({len(merged)} characters) unchanged: "
             "nothing of the conversation it was given is in it",
         )
     if copied(text, transcript):
-        return ModelError(
+        return Refused(
             "SUMMARY_COPIED",
             f"the summary ({len(text)} characters) copies {COPY_CHARS} characters or more "
             "of the conversation verbatim: a copy of the transcript, not a summary",
         )
     if echoed(text, instructions):
-        return ModelError(
+        return Refused(
             "SUMMARY_ECHOED",
             f"the summary ({len(text)} characters) is mostly the summariser's own "
             "instructions said back",

@@ -30,6 +30,7 @@ from dsh import (
 )
 from dsh.session import HistoryView
 from dsh_compaction import _host
+from dsh_compaction._answers import Refused
 from dsh_compaction._events import END, PRUNE, START, SUMMARY, summary_message
 from dsh_compaction._fallback import REFUSALS, fallback_data, fallback_summary
 from dsh_compaction._plan import Plan, Prune, plan_compaction, too_large
@@ -196,9 +197,8 @@ def _redacted(error: dict[str, str]) -> dict[str, str]:
 
 
 def _must_fit(reason: Reason, known: int | None, reserve: int) -> float:
-    """The most tokens a request may have and still be sent (``_Run.must_fit``): an
-    overflow's was refused; a threshold one past the window less the output reserve
-    would be. A manual compaction's request is not being sent: none."""
+    """``_Run.must_fit``: an overflow's request was refused; a threshold one past the
+    window less the output reserve would be; a manual one's is not being sent."""
     if reason == "manual":
         return math.inf
     return 0.0 if reason == "overflow" else limit_for(math.inf, known, reserve)
@@ -316,7 +316,7 @@ class _Run:
         except Exception as exc:
             error = _error(exc, settings)
             if error["code"] in REFUSALS and before > self.must_fit:
-                return await self.fallback(history, before, plan, error)
+                return await self.fallback(history, before, plan, error, exc)
             return await self.end(history, before, "failed", error)
         try:
             await agent.session.emit(SUMMARY, _summary_data(summary, plan))
@@ -334,24 +334,28 @@ class _Run:
         )
 
     async def fallback(
-        self, history: Sequence[Message], before: int, plan: Plan, refused: dict[str, str]
+        self,
+        history: Sequence[Message],
+        before: int,
+        plan: Plan,
+        refused: dict[str, str],
+        exc: Exception,
     ) -> CompactionResult:
-        """Drop what the ``refused`` summary would have covered, the previous summary
-        kept (``_fallback``); failed with the refusal when that is not smaller."""
-        refused = _redacted(refused)
-        text = fallback_summary(plan.previous, len(plan.summarised), refused["code"])
-        message = summary_message(text)
+        """Drop what the summary ``exc`` refused would have covered, keeping the previous
+        one or the chunks' before it (``_fallback``); failed when that is not smaller."""
+        refused, count = _redacted(refused), len(plan.summarised)
+        so_far = exc.so_far if isinstance(exc, Refused) else None
+        text = fallback_summary(plan.previous, so_far, count, refused["code"])
         try:
-            _check(Summary(text, "fallback"), plan, self.estimator.counter.count_message(message))
+            tokens = self.estimator.counter.count_message(summary_message(text))
+            _check(Summary(text, "fallback"), plan, tokens)
             _check_unchanged(history, self.agent.session.history, plan.cut)
             await self.agent.session.emit(SUMMARY, fallback_data(plan, text, refused))
         except (_Failed, EventDataError):
             return await self.end(history, before, "failed", refused)
         self.state.invalidate()
-        count, previous = len(plan.summarised), plan.previous is not None
-        warn_dropped(
-            self.agent.id, self.reason, refused, count, previous=previous, where=self.where
-        )
+        kept = "in_part" if so_far else "previous" if plan.previous is not None else None
+        warn_dropped(self.agent.id, self.reason, refused, count, kept=kept, where=self.where)
         return await self.end(history, before, "dropped", refused=refused)
 
 

@@ -28,18 +28,27 @@ REFUSALS: Final = frozenset(
 )
 
 
-def dropped_note(count: int, code: str) -> str:
-    """What the summary message says in place of the ``count`` dropped messages."""
+def dropped_note(count: int, code: str, *, in_part: bool = False) -> str:
+    """What the summary message says of the ``count`` messages it stood for, dropped
+    (``in_part``: after the chunks it summarises)."""
+    if in_part:
+        return (
+            f"[{count} older messages are summarised above only in part, the rest were "
+            f"dropped: the summariser's answer for a later part was refused ({code}).]"
+        )
     return (
         f"[{count} older messages were dropped without a summary: the summariser's "
         f"answer was refused ({code}).]"
     )
 
 
-def fallback_summary(previous: str | None, count: int, code: str) -> str:
-    """The text of the fallback's summary message: ``previous`` kept, then the note."""
-    note = dropped_note(count, code)
-    return f"{previous}\n\n{note}" if previous else note
+def fallback_summary(previous: str | None, so_far: str | None, count: int, code: str) -> str:
+    """The text of the fallback's summary message: the summary of the chunks summarised
+    before the refused answer (``so_far``, which merges ``previous``), else
+    ``previous``, then the note."""
+    kept = so_far or previous
+    note = dropped_note(count, code, in_part=bool(so_far))
+    return f"{kept}\n\n{note}" if kept else note
 
 
 def fallback_data(plan: Plan, text: str, refused: dict[str, str]) -> dict[str, Any]:

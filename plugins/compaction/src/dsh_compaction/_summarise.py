@@ -327,6 +327,7 @@ async def summarise(
         # checked against the summary so far (each answer merges it) and its chunk
         refused = refusal(text, summary.text, "\n\n".join(chunk), (system, AFTER))
         if refused is not None:
+            refused.so_far = summary.text if summary.calls else None
             raise refused
         summary.text = text
         summary.calls += 1

@@ -10,6 +10,12 @@ __all__ = ["overflow_after_failure", "warn", "warn_dropped"]
 #: what ends a warning of an overflow the plugin could not compact
 ENDS = "the turn ends with the provider's error. /compact (dsh chat) compacts the history again"
 
+#: what a fallback's warning says it kept, by ``warn_dropped``'s ``kept``
+KEPT = {
+    "previous": ", the previous summary kept",
+    "in_part": ", a summary of their first part kept",
+}
+
 log = get_logger("dsh_compaction")
 
 
@@ -80,11 +86,12 @@ def warn_dropped(
     refused: dict[str, str],
     count: int,
     *,
-    previous: bool,
+    kept: str | None,
     where: dict[str, int],
 ) -> None:
     """Tell the user that a refused summary's ``count`` messages were dropped to fit the
-    context window (``_fallback``): what the agent no longer sees, and why."""
+    context window (``_fallback``): what the agent no longer sees, and why. ``kept``:
+    ``previous`` (the previous summary), ``in_part`` (a summary of their first chunks)."""
     log.warning(
         "agent %r: the summary was refused (%s: %s); to fit the context window, %d older "
         "messages were dropped without a summary (%s)%s. A stronger summariser "
@@ -94,5 +101,5 @@ def warn_dropped(
         refused.get("message"),
         count,
         _when(reason, where),
-        ", the previous summary kept" if previous else "",
+        KEPT.get(kept or "", ""),
     )
