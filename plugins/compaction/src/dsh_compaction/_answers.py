@@ -8,9 +8,11 @@ something other than a summary, which must not replace the history.
   compared): nothing of the conversation is in it. A summary that is already "noted"
   (stored before the quarter rule) gives that rule nothing to protect; this one keeps
   a "noted" answer from covering more messages.
-- ``SUMMARY_COPIED``: it repeats a stretch of ``COPY_CHARS`` characters or more of the
-  transcript verbatim ("noted", then the transcript copied until the output limit): a
-  summary quotes a path, a command or an error line, not a page.
+- ``SUMMARY_COPIED``: most of it (more than half its characters) is stretches of
+  ``COPY_CHARS`` characters or more of the transcript, repeated verbatim ("noted", then
+  the transcript copied until the output limit). A summary quotes a path, a command,
+  an error line, or the user's own words (the default prompt asks it to): a quote
+  longer than ``COPY_CHARS`` among the summary's own words is kept.
 - ``SUMMARY_ECHOED``: it is mostly the request's own instructions (its system prompt
   or closing line) said back.
 """
@@ -38,28 +40,34 @@ class Refused(ModelError):
     so_far: str | None = None
 
 
-def copied(answer: str, source: str, size: int = COPY_CHARS) -> bool:
-    """Whether ``answer`` holds a stretch of at least ``size`` characters that is in
-    ``source`` too. Every such stretch holds one of the parts of ``answer`` that start
-    at a multiple of ``size // 2`` and are ``size - size // 2 + 1`` long: when none is in
-    ``source`` (a summary), there is none; else each ``size``-long stretch of ``source``
-    is looked up among those of ``answer`` (by hash, then compared)."""
+def copied(answer: str, source: str, size: int = COPY_CHARS) -> int:
+    """How many characters of ``answer`` lie in stretches of at least ``size``
+    characters that are in ``source`` too. Every such stretch holds one of the parts of
+    ``answer`` that start at a multiple of ``size // 2`` and are ``size - size // 2 + 1``
+    long: when none is in ``source`` (a summary), there is none; else each
+    ``size``-long stretch of ``source`` is looked up among those of ``answer`` (by hash,
+    then compared), and the stretches found are merged."""
     if len(answer) < size or len(source) < size:
-        return False
+        return 0
     stride = size // 2
     part = size - stride + 1
     starts = range(0, len(answer) - part + 1, stride)
     if not any(answer[start : start + part] in source for start in starts):
-        return False
+        return 0
     stretches: dict[int, list[int]] = {}
     for start in range(len(answer) - size + 1):
         stretches.setdefault(hash(answer[start : start + size]), []).append(start)
+    found: set[int] = set()
     for at in range(len(source) - size + 1):
         stretch = source[at : at + size]
         for start in stretches.get(hash(stretch), ()):
-            if answer[start : start + size] == stretch:
-                return True
-    return False
+            if start not in found and answer[start : start + size] == stretch:
+                found.add(start)
+    covered, end = 0, 0
+    for start in sorted(found):  # the union of [start, start + size)
+        covered += start + size - max(start, end)
+        end = start + size
+    return covered
 
 
 _SENTENCE = re.compile(r"(?<=[.:?!])\s+|\n+")
@@ -98,11 +106,13 @@ def refusal(text: str, merged: str, transcript: str, instructions: Iterable[str]
             f"the summary is the previous summary ({len(merged)} characters) unchanged: "
             "nothing of the conversation it was given is in it",
         )
-    if copied(text, transcript):
+    copy = copied(text, transcript)
+    if copy * 2 > len(text):
         return Refused(
             "SUMMARY_COPIED",
-            f"the summary ({len(text)} characters) copies {COPY_CHARS} characters or more "
-            "of the conversation verbatim: a copy of the transcript, not a summary",
+            f"the summary ({len(text)} characters) is mostly ({copy}) stretches of "
+            f"{COPY_CHARS} characters or more copied from the conversation verbatim: a "
+            "copy of the transcript, not a summary",
         )
     if echoed(text, instructions):
         return Refused(
