@@ -62,6 +62,9 @@ def test_a_message_counts_all_its_parts_plus_overhead() -> None:
     assert counter.count_message(result) == 3 + 3 + 4
     spec = ToolSpec(name="read", description="Read.", parameters={"type": "object"})
     assert counter.count_tools([spec]) == 5 + 4 + 5 + len('{"type":"object"}')
+    # counted as the request sends it: non-ASCII as is, not as \uXXXX escapes
+    spec = ToolSpec(name="read", description="Read.", parameters={"title": "Lesen über"})
+    assert counter.count_tools([spec]) == 5 + 4 + 5 + len('{"title":"Lesen über"}')
 
 
 class Counting(TextTokenCounter):

@@ -9,7 +9,6 @@ summariser's window is summarised in chunks, each merged into the summary so far
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -34,7 +33,7 @@ from dsh.llm import Assembler, Model
 from dsh_compaction import _host
 from dsh_compaction._answers import refusal
 from dsh_compaction._settings import CompactionSettings
-from dsh_compaction._tokens import TokenCounter
+from dsh_compaction._tokens import TokenCounter, json_text
 
 __all__ = ["DEFAULT_PROMPT", "Summary", "summarise", "transcript"]
 
@@ -113,7 +112,7 @@ def _entry(message: Message) -> str:
         elif isinstance(block, ToolCall):
             parts.append(f"[assistant calls {block.name}]\n{_clip(block.arguments)}")
         elif isinstance(block, ProviderBlock):  # a server tool's call or results, say
-            data = json.dumps(block.data, ensure_ascii=False, separators=(",", ":"))
+            data = json_text(block.data)
             what = f"{block.provider} {block.data.get('type') or 'block'}"
             parts.append(f"[assistant, {what}]\n{_clip(data, CLIP_CHARS // 3)}")
     return "\n\n".join(parts)

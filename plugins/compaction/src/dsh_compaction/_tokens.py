@@ -32,7 +32,7 @@ from dsh import (
 )
 from dsh.session import HistoryView
 
-__all__ = ["HeuristicCounter", "RequestEstimator", "TextTokenCounter", "TokenCounter"]
+__all__ = ["HeuristicCounter", "RequestEstimator", "TextTokenCounter", "TokenCounter", "json_text"]
 
 _TEXTUAL: Final = (TextBlock, ReasoningBlock)  # a tuple: ``A | B`` is built per call
 
@@ -49,7 +49,8 @@ class TokenCounter(Protocol):
     def count_tools(self, tools: Sequence[ToolSpec]) -> int: ...
 
 
-def _json_text(data: object) -> str:
+def json_text(data: object) -> str:
+    """``data`` as the request sends it: compact JSON, non-ASCII characters as they are."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -94,7 +95,7 @@ class TextTokenCounter:
                 elif isinstance(block, ToolCall):
                     tokens += self.call_overhead + count(block.name) + count(block.arguments)
                 elif isinstance(block, ProviderBlock):  # the provider gets it back whole
-                    tokens += self.call_overhead + count(_json_text(block.data))
+                    tokens += self.call_overhead + count(json_text(block.data))
         elif type(message) is ToolResultMessage or isinstance(message, ToolResultMessage):
             tokens += count(message.content) + count(message.name)
         else:
@@ -107,7 +108,7 @@ class TextTokenCounter:
             self.call_overhead
             + count(spec.name)
             + count(spec.description)
-            + count(json.dumps(spec.parameters, separators=(",", ":")))
+            + count(json_text(spec.parameters))
             for spec in tools
         )
 
