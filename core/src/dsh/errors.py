@@ -23,7 +23,8 @@ class DshError(Exception):
     """Base of every error dsh raises on purpose.
 
     ``code`` is a stable, machine-readable name of the failure family; ``str(error)``
-    is the message a person reads.
+    is the message a person reads. A copy (``copy.copy``, ``copy.deepcopy``) or a pickled
+    error (sent to another process) keeps its type, message and every attribute.
     """
 
     code: str = "DSH"
@@ -35,6 +36,17 @@ class DshError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt without calling __init__, whose arguments are a subclass's own (a
+        # plugin's name, a cause), not ``args`` (the message): from ``args`` and every
+        # attribute as they are. So ``copy``, ``deepcopy`` and ``pickle`` (to another
+        # process) give an equal error, of any subclass, a plugin's too.
+        return _rebuilt, (type(self), self.args), self.__dict__
+
+
+def _rebuilt(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    return cls.__new__(cls, *args)
 
 
 class AgentDisposedError(DshError):
@@ -170,7 +182,6 @@ class ModelError(DshError):
     CONTEXT_WINDOW_EXCEEDED, ``context_window`` is the context window in tokens the
     server says the model has, and ``request_tokens`` the size in tokens it counted for
     the refused request (its prompt); each None when the server's error does not say.
-    A copy or a pickled error keeps them.
     """
 
     def __init__(
@@ -187,15 +198,6 @@ class ModelError(DshError):
         self.retry_after = retry_after
         self.context_window = context_window
         self.request_tokens = request_tokens
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # rebuilt without calling __init__ (whose arguments are not ``args``), from its
-        # ``args`` and attributes: a subclass's too
-        return _rebuilt, (type(self), self.args), self.__dict__
-
-
-def _rebuilt(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
-    return cls.__new__(cls, *args)
 
 
 class TurnError(DshError):
