@@ -107,7 +107,8 @@ def test_a_held_session_refuses_session_prefix_resume_and_delete_but_show_and_li
         deleted = dsh("sessions", "delete", session_id, env=env, cwd=tmp_path)
         assert deleted.returncode == 1, deleted.stderr
         assert deleted.stderr == (
-            f"dsh: error: {path}: cannot delete the session: another process is continuing it\n"
+            f"dsh: error: {path}: cannot delete the session: another process or harness is "
+            "continuing it\n"
         )
         shown = dsh("sessions", "show", prefix, env=env, cwd=tmp_path)
         assert shown.returncode == 0, shown.stderr
@@ -184,7 +185,9 @@ def test_deleting_several_sessions_one_of_them_held_deletes_the_others(
         (tmp_path / "go").touch()
         finish(holder)
     assert deleted.returncode == 1
-    assert "cannot delete the session: another process is continuing it" in deleted.stderr
+    assert "cannot delete the session: another process or harness is continuing it" in (
+        deleted.stderr
+    )
     left = {p.stem for p in Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")}
     assert left == {held}, deleted.stdout  # observed: ids[2] is left, and not mentioned
     assert deleted.stdout == f"deleted {ids[0]}\ndeleted {ids[2]}\n"

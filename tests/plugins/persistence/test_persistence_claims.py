@@ -138,7 +138,7 @@ def test_a_claimed_session_cannot_be_deleted_by_another_process(
     mine.append(SessionInfo("s", 1.0), log.events, durable=True)
     assert mine.claim("s")
     assert not theirs.claim("s")
-    with pytest.raises(SessionInUseError, match="another process is continuing it"):
+    with pytest.raises(SessionInUseError, match="another process or harness is continuing it"):
         theirs.delete("s")
     assert theirs.tail("s") is not None
     # the holder still appends (its claim is the lock an append would take)

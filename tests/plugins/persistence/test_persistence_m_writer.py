@@ -78,7 +78,8 @@ def test_a_new_session_whose_events_only_look_like_the_stored_ones_is_refused(
         other.turn("another session, same id", calls=())
         other.turn("and more")
         writer = SessionWriter(backend, Session("s", other.events))
-        with pytest.raises(SessionConflictError, match="two sessions share this id"):
+        share = "two sessions share this id, or another process or harness appended to it"
+        with pytest.raises(SessionConflictError, match=share):
             writer.write(True)
         loaded = backend.load("s")
     finally:

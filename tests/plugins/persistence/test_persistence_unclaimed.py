@@ -110,7 +110,9 @@ def test_an_unclaimed_append_behind_a_claim_is_refused_at_once(
     assert time.monotonic() - started < 5
     error = outcome[0]
     assert isinstance(error, SessionInUseError), error
-    assert "cannot append to session 's': another process is continuing it" in str(error)
+    assert "cannot append to session 's': another process or harness is continuing it" in (
+        str(error)
+    )
     assert "nothing was written" in str(error)
     assert kept(settings) == count
     writer.append(INFO, [note(count)], durable=False)  # the claim has ended: it goes

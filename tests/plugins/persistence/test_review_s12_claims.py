@@ -184,7 +184,7 @@ def test_an_append_behind_another_process_claim_is_refused_at_once(tmp_path: Pat
     holder.close()
     assert not waited, "the append waited for the other process's claim"
     assert outcome and isinstance(outcome[0], SessionInUseError)
-    assert "session 's'" in str(outcome[0]) and "another process" in str(outcome[0])
+    assert "session 's'" in str(outcome[0]) and "another process or harness" in str(outcome[0])
     loaded = JsonlBackend(tmp_path).load("s")
     assert loaded is not None and loaded.kept == count  # nothing was written
 

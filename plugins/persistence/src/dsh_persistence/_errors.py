@@ -54,8 +54,9 @@ class SessionDeletedError(SessionConflictError):
 
 
 class SessionInUseError(PersistenceError):
-    """Another process is continuing the stored session (it holds its claim): this one
-    may not run turns on it or delete it until that one is done."""
+    """Another process (or another harness of this one) is continuing the stored session
+    (it holds its claim): this one may not run turns on it or delete it until that one is
+    done."""
 
     code = "SESSION_IN_USE"
     exit_status = 1  # not a mistake of the command: it may pass when tried again

@@ -167,8 +167,9 @@ class FileLocks:
         try:
             if not try_lock_file(fd):
                 raise SessionInUseError(
-                    f"{path}: cannot append to session {session_id!r}: another process is "
-                    "continuing it (it holds the session's claim); nothing was written"
+                    f"{path}: cannot append to session {session_id!r}: another process or "
+                    "harness is continuing it (it holds the session's claim); nothing was "
+                    "written"
                 )
         except BaseException:
             let_go(turns, turn)
@@ -194,7 +195,8 @@ class FileLocks:
             try:
                 if not try_lock_file(fd):
                     raise SessionInUseError(
-                        f"{path}: cannot delete the session: another process is continuing it"
+                        f"{path}: cannot delete the session: another process or harness "
+                        "is continuing it"
                     )
                 if leads_to(path, fd):
                     check_session_file(fd, path, "deleted")

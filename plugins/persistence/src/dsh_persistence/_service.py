@@ -103,7 +103,7 @@ class StoredSessions:
                     )
                 raise SessionInUseError(
                     f"session {session_id!r} changed since it was loaded: another process "
-                    "continued it meanwhile; try again"
+                    "or harness continued it meanwhile; try again"
                 )
         except BaseException:
             backend.release(session_id)

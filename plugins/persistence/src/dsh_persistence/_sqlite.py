@@ -237,7 +237,8 @@ class SqliteBackend(SessionBackend):
                 if not free:
                     raise SessionInUseError(
                         f"{self.path}: cannot append to session {info.id!r}: another process "
-                        "is continuing it (it holds the session's claim); nothing was written"
+                        "or harness is continuing it (it holds the session's claim); nothing "
+                        "was written"
                     )
                 self._run(work)
         except OSError as exc:
@@ -289,8 +290,8 @@ class SqliteBackend(SessionBackend):
             return self._run(work)
         if not self.claim(session_id):  # held while it is deleted: no one resumes it then
             raise SessionInUseError(
-                f"{self.path}: cannot delete session {session_id!r}: another process is "
-                "continuing it"
+                f"{self.path}: cannot delete session {session_id!r}: another process or "
+                "harness is continuing it"
             )
         try:
             return self._run(work)

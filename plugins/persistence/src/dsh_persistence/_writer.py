@@ -119,7 +119,8 @@ class SessionWriter:
             raise SessionConflictError(
                 f"session {self.session.id!r} is stored in {self.backend.location} with other "
                 f"events ({stored} stored, {len(events)} live, and the last stored one does "
-                "not match): two sessions share this id, or another process appended to it. "
+                "not match): two sessions share this id, or another process or harness "
+                "appended to it. "
                 "Nothing was written; resume the stored session, or use another id."
             )
         self._written = self._durable = stored
