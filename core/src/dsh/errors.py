@@ -56,14 +56,17 @@ class AgentDisposedError(DshError):
 
 
 class HookError(DshError):
-    """A hook implementation raised. Names the plugin and the hook."""
+    """A hook implementation raised. Names the plugin and the hook. The message (and
+    ``for_user()``) quotes the cause with each secret dsh holds as ``***`` (a model API
+    key, a plugin's secret variable, what ``Harness.add_secrets`` added: ``dsh.redact``);
+    ``cause`` is the exception as raised."""
 
     code = "HOOK"
 
     def __init__(self, plugin: str, hook: str, impl: str, cause: BaseException) -> None:
         super().__init__(
             f"plugin {plugin!r} failed in hook {hook} (impl {impl}): "
-            f"{type(cause).__name__}: {cause}"
+            + _hidden(f"{type(cause).__name__}: {cause}")
         )
         self.plugin = plugin
         self.hook = hook
@@ -74,8 +77,16 @@ class HookError(DshError):
         """As a command tells it: a plugin's own ``DshError`` in its words, naming the
         plugin (how it was called is for ``-v``); any other failure whole."""
         if isinstance(self.cause, DshError):
-            return f"{self.cause} (plugin {self.plugin!r})"
+            return f"{_hidden(str(self.cause))} (plugin {self.plugin!r})"
         return str(self)
+
+
+def _hidden(text: str) -> str:
+    """``text`` with the secrets dsh holds hidden (imported when needed: ``import dsh``
+    stays cheap)."""
+    from dsh._secrets import redact
+
+    return redact(text)
 
 
 class PluginValidationError(DshError):
