@@ -57,11 +57,12 @@ def _subclasses(cls: type[BaseException]) -> set[type[BaseException]]:
 def _errors() -> list[type[BaseException]]:
     modules = _modules()
     ours = {module.__name__ for module in modules}
-    found = {cls for cls in _subclasses(DshError) if cls.__module__ in ours}
+    found = _subclasses(DshError)
     for module in modules:
         if any(part.startswith("_") for part in module.__name__.split(".")):
             continue
-        for name in getattr(module, "__all__", ()):
+        public = [name for name in vars(module) if not name.startswith("_")]
+        for name in getattr(module, "__all__", public):
             value = getattr(module, name)
             if isinstance(value, type) and issubclass(value, BaseException):
                 found.add(value)

@@ -120,8 +120,8 @@ class SessionWriter:
                 f"session {self.session.id!r} is stored in {self.backend.location} with other "
                 f"events ({stored} stored, {len(events)} live, and the last stored one does "
                 "not match): two sessions share this id, or another process or harness "
-                "appended to it. "
-                "Nothing was written; resume the stored session, or use another id."
+                "appended to it. Nothing was written; resume the stored session, or use "
+                "another id."
             )
         self._written = self._durable = stored
         return stored
