@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from dsh._secret_names import is_secret_name
+
 __all__ = ["header_credentials"]
 
 #: Headers whose values are not secrets (lowercased); and any name ending with
@@ -68,6 +70,4 @@ def _token_like(value: str) -> bool:
 
 
 def _secret_named(name: str) -> bool:
-    from dsh._secrets import is_secret_name  # which imports this module
-
     return is_secret_name(name, query=False) or name.lower().endswith("authentication")

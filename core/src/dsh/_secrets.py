@@ -36,6 +36,7 @@ from urllib.parse import unquote, unquote_plus, urlsplit
 
 from dsh._header_secrets import header_credentials
 from dsh._provider_table import KEY_VARIABLES
+from dsh._secret_names import is_secret_name
 
 if TYPE_CHECKING:
     from dsh.config import Config
@@ -132,41 +133,6 @@ def longest_first(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted({v for v in values if len(v) >= MIN_LENGTH}, key=len, reverse=True))
 
 
-#: A query parameter holds a secret when its name, lowercased without its separators,
-#: ends with one of these (``api_key``, ``apiKey``, ``wskey``, ``access_token``,
-#: ``client_secret``, ``X-Amz-Signature``, ``auth``...), or is one of ``_SECRET_NAMES``
-#: (Azure SAS's ``sig``, Azure Functions' ``code``). The end, not any part:
-#: ``tokenizer``, ``keyspace``, ``authority``, ``auth_version`` and ``key_id`` name no
-#: secret, and their values (a model's name) would be hidden everywhere.
-_SECRET_ENDS: Final = (
-    "key",
-    "token",
-    "secret",
-    "password",
-    "passwd",
-    "passphrase",
-    "pwd",
-    "signature",
-    "auth",
-    "credential",
-    "credentials",
-    "jwt",
-    "bearer",
-)
-_SECRET_NAMES: Final = frozenset({"sig", "code", "pass", "session", "sessionid", "access"})
-#: Words that end with ``key`` and name no secret; a name whose last word is one of
-#: them (``my_monkey``, ``x-hotkey``, ``MONkey``) is not a key's. Only whole words: any
-#: other name ending with ``key`` is taken for a key's (``common_key``, ``daemonKey``,
-#: ``hot_key``, ``surveymonkey``).
-_WORDS_NOT_KEYS: Final = frozenset({
-    "monkey", "turkey", "donkey", "hockey", "jockey", "whiskey", "lackey", "hotkey",
-    "turnkey", "malarkey",
-})  # fmt: skip
-_NOT_NAME: Final = re.compile(r"[^a-z0-9]")
-#: Where a name's words meet: what is no ASCII letter, or a small letter's capital.
-_WORDS: Final = re.compile(r"[^A-Za-z]+|(?<=[a-z])(?=[A-Z])")
-
-
 def query_secrets(url: str) -> tuple[str, ...]:
     """The values (8 characters or more) of ``url``'s query parameters whose names are a
     secret's (``?api-key=...``, ``?key=...``, ``?access_token=...``, ``?sig=...``), as
@@ -240,19 +206,6 @@ def hide_parameters(text: str) -> str:
         done = end
     parts.append(text[done:])
     return "".join(parts)
-
-
-def is_secret_name(name: str, *, query: bool = True) -> bool:
-    """Whether ``name`` (a query parameter's, an option's) is a secret's by the rule at
-    the top of this module; ``query=False`` (an option's name): by its end alone, as
-    ``sig``, ``code``, ``session`` and ``access`` name secrets in a URL's query only."""
-    bare = _NOT_NAME.sub("", name.lower()).rstrip("0123456789")  # apikey2, api_key_2
-    if bare in _SECRET_NAMES:
-        return query
-    if not bare.endswith(_SECRET_ENDS):
-        return False
-    words = [word for word in _WORDS.split(name) if word]
-    return not words or words[-1].lower() not in _WORDS_NOT_KEYS
 
 
 def known_keys() -> tuple[str, ...]:

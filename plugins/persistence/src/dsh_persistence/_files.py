@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 from contextlib import suppress
@@ -18,10 +19,12 @@ __all__ = [
     "LOCKS",
     "MAX_NAME",
     "SUFFIX",
+    "denied",
     "file_name",
     "fsync_directory",
     "leads_to",
     "lock_file",
+    "may",
     "name_length",
     "probe_directory",
     "publish",
@@ -149,6 +152,21 @@ def fsync_directory(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+#: Ask with the effective ids where the OS can (so a root without its DAC capabilities
+#: is told what it may do, and a set-uid process what it is about to do).
+_EFFECTIVE = os.access in os.supports_effective_ids
+
+
+def may(path: Path, mode: int) -> bool:
+    """Whether this process may access ``path`` as ``mode`` says (``os.W_OK``...)."""
+    return os.access(path, mode, effective_ids=_EFFECTIVE)
+
+
+def denied() -> PermissionError:
+    """The OS's error for want of permission, for a refusal ``may`` found."""
+    return PermissionError(errno.EACCES, os.strerror(errno.EACCES))
 
 
 def probe_directory(directory: Path) -> None:

@@ -16,7 +16,6 @@ of the readable prefix (a torn or unfinished tail left by a crash is cut off fir
 
 from __future__ import annotations
 
-import errno
 import os
 import threading
 from collections.abc import Sequence
@@ -38,8 +37,10 @@ from dsh_persistence._claims import let_go
 from dsh_persistence._errors import PersistenceError, SessionConflictError
 from dsh_persistence._files import (
     SUFFIX,
+    denied,
     file_name,
     fsync_directory,
+    may,
     probe_directory,
     publish,
     session_id_of,
@@ -120,9 +121,8 @@ class JsonlBackend(FileLocks, SessionBackend):
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
             raise self._failed(exc, "create it") from exc
-        if not os.access(self.directory, os.W_OK | os.X_OK):
-            error = PermissionError(errno.EACCES, os.strerror(errno.EACCES))
-            raise self._failed(error, "create files in it")
+        if not may(self.directory, os.W_OK | os.X_OK):
+            raise self._failed(denied(), "create files in it")
         try:  # what access() does not know: /proc, a read-only mount, root's own limits
             probe_directory(self.directory)
         except OSError as exc:

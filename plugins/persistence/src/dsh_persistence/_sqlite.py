@@ -324,10 +324,7 @@ class SqliteBackend(SessionBackend):
 
     def _read_log(self, db: sqlite3.Connection, session_id: str) -> list[SessionEvent]:
         """The readable prefix of the stored log (``read_log``; raises like ``load``)."""
-        rows = db.execute(
-            "SELECT line FROM events WHERE session=? ORDER BY seq", (session_id,)
-        ).fetchall()
-        return read_log([row[0] for row in rows], self._where(session_id))[0]
+        return read_log(_lines(db, session_id), self._where(session_id))[0]
 
     def _where(self, session_id: str) -> Callable[[int], str]:
         def where(index: int) -> str:
@@ -343,10 +340,8 @@ class SqliteBackend(SessionBackend):
                 ).fetchone()
                 if row is None:
                     return None
-                lines = db.execute(
-                    "SELECT line FROM events WHERE session=? ORDER BY seq", (session_id,)
-                ).fetchall()
-            return row, [line[0] for line in lines]
+                lines = _lines(db, session_id)
+            return row, lines
 
         found = self._read(work, None)
         if found is None:
@@ -375,6 +370,12 @@ class SqliteBackend(SessionBackend):
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def _lines(db: sqlite3.Connection, session_id: str) -> list[str]:
+    """The stored lines of ``session_id``'s events, in order."""
+    rows = db.execute("SELECT line FROM events WHERE session=? ORDER BY seq", (session_id,))
+    return [row[0] for row in rows]
 
 
 @contextmanager

@@ -11,33 +11,26 @@ directory (made before, as the JSONL backend makes its own) must be writable.
 
 from __future__ import annotations
 
-import errno
 import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 from dsh_persistence._errors import PersistenceError
+from dsh_persistence._files import denied, may
 from dsh_persistence._opening import set_up
 
 __all__ = ["check_database", "check_directory"]
 
 Failed = Callable[[str, object], PersistenceError]
 _COMPANIONS = ("-wal", "-shm", "-claims")
-#: Ask with the effective ids where the OS can (so a root without its DAC capabilities
-#: is told what it may do, and a set-uid process what it is about to do).
-_EFFECTIVE = os.access in os.supports_effective_ids
-
-
-def _may(path: Path, mode: int) -> bool:
-    return os.access(path, mode, effective_ids=_EFFECTIVE)
 
 
 def _denied(failed: Failed, doing: str) -> PersistenceError:
     """``failed`` for want of permission (the OS's error as its cause)."""
-    denied = PermissionError(errno.EACCES, os.strerror(errno.EACCES))
-    error = failed(doing, denied.strerror)
-    error.__cause__ = denied
+    refused = denied()
+    error = failed(doing, refused.strerror)
+    error.__cause__ = refused
     return error
 
 
@@ -47,7 +40,7 @@ def check_directory(path: Path, failed: Failed) -> None:
     directory = path.parent
     names = [path.name + suffix for suffix in ("", *_COMPANIONS)]
     needed = [name for name in names if not os.path.lexists(directory / name)]
-    if needed and not _may(directory, os.W_OK | os.X_OK):
+    if needed and not may(directory, os.W_OK | os.X_OK):
         raise _denied(failed, f"create {', '.join(needed)} in the directory {directory}")
 
 
@@ -58,7 +51,7 @@ def check_database(
     raises for a newer one) this code reads, that this process may write and whose write
     lock it can take. Nothing is written: no table, no journal mode, no version."""
     doing = "write to the session database"
-    if not _may(path, os.R_OK | os.W_OK):
+    if not may(path, os.R_OK | os.W_OK):
         raise _denied(failed, doing)
     uri = Path(os.path.abspath(path)).as_uri() + "?mode=rw"  # never creates it
     try:
