@@ -22,6 +22,8 @@ Action = Literal["allow", "ask", "deny"]
 
 _NAME: Final = re.compile(r"[A-Za-z0-9_.:*-]+")
 _SPACES: Final = re.compile(r"\s+")
+#: the tools besides ``read`` whose results show what a file holds
+_READERS: Final = frozenset({"grep", "edit"})
 
 
 def parse_rule(text: str) -> tuple[str, str | None]:
@@ -140,9 +142,10 @@ class Rule:
         tool = tool.casefold()
         if self._name is not None:
             return self._name.matches(tool)
-        # a rule that keeps a file from being read (deny, ask) keeps `grep` from reading
-        # its contents too: a rule written for one tool must not leak through another
-        covered = tool == "grep" and self.tool == "read" and self.action != "allow"
+        # a rule that keeps a file from being read (deny, ask) keeps `grep` and `edit`
+        # from reading its contents too: a rule written for one tool must not leak
+        # through another (edit's answers say whether and where `old` occurs)
+        covered = tool in _READERS and self.tool == "read" and self.action != "allow"
         return tool == self.tool or covered
 
     def matches_text(self, text: str) -> bool:
