@@ -117,9 +117,15 @@ def test_absolute_and_home_patterns(root):
 
 def test_a_pattern_through_a_symlink_matches_the_target(root, tmp_path):
     pattern = PathPattern.compile("link/**", root)
+    target = str(tmp_path.resolve() / "elsewhere" / "x")
 
-    assert pattern.matches(str(tmp_path.resolve() / "elsewhere" / "x"))
-    assert not pattern.matches(os.path.join(root, "link", "x"))
+    # either form, as written or resolved, for deny and ask rules
+    assert pattern.matches(target)
+    assert pattern.matches(os.path.join(root, "link", "x"))
+    assert not pattern.matches(os.path.join(root, "other", "x"))
+    # both forms, for allow rules: through a symlink an allow pattern matches nothing
+    assert not pattern.matches(target, every=True)
+    assert PathPattern.compile("src/**", root).matches(os.path.join(root, "src", "x"), every=True)
 
 
 def test_path_matching_stays_fast_on_deep_paths(root):

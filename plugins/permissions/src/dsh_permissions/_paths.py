@@ -9,14 +9,16 @@ returned and the caller requires each of them to be allowed.
 
 Patterns use the same canonical form: relative patterns are anchored at the workspace
 root, ``~`` is the home directory, and the literal directory part of a pattern is
-resolved too (so ``/etc/**`` still matches where ``/etc`` is a symlink). Within a
-pattern, ``*``, ``?`` and ``[...]`` match inside one path component and ``**`` matches
-any number of components, including none (``src/**`` matches ``src`` itself).
+resolved too, on each match (so ``/etc/**`` still matches where ``/etc`` is a symlink,
+and a symlink made later counts). Within a pattern, ``*``, ``?`` and ``[...]`` match
+inside one path component and ``**`` matches any number of components, including none
+(``src/**`` matches ``src`` itself).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -143,44 +145,79 @@ def display(path: str, root: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PathPattern:
-    """A compiled path pattern: canonical absolute components, ``**`` kept as is."""
+    """A compiled path pattern: its literal directory (absolute, as written) and the
+    components after it, ``**`` kept as is.
+
+    Where the literal directory leads is looked up on each match, not once: a symlink
+    made, replaced or removed later changes what the pattern names. ``matches`` takes
+    each form (as written, and as resolved now when a symlink lies on the way): any
+    form matching (``every=False``, deny and ask rules) or every form (``every=True``,
+    allow rules: a symlink cannot widen them)."""
 
     source: str
-    parts: tuple[str, ...]
+    literal: str
+    rest: tuple[str, ...]
+    #: the components as written: the literal directory's, then ``rest``
+    written: tuple[str, ...]
 
     @classmethod
-    def compile(cls, pattern: str, root: str) -> PathPattern:
+    def compile(cls, pattern: str, root: str, *, sets: bool = True) -> PathPattern:
+        """``sets=False`` reads ``[`` as itself: ``keys[prod].txt`` names that file."""
         text = pattern
         if text == "~" or text.startswith("~/"):
             text = _home() + text[1:]
         elif not os.path.isabs(text):
             text = os.path.join(root, text)
         parts = text.split(os.sep)
-        # Resolve the literal directories before the first wildcard, as values are.
-        glob_at = next((i for i, p in enumerate(parts) if _GLOB & set(p)), len(parts))
-        literal = os.path.realpath(os.sep.join(parts[:glob_at]) or os.sep)
-        rest = [p for p in parts[glob_at:] if p not in ("", ".")]
-        head = [p for p in literal.split(os.sep) if p]
-        return cls(pattern, (*head, *rest))
+        glob = _GLOB if sets else _GLOB - {"["}
+        glob_at = next((i for i, p in enumerate(parts) if glob & set(p)), len(parts))
+        literal = os.path.normpath(os.sep.join(parts[:glob_at]) or os.sep)
+        rest = tuple(
+            p if sets else p.replace("[", "[[]") for p in parts[glob_at:] if p not in ("", ".")
+        )
+        return cls(pattern, literal, rest, (*_escaped(literal), *rest))
 
-    def matches(self, path: str) -> bool:
+    def forms(self) -> tuple[tuple[str, ...], ...]:
+        """The components as written and, when it differs, as the literal directory
+        resolves now (``os.path.realpath``, as values are)."""
+        resolved = os.path.realpath(self.literal)
+        if resolved == self.literal:
+            return (self.written,)
+        return (self.written, (*_escaped(resolved), *self.rest))
+
+    def matches(self, path: str, every: bool = False) -> bool:
         """Whether the canonical absolute ``path`` matches."""
         parts = _parts(path)
-        last = True
-        for row in _rows(self.parts, parts):
-            last = row[-1]
-        return last
+        found = (_matches(form, parts) for form in self.forms())
+        return all(found) if every else any(found)
 
     def matches_below(self, path: str) -> bool:
         """Whether some path strictly beneath the canonical absolute ``path`` could
-        match: what a tool given the directory ``path`` may read or change inside it."""
+        match (any form): what a tool given the directory ``path`` may read or change
+        inside it."""
         parts = _parts(path)
-        pattern = self.parts
-        for i, row in enumerate(_rows(pattern, parts)):
-            # pattern[:i] matches ``path``; what is left (or a last ``**``) matches more
-            if row[-1] and (i < len(pattern) or (i > 0 and pattern[i - 1] == "**")):
-                return True
-        return False
+        return any(_matches_below(form, parts) for form in self.forms())
+
+
+def _escaped(directory: str) -> tuple[str, ...]:
+    """The components of a literal directory as patterns matching just themselves (a
+    directory may be named ``[x]`` or ``a*``)."""
+    return tuple(re.sub(r"([*?[])", r"[\1]", p) for p in _parts(directory))
+
+
+def _matches(pattern: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    last = True
+    for row in _rows(pattern, parts):
+        last = row[-1]
+    return last
+
+
+def _matches_below(pattern: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    for i, row in enumerate(_rows(pattern, parts)):
+        # pattern[:i] matches ``path``; what is left (or a last ``**``) matches more
+        if row[-1] and (i < len(pattern) or (i > 0 and pattern[i - 1] == "**")):
+            return True
+    return False
 
 
 def _parts(path: str) -> tuple[str, ...]:

@@ -123,7 +123,7 @@ class Rule:
     root: str
     _name: TextPattern | None = field(default=None, repr=False)
     _text: TextPattern | None = field(default=None, repr=False)
-    _path: PathPattern | None = field(default=None, repr=False)
+    _path: tuple[PathPattern, ...] | None = field(default=None, repr=False)
 
     @classmethod
     def compile(cls, action: Action, source: str, root: str) -> Rule:
@@ -156,22 +156,31 @@ class Rule:
         return self._text is not None and self._text.could_continue(prefix)
 
     def matches_path(self, path: str) -> bool:
-        found = self._path_pattern()
-        return found is not None and found.matches(path)
+        """Whether the path pattern matches the canonical ``path``: for a deny or ask
+        rule in any reading of the pattern, for an allow rule in each (``_patterns``)."""
+        every = self.action == "allow"
+        return any(p.matches(path, every) for p in self._patterns())
 
     def matches_below(self, path: str) -> bool:
         """Whether the pattern could match a path inside the directory ``path``."""
-        found = self._path_pattern()
-        return found is not None and found.matches_below(path)
+        return any(p.matches_below(path) for p in self._patterns())
 
-    def _path_pattern(self) -> PathPattern | None:
+    def _patterns(self) -> tuple[PathPattern, ...]:
+        """The readings of the path pattern (none without one). A deny or ask pattern
+        with ``[`` also names the file its text spells (``keys[prod].txt``), so it
+        covers that file as well as the set's; an allow pattern is read one way only."""
         if self.pattern is None:
-            return None
-        if self._path is None:  # compiled on first use: it touches the file system
+            return ()
+        if self._path is None:
             pattern = self.pattern
-            if self.action != "allow":
+            if self.action == "allow":
+                self._path = (PathPattern.compile(pattern, self.root),)
+            else:
                 # a deny or ask rule naming a directory covers what is inside it:
                 # write(secrets/) and write(secrets) stop write secrets/key too
                 pattern = pattern.rstrip("/") + "/**"
-            self._path = PathPattern.compile(pattern, self.root)
+                spelt = (
+                    (PathPattern.compile(pattern, self.root, sets=False),) if "[" in pattern else ()
+                )
+                self._path = (PathPattern.compile(pattern, self.root), *spelt)
         return self._path
