@@ -7,7 +7,9 @@ the second would forge "always" answers, which are read back from the session lo
 ``--continue``; one that could write the third would run code no rule sees: git runs
 ``.git/hooks/*`` and what ``.git/config`` names (``core.hooksPath``, ``core.fsmonitor``,
 aliases, filters) on a person's next git command, direnv runs ``.envrc`` on entering the
-directory, pre-commit and husky run their hooks on ``git commit``. Editing any of them
+directory, pre-commit and husky run their hooks on ``git commit``, a git directory under
+another name (a ``.git`` file's, a bare repository) runs as ``.git`` does, and Python
+runs a venv's ``*.pth`` files and ``sitecustomize.py`` at every start. Editing any of them
 is asked about. So is an edit given a directory inside the workspace: the tool may
 change or create such a file inside it.
 """
@@ -104,8 +106,44 @@ def _runs_code(readings: tuple[str, ...], directory: bool, root: str) -> str | N
     for reading in readings:
         if not reading.startswith(prefix):
             continue
-        for name in reading[len(prefix) :].split(os.sep):
-            why = RUNS_CODE.get(_name_key(name))
-            if why is not None:
-                return f"{reading}, {why}"
+        names = reading[len(prefix) :].split(os.sep)
+        keys = [_name_key(name) for name in names]
+        why = next((RUNS_CODE[k] for k in keys if k in RUNS_CODE), None)
+        why = why or _python_startup(keys) or _in_git_dir(root, names)
+        if why is not None:
+            return f"{reading}, {why}"
+    return None
+
+
+#: files Python's ``site`` imports at every start of an interpreter that sees them
+_STARTUP: Final = frozenset({"sitecustomize.py", "usercustomize.py"})
+_SITE: Final = frozenset({"site-packages", "dist-packages"})
+
+
+def _python_startup(keys: list[str]) -> str | None:
+    """Why a file (its folded path components below the workspace) runs at every start
+    of Python, or None: a ``.pth`` file in a ``site-packages`` directory (a venv in the
+    workspace) runs its ``import`` lines, and ``sitecustomize.py`` or
+    ``usercustomize.py`` where ``site`` finds it is imported."""
+    name = keys[-1]
+    if name in _STARTUP or (name.endswith(".pth") and _SITE.intersection(keys[:-1])):
+        return "a file Python runs at start-up (site imports it in every run of that Python)"
+    return None
+
+
+def _in_git_dir(root: str, names: list[str]) -> str | None:
+    """Why a path lies in a git directory not named ``.git``, or None: one a ``.git``
+    file points to (``git init --separate-git-dir``) or a bare repository. A directory
+    is one when it holds what git looks for: a ``HEAD`` file and ``objects`` and
+    ``refs`` directories."""
+    directory = root
+    for name in names[:-1]:
+        directory = os.path.join(directory, name)
+        if os.path.isfile(os.path.join(directory, "HEAD")) and all(
+            os.path.isdir(os.path.join(directory, d)) for d in ("objects", "refs")
+        ):
+            return (
+                f"in {directory}, a git directory (its hooks and what its config names "
+                "run on the next git command)"
+            )
     return None

@@ -1,0 +1,84 @@
+"""accept-edits asks about files that run code later under other names than the fixed
+list: a git directory a ``.git`` file points to (``git init --separate-git-dir``) or a
+bare repository in the workspace, and the files Python runs at every start of a venv
+in the workspace (``*.pth`` in site-packages, ``sitecustomize.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import dsh_permissions
+from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
+from dsh.testing import tool_calls as calls
+
+pytestmark = pytest.mark.plugins("permissions")
+
+SITE = ".venv/lib/python3.11/site-packages"
+
+
+async def results(workspace: Path, *steps: tuple[str, dict[str, Any]]) -> list[str]:
+    script = [*(calls((f"{name}#{n}", args)) for n, (name, args) in enumerate(steps)), text("done")]
+    plugins = [("permissions", dsh_permissions)]
+    options = {"model": "scripted", "permissions": {"mode": "accept-edits"}}
+    async with scripted_harness(
+        ScriptedModel(script), plugins=plugins, load_entry_points=False, workspace=workspace
+    ) as harness:
+        agent = await harness.agents.create("a", options=options)
+        with anyio.fail_after(10):
+            events = await run_turn(agent, "go")
+    return [e.data["content"] for e in events if e.type == "tool/result"]
+
+
+def git_dir(path: Path) -> None:
+    """What git looks for in a git directory (as ``git init`` leaves it)."""
+    (path / "objects").mkdir(parents=True)
+    (path / "refs" / "heads").mkdir(parents=True)
+    (path / "hooks").mkdir()
+    (path / "HEAD").write_text("ref: refs/heads/main\n")
+    (path / "config").write_text("[core]\n\tbare = false\n")
+
+
+async def test_a_git_dir_a_dot_git_file_names_is_asked_about(tmp_path: Path) -> None:
+    git_dir(tmp_path / "meta")
+    (tmp_path / ".git").write_text(f"gitdir: {tmp_path / 'meta'}\n")
+    fsmonitor = "[core]\n\tfsmonitor = touch RAN; false"
+    steps = [
+        ("edit", {"path": "meta/config", "old": "[core]", "new": fsmonitor}),
+        ("write", {"path": "meta/hooks/pre-commit", "content": "#!/bin/sh\n"}),
+        ("write", {"path": "metadata/notes.txt", "content": "x"}),  # not a git dir
+    ]
+    config, hook, other = await results(tmp_path, *steps)
+    assert config.startswith("Permission denied") and "a git directory" in config, config
+    assert hook.startswith("Permission denied")
+    assert other.startswith("created metadata/notes.txt")
+    assert "fsmonitor" not in (tmp_path / "meta" / "config").read_text()
+    assert not (tmp_path / "meta" / "hooks" / "pre-commit").exists()
+
+
+async def test_a_bare_repository_is_asked_about(tmp_path: Path) -> None:
+    git_dir(tmp_path / "remote.git")
+    (hook,) = await results(
+        tmp_path, ("write", {"path": "remote.git/hooks/post-receive", "content": "#!/bin/sh\n"})
+    )
+    assert hook.startswith("Permission denied")
+
+
+@pytest.mark.parametrize(
+    "path", [f"{SITE}/zz_agent.pth", f"{SITE}/sitecustomize.py", "src/usercustomize.py"]
+)
+async def test_files_python_runs_at_start_are_asked_about(tmp_path: Path, path: str) -> None:
+    (tmp_path / SITE).mkdir(parents=True)
+    (found,) = await results(tmp_path, ("write", {"path": path, "content": "import os\n"}))
+    assert found.startswith("Permission denied") and "start-up" in found, found
+    assert not (tmp_path / path).exists()
+
+
+@pytest.mark.parametrize("path", [f"{SITE}/pkg/module.py", "docs/paths.pth", "src/site.py"])
+async def test_other_python_files_are_still_edits(tmp_path: Path, path: str) -> None:
+    (tmp_path / SITE).mkdir(parents=True)
+    (found,) = await results(tmp_path, ("write", {"path": path, "content": "x = 1\n"}))
+    assert found.startswith("created"), found
