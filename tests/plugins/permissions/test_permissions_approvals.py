@@ -4,6 +4,7 @@ and survive resume — because they are folded from the session log, nothing els
 from __future__ import annotations
 
 from typing import Any
+from unittest.mock import ANY
 
 import anyio
 import pytest
@@ -43,10 +44,12 @@ async def test_always_is_remembered_for_the_session_and_logged():
     assert [r.call_id for r in asker.requests] == ["b1", "b3"]  # b2 was remembered
     first, second, third = decisions(events)
     assert first["answer"] == "always" and first["front_end"] == "asker"
-    assert first["remember"] == [{"tool": "bash", "kind": "command", "value": "make test"}]
+    (made,) = first["remember"]  # held in the workspace it was given in
+    assert made == {"tool": "bash", "kind": "command", "value": "make test", "workspace": ANY}
+    assert made["workspace"].startswith("/")
     assert (second["decision"], second["answer"]) == ("allow", None)
     assert second["parts"][0]["by"] == "grant"
-    assert third["remember"] == [{"tool": "bash", "kind": "command", "value": "make lint"}]
+    assert third["remember"] == [{**made, "value": "make lint"}]
 
 
 async def test_always_on_a_chain_remembers_only_what_was_asked():

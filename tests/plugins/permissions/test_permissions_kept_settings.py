@@ -185,7 +185,9 @@ async def test_an_approval_recorded_in_the_session_applies_at_the_next_call(layo
         "tool": "deploy",
         "call_id": "x",
         "answer": "always",
-        "remember": [{"tool": "deploy", "kind": "tool", "value": ""}],
+        "remember": [
+            {"tool": "deploy", "kind": "tool", "value": "", "workspace": str(layout.ws.resolve())}
+        ],
     }
     await agent.session.emit(DECISION_EVENT, data)
     assert await decision(plugin, agent) == "allow"

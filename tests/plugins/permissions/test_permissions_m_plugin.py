@@ -72,16 +72,24 @@ async def test_an_unknown_tool_is_denied_as_not_registered(layout):
 
 async def test_grants_come_only_from_well_formed_decision_events():
     """Only a ``permission/decision`` event answered "always" grants, and only its
-    entries whose tool, kind and value are all text: another plugin's event, or a
-    damaged entry, grants nothing."""
+    entries whose tool, kind, value and workspace are all text: another plugin's event,
+    a damaged entry, or one naming no workspace (logged before grants held per
+    workspace), grants nothing."""
     session = Session("s")
-    entry = {"tool": "bash", "kind": "command", "value": "make test"}
+    entry = {"tool": "bash", "kind": "command", "value": "make test", "workspace": "/ws"}
     await session.emit("other/event", {"answer": "always", "remember": [entry]}, checked=True)
-    bad = [{"tool": "bash", "kind": "command", "value": None}, ["bash", "command", "x"]]
+    bad = [
+        {**entry, "value": None},
+        {**entry, "workspace": None},
+        {"tool": "bash", "kind": "command", "value": "make test"},
+        ["bash", "command", "x", "/ws"],
+    ]
     await session.emit(DECISION_EVENT, {"answer": "always", "remember": bad}, checked=True)
     assert GrantLog().current(session) == set()
     await session.emit(DECISION_EVENT, {"answer": "always", "remember": [entry]}, checked=True)
-    assert GrantLog().current(session) == {("bash", "command", "make test")}
+    assert GrantLog().current(session) == {("bash", "command", "make test", "/ws")}
+    assert ("bash", "command", "make test") in GrantLog().until(session, "/ws")
+    assert ("bash", "command", "make test") not in GrantLog().until(session, "/other")
 
 
 class _UnloggedSession(Session):

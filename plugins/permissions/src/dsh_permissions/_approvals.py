@@ -8,7 +8,9 @@ timeout: the call is denied, with the reason.
 "Always" answers are not kept anywhere but the session log: each is part of its
 ``permission/decision`` event, and the grants in force are folded from the log on
 first use (so a resumed or forked session keeps them), then incrementally, and only
-when a decision needs them (``GrantLog.until``).
+when a decision needs them (``GrantLog.until``). Each grant holds in the workspace it
+was given in: a command's text is relative to its workspace (``./deploy.sh``), so a
+session continued elsewhere does not carry it there.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import anyio
 
 from dsh.errors import HookError
-from dsh_permissions._decide import Grant
 
 if TYPE_CHECKING:
     from dsh import ToolCall
@@ -146,10 +147,12 @@ class GrantLog:
 
     session: object = None
     seen: int = 0
-    grants: set[Grant] = field(default_factory=set)
+    #: (tool, kind, value, workspace) of each grant
+    grants: set[tuple[str, str, str, str]] = field(default_factory=set)
 
-    def current(self, session: Any, end: int | None = None) -> set[Grant]:
-        """The grants of the first ``end`` events of ``session`` (None: all of them)."""
+    def current(self, session: Any, end: int | None = None) -> set[tuple[str, str, str, str]]:
+        """The grants of the first ``end`` events of ``session`` (None: all of them),
+        each with the workspace it holds in."""
         if session is not self.session:
             self.session, self.seen, self.grants = session, 0, set()
         events = session.events
@@ -164,33 +167,38 @@ class GrantLog:
             self.seen = end
         return self.grants
 
-    def until(self, session: Any) -> Grants:
-        """The grants of ``session`` as its log stands now, folded only when one is
-        looked for: most calls are decided by a verdict the policy kept, which no grant
-        made, and then the log is not read at all."""
-        return Grants(self, session, len(session.events))
+    def until(self, session: Any, workspace: str) -> Grants:
+        """The grants of ``session`` in ``workspace`` as its log stands now, folded only
+        when one is looked for: most calls are decided by a verdict the policy kept,
+        which no grant made, and then the log is not read at all."""
+        return Grants(self, session, len(session.events), workspace)
 
 
 class Grants:
-    """The grants of the first ``end`` events of a session (see ``GrantLog.until``).
-    A plain slotted class: one is made per checked call, and a frozen dataclass's
-    ``__init__`` sets each field through ``object.__setattr__``."""
+    """The grants of the first ``end`` events of a session that hold in ``workspace``
+    (see ``GrantLog.until``). A plain slotted class: one is made per checked call, and
+    a frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``."""
 
-    __slots__ = ("end", "log", "session")
+    __slots__ = ("end", "log", "session", "workspace")
 
-    def __init__(self, log: GrantLog, session: object, end: int) -> None:
+    def __init__(self, log: GrantLog, session: object, end: int, workspace: str) -> None:
         self.log = log
         self.session = session
         self.end = end
+        self.workspace = workspace
 
     def __contains__(self, grant: object) -> bool:
-        return grant in self.log.current(self.session, self.end)
+        if not isinstance(grant, tuple):
+            return False
+        return (*grant, self.workspace) in self.log.current(self.session, self.end)
 
 
-def _grant(item: object) -> Grant | None:
+def _grant(item: object) -> tuple[str, str, str, str] | None:
+    """An entry of ``remember``; None when it is damaged or names no workspace (an
+    entry logged before grants held per workspace: asked about again)."""
     if not isinstance(item, dict):
         return None
-    values = (item.get("tool"), item.get("kind"), item.get("value"))
+    values = (item.get("tool"), item.get("kind"), item.get("value"), item.get("workspace"))
     if not all(isinstance(v, str) for v in values):
         return None
-    return (str(values[0]), str(values[1]), str(values[2]))
+    return (str(values[0]), str(values[1]), str(values[2]), str(values[3]))

@@ -21,6 +21,8 @@ class Outcome:
     front_end: str | None = None
     answer: str | None = None
     remember: tuple[tuple[str, str], ...] = ()
+    #: the workspace ``remember`` holds in (the policy's root)
+    workspace: str = ""
     #: why a person was asked (None: nobody was)
     asked: str | None = None
     #: the call's arguments cannot be read (the tool would refuse them too)
@@ -62,7 +64,10 @@ class EventData:
             "asked": outcome.asked,
             "front_end": outcome.front_end,
             "answer": outcome.answer,
-            "remember": [{"tool": call.name, "kind": k, "value": v} for k, v in remember]
+            "remember": [
+                {"tool": call.name, "kind": k, "value": v, "workspace": outcome.workspace}
+                for k, v in remember
+            ]
             if (remember := outcome.remember)
             else [],
             "parts": list(map(dict.copy, shown[1])),  # no comprehension frame

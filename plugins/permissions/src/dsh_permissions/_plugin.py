@@ -266,7 +266,7 @@ class Permissions:
             policy = state.policy = policy.with_store(await session_store(agent))
         if mode == "bypass":
             self._warn_bypass(agent, state)
-        grants = state.grants.until(agent.session)
+        grants = state.grants.until(agent.session, policy.root)
         subjects: Sequence[Subject]
         if not paths:  # the tool itself (what ``subjects_of`` gives such a call)
             # bypass checks only deny rules: with none for this tool there is nothing to see
@@ -290,11 +290,10 @@ class Permissions:
         verdict = decide(policy, mode, facts, subjects, grants)
         if verdict.decision != "ask":
             return Outcome(verdict, mode)
-        return await self._ask(agent, call, verdict, policy.settings)
+        return await self._ask(agent, call, verdict, policy)
 
-    async def _ask(
-        self, agent: Any, call: ToolCall, verdict: Verdict, settings: PermissionSettings
-    ) -> Outcome:
+    async def _ask(self, agent: Any, call: ToolCall, verdict: Verdict, policy: Policy) -> Outcome:
+        settings = policy.settings
         asked = verdict.asked
         # What an explicit ask rule covers is asked about every time, and what cannot
         # be checked is never remembered.
@@ -325,6 +324,7 @@ class Permissions:
         by = f"the front end {got.front_end!r}"
         if answer.choice == "always":
             outcome.remember = request.remember
+            outcome.workspace = policy.root
             why = f"the user allowed it for this session through {by}"
             outcome.verdict = Verdict("allow", verdict.rule, why, verdict.parts)
         elif answer.choice == "once":
