@@ -5,6 +5,7 @@ holding ``[...]`` also covers the file its text names."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -62,20 +63,32 @@ async def test_a_symlink_the_agent_makes_does_not_widen_an_allow_rule(
     assert not (tmp_path / ".git" / "hooks" / "pre-commit").exists()
 
 
-async def test_a_symlink_made_before_the_session_does_not_widen_it_either(tmp_path: Path) -> None:
+async def test_a_symlink_made_before_the_session_does_not_widen_it_either(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     (tmp_path / ".git" / "hooks").mkdir(parents=True)
     (tmp_path / "build").symlink_to(".git/hooks")
     steps = [write(".git/hooks/pre-commit", HOOK), write("build/post-commit", HOOK)]
-    direct, through = await results(tmp_path, ALLOW_BUILD, *steps)
+    with caplog.at_level(logging.WARNING, logger="dsh_permissions"):
+        direct, through = await results(tmp_path, ALLOW_BUILD, *steps)
     assert direct.startswith("Permission denied"), direct
     assert through.startswith("Permission denied"), through
     assert list((tmp_path / ".git" / "hooks").iterdir()) == []
+    # the person is told the rule matches nothing, and what to name instead
+    (warned,) = [
+        r.getMessage() for r in caplog.records if "allow: write(build/**)" in r.getMessage()
+    ]
+    assert "/build, which leads to " in warned and "/.git/hooks through a symlink" in warned
 
 
-async def test_the_allow_rule_still_allows_its_own_directory(tmp_path: Path) -> None:
+async def test_the_allow_rule_still_allows_its_own_directory(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     (tmp_path / "build").mkdir()
-    found = await results(tmp_path, ALLOW_BUILD, write("build/out.txt"), write("build/new/x"))
+    with caplog.at_level(logging.WARNING, logger="dsh_permissions"):
+        found = await results(tmp_path, ALLOW_BUILD, write("build/out.txt"), write("build/new/x"))
     assert [f.split(" (")[0] for f in found] == ["created build/out.txt", "created build/new/x"]
+    assert not [r for r in caplog.records if "symlink" in r.getMessage()]
 
 
 async def test_replacing_a_symlinked_directory_does_not_narrow_a_deny_rule(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ from dsh_permissions._calls import _THE_TOOL, InvalidArguments, subjects_of
 from dsh_permissions._decide import Policy, Verdict, decide
 from dsh_permissions._guarded import config_file, session_store
 from dsh_permissions._outcome import EventData, Outcome, denial
-from dsh_permissions._rule_names import check_own_rules, check_rule_names
+from dsh_permissions._rule_names import check_own_rules, check_rule_names, linked_allows
 from dsh_permissions._settings import PermissionSettings, PermissionsSection, validate_options
 from dsh_permissions._subjects import Subject, ToolFacts
 
@@ -253,6 +253,8 @@ class Permissions:
         state.config = _config(agent)
         policy = state.policy = Policy(settings, root, config_file(agent))
         state.settings = settings
+        for why in linked_allows(getattr(agent, "tools", None), settings, root):
+            log.warning("warning: agent %r: %s", getattr(agent, "id", "?"), why)
         return policy
 
     async def _check(self, agent: Any, call: ToolCall) -> Outcome:

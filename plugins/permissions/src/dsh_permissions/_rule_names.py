@@ -4,22 +4,25 @@ so when a harness starts, a rule naming a near miss of a registered tool stops i
 a rule naming a tool no plugin registered (one of a plugin not loaded now) is warned
 about. A path pattern that would be read other than meant (``$HOME/**``, ``src/**x``,
 an unclosed ``[``) stops it too. An agent's own options (given in code) are checked
-when its policy is made (``check_own_rules``)."""
+when its policy is made (``check_own_rules``), and so is an allow rule whose path
+pattern reaches its directory through a symlink (``linked_allows``: it matches
+nothing)."""
 
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic import ValidationInfo
 
 from dsh import DshError, get_logger
-from dsh_permissions._paths import pattern_problem
+from dsh_permissions._paths import PathPattern, pattern_problem
 from dsh_permissions._rules import parse_rule
 from dsh_permissions._settings import PermissionSettings, PermissionsSection
 
-__all__ = ["check_own_rules", "check_rule_names", "registered_rule"]
+__all__ = ["check_own_rules", "check_rule_names", "linked_allows", "registered_rule"]
 
 log = get_logger("dsh_permissions")
 _TYPO = 0.75  # difflib's ratio above which an unknown tool name is taken for a typo
@@ -49,6 +52,27 @@ def check_own_rules(tools: Any, agent_id: str, key: str, settings: PermissionSet
         if close is not None:
             raise DshError(
                 f"agent {agent_id!r}: option {key}.{action}[{i}]: rule {text!r} {problem}{close}"
+            )
+
+
+def linked_allows(registry: Any, settings: PermissionSettings, root: str) -> Iterator[str]:
+    """Each allow rule of a tool with path arguments whose pattern's literal directory
+    is a symlink now, said in words: it matches nothing (an allow rule must match the
+    pattern as written and as resolved), so the person is told the real directory."""
+    if not callable(getattr(registry, "specs", None)):
+        return
+    tools = _tools(registry)
+    for text in settings.allow:
+        tool, pattern = parse_rule(text)
+        if pattern is None or not tools.get(tool.casefold()) or pattern_problem(pattern):
+            continue
+        literal = PathPattern.compile(pattern, root).literal
+        real = os.path.realpath(literal)
+        if real != literal:
+            yield (
+                f"rule 'allow: {text}' names {literal}, which leads to {real} through a "
+                "symlink: an allow rule matches nothing through one (a link the agent "
+                "made could widen it); name the real directory"
             )
 
 
