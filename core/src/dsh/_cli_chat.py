@@ -158,7 +158,7 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
             await agent.when_idle()
             if editor is not None:
                 editor.refresh()
-            else:
+            elif not compacting:  # its answer would follow "> " on its line: shown after
                 prompt.show()
 
         tg.start_soon(prompt_when_idle)
