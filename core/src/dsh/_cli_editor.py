@@ -138,12 +138,7 @@ class LineEditor:
             self._end_of_input()
         finally:
             started.set()
-            self._screen.flush()
-            for stream in self._screen.streams:
-                if stream.tail:
-                    self._screen.write(stream.real, stream.tail + "\n")
-                    stream.tail = ""
-            self._screen.release()
+            self._screen.finish()
 
     def _prompt(self) -> StyleAndTextTuples:
         # In the terminal's own colour, named: the renderer skips a trailing space that

@@ -141,13 +141,29 @@ class Screen:
             for real, text in held:
                 self.above(real, text)
 
+    def _drawn(self) -> list[tuple[TerminalStream | TextIO, str]]:
+        """What the Application draws above the input line, in order, each with its
+        stream: the unfinished lines the held ones wait for, the held lines, the
+        streams' other unfinished lines (begun after the held ones)."""
+        ahead = [(s, s.tail) for s in self._ahead if s.tail]
+        after = [(s, s.tail) for s in self.streams if s.tail and s not in self._ahead]
+        held = [(real, text.removesuffix("\n")) for real, text in self._held]
+        return [*ahead, *held, *after]
+
     def tails(self) -> str:
-        """What the Application draws above the input line: the streams' unfinished
-        lines, the lines held after those they wait for."""
-        ahead = [s.tail for s in self._ahead if s.tail]
-        after = [s.tail for s in self.streams if s.tail and s not in self._ahead]
-        held = [text.removesuffix("\n") for _, text in self._held]
-        return "\n".join(line.expandtabs() for line in ahead + held + after)
+        """What the Application draws above the input line (``_drawn``)."""
+        return "\n".join(line.expandtabs() for _, line in self._drawn())
+
+    def finish(self) -> None:
+        """The Application has ended: what it drew above the input line is printed
+        below what was printed above it, in the order drawn."""
+        self.flush()
+        drawn, self._held, self._ahead = self._drawn(), [], []
+        for where, line in drawn:
+            if isinstance(where, TerminalStream):
+                where.tail = ""
+                where = where.real
+            self.write(where, line + "\n")
 
 
 class TerminalStream:
