@@ -1,10 +1,13 @@
 """The notes on what Ctrl-C did in `dsh chat` (`(cancelled ...)`, `/compact: stopped`)
 each take a line of their own, with no blank line before or after them, as the turn's
 other notes: with the line editor and without it (where the terminal echoes `^C`
-first), after an answer's unfinished line and at a permission question."""
+first: the note takes its place at the start of a line), after an answer's unfinished
+line and at a permission question, and for a `kill -INT`, which echoes nothing."""
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from typing import Any
 
@@ -40,8 +43,8 @@ def test_the_cancel_note_and_the_turns_end_are_lines_with_none_blank_between(
     child.expect(pexpect.EOF)
     note = row_of(rows, "(cancelled; Ctrl-C again to quit)")
     before = "  allow? y" if at == "question" else "working"
-    if canonical:  # the terminal's echo, where the cursor was
-        before = "^C" if at == "question" else "working^C"
+    if canonical and at == "answer":  # the terminal's echo, after the unfinished line
+        before = "working^C"  # (at the start of a line the note takes its place)
     assert rows[note - 1].startswith(before), rows
     after = "✗ bash: not run" if at == "question" else "[turn 1 aborted"
     assert rows[note + 1].startswith(after), rows
@@ -73,4 +76,25 @@ def test_the_note_of_a_compact_stopped_is_no_blank_line_away(
     child.sendline("/quit")
     child.expect(pexpect.EOF)
     note = row_of(rows, "  /compact: stopped; the history is as it was")
-    assert rows[note - 1] == ("^C" if canonical else "> /compact"), rows
+    assert rows[note - 1] == "> /compact", rows  # the note in place of a "^C" echoed
+
+
+@EDITOR
+def test_the_cancel_note_of_a_kill_int_after_a_whole_line_follows_it(
+    model_server: Any, chat: Any, canonical: bool
+) -> None:
+    """No ``^C`` is echoed for a signal sent with ``kill``: the note comes right after
+    the answer's last line, no blank line between."""
+    server = model_server([text_reply("working\n", then="stall")])
+    child = chat(server, plugins="", canonical=canonical)
+    child.sendline("go")
+    child.expect_exact("working")
+    time.sleep(0.3)  # its line end has been written too
+    os.kill(child.pid, signal.SIGINT)
+    child.expect_exact("[turn 1 aborted")
+    child.expect_exact("> ")
+    rows = screen(child)
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    note = row_of(rows, "(cancelled; Ctrl-C again to quit)")
+    assert rows[note - 1 : note + 1] == ["working", "(cancelled; Ctrl-C again to quit)"], rows

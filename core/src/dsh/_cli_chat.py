@@ -140,10 +140,12 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
 
         def stopped(note: str) -> None:
             """What Ctrl-C stopped, on a line of its own: after the answer's line (ended
-            if unfinished) or, without the editor, the ``^C`` the terminal echoed."""
-            echoed = typed and editor is None
+            if unfinished) or, without the editor, in place of the ``^C`` the terminal
+            echoed at the start of a line (a ``kill -INT`` echoes none: the line is
+            empty, and no blank line is left either)."""
+            echoed = typed and editor is None and sys.stderr.isatty()
             ended = renderer.end_line() and renderer.terminal  # the line ^C is on
-            print("\n" + note if echoed and not ended else note, file=sys.stderr)
+            print("\r\x1b[K" + note if echoed and not ended else note, file=sys.stderr)
 
         tg.start_soon(_interrupts_to, interrupt)
         if editor is not None:  # the editor shows "> " itself; Ctrl-C is a key there
