@@ -234,9 +234,15 @@ class LineEditor:
             event.app.suspend_to_background()  # as the terminal's Ctrl-Z does without it
 
         screen = self._screen
+
+        def drawn() -> StyleAndTextTuples:
+            # the cursor at the end: what is taller than the terminal shows its end,
+            # the newest text, not its first screenful until the line ends
+            return [("", screen.tails()), ("[SetCursorPosition]", "")]
+
         tails = ConditionalContainer(
             Window(
-                FormattedTextControl(screen.tails),
+                FormattedTextControl(drawn),
                 wrap_lines=True,
                 dont_extend_height=True,
             ),
