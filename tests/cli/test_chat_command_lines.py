@@ -11,7 +11,7 @@ from typing import Any
 
 import pexpect
 import pytest
-from cli_support import _event, text_reply, wire
+from cli_support import text_reply, wire
 from editor_support import row_of, screen_when
 
 EDITOR = pytest.mark.parametrize("canonical", [False, True], ids=["editor", "canonical"])
@@ -19,9 +19,10 @@ EDITOR = pytest.mark.parametrize("canonical", [False, True], ids=["editor", "can
 
 def _slow_error(message: str) -> Any:
     """A streamed answer that fails after a second and a half."""
-    body = {"error": {"message": message, "type": "server_error"}}
-    error = b"data: " + json.dumps(body).encode() + b"\n\n"
-    return wire.sse([_event({"role": "assistant", "content": ""}), error], pause=1.5)
+    role = {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
+    error = {"error": {"message": message, "type": "server_error"}}
+    events = [b"data: " + json.dumps(body).encode() + b"\n\n" for body in (role, error)]
+    return wire.sse(events, pause=1.5)
 
 
 def _asked(server: Any, requests: int) -> None:
