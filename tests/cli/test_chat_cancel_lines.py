@@ -98,3 +98,19 @@ def test_the_cancel_note_of_a_kill_int_after_a_whole_line_follows_it(
     child.expect(pexpect.EOF)
     note = row_of(rows, "(cancelled; Ctrl-C again to quit)")
     assert rows[note - 1 : note + 1] == ["working", "(cancelled; Ctrl-C again to quit)"], rows
+
+
+def test_on_a_dumb_terminal_the_cancel_note_goes_below_the_echoed_ctrl_c(
+    model_server: Any, chat: Any, cli_env: dict[str, str]
+) -> None:
+    """Which may not know how to clear a line (an editor's shell window): no escape."""
+    server = model_server([text_reply("working\n", then="stall")])
+    child = chat(server, env={**cli_env, "TERM": "dumb"}, plugins="")
+    child.sendline("go")
+    child.expect_exact("working")
+    time.sleep(0.3)
+    child.sendintr()
+    child.expect_exact("[turn 1 aborted")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert "working\r\n^C\r\n(cancelled; Ctrl-C again to quit)\r\n" in child.logfile_read.getvalue()

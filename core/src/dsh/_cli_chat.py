@@ -25,6 +25,7 @@ on, as in a shell). SIGHUP and SIGTERM end it with 129 and 143
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -142,10 +143,13 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
             """What Ctrl-C stopped, on a line of its own: after the answer's line (ended
             if unfinished) or, without the editor, in place of the ``^C`` the terminal
             echoed at the start of a line (a ``kill -INT`` echoes none: the line is
-            empty, and no blank line is left either)."""
+            empty, and no blank line is left either); below it on a ``dumb`` terminal,
+            which may not know how to clear a line."""
             echoed = typed and editor is None and sys.stderr.isatty()
             ended = renderer.end_line() and renderer.terminal  # the line ^C is on
-            print("\r\x1b[K" + note if echoed and not ended else note, file=sys.stderr)
+            if echoed and not ended:
+                note = ("\n" if os.environ.get("TERM") == "dumb" else "\r\x1b[K") + note
+            print(note, file=sys.stderr)
 
         tg.start_soon(_interrupts_to, interrupt)
         if editor is not None:  # the editor shows "> " itself; Ctrl-C is a key there
