@@ -194,3 +194,27 @@ def test_a_steer_typed_without_the_line_editor_shows_once(model_server: Any, cha
     child.expect(pexpect.EOF)
     assert len(server.bodies()) == 2  # it steered the turn
     assert child.logfile_read.getvalue().count("use metric units") == 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="without the line editor a line typed after the last piece of an unfinished "
+    "answer line (a steer) leaves a blank line before the next note: the terminal's "
+    "echo of Enter ended the line on the screen, but the renderer (dsh/_render.py "
+    "Renderer._mid_line) still takes the answer's line for unfinished and ends it "
+    "again. Telling it when chat reads the line would race the answer's next piece, "
+    "written after the echo but before the read (a note then written into that "
+    "piece's line); left as it is",
+)
+def test_a_steer_typed_at_an_unfinished_line_leaves_no_blank_line(
+    model_server: Any, chat: Any
+) -> None:
+    server = model_server([text_reply("slow", pause=0.7), text_reply("Steered.")])
+    child = chat(server, plugins="", canonical=True)
+    child.sendline("go")
+    child.expect_exact("slow")
+    child.sendline("use metric")
+    child.expect_exact("[turn 1 completed")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert "slowuse metric\r\n↪ steered by you:" in child.logfile_read.getvalue()
