@@ -256,6 +256,7 @@ def test_a_compaction_that_changed_the_history_is_a_note() -> None:
         chunk("Hel"),
         end("summarized"),
         end("pruned"),
+        end("dropped", "overflow"),  # a refused summary's fallback
         end("skipped"),
         end("failed"),
         end("summarized", "manual"),  # chat's /compact says how it went
@@ -264,6 +265,8 @@ def test_a_compaction_that_changed_the_history_is_a_note() -> None:
     assert err == (
         "↻ history summarised (threshold): 12,345 → 2,345 tokens\n"
         "↻ history pruned (threshold): 12,345 → 2,345 tokens\n"
+        "↻ history cut (overflow): 12,345 → 2,345 tokens "
+        "(older messages dropped without a summary)\n"
     )
 
 

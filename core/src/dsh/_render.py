@@ -71,7 +71,8 @@ def shorten(text: str, limit: int = _PREVIEW) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-_COMPACTED = {"summarized": "summarised", "pruned": "pruned"}  # by compact/end outcome
+#: by compact/end outcome (``dropped``: a refused summary's fallback, its warning says why)
+_COMPACTED = {"summarized": "summarised", "pruned": "pruned", "dropped": "cut"}
 
 
 class Renderer:
@@ -189,6 +190,8 @@ class Renderer:
             note = f"↻ history {how} ({data.get('reason')}): {before:,} → {after:,} tokens"
             if data["outcome"] == "summarized" and self._cut_off:
                 note += " (summary cut off at max_summary_tokens)"
+            elif data["outcome"] == "dropped":
+                note += " (older messages dropped without a summary)"
             self._note(note)
         elif kind == "compact/summary":  # its compact/end follows: the note says it then
             self._cut_off = data.get("truncated") is True
