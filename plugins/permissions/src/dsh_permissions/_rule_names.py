@@ -10,28 +10,25 @@ nothing)."""
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from pydantic import ValidationInfo
-
 from dsh import DshError, get_logger
 from dsh_permissions._paths import PathPattern, pattern_problem
+from dsh_permissions._rule_problems import problem_of, registered_tools
 from dsh_permissions._rules import parse_rule
 from dsh_permissions._settings import PermissionSettings, PermissionsSection
 
-__all__ = ["check_own_rules", "check_rule_names", "linked_allows", "registered_rule"]
+__all__ = ["check_own_rules", "check_rule_names", "linked_allows"]
 
 log = get_logger("dsh_permissions")
-_TYPO = 0.75  # difflib's ratio above which an unknown tool name is taken for a typo
 
 
 def check_rule_names(harness: Any, own: PermissionSettings | None) -> None:
     """Check the rules of ``own`` (settings given in code), the ``permissions:`` section
     and every ``agents[].options.permissions`` of the harness's config."""
-    tools = _tools(harness.tools)
+    tools = registered_tools(harness.tools)
     for where, loc, settings in _rule_sets(harness, own):
         for action, i, text, problem, close in _problems(tools, settings):
             place = f"{where}.{action}[{i}]: rule {text!r} {problem}"
@@ -48,7 +45,7 @@ def check_own_rules(tools: Any, agent_id: str, key: str, settings: PermissionSet
     for the first that names a near miss of a tool or holds a bad path pattern, as
     ``check_rule_names`` refuses one in ``dsh.yml``; a tool no one registered is let be
     (warned about when the harness started, for the config's agents)."""
-    for action, i, text, problem, close in _problems(_tools(tools), settings):
+    for action, i, text, problem, close in _problems(registered_tools(tools), settings):
         if close is not None:
             raise DshError(
                 f"agent {agent_id!r}: option {key}.{action}[{i}]: rule {text!r} {problem}{close}"
@@ -61,7 +58,7 @@ def linked_allows(registry: Any, settings: PermissionSettings, root: str) -> Ite
     pattern as written and as resolved), so the person is told the real directory."""
     if not callable(getattr(registry, "specs", None)):
         return
-    tools = _tools(registry)
+    tools = registered_tools(registry)
     for text in settings.allow:
         tool, pattern = parse_rule(text)
         if pattern is None or not tools.get(tool.casefold()) or pattern_problem(pattern):
@@ -76,15 +73,6 @@ def linked_allows(registry: Any, settings: PermissionSettings, root: str) -> Ite
             )
 
 
-def _tools(registry: Any) -> dict[str, tuple[str, ...]]:
-    """Each registered tool's name, casefolded, and its path arguments."""
-    found: dict[str, tuple[str, ...]] = {}
-    for spec in registry.specs():
-        tool = registry.get(spec.name)
-        found[spec.name.casefold()] = tuple(getattr(tool, "path_args", ()) or ())
-    return dict(sorted(found.items()))
-
-
 def _problems(
     tools: Mapping[str, tuple[str, ...]], settings: PermissionSettings
 ) -> Iterator[tuple[str, int, str, str, str | None]]:
@@ -92,38 +80,9 @@ def _problems(
     each rule of ``settings`` naming no registered tool or holding a bad path pattern."""
     for action in ("deny", "ask", "allow"):
         for i, text in enumerate(getattr(settings, action)):
-            found = _problem(tools, text)
+            found = problem_of(tools, text)
             if found is not None:
                 yield action, i, text, *found
-
-
-def _problem(tools: Mapping[str, tuple[str, ...]], text: str) -> tuple[str, str | None] | None:
-    """(what is wrong, what refuses it or None) of one rule, or None when it is right."""
-    tool, pattern = parse_rule(text)
-    tool = tool.casefold()
-    if "*" in tool:
-        return None
-    if tool in tools:
-        bad = pattern_problem(pattern) if pattern and tools[tool] else None
-        return None if bad is None else (f"has a bad path pattern: {bad}", "")
-    close = difflib.get_close_matches(tool, list(tools), n=1, cutoff=_TYPO)
-    return (
-        "names no tool",
-        f"; did you mean {close[0]!r}? (it would match no call)" if close else None,
-    )
-
-
-def registered_rule(text: str, info: ValidationInfo) -> str:
-    """A rule given in code, checked as ``check_own_rules`` checks it when pydantic's
-    validation context holds the harness (dsh-core gives it to an agent's options given
-    in code: the error then comes from ``agents.create``, naming the key)."""
-    harness = info.context.get("harness") if isinstance(info.context, Mapping) else None
-    registry = getattr(harness, "tools", None)
-    if registry is not None:
-        found = _problem(_tools(registry), text)
-        if found is not None and found[1] is not None:
-            raise ValueError(f"rule {text!r} {found[0]}{found[1]}")
-    return text
 
 
 def _rule_sets(

@@ -22,6 +22,7 @@ from pydantic import (
     ValidationInfo,
 )
 
+from dsh_permissions._rule_problems import registered_rule
 from dsh_permissions._rules import parse_rule
 
 __all__ = [
@@ -62,8 +63,6 @@ def _registered(text: str, info: ValidationInfo) -> str:
     naming a near miss of a registered tool, or a bad path pattern, is refused."""
     if info.context is None:
         return text
-    from dsh_permissions._rule_names import registered_rule
-
     return registered_rule(text, info)
 
 
