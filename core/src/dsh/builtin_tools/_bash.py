@@ -27,7 +27,14 @@ from pydantic import Field
 
 from dsh.tools import ToolContext, tool
 
-__all__ = ["DEFAULT_TIMEOUT", "KILL_GRACE", "MAX_OUTPUT_BYTES", "MAX_TIMEOUT", "bash"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "KILL_GRACE",
+    "MAX_OUTPUT_BYTES",
+    "MAX_TIMEOUT",
+    "bash",
+    "command_environment",
+]
 
 DEFAULT_TIMEOUT: Final = 120
 MAX_TIMEOUT: Final = 600
@@ -158,11 +165,25 @@ def hidden_variables(agent: object) -> frozenset[str]:
     return frozenset(key_variables(None))
 
 
+def command_environment(cwd: Path, hidden: Collection[str] = ()) -> dict[str, str]:
+    """The environment a command runs with: dsh's own less the ``hidden`` variables,
+    with ``PWD`` the real path of ``cwd`` and no ``OLDPWD``. bash takes an inherited
+    ``PWD`` naming its directory for its logical one, so one inherited from the shell
+    that started dsh (a workspace entered through a symlink) would make ``cd ..`` go
+    elsewhere than to the parent of the directory it runs in, and an inherited
+    ``OLDPWD`` would make ``cd -`` go to the user's previous directory: places a
+    permission check reading the command from its real directory does not see."""
+    env = {name: value for name, value in os.environ.items() if name not in hidden}
+    env.pop("OLDPWD", None)
+    env["PWD"] = os.path.realpath(cwd)
+    return env
+
+
 async def run_command(
     command: str, cwd: Path, time_limit: float, hidden: Collection[str] = ()
 ) -> tuple[str, int | None, bool]:
-    """Run ``command`` with bash (or ``/bin/sh``) in ``cwd`` with the environment less
-    the ``hidden`` variables; return its capped output (stdout and stderr interleaved),
+    """Run ``command`` with bash (or ``/bin/sh``) in ``cwd`` with ``command_environment``;
+    return its capped output (stdout and stderr interleaved),
     its exit code and whether it timed out."""
     shell = shutil.which("bash") or "/bin/sh"
     output = _HeadTail(MAX_OUTPUT_BYTES)
@@ -174,7 +195,7 @@ async def run_command(
         process = await anyio.open_process(
             [shell, "-c", command],
             cwd=cwd,
-            env={name: value for name, value in os.environ.items() if name not in hidden},
+            env=command_environment(cwd, hidden),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
