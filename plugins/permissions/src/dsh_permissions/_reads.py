@@ -6,8 +6,9 @@ program that reads the files it is given (``READERS``: ``cat``, ``head``, ``grep
 ``sed``, ``tar``, ``cp``, ...; also behind a wrapper such as ``sudo`` or ``timeout``),
 and for a shell given a script file (``sh -v .env`` prints it, no ``-c``), each word
 that may name a file is resolved as a ``read`` path is (from the workspace,
-``..`` and symlinks resolved, and for a directory the symlinks below it), and the
-``read`` tool's deny and ask rules are checked against it. So is the file of every
+``..`` and symlinks resolved, and for a directory the symlinks below it; a symbolic
+link's target made by ``ln -s`` also from where the link lands, ``_made_links``), and
+the ``read`` tool's deny and ask rules are checked against it. So is the file of every
 input redirection (``< .env``), whatever the program. The words taken for files are a
 generous guess (an option's value may be taken for a file too), which can only make a
 call stricter. What a file word only gets its value from when the shell runs
@@ -25,6 +26,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from dsh_permissions._located import located
+from dsh_permissions._made_links import LINKERS, link_targets
 from dsh_permissions._readings import SCRIPT_SHELLS
 from dsh_permissions._shell_words import Command, Word
 from dsh_permissions._subjects import Subject, path_subject
@@ -112,6 +114,7 @@ def read_subjects(
     # an earlier cd, or tar -C, makes a relative file name another file
     elsewhere = "an earlier cd (or find -execdir) changed the directory" if moved else None
     found: dict[Subject, None] = {}
+    made: list[tuple[Word, str]] = []  # a symbolic link's target, and where the link lies
     texts = [w.text for w in words]
     programs = _programs(texts)
     if programs is None:
@@ -143,11 +146,19 @@ def read_subjects(
         if program == "tar" and any(_changes_directory(a.text) for a in args):
             elsewhere = elsewhere or "tar -C changes the directory"
         files.extend(operands)
+        if program in LINKERS:  # ln -s ../.env src/x: a target is named from src
+            made.extend(link_targets(args, dirs if elsewhere is not None else (root,)))
     for word in dict.fromkeys(files):  # each file once (cat a a a ...)
         if word.text:  # an empty word (``--file=``) names no file
             found[_file(word, root, elsewhere, links)] = None
             if elsewhere is not None:
                 found.update(dict.fromkeys(_there(word, root, dirs, links)))
+    for word, directory in dict.fromkeys(made):
+        if _per_process(os.path.join(directory, word.text)):
+            why = f"{word.raw!r} is the target of a link made through /proc ({directory})"
+            found[_unknown(word.raw, why)] = None
+        elif (place := located(word, directory)) is not None:
+            found.update(dict.fromkeys(path_subject(p, root, links) for p in place.both()))
     return tuple(found)
 
 
