@@ -59,7 +59,7 @@ async def test_an_always_answer_does_not_follow_the_session_to_another_workspace
     session, (given,) = await deploy(store, first, asker)
     assert given["answer"] == "always"
     (remembered,) = given["remember"]
-    assert remembered["value"] == "deploy.sh" and remembered["workspace"] == str(first)
+    assert remembered["value"] == "./deploy.sh" and remembered["workspace"] == str(first)
 
     refusing = Asker(PermissionAnswer.deny("not here"))
     _, (elsewhere,) = await deploy(store, other, refusing, session)

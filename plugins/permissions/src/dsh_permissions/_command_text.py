@@ -23,6 +23,7 @@ __all__ = [
     "any_unknown",
     "canonical",
     "problem",
+    "program_text",
     "redirect",
     "shown",
     "text_subject",
@@ -55,6 +56,11 @@ def text_subject(
     or none known), for the text a person is shown (``shown``)."""
     text = " ".join(canon)
     readings = [*variants(canon), *variants(raw), *(elsewhere or ())]
+    # a word that may be the program keeps its ./ (``program_text``); deny rules also
+    # see it without, as any other path of the workspace is written
+    plain = [w[2:] if w.startswith("./") and len(w) > 2 else w for w in canon]
+    if plain != canon:
+        readings += variants(plain)
     if None in readings:  # too many words behind a wrapper could be its command
         why = why or _CROWDED
     why = why or unmodelled(raw)  # a wrapper's syntax hides what it runs
@@ -123,10 +129,17 @@ def _path_like(text: str) -> bool:
 
 
 def canonical(
-    word: Word, root: str, moved: bool, *, path: bool = False, chdir: bool = False
+    word: Word,
+    root: str,
+    moved: bool,
+    *,
+    path: bool = False,
+    chdir: bool = False,
+    program: bool = False,
 ) -> tuple[str, str | None]:
     """How ``word`` is matched, and why its value is unknown (or None). ``chdir``: the
-    word follows a wrapper's option that runs the command in another directory."""
+    word follows a wrapper's option that runs the command in another directory;
+    ``program``: the word may be the program the command runs (``program_text``)."""
     if word.dynamic:
         return word.text, unknown(word)
     text = word.text
@@ -139,7 +152,17 @@ def canonical(
         return word.text, f"{what} changed the directory, so {word.raw!r} may name another file"
     if not text or "\x00" in text:
         return word.text, f"{word.raw!r} is not a usable path"
-    return display(os.path.realpath(os.path.join(root, text)), root), None
+    shown = display(os.path.realpath(os.path.join(root, text)), root)
+    return (program_text(shown) if program and "/" in text else shown), None
+
+
+def program_text(shown: str) -> str:
+    """How a program given as a path is matched: ``./`` and its path from the
+    workspace root when it lies inside (``./gradlew``, ``./scripts/build.sh``), its
+    absolute path otherwise. Never its bare name: ``pytest`` is the program the shell
+    finds on ``PATH``, ``./pytest`` a file of the workspace, and a rule or an "always"
+    answer given for one must not allow the other."""
+    return shown if os.path.isabs(shown) else "./" + shown
 
 
 def redirect(target: Word, root: str, moved: bool, dirs: tuple[str, ...] = ()) -> Subject | None:

@@ -3,7 +3,8 @@
 ``_shell.split`` yields the simple commands a line runs. Each becomes a ``command``
 subject whose text is its words joined by single spaces, quotes removed, and every
 word that looks like a path (``a/b``, ``..``, ``~/x``) replaced by its canonical form
-(relative to the workspace when inside it, absolute otherwise; ``_command_text``).
+(relative to the workspace when inside it, absolute otherwise; a program given as a
+path keeps it, ``./gradlew``; ``_command_text``).
 Output redirections become ``redirect`` subjects (``> path``); input redirections
 stay in the text. After a change of directory each command is also read in every
 directory the shell may be in (``_moved``).
@@ -15,8 +16,9 @@ script of ``sh -c`` / ``bash -c``, ``eval`` and ``trap``, ``mapfile -C``'s callb
 ways not modelled (array subscripts, ``let``, ``hash -p``, aliases, ``declare -i``) and
 a script or startup file read from the shell's input (``source /dev/stdin``, ``bash
 --rcfile /dev/stdin``) are problems (``_evaluated``). Deny and ask rules
-also see the text without leading ``NAME=value`` assignments, without wrappers, and
-with ``/bin/rm`` shortened to ``rm``, and ``git`` without its global options
+also see the text without leading ``NAME=value`` assignments, without wrappers, with
+``/bin/rm`` shortened to ``rm`` (and ``./x`` to ``x``), with a bare name of a symlink
+read as what it leads to (``_moved.links_named``), and ``git`` without its global options
 (``git -C . push`` is also ``git push``).
 """
 
@@ -45,9 +47,16 @@ from dsh_permissions._evaluated import (
     trap_action,
     unmodelled,
 )
-from dsh_permissions._moved import CROWDED, LOST, Places, elsewhere_readings, mover
+from dsh_permissions._moved import (
+    CROWDED,
+    LOST,
+    Places,
+    elsewhere_readings,
+    links_named,
+    mover,
+)
 from dsh_permissions._parallel import PARALLELS, command_words, script
-from dsh_permissions._readings import SHELLS, skip_assignments
+from dsh_permissions._readings import SHELLS, skip_assignments, starts
 from dsh_permissions._reads import read_subjects
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
 from dsh_permissions._subjects import Subject
@@ -122,9 +131,12 @@ def _command(
     why_not: str | None = LOST if moved and places.lost else None
     # behind env -C dir (sudo -D dir, parallel --wd dir) a relative path is another file
     elsewhere = moved_at([w.text for w in command.words])
+    # each word that may be the program keeps its path (./pytest is not pytest)
+    texts = [w.text for w in command.words]
+    programs = set(starts(texts)) if "/" in "".join(texts) else set()
     for index, word in enumerate(command.words):
         chdir = elsewhere is not None and index >= elsewhere
-        text, why = canonical(word, root, moved, chdir=chdir)
+        text, why = canonical(word, root, moved, chdir=chdir, program=index in programs)
         canon.append(text)
         raw.append(word.text)
         why_not = why_not or why
@@ -157,7 +169,9 @@ def _command(
         if dirs and not here.charge(len(located)):
             why_not, dirs = why_not or CROWDED, ()  # not read there: asked about
         found_reads = _reads(command, root, moved, reads, dirs)
-        texts = elsewhere_readings(located, canon, start, dirs, root)
+        # a bare name of a symlink (cat pw, pw -> /etc/passwd) is read as what it names
+        named = dirs or ((root,) if links_named(located, start, root) else ())
+        texts = elsewhere_readings(located, canon, start, named, root)
         subjects.append(text_subject(canon, raw, why_not, found_reads, hole, texts, located))
         where = (root, there, depth, reads, here)
         subjects.extend(_wrapped(command, canon, raw, why_not, where))

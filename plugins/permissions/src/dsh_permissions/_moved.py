@@ -27,11 +27,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from stat import S_ISLNK
 from typing import Final
 
 from dsh_permissions._located import Located, located
 from dsh_permissions._paths import display
-from dsh_permissions._readings import skip_assignments, starts
+from dsh_permissions._readings import program_names, skip_assignments, starts
 from dsh_permissions._shell import MAX_DEPTH, Unparseable, Word, split
 from dsh_permissions._wrappers import WRAPPER_ARG, WRAPPERS
 
@@ -43,6 +44,7 @@ __all__ = [
     "MOVERS",
     "Places",
     "elsewhere_readings",
+    "links_named",
     "mover",
     "resolve",
 ]
@@ -198,11 +200,29 @@ def elsewhere_readings(
                 if index >= len(canon):
                     continue
                 rest = located[index + 1 :]
-                out[" ".join([canon[index], *rest])] = None
-                base = os.path.basename(canon[index])
-                if base and base != canon[index]:
-                    out[" ".join([base, *rest])] = None
+                out.update(dict.fromkeys(" ".join([n, *rest]) for n in program_names(canon[index])))
     return list(out)
+
+
+def links_named(words: Sequence[Word | None], start: int, root: str) -> bool:
+    """Whether a bare word after ``start`` (a name with no ``/`` that may name a file;
+    ``start`` is the program's) names a symlink in ``root``: ``cat pw`` reads
+    ``/etc/passwd`` when ``pw`` leads there, and ``elsewhere_readings`` from ``root``
+    then says so. A word with a ``/`` is resolved already
+    (``_command_text.canonical``); a bare one costs a single ``lstat``."""
+    prefix = root.rstrip(os.sep) + os.sep
+    for word in words[start + 1 :]:
+        if word is None or word.dynamic or word.tilde:
+            continue
+        text = word.text
+        if "/" in text or text in ("", ".", "..") or text[0] == "-" or "=" in text:
+            continue
+        try:
+            if S_ISLNK(os.lstat(prefix + text).st_mode):
+                return True
+        except (OSError, ValueError):  # no such file, or a NUL byte in the name
+            continue
+    return False
 
 
 def _file_word(word: Word, directory: str) -> Located | None:

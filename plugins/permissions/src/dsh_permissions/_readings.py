@@ -18,6 +18,7 @@ __all__ = [
     "SHELLS",
     "cut",
     "open_prefixes",
+    "program_names",
     "skip_assignments",
     "starts",
     "variants",
@@ -79,10 +80,25 @@ def starts(words: list[str]) -> list[int]:
     return [start]
 
 
+def program_names(word: str) -> list[str]:
+    """The spellings of a program's word deny rules see: as it is, its bare name
+    (``/bin/rm`` is also ``rm``) and, given as ``./path``, the path without ``./``
+    (``./scripts/deploy.sh`` is also ``scripts/deploy.sh``)."""
+    if "/" not in word:
+        return [word]
+    names = dict.fromkeys([word])
+    if base := os.path.basename(word):
+        names[base] = None
+    if word.startswith("./") and len(word) > 2:
+        names[word[2:]] = None
+    return list(names)
+
+
 def variants(words: list[str]) -> list[str | None]:
     """The spellings deny rules see: whole, without assignments, behind wrappers
     (from each word that may be the command, see ``_wrappers.behind``; None among
-    them when there are too many such words), with the program's directory dropped."""
+    them when there are too many such words), with the program's other names
+    (``program_names``)."""
     out: list[str | None] = [" ".join(words)]
     start = skip_assignments(words)
     starts = [start]
@@ -97,9 +113,8 @@ def variants(words: list[str]) -> list[str | None]:
         if not rest:
             continue
         out.append(" ".join(rest))
-        base = os.path.basename(rest[0])
-        if base and base != rest[0]:
-            out.append(" ".join([base, *rest[1:]]))
+        if "/" in rest[0]:  # /bin/rm is also rm (program_names)
+            out.extend([" ".join([name, *rest[1:]]) for name in program_names(rest[0])[1:]])
         # git -C . push: git push (split again: env -S 'git -C . push' is one word)
         tokens = " ".join(rest).split(" ")
         if os.path.basename(tokens[0]) == "git" and (plain := without_global_options(tokens)):
