@@ -257,8 +257,9 @@ async def test_bash_runs_in_the_real_directory_whatever_pwd_dsh_was_given(
     """dsh started from a shell that entered the workspace through a symlink
     (``~/proj -> /data/proj``) passed on that shell's ``PWD`` and ``OLDPWD``: bash took
     the link for its directory, so ``cd ..`` went to the link's parent and ``cd -`` to
-    the user's previous directory, where a permission check does not look. The command
-    now runs with ``PWD`` the real directory and no ``OLDPWD``."""
+    the user's previous directory, where a permission check does not look (and a
+    ``CDPATH`` sent ``cd NAME`` elsewhere than ``./NAME``). The command now runs with
+    ``PWD`` the real directory and no ``OLDPWD`` nor ``CDPATH``."""
     real, home = tmp_path / "data" / "proj", tmp_path / "home"
     real.mkdir(parents=True)
     home.mkdir()
@@ -266,11 +267,12 @@ async def test_bash_runs_in_the_real_directory_whatever_pwd_dsh_was_given(
     monkeypatch.chdir(home / "proj")
     monkeypatch.setenv("PWD", str(home / "proj"))
     monkeypatch.setenv("OLDPWD", str(home))
-    command = 'echo "$PWD|${OLDPWD-none}"; cd .. && pwd; cd - || echo "no cd -"'
+    monkeypatch.setenv("CDPATH", str(tmp_path))  # `cd data` would go to tmp_path/data
+    command = 'echo "$PWD|${OLDPWD-none}|${CDPATH-none}"; cd .. && pwd; cd - || echo "no cd -"'
     model = ScriptedModel([tool_calls(("bash", {"command": command})), text("ok")])
     events = await turn_events(model, workspace=home / "proj", prompt="go", within=LIMIT)
     [result] = [e.data for e in events if e.type == "tool/result"]
     lines = result["content"].splitlines()
-    assert lines[:2] == [f"{real.resolve()}|none", str(real.resolve().parent)], lines
+    assert lines[:2] == [f"{real.resolve()}|none|none", str(real.resolve().parent)], lines
     assert lines[-2:] == [str(real.resolve()), "[exit code 0]"], lines  # cd - goes back
     assert os.environ["PWD"] == str(home / "proj")  # dsh's own is left as it was

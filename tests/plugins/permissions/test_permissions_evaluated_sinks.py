@@ -97,6 +97,25 @@ async def test_what_bash_evaluates_gets_past_no_deny_rule(judge, command, expect
     assert judged.decision == "deny", judged.event["reason"]
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "export CDPATH=/; cd etc && cat passwd",
+        "CDPATH=/ cd etc && cat passwd",
+        "declare -x CDPATH=/; cd etc; cat passwd",
+        "read CDPATH <<< /; cd etc; cat passwd",
+    ],
+)
+async def test_a_line_setting_cdpath_is_asked_about(judge, command):
+    """With CDPATH set, ``cd etc`` goes to /etc, not ./etc, where the check reads the
+    later commands: ``cat passwd`` got past ``deny: bash(cat /etc/*)``."""
+    rules = {"allow": ["bash"], "deny": ["bash(cat /etc/*)"]}
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision in ("deny", "ask"), judged.event["reason"]
+    judged = await judge({"allow": ["bash"]}, "bash", {"command": "unset CDPATH; cd etc"})
+    assert judged.decision == "allow", judged.event["reason"]
+
+
 @pytest.mark.parametrize("command", ["compgen -C 'cat .env' x", "compgen -W '$(cat .env)' x"])
 async def test_read_deny_rules_see_what_compgen_runs(judge, command):
     judged = await judge({"allow": ["bash"], "deny": ["read(.env)"]}, "bash", {"command": command})

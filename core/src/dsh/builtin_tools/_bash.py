@@ -167,14 +167,16 @@ def hidden_variables(agent: object) -> frozenset[str]:
 
 def command_environment(cwd: Path, hidden: Collection[str] = ()) -> dict[str, str]:
     """The environment a command runs with: dsh's own less the ``hidden`` variables,
-    with ``PWD`` the real path of ``cwd`` and no ``OLDPWD``. bash takes an inherited
+    with ``PWD`` the real path of ``cwd`` and no ``OLDPWD`` nor ``CDPATH``. bash takes an inherited
     ``PWD`` naming its directory for its logical one, so one inherited from the shell
     that started dsh (a workspace entered through a symlink) would make ``cd ..`` go
     elsewhere than to the parent of the directory it runs in, and an inherited
-    ``OLDPWD`` would make ``cd -`` go to the user's previous directory: places a
+    ``OLDPWD`` would make ``cd -`` go to the user's previous directory, and a
+    ``CDPATH`` ``cd secrets`` to another directory than ``./secrets``: places a
     permission check reading the command from its real directory does not see."""
     env = {name: value for name, value in os.environ.items() if name not in hidden}
     env.pop("OLDPWD", None)
+    env.pop("CDPATH", None)
     env["PWD"] = os.path.realpath(cwd)
     return env
 

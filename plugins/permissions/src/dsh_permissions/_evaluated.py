@@ -76,8 +76,9 @@ _ASSIGNMENT: Final = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[.*\])?\+?=", re.DOT
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: variables that make a name run other code (``BASH_CMDS[ls]=/bin/rm`` as ``hash -p``,
 #: an exported function ``BASH_FUNC_ls%%``), that a new shell sources (``BASH_ENV``,
-#: ``ENV``, which may be ``/dev/stdin``) or that ``set -x`` expands (``PS4``)
-_HOOK: Final = re.compile(r"BASH_CMDS|BASH_ALIASES|BASH_ENV|ENV|PS4|BASH_FUNC_.*", re.DOTALL)
+#: ``ENV``, which may be ``/dev/stdin``), that ``set -x`` expands (``PS4``), or that
+#: sends ``cd NAME`` elsewhere than ``./NAME`` (``CDPATH``: the check reads ``./NAME``)
+_HOOK: Final = re.compile(r"BASH_CMDS|BASH_ALIASES|BASH_ENV|ENV|PS4|CDPATH|BASH_FUNC_.*", re.DOTALL)
 #: variables bash gives the integer attribute, which evaluate what is assigned to them
 #: as arithmetic (a value ``a[$(CMD)]`` runs CMD, a value ``x`` evaluates x's value)
 _EVALUATING: Final = frozenset({"RANDOM", "SRANDOM", "OPTIND", "HISTCMD", "SECONDS"})
@@ -88,8 +89,9 @@ _EVALUATES: Final = (
 )
 _DECIMAL: Final = re.compile(r"-?[0-9]+")
 _HOOKED: Final = (
-    "it sets BASH_CMDS, BASH_ALIASES, BASH_ENV, ENV, PS4 or an exported function "
-    "(BASH_FUNC_), which make a name, a new shell or the trace of set -x run other code"
+    "it sets BASH_CMDS, BASH_ALIASES, BASH_ENV, ENV, PS4, CDPATH or an exported function "
+    "(BASH_FUNC_), which make a name, a new shell or the trace of set -x run other code, "
+    "or cd go to another directory than the one named"
 )
 _RUNS: Final = (
     "bash evaluates an array subscript in it as arithmetic, running the command "
@@ -310,9 +312,9 @@ def _variable(text: str) -> str:
 
 
 def _hooked(word: Word) -> bool:
-    """An assignment to a hook variable that may run code: any to ``BASH_CMDS``,
-    ``BASH_ALIASES`` or ``BASH_FUNC_*``, a file for ``BASH_ENV`` or ``ENV`` to source,
-    a ``PS4`` holding a substitution."""
+    """An assignment to a hook variable that may run code or move ``cd``: any to
+    ``BASH_CMDS``, ``BASH_ALIASES``, ``BASH_FUNC_*`` or ``CDPATH``, a file for
+    ``BASH_ENV`` or ``ENV`` to source, a ``PS4`` holding a substitution."""
     if word.text.startswith("BASH_FUNC_") and "=" in word.text:
         return True  # BASH_FUNC_ls%%=() { ...; }: no name bash would assign
     found = _ASSIGNMENT.match(word.text)
