@@ -390,20 +390,10 @@ def _find_exec(args: tuple[Word, ...], where: _Where) -> list[Subject]:
             end = index + 1
             while end < len(args) and args[end].text not in (";", "+"):
                 end += 1
-            if end > index + 1:
+            if end > index + 1:  # -execdir runs it in the directory of each file found
                 inner = Command(args[index + 1 : end])
-                # -execdir runs it in the directory of each file found
-                execdir = args[index].text.endswith("dir")
-                found = _command(
-                    inner,
-                    root,
-                    moved or execdir,
-                    depth + 1,
-                    reads,
-                    _xargs.FIND_HOLE,
-                    places=places,
-                )
-                subjects.extend(found)
+                here, hole = moved or args[index].text.endswith("dir"), _xargs.FIND_HOLE
+                subjects += _command(inner, root, here, depth + 1, reads, hole, places=places)
             index = end
         index += 1
     return subjects
