@@ -18,21 +18,19 @@ from typing import Any
 
 import anyio
 
-from dsh import (
-    DshError,
-    EventDataError,
-    HookError,
-    Message,
-    ModelError,
-    ModelRequest,
-    get_logger,
-    redact,
-)
+from dsh import EventDataError, Message, ModelRequest, get_logger
 from dsh.session import HistoryView
 from dsh_compaction import _host
 from dsh_compaction._answers import Refused
 from dsh_compaction._events import END, PRUNE, START, SUMMARY, summary_message
-from dsh_compaction._fallback import REFUSALS, fallback_data, fallback_summary
+from dsh_compaction._failures import Failed, check_summary, check_unchanged, error_of, redacted
+from dsh_compaction._fallback import (
+    REFUSALS,
+    fallback_data,
+    fallback_summary,
+    unfit,
+    unfit_error,
+)
 from dsh_compaction._plan import Plan, Prune, plan_compaction, too_large
 from dsh_compaction._plan import tail_budget as tail_for
 from dsh_compaction._result import CompactionResult, Outcome, Reason
@@ -56,12 +54,6 @@ def limit_for(threshold: float, window: int | None, reserve: int) -> float:
     if window is None or reserve >= window:
         return threshold
     return min(threshold, window - reserve)
-
-
-class _Failed(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.error = {"code": code, "message": message}
 
 
 async def _marks(
@@ -89,22 +81,6 @@ def _not_indices(marked: object) -> str | None:
     if isinstance(marked, Collection) and all(isinstance(i, int) for i in marked):
         return None
     return f"returned {reprlib.repr(marked)}, not a collection of indices"
-
-
-def _error(exc: BaseException, settings: CompactionSettings) -> dict[str, str]:
-    if isinstance(exc, _Failed):
-        return exc.error
-    if isinstance(exc, TimeoutError):
-        message = f"the summary took longer than the timeout ({settings.timeout:g} s)"
-        return {"code": "TIMEOUT", "message": message}
-    if isinstance(exc, HookError):
-        return {"code": exc.code, "message": str(exc), "plugin": exc.plugin}
-    if isinstance(exc, ModelError):
-        return {"code": exc.code, "message": exc.message}
-    if isinstance(exc, DshError):
-        return {"code": exc.code, "message": str(exc)}
-    log.exception("compaction failed")
-    return {"code": "INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
 
 
 async def compact(
@@ -176,6 +152,7 @@ async def compact(
         where,
         summariser_window,
         _must_fit(reason, known, reserve),
+        limit_for(math.inf, known, reserve),
     )
     if reason == "manual" or not (
         big := too_large(history, counts, room, estimator.counter, request.tools)
@@ -190,10 +167,6 @@ async def compact(
     if rest.changed:
         return replace(rest, tokens_before=before)
     return replace(stubbed, error=rest.error if rest.outcome == "failed" else None)
-
-
-def _redacted(error: dict[str, str]) -> dict[str, str]:
-    return {key: redact(value) for key, value in error.items()}
 
 
 def _must_fit(reason: Reason, known: int | None, reserve: int) -> float:
@@ -223,6 +196,9 @@ class _Run:
     #: a request over this many tokens must shrink to be sent: a refused summary falls
     #: back to dropping what it would have covered (``_fallback``)
     must_fit: float
+    #: the most tokens a request may have to be sent: the known window less the output
+    #: reserve (inf: unknown); a fallback whose request would not fit drops nothing
+    fits: float
     stubbed: bool = False  # a compaction of this call stubbed too-large results already
 
     async def start(self, history: Sequence[Message], before: int) -> None:
@@ -247,7 +223,7 @@ class _Run:
         data |= {"messages_before": len(history), "messages_after": len(now)}
         if error is not None:
             # a summariser's failure may quote a model API key: the session keeps none
-            data["error"] = error = _redacted(error)
+            data["error"] = error = redacted(error)
             if reason != "manual":  # a manual one is answered by its caller (/compact)
                 warn(self.agent.id, reason, outcome, error, stubbed=self.stubbed, where=self.where)
         if refused is not None:  # redacted by ``fallback``
@@ -276,7 +252,7 @@ class _Run:
             )
         except Exception as exc:
             await self.start(history, before)
-            return await self.end(history, before, "failed", _error(exc, settings))
+            return await self.end(history, before, "failed", error_of(exc, settings))
         if plan is None:
             if reason == "threshold":
                 log.debug("agent %r: over the threshold, but nothing to compact", agent.id)
@@ -307,21 +283,21 @@ class _Run:
                     counter=counter,
                     window=self.summariser_window,
                 )
-            _check(summary, plan, counter.count_message(summary_message(summary.text)))
-            _check_unchanged(history, agent.session.history, plan.cut)
+            check_summary(summary, plan, counter.count_message(summary_message(summary.text)))
+            check_unchanged(history, agent.session.history, plan.cut)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 await self.end(history, before, "aborted")
             raise
         except Exception as exc:
-            error = _error(exc, settings)
+            error = error_of(exc, settings)
             if error["code"] in REFUSALS and before > self.must_fit:
                 return await self.fallback(history, before, plan, error, exc)
             return await self.end(history, before, "failed", error)
         try:
             await agent.session.emit(SUMMARY, _summary_data(summary, plan))
         except EventDataError as exc:  # refused before it entered the log: nothing changed
-            return await self.end(history, before, "failed", _error(exc, settings))
+            return await self.end(history, before, "failed", error_of(exc, settings))
         state.invalidate()
         result = await self.end(history, before, "summarized")
         return CompactionResult(
@@ -342,17 +318,21 @@ class _Run:
         exc: Exception,
     ) -> CompactionResult:
         """Drop what the summary ``exc`` refused would have covered, keeping the previous
-        one or the chunks' before it (``_fallback``); failed when that is not smaller."""
-        refused, count = _redacted(refused), len(plan.summarised)
+        one or the chunks' before it (``_fallback``). Failed (the history unchanged) when
+        the request would not fit even then, or be no smaller (the refusal is the error),
+        or when the history changed meanwhile (``refused`` beside that error)."""
+        refused, count = redacted(refused), len(plan.summarised)
         so_far = exc.so_far if isinstance(exc, Refused) else None
         text = fallback_summary(plan.previous, so_far, count, refused["code"])
+        tokens = self.estimator.counter.count_message(summary_message(text))
+        if unfit(before - plan.replaced_tokens + tokens, before, self.fits):
+            return await self.end(history, before, "failed", unfit_error(refused))
         try:
-            tokens = self.estimator.counter.count_message(summary_message(text))
-            _check(Summary(text, "fallback"), plan, tokens)
-            _check_unchanged(history, self.agent.session.history, plan.cut)
+            check_unchanged(history, self.agent.session.history, plan.cut)
             await self.agent.session.emit(SUMMARY, fallback_data(plan, text, refused))
-        except (_Failed, EventDataError):
-            return await self.end(history, before, "failed", refused)
+        except (Failed, EventDataError) as failure:
+            error = error_of(failure, self.settings)
+            return await self.end(history, before, "failed", error, refused=refused)
         self.state.invalidate()
         kept = "in_part" if so_far else "previous" if plan.previous is not None else None
         warn_dropped(self.agent.id, self.reason, refused, count, kept=kept, where=self.where)
@@ -365,22 +345,6 @@ async def _prune(prune: Sequence[Prune], emit: Any, state: AgentState) -> Outcom
     await emit(PRUNE, {"pruned": pruned, "tokens_saved": sum(p.saves for p in prune)})
     state.invalidate()
     return "pruned"
-
-
-def _check(summary: Summary, plan: Plan, tokens: int) -> None:
-    if not summary.text:
-        raise _Failed("EMPTY_SUMMARY", f"the summariser ({summary.source}) wrote nothing")
-    if tokens >= plan.replaced_tokens:
-        raise _Failed(
-            "SUMMARY_NOT_SMALLER",
-            f"the summary ({tokens} tokens) is not smaller than the "
-            f"{plan.replaced_tokens} tokens it would replace",
-        )
-
-
-def _check_unchanged(planned: Sequence[Message], now: Sequence[Message], cut: int) -> None:
-    if len(now) < cut or any(now[i] is not planned[i] for i in range(cut)):
-        raise _Failed("HISTORY_CHANGED", "the history changed while the summary was written")
 
 
 def _summary_data(summary: Summary, plan: Plan) -> dict[str, Any]:

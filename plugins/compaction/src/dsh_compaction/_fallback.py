@@ -9,6 +9,11 @@ Then the messages the summary would have covered are dropped instead: the previo
 summary is kept, followed by a note of what was dropped and why, the kept messages and
 the tail. It is logged as a ``compact/summary`` (``source: fallback``, the refusal in
 ``refused``), so the reducer derives it from the log like any summary.
+
+Messages are dropped only when that lets the request be sent: the request after
+dropping (its estimate) must be smaller than the one refused and within the known
+window less the output reserve. A request too large for that (a prompt larger than the
+window on its own) keeps its history, and the compaction fails with the refusal.
 """
 
 from __future__ import annotations
@@ -17,7 +22,14 @@ from typing import Any, Final
 
 from dsh_compaction._plan import Plan
 
-__all__ = ["REFUSALS", "dropped_note", "fallback_data", "fallback_summary"]
+__all__ = [
+    "REFUSALS",
+    "dropped_note",
+    "fallback_data",
+    "fallback_summary",
+    "unfit",
+    "unfit_error",
+]
 
 #: the failures of a summary that was written but refused by the plugin's checks: the
 #: summariser answered, badly (a broken or slow one fails otherwise, and is not a
@@ -63,3 +75,16 @@ def fallback_data(plan: Plan, text: str, refused: dict[str, str]) -> dict[str, A
         "source": "fallback",
         "refused": refused,
     }
+
+
+def unfit(after: int, before: int, fits: float) -> bool:
+    """Whether dropping, which leaves a request of ``after`` tokens (an estimate) from
+    one of ``before``, is for nothing: it would not be smaller, or not ``fits`` (the
+    known window less the output reserve; inf when unknown)."""
+    return after >= before or after > fits
+
+
+def unfit_error(refused: dict[str, str]) -> dict[str, str]:
+    """The error of a fallback that would drop for nothing: the refusal, saying so."""
+    why = "dropping the messages it would replace would not make the request fit either"
+    return refused | {"message": f"{refused['message']}; {why}"}

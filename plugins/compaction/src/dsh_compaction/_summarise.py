@@ -84,6 +84,8 @@ class Summary:
     #: "model" or "plugin"
     source: str
     model: str | None = None
+    #: the plugin whose ``compaction_summarize`` wrote it
+    plugin: str | None = None
     calls: int = 0
     truncated: bool = False
     usage: Usage = field(default_factory=Usage)
@@ -288,7 +290,7 @@ async def summarise(
         plugin, text = answered
         if not isinstance(text, str):
             raise _not_text(agent, plugin, text)
-        return Summary(text.strip(), "plugin")
+        return Summary(text.strip(), "plugin", plugin=plugin)
     name = settings.model or model_name
     model = _host.find_model(agent, name)
     if model is None:
@@ -324,7 +326,9 @@ async def summarise(
             raise _unfinished(model.info.name, answer.stop_reason)
         text = answer.text.strip()
         # checked against the summary so far (each answer merges it) and its chunk
-        refused = refusal(text, summary.text, "\n\n".join(chunk), (system, AFTER))
+        instructions = (system, AFTER)
+        entries = "\n\n".join(chunk)
+        refused = refusal(text, summary.text, entries, instructions, later=summary.calls > 0)
         if refused is not None:
             refused.so_far = summary.text if summary.calls else None
             raise refused

@@ -91,15 +91,22 @@ def warn_dropped(
 ) -> None:
     """Tell the user that a refused summary's ``count`` messages were dropped to fit the
     context window (``_fallback``): what the agent no longer sees, and why. ``kept``:
-    ``previous`` (the previous summary), ``in_part`` (a summary of their first chunks)."""
+    ``previous`` (the previous summary), ``in_part`` (a summary of their first chunks).
+    The advice names the plugin that wrote the summary, if one did (``refused``'s
+    ``plugin``), else the summariser model's setting."""
+    plugin = refused.get("plugin")
+    if plugin is None:
+        advice = "A stronger summariser (compaction.model) keeps them in a summary"
+    else:
+        advice = f"The refused summary was written by plugin {plugin!r} (compaction_summarize)"
     log.warning(
         "agent %r: the summary was refused (%s: %s); to fit the context window, %d older "
-        "messages were dropped without a summary (%s)%s. A stronger summariser "
-        "(compaction.model) keeps them in a summary",
+        "messages were dropped without a summary (%s)%s. %s",
         agent_id,
         refused.get("code"),
         refused.get("message"),
         count,
         _when(reason, where),
         KEPT.get(kept or "", ""),
+        advice,
     )

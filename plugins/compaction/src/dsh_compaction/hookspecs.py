@@ -47,9 +47,11 @@ def compaction_summarize(
     Fires once per compaction that summarises, with the messages the summary will
     replace (a previous summary and kept messages excluded) and the previous summary's
     text, if any, to merge in. Return the summary text, or None to let the summariser
-    model write it. Runs under the compaction's timeout; a raising impl, an empty
-    summary or one not smaller than what it replaces makes the compaction fail
-    (history unchanged).
+    model write it. Runs under the compaction's timeout; a raising impl makes the
+    compaction fail (history unchanged), and so does an empty summary or one not
+    smaller than what it replaces, unless the request must shrink to fit the context
+    window: then the messages it would replace are dropped (the previous summary kept,
+    with a note), and the warning names the plugin.
     """
 
 
