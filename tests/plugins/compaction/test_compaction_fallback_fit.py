@@ -23,6 +23,7 @@ from compaction_util import (
 
 from dsh import Message, ToolResultMessage, hookimpl
 from dsh.testing import ScriptedModel, check_invariants, run_turn, tool_calls
+from dsh_compaction._fallback import unfit
 
 pytestmark = pytest.mark.plugins("compaction")
 
@@ -150,3 +151,15 @@ async def test_a_failed_fallback_reports_its_own_failure_beside_the_refusal() ->
         "meanwhile",
     )
     assert "compact/summary" not in [e.type for e in events]
+
+
+@pytest.mark.parametrize(
+    ("after", "fits", "dropped"),
+    [(99, float("inf"), True), (100, float("inf"), False), (99, 99, True), (99, 98, False)],
+)
+def test_dropping_must_shrink_the_request_into_the_known_window(
+    after: int, fits: float, dropped: bool
+) -> None:
+    """A request of 100 tokens: dropping must leave it smaller (a note no smaller than
+    what it stands for would not), and within the known window less the reserve."""
+    assert unfit(after, 100, fits) is not dropped
