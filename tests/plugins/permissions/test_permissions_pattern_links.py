@@ -9,12 +9,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-
-import dsh_permissions
-from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
-from dsh.testing import tool_calls as calls
+from permissions_turns import real_turn
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -24,18 +20,9 @@ HOOK = "#!/bin/sh\necho pwned\n"
 async def results(
     workspace: Path, rules: dict[str, Any], *steps: tuple[str, dict[str, Any]]
 ) -> list[str]:
-    """What the model read back from each call, one call per step (no one answers a
-    question: an asked call is refused)."""
-    script = [*(calls((f"{name}#{n}", args)) for n, (name, args) in enumerate(steps)), text("done")]
-    plugins = [("permissions", dsh_permissions)]
-    options = {"model": "scripted", "permissions": rules}
-    async with scripted_harness(
-        ScriptedModel(script), plugins=plugins, load_entry_points=False, workspace=workspace
-    ) as harness:
-        agent = await harness.agents.create("a", options=options)
-        with anyio.fail_after(20):
-            events = await run_turn(agent, "go")
-    return [e.data["content"] for e in events if e.type == "tool/result"]
+    """What the model read back from each call, one call per step (an asked call is
+    refused)."""
+    return (await real_turn(workspace, rules, steps)).results
 
 
 def write(path: str, content: str = "x") -> tuple[str, dict[str, Any]]:

@@ -9,12 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-
-import dsh_permissions
-from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
-from dsh.testing import tool_calls as calls
+from permissions_turns import real_turn
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -24,16 +20,9 @@ SECRET = "TOKEN=s3cr3t\n"
 async def results(
     workspace: Path, rules: dict[str, Any], *steps: tuple[str, dict[str, Any]]
 ) -> list[str]:
-    script = [*(calls((f"{name}#{n}", args)) for n, (name, args) in enumerate(steps)), text("done")]
-    plugins = [("permissions", dsh_permissions)]
-    options = {"model": "scripted", "permissions": rules}
-    async with scripted_harness(
-        ScriptedModel(script), plugins=plugins, load_entry_points=False, workspace=workspace
-    ) as harness:
-        agent = await harness.agents.create("a", options=options)
-        with anyio.fail_after(10):
-            events = await run_turn(agent, "find the token")
-    return [e.data["content"] for e in events if e.type == "tool/result"]
+    """What the model read back from each call, one call per step (an asked call is
+    refused)."""
+    return (await real_turn(workspace, rules, steps)).results
 
 
 def guess(old: str) -> tuple[str, dict[str, Any]]:
