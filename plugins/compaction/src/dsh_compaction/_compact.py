@@ -94,6 +94,7 @@ async def compact(
     reserve: int = 0,
     turn: int | None = None,
     step: int | None = None,
+    stated: dict[str, Any] | None = None,
 ) -> CompactionResult:
     """Compact the agent's history for ``request`` (system prompt and tools count too,
     and the messages a plugin added to the request's: one whose impl ran before
@@ -108,7 +109,8 @@ async def compact(
     over the limit, a second compaction prunes or summarises the stubbed history. Its
     result is then the second's, from the first's ``tokens_before``; when the second
     changes nothing it is the first's (``pruned``), with the second's ``error`` if it
-    failed.
+    failed. ``stated``: the window a server stated, now kept (``_stated``), which
+    ``compact/start`` records.
     """
     estimator = await state.estimator(agent, settings, request.model)
     history = agent.session.history
@@ -153,6 +155,7 @@ async def compact(
         summariser_window,
         _must_fit(reason, known, reserve),
         limit_for(math.inf, known, reserve),
+        stated,
     )
     if reason == "manual" or not (
         big := too_large(history, counts, room, estimator.counter, request.tools)
@@ -199,12 +202,15 @@ class _Run:
     #: the most tokens a request may have to be sent: the known window less the output
     #: reserve (inf: unknown); a fallback whose request would not fit drops nothing
     fits: float
+    stated: dict[str, Any] | None  # ``compact``'s
     stubbed: bool = False  # a compaction of this call stubbed too-large results already
 
     async def start(self, history: Sequence[Message], before: int) -> None:
         data: dict[str, Any] = {"reason": self.reason, "tokens": before}
         data |= {"context_window": self.window, **self.where}
         data |= {"threshold": self.settings.threshold, "messages": len(history)}
+        if self.stated is not None:
+            data["stated"] = self.stated
         await self.agent.session.emit(START, data)
 
     async def end(

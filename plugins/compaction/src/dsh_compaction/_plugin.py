@@ -198,7 +198,7 @@ async def agent_request_error(
         # of plugins, before compaction's impl and after it) is counted and left room for
         window, reserve, configured = overflow_limits(agent, state, settings, request)
         # the window the server says the model has, when smaller, from now on
-        window = stated_window(agent, state, request, error, window, configured)
+        window, stated = stated_window(agent, state, request, error, window, configured)
         result = await compact(
             agent,
             state,
@@ -209,6 +209,7 @@ async def agent_request_error(
             reserve=reserve,
             turn=turn,
             step=step,
+            stated=stated,
         )
     if not result.changed:
         return None

@@ -17,6 +17,7 @@ import anyio
 from dsh import DshError, HookError, get_logger
 from dsh_compaction import _host
 from dsh_compaction._settings import CompactionSettings, layer_settings
+from dsh_compaction._stated import logged_windows
 from dsh_compaction._task import TurnTask
 from dsh_compaction._tokens import HeuristicCounter, RequestEstimator, TokenCounter
 
@@ -260,6 +261,10 @@ def state_for(agent: Any) -> AgentState:
 def _add(agent: Any) -> AgentState:
     key = id(agent)
     state = AgentState()
+    # a resumed or forked session: the windows servers stated before (once per agent)
+    session = getattr(agent, "session", None)
+    if session is not None:
+        state.windows.update(logged_windows(session.events))
     ref: Callable[[], Any]
     try:
         ref = weakref.ref(agent, lambda dead: _drop(key, dead))
