@@ -1,6 +1,7 @@
 """The summariser's requests fit the window they are planned for: a long entry is split
 across chunks, the window is the one configured (not the history's size), and a
-summariser's refused request says that it was the summariser's."""
+summariser's refused request says that it was the summariser's (and, when its server
+states a smaller window, the summary is started again once for that window)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import pytest
 from compaction_util import harness, prompt_tokens
 
 import dsh_compaction
-from dsh import ModelRequest
-from dsh.testing import InMemoryPersistence, ScriptedModel, fail, run_turn
+from dsh import ModelError, ModelRequest
+from dsh.testing import InMemoryPersistence, Reply, ScriptedModel, fail, run_turn
 
 pytestmark = pytest.mark.plugins("compaction")
 
@@ -20,12 +21,16 @@ OFF = {"model": "summarizer", "enabled": False}  # compacted by hand only
 
 class Server:
     """A summariser of ``window`` tokens that refuses a request over ``refuse_over``
-    tokens (default: its window), prompt and reserved answer counted."""
+    tokens (default: its window), prompt and reserved answer counted; its error states
+    the window ``states`` (``ModelError.context_window``), as llama.cpp's does."""
 
-    def __init__(self, window: int | None, refuse_over: int | None = None) -> None:
+    def __init__(
+        self, window: int | None, refuse_over: int | None = None, *, states: int | None = None
+    ) -> None:
         self.needed: list[int] = []
         self.requests: list[ModelRequest] = []
         self.refuse_over = refuse_over or window or 0
+        self.states = states
         script = [self.answer] * 200
         self.model = ScriptedModel(script, name="summarizer", context_window=window)
 
@@ -34,7 +39,11 @@ class Server:
         self.needed.append(needed)
         self.requests.append(request)
         if needed > self.refuse_over:
-            return fail("CONTEXT_WINDOW_EXCEEDED", f"you requested {needed} tokens")
+            said = f"you requested {needed} tokens"
+            if self.states is not None:
+                stated = {"context_window": self.states, "request_tokens": needed}
+                return Reply(error=ModelError("CONTEXT_WINDOW_EXCEEDED", said, **stated))
+            return fail("CONTEXT_WINDOW_EXCEEDED", said)
         return f"summary {len(self.needed)}"
 
 
@@ -71,6 +80,37 @@ async def test_a_refused_summary_request_says_it_was_the_summarisers() -> None:
     message = result.error["message"]
     assert "summariser's request" in message and "'summarizer'" in message
     assert "you requested" in message  # the provider's own words are kept
+
+
+async def test_a_summariser_that_states_its_window_is_asked_again_for_it() -> None:
+    """Its server's own refusal stated the window (2,000 tokens behind the 100,000 of its
+    info): the compaction failed, every time, though chunks sized for that window fit."""
+    server = Server(100_000, refuse_over=2000, states=2000)
+    model = ScriptedModel(["ok"] * 3, context_window=100_000)
+    async with harness(model, server.model, chars=False) as h:
+        agent = await h.agents.create("a", options={"model": "scripted", "compaction": OFF})
+        for prompt in ("one " * 2000, "two", "three"):
+            await run_turn(agent, prompt)
+        result = await dsh_compaction.compact_now(agent)
+
+    assert result.outcome == "summarized", result
+    refused = [n for n in server.needed if n > 2000]
+    assert len(refused) == 1 and server.needed[0] in refused  # then sized for 2,000
+    assert len(server.needed) > 2  # the retry's chunks
+
+
+async def test_a_summariser_refused_again_for_its_stated_window_fails() -> None:
+    server = Server(100_000, refuse_over=1000, states=2000)  # too large: refused again
+    model = ScriptedModel(["ok"] * 3, context_window=100_000)
+    async with harness(model, server.model, chars=False) as h:
+        agent = await h.agents.create("a", options={"model": "scripted", "compaction": OFF})
+        for prompt in ("one " * 2000, "two", "three"):
+            await run_turn(agent, prompt)
+        result = await dsh_compaction.compact_now(agent)
+
+    assert result.outcome == "failed" and result.error is not None
+    assert "planned for a context window of 2,000 tokens" in result.error["message"]
+    assert len([n for n in server.needed if n > 1000]) == 2  # once more, not again
 
 
 async def test_compact_now_gives_the_summariser_the_configured_window() -> None:

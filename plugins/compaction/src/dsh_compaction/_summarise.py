@@ -281,7 +281,10 @@ async def summarise(
     """The summary of ``messages`` merged with ``previous``. Raises ``DshError`` (a
     ``HookError`` from a plugin, a ``ModelError`` from the model: ``REFUSED`` or
     ``INCOMPLETE`` for an answer of a chunk that did not finish, see ``FINISHED``; a
-    ``SUMMARY_*`` code for an answer that is no summary, see ``_answers``)."""
+    ``SUMMARY_*`` code for an answer that is no summary, see ``_answers``). A request
+    the summariser's server refuses as too long, stating a window smaller than the one
+    planned for (its model's, else ``window``), starts the summary again once in chunks
+    sized for the stated window."""
     hook = "compaction_summarize"
     answered = await _host.call_first_named(
         agent, hook, messages=messages, previous_summary=previous
@@ -295,8 +298,30 @@ async def summarise(
     model = _host.find_model(agent, name)
     if model is None:
         raise _no_model(agent, name)
-    system = settings.prompt or DEFAULT_PROMPT
     limit = model.info.context_window or window or 100_000
+    try:
+        return await _by_model(model, name, settings, messages, previous, counter, limit)
+    except ModelError as exc:
+        # the summariser's server refused a request stating a smaller window: once more,
+        # in chunks sized for that window
+        stated = exc.context_window
+        if exc.code != "CONTEXT_WINDOW_EXCEEDED" or stated is None or stated >= limit:
+            raise
+    return await _by_model(model, name, settings, messages, previous, counter, stated)
+
+
+async def _by_model(
+    model: Model,
+    name: str | None,
+    settings: CompactionSettings,
+    messages: Sequence[Message],
+    previous: str | None,
+    counter: TokenCounter,
+    limit: int,
+) -> Summary:
+    """``summarise``'s summary by ``model`` (asked by ``name``), in chunks sized for a
+    window of ``limit`` tokens."""
+    system = settings.prompt or DEFAULT_PROMPT
     # the answer may take a quarter of a small window at most, so that the prompt, the
     # summary so far (merged in, no longer than an answer) and a chunk still fit
     answer_tokens = min(settings.max_summary_tokens, limit // 4)
