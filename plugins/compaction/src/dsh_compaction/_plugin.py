@@ -198,7 +198,8 @@ async def agent_request_error(
         # of plugins, before compaction's impl and after it) is counted and left room for
         window, reserve, configured = overflow_limits(agent, state, settings, request)
         # the window the server says the model has, when smaller, from now on
-        window, stated = stated_window(agent, state, request, error, window, configured)
+        estimated = await _estimate(agent, state, settings, request)
+        window, stated = stated_window(agent, state, request, error, window, configured, estimated)
         result = await compact(
             agent,
             state,
@@ -214,6 +215,16 @@ async def agent_request_error(
     if not result.changed:
         return None
     return RequestErrorDecision(action="retry", reason="compacted the history to fit the window")
+
+
+async def _estimate(
+    agent: _host.Host, state: AgentState, settings: CompactionSettings, request: ModelRequest
+) -> int:
+    """dsh's estimate of ``request`` (as ``_over`` measures it)."""
+    estimator = await state.estimator(agent, settings, request.model)
+    if isinstance(request.messages, HistoryView):
+        return estimator.request(request)
+    return estimator.request(request, agent.session.history)
 
 
 async def compact_now(agent: Any) -> CompactionResult:

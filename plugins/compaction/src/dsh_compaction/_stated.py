@@ -9,6 +9,13 @@ requests uses it too, instead of filling the real window again, each time paying
 refused request and a compaction. The overflow's ``compact/start`` records it
 (``stated``), and an agent's state built from a stored log (a resumed or forked
 session) starts with the windows recorded there (``logged_windows``).
+
+When the error also gives the server's count of the refused request
+(``ModelError.request_tokens``), the window is kept in dsh's estimated tokens: scaled
+by the ratio of dsh's estimate of that request to the server's count (within
+``MAX_RATIO`` either way), since the threshold check and the plan compare it with
+estimates (a heuristic that counts half the server's tokens would otherwise fill the
+real window again at every step).
 """
 
 from __future__ import annotations
@@ -23,9 +30,22 @@ from dsh_compaction import _host
 if TYPE_CHECKING:
     from dsh_compaction._state import AgentState
 
-__all__ = ["logged_windows", "stated_window"]
+__all__ = ["MAX_RATIO", "logged_windows", "stated_window"]
 
 log = get_logger("dsh_compaction")
+
+#: the most a server's count of a request may scale dsh's estimate, either way
+MAX_RATIO = 3.0
+
+
+def _scaled(stated: int, counted: object, estimated: object) -> int:
+    """``stated`` (the server's tokens) in dsh's estimated tokens: by the ratio of the
+    ``estimated`` tokens of a request to the server's ``counted`` ones, when both are
+    known, within ``MAX_RATIO``."""
+    if type(counted) is not int or type(estimated) is not int or counted <= 0 or estimated <= 0:
+        return stated
+    ratio = min(max(estimated / counted, 1 / MAX_RATIO), MAX_RATIO)
+    return max(int(stated * ratio), 1)
 
 
 def stated_window(
@@ -35,19 +55,26 @@ def stated_window(
     error: ModelError,
     window: int | None,
     configured: int | None,
+    estimated: int,
 ) -> tuple[int | None, dict[str, Any] | None]:
     """The window an overflow's compaction plans with: ``window`` (the one planned with),
     or the one ``error`` states when it is smaller (or ``window`` unknown). A smaller
     one is kept for the agent and the request's model (``AgentState.windows``), the kept
     threshold check is dropped so that the next request's is derived with it, and a
     warning names both. ``configured`` is the window the settings or the model's info
-    give (None: neither), which the warning names. With it, the record of a window kept
-    (``compact/start``'s ``stated``: the model's name and the window), else None."""
+    give (None: neither), which the warning names; ``estimated``, dsh's estimate of the
+    refused request (the stated window is scaled to estimated tokens by it and the
+    server's count, when given). With it, the record of a window kept
+    (``compact/start``'s ``stated``: the model's name, the window, and the server's
+    count and dsh's estimate of the request when scaled), else None."""
     stated = error.context_window
-    if stated is None or (window is not None and stated >= window):
+    if stated is None:
+        return window, None
+    scaled = _scaled(stated, error.request_tokens, estimated)
+    if window is not None and scaled >= window:
         return window, None
     name = request.model or agent.options.get("model")
-    state.windows[name] = stated
+    state.windows[name] = scaled
     state.check = None
     said = f"{configured:,} tokens" if configured is not None else "unknown"
     log.warning(
@@ -60,12 +87,15 @@ def stated_window(
         said,
         stated,
     )
-    return stated, {"model": name, "context_window": stated}
+    record: dict[str, Any] = {"model": name, "context_window": stated}
+    if scaled != stated:
+        record |= {"request_tokens": error.request_tokens, "estimated": estimated}
+    return scaled, record
 
 
 def logged_windows(events: Sequence[SessionEvent]) -> dict[str | None, int]:
     """The windows the ``compact/start`` events of a log record as stated (``stated``),
-    per model name, the latest one's for each (as the live agent kept them)."""
+    per model name, the latest one's for each, scaled as the live agent kept them."""
     windows: dict[str | None, int] = {}
     for event in events:
         if event.type != "compact/start":
@@ -74,5 +104,6 @@ def logged_windows(events: Sequence[SessionEvent]) -> dict[str | None, int]:
         if isinstance(stated, dict):
             name, window = stated.get("model"), stated.get("context_window")
             if (name is None or isinstance(name, str)) and type(window) is int and window > 0:
-                windows[name] = window
+                counted, estimated = stated.get("request_tokens"), stated.get("estimated")
+                windows[name] = _scaled(window, counted, estimated)
     return windows
