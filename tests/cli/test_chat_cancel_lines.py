@@ -13,7 +13,7 @@ from typing import Any
 
 import pexpect
 import pytest
-from cli_support import text_reply, tool_call_reply
+from cli_support import contents, text_reply, tool_call_reply
 from editor_support import row_of, screen, screen_when
 
 EDITOR = pytest.mark.parametrize("canonical", [False, True], ids=["editor", "canonical"])
@@ -98,6 +98,32 @@ def test_the_cancel_note_of_a_kill_int_after_a_whole_line_follows_it(
     child.expect(pexpect.EOF)
     note = row_of(rows, "(cancelled; Ctrl-C again to quit)")
     assert rows[note - 1 : note + 1] == ["working", "(cancelled; Ctrl-C again to quit)"], rows
+
+
+def test_a_kill_int_drops_a_half_typed_line_it_clears_from_the_screen(
+    model_server: Any, chat: Any
+) -> None:
+    """Without the editor the note clears the line it starts on; what was typed there
+    (the terminal holds it: a ``kill -INT``, unlike Ctrl-C, does not drop it) is dropped
+    too, so it is not sent, unseen, with the next line."""
+    server = model_server([text_reply("working\n", then="stall"), text_reply("ok")])
+    child = chat(server, plugins="", canonical=True)
+    child.sendline("go")
+    child.expect_exact("working")
+    time.sleep(0.3)
+    child.send("abc")  # half typed, not sent
+    child.expect_exact("abc")
+    time.sleep(0.2)
+    os.kill(child.pid, signal.SIGINT)
+    child.expect_exact("[turn 1 aborted")
+    child.expect_exact("> ")
+    rows = screen(child)
+    child.sendline("xyz")
+    child.expect_exact("ok")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert not any("abc" in row for row in rows), rows
+    assert contents(server.bodies()[-1])[-1] == "xyz"
 
 
 def test_on_a_dumb_terminal_the_cancel_note_goes_below_the_echoed_ctrl_c(

@@ -3,11 +3,12 @@
 multiprocessing, concurrent.futures or pytest-xdist) with its type, its message and
 every attribute.
 
-Before: only ``ModelError`` did. An error whose ``__init__`` takes other arguments than
-its message (``HookError``, ``ConfigError``, ``TurnError``, ``PluginLoadError``,
-``EventDataError``, ``PluginValidationError``, persistence's ``UnencodableEventError``)
-was rebuilt by calling it with its message alone: ``TypeError``. ``DshError`` now
-rebuilds each subclass from its ``args`` and attributes, without its ``__init__``.
+Before: only those whose ``__init__`` takes their message alone (and ``ModelError``)
+did. An error whose ``__init__`` takes other arguments than its message (``HookError``,
+``ConfigError``, ``TurnError``, ``PluginLoadError``, ``EventDataError``,
+``PluginValidationError``, persistence's ``UnencodableEventError``) was rebuilt by
+calling it with its message alone: ``TypeError``. ``DshError`` now rebuilds each
+subclass from its ``args`` and attributes, without its ``__init__``.
 
 The classes are found, not listed: every exception class a public module of ``dsh`` or
 of an installed first-party plugin offers, and every ``DshError`` subclass defined in
@@ -152,3 +153,21 @@ def test_an_error_copied_or_pickled_keeps_its_message_and_attributes(
     assert _state(rebuilt) == _state(error)
     if isinstance(error, HookError):  # a method reading the attributes still works
         assert rebuilt.for_user() == error.for_user()
+
+
+class _StoreGone(DshError, FileNotFoundError):
+    """A plugin's error that is an ``OSError`` too, built from other arguments: its
+    ``args`` come from ``OSError.__new__``, which leaves them to ``__init__``."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"store {path} is gone")
+        self.path = path
+
+
+@pytest.mark.parametrize("copied", [copy.copy, copy.deepcopy, _pickled])
+def test_an_error_that_is_an_oserror_too_keeps_its_message(
+    copied: Callable[[BaseException], BaseException],
+) -> None:
+    rebuilt = copied(_StoreGone("/x"))
+    assert (str(rebuilt), rebuilt.args) == ("store /x is gone", ("store /x is gone",))
+    assert isinstance(rebuilt, _StoreGone) and rebuilt.path == "/x"

@@ -14,8 +14,11 @@ first thing)."""
 
 from __future__ import annotations
 
+import pickle
+import sys
 from typing import Any
 
+import anyio
 import pytest
 from pydantic import BaseModel
 
@@ -87,3 +90,15 @@ async def test_a_hook_error_hides_a_secret_the_plugin_added(error: type[Exceptio
 async def test_a_hook_error_hides_a_settings_secret_the_plugin_had_not_added_yet() -> None:
     failed = await failure(FailsBeforeAdding(ValueError), NOT_ADDED)
     assert NOT_ADDED not in str(failed)
+
+
+async def test_a_hook_error_sent_to_another_process_keeps_its_secret_hidden() -> None:
+    """``for_user()`` quoted a plugin's ``DshError`` hiding the secrets the process
+    holds when it was called: unpickled in a process that holds none (multiprocessing,
+    concurrent.futures), it showed the secret."""
+    error = await failure(FailsAfterAdding(DshError))
+    read = "import pickle, sys; print(pickle.load(sys.stdin.buffer).for_user())"
+    there = await anyio.run_process([sys.executable, "-c", read], input=pickle.dumps(error))
+    shown = there.stdout.decode()
+    assert SECRET not in shown
+    assert shown.strip() == error.for_user()

@@ -29,7 +29,7 @@ import os
 import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -141,14 +141,20 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
 
         def stopped(note: str) -> None:
             """What Ctrl-C stopped, on a line of its own: after the answer's line (ended
-            if unfinished) or, without the editor, in place of the ``^C`` the terminal
-            echoed at the start of a line (a ``kill -INT`` echoes none: the line is
-            empty, and no blank line is left either); below it on a ``dumb`` terminal,
-            which may not know how to clear a line."""
+            if unfinished) or, without the editor, in place of the line the terminal
+            echoed ``^C`` on (a ``kill -INT`` echoes none: no blank line is left either);
+            below it on a ``dumb`` terminal, which may not know how to clear a line. What
+            was typed on that line is cleared with it, and dropped from the terminal's
+            input as Ctrl-C drops it: a ``kill -INT`` leaves it there, and it would be
+            sent, unseen, with the next line."""
             echoed = typed and editor is None and sys.stderr.isatty()
             ended = renderer.end_line() and renderer.terminal  # the line ^C is on
             if echoed and not ended:
-                note = ("\n" if os.environ.get("TERM") == "dumb" else "\r\x1b[K") + note
+                if os.environ.get("TERM") == "dumb":
+                    note = "\n" + note
+                else:
+                    _drop_typed()
+                    note = "\r\x1b[K" + note
             print(note, file=sys.stderr)
 
         tg.start_soon(_interrupts_to, interrupt)
@@ -239,6 +245,18 @@ def _failed(failures: list[str], message: str) -> None:
     exit status says it too."""
     print(message, file=sys.stderr)
     failures.append(message)
+
+
+def _drop_typed() -> None:
+    """Drop what was typed on the terminal and not yet sent (its line is cleared from
+    the screen), as the terminal drops it itself at a Ctrl-C."""
+    try:
+        import termios
+    except ImportError:  # no POSIX terminal (Windows)
+        return
+    with suppress(OSError, termios.error, ValueError):
+        if sys.stdin.isatty():
+            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
 
 
 def _dropped(prompts: list[str]) -> str:

@@ -46,7 +46,9 @@ class DshError(Exception):
 
 
 def _rebuilt(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
-    return cls.__new__(cls, *args)
+    error = cls.__new__(cls, *args)
+    error.args = args  # OSError's __new__ leaves them to an __init__ a subclass replaced
+    return error
 
 
 class AgentDisposedError(DshError):
@@ -72,13 +74,16 @@ class HookError(DshError):
         self.hook = hook
         self.impl = impl
         self.cause = cause
+        # hidden now, with the secrets this process holds (a copy in another process,
+        # unpickled, holds none of them)
+        self._for_user = (
+            f"{_hidden(str(cause))} (plugin {plugin!r})" if isinstance(cause, DshError) else None
+        )
 
     def for_user(self) -> str:
         """As a command tells it: a plugin's own ``DshError`` in its words, naming the
         plugin (how it was called is for ``-v``); any other failure whole."""
-        if isinstance(self.cause, DshError):
-            return f"{_hidden(str(self.cause))} (plugin {self.plugin!r})"
-        return str(self)
+        return str(self) if self._for_user is None else self._for_user
 
 
 def _hidden(text: str) -> str:
