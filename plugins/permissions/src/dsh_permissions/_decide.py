@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from dsh_permissions._guarded import guarded
+from dsh_permissions._paths import one_resolution
 from dsh_permissions._reasons import (
     assumed,
     below,
@@ -145,6 +146,18 @@ class Policy:
 
 
 def decide(
+    policy: Policy,
+    mode: Mode,
+    facts: ToolFacts,
+    subjects: Iterable[Subject],
+    grants: Container[Grant],
+) -> Verdict:
+    """The verdict on one call; each pattern's directory is resolved once for it."""
+    with one_resolution():
+        return _decide(policy, mode, facts, subjects, grants)
+
+
+def _decide(
     policy: Policy,
     mode: Mode,
     facts: ToolFacts,
