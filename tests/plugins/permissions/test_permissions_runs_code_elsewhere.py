@@ -68,16 +68,41 @@ async def test_a_bare_repository_is_asked_about(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", [f"{SITE}/zz_agent.pth", f"{SITE}/sitecustomize.py", "src/usercustomize.py"]
+    ("path", "why"),
+    [
+        (f"{SITE}/zz_agent.pth", "start-up"),
+        (f"{SITE}/sitecustomize.py", "start-up"),
+        ("src/usercustomize.py", "start-up"),
+        # permission re-review of session 32, F3: these were edits
+        (f"{SITE}/sitecustomize/__init__.py", "start-up"),  # a package runs as well
+        (f"{SITE}/usercustomize.pyc", "start-up"),  # a sourceless .pyc is imported
+        (f"{SITE}/__pycache__/sitecustomize.cpython-311.pyc", "start-up"),
+        (".venv/pyvenv.cfg", "configuration"),  # its home names the interpreter
+        (".venv/bin/activate", "activation script"),
+        (".venv/bin/activate.fish", "activation script"),
+        ("venv/Scripts/Activate.ps1", "activation script"),
+    ],
 )
-async def test_files_python_runs_at_start_are_asked_about(tmp_path: Path, path: str) -> None:
+async def test_files_python_runs_at_start_are_asked_about(
+    tmp_path: Path, path: str, why: str
+) -> None:
     (tmp_path / SITE).mkdir(parents=True)
     (found,) = await results(tmp_path, ("write", {"path": path, "content": "import os\n"}))
-    assert found.startswith("Permission denied") and "start-up" in found, found
+    assert found.startswith("Permission denied") and why in found, found
     assert not (tmp_path / path).exists()
 
 
-@pytest.mark.parametrize("path", [f"{SITE}/pkg/module.py", "docs/paths.pth", "src/site.py"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"{SITE}/pkg/module.py",
+        "docs/paths.pth",
+        "src/site.py",
+        "src/sitecustomize_notes.md",
+        "src/activate.py",
+        "docs/pyvenv.cfg.md",
+    ],
+)
 async def test_other_python_files_are_still_edits(tmp_path: Path, path: str) -> None:
     (tmp_path / SITE).mkdir(parents=True)
     (found,) = await results(tmp_path, ("write", {"path": path, "content": "x = 1\n"}))

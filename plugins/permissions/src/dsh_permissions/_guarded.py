@@ -9,7 +9,9 @@ the second would forge "always" answers, which are read back from the session lo
 aliases, filters) on a person's next git command, direnv runs ``.envrc`` on entering the
 directory, pre-commit and husky run their hooks on ``git commit``, a git directory under
 another name (a ``.git`` file's, a bare repository) runs as ``.git`` does, and Python
-runs a venv's ``*.pth`` files and ``sitecustomize.py`` at every start. Editing any of them
+runs a venv's ``*.pth`` files and a ``sitecustomize``/``usercustomize`` module at every
+start (a venv's ``pyvenv.cfg`` names the interpreter, and its ``bin/activate*`` runs in
+the person's shell). Editing any of them
 is asked about. So is an edit given a directory inside the workspace: the tool may
 change or create such a file inside it.
 """
@@ -115,19 +117,31 @@ def _runs_code(readings: tuple[str, ...], directory: bool, root: str) -> str | N
     return None
 
 
-#: files Python's ``site`` imports at every start of an interpreter that sees them
-_STARTUP: Final = frozenset({"sitecustomize.py", "usercustomize.py"})
+#: module names Python's ``site`` imports at every start of an interpreter that sees
+#: them: as a file (``.py``, a ``.pyc`` also in ``__pycache__``, an extension) or a
+#: package directory
+_STARTUP: Final = frozenset({"sitecustomize", "usercustomize"})
 _SITE: Final = frozenset({"site-packages", "dist-packages"})
+#: the directories a venv keeps its activation scripts in (POSIX, Windows)
+_SCRIPTS: Final = frozenset({"bin", "scripts"})
 
 
 def _python_startup(keys: list[str]) -> str | None:
     """Why a file (its folded path components below the workspace) runs at every start
-    of Python, or None: a ``.pth`` file in a ``site-packages`` directory (a venv in the
-    workspace) runs its ``import`` lines, and ``sitecustomize.py`` or
-    ``usercustomize.py`` where ``site`` finds it is imported."""
+    of Python, or in the shell of the person using a venv, or None: a ``.pth`` file
+    in a ``site-packages`` directory (a venv in the workspace) runs its ``import``
+    lines; a ``sitecustomize`` or ``usercustomize`` module (file, compiled file or
+    package) where ``site`` finds it is imported; a venv's ``pyvenv.cfg`` names the
+    interpreter it runs (``home``); and its ``bin/activate*`` is sourced."""
     name = keys[-1]
-    if name in _STARTUP or (name.endswith(".pth") and _SITE.intersection(keys[:-1])):
+    if any(k.split(".", 1)[0] in _STARTUP for k in keys) or (
+        name.endswith(".pth") and _SITE.intersection(keys[:-1])
+    ):
         return "a file Python runs at start-up (site imports it in every run of that Python)"
+    if name == "pyvenv.cfg":
+        return "a venv's configuration (its 'home' names the Python every run of it starts)"
+    if name.startswith("activate") and len(keys) > 1 and keys[-2] in _SCRIPTS:
+        return "a venv's activation script (the person's shell runs it when they activate it)"
     return None
 
 
