@@ -10,9 +10,9 @@ returned and the caller requires each of them to be allowed.
 Patterns use the same canonical form: relative patterns are anchored at the workspace
 root, ``~`` is the home directory, and the literal directory part of a pattern is
 resolved too, once per checked call (``one_resolution``: so ``/etc/**`` still matches
-where ``/etc`` is a symlink, and a symlink made since the last call counts). Within a pattern, ``*``, ``?`` and ``[...]`` match
-inside one path component and ``**`` matches any number of components, including none
-(``src/**`` matches ``src`` itself).
+where ``/etc`` is a symlink, and a symlink made since the last call counts). Within a
+pattern, ``*``, ``?`` and ``[...]`` match inside one path component and ``**`` matches
+any number of components, including none (``src/**`` matches ``src`` itself).
 """
 
 from __future__ import annotations
