@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 from dsh.tools import ArgumentsError, read_arguments
 from dsh_permissions._commands import command_subjects
 from dsh_permissions._links import one_check
+from dsh_permissions._relinked import one_line
 from dsh_permissions._subjects import Subject, ToolFacts, path_subject
 
 if TYPE_CHECKING:
@@ -58,7 +59,8 @@ def subjects_of(
             )
         for name in facts.command_args:
             for value in _texts(name, values.get(name)):
-                subjects.extend(command_subjects(value, root, reads=reads))
+                with one_line():  # a link one of its commands makes counts for the rest
+                    subjects.extend(command_subjects(value, root, reads=reads))
     # Declared arguments left empty: the call is still checked, as the tool itself.
     return subjects or [_THE_TOOL]
 

@@ -11,7 +11,9 @@ the last operand itself (it is, or may become, a directory: ``mkdir d && ln -s
 Generous, as ``_reads`` is: the last operand is read as a target too, and with
 ``ln -r`` (targets named from the shell's directory, which ``_reads`` already reads)
 or a last operand that is no directory a file is read that no link leads to, which
-can only make a call stricter.
+can only make a call stricter. ``mv``, ``cp`` and ``rsync`` moving or copying a link
+that exists keep its target's text: that text (``os.readlink``) is read from the same
+places (``moved_targets``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Final
 from dsh_permissions._shell_words import Word
 from dsh_permissions._wrappers import long_option
 
-__all__ = ["LINKERS", "link_targets"]
+__all__ = ["LINKERS", "link_targets", "moved_targets"]
 
 #: the programs that make symbolic links when told to (``ln -s``, GNU ``cp -s``)
 LINKERS: Final = frozenset({"ln", "cp"})
@@ -40,8 +42,39 @@ def link_targets(args: tuple[Word, ...], bases: tuple[str, ...]) -> Iterator[tup
     symbolic, operands, named = _parsed(args)
     if not symbolic or not operands:
         return
+    places = _places(named, operands[-1], bases)
+    for word in operands:
+        if not word.dynamic and not word.tilde and not os.path.isabs(word.text):
+            for directory in places:
+                yield word, directory
+
+
+def moved_targets(args: tuple[Word, ...], bases: tuple[str, ...]) -> Iterator[tuple[Word, str]]:
+    """For ``mv``/``cp``/``rsync``: the relative target of each source that is a
+    symbolic link now (``os.readlink``), with each absolute directory the moved or
+    copied link may land in (as ``link_targets``): it keeps its target's text."""
+    _, operands, named = _parsed(args)
+    if not operands or (not named and len(operands) < 2):
+        return
+    places = _places(named, operands[-1], bases)
+    for word in operands if named else operands[:-1]:
+        if word.dynamic or word.tilde:
+            continue  # _relinked asks about what a later command reads
+        for base in bases:
+            path = os.path.join(base, word.text).rstrip(os.sep)
+            try:
+                target = os.readlink(path) if os.path.islink(path) else None
+            except OSError:
+                continue
+            if target and not os.path.isabs(target):
+                for directory in places:
+                    yield Word(target, word.raw), directory
+
+
+def _places(named: list[Word], last: Word, bases: tuple[str, ...]) -> dict[str, None]:
+    """The absolute directories a link may land in: each ``-t`` directory, the last
+    operand and its directory, from each of ``bases``."""
     places: dict[str, None] = {}
-    last = operands[-1]
     for word, whole in [*((w, True) for w in named), (last, False)]:
         if word.dynamic:
             continue  # an operand only the shell knows: _reads asks about it
@@ -51,10 +84,7 @@ def link_targets(args: tuple[Word, ...], bases: tuple[str, ...]) -> Iterator[tup
             places[directory] = None
             if not whole:
                 places[os.path.dirname(directory.rstrip(os.sep)) or os.sep] = None
-    for word in operands:
-        if not word.dynamic and not word.tilde and not os.path.isabs(word.text):
-            for directory in places:
-                yield word, directory
+    return places
 
 
 def _parsed(args: tuple[Word, ...]) -> tuple[bool, list[Word], list[Word]]:

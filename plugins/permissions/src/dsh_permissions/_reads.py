@@ -7,8 +7,10 @@ program that reads the files it is given (``READERS``: ``cat``, ``head``, ``grep
 and for a shell given a script file (``sh -v .env`` prints it, no ``-c``), each word
 that may name a file is resolved as a ``read`` path is (from the workspace,
 ``..`` and symlinks resolved, and for a directory the symlinks below it; a symbolic
-link's target made by ``ln -s`` also from where the link lands, ``_made_links``), and
-the ``read`` tool's deny and ask rules are checked against it. So is the file of every
+link's target made by ``ln -s``, or kept by ``mv``/``cp`` moving a link, also from
+where the link lands, ``_made_links``), and the ``read`` tool's deny and ask rules are
+checked against it. After a command that may make or move a link, each file a later
+command of the line reads is unknown (``_relinked``). So is the file of every
 input redirection (``< .env``), whatever the program. The words taken for files are a
 generous guess (an option's value may be taken for a file too), which can only make a
 call stricter. What a file word only gets its value from when the shell runs
@@ -26,8 +28,9 @@ from collections.abc import Iterator
 from typing import Final
 
 from dsh_permissions._located import located
-from dsh_permissions._made_links import LINKERS, link_targets
+from dsh_permissions._made_links import LINKERS, link_targets, moved_targets
 from dsh_permissions._readings import SCRIPT_SHELLS
+from dsh_permissions._relinked import MOVERS, relinked, relinks, set_relinked
 from dsh_permissions._shell_words import Command, Word
 from dsh_permissions._subjects import Subject, path_subject
 from dsh_permissions._wrapper_grammar import unmodelled
@@ -146,10 +149,17 @@ def read_subjects(
         if program == "tar" and any(_changes_directory(a.text) for a in args):
             elsewhere = elsewhere or "tar -C changes the directory"
         files.extend(operands)
+        bases = dirs if elsewhere is not None else (root,)
         if program in LINKERS:  # ln -s ../.env src/x: a target is named from src
-            made.extend(link_targets(args, dirs if elsewhere is not None else (root,)))
+            made.extend(link_targets(args, bases))
+        if program in MOVERS:  # mv a x/y/: a's relative target is named from x/y
+            made.extend(moved_targets(args, bases))
+    earlier = relinked()  # ln -s ../../.env a && mv a x/y/ && cat x/y/a
     for word in dict.fromkeys(files):  # each file once (cat a a a ...)
-        if word.text:  # an empty word (``--file=``) names no file
+        if earlier is not None and word.text:
+            lead = f"{earlier} earlier in the line, so {word.raw!r} may lead elsewhere"
+            found[_unknown(word.raw, lead)] = None
+        elif word.text:  # an empty word (``--file=``) names no file
             found[_file(word, root, elsewhere, links)] = None
             if elsewhere is not None:
                 found.update(dict.fromkeys(_there(word, root, dirs, links)))
@@ -159,6 +169,8 @@ def read_subjects(
             found[_unknown(word.raw, why)] = None
         elif (place := located(word, directory)) is not None:
             found.update(dict.fromkeys(path_subject(p, root, links) for p in place.both()))
+    if (relinking := relinks(words, root, elsewhere is not None)) is not None:
+        set_relinked(relinking)  # for what the rest of the line reads
     return tuple(found)
 
 

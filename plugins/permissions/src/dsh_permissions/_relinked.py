@@ -1,0 +1,166 @@
+"""Symbolic links a line makes or moves before it reads through them.
+
+A symbolic link's relative target is resolved from wherever the link lies. ``mv``,
+``cp -P``/``-a``/``-R`` and ``rsync -a`` keep the target's text and change that place:
+``ln -s ../../.env a && mkdir -p x/y && mv a x/y/ && cat x/y/a`` prints ``.env``, and
+so does ``mv a x/y/ && cat x/y/a`` once ``a`` exists. A later command of the same line
+is checked before the link is there, so a path it reads may lead elsewhere than the
+check sees, whether it exists yet or not (``mv`` may put the link over a file).
+
+So within one line (a command argument, with the lines it runs in turn: ``sh -c``,
+``find -exec``, ``xargs``), once a command may have made or moved a symbolic link, each
+file a later command reads is unknown (``_reads``): asked about when a ``read`` deny
+or ask rule has a pattern. A command may make or move one when it is ``ln``, unpacks
+(``tar x``, ``unzip``, ``7z``, ``cpio``, ``patch``, a ``git`` command that writes the
+work tree), or is ``mv``/``cp``/``rsync``/``install`` given a source that is a
+symbolic link now, holds one below it, does not exist yet (an earlier command may make
+it one), or is known only when the shell runs (``$F``, ``{}``, names from ``xargs``).
+``mv a b && cat b`` of a plain file is not affected. An existing link that is moved
+also has its target read from where it lands (``_made_links.moved_targets``), so
+``mv a x/y/`` is denied when ``x/y/a`` would lead to a denied file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Final
+
+from dsh_permissions._links import links_below
+from dsh_permissions._shell_words import Word
+from dsh_permissions._wrappers import WRAPPERS, behind
+
+__all__ = ["MOVERS", "one_line", "relinked", "relinks", "set_relinked", "sources"]
+
+#: programs that keep a symbolic link they copy or move (cp and rsync: with options
+#: such as -P, -a, -R; taken so whatever their options)
+MOVERS: Final = frozenset({"mv", "cp", "rsync", "install", "gmv", "gcp"})
+#: programs that make links whatever they are given, or unpack them from an archive
+_MAKERS: Final = frozenset({"ln", "gln", "unzip", "7z", "7za", "7zr", "cpio", "pax", "patch"})
+_TARS: Final = frozenset({"tar", "gtar", "bsdtar"})
+#: git commands that write the work tree (a committed symlink lands there)
+_GIT_WRITES: Final = frozenset(
+    {"mv", "checkout", "switch", "restore", "reset", "stash", "pull", "merge", "rebase"}
+    | {"cherry-pick", "revert", "apply", "am", "clone", "worktree", "read-tree"}
+)
+
+
+@dataclass(slots=True)
+class _Line:
+    #: why a symbolic link may have been made or moved by an earlier command
+    why: str | None = None
+
+
+_LINE: ContextVar[_Line | None] = ContextVar("dsh_permissions_line", default=None)
+
+
+@contextmanager
+def one_line() -> Iterator[None]:
+    """The commands checked inside are one line: a link one makes counts for the rest
+    (nested: the outer line's scope is kept)."""
+    if _LINE.get() is not None:
+        yield
+        return
+    token = _LINE.set(_Line())
+    try:
+        yield
+    finally:
+        _LINE.reset(token)
+
+
+def relinked() -> str | None:
+    """Why an earlier command of this line may have made or moved a symbolic link."""
+    line = _LINE.get()
+    return None if line is None else line.why
+
+
+def set_relinked(why: str) -> None:
+    line = _LINE.get()
+    if line is not None and line.why is None:
+        line.why = why
+
+
+def relinks(words: tuple[Word, ...], root: str, elsewhere: bool) -> str | None:
+    """Why the simple command ``words`` (after its assignments) may make or move a
+    symbolic link, or None. ``elsewhere``: it may run in another directory than
+    ``root`` (a relative source is then not known)."""
+    texts = [w.text for w in words]
+    if not texts:
+        return None
+    indices = [0]
+    if os.path.basename(texts[0]) in WRAPPERS:
+        candidates = behind(texts, 0)
+        if candidates is None:
+            return f"{texts[0]} runs a command that cannot be told"
+        indices.extend(candidates)
+    fed = False
+    for index in indices:
+        name = os.path.basename(texts[index])
+        args = words[index + 1 :]
+        why = _why(name, args, root, elsewhere, fed)
+        if why is not None:
+            return why
+        fed = fed or name in ("xargs", "parallel")
+    return None
+
+
+def _why(name: str, args: tuple[Word, ...], root: str, elsewhere: bool, fed: bool) -> str | None:
+    texts = [a.text for a in args]
+    if name in _MAKERS:
+        return f"{name} may make symbolic links"
+    if name in _TARS and (
+        any(t in ("--extract", "--get") for t in texts)
+        or any(not t.startswith("--") and "x" in t for t in texts[:1])
+        or any(t.startswith("-") and not t.startswith("--") and "x" in t for t in texts)
+    ):
+        return f"{name} may unpack symbolic links"
+    if name == "git" and _GIT_WRITES.intersection(texts):
+        return "git may write symbolic links to the work tree"
+    if name not in MOVERS:
+        return None
+    if fed:
+        return f"{name} is given names from its input, which may be symbolic links"
+    for word in sources(args):
+        why = _link_source(word, root, elsewhere)
+        if why is not None:
+            return f"{name}'s source {word.raw!r} {why}"
+    return None
+
+
+def sources(args: tuple[Word, ...]) -> list[Word]:
+    """The operands of ``mv``/``cp``/``rsync`` that may be sources: each but the last,
+    or each when ``-t DIR`` / ``--target-directory`` names the destination. An option
+    not known is taken for a flag (its value for a source: stricter)."""
+    operands: list[Word] = []
+    named, options = False, True
+    for word in args:
+        text = word.text
+        if options and text == "--":
+            options = False
+        elif options and text.startswith("-") and len(text) > 1 and not word.dynamic:
+            target = text.startswith("--target") or (not text.startswith("--") and "t" in text[1:])
+            named = named or target
+        else:
+            operands.append(word)
+    return operands if named else operands[:-1]
+
+
+def _link_source(word: Word, root: str, elsewhere: bool) -> str | None:
+    """Why a source operand may be (or hold) a symbolic link, or None."""
+    if word.dynamic or word.tilde or "{}" in word.text:
+        return "is known only when the shell runs"
+    if elsewhere and not os.path.isabs(word.text):
+        return "is named from a directory that is not known"
+    path = os.path.join(root, word.text)
+    if os.path.islink(path.rstrip(os.sep) or os.sep):
+        return "is a symbolic link"
+    if not os.path.lexists(path):
+        return "does not exist yet (an earlier command may make it a symbolic link)"
+    if os.path.isdir(path):
+        found, why = links_below(os.path.realpath(path))
+        if found or why is not None:
+            return "holds symbolic links"
+    return None
