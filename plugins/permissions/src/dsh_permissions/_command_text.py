@@ -13,7 +13,7 @@ from typing import Final
 from dsh_permissions import _xargs
 from dsh_permissions._located import located
 from dsh_permissions._paths import display, folded
-from dsh_permissions._readings import open_prefixes, variants
+from dsh_permissions._readings import open_prefixes, script_runs, variants
 from dsh_permissions._shell import Word
 from dsh_permissions._subjects import Subject
 from dsh_permissions._wrapper_grammar import unmodelled
@@ -61,6 +61,8 @@ def text_subject(
     plain = [w[2:] if w.startswith("./") and len(w) > 2 else w for w in canon]
     if plain != canon:
         readings += variants(plain)
+    # bash deploy.sh, . ./deploy.sh, PATH=. deploy.sh: also ./deploy.sh (for deny rules)
+    readings += [run for r in list(readings) if r is not None for run in script_runs(r)]
     if None in readings:  # too many words behind a wrapper could be its command
         why = why or _CROWDED
     why = why or unmodelled(raw)  # a wrapper's syntax hides what it runs

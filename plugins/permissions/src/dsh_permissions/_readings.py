@@ -19,6 +19,7 @@ __all__ = [
     "cut",
     "open_prefixes",
     "program_names",
+    "script_runs",
     "skip_assignments",
     "starts",
     "variants",
@@ -120,3 +121,38 @@ def variants(words: list[str]) -> list[str | None]:
         if os.path.basename(tokens[0]) == "git" and (plain := without_global_options(tokens)):
             out.append(" ".join(["git", *plain[1:]]))
     return out
+
+
+def script_runs(text: str) -> list[str]:
+    """A reading that runs a script through a shell or ``source`` (``bash deploy.sh
+    prod``, ``sh ./deploy.sh``, ``. ./deploy.sh``, ``source deploy.sh``) or finds it
+    through an assigned ``PATH`` (``PATH=. deploy.sh``), read as the script run as a
+    program (``./deploy.sh prod``, with its ``program_names``): deny rules written for
+    ``./deploy.sh`` see these too. Nothing for a shell given ``-c`` or ``-s``."""
+    tokens = text.split(" ")
+    start = skip_assignments(tokens)
+    if start >= len(tokens):
+        return []
+    name = os.path.basename(tokens[start])
+    at: int | None = None
+    if any(t.startswith("PATH=") for t in tokens[:start]):
+        at = start
+    elif name in (".", "source"):
+        at = start + 1 + (tokens[start + 1 : start + 2] == ["--"])
+    elif name in SCRIPT_SHELLS:
+        for index in range(start + 1, len(tokens)):
+            token = tokens[index]
+            if token.startswith(("-", "+")) and token not in ("-", "--"):
+                if not token.startswith("--") and ("c" in token or "s" in token):
+                    return []
+                continue  # an option (its value, if any, is read as the script too)
+            if token not in ("-", "--"):
+                at = index
+                break
+    if at is None or at >= len(tokens) or not tokens[at]:
+        return []
+    script = tokens[at]
+    if not script.startswith("/"):
+        script = "./" + script.removeprefix("./")
+    rest = tokens[at + 1 :]
+    return [" ".join([name, *rest]) for name in program_names(script)]
