@@ -152,20 +152,9 @@ def decide(
     subjects: Iterable[Subject],
     grants: Container[Grant],
 ) -> Verdict:
-    """The verdict on one call; each pattern's directory is resolved once for it."""
-    with one_resolution():
-        return _decide(policy, mode, facts, subjects, grants)
-
-
-def _decide(
-    policy: Policy,
-    mode: Mode,
-    facts: ToolFacts,
-    subjects: Iterable[Subject],
-    grants: Container[Grant],
-) -> Verdict:
     if mode == "bypass":
-        return _bypass(policy, facts, subjects)
+        with one_resolution():  # each pattern's directory resolved once for the call
+            return _bypass(policy, facts, subjects)
     if mode == "plan" and facts.mutating:
         return Verdict("deny", None, plan_reason(facts, bool(policy.rules(facts.name, "allow"))))
     # Subjects are computed fresh for every call (paths are resolved then), so a
@@ -184,7 +173,8 @@ def _decide(
     verdicts = policy._verdicts
     verdict = verdicts.get(key)
     if verdict is None:
-        verdict = _verdict(tuple(_judge(policy, mode, facts, s, grants) for s in chosen))
+        with one_resolution():
+            verdict = _verdict(tuple(_judge(policy, mode, facts, s, grants) for s in chosen))
         if verdict.decision == "deny" or (
             verdict.decision == "allow" and all(p.by != "grant" for p in verdict.parts)
         ):
