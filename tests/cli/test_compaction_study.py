@@ -20,17 +20,24 @@ import pytest
 from cli_support import ThreadedWire, contents, dsh, piped_chat, text_reply, tool_call_reply, wire
 
 SUMMARISER = "You compact the history"  # how the summariser's request begins
-TOO_LONG = wire.error(
-    400,
-    {
-        "error": {
-            "message": "This model's maximum context length is 4000 tokens. However, you "
-            "requested 13000 tokens.",
-            "type": "invalid_request_error",
-            "code": "context_length_exceeded",
-        }
-    },
-)
+
+
+def too_long(requested: int) -> Any:
+    """An OpenAI-style refusal of a request of `requested` tokens (its window: 4,000)."""
+    return wire.error(
+        400,
+        {
+            "error": {
+                "message": f"This model's maximum context length is 4000 tokens. However, you "
+                f"requested {requested} tokens.",
+                "type": "invalid_request_error",
+                "code": "context_length_exceeded",
+            }
+        },
+    )
+
+
+TOO_LONG = too_long(13000)
 LONG = "x" * 16_000  # ~4000 tokens by dsh's estimate
 # three questions: the third is over 0.8 of a 10,000-token window and compacts
 WINDOW = "compaction: {context_window: 10000, max_summary_tokens: 500}\n"
@@ -241,9 +248,11 @@ def test_a_window_smaller_than_the_estimate_says_compacts_on_the_servers_error_a
     """dsh's estimate (not the usage the server reports) decides the threshold: a server
     whose real window is smaller is caught by its context-length error, as documented."""
     (tmp_path / "dsh.yml").write_text("compaction: {context_window: 100000}\n")
-    # the summariser's window is taken to be the refused request's size: two chunks
+    # the summariser's window is taken to be the refused request's size: two chunks (the
+    # server counts the request as dsh estimates it: a window it states is not rescaled)
     summaries = [text_reply("Summary: one."), text_reply("Summary: one, a long answer.")]
-    server = model_server([text_reply(LONG), TOO_LONG, *summaries, text_reply("Fits.")])
+    refused = too_long(5200)
+    server = model_server([text_reply(LONG), refused, *summaries, text_reply("Fits.")])
     env = {**cli_env, "DSH_LOAD_PLUGINS": "compaction"}
     done = piped_chat(server, "one\ntwo\n", env, tmp_path)
 
