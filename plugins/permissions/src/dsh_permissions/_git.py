@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["without_global_options"]
+__all__ = ["subcommand", "without_global_options"]
 
 #: global options whose value is the next word (``git -C dir``, ``git --git-dir dir``);
 #: every other option is one word (``--no-pager``, ``--git-dir=dir``). git refuses an
@@ -24,12 +24,19 @@ _VALUED: Final = frozenset(
 )
 
 
-def without_global_options(words: list[str]) -> list[str] | None:
-    """``git SUBCOMMAND ARGS...`` for ``words`` = ``git [global options] SUBCOMMAND
-    ARGS...``, or None when there are no global options (or no subcommand)."""
+def subcommand(words: list[str]) -> list[str]:
+    """``SUBCOMMAND ARGS...`` for ``words`` = ``git [global options] SUBCOMMAND
+    ARGS...`` (empty when there is no subcommand: ``git --version``)."""
     index = 1
     while index < len(words) and words[index].startswith("-"):
         index += 2 if words[index] in _VALUED else 1
-    if index == 1 or index >= len(words):
+    return words[index:]
+
+
+def without_global_options(words: list[str]) -> list[str] | None:
+    """``git SUBCOMMAND ARGS...`` for ``words`` = ``git [global options] SUBCOMMAND
+    ARGS...``, or None when there are no global options (or no subcommand)."""
+    rest = subcommand(words)
+    if not rest or len(rest) == len(words) - 1:
         return None
-    return [words[0], *words[index:]]
+    return [words[0], *rest]

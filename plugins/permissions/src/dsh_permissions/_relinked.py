@@ -11,13 +11,14 @@ So within one line (a command argument, with the lines it runs in turn: ``sh -c`
 ``find -exec``, ``xargs``), once a command may have made or moved a symbolic link, each
 file a later command reads is unknown (``_reads``): asked about when a ``read`` deny
 or ask rule has a pattern. A command may make or move one when it is ``ln``, unpacks
-(``tar x``, ``unzip``, ``7z``, ``cpio``, ``patch``, a ``git`` command that writes the
-work tree), or is ``mv``/``cp``/``rsync``/``install`` given a source that is a
-symbolic link now, holds one below it, does not exist yet (an earlier command may make
-it one), or is known only when the shell runs (``$F``, ``{}``, names from ``xargs``).
-``mv a b && cat b`` of a plain file is not affected. An existing link that is moved
-also has its target read from where it lands (``_made_links.moved_targets``), so
-``mv a x/y/`` is denied when ``x/y/a`` would lead to a denied file.
+(``tar x``, ``unzip``, ``7z``, ``cpio``, ``patch``, a ``git`` command that may write
+the work tree: any subcommand but a few that keep it, an alias too), or is
+``mv``/``cp``/``rsync``/``install`` given a source that is a symbolic link now, holds
+one below it, does not exist yet (an earlier command may make it one), or is known
+only when the shell runs (``$F``, ``{}``, names from ``xargs``). ``mv a b && cat b`` of
+a plain file is not affected. An existing link that is moved also has its target read
+from where it lands (``_made_links.moved_targets``), so ``mv a x/y/`` is denied when
+``x/y/a`` would lead to a denied file.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Final
 
+from dsh_permissions._git import subcommand
 from dsh_permissions._links import links_below
 from dsh_permissions._shell_words import Word
 from dsh_permissions._wrappers import WRAPPERS, behind
@@ -41,11 +43,17 @@ MOVERS: Final = frozenset({"mv", "cp", "rsync", "install", "gmv", "gcp"})
 #: programs that make links whatever they are given, or unpack them from an archive
 _MAKERS: Final = frozenset({"ln", "gln", "unzip", "7z", "7za", "7zr", "cpio", "pax", "patch"})
 _TARS: Final = frozenset({"tar", "gtar", "bsdtar"})
-#: git commands that write the work tree (a committed symlink lands there)
-_GIT_WRITES: Final = frozenset(
-    {"mv", "checkout", "switch", "restore", "reset", "stash", "pull", "merge", "rebase"}
-    | {"cherry-pick", "revert", "apply", "am", "clone", "worktree", "read-tree"}
+#: git subcommands that leave the work tree as it is; any other (an alias, one not
+#: known) may write it, and a committed symlink lands there
+_GIT_KEEPS: Final = frozenset(
+    {"status", "log", "diff", "show", "grep", "blame", "branch", "tag", "fetch"}
+    | {"rev-parse", "merge-base", "ls-files", "config", "describe", "shortlog"}
+    | {"add", "commit", "push"}
 )
+#: ``git stash list``, ``git worktree list``: what these list-only forms keep
+_GIT_LISTS: Final = {"stash": ("list", "show"), "worktree": ("list",)}
+#: ``git checkout -b NAME`` (no start point): a new branch at HEAD, the tree kept
+_GIT_CREATES: Final = {"checkout": ("-b", "-B"), "switch": ("-c", "-C", "--create")}
 
 
 @dataclass(slots=True)
@@ -117,7 +125,7 @@ def _why(name: str, args: tuple[Word, ...], root: str, elsewhere: bool, fed: boo
         or any(t.startswith("-") and not t.startswith("--") and "x" in t for t in texts)
     ):
         return f"{name} may unpack symbolic links"
-    if name == "git" and _GIT_WRITES.intersection(texts):
+    if name == "git" and _git_writes(args):
         return "git may write symbolic links to the work tree"
     if name not in MOVERS:
         return None
@@ -128,6 +136,21 @@ def _why(name: str, args: tuple[Word, ...], root: str, elsewhere: bool, fed: boo
         if why is not None:
             return f"{name}'s source {word.raw!r} {why}"
     return None
+
+
+def _git_writes(args: tuple[Word, ...]) -> bool:
+    """Whether ``git ARGS`` may write the work tree (fail closed: when not known)."""
+    rest = subcommand(["git", *(a.text for a in args)])
+    if not rest:
+        return False  # git --version: no subcommand runs
+    if any(a.dynamic for a in args[len(args) - len(rest) :][:3]):
+        return True
+    sub, tail = rest[0], [t for t in rest[1:] if t not in ("-q", "--quiet")]
+    if sub in _GIT_LISTS:
+        return not tail or tail[0] not in _GIT_LISTS[sub]
+    if sub in _GIT_CREATES:
+        return not (len(tail) == 2 and tail[0] in _GIT_CREATES[sub])
+    return sub not in _GIT_KEEPS
 
 
 def sources(args: tuple[Word, ...]) -> list[Word]:
