@@ -25,7 +25,7 @@ from typing import Final
 from dsh_permissions._shell_words import Word
 from dsh_permissions._wrappers import long_option
 
-__all__ = ["LINKERS", "link_targets", "moved_targets"]
+__all__ = ["LINKERS", "link_targets", "makes_links", "moved_targets"]
 
 #: the programs that make symbolic links when told to (``ln -s``, GNU ``cp -s``)
 LINKERS: Final = frozenset({"ln", "cp"})
@@ -69,6 +69,11 @@ def moved_targets(args: tuple[Word, ...], bases: tuple[str, ...]) -> Iterator[tu
             if target and not os.path.isabs(target):
                 for directory in places:
                     yield Word(target, word.raw), directory
+
+
+def makes_links(args: tuple[Word, ...]) -> bool:
+    """Whether ``ln``'s or ``cp``'s ``args`` ask for symbolic links (``-s``)."""
+    return _parsed(args)[0]
 
 
 def _places(named: list[Word], last: Word, bases: tuple[str, ...]) -> dict[str, None]:

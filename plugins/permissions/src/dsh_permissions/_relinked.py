@@ -10,15 +10,15 @@ check sees, whether it exists yet or not (``mv`` may put the link over a file).
 So within one line (a command argument, with the lines it runs in turn: ``sh -c``,
 ``find -exec``, ``xargs``), once a command may have made or moved a symbolic link, each
 file a later command reads is unknown (``_reads``): asked about when a ``read`` deny
-or ask rule has a pattern. A command may make or move one when it is ``ln``, unpacks
-(``tar x``, ``unzip``, ``7z``, ``cpio``, ``patch``, a ``git`` command that may write
-the work tree: any subcommand but a few that keep it, an alias too), or is
-``mv``/``cp``/``rsync``/``install`` given a source that is a symbolic link now, holds
-one below it, does not exist yet (an earlier command may make it one), or is known
-only when the shell runs (``$F``, ``{}``, names from ``xargs``). ``mv a b && cat b`` of
-a plain file is not affected. An existing link that is moved also has its target read
-from where it lands (``_made_links.moved_targets``), so ``mv a x/y/`` is denied when
-``x/y/a`` would lead to a denied file.
+or ask rule has a pattern. A command may make or move one when it is ``ln`` or
+``cp -s``, unpacks (``tar x``, ``unzip`` but ``unzip -l``, ``7z`` but ``7z l``,
+``cpio``, ``patch``, a ``git`` command that may write the work tree: any subcommand but
+a few that keep it, an alias too), or is ``mv``/``cp``/``rsync``/``install`` given a
+source that is a symbolic link now, holds one below it, or is known only when the
+shell runs (``$F``, ``{}``, names from ``xargs``). ``mv a b && cat b`` of a plain file
+is not affected, nor a source that does not exist yet. An existing link that is moved
+also has its target read from where it lands (``_made_links.moved_targets``), so
+``mv a x/y/`` is denied when ``x/y/a`` would lead to a denied file.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Final
 
 from dsh_permissions._git import subcommand
 from dsh_permissions._links import links_below
+from dsh_permissions._made_links import LINKERS, makes_links
 from dsh_permissions._shell_words import Word
 from dsh_permissions._wrappers import WRAPPERS, behind
 
@@ -42,6 +43,10 @@ __all__ = ["MOVERS", "one_line", "relinked", "relinks", "set_relinked", "sources
 MOVERS: Final = frozenset({"mv", "cp", "rsync", "install", "gmv", "gcp"})
 #: programs that make links whatever they are given, or unpack them from an archive
 _MAKERS: Final = frozenset({"ln", "gln", "unzip", "7z", "7za", "7zr", "cpio", "pax", "patch"})
+#: what ``unzip``'s leading options and ``7z``'s command are when they only list,
+#: test or print an archive (``unzip -l``, ``unzip -Z``, ``7z l``): nothing is unpacked
+_UNZIP_READS: Final = frozenset("lvtpZ")
+_SEVEN_ZIP_READS: Final = frozenset({"l", "t"})
 _TARS: Final = frozenset({"tar", "gtar", "bsdtar"})
 #: git subcommands that leave the work tree as it is; any other (an alias, one not
 #: known) may write it, and a committed symlink lands there
@@ -117,7 +122,9 @@ def relinks(words: tuple[Word, ...], root: str, elsewhere: bool) -> str | None:
 
 def _why(name: str, args: tuple[Word, ...], root: str, elsewhere: bool, fed: bool) -> str | None:
     texts = [a.text for a in args]
-    if name in _MAKERS:
+    if _only_reads_archive(name, args):
+        return None
+    if name in _MAKERS or (name in LINKERS and makes_links(args)):
         return f"{name} may make symbolic links"
     if name in _TARS and (
         any(t in ("--extract", "--get") for t in texts)
@@ -136,6 +143,21 @@ def _why(name: str, args: tuple[Word, ...], root: str, elsewhere: bool, fed: boo
         if why is not None:
             return f"{name}'s source {word.raw!r} {why}"
     return None
+
+
+def _only_reads_archive(name: str, args: tuple[Word, ...]) -> bool:
+    """``unzip -l``/``-v``/``-t``/``-p``/``-Z`` (a leading option) and ``7z l``/``t``."""
+    if name.startswith("7z"):
+        return bool(args) and not args[0].dynamic and args[0].text in _SEVEN_ZIP_READS
+    if name != "unzip":
+        return False
+    for word in args:
+        text = word.text
+        if word.dynamic or not text.startswith("-") or text.startswith("--") or text == "-":
+            return False
+        if _UNZIP_READS.intersection(text[1:]):
+            return True
+    return False
 
 
 def _git_writes(args: tuple[Word, ...]) -> bool:
@@ -180,8 +202,10 @@ def _link_source(word: Word, root: str, elsewhere: bool) -> str | None:
     path = os.path.join(root, word.text)
     if os.path.islink(path.rstrip(os.sep) or os.sep):
         return "is a symbolic link"
-    if not os.path.lexists(path):
-        return "does not exist yet (an earlier command may make it a symbolic link)"
+    # A source that does not exist yet (npm run build && cp build/app.js dist/) is not
+    # counted: an earlier command of the line that may make it a link (ln -s, cp -s,
+    # tar x, unzip, git, a move of a link) has already made the line's reads unknown,
+    # and programs not looked into (npm, make) are not tracked.
     if os.path.isdir(path):
         found, why = links_below(os.path.realpath(path))
         if found or why is not None:
