@@ -25,6 +25,8 @@ GRADLEW = {"allow": ["bash(./gradlew *)"]}
 SCRIPT = {"allow": ["bash(./scripts/build.sh *)"]}
 OUTSIDE = {"allow": ["bash({outside}/tool *)"]}
 BARE_TOOL = {"allow": ["bash(tool *)"]}
+PIP = {"allow": ["bash(.venv/bin/pip *)"]}
+TEST_SH = {"allow": ["bash(scripts/test.sh*)"]}
 
 
 @pytest.mark.parametrize(
@@ -47,6 +49,13 @@ BARE_TOOL = {"allow": ["bash(tool *)"]}
         (OUTSIDE, "{outside}/tool x", "allow"),
         (BARE_TOOL, "{outside}/tool x", "ask"),
         (BARE_TOOL, "tool x", "allow"),
+        # a rule's program word with a / is a path of the workspace, ./ or not
+        (PIP, ".venv/bin/pip install -r r.txt", "allow"),
+        (PIP, "./.venv/bin/pip install -r r.txt", "allow"),
+        (PIP, "pip install -r r.txt", "ask"),
+        (TEST_SH, "scripts/test.sh -q", "allow"),
+        (TEST_SH, "./scripts/test.sh", "allow"),
+        ({"allow": ["bash(gradlew *)"]}, "./gradlew test", "ask"),  # a bare name
     ],
 )
 async def test_b3_allow_rules_tell_a_program_path_from_a_bare_name(

@@ -112,6 +112,18 @@ def _body(text: str) -> str:
     return f"{pieces[0]}{middle}.*{pieces[-1]}"
 
 
+def _program_path(pattern: str) -> str:
+    """An allow pattern whose program word is a path without a leading ``./`` or ``/``
+    (``.venv/bin/pip *``, ``scripts/test.sh*``), with ``./`` put before it: a word with
+    a ``/`` is never looked up on ``PATH``, and a program path of the workspace is
+    matched as ``./`` and its path (``_command_text.program_text``). A bare name
+    (``gradlew *``) stays the program on ``PATH``; deny and ask rules see both already."""
+    word = pattern.split(" ", 1)[0]
+    if "/" not in word or "=" in word or word.startswith(("./", "/", "../", "~", "*", "$")):
+        return pattern
+    return f"./{pattern}"
+
+
 @dataclass(slots=True)
 class Rule:
     """One compiled rule of a policy bound to a workspace root."""
@@ -132,7 +144,10 @@ class Rule:
         # other agents write it, and a deny rule must not miss by a capital letter
         folded = tool.casefold()
         name = TextPattern.compile(folded) if "*" in folded else None
-        text = TextPattern.compile(pattern) if pattern is not None else None
+        text = None
+        if pattern is not None:
+            allowed = folded == "bash" and action == "allow"
+            text = TextPattern.compile(_program_path(pattern) if allowed else pattern)
         return cls(action, source.strip(), folded, pattern, root, name, text)
 
     def __str__(self) -> str:
