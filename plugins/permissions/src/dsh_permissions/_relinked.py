@@ -46,6 +46,7 @@ _MAKERS: Final = frozenset({"ln", "gln", "unzip", "7z", "7za", "7zr", "cpio", "p
 #: what ``unzip``'s leading options and ``7z``'s command are when they only list,
 #: test or print an archive (``unzip -l``, ``unzip -Z``, ``7z l``): nothing is unpacked
 _UNZIP_READS: Final = frozenset("lvtpZ")
+_UNZIP_VALUED: Final = frozenset("Pdx")  # their value is the next word
 _SEVEN_ZIP_READS: Final = frozenset({"l", "t"})
 _TARS: Final = frozenset({"tar", "gtar", "bsdtar"})
 #: git subcommands that leave the work tree as it is; any other (an alias, one not
@@ -155,8 +156,11 @@ def _only_reads_archive(name: str, args: tuple[Word, ...]) -> bool:
         text = word.text
         if word.dynamic or not text.startswith("-") or text.startswith("--") or text == "-":
             return False
-        if _UNZIP_READS.intersection(text[1:]):
-            return True
+        for letter in text[1:]:
+            if letter in _UNZIP_READS:
+                return True
+            if letter in _UNZIP_VALUED:  # -P -l: the password is -l, and it unpacks
+                return False
     return False
 
 
