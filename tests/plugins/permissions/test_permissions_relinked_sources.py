@@ -60,6 +60,8 @@ async def test_a_line_that_makes_no_link_keeps_its_reads_known(judge, command):
 async def test_a_line_that_may_make_a_link_makes_its_later_reads_unknown(judge, command):
     judged = await judge(RULES, "bash", {"command": command})
     assert judged.decision == "ask", judged.event["reason"]
+    # an "always" answer cannot cover such a read: the question says what will
+    assert "run as a command of its own, the read is checked" in judged.requests[0].reason
 
 
 @pytest.mark.parametrize(

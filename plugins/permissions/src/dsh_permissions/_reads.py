@@ -157,7 +157,10 @@ def read_subjects(
     earlier = relinked()  # ln -s ../../.env a && mv a x/y/ && cat x/y/a
     for word in dict.fromkeys(files):  # each file once (cat a a a ...)
         if earlier is not None and word.text:
-            lead = f"{earlier} earlier in the line, so {word.raw!r} may lead elsewhere"
+            lead = (
+                f"{earlier} earlier in the line, so {word.raw!r} may lead elsewhere (run "
+                "as a command of its own, the read is checked once the links are made)"
+            )
             found[_unknown(word.raw, lead)] = None
         elif word.text:  # an empty word (``--file=``) names no file
             found[_file(word, root, elsewhere, links)] = None
