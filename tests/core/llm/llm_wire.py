@@ -101,6 +101,7 @@ class WireServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
+        self._transports: set[asyncio.BaseTransport] = set()  # every connection accepted
 
     @property
     def url(self) -> str:
@@ -135,16 +136,29 @@ class WireServer:
         await anyio.to_thread.run_sync(asyncio.run_coroutine_threadsafe(step, self._loop).result)
 
     async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        def protocol() -> asyncio.StreamReaderProtocol:
+            return _Tracked(self._transports, asyncio.StreamReader(), self._serve)
+
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(protocol, "127.0.0.1", 0)
 
     async def _stop(self) -> None:
         assert self._server is not None
+        # A connection accepted but not yet given its transport when close() runs fails
+        # to get one (a closed server refuses it) and its socket is left open: let the
+        # accepts made so far reach their protocol first, and close those without a
+        # handler yet after.
+        await _turns()
         self._server.close()
         for writer in list(self._writers):
             writer.close()  # a handler waiting to read sees EOF and returns
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=STALL_LIMIT)
         await self._server.wait_closed()
+        await _turns()
+        for transport in self._transports:
+            transport.abort()  # a no-op for those already closed
+        await asyncio.sleep(0)  # the sockets close on the loop's next turn
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -207,6 +221,25 @@ class WireServer:
         if not leftover:
             self.disconnected_at = time.monotonic()
             self.disconnected.set()
+
+
+async def _turns() -> None:
+    """Let the loop run the few turns from accepting a connection to its protocol's
+    ``connection_made``."""
+    for _ in range(3):
+        await asyncio.sleep(0)
+
+
+class _Tracked(asyncio.StreamReaderProtocol):
+    """``asyncio.start_server``'s protocol, noting each connection's transport."""
+
+    def __init__(self, transports: set[asyncio.BaseTransport], *args: Any) -> None:
+        super().__init__(*args)
+        self._transports = transports
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transports.add(transport)
+        super().connection_made(transport)
 
 
 class Flag:
