@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import pickle
 
 import pytest
 
@@ -163,3 +164,20 @@ def test_an_events_json_is_one_line_for_every_reader() -> None:
     line = SessionEvent("user/message", 0, 0.0, {"content": text}).to_json()
     assert line.splitlines() == [line]
     assert json.loads(line)["data"]["content"] == text
+
+
+def test_session_event_is_named_by_its_public_module() -> None:
+    """``SessionEvent`` lives in a private module; pickles and reprs name ``dsh.session``,
+    where users import it, so moving the private module breaks neither."""
+    session = Session("s")
+    event = session.append("user/message", {"content": "hi"})
+    assert SessionEvent.__module__ == "dsh.session"
+    data = pickle.dumps(event)
+    assert b"dsh._event" not in data
+    copy = pickle.loads(data)
+    assert (copy.type, copy.seq, copy.time, copy.data) == (
+        event.type,
+        event.seq,
+        event.time,
+        event.data,
+    )

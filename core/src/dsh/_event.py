@@ -35,6 +35,7 @@ class SessionEvent:
     the event is folded, see ``Session.append``)."""
 
     __slots__ = ("data", "seq", "time", "type", "value")
+    __module__ = "dsh.session"  # where users import it; pickles name it there
 
     def __init__(
         self, type: str, seq: int, time: float, data: dict[str, Any], value: object = None

@@ -1,5 +1,6 @@
 """The session: an append-only event log, the history derived from it, and the store
-(the event itself, ``SessionEvent``, is ``dsh._event``'s, and re-exported here).
+(the event itself, ``SessionEvent``, is defined in ``dsh._event``; it is re-exported here
+and names this module as its own, so pickles and reprs say ``dsh.session``).
 
 The log is the source of truth. Every event is ``{type, seq, time, data}`` with ``seq``
 equal to its index and ``data`` lossless JSON. What the model sees (the derived history)
