@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import anyio
 import pytest
 
 from dsh_persistence import (
     PersistenceSettings,
+    SessionBackend,
     SessionInfo,
     SessionInUseError,
     StoredSessions,
@@ -33,13 +36,23 @@ pytestmark = [
 HOLDER = "another process or harness is continuing it"
 
 
+@contextmanager
+def two_harnesses(settings: PersistenceSettings) -> Iterator[tuple[SessionBackend, SessionBackend]]:
+    """The backends of two harnesses over one store: mine and theirs."""
+    mine, theirs = open_backend(settings), open_backend(settings)
+    try:
+        yield mine, theirs
+    finally:
+        mine.close()
+        theirs.close()
+
+
 def test_a_delete_and_an_append_refused_by_another_harness_claim_say_so(
     settings: PersistenceSettings,
 ) -> None:
     log = LogBuilder()
     log.turn("one")
-    mine, theirs = open_backend(settings), open_backend(settings)
-    try:
+    with two_harnesses(settings) as (mine, theirs):
         mine.prepare()
         mine.append(SessionInfo("s", 1.0), log.events, durable=True)
         assert mine.claim("s")
@@ -49,9 +62,6 @@ def test_a_delete_and_an_append_refused_by_another_harness_claim_say_so(
         log.turn("two")
         with pytest.raises(SessionInUseError) as appending:
             theirs.append(SessionInfo("s", 1.0), log.events[stored:], durable=True)
-    finally:
-        mine.close()
-        theirs.close()
     where = re.escape(str(settings.session_directory()))
     session = "the session" if settings.backend == "jsonl" else "session 's'"
     assert re.fullmatch(f"{where}.*: cannot delete {session}: {HOLDER}", str(deleting.value))
@@ -67,8 +77,7 @@ def test_a_resume_of_a_session_another_harness_continued_since_it_was_loaded_say
 ) -> None:
     log = LogBuilder()
     log.turn("one")
-    mine, theirs = open_backend(settings), open_backend(settings)
-    try:
+    with two_harnesses(settings) as (mine, theirs):
         theirs.prepare()
         theirs.append(SessionInfo("s", 1.0), log.events, durable=True)
         loaded = mine.load("s")
@@ -78,9 +87,6 @@ def test_a_resume_of_a_session_another_harness_continued_since_it_was_loaded_say
         theirs.append(SessionInfo("s", 1.0), log.events[stored:], durable=True)
         with pytest.raises(SessionInUseError) as resuming:
             anyio.run(StoredSessions(mine).claim, "s", loaded.stored.events)
-    finally:
-        mine.close()
-        theirs.close()
     assert str(resuming.value) == (
         "session 's' changed since it was loaded: another process or harness continued it "
         "meanwhile; try again"
