@@ -5,12 +5,11 @@ and in ``for_user()`` (what ``dsh`` prints), as the command line and log records
 Before: the Python API's ``HookError`` (``async with Harness(...)`` raising it from
 ``harness_started``) quoted the secret whole even after the plugin had added it.
 
-Not fixed (strict xfail): a secret a plugin learns from its settings and adds in its
-``harness_started`` is unknown to dsh until then, so a failure of that plugin before the
-call (reading or checking its settings) shows it, on the command line too. No hook
-comes earlier with the settings: the fix needs a way to declare a settings value secret
-before any hook runs (``docs/hooks.md``, ``register_secrets``, says to add the secret
-first thing)."""
+A secret a plugin learns from its settings and adds in its ``harness_started`` is
+unknown to dsh until then: a failure of that plugin before the call (reading or checking
+its settings) would show it. Declared ``SecretStr`` in the settings model, it is known
+once ``dsh.yml`` is validated, before any hook runs (a plain ``str`` cannot be: dsh has
+no way to tell it is secret)."""
 
 from __future__ import annotations
 
@@ -20,15 +19,13 @@ from typing import Any
 
 import anyio
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, SecretStr
 
 from dsh import DshError, HookError, hookimpl
+from dsh._secrets import redact
 from dsh.harness import Harness
 
 SECRET = "tok-HookErr0rSecret-5f1e2d3c4b"
-#: Another: dsh remembers a secret for the process (every harness's log records hide
-#: it), so the test of a secret not added yet needs one no other test adds.
-NOT_ADDED = "tok-N0tAddedYet-9a8b7c6d5e"
 
 
 class TokenSettings(BaseModel):
@@ -52,19 +49,12 @@ class FailsAfterAdding:
         raise self.error(f"the server refused the token {token}")
 
 
-class FailsBeforeAdding(FailsAfterAdding):
-    @hookimpl
-    def harness_started(self, harness: Any) -> None:
-        token = harness.config.section("tok").token
-        raise self.error(f"the server refused the token {token}")  # before add_secrets
-
-
-async def failure(plugin: object, secret: str = SECRET) -> HookError:
+async def failure(plugin: object) -> HookError:
     with pytest.raises(HookError) as caught:
         async with Harness(
             plugins=[("tok", plugin)],
             load_entry_points=False,
-            config_text=f"tok: {{token: {secret}}}\n",
+            config_text=f"tok: {{token: {SECRET}}}\n",
         ):
             pass
     return caught.value
@@ -82,14 +72,64 @@ async def test_a_hook_error_hides_a_secret_the_plugin_added(error: type[Exceptio
     assert SECRET in str(failed.cause)  # the exception as the plugin raised it
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gap: a settings secret a plugin adds in harness_started is unknown to dsh "
-    "when the plugin fails before adding it; its message shows the secret",
-)
-async def test_a_hook_error_hides_a_settings_secret_the_plugin_had_not_added_yet() -> None:
-    failed = await failure(FailsBeforeAdding(ValueError), NOT_ADDED)
-    assert NOT_ADDED not in str(failed)
+class SecretTokenSettings(BaseModel):
+    token: SecretStr = SecretStr("")
+    mirrors: list[dict[str, SecretStr]] = []
+
+
+class DeclaresAndFailsBeforeAdding:
+    """Declares its token secret, then fails quoting it before adding it."""
+
+    def __init__(self, error: type[Exception]) -> None:
+        self.error = error
+
+    @hookimpl
+    def register_settings(self, register: Any) -> None:
+        register(SecretTokenSettings)
+
+    @hookimpl
+    def harness_started(self, harness: Any) -> None:
+        section = harness.config.section("tok")
+        token = section.token.get_secret_value()
+        mirror = section.mirrors[0]["key"].get_secret_value()
+        raise self.error(f"the server refused the token {token} (mirror {mirror})")
+
+
+@pytest.mark.parametrize("error", [ValueError, DshError])
+async def test_a_settings_value_declared_secretstr_is_hidden_before_the_plugin_adds_it(
+    error: type[Exception],
+) -> None:
+    token, mirror = f"tok-Decl4red-{error.__name__}", f"mir-N3sted-{error.__name__}"
+    text = f"tok: {{token: {token}, mirrors: [{{key: {mirror}}}]}}\n"
+    with pytest.raises(HookError) as caught:
+        async with Harness(
+            plugins=[("tok", DeclaresAndFailsBeforeAdding(error))],
+            load_entry_points=False,
+            config_text=text,
+        ):
+            pass
+    told = "the server refused the token *** (mirror ***)"
+    assert str(caught.value).endswith(told)
+    assert told in caught.value.for_user()
+    assert redact(f"{token} {mirror}") == "*** ***"
+
+
+async def test_a_harness_hides_its_declared_secrets_in_tool_results() -> None:
+    secret = "tok-T00lResult-1a2b3c"
+    async with Harness(
+        plugins=[("tok", SettingsOnly())],
+        load_entry_points=False,
+        config_text=f"tok: {{token: {secret}}}\n",
+    ) as harness:
+        assert secret in harness.secrets()
+
+
+class SettingsOnly:
+    """Declares its token secret and starts."""
+
+    @hookimpl
+    def register_settings(self, register: Any) -> None:
+        register(SecretTokenSettings)
 
 
 async def test_a_hook_error_sent_to_another_process_keeps_its_secret_hidden() -> None:
@@ -102,3 +142,27 @@ async def test_a_hook_error_sent_to_another_process_keeps_its_secret_hidden() ->
     shown = there.stdout.decode()
     assert SECRET not in shown
     assert shown.strip() == error.for_user()
+
+
+async def test_a_secret_declared_in_an_agent_s_options_is_hidden_once_the_file_loads() -> None:
+    secret = "tok-Ag3ntOptions-4d5e6f"
+    text = (
+        "models:\n  m:\n    provider: openai-compatible\n    base_url: http://127.0.0.1:9/v1\n"
+        f"agents:\n  - id: main\n    model: m\n    options: {{tok: {{token: {secret}}}}}\n"
+    )
+    async with Harness(
+        plugins=[("tok", SettingsOnly())], load_entry_points=False, config_text=text
+    ):
+        assert redact(f"token {secret}") == "token ***"
+
+
+async def test_an_agent_s_declared_secret_is_hidden_in_its_harness_s_tool_results() -> None:
+    secret = "tok-Ag3ntTools-7a8b9c"
+    text = (
+        "models:\n  m:\n    provider: openai-compatible\n    base_url: http://127.0.0.1:9/v1\n"
+        f"agents:\n  - id: main\n    model: m\n    options: {{tok: {{token: {secret}}}}}\n"
+    )
+    async with Harness(
+        plugins=[("tok", SettingsOnly())], load_entry_points=False, config_text=text
+    ) as harness:
+        assert secret in harness.secrets()

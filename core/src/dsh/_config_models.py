@@ -341,6 +341,9 @@ class Config:
     raw: dict[str, Any] = field(default_factory=dict)
     #: The YAML node tree, for ``where`` (None: not loaded from YAML).
     root: Node | None = field(default=None, repr=False, compare=False)
+    #: The values the plugins' settings declare secret (``SecretStr``), in their sections
+    #: and in agents' options.
+    declared: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
     def where(self, *loc: str | int) -> str:
         """``file:line:column`` of the key at ``loc`` (``"models", "fast", "provider"``),

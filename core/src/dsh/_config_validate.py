@@ -14,6 +14,7 @@ from dsh._config_errors import from_validation, missing_hint, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_models import CORE_KEYS, AgentConfig, Config, CoreKeys, misplaced_key
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
+from dsh._declared_secrets import declared_secrets
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
 from dsh._plugin_settings import owner, raised
 from dsh._secrets import get_logger, remember, secret_values
@@ -68,6 +69,7 @@ def validate(
     if known is not None:  # an error below cutting a value hides the file's keys first
         remember(secret_values(Config("", models=known.models)))
     sections: dict[str, Any] = {}
+    declared: set[str] = set()  # what their settings declare secret
     for name, value in data.items():
         if name in CORE_KEYS:
             continue
@@ -98,6 +100,8 @@ def validate(
         except Exception as exc:  # a validator raising what pydantic lets through
             problems.append(locate(root, (name,), raised(model, name, exc)))
             continue
+        declared.update(declared_secrets(sections[name]))
+        remember(declared)  # before anything quotes them
         ignored = ignored_key(sections[name], value, (name,))
         if ignored is not None:
             problems.append(locate(root, ignored, unknown_key(ignored, model, 1)))
@@ -107,6 +111,8 @@ def validate(
         valid = {name: data[name] for name in sections}  # a bad section is reported once
         off = _Off(blocked, left_out, turned_off, unrun)
         problems += _agent_options(root, checked, valid, settings, off, own, good.at, data)
+        declared.update(secret for _, options, _ in own for secret in declared_secrets(options))
+        remember(declared)
         where = [((name,), s, None) for name, s in sections.items()]
         problems += cross_check(root, checked, where, good=good, registered=registered)
         problems += cross_check(root, checked, own, agents=False, good=good, registered=registered)
@@ -132,7 +138,9 @@ def validate(
         k: m if m.model is not None else m.model_copy(update={"model": k})
         for k, m in parsed.models.items()
     }
-    return Config(source, models, parsed.model, parsed.agents, sections, data, root)
+    return Config(
+        source, models, parsed.model, parsed.agents, sections, data, root, frozenset(declared)
+    )
 
 
 class _Off:

@@ -117,13 +117,15 @@ def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -
     """The values of those variables in ``env`` (default: the process's), without the
     whitespace around them (as the providers send them), and the keys written into the
     query of a ``base_url`` of ``models:`` in ``config`` (``query_secrets``), longest
-    first (one key may contain another), and the credentials in their ``headers``
-    (``header_secrets``)."""
+    first (one key may contain another), the credentials in their ``headers``
+    (``header_secrets``), and the values plugins' settings declare secret
+    (``SecretStr``: ``Config.declared``)."""
     values = {key_from_env(name, env) or "" for name in key_variables(config)}
     for model in (config.models if config is not None else {}).values():
         if model.base_url:
             values.update(query_secrets(model.base_url))
         values.update(header_secrets(model.headers))
+    values.update(config.declared if config is not None else ())
     return longest_first(values)
 
 
