@@ -15,6 +15,7 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from dsh_permissions._covers import allowed_by, continued, hits, read_hit, unclear_read
 from dsh_permissions._guarded import guarded
 from dsh_permissions._paths import one_resolution
 from dsh_permissions._reasons import (
@@ -199,13 +200,13 @@ def _bypass(policy: Policy, facts: ToolFacts, subjects: Iterable[Subject]) -> Ve
     rules = policy.rules(facts.name, "deny")
     for subject in subjects:
         for rule in rules:
-            if _hits(rule, subject):
+            if hits(rule, subject):
                 why = (
                     f"the rule '{rule}' covers {describe(facts, subject)}"
                     f"{assumed(rule, facts, subject)}; deny rules hold in bypass mode too"
                 )
                 return Verdict("deny", str(rule), why, (Part(subject, "deny", "rule", why, rule),))
-        if (extended := _continued(rules, subject)) is not None:
+        if (extended := continued(rules, subject)) is not None:
             why = (
                 f"{describe(facts, subject)}: {open_why(extended)}; bypass mode asks nobody, "
                 "so it does not run"
@@ -214,11 +215,11 @@ def _bypass(policy: Policy, facts: ToolFacts, subjects: Iterable[Subject]) -> Ve
                 "deny", str(extended), why, (Part(subject, "deny", "rule", why, extended),)
             )
         read_rules = policy.rules(_READ, "deny") if subject.reads else []
-        if (found := _read_hit(read_rules, subject)) is not None:
+        if (found := read_hit(read_rules, subject)) is not None:
             rule, read = found
             why = f"{reads_why(rule, facts, subject, read)}; deny rules hold in bypass mode too"
             return Verdict("deny", str(rule), why, (Part(subject, "deny", "rule", why, rule),))
-        if read_rules and (unread := _unclear_read(subject)) is not None:
+        if read_rules and (unread := unclear_read(subject)) is not None:
             why = (
                 f"{describe(facts, subject)}: {unread}, so what it reads cannot be checked "
                 f"against the deny rule '{read_rules[0]}'; bypass mode asks nobody, so it "
@@ -265,20 +266,20 @@ def _judge(
     what = describe(facts, subject)
     for action in ("deny", "ask"):
         for rule in policy.rules(facts.name, action):
-            if _hits(rule, subject):
+            if hits(rule, subject):
                 why = f"the rule '{rule}' covers {what}{assumed(rule, facts, subject)}"
                 return Part(subject, action, "rule", why + below(rule, subject), rule)
-        if subject.reads and (found := _read_hit(policy.rules(_READ, action), subject)):
+        if subject.reads and (found := read_hit(policy.rules(_READ, action), subject)):
             rule, read = found
             return Part(subject, action, "rule", reads_why(rule, facts, subject, read), rule)
     rules = [*policy.rules(facts.name, "deny"), *policy.rules(facts.name, "ask")]
-    if (extended := _continued(rules, subject)) is not None:
+    if (extended := continued(rules, subject)) is not None:
         # xargs input or a find file name may make it a command the rule covers: it
         # is asked about (bypass denies), even under a rule allowing every call
         return Part(subject, "ask", "problem", f"{what}: {open_why(extended)}")
     if subject.problem is not None:
         return Part(subject, "ask", "problem", f"{what}: {subject.problem}")
-    if subject.reads and (unread := _unclear_read(subject)) is not None:
+    if subject.reads and (unread := unclear_read(subject)) is not None:
         # a file only the shell knows (cat $F) cannot be checked against the read
         # tool's patterns: even a rule allowing every call must not let it past them
         strict = _unchecked(policy, _READ)
@@ -300,7 +301,7 @@ def _judge(
                     f"{what}: {subject.unknown}, so it cannot be checked against the rule '{named}'"
                 )
             return Part(subject, "ask", "problem", why)
-    allowed = _allowed_by(policy.rules(facts.name, "allow"), subject)
+    allowed = allowed_by(policy.rules(facts.name, "allow"), subject)
     if allowed is not None:
         return Part(subject, "allow", "rule", f"the rule '{allowed}' allows {what}", allowed)
     if not facts.mutating:
@@ -332,69 +333,3 @@ def _unchecked(policy: Policy, tool: str) -> Rule | None:
             if rule.pattern is not None:
                 return rule
     return None
-
-
-def _hits(rule: Rule, subject: Subject) -> bool:
-    """Whether a deny or ask rule covers the subject; when the pattern cannot be
-    checked (the tool declares no matchable argument) it is taken to match."""
-    if rule.pattern is None or subject.kind == "tool":
-        return True
-    if subject.problem is not None:
-        return False  # asked about anyway; only a rule without pattern denies it
-    if subject.kind != "path":
-        return any(rule.matches_text(reading) for reading in subject.deny)
-    if any(rule.matches_path(reading) for reading in subject.deny):
-        return True
-    # A tool given a directory may read or change what is inside it (grep, glob, a
-    # copy): a rule about a path beneath it covers the call too, and so does a rule
-    # about where a symlink beneath it points (or, when those could not all be found,
-    # any rule with a pattern: it is taken to match).
-    if not subject.directory:
-        return False
-    if any(rule.matches_below(r) for r in subject.deny) or subject.links_unknown is not None:
-        return True
-    return any(rule.matches_path(t) or rule.matches_below(t) for t in subject.links)
-
-
-def _continued(rules: list[Rule], subject: Subject) -> Rule | None:
-    """The first rule with a pattern that could match the command as it may go on at
-    run time (``Subject.open``)."""
-    for rule in rules:
-        if rule.pattern is not None and any(rule.could_continue(p) for p in subject.open):
-            return rule
-    return None
-
-
-def _read_hit(rules: list[Rule], subject: Subject) -> tuple[Rule, Subject] | None:
-    """The first rule of the ``read`` tool covering a file the command reads."""
-    for read in subject.reads:
-        for rule in rules:
-            if _hits(rule, read):
-                return rule, read
-    return None
-
-
-def _unclear_read(subject: Subject) -> str | None:
-    """Why a file the command reads cannot be checked, or None."""
-    return next((r.unknown or r.problem for r in subject.reads if r.unknown or r.problem), None)
-
-
-def _allowed_by(rules: list[Rule], subject: Subject) -> Rule | None:
-    for rule in rules:
-        if rule.pattern is None:
-            return rule
-    if not subject.allow or subject.unknown is not None:
-        return None
-    first: Rule | None = None
-    for reading in subject.allow:
-        found = next((r for r in rules if _matches(r, subject, reading)), None)
-        if found is None:
-            return None
-        first = first or found
-    return first
-
-
-def _matches(rule: Rule, subject: Subject, reading: str) -> bool:
-    if subject.kind == "path":
-        return rule.matches_path(reading)
-    return rule.matches_text(reading)
