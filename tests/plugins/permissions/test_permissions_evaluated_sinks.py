@@ -182,3 +182,27 @@ async def test_bypass_with_read_deny_rules_alone_denies_what_it_cannot_check(jud
     judged = await judge({"deny": ["read(.env)"]}, "bash", {"command": command}, mode="bypass")
     assert judged.decision == "deny", judged.event["reason"]
     assert "read(.env)" in judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    ("command", "named", "unnamed"),
+    [
+        ("CDPATH=/ cd etc && cat passwd", "CDPATH", "BASH_ENV"),
+        ("export CDPATH=/; cd etc", "CDPATH", "PS4"),
+        ("read CDPATH <<< /; cd etc", "CDPATH", "BASH_CMDS"),
+        ("BASH_ENV=x.sh bash -c true", "BASH_ENV", "CDPATH"),
+        ("PS4='$(id)' bash -xc true", "PS4", "CDPATH"),
+        ("declare -n r=BASH_CMDS", "BASH_CMDS", "CDPATH"),
+        ("env 'BASH_FUNC_ls%%=() { id; }' bash -c ls", "BASH_FUNC_ls%%", "CDPATH"),
+        ("CDPATH=/ BASH_ALIASES[x]=id cd etc", "CDPATH and BASH_ALIASES", "PS4"),
+    ],
+)
+async def test_the_question_names_only_the_hook_variables_the_line_sets(
+    judge, command, named, unnamed
+):
+    """The reason listed every hook variable (BASH_CMDS, BASH_ALIASES, BASH_ENV, ENV,
+    PS4, CDPATH, BASH_FUNC_) for a line that set one of them."""
+    judged = await judge({"allow": ["bash"]}, "bash", {"command": command})
+    assert judged.decision == "ask", judged.event["reason"]
+    reason = judged.requests[0].reason
+    assert f"it sets {named}" in reason and unnamed not in reason, reason

@@ -88,11 +88,16 @@ _EVALUATES: Final = (
     "hold a subscript that runs a command"
 )
 _DECIMAL: Final = re.compile(r"-?[0-9]+")
-_HOOKED: Final = (
-    "it sets BASH_CMDS, BASH_ALIASES, BASH_ENV, ENV, PS4, CDPATH or an exported function "
-    "(BASH_FUNC_), which make a name, a new shell or the trace of set -x run other code, "
-    "or cd go to another directory than the one named"
-)
+#: what setting each hook variable does (``_hooked``), said of the ones a line sets
+_HOOKS: Final = {
+    "BASH_CMDS": "makes a command name run another program",
+    "BASH_ALIASES": "makes a command name run other words",
+    "BASH_ENV": "names a file a new bash runs first",
+    "ENV": "names a file a new interactive sh (or bash --posix) runs first",
+    "PS4": "is expanded by set -x before each command, running what it substitutes",
+    "CDPATH": "sends cd NAME elsewhere than ./NAME, where the rest of the line is checked",
+}
+_EXPORTED: Final = "makes a command name run an exported function"
 _RUNS: Final = (
     "bash evaluates an array subscript in it as arithmetic, running the command "
     "substitution it holds"
@@ -151,9 +156,9 @@ def assigned(words: tuple[Word, ...]) -> str | None:
     ``BASH_ENV=/dev/stdin``, ``RANDOM=x``) may run code, or None: bash evaluates the
     subscript, or the value where it is later used as a number (at once for ``RANDOM``
     and the like), or a hook variable runs it."""
+    if hooks := [name for word in words if (name := _hooked(word)) is not None]:
+        return _hooked_why(hooks)
     for word in words:
-        if _hooked(word):
-            return _HOOKED
         if _evaluates(word):
             return _EVALUATES
         if _ASSIGNMENT.match(word.text) and _runs(word.text):
@@ -230,15 +235,15 @@ def _named(name: str, args: tuple[Word, ...]) -> str | None:
         if _indirect(word.text):
             return _INDIRECT
     for word in targets:  # read PS4, printf -v 'BASH_CMDS[ls]', declare -n r=BASH_CMDS
-        if _HOOK.fullmatch(_variable(word.text)):
-            return _HOOKED
+        if _HOOK.fullmatch(name := _variable(word.text)):
+            return _hooked_why([name])
         if _variable(word.text) in _EVALUATING:  # read RANDOM, declare -n r=OPTIND
             return _EVALUATES
     for word in values:  # declare NAME=VALUE: the value, where it is later evaluated
         if _runs(word.text):
             return _RUNS
-        if _hooked(word):
-            return _HOOKED
+        if (hook := _hooked(word)) is not None:
+            return _hooked_why([hook])
         if _evaluates(word):
             return _EVALUATES
     return None
@@ -311,21 +316,33 @@ def _variable(text: str) -> str:
     return found.group() if found else text
 
 
-def _hooked(word: Word) -> bool:
-    """An assignment to a hook variable that may run code or move ``cd``: any to
-    ``BASH_CMDS``, ``BASH_ALIASES``, ``BASH_FUNC_*`` or ``CDPATH``, a file for
-    ``BASH_ENV`` or ``ENV`` to source, a ``PS4`` holding a substitution."""
+def _hooked(word: Word) -> str | None:
+    """The hook variable an assignment sets that may run code or move ``cd`` (None:
+    none): any to ``BASH_CMDS``, ``BASH_ALIASES``, ``BASH_FUNC_*`` or ``CDPATH``, a
+    file for ``BASH_ENV`` or ``ENV`` to source, a ``PS4`` holding a substitution."""
     if word.text.startswith("BASH_FUNC_") and "=" in word.text:
-        return True  # BASH_FUNC_ls%%=() { ...; }: no name bash would assign
+        return word.text.split("=", 1)[0]  # BASH_FUNC_ls%%=() { ...; }: no name bash assigns
     found = _ASSIGNMENT.match(word.text)
-    if found is None or not _HOOK.fullmatch(found.group(1)):
-        return False
+    if found is None or not _HOOK.fullmatch(name := found.group(1)):
+        return None
     value = word.text[found.end() :]
-    if found.group(1) in ("BASH_ENV", "ENV"):
-        return bool(value) and (found.group(1) == "BASH_ENV" or _file_like(word, value))
-    if found.group(1) == "PS4":
-        return word.dynamic or any(part in _PLAIN.sub("", value) for part in _EXPANDS)
-    return True
+    if name in ("BASH_ENV", "ENV"):
+        hooked = bool(value) and (name == "BASH_ENV" or _file_like(word, value))
+    elif name == "PS4":
+        hooked = word.dynamic or any(part in _PLAIN.sub("", value) for part in _EXPANDS)
+    else:
+        hooked = True
+    return name if hooked else None
+
+
+def _hooked_why(names: list[str]) -> str:
+    """Why setting the hook variables ``names`` may run code or move ``cd``, naming
+    only those."""
+    names = list(dict.fromkeys(names))
+    if len(names) == 1:
+        return f"it sets {names[0]}, which {_HOOKS.get(names[0], _EXPORTED)}"
+    what = [f"{n} {_HOOKS.get(n, _EXPORTED)}" for n in names]
+    return f"it sets {' and '.join(names)}: " + "; ".join(what)
 
 
 def _evaluates(word: Word) -> bool:
