@@ -7,7 +7,7 @@ from __future__ import annotations
 from dsh_permissions._rules import Rule
 from dsh_permissions._subjects import Subject
 
-__all__ = ["allowed_by", "continued", "hits", "read_hit", "unclear_read"]
+__all__ = ["allowed_by", "continued", "hits", "read_hit"]
 
 
 def hits(rule: Rule, subject: Subject) -> bool:
@@ -48,11 +48,6 @@ def read_hit(rules: list[Rule], subject: Subject) -> tuple[Rule, Subject] | None
             if hits(rule, read):
                 return rule, read
     return None
-
-
-def unclear_read(subject: Subject) -> str | None:
-    """Why a file the command reads cannot be checked, or None."""
-    return next((r.unknown or r.problem for r in subject.reads if r.unknown or r.problem), None)
 
 
 def allowed_by(rules: list[Rule], subject: Subject) -> Rule | None:

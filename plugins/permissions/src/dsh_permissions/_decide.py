@@ -15,7 +15,7 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from dsh_permissions._covers import allowed_by, continued, hits, read_hit, unclear_read
+from dsh_permissions._covers import allowed_by, continued, hits, read_hit
 from dsh_permissions._guarded import guarded
 from dsh_permissions._paths import one_resolution
 from dsh_permissions._reasons import (
@@ -26,6 +26,7 @@ from dsh_permissions._reasons import (
     open_why,
     plan_reason,
     reads_why,
+    unclear_read,
 )
 from dsh_permissions._rules import Action, Rule
 from dsh_permissions._settings import Mode, PermissionSettings
@@ -219,7 +220,7 @@ def _bypass(policy: Policy, facts: ToolFacts, subjects: Iterable[Subject]) -> Ve
             rule, read = found
             why = f"{reads_why(rule, facts, subject, read)}; deny rules hold in bypass mode too"
             return Verdict("deny", str(rule), why, (Part(subject, "deny", "rule", why, rule),))
-        if read_rules and (unread := unclear_read(subject)) is not None:
+        if read_rules and (unread := unclear_read(subject, policy.root)) is not None:
             why = (
                 f"{describe(facts, subject)}: {unread}, so what it reads cannot be checked "
                 f"against the deny rule '{read_rules[0]}'; bypass mode asks nobody, so it "
@@ -279,7 +280,7 @@ def _judge(
         return Part(subject, "ask", "problem", f"{what}: {open_why(extended)}")
     if subject.problem is not None:
         return Part(subject, "ask", "problem", f"{what}: {subject.problem}")
-    if subject.reads and (unread := unclear_read(subject)) is not None:
+    if subject.reads and (unread := unclear_read(subject, policy.root)) is not None:
         # a file only the shell knows (cat $F) cannot be checked against the read
         # tool's patterns: even a rule allowing every call must not let it past them
         strict = _unchecked(policy, _READ)

@@ -3,6 +3,7 @@ told in reasons, prompts and the model's denials (see ``_decide``)."""
 
 from __future__ import annotations
 
+import os
 from typing import Final
 
 from dsh_permissions._rules import Rule
@@ -16,6 +17,7 @@ __all__ = [
     "open_why",
     "plan_reason",
     "reads_why",
+    "unclear_read",
 ]
 
 #: characters of a subject's value shown in a reason
@@ -47,6 +49,32 @@ def reads_why(rule: Rule, facts: ToolFacts, subject: Subject, read: Subject) -> 
         f"the rule '{rule}' covers {describe(facts, subject)}, which reads "
         f"{read.value}{below(rule, read)}"
     )
+
+
+def unclear_read(subject: Subject, root: str) -> str | None:
+    """Why a file the command reads cannot be checked, or None. Of several, the one
+    told names a file: the words in a command's options are taken for files too
+    (``grep -rn`` for ``n``, tar's ``xzf``), and "'-rn' may lead elsewhere" says
+    nothing a person can act on. A word not an option comes first, then one naming
+    something in the workspace, a file before a directory, the last of equals (what
+    ``tar -C`` moves comes after it). Words only: that any is unclear decides."""
+    unclear = [r for r in subject.reads if r.unknown or r.problem]
+    if not unclear:
+        return None
+    ranked = sorted(enumerate(unclear), key=lambda p: (*_unlike_a_file(p[1].value, root), -p[0]))
+    told = ranked[0][1]
+    return told.unknown or told.problem
+
+
+def _unlike_a_file(value: str, root: str) -> tuple[bool, bool, bool]:
+    """(an option's word, nothing of that name in the workspace, a directory)."""
+    if value.startswith("-"):
+        return True, True, True
+    path = os.path.join(root, value)
+    try:
+        return False, not os.path.lexists(path), os.path.isdir(path)
+    except (OSError, ValueError):
+        return False, True, True
 
 
 def below(rule: Rule, subject: Subject) -> str:
