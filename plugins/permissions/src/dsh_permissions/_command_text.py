@@ -13,7 +13,7 @@ from typing import Final
 from dsh_permissions import _xargs
 from dsh_permissions._located import located
 from dsh_permissions._paths import display, folded
-from dsh_permissions._readings import open_prefixes, script_runs, variants
+from dsh_permissions._readings import open_prefixes, script_runs, starts, variants
 from dsh_permissions._shell import Word
 from dsh_permissions._subjects import Subject
 from dsh_permissions._wrapper_grammar import unmodelled
@@ -22,6 +22,7 @@ from dsh_permissions._wrappers import MAX_CANDIDATES
 __all__ = [
     "any_unknown",
     "canonical",
+    "matched_words",
     "problem",
     "program_text",
     "redirect",
@@ -32,6 +33,8 @@ __all__ = [
 
 _HARMLESS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _SHOWN: Final = 200
+#: symbolic links followed from a program's path to its target
+_HOPS: Final = 40
 _CROWDED: Final = f"more than {MAX_CANDIDATES} words behind a wrapper may be the command it runs"
 
 
@@ -49,18 +52,23 @@ def text_subject(
     hole: str | None = None,
     elsewhere: list[str] | None = None,
     words: Sequence[Word | None] = (),
+    linked: Sequence[tuple[int, str]] = (),
 ) -> Subject:
     """The subject of one command's text. ``elsewhere``: more spellings deny and ask
     rules see (``_moved``); each of them also sees the text with its lone ``--`` words
     taken out. ``words``: the shell words of ``canon`` (None: a redirection's operator
-    or none known), for the text a person is shown (``shown``)."""
+    or none known), for the text a person is shown (``shown``). ``linked``: where a
+    program given as a symbolic link stands in ``canon`` and another path deny and ask
+    rules see it as (``matched_words``)."""
     text = " ".join(canon)
-    readings = [*variants(canon), *variants(raw), *(elsewhere or ())]
-    # a word that may be the program keeps its ./ (``program_text``); deny rules also
-    # see it without, as any other path of the workspace is written
-    plain = [w[2:] if w.startswith("./") and len(w) > 2 else w for w in canon]
-    if plain != canon:
-        readings += variants(plain)
+    readings = [*variants(raw), *(elsewhere or ())]
+    for spelt in (canon, *([*canon[:i], other, *canon[i + 1 :]] for i, other in linked)):
+        readings += variants(spelt)
+        # a word that may be the program keeps its ./ (``program_text``); deny rules
+        # also see it without, as any other path of the workspace is written
+        plain = [w[2:] if w.startswith("./") and len(w) > 2 else w for w in spelt]
+        if plain != spelt:
+            readings += variants(plain)
     # bash deploy.sh, . ./deploy.sh, PATH=. deploy.sh: also ./deploy.sh (for deny rules)
     readings += [run for r in list(readings) if r is not None for run in script_runs(r)]
     if None in readings:  # too many words behind a wrapper could be its command
@@ -144,18 +152,75 @@ def canonical(
     ``program``: the word may be the program the command runs (``program_text``)."""
     if word.dynamic:
         return word.text, unknown(word)
-    text = word.text
-    if word.tilde:
-        text = os.path.expanduser("~") + text[1:]
-    elif not (path or _path_like(text)):
+    text = _expanded(word)
+    if not (word.tilde or path or _path_like(text)):
         return text, None
     if (moved or chdir) and not os.path.isabs(text):
         what = "an earlier cd (or find -execdir)" if moved else "a wrapper's option"
         return word.text, f"{what} changed the directory, so {word.raw!r} may name another file"
     if not text or "\x00" in text:
         return word.text, f"{word.raw!r} is not a usable path"
-    shown = display(os.path.realpath(os.path.join(root, text)), root)
-    return (program_text(shown) if program and "/" in text else shown), None
+    if program and "/" in text:
+        return program_text(program_paths(text, root)[0]), None
+    return display(os.path.realpath(os.path.join(root, text)), root), None
+
+
+def _expanded(word: Word) -> str:
+    """The text of a word that is not dynamic, ``~`` expanded."""
+    return os.path.expanduser("~") + word.text[1:] if word.tilde else word.text
+
+
+def program_paths(text: str, root: str) -> list[str]:
+    """The paths a program given as the path ``text`` is matched as (shown as
+    ``display`` does): first the one allow rules see, then the others deny and ask rules
+    also see. A symbolic link that lies in the workspace (its directory resolved inside
+    it, as a venv's ``.venv/bin/python``) is matched by allow rules as written: that is
+    the program the person named in the rule, and the link's target is not (``allow:
+    bash(python *)`` never allows ``.venv/bin/python``). Deny and ask rules also see
+    each link on the way and the target (``/usr/bin/python3.12``), so a rule about the
+    target covers it through the link. Any other path is matched as its target."""
+    joined = os.path.join(root, text)
+    target = display(os.path.realpath(joined), root)
+    hops: list[str] = []
+    for _ in range(_HOPS):
+        where = os.path.join(os.path.realpath(os.path.dirname(joined)), os.path.basename(joined))
+        try:
+            joined = os.path.join(os.path.dirname(where), os.readlink(where))
+        except (OSError, ValueError):  # not a link (or not there): the target
+            break
+        hops.append(display(where, root))
+    if not hops or os.path.isabs(hops[0]):
+        return [target]
+    return list(dict.fromkeys([*hops, target]))
+
+
+def matched_words(
+    words: Sequence[Word],
+    root: str,
+    moved: bool,
+    elsewhere: int | None,
+) -> tuple[list[str], list[str], str | None, list[tuple[int, str]]]:
+    """The matched and the raw texts of a simple command's ``words``, why one has no
+    known value (or None), and where a program given as a symbolic link stands with
+    each other path deny and ask rules see it as (``program_paths``).
+    Each word that may be the program keeps its path (``./pytest`` is not ``pytest``).
+    ``elsewhere``: where a wrapper's option moving the command to another directory
+    starts."""
+    texts = [w.text for w in words]
+    programs = set(starts(texts)) if "/" in "".join(texts) else set()
+    canon: list[str] = []
+    raw: list[str] = []
+    why_not: str | None = None
+    linked: list[tuple[int, str]] = []
+    for index, word in enumerate(words):
+        chdir = elsewhere is not None and index >= elsewhere
+        text, why = canonical(word, root, moved, chdir=chdir, program=index in programs)
+        if why is None and index in programs and "/" in text:
+            linked += [(index, program_text(p)) for p in program_paths(_expanded(word), root)[1:]]
+        canon.append(text)
+        raw.append(word.text)
+        why_not = why_not or why
+    return canon, raw, why_not, linked
 
 
 def program_text(shown: str) -> str:

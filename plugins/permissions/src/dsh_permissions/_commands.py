@@ -32,6 +32,7 @@ from dsh_permissions import _xargs
 from dsh_permissions._command_text import (
     any_unknown,
     canonical,
+    matched_words,
     problem,
     redirect,
     text_subject,
@@ -56,7 +57,7 @@ from dsh_permissions._moved import (
     mover,
 )
 from dsh_permissions._parallel import PARALLELS, command_words, script
-from dsh_permissions._readings import SHELLS, skip_assignments, starts
+from dsh_permissions._readings import SHELLS, skip_assignments
 from dsh_permissions._reads import read_subjects
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
 from dsh_permissions._subjects import Subject
@@ -125,21 +126,12 @@ def _command(
     places: Places,
 ) -> list[Subject]:
     """``places``: the directories the shell may be in (read only when ``moved``)."""
-    canon: list[str] = []
-    raw: list[str] = []
     located: list[Word | None] = list(command.words)
-    why_not: str | None = LOST if moved and places.lost else None
     # behind env -C dir (sudo -D dir, parallel --wd dir) a relative path is another file
     elsewhere = moved_at([w.text for w in command.words])
-    # each word that may be the program keeps its path (./pytest is not pytest)
-    texts = [w.text for w in command.words]
-    programs = set(starts(texts)) if "/" in "".join(texts) else set()
-    for index, word in enumerate(command.words):
-        chdir = elsewhere is not None and index >= elsewhere
-        text, why = canonical(word, root, moved, chdir=chdir, program=index in programs)
-        canon.append(text)
-        raw.append(word.text)
-        why_not = why_not or why
+    canon, raw, why_not, linked = matched_words(command.words, root, moved, elsewhere)
+    if moved and places.lost:
+        why_not = LOST
     redirects: list[Subject] = []
     for found in command.redirects:
         if found.kind == "dup":
@@ -172,9 +164,11 @@ def _command(
         # a bare name of a symlink (cat pw, pw -> /etc/passwd) is read as what it names
         named = dirs or ((root,) if links_named(located, start, root) else ())
         texts = elsewhere_readings(located, canon, start, named, root)
-        subjects.append(text_subject(canon, raw, why_not, found_reads, hole, texts, located))
+        subjects.append(
+            text_subject(canon, raw, why_not, found_reads, hole, texts, located, linked)
+        )
         where = (root, there, depth, reads, here)
-        subjects.extend(_wrapped(command, canon, raw, why_not, where))
+        subjects.extend(_wrapped(command, (canon, linked), raw, why_not, where))
     return subjects + redirects
 
 
@@ -190,14 +184,15 @@ def _reads(
 
 def _wrapped(
     command: Command,
-    canon: list[str],
+    texts: tuple[list[str], list[tuple[int, str]]],
     raw: list[str],
     why_not: str | None,
     where: _Where,
 ) -> list[Subject]:
     """Subjects for what this command runs in turn (wrappers, shells, eval, trap,
     mapfile -C, find -exec), and the bash builtins it uses that the analysis does not
-    model (``_evaluated``)."""
+    model (``_evaluated``). ``texts``: the matched words and where a program given as
+    a symbolic link stands with its other paths (``matched_words``)."""
     words = command.words
     subjects: list[Subject] = []
     if (why := assigned(leading(words))) is not None:
@@ -225,7 +220,11 @@ def _wrapped(
                 subjects.append(problem(" ".join(raw), why))
             if inner < len(words):
                 why = why_not or any_unknown(words[inner:])
-                subjects.append(text_subject(canon[inner:], raw[inner:], why, words=words[inner:]))
+                linked = [(i - inner, t) for i, t in texts[1] if i >= inner]
+                spelt = texts[0][inner:]
+                subjects.append(
+                    text_subject(spelt, raw[inner:], why, linked=linked, words=words[inner:])
+                )
                 if name == "watch":  # runs its words joined, through sh -c
                     subjects.extend(_script(words[inner:], where, "the command watch runs"))
             if name in PARALLELS:

@@ -1,0 +1,107 @@
+"""A program given as a path that is a symbolic link (usability review of session 32).
+
+A venv's ``python`` is a link to ``/usr/bin/python3.x`` (or a pyenv python), and it
+was matched as that target only: neither ``allow: bash(.venv/bin/python *)`` nor
+``allow: bash(python *)`` allowed ``.venv/bin/python -m pytest``. A link that lies in
+the workspace (its directory resolved inside it) is now matched by allow rules as
+written, ``./.venv/bin/python``; deny and ask rules see that, every link on the way and
+the target, so a rule on the target still covers the call through the link. A link
+outside the workspace is matched as its target, as before.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.plugins("permissions")
+
+RUN = ".venv/bin/python -m pytest"
+
+
+@pytest.fixture
+def venv(layout):
+    """``.venv/bin/python -> python3 -> {outside}/bin/python3.11`` (as venv makes
+    them), ``venv-out -> {outside}/venv`` (a venv outside, linked in)."""
+    (layout.outside / "bin").mkdir()
+    (layout.outside / "bin" / "python3.11").write_text("#!/bin/sh\n")
+    (layout.ws / ".venv" / "bin").mkdir(parents=True)
+    (layout.ws / ".venv" / "bin" / "python3").symlink_to(layout.outside / "bin" / "python3.11")
+    (layout.ws / ".venv" / "bin" / "python").symlink_to("python3")
+    (layout.outside / "venv" / "bin").mkdir(parents=True)
+    (layout.outside / "venv" / "bin" / "python").symlink_to(layout.outside / "bin" / "python3.11")
+    (layout.ws / "venv-out").symlink_to(layout.outside / "venv")
+    return layout
+
+
+@pytest.mark.parametrize(
+    ("allow", "command", "decision"),
+    [
+        ("bash(.venv/bin/python *)", RUN, "allow"),
+        ("bash(./.venv/bin/python *)", RUN, "allow"),
+        ("bash(.venv/bin/python *)", "./" + RUN, "allow"),
+        ("bash(.venv/bin/python *)", "{ws}/" + RUN, "allow"),
+        ("bash(.venv/bin/python *)", "timeout 60 " + RUN, "allow"),
+        ("bash(.venv/bin/python3 *)", "./.venv/bin/python3 -m pytest", "allow"),
+        # a path is not the program the shell finds on PATH
+        ("bash(python *)", RUN, "ask"),
+        # allow rules match the link as written, not where it leads
+        ("bash(.venv/bin/python3 *)", RUN, "ask"),
+        ("bash({outside}/bin/python3.11 *)", RUN, "ask"),
+        # a link that lies outside the workspace is matched as its target
+        ("bash(venv-out/bin/python *)", "venv-out/bin/python -m pytest", "ask"),
+        ("bash({outside}/bin/python3.11 *)", "venv-out/bin/python -m pytest", "allow"),
+    ],
+)
+async def test_allow_rules_match_a_workspace_link_as_written(
+    judge, venv, allow, command, decision
+):
+    rules = {"allow": [venv.fill(allow), "bash(timeout 60 *)"]}
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == decision, judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "bash({outside}/bin/python3*)",
+        "bash({outside}/bin/python3.11 -m pytest)",
+        "bash(python3.11 *)",
+        "bash(.venv/bin/python3 *)",
+        "bash(./.venv/bin/python3 *)",
+        "bash(python3 *)",
+        "bash(python *)",
+        "bash(.venv/bin/python *)",
+    ],
+)
+@pytest.mark.parametrize("action", ["deny", "ask"])
+@pytest.mark.parametrize("command", [RUN, "./" + RUN, "timeout 60 " + RUN, "sudo " + RUN])
+async def test_deny_and_ask_rules_see_the_link_every_hop_and_the_target(
+    judge, venv, rule, action, command
+):
+    rules = {"allow": ["bash(*)", "bash(.venv/bin/python *)"], action: [venv.fill(rule)]}
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == action, judged.event["reason"]
+
+
+async def test_bypass_mode_denies_through_the_link(judge, venv):
+    rules = {"deny": [venv.fill("bash({outside}/bin/python3*)")]}
+    judged = await judge(rules, "bash", {"command": RUN}, mode="bypass")
+    assert judged.decision == "deny", judged.event["reason"]
+
+
+async def test_the_question_shows_the_link_as_written(judge, venv):
+    judged = await judge({}, "bash", {"command": RUN})
+    assert judged.decision == "ask"
+    assert judged.requests[0].subjects == (("command", "./.venv/bin/python -m pytest"),)
+
+
+async def test_a_link_named_from_home_is_denied_through_it_too(judge, venv, monkeypatch):
+    """``~/ws/.venv/bin/python`` is the workspace's link when the workspace is in home:
+    allowed as written, and a deny rule on the target still covers it."""
+    monkeypatch.setenv("HOME", str(venv.root))
+    command = "~/ws/.venv/bin/python -m pytest"
+    rules = {"allow": ["bash(.venv/bin/python *)"]}
+    assert (await judge(rules, "bash", {"command": command})).decision == "allow"
+    rules["deny"] = [venv.fill("bash({outside}/bin/python3*)")]
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == "deny", judged.event["reason"]
