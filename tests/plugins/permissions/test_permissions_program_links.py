@@ -52,9 +52,7 @@ def venv(layout):
         ("bash({outside}/bin/python3.11 *)", "venv-out/bin/python -m pytest", "allow"),
     ],
 )
-async def test_allow_rules_match_a_workspace_link_as_written(
-    judge, venv, allow, command, decision
-):
+async def test_allow_rules_match_a_workspace_link_as_written(judge, venv, allow, command, decision):
     rules = {"allow": [venv.fill(allow), "bash(timeout 60 *)"]}
     judged = await judge(rules, "bash", {"command": command})
     assert judged.decision == decision, judged.event["reason"]

@@ -45,11 +45,46 @@ def files(layout):
         ("cd src && head -n 3 a.py", "a.py"),
     ],
 )
-async def test_an_unchecked_read_is_named_by_its_file_not_an_option(
-    judge, files, command, named
-):
+async def test_an_unchecked_read_is_named_by_its_file_not_an_option(judge, files, command, named):
     judged = await judge(READ_DENY, "bash", {"command": command})
     assert judged.decision == "ask", judged.event["reason"]
     reason = judged.requests[0].reason
     assert f"so {named!r} may" in reason, reason
     assert "'-" not in reason and "'xzf'" not in reason and "'czf'" not in reason, reason
+
+
+EDIT = ("edit", {"path": ".env", "old": "TOKEN", "new": "KEY"})
+
+
+@pytest.mark.parametrize("mode", ["default", "accept-edits", "bypass"])
+async def test_an_edit_kept_out_by_a_read_rule_says_why_and_what_still_works(judge, mode):
+    """``deny: read(.env)`` denies ``edit`` of ``.env`` (its answers would tell what the
+    file holds) while ``echo X >> .env`` runs under ``allow: bash``: the reason only
+    named the rule, and left the model guessing why a read rule stops an edit."""
+    rules = {"allow": ["bash"], "deny": ["read(.env)"]}
+    judged = await judge(rules, *EDIT, mode=mode)
+    assert judged.decision == "deny", judged.event["reason"]
+    reason = judged.event["reason"]
+    assert "edit reads the file" in reason, reason
+    assert "'write'" in reason and ">>" in reason, reason
+    assert judged.result is not None and ">>" in judged.result.content
+
+
+async def test_an_edit_asked_about_for_a_read_rule_says_why(judge):
+    judged = await judge({"ask": ["read(.env)"]}, *EDIT)
+    assert judged.decision == "ask"
+    assert "edit reads the file" in judged.requests[0].reason
+
+
+async def test_what_the_edit_reason_says_still_works_is_true(judge):
+    """The reason's words checked: the read rule leaves ``write`` and an appending
+    redirection to their own rules, which may ask; it still denies reading commands."""
+    rules = {"allow": ["bash"], "deny": ["read(.env)"]}
+    write = ("write", {"path": ".env", "content": "A=1\n"})
+    assert (await judge(rules, *write, mode="accept-edits")).decision == "allow"
+    assert (await judge({"deny": ["read(.env)"]}, *write)).decision == "ask"
+    assert (await judge(rules, "bash", {"command": "echo X >> .env"})).decision == "allow"
+    denied = {"deny": ["read(.env)"]}
+    assert (await judge(denied, "bash", {"command": "echo X >> .env"})).decision == "ask"
+    for command in ("sed -i s/a/b/ .env", "cat .env", "grep TOKEN .env"):
+        assert (await judge(rules, "bash", {"command": command})).decision == "deny"

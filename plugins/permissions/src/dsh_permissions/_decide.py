@@ -23,6 +23,7 @@ from dsh_permissions._reasons import (
     below,
     could_cover,
     describe,
+    edit_note,
     open_why,
     plan_reason,
     reads_why,
@@ -204,7 +205,8 @@ def _bypass(policy: Policy, facts: ToolFacts, subjects: Iterable[Subject]) -> Ve
             if hits(rule, subject):
                 why = (
                     f"the rule '{rule}' covers {describe(facts, subject)}"
-                    f"{assumed(rule, facts, subject)}; deny rules hold in bypass mode too"
+                    f"{assumed(rule, facts, subject)}{edit_note(rule, facts)}; deny rules "
+                    "hold in bypass mode too"
                 )
                 return Verdict("deny", str(rule), why, (Part(subject, "deny", "rule", why, rule),))
         if (extended := continued(rules, subject)) is not None:
@@ -269,7 +271,8 @@ def _judge(
         for rule in policy.rules(facts.name, action):
             if hits(rule, subject):
                 why = f"the rule '{rule}' covers {what}{assumed(rule, facts, subject)}"
-                return Part(subject, action, "rule", why + below(rule, subject), rule)
+                why += below(rule, subject) + edit_note(rule, facts)
+                return Part(subject, action, "rule", why, rule)
         if subject.reads and (found := read_hit(policy.rules(_READ, action), subject)):
             rule, read = found
             return Part(subject, action, "rule", reads_why(rule, facts, subject, read), rule)

@@ -14,6 +14,7 @@ __all__ = [
     "below",
     "could_cover",
     "describe",
+    "edit_note",
     "open_why",
     "plan_reason",
     "reads_why",
@@ -94,6 +95,19 @@ def below(rule: Rule, subject: Subject) -> str:
     return (
         f" (a symlink inside that directory points to {link}, which the tool would "
         f"read or change through it; {advice})"
+    )
+
+
+def edit_note(rule: Rule, facts: ToolFacts) -> str:
+    """Why a rule of the ``read`` tool covers a tool that edits files, and what it
+    leaves to other rules (a person or model otherwise guesses why an edit is read)."""
+    if rule.tool != "read" or facts.name == "read" or not facts.edits_files:
+        return ""
+    return (
+        f" ({facts.name} reads the file: whether the old text occurs, and where, would tell "
+        "what it holds. Read rules do not cover 'write', which replaces the whole file, "
+        "nor appending with a command such as echo X >> FILE: those run where their own "
+        "rules or the mode allow them, and are asked about otherwise)"
     )
 
 
