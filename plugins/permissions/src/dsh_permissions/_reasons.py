@@ -104,10 +104,11 @@ def edit_note(rule: Rule, facts: ToolFacts) -> str:
     if rule.tool != "read" or facts.name == "read" or not facts.edits_files:
         return ""
     return (
-        f" ({facts.name} reads the file, and its answers (whether and where the old text is "
-        "found) would tell what it holds. Read rules do not cover 'write', which replaces the whole file, "
-        "nor appending with a command such as echo X >> FILE: those run where their own "
-        "rules or the mode allow them, and are asked about otherwise)"
+        f" ({facts.name} reads the file, and its answers (whether and where the old "
+        "text is found) would tell what it holds. Read rules do not cover 'write', which "
+        "replaces the whole file, nor appending with a command such as echo X >> FILE: "
+        "those run where their own rules or the mode allow them, and are asked about "
+        "otherwise)"
     )
 
 
