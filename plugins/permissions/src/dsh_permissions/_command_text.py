@@ -1,5 +1,6 @@
 """How a simple command's words are matched: its text, each path-like word in its
-canonical form (relative to the workspace when inside it, absolute otherwise), the
+canonical form (relative to the workspace when inside it, absolute otherwise; a
+program given as a symbolic link of the workspace as written, ``program_paths``), the
 spellings deny and ask rules see besides, and its output redirections (``_commands``
 puts these together for a whole line)."""
 
