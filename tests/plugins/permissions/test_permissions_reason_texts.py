@@ -6,6 +6,9 @@ lead elsewhere``, and ``tar xzf a.tgz -C dir`` because ``'xzf' may name another
 file``: the words a command's options hold are taken for files too (generously, so
 ``grep -rf.env`` is checked), and the first such word was the one named. The reason
 now names a word that is a file (``_reasons.unclear_read``); the decision is the same.
+
+An ``edit`` a ``read`` rule keeps out says why, and what the rule leaves to other rules
+(``_reasons.edit_note``); those words are checked against what runs.
 """
 
 from __future__ import annotations
