@@ -1,5 +1,6 @@
 """Shared pieces of the compaction tests: a bulky tool, a request spy, pairing checks,
-and the small builders of the mutation-found tests (test_compaction_m_*.py)."""
+the small builders of the mutation-found tests (test_compaction_m_*.py), and the
+servers and turns of the window and fallback tests."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import dsh_compaction
 from dsh import (
     AssistantMessage,
     Message,
+    ModelError,
     ModelRequest,
     TextBlock,
     ToolCall,
@@ -19,10 +21,19 @@ from dsh import (
     UserMessage,
     hookimpl,
 )
-from dsh.testing import ScriptedModel, fail, scripted_harness, tool_calls
+from dsh.testing import (
+    Reply,
+    ScriptedModel,
+    check_invariants,
+    fail,
+    run_turn,
+    scripted_harness,
+    tool_calls,
+)
 from dsh_compaction import (
     DEFAULT_PROMPT,
     SUMMARY_HEADER,
+    CompactionResult,
     HeuristicCounter,
     RequestEstimator,
     TextTokenCounter,
@@ -226,3 +237,109 @@ class WindowServer:
             return self.summary(len(self.summarising))
         self.sent.append(request)
         return self.steps.pop(0)
+
+
+def chars(request: ModelRequest) -> int:
+    """The request's tokens as the tests' ``CharCounter`` counts them, every message once."""
+    return RequestEstimator(CharCounter()).request(request)
+
+
+# -- servers that state their window, and the turns of the window tests ----------------
+
+REAL = 5000  # a stating server's window: CharCounter tokens (one a character)
+CONFIGURED = 1_000_000  # what its model's info says
+
+
+class RealWindow:
+    """The agent's model: answers from ``steps``, and refuses a request over ``REAL``
+    tokens (its ``CharCounter`` estimate times ``factor``: the server's count) stating
+    the window and its count, as llama.cpp does (``stated=False``: its words only, no
+    numbers read)."""
+
+    def __init__(self, steps: list[Any], *, factor: float = 1.0, stated: bool = True) -> None:
+        self.steps = list(steps)
+        self.factor = factor
+        self.stated = stated
+        self.sizes: list[int] = []  # each request's, as the server counts it
+        self.refused: list[ModelRequest] = []
+        self.model = ScriptedModel([self.answer] * 100, context_window=CONFIGURED)
+
+    def answer(self, request: ModelRequest) -> Any:
+        size = round(chars(request) * self.factor)
+        self.sizes.append(size)
+        if size <= REAL:
+            return self.steps.pop(0)
+        self.refused.append(request)
+        said = f"request ({size} tokens) exceeds the available context size ({REAL} tokens)"
+        sizes = {"context_window": REAL, "request_tokens": size} if self.stated else {}
+        return Reply(error=ModelError("CONTEXT_WINDOW_EXCEEDED", said, **sizes))
+
+
+class StatingSummariser:
+    """A summariser of ``window`` tokens that refuses a request over ``refuse_over``
+    tokens (default: its window), prompt and reserved answer counted by the plugin's
+    default heuristic; its error states the window ``states``
+    (``ModelError.context_window``), as llama.cpp's does."""
+
+    def __init__(
+        self, window: int | None, refuse_over: int | None = None, *, states: int | None = None
+    ) -> None:
+        self.needed: list[int] = []
+        self.requests: list[ModelRequest] = []
+        self.refuse_over = refuse_over or window or 0
+        self.states = states
+        self.model = ScriptedModel([self.answer] * 200, name="summarizer", context_window=window)
+
+    def answer(self, request: ModelRequest) -> Any:
+        needed = prompt_tokens(request) + (request.max_tokens or 0)
+        self.needed.append(needed)
+        self.requests.append(request)
+        if needed > self.refuse_over:
+            said = f"you requested {needed} tokens"
+            if self.states is not None:
+                stated = {"context_window": self.states, "request_tokens": needed}
+                return Reply(error=ModelError("CONTEXT_WINDOW_EXCEEDED", said, **stated))
+            return fail("CONTEXT_WINDOW_EXCEEDED", said)
+        return f"summary {len(self.needed)}"
+
+
+#: the options of an agent compacted by hand only
+BY_HAND = {"model": "scripted", "compaction": {"model": "summarizer", "enabled": False}}
+
+
+async def compacted_by_hand(
+    summariser: ScriptedModel, *prompts: str, times: int = 1, **kwargs: Any
+) -> tuple[list[CompactionResult], list[Any]]:
+    """One turn per prompt (a model of 100,000 tokens answering "ok"), then ``times``
+    ``compact_now`` with ``summariser``; returns their results and the agent's events.
+    ``kwargs``: the ``harness``'s (``chars=False``: the default heuristic counts)."""
+    model = ScriptedModel(["ok"] * len(prompts), context_window=100_000)
+    async with harness(model, summariser, **{"chars": False, **kwargs}) as h:
+        agent = await h.agents.create("a", options=BY_HAND)
+        for prompt in prompts:
+            await run_turn(agent, prompt)
+        results = [await dsh_compaction.compact_now(agent) for _ in range(times)]
+        return results, list(agent.session.events)
+
+
+# -- a refused summary's fallback -------------------------------------------------------
+
+FALLBACK_WINDOW = 7000  # CharCounter: step 6 of a reads(5) turn is the first over 0.8
+PREVIOUS = "\n".join(["## Goal\nThe fact is 42; keep it."] * 10)  # 329 characters
+
+
+async def second_turn(
+    script: list[Any], *answers: Any, extra: Sequence[Any] = ()
+) -> tuple[list[Any], list[Any]]:
+    """Turn 1 compacts to PREVIOUS; turn 2 runs ``script``, the summariser answering
+    ``answers``. Returns turn 2's events and the history."""
+    model = ScriptedModel([*reads(5), *script], context_window=FALLBACK_WINDOW)
+    summariser = summarizer(PREVIOUS, *answers)
+    async with harness(model, summariser, extra=extra) as h:
+        agent = await h.agents.create("a", options=options())
+        await run_turn(agent, "task one")
+        events = await run_turn(agent, "Reply with just 'noted' and the fact.")
+        assert check_invariants(agent.session.events) == []
+        history = list(agent.session.history)
+    summariser.assert_complete()
+    return events, history

@@ -5,19 +5,21 @@ are dropped without a summary, the previous summary kept (a ``compact/summary`` 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from compaction_util import (
+    FALLBACK_WINDOW,
     OUTPUT,
     OVERFLOW,
+    PREVIOUS,
     Dump,
     WindowServer,
     events_of,
     harness,
     options,
     reads,
+    second_turn,
     summarizer,
     summary_of,
 )
@@ -25,7 +27,6 @@ from compaction_util import (
 from dsh.testing import (
     InMemoryPersistence,
     ScriptedModel,
-    check_invariants,
     fail,
     run_turn,
     tool_calls,
@@ -37,25 +38,7 @@ from dsh_compaction._summarise import AFTER
 pytestmark = pytest.mark.plugins("compaction")
 
 SUMMARISER = {"compaction": {"model": "summarizer"}}
-WINDOW = 7000  # CharCounter: step 6 of a reads(5) turn is the first over 0.8
-PREVIOUS = "\n".join(["## Goal\nThe fact is 42; keep it."] * 10)  # 329 characters
-
-
-async def second_turn(
-    script: list[Any], *answers: Any, extra: Sequence[Any] = ()
-) -> tuple[list[Any], list[Any]]:
-    """Turn 1 compacts to PREVIOUS; turn 2 runs ``script``, the summariser answering
-    ``answers``. Returns turn 2's events and the history."""
-    model = ScriptedModel([*reads(5), *script], context_window=WINDOW)
-    summariser = summarizer(PREVIOUS, *answers)
-    async with harness(model, summariser, extra=extra) as h:
-        agent = await h.agents.create("a", options=options())
-        await run_turn(agent, "task one")
-        events = await run_turn(agent, "Reply with just 'noted' and the fact.")
-        assert check_invariants(agent.session.events) == []
-        history = list(agent.session.history)
-    summariser.assert_complete()
-    return events, history
+WINDOW = FALLBACK_WINDOW
 
 
 def dropped_note(count: int, code: str) -> str:

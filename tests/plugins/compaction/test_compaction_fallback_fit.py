@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from compaction_util import (
     OVERFLOW,
+    PREVIOUS,
     WindowServer,
     events_of,
     harness,
@@ -28,7 +29,6 @@ from dsh_compaction._fallback import unfit
 pytestmark = pytest.mark.plugins("compaction")
 
 WINDOW = 7000
-PREVIOUS = "\n".join(["## Goal\nThe fact is 42; keep it."] * 10)
 
 
 async def test_a_prompt_larger_than_the_window_drops_nothing(

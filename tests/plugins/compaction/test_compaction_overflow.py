@@ -6,25 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from compaction_util import CharCounter, events_of, harness, reads, summarizer, summary_of
+from compaction_util import chars, events_of, harness, options, reads, summarizer, summary_of
 
 from dsh import ModelRequest, UserMessage, hookimpl
 from dsh.testing import ScriptedModel, check_invariants, fail, run_turn
-from dsh_compaction import RequestEstimator
 
 pytestmark = pytest.mark.plugins("compaction")
 
 OVERFLOW = fail("CONTEXT_WINDOW_EXCEEDED", "prompt is too long")
-
-
-def chars(request: ModelRequest) -> int:
-    """The request's tokens as the tests' ``CharCounter`` counts them, every message once."""
-    return RequestEstimator(CharCounter()).request(request)
-
-
-def options(**compaction: Any) -> dict[str, Any]:
-    settings = {"model": "summarizer", "prune_chars": 0, **compaction}
-    return {"model": "scripted", "compaction": settings}
 
 
 async def overflow_turn(

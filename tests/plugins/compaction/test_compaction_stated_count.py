@@ -13,40 +13,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from compaction_util import events_of, harness, reads, summarizer
-from test_compaction_overflow import chars, options
+from compaction_util import REAL, RealWindow, events_of, harness, options, reads, summarizer
 
-from dsh import ModelError, ModelRequest
-from dsh.testing import Reply, ScriptedModel, run_turn
+from dsh.testing import run_turn
 from dsh_compaction._stated import MAX_RATIO, logged_windows
 
 pytestmark = pytest.mark.plugins("compaction")
 
-REAL = 5000  # the server's window, in its own tokens
 
-
-class Dense:
-    """A server whose tokens are ``factor`` times the ``CharCounter``'s estimate: it
-    refuses a request over ``REAL`` of them, stating the window and its count."""
-
-    def __init__(self, steps: list[Any], factor: float) -> None:
-        self.steps = list(steps)
-        self.factor = factor
-        self.sizes: list[int] = []  # each request's, as the server counts it
-        self.model = ScriptedModel([self.answer] * 100, context_window=1_000_000)
-
-    def answer(self, request: ModelRequest) -> Any:
-        size = round(chars(request) * self.factor)
-        self.sizes.append(size)
-        if size <= REAL:
-            return self.steps.pop(0)
-        said = f"request ({size} tokens) exceeds the available context size ({REAL} tokens)"
-        sizes = {"context_window": REAL, "request_tokens": size}
-        return Reply(error=ModelError("CONTEXT_WINDOW_EXCEEDED", said, **sizes))
-
-
-async def eight_reads(factor: float) -> tuple[Dense, list[Any]]:
-    server = Dense(reads(8), factor)
+async def eight_reads(factor: float) -> tuple[RealWindow, list[Any]]:
+    """A turn of eight reads, its server's tokens ``factor`` times the estimate."""
+    server = RealWindow(reads(8), factor=factor)
     summaries = summarizer(*(f"summary {n}" for n in range(1, 9)))
     async with harness(server.model, summaries) as h:
         agent = await h.agents.create("a", options=options())

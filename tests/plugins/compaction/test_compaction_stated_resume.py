@@ -12,9 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from compaction_util import BulkyTool, CountChars, events_of, reads, summarizer
-from test_compaction_overflow import options
-from test_compaction_stated_window import REAL, RealWindow
+from compaction_util import (
+    REAL,
+    BulkyTool,
+    CountChars,
+    RealWindow,
+    events_of,
+    options,
+    reads,
+    summarizer,
+)
 
 import dsh_compaction
 from dsh.testing import check_invariants, run_turn, scripted_harness

@@ -14,38 +14,23 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from compaction_util import events_of, harness, reads, summarizer
-from test_compaction_overflow import chars, options
+from compaction_util import (
+    CONFIGURED,
+    REAL,
+    RealWindow,
+    chars,
+    events_of,
+    harness,
+    options,
+    reads,
+    summarizer,
+)
 
-from dsh import ModelError, ModelRequest
-from dsh.testing import Reply, ScriptedModel, check_invariants, run_turn
+from dsh import ModelError
+from dsh.testing import ScriptedModel, check_invariants, run_turn
 from dsh_compaction._summarise import _too_long
 
 pytestmark = pytest.mark.plugins("compaction")
-
-REAL = 5000  # the server's window: CharCounter tokens (one a character)
-CONFIGURED = 1_000_000  # what the model's info says
-
-
-class RealWindow:
-    """The agent's model: answers from ``steps``, and refuses a request over ``REAL``
-    tokens stating the window and the request's size, as llama.cpp does
-    (``stated=False``: its words only, no numbers read)."""
-
-    def __init__(self, steps: list[Any], *, stated: bool = True) -> None:
-        self.steps = list(steps)
-        self.stated = stated
-        self.refused: list[ModelRequest] = []
-        self.model = ScriptedModel([self.answer] * 100, context_window=CONFIGURED)
-
-    def answer(self, request: ModelRequest) -> Any:
-        size = chars(request)
-        if size <= REAL:
-            return self.steps.pop(0)
-        self.refused.append(request)
-        said = f"request ({size} tokens) exceeds the available context size ({REAL} tokens)"
-        sizes = {"context_window": REAL, "request_tokens": size} if self.stated else {}
-        return Reply(error=ModelError("CONTEXT_WINDOW_EXCEEDED", said, **sizes))
 
 
 async def turns(server: RealWindow, *prompts: str) -> tuple[list[list[Any]], Any]:

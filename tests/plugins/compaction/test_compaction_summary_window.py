@@ -5,59 +5,23 @@ states a smaller window, the summary is started again once for that window)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from compaction_util import harness, prompt_tokens
+from compaction_util import BY_HAND, StatingSummariser, compacted_by_hand, harness
 
 import dsh_compaction
-from dsh import ModelError, ModelRequest
-from dsh.testing import InMemoryPersistence, Reply, ScriptedModel, fail, run_turn
+from dsh.testing import InMemoryPersistence, ScriptedModel, fail, run_turn
 
 pytestmark = pytest.mark.plugins("compaction")
-
-OFF = {"model": "summarizer", "enabled": False}  # compacted by hand only
-
-
-class Server:
-    """A summariser of ``window`` tokens that refuses a request over ``refuse_over``
-    tokens (default: its window), prompt and reserved answer counted; its error states
-    the window ``states`` (``ModelError.context_window``), as llama.cpp's does."""
-
-    def __init__(
-        self, window: int | None, refuse_over: int | None = None, *, states: int | None = None
-    ) -> None:
-        self.needed: list[int] = []
-        self.requests: list[ModelRequest] = []
-        self.refuse_over = refuse_over or window or 0
-        self.states = states
-        script = [self.answer] * 200
-        self.model = ScriptedModel(script, name="summarizer", context_window=window)
-
-    def answer(self, request: ModelRequest) -> Any:
-        needed = prompt_tokens(request) + (request.max_tokens or 0)
-        self.needed.append(needed)
-        self.requests.append(request)
-        if needed > self.refuse_over:
-            said = f"you requested {needed} tokens"
-            if self.states is not None:
-                stated = {"context_window": self.states, "request_tokens": needed}
-                return Reply(error=ModelError("CONTEXT_WINDOW_EXCEEDED", said, **stated))
-            return fail("CONTEXT_WINDOW_EXCEEDED", said)
-        return f"summary {len(self.needed)}"
 
 
 async def test_one_long_message_is_split_so_each_summary_request_fits() -> None:
     """A message longer than a chunk was sent whole: the summary request was larger
     than the window, and every compaction failed from then on."""
-    server = Server(1500)
-    model = ScriptedModel(["ok"] * 4, context_window=100_000)
+    server = StatingSummariser(1500)
     long = "HEAD " + "abcd " * 1000 + " TAIL"  # ~1,250 tokens, below the 6,000-char clip
-    async with harness(model, server.model, chars=False) as h:
-        agent = await h.agents.create("a", options={"model": "scripted", "compaction": OFF})
-        for prompt in (long, "small question", "another one", "and more"):
-            await run_turn(agent, prompt)
-        result = await dsh_compaction.compact_now(agent)
+    (result,), _ = await compacted_by_hand(
+        server.model, long, "small question", "another one", "and more"
+    )
 
     assert result.outcome == "summarized", result
     assert max(server.needed) <= 1500
@@ -66,13 +30,8 @@ async def test_one_long_message_is_split_so_each_summary_request_fits() -> None:
 
 
 async def test_a_refused_summary_request_says_it_was_the_summarisers() -> None:
-    server = Server(100_000, refuse_over=500)  # the server's real window is smaller
-    model = ScriptedModel(["ok"] * 3, context_window=100_000)
-    async with harness(model, server.model, chars=False) as h:
-        agent = await h.agents.create("a", options={"model": "scripted", "compaction": OFF})
-        for prompt in ("one " * 300, "two", "three"):
-            await run_turn(agent, prompt)
-        result = await dsh_compaction.compact_now(agent)
+    server = StatingSummariser(100_000, refuse_over=500)  # the real window is smaller
+    (result,), _ = await compacted_by_hand(server.model, "one " * 300, "two", "three")
 
     assert result.outcome == "failed"
     assert result.error is not None
@@ -85,13 +44,8 @@ async def test_a_refused_summary_request_says_it_was_the_summarisers() -> None:
 async def test_a_summariser_that_states_its_window_is_asked_again_for_it() -> None:
     """Its server's own refusal stated the window (2,000 tokens behind the 100,000 of its
     info): the compaction failed, every time, though chunks sized for that window fit."""
-    server = Server(100_000, refuse_over=2000, states=2000)
-    model = ScriptedModel(["ok"] * 3, context_window=100_000)
-    async with harness(model, server.model, chars=False) as h:
-        agent = await h.agents.create("a", options={"model": "scripted", "compaction": OFF})
-        for prompt in ("one " * 2000, "two", "three"):
-            await run_turn(agent, prompt)
-        result = await dsh_compaction.compact_now(agent)
+    server = StatingSummariser(100_000, refuse_over=2000, states=2000)
+    (result,), _ = await compacted_by_hand(server.model, "one " * 2000, "two", "three")
 
     assert result.outcome == "summarized", result
     refused = [n for n in server.needed if n > 2000]
@@ -100,13 +54,8 @@ async def test_a_summariser_that_states_its_window_is_asked_again_for_it() -> No
 
 
 async def test_a_summariser_refused_again_for_its_stated_window_fails() -> None:
-    server = Server(100_000, refuse_over=1000, states=2000)  # too large: refused again
-    model = ScriptedModel(["ok"] * 3, context_window=100_000)
-    async with harness(model, server.model, chars=False) as h:
-        agent = await h.agents.create("a", options={"model": "scripted", "compaction": OFF})
-        for prompt in ("one " * 2000, "two", "three"):
-            await run_turn(agent, prompt)
-        result = await dsh_compaction.compact_now(agent)
+    server = StatingSummariser(100_000, refuse_over=1000, states=2000)  # refused again
+    (result,), _ = await compacted_by_hand(server.model, "one " * 2000, "two", "three")
 
     assert result.outcome == "failed" and result.error is not None
     assert "planned for a context window of 2,000 tokens" in result.error["message"]
@@ -118,7 +67,7 @@ async def test_compact_now_gives_the_summariser_the_configured_window() -> None:
     (a quarter of it) and more calls than the window needs."""
     blind = ScriptedModel(["by hand"], name="summarizer", context_window=None)
     model = ScriptedModel(["a" * 400] * 3, context_window=None)
-    settings = {**OFF, "context_window": 40_000}
+    settings = {**BY_HAND["compaction"], "context_window": 40_000}
     async with harness(model, blind) as h:
         agent = await h.agents.create("a", options={"model": "scripted", "compaction": settings})
         for i in range(3):
@@ -150,13 +99,8 @@ async def test_an_overflow_plans_the_summariser_for_the_refused_size(window: int
 
 
 async def test_a_window_too_small_for_the_summarisers_prompt_is_said_before_a_call() -> None:
-    server = Server(700)  # the default prompt (~330 tokens) and two answers of 175
-    model = ScriptedModel(["ok"] * 3, context_window=100_000)
-    async with harness(model, server.model, chars=False) as h:
-        agent = await h.agents.create("a", options={"model": "scripted", "compaction": OFF})
-        for prompt in ("one " * 100, "two", "three"):
-            await run_turn(agent, prompt)
-        result = await dsh_compaction.compact_now(agent)
+    server = StatingSummariser(700)  # the default prompt (~330 tokens), two answers of 175
+    (result,), _ = await compacted_by_hand(server.model, "one " * 100, "two", "three")
 
     assert result.outcome == "failed" and result.error is not None
     assert "summariser's request was too long" in result.error["message"]

@@ -9,7 +9,17 @@ import random
 from typing import Any
 
 import pytest
-from compaction_util import OUTPUT, events_of, harness, options, reads, summarizer, summary_of
+from compaction_util import (
+    FALLBACK_WINDOW,
+    OUTPUT,
+    PREVIOUS,
+    events_of,
+    harness,
+    options,
+    reads,
+    summarizer,
+    summary_of,
+)
 
 from dsh.testing import ScriptedModel, check_invariants, run_turn
 from dsh_compaction import DEFAULT_PROMPT
@@ -18,8 +28,7 @@ from dsh_compaction._summarise import AFTER
 
 pytestmark = pytest.mark.plugins("compaction")
 
-WINDOW = 7000  # CharCounter: step 6 of a reads(5) turn is the first over 0.8
-PREVIOUS = "\n".join(["## Goal\nThe fact is 42; keep it."] * 10)  # 329 characters
+WINDOW = FALLBACK_WINDOW
 #: what a read's result says in the transcript
 READ = f"[tool result: read]\nf3.py: {OUTPUT}"
 ERROR = "Traceback (most recent call last): ValueError: invalid literal for int()"
