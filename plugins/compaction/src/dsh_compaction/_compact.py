@@ -36,7 +36,7 @@ from dsh_compaction._plan import tail_budget as tail_for
 from dsh_compaction._result import CompactionResult, Outcome, Reason
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._state import AgentState
-from dsh_compaction._summarise import Summary, summarise
+from dsh_compaction._summarise import Spent, Summary, summarise
 from dsh_compaction._task import task_marks
 from dsh_compaction._tokens import RequestEstimator
 from dsh_compaction._warn import warn, warn_dropped
@@ -220,7 +220,10 @@ class _Run:
         outcome: Outcome,
         error: dict[str, str] | None = None,
         refused: dict[str, str] | None = None,
+        spent: Spent | None = None,
     ) -> CompactionResult:
+        """Log ``compact/end``; ``spent``: the summariser's calls of a compaction that
+        logged no ``compact/summary`` to carry them."""
         now = self.agent.session.history
         after = self.fixed + self.estimator.messages(now)
         reason = self.reason
@@ -234,6 +237,7 @@ class _Run:
                 warn(self.agent.id, reason, outcome, error, stubbed=self.stubbed, where=self.where)
         if refused is not None:  # redacted by ``fallback``
             data["refused"] = refused
+        data |= _spent_data(spent)
         await self.agent.session.emit(END, data)
         return CompactionResult(outcome, reason, before, after, error, refused=refused)
 
@@ -278,6 +282,7 @@ class _Run:
             return await self.end(
                 history, before, await _prune(plan.prune, agent.session.emit, state)
             )
+        spent = Spent()
         try:
             with anyio.fail_after(settings.timeout):
                 summary = await summarise(
@@ -288,22 +293,24 @@ class _Run:
                     model_name=self.request.model,
                     counter=counter,
                     window=self.summariser_window,
+                    spent=spent,
                 )
             check_summary(summary, plan, counter.count_message(summary_message(summary.text)))
             check_unchanged(history, agent.session.history, plan.cut)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                await self.end(history, before, "aborted")
+                await self.end(history, before, "aborted", spent=spent)
             raise
         except Exception as exc:
             error = error_of(exc, settings)
             if error["code"] in REFUSALS and before > self.must_fit:
-                return await self.fallback(history, before, plan, error, exc)
-            return await self.end(history, before, "failed", error)
+                return await self.fallback(history, before, plan, error, exc, spent)
+            return await self.end(history, before, "failed", error, spent=spent)
         try:
-            await agent.session.emit(SUMMARY, _summary_data(summary, plan))
+            await agent.session.emit(SUMMARY, _summary_data(summary, plan, spent))
         except EventDataError as exc:  # refused before it entered the log: nothing changed
-            return await self.end(history, before, "failed", error_of(exc, settings))
+            error = error_of(exc, settings)
+            return await self.end(history, before, "failed", error, spent=spent)
         state.invalidate()
         result = await self.end(history, before, "summarized")
         return CompactionResult(
@@ -322,6 +329,7 @@ class _Run:
         plan: Plan,
         refused: dict[str, str],
         exc: Exception,
+        spent: Spent,
     ) -> CompactionResult:
         """Drop what the summary ``exc`` refused would have covered, keeping the previous
         one or the chunks' before it (``_fallback``). Failed (the history unchanged) when
@@ -332,13 +340,14 @@ class _Run:
         text = fallback_summary(plan.previous, so_far, count, refused["code"])
         tokens = self.estimator.counter.count_message(summary_message(text))
         if unfit(before - plan.replaced_tokens + tokens, before, self.fits):
-            return await self.end(history, before, "failed", unfit_error(refused))
+            return await self.end(history, before, "failed", unfit_error(refused), spent=spent)
         try:
             check_unchanged(history, self.agent.session.history, plan.cut)
-            await self.agent.session.emit(SUMMARY, fallback_data(plan, text, refused))
+            data = fallback_data(plan, text, refused) | _spent_data(spent)
+            await self.agent.session.emit(SUMMARY, data)
         except (Failed, EventDataError) as failure:
             error = error_of(failure, self.settings)
-            return await self.end(history, before, "failed", error, refused=refused)
+            return await self.end(history, before, "failed", error, refused, spent)
         self.state.invalidate()
         kept = "in_part" if so_far else "previous" if plan.previous is not None else None
         warn_dropped(self.agent.id, self.reason, refused, count, kept=kept, where=self.where)
@@ -353,7 +362,14 @@ async def _prune(prune: Sequence[Prune], emit: Any, state: AgentState) -> Outcom
     return "pruned"
 
 
-def _summary_data(summary: Summary, plan: Plan) -> dict[str, Any]:
+def _spent_data(spent: Spent | None) -> dict[str, Any]:
+    """The ``model``, ``calls`` and ``usage`` of the summariser's calls (none: {})."""
+    if spent is None or not spent.calls:
+        return {}
+    return {"model": spent.model, "calls": spent.calls, "usage": spent.usage.model_dump()}
+
+
+def _summary_data(summary: Summary, plan: Plan, spent: Spent) -> dict[str, Any]:
     data: dict[str, Any] = {
         "summary": summary.text,
         "replaces": plan.cut,
@@ -363,8 +379,6 @@ def _summary_data(summary: Summary, plan: Plan) -> dict[str, Any]:
         "source": summary.source,
     }
     if summary.source == "model":
-        data["model"] = summary.model
-        data["calls"] = summary.calls
+        data |= _spent_data(spent)
         data["truncated"] = summary.truncated
-        data["usage"] = summary.usage.model_dump()
     return data

@@ -35,7 +35,7 @@ from dsh_compaction._answers import refusal
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._tokens import TokenCounter, json_text
 
-__all__ = ["DEFAULT_PROMPT", "Summary", "summarise", "transcript"]
+__all__ = ["DEFAULT_PROMPT", "Spent", "Summary", "summarise", "transcript"]
 
 DEFAULT_PROMPT: Final = """\
 You compact the history of a working session between a user and an AI agent that uses \
@@ -86,8 +86,17 @@ class Summary:
     model: str | None = None
     #: the plugin whose ``compaction_summarize`` wrote it
     plugin: str | None = None
-    calls: int = 0
     truncated: bool = False
+
+
+@dataclass(slots=True)
+class Spent:
+    """What one compaction's calls of the summariser model cost: every call it made,
+    the answers refused (``_answers``) and the requests its server refused as too long
+    among them, and the usage they reported."""
+
+    model: str | None = None
+    calls: int = 0
     usage: Usage = field(default_factory=Usage)
 
 
@@ -277,8 +286,10 @@ async def summarise(
     model_name: str | None,
     counter: TokenCounter,
     window: int | None,
+    spent: Spent,
 ) -> Summary:
-    """The summary of ``messages`` merged with ``previous``. Raises ``DshError`` (a
+    """The summary of ``messages`` merged with ``previous``, the summariser model's
+    calls counted in ``spent`` (those of a summary that failed too). Raises ``DshError`` (a
     ``HookError`` from a plugin, a ``ModelError`` from the model: ``REFUSED`` or
     ``INCOMPLETE`` for an answer of a chunk that did not finish, see ``FINISHED``; a
     ``SUMMARY_*`` code for an answer that is no summary, see ``_answers``). A request
@@ -300,14 +311,14 @@ async def summarise(
         raise _no_model(agent, name)
     limit = model.info.context_window or window or 100_000
     try:
-        return await _by_model(model, name, settings, messages, previous, counter, limit)
+        return await _by_model(model, name, settings, messages, previous, counter, limit, spent)
     except ModelError as exc:
         # the summariser's server refused a request stating a smaller window: once more,
         # in chunks sized for that window
         stated = exc.context_window
         if exc.code != "CONTEXT_WINDOW_EXCEEDED" or stated is None or stated >= limit:
             raise
-    return await _by_model(model, name, settings, messages, previous, counter, stated)
+    return await _by_model(model, name, settings, messages, previous, counter, stated, spent)
 
 
 async def _by_model(
@@ -318,9 +329,10 @@ async def _by_model(
     previous: str | None,
     counter: TokenCounter,
     limit: int,
+    spent: Spent,
 ) -> Summary:
     """``summarise``'s summary by ``model`` (asked by ``name``), in chunks sized for a
-    window of ``limit`` tokens."""
+    window of ``limit`` tokens; each call counted in ``spent`` as it is made."""
     system = settings.prompt or DEFAULT_PROMPT
     # the answer may take a quarter of a small window at most, so that the prompt, the
     # summary so far (merged in, no longer than an answer) and a chunk still fit
@@ -334,31 +346,34 @@ async def _by_model(
     if room < MIN_CHUNK:
         raise _too_long(model.info.name, limit, None, prompt=prompt, answer=answer_tokens)
     summary = Summary(previous or "", "model", model=model.info.name)
-    for chunk in _chunks(transcript(messages), counter, min(budget, room), room):
+    spent.model = model.info.name
+    chunks = _chunks(transcript(messages), counter, min(budget, room), room)
+    # ``answered``: the chunks before this one, whose answers passed the checks
+    for answered, chunk in enumerate(chunks):
         request = ModelRequest(
             model=name,
             system=system,
             messages=(UserMessage(content=_prompt_text(chunk, summary.text or None)),),
             max_tokens=answer_tokens,
         )
+        spent.calls += 1
         try:
             answer = await _call(model, request)
         except ModelError as exc:
             if exc.code != "CONTEXT_WINDOW_EXCEEDED":
                 raise
             raise _too_long(model.info.name, limit, exc) from exc
+        spent.usage += answer.usage
         if answer.stop_reason not in FINISHED:
             raise _unfinished(model.info.name, answer.stop_reason)
         text = answer.text.strip()
         # checked against the summary so far (each answer merges it) and its chunk
         instructions = (system, AFTER)
         entries = "\n\n".join(chunk)
-        refused = refusal(text, summary.text, entries, instructions, later=summary.calls > 0)
+        refused = refusal(text, summary.text, entries, instructions, later=answered > 0)
         if refused is not None:
-            refused.so_far = summary.text if summary.calls else None
+            refused.so_far = summary.text if answered else None
             raise refused
         summary.text = text
-        summary.calls += 1
-        summary.usage += answer.usage
         summary.truncated = summary.truncated or answer.stop_reason == "max_tokens"
     return summary
