@@ -307,19 +307,25 @@ class StatingSummariser:
 BY_HAND = {"model": "scripted", "compaction": {"model": "summarizer", "enabled": False}}
 
 
+async def by_hand(agent: Any, *prompts: str) -> CompactionResult:
+    """One turn of ``agent`` per prompt, then ``compact_now``."""
+    for prompt in prompts:
+        await run_turn(agent, prompt)
+    result: CompactionResult = await dsh_compaction.compact_now(agent)
+    return result
+
+
 async def compacted_by_hand(
-    summariser: ScriptedModel, *prompts: str, times: int = 1, **kwargs: Any
-) -> tuple[list[CompactionResult], list[Any]]:
-    """One turn per prompt (a model of 100,000 tokens answering "ok"), then ``times``
-    ``compact_now`` with ``summariser``; returns their results and the agent's events.
-    ``kwargs``: the ``harness``'s (``chars=False``: the default heuristic counts)."""
+    summariser: ScriptedModel, *prompts: str
+) -> tuple[CompactionResult, list[Any]]:
+    """One turn per prompt (a model of 100,000 tokens answering "ok"), then
+    ``compact_now`` with ``summariser`` (the default heuristic counts tokens); returns
+    its result and the agent's events."""
     model = ScriptedModel(["ok"] * len(prompts), context_window=100_000)
-    async with harness(model, summariser, **{"chars": False, **kwargs}) as h:
+    async with harness(model, summariser, chars=False) as h:
         agent = await h.agents.create("a", options=BY_HAND)
-        for prompt in prompts:
-            await run_turn(agent, prompt)
-        results = [await dsh_compaction.compact_now(agent) for _ in range(times)]
-        return results, list(agent.session.events)
+        result = await by_hand(agent, *prompts)
+        return result, list(agent.session.events)
 
 
 # -- a refused summary's fallback -------------------------------------------------------

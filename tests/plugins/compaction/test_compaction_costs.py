@@ -31,7 +31,7 @@ def tokens(usage: dict[str, int], answers: int) -> None:
 
 async def test_a_retry_for_the_summarisers_stated_window_counts_the_refused_request() -> None:
     server = StatingSummariser(100_000, refuse_over=2000, states=2000)
-    (result,), events = await compacted_by_hand(server.model, "one " * 2000, "two", "three")
+    result, events = await compacted_by_hand(server.model, "one " * 2000, "two", "three")
 
     assert result.outcome == "summarized"
     (summary,) = events_of(events, "compact/summary")
@@ -64,7 +64,7 @@ async def test_a_failed_compaction_counts_its_calls_in_its_end() -> None:
 
 async def test_a_summary_counts_its_calls_in_its_summary_only() -> None:
     server = StatingSummariser(100_000)
-    (result,), events = await compacted_by_hand(server.model, "one " * 200, "two", "three")
+    result, events = await compacted_by_hand(server.model, "one " * 200, "two", "three")
 
     assert result.outcome == "summarized"
     (summary,) = events_of(events, "compact/summary")

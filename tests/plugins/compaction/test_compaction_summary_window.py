@@ -6,7 +6,7 @@ states a smaller window, the summary is started again once for that window)."""
 from __future__ import annotations
 
 import pytest
-from compaction_util import BY_HAND, StatingSummariser, compacted_by_hand, harness
+from compaction_util import BY_HAND, StatingSummariser, by_hand, compacted_by_hand, harness
 
 import dsh_compaction
 from dsh.testing import InMemoryPersistence, ScriptedModel, fail, run_turn
@@ -19,7 +19,7 @@ async def test_one_long_message_is_split_so_each_summary_request_fits() -> None:
     than the window, and every compaction failed from then on."""
     server = StatingSummariser(1500)
     long = "HEAD " + "abcd " * 1000 + " TAIL"  # ~1,250 tokens, below the 6,000-char clip
-    (result,), _ = await compacted_by_hand(
+    result, _ = await compacted_by_hand(
         server.model, long, "small question", "another one", "and more"
     )
 
@@ -31,7 +31,7 @@ async def test_one_long_message_is_split_so_each_summary_request_fits() -> None:
 
 async def test_a_refused_summary_request_says_it_was_the_summarisers() -> None:
     server = StatingSummariser(100_000, refuse_over=500)  # the real window is smaller
-    (result,), _ = await compacted_by_hand(server.model, "one " * 300, "two", "three")
+    result, _ = await compacted_by_hand(server.model, "one " * 300, "two", "three")
 
     assert result.outcome == "failed"
     assert result.error is not None
@@ -45,7 +45,7 @@ async def test_a_summariser_that_states_its_window_is_asked_again_for_it() -> No
     """Its server's own refusal stated the window (2,000 tokens behind the 100,000 of its
     info): the compaction failed, every time, though chunks sized for that window fit."""
     server = StatingSummariser(100_000, refuse_over=2000, states=2000)
-    (result,), _ = await compacted_by_hand(server.model, "one " * 2000, "two", "three")
+    result, _ = await compacted_by_hand(server.model, "one " * 2000, "two", "three")
 
     assert result.outcome == "summarized", result
     refused = [n for n in server.needed if n > 2000]
@@ -53,9 +53,38 @@ async def test_a_summariser_that_states_its_window_is_asked_again_for_it() -> No
     assert len(server.needed) > 2  # the retry's chunks
 
 
+async def test_a_summarisers_stated_window_is_kept_for_the_harness(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Kept for that summary only, the stated window was learned again, with a refused
+    request, by every later compaction, of this agent or another of the harness."""
+    caplog.set_level("WARNING", logger="dsh_compaction")
+    server = StatingSummariser(100_000, refuse_over=2000, states=2000)
+    model = ScriptedModel(["ok"] * 9, context_window=100_000)
+    prompts = ("one " * 2000, "two", "three")
+    async with harness(model, server.model, chars=False) as h:
+        first = await h.agents.create("a", options=BY_HAND)
+        results = [await by_hand(first, *prompts)]
+        learned = len(server.needed)
+        results.append(await by_hand(first, *prompts))
+        other = await h.agents.create("b", options=BY_HAND)
+        results.append(await by_hand(other, *prompts))
+
+    assert [r.outcome for r in results] == ["summarized"] * 3, results
+    assert len([n for n in server.needed if n > 2000]) == 1  # the first request only
+    assert len(server.needed) > learned + 2  # the later compactions asked, in chunks
+    warned = [r.getMessage() for r in caplog.records if "summariser" in r.getMessage()]
+    assert warned == [
+        "summariser model 'summarizer': the server says its context window is 2,000 "
+        "tokens (its model's: 100,000 tokens); compaction plans the summariser's "
+        "requests with it while the harness runs; set context_window in dsh.yml (the "
+        "model's entry) to 2000"
+    ]
+
+
 async def test_a_summariser_refused_again_for_its_stated_window_fails() -> None:
     server = StatingSummariser(100_000, refuse_over=1000, states=2000)  # refused again
-    (result,), _ = await compacted_by_hand(server.model, "one " * 2000, "two", "three")
+    result, _ = await compacted_by_hand(server.model, "one " * 2000, "two", "three")
 
     assert result.outcome == "failed" and result.error is not None
     assert "planned for a context window of 2,000 tokens" in result.error["message"]
@@ -100,7 +129,7 @@ async def test_an_overflow_plans_the_summariser_for_the_refused_size(window: int
 
 async def test_a_window_too_small_for_the_summarisers_prompt_is_said_before_a_call() -> None:
     server = StatingSummariser(700)  # the default prompt (~330 tokens), two answers of 175
-    (result,), _ = await compacted_by_hand(server.model, "one " * 100, "two", "three")
+    result, _ = await compacted_by_hand(server.model, "one " * 100, "two", "three")
 
     assert result.outcome == "failed" and result.error is not None
     assert "summariser's request was too long" in result.error["message"]

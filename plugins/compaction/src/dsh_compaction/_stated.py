@@ -16,10 +16,17 @@ by the ratio of dsh's estimate of that request to the server's count (within
 ``MAX_RATIO`` either way), since the threshold check and the plan compare it with
 estimates (a heuristic that counts half the server's tokens would otherwise fill the
 real window again at every step).
+
+The summariser's own server may state its window too, refusing a summary request
+(``_summarise``): that window is kept for the harness's lifetime, per summariser
+model name, for the summaries of every agent of the harness (``summariser_window``).
+It is not logged: it belongs to the harness's models, not to one session, and a new
+process learns it again with one refused summary request.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +37,13 @@ from dsh_compaction import _host
 if TYPE_CHECKING:
     from dsh_compaction._state import AgentState
 
-__all__ = ["MAX_RATIO", "logged_windows", "stated_window"]
+__all__ = [
+    "MAX_RATIO",
+    "keep_summariser_window",
+    "logged_windows",
+    "stated_window",
+    "summariser_window",
+]
 
 log = get_logger("dsh_compaction")
 
@@ -107,3 +120,33 @@ def logged_windows(events: Sequence[SessionEvent]) -> dict[str | None, int]:
                 counted, estimated = stated.get("request_tokens"), stated.get("estimated")
                 windows[name] = _scaled(window, counted, estimated)
     return windows
+
+
+#: the windows summariser servers stated, per harness (while it lives) and model name
+_summarisers: weakref.WeakKeyDictionary[Any, dict[str | None, int]] = weakref.WeakKeyDictionary()
+
+
+def summariser_window(agent: _host.Host, name: str | None) -> int | None:
+    """The window the server of the summariser model ``name`` stated for the agent's
+    harness (``keep_summariser_window``), None before it stated one."""
+    harness = getattr(agent, "harness", None)
+    kept = _summarisers.get(harness) if harness is not None else None
+    return kept.get(name) if kept is not None else None
+
+
+def keep_summariser_window(agent: _host.Host, name: str | None, stated: int, planned: int) -> None:
+    """Keep ``stated``, the window the server of the summariser model ``name`` stated
+    (smaller than the ``planned`` one), for the agent's harness, and say so once."""
+    harness = getattr(agent, "harness", None)
+    if harness is None:  # an agent outside a harness: for this summary only
+        return
+    _summarisers.setdefault(harness, {})[name] = stated
+    log.warning(
+        "summariser model %r: the server says its context window is %s tokens (its "
+        "model's: %s tokens); compaction plans the summariser's requests with it while "
+        "the harness runs; set context_window in dsh.yml (the model's entry) to %s",
+        name,
+        f"{stated:,}",
+        f"{planned:,}",
+        stated,
+    )

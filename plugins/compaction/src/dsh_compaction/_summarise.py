@@ -33,6 +33,7 @@ from dsh.llm import Assembler, Model
 from dsh_compaction import _host
 from dsh_compaction._answers import refusal
 from dsh_compaction._settings import CompactionSettings
+from dsh_compaction._stated import keep_summariser_window, summariser_window
 from dsh_compaction._tokens import TokenCounter, json_text
 
 __all__ = ["DEFAULT_PROMPT", "Spent", "Summary", "summarise", "transcript"]
@@ -310,6 +311,7 @@ async def summarise(
     if model is None:
         raise _no_model(agent, name)
     limit = model.info.context_window or window or 100_000
+    limit = min(limit, summariser_window(agent, name) or limit)
     try:
         return await _by_model(model, name, settings, messages, previous, counter, limit, spent)
     except ModelError as exc:
@@ -318,6 +320,7 @@ async def summarise(
         stated = exc.context_window
         if exc.code != "CONTEXT_WINDOW_EXCEEDED" or stated is None or stated >= limit:
             raise
+    keep_summariser_window(agent, name, stated, limit)
     return await _by_model(model, name, settings, messages, previous, counter, stated, spent)
 
 
