@@ -237,12 +237,10 @@ async def test_without_a_previous_summary_the_note_alone_stands_for_the_dropped(
     assert "dropped without a summary (overflow, turn 1, step 4). A stronger" in warned
 
 
-async def test_a_summariser_that_keeps_answering_noted_no_longer_fails_every_turn() -> None:
+async def journey(turns: int) -> tuple[list[list[Any]], list[Any], ScriptedModel]:
     """The journey with a weak local model: a server that refuses requests over its
-    window, a summariser whose first summary is good and every later answer "noted"
-    (before, each turn after the first refusal ended CONTEXT_WINDOW_EXCEEDED).
-    Each overflow after that drops the oldest messages, and every turn completes."""
-    turns = 4
+    window (unknown to the agent), a summariser whose first summary is good and every
+    later answer "noted". Returns each turn's events, the history and the summariser."""
     steps: list[Any] = []
     for turn in range(turns):
         steps += [tool_calls(("read", {"path": f"t{turn}f{i}.py"})) for i in range(6)]
@@ -252,12 +250,33 @@ async def test_a_summariser_that_keeps_answering_noted_no_longer_fails_every_tur
     summariser = summarizer(PREVIOUS, *["noted"] * 20)
     async with harness(server.model, summariser, chars=False) as h:
         agent = await h.agents.create("a", options={"model": "scripted", **SUMMARISER})
-        ends = [(await run_turn(agent, f"task {turn}"))[-1] for turn in range(turns)]
-        history = list(agent.session.history)
+        events = [await run_turn(agent, f"task {turn}") for turn in range(turns)]
+        return events, list(agent.session.history), summariser
 
-    assert [e.data["reason"] for e in ends] == ["completed"] * turns
+
+async def test_a_summariser_that_keeps_answering_noted_no_longer_fails_every_turn() -> None:
+    """Before, each turn after the first refusal ended CONTEXT_WINDOW_EXCEEDED. Each
+    overflow after that drops the oldest messages, and every turn completes."""
+    events, history, summariser = await journey(4)
+
+    assert [turn[-1].data["reason"] for turn in events] == ["completed"] * 4
     assert len(summariser.requests) > 2  # refused answers after the first summary
     assert history[0].content.startswith(SUMMARY_HEADER + PREVIOUS + "\n\n[")
+
+
+async def test_repeated_fallbacks_keep_one_note_counting_every_message_dropped() -> None:
+    """With the window unknown, every overflow drops more; each fallback added a note
+    of its own after the notes before, and the first message grew by one each time."""
+    events, history, _ = await journey(6)
+
+    summaries = [e.data for turn in events for e in turn if e.type == "compact/summary"]
+    fallbacks = [data for data in summaries if data["source"] == "fallback"]
+    assert len(fallbacks) > 2
+    dropped = 0
+    for data in fallbacks:
+        dropped += data["summarised"]
+        assert data["summary"] == PREVIOUS + "\n\n" + dropped_note(dropped, "SUMMARY_TOO_SHORT")
+    assert history[0] == summary_of(fallbacks[-1]["summary"])
 
 
 async def test_a_chunked_summary_refused_in_a_later_chunk_keeps_the_part_summarised() -> None:

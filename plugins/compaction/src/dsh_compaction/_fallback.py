@@ -18,6 +18,7 @@ window on its own) keeps its history, and the compaction fails with the refusal.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 from dsh_compaction._plan import Plan
@@ -54,12 +55,28 @@ def dropped_note(count: int, code: str, *, in_part: bool = False) -> str:
     )
 
 
+#: the note ``dropped_note`` wrote, ending a summary (with the blank line before it)
+_NOTE: Final = re.compile(
+    r"\n*\[(\d+) older messages (were dropped without a summary|are summarised above only "
+    r"in part, the rest were dropped): the summariser's answer (?:for a later part )?was "
+    r"refused \([A-Z_]+\)\.\]\Z"
+)
+
+
 def fallback_summary(previous: str | None, so_far: str | None, count: int, code: str) -> str:
     """The text of the fallback's summary message: the summary of the chunks summarised
     before the refused answer (``so_far``, which merges ``previous``), else
-    ``previous``, then the note."""
-    kept = so_far or previous
-    note = dropped_note(count, code, in_part=bool(so_far))
+    ``previous``, then the note. A note that ends that text already (an earlier
+    fallback's) is replaced by one counting its messages too: repeated fallbacks keep
+    one note, not one more each time."""
+    kept = so_far or previous or ""
+    in_part = bool(so_far)
+    earlier = _NOTE.search(kept)
+    if earlier is not None:
+        kept = kept[: earlier.start()]
+        count += int(earlier.group(1))
+        in_part = in_part or earlier.group(2).startswith("are")
+    note = dropped_note(count, code, in_part=in_part)
     return f"{kept}\n\n{note}" if kept else note
 
 
