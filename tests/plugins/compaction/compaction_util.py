@@ -330,7 +330,6 @@ async def compacted_by_hand(
 
 # -- a refused summary's fallback -------------------------------------------------------
 
-FALLBACK_WINDOW = 7000  # CharCounter: step 6 of a reads(5) turn is the first over 0.8
 PREVIOUS = "\n".join(["## Goal\nThe fact is 42; keep it."] * 10)  # 329 characters
 
 
@@ -339,7 +338,7 @@ async def second_turn(
 ) -> tuple[list[Any], list[Any]]:
     """Turn 1 compacts to PREVIOUS; turn 2 runs ``script``, the summariser answering
     ``answers``. Returns turn 2's events and the history."""
-    model = ScriptedModel([*reads(5), *script], context_window=FALLBACK_WINDOW)
+    model = ScriptedModel([*reads(5), *script], context_window=WINDOW)
     summariser = summarizer(PREVIOUS, *answers)
     async with harness(model, summariser, extra=extra) as h:
         agent = await h.agents.create("a", options=options())

@@ -8,21 +8,12 @@ from typing import Any
 
 import anyio
 import pytest
-from compaction_util import RequestSpy, events_of, harness, reads, summarizer
+from compaction_util import WINDOW, RequestSpy, events_of, harness, options, reads, summarizer
 
 from dsh import hookimpl
 from dsh.testing import ScriptedModel, check_invariants, fail, hang, run_turn, text
 
 pytestmark = pytest.mark.plugins("compaction")
-
-WINDOW = 7000  # CharCounter: step 6 of a reads() turn is the first over 0.8
-
-
-def options(**compaction: Any) -> dict[str, Any]:
-    return {
-        "model": "scripted",
-        "compaction": {"model": "summarizer", "prune_chars": 0, **compaction},
-    }
 
 
 async def run_failing(summariser: ScriptedModel, *, steps: int = 5, **settings: Any) -> Any:

@@ -9,15 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from compaction_util import RequestSpy, events_of, harness, options, reads, summarizer
+from compaction_util import WINDOW, RequestSpy, events_of, harness, options, reads, summarizer
 
 from dsh import StopReason
 from dsh.llm import Finish, TextDelta
 from dsh.testing import Reply, ScriptedModel, check_invariants, run_turn
 
 pytestmark = pytest.mark.plugins("compaction")
-
-WINDOW = 7000  # CharCounter: step 6 of a reads() turn is the first over 0.8
 
 
 def stopped(reason: StopReason, text: str = "I'm sorry, but I can't") -> Reply:

@@ -7,20 +7,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from compaction_util import BulkyTool, CountChars, events_of, harness, reads, summarizer
+from compaction_util import (
+    WINDOW,
+    BulkyTool,
+    CountChars,
+    events_of,
+    harness,
+    options,
+    reads,
+    summarizer,
+)
 
 import dsh_compaction
 from dsh import ModelRequest
 from dsh.testing import InMemoryPersistence, ScriptedModel, run_turn, scripted_harness
 
 pytestmark = pytest.mark.plugins("compaction")
-
-WINDOW = 7000
-
-
-def options(**compaction: Any) -> dict[str, Any]:
-    settings = {"model": "summarizer", "prune_chars": 0, **compaction}
-    return {"model": "scripted", "compaction": settings}
 
 
 def same_request(a: ModelRequest, b: ModelRequest) -> None:

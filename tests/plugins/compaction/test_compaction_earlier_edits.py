@@ -8,15 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from compaction_util import events_of, harness, options, reads, summarizer, summary_of
+from compaction_util import WINDOW, events_of, harness, options, reads, summarizer, summary_of
 
 from dsh import Message, ModelRequest, UserMessage, hookimpl
 from dsh.testing import ScriptedModel, run_turn
 from dsh_compaction._edits import carry_edit
 
 pytestmark = pytest.mark.plugins("compaction")
-
-WINDOW = 7000  # CharCounter: step 6 of reads(5) is the first over 0.8 of it
 
 
 class Note:

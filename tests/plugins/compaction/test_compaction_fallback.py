@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from compaction_util import (
-    FALLBACK_WINDOW,
     OUTPUT,
     OVERFLOW,
     PREVIOUS,
+    WINDOW,
     Dump,
     WindowServer,
     events_of,
@@ -38,7 +38,6 @@ from dsh_compaction._summarise import AFTER
 pytestmark = pytest.mark.plugins("compaction")
 
 SUMMARISER = {"compaction": {"model": "summarizer"}}
-WINDOW = FALLBACK_WINDOW
 
 
 def dropped_note(count: int, code: str) -> str:

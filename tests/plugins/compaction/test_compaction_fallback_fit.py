@@ -13,6 +13,7 @@ import pytest
 from compaction_util import (
     OVERFLOW,
     PREVIOUS,
+    WINDOW,
     WindowServer,
     events_of,
     harness,
@@ -27,8 +28,6 @@ from dsh.testing import ScriptedModel, check_invariants, run_turn, tool_calls
 from dsh_compaction._fallback import unfit
 
 pytestmark = pytest.mark.plugins("compaction")
-
-WINDOW = 7000
 
 
 async def test_a_prompt_larger_than_the_window_drops_nothing(

@@ -7,20 +7,22 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from compaction_util import RequestSpy, events_of, harness, pairing_problems, reads, summarizer
+from compaction_util import (
+    WINDOW,
+    RequestSpy,
+    events_of,
+    harness,
+    options,
+    pairing_problems,
+    reads,
+    summarizer,
+)
 
 from dsh import Message, ToolResultMessage, hookimpl
 from dsh.testing import ScriptedModel, check_invariants, run_turn
 from dsh_compaction import TextTokenCounter
 
 pytestmark = pytest.mark.plugins("compaction")
-
-WINDOW = 7000
-
-
-def options(**compaction: Any) -> dict[str, Any]:
-    settings = {"model": "summarizer", "prune_chars": 0, **compaction}
-    return {"model": "scripted", "compaction": settings}
 
 
 class KeepSecondRead:

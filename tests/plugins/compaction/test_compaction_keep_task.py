@@ -9,7 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from compaction_util import answer, events_of, harness, options, reads, summarizer, summary_of
+from compaction_util import (
+    WINDOW,
+    answer,
+    events_of,
+    harness,
+    options,
+    reads,
+    summarizer,
+    summary_of,
+)
 
 from dsh import ContinuationDecision, UserMessage, hookimpl
 from dsh.session import SessionEvent
@@ -19,7 +28,6 @@ from dsh_compaction._task import task_marks
 
 pytestmark = pytest.mark.plugins("compaction")
 
-WINDOW = 7000  # CharCounter: the limit is 5600, the tail at most 2800 tokens
 TASK = "TASK: refactor module foo, keep the API"
 
 

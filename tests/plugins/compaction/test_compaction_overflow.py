@@ -6,14 +6,21 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from compaction_util import chars, events_of, harness, options, reads, summarizer, summary_of
+from compaction_util import (
+    OVERFLOW,
+    chars,
+    events_of,
+    harness,
+    options,
+    reads,
+    summarizer,
+    summary_of,
+)
 
 from dsh import ModelRequest, UserMessage, hookimpl
 from dsh.testing import ScriptedModel, check_invariants, fail, run_turn
 
 pytestmark = pytest.mark.plugins("compaction")
-
-OVERFLOW = fail("CONTEXT_WINDOW_EXCEEDED", "prompt is too long")
 
 
 async def overflow_turn(

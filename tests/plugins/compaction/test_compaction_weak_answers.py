@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from compaction_util import (
-    FALLBACK_WINDOW,
     OUTPUT,
     PREVIOUS,
+    WINDOW,
     events_of,
     harness,
     options,
@@ -28,7 +28,6 @@ from dsh_compaction._summarise import AFTER
 
 pytestmark = pytest.mark.plugins("compaction")
 
-WINDOW = FALLBACK_WINDOW
 #: what a read's result says in the transcript
 READ = f"[tool result: read]\nf3.py: {OUTPUT}"
 ERROR = "Traceback (most recent call last): ValueError: invalid literal for int()"

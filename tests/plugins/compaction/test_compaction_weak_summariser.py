@@ -7,14 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from compaction_util import events_of, harness, reads, summarizer, summary_of
+from compaction_util import WINDOW, events_of, harness, reads, summarizer, summary_of
 
 from dsh.testing import ScriptedModel, check_invariants, run_turn
 from dsh_compaction import DEFAULT_PROMPT, compact_now
 
 pytestmark = pytest.mark.plugins("compaction")
 
-WINDOW = 7000  # CharCounter: step 6 of a reads(5) turn is the first over 0.8
 OPTIONS = {"model": "scripted", "compaction": {"model": "summarizer", "prune_chars": 0}}
 PREVIOUS = "\n".join(["## Goal\nThe fact is 42; keep it."] * 10)  # 329 characters
 
