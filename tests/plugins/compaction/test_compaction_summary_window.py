@@ -76,9 +76,9 @@ async def test_a_summarisers_stated_window_is_kept_for_the_harness(
     warned = [r.getMessage() for r in caplog.records if "summariser" in r.getMessage()]
     assert warned == [
         "summariser model 'summarizer': the server says its context window is 2,000 "
-        "tokens (its model's: 100,000 tokens); compaction plans the summariser's "
-        "requests with it while the harness runs; set context_window in dsh.yml (the "
-        "model's entry) to 2000"
+        "tokens (compaction planned for 100,000); compaction plans the summariser's "
+        "requests with the server's while the harness runs; set context_window in dsh.yml "
+        "(the model's entry) to 2000"
     ]
 
 

@@ -142,9 +142,9 @@ def keep_summariser_window(agent: _host.Host, name: str | None, stated: int, pla
         return
     _summarisers.setdefault(harness, {})[name] = stated
     log.warning(
-        "summariser model %r: the server says its context window is %s tokens (its "
-        "model's: %s tokens); compaction plans the summariser's requests with it while "
-        "the harness runs; set context_window in dsh.yml (the model's entry) to %s",
+        "summariser model %r: the server says its context window is %s tokens (compaction "
+        "planned for %s); compaction plans the summariser's requests with the server's "
+        "while the harness runs; set context_window in dsh.yml (the model's entry) to %s",
         name,
         f"{stated:,}",
         f"{planned:,}",

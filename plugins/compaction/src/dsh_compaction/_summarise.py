@@ -84,7 +84,6 @@ class Summary:
     text: str
     #: "model" or "plugin"
     source: str
-    model: str | None = None
     #: the plugin whose ``compaction_summarize`` wrote it
     plugin: str | None = None
     truncated: bool = False
@@ -348,7 +347,7 @@ async def _by_model(
     room = limit - prompt - 2 * answer_tokens
     if room < MIN_CHUNK:
         raise _too_long(model.info.name, limit, None, prompt=prompt, answer=answer_tokens)
-    summary = Summary(previous or "", "model", model=model.info.name)
+    summary = Summary(previous or "", "model")
     spent.model = model.info.name
     chunks = _chunks(transcript(messages), counter, min(budget, room), room)
     # ``answered``: the chunks before this one, whose answers passed the checks
