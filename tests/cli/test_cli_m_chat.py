@@ -293,7 +293,8 @@ def test_model_plugins_and_unknown_commands_answer_and_prompt_again(
     child.expect_exact("  dsh.builtins (dsh-core ")
     child.expect_exact("> ")
     child.sendline("/nope")
-    child.expect_exact("unknown command /nope (try /queue TEXT, /resume ID, /compact,")
+    # no /compact: a plugin's command is offered only while the plugin is loaded
+    child.expect_exact("unknown command /nope (try /queue TEXT, /resume ID, /plugins,")
     child.expect_exact("> ")
     child.sendline("/resume")
     child.expect_exact("/resume needs a session id")

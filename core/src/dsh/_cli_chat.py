@@ -15,8 +15,8 @@ mode (``_cli_terminal.lines_typed``).
 Exit status: 1 if writing the output failed or an agent met an error outside a turn (a
 failed session flush); 141 if the output was closed; 1 if the lines came from a pipe or
 a file and any turn ended with reason ``error`` or any slash command failed (an unknown
-one, one missing its argument or refusing it, a ``/resume`` or ``/compact`` that could
-not be done: the lines after it still ran): a script sees the error no other way; else
+one, one missing its argument or refusing it, a ``/resume`` or a plugin's command that
+could not be done: the lines after it still ran): a script sees the error no other way; else
 0, at a terminal even after such a turn or command (the person saw the error and went
 on, as in a shell). SIGHUP and SIGTERM end it with 129 and 143
 (``until_terminated``).
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import nullcontext, suppress
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from dsh._cli_agent import agent_session, cli_harness, first_agent
+from dsh._cli_chat_commands import COMMAND, ChatCommands, chat_commands, run_command
 from dsh._cli_continue import stored_to_continue
 from dsh._cli_editor import line_editor
 from dsh._cli_plugins import APPROVALS, loaded
@@ -44,37 +44,23 @@ from dsh._cli_screen import terminal_streams
 from dsh._cli_signals import ending, on_interrupt
 from dsh._cli_terminal import PromptLine, TerminalApprovals, lines_typed, taken
 from dsh._render import CLOSED_STATUS, shorten
-from dsh.errors import DshError
+from dsh.commands import ChatCommandContext
 
 if TYPE_CHECKING:
     from dsh._cli_editor import LineEditor
     from dsh.agent import AgentHandle
+    from dsh.commands import ChatCommand
     from dsh.harness import Harness
     from dsh.plugins import PluginManager
 
 __all__ = ["chat"]
 
-#: A line is a command when its first word is one: `/name`, not a path (`/tmp/x.log:`).
-_COMMAND = re.compile(r"/[A-Za-z][\w-]*(\s|$)")
-
-#: The slash commands, each with what it does: what ``/help`` lists, and what the
-#: message on an unknown command names.
-_COMMANDS = (
-    ("/queue TEXT", "queue TEXT for the next turn"),
-    ("/resume ID", "continue stored session ID in place of this one"),
-    ("/compact", "compact the history now (needs dsh-compaction)"),
-    ("/plugins", "the plugins loaded"),
-    ("/model", "the model"),
-    ("/help", "these commands"),
-    ("/quit", "quit once the agent is idle (/exit too)"),
-)
-_SEND_SLASH = ("//TEXT", "send /TEXT as a prompt")
-
 
 async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
+    commands = chat_commands(pm)  # a clash stops the chat before it starts
     editor = line_editor() if sys.stdin.isatty() else None
     with terminal_streams() if editor is None else editor.streams():
-        return await _chat(args, pm, editor)
+        return await _chat(args, pm, editor, commands)
 
 
 async def _nothing_asked(args: argparse.Namespace, pm: PluginManager) -> int:
@@ -92,9 +78,11 @@ async def _nothing_asked(args: argparse.Namespace, pm: PluginManager) -> int:
     return 0
 
 
-async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor | None) -> int:
+async def _chat(
+    args: argparse.Namespace, pm: PluginManager, editor: LineEditor | None, commands: ChatCommands
+) -> int:
     """The chat, its lines from ``editor`` (None: the terminal in canonical mode, or a
-    pipe or a file)."""
+    pipe or a file), with the plugins' ``commands``."""
     typed = sys.stdin.isatty()
     prompt = PromptLine("> " if typed else "")  # without the editor
     lines = lines_typed(prompt) if editor is None else editor.lines()
@@ -112,7 +100,7 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
     ):
         renderer.on_closed = tg.cancel_scope.cancel  # no one reads the answers any more
         last_sigint = 0.0
-        compacting: list[anyio.CancelScope] = []  # a /compact under way
+        running: list[anyio.CancelScope] = []  # a plugin's command under way
         failures: list[str] = []  # what the slash commands that failed said
 
         def idle() -> bool:
@@ -124,9 +112,9 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
         def interrupt() -> bool:  # True: it quits (a Ctrl-C after it hurries the way out)
             nonlocal last_sigint
             now = anyio.current_time()
-            if compacting and not again():  # stop it, not the chat
+            if running and not again():  # stop it, not the chat
                 last_sigint = now
-                compacting[-1].cancel()
+                running[-1].cancel()
                 return False
             if idle() or again():
                 prompt.end()
@@ -162,7 +150,7 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
             editor.ready = lambda: idle() or approvals.asking
             editor.on_interrupt = partial(_by_key, interrupt)
             # Ctrl-C that would quit clears a line half typed instead (not a second one)
-            editor.clears_line = lambda: idle() and not compacting and not again()
+            editor.clears_line = lambda: idle() and not running and not again()
             editor.asking = lambda: approvals.asking  # Ctrl-C drops the answer typed too
             editor.steer_of = _prompt_of  # a line sent while the agent works: shown as a steer
 
@@ -170,8 +158,16 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
             await agent.when_idle()
             if editor is not None:
                 editor.refresh()
-            elif not compacting:  # its answer would follow "> " on its line: shown after
+            elif not running:  # its answer would follow "> " on its line: shown after
                 prompt.show()
+
+        async def plugin_command(
+            plugin: str, command: ChatCommand, context: ChatCommandContext
+        ) -> None:
+            await run_command(
+                plugin, command, context, running, partial(_failed, failures), stopped
+            )
+            await prompt_when_idle()
 
         tg.start_soon(prompt_when_idle)
         async for line in lines:
@@ -180,19 +176,19 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
             if line is None or line.strip() in ("/quit", "/exit"):
                 break
             line = taken(line)  # now, not when it was read ahead: its note beside it
-            if approvals.asking and _COMMAND.match(line.strip()):  # /help is no refusal
+            if approvals.asking and COMMAND.match(line.strip()):  # /help is no refusal
                 _failed(failures, "  (a question waits for y, a or n: the command was not run)")
                 continue
             if approvals.answer(line):
                 continue
             command, rest = _words(line)
-            if command == "/compact":
+            added = commands.by_name.get(command)
+            if added is not None:
+                context = ChatCommandContext(agent, rest.strip(), harness)
                 if typed:  # runs beside a turn; the prompt comes back at once
-                    tg.start_soon(
-                        _compact, harness, agent, prompt_when_idle, compacting, failures, stopped
-                    )
+                    tg.start_soon(plugin_command, *added, context)
                 else:  # a script's next line waits for it
-                    await _compact(harness, agent, prompt_when_idle, compacting, failures, stopped)
+                    await plugin_command(*added, context)
                 continue
             if command == "/resume":
                 agent = await resume(
@@ -201,7 +197,7 @@ async def _chat(args: argparse.Namespace, pm: PluginManager, editor: LineEditor 
                 tg.start_soon(prompt_when_idle)
                 continue
             shown = None if editor is None else renderer.steers_shown
-            if _handle(line, harness, agent, failures, shown) or (
+            if _handle(line, harness, agent, commands, failures, shown) or (
                 agent.agent.status == "idle" and not agent.agent.inbox.queued
             ):
                 tg.start_soon(prompt_when_idle)
@@ -287,54 +283,20 @@ async def _idle_or_asking(agent: AgentHandle, approvals: TerminalApprovals) -> N
         tg.start_soon(first, approvals.question)
 
 
-async def _compact(
-    harness: Harness,
-    agent: AgentHandle,
-    then: Callable[[], Awaitable[None]],
-    scopes: list[anyio.CancelScope],
-    failures: list[str],
-    stopped: Callable[[str], None],
-) -> None:
-    """``/compact``: compact the history now (needs dsh-compaction, loaded), then
-    ``then()`` (shows the prompt again once the agent is idle). Its cancel scope is in
-    ``scopes`` meanwhile: Ctrl-C stops it, and ``stopped`` shows the note that says so.
-    A failure is kept in ``failures`` (a stop or nothing to compact is none)."""
-    if not harness.pm.has_plugin("compaction"):
-        _failed(failures, "  /compact needs the compaction plugin (dsh-compaction)")
-    else:
-        from dsh_compaction import compact_now
-
-        with anyio.CancelScope() as scope:
-            scopes.append(scope)
-            try:
-                result = await compact_now(agent)
-            except DshError as error:
-                _failed(failures, f"  /compact: {error}")
-            else:
-                if result.outcome == "failed":  # "nothing to compact" is no failure
-                    _failed(failures, f"  /compact: {result}")
-                else:
-                    print(f"  /compact: {result}", file=sys.stderr)
-            finally:
-                scopes.remove(scope)
-        if scope.cancelled_caught:
-            stopped("  /compact: stopped; the history is as it was")
-    await then()
-
-
 def _prompt_of(line: str) -> str | None:
     """The prompt a line sends (``//TEXT`` sends ``/TEXT``); None for an empty line or a
     command."""
     text = line.strip()
     if text.startswith("//"):  # a prompt that starts with / (`//etc is empty`)
         return text[1:]
-    return None if not text or _COMMAND.match(text) else text
+    return None if not text or COMMAND.match(text) else text
 
 
 def _handle(
     line: str,
     harness: Harness,
     agent: AgentHandle,
+    commands: ChatCommands,
     failures: list[str],
     shown: list[str] | None = None,
 ) -> bool:
@@ -366,14 +328,11 @@ def _handle(
             else:
                 print(f"  {model}", file=sys.stderr)
         elif command == "/help":
-            width = max(len(usage) for usage, _ in (*_COMMANDS, _SEND_SLASH))
-            for usage, what in (*_COMMANDS, _SEND_SLASH):
-                print(f"  {usage.ljust(width)}  {what}", file=sys.stderr)
+            print(commands.help(), file=sys.stderr)
         elif command in ("/quit", "/exit"):  # only the command alone quits
             _failed(failures, f"  {command} takes nothing after it; {command} alone quits")
         elif command != "/queue":
-            known = ", ".join(usage for usage, _ in _COMMANDS)
-            _failed(failures, f"  unknown command {command} (try {known}; //TEXT sends /TEXT)")
+            _failed(failures, commands.unknown(command))
         return False
     if busy:
         agent.steer(prompt)

@@ -222,6 +222,9 @@ class HookRelay:
     def register_commands(self, callback: Callable[..., None]) -> None:
         self.dispatcher.register("register_commands", callback)
 
+    def register_chat_commands(self, callback: Callable[..., None]) -> None:
+        self.dispatcher.register("register_chat_commands", callback)
+
     # -- any hook, by call style: for plugins that add hookspecs of their own ----------
 
     async def call_waterfall(

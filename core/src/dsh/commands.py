@@ -1,4 +1,5 @@
-"""Subcommands of ``dsh`` that plugins contribute through ``register_commands``."""
+"""What plugins add to the ``dsh`` command: subcommands (``register_commands``) and
+``dsh chat`` slash commands (``register_chat_commands``)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from dsh.agent import AgentHandle
     from dsh.config import Config
     from dsh.harness import Harness
     from dsh.persistence import StoredSession
     from dsh.plugins import PluginManager
 
-__all__ = ["Command", "CommandContext", "for_terminal", "name_choices"]
+__all__ = [
+    "ChatCommand",
+    "ChatCommandContext",
+    "Command",
+    "CommandContext",
+    "for_terminal",
+    "name_choices",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +110,33 @@ class Command:
     help: str
     run: Callable[[CommandContext], int | Awaitable[int | None] | None]
     configure: Callable[[argparse.ArgumentParser], None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatCommandContext:
+    """What a chat command's ``run`` receives: the chat's agent (its ``AgentHandle``,
+    idle or running a turn), ``text``, what was typed after the command's name
+    (stripped; "" when nothing), and the chat's harness."""
+
+    agent: AgentHandle
+    text: str
+    harness: Harness
+
+
+@dataclass(frozen=True, slots=True)
+class ChatCommand:
+    """``/NAME`` in ``dsh chat``. ``name`` is given without the slash; ``help`` is its
+    line in ``/help``, after ``/NAME USAGE``. ``run`` (``async def``, or plain) gets a
+    ``ChatCommandContext`` and returns a line to show (``/NAME: LINE``) or None;
+    ``DshError`` shows its message as the command's failure. At a terminal it runs
+    beside a turn, and Ctrl-C stops it: chat then shows ``/NAME: STOPPED``.
+    """
+
+    name: str
+    help: str
+    run: Callable[[ChatCommandContext], Awaitable[str | None] | str | None]
+    usage: str = ""
+    stopped: str = "stopped"
 
 
 def name_choices(subparsers: argparse.Action) -> None:

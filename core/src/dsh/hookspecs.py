@@ -69,6 +69,7 @@ CALL_STYLES: dict[str, CallStyle] = {
     "register_settings": "register",
     "register_secrets": "register",
     "register_commands": "register",
+    "register_chat_commands": "register",
     "register_history_reducers": "register",
 }
 
@@ -279,3 +280,10 @@ def register_history_reducers(register: Callable[..., None]) -> None:
 @hookspec
 def register_commands(register: Callable[..., None]) -> None:
     """**register** — contribute ``dsh`` subcommands: call ``register(command)``."""
+
+
+@hookspec
+def register_chat_commands(register: Callable[..., None]) -> None:
+    """**register** — contribute ``dsh chat`` slash commands: call
+    ``register(chat_command)`` with a ``dsh.commands.ChatCommand`` for each. Called when
+    a chat starts (not by ``dsh run`` or the library)."""

@@ -56,6 +56,7 @@ __all__ = [
     "agent_request_error",
     "compact_now",
     "dsh_hookspecs",
+    "register_chat_commands",
     "register_history_reducers",
     "register_settings",
 ]
@@ -105,6 +106,14 @@ def register_settings(register: Callable[..., None]) -> None:
 def register_history_reducers(register: Callable[..., None]) -> None:
     """The reducers of ``compact/summary`` and ``compact/prune``."""
     _impls().register_history_reducers(register)
+
+
+@hookimpl
+def register_chat_commands(register: Callable[..., None]) -> None:
+    """``/compact`` in ``dsh chat``."""
+    from dsh_compaction._chat import register_chat_commands
+
+    register_chat_commands(register)
 
 
 @hookimpl

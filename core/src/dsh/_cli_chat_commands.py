@@ -1,0 +1,151 @@
+"""``dsh chat``'s slash commands: chat's own, those plugins register through
+``register_chat_commands`` (collected once, when a chat starts: a clash stops it
+there), what ``/help`` and an unknown command's message list, and running a plugin's
+command (Ctrl-C stops it; a failure is kept for the exit status)."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import anyio
+
+from dsh._secrets import get_logger, redact
+from dsh.errors import DshError
+
+if TYPE_CHECKING:
+    from dsh.commands import ChatCommand, ChatCommandContext
+    from dsh.plugins import PluginManager
+
+__all__ = ["FROM_PLUGINS", "ChatCommands", "chat_commands", "run_command"]
+
+#: A line is a command when its first word is one: `/name`, not a path (`/tmp/x.log:`).
+COMMAND = re.compile(r"/[A-Za-z][\w-]*(\s|$)")
+_NAME = re.compile(r"[A-Za-z][\w-]*")
+
+#: Chat's own commands, each with what it does (``/help``), in two parts: the plugins'
+#: commands are listed between them.
+_ACTING = (
+    ("/queue TEXT", "queue TEXT for the next turn"),
+    ("/resume ID", "continue stored session ID in place of this one"),
+)
+_TELLING = (
+    ("/plugins", "the plugins loaded"),
+    ("/model", "the model"),
+    ("/help", "these commands"),
+    ("/quit", "quit once the agent is idle (/exit too)"),
+)
+_SEND_SLASH = ("//TEXT", "send /TEXT as a prompt")
+_BUILT_IN = frozenset(("queue", "resume", "plugins", "model", "help", "quit", "exit"))
+
+#: The chat commands of dsh's own plugins, by the plugin and the distribution that
+#: bring each: named when the plugin is not loaded.
+FROM_PLUGINS = {"/compact": ("compaction", "dsh-compaction")}
+
+_log = get_logger("dsh.chat")
+
+
+@dataclass(frozen=True, slots=True)
+class ChatCommands:
+    """The plugins' chat commands, by ``/name``, each with the plugin that registered it."""
+
+    by_name: dict[str, tuple[str, ChatCommand]]
+
+    def usages(self) -> list[tuple[str, str]]:
+        """Every command's usage and what it does, as ``/help`` lists them."""
+        added = [(f"/{c.name} {c.usage}".rstrip(), c.help) for _, c in self.by_name.values()]
+        return [*_ACTING, *added, *_TELLING]
+
+    def help(self) -> str:
+        """What ``/help`` shows: one line per command."""
+        listed = [*self.usages(), _SEND_SLASH]
+        width = max(len(usage) for usage, _ in listed)
+        return "\n".join(f"  {usage.ljust(width)}  {what}" for usage, what in listed)
+
+    def unknown(self, command: str) -> str:
+        """What chat says of ``command``, which is none of these."""
+        needed = FROM_PLUGINS.get(command)
+        if needed is not None:
+            plugin, distribution = needed
+            return f"  {command} needs the {plugin} plugin ({distribution})"
+        known = ", ".join(usage for usage, _ in self.usages())
+        return f"  unknown command {command} (try {known}; //TEXT sends /TEXT)"
+
+
+def chat_commands(pm: PluginManager) -> ChatCommands:
+    """The chat commands the loaded plugins register. A name chat has, or another
+    plugin registered, or that is no name (``/x``, ``two words``), is a ``DshError``
+    naming the plugins."""
+    from dsh.commands import ChatCommand
+
+    found: dict[str, tuple[str, ChatCommand]] = {}
+
+    def register(plugin: str, command: ChatCommand) -> None:
+        if not isinstance(command, ChatCommand):
+            raise DshError(
+                f"plugin {plugin!r} registered {command!r}, which is not a dsh ChatCommand"
+            )
+        name = command.name
+        if not (isinstance(name, str) and _NAME.fullmatch(name)):
+            raise DshError(
+                f"plugin {plugin!r} registered the chat command name {name!r}: a name is a "
+                "letter, then letters, digits, _ or -, without the slash"
+            )
+        if f"/{name}" in found or name in _BUILT_IN:
+            first = found[f"/{name}"][0] if f"/{name}" in found else "dsh-core"
+            raise DshError(
+                f"chat command '/{name}' is registered twice: by {first!r} and {plugin!r}"
+            )
+        found[f"/{name}"] = (plugin, command)
+
+    pm.relay.register_chat_commands(register)
+    return ChatCommands(found)
+
+
+async def run_command(
+    plugin: str,
+    command: ChatCommand,
+    context: ChatCommandContext,
+    scopes: list[anyio.CancelScope],
+    failed: Callable[[str], None],
+    stopped: Callable[[str], None],
+) -> None:
+    """Run a plugin's chat command and show what it returned, or its failure through
+    ``failed``. Its cancel scope is in ``scopes`` meanwhile: Ctrl-C stops it, and
+    ``stopped`` shows the note that says so."""
+    name = f"/{command.name}"
+    with anyio.CancelScope() as scope:
+        scopes.append(scope)
+        try:
+            shown: object = command.run(context)
+            if inspect.isawaitable(shown):
+                shown = await shown
+        except DshError as error:
+            failed(f"  {name}: {_lines(str(error))}")
+        except Exception as error:  # the plugin's bug: the chat goes on
+            _log.debug("plugin %r failed in chat command %s", plugin, name, exc_info=error)
+            failed(
+                f"  {name}: plugin {plugin!r} failed: {type(error).__name__}: {_lines(str(error))}"
+            )
+        else:
+            if isinstance(shown, str):
+                print(f"  {name}: {_lines(shown)}", file=sys.stderr)
+            elif shown is not None:
+                failed(
+                    f"  {name}: plugin {plugin!r} returned {shown!r} "
+                    f"({type(shown).__name__}), not a line to show (a str, or None)"
+                )
+        finally:
+            scopes.remove(scope)
+    if scope.cancelled_caught:
+        stopped(f"  {name}: {command.stopped}")
+
+
+def _lines(text: str) -> str:
+    """``text`` to show under a command: secrets hidden, each line after the first
+    indented as the first is."""
+    return redact(text).replace("\n", "\n  ")
