@@ -229,12 +229,16 @@ def _piped(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
     )
 
 
-def in_terminal(*args: str, env: dict[str, str], cwd: Path) -> pexpect.spawn:
+def in_terminal(
+    *args: str, env: dict[str, str], cwd: Path, program: Path | None = None
+) -> pexpect.spawn:
     """``dsh ARGS`` started in a pseudo-terminal (stdin, stdout and stderr); what it
-    writes is kept in ``child.logfile_read`` (a StringIO), for ``screen``."""
+    writes is kept in ``child.logfile_read`` (a StringIO), for ``screen``. ``program``:
+    a Python script run in place of ``dsh`` (one that calls ``dsh.cli.main`` with
+    plugins of its own)."""
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "dsh.cli", *args],
+        [*(["-m", "dsh.cli"] if program is None else [str(program)]), *args],
         env=env,
         cwd=str(cwd),
         encoding="utf-8",
@@ -346,15 +350,17 @@ def _read_by(child: pexpect.spawn) -> None:
 #: between two things written: a regular expression.
 CONTROLS = r"(?:\x1b\[[0-9;?]*[A-Za-z])*"
 
-#: A chat in a pseudo-terminal: ``chat(server, env=None, plugins=None, canonical=False)``.
+#: A chat in a pseudo-terminal:
+#: ``chat(server, env=None, plugins=None, canonical=False, program=None)``.
 ChatStarter = Callable[..., pexpect.spawn]
 
 
 @pytest.fixture
 def chat(cli_env: dict[str, str], tmp_path: Path) -> Iterator[ChatStarter]:
-    """``chat(server, env=None, plugins=None, canonical=False)`` starts ``dsh chat`` in a
-    pseudo-terminal on the test server (``env``: instead of ``cli_env``; ``plugins``: load
-    only those; ``canonical``: without the line editor, ``DSH_CHAT_EDITOR=0``) and returns
+    """``chat(server, env=None, plugins=None, canonical=False, program=None)`` starts
+    ``dsh chat`` in a pseudo-terminal on the test server (``env``: instead of
+    ``cli_env``; ``plugins``: load only those; ``canonical``: without the line editor,
+    ``DSH_CHAT_EDITOR=0``; ``program``: as ``in_terminal``'s) and returns
     it at its first prompt; every chat started is closed at the end. What it wrote is in
     ``child.logfile_read`` (a StringIO), for ``screen``."""
     children: list[pexpect.spawn] = []
@@ -364,6 +370,7 @@ def chat(cli_env: dict[str, str], tmp_path: Path) -> Iterator[ChatStarter]:
         env: dict[str, str] | None = None,
         plugins: str | None = None,
         canonical: bool = False,
+        program: Path | None = None,
     ) -> pexpect.spawn:
         env = dict(cli_env if env is None else env)
         if plugins is not None:
@@ -371,7 +378,7 @@ def chat(cli_env: dict[str, str], tmp_path: Path) -> Iterator[ChatStarter]:
         if canonical:
             env["DSH_CHAT_EDITOR"] = "0"
         model = f"openai-compatible:tiny@{server.url}"
-        child = in_terminal("-m", model, "chat", env=env, cwd=tmp_path)
+        child = in_terminal("-m", model, "chat", env=env, cwd=tmp_path, program=program)
         children.append(child)
         child.expect_exact("dsh: model openai-compatible:tiny")
         child.expect_exact("> ")
