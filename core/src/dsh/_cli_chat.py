@@ -16,9 +16,9 @@ Exit status: 1 if writing the output failed or an agent met an error outside a t
 failed session flush); 141 if the output was closed; 1 if the lines came from a pipe or
 a file and any turn ended with reason ``error`` or any slash command failed (an unknown
 one, one missing its argument or refusing it, a ``/resume`` or a plugin's command that
-could not be done: the lines after it still ran): a script sees the error no other way; else
-0, at a terminal even after such a turn or command (the person saw the error and went
-on, as in a shell). SIGHUP and SIGTERM end it with 129 and 143
+could not be done: the lines after it still ran): a script sees the error no other
+way; else 0, at a terminal even after such a turn or command (the person saw the error
+and went on, as in a shell). SIGHUP and SIGTERM end it with 129 and 143
 (``until_terminated``).
 """
 
