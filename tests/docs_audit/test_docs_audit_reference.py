@@ -180,8 +180,9 @@ async def test_the_permission_decision_table_names_exactly_the_events_fields(
 async def test_the_compaction_event_table_names_the_events_fields() -> None:
     """docs/compaction.md, "Session events": each `compact/*` event of a compaction that
     prunes and summarises holds only the keys its row names, and every key the row
-    names but `error` (only if any), and `turn` and `step` for a manual compaction
-    between turns (logged outside any turn)."""
+    names but `error` (only if any), `turn` and `step` for a manual compaction between
+    turns (logged outside any turn), and the summariser's costs in `compact/end` (only
+    when no `compact/summary` has them)."""
     from compaction_util import harness, reads, summarizer
 
     from dsh.testing import ScriptedModel, run_turn
@@ -206,6 +207,9 @@ async def test_the_compaction_event_table_names_the_events_fields() -> None:
     for event in events:
         manual = event.data.get("reason") == "manual"
         optional = {"error", *(("turn", "step") if manual else ())}
+        if event.type == "compact/end":  # the summariser's costs when no summary has them
+            assert "no `compact/summary` of this compaction carries them" in said[event.type]
+            optional |= {"model", "calls", "usage"}
         if manual and "turn" in rows[event.type] and "turn" not in event.data:
             said_where = said["compact/start"]
             assert "between turns" in said_where, "compact/start does not say when turn is absent"
