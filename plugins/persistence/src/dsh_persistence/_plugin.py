@@ -116,14 +116,22 @@ class PersistencePlugin:
 
     def _close_unused(self) -> None:
         """Close backends that are neither current nor still written by a live session."""
+        for backend in self._take_unused():
+            backend.close()
+
+    def _take_unused(self) -> list[SessionBackend]:
+        """Forget the backends that are neither current nor still written by a live
+        session: the caller closes them."""
         keep = {id(w.backend) for w in self._writers.values()}
         if self._current is not None:
             keep.add(id(self._current[1]))
+        unused = []
         for location, backend in list(self._backends.items()):
             if id(backend) not in keep:
                 del self._backends[location]
                 self._services.pop(id(backend), None)
-                backend.close()
+                unused.append(backend)
+        return unused
 
     def close(self) -> None:
         """Write pending checkpoints and release what this plugin opened. It stays usable:
@@ -225,12 +233,14 @@ class PersistencePlugin:
 
         writer = self._writer(session)
         settings = writer.settings
-        if settings is not None and settings.fsync == "never":
-            # Handing a few KB to the OS takes microseconds; a worker thread would
-            # cost ten times that. Only waiting for the disk leaves the event loop.
+        durable = settings is None or settings.fsync != "never"
+        if not durable and _appends_cheaply(writer.backend):
+            # A JSONL append hands a few KB to the OS: microseconds, where a worker
+            # thread would cost ten times that. A database's write is a transaction
+            # that may wait for another process's lock: it leaves the event loop.
             writer.write(False)
             return
-        await anyio.to_thread.run_sync(writer.write, True)
+        await anyio.to_thread.run_sync(writer.write, durable)
 
     @hookimpl
     def agent_created(self, agent: Agent) -> None:
@@ -240,15 +250,29 @@ class PersistencePlugin:
         self._writer(agent.session)  # it keeps the store that holds the claim open
 
     @hookimpl
-    def agent_disposed(self, agent: Agent) -> None:
+    async def agent_disposed(self, agent: Agent) -> None:
         session = agent.session
         self._workspaces.pop(session.id, None)
         writer = self._writers.get(session.id)
-        if writer is not None and writer.session is session:
-            del self._writers[session.id]
-            writer.backend.release(session.id)  # the claim of a resumed session
-            writer.backend.forget(session.id)
-            self._close_unused()
+        if writer is None or writer.session is not session:
+            return
+        import anyio.to_thread
+
+        del self._writers[session.id]
+        backend, unused = writer.backend, self._take_unused()
+
+        def let_go() -> None:
+            # A server round trip (PostgreSQL's unlock) or a lock file: in a thread, so a
+            # server that does not answer holds up this dispose, not the event loop. The
+            # dispose returns once the claim is let go (a resume right after finds it free).
+            try:
+                backend.release(session.id)  # the claim of a resumed session
+                backend.forget(session.id)
+            finally:
+                for other in unused:
+                    other.close()
+
+        await anyio.to_thread.run_sync(let_go)
 
     def _writer(self, session: Session) -> SessionWriter:
         writer = self._writers.get(session.id)
@@ -274,3 +298,12 @@ class PersistencePlugin:
 
     def _is_live(self, session_id: str) -> bool:
         return session_id in self._writers
+
+
+def _appends_cheaply(backend: SessionBackend) -> bool:
+    """Whether a write that need not reach the disk costs ``backend`` only an OS write
+    (a JSONL append, never a lock of another process's to wait for): the one write a
+    flush does on the event loop."""
+    from dsh_persistence._jsonl import JsonlBackend  # loaded already when it is one
+
+    return isinstance(backend, JsonlBackend)
