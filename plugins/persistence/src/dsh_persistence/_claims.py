@@ -12,6 +12,12 @@ claim takes the same lock only while it appends. Such writers first take their *
 another lock file that they alone use, waiting for it: holding that, they meet no other
 such writer at the session's lock, so a session lock held then is a claim, and the
 append is refused at once rather than waiting for as long as the claim lasts.
+
+A claim's file removed while held (a user tidying "stale" lock files) no longer keeps
+another process out. So ``check``, before each write of a claimed session, looks (one
+``stat``) that the path still leads to the file held: when it does not, the claim is
+taken again, or, when another process holds it now, it is lost: ``check`` says so and
+the claim is forgotten (as a PostgreSQL claim whose connection ended).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Literal
 
 from dsh_persistence._files import LOCKS, leads_to, lock_file, try_lock_file
 
@@ -66,7 +73,8 @@ class ClaimFiles:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self._held: dict[str, int] = {}
+        #: session id -> the open lock file held, and its (st_dev, st_ino)
+        self._held: dict[str, tuple[int, tuple[int, int]]] = {}
         self._guard = threading.Lock()  # backends are called from worker threads
 
     def path(self, session_id: str, kind: str = "lock") -> Path:
@@ -82,16 +90,46 @@ class ClaimFiles:
                 return False
             if not LOCKS:
                 return True
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = hold_lock_file(self.path(session_id), wait=False)
-            if fd is None:
-                return False
-            self._held[session_id] = fd
-            return True
+            return self._take(session_id)
+
+    def _take(self, session_id: str) -> bool:
+        """Lock the session's file (under ``_guard``); False when another holds it."""
+        self._make_directory()
+        fd = hold_lock_file(self.path(session_id), wait=False)
+        if fd is None:
+            return False
+        opened = os.fstat(fd)
+        self._held[session_id] = (fd, (opened.st_dev, opened.st_ino))
+        return True
+
+    def _make_directory(self) -> None:
+        """The claims' directory, and the database's if missing, private (0700)."""
+        self.directory.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.directory.mkdir(mode=0o700, exist_ok=True)
 
     def holds(self, session_id: str) -> bool:
         """Whether this process holds the claim of ``session_id``."""
         return session_id in self._held
+
+    def check(self, session_id: str) -> Literal["held", "unclaimed", "lost"]:
+        """Before a write of ``session_id``: "unclaimed" when this process did not claim
+        it; "held" when it does (taken again if its file was removed or replaced); "lost"
+        when the file was removed and another process holds the claim now (it is
+        forgotten: the session is this process's no more). ``OSError``: the directory
+        cannot be used."""
+        with self._guard:
+            held = self._held.get(session_id)
+            if held is None:
+                return "unclaimed"
+            try:
+                there = os.stat(self.path(session_id))
+                if (there.st_dev, there.st_ino) == held[1]:
+                    return "held"
+            except FileNotFoundError:
+                pass
+            del self._held[session_id]
+            os.close(held[0])  # the lock of a file no longer there: no one meets it
+            return "held" if self._take(session_id) else "lost"
 
     @contextmanager
     def unclaimed_write(self, session_id: str) -> Iterator[bool]:
@@ -102,7 +140,7 @@ class ClaimFiles:
         if not LOCKS:
             yield True
             return
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._make_directory()
         turn = self.path(session_id, "turn")
         fd = hold_lock_file(turn, wait=True)
         assert fd is not None  # waited for
@@ -118,12 +156,20 @@ class ClaimFiles:
 
     def release(self, session_id: str) -> None:
         with self._guard:
-            fd = self._held.pop(session_id, None)
-            if fd is not None:
-                let_go(self.path(session_id), fd)
+            held = self._held.pop(session_id, None)
+            if held is not None:
+                self._let_go(session_id, held)
+
+    def _let_go(self, session_id: str, held: tuple[int, tuple[int, int]]) -> None:
+        """Remove the claim's file if it is still the one held, and end its lock."""
+        path = self.path(session_id)
+        if not leads_to(path, held[0]):  # removed, or another's now: not ours to remove
+            os.close(held[0])
+            return
+        let_go(path, held[0])
 
     def close(self) -> None:
         with self._guard:
             held, self._held = self._held, {}
-            for session_id, fd in held.items():
-                let_go(self.path(session_id), fd)
+            for session_id, claim in held.items():
+                self._let_go(session_id, claim)

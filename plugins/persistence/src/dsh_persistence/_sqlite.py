@@ -2,7 +2,8 @@
 
 WAL journal (readers never block the writer), ``BEGIN IMMEDIATE`` for every write (the
 seq check and the insert are one step even across processes), ``synchronous=FULL`` for
-durable appends and ``NORMAL`` otherwise. The schema: ``_sqlite_schema``.
+durable appends and ``NORMAL`` otherwise. The schema: ``_sqlite_schema``. A database
+removed or replaced under an open connection is opened anew: ``_sqlite_connection``.
 """
 
 from __future__ import annotations
@@ -10,11 +11,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from dsh.persistence import SessionHeader
 from dsh.session import SessionEvent
@@ -32,14 +31,19 @@ from dsh_persistence._errors import (
     SessionFormatError,
     SessionInUseError,
 )
-from dsh_persistence._opening import set_up, unusable_error
+from dsh_persistence._opening import unusable_error
 from dsh_persistence._records import read_log
 from dsh_persistence._sqlite_check import check_database, check_directory
+from dsh_persistence._sqlite_connection import (
+    FileId,
+    file_id,
+    let_go_of_moved,
+    open_database,
+    transaction,
+)
 from dsh_persistence._sqlite_schema import (
-    SCHEMA,
     SCHEMA_VERSION,
     WHERE,
-    WORKSPACES,
     missing,
     no_schema,
 )
@@ -72,6 +76,7 @@ class SqliteBackend(SessionBackend):
         self._timeout = timeout
         self._lock = threading.Lock()  # one connection, used by one thread at a time
         self._db: sqlite3.Connection | None = None
+        self._file: FileId | None = None  # the database file ``_db`` has open
         #: session id -> (stored next_seq, readable tail) as the last ``load`` found them
         self._loaded: dict[str, tuple[int, StoredTail]] = {}
         #: The sessions this process continues: a locked file each, beside the database.
@@ -79,19 +84,34 @@ class SqliteBackend(SessionBackend):
 
     def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
-            db = self._connect()
-            try:
-                return work(db)
-            except sqlite3.Error as exc:
-                raise PersistenceError(f"{self.path}: {exc}") from exc
+            self._let_go_if_moved()
+            return self._work(work)
+
+    def _work(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        db = self._connect()
+        try:
+            return work(db)
+        except sqlite3.Error as exc:
+            raise PersistenceError(f"{self.path}: {exc}") from exc
 
     def _read(self, work: Callable[[sqlite3.Connection], T], nothing: T) -> T:
         """``_run`` for a read: a database that is not there, or holds no session,
         holds ``nothing``, and is not created nor changed to say so (``dsh sessions
         list`` before any session was saved, or pointed at another program's database)."""
-        if self._stores_nothing():
-            return nothing
-        return self._run(work)
+        with self._lock:
+            self._let_go_if_moved()
+            return nothing if self._stores_nothing() else self._work(work)
+
+    def _let_go_if_moved(self) -> bool:
+        """(Holding ``_lock``.) Close the connection if its database file is no longer
+        the one at ``path`` (removed, or replaced): the next use opens the path anew.
+        Whether it was closed."""
+        if self._db is None or file_id(self.path) == self._file:
+            return False
+        db, self._db = self._db, None
+        self._loaded.clear()
+        let_go_of_moved(db)
+        return True
 
     def _stores_nothing(self) -> bool:
         """Not connected yet, and no session schema at ``path``: no file, or a SQLite
@@ -132,43 +152,9 @@ class SqliteBackend(SessionBackend):
         if self._db is not None:
             return self._db
         self._make_directory()
-        try:
-            with suppress(FileExistsError):  # created private: sessions hold prompts and files
-                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-            db = sqlite3.connect(
-                self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
-            )
-        except (OSError, sqlite3.Error) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            raise self._unusable("open the session database", reason) from exc
-        with set_up(db, sqlite3.Error, self._unusable, "open the session database"):
-            self._check_version(db)
-            self._enable_wal(db)
-            with _transaction(db):
-                if self._check_version(db) == 0:
-                    for statement in SCHEMA:  # not executescript: it commits first
-                        db.execute(statement)
-                    db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-                else:  # written by a version before the workspaces table, perhaps
-                    db.execute(WORKSPACES)
-        self._db = db
+        db, file = open_database(self.path, self._timeout, self._unusable, self._check_version)
+        self._db, self._file = db, file
         return db
-
-    def _enable_wal(self, db: sqlite3.Connection) -> None:
-        """Switch the database to WAL. The switch needs the database to itself and SQLite
-        does not wait for that (no busy handler), so when several processes open a new
-        database at once it is retried until ``timeout``."""
-        deadline = time.monotonic() + self._timeout
-        pause = 0.001
-        while True:
-            try:
-                db.execute("PRAGMA journal_mode=WAL")
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() + pause > deadline:
-                    raise
-            time.sleep(pause)
-            pause = min(pause * 2, 0.05)
 
     def _check_version(self, db: sqlite3.Connection) -> int:
         version = int(db.execute("PRAGMA user_version").fetchone()[0])
@@ -191,7 +177,7 @@ class SqliteBackend(SessionBackend):
         def work(db: sqlite3.Connection) -> None:
             sync = "FULL" if durable and self._fsync else "NORMAL"
             db.execute(f"PRAGMA synchronous={sync}")
-            with _transaction(db):
+            with transaction(db):
                 row = db.execute(
                     f"SELECT next_seq, created, {WHERE} FROM sessions WHERE id=?", (info.id,)
                 ).fetchone()
@@ -205,6 +191,13 @@ class SqliteBackend(SessionBackend):
                             "DELETE FROM events WHERE session=? AND seq>=?", (info.id, readable)
                         )
                         expected = readable
+                if row is None and events[0].seq:
+                    raise SessionConflictError(
+                        f"{self.path}: session {info.id!r} is not stored in this database, "
+                        f"so its log must start at seq 0, not {events[0].seq} (was the "
+                        "database removed or replaced, or the session deleted?); nothing "
+                        "was written"
+                    )
                 if events[0].seq != expected:
                     raise SessionConflictError(
                         f"{self.path}: session {info.id!r}: cannot append seq "
@@ -229,7 +222,7 @@ class SqliteBackend(SessionBackend):
                     (events[-1].seq + 1, events[-1].time, turns, info.id),
                 )
 
-        if self._claims.holds(info.id):  # ours: no one else writes it: no one else writes it
+        if self._check_claim(info.id, "append to") == "held":  # ours: no one else writes it
             self._run(work)
             return
         try:
@@ -252,6 +245,12 @@ class SqliteBackend(SessionBackend):
             return
         wal = f"{self.path}-wal"
         with self._lock:
+            if self._let_go_if_moved():
+                raise PersistenceError(
+                    f"{self.path}: cannot sync session {session_id!r}: the database was "
+                    "removed or replaced since it was written to; what it stored is not in "
+                    "the database there now"
+                )
             try:
                 fd = os.open(wal, os.O_RDONLY)
             except FileNotFoundError:
@@ -276,18 +275,39 @@ class SqliteBackend(SessionBackend):
     def release(self, session_id: str) -> None:
         self._claims.release(session_id)
 
+    def _check_claim(self, session_id: str, doing: str) -> Literal["held", "unclaimed"]:
+        """Before a write: "held" when this process holds the session's claim (taken
+        again if its lock file was removed), "unclaimed" when it did not claim it;
+        ``SessionInUseError`` when its lock file was removed and another process
+        claimed the session since."""
+        try:
+            claim = self._claims.check(session_id)
+        except OSError as exc:
+            where = f"session {session_id!r} in {self._claims.directory}"
+            raise self._unusable(f"check the claim of {where}", exc.strerror or exc) from exc
+        if claim == "lost":
+            raise SessionInUseError(
+                f"{self.path}: cannot {doing} session {session_id!r}: its claim's lock "
+                f"file {self._claims.path(session_id)} was removed while this process held "
+                "it, and another process or harness claimed the session since (it "
+                "continues it now); nothing was changed"
+            )
+        return claim
+
     def delete(self, session_id: str) -> bool:
         def work(db: sqlite3.Connection) -> bool:
             self._loaded.pop(session_id, None)
-            with _transaction(db):
+            with transaction(db):
                 db.execute("DELETE FROM events WHERE session=?", (session_id,))
                 db.execute("DELETE FROM workspaces WHERE session=?", (session_id,))
                 return db.execute("DELETE FROM sessions WHERE id=?", (session_id,)).rowcount > 0
 
-        if self._stores_nothing():  # not stored: nothing to create
-            return False
-        if self._claims.holds(session_id):  # ours (the service refuses a live session)
-            return self._run(work)
+        with self._lock:
+            self._let_go_if_moved()
+            if self._stores_nothing():  # not stored: nothing to create
+                return False
+        if self._check_claim(session_id, "delete") == "held":  # ours (the service
+            return self._run(work)  # refuses a live session)
         if not self.claim(session_id):  # held while it is deleted: no one resumes it then
             raise SessionInUseError(
                 f"{self.path}: cannot delete session {session_id!r}: another process or "
@@ -305,7 +325,7 @@ class SqliteBackend(SessionBackend):
         rows of a crashed turn that loading ignores are not part of it."""
 
         def work(db: sqlite3.Connection) -> StoredTail | None:
-            with _transaction(db, "BEGIN"):
+            with transaction(db, "BEGIN"):
                 row = db.execute(
                     "SELECT next_seq FROM sessions WHERE id=?", (session_id,)
                 ).fetchone()
@@ -334,7 +354,7 @@ class SqliteBackend(SessionBackend):
 
     def load(self, session_id: str) -> LoadedSession | None:
         def work(db: sqlite3.Connection) -> tuple[Any, list[str]] | None:
-            with _transaction(db, "BEGIN"):
+            with transaction(db, "BEGIN"):
                 row = db.execute(
                     "SELECT created, meta, next_seq FROM sessions WHERE id=?", (session_id,)
                 ).fetchone()
@@ -376,15 +396,3 @@ def _lines(db: sqlite3.Connection, session_id: str) -> list[str]:
     """The stored lines of ``session_id``'s events, in order."""
     rows = db.execute("SELECT line FROM events WHERE session=? ORDER BY seq", (session_id,))
     return [row[0] for row in rows]
-
-
-@contextmanager
-def _transaction(db: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE") -> Iterator[None]:
-    db.execute(begin)
-    try:
-        yield
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
