@@ -106,8 +106,11 @@ class SqliteBackend(SessionBackend):
         """(Holding ``_lock``.) Close the connection if its database file is no longer
         the one at ``path`` (removed, or replaced): the next use opens the path anew.
         Whether it was closed."""
-        if self._db is None or file_id(self.path) == self._file:
-            return False
+        try:
+            if self._db is None or file_id(self.path) == self._file:
+                return False
+        except OSError as exc:
+            raise self._unusable("look at the session database", exc.strerror or exc) from exc
         db, self._db = self._db, None
         self._loaded.clear()
         let_go_of_moved(db)
@@ -248,8 +251,7 @@ class SqliteBackend(SessionBackend):
             if self._let_go_if_moved():
                 raise PersistenceError(
                     f"{self.path}: cannot sync session {session_id!r}: the database was "
-                    "removed or replaced since it was written to; what it stored is not in "
-                    "the database there now"
+                    "removed or replaced since the session was written to it"
                 )
             try:
                 fd = os.open(wal, os.O_RDONLY)
@@ -276,10 +278,7 @@ class SqliteBackend(SessionBackend):
         self._claims.release(session_id)
 
     def _check_claim(self, session_id: str, doing: str) -> Literal["held", "unclaimed"]:
-        """Before a write: "held" when this process holds the session's claim (taken
-        again if its lock file was removed), "unclaimed" when it did not claim it;
-        ``SessionInUseError`` when its lock file was removed and another process
-        claimed the session since."""
+        """Before a write: ``ClaimFiles.check``, a lost claim raised as an error."""
         try:
             claim = self._claims.check(session_id)
         except OSError as exc:
@@ -306,8 +305,8 @@ class SqliteBackend(SessionBackend):
             self._let_go_if_moved()
             if self._stores_nothing():  # not stored: nothing to create
                 return False
-        if self._check_claim(session_id, "delete") == "held":  # ours (the service
-            return self._run(work)  # refuses a live session)
+        if self._check_claim(session_id, "delete") == "held":  # ours (a live session's
+            return self._run(work)  # delete is refused by the service)
         if not self.claim(session_id):  # held while it is deleted: no one resumes it then
             raise SessionInUseError(
                 f"{self.path}: cannot delete session {session_id!r}: another process or "

@@ -91,7 +91,7 @@ def file_id(path: Path) -> FileId | None:
     """The identity of the file at ``path``; None when there is none."""
     try:
         found = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     return found.st_dev, found.st_ino
 
