@@ -60,8 +60,9 @@ async def ticks_during(work: Callable[[], Awaitable[object]]) -> int:
 
 
 def awake(ticks: int) -> None:
-    """The loop kept running for most of ``HOLD`` (it would tick ~100 times)."""
-    assert ticks >= 20, f"the event loop stalled: {ticks} ticks in {HOLD} s"
+    """The loop kept running during ``HOLD`` (it ticks ~100 times when idle, about twice
+    when something blocks it throughout)."""
+    assert ticks >= 10, f"the event loop stalled: {ticks} ticks in {HOLD} s"
 
 
 async def test_sqlite_never_flush_waits_for_the_write_lock_off_the_loop(tmp_path: Path) -> None:
@@ -102,6 +103,7 @@ async def test_postgres_never_flush_waits_for_the_row_lock_off_the_loop(pg_url: 
             awake(await ticks_during(lambda: run_turn(agent, "second")))
 
 
+@pytest.mark.skipif(os.name == "nt", reason="stops the server process with SIGSTOP")
 async def test_postgres_dispose_releases_the_claim_off_the_loop(pg_url: str) -> None:
     """The claims connection's server process is stopped (a hung server): releasing
     the claim waits for it in a thread; once the dispose returns the claim is released
