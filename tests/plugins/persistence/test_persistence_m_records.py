@@ -3,9 +3,9 @@
 Every record of the kept prefix must be an event object with ``type`` (a string),
 ``seq`` (an int equal to its index), ``time`` (a number) and ``data`` (an object)
 (docs/persistence.md, "Loading: the repair rules", rule 2). A record that is not one,
-followed by a finished turn, is corruption reported with its file and line (or
-database, session and event), never read as an event (behaviour 41); in an unfinished
-turn it and what follows are the cut-off tail. These hold for logs that are otherwise
+followed by a finished turn or by any intact event, is corruption reported with its file
+and line (or database, session and event), never read as an event (behaviour 41); as
+the last record of an unfinished turn it is the cut-off tail. These hold for logs that are otherwise
 readable in one piece, the case the loader reads fastest.
 """
 
@@ -139,16 +139,18 @@ def test_b41_a_record_that_is_not_the_event_before_a_finished_turn_is_corruption
 
 
 @pytest.mark.parametrize("defect", DEFECTS)
-def test_b41_a_record_that_is_not_the_event_in_an_unfinished_turn_is_cut_off(
+def test_b41_a_record_that_is_not_the_event_ending_an_unfinished_turn_is_cut_off(
     settings: PersistenceSettings, defect: str
 ) -> None:
-    """Rule 4: in a crashed turn, the bad record and what follows are ignored; the kept
-    prefix ends before it and the closers follow it."""
+    """Rule 4: in a crashed turn, a bad last record is ignored; the kept prefix ends
+    before it and the closers follow it. (With an intact event after it, it is damage:
+    test_persistence_damage_mid_turn.py.)"""
     log = LogBuilder()
     log.turn("one")
-    events = log.events[:-1]  # no turn/end: the turn was cut off by a crash
+    # no turn/end (the turn was cut off by a crash), and BAD the last record
+    events = log.events[: BAD + (2 if defect == "two-values" else 1)]
     store(settings, events)
-    replace(settings, BAD, defective(events, defect))
+    replace(settings, BAD, defective(log.events, defect))
     if defect == "two-values":
         remove_next(settings)
 
@@ -159,7 +161,7 @@ def test_b41_a_record_that_is_not_the_event_in_an_unfinished_turn_is_cut_off(
     finally:
         backend.close()
     assert loaded is not None
-    assert loaded.kept == BAD
+    assert (loaded.kept, loaded.dropped) == (BAD, 1)
     assert [e.to_dict() for e in loaded.stored.events[:BAD]] == [e.to_dict() for e in events[:BAD]]
     assert check_invariants(loaded.stored.events) == []
     assert tail is not None and tail.next_seq == BAD
@@ -252,11 +254,12 @@ def test_b41_the_corruption_message_names_where_the_finished_turn_is(
     assert place(settings, BAD) + ":" in message.split(";", 1)[0]
 
 
-def test_b41_a_turn_start_after_the_bad_record_is_not_a_finished_turn(
+def test_b41_a_turn_start_after_a_damaged_turn_end_is_corruption(
     settings: PersistenceSettings,
 ) -> None:
-    """Only a ``turn/end`` proves a hole. A damaged ``turn/end`` followed by the start of
-    a turn that a crash cut off is the unfinished tail: it is ignored, not refused."""
+    """A damaged ``turn/end`` followed by the intact start of a turn is not the tail of
+    a crashed write (an append never writes after a torn line): corruption, reported at
+    the damaged line. (It used to be read as a tail, and turn 2 dropped.)"""
     log = LogBuilder()
     log.turn("one", calls=())
     end = log.events[-1].seq
@@ -265,14 +268,9 @@ def test_b41_a_turn_start_after_the_bad_record_is_not_a_finished_turn(
     store(settings, log.events)
     replace(settings, end, "{not json")
 
-    backend = open_backend(settings)
-    try:
-        loaded = backend.load("s")
-    finally:
-        backend.close()
-    assert loaded is not None
-    assert (loaded.kept, loaded.dropped) == (end, 3)
-    assert loaded.stored.events[-1].data["reason"] == "interrupted"
+    message = load_error(settings)
+    assert place(settings, end) + ":" in message
+    assert f"the intact event {end + 1} follows at" in message
 
 
 def test_b41_a_blank_line_between_events_is_a_damaged_record(tmp_path: Path) -> None:

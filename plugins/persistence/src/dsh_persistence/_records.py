@@ -4,8 +4,11 @@ A stored log is a sequence of records, each the JSON text of one event. Reading 
 
 1. the longest prefix of records that are events whose ``seq`` equals their index is
    kept (a torn last line never gets this far: the backend drops it);
-2. if a ``turn/end`` lies beyond that prefix, the log has a hole before its last
-   finished turn: that is corruption, reported with where it is, never repaired;
+2. if a ``turn/end`` lies beyond that prefix, or any record that is the event of its
+   place (its ``seq`` equal to its index), the log has a hole, not a cut-off end: an
+   append never writes after a torn line (it cuts the torn tail off first), so intact
+   records after a bad one are damage. That is corruption, reported with where it is,
+   never repaired;
 3. otherwise the rest is the unfinished tail of a write that a crash cut short, and is
    ignored;
 4. a turn left open is closed with synthetic events (``close_turn``).
@@ -38,7 +41,8 @@ Where = Callable[[int], str]
 def read_log(records: Sequence[Record], where: Where) -> tuple[list[SessionEvent], int]:
     """The events of the longest well-numbered prefix, and how many records follow it.
 
-    Raises ``SessionCorruptError`` when a ``turn/end`` follows the first bad record.
+    Raises ``SessionCorruptError`` when a ``turn/end``, or an event whose seq fits its
+    place, follows the first bad record.
     """
     events = _read_fast(records)
     if events is not None:
@@ -62,7 +66,7 @@ def _read_fast(records: Sequence[Record]) -> list[SessionEvent] | None:
             raws = json.loads(b"[" + b",".join(records) + b"]")  # type: ignore[arg-type]
         else:
             raws = json.loads("[" + ",".join(records) + "]")  # type: ignore[arg-type]
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a record nested too deep
         return None
     if type(raws) is not list or len(raws) != len(records):  # a record held two values
         return None
@@ -88,7 +92,7 @@ def _event(text: Record, index: int) -> SessionEvent | str:
     """The event of one record, or why it is not the event with seq ``index``."""
     try:
         raw: Any = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return f"not a JSON event ({exc.__class__.__name__}: {exc})"
     if type(raw) is not dict:
         return f"not an event object (a JSON {type(raw).__name__})"
@@ -108,12 +112,20 @@ def _refuse_hole(records: Sequence[Record], bad: int, reason: str, where: Where)
                 "this is a hole in the log, not a cut-off write. The session is corrupt "
                 "and was left as it is."
             )
+    for index in range(bad + 1, len(records)):
+        if isinstance(_event(records[index], index), SessionEvent):
+            raise SessionCorruptError(
+                f"{where(bad)}: {reason}; the intact event {index} follows at "
+                f"{where(index)}, so this is damage in the log, not a cut-off write (an "
+                "append never writes after a torn line). The session is corrupt and was "
+                "left as it is."
+            )
 
 
 def _is_turn_end(text: Record) -> bool:
     try:
         raw = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(raw, dict) and raw.get("type") == "turn/end"
 
