@@ -2,8 +2,9 @@
 
 Loading ignores the records after the first unreadable or missing one of an unfinished
 turn ("cut off") when no intact event follows it (one that does makes it corruption:
-test_persistence_damage_mid_turn.py). Every backend must then continue the log from the kept prefix: the
-next append replaces the ignored records, and every later event is stored. (SQLite used
+test_persistence_damage_mid_turn.py). Every backend must then continue the log from the
+kept prefix: the next append replaces the ignored records, and every later event is
+stored. (SQLite used
 to keep its stored next seq, so every later flush was refused as a conflict.)
 """
 

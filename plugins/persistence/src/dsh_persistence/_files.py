@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+import stat
 from contextlib import suppress
 from pathlib import Path
 
@@ -26,6 +27,7 @@ __all__ = [
     "lock_file",
     "may",
     "name_length",
+    "open_regular",
     "probe_directory",
     "publish",
     "read_at",
@@ -88,6 +90,34 @@ def session_id_of(name: str) -> str:
         out += stem[index].encode()
         index += 1
     return out.decode(errors="replace")
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def open_regular(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
+    """``path`` opened (``flags``) without waiting: a FIFO named like a session file
+    must not block a reader until some writer opens it. ``OSError`` for anything but a
+    regular file (``IsADirectoryError`` for a directory, else "not a regular file (a
+    FIFO)"), as reading it would raise, so callers say it as any read failure."""
+    extra = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags | extra)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if not stat.S_ISREG(mode):
+            kind = next((said for test, said in _KINDS if test(mode)), "of an unknown kind")
+            raise OSError(errno.EINVAL, f"not a regular file ({kind})")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def write_all(fd: int, data: bytes, offset: int) -> None:

@@ -10,6 +10,7 @@ back to the last boundary anyway, finds where the session last ran.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import replace
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from dsh.persistence import SessionHeader
 from dsh_persistence._backend import FORK_KEYS, SessionInfo
 from dsh_persistence._errors import PersistenceError, SessionCorruptError, SessionFormatError
-from dsh_persistence._files import file_name, read_at
+from dsh_persistence._files import file_name, open_regular, read_at
 
 if TYPE_CHECKING:
     from dsh.session import SessionEvent
@@ -41,13 +42,14 @@ VERSION = 1
 _HEADER_LIMIT = 1 << 20
 _TAIL_BLOCK = 4096
 _BOUNDARIES = ("turn/start", "turn/end")
+_JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
 
 
 def parse_header(line: bytes, path: Path) -> dict[str, Any]:
     """The header of a session file; refuses other files and newer formats."""
     try:
         header = json.loads(line)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
         raise SessionCorruptError(f"{path}:1: the header line is not JSON ({exc})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise SessionFormatError(f"{path}:1: not a dsh session file (no {FORMAT!r} header)")
@@ -59,6 +61,11 @@ def parse_header(line: bytes, path: Path) -> dict[str, Any]:
             f"{path}: session format version {version} is newer than this dsh-persistence "
             f"reads (up to {VERSION}); upgrade dsh-persistence to open it. The file was "
             "not changed."
+        )
+    meta = header.get("meta")
+    if meta is not None and not isinstance(meta, dict):
+        raise SessionCorruptError(
+            f"{path}:1: the header's meta is not an object (a JSON {_JSON_TYPES[type(meta)]})"
         )
     return header
 
@@ -89,7 +96,7 @@ def header_line(info: SessionInfo) -> bytes:
 
 def summary(path: str) -> SessionHeader:
     """A header from the first line and the last few KB of the file."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    fd = open_regular(path)
     try:
         size = os.fstat(fd).st_size
         head = read_at(fd, _TAIL_BLOCK, 0)
@@ -103,8 +110,7 @@ def summary(path: str) -> SessionHeader:
         updated, turns, ran = _tail_summary(fd, end + 1, size)
     finally:
         os.close(fd)
-    created = header.get("created")
-    created = float(created) if isinstance(created, int | float) else 0.0
+    created = _time(header.get("created")) or 0.0
     identity = header.get("id")
     if not isinstance(identity, str):
         raise SessionCorruptError(f"{path}:1: the header has no session id")
@@ -185,8 +191,8 @@ def _tail_summary(fd: int, body: int, size: int) -> tuple[float | None, int, str
                 raw = _loads(line)
                 if raw is None:
                     continue
-                if updated is None and isinstance(raw.get("time"), int | float):
-                    updated = float(raw["time"])
+                if updated is None:
+                    updated = _time(raw.get("time"))
                 if raw.get("type") in _BOUNDARIES:
                     turn = (raw.get("data") or {}).get("turn")
                     ran = raw.get("cwd")
@@ -200,9 +206,21 @@ def _tail_summary(fd: int, body: int, size: int) -> tuple[float | None, int, str
         block *= 8
 
 
+def _time(value: object) -> float | None:
+    """A time read from the file; None unless it is a finite number (damage such as
+    ``1e400`` reads as infinity)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        found = float(value)
+    except OverflowError:  # an int too large for a float
+        return None
+    return found if math.isfinite(found) else None
+
+
 def _loads(line: bytes) -> dict[str, Any] | None:
     try:
         raw = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return raw if isinstance(raw, dict) else None

@@ -9,6 +9,7 @@ move the cursor or retitle the terminal it is listed in.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 import unicodedata
@@ -35,8 +36,8 @@ def json_rows(headers: Sequence[SessionHeader]) -> str:
     rows: list[dict[str, Any]] = [
         {
             "id": h.id,
-            "created": h.created or None if h.error else h.created,
-            "updated": h.updated or None if h.error else h.updated,
+            "created": _known(h.created, h.error),
+            "updated": _known(h.updated, h.error),
             "turns": h.turns,
             "title": h.title,
             "workspace": h.workspace,
@@ -45,6 +46,14 @@ def json_rows(headers: Sequence[SessionHeader]) -> str:
         for h in headers
     ]
     return json.dumps(rows, indent=2, ensure_ascii=False)
+
+
+def _known(timestamp: float, error: str) -> float | None:
+    """A time for ``--json``: null when not known (0 of an unreadable session) or not a
+    finite number (JSON has no infinity)."""
+    if not math.isfinite(timestamp) or (error and not timestamp):
+        return None
+    return timestamp
 
 
 def table(headers: Sequence[SessionHeader], *, terminal: bool) -> str:
@@ -73,7 +82,14 @@ def table(headers: Sequence[SessionHeader], *, terminal: bool) -> str:
 
 
 def when(timestamp: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp)) if timestamp else "?"
+    """A time as the table shows it; ``?`` when not known, or out of any calendar's range
+    (a damaged store's)."""
+    if not timestamp:
+        return "?"
+    try:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp))
+    except (OverflowError, ValueError, OSError):  # infinite, NaN, past time_t
+        return "?"
 
 
 def _cells(text: str) -> int:

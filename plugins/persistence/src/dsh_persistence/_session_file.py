@@ -12,7 +12,7 @@ from typing import Any
 
 from dsh.session import SessionEvent
 from dsh_persistence._errors import SessionCorruptError, SessionFormatError
-from dsh_persistence._files import read_at
+from dsh_persistence._files import open_regular, read_at
 from dsh_persistence._header import FORMAT, misnamed, parse_header
 from dsh_persistence._records import read_log
 
@@ -37,7 +37,7 @@ def read_session_file(
     session_id: str, path: Path
 ) -> tuple[dict[str, Any], list[SessionEvent], int, FileEnd]:
     """Parse a whole file: header, readable prefix, ignored records, and its end."""
-    with open(path, "rb") as file:
+    with open(open_regular(path), "rb") as file:  # a FIFO must not block: refused
         data = file.read()
         inode = os.fstat(file.fileno()).st_ino
     complete = data.rfind(b"\n") + 1
@@ -77,7 +77,7 @@ def check_session_file(fd: int, path: Path, doing: str) -> None:
         head += block
     try:
         header = json.loads(head.split(b"\n", 1)[0])
-    except ValueError:
+    except (ValueError, RecursionError):
         header = None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise SessionFormatError(
