@@ -54,6 +54,41 @@ def test_a_record_nested_too_deep_is_a_bad_record(tmp_path: Path) -> None:
     assert {h.id: h.error for h in backend.headers()} == {"hole": "", "tail": ""}
 
 
+def test_a_turn_boundary_whose_data_is_not_an_object_is_listed(tmp_path: Path) -> None:
+    """``headers()`` read the turn of the last boundary with ``data.get``: a list there
+    raised ``AttributeError`` out of the whole list."""
+    boundary = '{"type":"turn/end","seq":2,"time":1700000002.0,"data":[1]}'
+    write(tmp_path, "odd", [*GOOD, boundary])
+    write(tmp_path, "good", GOOD)
+
+    found = {h.id: (h.turns, h.error) for h in JsonlBackend(tmp_path).headers()}
+    assert found == {"odd": (0, ""), "good": (1, "")}
+
+
+def test_damage_no_check_foresaw_is_listed_with_the_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever reading one file raises, the others are listed, and it with its error."""
+    import dsh_persistence._jsonl as jsonl
+
+    write(tmp_path, "odd", GOOD)
+    write(tmp_path, "good", GOOD)
+    real = jsonl.summary
+
+    def summary(path: str) -> Any:
+        if path.endswith("odd.jsonl"):
+            raise AttributeError("'list' object has no attribute 'get'")
+        return real(path)
+
+    monkeypatch.setattr(jsonl, "summary", summary)
+    found = {h.id: h.error for h in JsonlBackend(tmp_path).headers()}
+    assert found == {
+        "good": "",
+        "odd": f"{tmp_path / 'odd.jsonl'}: cannot read it "
+        "(AttributeError: 'list' object has no attribute 'get')",
+    }
+
+
 def test_a_header_nested_too_deep_or_with_a_meta_not_an_object_is_unreadable(
     tmp_path: Path,
 ) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import stat
+import time
 from contextlib import suppress
 from pathlib import Path
 
@@ -31,6 +33,7 @@ __all__ = [
     "probe_directory",
     "publish",
     "read_at",
+    "remove_leftovers",
     "session_id_of",
     "try_lock_file",
     "write_all",
@@ -205,6 +208,52 @@ def probe_directory(directory: Path) -> None:
     temp = directory / f".probe.{os.getpid()}-{secrets.token_hex(4)}.tmp"
     os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     os.unlink(temp)
+
+
+#: The temp files of ``publish`` and ``probe_directory``: ``.<name>.<pid>-<8 hex>.tmp``.
+_TEMP = re.compile(r"\.(?P<name>[A-Za-z0-9_%.-]{1,200})\.(?P<pid>[1-9][0-9]{0,9})-[0-9a-f]{8}\.tmp")
+#: A temp file whose process is gone is left over once it is this old (seconds): a
+#: younger one may be the publish of a process that this host does not see (another
+#: container sharing the directory), whose pid is no live process here.
+LEFTOVER_AGE = 600.0
+
+
+def remove_leftovers(directory: Path, *, of: str | None = None, age: float = LEFTOVER_AGE) -> None:
+    """Remove the temp files a kill left in ``directory`` (a ``publish`` cut short
+    leaves one holding the session's header and first batch: its prompt): those named
+    exactly as ``publish`` names them (of the session file ``of`` only, if given), whose
+    process is not running on this host, and not changed for ``age`` seconds. Best
+    effort: a file that cannot be checked or removed is left."""
+    prefix = None if of is None else of[:_TEMP_NAME]
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        found = _TEMP.fullmatch(entry.name)
+        if found is None or (prefix is not None and found["name"] != prefix):
+            continue
+        if _running(int(found["pid"])):
+            continue
+        with suppress(OSError):
+            if entry.is_file(follow_symlinks=False) and (
+                now - entry.stat(follow_symlinks=False).st_mtime >= age
+            ):
+                os.unlink(entry.path)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` may be running here (True when that cannot be told)."""
+    if os.name == "nt" or pid == os.getpid():  # Windows: os.kill would end the process
+        return True
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):  # another user's (EPERM), or a pid past any
+        return True
+    return True
 
 
 def publish(

@@ -194,7 +194,8 @@ def _tail_summary(fd: int, body: int, size: int) -> tuple[float | None, int, str
                 if updated is None:
                     updated = _time(raw.get("time"))
                 if raw.get("type") in _BOUNDARIES:
-                    turn = (raw.get("data") or {}).get("turn")
+                    data = raw.get("data")
+                    turn = data.get("turn") if isinstance(data, dict) else None
                     ran = raw.get("cwd")
                     return (
                         updated,

@@ -43,6 +43,7 @@ from dsh_persistence._files import (
     may,
     probe_directory,
     publish,
+    remove_leftovers,
     session_id_of,
     write_all,
 )
@@ -127,6 +128,7 @@ class JsonlBackend(FileLocks, SessionBackend):
             probe_directory(self.directory)
         except OSError as exc:
             raise self._failed(exc, "create files in it") from exc
+        remove_leftovers(self.directory)  # temp files of publishes a kill cut short
 
     # -- writing -------------------------------------------------------------------------
 
@@ -229,9 +231,13 @@ class JsonlBackend(FileLocks, SessionBackend):
             try:
                 self._unlink_unclaimed(session_id, path)
             except FileNotFoundError:
+                remove_leftovers(self.directory, of=path.name, age=0)
                 return False
             except OSError as exc:
                 raise self._failed(exc, "delete the session file", path) from exc
+            # a temp file of the session's first publish that a kill cut short holds
+            # its first prompt: gone with the session (its process is not running)
+            remove_leftovers(self.directory, of=path.name, age=0)
             if self._fsync:
                 try:
                     fsync_directory(self.directory)
@@ -328,4 +334,7 @@ class JsonlBackend(FileLocks, SessionBackend):
                 if isinstance(exc, OSError):  # said as every other read failure is
                     exc = self._failed(exc, "read the session file", Path(entry.path))
                 found.append(SessionHeader(named, 0.0, 0.0, 0, error=str(exc)))
+            except Exception as exc:  # damage no check foresaw: one file, not the list
+                said = f"{entry.path}: cannot read it ({exc.__class__.__name__}: {exc})"
+                found.append(SessionHeader(named, 0.0, 0.0, 0, error=said))
         return found
