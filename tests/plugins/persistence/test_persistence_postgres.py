@@ -338,8 +338,7 @@ def test_every_place_libpq_takes_a_password_from_is_hidden(url: str, shown: str)
     from dsh_persistence._postgres_url import hide_password, scrub
 
     assert hide_password(url) == shown
-    # (a message without the letters of a one-letter password: 'me:a@b@h' gives libpq
-    # the password 'a', which is hidden wherever it stands)
+    # (a message quoting the whole string: hidden where the password stands in it)
     assert scrub(f"no: {url}", url) == f"no: {shown}"
 
 

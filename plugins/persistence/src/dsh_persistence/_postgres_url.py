@@ -1,13 +1,17 @@
-"""PostgreSQL URLs for messages: every password replaced, wherever libpq would read one.
+"""PostgreSQL URLs for messages: every password hidden, wherever libpq would read one.
 
 A libpq connection string is a URL (``postgresql://user:secret@host/db?password=...``)
 or key/value pairs (``host=h password='se cret'``); both may name a ``password`` and an
 ``sslpassword`` (the client key's), and a ``dbname`` may itself be a connection string.
-``passwords_in`` collects each of them as written and as libpq decodes it, from what
-psycopg's parser reads and from the text itself (so a string the parser refuses is
-covered too, and a candidate too many only hides more); ``scrub`` replaces them in a
-message (libpq quotes parts of a malformed string back in its errors);
-``hide_password`` is the string itself scrubbed.
+``hide_password`` replaces each password by its place: a URL's userinfo, a query's
+``password=``, a key/value ``password=`` (anywhere in the text: a URL in a ``dbname``
+too). ``scrub`` does that to a message (libpq quotes parts of a malformed string back in
+its errors) and, besides, replaces each password ``passwords_in`` finds (as written and
+as libpq decodes it, from what psycopg's parser reads and from the text itself) where
+it stands as a whole token, unless it is short (under 8 characters, the core's minimum
+for a secret) or also the user, database, host, port or scheme: replacing ``postgres``
+everywhere would make ``database "postgres" does not exist`` unreadable.
+``distinct_passwords`` are those that may be hidden in any text.
 """
 
 from __future__ import annotations
@@ -17,7 +21,14 @@ from urllib.parse import unquote
 
 from dsh_persistence._errors import PersistenceError
 
-__all__ = ["HIDDEN", "check_scheme", "hide_password", "passwords_in", "scrub"]
+__all__ = [
+    "HIDDEN",
+    "check_scheme",
+    "distinct_passwords",
+    "hide_password",
+    "passwords_in",
+    "scrub",
+]
 
 HIDDEN = "***"
 _SECRET_KEYS = ("password", "sslpassword")
@@ -27,6 +38,17 @@ _PAIR_PASSWORD = re.compile(
     re.IGNORECASE,
 )
 _ESCAPE = re.compile(r"\\(.)")
+#: A URL's userinfo password: up to the first ``@``, or to a later one when what lies
+#: between them holds no ``/`` or ``?`` (an ``@`` left unencoded in the password).
+_USERINFO = re.compile(
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^:@/\s]*:"
+    r"(?P<value>[^\s@]*(?:@[^\s@/?]*(?=@))*)@"
+)
+#: A query's password in a message: it ends at a space or a quote too.
+_QUERY_PASSWORD_SAID = re.compile(r"[?&](?:ssl)?password=(?P<value>[^&\s\"']*)", re.IGNORECASE)
+#: Shorter than this, a password is not hidden in text where it does not stand as one
+#: (the core's minimum for a secret, ``Harness.add_secrets``).
+MIN_DISTINCT = 8
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 _LIBPQ_SCHEMES = ("postgresql", "postgres")  # libpq compares them as written
 
@@ -94,13 +116,61 @@ def passwords_in(conninfo: str) -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-def scrub(message: str, conninfo: str) -> str:
-    """``message`` with every password of ``conninfo`` replaced by ``***``."""
-    for password in passwords_in(conninfo):
-        message = message.replace(password, HIDDEN)
-    return message
+def distinct_passwords(conninfo: str) -> list[str]:
+    """The passwords of ``conninfo`` (``passwords_in``) that may be hidden wherever they
+    appear: none shorter than ``MIN_DISTINCT``, none that is also the user, database,
+    host, port or scheme the string names (or ``postgres``/``postgresql``)."""
+    common = _named(conninfo)
+    return [p for p in passwords_in(conninfo) if len(p) >= MIN_DISTINCT and p.lower() not in common]
+
+
+def _named(conninfo: str) -> set[str]:
+    """The words ``conninfo`` names besides its passwords, lower-cased."""
+    words = {"postgres", "postgresql", "localhost"}
+    scheme = _SCHEME.match(conninfo)
+    if scheme is not None:
+        words.add(scheme[1])
+        user = conninfo[scheme.end() :].split("@", 1)[0].partition(":")[0]
+        words.add(unquote(user))
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        params = conninfo_to_dict(conninfo)
+    except Exception:  # not installed, or a malformed string
+        params = {}
+    for key in ("user", "dbname", "host", "hostaddr", "port", "service"):
+        words.update(str(params.get(key) or "").split(","))
+    return {word.lower() for word in words if word}
+
+
+def _hide(text: str, pattern: re.Pattern[str]) -> str:
+    def hidden(found: re.Match[str]) -> str:
+        start, end = found.span("value")
+        if start == end:
+            return found[0]
+        at = found.start()
+        return found[0][: start - at] + HIDDEN + found[0][end - at :]
+
+    return pattern.sub(hidden, text)
 
 
 def hide_password(conninfo: str) -> str:
-    """``conninfo`` with each password in it replaced by ``***``."""
-    return scrub(conninfo, conninfo)
+    """``conninfo`` with each password in it replaced by ``***`` where it stands."""
+    if _is_url(conninfo):
+        conninfo = _hide(conninfo, _QUERY_PASSWORD)
+    return _hide(_hide(conninfo, _USERINFO), _PAIR_PASSWORD)
+
+
+def scrub(message: str, conninfo: str) -> str:
+    """``message`` with the passwords of ``conninfo`` replaced by ``***``: where the
+    message quotes ``conninfo`` or a part of it that names a password (a userinfo, a
+    ``password=``), and each distinct password (``distinct_passwords``) where it stands
+    as a whole token."""
+    parts = message.split(conninfo) if conninfo else [message]
+    for pattern in (_USERINFO, _QUERY_PASSWORD_SAID, _PAIR_PASSWORD):
+        parts = [_hide(part, pattern) for part in parts]
+    message = hide_password(conninfo).join(parts)
+    for password in distinct_passwords(conninfo):
+        token = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(password)}(?![A-Za-z0-9_])")
+        message = token.sub(HIDDEN, message)
+    return message
