@@ -32,6 +32,7 @@ pytestmark = pytest.mark.plugins("persistence")
             "host=db1 port=5432 user=dsh password=*** dbname=sessions",
         ),
         ("host=h user=postgresql password=postgresql", "host=h user=postgresql password=***"),
+        ("dbname='postgresql://me@h/db?password=db'", "dbname='postgresql://me@h/db?password=***'"),
         (
             "postgresql://me:pw@h/db?application_name=a@b",
             "postgresql://me:***@h/db?application_name=a@b",

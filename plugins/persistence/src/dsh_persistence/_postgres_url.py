@@ -158,7 +158,15 @@ def hide_password(conninfo: str) -> str:
     """``conninfo`` with each password in it replaced by ``***`` where it stands."""
     if _is_url(conninfo):
         conninfo = _hide(conninfo, _QUERY_PASSWORD)
-    return _hide(_hide(conninfo, _USERINFO), _PAIR_PASSWORD)
+    return _hide_places(conninfo)
+
+
+def _hide_places(text: str) -> str:
+    """``text`` with the password of each URL userinfo, URL query and ``password=``
+    pair in it (a URL in a ``dbname`` too) replaced by ``***``."""
+    for pattern in (_USERINFO, _QUERY_PASSWORD_SAID, _PAIR_PASSWORD):
+        text = _hide(text, pattern)
+    return text
 
 
 def scrub(message: str, conninfo: str) -> str:
@@ -167,9 +175,7 @@ def scrub(message: str, conninfo: str) -> str:
     ``password=``), and each distinct password (``distinct_passwords``) where it stands
     as a whole token."""
     parts = message.split(conninfo) if conninfo else [message]
-    for pattern in (_USERINFO, _QUERY_PASSWORD_SAID, _PAIR_PASSWORD):
-        parts = [_hide(part, pattern) for part in parts]
-    message = hide_password(conninfo).join(parts)
+    message = hide_password(conninfo).join(_hide_places(part) for part in parts)
     for password in distinct_passwords(conninfo):
         token = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(password)}(?![A-Za-z0-9_])")
         message = token.sub(HIDDEN, message)
