@@ -121,7 +121,7 @@ def test_an_absurd_last_time_does_not_break_the_list(tmp_path: Path, time: str) 
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
-def test_a_fifo_named_like_a_session_file_is_listed_unreadable_without_blocking(
+def test_a_fifo_named_like_a_session_file_is_refused_without_blocking(
     tmp_path: Path,
 ) -> None:
     write(tmp_path, "good", GOOD)
@@ -131,22 +131,27 @@ def test_a_fifo_named_like_a_session_file_is_listed_unreadable_without_blocking(
 
     def read() -> None:
         found.append({h.id: h.error for h in backend.headers()})
-        try:
-            backend.load("pipe")
-        except PersistenceError as exc:
-            found.append(str(exc))
+        for call in (backend.load, backend.claim, backend.sync, backend.delete):
+            try:
+                call("pipe")
+            except PersistenceError as exc:
+                found.append(str(exc))
 
     worker = threading.Thread(target=read, daemon=True)
     worker.start()
     worker.join(20)
-    if worker.is_alive():  # let the blocked open go, so the test run can end
-        os.close(os.open(tmp_path / "pipe.jsonl", os.O_WRONLY | os.O_NONBLOCK))
+    if worker.is_alive():  # let the blocked open go (Linux: O_RDWR ends either wait)
+        os.close(os.open(tmp_path / "pipe.jsonl", os.O_RDWR | os.O_NONBLOCK))
         pytest.fail("reading the store blocked on a FIFO")
-    errors, loading = found
+    errors, loading, claiming, syncing, deleting = found
     assert errors["good"] == ""
     path = tmp_path / "pipe.jsonl"
     assert errors["pipe"] == f"{path}: cannot read the session file: not a regular file (a FIFO)"
     assert loading == errors["pipe"]
+    assert claiming == f"{path}: cannot open the session file to write: not a regular file (a FIFO)"
+    assert syncing == f"{path}: cannot open the session file: not a regular file (a FIFO)"
+    assert deleting == f"{path}: cannot delete the session file: not a regular file (a FIFO)"
+    assert path.exists()
 
 
 def test_dsh_sessions_list_shows_every_damaged_file_with_its_reason(

@@ -109,18 +109,26 @@ def open_regular(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
     regular file (``IsADirectoryError`` for a directory, else "not a regular file (a
     FIFO)"), as reading it would raise, so callers say it as any read failure."""
     extra = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags | extra)
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
-        if not stat.S_ISREG(mode):
-            kind = next((said for test, said in _KINDS if test(mode)), "of an unknown kind")
-            raise OSError(errno.EINVAL, f"not a regular file ({kind})")
+        fd = os.open(path, flags | extra)
+    except OSError as exc:  # ENXIO: a FIFO opened to write that no one reads
+        if exc.errno == errno.ENXIO:
+            _check_regular(os.stat(path).st_mode)
+        raise
+    try:
+        _check_regular(os.fstat(fd).st_mode)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def _check_regular(mode: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+    if not stat.S_ISREG(mode):
+        kind = next((said for test, said in _KINDS if test(mode)), "of an unknown kind")
+        raise OSError(errno.EINVAL, f"not a regular file ({kind})")
 
 
 def write_all(fd: int, data: bytes, offset: int) -> None:

@@ -41,6 +41,7 @@ from dsh_persistence._files import (
     file_name,
     fsync_directory,
     may,
+    open_regular,
     probe_directory,
     publish,
     remove_leftovers,
@@ -212,7 +213,7 @@ class JsonlBackend(FileLocks, SessionBackend):
         path = self.path(session_id)
         with self._lock(session_id):
             try:
-                fd = os.open(path, os.O_RDONLY)
+                fd = open_regular(path)
             except FileNotFoundError:
                 return
             except OSError as exc:

@@ -22,7 +22,7 @@ from dsh_persistence._errors import (
     SessionDeletedError,
     SessionInUseError,
 )
-from dsh_persistence._files import LOCKS, leads_to, try_lock_file
+from dsh_persistence._files import LOCKS, leads_to, open_regular, try_lock_file
 from dsh_persistence._session_file import check_session_file
 
 __all__ = ["PENDING", "FileLocks", "turn_path"]
@@ -64,7 +64,7 @@ class FileLocks:
                 return False
             while True:
                 try:  # for writing: a file this process may not write is refused now
-                    fd = os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
+                    fd = open_regular(path, os.O_WRONLY)
                 except (FileNotFoundError, NotADirectoryError):  # not stored (here)
                     self._claims[session_id] = PENDING
                     return True
@@ -113,7 +113,7 @@ class FileLocks:
         deleted = False
         while True:
             try:
-                fd = os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
+                fd = open_regular(path, os.O_WRONLY)
             except FileNotFoundError:
                 if deleted and first != 0:
                     raise SessionDeletedError(
@@ -191,7 +191,7 @@ class FileLocks:
                 os.close(claimed)
             return
         while True:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            fd = open_regular(path)
             try:
                 if not try_lock_file(fd):
                     raise SessionInUseError(
