@@ -18,8 +18,13 @@ import pytest
 from test_persistence_m_records import load_error, place, raw_text, replace, store
 
 from dsh.session import SessionEvent
-from dsh_persistence import PersistenceSettings, PostgresBackend, SessionCorruptError
-from dsh_persistence._backend import SessionInfo
+from dsh_persistence import (
+    PersistenceSettings,
+    PostgresBackend,
+    SessionCorruptError,
+    SessionInfo,
+    open_backend,
+)
 from dsh_persistence._records import read_log
 from dsh_persistence.testing import LogBuilder
 
@@ -107,8 +112,3 @@ def test_postgres_a_bad_row_in_an_open_turn_with_intact_rows_after_it_is_corrupt
     finally:
         backend.close()
 
-
-def open_backend(settings: PersistenceSettings) -> Any:
-    from dsh_persistence import open_backend as opened
-
-    return opened(settings)
