@@ -111,4 +111,3 @@ def test_postgres_a_bad_row_in_an_open_turn_with_intact_rows_after_it_is_corrupt
             backend.tail("s")
     finally:
         backend.close()
-
