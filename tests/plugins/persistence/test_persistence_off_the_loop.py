@@ -22,7 +22,7 @@ import anyio
 import pytest
 
 from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
-from dsh_persistence import PersistencePlugin, PersistenceSettings
+from dsh_persistence import JsonlBackend, PersistencePlugin, PersistenceSettings
 
 pytestmark = pytest.mark.plugins("persistence")
 
@@ -128,3 +128,33 @@ async def test_postgres_dispose_releases_the_claim_off_the_loop(pg_url: str) -> 
             assert other.claim(session_id) is True
         finally:
             other.close()
+
+
+class _Noted(JsonlBackend):
+    """A JSONL store noting the thread of each append."""
+
+    def __init__(self, directory: Path, cheaply: bool) -> None:
+        super().__init__(directory, fsync=False)
+        self.appends_cheaply = cheaply
+        self.threads: list[int] = []
+
+    def append(self, *args: Any, **kwargs: Any) -> None:
+        self.threads.append(threading.get_ident())
+        super().append(*args, **kwargs)
+
+
+@pytest.mark.parametrize("cheaply", [True, False])
+async def test_only_a_backend_that_appends_cheaply_is_written_on_the_event_loop(
+    tmp_path: Path, cheaply: bool
+) -> None:
+    """``SessionBackend.appends_cheaply`` (JSONL's is True): a non-durable flush is made
+    on the event loop only for such a backend; another's in a worker thread."""
+    backend = _Noted(tmp_path, cheaply)
+    plugin = PersistencePlugin(PersistenceSettings(fsync="never"), backend=backend)
+    model = ScriptedModel([text("ok")])
+    plugins = [("persistence", plugin)]
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
+        await run_turn(await h.agents.create("a"), "hi")
+    loop = threading.get_ident()
+    assert backend.threads
+    assert all((thread == loop) is cheaply for thread in backend.threads)

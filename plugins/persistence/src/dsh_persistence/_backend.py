@@ -132,6 +132,10 @@ class SessionBackend(ABC):
     #: service gives it as its ``location`` (see ``dsh.persistence.SessionPersistence``):
     #: dsh-permissions keeps it out of ``accept-edits``.
     stored_in: str | None = None
+    #: True when an append with ``durable=False`` costs only a write to the operating
+    #: system (never a lock of another process's to wait for, nor a network round trip):
+    #: such an append is made on the event loop; any other runs in a worker thread.
+    appends_cheaply: bool = False
 
     @abstractmethod
     def tail(self, session_id: str) -> StoredTail | None:

@@ -66,6 +66,8 @@ class JsonlBackend(FileLocks, SessionBackend):
     """Sessions as ``<directory>/<id>.jsonl``. ``fsync=False`` never waits for the disk.
     ``source`` names the setting the directory comes from, for messages."""
 
+    appends_cheaply = True  # a non-durable append is one write(2) to an open file
+
     def __init__(
         self, directory: str | os.PathLike[str], *, fsync: bool = True, source: str = ""
     ) -> None:

@@ -234,7 +234,7 @@ class PersistencePlugin:
         writer = self._writer(session)
         settings = writer.settings
         durable = settings is None or settings.fsync != "never"
-        if not durable and _appends_cheaply(writer.backend):
+        if not durable and writer.backend.appends_cheaply:
             # A JSONL append hands a few KB to the OS: microseconds, where a worker
             # thread would cost ten times that. A database's write is a transaction
             # that may wait for another process's lock: it leaves the event loop.
@@ -298,12 +298,3 @@ class PersistencePlugin:
 
     def _is_live(self, session_id: str) -> bool:
         return session_id in self._writers
-
-
-def _appends_cheaply(backend: SessionBackend) -> bool:
-    """Whether a write that need not reach the disk costs ``backend`` only an OS write
-    (a JSONL append, never a lock of another process's to wait for): the one write a
-    flush does on the event loop."""
-    from dsh_persistence._jsonl import JsonlBackend  # loaded already when it is one
-
-    return isinstance(backend, JsonlBackend)
