@@ -66,7 +66,10 @@ class Tool:
     encodes it: dicts, lists, numbers, models, dataclasses, datetimes, sets).
 
     ``mutating``, ``path_args`` and ``command_args`` tell policy plugins (permissions)
-    what the tool does and which arguments hold paths or shell commands.
+    what the tool does and which arguments hold paths or shell commands. ``reads``
+    (default True) says the tool may show what the files its path arguments name hold;
+    False: it only writes, removes or lists them (the built-in ``write``, ``ls``,
+    ``glob``), so rules about reading files do not cover it.
     Plain ``run`` functions execute on the event loop: make blocking tools async.
     """
 
@@ -77,6 +80,7 @@ class Tool:
     mutating: bool = False
     path_args: tuple[str, ...] = ()
     command_args: tuple[str, ...] = ()
+    reads: bool = True
     #: ``run`` takes a ``context: ToolContext`` keyword argument
     wants_context: bool = False
     spec: ToolSpec = field(init=False)
@@ -110,6 +114,7 @@ def tool(
     mutating: bool = False,
     path_args: Sequence[str] = (),
     command_args: Sequence[str] = (),
+    reads: bool = True,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -120,6 +125,7 @@ def tool(
     mutating: bool = False,
     path_args: Sequence[str] = (),
     command_args: Sequence[str] = (),
+    reads: bool = True,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a ``Tool`` from a typed function: its parameters become the arguments model,
     its docstring the description. Use bare (``@tool``) or with options. The name (the
@@ -158,6 +164,7 @@ def tool(
             mutating=mutating,
             path_args=tuple(path_args),
             command_args=tuple(command_args),
+            reads=reads,
             wants_context=wants_context,
         )
 

@@ -19,20 +19,26 @@ from dsh.testing import ScriptedModel, run_turn, scripted_harness, text, tool_ca
 from dsh.tools import Tool, ToolContext, ToolRegistry, tool
 
 DECLARED = {
-    # name: (mutating, path_args, command_args, required arguments)
-    "read": (False, ("path",), (), ["path"]),
-    "write": (True, ("path",), (), ["path", "content"]),
-    "edit": (True, ("path",), (), ["path", "old", "new"]),
-    "ls": (False, ("path",), (), []),
-    "glob": (False, ("path",), (), ["pattern"]),
-    "grep": (False, ("path",), (), ["pattern"]),
-    "bash": (True, (), ("command",), ["command"]),
+    # name: (mutating, path_args, command_args, reads, required arguments)
+    "read": (False, ("path",), (), True, ["path"]),
+    "write": (True, ("path",), (), False, ["path", "content"]),
+    "edit": (True, ("path",), (), True, ["path", "old", "new"]),
+    "ls": (False, ("path",), (), False, []),
+    "glob": (False, ("path",), (), False, ["pattern"]),
+    "grep": (False, ("path",), (), True, ["pattern"]),
+    "bash": (True, (), ("command",), True, ["command"]),
 }
 
 
 def test_each_tool_declares_what_permissions_match_on() -> None:
     declared = {
-        t.name: (t.mutating, t.path_args, t.command_args, t.spec.parameters.get("required", []))
+        t.name: (
+            t.mutating,
+            t.path_args,
+            t.command_args,
+            t.reads,
+            t.spec.parameters.get("required", []),
+        )
         for t in builtin_tools()
     }
     assert declared == DECLARED
@@ -107,10 +113,12 @@ def signature(built_in: Tool) -> str:
 
 
 def declaration(built_in: Tool) -> str:
-    """``mutating; path arguments `path`.`` as the docs write it."""
+    """``mutating; path arguments `path`.`` as the docs write it (``, contents not read
+    (`reads=False`)`` after the path arguments of a tool that does not read them)."""
     parts = ["mutating" if built_in.mutating else "read-only"]
     if built_in.path_args:
-        parts.append("path arguments " + ", ".join(f"`{a}`" for a in built_in.path_args))
+        unread = "" if built_in.reads else ", contents not read (`reads=False`)"
+        parts.append("path arguments " + ", ".join(f"`{a}`" for a in built_in.path_args) + unread)
     if built_in.command_args:
         parts.append("command arguments " + ", ".join(f"`{a}`" for a in built_in.command_args))
     return "; ".join(parts) + "."
@@ -270,3 +278,19 @@ def test_path_and_command_args_must_name_arguments() -> None:
         tool(name="run", command_args=("cmd",))(copy)
     declared = tool(path_args=("source", "target"))(copy)
     assert declared.path_args == ("source", "target")
+
+
+def test_a_tool_is_taken_to_read_its_paths_unless_it_says_otherwise() -> None:
+    """``reads`` (what a permissions plugin's read rules go by) defaults to True, so a
+    tool whose author says nothing is treated as one that may show what a file holds."""
+
+    class Stamp(BaseModel):
+        path: str
+
+    def stamp(path: str) -> str:
+        return path
+
+    assert tool(path_args=["path"])(stamp).reads is True
+    assert tool(path_args=["path"], reads=False)(stamp).reads is False
+    by_hand = Tool(name="stamp", description="", arguments=Stamp, run=stamp, path_args=("path",))
+    assert by_hand.reads is True

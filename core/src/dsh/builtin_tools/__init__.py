@@ -15,8 +15,9 @@ bash      yes                    command       run a command in its own process 
 
 File tools are confined to the workspace and the agent option ``extra_roots``
 (see ``_paths``); ``bash`` runs in the workspace but is not confined: policy for
-commands belongs to a permissions plugin, which reads ``mutating``, ``path_args`` and
-``command_args`` from each tool. docs/tools.md has the details.
+commands belongs to a permissions plugin, which reads ``mutating``, ``path_args``,
+``command_args`` and ``reads`` from each tool (``write``, ``ls`` and ``glob`` declare
+``reads=False``: they show no file's contents). docs/tools.md has the details.
 
 A plugin that registers a tool under one of these names replaces the built-in one.
 

@@ -122,7 +122,7 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-@tool(name="write", mutating=True, path_args=("path",))
+@tool(name="write", mutating=True, path_args=("path",), reads=False)
 async def write(
     path: str = Field(description="File to write, relative to the workspace or absolute."),
     content: str = Field(description="The whole new content of the file."),

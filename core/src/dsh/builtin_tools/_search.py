@@ -76,7 +76,7 @@ def _ls(target: Path, shown: str) -> str:
     return "\n".join(lines)
 
 
-@tool(name="ls", path_args=("path",))
+@tool(name="ls", path_args=("path",), reads=False)
 async def ls(
     path: str = Field(".", description="Directory to list, relative to the workspace."),
     *,
@@ -120,7 +120,7 @@ def _glob(base: Path, shown: str, pattern: str, roots: Roots) -> str:
     return "\n".join(lines)
 
 
-@tool(name="glob", path_args=("path",))
+@tool(name="glob", path_args=("path",), reads=False)
 async def glob(
     pattern: str = Field(
         description="Glob relative to path: '*' within a name, '**' across directories, "
