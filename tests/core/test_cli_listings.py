@@ -197,10 +197,11 @@ def test_tools_lists_each_tool_with_its_plugin_and_what_permissions_read(
         assert row["plugin"] == "dsh.builtin_tools"
         assert row["parameters"] == builtin.spec.parameters
         assert row["description"] == builtin.description
-        assert (row["mutating"], row["path_args"], row["command_args"]) == (
+        assert (row["mutating"], row["path_args"], row["command_args"], row["reads"]) == (
             builtin.mutating,
             list(builtin.path_args),
             list(builtin.command_args),
+            builtin.reads,
         )
     assert (rows["stamp"]["mutating"], rows["stamp"]["path_args"]) == (True, ["path"])
 

@@ -130,6 +130,7 @@ async def tools(args: argparse.Namespace, pm: PluginManager) -> int:
                     "mutating": tool.mutating,
                     "path_args": list(tool.path_args),
                     "command_args": list(tool.command_args),
+                    "reads": tool.reads,
                     "description": spec.description,
                     "parameters": spec.parameters,
                 }

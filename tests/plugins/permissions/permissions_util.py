@@ -47,7 +47,7 @@ def corpus_tools(ran: list[str]) -> list[Tool]:
         ran.append(f"read {path}")
         return "ran"
 
-    @tool(mutating=True, path_args=("path",))
+    @tool(mutating=True, path_args=("path",), reads=False)  # as the built-in declares
     def write(path: str, content: str = "") -> str:
         "Write a file."
         ran.append(f"write {path}")

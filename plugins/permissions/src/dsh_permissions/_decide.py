@@ -40,7 +40,7 @@ Decision = Literal["allow", "ask", "deny"]
 Grant = tuple[str, str, str]
 _ACTIONS: Final[tuple[Action, ...]] = ("deny", "ask", "allow")
 #: the tool whose deny and ask rules also cover the files commands read
-_READ: Final = "read"
+_READ: Final = ToolFacts("read", True, False, ("path",), reads_paths=True)
 _REMEMBERED: Final = 512  # verdicts kept per policy
 
 
@@ -104,14 +104,14 @@ class Policy:
         self._rules = {
             a: [Rule.compile(a, s, root) for s in getattr(settings, a)] for a in _ACTIONS
         }
-        self._by_tool: dict[tuple[str, Action], list[Rule]] = {}
+        self._by_tool: dict[tuple[str, bool, Action], list[Rule]] = {}
         #: verdicts that depend only on the policy and their key (see ``decide``)
         self._verdicts: dict[tuple[Mode, ToolFacts, tuple[Subject, ...]], Verdict] = {}
         #: (mode, tool name) -> (facts, subject, verdict) of a kept verdict on a call with
         #: one ``tool`` subject, found by the identity of those objects (no dataclass hash)
         self._tool_verdicts: dict[tuple[Mode, str], tuple[ToolFacts, Subject, Verdict]] = {}
-        #: tool name -> ``_unchecked(self, tool)``
-        self._patterns: dict[str, Rule | None] = {}
+        #: (tool name, reads paths) -> ``_unchecked(self, tool)``
+        self._patterns: dict[tuple[str, bool], Rule | None] = {}
 
     def with_store(self, store: str | None) -> Policy:
         """This policy, with ``store`` as the session store (itself if it already is)."""
@@ -119,14 +119,15 @@ class Policy:
             return self
         return Policy(self.settings, self.root, self.config, store)
 
-    def has_patterns(self, tool: str) -> bool:
+    def has_patterns(self, tool: ToolFacts) -> bool:
         """Whether a deny or ask rule with a pattern applies to ``tool``."""
         patterns = self._patterns
-        if tool in patterns:
-            return patterns[tool] is not None
+        key = (tool.name, tool.reads_paths)
+        if key in patterns:
+            return patterns[key] is not None
         if len(patterns) >= _REMEMBERED:  # names a model made up, say
             patterns.clear()
-        found = patterns[tool] = _unchecked(self, tool)
+        found = patterns[key] = _unchecked(self, tool)
         return found is not None
 
     def reads(self, mode: Mode) -> bool | None:
@@ -140,11 +141,14 @@ class Policy:
             return None
         return any(r.pattern is not None for r in rules)
 
-    def rules(self, tool: str, action: Action) -> list[Rule]:
-        key = (tool, action)
+    def rules(self, tool: ToolFacts, action: Action) -> list[Rule]:
+        """The ``action`` rules that apply to calls of ``tool`` (see ``Rule.applies_to``)."""
+        key = (tool.name, tool.reads_paths, action)
         found = self._by_tool.get(key)
         if found is None:
-            found = self._by_tool[key] = [r for r in self._rules[action] if r.applies_to(tool)]
+            found = self._by_tool[key] = [
+                r for r in self._rules[action] if r.applies_to(tool.name, tool.reads_paths)
+            ]
         return found
 
 
@@ -159,7 +163,7 @@ def decide(
         with one_resolution():  # each pattern's directory resolved once for the call
             return _bypass(policy, facts, subjects)
     if mode == "plan" and facts.mutating:
-        return Verdict("deny", None, plan_reason(facts, bool(policy.rules(facts.name, "allow"))))
+        return Verdict("deny", None, plan_reason(facts, bool(policy.rules(facts, "allow"))))
     # Subjects are computed fresh for every call (paths are resolved then), so a
     # verdict is a pure function of the policy, the mode, the facts, the subjects and
     # the grants. Deny verdicts and allow verdicts that no grant made do not depend on
@@ -199,7 +203,7 @@ def _bypass(policy: Policy, facts: ToolFacts, subjects: Iterable[Subject]) -> Ve
     cannot lift a plugin-wide deny). What cannot be checked against them (a command
     that cannot be split, a value only the shell knows) is denied: other modes would
     ask, and bypass asks nobody."""
-    rules = policy.rules(facts.name, "deny")
+    rules = policy.rules(facts, "deny")
     for subject in subjects:
         for rule in rules:
             if hits(rule, subject):
@@ -268,7 +272,7 @@ def _judge(
 ) -> Part:
     what = describe(facts, subject)
     for action in ("deny", "ask"):
-        for rule in policy.rules(facts.name, action):
+        for rule in policy.rules(facts, action):
             if hits(rule, subject):
                 why = f"the rule '{rule}' covers {what}{assumed(rule, facts, subject)}"
                 why += below(rule, subject) + edit_note(rule, facts)
@@ -276,7 +280,7 @@ def _judge(
         if subject.reads and (found := read_hit(policy.rules(_READ, action), subject)):
             rule, read = found
             return Part(subject, action, "rule", reads_why(rule, facts, subject, read), rule)
-    rules = [*policy.rules(facts.name, "deny"), *policy.rules(facts.name, "ask")]
+    rules = [*policy.rules(facts, "deny"), *policy.rules(facts, "ask")]
     if (extended := continued(rules, subject)) is not None:
         # xargs input or a find file name may make it a command the rule covers: it
         # is asked about (bypass denies), even under a rule allowing every call
@@ -294,9 +298,9 @@ def _judge(
         # A value only the shell knows cannot be checked against the tool's deny and
         # ask patterns (rm${IFS}-rf misses 'rm *'): even a rule allowing every call
         # of the tool must not let it past them. Other modes ask; bypass denies.
-        strict = _unchecked(policy, facts.name)
+        strict = _unchecked(policy, facts)
         if strict is not None:
-            rules = [*policy.rules(facts.name, "deny"), *policy.rules(facts.name, "ask")]
+            rules = [*policy.rules(facts, "deny"), *policy.rules(facts, "ask")]
             named = could_cover(rules, subject)
             if named is None:  # asked all the same: the value is unknown
                 why = f"{what}: {subject.unknown}, so no rule can allow it"
@@ -305,7 +309,7 @@ def _judge(
                     f"{what}: {subject.unknown}, so it cannot be checked against the rule '{named}'"
                 )
             return Part(subject, "ask", "problem", why)
-    allowed = allowed_by(policy.rules(facts.name, "allow"), subject)
+    allowed = allowed_by(policy.rules(facts, "allow"), subject)
     if allowed is not None:
         return Part(subject, "allow", "rule", f"the rule '{allowed}' allows {what}", allowed)
     if not facts.mutating:
@@ -329,7 +333,7 @@ def _judge(
     return Part(subject, "ask", "mode", f"no rule allows {what}")
 
 
-def _unchecked(policy: Policy, tool: str) -> Rule | None:
+def _unchecked(policy: Policy, tool: ToolFacts) -> Rule | None:
     """The first deny or ask rule of ``tool`` with a pattern, which a value unknown
     until run time cannot be checked against (a rule without one covers it anyway)."""
     for action in ("deny", "ask"):

@@ -272,16 +272,14 @@ class Permissions:
         subjects: Sequence[Subject]
         if not paths:  # the tool itself (what ``subjects_of`` gives such a call)
             # bypass checks only deny rules: with none for this tool there is nothing to see
-            unchecked = mode == "bypass" and not policy.rules(call.name, "deny")
+            unchecked = mode == "bypass" and not policy.rules(facts, "deny")
             subjects = () if unchecked else _THE_TOOL_ONLY
         else:
             try:
                 # the files commands read, for the read tool's deny and ask rules
                 reads = policy.reads(mode) if facts.command_args else None
-                unchecked = (
-                    mode == "bypass" and not policy.rules(call.name, "deny") and reads is None
-                )
-                links = policy.has_patterns(call.name)
+                unchecked = mode == "bypass" and not policy.rules(facts, "deny") and reads is None
+                links = policy.has_patterns(facts)
                 subjects = (
                     [] if unchecked else subjects_of(facts, tool, call, policy.root, links, reads)
                 )

@@ -99,10 +99,16 @@ def below(rule: Rule, subject: Subject) -> str:
 
 
 def edit_note(rule: Rule, facts: ToolFacts) -> str:
-    """Why a rule of the ``read`` tool covers a tool that edits files, and what it
-    leaves to other rules (a person or model otherwise guesses why an edit is read)."""
-    if rule.tool != "read" or facts.name == "read" or not facts.edits_files:
+    """Why a rule of the ``read`` tool covers another tool (``grep`` says so itself),
+    and for ``edit`` what it leaves to other rules (a person or model otherwise
+    guesses why an edit is read)."""
+    if rule.tool != "read" or facts.name in ("read", "grep"):
         return ""
+    if facts.name != "edit":  # a plugin's tool given paths: it may show what they hold
+        return (
+            f" (read rules cover every tool given paths that may read them: {facts.name!r} "
+            "does not declare reads=False)"
+        )
     return (
         f" ({facts.name} reads the file, and its answers (whether and where the old "
         "text is found) would tell what it holds. Read rules do not cover 'write', which "

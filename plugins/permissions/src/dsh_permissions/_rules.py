@@ -22,8 +22,6 @@ Action = Literal["allow", "ask", "deny"]
 
 _NAME: Final = re.compile(r"[A-Za-z0-9_.:*-]+")
 _SPACES: Final = re.compile(r"\s+")
-#: the tools besides ``read`` whose results show what a file holds
-_READERS: Final = frozenset({"grep", "edit"})
 
 
 def parse_rule(text: str) -> tuple[str, str | None]:
@@ -153,14 +151,17 @@ class Rule:
     def __str__(self) -> str:
         return f"{self.action}: {self.source}"
 
-    def applies_to(self, tool: str) -> bool:
+    def applies_to(self, tool: str, reads_paths: bool) -> bool:
+        """Whether the rule applies to calls of ``tool``; ``reads_paths``: the tool may
+        show what the files its path arguments name hold (``ToolFacts.reads_paths``)."""
         tool = tool.casefold()
         if self._name is not None:
             return self._name.matches(tool)
-        # a rule that keeps a file from being read (deny, ask) keeps `grep` and `edit`
-        # from reading its contents too: a rule written for one tool must not leak
-        # through another (edit's answers say whether and where `old` occurs)
-        covered = tool in _READERS and self.tool == "read" and self.action != "allow"
+        # a rule that keeps a file from being read (deny, ask) keeps every tool that may
+        # read the paths it is given out of it too (grep, edit, a plugin's tool): a rule
+        # written for one tool must not leak through another (edit's answers say
+        # whether and where `old` occurs). An allow rule allows its own tool only.
+        covered = reads_paths and self.tool == "read" and self.action != "allow"
         return tool == self.tool or covered
 
     def matches_text(self, text: str) -> bool:

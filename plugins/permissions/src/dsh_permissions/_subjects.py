@@ -72,6 +72,9 @@ class ToolFacts:
     mutating: bool
     path_args: tuple[str, ...] = ()
     command_args: tuple[str, ...] = ()
+    #: the tool may show what the files its path arguments name hold: the ``read``
+    #: tool's deny and ask rules cover it (see ``Rule.applies_to``)
+    reads_paths: bool = False
 
     @classmethod
     def of(cls, name: str, tool: Tool | None) -> ToolFacts:
@@ -81,7 +84,9 @@ class ToolFacts:
             return cls(name, known=False, mutating=True)
         # A tool that runs commands can change anything, whatever it declares.
         mutating = tool.mutating or bool(tool.command_args)
-        return cls(name, True, mutating, tool.path_args, tool.command_args)
+        # Any tool given paths may read them unless it says it does not (fails closed).
+        reads = bool(tool.path_args) and tool.reads
+        return cls(name, True, mutating, tool.path_args, tool.command_args, reads)
 
     @property
     def edits_files(self) -> bool:
