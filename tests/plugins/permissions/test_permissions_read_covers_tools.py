@@ -220,10 +220,15 @@ async def test_a_tool_added_in_code_with_path_args_is_covered(tmp_path: Path) ->
         run=read_files,
         path_args=("paths",),
     )
-    call = ("mcp_fs_read_files", {"paths": ["notes.txt", ".env"]})
     rules = {"allow": ["mcp_*"], "deny": ["read(.env)"]}
-    (denied,) = await results(tmp_path, rules, [call], added=[bridged])
-    assert denied.startswith("Permission denied") and ran == []
+    steps = [
+        ("mcp_fs_read_files", {"paths": ["notes.txt", ".env"]}),
+        ("mcp_fs_read_files", {"paths": ["."]}),  # the directory holds .env
+        ("mcp_fs_read_files", {"paths": ["notes.txt"]}),
+    ]
+    one, directory, other = await results(tmp_path, rules, steps, added=[bridged])
+    assert one.startswith("Permission denied") and directory.startswith("Permission denied")
+    assert other == "contents" and ran == ["notes.txt"]
 
 
 def test_read_rules_apply_by_what_a_tool_declares_allow_rules_by_name() -> None:

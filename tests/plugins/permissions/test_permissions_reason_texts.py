@@ -8,7 +8,7 @@ file``: the words a command's options hold are taken for files too (generously, 
 now names a word that is a file (``_reasons.unclear_read``); the decision is the same.
 
 An ``edit`` a ``read`` rule keeps out says why, and what the rule leaves to other rules
-(``_reasons.edit_note``); those words are checked against what runs.
+(``_reasons.read_note``); those words are checked against what runs.
 """
 
 from __future__ import annotations

@@ -23,9 +23,9 @@ from dsh_permissions._reasons import (
     below,
     could_cover,
     describe,
-    edit_note,
     open_why,
     plan_reason,
+    read_note,
     reads_why,
     unclear_read,
 )
@@ -209,7 +209,7 @@ def _bypass(policy: Policy, facts: ToolFacts, subjects: Iterable[Subject]) -> Ve
             if hits(rule, subject):
                 why = (
                     f"the rule '{rule}' covers {describe(facts, subject)}"
-                    f"{assumed(rule, facts, subject)}{edit_note(rule, facts)}; deny rules "
+                    f"{assumed(rule, facts, subject)}{read_note(rule, facts)}; deny rules "
                     "hold in bypass mode too"
                 )
                 return Verdict("deny", str(rule), why, (Part(subject, "deny", "rule", why, rule),))
@@ -275,7 +275,7 @@ def _judge(
         for rule in policy.rules(facts, action):
             if hits(rule, subject):
                 why = f"the rule '{rule}' covers {what}{assumed(rule, facts, subject)}"
-                why += below(rule, subject) + edit_note(rule, facts)
+                why += below(rule, subject) + read_note(rule, facts)
                 return Part(subject, action, "rule", why, rule)
         if subject.reads and (found := read_hit(policy.rules(_READ, action), subject)):
             rule, read = found

@@ -14,9 +14,9 @@ __all__ = [
     "below",
     "could_cover",
     "describe",
-    "edit_note",
     "open_why",
     "plan_reason",
+    "read_note",
     "reads_why",
     "unclear_read",
 ]
@@ -98,7 +98,7 @@ def below(rule: Rule, subject: Subject) -> str:
     )
 
 
-def edit_note(rule: Rule, facts: ToolFacts) -> str:
+def read_note(rule: Rule, facts: ToolFacts) -> str:
     """Why a rule of the ``read`` tool covers another tool (``grep`` says so itself),
     and for ``edit`` what it leaves to other rules (a person or model otherwise
     guesses why an edit is read)."""
