@@ -16,7 +16,7 @@ from dsh_persistence._backend import (
     check_contiguous,
     encode_events,
 )
-from dsh_persistence._errors import PersistenceError
+from dsh_persistence._errors import PersistenceError, SessionCorruptError
 from dsh_persistence._records import close_turn, read_log
 
 if TYPE_CHECKING:
@@ -62,14 +62,32 @@ def batch_of(info: SessionInfo, events: Sequence[SessionEvent]) -> Batch:
     return Batch(first, rows, turns, ran, meta)
 
 
+def event_places(location: str, session_id: str) -> Callable[[int], str]:
+    """Where event #N of ``session_id`` is in the database at ``location``, for messages."""
+
+    def where(index: int) -> str:
+        return f"{location}: session {session_id!r}, event #{index}"
+
+    return where
+
+
 def loaded_of(
-    session_id: str, created: float, meta: str, records: list[str], where: Callable[[int], str]
+    session_id: str, created: float, meta: str, records: list[str], location: str
 ) -> tuple[LoadedSession, StoredTail]:
-    """The stored log of ``records`` (the event lines, in seq order) repaired by
-    ``read_log`` + ``close_turn``, and where its readable part ends (a resume's claim
-    and first write reuse that while nothing is stored since)."""
-    events, ignored = read_log(records, where)
+    """The stored log of ``records`` (the event lines, in seq order) of the session in
+    the database at ``location``, repaired by ``read_log`` + ``close_turn``, and where
+    its readable part ends (a resume's claim and first write reuse that while nothing
+    is stored since)."""
+    events, ignored = read_log(records, event_places(location, session_id))
     tail = StoredTail(len(events), events[-1] if events else None)
     closers = close_turn(events)
-    stored = StoredSession(session_id, float(created), events + closers, json.loads(meta))
+    try:
+        data = json.loads(meta)
+    except (ValueError, RecursionError):
+        data = None
+    if not isinstance(data, dict):
+        raise SessionCorruptError(
+            f"{location}: session {session_id!r}: its stored meta is not a JSON object"
+        )
+    stored = StoredSession(session_id, float(created), events + closers, data)
     return LoadedSession(stored, len(events), ignored, len(closers)), tail

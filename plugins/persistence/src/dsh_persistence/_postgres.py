@@ -12,7 +12,7 @@ their connection ended: ``_postgres_claims``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ from dsh_persistence._backend import (
     StoredTail,
     _shown,
 )
-from dsh_persistence._batch import batch_of, loaded_of
+from dsh_persistence._batch import batch_of, event_places, loaded_of
 from dsh_persistence._errors import (
     PersistenceError,
     SessionConflictError,
@@ -352,13 +352,8 @@ class PostgresBackend(SessionBackend):
 
     def _read_log(self, db: psycopg.Connection[Any], session_id: str) -> list[SessionEvent]:
         """The readable prefix of the stored log (``read_log``; raises like ``load``)."""
-        return read_log(self._lines(db, session_id), self._where(session_id))[0]
-
-    def _where(self, session_id: str) -> Callable[[int], str]:
-        def where(index: int) -> str:
-            return f"{self.location}: session {session_id!r}, event #{index}"
-
-        return where
+        places = event_places(self.location, session_id)
+        return read_log(self._lines(db, session_id), places)[0]
 
     def load(self, session_id: str) -> LoadedSession | None:
         def work(db: psycopg.Connection[Any]) -> tuple[Any, list[str]] | None:
@@ -375,7 +370,7 @@ class PostgresBackend(SessionBackend):
         if found is None:
             return None
         (created, meta, next_seq), records = found
-        loaded, tail = loaded_of(session_id, created, meta, records, self._where(session_id))
+        loaded, tail = loaded_of(session_id, created, meta, records, self.location)
         with self._conn.lock:
             if len(self._loaded) >= _LOADS_KEPT:
                 self._loaded.clear()

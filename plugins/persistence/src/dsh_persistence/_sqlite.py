@@ -23,7 +23,7 @@ from dsh_persistence._backend import (
     SessionInfo,
     StoredTail,
 )
-from dsh_persistence._batch import batch_of, loaded_of
+from dsh_persistence._batch import batch_of, event_places, loaded_of
 from dsh_persistence._claims import ClaimFiles
 from dsh_persistence._errors import (
     PersistenceError,
@@ -343,13 +343,7 @@ class SqliteBackend(SessionBackend):
 
     def _read_log(self, db: sqlite3.Connection, session_id: str) -> list[SessionEvent]:
         """The readable prefix of the stored log (``read_log``; raises like ``load``)."""
-        return read_log(_lines(db, session_id), self._where(session_id))[0]
-
-    def _where(self, session_id: str) -> Callable[[int], str]:
-        def where(index: int) -> str:
-            return f"{self.path}: session {session_id!r}, event #{index}"
-
-        return where
+        return read_log(_lines(db, session_id), event_places(str(self.path), session_id))[0]
 
     def load(self, session_id: str) -> LoadedSession | None:
         def work(db: sqlite3.Connection) -> tuple[Any, list[str]] | None:
@@ -366,7 +360,7 @@ class SqliteBackend(SessionBackend):
         if found is None:
             return None
         (created, meta, next_seq), records = found
-        loaded, tail = loaded_of(session_id, created, meta, records, self._where(session_id))
+        loaded, tail = loaded_of(session_id, created, meta, records, str(self.path))
         # A resume claims the session and writes next: the claim's ``tail`` and the
         # first write's can reuse this read while nothing has been stored since (reading
         # a long log again would double its cost). An append or delete drops it.
