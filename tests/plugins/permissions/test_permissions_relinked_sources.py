@@ -47,13 +47,13 @@ async def test_a_line_that_makes_no_link_keeps_its_reads_known(judge, command):
     [
         "unzip a.zip && cat src/a.py",
         "unzip -o a.zip && cat src/a.py",
-        "unzip -o -d out a.zip && cat src/a.py",
+        "unzip -o -d out a.zip && cat out/a.py",  # where it unpacks
         "unzip $OPT a.zip && cat src/a.py",
         "unzip -P -l a.zip && cat src/a.py",  # -l is the password
         "unzip -qP -l a.zip && cat src/a.py",
         "7z x a.7z && cat src/a.py",
         "7z e a.7z && cat src/a.py",
-        "cp -s src/a.py b && cat src/a.py",
+        "cp -s src/a.py b && cat b",  # the link it makes
         "tar xf a.tar && cp new.txt dist/ && cat src/a.py",
     ],
 )

@@ -25,7 +25,7 @@ from typing import Final
 from dsh_permissions._shell_words import Word
 from dsh_permissions._wrappers import long_option
 
-__all__ = ["LINKERS", "link_targets", "makes_links", "moved_targets"]
+__all__ = ["LINKERS", "link_targets", "makes_links", "moved_targets", "parsed"]
 
 #: the programs that make symbolic links when told to (``ln -s``, GNU ``cp -s``)
 LINKERS: Final = frozenset({"ln", "cp"})
@@ -39,7 +39,7 @@ def link_targets(args: tuple[Word, ...], bases: tuple[str, ...]) -> Iterator[tup
     relative target, with each absolute directory a link may land in (its relative
     names read from each of ``bases``, the directories the command may run in); nothing
     when the command makes no symbolic link."""
-    symbolic, operands, named = _parsed(args)
+    symbolic, operands, named = parsed(args)
     if not symbolic or not operands:
         return
     places = _places(named, operands[-1], bases)
@@ -53,7 +53,7 @@ def moved_targets(args: tuple[Word, ...], bases: tuple[str, ...]) -> Iterator[tu
     """For ``mv``/``cp``/``rsync``: the relative target of each source that is a
     symbolic link now (``os.readlink``), with each absolute directory the moved or
     copied link may land in (as ``link_targets``): it keeps its target's text."""
-    _, operands, named = _parsed(args)
+    _, operands, named = parsed(args)
     if not operands or (not named and len(operands) < 2):
         return
     places = _places(named, operands[-1], bases)
@@ -73,7 +73,7 @@ def moved_targets(args: tuple[Word, ...], bases: tuple[str, ...]) -> Iterator[tu
 
 def makes_links(args: tuple[Word, ...]) -> bool:
     """Whether ``ln``'s or ``cp``'s ``args`` ask for symbolic links (``-s``)."""
-    return _parsed(args)[0]
+    return parsed(args)[0]
 
 
 def _places(named: list[Word], last: Word, bases: tuple[str, ...]) -> dict[str, None]:
@@ -92,7 +92,7 @@ def _places(named: list[Word], last: Word, bases: tuple[str, ...]) -> dict[str, 
     return places
 
 
-def _parsed(args: tuple[Word, ...]) -> tuple[bool, list[Word], list[Word]]:
+def parsed(args: tuple[Word, ...]) -> tuple[bool, list[Word], list[Word]]:
     """Whether an option asks for symbolic links, the operands, and the directories
     ``-t`` names. An option not known is taken for a flag."""
     symbolic = False

@@ -5,32 +5,40 @@ allowed by ``bash(cat *)`` would print it all the same. So for a command of a kn
 program that reads the files it is given (``READERS``: ``cat``, ``head``, ``grep``,
 ``sed``, ``tar``, ``cp``, ...; also behind a wrapper such as ``sudo`` or ``timeout``),
 and for a shell given a script file (``sh -v .env`` prints it, no ``-c``), each word
-that may name a file is resolved as a ``read`` path is (from the workspace,
-``..`` and symlinks resolved, and for a directory the symlinks below it; a symbolic
-link's target made by ``ln -s``, or kept by ``mv``/``cp`` moving a link, also from
-where the link lands, ``_made_links``), and the ``read`` tool's deny and ask rules are
-checked against it. After a command that may make or move a link, each file a later
-command of the line reads is unknown (``_relinked``). So is the file of every
-input redirection (``< .env``), whatever the program. The words taken for files are a
-generous guess (an option's value may be taken for a file too), which can only make a
-call stricter. What a file word only gets its value from when the shell runs
+that may name a file is resolved as a ``read`` path is (from the workspace, ``..`` and
+symlinks resolved, and for a directory the symlinks below it; a symbolic link's target
+made by ``ln -s``, or kept by ``mv``/``cp`` moving a link, also from where the link
+lands, ``_made_links``), and the ``read`` tool's deny and ask rules are checked against
+it. After a command that may make or move a link, each file a later command of the line
+reads through a place that command writes is unknown (``_relinked``). So is the file of
+every input redirection (``< .env``), whatever the program. The words taken for files
+are a generous guess (an option's value may be taken for a file too), which can only
+make a call stricter. What a file word only gets its value from when the shell runs
 (``cat $F``, ``cat *.env``, ``find -exec cat {}``, ``xargs cat``, a relative path after
 ``cd``, behind ``env -C dir`` or in ``find -execdir``, a path through ``/proc/self``)
-cannot be checked: it is asked about when such a rule has a pattern. Other
-programs (``python``, ``git show HEAD:.env``, a script) are not looked into.
+cannot be checked: it is asked about when such a rule has a pattern. Other programs
+(``python``, ``git show HEAD:.env``, a script) are not looked into.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from typing import Final
 
+from dsh_permissions._destinations import TARS
+from dsh_permissions._file_words import file_path, per_process, unknown
 from dsh_permissions._located import located
 from dsh_permissions._made_links import LINKERS, link_targets, moved_targets
 from dsh_permissions._readings import SCRIPT_SHELLS
-from dsh_permissions._relinked import MOVERS, relinked, relinks, set_relinked
+from dsh_permissions._relinked import (
+    MOVERS,
+    leads_elsewhere,
+    relinked,
+    relinks,
+    set_relinked,
+    unpacks,
+)
 from dsh_permissions._shell_words import Command, Word
 from dsh_permissions._subjects import Subject, path_subject
 from dsh_permissions._wrapper_grammar import unmodelled
@@ -93,10 +101,6 @@ _VALUES: Final = {
 _SHELL_VALUES: Final = frozenset({"--rcfile", "--init-file"})
 #: programs that take their files' names from their input: what they read is unknown
 _FROM_INPUT: Final = frozenset({"xargs", "parallel"})
-_UNKNOWN_WHY: Final = "only gets its value when the shell runs"
-#: paths that name a file as the process opening it sees it (its directory, its
-#: open files): the checker's own would be another
-_PER_PROCESS: Final = re.compile(r"/proc/(self|thread-self|\d+)(/|$)|/dev/fd(/|$)")
 
 
 def read_subjects(
@@ -116,25 +120,27 @@ def read_subjects(
     files = [r.target for r in command.redirects if r.kind == "<"]
     # an earlier cd, or tar -C, makes a relative file name another file
     elsewhere = "an earlier cd (or find -execdir) changed the directory" if moved else None
+    shifted = moved  # it runs elsewhere (tar -C only unpacks elsewhere: _destinations)
     found: dict[Subject, None] = {}
     made: list[tuple[Word, str]] = []  # a symbolic link's target, and where the link lies
     texts = [w.text for w in words]
     programs = _programs(texts)
     if programs is None:
         why = f"more than {MAX_CANDIDATES} words behind a wrapper may be the command it runs"
-        found[_unknown(texts[0], why)] = None
+        found[unknown(texts[0], why)] = None
         programs = []
     if texts and (hidden := unmodelled(texts)) is not None:  # su -c, flock -c, unshare
-        found[_unknown(texts[0], hidden)] = None
+        found[unknown(texts[0], hidden)] = None
     for index, from_input in programs:
         program = os.path.basename(texts[index])
         if program in _FROM_INPUT:  # xargs -a FILE: the names come from FILE
             files.extend(_arg_files(words[index + 1 :]))
             continue
         if from_input:
-            found[_unknown(program, f"the files {program} reads come from its input")] = None
+            found[unknown(program, f"the files {program} reads come from its input")] = None
         if changes_directory(texts, index):
             elsewhere = elsewhere or "a wrapper runs it in another directory"
+            shifted = True
         args = words[index + 1 :]
         if program in SCRIPT_SHELLS:  # sh -v .env: the script file
             files.extend(_script_file(args))
@@ -146,7 +152,7 @@ def read_subjects(
         named = any(operand for _, operand in found_words)  # an operand, not an option's
         if not named and not files and not command.piped and _searches_here(program, args):
             operands.append(Word(".", "."))  # rg PATTERN, grep -r PATTERN: the directory
-        if program == "tar" and any(_changes_directory(a.text) for a in args):
+        if program in TARS and _tar_elsewhere([a.text for a in args]):
             elsewhere = elsewhere or "tar -C changes the directory"
         files.extend(operands)
         bases = dirs if elsewhere is not None else (root,)
@@ -156,24 +162,29 @@ def read_subjects(
             made.extend(moved_targets(args, bases))
     earlier = relinked()  # ln -s ../../.env a && mv a x/y/ && cat x/y/a
     for word in dict.fromkeys(files):  # each file once (cat a a a ...)
-        if earlier is not None and word.text:
+        if not word.text:  # an empty word (``--file=``) names no file
+            continue
+        path = file_path(word, root, elsewhere)
+        if earlier is not None and (
+            not isinstance(path, str) or leads_elsewhere(os.path.join(root, path))
+        ):
             lead = (
                 f"{earlier} earlier in the line, so {word.raw!r} may lead elsewhere (run "
                 "as a command of its own, the read is checked once the links are made)"
             )
-            found[_unknown(word.raw, lead)] = None
-        elif word.text:  # an empty word (``--file=``) names no file
-            found[_file(word, root, elsewhere, links)] = None
+            found[unknown(word.raw, lead)] = None
+        else:
+            found[path_subject(path, root, links) if isinstance(path, str) else path] = None
             if elsewhere is not None:
                 found.update(dict.fromkeys(_there(word, root, dirs, links)))
     for word, directory in dict.fromkeys(made):
-        if _per_process(os.path.join(directory, word.text)):
+        if per_process(os.path.join(directory, word.text)):
             why = f"{word.raw!r} is the target of a link made through /proc ({directory})"
-            found[_unknown(word.raw, why)] = None
+            found[unknown(word.raw, why)] = None
         elif (place := located(word, directory)) is not None:
             found.update(dict.fromkeys(path_subject(p, root, links) for p in place.both()))
-    if (relinking := relinks(words, root, elsewhere is not None)) is not None:
-        set_relinked(relinking)  # for what the rest of the line reads
+    if (relinking := relinks(words, root, shifted, start > 0)) is not None:
+        set_relinked(*relinking)  # for what the rest of the line reads
     return tuple(found)
 
 
@@ -185,7 +196,7 @@ def _there(word: Word, root: str, dirs: tuple[str, ...], links: bool) -> list[Su
     out: list[Subject] = []
     for directory in dirs:
         place = located(word, directory)
-        if place is None or _per_process(os.path.join(directory, word.text)):
+        if place is None or per_process(os.path.join(directory, word.text)):
             continue
         out.extend(path_subject(p, root, links) for p in place.both())
     return out
@@ -257,6 +268,20 @@ def _searches_here(program: str, args: tuple[Word, ...]) -> bool:
             and ("r" in a.text or "R" in a.text)
         )
         for a in args
+    )
+
+
+def _tar_elsewhere(texts: list[str]) -> bool:
+    """Whether tar reads the files it is given from its ``-C`` directory: when it
+    packs (unpacking, it opens its archive first, and ``-C`` only places what it
+    writes), or unpacks the names a ``-T`` list gives (which may hold ``-C``)."""
+    if not any(_changes_directory(t) for t in texts):
+        return False
+    if not unpacks(texts):
+        return True
+    return any(
+        long_option(t, "--files-from") or (t[:1] == "-" and t[1:2] != "-" and "T" in t)
+        for t in texts
     )
 
 
@@ -343,45 +368,3 @@ def _gives_script(text: str) -> bool:
 
 def _part(word: Word, text: str) -> Word:
     return Word(text, word.raw, tilde=text.startswith("~/") or text == "~")
-
-
-def _file(word: Word, root: str, elsewhere: str | None, links: bool) -> Subject:
-    if word.dynamic or "{}" in word.text:  # find -exec and parallel put a name there
-        return _unknown(word.raw, f"{word.raw!r} {_UNKNOWN_WHY}")
-    text = word.text
-    if word.tilde:
-        text = os.path.expanduser("~") + text[1:]
-    if text[:7].casefold() == "file://":  # curl file:///repo/.env
-        text = text[7:]
-        if text[:9].casefold() == "localhost":
-            text = text[9:]
-        if not text.startswith("/"):
-            return _unknown(word.raw, f"{word.raw!r} names a file on another host")
-    if elsewhere is not None and not os.path.isabs(text):
-        return _unknown(word.raw, f"{elsewhere}, so {word.raw!r} may name another file")
-    if _per_process(os.path.join(root, text)):
-        # /proc/self/cwd is the command's own directory (the workspace), not that of
-        # the process checking it: resolved here, it would name another file
-        why = f"{word.raw!r} names a file through /proc, as the command's process sees it"
-        return _unknown(word.raw, why)
-    return path_subject(text, root, links)
-
-
-def _per_process(path: str) -> bool:
-    """Whether ``path`` goes through ``/proc/self``, ``/proc/PID`` or ``/dev/fd``
-    (also by a symlink or ``..``: ``/dev/fd/../cwd`` is ``/proc/self/cwd``)."""
-    if _PER_PROCESS.match(os.path.normpath(path)):
-        return True
-    if os.path.realpath(path) == os.path.normpath(path):
-        return False  # no symlink on the way
-    current = os.sep
-    for part in path.split(os.sep):
-        if part:
-            current = os.path.realpath(os.path.join(current, part))
-            if _PER_PROCESS.match(current) or _PER_PROCESS.match(current + os.sep):
-                return True
-    return False
-
-
-def _unknown(value: str, why: str) -> Subject:
-    return Subject("path", value, unknown=why)

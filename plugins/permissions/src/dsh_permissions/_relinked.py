@@ -9,16 +9,20 @@ check sees, whether it exists yet or not (``mv`` may put the link over a file).
 
 So within one line (a command argument, with the lines it runs in turn: ``sh -c``,
 ``find -exec``, ``xargs``), once a command may have made or moved a symbolic link, each
-file a later command reads is unknown (``_reads``): asked about when a ``read`` deny
-or ask rule has a pattern. A command may make or move one when it is ``ln`` or
-``cp -s``, unpacks (``tar x``, ``unzip`` but ``unzip -l``, ``7z`` but ``7z l``,
-``cpio``, ``patch``, a ``git`` command that may write the work tree: any subcommand but
-a few that keep it, an alias too), or is ``mv``/``cp``/``rsync``/``install`` given a
-source that is a symbolic link now, holds one below it, or is known only when the
-shell runs (``$F``, ``{}``, names from ``xargs``). ``mv a b && cat b`` of a plain file
-is not affected, nor a source that does not exist yet. An existing link that is moved
-also has its target read from where it lands (``_made_links.moved_targets``), so
-``mv a x/y/`` is denied when ``x/y/a`` would lead to a denied file.
+file a later command reads through a place that command writes is unknown (``_reads``):
+asked about when a ``read`` deny or ask rule has a pattern. The places are told by
+``_destinations`` and a path is walked through them by ``_link_places`` (worked out at
+the line's first such read, once); when a place is not known, every later read is. A
+command may make or move one when it is ``ln`` or ``cp -s``, unpacks (``tar x``,
+``unzip`` but ``unzip -l``, ``7z`` but ``7z l``, ``cpio``, ``patch``, a ``git`` command
+that may write the work tree: any subcommand but a few that keep it, an alias too), or
+is ``mv``/``cp``/``rsync``/``install`` given a source that is a symbolic link now, holds
+one below it, is known only when the shell runs (``$F``, ``{}``, names from ``xargs``),
+or lies where an earlier command of the line may have put a link (``tar x -C out && mv
+out/x y``). ``mv a b && cat b`` of a plain file is not affected, nor a source that does
+not exist yet. An existing link that is moved also has its target read from where it
+lands (``_made_links.moved_targets``), so ``mv a x/y/`` is denied when ``x/y/a`` would
+lead to a denied file.
 """
 
 from __future__ import annotations
@@ -27,16 +31,27 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
+from dsh_permissions._destinations import TARS, destinations
 from dsh_permissions._git import subcommand
+from dsh_permissions._link_places import reaches, spread
 from dsh_permissions._links import links_below
 from dsh_permissions._made_links import LINKERS, makes_links
 from dsh_permissions._shell_words import Word
 from dsh_permissions._wrappers import WRAPPERS, behind
 
-__all__ = ["MOVERS", "one_line", "relinked", "relinks", "set_relinked", "sources"]
+__all__ = [
+    "MOVERS",
+    "leads_elsewhere",
+    "one_line",
+    "relinked",
+    "relinks",
+    "set_relinked",
+    "sources",
+    "unpacks",
+]
 
 #: programs that keep a symbolic link they copy or move (cp and rsync: with options
 #: such as -P, -a, -R; taken so whatever their options)
@@ -48,7 +63,10 @@ _MAKERS: Final = frozenset({"ln", "gln", "unzip", "7z", "7za", "7zr", "cpio", "p
 _UNZIP_READS: Final = frozenset("lvtpZ")
 _UNZIP_VALUED: Final = frozenset("Pdx")  # their value is the next word
 _SEVEN_ZIP_READS: Final = frozenset({"l", "t"})
-_TARS: Final = frozenset({"tar", "gtar", "bsdtar"})
+#: variables that give tar and unzip options (``TAR_OPTIONS=-C/elsewhere``)
+_OPTION_VARIABLES: Final = ("TAR_OPTIONS", "UNZIP", "UNZIPOPT")
+#: builtins that may export such a variable for the rest of the line
+_EXPORTERS: Final = frozenset({"export", "declare", "typeset", "readonly", "local"})
 #: git subcommands that leave the work tree as it is; any other (an alias, one not
 #: known) may write it, and a committed symlink lands there
 _GIT_KEEPS: Final = frozenset(
@@ -62,10 +80,20 @@ _GIT_LISTS: Final = {"stash": ("list", "show"), "worktree": ("list",)}
 _GIT_CREATES: Final = {"checkout": ("-b", "-B"), "switch": ("-c", "-C", "--create")}
 
 
+Places = tuple[str, ...]
+
+
 @dataclass(slots=True)
 class _Line:
     #: why a symbolic link may have been made or moved by an earlier command
     why: str | None = None
+    #: the absolute places those commands may have put links below
+    #: (``_destinations``); None: not known, every later read is unknown
+    places: dict[str, None] | None = field(default_factory=dict)
+    #: ``places`` spread (``_link_places.spread``), worked out at the first read
+    spread: Places | None = None
+    #: an earlier command may have exported a variable that gives options
+    exported: bool = False
 
 
 _LINE: ContextVar[_Line | None] = ContextVar("dsh_permissions_line", default=None)
@@ -91,34 +119,93 @@ def relinked() -> str | None:
     return None if line is None else line.why
 
 
-def set_relinked(why: str) -> None:
+def set_relinked(why: str, places: Places | None) -> None:
+    """An earlier command may have made or moved a link below ``places`` (absolute;
+    None: not known)."""
     line = _LINE.get()
-    if line is not None and line.why is None:
-        line.why = why
+    if line is None:
+        return
+    line.why = line.why or why
+    if places is None or line.places is None:
+        line.places = None
+    else:
+        line.places.update(dict.fromkeys(places))
+        line.spread = None
 
 
-def relinks(words: tuple[Word, ...], root: str, elsewhere: bool) -> str | None:
-    """Why the simple command ``words`` (after its assignments) may make or move a
-    symbolic link, or None. ``elsewhere``: it may run in another directory than
-    ``root`` (a relative source is then not known)."""
+def leads_elsewhere(path: str) -> bool:
+    """Whether the absolute ``path`` a command reads may go through a link an earlier
+    command of this line made or moved (``_link_places``)."""
+    line = _LINE.get()
+    if line is None or line.why is None:
+        return False
+    if line.places is not None and line.spread is None:
+        line.spread = spread(line.places)
+        if line.spread is None:
+            line.places = None  # a walk below a place could not finish
+    return line.places is None or line.spread is None or reaches(path, line.spread)
+
+
+def relinks(
+    words: tuple[Word, ...], root: str, elsewhere: bool, assigned: bool = False
+) -> tuple[str, Places | None] | None:
+    """Why the simple command ``words`` (after its assignments; ``assigned``: it has
+    some) may make or move a symbolic link, and the absolute places below which it
+    may put one (None: not known), or None. ``elsewhere``: it may run in another
+    directory than ``root`` (a relative source or place is then not known)."""
     texts = [w.text for w in words]
     if not texts:
         return None
+    line = _LINE.get()
+    if line is not None and _exports(texts):
+        line.exported = True
     indices = [0]
     if os.path.basename(texts[0]) in WRAPPERS:
         candidates = behind(texts, 0)
         if candidates is None:
-            return f"{texts[0]} runs a command that cannot be told"
+            return f"{texts[0]} runs a command that cannot be told", None
         indices.extend(candidates)
-    fed = False
+    fed, first = False, None
+    places: dict[str, None] | None = {}
     for index in indices:
         name = os.path.basename(texts[index])
         args = words[index + 1 :]
         why = _why(name, args, root, elsewhere, fed)
         if why is not None:
-            return why
+            first = first or why
+            # env TAR_OPTIONS=... tar, "$@" fed by xargs: options not seen here
+            hidden = fed or assigned or any("=" in t for t in texts[1:index])
+            hidden = hidden or (line is not None and line.exported)
+            found = None if hidden else _absolute(destinations(name, args), root, elsewhere)
+            places = None if found is None or places is None else {**places, **found}
         fed = fed or name in ("xargs", "parallel")
-    return None
+    if first is None:
+        return None
+    return first, None if places is None else tuple(places)
+
+
+def _exports(texts: list[str]) -> bool:
+    """Whether the command may export a variable that gives tar or unzip options."""
+    while len(texts) > 1 and texts[0] in ("builtin", "command"):
+        texts = texts[1:]
+    name = texts[0]
+    if name in ("source", "."):
+        return True
+    if name == "set":  # set -a, set -o allexport: every later assignment
+        return any(t == "allexport" or (t[:1] in "-+" and "a" in t) for t in texts[1:])
+    return name in _EXPORTERS and any(
+        t.startswith(_OPTION_VARIABLES) or "$" in t for t in texts[1:]
+    )
+
+
+def _absolute(found: Places | None, root: str, elsewhere: bool) -> dict[str, None] | None:
+    if found is None:
+        return None
+    if elsewhere and not all(os.path.isabs(p) for p in found):
+        return None  # after cd "$D": a relative place is not known
+    if any(os.environ.get(v) for v in _OPTION_VARIABLES):
+        return None
+    return {os.path.join(root, p): None for p in found}
 
 
 def _why(name: str, args: tuple[Word, ...], root: str, elsewhere: bool, fed: bool) -> str | None:
@@ -127,11 +214,7 @@ def _why(name: str, args: tuple[Word, ...], root: str, elsewhere: bool, fed: boo
         return None
     if name in _MAKERS or (name in LINKERS and makes_links(args)):
         return f"{name} may make symbolic links"
-    if name in _TARS and (
-        any(t in ("--extract", "--get") for t in texts)
-        or any(not t.startswith("--") and "x" in t for t in texts[:1])
-        or any(t.startswith("-") and not t.startswith("--") and "x" in t for t in texts)
-    ):
+    if name in TARS and unpacks(texts):
         return f"{name} may unpack symbolic links"
     if name == "git" and _git_writes(args):
         return "git may write symbolic links to the work tree"
@@ -144,6 +227,15 @@ def _why(name: str, args: tuple[Word, ...], root: str, elsewhere: bool, fed: boo
         if why is not None:
             return f"{name}'s source {word.raw!r} {why}"
     return None
+
+
+def unpacks(texts: list[str]) -> bool:
+    """Whether ``tar``'s arguments ``texts`` may unpack (``x``, ``--extract``)."""
+    return (
+        any(t in ("--extract", "--get") for t in texts)
+        or any(not t.startswith("--") and "x" in t for t in texts[:1])
+        or any(t.startswith("-") and not t.startswith("--") and "x" in t for t in texts)
+    )
 
 
 def _only_reads_archive(name: str, args: tuple[Word, ...]) -> bool:
@@ -204,6 +296,8 @@ def _link_source(word: Word, root: str, elsewhere: bool) -> str | None:
     if elsewhere and not os.path.isabs(word.text):
         return "is named from a directory that is not known"
     path = os.path.join(root, word.text)
+    if leads_elsewhere(path):  # tar x -C out && mv out/x y: out/x may be a link now
+        return "may be a symbolic link an earlier command made"
     if os.path.islink(path.rstrip(os.sep) or os.sep):
         return "is a symbolic link"
     # A source that does not exist yet (npm run build && cp build/app.js dist/) is not

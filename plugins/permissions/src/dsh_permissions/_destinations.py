@@ -1,0 +1,174 @@
+"""Where a command that may make or move symbolic links puts them.
+
+A later command of a line reads a file before the links exist (``_relinked``); only a
+read that goes through a place a link may lie can lead elsewhere. So for each such
+command the places it may write are told, as written (relative to the directory it
+runs in): ``tar x`` its ``-C`` directory, or its directory (with the directory too
+when a member is named before ``-C``: GNU tar then unpacks that member there);
+``unzip`` its ``-d`` directory, or its directory; ``ln`` (``cp -s``) its link name: the
+last operand or the ``-t`` directory (the target's name when there is one operand);
+``mv``, ``cp`` and ``rsync`` their destination (nothing when rsync's is remote). A
+whole tree lies below each place: ``tar`` and ``cp -r`` write below it.
+
+Not known (None: every later read stays unknown), which keeps the old behaviour: a
+word only the shell or an input fills in (``$D``, ``{}``, ``xargs``), since it may
+be an option naming another place; an option that writes outside the place or moves
+what is there (``tar -P``, ``tar -T`` whose list may hold ``-C``, ``unzip -:``, a
+backup ``-b``/``--backup``/``-S`` that renames what the link replaces), an option
+not known to take no value before the place, and ``7z``, ``cpio``, ``pax``,
+``patch``, ``install`` and ``git``: a git command writes its work tree, which holds
+the workspace, and where that work tree is can be moved by the environment, its
+configuration and its options (``GIT_WORK_TREE``, ``core.worktree``, ``-C``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Final
+
+from dsh_permissions._made_links import parsed
+from dsh_permissions._shell_words import Word
+from dsh_permissions._wrappers import long_option
+
+__all__ = ["HERE", "TARS", "destinations"]
+
+HERE: Final = "."
+TARS: Final = frozenset({"tar", "gtar", "bsdtar"})
+_LINKS: Final = frozenset({"ln", "gln", "cp", "gcp", "mv", "gmv"})
+#: tar's short options whose value is the next word (or the rest of the cluster)
+_TAR_VALUED: Final = frozenset("bCfFgHIKLNTVX")
+#: long options of tar known to take their value as the next word; any other long
+#: option given without ``=`` is taken for one not known (None)
+_TAR_LONG_VALUED: Final = frozenset(
+    {"--file", "--exclude", "--transform", "--xform", "--strip-components", "--owner"}
+    | {"--group", "--mode", "--use-compress-program", "--warning", "--exclude-from"}
+    | {"--blocking-factor", "--record-size", "--format", "--newer", "--after-date"}
+)
+_TAR_LONG_FLAGS: Final = frozenset(
+    {"--extract", "--get", "--verbose", "--gzip", "--gunzip", "--bzip2", "--xz"}
+    | {"--zstd", "--lzma", "--auto-compress", "--overwrite", "--keep-old-files"}
+    | {"--skip-old-files", "--no-same-owner", "--no-same-permissions", "--touch"}
+    | {"--keep-newer-files", "--unlink-first", "--recursive-unlink", "--numeric-owner"}
+    | {"--wildcards", "--no-wildcards", "--ignore-case", "--totals", "--ignore-zeros"}
+    | {"--delay-directory-restore", "--keep-directory-symlink", "--no-overwrite-dir"}
+    | {"--same-permissions", "--preserve-permissions", "--show-transformed-names"}
+)
+_BACKUPS: Final = ("--backup", "--suffix", "--backup-dir")
+
+
+def destinations(name: str, args: tuple[Word, ...]) -> tuple[str, ...] | None:
+    """The places (as written) below which ``name ARGS`` may put a symbolic link; None
+    when they are not known. Wrapped programs and their inputs are the caller's."""
+    if any(a.dynamic or "{}" in a.text for a in args):
+        return None  # "$D" may be -C/elsewhere, --target-directory=..., -P
+    texts = [os.path.expanduser(a.text) if a.tilde else a.text for a in args]
+    if name in TARS:
+        return _tar(texts)
+    if name == "unzip":
+        return _unzip(texts)
+    if name in _LINKS or name == "rsync":
+        if any(_backup(t) for t in texts):
+            return None
+        return _rsync(texts) if name == "rsync" else _linked(name, args)
+    return None
+
+
+def _tar(texts: list[str]) -> tuple[str, ...] | None:
+    places: list[str] = []
+    owed: list[str] = []  # the letters whose values the next words are, in order
+    member_first = options = False
+    for index, text in enumerate(texts):
+        letters: str | None = None
+        if owed:
+            if owed.pop(0) == "C":
+                places.append(text)
+        elif options or text == "-" or (not text.startswith("-") and index):
+            member_first = member_first or not places  # GNU: unpacked where it is then
+        elif text == "--":
+            options = True
+        elif text.startswith("--"):
+            name, equals, value = text.partition("=")
+            if any(long_option(name, n) for n in ("--absolute-names", "--files-from")):
+                return None
+            if long_option(name, "--directory") and equals:
+                places.append(value)
+            elif long_option(name, "--directory"):
+                owed.append("C")
+            elif long_option(name, "--one-top-level") and os.path.isabs(value):
+                return None
+            elif not equals and name in _TAR_LONG_VALUED:
+                owed.append("f")
+            elif not equals and name not in _TAR_LONG_FLAGS:
+                return None  # it may take the next word
+        else:
+            letters = text.lstrip("-") if index == 0 else text[1:]
+        if letters is not None:
+            if "P" in letters or "T" in letters:
+                return None  # absolute names; a list that may hold -C
+            for at, letter in enumerate(letters):
+                if letter in _TAR_VALUED:
+                    rest = letters[at + 1 :]
+                    if rest and text.startswith("-"):  # -Cout, -fa.tar
+                        places.extend([rest] if letter == "C" else [])
+                        break
+                    owed.append(letter)  # old style (xCf out a.tar): each in turn
+    if len(places) > 1 or owed:
+        return None  # GNU: a later -C is named from the one before
+    return (*places, HERE) if member_first or not places else tuple(places)
+
+
+def _unzip(texts: list[str]) -> tuple[str, ...] | None:
+    places: list[str] = []
+    take: str | None = None
+    for text in texts:
+        if take is not None:
+            places.extend([text] if take == "d" else [])
+            take = None
+        elif text.startswith("--"):
+            return None
+        elif text.startswith("-") and text != "-":
+            if ":" in text or "x" in text:
+                return None  # -: keeps ../ in names; -x: the rest may be names
+            for at, letter in enumerate(text[1:], start=1):
+                if letter in "dP":
+                    if text[at + 1 :]:
+                        places.extend([text[at + 1 :]] if letter == "d" else [])
+                    else:
+                        take = letter
+                    break
+    if len(places) > 1 or take is not None:
+        return None
+    return tuple(places) or (HERE,)
+
+
+def _linked(name: str, args: tuple[Word, ...]) -> tuple[str, ...] | None:
+    """``ln``'s link name, ``mv``'s and ``cp``'s destination."""
+    _, operands, named = parsed(args)
+    if named:
+        return tuple(os.path.expanduser(w.text) if w.tilde else w.text for w in named)
+    if len(operands) < 2:
+        if name in ("ln", "gln") and operands:  # ln -s ../x: ./x
+            return (os.path.basename(operands[0].text.rstrip(os.sep)) or HERE,)
+        return None
+    last = operands[-1]
+    return (os.path.expanduser(last.text) if last.tilde else last.text,)
+
+
+def _rsync(texts: list[str]) -> tuple[str, ...] | None:
+    """The last word, when the word before it is no option (which might take it)."""
+    operands = [t for t in texts if not t.startswith("-")]
+    if len(operands) < 2:
+        return ()  # rsync SRC lists it
+    if texts[-1].startswith("-") or texts[-2].startswith("-"):
+        return None
+    head = texts[-1].split(os.sep, 1)[0]
+    if ":" in head:
+        return ()  # host:dir, rsync://host/: nothing is written here
+    return (texts[-1],)
+
+
+def _backup(text: str) -> bool:
+    """``-b``, ``--backup``, ``-S SUFFIX``: what the link replaces is renamed."""
+    if text.startswith("--"):
+        return any(long_option(text, name) for name in _BACKUPS)
+    return text.startswith("-") and ("b" in text or "S" in text)
