@@ -96,6 +96,7 @@ async def test_a_read_where_no_link_can_lie_runs_unasked(judge, command):
         "unzip -x a -d out a.zip && cat src/a.py",
         "unzip -d out -d src a.zip && cat notes.txt",
         "ln -sb x src/a.py && cat src/a.py~",  # the backup is what was there
+        "mv --exchange link_out src/a.py && cat link_out/x",  # what was there lands here
         "xargs -a list ln -s && cat src/a.py",
         "mv $F out/ && cat src/a.py",
         "rsync -a link_out dst --exclude x && cat src/a.py",

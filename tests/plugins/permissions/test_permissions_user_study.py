@@ -130,7 +130,7 @@ async def test_a_directory_too_large_to_check_for_symlinks_is_taken_as_covered(
         (
             {"allow": ["bash"], "deny": ["read(/etc/shadow)"]},
             "bash",
-            {"command": "cp -t {outside} x"},
+            {"command": "cp -r {outside} x"},
         ),
     ],
 )

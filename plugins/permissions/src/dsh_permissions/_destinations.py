@@ -30,11 +30,15 @@ from dsh_permissions._made_links import parsed
 from dsh_permissions._shell_words import Word
 from dsh_permissions._wrappers import long_option
 
-__all__ = ["HERE", "TARS", "destinations"]
+__all__ = ["HERE", "TARS", "destinations", "written"]
 
 HERE: Final = "."
 TARS: Final = frozenset({"tar", "gtar", "bsdtar"})
 _LINKS: Final = frozenset({"ln", "gln", "cp", "gcp", "mv", "gmv"})
+#: the programs whose destination is written only (``install``'s value options, such
+#: as ``-gt``, are not told apart from ``-t DIR``; ``rsync`` reads what is there, as the
+#: basis of its delta and for ``-c``: ``rsync -nci guess .env`` says whether they differ)
+_COPIES: Final = frozenset({"cp", "gcp", "mv", "gmv"})
 #: tar's short options whose value is the next word (or the rest of the cluster)
 _TAR_VALUED: Final = frozenset("bCfFgHIKLNTVX")
 #: long options of tar known to take their value as the next word; any other long
@@ -53,7 +57,9 @@ _TAR_LONG_FLAGS: Final = frozenset(
     | {"--delay-directory-restore", "--keep-directory-symlink", "--no-overwrite-dir"}
     | {"--same-permissions", "--preserve-permissions", "--show-transformed-names"}
 )
-_BACKUPS: Final = ("--backup", "--suffix", "--backup-dir")
+#: options that keep what is at the destination under another name (``mv --exchange``
+#: swaps the two: the destination's file lands at the source's name)
+_BACKUPS: Final = ("--backup", "--suffix", "--backup-dir", "--exchange")
 
 
 def destinations(name: str, args: tuple[Word, ...]) -> tuple[str, ...] | None:
@@ -71,6 +77,19 @@ def destinations(name: str, args: tuple[Word, ...]) -> tuple[str, ...] | None:
             return None
         return _rsync(texts) if name == "rsync" else _linked(name, args)
     return None
+
+
+def written(name: str, args: tuple[Word, ...]) -> tuple[Word, ...]:
+    """The words of ``mv``'s or ``cp``'s ``args`` that only name where it writes (its
+    last operand, or ``-t DIR``): written, never read. Nothing when a backup option keeps
+    what is there under another name (``cp -b x .env && cat .env~``), or when the
+    shell fills a word in (``$F`` may be several words, or ``-t DIR``)."""
+    if name not in _COPIES or any(a.dynamic or "{}" in a.text or _backup(a.text) for a in args):
+        return ()
+    _, operands, named = parsed(args)
+    if named:
+        return tuple(named)
+    return (operands[-1],) if len(operands) > 1 else ()
 
 
 def _tar(texts: list[str]) -> tuple[str, ...] | None:
@@ -168,7 +187,7 @@ def _rsync(texts: list[str]) -> tuple[str, ...] | None:
 
 
 def _backup(text: str) -> bool:
-    """``-b``, ``--backup``, ``-S SUFFIX``: what the link replaces is renamed."""
+    """``-b``, ``--backup``, ``-S SUFFIX``, ``--exchange``: what is there is renamed."""
     if text.startswith("--"):
         return any(long_option(text, name) for name in _BACKUPS)
     return text.startswith("-") and ("b" in text or "S" in text)

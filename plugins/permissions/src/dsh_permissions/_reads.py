@@ -13,11 +13,12 @@ it. After a command that may make or move a link, each file a later command of t
 reads through a place that command writes is unknown (``_relinked``). So is the file of
 every input redirection (``< .env``), whatever the program. The words taken for files
 are a generous guess (an option's value may be taken for a file too), which can only
-make a call stricter. What a file word only gets its value from when the shell runs
-(``cat $F``, ``cat *.env``, ``find -exec cat {}``, ``xargs cat``, a relative path after
-``cd``, behind ``env -C dir`` or in ``find -execdir``, a path through ``/proc/self``)
-cannot be checked: it is asked about when such a rule has a pattern. Other programs
-(``python``, ``git show HEAD:.env``, a script) are not looked into.
+make a call stricter; but the destination of ``mv`` and ``cp`` is written, not read, and
+left out (``_destinations.written``). What a file word only gets its value from when the
+shell runs (``cat $F``, ``cat *.env``, ``find -exec cat {}``, ``xargs cat``, a relative
+path after ``cd``, behind ``env -C dir`` or in ``find -execdir``, a path through
+``/proc/self``) cannot be checked: it is asked about when such a rule has a pattern.
+Other programs (``python``, ``git show HEAD:.env``, a script) are not looked into.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import os
 from collections.abc import Iterator
 from typing import Final
 
-from dsh_permissions._destinations import TARS
+from dsh_permissions._destinations import TARS, written
 from dsh_permissions._file_words import file_path, per_process, unknown
 from dsh_permissions._located import located
 from dsh_permissions._made_links import LINKERS, link_targets, moved_targets
@@ -148,6 +149,12 @@ def read_subjects(
         # rg --files lists the files below its operands: each one is a path, none a pattern
         listing = program == "rg" and any(a.text == "--files" for a in args)
         found_words = list(_operands(program, args, pattern=not listing))
+        if dests := written(program, args):  # cp a.txt keys/: keys/ is not read
+            found_words = [
+                (w, operand)
+                for w, operand in found_words
+                if not any(w is d for d in dests) and (operand or w not in dests)
+            ]
         operands = [w for w, _ in found_words]
         named = any(operand for _, operand in found_words)  # an operand, not an option's
         if not named and not files and not command.piped and _searches_here(program, args):
