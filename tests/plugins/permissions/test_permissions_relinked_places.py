@@ -80,6 +80,12 @@ async def test_a_read_where_no_link_can_lie_runs_unasked(judge, command):
         "tar xf a.tar -C out && mv out/x y && cat y",
         "tar xf a.tar -C out && cp -a out y && cat y/x",
         "tar xf a.tar -C out && cp -a . ../copy && cat ../copy/out/x",
+        # renaming or hard-linking what may be a link (link keeps a symlink as one)
+        "tar xf a.tar -C out && rename s/x/y/ out/x && cat y",
+        "link link_out y && cat y/secret.txt",
+        # a place through an earlier one: out2 leads to src once ln has run
+        "ln -s src out2 && mv link_out out2/ && cat src/link_out/secret.txt",
+        "tar xf a.tar -C out && mv link_out out/sub/ && cat notes.txt",
         # a place that is not known: every later read
         "tar xf a.tar f -C out && cat f",  # GNU tar unpacks f here
         "tar xf a.tar -C out -C src && cat notes.txt",
@@ -114,6 +120,40 @@ async def test_a_read_where_a_link_may_lie_is_asked(judge, command):
     judged = await judge(RULES, "bash", {"command": command})
     assert judged.decision == "ask", judged.event["reason"]
     assert RELINKED in judged.requests[0].reason
+
+
+async def test_a_place_reaches_where_the_links_below_it_lead_in_turn(judge, layout):
+    # out/sub -> deep, deep/inner -> outside: tar x -C out may write through both
+    (layout.ws / "out").mkdir()
+    (layout.ws / "deep").mkdir()
+    (layout.ws / "out" / "sub").symlink_to(layout.ws / "deep")
+    (layout.ws / "deep" / "inner").symlink_to(layout.outside)
+    command = "tar xf a.tar -C out && cat {outside}/secret.txt"
+    judged = await judge(RULES, "bash", {"command": command})
+    assert judged.decision == "ask", judged.event["reason"]
+    judged = await judge(RULES, "bash", {"command": "tar xf a.tar -C out && cat src/a.py"})
+    assert judged.decision == "allow", judged.event["reason"]
+
+
+async def test_the_links_below_a_place_are_looked_for_only_when_a_read_needs_them(
+    judge, monkeypatch
+):
+    import dsh_permissions._link_places as link_places
+
+    walked: list[str] = []
+
+    def links_below(directory: str) -> tuple[tuple[str, ...], None]:
+        walked.append(directory)
+        return (), None
+
+    monkeypatch.setattr(link_places, "links_below", links_below)
+    # every read is in the workspace, where unzip unpacks: nothing to walk
+    line = "unzip a.zip && cat src/a.py && grep -rn TODO src"
+    assert (await judge(RULES, "bash", {"command": line})).decision == "ask"
+    assert walked == []
+    line = "unzip -d out a.zip && cat src/a.py && cat src/config/x"
+    assert (await judge(RULES, "bash", {"command": line})).decision == "allow"
+    assert len(walked) == 1, walked  # once for the line, not once per read
 
 
 def _archive(path: Path, links: dict[str, str]) -> None:

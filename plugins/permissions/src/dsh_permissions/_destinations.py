@@ -10,15 +10,16 @@ last operand or the ``-t`` directory (the target's name when there is one operan
 ``mv``, ``cp`` and ``rsync`` their destination (nothing when rsync's is remote). A
 whole tree lies below each place: ``tar`` and ``cp -r`` write below it.
 
-Not known (None: every later read stays unknown), which keeps the old behaviour: a
-word only the shell or an input fills in (``$D``, ``{}``, ``xargs``), since it may
-be an option naming another place; an option that writes outside the place or moves
-what is there (``tar -P``, ``tar -T`` whose list may hold ``-C``, ``unzip -:``, a
-backup ``-b``/``--backup``/``-S`` that renames what the link replaces), an option
-not known to take no value before the place, and ``7z``, ``cpio``, ``pax``,
-``patch``, ``install`` and ``git``: a git command writes its work tree, which holds
-the workspace, and where that work tree is can be moved by the environment, its
-configuration and its options (``GIT_WORK_TREE``, ``core.worktree``, ``-C``).
+Not known (None: every later read stays unknown), which keeps the old behaviour: a word
+only the shell or an input fills in (``$D``, ``{}``, ``xargs``), since it may be an
+option naming another place; an option that writes outside the place or moves what is
+there (``tar -P``, ``tar -T`` whose list may hold ``-C``, ``unzip -:``, a backup
+``-b``/``--backup``/``-S`` or ``mv --exchange`` that renames what the link replaces), an
+option not known to take no value before the place, and ``7z``, ``cpio``, ``pax``,
+``patch``, ``install``, ``link``, ``rename`` and ``git``: a git command writes its work
+tree, which holds the workspace, and where that work tree is can be moved by the
+environment, its configuration and its options (``GIT_WORK_TREE``, ``core.worktree``,
+``-C``).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from typing import Final
 
 from dsh_permissions._destinations import TARS, destinations
 from dsh_permissions._git import subcommand
-from dsh_permissions._link_places import reaches, spread
+from dsh_permissions._link_places import far, near, reaches
 from dsh_permissions._links import links_below
 from dsh_permissions._made_links import LINKERS, makes_links
 from dsh_permissions._shell_words import Word
@@ -56,6 +56,9 @@ __all__ = [
 #: programs that keep a symbolic link they copy or move (cp and rsync: with options
 #: such as -P, -a, -R; taken so whatever their options)
 MOVERS: Final = frozenset({"mv", "cp", "rsync", "install", "gmv", "gcp"})
+#: programs that rename or hard-link what they are given (a symbolic link too), each
+#: operand a possible source
+_RENAMERS: Final = frozenset({"link", "rename", "prename", "file-rename", "perl-rename"})
 #: programs that make links whatever they are given, or unpack them from an archive
 _MAKERS: Final = frozenset({"ln", "gln", "unzip", "7z", "7za", "7zr", "cpio", "pax", "patch"})
 #: what ``unzip``'s leading options and ``7z``'s command are when they only list,
@@ -90,8 +93,12 @@ class _Line:
     #: the absolute places those commands may have put links below
     #: (``_destinations``); None: not known, every later read is unknown
     places: dict[str, None] | None = field(default_factory=dict)
-    #: ``places`` spread (``_link_places.spread``), worked out at the first read
-    spread: Places | None = None
+    #: ``places`` as written and resolved (``_link_places.near``), and where the
+    #: symlinks below them lead (``far``; None: not known): worked out once, when
+    #: first needed
+    near: Places | None = None
+    far: Places | None = None
+    far_known: bool = False
     #: an earlier command may have exported a variable that gives options
     exported: bool = False
 
@@ -130,7 +137,7 @@ def set_relinked(why: str, places: Places | None) -> None:
         line.places = None
     else:
         line.places.update(dict.fromkeys(places))
-        line.spread = None
+        line.near, line.far, line.far_known = None, None, False
 
 
 def leads_elsewhere(path: str) -> bool:
@@ -139,11 +146,15 @@ def leads_elsewhere(path: str) -> bool:
     line = _LINE.get()
     if line is None or line.why is None:
         return False
-    if line.places is not None and line.spread is None:
-        line.spread = spread(line.places)
-        if line.spread is None:
-            line.places = None  # a walk below a place could not finish
-    return line.places is None or line.spread is None or reaches(path, line.spread)
+    if line.places is None:
+        return True
+    if line.near is None:
+        line.near = near(line.places)
+    if reaches(path, line.near):
+        return True
+    if not line.far_known:  # only now: the walks below the places cost the most
+        line.far, line.far_known = far(line.places), True
+    return line.far is None or reaches(path, line.far)
 
 
 def relinks(
@@ -177,6 +188,8 @@ def relinks(
             hidden = fed or assigned or any("=" in t for t in texts[1:index])
             hidden = hidden or (line is not None and line.exported)
             found = None if hidden else _absolute(destinations(name, args), root, elsewhere)
+            if found is not None and any(leads_elsewhere(p) for p in found):
+                found = None  # ln -s ../src out && tar x -C out: it unpacks into src
             places = None if found is None or places is None else {**places, **found}
         fed = fed or name in ("xargs", "parallel")
     if first is None:
@@ -218,6 +231,11 @@ def _why(name: str, args: tuple[Word, ...], root: str, elsewhere: bool, fed: boo
         return f"{name} may unpack symbolic links"
     if name == "git" and _git_writes(args):
         return "git may write symbolic links to the work tree"
+    if name in _RENAMERS:  # link a b, rename FROM TO FILES...: each may be a link
+        for word in (a for a in args if not a.text.startswith("-") or a.dynamic):
+            if (why := _link_source(word, root, elsewhere)) is not None:
+                return f"{name}'s operand {word.raw!r} {why}"
+        return None
     if name not in MOVERS:
         return None
     if fed:
