@@ -46,6 +46,7 @@ RELINKED = "run as a command of its own, the read is checked"
         "mv link_out moved && cat src/a.py",
         "cp -a link_out copied && grep -rn x src/config",
         "rsync -a link_out host:backup/ && cat src/a.py",  # written on another host
+        "rsync -a host:site/ out/ && cat src/a.py",
     ],
 )
 async def test_a_read_where_no_link_can_lie_runs_unasked(judge, command):
@@ -76,6 +77,8 @@ async def test_a_read_where_no_link_can_lie_runs_unasked(judge, command):
         "mv link_out src/ && cat src/link_out/secret.txt",
         "mv link_out src/config && cat src/config/secret.txt",
         "rsync -a link_out dst && cat dst/secret.txt",
+        "rsync -a host:site/ out/ && cat out/x",  # another host may send links
+        "rsync -a rsync://host/site/ out/ && cat out/x",
         # moving what an earlier command of the line may have made a link
         "tar xf a.tar -C out && mv out/x y && cat y",
         "tar xf a.tar -C out && cp -a out y && cat y/x",

@@ -242,6 +242,8 @@ def _why(name: str, args: tuple[Word, ...], root: str, elsewhere: bool, fed: boo
         return f"{name} is given names from its input, which may be symbolic links"
     for word in sources(args):
         why = _link_source(word, root, elsewhere)
+        if name == "rsync" and ":" in word.text.split(os.sep, 1)[0]:
+            why = "is on another host, which may send symbolic links"  # host:dir/
         if why is not None:
             return f"{name}'s source {word.raw!r} {why}"
     return None
