@@ -159,6 +159,22 @@ async def test_the_links_below_a_place_are_looked_for_only_when_a_read_needs_the
     assert len(walked) == 1, walked  # once for the line, not once per read
 
 
+@pytest.mark.parametrize(
+    ("command", "decision"),
+    [
+        ("tar -C src/secrets -xf a.tar key", "allow"),  # names in the archive
+        ("tar -C src/secrets -cf o.tar key", "ask"),  # reads src/secrets/key
+        ("tar -C src/secrets -cf -xo.tar key", "ask"),  # packs: -xo.tar is the archive
+        ("tar -C src/secrets -xf a.tar -T list", "ask"),  # the list may hold -C
+        ("tar -C src/secrets --diff -xf a.tar key", "ask"),
+    ],
+)
+async def test_tar_reads_from_its_directory_only_when_it_packs(judge, command, decision):
+    rules = {"allow": ["bash(*)"], "deny": ["read(src/secrets/**)"]}
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == decision, judged.event["reason"]
+
+
 def _archive(path: Path, links: dict[str, str]) -> None:
     """A tar archive of symbolic links (name -> target) and a ``notes.txt``."""
     with tarfile.open(path, "w") as tar:

@@ -4,7 +4,7 @@ A later command of a line reads a file before the links exist (``_relinked``); o
 read that goes through a place a link may lie can lead elsewhere. So for each such
 command the places it may write are told, as written (relative to the directory it
 runs in): ``tar x`` its ``-C`` directory, or its directory (with the directory too
-when a member is named before ``-C``: GNU tar then unpacks that member there);
+when a member is named before ``-C``: ``_tar``);
 ``unzip`` its ``-d`` directory, or its directory; ``ln`` (``cp -s``) its link name: the
 last operand or the ``-t`` directory (the target's name when there is one operand);
 ``mv``, ``cp`` and ``rsync`` their destination (nothing when rsync's is remote). A
@@ -20,6 +20,10 @@ option not known to take no value before the place, and ``7z``, ``cpio``, ``pax`
 tree, which holds the workspace, and where that work tree is can be moved by the
 environment, its configuration and its options (``GIT_WORK_TREE``, ``core.worktree``,
 ``-C``).
+
+``written`` gives the words of ``mv``, ``cp`` and an unpacking ``tar`` that only name
+such a place (the destination, ``-t DIR``, ``-C DIR``): written, never read, so
+``_reads`` leaves them out.
 """
 
 from __future__ import annotations
@@ -29,35 +33,16 @@ from typing import Final
 
 from dsh_permissions._made_links import parsed
 from dsh_permissions._shell_words import Word
+from dsh_permissions._tar import HERE, TARS, directory_words, places, reads_there
 from dsh_permissions._wrappers import long_option
 
-__all__ = ["HERE", "TARS", "destinations", "written"]
+__all__ = ["destinations", "written"]
 
-HERE: Final = "."
-TARS: Final = frozenset({"tar", "gtar", "bsdtar"})
 _LINKS: Final = frozenset({"ln", "gln", "cp", "gcp", "mv", "gmv"})
 #: the programs whose destination is written only (``install``'s value options, such
 #: as ``-gt``, are not told apart from ``-t DIR``; ``rsync`` reads what is there, as the
 #: basis of its delta and for ``-c``: ``rsync -nci guess .env`` says whether they differ)
 _COPIES: Final = frozenset({"cp", "gcp", "mv", "gmv"})
-#: tar's short options whose value is the next word (or the rest of the cluster)
-_TAR_VALUED: Final = frozenset("bCfFgHIKLNTVX")
-#: long options of tar known to take their value as the next word; any other long
-#: option given without ``=`` is taken for one not known (None)
-_TAR_LONG_VALUED: Final = frozenset(
-    {"--file", "--exclude", "--transform", "--xform", "--strip-components", "--owner"}
-    | {"--group", "--mode", "--use-compress-program", "--warning", "--exclude-from"}
-    | {"--blocking-factor", "--record-size", "--format", "--newer", "--after-date"}
-)
-_TAR_LONG_FLAGS: Final = frozenset(
-    {"--extract", "--get", "--verbose", "--gzip", "--gunzip", "--bzip2", "--xz"}
-    | {"--zstd", "--lzma", "--auto-compress", "--overwrite", "--keep-old-files"}
-    | {"--skip-old-files", "--no-same-owner", "--no-same-permissions", "--touch"}
-    | {"--keep-newer-files", "--unlink-first", "--recursive-unlink", "--numeric-owner"}
-    | {"--wildcards", "--no-wildcards", "--ignore-case", "--totals", "--ignore-zeros"}
-    | {"--delay-directory-restore", "--keep-directory-symlink", "--no-overwrite-dir"}
-    | {"--same-permissions", "--preserve-permissions", "--show-transformed-names"}
-)
 #: options that keep what is at the destination under another name (``mv --exchange``
 #: swaps the two: the destination's file lands at the source's name)
 _BACKUPS: Final = ("--backup", "--suffix", "--backup-dir", "--exchange")
@@ -70,7 +55,7 @@ def destinations(name: str, args: tuple[Word, ...]) -> tuple[str, ...] | None:
         return None  # "$D" may be -C/elsewhere, --target-directory=..., -P
     texts = [os.path.expanduser(a.text) if a.tilde else a.text for a in args]
     if name in TARS:
-        return _tar(texts)
+        return places(texts)
     if name == "unzip":
         return _unzip(texts)
     if name in _LINKS or name == "rsync":
@@ -82,59 +67,20 @@ def destinations(name: str, args: tuple[Word, ...]) -> tuple[str, ...] | None:
 
 def written(name: str, args: tuple[Word, ...]) -> tuple[Word, ...]:
     """The words of ``mv``'s or ``cp``'s ``args`` that only name where it writes (its
-    last operand, or ``-t DIR``): written, never read. Nothing when a backup option keeps
+    last operand, or ``-t DIR``), or of ``tar``'s when it only unpacks (its ``-C``
+    directory): written, never read. Nothing when a backup option keeps
     what is there under another name (``cp -b x .env && cat .env~``), or when the
     shell fills a word in (``$F`` may be several words, or ``-t DIR``)."""
-    if name not in _COPIES or any(a.dynamic or "{}" in a.text or _backup(a.text) for a in args):
+    if any(a.dynamic or "{}" in a.text for a in args):
+        return ()
+    if name in TARS:  # tar x -C out: out is where it unpacks (packing, it reads there)
+        return () if reads_there([a.text for a in args]) else directory_words(args)
+    if name not in _COPIES or any(_backup(a.text) for a in args):
         return ()
     _, operands, named = parsed(args)
     if named:
         return tuple(named)
     return (operands[-1],) if len(operands) > 1 else ()
-
-
-def _tar(texts: list[str]) -> tuple[str, ...] | None:
-    places: list[str] = []
-    owed: list[str] = []  # the letters whose values the next words are, in order
-    member_first = options = False
-    for index, text in enumerate(texts):
-        letters: str | None = None
-        if owed:
-            if owed.pop(0) == "C":
-                places.append(text)
-        elif options or text == "-" or (not text.startswith("-") and index):
-            member_first = member_first or not places  # GNU: unpacked where it is then
-        elif text == "--":
-            options = True
-        elif text.startswith("--"):
-            name, equals, value = text.partition("=")
-            if any(long_option(name, n) for n in ("--absolute-names", "--files-from")):
-                return None
-            if long_option(name, "--directory") and equals:
-                places.append(value)
-            elif long_option(name, "--directory"):
-                owed.append("C")
-            elif long_option(name, "--one-top-level") and os.path.isabs(value):
-                return None
-            elif not equals and name in _TAR_LONG_VALUED:
-                owed.append("f")
-            elif not equals and name not in _TAR_LONG_FLAGS:
-                return None  # it may take the next word
-        else:
-            letters = text.lstrip("-") if index == 0 else text[1:]
-        if letters is not None:
-            if "P" in letters or "T" in letters:
-                return None  # absolute names; a list that may hold -C
-            for at, letter in enumerate(letters):
-                if letter in _TAR_VALUED:
-                    rest = letters[at + 1 :]
-                    if rest and text.startswith("-"):  # -Cout, -fa.tar
-                        places.extend([rest] if letter == "C" else [])
-                        break
-                    owed.append(letter)  # old style (xCf out a.tar): each in turn
-    if len(places) > 1 or owed:
-        return None  # GNU: a later -C is named from the one before
-    return (*places, HERE) if member_first or not places else tuple(places)
 
 
 def _unzip(texts: list[str]) -> tuple[str, ...] | None:

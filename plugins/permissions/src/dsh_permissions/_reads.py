@@ -27,7 +27,7 @@ import os
 from collections.abc import Iterator
 from typing import Final
 
-from dsh_permissions._destinations import TARS, written
+from dsh_permissions._destinations import written
 from dsh_permissions._file_words import file_path, per_process, unknown
 from dsh_permissions._located import located
 from dsh_permissions._made_links import LINKERS, link_targets, moved_targets
@@ -38,10 +38,10 @@ from dsh_permissions._relinked import (
     relinked,
     relinks,
     set_relinked,
-    unpacks,
 )
 from dsh_permissions._shell_words import Command, Word
 from dsh_permissions._subjects import Subject, path_subject
+from dsh_permissions._tar import TARS, reads_there
 from dsh_permissions._wrapper_grammar import unmodelled
 from dsh_permissions._wrappers import (
     MAX_CANDIDATES,
@@ -149,7 +149,7 @@ def read_subjects(
         # rg --files lists the files below its operands: each one is a path, none a pattern
         listing = program == "rg" and any(a.text == "--files" for a in args)
         found_words = list(_operands(program, args, pattern=not listing))
-        if dests := written(program, args):  # cp a.txt keys/: keys/ is not read
+        if dests := written(program, args):  # cp a.txt keys/, tar x -C out: not read
             found_words = [
                 (w, operand)
                 for w, operand in found_words
@@ -159,7 +159,7 @@ def read_subjects(
         named = any(operand for _, operand in found_words)  # an operand, not an option's
         if not named and not files and not command.piped and _searches_here(program, args):
             operands.append(Word(".", "."))  # rg PATTERN, grep -r PATTERN: the directory
-        if program in TARS and _tar_elsewhere([a.text for a in args]):
+        if program in TARS and reads_there([a.text for a in args]):
             elsewhere = elsewhere or "tar -C changes the directory"
         files.extend(operands)
         bases = dirs if elsewhere is not None else (root,)
@@ -276,27 +276,6 @@ def _searches_here(program: str, args: tuple[Word, ...]) -> bool:
         )
         for a in args
     )
-
-
-def _tar_elsewhere(texts: list[str]) -> bool:
-    """Whether tar reads the files it is given from its ``-C`` directory: when it
-    packs (unpacking, it opens its archive first, and ``-C`` only places what it
-    writes), or unpacks the names a ``-T`` list gives (which may hold ``-C``)."""
-    if not any(_changes_directory(t) for t in texts):
-        return False
-    if not unpacks(texts):
-        return True
-    return any(
-        long_option(t, "--files-from") or (t[:1] == "-" and t[1:2] != "-" and "T" in t)
-        for t in texts
-    )
-
-
-def _changes_directory(text: str) -> bool:
-    """tar's ``-C DIR`` / ``--directory=DIR`` (also in a cluster such as ``-xzC``)."""
-    if text.startswith("--"):
-        return text.split("=", 1)[0] == "--directory"
-    return text.startswith("-") and "C" in text
 
 
 def _programs(texts: list[str]) -> list[tuple[int, bool]] | None:

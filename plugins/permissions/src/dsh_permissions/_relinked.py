@@ -34,12 +34,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Final
 
-from dsh_permissions._destinations import TARS, destinations
+from dsh_permissions._destinations import destinations
 from dsh_permissions._git import subcommand
 from dsh_permissions._link_places import far, near, reaches
 from dsh_permissions._links import links_below
 from dsh_permissions._made_links import LINKERS, makes_links
 from dsh_permissions._shell_words import Word
+from dsh_permissions._tar import TARS, unpacks
 from dsh_permissions._wrappers import WRAPPERS, behind
 
 __all__ = [
@@ -50,7 +51,6 @@ __all__ = [
     "relinks",
     "set_relinked",
     "sources",
-    "unpacks",
 ]
 
 #: programs that keep a symbolic link they copy or move (cp and rsync: with options
@@ -247,15 +247,6 @@ def _why(name: str, args: tuple[Word, ...], root: str, elsewhere: bool, fed: boo
         if why is not None:
             return f"{name}'s source {word.raw!r} {why}"
     return None
-
-
-def unpacks(texts: list[str]) -> bool:
-    """Whether ``tar``'s arguments ``texts`` may unpack (``x``, ``--extract``)."""
-    return (
-        any(t in ("--extract", "--get") for t in texts)
-        or any(not t.startswith("--") and "x" in t for t in texts[:1])
-        or any(t.startswith("-") and not t.startswith("--") and "x" in t for t in texts)
-    )
 
 
 def _only_reads_archive(name: str, args: tuple[Word, ...]) -> bool:

@@ -1,0 +1,162 @@
+"""What tar does with its words: whether it unpacks, where it unpacks, and whether it
+reads the files it is given from its ``-C`` directory.
+
+Packing (``tar -C src -czf out.tgz ../.env``) tar reads its operands from the ``-C``
+directory; unpacking it opens its archive first, and ``-C`` only places what it writes
+(``tar xzf a.tgz -C build`` reads ``a.tgz`` here and writes below ``build``). Where it
+unpacks is ``-C`` (or ``--directory``), else the directory it runs in; that one too
+when a member is named before ``-C`` (GNU tar unpacks it there). GNU tar strips a
+leading ``/`` and refuses ``..`` in member names, after ``--transform`` too, so what it
+unpacks stays below that place unless ``-P`` (``--absolute-names``) is given.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Final
+
+from dsh_permissions._shell_words import Word
+from dsh_permissions._wrappers import long_option
+
+__all__ = [
+    "HERE",
+    "TARS",
+    "directory_words",
+    "places",
+    "reads_there",
+    "unpacks",
+]
+
+#: the directory a command runs in, as a place
+HERE: Final = "."
+TARS: Final = frozenset({"tar", "gtar", "bsdtar"})
+
+#: tar's letters and long options that read the files it is given (pack, append,
+#: compare; ``T``: a list that may hold ``-C``)
+_READS_THERE_LETTERS: Final = frozenset("cruAdT")
+_READS_THERE_LONG: Final = (
+    *("--create", "--append", "--update", "--catenate", "--concatenate", "--diff"),
+    *("--compare", "--files-from"),
+)
+#: tar's short options whose value is the next word (or the rest of the cluster)
+_TAR_VALUED: Final = frozenset("bCfFgHIKLNTVX")
+#: long options of tar known to take their value as the next word; any other long
+#: option given without ``=`` is taken for one not known (None)
+_TAR_LONG_VALUED: Final = frozenset(
+    {"--file", "--exclude", "--transform", "--xform", "--strip-components", "--owner"}
+    | {"--group", "--mode", "--use-compress-program", "--warning", "--exclude-from"}
+    | {"--blocking-factor", "--record-size", "--format", "--newer", "--after-date"}
+)
+_TAR_LONG_FLAGS: Final = frozenset(
+    {"--extract", "--get", "--verbose", "--gzip", "--gunzip", "--bzip2", "--xz"}
+    | {"--zstd", "--lzma", "--auto-compress", "--overwrite", "--keep-old-files"}
+    | {"--skip-old-files", "--no-same-owner", "--no-same-permissions", "--touch"}
+    | {"--keep-newer-files", "--unlink-first", "--recursive-unlink", "--numeric-owner"}
+    | {"--wildcards", "--no-wildcards", "--ignore-case", "--totals", "--ignore-zeros"}
+    | {"--delay-directory-restore", "--keep-directory-symlink", "--no-overwrite-dir"}
+    | {"--same-permissions", "--preserve-permissions", "--show-transformed-names"}
+)
+
+
+def unpacks(texts: list[str]) -> bool:
+    """Whether ``tar``'s arguments ``texts`` may unpack (``x``, ``--extract``)."""
+    return (
+        any(t in ("--extract", "--get") for t in texts)
+        or any(not t.startswith("--") and "x" in t for t in texts[:1])
+        or any(t.startswith("-") and not t.startswith("--") and "x" in t for t in texts)
+    )
+
+
+def reads_there(texts: list[str]) -> bool:
+    """Whether tar may read the files it is given from its ``-C`` directory: yes,
+    unless it only unpacks (it opens its archive first, and ``-C`` only places what
+    it writes) and no ``-T`` list names what to unpack (the list may hold ``-C``). A
+    word that may ask to pack, append or compare (``c``, ``r``, ``u``, ``A``, ``d``,
+    also in a value such as ``-cf -x.tar``) keeps it reading there."""
+    if not any(_names_directory(t) for t in texts):
+        return False
+    if not unpacks(texts):
+        return True
+    for index, text in enumerate(texts):
+        if text.startswith("--"):
+            if any(long_option(text, n) for n in _READS_THERE_LONG):
+                return True
+        elif (text.startswith("-") or index == 0) and not _READS_THERE_LETTERS.isdisjoint(text):
+            return True
+    return False
+
+
+def _names_directory(text: str) -> bool:
+    """tar's ``-C DIR`` / ``--directory=DIR`` (also in a cluster such as ``-xzC``)."""
+    if text.startswith("--"):
+        return text.split("=", 1)[0] == "--directory"
+    return text.startswith("-") and "C" in text
+
+
+def directory_words(args: tuple[Word, ...]) -> tuple[Word, ...]:
+    """The words (or parts of one: ``-Cout``, ``--directory=out``) that name tar's
+    ``-C`` directory, as ``_reads`` takes them for files."""
+    out: list[Word] = []
+    take = False
+    for word in args:
+        text = word.text
+        name, equals, value = text.partition("=")
+        if take:
+            out.append(word)
+            take = False
+        elif text == "-C" or (text.startswith("--") and long_option(name, "--directory")):
+            take = not equals
+            out.extend([_part(word, value)] if equals else [])
+        elif text.startswith("-C") and not text.startswith("--"):
+            out.append(_part(word, text[2:]))
+    return tuple(out)
+
+
+def _part(word: Word, text: str) -> Word:
+    return Word(text, word.raw, tilde=text.startswith("~/") or text == "~")
+
+
+def places(texts: list[str]) -> tuple[str, ...] | None:
+    """Where ``tar x`` with the arguments ``texts`` unpacks (as written; ``HERE``: the
+    directory it runs in), or None when that is not known (``_destinations``)."""
+    places: list[str] = []
+    owed: list[str] = []  # the letters whose values the next words are, in order
+    member_first = options = False
+    for index, text in enumerate(texts):
+        letters: str | None = None
+        if owed:
+            if owed.pop(0) == "C":
+                places.append(text)
+        elif options or text == "-" or (not text.startswith("-") and index):
+            member_first = member_first or not places  # GNU: unpacked where it is then
+        elif text == "--":
+            options = True
+        elif text.startswith("--"):
+            name, equals, value = text.partition("=")
+            if any(long_option(name, n) for n in ("--absolute-names", "--files-from")):
+                return None
+            if long_option(name, "--directory") and equals:
+                places.append(value)
+            elif long_option(name, "--directory"):
+                owed.append("C")
+            elif long_option(name, "--one-top-level") and os.path.isabs(value):
+                return None
+            elif not equals and name in _TAR_LONG_VALUED:
+                owed.append("f")
+            elif not equals and name not in _TAR_LONG_FLAGS:
+                return None  # it may take the next word
+        else:
+            letters = text.lstrip("-") if index == 0 else text[1:]
+        if letters is not None:
+            if "P" in letters or "T" in letters:
+                return None  # absolute names; a list that may hold -C
+            for at, letter in enumerate(letters):
+                if letter in _TAR_VALUED:
+                    rest = letters[at + 1 :]
+                    if rest and text.startswith("-"):  # -Cout, -fa.tar
+                        places.extend([rest] if letter == "C" else [])
+                        break
+                    owed.append(letter)  # old style (xCf out a.tar): each in turn
+    if len(places) > 1 or owed:
+        return None  # GNU: a later -C is named from the one before
+    return (*places, HERE) if member_first or not places else tuple(places)
