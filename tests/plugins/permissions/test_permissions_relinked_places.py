@@ -64,6 +64,7 @@ async def test_a_read_where_no_link_can_lie_runs_unasked(judge, command):
         "tar xf a.tar -C src/config/.. && cat src/x",
         "tar xf a.tar -C out && grep -r TOKEN .",  # a directory holding it
         "tar xf a.tar -C link_out && cat ../outside/x",  # the place as it resolves
+        "tar xf a.tar -C {outside} && cat link_out/x",  # a read through a link to it
         "tar xf a.tar -C src && cat ../outside/secret.txt",  # src/escape leads there
         "tar xf a.tar -C out && cat {ws}/out/x",
         "unzip a.zip && cat src/a.py",  # its own directory
