@@ -16,7 +16,7 @@ from typing import Final
 from dsh_permissions._shell_words import Word
 from dsh_permissions._subjects import Subject
 
-__all__ = ["file_path", "per_process", "unknown"]
+__all__ = ["file_path", "part", "per_process", "unknown"]
 
 _UNKNOWN_WHY: Final = "only gets its value when the shell runs"
 #: paths that name a file as the process opening it sees it (its directory, its
@@ -65,3 +65,8 @@ def per_process(path: str) -> bool:
 
 def unknown(value: str, why: str) -> Subject:
     return Subject("path", value, unknown=why)
+
+
+def part(word: Word, text: str) -> Word:
+    """The part ``text`` of ``word`` (``--file=.env``'s ``.env``), as a word of its own."""
+    return Word(text, word.raw, tilde=text.startswith("~/") or text == "~")

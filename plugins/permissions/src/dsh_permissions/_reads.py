@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from dsh_permissions._destinations import written
-from dsh_permissions._file_words import file_path, per_process, unknown
+from dsh_permissions._file_words import file_path, part, per_process, unknown
 from dsh_permissions._located import located
 from dsh_permissions._made_links import LINKERS, link_targets, moved_targets
 from dsh_permissions._readings import SCRIPT_SHELLS
@@ -225,13 +225,13 @@ def _arg_files(args: tuple[Word, ...]) -> Iterator[Word]:
         elif text.startswith("--") and long_option(text, "--arg-file"):
             value = text.partition("=")[2]
             if value:
-                yield _part(word, value)
+                yield part(word, value)
             else:
                 take = True
         elif text.startswith("-") and not text.startswith("--") and "a" in text:
             value = text.split("a", 1)[1]
             if value:
-                yield _part(word, value)
+                yield part(word, value)
             else:
                 take = True
 
@@ -330,9 +330,9 @@ def _operands(
             if not text.startswith("--") and len(text) > 2:
                 # a value given in the same word: tar -T.env, curl -K.env, and what
                 # follows f in a cluster (grep -rf.env)
-                yield _part(word, text[2:]), False
+                yield part(word, text[2:]), False
                 if "f" in text[2:]:
-                    yield _part(word, text.split("f", 1)[1]), False
+                    yield part(word, text.split("f", 1)[1]), False
         elif pattern_first:
             pattern_first = False
             continue
@@ -340,7 +340,7 @@ def _operands(
             yield word, True
         for mark in ("=", "@"):
             if mark in text and not word.dynamic:
-                yield _part(word, text.split(mark, 1)[1]), False
+                yield part(word, text.split(mark, 1)[1]), False
 
 
 def _gives_script(text: str) -> bool:
@@ -350,7 +350,3 @@ def _gives_script(text: str) -> bool:
     if text.startswith("--"):
         return text.split("=", 1)[0] in _SCRIPT_GIVEN
     return text.startswith("-") and ("e" in text or "f" in text)
-
-
-def _part(word: Word, text: str) -> Word:
-    return Word(text, word.raw, tilde=text.startswith("~/") or text == "~")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from typing import Final
 
+from dsh_permissions._file_words import part
 from dsh_permissions._shell_words import Word
 from dsh_permissions._wrappers import long_option
 
@@ -106,14 +107,10 @@ def directory_words(args: tuple[Word, ...]) -> tuple[Word, ...]:
             take = False
         elif text == "-C" or (text.startswith("--") and long_option(name, "--directory")):
             take = not equals
-            out.extend([_part(word, value)] if equals else [])
+            out.extend([part(word, value)] if equals else [])
         elif text.startswith("-C") and not text.startswith("--"):
-            out.append(_part(word, text[2:]))
+            out.append(part(word, text[2:]))
     return tuple(out)
-
-
-def _part(word: Word, text: str) -> Word:
-    return Word(text, word.raw, tilde=text.startswith("~/") or text == "~")
 
 
 def places(texts: list[str]) -> tuple[str, ...] | None:
