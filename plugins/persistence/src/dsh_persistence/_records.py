@@ -42,7 +42,8 @@ def read_log(records: Sequence[Record], where: Where) -> tuple[list[SessionEvent
     """The events of the longest well-numbered prefix, and how many records follow it.
 
     Raises ``SessionCorruptError`` when a ``turn/end``, or an event whose seq fits its
-    place, follows the first bad record.
+    place, follows the first bad record (the latter not when the bad record holds NUL
+    bytes: a page lost to a power cut).
     """
     events = _read_fast(records)
     if events is not None:
@@ -112,6 +113,8 @@ def _refuse_hole(records: Sequence[Record], bad: int, reason: str, where: Where)
                 "this is a hole in the log, not a cut-off write. The session is corrupt "
                 "and was left as it is."
             )
+    if _lost_page(records[bad]):
+        return
     for index in range(bad + 1, len(records)):
         if isinstance(_event(records[index], index), SessionEvent):
             raise SessionCorruptError(
@@ -120,6 +123,15 @@ def _refuse_hole(records: Sequence[Record], bad: int, reason: str, where: Where)
                 "append never writes after a torn line). The session is corrupt and was "
                 "left as it is."
             )
+
+
+def _lost_page(text: Record) -> bool:
+    """Whether a bad record holds NUL bytes: part of a page the disk never got. dsh
+    never writes after a torn line, but what it wrote without an fsync (an open turn's
+    checkpoints) may reach the disk out of order: after a power cut a file system can
+    keep a later page and the file's size but not an earlier page, which reads as zeros.
+    The intact records after it are then an unfinished tail, not proof of damage."""
+    return (b"\x00" if isinstance(text, bytes) else "\x00") in text
 
 
 def _is_turn_end(text: Record) -> bool:
