@@ -37,6 +37,10 @@ pytestmark = pytest.mark.plugins("persistence")
             "postgresql://me:pw@h/db?application_name=a@b",
             "postgresql://me:***@h/db?application_name=a@b",
         ),
+        # libpq percent-decodes a query's keys too: these are passwords
+        ("postgresql://u@h/db?pass%77ord=s3cr3tpw", "postgresql://u@h/db?pass%77ord=***"),
+        ("postgresql://u@h/db?%73slPassword=k3y&x=1", "postgresql://u@h/db?%73slPassword=***&x=1"),
+        ("postgresql://u@h/db?passwords=not-one", "postgresql://u@h/db?passwords=not-one"),
     ],
 )
 def test_a_common_or_short_password_is_hidden_only_where_it_stands(url: str, shown: str) -> None:

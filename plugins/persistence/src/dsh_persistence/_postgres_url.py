@@ -32,7 +32,9 @@ __all__ = [
 
 HIDDEN = "***"
 _SECRET_KEYS = ("password", "sslpassword")
-_QUERY_PASSWORD = re.compile(r"[?&](?:ssl)?password=(?P<value>[^&]*)", re.IGNORECASE)
+#: A query parameter: its key is a password's when, percent-decoded as libpq decodes
+#: it, it is one of ``_SECRET_KEYS`` (``pass%77ord`` is ``password``): ``_is_secret``.
+_QUERY_PASSWORD = re.compile(r"[?&](?P<key>[^=&#]*)=(?P<value>[^&]*)")
 _PAIR_PASSWORD = re.compile(
     r"(?:^|\s)(?:ssl)?password\s*=\s*(?P<value>'(?:[^'\\]|\\.)*'?|(?:\\.|[^\s\\'])+)",
     re.IGNORECASE,
@@ -45,7 +47,7 @@ _USERINFO = re.compile(
     r"(?P<value>[^\s@]*(?:@[^\s@/?]*(?=@))*)@"
 )
 #: A query's password in a message: it ends at a space or a quote too.
-_QUERY_PASSWORD_SAID = re.compile(r"[?&](?:ssl)?password=(?P<value>[^&\s\"']*)", re.IGNORECASE)
+_QUERY_PASSWORD_SAID = re.compile(r"[?&](?P<key>[^=&#\s\"']*)=(?P<value>[^&\s\"']*)")
 #: Shorter than this, a password is not hidden in text where it does not stand as one
 #: (the core's minimum for a secret, ``Harness.add_secrets``).
 MIN_DISTINCT = 8
@@ -82,7 +84,7 @@ def _written(conninfo: str) -> list[str]:
         if "@" in rest:
             for userinfo in (rest.split("@", 1)[0], rest.rsplit("@", 1)[0]):
                 found.append(userinfo.partition(":")[2])
-        found += [m["value"] for m in _QUERY_PASSWORD.finditer(conninfo)]
+        found += [m["value"] for m in _QUERY_PASSWORD.finditer(conninfo) if _is_secret(m)]
         found += [unquote(value) for value in found]
     else:
         for m in _PAIR_PASSWORD.finditer(conninfo):
@@ -143,10 +145,16 @@ def _named(conninfo: str) -> set[str]:
     return {word.lower() for word in words if word}
 
 
+def _is_secret(found: re.Match[str]) -> bool:
+    """Whether a match of a pattern with a ``key`` group (a query's) names a password."""
+    key = found.groupdict().get("key")
+    return key is None or unquote(key).lower() in _SECRET_KEYS
+
+
 def _hide(text: str, pattern: re.Pattern[str]) -> str:
     def hidden(found: re.Match[str]) -> str:
         start, end = found.span("value")
-        if start == end:
+        if start == end or not _is_secret(found):
             return found[0]
         at = found.start()
         return found[0][: start - at] + HIDDEN + found[0][end - at :]
