@@ -131,7 +131,9 @@ def _lost_page(text: Record) -> bool:
     checkpoints) may reach the disk out of order: after a power cut a file system can
     keep a later page and the file's size but not an earlier page, which reads as zeros.
     The intact records after it are then an unfinished tail, not proof of damage."""
-    return (b"\x00" if isinstance(text, bytes) else "\x00") in text
+    if isinstance(text, bytes):
+        return b"\x00" in text
+    return "\x00" in text
 
 
 def _is_turn_end(text: Record) -> bool:
