@@ -6,7 +6,8 @@ process left it for ever: ``list`` hides it, and ``delete`` of the session left 
 the prompt of a deleted session stayed on disk. Now ``prepare()`` removes the temp files
 whose process is not running on this host once they are ``LEFTOVER_AGE`` old (a younger
 one may be a process of another container publishing), and ``delete`` those of its
-session at once. A process still running keeps its temp file, and only names of that
+session at once once it deleted the session file (with none, a young one may be the
+first publish of another container's process, and is kept). A process still running keeps its temp file, and only names of that
 exact pattern are touched.
 """
 
@@ -77,10 +78,19 @@ def test_delete_removes_the_sessions_temp_files_of_processes_gone(
     log.turn("one", calls=())
     backend.append(SessionInfo("s", 1.0), log.events, durable=True)
     temp(tmp_path, "s.jsonl", dead, old=False)
-    temp(tmp_path, "gone.jsonl", dead, old=False)
+    temp(tmp_path, "gone.jsonl", dead)  # never stored: only its old temp file was left
     running = temp(tmp_path, "gone.jsonl", os.getppid(), old=False)
     others = [temp(tmp_path, "t.jsonl", dead, old=False), temp(tmp_path, "s.jsonl", os.getpid())]
 
     assert backend.delete("s") is True
-    assert backend.delete("gone") is False  # never stored: only its temp file was left
+    assert backend.delete("gone") is False
     assert names(tmp_path) == sorted(path.name for path in [running, *others])
+
+
+def test_delete_of_a_session_not_stored_keeps_a_young_temp_file(tmp_path: Path, dead: int) -> None:
+    """No session file to delete: a young temp file may be its first publish by a
+    process of another container (whose pid this host does not see), which ``delete``
+    must not take away before it is linked; only one ``LEFTOVER_AGE`` old goes."""
+    young = temp(tmp_path, "s.jsonl", dead, old=False)
+    assert JsonlBackend(tmp_path).delete("s") is False
+    assert young.exists()

@@ -233,8 +233,8 @@ class JsonlBackend(FileLocks, SessionBackend):
             self._ends.pop(session_id, None)
             try:
                 self._unlink_unclaimed(session_id, path)
-            except FileNotFoundError:
-                remove_leftovers(self.directory, of=path.name, age=0)
+            except FileNotFoundError:  # a temp file now may be a first publish elsewhere
+                remove_leftovers(self.directory, of=path.name)
                 return False
             except OSError as exc:
                 raise self._failed(exc, "delete the session file", path) from exc
