@@ -7,8 +7,8 @@ the prompt of a deleted session stayed on disk. Now ``prepare()`` removes the te
 whose process is not running on this host once they are ``LEFTOVER_AGE`` old (a younger
 one may be a process of another container publishing), and ``delete`` those of its
 session at once once it deleted the session file (with none, a young one may be the
-first publish of another container's process, and is kept). A process still running keeps its temp file, and only names of that
-exact pattern are touched.
+first publish of another container's process, and is kept). A process still running
+keeps its temp file, and only names of that exact pattern are touched.
 """
 
 from __future__ import annotations

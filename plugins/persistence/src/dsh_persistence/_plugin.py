@@ -82,6 +82,8 @@ class PersistencePlugin:
         self._workspaces: dict[str, str] = {}
         self._checkpoints: Checkpointer | None = None
         self._harnesses: set[int] = set()  # id() of each harness started and not stopped
+        #: id() of a backend -> how many disposes are releasing a claim on it now
+        self._releasing: dict[int, int] = {}
 
     # -- configuration -------------------------------------------------------------------
 
@@ -123,6 +125,7 @@ class PersistencePlugin:
         """Forget the backends that are neither current nor still written by a live
         session: the caller closes them."""
         keep = {id(w.backend) for w in self._writers.values()}
+        keep.update(self._releasing)
         if self._current is not None:
             keep.add(id(self._current[1]))
         unused = []
@@ -259,20 +262,28 @@ class PersistencePlugin:
         import anyio.to_thread
 
         del self._writers[session.id]
-        backend, unused = writer.backend, self._take_unused()
+        backend = writer.backend
+        releasing = self._releasing
+        releasing[id(backend)] = releasing.get(id(backend), 0) + 1
 
         def let_go() -> None:
-            # A server round trip (PostgreSQL's unlock) or a lock file: in a thread, so a
-            # server that does not answer holds up this dispose, not the event loop. The
-            # dispose returns once the claim is let go (a resume right after finds it free).
-            try:
-                backend.release(session.id)  # the claim of a resumed session
-                backend.forget(session.id)
-            finally:
-                for other in unused:
-                    other.close()
+            backend.release(session.id)  # the claim of a resumed session
+            backend.forget(session.id)
 
-        await anyio.to_thread.run_sync(let_go)
+        # A server round trip (PostgreSQL's unlock) or a lock file: in a thread, so a
+        # server that does not answer holds up this dispose, not the event loop. The
+        # dispose returns once the claim is let go (a resume right after finds it free).
+        # A backend is closed once no dispose is releasing on it (they run concurrently).
+        try:
+            await anyio.to_thread.run_sync(let_go)
+        finally:
+            releasing[id(backend)] -= 1
+            if not releasing[id(backend)]:
+                del releasing[id(backend)]
+            unused = self._take_unused()
+            if unused:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(_close_all, unused)
 
     def _writer(self, session: Session) -> SessionWriter:
         writer = self._writers.get(session.id)
@@ -298,3 +309,8 @@ class PersistencePlugin:
 
     def _is_live(self, session_id: str) -> bool:
         return session_id in self._writers
+
+
+def _close_all(backends: list[SessionBackend]) -> None:
+    for backend in backends:
+        backend.close()
