@@ -145,9 +145,13 @@ class WireServer:
     async def _stop(self) -> None:
         assert self._server is not None
         # A connection accepted but not yet given its transport when close() runs fails
-        # to get one (a closed server refuses it) and its socket is left open: let the
-        # accepts made so far reach their protocol first, and close those without a
-        # handler yet after.
+        # to get one (a closed server refuses it) and its socket is left open. So: accept
+        # no more, let the accepts made so far reach their protocol (a bounded number of
+        # loop turns once nothing new is accepted), close the server, and close those
+        # connections that have no handler yet after.
+        loop = asyncio.get_running_loop()
+        for listener in self._server.sockets:
+            loop.remove_reader(listener.fileno())
         await _turns()
         self._server.close()
         for writer in list(self._writers):
@@ -224,8 +228,8 @@ class WireServer:
 
 
 async def _turns() -> None:
-    """Let the loop run the few turns from accepting a connection to its protocol's
-    ``connection_made``."""
+    """Let the loop run the turns from accepting a connection to its protocol's
+    ``connection_made`` (the accept's task, the transport's ``call_soon``)."""
     for _ in range(3):
         await asyncio.sleep(0)
 
