@@ -4,12 +4,16 @@ A venv's ``python`` is a link to ``/usr/bin/python3.x`` (or a pyenv python), and
 was matched as that target only: neither ``allow: bash(.venv/bin/python *)`` nor
 ``allow: bash(python *)`` allowed ``.venv/bin/python -m pytest``. A link that lies in
 the workspace (its directory resolved inside it) is now matched by allow rules as
-written, ``./.venv/bin/python``; deny and ask rules see that, every link on the way and
-the target, so a rule on the target still covers the call through the link. A link
-outside the workspace is matched as its target, as before.
+written, ``./.venv/bin/python``; deny and ask rules see that, every link on the way,
+the path each link holds (``..`` taken out, no link resolved: ``/bin/rm``, where
+``/bin`` is a link to ``usr/bin``) and the target, so a rule on any of them still
+covers the call through the link. A link outside the workspace is matched by allow
+rules as its target, as before.
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -103,3 +107,98 @@ async def test_a_link_named_from_home_is_denied_through_it_too(judge, venv, monk
     rules["deny"] = [venv.fill("bash({outside}/bin/python3*)")]
     judged = await judge(rules, "bash", {"command": command})
     assert judged.decision == "deny", judged.event["reason"]
+
+
+@pytest.fixture
+def usrmerge(layout):
+    """A merged ``/usr`` under ``{outside}`` (``bin -> usr/bin``, ``usr/bin/rm``), and
+    the links to it a workspace's ``bin/ok`` may be."""
+    usr_bin = layout.outside / "usr" / "bin"
+    usr_bin.mkdir(parents=True)
+    (usr_bin / "rm").write_text("#!/bin/sh\n")
+    (usr_bin / "rm2").symlink_to("rm")
+    (layout.outside / "bin").symlink_to("usr/bin")
+    (layout.ws / "bin").mkdir()
+    (layout.ws / "bin" / "rm3").symlink_to(layout.outside / "bin" / "rm")
+    return layout
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "{outside}/bin/rm",
+        "../../outside/bin/rm",
+        # each link's own text is seen at every hop: {outside}/bin/rm2 -> rm
+        "{outside}/bin/rm2",
+        "rm3",  # -> {outside}/bin/rm
+    ],
+)
+@pytest.mark.parametrize(
+    "rule", ["bash({outside}/bin/rm *)", "bash({outside}/usr/bin/rm *)", "bash(rm *)"]
+)
+@pytest.mark.parametrize("action", ["deny", "ask"])
+@pytest.mark.parametrize("command", ["bin/ok -rf x", "./bin/ok -rf x", "timeout 5 bin/ok -rf x"])
+async def test_deny_and_ask_rules_see_the_path_a_link_holds_as_written(
+    judge, usrmerge, link, rule, action, command
+):
+    """On a merged /usr a link to ``/bin/rm`` leads to ``/usr/bin/rm``: a rule naming
+    ``/bin/rm`` covers the program through the link all the same."""
+    (usrmerge.ws / "bin" / "ok").symlink_to(usrmerge.fill(link))
+    rules = {"allow": ["bash(bin/*)", "bash(timeout 5 *)"], action: [usrmerge.fill(rule)]}
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == action, judged.event["reason"]
+
+
+async def test_a_link_held_path_is_also_read_from_where_the_link_lies(judge, usrmerge):
+    """``usr -> {outside}/usr`` and ``{outside}/usr/bin/rm4 -> ../../bin/rm``:
+    ``usr/bin/rm4`` runs ``{outside}/bin/rm`` (``..`` is taken where the link lies),
+    not the workspace's ``bin/rm``."""
+    (usrmerge.ws / "usr").symlink_to(usrmerge.outside / "usr")
+    (usrmerge.outside / "usr" / "bin" / "rm4").symlink_to("../../bin/rm")
+    rules = {"allow": ["bash(*)"], "deny": [usrmerge.fill("bash({outside}/bin/rm *)")]}
+    judged = await judge(rules, "bash", {"command": "usr/bin/rm4 -rf x"})
+    assert judged.decision == "deny", judged.event["reason"]
+
+
+@pytest.mark.skipif(
+    not os.path.islink("/bin") or not os.path.exists("/bin/rm"), reason="needs /bin -> usr/bin"
+)
+@pytest.mark.parametrize("command", ["/bin/rm -rf x", "bin/ok -rf x", "./bin/ok -rf x"])
+async def test_a_rule_on_bin_rm_covers_a_link_to_it_on_this_host(judge, layout, command):
+    (layout.ws / "bin").mkdir()
+    (layout.ws / "bin" / "ok").symlink_to("/bin/rm")
+    rules = {"allow": ["bash(bin/*)", "bash(/bin/rm *)"], "deny": ["bash(/bin/rm *)"]}
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == "deny", judged.event["reason"]
+
+
+async def test_deny_rules_see_where_a_link_outside_the_workspace_lies(judge, venv):
+    """``venv-out/bin/python`` is ``{outside}/venv/bin/python``, a link to python3.11."""
+    rules = {"allow": ["bash(*)"], "deny": [venv.fill("bash({outside}/venv/bin/python *)")]}
+    judged = await judge(rules, "bash", {"command": "venv-out/bin/python -m pytest"})
+    assert judged.decision == "deny", judged.event["reason"]
+
+
+@pytest.mark.parametrize("command", ["bin/loop -rf x", "loop/rm -rf x"])
+async def test_a_program_whose_links_cannot_be_followed_is_asked(judge, layout, command):
+    (layout.ws / "bin").mkdir()
+    (layout.ws / "bin" / "loop").symlink_to("loop")
+    (layout.ws / "loop").symlink_to("loop")
+    judged = await judge({"allow": ["bash(*)", "bash(bin/*)"]}, "bash", {"command": command})
+    assert judged.decision == "ask", judged.event["reason"]
+
+
+async def test_the_links_are_followed_once_per_program_word(judge, venv, monkeypatch):
+    from dsh_permissions import _command_text
+
+    followed: list[str] = []
+    follow = _command_text.program_paths
+
+    def counted(text: str, root: str) -> tuple[list[str], str | None]:
+        followed.append(text)
+        return follow(text, root)
+
+    monkeypatch.setattr(_command_text, "program_paths", counted)
+    judged = await judge({"allow": ["bash(.venv/bin/python *)"]}, "bash", {"command": RUN})
+    assert judged.decision == "allow"
+    assert followed == [".venv/bin/python"]

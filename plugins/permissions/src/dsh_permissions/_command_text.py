@@ -6,6 +6,7 @@ puts these together for a whole line)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
 from collections.abc import Sequence
@@ -36,6 +37,8 @@ _HARMLESS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _SHOWN: Final = 200
 #: symbolic links followed from a program's path to its target
 _HOPS: Final = 40
+#: what reading a path that is not a symbolic link (or is not there) fails with
+_NOT_A_LINK: Final = frozenset({errno.EINVAL, errno.ENOENT, errno.ENOTDIR})
 _CROWDED: Final = f"more than {MAX_CANDIDATES} words behind a wrapper may be the command it runs"
 
 
@@ -146,24 +149,50 @@ def canonical(
     *,
     path: bool = False,
     chdir: bool = False,
-    program: bool = False,
 ) -> tuple[str, str | None]:
     """How ``word`` is matched, and why its value is unknown (or None). ``chdir``: the
-    word follows a wrapper's option that runs the command in another directory;
-    ``program``: the word may be the program the command runs (``program_text``)."""
+    word follows a wrapper's option that runs the command in another directory."""
+    text, why, settled = _settled(word, moved, path=path, chdir=chdir)
+    return (text, why) if settled else (_resolved(text, root), None)
+
+
+def _program_word(
+    word: Word, root: str, moved: bool, *, chdir: bool
+) -> tuple[str, str | None, list[str]]:
+    """``canonical`` for a word that may be the program: a path is matched as
+    ``program_text`` of the first of its ``program_paths``, and the others are the
+    texts deny and ask rules also see it as (the chain of links is followed once)."""
+    text, why, settled = _settled(word, moved, chdir=chdir)
+    if settled:
+        return text, why, []
+    if "/" not in text:  # . or ..
+        return _resolved(text, root), None, []
+    paths, why = program_paths(text, root)
+    return program_text(paths[0]), why, [program_text(p) for p in paths[1:]]
+
+
+def _settled(
+    word: Word, moved: bool, *, path: bool = False, chdir: bool = False
+) -> tuple[str, str | None, bool]:
+    """The text of ``word`` and why its value is unknown, settled (True) when it is
+    matched as that, or (False) the path to resolve: a path-like word whose directory
+    is known."""
     if word.dynamic:
-        return word.text, unknown(word)
+        return word.text, unknown(word), True
     text = _expanded(word)
     if not (word.tilde or path or _path_like(text)):
-        return text, None
+        return text, None, True
     if (moved or chdir) and not os.path.isabs(text):
         what = "an earlier cd (or find -execdir)" if moved else "a wrapper's option"
-        return word.text, f"{what} changed the directory, so {word.raw!r} may name another file"
+        why = f"{what} changed the directory, so {word.raw!r} may name another file"
+        return word.text, why, True
     if not text or "\x00" in text:
-        return word.text, f"{word.raw!r} is not a usable path"
-    if program and "/" in text:
-        return program_text(program_paths(text, root)[0]), None
-    return display(os.path.realpath(os.path.join(root, text)), root), None
+        return word.text, f"{word.raw!r} is not a usable path", True
+    return text, None, False
+
+
+def _resolved(text: str, root: str) -> str:
+    return display(os.path.realpath(os.path.join(root, text)), root)
 
 
 def _expanded(word: Word) -> str:
@@ -171,28 +200,41 @@ def _expanded(word: Word) -> str:
     return os.path.expanduser("~") + word.text[1:] if word.tilde else word.text
 
 
-def program_paths(text: str, root: str) -> list[str]:
+def program_paths(text: str, root: str) -> tuple[list[str], str | None]:
     """The paths a program given as the path ``text`` is matched as (shown as
-    ``display`` does): first the one allow rules see, then the others deny and ask rules
-    also see. A symbolic link that lies in the workspace (its directory resolved inside
-    it, as a venv's ``.venv/bin/python``) is matched by allow rules as written: that is
-    the program the person named in the rule, and the link's target is not (``allow:
-    bash(python *)`` never allows ``.venv/bin/python``). Deny and ask rules also see
-    each link on the way and the target (``/usr/bin/python3.12``), so a rule about the
-    target covers it through the link. Any other path is matched as its target."""
-    joined = os.path.join(root, text)
-    target = display(os.path.realpath(joined), root)
+    ``display`` does), and why they are not known (or None): first the one allow rules
+    see, then the others deny and ask rules also see. A symbolic link that lies in the
+    workspace (its directory resolved inside it, as a venv's ``.venv/bin/python``) is
+    matched by allow rules as written: that is the program the person named in the
+    rule, and the link's target is not (``allow: bash(python *)`` never allows
+    ``.venv/bin/python``). Any other path is matched as its target. Deny and ask rules
+    also see, at each link on the way, where it lies (its directory resolved) and the
+    path it holds resolved only lexically, from where it lies and from the path the
+    chain reached it by (``bin/ok -> /bin/rm`` is also ``/bin/rm`` where ``/bin`` is a
+    link to ``usr/bin``), and the target (``/usr/bin/rm``), so a rule about any of
+    them covers the program through the link. A chain that cannot be followed to its
+    end (too many links, a link that cannot be read) is not known."""
+    joined = spelt = os.path.join(root, text)
+    target = _resolved(text, root)
     hops: list[str] = []
+    held: list[str] = []
     for _ in range(_HOPS):
         where = os.path.join(os.path.realpath(os.path.dirname(joined)), os.path.basename(joined))
         try:
-            joined = os.path.join(os.path.dirname(where), os.readlink(where))
-        except (OSError, ValueError):  # not a link (or not there): the target
-            break
+            link = os.readlink(where)
+        except OSError as error:
+            if error.errno in _NOT_A_LINK:  # not a link (or not there): the target
+                break
+            why = f"where {text!r} leads cannot be read ({error.strerror})"
+            return [target], why
+        joined = os.path.join(os.path.dirname(where), link)
+        spelt = os.path.normpath(os.path.join(os.path.dirname(spelt), link))
         hops.append(display(where, root))
-    if not hops or os.path.isabs(hops[0]):
-        return [target]
-    return list(dict.fromkeys([*hops, target]))
+        held += [display(os.path.normpath(p), root) for p in (joined, spelt)]
+    else:
+        return [target], f"{text!r} leads through more than {_HOPS} symbolic links"
+    first = hops[0] if hops and not os.path.isabs(hops[0]) else target
+    return list(dict.fromkeys([first, *hops, *held, target])), None
 
 
 def matched_words(
@@ -215,9 +257,11 @@ def matched_words(
     linked: list[tuple[int, str]] = []
     for index, word in enumerate(words):
         chdir = elsewhere is not None and index >= elsewhere
-        text, why = canonical(word, root, moved, chdir=chdir, program=index in programs)
-        if why is None and index in programs and "/" in text:
-            linked += [(index, program_text(p)) for p in program_paths(_expanded(word), root)[1:]]
+        if index in programs:
+            text, why, others = _program_word(word, root, moved, chdir=chdir)
+            linked += [(index, other) for other in others]
+        else:
+            text, why = canonical(word, root, moved, chdir=chdir)
         canon.append(text)
         raw.append(word.text)
         why_not = why_not or why
