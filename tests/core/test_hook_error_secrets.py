@@ -24,6 +24,8 @@ from pydantic import BaseModel, SecretStr
 from dsh import DshError, HookError, hookimpl
 from dsh._secrets import redact
 from dsh.harness import Harness
+from dsh.testing import ScriptedModel, scripted_harness, text, tool_calls
+from dsh.tools import tool
 
 SECRET = "tok-HookErr0rSecret-5f1e2d3c4b"
 
@@ -114,14 +116,36 @@ async def test_a_settings_value_declared_secretstr_is_hidden_before_the_plugin_a
     assert redact(f"{token} {mirror}") == "*** ***"
 
 
-async def test_a_harness_hides_its_declared_secrets_in_tool_results() -> None:
+async def test_a_declared_secret_is_hidden_in_the_harness_s_tool_results() -> None:
     secret = "tok-T00lResult-1a2b3c"
-    async with Harness(
-        plugins=[("tok", SettingsOnly())],
+    model = ScriptedModel([tool_calls(("reveal", {})), text("ok")])
+    async with scripted_harness(
+        model,
+        plugins=[("tok", SettingsOnly()), ("tools", Tools(secret))],
         load_entry_points=False,
         config_text=f"tok: {{token: {secret}}}\n",
-    ) as harness:
-        assert secret in harness.secrets()
+    ) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        result = await agent.prompt("go")
+    [shown] = [e.data for e in result.events if e.type == "tool/result"]
+    assert secret not in repr(shown)
+    assert "token=***" in repr(shown)
+
+
+class Tools:
+    """A ``reveal`` tool whose result quotes ``secret`` (read from where dsh cannot see)."""
+
+    def __init__(self, secret: str) -> None:
+        self.secret = secret
+
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        @tool
+        def reveal() -> str:
+            "Show the token."
+            return f"token={self.secret}"
+
+        register(reveal)
 
 
 class SettingsOnly:
@@ -156,7 +180,7 @@ async def test_a_secret_declared_in_an_agent_s_options_is_hidden_once_the_file_l
         assert redact(f"token {secret}") == "token ***"
 
 
-async def test_an_agent_s_declared_secret_is_hidden_in_its_harness_s_tool_results() -> None:
+async def test_an_agent_s_declared_secret_is_among_its_harness_s_secrets() -> None:
     secret = "tok-Ag3ntTools-7a8b9c"
     text = (
         "models:\n  m:\n    provider: openai-compatible\n    base_url: http://127.0.0.1:9/v1\n"
