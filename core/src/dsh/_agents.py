@@ -158,7 +158,7 @@ class AgentRegistry:
     ) -> AgentHandle:
         """``resume`` of a session already loaded with ``load_stored`` (which a caller
         that checks a session before it lets go of anything has done): not read again."""
-        place = self._checked(agent_id, options, workspace)
+        place = self._checked(agent_id, options, workspace, stored)
         async with self._in_flight.reserved(agent_id, stored.id):
             return await self._resume(agent_id, stored, options, place)
 
@@ -227,12 +227,14 @@ class AgentRegistry:
         agent_id: str,
         options: dict[str, Any] | None,
         workspace: str | os.PathLike[str] | None,
+        stored: StoredSession | None = None,
     ) -> Path | None:
-        """A resume's options checked, and its workspace (``_place``)."""
+        """A resume's options checked (``stored``: the session, when read already), and
+        its workspace (``_place``)."""
         if self._harness is not None:
             from dsh._code_options import check_options
 
-            check_options(self._harness, agent_id, options, resumed=True)
+            check_options(self._harness, agent_id, options, resumed=True, stored=stored)
         return self._place(agent_id, workspace)
 
     async def _resume(

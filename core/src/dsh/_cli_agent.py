@@ -145,6 +145,7 @@ def resume_options(harness: Harness, stored: StoredSession, model: str) -> dict[
     options stored with it, over ``dsh run``'s defaults. A rule tightened in dsh.yml
     since applies; options given in code and stored stay, unless the config sets them."""
     from dsh._resume import stored_options
+    from dsh._stored_options import creator
 
     local = model == "local" and "local" not in harness.config.models
     options = agent_options(None, model, harness.workspace, local=local)
@@ -153,11 +154,8 @@ def resume_options(harness: Harness, stored: StoredSession, model: str) -> dict[
         options.update(kept)
         if _is_default_prompt(kept.get("system_prompt")):  # it names the old workspace
             options["system_prompt"] = SYSTEM_PROMPT.format(workspace=harness.workspace)
-    creator = stored.meta.get("agent")
-    if not isinstance(creator, str) and "-session-" in stored.id:  # older sessions
-        creator = stored.id.partition("-session-")[0]
     for entry in harness.config.agents:
-        if entry.id == creator:
+        if entry.id == creator(stored):
             options.update(entry.own_options())
     options["model"] = model
     return options

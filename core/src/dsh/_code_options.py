@@ -18,10 +18,12 @@ from dsh._config_yaml import Loc, did_you_mean, shown
 from dsh._options import CORE_OPTIONS, option_typo
 from dsh._plugin_settings import raised
 from dsh._secrets import get_logger
+from dsh._stored_options import from_store, stored_note
 from dsh.errors import DshError
 
 if TYPE_CHECKING:
     from dsh.harness import Harness
+    from dsh.persistence import StoredSession
 
 __all__ = ["check_options", "model_problem", "options_problem", "warn_left_out"]
 
@@ -29,35 +31,73 @@ log = get_logger("dsh.config")
 
 
 def check_options(
-    harness: Harness, agent_id: str, options: dict[str, Any] | None, *, resumed: bool = False
+    harness: Harness,
+    agent_id: str,
+    options: dict[str, Any] | None,
+    *,
+    resumed: bool = False,
+    stored: StoredSession | None = None,
 ) -> None:
     """Options a caller gave in code, checked by the rules of ``agents[].options`` (the
     config's own agents were checked when it loaded): a ``DshError`` naming the agent.
     ``resumed``: the options of a session being continued (often its stored ones), whose
     plugin settings may name a model this harness does not register (a summariser of
     another workspace): not refused for that, or the session could not be continued.
+    ``stored``: that session, when read already: a problem with an option it holds (and
+    the config does not set) names it and the way out (``dsh._stored_options``).
     Not resumed, ``dsh.yml``'s plugin settings naming ``local`` are checked too: it
     must be registered (``check_local``)."""
     if options:
         pm = harness.pm
         config = harness.config
-        problem = options_problem(
-            options,
-            harness.settings,
-            config.raw,
-            pm.is_left_out,
-            pm.is_blocked,
-            config.source,
-            None if resumed else harness.models.names(),
-            # a validator may check names against what is registered (docs/hooks.md)
-            None if resumed else {"harness": harness, "agent_id": agent_id},
-        )
-        if problem is None:
-            problem = model_problem(options.get("model"), harness.models.names())
+
+        def ignored(key: str) -> None:
+            _warn_off(harness, key, options[key], stored)
+
+        for key, value in options.items():  # one at a time: the stored ones say so
+            problem = options_problem(
+                {key: value},
+                harness.settings,
+                config.raw,
+                pm.is_left_out,
+                pm.is_blocked,
+                config.source,
+                None if resumed else harness.models.names(),
+                # a validator may check names against what is registered (docs/hooks.md)
+                None if resumed else {"harness": harness, "agent_id": agent_id},
+                ignored,
+            )
+            if problem is not None:
+                if stored is not None and from_store(config, stored, key, value):
+                    left_out = pm.is_left_out(key) and key not in harness.settings
+                    problem += stored_note(config, stored, key, left_out=left_out)
+                raise DshError(f"agent {agent_id!r}: {problem}")
+        problem = model_problem(options.get("model"), harness.models.names())
         if problem is not None:
             raise DshError(f"agent {agent_id!r}: {problem}")
     if not resumed:
         check_local(harness, agent_id, options)
+
+
+def _warn_off(harness: Harness, key: str, value: Any, stored: StoredSession | None) -> None:
+    """Option ``key`` is for a plugin turned off (-p no:KEY): said once. Options of an
+    agent of dsh.yml were said to be ignored, with their place, when it loaded; a
+    stored session's are said to be its own."""
+    config = harness.config
+    if stored is not None and from_store(config, stored, key, value):
+        log.warning(
+            "session %s: its %r options are ignored: plugin %r is turned off (-p no:%s)",
+            *(stored.id, key, key, key),
+        )
+    elif not any(entry.own_options().get(key, _NONE) == value for entry in config.agents):
+        _ignored(key)
+
+
+def _ignored(key: str) -> None:
+    log.warning("option %r is ignored: plugin %r is turned off (-p no:%s)", key, key, key)
+
+
+_NONE = object()  # what no option equals
 
 
 def warn_left_out(harness: Harness, session_id: str, options: dict[str, Any]) -> None:
@@ -81,6 +121,7 @@ def options_problem(
     source: str = "<defaults>",
     models: Sequence[str] | None = None,
     context: Mapping[str, Any] | None = None,
+    ignored: Callable[[str], None] = _ignored,
 ) -> str | None:
     """What is wrong with the first bad plugin key of ``options``: a key named
     after a plugin with ``settings`` must be valid for its settings model over its
@@ -91,8 +132,9 @@ def options_problem(
     another key is free unless it is a typo of a core option or of such a
     plugin's name. A ``ModelName`` field the options set must name one of ``models``
     (the harness's registered models; None: not checked). ``context``: pydantic's
-    validation context for the settings models. The core's own keys are checked where
-    the agent is built."""
+    validation context for the settings models; ``ignored``: told each key for a plugin
+    turned off (by default: a warning). The core's own keys are checked where the
+    agent is built."""
     for key, value in options.items():
         if key in CORE_OPTIONS:
             continue
@@ -102,9 +144,7 @@ def options_problem(
             return f"option {key!r}: {misplaced}"
         if model is None and left_out(key):
             if blocked(key):
-                log.warning(
-                    "option %r is ignored: plugin %r is turned off (-p no:%s)", key, key, key
-                )
+                ignored(key)
                 continue
             return (
                 f"option {key!r}: plugin {key!r} is installed but not loaded, so nothing "

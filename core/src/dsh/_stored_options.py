@@ -1,0 +1,62 @@
+"""The options a session was stored with, in the check of the options of an agent that
+resumes it. They are stored as given, those for a plugin turned off (``-p no:NAME``)
+too, which nothing could check then: once the plugin runs again, a bad one refuses the
+session. The refusal says the options are the session's (``dsh.yml``, which ``config
+check`` passes, does not set them) and how to go on: the config's own options for the
+agent that created the session replace the stored ones (``_cli_agent.resume_options``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dsh.config import Config
+    from dsh.persistence import StoredSession
+
+__all__ = ["creator", "from_store", "stored_note"]
+
+
+def creator(stored: StoredSession) -> str | None:
+    """The id of the agent that created ``stored`` (its meta says; an older session's
+    id begins with it); None when neither tells."""
+    agent = stored.meta.get("agent")
+    if isinstance(agent, str):
+        return agent
+    if "-session-" in stored.id:
+        return stored.id.partition("-session-")[0]
+    return None
+
+
+def from_store(config: Config, stored: StoredSession | None, key: str, value: Any) -> bool:
+    """Whether option ``key`` (``value``) is the one ``stored`` holds, which the config
+    does not set for the agent that created it."""
+    if stored is None:
+        return False
+    kept = stored.meta.get("options")
+    if not isinstance(kept, dict) or key not in kept or kept[key] != value:
+        return False
+    agent = creator(stored)
+    return all(key not in entry.own_options() for entry in config.agents if entry.id == agent)
+
+
+def stored_note(config: Config, stored: StoredSession, key: str, *, left_out: bool) -> str:
+    """Said after the problem of option ``key`` that ``from_store`` found in ``stored``:
+    whose options they are and the way out. ``left_out``: its plugin is installed and
+    not loaded (load it, or turn it off to go on without them); else dsh.yml's options
+    for the creating agent would replace them (``resume_options``)."""
+    said = f"the {key!r} options stored with session {stored.id}"
+    if left_out:
+        return f" ({said}: load it (DSH_LOAD_PLUGINS, -p {key}), or turn it off (-p no:{key}) to go on without them)"
+    named = not config.source.startswith("<")  # <defaults>, <string>: no file to name
+    where = f"in {config.source}" if named else "in the configuration"
+    there = " there" if named else " in dsh.yml"
+    agent = creator(stored)
+    if agent is None:  # no entry of dsh.yml applies to it
+        return f" ({said}, not set {where}; -p no:{key} goes on without them)"
+    for index, entry in enumerate(config.agents):
+        if entry.id == agent:
+            way = f"setting agents[{index}].options.{key}{there} replaces them"
+            break
+    else:
+        way = f"an agent {agent!r} under agents:{there} with options.{key} replaces them"
+    return f" ({said}, not set {where}; {way})"
