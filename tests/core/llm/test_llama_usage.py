@@ -71,3 +71,81 @@ def test_help_shows_the_module_docs_without_their_markup(
     out = capsys.readouterr().out
     assert "python -m dsh.llm.llama build | model | run | start | stop" in out
     assert "``" not in out
+
+
+@pytest.fixture
+def running(monkeypatch: pytest.MonkeyPatch, tmp_path: typing.Any) -> list[list[str]]:
+    """A background server recorded in the cache as ``start`` leaves it (pid 4242 taken
+    for llama-server's); what ``start`` was asked to serve, in the list returned."""
+    asked: list[list[str]] = []
+
+    def start(**given: object) -> typing.Any:
+        asked.append([f"{k}={v}" for k, v in sorted(given.items()) if k != "log"])
+        return argparse.Namespace(pid=4343, base_url="http://127.0.0.1:9100/v1")
+
+    monkeypatch.setenv("DSH_LLAMA_CACHE", str(tmp_path))
+    monkeypatch.setattr(llama, "start", start)
+    monkeypatch.setattr(llama, "_is_server", lambda pid: pid in (4242, 4343))
+    assert main(["start", "--port", "9100", "--ctx-size", "4096", "--", "--flash-attn"]) == 0
+    (tmp_path / "server.json").write_text(
+        (tmp_path / "server.json").read_text().replace("4343", "4242")
+    )
+    asked.clear()
+    return asked
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["start", "--port", "9100", "--ctx-size", "4096", "--", "--flash-attn"],
+        ["start", "--ctx-size", "4096", "--", "--flash-attn"],  # any free port: this one
+    ],
+)
+def test_start_with_the_running_servers_options_prints_its_url(
+    running: list[list[str]], capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    assert main(argv) == 0
+    assert capsys.readouterr().out == "http://127.0.0.1:9100/v1\n"
+    assert running == []  # nothing else started
+
+
+@pytest.mark.parametrize(
+    ("argv", "asked"),
+    [
+        (
+            ["start", "--port", "8082", "--ctx-size", "4096", "--", "--flash-attn"],
+            "--port 8082 --ctx-size 4096 --threads 1 -- --flash-attn",
+        ),
+        (["start", "--ctx-size", "2048", "--", "--flash-attn"], "--ctx-size 2048 --threads 1 -- --flash-attn"),
+        (["start", "--ctx-size", "4096"], "--ctx-size 4096 --threads 1"),
+    ],
+)
+def test_start_with_other_options_refuses_naming_the_running_server(
+    running: list[list[str]], capsys: pytest.CaptureFixture[str], argv: list[str], asked: str
+) -> None:
+    """It printed the running server's URL and ignored the options: a script went on
+    against a server with another port or context window than it asked for."""
+    assert main(argv) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and running == []
+    assert err == (
+        "llama-server: one is running already at http://127.0.0.1:9100/v1 (pid 4242: "
+        f"--port 9100 --ctx-size 4096 --threads 1 -- --flash-attn), not as asked ({asked}); "
+        "stop it first: python -m dsh.llm.llama stop\n"
+    )
+
+
+def test_a_server_recorded_without_its_options_is_taken_for_a_plain_start(
+    running: list[list[str]], capsys: pytest.CaptureFixture[str], tmp_path: typing.Any
+) -> None:
+    """(As an earlier dsh recorded it.) A plain ``start`` prints its URL; asked for any
+    option, its own are not known: refused."""
+    (tmp_path / "server.json").write_text(
+        '{"pid": 4242, "base_url": "http://127.0.0.1:9100/v1"}'
+    )
+    assert main(["start"]) == 0
+    assert capsys.readouterr().out == "http://127.0.0.1:9100/v1\n"
+    assert main(["start", "--ctx-size", "2048"]) == 1
+    assert "(pid 4242: options not recorded), not as asked (--ctx-size 2048 --threads 1)" in (
+        capsys.readouterr().err
+    )

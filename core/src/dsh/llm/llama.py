@@ -32,6 +32,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
@@ -206,14 +207,18 @@ def _is_server(pid: int) -> bool:
         return False
 
 
-def _background() -> tuple[int, str] | None:
-    """(pid, base URL) of the server ``start`` left running, if it still runs."""
+def _background() -> tuple[int, str, list[str] | None] | None:
+    """(pid, base URL, options: ``_options``, None when not recorded) of the server
+    ``start`` left running, if it still runs."""
     try:
         state = json.loads((cache_dir() / "server.json").read_text())
         pid, base_url = int(state["pid"]), str(state["base_url"])
-    except (OSError, ValueError, KeyError, TypeError):
+        options = state.get("options")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    return (pid, base_url) if _is_server(pid) else None
+    if not (isinstance(options, list) and all(isinstance(o, str) for o in options)):
+        options = None
+    return (pid, base_url, options) if _is_server(pid) else None
 
 
 def _stop_background(timeout: float = 10.0) -> bool:
@@ -228,6 +233,46 @@ def _stop_background(timeout: float = 10.0) -> bool:
     if _is_server(found[0]):
         os.kill(found[0], signal.SIGKILL)
     return True
+
+
+def _options(args: argparse.Namespace, port: int | None = None) -> list[str]:
+    """The options ``start`` or ``run`` was given, as a command line would give them
+    (``port``: the one the server got; else ``--port`` only when it was given)."""
+    port = port if port is not None else args.port
+    extra = ["--", *args.extra] if args.extra else []
+    chosen = ["--port", str(port)] if port else []
+    return [*chosen, "--ctx-size", str(args.ctx_size), "--threads", str(args.threads), *extra]
+
+
+def _start_background(args: argparse.Namespace) -> int:
+    """``start``: a server in the background, its URL printed, its options recorded;
+    with one running already, its URL when it serves as asked (any port, unless
+    ``--port`` names another), else refused (status 1) naming it and how to stop it:
+    a script would go on with another port or context window than it asked for."""
+    found = _background()
+    if found is None:
+        server = _serve(args, detach=True)
+        port = urllib.parse.urlsplit(server.base_url).port
+        state = {"pid": server.pid, "base_url": server.base_url, "options": _options(args, port)}
+        (cache_dir() / "server.json").write_text(json.dumps(state))
+        print(server.base_url)
+        return 0
+    pid, base_url, options = found
+    running_port = urllib.parse.urlsplit(base_url).port
+    default = argparse.Namespace(port=0, ctx_size=LOCAL_CONTEXT, threads=1, extra=[])
+    if options is None:  # recorded by an earlier dsh: taken for a plain start
+        same = _options(args) == _options(default)
+    else:
+        same = _options(args, args.port or running_port) == options
+    if same:
+        print(base_url)
+        return 0
+    theirs = " ".join(options) if options is not None else "options not recorded"
+    say(
+        f"one is running already at {base_url} (pid {pid}: {theirs}), not as asked "
+        f"({' '.join(_options(args))}); stop it first: python -m dsh.llm.llama stop"
+    )
+    return 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -259,13 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "stop":
             say("stopped" if _stop_background() else "no background server is running")
         elif args.command == "start":
-            found = _background()
-            if found is None:
-                server = _serve(args, detach=True)
-                found = (server.pid, server.base_url)
-                state = {"pid": server.pid, "base_url": server.base_url}
-                (cache_dir() / "server.json").write_text(json.dumps(state))
-            print(found[1])
+            return _start_background(args)
         else:
             return _run(args)
     except ServerError as exc:
