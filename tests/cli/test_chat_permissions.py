@@ -156,3 +156,28 @@ def test_a_question_an_ask_rule_puts_offers_no_always(
     child.close()
     assert child.exitstatus == 0
     assert "a = always" not in child.logfile_read.getvalue()
+
+
+def test_always_typed_where_it_is_not_offered_says_it_allowed_once_only(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`a` at a question that offers none ran the call as `y` does, unsaid: one who
+    typed it thought the next such call would run without asking (journey review)."""
+    (tmp_path / "dsh.yml").write_text("permissions:\n  ask: ['bash(echo *)']\n")
+    server = model_server(
+        [tool_call_reply("bash", {"command": "echo approved-output"}), text_reply("Done.")]
+    )
+    model = f"openai-compatible:tiny@{server.url}"
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "permissions"}
+    child = in_terminal("-m", model, "run", "run it", env=env, cwd=tmp_path)
+    child.expect_exact("asked again each time")
+    child.sendline("a")
+    child.expect_exact(
+        "  allowed once only: this call is asked about each time (an ask rule covers it, "
+        "or it cannot be checked)"
+    )
+    child.expect_exact("[turn 1 completed")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "approved-output" in server.bodies()[1]["messages"][-1]["content"]

@@ -211,7 +211,8 @@ async def lines_typed(prompt: PromptLine | None = None) -> AsyncIterator[str | N
 class TerminalApprovals:
     """The terminal as dsh-permissions' front end: a call that needs approval is shown on
     stderr, and the next line typed answers it (``y`` once, ``a`` always, anything
-    else denies; a sentence is passed to the model as the reason). Once the input has
+    else denies; a sentence is passed to the model as the reason; ``a`` where nothing
+    can be remembered allows once, which is said). Once the input has
     ended (``close()``) every question, pending or new, is denied; so is one asked while
     dsh is in the background of its terminal, or pending when it is sent there (fail
     closed: ``dsh run ... &`` ends its turn rather than wait for a ``fg``)."""
@@ -232,7 +233,7 @@ class TerminalApprovals:
         remember = getattr(request, "remember", ())
         # with nothing "always" could remember (an ask rule covers the call, or it
         # cannot be checked: it is asked each time) it is not offered; typed anyway, it
-        # allows this call
+        # allows this call, which is said
         always = f", a = always ({_remembered(remember)})" if remember else ""
         each = "" if remember else "; asked again each time"
         print(
@@ -277,6 +278,8 @@ class TerminalApprovals:
         if line.lower() in ("y", "yes"):
             return PermissionAnswer.once()
         if line.lower() in ("a", "always"):
+            if not remember:
+                print(_ONCE_ONLY, file=sys.stderr, flush=True)
             return PermissionAnswer.always()
         if line.lower() in ("", "n", "no"):
             return PermissionAnswer.deny("the user said no")
@@ -317,6 +320,12 @@ class TerminalApprovals:
         """The input ended: deny the pending question and every later one."""
         self._closed = True
         self.answer(None)
+
+
+_ONCE_ONLY = (
+    "  allowed once only: this call is asked about each time (an ask rule covers it, or it "
+    "cannot be checked)"
+)
 
 
 def _remembered(remember: Any) -> str:
