@@ -16,9 +16,7 @@ from dsh.persistence import StoredSession
 from dsh.testing import ScriptedModel, scripted_harness
 
 BAD = {"model": "scripted", "strict": {"sise": 2}}
-REFUSED = (
-    "agent 'a': option strict.sise: unknown key (expected one of: size); did you mean 'size'?"
-)
+REFUSED = "agent 'a': option strict.sise: unknown key (expected one of: size); did you mean 'size'?"
 
 
 class Strict(BaseModel):
@@ -50,7 +48,10 @@ async def refusal(session: StoredSession, config: str | None = None, **given: An
     ("config", "way"),
     [
         (None, "an agent 'a' under agents: in dsh.yml with options.strict replaces them"),
-        ("agents:\n  - id: b\n  - id: a\n", "setting agents[1].options.strict in dsh.yml replaces them"),
+        (
+            "agents:\n  - id: b\n  - id: a\n",
+            "setting agents[1].options.strict in dsh.yml replaces them",
+        ),
     ],
 )
 async def test_a_bad_stored_option_names_the_session_and_the_way_out(

@@ -41,7 +41,7 @@ async def test_an_error_body_read_up_to_the_limit_is_closed_before_the_error_ret
         "m", ModelConfig(provider="openai-compatible", model="m", base_url="http://127.0.0.1:9/v1")
     )
     response = Response(500, b"x" * (_ERROR_BODY_LIMIT // 4))
-    error, _ = await model._failed(response, None)  # type: ignore[arg-type]
+    error, _ = await model._failed(response, None, "/chat/completions")  # type: ignore[arg-type]
     assert response.closed
     assert error.code == "SERVER"
 

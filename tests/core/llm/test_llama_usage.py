@@ -116,7 +116,10 @@ def test_start_with_the_running_servers_options_prints_its_url(
             ["start", "--port", "8082", "--ctx-size", "4096", "--", "--flash-attn"],
             "--port 8082 --ctx-size 4096 --threads 1 -- --flash-attn",
         ),
-        (["start", "--ctx-size", "2048", "--", "--flash-attn"], "--ctx-size 2048 --threads 1 -- --flash-attn"),
+        (
+            ["start", "--ctx-size", "2048", "--", "--flash-attn"],
+            "--ctx-size 2048 --threads 1 -- --flash-attn",
+        ),
         (["start", "--ctx-size", "4096"], "--ctx-size 4096 --threads 1"),
     ],
 )
@@ -140,9 +143,7 @@ def test_a_server_recorded_without_its_options_is_taken_for_a_plain_start(
 ) -> None:
     """(As an earlier dsh recorded it.) A plain ``start`` prints its URL; asked for any
     option, its own are not known: refused."""
-    (tmp_path / "server.json").write_text(
-        '{"pid": 4242, "base_url": "http://127.0.0.1:9100/v1"}'
-    )
+    (tmp_path / "server.json").write_text('{"pid": 4242, "base_url": "http://127.0.0.1:9100/v1"}')
     assert main(["start"]) == 0
     assert capsys.readouterr().out == "http://127.0.0.1:9100/v1\n"
     assert main(["start", "--ctx-size", "2048"]) == 1

@@ -44,9 +44,13 @@ async def test_each_status_has_its_code_and_the_message_names_model_and_status(
     status: int, code: str
 ) -> None:
     async with WireServer([error(status, {"error": {"message": "nope"}})]) as server:
-        err = await fails(openai(server.url, max_retries=0))
+        url = server.url
+        err = await fails(openai(url, max_retries=0))
     assert err.code == code
     refused = " (the key from WIRE_KEY)" if code == "AUTH" else ""  # where the key came from
+    if status == 404:  # the address (test_not_found_hint.py)
+        refused = f" (requests go to {url}/chat/completions, base_url + "
+        refused += "/chat/completions: check base_url)"
     assert err.message == f"model 'wire': HTTP {status}: nope{refused}"
 
 
@@ -131,7 +135,11 @@ async def test_every_shape_of_error_body_gives_the_servers_words_on_one_line(
     status: int, body: Any, shown: str
 ) -> None:
     async with WireServer([error(status, body)]) as server:
-        err = await fails(openai(server.url, max_retries=0))
+        url = server.url
+        err = await fails(openai(url, max_retries=0))
+    if status == 404 and "model" not in shown:  # the address (test_not_found_hint.py)
+        shown += f" (requests go to {url}/chat/completions, base_url + "
+        shown += "/chat/completions: check base_url)"
     assert err.message == f"model 'wire': HTTP {status}: {shown}"
 
 

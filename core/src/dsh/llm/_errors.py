@@ -65,6 +65,9 @@ _CONTEXT_WORDS: Final = re.compile(
     r"|too many (?:input )?tokens|exceeds? the (?:available )?context",
     re.IGNORECASE,
 )
+# A 404's words that name the model (Ollama's "model 'qwen' not found", OpenAI's
+# model_not_found): the address is right, the model is not.
+_NAMES_MODEL: Final = re.compile(r"\bmodel", re.IGNORECASE)
 # Provider error types that name the failure family outright (Anthropic's, mostly).
 _KIND_CODES: Final = {
     "authentication_error": "AUTH",
@@ -165,9 +168,12 @@ def error_from_status(
     headers: Mapping[str, str],
     *,
     secret: Secrets = None,
+    address: tuple[str, str] | None = None,
 ) -> tuple[ModelError, bool]:
     """The error for an HTTP error response (its body already read), and whether the
-    request is worth another try."""
+    request is worth another try. ``address``: (base_url without its query, which may
+    hold a key; the API's path): named on a 404 whose words do not name the model, with
+    the setting that makes it (a base_url without ``/v1`` is the likeliest mistake)."""
     text = body.decode("utf-8", "replace")
     payload: Any = None
     try:
@@ -189,8 +195,18 @@ def error_from_status(
     retry = status in RETRYABLE_STATUS and code != "CONTEXT_WINDOW_EXCEEDED"
     retry = retry and kind != "insufficient_quota"
     sizes = _sizes(code, payload, message)
+    hint = _not_found(address) if status == 404 and not _NAMES_MODEL.search(message) else ""
     message = _message(model, f"HTTP {status}", kind, message, secret)
-    return ModelError(code, message, retry_after=wait, **sizes), retry
+    return ModelError(code, message + _redact(hint, secret), retry_after=wait, **sizes), retry
+
+
+def _not_found(address: tuple[str, str] | None) -> str:
+    """Said after a 404's message: where the request went, and the setting to check."""
+    if address is None:
+        return ""
+    root, path = address
+    usual = "" if root.endswith("/v1") else "; it usually ends in /v1"
+    return f" (requests go to {root}{path}, base_url + {path}: check base_url{usual})"
 
 
 def _sizes(code: str, payload: Any, message: str) -> dict[str, int | None]:

@@ -325,7 +325,7 @@ class HttpModel:
             else:
                 if 200 <= response.status_code < 300:
                     return response
-                error, retry = await self._failed(response, secret)
+                error, retry = await self._failed(response, secret, path)
             if not retry or attempt >= self.config.max_retries:
                 raise error
             delay = self._delay(attempt, error.retry_after)
@@ -346,7 +346,7 @@ class HttpModel:
             await anyio.sleep(delay)
 
     async def _failed(
-        self, response: httpx.Response, secret: str | None
+        self, response: httpx.Response, secret: str | None, path: str
     ) -> tuple[ModelError, bool]:
         body = b""
         try:  # closed here, not left to the garbage collector (trio warns of that)
@@ -362,7 +362,9 @@ class HttpModel:
                 await response.aclose()
         hide = self.error_secrets(secret)
         status = response.status_code
-        error, retry = error_from_status(self.name, status, body, response.headers, secret=hide)
+        error, retry = error_from_status(
+            self.name, status, body, response.headers, secret=hide, address=(self._root, path)
+        )
         if status in (401, 403) and secret:  # refused: where the key came from
             error = noted(error, self._said(words.key_from))
         return error, retry
