@@ -72,6 +72,13 @@ _BACKOFF_CAP: Final = 8.0
 _DRAIN_WAIT: Final = 0.25
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _ERROR_BODY_LIMIT: Final = 64 * 1024
+#: Seconds an idle pooled connection is reused for. Servers close an idle keep-alive
+#: connection after their own timeout, most often 5 s (llama.cpp's llama-server sends
+#: ``Keep-Alive: timeout=5``; uvicorn's default is 5 s too), and httpx's default expiry is
+#: that same 5 s: a request sent on a connection idle for almost 5 s raced the server's
+#: close and failed (``closed the connection before answering``, then retried). Below
+#: it, by more than a request takes to arrive, such a connection is closed here first.
+KEEPALIVE_EXPIRY: Final = 4.0
 
 
 class HttpModel:
@@ -242,7 +249,11 @@ class HttpModel:
         loop = anyio.lowlevel.current_token()
         client = self._client
         if client is None or self._loop != loop:
-            limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=20)
+            limits = httpx.Limits(
+                max_connections=MAX_CONNECTIONS,
+                max_keepalive_connections=20,
+                keepalive_expiry=KEEPALIVE_EXPIRY,
+            )
             client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False, limits=limits)
             self._client, self._loop = client, loop
         return client
