@@ -99,3 +99,31 @@ async def test_a_section_for_a_loaded_plugin_reading_another_says_which(
         f"<string>:1:1: fancy: section 'fancy': plugin 'fancy' is loaded but reads its "
         f"settings from {read}, not 'fancy'; move them there"
     )
+
+
+@pytest.mark.parametrize("name", ["compaction", "permissions", "persistence"])
+def test_a_section_for_a_first_party_plugin_not_installed_names_what_to_install(
+    name: str,
+) -> None:
+    """With dsh-core alone it said "not installed or not loaded (loaded plugins with
+    settings: none)", naming nothing to install (new-user journey review); ``dsh
+    sessions`` names dsh-persistence the same way."""
+    from dsh.config import load_config
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(text=f"{name}:\n  x: 1\n", settings={}, left_out=lambda plugin: False)
+    assert caught.value.reason == (
+        f"section {name!r} is for dsh-{name}, which is not installed: install dsh-{name}, "
+        "or remove the section"
+    )
+
+
+def test_a_section_for_another_plugin_not_installed_is_said_as_before() -> None:
+    from dsh.config import load_config
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(text="shell:\n  x: 1\n", settings={}, left_out=lambda plugin: False)
+    assert caught.value.reason == (
+        "section 'shell' is for a plugin that is not installed or not loaded "
+        "(loaded plugins with settings: none)"
+    )

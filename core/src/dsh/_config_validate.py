@@ -26,6 +26,8 @@ log = get_logger("dsh.config")
 #: Agent options an ``agents:`` entry can set itself (``queue_mode``, ``max_steps``, ...):
 #: under ``options`` too, unless the entry sets them (``model``: on the entry only).
 _ENTRY_KEYS = frozenset(AgentConfig.model_fields) - {"id", "options"}
+#: dsh's own plugins, each from the distribution ``dsh-NAME``.
+_FIRST_PARTY = frozenset({"compaction", "permissions", "persistence"})
 
 
 def validate(
@@ -87,8 +89,8 @@ def validate(
                 whose = "loaded"
             elif left_out is not None and left_out(name):
                 whose = "left out"
-            else:
-                whose = ""
+            else:  # not installed, when ``left_out`` can tell
+                whose = "" if left_out is None else "not installed"
             unrun.append(_unknown_section(root, name, settings, whose))
             continue
         value = {} if value is None else value
@@ -263,7 +265,8 @@ def _unknown_section(
     """A section no loaded plugin reads: for a plugin ``whose`` is "loaded" (it
     registers no settings, or registers them for another section) or "left out"
     (installed, not in this run), said as such (a typo or a missing install is not the
-    problem then)."""
+    problem then); one of dsh's own plugins "not installed" names the distribution to
+    install."""
     if whose == "loaded":
         read = [repr(s) for s, model in settings.items() if owner(model, s) == name]
         sections = f"section{'s' if len(read) > 1 else ''} {', '.join(read)}"
@@ -279,6 +282,12 @@ def _unknown_section(
         reason = (
             f"section {name!r} is for plugin {name!r}, which is installed but not loaded: "
             f"load it (DSH_LOAD_PLUGINS, -p {name}) or remove the section"
+        )
+        return locate(root, (name,), reason)
+    if whose == "not installed" and name in _FIRST_PARTY:  # as `dsh sessions` says it
+        reason = (
+            f"section {name!r} is for dsh-{name}, which is not installed: install "
+            f"dsh-{name}, or remove the section"
         )
         return locate(root, (name,), reason)
     loaded = ", ".join(sorted(settings)) or "none"
