@@ -58,7 +58,7 @@ async def test_a_bad_stored_option_names_the_session_and_the_way_out(
     config: str | None, way: str
 ) -> None:
     said = await refusal(stored(), config)
-    note = f" (the 'strict' options stored with session a-session-1, not set in the configuration; "
+    note = " (the 'strict' options stored with session a-session-1, not set in the configuration; "
     assert said == REFUSED + note + way + ")"
 
 

@@ -51,7 +51,7 @@ def check_options(
         pm = harness.pm
         config = harness.config
 
-        def ignored(key: str) -> None:
+        def turned_off(key: str) -> None:
             _warn_off(harness, key, options[key], stored)
 
         for key, value in options.items():  # one at a time: the stored ones say so
@@ -65,7 +65,7 @@ def check_options(
                 None if resumed else harness.models.names(),
                 # a validator may check names against what is registered (docs/hooks.md)
                 None if resumed else {"harness": harness, "agent_id": agent_id},
-                ignored,
+                turned_off,
             )
             if problem is not None:
                 if stored is not None and from_store(config, stored, key, value):
@@ -121,7 +121,7 @@ def options_problem(
     source: str = "<defaults>",
     models: Sequence[str] | None = None,
     context: Mapping[str, Any] | None = None,
-    ignored: Callable[[str], None] = _ignored,
+    turned_off: Callable[[str], None] = _ignored,
 ) -> str | None:
     """What is wrong with the first bad plugin key of ``options``: a key named
     after a plugin with ``settings`` must be valid for its settings model over its
@@ -132,7 +132,7 @@ def options_problem(
     another key is free unless it is a typo of a core option or of such a
     plugin's name. A ``ModelName`` field the options set must name one of ``models``
     (the harness's registered models; None: not checked). ``context``: pydantic's
-    validation context for the settings models; ``ignored``: told each key for a plugin
+    validation context for the settings models; ``turned_off``: told each key for a plugin
     turned off (by default: a warning). The core's own keys are checked where the
     agent is built."""
     for key, value in options.items():
@@ -144,7 +144,7 @@ def options_problem(
             return f"option {key!r}: {misplaced}"
         if model is None and left_out(key):
             if blocked(key):
-                ignored(key)
+                turned_off(key)
                 continue
             return (
                 f"option {key!r}: plugin {key!r} is installed but not loaded, so nothing "

@@ -46,7 +46,8 @@ def stored_note(config: Config, stored: StoredSession, key: str, *, left_out: bo
     for the creating agent would replace them (``resume_options``)."""
     said = f"the {key!r} options stored with session {stored.id}"
     if left_out:
-        return f" ({said}: load it (DSH_LOAD_PLUGINS, -p {key}), or turn it off (-p no:{key}) to go on without them)"
+        load = f"load it (DSH_LOAD_PLUGINS, -p {key})"
+        return f" ({said}: {load}, or turn it off (-p no:{key}) to go on without them)"
     named = not config.source.startswith("<")  # <defaults>, <string>: no file to name
     where = f"in {config.source}" if named else "in the configuration"
     there = " there" if named else " in dsh.yml"

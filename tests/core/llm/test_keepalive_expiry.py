@@ -20,11 +20,10 @@ def test_the_expiry_is_below_the_servers_idle_timeout() -> None:
 
 
 async def test_a_connection_idle_longer_than_the_expiry_is_not_reused() -> None:
-    async with WireServer([sse(TEXT), sse(TEXT), sse(TEXT)]) as server:
-        async with openai(server.url) as model:
-            await collect(model, ASK, keep_open=True)
-            await collect(model, ASK, keep_open=True)  # at once: reused
-            assert server.connections == 1
-            await anyio.sleep(_http.KEEPALIVE_EXPIRY + 0.3)  # still under the server's 5 s
-            await collect(model, ASK, keep_open=True)
-            assert server.connections == 2
+    async with WireServer([sse(TEXT), sse(TEXT), sse(TEXT)]) as server, openai(server.url) as model:
+        await collect(model, ASK, keep_open=True)
+        await collect(model, ASK, keep_open=True)  # at once: reused
+        assert server.connections == 1
+        await anyio.sleep(_http.KEEPALIVE_EXPIRY + 0.3)  # still under the server's 5 s
+        await collect(model, ASK, keep_open=True)
+        assert server.connections == 2
