@@ -195,18 +195,13 @@ def error_from_status(
     retry = status in RETRYABLE_STATUS and code != "CONTEXT_WINDOW_EXCEEDED"
     retry = retry and kind != "insufficient_quota"
     sizes = _sizes(code, payload, message)
-    hint = _not_found(address) if status == 404 and not _NAMES_MODEL.search(message) else ""
+    hint = ""
+    if status == 404 and address is not None and not _NAMES_MODEL.search(message):
+        (root, path), usual = address, "; it usually ends in /v1"
+        usual = "" if root.endswith("/v1") else usual
+        hint = f" (requests go to {root}{path}, base_url + {path}: check base_url{usual})"
     message = _message(model, f"HTTP {status}", kind, message, secret)
     return ModelError(code, message + _redact(hint, secret), retry_after=wait, **sizes), retry
-
-
-def _not_found(address: tuple[str, str] | None) -> str:
-    """Said after a 404's message: where the request went, and the setting to check."""
-    if address is None:
-        return ""
-    root, path = address
-    usual = "" if root.endswith("/v1") else "; it usually ends in /v1"
-    return f" (requests go to {root}{path}, base_url + {path}: check base_url{usual})"
 
 
 def _sizes(code: str, payload: Any, message: str) -> dict[str, int | None]:

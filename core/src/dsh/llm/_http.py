@@ -72,12 +72,10 @@ _BACKOFF_CAP: Final = 8.0
 _DRAIN_WAIT: Final = 0.25
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _ERROR_BODY_LIMIT: Final = 64 * 1024
-#: Seconds an idle pooled connection is reused for. Servers close an idle keep-alive
-#: connection after their own timeout, most often 5 s (llama.cpp's llama-server sends
-#: ``Keep-Alive: timeout=5``; uvicorn's default is 5 s too), and httpx's default expiry is
-#: that same 5 s: a request sent on a connection idle for almost 5 s raced the server's
-#: close and failed (``closed the connection before answering``, then retried). Below
-#: it, by more than a request takes to arrive, such a connection is closed here first.
+#: Seconds an idle pooled connection is reused for: below the 5 s after which servers
+#: most often close one (llama-server's ``Keep-Alive: timeout=5``, uvicorn's default),
+#: by more than a request takes to arrive. httpx's default, that same 5 s, let a request
+#: race the server's close (``closed the connection before answering``, retried).
 KEEPALIVE_EXPIRY: Final = 4.0
 
 

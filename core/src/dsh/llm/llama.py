@@ -236,7 +236,7 @@ def _stop_background(timeout: float = 10.0) -> bool:
 
 
 def _options(args: argparse.Namespace, port: int | None = None) -> list[str]:
-    """The options ``start`` or ``run`` was given, as a command line would give them
+    """The options ``start`` was given, as a command line would give them
     (``port``: the one the server got; else ``--port`` only when it was given)."""
     port = port if port is not None else args.port
     extra = ["--", *args.extra] if args.extra else []
