@@ -127,3 +127,18 @@ def test_a_section_for_another_plugin_not_installed_is_said_as_before() -> None:
         "section 'shell' is for a plugin that is not installed or not loaded "
         "(loaded plugins with settings: none)"
     )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="per-agent options for one of dsh's own plugins that is not installed "
+    "(agents[].options.permissions with dsh-core alone) are taken as a free key, so the "
+    "agent's deny rules apply to nothing, unsaid, while a permissions: section is refused "
+    "(dsh/_config_validate.py _agent_options, dsh/_code_options.py options_problem)",
+)
+def test_agent_options_for_a_first_party_plugin_not_installed_are_refused() -> None:
+    from dsh.config import load_config
+
+    text = "agents:\n  - id: main\n    options:\n      permissions: {deny: [bash]}\n"
+    with pytest.raises(ConfigError):
+        load_config(text=text, settings={}, left_out=lambda plugin: False)
