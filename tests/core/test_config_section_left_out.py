@@ -129,16 +129,21 @@ def test_a_section_for_another_plugin_not_installed_is_said_as_before() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="per-agent options for one of dsh's own plugins that is not installed "
-    "(agents[].options.permissions with dsh-core alone) are taken as a free key, so the "
-    "agent's deny rules apply to nothing, unsaid, while a permissions: section is refused "
-    "(dsh/_config_validate.py _agent_options, dsh/_code_options.py options_problem)",
-)
 def test_agent_options_for_a_first_party_plugin_not_installed_are_refused() -> None:
+    """With dsh-core alone, ``agents[].options.permissions`` was taken as a free key:
+    the agent's deny rules applied to nothing, unsaid, while a ``permissions:`` section
+    was refused."""
     from dsh.config import load_config
 
     text = "agents:\n  - id: main\n    options:\n      permissions: {deny: [bash]}\n"
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError) as caught:
         load_config(text=text, settings={}, left_out=lambda plugin: False)
+    assert caught.value.path == "agents[0].options.permissions"
+    assert caught.value.reason == (
+        "option 'permissions' is for dsh-permissions, which is not installed: install "
+        "dsh-permissions, or remove the option"
+    )
+    # a command that starts no agent only warns; a free key of another name stays free
+    load_config(text=text, settings={}, left_out=lambda plugin: False, starts_agents=False)
+    free = "agents:\n  - id: main\n    options:\n      shell: {x: 1}\n"
+    load_config(text=free, settings={}, left_out=lambda plugin: False)

@@ -160,6 +160,8 @@ class _Off:
     ) -> None:
         self.blocked = blocked
         self.left_out = left_out or _nothing
+        #: whether a plugin neither loaded nor left out is known not to be installed
+        self.knows_installed = left_out is not None
         self.ignored = ignored
         self.unrun = unrun
 
@@ -246,6 +248,13 @@ def _agent_options(
                         f"{key}) or remove them"
                     )
                     off.unrun.append(locate(root, loc, reason))
+            elif key in _FIRST_PARTY and off.knows_installed and not off.is_blocked(key):
+                # a free key otherwise: an agent's deny rules would apply to nothing
+                reason = (
+                    f"option {key!r} is for dsh-{key}, which is not installed: install "
+                    f"dsh-{key}, or remove the option"
+                )
+                off.unrun.append(locate(root, loc, reason))
             elif not off.is_blocked(key):
                 # close enough to be a typo (max_token, permision), not merely alike
                 # (max_turns, prompt, queue): those stay free for plugins
