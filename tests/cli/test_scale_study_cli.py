@@ -33,10 +33,22 @@ if _out:
 
     os.pread = _counted
 
+    _names = {}  # fd -> the session file os.open() opened it on
+    _os_open = os.open
+
+    def _opened(path, flags, *args, **kwargs):
+        fd = _os_open(path, flags, *args, **kwargs)
+        _names[fd] = os.path.basename(os.fspath(path))
+        return fd
+
+    os.open = _opened
+
     def _audit(event, args):
-        if event == "open" and isinstance(args[0], str) and args[0].endswith(".jsonl"):
-            if isinstance(args[1], str):  # open(), not os.open()
-                _stats["opened_whole"].append(os.path.basename(args[0]))
+        if event != "open" or not isinstance(args[1], str):  # open(), not os.open()
+            return
+        name = _names.get(args[0]) if isinstance(args[0], int) else args[0]  # open(fd)
+        if isinstance(name, str) and name.endswith(".jsonl"):
+            _stats["opened_whole"].append(os.path.basename(name))
 
     sys.addaudithook(_audit)
 
