@@ -19,6 +19,7 @@ from test_persistence_m_records import load_error, place, raw_text, replace, sto
 
 from dsh.session import SessionEvent
 from dsh_persistence import (
+    LoadedSession,
     PersistenceSettings,
     PostgresBackend,
     SessionCorruptError,
@@ -38,6 +39,16 @@ def open_turn() -> list[SessionEvent]:
     log.turn("two", calls=(("add", {"a": 1, "b": 2}), ("add", {"a": 3, "b": 4})))
     last_result = max(e.seq for e in log.events if e.type == "tool/result")
     return log.events[: last_result + 1]
+
+
+def load(settings: PersistenceSettings) -> LoadedSession:
+    backend = open_backend(settings)
+    try:
+        loaded = backend.load("s")
+    finally:
+        backend.close()
+    assert loaded is not None
+    return loaded
 
 
 def bad_seq(events: list[SessionEvent]) -> int:
@@ -70,12 +81,7 @@ def test_a_bad_last_record_of_an_open_turn_is_still_the_cut_off_tail(
     store(settings, events)
     replace(settings, events[-1].seq, "{garbled")
 
-    backend = open_backend(settings)
-    try:
-        loaded = backend.load("s")
-    finally:
-        backend.close()
-    assert loaded is not None
+    loaded = load(settings)
     assert (loaded.kept, loaded.dropped) == (events[-1].seq, 1)
 
 
@@ -93,12 +99,7 @@ def test_a_page_lost_to_a_power_cut_in_an_open_turn_is_still_the_cut_off_tail(
     record = events[bad].to_json()
     replace(settings, bad, "\x00" * 40 + record[40:])
 
-    backend = open_backend(settings)
-    try:
-        loaded = backend.load("s")
-    finally:
-        backend.close()
-    assert loaded is not None
+    loaded = load(settings)
     assert (loaded.kept, loaded.dropped) == (bad, len(events) - bad)
 
 
