@@ -37,12 +37,14 @@ class TokenSettings(BaseModel):
 class FailsAfterAdding:
     """Adds its settings' token as a secret, then fails quoting it."""
 
+    settings: type[BaseModel] = TokenSettings
+
     def __init__(self, error: type[Exception]) -> None:
         self.error = error
 
     @hookimpl
     def register_settings(self, register: Any) -> None:
-        register(TokenSettings)
+        register(self.settings)
 
     @hookimpl
     def harness_started(self, harness: Any) -> None:
@@ -79,15 +81,10 @@ class SecretTokenSettings(BaseModel):
     mirrors: list[dict[str, SecretStr]] = []
 
 
-class DeclaresAndFailsBeforeAdding:
+class DeclaresAndFailsBeforeAdding(FailsAfterAdding):
     """Declares its token secret, then fails quoting it before adding it."""
 
-    def __init__(self, error: type[Exception]) -> None:
-        self.error = error
-
-    @hookimpl
-    def register_settings(self, register: Any) -> None:
-        register(SecretTokenSettings)
+    settings = SecretTokenSettings
 
     @hookimpl
     def harness_started(self, harness: Any) -> None:
