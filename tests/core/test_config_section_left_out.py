@@ -111,7 +111,7 @@ def test_a_section_for_a_first_party_plugin_not_installed_names_what_to_install(
     from dsh.config import load_config
 
     with pytest.raises(ConfigError) as caught:
-        load_config(text=f"{name}:\n  x: 1\n", settings={}, left_out=lambda plugin: False)
+        load_config(text=f"{name}:\n  x: 1\n", settings={}, missing=lambda plugin: True)
     assert caught.value.reason == (
         f"section {name!r} is for dsh-{name}, which is not installed: install dsh-{name}, "
         "or remove the section"
@@ -122,7 +122,7 @@ def test_a_section_for_another_plugin_not_installed_is_said_as_before() -> None:
     from dsh.config import load_config
 
     with pytest.raises(ConfigError) as caught:
-        load_config(text="shell:\n  x: 1\n", settings={}, left_out=lambda plugin: False)
+        load_config(text="shell:\n  x: 1\n", settings={}, missing=lambda plugin: True)
     assert caught.value.reason == (
         "section 'shell' is for a plugin that is not installed or not loaded "
         "(loaded plugins with settings: none)"
@@ -137,13 +137,13 @@ def test_agent_options_for_a_first_party_plugin_not_installed_are_refused() -> N
 
     text = "agents:\n  - id: main\n    options:\n      permissions: {deny: [bash]}\n"
     with pytest.raises(ConfigError) as caught:
-        load_config(text=text, settings={}, left_out=lambda plugin: False)
+        load_config(text=text, settings={}, missing=lambda plugin: True)
     assert caught.value.path == "agents[0].options.permissions"
     assert caught.value.reason == (
         "option 'permissions' is for dsh-permissions, which is not installed: install "
         "dsh-permissions, or remove the option"
     )
     # a command that starts no agent only warns; a free key of another name stays free
-    load_config(text=text, settings={}, left_out=lambda plugin: False, starts_agents=False)
+    load_config(text=text, settings={}, missing=lambda plugin: True, starts_agents=False)
     free = "agents:\n  - id: main\n    options:\n      shell: {x: 1}\n"
-    load_config(text=free, settings={}, left_out=lambda plugin: False)
+    load_config(text=free, settings={}, missing=lambda plugin: True)

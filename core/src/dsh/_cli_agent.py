@@ -275,6 +275,7 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
             left_out=pm.is_left_out,
             loaded=pm.has_plugin,
             registered=registered.of,
+            missing=pm.is_missing,
         )
         if config.models:  # as a harness would build them (nothing is contacted)
             from dsh.llm.providers import build_configured

@@ -16,7 +16,7 @@ from dsh._config_local import check_local
 from dsh._config_models import misplaced_key
 from dsh._config_yaml import Loc, did_you_mean, shown
 from dsh._options import CORE_OPTIONS, option_typo
-from dsh._plugin_settings import raised
+from dsh._plugin_settings import FIRST_PARTY, not_installed, raised
 from dsh._secrets import get_logger
 from dsh._stored_options import from_store, stored_note
 from dsh.errors import DshError
@@ -52,7 +52,7 @@ def check_options(
         config = harness.config
 
         def turned_off(key: str) -> None:
-            _warn_off(harness, key, options[key], stored)
+            _warn_off(harness, agent_id, key, options[key], stored)
 
         for key, value in options.items():  # one at a time: the stored ones say so
             problem = options_problem(
@@ -66,11 +66,18 @@ def check_options(
                 # a validator may check names against what is registered (docs/hooks.md)
                 None if resumed else {"harness": harness, "agent_id": agent_id},
                 turned_off,
+                missing=pm.is_missing,
             )
             if problem is not None:
                 if stored is not None and from_store(config, stored, key, value):
-                    left_out = pm.is_left_out(key) and key not in harness.settings
-                    problem += stored_note(config, stored, key, left_out=left_out)
+                    off = (
+                        "left out"
+                        if pm.is_left_out(key) and key not in harness.settings
+                        else "not installed"
+                        if key in FIRST_PARTY and pm.is_missing(key)
+                        else None
+                    )
+                    problem += stored_note(config, stored, key, off=off)
                 raise DshError(f"agent {agent_id!r}: {problem}")
         problem = model_problem(options.get("model"), harness.models.names())
         if problem is not None:
@@ -79,7 +86,9 @@ def check_options(
         check_local(harness, agent_id, options)
 
 
-def _warn_off(harness: Harness, key: str, value: Any, stored: StoredSession | None) -> None:
+def _warn_off(
+    harness: Harness, agent_id: str, key: str, value: Any, stored: StoredSession | None
+) -> None:
     """Option ``key`` is for a plugin turned off (-p no:KEY): said once. Options of an
     agent of dsh.yml were said to be ignored, with their place, when it loaded; a
     stored session's are said to be its own."""
@@ -89,7 +98,10 @@ def _warn_off(harness: Harness, key: str, value: Any, stored: StoredSession | No
             "session %s: its %r options are ignored: plugin %r is turned off (-p no:%s)",
             *(stored.id, key, key, key),
         )
-    elif not any(entry.own_options().get(key, _NONE) == value for entry in config.agents):
+    elif not any(
+        entry.id == agent_id and entry.own_options().get(key, _NONE) == value
+        for entry in config.agents
+    ):
         _ignored(key)
 
 
@@ -104,10 +116,16 @@ def warn_left_out(harness: Harness, session_id: str, options: dict[str, Any]) ->
     """A stored session's settings for a plugin that does not run now (its permission
     rules, say) are not applied: said, not refused, since a session may be resumed on
     purpose without a plugin (one that compacted its history, say)."""
+    pm = harness.pm
     for key in options:
-        if harness.pm.is_left_out(key):
+        if pm.is_left_out(key):
             log.warning(
                 "session %r: its %r options are ignored: plugin %r is installed but not loaded",
+                *(session_id, key, key),
+            )
+        elif key in FIRST_PARTY and pm.is_missing(key) and not pm.is_blocked(key):
+            log.warning(
+                "session %r: its %r options are ignored: dsh-%s is not installed",
                 *(session_id, key, key),
             )
 
@@ -122,6 +140,7 @@ def options_problem(
     models: Sequence[str] | None = None,
     context: Mapping[str, Any] | None = None,
     turned_off: Callable[[str], None] = _ignored,
+    missing: Callable[[str], bool] = lambda name: False,
 ) -> str | None:
     """What is wrong with the first bad plugin key of ``options``: a key named
     after a plugin with ``settings`` must be valid for its settings model over its
@@ -133,8 +152,9 @@ def options_problem(
     plugin's name. A ``ModelName`` field the options set must name one of ``models``
     (the harness's registered models; None: not checked). ``context``: pydantic's
     validation context for the settings models; ``turned_off``: told each key for a plugin
-    turned off (by default: a warning). The core's own keys are checked where the
-    agent is built."""
+    turned off (by default: a warning). ``missing``: a plugin is not installed: a key
+    for one of dsh's own is refused (its deny rules would apply to nothing), as
+    ``dsh.yml``'s are. The core's own keys are checked where the agent is built."""
     for key, value in options.items():
         if key in CORE_OPTIONS:
             continue
@@ -150,6 +170,11 @@ def options_problem(
                 f"option {key!r}: plugin {key!r} is installed but not loaded, so nothing "
                 "would apply these settings"
             )
+        if model is None and key in FIRST_PARTY and missing(key):
+            if blocked(key):
+                turned_off(key)
+                continue
+            return not_installed("option", key)
         if model is None:
             hint = option_typo(key, [*CORE_OPTIONS, *settings])
             if hint:

@@ -16,7 +16,7 @@ from dsh._config_models import CORE_KEYS, AgentConfig, Config, CoreKeys, misplac
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
 from dsh._declared_secrets import declared_secrets
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
-from dsh._plugin_settings import owner, raised
+from dsh._plugin_settings import FIRST_PARTY, not_installed, owner, raised
 from dsh._secrets import get_logger, remember, secret_values
 
 __all__ = ["validate"]
@@ -27,7 +27,6 @@ log = get_logger("dsh.config")
 #: under ``options`` too, unless the entry sets them (``model``: on the entry only).
 _ENTRY_KEYS = frozenset(AgentConfig.model_fields) - {"id", "options"}
 #: dsh's own plugins, each from the distribution ``dsh-NAME``.
-_FIRST_PARTY = frozenset({"compaction", "permissions", "persistence"})
 
 
 def validate(
@@ -40,6 +39,7 @@ def validate(
     starts_agents: bool = True,
     loaded: Callable[[str], bool] | None = None,
     registered: Callable[[str], str | None] | None = None,
+    missing: Callable[[str], bool] | None = None,
 ) -> Config:
     """``data`` as a Config; ``blocked(name)`` says a plugin was turned off (``-p
     no:NAME``): its section is left unchecked instead of being an unknown section, with
@@ -50,7 +50,8 @@ def validate(
     plugin runs: a section for one that registers no settings is refused as such (not
     as a plugin that is not installed). ``registered(name)`` says why a model name
     the file uses without declaring it is refused when a plugin registers it (see
-    ``_config_registered``). ``starts_agents=False`` (a
+    ``_config_registered``). ``missing(name)`` says a plugin is not installed: settings
+    for one of dsh's own name the distribution to install. ``starts_agents=False`` (a
     command that reads the config and starts no agent, ``dsh sessions list``): settings
     for plugins that do not run (a section for one not installed or left out, options
     for one left out) cannot change what it does, so each is a warning instead."""
@@ -89,8 +90,8 @@ def validate(
                 whose = "loaded"
             elif left_out is not None and left_out(name):
                 whose = "left out"
-            else:  # not installed, when ``left_out`` can tell
-                whose = "" if left_out is None else "not installed"
+            else:
+                whose = "not installed" if missing is not None and missing(name) else ""
             unrun.append(_unknown_section(root, name, settings, whose))
             continue
         value = {} if value is None else value
@@ -111,7 +112,7 @@ def validate(
     checked = parsed if parsed is not None else good.parsed
     if checked is not None:  # every problem in one run: the good part of a bad core too
         valid = {name: data[name] for name in sections}  # a bad section is reported once
-        off = _Off(blocked, left_out, turned_off, unrun)
+        off = _Off(blocked, left_out, turned_off, unrun, missing)
         problems += _agent_options(root, checked, valid, settings, off, own, good.at, data)
         declared.update(secret for _, options, _ in own for secret in declared_secrets(options))
         remember(declared)
@@ -157,11 +158,11 @@ class _Off:
         left_out: Callable[[str], bool] | None,
         ignored: list[Problem],
         unrun: list[Problem],
+        missing: Callable[[str], bool] | None = None,
     ) -> None:
         self.blocked = blocked
         self.left_out = left_out or _nothing
-        #: whether a plugin neither loaded nor left out is known not to be installed
-        self.knows_installed = left_out is not None
+        self.missing = missing or _nothing  # not installed
         self.ignored = ignored
         self.unrun = unrun
 
@@ -248,13 +249,9 @@ def _agent_options(
                         f"{key}) or remove them"
                     )
                     off.unrun.append(locate(root, loc, reason))
-            elif key in _FIRST_PARTY and off.knows_installed and not off.is_blocked(key):
+            elif key in FIRST_PARTY and off.missing(key) and not off.is_blocked(key):
                 # a free key otherwise: an agent's deny rules would apply to nothing
-                reason = (
-                    f"option {key!r} is for dsh-{key}, which is not installed: install "
-                    f"dsh-{key}, or remove the option"
-                )
-                off.unrun.append(locate(root, loc, reason))
+                off.unrun.append(locate(root, loc, not_installed("option", key)))
             elif not off.is_blocked(key):
                 # close enough to be a typo (max_token, permision), not merely alike
                 # (max_turns, prompt, queue): those stay free for plugins
@@ -293,12 +290,8 @@ def _unknown_section(
             f"load it (DSH_LOAD_PLUGINS, -p {name}) or remove the section"
         )
         return locate(root, (name,), reason)
-    if whose == "not installed" and name in _FIRST_PARTY:  # as `dsh sessions` says it
-        reason = (
-            f"section {name!r} is for dsh-{name}, which is not installed: install "
-            f"dsh-{name}, or remove the section"
-        )
-        return locate(root, (name,), reason)
+    if whose == "not installed" and name in FIRST_PARTY:
+        return locate(root, (name,), not_installed("section", name))
     loaded = ", ".join(sorted(settings)) or "none"
     hint = did_you_mean(name, [*CORE_KEYS, *settings])
     reason = (

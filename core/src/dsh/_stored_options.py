@@ -39,15 +39,18 @@ def from_store(config: Config, stored: StoredSession | None, key: str, value: An
     return all(key not in entry.own_options() for entry in config.agents if entry.id == agent)
 
 
-def stored_note(config: Config, stored: StoredSession, key: str, *, left_out: bool) -> str:
+def stored_note(config: Config, stored: StoredSession, key: str, *, off: str | None) -> str:
     """Said after the problem of option ``key`` that ``from_store`` found in ``stored``:
-    whose options they are and the way out. ``left_out``: its plugin is installed and
-    not loaded (load it, or turn it off to go on without them); else dsh.yml's options
-    for the creating agent would replace them (``resume_options``)."""
+    whose options they are and the way out. ``off``: its plugin does not run, "left out"
+    (installed, not loaded: load it) or "not installed" (install dsh-KEY), or turn it
+    off to go on without them; None: dsh.yml's options for the creating agent would
+    replace them (``resume_options``)."""
     said = f"the {key!r} options stored with session {stored.id}"
-    if left_out:
+    if off == "left out":
         load = f"load it (DSH_LOAD_PLUGINS, -p {key})"
         return f" ({said}: {load}, or turn it off (-p no:{key}) to go on without them)"
+    if off is not None:  # "install dsh-KEY" said already
+        return f" ({said}: -p no:{key} goes on without them)"
     named = not config.source.startswith("<")  # <defaults>, <string>: no file to name
     where = f"in {config.source}" if named else "in the configuration"
     there = " there" if named else " in dsh.yml"

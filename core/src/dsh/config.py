@@ -134,6 +134,7 @@ def load_config(
     starts_agents: bool = True,
     loaded: Callable[[str], bool] | None = None,
     registered: Callable[[str], str | None] | None = None,
+    missing: Callable[[str], bool] | None = None,
 ) -> Config:
     """Load and validate a config from ``path`` or ``text`` (neither: the defaults).
 
@@ -149,7 +150,9 @@ def load_config(
     ``loaded(name)`` is true for a plugin that runs: a section for one that registers
     no settings is refused saying so. ``registered(name)``: why a model name the file
     uses without declaring it under ``models:`` is refused when a plugin registers a
-    model of that name (``registered_models(pm)``), or None.
+    model of that name (``registered_models(pm)``), or None. ``missing(name)`` says a
+    plugin is not installed: a section or an agent's options for one of dsh's own
+    (compaction, permissions, persistence) name the distribution to install.
     """
     settings = settings or {}
     for name in CORE_KEYS:
@@ -169,5 +172,5 @@ def load_config(
         reason = f"the file must hold a mapping of keys, not {yaml_kind(data)}"
         raise locate(node, (), reason).error(source)
     return validate(
-        source, node, data, settings, blocked, left_out, starts_agents, loaded, registered
+        source, node, data, settings, blocked, left_out, starts_agents, loaded, registered, missing
     )

@@ -203,6 +203,7 @@ class Harness:
             starts_agents=self._starts_agents,
             loaded=self.pm.has_plugin,
             registered=RegisteredModels(self.pm).of,
+            missing=self.pm.is_missing,
         )
 
     def _add_config_models(self, config: Config) -> None:

@@ -85,6 +85,13 @@ class PluginManager(pluggy.PluginManager):
 
         return left_out(self, name)
 
+    def is_missing(self, name: str) -> bool:
+        """Whether ``name`` is a plugin that is not installed (``dsh._left_out``):
+        settings for one of dsh's own would apply to nothing."""
+        from dsh._left_out import missing
+
+        return missing(self, name)
+
     def register(self, plugin: object, name: str | None = None) -> str | None:
         """Register ``plugin``; a plugin module may bring its own hookspecs in a
         ``dsh_hookspecs`` attribute (a module or class), added before its impls."""
