@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import json
 import os
 import signal
 import subprocess
@@ -44,6 +43,7 @@ from dsh.llm._llama_build import (
     _LISTENING,
     TEMPLATE,
     ServerError,
+    _locked,
     _tail,
     cache_dir,
     current,
@@ -51,6 +51,9 @@ from dsh.llm._llama_build import (
     ensure_model,
     say,
 )
+from dsh.llm._llama_state import Record, shown
+from dsh.llm._llama_state import read as read_record
+from dsh.llm._llama_state import write as record
 from dsh.llm.local import LOCAL_CONTEXT
 
 __all__ = ["Server", "main", "start"]
@@ -207,18 +210,10 @@ def _is_server(pid: int) -> bool:
         return False
 
 
-def _background() -> tuple[int, str, list[str] | None] | None:
-    """(pid, base URL, options: ``_options``, None when not recorded) of the server
-    ``start`` left running, if it still runs."""
-    try:
-        state = json.loads((cache_dir() / "server.json").read_text())
-        pid, base_url = int(state["pid"]), str(state["base_url"])
-        options = state.get("options")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-    if not (isinstance(options, list) and all(isinstance(o, str) for o in options)):
-        options = None
-    return (pid, base_url, options) if _is_server(pid) else None
+def _background() -> Record | None:
+    """The server ``start`` left running, if it still runs."""
+    found = read_record(cache_dir() / "server.json")
+    return found if found is not None and _is_server(found.pid) else None
 
 
 def _stop_background(timeout: float = 10.0) -> bool:
@@ -226,12 +221,12 @@ def _stop_background(timeout: float = 10.0) -> bool:
     (cache_dir() / "server.json").unlink(missing_ok=True)
     if found is None:
         return False
-    os.kill(found[0], signal.SIGTERM)
+    os.kill(found.pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while _is_server(found[0]) and time.monotonic() < deadline:
+    while _is_server(found.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    if _is_server(found[0]):
-        os.kill(found[0], signal.SIGKILL)
+    if _is_server(found.pid):
+        os.kill(found.pid, signal.SIGKILL)
     return True
 
 
@@ -248,29 +243,29 @@ def _start_background(args: argparse.Namespace) -> int:
     """``start``: a server in the background, its URL printed, its options recorded;
     with one running already, its URL when it serves as asked (any port, unless
     ``--port`` names another), else refused (status 1) naming it and how to stop it:
-    a script would go on with another port or context window than it asked for."""
-    found = _background()
-    if found is None:
-        server = _serve(args, detach=True)
-        port = urllib.parse.urlsplit(server.base_url).port
-        state = {"pid": server.pid, "base_url": server.base_url, "options": _options(args, port)}
-        (cache_dir() / "server.json").write_text(json.dumps(state))
-        print(server.base_url)
-        return 0
-    pid, base_url, options = found
-    running_port = urllib.parse.urlsplit(base_url).port
+    a script would go on with another port or context window than it asked for.
+    Under a lock, so that two at once start one server (the other's would be lost)."""
+    with _locked(cache_dir() / "server.lock", "background llama-server"):
+        found = _background()
+        if found is None:
+            server = _serve(args, detach=True)
+            port = urllib.parse.urlsplit(server.base_url).port
+            record(cache_dir() / "server.json", server.pid, server.base_url, _options(args, port))
+            print(server.base_url)
+            return 0
+    running_port = urllib.parse.urlsplit(found.base_url).port
     default = argparse.Namespace(port=0, ctx_size=LOCAL_CONTEXT, threads=1, extra=[])
-    if options is None:  # recorded by an earlier dsh: taken for a plain start
+    if found.options is None:  # recorded by an earlier dsh: taken for a plain start
         same = _options(args) == _options(default)
     else:
-        same = _options(args, args.port or running_port) == options
+        same = found.serves(_options(args, args.port or running_port))
     if same:
-        print(base_url)
+        print(found.base_url)
         return 0
-    theirs = " ".join(options) if options is not None else "options not recorded"
+    theirs = " ".join(found.options) if found.options is not None else "options not recorded"
     say(
-        f"one is running already at {base_url} (pid {pid}: {theirs}), not as asked "
-        f"({' '.join(_options(args))}); stop it first: python -m dsh.llm.llama stop"
+        f"one is running already at {found.base_url} (pid {found.pid}: {theirs}), not as "
+        f"asked ({' '.join(shown(_options(args)))}); stop it first: python -m dsh.llm.llama stop"
     )
     return 1
 

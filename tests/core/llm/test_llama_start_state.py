@@ -1,0 +1,94 @@
+"""``python -m dsh.llm.llama start`` records its server without secrets, and two at once
+start one server (with a fake llama-server: no build, no model)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import stat
+import threading
+import time
+import typing
+
+import pytest
+
+from dsh.llm import llama
+from dsh.llm.llama import main
+
+SECRET = "sk-live-SECRET123"
+
+
+@pytest.fixture
+def spawned(monkeypatch: pytest.MonkeyPatch, tmp_path: typing.Any) -> list[int]:
+    """The pids of the servers ``start`` spawned (slowly, as a real one gets ready)."""
+    pids: list[int] = []
+
+    def start(**given: object) -> typing.Any:
+        time.sleep(0.3)
+        pids.append(4242 + len(pids))
+        return argparse.Namespace(pid=pids[-1], base_url=f"http://127.0.0.1:{9100 + len(pids)}/v1")
+
+    monkeypatch.setenv("DSH_LLAMA_CACHE", str(tmp_path))
+    monkeypatch.setattr(llama, "start", start)
+    monkeypatch.setattr(llama, "_is_server", lambda pid: pid in pids)
+    return pids
+
+
+@pytest.mark.parametrize("secret", [["--api-key", SECRET], [f"--api-key={SECRET}"]])
+def test_a_secret_option_is_neither_recorded_nor_shown(
+    spawned: list[int],
+    tmp_path: typing.Any,
+    capsys: pytest.CaptureFixture[str],
+    secret: list[str],
+) -> None:
+    """server.json (mode 0644) held ``--api-key sk-...``, and the refusal printed it."""
+    state = tmp_path / "server.json"
+    state.write_text("{}")
+    state.chmod(0o644)
+    assert main(["start", "--", "--flash-attn", *secret]) == 0
+    assert SECRET not in state.read_text()
+    assert stat.S_IMODE(state.stat().st_mode) == 0o600
+    assert json.loads(state.read_text())["options"] == [
+        *("--port", "9101", "--ctx-size", str(llama.LOCAL_CONTEXT), "--threads", "1"),
+        *("--", "other llama-server options"),
+    ]
+    capsys.readouterr()
+    # as asked: the same key; not as asked: another key, or the same with another size
+    assert main(["start", "--", "--flash-attn", *secret]) == 0
+    assert capsys.readouterr().out == "http://127.0.0.1:9101/v1\n"
+    assert main(["start", "--", "--flash-attn", "--api-key", "sk-other"]) == 1
+    assert main(["start", "--ctx-size", "2048", "--", "--flash-attn", *secret]) == 1
+    err = capsys.readouterr().err
+    assert SECRET not in err and "sk-other" not in err
+    assert err.endswith(
+        "--threads 1 -- other llama-server options), not as asked (--ctx-size 2048 "
+        "--threads 1 -- other llama-server options); stop it first: "
+        "python -m dsh.llm.llama stop\n"
+    )
+    assert spawned == [4242]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".server-")]
+
+
+def test_options_without_secrets_are_shown(
+    spawned: list[int], tmp_path: typing.Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["start", "--", "--api-key-files", "x", "--flash-attn"]) == 0
+    options = json.loads((tmp_path / "server.json").read_text())["options"]
+    assert options[-4:] == ["--", "--api-key-files", "x", "--flash-attn"]
+
+
+def test_two_starts_at_once_start_one_server(
+    spawned: list[int], tmp_path: typing.Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both spawned one; the second record replaced the first, whose server ``stop``
+    never found."""
+    codes: list[int] = []
+    starts = [threading.Thread(target=lambda: codes.append(main(["start"]))) for _ in "ab"]
+    for thread in starts:
+        thread.start()
+    for thread in starts:
+        thread.join()
+    assert codes == [0, 0]
+    assert spawned == [4242]
+    assert json.loads((tmp_path / "server.json").read_text())["pid"] == 4242
+    assert capsys.readouterr().out == "http://127.0.0.1:9101/v1\n" * 2
