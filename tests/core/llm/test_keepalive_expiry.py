@@ -10,13 +10,13 @@ import anyio
 from llm_wire import WireServer, collect, sse
 from test_llm_http import ASK, TEXT, openai
 
-from dsh.llm import _http
+from dsh.llm import _pool
 
 SERVERS_IDLE_TIMEOUT = 5.0  # llama-server's and uvicorn's default
 
 
 def test_the_expiry_is_below_the_servers_idle_timeout() -> None:
-    assert 0 < _http.KEEPALIVE_EXPIRY <= SERVERS_IDLE_TIMEOUT - 1.0
+    assert 0 < _pool.KEEPALIVE_EXPIRY <= SERVERS_IDLE_TIMEOUT - 1.0
 
 
 async def test_a_connection_idle_longer_than_the_expiry_is_not_reused() -> None:
@@ -24,6 +24,6 @@ async def test_a_connection_idle_longer_than_the_expiry_is_not_reused() -> None:
         await collect(model, ASK, keep_open=True)
         await collect(model, ASK, keep_open=True)  # at once: reused
         assert server.connections == 1
-        await anyio.sleep(_http.KEEPALIVE_EXPIRY + 0.3)  # still under the server's 5 s
+        await anyio.sleep(_pool.KEEPALIVE_EXPIRY + 0.3)  # still under the server's 5 s
         await collect(model, ASK, keep_open=True)
         assert server.connections == 2

@@ -316,7 +316,7 @@ async def test_a_request_waiting_for_a_free_connection_says_so(
 ) -> None:
     """A model keeps at most MAX_CONNECTIONS connections: a request beyond them waits for
     one within the timeout, and its error says that it never reached the server."""
-    monkeypatch.setattr("dsh.llm._http.MAX_CONNECTIONS", 1)
+    monkeypatch.setattr("dsh.llm._pool.MAX_CONNECTIONS", 1)
     async with WireServer([sse(by_event(TEXT)[:1], then="stall"), sse(TEXT)]) as server:
         model = openai(server.url, timeout=0.5, read_timeout=30, max_retries=0)
 

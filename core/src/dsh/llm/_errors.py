@@ -22,7 +22,9 @@ import httpx
 
 from dsh._secrets import redact
 from dsh.errors import ModelError
+from dsh.llm._not_found import not_found_hint
 from dsh.llm._origin import seconds
+from dsh.llm._pool import MAX_CONNECTIONS
 from dsh.llm._window import context_sizes
 
 if TYPE_CHECKING:
@@ -46,9 +48,6 @@ __all__ = [
 MAX_RETRY_AFTER: Final = 86_400.0
 #: Statuses worth another try: the request was not served, nothing was streamed.
 RETRYABLE_STATUS: Final = frozenset({408, 429, 500, 502, 503, 504, 529})
-#: Connections a model keeps open at most (httpx's default pool); more requests at once
-#: wait for a free one within the model's timeout.
-MAX_CONNECTIONS: Final = 100
 _MAX_MESSAGE = 300
 #: What a message is cleared of: the API key, or every value to hide (the API key and
 #: the keys written into base_url's query: ``HttpModel.error_secrets``); None for none.
@@ -65,9 +64,6 @@ _CONTEXT_WORDS: Final = re.compile(
     r"|too many (?:input )?tokens|exceeds? the (?:available )?context",
     re.IGNORECASE,
 )
-# A 404's words that name the model (Ollama's "model 'qwen' not found", OpenAI's
-# model_not_found): the address is right, the model is not.
-_NAMES_MODEL: Final = re.compile(r"\bmodel", re.IGNORECASE)
 # Provider error types that name the failure family outright (Anthropic's, mostly).
 _KIND_CODES: Final = {
     "authentication_error": "AUTH",
@@ -195,11 +191,7 @@ def error_from_status(
     retry = status in RETRYABLE_STATUS and code != "CONTEXT_WINDOW_EXCEEDED"
     retry = retry and kind != "insufficient_quota"
     sizes = _sizes(code, payload, message)
-    hint = ""
-    if status == 404 and address is not None and not _NAMES_MODEL.search(message):
-        (root, path), usual = address, "; it usually ends in /v1"
-        usual = "" if root.endswith("/v1") else usual
-        hint = f" (requests go to {root}{path}, base_url + {path}: check base_url{usual})"
+    hint = not_found_hint(message, address) if status == 404 else ""
     message = _message(model, f"HTTP {status}", kind, message, secret)
     return ModelError(code, message + _redact(hint, secret), retry_after=wait, **sizes), retry
 

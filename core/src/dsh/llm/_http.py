@@ -35,8 +35,8 @@ from dsh._secrets import (
 from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
 from dsh.llm import _origin as words
+from dsh.llm import _pool
 from dsh.llm._errors import (
-    MAX_CONNECTIONS,
     error_from_status,
     error_from_transport,
     noted,
@@ -72,11 +72,6 @@ _BACKOFF_CAP: Final = 8.0
 _DRAIN_WAIT: Final = 0.25
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _ERROR_BODY_LIMIT: Final = 64 * 1024
-#: Seconds an idle pooled connection is reused for: below the 5 s after which servers
-#: most often close one (llama-server's ``Keep-Alive: timeout=5``, uvicorn's default),
-#: by more than a request takes to arrive. httpx's default, that same 5 s, let a request
-#: race the server's close (``closed the connection before answering``, retried).
-KEEPALIVE_EXPIRY: Final = 4.0
 
 
 class HttpModel:
@@ -247,12 +242,9 @@ class HttpModel:
         loop = anyio.lowlevel.current_token()
         client = self._client
         if client is None or self._loop != loop:
-            limits = httpx.Limits(
-                max_connections=MAX_CONNECTIONS,
-                max_keepalive_connections=20,
-                keepalive_expiry=KEEPALIVE_EXPIRY,
+            client = httpx.AsyncClient(
+                timeout=self._timeout, follow_redirects=False, limits=_pool.limits()
             )
-            client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False, limits=limits)
             self._client, self._loop = client, loop
         return client
 
