@@ -86,3 +86,31 @@ async def test_a_turned_off_plugin_s_option_is_warned_about_for_each_agent(
         with caplog.at_level(logging.WARNING, logger="dsh.config"):
             await h.agents.create("x", options=dict(RULES))
     assert "option 'permissions' is ignored: plugin 'permissions' is turned off" in caplog.text
+
+
+@pytest.mark.plugins("permissions")
+async def test_a_subclass_of_the_plugin_under_another_name_stands_in() -> None:
+    from dsh_permissions import Permissions
+
+    class Mine(Permissions):
+        pass
+
+    pm = core_alone()
+    pm.register(Mine(), "mine")
+    async with scripted_harness(ScriptedModel([]), pm=pm) as h:
+        await h.agents.create("a", options=dict(RULES))
+
+
+def test_in_dsh_yml_turned_off_and_missing_they_are_ignored_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from dsh.config import load_config
+
+    text = "agents:\n  - id: main\n    options:\n      permissions: {deny: [bash]}\n"
+    with caplog.at_level(logging.WARNING, logger="dsh.config"):
+        load_config(
+            text=text, settings={}, missing=lambda name: True, blocked={"permissions"}.__contains__
+        )
+    assert "agents[0].options.permissions is ignored: plugin 'permissions' is turned off" in (
+        caplog.text
+    )

@@ -272,3 +272,13 @@ def test_registering_something_else_than_a_command_is_refused(
     assert main(["plugins"]) == 2
     err = capsys.readouterr().err
     assert err.endswith(": plugin 'toys' registered 'hello', which is not a dsh Command\n")
+
+
+def test_turning_off_one_of_dshs_own_plugins_not_installed_is_taken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``-p no:permissions`` with dsh-permissions not installed: no typo, and the way on
+    with a session whose stored options are for it (they are refused otherwise)."""
+    monkeypatch.setattr(dsh._entry_points, "entry_points", lambda group: [])
+    pm = create_plugin_manager(select=["no:permissions"], env={})
+    assert pm.is_blocked("permissions")

@@ -15,8 +15,9 @@ from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_local import check_local
 from dsh._config_models import misplaced_key
 from dsh._config_yaml import Loc, did_you_mean, shown
+from dsh._entry_points import FIRST_PARTY
 from dsh._options import CORE_OPTIONS, option_typo
-from dsh._plugin_settings import FIRST_PARTY, not_installed, raised
+from dsh._plugin_settings import not_installed, raised
 from dsh._secrets import get_logger
 from dsh._stored_options import from_store, stored_note
 from dsh.errors import DshError

@@ -15,8 +15,9 @@ from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_models import CORE_KEYS, AgentConfig, Config, CoreKeys, misplaced_key
 from dsh._config_yaml import Loc, Problem, did_you_mean, locate
 from dsh._declared_secrets import declared_secrets
+from dsh._entry_points import FIRST_PARTY
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
-from dsh._plugin_settings import FIRST_PARTY, not_installed, owner, raised
+from dsh._plugin_settings import not_installed, owner, raised
 from dsh._secrets import get_logger, remember, secret_values
 
 __all__ = ["validate"]
@@ -249,9 +250,12 @@ def _agent_options(
                         f"{key}) or remove them"
                     )
                     off.unrun.append(locate(root, loc, reason))
-            elif key in FIRST_PARTY and off.missing(key) and not off.is_blocked(key):
+            elif key in FIRST_PARTY and off.missing(key):
                 # a free key otherwise: an agent's deny rules would apply to nothing
-                off.unrun.append(locate(root, loc, not_installed("option", key)))
+                if off.is_blocked(key):
+                    off.ignored.append(locate(root, loc, ""))
+                else:
+                    off.unrun.append(locate(root, loc, not_installed("option", key)))
             elif not off.is_blocked(key):
                 # close enough to be a typo (max_token, permision), not merely alike
                 # (max_turns, prompt, queue): those stay free for plugins

@@ -11,6 +11,7 @@ from dsh.errors import DshError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "FIRST_PARTY",
     "PluginNameClash",
     "clashes",
     "discover",
@@ -21,6 +22,9 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "dsh"
+#: dsh's own plugins (dsh-NAME): settings for one that is not installed name what to
+#: install, and ``-p no:NAME`` takes their names even then.
+FIRST_PARTY = frozenset({"compaction", "permissions", "persistence"})
 
 
 def modules(found: Mapping[str, EntryPoint]) -> dict[str, str]:

@@ -45,11 +45,12 @@ def _installed(pm: PluginManager) -> dict[str, str]:
 def _stands_in(pm: PluginManager, package: str) -> bool:
     """Whether a registered plugin comes from module ``package`` or a module in it."""
     for _, plugin in pm.list_name_plugin():
-        if plugin is not None:
-            if isinstance(plugin, types.ModuleType):
-                module = plugin.__name__
-            else:
-                module = type(plugin).__module__
-            if module == package or module.startswith(package + "."):
-                return True
+        if plugin is None:
+            continue
+        if isinstance(plugin, types.ModuleType):
+            modules = [plugin.__name__]
+        else:  # a subclass of the package's plugin class stands in too
+            modules = [kind.__module__ for kind in type(plugin).__mro__]
+        if any(module == package or module.startswith(package + ".") for module in modules):
+            return True
     return False

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence, Set
 from importlib.metadata import EntryPoint
 from typing import TYPE_CHECKING
 
-from dsh._entry_points import PluginNameClash, dist_name, modules, scan
+from dsh._entry_points import FIRST_PARTY, PluginNameClash, dist_name, modules, scan
 from dsh.errors import DshError, PluginLoadError
 
 if TYPE_CHECKING:
@@ -98,8 +98,10 @@ def _select(
 
 def _check_blocked(blocked: set[str], available: list[str]) -> None:
     """``-p no:NAME`` for a name nothing has: most likely a typo that would leave the
-    plugin meant (a policy plugin, say) loaded, so it is refused like ``-p NAME``."""
-    unknown = sorted(blocked - set(available))
+    plugin meant (a policy plugin, say) loaded, so it is refused like ``-p NAME``. Not
+    for dsh's own plugins' names: no typo, and the way to go on with a session whose
+    stored options are for one that is no longer installed."""
+    unknown = sorted(blocked - set(available) - FIRST_PARTY)
     if unknown:
         installed = ", ".join(available) or "none"
         raise DshError(

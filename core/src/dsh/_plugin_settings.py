@@ -8,7 +8,7 @@ from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel
 
-__all__ = ["FIRST_PARTY", "not_a_model", "not_installed", "owner", "raised", "record_owner"]
+__all__ = ["not_a_model", "not_installed", "owner", "raised", "record_owner"]
 
 #: model class -> {section: the plugin that registered it for that section}. Weak, so a
 #: model class defined in a test goes away with it; registrations are synchronous, so
@@ -53,10 +53,6 @@ def not_a_model(plugin: str, model: object) -> str:
         f"plugin {plugin!r} registered settings {what}, which is not a pydantic model "
         "class; register the class itself (register(MySettings))"
     )
-
-
-#: dsh's own plugins: settings for one that is not installed name what to install.
-FIRST_PARTY = frozenset({"compaction", "permissions", "persistence"})
 
 
 def not_installed(what: str, name: str) -> str:

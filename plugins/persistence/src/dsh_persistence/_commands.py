@@ -138,6 +138,7 @@ def _load_config(context: CommandContext, path: Path | None) -> Config:
         settings=settings,
         blocked=pm.is_blocked,
         left_out=pm.is_left_out,
+        missing=pm.is_missing,
         loaded=pm.has_plugin,
         registered=registered_models(pm),
     )
