@@ -92,3 +92,18 @@ def test_two_starts_at_once_start_one_server(
     assert spawned == [4242]
     assert json.loads((tmp_path / "server.json").read_text())["pid"] == 4242
     assert capsys.readouterr().out == "http://127.0.0.1:9101/v1\n" * 2
+
+
+@pytest.mark.parametrize(
+    "given", [["--api-key=sk-live-SECRET123"], ["--api-key", "sk-live-SECRET123"]]
+)
+def test_a_secret_option_given_before_the_separator_is_not_echoed(
+    given: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse's "unrecognized arguments: --api-key=sk-..." printed the key."""
+    with pytest.raises(SystemExit) as exited:
+        main(["start", *given])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "SECRET" not in err
+    assert "unrecognized options --api-key: llama-server's go after --" in err

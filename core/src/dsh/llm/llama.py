@@ -290,7 +290,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         serve.add_argument("extra", nargs="*", help="more llama-server options, after --")
     commands.add_parser("stop", help="stop the server `start` left running")
     name_choices(commands)  # "the following arguments are required: {build,...}"
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse would echo them whole: an --api-key=VALUE given before --
+        names = " ".join(word.split("=", 1)[0] for word in unknown if word.startswith("-"))
+        parser.error(f"unrecognized options {names or '(values)'}: llama-server's go after --")
     try:
         if args.command == "build":
             print(ensure_built())
