@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +36,8 @@ def test_a_sqlite_session_whose_meta_is_damaged_is_refused_as_corrupt(
     backend = SqliteBackend(path)
     try:
         stored(backend)
-        with sqlite3.connect(path) as db:
+        with closing(sqlite3.connect(path)) as db, db:
             db.execute("UPDATE sessions SET meta=? WHERE id='s'", (meta,))
-        db.close()
         with pytest.raises(SessionCorruptError) as caught:
             backend.load("s")
     finally:

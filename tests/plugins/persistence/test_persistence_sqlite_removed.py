@@ -98,7 +98,7 @@ def test_a_new_database_never_replays_the_log_of_a_removed_one(
     log = LogBuilder()
     backend = backends()
     backend.append(INFO, log.turn("one"), durable=True)
-    with sqlite3.connect(path) as other:  # part of it copied into the database file
+    with closing(sqlite3.connect(path)) as other:  # part of it copied into the database file
         other.execute("PRAGMA wal_checkpoint(PASSIVE)")
     backend.append(INFO, log.turn("two"), durable=True)
     assert Path(f"{path}-wal").stat().st_size > 0
