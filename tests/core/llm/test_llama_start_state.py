@@ -107,3 +107,50 @@ def test_a_secret_option_given_before_the_separator_is_not_echoed(
     err = capsys.readouterr().err
     assert "SECRET" not in err
     assert "unrecognized options --api-key: llama-server's go after --" in err
+
+
+def test_stop_during_a_start_stops_the_server_it_starts(
+    spawned: list[int],
+    tmp_path: typing.Any,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``stop`` while ``start`` was getting its server ready found no record, said "no
+    background server is running", and the server started a moment later ran on."""
+    killed: list[int] = []
+
+    def kill(pid: int, signum: int) -> None:
+        killed.append(pid)
+        spawned.remove(pid)  # it is gone: _is_server says so
+
+    monkeypatch.setattr(llama.os, "kill", kill)
+    codes: list[int] = []
+    starting = threading.Thread(target=lambda: codes.append(main(["start"])))
+    starting.start()
+    time.sleep(0.1)  # the start holds the lock, its server not ready yet
+    assert main(["stop"]) == 0
+    starting.join()
+    assert codes == [0]
+    assert killed == [4242]
+    assert capsys.readouterr().err.endswith("stopped\n")
+    assert not (tmp_path / "server.json").exists()
+
+
+def test_the_server_log_is_readable_by_its_owner_alone(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: typing.Any
+) -> None:
+    """llama-server may write its command line (an ``--api-key``) to its log: a
+    server.log left 0644 by an earlier run stayed so, and a new one got the umask's."""
+    server = tmp_path / "llama-server"
+    server.write_text('#!/bin/sh\necho "started with $*"\nexit 3\n')
+    server.chmod(0o755)
+    monkeypatch.setattr(llama, "ensure_built", lambda: server)
+    monkeypatch.setattr(llama, "ensure_model", lambda: tmp_path / "model.gguf")
+    for log in (tmp_path / "old.log", tmp_path / "new.log"):
+        if log.name == "old.log":
+            log.write_text("an earlier run's output\n")
+            log.chmod(0o644)
+        with pytest.raises(llama.ServerError, match="started with"):
+            llama.start(log=log, timeout=30, extra_args=["--api-key", SECRET])
+        assert stat.S_IMODE(log.stat().st_mode) == 0o600
+        assert "earlier" not in log.read_text()

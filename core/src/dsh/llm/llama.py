@@ -36,6 +36,7 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import BinaryIO
 
 from dsh.commands import name_choices
 from dsh.llm._llama_build import (
@@ -121,6 +122,18 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def _private(log: Path) -> BinaryIO:
+    """``log`` opened empty for writing, readable by its owner alone (llama-server may
+    write its command line there, ``--api-key`` included), also when it existed."""
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "wb")
+
+
 def start(
     *,
     context: int = 2048,
@@ -158,7 +171,7 @@ def start(
     tied = not detach and main and sys.platform == "linux"
     work = current()  # interrupted while the model was found: no server
     try:
-        with log.open("wb") as out:
+        with _private(log) as out:
             process = work.launch(
                 command,
                 stdin=subprocess.DEVNULL,
@@ -217,8 +230,11 @@ def _background() -> Record | None:
 
 
 def _stop_background(timeout: float = 10.0) -> bool:
-    found = _background()
-    (cache_dir() / "server.json").unlink(missing_ok=True)
+    """``stop``: under ``start``'s lock, so that a server being started is stopped once
+    it is recorded instead of found missing and left running."""
+    with _locked(cache_dir() / "server.lock", "background llama-server"):
+        found = _background()
+        (cache_dir() / "server.json").unlink(missing_ok=True)
     if found is None:
         return False
     os.kill(found.pid, signal.SIGTERM)
