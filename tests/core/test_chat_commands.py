@@ -185,3 +185,26 @@ async def test_a_command_cancelled_says_it_was_stopped_in_its_words(
         running[-1].cancel()  # what chat's Ctrl-C does
     assert (failures, stops, running) == ([], [note], [])
     assert capsys.readouterr().err == ""  # no "done"
+
+
+TITLE = "\x1b]0;PWNED\x07\x1b[2J\u202eevil"
+
+
+async def test_escape_sequences_a_command_shows_are_shown_as_escapes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A command showing the model's last answer or a setting wrote its escape sequences
+    raw (retitling the window, clearing the screen), where chat shows the answer escaped."""
+
+    async def broken(context: ChatCommandContext) -> str:
+        raise ValueError(TITLE)
+
+    async def refuse(context: ChatCommandContext) -> str:
+        raise DshError(TITLE)
+
+    assert await shown_by(lambda context: f"last: {TITLE}\nnext") == ([], [])
+    escaped = "\\x1b]0;PWNED\\x07\\x1b[2J\\u202eevil"
+    assert capsys.readouterr().err == f"  /toy: last: {escaped}\n  next\n"
+    assert await shown_by(refuse) == ([f"  /toy: {escaped}"], [])
+    failures, _ = await shown_by(broken)
+    assert failures == [f"  /toy: plugin 'toys' failed: ValueError: {escaped}"]

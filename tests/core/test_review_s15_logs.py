@@ -190,3 +190,15 @@ def test_the_option_warning_logger_hides_the_keys() -> None:
 
     assert storable_options("a", {"handle": object()}) == {}
     assert any(isinstance(f, HideKeys) for f in logging.getLogger("dsh.agent").filters)
+
+
+def test_the_dsh_commands_handler_shows_escape_sequences_as_escapes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A plugin logging a file name a tool was given wrote its escape sequences raw to
+    the terminal (the window retitled), where the tool line beside it showed them escaped."""
+    from dsh._cli_logging import logging_to_stderr
+
+    with logging_to_stderr(verbose=False):
+        logging.getLogger("dsh.plugins.vault").warning("peek %s", "e\x1b]0;TITLE\x07.txt")
+    assert capsys.readouterr().err == "dsh: peek e\\x1b]0;TITLE\\x07.txt\n"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from dsh._render import visible
 from dsh._secrets import get_logger, redact
 from dsh.errors import DshError
 
@@ -146,6 +147,8 @@ async def run_command(
 
 
 def _lines(text: str) -> str:
-    """``text`` to show under a command: secrets hidden, each line after the first
-    indented as the first is."""
-    return redact(text).replace("\n", "\n  ")
+    """``text`` to show under a command: secrets hidden, control characters shown as
+    escapes (it may hold what a model, a tool or a file wrote: an escape sequence would
+    retitle the window or clear the screen), each line after the first indented as
+    the first is."""
+    return visible(redact(text)).replace("\n", "\n  ")

@@ -27,6 +27,8 @@ class _EachMessageOnce(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         if record.levelno < logging.WARNING and not (record.exc_info or record.exc_text):
             return  # -v is for tracebacks, not every detail a library logs
+        from dsh._render import visible
+
         try:
             message = record.getMessage()
             if message in self.seen:
@@ -37,7 +39,7 @@ class _EachMessageOnce(logging.Handler):
                 text += logging.Formatter().formatException(record.exc_info) + "\n"
             elif self.verbose and record.exc_text:  # HideKeys left only the text, keys hidden
                 text += record.exc_text + "\n"
-            sys.stderr.write(text)
+            sys.stderr.write(visible(text))  # a file name a tool logged may hold escapes
             sys.stderr.flush()
         except Exception:
             self.handleError(record)
