@@ -137,7 +137,7 @@ async def test_the_model_repeating_its_refused_call_with_the_stars_is_refused(
     assert said[1] == {"command": "rm -f ***"}
     found = results(events)
     assert found == {"c1": NOT_RUN, "c2": NOT_RUN_STARS, "c3": found["c3"], "c4": NOT_RUN_STARS}
-    assert "do not repeat the call with ***" in NOT_RUN and "not the key" in NOT_RUN_STARS
+    assert "do not repeat the call with ***" in NOT_RUN and "not the secret" in NOT_RUN_STARS
 
 
 async def test_an_agent_that_had_no_call_refused_runs_its_own_stars(tmp_path: Path) -> None:
@@ -271,5 +271,6 @@ def test_the_guard_reads_a_refusal_of_an_earlier_wording_and_only_an_error() -> 
     earlier = "not run: the arguments held a secret that dsh keeps out of the conversation"
     assert Guard([result(earlier, True)]).refused
     assert Guard([result(NOT_RUN_STARS, True)]).refused
+    assert Guard([result("not run: *** is not the key: it stands for a secret", True)]).refused
     assert not Guard([result(NOT_RUN, False)]).refused
     assert not Guard([result("ran fine", True)]).refused

@@ -163,3 +163,13 @@ async def test_a_failing_tool_is_an_error_result_with_its_traceback_at_debug(
     assert result.content.startswith("tool 'word_count' failed: FileNotFoundError: no file")
     records = [r for r in caplog.records if r.name == "dsh.tools" and r.exc_info]
     assert records and records[0].levelno == logging.DEBUG
+
+
+def test_resolve_path_takes_a_path_too(workspace: Path) -> None:
+    """A tool whose path parameter is typed ``Path`` (which ``@tool`` accepts, and
+    dsh-permissions checks) passed it on: AttributeError, 'PosixPath' has no 'strip'."""
+    tool_call = ToolCall(id="c1", name="x", arguments="{}")
+    context = ToolContext(SimpleNamespace(options={}), workspace, tool_call)
+    assert context.resolve_path(Path("a/../b")) == workspace / "b"
+    with pytest.raises(PermissionError, match="outside the workspace"):
+        context.resolve_path(Path("../elsewhere"))

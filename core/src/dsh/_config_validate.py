@@ -18,7 +18,7 @@ from dsh._declared_secrets import declared_secrets
 from dsh._entry_points import FIRST_PARTY
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
 from dsh._plugin_settings import not_installed, owner, raised
-from dsh._secrets import get_logger, remember, secret_values
+from dsh._secrets import MIN_LENGTH, get_logger, remember, secret_values
 
 __all__ = ["validate"]
 
@@ -131,6 +131,7 @@ def validate(
             "%s (ignored here: this command starts no agent; dsh run refuses it)",
             problem.error(source).problem,
         )
+    _warn_short_secrets(source, root, [((n,), s, None) for n, s in sections.items()] + own)
     for place in turned_off:
         plugin = place.path.split(".")[-1]
         log.warning(
@@ -145,6 +146,19 @@ def validate(
     return Config(
         source, models, parsed.model, parsed.agents, sections, data, root, frozenset(declared)
     )
+
+
+def _warn_short_secrets(source: str, root: Node | None, places: list[SettingsAt]) -> None:
+    """Say where a ``SecretStr`` value is too short to be hidden (``MIN_LENGTH``)."""
+    for path, settings, _ in places:
+        if any(0 < len(s) < MIN_LENGTH for s in declared_secrets(settings)):
+            place = locate(root, path, "")
+            log.warning(
+                "%s:%d:%d: %s holds a secret (a SecretStr field) of fewer than %d "
+                "characters, which dsh does not hide in tool results, logs or session "
+                "files: so short a value cannot be told from other text",
+                *(source, place.line, place.column, place.path, MIN_LENGTH),
+            )
 
 
 class _Off:

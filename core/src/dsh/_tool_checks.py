@@ -29,6 +29,8 @@ __all__ = [
     "arguments_model",
     "arguments_schema",
     "check_name",
+    "check_names_given",
+    "check_text_arguments",
     "parameters_of",
 ]
 
@@ -136,3 +138,59 @@ def _reason(annotation: Any, error: PydanticErrorMixin) -> str:
 
 def _first_line(error: PydanticErrorMixin) -> str:
     return str(error.message).strip().splitlines()[0]
+
+
+def check_text_arguments(
+    tool: str, option: str, names: object, model: type[BaseModel], schema: Mapping[str, Any]
+) -> None:
+    """``names`` (a tool's ``path_args`` or ``command_args``) name arguments that hold
+    text: a str or a path, None, or a list of them, as a policy plugin reads them (one of
+    another type would have every call refused, the model told to send it again)."""
+    check_names_given(tool, option, names)
+    assert isinstance(names, tuple)
+    fields = model.model_fields
+    unknown = [name for name in names if name not in fields]
+    if unknown:  # a policy plugin would look for values that never come
+        raise DshError(
+            f"tool {tool!r}: {option} names {', '.join(map(repr, unknown))}, "
+            f"which {'is not an argument' if len(unknown) == 1 else 'are not arguments'}"
+            f" (its arguments: {', '.join(fields) or 'none'})"
+        )
+    properties = schema.get("properties", {})
+    defs = schema.get("$defs", {})
+    for name in names:
+        if not _holds_text(properties.get(name, {}), defs, list_ok=True):
+            annotation = fields[name].annotation
+            shown = annotation.__qualname__ if isinstance(annotation, type) else repr(annotation)
+            raise DshError(
+                f"tool {tool!r}: {option} names {name!r}, whose type {_MODULES.sub('', shown)} "
+                "holds no text: such an argument is a str or a Path (or None), or a list "
+                "of them"
+            )
+
+
+def check_names_given(tool: str, option: str, names: object) -> None:
+    """``path_args="path"`` would name the arguments 'p', 'a', 't' and 'h'."""
+    if isinstance(names, str):
+        raise DshError(
+            f"tool {tool!r}: {option} is the string {names!r}; give a list of argument "
+            f"names ({option}=[{names!r}])"
+        )
+
+
+def _holds_text(schema: Mapping[str, Any], defs: Mapping[str, Any], *, list_ok: bool) -> bool:
+    """A JSON schema a value of which is text, null or (``list_ok``) a list of text;
+    one that says nothing (``Any``) may hold text, and is checked call by call."""
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return _holds_text(defs.get(ref.rsplit("/", 1)[-1], {}), defs, list_ok=list_ok)
+    branches = schema.get("anyOf") or schema.get("oneOf")
+    if branches:
+        return all(_holds_text(branch, defs, list_ok=list_ok) for branch in branches)
+    kind = schema.get("type")
+    if kind is None or kind in ("string", "null"):
+        return True
+    if kind == "array" and list_ok:
+        items = [schema.get("items", {}), *schema.get("prefixItems", ())]
+        return all(_holds_text(item, defs, list_ok=False) for item in items)
+    return False

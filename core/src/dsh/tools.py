@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,14 @@ from pydantic import BaseModel, ValidationError
 
 from dsh._json import encode_any
 from dsh._secrets import get_logger
-from dsh._tool_checks import arguments_model, arguments_schema, check_name, parameters_of
+from dsh._tool_checks import (
+    arguments_model,
+    arguments_schema,
+    check_name,
+    check_names_given,
+    check_text_arguments,
+    parameters_of,
+)
 from dsh.errors import DshError
 from dsh.messages import ToolCall, ToolResult, ToolSpec, trusted
 
@@ -49,14 +57,15 @@ class ToolContext:
     workspace: Path
     call: ToolCall
 
-    def resolve_path(self, path: str) -> Path:
-        """``path`` (an argument the model sent) as the built-in file tools take it:
+    def resolve_path(self, path: str | os.PathLike[str]) -> Path:
+        """``path`` (an argument the model sent: a ``str``, or a ``Path`` when the tool's
+        parameter is typed so) as the built-in file tools take it:
         absolute, from the workspace, ``~`` expanded, ``..`` and symlinks resolved.
         Raises ``PermissionError`` naming it when it lies outside the workspace and the
         agent's ``extra_roots``, ``ValueError`` when it is empty."""
         from dsh.builtin_tools._paths import roots_of
 
-        return roots_of(self).resolve(path)
+        return roots_of(self).resolve(os.fspath(path))
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,16 +97,9 @@ class Tool:
 
     def __post_init__(self) -> None:
         check_name(self.name)
-        fields = self.arguments.model_fields
-        for option in ("path_args", "command_args"):
-            unknown = [name for name in getattr(self, option) if name not in fields]
-            if unknown:  # a policy plugin would look for values that never come
-                raise DshError(
-                    f"tool {self.name!r}: {option} names {', '.join(map(repr, unknown))}, "
-                    f"which {'is not an argument' if len(unknown) == 1 else 'are not arguments'}"
-                    f" (its arguments: {', '.join(fields) or 'none'})"
-                )
         schema = arguments_schema(self.name, self.arguments)
+        for option in ("path_args", "command_args"):
+            check_text_arguments(self.name, option, getattr(self, option), self.arguments, schema)
         schema.pop("title", None)
         spec = ToolSpec(name=self.name, description=self.description, parameters=schema)
         object.__setattr__(self, "spec", spec)
@@ -135,6 +137,8 @@ def tool(
         fields: dict[str, Any] = {}
         wants_context = False
         tool_name = function.__name__ if name is None else name
+        check_names_given(tool_name, "path_args", path_args)
+        check_names_given(tool_name, "command_args", command_args)
         for param in parameters_of(function):
             if param.name == "context":
                 wants_context = True

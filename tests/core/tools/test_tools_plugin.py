@@ -280,6 +280,46 @@ def test_path_and_command_args_must_name_arguments() -> None:
     assert declared.path_args == ("source", "target")
 
 
+def test_path_and_command_args_must_hold_text() -> None:
+    """A path argument typed ``dict`` was accepted; with dsh-permissions every call was
+    then refused, the model told to send it again (the declaration was the fault)."""
+
+    def look(spec: dict[str, str], count: int, where: Path | None = None) -> str:
+        return ""
+
+    for name, shown in (("spec", "dict[str, str]"), ("count", "int")):
+        with pytest.raises(DshError) as caught:
+            tool(path_args=[name])(look)
+        assert str(caught.value) == (
+            f"tool 'look': path_args names {name!r}, whose type {shown} holds no text: such "
+            "an argument is a str or a Path (or None), or a list of them"
+        )
+    with pytest.raises(DshError, match="command_args names 'count', whose type int"):
+        tool(command_args=["count"])(look)
+    assert tool(path_args=["where"])(look).path_args == ("where",)
+
+    def fine(
+        a: str, b: list[str], c: tuple[Path, ...], d: set[str] | None, e: Any, f: list[Any]
+    ) -> str:
+        return ""
+
+    assert len(tool(path_args=list("abcdef"))(fine).path_args) == 6
+
+
+def test_path_args_given_as_one_string_says_to_give_a_list() -> None:
+    """``path_args="path"`` was refused as naming 'p', 'a', 't', 'h'."""
+
+    def look(path: str) -> str:
+        return path
+
+    with pytest.raises(DshError) as caught:
+        tool(path_args="path")(look)
+    assert str(caught.value) == (
+        "tool 'look': path_args is the string 'path'; give a list of argument names "
+        "(path_args=['path'])"
+    )
+
+
 def test_a_tool_is_taken_to_read_its_paths_unless_it_says_otherwise() -> None:
     """``reads`` (what a permissions plugin's read rules go by) defaults to True, so a
     tool whose author says nothing is treated as one that may show what a file holds."""

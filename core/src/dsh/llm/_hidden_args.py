@@ -54,23 +54,24 @@ __all__ = [
 ]
 
 _NAME_IT: Final = (
-    "refer to the key by the name of the environment variable or file that holds it, or "
-    "ask the user to put it in place (tools do not get dsh's API key variables)"
+    "refer to the secret by the name of the environment variable or file that holds it, "
+    "or ask the user to put it in place (tools do not get the variables of dsh's secrets)"
 )
 NOT_RUN: Final = (
     "not run: the call held a secret that dsh keeps out of the conversation (an API "
-    "key; the *** in it stands for it). *** is not the key: do not repeat the call with "
-    "***. A tool call must not carry the key's value: " + _NAME_IT
+    "key or a plugin's secret; the *** in it stands for it). *** is not the secret: do "
+    "not repeat the call with ***. A tool call must not carry the secret's value: " + _NAME_IT
 )
 NOT_RUN_STARS: Final = (
-    "not run: *** is not the key: it stands for a secret dsh hid from an earlier call, "
+    "not run: *** is not the secret: it stands for one dsh hid from an earlier call, "
     "which was not run, and no call with *** in its arguments runs after that. Do not "
     "repeat the call with ***: " + _NAME_IT
 )
 NOT_RUN_CHANGED: Final = (
     "not run: another call of this answer held a secret that dsh keeps out of the "
-    "conversation (an API key), and a plugin changed the calls after the model made "
-    "them, so this one cannot be told apart from it; make it again if it is needed"
+    "conversation (an API key or a plugin's secret), and a plugin changed the calls "
+    "after the model made them, so this one cannot be told apart from it; make it again "
+    "if it is needed"
 )
 
 #: How the refusals begin, and began (a log written by an earlier dsh is read too).
@@ -78,6 +79,7 @@ _REFUSALS: Final = (
     "not run: the arguments held a secret",
     "not run: the call held a secret",
     "not run: *** is not the key",
+    "not run: *** is not the secret",
     "not run: another call of this answer held a secret",
 )
 

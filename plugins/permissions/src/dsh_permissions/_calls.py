@@ -30,7 +30,7 @@ __all__ = ["InvalidArguments", "subjects_of"]
 _THE_TOOL: Final = Subject("tool", "")
 # tuples: ``A | B`` is built on every isinstance call
 _TEXT: Final = (str, os.PathLike)
-_LISTS: Final = (list, tuple)
+_LISTS: Final = (list, tuple, set, frozenset)
 
 
 class InvalidArguments(ValueError):
