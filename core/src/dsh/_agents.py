@@ -24,7 +24,7 @@ from dsh._ids import check_id
 from dsh._in_flight import InFlight
 from dsh._options import storable_options
 from dsh._resume import forked, load_session, resumed_session
-from dsh._stored_meta import held_secrets, hidden_meta
+from dsh._stored_meta import declared_secrets_of, held_secrets, hidden_meta
 from dsh.errors import DshError
 from dsh.loop import ReactLoopAgent
 
@@ -119,7 +119,8 @@ class AgentRegistry:
         meta.setdefault("agent", agent_id)  # who created it: a resume finds its settings
         if options and "options" not in meta:
             meta["options"] = storable_options(agent_id, options)  # a resume rebuilds them
-        meta = hidden_meta(agent_id, meta, held_secrets(self._harness))
+        harness = self._harness
+        meta = hidden_meta(agent_id, meta, held_secrets(harness), declared_secrets_of(harness))
         session = self._sessions.prepare(sid, meta=meta)
         return await self._start(agent_id, session, options, source, place)
 

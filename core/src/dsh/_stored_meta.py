@@ -18,20 +18,30 @@ from dsh._secrets import get_logger, redact
 if TYPE_CHECKING:
     from dsh.harness import Harness
 
-__all__ = ["held_secrets", "hidden_meta", "hidden_value"]
+__all__ = ["declared_secrets_of", "held_secrets", "hidden_meta", "hidden_value"]
 
 log = get_logger("dsh.agent")
 
 
-def hidden_meta(agent_id: str, meta: dict[str, Any], secrets: tuple[str, ...]) -> dict[str, Any]:
+def hidden_meta(
+    agent_id: str,
+    meta: dict[str, Any],
+    secrets: tuple[str, ...],
+    declared: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
     """``meta`` with each of ``secrets`` as ``***`` in its strings; a warning names
     the options and the other keys of ``meta`` whose values held one (never the
-    secret). ``meta`` itself when none did."""
+    secret), unless each was ``declared``: a value of a plugin's ``SecretStr`` field,
+    put in options as plugins ask, is hidden as expected (a resume gets it back from
+    dsh.yml). ``meta`` itself when none did."""
     if not secrets:
         return meta
     hidden: dict[str, Any] = hidden_value(meta, secrets)
     if hidden == meta:
         return meta
+    secrets = tuple(secret for secret in secrets if secret not in declared)
+    if hidden_value(meta, secrets) == meta:  # only declared ones: nothing to say
+        return hidden
     options = meta.get("options")
     where = [
         f"option {redact(key, secrets)!r}"  # a key's name may hold the secret too
@@ -50,6 +60,11 @@ def hidden_meta(agent_id: str, meta: dict[str, Any], secrets: tuple[str, ...]) -
         ", ".join(where) or "the session's meta",
     )
     return hidden
+
+
+def declared_secrets_of(harness: Harness | None) -> frozenset[str]:
+    """The values plugins' settings declare secret in the harness's config."""
+    return harness.config.declared if harness is not None else frozenset()
 
 
 def held_secrets(harness: Harness | None) -> tuple[str, ...]:
