@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from dsh._agent_settings import agent_settings
 from dsh._config_errors import yaml_kind
 from dsh._config_models import CONFIG_FILE_NAMES, CORE_KEYS, AgentConfig, Config, ModelConfig
 from dsh._config_validate import validate
@@ -37,6 +38,7 @@ __all__ = [
     "ModelConfig",
     "ModelName",
     "add_settings",
+    "agent_settings",
     "find_config",
     "load_config",
     "registered_models",

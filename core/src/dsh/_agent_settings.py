@@ -1,0 +1,45 @@
+"""A plugin's settings for one agent: its options for the plugin laid key by key over
+the plugin's section of ``dsh.yml``, as one validated instance of the settings model
+the plugin registered (``dsh.config.agent_settings``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from dsh._config_keys import layered
+from dsh.errors import DshError
+
+if TYPE_CHECKING:
+    from dsh.agent import Agent
+
+__all__ = ["agent_settings"]
+
+
+def agent_settings(agent: Agent, name: str) -> Any:
+    """Plugin ``name``'s settings for ``agent``: the mapping under ``name`` in the
+    agent's options (``agents[].options.NAME`` or ``options=`` given in code) laid key by
+    key over the plugin's section of dsh.yml (an agent's key replaces the section's),
+    validated by the model the plugin registered (``register_settings``): an instance of
+    it, its ``SecretStr`` fields as such. The section's own instance when the options
+    give nothing; the plugin's settings object itself when the options hold one; None
+    when neither gives any. ``DshError`` when ``agent`` has no harness or no plugin
+    registers settings under ``name``. Both were checked when the file loaded and the
+    agent was created, so this does not fail on them; it validates again on each call
+    with options (a few microseconds): call it once per turn, not per chunk."""
+    harness = agent.harness
+    if harness is None:
+        raise DshError(f"agent {agent.id!r} has no harness: no settings to read")
+    model = harness.settings.get(name)
+    if model is None:
+        raise DshError(f"no loaded plugin registers settings under {name!r}")
+    config = harness.config
+    options = agent.options.get(name) if isinstance(agent.options, Mapping) else None
+    if options is None:
+        return config.section(name)
+    if isinstance(options, BaseModel) and isinstance(options, model):
+        return options
+    context = {"harness": harness, "agent_id": agent.id}
+    return model.model_validate(layered(config.raw.get(name), options), context=context)

@@ -1,0 +1,64 @@
+"""``dsh.config.agent_settings(agent, name)``: a plugin's settings for one agent, its
+options laid over the plugin's section, validated by the plugin's model. A plugin
+author had to layer the raw options over the section by hand (an agent's setting was
+silently ignored, and a ``SecretStr`` there arrived as a plain ``str``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, SecretStr
+
+from dsh import DshError, hookimpl
+from dsh.config import agent_settings
+from dsh.testing import ScriptedModel, scripted_harness
+
+
+class VaultSettings(BaseModel):
+    motto: str = "stay safe"
+    limit: int = 3
+    token: SecretStr = SecretStr("")
+
+
+class Vault:
+    @hookimpl
+    def register_settings(self, register: Any) -> None:
+        register(VaultSettings)
+
+
+def harness(config: str | None) -> Any:
+    return scripted_harness(
+        ScriptedModel([]), plugins=[("vault", Vault())], load_entry_points=False, config_text=config
+    )
+
+
+async def test_an_agent_s_options_replace_the_section_s_keys_one_by_one() -> None:
+    config = "vault: {motto: from the file, limit: 5}\n"
+    async with harness(config) as h:
+        agent = await h.agents.create("a", options={"vault": {"limit": 9, "token": "t0k3n-long"}})
+        settings = agent_settings(agent.agent, "vault")
+        assert isinstance(settings, VaultSettings)
+        assert (settings.motto, settings.limit) == ("from the file", 9)
+        assert isinstance(settings.token, SecretStr)
+        assert settings.token.get_secret_value() == "t0k3n-long"
+        plain = await h.agents.create("b")  # no options: the section's own instance
+        assert agent_settings(plain.agent, "vault") is h.config.section("vault")
+
+
+async def test_options_without_a_section_and_neither() -> None:
+    async with harness(None) as h:
+        given = await h.agents.create("a", options={"vault": {"motto": "mine"}})
+        assert agent_settings(given.agent, "vault") == VaultSettings(motto="mine")
+        own = VaultSettings(limit=1)
+        built = await h.agents.create("b", options={"vault": own})
+        assert agent_settings(built.agent, "vault") is own
+        plain = await h.agents.create("c")
+        assert agent_settings(plain.agent, "vault") is None
+
+
+async def test_a_name_no_plugin_registers_is_a_dsh_error() -> None:
+    async with harness(None) as h:
+        agent = await h.agents.create("a")
+        with pytest.raises(DshError, match="no loaded plugin registers settings under 'vualt'"):
+            agent_settings(agent.agent, "vualt")
