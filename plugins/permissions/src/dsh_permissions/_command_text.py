@@ -16,6 +16,7 @@ from dsh_permissions import _xargs
 from dsh_permissions._located import located
 from dsh_permissions._paths import display, folded
 from dsh_permissions._readings import open_prefixes, script_runs, starts, variants
+from dsh_permissions._relinked import leads_elsewhere, relinked
 from dsh_permissions._shell import Word
 from dsh_permissions._subjects import Subject
 from dsh_permissions._wrapper_grammar import unmodelled
@@ -168,6 +169,9 @@ def _program_word(
     if "/" not in text:  # . or ..
         return _resolved(text, root), None, []
     paths, why = program_paths(text, root)
+    earlier = relinked() if why is None else None  # ln -s /bin/rm r; ./r -rf x
+    if earlier is not None and leads_elsewhere(os.path.join(root, text)):
+        why = f"{earlier} earlier in the line, so {word.raw!r} may lead elsewhere"
     return program_text(paths[0]), why, [program_text(p) for p in paths[1:]]
 
 

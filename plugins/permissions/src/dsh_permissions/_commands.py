@@ -25,7 +25,6 @@ read as what it leads to (``_moved.links_named``), and ``git`` without its globa
 from __future__ import annotations
 
 import os
-import re
 from typing import Final
 
 from dsh_permissions import _xargs
@@ -59,11 +58,14 @@ from dsh_permissions._moved import (
 from dsh_permissions._parallel import PARALLELS, command_words, script
 from dsh_permissions._readings import SHELLS, skip_assignments
 from dsh_permissions._reads import read_subjects
+from dsh_permissions._relinked import relinks, set_relinked
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
+from dsh_permissions._shell_args import shell_args
 from dsh_permissions._subjects import Subject
 from dsh_permissions._wrappers import (
     WRAPPER_ARG,
     WRAPPERS,
+    behind,
     changes_directory,
     moved_at,
     moved_to,
@@ -76,8 +78,6 @@ __all__ = ["command_subjects"]
 #: reads, and the places the shell may be in (``_moved``)
 _Where = tuple[str, bool, int, bool | None, Places]
 
-_SHORT_C: Final = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
-_SHORT_S: Final = re.compile(r"-[A-Za-z]*s[A-Za-z]*")
 _EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
@@ -176,9 +176,11 @@ def _reads(
     command: Command, root: str, moved: bool, reads: bool | None, dirs: tuple[str, ...]
 ) -> tuple[Subject, ...]:
     """The files ``command`` reads (see ``_reads``), when they are looked for."""
-    if reads is None:
-        return ()
     start = skip_assignments([w.text for w in command.words])
+    if reads is None:  # the links it may make still count for later program words
+        if (relinking := relinks(command.words[start:], root, moved, start > 0)) is not None:
+            set_relinked(*relinking)
+        return ()
     return read_subjects(command, start, root, moved, reads, dirs)
 
 
@@ -199,6 +201,7 @@ def _wrapped(
         subjects.append(problem(" ".join(raw), why))
     index = inner = skip_assignments(raw)
     wrapped = False
+    may_run: frozenset[int] | None = frozenset()
     nested = 0
     while index < len(words):
         name = os.path.basename(raw[index])
@@ -229,12 +232,15 @@ def _wrapped(
                     subjects.extend(_script(words[inner:], where, "the command watch runs"))
             if name in PARALLELS:
                 subjects.extend(_parallel(words, raw, index, where))
+            # the words that may be the command it runs (sudo -u root bash: root, bash)
+            found = behind(raw, index)
+            may_run = None if found is None else frozenset(found)
             index, wrapped = inner, True
             continue
         if name in SHELLS:
-            # the command itself (or right behind a wrapper's options), not a later word
-            # that may be an option's value (sudo apt install zsh)
-            command_word = not wrapped or index == inner
+            # the command itself, or a word behind a wrapper that may be the command
+            # (sudo -u root bash), not a later word (sudo apt install zsh)
+            command_word = not wrapped or may_run is None or index in may_run
             subjects.extend(_shell_script(words[index:], where, command_word))
         elif name == "eval":
             subjects.extend(_script(words[index + 1 :], where, "eval"))
@@ -322,27 +328,22 @@ def _env_split(
 def _shell_script(
     shell: tuple[Word, ...], where: _Where, command_word: bool = True
 ) -> list[Subject]:
-    """``sh -c SCRIPT``: the script's commands (wherever the -c option stands). A shell
-    run as a command with no ``-c`` and no script file (``curl x | sh``, ``bash <<< '...'``,
+    """``sh -c SCRIPT``: the script's commands (``_shell_args``). A shell run as a
+    command with no ``-c`` and no script file (``curl x | sh``, ``bash <<< '...'``,
     ``bash -s``) runs what its input says: that cannot be checked; nor can a startup
-    file (``--rcfile``, ``--init-file``) that is its input."""
-    args = shell[1:]
-    startup = tuple(
-        args[i + 1] for i, w in enumerate(args[:-1]) if w.text in ("--rcfile", "--init-file")
-    )
-    if command_word and startup and (found := _from_input(shell, startup, where)):
-        return found
-    for position, word in enumerate(args):
-        if _SHORT_C.fullmatch(word.text):
-            rest = [w for w in args[position + 1 :] if not w.text.startswith("-")]
-            return _script(tuple(rest[:1]), where, "the -c script")
-    options = [w.text for w in args if w.text.startswith("-")]
-    reads_input = len(options) == len(args) or any(_SHORT_S.fullmatch(o) for o in options)
-    if command_word and reads_input:
-        return _from_input(shell, (), where)
-    if command_word:  # bash /dev/stdin, sh -: the script is its input
-        return _from_input(shell, tuple(w for w in args if not w.text.startswith("-")), where)
-    return []
+    file (``--rcfile``, ``--init-file``) that is its input, nor arguments the shell
+    reads in a way not known."""
+    found = shell_args(os.path.basename(shell[0].text), shell[1:])
+    if found.why is not None:
+        return [problem(" ".join(w.raw for w in shell), found.why)] if command_word else []
+    if command_word and found.startup and (read := _from_input(shell, found.startup, where)):
+        return read
+    if found.command:
+        return _script(found.files[:1], where, "the -c script")
+    if not command_word:
+        return []
+    # bash /dev/stdin, sh -: the script is its input
+    return _from_input(shell, () if found.stdin else found.files, where)
 
 
 def _from_input(words: tuple[Word, ...], files: tuple[Word, ...], where: _Where) -> list[Subject]:

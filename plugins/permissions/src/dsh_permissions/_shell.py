@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from dsh_permissions._braced import evaluated
 from dsh_permissions._shell_words import Command, Redirect, Unparseable, Word
 
 __all__ = ["MAX_LENGTH", "Command", "Redirect", "Unparseable", "Word", "split"]
@@ -45,6 +46,8 @@ _HIDDEN: Final = re.compile(
 )
 _REDIRECTIONS: Final = ("<<<", "&>>", "&>", ">>", ">&", ">|", "<>", "<&", ">", "<")
 _BRACES: Final = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+#: a file descriptor's number: ASCII digits only (bash takes ``\u0661`` for a word)
+_FD: Final = re.compile(r"[0-9]+")
 
 
 def split(line: str) -> list[Command]:
@@ -145,7 +148,7 @@ class _Parser:
                     self._redirect(current, "")
                 continue
             word = self._word()
-            if s.startswith(("<", ">"), self.pos) and word.raw.isdigit():
+            if s.startswith(("<", ">"), self.pos) and _FD.fullmatch(word.raw):
                 self._redirect(current, word.raw)
                 continue
             self._add_word(current, word)
@@ -228,7 +231,7 @@ class _Parser:
             raise Unparseable(f"the redirection {fd}{op} has no target")
         else:
             target = self._word()
-        duplicate = target.text.isdigit() or target.text == "-"
+        duplicate = _FD.fullmatch(target.text) is not None or target.text == "-"
         if op == "<>":  # opened for reading and writing: both
             current.redirects.append(Redirect("<", target))
         if op in (">&", "<&") and duplicate and not target.dynamic:
@@ -308,7 +311,7 @@ class _Parser:
                     text.append(s[self.pos + 1])
                 self.pos += 2
             elif c == "`":
-                text.append(self._backticks())
+                text.append(self._backticks(in_quotes=True))
                 dynamic = True
             elif c == "$":
                 dynamic |= self._dollar(text, in_quotes=True)
@@ -317,14 +320,17 @@ class _Parser:
                 self.pos += 1
         raise Unparseable("a double quote is never closed")
 
-    def _backticks(self) -> str:
+    def _backticks(self, *, in_quotes: bool = False) -> str:
+        """A backquoted substitution: ``\\$``, ``\\```, ``\\\\`` and, inside double
+        quotes, ``\\"`` lose their backslash before its text is parsed."""
         s = self.s
         start = self.pos
         i = start + 1
         inner: list[str] = []
+        escaped = '$`\\"' if in_quotes else "$`\\"
         while i < self.n:
             c = s[i]
-            if c == "\\" and i + 1 < self.n and s[i + 1] in "$`\\":
+            if c == "\\" and i + 1 < self.n and s[i + 1] in escaped:
                 inner.append(s[i + 1])
                 i += 2
             elif c == "`":
@@ -352,6 +358,8 @@ class _Parser:
                 raise Unparseable("a '${' is never closed")
             if any(ch in body for ch in "$`'\"\\{"):
                 raise Unparseable("a ${...} expansion holds quotes or other expansions")
+            if (why := evaluated(body)) is not None:
+                raise Unparseable(why)
             self.pos = end + 1
         elif nxt == "'" and not in_quotes:  # $'...' (ANSI-C): value left undecoded
             j = i + 2
