@@ -57,6 +57,7 @@ async def test_f1_a_plus_c_script_is_read_and_asked(judge):
         "bash -c -O extglob 'rm -rf x'", "sh -c -o errexit 'rm -rf x'",
         "bash -c +O extglob 'rm -rf x'", "bash -c +o posix 'rm -rf x'",
         "bash -x -rcfile 'rm -rf x'",  # after a short option -rcfile is -r -c -f ...
+        "bash $opts -c 'rm -rf x'",  # $opts may be any option: -c still gives the script
     ],
 )  # fmt: skip
 async def test_f2_an_option_value_is_not_the_c_script(judge, command):

@@ -8,7 +8,8 @@ options, ``bash +c`` runs its script as ``bash -c`` does), ``-`` and ``--`` end 
 the next word, bash's ``--rcfile FILE`` / ``--init-file FILE`` too (also spelt with one
 ``-`` before any short option, as bash allows). ``c`` among the letters: the first
 operand is the script; ``s``: the shell reads its input; neither: the first operand is
-a script file, and with none the shell reads its input.
+a script file, and with none the shell reads its input. A word only known when the
+shell runs may be any option: a ``-c`` after it still gives the script.
 
 What is not known is said (``ShellArgs.why``) and the caller asks about the call: a long
 option the shell does not have or spelt with ``=``, a letter other than an ASCII letter
@@ -78,6 +79,8 @@ def shell_args(name: str, args: tuple[Word, ...]) -> ShellArgs:
     i = 0
     while i < len(args):
         text = args[i].text
+        if args[i].dynamic and (later := _anywhere(args[i + 1 :])).command:
+            return ShellArgs(command=True, files=later.files)  # bash $opts -c '...'
         if args[i].dynamic or text in ("-", "--") or not text.startswith(("-", "+")):
             if text in ("-", "--"):
                 i += 1
