@@ -103,17 +103,21 @@ def test_a_page_lost_to_a_power_cut_in_an_open_turn_is_still_the_cut_off_tail(
     assert (loaded.kept, loaded.dropped) == (bad, len(events) - bad)
 
 
-def test_read_log_takes_only_an_event_whose_seq_fits_its_place_as_proof() -> None:
-    """Records after the bad one that are events of other seqs (what a record holding
-    two events shifts) or not events at all are still the cut-off tail."""
+def test_read_log_takes_any_intact_event_after_a_bad_record_as_proof() -> None:
+    """Records after the bad one that are not events are still the cut-off tail; an
+    intact event is proof of damage whatever its seq: one that fits its place, or one
+    shifted by a record holding two events (a lost line end) or by a missing record.
+    (Shifted ones used to be read as the tail.)"""
     first = SessionEvent("turn/start", 0, 1.0, {"turn": 1}).to_json()
-    shifted = SessionEvent("note", 3, 1.0, {}).to_json()  # at index 2
-    events, ignored = read_log([first, "{bad", shifted, "[]"], lambda index: f"#{index}")
+    events, ignored = read_log([first, "{bad", "[]", "{bad"], lambda index: f"#{index}")
     assert (len(events), ignored) == (1, 3)
 
-    fits = SessionEvent("note", 2, 1.0, {}).to_json()
-    with pytest.raises(SessionCorruptError, match=r"#1: not a JSON event .*#2, so"):
-        read_log([first, "{bad", fits, "{bad"], lambda index: f"#{index}")
+    for seq in (2, 3):  # fits index 2; shifted by one
+        intact = SessionEvent("note", seq, 1.0, {}).to_json()
+        with pytest.raises(
+            SessionCorruptError, match=rf"#1: not a JSON event .*seq {seq} follows at #2, so"
+        ):
+            read_log([first, "{bad", intact, "{bad"], lambda index: f"#{index}")
 
 
 def test_postgres_a_bad_row_in_an_open_turn_with_intact_rows_after_it_is_corruption(

@@ -270,7 +270,7 @@ def test_b41_a_turn_start_after_a_damaged_turn_end_is_corruption(
 
     message = load_error(settings)
     assert place(settings, end) + ":" in message
-    assert f"the intact event {end + 1} follows at" in message
+    assert f"the intact event seq {end + 1} follows at" in message
 
 
 def test_b41_a_blank_line_between_events_is_a_damaged_record(tmp_path: Path) -> None:

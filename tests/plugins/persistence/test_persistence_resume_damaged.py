@@ -1,8 +1,9 @@
 """Resuming a session whose crashed last turn left damaged records, then writing to it.
 
-Loading ignores the records after the first unreadable or missing one of an unfinished
-turn ("cut off") when no intact event follows it (one that does makes it corruption:
-test_persistence_damage_mid_turn.py). Every backend must then continue the log from the
+Loading ignores the records after the first unreadable one of an unfinished turn, or
+finds the log shorter ("cut off"), when no intact event follows the damage (one that
+does makes it corruption, as does a missing record: test_persistence_damage_mid_turn.py,
+test_persistence_hole.py). Every backend must then continue the log from the
 kept prefix: the next append replaces the ignored records, and every later event is
 stored. (SQLite used
 to keep its stored next seq, so every later flush was refused as a conflict.)
@@ -74,10 +75,10 @@ def damage(settings: PersistenceSettings, seq: int, line: bytes | None) -> None:
     ("where", "line"),
     [
         (6, b"{garbage"),
-        (3, None),
-        (6, b'{"type":"x","seq":99,"time":1,"data":{}}'),
+        (6, None),
+        (6, b'{"type":"x","seq":1,"time":1,"data":{}}'),
     ],
-    ids=["garbage-last", "missing", "misnumbered-last"],
+    ids=["garbage-last", "missing-last", "misnumbered-last"],
 )
 async def test_new_turns_of_a_resumed_session_with_a_damaged_crashed_turn_are_all_stored(
     settings: PersistenceSettings, where: int, line: bytes | None

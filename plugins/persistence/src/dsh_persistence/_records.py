@@ -4,11 +4,14 @@ A stored log is a sequence of records, each the JSON text of one event. Reading 
 
 1. the longest prefix of records that are events whose ``seq`` equals their index is
    kept (a torn last line never gets this far: the backend drops it);
-2. if a ``turn/end`` lies beyond that prefix, or any record that is the event of its
-   place (its ``seq`` equal to its index), the log has a hole, not a cut-off end: an
-   append never writes after a torn line (it cuts the torn tail off first), so intact
-   records after a bad one are damage. That is corruption, reported with where it is,
-   never repaired;
+2. a crash of an append-only writer loses only the end of the log (a torn last line,
+   a page of NUL bytes the disk never got, a transaction that did not land). So if a
+   ``turn/end`` lies beyond that prefix, or any intact event (whatever its seq), or
+   the first bad record is itself an intact event whose seq is ahead of its place (the
+   events between are missing: a hole), the log was damaged or edited, not cut off.
+   That is corruption, reported with where it is and what is missing, never repaired
+   (a bad record holding NUL bytes, a page lost to a power cut, excepted when no
+   ``turn/end`` follows: see ``_lost_page``);
 3. otherwise the rest is the unfinished tail of a write that a crash cut short, and is
    ignored;
 4. a turn left open is closed with synthetic events (``close_turn``).
@@ -41,9 +44,10 @@ Where = Callable[[int], str]
 def read_log(records: Sequence[Record], where: Where) -> tuple[list[SessionEvent], int]:
     """The events of the longest well-numbered prefix, and how many records follow it.
 
-    Raises ``SessionCorruptError`` when a ``turn/end``, or an event whose seq fits its
-    place, follows the first bad record (the latter not when the bad record holds NUL
-    bytes: a page lost to a power cut).
+    Raises ``SessionCorruptError`` when a ``turn/end`` or any intact event follows the
+    first bad record, or that record is an intact event with a seq ahead of its place
+    (a hole); an intact event after it not when the bad record holds NUL bytes (a page
+    lost to a power cut).
     """
     events = _read_fast(records)
     if events is not None:
@@ -52,7 +56,7 @@ def read_log(records: Sequence[Record], where: Where) -> tuple[list[SessionEvent
     for index, text in enumerate(records):
         event = _event(text, index)
         if isinstance(event, str):
-            _refuse_hole(records, index, event, where)
+            _refuse_damage(records, index, event, where)
             return events, len(records) - index
         events.append(event)
     return events, 0
@@ -91,6 +95,26 @@ def _read_fast(records: Sequence[Record]) -> list[SessionEvent] | None:
 
 def _event(text: Record, index: int) -> SessionEvent | str:
     """The event of one record, or why it is not the event with seq ``index``."""
+    event = _parsed(text)
+    if isinstance(event, str):
+        return event
+    seq = event.seq
+    if type(seq) is int and seq > index:
+        return _missing(index, seq)
+    if type(seq) is not int or seq != index:
+        return f"seq {seq!r} where seq {index} was expected"
+    return event
+
+
+def _intact(text: Record) -> SessionEvent | None:
+    """The event a record holds whole, whatever its (int) seq, or None."""
+    event = _parsed(text)
+    return event if isinstance(event, SessionEvent) and type(event.seq) is int else None
+
+
+def _parsed(text: Record) -> SessionEvent | str:
+    """The event of a record with ``type``, ``time`` and ``data`` (its ``seq`` as
+    found, not checked), or why it is none."""
     try:
         raw: Any = json.loads(text)
     except (ValueError, RecursionError) as exc:
@@ -100,12 +124,18 @@ def _event(text: Record, index: int) -> SessionEvent | str:
     seq, kind, time, data = raw.get("seq"), raw.get("type"), raw.get("time"), raw.get("data")
     if type(kind) is not str or type(data) is not dict or type(time) not in (float, int):
         return "not an event (needs type, seq, time and data)"
-    if type(seq) is not int or seq != index:
-        return f"seq {seq!r} where seq {index} was expected"
     return SessionEvent(kind, seq, time, data)  # type: ignore[arg-type]
 
 
-def _refuse_hole(records: Sequence[Record], bad: int, reason: str, where: Where) -> None:
+def _missing(index: int, seq: int) -> str:
+    """What is missing before the intact event ``seq`` found at ``index``."""
+    lost = f"event seq {index} is" if seq == index + 1 else f"events seq {index}-{seq - 1} are"
+    return f"{lost} missing (the record here is the intact event seq {seq})"
+
+
+def _refuse_damage(records: Sequence[Record], bad: int, reason: str, where: Where) -> None:
+    """Raise ``SessionCorruptError`` unless the records from ``bad`` on can be what a
+    crash left of the end of the log."""
     for index in range(len(records) - 1, bad - 1, -1):
         if _is_turn_end(records[index]):
             raise SessionCorruptError(
@@ -115,10 +145,18 @@ def _refuse_hole(records: Sequence[Record], bad: int, reason: str, where: Where)
             )
     if _lost_page(records[bad]):
         return
+    found = _intact(records[bad])
+    if found is not None and found.seq > bad:
+        raise SessionCorruptError(
+            f"{where(bad)}: {reason}, so this is a hole in the log, not a cut-off write (a "
+            "crash loses only the end of the log). The session is corrupt and was left "
+            "as it is."
+        )
     for index in range(bad + 1, len(records)):
-        if isinstance(_event(records[index], index), SessionEvent):
+        event = _intact(records[index])
+        if event is not None:
             raise SessionCorruptError(
-                f"{where(bad)}: {reason}; the intact event {index} follows at "
+                f"{where(bad)}: {reason}; the intact event seq {event.seq} follows at "
                 f"{where(index)}, so this is damage in the log, not a cut-off write (an "
                 "append never writes after a torn line). The session is corrupt and was "
                 "left as it is."

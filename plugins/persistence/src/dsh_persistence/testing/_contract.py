@@ -3,51 +3,26 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator
 
 import anyio
 import pytest
 
-from dsh import AssistantMessage, Message, ToolResultMessage, UserMessage
-from dsh.session import Session, SessionEvent
+from dsh import UserMessage
 from dsh.testing import ScriptedModel, check_invariants, run_turn, scripted_harness, text
-from dsh_persistence._backend import SessionBackend, SessionInfo, StoredTail
-from dsh_persistence._errors import SessionConflictError, SessionCorruptError, SessionFormatError
+from dsh_persistence._backend import SessionBackend
+from dsh_persistence._errors import SessionConflictError
 from dsh_persistence._plugin import PersistencePlugin
-from dsh_persistence._records import OUTCOME_UNKNOWN
+from dsh_persistence.testing._contract_load import LoadContract
+from dsh_persistence.testing._contract_support import Opener, dicts, info, two_turns
 from dsh_persistence.testing._contract_where import WhereContract
 from dsh_persistence.testing._damage import Damage
 from dsh_persistence.testing._logs import LogBuilder
 
 __all__ = ["BackendContract"]
 
-Opener = Callable[[], SessionBackend]
 
-
-def info(session_id: str = "s1", **meta: Any) -> SessionInfo:
-    return SessionInfo(session_id, 1_700_000_000.0, dict(meta), "/work", "hello")
-
-
-def dicts(events: list[SessionEvent]) -> list[dict[str, Any]]:
-    return [event.to_dict() for event in events]
-
-
-def unanswered_calls(history: Sequence[Message]) -> set[str]:
-    """Ids of tool calls in the history that no tool result answers (a provider
-    refuses such a request)."""
-    calls = {c.id for m in history if isinstance(m, AssistantMessage) for c in m.tool_calls}
-    return calls - {m.call_id for m in history if isinstance(m, ToolResultMessage)}
-
-
-def two_turns() -> LogBuilder:
-    log = LogBuilder()
-    log.turn("what is 1+2?")
-    log.turn("thanks", calls=())
-    return log
-
-
-class BackendContract(WhereContract):
+class BackendContract(LoadContract, WhereContract):
     """Subclass this in a test module and provide two fixtures (every backend instance
     the tests open is closed at teardown):
 
@@ -152,131 +127,6 @@ class BackendContract(WhereContract):
         assert loaded is not None
         assert loaded.kept == 9
         assert dicts(loaded.stored.events[:9]) == dicts(log.events[:9])
-
-    # -- load rules --------------------------------------------------------------------------
-
-    def test_a_torn_last_event_is_ignored_and_replaced(
-        self, backend: SessionBackend, damage: Damage, open_backend: Opener
-    ) -> None:
-        log = two_turns()
-        backend.append(info(), log.events[:12], durable=True)
-        damage.tear("s1")
-
-        loaded = open_backend().load("s1")
-        assert loaded is not None
-        assert loaded.kept == 11
-        assert loaded.dropped == 1
-        assert dicts(loaded.stored.events[:11]) == dicts(log.events[:11])
-        assert check_invariants(loaded.stored.events) == []
-        writer = open_backend()
-        writer.append(info(), loaded.stored.events[11:], durable=True)
-        again = open_backend().load("s1")
-        assert again is not None
-        assert (again.dropped, again.closers) == (0, 0)
-        assert dicts(again.stored.events) == dicts(loaded.stored.events)
-
-    @pytest.mark.parametrize(
-        ("cut", "expected"),
-        [
-            (1, ["turn/end"]),
-            (5, ["step/end", "turn/end"]),
-            (6, ["tool/call", "tool/result", "step/end", "turn/end"]),
-            (7, ["tool/result", "step/end", "turn/end"]),
-            (9, ["turn/end"]),
-        ],
-        ids=["no-step", "streaming", "call-not-logged", "call-logged", "between-steps"],
-    )
-    def test_an_interrupted_turn_is_closed(
-        self, backend: SessionBackend, cut: int, expected: list[str]
-    ) -> None:
-        log = LogBuilder()
-        log.turn("first", calls=())
-        done = len(log.events)
-        log.turn("second")  # turn/start, user, step/start, 2 chunks, message, call, result...
-        backend.append(info(), log.events[: done + cut], durable=True)
-
-        loaded = backend.load("s1")
-        assert loaded is not None
-        assert loaded.kept == done + cut
-        closers = loaded.stored.events[done + cut :]
-        assert [e.type for e in closers] == expected
-        assert [e.seq for e in closers] == list(range(done + cut, done + cut + len(expected)))
-        assert closers[-1].data["turn"] == 2
-        assert closers[-1].data["reason"] == "interrupted"
-        results = [e.data for e in closers if e.type == "tool/result"]
-        assert all(r["is_error"] for r in results)
-        if "tool/call" not in expected and results:
-            assert results[0]["content"] == OUTCOME_UNKNOWN
-        assert check_invariants(loaded.stored.events) == []
-        assert unanswered_calls(Session("replay", loaded.stored.events).history) == set()
-
-    def test_loading_writes_nothing_and_the_next_append_stores_the_closers(
-        self, backend: SessionBackend, open_backend: Opener
-    ) -> None:
-        log = two_turns()
-        backend.append(info(), log.events[:7], durable=True)
-        first, second = backend.load("s1"), open_backend().load("s1")
-        assert first is not None
-        assert second is not None
-        assert dicts(first.stored.events) == dicts(second.stored.events)
-        assert (tail := backend.tail("s1")) is not None
-        assert tail.next_seq == 7
-
-        resumed = LogBuilder()
-        resumed.events = list(first.stored.events)
-        resumed.turns = 1
-        resumed.turn("again", calls=())
-        backend.append(info(), resumed.events[7:], durable=True)
-        stored = open_backend().load("s1")
-        assert stored is not None
-        assert stored.closers == 0
-        assert dicts(stored.stored.events) == dicts(resumed.events)
-        assert check_invariants(stored.stored.events) == []
-
-    def test_a_hole_before_the_last_turn_end_is_corruption(
-        self, backend: SessionBackend, damage: Damage, open_backend: Opener
-    ) -> None:
-        log = two_turns()
-        backend.append(info(), log.events, durable=True)
-        damage.drop("s1", 4)
-
-        for _ in range(2):  # reported again: nothing was rewritten
-            with pytest.raises(SessionCorruptError) as caught:
-                open_backend().load("s1")
-            message = str(caught.value)
-            assert "seq" in message
-            assert "corrupt" in message
-
-    def test_a_hole_in_the_unfinished_turn_is_cut_off(
-        self, backend: SessionBackend, damage: Damage, open_backend: Opener
-    ) -> None:
-        log = two_turns()
-        done = next(e.seq for e in log.events if e.type == "turn/end") + 1
-        backend.append(info(), log.events[: done + 6], durable=True)
-        damage.drop("s1", done + 3)
-
-        loaded = open_backend().load("s1")
-        assert loaded is not None
-        assert loaded.kept == done + 3
-        assert loaded.dropped == 2
-        assert check_invariants(loaded.stored.events) == []
-        assert loaded.stored.events[-1].data["reason"] == "interrupted"
-        writer = open_backend()  # continues the kept prefix, replacing what was ignored
-        assert writer.tail("s1") == StoredTail(done + 3, log.events[done + 2])
-        writer.append(info(), loaded.stored.events[done + 3 :], durable=True)
-        again = open_backend().load("s1")
-        assert again is not None
-        assert (again.dropped, again.closers) == (0, 0)
-        assert dicts(again.stored.events) == dicts(loaded.stored.events)
-
-    def test_b43_a_newer_format_is_refused_with_a_message_saying_so(
-        self, backend: SessionBackend, damage: Damage, open_backend: Opener
-    ) -> None:
-        backend.append(info(), two_turns().events, durable=True)
-        damage.make_newer("s1")
-
-        with pytest.raises(SessionFormatError, match="newer"):
-            open_backend().load("s1")
 
     # -- headers, delete, meta ---------------------------------------------------------------
 

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -17,11 +16,10 @@ from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
 from dsh_persistence._backend import SessionBackend, SessionInfo
 from dsh_persistence._plugin import PersistencePlugin
 from dsh_persistence._service import StoredSessions
+from dsh_persistence.testing._contract_support import Opener
 from dsh_persistence.testing._logs import LogBuilder
 
 __all__ = ["WhereContract"]
-
-Opener = Callable[[], SessionBackend]
 
 
 def ran_in(cwd: str, session_id: str = "s1", created: float = 1_700_000_000.0) -> SessionInfo:
