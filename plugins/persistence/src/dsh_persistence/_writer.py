@@ -10,7 +10,9 @@ to a resumed log are simply the first events written.
 A write that fails stores nothing out of order: the next write starts again at the
 first event not stored. An event that cannot be encoded (``UnencodableEventError``) is
 such a failure: the events before it are stored, and it and everything after it stay
-in the log, retried (and reported) by every later write.
+in the log, retried (and reported) by every later write. A failed ``sync`` (a database
+removed since the events were written) also makes the next write ask the backend where
+the stored log ends, so it stores the whole log again rather than nothing.
 """
 
 from __future__ import annotations
@@ -102,7 +104,13 @@ class SessionWriter:
                     raise
                 self._stored(end, durable)
             elif durable and self._durable < written:
-                self.backend.sync(self.session.id)
+                try:
+                    self.backend.sync(self.session.id)
+                except BaseException:
+                    # the store may have lost what was written (a database removed):
+                    # ask the backend next time, which then stores what it lacks
+                    self._written = None
+                    raise
                 self._durable = written
 
     def _stored(self, end: int, durable: bool) -> None:
