@@ -137,10 +137,20 @@ async def test_env_relative_to_a_moved_directory(judge):
     assert judged.decision == "ask", judged.event["reason"]
 
 
-@pytest.mark.xfail(strict=True, reason="a subscript naming a variable outside builtins")
 @pytest.mark.parametrize(
     "sink",
-    [pytest.param("a[x]=1", id="assignment"), pytest.param('echo "${a[x]}"', id="expansion")],
+    [
+        # asked since session 34 (F4): a first word only the shell knows may be any
+        # program, so what it reads is unknown
+        pytest.param("a[x]=1", id="assignment"),
+        pytest.param(
+            'echo "${a[x]}"',
+            id="expansion",
+            marks=pytest.mark.xfail(
+                strict=True, reason="a subscript naming a variable outside builtins"
+            ),
+        ),
+    ],
 )
 async def test_subscript_sinks_outside_builtins_past_a_read_rule(judge, sink):
     """Without a deny pattern for bash, nothing makes these words (only known when the

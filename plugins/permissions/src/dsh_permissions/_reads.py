@@ -31,6 +31,8 @@ from dsh_permissions._destinations import written
 from dsh_permissions._file_words import file_path, part, per_process, unknown
 from dsh_permissions._located import located
 from dsh_permissions._made_links import LINKERS, link_targets, moved_targets
+from dsh_permissions._name_lists import LISTERS, names_listed
+from dsh_permissions._reader_args import GREPS, file_words, searches_here
 from dsh_permissions._readings import SCRIPT_SHELLS
 from dsh_permissions._relinked import (
     MOVERS,
@@ -53,14 +55,6 @@ from dsh_permissions._wrappers import (
 
 __all__ = ["READERS", "read_subjects"]
 
-#: programs that print, search, transform, copy or pack the files they are given
-_GREPS: Final = frozenset(
-    {"grep", "egrep", "fgrep", "ggrep", "zgrep", "bzgrep", "xzgrep", "rg", "ag", "ack"}
-)
-#: searches that search the current directory when given no file (``grep -r`` only
-#: with its recursive option)
-_RECURSIVE: Final = frozenset({"rg", "ag", "ack"})
-_RECURSE_OPTIONS: Final = frozenset({"--recursive", "--dereference-recursive", "recurse"})
 READERS: Final = frozenset(
     {
         # print and dump
@@ -69,35 +63,16 @@ READERS: Final = frozenset(
         *("hexdump", "hd", "base64", "base32", "basenc", "pr", "fold", "fmt", "expand"),
         *("rev", "column", "iconv", "source", "."),
         # search and transform
-        *_GREPS,
+        *GREPS,
         *("sed", "gsed", "awk", "gawk", "mawk", "nawk", "jq", "yq", "sort", "uniq"),
         *("shuf", "cut", "paste", "join", "comm", "diff", "diff3", "sdiff", "cmp"),
         # copy, move, link, split, pack, encrypt, send
         *("cp", "mv", "ln", "link", "install", "rsync", "scp", "dd", "split", "csplit"),
         *("tar", "zip", "unzip", "7z", "gzip", "gunzip", "bzip2", "xz", "zstd", "zcat"),
         *("bzcat", "xzcat", "zstdcat", "openssl", "gpg", "curl", "wget"),
+        *LISTERS,
     }
 )
-#: programs whose first operand is a pattern or a program, not a file (unless an
-#: option gives it: ``grep -e PAT file``, ``sed -f script file``)
-_SCRIPTED: Final = _GREPS | {"sed", "gsed", "awk", "gawk", "mawk", "nawk", "jq", "yq"}
-_SCRIPT_GIVEN: Final = frozenset(
-    {"-e", "-f", "--regexp", "--file", "--expression", "--from-file", "--source"}
-)
-_GREP_VALUES: Final = frozenset({"-e", "--regexp", "-m", "--max-count", "-A", "-B", "-C", "-d"})
-_AWK_VALUES: Final = frozenset({"-F", "-v"})
-_HEAD_VALUES: Final = frozenset({"-n", "-c", "--lines", "--bytes"})
-#: per program, options whose value is the next word and is not a file (``head -n 5``,
-#: ``cut -d .``, ``grep -e PAT``). Any other option is taken for a flag, so a value it
-#: has is taken for a file: stricter, never looser
-_VALUES: Final = {
-    **dict.fromkeys(_GREPS, _GREP_VALUES),
-    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _AWK_VALUES),
-    **dict.fromkeys(("sed", "gsed"), frozenset({"-e", "--expression", "-l", "--line-length"})),
-    **dict.fromkeys(("head", "ghead", "tail", "gtail"), _HEAD_VALUES),
-    "cut": frozenset({"-d", "-f", "-b", "-c", "--delimiter", "--output-delimiter"}),
-    "sort": frozenset({"-t", "-k", "-S", "--field-separator", "--key", "--buffer-size"}),
-}
 #: shell options taking a value (``bash -o errexit``, ``bash --rcfile FILE``)
 _SHELL_VALUES: Final = frozenset({"--rcfile", "--init-file"})
 #: programs that take their files' names from their input: what they read is unknown
@@ -132,6 +107,12 @@ def read_subjects(
         programs = []
     if texts and (hidden := unmodelled(texts)) is not None:  # su -c, flock -c, unshare
         found[unknown(texts[0], hidden)] = None
+    if (named_later := _unnamed(words, texts)) is not None:  # $c .env, sudo $(echo cat)
+        why = (
+            f"the program {named_later.raw!r} only gets its name when the shell runs: "
+            "it may be any program, reading any file"
+        )
+        found[unknown(named_later.raw, why)] = None
     for index, from_input in programs:
         program = os.path.basename(texts[index])
         if program in _FROM_INPUT:  # xargs -a FILE: the names come from FILE
@@ -139,6 +120,8 @@ def read_subjects(
             continue
         if from_input:
             found[unknown(program, f"the files {program} reads come from its input")] = None
+        if (listed := names_listed(program, words[index + 1 :])) is not None:
+            found[unknown(program, listed)] = None  # tar -T list, zip -@
         if changes_directory(texts, index):
             elsewhere = elsewhere or "a wrapper runs it in another directory"
             shifted = True
@@ -148,7 +131,7 @@ def read_subjects(
             continue
         # rg --files lists the files below its operands: each one is a path, none a pattern
         listing = program == "rg" and any(a.text == "--files" for a in args)
-        found_words = list(_operands(program, args, pattern=not listing))
+        found_words = list(file_words(program, args, pattern=not listing))
         if dests := written(program, args):  # cp a.txt keys/, tar x -C out: not read
             found_words = [
                 (w, operand)
@@ -157,7 +140,7 @@ def read_subjects(
             ]
         operands = [w for w, _ in found_words]
         named = any(operand for _, operand in found_words)  # an operand, not an option's
-        if not named and not files and not command.piped and _searches_here(program, args):
+        if not named and not files and not command.piped and searches_here(program, args):
             operands.append(Word(".", "."))  # rg PATTERN, grep -r PATTERN: the directory
         if program in TARS and reads_there([a.text for a in args]):
             elsewhere = elsewhere or "tar -C changes the directory"
@@ -259,23 +242,16 @@ def _script_file(args: tuple[Word, ...]) -> Iterator[Word]:
             return
 
 
-def _searches_here(program: str, args: tuple[Word, ...]) -> bool:
-    """Whether a search given no file searches the current directory (rg, grep -r)."""
-    if program in _RECURSIVE:
-        # rg --files lists the names of the files it would search, reading none
-        return not (program == "rg" and any(a.text == "--files" for a in args))
-    if program not in _GREPS:
-        return False
-    return any(
-        a.text in _RECURSE_OPTIONS
-        or a.text == "--directories=recurse"
-        or (
-            a.text.startswith("-")
-            and not a.text.startswith("--")
-            and ("r" in a.text or "R" in a.text)
-        )
-        for a in args
-    )
+def _unnamed(words: tuple[Word, ...], texts: list[str]) -> Word | None:
+    """A word that may be the program the command runs, known only when the shell
+    runs (``$c .env``, ``$(echo cat) .env``, ``sudo $c .env``), or None."""
+    if not words:
+        return None
+    if words[0].dynamic:
+        return words[0]
+    if os.path.basename(texts[0]) in WRAPPERS:
+        return next((words[i] for i in behind(texts, 0) or () if words[i].dynamic), None)
+    return None
 
 
 def _programs(texts: list[str]) -> list[tuple[int, bool]] | None:
@@ -301,52 +277,3 @@ def _programs(texts: list[str]) -> list[tuple[int, bool]] | None:
             out.append((later, from_input))
         from_input = from_input or name in _FROM_INPUT
     return out
-
-
-def _operands(
-    program: str, args: tuple[Word, ...], *, pattern: bool = True
-) -> Iterator[tuple[Word, bool]]:
-    """The words of ``args`` that may name a file the program reads, generously: an
-    operand, what follows ``=`` or ``@`` in a word (``--file=.env``, ``dd if=.env``,
-    ``curl -d @.env``), what follows the first letter of a short option (``-T.env``)
-    and what follows ``f`` in a cluster of them (``-rf.env``); each with whether it is
-    an operand."""
-    values = _VALUES.get(program, frozenset())
-    pattern_first = (
-        pattern and program in _SCRIPTED and not any(_gives_script(a.text) for a in args)
-    )
-    options = True
-    skip = False
-    for word in args:
-        text = word.text
-        if skip:
-            skip = False
-            continue
-        if options and text == "--":
-            options = False
-            continue
-        if options and text.startswith("-") and len(text) > 1 and not word.dynamic:
-            skip = text in values  # head -n 5, grep -e PATTERN
-            if not text.startswith("--") and len(text) > 2:
-                # a value given in the same word: tar -T.env, curl -K.env, and what
-                # follows f in a cluster (grep -rf.env)
-                yield part(word, text[2:]), False
-                if "f" in text[2:]:
-                    yield part(word, text.split("f", 1)[1]), False
-        elif pattern_first:
-            pattern_first = False
-            continue
-        else:
-            yield word, True
-        for mark in ("=", "@"):
-            if mark in text and not word.dynamic:
-                yield part(word, text.split(mark, 1)[1]), False
-
-
-def _gives_script(text: str) -> bool:
-    """Whether an option gives a scripted program its pattern or program (``-e``,
-    ``--file=x``, a cluster holding ``e`` or ``f`` such as ``-rf``): its first operand
-    is then a file too."""
-    if text.startswith("--"):
-        return text.split("=", 1)[0] in _SCRIPT_GIVEN
-    return text.startswith("-") and ("e" in text or "f" in text)

@@ -1,0 +1,68 @@
+"""Archivers told to read the files named in a list or in their input (``tar -T list``,
+``tar --files-from=-``, ``zip -@``, ``xz --files=list``, ``7z a x.7z @list``,
+``cpio -o``): which files they read is not known when the command is checked, as for
+``xargs cat`` (``_reads`` takes them for unknown reads). Long options are matched as
+getopt matches them, shortened to any prefix (``--files`` is tar's ``--files-from``),
+an exact option name first (tar's ``--file`` is its archive).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from dsh_permissions._shell_words import Word
+from dsh_permissions._wrappers import long_option
+
+__all__ = ["LISTERS", "names_listed"]
+
+
+@dataclass(frozen=True)
+class _Lists:
+    #: short option letters (also in a cluster) that make it read names from a list
+    letters: str = ""
+    #: long options that do (any prefix of them), and options of the same program
+    #: that an exact name means instead
+    long: tuple[str, ...] = ()
+    exact: tuple[str, ...] = ()
+    #: the first word may be a cluster of letters without ``-`` (``tar cTf list``)
+    old_style: bool = False
+    #: a word starting with ``@`` names a list (``7z a x.7z @list``)
+    at_word: bool = False
+
+
+_TAR: Final = _Lists("T", ("--files-from",), ("--file",), old_style=True)
+_XZ: Final = _Lists(long=("--files", "--files0"))
+_LISTS: Final = {
+    **dict.fromkeys(("tar", "gtar", "bsdtar"), _TAR),
+    "zip": _Lists("@", ("--names-stdin",)),
+    **dict.fromkeys(("xz", "unxz", "lzma", "unlzma"), _XZ),
+    "zstd": _Lists(long=("--filelist",)),
+    "7z": _Lists(at_word=True),
+    # cpio -o / -p take the names of the files from their input
+    "cpio": _Lists("op", ("--create", "--pass-through")),
+}
+#: the programs looked at here
+LISTERS: Final = frozenset(_LISTS)
+
+
+def names_listed(program: str, args: tuple[Word, ...]) -> str | None:
+    """Why the files ``program`` reads are not known (it reads their names from a list
+    or its input), or None."""
+    lists = _LISTS.get(program)
+    if lists is None:
+        return None
+    for index, word in enumerate(args):
+        text = word.text
+        if word.dynamic or text == "--":
+            continue  # a word only the shell fills in is checked as a file
+        if text.startswith("--"):
+            name = text.split("=", 1)[0]
+            if name not in lists.exact and any(long_option(name, n) for n in lists.long):
+                return f"{program} reads the files named in a list or its input ({text})"
+        elif text.startswith("-") or (lists.old_style and index == 0):
+            if any(letter in lists.letters for letter in text.lstrip("-")):
+                return f"{program} reads the files named in a list or its input ({text})"
+        elif lists.at_word and text.startswith("@"):
+            return f"{program} reads the files named in the list {text[1:]!r}"
+    return None
