@@ -68,6 +68,55 @@ async def test_a_bare_repository_is_asked_about(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    "last",
+    [
+        ("write", {"path": "foo/HEAD", "content": "ref: refs/heads/main\n"}),
+        ("write", {"path": "foo/objects/x", "content": "x"}),
+        ("write", {"path": "foo/refs/heads/main", "content": "0" * 40}),
+        ("write", {"path": "foo/commondir", "content": "../.git\n"}),
+    ],
+    ids=["HEAD", "objects", "refs", "commondir"],
+)
+async def test_f11_the_write_that_makes_a_bare_repository_is_asked_about(
+    tmp_path: Path, last: tuple[str, dict[str, Any]]
+) -> None:
+    """Permission review of session 34, F11: the guard saw a bare repository only once
+    ``HEAD``, ``objects/`` and ``refs/`` were all there, so writing its hooks and
+    config first and ``HEAD`` last was all allowed. The write that completes one is
+    now asked about (git then runs foo/config's aliases and foo/hooks)."""
+    parts = {
+        "HEAD": ("write", {"path": "foo/HEAD", "content": "ref: refs/heads/main\n"}),
+        "objects": ("write", {"path": "foo/objects/x", "content": "x"}),
+        "refs": ("write", {"path": "foo/refs/heads/main", "content": "0" * 40}),
+    }
+    before = [
+        ("write", {"path": "foo/hooks/pre-commit", "content": "#!/bin/sh\n"}),
+        ("write", {"path": "foo/config", "content": "[alias]\n\tst = !touch RAN\n"}),
+    ]
+    if last[1]["path"] == "foo/commondir":  # objects and refs are the common dir's
+        (tmp_path / ".git" / "objects").mkdir(parents=True)
+        (tmp_path / ".git" / "refs").mkdir()
+        before.append(parts["HEAD"])
+    else:
+        before += [step for step in parts.values() if step[1] != last[1]]
+    found = await results(tmp_path, *before, last)
+    assert all(r.startswith("created") for r in found[:-1]), found
+    assert found[-1].startswith("Permission denied") and "git directory" in found[-1], found
+    assert not (tmp_path / last[1]["path"]).exists()
+
+
+async def test_f11_files_named_like_git_s_elsewhere_are_edits(tmp_path: Path) -> None:
+    (tmp_path / "objects").mkdir()
+    steps = [
+        ("write", {"path": "src/HEAD", "content": "x"}),
+        ("write", {"path": "docs/refs/index.md", "content": "x"}),
+        ("write", {"path": "app/config", "content": "x"}),
+    ]
+    found = await results(tmp_path, *steps)
+    assert all(r.startswith("created") for r in found), found
+
+
+@pytest.mark.parametrize(
     ("path", "why"),
     [
         (f"{SITE}/zz_agent.pth", "start-up"),

@@ -149,15 +149,24 @@ def _in_git_dir(root: str, names: list[str]) -> str | None:
     """Why a path lies in a git directory not named ``.git``, or None: one a ``.git``
     file points to (``git init --separate-git-dir``) or a bare repository. A directory
     is one when it holds what git looks for: a ``HEAD`` file and ``objects`` and
-    ``refs`` directories."""
+    ``refs`` directories (or a ``commondir`` file naming where they are); also when it
+    is writing this path that completes them (its hooks and config may be written
+    first, ``HEAD`` last)."""
     directory = root
-    for name in names[:-1]:
-        directory = os.path.join(directory, name)
-        if os.path.isfile(os.path.join(directory, "HEAD")) and all(
-            os.path.isdir(os.path.join(directory, d)) for d in ("objects", "refs")
-        ):
+    for at, name in enumerate(names):
+        below, last = _name_key(name), at == len(names) - 1
+        head = os.path.isfile(os.path.join(directory, "HEAD")) or (last and below == "head")
+        common = os.path.isfile(os.path.join(directory, "commondir")) or (
+            last and below == "commondir"
+        )
+        stores = all(
+            os.path.isdir(os.path.join(directory, d)) or (not last and below == d)
+            for d in ("objects", "refs")
+        )
+        if head and (stores or common):
             return (
                 f"in {directory}, a git directory (its hooks and what its config names "
                 "run on the next git command)"
             )
+        directory = os.path.join(directory, name)
     return None
