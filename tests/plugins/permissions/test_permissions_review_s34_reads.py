@@ -152,6 +152,8 @@ async def test_f4_a_program_only_the_shell_names_may_read_anything(judge, comman
         "x='. .env'; jq $x",
         'x=-r; grep "$x" TOKEN',
         "x='p .env'; sed -- $x",
+        "x='a .env'; grep --include=$x TOKEN src/a.py",
+        "grep --file=*.txt TOKEN src/a.py",
     ],
 )
 async def test_f5_a_dynamic_word_in_a_pattern_or_value_slot_is_unknown(judge, command):
@@ -169,6 +171,8 @@ async def test_f5_a_dynamic_word_in_a_pattern_or_value_slot_is_unknown(judge, co
         'p=TOKEN; grep -e "$p" src/a.py',
         'p=TOKEN; grep -- "$p" src/a.py',
         "grep TOKEN src/a.py",
+        # a pattern the shell expands in the value of an option taking no file
+        "grep --include=*.py -rn TOKEN src",
     ],
 )
 async def test_f5_a_quoted_value_is_still_a_value(judge, command):

@@ -146,7 +146,12 @@ def _args(grammar: _Grammar, args: tuple[Word, ...]) -> Iterator[_Arg]:
         elif options and text == "--":
             options = False
             yield _Arg(word, "end")
-        elif options and text.startswith("-") and len(text) > 1 and not word.dynamic:
+        elif (
+            options
+            and text.startswith("-")
+            and len(text) > 1
+            and (not word.dynamic or _globbed_value(grammar, word))
+        ):
             if text.startswith("--"):
                 name, equals, value = text.partition("=")
                 names = _long_names(grammar, name)
@@ -167,6 +172,22 @@ def _args(grammar: _Grammar, args: tuple[Word, ...]) -> Iterator[_Arg]:
                 yield _Arg(word, "option", tuple(letters))
         else:
             yield _Arg(word, "operand", after_end=not options)
+
+
+def _globbed_value(grammar: _Grammar, word: Word) -> bool:
+    """Whether a word only the shell fills in is a long option whose value, not a file,
+    is a pattern the shell expands (``--include=*.py``): each word it becomes is that
+    option, whose value is no file."""
+    raw = word.raw
+    name, _, value = raw.partition("=")
+    names = _long_names(grammar, name)
+    return (
+        raw.startswith("--")
+        and not any(c in raw for c in "$`\\'\"")
+        and not any(c in name for c in "*?[{")
+        and all(n in grammar.long and n not in grammar.files for n in names)
+        and bool(value)
+    )
 
 
 def _splits(word: Word) -> bool:
