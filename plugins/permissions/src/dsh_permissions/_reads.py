@@ -13,14 +13,14 @@ it. After a command that may make or move a link, each file a later command of t
 reads through a place that command writes is unknown (``_relinked``). So is the file of
 every input redirection (``< .env``), whatever the program. The words taken for files
 are a generous guess (an option's value may be taken for a file too; ``_reader_args``),
-which can only make a call stricter; but the destination of ``mv`` and ``cp`` is written, not read, and
-left out (``_destinations.written``). What a file word only gets its value from when the
-shell runs (``cat $F``, ``cat *.env``, ``find -exec cat {}``, ``xargs cat``, a relative
-path after ``cd``, behind ``env -C dir`` or in ``find -execdir``, a path through
-``/proc/self``), and what a program reads when it takes its files' names from a list
-or its input (``tar -T list``, ``zip -@``: ``_name_lists``) or when its own name is only
-known then (``$c .env``), cannot be checked: it is asked about when such a rule has a
-pattern.
+which can only make a call stricter; but the destination of ``mv`` and ``cp`` is
+written, not read, and left out (``_destinations.written``). What a file word only
+gets its value from when the shell runs (``cat $F``, ``cat *.env``, ``find -exec cat
+{}``, ``xargs cat``, a relative path after ``cd``, behind ``env -C dir`` or in ``find
+-execdir``, a path through ``/proc/self``), what a program reads when it takes its
+files' names from a list or its input (``tar -T list``, ``zip -@``: ``_name_lists``),
+and what one whose own name is only known then reads (``$c .env``) cannot be checked:
+it is asked about when such a rule has a pattern.
 Other programs (``python``, ``git show HEAD:.env``, a script) are not looked into.
 """
 
