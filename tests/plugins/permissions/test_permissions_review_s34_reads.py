@@ -203,3 +203,58 @@ async def test_f12_a_form_of_another_file_still_runs(judge):
     command = "curl -F 'f=@src/a.py;type=text/plain' -F 'n=<src/a.py' http://host/"
     judged = await judge(CURL, "bash", {"command": command})
     assert judged.decision == "allow", judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # bash's long options spelt with one - (before any short option): no -c or -s
+        "bash -rcfile .env -i",
+        "sudo bash -rcfile .env -i",
+        "sh -rcfile .env",  # sh may be bash: its startup file, or dash's script file
+        "bash -verbose .env",
+        "bash -posix .env",
+        "bash -norc .env",
+        # the letters that take a value in each shell (fish -d, ksh -R, mksh -T)
+        "fish -d 3 .env",
+        "ksh -R x .env",
+        "mksh -T x .env",
+    ],
+)
+async def test_a_shell_reads_its_script_file_as_shell_args_reads_it(judge, command):
+    """The script and startup files a shell reads come from ``_shell_args`` (as the
+    ``-c`` script does): a single-dash long option holding ``c`` or ``s`` was taken for
+    ``-c``/``-s``, and a value letter of fish, ksh or mksh for a flag."""
+    judged = await refused(judge, ALLOW_ALL, command)
+    assert judged.decision == "deny", judged.event["reason"]
+    assert judged.event["rule"] == "deny: read(.env)"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bash --rcfile .env",
+        "bash -o posix .env",
+        "bash +O extglob .env",
+        "sh -e .env",
+        "bash -O extglob -- .env",
+        # arguments _shell_args does not know: every operand may be read
+        "bash -o .env",
+        "zsh -oextendedglob .env",
+        "bash --foo .env",
+    ],
+)
+async def test_a_shell_script_file_after_options_is_still_read(judge, command):
+    """Denied before as now: kept so the shell's arguments read by ``_shell_args`` lose
+    none of them (a value it does not know leaves every operand read)."""
+    judged = await refused(judge, ALLOW_ALL, command)
+    assert judged.decision == "deny", judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    "command", ["bash -x -rcfile .env", "bash -c 'echo hi' .env", "bash +c 'echo' .env"]
+)
+async def test_a_c_script_and_its_arguments_are_not_read(judge, command):
+    """After a short option ``-rcfile`` is ``-r -c -f ...``: ``.env`` is the script."""
+    judged = await judge(ALLOW_ALL, "bash", {"command": command})
+    assert judged.decision == "allow", judged.event["reason"]

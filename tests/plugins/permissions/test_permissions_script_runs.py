@@ -29,6 +29,17 @@ pytestmark = pytest.mark.plugins("permissions")
         ("./scripts/deploy.sh *", "bash scripts/deploy.sh prod"),
         ("./scripts/deploy.sh *", "cd scripts; bash deploy.sh prod"),
         ("deploy.sh *", "bash scripts/deploy.sh prod"),  # its bare name, as ./ gives
+        # the shell's options read by _shell_args: a value (-o NAME, --rcfile FILE, fish
+        # -d 3) is not the script, nor is bash's -verbose / -posix -v / -c / -s
+        ("./deploy.sh *", "bash -o posix deploy.sh prod"),
+        ("./deploy.sh *", "bash -euxo pipefail deploy.sh prod"),
+        ("./deploy.sh *", "bash +O extglob deploy.sh prod"),
+        ("./deploy.sh *", "bash --rcfile x deploy.sh prod"),
+        ("./deploy.sh *", "bash -rcfile x deploy.sh prod"),
+        ("./deploy.sh *", "bash -verbose deploy.sh prod"),
+        ("./deploy.sh *", "bash -posix deploy.sh prod"),
+        ("./deploy.sh *", "fish -d 3 deploy.sh prod"),
+        ("./deploy.sh *", "zsh -oextendedglob deploy.sh prod"),  # not known: still seen
     ],
 )
 async def test_a_script_rule_sees_the_script_run_by_a_shell(judge, layout, rule, command):
@@ -45,6 +56,7 @@ async def test_a_script_rule_sees_the_script_run_by_a_shell(judge, layout, rule,
     "command",
     [
         "bash -c 'echo deploy.sh prod'",  # -c: its operand is code, not a script
+        "bash -x -rcfile 'echo deploy.sh prod'",  # -r -c -f ...: -c again
         "bash build.sh prod",
         "source other.sh",
     ],

@@ -11,6 +11,8 @@ from typing import Final
 from dsh_permissions import _xargs
 from dsh_permissions._git import without_global_options
 from dsh_permissions._parallel import PARALLELS, command_words
+from dsh_permissions._shell_args import SCRIPT_SHELLS, shell_args
+from dsh_permissions._shell_words import Word
 from dsh_permissions._wrappers import WRAPPERS, behind, skip_assignments
 
 __all__ = [
@@ -25,11 +27,6 @@ __all__ = [
     "variants",
 ]
 
-#: the shells: given a script file (no ``-c``) they read it (``sh -v .env`` prints it)
-SCRIPT_SHELLS: Final = frozenset(
-    {"ash", "bash", "csh", "dash", "fish", "ksh", "lksh", "mksh", "oksh", "posh", "rbash"}
-    | {"sh", "tcsh", "yash", "zsh"}
-)
 #: what runs the script of its ``-c`` option (opened as ``sh -c``'s is): the shells,
 #: busybox's, and su and script, which give it to a shell (``_wrapper_grammar`` says
 #: which of their spellings are not opened)
@@ -140,15 +137,7 @@ def script_runs(text: str) -> list[str]:
     elif name in (".", "source"):
         at = start + 1 + (tokens[start + 1 : start + 2] == ["--"])
     elif name in SCRIPT_SHELLS:
-        for index in range(start + 1, len(tokens)):
-            token = tokens[index]
-            if token.startswith(("-", "+")) and token not in ("-", "--"):
-                if not token.startswith("--") and ("c" in token or "s" in token):
-                    return []
-                continue  # an option (its value, if any, is read as the script too)
-            if token not in ("-", "--"):
-                at = index
-                break
+        at = _script_at(name, tokens, start + 1)
     if at is None or at >= len(tokens) or not tokens[at]:
         return []
     script = tokens[at]
@@ -156,3 +145,17 @@ def script_runs(text: str) -> list[str]:
         script = "./" + script.removeprefix("./")
     rest = tokens[at + 1 :]
     return [" ".join([name, *rest]) for name in program_names(script)]
+
+
+def _script_at(name: str, tokens: list[str], first: int) -> int | None:
+    """Where the script file of the shell ``name`` stands among ``tokens`` (its
+    arguments from ``first``, read by ``_shell_args``), or None (``-c``, ``-s``, none).
+    Arguments the shell reads in a way not known (asked about): the first word not
+    starting with ``-`` or ``+`` may be the script."""
+    args = tuple(Word(t, t) for t in tokens[first:])
+    found = shell_args(name, args)
+    if found.why is not None:
+        return next((first + i for i, w in enumerate(args) if w.text[:1] not in "-+"), None)
+    if found.command or found.stdin or not found.files:
+        return None
+    return first + next(i for i, w in enumerate(args) if w is found.files[0])

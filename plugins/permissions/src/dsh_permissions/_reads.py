@@ -4,9 +4,10 @@
 allowed by ``bash(cat *)`` would print it all the same. So for a command of a known
 program that reads the files it is given (``READERS``: ``cat``, ``head``, ``grep``,
 ``sed``, ``tar``, ``cp``, ...; also behind a wrapper such as ``sudo`` or ``timeout``),
-and for a shell given a script file (``sh -v .env`` prints it, no ``-c``), each word
-that may name a file is resolved as a ``read`` path is (from the workspace, ``..`` and
-symlinks resolved, and for a directory the symlinks below it; a symbolic link's target
+and for a shell given a script or startup file (``sh -v .env`` prints it, no ``-c``;
+its arguments read by ``_shell_args``), each word that may name a file is resolved as
+a ``read`` path is (from the workspace, ``..`` and symlinks resolved, and for a
+directory the symlinks below it; a symbolic link's target
 made by ``ln -s``, or kept by ``mv``/``cp`` moving a link, also from where the link
 lands, ``_made_links``), and the ``read`` tool's deny and ask rules are checked against
 it. After a command that may make or move a link, each file a later command of the line
@@ -36,7 +37,6 @@ from dsh_permissions._located import located
 from dsh_permissions._made_links import LINKERS, link_targets, moved_targets
 from dsh_permissions._name_lists import LISTERS, names_listed
 from dsh_permissions._reader_args import GREPS, file_words, searches_here
-from dsh_permissions._readings import SCRIPT_SHELLS
 from dsh_permissions._relinked import (
     MOVERS,
     leads_elsewhere,
@@ -44,6 +44,7 @@ from dsh_permissions._relinked import (
     relinks,
     set_relinked,
 )
+from dsh_permissions._shell_args import SCRIPT_SHELLS, shell_args
 from dsh_permissions._shell_words import Command, Word
 from dsh_permissions._subjects import Subject, path_subject
 from dsh_permissions._tar import TARS, reads_there
@@ -76,8 +77,6 @@ READERS: Final = frozenset(
         *LISTERS,
     }
 )
-#: shell options taking a value (``bash -o errexit``, ``bash --rcfile FILE``)
-_SHELL_VALUES: Final = frozenset({"--rcfile", "--init-file"})
 #: programs that take their files' names from their input: what they read is unknown
 _FROM_INPUT: Final = frozenset({"xargs", "parallel"})
 
@@ -130,7 +129,10 @@ def read_subjects(
             shifted = True
         args = words[index + 1 :]
         if program in SCRIPT_SHELLS:  # sh -v .env: the script file
-            files.extend(_script_file(args))
+            script_files, not_known = _script_files(program, args)
+            files.extend(script_files)
+            if not_known is not None:
+                found[unknown(program, not_known)] = None
             continue
         # rg --files lists the files below its operands: each one is a path, none a pattern
         listing = program == "rg" and any(a.text == "--files" for a in args)
@@ -222,27 +224,16 @@ def _arg_files(args: tuple[Word, ...]) -> Iterator[Word]:
                 take = True
 
 
-def _script_file(args: tuple[Word, ...]) -> Iterator[Word]:
-    """The script file a shell is given (``sh -v .env``, ``bash -x -- .env``): its first
-    operand, unless an option before it is ``-c`` (its script is opened instead) or
-    ``-s`` (it reads its input); generously also the value of ``-o`` / ``-O`` /
-    ``--rcfile`` / ``--init-file`` (a file for the last two)."""
-    value = False
-    for word in args:
-        text = word.text
-        if value:
-            yield word
-            value = False
-        elif text in ("-", "--"):
-            continue  # the end of the options
-        elif text.startswith(("-", "+")):
-            if not text.startswith("--") and ("c" in text or "s" in text):
-                return
-            # -o NAME, also at the end of a cluster (bash -euxo pipefail script)
-            value = text in _SHELL_VALUES or (not text.startswith("--") and text[-1] in "oO")
-        else:
-            yield word
-            return
+def _script_files(program: str, args: tuple[Word, ...]) -> tuple[list[Word], str | None]:
+    """The files the shell ``program`` reads (``_shell_args``): its startup files
+    (``--rcfile FILE``) and its script file (``sh -v .env``; not the script of ``-c``,
+    nor with ``-s``), and why its arguments are not known, or None. Not known: each
+    word not starting with ``-`` or ``+`` may be a file it reads (stricter, never looser)."""
+    found = shell_args(program, args)
+    if found.why is not None:
+        return [w for w in args if not w.text.startswith(("-", "+"))], found.why
+    script = found.files if not found.command and not found.stdin else ()
+    return [*found.startup, *script], None
 
 
 def _unnamed(words: tuple[Word, ...], texts: list[str]) -> Word | None:

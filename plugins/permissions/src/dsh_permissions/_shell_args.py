@@ -19,6 +19,10 @@ bash the next word), an option value after ``-c`` that is no option's name (``ba
 fish's options other than ``-c`` and its flags (``-C``/``--init-command`` run a command).
 su, script and busybox, which give ``-c`` to a shell, are read as before: the first word
 holding ``-c``, wherever it stands.
+
+The ``-c`` script is opened from here (``_commands``), and so are the files a read rule
+sees the shell read (``_reads``) and the script a rule for it sees run
+(``_readings.script_runs``): all three read the arguments alike.
 """
 
 from __future__ import annotations
@@ -27,11 +31,15 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from dsh_permissions._readings import SCRIPT_SHELLS
 from dsh_permissions._shell_words import Word
 
-__all__ = ["ShellArgs", "shell_args"]
+__all__ = ["SCRIPT_SHELLS", "ShellArgs", "shell_args"]
 
+#: the shells: given a script file (no ``-c``) they read it (``sh -v .env`` prints it)
+SCRIPT_SHELLS: Final = frozenset(
+    {"ash", "bash", "csh", "dash", "fish", "ksh", "lksh", "mksh", "oksh", "posh", "rbash"}
+    | {"sh", "tcsh", "yash", "zsh"}
+)
 #: bash's long options that take no value / take the next word (a startup file)
 _BASH_FLAGS: Final = frozenset(
     {
