@@ -185,6 +185,25 @@ async def test_f10_a_non_ascii_digit_is_no_file_descriptor(judge):
 @pytest.mark.parametrize(
     "command",
     [
+        "timeout 5 \u0661 x",
+        "env \u0661 x",
+        "sudo \u0661 x",
+        "nice -n 5 \u0661 x",
+        "timeout 5 \u0661s x",
+    ],
+)
+async def test_f10_a_non_ascii_digit_behind_a_wrapper_is_the_program(judge, command):
+    """``timeout 5 \u0661 x`` runs the program ``\u0661``: the wrapper's number pattern
+    (``\\d`` matches any Unicode digit) took it for a duration and skipped it, so a deny
+    rule for it never saw it run."""
+    rules = {"deny": ["bash(\u0661 *)", "bash(\u0661s *)"], "allow": ["bash"]}
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == "deny", judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
         "ln -s /bin/rm r; ./r -rf x", "ln /bin/rm r; ./r x", "cp -s /bin/rm r && ./r x",
         "ln -s /bin/rm r; sudo ./r -rf x",
     ],

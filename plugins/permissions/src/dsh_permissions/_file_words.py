@@ -21,7 +21,7 @@ __all__ = ["file_path", "part", "per_process", "unknown"]
 _UNKNOWN_WHY: Final = "only gets its value when the shell runs"
 #: paths that name a file as the process opening it sees it (its directory, its
 #: open files): the checker's own would be another
-_PER_PROCESS: Final = re.compile(r"/proc/(self|thread-self|\d+)(/|$)|/dev/fd(/|$)")
+_PER_PROCESS: Final = re.compile(r"/proc/(self|thread-self|[0-9]+)(/|$)|/dev/fd(/|$)")
 
 
 def file_path(word: Word, root: str, elsewhere: str | None) -> str | Subject:

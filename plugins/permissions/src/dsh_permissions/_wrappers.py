@@ -61,7 +61,7 @@ WRAPPERS: Final = frozenset(
     }
 )
 #: an option, an assignment (``env A=1``) or a duration or number (``timeout 5s``)
-WRAPPER_ARG: Final = re.compile(r"-.*|[A-Za-z_][A-Za-z0-9_]*=.*|\d+(\.\d+)?[smhd]?")
+WRAPPER_ARG: Final = re.compile(r"-.*|[A-Za-z_][A-Za-z0-9_]*=.*|[0-9]+(\.[0-9]+)?[smhd]?")
 #: how many words behind one wrapper may be the command it runs, at most
 MAX_CANDIDATES: Final = 64
 #: words that follow no option before the command: one operand of the wrapper
