@@ -3,8 +3,10 @@ files a command reads (``_reads``, ``_reader_args``, ``_name_lists``). Each row 
 unasked before its fix: grep/sed/awk options spelled as GNU takes them (F6), an
 archiver given its file names in a list or its input (F13), a program name only the
 shell knows (F4), an unquoted ``$x`` in a pattern or option-value slot (F5), curl's
-``-F`` forms (F12). Calls go through the real dispatcher (conftest ``judge``; the
-layout has ``.env``, ``innocent.txt -> .env`` and ``src/a.py``).
+``-F`` forms (F12); and the files a shell reads, read by ``_shell_args`` (some rows
+were asked or denied before: see the test). Calls go through the real dispatcher
+(conftest ``judge``; the layout has ``.env``, ``innocent.txt -> .env`` and
+``src/a.py``).
 """
 
 from __future__ import annotations
@@ -219,20 +221,7 @@ async def test_f12_a_form_of_another_file_still_runs(judge):
         "fish -d 3 .env",
         "ksh -R x .env",
         "mksh -T x .env",
-    ],
-)
-async def test_a_shell_reads_its_script_file_as_shell_args_reads_it(judge, command):
-    """The script and startup files a shell reads come from ``_shell_args`` (as the
-    ``-c`` script does): a single-dash long option holding ``c`` or ``s`` was taken for
-    ``-c``/``-s``, and a value letter of fish, ksh or mksh for a flag."""
-    judged = await refused(judge, ALLOW_ALL, command)
-    assert judged.decision == "deny", judged.event["reason"]
-    assert judged.event["rule"] == "deny: read(.env)"
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
+        # options and values before the file, as before
         "bash --rcfile .env",
         "bash -o posix .env",
         "bash +O extglob .env",
@@ -244,11 +233,15 @@ async def test_a_shell_reads_its_script_file_as_shell_args_reads_it(judge, comma
         "bash --foo .env",
     ],
 )
-async def test_a_shell_script_file_after_options_is_still_read(judge, command):
-    """Denied before as now: kept so the shell's arguments read by ``_shell_args`` lose
+async def test_a_shell_reads_its_script_file_as_shell_args_reads_it(judge, command):
+    """The script and startup files a shell reads come from ``_shell_args`` (as the
+    ``-c`` script does): a single-dash long option holding ``c`` or ``s`` was taken for
+    ``-c``/``-s``, and a value letter of fish, ksh or mksh for a flag. The rows after
+    them were denied before as now: the shell's arguments read by ``_shell_args`` lose
     none of them (a value it does not know leaves every operand read)."""
     judged = await refused(judge, ALLOW_ALL, command)
     assert judged.decision == "deny", judged.event["reason"]
+    assert judged.event["rule"] == "deny: read(.env)"
 
 
 @pytest.mark.parametrize(
