@@ -4,24 +4,24 @@
 allowed by ``bash(cat *)`` would print it all the same. So for a command of a known
 program that reads the files it is given (``READERS``: ``cat``, ``head``, ``grep``,
 ``sed``, ``tar``, ``cp``, ...; also behind a wrapper such as ``sudo`` or ``timeout``),
-and for a shell given a script or startup file (``sh -v .env`` prints it, no ``-c``;
-its arguments read by ``_shell_args``), each word that may name a file is resolved as
-a ``read`` path is (from the workspace, ``..`` and symlinks resolved, and for a
-directory the symlinks below it; a symbolic link's target
-made by ``ln -s``, or kept by ``mv``/``cp`` moving a link, also from where the link
-lands, ``_made_links``), and the ``read`` tool's deny and ask rules are checked against
-it. After a command that may make or move a link, each file a later command of the line
-reads through a place that command writes is unknown (``_relinked``). So is the file of
-every input redirection (``< .env``), whatever the program. The words taken for files
-are a generous guess (an option's value may be taken for a file too; ``_reader_args``),
-which can only make a call stricter; but the destination of ``mv`` and ``cp`` is
-written, not read, and left out (``_destinations.written``). What a file word only
-gets its value from when the shell runs (``cat $F``, ``cat *.env``, ``find -exec cat
-{}``, ``xargs cat``, a relative path after ``cd``, behind ``env -C dir`` or in ``find
--execdir``, a path through ``/proc/self``), what a program reads when it takes its
-files' names from a list or its input (``tar -T list``, ``zip -@``: ``_name_lists``),
-and what one whose own name is only known then reads (``$c .env``) cannot be checked:
-it is asked about when such a rule has a pattern.
+and for a shell given a script or startup file (``sh -v .env`` prints it, no ``-c``; its
+arguments read by ``_shell_args``), each word that may name a file is resolved as a
+``read`` path is (from the workspace, ``..`` and symlinks resolved, and for a directory
+the symlinks below it; a symbolic link's target made by ``ln -s``, or kept by
+``mv``/``cp`` moving a link, also from where the link lands, ``_made_links``), and the
+``read`` tool's deny and ask rules are checked against it. After a command that may make
+or move a link, each file a later command of the line reads through a place that command
+writes is unknown (``_relinked``). So is the file of every input redirection
+(``< .env``), whatever the program. The words taken for files are a generous guess (an
+option's value may be taken for a file too; ``_reader_args``), which can only make a
+call stricter; but the destination of ``mv`` and ``cp`` is written, not read, and left
+out (``_destinations.written``). What a file word only gets its value from when the
+shell runs (``cat $F``, ``cat *.env``, ``find -exec cat {}``, ``xargs cat``, a relative
+path after ``cd``, behind ``env -C dir`` or in ``find -execdir``, a path through
+``/proc/self``), what a program reads when it takes its files' names from a list or its
+input (``tar -T list``, ``zip -@``: ``_name_lists``), and what one whose own name is
+only known then reads (``$c .env``) cannot be checked: it is asked about when such a
+rule has a pattern.
 Other programs (``python``, ``git show HEAD:.env``, a script) are not looked into.
 """
 
