@@ -4,26 +4,21 @@ late ``y`` became a prompt to the model with nothing on the screen to explain it
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import anyio
 import pytest
 
 from dsh._cli_terminal import TerminalApprovals
+from dsh.approvals import ApprovalRequest
 
-pytestmark = pytest.mark.plugins("permissions")
 
-
-def request(timeout: float | None) -> SimpleNamespace:
-    return SimpleNamespace(
-        tool="bash", arguments='{"command": "make"}', reason="no rule allows it", timeout=timeout
-    )
+def request(timeout: float | None) -> ApprovalRequest:
+    return ApprovalRequest("bash", '{"command": "make"}', "no rule allows it", timeout=timeout)
 
 
 async def test_a_question_that_runs_out_of_time_says_so(capsys: pytest.CaptureFixture[str]):
     approvals = TerminalApprovals()
     with anyio.move_on_after(0.2):
-        await approvals.permission_ask(request(0.2))
+        await approvals.tools_approval(request(0.2))
     assert capsys.readouterr().err.endswith("  denied: no answer within 0.2 s\n")
     assert not approvals.asking
 
@@ -34,7 +29,7 @@ async def test_a_question_withdrawn_before_its_time_says_nothing_of_it(
     """A turn aborted while it asks (Ctrl-C) is not a timeout."""
     approvals = TerminalApprovals()
     with anyio.move_on_after(0.1):
-        await approvals.permission_ask(request(300))
+        await approvals.tools_approval(request(300))
     assert "no answer within" not in capsys.readouterr().err
 
 
@@ -43,14 +38,13 @@ async def test_the_question_shows_a_reasons_control_characters_as_escapes(
 ) -> None:
     """The reason quotes the command, which the model wrote: its escape sequences went to
     the terminal raw (cleared the screen, retitled the window: the chat journey review)."""
-    asked = SimpleNamespace(
+    asked = ApprovalRequest(
         tool="bash\x1b[2J",
         arguments='{"command": "echo"}',
         reason="the command 'echo \x1b[2J\x1b]0;title\x07 hi\x9b31m' cannot be checked",
-        timeout=None,
     )
     with anyio.move_on_after(0.1):
-        await TerminalApprovals().permission_ask(asked)
+        await TerminalApprovals().tools_approval(asked)
     shown = capsys.readouterr().err
     assert not any(c in shown for c in "\x1b\x07\x9b"), repr(shown)
     assert "the command 'echo \\x1b[2J\\x1b]0;title\\x07 hi\\x9b31m' cannot be checked" in shown

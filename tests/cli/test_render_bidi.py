@@ -7,13 +7,13 @@ letters, wide and combining characters are shown as they are."""
 from __future__ import annotations
 
 import io
-from types import SimpleNamespace
 
 import anyio
 import pytest
 
 from dsh._cli_terminal import TerminalApprovals
 from dsh._render import Renderer
+from dsh.approvals import ApprovalRequest
 from dsh.commands import for_terminal
 from dsh.session import Session
 
@@ -48,18 +48,16 @@ def test_a_streamed_answer_at_a_terminal_shows_them_escaped() -> None:
     assert out.getvalue() == f"access\\u202edenied {AS_IT_IS}\n"
 
 
-@pytest.mark.plugins("permissions")
 async def test_the_permission_question_shows_them_escaped(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    asked = SimpleNamespace(
+    asked = ApprovalRequest(
         tool="bash",
         arguments='{"command": "rm -rf \u202e/ #"}',
         reason="the command 'rm -rf \u2066/ #' cannot be checked",
-        timeout=None,
     )
     with anyio.move_on_after(0.1):
-        await TerminalApprovals().permission_ask(asked)
+        await TerminalApprovals().tools_approval(asked)
     shown = capsys.readouterr().err
     assert not any(c in shown for c in BIDI), repr(shown)
     assert "rm -rf \\u202e/ #" in shown and "'rm -rf \\u2066/ #' cannot be checked" in shown

@@ -22,7 +22,7 @@ from dsh import (
     hookspec,
 )
 from dsh._calling import Dispatcher
-from dsh._relay import interception_returns
+from dsh._relay import hook_returns
 from dsh.errors import ModelError
 from dsh.messages import AssistantMessage, RequestErrorDecision
 
@@ -258,7 +258,7 @@ def _raise(self: object) -> None:
 async def test_an_interception_impl_that_fails_is_named_not_the_first_impl(
     dsh_pm: PluginManager, hook: str, raises: bool
 ) -> None:
-    """Mutants: a hook missing from ``interception_returns``; the waterfall not checking
+    """Mutants: a hook missing from ``hook_returns``; the waterfall not checking
     a value's type; the error naming the first impl rather than the one that failed."""
 
     class Fine:
@@ -270,7 +270,7 @@ async def test_an_interception_impl_that_fails_is_named_not_the_first_impl(
     wrong = _raise if raises else lambda self: {"not": "a model"}
     setattr(Fine, hook, hookimpl(lambda self: None))
     setattr(Wrong, hook, hookimpl(wrong))
-    dsh_pm.dispatcher.returns.update(interception_returns())
+    dsh_pm.dispatcher.returns.update(hook_returns())
     dsh_pm.register(Wrong(), "wrong")
     dsh_pm.register(Fine(), "fine")  # runs first, answers None
     with pytest.raises(HookError) as info:

@@ -1,5 +1,6 @@
-"""The terminal as a front end: lines typed on stdin, and dsh-permissions' questions put
-to the person at it (``dsh chat``, and ``dsh run`` in a terminal).
+"""The terminal as a front end: lines typed on stdin, and the ``tools_approval``
+questions (dsh-permissions') put to the person at it (``dsh chat``, and ``dsh run`` in a
+terminal).
 
 A dsh started in the background of its terminal (``dsh run ... &`` in an interactive
 shell) does not read it: the kernel would stop it (SIGTTIN) until ``fg``. It reads once
@@ -16,12 +17,12 @@ import signal
 import sys
 import time
 from collections.abc import AsyncIterator
-from typing import Any
 
 import anyio
 import anyio.lowlevel
 
 from dsh._render import shorten, visible
+from dsh.approvals import UNANSWERED, ApprovalAnswer, ApprovalRequest
 from dsh.hookspecs import hookimpl
 
 __all__ = [
@@ -33,9 +34,10 @@ __all__ = [
     "utf8_only",
 ]
 
-_END_OF_INPUT = "no answer: the input ended (no one is at the terminal to answer)"
+_END_OF_INPUT = f"{UNANSWERED} the input ended (no one is at the terminal to answer)"
 _IN_BACKGROUND = (
-    "no answer: dsh runs in the background of its terminal, where it cannot ask (no one was asked)"
+    f"{UNANSWERED} dsh runs in the background of its terminal, where it cannot ask "
+    "(no one was asked)"
 )
 #: A byte that was not UTF-8, as the decoding with ``surrogateescape`` keeps it.
 _NOT_UTF8 = re.compile("[\ud800-\udfff]")
@@ -209,12 +211,12 @@ async def lines_typed(prompt: PromptLine | None = None) -> AsyncIterator[str | N
 
 
 class TerminalApprovals:
-    """The terminal as dsh-permissions' front end: a call that needs approval is shown on
-    stderr, and the next line typed answers it (``y`` once, ``a`` always, anything
-    else denies; a sentence is passed to the model as the reason; ``a`` where nothing
-    can be remembered allows once, which is said). Once the input has
-    ended (``close()``) every question, pending or new, is denied; so is one asked while
-    dsh is in the background of its terminal, or pending when it is sent there (fail
+    """The terminal as a ``tools_approval`` front end: a call that needs approval is
+    shown on stderr, and the next line typed answers it (``y`` once, ``a`` always,
+    anything else denies; a sentence is passed to the model as the reason; ``a`` where
+    nothing can be remembered allows once, which is said). Once the input has ended
+    (``close()``) every question, pending or new, is denied; so is one asked while dsh
+    is in the background of its terminal, or pending when it is sent there (fail
     closed: ``dsh run ... &`` ends its turn rather than wait for a ``fg``)."""
 
     def __init__(self) -> None:
@@ -224,13 +226,11 @@ class TerminalApprovals:
         stdin = sys.stdin
         self._terminal = stdin.fileno() if stdin is not None and stdin.isatty() else None
 
-    @hookimpl(optionalhook=True)
-    async def permission_ask(self, request: Any) -> Any:
-        from dsh_permissions import PermissionAnswer
-
+    @hookimpl
+    async def tools_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
         while self._waiting is not None:  # one question at a time
             await self._waiting[0].wait()
-        remember = getattr(request, "remember", ())
+        remember = request.remember
         # with nothing "always" could remember (an ask rule covers the call, or it
         # cannot be checked: it is asked each time) it is not offered; typed anyway, it
         # allows this call, which is said
@@ -255,9 +255,10 @@ class TerminalApprovals:
             try:
                 await self._answered(event)
             except anyio.get_cancelled_exc_class():
-                # the plugin's ask_timeout ran out: said under the question, or a
-                # late "y" reads as a prompt to the model with nothing to explain it
-                timeout = getattr(request, "timeout", None)
+                # the asker's timeout (dsh-permissions' ask_timeout) ran out: said under
+                # the question, or a late "y" reads as a prompt to the model with nothing
+                # to explain it
+                timeout = request.timeout
                 if timeout is not None and time.monotonic() - started >= timeout - 0.1:
                     print(f"  denied: no answer within {timeout:g} s", file=sys.stderr, flush=True)
                 raise
@@ -270,20 +271,20 @@ class TerminalApprovals:
                 file=sys.stderr,
                 flush=True,
             )
-            return PermissionAnswer.deny(_IN_BACKGROUND)
+            return ApprovalAnswer.deny(_IN_BACKGROUND)
         if box[0] is None:
             print("  denied: the input ended", file=sys.stderr, flush=True)
-            return PermissionAnswer.deny(_END_OF_INPUT)
+            return ApprovalAnswer.deny(_END_OF_INPUT)
         line = box[0].strip()
         if line.lower() in ("y", "yes"):
-            return PermissionAnswer.once()
+            return ApprovalAnswer.once()
         if line.lower() in ("a", "always"):
             if not remember:
                 print(_ONCE_ONLY, file=sys.stderr, flush=True)
-            return PermissionAnswer.always()
+            return ApprovalAnswer.always()
         if line.lower() in ("", "n", "no"):
-            return PermissionAnswer.deny("the user said no")
-        return PermissionAnswer.deny(line)
+            return ApprovalAnswer.deny("the user said no")
+        return ApprovalAnswer.deny(line)
 
     def _background(self) -> bool:
         return self._terminal is not None and in_background(self._terminal)
@@ -328,7 +329,7 @@ _ONCE_ONLY = (
 )
 
 
-def _remembered(remember: Any) -> str:
+def _remembered(remember: tuple[tuple[str, str], ...]) -> str:
     """What "always" allows for the rest of the session, in a few words."""
     shown = ", ".join(f"{kind} {shorten(str(value), 40)}" for kind, value in remember)
     return f"for this session: {shown}"

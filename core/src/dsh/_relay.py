@@ -12,6 +12,7 @@ from dsh.errors import HookError
 
 if TYPE_CHECKING:
     from dsh.agent import Agent
+    from dsh.approvals import ApprovalAnswer, ApprovalRequest
     from dsh.errors import ModelError
     from dsh.harness import Harness
     from dsh.hookspecs import AgentStatus
@@ -26,12 +27,14 @@ if TYPE_CHECKING:
     from dsh.persistence import SessionPersistence
     from dsh.session import Session, SessionEvent
 
-__all__ = ["HookRelay", "interception_returns"]
+__all__ = ["HookRelay", "hook_returns"]
 
 
-def interception_returns() -> dict[str, type]:
-    """What the impls of the interception hooks must return (a harness installs it in
-    its dispatcher; imported only then: building a relay must stay light)."""
+def hook_returns() -> dict[str, type]:
+    """What the impls of the interception hooks and of ``tools_approval`` must return (a
+    harness installs it in its dispatcher; imported only then: building a relay must
+    stay light)."""
+    from dsh.approvals import ApprovalAnswer
     from dsh.messages import (
         AssistantMessage,
         ContinuationDecision,
@@ -46,6 +49,7 @@ def interception_returns() -> dict[str, type]:
         "tools_execute": ToolResult,
         "agent_turn_continuation": ContinuationDecision,
         "agent_request_error": RequestErrorDecision,
+        "tools_approval": ApprovalAnswer,
     }
 
 
@@ -172,6 +176,13 @@ class HookRelay:
         returned only when async impls need awaiting. (The harness installs it only while
         some plugin implements the hook.)"""
         return self.dispatcher.notify_inline("session_event", {"session": session, "event": event})
+
+    async def tools_approval(
+        self, agent: Agent, call: ToolCall, request: ApprovalRequest
+    ) -> tuple[str, ApprovalAnswer] | None:
+        # with the plugin that answered, (plugin name, answer): the asker says who
+        kwargs = {"agent": agent, "call": call, "request": request}
+        return await self.dispatcher.first_result("tools_approval", kwargs)
 
     def session_flush(self, session: Session) -> Awaitable[None]:
         return self.dispatcher.gather("session_flush", {"session": session})

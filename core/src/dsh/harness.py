@@ -24,7 +24,7 @@ import anyio
 from pydantic import BaseModel
 
 from dsh._grace import started as grace_started
-from dsh._relay import interception_returns
+from dsh._relay import hook_returns
 from dsh._secret_variables import SecretVariables
 from dsh._secrets import get_logger
 from dsh.agent import AgentRegistry
@@ -92,7 +92,7 @@ class Harness:
         )
         self.relay = self.pm.relay
         # an interception impl returning the wrong type fails, named, like one raising
-        self.pm.dispatcher.returns.update(interception_returns())
+        self.pm.dispatcher.returns.update(hook_returns())
         self.sessions = SessionStore()
         self._follow_observers()  # and again on every (un)registration while started
         self.models = ModelRegistry(secrets=self.secrets)

@@ -27,6 +27,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from dsh.agent import Agent
+    from dsh.approvals import ApprovalAnswer, ApprovalRequest
     from dsh.errors import ModelError
     from dsh.harness import Harness
     from dsh.messages import (
@@ -53,6 +54,7 @@ CALL_STYLES: dict[str, CallStyle] = {
     "agent_request": "waterfall",
     "agent_step_result": "waterfall",
     "tools_execute": "firstresult",
+    "tools_approval": "firstresult",
     "agent_turn_continuation": "waterfall",
     "agent_request_error": "waterfall",
     "session_event": "notify",
@@ -144,6 +146,27 @@ def agent_request_error(
     ``step/retry`` and runs ``agent_request`` again first (so a compaction plugin can
     shrink the history). Retries per step are bounded by the agent option
     ``max_request_retries`` (default 1).
+    """
+
+
+# -- front ends: asking a person ----------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def tools_approval(agent: Agent, call: ToolCall, request: ApprovalRequest) -> ApprovalAnswer | None:
+    """**firstresult** — ask a person whether a tool call may run: a front end answers.
+
+    The core never calls it itself: a plugin that decides which calls need approval
+    (dsh-permissions, for a call its rules mark ``ask``) asks with ``await
+    agent.relay.tools_approval(agent, call, request)``. Return a
+    ``dsh.approvals.ApprovalAnswer``: ``once()``, ``always()`` (also allow
+    ``request.remember`` for the session) or ``deny(message)`` (the model reads
+    ``message``); None when this front end cannot ask (no terminal, not its agent), so
+    the next one may. Impls should be ``async def``: a blocking impl stalls the agent
+    and escapes the asker's timeout, which cancels an async one.
+
+    What a raising impl, or none answering, leads to is the asker's: dsh-permissions
+    denies the call (fails closed), naming the plugin that failed.
     """
 
 

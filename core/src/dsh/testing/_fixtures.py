@@ -18,11 +18,12 @@ RECORDER = "dsh-hook-recorder"
 @pytest.fixture
 def dsh_pm() -> PluginManager:
     """A fresh plugin manager: core defaults only, no entry points. Its relay checks
-    what interception impls return, as a harness's does (a wrong type is a HookError)."""
-    from dsh._relay import interception_returns
+    what interception and ``tools_approval`` impls return, as a harness's does (a
+    wrong type is a HookError)."""
+    from dsh._relay import hook_returns
 
     pm = create_plugin_manager(load_entry_points=False)
-    pm.dispatcher.returns.update(interception_returns())
+    pm.dispatcher.returns.update(hook_returns())
     return pm
 
 

@@ -1,9 +1,11 @@
 """Approvals: asking a front end about a call, and the answers a session remembers.
 
-``permission_ask`` (see ``hookspecs``) is called with a ``PermissionRequest``; the first
-front end that returns a ``PermissionAnswer`` decides. No front end, none answering,
-one raising, an answer that is not a ``PermissionAnswer``, or no answer before the
-timeout: the call is denied, with the reason.
+A call is put to the ``permission_ask`` impls first (see ``hookspecs``), with a
+``PermissionRequest``; when none answers, to the core's ``tools_approval`` front ends
+(``dsh.approvals``: the ``dsh chat`` terminal is one), with the ``ApprovalRequest``
+made of it. The first that answers decides. No front end, none answering, one raising,
+an answer of the wrong type, or no answer before the timeout: the call is denied, with
+the reason.
 
 "Always" answers are not kept anywhere but the session log: each is part of its
 ``permission/decision`` event, and the grants in force are folded from the log on
@@ -17,10 +19,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from dsh.approvals import UNANSWERED, ApprovalAnswer, ApprovalRequest
 from dsh.errors import HookError
 
 if TYPE_CHECKING:
@@ -39,11 +42,9 @@ __all__ = [
 ]
 
 ASK_HOOK: Final = "permission_ask"
+#: the core's hook, asked when no ``permission_ask`` impl answers
+CORE_HOOK: Final = "tools_approval"
 DECISION_EVENT: Final = "permission/decision"
-#: how a front end's ``deny`` message begins when no one answered (the input ended)
-UNANSWERED: Final = "no answer:"
-#: What a front end may answer; anything else is refused when the answer is built.
-CHOICES: Final = ("once", "always", "deny")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,36 +70,18 @@ class PermissionRequest:
     #: a front end can say so under the question
     timeout: float | None = None
 
+    def question(self) -> ApprovalRequest:
+        """The request as the core's ``tools_approval`` front ends get it."""
+        return ApprovalRequest(self.tool, self.arguments, self.reason, self.remember, self.timeout)
+
 
 @dataclass(frozen=True, slots=True)
-class PermissionAnswer:
-    """A front end's answer. Build one with ``once()``, ``always()`` or ``deny(msg)``."""
-
-    choice: Literal["once", "always", "deny"]
-    #: told to the model with a denial
-    message: str = ""
-
-    def __post_init__(self) -> None:
-        if self.choice not in CHOICES:
-            raise ValueError(
-                f"PermissionAnswer choice must be one of {', '.join(CHOICES)}, not {self.choice!r}"
-            )
-        if type(self.message) is not str:
-            raise TypeError(f"PermissionAnswer message must be a str, not {self.message!r}")
-
-    @classmethod
-    def once(cls) -> PermissionAnswer:
-        return cls("once")
-
-    @classmethod
-    def always(cls) -> PermissionAnswer:
-        return cls("always")
-
-    @classmethod
-    def deny(cls, message: str = "") -> PermissionAnswer:
-        """A refusal; a ``message`` beginning ``no answer:`` (``UNANSWERED``) says no one
-        answered (the input ended), and the model is told so, not that the user refused."""
-        return cls("deny", message)
+class PermissionAnswer(ApprovalAnswer):
+    """A ``permission_ask`` front end's answer: the core's ``ApprovalAnswer``, under the
+    name this plugin's hook has. Build one with ``once()``, ``always()`` or
+    ``deny(msg)``; a ``deny`` message beginning ``no answer:`` (``UNANSWERED``) says no
+    one answered (the input ended), and the model is told so, not that the user
+    refused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +96,11 @@ class Asked:
 async def ask_front_ends(
     agent: Any, call: ToolCall, request: PermissionRequest, within: float | None
 ) -> Asked:
-    """Call ``permission_ask`` impls in hook order until one answers."""
+    """Call ``permission_ask`` impls in hook order until one answers, then, when none
+    has, the core's ``tools_approval`` impls; ``within`` seconds for both."""
     relay = getattr(agent, "relay", None)
-    if relay is None or not relay.implemented(ASK_HOOK):
+    own = relay is not None and relay.implemented(ASK_HOOK)
+    if relay is None or not (own or relay.implemented(CORE_HOOK)):
         return Asked(
             None,
             why="no front end that can ask a person is loaded (a non-interactive run, such as "
@@ -124,21 +109,39 @@ async def ask_front_ends(
         )
     with anyio.move_on_after(math.inf if within is None else within):
         try:
-            answered = await relay.call_first_named(
-                ASK_HOOK, agent=agent, call=call, request=request
-            )
+            answered = None
+            if own:
+                answered = await relay.call_first_named(
+                    ASK_HOOK, agent=agent, call=call, request=request
+                )
+            if answered is None and relay.implemented(CORE_HOOK):
+                return _approved(await relay.tools_approval(agent, call, request.question()))
         except HookError as exc:
             cause = exc.cause
             why = f"the front end {exc.plugin!r} failed: {type(cause).__name__}: {cause}"
             return Asked(None, exc.plugin, why)
         if answered is None:
-            return Asked(None, why="no front end answered (none could ask a person)")
+            return Asked(None, why=NO_ANSWER)
         front_end, result = answered
         if not isinstance(result, PermissionAnswer):
             why = f"the front end {front_end!r} answered {type(result).__name__}"
             return Asked(None, front_end, why + ", not a PermissionAnswer")
         return Asked(result, front_end)
     return Asked(None, why=f"no answer came within {within:g} seconds")
+
+
+NO_ANSWER: Final = "no front end answered (none could ask a person)"
+
+
+def _approved(answered: tuple[str, Any] | None) -> Asked:
+    """What a ``tools_approval`` front end answered, as this plugin's answer."""
+    if answered is None:
+        return Asked(None, why=NO_ANSWER)
+    front_end, result = answered
+    if not isinstance(result, ApprovalAnswer):  # a harness's relay refuses it already
+        why = f"the front end {front_end!r} answered {type(result).__name__}"
+        return Asked(None, front_end, why + ", not an ApprovalAnswer")
+    return Asked(PermissionAnswer(result.choice, result.message), front_end)
 
 
 @dataclass(slots=True)
