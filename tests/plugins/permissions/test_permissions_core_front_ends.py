@@ -150,3 +150,10 @@ async def test_the_ask_timeout_bounds_a_core_front_end():
     assert len(ui.requests) == 1
     assert "no answer came within 0.05 seconds" in decision["reason"]
     assert "no answer came within 0.05 seconds" in seen
+
+
+def test_a_permission_answer_is_the_cores_answer_under_its_own_name():
+    assert isinstance(PermissionAnswer.once(), ApprovalAnswer)
+    assert type(PermissionAnswer.deny("no")) is PermissionAnswer
+    with pytest.raises(ValueError, match=r"^PermissionAnswer choice must be one of once, always"):
+        PermissionAnswer("no")  # type: ignore[arg-type]
