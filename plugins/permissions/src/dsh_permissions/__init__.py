@@ -3,8 +3,9 @@
 The plugin implements ``tools_execute`` ``tryfirst``: a denied call gets an error
 result with the reason (the tool never runs), an allowed one goes on to the core
 executor. Modes (``default``, ``accept-edits``, ``plan``, ``bypass``) and allow / ask /
-deny rules decide; ``ask`` goes to the ``permission_ask`` hook, answered by a front
-end; every decision is logged as a ``permission/decision`` session event.
+deny rules decide; ``ask`` goes to a front end (the ``permission_ask`` hook, then the
+core's ``tools_approval``); every decision is logged as a ``permission/decision``
+session event.
 See docs/permissions.md.
 
 dsh imports this module on every start, ``dsh --help`` included, so it imports nothing
