@@ -54,9 +54,9 @@ def test_unknown_hook_fails_registration(dsh_pm: PluginManager) -> None:
 
     class Unheard:
         @hookimpl
-        def tool_approved(self) -> None: ...
+        def weather_report(self) -> None: ...
 
-    with pytest.raises(PluginValidationError, match=r"unknown hook 'tool_approved' — is dsh"):
+    with pytest.raises(PluginValidationError, match=r"unknown hook 'weather_report' — is dsh"):
         dsh_pm.register(Unheard(), "unheard")
 
 
