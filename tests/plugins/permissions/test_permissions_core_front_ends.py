@@ -9,10 +9,10 @@ from typing import Any
 
 import anyio
 import pytest
-from permissions_util import Asker, CorpusTools
+from permissions_util import Asker, CorpusTools, FakeAgent, make_tools
 
 import dsh_permissions
-from dsh import hookimpl
+from dsh import ToolCall, create_plugin_manager, hookimpl
 from dsh.approvals import ApprovalAnswer, ApprovalRequest
 from dsh.testing import ScriptedModel, check_invariants, run_turn, scripted_harness, text
 from dsh.testing import tool_calls as calls
@@ -136,6 +136,18 @@ async def test_a_core_front_end_that_cannot_answer_denies_naming_it(ui, said):
     assert decision["decision"] == "deny" and decision["answer"] is None
     assert said in decision["reason"] and said in seen
     assert decision["front_end"] == ("ui" if "'ui'" in said else None)
+
+
+async def test_outside_a_harness_the_plugin_refuses_a_core_answer_of_another_type(layout):
+    """A relay with no return types installed (a plugin manager of its own, as the
+    corpus's ``judge`` uses) passes a wrong answer on: the plugin refuses it itself."""
+    plugins = [("permissions", dsh_permissions), ("ui", FrontEnd("yes"))]
+    pm = create_plugin_manager(plugins, load_entry_points=False)
+    agent = FakeAgent(layout.ws, make_tools([]), pm.relay, {"permissions": {}})
+    call = ToolCall(id="c1", name="bash", arguments='{"command": "make test"}')
+    result = await pm.relay.tools_execute(agent, call, 1, 1)
+    assert result is not None and result.is_error
+    assert "the front end 'ui' answered str, not an ApprovalAnswer" in result.content
 
 
 async def test_with_no_front_end_of_either_hook_the_call_is_denied_as_before():

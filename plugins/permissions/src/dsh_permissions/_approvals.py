@@ -109,38 +109,31 @@ async def ask_front_ends(
         )
     with anyio.move_on_after(math.inf if within is None else within):
         try:
-            answered = None
             if own:
                 answered = await relay.call_first_named(
                     ASK_HOOK, agent=agent, call=call, request=request
                 )
-            if answered is None and relay.implemented(CORE_HOOK):
-                return _approved(await relay.tools_approval(agent, call, request.question()))
+                if answered is not None:
+                    return _answer(answered, PermissionAnswer)
+            if relay.implemented(CORE_HOOK):
+                answered = await relay.tools_approval(agent, call, request.question())
+                if answered is not None:  # a harness's relay refuses another type already
+                    return _answer(answered, ApprovalAnswer)
         except HookError as exc:
             cause = exc.cause
             why = f"the front end {exc.plugin!r} failed: {type(cause).__name__}: {cause}"
             return Asked(None, exc.plugin, why)
-        if answered is None:
-            return Asked(None, why=NO_ANSWER)
-        front_end, result = answered
-        if not isinstance(result, PermissionAnswer):
-            why = f"the front end {front_end!r} answered {type(result).__name__}"
-            return Asked(None, front_end, why + ", not a PermissionAnswer")
-        return Asked(result, front_end)
+        return Asked(None, why="no front end answered (none could ask a person)")
     return Asked(None, why=f"no answer came within {within:g} seconds")
 
 
-NO_ANSWER: Final = "no front end answered (none could ask a person)"
-
-
-def _approved(answered: tuple[str, Any] | None) -> Asked:
-    """What a ``tools_approval`` front end answered, as this plugin's answer."""
-    if answered is None:
-        return Asked(None, why=NO_ANSWER)
+def _answer(answered: tuple[str, object], expect: type[ApprovalAnswer]) -> Asked:
+    """The answer a front end gave, as this plugin's; refused unless an ``expect``."""
     front_end, result = answered
-    if not isinstance(result, ApprovalAnswer):  # a harness's relay refuses it already
+    if not isinstance(result, expect):
+        article = "an" if expect.__name__[0] in "AEIOU" else "a"
         why = f"the front end {front_end!r} answered {type(result).__name__}"
-        return Asked(None, front_end, why + ", not an ApprovalAnswer")
+        return Asked(None, front_end, f"{why}, not {article} {expect.__name__}")
     return Asked(PermissionAnswer(result.choice, result.message), front_end)
 
 
