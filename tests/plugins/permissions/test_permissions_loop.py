@@ -2,9 +2,10 @@
 47-49): a denied tool never runs, the model reads the reason in its next request, the
 turn goes on, and every decision is in the session log.
 
-Not here yet: the `dsh chat` permission prompt driven through a pseudo-terminal. The
-terminal front end (a ``permission_ask`` impl) belongs to the CLI (issue 8) and is to be
-tested with it; these tests use front-end plugins written for the purpose instead."""
+The `dsh chat` permission prompt (the terminal front end, a ``tools_approval`` impl of
+the core) is tested under a pseudo-terminal in tests/cli; these tests use front-end
+plugins written for the purpose instead (test_permissions_core_front_ends.py: front ends
+of the core's hook)."""
 
 from __future__ import annotations
 
