@@ -169,3 +169,17 @@ def test_a_permission_answer_is_the_cores_answer_under_its_own_name():
     assert type(PermissionAnswer.deny("no")) is PermissionAnswer
     with pytest.raises(ValueError, match=r"^PermissionAnswer choice must be one of once, always"):
         PermissionAnswer("no")  # type: ignore[arg-type]
+
+
+async def test_a_core_answer_altered_after_it_was_built_is_a_deny_naming_the_front_end():
+    """A forged choice failed rebuilding the plugin's answer: the call was denied as a
+    failure of the permission check, naming no front end."""
+    forged = ApprovalAnswer.once()
+    object.__setattr__(forged, "choice", "yes")
+    decision, seen = await run(("ui", FrontEnd(forged)))
+    assert decision["decision"] == "deny" and decision["front_end"] == "ui"
+    assert (
+        "and the front end 'ui' answered badly: PermissionAnswer choice must be one of"
+        in (decision["reason"])
+    )
+    assert "the permission check failed" not in seen

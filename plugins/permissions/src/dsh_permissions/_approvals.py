@@ -134,7 +134,12 @@ def _answer(answered: tuple[str, object], expect: type[ApprovalAnswer]) -> Asked
         article = "an" if expect.__name__[0] in "AEIOU" else "a"
         why = f"the front end {front_end!r} answered {type(result).__name__}"
         return Asked(None, front_end, f"{why}, not {article} {expect.__name__}")
-    return Asked(PermissionAnswer(result.choice, result.message), front_end)
+    if isinstance(result, PermissionAnswer):  # kept as given: a forged choice denies
+        return Asked(result, front_end)
+    try:
+        return Asked(PermissionAnswer(result.choice, result.message), front_end)
+    except (TypeError, ValueError) as exc:  # altered after it was built (it is frozen)
+        return Asked(None, front_end, f"the front end {front_end!r} answered badly: {exc}")
 
 
 @dataclass(slots=True)
