@@ -172,9 +172,10 @@ async def test_without_entry_points_an_installed_plugins_settings_still_need_it(
 
 
 @pytest.mark.plugins("permissions")
-async def test_a_stored_sessions_settings_for_a_plugin_left_out_are_said_to_be_ignored(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+async def test_stored_settings_for_a_plugin_left_out_refuse_a_resume_without_options() -> None:
+    """Checked as ``create`` checks them (were said to be ignored, and the agent went on
+    without its rules): the way on is to load the plugin or to pass options without
+    them."""
     from dsh_permissions import Permissions
 
     store = InMemoryPersistence()
@@ -189,9 +190,11 @@ async def test_a_stored_sessions_settings_for_a_plugin_left_out_are_said_to_be_i
     async with scripted_harness(
         ScriptedModel([]), plugins=[("mem", store)], load_entry_points=False
     ) as h:
-        with caplog.at_level("WARNING", logger="dsh.config"):
+        with pytest.raises(DshError) as caught:
             await h.agents.resume("a", session_id)
-    assert [r.getMessage() for r in caplog.records if r.name == "dsh.config"] == [
-        f"session {session_id!r}: its 'permissions' options are ignored: plugin "
-        "'permissions' is installed but not loaded"
-    ]
+        await h.agents.resume("a", session_id, {"model": "scripted"})
+    assert str(caught.value) == (
+        "agent 'a': option 'permissions': plugin 'permissions' is installed but not loaded, "
+        "so nothing would apply these settings (the 'permissions' options stored with "
+        f"session {session_id}: load it, or pass options= without them)"
+    )

@@ -1,6 +1,6 @@
 """Options for one of dsh's own plugins that is not installed (``permissions`` with
-dsh-core alone), given in code or stored with a session: refused as ``dsh.yml``'s are,
-or, for a stored session resumed without options, said to be ignored. Before, each was
+dsh-core alone), given in code or stored with a session: refused as ``dsh.yml``'s are
+(a stored session resumed without options too, naming it). Before, each was
 taken as a free key: an agent's deny rules applied to nothing without a word.
 
 The plugin manager here has nothing installed (``pm.installed = {}``), as with dsh-core
@@ -55,14 +55,15 @@ async def test_a_session_storing_them_is_refused_when_they_are_passed_on() -> No
     )
 
 
-async def test_a_session_storing_them_resumed_without_options_is_warned_about(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+async def test_a_session_storing_them_resumed_without_options_is_refused() -> None:
+    """As options given in code are (was: a warning, and the agent went on without its
+    deny rules)."""
     async with scripted_harness(ScriptedModel([]), pm=core_alone()) as h:
-        with caplog.at_level(logging.WARNING, logger="dsh.config"):
+        with pytest.raises(DshError) as caught:
             await h.agents.resume_stored("b", stored("b-session-2"))
-    assert "session 'b-session-2': its 'permissions' options are ignored: dsh-permissions " in (
-        caplog.text
+    assert str(caught.value) == (
+        f"agent 'b': {REFUSED} (the 'permissions' options stored with session "
+        "b-session-2: pass options= without them)"
     )
 
 

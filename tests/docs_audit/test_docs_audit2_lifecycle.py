@@ -65,11 +65,12 @@ async def test_a_claimed_session_is_released_when_its_agent_cannot_start() -> No
     """hooks.md:456-457: "and releases it if the agent cannot start"."""
     store = Claiming()
     session_id = await stored_session(store)
-    # options stored as no agent may have them (a live session is refused before its claim)
-    store.stored[session_id].meta["options"] = {"model": "scripted", "max_steps": 0}
+    # options no agent may have, given (a live session, or bad stored options, are
+    # refused before the claim; a core option given is checked as the agent is built)
+    options = {"model": "scripted", "max_steps": 0}
     async with scripted_harness(ScriptedModel(), plugins=[store], load_entry_points=False) as h:
         with pytest.raises(DshError, match="max_steps"):  # the agent cannot start
-            await h.agents.resume("c", session_id)
+            await h.agents.resume("c", session_id, options)
     mine = [call for call in store.calls if call[1] == session_id]
     assert mine[-2:] == [("claim", session_id), ("release", session_id)]
 

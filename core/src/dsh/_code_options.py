@@ -16,7 +16,7 @@ from dsh._config_local import check_local
 from dsh._config_models import misplaced_key
 from dsh._config_yaml import Loc, did_you_mean, shown
 from dsh._entry_points import FIRST_PARTY
-from dsh._options import CORE_OPTIONS, option_typo
+from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
 from dsh._plugin_settings import not_installed, raised
 from dsh._secrets import get_logger
 from dsh._stored_options import from_store, stored_note
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from dsh.harness import Harness
     from dsh.persistence import StoredSession
 
-__all__ = ["check_options", "model_problem", "options_problem", "warn_left_out"]
+__all__ = ["check_options", "check_stored", "model_problem", "options_problem"]
 
 log = get_logger("dsh.config")
 
@@ -38,6 +38,7 @@ def check_options(
     *,
     resumed: bool = False,
     stored: StoredSession | None = None,
+    kept: str | None = None,
 ) -> None:
     """Options a caller gave in code, checked by the rules of ``agents[].options`` (the
     config's own agents were checked when it loaded): a ``DshError`` naming the agent.
@@ -46,14 +47,36 @@ def check_options(
     another workspace): not refused for that, or the session could not be continued.
     ``stored``: that session, when read already: a problem with an option it holds (and
     the config does not set) names it and the way out (``dsh._stored_options``).
-    Not resumed, ``dsh.yml``'s plugin settings naming ``local`` are checked too: it
+    ``kept``: ``options`` are ``stored``'s own, taken whole by a resume in code given
+    none (``check_stored``), as stored with session ``kept`` (a fork's source): each is
+    the session's, its core options are checked here too, and ``options=`` is the way
+    out. Not resumed, ``dsh.yml``'s plugin settings naming ``local`` are checked too: it
     must be registered (``check_local``)."""
     if options:
         pm = harness.pm
         config = harness.config
 
+        def theirs(key: str) -> str | None:
+            """The id of the session said to store option ``key``, when it is ``stored``'s."""
+            if stored is None or not (kept or from_store(config, stored, key, options[key])):
+                return None
+            return kept or stored.id
+
+        def note(key: str) -> str:
+            """Said after a problem with option ``key``: whose it is, when ``stored``'s."""
+            if stored is None or theirs(key) is None:
+                return ""
+            off = (
+                "left out"
+                if pm.is_left_out(key) and key not in harness.settings
+                else "not installed"
+                if key in FIRST_PARTY and pm.is_missing(key)
+                else None
+            )
+            return stored_note(config, stored, key, off=off, kept=kept)
+
         def turned_off(key: str) -> None:
-            _warn_off(harness, agent_id, key, options[key], stored)
+            _warn_off(harness, agent_id, key, options[key], theirs(key))
 
         for key, value in options.items():  # one at a time: the stored ones say so
             problem = options_problem(
@@ -69,39 +92,40 @@ def check_options(
                 turned_off,
                 missing=pm.is_missing,
             )
+            if problem is None and kept is not None:  # else checked as the agent is built
+                problem = core_option_problem({key: value})
             if problem is not None:
-                if stored is not None and from_store(config, stored, key, value):
-                    off = (
-                        "left out"
-                        if pm.is_left_out(key) and key not in harness.settings
-                        else "not installed"
-                        if key in FIRST_PARTY and pm.is_missing(key)
-                        else None
-                    )
-                    problem += stored_note(config, stored, key, off=off)
-                raise DshError(f"agent {agent_id!r}: {problem}")
+                raise DshError(f"agent {agent_id!r}: {problem}{note(key)}")
         problem = model_problem(options.get("model"), harness.models.names())
-        if problem is not None:
-            raise DshError(f"agent {agent_id!r}: {problem}")
+        if problem is not None:  # a command line's resume chose its model (-m, or dsh.yml)
+            raise DshError(f"agent {agent_id!r}: {problem}{note('model') if kept else ''}")
     if not resumed:
         check_local(harness, agent_id, options)
 
 
-def _warn_off(
-    harness: Harness, agent_id: str, key: str, value: Any, stored: StoredSession | None
+def check_stored(
+    harness: Harness, agent_id: str, stored: StoredSession, options: dict[str, Any], named: str
 ) -> None:
+    """The options ``stored`` holds (``options``: read from its meta), which a resume in
+    code given none takes whole, checked as ``agents.create`` checks what it is given: a
+    bad one is a ``DshError`` naming session ``named`` (``stored``'s id; a fork's source)
+    and ``options=``, which replaces them; one for a plugin turned off is warned about."""
+    check_options(harness, agent_id, options, resumed=True, stored=stored, kept=named)
+
+
+def _warn_off(harness: Harness, agent_id: str, key: str, value: Any, session: str | None) -> None:
     """Option ``key`` is for a plugin turned off (-p no:KEY): said once. Options of an
     agent of dsh.yml were said to be ignored, with their place, when it loaded; a
-    stored session's are said to be its own."""
-    config = harness.config
-    if stored is not None and from_store(config, stored, key, value):
+    stored session's (``session``: its id, when the option is its own) are said to be
+    its own."""
+    if session is not None:
         log.warning(
             "session %s: its %r options are ignored: plugin %r is turned off (-p no:%s)",
-            *(stored.id, key, key, key),
+            *(session, key, key, key),
         )
     elif not any(
         entry.id == agent_id and entry.own_options().get(key, _NONE) == value
-        for entry in config.agents
+        for entry in harness.config.agents
     ):
         _ignored(key)
 
@@ -111,24 +135,6 @@ def _ignored(key: str) -> None:
 
 
 _NONE = object()  # what no option equals
-
-
-def warn_left_out(harness: Harness, session_id: str, options: dict[str, Any]) -> None:
-    """A stored session's settings for a plugin that does not run now (its permission
-    rules, say) are not applied: said, not refused, since a session may be resumed on
-    purpose without a plugin (one that compacted its history, say)."""
-    pm = harness.pm
-    for key in options:
-        if pm.is_left_out(key):
-            log.warning(
-                "session %r: its %r options are ignored: plugin %r is installed but not loaded",
-                *(session_id, key, key),
-            )
-        elif key in FIRST_PARTY and pm.is_missing(key) and not pm.is_blocked(key):
-            log.warning(
-                "session %r: its %r options are ignored: dsh-%s is not installed",
-                *(session_id, key, key),
-            )
 
 
 def options_problem(

@@ -68,21 +68,24 @@ def resumed_session(
 ) -> tuple[Session, dict[str, Any] | None]:
     """The session agent ``agent_id`` continuing ``stored`` gets (its events, meta and
     creation time), and its options: ``options``, or without them the ones the session was
-    created with (stored in its meta when they were JSON; those for a plugin of
-    ``harness`` that does not run now are warned about). A fork's copy (``forked``) is
+    created with (stored in its meta when they were JSON), checked against ``harness`` as
+    ``agents.create`` checks its own: a bad one is a ``DshError`` naming the session (a
+    fork's source) and ``options=`` (``check_stored``). A fork's copy (``forked``) is
     cleared of the secrets ``harness`` holds first: the agent goes on as a resume of the
     stored fork would."""
+    named = stored.id
     if isinstance(stored, _Fork):
+        named = str(stored.meta.get("parent", stored.id))
         stored = _cleared(stored, held_secrets(harness), agent_id)
-    session = sessions.prepare(
-        stored.id, stored.events, meta=dict(stored.meta), created=stored.created
-    )
     if options is None:
         options = stored_options(stored)
         if options is not None and harness is not None:
-            from dsh._code_options import warn_left_out
+            from dsh._code_options import check_stored
 
-            warn_left_out(harness, stored.id, options)
+            check_stored(harness, agent_id, stored, options, named)
+    session = sessions.prepare(
+        stored.id, stored.events, meta=dict(stored.meta), created=stored.created
+    )
     return session, options
 
 

@@ -3,11 +3,15 @@ resumes it. They are stored as given, those for a plugin turned off (``-p no:NAM
 too, which nothing could check then: once the plugin runs again, a bad one refuses the
 session. The refusal says the options are the session's (``dsh.yml``, which ``config
 check`` passes, does not set them) and how to go on: the config's own options for the
-agent that created the session replace the stored ones (``_cli_agent.resume_options``)."""
+agent that created the session replace the stored ones (``_cli_agent.resume_options``);
+for a resume in code that gave no options (and so took the stored ones whole),
+``options=`` does."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from dsh._options import CORE_OPTIONS
 
 if TYPE_CHECKING:
     from dsh.config import Config
@@ -39,13 +43,28 @@ def from_store(config: Config, stored: StoredSession | None, key: str, value: An
     return all(key not in entry.own_options() for entry in config.agents if entry.id == agent)
 
 
-def stored_note(config: Config, stored: StoredSession, key: str, *, off: str | None) -> str:
+def stored_note(
+    config: Config,
+    stored: StoredSession,
+    key: str,
+    *,
+    off: str | None,
+    kept: str | None = None,
+) -> str:
     """Said after the problem of option ``key`` that ``from_store`` found in ``stored``:
     whose options they are and the way out. ``off``: its plugin does not run, "left out"
     (installed, not loaded: load it) or "not installed" (install dsh-KEY), or turn it
     off to go on without them; None: dsh.yml's options for the creating agent would
-    replace them (``resume_options``)."""
-    said = f"the {key!r} options stored with session {stored.id}"
+    replace them (``resume_options``). ``kept``: they were taken whole by a resume in
+    code given no options, from session ``kept`` (``stored``, or a fork's source), and
+    ``options=`` replaces them."""
+    what = "option" if key in CORE_OPTIONS else "options"  # a plugin's: its settings
+    said = f"the {key!r} {what} stored with session {kept or stored.id}"
+    if kept is not None:
+        if off is None:
+            return f" ({said}: passing options= replaces the stored ones)"
+        load = "load it, or " if off == "left out" else ""
+        return f" ({said}: {load}pass options= without them)"
     if off == "left out":
         load = f"load it (DSH_LOAD_PLUGINS, -p {key})"
         return f" ({said}: {load}, or turn it off (-p no:{key}) to go on without them)"

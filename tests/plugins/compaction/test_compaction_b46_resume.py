@@ -90,7 +90,8 @@ async def test_b46_without_the_plugin_a_compacted_log_replays_the_full_history()
 
     plugins = [("bulky", BulkyTool()), ("mem", store)]
     async with scripted_harness(plugins=plugins, load_entry_points=False) as h:
-        resumed = await h.agents.resume("a", session_id)  # its stored options
+        # without its stored compaction settings: they would apply to nothing (refused)
+        resumed = await h.agents.resume("a", session_id, {})
         full = list(resumed.session.history)
 
     assert len(full) == 12 > len(compacted)  # the task, five reads, the answer
