@@ -165,25 +165,23 @@ async def test_a_hook_error_sent_to_another_process_keeps_its_secret_hidden() ->
     assert shown.strip() == error.for_user()
 
 
-async def test_a_secret_declared_in_an_agent_s_options_is_hidden_once_the_file_loads() -> None:
-    secret = "tok-Ag3ntOptions-4d5e6f"
+def token_in_agent_options(secret: str) -> Harness:
+    """A harness whose dsh.yml gives agent ``main`` the ``tok`` token ``secret`` in its
+    options (``SettingsOnly`` declares it ``SecretStr``)."""
     text = (
         "models:\n  m:\n    provider: openai-compatible\n    base_url: http://127.0.0.1:9/v1\n"
         f"agents:\n  - id: main\n    model: m\n    options: {{tok: {{token: {secret}}}}}\n"
     )
-    async with Harness(
-        plugins=[("tok", SettingsOnly())], load_entry_points=False, config_text=text
-    ):
+    return Harness(plugins=[("tok", SettingsOnly())], load_entry_points=False, config_text=text)
+
+
+async def test_a_secret_declared_in_an_agent_s_options_is_hidden_once_the_file_loads() -> None:
+    secret = "tok-Ag3ntOptions-4d5e6f"
+    async with token_in_agent_options(secret):
         assert redact(f"token {secret}") == "token ***"
 
 
 async def test_an_agent_s_declared_secret_is_among_its_harness_s_secrets() -> None:
     secret = "tok-Ag3ntTools-7a8b9c"
-    text = (
-        "models:\n  m:\n    provider: openai-compatible\n    base_url: http://127.0.0.1:9/v1\n"
-        f"agents:\n  - id: main\n    model: m\n    options: {{tok: {{token: {secret}}}}}\n"
-    )
-    async with Harness(
-        plugins=[("tok", SettingsOnly())], load_entry_points=False, config_text=text
-    ) as harness:
+    async with token_in_agent_options(secret) as harness:
         assert secret in harness.secrets()
