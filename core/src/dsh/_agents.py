@@ -134,7 +134,9 @@ class AgentRegistry:
     ) -> AgentHandle:
         """An agent continuing a stored session; needs a persistence plugin. Without
         ``options`` the agent gets the options it was created with (when they were
-        JSON and so stored in the session's meta). ``workspace`` as for ``create``."""
+        JSON and so stored in the session's meta), checked as ``create`` checks its own:
+        a bad one is a ``DshError`` naming the session and ``options=``, which replaces
+        them. ``workspace`` as for ``create``."""
         refuse = self._in_flight.refuse_if_closed
         refuse(agent_id)  # before the store is read: it may be closing
         place = self._checked(agent_id, options, workspace)  # before the id, as create
