@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from dsh._entry_points import bringing
 from dsh._render import visible
 from dsh._secrets import get_logger, redact
 from dsh.errors import DshError
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from dsh.commands import ChatCommand, ChatCommandContext
     from dsh.plugins import PluginManager
 
-__all__ = ["FROM_PLUGINS", "ChatCommands", "chat_commands", "run_command"]
+__all__ = ["ChatCommands", "chat_commands", "run_command"]
 
 #: A line is a command when its first word is one: `/name`, not a path (`/tmp/x.log:`).
 COMMAND = re.compile(r"/[A-Za-z][\w-]*(\s|$)")
@@ -42,10 +43,6 @@ _TELLING = (
 )
 _SEND_SLASH = ("//TEXT", "send /TEXT as a prompt")
 _BUILT_IN = frozenset(("queue", "resume", "plugins", "model", "help", "quit", "exit"))
-
-#: The chat commands of dsh's own plugins, by the plugin and the distribution that
-#: bring each: named when the plugin is not loaded.
-FROM_PLUGINS = {"/compact": ("compaction", "dsh-compaction")}
 
 _log = get_logger("dsh.chat")
 
@@ -69,7 +66,7 @@ class ChatCommands:
 
     def unknown(self, command: str) -> str:
         """What chat says of ``command``, which is none of these."""
-        needed = FROM_PLUGINS.get(command)
+        needed = bringing(command.removeprefix("/"), chat=True)  # named when not loaded
         if needed is not None:
             plugin, distribution = needed
             return f"  {command} needs the {plugin} plugin ({distribution})"

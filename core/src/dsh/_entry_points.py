@@ -6,13 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
+from typing import Final, NamedTuple
 
 from dsh.errors import DshError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "FIRST_PARTY",
+    "OWN_PLUGINS",
+    "OwnPlugin",
     "PluginNameClash",
+    "bringing",
     "clashes",
     "discover",
     "dist_name",
@@ -22,9 +26,35 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "dsh"
-#: dsh's own plugins (dsh-NAME): settings for one that is not installed name what to
-#: install, and ``-p no:NAME`` takes their names even then.
-FIRST_PARTY = frozenset({"compaction", "permissions", "persistence"})
+
+
+class OwnPlugin(NamedTuple):
+    """One of dsh's own plugins: its distribution and the commands it brings, ``dsh``'s
+    (``commands``) and chat's (``chat``, without the slash)."""
+
+    distribution: str
+    commands: tuple[str, ...] = ()
+    chat: tuple[str, ...] = ()
+
+
+#: dsh's own plugins by name: settings for one that is not installed name what to
+#: install, ``-p no:NAME`` takes their names even then, and a command of one that is not
+#: there names the plugin (with dsh-core alone, ``dsh sessions list``; ``/compact``).
+OWN_PLUGINS: Final[Mapping[str, OwnPlugin]] = {
+    "compaction": OwnPlugin("dsh-compaction", chat=("compact",)),
+    "permissions": OwnPlugin("dsh-permissions"),
+    "persistence": OwnPlugin("dsh-persistence", commands=("sessions",)),
+}
+FIRST_PARTY = frozenset(OWN_PLUGINS)
+
+
+def bringing(command: str, *, chat: bool = False) -> tuple[str, str] | None:
+    """The name and distribution of dsh's own plugin that brings ``dsh`` command
+    ``command`` (``chat``: chat's ``/command``); None when none does."""
+    for name, plugin in OWN_PLUGINS.items():
+        if command in (plugin.chat if chat else plugin.commands):
+            return name, plugin.distribution
+    return None
 
 
 def modules(found: Mapping[str, EntryPoint]) -> dict[str, str]:

@@ -32,9 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 BUILT_IN = ("plugins", "version", "run", "chat", "config", "models", "tools")
-#: The commands of dsh's own plugins, by the distribution that brings each: named when
-#: it is not installed (with dsh-core alone, ``dsh sessions list``).
-_FROM_PLUGINS = {"sessions": "dsh-persistence"}
 
 
 def _commands(pm: PluginManager) -> dict[str, tuple[str, Command]]:
@@ -171,13 +168,14 @@ def _check_command(
     that is not there because its plugin is not installed, or not loaded."""
     if not rest or rest[0].startswith("-") or rest[0] in (*BUILT_IN, *commands):
         return
+    from dsh._entry_points import bringing
     from dsh.plugins import installed_plugins
 
     installed = installed_plugins()
-    distribution = _FROM_PLUGINS.get(rest[0])
-    if distribution is not None and all(d != distribution for _, d, _ in installed):
+    needed = bringing(rest[0])  # one of dsh's own plugins' commands
+    if needed is not None and all(d != needed[1] for _, d, _ in installed):
         raise UsageError(
-            f"no command {rest[0]!r}: it comes from {distribution}, which is not installed"
+            f"no command {rest[0]!r}: it comes from {needed[1]}, which is not installed"
         )
     idle = list(dict.fromkeys(name for name, _, _ in installed if not pm.has_plugin(name)))
     if idle:
