@@ -14,26 +14,15 @@ import time
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, ConfigDict
+from test_stored_options_note import StrictSettings
 
-from dsh import DshError, hookimpl
+from dsh import DshError
 from dsh.persistence import StoredSession
 from dsh.plugins import PluginManager, create_plugin_manager
 from dsh.session import SessionEvent
 from dsh.testing import InMemoryPersistence, ScriptedModel, scripted_harness, text
 
 WAY = "passing options= replaces the stored ones"
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    size: int = 1
-
-
-class StrictSettings:
-    @hookimpl
-    def register_settings(self, register: Any) -> None:
-        register(Strict)
 
 
 def session(session_id: str, options: dict[str, Any]) -> StoredSession:
