@@ -10,40 +10,30 @@ checks what it passes on: test_stored_options_note.py.)"""
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 import pytest
 from test_stored_options_note import StrictSettings
 
 from dsh import DshError
-from dsh.persistence import StoredSession
 from dsh.plugins import PluginManager, create_plugin_manager
-from dsh.session import SessionEvent
-from dsh.testing import InMemoryPersistence, ScriptedModel, scripted_harness, text
+from dsh.testing import InMemoryPersistence, ScriptedModel, run_turn, scripted_harness, text
 
 WAY = "passing options= replaces the stored ones"
 
 
-def session(session_id: str, options: dict[str, Any]) -> StoredSession:
-    """A session of agent ``a`` with one finished turn (a fork may be taken at it)."""
-    now = time.time()
-    reply = {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}
-    reply |= {"stop_reason": "stop", "model": "scripted"}
-    events = [
-        ("turn/start", {"turn": 1}),
-        ("user/message", {"content": "hi"}),
-        ("step/start", {"turn": 1, "step": 1}),
-        ("assistant/message", {"message": reply}),
-        ("step/end", {"turn": 1, "step": 1}),
-        ("turn/end", {"turn": 1, "reason": "completed"}),
-    ]
-    return StoredSession(
-        session_id,
-        now,
-        [SessionEvent(kind, seq, now, data) for seq, (kind, data) in enumerate(events)],
-        {"agent": "a", "options": options},
-    )
+async def stored_with(options: dict[str, Any]) -> InMemoryPersistence:
+    """A store holding session ``a-session-1`` of agent ``a`` (one finished turn: a fork
+    may be taken at it), its stored options made ``options`` since (as a plugin turned
+    off when it was stored would have let them be)."""
+    store = InMemoryPersistence()
+    plugins = [("mem", store)]
+    model = ScriptedModel([text("ok")])
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
+        agent = await h.agents.create("a", "a-session-1", options={"model": "scripted"})
+        await run_turn(agent, "hi")
+    store.stored["a-session-1"].meta["options"] = options
+    return store
 
 
 async def refused(
@@ -51,8 +41,7 @@ async def refused(
 ) -> str:
     """What resuming (``how``) session ``a-session-1``, stored with ``options``, without
     options of its own is refused with."""
-    store = InMemoryPersistence()
-    store.stored["a-session-1"] = session("a-session-1", options)
+    store = await stored_with(options)
     plugins = [("mem", store), ("strict", StrictSettings())]
     async with scripted_harness(
         ScriptedModel([]), plugins=plugins, load_entry_points=False, pm=pm
@@ -135,8 +124,7 @@ async def test_options_for_a_plugin_left_out_are_refused() -> None:
 async def test_options_for_a_plugin_turned_off_are_warned_about_naming_the_session(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    store = InMemoryPersistence()
-    store.stored["a-session-1"] = session("a-session-1", {"audit": {"level": 2}})
+    store = await stored_with({"audit": {"level": 2}})
     pm = installed({"audit": "dsh_audit"}, "audit")
     async with scripted_harness(ScriptedModel([]), plugins=[("mem", store)], pm=pm) as h:
         with caplog.at_level(logging.WARNING, logger="dsh.config"):
@@ -148,8 +136,7 @@ async def test_options_for_a_plugin_turned_off_are_warned_about_naming_the_sessi
 
 
 async def test_options_given_replace_the_stored_ones_unchecked_as_before() -> None:
-    store = InMemoryPersistence()
-    store.stored["a-session-1"] = session("a-session-1", {"strict": {"sise": 2}})
+    store = await stored_with({"strict": {"sise": 2}})
     plugins = [("mem", store), ("strict", StrictSettings())]
     model = ScriptedModel([text("again")])
     async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
