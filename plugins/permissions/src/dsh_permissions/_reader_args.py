@@ -69,6 +69,50 @@ _GREP: Final = _Grammar(
     frozenset({"-f", "--file", "--exclude-from"}),
     scripted=True,
 )
+#: rg, ag and ack each their own (ag's ``-D`` is ``--debug``, ``-f`` ``--follow``); an
+#: option left out is taken for a flag, so its value for the pattern (stricter). ag's
+#: ``-A``/``-B``/``-C`` (and ``--after=N``) take a value only when it is a number, ack's
+#: context options maybe none: flags here
+_RG: Final = _Grammar(
+    "ABCdEefgjMmrTt",
+    (
+        *("--regexp", "--file", "--after-context", "--before-context", "--context"),
+        *("--max-count", "--glob", "--iglob", "--type", "--type-not", "--type-add"),
+        *("--type-clear", "--max-depth", "--encoding", "--replace", "--threads"),
+        *("--max-columns", "--ignore-file", "--pre", "--pre-glob", "--colors", "--color"),
+        *("--context-separator", "--field-context-separator", "--field-match-separator"),
+        *("--path-separator", "--sort", "--sortr", "--max-filesize", "--engine"),
+        *("--dfa-size-limit", "--regex-size-limit", "--hostname-bin", "--generate"),
+        "--hyperlink-format",
+    ),
+    script=frozenset({"-e", "-f", "--regexp", "--file"}),
+    files=frozenset({"-f", "--file", "--ignore-file"}),
+    scripted=True,
+)
+_AG: Final = _Grammar(
+    "GgmpW",
+    (
+        *("--ackmate-dir-filter", "--color-line-number", "--color-match", "--color-path"),
+        *("--depth", "--filename-pattern", "--file-search-regex", "--ignore"),
+        *("--ignore-dir", "--max-count", "--pager", "--path-to-ignore", "--width"),
+        "--workers",
+    ),
+    script=frozenset({"-g", "--filename-pattern"}),
+    files=frozenset({"-p", "--path-to-ignore"}),
+    scripted=True,
+)
+_ACK: Final = _Grammar(
+    "",
+    (
+        *("--match", "--ackrc", "--files-from", "--ignore-dir", "--ignore-directory"),
+        *("--noignore-dir", "--ignore-file", "--type", "--type-add", "--type-set"),
+        *("--type-del", "--max-count", "--output", "--pager", "--range-start"),
+        "--range-end",
+    ),
+    script=frozenset({"--match"}),
+    files=frozenset({"--ackrc", "--files-from"}),
+    scripted=True,
+)
 _SED: Final = _Grammar(
     "efl",
     ("--expression", "--file", "--line-length"),
@@ -97,6 +141,9 @@ _HEAD: Final = _Grammar("nc", ("--lines", "--bytes"))
 _NONE: Final = _Grammar()
 _GRAMMARS: Final = {
     **dict.fromkeys(GREPS, _GREP),
+    "rg": _RG,
+    "ag": _AG,
+    "ack": _ACK,
     **dict.fromkeys(("sed", "gsed"), _SED),
     **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _AWK),
     **dict.fromkeys(("jq", "yq"), _JQ),
@@ -262,13 +309,15 @@ def _form_files(text: str) -> list[str]:
     return list(dict.fromkeys([found, *found.split(",")]))
 
 
-def searches_here(program: str, args: tuple[Word, ...]) -> bool:
-    """Whether a search given no file searches the current directory (rg; grep -r,
-    ``-d recurse``, as getopt and grep take them shortened: ``--recur``, ``-d rec``,
-    ``--dir=recurse``; or when a word only the shell fills in sets an option)."""
+def searches_here(program: str, args: tuple[Word, ...], *, fed: bool) -> bool:
+    """Whether a search given no file searches the current directory: rg, ag and ack
+    unless ``fed`` (their input is a pipe or a file: they search it); grep with ``-r``
+    or ``-d recurse`` whatever its input, as getopt and grep take them shortened:
+    ``--recur``, ``-d rec``, ``--dir=recurse`` (or when a word only the shell fills in
+    sets an option)."""
     if program in _RECURSIVE:
         # rg --files lists the names of the files it would search, reading none
-        return not (program == "rg" and any(a.text == "--files" for a in args))
+        return not fed and not (program == "rg" and any(a.text == "--files" for a in args))
     if program not in GREPS:
         return False
     for arg in _args(_GREP, args):

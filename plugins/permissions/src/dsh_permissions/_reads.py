@@ -96,6 +96,9 @@ def read_subjects(
     known, and is also read as the file it names in each, for deny and ask rules)."""
     words = command.words[start:]
     files = [r.target for r in command.redirects if r.kind == "<"]
+    # rg, ag and ack search their input, not the directory, when it is a pipe or a
+    # file (rg not when it is a device: /dev/null)
+    fed = command.piped or any(not w.text.startswith("/dev/") for w in files)
     # an earlier cd, or tar -C, makes a relative file name another file
     elsewhere = "an earlier cd (or find -execdir) changed the directory" if moved else None
     shifted = moved  # it runs elsewhere (tar -C only unpacks elsewhere: _destinations)
@@ -145,7 +148,7 @@ def read_subjects(
             ]
         operands = [w for w, _ in found_words]
         named = any(operand for _, operand in found_words)  # an operand, not an option's
-        if not named and not files and not command.piped and searches_here(program, args):
+        if not named and searches_here(program, args, fed=fed):
             operands.append(Word(".", "."))  # rg PATTERN, grep -r PATTERN: the directory
         if program in TARS and reads_there([a.text for a in args]):
             elsewhere = elsewhere or "tar -C changes the directory"
