@@ -1,7 +1,9 @@
-"""Archivers told to read the files named in a list or in their input (``tar -T list``,
+"""Programs told to read the files named in a list or in their input (``tar -T list``,
 ``tar --files-from=-``, ``zip -@``, ``xz --files=list``, ``7z a x.7z @list``,
-``cpio -o``): which files they read is not known when the command is checked, as for
-``xargs cat`` (``_reads`` takes them for unknown reads). Long options are matched as
+``7z a x.7z -i@list`` / ``'-i!.env'``, ``cpio -o``, ``sort --files0-from=-``,
+``ack -x``), or in a config file (``curl -K cfg``, ``wget --config=cfg``): which files
+they read is not known when the command is checked, as for ``xargs cat`` (``_reads``
+takes them for unknown reads). Long options are matched as
 getopt matches them, shortened to any prefix (``--files`` is tar's ``--files-from``),
 an exact option name first (tar's ``--file`` is its archive).
 """
@@ -29,6 +31,8 @@ class _Lists:
     old_style: bool = False
     #: a word starting with ``@`` names a list (``7z a x.7z @list``)
     at_word: bool = False
+    #: switches that name files by a list or a wildcard (7z ``-i@list``, ``-ir!*.env``)
+    switches: tuple[str, ...] = ()
 
 
 _TAR: Final = _Lists("T", ("--files-from",), ("--file",), old_style=True)
@@ -38,7 +42,13 @@ _LISTS: Final = {
     "zip": _Lists("@", ("--names-stdin",)),
     **dict.fromkeys(("xz", "unxz", "lzma", "unlzma"), _XZ),
     "zstd": _Lists(long=("--filelist",)),
-    "7z": _Lists(at_word=True),
+    "7z": _Lists(at_word=True, switches=("-i", "-ai")),
+    "sort": _Lists(long=("--files0-from",)),
+    "ack": _Lists("x", ("--files-from",)),
+    "pax": _Lists("w"),  # pax -w: the names come from its input when none is given
+    # a config file names files to send (upload-file = .env, post_file = .env)
+    "curl": _Lists("K", ("--config",)),
+    "wget": _Lists(long=("--config",)),
     # cpio -o / -p take the names of the files from their input
     "cpio": _Lists("op", ("--create", "--pass-through")),
 }
@@ -59,10 +69,16 @@ def names_listed(program: str, args: tuple[Word, ...]) -> str | None:
         if text.startswith("--"):
             name = text.split("=", 1)[0]
             if name not in lists.exact and any(long_option(name, n) for n in lists.long):
-                return f"{program} reads the files named in a list or its input ({text})"
+                return _why(program, text)
+        elif text.startswith(lists.switches):
+            return f"{program} reads the files a list or a wildcard names ({text})"
         elif text.startswith("-") or (lists.old_style and index == 0):
             if any(letter in lists.letters for letter in text.lstrip("-")):
-                return f"{program} reads the files named in a list or its input ({text})"
+                return _why(program, text)
         elif lists.at_word and text.startswith("@"):
             return f"{program} reads the files named in the list {text[1:]!r}"
     return None
+
+
+def _why(program: str, option: str) -> str:
+    return f"{program} reads the files named in a list, a config file or its input ({option})"

@@ -290,23 +290,27 @@ def _marked(word: Word) -> Iterator[tuple[Word, bool]]:
 
 def _form_files(text: str) -> list[str]:
     """The files of a curl form ``NAME=@FILE`` / ``NAME=<FILE`` (``<``: the field's
-    value is the file's contents), up to its ``;type=`` / ``;filename=`` attributes,
-    unquoting a ``"..."`` name; generously each name of a ``,`` list too."""
+    value is the file's contents), and of each ``@``/``<`` after it (``;headers=@FILE``),
+    each up to the next ``;`` attribute, unquoting a ``"..."`` name; generously each
+    name of a ``,`` list too."""
     content = text.partition("=")[2]
     if content[:1] not in ("@", "<"):
         return []
-    rest = content[1:]
-    if rest.startswith('"'):
-        name: list[str] = []
-        at = 1
-        while at < len(rest) and rest[at] != '"':
-            at += 1 if rest[at] == "\\" and at + 1 < len(rest) else 0
-            name.append(rest[at])
-            at += 1
-        found = "".join(name)
-    else:
-        found = rest.split(";", 1)[0]
-    return list(dict.fromkeys([found, *found.split(",")]))
+    found = [_form_name(content[at + 1 :]) for at, c in enumerate(content) if c in "@<"]
+    return list(dict.fromkeys(n for name in found for n in (name, *name.split(","))))
+
+
+def _form_name(rest: str) -> str:
+    """The file name at the start of ``rest``: a ``"..."`` one unquoted, else up to ``;``."""
+    if not rest.startswith('"'):
+        return rest.split(";", 1)[0]
+    name: list[str] = []
+    at = 1
+    while at < len(rest) and rest[at] != '"':
+        at += 1 if rest[at] == "\\" and at + 1 < len(rest) else 0
+        name.append(rest[at])
+        at += 1
+    return "".join(name)
 
 
 def searches_here(program: str, args: tuple[Word, ...], *, fed: bool) -> bool:

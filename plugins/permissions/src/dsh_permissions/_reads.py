@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from dsh_permissions._destinations import written
+from dsh_permissions._fetchers import fetched_unknown
 from dsh_permissions._file_words import file_path, part, per_process, unknown
 from dsh_permissions._located import located
 from dsh_permissions._made_links import LINKERS, link_targets, moved_targets
@@ -127,6 +128,9 @@ def read_subjects(
             found[unknown(program, f"the files {program} reads come from its input")] = None
         if (listed := names_listed(program, words[index + 1 :])) is not None:
             found[unknown(program, listed)] = None  # tar -T list, zip -@
+        before = (*command.words[:start], *words[:index])
+        if (fetched := fetched_unknown(program, words[index + 1 :], before)) is not None:
+            found[unknown(program, fetched)] = None  # curl -T '{a,.env}', CURL_HOME=.
         if changes_directory(texts, index):
             elsewhere = elsewhere or "a wrapper runs it in another directory"
             shifted = True
