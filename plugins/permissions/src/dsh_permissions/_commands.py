@@ -62,10 +62,10 @@ from dsh_permissions._relinked import relinks, set_relinked
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
 from dsh_permissions._shell_args import shell_args
 from dsh_permissions._subjects import Subject
+from dsh_permissions._wrapper_grammar import may_run
 from dsh_permissions._wrappers import (
     WRAPPER_ARG,
     WRAPPERS,
-    behind,
     changes_directory,
     moved_at,
     moved_to,
@@ -201,7 +201,7 @@ def _wrapped(
         subjects.append(problem(" ".join(raw), why))
     index = inner = skip_assignments(raw)
     wrapped = False
-    may_run: frozenset[int] | None = frozenset()
+    runs_at: frozenset[int] | None = frozenset()
     nested = 0
     while index < len(words):
         name = os.path.basename(raw[index])
@@ -232,15 +232,16 @@ def _wrapped(
                     subjects.extend(_script(words[inner:], where, "the command watch runs"))
             if name in PARALLELS:
                 subjects.extend(_parallel(words, raw, index, where))
-            # the words that may be the command it runs (sudo -u root bash: root, bash)
-            found = behind(raw, index)
-            may_run = None if found is None else frozenset(found)
+            # the words that may be the command it runs (sudo -u root bash: bash; a
+            # wrapper whose options are not all known: root too)
+            found = may_run(raw, index)
+            runs_at = None if found is None else frozenset(found)
             index, wrapped = inner, True
             continue
         if name in SHELLS:
             # the command itself, or a word behind a wrapper that may be the command
             # (sudo -u root bash), not a later word (sudo apt install zsh)
-            command_word = not wrapped or may_run is None or index in may_run
+            command_word = not wrapped or runs_at is None or index in runs_at
             subjects.extend(_shell_script(words[index:], where, command_word))
         elif name == "eval":
             subjects.extend(_script(words[index + 1 :], where, "eval"))
@@ -338,12 +339,13 @@ def _shell_script(
         return [problem(" ".join(w.raw for w in shell), found.why)] if command_word else []
     if command_word and found.startup and (read := _from_input(shell, found.startup, where)):
         return read
-    if found.command:
-        return _script(found.files[:1], where, "the -c script")
+    inits = [s for w in found.inits for s in _script((w,), where, "the fish -C script")]
+    if found.command:  # fish and csh: each -c script
+        return [*inits, *(s for w in found.files for s in _script((w,), where, "the -c script"))]
     if not command_word:
-        return []
+        return inits
     # bash /dev/stdin, sh -: the script is its input
-    return _from_input(shell, () if found.stdin else found.files, where)
+    return [*inits, *_from_input(shell, () if found.stdin else found.files, where)]
 
 
 def _from_input(words: tuple[Word, ...], files: tuple[Word, ...], where: _Where) -> list[Subject]:

@@ -346,6 +346,8 @@ class _Parser:
         """Read a ``$`` construct at pos; True when it expands to an unknown value."""
         s, i = self.s, self.pos
         nxt = s[i + 1] if i + 1 < self.n else ""
+        if nxt == "[":  # bash's old $[x]: evaluates x's value as $((x)) does
+            raise Unparseable("arithmetic expansion $[ ] is not supported")
         if nxt == "(":
             if s.startswith("((", i + 1):
                 raise Unparseable("arithmetic expansion $(( )) is not supported")

@@ -16,7 +16,9 @@ option the shell does not have or spelt with ``=``, a letter other than an ASCII
 or digit, an ``o``/``O`` inside a cluster (zsh reads the rest of the word as its value,
 bash the next word), an option value after ``-c`` that is no option's name (``bash -c
 -o 'rm x'``), ``-rcfile`` given to ``sh`` (bash's long option, dash's cluster) and
-fish's options other than ``-c`` and its flags (``-C``/``--init-command`` run a command).
+fish's options other than its flags and value letters (``--init-command``). fish's, csh's
+and tcsh's ``-c`` (and fish's ``-C``) take the next word as the script and options go on
+after it (fish runs each, tcsh the last ``-c``): every one is a script.
 su, script and busybox, which give ``-c`` to a shell, are read as before: the first word
 holding ``-c``, wherever it stands.
 
@@ -52,9 +54,16 @@ _BASH_VALUES: Final = frozenset({"rcfile", "init-file"})
 #: the shells that are bash, and ``sh``, which may be bash or dash
 _BASH: Final = frozenset({"bash", "rbash"})
 #: per shell, the letters that take the next word (the rest: flags)
-_VALUES: Final = {"zsh": "o", "ksh": "oR", "mksh": "oT", "lksh": "oT", "fish": "dfop"}
+_VALUES: Final = {
+    "zsh": "o", "ksh": "oR", "mksh": "oT", "lksh": "oT", "fish": "dfopcC", "csh": "c",
+    "tcsh": "c",
+}  # fmt: skip
 _DEFAULT_VALUES: Final = "oO"
-_FISH_FLAGS: Final = frozenset("chilnNPv")
+#: per shell whose ``-c`` takes the next word (options go on after it), the letters
+#: whose value is a script it runs: fish runs each ``-c`` and ``-C`` (its init command,
+#: before its input or script file), tcsh and csh the last ``-c``: each is checked
+_SCRIPT_VALUES: Final = {"fish": "cC", "csh": "c", "tcsh": "c"}
+_FISH_FLAGS: Final = frozenset("hilnNPv")
 _LETTER: Final = re.compile(r"[A-Za-z0-9]")
 _OPTION_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 #: what su, script and busybox take for ``-c`` / ``-s`` (``_wrapper_grammar`` agrees)
@@ -69,10 +78,13 @@ class ShellArgs:
     command: bool = False
     #: ``s`` was given: the shell reads its input, its operands are its arguments
     stdin: bool = False
-    #: with ``command``: the script (its first operand); else the script files
+    #: with ``command``: the script (its first operand; fish's and csh's: each ``-c``
+    #: value); else the script files
     files: tuple[Word, ...] = ()
     #: the files given to ``--rcfile`` / ``--init-file``
     startup: tuple[Word, ...] = ()
+    #: the scripts fish runs first (``-C``/``--init-command``), without ``command``
+    inits: tuple[Word, ...] = ()
     #: why the arguments are not known (asked about), or None
     why: str | None = None
 
@@ -83,11 +95,14 @@ def shell_args(name: str, args: tuple[Word, ...]) -> ShellArgs:
         return _anywhere(args)
     command = stdin = short_seen = False
     startup: list[Word] = []
+    scripts: dict[str, list[Word]] = {"c": [], "C": []}
     values = _VALUES.get(name, _DEFAULT_VALUES)
     i = 0
     while i < len(args):
         text = args[i].text
         if args[i].dynamic and (later := _anywhere(args[i + 1 :])).command:
+            if name in _SCRIPT_VALUES:  # fish $opts -c true -c '...': one of many
+                return ShellArgs(why=f"{name} is given a word only known when it runs")
             return ShellArgs(command=True, files=later.files)  # bash $opts -c '...'
         if args[i].dynamic or text in ("-", "--") or not text.startswith(("-", "+")):
             if text in ("-", "--"):
@@ -127,13 +142,19 @@ def shell_args(name: str, args: tuple[Word, ...]) -> ShellArgs:
         value_words = args[i + 1 : i + 1 + taken]
         if len(value_words) < taken:
             return ShellArgs(why=f"{name} {text} is given no value")
+        if taken and text[-1] in _SCRIPT_VALUES.get(name, ""):
+            scripts[text[-1]].extend(value_words)
+            i += 1 + taken
+            continue
         # fish's values are files and categories
         named = all(not w.dynamic and _OPTION_NAME.fullmatch(w.text) for w in value_words)
         if not named and name != "fish":
             return ShellArgs(why=f"{name} {text} is given a value that is no option's name")
         i += 1 + taken
+    if scripts["c"]:
+        return ShellArgs(True, stdin, tuple(scripts["c"]), tuple(startup), tuple(scripts["C"]))
     files = args[i : i + 1] if command or not stdin else ()
-    return ShellArgs(command, stdin, files, tuple(startup))
+    return ShellArgs(command, stdin, files, tuple(startup), tuple(scripts["C"]))
 
 
 def _anywhere(args: tuple[Word, ...]) -> ShellArgs:

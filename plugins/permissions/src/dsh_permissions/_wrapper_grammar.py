@@ -32,7 +32,7 @@ from typing import Final
 
 from dsh_permissions._wrappers import WRAPPERS, behind, long_option, skip_assignments
 
-__all__ = ["UNMODELLED", "unmodelled"]
+__all__ = ["UNMODELLED", "may_run", "unmodelled"]
 
 #: too open to model: every use is taken as only known when it runs
 UNMODELLED: Final = frozenset(
@@ -66,6 +66,11 @@ class _Grammar:
     opened: bool = False
     #: a word after the operands is a command (script's is one more file)
     runs: bool = True
+    #: the letters that take no value: given with ``values``, every short option of
+    #: the tool, so ``may_run`` reads where its command stands (empty: not known)
+    flags: str = ""
+    #: words holding ``=`` before the command are assignments (``env X=1 cmd``)
+    assignments: bool = False
 
 
 #: what ``_commands`` opens as a shell's ``-c``: the first word matching it
@@ -130,8 +135,10 @@ _GRAMMARS: Final = {
         ),
         shell=True,
     ),
+    # sudo 1.9's getopt string "+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv"
     "sudo": _Grammar(
-        values="CDghpRrtTUu",
+        values="aCcDghpRrtTUu",
+        flags="ABbEeHiKklNnPSsVv",
         long_values=(
             *("--close-from", "--chdir", "--group", "--host", "--prompt", "--chroot"),
             *("--role", "--type", "--command-timeout", "--other-user", "--user"),
@@ -140,7 +147,11 @@ _GRAMMARS: Final = {
         shell_when="si",
         shell_long=("--shell", "--login"),
     ),
-    "doas": _Grammar(values="uC", shell=True, shell_when="s"),
+    "doas": _Grammar(values="auC", flags="Lns", shell=True, shell_when="s"),
+    # coreutils 9 and BSD env; -S (its string is split by _commands) is not listed
+    "env": _Grammar(
+        values="CLPUu", long_values=("--unset", "--chdir"), flags="0iv", assignments=True
+    ),
     "systemd-run": _Grammar(refused="S", refused_long=("--shell",)),
 }
 _SHELL_WHY: Final = "given no command, {name} runs a shell that reads its commands from its input"
@@ -178,6 +189,23 @@ class _Parsed:
     plain: tuple[int, ...] = ()
     operands: tuple[int, ...] = ()
     command: int | None = None
+
+
+def may_run(words: list[str], index: int) -> list[int] | None:
+    """The indexes of the words that may be the command the wrapper at ``index`` runs.
+    Read by its grammar when every option given it is known (``sudo -E apt install
+    zsh``: ``apt``; none when it is given no command); else ``_wrappers.behind``'s guess,
+    where a word after any option may be its value."""
+    grammar = _GRAMMARS.get(os.path.basename(words[index]))
+    if grammar is None or not grammar.flags:
+        return behind(words, index)
+    parsed = _parse(grammar, words, index)
+    known = set(grammar.values) | set(grammar.flags)
+    longs = all(any(long_option(f, v) for v in grammar.long_values) for f in parsed.longs)
+    bare = parsed.command is not None and words[parsed.command] == "-"  # env -: env -i
+    if not set(parsed.letters) <= known or not longs or bare:
+        return behind(words, index)
+    return [] if parsed.command is None else [parsed.command]
 
 
 def _hidden(name: str, grammar: _Grammar, words: list[str], index: int) -> str | None:
@@ -249,6 +277,8 @@ def _parse(grammar: _Grammar, words: list[str], index: int) -> _Parsed:
                 if letter in grammar.values:
                     i += 1 if at == len(word) - 1 else 0
                     break
+        elif grammar.assignments and "=" in word:
+            pass  # env NAME=VALUE, also after --
         else:
             parsed.operands += (i,)
             if len(parsed.operands) > grammar.operands and grammar.runs:
