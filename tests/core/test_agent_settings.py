@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel, SecretStr, ValidationInfo, field_validator
 
 from dsh import DshError, hookimpl
 from dsh.config import agent_settings
@@ -62,3 +62,45 @@ async def test_a_name_no_plugin_registers_is_a_dsh_error() -> None:
         agent = await h.agents.create("a")
         with pytest.raises(DshError, match="no loaded plugin registers settings under 'vualt'"):
             agent_settings(agent.agent, "vualt")
+
+
+class CheckedSettings(VaultSettings):
+    @field_validator("motto")
+    @classmethod
+    def _known(cls, value: str, info: ValidationInfo) -> str:
+        harness = (info.context or {}).get("harness")
+        if harness is not None and harness.tools.get(value) is None:
+            raise ValueError(f"no tool {value!r} is registered")
+        return value
+
+
+class Checked:
+    @hookimpl
+    def register_settings(self, register: Any) -> None:
+        register(CheckedSettings)
+
+
+async def test_options_that_fail_a_context_validator_are_a_dsh_error_naming_them() -> None:
+    """A resumed session's options are validated without the harness in the context (or
+    options are changed after the agent was made): a validator that checks names runs
+    here, and its pydantic ValidationError escaped."""
+    async with scripted_harness(
+        ScriptedModel([]), plugins=[("vault", Checked())], load_entry_points=False
+    ) as h:
+        agent = await h.agents.create("y")
+        agent.agent.options["vault"] = {"motto": "nosuch"}
+        with pytest.raises(DshError) as caught:
+            agent_settings(agent.agent, "vault")
+    assert (
+        str(caught.value)
+        == "agent 'y': option vault.motto: Value error, no tool 'nosuch' is registered"
+    )
+
+
+async def test_an_instance_of_a_base_of_the_model_is_given_back() -> None:
+    async with scripted_harness(
+        ScriptedModel([]), plugins=[("vault", Checked())], load_entry_points=False
+    ) as h:
+        base = VaultSettings(limit=2)
+        agent = await h.agents.create("a", options={"vault": base})
+        assert agent_settings(agent.agent, "vault") is base

@@ -60,3 +60,28 @@ async def test_an_undeclared_secret_beside_it_is_still_warned_about(
     assert meta["options"] == {"model": "s", "tok": {"token": "***"}, "note": "***"}
     (said,) = [r.getMessage() for r in caplog.records if "held a secret" in r.getMessage()]
     assert said.startswith("agent 'a': option 'note' held a secret dsh holds")
+
+
+async def test_a_resume_in_code_without_options_refuses_the_stored_placeholder(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The session stores the token as ***: a resume given no options ran the plugin
+    with *** as its token, saying nothing."""
+    from dsh import DshError
+    from dsh.testing import InMemoryPersistence
+
+    text = f"tok: {{token: {SECRET}}}\n"
+    store = InMemoryPersistence()
+    plugins = [("tok", Declares()), ("persistence", store)]
+    async with Harness(plugins=plugins, load_entry_points=False, config_text=text) as harness:
+        agent = await harness.agents.create("a", options={"model": "s", "tok": {"token": SECRET}})
+        session_id = agent.agent.session.id
+        await agent.dispose()
+        with pytest.raises(DshError) as refused:
+            await harness.agents.resume("b", session_id)
+        assert str(refused.value) == (
+            f"agent 'b': option 'tok.token' was stored with session {session_id} as *** (a "
+            "secret dsh holds is never stored): pass options= with it to resume"
+        )
+        again = await harness.agents.resume("b", session_id, options={"model": "s"})
+        await again.dispose()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from dsh._config_keys import layered
 from dsh.errors import DshError
@@ -25,10 +25,13 @@ def agent_settings(agent: Agent, name: str) -> Any:
     validated by the model the plugin registered (``register_settings``): an instance of
     it, its ``SecretStr`` fields as such. The section's own instance when the options
     give nothing; the plugin's settings object itself when the options hold one; None
-    when neither gives any. ``DshError`` when ``agent`` has no harness or no plugin
-    registers settings under ``name``. Both were checked when the file loaded and the
-    agent was created, so this does not fail on them; it validates again on each call
-    with options (a few microseconds): call it once per turn, not per chunk."""
+    when neither gives any. ``DshError`` when ``agent`` has no harness, no plugin
+    registers settings under ``name``, or the options do not validate: pydantic's
+    validation context is ``{"harness": ..., "agent_id": ...}`` here, as for options given
+    when the agent was created, while a resumed session's stored options were checked
+    without it, so a validator that checks names against the harness runs here first
+    for those. It validates again on each call with options (a few
+    microseconds): call it once per turn, not per chunk."""
     harness = agent.harness
     if harness is None:
         raise DshError(f"agent {agent.id!r} has no harness: no settings to read")
@@ -39,7 +42,12 @@ def agent_settings(agent: Agent, name: str) -> Any:
     options = agent.options.get(name) if isinstance(agent.options, Mapping) else None
     if options is None:
         return config.section(name)
-    if isinstance(options, BaseModel) and isinstance(options, model):
-        return options
+    if isinstance(options, BaseModel) and issubclass(model, type(options)):
+        return options  # the plugin's own settings object (its model or a base), as given
     context = {"harness": harness, "agent_id": agent.id}
-    return model.model_validate(layered(config.raw.get(name), options), context=context)
+    try:
+        return model.model_validate(layered(config.raw.get(name), options), context=context)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        where = ".".join(map(str, (name, *error["loc"])))
+        raise DshError(f"agent {agent.id!r}: option {where}: {error['msg']}") from exc

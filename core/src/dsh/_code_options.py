@@ -4,7 +4,7 @@ the file instead of being ignored."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -111,6 +111,25 @@ def check_stored(
     bad one is a ``DshError`` naming session ``named`` (``stored``'s id; a fork's source)
     and ``options=``, which replaces them; one for a plugin turned off is warned about."""
     check_options(harness, agent_id, options, resumed=True, stored=stored, kept=named)
+    hidden = next(_placeholders(options), None)
+    if hidden is not None:  # the plugin would get "***" for its token, saying nothing
+        raise DshError(
+            f"agent {agent_id!r}: option {hidden} was stored with session {named} as *** "
+            "(a secret dsh holds is never stored): pass options= with it to resume"
+        )
+
+
+def _placeholders(value: Any, path: str = "") -> Iterator[str]:
+    """Where ``value`` (stored options) holds exactly ``***``, the place of a secret
+    cleared when the session was stored (``dsh._stored_meta``), dotted."""
+    if value == "***":
+        yield repr(path)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _placeholders(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _placeholders(item, f"{path}[{index}]")
 
 
 def _warn_off(harness: Harness, agent_id: str, key: str, value: Any, session: str | None) -> None:

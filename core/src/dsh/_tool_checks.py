@@ -11,7 +11,8 @@ import inspect
 import re
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, Final, ForwardRef
+from enum import Enum
+from typing import Any, Final, ForwardRef, get_args
 
 from pydantic import BaseModel, ConfigDict, create_model
 from pydantic.errors import (
@@ -159,8 +160,8 @@ def check_text_arguments(
     properties = schema.get("properties", {})
     defs = schema.get("$defs", {})
     for name in names:
-        if not _holds_text(properties.get(name, {}), defs, list_ok=True):
-            annotation = fields[name].annotation
+        annotation = fields[name].annotation
+        if _plain_enum(annotation) or not _holds_text(properties.get(name, {}), defs, list_ok=True):
             shown = annotation.__qualname__ if isinstance(annotation, type) else repr(annotation)
             raise DshError(
                 f"tool {tool!r}: {option} names {name!r}, whose type {_MODULES.sub('', shown)} "
@@ -178,6 +179,19 @@ def check_names_given(tool: str, option: str, names: object) -> None:
         )
 
 
+#: The formats of a string schema whose value is a str or a path (``Path``,
+#: ``FilePath``, ``DirectoryPath``, ``NewPath``).
+_TEXT_FORMATS: Final = frozenset({None, "path", "file-path", "directory-path"})
+
+
+def _plain_enum(annotation: object) -> bool:
+    """Whether ``annotation`` is or holds an ``Enum`` whose members are no str (its
+    schema is a string's; its value is the member, which holds no text)."""
+    if isinstance(annotation, type):
+        return issubclass(annotation, Enum) and not issubclass(annotation, str)
+    return any(_plain_enum(arg) for arg in get_args(annotation))
+
+
 def _holds_text(schema: Mapping[str, Any], defs: Mapping[str, Any], *, list_ok: bool) -> bool:
     """A JSON schema a value of which is text, null or (``list_ok``) a list of text;
     one that says nothing (``Any``) may hold text, and is checked call by call."""
@@ -188,7 +202,9 @@ def _holds_text(schema: Mapping[str, Any], defs: Mapping[str, Any], *, list_ok: 
     if branches:
         return all(_holds_text(branch, defs, list_ok=list_ok) for branch in branches)
     kind = schema.get("type")
-    if kind is None or kind in ("string", "null"):
+    if kind == "string":  # a str, or a path; not bytes, a SecretStr, a date, a URL
+        return schema.get("format") in _TEXT_FORMATS
+    if kind is None or kind == "null":
         return True
     if kind == "array" and list_ok:
         items = [schema.get("items", {}), *schema.get("prefixItems", ())]

@@ -3,14 +3,17 @@ policy plugins, what the model is told, and that loading it stays cheap."""
 
 from __future__ import annotations
 
+import datetime
+import enum
 import re
 import subprocess
 import sys
+import uuid
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import AnyUrl, BaseModel, Field, SecretStr
 
 from dsh import DshError, ToolCall, hookimpl
 from dsh.builtin_tools import builtin_tools
@@ -304,6 +307,47 @@ def test_path_and_command_args_must_hold_text() -> None:
         return ""
 
     assert len(tool(path_args=list("abcdef"))(fine).path_args) == 6
+
+
+class Plain(enum.Enum):
+    A = "a.txt"
+
+
+class Texts(enum.StrEnum):
+    A = "a.txt"
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [bytes, SecretStr, datetime.datetime, uuid.UUID, AnyUrl, Plain, list[bytes], set[Plain]],
+    ids=lambda kind: getattr(kind, "__name__", repr(kind)),
+)
+def test_a_path_arg_whose_value_is_no_str_though_its_schema_is_a_string_is_refused(
+    kind: Any,
+) -> None:
+    """The schema of bytes, a SecretStr, a date, a UUID, a URL or a plain Enum is a
+    string's: the check let them through, and dsh-permissions then refused every call
+    ("should hold text, not Plain")."""
+
+    def look(path: str) -> str:
+        return ""
+
+    look.__annotations__["path"] = kind
+    with pytest.raises(DshError, match=r"path_args names .path., whose type .* holds no text"):
+        tool(path_args=["path"])(look)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [Texts, Literal["a", "b"], Annotated[str, Field(min_length=1)], list[Path] | None],
+    ids=["str-enum", "literal", "annotated", "optional-list-path"],
+)
+def test_a_path_arg_whose_value_is_a_str_or_a_path_is_taken(kind: Any) -> None:
+    def look(path: str) -> str:
+        return ""
+
+    look.__annotations__["path"] = kind
+    assert tool(path_args=["path"])(look).path_args == ("path",)
 
 
 def test_path_args_given_as_one_string_says_to_give_a_list() -> None:

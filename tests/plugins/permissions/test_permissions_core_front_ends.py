@@ -164,6 +164,25 @@ async def test_the_ask_timeout_bounds_a_core_front_end():
     assert "no answer came within 0.05 seconds" in seen
 
 
+class Deaf(FrontEnd):
+    """Answers "once" after the time is up, not cancellable meanwhile (a worker thread
+    running ``input()`` without ``abandon_on_cancel``)."""
+
+    @hookimpl
+    async def tools_approval(self, request: ApprovalRequest) -> Any:
+        self.requests.append(request)
+        with anyio.CancelScope(shield=True):
+            await anyio.sleep(0.3)
+        return ApprovalAnswer.once()
+
+
+async def test_an_answer_that_comes_after_the_ask_timeout_is_a_deny():
+    """The late "y" was taken: the call ran though ``ask_timeout`` had passed."""
+    decision, _ = await run(("ui", Deaf()), ask_timeout=0.05)
+    assert decision["decision"] == "deny"
+    assert "no answer came within 0.05 seconds" in decision["reason"]
+
+
 def test_a_permission_answer_is_the_cores_answer_under_its_own_name():
     assert isinstance(PermissionAnswer.once(), ApprovalAnswer)
     assert type(PermissionAnswer.deny("no")) is PermissionAnswer

@@ -107,24 +107,34 @@ async def ask_front_ends(
             "dsh run with no terminal; a rule in permissions.allow lets such a call run "
             "without asking)",
         )
-    with anyio.move_on_after(math.inf if within is None else within):
-        try:
-            if own:
-                answered = await relay.call_first_named(
-                    ASK_HOOK, agent=agent, call=call, request=request
-                )
-                if answered is not None:
-                    return _answer(answered, PermissionAnswer)
-            if relay.implemented(CORE_HOOK):
-                answered = await relay.tools_approval(agent, call, request.question())
-                if answered is not None:  # a harness's relay refuses another type already
-                    return _answer(answered, ApprovalAnswer)
-        except HookError as exc:
-            cause = exc.cause
-            why = f"the front end {exc.plugin!r} failed: {type(cause).__name__}: {cause}"
-            return Asked(None, exc.plugin, why)
-        return Asked(None, why="no front end answered (none could ask a person)")
-    return Asked(None, why=f"no answer came within {within:g} seconds")
+    asked: Asked | None = None
+    with anyio.move_on_after(math.inf if within is None else within) as scope:
+        asked = await _ask(relay, own, agent, call, request)
+    if scope.cancel_called:  # an answer a front end gave once the time was up counts not
+        return Asked(None, why=f"no answer came within {within:g} seconds")
+    assert asked is not None
+    return asked
+
+
+async def _ask(
+    relay: Any, own: bool, agent: Any, call: ToolCall, request: PermissionRequest
+) -> Asked:
+    try:
+        if own:
+            answered = await relay.call_first_named(
+                ASK_HOOK, agent=agent, call=call, request=request
+            )
+            if answered is not None:
+                return _answer(answered, PermissionAnswer)
+        if relay.implemented(CORE_HOOK):
+            answered = await relay.tools_approval(agent, call, request.question())
+            if answered is not None:  # a harness's relay refuses another type already
+                return _answer(answered, ApprovalAnswer)
+    except HookError as exc:
+        cause = exc.cause
+        why = f"the front end {exc.plugin!r} failed: {type(cause).__name__}: {cause}"
+        return Asked(None, exc.plugin, why)
+    return Asked(None, why="no front end answered (none could ask a person)")
 
 
 def _answer(answered: tuple[str, object], expect: type[ApprovalAnswer]) -> Asked:
