@@ -137,3 +137,17 @@ class Judged:
     event: dict[str, Any]
     ran: list[str] = field(default_factory=list)
     requests: list[PermissionRequest] = field(default_factory=list)
+
+
+async def refused(judge: Any, rules: dict[str, Any], command: str, mode: str = "default") -> Any:
+    """The verdict of bash ``command`` under ``rules`` in ``mode``, checked to keep it
+    from running: asked or denied (denied in bypass mode, where nothing is asked)."""
+    judged = await judge(rules, "bash", {"command": command}, mode=mode)
+    expected = ("deny",) if mode == "bypass" else ("ask", "deny")
+    assert judged.decision in expected, (command, judged.event["reason"])
+    return judged
+
+
+async def allowed(judge: Any, rules: dict[str, Any], command: str) -> None:
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == "allow", (command, judged.event["reason"])

@@ -10,6 +10,7 @@ through the real dispatcher (conftest ``judge``; the layout has ``.env``,
 from __future__ import annotations
 
 import pytest
+from permissions_util import refused as checked
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -27,11 +28,8 @@ TOOLS = {
 async def refused(judge, command, rules=TOOLS):
     """The verdict of ``command`` in default mode, and in bypass mode with the deny
     rule alone, each checked to keep it from running."""
-    judged = await judge(rules, "bash", {"command": command})
-    assert judged.decision in ("deny", "ask"), (command, judged.event["reason"])
-    bypass = await judge(ENV, "bash", {"command": command}, mode="bypass")
-    assert bypass.decision == "deny", (command, bypass.event["reason"])
-    return judged
+    await checked(judge, ENV, command, mode="bypass")
+    return await checked(judge, rules, command)
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ numbers. Each row goes through the real dispatcher (conftest ``judge``).
 from __future__ import annotations
 
 import pytest
+from permissions_util import refused
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -21,13 +22,6 @@ DENY_RM = {"deny": ["bash(rm *)"], "allow": ["bash"]}
 DENY_ENV = {"deny": ["read(.env)"], "allow": ["bash"]}
 BYPASS_RM = {"deny": ["bash(rm *)"]}
 BYPASS_ENV = {"deny": ["read(.env)"]}
-
-
-async def _refused(judge, rules, command, mode="default"):
-    judged = await judge(rules, "bash", {"command": command}, mode=mode)
-    expected = ("deny",) if mode == "bypass" else ("ask", "deny")
-    assert judged.decision in expected, (command, judged.event["reason"])
-    return judged
 
 
 @pytest.mark.parametrize(
@@ -38,12 +32,12 @@ async def _refused(judge, rules, command, mode="default"):
     ],
 )  # fmt: skip
 async def test_f1_a_plus_c_script_is_opened(judge, command):
-    await _refused(judge, DENY_RM, command)
-    await _refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+    await refused(judge, BYPASS_RM, command, mode="bypass")
 
 
 async def test_f1_a_plus_c_script_is_read_and_asked(judge):
-    await _refused(judge, BYPASS_ENV, "bash +c 'cat .env'", mode="bypass")
+    await refused(judge, BYPASS_ENV, "bash +c 'cat .env'", mode="bypass")
     judged = await judge(
         {"ask": ["bash(git push*)"], "allow": ["bash"]}, "bash", {"command": "bash +c 'git push'"}
     )
@@ -61,8 +55,8 @@ async def test_f1_a_plus_c_script_is_read_and_asked(judge):
     ],
 )  # fmt: skip
 async def test_f2_an_option_value_is_not_the_c_script(judge, command):
-    await _refused(judge, DENY_RM, command)
-    await _refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+    await refused(judge, BYPASS_RM, command, mode="bypass")
 
 
 @pytest.mark.parametrize(
@@ -75,8 +69,8 @@ async def test_f2_an_option_value_is_not_the_c_script(judge, command):
     ],
 )  # fmt: skip
 async def test_f2_a_shell_reading_its_input_behind_an_option_value(judge, command):
-    await _refused(judge, DENY_RM, command)
-    await _refused(judge, BYPASS_ENV, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
 
 
 @pytest.mark.parametrize(
@@ -90,7 +84,7 @@ async def test_f2_a_shell_reading_its_input_behind_an_option_value(judge, comman
     ],
 )  # fmt: skip
 async def test_f2_shell_options_not_known_are_asked(judge, command):
-    judged = await _refused(judge, {"allow": ["bash"]}, command)
+    judged = await refused(judge, {"allow": ["bash"]}, command)
     assert judged.decision == "ask"
 
 
@@ -117,9 +111,9 @@ async def test_f2_plain_shell_calls_stay_allowed(judge, command):
     ],
 )  # fmt: skip
 async def test_f3_a_shell_reading_its_input_behind_a_wrapper_option(judge, command):
-    await _refused(judge, DENY_RM, command)
-    await _refused(judge, BYPASS_RM, command, mode="bypass")
-    await _refused(judge, BYPASS_ENV, command.replace("rm -rf x", "cat .env"), mode="bypass")
+    await refused(judge, DENY_RM, command)
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, BYPASS_ENV, command.replace("rm -rf x", "cat .env"), mode="bypass")
 
 
 async def test_f3_a_shell_named_as_an_operand_stays_allowed(judge):
@@ -136,7 +130,7 @@ async def test_f3_a_shell_named_as_an_operand_stays_allowed(judge):
 )  # fmt: skip
 async def test_f7_an_escaped_double_quote_in_backquotes_in_double_quotes(judge, command, mode):
     rules = DENY_ENV if mode == "default" else BYPASS_ENV
-    judged = await _refused(judge, rules, command, mode=mode)
+    judged = await refused(judge, rules, command, mode=mode)
     assert judged.decision == "deny" and judged.event["rule"] == "deny: read(.env)"
 
 
@@ -154,9 +148,9 @@ async def test_f7_backquotes_in_double_quotes_stay_allowed(judge):
     ],
 )  # fmt: skip
 async def test_f8_expansions_that_run_or_evaluate_a_value(judge, command):
-    judged = await _refused(judge, DENY_ENV, command)
+    judged = await refused(judge, DENY_ENV, command)
     assert judged.decision == "ask"
-    await _refused(judge, BYPASS_ENV, command, mode="bypass")
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
 
 
 @pytest.mark.parametrize(
@@ -209,8 +203,8 @@ async def test_f10_a_non_ascii_digit_behind_a_wrapper_is_the_program(judge, comm
     ],
 )  # fmt: skip
 async def test_f9_a_link_made_earlier_in_the_line_run_as_the_program(judge, command):
-    await _refused(judge, DENY_RM, command)
-    await _refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+    await refused(judge, BYPASS_RM, command, mode="bypass")
 
 
 async def test_f9_a_program_path_without_links_made_stays_allowed(judge):

@@ -13,6 +13,7 @@ reading its input. Each row goes through the real dispatcher (conftest ``judge``
 from __future__ import annotations
 
 import pytest
+from permissions_util import allowed, refused
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -20,17 +21,6 @@ DENY_RM = {"deny": ["bash(rm *)"], "allow": ["bash"]}
 BYPASS_RM = {"deny": ["bash(rm *)"]}
 BYPASS_ENV = {"deny": ["read(.env)"]}
 ALLOW = {"allow": ["bash"]}
-
-
-async def _refused(judge, rules, command, mode="default"):
-    judged = await judge(rules, "bash", {"command": command}, mode=mode)
-    expected = ("deny",) if mode == "bypass" else ("ask", "deny")
-    assert judged.decision in expected, (command, judged.event["reason"])
-
-
-async def _allowed(judge, rules, command):
-    judged = await judge(rules, "bash", {"command": command})
-    assert judged.decision == "allow", (command, judged.event["reason"])
 
 
 @pytest.mark.parametrize(
@@ -43,8 +33,8 @@ async def _allowed(judge, rules, command):
     ],
 )  # fmt: skip
 async def test_b5_every_c_script_of_fish_and_csh_is_opened(judge, command):
-    await _refused(judge, DENY_RM, command)
-    await _refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+    await refused(judge, BYPASS_RM, command, mode="bypass")
 
 
 @pytest.mark.parametrize(
@@ -52,7 +42,7 @@ async def test_b5_every_c_script_of_fish_and_csh_is_opened(judge, command):
     ["csh -c true -c 'cat .env'", "tcsh -c true -c 'cat .env'", "fish -c true -C 'cat .env'"],
 )
 async def test_b5_a_later_c_script_is_read(judge, command):
-    await _refused(judge, BYPASS_ENV, command, mode="bypass")
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
 
 
 async def test_b5_a_later_c_script_is_asked_about(judge):
@@ -69,7 +59,7 @@ async def test_b5_a_later_c_script_is_asked_about(judge):
     ],
 )  # fmt: skip
 async def test_b5_plain_fish_and_csh_calls_stay_allowed(judge, command):
-    await _allowed(judge, DENY_RM, command)
+    await allowed(judge, DENY_RM, command)
 
 
 @pytest.mark.parametrize(
@@ -82,8 +72,8 @@ async def test_b5_plain_fish_and_csh_calls_stay_allowed(judge, command):
     ],
 )  # fmt: skip
 async def test_b7_old_arithmetic_expansion_is_refused(judge, command):
-    await _refused(judge, ALLOW, command)
-    await _refused(judge, BYPASS_ENV, command, mode="bypass")
+    await refused(judge, ALLOW, command)
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
 
 
 @pytest.mark.parametrize(
@@ -94,7 +84,7 @@ async def test_b7_old_arithmetic_expansion_is_refused(judge, command):
     ],
 )  # fmt: skip
 async def test_b7_plain_words_stay_allowed(judge, command):
-    await _allowed(judge, ALLOW, command)
+    await allowed(judge, ALLOW, command)
 
 
 @pytest.mark.parametrize(
@@ -106,7 +96,7 @@ async def test_b7_plain_words_stay_allowed(judge, command):
     ],
 )  # fmt: skip
 async def test_o2_a_shell_named_as_a_wrapped_commands_argument_stays_allowed(judge, command):
-    await _allowed(judge, ALLOW, command)
+    await allowed(judge, ALLOW, command)
 
 
 @pytest.mark.parametrize(
@@ -123,5 +113,5 @@ async def test_o2_a_shell_named_as_a_wrapped_commands_argument_stays_allowed(jud
     ],
 )  # fmt: skip
 async def test_o2_a_shell_reading_its_input_behind_a_wrapper_is_still_refused(judge, command):
-    await _refused(judge, DENY_RM, command)
-    await _refused(judge, BYPASS_ENV, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
