@@ -80,8 +80,9 @@ async def test_a_resume_in_code_without_options_refuses_the_stored_placeholder(
         with pytest.raises(DshError) as refused:
             await harness.agents.resume("b", session_id)
         assert str(refused.value) == (
-            f"agent 'b': option 'tok.token' was stored with session {session_id} as *** (a "
-            "secret dsh holds is never stored): pass options= with it to resume"
+            f"agent 'b': option 'tok' holds a secret (a SecretStr setting) that was stored "
+            f"with session {session_id} as *** (dsh never stores a secret it holds): pass "
+            "options= with it to resume"
         )
         again = await harness.agents.resume("b", session_id, options={"model": "s"})
         await again.dispose()

@@ -4,7 +4,7 @@ the file instead of being ignored."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -15,6 +15,7 @@ from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_local import check_local
 from dsh._config_models import misplaced_key
 from dsh._config_yaml import Loc, did_you_mean, shown
+from dsh._declared_secrets import declared_secrets
 from dsh._entry_points import FIRST_PARTY
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
 from dsh._plugin_settings import not_installed, raised
@@ -111,25 +112,30 @@ def check_stored(
     bad one is a ``DshError`` naming session ``named`` (``stored``'s id; a fork's source)
     and ``options=``, which replaces them; one for a plugin turned off is warned about."""
     check_options(harness, agent_id, options, resumed=True, stored=stored, kept=named)
-    hidden = next(_placeholders(options), None)
+    hidden = _secret_placeholder(harness, options)
     if hidden is not None:  # the plugin would get "***" for its token, saying nothing
         raise DshError(
-            f"agent {agent_id!r}: option {hidden} was stored with session {named} as *** "
-            "(a secret dsh holds is never stored): pass options= with it to resume"
+            f"agent {agent_id!r}: option {hidden!r} holds a secret (a SecretStr setting) "
+            f"that was stored with session {named} as *** (dsh never stores a secret it "
+            "holds): pass options= with it to resume"
         )
 
 
-def _placeholders(value: Any, path: str = "") -> Iterator[str]:
-    """Where ``value`` (stored options) holds exactly ``***``, the place of a secret
-    cleared when the session was stored (``dsh._stored_meta``), dotted."""
-    if value == "***":
-        yield repr(path)
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from _placeholders(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            yield from _placeholders(item, f"{path}[{index}]")
+def _secret_placeholder(harness: Harness, options: Mapping[str, Any]) -> str | None:
+    """The first plugin key of ``options`` whose settings hold a ``SecretStr`` that is
+    ``***``: the place of a secret cleared when the session was stored
+    (``dsh._stored_meta``)."""
+    for key, value in options.items():
+        model = harness.settings.get(key)
+        if model is None or not isinstance(value, Mapping):
+            continue
+        try:
+            checked = model.model_validate(layered(harness.config.raw.get(key), value))
+        except Exception:  # refused above when it is the stored options' fault
+            continue
+        if "***" in declared_secrets(checked):
+            return key
+    return None
 
 
 def _warn_off(harness: Harness, agent_id: str, key: str, value: Any, session: str | None) -> None:
