@@ -239,8 +239,7 @@ def _wrapped(
             index, wrapped = inner, True
             continue
         if name in SHELLS:
-            # the command itself, or a word behind a wrapper that may be the command
-            # (sudo -u root bash), not a later word (sudo apt install zsh)
+            # the command, or a word a wrapper may run (not sudo apt install zsh's zsh)
             command_word = not wrapped or runs_at is None or index in runs_at
             subjects.extend(_shell_script(words[index:], where, command_word))
         elif name == "eval":
