@@ -1,12 +1,15 @@
 """What the tests of ``Harness.secrets`` share (test_harness_secrets_own_models.py,
 llm/test_header_secrets.py, which finds this module through tests/core/conftest.py's
-folder on ``sys.path``): an HTTP model with keys written into its settings, and a
-plugin's model wrapping one."""
+folder on ``sys.path``): an HTTP model with keys written into its settings, a
+plugin's model wrapping one, and a plugin declaring a ``SecretStr`` setting."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, SecretStr
+
+from dsh import hookimpl
 from dsh.config import ModelConfig
 from dsh.llm.base import ModelInfo
 from dsh.llm.providers import build_model
@@ -41,3 +44,16 @@ class Inner:
 
     def stream(self, request: ModelRequest) -> Any:
         return self.inner.stream(request)
+
+
+class TokenSettings(BaseModel):
+    token: SecretStr = SecretStr("")
+
+
+class DeclaresToken:
+    """A plugin whose settings hold a ``SecretStr`` (``token``), as docs/hooks.md
+    recommends for a plugin's credential."""
+
+    @hookimpl
+    def register_settings(self, register: Any) -> None:
+        register(TokenSettings)

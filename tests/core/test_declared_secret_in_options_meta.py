@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, SecretStr
+from secrets_support import DeclaresToken
 
 from dsh import hookimpl
 from dsh.harness import Harness
@@ -19,15 +19,7 @@ from dsh.testing import ScriptedModel
 SECRET = "tok-Dec1ared-0ptions-42"
 
 
-class Settings(BaseModel):
-    token: SecretStr = SecretStr("")
-
-
-class Declares:
-    @hookimpl
-    def register_settings(self, register: Any) -> None:
-        register(Settings)
-
+class Declares(DeclaresToken):
     @hookimpl
     def register_models(self, register: Any) -> None:
         register(ScriptedModel([], name="s"))

@@ -5,30 +5,20 @@ token showed in tool results, logs and session files without a word."""
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import pytest
-from pydantic import BaseModel, SecretStr
+from secrets_support import DeclaresToken
 
-from dsh import hookimpl
 from dsh.harness import Harness
 
 MODELS = "models:\n  m:\n    provider: openai-compatible\n    base_url: http://127.0.0.1:9/v1\n"
 
 
-class Settings(BaseModel):
-    token: SecretStr = SecretStr("")
-
-
-class Declares:
-    @hookimpl
-    def register_settings(self, register: Any) -> None:
-        register(Settings)
-
-
 async def warnings_for(text: str, caplog: pytest.LogCaptureFixture) -> list[str]:
     caplog.set_level(logging.WARNING)
-    async with Harness(plugins=[("tok", Declares())], load_entry_points=False, config_text=text):
+    async with Harness(
+        plugins=[("tok", DeclaresToken())], load_entry_points=False, config_text=text
+    ):
         pass
     return [r.getMessage() for r in caplog.records if "SecretStr" in r.getMessage()]
 

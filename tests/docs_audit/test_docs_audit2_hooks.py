@@ -153,44 +153,40 @@ async def test_a_hooks_agent_has_what_the_page_lists(tmp_path: Path) -> None:
     assert seen["mutating"] == (True, False)
 
 
-class ApprovalSpecs:
+class AllowlistSpecs:
     @hookspec(firstresult=True)
-    def approval_answer(self, agent: Any, call: Any, reason: str) -> bool | None:
-        """Answer a pending approval."""
+    def allowlisted(self, agent: Any, call: Any, reason: str) -> bool | None:
+        """Whether a tool call is on a list."""
 
 
 async def test_a_plugins_own_hook_is_called_through_the_agents_relay(tmp_path: Path) -> None:
     """hooks.md:96-98: "expose it as `dsh_hookspecs` on the plugin module"; hooks.md:117-118
     "Another plugin implements it with `optionalhook=True`"; hooks.md:129-134: "It calls the
     hook through the agent's relay ...: `await agent.relay.call_first_result(
-    "approval_answer", agent=agent, call=call, reason=why)`, or `call_first_named` (the
+    "allowlisted", agent=agent, call=call, reason=why)`, or `call_first_named` (the
     answer and the name of the plugin that gave it) ... `agent.relay.implemented(hook)`"."""
     got: list[Any] = []
-    approvals = types.ModuleType("dsh_approvals")
-    approvals.dsh_hookspecs = ApprovalSpecs  # type: ignore[attr-defined]
+    allowlist = types.ModuleType("dsh_allowlist")
+    allowlist.dsh_hookspecs = AllowlistSpecs  # type: ignore[attr-defined]
 
     async def tools_execute(agent: Any, call: Any) -> None:
-        got.append(agent.relay.implemented("approval_answer"))
+        got.append(agent.relay.implemented("allowlisted"))
         got.append(
-            await agent.relay.call_first_result(
-                "approval_answer", agent=agent, call=call, reason="why"
-            )
+            await agent.relay.call_first_result("allowlisted", agent=agent, call=call, reason="why")
         )
         got.append(
-            await agent.relay.call_first_named(
-                "approval_answer", agent=agent, call=call, reason="why"
-            )
+            await agent.relay.call_first_named("allowlisted", agent=agent, call=call, reason="why")
         )
 
-    approvals.tools_execute = hookimpl(tryfirst=True)(tools_execute)  # type: ignore[attr-defined]
+    allowlist.tools_execute = hookimpl(tryfirst=True)(tools_execute)  # type: ignore[attr-defined]
 
     class Answer:
         @hookimpl(optionalhook=True)
-        def approval_answer(self, call: Any) -> bool | None:
+        def allowlisted(self, call: Any) -> bool | None:
             return call.name in {"read", "ls"} or None
 
     model = ScriptedModel([tool_calls(("ls", {"path": "."})), "done"])
-    plugins = [("answer", Answer()), ("approvals", approvals)]  # the spec's owner after
+    plugins = [("answer", Answer()), ("allowlist", allowlist)]  # the spec's owner after
     async with scripted_harness(
         model, plugins=plugins, load_entry_points=False, workspace=tmp_path
     ) as h:
