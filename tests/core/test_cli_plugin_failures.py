@@ -109,6 +109,31 @@ def test_a_failing_register_hook_of_an_installed_plugin_says_how_to_leave_it_out
     )
 
 
+def test_config_check_says_how_to_leave_out_a_plugin_whose_register_tools_fails(
+    install: Install,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Any,
+) -> None:
+    """``dsh config check`` starts the plugins as ``dsh run`` does: a failing
+    ``register_tools`` is told with the same way to leave the plugin out."""
+    source = (
+        "from dsh import hookimpl\n\n@hookimpl\ndef register_tools(register):\n"
+        "    raise ValueError('no tools')\n"
+    )
+    install("dsh-bad", "bad", "dsh_bad_mod", source)
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "bad")
+    config = tmp_path / "dsh.yml"
+    config.write_text("agents: []\n", encoding="utf-8")
+    assert main(["-c", str(config), "config", "check"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("dsh: plugin 'bad' failed in hook register_tools")
+    assert err.endswith(
+        "ValueError: no tools\n  disable it with `-p no:bad`, or choose plugins with "
+        "DSH_LOAD_PLUGINS=a,b, or uninstall dsh-bad\n"
+    )
+
+
 def test_a_failing_register_hook_of_a_plugin_given_in_code_gets_no_p_hint(
     with_plugins: Install, capsys: pytest.CaptureFixture[str]
 ) -> None:

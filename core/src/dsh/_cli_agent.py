@@ -332,8 +332,13 @@ def _plugins_start(
 
     try:
         anyio.run(start)
-    except DshError as error:
-        said = error.for_user() if isinstance(error, HookError) else str(error)
+    except HookError as error:  # a plugin's start-up hook: said as dsh run says it
+        from dsh._left_out import leave_out_hint
+
+        said = error.for_user() + leave_out_hint(error, pm)
         print(hide_keys(f"dsh: {said}", args), file=sys.stderr)
+        return 1
+    except DshError as error:
+        print(hide_keys(f"dsh: {error}", args), file=sys.stderr)
         return 1
     return 0

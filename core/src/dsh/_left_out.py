@@ -4,17 +4,21 @@ point names (or a module inside it) standing in under another name; and plugins 
 are not installed at all (``missing``). One distribution
 may ship several plugins: a sibling's being loaded does not make this one run. Settings
 for one in dsh.yml or an agent's options would apply to nothing (a policy plugin's
-rules, silently), so the config checks ask about them."""
+rules, silently), so the config checks ask about them. A start-up hook failing in an
+installed plugin is told with how to leave that plugin out (``leave_out_hint``)."""
 
 from __future__ import annotations
 
 import types
 from typing import TYPE_CHECKING
 
+from dsh.errors import DshError, leave_out
+
 if TYPE_CHECKING:
+    from dsh.errors import HookError
     from dsh.plugins import PluginManager
 
-__all__ = ["left_out", "missing"]
+__all__ = ["leave_out_hint", "left_out", "missing"]
 
 
 def left_out(pm: PluginManager, name: str) -> bool:
@@ -54,3 +58,18 @@ def _stands_in(pm: PluginManager, package: str) -> bool:
         if any(module == package or module.startswith(package + ".") for module in modules):
             return True
     return False
+
+
+def leave_out_hint(error: HookError, pm: PluginManager) -> str:
+    """For a start-up hook's failure of a plugin from an installed distribution: a line
+    saying how to run without it (as for a plugin that fails to import); else "". Not
+    for a ``DshError`` of the plugin's: its words say what to do (an unusable session
+    directory of dsh-persistence's, say)."""
+    from dsh.hookspecs import CALL_STYLES
+
+    distribution, _ = pm.distributions.get(error.plugin, ("dsh-core", ""))
+    if distribution == "dsh-core" or isinstance(error.cause, DshError):
+        return ""
+    if CALL_STYLES.get(error.hook) not in ("register", "setup"):
+        return ""
+    return "\n" + leave_out(error.plugin, distribution)

@@ -264,28 +264,14 @@ def _fail(error: DshError, args: argparse.Namespace, pm: PluginManager | None = 
     ``register_*`` hooks, ``harness_started``) is said with how to leave it out."""
     message = error.for_user() if isinstance(error, HookError) else str(error)
     if isinstance(error, HookError) and pm is not None:
-        message += _leave_out(error, pm)
+        from dsh._left_out import leave_out_hint
+
+        message += leave_out_hint(error, pm)
     if isinstance(error, ConfigError) and error.more and getattr(args, "command", "") != "config":
         where = f" -c {shlex.quote(str(args.config))}" if getattr(args, "config", None) else ""
         message += f"; `dsh{where} config check` lists them all"
     _report(error, f"dsh: error: {message}", args)
     return error.exit_status
-
-
-def _leave_out(error: HookError, pm: PluginManager) -> str:
-    """For a start-up hook's failure of a plugin from an installed distribution: a line
-    saying how to run without it (as for a plugin that fails to import); else "". Not
-    for a ``DshError`` of the plugin's: its words say what to do (an unusable session
-    directory of dsh-persistence's, say)."""
-    from dsh.errors import leave_out
-    from dsh.hookspecs import CALL_STYLES
-
-    distribution, _ = pm.distributions.get(error.plugin, ("dsh-core", ""))
-    if distribution == "dsh-core" or isinstance(error.cause, DshError):
-        return ""
-    if CALL_STYLES.get(error.hook) not in ("register", "setup"):
-        return ""
-    return "\n" + leave_out(error.plugin, distribution)
 
 
 def _report(error: BaseException, line: str | None, args: argparse.Namespace) -> None:
