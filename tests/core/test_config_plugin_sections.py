@@ -35,6 +35,25 @@ def test_misspelt_section_suggests_the_known_key(tmp_path: Path) -> None:
     assert err.reason.endswith("did you mean 'models'?")
 
 
+def test_a_section_of_a_module_registered_by_its_name_says_how_to_name_it(
+    tmp_path: Path,
+) -> None:
+    """``scripted_harness(plugins=[dsh_vault])`` registers the module as 'dsh_vault':
+    its ``vault:`` section is said to need ``("vault", dsh_vault)``, not suggested to be
+    renamed to 'dsh_vault' (docs/testing.md names plugins by their entry point's name)."""
+    err = fails(write(tmp_path, "vault:\n  motto: hi\n"), settings={"dsh_vault": Summaries})
+    assert err.reason.endswith(
+        "plugin 'dsh_vault' is registered under its module's name: give it as "
+        "('vault', dsh_vault) in plugins= to read section 'vault'"
+    )
+    err = fails(write(tmp_path, "vault:\n  motto: hi\n"), settings={"pkg.vault_plugin": Summaries})
+    assert err.reason.endswith(
+        "give it as ('vault', vault_plugin) in plugins= to read section 'vault'"
+    )
+    err = fails(write(tmp_path, "vaults:\n  motto: hi\n"), settings={"dsh_vault": Summaries})
+    assert "registered under its module's name" not in err.reason
+
+
 def test_plugin_section_is_validated_by_its_settings_model(tmp_path: Path) -> None:
     path = write(
         tmp_path,

@@ -311,9 +311,22 @@ def _unknown_section(
     if whose == "not installed" and name in FIRST_PARTY:
         return locate(root, (name,), not_installed("section", name))
     loaded = ", ".join(sorted(settings)) or "none"
-    hint = did_you_mean(name, [*CORE_KEYS, *settings])
+    hint = _module_named(name, settings) or did_you_mean(name, [*CORE_KEYS, *settings])
     reason = (
         f"section {name!r} is for a plugin that is not installed or not loaded "
         f"(loaded plugins with settings: {loaded}){hint}"
     )
     return locate(root, (name,), reason)
+
+
+def _module_named(name: str, settings: Mapping[str, type[BaseModel]]) -> str:
+    """The hint for a plugin module given in code without a name (``plugins=[dsh_vault]``):
+    it is registered under the module's name, so its section is that, not ``name``."""
+    for registered in settings:
+        module = registered.rpartition(".")[2]
+        if registered != name and module in (f"dsh_{name}", f"{name}_plugin"):
+            return (
+                f"; plugin {registered!r} is registered under its module's name: give it "
+                f"as ({name!r}, {module}) in plugins= to read section {name!r}"
+            )
+    return ""
