@@ -142,3 +142,36 @@ async def test_options_given_replace_the_stored_ones_unchecked_as_before() -> No
     async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
         agent = await h.agents.resume("b", "a-session-1", {"model": "scripted"})
         assert (await agent.prompt("go on")).text == "again"
+
+
+class Claims(InMemoryPersistence):
+    """The in-memory store, noting the claims taken (dsh._claims; one let go again
+    stays noted)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.claims: list[str] = []
+
+    async def claim(self, session_id: str, events: Any) -> None:
+        self.claims.append(session_id)
+
+
+@pytest.mark.parametrize("bad", [{"max_steps": 0}, {"queue_mode": "one-at-time"}])
+async def test_a_bad_core_option_given_to_a_resume_is_refused_before_the_claim(
+    bad: dict[str, Any],
+) -> None:
+    """A core option given with ``options=`` is checked before the session is claimed,
+    as a plugin's option is (it was checked only as the agent was built, the session
+    claimed from the store and let go again)."""
+    store = Claims()
+    async with scripted_harness(
+        ScriptedModel([text("ok")]), plugins=[("mem", store)], load_entry_points=False
+    ) as h:
+        agent = await h.agents.create("a", "a-session-1", options={"model": "scripted"})
+        await run_turn(agent, "hi")
+        await agent.dispose()
+        store.claims.clear()
+        with pytest.raises(DshError, match=f"agent 'b': option '{next(iter(bad))}' must be"):
+            await h.agents.resume("b", "a-session-1", {"model": "scripted", **bad})
+        assert store.claims == []  # never claimed: refused first
+        assert h.agents.list() == []

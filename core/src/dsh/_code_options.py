@@ -50,9 +50,9 @@ def check_options(
     the config does not set) names it and the way out (``dsh._stored_options``).
     ``kept``: ``options`` are ``stored``'s own, taken whole by a resume in code given
     none (``check_stored``), as stored with session ``kept`` (a fork's source): each is
-    the session's, its core options are checked here too, and ``options=`` is the way
-    out. Not resumed, ``dsh.yml``'s plugin settings naming ``local`` are checked too: it
-    must be registered (``check_local``)."""
+    the session's, and ``options=`` is the way out. Core options are checked here too
+    (a resume's before it claims the session). Not resumed, ``dsh.yml``'s plugin
+    settings naming ``local`` are checked too: it must be registered (``check_local``)."""
     if options:
         pm = harness.pm
         config = harness.config
@@ -93,7 +93,7 @@ def check_options(
                 turned_off,
                 missing=pm.is_missing,
             )
-            if problem is None and kept is not None:  # else checked as the agent is built
+            if problem is None:  # before a resume claims its session
                 problem = core_option_problem({key: value})
             if problem is not None:
                 raise DshError(f"agent {agent_id!r}: {problem}{note(key)}")
