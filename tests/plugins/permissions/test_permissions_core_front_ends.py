@@ -164,6 +164,30 @@ async def test_the_ask_timeout_bounds_a_core_front_end():
     assert "no answer came within 0.05 seconds" in seen
 
 
+class SlowAsker(Asker):
+    """A ``permission_ask`` front end that takes its time and passes."""
+
+    @hookimpl(optionalhook=True)
+    async def permission_ask(self, request: Any) -> Any:
+        self.requests.append(request)
+        await anyio.sleep(0.4)
+
+
+async def test_a_core_front_end_is_told_the_time_permission_ask_left():
+    """``request.timeout`` is what is left of ``ask_timeout`` once the
+    ``permission_ask`` impls passed (it was the whole of it: a front end counting it
+    down under the question said more time than it had)."""
+    own, ui = SlowAsker(None), FrontEnd(ApprovalAnswer.once())
+    decision, _ = await run(("ui", ui), ("own", own), ask_timeout=30)
+    assert len(own.requests) == 1 and own.requests[0].timeout == 30
+    (asked,) = ui.requests
+    assert asked.timeout is not None and 0 < asked.timeout <= 29.65
+    assert decision["decision"] == "allow"
+    ui = FrontEnd(ApprovalAnswer.once())
+    await run(("ui", ui), ask_timeout=30)
+    assert ui.requests[0].timeout == 30  # no permission_ask impl: the whole of it
+
+
 class Deaf(FrontEnd):
     """Answers "once" after the time is up, not cancellable meanwhile (a worker thread
     running ``input()`` without ``abandon_on_cancel``)."""

@@ -18,7 +18,7 @@ session continued elsewhere does not carry it there.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -108,8 +108,9 @@ async def ask_front_ends(
             "without asking)",
         )
     asked: Asked | None = None
-    with anyio.move_on_after(math.inf if within is None else within) as scope:
-        asked = await _ask(relay, own, agent, call, request)
+    deadline = math.inf if within is None else anyio.current_time() + within
+    with anyio.CancelScope(deadline=deadline) as scope:
+        asked = await _ask(relay, own, agent, call, request, deadline)
     if scope.cancel_called:  # an answer a front end gave once the time was up counts not
         return Asked(None, why=f"no answer came within {within:g} seconds")
     assert asked is not None
@@ -117,7 +118,7 @@ async def ask_front_ends(
 
 
 async def _ask(
-    relay: Any, own: bool, agent: Any, call: ToolCall, request: PermissionRequest
+    relay: Any, own: bool, agent: Any, call: ToolCall, request: PermissionRequest, deadline: float
 ) -> Asked:
     try:
         if own:
@@ -127,7 +128,11 @@ async def _ask(
             if answered is not None:
                 return _answer(answered, PermissionAnswer)
         if relay.implemented(CORE_HOOK):
-            answered = await relay.tools_approval(agent, call, request.question())
+            question = request.question()
+            if own and request.timeout is not None:  # what permission_ask left of it
+                left = max(deadline - anyio.current_time(), 0.0)
+                question = replace(question, timeout=min(left, request.timeout))
+            answered = await relay.tools_approval(agent, call, question)
             if answered is not None:  # a harness's relay refuses another type already
                 return _answer(answered, ApprovalAnswer)
     except HookError as exc:
