@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from dsh import DshError, hookimpl
@@ -63,14 +64,24 @@ async def test_a_refused_claim_fails_the_resume_before_any_model_call() -> None:
 
 async def test_a_claimed_session_is_released_when_its_agent_cannot_start() -> None:
     """hooks.md:456-457: "and releases it if the agent cannot start"."""
-    store = Claiming()
+
+    class CallerGone(Claiming):
+        """Its claim succeeds as the caller is cancelled: the agent cannot start (bad
+        options and a live session are refused before the claim)."""
+
+        scope: anyio.CancelScope | None = None
+
+        async def claim(self, session_id: str, events: Any = ()) -> None:
+            await super().claim(session_id, events)
+            if self.scope is not None:
+                self.scope.cancel()
+
+    store = CallerGone()
     session_id = await stored_session(store)
-    # options no agent may have, given (a live session, or bad stored options, are
-    # refused before the claim; a core option given is checked as the agent is built)
-    options = {"model": "scripted", "max_steps": 0}
     async with scripted_harness(ScriptedModel(), plugins=[store], load_entry_points=False) as h:
-        with pytest.raises(DshError, match="max_steps"):  # the agent cannot start
-            await h.agents.resume("c", session_id, options)
+        with anyio.CancelScope() as store.scope:
+            await h.agents.resume("c", session_id, {"model": "scripted"})
+        assert store.scope.cancelled_caught and h.agents.get("c") is None
     mine = [call for call in store.calls if call[1] == session_id]
     assert mine[-2:] == [("claim", session_id), ("release", session_id)]
 
