@@ -240,9 +240,24 @@ def assemble(*chunks: Any) -> Any:
     return assembler.message()
 
 
-def test_a_signature_is_kept_when_later_reasoning_has_none() -> None:
+def test_a_signature_with_text_ends_its_block() -> None:
+    """A signature ends its block, with text too (a thinking block sent whole at its
+    start): reasoning after it is the next block (it was joined to the signed one)."""
     message = assemble(ReasoningDelta("a", signature="s"), ReasoningDelta("b"), Finish("stop"))
-    assert message.content == (ReasoningBlock(text="ab", signature="s"),)
+    assert message.content == (
+        ReasoningBlock(text="a", signature="s"),
+        ReasoningBlock(text="b", signature=None),
+    )
+
+
+def test_a_signature_after_text_signs_the_text_before_it() -> None:
+    message = assemble(
+        ReasoningDelta("a"), ReasoningDelta("b", signature="s"), ReasoningDelta("c"), Finish("stop")
+    )
+    assert message.content == (
+        ReasoningBlock(text="ab", signature="s"),
+        ReasoningBlock(text="c", signature=None),
+    )
 
 
 def test_a_call_without_arguments_gets_an_empty_object() -> None:

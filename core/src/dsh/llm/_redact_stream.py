@@ -259,8 +259,8 @@ class AnswerRedactor:
     assembler's last block ends (a new call, a provider's block, reasoning after text),
     the held end of its text comes out before the chunk that ends it unless it may be
     ``MIN_LENGTH`` characters or more of a key (``StreamRedactor.release``): the end
-    of a word that is also in a key stays in its block. A signature on its own ends
-    its reasoning block: all the reasoning held comes out before it."""
+    of a word that is also in a key stays in its block. A signature ends its reasoning
+    block: all the reasoning held comes out before it, or with it (a block whole)."""
 
     __slots__ = ("_calls", "_json", "_last", "_reasoning", "_secrets", "_text")
 
@@ -361,7 +361,8 @@ class AnswerRedactor:
             rest = reasoning.flush()
             return [ReasoningDelta(rest), chunk] if rest else [chunk]
         shown = reasoning.feed(chunk.text)
-        if chunk.signature is not None:  # a block whole at its start: nothing held
+        if chunk.signature is not None:  # a block whole at its start: it ends there too
+            self._last = None
             shown += reasoning.flush()
             if shown == chunk.text:
                 return [chunk]

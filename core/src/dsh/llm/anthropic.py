@@ -107,6 +107,9 @@ class AnthropicModel(HttpModel):
         done = False
         # the blocks dsh does not read, by index: the block's start, its input pieces
         own: dict[int, tuple[dict[str, Any], list[str]]] = {}
+        # a tool_use's input sent whole in its start, by index: sent at the block's end,
+        # unless input_json_delta pieces came, which replace it (_block_start)
+        whole: dict[int, str] = {}
         async with self.events("/messages", body, headers, key) as events:
             async for data in events:
                 try:
@@ -123,7 +126,10 @@ class AnthropicModel(HttpModel):
                         if what == "text_delta":
                             yield TextDelta(delta["text"])
                         elif what == "input_json_delta":
-                            yield ToolCallDelta(item["index"], arguments=delta["partial_json"])
+                            piece = delta["partial_json"]
+                            if whole and piece:  # the streamed input, not the start's
+                                whole.pop(item["index"], None)
+                            yield ToolCallDelta(item["index"], arguments=piece)
                         elif what == "thinking_delta":
                             yield ReasoningDelta(delta["thinking"])
                         elif what == "signature_delta":
@@ -136,14 +142,18 @@ class AnthropicModel(HttpModel):
                         chunk = _block_start(item["index"], block)
                         if chunk is not None:
                             yield chunk
+                        if block["type"] == "tool_use" and block.get("input"):
+                            whole[item["index"]] = dumps(block["input"])
                     elif kind == "content_block_stop":
                         if own and item.get("index") in own:
                             yield _own_block(own.pop(item["index"]))
+                        elif whole and item.get("index") in whole:
+                            yield ToolCallDelta(item["index"], arguments=whole.pop(item["index"]))
                     elif kind == "message_start":
                         usage.update(item["message"].get("usage") or {})
                     elif kind == "message_delta":
-                        for index in sorted(own):  # a server that sent no block stop
-                            yield _own_block(own.pop(index))
+                        for left in _unstopped(own, whole):  # a server that sent no block stop
+                            yield left
                         reason = item["delta"].get("stop_reason")
                         if reason:
                             stop = _STOP_REASONS.get(reason, "stop")
@@ -153,8 +163,8 @@ class AnthropicModel(HttpModel):
                         usage.update((k, v) for k, v in later.items() if v is not None)
                         yield UsageChunk(_usage(usage))
                     elif kind == "message_stop":
-                        for index in sorted(own):
-                            yield _own_block(own.pop(index))
+                        for left in _unstopped(own, whole):
+                            yield left
                         done = True
                         await self.drain(events)
                         break
@@ -172,10 +182,9 @@ class AnthropicModel(HttpModel):
 def _block_start(index: int, block: dict[str, Any]) -> Chunk | None:
     kind = block["type"]
     if kind == "tool_use":
-        given = block.get("input")  # {} from Anthropic; some servers send it whole here
-        return ToolCallDelta(
-            index, id=block["id"], name=block["name"], arguments=dumps(given) if given else ""
-        )
+        # input {} from Anthropic; a server that sends it whole here has it sent at the
+        # block's end, unless input_json_delta pieces follow: they are the input then
+        return ToolCallDelta(index, id=block["id"], name=block["name"])
     if kind == "text" and block.get("text"):
         return TextDelta(block["text"])
     if kind == "thinking" and block.get("thinking"):
@@ -183,6 +192,16 @@ def _block_start(index: int, block: dict[str, Any]) -> Chunk | None:
     if kind == "redacted_thinking":  # whole here, no deltas follow; sent back as it came
         return ReasoningDelta("", redacted=block["data"])
     return None  # an empty start
+
+
+def _unstopped(
+    own: dict[int, tuple[dict[str, Any], list[str]]], whole: dict[int, str]
+) -> list[Chunk]:
+    """What the blocks left without a ``content_block_stop`` hold, in their order: a
+    block dsh does not read, a tool_use's input sent whole in its start."""
+    left: list[Chunk] = [_own_block(own.pop(index)) for index in sorted(own)]
+    left.extend(ToolCallDelta(index, arguments=whole.pop(index)) for index in sorted(whole))
+    return left
 
 
 def _own_delta(own: tuple[dict[str, Any], list[str]], delta: dict[str, Any]) -> None:

@@ -158,9 +158,10 @@ class Assembler:
     def _text(self, kind: str, text: str, signature: str | None) -> None:
         blocks = self._blocks
         last = len(blocks) - 1
-        # a signature on its own (Anthropic's signature_delta, the last piece of a
-        # thinking block) ends its block: reasoning after it is the next block, which the
-        # API wants back apart, with its own signature
+        # a signature (Anthropic's signature_delta, the last piece of a thinking block,
+        # or a block sent whole at its start, text and signature together) ends its
+        # block: reasoning after it is the next block, which the API wants back apart,
+        # with its own signature
         previous = blocks[-1] if blocks else None
         if isinstance(previous, tuple) and previous[0] == kind and self._sealed != last:
             previous[1].append(text)
@@ -169,7 +170,7 @@ class Assembler:
         else:
             blocks.append((kind, [text], [signature]))
             last += 1
-        if signature is not None and not text:
+        if signature is not None:
             self._sealed = last
 
     def message(self, model: str | None = None) -> AssistantMessage:

@@ -50,9 +50,9 @@ class TextDelta:
 class ReasoningDelta:
     """A piece of reasoning. ``redacted`` is a whole block of encrypted reasoning
     (Anthropic's ``redacted_thinking``, with ``text`` empty): it is a block of its own,
-    never merged with the reasoning around it. A ``signature`` with empty ``text``
-    (Anthropic's ``signature_delta``) ends its block: reasoning after it starts the
-    next one."""
+    never merged with the reasoning around it. A ``signature`` ends its block, with
+    empty ``text`` (Anthropic's ``signature_delta``) or with the block's whole text (a
+    block sent whole at its start): reasoning after it starts the next one."""
 
     text: str
     signature: str | None = None
