@@ -22,7 +22,6 @@ import anyio.lowlevel
 import httpx
 
 from dsh._secrets import (
-    MIN_LENGTH,
     get_logger,
     header_secrets,
     key_is_blank,
@@ -193,12 +192,10 @@ class HttpModel:
         (the API key sent), the keys written into ``base_url``'s query (a server may quote
         the address) and into ``headers`` (a gateway's token), and every other key dsh has
         read (another model's: a proxy may quote it), as its answer is (``stream``).
-        Asked for on the way to an error only."""
-        found = {secret for secret in known_keys() if len(secret) >= MIN_LENGTH}
-        found.update(self._written_secrets)
-        if key:  # the key sent, whatever its length
-            found.add(key)
-        return tuple(sorted(found, key=len, reverse=True))
+        Those of ``MIN_LENGTH`` characters or more, as in the answer: a local server's
+        placeholder key (``none``, ``EMPTY``) is a word of its messages too. Asked for
+        on the way to an error only."""
+        return longest_first({key or "", *known_keys(), *self._written_secrets})
 
     def api_key(self) -> str | None:
         """The key from ``$api_key_env``, read now; a one-line AUTH error if it is unset,
