@@ -57,11 +57,12 @@ _CONTEXT_KINDS: Final = frozenset(
     {"context_length_exceeded", "exceed_context_size_error", "model_context_window_exceeded"}
 )
 # ...and the wording servers use when they give no such code (OpenAI, DeepSeek, vLLM,
-# llama.cpp, Anthropic, Ollama, LM Studio); Anthropic's "input length and `max_tokens`
-# exceed context limit: 178959 + 64000 > 200000" (the prompt plus the output cap).
+# llama.cpp, Anthropic, Ollama, LM Studio, Gemini); Anthropic's "input length and
+# `max_tokens` exceed context limit: 178959 + 64000 > 200000" (prompt + output cap).
 _CONTEXT_WORDS: Final = re.compile(
     r"context[ _-]?(?:length|window|size|limit)|maximum model length|prompt is too long"
-    r"|too many (?:input )?tokens|exceeds? the (?:available )?context",
+    r"|too many (?:input )?tokens|exceeds? the (?:available )?context"
+    r"|input token count\W{0,3}[\d,]+\W{0,3} exceeds",
     re.IGNORECASE,
 )
 # Provider error types that name the failure family outright (Anthropic's, mostly).
@@ -92,6 +93,13 @@ def _status_code(status: int) -> str:
     if status >= 500:
         return "SERVER"
     return "INVALID_REQUEST"
+
+
+def _first(payload: Any) -> Any:
+    """The first error of a body that lists them (Gemini's ``[{"error": {...}}]``)."""
+    if isinstance(payload, list) and payload and isinstance(payload[0], Mapping):
+        return payload[0]
+    return payload
 
 
 def _details(payload: Any) -> tuple[str, str]:
@@ -173,7 +181,7 @@ def error_from_status(
     text = body.decode("utf-8", "replace")
     payload: Any = None
     try:
-        payload = json.loads(text)
+        payload = _first(json.loads(text))
         kind, message = _details(payload)
     except ValueError:
         kind, message = "", text or httpx.codes.get_reason_phrase(status)

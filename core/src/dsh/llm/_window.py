@@ -11,7 +11,14 @@ and ``n_prompt_tokens``), else from its words, each shape with some latitude in 
 - Anthropic: "prompt is too long: 210000 tokens > 200000 maximum", and "input length
   and `max_tokens` exceed context limit: 178959 + 64000 > 200000" (the input's count)
 - vLLM: "The decoder prompt (length 5000) is longer than the maximum model length of
-  4096"
+  4096", and "This model's maximum context length is 4096 tokens. However, your request
+  has 5000 input tokens"
+- OpenRouter: "This endpoint's maximum context length is 8192 tokens. However, you
+  requested about 9000 tokens (5000 of text input, 4000 in the output)": the input's
+- SGLang: "The input (5000 tokens) is longer than the model's context length (4096
+  tokens)."
+- Gemini (its OpenAI-compatible endpoint): "The input token count (132478) exceeds the
+  maximum number of tokens allowed (131072)."
 """
 
 from __future__ import annotations
@@ -35,11 +42,15 @@ _SHAPES: Final = tuple(
             rf"context (?:size|length|window){_W}(?:is |of )?{_N} tokens",
             rf"(?:request|prompt){_W}{_N} tokens\)?,? (?:exceeds?|is)",
             rf"{_N} in the messages",
+            rf"{_N} of text input",
+            rf"request has {_N} input tokens",
+            rf"input{_W}{_N} tokens\) is longer",
             rf"(?:resulted in|requested|have) {_N} tokens",
         ),
         (rf"tokens? > {_N}(?: tokens)? maximum", rf"{_N} tokens? > \d"),
         (rf"context limit{_W}[\d,]+ \+ [\d,]+ > {_N}", rf"context limit{_W}{_N} \+"),
         (rf"maximum model length (?:of |is )?{_N}", rf"\(length {_N}\)"),
+        (rf"maximum number of tokens allowed{_W}{_N}", rf"input token count{_W}{_N}"),
     )
 )
 
