@@ -57,8 +57,7 @@ _CONTEXT_KINDS: Final = frozenset(
     {"context_length_exceeded", "exceed_context_size_error", "model_context_window_exceeded"}
 )
 # ...and the wording servers use when they give no such code (OpenAI, DeepSeek, vLLM,
-# llama.cpp, Anthropic, Ollama, LM Studio, Gemini); Anthropic's "input length and
-# `max_tokens` exceed context limit: 178959 + 64000 > 200000" (prompt + output cap).
+# llama.cpp, Anthropic, Ollama, LM Studio, Gemini; _window.py quotes them).
 _CONTEXT_WORDS: Final = re.compile(
     r"context[ _-]?(?:length|window|size|limit)|maximum model length|prompt is too long"
     r"|too many (?:input )?tokens|exceeds? the (?:available )?context"
