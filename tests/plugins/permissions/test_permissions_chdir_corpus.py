@@ -12,7 +12,10 @@ after it, each was the same or stricter. These are a few hundred of them
 (chdir_corpus.jsonl), with the decision written out as recorded (``ask``: the front
 end was asked); one was recorded ``allow`` and is ``ask`` since a lone ``--`` no longer
 hides a command from deny and ask rules (``ask-cat``, ``cd secrets & env -C door cat --
-a.py > ~/out``: see test_permissions_end_of_options). The workspace
+a.py > ~/out``: see test_permissions_end_of_options), and three are stricter since
+``wc`` reads the files it is given (permrev3 F7: ``wc --file=key`` in ``secrets`` is
+denied by ``deny: read(secrets/key)``, ``wc http://x/key`` after ``cd /etc`` names a
+file there that is not known: asked). The workspace
 has the symlinks ``door -> secrets``, ``secrets/back -> src``, ``src/deep ->
 secrets/sub`` and ``src/up -> ..``, and ``$HOME`` is ``ws/home`` (which holds
 ``secrets/key``).

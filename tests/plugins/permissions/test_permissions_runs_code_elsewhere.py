@@ -144,7 +144,8 @@ async def test_files_python_runs_at_start_are_asked_about(
 @pytest.mark.parametrize(
     "path",
     [
-        f"{SITE}/pkg/module.py",
+        # (a module in site-packages is asked about since permrev3 F6:
+        # test_permissions_review_s35b)
         "docs/paths.pth",
         "src/site.py",
         "src/sitecustomize_notes.md",

@@ -55,6 +55,7 @@ from dsh_permissions._moved import (
     links_named,
     mover,
 )
+from dsh_permissions._option_variables import note
 from dsh_permissions._parallel import PARALLELS, command_words, script
 from dsh_permissions._readings import SHELLS, skip_assignments
 from dsh_permissions._reads import read_subjects
@@ -176,7 +177,9 @@ def _reads(
     command: Command, root: str, moved: bool, reads: bool | None, dirs: tuple[str, ...]
 ) -> tuple[Subject, ...]:
     """The files ``command`` reads (see ``_reads``), when they are looked for."""
-    start = skip_assignments([w.text for w in command.words])
+    texts = [w.text for w in command.words]
+    note(texts)  # POSIXLY_CORRECT=1 sh -c '...', export POSIXLY_CORRECT: for the rest
+    start = skip_assignments(texts)
     if reads is None:  # the links it may make still count for later program words
         if (relinking := relinks(command.words[start:], root, moved, start > 0)) is not None:
             set_relinked(*relinking)

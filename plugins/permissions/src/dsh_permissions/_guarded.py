@@ -10,8 +10,9 @@ aliases, filters) on a person's next git command, direnv runs ``.envrc`` on ente
 directory, pre-commit and husky run their hooks on ``git commit``, a git directory under
 another name (a ``.git`` file's, a bare repository) runs as ``.git`` does, and Python
 runs a venv's ``*.pth`` files and a ``sitecustomize``/``usercustomize`` module at every
-start (a venv's ``pyvenv.cfg`` names the interpreter, and its ``bin/activate*`` runs in
-the person's shell). Editing any of them
+start, and imports whatever else a ``site-packages`` directory holds (a venv's
+``pyvenv.cfg`` names the interpreter, its ``bin/activate*`` runs in the person's shell,
+and the rest of its ``bin`` when the person runs ``pytest``). Editing any of them
 is asked about. So is an edit given a directory inside the workspace: the tool may
 change or create such a file inside it.
 """
@@ -111,7 +112,8 @@ def _runs_code(readings: tuple[str, ...], directory: bool, root: str) -> str | N
         names = reading[len(prefix) :].split(os.sep)
         keys = [_name_key(name) for name in names]
         why = next((RUNS_CODE[k] for k in keys if k in RUNS_CODE), None)
-        why = why or _python_startup(keys) or _in_git_dir(root, names)
+        why = why or _python_startup(keys) or _venv_program(root, names, keys)
+        why = why or _in_git_dir(root, names)
         if why is not None:
             return f"{reading}, {why}"
     return None
@@ -132,7 +134,9 @@ def _python_startup(keys: list[str]) -> str | None:
     in a ``site-packages`` directory (a venv in the workspace) runs its ``import``
     lines; a ``sitecustomize`` or ``usercustomize`` module (file, compiled file or
     package) where ``site`` finds it is imported; a venv's ``pyvenv.cfg`` names the
-    interpreter it runs (``home``); and its ``bin/activate*`` is sourced."""
+    interpreter it runs (``home``); its ``bin/activate*`` is sourced; and anything
+    else in a ``site-packages`` / ``dist-packages`` directory is imported or run
+    (a module, a package's ``entry_points.txt``)."""
     name = keys[-1]
     if any(k.split(".", 1)[0] in _STARTUP for k in keys) or (
         name.endswith(".pth") and _SITE.intersection(keys[:-1])
@@ -142,6 +146,23 @@ def _python_startup(keys: list[str]) -> str | None:
         return "a venv's configuration (its 'home' names the Python every run of it starts)"
     if name.startswith("activate") and len(keys) > 1 and keys[-2] in _SCRIPTS:
         return "a venv's activation script (the person's shell runs it when they activate it)"
+    if _SITE.intersection(keys[:-1]):
+        return (
+            "in a site-packages directory (Python imports what is there, and runs its "
+            "packages' entry points as programs)"
+        )
+    return None
+
+
+def _venv_program(root: str, names: list[str], keys: list[str]) -> str | None:
+    """Why a path lies in a venv's ``bin`` or ``Scripts`` directory (the directory
+    beside its ``pyvenv.cfg``), or None: the person runs what is there (``pytest``,
+    ``python``)."""
+    directory = root
+    for name, key in zip(names[:-1], keys[:-1], strict=True):
+        if key in _SCRIPTS and os.path.isfile(os.path.join(directory, "pyvenv.cfg")):
+            return f"in {directory}, a venv's programs (the person runs them: pytest, python)"
+        directory = os.path.join(directory, name)
     return None
 
 

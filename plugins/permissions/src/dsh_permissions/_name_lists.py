@@ -1,10 +1,10 @@
 """Programs told to read the files named in a list or in their input (``tar -T list``,
 ``tar --files-from=-``, ``zip -@``, ``xz --files=list``, ``7z a x.7z @list``,
 ``7z a x.7z -i@list`` / ``'-i!.env'``, ``cpio -o``, ``sort --files0-from=-``,
-``ack -x``), or in a config file (``curl -K cfg``, ``wget --config=cfg``): which files
-they read is not known when the command is checked, as for ``xargs cat`` (``_reads``
-takes them for unknown reads). Long options are matched as
-getopt matches them, shortened to any prefix (``--files`` is tar's ``--files-from``),
+``wc --files0-from=list``, ``ack -x``), or in a config file (``curl -K cfg``,
+``wget --config=cfg``): which files they read is not known when the command is
+checked, as for ``xargs cat`` (``_reads`` takes them for unknown reads). Long options
+are matched as getopt matches them, shortened to any prefix (``--files`` is tar's ``--files-from``),
 an exact option name first (tar's ``--file`` is its archive).
 """
 
@@ -43,7 +43,7 @@ _LISTS: Final = {
     **dict.fromkeys(("xz", "unxz", "lzma", "unlzma"), _XZ),
     "zstd": _Lists(long=("--filelist",)),
     "7z": _Lists(at_word=True, switches=("-i", "-ai")),
-    "sort": _Lists(long=("--files0-from",)),
+    **dict.fromkeys(("sort", "wc"), _Lists(long=("--files0-from",))),
     "ack": _Lists("x", ("--files-from",)),
     "pax": _Lists("w"),  # pax -w: the names come from its input when none is given
     # a config file names files to send (upload-file = .env, post_file = .env)

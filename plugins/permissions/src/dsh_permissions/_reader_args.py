@@ -12,7 +12,10 @@ and a cluster of short ones ends at the first that takes a value (``-drecurse`` 
 ``-d recurse``, no ``-e``). A word only the shell fills in (``$x``) where a value or
 the pattern is taken may split into more words, or be an option (``-r``): it is taken
 for a file, which the shell only names when it runs (asked about), unless it is
-quoted in a value's place or in the pattern's place after ``--``.
+quoted in a value's place or in the pattern's place after ``--``. With
+``POSIXLY_CORRECT`` set (``_option_variables``) getopt stops at the first operand: every
+later word is an operand as well (``head x -n .env`` reads ``-n`` and ``.env``), and the
+words of both readings are given (the pattern may be another word: stricter).
 """
 
 from __future__ import annotations
@@ -182,7 +185,9 @@ def _long_names(grammar: _Grammar, name: str) -> tuple[str, ...]:
     return found or (name,)
 
 
-def _args(grammar: _Grammar, args: tuple[Word, ...]) -> Iterator[_Arg]:
+def _args(grammar: _Grammar, args: tuple[Word, ...], posix: bool = False) -> Iterator[_Arg]:
+    """The words of ``args`` as getopt reads them (``posix``: ``POSIXLY_CORRECT`` is
+    set, the first operand ends the options)."""
     options = True
     owed: tuple[str, ...] = ()  # the options whose value the next word is
     for word in args:
@@ -219,6 +224,7 @@ def _args(grammar: _Grammar, args: tuple[Word, ...]) -> Iterator[_Arg]:
                 yield _Arg(word, "option", tuple(letters))
         else:
             yield _Arg(word, "operand", after_end=not options)
+            options = options and not posix
 
 
 def _globbed_value(grammar: _Grammar, word: Word) -> bool:
@@ -246,12 +252,21 @@ def _splits(word: Word) -> bool:
 
 
 def file_words(
-    program: str, args: tuple[Word, ...], *, pattern: bool = True
+    program: str, args: tuple[Word, ...], *, pattern: bool = True, posix: bool = False
 ) -> Iterator[tuple[Word, bool]]:
     """The words of ``args`` that may name a file the program reads (see the module),
-    each with whether it is an operand (not an option's value)."""
+    each with whether it is an operand (not an option's value). ``posix``:
+    ``POSIXLY_CORRECT`` may be set: also the words read so."""
+    yield from _file_words(program, args, pattern, posix=False)
+    if posix:
+        yield from _file_words(program, args, pattern, posix=True)
+
+
+def _file_words(
+    program: str, args: tuple[Word, ...], pattern: bool, *, posix: bool
+) -> Iterator[tuple[Word, bool]]:
     grammar = _GRAMMARS.get(program, _NONE)
-    parsed = list(_args(grammar, args))
+    parsed = list(_args(grammar, args, posix))
     given = any(a.role == "option" and not grammar.script.isdisjoint(a.names) for a in parsed)
     pattern_first = pattern and grammar.scripted and not given
     for arg in parsed:

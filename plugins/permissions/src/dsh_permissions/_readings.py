@@ -13,7 +13,7 @@ from dsh_permissions._git import without_global_options
 from dsh_permissions._parallel import PARALLELS, command_words
 from dsh_permissions._shell_args import SCRIPT_SHELLS, shell_args
 from dsh_permissions._shell_words import Word
-from dsh_permissions._wrappers import WRAPPERS, behind, skip_assignments
+from dsh_permissions._wrappers import MULTICALL, WRAPPERS, behind, skip_assignments
 
 __all__ = [
     "SCRIPT_SHELLS",
@@ -28,9 +28,9 @@ __all__ = [
 ]
 
 #: what runs the script of its ``-c`` option (opened as ``sh -c``'s is): the shells,
-#: busybox's, and su and script, which give it to a shell (``_wrapper_grammar`` says
-#: which of their spellings are not opened)
-SHELLS: Final = SCRIPT_SHELLS | {"busybox", "su", "script"}
+#: busybox's and toybox's (``MULTICALL``), and su and script, which give it to a shell
+#: (``_wrapper_grammar`` says which of their spellings are not opened)
+SHELLS: Final = SCRIPT_SHELLS | MULTICALL | {"su", "script"}
 #: programs that run their words as code
 _CODE: Final = SHELLS | {"eval"}
 

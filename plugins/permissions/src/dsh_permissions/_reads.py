@@ -37,6 +37,7 @@ from dsh_permissions._file_words import file_path, part, per_process, unknown
 from dsh_permissions._located import located
 from dsh_permissions._made_links import LINKERS, link_targets, moved_targets
 from dsh_permissions._name_lists import LISTERS, names_listed
+from dsh_permissions._option_variables import POSIXLY_CORRECT, set_for
 from dsh_permissions._reader_args import GREPS, file_words, searches_here
 from dsh_permissions._relinked import (
     MOVERS,
@@ -65,8 +66,12 @@ READERS: Final = frozenset(
         # print and dump
         *("cat", "gcat", "tac", "nl", "head", "ghead", "tail", "gtail", "less", "zless"),
         *("more", "zmore", "most", "bat", "batcat", "view", "strings", "od", "xxd"),
-        *("hexdump", "hd", "base64", "base32", "basenc", "pr", "fold", "fmt", "expand"),
-        *("rev", "column", "iconv", "source", "."),
+        *("hexdump", "hd", "base64", "base32", "basenc", "uuencode", "pr", "fold", "fmt"),
+        *("expand", "unexpand", "rev", "column", "iconv", "ptx", "tsort", "look", "m4"),
+        *("cpp", "source", "."),
+        # count and sum (a short secret's sum gives it away)
+        *("wc", "sum", "cksum", "b2sum", "md5sum", "sha1sum", "sha224sum", "sha256sum"),
+        *("sha384sum", "sha512sum", "shasum"),
         # search and transform
         *GREPS,
         *("sed", "gsed", "awk", "gawk", "mawk", "nawk", "jq", "yq", "sort", "uniq"),
@@ -74,7 +79,7 @@ READERS: Final = frozenset(
         # copy, move, link, split, pack, encrypt, send
         *("cp", "mv", "ln", "link", "install", "rsync", "scp", "dd", "split", "csplit"),
         *("tar", "zip", "unzip", "7z", "gzip", "gunzip", "bzip2", "xz", "zstd", "zcat"),
-        *("bzcat", "xzcat", "zstdcat", "openssl", "gpg", "curl", "wget"),
+        *("bzcat", "xzcat", "zstdcat", "lz4", "lz4cat", "unlz4", "openssl", "gpg", "curl", "wget"),
         *LISTERS,
     }
 )
@@ -143,8 +148,13 @@ def read_subjects(
             continue
         # rg --files lists the files below its operands: each one is a path, none a pattern
         listing = program == "rg" and any(a.text == "--files" for a in args)
-        found_words = list(file_words(program, args, pattern=not listing))
-        if dests := written(program, args):  # cp a.txt keys/, tar x -C out: not read
+        # POSIXLY_CORRECT=1 head x -n .env: getopt stops at x, -n and .env are files
+        posix = set_for(POSIXLY_CORRECT, (w.text for w in before))
+        found_words = list(file_words(program, args, pattern=not listing, posix=posix))
+        dests = written(program, args)
+        if posix:  # cp x -t .env y: -t and .env are sources; only the last is written
+            dests = tuple(d for d in dests if d is args[-1])
+        if dests:  # cp a.txt keys/, tar x -C out: not read
             found_words = [
                 (w, operand)
                 for w, operand in found_words

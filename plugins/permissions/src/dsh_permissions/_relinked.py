@@ -39,6 +39,7 @@ from dsh_permissions._git import subcommand
 from dsh_permissions._link_places import far, near, reaches
 from dsh_permissions._links import links_below
 from dsh_permissions._made_links import LINKERS, makes_links
+from dsh_permissions._option_variables import TAR_VARIABLES, line_variables, set_for
 from dsh_permissions._shell_words import Word
 from dsh_permissions._tar import TARS, unpacks
 from dsh_permissions._wrappers import WRAPPERS, behind
@@ -66,10 +67,6 @@ _MAKERS: Final = frozenset({"ln", "gln", "unzip", "7z", "7za", "7zr", "cpio", "p
 _UNZIP_READS: Final = frozenset("lvtpZ")
 _UNZIP_VALUED: Final = frozenset("Pdx")  # their value is the next word
 _SEVEN_ZIP_READS: Final = frozenset({"l", "t"})
-#: variables that give tar and unzip options (``TAR_OPTIONS=-C/elsewhere``)
-_OPTION_VARIABLES: Final = ("TAR_OPTIONS", "UNZIP", "UNZIPOPT")
-#: builtins that may export such a variable for the rest of the line
-_EXPORTERS: Final = frozenset({"export", "declare", "typeset", "readonly", "local"})
 #: git subcommands that leave the work tree as it is; any other (an alias, one not
 #: known) may write it, and a committed symlink lands there
 _GIT_KEEPS: Final = frozenset(
@@ -99,8 +96,6 @@ class _Line:
     near: Places | None = None
     far: Places | None = None
     far_known: bool = False
-    #: an earlier command may have exported a variable that gives options
-    exported: bool = False
 
 
 _LINE: ContextVar[_Line | None] = ContextVar("dsh_permissions_line", default=None)
@@ -109,13 +104,15 @@ _LINE: ContextVar[_Line | None] = ContextVar("dsh_permissions_line", default=Non
 @contextmanager
 def one_line() -> Iterator[None]:
     """The commands checked inside are one line: a link one makes counts for the rest
-    (nested: the outer line's scope is kept)."""
+    (nested: the outer line's scope is kept), and so does a variable one sets
+    (``_option_variables``)."""
     if _LINE.get() is not None:
         yield
         return
     token = _LINE.set(_Line())
     try:
-        yield
+        with line_variables():
+            yield
     finally:
         _LINE.reset(token)
 
@@ -167,9 +164,6 @@ def relinks(
     texts = [w.text for w in words]
     if not texts:
         return None
-    line = _LINE.get()
-    if line is not None and _exports(texts):
-        line.exported = True
     indices = [0]
     if os.path.basename(texts[0]) in WRAPPERS:
         candidates = behind(texts, 0)
@@ -184,9 +178,10 @@ def relinks(
         why = _why(name, args, root, elsewhere, fed)
         if why is not None:
             first = first or why
-            # env TAR_OPTIONS=... tar, "$@" fed by xargs: options not seen here
+            # env TAR_OPTIONS=... tar, "$@" fed by xargs, export TAR_OPTIONS=...
+            # earlier: options not seen here
             hidden = fed or assigned or any("=" in t for t in texts[1:index])
-            hidden = hidden or (line is not None and line.exported)
+            hidden = hidden or set_for(TAR_VARIABLES)
             found = None if hidden else _absolute(destinations(name, args), root, elsewhere)
             if found is not None and any(leads_elsewhere(p) for p in found):
                 found = None  # ln -s ../src out && tar x -C out: it unpacks into src
@@ -197,27 +192,11 @@ def relinks(
     return first, None if places is None else tuple(places)
 
 
-def _exports(texts: list[str]) -> bool:
-    """Whether the command may export a variable that gives tar or unzip options."""
-    while len(texts) > 1 and texts[0] in ("builtin", "command"):
-        texts = texts[1:]
-    name = texts[0]
-    if name in ("source", "."):
-        return True
-    if name == "set":  # set -a, set -o allexport: every later assignment
-        return any(t == "allexport" or (t[:1] in "-+" and "a" in t) for t in texts[1:])
-    return name in _EXPORTERS and any(
-        t.startswith(_OPTION_VARIABLES) or "$" in t for t in texts[1:]
-    )
-
-
 def _absolute(found: Places | None, root: str, elsewhere: bool) -> dict[str, None] | None:
     if found is None:
         return None
     if elsewhere and not all(os.path.isabs(p) for p in found):
         return None  # after cd "$D": a relative place is not known
-    if any(os.environ.get(v) for v in _OPTION_VARIABLES):
-        return None
     return {os.path.join(root, p): None for p in found}
 
 

@@ -19,7 +19,7 @@ bash the next word), an option value after ``-c`` that is no option's name (``ba
 fish's options other than its flags and value letters (``--init-command``). fish's, csh's
 and tcsh's ``-c`` (and fish's ``-C``) take the next word as the script and options go on
 after it (fish runs each, tcsh the last ``-c``): every one is a script.
-su, script and busybox, which give ``-c`` to a shell, are read as before: the first word
+su, script, busybox and toybox, which give ``-c`` to a shell, are read as before: the first word
 holding ``-c``, wherever it stands.
 
 The ``-c`` script is opened from here (``_commands``), and so are the files a read rule
@@ -66,7 +66,7 @@ _SCRIPT_VALUES: Final = {"fish": "cC", "csh": "c", "tcsh": "c"}
 _FISH_FLAGS: Final = frozenset("hilnNPv")
 _LETTER: Final = re.compile(r"[A-Za-z0-9]")
 _OPTION_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-#: what su, script and busybox take for ``-c`` / ``-s`` (``_wrapper_grammar`` agrees)
+#: what su, script, busybox and toybox take for ``-c`` / ``-s`` (``_wrapper_grammar`` agrees)
 _SHORT_C: Final = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
 _SHORT_S: Final = re.compile(r"-[A-Za-z]*s[A-Za-z]*")
 _ZSH_LONG: Final = re.compile(r"--[A-Za-z_][A-Za-z0-9_-]*")
@@ -158,7 +158,7 @@ def shell_args(name: str, args: tuple[Word, ...]) -> ShellArgs:
 
 
 def _anywhere(args: tuple[Word, ...]) -> ShellArgs:
-    """su, script and busybox: the first word holding ``-c`` (wherever it stands) and
+    """su, script, busybox and toybox: the first word holding ``-c`` (wherever it stands) and
     the next word not starting with ``-`` is the script; ``-s`` or no operand: the
     input; else every operand may be the script file."""
     for position, word in enumerate(args):

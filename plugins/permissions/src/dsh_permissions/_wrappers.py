@@ -23,6 +23,7 @@ from typing import Final
 
 __all__ = [
     "MAX_CANDIDATES",
+    "MULTICALL",
     "WRAPPERS",
     "WRAPPER_ARG",
     "behind",
@@ -34,6 +35,9 @@ __all__ = [
     "split_string",
 ]
 
+#: multi-call programs: each runs the applet its first word names (``busybox rm``,
+#: ``toybox sh -c``), read as wrappers and, given ``-c``, as shells (``_readings``)
+MULTICALL: Final = frozenset({"busybox", "toybox"})
 #: the closed list: a program not in it is not looked behind (docs/permissions.md names
 #: them all; ``_wrapper_grammar`` has the ones whose own syntax also matters)
 WRAPPERS: Final = frozenset(
@@ -57,7 +61,8 @@ WRAPPERS: Final = frozenset(
         *("proxychains4", "sshpass", "vglrun", "optirun", "primusrun", "prime-run"),
         *("gamemoderun", "chronic", "ifne"),
         # multiplexers of commands
-        *("busybox", "parallel", "sem", "watch", "xargs"),
+        *MULTICALL,
+        *("parallel", "sem", "watch", "xargs"),
     }
 )
 #: an option, an assignment (``env A=1``) or a duration or number (``timeout 5s``)

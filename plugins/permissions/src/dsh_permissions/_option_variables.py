@@ -1,0 +1,97 @@
+"""Environment variables that change how a program reads its arguments: ``TAR_OPTIONS``,
+``UNZIP`` and ``UNZIPOPT`` give tar and unzip options (``_relinked``), and
+``POSIXLY_CORRECT``, set to anything (empty too), makes GNU getopt stop at a program's
+first operand, so a later ``-n .env`` is two files (``_reader_args``).
+
+Such a variable may reach a command in three ways, each counted:
+
+- set before it (``NAME=value cmd``, ``env NAME=value cmd``, ``sudo NAME=value cmd``):
+  the words before the program;
+- set by an earlier command of the line (and of the lines it runs: ``sh -c``,
+  ``xargs``), for the rest of it: any command naming it in any word (``export
+  NAME=1``, ``declare -x NAME``, ``read NAME``; also ``NAME=1 sh -c '...'``, whose
+  script inherits it); and any variable at all after ``source`` / ``.``, ``set -a`` /
+  ``set -o allexport``, or ``export`` / ``declare`` / ``typeset`` / ``readonly`` /
+  ``local`` given a word only the shell fills in (``export $v``);
+- inherited: the bash tool runs a command with dsh's own environment
+  (``dsh.builtin_tools._bash.command_environment``), so one set there counts.
+
+Fail closed: naming it counts whatever the command does with it (``unset NAME`` too).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Final
+
+from dsh_permissions._wrappers import skip_assignments
+
+__all__ = ["POSIXLY_CORRECT", "TAR_VARIABLES", "line_variables", "note", "set_for"]
+
+#: the variables that give tar and unzip options
+TAR_VARIABLES: Final = ("TAR_OPTIONS", "UNZIP", "UNZIPOPT")
+#: set (to anything), GNU getopt stops at the first operand
+POSIXLY_CORRECT: Final = ("POSIXLY_CORRECT",)
+_NAMES: Final = (*TAR_VARIABLES, *POSIXLY_CORRECT)
+#: in a line's set: any variable may have been exported
+_ANY: Final = "*"
+#: builtins that export or declare the variables they are given
+_DECLARING: Final = frozenset({"export", "declare", "typeset", "readonly", "local"})
+
+_LINE: ContextVar[set[str] | None] = ContextVar("dsh_permissions_variables", default=None)
+
+
+@contextmanager
+def line_variables() -> Iterator[None]:
+    """The commands checked inside are one line: a variable one sets counts for the
+    rest (nested: the outer line's scope is kept)."""
+    if _LINE.get() is not None:
+        yield
+        return
+    token = _LINE.set(set())
+    try:
+        yield
+    finally:
+        _LINE.reset(token)
+
+
+def note(texts: list[str]) -> None:
+    """Note the variables the simple command ``texts`` (its assignments included) may
+    set for the rest of the line (see the module)."""
+    line = _LINE.get()
+    if line is not None and texts:
+        line.update(_set_by(texts))
+
+
+def set_for(names: tuple[str, ...], before: Iterable[str] = ()) -> bool:
+    """Whether one of ``names`` may be in the environment of a command: named in the
+    words ``before`` its program, set earlier in the line, or inherited."""
+    line = _LINE.get()
+    return (
+        any(name in os.environ for name in names)
+        or (line is not None and (_ANY in line or not line.isdisjoint(names)))
+        or any(name in text for text in before for name in names)
+    )
+
+
+def _set_by(texts: list[str]) -> set[str]:
+    found = {name for name in _NAMES if any(name in text for text in texts)}
+    rest = texts[skip_assignments(texts) :]
+    while len(rest) > 1 and rest[0] in ("builtin", "command"):
+        rest = rest[1:]
+    if not rest:
+        return found
+    name = rest[0]
+    if (
+        name in ("source", ".")
+        or (
+            name == "set"
+            and any(t == "allexport" or (t[:1] in "-+" and "a" in t) for t in rest[1:])
+        )
+        or (name in _DECLARING and any("$" in t or "`" in t for t in rest[1:]))
+    ):
+        found.add(_ANY)
+    return found
