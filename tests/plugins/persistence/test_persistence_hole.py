@@ -109,7 +109,7 @@ def test_what_a_crash_leaves_with_fsync_never_is_still_the_cut_off_tail(
     events, _ = open_turn(settings)
     last = events[-1].seq
     if crash == "last-lost":
-        damage_for(settings).drop("s", last)
+        damage_for(settings).lose_end("s", 1)  # a database loses none: skipped
     elif settings.backend != "jsonl":
         pytest.skip("a transaction lands whole: no torn or NUL record")
     else:

@@ -117,7 +117,9 @@ def test_a_resume_does_not_read_the_stored_log_twice(
     backend.append(SessionInfo("s", 1.0, title="x"), first.events, durable=False)
     reads: list[str] = []
     read = backend._read_log
-    monkeypatch.setattr(backend, "_read_log", lambda db, sid: reads.append(sid) or read(db, sid))
+    monkeypatch.setattr(
+        backend, "_read_log", lambda db, sid, n: reads.append(sid) or read(db, sid, n)
+    )
 
     loaded = backend.load("s")
     tail = backend.tail("s")  # the resume's first write asks where the log ends

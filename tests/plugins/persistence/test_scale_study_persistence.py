@@ -70,17 +70,15 @@ class Parsed:
         import dsh_persistence._batch as batch  # the database backends' loads
         import dsh_persistence._records as records
         import dsh_persistence._session_file as session_file
-        import dsh_persistence._sqlite as sqlite
 
         self.calls: list[int] = []
         real = records.read_log
 
-        def counted(found: Sequence[Any], where: Any) -> Any:
+        def counted(found: Sequence[Any], where: Any, **how: Any) -> Any:
             self.calls.append(len(found))
-            return real(found, where)
+            return real(found, where, **how)
 
         monkeypatch.setattr(session_file, "read_log", counted)
-        monkeypatch.setattr(sqlite, "read_log", counted)
         monkeypatch.setattr(batch, "read_log", counted)
 
 

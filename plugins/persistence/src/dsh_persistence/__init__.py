@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from dsh_persistence._backend import LoadedSession, SessionBackend, SessionInfo, StoredTail
     from dsh_persistence._jsonl import JsonlBackend
     from dsh_persistence._postgres import PostgresBackend
-    from dsh_persistence._records import close_turn, read_log
+    from dsh_persistence._records import check_repaired, close_turn, read_log
     from dsh_persistence._service import StoredSessions
     from dsh_persistence._settings import (
         ENV_DIRECTORY,
@@ -54,6 +54,7 @@ __all__ = [
     "SqliteBackend",
     "StoredSessions",
     "StoredTail",
+    "check_repaired",
     "close_turn",
     "default_directory",
     "open_backend",
@@ -69,6 +70,7 @@ _LAZY = {
     "JsonlBackend": "dsh_persistence._jsonl",
     "SqliteBackend": "dsh_persistence._sqlite",
     "PostgresBackend": "dsh_persistence._postgres",
+    "check_repaired": "dsh_persistence._records",
     "close_turn": "dsh_persistence._records",
     "read_log": "dsh_persistence._records",
     "StoredSessions": "dsh_persistence._service",

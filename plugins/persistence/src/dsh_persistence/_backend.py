@@ -159,7 +159,8 @@ class SessionBackend(ABC):
 
     @abstractmethod
     def load(self, session_id: str) -> LoadedSession | None:
-        """The stored log, repaired by ``_records.read_log`` + ``close_turn``, or None."""
+        """The stored log, read by ``_records.read_log``, its open turn closed by
+        ``close_turn`` and the result checked by ``check_repaired``, or None."""
 
     @abstractmethod
     def headers(self) -> list[SessionHeader]:

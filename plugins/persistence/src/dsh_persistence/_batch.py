@@ -1,6 +1,7 @@
 """What a database backend (SQLite, PostgreSQL) stores for one append, worked out once
 from the batch (the event rows and what the session's row keeps about them), and what
-it makes of the rows it reads back (the repaired log and where it ends)."""
+it makes of the rows it reads back (the log with its open turn closed, or
+``SessionCorruptError``, and where it ends)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,12 @@ from dsh_persistence._backend import (
     encode_events,
 )
 from dsh_persistence._errors import PersistenceError, SessionCorruptError
-from dsh_persistence._records import close_turn, read_log
+from dsh_persistence._records import check_repaired, close_turn, missing, read_log
 
 if TYPE_CHECKING:
     from dsh.session import SessionEvent
 
-__all__ = ["Batch", "batch_of", "loaded_of"]
+__all__ = ["Batch", "batch_of", "event_places", "loaded_of", "read_rows"]
 
 
 class Batch(NamedTuple):
@@ -71,16 +72,41 @@ def event_places(location: str, session_id: str) -> Callable[[int], str]:
     return where
 
 
-def loaded_of(
-    session_id: str, created: float, meta: str, records: list[str], location: str
-) -> tuple[LoadedSession, StoredTail]:
+def read_rows(
+    records: list[str], location: str, session_id: str, next_seq: int
+) -> tuple[list[SessionEvent], list[SessionEvent]]:
     """The stored log of ``records`` (the event lines, in seq order) of the session in
-    the database at ``location``, repaired by ``read_log`` + ``close_turn``, and where
-    its readable part ends (a resume's claim and first write reuse that while nothing
-    is stored since)."""
-    events, ignored = read_log(records, event_places(location, session_id))
-    tail = StoredTail(len(events), events[-1] if events else None)
+    the database at ``location`` whose row says ``next_seq`` events are stored, and the
+    events that close its open turn. A transaction lands whole, so a crash leaves
+    neither a bad row nor fewer rows than ``next_seq``: anything else is damage,
+    ``SessionCorruptError`` (never repaired: the rows stay as found)."""
+    where = event_places(location, session_id)
+    events, _ = read_log(records, where, lost_pages=False)
+    if len(events) != next_seq:
+        found = len(events)
+        if found < next_seq:
+            end = f"the log ends at event #{found - 1}" if found else "no event is stored"
+            what = f"{missing(found, next_seq)} ({end})"
+        else:
+            what = f"{found - next_seq} event(s) from seq {next_seq} on are stored beyond it"
+        raise SessionCorruptError(
+            f"{location}: session {session_id!r}: its sessions row says {next_seq} events "
+            f"are stored, but {what}; a transaction lands whole, so this is damage, not a "
+            "cut-off write. The session is corrupt and was left as it is."
+        )
     closers = close_turn(events)
+    check_repaired(events, closers, where)
+    return events, closers
+
+
+def loaded_of(
+    session_id: str, created: float, meta: str, records: list[str], location: str, next_seq: int
+) -> tuple[LoadedSession, StoredTail]:
+    """The stored log of ``records`` (``read_rows``) with its turn left open closed, and
+    where it ends (a resume's claim and first write reuse that while nothing is stored
+    since)."""
+    events, closers = read_rows(records, location, session_id, next_seq)
+    tail = StoredTail(len(events), events[-1] if events else None)
     try:
         data = json.loads(meta)
     except (ValueError, RecursionError):
@@ -90,4 +116,4 @@ def loaded_of(
             f"{location}: session {session_id!r}: its stored meta is not a JSON object"
         )
     stored = StoredSession(session_id, float(created), events + closers, data)
-    return LoadedSession(stored, len(events), ignored, len(closers)), tail
+    return LoadedSession(stored, len(events), 0, len(closers)), tail

@@ -25,7 +25,7 @@ from dsh_persistence._backend import (
     StoredTail,
     _shown,
 )
-from dsh_persistence._batch import batch_of, event_places, loaded_of
+from dsh_persistence._batch import batch_of, loaded_of, read_rows
 from dsh_persistence._errors import (
     PersistenceError,
     SessionConflictError,
@@ -35,7 +35,6 @@ from dsh_persistence._postgres_claims import AdvisoryClaims
 from dsh_persistence._postgres_connection import DataConnection
 from dsh_persistence._postgres_schema import CLAIM_KEY, CLAIMS_ALIVE, WHERE
 from dsh_persistence._postgres_url import check_scheme, hide_password
-from dsh_persistence._records import read_log
 
 if TYPE_CHECKING:
     import psycopg
@@ -136,15 +135,7 @@ class PostgresBackend(SessionBackend):
                     self._confirm_claim(db, info.id, "append to")
                 expected = 0 if row is None else int(row[0])
                 if row is not None and first < expected:
-                    # The stored log may end earlier: rows of a crashed turn that loading
-                    # ignores. Then the append continues the readable log and removes them.
-                    readable = len(self._read_log(db, info.id))
-                    if first == readable:
-                        db.execute(
-                            "DELETE FROM dsh_events WHERE session=%s AND seq>=%s",
-                            (info.id, readable),
-                        )
-                        expected = readable
+                    self._read_log(db, info.id, expected)  # damage is said as such
                 if first != expected:
                     raise conflict(expected)
                 if row is None:
@@ -325,11 +316,12 @@ class PostgresBackend(SessionBackend):
     # -- reading -------------------------------------------------------------------------
 
     def tail(self, session_id: str) -> StoredTail | None:
-        """The end of the readable log (as ``load`` reads it), not ``next_seq``: rows of
-        a crashed turn that loading ignores are not part of it."""
+        """The end of the stored log, checked as ``load`` checks it (a damaged one is
+        ``SessionCorruptError``)."""
 
         def work(db: psycopg.Connection[Any]) -> StoredTail | None:
             with db.transaction():
+                _one_snapshot(db)
                 row = db.execute(
                     "SELECT next_seq FROM dsh_sessions WHERE id=%s", (session_id,)
                 ).fetchone()
@@ -339,7 +331,7 @@ class PostgresBackend(SessionBackend):
                 if loaded is not None and loaded[0] == int(row[0]):
                     return loaded[1]
                 self._loaded.pop(session_id, None)
-                events = self._read_log(db, session_id)
+                events = self._read_log(db, session_id, int(row[0]))
             return StoredTail(len(events), events[-1] if events else None)
 
         return self._conn.read(work, None)
@@ -350,14 +342,16 @@ class PostgresBackend(SessionBackend):
         ).fetchall()
         return [row[0] for row in rows]
 
-    def _read_log(self, db: psycopg.Connection[Any], session_id: str) -> list[SessionEvent]:
-        """The readable prefix of the stored log (``read_log``; raises like ``load``)."""
-        places = event_places(self.location, session_id)
-        return read_log(self._lines(db, session_id), places)[0]
+    def _read_log(
+        self, db: psycopg.Connection[Any], session_id: str, next_seq: int
+    ) -> list[SessionEvent]:
+        """The stored log, checked (``read_rows``; raises like ``load``)."""
+        return read_rows(self._lines(db, session_id), self.location, session_id, next_seq)[0]
 
     def load(self, session_id: str) -> LoadedSession | None:
         def work(db: psycopg.Connection[Any]) -> tuple[Any, list[str]] | None:
-            with db.transaction():  # the row first: the events are as new or newer
+            with db.transaction():
+                _one_snapshot(db)
                 row = db.execute(
                     "SELECT created, meta, next_seq FROM dsh_sessions WHERE id=%s",
                     (session_id,),
@@ -370,7 +364,7 @@ class PostgresBackend(SessionBackend):
         if found is None:
             return None
         (created, meta, next_seq), records = found
-        loaded, tail = loaded_of(session_id, created, meta, records, self.location)
+        loaded, tail = loaded_of(session_id, created, meta, records, self.location, int(next_seq))
         with self._conn.lock:
             if len(self._loaded) >= _LOADS_KEPT:
                 self._loaded.clear()
@@ -389,3 +383,10 @@ class PostgresBackend(SessionBackend):
     def close(self) -> None:
         self._claims.close()
         self._conn.close()
+
+
+def _one_snapshot(db: psycopg.Connection[Any]) -> None:
+    """Make the transaction just begun read one snapshot: its rows of ``dsh_events`` are
+    then the ones its ``dsh_sessions`` row counts (under the default isolation each
+    statement takes a new one, and a commit between them would read as damage)."""
+    db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")

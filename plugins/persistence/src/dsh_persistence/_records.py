@@ -5,16 +5,17 @@ A stored log is a sequence of records, each the JSON text of one event. Reading 
 1. the longest prefix of records that are events whose ``seq`` equals their index is
    kept (a torn last line never gets this far: the backend drops it);
 2. a crash of an append-only writer loses only the end of the log (a torn last line,
-   a page of NUL bytes the disk never got, a transaction that did not land). So if a
-   ``turn/end`` lies beyond that prefix, or any intact event (whatever its seq), or
-   the first bad record is itself an intact event whose seq is ahead of its place (the
-   events between are missing: a hole), the log was damaged or edited, not cut off.
-   That is corruption, reported with where it is and what is missing, never repaired
-   (a bad record holding NUL bytes, a page lost to a power cut, excepted when no
-   ``turn/end`` follows: see ``_lost_page``);
-3. otherwise the rest is the unfinished tail of a write that a crash cut short, and is
-   ignored;
-4. a turn left open is closed with synthetic events (``close_turn``).
+   a page of NUL bytes the disk never got, a transaction that did not land), and
+   leaves no whole record that is not the next event. So a bad record is damage, not
+   a cut-off write, reported with where it is and what is wrong, never repaired; the
+   one exception is a bad record of a file holding NUL bytes with no ``turn/end``
+   after it (a page lost to a power cut: see ``_lost_page``);
+3. the rest after such a lost page is the unfinished tail of a write that a crash cut
+   short, and is ignored;
+4. a turn left open is closed with synthetic events (``close_turn``);
+5. the result must pass the core's ``check_invariants`` (``check_repaired``): a log
+   that does not (a result whose type was changed, a turn/end naming another turn)
+   was damaged in a way that kept its JSON valid, and is corruption too.
 """
 
 from __future__ import annotations
@@ -24,10 +25,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dsh import Usage
+from dsh.invariants import check_invariants
 from dsh.session import SessionEvent
 from dsh_persistence._errors import SessionCorruptError
 
-__all__ = ["NOT_STARTED", "OUTCOME_UNKNOWN", "close_turn", "read_log"]
+__all__ = [
+    "NOT_STARTED",
+    "OUTCOME_UNKNOWN",
+    "check_repaired",
+    "close_turn",
+    "missing",
+    "read_log",
+]
 
 OUTCOME_UNKNOWN = (
     "outcome unknown: the session was interrupted after this call started; it may or "
@@ -41,13 +50,16 @@ Record = bytes | str
 Where = Callable[[int], str]
 
 
-def read_log(records: Sequence[Record], where: Where) -> tuple[list[SessionEvent], int]:
+def read_log(
+    records: Sequence[Record], where: Where, *, lost_pages: bool = True
+) -> tuple[list[SessionEvent], int]:
     """The events of the longest well-numbered prefix, and how many records follow it.
 
-    Raises ``SessionCorruptError`` when a ``turn/end`` or any intact event follows the
-    first bad record, or that record is an intact event with a seq ahead of its place
-    (a hole); an intact event after it not when the bad record holds NUL bytes (a page
-    lost to a power cut).
+    ``records`` are whole records (a JSONL backend leaves out a torn last line, which
+    has no line end). Raises ``SessionCorruptError`` when there is a bad record, unless
+    ``lost_pages`` (the store can lose a page to a power cut: a file) and it holds NUL
+    bytes with no ``turn/end`` after it: what a crash leaves. A database stores whole
+    rows or none, so any bad row of it is damage.
     """
     events = _read_fast(records)
     if events is not None:
@@ -56,7 +68,7 @@ def read_log(records: Sequence[Record], where: Where) -> tuple[list[SessionEvent
     for index, text in enumerate(records):
         event = _event(text, index)
         if isinstance(event, str):
-            _refuse_damage(records, index, event, where)
+            _refuse_damage(records, index, event, where, lost_pages)
             return events, len(records) - index
         events.append(event)
     return events, 0
@@ -129,13 +141,20 @@ def _parsed(text: Record) -> SessionEvent | str:
 
 def _missing(index: int, seq: int) -> str:
     """What is missing before the intact event ``seq`` found at ``index``."""
-    lost = f"event seq {index} is" if seq == index + 1 else f"events seq {index}-{seq - 1} are"
-    return f"{lost} missing (the record here is the intact event seq {seq})"
+    return f"{missing(index, seq)} (the record here is the intact event seq {seq})"
 
 
-def _refuse_damage(records: Sequence[Record], bad: int, reason: str, where: Where) -> None:
+def missing(first: int, end: int) -> str:
+    """Says that the events from seq ``first`` up to (not with) ``end`` are missing."""
+    lost = f"event seq {first} is" if end == first + 1 else f"events seq {first}-{end - 1} are"
+    return f"{lost} missing"
+
+
+def _refuse_damage(
+    records: Sequence[Record], bad: int, reason: str, where: Where, lost_pages: bool
+) -> None:
     """Raise ``SessionCorruptError`` unless the records from ``bad`` on can be what a
-    crash left of the end of the log."""
+    crash left of the end of the log: a page lost to a power cut (``lost_pages``)."""
     for index in range(len(records) - 1, bad - 1, -1):
         if _is_turn_end(records[index]):
             raise SessionCorruptError(
@@ -143,7 +162,7 @@ def _refuse_damage(records: Sequence[Record], bad: int, reason: str, where: Wher
                 "this is a hole in the log, not a cut-off write. The session is corrupt "
                 "and was left as it is."
             )
-    if _lost_page(records[bad]):
+    if lost_pages and _lost_page(records[bad]):
         return
     found = _intact(records[bad])
     if found is not None and found.seq > bad:
@@ -161,6 +180,16 @@ def _refuse_damage(records: Sequence[Record], bad: int, reason: str, where: Wher
                 "append never writes after a torn line). The session is corrupt and was "
                 "left as it is."
             )
+    why = (
+        "no crash leaves a whole line that is not the next event (a torn append has no "
+        "line end, a page lost to a power cut reads as NUL bytes)"
+        if lost_pages
+        else "no crash leaves a bad row (a transaction stores whole rows or none)"
+    )
+    raise SessionCorruptError(
+        f"{where(bad)}: {reason}; {why}: this is damage in the log, not a cut-off write. "
+        "The session is corrupt and was left as it is."
+    )
 
 
 def _lost_page(text: Record) -> bool:
@@ -248,3 +277,31 @@ def _open_turn(events: Sequence[SessionEvent]) -> int | None:
         if kind == "turn/start":
             return index
     return None
+
+
+def check_repaired(events: list[SessionEvent], closers: list[SessionEvent], where: Where) -> None:
+    """Raise ``SessionCorruptError`` unless the kept ``events`` with the ``closers`` that
+    close their open turn pass ``check_invariants``: naming the first event that breaks
+    one (its place by ``where``) and the invariant. O(n) for a sound log; a broken one
+    is located by bisecting prefixes (O(n log n), only then)."""
+    problems = check_invariants(events + closers)
+    if not problems:
+        return
+    log = events + closers
+    low, high = 1, len(log)  # the shortest prefix with a problem is log[:high]
+    while low < high:
+        middle = (low + high) // 2
+        if check_invariants(log[:middle], complete=False):
+            high = middle
+        else:
+            low = middle + 1
+    first = check_invariants(log[:high], complete=False) or problems
+    index = high - 1
+    if index < len(events):
+        place = where(index)
+    else:
+        place = f"{where(len(events) - 1)} (the end of the log, where its open turn is closed)"
+    raise SessionCorruptError(
+        f"{place}: {first[0]}: the log breaks the session invariants, so it was damaged or "
+        "edited (a crash leaves none broken). The session is corrupt and was left as it is."
+    )

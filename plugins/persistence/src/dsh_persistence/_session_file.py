@@ -14,7 +14,7 @@ from dsh.session import SessionEvent
 from dsh_persistence._errors import SessionCorruptError, SessionFormatError
 from dsh_persistence._files import open_regular, read_at
 from dsh_persistence._header import FORMAT, misnamed, parse_header
-from dsh_persistence._records import read_log
+from dsh_persistence._records import check_repaired, close_turn, read_log
 
 __all__ = ["FileEnd", "check_session_file", "read_session_file"]
 
@@ -54,7 +54,9 @@ def read_session_file(
             said or f"{path}:1: the header names session {found!r}, not {session_id!r}"
         )
     records = lines[1:]
-    events, ignored = read_log(records, lambda index: f"{path}:{index + 2}")
+    where = lambda index: f"{path}:{index + 2}"  # noqa: E731
+    events, ignored = read_log(records, where, lost_pages=True)
+    check_repaired(events, close_turn(events), where)
     if ignored:
         valid = len(lines[0]) + 1 + sum(len(line) + 1 for line in records[: len(events)])
     else:

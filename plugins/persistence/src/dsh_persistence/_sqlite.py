@@ -23,7 +23,7 @@ from dsh_persistence._backend import (
     SessionInfo,
     StoredTail,
 )
-from dsh_persistence._batch import batch_of, event_places, loaded_of
+from dsh_persistence._batch import batch_of, loaded_of, read_rows
 from dsh_persistence._claims import ClaimFiles
 from dsh_persistence._errors import (
     PersistenceError,
@@ -32,7 +32,6 @@ from dsh_persistence._errors import (
     SessionInUseError,
 )
 from dsh_persistence._opening import unusable_error
-from dsh_persistence._records import read_log
 from dsh_persistence._sqlite_check import check_database, check_directory
 from dsh_persistence._sqlite_connection import (
     FileId,
@@ -186,14 +185,7 @@ class SqliteBackend(SessionBackend):
                 ).fetchone()
                 expected = 0 if row is None else int(row[0])
                 if row is not None and events[0].seq < expected:
-                    # The stored log may end earlier: rows of a crashed turn that loading
-                    # ignores. Then the append continues the readable log and removes them.
-                    readable = len(self._read_log(db, info.id))
-                    if events[0].seq == readable:
-                        db.execute(
-                            "DELETE FROM events WHERE session=? AND seq>=?", (info.id, readable)
-                        )
-                        expected = readable
+                    self._read_log(db, info.id, expected)  # damage is said as such
                 if row is None and events[0].seq:
                     raise SessionConflictError(
                         f"{self.path}: session {info.id!r} is not stored in this database, "
@@ -320,8 +312,8 @@ class SqliteBackend(SessionBackend):
     # -- reading -------------------------------------------------------------------------
 
     def tail(self, session_id: str) -> StoredTail | None:
-        """The end of the readable log (as ``load`` reads it), not ``sessions.next_seq``:
-        rows of a crashed turn that loading ignores are not part of it."""
+        """The end of the stored log, checked as ``load`` checks it (a damaged one is
+        ``SessionCorruptError``)."""
 
         def work(db: sqlite3.Connection) -> StoredTail | None:
             with transaction(db, "BEGIN"):
@@ -336,14 +328,16 @@ class SqliteBackend(SessionBackend):
                 if loaded is not None and loaded[0] == int(row[0]):
                     return loaded[1]
                 self._loaded.pop(session_id, None)
-                events = self._read_log(db, session_id)
+                events = self._read_log(db, session_id, int(row[0]))
             return StoredTail(len(events), events[-1] if events else None)
 
         return self._read(work, None)
 
-    def _read_log(self, db: sqlite3.Connection, session_id: str) -> list[SessionEvent]:
-        """The readable prefix of the stored log (``read_log``; raises like ``load``)."""
-        return read_log(_lines(db, session_id), event_places(str(self.path), session_id))[0]
+    def _read_log(
+        self, db: sqlite3.Connection, session_id: str, next_seq: int
+    ) -> list[SessionEvent]:
+        """The stored log, checked (``read_rows``; raises like ``load``)."""
+        return read_rows(_lines(db, session_id), str(self.path), session_id, next_seq)[0]
 
     def load(self, session_id: str) -> LoadedSession | None:
         def work(db: sqlite3.Connection) -> tuple[Any, list[str]] | None:
@@ -360,7 +354,7 @@ class SqliteBackend(SessionBackend):
         if found is None:
             return None
         (created, meta, next_seq), records = found
-        loaded, tail = loaded_of(session_id, created, meta, records, str(self.path))
+        loaded, tail = loaded_of(session_id, created, meta, records, str(self.path), int(next_seq))
         # A resume claims the session and writes next: the claim's ``tail`` and the
         # first write's can reuse this read while nothing has been stored since (reading
         # a long log again would double its cost). An append or delete drops it.

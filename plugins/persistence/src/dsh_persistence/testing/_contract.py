@@ -13,6 +13,7 @@ from dsh.testing import ScriptedModel, check_invariants, run_turn, scripted_harn
 from dsh_persistence._backend import SessionBackend
 from dsh_persistence._errors import SessionConflictError
 from dsh_persistence._plugin import PersistencePlugin
+from dsh_persistence.testing._contract_damage import DamageContract
 from dsh_persistence.testing._contract_load import LoadContract
 from dsh_persistence.testing._contract_support import Opener, dicts, info, two_turns
 from dsh_persistence.testing._contract_where import WhereContract
@@ -22,7 +23,7 @@ from dsh_persistence.testing._logs import LogBuilder
 __all__ = ["BackendContract"]
 
 
-class BackendContract(LoadContract, WhereContract):
+class BackendContract(LoadContract, DamageContract, WhereContract):
     """Subclass this in a test module and provide two fixtures (every backend instance
     the tests open is closed at teardown):
 

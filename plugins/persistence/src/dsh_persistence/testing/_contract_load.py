@@ -153,13 +153,13 @@ class LoadContract:
     def test_lost_last_events_of_the_unfinished_turn_are_the_cut_off_tail(
         self, backend: SessionBackend, damage: Damage, open_backend: Opener, lost: int
     ) -> None:
-        """What a crash does lose, the end, with nothing after it: the turn is closed
-        after what is left, and a writer continues from there."""
+        """What a crash does lose where it can (``Damage.lose_end``: a file's end written
+        without an fsync), with nothing after it: the turn is closed after what is
+        left, and a writer continues from there."""
         log = two_turns()
         done = next(e.seq for e in log.events if e.type == "turn/end") + 1
         backend.append(info(), log.events[: done + 6], durable=True)
-        for seq in range(done + 5, done + 5 - lost, -1):
-            damage.drop("s1", seq)
+        damage.lose_end("s1", lost)
         kept = done + 6 - lost
 
         loaded = open_backend().load("s1")

@@ -14,6 +14,11 @@ from dsh_persistence._files import file_name
 
 __all__ = ["Damage", "JsonlDamage", "PostgresDamage", "SqliteDamage"]
 
+_WHOLE = (
+    "a transaction lands whole, with the session row's count of events: a crash loses "
+    "no events of one that landed (fewer rows than that count are damage)"
+)
+
 
 class Damage(Protocol):
     """Breaks stored sessions the way the real world does. Each method may call
@@ -27,6 +32,15 @@ class Damage(Protocol):
 
     def make_newer(self, session_id: str) -> None:
         """Mark the session as written in a format newer than the backend reads."""
+
+    def rewrite(self, session_id: str, seq: int, record: str) -> None:
+        """Replace the stored record of event ``seq`` with ``record`` (any text, kept
+        whole: a file's line keeps its line end), as bit rot or a hand edit does."""
+
+    def lose_end(self, session_id: str, count: int) -> None:
+        """Lose the last ``count`` stored events as a crash can (a file's lines written
+        without an fsync); ``pytest.skip`` when a crash cannot (a transaction lands
+        whole)."""
 
 
 class JsonlDamage:
@@ -50,6 +64,17 @@ class JsonlDamage:
         del lines[seq + 1]  # line 1 is the header
         path.write_bytes(b"".join(lines))
 
+    def rewrite(self, session_id: str, seq: int, record: str) -> None:
+        path = self._path(session_id)
+        lines = path.read_bytes().splitlines(keepends=True)
+        lines[seq + 1] = record.encode() + b"\n"
+        path.write_bytes(b"".join(lines))
+
+    def lose_end(self, session_id: str, count: int) -> None:
+        path = self._path(session_id)
+        lines = path.read_bytes().splitlines(keepends=True)
+        path.write_bytes(b"".join(lines[:-count]))
+
     def make_newer(self, session_id: str) -> None:
         path = self._path(session_id)
         header, _, rest = path.read_bytes().partition(b"\n")
@@ -69,6 +94,15 @@ class SqliteDamage:
     def drop(self, session_id: str, seq: int) -> None:
         with closing(sqlite3.connect(self.path)) as db, db:
             db.execute("DELETE FROM events WHERE session=? AND seq=?", (session_id, seq))
+
+    def rewrite(self, session_id: str, seq: int, record: str) -> None:
+        with closing(sqlite3.connect(self.path)) as db, db:
+            db.execute(
+                "UPDATE events SET line=? WHERE session=? AND seq=?", (record, session_id, seq)
+            )
+
+    def lose_end(self, session_id: str, count: int) -> None:
+        pytest.skip(_WHOLE)
 
     def make_newer(self, session_id: str) -> None:
         with closing(sqlite3.connect(self.path)) as db:
@@ -92,6 +126,13 @@ class PostgresDamage:
 
     def drop(self, session_id: str, seq: int) -> None:
         self._execute("DELETE FROM dsh_events WHERE session=%s AND seq=%s", session_id, seq)
+
+    def rewrite(self, session_id: str, seq: int, record: str) -> None:
+        sql = "UPDATE dsh_events SET line=%s WHERE session=%s AND seq=%s"
+        self._execute(sql, record, session_id, seq)
+
+    def lose_end(self, session_id: str, count: int) -> None:
+        pytest.skip(_WHOLE)
 
     def make_newer(self, session_id: str) -> None:
         self._execute("UPDATE dsh_version SET version=99")
