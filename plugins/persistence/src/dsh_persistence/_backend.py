@@ -114,8 +114,9 @@ class LoadedSession:
     stored: StoredSession
     #: Events read from storage (the longest prefix whose seq equals its index).
     kept: int
-    #: Records after that prefix that were ignored: a torn last line, or unreadable or
-    #: misnumbered records of the unfinished turn.
+    #: Records after that prefix that were ignored as what a crash left of a file: a
+    #: torn last line, or a page of NUL bytes and what follows it in the unfinished
+    #: turn (a database has none: a transaction lands whole).
     dropped: int
     #: Synthetic events appended to close an interrupted turn.
     closers: int
