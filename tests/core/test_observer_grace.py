@@ -162,7 +162,7 @@ class HangingFlush:
         await anyio.sleep(NEVER)
 
 
-@pytest.mark.parametrize("how", ["cancel", "dispose"])
+@pytest.mark.parametrize("how", ["abort", "cancel", "dispose"])
 async def test_a_flush_that_never_returns_is_cancelled_after_the_grace(how: str) -> None:
     flush, errors = HangingFlush(), ErrorRecorder()
     model = ScriptedModel([text("one")])
@@ -180,6 +180,45 @@ async def test_a_flush_that_never_returns_is_cancelled_after_the_grace(how: str)
     assert "did not return within" in str(reported[0])
 
 
+class FlushHangsOnceOn:
+    """A flush that hangs (``NEVER``) while ``on`` is set; ``flushing``: one did."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.flushing = anyio.Event()
+
+    @hookimpl
+    async def session_flush(self, session: Session) -> None:
+        if self.on:
+            self.flushing.set()
+            await anyio.sleep(NEVER)
+
+
+async def test_an_abort_during_a_hung_flush_bounds_it_and_the_queued_prompt_runs() -> None:
+    """Was: ``abort()`` started a grace only while a turn ran, so once the turn had ended
+    its flush could hang for ever: the agent stayed running, the queued prompt never
+    ran and ``when_idle()`` never resolved (``cancel()`` bounded it)."""
+    flush, errors = FlushHangsOnceOn(), ErrorRecorder()
+    flush.on = True
+    model = ScriptedModel([text("one"), text("two")])
+    with anyio.fail_after(BOUND):
+        async with scripted_harness(
+            model, plugins=[("errors", errors), ("flush", flush)], load_entry_points=False
+        ) as h:
+            agent = await h.agents.create("a", options={"model": "scripted"})
+            agent.send("one")
+            await flush.flushing.wait()  # turn 1 has ended; its flush hangs
+            flush.on = False
+            agent.send("two")
+            agent.abort()
+            await agent.when_idle()
+            assert ends(agent.session.events) == [(1, "completed"), (2, "completed")]
+            assert agent.status == "idle"
+    (reported,) = [e for e in errors.errors if isinstance(e, HookError)]
+    assert (reported.plugin, reported.hook) == ("flush", "session_flush")
+    assert "of the abort; cancelled" in str(reported)
+
+
 class HangsStopping:
     @hookimpl
     async def harness_stopping(self, harness: Any) -> None:
@@ -195,21 +234,10 @@ async def test_a_harness_stopping_observer_that_never_returns_ends_after_the_gra
     assert len(cut_short(errors, "stopping", "harness_stopping")) == 1
 
 
-class FlushHangsOnceOn:
-    """A flush that hangs (``NEVER``) once ``on`` is set."""
-
-    def __init__(self) -> None:
-        self.on = False
-
-    @hookimpl
-    async def session_flush(self, session: Session) -> None:
-        if self.on:
-            await anyio.sleep(NEVER)
-
-
-async def test_a_cancel_of_an_idle_agent_starts_no_grace() -> None:
-    """Was: it started the agent's grace, so a disposal later was reported as 'of the
-    cancel', and a cancel outside any event loop raised NoEventLoopError."""
+@pytest.mark.parametrize("how", ["abort", "cancel"])
+async def test_an_idle_agent_s_abort_or_cancel_starts_no_grace(how: str) -> None:
+    """Was (a cancel): it started the agent's grace, so a disposal later was reported
+    as 'of the cancel', and a cancel outside any event loop raised NoEventLoopError."""
     flush, errors = FlushHangsOnceOn(), ErrorRecorder()
     with anyio.fail_after(BOUND):
         async with scripted_harness(
@@ -219,7 +247,7 @@ async def test_a_cancel_of_an_idle_agent_starts_no_grace() -> None:
         ) as h:
             agent = await h.agents.create("a", options={"model": "scripted"})
             await agent.prompt("one")
-            agent.cancel()  # idle, nothing queued: nothing happens
+            getattr(agent, how)()  # idle, nothing queued: nothing happens
             flush.on = True
             await agent.dispose()
     (reported,) = [e for e in errors.errors if isinstance(e, HookError)]

@@ -133,16 +133,16 @@ class ReactLoopAgent:
 
     def abort(self) -> None:
         """Abort the in-flight step; the turn ends ``aborted`` (unless its outcome is
-        settled: see ``TurnState.settled``); queued prompts still run."""
+        settled: see ``TurnState.settled``); queued prompts still run. A flush (or an
+        observer) in flight after the turn has ended gets the grace."""
+        self._start_grace("abort")
         if self._turn is not None:
             self._turn.abort("aborted")
-            self.grace.start("abort")
 
     def cancel(self) -> None:
         """Abort the running turn and drop everything queued; a no-op when idle and empty."""
         dropped = self.inbox.clear()
-        if self._turn is not None or self.grace.scopes:  # a flush in flight is bounded
-            self.grace.start("cancel")  # too; idle, nothing happens
+        self._start_grace("cancel")
         if self._turn is not None:
             self._turn.cancelled = True
             self._turn.abort("aborted")
@@ -280,6 +280,12 @@ class ReactLoopAgent:
             self._wake.set()
 
     # -- internals --------------------------------------------------------------------
+
+    def _start_grace(self, reason: str) -> None:
+        """Begin the grace of a stop (``reason``) when a turn runs or a hook impl is in
+        flight under the grace (a flush after the turn ended); idle, nothing happens."""
+        if self._turn is not None or self.grace.scopes:
+            self.grace.start(reason)
 
     def _check_alive(self, prompt: object) -> None:
         if type(prompt) is not str and type(prompt) is not Prompt:
