@@ -19,7 +19,9 @@ from behaviours_durability_support import (
 )
 from loop_support import LIMIT, Tools, agent_on, ends
 
-from dsh import DshError, UserMessage
+from dsh import DshError, ToolResultMessage, UserMessage
+from dsh.invariants import OUTCOME_UNKNOWN, close_turn
+from dsh.persistence import StoredSession
 from dsh.session import Session, SessionEvent
 from dsh.testing import (
     ErrorRecorder,
@@ -137,6 +139,90 @@ async def test_b41_resume_reports_a_hole_as_corruption_instead_of_repairing_it()
         assert harness.agents.get("b") is None
         assert harness.sessions.get(sid) is None
     assert len(store.stored[sid].events) == len(events) - 1  # left as found
+
+
+def stored_as(sid: str, events: list[SessionEvent]) -> InMemoryPersistence:
+    """A store whose ``load`` returns ``events`` as session ``sid``, as they are: a
+    backend that does not repair what it loads."""
+    store = InMemoryPersistence()
+    store.stored[sid] = StoredSession(sid, events[0].time, list(events), {})
+    return store
+
+
+@pytest.mark.parametrize("how", ["resume", "load_stored"])
+async def test_b41_resume_closes_a_last_turn_the_backend_returned_open(
+    how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Was: the core took the log as ``load`` gave it, so the next turn opened inside
+    the open one and its request held tool calls without results (a 400 from a real
+    provider). The core now closes it with dsh-persistence's closers (``close_turn``)."""
+    sid, events = await finished_log(InMemoryPersistence())
+    cut = next(e.seq for e in events if e.type == "tool/call") + 1  # the call, no result
+    store, errors = stored_as(sid, events[:cut]), ErrorRecorder()
+
+    model = ScriptedModel([text("again")])
+    plugins = [("tools", Tools()), ("mem", store), ("errors", errors)]
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as harness:
+        if how == "resume":
+            resumed = await harness.agents.resume("b", sid, options={"model": "scripted"})
+        else:
+            stored = await harness.agents.load_stored(sid)
+            assert stored.events[cut:] == close_turn(events[:cut])
+            resumed = await harness.agents.resume_stored("b", stored, {"model": "scripted"})
+        with anyio.fail_after(LIMIT):
+            await run_turn(resumed, "go on")
+
+    log = list(resumed.session.events)
+    assert check_invariants(log) == []
+    closed = log[cut : cut + 3]
+    assert [e.type for e in closed] == ["tool/result", "step/end", "turn/end"]
+    assert closed[0].data["content"] == OUTCOME_UNKNOWN and closed[0].data["is_error"]
+    assert closed[2].data["reason"] == "interrupted"
+    assert ends(log) == [(1, "interrupted"), (2, "completed")]
+    sent = model.requests[0].messages
+    assert sent[-2] == ToolResultMessage(  # every call is answered
+        call_id=closed[0].data["call_id"], name="add", content=OUTCOME_UNKNOWN, is_error=True
+    )
+    assert sent[-1] == UserMessage(content="go on")
+    assert f"session {sid}: the persistence backend returned it with its last turn open" in (
+        caplog.text
+    )
+    assert errors.errors == []
+
+
+async def test_b41_resume_refuses_a_log_that_breaks_the_invariants_otherwise() -> None:
+    """A log broken some other way than a cut-off last turn (here: turn 1's turn/end
+    lost, so turn 2 opens inside it) is refused, naming the session and the first
+    problem; nothing starts and the store is left as found."""
+    sid, events = await finished_log(InMemoryPersistence())
+    end = next(e.seq for e in events if e.type == "turn/end")
+    broken = [
+        SessionEvent(e.type, i, e.time, e.data)
+        for i, e in enumerate(events[:end] + events[end + 1 :])
+    ]
+    store = stored_as(sid, broken)
+
+    model = ScriptedModel([text("unused")])
+    async with scripted_harness(
+        model, plugins=[("mem", store)], load_entry_points=False
+    ) as harness:
+        agents = harness.agents
+        for attempt in (
+            lambda: agents.resume("b", sid, options={"model": "scripted"}),
+            lambda: agents.load_stored(sid),
+            lambda: agents.resume_stored("c", store.stored[sid], {"model": "scripted"}),
+        ):
+            with pytest.raises(DshError) as refused:
+                await attempt()
+            assert str(refused.value) == (
+                f"cannot resume session {sid!r}: the log the persistence backend loaded "
+                f"breaks the log invariants: seq {end} (turn/start): turn 1 is still open "
+                "(only a last turn left open is repaired on load)"
+            )
+        assert harness.agents.get("b") is None and harness.agents.get("c") is None
+        assert harness.sessions.get(sid) is None
+    assert model.requests == []
+    assert [e.to_dict() for e in store.stored[sid].events] == [e.to_dict() for e in broken]
 
 
 # -- 42: replay reproduces the derived history ----------------------------------------------------

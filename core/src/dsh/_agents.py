@@ -23,7 +23,7 @@ from dsh._handle import AgentHandle
 from dsh._ids import check_id
 from dsh._in_flight import InFlight
 from dsh._options import storable_options
-from dsh._resume import forked, load_session, resumed_session
+from dsh._resume import forked, load_session, resumed_session, sound
 from dsh._stored_meta import declared_secrets_of, held_secrets, hidden_meta
 from dsh.errors import DshError
 from dsh.loop import ReactLoopAgent
@@ -184,9 +184,10 @@ class AgentRegistry:
         return await self.resume_stored(agent_id, copy, options, workspace=workspace)
 
     async def load_stored(self, session_id: str) -> StoredSession:
-        """The stored session ``resume`` would continue; DshError saying why there is
-        none (no persistence plugin loaded, or the session is not stored, or the harness
-        is leaving). The exit awaits a load in flight (called off if it has not read the
+        """The stored session ``resume`` would continue (a last turn left open closed:
+        ``dsh._resume.sound``); DshError saying why there is none (no persistence plugin
+        loaded, or the session is not stored, or its log breaks the invariants, or the
+        harness is leaving). The exit awaits a load in flight (called off if it has not read the
         store yet)."""
 
         def refuse() -> None:
@@ -195,9 +196,10 @@ class AgentRegistry:
 
         refuse()  # before the store is read: it may be closed
         async with self._in_flight.called_off(refuse):
-            return await load_session(
+            stored = await load_session(
                 self._relay, session_id, self._harness, self._env, check=refuse
             )
+        return sound(stored)
 
     async def close(self) -> None:
         """The harness is leaving: no agent starts from now on (a create or resume is a

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from dsh.harness import Harness
     from dsh.session import Session, SessionStore
 
-__all__ = ["forked", "load_session", "resumed_session", "stored_options"]
+__all__ = ["forked", "load_session", "resumed_session", "sound", "stored_options"]
 
 log = get_logger(__name__)
 
@@ -74,6 +74,7 @@ def resumed_session(
     cleared of the secrets ``harness`` holds first: the agent goes on as a resume of the
     stored fork would."""
     named = stored.id
+    stored = sound(stored)
     if isinstance(stored, _Fork):
         named = str(stored.meta.get("parent", stored.id))
         stored = _cleared(stored, held_secrets(harness), agent_id)
@@ -87,6 +88,37 @@ def resumed_session(
         stored.id, stored.events, meta=dict(stored.meta), created=stored.created
     )
     return session, options
+
+
+def sound(stored: StoredSession) -> StoredSession:
+    """``stored`` as the core may continue it: its last turn, if a crash left it open
+    (which the backend's ``load`` should have closed), closed by ``close_turn``'s
+    synthetic events, as dsh-persistence closes one, with a warning; a ``DshError``
+    naming the session and the first problem when the log breaks the invariants in any
+    other way (a hole, a turn opened inside another, a result without its call): the
+    core never continues such a log."""
+    from dsh.invariants import check_invariants, close_turn
+
+    problems = check_invariants(stored.events, complete=False)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise DshError(
+            f"cannot resume session {stored.id!r}: the log the persistence backend "
+            f"loaded breaks the log invariants: {problems[0]}{more} (only a last turn "
+            "left open is repaired on load)"
+        )
+    closers = close_turn(stored.events)
+    if not closers:
+        return stored
+    log.warning(
+        "session %s: the persistence backend returned it with its last turn open (turn %s, "
+        "cut off by a crash) where its load should have closed it; closed now as "
+        "interrupted, its tool calls without a result answered as of unknown outcome",
+        stored.id,
+        closers[-1].data["turn"],
+    )
+    events = [*stored.events, *closers]
+    return type(stored)(stored.id, stored.created, events, dict(stored.meta))
 
 
 def stored_options(stored: StoredSession, fork: str | None = None) -> dict[str, Any] | None:

@@ -1,13 +1,31 @@
-"""The log invariants every session must keep; any test can check any log with them."""
+"""The log invariants every session must keep, which any test can check any log with
+(``check_invariants``), and the synthetic events that restore them to a log cut off in
+the middle of its last turn (``close_turn``): a persistence backend's ``load`` closes
+such a turn with them, and the core with the same ones when a backend did not."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from dsh.messages import Usage
 from dsh.session import SessionEvent
 
-__all__ = ["END_REASONS", "check_invariants"]
+__all__ = [
+    "END_REASONS",
+    "INTERRUPTED",
+    "NOT_STARTED",
+    "OUTCOME_UNKNOWN",
+    "check_invariants",
+    "close_turn",
+]
+
+OUTCOME_UNKNOWN = (
+    "outcome unknown: the session was interrupted after this call started; it may or "
+    "may not have taken effect"
+)
+NOT_STARTED = "not run: the session was interrupted before this call was recorded as started"
+INTERRUPTED = "the session ended before this turn finished (a crash or a kill); closed on load"
 
 END_REASONS = frozenset({"completed", "max-tokens", "aborted", "error", "disposed", "interrupted"})
 _STEP_ONLY = frozenset({"assistant/chunk", "assistant/message", "tool/call", "tool/result"})
@@ -93,3 +111,71 @@ def check_invariants(
         calls = f", calls without a result: {sorted(open_calls)}" if open_calls else ""
         problems.append(f"end of log: turn {turn} is still open{still}{calls}")
     return problems
+
+
+def close_turn(events: Sequence[SessionEvent]) -> list[SessionEvent]:
+    """The synthetic events that close a turn left open at the end of ``events``.
+
+    An error ``tool/result`` for every call of the open step that has none (a call
+    whose ``tool/call`` was logged may have run: its outcome is unknown; one that was
+    not logged gets its ``tool/call`` first), then ``step/end`` if a step is open, then
+    ``turn/end`` with reason ``interrupted``. Times are the last event's, so loading
+    the same log twice gives the same events.
+    """
+    start = _open_turn(events)
+    if start is None:
+        return []
+    turn = events[start].data.get("turn")
+    step: Any = None
+    calls: dict[str, list[Any]] = {}  # id -> [name, arguments, logged]
+    usage: dict[str, int] = Usage().model_dump()
+    for event in events[start + 1 :]:
+        kind, data = event.type, event.data
+        if kind == "step/start":
+            step, calls = data.get("step"), {}
+        elif kind == "step/end":
+            step, calls = None, {}
+        elif kind == "assistant/message":
+            message = data.get("message") or {}
+            for block in message.get("content") or ():
+                if isinstance(block, dict) and block.get("type") == "tool_call":
+                    calls.setdefault(str(block.get("id")), [block.get("name"), "", False])
+                    calls[str(block.get("id"))][1] = block.get("arguments", "{}")
+            for key, value in (message.get("usage") or {}).items():
+                if type(value) is int:
+                    usage[key] = usage.get(key, 0) + value
+        elif kind == "tool/call":
+            entry = calls.setdefault(str(data.get("id")), [data.get("name"), "", False])
+            entry[1], entry[2] = data.get("arguments", entry[1]), True
+        elif kind == "tool/result":
+            calls.pop(str(data.get("call_id")), None)
+    closers: list[SessionEvent] = []
+    when = events[-1].time
+
+    def close(kind: str, data: dict[str, Any]) -> None:
+        closers.append(SessionEvent(kind, len(events) + len(closers), when, data))
+
+    for call_id, (name, arguments, logged) in calls.items():
+        if not logged:
+            close("tool/call", {"id": call_id, "name": name, "arguments": arguments})
+        content = OUTCOME_UNKNOWN if logged else NOT_STARTED
+        close(
+            "tool/result",
+            {"call_id": call_id, "name": name, "content": content, "is_error": True},
+        )
+    if step is not None:
+        close("step/end", {"turn": turn, "step": step})
+    error = {"code": "INTERRUPTED", "message": INTERRUPTED}
+    close("turn/end", {"turn": turn, "reason": "interrupted", "usage": usage, "error": error})
+    return closers
+
+
+def _open_turn(events: Sequence[SessionEvent]) -> int | None:
+    """The index of the ``turn/start`` of a turn still open at the end, if any."""
+    for index in range(len(events) - 1, -1, -1):
+        kind = events[index].type
+        if kind == "turn/end":
+            return None
+        if kind == "turn/start":
+            return index
+    return None

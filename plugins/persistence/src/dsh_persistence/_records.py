@@ -12,7 +12,8 @@ A stored log is a sequence of records, each the JSON text of one event. Reading 
    after it (a page lost to a power cut: see ``_lost_page``);
 3. the rest after such a lost page is the unfinished tail of a write that a crash cut
    short, and is ignored;
-4. a turn left open is closed with synthetic events (``close_turn``);
+4. a turn left open is closed with synthetic events (``close_turn``: the core's, which
+   it also applies to a log a backend returns with its last turn open);
 5. the result must pass the core's ``check_invariants`` (``check_repaired``): a log
    that does not (a result whose type was changed, a turn/end naming another turn)
    was damaged in a way that kept its JSON valid, and is corruption too.
@@ -24,8 +25,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dsh import Usage
-from dsh.invariants import check_invariants
+from dsh.invariants import NOT_STARTED, OUTCOME_UNKNOWN, check_invariants, close_turn
 from dsh.session import SessionEvent
 from dsh_persistence._errors import SessionCorruptError
 
@@ -37,13 +37,6 @@ __all__ = [
     "missing",
     "read_log",
 ]
-
-OUTCOME_UNKNOWN = (
-    "outcome unknown: the session was interrupted after this call started; it may or "
-    "may not have taken effect"
-)
-NOT_STARTED = "not run: the session was interrupted before this call was recorded as started"
-INTERRUPTED = "the session ended before this turn finished (a crash or a kill); closed on load"
 
 Record = bytes | str
 #: Names the place of record ``index`` in messages ("/x/s.jsonl:12").
@@ -209,74 +202,6 @@ def _is_turn_end(text: Record) -> bool:
     except (ValueError, RecursionError):
         return False
     return isinstance(raw, dict) and raw.get("type") == "turn/end"
-
-
-def close_turn(events: Sequence[SessionEvent]) -> list[SessionEvent]:
-    """The synthetic events that close a turn left open at the end of ``events``.
-
-    An error ``tool/result`` for every call of the open step that has none (a call
-    whose ``tool/call`` was logged may have run: its outcome is unknown; one that was
-    not logged gets its ``tool/call`` first), then ``step/end`` if a step is open, then
-    ``turn/end`` with reason ``interrupted``. Times are the last event's, so loading
-    the same log twice gives the same events.
-    """
-    start = _open_turn(events)
-    if start is None:
-        return []
-    turn = events[start].data.get("turn")
-    step: Any = None
-    calls: dict[str, list[Any]] = {}  # id -> [name, arguments, logged]
-    usage: dict[str, int] = Usage().model_dump()
-    for event in events[start + 1 :]:
-        kind, data = event.type, event.data
-        if kind == "step/start":
-            step, calls = data.get("step"), {}
-        elif kind == "step/end":
-            step, calls = None, {}
-        elif kind == "assistant/message":
-            message = data.get("message") or {}
-            for block in message.get("content") or ():
-                if isinstance(block, dict) and block.get("type") == "tool_call":
-                    calls.setdefault(str(block.get("id")), [block.get("name"), "", False])
-                    calls[str(block.get("id"))][1] = block.get("arguments", "{}")
-            for key, value in (message.get("usage") or {}).items():
-                if type(value) is int:
-                    usage[key] = usage.get(key, 0) + value
-        elif kind == "tool/call":
-            entry = calls.setdefault(str(data.get("id")), [data.get("name"), "", False])
-            entry[1], entry[2] = data.get("arguments", entry[1]), True
-        elif kind == "tool/result":
-            calls.pop(str(data.get("call_id")), None)
-    closers: list[SessionEvent] = []
-    when = events[-1].time
-
-    def close(kind: str, data: dict[str, Any]) -> None:
-        closers.append(SessionEvent(kind, len(events) + len(closers), when, data))
-
-    for call_id, (name, arguments, logged) in calls.items():
-        if not logged:
-            close("tool/call", {"id": call_id, "name": name, "arguments": arguments})
-        content = OUTCOME_UNKNOWN if logged else NOT_STARTED
-        close(
-            "tool/result",
-            {"call_id": call_id, "name": name, "content": content, "is_error": True},
-        )
-    if step is not None:
-        close("step/end", {"turn": turn, "step": step})
-    error = {"code": "INTERRUPTED", "message": INTERRUPTED}
-    close("turn/end", {"turn": turn, "reason": "interrupted", "usage": usage, "error": error})
-    return closers
-
-
-def _open_turn(events: Sequence[SessionEvent]) -> int | None:
-    """The index of the ``turn/start`` of a turn still open at the end, if any."""
-    for index in range(len(events) - 1, -1, -1):
-        kind = events[index].type
-        if kind == "turn/end":
-            return None
-        if kind == "turn/start":
-            return index
-    return None
 
 
 def check_repaired(events: list[SessionEvent], closers: list[SessionEvent], where: Where) -> None:
