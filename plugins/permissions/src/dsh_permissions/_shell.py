@@ -48,6 +48,10 @@ _REDIRECTIONS: Final = ("<<<", "&>>", "&>", ">>", ">&", ">|", "<>", "<&", ">", "
 _BRACES: Final = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 #: a file descriptor's number: ASCII digits only (bash takes ``\u0661`` for a word)
 _FD: Final = re.compile(r"[0-9]+")
+#: the word before a redirection operator bash takes for the redirection's file
+#: descriptor: a number, or ``{NAME}``, the variable bash puts the one it opens in
+#: (``{fd}>x rm y`` runs ``rm y``); ``{a[0]}`` stays a word, which is dynamic
+_FD_WORD: Final = re.compile(r"[0-9]+|\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 
 def split(line: str) -> list[Command]:
@@ -148,7 +152,7 @@ class _Parser:
                     self._redirect(current, "")
                 continue
             word = self._word()
-            if s.startswith(("<", ">"), self.pos) and _FD.fullmatch(word.raw):
+            if s.startswith(("<", ">"), self.pos) and _FD_WORD.fullmatch(word.raw):
                 self._redirect(current, word.raw)
                 continue
             self._add_word(current, word)
@@ -233,12 +237,12 @@ class _Parser:
             target = self._word()
         duplicate = _FD.fullmatch(target.text) is not None or target.text == "-"
         if op == "<>":  # opened for reading and writing: both
-            current.redirects.append(Redirect("<", target))
+            current.redirects.append(Redirect("<", target, fd))
         if op in (">&", "<&") and duplicate and not target.dynamic:
             kind = "dup"
         else:
             kind = {"<": "<", "<&": "<", "<<<": "<<<"}.get(op, ">")
-        current.redirects.append(Redirect(kind, target))
+        current.redirects.append(Redirect(kind, target, fd))
 
     # -- words ------------------------------------------------------------------------
 

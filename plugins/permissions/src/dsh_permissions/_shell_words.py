@@ -29,6 +29,9 @@ class Redirect:
     #: ``<<<`` (here-string) or ``dup`` (``2>&1``, ``>&-``: no file involved)
     kind: str
     target: Word
+    #: the word before the operator: a file descriptor's number, or ``{NAME}``, the
+    #: variable bash sets to the one it opens (empty: none)
+    fd: str = ""
 
 
 @dataclass(frozen=True, slots=True)
