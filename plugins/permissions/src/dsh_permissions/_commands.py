@@ -47,13 +47,14 @@ from dsh_permissions._evaluated import (
     trap_action,
     unmodelled,
 )
+from dsh_permissions._line_vars import line_vars, noted
 from dsh_permissions._moved import (
     CROWDED,
     LOST,
     Places,
     elsewhere_readings,
     links_named,
-    mover,
+    unknown_place,
 )
 from dsh_permissions._option_variables import note
 from dsh_permissions._parallel import PARALLELS, command_words, script
@@ -108,11 +109,10 @@ def command_subjects(
     # moved: after cd, relative paths may name other files than they seem to; now:
     # every directory the shell may be in then (``_moved``)
     now = places or Places.at(root)
-    for command in commands:
-        subjects.extend(_command(command, root, moved, depth, reads, places=now))
-        after = now.after(command.words)
-        moved = moved or mover([w.text for w in command.words]) is not None or after != now
-        now = after
+    with line_vars():  # HOME=x; cat ~/y: what a command sets counts for the rest
+        for command in commands:
+            subjects.extend(_command(command, root, moved, depth, reads, places=now))
+            now, moved = now.then(command.words, moved)
     return subjects
 
 
@@ -127,10 +127,12 @@ def _command(
     places: Places,
 ) -> list[Subject]:
     """``places``: the directories the shell may be in (read only when ``moved``)."""
+    command = noted(command)  # after HOME=x, ~ is unknown (``_line_vars``)
     located: list[Word | None] = list(command.words)
     # behind env -C dir (sudo -D dir, parallel --wd dir) a relative path is another file
     elsewhere = moved_at([w.text for w in command.words])
     canon, raw, why_not, linked = matched_words(command.words, root, moved, elsewhere)
+    why_not = why_not or unknown_place(command.words)
     if moved and places.lost:
         why_not = LOST
     redirects: list[Subject] = []
@@ -307,9 +309,7 @@ def _parallel(words: tuple[Word, ...], raw: list[str], index: int, where: _Where
             command, root, moved, depth + 1, reads, _xargs.FIND_HOLE, places=places
         )
         subjects.extend(found_here)
-        after = places.after(command.words)
-        moved = moved or mover([w.text for w in command.words]) is not None or after != places
-        places = after
+        places, moved = places.then(command.words, moved)
     return subjects
 
 

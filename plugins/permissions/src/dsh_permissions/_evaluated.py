@@ -50,6 +50,7 @@ __all__ = [
     "callback",
     "completions",
     "from_input",
+    "set_names",
     "trap_action",
     "unmodelled",
 ]
@@ -247,6 +248,19 @@ def _named(name: str, args: tuple[Word, ...]) -> str | None:
         if _evaluates(word):
             return _EVALUATES
     return None
+
+
+def set_names(words: tuple[Word, ...]) -> tuple[str, ...] | None:
+    """The variables the builtin ``words[0]`` may set with its arguments (``read HOME``,
+    ``printf -v HOME``, ``unset HOME``; a nameref's target too: ``declare -n r=HOME``),
+    or None when one is only known when the shell runs (``read "$v"``)."""
+    name = os.path.basename(words[0].text)
+    if name in ("test", "["):
+        return ()
+    names, _, targets = _names(name, words[1:])
+    if any(word.dynamic for word in (*names, *targets)):
+        return None
+    return tuple(_variable(word.text) for word in (*names, *targets))
 
 
 def _names(name: str, args: tuple[Word, ...]) -> tuple[list[Word], list[Word], list[Word]]:

@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 from stat import S_ISLNK
 from typing import Final
 
+from dsh_permissions._line_vars import unfollowed
 from dsh_permissions._located import Located, located
 from dsh_permissions._paths import display
 from dsh_permissions._readings import program_names, skip_assignments, starts
-from dsh_permissions._shell import MAX_DEPTH, Unparseable, Word, split
+from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
 from dsh_permissions._wrappers import WRAPPER_ARG, WRAPPERS
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "links_named",
     "mover",
     "resolve",
+    "unknown_place",
 ]
 
 MOVERS: Final = frozenset({"cd", "pushd", "popd"})
@@ -107,43 +109,55 @@ class Places:
 
     def after(self, words: Sequence[Word], depth: int = 0) -> Places:
         """The places the shell may be in after the simple command ``words``."""
-        texts = [w.text for w in words]
-        index = mover(texts)
-        if index is None:
+        if mover([w.text for w in words]) is None:
             return self._eval(words, depth)
-        name, args = texts[index], words[index + 1 :]
-        if any(w.dynamic for w in args) or name == "popd":
-            return self  # cd "$D": not followed (the cd itself is asked about)
-        rest = [w.text for w in args]
-        while rest and rest[0] != "-" and rest[0].startswith("-") and rest[0] != "--":
-            if name == "cd" and not set(rest[0][1:]) <= _CD_LETTERS:
-                return self  # an option cd does not know: it fails
-            rest = rest[1:]
-        if rest and rest[0] == "--":
-            rest = rest[1:]
+        found = _operands(words)
+        if found is None or unfollowed(*found) is not None:
+            return self  # cd "$D", HOME=x; cd: not followed (the cd itself is asked about)
+        name, rest = found
         if name == "cd" and not rest:
             return self.to(os.path.expanduser("~"))
         if len(rest) != 1 or rest[0] == "-" or rest[0].startswith("+"):
             return self  # cd -, pushd +1, cd a b: back to a held one, or an error
         return self.to(rest[0])
 
+    def then(self, words: Sequence[Word], moved: bool) -> tuple[Places, bool]:
+        """The places after the simple command ``words`` (``after``), and whether the
+        shell may be in another directory by then (``moved``: before it; a ``cd`` that
+        is not followed counts, also behind ``eval``)."""
+        after = self.after(words)
+        return after, moved or after != self or _moves(words)
+
     def _eval(self, words: Sequence[Word], depth: int) -> Places:
         """``eval cd secrets`` changes the shell's directory too."""
-        texts = [w.text for w in words]
-        index = _program(texts)
-        if index is None or texts[index] != "eval" or depth > MAX_DEPTH:
-            return self
-        args = words[index + 1 :]
-        if any(w.dynamic for w in args):
-            return self
-        try:
-            commands = split(" ".join(w.text for w in args))
-        except Unparseable:
-            return self
         places = self
-        for command in commands:
+        for command in _evaluated(words, depth):
             places = places.after(command.words, depth + 1)
         return places
+
+
+def _moves(words: Sequence[Word], depth: int = 0) -> bool:
+    """Whether ``words`` may change the directory: a ``cd`` (``pushd``, ``popd``), also
+    behind ``eval``."""
+    if mover([w.text for w in words]) is not None:
+        return True
+    return any(_moves(command.words, depth + 1) for command in _evaluated(words, depth))
+
+
+def _evaluated(words: Sequence[Word], depth: int) -> list[Command]:
+    """The commands ``eval`` runs when ``words`` is one and they are known (one not
+    known is a problem of its own)."""
+    texts = [w.text for w in words]
+    index = _program(texts)
+    if index is None or texts[index] != "eval" or depth > MAX_DEPTH:
+        return []
+    args = words[index + 1 :]
+    if any(w.dynamic for w in args):
+        return []
+    try:
+        return split(" ".join(w.text for w in args))
+    except Unparseable:
+        return []
 
 
 def _program(words: list[str]) -> int | None:
@@ -154,6 +168,34 @@ def _program(words: list[str]) -> int | None:
     ):
         index += 1
     return index if index < len(words) else None
+
+
+def unknown_place(words: Sequence[Word]) -> str | None:
+    """Why the directory the ``cd`` of ``words`` goes to is not known because the line
+    may have set where it reads it (``_line_vars``), or None."""
+    found = _operands(words)
+    return None if found is None else unfollowed(*found)
+
+
+def _operands(words: Sequence[Word]) -> tuple[str, list[str]] | None:
+    """The ``cd`` (``pushd``) of ``words`` and its operands, when it goes to a
+    directory that may be told (not ``popd``, ``cd "$D"`` or an option cd does not
+    know, with which it fails)."""
+    texts = [w.text for w in words]
+    index = mover(texts)
+    if index is None:
+        return None
+    name, args = texts[index], words[index + 1 :]
+    if any(w.dynamic for w in args) or name == "popd":
+        return None
+    rest = [w.text for w in args]
+    while rest and rest[0] != "-" and rest[0].startswith("-") and rest[0] != "--":
+        if name == "cd" and not set(rest[0][1:]) <= _CD_LETTERS:
+            return None
+        rest = rest[1:]
+    if rest and rest[0] == "--":
+        rest = rest[1:]
+    return name, rest
 
 
 def mover(words: list[str]) -> int | None:
