@@ -83,6 +83,8 @@ async def test_f1_plain_uses_stay_allowed(judge, command):
         "HOME=/etc; bash -c 'cat ~/passwd'", "HOME=/etc; sh -c \"cat ~/passwd\"",
         "HOME=/etc; cat x=~/passwd", "HOME[0]=/etc; cat ~/passwd",
         "HOME+=/etc; cat ~/passwd", "env HOME=/etc bash -c 'cat ~/passwd'",
+        "env -u HOME bash -c 'cat ~/passwd'", "env --unset=HOME bash -c 'cat ~/passwd'",
+        "env -i bash -c 'cat ~/passwd'",
     ],
 )  # fmt: skip
 async def test_f2_tilde_after_home_is_set_is_unknown(judge, command):

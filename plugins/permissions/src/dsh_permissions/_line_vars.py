@@ -15,16 +15,18 @@ from the first one that may set one of them on (that one included):
   (``unfollowed``): it is not followed, and it is itself unknown.
 
 A command may set ``HOME`` or ``OLDPWD`` when a word of it assigns one (``HOME=x``,
-``env HOME=x``, ``export HOME=x``, ``HOME+=x``, ``HOME[0]=x``), a builtin takes it, or
-a name only the shell knows, for a variable to set (``read``, ``printf -v``,
-``mapfile``/``readarray``, ``getopts``, ``wait -p``, ``declare``/``typeset``/``local``/
-``export``/``readonly``, a nameref to it, ``unset``), a redirection ``{HOME}>x`` puts a
-file descriptor's number in it, it turns on ``allexport`` (``set -a``, ``set -o
-allexport``), or it is ``source``/``.`` (``eval``'s words are a line of their own,
-looked at in turn). ``cdable_vars`` is taken to be on after a word naming it (``shopt -s
-cdable_vars``, ``bash -O cdable_vars``, ``BASHOPTS=cdable_vars``) or a ``shopt`` with a
-word only the shell knows. This is stricter than bash (``HOME=/etc echo ~`` prints the old
-home; ``sh -c 'HOME=x'`` sets it in another shell), never looser.
+``env HOME=x``, ``export HOME=x``, ``HOME+=x``, ``HOME[0]=x``) or names one as a value
+(``env -u HOME``, ``declare -n r=HOME``), ``env`` may clear the environment (``env
+-i``), a builtin takes it, or a name only the shell knows, for a variable to set
+(``read``, ``printf -v``, ``mapfile``/``readarray``, ``getopts``, ``wait -p``,
+``declare``/``typeset``/``local``/``export``/``readonly``, a nameref to it, ``unset``),
+a redirection ``{HOME}>x`` puts a file descriptor's number in it, it turns on
+``allexport`` (``set -a``, ``set -o allexport``), or it is ``source``/``.`` (``eval``'s
+words are a line of their own, looked at in turn). ``cdable_vars`` is taken to be on
+after a word naming it (``shopt -s cdable_vars``, ``bash -O cdable_vars``,
+``BASHOPTS=cdable_vars``) or a ``shopt`` with a word only the shell knows. This is
+stricter than bash (``HOME=/etc echo ~`` prints the old home; ``sh -c 'HOME=x'`` sets it
+in another shell), never looser.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ _SETTERS: Final = frozenset(
 #: builtins that run a file's code, which may set anything (``eval``'s words are
 #: checked as a line of their own, in order)
 _SOURCES: Final = frozenset({"source", "."})
+#: a word naming one as a value (``env -u HOME``, ``--unset=HOME``, ``declare -n r=HOME``)
+_NAMED: Final = re.compile(r"(?:.*[=-]u?)?(HOME|OLDPWD)", re.DOTALL)
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MOVERS: Final = frozenset({"cd", "pushd"})
 
@@ -125,7 +129,7 @@ def _note(line: _Set, command: Command) -> None:
     words = command.words
     names: list[str] = []
     for index, word in enumerate(words):
-        if (found := _ASSIGNS.match(word.text)) is not None:
+        if (found := _ASSIGNS.match(word.text) or _NAMED.fullmatch(word.text)) is not None:
             names.append(found.group(1))
         if "cdable_vars" in word.text:
             line.cdable = True
@@ -135,6 +139,8 @@ def _note(line: _Set, command: Command) -> None:
             line.home = line.oldpwd = True
         elif name == "shopt" and any(w.dynamic for w in words[index + 1 :]):
             line.cdable = True
+        elif name == "env" and _clears(words[index + 1 :]):
+            line.home = line.oldpwd = True  # env -i: unset for the command
         elif name in _SETTERS:
             found_names = set_names(words[index:])
             names.extend(("HOME", "OLDPWD") if found_names is None else found_names)
@@ -142,6 +148,20 @@ def _note(line: _Set, command: Command) -> None:
     line.home = line.home or "HOME" in names
     line.oldpwd = line.oldpwd or "OLDPWD" in names
     line.cdable = line.cdable or "BASHOPTS" in names
+
+
+def _clears(args: Sequence[Word]) -> bool:
+    """Whether ``env ARGS`` may clear the environment (``-i``, ``-``, ``--ignore-
+    environment``) or unset a variable only the shell names (``-u "$V"``)."""
+    for word in args:
+        text = word.text
+        if not (text.startswith("-") or "=" in text or word.dynamic):
+            return False  # the command
+        if word.dynamic or text == "-" or text.startswith("--i"):
+            return True
+        if text.startswith("-") and not text.startswith("--") and "i" in text:
+            return True
+    return False
 
 
 def _unknown(word: Word) -> Word:
