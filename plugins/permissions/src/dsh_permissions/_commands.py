@@ -47,7 +47,7 @@ from dsh_permissions._evaluated import (
     trap_action,
     unmodelled,
 )
-from dsh_permissions._line_vars import line_vars, noted
+from dsh_permissions._line_vars import noted
 from dsh_permissions._moved import (
     CROWDED,
     LOST,
@@ -56,7 +56,7 @@ from dsh_permissions._moved import (
     links_named,
     unknown_place,
 )
-from dsh_permissions._option_variables import note
+from dsh_permissions._option_variables import line_variables
 from dsh_permissions._parallel import PARALLELS, command_words, script
 from dsh_permissions._readings import SHELLS, skip_assignments
 from dsh_permissions._reads import read_subjects
@@ -109,7 +109,7 @@ def command_subjects(
     # moved: after cd, relative paths may name other files than they seem to; now:
     # every directory the shell may be in then (``_moved``)
     now = places or Places.at(root)
-    with line_vars():  # HOME=x; cat ~/y: what a command sets counts for the rest
+    with line_variables():  # export POSIXLY_CORRECT, HOME=x: for the rest of the line
         for command in commands:
             subjects.extend(_command(command, root, moved, depth, reads, places=now))
             now, moved = now.then(command.words, moved)
@@ -127,7 +127,7 @@ def _command(
     places: Places,
 ) -> list[Subject]:
     """``places``: the directories the shell may be in (read only when ``moved``)."""
-    command = noted(command)  # after HOME=x, ~ is unknown (``_line_vars``)
+    command = noted(command)  # what it sets counts for the rest: HOME=x; cat ~/y
     located: list[Word | None] = list(command.words)
     # behind env -C dir (sudo -D dir, parallel --wd dir) a relative path is another file
     elsewhere = moved_at([w.text for w in command.words])
@@ -179,9 +179,7 @@ def _reads(
     command: Command, root: str, moved: bool, reads: bool | None, dirs: tuple[str, ...]
 ) -> tuple[Subject, ...]:
     """The files ``command`` reads (see ``_reads``), when they are looked for."""
-    texts = [w.text for w in command.words]
-    note(texts)  # POSIXLY_CORRECT=1 sh -c '...', export POSIXLY_CORRECT: for the rest
-    start = skip_assignments(texts)
+    start = skip_assignments([w.text for w in command.words])
     if reads is None:  # the links it may make still count for later program words
         if (relinking := relinks(command.words[start:], root, moved, start > 0)) is not None:
             set_relinked(*relinking)

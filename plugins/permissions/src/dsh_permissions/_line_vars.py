@@ -1,5 +1,5 @@
-"""What a line may set before a later part of it reads it: ``HOME``, ``OLDPWD`` and
-bash's ``cdable_vars``.
+"""``~`` and ``cd`` after a line may have set ``HOME``, ``OLDPWD`` or bash's
+``cdable_vars`` (noted with the other variables a line sets, ``_option_variables``).
 
 ``~`` is the shell's ``HOME`` where the word is expanded, ``cd`` with no directory goes
 to ``HOME``, ``cd -`` to ``OLDPWD``, and with ``cdable_vars`` on, ``cd NAME`` goes to
@@ -14,17 +14,15 @@ from the first one that may set one of them on (that one included):
 - a ``cd`` (``pushd``) whose directory comes from it goes somewhere not known
   (``unfollowed``): it is not followed, and it is itself unknown.
 
-A command may set ``HOME`` or ``OLDPWD`` when a word of it assigns one (``HOME=x``,
-``env HOME=x``, ``export HOME=x``, ``HOME+=x``, ``HOME[0]=x``) or names one as a value
-(``env -u HOME``, ``declare -n r=HOME``), ``env`` may clear the environment (``env
--i``), a builtin takes it, or a name only the shell knows, for a variable to set
-(``read``, ``printf -v``, ``mapfile``/``readarray``, ``getopts``, ``wait -p``,
-``declare``/``typeset``/``local``/``export``/``readonly``, a nameref to it, ``unset``),
-a redirection ``{HOME}>x`` puts a file descriptor's number in it, it turns on
-``allexport`` (``set -a``, ``set -o allexport``), or it is ``source``/``.`` (``eval``'s
-words are a line of their own, looked at in turn). ``cdable_vars`` is taken to be on
-after a word naming it (``shopt -s cdable_vars``, ``bash -O cdable_vars``,
-``BASHOPTS=cdable_vars``) or a ``shopt`` with a word only the shell knows. This is
+A command may set ``HOME`` or ``OLDPWD`` when any word of it names one (``HOME=x``,
+``export HOME``, ``env -u HOME``, ``read HOME``, ``declare -n r=HOME``, even ``$HOME``),
+``env`` may clear the environment (``env -i``), a builtin takes a name only the shell
+knows for a variable to set (``read "$v"``, ``printf -v "$v"``), or it may set any
+variable (``source``, ``set -a``, ``export $v``: ``_option_variables``); ``eval``'s
+words are a line of their own, looked at in turn. A redirection ``{HOME}>x`` puts a
+file descriptor's number in it. ``cdable_vars`` is taken to be on after a word naming
+it (``shopt -s cdable_vars``, ``bash -O cdable_vars``, ``BASHOPTS=...``) or a
+``shopt`` with a word only the shell knows. This is
 stricter than bash (``HOME=/etc echo ~`` prints the old home; ``sh -c 'HOME=x'`` sets it
 in another shell), never looser.
 """
@@ -33,67 +31,44 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Final
 
 from dsh_permissions._evaluated import set_names
+from dsh_permissions._option_variables import note, set_in_line
 from dsh_permissions._shell_words import Command, Redirect, Word
 
-__all__ = ["allexport", "line_vars", "noted", "unfollowed"]
+__all__ = ["noted", "unfollowed"]
 
-#: an assignment to one of the variables followed here (``HOME+=x``, ``HOME[0]=x``)
-_ASSIGNS: Final = re.compile(r"(HOME|OLDPWD|BASHOPTS)(\[.*\])?\+?=", re.DOTALL)
 #: builtins whose words may name variables they set (``_evaluated.set_names``)
 _SETTERS: Final = frozenset(
     {"read", "printf", "mapfile", "readarray", "getopts", "wait", "unset"}
     | {"declare", "typeset", "local", "export", "readonly"}
 )
-#: builtins that run a file's code, which may set anything (``eval``'s words are
-#: checked as a line of their own, in order)
-_SOURCES: Final = frozenset({"source", "."})
-#: a word naming one as a value (``env -u HOME``, ``--unset=HOME``, ``declare -n r=HOME``)
-_NAMED: Final = re.compile(r"(?:.*[=-]u?)?(HOME|OLDPWD)", re.DOTALL)
+_PLACES: Final = ("HOME", "OLDPWD")
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MOVERS: Final = frozenset({"cd", "pushd"})
 
 
-@dataclass(slots=True)
-class _Set:
-    home: bool = False
-    oldpwd: bool = False
-    cdable: bool = False
-
-
-_LINE: ContextVar[_Set | None] = ContextVar("dsh_permissions_line_vars", default=None)
-
-
-@contextmanager
-def line_vars() -> Iterator[None]:
-    """The commands checked inside are one line (nested: the outer line's is kept)."""
-    if _LINE.get() is not None:
-        yield
-        return
-    token = _LINE.set(_Set())
-    try:
-        yield
-    finally:
-        _LINE.reset(token)
-
-
 def noted(command: Command) -> Command:
-    """Note what ``command`` may set, and ``command`` with each word holding ``~``
-    dynamic once ``HOME`` may have been set (by it too)."""
-    line = _LINE.get()
-    if line is None:
-        return command
-    _note(line, command)
-    if not line.home:
+    """Note what ``command`` may set (``_option_variables.note``), and ``command`` with
+    each word holding ``~`` dynamic once ``HOME`` may have been set (by it too)."""
+    words = command.words
+    also: list[str] = []
+    for index, word in enumerate(words):
+        name = os.path.basename(word.text)
+        if name == "shopt" and any(w.dynamic for w in words[index + 1 :]):
+            also.append("cdable_vars")
+        elif (name == "env" and _clears(words[index + 1 :])) or (
+            name in _SETTERS and set_names(words[index:]) is None
+        ):
+            also.extend(_PLACES)  # env -i, read "$v": either may be set (or unset)
+    # {HOME}>x puts a file descriptor's number in HOME
+    note([*(w.text for w in words), *(r.fd for r in command.redirects)], also)
+    if not set_in_line(("HOME",)):
         return command
     return Command(
-        tuple(_unknown(w) for w in command.words),
+        tuple(_unknown(w) for w in words),
         tuple(Redirect(r.kind, _unknown(r.target), r.fd) for r in command.redirects),
         command.piped,
     )
@@ -102,52 +77,24 @@ def noted(command: Command) -> Command:
 def unfollowed(name: str, operands: Sequence[str]) -> str | None:
     """Why the directory ``cd OPERANDS`` (``pushd``; options taken off) goes to is not
     known because the line may have set where it reads it, or None."""
-    line = _LINE.get()
-    if line is None or name not in _MOVERS:
+    if name not in _MOVERS:
         return None
-    if line.home and name == "cd" and not operands:
+    home = set_in_line(("HOME",))
+    if home and name == "cd" and not operands:
         return "the line may set HOME, where cd with no directory goes"
-    if line.home and any("~" in o for o in operands):
+    if home and any("~" in o for o in operands):
         return "the line may set HOME, which ~ names"
-    if line.oldpwd and list(operands) == ["-"]:
+    if list(operands) == ["-"] and set_in_line(("OLDPWD",)):
         return "the line may set OLDPWD, where cd - goes"
-    if line.cdable and len(operands) == 1 and _NAME.fullmatch(operands[0]):
+    # only a word naming it turns cdable_vars on (not source, which would make every
+    # cd NAME after source .venv/bin/activate unknown)
+    cdable = set_in_line(("cdable_vars", "BASHOPTS"), anything=False)
+    if cdable and len(operands) == 1 and _NAME.fullmatch(operands[0]):
         return (
             f"the line may turn on cdable_vars, with which {name} {operands[0]} goes to "
             f"the directory ${operands[0]} holds"
         )
     return None
-
-
-def allexport(texts: Sequence[str]) -> bool:
-    """Whether ``set ARGS`` (``texts``: its arguments) may turn on ``allexport``
-    (``set -a``, ``set -o allexport``)."""
-    return any(t == "allexport" or (t[:1] in ("-", "+") and "a" in t) for t in texts)
-
-
-def _note(line: _Set, command: Command) -> None:
-    words = command.words
-    names: list[str] = []
-    for index, word in enumerate(words):
-        if (found := _ASSIGNS.match(word.text) or _NAMED.fullmatch(word.text)) is not None:
-            names.append(found.group(1))
-        if "cdable_vars" in word.text:
-            line.cdable = True
-        name = os.path.basename(word.text)
-        rest = [w.text for w in words[index + 1 :]]
-        if name in _SOURCES or (name == "set" and allexport(rest)):
-            line.home = line.oldpwd = True
-        elif name == "shopt" and any(w.dynamic for w in words[index + 1 :]):
-            line.cdable = True
-        elif name == "env" and _clears(words[index + 1 :]):
-            line.home = line.oldpwd = True  # env -i: unset for the command
-        elif name in _SETTERS:
-            found_names = set_names(words[index:])
-            names.extend(("HOME", "OLDPWD") if found_names is None else found_names)
-    names.extend(r.fd[1:-1] for r in command.redirects if r.fd.startswith("{"))
-    line.home = line.home or "HOME" in names
-    line.oldpwd = line.oldpwd or "OLDPWD" in names
-    line.cdable = line.cdable or "BASHOPTS" in names
 
 
 def _clears(args: Sequence[Word]) -> bool:

@@ -1,7 +1,9 @@
 """Environment variables that change how a program reads its arguments: ``TAR_OPTIONS``,
 ``UNZIP`` and ``UNZIPOPT`` give tar and unzip options (``_relinked``), and
 ``POSIXLY_CORRECT``, set to anything (empty too), makes GNU getopt stop at a program's
-first operand, so a later ``-n .env`` is two files (``_reader_args``).
+first operand, so a later ``-n .env`` is two files (``_reader_args``). ``HOME``,
+``OLDPWD`` and bash's ``cdable_vars`` change what ``~`` and ``cd`` name
+(``_line_vars``): for them only what the line sets counts.
 
 Such a variable may reach a command in three ways, each counted:
 
@@ -29,13 +31,24 @@ from typing import Final
 
 from dsh_permissions._wrappers import skip_assignments
 
-__all__ = ["POSIXLY_CORRECT", "TAR_VARIABLES", "line_variables", "note", "set_for"]
+__all__ = [
+    "POSIXLY_CORRECT",
+    "SHELL_PLACES",
+    "TAR_VARIABLES",
+    "line_variables",
+    "note",
+    "set_for",
+    "set_in_line",
+]
 
 #: the variables that give tar and unzip options
 TAR_VARIABLES: Final = ("TAR_OPTIONS", "UNZIP", "UNZIPOPT")
 #: set (to anything), GNU getopt stops at the first operand
 POSIXLY_CORRECT: Final = ("POSIXLY_CORRECT",)
-_NAMES: Final = (*TAR_VARIABLES, *POSIXLY_CORRECT)
+#: what ``~`` and ``cd`` read (``_line_vars``): ``cdable_vars`` is bash's option, which
+#: ``BASHOPTS`` turns on for a new bash
+SHELL_PLACES: Final = ("HOME", "OLDPWD", "BASHOPTS", "cdable_vars")
+_NAMES: Final = (*TAR_VARIABLES, *POSIXLY_CORRECT, *SHELL_PLACES)
 #: in a line's set: any variable may have been exported
 _ANY: Final = "*"
 #: builtins that export or declare the variables they are given
@@ -58,23 +71,29 @@ def line_variables() -> Iterator[None]:
         _LINE.reset(token)
 
 
-def note(texts: list[str]) -> None:
+def note(texts: list[str], also: Iterable[str] = ()) -> None:
     """Note the variables the simple command ``texts`` (its assignments included) may
-    set for the rest of the line (see the module)."""
+    set for the rest of the line (see the module), and the names ``also``."""
     line = _LINE.get()
-    if line is not None and texts:
-        line.update(_set_by(texts))
+    if line is not None:
+        line.update(_set_by(texts) if texts else (), also)
 
 
 def set_for(names: tuple[str, ...], before: Iterable[str] = ()) -> bool:
     """Whether one of ``names`` may be in the environment of a command: named in the
     words ``before`` its program, set earlier in the line, or inherited."""
-    line = _LINE.get()
     return (
         any(name in os.environ for name in names)
-        or (line is not None and (_ANY in line or not line.isdisjoint(names)))
+        or set_in_line(names)
         or any(name in text for text in before for name in names)
     )
+
+
+def set_in_line(names: tuple[str, ...], *, anything: bool = True) -> bool:
+    """Whether one of ``names`` may have been set by a command of the line noted so
+    far; ``anything``: also when any variable may have been (``source``, ``set -a``)."""
+    line = _LINE.get()
+    return line is not None and ((anything and _ANY in line) or not line.isdisjoint(names))
 
 
 def _set_by(texts: list[str]) -> set[str]:
