@@ -106,8 +106,7 @@ def command_subjects(
     if not commands:  # empty, or only comments: checked like a command with no words
         return [Subject("command", "", allow=("",), deny=("",))]
     subjects: list[Subject] = []
-    # moved: after cd, relative paths may name other files than they seem to; now:
-    # every directory the shell may be in then (``_moved``)
+    # moved: after cd, relative paths may name other files; now: where the shell may be
     now = places or Places.at(root)
     with line_variables():  # export POSIXLY_CORRECT, HOME=x: for the rest of the line
         for command in commands:
