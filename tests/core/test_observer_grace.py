@@ -219,6 +219,47 @@ async def test_an_abort_during_a_hung_flush_bounds_it_and_the_queued_prompt_runs
     assert "of the abort; cancelled" in str(reported)
 
 
+class SlowOnce:
+    """A store slow once (twice the grace, not hung), then within it: what each completed
+    flush made durable (the event count); ``flushing``: the slow one has begun."""
+
+    def __init__(self) -> None:
+        self.saved: list[int] = []
+        self.flushing = anyio.Event()
+
+    @hookimpl
+    async def session_flush(self, session: Session) -> None:
+        count = len(session.events)
+        slow = not self.flushing.is_set()
+        self.flushing.set()
+        await anyio.sleep(2 * GRACE if slow else GRACE / 3)
+        self.saved.append(count)
+
+
+@pytest.mark.parametrize("how", ["abort", "cancel"])
+async def test_a_flush_cut_by_an_abort_does_not_cut_the_disposal_flush(how: str) -> None:
+    """Was: a flush cut short once marked its plugin's ``session_flush`` as hung, so the
+    disposal flush, the last chance to save the turn, was "cancelled at once: it did
+    not return from an earlier call". Each flush call has a grace of its own."""
+    flush, errors = SlowOnce(), ErrorRecorder()
+    with anyio.fail_after(BOUND + 2 * GRACE):
+        async with scripted_harness(
+            ScriptedModel([text("one")]),
+            plugins=[("errors", errors), ("flush", flush)],
+            load_entry_points=False,
+        ) as h:
+            agent = await h.agents.create("a", options={"model": "scripted"})
+            agent.send("one")
+            await flush.flushing.wait()  # turn 1 has ended; its flush is slow
+            getattr(agent, how)()
+            await agent.when_idle()
+            assert flush.saved == []  # cut after the grace
+            await agent.dispose()
+    assert flush.saved == [len(agent.session.events)]
+    (reported,) = [e for e in errors.errors if isinstance(e, HookError)]
+    assert f"of the {how}; cancelled" in str(reported)
+
+
 class HangsStopping:
     @hookimpl
     async def harness_stopping(self, harness: Any) -> None:

@@ -8,8 +8,11 @@ agent from ever ending its turn. Each agent has a ``Grace``, current in its task
 context variable): an async impl of a notification (``session_event``, ``agent_status``
 …) or of ``session_flush`` awaited there runs in a cancel scope of its own, registered
 with the grace, whose deadline ``Grace.start`` sets; until then it has none, so an
-impl that finishes is never cut short. ``expire_started`` cuts short every one whose
-grace has begun (``dsh run`` on a second signal).
+impl that finishes is never cut short. A plugin's observer cut short once is cancelled
+at once at its next call until the next turn; a ``session_flush`` impl never is: each
+flush is a save (one a turn, one at disposal, the last chance), so each call has a grace
+of its own. ``expire_started`` cuts short every one whose grace has begun (``dsh run``
+on a second signal).
 """
 
 from __future__ import annotations
@@ -47,14 +50,19 @@ Label = tuple[str, str]
 #: it), with what it runs.
 _IN_FLIGHT: Final[dict[CancelScope, Label]] = {}
 
+#: Hooks whose every call has a grace of its own, even after one was cut short: a flush
+#: is the save of a turn (and at disposal the last chance to save it).
+_SAVES: Final = frozenset({"session_flush"})
+
 _current: Final[ContextVar[Grace | None]] = ContextVar("dsh_grace", default=None)
 
 
 class Grace:
     """One agent's: ``start`` gives each async impl in flight ``GRACE_SECONDS`` from
     then to return, and each that starts before ``reset`` as long from its own start,
-    but none to a plugin's impl of a hook that has already been cut short (a plugin
-    that hangs on every event costs one grace, not one an event)."""
+    but none to a plugin's observer of a hook that has already been cut short (a plugin
+    that hangs on every event costs one grace, not one an event). A flush is never
+    refused so: each ``session_flush`` call is a save, with a grace of its own."""
 
     __slots__ = ("cut", "deadline", "reason", "scopes")
 
@@ -141,9 +149,10 @@ async def graced(grace: Grace, label: Label, awaitable: Awaitable[None], shield:
     if scope.cancelled_caught:
         if scope.deadline == -math.inf:
             raise TimeoutError("cancelled at once: it did not return from an earlier call")
-        if grace.cut is None:
-            grace.cut = set()
-        grace.cut.add(label)
+        if label[1] not in _SAVES:  # an observer: none for its next calls
+            if grace.cut is None:
+                grace.cut = set()
+            grace.cut.add(label)
         if anyio.current_time() < scope.deadline:  # expire_started() cut it
             raise TimeoutError(f"cancelled before the end of its grace ({grace.reason})")
         raise TimeoutError(f"did not return within {grace.reason}; cancelled")
