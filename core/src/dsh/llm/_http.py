@@ -261,7 +261,7 @@ class HttpModel:
         Leaving the block (finished, failed, closed or cancelled) closes the response.
         """
         response = await self._open(path, body, headers, secret)
-        source = event_data(response, self._timeout.read)
+        source = event_data(response)
         try:
             kind = response.headers.get("content-type", "")
             if "text/event-stream" not in kind:

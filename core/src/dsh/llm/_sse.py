@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from json import dumps, loads
-from time import monotonic
-from typing import Final, cast, final
+from typing import TYPE_CHECKING, Final, cast, final
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["SSEParser", "body", "event_data"]
 
@@ -130,42 +130,13 @@ def body(response: httpx.Response) -> AsyncGenerator[bytes, None]:
     return cast("AsyncGenerator[bytes, None]", response.aiter_bytes())
 
 
-async def event_data(
-    response: httpx.Response, idle: float | None = None
-) -> AsyncGenerator[str, None]:
-    """The data of each event of ``response``'s body; the body is closed with this.
-
-    ``idle``: the longest wait in seconds for the next event. The HTTP client's read
-    timeout counts any bytes, and a server may send keep-alive comments
-    (``: OPENROUTER PROCESSING``) or blank lines for ever: pieces of those only are no
-    activity, and once ``idle`` seconds have passed since the last event (or the
-    start) the next such piece raises ``httpx.ReadTimeout``, as a silent socket does.
-    A piece of an event still coming counts (a long event sent slowly)."""
+async def event_data(response: httpx.Response) -> AsyncGenerator[str, None]:
+    """The data of each event of ``response``'s body; the body is closed with this."""
     parser = SSEParser()
     feed = parser.feed
-    clock = monotonic
-    since = clock()
     async with aclosing(body(response)) as pieces:  # closed with this generator
         async for piece in pieces:
-            found = feed(piece)
-            if found:
-                for data in found:
-                    yield data
-                since = clock()  # after the reader is back: its own time does not count
-            elif idle is None:
-                continue
-            elif not _keep_alive(piece):
-                since = clock()
-            elif clock() - since > idle:
-                raise _no_event(idle)
+            for data in feed(piece):
+                yield data
     for data in parser.end():
         yield data
-
-
-def _keep_alive(piece: bytes) -> bool:
-    """Whether ``piece`` holds comments and blank lines only (a keep-alive)."""
-    return all(line[:1] in (b"", b":") for line in piece.replace(b"\r", b"\n").split(b"\n"))
-
-
-def _no_event(idle: float) -> httpx.ReadTimeout:
-    return httpx.ReadTimeout(f"no server-sent event within {idle:g} s, keep-alive comments only")
