@@ -27,6 +27,14 @@ OPENROUTER = (
     "9000 tokens (5000 of text input, 4000 in the output). Please reduce the length of "
     'either one, or use the "middle-out" transform to compress your prompt automatically.'
 )
+#: with tools the request's tokens are the text input's and the tool input's (was: the
+#: text input's only, 81684)
+OPENROUTER_TOOLS = (
+    "This endpoint's maximum context length is 200000 tokens. However, you requested "
+    "about 205432 tokens (81684 of text input, 3748 of tool input, 120000 in the output). "
+    'Please reduce the length of either one, or use the "middle-out" transform to compress '
+    "your prompt automatically."
+)
 SGLANG = "The input (5000 tokens) is longer than the model's context length (4096 tokens)."
 
 
@@ -41,12 +49,13 @@ def gemini(code: int, message: str, status: str) -> dict[str, Any]:
         ([gemini(400, GEMINI, "INVALID_ARGUMENT")], (131072, 132478)),
         ({"error": {"message": VLLM, "type": "BadRequestError", "code": 400}}, (4096, 5000)),
         ({"error": {"message": OPENROUTER, "code": 400}}, (8192, 5000)),
+        ({"error": {"message": OPENROUTER_TOOLS, "code": 400}}, (200000, 85432)),
         (
             {"object": "error", "message": SGLANG, "type": "BadRequestError", "code": 400},
             (4096, 5000),
         ),
     ],
-    ids=["gemini", "gemini-list", "vllm", "openrouter", "sglang"],
+    ids=["gemini", "gemini-list", "vllm", "openrouter", "openrouter-tools", "sglang"],
 )
 def test_a_context_error_is_one_with_the_sizes_it_states(
     payload: Any, sizes: tuple[int, int]

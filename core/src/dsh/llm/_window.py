@@ -15,6 +15,8 @@ and ``n_prompt_tokens``), else from its words, each shape with some latitude in 
   has 5000 input tokens"
 - OpenRouter: "This endpoint's maximum context length is 8192 tokens. However, you
   requested about 9000 tokens (5000 of text input, 4000 in the output)": the input's
+  (with tools "(81684 of text input, 3748 of tool input, 120000 in the output)": the
+  inputs' sum)
 - SGLang: "The input (5000 tokens) is longer than the model's context length (4096
   tokens)."
 - Gemini (its OpenAI-compatible endpoint): "The input token count (132478) exceeds the
@@ -29,9 +31,11 @@ from typing import Any, Final
 
 __all__ = ["context_sizes"]
 
-_N = r"(\d{1,3}(?:,\d{3})+|\d+)"  # 2048, or 2,048
+_NUMBER = r"\d{1,3}(?:,\d{3})+|\d+"  # 2048, or 2,048
+_N = rf"({_NUMBER})"
 _W = r"\W{0,3}"  # a bracket, a colon, a space or two
-# (a window pattern, request patterns tried in turn), each with one number
+# (a window pattern, request patterns tried in turn), each with one group: a number, or
+# numbers to add up
 _SHAPES: Final = tuple(
     (
         re.compile(window, re.IGNORECASE),
@@ -42,7 +46,7 @@ _SHAPES: Final = tuple(
             rf"context (?:size|length|window){_W}(?:is |of )?{_N} tokens",
             rf"(?:request|prompt){_W}{_N} tokens\)?,? (?:exceeds?|is)",
             rf"{_N} in the messages",
-            rf"{_N} of text input",
+            rf"((?:{_NUMBER}) of text input(?:, (?:{_NUMBER}) of [a-z]+ input)*)",
             rf"request has {_N} input tokens",
             rf"input{_W}{_N} tokens\) is longer",
             rf"(?:resulted in|requested|have) {_N} tokens",
@@ -74,7 +78,8 @@ def context_sizes(payload: Any, message: str) -> tuple[int | None, int | None]:
 
 
 def _number(match: re.Match[str]) -> int | None:
-    return _count(int(match[1].replace(",", "")))
+    """The number ``match``'s group holds, or the sum of those it does."""
+    return _count(sum(int(n.replace(",", "")) for n in re.findall(_NUMBER, match[1])))
 
 
 def _count(value: object) -> int | None:
