@@ -19,6 +19,7 @@ from behaviours_durability_support import (
 )
 from loop_support import LIMIT, Tools, agent_on, ends
 
+import dsh.invariants
 from dsh import DshError, ToolResultMessage, UserMessage
 from dsh.invariants import OUTCOME_UNKNOWN, close_turn
 from dsh.persistence import StoredSession
@@ -223,6 +224,39 @@ async def test_b41_resume_refuses_a_log_that_breaks_the_invariants_otherwise() -
         assert harness.sessions.get(sid) is None
     assert model.requests == []
     assert [e.to_dict() for e in store.stored[sid].events] == [e.to_dict() for e in broken]
+
+
+@pytest.mark.parametrize("cut", [False, True], ids=["whole", "turn-left-open"])
+async def test_b41_a_session_load_stored_checked_is_not_checked_again(
+    cut: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``dsh sessions resume`` loads with ``load_stored`` (to check a session before it
+    lets go of anything), then ``resume_stored``: was, the log's invariants were
+    checked in each (on a 100k-event session ~35 ms each, on top of the backend's own
+    check). What ``load_stored`` returns is checked once; one a caller makes still is
+    (the test above)."""
+    sid, events = await finished_log(InMemoryPersistence())
+    if cut:
+        events = events[: next(e.seq for e in events if e.type == "tool/call") + 1]
+    store = stored_as(sid, events)
+    checked: list[int] = []
+    real = dsh.invariants.check_invariants
+
+    def counted(log: list[SessionEvent], *, complete: bool = True) -> list[str]:
+        checked.append(len(log))
+        return real(log, complete=complete)
+
+    monkeypatch.setattr(dsh.invariants, "check_invariants", counted)
+    model = ScriptedModel([text("again")])
+    async with scripted_harness(model, plugins=[("mem", store)], load_entry_points=False) as h:
+        stored = await h.agents.load_stored(sid)
+        assert checked == [len(events)]
+        resumed = await h.agents.resume_stored("b", stored, {"model": "scripted"})
+        with anyio.fail_after(LIMIT):
+            await run_turn(resumed, "go on")
+    assert checked == [len(events)]
+    assert resumed.session.events[: len(stored.events)] == stored.events
+    assert ends(list(resumed.session.events))[-1] == (3 if not cut else 2, "completed")
 
 
 # -- 42: replay reproduces the derived history ----------------------------------------------------

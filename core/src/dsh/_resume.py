@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from weakref import WeakValueDictionary
 
 from dsh._secrets import get_logger, longest_first
 from dsh._stored_meta import held_secrets, hidden_meta, hidden_value
@@ -26,6 +27,14 @@ if TYPE_CHECKING:
 __all__ = ["forked", "load_session", "resumed_session", "sound", "stored_options"]
 
 log = get_logger(__name__)
+
+#: What ``sound`` returned, while it lives, by ``_key``: not checked again.
+_SOUND: WeakValueDictionary[tuple[int, int], StoredSession] = WeakValueDictionary()
+
+
+def _key(stored: StoredSession) -> tuple[int, int]:
+    """``stored``'s id and its log's length (a log grown or cut since is checked anew)."""
+    return id(stored), len(stored.events)
 
 
 async def load_session(
@@ -96,9 +105,13 @@ def sound(stored: StoredSession) -> StoredSession:
     synthetic events, as dsh-persistence closes one, with a warning; a ``DshError``
     naming the session and the first problem when the log breaks the invariants in any
     other way (a hole, a turn opened inside another, a result without its call): the
-    core never continues such a log."""
+    core never continues such a log. What this returned is not checked again (``dsh
+    sessions resume`` checks with ``load_stored``, then resumes with ``resume_stored``:
+    on a long log each check costs tens of milliseconds)."""
     from dsh.invariants import check_invariants, close_turn
 
+    if _SOUND.get(_key(stored)) is stored:
+        return stored
     problems = check_invariants(stored.events, complete=False)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -109,6 +122,7 @@ def sound(stored: StoredSession) -> StoredSession:
         )
     closers = close_turn(stored.events)
     if not closers:
+        _SOUND[_key(stored)] = stored
         return stored
     log.warning(
         "session %s: the persistence backend returned it with its last turn open (turn %s, "
@@ -118,7 +132,9 @@ def sound(stored: StoredSession) -> StoredSession:
         closers[-1].data["turn"],
     )
     events = [*stored.events, *closers]
-    return type(stored)(stored.id, stored.created, events, dict(stored.meta))
+    closed = type(stored)(stored.id, stored.created, events, dict(stored.meta))
+    _SOUND[_key(closed)] = closed
+    return closed
 
 
 def stored_options(stored: StoredSession, fork: str | None = None) -> dict[str, Any] | None:

@@ -52,7 +52,7 @@ class SessionHeader:
     error: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)  # dsh._resume.sound marks it
 class StoredSession:
     """A loaded (and, where needed, repaired) session log."""
 

@@ -244,3 +244,28 @@ def test_list_ignores_a_last_line_without_its_newline(tmp_path: Path) -> None:
     assert (header.updated, header.turns) == (log.events[-1].time, 1)
     loaded = JsonlBackend(tmp_path).load("s")
     assert loaded is not None and (loaded.kept, loaded.dropped) == (len(log.events), 1)
+
+
+def test_a_load_closes_an_open_turn_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was: the file's reader closed it to check the repaired log, and ``load`` again to
+    return it (the same closers, made twice)."""
+    import dsh_persistence._jsonl
+    import dsh_persistence._session_file
+    from dsh_persistence._records import close_turn
+
+    made: list[int] = []
+
+    def counted(events: list[SessionEvent]) -> list[SessionEvent]:
+        made.append(len(events))
+        return close_turn(events)
+
+    for module in (dsh_persistence._jsonl, dsh_persistence._session_file):
+        if hasattr(module, "close_turn"):
+            monkeypatch.setattr(module, "close_turn", counted)
+    log = logged(1)
+    log.turn("cut")
+    cut = log.events[:-3]
+    JsonlBackend(tmp_path).append(SessionInfo("s", 1.0), cut, durable=True)
+    loaded = JsonlBackend(tmp_path).load("s")
+    assert loaded is not None and loaded.closers == len(loaded.stored.events) - len(cut)
+    assert loaded.closers > 0 and made == [len(cut)]

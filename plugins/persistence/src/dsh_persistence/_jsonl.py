@@ -20,7 +20,6 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from dsh.persistence import SessionHeader, StoredSession
 from dsh.session import SessionEvent
@@ -50,8 +49,7 @@ from dsh_persistence._files import (
 )
 from dsh_persistence._header import header_line, named_as, summary, tag_workspace
 from dsh_persistence._jsonl_locks import PENDING, FileLocks, turn_path
-from dsh_persistence._records import close_turn
-from dsh_persistence._session_file import FileEnd, read_session_file
+from dsh_persistence._session_file import FileEnd, SessionFile, read_session_file
 
 __all__ = ["JsonlBackend"]
 
@@ -152,7 +150,7 @@ class JsonlBackend(FileLocks, SessionBackend):
                 stat = os.fstat(fd)
                 end = self._ends.get(info.id)
                 if end is None or (end.inode, end.size) != (stat.st_ino, stat.st_size):
-                    end = self._read(info.id, path)[3]
+                    end = self._read(info.id, path).end
                 if events[0].seq != end.next_seq:
                     raise SessionConflictError(
                         f"{path}: cannot append seq {events[0].seq}: the stored log ends "
@@ -257,7 +255,7 @@ class JsonlBackend(FileLocks, SessionBackend):
                 stat = os.stat(path)
                 end = self._ends.get(session_id)
                 if end is None or (end.inode, end.size) != (stat.st_ino, stat.st_size):
-                    end = self._read(session_id, path)[3]
+                    end = self._read(session_id, path).end
             except FileNotFoundError:
                 self._ends.pop(session_id, None)
                 return None
@@ -269,13 +267,12 @@ class JsonlBackend(FileLocks, SessionBackend):
         path = self.path(session_id)
         with self._lock(session_id):
             try:
-                header, events, dropped, _ = self._read(session_id, path)
+                header, events, closers, dropped, _ = self._read(session_id, path)
             except FileNotFoundError:
                 self._ends.pop(session_id, None)
                 return None
             except OSError as exc:
                 raise self._failed(exc, "read the session file", path) from exc
-        closers = close_turn(events)
         meta = dict(header.get("meta") or {})
         meta.update({key: header[key] for key in FORK_KEYS if header.get(key) is not None})
         created = header.get("created")
@@ -287,14 +284,12 @@ class JsonlBackend(FileLocks, SessionBackend):
         )
         return LoadedSession(stored, len(events), dropped, len(closers))
 
-    def _read(
-        self, session_id: str, path: Path
-    ) -> tuple[dict[str, Any], list[SessionEvent], int, FileEnd]:
+    def _read(self, session_id: str, path: Path) -> SessionFile:
         """``read_session_file``, remembering where the file ends."""
         found = read_session_file(session_id, path)
         self._ends.pop(session_id, None)
         self._make_room()
-        self._ends[session_id] = found[3]
+        self._ends[session_id] = found.end
         return found
 
     def _make_room(self) -> None:

@@ -8,7 +8,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from dsh.session import SessionEvent
 from dsh_persistence._errors import SessionCorruptError, SessionFormatError
@@ -16,7 +16,7 @@ from dsh_persistence._files import open_regular, read_at
 from dsh_persistence._header import FORMAT, misnamed, parse_header
 from dsh_persistence._records import check_repaired, close_turn, read_log
 
-__all__ = ["FileEnd", "check_session_file", "read_session_file"]
+__all__ = ["FileEnd", "SessionFile", "check_session_file", "read_session_file"]
 
 _HEADER_LIMIT = 1 << 20  # read at most this much looking for the end of line 1
 
@@ -33,10 +33,18 @@ class FileEnd:
     cwd: str  # the header's: turn lines written from another workspace name theirs
 
 
-def read_session_file(
-    session_id: str, path: Path
-) -> tuple[dict[str, Any], list[SessionEvent], int, FileEnd]:
-    """Parse a whole file: header, readable prefix, ignored records, and its end."""
+class SessionFile(NamedTuple):
+    """A whole session file as read (``read_session_file``)."""
+
+    header: dict[str, Any]
+    events: list[SessionEvent]  # the readable prefix
+    closers: list[SessionEvent]  # what closes its turn left open (``close_turn``)
+    dropped: int  # records ignored: what a crash left
+    end: FileEnd
+
+
+def read_session_file(session_id: str, path: Path) -> SessionFile:
+    """Parse a whole file, its repaired log checked (``check_repaired``)."""
     with open(open_regular(path), "rb") as file:  # a FIFO must not block: refused
         data = file.read()
         inode = os.fstat(file.fileno()).st_ino
@@ -56,7 +64,8 @@ def read_session_file(
     records = lines[1:]
     where = lambda index: f"{path}:{index + 2}"  # noqa: E731
     events, ignored = read_log(records, where, lost_pages=True)
-    check_repaired(events, close_turn(events), where)
+    closers = close_turn(events)
+    check_repaired(events, closers, where)
     if ignored:
         valid = len(lines[0]) + 1 + sum(len(line) + 1 for line in records[: len(events)])
     else:
@@ -64,7 +73,7 @@ def read_session_file(
     torn = 1 if complete < len(data) else 0
     last = events[-1] if events else None
     end = FileEnd(inode, len(data), valid, len(events), last, str(header.get("cwd") or ""))
-    return header, events, ignored + torn, end
+    return SessionFile(header, events, closers, ignored + torn, end)
 
 
 def check_session_file(fd: int, path: Path, doing: str) -> None:
