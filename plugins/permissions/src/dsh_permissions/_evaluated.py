@@ -300,7 +300,12 @@ def _declared(name: str, args: tuple[Word, ...]) -> tuple[list[Word], list[Word]
                 values.append(word)  # 'BASH_FUNC_ls%%=...': refused by bash, not by all
             continue
         values.append(word)
-        names.append(Word(word.text[: assignment.end()], word.raw, dynamic=word.dynamic))
+        named = word.text[: assignment.end()]
+        # only the shell knows the name: quoted or expanded (a value "$x" is no name)
+        unknown = not word.raw.startswith(named) or any(c in named for c in "$`")
+        # declare -i x=$v evaluates the value as arithmetic, which may set any variable
+        evaluated = "i" in found.flags and word.dynamic
+        names.append(Word(named, word.raw, dynamic=unknown or evaluated))
         if "n" in found.flags and name != "export":  # a nameref: its value is a name
             targets.append(Word(word.text[assignment.end() :], word.raw, dynamic=word.dynamic))
     return names, values, targets

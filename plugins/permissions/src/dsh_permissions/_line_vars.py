@@ -9,8 +9,13 @@ the directory ``$NAME`` holds. The checker reads ``~`` as dsh's own home and fol
 lines it runs in turn: ``sh -c``, ``eval``, ``find -exec``) are looked at in order, and
 from the first one that may set one of them on (that one included):
 
-- each word holding ``~`` is dynamic (``noted``): only known when the shell runs, so
-  unknown to the rules, as ``$HOME/x`` is;
+- each word bash tilde-expands is dynamic (``noted``): only known when the shell
+  runs, so unknown to the rules, as ``$HOME/x`` is. Those are a word starting with an
+  unquoted ``~`` (``~/x``, ``~``, ``~+``, ``~user``) and an assignment-like word
+  (``NAME=...``, an argument too) with an unquoted ``~`` right after the ``=`` or a
+  ``:`` (``P=~/a``, ``PATH=/x:~/bin``); so is an option's value starting with ``~``
+  (``--file=~/x``, ``-f~/x``), which the checker and many programs read in ``$HOME``
+  too. Not ``HEAD~1`` or ``'s/~/-/'``;
 - a ``cd`` (``pushd``) whose directory comes from it goes somewhere not known
   (``unfollowed``): it is not followed, and it is itself unknown.
 
@@ -35,7 +40,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from dsh_permissions._evaluated import set_names
-from dsh_permissions._option_variables import note, set_in_line
+from dsh_permissions._option_variables import WATCHED, note, set_in_line
 from dsh_permissions._shell_words import Command, Redirect, Word
 
 __all__ = ["noted", "unfollowed"]
@@ -45,9 +50,15 @@ _SETTERS: Final = frozenset(
     {"read", "printf", "mapfile", "readarray", "getopts", "wait", "unset"}
     | {"declare", "typeset", "local", "export", "readonly"}
 )
-_PLACES: Final = ("HOME", "OLDPWD")
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MOVERS: Final = frozenset({"cd", "pushd"})
+#: a word bash takes for an assignment (as an argument too), with an unquoted ``~``
+#: right after its ``=`` or a later ``:`` (a leading one is ``Word.tilde``, or dynamic:
+#: ``~user``, ``~+``); fail closed: a quoted one counts too (``P="a:~"``)
+_ASSIGNED_TILDE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=(.*:)?~")
+#: an option's value the checker (``_file_words.part``) and many programs read as in
+#: ``$HOME``: ``--file=~/x``, ``-f~/x``, ``a:~/x``
+_VALUE_TILDE: Final = re.compile(r"(^-[A-Za-z0-9]+|[=:])~(/|:|$)")
 
 
 def noted(command: Command) -> Command:
@@ -62,7 +73,7 @@ def noted(command: Command) -> Command:
         elif (name == "env" and _clears(words[index + 1 :])) or (
             name in _SETTERS and set_names(words[index:]) is None
         ):
-            also.extend(_PLACES)  # env -i, read "$v": either may be set (or unset)
+            also.extend(WATCHED)  # env -i, read "$v", export A{B,}: any may be set
     # {HOME}>x puts a file descriptor's number in HOME
     note([*(w.text for w in words), *(r.fd for r in command.redirects)], also)
     if not set_in_line(("HOME",)):
@@ -112,6 +123,8 @@ def _clears(args: Sequence[Word]) -> bool:
 
 
 def _unknown(word: Word) -> Word:
-    if word.dynamic or "~" not in word.raw:
+    if word.dynamic or not (
+        word.tilde or _ASSIGNED_TILDE.match(word.raw) or _VALUE_TILDE.search(word.text)
+    ):
         return word
     return Word(word.text, word.raw, dynamic=True, tilde=word.tilde, quoted=word.quoted)

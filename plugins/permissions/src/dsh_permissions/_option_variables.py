@@ -24,6 +24,7 @@ Fail closed: naming it counts whatever the command does with it (``unset NAME`` 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -35,6 +36,7 @@ __all__ = [
     "POSIXLY_CORRECT",
     "SHELL_PLACES",
     "TAR_VARIABLES",
+    "WATCHED",
     "line_variables",
     "note",
     "set_for",
@@ -48,7 +50,8 @@ POSIXLY_CORRECT: Final = ("POSIXLY_CORRECT",)
 #: what ``~`` and ``cd`` read (``_line_vars``): ``cdable_vars`` is bash's option, which
 #: ``BASHOPTS`` turns on for a new bash
 SHELL_PLACES: Final = ("HOME", "OLDPWD", "BASHOPTS", "cdable_vars")
-_NAMES: Final = (*TAR_VARIABLES, *POSIXLY_CORRECT, *SHELL_PLACES)
+#: every variable watched (one a line may set unseen: ``export POSIXLY_CORREC{T,}=1``)
+WATCHED: Final = (*TAR_VARIABLES, *POSIXLY_CORRECT, *SHELL_PLACES)
 #: in a line's set: any variable may have been exported
 _ANY: Final = "*"
 #: builtins that export or declare the variables they are given
@@ -85,7 +88,7 @@ def set_for(names: tuple[str, ...], before: Iterable[str] = ()) -> bool:
     return (
         any(name in os.environ for name in names)
         or set_in_line(names)
-        or any(name in text for text in before for name in names)
+        or any(named(name, text) for text in before for name in names)
     )
 
 
@@ -97,7 +100,7 @@ def set_in_line(names: tuple[str, ...], *, anything: bool = True) -> bool:
 
 
 def _set_by(texts: list[str]) -> set[str]:
-    found = {name for name in _NAMES if any(name in text for text in texts)}
+    found = {name for name in WATCHED if any(named(name, text) for text in texts)}
     rest = texts[skip_assignments(texts) :]
     while len(rest) > 1 and rest[0] in ("builtin", "command"):
         rest = rest[1:]
@@ -110,7 +113,26 @@ def _set_by(texts: list[str]) -> set[str]:
             name == "set"
             and any(t == "allexport" or (t[:1] in "-+" and "a" in t) for t in rest[1:])
         )
-        or (name in _DECLARING and any("$" in t or "`" in t for t in rest[1:]))
+        or (name in _DECLARING and _declares_unknown(rest[1:]))
     ):
         found.add(_ANY)
     return found
+
+
+def named(name: str, text: str) -> bool:
+    """Whether the word ``text`` names the variable ``name``: as a whole identifier
+    (``HOME=x``, ``$HOME``, ``${HOME}``, ``r=HOME``, ``{HOME}``, ``HOME[0]``), not
+    inside a longer one (``JAVA_HOME``, ``HOMEWORK.md``)."""
+    return re.search(rf"(?<![A-Za-z0-9_]){name}(?![A-Za-z0-9_])", text) is not None
+
+
+def _declares_unknown(args: list[str]) -> bool:
+    """Whether ``export``/``declare``/... ``ARGS`` may set a variable only the shell
+    names: ``$`` or a backquote in a name (``export $v``, ``declare "$n"=1``), or in a
+    value taken for a name or evaluated as arithmetic (``declare -n r=$v``, ``-i``)."""
+    evaluated = any(t[:1] in "-+" and ("n" in t or "i" in t) for t in args)
+    return any(
+        "$" in part or "`" in part
+        for t in args
+        for part in ((t,) if evaluated else (t.partition("=")[0],))
+    )

@@ -1,0 +1,153 @@
+"""Findings of the review of session 35's permissions changes (rev35perm A1-A6, B1-B3).
+
+B1: only a word bash tilde-expands reads ``HOME`` (``~/x``, ``~``, ``x=~/y``,
+``PATH=a:~/b``), not ``HEAD~1`` or a quoted ``'s/~/-/'``. B2: a variable is named by a
+whole identifier (``JAVA_HOME`` does not name ``HOME``). B3: ``export``/``declare``/
+``local`` set a variable only the shell knows when its name (not its value) holds ``$``.
+A2: a name only the shell reads (``POSIXLY_CORREC{T,}``) may be any watched variable.
+Each row goes through the real dispatcher (conftest ``judge``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from permissions_util import allowed, refused
+
+pytestmark = pytest.mark.plugins("permissions")
+
+BYPASS_PUSH = {"deny": ["bash(git push *)"]}
+BYPASS_ENV = {"deny": ["read(.env)"]}
+BYPASS_PASSWD = {"deny": ["read(/etc/passwd)"]}
+_ALLOWED = ["source", "git", "export", "sed", "cat", "cd", "make", "local", "grep"]
+ALLOW_SOME = {"allow": [f"bash({name} *)" for name in _ALLOWED]}
+
+
+async def bypass_allowed(judge, rules, command):
+    judged = await judge(rules, "bash", {"command": command}, mode="bypass")
+    assert judged.decision == "allow", (command, judged.event["reason"])
+
+
+# -- B1: only words bash tilde-expands ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "source .venv/bin/activate && git diff HEAD~1",
+        "source .venv/bin/activate && git rebase -i HEAD~2",
+        "export JAVA_HOME=/opt/jdk && git log HEAD~3..HEAD",
+        "source .venv/bin/activate && sed -i 's/~/-/' src/a.py",
+        "source .venv/bin/activate && cat 'x~'",
+        'source .venv/bin/activate && cat "~/x"',
+        "source .venv/bin/activate && git show HEAD~1:src/a.py",
+    ],
+)
+async def test_b1_a_tilde_bash_does_not_expand_stays_known(judge, command):
+    await allowed(judge, ALLOW_SOME, command)
+    await bypass_allowed(judge, BYPASS_PUSH, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "HOME=/etc; cat ~/passwd", "HOME=/etc; cat ~", "HOME=/etc; x=~/passwd cat x",
+        "HOME=/etc; export F=~/passwd", "HOME=/etc; export P=/x:~/passwd",
+        "HOME=/etc; cat ~+/passwd", "HOME=/etc; cat ~-/passwd",
+        "HOME=/etc; grep -f~/passwd x", "HOME=/etc; grep --file=~/passwd x",
+    ],
+)  # fmt: skip
+async def test_b1_words_bash_tilde_expands_are_unknown(judge, command):
+    await refused(judge, {"allow": ["bash(cat *)", "bash(export *)"]}, command)
+
+
+# -- B2: whole identifiers ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "export JAVA_HOME=/opt/jdk && cat ~/notes.txt",
+        "export XDG_CONFIG_HOME=/x && cat ~/notes.txt",
+        "export CARGO_HOME=/x; cat ~/notes.txt",
+        "cat HOMEWORK.md ~/notes.txt",
+        "export MY_OLDPWD=1; cd - ",
+    ],
+)
+async def test_b2_a_longer_name_does_not_name_home(judge, command):
+    await bypass_allowed(judge, BYPASS_ENV, command)
+
+
+async def test_b2_asked_no_more(judge):
+    await allowed(judge, ALLOW_SOME, "export JAVA_HOME=/opt/jdk && cd ~/project && make")
+    await allowed(judge, ALLOW_SOME, "grep -n JAVA_HOME Makefile && cat ~/notes.txt")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "HOME=/etc; cat ~/passwd", "h=$HOME; cat ~/passwd", "read -r HOME; cat ~/passwd",
+        "printf -v HOME /etc; cat ~/passwd", "declare -n r=HOME; r=/etc; cat ~/passwd",
+        "HOME+=/x; cat ~/passwd", "HOME[0]=/etc; cat ~/passwd", "echo ${HOME}; cat ~/passwd",
+        "{HOME}>x true; cat ~/passwd",
+    ],
+)  # fmt: skip
+async def test_b2_naming_home_still_counts(judge, command):
+    await refused(judge, BYPASS_PASSWD, command, mode="bypass")
+
+
+# -- B3: a $ in the name, not the value -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'export PATH="$PWD/bin:$PATH"; cat ~/notes',
+        'local x="$1"; cat ~/notes',
+        "declare -x A=`pwd`; cat ~/notes",
+        'readonly V="$x"; cd ~/project && make',
+    ],
+)
+async def test_b3_a_value_with_dollar_sets_one_named_variable(judge, command):
+    await bypass_allowed(judge, BYPASS_ENV, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'export "$v"=/etc; cat ~/passwd', "export $v; cat ~/passwd",
+        "declare `echo HOME`=/etc; cat ~/passwd", "declare -n r=$a$b; r=/etc; cat ~/passwd",
+        "local -n r=$x; r=/etc; cat ~/passwd", "declare -i x=$a; cat ~/passwd",
+    ],
+)  # fmt: skip
+async def test_b3_a_name_only_the_shell_knows_may_be_any(judge, command):
+    await refused(judge, BYPASS_PASSWD, command, mode="bypass")
+
+
+# -- A2: a name with braces or a glob may be any watched one --------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "export POSIXLY_CORREC{T,}=1; head x -n .env",
+        "declare -x POSIXLY_CORREC{T,}=1; head x -n .env",
+        "export POSIXLY_CORREC?=1; head x -n .env",
+        "typeset -x POSIXLY_CORRE[C]T=1; head x -n .env",
+    ],
+)
+async def test_a2_posixly_correct_with_braces_or_a_glob(judge, command):
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "export TAR_OPTION{S,}=-C.; tar xf a.tar -C out && cat src/a.py",
+        "declare -x TAR_OPTION?=-C.; tar xf a.tar -C out && cat src/a.py",
+        "export UNZI{P,}=-d.; unzip a.zip -d out && cat src/a.py",
+    ],
+)
+async def test_a2_tar_and_unzip_options_with_braces(judge, command):
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
+    plain = "export X=1;" + command.partition(";")[2]
+    await bypass_allowed(judge, BYPASS_ENV, plain)
