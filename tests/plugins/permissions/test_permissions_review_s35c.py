@@ -151,3 +151,32 @@ async def test_a2_tar_and_unzip_options_with_braces(judge, command):
     await refused(judge, BYPASS_ENV, command, mode="bypass")
     plain = "export X=1;" + command.partition(";")[2]
     await bypass_allowed(judge, BYPASS_ENV, plain)
+
+
+# -- A1: a trap's action runs later -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "rules"),
+    [
+        ("trap 'cat passwd' EXIT; cd /etc", BYPASS_PASSWD),
+        ("trap 'cat ../.env' EXIT; cd src", BYPASS_ENV),
+        ("trap 'cat ~/passwd' EXIT; HOME=/etc", BYPASS_PASSWD),
+        ("trap 'head x -n .env' EXIT; export POSIXLY_CORRECT=1", BYPASS_ENV),
+        ("trap 'cat ~/passwd' DEBUG; HOME=/etc; true", BYPASS_PASSWD),
+        ("trap 'cat passwd' ERR; cd /etc; false", BYPASS_PASSWD),
+        ("eval \"trap 'cat passwd' EXIT\"; cd /etc", BYPASS_PASSWD),
+        ("trap -- 'cat passwd' EXIT INT; cd /tmp && cd /etc && make", BYPASS_PASSWD),
+    ],
+)
+async def test_a1_a_trap_action_is_checked_where_the_line_ends(judge, command, rules):
+    await refused(judge, rules, command, mode="bypass")
+    await refused(judge, {**rules, "allow": ["bash"]}, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["trap 'rm -f tmp.txt' EXIT; make", "trap 'rm -f tmp.txt' EXIT; cd src && make"],
+)
+async def test_a1_a_plain_trap_stays_allowed(judge, command):
+    await bypass_allowed(judge, BYPASS_ENV, command)

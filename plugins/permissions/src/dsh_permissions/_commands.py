@@ -1,25 +1,24 @@
 """Command arguments as subjects: every part of a shell command line.
 
 ``_shell.split`` yields the simple commands a line runs. Each becomes a ``command``
-subject whose text is its words joined by single spaces, quotes removed, and every
-word that looks like a path (``a/b``, ``..``, ``~/x``) replaced by its canonical form
-(relative to the workspace when inside it, absolute otherwise; a program given as a
-path keeps it, ``./gradlew``; ``_command_text``).
-Output redirections become ``redirect`` subjects (``> path``); input redirections
-stay in the text. After a change of directory each command is also read in every
-directory the shell may be in (``_moved``).
+subject whose text is its words joined by single spaces, quotes removed, and every word
+that looks like a path (``a/b``, ``..``, ``~/x``) replaced by its canonical form
+(relative to the workspace when inside it, absolute otherwise; a program given as a path
+keeps it, ``./gradlew``; ``_command_text``). Output redirections become ``redirect``
+subjects (``> path``); input redirections stay in the text. After a change of directory
+each command is also read in every directory the shell may be in (``_moved``).
 
-Commands that run other commands are opened up, and what they run must be allowed
-too: the command behind a wrapper (``sudo``, ``env``, ``timeout``, ``xargs``, ...), the
-script of ``sh -c`` / ``bash -c``, ``eval`` and ``trap``, ``mapfile -C``'s callback,
-``compgen -C``/``-W`` and ``find -exec``; bash builtins that run a string as code in
-ways not modelled (array subscripts, ``let``, ``hash -p``, aliases, ``declare -i``) and
-a script or startup file read from the shell's input (``source /dev/stdin``, ``bash
---rcfile /dev/stdin``) are problems (``_evaluated``). Deny and ask rules
-also see the text without leading ``NAME=value`` assignments, without wrappers, with
-``/bin/rm`` shortened to ``rm`` (and ``./x`` to ``x``), with a bare name of a symlink
-read as what it leads to (``_moved.links_named``), and ``git`` without its global options
-(``git -C . push`` is also ``git push``).
+Commands that run other commands are opened up, and what they run must be allowed too:
+the command behind a wrapper (``sudo``, ``env``, ``timeout``, ``xargs``, ...), the
+script of ``sh -c`` / ``bash -c``, ``eval`` and ``trap`` (again at the line's end:
+``_traps``), ``mapfile -C``'s callback, ``compgen -C``/``-W`` and ``find -exec``; bash
+builtins that run a string as code in ways not modelled (array subscripts, ``let``,
+``hash -p``, aliases, ``declare -i``) and a script or startup file read from the shell's
+input (``source /dev/stdin``, ``bash --rcfile /dev/stdin``) are problems
+(``_evaluated``). Deny and ask rules also see the text without leading ``NAME=value``
+assignments, without wrappers, with ``/bin/rm`` shortened to ``rm`` (and ``./x`` to
+``x``), with a bare name of a symlink read as what it leads to (``_moved.links_named``),
+and ``git`` without its global options (``git -C . push`` is also ``git push``).
 """
 
 from __future__ import annotations
@@ -44,7 +43,6 @@ from dsh_permissions._evaluated import (
     completions,
     from_input,
     leading,
-    trap_action,
     unmodelled,
 )
 from dsh_permissions._line_vars import noted
@@ -64,6 +62,7 @@ from dsh_permissions._relinked import relinks, set_relinked
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
 from dsh_permissions._shell_args import shell_args
 from dsh_permissions._subjects import Subject
+from dsh_permissions._traps import late, line_traps, pending
 from dsh_permissions._wrapper_grammar import may_run
 from dsh_permissions._wrappers import (
     WRAPPER_ARG,
@@ -76,11 +75,11 @@ from dsh_permissions._wrappers import (
 
 __all__ = ["command_subjects"]
 
-#: root, moved (an earlier cd or a wrapper may have changed the directory), depth,
-#: reads, and the places the shell may be in (``_moved``)
+#: root, moved (a cd or a wrapper may have changed the directory), depth, reads, places
 _Where = tuple[str, bool, int, bool | None, Places]
 
 _EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_TRAP: Final = "the command trap runs"
 
 
 def command_subjects(
@@ -106,12 +105,13 @@ def command_subjects(
     if not commands:  # empty, or only comments: checked like a command with no words
         return [Subject("command", "", allow=("",), deny=("",))]
     subjects: list[Subject] = []
-    # moved: after cd, relative paths may name other files; now: where the shell may be
-    now = places or Places.at(root)
-    with line_variables():  # export POSIXLY_CORRECT, HOME=x: for the rest of the line
+    now = places or Places.at(root)  # where the shell may be (moved: it may have cd'd)
+    with line_variables(), line_traps() as traps:  # HOME=x: for the rest of the line
         for command in commands:
             subjects.extend(_command(command, root, moved, depth, reads, places=now))
             now, moved = now.then(command.words, moved)
+        for action in late(traps, moved, now):  # run later: EXIT, DEBUG (_traps)
+            subjects.extend(_script(action, (root, moved, depth, reads, now), _TRAP))
     return subjects
 
 
@@ -266,8 +266,8 @@ def _builtin(name: str, words: tuple[Word, ...], raw: list[str], where: _Where) 
     subjects: list[Subject] = []
     if (why := unmodelled(words)) is not None:
         subjects.append(problem(" ".join(raw), why))
-    if name == "trap":
-        subjects.extend(_script(trap_action(words[1:]), where, "the command trap runs"))
+    if name == "trap":  # and at the end of the line (_traps)
+        subjects.extend(_script(pending(words[1:], where[1], where[4]), where, _TRAP))
     elif name in ("mapfile", "readarray"):
         subjects.extend(_callback(words, where))
     elif name == "compgen":
@@ -355,9 +355,8 @@ def _from_input(words: tuple[Word, ...], files: tuple[Word, ...], where: _Where)
     dirs = (root, *places.dirs) if moved else (root,)
     if files and not any(not w.dynamic and from_input(w, d) for w in files for d in dirs):
         return []
-    line = " ".join(w.raw for w in words)
     why = "the shell reads the commands it runs from its input, which cannot be checked"
-    return [problem(line, why)]
+    return [problem(" ".join(w.raw for w in words), why)]
 
 
 def _callback(words: tuple[Word, ...], where: _Where) -> list[Subject]:

@@ -37,6 +37,7 @@ __all__ = [
     "SHELL_PLACES",
     "TAR_VARIABLES",
     "WATCHED",
+    "line_snapshot",
     "line_variables",
     "note",
     "set_for",
@@ -72,6 +73,11 @@ def line_variables() -> Iterator[None]:
         yield
     finally:
         _LINE.reset(token)
+
+
+def line_snapshot() -> frozenset[str]:
+    """The variables the line may have set so far (``*``: any)."""
+    return frozenset(_LINE.get() or ())
 
 
 def note(texts: list[str], also: Iterable[str] = ()) -> None:
