@@ -180,3 +180,24 @@ async def test_a1_a_trap_action_is_checked_where_the_line_ends(judge, command, r
 )
 async def test_a1_a_plain_trap_stays_allowed(judge, command):
     await bypass_allowed(judge, BYPASS_ENV, command)
+
+
+# -- A3: a subscript bash evaluates as arithmetic ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "mkdir -p 5; a=HO; b=ME; x=$a$b=5; : ${BASH_VERSINFO[x]}; cat ~/../.env",
+        "x=$v; echo ${y[x]}; cat ~/.env", "echo ${y[i+1]}", "echo ${#y[x]}",
+        "echo ${y[x]:-z}",
+    ],
+)  # fmt: skip
+async def test_a3_a_named_subscript_is_evaluated(judge, command):
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
+    await refused(judge, {"allow": ["bash"]}, command)
+
+
+@pytest.mark.parametrize("command", ["echo ${y[0]}", "echo ${y[-1]}", "echo ${y[@]} ${#y[*]}"])
+async def test_a3_a_plain_subscript_stays_allowed(judge, command):
+    await allowed(judge, {"allow": ["bash"]}, command)

@@ -8,7 +8,11 @@ the splitter (``_shell``) refuses as syntax it does not model:
 - an offset or length naming a variable (``${y:x}``, ``${y:1:x}``, ``${@:x}``): bash
   evaluates it as arithmetic, and x's value may hold ``a[$(...)]``. A number
   (``${y:1}``, ``${y: -2:1}``) and ``${y:-default}``, ``${y:=v}``, ``${y:+v}``,
-  ``${y:?msg}`` are plain.
+  ``${y:?msg}`` are plain;
+- a subscript that is not a number, ``@`` or ``*`` (``${y[x]}``, ``${y[$i]}``,
+  ``${y[i+1]}``): bash evaluates an indexed array's subscript as arithmetic, and an
+  assignment in it sets a variable (``x=HOME=5; : ${BASH_VERSINFO[x]}`` sets ``HOME``).
+  Whether ``y`` is an associative array (whose key is plain text) is not known here.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ __all__ = ["evaluated"]
 _PARAMETER: Final = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(\[[^\]]*\])?")
 _LISTING: Final = re.compile(r"![A-Za-z_][A-Za-z0-9_]*(\[[@*]\]|[@*])?|!#")
 _NAMED: Final = re.compile(r"[A-Za-z_]")
+_PLAIN_SUBSCRIPT: Final = re.compile(r"\[(-?[0-9]+|[@*])\]")
 
 
 def evaluated(body: str) -> str | None:
@@ -35,6 +40,8 @@ def evaluated(body: str) -> str | None:
     found = _PARAMETER.match(body)
     if found is None:
         return None
+    if found.group(3) and not _PLAIN_SUBSCRIPT.fullmatch(found.group(3)):
+        return "${NAME[SUBSCRIPT]} evaluates the subscript as arithmetic"
     rest = body[found.end() :]
     if rest.startswith(":") and rest[1:2] not in ("-", "=", "+", "?") and _NAMED.search(rest):
         return "${...:OFFSET} evaluates a variable's value as arithmetic"
