@@ -155,11 +155,8 @@ async def test_f3_later_reads_after_such_a_cd_are_unknown(judge, layout, command
     await refused(judge, {"deny": ["read(src/secrets/**)"]}, command, mode="bypass")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sudo (env_reset, set_home), su and runuser give the command the target "
-    "user's HOME: a ~ in the script they run names that user's home, not dsh's",
-)
+# sudo (env_reset, set_home), su and runuser give the command the target user's HOME:
+# a ~ in the script they run names that user's home, not dsh's (fixed: rev35perm A4)
 async def test_f2_a_shell_run_as_another_user_has_its_home(judge):
     rules = {"deny": ["read(/nonexistent/**)"]}
     await refused(judge, rules, "sudo -u nobody sh -c 'cat ~/.ssh/id_rsa'", mode="bypass")

@@ -201,3 +201,27 @@ async def test_a3_a_named_subscript_is_evaluated(judge, command):
 @pytest.mark.parametrize("command", ["echo ${y[0]}", "echo ${y[-1]}", "echo ${y[@]} ${#y[*]}"])
 async def test_a3_a_plain_subscript_stays_allowed(judge, command):
     await allowed(judge, {"allow": ["bash"]}, command)
+
+
+# -- A4: a command run as another user has that user's HOME ----------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sudo sh -c 'cat ~/.ssh/id_rsa'", "sudo -H sh -c 'cat ~/.ssh/id_rsa'",
+        "sudo bash -c 'cd; cat .ssh/id_rsa'", "su -c 'cat ~/.ssh/id_rsa'",
+        "su - -c 'cat ~/.ssh/id_rsa'", "doas sh -c 'cat ~/.ssh/id_rsa'",
+        "runuser -l root -c 'cat ~/.ssh/id_rsa'", "pkexec sh -c 'cat ~/.ssh/id_rsa'",
+        "sudo -u root sh -c 'cat ~/.ssh/id_rsa'", "sudo env sh -c 'cat ~/.ssh/id_rsa'",
+    ],
+)  # fmt: skip
+async def test_a4_tilde_behind_sudo_is_the_target_users_home(judge, command):
+    await refused(judge, {"deny": ["read(/nonexistent/**)"]}, command, mode="bypass")
+
+
+@pytest.mark.parametrize(
+    "command", ["sudo sh -c 'ls /root' && cat ~/notes.txt", "sudo cat ~/notes.txt"]
+)
+async def test_a4_the_outer_tilde_stays_dshs_home(judge, command):
+    await bypass_allowed(judge, {"deny": ["read(/nonexistent/**)"]}, command)

@@ -45,7 +45,7 @@ from dsh_permissions._evaluated import (
     leading,
     unmodelled,
 )
-from dsh_permissions._line_vars import noted
+from dsh_permissions._line_vars import noted, switched_home
 from dsh_permissions._moved import (
     CROWDED,
     LOST,
@@ -170,7 +170,8 @@ def _command(
             text_subject(canon, raw, why_not, found_reads, hole, texts, located, linked)
         )
         where = (root, there, depth, reads, here)
-        subjects.extend(_wrapped(command, (canon, linked), raw, why_not, where))
+        with switched_home(command.words):  # sudo sh -c 'cat ~/x': another user's HOME
+            subjects.extend(_wrapped(command, (canon, linked), raw, why_not, where))
     return subjects + redirects
 
 

@@ -27,7 +27,9 @@ variable (``source``, ``set -a``, ``export $v``: ``_option_variables``); ``eval`
 words are a line of their own, looked at in turn. A redirection ``{HOME}>x`` puts a
 file descriptor's number in it. ``cdable_vars`` is taken to be on after a word naming
 it (``shopt -s cdable_vars``, ``bash -O cdable_vars``, ``BASHOPTS=...``) or a
-``shopt`` with a word only the shell knows. This is
+``shopt`` with a word only the shell knows. What a
+wrapper running it as another user runs (``sudo sh -c 'cat ~/x'``, ``su -c``) has that
+user's ``HOME``: ``~`` and ``cd`` there are unknown too (``switched_home``). This is
 stricter than bash (``HOME=/etc echo ~`` prints the old home; ``sh -c 'HOME=x'`` sets it
 in another shell), never looser.
 """
@@ -36,14 +38,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Final
 
 from dsh_permissions._evaluated import set_names
 from dsh_permissions._option_variables import WATCHED, note, set_in_line
 from dsh_permissions._shell_words import Command, Redirect, Word
 
-__all__ = ["noted", "unfollowed"]
+__all__ = ["noted", "switched_home", "unfollowed"]
 
 #: builtins whose words may name variables they set (``_evaluated.set_names``)
 _SETTERS: Final = frozenset(
@@ -52,6 +56,10 @@ _SETTERS: Final = frozenset(
 )
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MOVERS: Final = frozenset({"cd", "pushd"})
+#: wrappers that run a command as another user, with that user's HOME
+_SWITCHERS: Final = frozenset({"sudo", "su", "doas", "pkexec", "runuser", "machinectl"})
+#: checking what such a wrapper runs: HOME is another user's
+_SWITCHED: ContextVar[bool] = ContextVar("dsh_permissions_switched_home", default=False)
 #: a word bash takes for an assignment (as an argument too), with an unquoted ``~``
 #: right after its ``=`` or a later ``:`` (a leading one is ``Word.tilde``, or dynamic:
 #: ``~user``, ``~+``); fail closed: a quoted one counts too (``P="a:~"``)
@@ -76,7 +84,7 @@ def noted(command: Command) -> Command:
             also.extend(WATCHED)  # env -i, read "$v", export A{B,}: any may be set
     # {HOME}>x puts a file descriptor's number in HOME
     note([*(w.text for w in words), *(r.fd for r in command.redirects)], also)
-    if not set_in_line(("HOME",)):
+    if not _home_set():
         return command
     return Command(
         tuple(_unknown(w) for w in words),
@@ -90,7 +98,7 @@ def unfollowed(name: str, operands: Sequence[str]) -> str | None:
     known because the line may have set where it reads it, or None."""
     if name not in _MOVERS:
         return None
-    home = set_in_line(("HOME",))
+    home = _home_set()
     if home and name == "cd" and not operands:
         return "the line may set HOME, where cd with no directory goes"
     if home and any("~" in o for o in operands):
@@ -106,6 +114,25 @@ def unfollowed(name: str, operands: Sequence[str]) -> str | None:
             f"the directory ${operands[0]} holds"
         )
     return None
+
+
+@contextmanager
+def switched_home(words: Sequence[Word]) -> Iterator[None]:
+    """What the command ``words`` runs in turn (``sh -c``, ``su -c``) is checked inside:
+    behind ``sudo``, ``su``, ``doas``, ``pkexec``, ``runuser`` (any word naming one) it
+    runs with the target user's ``HOME``, so ``~`` and ``cd`` there are unknown."""
+    if _SWITCHED.get() or not any(os.path.basename(w.text) in _SWITCHERS for w in words):
+        yield
+        return
+    token = _SWITCHED.set(True)
+    try:
+        yield
+    finally:
+        _SWITCHED.reset(token)
+
+
+def _home_set() -> bool:
+    return _SWITCHED.get() or set_in_line(("HOME",))
 
 
 def _clears(args: Sequence[Word]) -> bool:
