@@ -225,3 +225,22 @@ async def test_a4_tilde_behind_sudo_is_the_target_users_home(judge, command):
 )
 async def test_a4_the_outer_tilde_stays_dshs_home(judge, command):
     await bypass_allowed(judge, {"deny": ["read(/nonexistent/**)"]}, command)
+
+
+# -- A5: TAR_OPTIONS gives tar c its -C or -T ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "TAR_OPTIONS=-C/etc tar cf x.tar passwd", "export TAR_OPTIONS=-C/etc; tar cf x.tar passwd",
+        "env TAR_OPTIONS=-T/etc/passwd tar cf x.tar", "TAR_OPTIONS=--files-from=/etc/passwd tar c",
+    ],
+)  # fmt: skip
+async def test_a5_tar_options_may_name_what_tar_reads(judge, command):
+    await refused(judge, BYPASS_PASSWD, command, mode="bypass")
+    await refused(judge, {**BYPASS_PASSWD, "allow": ["bash"]}, command)
+
+
+async def test_a5_tar_without_it_stays_allowed(judge):
+    await bypass_allowed(judge, BYPASS_PASSWD, "tar cf x.tar src")

@@ -49,7 +49,7 @@ from dsh_permissions._relinked import (
 from dsh_permissions._shell_args import SCRIPT_SHELLS, shell_args
 from dsh_permissions._shell_words import Command, Word
 from dsh_permissions._subjects import Subject, path_subject
-from dsh_permissions._tar import TARS, reads_there
+from dsh_permissions._tar import TARS, options_set, reads_there
 from dsh_permissions._wrapper_grammar import unmodelled
 from dsh_permissions._wrappers import (
     MAX_CANDIDATES,
@@ -136,6 +136,8 @@ def read_subjects(
         before = (*command.words[:start], *words[:index])
         if (fetched := fetched_unknown(program, words[index + 1 :], before)) is not None:
             found[unknown(program, fetched)] = None  # curl -T '{a,.env}', CURL_HOME=.
+        if program in TARS and (hidden := options_set(w.text for w in before)) is not None:
+            found[unknown(program, hidden)] = None  # TAR_OPTIONS=-C/etc tar cf x.tar pw
         if changes_directory(texts, index):
             elsewhere = elsewhere or "a wrapper runs it in another directory"
             shifted = True

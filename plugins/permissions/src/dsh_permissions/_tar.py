@@ -8,14 +8,20 @@ unpacks is ``-C`` (or ``--directory``), else the directory it runs in; that one 
 when a member is named before ``-C`` (GNU tar unpacks it there). GNU tar strips a
 leading ``/`` and refuses ``..`` in member names, after ``--transform`` too, so what it
 unpacks stays below that place unless ``-P`` (``--absolute-names``) is given.
+
+``TAR_OPTIONS`` adds options before the command's own: ``-C /etc`` makes ``tar cf x.tar
+passwd`` read ``/etc/passwd``, ``-T .env`` reads a list: once it may be set for a tar
+(``_option_variables.set_for``), what that tar reads is not known (``options_set``).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Final
 
 from dsh_permissions._file_words import part
+from dsh_permissions._option_variables import set_for
 from dsh_permissions._shell_words import Word
 from dsh_permissions._wrappers import long_option
 
@@ -23,6 +29,7 @@ __all__ = [
     "HERE",
     "TARS",
     "directory_words",
+    "options_set",
     "places",
     "reads_there",
     "unpacks",
@@ -66,6 +73,14 @@ def unpacks(texts: list[str]) -> bool:
         or any(not t.startswith("--") and "x" in t for t in texts[:1])
         or any(t.startswith("-") and not t.startswith("--") and "x" in t for t in texts)
     )
+
+
+def options_set(before: Iterable[str]) -> str | None:
+    """Why what tar reads is not known when ``TAR_OPTIONS`` may be set for it (named in
+    the words ``before`` it, earlier in the line, or inherited), or None."""
+    if not set_for(("TAR_OPTIONS",), before):
+        return None
+    return "TAR_OPTIONS may give tar a directory it reads from (-C) or a list of files (-T)"
 
 
 def reads_there(texts: list[str]) -> bool:
