@@ -244,3 +244,52 @@ async def test_a5_tar_options_may_name_what_tar_reads(judge, command):
 
 async def test_a5_tar_without_it_stays_allowed(judge):
     await bypass_allowed(judge, BYPASS_PASSWD, "tar cf x.tar src")
+
+
+# -- A6: Python environments under accept-edits; more readers ---------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "conda/bin/pytest", "conda/lib/python3.12/site-packages/x.py", "conda/etc/x.sh",
+        "__pypackages__/3.12/lib/x.py", "__pypackages__/3.12/lib/x.pth",
+        ".venv/share/jupyter/kernels/python3/kernel.json",
+        ".venv/etc/jupyter/jupyter_server_config.py", ".venv/x.py",
+        "conda/conda-meta/history", "rootbin/bin/x",
+    ],
+)  # fmt: skip
+async def test_a6_python_environments_are_asked_about(judge, layout, path):
+    (layout.ws / "conda" / "bin").mkdir(parents=True)
+    (layout.ws / "conda" / "conda-meta").mkdir()
+    (layout.ws / ".venv" / "bin").mkdir(parents=True)
+    (layout.ws / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (layout.ws / "rootbin" / "bin").mkdir(parents=True)
+    (layout.ws / "rootbin" / "conda-meta").mkdir()
+    judged = await judge({}, "write", {"path": path}, mode="accept-edits")
+    assert judged.decision == "ask", judged.event["reason"]
+
+
+@pytest.mark.parametrize("path", ["src/new.py", "bin/tool.sh", "pypackages/x.py"])
+async def test_a6_other_files_are_still_edited(judge, layout, path):
+    judged = await judge({}, "write", {"path": path}, mode="accept-edits")
+    assert judged.decision == "allow", judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "xxhsum .env", "b3sum .env", "sha3sum .env", "rhash --sha256 .env", "crc32 .env",
+        "pigz -c .env", "lzip -c .env", "lzop -c .env", "brotli -c .env", "brotli -d .env",
+        "pygmentize .env", "ed .env", "ex .env", "vi .env", "vim -R .env", "nvim .env",
+        "nano .env", "emacs .env",
+    ],
+)  # fmt: skip
+async def test_a6_more_readers(judge, command):
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
+    await refused(judge, {**BYPASS_ENV, "allow": ["bash"]}, command)
+
+
+@pytest.mark.parametrize("command", ["b3sum src/a.py", "vim src/a.py", "pigz -c src/a.py"])
+async def test_a6_their_other_files_are_still_read(judge, command):
+    await allowed(judge, {**BYPASS_ENV, "allow": ["bash"]}, command)

@@ -12,7 +12,10 @@ another name (a ``.git`` file's, a bare repository) runs as ``.git`` does, and P
 runs a venv's ``*.pth`` files and a ``sitecustomize``/``usercustomize`` module at every
 start, and imports whatever else a ``site-packages`` directory holds (a venv's
 ``pyvenv.cfg`` names the interpreter, its ``bin/activate*`` runs in the person's shell,
-and the rest of its ``bin`` when the person runs ``pytest``). Editing any of them
+and the rest of its ``bin`` when the person runs ``pytest``; jupyter reads its
+``etc/jupyter`` and ``share/jupyter/kernels``: everything in a directory below the
+workspace root holding ``pyvenv.cfg`` or a conda environment's ``conda-meta``, and in
+``__pypackages__``, counts). Editing any of them
 is asked about. So is an edit given a directory inside the workspace: the tool may
 change or create such a file inside it.
 """
@@ -37,6 +40,8 @@ RUNS_CODE: Final = {
     ".envrc": "a direnv file (direnv runs it on entering the directory)",
     ".pre-commit-config.yaml": "pre-commit's configuration (its hooks run on git commit)",
     ".husky": "husky's git hooks (run on the next git command)",
+    "__pypackages__": "PEP 582 packages (the Python that finds them imports what is there)",
+    "conda-meta": "a conda environment's record (it makes its directory one, whose programs run)",
     **dict.fromkeys(CONFIG_FILE_NAMES, "a dsh config file (dsh run in its directory loads it)"),
 }
 
@@ -155,14 +160,22 @@ def _python_startup(keys: list[str]) -> str | None:
 
 
 def _venv_program(root: str, names: list[str], keys: list[str]) -> str | None:
-    """Why a path lies in a venv's ``bin`` or ``Scripts`` directory (the directory
-    beside its ``pyvenv.cfg``), or None: the person runs what is there (``pytest``,
-    ``python``)."""
+    """Why a path lies in a Python environment, or None: in the ``bin`` or ``Scripts``
+    directory beside a ``pyvenv.cfg`` or ``conda-meta`` (the workspace root's too), or anywhere in a
+    directory below the root holding ``pyvenv.cfg`` or ``conda-meta`` (a venv, a conda
+    environment: the person runs its programs, Python imports its packages, jupyter
+    reads its ``etc/jupyter`` and kernels)."""
     directory = root
-    for name, key in zip(names[:-1], keys[:-1], strict=True):
-        if key in _SCRIPTS and os.path.isfile(os.path.join(directory, "pyvenv.cfg")):
-            return f"in {directory}, a venv's programs (the person runs them: pytest, python)"
-        directory = os.path.join(directory, name)
+    for at, key in enumerate(keys):  # directory: the one names[at] lies in
+        env = os.path.isfile(os.path.join(directory, "pyvenv.cfg")) or os.path.isdir(
+            os.path.join(directory, "conda-meta")
+        )
+        if env and (at > 0 or (key in _SCRIPTS and at < len(keys) - 1)):
+            return (
+                f"in {directory}, a Python environment (the person runs its programs, "
+                "Python imports its packages)"
+            )
+        directory = os.path.join(directory, names[at])
     return None
 
 

@@ -68,10 +68,13 @@ READERS: Final = frozenset(
         *("more", "zmore", "most", "bat", "batcat", "view", "strings", "od", "xxd"),
         *("hexdump", "hd", "base64", "base32", "basenc", "uuencode", "pr", "fold", "fmt"),
         *("expand", "unexpand", "rev", "column", "iconv", "ptx", "tsort", "look", "m4"),
-        *("cpp", "source", "."),
+        *("cpp", "source", ".", "pygmentize"),
+        # editors (they read the file named, and may print or send it on)
+        *("ed", "ex", "vi", "vim", "nvim", "nano", "emacs"),
         # count and sum (a short secret's sum gives it away)
         *("wc", "sum", "cksum", "b2sum", "md5sum", "sha1sum", "sha224sum", "sha256sum"),
-        *("sha384sum", "sha512sum", "shasum"),
+        *("sha384sum", "sha512sum", "shasum", "sha3sum", "xxhsum", "b3sum", "rhash"),
+        *("crc32",),
         # search and transform
         *GREPS,
         *("sed", "gsed", "awk", "gawk", "mawk", "nawk", "jq", "yq", "sort", "uniq"),
@@ -80,6 +83,7 @@ READERS: Final = frozenset(
         *("cp", "mv", "ln", "link", "install", "rsync", "scp", "dd", "split", "csplit"),
         *("tar", "zip", "unzip", "7z", "gzip", "gunzip", "bzip2", "xz", "zstd", "zcat"),
         *("bzcat", "xzcat", "zstdcat", "lz4", "lz4cat", "unlz4", "openssl", "gpg", "curl", "wget"),
+        *("pigz", "unpigz", "lzip", "lzop", "brotli"),
         *LISTERS,
     }
 )
