@@ -60,6 +60,12 @@ async def test_b1_words_bash_tilde_expands_are_unknown(judge, command):
     await refused(judge, {"allow": ["bash(cat *)", "bash(export *)"]}, command)
 
 
+async def test_b1_a_cd_to_a_name_holding_a_tilde_is_followed(judge):
+    rules = {"allow": ["bash(source *)", "bash(cd *)", "bash(make *)"]}
+    await allowed(judge, rules, "source .venv/bin/activate && cd src~old && make")
+    await refused(judge, rules, "source .venv/bin/activate && cd ~/src && make")
+
+
 # -- B2: whole identifiers ------------------------------------------------------------
 
 

@@ -19,10 +19,12 @@ from the first one that may set one of them on (that one included):
 - a ``cd`` (``pushd``) whose directory comes from it goes somewhere not known
   (``unfollowed``): it is not followed, and it is itself unknown.
 
-A command may set ``HOME`` or ``OLDPWD`` when any word of it names one (``HOME=x``,
+A command may set ``HOME`` or ``OLDPWD`` when any word of it names one, as a whole
+name (``_option_variables.named``: ``HOME=x``, not ``JAVA_HOME=x``;
 ``export HOME``, ``env -u HOME``, ``read HOME``, ``declare -n r=HOME``, even ``$HOME``),
 ``env`` may clear the environment (``env -i``), a builtin takes a name only the shell
-knows for a variable to set (``read "$v"``, ``printf -v "$v"``), or it may set any
+knows for a variable to set (``read "$v"``, ``printf -v "$v"``, ``export A{B,}=1``:
+then every variable ``_option_variables`` watches may be set), or it may set any
 variable (``source``, ``set -a``, ``export $v``: ``_option_variables``); ``eval``'s
 words are a line of their own, looked at in turn. A redirection ``{HOME}>x`` puts a
 file descriptor's number in it. ``cdable_vars`` is taken to be on after a word naming
@@ -101,7 +103,7 @@ def unfollowed(name: str, operands: Sequence[str]) -> str | None:
     home = _home_set()
     if home and name == "cd" and not operands:
         return "the line may set HOME, where cd with no directory goes"
-    if home and any("~" in o for o in operands):
+    if home and any(o.startswith("~") or _VALUE_TILDE.search(o) for o in operands):
         return "the line may set HOME, which ~ names"
     if list(operands) == ["-"] and set_in_line(("OLDPWD",)):
         return "the line may set OLDPWD, where cd - goes"
