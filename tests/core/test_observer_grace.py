@@ -237,10 +237,13 @@ class SlowOnce:
 
 
 @pytest.mark.parametrize("how", ["abort", "cancel"])
-async def test_a_flush_cut_by_an_abort_does_not_cut_the_disposal_flush(how: str) -> None:
+async def test_a_flush_cut_by_an_abort_does_not_cut_the_disposal_flush(
+    how: str, caplog: pytest.LogCaptureFixture
+) -> None:
     """Was: a flush cut short once marked its plugin's ``session_flush`` as hung, so the
     disposal flush, the last chance to save the turn, was "cancelled at once: it did
-    not return from an earlier call". Each flush call has a grace of its own."""
+    not return from an earlier call". Each flush call has a grace of its own; once the
+    disposal flush stored the turn, that is said (the turn was reported not saved)."""
     flush, errors = SlowOnce(), ErrorRecorder()
     with anyio.fail_after(BOUND + 2 * GRACE):
         async with scripted_harness(
@@ -258,6 +261,12 @@ async def test_a_flush_cut_by_an_abort_does_not_cut_the_disposal_flush(how: str)
     assert flush.saved == [len(agent.session.events)]
     (reported,) = [e for e in errors.errors if isinstance(e, HookError)]
     assert f"of the {how}; cancelled" in str(reported)
+    said = [r.getMessage() for r in caplog.records if "saved after all" in r.getMessage()]
+    assert said == [
+        f"agent 'a': session {agent.session.id} saved after all (turn 1, reported not "
+        "saved, is stored now)"
+    ]
+    assert agent.agent.unsaved == {}
 
 
 class HangsStopping:

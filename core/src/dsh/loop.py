@@ -327,9 +327,19 @@ class ReactLoopAgent:
 
     async def flush(self) -> None:
         """Await ``session_flush``; a failure is reported, never raised, and kept as the
-        reason the last turn was not saved (``unsaved``)."""
+        reason the last turn was not saved (``unsaved``); a later flush that succeeds
+        made the turns reported unsaved durable too (a flush stores everything logged so
+        far), which is said."""
         try:
             await self.relay.session_flush(self.session)
+            if self.unsaved:
+                turns = ", ".join(map(str, self.unsaved))
+                log.warning(
+                    "agent %r: session %s saved after all (turn %s, reported not saved, "
+                    "is stored now)",
+                    *(self.id, self.session.id, turns),
+                )
+                self.unsaved.clear()
         except Exception as error:
             log.error(  # what is lost: the session's events since it was last saved
                 "agent %r: session %s not saved (turn %d): %s",
