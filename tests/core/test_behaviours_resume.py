@@ -189,6 +189,8 @@ async def test_b41_resume_closes_a_last_turn_the_backend_returned_open(
         caplog.text
     )
     assert errors.errors == []
+    # the flushes stored what followed the loaded events, the closers once among them
+    assert [e.to_dict() for e in store.stored[sid].events] == [e.to_dict() for e in log]
 
 
 async def test_b41_resume_refuses_a_log_that_breaks_the_invariants_otherwise() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dsh import DshError
+from dsh.persistence import StoredSession
 from dsh.session import Session
 from dsh.testing import InMemoryPersistence, ScriptedModel, run_turn, scripted_harness, text
 
@@ -89,6 +90,26 @@ async def test_the_store_needs_no_session_event_observer() -> None:
         await run_turn(agent, "hello")
         assert agent.session.observer is None
         assert [e.type for e in store.stored[agent.session.id].events][-1] == "turn/end"
+
+
+async def test_a_resume_of_a_session_stored_by_hand_stores_only_what_follows() -> None:
+    # docs/testing.md: changes to ``stored`` are what a later load sees. Was: the flush
+    # after such a resume stored the whole live log again (it counted from zero)
+    first = InMemoryPersistence()
+    model = ScriptedModel([text("one"), text("two")])
+    async with scripted_harness(model, plugins=[("mem", first)], load_entry_points=False) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        await run_turn(agent, "hi")
+    sid = agent.session.id
+    events = first.stored[sid].events
+    store = InMemoryPersistence()
+    store.stored[sid] = StoredSession(sid, events[0].time, list(events), {})
+    async with scripted_harness(model, plugins=[("mem", store)], load_entry_points=False) as h:
+        resumed = await h.agents.resume("b", sid, options={"model": "scripted"})
+        await run_turn(resumed, "again")
+        live = [e.to_dict() for e in resumed.session.events]
+    assert [e.to_dict() for e in store.stored[sid].events] == live
+    assert store.flushes == 2  # the turn's and the disposal's
 
 
 def test_the_scripted_model_works_where_pytest_is_not_installed() -> None:

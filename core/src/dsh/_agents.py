@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,7 +23,7 @@ from dsh._handle import AgentHandle
 from dsh._ids import check_id
 from dsh._in_flight import InFlight
 from dsh._options import storable_options
-from dsh._resume import forked, load_session, resumed_session, sound
+from dsh._resume import forked, load_session, log_closers, resumed_session, sound
 from dsh._stored_meta import declared_secrets_of, held_secrets, hidden_meta
 from dsh.errors import DshError
 from dsh.loop import ReactLoopAgent
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from dsh.harness import Harness
     from dsh.llm.registry import ModelRegistry
     from dsh.persistence import StoredSession
-    from dsh.session import Session, SessionStore
+    from dsh.session import Session, SessionEvent, SessionStore
     from dsh.tools import ToolRegistry
 
 __all__ = ["AgentRegistry"]
@@ -185,7 +185,8 @@ class AgentRegistry:
 
     async def load_stored(self, session_id: str) -> StoredSession:
         """The stored session ``resume`` would continue (a last turn left open closed:
-        ``dsh._resume.sound``); DshError saying why there is none (no persistence plugin
+        ``dsh._resume.sound``'s closers appended, which the resumed session logs through
+        its observer as it goes live); DshError saying why there is none (no persistence plugin
         loaded, or the session is not stored, or its log breaks the invariants, or the
         harness is leaving). The exit awaits a load in flight (called off if it has not read the
         store yet)."""
@@ -249,10 +250,10 @@ class AgentRegistry:
         options: dict[str, Any] | None,
         place: Path | None,
     ) -> AgentHandle:
-        session, options = resumed_session(
+        session, options, closers = resumed_session(
             self._sessions, stored, options, self._harness, agent_id=agent_id
         )
-        return await self._claim_and_go(agent_id, session, options, "resume", place)
+        return await self._claim_and_go(agent_id, session, options, "resume", place, closers)
 
     async def _start(
         self,
@@ -272,11 +273,13 @@ class AgentRegistry:
         options: dict[str, Any] | None,
         source: Literal["startup", "create", "resume"],
         workspace: Path | None,
+        closers: Sequence[SessionEvent] = (),
     ) -> AgentHandle:
         # the harness may begin to leave at each await: checked after every one
         refuse = self._in_flight.refuse_if_closed
         async with claimed(self._relay, session, lambda: refuse(agent_id)) as claim:
-            return await self._started(agent_id, session, options, source, workspace, claim)
+            go = (agent_id, session, options, source, workspace, claim)
+            return await self._started(*go, closers)
 
     async def _started(
         self,
@@ -286,6 +289,7 @@ class AgentRegistry:
         source: Literal["startup", "create", "resume"],
         workspace: Path | None,
         claim: Claim,
+        closers: Sequence[SessionEvent],
     ) -> AgentHandle:
         # the harness may have begun to leave while it was claimed
         self._in_flight.refuse_if_closed(agent_id)
@@ -305,6 +309,9 @@ class AgentRegistry:
         )
         self._sessions.enter(session)
         try:
+            # the closers of a last turn the store returned open (``sound``), told to
+            # the session's observer now that it is live, before the loop can start a turn
+            await log_closers(session, closers)
             self._task_group.start_soon(agent.run, name=f"dsh agent {agent_id}")
         except BaseException:  # registered nowhere, then
             self._sessions.remove(session)

@@ -13,6 +13,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from weakref import WeakValueDictionary
 
+import anyio
+
+from dsh._ready import READY
 from dsh._secrets import get_logger, longest_first
 from dsh._stored_meta import held_secrets, hidden_meta, hidden_value
 from dsh.errors import DshError
@@ -24,7 +27,14 @@ if TYPE_CHECKING:
     from dsh.harness import Harness
     from dsh.session import Session, SessionStore
 
-__all__ = ["forked", "load_session", "resumed_session", "sound", "stored_options"]
+__all__ = [
+    "forked",
+    "load_session",
+    "log_closers",
+    "resumed_session",
+    "sound",
+    "stored_options",
+]
 
 log = get_logger(__name__)
 
@@ -74,16 +84,22 @@ def resumed_session(
     harness: Harness | None = None,
     *,
     agent_id: str,
-) -> tuple[Session, dict[str, Any] | None]:
+) -> tuple[Session, dict[str, Any] | None, list[SessionEvent]]:
     """The session agent ``agent_id`` continuing ``stored`` gets (its events, meta and
-    creation time), and its options: ``options``, or without them the ones the session was
-    created with (stored in its meta when they were JSON), checked against ``harness`` as
+    creation time), its options, and the closers ``sound`` added to ``stored``'s events
+    (which the session is prepared without: ``log_closers`` logs them once it is live).
+    The options: ``options``, or without them the ones the session was created with
+    (stored in its meta when they were JSON), checked against ``harness`` as
     ``agents.create`` checks its own: a bad one is a ``DshError`` naming the session (a
     fork's source) and ``options=`` (``check_stored``). A fork's copy (``forked``) is
     cleared of the secrets ``harness`` holds first: the agent goes on as a resume of the
     stored fork would."""
     named = stored.id
     stored = sound(stored)
+    closers: list[SessionEvent] = []
+    if isinstance(stored, _Closed):
+        loaded, closers = stored.events[: stored.loaded], stored.events[stored.loaded :]
+        stored = StoredSession(stored.id, stored.created, loaded, stored.meta)
     if isinstance(stored, _Fork):
         named = str(stored.meta.get("parent", stored.id))
         stored = _cleared(stored, held_secrets(harness), agent_id)
@@ -96,13 +112,28 @@ def resumed_session(
     session = sessions.prepare(
         stored.id, stored.events, meta=dict(stored.meta), created=stored.created
     )
-    return session, options
+    return session, options, closers
+
+
+async def log_closers(session: Session, closers: Sequence[SessionEvent]) -> None:
+    """Log ``closers`` (``resumed_session``'s) on ``session``, live now, through its
+    observer like any event, each at its time (the last loaded event's, as
+    ``load_stored`` shows them): a persistence plugin that stores what ``session_event``
+    tells it stores them with its next flush, ahead of the new turn. An async
+    observer's work is awaited shielded, as the loop's closers are: a start cancelled
+    meanwhile never leaves an observer without some of them."""
+    for event in closers:
+        pending = session.emit(event.type, dict(event.data), checked=True, at=event.time)
+        if pending is not READY:
+            with anyio.CancelScope(shield=True):
+                await pending
 
 
 def sound(stored: StoredSession) -> StoredSession:
     """``stored`` as the core may continue it: its last turn, if a crash left it open
     (which the backend's ``load`` should have closed), closed by ``close_turn``'s
-    synthetic events, as dsh-persistence closes one, with a warning; a ``DshError``
+    synthetic events, as dsh-persistence closes one, with a warning (a ``_Closed``: a
+    session resumed from it logs them anew, ``log_closers``); a ``DshError``
     naming the session and the first problem when the log breaks the invariants in any
     other way (a hole, a turn opened inside another, a result without its call): the
     core never continues such a log. What this returned is not checked again (``dsh
@@ -132,9 +163,18 @@ def sound(stored: StoredSession) -> StoredSession:
         closers[-1].data["turn"],
     )
     events = [*stored.events, *closers]
-    closed = type(stored)(stored.id, stored.created, events, dict(stored.meta))
+    closed = _Closed(stored.id, stored.created, events, dict(stored.meta))
+    object.__setattr__(closed, "loaded", len(stored.events))
     _SOUND[_key(closed)] = closed
     return closed
+
+
+class _Closed(StoredSession):
+    """``sound``'s ``stored`` with its open last turn closed: its first ``loaded``
+    events are the ones the backend returned, the rest the closers."""
+
+    __slots__ = ("loaded",)
+    loaded: int
 
 
 def stored_options(stored: StoredSession, fork: str | None = None) -> dict[str, Any] | None:

@@ -216,11 +216,19 @@ class Session:
         return event
 
     def emit(
-        self, type: str, data: dict[str, Any], value: object = None, *, checked: bool = False
+        self,
+        type: str,
+        data: dict[str, Any],
+        value: object = None,
+        *,
+        checked: bool = False,
+        at: float | None = None,
     ) -> Awaitable[None]:
         """``append``, then tell the observer (the ``session_event`` hook); await the
         result. Sync observers run right here, so with no async observer the await is
-        free. The hot path of the loop: ``append`` and ``_fold`` are inlined."""
+        free. ``at``: the event's time, instead of now (a resume's closers keep the one
+        ``close_turn`` gave them). The hot path of the loop: ``append`` and ``_fold`` are
+        inlined."""
         if not checked:
             check_json(data, type)
         events = self._events
@@ -228,7 +236,7 @@ class Session:
         event = _new_event(SessionEvent)
         event.type = type
         event.seq = len(events)
-        event.time = _now()
+        event.time = _now() if at is None else at
         event.data = data
         event.value = value
         events.append(event)

@@ -85,15 +85,17 @@ class InMemoryPersistence:
     between harnesses to test resume. A new agent on a session id stored with events is
     refused as it is created (``claim``), as dsh-persistence refuses it. ``stored`` maps
     session ids to the committed logs, decoded when read (nothing is shared with a live
-    session; changes to it are what a later ``load`` sees). ``flushes`` counts successful
-    flushes; set ``fail_flush`` to make flushes raise."""
+    session; changes to it are what a later ``load`` sees, and a session resumed from
+    that ``load`` stores only what follows it). ``flushes`` counts successful flushes;
+    set ``fail_flush`` to make flushes raise."""
 
     def __init__(self) -> None:
         self._stored: dict[str, StoredSession] = {}
         self._unread: dict[str, list[bytes]] = {}  # flushed since ``stored`` was read
-        # per session id: the live session last flushed, how many of its events are
-        # stored, and the time of the last one (a new session object must continue it)
-        self._written: dict[str, tuple[Session, int, float]] = {}
+        # per session id: the live session last flushed (None: the log was loaded since),
+        # how many of its events are stored, and the time of the last one (a new
+        # session object must continue it)
+        self._written: dict[str, tuple[Session | None, int, float]] = {}
         self.flushes = 0
         self.fail_flush: Exception | None = None
 
@@ -165,6 +167,11 @@ class InMemoryPersistence:
             return None
         text = encode(list(map(_row, stored.events)))
         events = [SessionEvent(*row) for row in decode(text)]
+        # a session resumed from these stores what follows them (``stored`` may have been
+        # changed by hand since this store last flushed it): the core's closers of a
+        # last turn left open, which it logs on the resumed session, then its turns
+        tail = events[-1].time if events else 0.0
+        self._written[session_id] = (None, len(events), tail)
         return StoredSession(stored.id, stored.created, events, dict(stored.meta))
 
     async def delete(self, session_id: str) -> bool:
