@@ -133,3 +133,25 @@ async def test_b41_an_event_store_stores_the_closers_and_resumes_again(
         (3, "completed"),
         (4, "completed"),
     ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a fork's seed (the source's events it copies) is prepared into the new session "
+    "and never told to the session_event observers (dsh._resume.forked, resumed_session): "
+    "a plugin that stores what session_event told it stores the fork from its first new "
+    "event on, and cannot load it",
+)
+async def test_an_event_store_stores_a_forks_seed(tmp_path: Path) -> None:
+    store = EventStore(tmp_path)
+    model = ScriptedModel([text("one"), text("two"), text("three")])
+    async with in_harness(model, store, tmp_path) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        with anyio.fail_after(LIMIT):
+            await run_turn(agent, "first")
+            await run_turn(agent, "second")
+        fork = await h.agents.fork("f", agent.session.id, 1, options={"model": "scripted"})
+        with anyio.fail_after(LIMIT):
+            await run_turn(fork, "third")
+    live = [e.to_dict() for e in fork.session.events]
+    assert [e.to_dict() for e in store.events(fork.session.id)] == live
