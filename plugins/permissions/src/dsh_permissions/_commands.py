@@ -63,9 +63,8 @@ from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
 from dsh_permissions._shell_args import shell_args
 from dsh_permissions._subjects import Subject
 from dsh_permissions._traps import late, line_traps, pending
-from dsh_permissions._wrapper_grammar import may_run
+from dsh_permissions._wrapper_grammar import command_at, may_run
 from dsh_permissions._wrappers import (
-    WRAPPER_ARG,
     WRAPPERS,
     changes_directory,
     moved_at,
@@ -218,9 +217,7 @@ def _wrapped(
                 break
             if name == "env" and (split := split_string(raw, index)) is not None:
                 subjects.extend(_env_split(words, split, where))
-            inner = index + 1
-            while inner < len(words) and WRAPPER_ARG.fullmatch(raw[inner]):
-                inner += 1
+            inner = command_at(raw, index)  # nice -n 5 rm: rm; machinectl shell HOST rm
             # env NAME=VALUE (and env 'BASH_FUNC_ls%%=...', which it takes for the command)
             if (why := assigned(words[index + 1 : inner + 1])) is not None:
                 subjects.append(problem(" ".join(raw), why))

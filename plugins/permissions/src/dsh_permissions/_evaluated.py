@@ -301,8 +301,9 @@ def _declared(name: str, args: tuple[Word, ...]) -> tuple[list[Word], list[Word]
             continue
         values.append(word)
         named = word.text[: assignment.end()]
-        # only the shell knows the name: quoted or expanded (a value "$x" is no name)
-        unknown = not word.raw.startswith(named) or any(c in named for c in "$`")
+        # only the shell knows the name: expanded, braced or globbed (quotes are taken
+        # off: export "CFLAGS=-O2 -g" sets CFLAGS; a value "$x" is no name)
+        unknown = any(c in word.raw.partition("=")[0] for c in "$`{}*?")
         # declare -i x=$v evaluates the value as arithmetic, which may set any variable
         evaluated = "i" in found.flags and word.dynamic
         names.append(Word(named, word.raw, dynamic=unknown or evaluated))

@@ -14,14 +14,16 @@ from the first one that may set one of them on (that one included):
   unquoted ``~`` (``~/x``, ``~``, ``~+``, ``~user``) and an assignment-like word
   (``NAME=...``, an argument too) with an unquoted ``~`` right after the ``=`` or a
   ``:`` (``P=~/a``, ``PATH=/x:~/bin``); so is an option's value starting with ``~``
-  (``--file=~/x``, ``-f~/x``), which the checker and many programs read in ``$HOME``
-  too. Not ``HEAD~1`` or ``'s/~/-/'``;
+  (``--file=~/x``, ``-f~/x``, curl's ``-d@~/x``), which the checker and many programs
+  read in ``$HOME`` too. Not ``HEAD~1`` or ``'s/~/-/'``;
 - a ``cd`` (``pushd``) whose directory comes from it goes somewhere not known
   (``unfollowed``): it is not followed, and it is itself unknown.
 
 A command may set ``HOME`` or ``OLDPWD`` when any word of it names one, as a whole
 name (``_option_variables.named``: ``HOME=x``, not ``JAVA_HOME=x``;
 ``export HOME``, ``env -u HOME``, ``read HOME``, ``declare -n r=HOME``, even ``$HOME``),
+a builtin or ``env`` is given it as an option's value (``printf -vHOME``, ``read
+-aHOME``, ``env -uHOME``: ``_evaluated.set_names`` reads the builtins' options),
 ``env`` may clear the environment (``env -i``), a builtin takes a name only the shell
 knows for a variable to set (``read "$v"``, ``printf -v "$v"``, ``export A{B,}=1``:
 then every variable ``_option_variables`` watches may be set), or it may set any
@@ -66,9 +68,10 @@ _SWITCHED: ContextVar[bool] = ContextVar("dsh_permissions_switched_home", defaul
 #: right after its ``=`` or a later ``:`` (a leading one is ``Word.tilde``, or dynamic:
 #: ``~user``, ``~+``); fail closed: a quoted one counts too (``P="a:~"``)
 _ASSIGNED_TILDE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=(.*:)?~")
-#: an option's value the checker (``_file_words.part``) and many programs read as in
-#: ``$HOME``: ``--file=~/x``, ``-f~/x``, ``a:~/x``
-_VALUE_TILDE: Final = re.compile(r"(^-[A-Za-z0-9]+|[=:])~(/|:|$)")
+#: an option's value the checker (``_file_words.part``, ``_reader_args._marked``) and
+#: many programs read as in ``$HOME``: ``--file=~/x``, ``-f~/x``, ``a:~/x``, curl's
+#: ``-d@~/x``, ``@~/x`` and form files ``f=@~/x``, ``f=<~/x``
+_VALUE_TILDE: Final = re.compile(r"(^-[A-Za-z0-9]+|[=:@<])~(/|:|$)")
 
 
 def noted(command: Command) -> Command:
@@ -80,10 +83,11 @@ def noted(command: Command) -> Command:
         name = os.path.basename(word.text)
         if name == "shopt" and any(w.dynamic for w in words[index + 1 :]):
             also.append("cdable_vars")
-        elif (name == "env" and _clears(words[index + 1 :])) or (
-            name in _SETTERS and set_names(words[index:]) is None
-        ):
-            also.extend(WATCHED)  # env -i, read "$v", export A{B,}: any may be set
+        elif name == "env":
+            also.extend(_unsets(words[index + 1 :]))  # env -i: any; env -uHOME: HOME
+        elif name in _SETTERS:  # printf -vHOME; read "$v", export A{B,}: any may be
+            found = set_names(words[index:])
+            also.extend(WATCHED if found is None else found)
     # {HOME}>x puts a file descriptor's number in HOME
     note([*(w.text for w in words), *(r.fd for r in command.redirects)], also)
     if not _home_set():
@@ -137,18 +141,24 @@ def _home_set() -> bool:
     return _SWITCHED.get() or set_in_line(("HOME",))
 
 
-def _clears(args: Sequence[Word]) -> bool:
-    """Whether ``env ARGS`` may clear the environment (``-i``, ``-``, ``--ignore-
-    environment``) or unset a variable only the shell names (``-u "$V"``)."""
+def _unsets(args: Sequence[Word]) -> Sequence[str]:
+    """The variables ``env ARGS`` may clear besides the ones its words name as a whole
+    (``-u HOME``, ``--unset=HOME``): every one watched when it may clear the environment
+    (``-i``, ``-``, ``--ignore-environment``) or unset a variable only the shell names
+    (``-u "$V"``), and the value attached to ``-u`` (``-uHOME``)."""
+    found: list[str] = []
     for word in args:
         text = word.text
         if not (text.startswith("-") or "=" in text or word.dynamic):
-            return False  # the command
+            break  # the command
         if word.dynamic or text == "-" or text.startswith("--i"):
-            return True
-        if text.startswith("-") and not text.startswith("--") and "i" in text:
-            return True
-    return False
+            return WATCHED
+        if text.startswith("-") and not text.startswith("--"):
+            if "i" in text:
+                return WATCHED
+            if "u" in text:
+                found.append(text.split("u", 1)[1])
+    return found
 
 
 def _unknown(word: Word) -> Word:

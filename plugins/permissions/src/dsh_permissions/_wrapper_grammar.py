@@ -12,7 +12,8 @@ checker does not model:
   opened;
 - a wrapper given no command that then runs a shell, which reads the commands it
   runs from its input (``echo 'rm x' | unshare``, ``chroot /``, ``sudo -s``,
-  ``su root``), and su's arguments after the user, which go to that shell;
+  ``su root``, ``machinectl shell [HOST]``), and su's arguments after the user, which
+  go to that shell;
 - options that make su's shell another program or run it elsewhere (``-s``, ``-l``,
   ``-``);
 - programs whose grammar is too open to model (``bwrap``, ``firejail``, ``proot``,
@@ -30,9 +31,16 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from dsh_permissions._wrappers import WRAPPERS, behind, long_option, skip_assignments
+from dsh_permissions._wrappers import (
+    VERBS,
+    WRAPPER_ARG,
+    WRAPPERS,
+    behind,
+    long_option,
+    skip_assignments,
+)
 
-__all__ = ["UNMODELLED", "may_run", "unmodelled"]
+__all__ = ["UNMODELLED", "command_at", "may_run", "unmodelled"]
 
 #: too open to model: every use is taken as only known when it runs
 UNMODELLED: Final = frozenset(
@@ -71,6 +79,8 @@ class _Grammar:
     flags: str = ""
     #: words holding ``=`` before the command are assignments (``env X=1 cmd``)
     assignments: bool = False
+    #: the grammar holds only after this verb, its first operand (``machinectl shell``)
+    verb: str = ""
 
 
 #: what ``_commands`` opens as a shell's ``-c``: the first word matching it
@@ -153,6 +163,18 @@ _GRAMMARS: Final = {
         values="CLPUu", long_values=("--unset", "--chdir"), flags="0iv", assignments=True
     ),
     "systemd-run": _Grammar(refused="S", refused_long=("--shell",)),
+    # systemd 255: machinectl [OPTIONS] shell [OPTIONS] [[USER@]HOST [PROGRAM ARGS]]
+    "machinectl": _Grammar(
+        values="psHMnoE",
+        long_values=(
+            *("--property", "--kill-whom", "--signal", "--host", "--machine", "--lines"),
+            *("--output", "--runner", "--uid", "--setenv", "--verify", "--format"),
+            "--max-addresses",
+        ),
+        operands=2,
+        shell=True,
+        verb=VERBS["machinectl"],
+    ),
 }
 _SHELL_WHY: Final = "given no command, {name} runs a shell that reads its commands from its input"
 
@@ -208,8 +230,33 @@ def may_run(words: list[str], index: int) -> list[int] | None:
     return [] if parsed.command is None else [parsed.command]
 
 
+def command_at(words: list[str], index: int) -> int:
+    """Where the command the wrapper at ``index`` runs starts, for its own text: the
+    first word after it that is no option, assignment or number (``nice -n 5 rm x``:
+    ``rm x``); after ``machinectl shell [USER@]HOST`` by its grammar (the end when it
+    runs none: ``machinectl list``)."""
+    grammar = _GRAMMARS.get(os.path.basename(words[index]))
+    if grammar is not None and grammar.verb:
+        parsed = _parse(grammar, words, index)
+        if _other_verb(grammar, words, parsed) or parsed.command is None:
+            return len(words)
+        return parsed.command
+    inner = index + 1
+    while inner < len(words) and WRAPPER_ARG.fullmatch(words[inner]):
+        inner += 1
+    return inner
+
+
+def _other_verb(grammar: _Grammar, words: list[str], parsed: _Parsed) -> bool:
+    """Given another verb than the grammar's, or none (``machinectl list``, a bare
+    ``machinectl``: it runs nothing)."""
+    return bool(grammar.verb) and (not parsed.operands or words[parsed.operands[0]] != grammar.verb)
+
+
 def _hidden(name: str, grammar: _Grammar, words: list[str], index: int) -> str | None:
     parsed = _parse(grammar, words, index)
+    if _other_verb(grammar, words, parsed):
+        return None
     if parsed.strings:
         if not grammar.opened:
             return f"the command string {name} runs is not opened"

@@ -24,6 +24,7 @@ from typing import Final
 __all__ = [
     "MAX_CANDIDATES",
     "MULTICALL",
+    "VERBS",
     "WRAPPERS",
     "WRAPPER_ARG",
     "behind",
@@ -49,6 +50,7 @@ WRAPPERS: Final = frozenset(
         *("chrt", "ionice", "taskset", "numactl", "cgexec", "prlimit", "setpriv"),
         *("setsid", "flock", "unshare", "nsenter", "runuser", "sudo", "doas", "pkexec"),
         *("run0", "gosu", "su-exec", "setuidgid", "chpst", "envdir", "softlimit", "runcon"),
+        "machinectl",
         *("setarch", "linux32", "linux64", "cpulimit", "trickle", "timelimit", "lckdo"),
         *("systemd-run", "systemd-inhibit", "systemd-cat", "flatpak-spawn", "sandbox-exec"),
         *("firejail", "bwrap", "proot", "fakeroot", "faketime", "eatmydata", "nocache"),
@@ -91,9 +93,12 @@ _CHDIR_LONG: Final = ("--chdir", "--workdir", "--wd")
 #: shell's home, a directory inside a namespace, systemd-run's)
 _ROOT_LONG: Final = ("--chroot", "--root", "--login", "--wdns", "--working-directory")
 #: wrappers that always run the command in another directory (chroot in its root's
-#: ``/``; systemd-run's service in ``/``)
-_ALWAYS_MOVED: Final = frozenset({"chroot", "gchroot", "systemd-run"})
+#: ``/``; systemd-run's service in ``/``; machinectl shell's in the user's home)
+_ALWAYS_MOVED: Final = frozenset({"chroot", "gchroot", "systemd-run", "machinectl"})
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+#: wrappers that run a command only after a verb (then their operands, options and the
+#: command): ``machinectl shell [USER@]HOST PROGRAM ARGS``; their other verbs run none
+VERBS: Final = {"machinectl": "shell"}
 
 
 def long_option(word: str, full: str) -> bool:
@@ -111,6 +116,10 @@ def behind(words: list[str], index: int) -> list[int] | None:
     out: list[int] = []
     positional = 0
     after_option = False
+    if (verb := VERBS.get(os.path.basename(words[index]))) is not None:
+        # machinectl shell HOST PROGRAM: looked behind from the verb, after any
+        # options (generous: any word that is the verb); with no such verb, nothing
+        index = next((i for i in range(index + 1, len(words)) if words[i] == verb), len(words))
     for i in range(index + 1, len(words)):
         word = words[i]
         if os.path.basename(word) in WRAPPERS:
