@@ -135,23 +135,41 @@ async def test_b41_an_event_store_stores_the_closers_and_resumes_again(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a fork's seed (the source's events it copies) is prepared into the new session "
-    "and never told to the session_event observers (dsh._resume.forked, resumed_session): "
-    "a plugin that stores what session_event told it stores the fork from its first new "
-    "event on, and cannot load it",
-)
-async def test_an_event_store_stores_a_forks_seed(tmp_path: Path) -> None:
-    store = EventStore(tmp_path)
-    model = ScriptedModel([text("one"), text("two"), text("three")])
+@pytest.mark.parametrize("slow", [False, True], ids=["sync-observer", "async-observer"])
+async def test_an_event_store_stores_a_forks_seed(tmp_path: Path, slow: bool) -> None:
+    """Was: the fork was prepared with its seed, which no observer was told of: the
+    store held the fork from its first new event on (seq 6), and could not load it."""
+    store = (SlowEventStore if slow else EventStore)(tmp_path)
+    model = ScriptedModel([text("one"), text("two"), text("three"), text("four")])
     async with in_harness(model, store, tmp_path) as h:
         agent = await h.agents.create("a", options={"model": "scripted"})
         with anyio.fail_after(LIMIT):
             await run_turn(agent, "first")
             await run_turn(agent, "second")
+        source = list(agent.session.events)
+        store.told.clear()
         fork = await h.agents.fork("f", agent.session.id, 1, options={"model": "scripted"})
+        seed = len(fork.session.events)
+        assert fork.agent.turns == 1
+        # the seed told in order, each event as the source logged it, before the turn
+        assert store.told == [(e.seq, e.type) for e in source[:seed]]
         with anyio.fail_after(LIMIT):
             await run_turn(fork, "third")
     live = [e.to_dict() for e in fork.session.events]
+    assert live[:seed] == [e.to_dict() for e in source[:seed]]
     assert [e.to_dict() for e in store.events(fork.session.id)] == live
+    assert ends(fork.session.events) == [(1, "completed"), (2, "completed")]
+    # the fork's first request holds the seed's history (turn 1's prompt and answer),
+    # as the source's second one did
+    forked, second = model.requests[2].messages, model.requests[1].messages
+    assert len(forked) == len(second) and forked[:-1] == second[:-1]
+    assert [m.role for m in forked[-3:]] == ["user", "assistant", "user"]
+
+    store = (SlowEventStore if slow else EventStore)(tmp_path)  # and the fork resumes
+    async with in_harness(ScriptedModel([text("four")]), store, tmp_path) as h:
+        again = await h.agents.resume("g", fork.session.id, options={"model": "scripted"})
+        assert len(again.session.events) == len(live)
+        with anyio.fail_after(LIMIT):
+            await run_turn(again, "fourth")
+    assert store.told[0] == (len(live), "turn/start")
+    assert check_invariants(store.events(fork.session.id)) == []

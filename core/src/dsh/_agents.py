@@ -23,10 +23,10 @@ from dsh._handle import AgentHandle
 from dsh._ids import check_id
 from dsh._in_flight import InFlight
 from dsh._options import storable_options
-from dsh._resume import forked, load_session, log_closers, resumed_session, sound
+from dsh._resume import forked, load_session, log_events, resumed_session, sound
 from dsh._stored_meta import declared_secrets_of, held_secrets, hidden_meta
 from dsh.errors import DshError
-from dsh.loop import ReactLoopAgent
+from dsh.loop import ReactLoopAgent, check_core_options
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -250,10 +250,10 @@ class AgentRegistry:
         options: dict[str, Any] | None,
         place: Path | None,
     ) -> AgentHandle:
-        session, options, closers = resumed_session(
+        session, options, logged = resumed_session(
             self._sessions, stored, options, self._harness, agent_id=agent_id
         )
-        return await self._claim_and_go(agent_id, session, options, "resume", place, closers)
+        return await self._claim_and_go(agent_id, session, options, "resume", place, logged)
 
     async def _start(
         self,
@@ -273,13 +273,13 @@ class AgentRegistry:
         options: dict[str, Any] | None,
         source: Literal["startup", "create", "resume"],
         workspace: Path | None,
-        closers: Sequence[SessionEvent] = (),
+        logged: Sequence[SessionEvent] = (),
     ) -> AgentHandle:
         # the harness may begin to leave at each await: checked after every one
         refuse = self._in_flight.refuse_if_closed
         async with claimed(self._relay, session, lambda: refuse(agent_id)) as claim:
             go = (agent_id, session, options, source, workspace, claim)
-            return await self._started(*go, closers)
+            return await self._started(*go, logged)
 
     async def _started(
         self,
@@ -289,7 +289,7 @@ class AgentRegistry:
         source: Literal["startup", "create", "resume"],
         workspace: Path | None,
         claim: Claim,
-        closers: Sequence[SessionEvent],
+        logged: Sequence[SessionEvent],
     ) -> AgentHandle:
         # the harness may have begun to leave while it was claimed
         self._in_flight.refuse_if_closed(agent_id)
@@ -297,21 +297,23 @@ class AgentRegistry:
             default = self._harness.config.default_model  # `model:` at the top of dsh.yml
             if default:
                 options = {**(options or {}), "model": default}
-        agent = ReactLoopAgent(
-            agent_id,
-            session,
-            relay=self._relay,
-            models=self._models,
-            tools=self._tools,
-            options=options,
-            workspace=workspace,
-            harness=self._harness,
-        )
+        check_core_options(agent_id, dict(options or {}))  # before anything is logged
         self._sessions.enter(session)
         try:
-            # the closers of a last turn the store returned open (``sound``), told to
-            # the session's observer now that it is live, before the loop can start a turn
-            await log_closers(session, closers)
+            # a fork's seed and the closers of a last turn the store returned open
+            # (``sound``), told to the session's observer now that it is live, before
+            # the agent reads its log (its turns) and the loop can start a turn
+            await log_events(session, logged)
+            agent = ReactLoopAgent(
+                agent_id,
+                session,
+                relay=self._relay,
+                models=self._models,
+                tools=self._tools,
+                options=options,
+                workspace=workspace,
+                harness=self._harness,
+            )
             self._task_group.start_soon(agent.run, name=f"dsh agent {agent_id}")
         except BaseException:  # registered nowhere, then
             self._sessions.remove(session)

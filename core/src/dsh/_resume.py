@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "forked",
     "load_session",
-    "log_closers",
+    "log_events",
     "resumed_session",
     "sound",
     "stored_options",
@@ -86,8 +86,10 @@ def resumed_session(
     agent_id: str,
 ) -> tuple[Session, dict[str, Any] | None, list[SessionEvent]]:
     """The session agent ``agent_id`` continuing ``stored`` gets (its events, meta and
-    creation time), its options, and the closers ``sound`` added to ``stored``'s events
-    (which the session is prepared without: ``log_closers`` logs them once it is live).
+    creation time), its options, and the events it is to log once it is live
+    (``log_events``), which it is prepared without: a fork's seed (all its events: the
+    fork is a new session, stored from its first event) and the closers ``sound`` added
+    to ``stored``'s events.
     The options: ``options``, or without them the ones the session was created with
     (stored in its meta when they were JSON), checked against ``harness`` as
     ``agents.create`` checks its own: a bad one is a ``DshError`` naming the session (a
@@ -96,13 +98,15 @@ def resumed_session(
     stored fork would."""
     named = stored.id
     stored = sound(stored)
-    closers: list[SessionEvent] = []
+    logged: list[SessionEvent] = []  # logged once live: the seed, the closers
     if isinstance(stored, _Closed):
-        loaded, closers = stored.events[: stored.loaded], stored.events[stored.loaded :]
+        loaded, logged = stored.events[: stored.loaded], stored.events[stored.loaded :]
         stored = StoredSession(stored.id, stored.created, loaded, stored.meta)
     if isinstance(stored, _Fork):
         named = str(stored.meta.get("parent", stored.id))
         stored = _cleared(stored, held_secrets(harness), agent_id)
+        logged = [*stored.events, *logged]  # the seed, told like any event
+        stored = StoredSession(stored.id, stored.created, [], stored.meta)
     if options is None:
         options = stored_options(stored)
         if options is not None and harness is not None:
@@ -112,17 +116,18 @@ def resumed_session(
     session = sessions.prepare(
         stored.id, stored.events, meta=dict(stored.meta), created=stored.created
     )
-    return session, options, closers
+    return session, options, logged
 
 
-async def log_closers(session: Session, closers: Sequence[SessionEvent]) -> None:
-    """Log ``closers`` (``resumed_session``'s) on ``session``, live now, through its
-    observer like any event, each at its time (the last loaded event's, as
-    ``load_stored`` shows them): a persistence plugin that stores what ``session_event``
-    tells it stores them with its next flush, ahead of the new turn. An async
-    observer's work is awaited shielded, as the loop's closers are: a start cancelled
-    meanwhile never leaves an observer without some of them."""
-    for event in closers:
+async def log_events(session: Session, events: Sequence[SessionEvent]) -> None:
+    """Log ``events`` (``resumed_session``'s: a fork's seed, the closers) on
+    ``session``, live now, through its observer like any event, each at its time and
+    with its data (the reducers fold it as a loaded log is folded): a persistence plugin
+    that stores what ``session_event`` tells it stores them with its next flush, ahead
+    of the new turn. An async observer's work is awaited shielded, as the loop's
+    closers are: a start cancelled meanwhile never leaves an observer without some of
+    them."""
+    for event in events:
         pending = session.emit(event.type, dict(event.data), checked=True, at=event.time)
         if pending is not READY:
             with anyio.CancelScope(shield=True):
@@ -133,7 +138,7 @@ def sound(stored: StoredSession) -> StoredSession:
     """``stored`` as the core may continue it: its last turn, if a crash left it open
     (which the backend's ``load`` should have closed), closed by ``close_turn``'s
     synthetic events, as dsh-persistence closes one, with a warning (a ``_Closed``: a
-    session resumed from it logs them anew, ``log_closers``); a ``DshError``
+    session resumed from it logs them anew, ``log_events``); a ``DshError``
     naming the session and the first problem when the log breaks the invariants in any
     other way (a hole, a turn opened inside another, a result without its call): the
     core never continues such a log. What this returned is not checked again (``dsh

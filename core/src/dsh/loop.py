@@ -61,7 +61,7 @@ class ReactLoopAgent:
         self.workspace = workspace or Path.cwd()
         self.session = session
         self.options: dict[str, Any] = dict(options or {})
-        _check_options(id, self.options)
+        check_core_options(id, self.options)
         self.batch = self.options.get("queue_mode", "batch") == "batch"
         self.inbox = Inbox()
         self.relay = relay
@@ -352,7 +352,8 @@ class ReactLoopAgent:
             await self.relay.agent_error(self, error)
 
 
-def _check_options(agent_id: str, options: dict[str, Any]) -> None:
+def check_core_options(agent_id: str, options: dict[str, Any]) -> None:
+    """A ``DshError`` naming agent ``agent_id`` when ``options`` hold a bad core option."""
     problem = core_option_problem(options)
     if problem is not None:
         raise DshError(f"agent {agent_id!r}: {problem}")

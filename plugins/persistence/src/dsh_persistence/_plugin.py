@@ -248,9 +248,11 @@ class PersistencePlugin:
     @hookimpl
     def agent_created(self, agent: Agent) -> None:
         workspace = getattr(agent, "workspace", None)
+        writer = self._writer(agent.session)  # it keeps the store that holds the claim open
         if workspace is not None:
-            self._workspaces[agent.session.id] = str(workspace)
-        self._writer(agent.session)  # it keeps the store that holds the claim open
+            # recorded by the first write (a fork's seed or a resume's closers, logged
+            # as the session went live, made the writer before the agent was created)
+            self._workspaces[agent.session.id] = writer.cwd = str(workspace)
 
     @hookimpl
     async def agent_disposed(self, agent: Agent) -> None:
