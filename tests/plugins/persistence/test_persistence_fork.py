@@ -169,8 +169,8 @@ async def test_a_fork_of_a_long_session_is_stored_as_its_sources_prefix(
             assert "branch" in writes
             await anyio.sleep(any_store.checkpoint_delay * 4)
             # one (a slow machine may take longer than the delay to log the seed: then
-            # one per delay), not one per prompt
-            assert writes.count("branch") <= 3
+            # one per delay), far from one per prompt
+            assert writes.count("branch") <= turns // 4
             await run_turn(fork, "more")
             assert users(model.requests[-1])[-2:] == [f"prompt {turns - 2}", "more"]
             await fork.dispose()
