@@ -21,10 +21,10 @@ def users(server: Any) -> list[list[Any]]:
 @pytest.mark.xfail(
     not chat_uses_editor(),
     strict=True,
-    reason="a line longer than 4095 bytes is cut to 4095, silently: the terminal is read "
-    "in canonical mode, whose line buffer the kernel caps (dsh/_cli_terminal.py "
-    "lines_typed); a pasted log line or JSON document loses its end (the line editor, "
-    "pip install 'dsh-core[chat]', takes it whole)",
+    reason="a line longer than 4095 bytes loses its end in the kernel: the terminal is "
+    "read in canonical mode, whose line buffer the kernel caps (dsh/_cli_terminal.py "
+    "lines_typed drops such a line with a note); the line editor, pip install "
+    "'dsh-core[chat]', takes it whole",
 )
 def test_a_pasted_line_of_5000_characters_reaches_the_model_whole(
     model_server: Any, chat: Any
@@ -38,6 +38,23 @@ def test_a_pasted_line_of_5000_characters_reaches_the_model_whole(
     child.sendline("/quit")
     child.expect(pexpect.EOF)
     assert len(users(server)[0][0]) == len(line)
+
+
+def test_a_line_the_terminal_cut_is_dropped_with_a_note(model_server: Any, chat: Any) -> None:
+    """Without the line editor a line of 4095 bytes or more lost its end in the kernel:
+    it is not sent (the model would answer a document cut off mid-way), dsh says why,
+    and the prompt comes back for the next line."""
+    server = model_server([text_reply("Short one.")])
+    child = chat(server, plugins="", canonical=True)
+    child.sendline("0123456789" * 500)
+    child.expect_exact("limit of 4095 bytes")
+    child.expect_exact("> ")
+    child.sendline("a short one")
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert users(server) == [["a short one"]]
 
 
 @pytest.mark.parametrize("canonical", [False, True], ids=["editor", "canonical"])

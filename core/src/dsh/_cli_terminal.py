@@ -59,6 +59,16 @@ class _Closing(Exception):
     """A read of the terminal failed with EIO while this process is in its foreground."""
 
 
+# The kernel holds a line typed in canonical mode in a buffer of 4096 bytes, its line end
+# included: of a longer line only the first 4095 bytes and the line end reach dsh.
+_CANONICAL_LINE = 4095
+_CUT_NOTE = (
+    "(that line was dropped: it reached the terminal's limit of 4095 bytes, so its end "
+    "may be lost; give long text with `dsh run - < file`, or install the line editor: "
+    "pip install 'dsh-core[chat]')"
+)
+
+
 def _read(fd: int, terminal: bool) -> bytes | None:
     """Up to 4096 bytes of ``fd``; None if this process went into the background of the
     terminal since it looked (the read fails with EIO instead of stopping it: SIGTTIN is
@@ -203,6 +213,10 @@ async def lines_typed(prompt: PromptLine | None = None) -> AsyncIterator[str | N
             if _waiting(fd):  # more of a block that came at once
                 continue
             block, buffer = buffer.rsplit(b"\n", 1)
+            if any(len(line) >= _CANONICAL_LINE for line in block.split(b"\n")):
+                print(_CUT_NOTE, file=sys.stderr)
+                yield ""  # nothing sent (a question waiting is denied); the prompt comes again
+                continue
             lines = _decoded(block).split("\n")
             yield "\n".join(line.rstrip("\r") for line in lines)
         while b"\n" in buffer:
