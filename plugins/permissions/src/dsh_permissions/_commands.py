@@ -62,7 +62,7 @@ from dsh_permissions._relinked import relinks, set_relinked
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
 from dsh_permissions._shell_args import shell_args
 from dsh_permissions._subjects import Subject
-from dsh_permissions._traps import late, line_traps, pending
+from dsh_permissions._traps import late, line_traps, pending, then
 from dsh_permissions._wrapper_grammar import command_at, may_run
 from dsh_permissions._wrappers import (
     WRAPPERS,
@@ -108,7 +108,7 @@ def command_subjects(
     with line_variables(), line_traps() as traps:  # HOME=x: for the rest of the line
         for command in commands:
             subjects.extend(_command(command, root, moved, depth, reads, places=now))
-            now, moved = now.then(command.words, moved)
+            now, moved = then(now, command.words, moved)
         for action in late(traps, moved, now):  # run later: EXIT, DEBUG (_traps)
             subjects.extend(_script(action, (root, moved, depth, reads, now), _TRAP))
     return subjects
@@ -304,7 +304,7 @@ def _parallel(words: tuple[Word, ...], raw: list[str], index: int, where: _Where
             command, root, moved, depth + 1, reads, _xargs.FIND_HOLE, places=places
         )
         subjects.extend(found_here)
-        places, moved = places.then(command.words, moved)
+        places, moved = then(places, command.words, moved)
     return subjects
 
 

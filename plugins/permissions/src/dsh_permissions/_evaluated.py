@@ -22,7 +22,8 @@ about; in bypass mode denied when there are deny rules), as ``(( ))`` is:
   does: any ``printf -v``, ``read``, ``mapfile``/``readarray``, ``wait -p`` or
   ``getopts`` naming one, a nameref to one (``declare -n r=RANDOM``), and an assignment
   to one (``RANDOM=x``, ``export OPTIND=x``) of anything but a plain decimal number;
-- ``fc`` (runs its ``-e`` editor, then history entries), ``hash -p`` and ``BASH_CMDS``
+- ``fc`` (runs its ``-e`` editor, then history entries), ``history -a``/``-n``/``-r``/
+  ``-w`` and ``bind -f`` (read or write a file the rules do not see), ``hash -p`` and ``BASH_CMDS``
   (a name runs another program), ``BASH_FUNC_*`` (an exported function), ``BASH_ENV``
   and ``ENV`` (a new bash, an interactive sh, sources it: ``/dev/stdin`` too), ``PS4``
   holding a substitution (``set -x`` expands it), alias definitions and ``shopt -s
@@ -72,6 +73,9 @@ _DECLARING: Final = frozenset({"declare", "typeset", "local", "export", "readonl
 #: the options of each builtin taking variable names that take a value
 _VALUED: Final = {"read": "adinNptu", "mapfile": "dnOsuCc", "readarray": "dnOsuCc"}
 _VALUED_COMPGEN: Final = "oAGWFCXPS"
+_VALUED_BIND: Final = "mqurfx"
+#: history's options that read or write a file (its operand, else ``HISTFILE``)
+_HISTORY_FILE: Final = "anrw"
 #: a word bash takes as an assignment (``x=1``, ``a[i]=1``, ``x+=1``)
 _ASSIGNMENT: Final = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[.*\])?\+?=", re.DOTALL)
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -134,6 +138,10 @@ def unmodelled(words: tuple[Word, ...]) -> str | None:
         return "hash -p makes a name run another program"
     if name == "fc":
         return "fc runs an editor command and then the commands of the shell's history"
+    if name == "history" and set(flags) & set(_HISTORY_FILE):
+        return "history -a, -n, -r and -w read or write a file (the one named, or HISTFILE)"
+    if name == "bind" and "f" in split_args(args, _VALUED_BIND).flags:
+        return "bind -f reads a file of key bindings"
     if name == "alias" and any("=" in w.text for w in args):
         return "alias changes what a command name runs (sh and bash --posix expand it)"
     if name == "enable" and (set(flags) - set("aps") or split_args(args, "f").operands):

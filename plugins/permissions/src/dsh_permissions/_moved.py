@@ -47,6 +47,7 @@ __all__ = [
     "elsewhere_readings",
     "links_named",
     "mover",
+    "program_at",
     "resolve",
     "unknown_place",
 ]
@@ -148,7 +149,7 @@ def _evaluated(words: Sequence[Word], depth: int) -> list[Command]:
     """The commands ``eval`` runs when ``words`` is one and they are known (one not
     known is a problem of its own)."""
     texts = [w.text for w in words]
-    index = _program(texts)
+    index = program_at(texts)
     if index is None or texts[index] != "eval" or depth > MAX_DEPTH:
         return []
     args = words[index + 1 :]
@@ -160,7 +161,7 @@ def _evaluated(words: Sequence[Word], depth: int) -> list[Command]:
         return []
 
 
-def _program(words: list[str]) -> int | None:
+def program_at(words: list[str]) -> int | None:
     """The index of the word that is the program, behind assignments and wrappers."""
     index = skip_assignments(words)
     while index < len(words) and (
@@ -202,7 +203,7 @@ def mover(words: list[str]) -> int | None:
     """The index of ``cd`` (``pushd``, ``popd``) when the command may change the
     directory, also behind ``builtin`` or ``command`` (and any other wrapper and its
     options); None when it does not."""
-    index = _program(words)
+    index = program_at(words)
     return index if index is not None and words[index] in MOVERS else None
 
 

@@ -362,6 +362,8 @@ class _Parser:
             body = s[i + 2 : end]
             if end < 0:
                 raise Unparseable("a '${' is never closed")
+            if body[:1] in (" ", "\t", "\n", "|"):  # bash 5.3: ${ cmd; }, ${| cmd; }
+                raise Unparseable("a ${ ...; } command substitution (bash 5.3) is not supported")
             if any(ch in body for ch in "$`'\"\\{"):
                 raise Unparseable("a ${...} expansion holds quotes or other expansions")
             if (why := evaluated(body)) is not None:
