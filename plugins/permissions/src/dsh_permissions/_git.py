@@ -5,13 +5,23 @@
 would miss them. Deny and ask rules are also checked against the command with git's
 global options left out (allow rules are not: an option such as ``-c core.pager=...``
 changes what an allowed command runs).
+
+A setting given with ``-c`` or ``--config-env`` may make git run a command
+(``core.pager``, ``core.sshCommand``, ``core.fsmonitor``, ``alias.*``, a diff or filter
+driver, ...): any but the few known to run nothing (``user.*``, ``color.*``, a pager
+that is ``cat`` or off) is one git runs unseen, and so is one ``git config`` stores
+for later; so are ``--exec-path=DIR`` and a subcommand's option or operand that runs
+a command (``rebase -x``, ``bisect run``, ``submodule foreach``, ``--upload-pack``,
+...): ``runs_command``.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["subcommand", "without_global_options"]
+from dsh_permissions._wrappers import long_option
+
+__all__ = ["runs_command", "subcommand", "without_global_options"]
 
 #: global options whose value is the next word (``git -C dir``, ``git --git-dir dir``);
 #: every other option is one word (``--no-pager``, ``--git-dir=dir``). git refuses an
@@ -22,6 +32,93 @@ _VALUED: Final = frozenset(
         *("--config-env", "--attr-source"),
     }
 )
+
+
+#: settings that run nothing (lower case: git's names are; a prefix ends in ``.``)
+_PLAIN_SETTINGS: Final = (
+    *("user.", "color.", "advice.", "i18n.", "init.defaultbranch", "core.quotepath"),
+    *("core.autocrlf", "core.safecrlf", "core.filemode", "core.ignorecase", "pull.rebase"),
+    *("pull.ff", "merge.ff", "safe.directory", "commit.gpgsign", "tag.gpgsign"),
+    *("column.ui", "protocol.version", "core.abbrev"),
+)
+
+#: subcommands' options that run a command (short ones in a cluster too; long ones
+#: abbreviated as git's parse-options takes them)
+_SUBCOMMAND_RUNS: Final = {
+    "rebase": ("-x", "--exec"),
+    "difftool": ("-x", "--extcmd"),
+    **dict.fromkeys(("fetch", "pull", "ls-remote"), ("--upload-pack",)),
+    "clone": ("-u", "--upload-pack", "--template"),
+    "push": ("--receive-pack", "--exec"),
+    "archive": ("--exec",),
+    "send-email": ("--sendmail-cmd", "--smtp-server", "--to-cmd", "--cc-cmd", "--header-cmd"),
+    "filter-branch": (
+        *("--env-filter", "--tree-filter", "--index-filter", "--parent-filter"),
+        *("--msg-filter", "--commit-filter", "--tag-name-filter"),
+    ),
+}
+#: subcommands whose operand runs the words after it: ``git bisect run CMD``
+_OPERAND_RUNS: Final = {"bisect": "run", "submodule": "foreach"}
+_CONFIG_READS: Final = frozenset({"-l", "--list", "get", "list", "--show-origin"})
+#: a pager that runs nothing: ``cat``, none, or (``pager.CMD``) on and off
+_PLAIN_PAGERS: Final = frozenset({"cat", "", "true", "false", "yes", "no", "on", "off", "1", "0"})
+
+
+def runs_command(args: list[str]) -> str | None:
+    """What in ``git ARGS`` may make git run a command not given as one (see the
+    module), or None: a setting of ``-c NAME=VALUE`` / ``--config-env=NAME=VAR`` that
+    may run one, ``--exec-path``, or a subcommand's option that does
+    (``_SUBCOMMAND_RUNS``)."""
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        text = args[index]
+        given = args[index + 1] if index + 1 < len(args) else ""
+        option, equals, value = text.partition("=")
+        setting = None
+        if text == "-c":
+            setting = given
+        elif option == "--config-env":  # the value is in a variable: not known here
+            setting = (value if equals else given).split("=", 1)[0] + "=\0"
+        elif text.startswith("-c"):
+            setting = text[2:]
+        elif option == "--exec-path" and equals:
+            return "--exec-path (the directory it runs its commands from)"
+        if setting is not None and not _plain(setting):
+            return f"-c {setting.split('=', 1)[0]}"
+        index += 2 if text in _VALUED else 1
+    rest = args[index:]
+    if not rest:
+        return None
+    if rest[0] == "config" and _sets_command(rest[1:]):
+        return "config (a setting that runs a command)"
+    if rest[0] in _OPERAND_RUNS and _OPERAND_RUNS[rest[0]] in rest[1:]:
+        return f"{rest[0]} {_OPERAND_RUNS[rest[0]]}"
+    for word in rest[1:]:
+        for option in _SUBCOMMAND_RUNS.get(rest[0], ()):
+            if option.startswith("--"):
+                if long_option(word, option):
+                    return f"{rest[0]} {option}"
+            elif word.startswith("-") and not word.startswith("--") and option[1] in word:
+                return f"{rest[0]} {option}"
+    return None
+
+
+def _sets_command(args: list[str]) -> bool:
+    """Whether ``git config ARGS`` may set a setting that runs a command (not a read:
+    ``--get``, ``--list``, ``get``, ``list``)."""
+    if any(a in _CONFIG_READS or a.startswith("--get") for a in args):
+        return False
+    return any("." in a and not a.startswith("-") and not _plain(a + "=\0") for a in args)
+
+
+def _plain(setting: str) -> bool:
+    """Whether ``NAME=VALUE`` runs nothing: a plain setting, or a pager turned off or
+    set to ``cat`` (``-c core.pager=cat``, ``-c pager.log=false``)."""
+    name, _, value = setting.partition("=")
+    name = name.lower()
+    if name == "core.pager" or name.startswith("pager."):
+        return value in _PLAIN_PAGERS
+    return any(name == p or (p.endswith(".") and name.startswith(p)) for p in _PLAIN_SETTINGS)
 
 
 def subcommand(words: list[str]) -> list[str]:

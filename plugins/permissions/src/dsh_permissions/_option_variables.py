@@ -1,7 +1,9 @@
 """Environment variables that change how a program reads its arguments: ``TAR_OPTIONS``,
 ``UNZIP`` and ``UNZIPOPT`` give tar and unzip options (``_relinked``), and
 ``POSIXLY_CORRECT``, set to anything (empty too), makes GNU getopt stop at a program's
-first operand, so a later ``-n .env`` is two files (``_reader_args``). ``HOME``,
+first operand, so a later ``-n .env`` is two files (``_reader_args``). ``RSYNC_RSH``,
+``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND`` and the like make rsync and git run a
+command (``_command_options``). ``HOME``,
 ``OLDPWD`` and bash's ``cdable_vars`` change what ``~`` and ``cd`` name
 (``_line_vars``): for them only what the line sets counts.
 
@@ -33,12 +35,16 @@ from typing import Final
 from dsh_permissions._wrappers import skip_assignments
 
 __all__ = [
+    "GIT_LINE_VARIABLES",
+    "GIT_VARIABLES",
     "POSIXLY_CORRECT",
+    "RSYNC_VARIABLES",
     "SHELL_PLACES",
     "TAR_VARIABLES",
     "WATCHED",
     "line_snapshot",
     "line_variables",
+    "named",
     "note",
     "set_for",
     "set_in_line",
@@ -51,8 +57,24 @@ POSIXLY_CORRECT: Final = ("POSIXLY_CORRECT",)
 #: what ``~`` and ``cd`` read (``_line_vars``): ``cdable_vars`` is bash's option, which
 #: ``BASHOPTS`` turns on for a new bash
 SHELL_PLACES: Final = ("HOME", "OLDPWD", "BASHOPTS", "cdable_vars")
+#: what make rsync and git run a command (``_command_options``): also when inherited
+RSYNC_VARIABLES: Final = ("RSYNC_RSH", "RSYNC_CONNECT_PROG")
+GIT_VARIABLES: Final = ("GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS")
+#: the same for git, counted only when the line sets them (dsh's own are the person's)
+GIT_LINE_VARIABLES: Final = (
+    *("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER"),
+    *("GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "EDITOR"),
+    *("GIT_PROXY_COMMAND", "VISUAL", "XDG_CONFIG_HOME", "GIT_EXEC_PATH"),
+)
 #: every variable watched (one a line may set unseen: ``export POSIXLY_CORREC{T,}=1``)
-WATCHED: Final = (*TAR_VARIABLES, *POSIXLY_CORRECT, *SHELL_PLACES)
+WATCHED: Final = (
+    *TAR_VARIABLES,
+    *POSIXLY_CORRECT,
+    *SHELL_PLACES,
+    *RSYNC_VARIABLES,
+    *GIT_VARIABLES,
+    *GIT_LINE_VARIABLES,
+)
 #: in a line's set: any variable may have been exported
 _ANY: Final = "*"
 #: builtins that export or declare the variables they are given

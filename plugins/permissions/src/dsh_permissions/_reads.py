@@ -120,7 +120,8 @@ def read_subjects(
         why = f"more than {MAX_CANDIDATES} words behind a wrapper may be the command it runs"
         found[unknown(texts[0], why)] = None
         programs = []
-    if texts and (hidden := unmodelled(texts)) is not None:  # su -c, flock -c, unshare
+    # su -c, flock -c, unshare; tar --to-command, RSYNC_RSH=... rsync (its assignments too)
+    if texts and (hidden := unmodelled([w.text for w in command.words])) is not None:
         found[unknown(texts[0], hidden)] = None
     if (named_later := _unnamed(words, texts)) is not None:  # $c .env, sudo $(echo cat)
         why = (

@@ -28,6 +28,7 @@ from dsh_permissions._wrappers import long_option
 __all__ = [
     "HERE",
     "TARS",
+    "TAR_VALUED",
     "directory_words",
     "options_set",
     "places",
@@ -47,7 +48,7 @@ _READS_THERE_LONG: Final = (
     *("--compare", "--files-from"),
 )
 #: tar's short options whose value is the next word (or the rest of the cluster)
-_TAR_VALUED: Final = frozenset("bCfFgHIKLNTVX")
+TAR_VALUED: Final = frozenset("bCfFgHIKLNTVX")
 #: long options of tar known to take their value as the next word; any other long
 #: option given without ``=`` is taken for one not known (None)
 _TAR_LONG_VALUED: Final = frozenset(
@@ -163,7 +164,7 @@ def places(texts: list[str]) -> tuple[str, ...] | None:
             if "P" in letters or "T" in letters:
                 return None  # absolute names; a list that may hold -C
             for at, letter in enumerate(letters):
-                if letter in _TAR_VALUED:
+                if letter in TAR_VALUED:
                     rest = letters[at + 1 :]
                     if rest and text.startswith("-"):  # -Cout, -fa.tar
                         places.extend([rest] if letter == "C" else [])

@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from dsh_permissions._command_options import hidden
 from dsh_permissions._wrappers import (
     VERBS,
     WRAPPER_ARG,
@@ -193,6 +194,8 @@ def unmodelled(words: list[str]) -> str | None:
         name = os.path.basename(words[index])
         if name in UNMODELLED:
             return f"what {name} runs is not modelled"
+        if (why := hidden(words, index)) is not None:  # tar --to-command=...
+            return why
         if (grammar := _GRAMMARS.get(name)) is not None:
             why = _hidden(name, grammar, words, index)
             if why is not None:

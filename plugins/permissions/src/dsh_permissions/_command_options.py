@@ -1,0 +1,163 @@
+"""Options of programs the plugin models that make them run a command it does not
+look into: tar's ``--to-command``, ``-I``, ``-F``, ``--rsh-command``,
+``--checkpoint-action``; ``split --filter``; ``rsync -e``/``--rsync-path``; ``zip
+-T``/``-TT``; ``scp -S``/``-o``/``-F``; ``sort --compress-program``; ``cpio
+--rsh-command``; ``wget --use-askpass``/``-e``; an editor's commands (``vim -c``,
+``+CMD``, ``--cmd``, ``-S``, ``-s``, ex mode; ``emacs --eval``; ``ed`` and ``ex``,
+which take their commands from their input); git's ``-c`` with a setting that may
+run one, ``--exec-path``, ``git config`` storing such a setting and a subcommand's
+option that runs one (``rebase -x``, ``bisect run``: ``_git.runs_command``); and the
+environment variables that do the same (``TAR_OPTIONS``, ``RSYNC_RSH``,
+``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND``, ...).
+
+Such a command is one whose effects are not known before it runs (``hidden``,
+through ``_wrapper_grammar.unmodelled``): asked about, never allowed by a pattern, and
+denied in bypass mode where a deny rule of the tool (or a ``read`` one) could match.
+Long options are matched as getopt does, abbreviated too (``--to-com=``); short ones
+in a cluster up to the first letter taking a value (``-xIcmd``), and in tar's old
+style first word (``xIf``) every letter.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Final
+
+from dsh_permissions._git import runs_command
+from dsh_permissions._option_variables import (
+    GIT_LINE_VARIABLES,
+    GIT_VARIABLES,
+    RSYNC_VARIABLES,
+    TAR_VARIABLES,
+    named,
+    set_in_line,
+)
+from dsh_permissions._tar import TAR_VALUED, TARS
+from dsh_permissions._wrappers import long_option
+
+__all__ = ["hidden"]
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """What makes one program run a command."""
+
+    #: short options that do (their value is the command, or a file of commands)
+    letters: str = ""
+    #: short options that take a value (a cluster ends at one)
+    valued: frozenset[str] = frozenset()
+    #: long options that do (getopt abbreviations too)
+    long: tuple[str, ...] = ()
+    #: long options abbreviating one of ``long`` that are others (``--checkpoint``)
+    others: tuple[str, ...] = ()
+    #: tar's old style: the first word is letters without a dash
+    old_style: bool = False
+    #: vim's ``+CMD`` (``+N`` goes to a line)
+    plus: bool = False
+    #: it runs commands from its input whatever its options (ed, ex)
+    always: bool = False
+    #: environment variables that give it options or a command (inherited ones too)
+    variables: tuple[str, ...] = ()
+    #: the same, counted only when the line sets them (dsh's own are the person's)
+    line_variables: tuple[str, ...] = ()
+
+
+_TAR: Final = _Runs(
+    letters="IF",
+    valued=TAR_VALUED,
+    long=(
+        *("--to-command", "--use-compress-program", "--info-script", "--new-volume-script"),
+        *("--rsh-command", "--checkpoint-action"),
+    ),
+    others=("--checkpoint",),
+    old_style=True,
+    variables=TAR_VARIABLES[:1],
+)
+_VIM: Final = _Runs(letters="cSsuUeE", valued=frozenset("iTwWt"), long=("--cmd",), plus=True)
+_RUNS: Final = {
+    **dict.fromkeys(TARS, _TAR),
+    **dict.fromkeys(("split", "gsplit"), _Runs(long=("--filter",))),
+    "rsync": _Runs(
+        letters="e",
+        valued=frozenset("eBfMT@"),
+        long=("--rsh", "--rsync-path"),
+        variables=RSYNC_VARIABLES,
+    ),
+    "zip": _Runs(letters="T", valued=frozenset("bnOtPZs"), long=("--unzip-command",)),
+    "scp": _Runs(letters="DFSo", valued=frozenset("cDFiJloPSX")),
+    **dict.fromkeys(("sort", "gsort"), _Runs(long=("--compress-program",))),
+    "cpio": _Runs(long=("--rsh-command",)),
+    "wget": _Runs(
+        letters="e",
+        valued=frozenset("aABDiIlOoPQRtTUwX"),
+        long=("--use-askpass", "--execute"),
+    ),
+    **dict.fromkeys(("vi", "vim", "nvim", "view", "gvim", "vimdiff", "rvim"), _VIM),
+    "emacs": _Runs(
+        letters="lfsx",
+        valued=frozenset("dLtT"),
+        long=("--eval", "--load", "--funcall", "--script", "--execute"),
+    ),
+    **dict.fromkeys(("ed", "red", "ex"), _Runs(always=True)),
+    "git": _Runs(variables=GIT_VARIABLES, line_variables=GIT_LINE_VARIABLES),
+}
+
+
+def hidden(words: list[str], index: int) -> str | None:
+    """Why the program at ``words[index]`` (its assignments and wrappers before it) may
+    run a command not looked into, or None."""
+    name = os.path.basename(words[index])
+    runs = _RUNS.get(name)
+    if runs is None:
+        return None
+    before = words[:index]
+    found = [v for v in runs.variables if v in os.environ or _set_here(v, before)]
+    found += [v for v in runs.line_variables if _set_here(v, before)]
+    if found:
+        return f"{found[0]} may make {name} run a command that is not looked into"
+    if runs.always:
+        return f"{name} runs the commands its input gives, which are not looked into"
+    args = words[index + 1 :]
+    option = runs_command(args) if name == "git" else _option(runs, args)
+    if option is None:
+        return None
+    return f"{name} {option} runs a command that is not looked into"
+
+
+def _set_here(name: str, before: list[str]) -> bool:
+    """Whether the line sets the variable ``name``: in the words ``before`` the program
+    or naming it earlier (not only by ``source``, which would ask about every git
+    command after ``. .venv/bin/activate``; see docs/permissions.md, Limits)."""
+    return set_in_line((name,), anything=False) or any(named(name, t) for t in before)
+
+
+def _option(runs: _Runs, args: list[str]) -> str | None:
+    """The option of ``args`` that makes the program run a command, or None."""
+    value_next = False
+    for position, text in enumerate(args):
+        if value_next:
+            value_next = False
+            continue
+        if text == "--":
+            return None
+        if text.startswith("--"):
+            option = text.split("=", 1)[0]
+            if option not in runs.others and any(long_option(option, o) for o in runs.long):
+                return option
+            continue
+        if runs.plus and text.startswith("+") and len(text) > 1 and not text[1:].isdigit():
+            return text
+        if runs.old_style and position == 0 and not text.startswith("-"):
+            if hit := [letter for letter in text if letter in runs.letters]:
+                return f"-{hit[0]}"
+            continue
+        if not text.startswith("-") or len(text) < 2:
+            continue
+        for at, letter in enumerate(text[1:], start=2):
+            if letter in runs.letters:
+                return f"-{letter}"
+            if letter in runs.valued:
+                value_next = at == len(text)
+                break
+    return None
