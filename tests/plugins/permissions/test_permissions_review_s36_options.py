@@ -16,8 +16,9 @@ pytestmark = pytest.mark.plugins("permissions")
 
 BYPASS_RM = {"deny": ["bash(rm *)"]}
 BYPASS_PASSWD = {"deny": ["read(/etc/passwd)"]}
-_LISTED = ["tar", "split", "rsync", "zip", "scp", "vim", "wget", "sort", "cpio", "git"]
-ALLOW_LISTED = {"allow": [f"bash({name} *)" for name in [*_LISTED, "emacs", "ed", "export"]]}
+_LISTED = ["tar", "split", "rsync", "zip", "scp", "vim", "wget", "sort", "cpio", "git", "gpg"]
+_ALSO = ["emacs", "ed", "export", "HOME=. git", "GNUPGHOME=. gpg"]
+ALLOW_LISTED = {"allow": [f"bash({name} *)" for name in [*_LISTED, *_ALSO]]}
 
 RUNNING = [
     "tar xf a.tar --to-command='rm x'", "tar xf a.tar --to-com='rm x'",
@@ -50,7 +51,8 @@ RUNNING = [
     "git fetch --upload-pack='rm x' origin", "git clone -u 'rm x' h:r",
     "git push --receive-pack='rm x' origin", "git filter-branch --tree-filter 'rm x'",
     "git config core.pager 'rm x'", "git config --local core.fsmonitor 'rm x'",
-    "git config set alias.x '!rm x'",
+    "git config set alias.x '!rm x'", "HOME=. git status", "export HOME=.; git status",
+    "gpg --exec-path /x --photo-viewer 'rm x' --list-keys", "GNUPGHOME=. gpg -d f",
 ]  # fmt: skip
 
 
@@ -83,7 +85,7 @@ async def test_4_under_a_read_deny_rule_in_bypass_mode(judge, command):
         "git -c color.ui=never log", "git -C src status", "git -c core.pager=cat log",
         "git -c pager.log=false log", "git --no-pager log", "git rebase -i main",
         "git fetch origin", "git config user.name a", "git config --get core.pager",
-        "git config --list", "export X=1 && git log",
+        "git config --list", "export X=1 && git log", "gpg -d f", "gpg --list-keys",
     ],
 )  # fmt: skip
 async def test_4_the_other_options_change_nothing(judge, command):

@@ -8,7 +8,8 @@ which take their commands from their input); git's ``-c`` with a setting that ma
 run one, ``--exec-path``, ``git config`` storing such a setting and a subcommand's
 option that runs one (``rebase -x``, ``bisect run``: ``_git.runs_command``); and the
 environment variables that do the same (``TAR_OPTIONS``, ``RSYNC_RSH``,
-``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND``, ...).
+``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND``, and ``HOME`` for git and gpg, which
+read their settings there, ...).
 
 Such a command is one whose effects are not known before it runs (``hidden``,
 through ``_wrapper_grammar.unmodelled``): asked about, never allowed by a pattern, and
@@ -28,6 +29,7 @@ from dsh_permissions._git import runs_command
 from dsh_permissions._option_variables import (
     GIT_LINE_VARIABLES,
     GIT_VARIABLES,
+    GPG_VARIABLES,
     RSYNC_VARIABLES,
     TAR_VARIABLES,
     named,
@@ -100,7 +102,15 @@ _RUNS: Final = {
         long=("--eval", "--load", "--funcall", "--script", "--execute"),
     ),
     **dict.fromkeys(("ed", "red", "ex"), _Runs(always=True)),
-    "git": _Runs(variables=GIT_VARIABLES, line_variables=GIT_LINE_VARIABLES),
+    **dict.fromkeys(
+        ("gpg", "gpg2"),
+        _Runs(
+            long=("--photo-viewer", "--exec-path", "--options", "--homedir"),
+            line_variables=(*GPG_VARIABLES, "HOME"),
+        ),
+    ),
+    # HOME: git reads ~/.gitconfig (HOME=. git status)
+    "git": _Runs(variables=GIT_VARIABLES, line_variables=(*GIT_LINE_VARIABLES, "HOME")),
 }
 
 

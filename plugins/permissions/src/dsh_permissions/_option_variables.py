@@ -37,6 +37,7 @@ from dsh_permissions._wrappers import skip_assignments
 __all__ = [
     "GIT_LINE_VARIABLES",
     "GIT_VARIABLES",
+    "GPG_VARIABLES",
     "POSIXLY_CORRECT",
     "RSYNC_VARIABLES",
     "SHELL_PLACES",
@@ -66,6 +67,8 @@ GIT_LINE_VARIABLES: Final = (
     *("GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "EDITOR"),
     *("GIT_PROXY_COMMAND", "VISUAL", "XDG_CONFIG_HOME", "GIT_EXEC_PATH"),
 )
+#: gpg's home, whose ``gpg.conf`` may name a program it runs (``photo-viewer``)
+GPG_VARIABLES: Final = ("GNUPGHOME",)
 #: every variable watched (one a line may set unseen: ``export POSIXLY_CORREC{T,}=1``)
 WATCHED: Final = (
     *TAR_VARIABLES,
@@ -74,6 +77,7 @@ WATCHED: Final = (
     *RSYNC_VARIABLES,
     *GIT_VARIABLES,
     *GIT_LINE_VARIABLES,
+    *GPG_VARIABLES,
 )
 #: in a line's set: any variable may have been exported
 _ANY: Final = "*"
