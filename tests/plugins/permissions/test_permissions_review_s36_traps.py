@@ -4,7 +4,8 @@
 on anything but ``EXIT`` (``DEBUG``, ``ERR``, ``RETURN``, a signal) runs before later
 commands: from it on, where the shell is is not known. 2: bash 5.3's ``${ cmd; }``
 and ``${| cmd; }`` run a command in the shell: not checked, so asked. 3: ``history
--r``/``-w``/``-a``/``-n FILE`` and ``bind -f FILE`` read or write a file.
+-r``/``-w``/``-a``/``-n FILE`` and ``bind -f FILE`` read or write a file; so does
+setting ``HISTFILE`` (bash writes the history there as it exits).
 Each row goes through the real dispatcher (conftest ``judge``).
 """
 
@@ -81,7 +82,13 @@ async def test_3_history_and_bind_read_their_file(judge, command):
     await refused(judge, BYPASS_PASSWD, command, mode="bypass")
 
 
-@pytest.mark.parametrize("command", ["history -w /etc/x", "history -a /etc/x"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "history -w /etc/x", "history -a /etc/x", "set -o history; HISTFILE=/etc/x; echo y",
+        "set -o history; export HISTFILE=/etc/x", "set -o history; read HISTFILE <<< /etc/x",
+    ],
+)  # fmt: skip
 async def test_3_history_writes_its_file(judge, command):
     await refused(judge, OPEN_ETC_WRITE, command)
 

@@ -23,11 +23,12 @@ about; in bypass mode denied when there are deny rules), as ``(( ))`` is:
   ``getopts`` naming one, a nameref to one (``declare -n r=RANDOM``), and an assignment
   to one (``RANDOM=x``, ``export OPTIND=x``) of anything but a plain decimal number;
 - ``fc`` (runs its ``-e`` editor, then history entries), ``history -a``/``-n``/``-r``/
-  ``-w`` and ``bind -f`` (read or write a file the rules do not see), ``hash -p`` and ``BASH_CMDS``
-  (a name runs another program), ``BASH_FUNC_*`` (an exported function), ``BASH_ENV``
-  and ``ENV`` (a new bash, an interactive sh, sources it: ``/dev/stdin`` too), ``PS4``
-  holding a substitution (``set -x`` expands it), alias definitions and ``shopt -s
-  expand_aliases`` (sh and bash in POSIX mode expand aliases in scripts), ``enable``
+  ``-w`` and ``bind -f`` (read or write a file the rules do not see), ``hash -p`` and
+  ``BASH_CMDS`` (a name runs another program), ``BASH_FUNC_*`` (an exported
+  function), ``BASH_ENV`` and ``ENV`` (a new bash, an interactive sh, sources it:
+  ``/dev/stdin`` too), ``PS4`` holding a substitution (``set -x`` expands it),
+  ``HISTFILE`` (bash writes the history there as it exits), alias definitions and
+  ``shopt -s expand_aliases`` (sh and bash in POSIX mode expand aliases in scripts), ``enable``
   other than listing (loads or hides builtins), ``compgen -F`` (runs a function) and
   the integer attribute (``declare -i``: later assignments are evaluated);
 - a shell's script, its ``--rcfile``/``--init-file``, or the file ``source``/``.``
@@ -82,8 +83,11 @@ _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: variables that make a name run other code (``BASH_CMDS[ls]=/bin/rm`` as ``hash -p``,
 #: an exported function ``BASH_FUNC_ls%%``), that a new shell sources (``BASH_ENV``,
 #: ``ENV``, which may be ``/dev/stdin``), that ``set -x`` expands (``PS4``), or that
-#: sends ``cd NAME`` elsewhere than ``./NAME`` (``CDPATH``: the check reads ``./NAME``)
-_HOOK: Final = re.compile(r"BASH_CMDS|BASH_ALIASES|BASH_ENV|ENV|PS4|CDPATH|BASH_FUNC_.*", re.DOTALL)
+#: sends ``cd NAME`` elsewhere than ``./NAME`` (``CDPATH``: the check reads ``./NAME``),
+#: or names a file bash writes (``HISTFILE``: the history, as it exits)
+_HOOK: Final = re.compile(
+    r"BASH_CMDS|BASH_ALIASES|BASH_ENV|ENV|PS4|CDPATH|HISTFILE|BASH_FUNC_.*", re.DOTALL
+)
 #: variables bash gives the integer attribute, which evaluate what is assigned to them
 #: as arithmetic (a value ``a[$(CMD)]`` runs CMD, a value ``x`` evaluates x's value)
 _EVALUATING: Final = frozenset({"RANDOM", "SRANDOM", "OPTIND", "HISTCMD", "SECONDS"})
@@ -101,6 +105,7 @@ _HOOKS: Final = {
     "ENV": "names a file a new interactive sh (or bash --posix) runs first",
     "PS4": "is expanded by set -x before each command, running what it substitutes",
     "CDPATH": "sends cd NAME elsewhere than ./NAME, where the rest of the line is checked",
+    "HISTFILE": "names the file bash writes its history to as it exits (set -o history)",
 }
 _EXPORTED: Final = "makes a command name run an exported function"
 _RUNS: Final = (
