@@ -187,7 +187,7 @@ def _settled(
     if not (word.tilde or path or _path_like(text)):
         return text, None, True
     if (moved or chdir) and not os.path.isabs(text):
-        what = "an earlier cd (or find -execdir)" if moved else "a wrapper's option"
+        what = "an earlier cd (find -execdir, a trap)" if moved else "a wrapper's option"
         why = f"{what} changed the directory, so {word.raw!r} may name another file"
         return word.text, why, True
     if not text or "\x00" in text:

@@ -110,7 +110,9 @@ def read_subjects(
     # file (rg not when it is a device: /dev/null)
     fed = command.piped or any(not w.text.startswith("/dev/") for w in files)
     # an earlier cd, or tar -C, makes a relative file name another file
-    elsewhere = "an earlier cd (or find -execdir) changed the directory" if moved else None
+    elsewhere = (
+        "an earlier cd (find -execdir, a trap) may have changed the directory" if moved else None
+    )
     shifted = moved  # it runs elsewhere (tar -C only unpacks elsewhere: _destinations)
     found: dict[Subject, None] = {}
     made: list[tuple[Word, str]] = []  # a symbolic link's target, and where the link lies
