@@ -23,7 +23,7 @@ import anyio
 from dsh._cli_continue import stored_to_continue
 from dsh._cli_plugins import APPROVALS, RENDERER
 from dsh._cli_signals import on_interrupt
-from dsh._render import CLOSED_STATUS, Renderer
+from dsh._render import CLOSED_STATUS, Renderer, visible
 from dsh.errors import ConfigError, DshError
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ async def agent_session(
             from dsh.llm.local import start_local
 
             server = await start_local(harness, why=choice.why)
-        print(f"dsh: model {choice.name} ({choice.why})", file=sys.stderr)
+        print(visible(f"dsh: model {choice.name} ({choice.why})"), file=sys.stderr)
         agent_id = base.id if base is not None else "main"
         started = harness.agents.get(agent_id)
         if started is not None:  # started from dsh.yml; the command line chose its model
@@ -82,7 +82,7 @@ async def agent_session(
                 options = _told(resume_options(harness, stored, choice.name), args)
                 agent = await harness.agents.resume_stored(agent_id, stored, options)
                 said = continuing(stored, agent.agent.turns)
-                print(f"dsh: continuing session {stored.id} ({said})", file=sys.stderr)
+                print(visible(f"dsh: continuing session {stored.id} ({said})"), file=sys.stderr)
             renderer.session_id = agent.session.id
             yield harness, agent, renderer
             await agent.dispose()  # flushed before the local server goes away
@@ -249,7 +249,7 @@ async def _answers(approvals: TerminalApprovals) -> None:
 def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     """``dsh config check``: validate dsh.yml and every plugin section. What it says of
     a problem has the keys hidden, as ``dsh run`` has (a value quoted may be one)."""
-    from dsh._cli_keys import hide_keys
+    from dsh._cli_keys import said as _said
     from dsh.config import add_settings, find_config, load_config
 
     settings: dict[str, Any] = {}
@@ -257,7 +257,7 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     try:
         path = args.config or find_config(Path(args.cwd or os.getcwd()))
     except DshError as error:
-        print(hide_keys(f"dsh: {error}", args), file=sys.stderr)
+        print(_said(f"dsh: {error}", args), file=sys.stderr)
         return 1
     if path is None:  # logged, as the check's warnings: an unwritable stderr fails nothing
         from dsh._secrets import get_logger
@@ -283,16 +283,16 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
             _warn_of_keys(config, build_configured(config, registered.names()))
     except ConfigError as error:  # every problem, one line each
         for problem in error.problems:
-            print(hide_keys(f"dsh: {problem.problem}", args), file=sys.stderr)
+            print(_said(f"dsh: {problem.problem}", args), file=sys.stderr)
         if error.more:
-            print(f"dsh: {len(error.problems)} problems in {path}", file=sys.stderr)
+            print(visible(f"dsh: {len(error.problems)} problems in {path}"), file=sys.stderr)
         return 1
     except DshError as error:
-        print(hide_keys(f"dsh: {error}", args), file=sys.stderr)
+        print(_said(f"dsh: {error}", args), file=sys.stderr)
         return 1
     status = _plugins_start(args, pm, config)
     if status == 0:
-        print(f"{path}: ok")
+        print(visible(f"{path}: ok"))
     return status
 
 
@@ -318,7 +318,7 @@ def _plugins_start(
     """Start the plugins as ``dsh run`` would, for their own start-up checks (a session
     directory that cannot be written), and check the agent it would create as it would
     (a plugin's setting naming ``local`` that nothing starts); no model is contacted."""
-    from dsh._cli_keys import hide_keys
+    from dsh._cli_keys import said as _said
     from dsh._config_local import check_local
     from dsh.errors import HookError
     from dsh.llm.choose import starts_local
@@ -336,9 +336,9 @@ def _plugins_start(
         from dsh._left_out import leave_out_hint
 
         said = error.for_user() + leave_out_hint(error, pm)
-        print(hide_keys(f"dsh: {said}", args), file=sys.stderr)
+        print(_said(f"dsh: {said}", args), file=sys.stderr)
         return 1
     except DshError as error:
-        print(hide_keys(f"dsh: {error}", args), file=sys.stderr)
+        print(_said(f"dsh: {error}", args), file=sys.stderr)
         return 1
     return 0

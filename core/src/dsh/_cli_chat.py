@@ -43,7 +43,7 @@ from dsh._cli_resume import resume
 from dsh._cli_screen import terminal_streams
 from dsh._cli_signals import ending, on_interrupt
 from dsh._cli_terminal import PromptLine, TerminalApprovals, lines_typed, taken
-from dsh._render import CLOSED_STATUS, shorten
+from dsh._render import CLOSED_STATUS, shorten, visible
 from dsh.commands import ChatCommandContext
 
 if TYPE_CHECKING:
@@ -318,7 +318,7 @@ def _handle(
         if command == "/plugins":
             print(*(f"  {line}" for line in loaded(harness.pm)), sep="\n", file=sys.stderr)
         elif command == "/model":
-            model = agent.agent.options.get("model")
+            model = visible(str(agent.agent.options.get("model")))
             if rest.strip():  # not a switch: a session's model is chosen when it starts
                 _failed(
                     failures,

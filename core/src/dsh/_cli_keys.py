@@ -25,12 +25,20 @@ from dsh._secrets import (
 )
 from dsh._shorthand import split_base_url
 
-__all__ = ["hide_keys"]
+__all__ = ["hide_keys", "said"]
 
 
 def hide_keys(text: str, args: argparse.Namespace) -> str:
     """``text`` with each key ``***`` (``args``: the command's options, for its config)."""
     return redact(text, _keys(args))
+
+
+def said(text: str, args: argparse.Namespace) -> str:
+    """``text`` as the command says it on stderr: keys hidden, its control characters
+    (a model's name in dsh.yml, a file name) shown as ``\\x1b`` (``_render.visible``)."""
+    from dsh._render import visible
+
+    return visible(hide_keys(text, args))
 
 
 def _keys(args: argparse.Namespace) -> tuple[str, ...]:

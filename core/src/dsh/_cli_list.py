@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsh._cli_agent import cli_harness, first_agent
 from dsh._config_models import may_be_a_key
+from dsh._render import visible
 from dsh._secrets import key_from_env, key_is_blank
 from dsh.config import ModelConfig
 
@@ -58,7 +59,7 @@ async def models(args: argparse.Namespace, pm: PluginManager) -> int:
         ],
         right=3,
     )
-    print(f"dsh run and dsh chat use {choice.name}: {why}")
+    print(visible(f"dsh run and dsh chat use {choice.name}: {why}"))
     return 0
 
 
@@ -174,6 +175,7 @@ def _count(value: int | None) -> str:
 def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: int = -1) -> None:
     """Columns as wide as their widest cell (the last one unpadded); column ``right``
     aligned right (numbers)."""
+    rows = [tuple(map(visible, row)) for row in rows]  # a name in dsh.yml may hold escapes
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header) - 1)]
     for row in (header, *rows):
         cells = [

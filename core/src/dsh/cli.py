@@ -289,9 +289,9 @@ def _report(error: BaseException, line: str | None, args: argparse.Namespace) ->
 
 def _write(text: str, args: argparse.Namespace) -> None:
     """``text`` on stderr, keys hidden (a plugin's message may quote one)."""
-    from dsh._cli_keys import hide_keys
+    from dsh._cli_keys import hide_keys, said
 
-    text = hide_keys(text, args)
+    text = said(text, args)
     own = getattr(args, "dsh_command", None)  # a plugin command's arguments: its -m, say
     if own is not None:  # its own -m; the config and workspace are dsh's (its --config
         # may name a file of its own, a FIFO even, not dsh.yml)
