@@ -309,3 +309,22 @@ def test_a_command_at_a_permission_question_is_no_refusal_and_the_question_waits
     assert "(a question waits for y, a or n: the command was not run)" in done.stderr
     assert "approved-output" in server.bodies()[1]["messages"][-1]["content"]
     assert "/help" not in str(server.bodies()[1])
+
+
+@pytest.mark.parametrize("source", ["pipe", "file"])
+def test_chat_drops_a_byte_order_mark_before_the_first_line(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, source: str
+) -> None:
+    """A file saved with a BOM (Windows editors): its first line is a command still, as
+    ``dsh run -`` drops the BOM too; a BOM further on is text."""
+    server = model_server([text_reply("One.")])
+    text = "\ufeff/model\nfirst \ufeff\n"
+    if source == "pipe":
+        done = piped_chat(server, text, cli_env, tmp_path)
+    else:
+        (tmp_path / "in.txt").write_text(text, encoding="utf-8")
+        with (tmp_path / "in.txt").open() as stdin:
+            done = piped_chat(server, stdin, cli_env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "  openai-compatible:tiny\n" in done.stderr
+    assert [b["messages"][-1]["content"] for b in server.bodies()] == ["first \ufeff"]

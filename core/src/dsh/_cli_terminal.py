@@ -41,6 +41,8 @@ _IN_BACKGROUND = (
 )
 #: A byte that was not UTF-8, as the decoding with ``surrogateescape`` keeps it.
 _NOT_UTF8 = re.compile("[\ud800-\udfff]")
+#: A UTF-8 byte order mark, which an editor on Windows may put before the first line.
+_BOM = "\ufeff".encode()
 #: How often a dsh in the background looks whether it has been brought to the foreground.
 _BACKGROUND_POLL = 0.2
 
@@ -167,12 +169,14 @@ async def lines_typed(prompt: PromptLine | None = None) -> AsyncIterator[str | N
     line end with more already behind it, no one types that fast) are one item, joined
     by line ends, as the line editor takes them; a pipe or a file gives line by line.
     While dsh is in the background of the terminal nothing is read (``in_background``).
-    A line read, or the note on an unfinished one, ends the line of ``prompt``."""
+    A byte order mark before the first line of a pipe or a file is dropped, as ``dsh
+    run -`` drops it. A line read, or the note on an unfinished one, ends the line of ``prompt``."""
     fd = sys.stdin.fileno()
     terminal = os.isatty(fd)
     pollable = True
     buffer = b""
     closing = False  # the last read failed with EIO in the foreground
+    marked = not terminal  # a pipe's or a file's byte order mark (Windows) is dropped
     while True:
         if in_background(fd):  # what is typed is the shell's: look again later
             await anyio.sleep(_BACKGROUND_POLL)
@@ -198,6 +202,7 @@ async def lines_typed(prompt: PromptLine | None = None) -> AsyncIterator[str | N
         if data is None:  # sent to the background while it waited
             continue
         if not data:
+            buffer = buffer.removeprefix(_BOM) if marked else buffer  # a file of a BOM alone
             if buffer and not terminal:  # after a hangup isatty() is False: ask first
                 yield _decoded(buffer)
             elif buffer:
@@ -207,6 +212,10 @@ async def lines_typed(prompt: PromptLine | None = None) -> AsyncIterator[str | N
             yield None
             return
         buffer += data
+        if marked:
+            if _BOM.startswith(buffer):  # the mark, or the start of it: wait for more
+                continue
+            buffer, marked = buffer.removeprefix(_BOM), False
         if prompt is not None and b"\n" in buffer:
             prompt.open = False
         if terminal and b"\n" in buffer:
