@@ -1,4 +1,5 @@
-"""``dsh run``'s prompt: its words, and the text piped in where a ``-`` stands."""
+"""``dsh run``'s prompt: its words, and the text piped in where a ``-`` stands (``dsh
+sessions resume`` reads its own so, through ``CommandContext.read_prompt``)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,29 @@ import sys
 
 from dsh._cli_args import UsageError
 
-__all__ = ["prompt_text"]
+__all__ = ["prompt_text", "read_prompt"]
 
 
-def prompt_text(parts: list[str]) -> str:
+def read_prompt(parts: list[str], command: str = "run") -> str:
+    """The prompt of ``dsh COMMAND`` (``prompt_text``), refused when it is empty: a
+    UsageError (status 2) for each thing ``dsh run`` refuses, its message begun with
+    ``command``."""
+    prompt = prompt_text(parts, command)
+    if not prompt.strip():
+        raise UsageError(
+            f'{command}: the prompt is empty; give the text to send (dsh run "list the files")'
+        )
+    return prompt
+
+
+def prompt_text(parts: list[str], command: str = "run") -> str:
     """``dsh run``'s prompt: its words joined by spaces, and in place of ``-`` the text
     read from stdin, set off from the words by blank lines (a byte order mark dropped,
-    Windows line ends read as ``\\n``)."""
+    Windows line ends read as ``\\n``). ``command`` begins what a UsageError says."""
     if parts.count("-") > 1:
-        raise UsageError("run: - (stdin) is given more than once; stdin can be read once")
+        raise UsageError(f"{command}: - (stdin) is given more than once; stdin can be read once")
     for number, part in enumerate(parts, 1):
-        _check_text(part, number)
+        _check_text(part, number, command)
     if "-" not in parts:
         if _input_waits():
             print(
@@ -29,12 +42,16 @@ def prompt_text(parts: list[str]) -> str:
             )
         return " ".join(parts)
     at = parts.index("-")
-    data = sys.stdin.buffer.read()
+    stdin = sys.stdin
+    if hasattr(stdin, "buffer"):
+        data = stdin.buffer.read()
+    else:  # a program calling main() may have put a text stream (StringIO) there
+        data = stdin.read().encode(errors="surrogateescape")
     try:
         text = data.decode("utf-8-sig").replace("\r\n", "\n").strip("\n")
     except UnicodeDecodeError as exc:
         raise UsageError(
-            f"run: stdin is not UTF-8 text ({exc.reason} at byte {exc.start})"
+            f"{command}: stdin is not UTF-8 text ({exc.reason} at byte {exc.start})"
         ) from None
     pieces = [" ".join(parts[:at]), text, " ".join(parts[at + 1 :])]
     if not text.strip() and len(parts) > 1:  # `git diff | dsh run review -` with no diff
@@ -42,7 +59,7 @@ def prompt_text(parts: list[str]) -> str:
     return "\n\n".join(piece for piece in pieces if piece)
 
 
-def _check_text(word: str, number: int) -> None:
+def _check_text(word: str, number: int, command: str) -> None:
     """Refuse a prompt word that was not UTF-8 on the command line (Python keeps each
     such byte as a lone surrogate, which would be sent as ``\\udce9``), as stdin that
     is not is refused: naming the word, the bytes shown as U+FFFD."""
@@ -62,7 +79,7 @@ def _check_text(word: str, number: int) -> None:
 
         shown = shown_value(given.decode("utf-8", "replace"))
         raise UsageError(
-            f"run: the prompt's word {number} ({shown}) is not UTF-8 text ({why})"
+            f"{command}: the prompt's word {number} ({shown}) is not UTF-8 text ({why})"
         ) from None
 
 

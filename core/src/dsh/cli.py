@@ -242,13 +242,9 @@ def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
                 "" if sys.stdin.isatty() else "; to send what is piped in, give -: ... | dsh run -"
             )
             raise UsageError(f'run: give the prompt (dsh run "list the files"){piped}')
-        from dsh._cli_prompt import prompt_text
+        from dsh._cli_prompt import read_prompt
 
-        args.prompt = prompt_text(args.prompt)
-        if not args.prompt.strip():
-            raise UsageError(
-                'run: the prompt is empty; give the text to send (dsh run "list the files")'
-            )
+        args.prompt = read_prompt(args.prompt)
         from dsh._cli_agent import run as command
     else:
         from dsh._cli_chat import chat as command

@@ -75,6 +75,17 @@ class CommandContext:
 
         return resume_options(harness, stored, model)
 
+    def read_prompt(self, words: list[str], command: str) -> str:
+        """The prompt ``words`` give, read and checked as ``dsh run`` reads its own: the
+        words joined by spaces, the text piped in where a ``-`` stands (its byte order
+        mark dropped, Windows line ends read as ``\\n``). An empty prompt, a word or
+        stdin that is not UTF-8, or ``-`` given twice is a ``DshError`` (status 2)
+        whose message begins with ``command`` (``"sessions resume"``); text piped in
+        with no ``-`` to take it is not read, and a warning says so."""
+        from dsh._cli_prompt import read_prompt
+
+        return read_prompt(words, command)
+
     async def run_prompt(
         self, prompt: str, *, session: str | None = None, json: bool = False
     ) -> int:

@@ -73,7 +73,7 @@ def test_resume_refuses_an_empty_prompt_on_stdin(
     monkeypatch.setattr("sys.stdin", io.StringIO("  \n"))
 
     assert main(["-c", str(config), "-m", "scripted", "sessions", "resume", "s"]) == 2
-    assert "the prompt read from stdin is empty" in capsys.readouterr().err
+    assert "sessions resume: the prompt is empty" in capsys.readouterr().err
     assert empty_model.requests == []
 
 

@@ -75,7 +75,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "prompt",
         nargs="*",
         default=[],
-        help="the next prompt (words joined by spaces; default: stdin)",
+        help="the next prompt, as dsh run's (words joined by spaces, - for stdin; default: stdin)",
     )
     resume.add_argument(
         "-m", "--model", metavar="MODEL", default=argparse.SUPPRESS, help="as dsh -m"
@@ -280,16 +280,16 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
     from dsh.persistence import find_session
 
     args = context.args
-    prompt = " ".join(args.prompt)
-    if not prompt:
+    words = args.prompt
+    if not words:  # the prompt is what is piped in
         if sys.stdin.isatty():
             raise DshError(
                 "resume needs a prompt: dsh sessions resume ID 'what next?' (or pipe one "
                 "on stdin); an interactive resume is dsh chat --session ID"
             )
-        prompt = sys.stdin.read().strip()
-        if not prompt:
-            raise DshError("resume: the prompt read from stdin is empty")
+        words = ["-"]
+    # read and checked as dsh run's: an empty prompt, bytes that are not UTF-8 refused
+    prompt = context.read_prompt(words, "sessions resume")
     # exactly `dsh run --session ID PROMPT`: its model choice, output and exit status
     session = await find_session(service, args.id)
     return await context.run_prompt(prompt, session=session, json=args.json)

@@ -1,0 +1,87 @@
+"""``dsh sessions resume ID [PROMPT]`` reads and checks its prompt as ``dsh run
+--session ID PROMPT`` does (core/src/dsh/_cli_prompt.py): an empty prompt, a word or
+stdin that is not UTF-8 are refused (status 2) before any model is asked; a byte order
+mark on stdin is dropped; stdin is read only when no prompt is given."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import contents, dsh, text_reply
+
+
+def _stored(server: Any, env: dict[str, str], cwd: Path) -> str:
+    """The id of a session with one turn, made with ``dsh run``."""
+    done = dsh("-m", f"openai-compatible:tiny@{server.url}", "run", "hi", env=env, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return done.stderr.split("dsh: new session ", 1)[1].split()[0]
+
+
+def _resume(
+    server: Any, env: dict[str, str], cwd: Path, *words: str | bytes, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[str]:
+    model = f"openai-compatible:tiny@{server.url}"
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh.cli", "-m", model, "sessions", "resume", *words],
+        input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        timeout=60,
+    )
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode(), done.stderr.decode()
+    )
+
+
+@pytest.mark.parametrize(
+    ("words", "stdin", "said"),
+    [
+        (
+            [""],
+            None,
+            "dsh: error: sessions resume: the prompt is empty; give the text to send",
+        ),
+        (
+            ["say", b"caf\xe9"],
+            None,
+            "dsh: error: sessions resume: the prompt's word 2 ('caf\ufffd') is not UTF-8",
+        ),
+        ([], b"caf\xe9\n", "dsh: error: sessions resume: stdin is not UTF-8 text"),
+        (  # a prompt given: stdin is not read for it (as dsh run: only where - stands)
+            [""],
+            b"from stdin\n",
+            "dsh: the text piped in is not sent",
+        ),
+    ],
+    ids=["empty", "word-not-utf8", "stdin-not-utf8", "prompt-given-stdin-not-read"],
+)
+def test_a_prompt_dsh_run_refuses_is_refused(
+    model_server: Any,
+    cli_env: dict[str, str],
+    tmp_path: Path,
+    words: list[str | bytes],
+    stdin: bytes | None,
+    said: str,
+) -> None:
+    server = model_server([text_reply("Hello.")])
+    session = _stored(server, cli_env, tmp_path)
+    done = _resume(server, cli_env, tmp_path, session, *words, stdin=stdin)
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr
+    assert len(server.bodies()) == 1  # the first turn's only
+
+
+def test_a_byte_order_mark_on_stdin_is_dropped(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("Hello."), text_reply("Again.")])
+    session = _stored(server, cli_env, tmp_path)
+    done = _resume(server, cli_env, tmp_path, session, stdin="\ufeffand now?\r\n".encode())
+    assert done.returncode == 0, done.stderr
+    assert contents(server.bodies()[1])[-1] == "and now?"
