@@ -18,11 +18,18 @@ class OutputError(OSError):
 
 
 class _Output(io.TextIOWrapper):
-    """stdout's text layer, on its buffer, raising OutputError for a failed write."""
+    """stdout's text layer, on its buffer, raising OutputError for a failed write.
+    ``unbuffered``: each write is flushed (``python -u``: the buffer under it is dsh's
+    own, see ``tag_output_errors``)."""
+
+    unbuffered = False
 
     def write(self, text: str) -> int:
         try:
-            return super().write(text)
+            written = super().write(text)
+            if self.unbuffered:
+                super().flush()
+            return written
         except BrokenPipeError:
             raise
         except OSError as error:
@@ -44,8 +51,9 @@ class _Output(io.TextIOWrapper):
             self.flush()
 
 
-#: the text layers replaced, kept alive: a layer freed closes the buffer it shares
-_REPLACED: list[TextIO] = []
+#: the text layers replaced, kept alive: a layer freed closes the buffer it shares (and
+#: so would a buffer of dsh's own, freed, close the raw file under it)
+_REPLACED: list[TextIO | io.BufferedWriter] = []
 
 
 def _tagged(error: OSError) -> OutputError:
@@ -67,11 +75,21 @@ def tag_output_errors() -> None:
         return
     stream.flush()
     _REPLACED.append(stream)
-    sys.stdout = _Output(
-        stream.buffer,
+    buffer = stream.buffer
+    unbuffered = isinstance(buffer, io.RawIOBase)
+    if unbuffered:
+        # PYTHONUNBUFFERED=1 (python -u): the raw file, one write of which may take only
+        # part of the text (a pipe closed as it is written: 64 KiB of 250), the rest
+        # silently lost; a buffered writer writes it all, or raises (141 for a pipe)
+        buffer = io.BufferedWriter(buffer)
+        _REPLACED.append(buffer)
+    output = _Output(
+        buffer,
         encoding=stream.encoding,
         errors="backslashreplace",
         newline="\n",
         line_buffering=stream.line_buffering,
         write_through=stream.write_through,
     )
+    output.unbuffered = unbuffered
+    sys.stdout = output
