@@ -154,3 +154,23 @@ def test_bytes_typed_that_are_not_utf8_are_replaced_and_it_says_so(
     child.sendline("/quit")
     child.expect(pexpect.EOF)
     assert server.bodies()[0]["messages"][-1]["content"] == "bad \ufffd\ufffd bytes"
+
+
+@pytest.mark.parametrize("typed", ["/resume zzz", "/compact"])
+def test_a_command_typed_during_a_turn_leaves_one_prompt(
+    model_server: Any, chat: Any, typed: str
+) -> None:
+    """Without the line editor: a chat command that runs beside the turn (a plugin's) or
+    fails at once (``/resume`` while busy) shows ``> `` once, when the turn ends."""
+    slow = text_reply("thinking", ".", ".", ".", ".", ".", pause=0.3)
+    child = chat(model_server([slow]), canonical=True)
+    child.sendline("start")
+    child.expect_exact("thinking")
+    child.sendline(typed)
+    child.expect_exact("[turn 1 completed")
+    child.expect_exact("> ")
+    child.expect([pexpect.TIMEOUT, pexpect.EOF], timeout=1.5)  # any more there would be
+    after = child.logfile_read.getvalue().split("[turn 1 completed", 1)[1]
+    assert after.count("> ") == 1, after
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)

@@ -154,8 +154,17 @@ async def _chat(
             editor.asking = lambda: approvals.asking  # Ctrl-C drops the answer typed too
             editor.steer_of = _prompt_of  # a line sent while the agent works: shown as a steer
 
+        waiting = False  # a prompt_when_idle waits: another shows nothing more
+
         async def prompt_when_idle() -> None:
-            await agent.when_idle()
+            nonlocal waiting
+            if waiting:  # its prompt comes when the agent is idle: once, not "> > "
+                return
+            waiting = True
+            try:
+                await agent.when_idle()
+            finally:
+                waiting = False
             if editor is not None:
                 editor.refresh()
             elif not running:  # its answer would follow "> " on its line: shown after
