@@ -158,6 +158,14 @@ def dsh(
     )
 
 
+def stored_session(server: Any, env: dict[str, str], cwd: Path) -> str:
+    """The id of a stored session of one turn (``hi``), made by ``dsh run`` on
+    ``server``."""
+    done = dsh("-m", f"openai-compatible:tiny@{server.url}", "run", "hi", env=env, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return done.stderr.split("dsh: new session ", 1)[1].split()[0]
+
+
 # -- settings for a plugin that does not run (tests/cli/test_*_config.py) ---------------
 
 SHELL_SECTION = "shell:\n  x: 1\n"  # a section for a plugin that is not installed

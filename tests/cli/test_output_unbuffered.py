@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cli_support import dsh, text_reply
+from cli_support import stored_session, text_reply
 
 #: an answer several times what a pipe holds
 ANSWER = "".join(f"line {n} of a long answer {'x' * 60}\n" for n in range(4000))
@@ -27,18 +27,11 @@ def _show(env: dict[str, str], cwd: Path, session: str, stdout: Any) -> subproce
     )
 
 
-def _stored(model_server: Any, env: dict[str, str], cwd: Path) -> str:
-    server = model_server([text_reply(ANSWER)])
-    done = dsh("-m", f"openai-compatible:tiny@{server.url}", "run", "hi", env=env, cwd=cwd)
-    assert done.returncode == 0, done.stderr
-    return done.stderr.split("dsh: new session ", 1)[1].split()[0]
-
-
 def test_output_to_a_pipe_read_slowly_is_all_written(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     assert cli_env["PYTHONUNBUFFERED"] == "1"
-    session = _stored(model_server, cli_env, tmp_path)
+    session = stored_session(model_server([text_reply(ANSWER)]), cli_env, tmp_path)
     with (
         (tmp_path / "whole.txt").open("wb") as file,
         _show(cli_env, tmp_path, session, file) as child,
@@ -59,7 +52,7 @@ def test_output_to_a_pipe_read_slowly_is_all_written(
 def test_a_pipe_closed_early_is_status_141(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
-    session = _stored(model_server, cli_env, tmp_path)
+    session = stored_session(model_server([text_reply(ANSWER)]), cli_env, tmp_path)
     with _show(cli_env, tmp_path, session, subprocess.PIPE) as child:  # | head -c 100
         assert child.stdout is not None and child.stderr is not None
         assert len(child.stdout.read(100)) == 100

@@ -11,14 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import contents, dsh, text_reply
-
-
-def _stored(server: Any, env: dict[str, str], cwd: Path) -> str:
-    """The id of a session with one turn, made with ``dsh run``."""
-    done = dsh("-m", f"openai-compatible:tiny@{server.url}", "run", "hi", env=env, cwd=cwd)
-    assert done.returncode == 0, done.stderr
-    return done.stderr.split("dsh: new session ", 1)[1].split()[0]
+from cli_support import contents, stored_session, text_reply
 
 
 def _resume(
@@ -70,7 +63,7 @@ def test_a_prompt_dsh_run_refuses_is_refused(
     said: str,
 ) -> None:
     server = model_server([text_reply("Hello.")])
-    session = _stored(server, cli_env, tmp_path)
+    session = stored_session(server, cli_env, tmp_path)
     done = _resume(server, cli_env, tmp_path, session, *words, stdin=stdin)
     assert done.returncode == 2, done.stderr
     assert said in done.stderr
@@ -81,7 +74,7 @@ def test_a_byte_order_mark_on_stdin_is_dropped(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     server = model_server([text_reply("Hello."), text_reply("Again.")])
-    session = _stored(server, cli_env, tmp_path)
+    session = stored_session(server, cli_env, tmp_path)
     done = _resume(server, cli_env, tmp_path, session, stdin="\ufeffand now?\r\n".encode())
     assert done.returncode == 0, done.stderr
     assert contents(server.bodies()[1])[-1] == "and now?"

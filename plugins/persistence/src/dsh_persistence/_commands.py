@@ -247,7 +247,7 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
     from dsh_persistence._errors import SessionFormatError, SessionInUseError
 
     status = 0
-    for session_id in ids:
+    for session_id in dict.fromkeys(ids):  # an id given twice is one session: once
         try:
             deleted = await service.delete(session_id)
         # said, and the other ids are still deleted: in use, or a file not a session's
