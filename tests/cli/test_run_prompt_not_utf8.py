@@ -61,3 +61,27 @@ def test_the_word_is_named_and_shown_short(word: str, said: str) -> None:
 
 def test_utf8_words_are_kept() -> None:
     assert prompt_text(["café", "日本"]) == "café 日本"
+
+
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_a_system_prompt_that_is_not_utf8_is_refused(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, command: str
+) -> None:
+    """``-s $'\\xff'`` was sent as ``\\ufffd`` while a prompt word so is refused."""
+    server = model_server([text_reply("ok")])
+    model = f"openai-compatible:tiny@{server.url}"
+    words = ["hi"] if command == "run" else []
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh.cli", "-m", model, command, "-s", b"be \xff", *words],
+        input=b"hi\n",
+        env=cli_env,
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.decode() == (
+        f"dsh: error: {command}: -s ('be \ufffd') is not UTF-8 text "
+        "(invalid start byte at byte 3)\n"
+    )
+    assert server.bodies() == []

@@ -10,7 +10,7 @@ import sys
 
 from dsh._cli_args import UsageError
 
-__all__ = ["prompt_text", "read_prompt"]
+__all__ = ["prompt_text", "read_prompt", "refuse_not_utf8"]
 
 
 def read_prompt(parts: list[str], command: str = "run") -> str:
@@ -32,7 +32,7 @@ def prompt_text(parts: list[str], command: str = "run") -> str:
     if parts.count("-") > 1:
         raise UsageError(f"{command}: - (stdin) is given more than once; stdin can be read once")
     for number, part in enumerate(parts, 1):
-        _check_text(part, number, command)
+        refuse_not_utf8(part, f"{command}: the prompt's word {number}")
     if "-" not in parts:
         if _input_waits():
             print(
@@ -59,10 +59,11 @@ def prompt_text(parts: list[str], command: str = "run") -> str:
     return "\n\n".join(piece for piece in pieces if piece)
 
 
-def _check_text(word: str, number: int, command: str) -> None:
-    """Refuse a prompt word that was not UTF-8 on the command line (Python keeps each
-    such byte as a lone surrogate, which would be sent as ``\\udce9``), as stdin that
-    is not is refused: naming the word, the bytes shown as U+FFFD."""
+def refuse_not_utf8(word: str, what: str) -> None:
+    """Refuse text that was not UTF-8 on the command line, a prompt word or ``-s``
+    (Python keeps each such byte as a lone surrogate, which would be sent as
+    ``\\udce9``), as stdin that is not is refused: a UsageError saying ``what`` it is,
+    its bytes shown as U+FFFD."""
     try:
         word.encode("utf-8")
     except UnicodeEncodeError:
@@ -78,9 +79,7 @@ def _check_text(word: str, number: int, command: str) -> None:
         from dsh._config_yaml import shown as shown_value
 
         shown = shown_value(given.decode("utf-8", "replace"))
-        raise UsageError(
-            f"{command}: the prompt's word {number} ({shown}) is not UTF-8 text ({why})"
-        ) from None
+        raise UsageError(f"{what} ({shown}) is not UTF-8 text ({why})") from None
 
 
 def _input_waits() -> bool:

@@ -235,6 +235,10 @@ def _check_cwd(cwd: Path | None) -> None:
 def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
     import anyio
 
+    from dsh._cli_prompt import read_prompt, refuse_not_utf8
+
+    if args.system is not None:  # sent as the prompt's words are: UTF-8 or refused
+        refuse_not_utf8(args.system, f"{args.command}: -s")
     command: Callable[[argparse.Namespace, PluginManager], Awaitable[int]]
     if args.command == "run":
         if not args.prompt:
@@ -242,8 +246,6 @@ def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
                 "" if sys.stdin.isatty() else "; to send what is piped in, give -: ... | dsh run -"
             )
             raise UsageError(f'run: give the prompt (dsh run "list the files"){piped}')
-        from dsh._cli_prompt import read_prompt
-
         args.prompt = read_prompt(args.prompt)
         from dsh._cli_agent import run as command
     else:
