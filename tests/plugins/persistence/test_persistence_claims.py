@@ -109,11 +109,12 @@ async def test_a_session_continued_elsewhere_is_refused_before_the_model_is_aske
         assert events[-1].data["reason"] == "completed"
 
 
-async def test_a_new_session_claims_nothing_and_a_harness_can_resume_after_refusal(
+async def test_a_harness_can_create_an_agent_after_a_refused_resume(
     settings: PersistenceSettings,
 ) -> None:
-    """A created session is not stored before its first flush: nothing to claim. A
-    refused resume leaves the harness usable (another agent with the same id works)."""
+    """A refused resume leaves the harness usable: another agent with the same agent
+    id, on a new session of its own, works (test_persistence_new_session_claims.py: a
+    new session is claimed too)."""
     session_id = await stored_session(settings)
     holder = PersistencePlugin(settings)
     async with scripted_harness(
@@ -149,7 +150,7 @@ def test_a_claimed_session_cannot_be_deleted_by_another_process(
     assert theirs.claim("s")
     theirs.release("s")
     assert theirs.delete("s")
-    assert mine.claim("gone")  # a session not stored is nobody's
+    assert mine.claim("gone")  # a session not stored that no one claims is free
     mine.release("gone")
     for backend in (mine, theirs):
         backend.close()

@@ -64,13 +64,18 @@ from dsh_persistence import JsonlBackend
 print(JsonlBackend(sys.argv[1]).delete("s"), flush=True)
 """
 
+# A new agent stores the session (claimed: a writer without a claim would take its turn
+# first, which the race holds: that of an append in progress, as far as it can tell)
 CREATOR = """
 import sys
 from dsh_persistence import JsonlBackend, SessionInfo
 from dsh_persistence.testing import LogBuilder
 
 log = LogBuilder(start=1_800_000_000.0)
-JsonlBackend(sys.argv[1]).append(SessionInfo("s", 1.8e9), log.turn("new")[:3], durable=True)
+backend = JsonlBackend(sys.argv[1])
+assert backend.claim("s")
+backend.append(SessionInfo("s", 1.8e9), log.turn("new")[:3], durable=True)
+backend.release("s")
 """
 
 

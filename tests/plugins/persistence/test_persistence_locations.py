@@ -159,6 +159,8 @@ async def test_a_directory_lost_after_start_is_reported_by_each_flush_and_the_ag
     try:
         async with scripted_harness(ScriptedModel([text("hi"), text("again")]), pm=pm) as harness:
             agent = await harness.agents.create("a", options={"model": "scripted"})
+            for path in directory.iterdir():  # the lock file of the new session's claim
+                path.unlink()
             directory.rmdir()
             directory.write_text("a file now\n")
             with anyio.fail_after(LIMIT):

@@ -177,11 +177,12 @@ class SessionBackend(ABC):
         so that a bad location is reported then rather than at the first flush."""
 
     def claim(self, session_id: str) -> bool:
-        """Reserve a stored session for an agent of this process until ``release``, so
-        that no other process continues it meanwhile: False when another holds it. A
-        session not stored yet is nobody's (True). Optional: a backend that cannot
-        reserve returns True, and a second writer is then refused only when it writes
-        (``SessionConflictError``). The built-in backends also refuse at once an
+        """Reserve a session for an agent of this process until ``release``, so that no
+        other process continues it meanwhile: False when another holds it. The built-in
+        backends reserve a session not stored yet too (a new agent's id, which another
+        process may not create meanwhile), through its first save. Optional: a backend
+        that cannot reserve returns True, and a second writer is then refused only when
+        it writes (``SessionConflictError``). The built-in backends also refuse at once an
         ``append`` by an instance that holds no claim while another holds one
         (``SessionInUseError``); ``BackendContract`` does not require that."""
         return True

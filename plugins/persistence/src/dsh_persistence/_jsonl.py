@@ -81,6 +81,8 @@ class JsonlBackend(FileLocks, SessionBackend):
         #: The sessions this process writes: an open file each, holding its lock (or
         #: ``PENDING`` until the file is made).
         self._claims: dict[str, int] = {}
+        #: The claims of sessions not stored yet: the open lock file (``claim_path``) each.
+        self._pending: dict[str, int] = {}
 
     def path(self, session_id: str) -> Path:
         path = self._paths.get(session_id)
@@ -195,10 +197,11 @@ class JsonlBackend(FileLocks, SessionBackend):
         # claimed: the new file is locked before it appears (a claim whose file was
         # removed, by its holder or a program that takes no lock, holds the new one)
         claimed = info.id in self._claims
-        try:
-            stat, held = publish(path, header + payload, fsync=self._fsync, hold=claimed)
-        except OSError as exc:
-            raise self._failed(exc, "create the session file", path) from exc
+        with self._publishing(info.id, path):
+            try:
+                stat, held = publish(path, header + payload, fsync=self._fsync, hold=claimed)
+            except OSError as exc:
+                raise self._failed(exc, "create the session file", path) from exc
         if held is not None:
             previous = self._claims.get(info.id, PENDING)
             self._claims[info.id] = held

@@ -2,16 +2,22 @@
 without one, and what they check once they hold the file's lock (``_claims`` explains
 the locks).
 
-A claim is the file's advisory lock, held from ``claim`` to ``release``. A writer
-without one opens the file, takes its turn, then the file's lock; a delete by another
-process can come in between, so once locked it checks that the path still leads to the
-file it opened (``_open_to_append``).
+A claim is the file's advisory lock, held from ``claim`` to ``release``. A session not
+stored yet has no file: its claim is a lock file beside where that will be
+(``claim_path``), held until its file is made (locked before it appears) and then
+removed. Every first publish of a session file holds that lock file (``_publishing``),
+so no other process claims or stores the session meanwhile. A writer without a claim
+opens the file, takes its turn, then the file's lock; a delete by another process can
+come in between, so once locked it checks that the path still leads to the file it
+opened (``_open_to_append``).
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,9 +31,10 @@ from dsh_persistence._errors import (
 from dsh_persistence._files import LOCKS, leads_to, open_regular, try_lock_file
 from dsh_persistence._session_file import check_session_file
 
-__all__ = ["PENDING", "FileLocks", "turn_path"]
+__all__ = ["PENDING", "FileLocks", "claim_path", "turn_path"]
 
-#: In ``_claims``: the session is claimed and not stored yet; its file is locked when made.
+#: In ``_claims``: the session is claimed and not stored yet; its lock file (``claim_path``,
+#: in ``_pending``) holds the claim until its file is made, locked then.
 PENDING = -1
 
 
@@ -37,7 +44,10 @@ class FileLocks:
     #: The sessions this process writes: an open file each, holding its lock (or
     #: ``PENDING`` until the file is made).
     _claims: dict[str, int]
+    #: The claims of sessions not stored yet: the open lock file (``claim_path``) each.
+    _pending: dict[str, int]
     _guard: threading.Lock
+    directory: Path
 
     if TYPE_CHECKING:
 
@@ -54,8 +64,8 @@ class FileLocks:
         other processes can neither claim the session nor append to it or delete it. The
         file is opened for writing, so one this process may not write is refused (a
         ``PersistenceError`` naming it) before the session's agent runs anything. A
-        session not stored yet gets its lock when its file is made (locked before it
-        appears)."""
+        session not stored yet is claimed by its lock file (``_claim_unstored``) until
+        its file is made, locked before it appears."""
         if not LOCKS:  # no advisory locks here (Windows): no claims
             return True
         path = self.path(session_id)
@@ -66,8 +76,10 @@ class FileLocks:
                 try:  # for writing: a file this process may not write is refused now
                     fd = open_regular(path, os.O_WRONLY)
                 except (FileNotFoundError, NotADirectoryError):  # not stored (here)
-                    self._claims[session_id] = PENDING
-                    return True
+                    claimed = self._claim_unstored(session_id, path)
+                    if claimed is None:  # stored meanwhile: its file's lock is the claim
+                        continue
+                    return claimed
                 except OSError as exc:
                     raise self._failed(exc, "open the session file to write", path) from exc
                 try:
@@ -85,18 +97,107 @@ class FileLocks:
                 # deleted since it was opened (and maybe stored anew): its lock would
                 # hold nothing, and leave a new file free for another claim
 
+    def _claim_unstored(self, session_id: str, path: Path) -> bool | None:
+        """Claim a session that has no file (under its ``_lock``): hold its lock file,
+        ``claim_path`` (made, with the directory if missing), until its file is made or
+        the claim released. False when another holds it; None when the session's file
+        appeared meanwhile (its creator holds the lock file until the file is there):
+        that file's lock is the session's claim now."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise self._failed(exc, "create it") from exc
+        pending = claim_path(path)
+        try:
+            fd = hold_lock_file(pending, wait=False)
+        except OSError as exc:
+            raise self._failed(exc, "lock it to claim the session", pending) from exc
+        if fd is None:
+            return False
+        if os.path.exists(path):
+            let_go(pending, fd)
+            return None
+        self._claims[session_id] = PENDING
+        self._pending[session_id] = fd
+        return True
+
+    @contextmanager
+    def _publishing(self, session_id: str, path: Path) -> Iterator[None]:
+        """Around the publish of a session's first file (under its ``_lock``): hold the
+        lock file a claim of a session not stored holds, so that no other process claims
+        or stores the session meanwhile, and let it go once the file is there (locked by
+        the claim, if any). A claim holds it already (taken again if it was removed
+        meanwhile, a user tidying, while no other process took it). A writer without a
+        claim first takes its turn (``_lock_unclaimed``), so that two such writers meet
+        as a conflict when they store one session at once. Another process's claim:
+        ``SessionInUseError``, nothing written."""
+        if not LOCKS:
+            yield
+            return
+        claimed = session_id in self._claims
+        turns = turn_path(path)
+        pending = claim_path(path)
+        turn = None
+        try:
+            if not claimed:
+                turn = hold_lock_file(turns, wait=True)
+            held = self._pending.pop(session_id, None)
+            if held is not None and not _still_there(pending, held):
+                os.close(held)  # removed: no one else meets it
+                held = None
+            if held is None:
+                held = hold_lock_file(pending, wait=False)
+        except OSError as exc:
+            if turn is not None:
+                let_go(turns, turn)
+            raise self._failed(exc, "lock it to store the session", pending) from exc
+        try:
+            if held is None:
+                raise SessionInUseError(
+                    f"{path}: cannot store session {session_id!r}: another process or "
+                    "harness is continuing it (it holds the session's claim); nothing was "
+                    "written"
+                )
+            stored = False
+            try:
+                yield
+                stored = True
+            finally:
+                if claimed and not stored:  # the claim goes on, holding it
+                    self._pending[session_id] = held
+                else:
+                    self._let_go_pending(path, held)
+        finally:
+            if turn is not None:
+                let_go(turns, turn)
+
+    def _let_go_pending(self, path: Path, fd: int) -> None:
+        """End the lock of ``claim_path(path)`` held as ``fd``, removing the file if it
+        is still the one held (one made anew since is another's)."""
+        pending = claim_path(path)
+        if _still_there(pending, fd):
+            let_go(pending, fd)
+        else:
+            os.close(fd)
+
     def release(self, session_id: str) -> None:
         with self._lock(session_id):
             fd = self._claims.pop(session_id, PENDING)
             if fd != PENDING:
                 os.close(fd)
+            pending = self._pending.pop(session_id, None)
+            if pending is not None:
+                self._let_go_pending(self.path(session_id), pending)
 
     def close(self) -> None:
         with self._guard:
             claims, self._claims = self._claims, {}
+            pending, self._pending = self._pending, {}
         for fd in claims.values():
             if fd != PENDING:
                 os.close(fd)
+        for session_id, fd in pending.items():
+            self._let_go_pending(self.path(session_id), fd)
 
     def _open_to_append(
         self, session_id: str, path: Path, first: int
@@ -185,10 +286,21 @@ class FileLocks:
             if claimed == PENDING:  # no claims here: the header is read all the same
                 with open(path, "rb") as file:
                     check_session_file(file.fileno(), path, "deleted")
-            os.unlink(path)  # no claims here, or ours (the service refuses a live session)
-            if claimed != PENDING:  # its lock holds a removed file: the claim goes on
-                self._claims[session_id] = PENDING  # with the file stored next
-                os.close(claimed)
+                os.unlink(path)
+                return
+            # ours (the service refuses a live session): its lock holds a removed file,
+            # so the claim goes on as one of a session not stored, taken before it goes
+            pending = hold_lock_file(claim_path(path), wait=False)
+            try:
+                os.unlink(path)
+            except BaseException:
+                if pending is not None:
+                    let_go(claim_path(path), pending)
+                raise
+            self._claims[session_id] = PENDING
+            os.close(claimed)
+            if pending is not None:
+                self._pending[session_id] = pending
             return
         while True:
             fd = open_regular(path)
@@ -213,6 +325,19 @@ def _same_file(fd: int, other: int) -> bool:
     return (one.st_dev, one.st_ino) == (two.st_dev, two.st_ino)
 
 
+def _still_there(path: Path, fd: int) -> bool:
+    """``leads_to``, False when it cannot be told (the directory gone, or a file now)."""
+    try:
+        return leads_to(path, fd)
+    except OSError:
+        return False
+
+
 def turn_path(path: Path) -> Path:
     """The lock file writers holding no claim of the session take turns on."""
     return path.with_name(f".{path.name}.lock")
+
+
+def claim_path(path: Path) -> Path:
+    """The lock file of the claim of a session whose file ``path`` is not made yet."""
+    return path.with_name(f".{path.name}.claim")
