@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -303,4 +304,62 @@ def test_a_jsonl_claim_whose_lock_file_was_removed_is_taken_again_or_lost(
     finally:
         holder.close()
         other.close()
+    assert sorted(p.name for p in directory.iterdir()) == ["new.jsonl"]
+
+
+def test_two_writers_without_a_claim_storing_one_new_session_meet_as_a_conflict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second meets the first mid-publish (holding the lock file a claim of the
+    session would hold): it waits for its turn, then finds the session stored
+    (``SessionConflictError``), not "in use" as a claim would have it."""
+    import threading
+
+    from dsh_persistence import JsonlBackend, _jsonl
+
+    directory = tmp_path / "sessions"
+    first, second = JsonlBackend(directory), JsonlBackend(directory)
+    reached, go = threading.Event(), threading.Event()
+    real = _jsonl.publish
+    outcomes: dict[str, BaseException | None] = {}
+
+    def paused(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name == "first":
+            reached.set()
+            assert go.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_jsonl, "publish", paused)
+
+    def store(backend: JsonlBackend, by: str) -> None:
+        log = LogBuilder()
+        log.turn(by)
+        try:
+            backend.append(INFO, log.events, durable=False)
+            outcomes[by] = None
+        except BaseException as exc:  # checked below
+            outcomes[by] = exc
+
+    one = threading.Thread(target=store, args=(first, "first"), name="first")
+    two = threading.Thread(target=store, args=(second, "second"), name="second")
+    one.start()
+    try:
+        assert reached.wait(30)
+        two.start()
+        two.join(0.5)
+        assert two.is_alive(), f"the second did not wait: {outcomes}"
+    finally:
+        go.set()
+        one.join(30)
+        two.join(30)
+    assert outcomes["first"] is None
+    assert type(outcomes["second"]) is SessionConflictError, outcomes
+    assert "another writer stored this session meanwhile" in str(outcomes["second"])
+    loaded = first.load("new")
+    assert loaded is not None
+    assert [e.data["content"] for e in loaded.stored.events if e.type == "user/message"] == [
+        "first"
+    ]
+    first.close()
+    second.close()
     assert sorted(p.name for p in directory.iterdir()) == ["new.jsonl"]
