@@ -167,7 +167,7 @@ async def test_an_observer_registered_before_the_harness_starts_sees_events() ->
     harness = Harness(load_entry_points=False)
     harness.pm.register(Observer(), "observer")  # after __init__, before __aenter__
     async with harness as h:
-        (await h.agents.create("a")).session.emit("user/message", {"content": "hi"})
+        (await h.agents.create("a")).session._record("user/message", {"content": "hi"})
     assert seen == ["user/message"]
 
 

@@ -85,10 +85,10 @@ async def test_sync_observers_are_called_directly_with_the_arguments_they_name()
         session = harness.sessions.prepare("s")
         harness.sessions.enter(session)
         assert session.observer != harness.relay.observe_event  # direct calls, no dispatch
-        assert session.emit("note", {}) is READY
+        assert session.emit("note/x", {}) is READY
 
     # LIFO: the last registered runs first; a raising observer stops nobody
-    assert shapes.got == [("nothing", None), ("session", "s"), ("event, session", ("note", "s"))]
+    assert shapes.got == [("nothing", None), ("session", "s"), ("event, session", ("note/x", "s"))]
     assert [(e.plugin, e.hook) for e in errors] == [("nothing", "session_event")]
 
 

@@ -116,12 +116,12 @@ def test_usage_sums_are_validated_models() -> None:
 
 
 def test_an_emitted_event_has_every_field_its_constructor_sets() -> None:
-    # Session.emit builds its events without calling SessionEvent.__init__; the live
+    # Session._record builds its events without calling SessionEvent.__init__; the live
     # value reaches the reducer (the history holds that object), then the event drops it
     session = Session("s")
-    session.emit("turn/start", {"turn": 1}, checked=True)
+    session._record("turn/start", {"turn": 1})
     message = AssistantMessage(content=(TextBlock(text="hi"),), usage=USAGE, model="m")
-    session.emit("assistant/message", {"message": message.to_data()}, message, checked=True)
+    session._record("assistant/message", {"message": message.to_data()}, message)
     for event in session.events:
         built = SessionEvent(event.type, event.seq, event.time, event.data, None)
         assert {slot: getattr(event, slot) for slot in SessionEvent.__slots__} == {

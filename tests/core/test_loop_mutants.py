@@ -215,11 +215,11 @@ async def test_b42_a_reducer_returning_a_new_list_replaces_history_live_and_on_r
 
     reducers = {**CORE_REDUCERS, "notes/summary": summarise}
     live = Session("s", reducers=reducers)
-    await live.emit("user/message", {"content": "one"})
+    await live._record("user/message", {"content": "one"})
     before = live.history
-    await live.emit("user/message", {"content": "two"})
+    await live._record("user/message", {"content": "two"})
     await live.emit("notes/summary", {"summary": "one, two"})
-    await live.emit("user/message", {"content": "three"})
+    await live._record("user/message", {"content": "three"})
 
     expected = [UserMessage(content="one, two"), UserMessage(content="three")]
     assert list(live.history) == expected

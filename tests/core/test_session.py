@@ -76,7 +76,7 @@ def test_behaviour_33_entering_a_prepared_session_gives_it_the_stores_current_ob
     session = store.prepare("s")
     store.observer = lambda session, event: seen.append(f"new {event.type}")
     assert store.enter(session) is session
-    session.emit("user/message", {"content": "hi"})
+    session._record("user/message", {"content": "hi"})
     assert seen == ["new user/message"]
 
 

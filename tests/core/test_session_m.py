@@ -63,16 +63,16 @@ def test_a_stored_log_whose_seq_is_not_its_index_is_refused() -> None:
         Session("s", [SessionEvent("turn/start", 1, 0.0, {"turn": 1})])
 
 
-@pytest.mark.parametrize("method", ["append", "emit"])
-def test_data_that_is_not_lossless_json_never_enters_the_log(method: str) -> None:
+@pytest.mark.parametrize(("method", "kind"), [("append", "user/message"), ("emit", "notes/said")])
+def test_data_that_is_not_lossless_json_never_enters_the_log(method: str, kind: str) -> None:
     session = Session("s")
     with pytest.raises(EventDataError):
-        getattr(session, method)("user/message", {"content": "x", "score": math.nan})
+        getattr(session, method)(kind, {"content": "x", "score": math.nan})
     with pytest.raises(EventDataError):
-        getattr(session, method)("user/message", {"content": ("a", "b")})
+        getattr(session, method)(kind, {"content": ("a", "b")})
     assert list(session.events) == []
     assert list(session.history) == []
-    getattr(session, method)("user/message", {"content": "fine"})
+    getattr(session, method)(kind, {"content": "fine"})
     assert [e.seq for e in session.events] == [0]
 
 
@@ -87,8 +87,8 @@ def test_emit_lets_a_reducer_replace_the_history_like_append_does() -> None:
         reducers={**CORE_REDUCERS, "test/redact": redact_first},
         observer=lambda s, e: seen.append(e.seq),
     )
-    session.emit("user/message", {"content": "secret"})
-    session.emit("user/message", {"content": "two"})
+    session._record("user/message", {"content": "secret"})
+    session._record("user/message", {"content": "two"})
     before = session.history
     session.emit("test/redact", {})
     assert [m.content for m in session.history] == ["(redacted)", "two"]
@@ -101,9 +101,9 @@ def test_a_new_store_observer_reaches_the_live_sessions_and_none_silences_them()
     store = SessionStore()
     live = store.enter(store.prepare("live"))
     store.observer = lambda session, event: seen.append(f"{session.id} {event.type}")
-    live.emit("user/message", {"content": "hi"})
+    live._record("user/message", {"content": "hi"})
     store.observer = None
-    live.emit("user/message", {"content": "unheard"})
+    live._record("user/message", {"content": "unheard"})
     assert seen == ["live user/message"]
     assert live.observer is None
 

@@ -30,8 +30,8 @@ async def streamed(
     request: ModelRequest,
     turn: TurnState,
 ) -> AssistantMessage:
-    """Stream one answer, logging each chunk (``emit``: the session's); the guard
-    learns of its hidden calls."""
+    """Stream one answer, logging each chunk (``emit``: the session's ``_record``);
+    the guard learns of its hidden calls."""
     assembler = Assembler()
     name = model.info.name
     turn.streaming = (assembler, name)
@@ -42,7 +42,7 @@ async def streamed(
     try:
         async for chunk in stream:
             assembler.add(chunk)  # type-checks the chunk: its data is JSON
-            await emit("assistant/chunk", chunk.to_data(), checked=True)
+            await emit("assistant/chunk", chunk.to_data())
     except (ModelError, anyio.get_cancelled_exc_class()):  # a turn names the model
         raise
     except Exception as exc:

@@ -3,12 +3,14 @@ JSON forms; and the core's event types. ``dsh.session`` re-exports both."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final, final
 
 from dsh._json import encode
+from dsh.errors import EventTypeError
 
-__all__ = ["EVENT_TYPES", "SessionEvent"]
+__all__ = ["EVENT_TYPES", "SessionEvent", "check_plugin_type"]
 
 #: Unicode line ends JSON may hold raw, escaped so ``str.splitlines()`` keeps a line whole.
 _LINE_ENDS: Final = {0x2028: "\\u2028", 0x2029: "\\u2029", 0x85: "\\u0085"}
@@ -27,6 +29,28 @@ EVENT_TYPES: Final = (
     "tool/call",
     "tool/result",
 )
+
+_CORE_TYPES: Final = frozenset(EVENT_TYPES)
+#: ``name/what``: a name, a slash and what happened, with no whitespace.
+_PLUGIN_TYPE: Final = re.compile(r"[^/\s]+/\S+")
+
+
+def check_plugin_type(event_type: object) -> None:
+    """Raise ``EventTypeError`` unless ``event_type`` is a type a plugin may log: a
+    ``str`` of the shape ``name/what`` that is none of the core's types (a plugin's
+    ``turn/end`` would break the log's invariants: its session could not be resumed)."""
+    if not isinstance(event_type, str):
+        reason = f"is a {type(event_type).__name__}, not a str"
+        raise EventTypeError(repr(event_type), reason)
+    if event_type in _CORE_TYPES:
+        reason = (
+            "is one of the core's event types, which only the core logs; "
+            "log a type of your own, 'yourplugin/what'"
+        )
+        raise EventTypeError(event_type, reason)
+    if _PLUGIN_TYPE.fullmatch(event_type) is None:
+        reason = "is not 'name/what' (a plugin's name, a slash and what happened, no spaces)"
+        raise EventTypeError(event_type, reason)
 
 
 @final

@@ -128,7 +128,7 @@ async def log_events(session: Session, events: Sequence[SessionEvent]) -> None:
     closers are: a start cancelled meanwhile never leaves an observer without some of
     them."""
     for event in events:
-        pending = session.emit(event.type, dict(event.data), checked=True, at=event.time)
+        pending = session._record(event.type, dict(event.data), at=event.time)
         if pending is not READY:
             with anyio.CancelScope(shield=True):
                 await pending

@@ -64,15 +64,15 @@ class StepRunner:
         self.guard = Guard(agent.session.events)
 
     async def run_turn(self, turn: TurnState, prompts: list[str]) -> None:
-        emit = self.agent.session.emit
+        emit = self.agent.session._record
         error: dict[str, Any] | None = None
         try:
-            await emit("turn/start", {"turn": turn.number}, checked=True)
+            await emit("turn/start", {"turn": turn.number})
             for prompt in prompts:
                 # a prompt() caller's Prompt is logged as the plain str it equals
                 content = prompt if prompt.__class__ is str else str(prompt)
                 content = self._hidden(content, "prompt")
-                await emit("user/message", {"content": content}, checked=True)
+                await emit("user/message", {"content": content})
             await self._steps(turn)
         except ModelError as exc:
             error = {"code": exc.code, "message": named(exc.message, turn)}
@@ -100,9 +100,9 @@ class StepRunner:
             # The closers run on every exit path, a cancellation included: each event is
             # appended synchronously, and only an observer with async work is awaited,
             # shielded (a scope per such event, so the common case pays for none).
-            emit = self.agent.session.emit
+            emit = self.agent.session._record
             for event_type, data in closers(turn, error):
-                pending = emit(event_type, data, checked=True)
+                pending = emit(event_type, data)
                 if pending is not READY:
                     with anyio.CancelScope(shield=True):
                         await pending
@@ -143,12 +143,12 @@ class StepRunner:
         """One step; True when the turn should end after it."""
         agent = self.agent
         session = agent.session
-        emit = session.emit
+        emit = session._record
         relay = agent.relay
         options = agent.options
         number = turn.number
         turn.open_step = step
-        await emit("step/start", {"turn": number, "step": step}, checked=True)
+        await emit("step/start", {"turn": number, "step": step})
         if agent.inbox.steering:
             await self._drain_steering()
         retries = 0
@@ -198,7 +198,7 @@ class StepRunner:
                     data["reason"] = redact(on_error.reason, self.agent.secrets)
                 if wait:
                     data["wait"] = wait
-                await emit("step/retry", data, checked=True)
+                await emit("step/retry", data)
                 if wait:  # inside the turn's cancel scope: an abort ends the wait
                     await anyio.sleep(wait)
         message = await relay.agent_step_result(agent, message, number, step)
@@ -215,7 +215,7 @@ class StepRunner:
         dumped = {"message": message.to_data()}
         if stop == "error":  # refused: the turn fails once the answer is logged
             turn.settled = True
-        await emit("assistant/message", dumped, message, checked=True)
+        await emit("assistant/message", dumped, message)
         if stop == "error":
             who = f"model {message.model!r}: " if message.model else ""
             raise ModelError("REFUSED", who + _REFUSED)
@@ -224,7 +224,7 @@ class StepRunner:
             if turn.stopping():
                 return True
             turn.logged.add(call.id)
-            await emit("tool/call", call_data(call), checked=True)
+            await emit("tool/call", call_data(call))
             if turn.stopping():  # aborted while the call was being logged: never run it
                 return True
             why = guard.refusal(call) if guard.clean is not None or guard.refused else None
@@ -248,7 +248,7 @@ class StepRunner:
             secrets = agent.secrets
             if secrets:  # a command can print dsh's own environment (/proc/$PPID/environ)
                 answer["content"] = redact(result.content, secrets)
-            await emit("tool/result", answer, checked=True)
+            await emit("tool/result", answer)
         steered = await self._drain_steering() if agent.inbox.steering else 0
         default = CONTINUE if calls or steered or stop == "paused" else STOP
         decision = await relay.agent_turn_continuation(agent, default, number, step)
@@ -258,21 +258,21 @@ class StepRunner:
                     "content": self._hidden(decision.reason, "plugin's steer"),
                     "source": "plugin",
                 }
-                await emit("steering/message", data, checked=True)
+                await emit("steering/message", data)
             else:  # told with the turn's end (a budget guard's, say)
                 turn.stopped = redact(decision.reason, self.agent.secrets)
         turn.open_step = None
         last = decision.action == "stop"
         if last:  # the turn ends with this step/end: nothing is in flight to abort
             turn.settled = True
-        await emit("step/end", {"turn": number, "step": step}, checked=True)
+        await emit("step/end", {"turn": number, "step": step})
         return last
 
     async def _drain_steering(self) -> int:
         items = self.agent.inbox.take_steering()
         for item in items:
             data = {"content": self._hidden(str(item), "steer")}
-            await self.agent.session.emit("steering/message", data, checked=True)
+            await self.agent.session._record("steering/message", data)
         return len(items)
 
     def _hidden(self, content: str, what: str) -> str:

@@ -10,6 +10,7 @@ __all__ = [
     "ConfigError",
     "DshError",
     "EventDataError",
+    "EventTypeError",
     "HookError",
     "ModelError",
     "PluginLoadError",
@@ -178,6 +179,18 @@ class EventDataError(DshError):
         super().__init__(f"event {event_type!r} data at {path}: {reason}")
         self.event_type = event_type
         self.path = path
+        self.reason = reason
+
+
+class EventTypeError(DshError):
+    """An event type a plugin may not log (one of the core's, or not ``name/what``),
+    refused before entering the log."""
+
+    code = "EVENT_TYPE"
+
+    def __init__(self, event_type: str, reason: str) -> None:
+        super().__init__(f"event type {event_type!r}: {reason}")
+        self.event_type = event_type
         self.reason = reason
 
 

@@ -22,7 +22,7 @@ from collections.abc import (
 from itertools import islice
 from typing import Any, Final, final, overload
 
-from dsh._event import EVENT_TYPES, SessionEvent
+from dsh._event import EVENT_TYPES, SessionEvent, check_plugin_type
 from dsh._json import check_json
 from dsh._ready import READY
 from dsh.errors import DshError
@@ -45,7 +45,7 @@ __all__ = [
 HistoryReducer = Callable[[list[Message], SessionEvent], "list[Message] | None"]
 
 
-_new_event: Final = object.__new__  # Session.emit sets the slots itself
+_new_event: Final = object.__new__  # Session._record sets the slots itself
 
 
 @final
@@ -151,8 +151,9 @@ class Session:
     """An append-only log with its derived history.
 
     ``append`` is the only way in: it refuses data that is not lossless JSON, numbers the
-    event, folds it into the history and returns it. ``emit`` does the same and then
-    tells the observer (the ``session_event`` hook) about it.
+    event, folds it into the history and returns it. ``emit``, a plugin's way in, does
+    the same and then tells the observer (the ``session_event`` hook) about it; it also
+    refuses the core's own event types, which the core logs with ``_record``.
     """
 
     __slots__ = ("_events", "_history", "_reducers", "created", "id", "meta", "observer")
@@ -216,21 +217,27 @@ class Session:
         return event
 
     def emit(
-        self,
-        type: str,
-        data: dict[str, Any],
-        value: object = None,
-        *,
-        checked: bool = False,
-        at: float | None = None,
+        self, type: str, data: dict[str, Any], value: object = None, *, checked: bool = False
     ) -> Awaitable[None]:
-        """``append``, then tell the observer (the ``session_event`` hook); await the
-        result. Sync observers run right here, so with no async observer the await is
-        free. ``at``: the event's time, instead of now (a resume's closers keep the one
-        ``close_turn`` gave them). The hot path of the loop: ``append`` and ``_fold`` are
-        inlined."""
+        """Log a plugin's own event, then tell the observer (the ``session_event``
+        hook); await the result. Refused before anything is logged: a ``type`` that is
+        one of the core's or not ``name/what`` (``EventTypeError``), ``data`` that is
+        not lossless JSON (``EventDataError``; ``checked=True`` skips that check, as for
+        ``append``). ``value``: as for ``append``."""
+        check_plugin_type(type)
         if not checked:
             check_json(data, type)
+        return self._record(type, data, value)
+
+    def _record(
+        self, type: str, data: dict[str, Any], value: object = None, *, at: float | None = None
+    ) -> Awaitable[None]:
+        """The core's own logging (the loop's events, a resume's seed and closers):
+        ``emit`` without its checks, for events the core built from typed values or a
+        stored log already holds; a plugin uses ``emit``. Sync observers run right
+        here, so with no async observer the await is free. ``at``: the event's time,
+        instead of now (a resume's closers keep the one ``close_turn`` gave them). The
+        hot path of the loop: ``append`` and ``_fold`` are inlined."""
         events = self._events
         # SessionEvent(type, len(events), _now(), data, value) without its __init__ call
         event = _new_event(SessionEvent)

@@ -140,7 +140,7 @@ def tool(
         check_names_given(tool_name, "path_args", path_args)
         check_names_given(tool_name, "command_args", command_args)
         for param in parameters_of(function):
-            if param.name == "context":
+            if _is_context(tool_name, param):
                 wants_context = True
                 continue
             if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
@@ -173,6 +173,33 @@ def tool(
         )
 
     return build(fn) if fn is not None else build
+
+
+def _is_context(tool: str, param: inspect.Parameter) -> bool:
+    """Whether ``param`` is the tool's ``context``: named so, and a ``ToolContext``
+    (or unannotated, or ``Any``); a DshError naming the tool and the parameter when
+    only its name or only its type says so (the name alone is what is recognised)."""
+    annotation = param.annotation
+    if isinstance(annotation, str):  # imported only for type checkers: the name says
+        is_context_type = annotation.rpartition(".")[2] == "ToolContext"
+    else:
+        is_context_type = annotation is ToolContext
+    if param.name != "context":
+        if is_context_type:
+            raise DshError(
+                f"tool {tool!r}: parameter {param.name!r} is a ToolContext; name it "
+                "'context' (the context is recognised by that name, and the model sends "
+                "every other parameter)"
+            )
+        return False
+    if is_context_type or annotation is param.empty or annotation is Any:
+        return True
+    shown = annotation.__qualname__ if isinstance(annotation, type) else repr(annotation)
+    raise DshError(
+        f"tool {tool!r}: parameter 'context' is typed {shown}: a parameter named "
+        "'context' receives the ToolContext and is not shown to the model; annotate it "
+        "ToolContext, or rename it for an argument the model sends"
+    )
 
 
 class ToolError(Exception):
