@@ -271,6 +271,13 @@ class HookRelay:
         """Whether any plugin implements ``hook`` (lets callers skip building arguments)."""
         return bool(self.dispatcher.plan(hook))
 
+    def report(self, error: HookError) -> None:
+        """Report the failure of an impl of a hook of yours that you contained (caught
+        and carried on without its answer), as dsh reports one it contains: an ERROR
+        record naming the plugin and hook, and dsh.testing's ``ErrorRecorder`` records
+        it in ``failures``."""
+        self.dispatcher.report(error)
+
 
 _T = TypeVar("_T")
 

@@ -23,7 +23,14 @@ from dsh.session import HistoryView
 from dsh_compaction import _host
 from dsh_compaction._answers import Refused
 from dsh_compaction._events import END, PRUNE, START, SUMMARY, summary_message
-from dsh_compaction._failures import Failed, check_summary, check_unchanged, error_of, redacted
+from dsh_compaction._failures import (
+    Failed,
+    check_summary,
+    check_unchanged,
+    error_of,
+    failure_of,
+    redacted,
+)
 from dsh_compaction._fallback import (
     REFUSALS,
     fallback_data,
@@ -262,7 +269,7 @@ class _Run:
             )
         except Exception as exc:
             await self.start(history, before)
-            return await self.end(history, before, "failed", error_of(exc, settings))
+            return await self.end(history, before, "failed", failure_of(agent, exc, settings))
         if plan is None:
             if reason == "threshold":
                 log.debug("agent %r: over the threshold, but nothing to compact", agent.id)
@@ -302,7 +309,7 @@ class _Run:
                 await self.end(history, before, "aborted", spent=spent)
             raise
         except Exception as exc:
-            error = error_of(exc, settings)
+            error = failure_of(agent, exc, settings)
             if error["code"] in REFUSALS and before > self.must_fit:
                 return await self.fallback(history, before, plan, error, exc, spent)
             return await self.end(history, before, "failed", error, spent=spent)

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dsh import DshError, HookError, Message, ModelError, get_logger, redact
+from dsh_compaction import _host
 from dsh_compaction._plan import Plan
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._summarise import Summary
 
-__all__ = ["Failed", "check_summary", "check_unchanged", "error_of", "redacted"]
+__all__ = ["Failed", "check_summary", "check_unchanged", "error_of", "failure_of", "redacted"]
 
 log = get_logger("dsh_compaction")
 
@@ -41,6 +42,17 @@ def error_of(exc: BaseException, settings: CompactionSettings) -> dict[str, str]
         return {"code": exc.code, "message": str(exc)}
     log.exception("compaction failed")
     return {"code": "INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
+
+
+def failure_of(
+    agent: _host.Host, exc: BaseException, settings: CompactionSettings
+) -> dict[str, str]:
+    """``error_of``, a plugin's hook impl's failure (a ``HookError``: its
+    ``compaction_keep`` or ``compaction_summarize``) reported first as dsh reports a
+    failure it contains, so that a test's ``ErrorRecorder`` sees it."""
+    if isinstance(exc, HookError):
+        _host.report(agent, exc)
+    return error_of(exc, settings)
 
 
 def redacted(error: dict[str, str]) -> dict[str, str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dsh import ModelRequest
+from dsh import HookError, ModelRequest
 from dsh_compaction._settings import CompactionSettings
 
 if TYPE_CHECKING:
@@ -33,6 +33,8 @@ __all__ = [
     "harness_section",
     "impls",
     "plugins_before",
+    "report",
+    "wrong_result",
 ]
 
 
@@ -112,6 +114,27 @@ def impls(agent: Host, hook: str) -> tuple[Any, ...]:
         return ()
     plan: tuple[Any, ...] = dispatcher.plan(hook)
     return plan
+
+
+def wrong_result(agent: Host, hook: str, plugin: str, wrong: Exception) -> HookError:
+    """The failure of ``plugin``'s impl of ``hook`` that returned what it should not
+    (``wrong`` says what), naming the impl as dsh's dispatcher does for a raising one
+    (only the hook, for an agent without dsh's dispatcher)."""
+    impl = next((i for i in impls(agent, hook) if i.plugin_name == plugin), None)
+    if impl is None:
+        return HookError(plugin, hook, hook, wrong)
+    error: HookError = impl.fail(hook, wrong)
+    return error
+
+
+def report(agent: Host, error: HookError) -> None:
+    """Report the failure of a plugin's impl of one of this plugin's hooks that the
+    compaction carried on without, as dsh reports a failure it contains (logged;
+    dsh.testing's ``ErrorRecorder`` records it). An agent without a relay has none to
+    report to: the compaction's own record of the failure is all there is."""
+    relay = getattr(agent, "relay", None)
+    if relay is not None:
+        relay.report(error)
 
 
 def plugins_before(agent: Host, hook: str, function: Any) -> list[str]:

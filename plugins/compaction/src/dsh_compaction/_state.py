@@ -215,12 +215,14 @@ class AgentState:
 
 async def _counter(agent: _host.Host, settings: CompactionSettings, model: str | None) -> Any:
     """The counter a plugin's ``compaction_token_counter`` gives for ``model``; the
-    heuristic when none answers, and (with a warning naming the plugin) when the one
-    that answered failed or gave something other than a ``TokenCounter``."""
+    heuristic when none answers, and (with a warning naming the plugin, the impl's
+    failure reported as dsh reports one it contains) when the one that answered failed
+    or gave something other than a ``TokenCounter``."""
     hook = "compaction_token_counter"
     try:
         answered = await _host.call_first_named(agent, hook, model=model)
     except HookError as error:
+        _host.report(agent, error)
         log.warning(
             "agent %r: %s of plugin %r failed, counting with the heuristic: %s",
             agent.id,
@@ -233,6 +235,8 @@ async def _counter(agent: _host.Host, settings: CompactionSettings, model: str |
         return HeuristicCounter(settings.chars_per_token)
     plugin, counter = answered
     if not isinstance(counter, TokenCounter):
+        wrong = TypeError(f"returned {type(counter).__name__}, not a TokenCounter")
+        _host.report(agent, _host.wrong_result(agent, hook, plugin, wrong))
         log.warning(
             "agent %r: %s of plugin %r returned %r, not a TokenCounter; counting with the "
             "heuristic",

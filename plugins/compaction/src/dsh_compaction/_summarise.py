@@ -266,15 +266,9 @@ def _unfinished(model: str, stop: str) -> ModelError:
 
 def _not_text(agent: _host.Host, plugin: str, answer: object) -> HookError:
     """The failure of ``plugin``'s ``compaction_summarize`` impl that answered
-    ``answer``, naming the impl as dsh's dispatcher does for a raising one."""
-    hook = "compaction_summarize"
-    found = (i for i in _host.impls(agent, hook) if i.plugin_name == plugin)
-    impl = next(found, None)
+    ``answer``."""
     wrong = TypeError(f"returned {type(answer).__name__}, not str")
-    if impl is None:  # not found (an agent without dsh's dispatcher): name the hook
-        return HookError(plugin, hook, hook, wrong)
-    error: HookError = impl.fail(hook, wrong)
-    return error
+    return _host.wrong_result(agent, "compaction_summarize", plugin, wrong)
 
 
 async def summarise(
