@@ -67,10 +67,12 @@ class HookRelay:
     # The interception hooks return the dispatcher's coroutine itself (no wrapping
     # coroutine of their own): they run on every step. A waterfall nobody implements
     # returns its value unchanged, so with no impl they return it, done, without
-    # building the call's arguments or a coroutine.
+    # building the call's arguments or a coroutine. Their ``agent`` may be None, a
+    # placeholder for a test that calls one hook without a loop (the impls receive it as
+    # it is; the core's executor passes on every call of an agent without tools).
 
     def agent_request(
-        self, agent: Agent, request: ModelRequest, turn: int, step: int
+        self, agent: Agent | None, request: ModelRequest, turn: int, step: int
     ) -> Awaitable[ModelRequest]:
         if not self._plans["agent_request"]:
             return _Done((request,))
@@ -78,7 +80,7 @@ class HookRelay:
         return self.dispatcher.waterfall("agent_request", "request", kwargs)
 
     def agent_step_result(
-        self, agent: Agent, message: AssistantMessage, turn: int, step: int
+        self, agent: Agent | None, message: AssistantMessage, turn: int, step: int
     ) -> Awaitable[AssistantMessage]:
         if not self._plans["agent_step_result"]:
             return _Done((message,))
@@ -86,7 +88,7 @@ class HookRelay:
         return self.dispatcher.waterfall("agent_step_result", "message", kwargs)
 
     async def tools_execute(
-        self, agent: Agent, call: ToolCall, turn: int, step: int
+        self, agent: Agent | None, call: ToolCall, turn: int, step: int
     ) -> ToolResult | None:
         """The first answer, or None when no impl answered.
 
@@ -108,7 +110,7 @@ class HookRelay:
         return None if answered is None else answered[1]
 
     def agent_turn_continuation(
-        self, agent: Agent, decision: ContinuationDecision, turn: int, step: int
+        self, agent: Agent | None, decision: ContinuationDecision, turn: int, step: int
     ) -> Awaitable[ContinuationDecision]:
         if not self._plans["agent_turn_continuation"]:
             return _Done((decision,))
@@ -117,7 +119,7 @@ class HookRelay:
 
     async def agent_request_error(
         self,
-        agent: Agent,
+        agent: Agent | None,
         request: ModelRequest,
         error: ModelError,
         decision: RequestErrorDecision,

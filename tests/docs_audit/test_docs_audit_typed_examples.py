@@ -1,0 +1,112 @@
+"""The examples of the docs that call a hook through the relay with a placeholder agent
+(``dsh_pm.relay.agent_request(None, ...)``, ``tools_execute(agent=None, ...)``) or read
+a plugin's settings through ``agent.harness``, checked by ``mypy --strict`` as a plugin
+author who types them would: each parameter annotated by its name as the hook gives it
+(``agent: Agent``, ``request: ModelRequest``, ``dsh_pm: PluginManager`` ...).
+
+Before: the relay typed ``agent: Agent`` while testing.md passed ``None`` (which the core
+supports: the executor passes a call on for an agent without tools), and ``agent.harness``
+is ``Harness | None``, so ``agent.harness.config.section(...)`` was a mypy error.
+
+Left out: ``name-defined`` and ``import-not-found`` (a block uses the plugin of an earlier
+block, ``Tagger``, ``dsh_myplugin``), and the annotations the test adds stand in for the
+author's.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from docs_files import ROOT
+
+#: Blocks holding one of these are checked.
+MARKERS = ("relay.agent_request(", "relay.tools_execute(", "harness.config.section(")
+DOCS = ("docs/writing-plugins.md", "docs/testing.md", "docs/hooks.md")
+#: A parameter's type by its name, as the hooks and the dsh.testing fixtures give it.
+TYPES = {
+    "agent": "Agent",
+    "request": "ModelRequest",
+    "call": "ToolCall",
+    "decision": "ContinuationDecision",
+    "harness": "Harness",
+    "message": "AssistantMessage",
+    "turn": "int",
+    "step": "int",
+    "register": "Callable[..., None]",
+    "dsh_pm": "PluginManager",
+    "dsh_register": "Callable[..., Any]",
+    "dsh_hook_recorder": "HookRecorder",
+    "tmp_path": "Path",
+}
+HEADER = (
+    "from pathlib import Path\n"
+    "from typing import Any, Callable\n"
+    "from dsh import AssistantMessage, ContinuationDecision, Harness, ModelRequest, ToolCall\n"
+    "from dsh.agent import Agent\n"
+    "from dsh.plugins import PluginManager\n"
+    "from dsh.testing import HookRecorder\n"
+)
+
+
+def blocks() -> list[tuple[str, str]]:
+    found = []
+    for doc in DOCS:
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        for number, block in enumerate(re.findall(r"```python\n(.*?)```", text, re.S)):
+            if any(marker in block for marker in MARKERS):
+                found.append((f"{doc}#{number}", block))
+    return found
+
+
+def typed(source: str) -> str:
+    """``source`` with each unannotated parameter typed by its name (else ``Any``) and
+    each function returning ``Any`` unless it says."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            for argument in arguments:
+                if argument.annotation is None and argument.arg != "self":
+                    hint = TYPES.get(argument.arg, "Any")
+                    argument.annotation = ast.parse(hint, mode="eval").body
+            if node.returns is None:
+                node.returns = ast.Name("Any")
+    return HEADER + ast.unparse(tree) + "\n"
+
+
+def test_the_typed_examples_pass_mypy_strict(tmp_path: Path) -> None:
+    found = blocks()
+    assert len(found) >= 4, [name for name, _ in found]
+    assert {name.split("#")[0] for name, _ in found} == set(DOCS)
+    modules = {}
+    for number, (name, source) in enumerate(found):
+        module = tmp_path / f"example_{number}.py"
+        module.write_text(typed(source), encoding="utf-8")
+        modules[module.name] = name
+    done = subprocess.run(  # one run for all: each run costs mypy's start (~10 s)
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--disable-error-code=name-defined",
+            "--disable-error-code=import-not-found",
+            *modules,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "MYPYPATH": ""},
+    )
+    problems = [
+        f"{modules.get(line.split(':')[0], '?')}: {line}"
+        for line in done.stdout.splitlines()
+        if ": error:" in line
+    ]
+    assert problems == [] and done.returncode == 0, "\n".join(problems) or done.stderr
