@@ -202,19 +202,22 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHONS[0])
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict over core, the first-party plugins and the example plugin."""
+    """mypy --strict over core, the first-party plugins and the example plugin, and over
+    the docs' hook examples (tests/docs_audit/test_docs_audit_typed_examples.py, which
+    needs mypy: the tests sessions skip it)."""
     plugin_dirs = _existing_plugin_dirs()
     # Installed, so mypy sees the packages' dependencies and their py.typed markers.
     # [chat]: prompt_toolkit, which dsh/_cli_editor.py imports (it is typed)
     # [postgres]: psycopg, whose types the PostgreSQL backend is checked against
     plugins = (_installed(Path(d).name) for d in plugin_dirs)
-    session.install("-e", "./core[chat]", *plugins, *_group("typecheck"))
+    session.install("-e", "./core[chat]", *plugins, *_group("typecheck"), *_group("test"))
     sources = [
         "core/src",
         *(f"{d}/src" for d in plugin_dirs),
         str(EXAMPLE.relative_to(ROOT) / "src"),
     ]
     session.run("mypy", "--strict", *sources)
+    session.run("pytest", "tests/docs_audit/test_docs_audit_typed_examples.py")
 
 
 @nox.session(python=PYTHONS[-1])
