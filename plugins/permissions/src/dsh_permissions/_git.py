@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from dsh_permissions._git_config import plain_setting, sets_command
 from dsh_permissions._wrappers import long_option
 
 __all__ = ["runs_command", "subcommand", "without_global_options"]
@@ -34,14 +35,6 @@ _VALUED: Final = frozenset(
 )
 
 
-#: settings that run nothing (lower case: git's names are; a prefix ends in ``.``)
-_PLAIN_SETTINGS: Final = (
-    *("user.", "color.", "advice.", "i18n.", "init.defaultbranch", "core.quotepath"),
-    *("core.autocrlf", "core.safecrlf", "core.filemode", "core.ignorecase", "pull.rebase"),
-    *("pull.ff", "merge.ff", "safe.directory", "commit.gpgsign", "tag.gpgsign"),
-    *("column.ui", "protocol.version", "core.abbrev"),
-)
-
 #: subcommands' options that run a command (short ones in a cluster too; long ones
 #: abbreviated as git's parse-options takes them)
 _SUBCOMMAND_RUNS: Final = {
@@ -49,6 +42,7 @@ _SUBCOMMAND_RUNS: Final = {
     "difftool": ("-x", "--extcmd"),
     **dict.fromkeys(("fetch", "pull", "ls-remote"), ("--upload-pack",)),
     "clone": ("-u", "--upload-pack", "--template"),
+    "grep": ("-O", "--open-files-in-pager"),
     "push": ("--receive-pack", "--exec"),
     "archive": ("--exec",),
     "send-email": ("--sendmail-cmd", "--smtp-server", "--to-cmd", "--cc-cmd", "--header-cmd"),
@@ -59,16 +53,14 @@ _SUBCOMMAND_RUNS: Final = {
 }
 #: subcommands whose operand runs the words after it: ``git bisect run CMD``
 _OPERAND_RUNS: Final = {"bisect": "run", "submodule": "foreach"}
-_CONFIG_READS: Final = frozenset({"-l", "--list", "get", "list", "--show-origin"})
-#: a pager that runs nothing: ``cat``, none, or (``pager.CMD``) on and off
-_PLAIN_PAGERS: Final = frozenset({"cat", "", "true", "false", "yes", "no", "on", "off", "1", "0"})
 
 
 def runs_command(args: list[str]) -> str | None:
     """What in ``git ARGS`` may make git run a command not given as one (see the
     module), or None: a setting of ``-c NAME=VALUE`` / ``--config-env=NAME=VAR`` that
-    may run one, ``--exec-path``, or a subcommand's option that does
-    (``_SUBCOMMAND_RUNS``)."""
+    may run one (``git clone -c``/``--config`` too: it applies them before its
+    checkout, whose hooks run), ``--exec-path``, ``git config`` storing such a setting,
+    or a subcommand's option that does (``_SUBCOMMAND_RUNS``)."""
     index = 0
     while index < len(args) and args[index].startswith("-"):
         text = args[index]
@@ -83,16 +75,18 @@ def runs_command(args: list[str]) -> str | None:
             setting = text[2:]
         elif option == "--exec-path" and equals:
             return "--exec-path (the directory it runs its commands from)"
-        if setting is not None and not _plain(setting):
-            return f"-c {setting.split('=', 1)[0]}"
+        if setting is not None and (running := _running(setting)):
+            return running
         index += 2 if text in _VALUED else 1
     rest = args[index:]
     if not rest:
         return None
-    if rest[0] == "config" and _sets_command(rest[1:]):
+    if rest[0] == "config" and sets_command(rest[1:]):
         return "config (a setting that runs a command)"
     if rest[0] in _OPERAND_RUNS and _OPERAND_RUNS[rest[0]] in rest[1:]:
         return f"{rest[0]} {_OPERAND_RUNS[rest[0]]}"
+    if rest[0] == "clone" and (running := _clone_settings(rest[1:])):
+        return f"clone {running}"
     for word in rest[1:]:
         for option in _SUBCOMMAND_RUNS.get(rest[0], ()):
             if option.startswith("--"):
@@ -103,22 +97,27 @@ def runs_command(args: list[str]) -> str | None:
     return None
 
 
-def _sets_command(args: list[str]) -> bool:
-    """Whether ``git config ARGS`` may set a setting that runs a command (not a read:
-    ``--get``, ``--list``, ``get``, ``list``)."""
-    if any(a in _CONFIG_READS or a.startswith("--get") for a in args):
-        return False
-    return any("." in a and not a.startswith("-") and not _plain(a + "=\0") for a in args)
+def _running(setting: str) -> str | None:
+    """``-c NAME`` when the setting ``NAME=VALUE`` may run a command, else None."""
+    if plain_setting(setting):
+        return None
+    return f"-c {setting.split('=', 1)[0] or '(a setting not known here)'}"
 
 
-def _plain(setting: str) -> bool:
-    """Whether ``NAME=VALUE`` runs nothing: a plain setting, or a pager turned off or
-    set to ``cat`` (``-c core.pager=cat``, ``-c pager.log=false``)."""
-    name, _, value = setting.partition("=")
-    name = name.lower()
-    if name == "core.pager" or name.startswith("pager."):
-        return value in _PLAIN_PAGERS
-    return any(name == p or (p.endswith(".") and name.startswith(p)) for p in _PLAIN_SETTINGS)
+def _clone_settings(args: list[str]) -> str | None:
+    """What ``git clone ARGS``'s ``-c``/``--config`` settings may run (see
+    ``_running``), or None; a short cluster with ``c`` counts (``-nc NAME=VALUE``)."""
+    for at, text in enumerate(args):
+        given = args[at + 1] if at + 1 < len(args) else ""
+        if text.startswith("--") and long_option(text, "--config"):
+            setting = text.partition("=")[2] if "=" in text else given
+        elif text.startswith("-") and not text.startswith("--") and "c" in text:
+            setting = text[text.index("c") + 1 :] or given
+        else:
+            continue
+        if running := _running(setting):
+            return running
+    return None
 
 
 def subcommand(words: list[str]) -> list[str]:
