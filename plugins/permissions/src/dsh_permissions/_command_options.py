@@ -1,15 +1,18 @@
 """Options of programs the plugin models that make them run a command it does not
 look into: tar's ``--to-command``, ``-I``, ``-F``, ``--rsh-command``,
 ``--checkpoint-action``; ``split --filter``; ``rsync -e``/``--rsync-path``; ``zip
--T``/``-TT``; ``scp -S``/``-o``/``-F``; ``sort --compress-program``; ``cpio
---rsh-command``; ``wget --use-askpass``/``-e``; an editor's commands (``vim -c``,
-``+CMD``, ``--cmd``, ``-S``, ``-s``, ex mode; ``emacs --eval``; ``ed`` and ``ex``,
-which take their commands from their input); git's ``-c`` with a setting that may
-run one, ``--exec-path``, ``git config`` storing such a setting and a subcommand's
-option that runs one (``rebase -x``, ``bisect run``: ``_git.runs_command``); and the
-environment variables that do the same (``TAR_OPTIONS``, ``RSYNC_RSH``,
-``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND``, and ``HOME`` for git and gpg, which
-read their settings there, ...).
+-T``/``-TT``; ``scp``'s and ``sftp``'s ``-S``/``-o``/``-F`` (``sftp -b``/``-D`` too);
+``sort --compress-program``; ``cpio --rsh-command``; ``wget --use-askpass``,
+``--config`` and ``-e`` (but for a few commands known to run nothing: ``-e
+robots=off``); an editor's commands (``vim -c``, ``+CMD``, ``--cmd``, ``-S``, ``-s``,
+ex mode, ``nvim -l``; ``emacs --eval``; ``ed`` and ``ex``, which take their commands
+from their input); git's ``-c`` with a setting that may run one, ``--exec-path``,
+``git config`` storing such a setting and a subcommand's option that runs one
+(``rebase -x``, ``bisect run``, ``clone -c``: ``_git.runs_command``); and the
+environment variables that do the same (``TAR_OPTIONS``; set in the line:
+``RSYNC_RSH``, ``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND``, ``LESSOPEN``,
+``VIMINIT``, ``EXINIT``, ``MYVIMRC``, ``WGETRC``, and ``HOME`` for git, gpg, vim,
+emacs and wget, which read their settings there, ...).
 
 Such a command is one whose effects are not known before it runs (``hidden``,
 through ``_wrapper_grammar.unmodelled``): asked about, never allowed by a pattern, and
@@ -22,16 +25,18 @@ style first word (``xIf``) every letter.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from dsh_permissions._git import runs_command
 from dsh_permissions._option_variables import (
     GIT_LINE_VARIABLES,
-    GIT_VARIABLES,
     GPG_VARIABLES,
+    LESS_VARIABLES,
     RSYNC_VARIABLES,
     TAR_VARIABLES,
+    VIM_VARIABLES,
+    WGET_VARIABLES,
     named,
     set_in_line,
 )
@@ -76,7 +81,17 @@ _TAR: Final = _Runs(
     old_style=True,
     variables=TAR_VARIABLES[:1],
 )
-_VIM: Final = _Runs(letters="cSsuUeE", valued=frozenset("iTwWt"), long=("--cmd",), plus=True)
+_VIM: Final = _Runs(
+    letters="cSsuUeE",
+    valued=frozenset("iTwWt"),
+    long=("--cmd", "--remote-expr", "--remote-send"),  # a running vim server does it
+    plus=True,
+    line_variables=(*VIM_VARIABLES, "HOME"),
+)
+#: nvim's ``-l`` runs a Lua script; it reads its settings in ``XDG_CONFIG_HOME`` too
+_NVIM: Final = replace(
+    _VIM, letters=_VIM.letters + "l", line_variables=(*_VIM.line_variables, "XDG_CONFIG_HOME")
+)
 _RUNS: Final = {
     **dict.fromkeys(TARS, _TAR),
     **dict.fromkeys(("split", "gsplit"), _Runs(long=("--filter",))),
@@ -84,22 +99,27 @@ _RUNS: Final = {
         letters="e",
         valued=frozenset("eBfMT@"),
         long=("--rsh", "--rsync-path"),
-        variables=RSYNC_VARIABLES,
+        line_variables=RSYNC_VARIABLES,
     ),
     "zip": _Runs(letters="T", valued=frozenset("bnOtPZs"), long=("--unzip-command",)),
     "scp": _Runs(letters="DFSo", valued=frozenset("cDFiJloPSX")),
+    # -b: a batch file's ``!CMD``; -D: a local sftp server
+    "sftp": _Runs(letters="bDFSo", valued=frozenset("BbcDFiJloPRSsX")),
     **dict.fromkeys(("sort", "gsort"), _Runs(long=("--compress-program",))),
     "cpio": _Runs(long=("--rsh-command",)),
     "wget": _Runs(
         letters="e",
         valued=frozenset("aABDiIlOoPQRtTUwX"),
-        long=("--use-askpass", "--execute"),
+        long=("--use-askpass", "--execute", "--config"),
+        line_variables=(*WGET_VARIABLES, "HOME"),
     ),
-    **dict.fromkeys(("vi", "vim", "nvim", "view", "gvim", "vimdiff", "rvim"), _VIM),
+    **dict.fromkeys(("vi", "vim", "view", "gvim", "vimdiff", "rvim"), _VIM),
+    "nvim": _NVIM,
     "emacs": _Runs(
         letters="lfsx",
         valued=frozenset("dLtT"),
         long=("--eval", "--load", "--funcall", "--script", "--execute"),
+        line_variables=("HOME",),
     ),
     **dict.fromkeys(("ed", "red", "ex"), _Runs(always=True)),
     **dict.fromkeys(
@@ -109,9 +129,15 @@ _RUNS: Final = {
             line_variables=(*GPG_VARIABLES, "HOME"),
         ),
     ),
+    "less": _Runs(line_variables=LESS_VARIABLES),
     # HOME: git reads ~/.gitconfig (HOME=. git status)
-    "git": _Runs(variables=GIT_VARIABLES, line_variables=(*GIT_LINE_VARIABLES, "HOME")),
+    "git": _Runs(line_variables=(*GIT_LINE_VARIABLES, "HOME")),
 }
+#: wget's ``-e`` commands that run nothing (lower case, without ``-`` and ``_``)
+_PLAIN_WGETRC: Final = frozenset(
+    {"robots", "tries", "timeout", "wait", "waitretry", "verbose", "quiet", "progress"}
+    | {"checkcertificate", "useragent", "maxredirect", "retryconnrefused"}
+)
 
 
 def hidden(words: list[str], index: int) -> str | None:
@@ -129,6 +155,8 @@ def hidden(words: list[str], index: int) -> str | None:
     if runs.always:
         return f"{name} runs the commands its input gives, which are not looked into"
     args = words[index + 1 :]
+    if name == "wget":
+        args = _without_plain_commands(args)
     option = runs_command(args) if name == "git" else _option(runs, args)
     if option is None:
         return None
@@ -171,3 +199,32 @@ def _option(runs: _Runs, args: list[str]) -> str | None:
                 value_next = at == len(text)
                 break
     return None
+
+
+def _without_plain_commands(args: list[str]) -> list[str]:
+    """``args`` of wget without its ``-e``/``--execute`` commands that run nothing
+    (``-e robots=off``: ``_PLAIN_WGETRC``)."""
+    out: list[str] = []
+    skip = False
+    for at, text in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        execute = text.startswith("--") and long_option(text, "--execute")
+        if (text == "-e" or (execute and "=" not in text)) and _plain_wgetrc(
+            args[at + 1] if at + 1 < len(args) else ""
+        ):
+            skip = True
+        elif not (
+            (text.startswith("-e") and _plain_wgetrc(text[2:]))
+            or (execute and _plain_wgetrc(text.partition("=")[2]))
+        ):
+            out.append(text)
+    return out
+
+
+def _plain_wgetrc(command: str) -> bool:
+    """Whether the wgetrc ``command`` (``NAME=VALUE``) runs nothing (``_PLAIN_WGETRC``)."""
+    name, equals, value = command.partition("=")
+    key = name.strip().lower().replace("-", "").replace("_", "")
+    return bool(equals) and "\n" not in value and key in _PLAIN_WGETRC

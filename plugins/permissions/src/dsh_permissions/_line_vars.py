@@ -48,7 +48,7 @@ from contextvars import ContextVar
 from typing import Final
 
 from dsh_permissions._evaluated import set_names
-from dsh_permissions._option_variables import WATCHED, note, set_in_line
+from dsh_permissions._option_variables import SHELL_PLACES, WATCHED, named, note, set_in_line
 from dsh_permissions._shell_words import Command, Redirect, Word
 
 __all__ = ["noted", "switched_home", "unfollowed"]
@@ -87,9 +87,12 @@ def noted(command: Command) -> Command:
             also.extend(_unsets(words[index + 1 :]))  # env -i: any; env -uHOME: HOME
         elif name in _SETTERS:  # printf -vHOME; read "$v", export A{B,}: any may be
             found = set_names(words[index:])
+            if found is not None and name == "unset":  # unset GIT_PAGER runs nothing
+                found = tuple(n for n in found if n in SHELL_PLACES)
             also.extend(WATCHED if found is None else found)
     # {HOME}>x puts a file descriptor's number in HOME
-    note([*(w.text for w in words), *(r.fd for r in command.redirects)], also)
+    also.extend(n for n in WATCHED for r in command.redirects if named(n, r.fd))
+    note([w.text for w in words], also)
     if not _home_set():
         return command
     return Command(

@@ -2,8 +2,9 @@
 ``UNZIP`` and ``UNZIPOPT`` give tar and unzip options (``_relinked``), and
 ``POSIXLY_CORRECT``, set to anything (empty too), makes GNU getopt stop at a program's
 first operand, so a later ``-n .env`` is two files (``_reader_args``). ``RSYNC_RSH``,
-``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND`` and the like make rsync and git run a
-command (``_command_options``). ``HOME``,
+``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND``, ``LESSOPEN``, ``VIMINIT``, ``WGETRC``
+and the like make rsync, git, less, vim and wget run a command
+(``_command_options``): for them too only what the line sets counts. ``HOME``,
 ``OLDPWD`` and bash's ``cdable_vars`` change what ``~`` and ``cd`` name
 (``_line_vars``): for them only what the line sets counts.
 
@@ -14,13 +15,20 @@ Such a variable may reach a command in three ways, each counted:
 - set by an earlier command of the line (and of the lines it runs: ``sh -c``,
   ``xargs``), for the rest of it: any command naming it in any word (``export
   NAME=1``, ``declare -x NAME``, ``read NAME``; also ``NAME=1 sh -c '...'``, whose
-  script inherits it); and any variable at all after ``source`` / ``.``, ``set -a`` /
-  ``set -o allexport``, or ``export`` / ``declare`` / ``typeset`` / ``readonly`` /
-  ``local`` given a word only the shell fills in (``export $v``);
-- inherited: the bash tool runs a command with dsh's own environment
+  script inherits it; not ``grep NAME``: see below); and any variable at all after
+  ``source`` / ``.``, ``set -a`` / ``set -o allexport``, or ``export`` / ``declare``
+  / ``typeset`` / ``readonly`` / ``local`` given a word only the shell fills in
+  (``export $v``);
+- inherited (``TAR_OPTIONS``, ``UNZIP``, ``UNZIPOPT``, ``POSIXLY_CORRECT``): the bash
+  tool runs a command with dsh's own environment
   (``dsh.builtin_tools._bash.command_environment``), so one set there counts.
 
-Fail closed: naming it counts whatever the command does with it (``unset NAME`` too).
+Fail closed: naming it counts whatever the command does with it, but for a command known
+to set no variable that way (``grep -rn EDITOR src``, ``echo HOME``, ``printf '%s'
+VISUAL``; ``unset GIT_PAGER``, which leaves git its default): there only its
+assignments and its words holding an expansion count (``echo ${EDITOR:=x}`` sets it),
+and what ``printf -v`` sets (``unset HOME`` counts: bash's ``~`` is then the home in
+the password database, which may not be dsh's ``HOME``).
 """
 
 from __future__ import annotations
@@ -36,13 +44,15 @@ from dsh_permissions._wrappers import skip_assignments
 
 __all__ = [
     "GIT_LINE_VARIABLES",
-    "GIT_VARIABLES",
     "GPG_VARIABLES",
+    "LESS_VARIABLES",
     "POSIXLY_CORRECT",
     "RSYNC_VARIABLES",
     "SHELL_PLACES",
     "TAR_VARIABLES",
+    "VIM_VARIABLES",
     "WATCHED",
+    "WGET_VARIABLES",
     "line_snapshot",
     "line_variables",
     "named",
@@ -58,11 +68,14 @@ POSIXLY_CORRECT: Final = ("POSIXLY_CORRECT",)
 #: what ``~`` and ``cd`` read (``_line_vars``): ``cdable_vars`` is bash's option, which
 #: ``BASHOPTS`` turns on for a new bash
 SHELL_PLACES: Final = ("HOME", "OLDPWD", "BASHOPTS", "cdable_vars")
-#: what make rsync and git run a command (``_command_options``): also when inherited
+#: what make rsync, git, less, vim and wget run a command (``_command_options``),
+#: counted only when the line sets them (dsh's own are the person's)
 RSYNC_VARIABLES: Final = ("RSYNC_RSH", "RSYNC_CONNECT_PROG")
-GIT_VARIABLES: Final = ("GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS")
-#: the same for git, counted only when the line sets them (dsh's own are the person's)
+LESS_VARIABLES: Final = ("LESSOPEN", "LESSCLOSE")
+VIM_VARIABLES: Final = ("VIMINIT", "EXINIT", "MYVIMRC")
+WGET_VARIABLES: Final = ("WGETRC",)
 GIT_LINE_VARIABLES: Final = (
+    *("GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS"),
     *("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER"),
     *("GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "EDITOR"),
     *("GIT_PROXY_COMMAND", "VISUAL", "XDG_CONFIG_HOME", "GIT_EXEC_PATH"),
@@ -75,7 +88,9 @@ WATCHED: Final = (
     *POSIXLY_CORRECT,
     *SHELL_PLACES,
     *RSYNC_VARIABLES,
-    *GIT_VARIABLES,
+    *LESS_VARIABLES,
+    *VIM_VARIABLES,
+    *WGET_VARIABLES,
     *GIT_LINE_VARIABLES,
     *GPG_VARIABLES,
 )
@@ -83,6 +98,12 @@ WATCHED: Final = (
 _ANY: Final = "*"
 #: builtins that export or declare the variables they are given
 _DECLARING: Final = frozenset({"export", "declare", "typeset", "readonly", "local"})
+#: commands that set no variable by naming it (their assignments still count; what
+#: ``printf -v`` and ``unset`` set comes from ``_evaluated.set_names``, ``_line_vars``)
+_SETS_NONE: Final = frozenset(
+    {"echo", "printf", "cat", "grep", "egrep", "fgrep", "rg", "ls", "head", "tail", "wc"}
+    | {"less", "more", "sort", "uniq", "cut", "diff", "git", "true", "false", "unset"}
+)
 
 _LINE: ContextVar[set[str] | None] = ContextVar("dsh_permissions_variables", default=None)
 
@@ -132,10 +153,14 @@ def set_in_line(names: tuple[str, ...], *, anything: bool = True) -> bool:
 
 
 def _set_by(texts: list[str]) -> set[str]:
-    found = {name for name in WATCHED if any(named(name, text) for text in texts)}
-    rest = texts[skip_assignments(texts) :]
+    assigned = skip_assignments(texts)
+    rest = texts[assigned:]
     while len(rest) > 1 and rest[0] in ("builtin", "command"):
         rest = rest[1:]
+    counted = texts
+    if rest and rest[0] in _SETS_NONE:  # an expansion may assign: ${EDITOR:=x}, $((X=1))
+        counted = [*texts[:assigned], *(t for t in rest if "$" in t or "`" in t)]
+    found = {name for name in WATCHED if any(named(name, text) for text in counted)}
     if not rest:
         return found
     name = rest[0]
