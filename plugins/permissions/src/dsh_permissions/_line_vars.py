@@ -21,7 +21,9 @@ from the first one that may set one of them on (that one included):
 
 A command may set ``HOME`` or ``OLDPWD`` when any word of it names one, as a whole
 name (``_option_variables.named``: ``HOME=x``, not ``JAVA_HOME=x``;
-``export HOME``, ``env -u HOME``, ``read HOME``, ``declare -n r=HOME``, even ``$HOME``),
+``export HOME``, ``env -u HOME``, ``read HOME``, ``declare -n r=HOME``, even ``$HOME``;
+but for a command known to set none that way, ``grep HOME``, ``echo HOME``: see
+``_option_variables``),
 a builtin or ``env`` is given it as an option's value (``printf -vHOME``, ``read
 -aHOME``, ``env -uHOME``: ``_evaluated.set_names`` reads the builtins' options),
 ``env`` may clear the environment (``env -i``), a builtin takes a name only the shell
