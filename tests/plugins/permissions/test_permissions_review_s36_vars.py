@@ -20,7 +20,8 @@ from permissions_util import refused
 pytestmark = pytest.mark.plugins("permissions")
 
 BYPASS_RM = {"deny": ["bash(rm *)"]}
-ALLOW = {"allow": [f"bash({n} *)" for n in ("git", "less", "nvim", "vim", "vi", "wget", "sftp")]}
+_ALLOWED = ("git", "less", "nvim", "vim", "vi", "wget", "sftp", "emacsclient")
+ALLOW = {"allow": [f"bash({n} *)" for n in _ALLOWED]}
 
 
 async def _passes(judge, command: str) -> None:
@@ -64,6 +65,9 @@ RUNNING = [
     "sftp -o ProxyCommand='rm x' h", "sftp -b f h", "sftp -D 'rm x' h", "sftp -F f h",
     "wget -e use_askpass='rm x' http://h/", "wget -e robots=off -e use-askpass=x http://h/",
     "wget --execute=use_askpass=x http://h/", "wget -erobots=off -eUse_AskPass=x http://h/",
+    "emacsclient -e '(shell-command \"rm x\")'", "emacsclient --eval '(x)'",
+    "emacsclient -a 'rm x' f", "emacsclient --alternate-editor='rm x' f", "emacsclient -nea x f",
+    "git instaweb --httpd='rm x'", "git instaweb -d 'rm x'", "git instaweb --browser='rm x'",
     "vim --remote-expr 'system(\"rm x\")'", "vim --remote-send ':!rm x<CR>'",
 ]  # fmt: skip
 
@@ -81,7 +85,8 @@ async def test_6_running_a_command_is_denied_under_a_deny_rule(judge, command):
 @pytest.mark.parametrize(
     "command",
     [
-        "less f", "vim f", "nvim f", "sftp h", "sftp -P 22 h", "wget http://h/",
+        "less f", "vim f", "nvim f", "emacsclient -n f", "emacsclient -s srv -t f", "sftp h",
+        "sftp -P 22 h", "wget http://h/",
         "wget -e robots=off http://h/", "wget --execute robots=off http://h/",
         "wget -e tries=3 -e Check-Certificate=off http://h/",
     ],

@@ -1,18 +1,18 @@
-"""Options of programs the plugin models that make them run a command it does not
-look into: tar's ``--to-command``, ``-I``, ``-F``, ``--rsh-command``,
+"""Options of programs the plugin models that make them run a command it does not look
+into: tar's ``--to-command``, ``-I``, ``-F``, ``--rsh-command``,
 ``--checkpoint-action``; ``split --filter``; ``rsync -e``/``--rsync-path``; ``zip
 -T``/``-TT``; ``scp``'s and ``sftp``'s ``-S``/``-o``/``-F`` (``sftp -b``/``-D`` too);
 ``sort --compress-program``; ``cpio --rsh-command``; ``wget --use-askpass``,
 ``--config`` and ``-e`` (but for a few commands known to run nothing: ``-e
-robots=off``); an editor's commands (``vim -c``, ``+CMD``, ``--cmd``, ``-S``, ``-s``,
-ex mode, ``nvim -l``; ``emacs --eval``; ``ed`` and ``ex``, which take their commands
-from their input); git's ``-c`` with a setting that may run one, ``--exec-path``,
-``git config`` storing such a setting and a subcommand's option that runs one
-(``rebase -x``, ``bisect run``, ``clone -c``: ``_git.runs_command``); and the
-environment variables that do the same (``TAR_OPTIONS``; set in the line:
-``RSYNC_RSH``, ``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND``, ``LESSOPEN``,
-``VIMINIT``, ``EXINIT``, ``MYVIMRC``, ``WGETRC``, and ``HOME`` for git, gpg, vim,
-emacs and wget, which read their settings there, ...).
+robots=off``); an editor's commands (``vim -c``, ``+CMD``, ``--cmd``, ``-S``, ``-s``, ex
+mode, ``nvim -l``; ``emacs --eval``; ``emacsclient -e``/``-a``; ``ed`` and ``ex``, which
+take their commands from their input); git's ``-c`` with a setting that may run one,
+``--exec-path``, ``git config`` storing such a setting and a subcommand's option that
+runs one (``rebase -x``, ``bisect run``, ``clone -c``: ``_git.runs_command``); and the
+environment variables that do the same (``TAR_OPTIONS``; set in the line: ``RSYNC_RSH``,
+``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND``, ``LESSOPEN``, ``VIMINIT``, ``EXINIT``,
+``MYVIMRC``, ``WGETRC``, and ``HOME`` for git, gpg, vim, emacs and wget, which read
+their settings there, ...).
 
 Such a command is one whose effects are not known before it runs (``hidden``,
 through ``_wrapper_grammar.unmodelled``): asked about, never allowed by a pattern, and
@@ -120,6 +120,10 @@ _RUNS: Final = {
         valued=frozenset("dLtT"),
         long=("--eval", "--load", "--funcall", "--script", "--execute"),
         line_variables=("HOME",),
+    ),
+    # -e: lisp a running emacs evaluates; -a: an editor run when none is
+    "emacsclient": _Runs(
+        letters="ea", valued=frozenset("asfFdwT"), long=("--eval", "--alternate-editor")
     ),
     **dict.fromkeys(("ed", "red", "ex"), _Runs(always=True)),
     **dict.fromkeys(

@@ -43,6 +43,7 @@ _SUBCOMMAND_RUNS: Final = {
     **dict.fromkeys(("fetch", "pull", "ls-remote"), ("--upload-pack",)),
     "clone": ("-u", "--upload-pack", "--template"),
     "grep": ("-O", "--open-files-in-pager"),
+    "instaweb": ("-d", "--httpd", "-b", "--browser"),
     "push": ("--receive-pack", "--exec"),
     "archive": ("--exec",),
     "send-email": ("--sendmail-cmd", "--smtp-server", "--to-cmd", "--cc-cmd", "--header-cmd"),
