@@ -10,10 +10,22 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, final, overload
+from types import UnionType
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Literal,
+    Union,
+    final,
+    get_args,
+    get_origin,
+    overload,
+)
 
 from pydantic import BaseModel, ValidationError
 
@@ -180,10 +192,7 @@ def _is_context(tool: str, param: inspect.Parameter) -> bool:
     (or unannotated, or ``Any``); a DshError naming the tool and the parameter when
     only its name or only its type says so (the name alone is what is recognised)."""
     annotation = param.annotation
-    if isinstance(annotation, str):  # imported only for type checkers: the name says
-        is_context_type = annotation.rpartition(".")[2] == "ToolContext"
-    else:
-        is_context_type = annotation is ToolContext
+    is_context_type = _is_context_type(annotation)
     if param.name != "context":
         if is_context_type:
             raise DshError(
@@ -200,6 +209,25 @@ def _is_context(tool: str, param: inspect.Parameter) -> bool:
         "'context' receives the ToolContext and is not shown to the model; annotate it "
         "ToolContext, or rename it for an argument the model sends"
     )
+
+
+def _is_context_type(annotation: Any) -> bool:
+    """Whether ``annotation`` is ``ToolContext``, also optional (``| None``,
+    ``Optional[...]``) or ``Annotated``; as a string (``from __future__ import
+    annotations``, or imported only for type checkers) by the name it gives."""
+    if isinstance(annotation, str):
+        text = annotation.replace(" ", "").removesuffix("|None").removeprefix("None|")
+        wrapped = _WRAPPED.fullmatch(text)
+        return (wrapped[1] if wrapped else text).rpartition(".")[2] == "ToolContext"
+    if get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    if get_origin(annotation) in (Union, UnionType):
+        members = [member for member in get_args(annotation) if member is not type(None)]
+        annotation = members[0] if len(members) == 1 else None
+    return annotation is ToolContext
+
+
+_WRAPPED = re.compile(r"(?:[\w.]+\.)?(?:Optional|Annotated)\[([\w.]+)(?:,.*)?\]")
 
 
 class ToolError(Exception):

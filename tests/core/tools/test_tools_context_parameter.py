@@ -48,7 +48,7 @@ def test_a_tool_context_named_only_for_type_checkers_is_refused_too() -> None:
 
 
 @pytest.mark.parametrize(
-    ("annotation", "shown"), [("str", "str"), ("int", "int"), ("ToolContext | None", "")]
+    ("annotation", "shown"), [("str", "str"), ("int", "int"), ("str | None", "")]
 )
 def test_a_parameter_named_context_of_another_type_is_refused(annotation: str, shown: str) -> None:
     namespace: dict[str, Any] = {"ToolContext": ToolContext}
@@ -82,3 +82,35 @@ def test_the_context_parameter_may_be_tool_context_any_or_unannotated() -> None:
         made = tool(function)
         assert made.wants_context
         assert list(made.spec.parameters["properties"]) == ["x"]
+
+
+OPTIONAL = [
+    "ToolContext | None",
+    "None | ToolContext",
+    "Optional[ToolContext]",
+    "typing.Optional[ToolContext]",
+    "Annotated[ToolContext, 'given by dsh']",
+]
+
+
+@pytest.mark.parametrize("future", [False, True], ids=["objects", "strings"])
+@pytest.mark.parametrize("annotation", OPTIONAL)
+def test_an_optional_or_annotated_tool_context_is_one(annotation: str, future: bool) -> None:
+    """``context: ToolContext | None = None`` lets a test call the tool directly; it is
+    the context as ``ToolContext`` is (objects, and strings under the future import),
+    and under another name it is refused saying so, not in pydantic's words."""
+    header = "from __future__ import annotations\n" if future else ""
+    namespace: dict[str, Any] = {}
+    exec(
+        f"{header}import typing\nfrom typing import Annotated, Optional\n"
+        "from dsh.tools import ToolContext\n"
+        f"def named(x: str, context: {annotation} = None) -> str:\n    return x\n"
+        f"def misnamed(x: str, ctx: {annotation} = None) -> str:\n    return x\n",
+        namespace,
+    )
+
+    made = tool(namespace["named"])
+    assert made.wants_context
+    assert list(made.spec.parameters["properties"]) == ["x"]
+    with pytest.raises(DshError, match=r"^tool 'misnamed': parameter 'ctx' is a ToolContext"):
+        tool(namespace["misnamed"])
