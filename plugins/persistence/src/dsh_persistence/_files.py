@@ -220,18 +220,24 @@ def probe_directory(directory: Path) -> None:
 
 #: The temp files of ``publish`` and ``probe_directory``: ``.<name>.<pid>-<8 hex>.tmp``.
 _TEMP = re.compile(r"\.(?P<name>[A-Za-z0-9_%.-]{1,200})\.(?P<pid>[1-9][0-9]{0,9})-[0-9a-f]{8}\.tmp")
-#: A temp file whose process is gone is left over once it is this old (seconds): a
-#: younger one may be the publish of a process that this host does not see (another
-#: container sharing the directory), whose pid is no live process here.
+#: The lock files of claims of sessions not stored yet (``_jsonl_locks.claim_path``):
+#: ``.<session file name>.claim``.
+_CLAIM = re.compile(r"\.(?P<name>[A-Za-z0-9_%-]{1,240}\.jsonl)\.claim")
+#: A temp file whose process is gone, or a claim's lock file no process holds, is left
+#: over once it is this old (seconds): a younger temp file may be the publish of a
+#: process that this host does not see (another container sharing the directory), whose
+#: pid is no live process here; a younger lock file may be a claim being taken, which
+#: would be refused while its lock is held here to remove the file.
 LEFTOVER_AGE = 600.0
 
 
 def remove_leftovers(directory: Path, *, of: str | None = None, age: float = LEFTOVER_AGE) -> None:
-    """Remove the temp files a kill left in ``directory`` (a ``publish`` cut short
-    leaves one holding the session's header and first batch: its prompt): those named
-    exactly as ``publish`` names them (of the session file ``of`` only, if given), whose
-    process is not running on this host, and not changed for ``age`` seconds. Best
-    effort: a file that cannot be checked or removed is left."""
+    """Remove the files a kill left in ``directory`` (of the session file ``of`` only,
+    if given), not changed for ``age`` seconds: the temp files named exactly as
+    ``publish`` names them whose process is not running on this host (a ``publish`` cut
+    short leaves one holding the session's header and first batch: its prompt), and the
+    lock files of claims of sessions not stored yet that no process holds
+    (``_remove_unheld``). Best effort: a file that cannot be checked or removed is left."""
     prefix = None if of is None else of[:_TEMP_NAME]
     try:
         entries = list(os.scandir(directory))
@@ -239,6 +245,11 @@ def remove_leftovers(directory: Path, *, of: str | None = None, age: float = LEF
         return
     now = time.time()
     for entry in entries:
+        claim = _CLAIM.fullmatch(entry.name)
+        if claim is not None:
+            if of is None or claim["name"] == of:
+                _remove_unheld(Path(entry.path), age=age)
+            continue
         found = _TEMP.fullmatch(entry.name)
         if found is None or (prefix is not None and found["name"] != prefix):
             continue
@@ -249,6 +260,29 @@ def remove_leftovers(directory: Path, *, of: str | None = None, age: float = LEF
                 now - entry.stat(follow_symlinks=False).st_mtime >= age
             ):
                 os.unlink(entry.path)
+
+
+def _remove_unheld(path: Path, *, age: float = 0.0) -> None:
+    """Remove the lock file ``path`` (a regular file, not a link) if no process holds
+    its lock and it has not changed for ``age`` seconds, holding its lock while it is
+    removed: a claim taken meanwhile on the file removed finds (``leads_to``) that the
+    name leads elsewhere and takes it anew. Best effort: nothing is raised."""
+    if not LOCKS:  # no locks to tell a held one by (and none are made)
+        return
+    try:
+        fd = open_regular(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:  # gone, a link, not a regular file: not ours
+        return
+    try:
+        with suppress(OSError):
+            if (
+                time.time() - os.fstat(fd).st_mtime >= age  # a young one is not even locked
+                and try_lock_file(fd)
+                and leads_to(path, fd)  # not removed (and made anew) since it was opened
+            ):
+                os.unlink(path)
+    finally:
+        os.close(fd)
 
 
 def _running(pid: int) -> bool:

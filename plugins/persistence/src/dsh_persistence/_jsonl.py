@@ -131,7 +131,8 @@ class JsonlBackend(FileLocks, SessionBackend):
             probe_directory(self.directory)
         except OSError as exc:
             raise self._failed(exc, "create files in it") from exc
-        remove_leftovers(self.directory)  # temp files of publishes a kill cut short
+        # temp files of publishes a kill cut short, lock files of claims a kill ended
+        remove_leftovers(self.directory)
 
     # -- writing -------------------------------------------------------------------------
 
@@ -240,7 +241,9 @@ class JsonlBackend(FileLocks, SessionBackend):
             except OSError as exc:
                 raise self._failed(exc, "delete the session file", path) from exc
             # a temp file of the session's first publish that a kill cut short holds
-            # its first prompt: gone with the session (its process is not running)
+            # its first prompt: gone with the session (its process is not running), as
+            # the lock file of its claim a kill left between that publish's link and
+            # the file's removal (unless a process holds it: a claim taken meanwhile)
             remove_leftovers(self.directory, of=path.name, age=0)
             if self._fsync:
                 try:

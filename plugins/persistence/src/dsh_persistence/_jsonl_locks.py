@@ -5,8 +5,10 @@ the locks).
 A claim is the file's advisory lock, held from ``claim`` to ``release``. A session not
 stored yet has no file: its claim is a lock file beside where that will be
 (``claim_path``), held until its file is made (locked before it appears) and then
-removed. Every first publish of a session file holds that lock file (``_publishing``),
-so no other process claims or stores the session meanwhile. A writer without a claim
+removed (one a kill left, that no process holds, is removed by ``remove_leftovers``:
+as the store is prepared, once old, and as its session is deleted). Every first
+publish of a session file holds that lock file (``_publishing``), so no other process
+claims or stores the session meanwhile. A writer without a claim
 opens the file, takes its turn, then the file's lock; a delete by another process can
 come in between, so once locked it checks that the path still leads to the file it
 opened (``_open_to_append``).
