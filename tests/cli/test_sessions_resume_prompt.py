@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
-from cli_support import contents, stored_session, text_reply
+from cli_support import contents, in_terminal, stored_session, text_reply
 
 
 def _resume(
@@ -78,3 +80,24 @@ def test_a_byte_order_mark_on_stdin_is_dropped(
     done = _resume(server, cli_env, tmp_path, session, stdin="\ufeffand now?\r\n".encode())
     assert done.returncode == 0, done.stderr
     assert contents(server.bodies()[1])[-1] == "and now?"
+
+
+def test_ctrl_c_while_the_prompt_is_typed_ends_resume_at_once(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Stdin is read outside the event loop the command runs in: Ctrl-C while the
+    prompt is typed at a terminal ends it at once, as it ends ``dsh run -`` (it went on
+    reading till Ctrl-D)."""
+    server = model_server([text_reply("Hello.")])
+    session = stored_session(server, cli_env, tmp_path)
+    model = f"openai-compatible:tiny@{server.url}"
+    child = in_terminal("-m", model, "sessions", "resume", session, "-", env=cli_env, cwd=tmp_path)
+    child.sendline("half a prompt")
+    child.expect_exact("half a prompt")
+    time.sleep(0.5)  # reading stdin by now
+    child.sendintr()
+    child.expect_exact("dsh: interrupted", timeout=10)
+    child.expect(pexpect.EOF, timeout=10)
+    child.close()
+    assert child.exitstatus == 130
+    assert len(server.bodies()) == 1  # the first turn's only

@@ -10,7 +10,7 @@ import sys
 
 from dsh._cli_args import UsageError
 
-__all__ = ["prompt_text", "read_prompt", "refuse_not_utf8"]
+__all__ = ["prompt_text", "read_prompt", "read_prompt_in_loop", "refuse_not_utf8"]
 
 
 def read_prompt(parts: list[str], command: str = "run") -> str:
@@ -20,9 +20,40 @@ def read_prompt(parts: list[str], command: str = "run") -> str:
     prompt = prompt_text(parts, command)
     if not prompt.strip():
         raise UsageError(
-            f'{command}: the prompt is empty; give the text to send (dsh run "list the files")'
+            f"{command}: the prompt is empty; give the text to send "
+            f'(dsh {command} "list the files")'
         )
     return prompt
+
+
+async def read_prompt_in_loop(parts: list[str], command: str) -> str:
+    """``read_prompt`` from a running event loop (a plugin command's): stdin read in a
+    daemon thread, so that Ctrl-C (which cancels the loop's task) ends the command at
+    once, as it ends ``dsh run -``, the thread left blocked in its read to end with the
+    process."""
+    import threading
+    from contextlib import suppress
+
+    import anyio
+    from anyio.from_thread import run_sync
+    from anyio.lowlevel import current_token
+
+    token, done = current_token(), anyio.Event()
+    outcome: list[str | BaseException] = []
+
+    def read() -> None:
+        try:
+            outcome.append(read_prompt(parts, command))
+        except BaseException as error:  # raised in the loop's task, as if read there
+            outcome.append(error)
+        with suppress(Exception):  # the loop is gone: interrupted, no one waits
+            run_sync(done.set, token=token)
+
+    threading.Thread(target=read, name="dsh prompt reader", daemon=True).start()
+    await done.wait()
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
 
 
 def prompt_text(parts: list[str], command: str = "run") -> str:
@@ -37,7 +68,7 @@ def prompt_text(parts: list[str], command: str = "run") -> str:
         if _input_waits():
             print(
                 "dsh: the text piped in is not sent: put - in the prompt where it goes "
-                "(... | dsh run summarise this -)",
+                f"(... | dsh {command} summarise this -)",
                 file=sys.stderr,
             )
         return " ".join(parts)
@@ -85,14 +116,26 @@ def refuse_not_utf8(word: str, what: str) -> None:
 def _input_waits() -> bool:
     """Whether text was piped or redirected to a ``dsh run`` that will not read it (it
     reads stdin only for a ``-``): llm users expect it sent. A pipe is looked at only if
-    something is in it already (a byte of it is read: nothing else reads it)."""
+    something is in it already, and nothing of it is read (a plugin's command may read
+    it after)."""
     try:
         fd = sys.stdin.fileno()
         mode = os.fstat(fd).st_mode
         if stat.S_ISREG(mode):
             return os.fstat(fd).st_size > os.lseek(fd, 0, os.SEEK_CUR)
         if stat.S_ISFIFO(mode) and select.select([fd], [], [], 0)[0]:
-            return os.read(fd, 1) != b""
+            return _waiting(fd) > 0
     except (AttributeError, ValueError, OSError):  # no stdin, or not a file: nothing piped
         pass
     return False
+
+
+def _waiting(fd: int) -> int:
+    """How many bytes the pipe ``fd`` holds, without reading any (FIONREAD)."""
+    import array
+    import fcntl
+    import termios
+
+    count = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, count, True)
+    return count[0]

@@ -75,16 +75,21 @@ class CommandContext:
 
         return resume_options(harness, stored, model)
 
-    def read_prompt(self, words: list[str], command: str) -> str:
+    async def read_prompt(self, words: list[str], command: str) -> str:
         """The prompt ``words`` give, read and checked as ``dsh run`` reads its own: the
         words joined by spaces, the text piped in where a ``-`` stands (its byte order
         mark dropped, Windows line ends read as ``\\n``). An empty prompt, a word or
         stdin that is not UTF-8, or ``-`` given twice is a ``DshError`` (status 2)
         whose message begins with ``command`` (``"sessions resume"``); text piped in
-        with no ``-`` to take it is not read, and a warning says so."""
-        from dsh._cli_prompt import read_prompt
+        with no ``-`` to take it is not read, and a warning says so. Stdin is read
+        outside the event loop, so that Ctrl-C while it is typed at a terminal ends the
+        command at once, as it ends ``dsh run -`` (``dsh: interrupted``, status 130)."""
+        from dsh._cli_prompt import read_prompt_in_loop
 
-        return read_prompt(words, command)
+        given: object = words  # typed a list, but a str is easily passed
+        if isinstance(given, str):  # its characters would be taken for the words
+            raise TypeError("read_prompt: words must be a list of the prompt's words, not a str")
+        return await read_prompt_in_loop(words, command)
 
     async def run_prompt(
         self, prompt: str, *, session: str | None = None, json: bool = False

@@ -289,7 +289,7 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
             )
         words = ["-"]
     # read and checked as dsh run's: an empty prompt, bytes that are not UTF-8 refused
-    prompt = context.read_prompt(words, "sessions resume")
+    prompt = await context.read_prompt(words, "sessions resume")
     # exactly `dsh run --session ID PROMPT`: its model choice, output and exit status
     session = await find_session(service, args.id)
     return await context.run_prompt(prompt, session=session, json=args.json)
