@@ -64,11 +64,24 @@ class _Closing(Exception):
 # The kernel holds a line typed in canonical mode in a buffer of 4096 bytes, its line end
 # included: of a longer line only the first 4095 bytes and the line end reach dsh.
 _CANONICAL_LINE = 4095
-_CUT_NOTE = (
-    "(that line was dropped: it reached the terminal's limit of 4095 bytes, so its end "
-    "may be lost; give long text with `dsh run - < file`, or install the line editor: "
-    "pip install 'dsh-core[chat]')"
-)
+
+
+def _cut_note() -> str:
+    """What dsh says of a line the terminal cut at 4095 bytes: to install the line
+    editor, or, when it is installed (found, not imported), to turn it on."""
+    from importlib.util import find_spec
+
+    if find_spec("prompt_toolkit") is None:
+        editor = "install the line editor: pip install 'dsh-core[chat]'"
+    else:  # installed, and off
+        editor = (
+            "turn the line editor on: it is off when DSH_CHAT_EDITOR is 0 or off, TERM "
+            "is dumb, or stdin or stderr is not a terminal"
+        )
+    return (
+        "(that line was dropped: it reached the terminal's limit of 4095 bytes, so its "
+        f"end may be lost; give long text with `dsh run - < file`, or {editor})"
+    )
 
 
 def _read(fd: int, terminal: bool) -> bytes | None:
@@ -223,7 +236,7 @@ async def lines_typed(prompt: PromptLine | None = None) -> AsyncIterator[str | N
                 continue
             block, buffer = buffer.rsplit(b"\n", 1)
             if any(len(line) >= _CANONICAL_LINE for line in block.split(b"\n")):
-                print(_CUT_NOTE, file=sys.stderr)
+                print(_cut_note(), file=sys.stderr)
                 yield ""  # nothing sent (a question waiting is denied); the prompt comes again
                 continue
             lines = _decoded(block).split("\n")
