@@ -11,8 +11,10 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from cli_support import text_reply
 
 from dsh.cli import main
 
@@ -165,3 +167,19 @@ def test_config_checks_note_that_cannot_be_written_leaves_status_0(
         os.close(write)
     said = f"{path}: ok\n" if config == "unset key" else ""
     assert (done.returncode, done.stdout) == (0, said)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("unbuffered", ["1", None], ids=["unbuffered", "buffered"])
+def test_dsh_run_says_once_that_its_output_cannot_be_written(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, unbuffered: str | None
+) -> None:
+    """The renderer said it, and main's last flush failed again and said it again."""
+    server = model_server([text_reply("Hello there.")])
+    env = {k: v for k, v in cli_env.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered is not None:
+        env["PYTHONUNBUFFERED"] = unbuffered
+    done = to_full_disk(f"-m openai-compatible:tiny@{server.url} run hi", env, tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("cannot write the output") == 1, done.stderr
+    assert FULL in done.stderr

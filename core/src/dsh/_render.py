@@ -136,6 +136,7 @@ class Renderer:
         except OSError as error:  # a full disk, an I/O error: the output is lost
             self.closed = True
             self.failed = error
+            discard(self.out)  # what is left in its buffer must not fail (and be said) again
             print(f"dsh: error: cannot write the output: {error}", file=self.err)
             if self.on_closed is not None:
                 self.on_closed()
