@@ -176,7 +176,9 @@ def continuing(stored: StoredSession, turns: int) -> str:
     first = next((e for e in stored.events if e.type == "user/message"), None)
     said = "no prompt yet"
     if first is not None:
-        said = repr(shorten(str(first.data.get("content", "")), 40))
+        said = shorten(str(first.data.get("content", "")), 40)  # its escapes: once, not repr's
+        quote = '"' if "'" in said and '"' not in said else "'"
+        said = f"{quote}{said}{quote}"
     return f"{said}, {turns} turn so far" if turns == 1 else f"{said}, {turns} turns so far"
 
 
