@@ -160,7 +160,7 @@ def _set_by(texts: list[str]) -> set[str]:
     counted = texts
     if rest and rest[0] in _SETS_NONE:  # an expansion may assign: ${EDITOR:=x}, $((X=1))
         counted = [*texts[:assigned], *(t for t in rest if "$" in t or "`" in t)]
-    found = {name for name in WATCHED if any(named(name, text) for text in counted)}
+    found = {run for text in counted for run in _RUNS.findall(text) if run in _WATCHED_SET}
     if not rest:
         return found
     name = rest[0]
@@ -174,6 +174,12 @@ def _set_by(texts: list[str]) -> set[str]:
     ):
         found.add(_ANY)
     return found
+
+
+#: one look per word for every watched name (``named``'s rule: a whole identifier, not
+#: inside a longer one), where a search per name per word made a long line quadratic
+_WATCHED_SET: Final = frozenset(WATCHED)
+_RUNS: Final = re.compile(r"[A-Za-z0-9_]+")
 
 
 def named(name: str, text: str) -> bool:
