@@ -11,7 +11,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_support import stored_session, text_reply
+
+# they store a session first: dsh-persistence must be installed and loaded
+pytestmark = pytest.mark.plugins("persistence")
 
 #: an answer several times what a pipe holds
 ANSWER = "".join(f"line {n} of a long answer {'x' * 60}\n" for n in range(4000))

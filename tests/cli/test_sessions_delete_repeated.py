@@ -6,7 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_support import dsh, stored_session, text_reply
+
+# they store a session first: dsh-persistence must be installed and loaded
+pytestmark = pytest.mark.plugins("persistence")
 
 
 def test_an_id_given_twice_is_deleted_once(

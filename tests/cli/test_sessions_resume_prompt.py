@@ -15,6 +15,9 @@ import pexpect
 import pytest
 from cli_support import contents, in_terminal, stored_session, text_reply
 
+# they store a session first: dsh-persistence must be installed and loaded
+pytestmark = pytest.mark.plugins("persistence")
+
 
 def _resume(
     server: Any, env: dict[str, str], cwd: Path, *words: str | bytes, stdin: bytes | None = None
