@@ -11,6 +11,7 @@ __all__ = [
     "DshError",
     "EventDataError",
     "EventTypeError",
+    "HistoryReducerError",
     "HookError",
     "ModelError",
     "PluginLoadError",
@@ -93,6 +94,29 @@ def _hidden(text: str) -> str:
     from dsh._secrets import redact
 
     return redact(text)
+
+
+class HistoryReducerError(DshError):
+    """A plugin's history reducer raised on an event. Names the plugin, the event's
+    type and seq, and the reducer; the cause is quoted with the secrets dsh holds
+    hidden (``cause`` is the exception as raised). Raised by ``Session.emit`` (the
+    event is then not logged and the history is as it was) and by loading a stored log
+    (a resume) that holds an event the reducer refuses."""
+
+    code = "HISTORY_REDUCER"
+
+    def __init__(
+        self, plugin: str, event_type: str, seq: int, reducer: str, cause: BaseException
+    ) -> None:
+        super().__init__(
+            f"plugin {plugin!r}: its history reducer for {event_type!r} ({reducer}) "
+            f"failed on event {seq}: " + _hidden(f"{type(cause).__name__}: {cause}")
+        )
+        self.plugin = plugin
+        self.event_type = event_type
+        self.seq = seq
+        self.reducer = reducer
+        self.cause = cause
 
 
 class PluginValidationError(DshError):

@@ -28,7 +28,7 @@ from dsh._relay import hook_returns
 from dsh._secret_variables import SecretVariables
 from dsh._secrets import get_logger
 from dsh.agent import AgentRegistry
-from dsh.errors import DshError
+from dsh.errors import DshError, HistoryReducerError
 from dsh.llm.registry import ModelRegistry
 from dsh.plugins import PluginManager, create_plugin_manager
 from dsh.session import HistoryReducer, SessionStore
@@ -37,8 +37,10 @@ from dsh.tools import ToolRegistry
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
+    from dsh._event import SessionEvent
     from dsh.config import Config
     from dsh.llm._http import HttpModel
+    from dsh.messages import Message
 
 __all__ = ["Harness"]
 
@@ -185,7 +187,7 @@ class Harness:
                 f"plugin {plugin!r} registers a history reducer for {event_type!r}, "
                 "which already has one"
             )
-        reducers[event_type] = reducer
+        reducers[event_type] = _named(plugin, event_type, reducer)
         self.sessions.reducers = reducers
 
     def _load_config(self) -> Config:
@@ -340,3 +342,17 @@ def _check_config(config: object, config_text: str | None) -> None:
             f"Harness(config=...) takes a loaded Config or the path of a YAML file, not "
             f"{kind}; give YAML text as config_text= (yaml.safe_dump(settings) for a dict)"
         )
+
+
+def _named(plugin: str, event_type: str, reducer: HistoryReducer) -> HistoryReducer:
+    """``reducer`` raising ``HistoryReducerError`` (naming ``plugin``, the event and
+    the reducer) instead of what it raised."""
+    name = getattr(reducer, "__qualname__", None) or repr(reducer)
+
+    def reduce(history: list[Message], event: SessionEvent) -> list[Message] | None:
+        try:
+            return reducer(history, event)
+        except Exception as error:
+            raise HistoryReducerError(plugin, event_type, event.seq, name, error) from error
+
+    return reduce

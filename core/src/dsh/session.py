@@ -193,10 +193,21 @@ class Session:
         return HistoryView(self._history, len(self._history))
 
     def _fold(self, event: SessionEvent) -> None:
-        self._events.append(event)
+        """Log ``event`` and fold it into the history; undone if its reducer raises (a
+        reducer only appends to the list it is given or returns a new one, so cutting
+        the list back to its length restores it)."""
+        events = self._events
+        events.append(event)
         reducer = self._reducers.get(event.type)
         if reducer is not None:
-            replaced = reducer(self._history, event)
+            history = self._history
+            kept = len(history)
+            try:
+                replaced = reducer(history, event)
+            except BaseException:
+                del history[kept:]
+                events.pop()
+                raise
             if replaced is not None:
                 self._history = replaced
         event.value = None  # folded: the history holds the object while it shows it
@@ -223,11 +234,20 @@ class Session:
         hook); await the result. Refused before anything is logged: a ``type`` that is
         one of the core's or not ``name/what`` (``EventTypeError``), ``data`` that is
         not lossless JSON (``EventDataError``; ``checked=True`` skips that check, as for
-        ``append``). ``value``: as for ``append``."""
+        ``append``). ``value``: as for ``append``. If the type's history reducer raises,
+        the event is taken back out of the log and the history left as it was before
+        the error propagates (a plugin's reducer: ``HistoryReducerError``)."""
         check_plugin_type(type)
         if not checked:
             check_json(data, type)
-        return self._record(type, data, value)
+        if type not in self._reducers:
+            return self._record(type, data, value)
+        # a plugin's reducer may raise: ``_fold`` takes the event back out if it does
+        event = SessionEvent(type, len(self._events), _now(), data, value)
+        self._fold(event)
+        observer = self.observer
+        pending = None if observer is None else observer(self, event)
+        return READY if pending is None else pending
 
     def _record(
         self, type: str, data: dict[str, Any], value: object = None, *, at: float | None = None
