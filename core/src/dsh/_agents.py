@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from dsh._arg_types import check_args
 from dsh._claims import Claim, claimed
 from dsh._handle import AgentHandle
 from dsh._ids import check_id
 from dsh._in_flight import InFlight
 from dsh._options import storable_options
 from dsh._resume import forked, load_session, log_events, resumed_session, sound
-from dsh._stored_meta import declared_secrets_of, held_secrets, hidden_meta
+from dsh._stored_meta import check_meta, declared_secrets_of, held_secrets, hidden_meta
 from dsh.errors import DshError
 from dsh.loop import ReactLoopAgent, check_core_options
 
@@ -105,7 +106,18 @@ class AgentRegistry:
         is a ``DshError`` before anything starts. ``workspace``: the directory this agent
         works in (its file tools and commands), instead of the harness's; a relative
         path is taken from the harness's. Either id may not be empty, start with ``-``
-        or hold a control character (``dsh._ids``)."""
+        or hold a control character (``dsh._ids``). An argument of the wrong type is a
+        ``TypeError`` naming it; a ``meta`` that is not lossless JSON (it is stored with
+        the session) a ``DshError`` naming the place in it."""
+        check_args(
+            "agents.create",
+            agent_id=agent_id,
+            session_id=session_id,
+            meta=meta,
+            options=options,
+            workspace=workspace,
+        )
+        check_meta("agents.create", meta)
         check_id("agent id", agent_id)
         if session_id is not None:
             check_id(f"agent {agent_id!r}: session id", session_id)
@@ -136,7 +148,14 @@ class AgentRegistry:
         ``options`` the agent gets the options it was created with (when they were
         JSON and so stored in the session's meta), checked as ``create`` checks its own:
         a bad one is a ``DshError`` naming the session and ``options=``, which replaces
-        them. ``workspace`` as for ``create``."""
+        them. ``workspace`` and arguments of the wrong type as for ``create``."""
+        check_args(
+            "agents.resume",
+            agent_id=agent_id,
+            resume_session_id=resume_session_id,
+            options=options,
+            workspace=workspace,
+        )
         refuse = self._in_flight.refuse_if_closed
         refuse(agent_id)  # before the store is read: it may be closing
         place = self._checked(agent_id, options, workspace)  # before the id, as create
@@ -177,6 +196,16 @@ class AgentRegistry:
     ) -> AgentHandle:
         """``resume`` of a copy of stored session ``session_id`` up to the end of its
         turn ``turns``, as a new session (``new_session_id``: one not stored yet)."""
+        check_args(
+            "agents.fork",
+            required=("session_id",),
+            agent_id=agent_id,
+            session_id=session_id,
+            turns=turns,
+            new_session_id=new_session_id,
+            options=options,
+            workspace=workspace,
+        )
         stored = await self.load_stored(session_id)
         new_id = new_session_id or f"{agent_id}-session-{uuid.uuid4().hex}"
         check_id(f"agent {agent_id!r}: session id", new_id)

@@ -96,9 +96,10 @@ class AgentHandle:
         Cancelling the wait (a time limit around it) cancels the prompt: taken back if
         it is still queued, else the turn that took it is aborted (with the prompts
         batched into it), unless that turn has ended; other turns are left alone."""
-        from dsh.inbox import Prompt
+        from dsh.inbox import Prompt, check_prompt
         from dsh.turns import turns
 
+        check_prompt(text)  # before it is made a Prompt: prompt(42) is not "42"
         # An object of its own: the queue entry of this very prompt, told apart from an
         # equal prompt sent by someone else (for one character too)
         mine = Prompt(text)

@@ -1,5 +1,6 @@
 """A new session's meta (the header a persistence plugin stores: the agent's options,
-what the caller gave) cleared of the secrets dsh holds.
+what the caller gave) cleared of the secrets dsh holds; what the caller gave is
+refused first if it is not lossless JSON (``check_meta``), as event data is.
 
 An option's value may be a key dsh read (pasted into ``agents[].options`` by mistake, or
 a plugin's setting that holds one): stored as given, it would be in the session file for
@@ -13,14 +14,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dsh._json import check_json
 from dsh._secrets import get_logger, redact
+from dsh.errors import DshError, EventDataError
 
 if TYPE_CHECKING:
     from dsh.harness import Harness
 
-__all__ = ["declared_secrets_of", "held_secrets", "hidden_meta", "hidden_value"]
+__all__ = ["check_meta", "declared_secrets_of", "held_secrets", "hidden_meta", "hidden_value"]
 
 log = get_logger("dsh.agent")
+
+
+def check_meta(call: str, meta: dict[str, Any] | None) -> None:
+    """Refuse a ``meta`` given to ``call`` that is not lossless JSON (stored with the
+    session, a persistence plugin could not write it, or would read back another
+    value): a ``DshError`` naming the place in it, as event data is refused."""
+    if meta:
+        try:
+            check_json(meta, "session/meta", "meta")
+        except EventDataError as exc:
+            raise DshError(
+                f"{call}(meta=...): at {exc.path}: {exc.reason}; a session's meta is stored as JSON"
+            ) from None
 
 
 def hidden_meta(

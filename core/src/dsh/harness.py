@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import anyio
 from pydantic import BaseModel
 
+from dsh._arg_types import a_kind
 from dsh._grace import started as grace_started
 from dsh._relay import hook_returns
 from dsh._secret_variables import SecretVariables
@@ -336,11 +337,10 @@ def _check_config(config: object, config_text: str | None) -> None:
             "or the path of a YAML file, config_text= the YAML itself"
         )
     if config is not None and not isinstance(config, (Config, str, os.PathLike)):
-        name = type(config).__name__
-        kind = f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
         raise TypeError(
             f"Harness(config=...) takes a loaded Config or the path of a YAML file, not "
-            f"{kind}; give YAML text as config_text= (yaml.safe_dump(settings) for a dict)"
+            f"{a_kind(config)}; give YAML text as config_text= "
+            "(yaml.safe_dump(settings) for a dict)"
         )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import final
 
-__all__ = ["Inbox", "Prompt"]
+__all__ = ["Inbox", "Prompt", "check_prompt"]
 
 
 @final
@@ -52,3 +52,10 @@ class Prompt(str):
     str."""
 
     __slots__ = ()
+
+
+def check_prompt(prompt: object) -> None:
+    """Refuse a prompt that is not a str (``send``, ``steer``, ``prompt``): a
+    ``TypeError``, before anything is queued or logged."""
+    if type(prompt) is not str and type(prompt) is not Prompt:
+        raise TypeError(f"a prompt must be a str, not {type(prompt).__name__}")

@@ -17,7 +17,7 @@ from dsh._steps import StepRunner
 from dsh._turn_state import TurnState
 from dsh._wakeup import Signal, event_class
 from dsh.errors import AgentDisposedError, DshError
-from dsh.inbox import Inbox, Prompt
+from dsh.inbox import Inbox, check_prompt
 
 if TYPE_CHECKING:
     from dsh._relay import HookRelay
@@ -288,8 +288,7 @@ class ReactLoopAgent:
             self.grace.start(reason)
 
     def _check_alive(self, prompt: object) -> None:
-        if type(prompt) is not str and type(prompt) is not Prompt:
-            raise TypeError(f"a prompt must be a str, not {type(prompt).__name__}")
+        check_prompt(prompt)
         if self._disposing or self._status == "disposed":
             raise AgentDisposedError(f"agent {self.id!r} is disposed; it takes no more prompts")
 

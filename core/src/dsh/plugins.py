@@ -234,8 +234,16 @@ def create_plugin_manager(
     """A new manager with core defaults, the selected entry points, then ``plugins``.
 
     ``plugins`` items are plugin objects or ``(name, plugin)`` pairs. ``select`` holds
-    ``-p`` values; ``env`` defaults to ``os.environ``.
+    ``-p`` values; ``env`` defaults to ``os.environ``. A bare str for either is a
+    ``TypeError`` (its letters would be taken for plugins, or for ``-p`` values).
     """
+    if isinstance(plugins, str):
+        raise TypeError(
+            "plugins= takes a list of plugins (objects, or (name, plugin) pairs), not a "
+            "str: plugins=[plugin]"
+        )
+    if isinstance(select, str):
+        raise TypeError(f"select= takes a list of -p values, not a str: select=[{select!r}]")
     pm = PluginManager(report)
     select = list(select)
     plugins = list(plugins)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from dsh._json import decode, encode
-from dsh.errors import DshError
+from dsh._json import check_json, decode, encode
+from dsh.errors import DshError, EventDataError
 from dsh.hookspecs import hookimpl
 from dsh.persistence import SessionHeader, StoredSession
 from dsh.session import SessionEvent
@@ -126,9 +126,16 @@ class InMemoryPersistence:
                 f"session {session.id!r}: its log does not continue the {written} stored events"
             )
         if session.id not in self._stored:
-            self._stored[session.id] = StoredSession(
-                session.id, session.created, [], dict(session.meta)
-            )
+            # stored as JSON, as a real store writes it: refused like theirs if it is not
+            meta = dict(session.meta)
+            try:
+                check_json(meta, "session/meta", "meta")
+            except EventDataError as exc:
+                raise DshError(
+                    f"session {session.id!r}: its meta is not JSON (at {exc.path}: "
+                    f"{exc.reason}); nothing was written"
+                ) from None
+            self._stored[session.id] = StoredSession(session.id, session.created, [], meta)
         new = log[written:]
         if new:
             self._unread.setdefault(session.id, []).append(encode(list(map(_row, new))))
