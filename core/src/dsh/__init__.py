@@ -21,6 +21,7 @@ from dsh.errors import (
     ModelError,
     PluginLoadError,
     PluginValidationError,
+    SessionInUseError,
     StepLimitError,
     TurnError,
 )
@@ -114,6 +115,7 @@ __all__ = [
     "ProviderBlock",
     "ReasoningBlock",
     "RequestErrorDecision",
+    "SessionInUseError",
     "StepLimitError",
     "StopReason",
     "TextBlock",

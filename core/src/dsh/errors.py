@@ -16,6 +16,7 @@ __all__ = [
     "ModelError",
     "PluginLoadError",
     "PluginValidationError",
+    "SessionInUseError",
     "StepLimitError",
     "TurnError",
 ]
@@ -216,6 +217,16 @@ class EventTypeError(DshError):
         super().__init__(f"event type {event_type!r}: {reason}")
         self.event_type = event_type
         self.reason = reason
+
+
+class SessionInUseError(DshError):
+    """A session another agent is continuing (in another process, or another harness
+    sharing the store) holds its claim: an agent created or resumed on it is refused
+    until that one is disposed. Raised by persistence plugins (dsh-persistence's is its
+    ``PersistenceError`` too) and ``dsh.testing.InMemoryPersistence``."""
+
+    code = "SESSION_IN_USE"
+    exit_status = 1  # not a mistake of the command: it may pass when tried again
 
 
 class StepLimitError(DshError):

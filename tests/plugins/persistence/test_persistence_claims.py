@@ -20,10 +20,12 @@ from pathlib import Path
 import anyio
 import pytest
 
+import dsh
 from dsh.errors import DshError
 from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
 from dsh_persistence import (
     JsonlBackend,
+    PersistenceError,
     PersistencePlugin,
     PersistenceSettings,
     SessionInfo,
@@ -86,6 +88,10 @@ async def test_a_session_continued_elsewhere_is_refused_before_the_model_is_aske
             )
             assert second.agents.get("b") is None  # undone: the id is free again
             assert late_model.requests == []
+            # the core's type too, which dsh.testing.InMemoryPersistence raises
+            assert isinstance(caught.value, dsh.SessionInUseError)
+            assert isinstance(caught.value, PersistenceError)
+            assert caught.value.code == "SESSION_IN_USE" and caught.value.exit_status == 1
         assert stored_count(settings, session_id) == size  # the refused agent wrote nothing
 
         # the holder goes on and saves its turn as usual

@@ -6,7 +6,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from dsh._json import check_json, decode, encode
-from dsh.errors import DshError, EventDataError
+from dsh.errors import DshError, EventDataError, SessionInUseError
 from dsh.hookspecs import hookimpl
 from dsh.persistence import SessionHeader, StoredSession
 from dsh.session import SessionEvent
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from dsh._calling import Dispatcher
+    from dsh.agent import Agent
     from dsh.errors import HookError
     from dsh.plugins import PluginManager
     from dsh.session import Session
@@ -83,7 +84,9 @@ class InMemoryPersistence:
     document per flush: an array of events, each the array ``[type, seq, time,
     data]``); ``session_persistence`` serves ``agents.resume``. Share one instance
     between harnesses to test resume. A new agent on a session id stored with events is
-    refused as it is created (``claim``), as dsh-persistence refuses it. ``stored`` maps
+    refused as it is created (``claim``), as dsh-persistence refuses it; so is one on a
+    session another agent continues (in another harness sharing it) until that one is
+    disposed: ``SessionInUseError``, as dsh-persistence raises. ``stored`` maps
     session ids to the committed logs, decoded when read (nothing is shared with a live
     session; changes to it are what a later ``load`` sees, and a session resumed from
     that ``load`` stores only what follows it). ``flushes`` counts successful flushes;
@@ -98,6 +101,7 @@ class InMemoryPersistence:
         self._written: dict[str, tuple[Session | None, int, float]] = {}
         self.flushes = 0
         self.fail_flush: Exception | None = None
+        self._claims: set[str] = set()  # the sessions agents continue: reserved
 
     @property
     def stored(self) -> dict[str, StoredSession]:
@@ -148,17 +152,30 @@ class InMemoryPersistence:
         return self
 
     async def claim(self, session_id: str, events: Sequence[SessionEvent] = ()) -> None:
-        """Refuse a new session (``events`` empty) under an id stored with events: its
-        first flush would fail. A resumed one is not checked; nothing is reserved."""
+        """Reserve ``session_id`` for an agent until it is disposed (``agent_disposed``)
+        or the start fails (``release``): refused while another agent holds it, and a new
+        session (``events`` empty) under an id stored with events (its first flush would
+        fail)."""
+        if session_id in self._claims:
+            raise SessionInUseError(
+                f"session {session_id!r} is in use: another process or harness is "
+                "continuing it (stored in memory); try again when it is done"
+            )
         stored = self.stored.get(session_id)
         if not events and stored is not None and stored.events:
             raise DshError(
                 f"session {session_id!r} is stored already (in memory): resume it, or give "
                 "the new agent another session id"
             )
+        self._claims.add(session_id)
 
     async def release(self, session_id: str) -> None:
-        """Nothing to let go: ``claim`` reserves nothing."""
+        """Let ``session_id`` go (nothing if no agent holds it)."""
+        self._claims.discard(session_id)
+
+    @hookimpl
+    def agent_disposed(self, agent: Agent) -> None:
+        self._claims.discard(agent.session.id)
 
     async def list(self) -> list[SessionHeader]:
         headers = []

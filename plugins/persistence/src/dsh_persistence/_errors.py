@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dsh import DshError
+from dsh.errors import SessionInUseError as _SessionInUse
 
 __all__ = [
     "PersistenceError",
@@ -53,10 +54,10 @@ class SessionDeletedError(SessionConflictError):
     code = "SESSION_DELETED"
 
 
-class SessionInUseError(PersistenceError):
+class SessionInUseError(PersistenceError, _SessionInUse):
     """Another process (or another harness of this one) is continuing the stored session
     (it holds its claim): this one may not run turns on it or delete it until that one is
-    done."""
+    done. Also a ``dsh.SessionInUseError``, which ``InMemoryPersistence`` raises."""
 
     code = "SESSION_IN_USE"
     exit_status = 1  # not a mistake of the command: it may pass when tried again
