@@ -1,6 +1,7 @@
 """Persistence tests: not collected at all when dsh-persistence is not installed.
 
-``settings`` runs a test once per backend, each in its own temp directory.
+``settings`` runs a test once per backend with files, each in its own temp directory;
+``any_store`` once per backend, PostgreSQL too (a fresh schema of ``pg_server``).
 ``config`` is a dsh.yml choosing that backend and directory, for the ``dsh
 sessions`` tests (which pass it with ``-c``: the command must honour it);
 ``scripted_cli(model)`` makes every ``dsh`` command run in the test see ``model`` as if
@@ -24,6 +25,16 @@ if find_spec("dsh_persistence") is None:
 def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     from dsh_persistence import PersistenceSettings
 
+    return PersistenceSettings(backend=request.param, directory=tmp_path / "sessions")
+
+
+@pytest.fixture(params=["jsonl", "sqlite", "postgresql"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    from dsh_persistence import PersistenceSettings
+
+    if request.param == "postgresql":
+        url = request.getfixturevalue("pg_url")
+        return PersistenceSettings(backend="postgresql", url=url)
     return PersistenceSettings(backend=request.param, directory=tmp_path / "sessions")
 
 

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import anyio
 import pytest
+from claims_support import harness_over, kept, stored_session
 
 import dsh
 from dsh.errors import DshError
-from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
+from dsh.testing import ScriptedModel, run_turn, text
 from dsh_persistence import (
     JsonlBackend,
     PersistenceError,
-    PersistencePlugin,
     PersistenceSettings,
     SessionInfo,
     SessionInUseError,
@@ -40,45 +40,15 @@ pytestmark = [
 ]
 
 
-def stored_count(settings: PersistenceSettings, session_id: str) -> int:
-    """How many events of the session the store holds."""
-    backend = open_backend(settings)
-    try:
-        loaded = backend.load(session_id)
-        return 0 if loaded is None else loaded.kept
-    finally:
-        backend.close()
-
-
-async def stored_session(settings: PersistenceSettings, workspace: Path | None = None) -> str:
-    """A session with one finished turn, stored (its agent working in ``workspace``); its id."""
-    plugin = PersistencePlugin(settings)
-    async with scripted_harness(
-        ScriptedModel([text("noted")]),
-        plugins=[("persistence", plugin)],
-        load_entry_points=False,
-        workspace=workspace,
-    ) as h:
-        agent = await h.agents.create("first", options={"model": "scripted"})
-        await run_turn(agent, "remember blue")
-        return agent.session.id
-
-
 async def test_a_session_continued_elsewhere_is_refused_before_the_model_is_asked(
     settings: PersistenceSettings,
 ) -> None:
     session_id = await stored_session(settings)
-    holder = PersistencePlugin(settings)
-    async with scripted_harness(
-        ScriptedModel([text("blue")]), plugins=[("persistence", holder)], load_entry_points=False
-    ) as first:
+    async with harness_over(settings, ScriptedModel([text("blue")])) as first:
         await first.agents.resume("a", session_id)
-        size = stored_count(settings, session_id)
+        size = kept(settings, session_id)
         late_model = ScriptedModel([text("never")])
-        other = PersistencePlugin(settings)
-        async with scripted_harness(
-            late_model, plugins=[("persistence", other)], load_entry_points=False
-        ) as second:
+        async with harness_over(settings, late_model) as second:
             with pytest.raises(SessionInUseError) as caught:
                 await second.agents.resume("b", session_id)
             location = open_backend(settings).location
@@ -92,7 +62,7 @@ async def test_a_session_continued_elsewhere_is_refused_before_the_model_is_aske
             assert isinstance(caught.value, dsh.SessionInUseError)
             assert isinstance(caught.value, PersistenceError)
             assert caught.value.code == "SESSION_IN_USE" and caught.value.exit_status == 1
-        assert stored_count(settings, session_id) == size  # the refused agent wrote nothing
+        assert kept(settings, session_id) == size  # the refused agent wrote nothing
 
         # the holder goes on and saves its turn as usual
         handle = first.agents.get("a")
@@ -100,15 +70,10 @@ async def test_a_session_continued_elsewhere_is_refused_before_the_model_is_aske
         with anyio.fail_after(10):
             events = await run_turn(handle, "what colour?")
         assert events[-1].data["reason"] == "completed"
-    assert stored_count(settings, session_id) > size
+    assert kept(settings, session_id) > size
 
     # disposed: the session is free for the other process
-    again = PersistencePlugin(settings)
-    async with scripted_harness(
-        ScriptedModel([text("blue again")]),
-        plugins=[("persistence", again)],
-        load_entry_points=False,
-    ) as third:
+    async with harness_over(settings, ScriptedModel([text("blue again")])) as third:
         handle = await third.agents.resume("c", session_id)
         with anyio.fail_after(10):
             events = await run_turn(handle, "and now?")
@@ -122,10 +87,7 @@ async def test_a_harness_can_create_an_agent_after_a_refused_resume(
     id, on a new session of its own, works (test_persistence_new_session_claims.py: a
     new session is claimed too)."""
     session_id = await stored_session(settings)
-    holder = PersistencePlugin(settings)
-    async with scripted_harness(
-        ScriptedModel([text("ok")] * 2), plugins=[("persistence", holder)], load_entry_points=False
-    ) as h:
+    async with harness_over(settings, ScriptedModel([text("ok")] * 2)) as h:
         await h.agents.resume("a", session_id)
         with pytest.raises(DshError, match="is in use"):  # a second agent in this harness
             await h.agents.resume("b", session_id)
@@ -286,10 +248,7 @@ async def test_a_resume_cancelled_by_asyncio_while_its_claim_runs_holds_nothing(
     import threading
 
     sid = await stored_session(settings)
-    plugin = PersistencePlugin(settings)
-    async with scripted_harness(
-        ScriptedModel([text("again")]), plugins=[("persistence", plugin)], load_entry_points=False
-    ) as h:
+    async with harness_over(settings, ScriptedModel([text("again")])) as h:
         backend = (await h.relay.session_persistence()).backend
         claim, release = backend.claim, backend.release
         entered, go, released = threading.Event(), threading.Event(), threading.Event()

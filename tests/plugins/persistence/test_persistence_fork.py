@@ -126,14 +126,6 @@ async def test_a_fork_records_its_agents_workspace(
         plugin.close()
 
 
-@pytest.fixture(params=["jsonl", "sqlite", "postgresql"])
-def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> PersistenceSettings:
-    if request.param == "postgresql":
-        url = request.getfixturevalue("pg_url")
-        return PersistenceSettings(backend="postgresql", url=url)
-    return PersistenceSettings(backend=request.param, directory=tmp_path / "sessions")
-
-
 async def test_a_fork_of_a_long_session_is_stored_as_its_sources_prefix(
     any_store: PersistenceSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from claims_support import claimed_elsewhere, killed
 from persistence_cli_support import run, store
 
 from dsh_persistence import JsonlBackend, PersistenceSettings, SessionInfo, open_backend
@@ -35,33 +33,13 @@ pytestmark = [
     pytest.mark.parametrize("settings", ["jsonl"], indirect=True),
 ]
 
-HOLDER = """
-import sys
-from dsh_persistence import PersistenceSettings, open_backend
 
-backend = open_backend(PersistenceSettings(backend="jsonl", directory=sys.argv[1]))
-backend.prepare()
-assert backend.claim(sys.argv[2])
-print("claimed", flush=True)
-sys.stdin.read()
-"""
-
-
-def killed_holding(directory: Path, session_id: str) -> Path:
+def killed_holding(settings: PersistenceSettings, session_id: str) -> Path:
     """A real process claims ``session_id`` (not stored) and is killed with SIGKILL:
     the claim's lock file it leaves."""
-    with subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(directory), session_id],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as holder:
-        try:
-            assert holder.stdout is not None and holder.stdout.readline() == "claimed\n"
-        finally:
-            holder.send_signal(signal.SIGKILL)
-        assert holder.wait(30) == -signal.SIGKILL
-    left = directory / f".{session_id}.jsonl.claim"
+    with claimed_elsewhere(settings, session_id) as holder:
+        killed(holder)
+    left = settings.session_directory() / f".{session_id}.jsonl.claim"
     assert left.exists()
     return left
 
@@ -83,7 +61,7 @@ def test_a_killed_processs_claim_file_is_removed_once_old(
     log = LogBuilder()
     log.turn("kept", calls=())
     store(settings, "kept", log)
-    left = killed_holding(directory, "a1b2c3")
+    left = killed_holding(settings, "a1b2c3")
 
     JsonlBackend(directory).prepare()  # young: maybe a claim being taken now
     assert left.exists()

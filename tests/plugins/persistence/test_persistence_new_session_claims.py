@@ -13,19 +13,16 @@ test runs once per backend (``any_store``: the three; ``settings``: those with f
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from claims_support import claimed_elsewhere, files_of, harness_over, killed, stored_files
 
 from dsh.errors import DshError
-from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
+from dsh.testing import ScriptedModel, run_turn, text
 from dsh_persistence import (
-    PersistencePlugin,
     PersistenceSettings,
     SessionConflictError,
     SessionInfo,
@@ -42,47 +39,15 @@ pytestmark = [
 INFO = SessionInfo("new", 1.0)
 
 
-@pytest.fixture(params=["jsonl", "sqlite", "postgresql"])
-def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> PersistenceSettings:
-    if request.param == "postgresql":
-        url = request.getfixturevalue("pg_url")
-        return PersistenceSettings(backend="postgresql", url=url)
-    return PersistenceSettings(backend=request.param, directory=tmp_path / "sessions")
-
-
-def files_of(settings: PersistenceSettings) -> list[str]:
-    """Every file of the store's directory and below (none for PostgreSQL)."""
-    if settings.backend == "postgresql":
-        return []
-    directory = settings.session_directory()
-    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())
-
-
-def stored_files(settings: PersistenceSettings, session_id: str = "new") -> list[str]:
-    """What ``files_of`` holds once every claim has ended, ``session_id`` stored: the
-    store and nothing else."""
-    if settings.backend == "postgresql":
-        return []
-    return [f"{session_id}.jsonl"] if settings.backend == "jsonl" else ["sessions.sqlite3"]
-
-
 async def test_a_new_session_is_refused_to_another_process_before_its_model_is_asked(
     any_store: PersistenceSettings,
 ) -> None:
     """The reviewer's case: A creates session "same" and waits before its first prompt;
     B creates "same" too: refused at once, and A's turn is stored."""
-    holder = PersistencePlugin(any_store)
-    async with scripted_harness(
-        ScriptedModel([text("A's answer")]),
-        plugins=[("persistence", holder)],
-        load_entry_points=False,
-    ) as first:
+    async with harness_over(any_store, ScriptedModel([text("A's answer")])) as first:
         agent = await first.agents.create("a", session_id="same", options={"model": "scripted"})
         late_model = ScriptedModel([text("B's answer")])
-        other = PersistencePlugin(any_store)
-        async with scripted_harness(
-            late_model, plugins=[("persistence", other)], load_entry_points=False
-        ) as second:
+        async with harness_over(any_store, late_model) as second:
             with pytest.raises(SessionInUseError) as caught:
                 await second.agents.create("b", session_id="same", options={"model": "scripted"})
             location = open_backend(any_store).location
@@ -98,10 +63,7 @@ async def test_a_new_session_is_refused_to_another_process_before_its_model_is_a
         await agent.dispose()
 
         # disposed and stored: a new agent given the id is refused as for any stored one
-        again = PersistencePlugin(any_store)
-        async with scripted_harness(
-            ScriptedModel([]), plugins=[("persistence", again)], load_entry_points=False
-        ) as third:
+        async with harness_over(any_store, ScriptedModel([])) as third:
             with pytest.raises(SessionConflictError, match="'same' is stored already"):
                 await third.agents.create("c", session_id="same", options={"model": "scripted"})
     backend = open_backend(any_store)
@@ -180,18 +142,9 @@ def test_a_killed_process_claim_of_a_new_session_ends_with_it(
     """A real process claims a session not stored yet, and is killed outright (``kill
     -9``): its claim ends with it, and another process takes the session over."""
     backend = open_backend(settings)
-    with subprocess.Popen(
-        [sys.executable, "-c", HOLDER, settings.backend, str(settings.directory)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as holder:
-        try:
-            assert holder.stdout is not None and holder.stdout.readline() == "claimed\n"
-            assert not backend.claim("new")
-        finally:
-            holder.send_signal(signal.SIGKILL)
-        assert holder.wait(30) == -signal.SIGKILL
+    with claimed_elsewhere(settings, "new") as holder:
+        assert not backend.claim("new")
+        killed(holder)
     try:
         assert backend.claim("new")
         backend.append(INFO, LogBuilder().turn("one"), durable=True)
@@ -201,39 +154,19 @@ def test_a_killed_process_claim_of_a_new_session_ends_with_it(
     assert files_of(settings) == stored_files(settings)
 
 
-HOLDER = """
-import sys
-from dsh_persistence import PersistenceSettings, open_backend
-
-backend = open_backend(PersistenceSettings(backend=sys.argv[1], directory=sys.argv[2]))
-backend.prepare()
-assert backend.claim("new")
-print("claimed", flush=True)
-sys.stdin.read()
-"""
-
-
 async def test_a_fork_into_an_id_another_process_forks_into_is_refused(
     any_store: PersistenceSettings,
 ) -> None:
     """Two processes fork into one new id: the second is refused before its model is
     asked, whether the first one's copy is stored yet ("stored already") or not ("in
     use"), and the first goes on."""
-    plugin = PersistencePlugin(any_store)
-    async with scripted_harness(
-        ScriptedModel([text("one"), text("two")]),
-        plugins=[("persistence", plugin)],
-        load_entry_points=False,
-    ) as first:
+    async with harness_over(any_store, ScriptedModel([text("one"), text("two")])) as first:
         source = await first.agents.create("a", options={"model": "scripted"})
         await run_turn(source, "first")
         await source.dispose()
         fork = await first.agents.fork("b", source.session.id, 1, "branch")
         late_model = ScriptedModel([text("never")])
-        other = PersistencePlugin(any_store)
-        async with scripted_harness(
-            late_model, plugins=[("persistence", other)], load_entry_points=False
-        ) as second:
+        async with harness_over(any_store, late_model) as second:
             with pytest.raises(DshError, match=r"is in use|stored already"):
                 await second.agents.fork("c", source.session.id, 1, "branch")
             assert second.agents.get("c") is None

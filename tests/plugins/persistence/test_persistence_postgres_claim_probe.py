@@ -9,17 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from claims_support import note
 
-from dsh.session import SessionEvent
 from dsh_persistence import PersistenceError, PostgresBackend, SessionInfo
 
 pytestmark = pytest.mark.plugins("persistence")
 
 INFO = SessionInfo("sess-42", 1.0)
-
-
-def note(seq: int, by: str = "test") -> SessionEvent:
-    return SessionEvent("note", seq, 2.0 + seq, {"by": by})
 
 
 @pytest.fixture

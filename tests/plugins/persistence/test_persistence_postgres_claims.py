@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from claims_support import note
 
-from dsh.session import SessionEvent
 from dsh_persistence import (
     PersistenceError,
     PostgresBackend,
@@ -30,10 +30,6 @@ pytestmark = pytest.mark.plugins("persistence")
 
 INFO = SessionInfo("s", 1.0)
 Opener = Callable[[], PostgresBackend]
-
-
-def note(seq: int, by: str = "test") -> SessionEvent:
-    return SessionEvent("note", seq, 2.0 + seq, {"by": by})
 
 
 def stored(backend: PostgresBackend, session_id: str = "s") -> int:

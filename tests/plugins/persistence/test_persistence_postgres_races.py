@@ -16,7 +16,8 @@ import time
 from typing import Any
 
 import pytest
-from test_persistence_postgres_claims import INFO, Opener, note
+from claims_support import note
+from test_persistence_postgres_claims import INFO, Opener
 from test_persistence_reading_creates_nothing import tables
 
 from dsh_persistence import (

@@ -16,18 +16,14 @@ from types import FrameType
 from typing import Any
 
 import pytest
+from claims_support import note
 
-from dsh.session import SessionEvent
 from dsh_persistence import PersistenceError, PostgresBackend, SessionInfo, SessionInUseError
 
 pytestmark = pytest.mark.plugins("persistence")
 
 INFO = SessionInfo("s", 1.0)
 Opener = Callable[..., PostgresBackend]
-
-
-def note(seq: int, by: str = "test") -> SessionEvent:
-    return SessionEvent("note", seq, 2.0 + seq, {"by": by})
 
 
 @pytest.fixture

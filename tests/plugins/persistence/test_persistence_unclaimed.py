@@ -16,12 +16,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
+from claims_support import claimed_elsewhere, files_of, in_thread, kept, note, stored, stored_files
 
-from dsh.session import SessionEvent
 from dsh_persistence import (
     PersistenceSettings,
     SessionBackend,
@@ -29,7 +28,6 @@ from dsh_persistence import (
     SessionInUseError,
     open_backend,
 )
-from dsh_persistence.testing import LogBuilder
 
 pytestmark = [
     pytest.mark.plugins("persistence"),
@@ -37,46 +35,6 @@ pytestmark = [
 ]
 
 INFO = SessionInfo("s", 1.0)
-
-
-def note(seq: int, by: str = "test") -> SessionEvent:
-    return SessionEvent("note", seq, 2.0 + seq, {"by": by})
-
-
-def stored(settings: PersistenceSettings) -> int:
-    """Session "s" with one turn in the store; how many events it has."""
-    log = LogBuilder()
-    log.turn("one")
-    backend = open_backend(settings)
-    backend.append(INFO, log.events, durable=False)
-    backend.close()
-    return len(log.events)
-
-
-def kept(settings: PersistenceSettings) -> int:
-    backend = open_backend(settings)
-    try:
-        loaded = backend.load("s")
-        assert loaded is not None and loaded.dropped == 0
-        return loaded.kept
-    finally:
-        backend.close()
-
-
-def in_thread(work: Callable[[], None]) -> tuple[threading.Thread, list[BaseException | None]]:
-    """``work`` started in a thread; its outcome (None, or what it raised) once done."""
-    outcome: list[BaseException | None] = []
-
-    def run() -> None:
-        try:
-            work()
-            outcome.append(None)
-        except BaseException as exc:  # checked by the test
-            outcome.append(exc)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    return thread, outcome
 
 
 def wait_until_blocked_on_a_lock(thread: threading.Thread) -> None:
@@ -121,36 +79,15 @@ def test_an_unclaimed_append_behind_a_claim_is_refused_at_once(
     writer.close()
 
 
-HOLDER = """
-import sys
-from dsh_persistence import PersistenceSettings, open_backend
-
-backend = open_backend(PersistenceSettings(backend=sys.argv[1], directory=sys.argv[2]))
-assert backend.claim("s")
-print("holding", flush=True)
-sys.stdin.read()
-backend.close()
-"""
-
-
 def test_an_append_behind_a_real_process_claim_is_refused(
     settings: PersistenceSettings,
 ) -> None:
     count = stored(settings)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, settings.backend, str(settings.directory)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
     writer = open_backend(settings)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+    with claimed_elsewhere(settings, "s"):  # its claim ends with the block
         thread, outcome = in_thread(lambda: writer.append(INFO, [note(count)], durable=False))
         thread.join(5)
         refused_at_once = not thread.is_alive()
-    finally:
-        holder.communicate("", timeout=30)  # its claim ends with it
     thread.join(30)
     assert refused_at_once, "the append waited for the other process's claim"
     assert isinstance(outcome[0], SessionInUseError), outcome
@@ -234,9 +171,7 @@ def test_unclaimed_appends_leave_no_lock_file(settings: PersistenceSettings) -> 
     writer = open_backend(settings)
     writer.append(INFO, [note(count)], durable=False)
     writer.close()
-    directory = settings.session_directory()
-    files = sorted(p.name for p in directory.rglob("*") if p.is_file())
-    assert files == (["s.jsonl"] if settings.backend == "jsonl" else ["sessions.sqlite3"])
+    assert files_of(settings) == stored_files(settings, "s")
 
 
 WRITER = """

@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import errno
 import os
-import threading
 from contextlib import suppress
 from pathlib import Path
 
 import anyio
 import pytest
-from test_persistence_claims import stored_session
+from claims_support import harness_over, in_thread, stored, stored_session
 
 from dsh.errors import DshError
-from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
+from dsh.testing import ScriptedModel, run_turn, text
 from dsh_persistence import (
     JsonlBackend,
-    PersistencePlugin,
     PersistenceSettings,
     SessionInfo,
     SessionInUseError,
@@ -44,24 +42,9 @@ def open_files() -> int:
     return len(os.listdir(FDS))
 
 
-def stored(settings: PersistenceSettings, session_id: str = "s") -> LogBuilder:
-    """A session ``session_id`` with one turn in the store; its log."""
-    log = LogBuilder()
-    log.turn("one")
-    backend = open_backend(settings)
-    backend.prepare()
-    backend.append(SessionInfo(session_id, 1.0), log.events, durable=False)
-    backend.close()
-    return log
-
-
 async def resumable_elsewhere(settings: PersistenceSettings, session_id: str) -> bool:
     """Whether another harness (another process, for the locks) can resume it now."""
-    async with scripted_harness(
-        ScriptedModel([]),
-        plugins=[("persistence", PersistencePlugin(settings))],
-        load_entry_points=False,
-    ) as other:
+    async with harness_over(settings, ScriptedModel([])) as other:
         try:
             await other.agents.resume("elsewhere", session_id)
         except SessionInUseError:
@@ -123,11 +106,7 @@ async def test_a_resumed_agent_disposed_before_writing_frees_the_session(
     settings: PersistenceSettings,
 ) -> None:
     session_id = await stored_session(settings)
-    async with scripted_harness(
-        ScriptedModel([]),
-        plugins=[("persistence", PersistencePlugin(settings))],
-        load_entry_points=False,
-    ) as h:
+    async with harness_over(settings, ScriptedModel([])) as h:
         handle = await h.agents.resume("a", session_id)
         assert not await resumable_elsewhere(settings, session_id)
         await handle.dispose()  # no turn: nothing was written
@@ -140,11 +119,7 @@ async def test_an_agent_that_cannot_start_gives_its_claim_back(
     """The claim is taken before the agent starts; a start that fails (its id is taken)
     releases it, or the session would stay claimed while the harness lives."""
     session_id = await stored_session(settings)
-    async with scripted_harness(
-        ScriptedModel([]),
-        plugins=[("persistence", PersistencePlugin(settings))],
-        load_entry_points=False,
-    ) as h:
+    async with harness_over(settings, ScriptedModel([])) as h:
         await h.agents.create("a", options={"model": "scripted"})
         with pytest.raises(DshError, match="already exists"):
             await h.agents.resume("a", session_id)
@@ -165,17 +140,9 @@ def test_an_append_behind_another_process_claim_is_refused_at_once(tmp_path: Pat
     count = len(log.events)
     log.turn("two")
     assert holder.claim("s")
-    outcome: list[BaseException | None] = []
-
-    def append() -> None:
-        try:
-            writer.append(SessionInfo("s", 1.0), log.events[count:], durable=False)
-            outcome.append(None)
-        except Exception as exc:  # the refusal expected
-            outcome.append(exc)
-
-    thread = threading.Thread(target=append)
-    thread.start()
+    thread, outcome = in_thread(
+        lambda: writer.append(SessionInfo("s", 1.0), log.events[count:], durable=False)
+    )
     thread.join(3)
     waited = thread.is_alive()
     holder.release("s")  # let a waiting append go, so that the thread ends
@@ -192,11 +159,7 @@ def test_an_append_behind_another_process_claim_is_refused_at_once(tmp_path: Pat
 async def test_a_live_session_created_here_cannot_be_resumed_elsewhere(
     settings: PersistenceSettings,
 ) -> None:
-    async with scripted_harness(
-        ScriptedModel([text("noted")]),
-        plugins=[("persistence", PersistencePlugin(settings))],
-        load_entry_points=False,
-    ) as h:
+    async with harness_over(settings, ScriptedModel([text("noted")])) as h:
         agent = await h.agents.create("first", options={"model": "scripted"})
         with anyio.fail_after(10):
             await run_turn(agent, "remember blue")
@@ -207,16 +170,9 @@ async def test_a_resume_from_a_stale_load_is_refused_or_reloaded(
     settings: PersistenceSettings,
 ) -> None:
     session_id = await stored_session(settings)
-    holder = PersistencePlugin(settings)
-    async with scripted_harness(
-        ScriptedModel([text("blue")]), plugins=[("persistence", holder)], load_entry_points=False
-    ) as first:
+    async with harness_over(settings, ScriptedModel([text("blue")])) as first:
         handle = await first.agents.resume("a", session_id)
-        async with scripted_harness(
-            ScriptedModel([]),
-            plugins=[("persistence", PersistencePlugin(settings))],
-            load_entry_points=False,
-        ) as second:
+        async with harness_over(settings, ScriptedModel([])) as second:
             stale = await second.agents.load_stored(session_id)  # `dsh run --continue`
             with anyio.fail_after(10):
                 await run_turn(handle, "what colour?")  # the holder goes on, then ends
