@@ -1,5 +1,7 @@
 """Helpers shared by the permissions tests and their fixtures (conftest.py):
-a recording front end, the corpus's tools, the workspace layout, a stand-in agent."""
+a recording front end, the corpus's tools, the workspace layout, a stand-in agent, and
+the verdicts of bash commands (``refused``, ``allowed``) with the rule sets many of the
+review tables judge them under."""
 
 from __future__ import annotations
 
@@ -139,6 +141,14 @@ class Judged:
     requests: list[PermissionRequest] = field(default_factory=list)
 
 
+# deny rules alone, for bypass mode: what could do what they deny is denied there
+BYPASS_RM = {"deny": ["bash(rm *)"]}
+BYPASS_PASSWD = {"deny": ["read(/etc/passwd)"]}
+BYPASS_ENV = {"deny": ["read(.env)"]}
+# every command allowed but those that could do what is denied
+DENY_RM = {"deny": ["bash(rm *)"], "allow": ["bash"]}
+
+
 async def refused(judge: Any, rules: dict[str, Any], command: str, mode: str = "default") -> Any:
     """The verdict of bash ``command`` under ``rules`` in ``mode``, checked to keep it
     from running: asked or denied (denied in bypass mode, where nothing is asked)."""
@@ -148,6 +158,7 @@ async def refused(judge: Any, rules: dict[str, Any], command: str, mode: str = "
     return judged
 
 
-async def allowed(judge: Any, rules: dict[str, Any], command: str) -> None:
-    judged = await judge(rules, "bash", {"command": command})
+async def allowed(judge: Any, rules: dict[str, Any], command: str, mode: str = "default") -> None:
+    """Checks that bash ``command`` under ``rules`` in ``mode`` is allowed."""
+    judged = await judge(rules, "bash", {"command": command}, mode=mode)
     assert judged.decision == "allow", (command, judged.event["reason"])

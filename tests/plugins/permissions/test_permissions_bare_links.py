@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from permissions_turns import bash, real_turn
+from permissions_util import allowed
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -62,8 +63,7 @@ async def test_b6_an_ask_rule_sees_it_too(judge, layout, pw):
     ],
 )
 async def test_b6_other_names_are_decided_as_before(judge, layout, pw, command):
-    judged = await judge(rules(layout), "bash", {"command": command})
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, rules(layout), command)
 
 
 async def test_b6_a_symlink_read_by_its_bare_name_does_not_leak(tmp_path):

@@ -8,6 +8,7 @@ spelling of the same command). It is now unknown, as after a ``cd`` (_commands:
 from __future__ import annotations
 
 import pytest
+from permissions_util import allowed
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -135,8 +136,7 @@ async def test_a_change_of_directory_no_rule_covers_asks_nothing_new(judge, rule
     """Reading the words where the command runs only adds spellings deny and ask rules
     see: what no rule covers there is decided as before (no question for ordinary
     commands after a cd)."""
-    judged = await judge(rules, "bash", {"command": command})
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, rules, command)
 
 
 @pytest.mark.parametrize("command", ['cd "$D" && cat key', "cd $(pwd)/secrets && cat key"])

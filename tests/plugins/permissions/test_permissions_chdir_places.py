@@ -15,6 +15,7 @@ import itertools
 import os
 
 import pytest
+from permissions_util import allowed
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -145,8 +146,7 @@ async def test_b49_a_line_changing_directory_too_many_ways_is_asked_about(judge)
     judged = await judge(SECRETS, "bash", {"command": command})
     assert judged.decision == "ask", judged.event["reason"]
     assert "more ways than are followed" in judged.event["asked"], judged.event["asked"]
-    judged = await judge({"allow": ["bash"]}, "bash", {"command": command})
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, {"allow": ["bash"]}, command)
 
 
 @pytest.mark.parametrize(
@@ -165,8 +165,7 @@ async def test_b49_a_line_changing_directory_too_many_ways_is_asked_about(judge)
     ],
 )
 async def test_ordinary_commands_after_a_cd_ask_nothing_new(judge, rules, command):
-    judged = await judge(rules, "bash", {"command": command})
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, rules, command)
 
 
 @pytest.mark.timeout(120)

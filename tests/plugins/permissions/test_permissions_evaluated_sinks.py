@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 import pytest
+from permissions_util import allowed
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -112,8 +113,7 @@ async def test_a_line_setting_cdpath_is_asked_about(judge, command):
     rules = {"allow": ["bash"], "deny": ["bash(cat /etc/*)"]}
     judged = await judge(rules, "bash", {"command": command})
     assert judged.decision in ("deny", "ask"), judged.event["reason"]
-    judged = await judge({"allow": ["bash"]}, "bash", {"command": "unset CDPATH; cd etc"})
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, {"allow": ["bash"]}, "unset CDPATH; cd etc")
 
 
 @pytest.mark.parametrize("command", ["compgen -C 'cat .env' x", "compgen -W '$(cat .env)' x"])
@@ -124,10 +124,8 @@ async def test_read_deny_rules_see_what_compgen_runs(judge, command):
 
 @pytest.mark.parametrize(("command"), [pytest.param(c, id=i) for i, c in ORDINARY])
 async def test_commands_that_only_look_evaluated_stay_allowed(judge, command):
-    judged = await judge(ALLOW_ALL, "bash", {"command": command})
-    assert judged.decision == "allow", judged.event["reason"]
-    judged = await judge(BYPASS, "bash", {"command": command}, mode="bypass")
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, ALLOW_ALL, command)
+    await allowed(judge, BYPASS, command, mode="bypass")
 
 
 @pytest.mark.xfail(strict=True, reason="ENV naming a file relative to a directory cd moved to")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from permissions_util import allowed
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -199,6 +200,5 @@ async def test_the_links_are_followed_once_per_program_word(judge, venv, monkeyp
         return follow(text, root)
 
     monkeypatch.setattr(_command_text, "program_paths", counted)
-    judged = await judge({"allow": ["bash(.venv/bin/python *)"]}, "bash", {"command": RUN})
-    assert judged.decision == "allow"
+    await allowed(judge, {"allow": ["bash(.venv/bin/python *)"]}, RUN)
     assert followed == [".venv/bin/python"]

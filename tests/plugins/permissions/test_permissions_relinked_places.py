@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from permissions_turns import bash, real_turn
+from permissions_util import allowed
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -50,8 +51,7 @@ RELINKED = "run as a command of its own, the read is checked"
     ],
 )
 async def test_a_read_where_no_link_can_lie_runs_unasked(judge, command):
-    judged = await judge(RULES, "bash", {"command": command})
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, RULES, command)
 
 
 @pytest.mark.parametrize(
@@ -135,8 +135,7 @@ async def test_a_place_reaches_where_the_links_below_it_lead_in_turn(judge, layo
     command = "tar xf a.tar -C out && cat {outside}/secret.txt"
     judged = await judge(RULES, "bash", {"command": command})
     assert judged.decision == "ask", judged.event["reason"]
-    judged = await judge(RULES, "bash", {"command": "tar xf a.tar -C out && cat src/a.py"})
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, RULES, "tar xf a.tar -C out && cat src/a.py")
 
 
 async def test_the_links_below_a_place_are_looked_for_only_when_a_read_needs_them(

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from permissions_turns import bash, real_turn
+from permissions_util import allowed
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -38,8 +39,7 @@ RULES = {"allow": ["bash(*)"], "deny": ["read(.env)"]}
     ],
 )
 async def test_a_line_that_makes_no_link_keeps_its_reads_known(judge, command):
-    judged = await judge(RULES, "bash", {"command": command})
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, RULES, command)
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ were asked or denied before: see the test). Calls go through the real dispatcher
 from __future__ import annotations
 
 import pytest
+from permissions_util import allowed
 from permissions_util import refused as checked
 
 pytestmark = pytest.mark.plugins("permissions")
@@ -82,8 +83,7 @@ async def test_f6_grep_sed_awk_options_as_gnu_spells_them(judge, command):
     ],
 )
 async def test_f6_searches_of_other_files_still_run(judge, command):
-    judged = await judge(SEARCHES, "bash", {"command": command})
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, SEARCHES, command)
 
 
 @pytest.mark.parametrize(
@@ -116,8 +116,7 @@ async def test_f13_names_from_a_list_or_input_are_unknown_reads(judge, command):
     ["tar -czf out.tgz src", "tar --file=out.tar -c src", "tar -xzf a.tgz", "zip -r x.zip src"],
 )
 async def test_f13_archivers_given_their_files_still_run(judge, command):
-    judged = await judge(ARCHIVERS, "bash", {"command": command})
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, ARCHIVERS, command)
 
 
 @pytest.mark.parametrize(
@@ -176,8 +175,7 @@ async def test_f5_a_dynamic_word_in_a_pattern_or_value_slot_is_unknown(judge, co
     ],
 )
 async def test_f5_a_quoted_value_is_still_a_value(judge, command):
-    judged = await judge(ALLOW_ALL, "bash", {"command": command})
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, ALLOW_ALL, command)
 
 
 @pytest.mark.parametrize(
@@ -201,8 +199,7 @@ async def test_f12_curl_form_files_are_read(judge, command):
 
 async def test_f12_a_form_of_another_file_still_runs(judge):
     command = "curl -F 'f=@src/a.py;type=text/plain' -F 'n=<src/a.py' http://host/"
-    judged = await judge(CURL, "bash", {"command": command})
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, CURL, command)
 
 
 @pytest.mark.parametrize(
@@ -247,5 +244,4 @@ async def test_a_shell_reads_its_script_file_as_shell_args_reads_it(judge, comma
 )
 async def test_a_c_script_and_its_arguments_are_not_read(judge, command):
     """After a short option ``-rcfile`` is ``-r -c -f ...``: ``.env`` is the script."""
-    judged = await judge(ALLOW_ALL, "bash", {"command": command})
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, ALLOW_ALL, command)

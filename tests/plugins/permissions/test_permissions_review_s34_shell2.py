@@ -13,13 +13,10 @@ reading its input. Each row goes through the real dispatcher (conftest ``judge``
 from __future__ import annotations
 
 import pytest
-from permissions_util import allowed, refused
+from permissions_util import BYPASS_ENV, BYPASS_RM, DENY_RM, allowed, refused
 
 pytestmark = pytest.mark.plugins("permissions")
 
-DENY_RM = {"deny": ["bash(rm *)"], "allow": ["bash"]}
-BYPASS_RM = {"deny": ["bash(rm *)"]}
-BYPASS_ENV = {"deny": ["read(.env)"]}
 ALLOW = {"allow": ["bash"]}
 
 

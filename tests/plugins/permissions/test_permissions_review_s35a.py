@@ -13,14 +13,10 @@ dispatcher (conftest ``judge``).
 from __future__ import annotations
 
 import pytest
-from permissions_util import allowed, refused
+from permissions_util import BYPASS_ENV, BYPASS_PASSWD, BYPASS_RM, DENY_RM, allowed, refused
 
 pytestmark = pytest.mark.plugins("permissions")
 
-DENY_RM = {"deny": ["bash(rm *)"], "allow": ["bash"]}
-BYPASS_RM = {"deny": ["bash(rm *)"]}
-BYPASS_ENV = {"deny": ["read(.env)"]}
-BYPASS_PASSWD = {"deny": ["read(/etc/passwd)"]}
 ALLOW = {"allow": ["bash"]}
 SECRETS = {"deny": ["bash(cat src/secrets/*)"], "allow": ["bash"]}
 

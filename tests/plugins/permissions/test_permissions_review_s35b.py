@@ -17,14 +17,12 @@ dispatcher (conftest ``judge``; the layout has ``.env`` and ``src/a.py``).
 from __future__ import annotations
 
 import pytest
-from permissions_util import allowed, refused
+from permissions_util import BYPASS_RM, DENY_RM, allowed, refused
 
 pytestmark = pytest.mark.plugins("permissions")
 
 ENV = {"deny": ["read(.env)"]}
 ENV_ALLOW = {**ENV, "allow": ["bash"]}
-DENY_RM = {"deny": ["bash(rm *)"], "allow": ["bash"]}
-BYPASS_RM = {"deny": ["bash(rm *)"]}
 
 
 async def refused_both(judge, rules, command):

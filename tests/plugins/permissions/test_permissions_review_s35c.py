@@ -11,20 +11,13 @@ Each row goes through the real dispatcher (conftest ``judge``).
 from __future__ import annotations
 
 import pytest
-from permissions_util import allowed, refused
+from permissions_util import BYPASS_ENV, BYPASS_PASSWD, allowed, refused
 
 pytestmark = pytest.mark.plugins("permissions")
 
 BYPASS_PUSH = {"deny": ["bash(git push *)"]}
-BYPASS_ENV = {"deny": ["read(.env)"]}
-BYPASS_PASSWD = {"deny": ["read(/etc/passwd)"]}
 _ALLOWED = ["source", "git", "export", "sed", "cat", "cd", "make", "local", "grep"]
 ALLOW_SOME = {"allow": [f"bash({name} *)" for name in _ALLOWED]}
-
-
-async def bypass_allowed(judge, rules, command):
-    judged = await judge(rules, "bash", {"command": command}, mode="bypass")
-    assert judged.decision == "allow", (command, judged.event["reason"])
 
 
 # -- B1: only words bash tilde-expands ------------------------------------------------
@@ -44,7 +37,7 @@ async def bypass_allowed(judge, rules, command):
 )
 async def test_b1_a_tilde_bash_does_not_expand_stays_known(judge, command):
     await allowed(judge, ALLOW_SOME, command)
-    await bypass_allowed(judge, BYPASS_PUSH, command)
+    await allowed(judge, BYPASS_PUSH, command, mode="bypass")
 
 
 @pytest.mark.parametrize(
@@ -80,7 +73,7 @@ async def test_b1_a_cd_to_a_name_holding_a_tilde_is_followed(judge):
     ],
 )
 async def test_b2_a_longer_name_does_not_name_home(judge, command):
-    await bypass_allowed(judge, BYPASS_ENV, command)
+    await allowed(judge, BYPASS_ENV, command, mode="bypass")
 
 
 async def test_b2_asked_no_more(judge):
@@ -114,7 +107,7 @@ async def test_b2_naming_home_still_counts(judge, command):
     ],
 )
 async def test_b3_a_value_with_dollar_sets_one_named_variable(judge, command):
-    await bypass_allowed(judge, BYPASS_ENV, command)
+    await allowed(judge, BYPASS_ENV, command, mode="bypass")
 
 
 @pytest.mark.parametrize(
@@ -156,7 +149,7 @@ async def test_a2_posixly_correct_with_braces_or_a_glob(judge, command):
 async def test_a2_tar_and_unzip_options_with_braces(judge, command):
     await refused(judge, BYPASS_ENV, command, mode="bypass")
     plain = "export X=1;" + command.partition(";")[2]
-    await bypass_allowed(judge, BYPASS_ENV, plain)
+    await allowed(judge, BYPASS_ENV, plain, mode="bypass")
 
 
 # -- A1: a trap's action runs later -----------------------------------------------------
@@ -185,7 +178,7 @@ async def test_a1_a_trap_action_is_checked_where_the_line_ends(judge, command, r
     ["trap 'rm -f tmp.txt' EXIT; make", "trap 'rm -f tmp.txt' EXIT; cd src && make"],
 )
 async def test_a1_a_plain_trap_stays_allowed(judge, command):
-    await bypass_allowed(judge, BYPASS_ENV, command)
+    await allowed(judge, BYPASS_ENV, command, mode="bypass")
 
 
 # -- A3: a subscript bash evaluates as arithmetic ---------------------------------------
@@ -230,7 +223,7 @@ async def test_a4_tilde_behind_sudo_is_the_target_users_home(judge, command):
     "command", ["sudo sh -c 'ls /root' && cat ~/notes.txt", "sudo cat ~/notes.txt"]
 )
 async def test_a4_the_outer_tilde_stays_dshs_home(judge, command):
-    await bypass_allowed(judge, {"deny": ["read(/nonexistent/**)"]}, command)
+    await allowed(judge, {"deny": ["read(/nonexistent/**)"]}, command, mode="bypass")
 
 
 # -- A5: TAR_OPTIONS gives tar c its -C or -T ------------------------------------------
@@ -249,7 +242,7 @@ async def test_a5_tar_options_may_name_what_tar_reads(judge, command):
 
 
 async def test_a5_tar_without_it_stays_allowed(judge):
-    await bypass_allowed(judge, BYPASS_PASSWD, "tar cf x.tar src")
+    await allowed(judge, BYPASS_PASSWD, "tar cf x.tar src", mode="bypass")
 
 
 # -- A6: Python environments under accept-edits; more readers ---------------------------

@@ -13,11 +13,10 @@ Each row goes through the real dispatcher (conftest ``judge``).
 from __future__ import annotations
 
 import pytest
-from permissions_util import refused
+from permissions_util import BYPASS_RM, allowed, refused
 
 pytestmark = pytest.mark.plugins("permissions")
 
-BYPASS_RM = {"deny": ["bash(rm *)"]}
 ALLOW_GIT = {"allow": ["bash(git *)"]}
 
 RUNNING = [
@@ -65,14 +64,12 @@ PLAIN = [
 
 @pytest.mark.parametrize("command", PLAIN)
 async def test_a_plain_git_command_is_allowed_by_a_pattern(judge, command):
-    judged = await judge(ALLOW_GIT, "bash", {"command": command})
-    assert judged.decision == "allow", (command, judged.event["reason"])
+    await allowed(judge, ALLOW_GIT, command)
 
 
 @pytest.mark.parametrize("command", PLAIN)
 async def test_a_plain_git_command_passes_in_bypass_mode(judge, command):
-    judged = await judge(BYPASS_RM, "bash", {"command": command}, mode="bypass")
-    assert judged.decision == "allow", (command, judged.event["reason"])
+    await allowed(judge, BYPASS_RM, command, mode="bypass")
 
 
 async def test_the_reason_names_the_setting_after_xargs(judge):

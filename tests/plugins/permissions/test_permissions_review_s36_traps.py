@@ -12,11 +12,10 @@ Each row goes through the real dispatcher (conftest ``judge``).
 from __future__ import annotations
 
 import pytest
-from permissions_util import refused
+from permissions_util import BYPASS_PASSWD, allowed, refused
 
 pytestmark = pytest.mark.plugins("permissions")
 
-BYPASS_PASSWD = {"deny": ["read(/etc/passwd)"]}
 OPEN_PASSWD = {"allow": ["bash(*)"], "deny": ["read(/etc/passwd)"]}
 SECRETS = {"allow": ["bash(*)"], "deny": ["bash(cat src/secrets/*)", "read(src/secrets/**)"]}
 OPEN_ETC_WRITE = {"allow": ["bash(*)"], "deny": ["write(/etc/**)"]}
@@ -54,8 +53,7 @@ async def test_1_a_write_after_a_moving_trap(judge):
     ],
 )  # fmt: skip
 async def test_1_other_traps_change_nothing(judge, command):
-    judged = await judge(OPEN_PASSWD, "bash", {"command": command})
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, OPEN_PASSWD, command)
 
 
 @pytest.mark.parametrize(
@@ -95,5 +93,4 @@ async def test_3_history_writes_its_file(judge, command):
 
 @pytest.mark.parametrize("command", ["history", "history 10", "history -c", "bind -l"])
 async def test_3_history_without_a_file_is_a_plain_command(judge, command):
-    judged = await judge(OPEN_PASSWD, "bash", {"command": command})
-    assert judged.decision == "allow", judged.event["reason"]
+    await allowed(judge, OPEN_PASSWD, command)

@@ -15,18 +15,12 @@ Each row goes through the real dispatcher (conftest ``judge``).
 from __future__ import annotations
 
 import pytest
-from permissions_util import refused
+from permissions_util import BYPASS_RM, allowed, refused
 
 pytestmark = pytest.mark.plugins("permissions")
 
-BYPASS_RM = {"deny": ["bash(rm *)"]}
 _ALLOWED = ("git", "less", "nvim", "vim", "vi", "wget", "sftp", "emacsclient")
 ALLOW = {"allow": [f"bash({n} *)" for n in _ALLOWED]}
-
-
-async def _passes(judge, command: str) -> None:
-    judged = await judge(BYPASS_RM, "bash", {"command": command}, mode="bypass")
-    assert judged.decision == "allow", (command, judged.event["reason"])
 
 
 @pytest.mark.parametrize(
@@ -38,7 +32,7 @@ async def _passes(judge, command: str) -> None:
     ],
 )  # fmt: skip
 async def test_5_a_command_setting_no_variable_does_not_count(judge, command):
-    await _passes(judge, command)
+    await allowed(judge, BYPASS_RM, command, mode="bypass")
 
 
 @pytest.mark.parametrize(
@@ -92,7 +86,7 @@ async def test_6_running_a_command_is_denied_under_a_deny_rule(judge, command):
     ],
 )  # fmt: skip
 async def test_6_the_plain_ones_pass(judge, command):
-    await _passes(judge, command)
+    await allowed(judge, BYPASS_RM, command, mode="bypass")
 
 
 @pytest.mark.parametrize(
@@ -108,7 +102,7 @@ async def test_6_the_plain_ones_pass(judge, command):
 )
 async def test_7_inherited_ones_are_the_persons(judge, monkeypatch, name, value, command):
     monkeypatch.setenv(name, value)
-    await _passes(judge, command)
+    await allowed(judge, BYPASS_RM, command, mode="bypass")
 
 
 @pytest.mark.parametrize(
