@@ -1,5 +1,6 @@
-"""Log shapes, the scripted model's name and the small plugins shared by the conformance
-tests of behaviours 1-11 (inbox; steps, requests, streaming).
+"""Log shapes and the scripted model's name shared by the conformance tests of
+behaviours 1-21 (inbox; steps, requests, streaming; behaviours_tools_support.py adds the
+tools of 12-21).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from dsh.session import SessionEvent
 MODEL = {"model": "scripted"}
 
 
-def shape(events: Iterable[SessionEvent]) -> list[tuple[Any, ...]]:
-    """The core events without chunks, as short tuples that read like the log."""
+def shape(events: Iterable[SessionEvent], contents: bool = True) -> list[tuple[Any, ...]]:
+    """The core events without chunks, as short tuples that read like the log (tool
+    results without their content unless ``contents``)."""
     out: list[tuple[Any, ...]] = []
     for event in events:
         kind, data = event.type, event.data
@@ -29,7 +31,8 @@ def shape(events: Iterable[SessionEvent]) -> list[tuple[Any, ...]]:
         elif kind == "tool/call":
             out.append((kind, data["id"], data["name"]))
         elif kind == "tool/result":
-            out.append((kind, data["call_id"], data["content"], data["is_error"]))
+            content = (data["content"],) if contents else ()
+            out.append((kind, data["call_id"], *content, data["is_error"]))
     return out
 
 

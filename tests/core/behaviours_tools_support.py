@@ -1,5 +1,6 @@
-"""Log shapes, the scripted model's name and the tool plugins shared by the conformance tests
-of behaviours 12-21 (a step's answer and its tool calls).
+"""The log shapes of behaviours_steps_support.py (tool results without their content)
+and the tool plugins shared by the conformance tests of behaviours 12-21 (a step's
+answer and its tool calls).
 """
 
 from __future__ import annotations
@@ -9,50 +10,17 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
+from behaviours_steps_support import shape as steps_shape
 
-from dsh import AssistantMessage, hookimpl
+from dsh import hookimpl
 from dsh.session import SessionEvent
 from dsh.tools import Tool, tool
-
-MODEL = {"model": "scripted"}
 
 
 def shape(events: Iterable[SessionEvent]) -> list[tuple[Any, ...]]:
     """The core events without chunks, as short tuples that read like the log (tool
     results without their content: see ``results``)."""
-    out: list[tuple[Any, ...]] = []
-    for event in events:
-        kind, data = event.type, event.data
-        if kind in ("turn/start", "step/start", "step/end"):
-            out.append((kind, data.get("step", data["turn"])))
-        elif kind == "turn/end":
-            out.append((kind, data["turn"], data["reason"]))
-        elif kind in ("user/message", "steering/message"):
-            out.append((kind, data["content"]))
-        elif kind == "assistant/message":
-            out.append((kind, AssistantMessage.model_validate(data["message"]).text))
-        elif kind == "tool/call":
-            out.append((kind, data["id"], data["name"]))
-        elif kind == "tool/result":
-            out.append((kind, data["call_id"], data["is_error"]))
-    return out
-
-
-def of_type(events: Iterable[SessionEvent], kind: str) -> list[SessionEvent]:
-    return [e for e in events if e.type == kind]
-
-
-def start(number: int, *prompts: str) -> list[tuple[Any, ...]]:
-    return [("turn/start", number), *(("user/message", p) for p in prompts)]
-
-
-def step(number: int, answer: str, *after: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-    """A step that answered ``answer``; ``after``: what it logged after the answer."""
-    return [("step/start", number), ("assistant/message", answer), *after, ("step/end", number)]
-
-
-def end(number: int, reason: str = "completed") -> list[tuple[Any, ...]]:
-    return [("turn/end", number, reason)]
+    return steps_shape(events, contents=False)
 
 
 def ran(*calls: tuple[str, str, bool]) -> list[tuple[Any, ...]]:

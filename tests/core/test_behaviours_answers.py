@@ -14,7 +14,8 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
-from behaviours_tools_support import MODEL, Toolbox, end, of_type, ran, shape, start, step
+from behaviours_steps_support import MODEL, end, of_type, start, step
+from behaviours_tools_support import Toolbox, ran, shape
 
 from dsh import AssistantMessage, Message, ModelRequest, TextBlock, ToolCall, hookimpl
 from dsh.errors import ModelError

@@ -13,7 +13,8 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
-from behaviours_tools_support import MODEL, Toolbox, end, of_type, ran, shape, start, step
+from behaviours_steps_support import MODEL, end, of_type, start, step
+from behaviours_tools_support import Toolbox, ran, shape
 
 from dsh import ToolCall, ToolResult, hookimpl
 from dsh._relay import HookRelay
