@@ -3,7 +3,7 @@ agent and one turn of one. Imported as ``loop_support`` (tests/ has no packages)
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,19 @@ LIMIT = 5  # seconds; every wait is bounded so a broken loop fails instead of ha
 def add(a: int, b: int) -> int:
     "Add two numbers."
     return a + b
+
+
+class Models:
+    """Registers ``models`` (as an installed plugin would: not last, as ``scripted_harness``
+    registers the models it is given)."""
+
+    def __init__(self, *models: Any) -> None:
+        self.models = models
+
+    @hookimpl
+    def register_models(self, register: Callable[..., None]) -> None:
+        for model in self.models:
+            register(model)
 
 
 class Tools:

@@ -17,22 +17,12 @@ from cli_m_args_support import (
     Install,
     _quiet_env,  # noqa: F401 (an autouse fixture)
 )
+from loop_support import Models
 
 from dsh import hookimpl
 from dsh._cli_prompt import prompt_text
 from dsh.cli import main
 from dsh.testing import ScriptedModel, text
-
-
-class Models:
-    def __init__(self, *models: ScriptedModel) -> None:
-        self.models = models
-
-    @hookimpl
-    def register_models(self, register: Any) -> None:
-        for model in self.models:
-            register(model)
-
 
 # -- the prompt ------------------------------------------------------------------------
 

@@ -14,22 +14,13 @@ from cli_m_args_support import (
     Install,
     _quiet_env,  # noqa: F401 (an autouse fixture)
 )
+from loop_support import Models
 
 from dsh import hookimpl
 from dsh.cli import main
 from dsh.llm import ModelInfo, TextDelta
 from dsh.messages import ModelRequest
 from dsh.testing import ScriptedModel, text
-
-
-class Models:
-    def __init__(self, *models: Any) -> None:
-        self.models = models
-
-    @hookimpl
-    def register_models(self, register: Any) -> None:
-        for model in self.models:
-            register(model)
 
 
 class Broken:

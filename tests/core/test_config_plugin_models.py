@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cli_m_args_support import Install
 from cli_m_args_support import _quiet_env as _quiet_env  # an autouse fixture
+from loop_support import Models
 from pydantic import BaseModel
 
 from dsh import ModelName, hookimpl
@@ -86,20 +86,10 @@ async def test_a_plugin_model_of_a_built_in_provider_is_declared_with_another() 
     assert said.endswith("add models: {gw: {provider: scripted-models}}")
 
 
-class _Models:
-    def __init__(self, *models: Any) -> None:
-        self.models = models
-
-    @hookimpl
-    def register_models(self, register: Callable[..., None]) -> None:
-        for model in self.models:
-            register(model)
-
-
 def test_config_check_says_which_plugin_registers_the_model(
     with_plugins: Install, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with_plugins(("scr", _Models(ScriptedModel([]))))
+    with_plugins(("scr", Models(ScriptedModel([]))))
     Path("dsh.yml").write_text("model: scripted\n")
     assert main(["config", "check"]) == 1
     said = DECLARE.replace("'scripted-models'", "'scr'")

@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from loop_support import LIMIT, Seen, agent_on, ends, types
+from loop_support import LIMIT, Models, Seen, agent_on, ends, types
 
 from dsh import (
     AssistantMessage,
@@ -131,18 +131,9 @@ class ThinkThenHang:
         await anyio.sleep_forever()
 
 
-class Register:
-    def __init__(self, model: object) -> None:
-        self.model = model
-
-    @hookimpl
-    def register_models(self, register: Any) -> None:
-        register(self.model)
-
-
 async def test_only_the_text_of_a_cut_off_answer_is_kept() -> None:
     thinker = ThinkThenHang()
-    async with agent_on(ScriptedModel([]), ("thinker", Register(thinker))) as (h, _):
+    async with agent_on(ScriptedModel([]), ("thinker", Models(thinker))) as (h, _):
         agent = await h.agents.create("t", options={"model": "thinker"})
         agent.send("hi")
         with anyio.fail_after(LIMIT):
@@ -186,7 +177,7 @@ class Retry:
 async def test_a_retried_request_keeps_only_the_answer_of_the_retry() -> None:
     flaky = HalfThenFail()
     async with scripted_harness(
-        ScriptedModel([]), plugins=[("flaky", Register(flaky)), ("retry", Retry())]
+        ScriptedModel([]), plugins=[("flaky", Models(flaky)), ("retry", Retry())]
     ) as harness:
         agent = await harness.agents.create("a", options={"model": "flaky"})
         with anyio.fail_after(LIMIT):
@@ -200,7 +191,7 @@ async def test_a_retried_request_keeps_only_the_answer_of_the_retry() -> None:
 
 async def test_a_stream_that_fails_keeps_its_text_with_stop_reason_error() -> None:
     flaky = HalfThenFail()
-    async with scripted_harness(ScriptedModel([]), plugins=[("flaky", Register(flaky))]) as h:
+    async with scripted_harness(ScriptedModel([]), plugins=[("flaky", Models(flaky))]) as h:
         agent = await h.agents.create("a", options={"model": "flaky"})
         with anyio.fail_after(LIMIT):
             events = await run_turn(agent, "hi")
@@ -228,7 +219,7 @@ async def test_what_a_retried_attempt_streamed_is_not_kept_when_the_retry_fails_
                 raise RuntimeError("no second request")
 
     flaky = HalfThenFail()
-    plugins = [("flaky", Register(flaky)), ("retry", Retry()), ("fail", FailOnRetry())]
+    plugins = [("flaky", Models(flaky)), ("retry", Retry()), ("fail", FailOnRetry())]
     async with scripted_harness(ScriptedModel([]), plugins=plugins) as h:
         agent = await h.agents.create("a", options={"model": "flaky"})
         with anyio.fail_after(LIMIT):

@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 import pytest
+from loop_support import Models
 
 from dsh import hookimpl
 from dsh._config_models import ModelConfig
@@ -41,15 +42,6 @@ class Secret:
     @hookimpl
     def harness_started(self, harness: Harness) -> None:
         harness.add_secrets([KEY])
-
-
-class Models:
-    def __init__(self, model: Any) -> None:
-        self.model = model
-
-    @hookimpl
-    def register_models(self, register: Any) -> None:
-        register(self.model)
 
 
 async def turn(model: Any, workspace: Path, *plugins: Any, name: str = "scripted") -> list[Any]:

@@ -6,15 +6,13 @@ clash with a plugin's model are refused with the file's line."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cli_m_args_support import Install
 from cli_m_args_support import _quiet_env as _quiet_env  # an autouse fixture
+from loop_support import Models
 
-from dsh import hookimpl
 from dsh.cli import main
 from dsh.errors import ConfigError
 from dsh.testing import ScriptedModel, run_turn, scripted_harness
@@ -95,20 +93,10 @@ async def test_the_limited_model_still_answers_and_wraps_the_registered_object()
     model.assert_complete()
 
 
-class _Models:
-    def __init__(self, *models: Any) -> None:
-        self.models = models
-
-    @hookimpl
-    def register_models(self, register: Callable[..., None]) -> None:
-        for model in self.models:
-            register(model)
-
-
 def test_config_check_refuses_an_http_key_on_a_plugin_models_entry(
     with_plugins: Install, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with_plugins(("scr", _Models(ScriptedModel([], name="echo"))))
+    with_plugins(("scr", Models(ScriptedModel([], name="echo"))))
     Path("dsh.yml").write_text("models:\n  echo: {provider: scr, timeout: 1.0}\n")
     assert main(["config", "check"]) == 1
     err = capsys.readouterr().err

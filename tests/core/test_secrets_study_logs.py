@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
+from loop_support import Models
 
 from dsh import hookimpl
 from dsh._secrets import redact
@@ -83,15 +84,6 @@ class Tools:
     def register_tools(self, register: Any) -> None:
         for each in (fetch, upload, divide):
             register(each)
-
-
-class Models:
-    def __init__(self, model: ScriptedModel) -> None:
-        self.model = model
-
-    @hookimpl
-    def register_models(self, register: Any) -> None:
-        register(self.model)
 
 
 async def turn(harness: Harness) -> list[Any]:
