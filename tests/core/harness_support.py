@@ -1,14 +1,17 @@
 """What the harness tests share (test_harness_*.py, test_agent_registry_*.py): a config
-with one agent; that a harness holds nothing; a create as the harness leaves."""
+with one agent; that a harness holds nothing; a create as the harness leaves; a store
+that records its claims."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import anyio
 from loop_support import LIMIT
 
 from dsh import DshError
 from dsh.harness import Harness
-from dsh.testing import ScriptedModel, scripted_harness
+from dsh.testing import InMemoryPersistence, ScriptedModel, scripted_harness
 
 CONFIG = """
 model: scripted
@@ -55,3 +58,17 @@ async def create_as_the_harness_leaves(
             await held.wait()
             tg.start_soon(_set_soon, go_on)
     return h, refused
+
+
+class Claiming(InMemoryPersistence):
+    """InMemoryPersistence with the optional claim/release pair, recording the calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, str]] = []
+
+    async def claim(self, session_id: str, events: Any = ()) -> None:
+        self.calls.append(("claim", session_id))
+
+    async def release(self, session_id: str) -> None:
+        self.calls.append(("release", session_id))

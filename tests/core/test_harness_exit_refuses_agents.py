@@ -10,26 +10,12 @@ from typing import Any
 
 import anyio
 import pytest
-from harness_support import create_as_the_harness_leaves, nothing_left
+from harness_support import Claiming, create_as_the_harness_leaves, nothing_left
 from loop_support import LIMIT
 
 from dsh import DshError, hookimpl
 from dsh.harness import Harness
-from dsh.testing import InMemoryPersistence, ScriptedModel, run_turn, scripted_harness
-
-
-class Claiming(InMemoryPersistence):
-    """InMemoryPersistence with the optional claim/release pair, recording the calls."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[tuple[str, str]] = []
-
-    async def claim(self, session_id: str, events: Any = ()) -> None:
-        self.calls.append(("claim", session_id))
-
-    async def release(self, session_id: str) -> None:
-        self.calls.append(("release", session_id))
+from dsh.testing import ScriptedModel, run_turn, scripted_harness
 
 
 async def test_an_agent_created_while_the_harness_stops_is_refused_and_the_exit_ends() -> None:

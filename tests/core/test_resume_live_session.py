@@ -6,28 +6,13 @@ the live agent goes on.
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import pytest
+from harness_support import Claiming
 from loop_support import LIMIT
 
 from dsh import DshError
-from dsh.testing import InMemoryPersistence, ScriptedModel, run_turn, scripted_harness
-
-
-class Claiming(InMemoryPersistence):
-    """InMemoryPersistence with the optional claim/release pair, recording the calls."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[tuple[str, str]] = []
-
-    async def claim(self, session_id: str, events: Any = ()) -> None:
-        self.calls.append(("claim", session_id))
-
-    async def release(self, session_id: str) -> None:
-        self.calls.append(("release", session_id))
+from dsh.testing import ScriptedModel, run_turn, scripted_harness
 
 
 async def test_b33_resuming_a_session_live_in_this_harness_names_its_agent() -> None:
