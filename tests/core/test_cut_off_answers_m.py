@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import anyio
-from loop_support import LIMIT
-from test_cut_off_answers import Register
+from loop_support import LIMIT, Models
 
 from dsh import ModelRequest, Usage
 from dsh.llm import Chunk, ModelInfo, TextDelta, UsageChunk
@@ -32,7 +31,7 @@ class UsageFirstThenHang:
 
 async def test_the_usage_reported_before_the_cut_is_kept_and_counted() -> None:
     model = UsageFirstThenHang()
-    async with scripted_harness(ScriptedModel([]), plugins=[("m", Register(model))]) as h:
+    async with scripted_harness(ScriptedModel([]), plugins=[("m", Models(model))]) as h:
         agent = await h.agents.create("a", options={"model": "early-usage"})
         agent.send("hi")
         with anyio.fail_after(LIMIT):
