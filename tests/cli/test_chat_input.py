@@ -116,7 +116,7 @@ def test_model_shows_the_model_and_says_it_switches_nothing(
     assert f"  {model}\n" in done.stderr
     assert (
         f"  /model only shows the model ({model}); to go on with another, quit and run "
-        "dsh chat -m fast --continue\n"
+        "dsh chat -m fast\n"  # no plugin stores the session: a new chat
     ) in done.stderr
     assert server.bodies() == []
 

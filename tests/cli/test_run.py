@@ -327,7 +327,7 @@ def test_a_line_typed_to_dsh_run_with_no_question_waiting_is_answered(
     child = in_terminal("-m", model, "run", "go", env=env, cwd=tmp_path)
     child.expect_exact("slow")
     child.sendline("and also this")
-    child.expect_exact("(no question is waiting: dsh run takes one prompt;")
+    child.expect_exact("(no question is waiting: dsh run takes one prompt)")  # none stored
     child.expect_exact("[turn 1 completed")
     child.expect(pexpect.EOF)
     assert len(server.bodies()) == 1

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from dsh._cli_continue import stored_to_continue
+from dsh._cli_continue import chat_command, stored_to_continue
 from dsh._cli_plugins import APPROVALS, RENDERER
 from dsh._cli_signals import on_interrupt
 from dsh._render import CLOSED_STATUS, Renderer, visible
@@ -205,13 +205,15 @@ async def _run(args: argparse.Namespace, pm: PluginManager, config: Config | Non
     approvals = TerminalApprovals() if sys.stdin.isatty() else None
     if approvals is not None:
         pm.register(approvals, APPROVALS)
-    async with agent_session(args, pm, config=config) as (_, agent, renderer):
+    async with agent_session(args, pm, config=config) as (harness, agent, renderer):
         renderer.on_closed = agent.cancel  # no one reads the answer any more
         agent.send(args.prompt)
         interrupted = False
         async with anyio.create_task_group() as tg:
             if approvals is not None:
-                tg.start_soon(_answers, approvals)
+                stored = await harness.relay.session_persistence() is not None
+                go_on = chat_command(harness, args, agent.session.id) if stored else None
+                tg.start_soon(_answers, approvals, go_on)
 
             def on_sigint() -> bool:  # again: until_terminated hurries the way out
                 nonlocal interrupted
@@ -232,20 +234,19 @@ async def _run(args: argparse.Namespace, pm: PluginManager, config: Config | Non
     return 1 if end.get("reason") == "error" or renderer.agent_errors else 0
 
 
-async def _answers(approvals: TerminalApprovals) -> None:
-    """Each line typed answers the question waiting, if any; the end of input denies."""
+async def _answers(approvals: TerminalApprovals, go_on: str | None) -> None:
+    """Each line typed answers the question waiting, if any; the end of input denies.
+    Another line is told where to go on (``go_on``: the command, None when the session
+    is not stored)."""
     from dsh._cli_terminal import lines_typed, taken
 
+    where = "" if go_on is None else f"; {go_on} goes on with this session"
     async for line in lines_typed():
         if line is None:
             approvals.close()
             return
         if not (approvals.asking and approvals.answer(taken(line))) and line.strip():
-            print(
-                "  (no question is waiting: dsh run takes one prompt; dsh chat --continue "
-                "goes on with this session)",
-                file=sys.stderr,
-            )
+            print(f"  (no question is waiting: dsh run takes one prompt{where})", file=sys.stderr)
 
 
 def check_config(args: argparse.Namespace, pm: PluginManager) -> int:

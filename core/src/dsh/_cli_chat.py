@@ -36,7 +36,7 @@ import anyio
 
 from dsh._cli_agent import agent_session, cli_harness, first_agent
 from dsh._cli_chat_commands import COMMAND, ChatCommands, chat_commands, run_command
-from dsh._cli_continue import stored_to_continue
+from dsh._cli_continue import chat_command, stored_to_continue
 from dsh._cli_editor import line_editor
 from dsh._cli_plugins import APPROVALS, loaded
 from dsh._cli_resume import resume
@@ -199,6 +199,9 @@ async def _chat(
                 else:  # a script's next line waits for it
                     await plugin_command(*added, context)
                 continue
+            if command == "/model" and rest.strip():  # not a switch: chosen at the start
+                _failed(failures, await _model_refused(harness, args, agent, rest.strip()))
+                continue
             if command == "/resume":
                 agent = await resume(
                     harness, agent, rest.strip(), renderer, partial(_failed, failures)
@@ -292,6 +295,17 @@ async def _idle_or_asking(agent: AgentHandle, approvals: TerminalApprovals) -> N
         tg.start_soon(first, approvals.question)
 
 
+async def _model_refused(
+    harness: Harness, args: argparse.Namespace, agent: AgentHandle, wanted: str
+) -> str:
+    """What ``/model NAME`` says: a session's model is chosen when it starts, so how to
+    go on with this session on ``wanted`` (a new chat when the session is not stored)."""
+    model = visible(str(agent.agent.options.get("model")))
+    stored = await harness.relay.session_persistence() is not None
+    run = chat_command(harness, args, agent.session.id if stored else None, wanted)
+    return f"  /model only shows the model ({model}); to go on with another, quit and run {run}"
+
+
 def _prompt_of(line: str) -> str | None:
     """The prompt a line sends (``//TEXT`` sends ``/TEXT``); None for an empty line or a
     command."""
@@ -326,16 +340,8 @@ def _handle(
             _failed(failures, "  /queue needs the text to queue: /queue TEXT")
         if command == "/plugins":
             print(*(f"  {line}" for line in loaded(harness.pm)), sep="\n", file=sys.stderr)
-        elif command == "/model":
-            model = visible(str(agent.agent.options.get("model")))
-            if rest.strip():  # not a switch: a session's model is chosen when it starts
-                _failed(
-                    failures,
-                    f"  /model only shows the model ({model}); to go on with another, quit "
-                    f"and run dsh chat -m {rest.strip()} --continue",
-                )
-            else:
-                print(f"  {model}", file=sys.stderr)
+        elif command == "/model":  # with a name, refused before (_model_refused)
+            print(f"  {visible(str(agent.agent.options.get('model')))}", file=sys.stderr)
         elif command == "/help":
             print(commands.help(), file=sys.stderr)
         elif command in ("/quit", "/exit"):  # only the command alone quits

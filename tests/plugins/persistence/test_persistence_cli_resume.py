@@ -116,7 +116,14 @@ def test_resume_without_a_prompt_on_a_terminal_explains(
 
     monkeypatch.setattr("sys.stdin", Terminal())
     assert run(config, "resume", "new-session") == 2
-    assert "resume needs a prompt" in capsys.readouterr().err
+    assert "resume needs a prompt: dsh sessions resume new-session 'what next?'" in (
+        capsys.readouterr().err
+    )
+    # the id given, quoted to paste (an id may hold spaces and quotes)
+    assert run(config, "resume", "it's new") == 2
+    err = capsys.readouterr().err
+    assert "dsh sessions resume 'it'\"'\"'s new' 'what next?'" in err
+    assert "dsh chat --session 'it'\"'\"'s new'" in err
 
 
 def test_resume_with_an_unknown_model_is_one_clear_line_and_changes_nothing(

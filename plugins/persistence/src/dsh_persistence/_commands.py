@@ -283,9 +283,10 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
     words = args.prompt
     if not words:  # the prompt is what is piped in
         if sys.stdin.isatty():
+            session = shlex.quote(args.id)  # to paste: an id may hold spaces and quotes
             raise DshError(
-                "resume needs a prompt: dsh sessions resume ID 'what next?' (or pipe one "
-                "on stdin); an interactive resume is dsh chat --session ID"
+                f"resume needs a prompt: dsh sessions resume {session} 'what next?' (or "
+                f"pipe one on stdin); an interactive resume is dsh chat --session {session}"
             )
         words = ["-"]
     # read and checked as dsh run's: an empty prompt, bytes that are not UTF-8 refused
