@@ -220,14 +220,25 @@ def probe_directory(directory: Path) -> None:
 
 #: The temp files of ``publish`` and ``probe_directory``: ``.<name>.<pid>-<8 hex>.tmp``.
 _TEMP = re.compile(r"\.(?P<name>[A-Za-z0-9_%.-]{1,200})\.(?P<pid>[1-9][0-9]{0,9})-[0-9a-f]{8}\.tmp")
-#: The lock files of claims of sessions not stored yet (``_jsonl_locks.claim_path``):
-#: ``.<session file name>.claim``.
-_CLAIM = re.compile(r"\.(?P<name>[A-Za-z0-9_%-]{1,240}\.jsonl)\.claim")
-#: A temp file whose process is gone, or a claim's lock file no process holds, is left
-#: over once it is this old (seconds): a younger temp file may be the publish of a
-#: process that this host does not see (another container sharing the directory), whose
-#: pid is no live process here; a younger lock file may be a claim being taken, which
-#: would be refused while its lock is held here to remove the file.
+#: The lock files of a session: ``.<session file name>.claim``, of the claim of a session
+#: not stored yet (``_jsonl_locks.claim_path``), and ``.<session file name>.lock``, the
+#: turn of the writers that hold no claim (``_jsonl_locks.turn_path``), each removed by
+#: its holder as it lets go, and left by a kill.
+#:
+#: Either is removed only while held here (``_remove_unheld``), and every taker locks
+#: the file it opened and then checks that its name still leads to it
+#: (``_claims.hold_lock_file``), as it does for a holder's own removal: a process that
+#: holds it is never robbed (the lock is not ours to take), and one that opened it just
+#: before it was removed (or waits for its lock: a turn is waited for) finds, once it has
+#: the lock, that the name leads nowhere, and takes a new file. Holding it here does
+#: not stop a turn being taken, only delays it; it would refuse a claim being taken
+#: (that one does not wait), hence the age below.
+_LOCK_FILE = re.compile(r"\.(?P<name>[A-Za-z0-9_%-]{1,240}\.jsonl)\.(?:claim|lock)")
+#: A temp file whose process is gone, or a lock file no process holds, is left over once
+#: it is this old (seconds): a younger temp file may be the publish of a process that
+#: this host does not see (another container sharing the directory), whose pid is no
+#: live process here; a younger lock file may be a claim being taken, which would be
+#: refused while its lock is held here to remove the file.
 LEFTOVER_AGE = 600.0
 
 
@@ -236,8 +247,9 @@ def remove_leftovers(directory: Path, *, of: str | None = None, age: float = LEF
     if given), not changed for ``age`` seconds: the temp files named exactly as
     ``publish`` names them whose process is not running on this host (a ``publish`` cut
     short leaves one holding the session's header and first batch: its prompt), and the
-    lock files of claims of sessions not stored yet that no process holds
-    (``_remove_unheld``). Best effort: a file that cannot be checked or removed is left."""
+    lock files that no process holds (``_remove_unheld``) of claims of sessions not
+    stored yet and of the turns of appends without a claim (``_LOCK_FILE``). Best
+    effort: a file that cannot be checked or removed is left."""
     prefix = None if of is None else of[:_TEMP_NAME]
     try:
         entries = list(os.scandir(directory))
@@ -245,9 +257,9 @@ def remove_leftovers(directory: Path, *, of: str | None = None, age: float = LEF
         return
     now = time.time()
     for entry in entries:
-        claim = _CLAIM.fullmatch(entry.name)
-        if claim is not None:
-            if of is None or claim["name"] == of:
+        lock = _LOCK_FILE.fullmatch(entry.name)
+        if lock is not None:
+            if of is None or lock["name"] == of:
                 _remove_unheld(Path(entry.path), age=age)
             continue
         found = _TEMP.fullmatch(entry.name)
@@ -265,8 +277,9 @@ def remove_leftovers(directory: Path, *, of: str | None = None, age: float = LEF
 def _remove_unheld(path: Path, *, age: float = 0.0) -> None:
     """Remove the lock file ``path`` (a regular file, not a link) if no process holds
     its lock and it has not changed for ``age`` seconds, holding its lock while it is
-    removed: a claim taken meanwhile on the file removed finds (``leads_to``) that the
-    name leads elsewhere and takes it anew. Best effort: nothing is raised."""
+    removed: a claim or a turn taken meanwhile on the file removed finds (``leads_to``)
+    that the name leads elsewhere and takes it anew (``_LOCK_FILE`` says why that is
+    safe). Best effort: nothing is raised."""
     if not LOCKS:  # no locks to tell a held one by (and none are made)
         return
     try:

@@ -131,7 +131,8 @@ class JsonlBackend(FileLocks, SessionBackend):
             probe_directory(self.directory)
         except OSError as exc:
             raise self._failed(exc, "create files in it") from exc
-        # temp files of publishes a kill cut short, lock files of claims a kill ended
+        # temp files of publishes a kill cut short, lock files of claims and turns a kill
+        # ended
         remove_leftovers(self.directory)
 
     # -- writing -------------------------------------------------------------------------
@@ -243,7 +244,8 @@ class JsonlBackend(FileLocks, SessionBackend):
             # a temp file of the session's first publish that a kill cut short holds
             # its first prompt: gone with the session (its process is not running), as
             # the lock file of its claim a kill left between that publish's link and
-            # the file's removal (unless a process holds it: a claim taken meanwhile)
+            # the file's removal, and of its turn a kill left mid-append (unless a process
+            # holds it: a claim taken meanwhile, an append waiting to find it deleted)
             remove_leftovers(self.directory, of=path.name, age=0)
             if self._fsync:
                 try:

@@ -11,7 +11,8 @@ publish of a session file holds that lock file (``_publishing``), so no other pr
 claims or stores the session meanwhile. A writer without a claim
 opens the file, takes its turn, then the file's lock; a delete by another process can
 come in between, so once locked it checks that the path still leads to the file it
-opened (``_open_to_append``).
+opened (``_open_to_append``). The turn's lock file (``turn_path``) is removed as it is
+let go; one a kill left mid-append is removed as a claim's is, when no process holds it.
 """
 
 from __future__ import annotations
