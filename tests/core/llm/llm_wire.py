@@ -57,6 +57,10 @@ class Reply:
     #: status 0 sends nothing at all and stalls (with "drop": closes the connection)
     then: str = "end"
     pause: float = 0.0  # seconds between pieces
+    #: with "end": close the connection this many seconds after the response, without
+    #: reading another request (llama-server's close after each streamed answer, which
+    #: still says ``Keep-Alive``); None keeps the connection open
+    close_after: float | None = None
 
 
 def sse(body: bytes | list[bytes], **kwargs: Any) -> Reply:
@@ -211,7 +215,10 @@ class WireServer:
         if reply.then == "end":
             writer.write(b"0\r\n\r\n")
             await writer.drain()
-            return True
+            if reply.close_after is None:
+                return True
+            await asyncio.sleep(reply.close_after)
+            return False
         if reply.then == "stall":
             await writer.drain()
             await self._stall(reader)

@@ -2,9 +2,11 @@
 
 A request is retried (with backoff and jitter, at most ``max_retries`` times) only
 while nothing of the answer has been received: on connection failures and on 408, 429
-and 5xx responses. Once the response is streaming, a failure ends the stream with an
-error and is never replayed. Leaving the ``events`` block (as an abort does) closes the
-HTTP response, and with it the connection, at once.
+and 5xx responses. One lost on a reused connection the server had closed is first sent
+again at once, silently, without counting (``dsh.llm._resend``). Once the response is
+streaming, a failure ends the stream with an error and is never replayed. Leaving the
+``events`` block (as an abort does) closes the HTTP response, and with it the
+connection, at once.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from dsh._secrets import (
 from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
 from dsh.llm import _origin as words
-from dsh.llm import _pool
+from dsh.llm import _pool, _resend
 from dsh.llm._errors import (
     error_from_status,
     error_from_transport,
@@ -310,10 +312,16 @@ class HttpModel:
         )
         request = client.build_request("POST", self.url(path), content=content, headers=headers)
         attempt = 0
+        resent = False  # once, silently: a pooled connection the server had closed
         while True:
+            sent = _resend.Attempt()
+            request.extensions = {**request.extensions, "trace": sent}
             try:
                 response = await client.send(request, stream=True)
             except httpx.HTTPError as exc:
+                if sent.lost(exc) and not resent:
+                    resent = True  # the server never saw it: not a retry (_resend.py)
+                    continue
                 error = self._transport_error(exc, secret, streaming=False)
                 # a read timeout may mean the server is working on it: not resent; a
                 # request the client refuses to send (LocalProtocolError) never goes

@@ -11,8 +11,11 @@ import httpx
 MAX_CONNECTIONS: Final = 100
 #: Seconds an idle pooled connection is reused for: below the 5 s after which servers
 #: most often close one (llama-server's ``Keep-Alive: timeout=5``, uvicorn's default),
-#: by more than a request takes to arrive. httpx's default, that same 5 s, let a request
-#: race the server's close (``closed the connection before answering``, retried).
+#: by more than a request takes to arrive, so that an idle connection is seldom used
+#: just as it closes. It does not avoid the race: a server may close a connection at any
+#: time (llama-server closes it right after each streamed answer, whatever its
+#: ``Keep-Alive`` says), and a request lost so is sent again on a new connection
+#: (``dsh.llm._resend``).
 KEEPALIVE_EXPIRY: Final = 4.0
 
 

@@ -1,0 +1,112 @@
+"""A request sent on a pooled connection the server had just closed is sent again at
+once on a new connection, silently and without counting against ``max_retries``: once
+per request, and only when nothing of the response had arrived (found by a review of
+the providers: llama-server says ``Keep-Alive`` but closes the connection right after
+each streamed answer; the next step's request went out on it and failed, ``closed the
+connection before answering (RemoteProtocolError); retrying``, or failed the turn with
+``max_retries: 0``)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from llm_wire import Reply, WireServer, by_event, collect, sse
+from test_llm_http import ASK, TEXT, fails, openai
+
+# what llama-server sends with each streamed answer, before it closes the connection
+LLAMA_HEADERS = {
+    "content-type": "text/event-stream",
+    "connection": "keep-alive",
+    "keep-alive": "timeout=5, max=100",
+}
+GONE = Reply(0, then="drop")  # the request is read, then the connection closed
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+async def test_a_server_that_closes_after_each_answer_is_answered_every_time(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # the close comes just after the next request went out: it is reset, unread
+    answers = [sse(TEXT, headers=LLAMA_HEADERS, close_after=0.2) for _ in range(3)]
+    async with WireServer(answers) as server, openai(server.url, max_retries=0) as model:
+        for _ in range(3):
+            _, message = await collect(model, ASK, keep_open=True)
+            assert message.content
+    assert server.connections == 3  # each later request: lost on one, sent on the next
+    assert len(server.requests) == 3
+    assert _warnings(caplog) == []
+
+
+async def test_a_request_the_closed_connection_lost_is_resent_silently(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with (
+        WireServer([sse(TEXT), GONE, sse(TEXT)]) as server,
+        openai(server.url, max_retries=0) as model,
+    ):
+        await collect(model, ASK, keep_open=True)
+        _, message = await collect(model, ASK, keep_open=True)
+    assert message.content
+    assert len(server.requests) == 3
+    assert server.connections == 2
+    assert _warnings(caplog) == []
+
+
+async def test_the_silent_resend_does_not_use_up_a_retry(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    replies = [sse(TEXT), GONE, GONE, sse(TEXT)]
+    async with WireServer(replies) as server, openai(server.url, max_retries=1) as model:
+        await collect(model, ASK, keep_open=True)
+        _, message = await collect(model, ASK, keep_open=True)
+    assert message.content
+    assert len(server.requests) == 4
+    assert len(_warnings(caplog)) == 1  # the fresh connection's failure: said
+
+
+async def test_a_request_is_resent_silently_once_only() -> None:
+    async with (
+        WireServer([sse(TEXT), GONE, GONE, sse(TEXT)]) as server,
+        openai(server.url, max_retries=0) as model,
+    ):
+        await collect(model, ASK, keep_open=True)
+        err = await fails(model)
+        assert len(server.requests) == 3
+    assert err.code == "TRANSPORT"
+    assert "closed the connection before answering" in err.message
+
+
+async def test_a_new_connection_closed_before_an_answer_is_transport() -> None:
+    async with WireServer([GONE, sse(TEXT)]) as server:
+        err = await fails(openai(server.url, max_retries=0))
+        assert len(server.requests) == 1
+    assert err.code == "TRANSPORT"
+
+
+async def test_an_answer_begun_on_a_reused_connection_is_never_resent() -> None:
+    cut = sse(by_event(TEXT)[:2], then="drop")
+    async with (
+        WireServer([sse(TEXT), cut, sse(TEXT)]) as server,
+        openai(server.url, max_retries=3) as model,
+    ):
+        await collect(model, ASK, keep_open=True)
+        err = await fails(model)
+        assert len(server.requests) == 2
+    assert err.code == "STREAM_CLOSED"
+
+
+async def test_a_head_cut_on_a_reused_connection_is_not_resent_silently() -> None:
+    # the server answered (a status line), then closed: it may have done the work
+    head_only = Reply(200, b"", then="drop")
+    async with (
+        WireServer([sse(TEXT), head_only, sse(TEXT)]) as server,
+        openai(server.url, max_retries=0) as model,
+    ):
+        await collect(model, ASK, keep_open=True)
+        err = await fails(model)
+        assert len(server.requests) == 2
+    assert err.code == "STREAM_CLOSED"
