@@ -241,9 +241,7 @@ class HttpModel:
         loop = anyio.lowlevel.current_token()
         client = self._client
         if client is None or self._loop != loop:
-            client = httpx.AsyncClient(
-                timeout=self._timeout, follow_redirects=False, limits=_pool.limits()
-            )
+            client = _pool.client(self.name, self._timeout)
             self._client, self._loop = client, loop
         return client
 

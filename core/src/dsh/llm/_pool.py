@@ -1,10 +1,13 @@
-"""The connection pool of a model's HTTP client: how many connections, kept how long."""
+"""A model's HTTP client and its connection pool: how many connections, kept how long."""
 
 from __future__ import annotations
 
+import os
 from typing import Final
 
 import httpx
+
+from dsh.errors import ModelError
 
 #: Connections a model keeps open at most (httpx's default pool); more requests at once
 #: wait for a free one within the model's timeout.
@@ -25,4 +28,35 @@ def limits() -> httpx.Limits:
         max_connections=MAX_CONNECTIONS,
         max_keepalive_connections=20,
         keepalive_expiry=KEEPALIVE_EXPIRY,
+    )
+
+
+def client(model: str, timeout: httpx.Timeout) -> httpx.AsyncClient:
+    """A new client for ``model`` with the pool's limits. It takes its proxies from the
+    environment (``HTTPS_PROXY``, ``ALL_PROXY``, ...): a SOCKS one needs the socksio
+    package (the ``socks`` extra), and without it the client cannot be made at all, even
+    for a host ``NO_PROXY`` names: TRANSPORT, naming the variable and the extra."""
+    try:
+        return httpx.AsyncClient(timeout=timeout, follow_redirects=False, limits=limits())
+    except ImportError as exc:
+        names = socks_variables()
+        if not names:
+            raise
+        said = " and ".join(names)
+        raise ModelError(
+            "TRANSPORT",
+            f"model {model!r}: {said} names a SOCKS proxy, which needs the socksio package: "
+            "pip install 'dsh-core[socks]' (or unset the variable)",
+        ) from exc
+
+
+def socks_variables() -> list[str]:
+    """The proxy variables the HTTP client reads (``http_proxy``, ``https_proxy``,
+    ``all_proxy``, any case) that name a SOCKS proxy, by name only (never the value: a
+    proxy's address may hold a user name and password)."""
+    wanted = ("http_proxy", "https_proxy", "all_proxy")
+    return sorted(
+        name
+        for name, value in os.environ.items()
+        if name.lower() in wanted and value.strip().lower().startswith("socks")
     )
