@@ -320,7 +320,8 @@ class HttpModel:
                 if sent.lost(exc) and not resent:
                     resent = True  # the server never saw it: not a retry (_resend.py)
                     continue
-                error = self._transport_error(exc, secret, streaming=False)
+                proxy = sent.proxy(request.url)
+                error = self._transport_error(exc, secret, streaming=False, proxy=proxy)
                 # a read timeout may mean the server is working on it: not resent; a
                 # request the client refuses to send (LocalProtocolError) never goes
                 retry = not isinstance(
@@ -374,15 +375,20 @@ class HttpModel:
         return error, retry
 
     def _transport_error(
-        self, exc: httpx.HTTPError, secret: str | None, *, streaming: bool
+        self, exc: httpx.HTTPError, secret: str | None, *, streaming: bool, proxy: str | None = None
     ) -> ModelError:
-        """The error for ``exc``, naming the server and the timeouts' settings."""
+        """The error for ``exc``, naming the server (and ``proxy``, ``host:port``, the
+        proxy the request went through, and its variable) and the timeouts' settings."""
+        server = words.server_of(self._root)
+        if proxy is not None:
+            variable = _pool.proxy_variable(urlsplit(self._root).scheme)
+            server += f" through the proxy at {proxy}" + (f" (from {variable})" if variable else "")
         return error_from_transport(
             self.name,
             exc,
             streaming=streaming,
             secret=self.error_secrets(secret),
-            server=words.server_of(self._root),
+            server=server,
             within=words.timeouts(self.name, self.config, self._origin),
         )
 

@@ -60,3 +60,12 @@ def socks_variables() -> list[str]:
         for name, value in os.environ.items()
         if name.lower() in wanted and value.strip().lower().startswith("socks")
     )
+
+
+def proxy_variable(scheme: str) -> str | None:
+    """The variable the HTTP client took its proxy for a ``scheme`` address from (the
+    scheme's own, lower case first as urllib reads them, then ``all_proxy``), by name."""
+    for name in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY", "all_proxy", "ALL_PROXY"):
+        if os.environ.get(name, "").strip():
+            return name
+    return None
