@@ -44,8 +44,8 @@ from dsh.llm._errors import (
     unsendable,
 )
 from dsh.llm._redact_stream import hidden
+from dsh.llm._sse import Events
 from dsh.llm._sse import body as body_of
-from dsh.llm._sse import event_data
 from dsh.llm.base import Chunk, ModelInfo
 from dsh.messages import ModelRequest
 
@@ -248,7 +248,7 @@ class HttpModel:
     @asynccontextmanager
     async def events(
         self, path: str, body: dict[str, Any], headers: dict[str, str], secret: str | None
-    ) -> AsyncIterator[AsyncGenerator[str, None]]:
+    ) -> AsyncIterator[Events]:
         """POST ``body`` as JSON to ``url(path)``; the block iterates the data of
         the response's server-sent events.
 
@@ -261,7 +261,7 @@ class HttpModel:
         Leaving the block (finished, failed, closed or cancelled) closes the response.
         """
         response = await self._open(path, body, headers, secret)
-        source = event_data(response)
+        source = Events(response)
         try:
             kind = response.headers.get("content-type", "")
             if "text/event-stream" not in kind:
@@ -283,7 +283,7 @@ class HttpModel:
                 finally:
                     await response.aclose()
 
-    async def drain(self, events: AsyncGenerator[str, None]) -> None:
+    async def drain(self, events: Events) -> None:
         """Read to the end of the response after the final event, so that the
         connection can be reused. Whatever still comes is ignored."""
         with anyio.move_on_after(_DRAIN_WAIT):

@@ -16,12 +16,17 @@ from contextlib import aclosing
 from json import dumps, loads
 from typing import TYPE_CHECKING, Final, cast, final
 
+from dsh._secrets import redact
+from dsh.errors import ModelError
+
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["SSEParser", "body", "event_data"]
+__all__ = ["Events", "SSEParser", "body", "ended_early", "event_data"]
 
 _BOM: Final = b"\xef\xbb\xbf"
+_STRAY_LINES: Final = 1000  # of an event, kept for ``leftover``
+_QUOTED: Final = 80  # characters of a leftover a message quotes
 
 
 @final
@@ -31,8 +36,8 @@ class SSEParser:
     Lines end with CRLF, LF or CR (a CR at the end of a piece waits for the next one, in
     case an LF follows; call ``end`` when the stream ends); a blank line dispatches the
     event if it has data lines, joined with LF. Comments (``:...``) are skipped. What is
-    pending when the stream ends is an incomplete event and is discarded, as the
-    standard says.
+    pending when the stream ends is an incomplete event and is not dispatched, as the
+    standard says; ``leftover`` tells what it was (a server's bare JSON error, say).
 
     Errors, whatever shape the server gives them, come out as the data servers send on
     a data line, ``{"error": ...}``, which both adapters read as the server's error:
@@ -49,7 +54,7 @@ class SSEParser:
     that is already ``{"error": ...}``, else the error of the field.
     """
 
-    __slots__ = ("_data", "_error_named", "_errors", "_pending", "_started")
+    __slots__ = ("_data", "_error_named", "_errors", "_pending", "_started", "_stray")
 
     def __init__(self) -> None:
         self._pending = b""
@@ -57,6 +62,7 @@ class SSEParser:
         self._errors: list[str] = []  # the values of error fields
         self._error_named = False  # the event's name is "error"
         self._started = False
+        self._stray: list[bytes] = []  # lines of no field of the standard, this event
 
     def feed(self, piece: bytes) -> list[str]:
         buffer = self._pending + piece if self._pending else piece
@@ -89,6 +95,8 @@ class SSEParser:
                 elif data:
                     out.append(data[0] if len(data) == 1 else "\n".join(data))
                     data = self._data = []
+                if self._stray:
+                    self._stray = []
             elif line.startswith(b"data: "):
                 data.append(line[6:].decode("utf-8", "replace"))
             elif line[:1] != b":":
@@ -99,11 +107,31 @@ class SSEParser:
                     self._error_named = value.removeprefix(b" ") == b"error"
                 elif name == b"error":
                     self._errors.append(value.removeprefix(b" ").decode("utf-8", "replace"))
+                elif name not in (b"id", b"retry") and len(self._stray) < _STRAY_LINES:
+                    self._stray.append(line)
         return out
 
     def end(self) -> list[str]:
-        """The stream ended: a CR held back was a line end after all."""
-        return self.feed(b"\n") if self._pending.endswith(b"\r") else []
+        """The stream ended: a CR held back was a line end after all. An unfinished
+        event that is a JSON object with an ``error`` member (a bare JSON error body,
+        or a data line without its blank line) is that error's data."""
+        out = self.feed(b"\n") if self._pending.endswith(b"\r") else []
+        left = self.leftover()
+        if left.startswith("{"):
+            found = _object_or_text(left)
+            if isinstance(found, dict) and found.get("error") is not None:
+                self._data, self._stray, self._pending = [], [], b""
+                out.append(left)
+        return out
+
+    def leftover(self) -> str:
+        """What the stream ended in the middle of, once it has ended: the unfinished
+        event's data, its lines of no field of the standard, and a last line without its
+        end; "" when it ended between events."""
+        parts = [*self._data, *(line.decode("utf-8", "replace") for line in self._stray)]
+        if self._pending:
+            parts.append(self._pending.decode("utf-8", "replace"))
+        return "\n".join(parts).strip()
 
 
 def _error_data(data: list[str], errors: list[str]) -> str:
@@ -130,9 +158,12 @@ def body(response: httpx.Response) -> AsyncGenerator[bytes, None]:
     return cast("AsyncGenerator[bytes, None]", response.aiter_bytes())
 
 
-async def event_data(response: httpx.Response) -> AsyncGenerator[str, None]:
-    """The data of each event of ``response``'s body; the body is closed with this."""
-    parser = SSEParser()
+async def event_data(
+    response: httpx.Response, parser: SSEParser | None = None
+) -> AsyncGenerator[str, None]:
+    """The data of each event of ``response``'s body (read by ``parser``, a new one by
+    default); the body is closed with this."""
+    parser = SSEParser() if parser is None else parser
     feed = parser.feed
     async with aclosing(body(response)) as pieces:  # closed with this generator
         async for piece in pieces:
@@ -140,3 +171,35 @@ async def event_data(response: httpx.Response) -> AsyncGenerator[str, None]:
                 yield data
     for data in parser.end():
         yield data
+
+
+@final
+class Events:
+    """The data of each event of ``response`` (``async for``; ``aclose`` closes the
+    body) and, once the body has ended, what it ended in the middle of (``leftover``)."""
+
+    __slots__ = ("_data", "_parser")
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._parser = SSEParser()
+        self._data = event_data(response, self._parser)
+
+    def __aiter__(self) -> AsyncGenerator[str, None]:
+        return self._data
+
+    async def aclose(self) -> None:
+        await self._data.aclose()
+
+    def leftover(self) -> str:
+        return self._parser.leftover()
+
+
+def ended_early(model: str, before: str, events: Events, secret: tuple[str, ...]) -> ModelError:
+    """STREAM_CLOSED: ``model``'s stream ended ``before`` its end marker; what it ended
+    in the middle of, if anything, quoted: its start, escaped, ``secret`` hidden."""
+    message = f"model {model!r}: the stream ended before {before}"
+    left = redact(events.leftover(), secret) if secret else events.leftover()
+    if left:
+        cut = "..." if len(left) > _QUOTED else ""
+        message += f", in the middle of {left[:_QUOTED]!r}{cut}"
+    return ModelError("STREAM_CLOSED", message)

@@ -11,9 +11,9 @@ from json import dumps, loads
 from typing import Any, Final
 
 from dsh._provider_table import BUILT_IN, KEY_HEADERS
-from dsh.errors import ModelError
 from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
+from dsh.llm._sse import ended_early
 from dsh.llm.base import (
     Chunk,
     Finish,
@@ -173,9 +173,7 @@ class AnthropicModel(HttpModel):
                 except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
                     raise malformed(self.name, "event", data, exc, self.error_secrets(key)) from exc
         if not done:
-            raise ModelError(
-                "STREAM_CLOSED", f"model {self.name!r}: the stream ended before message_stop"
-            )
+            raise ended_early(self.name, "message_stop", events, self.error_secrets(key))
         yield Finish(stop)
 
 

@@ -10,11 +10,11 @@ from typing import Any, Final
 
 from dsh._provider_table import KEY_HEADERS
 from dsh.config import ModelConfig
-from dsh.errors import ModelError
 from dsh.llm._call_slots import CallSlots
 from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
 from dsh.llm._origin import Origin
+from dsh.llm._sse import ended_early
 from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, UsageChunk
 from dsh.messages import (
     AssistantMessage,
@@ -150,9 +150,7 @@ class OpenAICompatibleModel(HttpModel):
         # a finished answer without [DONE] is whole; one with a piece after its
         # finish_reason (a server that sent one early) was cut off
         if not done and not ended:
-            raise ModelError(
-                "STREAM_CLOSED", f"model {self.name!r}: the stream ended before [DONE]"
-            )
+            raise ended_early(self.name, "[DONE]", events, self.error_secrets(key))
         stop = _STOP_REASONS.get(finish or "", "stop")
         if refusals:  # the model refused (its finish_reason is "stop"): REFUSED
             stop = "error"
