@@ -237,7 +237,9 @@ class HttpModel:
         return {name: f"Bearer {key}" if name.lower() == "authorization" else key}
 
     def _http(self) -> httpx.AsyncClient:
-        # A client's pooled connections belong to the event loop that opened them.
+        # A client's pooled connections belong to the event loop that opened them. One of
+        # another loop is dropped, not closed: that loop may be closed (nothing of it can
+        # be awaited) or run in another thread, with a request of its own under way.
         loop = anyio.lowlevel.current_token()
         client = self._client
         if client is None or self._loop != loop:
@@ -378,17 +380,13 @@ class HttpModel:
         self, exc: httpx.HTTPError, secret: str | None, *, streaming: bool, proxy: str | None = None
     ) -> ModelError:
         """The error for ``exc``, naming the server (and ``proxy``, ``host:port``, the
-        proxy the request went through, and its variable) and the timeouts' settings."""
-        server = words.server_of(self._root)
-        if proxy is not None:
-            variable = _pool.proxy_variable(urlsplit(self._root).scheme)
-            server += f" through the proxy at {proxy}" + (f" (from {variable})" if variable else "")
+        proxy the request went through) and the timeouts' settings."""
         return error_from_transport(
             self.name,
             exc,
             streaming=streaming,
             secret=self.error_secrets(secret),
-            server=server,
+            server=words.server_of(self._root) + _pool.through(self._root, proxy),
             within=words.timeouts(self.name, self.config, self._origin),
         )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from typing import Final
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -62,10 +63,15 @@ def socks_variables() -> list[str]:
     )
 
 
-def proxy_variable(scheme: str) -> str | None:
-    """The variable the HTTP client took its proxy for a ``scheme`` address from (the
-    scheme's own, lower case first as urllib reads them, then ``all_proxy``), by name."""
+def through(url: str, proxy: str | None) -> str:
+    """How a message names ``proxy`` (``host:port``), the proxy a request to ``url``
+    went through: `` through the proxy at host:port (from HTTPS_PROXY)``, the variable
+    the HTTP client took it from (``url``'s scheme's own, lower case first as urllib
+    reads them, then ``all_proxy``); "" without a proxy."""
+    if proxy is None:
+        return ""
+    scheme = urlsplit(url).scheme
     for name in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY", "all_proxy", "ALL_PROXY"):
         if os.environ.get(name, "").strip():
-            return name
-    return None
+            return f" through the proxy at {proxy} (from {name})"
+    return f" through the proxy at {proxy}"
