@@ -28,6 +28,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import Final
 
+from dsh_permissions._getopt import END, long_in, long_option, scan
 from dsh_permissions._git import runs_command
 from dsh_permissions._option_variables import (
     GIT_LINE_VARIABLES,
@@ -41,7 +42,6 @@ from dsh_permissions._option_variables import (
     set_in_line,
 )
 from dsh_permissions._tar import TAR_VALUED, TARS
-from dsh_permissions._wrappers import long_option
 
 __all__ = ["hidden"]
 
@@ -175,33 +175,22 @@ def _set_here(name: str, before: list[str]) -> bool:
 
 
 def _option(runs: _Runs, args: list[str]) -> str | None:
-    """The option of ``args`` that makes the program run a command, or None."""
-    value_next = False
-    for position, text in enumerate(args):
-        if value_next:
-            value_next = False
-            continue
-        if text == "--":
+    """The option of ``args`` that makes the program run a command, or None (its long
+    options are read as taking no value: a word after one is read as an option too)."""
+    for read in scan(args, 0, runs.valued):
+        text = args[read.at]
+        if read.option == END:
             return None
-        if text.startswith("--"):
-            option = text.split("=", 1)[0]
-            if option not in runs.others and any(long_option(option, o) for o in runs.long):
-                return option
-            continue
-        if runs.plus and text.startswith("+") and len(text) > 1 and not text[1:].isdigit():
+        if read.option.startswith("--"):
+            if read.option not in runs.others and long_in(read.option, runs.long):
+                return read.option
+        elif read.option:
+            if read.option[1] in runs.letters:
+                return read.option
+        elif runs.plus and text.startswith("+") and len(text) > 1 and not text[1:].isdigit():
             return text
-        if runs.old_style and position == 0 and not text.startswith("-"):
-            if hit := [letter for letter in text if letter in runs.letters]:
-                return f"-{hit[0]}"
-            continue
-        if not text.startswith("-") or len(text) < 2:
-            continue
-        for at, letter in enumerate(text[1:], start=2):
-            if letter in runs.letters:
-                return f"-{letter}"
-            if letter in runs.valued:
-                value_next = at == len(text)
-                break
+        elif runs.old_style and read.at == 0 and (hit := [c for c in text if c in runs.letters]):
+            return f"-{hit[0]}"
     return None
 
 

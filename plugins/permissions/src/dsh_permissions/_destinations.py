@@ -31,10 +31,10 @@ from __future__ import annotations
 import os
 from typing import Final
 
+from dsh_permissions._getopt import long_in
 from dsh_permissions._made_links import parsed
 from dsh_permissions._shell_words import Word
 from dsh_permissions._tar import HERE, TARS, directory_words, places, reads_there
-from dsh_permissions._wrappers import long_option
 
 __all__ = ["destinations", "written"]
 
@@ -136,5 +136,5 @@ def _rsync(texts: list[str]) -> tuple[str, ...] | None:
 def _backup(text: str) -> bool:
     """``-b``, ``--backup``, ``-S SUFFIX``, ``--exchange``: what is there is renamed."""
     if text.startswith("--"):
-        return any(long_option(text, name) for name in _BACKUPS)
+        return long_in(text, _BACKUPS)
     return text.startswith("-") and ("b" in text or "S" in text)

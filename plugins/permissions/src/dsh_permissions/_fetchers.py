@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from typing import Final
 
 from dsh_permissions._file_words import part
+from dsh_permissions._getopt import long_option
 from dsh_permissions._shell_words import Word
-from dsh_permissions._wrappers import long_option
 
 __all__ = ["fetched_unknown"]
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from dsh_permissions._getopt import may_give
 from dsh_permissions._git_config import plain_setting, sets_command
-from dsh_permissions._wrappers import long_option
 
 __all__ = ["runs_command", "subcommand", "without_global_options"]
 
@@ -62,8 +62,8 @@ def runs_command(args: list[str]) -> str | None:
     may run one (``git clone -c``/``--config`` too: it applies them before its
     checkout, whose hooks run), ``--exec-path``, ``git config`` storing such a setting,
     or a subcommand's option that does (``_SUBCOMMAND_RUNS``)."""
-    index = 0
-    while index < len(args) and args[index].startswith("-"):
+    options, end = _global_options(args, 0)
+    for index in options:
         text = args[index]
         given = args[index + 1] if index + 1 < len(args) else ""
         option, equals, value = text.partition("=")
@@ -78,8 +78,7 @@ def runs_command(args: list[str]) -> str | None:
             return "--exec-path (the directory it runs its commands from)"
         if setting is not None and (running := _running(setting)):
             return running
-        index += 2 if text in _VALUED else 1
-    rest = args[index:]
+    rest = args[end:]
     if not rest:
         return None
     if rest[0] == "config" and sets_command(rest[1:]):
@@ -88,13 +87,10 @@ def runs_command(args: list[str]) -> str | None:
         return f"{rest[0]} {_OPERAND_RUNS[rest[0]]}"
     if rest[0] == "clone" and (running := _clone_settings(rest[1:])):
         return f"clone {running}"
+    options_run = _SUBCOMMAND_RUNS.get(rest[0], ())
     for word in rest[1:]:
-        for option in _SUBCOMMAND_RUNS.get(rest[0], ()):
-            if option.startswith("--"):
-                if long_option(word, option):
-                    return f"{rest[0]} {option}"
-            elif word.startswith("-") and not word.startswith("--") and option[1] in word:
-                return f"{rest[0]} {option}"
+        if (found := next((o for o in options_run if may_give(word, o)), None)) is not None:
+            return f"{rest[0]} {found}"
     return None
 
 
@@ -110,9 +106,9 @@ def _clone_settings(args: list[str]) -> str | None:
     ``_running``), or None; a short cluster with ``c`` counts (``-nc NAME=VALUE``)."""
     for at, text in enumerate(args):
         given = args[at + 1] if at + 1 < len(args) else ""
-        if text.startswith("--") and long_option(text, "--config"):
+        if may_give(text, "--config"):
             setting = text.partition("=")[2] if "=" in text else given
-        elif text.startswith("-") and not text.startswith("--") and "c" in text:
+        elif may_give(text, "-c"):
             setting = text[text.index("c") + 1 :] or given
         else:
             continue
@@ -124,10 +120,18 @@ def _clone_settings(args: list[str]) -> str | None:
 def subcommand(words: list[str]) -> list[str]:
     """``SUBCOMMAND ARGS...`` for ``words`` = ``git [global options] SUBCOMMAND
     ARGS...`` (empty when there is no subcommand: ``git --version``)."""
-    index = 1
+    return words[_global_options(words, 1)[1] :]
+
+
+def _global_options(words: list[str], start: int) -> tuple[list[int], int]:
+    """The indexes of git's global options in ``words`` from ``start`` (a value of one,
+    the next word, is not among them), and that of the subcommand after them."""
+    found: list[int] = []
+    index = start
     while index < len(words) and words[index].startswith("-"):
+        found.append(index)
         index += 2 if words[index] in _VALUED else 1
-    return words[index:]
+    return found, index
 
 
 def without_global_options(words: list[str]) -> list[str] | None:

@@ -22,8 +22,8 @@ import os
 from collections.abc import Iterator
 from typing import Final
 
+from dsh_permissions._getopt import long_in, long_option
 from dsh_permissions._shell_words import Word
-from dsh_permissions._wrappers import long_option
 
 __all__ = ["LINKERS", "link_targets", "makes_links", "moved_targets", "parsed"]
 
@@ -111,7 +111,7 @@ def parsed(args: tuple[Word, ...]) -> tuple[bool, list[Word], list[Word]]:
         elif text == "--":
             options = False
         elif text.startswith("--"):
-            symbolic = symbolic or any(long_option(text, name) for name in _SYMBOLIC)
+            symbolic = symbolic or long_in(text, _SYMBOLIC)
             name, equals, value = text.partition("=")
             if long_option(name, "--target-directory"):
                 if equals:

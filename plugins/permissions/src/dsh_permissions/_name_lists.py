@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from dsh_permissions._getopt import long_in
 from dsh_permissions._shell_words import Word
-from dsh_permissions._wrappers import long_option
 
 __all__ = ["LISTERS", "names_listed"]
 
@@ -68,7 +68,7 @@ def names_listed(program: str, args: tuple[Word, ...]) -> str | None:
             continue  # a word only the shell fills in is checked as a file
         if text.startswith("--"):
             name = text.split("=", 1)[0]
-            if name not in lists.exact and any(long_option(name, n) for n in lists.long):
+            if name not in lists.exact and long_in(name, lists.long):
                 return _why(program, text)
         elif text.startswith(lists.switches):
             return f"{program} reads the files a list or a wildcard names ({text})"

@@ -21,8 +21,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from dsh_permissions._short_options import short_cluster
-from dsh_permissions._wrappers import long_option
+from dsh_permissions._getopt import known_long, short_cluster
 
 __all__ = ["PARALLELS", "SEPARATORS", "command_words", "script"]
 
@@ -49,7 +48,6 @@ _LONG_FLAGS: Final = (
     *("--no-notice", "--semaphore", "--fg", "--bg", "--wait", "--lb", "--files"),
     *("--trim", "--round-robin", "--linebuffer", "--keep", "--interactive"),
 )
-_LONGS: Final = (*_LONG_VALUE, *_LONG_FLAGS)
 
 
 def command_words(words: list[str], index: int) -> tuple[int, int] | None:
@@ -65,13 +63,10 @@ def command_words(words: list[str], index: int) -> tuple[int, int] | None:
         if not word.startswith("-") or word == "-":
             break
         if word.startswith("--"):
-            name, equals, _ = word.partition("=")
-            exact = [f for f in _LONGS if f == name]
-            known = exact or [f for f in _LONGS if long_option(name, f)]
-            if len(known) != 1 or (equals and known[0] in _LONG_FLAGS):
+            known = known_long(word, _LONG_VALUE, _LONG_FLAGS)
+            if known is None:
                 return None
-            if known[0] in _LONG_VALUE and not equals:
-                i += 1  # the value is the next word
+            i += known[1]  # the value may be the next word
         else:
             found = _short(words, i)
             if found is None:

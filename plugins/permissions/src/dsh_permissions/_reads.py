@@ -34,6 +34,7 @@ from typing import Final
 from dsh_permissions._destinations import written
 from dsh_permissions._fetchers import fetched_unknown
 from dsh_permissions._file_words import file_path, part, per_process, unknown
+from dsh_permissions._getopt import long_option
 from dsh_permissions._located import located
 from dsh_permissions._made_links import LINKERS, link_targets, moved_targets
 from dsh_permissions._name_lists import LISTERS, names_listed
@@ -56,7 +57,6 @@ from dsh_permissions._wrappers import (
     WRAPPERS,
     behind,
     changes_directory,
-    long_option,
 )
 
 __all__ = ["READERS", "read_subjects"]

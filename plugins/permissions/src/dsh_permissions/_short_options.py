@@ -1,51 +1,15 @@
-"""Short options, the way getopt reads them: ``-rs`` is ``-r -s``, and a letter that
-takes a value takes the rest of its word or, when that is empty, the next word
-(``-vNAME``, ``-v NAME``). Shared by bash's builtins (``read``, ``printf -v``,
-``mapfile -C``, ``compgen``: ``split_args``) and the programs whose command is found
-behind their options (``xargs``, ``parallel``: ``short_cluster``).
+"""A bash builtin's options (``read``, ``printf -v``, ``mapfile -C``, ``compgen``:
+``split_args``), read as getopt reads short ones (``_getopt.short_cluster``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
+from dsh_permissions._getopt import short_cluster
 from dsh_permissions._shell_words import Word
 
-__all__ = ["Args", "short_cluster", "split_args"]
-
-#: each option of a cluster with its value ("" for a flag)
-Options = tuple[tuple[str, str], ...]
-
-
-def short_cluster(
-    words: Sequence[str],
-    i: int,
-    flags: Collection[str] | None,
-    valued: Collection[str],
-    optional: Collection[str] = (),
-) -> tuple[int, Options] | None:
-    """The cluster of short options ``words[i]``: the index of its last word (a value
-    may be the next word) and its options. ``optional``: letters whose value, if any,
-    is attached. None when a letter is neither a flag (any letter not valued when
-    ``flags`` is None), valued nor optional, or a value is missing."""
-    word = words[i]
-    found: list[tuple[str, str]] = []
-    for j in range(1, len(word)):
-        letter, value = word[j], word[j + 1 :]
-        if letter in optional:
-            return i, (*found, (letter, value))
-        if letter in valued:
-            if not value:
-                i += 1
-                if i >= len(words):
-                    return None
-                value = words[i]
-            return i, (*found, (letter, value))
-        if flags is not None and letter not in flags:
-            return None
-        found.append((letter, ""))
-    return i, tuple(found)
+__all__ = ["Args", "split_args"]
 
 
 class Args(NamedTuple):

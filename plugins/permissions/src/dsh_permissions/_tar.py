@@ -21,9 +21,9 @@ from collections.abc import Iterable
 from typing import Final
 
 from dsh_permissions._file_words import part
+from dsh_permissions._getopt import long_in, long_option
 from dsh_permissions._option_variables import set_for
 from dsh_permissions._shell_words import Word
-from dsh_permissions._wrappers import long_option
 
 __all__ = [
     "HERE",
@@ -96,7 +96,7 @@ def reads_there(texts: list[str]) -> bool:
         return True
     for index, text in enumerate(texts):
         if text.startswith("--"):
-            if any(long_option(text, n) for n in _READS_THERE_LONG):
+            if long_in(text, _READS_THERE_LONG):
                 return True
         elif (text.startswith("-") or index == 0) and not _READS_THERE_LETTERS.isdisjoint(text):
             return True
@@ -146,7 +146,7 @@ def places(texts: list[str]) -> tuple[str, ...] | None:
             options = True
         elif text.startswith("--"):
             name, equals, value = text.partition("=")
-            if any(long_option(name, n) for n in ("--absolute-names", "--files-from")):
+            if long_in(name, ("--absolute-names", "--files-from")):
                 return None
             if long_option(name, "--directory") and equals:
                 places.append(value)

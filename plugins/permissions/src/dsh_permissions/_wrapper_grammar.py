@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from typing import Final
 
 from dsh_permissions._command_options import hidden
+from dsh_permissions._getopt import END, long_in, scan
 from dsh_permissions._wrappers import (
     VERBS,
     WRAPPER_ARG,
     WRAPPERS,
     behind,
-    long_option,
     skip_assignments,
 )
 
@@ -215,6 +215,10 @@ class _Parsed:
     operands: tuple[int, ...] = ()
     command: int | None = None
 
+    def given(self, longs: tuple[str, ...]) -> bool:
+        """Whether one of the long options ``longs`` is given (getopt abbreviations too)."""
+        return any(long_in(name, longs) for name in self.longs)
+
 
 def may_run(words: list[str], index: int) -> list[int] | None:
     """The indexes of the words that may be the command the wrapper at ``index`` runs.
@@ -226,7 +230,7 @@ def may_run(words: list[str], index: int) -> list[int] | None:
         return behind(words, index)
     parsed = _parse(grammar, words, index)
     known = set(grammar.values) | set(grammar.flags)
-    longs = all(any(long_option(f, v) for v in grammar.long_values) for f in parsed.longs)
+    longs = all(long_in(f, grammar.long_values) for f in parsed.longs)
     bare = parsed.command is not None and words[parsed.command] == "-"  # env -: env -i
     if not set(parsed.letters) <= known or not longs or bare:
         return behind(words, index)
@@ -267,9 +271,7 @@ def _hidden(name: str, grammar: _Grammar, words: list[str], index: int) -> str |
             return f"the command string {name} runs is given in a way that is not opened"
         if not _first_c(words[index + 1 :], parsed.plain[0] - index - 1):
             return f"the command string {name} runs is given in a way that is not opened"
-    refused = set(parsed.letters) & set(grammar.refused) or any(
-        long_option(f, r) for f in parsed.longs for r in grammar.refused_long
-    )
+    refused = set(parsed.letters) & set(grammar.refused) or parsed.given(grammar.refused_long)
     if refused or (name in ("su", "runuser") and "-" in _operand_texts(words, parsed)):
         return f"{name} runs another shell, or in another directory"
     if name == "runuser" and "u" not in parsed.letters and "--user" not in parsed.longs:
@@ -280,9 +282,7 @@ def _hidden(name: str, grammar: _Grammar, words: list[str], index: int) -> str |
         when = grammar.shell_when
         if not when and not grammar.shell_long:
             return _SHELL_WHY.format(name=name)
-        if set(parsed.letters) & set(when) or any(
-            long_option(f, s) for f in parsed.longs for s in grammar.shell_long
-        ):
+        if set(parsed.letters) & set(when) or parsed.given(grammar.shell_long):
             return _SHELL_WHY.format(name=name)
     return None
 
@@ -300,39 +300,24 @@ def _first_c(args: list[str], at: int) -> bool:
 def _parse(grammar: _Grammar, words: list[str], index: int) -> _Parsed:
     """Read the options as getopt does (stopping at the command, after the operands)."""
     parsed = _Parsed()
-    i = index + 1
-    over = False  # after --
-    while i < len(words):
-        word = words[i]
-        if not over and word == "--":
-            over = True
-        elif not over and word.startswith("--"):
-            name, eq, _ = word.partition("=")
-            parsed.longs += (name,)
-            if any(long_option(name, s) for s in _STRING_LONG) and grammar.strings:
-                parsed.strings += (i,)
-                i += 0 if eq else 1
-            elif any(long_option(name, v) for v in grammar.long_values) and not eq:
-                i += 1
-        elif not over and word.startswith("-") and word != "-":
-            for at, letter in enumerate(word[1:], start=1):
-                parsed.letters += letter
-                if letter == "c" and grammar.strings:
-                    parsed.strings += (i,)
-                    if at == len(word) - 1 and i + 1 < len(words):
-                        if not words[i + 1].startswith("-"):
-                            parsed.plain += (i,)
-                        i += 1
-                    break
-                if letter in grammar.values:
-                    i += 1 if at == len(word) - 1 else 0
-                    break
-        elif grammar.assignments and "=" in word:
-            pass  # env NAME=VALUE, also after --
-        else:
-            parsed.operands += (i,)
+    strings = _STRING_LONG if grammar.strings else ()
+    valued = grammar.values + ("c" if grammar.strings else "")
+    for read in scan(words, index + 1, valued, (*strings, *grammar.long_values)):
+        if read.option == END:
+            continue
+        if read.option.startswith("--"):
+            parsed.longs += (read.option,)
+            if long_in(read.option, strings):
+                parsed.strings += (read.at,)
+        elif read.option:
+            parsed.letters += read.option[1]
+            if read.option == "-c" and grammar.strings:
+                parsed.strings += (read.at,)
+                if read.value is not None and read.last > read.at and read.value[:1] != "-":
+                    parsed.plain += (read.at,)
+        elif not (grammar.assignments and "=" in words[read.at]):  # env NAME=VALUE
+            parsed.operands += (read.at,)
             if len(parsed.operands) > grammar.operands and grammar.runs:
-                parsed.command = i
+                parsed.command = read.at
                 return parsed
-        i += 1
     return parsed

@@ -21,6 +21,8 @@ import os
 import re
 from typing import Final
 
+from dsh_permissions._getopt import long_in, long_option
+
 __all__ = [
     "MAX_CANDIDATES",
     "MULTICALL",
@@ -29,7 +31,6 @@ __all__ = [
     "WRAPPER_ARG",
     "behind",
     "changes_directory",
-    "long_option",
     "moved_at",
     "moved_to",
     "skip_assignments",
@@ -99,14 +100,6 @@ _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 #: wrappers that run a command only after a verb (then their operands, options and the
 #: command): ``machinectl shell [USER@]HOST PROGRAM ARGS``; their other verbs run none
 VERBS: Final = {"machinectl": "shell"}
-
-
-def long_option(word: str, full: str) -> bool:
-    """Whether ``word`` is the long option ``full``, maybe shortened (getopt takes
-    any unambiguous prefix: ``--split=...`` is ``--split-string=...``), with or without
-    ``=value``. Generous: any prefix of three characters or more counts."""
-    name = word.split("=", 1)[0]
-    return len(name) >= 3 and full.startswith(name)
 
 
 def behind(words: list[str], index: int) -> list[int] | None:
@@ -183,14 +176,14 @@ def _moved(words: list[str]) -> tuple[int, int, str | None] | None:
             continue
         if word.startswith("--"):
             longs = (*_CHDIR_LONG, *_ROOT_LONG) if wrapped else _CHDIR_LONG
-            if not any(long_option(word, f) for f in longs):
+            if not long_in(word, longs):
                 continue
             if long_option(word, "--login") and "=" not in word:
                 return index, index + 1, None  # a login shell's home; it takes no value
             value, after = _value(words, index, word.split("=", 1)[1] if "=" in word else "")
             # a root is not followed; --w may be --wd as well as --wdns: the directory
             # is followed (its readings only make the call stricter)
-            root_only = not any(long_option(word, f) for f in _CHDIR_LONG)
+            root_only = not long_in(word, _CHDIR_LONG)
             return index, after, None if root_only else value
         if word.startswith("-") and (at := _letter_at(word, letters)) is not None:
             if word[at] == "i":  # sudo -i: the login shell's home; it takes no value

@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from dsh_permissions._short_options import short_cluster
-from dsh_permissions._wrappers import long_option
+from dsh_permissions._getopt import known_long, short_cluster
 
 __all__ = [
     "FIND_HOLE",
@@ -74,15 +73,12 @@ def xargs_command(words: list[str], index: int) -> tuple[int, str | None] | None
         if not word.startswith("-") or word == "-":
             break
         if word.startswith("--"):
-            name, equals, value = word.partition("=")
-            known = [
-                f for f in (*_LONG_VALUE, *_LONG_OPTIONAL, *_LONG_FLAGS) if long_option(name, f)
-            ]
-            if len(known) != 1 or (equals and known[0] in _LONG_FLAGS):
+            known = known_long(word, _LONG_VALUE, _LONG_FLAGS, _LONG_OPTIONAL)
+            if known is None:
                 return None
-            if known[0] in _LONG_VALUE and not equals:
-                i += 1  # the value is the next word
+            i += known[1]  # the value may be the next word
             if known[0] == "--replace":
+                _, equals, value = word.partition("=")
                 replace = value if equals else _DEFAULT_REPLACE
         else:
             found = _short(words, i)
