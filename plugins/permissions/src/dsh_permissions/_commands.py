@@ -63,14 +63,8 @@ from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
 from dsh_permissions._shell_args import shell_args
 from dsh_permissions._subjects import Subject
 from dsh_permissions._traps import late, line_traps, pending, then
-from dsh_permissions._wrapper_grammar import command_at, may_run
-from dsh_permissions._wrappers import (
-    WRAPPERS,
-    changes_directory,
-    moved_at,
-    moved_to,
-    split_string,
-)
+from dsh_permissions._wrapper_grammar import command_at, may_run, split_string
+from dsh_permissions._wrappers import WRAPPERS, changes_directory, moved_at, moved_to
 
 __all__ = ["command_subjects"]
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from dsh_permissions._command_options import hidden
-from dsh_permissions._getopt import END, long_in, scan
+from dsh_permissions._getopt import END, long_in, long_option, scan, short_cluster
 from dsh_permissions._wrappers import (
     VERBS,
     WRAPPER_ARG,
@@ -41,7 +41,7 @@ from dsh_permissions._wrappers import (
     skip_assignments,
 )
 
-__all__ = ["UNMODELLED", "command_at", "may_run", "unmodelled"]
+__all__ = ["UNMODELLED", "command_at", "may_run", "split_string", "unmodelled"]
 
 #: too open to model: every use is taken as only known when it runs
 UNMODELLED: Final = frozenset(
@@ -321,3 +321,34 @@ def _parse(grammar: _Grammar, words: list[str], index: int) -> _Parsed:
                 parsed.command = read.at
                 return parsed
     return parsed
+
+
+def split_string(words: list[str], index: int) -> tuple[int, int, str] | None:
+    """For ``env`` at ``index`` given ``-S STRING`` (``-SSTRING``, ``-iS STRING``,
+    ``--split-string=STRING``, ``--split STRING``): ``(i, j, STRING)``, where
+    ``words[i:j]`` are the option and its value, which env splits into words and
+    runs (``env -S 'cat .env'`` runs ``cat .env``). None: no such option. Generous: a
+    cluster holding ``S`` anywhere counts; options are read up to the first word that
+    is neither one, an assignment, a number nor the value of an option before it
+    (``env -u NAME -S ...``)."""
+    env = _GRAMMARS["env"]
+    i = index + 1
+    given = False  # words[i] may be the value of the option before it
+    while i < len(words) and (given or WRAPPER_ARG.fullmatch(words[i])):
+        word = words[i]
+        if word.startswith("--") and long_option(word, "--split-string"):
+            if "=" in word:
+                return i, i + 1, word.split("=", 1)[1]
+            return (i, i + 2, words[i + 1]) if i + 1 < len(words) else None
+        if word.startswith("-") and not word.startswith("--") and "S" in word:
+            value = word.split("S", 1)[1]
+            if value:
+                return i, i + 1, value
+            return (i, i + 2, words[i + 1]) if i + 1 < len(words) else None
+        if word.startswith("--"):
+            given = "=" not in word and long_in(word, env.long_values)
+        else:
+            cluster = short_cluster(words, i, None, env.values) if word[:1] == "-" else None
+            given = cluster is not None and cluster[0] > i
+        i += 1
+    return None

@@ -34,7 +34,6 @@ __all__ = [
     "moved_at",
     "moved_to",
     "skip_assignments",
-    "split_string",
 ]
 
 #: multi-call programs: each runs the applet its first word names (``busybox rm``,
@@ -212,24 +211,3 @@ def _value(words: list[str], index: int, attached: str) -> tuple[str | None, int
     if index + 1 < len(words):
         return words[index + 1], index + 2
     return None, index + 1
-
-
-def split_string(words: list[str], index: int) -> tuple[int, int, str] | None:
-    """For ``env`` at ``index`` given ``-S STRING`` (``-SSTRING``, ``-iS STRING``,
-    ``--split-string=STRING``, ``--split STRING``): ``(i, j, STRING)``, where
-    ``words[i:j]`` are the option and its value, which env splits into words and
-    runs (``env -S 'cat .env'`` runs ``cat .env``). None: no such option."""
-    i = index + 1
-    while i < len(words) and WRAPPER_ARG.fullmatch(words[i]):
-        word = words[i]
-        if word.startswith("--") and long_option(word, "--split-string"):
-            if "=" in word:
-                return i, i + 1, word.split("=", 1)[1]
-            return (i, i + 2, words[i + 1]) if i + 1 < len(words) else None
-        if word.startswith("-") and not word.startswith("--") and "S" in word:
-            value = word.split("S", 1)[1]
-            if value:
-                return i, i + 1, value
-            return (i, i + 2, words[i + 1]) if i + 1 < len(words) else None
-        i += 1
-    return None
