@@ -19,9 +19,11 @@ from typing import NamedTuple
 __all__ = [
     "END",
     "OPERAND",
+    "Known",
     "Options",
     "Read",
     "known_long",
+    "known_options",
     "long_in",
     "long_option",
     "may_give",
@@ -103,6 +105,50 @@ def short_cluster(
             return None
         found.append((letter, ""))
     return i, tuple(found)
+
+
+class Known(NamedTuple):
+    """All the options of a program read strictly (``known_options``)."""
+
+    flags: Collection[str]
+    valued: Collection[str]
+    long_flags: Sequence[str]
+    long_valued: Sequence[str]
+    #: options whose value, if any, is attached (short) or after ``=`` (long)
+    optional: Collection[str] = ()
+    long_optional: Sequence[str] = ()
+
+
+def known_options(
+    words: Sequence[str], start: int, known: Known
+) -> tuple[int, list[tuple[str, str | None]]] | None:
+    """The index of the first operand from ``words[start]`` on (after ``--``, which
+    ends the options) and the options before it, each a letter or a long option's full
+    name with its value ("" or None: none given). None when one of them is not
+    ``known``, or lacks its value."""
+    found: list[tuple[str, str | None]] = []
+    i = start
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            return i + 1, found
+        if not word.startswith("-") or word == "-":
+            break
+        if word.startswith("--"):
+            name = known_long(word, known.long_valued, known.long_flags, known.long_optional)
+            if name is None or i + name[1] >= len(words):
+                return None
+            _, equals, value = word.partition("=")
+            found.append((name[0], words[i + 1] if name[1] else value if equals else None))
+            i += name[1]
+        else:
+            cluster = short_cluster(words, i, known.flags, known.valued, known.optional)
+            if cluster is None:
+                return None
+            i, options = cluster
+            found += options
+        i += 1
+    return i, found
 
 
 class Read(NamedTuple):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from dsh_permissions._getopt import known_long, short_cluster
+from dsh_permissions._getopt import Known, known_options
 
 __all__ = ["PARALLELS", "SEPARATORS", "command_words", "script"]
 
@@ -48,44 +48,21 @@ _LONG_FLAGS: Final = (
     *("--no-notice", "--semaphore", "--fg", "--bg", "--wait", "--lb", "--files"),
     *("--trim", "--round-robin", "--linebuffer", "--keep", "--interactive"),
 )
+_KNOWN: Final = Known(_FLAGS, _VALUE, _LONG_FLAGS, _LONG_VALUE)
 
 
 def command_words(words: list[str], index: int) -> tuple[int, int] | None:
     """For parallel or sem at ``index``: ``(start, end)``, ``words[start:end]`` being
     the command it runs (empty: the arguments themselves are the commands). None when
     an option is not known or lacks its value."""
-    i = index + 1
-    while i < len(words):
-        word = words[i]
-        if word == "--":
-            i += 1
-            break
-        if not word.startswith("-") or word == "-":
-            break
-        if word.startswith("--"):
-            known = known_long(word, _LONG_VALUE, _LONG_FLAGS)
-            if known is None:
-                return None
-            i += known[1]  # the value may be the next word
-        else:
-            found = _short(words, i)
-            if found is None:
-                return None
-            i = found
-        i += 1
-    if i > len(words):
-        return None  # an option's value is missing
+    found = known_options(words, index + 1, _KNOWN)
+    if found is None:
+        return None
+    i = found[0]
     end = i
     while end < len(words) and words[end] not in SEPARATORS:
         end += 1
     return i, end
-
-
-def _short(words: list[str], i: int) -> int | None:
-    """A cluster of short options at ``i``: the index of its last word (its value may
-    be the next one), or None when not known."""
-    found = short_cluster(words, i, _FLAGS, _VALUE)
-    return None if found is None else found[0]
 
 
 def script(program: str, words: list[str]) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from dsh_permissions._getopt import known_long, short_cluster
+from dsh_permissions._getopt import Known, known_options
 
 __all__ = [
     "FIND_HOLE",
@@ -58,50 +58,23 @@ _LONG_FLAGS: Final = (
     *("--null", "--interactive", "--no-run-if-empty", "--verbose", "--exit"),
     *("--open-tty", "--show-limits", "--help", "--version"),
 )
+_KNOWN: Final = Known(_FLAGS, _VALUE, _LONG_FLAGS, _LONG_VALUE, _OPTIONAL, _LONG_OPTIONAL)
 
 
 def xargs_command(words: list[str], index: int) -> tuple[int, str | None] | None:
     """For xargs at ``index``: the index of the command it runs (``len(words)``: none,
     so ``echo``) and the string its input replaces (None: input words are added at the
     end). None when an option is not known (or lacks its value)."""
-    i = index + 1
-    replace: str | None = None
-    while i < len(words):
-        word = words[i]
-        if word == "--":
-            return i + 1, replace
-        if not word.startswith("-") or word == "-":
-            break
-        if word.startswith("--"):
-            known = known_long(word, _LONG_VALUE, _LONG_FLAGS, _LONG_OPTIONAL)
-            if known is None:
-                return None
-            i += known[1]  # the value may be the next word
-            if known[0] == "--replace":
-                _, equals, value = word.partition("=")
-                replace = value if equals else _DEFAULT_REPLACE
-        else:
-            found = _short(words, i)
-            if found is None:
-                return None
-            i, replace = found[0], found[1] if found[1] is not None else replace
-        i += 1
-    if i > len(words):
-        return None  # an option's value is missing
-    return i, replace
-
-
-def _short(words: list[str], i: int) -> tuple[int, str | None] | None:
-    """A cluster of short options at ``i``: the index of its last word (its value may
-    be the next one) and the replace string it sets, or None when not known."""
-    found = short_cluster(words, i, _FLAGS, _VALUE, _OPTIONAL)
+    found = known_options(words, index + 1, _KNOWN)
     if found is None:
         return None
     replace: str | None = None
-    for letter, value in found[1]:
-        if letter == "i":
+    for name, value in found[1]:
+        if name == "--replace":
+            replace = _DEFAULT_REPLACE if value is None else value
+        elif name == "i":
             replace = value or _DEFAULT_REPLACE
-        elif letter in _REPLACING:
+        elif name in _REPLACING:
             replace = value
     return found[0], replace
 
