@@ -41,7 +41,6 @@ from dsh_permissions._evaluated import (
     assigned,
     callback,
     completions,
-    from_input,
     leading,
     unmodelled,
 )
@@ -61,6 +60,7 @@ from dsh_permissions._reads import read_subjects
 from dsh_permissions._relinked import relinks, set_relinked
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
 from dsh_permissions._shell_args import shell_args
+from dsh_permissions._shell_input import from_input
 from dsh_permissions._subjects import Subject
 from dsh_permissions._traps import late, line_traps, pending, then
 from dsh_permissions._wrapper_grammar import command_at, may_run, split_string

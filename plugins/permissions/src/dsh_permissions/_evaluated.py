@@ -32,8 +32,7 @@ about; in bypass mode denied when there are deny rules), as ``(( ))`` is:
   other than listing (loads or hides builtins), ``compgen -F`` (runs a function) and
   the integer attribute (``declare -i``: later assignments are evaluated);
 - a shell's script, its ``--rcfile``/``--init-file``, or the file ``source``/``.``
-  reads, that is its input (``-``, ``/dev/stdin``, ``/dev/fd/N``, ``/proc/*/fd/N``,
-  ``~/../dev/stdin``): what it runs is not in the line.
+  reads, that is its input (``_shell_input``): what it runs is not in the line.
 """
 
 from __future__ import annotations
@@ -42,7 +41,6 @@ import os
 import re
 from typing import Final
 
-from dsh_permissions._paths import spellings
 from dsh_permissions._shell import Word
 from dsh_permissions._short_options import split_args
 
@@ -51,7 +49,6 @@ __all__ = [
     "assigned",
     "callback",
     "completions",
-    "from_input",
     "set_names",
     "trap_action",
     "unmodelled",
@@ -122,8 +119,6 @@ _EXPANDS: Final = ("$(", "`", "${", "$[")
 _PLAIN: Final = re.compile(r"\$\{#?[A-Za-z_][A-Za-z0-9_]*\}")
 #: an ``ENV`` value that names no path: a program's own setting (``ENV=production``)
 _PLAIN_NAME: Final = re.compile(r"[A-Za-z0-9_.+,:@%-]+")
-_INPUT: Final = re.compile(r"/dev/stdin|/dev/fd/[^/]+|/proc/[^/]+(/task/[^/]+)?/fd/[^/]+")
-_HOPS: Final = 8
 
 
 def unmodelled(words: tuple[Word, ...]) -> str | None:
@@ -214,30 +209,6 @@ def completions(args: tuple[Word, ...]) -> tuple[tuple[Word, ...], tuple[Word, .
     it expands as the shell would, command substitutions included)."""
     found = split_args(args, _VALUED_COMPGEN)
     return found.valued("C"), found.valued("W")
-
-
-def from_input(word: Word, root: str) -> bool:
-    """Whether the file ``word`` names is the shell's input (``-``, ``/dev/stdin``,
-    ``/dev/fd/0``, ``/proc/self/fd/0``, ``~/../dev/stdin``, through symlinked
-    directories too)."""
-    if word.text == "-":
-        return True
-    texts = spellings(word.text) if word.tilde else (word.text,)
-    return any(_input_path(os.path.join(root, text)) for text in texts)
-
-
-def _input_path(path: str) -> bool:
-    try:
-        for _ in range(_HOPS):
-            where = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
-            if _INPUT.fullmatch(os.path.normpath(where)):
-                return True
-            if not os.path.islink(where):
-                return False
-            path = os.path.join(os.path.dirname(where), os.readlink(where))
-    except (OSError, ValueError):
-        pass  # a directory it cannot look into: fail closed
-    return True  # or a chain of links too long to follow
 
 
 def _named(name: str, args: tuple[Word, ...]) -> str | None:
