@@ -1,6 +1,6 @@
 """Reading a program's words as GNU getopt does, for the tables that say what is
-special about each program (``_wrapper_grammar``, ``_command_options``, ``_xargs``,
-``_parallel``, bash's builtins in ``_short_options``).
+special about each program (``_wrapper_grammar``, ``_command_options``, ``_git``,
+``_xargs``, ``_parallel``, bash's builtins in ``_short_options``).
 
 - ``-rs`` is ``-r -s``; a letter that takes a value ends the cluster and takes the
   rest of its word or, when that is empty, the next word (``-vNAME``, ``-v NAME``);
@@ -9,7 +9,11 @@ special about each program (``_wrapper_grammar``, ``_command_options``, ``_xargs
 - ``--`` ends the options; every other word is an operand (``-`` too), and options may
   follow operands (GNU's order): a caller that stops at the first operand stops
   reading (``scan`` is lazy), so the words are read once.
-"""
+
+Three readings: ``scan`` takes any option (what it does not know takes no value);
+``known_options`` refuses one it does not know (xargs, parallel: None); ``may_give``
+is generous, a letter anywhere in a cluster (git's subcommand options), so it may
+find an option where getopt would see a value: stricter."""
 
 from __future__ import annotations
 
