@@ -16,6 +16,7 @@ import anyio
 
 from dsh import DshError, HookError, get_logger
 from dsh_compaction import _host
+from dsh_compaction._guarded import GuardedCounter, OnFailure
 from dsh_compaction._settings import CompactionSettings, layer_settings
 from dsh_compaction._stated import logged_windows
 from dsh_compaction._task import TurnTask
@@ -214,10 +215,11 @@ class AgentState:
 
 
 async def _counter(agent: _host.Host, settings: CompactionSettings, model: str | None) -> Any:
-    """The counter a plugin's ``compaction_token_counter`` gives for ``model``; the
-    heuristic when none answers, and (with a warning naming the plugin, the impl's
-    failure reported as dsh reports one it contains) when the one that answered failed
-    or gave something other than a ``TokenCounter``."""
+    """The counter a plugin's ``compaction_token_counter`` gives for ``model``, guarded
+    (``_guarded``: a count it fails to make is the heuristic's); the heuristic when none
+    answers, and (with a warning naming the plugin, the impl's failure reported as dsh
+    reports one it contains) when the one that answered failed or gave something other
+    than a ``TokenCounter``."""
     hook = "compaction_token_counter"
     try:
         answered = await _host.call_first_named(agent, hook, model=model)
@@ -246,7 +248,36 @@ async def _counter(agent: _host.Host, settings: CompactionSettings, model: str |
             counter,
         )
         return HeuristicCounter(settings.chars_per_token)
-    return counter
+    heuristic = HeuristicCounter(settings.chars_per_token)
+    return GuardedCounter(counter, heuristic, _counter_failed(agent, hook, plugin))
+
+
+def _counter_failed(agent: _host.Host, hook: str, plugin: str) -> OnFailure:
+    """What a guarded counter of ``plugin`` does at its first failure: warn, and report
+    it as the failure of the impl that supplied it. The agent is held by a weak
+    reference (the estimators live as long as its state)."""
+    ref: Callable[[], Any]
+    try:
+        ref = weakref.ref(agent)
+    except TypeError:  # an agent that takes no weak reference
+        ref = lambda: agent  # noqa: E731
+    agent_id = agent.id
+
+    def failed(method: str, did: str, error: Exception) -> None:
+        log.warning(
+            "agent %r: the token counter of plugin %r (%s) %s in %s; counting with the "
+            "heuristic each time it fails (warned once)",
+            agent_id,
+            plugin,
+            hook,
+            did,
+            method,
+        )
+        host = ref()
+        if host is not None:
+            _host.report(host, _host.wrong_result(host, hook, plugin, error))
+
+    return failed
 
 
 #: id(agent) -> (the agent's weak reference, or for an agent that takes none a function

@@ -60,7 +60,10 @@ class TextTokenCounter:
     provider's own block (``ProviderBlock``: a server tool's call or results) costs its
     JSON text and a call's overhead.
 
-    For exact counts wrap a tokenizer: ``TextTokenCounter(lambda s: len(enc.encode(s)))``.
+    For exact counts wrap a tokenizer, one that takes any text: with tiktoken,
+    ``TextTokenCounter(lambda s: len(enc.encode(s, disallowed_special=())))`` (its
+    default raises on ``<|endoftext|>`` in the text; a count that fails is made by the
+    heuristic, with a warning).
     """
 
     def __init__(

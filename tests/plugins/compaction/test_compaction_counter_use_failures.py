@@ -1,0 +1,110 @@
+"""A token counter a plugin supplied that fails when it is used (a tokenizer that raises
+on some text, as tiktoken does on '<|endoftext|>' by default; a count that is negative,
+NaN or not an int) is passed over for that count: the heuristic counts it, one warning
+names the plugin and what its counter did, and the failure is reported as dsh reports one
+it contains (``ErrorRecorder``).
+
+Before: the raise left the compaction's ``agent_request`` impl, and the turn ended HOOK
+blamed on 'compaction'; the message stayed in the history, so every later turn ended the
+same way. A negative count kept compaction from ever triggering; NaN ended the turn with
+an EventDataError on ``compact/start``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import pytest
+from compaction_util import WINDOW, events_of, harness, options, reads, summarizer
+
+from dsh import hookimpl
+from dsh.testing import ErrorRecorder, ScriptedModel, check_invariants, run_turn
+from dsh_compaction import TextTokenCounter
+
+pytestmark = pytest.mark.plugins("compaction")
+
+KEY = "sk-test-aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5kL7n"  # sk-test- and 40 more
+
+
+#: the heuristic compacts reads(5) once in a window this large
+HEURISTIC_WINDOW = 2500
+
+
+def strict(text: str) -> int:
+    """Counts like tiktoken's ``encode`` with its default ``disallowed_special="all"``."""
+    if "<|endoftext|>" in text:
+        raise ValueError(f"Encountered disallowed special token '<|endoftext|>' ({KEY})")
+    return len(text)
+
+
+class Tokens:
+    def __init__(self, count: Any) -> None:
+        self.count = count
+
+    @hookimpl(optionalhook=True)
+    def compaction_token_counter(self) -> TextTokenCounter:
+        return TextTokenCounter(self.count, message_overhead=0, call_overhead=0)
+
+
+def messages_of(records: list[logging.LogRecord]) -> list[str]:
+    return [
+        r.getMessage()
+        for r in records
+        if r.name == "dsh_compaction" and "counter" in r.getMessage()
+    ]
+
+
+async def test_a_counter_that_raises_on_a_message_leaves_every_turn_working(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    errors = ErrorRecorder()
+    model = ScriptedModel(["one", "two", "three"], context_window=WINDOW)
+    extra = [("tokens", Tokens(strict)), errors]
+    with caplog.at_level(logging.WARNING):
+        async with harness(model, summarizer(), extra=extra, chars=False) as h:
+            agent = await h.agents.create("a", options=options())
+            reasons = [
+                (await run_turn(agent, prompt))[-1].data["reason"]
+                for prompt in ("hello", "what does <|endoftext|> mean?", "next")
+            ]
+            assert check_invariants(agent.session.events) == []
+
+    assert reasons == ["completed"] * 3
+    assert {(f.plugin, f.hook) for f in errors.failures} == {("tokens", "compaction_token_counter")}
+    assert len(errors.failures) == 1  # once, not at every count
+    assert isinstance(errors.failures[0].cause, ValueError)
+    warnings = messages_of(caplog.records)
+    assert len(warnings) == 1, warnings
+    assert "'tokens'" in warnings[0] and "raised" in warnings[0] and "heuristic" in warnings[0]
+    assert "ValueError" in warnings[0] and KEY not in warnings[0]
+
+
+@pytest.mark.parametrize(
+    "count",
+    [lambda s: -len(s), lambda s: math.nan, lambda s: len(s) / 2, lambda s: str(len(s))],
+    ids=["negative", "nan", "float", "str"],
+)
+async def test_a_counter_returning_a_wrong_count_is_passed_over_for_the_heuristic(
+    count: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    errors = ErrorRecorder()
+    model = ScriptedModel(reads(5), context_window=HEURISTIC_WINDOW)
+    extra = [("tokens", Tokens(count)), errors]
+    with caplog.at_level(logging.WARNING):
+        async with harness(model, summarizer("sum"), extra=extra, chars=False) as h:
+            agent = await h.agents.create("a", options=options())
+            events = await run_turn(agent, "task")
+            assert check_invariants(agent.session.events) == []
+
+    assert events[-1].data["reason"] == "completed"
+    # the heuristic counted: the history passed the threshold and was summarised
+    ends = events_of(events, "compact/end")
+    assert [e.data["outcome"] for e in ends] == ["summarized"]
+    assert {(f.plugin, f.hook) for f in errors.failures} == {("tokens", "compaction_token_counter")}
+    assert len(errors.failures) == 1
+    warnings = messages_of(caplog.records)
+    assert len(warnings) == 1, warnings
+    assert "'tokens'" in warnings[0] and "returned" in warnings[0]
