@@ -42,7 +42,7 @@ from dsh_compaction import (
 from dsh_compaction._boundaries import answered_by, choose_cut, cut_points
 from dsh_compaction._events import previous_summary, prune_stub, reduce_prune, reduce_summary
 from dsh_compaction._plan import last_user_message
-from dsh_compaction._summarise import CONTINUED, _chunks, transcript
+from dsh_compaction._transcript import CONTINUED, _chunks, transcript
 
 pytestmark = pytest.mark.plugins("compaction")
 

@@ -10,7 +10,7 @@ import pytest
 
 from dsh import AssistantMessage, ProviderBlock, TextBlock, UserMessage
 from dsh_compaction import HeuristicCounter, TextTokenCounter
-from dsh_compaction._summarise import CLIP_CHARS, transcript
+from dsh_compaction._transcript import CLIP_CHARS, transcript
 
 pytestmark = pytest.mark.plugins("compaction")
 

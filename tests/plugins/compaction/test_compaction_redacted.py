@@ -7,7 +7,7 @@ import pytest
 
 from dsh import AssistantMessage, ReasoningBlock, TextBlock, ToolCall, UserMessage
 from dsh_compaction import HeuristicCounter, TextTokenCounter
-from dsh_compaction._summarise import transcript
+from dsh_compaction._transcript import transcript
 
 pytestmark = pytest.mark.plugins("compaction")
 

@@ -21,11 +21,6 @@ from dsh import (
     Message,
     ModelError,
     ModelRequest,
-    ProviderBlock,
-    ReasoningBlock,
-    TextBlock,
-    ToolCall,
-    ToolResultMessage,
     Usage,
     UserMessage,
 )
@@ -34,9 +29,10 @@ from dsh_compaction import _host
 from dsh_compaction._answers import refusal
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._stated import keep_summariser_window, summariser_window
-from dsh_compaction._tokens import TokenCounter, json_text
+from dsh_compaction._tokens import TokenCounter
+from dsh_compaction._transcript import Pieces, earlier, transcript
 
-__all__ = ["DEFAULT_PROMPT", "Spent", "Summary", "summarise", "transcript"]
+__all__ = ["DEFAULT_PROMPT", "Spent", "Summary", "summarise"]
 
 DEFAULT_PROMPT: Final = """\
 You compact the history of a working session between a user and an AI agent that uses \
@@ -68,8 +64,6 @@ If a previous summary is given, merge it into the new one: keep everything in it
 still matters, update what changed, drop only what is clearly obsolete. Do not invent \
 anything. Be concise. Answer with the summary only."""
 
-#: a message longer than this is shortened in the transcript (head and tail kept)
-CLIP_CHARS: Final = 6000
 #: share of the summariser's window the transcript of one chunk may fill
 CHUNK_SHARE: Final = 0.6
 #: the fewest tokens of transcript a summariser request must have room for
@@ -100,40 +94,6 @@ class Spent:
     usage: Usage = field(default_factory=Usage)
 
 
-def _clip(text: str, limit: int = CLIP_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    head = text[: limit * 2 // 3]
-    tail = text[-(limit // 3) :]
-    return f"{head}\n[... {len(text) - len(head) - len(tail)} characters left out ...]\n{tail}"
-
-
-def _entry(message: Message) -> str:
-    if isinstance(message, UserMessage):
-        return f"[user]\n{_clip(message.content)}"
-    if isinstance(message, ToolResultMessage):
-        status = " (error)" if message.is_error else ""
-        return f"[tool result: {message.name}{status}]\n{_clip(message.content)}"
-    parts: list[str] = []
-    for block in message.content:
-        if isinstance(block, TextBlock) and block.text:
-            parts.append(f"[assistant]\n{_clip(block.text)}")
-        elif isinstance(block, ReasoningBlock) and block.text:
-            parts.append(f"[assistant, thinking]\n{_clip(block.text, CLIP_CHARS // 3)}")
-        elif isinstance(block, ToolCall):
-            parts.append(f"[assistant calls {block.name}]\n{_clip(block.arguments)}")
-        elif isinstance(block, ProviderBlock):  # a server tool's call or results, say
-            data = json_text(block.data)
-            what = f"{block.provider} {block.data.get('type') or 'block'}"
-            parts.append(f"[assistant, {what}]\n{_clip(data, CLIP_CHARS // 3)}")
-    return "\n\n".join(parts)
-
-
-def transcript(messages: Sequence[Message]) -> list[str]:
-    """One transcript entry per message (long contents clipped)."""
-    return [entry for entry in map(_entry, messages) if entry]
-
-
 #: the request's last words, after the transcript: a weak model otherwise answers the
 #: conversation's last message ("Reply with just 'noted'") instead of summarising it
 AFTER: Final = (
@@ -149,50 +109,6 @@ def _prompt_text(entries: Sequence[str], previous: str | None) -> str:
     parts.append("<conversation>\n" + "\n\n".join(entries) + "\n</conversation>")
     parts.append(AFTER)
     return "\n\n".join(parts)
-
-
-#: what starts each piece of an entry after the first (see ``_split``)
-CONTINUED: Final = "[... continued]\n"
-
-
-def _split(entry: str, counter: TokenCounter, budget: int) -> list[str]:
-    """``entry`` in pieces of at most ``budget`` tokens each, all of it kept (a chunk
-    holds at least one whole piece, so a piece must fit on its own)."""
-    tokens = counter.count_text(entry)
-    if tokens <= budget:
-        return [entry]
-    pieces: list[str] = []
-    start = 0
-    while start < len(entry):
-        marker = CONTINUED if start else ""
-        # the characters per token of this entry, as the counter sees it (a tokenizer's)
-        size = max(int((budget - counter.count_text(marker)) * len(entry) / tokens), 1)
-        end = min(start + size, len(entry))
-        piece = marker + entry[start:end]
-        while end - start > 1 and counter.count_text(piece) > budget:
-            end = start + (end - start) // 2  # denser than the average: halve it
-            piece = marker + entry[start:end]
-        pieces.append(piece)
-        start = end
-    return pieces
-
-
-def _chunks(
-    entries: list[str], counter: TokenCounter, budget: int, room: int | None = None
-) -> list[list[str]]:
-    """``entries`` in chunks of about ``budget`` tokens: an entry over it has a chunk of
-    its own, split across chunks when it is over ``room`` (default: ``budget``)."""
-    room = budget if room is None else room
-    chunks: list[list[str]] = [[]]
-    used = 0
-    for piece in (p for entry in entries for p in _split(entry, counter, room)):
-        size = counter.count_text(piece)
-        if chunks[-1] and used + size > budget:
-            chunks.append([])
-            used = 0
-        chunks[-1].append(piece)
-        used += size
-    return chunks
 
 
 async def _call(model: Model, request: ModelRequest) -> AssistantMessage:
@@ -219,12 +135,22 @@ def _too_long(
     *,
     prompt: int = 0,
     answer: int = 0,
+    longer: tuple[int, int] | None = None,
 ) -> ModelError:
     """The failure of a summariser request too long for the summariser's window (as
     the provider ``refused`` it, or as planned: no room beside its ``prompt`` and
-    ``answer``), told apart from the agent's own request that overflowed."""
+    ``answer``; or, ``longer``, no room beside the summary so far, an answer past
+    ``max_tokens`` no shorter than what it summarised), told apart from the agent's own
+    request that overflowed."""
     what = f"the summariser's request was too long for model {model!r}"
     planned = f"planned for a context window of {window:,} tokens"
+    if longer is not None:
+        why = (
+            f"the summary so far ({longer[0]:,} tokens, past max_tokens) leaves too little "
+            f"room for the next chunk, and is no shorter than the {longer[1]:,} tokens it "
+            "summarised"
+        )
+        return ModelError("CONTEXT_WINDOW_EXCEEDED", f"{what} ({planned}): {why}")
     if refused is None:
         why = f"its prompt ({prompt:,} tokens) and answer ({answer:,}) leave too little room"
         return ModelError("CONTEXT_WINDOW_EXCEEDED", f"{what} ({planned}): {why}")
@@ -343,13 +269,31 @@ async def _by_model(
         raise _too_long(model.info.name, limit, None, prompt=prompt, answer=answer_tokens)
     summary = Summary(previous or "", "model")
     spent.model = model.info.name
-    chunks = _chunks(transcript(messages), counter, min(budget, room), room)
+    entries = transcript(messages)
+    # the summary each request merges: planned for at most an answer's tokens; one
+    # larger (a plugin's, one written for a larger window, an answer past max_tokens)
+    # takes room from the chunk, and when too little is left, is summarised with the
+    # conversation instead, as its first part
+    merged = previous or ""
+    merged_tokens = counter.count_text(merged) if merged else 0
+    pieces = Pieces(entries, counter, room)
+    given: int | None = None  # the tokens the last answer summarised
     # ``answered``: the chunks before this one, whose answers passed the checks
-    for answered, chunk in enumerate(chunks):
+    answered = 0
+    while True:
+        space = room
+        if merged_tokens > answer_tokens:
+            space = limit - prompt - answer_tokens - merged_tokens
+            if space < MIN_CHUNK:
+                if given is not None and merged_tokens >= given:  # it would never end
+                    raise _too_long(model.info.name, limit, None, longer=(merged_tokens, given))
+                pieces.add([earlier(merged)], first=True)
+                merged, merged_tokens, space = "", 0, room
+        chunk, chunk_tokens = pieces.take(min(budget, space), space)
         request = ModelRequest(
             model=name,
             system=system,
-            messages=(UserMessage(content=_prompt_text(chunk, summary.text or None)),),
+            messages=(UserMessage(content=_prompt_text(chunk, merged or None)),),
             max_tokens=answer_tokens,
         )
         spent.calls += 1
@@ -363,13 +307,16 @@ async def _by_model(
         if answer.stop_reason not in FINISHED:
             raise _unfinished(model.info.name, answer.stop_reason)
         text = answer.text.strip()
-        # checked against the summary so far (each answer merges it) and its chunk
+        # checked against the summary it merges (each answer merges it) and its chunk
         instructions = (system, AFTER)
-        entries = "\n\n".join(chunk)
-        refused = refusal(text, summary.text, entries, instructions, later=answered > 0)
+        refused = refusal(text, merged, "\n\n".join(chunk), instructions, later=answered > 0)
         if refused is not None:
             refused.so_far = summary.text if answered else None
             raise refused
         summary.text = text
         summary.truncated = summary.truncated or answer.stop_reason == "max_tokens"
-    return summary
+        answered += 1
+        if not pieces:
+            return summary
+        given = merged_tokens + chunk_tokens
+        merged, merged_tokens = text, counter.count_text(text)

@@ -1,0 +1,70 @@
+"""A previous summary larger than the room a summariser request plans for it (a
+plugin's summary, one written under a larger ``max_summary_tokens`` or for a larger
+summariser window, one of a summariser that ignores ``max_tokens``) is summarised as part
+of the transcript, split across chunks, so that no summariser request is larger than the
+window it is planned for (docs/compaction.md, step 4).
+
+Before: the plan assumed the previous summary was at most one answer long; every
+request carried it whole and was too large for the summariser's window, so every
+compaction failed (CONTEXT_WINDOW_EXCEEDED), /compact too, and the session could not go
+on once its history passed the window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from compaction_util import BY_HAND, StatingSummariser, by_hand, harness
+
+from dsh import Message, hookimpl
+from dsh.testing import ScriptedModel, check_invariants
+from dsh_compaction._transcript import CONTINUED
+
+pytestmark = pytest.mark.plugins("compaction")
+
+SMALL = 2048  # the summariser's window: it refuses a request over it
+#: the first summary, a plugin's: ~3,000 tokens by the heuristic, more than SMALL
+BIG = "\n".join(f"- fact {i}: the value of setting s{i} is {i * 7}" for i in range(280))
+
+
+class BigOnce:
+    """Writes the first summary (BIG), then lets the summariser model write them."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @hookimpl(optionalhook=True)
+    def compaction_summarize(
+        self, messages: Sequence[Message], previous_summary: str | None
+    ) -> str | None:
+        self.calls += 1
+        return BIG if self.calls == 1 else None
+
+
+def prompt(n: int) -> str:
+    return f"request {n}: " + " ".join(f"word{n}x{i}" for i in range(700))  # ~1,300 tokens
+
+
+async def test_a_previous_summary_larger_than_the_summariser_window_is_summarised_in_chunks() -> (
+    None
+):
+    summariser = StatingSummariser(SMALL)
+    model = ScriptedModel(["ok"] * 12, context_window=100_000)
+    options: dict[str, Any] = {**BY_HAND, "compaction": {**BY_HAND["compaction"]}}
+    options["compaction"]["tail_tokens"] = 200
+    async with harness(model, summariser.model, extra=[("big", BigOnce())], chars=False) as h:
+        agent = await h.agents.create("a", options=options)
+        first = await by_hand(agent, *(prompt(n) for n in range(4)))
+        assert first.outcome == "summarized" and first.summary == BIG
+        second = await by_hand(agent, *(prompt(n) for n in range(4, 7)))
+        assert check_invariants(agent.session.events) == []
+
+    assert second.outcome == "summarized", second
+    assert summariser.needed and max(summariser.needed) <= SMALL, summariser.needed
+    # every line of the big summary reached the summariser, in one request or another
+    contents = [r.messages[0].content for r in summariser.requests]
+    parts = [c.split("<conversation>\n")[1].split("\n</conversation>")[0] for c in contents]
+    assert BIG in "".join(parts).replace(CONTINUED, "")
+    assert second.summary == f"summary {len(summariser.requests)}"
