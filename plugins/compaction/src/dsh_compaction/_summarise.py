@@ -23,6 +23,8 @@ from dsh import (
     ModelRequest,
     Usage,
     UserMessage,
+    get_logger,
+    redact,
 )
 from dsh.llm import Assembler, Model
 from dsh_compaction import _host
@@ -33,6 +35,8 @@ from dsh_compaction._tokens import TokenCounter
 from dsh_compaction._transcript import Pieces, earlier, transcript
 
 __all__ = ["DEFAULT_PROMPT", "Spent", "Summary", "summarise"]
+
+log = get_logger("dsh_compaction")
 
 DEFAULT_PROMPT: Final = """\
 You compact the history of a working session between a user and an AI agent that uses \
@@ -190,6 +194,24 @@ def _unfinished(model: str, stop: str) -> ModelError:
     return ModelError("INCOMPLETE", f"summariser {model!r}: {why}: stop reason {stop!r}")
 
 
+def _hidden(agent: _host.Host, plugin: str, text: str) -> str:
+    """``text``, the summary ``plugin`` wrote, with each secret dsh holds (a model API
+    key it quotes) as ``***`` before it is logged and sent to the model, as the core
+    hides them in a tool result; said in a warning that names no key. (The summariser
+    model's answer has them hidden as it streams.)"""
+    secrets: tuple[str, ...] | None = getattr(agent, "secrets", None)
+    hidden = redact(text, secrets) if secrets is not None else redact(text)
+    if hidden != text:
+        log.warning(
+            "agent %r: the summary plugin %r wrote (compaction_summarize) held a secret "
+            "dsh holds (a model API key, or a plugin's secret): it is logged, stored and "
+            "sent to the model with *** in its place",
+            agent.id,
+            plugin,
+        )
+    return hidden
+
+
 def _not_text(agent: _host.Host, plugin: str, answer: object) -> HookError:
     """The failure of ``plugin``'s ``compaction_summarize`` impl that answered
     ``answer``."""
@@ -224,7 +246,7 @@ async def summarise(
         plugin, text = answered
         if not isinstance(text, str):
             raise _not_text(agent, plugin, text)
-        return Summary(text.strip(), "plugin", plugin=plugin)
+        return Summary(_hidden(agent, plugin, text.strip()), "plugin", plugin=plugin)
     name = settings.model or model_name
     model = _host.find_model(agent, name)
     if model is None:
