@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from compaction_util import BY_HAND, StatingSummariser, by_hand, harness
 
-from dsh import Message, hookimpl
+from dsh import Message, ModelRequest, hookimpl
 from dsh.testing import ScriptedModel, check_invariants
 from dsh_compaction._transcript import CONTINUED
 
@@ -29,18 +29,23 @@ SMALL = 2048  # the summariser's window: it refuses a request over it
 BIG = "\n".join(f"- fact {i}: the value of setting s{i} is {i * 7}" for i in range(280))
 
 
-class BigOnce:
-    """Writes the first summary (BIG), then lets the summariser model write them."""
+#: ~700 tokens: more than the answer a request reserves (512), less than leaves no room
+MID = "\n".join(f"- fact {i}: the value of setting s{i} is {i * 7}" for i in range(64))
 
-    def __init__(self) -> None:
+
+class BigOnce:
+    """Writes the first summary (``text``), then lets the summariser model write them."""
+
+    def __init__(self, text: str = "") -> None:
         self.calls = 0
+        self.text = text or BIG
 
     @hookimpl(optionalhook=True)
     def compaction_summarize(
         self, messages: Sequence[Message], previous_summary: str | None
     ) -> str | None:
         self.calls += 1
-        return BIG if self.calls == 1 else None
+        return self.text if self.calls == 1 else None
 
 
 def prompt(n: int) -> str:
@@ -68,3 +73,31 @@ async def test_a_previous_summary_larger_than_the_summariser_window_is_summarise
     parts = [c.split("<conversation>\n")[1].split("\n</conversation>")[0] for c in contents]
     assert BIG in "".join(parts).replace(CONTINUED, "")
     assert second.summary == f"summary {len(summariser.requests)}"
+
+
+class Merging(StatingSummariser):
+    """Answers with the previous summary and a line more (a merge keeps it)."""
+
+    def answer(self, request: ModelRequest) -> Any:
+        answered = super().answer(request)
+        return answered if not isinstance(answered, str) else f"{MID}\n- {answered}"
+
+
+async def test_a_previous_summary_past_one_answer_that_leaves_room_is_merged_whole() -> None:
+    summariser = Merging(SMALL)
+    model = ScriptedModel(["ok"] * 12, context_window=100_000)
+    options: dict[str, Any] = {**BY_HAND, "compaction": {**BY_HAND["compaction"]}}
+    options["compaction"]["tail_tokens"] = 200
+    async with harness(model, summariser.model, extra=[("big", BigOnce(MID))], chars=False) as h:
+        agent = await h.agents.create("a", options=options)
+        first = await by_hand(agent, *(prompt(n) for n in range(4)))
+        assert first.outcome == "summarized" and first.summary == MID
+        second = await by_hand(agent, *(prompt(n) for n in range(4, 7)))
+
+    assert second.outcome == "summarized", second
+    assert max(summariser.needed) <= SMALL, summariser.needed
+    # merged as the previous summary, whole, its room taken from the chunk
+    assert (
+        f"<previous-summary>\n{MID}\n</previous-summary>"
+        in summariser.requests[0].messages[0].content
+    )

@@ -311,12 +311,21 @@ async def _by_model(
                     raise _too_long(model.info.name, limit, None, longer=(merged_tokens, given))
                 pieces.add([earlier(merged)], first=True)
                 merged, merged_tokens, space = "", 0, room
-        chunk, chunk_tokens = pieces.take(min(budget, space), space)
+        # the request as it is sent, measured whole (the message's framing, the lines
+        # between pieces): a chunk it leaves no room for gives pieces back
+        free = limit - answer_tokens - counter.count_text(system)
+        while True:
+            chunk, chunk_tokens = pieces.take(min(budget, space), space)
+            message = UserMessage(content=_prompt_text(chunk, merged or None))
+            over = counter.count_message(message) - free
+            if over <= 0:
+                break
+            pieces.add(chunk, first=True)
+            space = chunk_tokens - over
+            if space < MIN_CHUNK:
+                raise _too_long(model.info.name, limit, None, prompt=prompt, answer=answer_tokens)
         request = ModelRequest(
-            model=name,
-            system=system,
-            messages=(UserMessage(content=_prompt_text(chunk, merged or None)),),
-            max_tokens=answer_tokens,
+            model=name, system=system, messages=(message,), max_tokens=answer_tokens
         )
         spent.calls += 1
         try:
