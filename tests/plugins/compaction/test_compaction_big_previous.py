@@ -101,3 +101,32 @@ async def test_a_previous_summary_past_one_answer_that_leaves_room_is_merged_who
         f"<previous-summary>\n{MID}\n</previous-summary>"
         in summariser.requests[0].messages[0].content
     )
+
+
+class Wordy(StatingSummariser):
+    """Answers past max_tokens: about nine tenths of its request's message (a summary
+    shorter than what it summarises, but no shorter than the room one answer has)."""
+
+    def answer(self, request: ModelRequest) -> Any:
+        answered = super().answer(request)
+        if not isinstance(answered, str):
+            return answered
+        size = len(request.messages[0].content) * 9 // 10
+        return f"{answered}: " + "note " * (size // 5)
+
+
+async def test_a_summary_so_far_past_max_tokens_leaving_no_room_is_summarised_on() -> None:
+    summariser = Wordy(SMALL)
+    model = ScriptedModel(["ok"] * 12, context_window=100_000)
+    options: dict[str, Any] = {**BY_HAND, "compaction": {**BY_HAND["compaction"]}}
+    options["compaction"]["tail_tokens"] = 200
+    async with harness(model, summariser.model, extra=[("big", BigOnce(MID))], chars=False) as h:
+        agent = await h.agents.create("a", options=options)
+        await by_hand(agent, *(prompt(n) for n in range(4)))
+        second = await by_hand(agent, *(prompt(n) for n in range(4, 7)))
+
+    assert second.outcome == "summarized", second
+    assert max(summariser.needed) <= SMALL, summariser.needed
+    contents = [r.messages[0].content for r in summariser.requests]
+    # an answer that left no room beside it was summarised with the next chunk
+    assert any("[summary of the conversation before this]\nsummary " in c for c in contents)

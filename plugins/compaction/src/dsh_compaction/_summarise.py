@@ -294,8 +294,8 @@ async def _by_model(
     entries = transcript(messages)
     # the summary each request merges: planned for at most an answer's tokens; one
     # larger (a plugin's, one written for a larger window, an answer past max_tokens)
-    # takes room from the chunk, and when too little is left, is summarised with the
-    # conversation instead, as its first part
+    # takes room from the chunk, and when less than half a chunk is left, is summarised
+    # with the conversation instead, as its first part
     merged = previous or ""
     merged_tokens = counter.count_text(merged) if merged else 0
     pieces = Pieces(entries, counter, room)
@@ -306,21 +306,22 @@ async def _by_model(
         space = room
         if merged_tokens > answer_tokens:
             space = limit - prompt - answer_tokens - merged_tokens
-            if space < MIN_CHUNK:
+            # less than half a chunk beside it: summarised on, not sent again and again
+            if space < max(MIN_CHUNK, min(budget, room) // 2):
                 if given is not None and merged_tokens >= given:  # it would never end
                     raise _too_long(model.info.name, limit, None, longer=(merged_tokens, given))
-                pieces.add([earlier(merged)], first=True)
+                pieces.add([earlier(merged)], first=True, summary=True)
                 merged, merged_tokens, space = "", 0, room
         # the request as it is sent, measured whole (the message's framing, the lines
         # between pieces): a chunk it leaves no room for gives pieces back
         free = limit - answer_tokens - counter.count_text(system)
         while True:
-            chunk, chunk_tokens = pieces.take(min(budget, space), space)
+            chunk, chunk_tokens, own = pieces.take(min(budget, space), space)
             message = UserMessage(content=_prompt_text(chunk, merged or None))
             over = counter.count_message(message) - free
             if over <= 0:
                 break
-            pieces.add(chunk, first=True)
+            pieces.give_back()
             space = chunk_tokens - over
             if space < MIN_CHUNK:
                 raise _too_long(model.info.name, limit, None, prompt=prompt, answer=answer_tokens)
@@ -340,7 +341,9 @@ async def _by_model(
         text = answer.text.strip()
         # checked against the summary it merges (each answer merges it) and its chunk
         instructions = (system, AFTER)
-        refused = refusal(text, merged, "\n\n".join(chunk), instructions, later=answered > 0)
+        # (a summary in the chunk, ``earlier``, is no more the conversation than the
+        # merged one: a merge copies it)
+        refused = refusal(text, merged, own, instructions, later=answered > 0)
         if refused is not None:
             refused.so_far = summary.text if answered else None
             raise refused

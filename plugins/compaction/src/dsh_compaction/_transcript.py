@@ -96,43 +96,58 @@ def earlier(summary: str) -> str:
 
 class Pieces:
     """The pieces of transcript entries still to send, each at most ``room`` tokens (an
-    entry over it is split, all of it kept), with their sizes."""
+    entry over it is split, all of it kept), with their sizes, and whether they are of
+    a summary (``earlier``) rather than the conversation."""
 
-    __slots__ = ("_counter", "_pieces", "_room")
+    __slots__ = ("_counter", "_last", "_pieces", "_room")
 
     def __init__(self, entries: Sequence[str], counter: TokenCounter, room: int) -> None:
         self._counter = counter
         self._room = room
-        self._pieces: deque[tuple[str, int]] = deque()
+        self._pieces: deque[tuple[str, int, bool]] = deque()
+        self._last: list[tuple[str, int, bool]] = []  # the pieces ``take`` took last
         self.add(entries)
 
     def __bool__(self) -> bool:
         return bool(self._pieces)
 
-    def add(self, entries: Sequence[str], *, first: bool = False) -> None:
-        """Add ``entries`` after the pieces (``first``: before them)."""
-        count = self._counter.count_text
-        new = [(p, count(p)) for entry in entries for p in _split(entry, self._counter, self._room)]
+    def add(self, entries: Sequence[str], *, first: bool = False, summary: bool = False) -> None:
+        """Add ``entries`` (``summary``: a summary's) after the pieces (``first``: before
+        them)."""
+        counter = self._counter
+        new = [
+            (p, counter.count_text(p), summary)
+            for entry in entries
+            for p in _split(entry, counter, self._room)
+        ]
         if first:
             self._pieces.extendleft(reversed(new))
         else:
             self._pieces.extend(new)
 
-    def take(self, budget: int, room: int | None = None) -> tuple[list[str], int]:
+    def take(self, budget: int, room: int | None = None) -> tuple[list[str], int, str]:
         """The next chunk, one piece at least and more while they fit ``budget`` tokens,
-        and its tokens (an empty chunk when none are left); a first piece over ``room``
-        (when less than the room the pieces were split for) is split again."""
+        its tokens, and the conversation's own part of it (its pieces not of a summary,
+        joined as in the request); an empty chunk when none are left. A first piece over
+        ``room`` (when less than the room the pieces were split for) is split again."""
         pieces = self._pieces
         if room is not None and pieces and pieces[0][1] > room:
-            piece, _ = pieces.popleft()
-            self.add(_split(piece, self._counter, room), first=True)
-        chunk: list[str] = []
+            piece, _, summary = pieces.popleft()
+            parts = _split(piece, self._counter, room)
+            pieces.extendleft(reversed([(p, self._counter.count_text(p), summary) for p in parts]))
+        taken: list[tuple[str, int, bool]] = []
         used = 0
-        while pieces and (not chunk or used + pieces[0][1] <= budget):
-            piece, size = pieces.popleft()
-            chunk.append(piece)
-            used += size
-        return chunk, used
+        while pieces and (not taken or used + pieces[0][1] <= budget):
+            taken.append(pieces.popleft())
+            used += taken[-1][1]
+        self._last = taken
+        own = "\n\n".join(p for p, _, summary in taken if not summary)
+        return [p for p, _, _ in taken], used, own
+
+    def give_back(self) -> None:
+        """Put the pieces ``take`` took last back in front."""
+        self._pieces.extendleft(reversed(self._last))
+        self._last = []
 
 
 def _chunks(
@@ -141,7 +156,7 @@ def _chunks(
     """``entries`` in chunks of about ``budget`` tokens: an entry over it has a chunk of
     its own, split across chunks when it is over ``room`` (default: ``budget``)."""
     pieces = Pieces(entries, counter, budget if room is None else room)
-    chunks = [pieces.take(budget)[0]]
+    chunks = [pieces.take(budget)[0]]  # one at least
     while pieces:
         chunks.append(pieces.take(budget)[0])
     return chunks
