@@ -279,7 +279,7 @@ async def _by_model(
     window of ``limit`` tokens; each call counted in ``spent`` as it is made."""
     system = settings.prompt or DEFAULT_PROMPT
     # the answer may take a quarter of a small window at most, so that the prompt, the
-    # summary so far (merged in, no longer than an answer) and a chunk still fit
+    # summary so far (merged in, planned as long as an answer) and a chunk still fit
     answer_tokens = min(settings.max_summary_tokens, limit // 4)
     overhead = counter.count_text(system) + 2 * answer_tokens
     budget = max(int(limit * CHUNK_SHARE) - overhead, min(1_000, limit // 4))
