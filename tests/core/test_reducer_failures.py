@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dsh import HistoryReducerError, UserMessage, hookimpl
+from dsh import DshError, HistoryReducerError, UserMessage, hookimpl
 from dsh.session import Session
 from dsh.testing import (
     InMemoryPersistence,
@@ -123,3 +123,53 @@ def test_session_append_takes_back_an_event_whose_reducer_raises() -> None:
     assert [e.type for e in session.events] == ["user/note"]
     assert list(session.history) == []
     assert session.append("user/note", {}).seq == 1
+
+
+def test_the_event_is_not_in_the_log_while_its_reducer_runs() -> None:
+    """A persistence plugin's worker thread may read the log while a reducer runs: an
+    event its reducer then refuses must never have been there to be stored."""
+    seen: list[list[str]] = []
+
+    def reduce(history: list[Any], event: Any) -> None:
+        seen.append([e.type for e in session.events])
+        raise ValueError("refused")
+
+    session = Session("s", reducers={"notes/pinned": reduce})
+    session.append("user/note", {})
+    with pytest.raises(ValueError, match="refused"):
+        session.append("notes/pinned", {})
+    assert seen == [["user/note"]]
+
+
+async def test_a_reducer_for_a_core_type_stops_start_up() -> None:
+    class OnTurnEnd:
+        @hookimpl
+        def register_history_reducers(self, register: Any) -> None:
+            register("turn/end", lambda history, event: None)
+
+    with pytest.raises(
+        DshError, match=r"plugin 'late' registers a history reducer for .*'turn/end'.*core"
+    ):
+        async with scripted_harness(plugins=[("late", OnTurnEnd())], load_entry_points=False):
+            pass
+
+
+async def test_a_fork_before_the_event_a_reducer_refuses_goes_on() -> None:
+    store = InMemoryPersistence()
+    model = ScriptedModel(["one", "two", "three"])
+    notes = Notes(broken=False)
+    plugins = [("notes", notes), ("mem", store)]
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
+        agent = await h.agents.create("a", options=OPTIONS)
+        await run_turn(agent, "hi")
+        await agent.session.emit("notes/pinned", {"text": "metric"})
+        await run_turn(agent, "again")
+        session_id = agent.session.id
+    notes.broken = True
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
+        fork = await h.agents.fork("b", session_id, 1, options=OPTIONS)
+        assert [e.type for e in fork.session.events].count("turn/end") == 1
+        await run_turn(fork, "from turn one")
+        with pytest.raises(TypeError, match=r"agents.fork\(turns=...\) takes an int, not a bool"):
+            await h.agents.fork("c", session_id, True, options=OPTIONS)
+    model.assert_complete()

@@ -36,10 +36,11 @@ def a_kind(value: object) -> str:
 def check_args(call: str, *, required: tuple[str, ...] = (), **values: Any) -> None:
     """Raise ``TypeError`` for the first of ``values`` (parameter name -> value) that is
     not of a type its parameter takes (``_TAKES``); ``call`` names the call
-    (``"agents.create"``), ``required`` the parameters that take no None there."""
+    (``"agents.create"``), ``required`` the parameters that take no None there. A
+    ``bool`` is not taken for an ``int`` (``turns=True`` is a mistake, not turn 1)."""
     for name, value in values.items():
         types, wanted = _TAKES[name]
         if name in required:
             types, wanted = types[:-1], wanted.removesuffix(" or None")
-        if not isinstance(value, types):
+        if not isinstance(value, types) or (type(value) is bool and bool not in types):
             raise TypeError(f"{call}({name}=...) takes {wanted}, not {a_kind(value)}")

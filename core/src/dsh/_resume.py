@@ -20,7 +20,7 @@ from dsh._secrets import get_logger, longest_first
 from dsh._stored_meta import held_secrets, hidden_meta, hidden_value
 from dsh.errors import DshError
 from dsh.persistence import StoredSession
-from dsh.session import SessionEvent
+from dsh.session import SessionEvent, fork_cut
 
 if TYPE_CHECKING:
     from dsh._relay import HookRelay
@@ -236,7 +236,9 @@ async def forked(
         meta["options"] = stored_options(stored, new_id)
         if isinstance(key := options.get("api_key"), str):  # no variable may hold it now
             old_key = longest_first([key])
-    source = sessions.prepare(stored.id, stored.events, meta=meta)
+    # only the kept part is folded: a later event a reducer now refuses stops no fork
+    kept = stored.events[: fork_cut(stored.id, stored.events, turns)]
+    source = sessions.prepare(stored.id, kept, meta=meta)
     copy = sessions.fork(source, new_id, turns)
     return _Fork(new_id, copy.created, _hidden_events(copy.events, old_key), dict(copy.meta))
 

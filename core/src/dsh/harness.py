@@ -24,12 +24,13 @@ import anyio
 from pydantic import BaseModel
 
 from dsh._arg_types import a_kind
+from dsh._event import check_plugin_type
 from dsh._grace import started as grace_started
 from dsh._relay import hook_returns
 from dsh._secret_variables import SecretVariables
 from dsh._secrets import get_logger
 from dsh.agent import AgentRegistry
-from dsh.errors import DshError, HistoryReducerError
+from dsh.errors import DshError, EventTypeError, HistoryReducerError
 from dsh.llm.registry import ModelRegistry
 from dsh.plugins import PluginManager, create_plugin_manager
 from dsh.session import HistoryReducer, SessionStore
@@ -182,6 +183,12 @@ class Harness:
         self.sessions.observer = self.relay.event_observer()
 
     def _add_reducer(self, plugin: str, event_type: str, reducer: HistoryReducer) -> None:
+        try:  # a plugin's own type only: the core logs its types without a take-back
+            check_plugin_type(event_type)
+        except EventTypeError as error:
+            raise DshError(
+                f"plugin {plugin!r} registers a history reducer for {event_type!r}: " + error.reason
+            ) from None
         reducers = dict(self.sessions.reducers)
         if event_type in reducers:
             raise DshError(

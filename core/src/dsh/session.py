@@ -193,11 +193,10 @@ class Session:
         return HistoryView(self._history, len(self._history))
 
     def _fold(self, event: SessionEvent) -> None:
-        """Log ``event`` and fold it into the history; undone if its reducer raises (a
-        reducer only appends to the list it is given or returns a new one, so cutting
-        the list back to its length restores it)."""
-        events = self._events
-        events.append(event)
+        """Fold ``event`` into the history, then log it. A reducer that raises leaves
+        neither: the history list is cut back to its length (a reducer only appends to
+        the list it is given or returns a new one), and the event was never in the log,
+        which a persistence plugin's worker thread may read meanwhile."""
         reducer = self._reducers.get(event.type)
         if reducer is not None:
             history = self._history
@@ -206,10 +205,10 @@ class Session:
                 replaced = reducer(history, event)
             except BaseException:
                 del history[kept:]
-                events.pop()
                 raise
             if replaced is not None:
                 self._history = replaced
+        self._events.append(event)
         event.value = None  # folded: the history holds the object while it shows it
 
     def append(
@@ -235,14 +234,14 @@ class Session:
         one of the core's or not ``name/what`` (``EventTypeError``), ``data`` that is
         not lossless JSON (``EventDataError``; ``checked=True`` skips that check, as for
         ``append``). ``value``: as for ``append``. If the type's history reducer raises,
-        the event is taken back out of the log and the history left as it was before
-        the error propagates (a plugin's reducer: ``HistoryReducerError``)."""
+        the event is not logged and the history is left as it was (a plugin's reducer:
+        ``HistoryReducerError``)."""
         check_plugin_type(type)
         if not checked:
             check_json(data, type)
         if type not in self._reducers:
             return self._record(type, data, value)
-        # a plugin's reducer may raise: ``_fold`` takes the event back out if it does
+        # a plugin's reducer may raise: ``_fold`` then logs nothing
         event = SessionEvent(type, len(self._events), _now(), data, value)
         self._fold(event)
         observer = self.observer
@@ -358,12 +357,19 @@ class SessionStore:
         """A prepared session seeded with ``source``'s log up to the end of turn ``turns``;
         its meta is ``source``'s (the agent and options that made it, so a resumed fork
         goes on as its source would) with ``parent`` and ``seed_length`` set."""
-        cut, finished = 0, turns == 0
-        for event in source.events:
-            if event.type == "turn/end" and event.data["turn"] <= turns:
-                cut = event.seq + 1
-                finished = finished or event.data["turn"] == turns
-        if not finished:
-            raise DshError(f"session {source.id!r} has no finished turn {turns} to fork at")
+        cut = fork_cut(source.id, source.events, turns)
         meta = {**source.meta, "parent": source.id, "seed_length": cut}
         return self.prepare(new_id, source.events[:cut], meta=meta)
+
+
+def fork_cut(session_id: str, events: Sequence[SessionEvent], turns: int) -> int:
+    """How many of ``events`` (session ``session_id``'s log) a fork at the end of turn
+    ``turns`` keeps; ``DshError`` if that turn did not finish."""
+    cut, finished = 0, turns == 0
+    for event in events:
+        if event.type == "turn/end" and event.data["turn"] <= turns:
+            cut = event.seq + 1
+            finished = finished or event.data["turn"] == turns
+    if not finished:
+        raise DshError(f"session {session_id!r} has no finished turn {turns} to fork at")
+    return cut
