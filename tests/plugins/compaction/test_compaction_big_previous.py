@@ -130,3 +130,53 @@ async def test_a_summary_so_far_past_max_tokens_leaving_no_room_is_summarised_on
     contents = [r.messages[0].content for r in summariser.requests]
     # an answer that left no room beside it was summarised with the next chunk
     assert any("[summary of the conversation before this]\nsummary " in c for c in contents)
+
+
+class Capped(StatingSummariser):
+    """Honours ``max_tokens``: answers with a summary of about the answer's room (four
+    characters a token, the heuristic's)."""
+
+    def answer(self, request: ModelRequest) -> Any:
+        answered = super().answer(request)
+        if not isinstance(answered, str):
+            return answered
+        size = (request.max_tokens or 0) * 4
+        return ("## Goal\n" + " ".join(f"f{i}" for i in range(size)))[:size]
+
+
+def capped_options() -> dict[str, Any]:
+    options: dict[str, Any] = {**BY_HAND, "compaction": {**BY_HAND["compaction"]}}
+    options["compaction"].update(tail_tokens=200, max_summary_tokens=500)
+    return options
+
+
+async def test_a_previous_summary_past_four_answers_merged_whole_takes_a_capped_answer() -> None:
+    """A previous summary (a plugin's, ~3,000 tokens) more than four times
+    max_summary_tokens (500), beside a chunk in a large window, is merged whole: the
+    answer of a summariser keeping to max_tokens is under a quarter of it, and is a
+    summary (before: SUMMARY_TOO_SHORT at every later compaction)."""
+    summariser = Capped(100_000)
+    model = ScriptedModel(["ok"] * 12, context_window=100_000)
+    async with harness(model, summariser.model, extra=[("big", BigOnce())], chars=False) as h:
+        agent = await h.agents.create("a", options=capped_options())
+        first = await by_hand(agent, *(prompt(n) for n in range(4)))
+        assert first.outcome == "summarized" and first.summary == BIG
+        second = await by_hand(agent, *(prompt(n) for n in range(4, 7)))
+
+    assert second.outcome == "summarized", second
+    assert len(summariser.requests) == 1 and second.summary is not None
+    assert len(second.summary) * 4 < len(BIG)
+
+
+async def test_a_noted_answer_merging_a_previous_summary_past_four_answers_is_refused() -> None:
+    """The quarter rule, measured against what the answer could hold, still refuses an
+    answer that dropped the previous summary."""
+    summariser = ScriptedModel(["noted"] * 4, name="summarizer", context_window=100_000)
+    model = ScriptedModel(["ok"] * 12, context_window=100_000)
+    async with harness(model, summariser, extra=[("big", BigOnce())], chars=False) as h:
+        agent = await h.agents.create("a", options=capped_options())
+        await by_hand(agent, *(prompt(n) for n in range(4)))
+        second = await by_hand(agent, *(prompt(n) for n in range(4, 7)))
+
+    assert second.outcome == "failed" and second.error is not None
+    assert second.error["code"] == "SUMMARY_TOO_SHORT", second.error

@@ -3,7 +3,10 @@ something other than a summary, which must not replace the history.
 
 - ``SUMMARY_TOO_SHORT``: it merges a summary (the previous one, or the answer for the
   chunks before) and is under a quarter of its length: it answered the transcript
-  ("noted") and dropped that summary.
+  ("noted") and dropped that summary. A merged summary longer than the answer can hold
+  (a plugin's, one written under a larger ``max_summary_tokens``) is measured as the
+  length the answer can hold: a summariser keeping to ``max_tokens`` cannot write a
+  quarter of a summary more than four answers long.
 - ``SUMMARY_UNCHANGED``: it is the summary it merges, unchanged (letters and digits
   compared), and that summary is under ``UNCHANGED_CHARS`` characters: a summary already
   "noted" (stored before the quarter rule) gives that rule nothing to protect; this one
@@ -118,17 +121,30 @@ def echoed(answer: str, instructions: Iterable[str]) -> bool:
 
 
 def refusal(
-    text: str, merged: str, transcript: str, instructions: Iterable[str], *, later: bool = False
+    text: str,
+    merged: str,
+    transcript: str,
+    instructions: Iterable[str],
+    *,
+    later: bool = False,
+    holds: int | None = None,
 ) -> Refused | None:
     """Why the summariser's answer ``text`` is no summary (None: it may be one).
     ``merged``: the summary it merges; ``transcript``: the conversation it was given;
     ``instructions``: the request's own text (system prompt, closing line); ``later``:
-    the answer of a chunk after the first, ``merged`` the summary of those before."""
-    if len(text) * 4 < len(merged):  # dropped what it merged ("noted")
+    the answer of a chunk after the first, ``merged`` the summary of those before;
+    ``holds``: about how many characters the answer can hold (``max_tokens``), when
+    ``merged`` is longer."""
+    measure = len(merged) if holds is None else min(len(merged), holds)
+    if len(text) * 4 < measure:  # dropped what it merged ("noted")
+        capped = ""
+        if measure < len(merged):
+            capped = f", more than its answer can hold (~{measure} characters),"
         return Refused(
             "SUMMARY_TOO_SHORT",
             f"the summary ({len(text)} characters) merges a previous summary of "
-            f"{len(merged)} characters and is less than a quarter of its length",
+            f"{len(merged)} characters{capped} and is less than a quarter of "
+            f"{'that' if capped else 'its length'}",
         )
     if not later and 0 < len(merged) < UNCHANGED_CHARS and _letters(text) == _letters(merged):
         return Refused(

@@ -343,7 +343,12 @@ async def _by_model(
         instructions = (system, AFTER)
         # (a summary in the chunk, ``earlier``, is no more the conversation than the
         # merged one: a merge copies it)
-        refused = refusal(text, merged, own, instructions, later=answered > 0)
+        # a merged summary past the answer's room is measured as the room: an answer
+        # keeping to max_tokens is a quarter of no more (~ its share of the characters)
+        holds = None
+        if merged_tokens > answer_tokens:
+            holds = len(merged) * answer_tokens // merged_tokens
+        refused = refusal(text, merged, own, instructions, later=answered > 0, holds=holds)
         if refused is not None:
             refused.so_far = summary.text if answered else None
             raise refused
