@@ -40,11 +40,17 @@ def strict(text: str) -> int:
 
 
 class Tokens:
-    def __init__(self, count: Any) -> None:
+    """Supplies a ``TextTokenCounter`` of ``count``, with no overheads unless ``framed``
+    (the default ones, added to what ``count`` returns)."""
+
+    def __init__(self, count: Any, *, framed: bool = False) -> None:
         self.count = count
+        self.framed = framed
 
     @hookimpl(optionalhook=True)
     def compaction_token_counter(self) -> TextTokenCounter:
+        if self.framed:
+            return TextTokenCounter(self.count)
         return TextTokenCounter(self.count, message_overhead=0, call_overhead=0)
 
 
@@ -90,9 +96,25 @@ async def test_a_counter_that_raises_on_a_message_leaves_every_turn_working(
 async def test_a_counter_returning_a_wrong_count_is_passed_over_for_the_heuristic(
     count: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
+    await _passed_over(Tokens(count), caplog)
+
+
+@pytest.mark.parametrize(
+    "count", [lambda s: True, lambda s: -1, lambda s: 1.0], ids=["bool", "small-negative", "float"]
+)
+async def test_a_wrong_count_under_the_overheads_is_passed_over_for_the_heuristic(
+    count: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``TextTokenCounter`` checks what its function returns: the overheads added to it
+    (4 + True == 5, 4 - 1 == 3) made a valid-looking count the guard let through, and the
+    threshold never fired."""
+    await _passed_over(Tokens(count, framed=True), caplog)
+
+
+async def _passed_over(tokens: Tokens, caplog: pytest.LogCaptureFixture) -> None:
     errors = ErrorRecorder()
     model = ScriptedModel(reads(5), context_window=HEURISTIC_WINDOW)
-    extra = [("tokens", Tokens(count)), errors]
+    extra = [("tokens", tokens), errors]
     with caplog.at_level(logging.WARNING):
         async with harness(model, summarizer("sum"), extra=extra, chars=False) as h:
             agent = await h.agents.create("a", options=options())

@@ -15,21 +15,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, final
 
 from dsh import Message, ToolSpec
-from dsh_compaction._tokens import HeuristicCounter, TokenCounter
+from dsh_compaction._tokens import HeuristicCounter, TokenCounter, wrong_count
 
 __all__ = ["GuardedCounter"]
 
 #: called once, at the first failure: (the method that failed, what it did, the error)
 OnFailure = Callable[[str, str, Exception], None]
-
-
-def _wrong(tokens: Any) -> str | None:
-    """What is wrong with ``tokens`` as a count (None: a usable one, an int >= 0)."""
-    if type(tokens) is int and tokens >= 0:
-        return None
-    if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0:
-        return None
-    return f"returned {tokens!r}, not a count of tokens (an int >= 0)"
 
 
 @final
@@ -63,10 +54,10 @@ class GuardedCounter:
         except Exception as error:  # a plugin's counter: any failure
             self._fail(method, f"raised {type(error).__name__}: {error}", error)
             return fallback(what)
-        wrong = _wrong(tokens)
+        wrong = wrong_count(tokens)
         if wrong is None:
             return int(tokens)
-        self._fail(method, wrong, (TypeError if not isinstance(tokens, int) else ValueError)(wrong))
+        self._fail(method, str(wrong), wrong)
         return fallback(what)
 
     def _fail(self, method: str, did: str, error: Exception) -> None:

@@ -32,7 +32,14 @@ from dsh import (
 )
 from dsh.session import HistoryView
 
-__all__ = ["HeuristicCounter", "RequestEstimator", "TextTokenCounter", "TokenCounter", "json_text"]
+__all__ = [
+    "HeuristicCounter",
+    "RequestEstimator",
+    "TextTokenCounter",
+    "TokenCounter",
+    "json_text",
+    "wrong_count",
+]
 
 _TEXTUAL: Final = (TextBlock, ReasoningBlock)  # a tuple: ``A | B`` is built per call
 
@@ -54,6 +61,35 @@ def json_text(data: object) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
+def wrong_count(tokens: object) -> Exception | None:
+    """What is wrong with ``tokens`` as a count (None: a usable one, an int >= 0, not a
+    bool): a ``TypeError`` or ``ValueError`` saying it."""
+    if type(tokens) is int and tokens >= 0:
+        return None
+    if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0:
+        return None
+    said = f"returned {tokens!r}, not a count of tokens (an int >= 0)"
+    if isinstance(tokens, int) and not isinstance(tokens, bool):
+        return ValueError(said)
+    return TypeError(said)
+
+
+def _checked(count_text: Callable[[str], int]) -> Callable[[str], int]:
+    """``count_text``, raising ``wrong_count``'s error for a count it gets wrong: the
+    overheads added to it would turn ``True`` or ``-1`` into a count that looks right."""
+
+    def count(text: str) -> int:
+        tokens = count_text(text)
+        if type(tokens) is int and tokens >= 0:
+            return tokens
+        wrong = wrong_count(tokens)
+        if wrong is not None:
+            raise type(wrong)(f"the function it counts with {wrong}")
+        return int(tokens)
+
+    return count
+
+
 class TextTokenCounter:
     """A ``TokenCounter`` built on a function counting the tokens of a text: a message
     costs its text parts plus a fixed overhead for its framing (role, ids); a
@@ -73,7 +109,9 @@ class TextTokenCounter:
         message_overhead: int = 4,
         call_overhead: int = 8,
     ) -> None:
-        self._count_text = count_text
+        # the heuristic (final, its own function) cannot fail: its path keeps its cost
+        trusted = isinstance(self, HeuristicCounter)
+        self._count_text = count_text if trusted else _checked(count_text)
         self.message_overhead = message_overhead
         self.call_overhead = call_overhead
 
