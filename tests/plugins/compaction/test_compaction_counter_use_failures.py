@@ -130,3 +130,24 @@ async def _passed_over(tokens: Tokens, caplog: pytest.LogCaptureFixture) -> None
     warnings = messages_of(caplog.records)
     assert len(warnings) == 1, warnings
     assert "'tokens'" in warnings[0] and "returned" in warnings[0]
+
+
+async def test_a_counter_failing_for_many_agents_is_warned_about_and_reported_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """One plugin's counter, supplied to each agent of a harness, is one failure: one
+    warning, one report (before: one of each per agent, 30 agents ~400 log lines)."""
+    errors = ErrorRecorder()
+    model = ScriptedModel(["ok"] * 5, context_window=WINDOW)
+    extra = [("tokens", Tokens(strict)), errors]
+    with caplog.at_level(logging.WARNING):
+        async with harness(model, summarizer(), extra=extra, chars=False) as h:
+            for n in range(5):
+                agent = await h.agents.create(f"a{n}", options=options())
+                done = await run_turn(agent, "what does <|endoftext|> mean?")
+                assert done[-1].data["reason"] == "completed"
+
+    assert len(errors.failures) == 1, errors.failures
+    warnings = messages_of(caplog.records)
+    assert len(warnings) == 1, warnings
+    assert "'tokens'" in warnings[0]

@@ -21,6 +21,7 @@ from dsh_compaction._settings import CompactionSettings, layer_settings
 from dsh_compaction._stated import logged_windows
 from dsh_compaction._task import TurnTask
 from dsh_compaction._tokens import HeuristicCounter, RequestEstimator, TokenCounter
+from dsh_compaction._told import first_time
 
 if TYPE_CHECKING:
     from dsh.llm import Model
@@ -254,8 +255,9 @@ async def _counter(agent: _host.Host, settings: CompactionSettings, model: str |
 
 def _counter_failed(agent: _host.Host, hook: str, plugin: str) -> OnFailure:
     """What a guarded counter of ``plugin`` does at its first failure: warn, and report
-    it as the failure of the impl that supplied it. The agent is held by a weak
-    reference (the estimators live as long as its state)."""
+    it as the failure of the impl that supplied it, unless it was told for another agent
+    of the harness (``_told``). The agent is held by a weak reference (the estimators
+    live as long as its state)."""
     ref: Callable[[], Any]
     try:
         ref = weakref.ref(agent)
@@ -264,16 +266,18 @@ def _counter_failed(agent: _host.Host, hook: str, plugin: str) -> OnFailure:
     agent_id = agent.id
 
     def failed(method: str, did: str, error: Exception) -> None:
+        host = ref()
+        if not first_time(getattr(host, "harness", None), plugin):
+            return  # told for another agent of the harness
         log.warning(
             "agent %r: the token counter of plugin %r (%s) %s in %s; counting with the "
-            "heuristic each time it fails (warned once)",
+            "heuristic each time it fails (warned once, for every agent of the harness)",
             agent_id,
             plugin,
             hook,
             did,
             method,
         )
-        host = ref()
         if host is not None:
             _host.report(host, _host.wrong_result(host, hook, plugin, error))
 
