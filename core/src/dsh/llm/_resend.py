@@ -30,8 +30,8 @@ _LOST: Final = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 class Attempt:
     """The HTTP client's ``trace`` extension for one send of a request (httpcore calls
-    it with each step: ``connection.connect_tcp.started``, ``http11.receive_response_
-    headers.complete``, ...)."""
+    it with each step: ``connection.connect_tcp.started``, ``socks.connect_tcp.started``
+    for a SOCKS proxy, ``http11.receive_response_headers.complete``, ...)."""
 
     __slots__ = ("answered", "connected")
 
@@ -42,9 +42,10 @@ class Attempt:
         self.answered = False
 
     async def __call__(self, name: str, info: dict[str, Any]) -> None:
-        if name == "connection.connect_tcp.started":
+        # "connection." (direct, an HTTP proxy's tunnel, a forward proxy) or "socks."
+        if name.endswith(".connect_tcp.started"):
             self.connected = (str(info.get("host")), int(info.get("port") or 0))
-        elif name == "connection.connect_unix_socket.started":
+        elif name.endswith(".connect_unix_socket.started"):
             self.connected = ("", 0)
         elif name.endswith(".receive_response_headers.complete"):
             self.answered = True
@@ -61,6 +62,7 @@ class Attempt:
         if self.connected is None or not self.connected[0]:
             return None
         host, port = self.connected
-        if (host, port) == (url.host, url.port or (443 if url.scheme == "https" else 80)):
+        own = url.raw_host.decode("ascii")  # as the client connects to it: IDNA, punycode
+        if (host, port) == (own, url.port or (443 if url.scheme == "https" else 80)):
             return None
         return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
