@@ -56,7 +56,7 @@ class Reply:
     #: after the body: "end" (a complete response), "drop" (close mid-body) or "stall";
     #: status 0 sends nothing at all and stalls (with "drop": closes the connection)
     then: str = "end"
-    pause: float = 0.0  # seconds between pieces
+    pause: float = 0.0  # seconds between pieces (status 0: before closing or stalling)
     #: with "end": close the connection this many seconds after the response, without
     #: reading another request (llama-server's close after each streamed answer, which
     #: still says ``Keep-Alive``); None keeps the connection open
@@ -194,6 +194,7 @@ class WireServer:
     ) -> bool:
         """Send ``reply``; False when the connection is done afterwards."""
         if reply.status == 0:
+            await asyncio.sleep(reply.pause)  # working on it (then closes or stalls)
             if reply.then != "drop":
                 await self._stall(reader)
             return False

@@ -110,3 +110,19 @@ async def test_a_head_cut_on_a_reused_connection_is_not_resent_silently() -> Non
         err = await fails(model)
         assert len(server.requests) == 2
     assert err.code == "STREAM_CLOSED"
+
+
+async def test_a_reused_connection_closed_after_working_on_the_request_is_a_retry(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # the server read the request and worked on it for a second before closing: it may
+    # have done the work (and billed it), so it is not resent silently
+    worked = Reply(0, then="drop", pause=1.0)
+    async with (
+        WireServer([sse(TEXT), worked, sse(TEXT)]) as server,
+        openai(server.url, max_retries=0) as model,
+    ):
+        await collect(model, ASK, keep_open=True)
+        err = await fails(model)
+        assert len(server.requests) == 2
+    assert err.code == "TRANSPORT"

@@ -6,22 +6,33 @@ llama-server closes it right after each streamed answer although its response sa
 ``Keep-Alive``, and any server closes an idle one after its keep-alive timeout. The
 client puts a connection back in the pool once the body is complete and cannot tell it
 was closed until it uses it: the request fails before any answer (the server
-disconnected, reset the connection, or the send broke). The server's handler never saw
-that request, so it is sent again at once on a new connection, as urllib3 does: without
-a warning and without counting against ``max_retries``, once per request (see
-``HttpModel._open``), and only when the connection was a reused one and nothing of the
-response had arrived. A response whose head had arrived is never sent again silently:
-the server may have done the work. (What the client cannot tell apart: a server that
-wrote part of a status line and then closed. None does so after reading a request.)
+disconnected, reset the connection, or the send broke). Such a request is sent again
+at once, without a warning and without counting against ``max_retries`` (see
+``HttpModel._open``), when the connection was a reused one, nothing of the response had
+arrived, and the failure came within ``QUICK`` seconds of the request's end (or while
+it was being sent): a close that fast is the server's close crossing the request (a
+model's answer takes far longer, llama-server's close comes within milliseconds). A
+later failure is the ordinary retry, counted and said: the server may have read the
+request and worked on it (a model call is costly, and may be billed). Not what urllib3
+does (it does not resend a POST by itself) nor Go's net/http (which replays a request
+only if nothing of it was written): dsh's requests are model calls, and a lost one
+would otherwise fail a turn or spend a retry at every llama-server step. A response
+whose head had arrived is never sent again silently. (What the client cannot tell
+apart: a server that wrote part of a status line and then closed. None does so after
+reading a request.)
 """
-
 from __future__ import annotations
 
+import time
 from typing import Any, Final
 
 import httpx
 
-__all__ = ["Attempt"]
+__all__ = ["QUICK", "Attempt"]
+
+#: Seconds after the request was sent within which a lost request on a reused
+#: connection is taken for the server's close crossing it (and resent silently).
+QUICK: Final = 0.5
 
 #: How a request fails on a connection the server had closed: it disconnected
 #: (RemoteProtocolError), or reset the connection (ReadError), or the send broke.
@@ -33,13 +44,15 @@ class Attempt:
     it with each step: ``connection.connect_tcp.started``, ``socks.connect_tcp.started``
     for a SOCKS proxy, ``http11.receive_response_headers.complete``, ...)."""
 
-    __slots__ = ("answered", "connected")
+    __slots__ = ("answered", "connected", "sent")
 
     def __init__(self) -> None:
         #: the host and port of the new connection this send opened (None: a pooled one)
         self.connected: tuple[str, int] | None = None
         #: the response's head arrived (of the request itself, or a proxy's CONNECT's)
         self.answered = False
+        #: when (``time.monotonic``) the request's body was sent; None: not yet
+        self.sent: float | None = None
 
     async def __call__(self, name: str, info: dict[str, Any]) -> None:
         # "connection." (direct, an HTTP proxy's tunnel, a forward proxy) or "socks."
@@ -47,13 +60,17 @@ class Attempt:
             self.connected = (str(info.get("host")), int(info.get("port") or 0))
         elif name.endswith(".connect_unix_socket.started"):
             self.connected = ("", 0)
+        elif name.endswith(".send_request_body.complete"):
+            self.sent = time.monotonic()
         elif name.endswith(".receive_response_headers.complete"):
             self.answered = True
 
     def lost(self, exc: httpx.HTTPError) -> bool:
-        """``exc`` failed the request on a reused connection before any answer: the
-        server had closed it, and never saw the request."""
-        return self.connected is None and not self.answered and isinstance(exc, _LOST)
+        """``exc`` failed the request on a reused connection before any answer, while it
+        was sent or within ``QUICK`` seconds: the server had closed the connection."""
+        if self.connected is not None or self.answered or not isinstance(exc, _LOST):
+            return False
+        return self.sent is None or time.monotonic() - self.sent <= QUICK
 
     def proxy(self, url: httpx.URL) -> str | None:
         """``host:port`` of the proxy this send connected to for ``url`` (a new
