@@ -1,6 +1,7 @@
 """A request sent on a pooled connection the server had just closed is sent again at
-once on a new connection, silently and without counting against ``max_retries``: once
-per request, and only when nothing of the response had arrived (found by a review of
+once on a new connection, silently and without counting against ``max_retries``: past
+each stale pooled connection, only when nothing of the response had arrived and the
+failure came at once (found by a review of
 the providers: llama-server says ``Keep-Alive`` but closes the connection right after
 each streamed answer; the next step's request went out on it and failed, ``closed the
 connection before answering (RemoteProtocolError); retrying``, or failed the turn with
@@ -8,6 +9,7 @@ connection before answering (RemoteProtocolError); retrying``, or failed the tur
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -68,7 +70,7 @@ async def test_the_silent_resend_does_not_use_up_a_retry(
     assert len(_warnings(caplog)) == 1  # the fresh connection's failure: said
 
 
-async def test_a_request_is_resent_silently_once_only() -> None:
+async def test_a_resent_request_lost_on_a_new_connection_is_not_resent_again() -> None:
     async with (
         WireServer([sse(TEXT), GONE, GONE, sse(TEXT)]) as server,
         openai(server.url, max_retries=0) as model,
@@ -126,3 +128,22 @@ async def test_a_reused_connection_closed_after_working_on_the_request_is_a_retr
         err = await fails(model)
         assert len(server.requests) == 2
     assert err.code == "TRANSPORT"
+
+
+async def test_every_stale_pooled_connection_is_passed_over_silently(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # two answers at once leave two pooled connections; the server closes both: the
+    # request is resent past each, then answered on a new one
+    slow = [sse(by_event(TEXT), pause=0.1) for _ in range(2)]
+    async with (
+        WireServer([*slow, GONE, GONE, sse(TEXT)]) as server,
+        openai(server.url, max_retries=0) as model,
+    ):
+        await asyncio.gather(*(collect(model, ASK, keep_open=True) for _ in range(2)))
+        assert server.connections == 2
+        _, message = await collect(model, ASK, keep_open=True)
+    assert message.content
+    assert len(server.requests) == 5
+    assert server.connections == 3
+    assert _warnings(caplog) == []

@@ -3,7 +3,8 @@
 A request is retried (with backoff and jitter, at most ``max_retries`` times) only
 while nothing of the answer has been received: on connection failures and on 408, 429
 and 5xx responses. One lost on a reused connection the server had closed is first sent
-again at once, silently, without counting (``dsh.llm._resend``). Once the response is
+again at once, silently, without counting, past each such pooled connection
+(``dsh.llm._resend``). Once the response is
 streaming, a failure ends the stream with an error and is never replayed. Leaving the
 ``events`` block (as an abort does) closes the HTTP response, and with it the
 connection, at once.
@@ -312,15 +313,15 @@ class HttpModel:
         )
         request = client.build_request("POST", self.url(path), content=content, headers=headers)
         attempt = 0
-        resent = False  # once, silently: a pooled connection the server had closed
+        resent = 0  # silently: past each pooled connection the server had closed
         while True:
             sent = _resend.Attempt()
             request.extensions = {**request.extensions, "trace": sent}
             try:
                 response = await client.send(request, stream=True)
             except httpx.HTTPError as exc:
-                if sent.lost(exc) and not resent:
-                    resent = True  # the server never saw it: not a retry (_resend.py)
+                if sent.lost(exc) and resent <= _pool.MAX_CONNECTIONS:
+                    resent += 1  # the server never saw it: not a retry (_resend.py)
                     continue
                 proxy = sent.proxy(request.url)
                 error = self._transport_error(exc, secret, streaming=False, proxy=proxy)
