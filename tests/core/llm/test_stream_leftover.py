@@ -65,3 +65,23 @@ async def test_done_without_its_blank_line_after_a_finish_is_whole() -> None:
     async with WireServer([sse(body)]) as server:
         _, message = await collect(openai(server.url), ASK)
     assert message.content
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+async def test_an_error_field_cut_before_its_blank_line_is_the_servers_error(
+    adapter: type[HttpModel],
+) -> None:
+    # llama.cpp's ``error: {...}`` as the stream's last line, without its blank line
+    body = b"error: " + json.dumps(QUOTA["error"]).encode() + b"\n"
+    async with WireServer([sse(body)]) as server:
+        err = await fails(adapter(server.url))  # type: ignore[operator]
+    assert "You exceeded your current quota" in err.message
+    assert KEY not in err.message
+
+
+def test_the_leftover_names_an_unfinished_events_error_field() -> None:
+    from dsh.llm._sse import SSEParser
+
+    parser = SSEParser()
+    assert parser.feed(b"error: slot unavailable\n") == []
+    assert "slot unavailable" in parser.leftover()

@@ -113,9 +113,13 @@ class SSEParser:
 
     def end(self) -> list[str]:
         """The stream ended: a CR held back was a line end after all. An unfinished
-        event that is a JSON object with an ``error`` member (a bare JSON error body,
-        or a data line without its blank line) is that error's data."""
+        event with an ``error`` field, or that is a JSON object with an ``error`` member
+        (a bare JSON error body, or a data line without its blank line), is that
+        error's data."""
         out = self.feed(b"\n") if self._pending.endswith(b"\r") else []
+        if self._errors:
+            out.append(_error_data(self._data, self._errors))
+            self._data, self._errors, self._stray = [], [], []
         left = self.leftover()
         if left.startswith("{"):
             found = _object_or_text(left)
@@ -126,9 +130,10 @@ class SSEParser:
 
     def leftover(self) -> str:
         """What the stream ended in the middle of, once it has ended: the unfinished
-        event's data, its lines of no field of the standard, and a last line without its
-        end; "" when it ended between events."""
-        parts = [*self._data, *(line.decode("utf-8", "replace") for line in self._stray)]
+        event's data, its error fields' values, its lines of no field of the standard,
+        and a last line without its end; "" when it ended between events."""
+        stray = (line.decode("utf-8", "replace") for line in self._stray)
+        parts = [*self._data, *self._errors, *stray]
         if self._pending:
             parts.append(self._pending.decode("utf-8", "replace"))
         return "\n".join(parts).strip()
