@@ -264,7 +264,7 @@ class HttpModel:
         Leaving the block (finished, failed, closed or cancelled) closes the response.
         """
         response = await self._open(path, body, headers, secret)
-        source = Events(response)
+        source = Events(response, f"model {self.name!r}: the server")
         try:
             kind = response.headers.get("content-type", "")
             if "text/event-stream" not in kind:

@@ -27,6 +27,11 @@ __all__ = ["Events", "SSEParser", "body", "ended_early", "event_data"]
 _BOM: Final = b"\xef\xbb\xbf"
 _STRAY_LINES: Final = 1000  # of an event, kept for ``leftover``
 _QUOTED: Final = 80  # characters of a leftover a message quotes
+#: Bytes of one event dsh reads at most: of a line without its end, and of an event's
+#: lines before its blank line. Far above the largest event a model
+#: sends (a tool call's arguments come in pieces; a whole file written in one event is
+#: megabytes), low enough that a server that never ends a line cannot fill the memory.
+EVENT_LIMIT = 32 * 1024 * 1024
 
 
 @final
@@ -54,10 +59,25 @@ class SSEParser:
     that is already ``{"error": ...}``, else the error of the field.
     """
 
-    __slots__ = ("_data", "_error_named", "_errors", "_pending", "_started", "_stray")
+    __slots__ = (
+        "_data",
+        "_error_named",
+        "_errors",
+        "_held",
+        "_held_size",
+        "_size",
+        "_source",
+        "_started",
+        "_stray",
+    )
 
-    def __init__(self) -> None:
-        self._pending = b""
+    def __init__(self, source: str = "the server") -> None:
+        self._source = source  # who sends the stream, for a message
+        #: the pieces of the last line, not ended yet: joined once it ends (a line in
+        #: many pieces is copied once, not once per piece)
+        self._held: list[bytes] = []
+        self._held_size = 0
+        self._size = 0  # bytes of the event's lines so far
         self._data: list[str] = []
         self._errors: list[str] = []  # the values of error fields
         self._error_named = False  # the event's name is "error"
@@ -65,27 +85,41 @@ class SSEParser:
         self._stray: list[bytes] = []  # lines of no field of the standard, this event
 
     def feed(self, piece: bytes) -> list[str]:
-        buffer = self._pending + piece if self._pending else piece
+        held = self._held
+        if (
+            self._started
+            and b"\n" not in piece
+            and b"\r" not in piece
+            and not (held and held[-1].endswith(b"\r"))
+        ):
+            held.append(piece)  # no line ends in it: the line goes on
+            self._held_size += len(piece)
+            if self._held_size > EVENT_LIMIT:
+                raise self._too_long()
+            return []
+        buffer = b"".join((*held, piece)) if held else piece
         if not self._started:
             if len(buffer) < len(_BOM) and _BOM.startswith(buffer):
-                self._pending = buffer  # too short to tell whether it is a BOM
+                self._hold(buffer)  # too short to tell whether it is a BOM
                 return []
             self._started = True
             if buffer.startswith(_BOM):
                 buffer = buffer[len(_BOM) :]
         if b"\r" in buffer:
-            held = b""
+            cr = b""
             if buffer.endswith(b"\r"):
-                buffer, held = buffer[:-1], b"\r"
+                buffer, cr = buffer[:-1], b"\r"
             lines = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-            self._pending = lines.pop() + held
+            self._hold(lines.pop() + cr)
         else:
             lines = buffer.split(b"\n")
-            self._pending = lines.pop()
+            self._hold(lines.pop())
         out: list[str] = []
         data = self._data
+        size = self._size + len(buffer)  # of the event (give or take this piece)
         for line in lines:
             if not line:
+                size = 0
                 if self._error_named or self._errors:
                     if data or self._errors:
                         out.append(_error_data(data, self._errors))
@@ -109,14 +143,32 @@ class SSEParser:
                     self._errors.append(value.removeprefix(b" ").decode("utf-8", "replace"))
                 elif name not in (b"id", b"retry") and len(self._stray) < _STRAY_LINES:
                     self._stray.append(line)
+        self._size = size
+        if size > EVENT_LIMIT:
+            raise self._too_long()
         return out
+
+    def _hold(self, rest: bytes) -> None:
+        """``rest`` is the start of the next line."""
+        self._held = [rest] if rest else []
+        self._held_size = len(rest)
+        if self._held_size > EVENT_LIMIT:
+            raise self._too_long()
+
+    def _too_long(self) -> ModelError:
+        return ModelError(
+            "MALFORMED_RESPONSE",
+            f"{self._source} sent a line or an event of more than {_size(EVENT_LIMIT)} "
+            f"without its end, the most dsh reads of one event (is it a stream of "
+            "server-sent events?)",
+        )
 
     def end(self) -> list[str]:
         """The stream ended: a CR held back was a line end after all. An unfinished
         event with an ``error`` field, or that is a JSON object with an ``error`` member
         (a bare JSON error body, or a data line without its blank line), is that
         error's data."""
-        out = self.feed(b"\n") if self._pending.endswith(b"\r") else []
+        out = self.feed(b"\n") if self._held and self._held[-1].endswith(b"\r") else []
         if self._errors:
             out.append(_error_data(self._data, self._errors))
             self._data, self._errors, self._stray = [], [], []
@@ -124,7 +176,7 @@ class SSEParser:
         if left.startswith("{"):
             found = _object_or_text(left)
             if isinstance(found, dict) and found.get("error") is not None:
-                self._data, self._stray, self._pending = [], [], b""
+                self._data, self._stray, self._held = [], [], []
                 out.append(left)
         return out
 
@@ -134,9 +186,14 @@ class SSEParser:
         and a last line without its end; "" when it ended between events."""
         stray = (line.decode("utf-8", "replace") for line in self._stray)
         parts = [*self._data, *self._errors, *stray]
-        if self._pending:
-            parts.append(self._pending.decode("utf-8", "replace"))
+        if self._held:
+            parts.append(b"".join(self._held).decode("utf-8", "replace"))
         return "\n".join(parts).strip()
+
+
+def _size(limit: int) -> str:
+    """``limit`` bytes in MiB or KiB."""
+    return f"{limit // 1048576} MiB" if limit >= 1048576 else f"{limit // 1024} KiB"
 
 
 def _error_data(data: list[str], errors: list[str]) -> str:
@@ -185,8 +242,8 @@ class Events:
 
     __slots__ = ("_data", "_parser")
 
-    def __init__(self, response: httpx.Response) -> None:
-        self._parser = SSEParser()
+    def __init__(self, response: httpx.Response, source: str = "the server") -> None:
+        self._parser = SSEParser(source)
         self._data = event_data(response, self._parser)
 
     def __aiter__(self) -> AsyncGenerator[str, None]:

@@ -1,0 +1,55 @@
+"""A line without its end, or an event's data, over ``dsh.llm._sse.EVENT_LIMIT`` is
+MALFORMED_RESPONSE naming the limit, and a long line is read in linear time (found by
+a review of the provider fixes: each piece was appended to all that came before it, so
+50 MB without a newline took 31 s, and nothing bounded it)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from llm_wire import WireServer, sse
+from test_llm_http import fails, openai
+
+from dsh.errors import ModelError
+from dsh.llm import _sse
+from dsh.llm._sse import SSEParser
+
+MIB = 1024 * 1024
+
+
+def test_a_line_over_the_limit_without_its_end_is_malformed() -> None:
+    parser = SSEParser()
+    piece = b"x" * MIB
+    with pytest.raises(ModelError) as caught:
+        for _ in range(_sse.EVENT_LIMIT // MIB + 1):
+            parser.feed(piece)
+    assert caught.value.code == "MALFORMED_RESPONSE"
+    assert f"{_sse.EVENT_LIMIT // MIB} MiB" in caught.value.message
+
+
+def test_an_events_data_over_the_limit_is_malformed() -> None:
+    parser = SSEParser()
+    line = b"data: " + b"x" * MIB + b"\n"
+    with pytest.raises(ModelError) as caught:
+        for _ in range(_sse.EVENT_LIMIT // MIB + 1):
+            parser.feed(line)
+    assert caught.value.code == "MALFORMED_RESPONSE"
+
+
+def test_a_long_line_in_small_pieces_is_read_in_linear_time() -> None:
+    parser = SSEParser()
+    piece = b"y" * 16384
+    started = time.perf_counter()
+    for n in range(16 * MIB // len(piece)):  # 16 MiB: 1024 pieces
+        assert parser.feed(b"data: " + piece if not n else piece) == []
+    assert parser.feed(b"\n\n") == ["y" * (16 * MIB)]
+    assert time.perf_counter() - started < 2.0  # quadratic: ~8 GB copied, far longer
+
+
+async def test_the_model_says_which_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_sse, "EVENT_LIMIT", 4096)
+    async with WireServer([sse([b"data: " + b"z" * 3000, b"z" * 3000])]) as server:
+        err = await fails(openai(server.url, max_retries=0))
+    assert err.code == "MALFORMED_RESPONSE"
+    assert "model 'wire'" in err.message and "4 KiB" in err.message
