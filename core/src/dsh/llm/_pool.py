@@ -36,9 +36,21 @@ def client(model: str, timeout: httpx.Timeout) -> httpx.AsyncClient:
     """A new client for ``model`` with the pool's limits. It takes its proxies from the
     environment (``HTTPS_PROXY``, ``ALL_PROXY``, ...): a SOCKS one needs the socksio
     package (the ``socks`` extra), and without it the client cannot be made at all, even
-    for a host ``NO_PROXY`` names: TRANSPORT, naming the variable and the extra."""
+    for a host ``NO_PROXY`` names: TRANSPORT, naming the variable and the extra. A proxy
+    URL it cannot use (``socks4://``, a leading space) is TRANSPORT too, naming the
+    variables in use, never their values (a proxy's URL may hold a password)."""
     try:
         return httpx.AsyncClient(timeout=timeout, follow_redirects=False, limits=limits())
+    except ValueError:
+        used = [name for kind in ("http", "https", "all") if (name := _variable(kind))]
+        if not used:
+            raise
+        said = " or ".join(sorted(set(used)))
+        raise ModelError(
+            "TRANSPORT",
+            f"model {model!r}: the proxy URL in {said} is not one the HTTP client can use "
+            "(an http://, https://, socks5:// or socks5h:// URL, without spaces)",
+        ) from None  # httpx's message quotes the URL, password and all
     except ImportError as exc:
         names = socks_variables()
         if not names:
@@ -66,12 +78,21 @@ def socks_variables() -> list[str]:
 def through(url: str, proxy: str | None) -> str:
     """How a message names ``proxy`` (``host:port``), the proxy a request to ``url``
     went through: `` through the proxy at host:port (from HTTPS_PROXY)``, the variable
-    the HTTP client took it from (``url``'s scheme's own, lower case first as urllib
-    reads them, then ``all_proxy``); "" without a proxy."""
+    the HTTP client took it from (``url``'s scheme's own, else ``all_proxy``); "" without
+    a proxy."""
     if proxy is None:
         return ""
-    scheme = urlsplit(url).scheme
-    for name in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY", "all_proxy", "ALL_PROXY"):
-        if os.environ.get(name, "").strip():
+    for kind in (urlsplit(url).scheme, "all"):
+        if name := _variable(kind):
             return f" through the proxy at {proxy} (from {name})"
     return f" through the proxy at {proxy}"
+
+
+def _variable(kind: str) -> str | None:
+    """The variable the HTTP client takes the ``kind`` (``https``, ``all``) proxy from,
+    as urllib reads them: the lower-case one if it is set, even empty (which drops that
+    proxy), else one of any other case with a value; None without one."""
+    lower = f"{kind}_proxy"
+    if lower in os.environ:
+        return lower if os.environ[lower] else None
+    return next((n for n, v in os.environ.items() if n.lower() == lower and v), None)
