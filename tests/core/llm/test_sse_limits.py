@@ -18,22 +18,22 @@ from dsh.llm._sse import SSEParser
 MIB = 1024 * 1024
 
 
-def test_a_line_over_the_limit_without_its_end_is_malformed() -> None:
+def _feed_over_the_limit(piece: bytes) -> None:
     parser = SSEParser()
-    piece = b"x" * MIB
+    for _ in range(_sse.EVENT_LIMIT // MIB + 1):
+        parser.feed(piece)
+
+
+def test_a_line_over_the_limit_without_its_end_is_malformed() -> None:
     with pytest.raises(ModelError) as caught:
-        for _ in range(_sse.EVENT_LIMIT // MIB + 1):
-            parser.feed(piece)
+        _feed_over_the_limit(b"x" * MIB)
     assert caught.value.code == "MALFORMED_RESPONSE"
     assert f"{_sse.EVENT_LIMIT // MIB} MiB" in caught.value.message
 
 
 def test_an_events_data_over_the_limit_is_malformed() -> None:
-    parser = SSEParser()
-    line = b"data: " + b"x" * MIB + b"\n"
     with pytest.raises(ModelError) as caught:
-        for _ in range(_sse.EVENT_LIMIT // MIB + 1):
-            parser.feed(line)
+        _feed_over_the_limit(b"data: " + b"x" * MIB + b"\n")
     assert caught.value.code == "MALFORMED_RESPONSE"
 
 

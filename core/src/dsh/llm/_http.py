@@ -53,21 +53,6 @@ from dsh.messages import ModelRequest
 __all__ = ["HttpModel"]
 
 log = get_logger(__name__)
-# The HTTP client's own loggers get the core's filter too (``HideKeys``: every key dsh
-# has read), in library use as under the dsh command (whose handler has it): httpx logs
-# each request's URL, base_url's query included, at INFO; httpcore the response's
-# headers at DEBUG (a server that echoes a key in one). A logger's filter sees only its
-# own records, hence each of httpcore's by name.
-for _client_logger in (
-    "httpx",
-    "httpcore.connection",
-    "httpcore.http11",
-    "httpcore.http2",
-    "httpcore.proxy",
-    "httpcore.socks",
-):
-    get_logger(_client_logger)
-
 _BACKOFF_CAP: Final = 8.0
 # After the final event a server ends the response at once; waiting this long for that
 # lets the connection go back to the pool (otherwise it is closed, which is also fine).

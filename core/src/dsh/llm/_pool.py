@@ -1,4 +1,5 @@
-"""A model's HTTP client and its connection pool: how many connections, kept how long."""
+"""A model's HTTP client: its connection pool (how many connections, kept how long),
+its proxies, and its loggers' filter."""
 
 from __future__ import annotations
 
@@ -8,7 +9,23 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from dsh._secrets import get_logger
 from dsh.errors import ModelError
+
+# The HTTP client's own loggers get the core's filter too (``HideKeys``: every key dsh
+# has read), in library use as under the dsh command (whose handler has it): httpx logs
+# each request's URL, base_url's query included, at INFO; httpcore the response's
+# headers at DEBUG (a server that echoes a key in one). A logger's filter sees only its
+# own records, hence each of httpcore's by name.
+for _client_logger in (
+    "httpx",
+    "httpcore.connection",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.proxy",
+    "httpcore.socks",
+):
+    get_logger(_client_logger)
 
 #: Connections a model keeps open at most (httpx's default pool); more requests at once
 #: wait for a free one within the model's timeout.

@@ -21,6 +21,7 @@ whose head had arrived is never sent again silently. (What the client cannot tel
 apart: a server that wrote part of a status line and then closed. None does so after
 reading a request.)
 """
+
 from __future__ import annotations
 
 import time
