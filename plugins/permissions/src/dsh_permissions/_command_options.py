@@ -19,7 +19,8 @@ through ``_wrapper_grammar.unmodelled``): asked about, never allowed by a patter
 denied in bypass mode where a deny rule of the tool (or a ``read`` one) could match.
 Long options are matched as getopt does, abbreviated too (``--to-com=``); short ones
 in a cluster up to the first letter taking a value (``-xIcmd``), and in tar's old
-style first word (``xIf``) every letter.
+style first word (``xIf``) every letter, the next words being the values of those that
+take one (``tar xf -f --to-command=CMD``: the archive ``-f``).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from dsh_permissions._option_variables import (
     named,
     set_in_line,
 )
-from dsh_permissions._tar import TAR_VALUED, TARS
+from dsh_permissions._tar import TAR_VALUED, TARS, old_style
 
 __all__ = ["hidden"]
 
@@ -176,8 +177,15 @@ def _set_here(name: str, before: list[str]) -> bool:
 
 def _option(runs: _Runs, args: list[str]) -> str | None:
     """The option of ``args`` that makes the program run a command, or None (its long
-    options are read as taking no value: a word after one is read as an option too)."""
-    for read in scan(args, 0, runs.valued):
+    options are read as taking no value: a word after one is read as an option too).
+    tar's old-style first word (``xIf``): each of its letters, and the next words are
+    the values of those taking one (``tar xf -f --to-command=CMD``: ``_tar.old_style``)."""
+    start = 0
+    if runs.old_style and (letters := old_style(args)) is not None:
+        if hit := [c for c in args[0] if c in runs.letters]:
+            return f"-{hit[0]}"
+        start = 1 + len(letters)
+    for read in scan(args, start, runs.valued):
         text = args[read.at]
         if read.option == END:
             return None
@@ -189,8 +197,6 @@ def _option(runs: _Runs, args: list[str]) -> str | None:
                 return read.option
         elif runs.plus and text.startswith("+") and len(text) > 1 and not text[1:].isdigit():
             return text
-        elif runs.old_style and read.at == 0 and (hit := [c for c in text if c in runs.letters]):
-            return f"-{hit[0]}"
     return None
 
 

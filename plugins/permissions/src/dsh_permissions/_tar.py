@@ -17,7 +17,7 @@ passwd`` read ``/etc/passwd``, ``-T .env`` reads a list: once it may be set for 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from dsh_permissions._file_words import part
@@ -30,6 +30,7 @@ __all__ = [
     "TARS",
     "TAR_VALUED",
     "directory_words",
+    "old_style",
     "options_set",
     "places",
     "reads_there",
@@ -67,6 +68,18 @@ _TAR_LONG_FLAGS: Final = frozenset(
 )
 
 
+def old_style(texts: Sequence[str]) -> str | None:
+    """The letters of tar's old-style first word (no ``-``: ``xCf``) that take a value,
+    in order, or None when the first word is an option. GNU tar gives them the next
+    words, one each (``tar xCf out a.tar`` is ``tar -x -C out -f a.tar``), so such a
+    word is a value even when it starts with ``-``: ``tar xf -f --to-command=CMD`` has
+    the archive ``-f`` and runs CMD. Its options are read from word
+    ``1 + len(letters)`` on."""
+    if not texts or texts[0].startswith("-"):
+        return None
+    return "".join(letter for letter in texts[0] if letter in TAR_VALUED)
+
+
 def unpacks(texts: list[str]) -> bool:
     """Whether ``tar``'s arguments ``texts`` may unpack (``x``, ``--extract``)."""
     return (
@@ -90,7 +103,7 @@ def reads_there(texts: list[str]) -> bool:
     it writes) and no ``-T`` list names what to unpack (the list may hold ``-C``). A
     word that may ask to pack, append or compare (``c``, ``r``, ``u``, ``A``, ``d``,
     also in a value such as ``-cf -x.tar``) keeps it reading there."""
-    if not any(_names_directory(t) for t in texts):
+    if not any(_names_directory(t) for t in texts) and "C" not in (old_style(texts) or ""):
         return False
     if not unpacks(texts):
         return True
@@ -106,16 +119,18 @@ def reads_there(texts: list[str]) -> bool:
 def _names_directory(text: str) -> bool:
     """tar's ``-C DIR`` / ``--directory=DIR`` (also in a cluster such as ``-xzC``)."""
     if text.startswith("--"):
-        return text.split("=", 1)[0] == "--directory"
+        return long_option(text, "--directory")  # --dir=/etc too (getopt)
     return text.startswith("-") and "C" in text
 
 
 def directory_words(args: tuple[Word, ...]) -> tuple[Word, ...]:
     """The words (or parts of one: ``-Cout``, ``--directory=out``) that name tar's
     ``-C`` directory, as ``_reads`` takes them for files."""
-    out: list[Word] = []
+    letters = old_style([a.text for a in args])  # tar xCf out a.tar: out
+    values = zip(letters or "", args[1:], strict=False)  # tar refuses too few words
+    out = [word for letter, word in values if letter == "C"]
     take = False
-    for word in args:
+    for word in args[0 if letters is None else 1 + len(letters) :]:
         text = word.text
         name, equals, value = text.partition("=")
         if take:

@@ -1,0 +1,71 @@
+"""Findings of session 37's re-review of the option reading (permre 1-4).
+
+1: GNU tar gives each letter of its old-style first word that takes a value the next
+word (``tar xf A B`` is ``tar -x -f A B``): ``tar xf -f --to-command=CMD`` has the
+archive ``-f`` and runs CMD, but ``-f`` was read as an option taking
+``--to-command=...`` for its value; and ``tar xCf -C .env`` reads the archive
+``.env``, which was taken for the ``-C`` directory it only writes below.
+Each row goes through the real dispatcher (conftest ``judge``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from permissions_util import BYPASS_ENV, BYPASS_PASSWD, BYPASS_RM, allowed, refused
+
+pytestmark = pytest.mark.plugins("permissions")
+
+# -- 1: tar's old-style first word takes the next words for its letters' values ------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "tar xf -f --to-command='rm x'", "tar xf -f -I 'rm x'", "tar xf -C -I 'rm x'",
+        "tar xf -b --to-command='rm x'", "tar xf -f --use-compress-program='rm x'",
+        "tar xCf -C -f --to-command='rm x'", "tar xbf 20 -f -F 'rm x'",
+        "bsdtar xf -f --use-compress='rm x'", "sudo tar xf -f --to-command='rm x'",
+    ],
+)  # fmt: skip
+async def test_1_an_option_after_the_old_style_values_is_read(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "tar xf -f --to-command='cat .env'",
+        "tar xCf -C .env",  # the archive .env (C: the directory -C)
+        "tar xXf -C .env",  # the exclude list -C, the archive .env
+        "tar xfX -C .env",  # the exclude list .env
+        "tar xfg -C .env",  # the snapshot file .env
+    ],
+)
+async def test_1_a_file_the_old_style_values_name_is_read(judge, command):
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "tar cf x.tar --dir /etc passwd", "tar cf x.tar --dir=/etc passwd",
+        "tar cf x.tar --direc=/etc passwd", "tar cCf /etc x.tar passwd",
+        "tar cfC x.tar /etc passwd",
+    ],
+)  # fmt: skip
+async def test_1_tar_reads_from_its_directory_however_it_is_named(judge, command):
+    """``--dir`` is ``--directory`` shortened (getopt): it was taken for the directory
+    tar writes below (as unpacking), so ``passwd`` was read here."""
+    await refused(judge, BYPASS_PASSWD, command, mode="bypass")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "tar xf a.tar", "tar xCf out a.tar", "tar xzf a.tgz -C out", "tar tf a.tar",
+        "tar xf a.tar --to-stdout", "tar czf x.tgz src",
+    ],
+)  # fmt: skip
+async def test_1_plain_tar_lines_are_still_allowed(judge, command):
+    await allowed(judge, BYPASS_RM, command, mode="bypass")
+    await allowed(judge, BYPASS_ENV, command, mode="bypass")
