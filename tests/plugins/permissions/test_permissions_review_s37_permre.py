@@ -69,3 +69,37 @@ async def test_1_tar_reads_from_its_directory_however_it_is_named(judge, command
 async def test_1_plain_tar_lines_are_still_allowed(judge, command):
     await allowed(judge, BYPASS_RM, command, mode="bypass")
     await allowed(judge, BYPASS_ENV, command, mode="bypass")
+
+
+# -- 2: git's global options, --shallow-file and those not known ----------------------
+
+GIT_RUNNING = [
+    "git --shallow-file x rebase -x 'rm x'", "git --shallow-file log bisect run rm x",
+    "git --shallow-file log submodule foreach rm x",
+    "git --no-pager --shallow-file x -C . rebase --exec='rm x' main",
+    # a global option not known here may take the next word: which is the subcommand
+    # is not known (a newer git's option, or a misspelt one git refuses)
+    "git --frobnicate x rebase -x 'rm x'", "git --frobnicate log bisect run rm x",
+    "git --shallow x rebase -x 'rm x'", "git -X log submodule foreach rm x",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", GIT_RUNNING)
+async def test_2_git_global_options_before_a_running_subcommand(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, {"allow": ["bash(git *)"]}, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git --shallow-file x log", "git --no-optional-locks status",
+        "git --literal-pathspecs --glob-pathspecs diff", "git --bare log",
+        "git --git-dir=.git --work-tree=. status", "git --namespace n log",
+        "git --exec-path", "git --list-cmds=main", "git --version", "git --help log",
+        "git -p log", "git -P --no-replace-objects log",
+    ],
+)  # fmt: skip
+async def test_2_git_global_options_known_change_nothing(judge, command):
+    await allowed(judge, {"allow": ["bash(git *)"]}, command)
+    await allowed(judge, BYPASS_RM, command, mode="bypass")

@@ -12,7 +12,8 @@ driver, ...): any but the few known to run nothing (``user.*``, ``color.*``, a p
 that is ``cat`` or off) is one git runs unseen, and so is one ``git config`` stores
 for later; so are ``--exec-path=DIR`` and a subcommand's option or operand that runs
 a command (``rebase -x``, ``bisect run``, ``submodule foreach``, ``--upload-pack``,
-...): ``runs_command``.
+...): ``runs_command``; so is a global option not known here (it may take the next
+word: which is the subcommand is not known).
 """
 
 from __future__ import annotations
@@ -24,13 +25,29 @@ from dsh_permissions._git_config import plain_setting, sets_command
 
 __all__ = ["runs_command", "subcommand", "without_global_options"]
 
-#: global options whose value is the next word (``git -C dir``, ``git --git-dir dir``);
-#: every other option is one word (``--no-pager``, ``--git-dir=dir``). git refuses an
-#: option it does not know, and runs nothing then.
+#: global options whose value is the next word (``git -C dir``, ``git --git-dir dir``;
+#: git.c's ``handle_options``, 2.39 and later: ``--attr-source`` came in 2.42)
 _VALUED: Final = frozenset(
     {
         *("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix"),
-        *("--config-env", "--attr-source"),
+        *("--config-env", "--attr-source", "--shallow-file"),
+    }
+)
+#: global options of one word: a flag, or (``_JOINED``) given its value after ``=``;
+#: ``--help``, ``--version`` run ``git help``/``git version`` with the words after them
+_FLAGS: Final = frozenset(
+    {
+        *("-v", "--version", "-h", "--help", "--html-path", "--man-path", "--info-path"),
+        *("-p", "--paginate", "-P", "--no-pager", "--no-replace-objects", "--bare"),
+        *("--literal-pathspecs", "--no-literal-pathspecs", "--glob-pathspecs"),
+        *("--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks"),
+        *("--no-lazy-fetch", "--no-advice", "--exec-path"),
+    }
+)
+_JOINED: Final = frozenset(
+    {
+        *("--exec-path", "--git-dir", "--work-tree", "--namespace", "--super-prefix"),
+        *("--config-env", "--list-cmds", "--attr-source"),
     }
 )
 
@@ -61,7 +78,9 @@ def runs_command(args: list[str]) -> str | None:
     module), or None: a setting of ``-c NAME=VALUE`` / ``--config-env=NAME=VAR`` that
     may run one (``git clone -c``/``--config`` too: it applies them before its
     checkout, whose hooks run), ``--exec-path``, ``git config`` storing such a setting,
-    or a subcommand's option that does (``_SUBCOMMAND_RUNS``)."""
+    or a subcommand's option that does (``_SUBCOMMAND_RUNS``). A global option not
+    known here fails closed: whether it takes the next word, and so which word is the
+    subcommand, is not known."""
     options, end = _global_options(args, 0)
     for index in options:
         text = args[index]
@@ -76,6 +95,8 @@ def runs_command(args: list[str]) -> str | None:
             setting = text[2:]
         elif option == "--exec-path" and equals:
             return "--exec-path (the directory it runs its commands from)"
+        elif not _known(text):  # a newer git's, which may take the next word: not guessed
+            return f"{text} (a global option not known here)"
         if setting is not None and (running := _running(setting)):
             return running
     rest = args[end:]
@@ -92,6 +113,18 @@ def runs_command(args: list[str]) -> str | None:
         if (found := next((o for o in options_run if may_give(word, o)), None)) is not None:
             return f"{rest[0]} {found}"
     return None
+
+
+def _known(option: str) -> bool:
+    """Whether ``option`` is one of git's global options (``-cNAME=VALUE``, which git
+    refuses, is read as ``-c NAME=VALUE``)."""
+    name, equals, _ = option.partition("=")
+    return (
+        option in _VALUED
+        or option in _FLAGS
+        or (bool(equals) and name in _JOINED)
+        or option.startswith("-c")
+    )
 
 
 def _running(setting: str) -> str | None:
