@@ -95,10 +95,11 @@ def short_cluster(
     word = words[i]
     found: list[tuple[str, str]] = []
     for j in range(1, len(word)):
-        letter, value = word[j], word[j + 1 :]
+        letter = word[j]
         if letter in optional:
-            return i, (*found, (letter, value))
+            return i, (*found, (letter, word[j + 1 :]))
         if letter in valued:
+            value = word[j + 1 :]  # cut out only here: a long cluster costs its length
             if not value:
                 i += 1
                 if i >= len(words):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from dsh_permissions._command_options import hidden
@@ -205,7 +205,9 @@ def unmodelled(words: list[str]) -> str | None:
 
 @dataclass
 class _Parsed:
-    letters: str = ""
+    #: each letter given (a list: a string attribute grown by ``+=`` is copied whole
+    #: each time, which a long cluster makes quadratic)
+    letters: list[str] = field(default_factory=list)
     longs: tuple[str, ...] = ()
     #: the index of each word that gives a command string
     strings: tuple[int, ...] = ()
@@ -310,7 +312,7 @@ def _parse(grammar: _Grammar, words: list[str], index: int) -> _Parsed:
             if long_in(read.option, strings):
                 parsed.strings += (read.at,)
         elif read.option:
-            parsed.letters += read.option[1]
+            parsed.letters.append(read.option[1])
             if read.option == "-c" and grammar.strings:
                 parsed.strings += (read.at,)
                 if read.value is not None and read.last > read.at and read.value[:1] != "-":
