@@ -103,3 +103,28 @@ async def test_2_git_global_options_before_a_running_subcommand(judge, command):
 async def test_2_git_global_options_known_change_nothing(judge, command):
     await allowed(judge, {"allow": ["bash(git *)"]}, command)
     await allowed(judge, BYPASS_RM, command, mode="bypass")
+
+
+# -- 4: env -S after an option whose value holds S -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "string"),
+    [
+        ("env -uS -S 'cat .env'", "cat .env"), ("env -u -S -S 'cat .env'", "cat .env"),
+        ("env --chdir -S -S 'cat .env'", "cat .env"), ("env -CS -S 'cat .env'", "cat .env"),
+        ("env -iS 'cat .env'", "cat .env"), ("env -vS'cat .env'", "cat .env"),
+        ("env -uX -iuS cat .env", None),
+    ],
+)  # fmt: skip
+async def test_4_the_string_env_splits_is_read_as_getopt_reads_it(judge, command, string):
+    """``S`` in an option's value (``-uS``: unset ``S``; ``-u -S``: unset ``-S``) was
+    taken for ``-S``, whose string was then ``-S``; the line was denied by another
+    path (the reason names ``env cat .env``)."""
+    from dsh_permissions._shell import split
+    from dsh_permissions._wrapper_grammar import split_string
+
+    words = [w.text for w in split(command)[0].words]
+    split = split_string(words, 0)
+    assert (split and split[2]) == string
+    await refused(judge, BYPASS_ENV, command, mode="bypass")

@@ -329,28 +329,28 @@ def split_string(words: list[str], index: int) -> tuple[int, int, str] | None:
     """For ``env`` at ``index`` given ``-S STRING`` (``-SSTRING``, ``-iS STRING``,
     ``--split-string=STRING``, ``--split STRING``): ``(i, j, STRING)``, where
     ``words[i:j]`` are the option and its value, which env splits into words and
-    runs (``env -S 'cat .env'`` runs ``cat .env``). None: no such option. Generous: a
-    cluster holding ``S`` anywhere counts; options are read up to the first word that
-    is neither one, an assignment, a number nor the value of an option before it
-    (``env -u NAME -S ...``)."""
+    runs (``env -S 'cat .env'`` runs ``cat .env``). None: no such option. Options are
+    read as getopt reads them (an ``S`` in another option's value is none: ``-uS -S
+    STRING`` unsets ``S``, ``-u -S -S STRING`` unsets ``-S``), up to the first word
+    that is neither one, an assignment nor a number; ``--`` is read past (stricter)."""
     env = _GRAMMARS["env"]
     i = index + 1
-    given = False  # words[i] may be the value of the option before it
-    while i < len(words) and (given or WRAPPER_ARG.fullmatch(words[i])):
+    while i < len(words) and WRAPPER_ARG.fullmatch(words[i]):
         word = words[i]
         if word.startswith("--") and long_option(word, "--split-string"):
             if "=" in word:
                 return i, i + 1, word.split("=", 1)[1]
             return (i, i + 2, words[i + 1]) if i + 1 < len(words) else None
-        if word.startswith("-") and not word.startswith("--") and "S" in word:
-            value = word.split("S", 1)[1]
-            if value:
-                return i, i + 1, value
-            return (i, i + 2, words[i + 1]) if i + 1 < len(words) else None
         if word.startswith("--"):
-            given = "=" not in word and long_in(word, env.long_values)
+            i += 2 if "=" not in word and long_in(word, env.long_values) else 1
+        elif word.startswith("-") and word != "-":
+            cluster = short_cluster(words, i, None, env.values + "S")
+            if cluster is None:
+                return None  # a value is missing: env runs nothing
+            last, options = cluster
+            if options and options[-1][0] == "S":
+                return i, last + 1, options[-1][1]
+            i = last + 1
         else:
-            cluster = short_cluster(words, i, None, env.values) if word[:1] == "-" else None
-            given = cluster is not None and cluster[0] > i
-        i += 1
+            i += 1
     return None
