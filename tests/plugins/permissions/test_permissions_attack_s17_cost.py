@@ -92,9 +92,9 @@ def test_a_long_cluster_of_short_options_costs_its_length(layout, line):
     root = str(layout.ws)
     cluster, words = line.format("-" + "v" * 60_000), line.format("-v " * 20_000)
     best = {cluster: float("inf"), words: float("inf")}
-    for _ in range(3):  # in turn: a load on the machine weighs on both
+    for _ in range(5):  # in turn: a load on the machine weighs on both
         for command in best:
             start = time.perf_counter()
             command_subjects(command, root, reads=True)
             best[command] = min(best[command], time.perf_counter() - start)
-    assert best[cluster] < 0.6 * best[words], best.values()
+    assert best[cluster] < 0.7 * best[words], best.values()
