@@ -5,6 +5,8 @@ may hold spaces and quotes)."""
 
 from __future__ import annotations
 
+import argparse
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,8 @@ from typing import Any
 import pexpect
 import pytest
 from cli_support import dsh, in_terminal, piped_chat, text_reply
+from dsh._cli_args import build_parser
+from dsh._cli_continue import chat_command
 
 pytestmark = pytest.mark.plugins("persistence")
 
@@ -79,7 +83,8 @@ def test_model_with_a_name_names_the_chat_on_that_model_that_goes_on_with_this_s
     assert words == ["dsh", "chat", "-m", "fast one", "--session", session]
     # a control character typed is shown escaped, not sent to the terminal
     assert "\x1b" not in done.stderr
-    assert "quit and run dsh chat -m '\\x1b[2Jx' --session " in done.stderr
+    # as bash's $'...', whose escapes paste back to the name typed
+    assert "quit and run dsh chat -m $'\\x1b[2Jx' --session " in done.stderr
 
 
 def test_continue_with_nothing_here_quotes_the_id_it_names(
@@ -96,3 +101,76 @@ def test_continue_with_nothing_here_quotes_the_id_it_names(
     done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=elsewhere)
     assert done.returncode == 2
     assert _hint(done.stderr, "; --session ", " continues it here)") == [session]
+
+
+def _pasted(line: str) -> list[str]:
+    """The words a shell makes of the hint ``line``: bash's ``$'...'`` (a word holding
+    a control character) decoded, the rest as ``shlex.split`` reads it."""
+
+    def decoded(match: re.Match[str]) -> str:
+        body = match.group(1).encode("latin-1", "backslashreplace").decode("unicode_escape")
+        return shlex.quote(body)
+
+    return shlex.split(re.sub(r"\$'((?:[^'\\]|\\.)*)'", decoded, line))
+
+
+def test_the_store_chosen_with_p_is_named_in_the_command_that_goes_on(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("Hi."), text_reply("On.")])
+    (tmp_path / "dsh.yml").write_text(config_on(server))
+    alone = {**env, "DSH_LOAD_PLUGINS": ""}  # -p persistence is what stores sessions
+    given = ["-p", "persistence", "-p", "no:compaction"]
+    done = dsh(*given, "chat", env=alone, cwd=tmp_path, stdin="hi\n/model fast\n")
+    session = _new_session(done.stderr)
+    words = _hint(done.stderr, "quit and run ", "\n")
+    assert words == ["dsh", *given, "chat", "-m", "fast", "--session", session]
+    # pasted (on the session's model: "fast" is not one), it goes on with that session
+    pasted = dsh(*given, "chat", "--session", session, env=alone, cwd=tmp_path, stdin="next\n")
+    assert pasted.returncode == 0, pasted.stderr
+    assert f"dsh: continuing session {session} ('hi', 1 turn so far)" in pasted.stderr
+    assert pasted.stdout == "On.\n"
+
+
+def test_sessions_resume_with_no_prompt_names_the_chat_on_the_same_store(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("Noted."), text_reply("On.")])
+    project = tmp_path / "my project"
+    project.mkdir()
+    (project / "dsh.yml").write_text(config_on(server))
+    alone = {**env, "DSH_LOAD_PLUGINS": ""}
+    given = ["-p", "persistence", "--cwd", str(project)]
+    first = dsh(*given, "run", "hello", env=alone, cwd=tmp_path)
+    session = _new_session(first.stderr)
+    child = in_terminal(*given, "sessions", "resume", session, env=alone, cwd=tmp_path)
+    child.expect(pexpect.EOF)
+    said = child.logfile_read.getvalue().replace("\r\n", "\n")
+    words = _hint(" ".join(said.split()), "an interactive resume is ", "\n")
+    assert words == ["dsh", *given, "chat", "--session", session]
+    done = dsh(*words[1:], env=alone, cwd=tmp_path, stdin="next\n")
+    assert done.returncode == 0, done.stderr
+    assert f"dsh: continuing session {session}" in done.stderr
+    assert done.stdout == "On.\n"
+
+
+@pytest.mark.parametrize(
+    ("workspace", "config", "session", "model"),
+    [
+        (None, None, "ab\u202ecd it's", None),  # a bidi control: an id may hold one
+        ("a\nb", None, "s1", None),  # a line end in the workspace's name
+        (None, "-x.yml", "s1", "-weird"),  # values a parser takes for options
+        (None, "my conf.yml", "a=b", "\x1b[2Jx"),
+    ],
+)
+def test_the_command_to_paste_gives_back_each_value_and_shows_no_control_character(
+    tmp_path: Path, workspace: str | None, config: str | None, session: str, model: str | None
+) -> None:
+    where = Path.cwd().resolve() if workspace is None else tmp_path / workspace
+    args = argparse.Namespace(config=None if config is None else Path(config), plugins=["x"])
+    line = chat_command(where, args, session, model)
+    assert line.isprintable()  # no raw control character reaches the terminal
+    parsed = build_parser({}).parse_args(_pasted(line)[1:])
+    got = (parsed.plugins, parsed.config, parsed.cwd, parsed.session, parsed.model)
+    cwd = None if workspace is None else where
+    assert got == (["x"], args.config, cwd, session, model)

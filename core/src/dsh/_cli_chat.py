@@ -302,7 +302,7 @@ async def _model_refused(
     go on with this session on ``wanted`` (a new chat when the session is not stored)."""
     model = visible(str(agent.agent.options.get("model")))
     stored = await harness.relay.session_persistence() is not None
-    run = chat_command(harness, args, agent.session.id if stored else None, wanted)
+    run = chat_command(harness.workspace, args, agent.session.id if stored else None, wanted)
     return f"  /model only shows the model ({model}); to go on with another, quit and run {run}"
 
 

@@ -73,28 +73,66 @@ def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Nam
 
 
 def chat_command(
-    harness: Harness, args: argparse.Namespace, session_id: str | None, model: str | None = None
+    workspace: Path, args: argparse.Namespace, session_id: str | None, model: str | None = None
 ) -> str:
     """The command that goes on with session ``session_id`` in a chat (None: a new one),
-    to paste into a shell: ``dsh [-c FILE] [--cwd DIR] chat [-m MODEL] --session ID``,
-    each word quoted as a shell needs it (an id may hold spaces and quotes: an agent's
-    id begins it), its control characters shown escaped (``visible``: a model's name,
-    a directory's). ``--cwd`` when the workspace is not the current directory
-    (``--session`` goes on in the directory it is run in)."""
-    from dsh._render import visible
-
+    to paste into a shell: ``dsh [-p NAME]... [-c FILE] [--cwd DIR] chat [-m MODEL]
+    --session ID``, with the ``-p`` options ``args`` was given (``-p persistence`` may be
+    what stores the session; DSH_LOAD_PLUGINS is the shell's, not repeated) and
+    ``--cwd`` when ``workspace`` is not the current directory (``--session`` goes on in
+    the directory it is run in). Each word is quoted as a shell needs it (an id may hold
+    spaces and quotes: an agent's id begins it); see ``_shell_word`` for control
+    characters. A value beginning with ``-`` is given as ``--config=-x.yml``, which the
+    parser does not take for an option."""
     words = ["dsh"]
+    for plugin in getattr(args, "plugins", None) or ():
+        words += _option("-p", plugin)
     if getattr(args, "config", None) is not None:
-        words += ["-c", str(args.config)]
+        words += _option("-c", str(args.config), "--config")
     try:
         here: Path | None = Path.cwd().resolve()
     except OSError:  # the current directory was removed
         here = None
-    if here != harness.workspace:
-        words += ["--cwd", str(harness.workspace)]
+    if here != workspace:
+        words += _option("--cwd", str(workspace))
     words.append("chat")
     if model is not None:
-        words += ["-m", model]
+        words += _option("-m", model, "--model")
     if session_id is not None:
-        words += ["--session", session_id]
-    return visible(shlex.join(words))
+        words += _option("--session", session_id)
+    return " ".join(map(_shell_word, words))
+
+
+def _option(name: str, value: str, long: str | None = None) -> list[str]:
+    """``name value``; ``LONG=value`` (``-pVALUE`` for a short option with no long name)
+    when ``value`` begins with ``-``: alone, the parser would take it for an option."""
+    if not value.startswith("-"):
+        return [name, value]
+    long = long or name
+    return [f"{long}={value}" if long.startswith("--") else long + value]
+
+
+def _shell_word(word: str) -> str:
+    """``word`` quoted for a shell (``shlex.quote``), or, when it holds a control
+    character (an escape sequence, a bidi control, a line end, which ``visible`` would show as
+    ``\\xNN``/``\\uNNNN`` text that pastes to another value), in bash's ``$'...'``,
+    where those are escapes the shell turns back into the character: the line shows no
+    raw control character and pastes to the same value."""
+    from dsh._render import visible
+
+    if visible(word) == word and "\n" not in word:
+        return shlex.quote(word)
+    return "$'" + "".join(map(_escaped, word)) + "'"
+
+
+def _escaped(char: str) -> str:
+    """``char`` inside ``$'...'``: a control character as ``\\xNN`` (ASCII) or
+    ``\\uNNNN`` (bash reads ``\\xNN`` as a byte, not as a character above 0x7f)."""
+    from dsh._render import visible
+
+    if char in "\\'":
+        return "\\" + char
+    if char == "\n" or visible(char) != char:
+        code = ord(char)
+        return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
+    return char

@@ -75,6 +75,16 @@ class CommandContext:
 
         return resume_options(harness, stored, model)
 
+    def chat_command(self, session_id: str | None) -> str:
+        """The ``dsh chat --session ID`` command (None: a new chat) that goes on with a
+        stored session from a shell, with the ``-p`` and ``-c`` options the command ran
+        with and ``--cwd`` when ``workspace`` is not the current directory (so that it
+        names the same store and workspace), each word quoted to paste back as it is."""
+        from dsh._cli_continue import chat_command
+
+        args = argparse.Namespace(**{**vars(self.args), "config": self.config_path})
+        return chat_command((self.workspace or Path.cwd()).resolve(), args, session_id)
+
     async def read_prompt(self, words: list[str], command: str) -> str:
         """The prompt ``words`` give, read and checked as ``dsh run`` reads its own: the
         words joined by spaces, the text piped in where a ``-`` stands (its byte order

@@ -284,9 +284,10 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
     if not words:  # the prompt is what is piped in
         if sys.stdin.isatty():
             session = shlex.quote(args.id)  # to paste: an id may hold spaces and quotes
+            chat = context.chat_command(args.id)  # the same -p, -c and --cwd: the same store
             raise DshError(
                 f"resume needs a prompt: dsh sessions resume {session} 'what next?' (or "
-                f"pipe one on stdin); an interactive resume is dsh chat --session {session}"
+                f"pipe one on stdin); an interactive resume is {chat}"
             )
         words = ["-"]
     # read and checked as dsh run's: an empty prompt, bytes that are not UTF-8 refused
