@@ -14,6 +14,7 @@ from typing import Any
 import pexpect
 import pytest
 from cli_support import dsh, in_terminal, piped_chat, text_reply
+
 from dsh._cli_args import build_parser
 from dsh._cli_continue import chat_command
 
