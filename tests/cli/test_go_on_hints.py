@@ -175,3 +175,32 @@ def test_the_command_to_paste_gives_back_each_value_and_shows_no_control_charact
     got = (parsed.plugins, parsed.config, parsed.cwd, parsed.session, parsed.model)
     cwd = None if workspace is None else where
     assert got == (["x"], args.config, cwd, session, model)
+
+
+def test_continue_below_a_project_names_its_command_with_the_same_plugins(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("Noted."), text_reply("On.")])
+    project = tmp_path / "project"
+    below = project / "src"
+    below.mkdir(parents=True)
+    (project / "dsh.yml").write_text(config_on(server))
+    alone = {**env, "DSH_LOAD_PLUGINS": ""}  # -p persistence is what stores sessions
+    first = dsh("-p", "persistence", "run", "hello", env=alone, cwd=project)
+    session = _new_session(first.stderr)
+    done = dsh("-p", "persistence", "run", "--continue", "go on", env=alone, cwd=below)
+    assert done.returncode == 2
+    words = _hint(done.stderr, ": `", "` goes on with it there")
+    assert words == [
+        "dsh",
+        "-p",
+        "persistence",
+        "--cwd",
+        str(project.resolve()),
+        "run",
+        "--continue",
+    ]
+    pasted = dsh(*words[1:], "go on", env=alone, cwd=below)
+    assert pasted.returncode == 0, pasted.stderr
+    assert f"dsh: continuing session {session}" in pasted.stderr
+    assert pasted.stdout == "On.\n"

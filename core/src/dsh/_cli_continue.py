@@ -55,12 +55,11 @@ def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Nam
     said = f"--continue: no stored session last ran in {workspace}"
     above = last_above(headers, str(workspace))
     if above is not None:
-        there = shlex.quote(above.workspace)
         command = getattr(args, "command", None) or "run"
+        there = _dsh(args, Path(above.workspace), command, "--continue")
         return (
-            f"{said} (the last one of {above.workspace}, above it, is {above.id}: `dsh "
-            f"--cwd {there} {command} --continue` goes on with it there, --session "
-            f"{shlex.quote(above.id)} here)"
+            f"{said} (the last one of {above.workspace}, above it, is {above.id}: `{there}` "
+            f"goes on with it there, --session {_shell_word(above.id)} here)"
         )
     readable = [header for header in headers if not header.error]
     if not readable:  # the store reads none of its files: nothing --session would take
@@ -68,7 +67,7 @@ def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Nam
     last = readable[0]
     return (
         f"{said} (the last one, {last.id}, is from {last.workspace}; --session "
-        f"{shlex.quote(last.id)} continues it here)"
+        f"{_shell_word(last.id)} continues it here)"
     )
 
 
@@ -84,23 +83,29 @@ def chat_command(
     spaces and quotes: an agent's id begins it); see ``_shell_word`` for control
     characters. A value beginning with ``-`` is given as ``--config=-x.yml``, which the
     parser does not take for an option."""
-    words = ["dsh"]
+    words = ["chat"]
+    if model is not None:
+        words += _option("-m", model, "--model")
+    if session_id is not None:
+        words += _option("--session", session_id)
+    return _dsh(args, workspace, *words)
+
+
+def _dsh(args: argparse.Namespace, workspace: Path, *words: str) -> str:
+    """``dsh WORDS`` to paste, run in ``workspace``, with the ``-p`` and ``-c`` options
+    ``args`` was given, each word quoted (``_shell_word``)."""
+    line = ["dsh"]
     for plugin in getattr(args, "plugins", None) or ():
-        words += _option("-p", plugin)
+        line += _option("-p", plugin)
     if getattr(args, "config", None) is not None:
-        words += _option("-c", str(args.config), "--config")
+        line += _option("-c", str(args.config), "--config")
     try:
         here: Path | None = Path.cwd().resolve()
     except OSError:  # the current directory was removed
         here = None
     if here != workspace:
-        words += _option("--cwd", str(workspace))
-    words.append("chat")
-    if model is not None:
-        words += _option("-m", model, "--model")
-    if session_id is not None:
-        words += _option("--session", session_id)
-    return " ".join(map(_shell_word, words))
+        line += _option("--cwd", str(workspace))
+    return " ".join(map(_shell_word, [*line, *words]))
 
 
 def _option(name: str, value: str, long: str | None = None) -> list[str]:
@@ -114,7 +119,7 @@ def _option(name: str, value: str, long: str | None = None) -> list[str]:
 
 def _shell_word(word: str) -> str:
     """``word`` quoted for a shell (``shlex.quote``), or, when it holds a control
-    character (an escape sequence, a bidi control, a line end, which ``visible`` would show as
+    character (an escape sequence, a bidi control, a line end; ``visible`` would show
     ``\\xNN``/``\\uNNNN`` text that pastes to another value), in bash's ``$'...'``,
     where those are escapes the shell turns back into the character: the line shows no
     raw control character and pastes to the same value."""
