@@ -123,7 +123,8 @@ def test_resume_without_a_prompt_on_a_terminal_explains(
     assert run(config, "resume", "it's new") == 2
     err = capsys.readouterr().err
     assert "dsh sessions resume 'it'\"'\"'s new' 'what next?'" in err
-    assert "dsh chat --session 'it'\"'\"'s new'" in err
+    # the chat to go on in, with the -c this command was given (the same store)
+    assert f"dsh -c {config} chat --session 'it'\"'\"'s new'" in err
 
 
 def test_resume_with_an_unknown_model_is_one_clear_line_and_changes_nothing(
