@@ -9,9 +9,10 @@ connection before answering (RemoteProtocolError); retrying``, or failed the tur
 
 from __future__ import annotations
 
-import asyncio
 import logging
+from functools import partial
 
+import anyio
 import pytest
 from llm_wire import Reply, WireServer, by_event, collect, sse
 from test_llm_http import ASK, TEXT, fails, openai
@@ -140,7 +141,9 @@ async def test_every_stale_pooled_connection_is_passed_over_silently(
         WireServer([*slow, GONE, GONE, sse(TEXT)]) as server,
         openai(server.url, max_retries=0) as model,
     ):
-        await asyncio.gather(*(collect(model, ASK, keep_open=True) for _ in range(2)))
+        async with anyio.create_task_group() as both:  # on asyncio and trio alike
+            for _ in range(2):
+                both.start_soon(partial(collect, model, ASK, keep_open=True))
         assert server.connections == 2
         _, message = await collect(model, ASK, keep_open=True)
     assert message.content
