@@ -1,7 +1,8 @@
 """Setup shared by the claim tests (test_persistence_*claims*.py, *_unclaimed.py,
-test_review_s12_claims.py): stored sessions and their counts, "another process" (a
-harness over its own ``PersistencePlugin``, a thread, or a real process holding a
-claim), and the files a store should hold once every claim has ended.
+test_persistence_leftover_*.py, test_review_s12_claims.py): stored sessions and their
+counts, "another process" (a harness over its own ``PersistencePlugin``, a thread, or a
+real process holding a claim or a turn), and the files a store should hold once every
+claim has ended.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import AbstractAsyncContextManager, contextmanager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Literal
 
 from dsh.harness import Harness
 from dsh.session import SessionEvent
@@ -85,38 +87,105 @@ def in_thread(work: Callable[[], None]) -> tuple[threading.Thread, list[BaseExce
     return thread, outcome
 
 
+#: A real process over a store (argv: backend, directory, session id, what it does):
+#: "claim" claims the session (the store prepared first) and says "claimed"; "append"
+#: appends a second turn to the stored session (of one turn) holding no claim, and stops
+#: mid-append holding its turn (and the session's lock), saying "appending", then
+#: "appended" once done. Either goes on at a line (or the end) on stdin, then lets go.
 HOLDER = """
 import sys
-from dsh_persistence import PersistenceSettings, open_backend
+from contextlib import contextmanager
+from dsh_persistence import PersistenceSettings, SessionInfo, open_backend
+from dsh_persistence import _claims, _jsonl_locks
+from dsh_persistence.testing import LogBuilder
 
-backend = open_backend(PersistenceSettings(backend=sys.argv[1], directory=sys.argv[2]))
-backend.prepare()
-assert backend.claim(sys.argv[3])
-print("claimed", flush=True)
-sys.stdin.read()
+kind, directory, session_id, doing = sys.argv[1:]
+
+
+def stop(said):
+    print(said, flush=True)
+    sys.stdin.readline()
+
+
+lock_unclaimed = _jsonl_locks.FileLocks._lock_unclaimed
+unclaimed_write = _claims.ClaimFiles.unclaimed_write
+
+
+def jsonl_turn(self, *args):
+    turn = lock_unclaimed(self, *args)
+    stop("appending")
+    return turn
+
+
+@contextmanager
+def claim_files_turn(self, session_id):
+    with unclaimed_write(self, session_id) as free:
+        stop("appending")
+        yield free
+
+
+_jsonl_locks.FileLocks._lock_unclaimed = jsonl_turn
+_claims.ClaimFiles.unclaimed_write = claim_files_turn
+backend = open_backend(PersistenceSettings(backend=kind, directory=directory))
+if doing == "claim":
+    backend.prepare()
+    assert backend.claim(session_id)
+    stop("claimed")
+else:
+    log = LogBuilder()
+    log.turn("one", calls=())
+    log.turn("two", calls=())
+    backend.append(SessionInfo(session_id, 1.0), log.events[len(log.events) // 2 :], durable=True)
+    print("appended", flush=True)
 backend.close()
 """
 
 
 @contextmanager
-def claimed_elsewhere(
-    settings: PersistenceSettings, session_id: str
+def held_elsewhere(
+    settings: PersistenceSettings, session_id: str, doing: Literal["claim", "append"]
 ) -> Iterator[subprocess.Popen[str]]:
-    """A real process that has claimed ``session_id`` in ``settings``'s store (JSONL or
-    SQLite); it lets go and ends when the block does, unless ``killed`` first."""
+    """A real process holding ``session_id`` in ``settings``'s store (JSONL or SQLite):
+    its claim, or its turn mid-append (``HOLDER``); it goes on, lets go and ends when the
+    block does, unless ``killed`` first."""
     where = [settings.backend, str(settings.session_directory())]
     with subprocess.Popen(
-        [sys.executable, "-c", HOLDER, *where, session_id],
+        [sys.executable, "-c", HOLDER, *where, session_id, doing],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     ) as holder:
         try:
-            assert holder.stdout is not None and holder.stdout.readline() == "claimed\n"
+            said = "claimed\n" if doing == "claim" else "appending\n"
+            assert holder.stdout is not None and holder.stdout.readline() == said
             yield holder
         finally:
             if holder.poll() is None:
                 holder.communicate("", timeout=30)
+
+
+def claimed_elsewhere(
+    settings: PersistenceSettings, session_id: str
+) -> AbstractContextManager[subprocess.Popen[str]]:
+    """``held_elsewhere``: a real process that has claimed ``session_id``."""
+    return held_elsewhere(settings, session_id, "claim")
+
+
+def appending_elsewhere(
+    settings: PersistenceSettings, session_id: str
+) -> AbstractContextManager[subprocess.Popen[str]]:
+    """``held_elsewhere``: a real process mid-append to ``session_id`` (stored, one turn),
+    holding its turn and no claim."""
+    return held_elsewhere(settings, session_id, "append")
+
+
+def appended(appender: subprocess.Popen[str]) -> None:
+    """The append of ``appending_elsewhere``'s process let go on, done, and the process ended."""
+    assert appender.stdin is not None and appender.stdout is not None
+    appender.stdin.write("\n")
+    appender.stdin.flush()
+    assert appender.stdout.readline() == "appended\n"
+    assert appender.wait(30) == 0
 
 
 def killed(holder: subprocess.Popen[str]) -> None:

@@ -12,14 +12,10 @@ it. A turn held (an append going on, or waiting for it) is never removed.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from claims_support import appended, appending_elsewhere, killed
 from persistence_cli_support import run, store
 from test_persistence_leftover_claims import age, names
 
@@ -32,49 +28,6 @@ pytestmark = [
     pytest.mark.parametrize("settings", ["jsonl"], indirect=True),
 ]
 
-#: A real process appends a turn to stored session argv[2] holding no claim, and stops
-#: mid-append, holding its turn and the file's lock, until a line comes on stdin.
-APPENDER = """
-import sys
-from dsh_persistence import SessionInfo, _jsonl_locks
-from dsh_persistence._jsonl import JsonlBackend
-from dsh_persistence.testing import LogBuilder
-
-taken = _jsonl_locks.FileLocks._lock_unclaimed
-
-def lock_unclaimed(self, session_id, path, fd):
-    turn = taken(self, session_id, path, fd)
-    print("appending", flush=True)
-    sys.stdin.readline()
-    return turn
-
-_jsonl_locks.FileLocks._lock_unclaimed = lock_unclaimed
-backend = JsonlBackend(sys.argv[1])
-log = LogBuilder()
-log.turn("one", calls=())
-log.turn("two", calls=())
-backend.append(SessionInfo(sys.argv[2], 1.0), log.events[len(log.events) // 2 :], durable=True)
-print("appended", flush=True)
-"""
-
-
-@contextmanager
-def appending(directory: Path, session_id: str) -> Iterator[subprocess.Popen[str]]:
-    """A real process mid-append to ``session_id`` (stored, one turn), holding its turn."""
-    with subprocess.Popen(
-        [sys.executable, "-c", APPENDER, str(directory), session_id],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as appender:
-        try:
-            assert appender.stdout is not None and appender.stdout.readline() == "appending\n"
-            yield appender
-        finally:
-            if appender.poll() is None:
-                appender.send_signal(signal.SIGKILL)
-            appender.wait(30)
-
 
 def stored(settings: PersistenceSettings, session_id: str = "s") -> Path:
     log = LogBuilder()
@@ -83,12 +36,11 @@ def stored(settings: PersistenceSettings, session_id: str = "s") -> Path:
     return settings.session_directory()
 
 
-def killed_appending(directory: Path, session_id: str) -> Path:
+def killed_appending(settings: PersistenceSettings, session_id: str) -> Path:
     """The turn's lock file a process killed mid-append leaves."""
-    with appending(directory, session_id) as appender:
-        appender.send_signal(signal.SIGKILL)
-        assert appender.wait(30) == -signal.SIGKILL
-    left = directory / f".{session_id}.jsonl.lock"
+    with appending_elsewhere(settings, session_id) as appender:
+        killed(appender)
+    left = settings.session_directory() / f".{session_id}.jsonl.lock"
     assert left.exists()
     return left
 
@@ -97,7 +49,7 @@ def test_a_killed_appenders_turn_file_is_removed_once_old(
     settings: PersistenceSettings, config: Path
 ) -> None:
     directory = stored(settings)
-    left = killed_appending(directory, "s")
+    left = killed_appending(settings, "s")
 
     JsonlBackend(directory).prepare()  # young: kept, as a claim's (the same rule)
     assert left.exists()
@@ -122,7 +74,7 @@ def test_delete_removes_the_turn_file_a_kill_left(
     settings: PersistenceSettings, config: Path
 ) -> None:
     directory = stored(settings)
-    killed_appending(directory, "s")  # young: a delete removes its session's at once
+    killed_appending(settings, "s")  # young: a delete removes its session's at once
 
     assert run(config, "delete", "s") == 0
 
@@ -134,7 +86,7 @@ def test_a_held_turn_file_is_never_removed(settings: PersistenceSettings) -> Non
     a delete by another; the delete waits for no turn and is refused by the file's lock,
     held for the append."""
     directory = stored(settings)
-    with appending(directory, "s") as appender:
+    with appending_elsewhere(settings, "s") as appender:
         turn = directory / ".s.jsonl.lock"
         age(turn)
         backend = open_backend(settings)
@@ -146,11 +98,7 @@ def test_a_held_turn_file_is_never_removed(settings: PersistenceSettings) -> Non
             assert names(directory) == [".s.jsonl.lock", "s.jsonl"]
         finally:
             backend.close()
-        assert appender.stdin is not None and appender.stdout is not None
-        appender.stdin.write("\n")
-        appender.stdin.flush()
-        assert appender.stdout.readline() == "appended\n"
-        assert appender.wait(30) == 0
+        appended(appender)
     assert names(directory) == ["s.jsonl"]  # let go by its holder
 
 

@@ -18,21 +18,37 @@ another process out. So ``check``, before each write of a claimed session, looks
 ``stat``) that the path still leads to the file held: when it does not, the claim is
 taken again, or, when another process holds it now, it is lost: ``check`` says so and
 the claim is forgotten (as a PostgreSQL claim whose connection ended).
+
+A process killed outright (``kill -9``, the OOM killer) lets go of its locks but removes
+no file: ``remove_leftovers`` removes the ones no process holds, as the JSONL backend
+removes its own (``_files.remove_unheld``, which says why that is safe).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Literal
 
-from dsh_persistence._files import LOCKS, leads_to, lock_file, try_lock_file
+from dsh_persistence._files import (
+    LEFTOVER_AGE,
+    LOCKS,
+    leads_to,
+    lock_file,
+    remove_unheld,
+    try_lock_file,
+)
 
 __all__ = ["ClaimFiles", "hold_lock_file", "let_go"]
+
+
+#: The names ``ClaimFiles.path`` gives: a claim's ``<digest>.lock``, a turn's ``.turn``.
+_LOCK_FILE = re.compile(r"[0-9a-f]{40}\.(?:lock|turn)")
 
 
 def hold_lock_file(path: Path, *, wait: bool) -> int | None:
@@ -167,6 +183,23 @@ class ClaimFiles:
             os.close(held[0])
             return
         let_go(path, held[0])
+
+    def remove_leftovers(self, session_id: str | None = None, *, age: float = LEFTOVER_AGE) -> None:
+        """Remove the lock files a kill left (of ``session_id`` only, if given) that no
+        process holds and that have not changed for ``age`` seconds (``remove_unheld``:
+        a claim or turn held, by this process too, is kept). Best effort: nothing is
+        raised, nothing is created."""
+        if session_id is not None:
+            for kind in ("lock", "turn"):
+                remove_unheld(self.path(session_id, kind), age=age)
+            return
+        try:
+            entries = list(os.scandir(self.directory))
+        except OSError:
+            return
+        for entry in entries:
+            if _LOCK_FILE.fullmatch(entry.name):
+                remove_unheld(Path(entry.path), age=age)
 
     def close(self) -> None:
         with self._guard:

@@ -34,6 +34,7 @@ __all__ = [
     "publish",
     "read_at",
     "remove_leftovers",
+    "remove_unheld",
     "session_id_of",
     "try_lock_file",
     "write_all",
@@ -225,7 +226,7 @@ _TEMP = re.compile(r"\.(?P<name>[A-Za-z0-9_%.-]{1,200})\.(?P<pid>[1-9][0-9]{0,9}
 #: turn of the writers that hold no claim (``_jsonl_locks.turn_path``), each removed by
 #: its holder as it lets go, and left by a kill.
 #:
-#: Either is removed only while held here (``_remove_unheld``), and every taker locks
+#: Either is removed only while held here (``remove_unheld``), and every taker locks
 #: the file it opened and then checks that its name still leads to it
 #: (``_claims.hold_lock_file``), as it does for a holder's own removal: a process that
 #: holds it is never robbed (the lock is not ours to take), and one that opened it just
@@ -247,7 +248,7 @@ def remove_leftovers(directory: Path, *, of: str | None = None, age: float = LEF
     if given), not changed for ``age`` seconds: the temp files named exactly as
     ``publish`` names them whose process is not running on this host (a ``publish`` cut
     short leaves one holding the session's header and first batch: its prompt), and the
-    lock files that no process holds (``_remove_unheld``) of claims of sessions not
+    lock files that no process holds (``remove_unheld``) of claims of sessions not
     stored yet and of the turns of appends without a claim (``_LOCK_FILE``). Best
     effort: a file that cannot be checked or removed is left."""
     prefix = None if of is None else of[:_TEMP_NAME]
@@ -260,7 +261,7 @@ def remove_leftovers(directory: Path, *, of: str | None = None, age: float = LEF
         lock = _LOCK_FILE.fullmatch(entry.name)
         if lock is not None:
             if of is None or lock["name"] == of:
-                _remove_unheld(Path(entry.path), age=age)
+                remove_unheld(Path(entry.path), age=age)
             continue
         found = _TEMP.fullmatch(entry.name)
         if found is None or (prefix is not None and found["name"] != prefix):
@@ -274,12 +275,13 @@ def remove_leftovers(directory: Path, *, of: str | None = None, age: float = LEF
                 os.unlink(entry.path)
 
 
-def _remove_unheld(path: Path, *, age: float = 0.0) -> None:
+def remove_unheld(path: Path, *, age: float = 0.0) -> None:
     """Remove the lock file ``path`` (a regular file, not a link) if no process holds
     its lock and it has not changed for ``age`` seconds, holding its lock while it is
     removed: a claim or a turn taken meanwhile on the file removed finds (``leads_to``)
     that the name leads elsewhere and takes it anew (``_LOCK_FILE`` says why that is
-    safe). Best effort: nothing is raised."""
+    safe; the lock files of ``_claims.ClaimFiles``, SQLite's, are taken the same way).
+    Best effort: nothing is raised."""
     if not LOCKS:  # no locks to tell a held one by (and none are made)
         return
     try:

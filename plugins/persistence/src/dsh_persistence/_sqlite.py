@@ -137,6 +137,7 @@ class SqliteBackend(SessionBackend):
             check_directory(self.path, self._unusable)
             if not missing(self.path):
                 check_database(self.path, self._timeout, self._unusable, self._check_version)
+        self._claims.remove_leftovers()  # of claims and turns a kill ended
 
     def _make_directory(self) -> None:
         """Create the database's directory and check that the database can be there."""
@@ -297,9 +298,10 @@ class SqliteBackend(SessionBackend):
             self._let_go_if_moved()
             if self._stores_nothing():  # not stored: nothing to create
                 return False
-        if self._check_claim(session_id, "delete") == "held":  # ours (a live session's
-            return self._run(work)  # delete is refused by the service)
-        if not self.claim(session_id):  # held while it is deleted: no one resumes it then
+        # ours (a live session's delete is refused by the service), or claimed while it
+        # is deleted: no one resumes it then
+        ours = self._check_claim(session_id, "delete") == "held"
+        if not ours and not self.claim(session_id):
             raise SessionInUseError(
                 f"{self.path}: cannot delete session {session_id!r}: another process or "
                 "harness is continuing it"
@@ -307,7 +309,10 @@ class SqliteBackend(SessionBackend):
         try:
             return self._run(work)
         finally:
-            self.release(session_id)
+            # the turn's lock file a kill left mid-append (the claim's is held: kept)
+            self._claims.remove_leftovers(session_id, age=0)
+            if not ours:
+                self.release(session_id)
 
     # -- reading -------------------------------------------------------------------------
 

@@ -1,0 +1,155 @@
+"""Lock files that a kill left in a SQLite store's claims directory are removed.
+
+The SQLite backend claims a session by an empty lock file ``<digest>.lock`` in
+``<database>-claims/``, and a writer holding no claim appends under its turn,
+``<digest>.turn`` there (holding the session's claim meanwhile). Each is removed by its
+holder as it lets go; a process killed outright (``kill -9``, the OOM killer) left them
+for ever. Now they go as the JSONL backend's own do (test_persistence_leftover_claims.py,
+test_persistence_leftover_turns.py): ``prepare()`` removes the ones no process holds once
+``LEFTOVER_AGE`` old, a delete the session's turn at once. A held one is never removed.
+(The PostgreSQL backend keeps no files: its claims are advisory locks that end with
+their connection, test_persistence_postgres_claims.py.)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from claims_support import appended, appending_elsewhere, claimed_elsewhere, killed
+from persistence_cli_support import run, store
+from test_persistence_leftover_claims import age, names
+
+from dsh_persistence import PersistenceSettings, SessionBackend, SessionInfo, open_backend
+from dsh_persistence._claims import ClaimFiles
+from dsh_persistence.testing import LogBuilder
+
+pytestmark = [
+    pytest.mark.plugins("persistence"),
+    pytest.mark.skipif(os.name == "nt", reason="advisory locks are POSIX flock"),
+    pytest.mark.parametrize("settings", ["sqlite"], indirect=True),
+]
+
+
+def claims_of(settings: PersistenceSettings) -> ClaimFiles:
+    database = settings.database_path()
+    return ClaimFiles(database.with_name(database.name + "-claims"))
+
+
+def stored(settings: PersistenceSettings, session_id: str = "s") -> None:
+    log = LogBuilder()
+    log.turn("one", calls=())
+    store(settings, session_id, log)
+
+
+def second_turn(backend: SessionBackend, session_id: str = "s") -> None:
+    """The second turn of ``stored``'s session appended by ``backend``, holding no claim."""
+    log = LogBuilder()
+    log.turn("one", calls=())
+    log.turn("two", calls=())
+    backend.append(SessionInfo(session_id, 1.0), log.events[len(log.events) // 2 :], durable=True)
+
+
+def test_a_killed_claimers_lock_file_is_removed_once_old(settings: PersistenceSettings) -> None:
+    stored(settings)
+    claims = claims_of(settings)
+    with claimed_elsewhere(settings, "s") as holder:
+        killed(holder)
+    left = claims.path("s")
+    assert names(claims.directory) == [left.name]
+
+    open_backend(settings).prepare()  # young: maybe a claim being taken now
+    assert left.exists()
+
+    age(left)
+    backend = open_backend(settings)
+    try:
+        backend.prepare()
+        assert names(claims.directory) == []
+        assert backend.claim("s")  # the session is free, claimed anew
+        backend.release("s")
+    finally:
+        backend.close()
+    assert names(claims.directory) == []
+
+
+def test_a_killed_appenders_turn_and_claim_files_are_removed_once_old(
+    settings: PersistenceSettings, config: Path
+) -> None:
+    stored(settings)
+    claims = claims_of(settings)
+    with appending_elsewhere(settings, "s") as appender:
+        killed(appender)
+    left = [claims.path("s"), claims.path("s", "turn")]
+    assert names(claims.directory) == sorted(path.name for path in left)
+
+    open_backend(settings).prepare()  # young: kept
+    assert all(path.exists() for path in left)
+
+    for path in left:
+        age(path)
+    backend = open_backend(settings)
+    try:
+        backend.prepare()
+        assert names(claims.directory) == []
+        second_turn(backend)  # its turn and claim, taken and let go
+    finally:
+        backend.close()
+    assert names(claims.directory) == []
+    assert run(config, "show", "s") == 0
+
+
+def test_delete_removes_the_turn_file_a_kill_left(
+    settings: PersistenceSettings, config: Path
+) -> None:
+    stored(settings)
+    claims = claims_of(settings)
+    with appending_elsewhere(settings, "s") as appender:  # young: a delete removes them
+        killed(appender)
+
+    assert run(config, "delete", "s") == 0
+
+    assert names(claims.directory) == []
+
+
+def test_a_held_turn_and_claim_are_never_removed(settings: PersistenceSettings) -> None:
+    """However old: a live process's append (its turn and the claim it holds for it)
+    outlives a prepare and a delete by another, which is refused."""
+    stored(settings)
+    claims = claims_of(settings)
+    held = sorted([claims.path("s").name, claims.path("s", "turn").name])
+    with appending_elsewhere(settings, "s") as appender:
+        for name in held:
+            age(claims.directory / name)
+        backend = open_backend(settings)
+        try:
+            backend.prepare()
+            assert names(claims.directory) == held
+            with pytest.raises(Exception, match="continuing it"):
+                backend.delete("s")
+            assert names(claims.directory) == held
+        finally:
+            backend.close()
+        appended(appender)
+    assert names(claims.directory) == []  # let go by its holder
+
+
+def test_only_lock_files_of_claims_are_touched(settings: PersistenceSettings) -> None:
+    claims = claims_of(settings)
+    claims.directory.mkdir(parents=True)
+    digest = "0" * 40
+    others = [f"{digest}.claim", f"{digest}.lock.bak", f"{digest[:39]}.lock", "notes.turn"]
+    for name in others:
+        (claims.directory / name).write_text("")
+        age(claims.directory / name)
+    target = claims.directory / "elsewhere"
+    target.write_text("")
+    (claims.directory / f"{'1' * 40}.lock").symlink_to(target)
+    os.mkdir(claims.directory / f"{'2' * 40}.turn")
+
+    open_backend(settings).prepare()
+
+    assert names(claims.directory) == sorted(
+        [*others, "elsewhere", f"{'1' * 40}.lock", f"{'2' * 40}.turn"]
+    )
