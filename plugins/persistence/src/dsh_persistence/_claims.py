@@ -41,6 +41,7 @@ from dsh_persistence._files import (
     leads_to,
     lock_file,
     remove_unheld,
+    still_leads_to,
     try_lock_file,
 )
 
@@ -179,8 +180,8 @@ class ClaimFiles:
     def _let_go(self, session_id: str, held: tuple[int, tuple[int, int]]) -> None:
         """Remove the claim's file if it is still the one held, and end its lock."""
         path = self.path(session_id)
-        if not leads_to(path, held[0]):  # removed, or another's now: not ours to remove
-            os.close(held[0])
+        if not still_leads_to(path, held[0]):  # removed, another's now, or the directory
+            os.close(held[0])  # cannot be looked in: not ours to remove
             return
         let_go(path, held[0])
 

@@ -36,6 +36,7 @@ __all__ = [
     "remove_leftovers",
     "remove_unheld",
     "session_id_of",
+    "still_leads_to",
     "try_lock_file",
     "write_all",
 ]
@@ -183,6 +184,15 @@ def leads_to(path: Path, fd: int) -> bool:
         return False
     opened = os.fstat(fd)
     return (there.st_dev, there.st_ino) == (opened.st_dev, opened.st_ino)
+
+
+def still_leads_to(path: Path, fd: int) -> bool:
+    """``leads_to``, False when it cannot be told (the directory gone, or a file now):
+    what a holder letting go of a lock file asks, never raising, before it removes it."""
+    try:
+        return leads_to(path, fd)
+    except OSError:
+        return False
 
 
 def fsync_directory(directory: Path) -> None:

@@ -31,7 +31,7 @@ from dsh_persistence._errors import (
     SessionDeletedError,
     SessionInUseError,
 )
-from dsh_persistence._files import LOCKS, leads_to, open_regular, try_lock_file
+from dsh_persistence._files import LOCKS, leads_to, open_regular, still_leads_to, try_lock_file
 from dsh_persistence._session_file import check_session_file
 
 __all__ = ["PENDING", "FileLocks", "claim_path", "turn_path"]
@@ -145,7 +145,7 @@ class FileLocks:
             if not claimed:
                 turn = hold_lock_file(turns, wait=True)
             held = self._pending.pop(session_id, None)
-            if held is not None and not _still_there(pending, held):
+            if held is not None and not still_leads_to(pending, held):
                 os.close(held)  # removed: no one else meets it
                 held = None
             if held is None:
@@ -178,7 +178,7 @@ class FileLocks:
         """End the lock of ``claim_path(path)`` held as ``fd``, removing the file if it
         is still the one held (one made anew since is another's)."""
         pending = claim_path(path)
-        if _still_there(pending, fd):
+        if still_leads_to(pending, fd):
             let_go(pending, fd)
         else:
             os.close(fd)
@@ -326,14 +326,6 @@ def _same_file(fd: int, other: int) -> bool:
     """Whether two open files are one."""
     one, two = os.fstat(fd), os.fstat(other)
     return (one.st_dev, one.st_ino) == (two.st_dev, two.st_ino)
-
-
-def _still_there(path: Path, fd: int) -> bool:
-    """``leads_to``, False when it cannot be told (the directory gone, or a file now)."""
-    try:
-        return leads_to(path, fd)
-    except OSError:
-        return False
 
 
 def turn_path(path: Path) -> Path:
