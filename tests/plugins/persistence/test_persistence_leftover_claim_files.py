@@ -6,7 +6,8 @@ The SQLite backend claims a session by an empty lock file ``<digest>.lock`` in
 holder as it lets go; a process killed outright (``kill -9``, the OOM killer) left them
 for ever. Now they go as the JSONL backend's own do (test_persistence_leftover_claims.py,
 test_persistence_leftover_turns.py): ``prepare()`` removes the ones no process holds once
-``LEFTOVER_AGE`` old, a delete the session's turn at once. A held one is never removed.
+``LEFTOVER_AGE`` old, a delete the session's turn at once. A held one is never removed,
+and a claim (JSONL's too) that meets one being removed takes a new file.
 (The PostgreSQL backend keeps no files: its claims are advisory locks that end with
 their connection, test_persistence_postgres_claims.py.)
 """
@@ -28,8 +29,8 @@ from dsh_persistence.testing import LogBuilder
 pytestmark = [
     pytest.mark.plugins("persistence"),
     pytest.mark.skipif(os.name == "nt", reason="advisory locks are POSIX flock"),
-    pytest.mark.parametrize("settings", ["sqlite"], indirect=True),
 ]
+sqlite_only = pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
 
 
 def claims_of(settings: PersistenceSettings) -> ClaimFiles:
@@ -51,6 +52,7 @@ def second_turn(backend: SessionBackend, session_id: str = "s") -> None:
     backend.append(SessionInfo(session_id, 1.0), log.events[len(log.events) // 2 :], durable=True)
 
 
+@sqlite_only
 def test_a_killed_claimers_lock_file_is_removed_once_old(settings: PersistenceSettings) -> None:
     stored(settings)
     claims = claims_of(settings)
@@ -74,6 +76,7 @@ def test_a_killed_claimers_lock_file_is_removed_once_old(settings: PersistenceSe
     assert names(claims.directory) == []
 
 
+@sqlite_only
 def test_a_killed_appenders_turn_and_claim_files_are_removed_once_old(
     settings: PersistenceSettings, config: Path
 ) -> None:
@@ -100,6 +103,7 @@ def test_a_killed_appenders_turn_and_claim_files_are_removed_once_old(
     assert run(config, "show", "s") == 0
 
 
+@sqlite_only
 def test_delete_removes_the_turn_file_a_kill_left(
     settings: PersistenceSettings, config: Path
 ) -> None:
@@ -113,6 +117,7 @@ def test_delete_removes_the_turn_file_a_kill_left(
     assert names(claims.directory) == []
 
 
+@sqlite_only
 def test_a_held_turn_and_claim_are_never_removed(settings: PersistenceSettings) -> None:
     """However old: a live process's append (its turn and the claim it holds for it)
     outlives a prepare and a delete by another, which is refused."""
@@ -135,6 +140,7 @@ def test_a_held_turn_and_claim_are_never_removed(settings: PersistenceSettings) 
     assert names(claims.directory) == []  # let go by its holder
 
 
+@sqlite_only
 def test_only_lock_files_of_claims_are_touched(settings: PersistenceSettings) -> None:
     claims = claims_of(settings)
     claims.directory.mkdir(parents=True)
@@ -153,3 +159,41 @@ def test_only_lock_files_of_claims_are_touched(settings: PersistenceSettings) ->
     assert names(claims.directory) == sorted(
         [*others, "elsewhere", f"{'1' * 40}.lock", f"{'2' * 40}.turn"]
     )
+
+
+@pytest.mark.parametrize("settings", ["jsonl", "sqlite"], indirect=True)
+def test_a_claim_taken_as_a_leftover_is_removed_is_granted(
+    settings: PersistenceSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race: a claim opened the lock file a kill left, and tries its lock just while
+    another process's ``prepare()`` holds it to remove it (locked, removed, not closed
+    yet). The claim was refused, as if another process held the session, though none
+    does; now it finds that the name leads nowhere and takes a new file."""
+    from dsh_persistence import _claims
+
+    if settings.backend == "jsonl":
+        left = settings.session_directory() / ".new.jsonl.claim"
+    else:
+        left = claims_of(settings).path("new")
+    left.parent.mkdir(parents=True)
+    left.write_bytes(b"")  # left by a kill
+    tried = _claims.try_lock_file
+    removing: list[int] = []
+
+    def removed_meanwhile(fd: int) -> bool:  # as remove_unheld, between open and close
+        if not removing:
+            removing.append(os.open(left, os.O_RDONLY))
+            assert tried(removing[0])
+            os.unlink(left)
+        return tried(fd)
+
+    monkeypatch.setattr(_claims, "try_lock_file", removed_meanwhile)
+    backend = open_backend(settings)
+    try:
+        assert backend.claim("new")
+        assert left.exists()  # a new file, held
+    finally:
+        backend.close()
+        for fd in removing:
+            os.close(fd)
+    assert removing

@@ -54,7 +54,9 @@ _LOCK_FILE = re.compile(r"[0-9a-f]{40}\.(?:lock|turn)")
 
 def hold_lock_file(path: Path, *, wait: bool) -> int | None:
     """Open ``path`` (creating it) and lock it; the open file holding the lock. When
-    another holds it: wait for it if ``wait``, else None."""
+    another holds it: wait for it if ``wait``, else None. A file held only as it is
+    removed (let go by its holder, or a leftover being removed) is no one's: the name
+    leads elsewhere by then, and the file there is taken."""
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
         try:
@@ -63,16 +65,16 @@ def hold_lock_file(path: Path, *, wait: bool) -> int | None:
                 held = True
             else:
                 held = try_lock_file(fd)
-            current = held and leads_to(path, fd)
+            current = leads_to(path, fd)
         except BaseException:
             os.close(fd)
             raise
-        if current:
+        if held and current:
             return fd
         os.close(fd)
-        if not held:
+        if current:  # held by another, still there
             return None
-        # its holder removed it between our open and our lock: lock the new one
+        # removed between our open and our lock (held meanwhile, or still): take the new
 
 
 def let_go(path: Path, fd: int) -> None:

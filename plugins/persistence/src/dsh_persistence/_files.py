@@ -241,9 +241,11 @@ _TEMP = re.compile(r"\.(?P<name>[A-Za-z0-9_%.-]{1,200})\.(?P<pid>[1-9][0-9]{0,9}
 #: (``_claims.hold_lock_file``), as it does for a holder's own removal: a process that
 #: holds it is never robbed (the lock is not ours to take), and one that opened it just
 #: before it was removed (or waits for its lock: a turn is waited for) finds, once it has
-#: the lock, that the name leads nowhere, and takes a new file. Holding it here does
-#: not stop a turn being taken, only delays it; it would refuse a claim being taken
-#: (that one does not wait), hence the age below.
+#: the lock, that the name leads nowhere, and takes a new file; a claim (that one does
+#: not wait) that tries the lock while held here finds the same once the file is
+#: removed. Holding it here does not stop a turn being taken, only delays it; it would
+#: refuse a claim that tries it in the instant between this lock and the removal, hence
+#: the age below. (The claims directory of ``_claims.ClaimFiles``, SQLite's: the same.)
 _LOCK_FILE = re.compile(r"\.(?P<name>[A-Za-z0-9_%-]{1,240}\.jsonl)\.(?:claim|lock)")
 #: A temp file whose process is gone, or a lock file no process holds, is left over once
 #: it is this old (seconds): a younger temp file may be the publish of a process that
