@@ -117,7 +117,7 @@ class AgentRegistry:
             options=options,
             workspace=workspace,
         )
-        check_meta("agents.create", meta)
+        check_meta(meta, "agents.create(meta=...): ")
         check_id("agent id", agent_id)
         if session_id is not None:
             check_id(f"agent {agent_id!r}: session id", session_id)

@@ -26,17 +26,21 @@ __all__ = ["check_meta", "declared_secrets_of", "held_secrets", "hidden_meta", "
 log = get_logger("dsh.agent")
 
 
-def check_meta(call: str, meta: dict[str, Any] | None) -> None:
-    """Refuse a ``meta`` given to ``call`` that is not lossless JSON (stored with the
-    session, a persistence plugin could not write it, or would read back another
-    value): a ``DshError`` naming the place in it, as event data is refused."""
+def check_meta(
+    meta: dict[str, Any] | None,
+    prefix: str,
+    suffix: str = "; a session's meta is stored as JSON",
+) -> None:
+    """Refuse a ``meta`` that is not lossless JSON (stored with the session, a
+    persistence plugin could not write it, or would read back another value), as event
+    data is refused: a ``DshError`` ``f"{prefix}at {place}: {reason}{suffix}"``, naming
+    the place in it (``meta.tags[1]``). ``agents.create`` refuses its argument so, and
+    ``dsh.testing.InMemoryPersistence`` a meta changed after it."""
     if meta:
         try:
             check_json(meta, "session/meta", "meta")
         except EventDataError as exc:
-            raise DshError(
-                f"{call}(meta=...): at {exc.path}: {exc.reason}; a session's meta is stored as JSON"
-            ) from None
+            raise DshError(f"{prefix}at {exc.path}: {exc.reason}{suffix}") from None
 
 
 def hidden_meta(

@@ -5,8 +5,9 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from dsh._json import check_json, decode, encode
-from dsh.errors import DshError, EventDataError, SessionInUseError
+from dsh._json import decode, encode
+from dsh._stored_meta import check_meta
+from dsh.errors import DshError, SessionInUseError
 from dsh.hookspecs import hookimpl
 from dsh.persistence import SessionHeader, StoredSession
 from dsh.session import SessionEvent
@@ -132,13 +133,8 @@ class InMemoryPersistence:
         if session.id not in self._stored:
             # stored as JSON, as a real store writes it: refused like theirs if it is not
             meta = dict(session.meta)
-            try:
-                check_json(meta, "session/meta", "meta")
-            except EventDataError as exc:
-                raise DshError(
-                    f"session {session.id!r}: its meta is not JSON (at {exc.path}: "
-                    f"{exc.reason}); nothing was written"
-                ) from None
+            prefix = f"session {session.id!r}: its meta is not JSON ("
+            check_meta(meta, prefix, "); nothing was written")
             self._stored[session.id] = StoredSession(session.id, session.created, [], meta)
         new = log[written:]
         if new:
