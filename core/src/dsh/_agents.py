@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from dsh._arg_types import check_args
+from dsh._arg_types import check_args, plain
 from dsh._claims import Claim, claimed
 from dsh._handle import AgentHandle
 from dsh._ids import check_id
@@ -117,6 +117,7 @@ class AgentRegistry:
             options=options,
             workspace=workspace,
         )
+        agent_id, session_id = plain(agent_id), plain(session_id)  # what stores keep
         check_meta(meta, "agents.create(meta=...): ")
         check_id("agent id", agent_id)
         if session_id is not None:
@@ -156,6 +157,7 @@ class AgentRegistry:
             options=options,
             workspace=workspace,
         )
+        agent_id, resume_session_id = plain(agent_id), plain(resume_session_id)
         refuse = self._in_flight.refuse_if_closed
         refuse(agent_id)  # before the store is read: it may be closing
         place = self._checked(agent_id, options, workspace)  # before the id, as create
@@ -180,6 +182,7 @@ class AgentRegistry:
     ) -> AgentHandle:
         """``resume`` of a session already loaded with ``load_stored`` (which a caller
         that checks a session before it lets go of anything has done): not read again."""
+        agent_id = plain(agent_id)
         place = self._checked(agent_id, options, workspace, stored)
         async with self._in_flight.reserved(agent_id, stored.id):
             return await self._resume(agent_id, stored, options, place)
@@ -206,6 +209,7 @@ class AgentRegistry:
             options=options,
             workspace=workspace,
         )
+        agent_id, new_session_id = plain(agent_id), plain(new_session_id)
         stored = await self.load_stored(session_id)
         new_id = new_session_id or f"{agent_id}-session-{uuid.uuid4().hex}"
         check_id(f"agent {agent_id!r}: session id", new_id)
@@ -219,6 +223,7 @@ class AgentRegistry:
         loaded, or the session is not stored, or its log breaks the invariants, or the
         harness is leaving). The exit awaits a load in flight (called off if it has not read the
         store yet)."""
+        session_id = plain(session_id)
 
         def refuse() -> None:
             if (closed := self._in_flight.closed) is not None:

@@ -1,14 +1,16 @@
 """Arguments of the wrong type given to a public call, refused at the call: a
 ``TypeError`` naming the call, the parameter and the type given
 (``agents.create(session_id=...) takes a str or None, not an int``), instead of an
-internal error from deep inside it (an ``AttributeError`` from the id check)."""
+internal error from deep inside it (an ``AttributeError`` from the id check). An id
+of a subclass of ``str`` (an ``enum.StrEnum`` member) is taken, as plain text
+(``plain``): what stores it sees a ``str``."""
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, overload
 
-__all__ = ["a_kind", "check_args"]
+__all__ = ["a_kind", "check_args", "plain"]
 
 _NONE = type(None)
 
@@ -44,3 +46,13 @@ def check_args(call: str, *, required: tuple[str, ...] = (), **values: Any) -> N
             types, wanted = types[:-1], wanted.removesuffix(" or None")
         if not isinstance(value, types) or (type(value) is bool and bool not in types):
             raise TypeError(f"{call}({name}=...) takes {wanted}, not {a_kind(value)}")
+
+
+@overload
+def plain(value: str) -> str: ...
+@overload
+def plain(value: str | None) -> str | None: ...
+def plain(value: str | None) -> str | None:
+    """``value`` as a plain ``str`` (the text of a ``StrEnum`` member, not its
+    ``__str__``), or None: an id that the session, its meta and the stores keep."""
+    return value if value is None or type(value) is str else str.__str__(value)
