@@ -33,7 +33,9 @@ def _plain(*values: object) -> bool:
 async def test_a_str_enum_agent_and_session_id_are_stored_as_plain_str() -> None:
     store = InMemoryPersistence()
     with anyio.fail_after(LIMIT):
-        async with scripted_harness(ScriptedModel(["ok"]), plugins=[store]) as h:
+        async with scripted_harness(
+            ScriptedModel(["ok"]), plugins=[store], load_entry_points=False
+        ) as h:
             agent = await h.agents.create(Agents.MAIN, Sessions.FIRST, options=OPTIONS)
             assert _plain(agent.id, agent.session.id, agent.session.meta["agent"])
             result = await agent.prompt("hi")
@@ -46,11 +48,15 @@ async def test_a_str_enum_agent_and_session_id_are_stored_as_plain_str() -> None
 async def test_resume_fork_and_load_stored_take_str_enum_ids_as_plain_str() -> None:
     store = InMemoryPersistence()
     with anyio.fail_after(LIMIT):
-        async with scripted_harness(ScriptedModel(["ok"]), plugins=[store]) as h:
+        async with scripted_harness(
+            ScriptedModel(["ok"]), plugins=[store], load_entry_points=False
+        ) as h:
             agent = await h.agents.create("main", "first", options=OPTIONS)
             await agent.prompt("hi")
             await agent.dispose()
-        async with scripted_harness(ScriptedModel(["a", "b", "c"]), plugins=[store]) as h:
+        async with scripted_harness(
+            ScriptedModel(["a", "b", "c"]), plugins=[store], load_entry_points=False
+        ) as h:
             loaded = await h.agents.load_stored(Sessions.FIRST)
             assert _plain(loaded.id)
             again = await h.agents.resume(Agents.MAIN, Sessions.FIRST)
