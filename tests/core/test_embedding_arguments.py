@@ -99,6 +99,24 @@ async def test_a_meta_that_is_not_lossless_json_is_refused_at_create(
     assert store.stored[agent.session.id].meta["tags"] == ["a"]
 
 
+async def test_a_meta_changed_by_its_caller_after_create_leaves_the_session_alone() -> None:
+    """``meta`` is copied at any depth: a caller reusing its dict (a template of a user's
+    tags) does not change a session created from it."""
+    store = InMemoryPersistence()
+    meta: dict[str, Any] = {"user": {"name": "u1"}, "tags": ["a", {"k": [1]}]}
+    with anyio.fail_after(LIMIT):
+        async with scripted_harness(ScriptedModel(["ok"]), plugins=[store]) as h:
+            agent = await h.agents.create("m", meta=meta, options=OPTIONS)
+            meta["user"]["name"] = "u2"
+            meta["tags"].append("b")
+            meta["tags"][1]["k"].append(2)
+            await agent.prompt("hi")
+            agent.session.meta["tags"][1]["k"].append(3)  # the store's is its own too
+    live, stored = agent.session.meta, store.stored[agent.session.id].meta
+    assert (live["user"], live["tags"]) == ({"name": "u1"}, ["a", {"k": [1, 3]}])
+    assert (stored["user"], stored["tags"]) == ({"name": "u1"}, ["a", {"k": [1]}])
+
+
 async def test_the_double_refuses_a_meta_made_unstorable_after_create_as_the_stores_do() -> None:
     store = InMemoryPersistence()
     with anyio.fail_after(LIMIT):

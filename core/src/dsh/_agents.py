@@ -23,6 +23,7 @@ from dsh._claims import Claim, claimed
 from dsh._handle import AgentHandle
 from dsh._ids import check_id
 from dsh._in_flight import InFlight
+from dsh._json import copied
 from dsh._options import storable_options
 from dsh._resume import forked, load_session, log_events, resumed_session, sound
 from dsh._stored_meta import check_meta, declared_secrets_of, held_secrets, hidden_meta
@@ -128,7 +129,7 @@ class AgentRegistry:
             check_options(self._harness, agent_id, options)
         place = self._place(agent_id, workspace)
         sid = session_id or f"{agent_id}-session-{uuid.uuid4().hex}"
-        meta = dict(meta or {})
+        meta = copied(meta) if meta else {}  # a caller changing its dict later: not ours
         meta.setdefault("agent", agent_id)  # who created it: a resume finds its settings
         if options and "options" not in meta:
             meta["options"] = storable_options(agent_id, options)  # a resume rebuilds them

@@ -28,7 +28,7 @@ from pydantic_core import PydanticSerializationError, from_json, to_json
 
 from dsh.errors import EventDataError
 
-__all__ = ["check_json", "decode", "encode", "encode_any"]
+__all__ = ["check_json", "copied", "decode", "encode", "encode_any"]
 
 _SCALARS = (str, int, bool, type(None))
 # A key written after a dot in a path (data.tool.name); any other is quoted: data["a.b"]
@@ -81,6 +81,18 @@ def decode(text: str | bytes) -> Any:
         raise
     except TypeError:  # a str holding a lone surrogate itself, unreadable as UTF-8
         return json.loads(text)
+
+
+def copied(value: Any) -> Any:
+    """A copy of lossless JSON ``value`` (``check_json`` passes it) sharing none of its
+    dicts and lists (its strings and numbers cannot change): what a caller keeps and may
+    change later (``agents.create``'s ``meta``) is not what the session holds."""
+    kind = type(value)
+    if kind is dict:
+        return {key: copied(item) for key, item in value.items()}
+    if kind is list:
+        return [copied(item) for item in value]
+    return value
 
 
 def _is_plain(value: Any) -> bool:

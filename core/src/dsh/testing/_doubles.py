@@ -5,7 +5,7 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from dsh._json import decode, encode
+from dsh._json import copied, decode, encode
 from dsh._stored_meta import check_meta
 from dsh.errors import DshError, SessionInUseError
 from dsh.hookspecs import hookimpl
@@ -132,9 +132,9 @@ class InMemoryPersistence:
             )
         if session.id not in self._stored:
             # stored as JSON, as a real store writes it: refused like theirs if it is not
-            meta = dict(session.meta)
             prefix = f"session {session.id!r}: its meta is not JSON ("
-            check_meta(meta, prefix, "); nothing was written")
+            check_meta(session.meta, prefix, "); nothing was written")
+            meta = copied(session.meta)  # the live session's changes after: not stored
             self._stored[session.id] = StoredSession(session.id, session.created, [], meta)
         new = log[written:]
         if new:
