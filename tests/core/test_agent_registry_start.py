@@ -19,7 +19,7 @@ import pytest
 from harness_support import create_as_the_harness_leaves, nothing_left
 from loop_support import LIMIT
 
-from dsh import DshError, hookimpl
+from dsh import DshError, SessionInUseError, hookimpl
 from dsh.harness import Harness
 from dsh.testing import InMemoryPersistence, ScriptedModel, run_turn, scripted_harness
 
@@ -192,9 +192,9 @@ async def test_a_second_resume_of_a_session_being_resumed_names_the_first_agent(
             async with anyio.create_task_group() as tg:
                 tg.start_soon(h.agents.resume, "a", sid)
                 await claiming.wait()
-                with pytest.raises(DshError) as second:
+                with pytest.raises(SessionInUseError) as second:
                     await h.agents.resume("b", sid)
-                with pytest.raises(DshError) as created:
+                with pytest.raises(SessionInUseError) as created:
                     await h.agents.create("c", session_id=sid, options=OPTIONS)
                 go_on.set()
             said = (

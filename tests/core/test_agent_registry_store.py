@@ -18,7 +18,7 @@ import anyio.to_thread
 import pytest
 from loop_support import LIMIT
 
-from dsh import DshError, hookimpl
+from dsh import DshError, SessionInUseError, hookimpl
 from dsh.testing import ScriptedModel, run_turn, scripted_harness
 
 persistence = pytest.importorskip("dsh_persistence")
@@ -146,7 +146,7 @@ async def test_a_second_resume_of_a_session_being_resumed_names_the_first_agent(
                 tg.start_soon(h.agents.resume, "a", sid)
                 await anyio.to_thread.run_sync(claiming.wait, LIMIT)
                 try:
-                    with pytest.raises(DshError) as second:
+                    with pytest.raises(SessionInUseError) as second:
                         await h.agents.resume("b", sid)
                 finally:
                     go_on.set()

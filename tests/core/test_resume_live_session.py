@@ -1,7 +1,8 @@
 """Behaviour 33 at the registry: creating or resuming an agent on a session that a live
 agent of the same harness runs is refused saying so (the agent that runs it, and to
 dispose it first), before the session's claim is tried: the claim is left as it was, and
-the live agent goes on.
+the live agent goes on. The refusal is a ``SessionInUseError``, as when another process
+holds the session (it was a plain ``DshError``: a program had to catch both).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import pytest
 from harness_support import Claiming
 from loop_support import LIMIT
 
-from dsh import DshError
+from dsh import DshError, SessionInUseError
 from dsh.testing import ScriptedModel, run_turn, scripted_harness
 
 
@@ -33,7 +34,7 @@ async def test_b33_resuming_a_session_live_in_this_harness_names_its_agent() -> 
         with pytest.raises(DshError) as created:
             await h.agents.create("b", session_id=sid, options={"model": "scripted"})
         for refused in (resumed, created):
-            assert refused.type is DshError
+            assert refused.type is SessionInUseError
             assert str(refused.value) == f"agent 'b': {said}"
         assert store.calls == calls  # the claim was not tried: nothing taken or let go
         assert h.agents.get("b") is None

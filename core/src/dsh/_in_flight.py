@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from dsh.errors import DshError
+from dsh.errors import DshError, SessionInUseError
 
 if TYPE_CHECKING:
     from dsh._handle import AgentHandle
@@ -106,7 +106,7 @@ class InFlight:
                 return
             owner = f" (agent {starting[0]!r})"
             where = "it is being resumed or created in this harness"
-        raise DshError(
+        raise SessionInUseError(  # as when another process holds it: one error to catch
             f"agent {agent_id!r}: session {sid!r} is in use: {where}{owner}; "
             "dispose that agent first"
         )

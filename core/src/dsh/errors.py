@@ -220,10 +220,12 @@ class EventTypeError(DshError):
 
 
 class SessionInUseError(DshError):
-    """A session another agent is continuing (in another process, or another harness
-    sharing the store) holds its claim: an agent created or resumed on it is refused
-    until that one is disposed. Raised by persistence plugins (dsh-persistence's is its
-    ``PersistenceError`` too) and ``dsh.testing.InMemoryPersistence``."""
+    """A session another agent is continuing (in another process, another harness
+    sharing the store, or this harness) holds its claim: an agent created or resumed on
+    it is refused until that one is disposed. Raised by persistence plugins
+    (dsh-persistence's is its ``PersistenceError`` too), ``dsh.testing.InMemoryPersistence``
+    and ``harness.agents`` itself for a session an agent of the same harness runs or is
+    starting on (``session '...' is in use: it is already live in this harness``)."""
 
     code = "SESSION_IN_USE"
     exit_status = 1  # not a mistake of the command: it may pass when tried again
