@@ -18,6 +18,7 @@ from loop_support import LIMIT
 
 from dsh import DshError
 from dsh.harness import Harness
+from dsh.persistence import StoredSession
 from dsh.plugins import create_plugin_manager
 from dsh.testing import InMemoryPersistence, ScriptedModel, scripted_harness
 
@@ -42,6 +43,13 @@ WRONG: list[tuple[str, str, object, str]] = [
     ("fork", "turns", "1", "an int, not a str"),
     ("fork", "new_session_id", 7, "a str or None, not an int"),
     ("fork", "options", ["model"], "a dict or None, not a list"),
+    # these two were not checked: an AttributeError from inside, or a store's own error
+    ("resume_stored", "agent_id", 5, "a str, not an int"),
+    ("resume_stored", "stored", "s", "a StoredSession, not a str"),
+    ("resume_stored", "options", "model=scripted", "a dict or None, not a str"),
+    ("resume_stored", "workspace", 3, "a str, a path or None, not an int"),
+    ("load_stored", "session_id", 7, "a str, not an int"),
+    ("load_stored", "session_id", None, "a str, not None"),
 ]
 
 
@@ -50,6 +58,8 @@ def _call(h: Harness, call: str, name: str, value: object) -> Awaitable[object]:
         "create": {"agent_id": "a", "options": OPTIONS},
         "resume": {"agent_id": "a", "resume_session_id": "s"},
         "fork": {"agent_id": "a", "session_id": "s", "turns": 1},
+        "resume_stored": {"agent_id": "a", "stored": StoredSession("s", 0.0, [], {})},
+        "load_stored": {"session_id": "s"},
     }[call]
     args[name] = value
     method: Callable[..., Awaitable[object]] = getattr(h.agents, call)

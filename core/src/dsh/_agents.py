@@ -182,7 +182,16 @@ class AgentRegistry:
         workspace: str | os.PathLike[str] | None = None,
     ) -> AgentHandle:
         """``resume`` of a session already loaded with ``load_stored`` (which a caller
-        that checks a session before it lets go of anything has done): not read again."""
+        that checks a session before it lets go of anything has done): not read again.
+        Arguments of the wrong type as for ``resume`` (``stored`` takes a
+        ``StoredSession``)."""
+        check_args(
+            "agents.resume_stored",
+            agent_id=agent_id,
+            stored=stored,
+            options=options,
+            workspace=workspace,
+        )
         agent_id = plain(agent_id)
         place = self._checked(agent_id, options, workspace, stored)
         async with self._in_flight.reserved(agent_id, stored.id):
@@ -222,8 +231,9 @@ class AgentRegistry:
         ``dsh._resume.sound``'s closers appended, which the resumed session logs through
         its observer as it goes live); DshError saying why there is none (no persistence plugin
         loaded, or the session is not stored, or its log breaks the invariants, or the
-        harness is leaving). The exit awaits a load in flight (called off if it has not read the
-        store yet)."""
+        harness is leaving); a ``session_id`` that is not a str, a ``TypeError``. The exit
+        awaits a load in flight (called off if it has not read the store yet)."""
+        check_args("agents.load_stored", required=("session_id",), session_id=session_id)
         session_id = plain(session_id)
 
         def refuse() -> None:

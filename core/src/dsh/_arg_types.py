@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any, overload
 
+from dsh.persistence import StoredSession
+
 __all__ = ["a_kind", "check_args", "plain"]
 
 _NONE = type(None)
@@ -24,6 +26,7 @@ _TAKES: dict[str, tuple[tuple[type, ...], str]] = {
     "options": ((dict, _NONE), "a dict or None"),
     "workspace": ((str, os.PathLike, _NONE), "a str, a path or None"),
     "turns": ((int,), "an int"),
+    "stored": ((StoredSession,), "a StoredSession"),
 }
 
 
