@@ -23,6 +23,7 @@ from dsh.plugins import create_plugin_manager
 from dsh.testing import InMemoryPersistence, ScriptedModel, scripted_harness
 
 OPTIONS = {"model": "scripted"}
+EMPTY = "a prompt may not be empty: there is nothing to send the model"
 
 Call = Callable[[Any], Awaitable[object]]
 
@@ -157,6 +158,25 @@ async def test_prompt_refuses_what_is_not_a_str_before_anything_is_logged(
             assert str(refused.value) == f"a prompt must be a str, not {kind}"
             assert list(agent.session.events) == [] and agent.status == "idle"
             assert (await agent.prompt("hi")).turn == 1  # still takes prompts
+
+
+@pytest.mark.parametrize("call", ["prompt", "send", "steer"])
+async def test_an_empty_prompt_is_refused_before_anything_is_logged(call: str) -> None:
+    """``""`` started a turn with an empty user message, which some providers refuse
+    (Anthropic: a text block must not be empty); ``dsh run ''`` is refused too."""
+    with anyio.fail_after(LIMIT):
+        async with scripted_harness(ScriptedModel(["ok"])) as h:
+            agent = await h.agents.create("p", options=OPTIONS)
+            with pytest.raises(ValueError, match=r"^a prompt may not be empty") as refused:
+                await _prompted(getattr(agent, call)(""))
+            assert str(refused.value) == EMPTY
+            assert list(agent.session.events) == [] and agent.status == "idle"
+            assert (await agent.prompt(" ")).turn == 1  # only "" is refused
+
+
+async def _prompted(result: object) -> None:
+    if isinstance(result, Awaitable):
+        await result
 
 
 @pytest.mark.parametrize(

@@ -56,6 +56,10 @@ class Prompt(str):
 
 def check_prompt(prompt: object) -> None:
     """Refuse a prompt that is not a str (``send``, ``steer``, ``prompt``): a
-    ``TypeError``, before anything is queued or logged."""
+    ``TypeError``, before anything is queued or logged; an empty one, ``""``, a
+    ``ValueError`` (a turn would send the model an empty user message, which some
+    providers refuse). Whitespace is text: it is sent."""
     if type(prompt) is not str and type(prompt) is not Prompt:
         raise TypeError(f"a prompt must be a str, not {type(prompt).__name__}")
+    if not prompt:
+        raise ValueError("a prompt may not be empty: there is nothing to send the model")
