@@ -20,7 +20,10 @@ denied in bypass mode where a deny rule of the tool (or a ``read`` one) could ma
 Long options are matched as getopt does, abbreviated too (``--to-com=``); short ones
 in a cluster up to the first letter taking a value (``-xIcmd``), and in tar's old
 style first word (``xIf``) every letter, the next words being the values of those that
-take one (``tar xf -f --to-command=CMD``: the archive ``-f``).
+take one (``tar xf -f --to-command=CMD``: the archive ``-f``). A tar line with a
+letter GNU tar and bsdtar read differently (``-L``, ``-H``, ``-s``, ``-W``:
+``_tar.disputed``) is one too: bsdtar's ``-W use-compress-program=CMD`` runs CMD, and
+``-L --use-compress-program=CMD`` gives ``-L`` its value in GNU tar, none in bsdtar.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from dsh_permissions._option_variables import (
     named,
     set_in_line,
 )
-from dsh_permissions._tar import TAR_VALUED, TARS, old_style
+from dsh_permissions._tar import TAR_VALUED, TARS, disputed, old_style
 
 __all__ = ["hidden"]
 
@@ -160,6 +163,11 @@ def hidden(words: list[str], index: int) -> str | None:
     if runs.always:
         return f"{name} runs the commands its input gives, which are not looked into"
     args = words[index + 1 :]
+    if name in TARS and (letter := disputed(args)) is not None:
+        return (
+            f"{name} {letter} takes a value in GNU tar or bsdtar but not in the other: "
+            "what it reads and runs is not known"
+        )
     if name == "wget":
         args = _without_plain_commands(args)
     option = runs_command(args) if name == "git" else _option(runs, args)

@@ -14,6 +14,14 @@ command once, through a shell too, with no arguments added.
 arguments come). Options not known here (among them those that change the
 replacement strings or the argument separators) make the command unknown: None, and
 the caller takes it to be anything.
+
+parallel reads its options with Perl's Getopt::Long (bundling, stopping at the first
+operand), which differs from getopt in ways that make these unknown too: ``--eof`` and
+``--max-lines`` take the next word for their value only when it looks like one (not
+when it starts with ``-``; only a number), so they are not listed; a word starting with
+``+`` is an option (``+k`` is ``--keep-order``); and a first word starting with
+``--shebang`` or ``--hashbang`` makes parallel run itself again with its words given
+to ``/bin/sh`` (``exec "$0 ... @ARGV"``), so those are not listed either.
 """
 
 from __future__ import annotations
@@ -36,17 +44,17 @@ _VALUE: Final = frozenset("adjPnNsSEL")
 _FLAGS: Final = frozenset("0kqrtuvXmp")
 _LONG_VALUE: Final = (
     *("--arg-file", "--delimiter", "--jobs", "--max-args", "--max-replace-args"),
-    *("--max-chars", "--max-lines", "--colsep", "--block", "--block-size", "--halt"),
+    *("--max-chars", "--colsep", "--block", "--block-size", "--halt"),
     *("--timeout", "--joblog", "--results", "--tmpdir", "--workdir", "--wd", "--sshlogin"),
-    *("--memfree", "--load", "--delay", "--retries", "--tagstring", "--id", "--eof"),
-    *("--header", "--env", "--nice", "--shebang-wrap"),
+    *("--memfree", "--load", "--delay", "--retries", "--tagstring", "--id"),
+    *("--header", "--env", "--nice", "--trim"),
 )
 _LONG_FLAGS: Final = (
     *("--pipe", "--pipepart", "--keep-order", "--quote", "--no-run-if-empty"),
     *("--verbose", "--dry-run", "--null", "--line-buffer", "--group", "--ungroup"),
     *("--tag", "--bar", "--eta", "--progress", "--xargs", "--shuf", "--will-cite"),
     *("--no-notice", "--semaphore", "--fg", "--bg", "--wait", "--lb", "--files"),
-    *("--trim", "--round-robin", "--linebuffer", "--keep", "--interactive"),
+    *("--round-robin", "--linebuffer", "--keep", "--interactive"),
 )
 _KNOWN: Final = Known(_FLAGS, _VALUE, _LONG_FLAGS, _LONG_VALUE)
 
@@ -54,11 +62,14 @@ _KNOWN: Final = Known(_FLAGS, _VALUE, _LONG_FLAGS, _LONG_VALUE)
 def command_words(words: list[str], index: int) -> tuple[int, int] | None:
     """For parallel or sem at ``index``: ``(start, end)``, ``words[start:end]`` being
     the command it runs (empty: the arguments themselves are the commands). None when
-    an option is not known or lacks its value."""
+    an option is not known or lacks its value, or the first word after them starts with
+    ``+`` (an option to Getopt::Long)."""
     found = known_options(words, index + 1, _KNOWN)
     if found is None:
         return None
     i = found[0]
+    if i < len(words) and words[i].startswith("+"):  # after -- too: stricter
+        return None
     end = i
     while end < len(words) and words[end] not in SEPARATORS:
         end += 1

@@ -12,6 +12,11 @@ unpacks stays below that place unless ``-P`` (``--absolute-names``) is given.
 ``TAR_OPTIONS`` adds options before the command's own: ``-C /etc`` makes ``tar cf x.tar
 passwd`` read ``/etc/passwd``, ``-T .env`` reads a list: once it may be set for a tar
 (``_option_variables.set_for``), what that tar reads is not known (``options_set``).
+
+The letters that take a value are GNU tar's (``TAR_VALUED``); bsdtar (libarchive's:
+macOS's and the BSDs' ``tar``) reads four of them differently (``DISPUTED``): which
+words are values, options or files then depends on which tar runs, so what it reads
+and runs is not known (``disputed``).
 """
 
 from __future__ import annotations
@@ -21,15 +26,17 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 from dsh_permissions._file_words import part
-from dsh_permissions._getopt import long_in, long_option
+from dsh_permissions._getopt import long_in, long_option, scan
 from dsh_permissions._option_variables import set_for
 from dsh_permissions._shell_words import Word
 
 __all__ = [
+    "DISPUTED",
     "HERE",
     "TARS",
     "TAR_VALUED",
     "directory_words",
+    "disputed",
     "old_style",
     "options_set",
     "places",
@@ -48,8 +55,14 @@ _READS_THERE_LONG: Final = (
     *("--create", "--append", "--update", "--catenate", "--concatenate", "--diff"),
     *("--compare", "--files-from"),
 )
-#: tar's short options whose value is the next word (or the rest of the cluster)
+#: tar's short options whose value is the next word (or the rest of the cluster), as GNU
+#: tar reads them (bsdtar refuses F, g, K, N and V, and reads ``DISPUTED`` otherwise)
 TAR_VALUED: Final = frozenset("bCfFgHIKLNTVX")
+#: the letters GNU tar and bsdtar read differently: GNU's ``-H FORMAT`` and ``-L N``
+#: take a value, bsdtar's ``-H`` and ``-L`` (follow symbolic links) none; bsdtar's ``-s
+#: PATTERN`` and ``-W OPTION=VALUE`` (any long option: ``-W cd=/etc``) take one, GNU's
+#: ``-s`` and ``-W`` (``--same-order``, ``--verify``) none
+DISPUTED: Final = frozenset("HLsW")
 #: long options of tar known to take their value as the next word; any other long
 #: option given without ``=`` is taken for one not known (None)
 _TAR_LONG_VALUED: Final = frozenset(
@@ -78,6 +91,25 @@ def old_style(texts: Sequence[str]) -> str | None:
     if not texts or texts[0].startswith("-"):
         return None
     return "".join(letter for letter in texts[0] if letter in TAR_VALUED)
+
+
+def disputed(texts: Sequence[str]) -> str | None:
+    """The first of tar's options in ``texts`` that GNU tar and bsdtar read differently
+    (``DISPUTED``; ``-L``), or None. Taken for a value, the words after it may be
+    options or files to the other tar (``-L --use-compress-program=CMD`` runs CMD in
+    bsdtar); taken for none, they may be its value (``xsf x .env``: bsdtar's archive
+    is ``.env``), so neither reading is safe. Any such letter of the old-style first
+    word counts; in a cluster, those before a letter taking a value (whose value is the
+    rest of the word: ``-fLs.tar``)."""
+    start = 0
+    if (letters := old_style(texts)) is not None:
+        if hit := [letter for letter in texts[0] if letter in DISPUTED]:
+            return "-" + hit[0]
+        start = 1 + len(letters)
+    for read in scan(texts, start, TAR_VALUED - DISPUTED):
+        if len(read.option) == 2 and read.option[1] in DISPUTED:
+            return read.option
+    return None
 
 
 def unpacks(texts: list[str]) -> bool:
