@@ -175,3 +175,21 @@ async def test_3_what_parallel_runs_after_getopt_long_options(judge, command):
 )
 async def test_3_plain_parallel_lines_are_still_allowed(judge, command):
     await allowed(judge, DENY_RM, command)
+
+
+# -- 4: find -files0-from reads its starting points from a file ----------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["find -files0-from .env", "find . -files0-from .env -name x", "sudo find -files0-from .env"],
+)
+async def test_4_find_files0_from_reads_its_list(judge, command):
+    """GNU find 4.9's ``-files0-from FILE``: its errors print the names it read
+    (``find: 'KEY=...': No such file or directory``)."""
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
+
+
+@pytest.mark.parametrize("command", ["find . -name '*.py'", "find src -type f", "find -files0"])
+async def test_4_find_without_a_list_is_still_allowed(judge, command):
+    await allowed(judge, BYPASS_ENV, command, mode="bypass")

@@ -1,11 +1,12 @@
 """Programs told to read the files named in a list or in their input (``tar -T list``,
 ``tar --files-from=-``, ``zip -@``, ``xz --files=list``, ``7z a x.7z @list``,
 ``7z a x.7z -i@list`` / ``'-i!.env'``, ``cpio -o``, ``sort --files0-from=-``,
-``wc --files0-from=list``, ``ack -x``), or in a config file (``curl -K cfg``,
-``wget --config=cfg``): which files they read is not known when the command is
-checked, as for ``xargs cat`` (``_reads`` takes them for unknown reads). Long options
-are matched as getopt matches them, shortened to any prefix (``--files`` is tar's ``--files-from``),
-an exact option name first (tar's ``--file`` is its archive).
+``wc --files0-from=list``, ``ack -x``, ``find -files0-from list``), or in a config
+file (``curl -K cfg``, ``wget --config=cfg``): which files they read is not known
+when the command is checked, as for ``xargs cat`` (``_reads`` takes them for unknown
+reads). Long options are matched as getopt matches them, shortened to any prefix
+(``--files`` is tar's ``--files-from``), an exact option name first (tar's ``--file``
+is its archive); find's, as find matches them: whole.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Final
 from dsh_permissions._getopt import long_in
 from dsh_permissions._shell_words import Word
 
-__all__ = ["LISTERS", "names_listed"]
+__all__ = ["LISTERS", "LIST_ONLY", "names_listed"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class _Lists:
     at_word: bool = False
     #: switches that name files by a list or a wildcard (7z ``-i@list``, ``-ir!*.env``)
     switches: tuple[str, ...] = ()
+    #: options written as one word with one dash, matched whole (find's ``-files0-from``)
+    words: tuple[str, ...] = ()
 
 
 _TAR: Final = _Lists("T", ("--files-from",), ("--file",), old_style=True)
@@ -52,14 +55,18 @@ _LISTS: Final = {
     # cpio -o / -p take the names of the files from their input
     "cpio": _Lists("op", ("--create", "--pass-through")),
 }
-#: the programs looked at here
+#: programs whose operands are no files they read, only the list (GNU find 4.9's
+#: ``-files0-from FILE``: its starting points; its errors print them)
+_ONLY_LISTS: Final = {"find": _Lists(words=("-files0-from",))}
+#: the programs looked at here that read their operands too, and those that do not
 LISTERS: Final = frozenset(_LISTS)
+LIST_ONLY: Final = frozenset(_ONLY_LISTS)
 
 
 def names_listed(program: str, args: tuple[Word, ...]) -> str | None:
     """Why the files ``program`` reads are not known (it reads their names from a list
     or its input), or None."""
-    lists = _LISTS.get(program)
+    lists = _LISTS.get(program) or _ONLY_LISTS.get(program)
     if lists is None:
         return None
     for index, word in enumerate(args):
@@ -70,6 +77,8 @@ def names_listed(program: str, args: tuple[Word, ...]) -> str | None:
             name = text.split("=", 1)[0]
             if name not in lists.exact and long_in(name, lists.long):
                 return _why(program, text)
+        elif text in lists.words:
+            return _why(program, text)
         elif text.startswith(lists.switches):
             return f"{program} reads the files a list or a wildcard names ({text})"
         elif text.startswith("-") or (lists.old_style and index == 0):

@@ -37,7 +37,7 @@ from dsh_permissions._file_words import file_path, part, per_process, unknown
 from dsh_permissions._getopt import long_option
 from dsh_permissions._located import located
 from dsh_permissions._made_links import LINKERS, link_targets, moved_targets
-from dsh_permissions._name_lists import LISTERS, names_listed
+from dsh_permissions._name_lists import LIST_ONLY, LISTERS, names_listed
 from dsh_permissions._option_variables import POSIXLY_CORRECT, set_for
 from dsh_permissions._reader_args import GREPS, file_words, searches_here
 from dsh_permissions._relinked import (
@@ -89,6 +89,8 @@ READERS: Final = frozenset(
 )
 #: programs that take their files' names from their input: what they read is unknown
 _FROM_INPUT: Final = frozenset({"xargs", "parallel"})
+#: the programs whose words are looked at for files read (``find`` for a list only)
+_LOOKED_AT: Final = READERS | SCRIPT_SHELLS | LIST_ONLY
 
 
 def read_subjects(
@@ -136,10 +138,12 @@ def read_subjects(
         if program in _FROM_INPUT:  # xargs -a FILE: the names come from FILE
             files.extend(_arg_files(words[index + 1 :]))
             continue
-        if from_input:
-            found[unknown(program, f"the files {program} reads come from its input")] = None
         if (listed := names_listed(program, words[index + 1 :])) is not None:
             found[unknown(program, listed)] = None  # tar -T list, zip -@
+        if program in LIST_ONLY:
+            continue  # find -files0-from: only the list; its operands are no reads
+        if from_input:
+            found[unknown(program, f"the files {program} reads come from its input")] = None
         before = (*command.words[:start], *words[:index])
         if (fetched := fetched_unknown(program, words[index + 1 :], before)) is not None:
             found[unknown(program, fetched)] = None  # curl -T '{a,.env}', CURL_HOME=.
@@ -282,7 +286,7 @@ def _programs(texts: list[str]) -> list[tuple[int, bool]] | None:
     if not texts:
         return []
     name = os.path.basename(texts[0])
-    if name in READERS or name in SCRIPT_SHELLS:
+    if name in _LOOKED_AT:
         return [(0, False)]
     if name not in WRAPPERS:
         return []
@@ -293,7 +297,7 @@ def _programs(texts: list[str]) -> list[tuple[int, bool]] | None:
     from_input = name in _FROM_INPUT
     for later in candidates:
         name = os.path.basename(texts[later])
-        if name in READERS or name in SCRIPT_SHELLS or name in _FROM_INPUT:
+        if name in _LOOKED_AT or name in _FROM_INPUT:
             out.append((later, from_input))
         from_input = from_input or name in _FROM_INPUT
     return out
