@@ -193,3 +193,19 @@ async def test_4_find_files0_from_reads_its_list(judge, command):
 @pytest.mark.parametrize("command", ["find . -name '*.py'", "find src -type f", "find -files0"])
 async def test_4_find_without_a_list_is_still_allowed(judge, command):
     await allowed(judge, BYPASS_ENV, command, mode="bypass")
+
+
+# -- noticed, not fixed ---------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a parallel option not known here makes its command anything, which is asked "
+    "about under the tool's deny and ask patterns only: a read rule is not held against "
+    "the files such an option reads (--sshloginfile / --slf, --basefile, --template)",
+)
+@pytest.mark.parametrize(
+    "command", ["parallel --sshloginfile .env echo ::: x", "parallel --slf .env echo ::: x"]
+)
+async def test_an_unknown_parallel_option_may_read_a_file(judge, command):
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
