@@ -1,6 +1,9 @@
 """The checks of each answer of the summariser model: a weak model may answer with
 something other than a summary, which must not replace the history.
 
+- ``EMPTY_SUMMARY``: it is empty, as a summary a plugin wrote may be (``_failures``): for a
+  region summarised in chunks, an empty answer of any chunk (a first chunk's, taken
+  for a summary of nothing, left the next chunk's answer standing for the whole region).
 - ``SUMMARY_TOO_SHORT``: it merges a summary (the previous one, or the answer for the
   chunks before) and is under a quarter of its length: it answered the transcript
   ("noted") and dropped that summary. A merged summary longer than the answer can hold
@@ -34,7 +37,16 @@ from typing import Final
 
 from dsh import ModelError
 
-__all__ = ["COPY_CHARS", "ECHO_CHARS", "UNCHANGED_CHARS", "Refused", "copied", "echoed", "refusal"]
+__all__ = [
+    "COPY_CHARS",
+    "ECHO_CHARS",
+    "UNCHANGED_CHARS",
+    "Refused",
+    "copied",
+    "echoed",
+    "empty",
+    "refusal",
+]
 
 #: the shortest verbatim copy of the transcript that refuses an answer
 COPY_CHARS: Final = 600
@@ -45,6 +57,11 @@ ECHO_CHARS: Final = 20
 #: summary, against which an acknowledgement (under 20 characters) passes the quarter
 #: rule; a longer one is a summary, which new messages may leave as it was
 UNCHANGED_CHARS: Final = 80
+
+
+def empty(who: str) -> str:
+    """The message of an empty summary written by ``who`` (``model``, ``plugin 'x'``)."""
+    return f"the summariser ({who}) wrote nothing"
 
 
 class Refused(ModelError):
@@ -135,6 +152,9 @@ def refusal(
     the answer of a chunk after the first, ``merged`` the summary of those before;
     ``holds``: about how many characters the answer can hold (``max_tokens``), when
     ``merged`` is longer."""
+    if not text:
+        later_part = " for a later part of the conversation, summarised in parts" if later else ""
+        return Refused("EMPTY_SUMMARY", empty("model") + later_part)
     measure = len(merged) if holds is None else min(len(merged), holds)
     if len(text) * 4 < measure:  # dropped what it merged ("noted")
         capped = ""

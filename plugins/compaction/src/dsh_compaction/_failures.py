@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from dsh import DshError, HookError, Message, ModelError, get_logger, redact
 from dsh_compaction import _host
+from dsh_compaction._answers import empty
 from dsh_compaction._plan import Plan
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._summarise import Summary
@@ -65,7 +66,7 @@ def check_summary(summary: Summary, plan: Plan, tokens: int) -> None:
     smaller than what ``plan`` replaces."""
     if not summary.text:
         who = f"plugin {summary.plugin!r}" if summary.plugin else summary.source
-        raise Failed("EMPTY_SUMMARY", f"the summariser ({who}) wrote nothing", summary.plugin)
+        raise Failed("EMPTY_SUMMARY", empty(who), summary.plugin)
     if tokens >= plan.replaced_tokens:
         raise Failed(
             "SUMMARY_NOT_SMALLER",

@@ -234,10 +234,10 @@ async def summarise(
     calls counted in ``spent`` (those of a summary that failed too). Raises ``DshError`` (a
     ``HookError`` from a plugin, a ``ModelError`` from the model: ``REFUSED`` or
     ``INCOMPLETE`` for an answer of a chunk that did not finish, see ``FINISHED``; a
-    ``SUMMARY_*`` code for an answer that is no summary, see ``_answers``). A request
-    the summariser's server refuses as too long, stating a window smaller than the one
-    planned for (its model's, else ``window``), starts the summary again once in chunks
-    sized for the stated window."""
+    ``SUMMARY_*`` code or ``EMPTY_SUMMARY`` for an answer that is no summary, see
+    ``_answers``). A request the summariser's server refuses as too long, stating a
+    window smaller than the one planned for (its model's, else ``window``), starts the
+    summary again once in chunks sized for the stated window."""
     hook = "compaction_summarize"
     answered = await _host.call_first_named(
         agent, hook, messages=messages, previous_summary=previous
