@@ -113,6 +113,8 @@ def three_questions(server: Any, env: dict[str, str], tmp_path: Path) -> Any:
     ("summary", "said"),
     [
         (stream_error("out of memory"), "SERVER: model 'openai-compatible:tiny': error in"),
+        # the answer for the first of two chunks (the answers, ~4,000 tokens each, are
+        # sent whole): refused at once, not merged into the next reply as the second's
         (text_reply(""), "EMPTY_SUMMARY: the summariser (model) wrote nothing"),
     ],
     ids=["server-error", "empty-summary"],
@@ -138,11 +140,19 @@ def test_a_failing_summariser_is_a_warning_naming_compaction_and_the_chat_goes_o
 def test_continuing_a_compacted_session_sends_the_summary_not_the_old_history(
     model_server: Any, env: dict[str, str], tmp_path: Path, how: str
 ) -> None:
-    summary = "Summary: asked one and two."
-    replies = [text_reply(LONG), text_reply(LONG), text_reply(summary), text_reply("Third.")]
+    # two summariser calls: the two answers (~4,000 tokens each, sent whole) do not fit
+    # one chunk (60 % of the 10,000-token window, less the prompt and the room kept for
+    # the summary so far and the answer): one, the first answer and two, then the second
+    summaries = [
+        text_reply("Summary: asked one."),
+        text_reply(summary := "Summary: asked one and two."),
+    ]
+    replies = [text_reply(LONG), text_reply(LONG), *summaries, text_reply("Third.")]
     server = model_server([*replies, text_reply("Fourth.")])
     assert three_questions(server, env, tmp_path).returncode == 0
-    assert SUMMARISER in server.bodies()[2]["messages"][0]["content"]
+    first, second = (server.bodies()[i]["messages"] for i in (2, 3))
+    assert SUMMARISER in first[0]["content"] and SUMMARISER in second[0]["content"]
+    assert first[1]["content"].count(LONG) == 1 and second[1]["content"].count(LONG) == 1
 
     (stored,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
     which = ["--continue"] if how == "--continue" else ["--session", stored.stem]
@@ -150,7 +160,7 @@ def test_continuing_a_compacted_session_sends_the_summary_not_the_old_history(
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Fourth.\n"
-    sent = contents(server.bodies()[4])
+    sent = contents(server.bodies()[5])
     assert len(sent) == 4 and sent[1:] == ["three", "Third.", "four"]
     assert sent[0].startswith("[Summary of the earlier conversation") and summary in sent[0]
     assert LONG not in sent and "one" not in sent  # not the whole old history
@@ -248,9 +258,13 @@ def test_a_window_smaller_than_the_estimate_says_compacts_on_the_servers_error_a
     """dsh's estimate (not the usage the server reports) decides the threshold: a server
     whose real window is smaller is caught by its context-length error, as documented."""
     (tmp_path / "dsh.yml").write_text("compaction: {context_window: 100000}\n")
-    # the summariser's window is taken to be the refused request's size: two chunks (the
-    # server counts the request as dsh estimates it: a window it states is not rescaled)
-    summaries = [text_reply("Summary: one."), text_reply("Summary: one, a long answer.")]
+    # the summariser's window is the one the server states, 4,000 tokens (it counts the
+    # request as dsh estimates it: the window is not rescaled): four chunks of at most
+    # ~1,650 tokens (the window less the prompt, the summary so far and the answer, each
+    # ~1,000). The answer (~4,000 tokens, sent whole) is split in three pieces that fill
+    # a chunk each, so "one" has a chunk of its own before them
+    parts = ["one.", "one, a long answer", "one, a long answer, more", "one, a long answer."]
+    summaries = [text_reply(f"Summary: {part}") for part in parts]
     refused = too_long(5200)
     server = model_server([text_reply(LONG), refused, *summaries, text_reply("Fits.")])
     env = {**cli_env, "DSH_LOAD_PLUGINS": "compaction"}
@@ -260,7 +274,10 @@ def test_a_window_smaller_than_the_estimate_says_compacts_on_the_servers_error_a
     assert "↻ history summarised (overflow): " in done.stderr
     assert "↻ retrying the model call (CONTEXT_WINDOW_EXCEEDED: " in done.stderr
     assert "[turn 2 completed" in done.stderr
-    retried = contents(server.bodies()[4])
+    chunks = [body["messages"][1]["content"] for body in server.bodies()[2:6]]
+    assert "[user]\none\n</conversation>" in chunks[0] and "xxx" not in chunks[0]
+    assert sum(chunk.count("x") for chunk in chunks) == len(LONG)  # all of it summarised
+    retried = contents(server.bodies()[6])
     assert len(retried) == 2 and retried[-1] == "two"
     assert retried[0].startswith("[Summary of the earlier conversation")
     assert retried[0].endswith("Summary: one, a long answer.")

@@ -241,9 +241,14 @@ def test_the_transcript_clips_long_contents_keeping_head_and_tail() -> None:
     exact = "u" * 6000
     long = "a" * 4000 + "b" * 4000 + "c" * 2000
 
-    assert transcript([UserMessage(content=exact)]) == [f"[user]\n{exact}"]
-    assert transcript([UserMessage(content=long)]) == [
-        "[user]\n" + "a" * 4000 + "\n[... 4000 characters left out ...]\n" + "c" * 2000
+    def read(content: str) -> ToolResultMessage:
+        return ToolResultMessage(call_id="c", name="read", content=content)
+
+    # tool data only: what the user and the agent wrote is never clipped
+    # (test_compaction_whole_text.py)
+    assert transcript([read(exact)]) == [f"[tool result: read]\n{exact}"]
+    assert transcript([read(long)]) == [
+        "[tool result: read]\n" + "a" * 4000 + "\n[... 4000 characters left out ...]\n" + "c" * 2000
     ]
 
 

@@ -21,7 +21,11 @@ from dsh_compaction._tokens import TokenCounter, json_text
 
 __all__ = ["CLIP_CHARS", "CONTINUED", "Pieces", "earlier", "transcript"]
 
-#: a message longer than this is shortened in the transcript (head and tail kept)
+#: tool data (a result, a call's arguments) longer than this is shortened in the
+#: transcript, its head and tail kept (a third of it for thinking and a provider's
+#: blocks): a file read whole would cost a summariser call per chunk it fills, and the
+#: agent can read it again. What the user and the agent wrote is never clipped: a long
+#: message is split across chunks (``_split``), every word of it summarised
 CLIP_CHARS: Final = 6000
 #: what starts each piece of an entry after the first (see ``_split``)
 CONTINUED: Final = "[... continued]\n"
@@ -37,14 +41,14 @@ def _clip(text: str, limit: int = CLIP_CHARS) -> str:
 
 def _entry(message: Message) -> str:
     if isinstance(message, UserMessage):
-        return f"[user]\n{_clip(message.content)}"
+        return f"[user]\n{message.content}"
     if isinstance(message, ToolResultMessage):
         status = " (error)" if message.is_error else ""
         return f"[tool result: {message.name}{status}]\n{_clip(message.content)}"
     parts: list[str] = []
     for block in message.content:
         if isinstance(block, TextBlock) and block.text:
-            parts.append(f"[assistant]\n{_clip(block.text)}")
+            parts.append(f"[assistant]\n{block.text}")
         elif isinstance(block, ReasoningBlock) and block.text:
             parts.append(f"[assistant, thinking]\n{_clip(block.text, CLIP_CHARS // 3)}")
         elif isinstance(block, ToolCall):
@@ -57,7 +61,8 @@ def _entry(message: Message) -> str:
 
 
 def transcript(messages: Sequence[Message]) -> list[str]:
-    """One transcript entry per message (long contents clipped)."""
+    """One transcript entry per message (long tool data, thinking and provider blocks
+    clipped; the user's and the agent's text whole)."""
     return [entry for entry in map(_entry, messages) if entry]
 
 
