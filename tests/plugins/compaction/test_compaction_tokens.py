@@ -218,3 +218,22 @@ async def test_the_counter_is_asked_once_per_agent_and_model_when_the_agent_swit
             assert events[-1].data["reason"] == "completed"
 
     assert models.asked == ["scripted", "other"]
+
+
+class _Count(int):
+    """An int subclass a tokenizer binding might return."""
+
+
+@pytest.mark.parametrize(
+    ("tokens", "counted"),
+    [(0, 0), (7, 7), (_Count(7), 7), (True, TypeError), (-1, ValueError), (2.0, TypeError)],
+)
+def test_a_count_is_an_int_at_least_zero_not_a_bool(tokens: object, counted: object) -> None:
+    from dsh_compaction._tokens import count_of
+
+    if isinstance(counted, type):
+        with pytest.raises(counted, match="not a count of tokens"):
+            count_of(tokens)
+    else:
+        got = count_of(tokens)
+        assert got == counted and type(got) is int

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, final
 
 from dsh import Message, ToolSpec
-from dsh_compaction._tokens import HeuristicCounter, TokenCounter, wrong_count
+from dsh_compaction._tokens import HeuristicCounter, TokenCounter, count_of
 
 __all__ = ["GuardedCounter"]
 
@@ -54,10 +54,10 @@ class GuardedCounter:
         except Exception as error:  # a plugin's counter: any failure
             self._fail(method, f"raised {type(error).__name__}: {error}", error)
             return fallback(what)
-        wrong = wrong_count(tokens)
-        if wrong is None:
-            return int(tokens)
-        self._fail(method, str(wrong), wrong)
+        try:
+            return count_of(tokens)
+        except (TypeError, ValueError) as wrong:
+            self._fail(method, str(wrong), wrong)
         return fallback(what)
 
     def _fail(self, method: str, did: str, error: Exception) -> None:
