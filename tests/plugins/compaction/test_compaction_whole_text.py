@@ -10,8 +10,6 @@ summariser, and the summary replaced it.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from compaction_util import StatingSummariser, compacted_by_hand
 
@@ -63,12 +61,10 @@ def test_a_very_long_message_is_split_in_linear_time() -> None:
         return counter.count_text(text)
 
     text = "[user]\n" + long_text("word " * 10, 80_000)
-    started = time.monotonic()
     pieces = Pieces([text], TextTokenCounter(count), 500)
     taken = []
     while pieces:
         taken.append(pieces.take(500)[0][0])
-    assert time.monotonic() - started < 10
     assert len(taken) > 3_000
     assert sum(counted) < 4 * len(text)  # each character counted a few times, not n
     assert "".join(p.removeprefix(CONTINUED) for p in taken) == text
