@@ -175,19 +175,23 @@ class WireServer:
         self._writers.add(writer)
         self.connections += 1
         try:
-            while (request := await _read_request(reader)) is not None:
-                self.requests.append(request)
-                reply = self.replies.pop(0) if self.replies else error(500, {"error": "unscripted"})
-                if not await self._write(reply, reader, writer):
-                    break
-            else:
-                self.client_closed.set()
+            await self._handle(reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
             writer.close()
             self._writers.discard(writer)
             self._tasks.discard(task)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Serve one connection: each request takes the next scripted reply."""
+        while (request := await read_request(reader)) is not None:
+            self.requests.append(request)
+            reply = self.replies.pop(0) if self.replies else error(500, {"error": "unscripted"})
+            if not await self._write(reply, reader, writer):
+                break
+        else:
+            self.client_closed.set()
 
     async def _write(
         self, reply: Reply, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -280,7 +284,7 @@ def _on_asyncio() -> bool:
         return False
 
 
-async def _read_request(reader: asyncio.StreamReader) -> Received | None:
+async def read_request(reader: asyncio.StreamReader) -> Received | None:
     try:
         head = await reader.readuntil(b"\r\n\r\n")
     except asyncio.IncompleteReadError:

@@ -37,7 +37,7 @@ from dsh._secrets import (
 from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
 from dsh.llm import _origin as words
-from dsh.llm import _pool, _resend
+from dsh.llm import _pool, _proxied, _resend
 from dsh.llm._errors import (
     error_from_status,
     error_from_transport,
@@ -310,15 +310,11 @@ class HttpModel:
                     continue
                 proxy = sent.proxy(request.url)
                 error = self._transport_error(exc, secret, streaming=False, proxy=proxy)
-                # a read timeout may mean the server is working on it: not resent; a
-                # request the client refuses to send (LocalProtocolError) never goes
-                retry = not isinstance(
-                    exc, httpx.TimeoutException | httpx.LocalProtocolError
-                ) or isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout)
+                retry = _resend.worth_another_try(exc)
             else:
                 if 200 <= response.status_code < 300:
                     return response
-                error, retry = await self._failed(response, secret, path)
+                error, retry = await self._failed(response, secret, path, sent.forwarded)
             if not retry or attempt >= self.config.max_retries:
                 raise error
             delay = self._delay(attempt, error.retry_after)
@@ -339,8 +335,9 @@ class HttpModel:
             await anyio.sleep(delay)
 
     async def _failed(
-        self, response: httpx.Response, secret: str | None, path: str
+        self, response: httpx.Response, secret: str | None, path: str, proxy: str | None = None
     ) -> tuple[ModelError, bool]:
+        """The error for ``response`` (via the forward ``proxy``?), and whether to retry."""
         body = b""
         try:  # closed here, not left to the garbage collector (trio warns of that)
             async with aclosing(body_of(response)) as parts:
@@ -360,6 +357,11 @@ class HttpModel:
         )
         if status in (401, 403) and secret:  # refused: where the key came from
             error = noted(error, self._said(words.key_from))
+        if proxy is not None:  # the proxy's own answer, or the server's: see _proxied
+            named = _pool.named(self._root, proxy)
+            if own := _proxied.answered(self.name, status, named):
+                return own, False
+            error = noted(error, f"the answer came through {named}, which may have sent it")
         return error, retry
 
     def _transport_error(
@@ -367,12 +369,16 @@ class HttpModel:
     ) -> ModelError:
         """The error for ``exc``, naming the server (and ``proxy``, ``host:port``, the
         proxy the request went through) and the timeouts' settings."""
+        server, hide = words.server_of(self._root), self.error_secrets(secret)
+        if proxy is not None and isinstance(exc, httpx.ProxyError):  # the proxy's own
+            named, detail = _pool.named(self._root, proxy), redact(str(exc), hide)
+            return _proxied.refused(self.name, exc, named, server, detail or "no reason")
         return error_from_transport(
             self.name,
             exc,
             streaming=streaming,
-            secret=self.error_secrets(secret),
-            server=words.server_of(self._root) + _pool.through(self._root, proxy),
+            secret=hide,
+            server=server + _pool.through(self._root, proxy),
             within=words.timeouts(self.name, self.config, self._origin),
         )
 

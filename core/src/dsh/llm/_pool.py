@@ -97,12 +97,15 @@ def through(url: str, proxy: str | None) -> str:
     went through: `` through the proxy at host:port (from HTTPS_PROXY)``, the variable
     the HTTP client took it from (``url``'s scheme's own, else ``all_proxy``); "" without
     a proxy."""
-    if proxy is None:
-        return ""
+    return "" if proxy is None else f" through {named(url, proxy)}"
+
+
+def named(url: str, proxy: str) -> str:
+    """``the proxy at host:port (from HTTPS_PROXY)``: ``proxy`` as ``through`` names it."""
     for kind in (urlsplit(url).scheme, "all"):
         if name := _variable(kind):
-            return f" through the proxy at {proxy} (from {name})"
-    return f" through the proxy at {proxy}"
+            return f"the proxy at {proxy} (from {name})"
+    return f"the proxy at {proxy}"
 
 
 def _variable(kind: str) -> str | None:

@@ -29,7 +29,9 @@ from typing import Any, Final
 
 import httpx
 
-__all__ = ["QUICK", "Attempt"]
+from dsh.llm._proxied import refused_status
+
+__all__ = ["QUICK", "Attempt", "worth_another_try"]
 
 #: Seconds after the request was sent within which a lost request on a reused
 #: connection is taken for the server's close crossing it (and resent silently).
@@ -45,7 +47,7 @@ class Attempt:
     it with each step: ``connection.connect_tcp.started``, ``socks.connect_tcp.started``
     for a SOCKS proxy, ``http11.receive_response_headers.complete``, ...)."""
 
-    __slots__ = ("answered", "connected", "sent")
+    __slots__ = ("answered", "connected", "forwarded", "sent")
 
     def __init__(self) -> None:
         #: the host and port of the new connection this send opened (None: a pooled one)
@@ -54,6 +56,10 @@ class Attempt:
         self.answered = False
         #: when (``time.monotonic``) the request's body was sent; None: not yet
         self.sent: float | None = None
+        #: ``host:port`` of the forward proxy the request was sent to (in absolute form,
+        #: ``POST http://host/path``: plain http through an HTTP proxy), on a new
+        #: connection or a pooled one; None: sent to the server, or through a tunnel
+        self.forwarded: str | None = None
 
     async def __call__(self, name: str, info: dict[str, Any]) -> None:
         # "connection." (direct, an HTTP proxy's tunnel, a forward proxy) or "socks."
@@ -61,6 +67,11 @@ class Attempt:
             self.connected = (str(info.get("host")), int(info.get("port") or 0))
         elif name.endswith(".connect_unix_socket.started"):
             self.connected = ("", 0)
+        elif name.endswith(".send_request_headers.started"):
+            sent: Any = info.get("request")  # to a forward proxy: its forwarding request
+            url = getattr(sent, "url", None)
+            if url is not None and not url.target.startswith(b"/") and sent.method != b"CONNECT":
+                self.forwarded = _address(url.host.decode("ascii"), url.port or 80)
         elif name.endswith(".send_request_body.complete"):
             self.sent = time.monotonic()
         elif name.endswith(".receive_response_headers.complete"):
@@ -74,13 +85,31 @@ class Attempt:
         return self.sent is None or time.monotonic() - self.sent <= QUICK
 
     def proxy(self, url: httpx.URL) -> str | None:
-        """``host:port`` of the proxy this send connected to for ``url`` (a new
-        connection to another address than ``url``'s); None without one. Never the
-        proxy's user name or password: the client connects to a host and a port."""
+        """``host:port`` of the proxy this send went through for ``url`` (a forward
+        proxy, or a new connection to another address than ``url``'s); None without one.
+        Never the proxy's user name or password: the client connects to a host and a
+        port."""
+        if self.forwarded is not None:
+            return self.forwarded
         if self.connected is None or not self.connected[0]:
             return None
         host, port = self.connected
         own = url.raw_host.decode("ascii")  # as the client connects to it: IDNA, punycode
         if (host, port) == (own, url.port or (443 if url.scheme == "https" else 80)):
             return None
-        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        return _address(host, port)
+
+
+def _address(host: str, port: int) -> str:
+    """``host:port``, an IPv6 address in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def worth_another_try(exc: httpx.HTTPError) -> bool:
+    """Whether a request that failed with ``exc`` before any answer is retried: not on
+    a read timeout (the server may be working on it), nor when the client refused to
+    send it (``LocalProtocolError``: it never went), nor on a proxy's refusal with a 4xx
+    (407, 403: its answer to another try too; ``dsh.llm._proxied``)."""
+    if isinstance(exc, httpx.TimeoutException | httpx.LocalProtocolError):
+        return isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout)
+    return not 400 <= (refused_status(exc) or 0) < 500
