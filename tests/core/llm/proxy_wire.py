@@ -1,4 +1,4 @@
-"""A loopback forward HTTP proxy for the tests, and the proxy environment they start from.
+"""A loopback forward HTTP proxy for the tests.
 
 ``ForwardProxy`` is a ``WireServer`` that takes requests as a forward proxy does: a
 request in absolute form (``GET http://host:port/path``, plain http through
@@ -14,27 +14,7 @@ from __future__ import annotations
 import asyncio
 from urllib.parse import urlsplit
 
-import pytest
 from llm_wire import Reply, WireServer, read_request
-
-#: every variable the HTTP client takes a proxy from, or the hosts it reaches directly
-VARIABLES = (
-    "ALL_PROXY",
-    "all_proxy",
-    "HTTPS_PROXY",
-    "https_proxy",
-    "HTTP_PROXY",
-    "http_proxy",
-    "NO_PROXY",
-    "no_proxy",
-)
-
-
-def without_proxies(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    """``monkeypatch`` with every proxy variable unset (the test sets its own)."""
-    for name in VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
 
 
 class ForwardProxy(WireServer):

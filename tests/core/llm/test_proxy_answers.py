@@ -12,23 +12,18 @@ from __future__ import annotations
 
 import pytest
 from llm_wire import Reply, WireServer, collect, error, sse
-from proxy_wire import ForwardProxy, without_proxies
+from proxy_wire import ForwardProxy
 from test_llm_http import ASK, TEXT, fails, openai
 
 USER = "proxyuser:proxypass"
 ASKS_FOR_CREDENTIALS = Reply(407, b"", {"proxy-authenticate": 'Basic realm="proxy"'})
 
 
-@pytest.fixture
-def proxied(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    return without_proxies(monkeypatch)
-
-
 async def test_a_proxy_that_cannot_open_the_tunnel_is_named(
-    proxied: pytest.MonkeyPatch,
+    proxy_env: pytest.MonkeyPatch,
 ) -> None:
     async with ForwardProxy([error(502, b"cannot reach"), error(502, b"cannot reach")]) as proxy:
-        proxied.setenv("HTTPS_PROXY", f"http://{USER}@{proxy.address}")
+        proxy_env.setenv("HTTPS_PROXY", f"http://{USER}@{proxy.address}")
         err = await fails(openai("https://api.example.test/v1", max_retries=1))
         assert [r.method for r in proxy.requests] == ["CONNECT", "CONNECT"]  # retried
     assert err.code == "TRANSPORT"
@@ -40,10 +35,10 @@ async def test_a_proxy_that_cannot_open_the_tunnel_is_named(
 
 
 async def test_a_proxy_asking_for_credentials_on_connect_is_named_and_not_retried(
-    proxied: pytest.MonkeyPatch,
+    proxy_env: pytest.MonkeyPatch,
 ) -> None:
     async with ForwardProxy([ASKS_FOR_CREDENTIALS] * 3) as proxy:
-        proxied.setenv("HTTPS_PROXY", f"http://{USER}@{proxy.address}")
+        proxy_env.setenv("HTTPS_PROXY", f"http://{USER}@{proxy.address}")
         err = await fails(openai("https://api.example.test/v1", max_retries=2))
         assert len(proxy.requests) == 1
     assert err.code == "TRANSPORT"
@@ -53,10 +48,10 @@ async def test_a_proxy_asking_for_credentials_on_connect_is_named_and_not_retrie
 
 
 async def test_a_forward_proxy_asking_for_credentials_is_named_and_not_retried(
-    proxied: pytest.MonkeyPatch,
+    proxy_env: pytest.MonkeyPatch,
 ) -> None:
     async with WireServer([sse(TEXT)]) as server, ForwardProxy([ASKS_FOR_CREDENTIALS]) as proxy:
-        proxied.setenv("HTTP_PROXY", f"http://{USER}@{proxy.address}")
+        proxy_env.setenv("HTTP_PROXY", f"http://{USER}@{proxy.address}")
         err = await fails(openai(server.url, max_retries=2))
         assert len(proxy.requests) == 1
         assert server.requests == []
@@ -67,20 +62,20 @@ async def test_a_forward_proxy_asking_for_credentials_is_named_and_not_retried(
 
 
 async def test_an_error_answer_through_a_forward_proxy_names_the_proxy(
-    proxied: pytest.MonkeyPatch,
+    proxy_env: pytest.MonkeyPatch,
 ) -> None:
     # the proxy's own 502 or one the server sent: the client cannot tell them apart
     async with WireServer([sse(TEXT)]) as server, ForwardProxy([error(502, b"")]) as proxy:
-        proxied.setenv("HTTP_PROXY", f"http://{USER}@{proxy.address}")
+        proxy_env.setenv("HTTP_PROXY", f"http://{USER}@{proxy.address}")
         err = await fails(openai(server.url, max_retries=0))
     assert err.code == "SERVER"
     assert f"through the proxy at {proxy.address} (from HTTP_PROXY)" in err.message
     assert "proxypass" not in err.message
 
 
-async def test_a_forward_proxy_relays_the_answer(proxied: pytest.MonkeyPatch) -> None:
+async def test_a_forward_proxy_relays_the_answer(proxy_env: pytest.MonkeyPatch) -> None:
     async with WireServer([sse(TEXT)]) as server, ForwardProxy() as proxy:
-        proxied.setenv("HTTP_PROXY", f"http://{proxy.address}")
+        proxy_env.setenv("HTTP_PROXY", f"http://{proxy.address}")
         _, message = await collect(openai(server.url), ASK)
         assert proxy.requests[0].path.startswith(server.url)
         assert len(server.requests) == 1

@@ -9,19 +9,10 @@ import pytest
 from llm_wire import WireServer, closed_port, collect, sse
 from test_llm_http import ASK, TEXT, fails, openai
 
-_VARIABLES = ("ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
 
-
-@pytest.fixture
-def no_proxy(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    for name in (*_VARIABLES, "NO_PROXY", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
-
-
-async def test_an_unreachable_proxy_is_named(no_proxy: pytest.MonkeyPatch) -> None:
+async def test_an_unreachable_proxy_is_named(proxy_env: pytest.MonkeyPatch) -> None:
     hostport = closed_port().removeprefix("http://").removesuffix("/v1")
-    no_proxy.setenv("HTTPS_PROXY", f"http://proxyuser:proxypass@{hostport}")
+    proxy_env.setenv("HTTPS_PROXY", f"http://proxyuser:proxypass@{hostport}")
     err = await fails(openai("https://api.example.test/v1", max_retries=0))
     assert err.code == "TRANSPORT"
     assert f"through the proxy at {hostport} (from HTTPS_PROXY)" in err.message
@@ -29,16 +20,16 @@ async def test_an_unreachable_proxy_is_named(no_proxy: pytest.MonkeyPatch) -> No
     assert "proxypass" not in err.message and "proxyuser" not in err.message
 
 
-async def test_without_a_proxy_the_server_alone_is_named(no_proxy: pytest.MonkeyPatch) -> None:
+async def test_without_a_proxy_the_server_alone_is_named(proxy_env: pytest.MonkeyPatch) -> None:
     url = closed_port()
     err = await fails(openai(url, max_retries=0))
     assert err.code == "TRANSPORT"
     assert "proxy" not in err.message
 
 
-async def test_a_host_no_proxy_names_is_reached_directly(no_proxy: pytest.MonkeyPatch) -> None:
-    no_proxy.setenv("HTTP_PROXY", "http://127.0.0.1:9")
-    no_proxy.setenv("NO_PROXY", "127.0.0.1")
+async def test_a_host_no_proxy_names_is_reached_directly(proxy_env: pytest.MonkeyPatch) -> None:
+    proxy_env.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    proxy_env.setenv("NO_PROXY", "127.0.0.1")
     async with WireServer([sse(TEXT)]) as server:
         _, message = await collect(openai(server.url), ASK)
     assert message.content

@@ -12,27 +12,20 @@ from test_llm_http import TEXT, fails, openai
 
 from dsh.llm import _pool
 
-_VARIABLES = ("ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
 
-
-@pytest.fixture
-def clean(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    for name in (*_VARIABLES, "NO_PROXY", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
-
-
-def test_an_empty_lower_case_variable_hands_over_to_all_proxy(clean: pytest.MonkeyPatch) -> None:
-    clean.setenv("https_proxy", "")
-    clean.setenv("HTTPS_PROXY", "http://10.0.0.1:3128")
-    clean.setenv("ALL_PROXY", "http://10.0.0.2:3128")
+def test_an_empty_lower_case_variable_hands_over_to_all_proxy(
+    proxy_env: pytest.MonkeyPatch,
+) -> None:
+    proxy_env.setenv("https_proxy", "")
+    proxy_env.setenv("HTTPS_PROXY", "http://10.0.0.1:3128")
+    proxy_env.setenv("ALL_PROXY", "http://10.0.0.2:3128")
     said = _pool.through("https://api.example.com/v1", "10.0.0.2:3128")
     assert said == " through the proxy at 10.0.0.2:3128 (from ALL_PROXY)"
 
 
-def test_the_schemes_own_variable_is_named(clean: pytest.MonkeyPatch) -> None:
-    clean.setenv("HTTPS_PROXY", "http://10.0.0.1:3128")
-    clean.setenv("ALL_PROXY", "http://10.0.0.2:3128")
+def test_the_schemes_own_variable_is_named(proxy_env: pytest.MonkeyPatch) -> None:
+    proxy_env.setenv("HTTPS_PROXY", "http://10.0.0.1:3128")
+    proxy_env.setenv("ALL_PROXY", "http://10.0.0.2:3128")
     said = _pool.through("https://api.example.com/v1", "10.0.0.1:3128")
     assert said.endswith("(from HTTPS_PROXY)")
 
@@ -41,10 +34,10 @@ def test_the_schemes_own_variable_is_named(clean: pytest.MonkeyPatch) -> None:
     "value", ["socks4://user:sekrit@10.0.0.1:1080", " socks5://user:sekrit@10.0.0.1:1080"]
 )
 async def test_a_proxy_url_the_client_cannot_use_is_a_one_line_error(
-    clean: pytest.MonkeyPatch, value: str
+    proxy_env: pytest.MonkeyPatch, value: str
 ) -> None:
-    clean.setenv("ALL_PROXY", value)
-    clean.setenv("NO_PROXY", "127.0.0.1")
+    proxy_env.setenv("ALL_PROXY", value)
+    proxy_env.setenv("NO_PROXY", "127.0.0.1")
     async with WireServer([sse(TEXT)]) as server:
         err = await fails(openai(server.url))
     assert err.code == "TRANSPORT"

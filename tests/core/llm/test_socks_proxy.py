@@ -16,15 +16,12 @@ from llm_wire import WireServer, collect, sse
 from test_llm_http import ASK, KEY, TEXT, fails, openai
 
 PROXY = "socks5://proxyuser:proxypass@127.0.0.1:1080"
-_VARIABLES = ("ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
 
 
 @pytest.fixture
-def no_socksio(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    for name in _VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setitem(sys.modules, "socksio", None)  # `import socksio` fails
-    return monkeypatch
+def no_socksio(proxy_env: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    proxy_env.setitem(sys.modules, "socksio", None)  # `import socksio` fails
+    return proxy_env
 
 
 @pytest.mark.parametrize("variable", ["ALL_PROXY", "https_proxy"])

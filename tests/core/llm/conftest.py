@@ -1,0 +1,25 @@
+"""Fixtures shared by the model providers' tests."""
+
+from __future__ import annotations
+
+import pytest
+
+#: every variable the HTTP client takes a proxy from, or the hosts it reaches directly
+PROXY_VARIABLES = (
+    "ALL_PROXY",
+    "all_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "NO_PROXY",
+    "no_proxy",
+)
+
+
+@pytest.fixture
+def proxy_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """``monkeypatch`` with every proxy variable unset: the test sets its own."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
