@@ -10,12 +10,16 @@ connection before answering (RemoteProtocolError); retrying``, or failed the tur
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import partial
 
 import anyio
 import pytest
 from llm_wire import Reply, WireServer, by_event, collect, sse
 from test_llm_http import ASK, TEXT, fails, openai
+
+from dsh.llm.openai import OpenAICompatibleModel
 
 # what llama-server sends with each streamed answer, before it closes the connection
 LLAMA_HEADERS = {
@@ -28,6 +32,20 @@ GONE = Reply(0, then="drop")  # the request is read, then the connection closed
 
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+@asynccontextmanager
+async def pooled(
+    replies: list[Reply], max_retries: int = 0
+) -> AsyncIterator[tuple[WireServer, OpenAICompatibleModel]]:
+    """A server that answers once, then gives ``replies``, and a model that has had
+    that answer: its connection is in the pool for the next request."""
+    async with (
+        WireServer([sse(TEXT), *replies]) as server,
+        openai(server.url, max_retries=max_retries) as model,
+    ):
+        await collect(model, ASK, keep_open=True)
+        yield server, model
 
 
 async def test_a_server_that_closes_after_each_answer_is_answered_every_time(
@@ -47,11 +65,7 @@ async def test_a_server_that_closes_after_each_answer_is_answered_every_time(
 async def test_a_request_the_closed_connection_lost_is_resent_silently(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async with (
-        WireServer([sse(TEXT), GONE, sse(TEXT)]) as server,
-        openai(server.url, max_retries=0) as model,
-    ):
-        await collect(model, ASK, keep_open=True)
+    async with pooled([GONE, sse(TEXT)]) as (server, model):
         _, message = await collect(model, ASK, keep_open=True)
     assert message.content
     assert len(server.requests) == 3
@@ -62,9 +76,7 @@ async def test_a_request_the_closed_connection_lost_is_resent_silently(
 async def test_the_silent_resend_does_not_use_up_a_retry(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    replies = [sse(TEXT), GONE, GONE, sse(TEXT)]
-    async with WireServer(replies) as server, openai(server.url, max_retries=1) as model:
-        await collect(model, ASK, keep_open=True)
+    async with pooled([GONE, GONE, sse(TEXT)], max_retries=1) as (server, model):
         _, message = await collect(model, ASK, keep_open=True)
     assert message.content
     assert len(server.requests) == 4
@@ -72,11 +84,7 @@ async def test_the_silent_resend_does_not_use_up_a_retry(
 
 
 async def test_a_resent_request_lost_on_a_new_connection_is_not_resent_again() -> None:
-    async with (
-        WireServer([sse(TEXT), GONE, GONE, sse(TEXT)]) as server,
-        openai(server.url, max_retries=0) as model,
-    ):
-        await collect(model, ASK, keep_open=True)
+    async with pooled([GONE, GONE, sse(TEXT)]) as (server, model):
         err = await fails(model)
         assert len(server.requests) == 3
     assert err.code == "TRANSPORT"
@@ -92,11 +100,7 @@ async def test_a_new_connection_closed_before_an_answer_is_transport() -> None:
 
 async def test_an_answer_begun_on_a_reused_connection_is_never_resent() -> None:
     cut = sse(by_event(TEXT)[:2], then="drop")
-    async with (
-        WireServer([sse(TEXT), cut, sse(TEXT)]) as server,
-        openai(server.url, max_retries=3) as model,
-    ):
-        await collect(model, ASK, keep_open=True)
+    async with pooled([cut, sse(TEXT)], max_retries=3) as (server, model):
         err = await fails(model)
         assert len(server.requests) == 2
     assert err.code == "STREAM_CLOSED"
@@ -105,11 +109,7 @@ async def test_an_answer_begun_on_a_reused_connection_is_never_resent() -> None:
 async def test_a_head_cut_on_a_reused_connection_is_not_resent_silently() -> None:
     # the server answered (a status line), then closed: it may have done the work
     head_only = Reply(200, b"", then="drop")
-    async with (
-        WireServer([sse(TEXT), head_only, sse(TEXT)]) as server,
-        openai(server.url, max_retries=0) as model,
-    ):
-        await collect(model, ASK, keep_open=True)
+    async with pooled([head_only, sse(TEXT)]) as (server, model):
         err = await fails(model)
         assert len(server.requests) == 2
     assert err.code == "STREAM_CLOSED"
@@ -121,11 +121,7 @@ async def test_a_reused_connection_closed_after_working_on_the_request_is_a_retr
     # the server read the request and worked on it for a second before closing: it may
     # have done the work (and billed it), so it is not resent silently
     worked = Reply(0, then="drop", pause=1.0)
-    async with (
-        WireServer([sse(TEXT), worked, sse(TEXT)]) as server,
-        openai(server.url, max_retries=0) as model,
-    ):
-        await collect(model, ASK, keep_open=True)
+    async with pooled([worked, sse(TEXT)]) as (server, model):
         err = await fails(model)
         assert len(server.requests) == 2
     assert err.code == "TRANSPORT"
