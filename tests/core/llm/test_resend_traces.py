@@ -4,8 +4,8 @@ review of the provider fixes: a new connection to a SOCKS proxy, traced by httpc
 resent silently even with ``max_retries: 0`` and the proxy was never named; an IDN host
 without a proxy was said to go "through the proxy at xn--...").
 
-The trace names are given directly, at the unit level: the test group does not install
-socksio, which a SOCKS proxy needs. httpcore names a step after its logger's last part:
+The trace names are given directly, at the unit level (test_socks_end_to_end.py goes
+through a SOCKS proxy for real). httpcore names a step after its logger's last part:
 ``connection.`` for a direct connection, an HTTP proxy's tunnel (CONNECT) and a forward
 proxy alike (all three open an ``httpcore.connection`` connection), ``socks.`` for a
 SOCKS proxy."""

@@ -4,8 +4,8 @@ TRANSPORT error naming the variable and the ``socks`` extra, never the proxy's a
 with code UNKNOWN, httpx's ImportError, even for a host ``NO_PROXY`` names).
 
 socksio is made unimportable here (``sys.modules["socksio"] = None``), so the test
-means the same whether or not it is installed: the test group does not install it, and
-a developer's environment may."""
+means the same whether or not it is installed (the test group installs it, for
+test_socks_end_to_end.py)."""
 
 from __future__ import annotations
 
