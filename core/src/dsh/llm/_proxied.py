@@ -44,7 +44,7 @@ def refused(model: str, exc: httpx.ProxyError, proxy: str, server: str, detail: 
     """The error for a proxy (``proxy``: how ``dsh.llm._pool.named`` names it) that did
     not connect to ``server``; ``detail``: ``exc``'s text, secrets hidden."""
     said = f"model {model!r}: {proxy} did not connect to the server at {server}: {detail}"
-    return ModelError("TRANSPORT", said + _asks(refused_status(exc)) + " (ProxyError)")
+    return ModelError("TRANSPORT", f"{said} (ProxyError){_asks(refused_status(exc))}")
 
 
 def answered(model: str, status: int, proxy: str) -> ModelError | None:
@@ -57,6 +57,10 @@ def answered(model: str, status: int, proxy: str) -> ModelError | None:
 
 
 def _asks(status: int | None) -> str:
+    """What to do about ``status`` (407: the proxy's credentials); "" for another."""
     if status != 407:
         return ""
-    return "; give it a user name and password it accepts in the variable's URL (http://user:password@host:port)"
+    return (
+        "; give it a user name and password it accepts in the variable's URL "
+        "(http://user:password@host:port)"
+    )
