@@ -6,6 +6,7 @@ terminal."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import importlib.util
 import io
@@ -349,6 +350,36 @@ def _read_by(child: pexpect.spawn) -> None:
             if waiting == b"\0\0\0\0" and time.monotonic() - start > 5:
                 return
             assert time.monotonic() - start < 30, "the line typed was never read"
+            time.sleep(0.01)
+    finally:
+        os.close(terminal)
+
+
+#: The number of read(2) on the machines /proc/PID/task/*/syscall is looked at on.
+_READ_SYSCALL = {"x86_64": "0", "aarch64": "63"}.get(os.uname().machine)
+
+
+def reading_stdin(child: pexpect.spawn) -> None:
+    """Return once a thread of ``child`` is blocked reading its stdin (fd 0) with
+    nothing typed left unread on the terminal: no start-up left to race a key sent next.
+    Where /proc does not say so (another kernel or machine), a pause. Fails after 30
+    seconds."""
+    tasks = Path(f"/proc/{child.pid}/task")
+    if _READ_SYSCALL is None or not tasks.exists():
+        time.sleep(1)
+        return
+    terminal = os.open(os.readlink(f"/proc/{child.pid}/fd/0"), os.O_RDONLY | os.O_NOCTTY)
+    try:
+        start = time.monotonic()
+        while True:
+            calls = []
+            for task in tasks.iterdir():
+                with contextlib.suppress(OSError):  # a thread that ended meanwhile
+                    calls.append((task / "syscall").read_text().split()[:2])
+            waiting = fcntl.ioctl(terminal, termios.FIONREAD, b"\0\0\0\0")
+            if [_READ_SYSCALL, "0x0"] in calls and waiting == b"\0\0\0\0":
+                return
+            assert time.monotonic() - start < 30, "stdin was never read"
             time.sleep(0.01)
     finally:
         os.close(terminal)

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pexpect
 import pytest
-from cli_support import contents, in_terminal, stored_session, text_reply
+from cli_support import contents, in_terminal, reading_stdin, stored_session, text_reply
 
 # they store a session first: dsh-persistence must be installed and loaded
 pytestmark = pytest.mark.plugins("persistence")
@@ -97,7 +96,7 @@ def test_ctrl_c_while_the_prompt_is_typed_ends_resume_at_once(
     child = in_terminal("-m", model, "sessions", "resume", session, "-", env=cli_env, cwd=tmp_path)
     child.sendline("half a prompt")
     child.expect_exact("half a prompt")
-    time.sleep(0.5)  # reading stdin by now
+    reading_stdin(child)
     child.sendintr()
     child.expect_exact("dsh: interrupted", timeout=10)
     child.expect(pexpect.EOF, timeout=10)
