@@ -212,7 +212,12 @@ async def _run(args: argparse.Namespace, pm: PluginManager, config: Config | Non
         async with anyio.create_task_group() as tg:
             if approvals is not None:
                 stored = await harness.relay.session_persistence() is not None
-                go_on = chat_command(harness.workspace, args, agent.session.id) if stored else None
+                model = str(agent.agent.options.get("model"))  # kept: -m need not say it
+                go_on = (
+                    chat_command(harness.workspace, args, agent.session.id, recorded=model)
+                    if stored
+                    else None
+                )
                 tg.start_soon(_answers, approvals, go_on)
 
             def on_sigint() -> bool:  # again: until_terminated hurries the way out

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from dsh.harness import Harness
     from dsh.persistence import SessionHeader, StoredSession
 
-__all__ = ["chat_command", "no_store", "stored_to_continue"]
+__all__ = ["chat_command", "command_line", "no_store", "stored_to_continue"]
 
 
 async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> StoredSession | None:
@@ -56,7 +56,7 @@ def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Nam
     above = last_above(headers, str(workspace))
     if above is not None:
         command = getattr(args, "command", None) or "run"
-        there = _dsh(args, Path(above.workspace), command, "--continue")
+        there = command_line(Path(above.workspace), args, command, "--continue")
         return (
             f"{said} (the last one of {above.workspace}, above it, is {above.id}: `{there}` "
             f"goes on with it there, --session {_shell_word(above.id)} here)"
@@ -72,23 +72,56 @@ def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Nam
 
 
 def chat_command(
-    workspace: Path, args: argparse.Namespace, session_id: str | None, model: str | None = None
+    workspace: Path,
+    args: argparse.Namespace,
+    session_id: str | None,
+    model: str | None = None,
+    *,
+    recorded: str | None = None,
 ) -> str:
     """The command that goes on with session ``session_id`` in a chat (None: a new one),
     to paste into a shell: ``dsh [-p NAME]... [-c FILE] [--cwd DIR] chat [-m MODEL]
     --session ID``, with the ``-p`` options ``args`` was given (``-p persistence`` may be
     what stores the session; DSH_LOAD_PLUGINS is the shell's, not repeated) and
     ``--cwd`` when ``workspace`` is not the current directory (``--session`` goes on in
-    the directory it is run in). Each word is quoted as a shell needs it (an id may hold
-    spaces and quotes: an agent's id begins it); see ``_shell_word`` for control
-    characters. A value beginning with ``-`` is given as ``--config=-x.yml``, which the
-    parser does not take for an option."""
+    the directory it is run in). ``-m`` is ``model`` if given, else the ``-m`` of
+    ``args`` unless the session records that model (``recorded``: a continued session
+    keeps it), as ``given_model`` says. Each word is quoted as a shell needs it (an id
+    may hold spaces and quotes: an agent's id begins it); see ``_shell_word`` for
+    control characters. A value beginning with ``-`` is given as ``--config=-x.yml``,
+    which the parser does not take for an option."""
     words = ["chat"]
+    model = given_model(args, recorded) if model is None else model
     if model is not None:
         words += _option("-m", model, "--model")
     if session_id is not None:
         words += _option("--session", session_id)
     return _dsh(args, workspace, *words)
+
+
+def command_line(
+    workspace: Path, args: argparse.Namespace, *words: str, recorded: str | None = None
+) -> str:
+    """``dsh [-p NAME]... [-c FILE] [--cwd DIR] [-m MODEL] WORDS`` to paste: ``WORDS``
+    run with the options ``args`` was given (as ``chat_command`` gives them, ``-m`` as
+    ``given_model`` says), so that it takes the same store, config, workspace and model."""
+    model = given_model(args, recorded)
+    return _dsh(args, workspace, *(_option("-m", model, "--model") if model else ()), *words)
+
+
+def given_model(args: argparse.Namespace, recorded: str | None) -> str | None:
+    """The ``-m`` of ``args``, for a command to paste: None when none was given or when
+    it names the model the session records (``recorded``; ``-m tiny`` of dsh.yml, a
+    ``provider:model``): a continued session keeps that one. A URL given with ``-m`` is
+    not stored, so the command must give it again; what may be a key in it (a
+    ``user:password@``, ``?api-key=...``) is ``***``, for the user to put back: a
+    command shown is never a key's copy (``hidden_shorthand``)."""
+    from dsh._shorthand import hidden_shorthand
+
+    given = getattr(args, "model", None)
+    if not isinstance(given, str) or not given or given == recorded:
+        return None
+    return hidden_shorthand(given)
 
 
 def _dsh(args: argparse.Namespace, workspace: Path, *words: str) -> str:
@@ -131,13 +164,16 @@ def _shell_word(word: str) -> str:
 
 
 def _escaped(char: str) -> str:
-    """``char`` inside ``$'...'``: a control character as ``\\xNN`` (ASCII) or
-    ``\\uNNNN`` (bash reads ``\\xNN`` as a byte, not as a character above 0x7f)."""
+    """``char`` inside ``$'...'``: a control character as ``\\xNN`` (ASCII),
+    ``\\uNNNN`` or, above U+FFFF, ``\\UNNNNNNNN`` (bash reads ``\\xNN`` as a byte, not
+    as a character above 0x7f, and ``\\u`` takes four hex digits at most)."""
     from dsh._render import visible
 
     if char in "\\'":
         return "\\" + char
     if char == "\n" or visible(char) != char:
         code = ord(char)
-        return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
+        if code < 0x80:
+            return f"\\x{code:02x}"
+        return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
     return char

@@ -78,12 +78,28 @@ class CommandContext:
     def chat_command(self, session_id: str | None) -> str:
         """The ``dsh chat --session ID`` command (None: a new chat) that goes on with a
         stored session from a shell, with the ``-p`` and ``-c`` options the command ran
-        with and ``--cwd`` when ``workspace`` is not the current directory (so that it
-        names the same store and workspace), each word quoted to paste back as it is."""
+        with, ``--cwd`` when ``workspace`` is not the current directory (so that it
+        names the same store and workspace) and its ``-m`` (a URL given with it is not
+        stored with the session; a key in it shown as ``***``), each word quoted to
+        paste back as it is."""
         from dsh._cli_continue import chat_command
 
-        args = argparse.Namespace(**{**vars(self.args), "config": self.config_path})
-        return chat_command((self.workspace or Path.cwd()).resolve(), args, session_id)
+        return chat_command(self._here(), self._given(), session_id)
+
+    def command_line(self, *words: str) -> str:
+        """``dsh WORDS`` to paste into a shell (``"sessions", "resume", ID``), with the
+        ``-p``, ``-c``, ``--cwd`` and ``-m`` options the command ran with, as
+        ``chat_command`` gives them: pasted, it takes the same store, workspace and
+        model (a URL's key given with ``-m`` shown as ``***``)."""
+        from dsh._cli_continue import command_line
+
+        return command_line(self._here(), self._given(), *words)
+
+    def _here(self) -> Path:
+        return (self.workspace or Path.cwd()).resolve()
+
+    def _given(self) -> argparse.Namespace:
+        return argparse.Namespace(**{**vars(self.args), "config": self.config_path})
 
     async def read_prompt(self, words: list[str], command: str) -> str:
         """The prompt ``words`` give, read and checked as ``dsh run`` reads its own: the

@@ -17,8 +17,8 @@ from pydantic import ValidationError
 
 from dsh._config_yaml import did_you_mean, shown
 from dsh._provider_table import BUILT_IN
-from dsh._secrets import hide_parameters, redact
-from dsh._shorthand import split_base_url
+from dsh._secrets import hide_parameters
+from dsh._shorthand import hidden_shorthand, split_base_url
 from dsh.config import Config, ModelConfig
 from dsh.errors import ConfigError
 from dsh.llm._http import HttpModel
@@ -82,7 +82,6 @@ _LIMITS: Final[tuple[tuple[str, int, int], ...]] = (
 # what comes before the base URL (dsh._shorthand.split_base_url), and the URL itself
 _PROVIDER_MODEL = re.compile(r"(?P<provider>[A-Za-z0-9_-]+):(?P<model>[^@\s].*)")
 _URL = re.compile(r"https?://\S+")
-_USERINFO = re.compile(r"(?<=://).*@")  # up to the last @: a password may hold / @ # or spaces
 
 
 def known_limits(model: str) -> tuple[int | None, int | None]:
@@ -200,18 +199,14 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
     """
     # never a password or a query's key (?api-key=..., in a fragment too) in an error
     # nor a key dsh knows (given as the provider, say)
-    source = f"model {redact(hide_parameters(_USERINFO.sub('***@', text)))!r}"
+    source = f"model {hidden_shorthand(text)!r}"
     head, url = split_base_url(text.strip())
     match = _PROVIDER_MODEL.fullmatch(head)
     if match is None:
         raise ConfigError(source, "", "expected provider:model or provider:model@base_url")
     provider, model = match["provider"], match["model"]
     if url is not None:  # each part hidden alone: a model part's ?key=... ends at the @
-        hidden = (
-            f"{provider}:{hide_parameters(_USERINFO.sub('***@', model))}@"
-            f"{hide_parameters(_hide_port(_USERINFO.sub('***@', url)))}"
-        )
-        source = f"model {redact(hidden)!r}"
+        source = f"model {hidden_shorthand(text.strip())!r}"
     if provider not in PROVIDERS:
         known = ", ".join(PROVIDERS)
         hint = did_you_mean(provider, list(PROVIDERS))
@@ -241,13 +236,3 @@ def parse_model_shorthand(text: str) -> tuple[str, ModelConfig]:
         path = ".".join(map(str, error["loc"]))
         raise ConfigError(source, path, reason) from None
     return f"{provider}:{model}", config
-
-
-def _hide_port(url: str) -> str:
-    """``url`` with a port that is not a number (a key pasted there) as ``***``."""
-    scheme, sep, rest = url.partition("://")
-    end = min((at for at in map(rest.find, "/?#") if at != -1), default=len(rest))
-    host, colon, port = rest[:end].rpartition(":")
-    if colon and port and not port.isdigit() and "]" not in port:
-        return f"{scheme}{sep}{host}:***{rest[end:]}"
-    return url

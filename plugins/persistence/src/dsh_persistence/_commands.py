@@ -283,11 +283,13 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
     words = args.prompt
     if not words:  # the prompt is what is piped in
         if sys.stdin.isatty():
-            session = shlex.quote(args.id)  # to paste: an id may hold spaces and quotes
-            chat = context.chat_command(args.id)  # the same -p, -c and --cwd: the same store
+            # to paste, each word quoted (an id may hold spaces and quotes), with the same
+            # -p, -c, --cwd and -m: the same store, workspace and model
+            resume = context.command_line("sessions", "resume", args.id, "what next?")
+            chat = context.chat_command(args.id)
             raise DshError(
-                f"resume needs a prompt: dsh sessions resume {session} 'what next?' (or "
-                f"pipe one on stdin); an interactive resume is {chat}"
+                f"resume needs a prompt: {resume} (or pipe one on stdin); an interactive "
+                f"resume is {chat}"
             )
         words = ["-"]
     # read and checked as dsh run's: an empty prompt, bytes that are not UTF-8 refused
