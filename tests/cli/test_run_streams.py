@@ -12,6 +12,7 @@ from typing import Any
 
 import pexpect
 from cli_support import dsh, in_terminal, text_reply, tool_call_reply
+from go_on_support import no_plugins, url_model
 
 
 def shell(line: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -22,15 +23,11 @@ def shell(line: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProc
     )
 
 
-def no_plugins(env: dict[str, str]) -> dict[str, str]:
-    return {**env, "DSH_LOAD_PLUGINS": ""}
-
-
 def test_a_closed_stdin_is_no_input(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     server = model_server([text_reply("hello")])
-    model = shlex.quote(f"openai-compatible:tiny@{server.url}")
+    model = shlex.quote(url_model(server))
     done = shell(f"-m {model} run hi <&-", no_plugins(cli_env), tmp_path)
     assert (done.returncode, done.stdout) == (0, "hello\n"), done.stderr
     empty = shell(f"-m {model} run review - <&-", no_plugins(cli_env), tmp_path)
@@ -41,7 +38,7 @@ def test_a_closed_stdout_stops_dsh_before_the_model_is_asked(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     server = model_server([text_reply("hello")])
-    model = shlex.quote(f"openai-compatible:tiny@{server.url}")
+    model = shlex.quote(url_model(server))
     done = shell(f"-m {model} run hi >&-", no_plugins(cli_env), tmp_path)
     assert done.returncode == 2
     assert done.stderr == "dsh: error: standard output is closed: nowhere to write\n"
@@ -52,7 +49,7 @@ def test_an_answer_that_cannot_be_written_is_status_1(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     server = model_server([text_reply("hello")])
-    model = shlex.quote(f"openai-compatible:tiny@{server.url}")
+    model = shlex.quote(url_model(server))
     done = shell(f"-m {model} run hi >/dev/full", no_plugins(cli_env), tmp_path)
     assert done.returncode == 1, done.stderr
     assert "dsh: error: cannot write the output: [Errno 28] No space left on device" in done.stderr
@@ -62,7 +59,7 @@ def test_an_empty_dash_sends_the_words_and_says_so(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     server = model_server([text_reply("nothing to review")])
-    model = f"openai-compatible:tiny@{server.url}"
+    model = url_model(server)
     done = dsh(
         "-m", model, "run", "review", "this", "-", env=no_plugins(cli_env), cwd=tmp_path, stdin=""
     )
@@ -87,7 +84,7 @@ def test_escape_sequences_are_shown_not_obeyed_in_a_terminal(
             text_reply("done\x1b]0;owned\x07", "\x1b[2J"),
         ]
     )
-    model = f"openai-compatible:tiny@{server.url}"
+    model = url_model(server)
     child = in_terminal("-m", model, "run", "go", env=no_plugins(cli_env), cwd=tmp_path)
     child.expect(pexpect.EOF)
     shown = child.before
@@ -97,7 +94,7 @@ def test_escape_sequences_are_shown_not_obeyed_in_a_terminal(
     piped = model_server([text_reply("raw\x1b[1m")])
     kept = dsh(
         "-m",
-        f"openai-compatible:tiny@{piped.url}",
+        url_model(piped),
         "run",
         "go",
         env=no_plugins(cli_env),
