@@ -116,14 +116,13 @@ def test_resume_without_a_prompt_on_a_terminal_explains(
 
     monkeypatch.setattr("sys.stdin", Terminal())
     assert run(config, "resume", "new-session") == 2
-    assert "resume needs a prompt: dsh sessions resume new-session 'what next?'" in (
-        capsys.readouterr().err
-    )
-    # the id given, quoted to paste (an id may hold spaces and quotes)
+    said = f"resume needs a prompt: dsh -c {config} sessions resume new-session 'what next?'"
+    assert said in capsys.readouterr().err
+    # the id given, quoted to paste (an id may hold spaces and quotes); both commands
+    # with the -c this command was given (the same store)
     assert run(config, "resume", "it's new") == 2
     err = capsys.readouterr().err
-    assert "dsh sessions resume 'it'\"'\"'s new' 'what next?'" in err
-    # the chat to go on in, with the -c this command was given (the same store)
+    assert f"dsh -c {config} sessions resume 'it'\"'\"'s new' 'what next?'" in err
     assert f"dsh -c {config} chat --session 'it'\"'\"'s new'" in err
 
 
