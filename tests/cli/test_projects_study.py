@@ -42,12 +42,12 @@ def test_continue_in_a_subdirectory_names_the_projects_session_and_how_to_go_on_
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
         f"dsh: error: --continue: no stored session last ran in {here} (the last one "
-        f"of {root}, above it, is {ours}: `dsh --cwd {root} run --continue` goes on with "
-        f"it there, --session {ours} here)\n"
-    )
+        f"of {root}, above it, is {ours}: `dsh --cwd {root} -m {model} run --continue` goes "
+        f"on with it there, --session {ours} here)\n"
+    )  # with the -m given: a URL given so is not stored with the session
     chatted = dsh("-m", model, "chat", "--continue", env=env, cwd=sub, stdin="go on\n")
     assert chatted.returncode == 2
-    assert f"`dsh --cwd {root} chat --continue` goes on" in chatted.stderr
+    assert f"`dsh --cwd {root} -m {model} chat --continue` goes on" in chatted.stderr
     assert len(server.bodies()) == 2  # neither asked the model
 
     # the way the error gives: the project's session, in the project
