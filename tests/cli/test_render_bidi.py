@@ -2,7 +2,8 @@
 embeddings, overrides and isolates (U+202A to U+202E, U+2066 to U+2069) would show the
 text after them reversed or moved; they are shown as escapes, in a streamed answer, in
 the permission question and through ``dsh.commands.for_terminal``. Right-to-left
-letters, wide and combining characters are shown as they are."""
+letters, wide and combining characters are shown as they are; so is a subdivision
+flag, while other tag characters (U+E0000 to U+E007F, invisible text) are escaped."""
 
 from __future__ import annotations
 
@@ -61,3 +62,26 @@ async def test_the_permission_question_shows_them_escaped(
     shown = capsys.readouterr().err
     assert not any(c in shown for c in BIDI), repr(shown)
     assert "rm -rf \\u202e/ #" in shown and "'rm -rf \\u2066/ #' cannot be checked" in shown
+
+
+#: "hi" in tag characters (U+E0068, U+E0069): invisible at a terminal, read by a model
+SMUGGLED = "\U000e0068\U000e0069"
+#: Scotland's flag: the black flag, tag characters (gbsct), a cancel tag
+SCOTLAND = "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
+
+
+def test_tag_characters_are_shown_as_escapes_but_a_subdivision_flag_is_a_flag() -> None:
+    """Text hidden in tag characters ("ASCII smuggling") is shown, as ``\\UNNNNNNNN``;
+    the tags of the three flags drawn with them (England's, Scotland's, Wales's) are
+    kept, with anything around them still escaped."""
+    assert for_terminal(f"ok{SMUGGLED}") == "ok\\U000e0068\\U000e0069"
+    assert for_terminal(f"go {SCOTLAND}!") == f"go {SCOTLAND}!"
+    assert for_terminal(f"{SCOTLAND}\x1b{SMUGGLED}{SCOTLAND}") == (
+        f"{SCOTLAND}\\x1b\\U000e0068\\U000e0069{SCOTLAND}"
+    )
+    # a cancel tag alone, or other text in tags after a black flag, is hidden text
+    assert for_terminal("\U000e007f") == "\\U000e007f"
+    hidden = "\U0001f3f4\U000e0067\U000e0062\U000e0068\U000e0069\U000e007f"
+    assert (
+        for_terminal(hidden) == "\U0001f3f4\\U000e0067\\U000e0062\\U000e0068\\U000e0069\\U000e007f"
+    )

@@ -49,21 +49,42 @@ def discard(stream: TextIO) -> None:
 #: Control characters other than tab and newline, as escapes: text a model or a tool
 #: wrote must not move the cursor, clear lines or retitle the terminal it is shown in;
 #: nor reorder what is shown with the bidi embeddings, overrides and isolates (U+202A to
-#: U+202E, U+2066 to U+2069: "Trojan Source"), shown as ``\\u202e``. Letters written
-#: right to left (Arabic, Hebrew) are shown as they are.
-_CONTROLS: dict[int, str] = {
-    c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c not in (9, 10)
-} | {c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+#: U+202E, U+2066 to U+2069: "Trojan Source"), shown as ``\\u202e``; nor hide text
+#: in the tag characters (U+E0000 to U+E007F: invisible at a terminal, read by a model,
+#: "ASCII smuggling"), shown as ``\\U000e0041``. Letters written right to left (Arabic,
+#: Hebrew) are shown as they are.
+_CONTROLS: dict[int, str] = (
+    {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c not in (9, 10)}
+    | {c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+    | {c: f"\\U{c:08x}" for c in range(0xE0000, 0xE0080)}
+)
 #: Any of them: the text is translated only when one is in it (most chunks of an
 #: answer have none; a search is several times faster than ``translate`` on them).
 _ANY_CONTROL = re.compile("[" + re.escape("".join(map(chr, _CONTROLS))) + "]")
+#: The flags drawn with tag characters that emoji fonts have (England's, Scotland's,
+#: Wales's: the black flag, "gb" and the region in tags, a cancel tag); any other text
+#: in tags, after a black flag or not, is hidden text.
+_FLAG = re.compile(
+    "(\U0001f3f4\U000e0067\U000e0062(?:"
+    + "|".join("".join(chr(0xE0000 + ord(c)) for c in region) for region in ("eng", "sct", "wls"))
+    + ")\U000e007f)"
+)
 
 
 def visible(text: str) -> str:
-    """``text`` with its control characters (escape sequences) shown as ``\\xNN`` and
-    its bidi controls as ``\\uNNNN`` (a Windows line end is a line end)."""
+    """``text`` with its control characters (escape sequences) shown as ``\\xNN``, its
+    bidi controls as ``\\uNNNN`` and its tag characters as ``\\UNNNNNNNN`` (a Windows
+    line end is a line end)."""
     text = text.replace("\r\n", "\n")
-    return text.translate(_CONTROLS) if _ANY_CONTROL.search(text) else text
+    if not _ANY_CONTROL.search(text):
+        return text
+    if _FLAG.search(text) is None:
+        return text.translate(_CONTROLS)
+    # England's, Scotland's and Wales's flags are drawn with tag characters: kept
+    return "".join(
+        part if index % 2 else part.translate(_CONTROLS)
+        for index, part in enumerate(_FLAG.split(text))
+    )
 
 
 def shorten(text: str, limit: int = _PREVIEW) -> str:
