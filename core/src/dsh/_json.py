@@ -86,13 +86,34 @@ def decode(text: str | bytes) -> Any:
 def copied(value: Any) -> Any:
     """A copy of lossless JSON ``value`` (``check_json`` passes it) sharing none of its
     dicts and lists (its strings and numbers cannot change): what a caller keeps and may
-    change later (``agents.create``'s ``meta``) is not what the session holds."""
+    change later (``agents.create``'s ``meta``) is not what the session holds. It keeps
+    its own list of what is left to copy, not the call stack: a value of any depth
+    ``check_json`` passes is copied."""
+    top = _empty_like(value)
+    if top is None:
+        return value
+    pending: list[tuple[Any, Any]] = [(value, top)]  # a container, its copy to fill
+    while pending:
+        source, copy = pending.pop()
+        if type(source) is dict:
+            for key, item in source.items():
+                inner = _empty_like(item)
+                if inner is not None:
+                    pending.append((item, inner))
+                copy[key] = item if inner is None else inner
+        else:
+            for item in source:
+                inner = _empty_like(item)
+                if inner is not None:
+                    pending.append((item, inner))
+                copy.append(item if inner is None else inner)
+    return top
+
+
+def _empty_like(value: Any) -> dict[str, Any] | list[Any] | None:
+    """A new empty dict or list for a dict or list ``value``; None for anything else."""
     kind = type(value)
-    if kind is dict:
-        return {key: copied(item) for key, item in value.items()}
-    if kind is list:
-        return [copied(item) for item in value]
-    return value
+    return {} if kind is dict else [] if kind is list else None
 
 
 def _is_plain(value: Any) -> bool:

@@ -133,7 +133,7 @@ def option_typo(key: str, known: Sequence[str]) -> str:
 def storable_options(agent_id: str, options: dict[str, Any]) -> dict[str, Any]:
     """The options that can be stored with the session (JSON values); the others are
     left out with a warning naming them, so a resume still gets the rest."""
-    from dsh._json import check_json
+    from dsh._json import check_json, copied
     from dsh._secrets import get_logger
     from dsh.errors import EventDataError
 
@@ -150,5 +150,5 @@ def storable_options(agent_id: str, options: dict[str, Any]) -> dict[str, Any]:
                 exc.reason,
             )
         else:
-            kept[key] = value
+            kept[key] = copied(value)  # a caller changing its list later: not stored
     return kept

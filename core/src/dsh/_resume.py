@@ -15,6 +15,7 @@ from weakref import WeakValueDictionary
 
 import anyio
 
+from dsh._json import copied
 from dsh._ready import READY
 from dsh._secrets import get_logger, longest_first
 from dsh._stored_meta import held_secrets, hidden_meta, hidden_value
@@ -114,7 +115,7 @@ def resumed_session(
 
             check_stored(harness, agent_id, stored, options, named)
     session = sessions.prepare(
-        stored.id, stored.events, meta=dict(stored.meta), created=stored.created
+        stored.id, stored.events, meta=copied(stored.meta), created=stored.created
     )
     return session, options, logged
 
@@ -168,7 +169,7 @@ def sound(stored: StoredSession) -> StoredSession:
         closers[-1].data["turn"],
     )
     events = [*stored.events, *closers]
-    closed = _Closed(stored.id, stored.created, events, dict(stored.meta))
+    closed = _Closed(stored.id, stored.created, events, copied(stored.meta))
     object.__setattr__(closed, "loaded", len(stored.events))
     _SOUND[_key(closed)] = closed
     return closed
@@ -191,7 +192,7 @@ def stored_options(stored: StoredSession, fork: str | None = None) -> dict[str, 
     kept = stored.meta.get("options")
     if not isinstance(kept, dict):
         return None
-    options = {k: v for k, v in kept.items() if k not in ("api_key", "api_key_env")}
+    options = {k: copied(v) for k, v in kept.items() if k not in ("api_key", "api_key_env")}
     went_on = "continued without it" if fork is None else f"its fork {fork} is stored without it"
     if "api_key" in kept:
         log.warning(
@@ -230,7 +231,7 @@ async def forked(
         pass
     else:
         raise DshError(f"cannot fork session {stored.id!r} into {new_id!r}: it is stored already")
-    meta = dict(stored.meta)
+    meta = copied(stored.meta)
     old_key: tuple[str, ...] = ()
     if isinstance(options := meta.get("options"), dict):
         meta["options"] = stored_options(stored, new_id)

@@ -192,7 +192,7 @@ class InMemoryPersistence:
         # last turn left open, which it logs on the resumed session, then its turns
         tail = events[-1].time if events else 0.0
         self._written[session_id] = (None, len(events), tail)
-        return StoredSession(stored.id, stored.created, events, dict(stored.meta))
+        return StoredSession(stored.id, stored.created, events, copied(stored.meta))
 
     async def delete(self, session_id: str) -> bool:
         self._written.pop(session_id, None)
