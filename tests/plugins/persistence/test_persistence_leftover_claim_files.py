@@ -15,7 +15,9 @@ their connection, test_persistence_postgres_claims.py.)
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from claims_support import appended, appending_elsewhere, claimed_elsewhere, killed
@@ -31,6 +33,7 @@ pytestmark = [
     pytest.mark.skipif(os.name == "nt", reason="advisory locks are POSIX flock"),
 ]
 sqlite_only = pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
+LIMIT = 10.0  # seconds: a thread waited for
 
 
 def claims_of(settings: PersistenceSettings) -> ClaimFiles:
@@ -171,12 +174,7 @@ def test_a_claim_taken_as_a_leftover_is_removed_is_granted(
     does; now it finds that the name leads nowhere and takes a new file."""
     from dsh_persistence import _claims
 
-    if settings.backend == "jsonl":
-        left = settings.session_directory() / ".new.jsonl.claim"
-    else:
-        left = claims_of(settings).path("new")
-    left.parent.mkdir(parents=True)
-    left.write_bytes(b"")  # left by a kill
+    left = left_by_a_kill(settings, "new")
     tried = _claims.try_lock_file
     removing: list[int] = []
 
@@ -197,3 +195,81 @@ def test_a_claim_taken_as_a_leftover_is_removed_is_granted(
         for fd in removing:
             os.close(fd)
     assert removing
+
+
+@pytest.mark.parametrize("settings", ["jsonl", "sqlite"], indirect=True)
+def test_a_claim_tried_while_a_leftover_is_locked_to_be_removed_is_granted(
+    settings: PersistenceSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other race: another process's ``prepare()`` (``remove_unheld``) has locked the
+    lock file a kill left and not removed it yet when the claim tries its lock. The claim
+    was refused, though no process holds the session; now it tries again (a few short
+    pauses) while the name still leads to the file, and meets the removal. Here the
+    remover is a thread held between its lock and its removal until the claim's first
+    try again."""
+    from dsh_persistence import _claims, _files
+
+    left = left_by_a_kill(settings, "new")
+    locked, go = threading.Event(), threading.Event()
+    real_unlink, tried = os.unlink, _claims.try_lock_file
+    remover = threading.Thread(target=_files.remove_unheld, args=(left,))
+    tries: list[bool] = []
+
+    def paused_unlink(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> None:
+        if threading.current_thread() is remover:
+            locked.set()  # it holds the file's lock: a claim tried now is refused
+            assert go.wait(LIMIT)
+        real_unlink(path, *args, **kwargs)
+
+    def tried_again(fd: int) -> bool:
+        if tries:  # trying again: the remover goes on (it removes the file, closes it)
+            go.set()
+            remover.join(LIMIT)
+        tries.append(tried(fd))
+        return tries[-1]
+
+    monkeypatch.setattr(os, "unlink", paused_unlink)
+    monkeypatch.setattr(_claims, "try_lock_file", tried_again)
+    remover.start()
+    backend = open_backend(settings)
+    try:
+        assert locked.wait(LIMIT)
+        assert backend.claim("new")
+        assert tries[0] is False and left.exists()  # refused at first; a new file, held
+    finally:
+        go.set()
+        remover.join(LIMIT)
+        backend.close()
+
+
+@pytest.mark.parametrize("settings", ["jsonl", "sqlite"], indirect=True)
+def test_a_claim_held_by_another_is_refused_after_a_few_short_tries(
+    settings: PersistenceSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh_persistence import _claims
+
+    left = left_by_a_kill(settings, "new")
+    holder = os.open(left, os.O_RDONLY)  # another open file: as another process's
+    tried, tries = _claims.try_lock_file, []
+    monkeypatch.setattr(_claims, "try_lock_file", lambda fd: tries.append(fd) or tried(fd))
+    backend = open_backend(settings)
+    try:
+        assert _claims.try_lock_file(holder)
+        tries.clear()
+        assert not backend.claim("new")
+    finally:
+        backend.close()
+        os.close(holder)
+    assert len(tries) == 1 + len(_claims.BUSY_PAUSES)
+    assert sum(_claims.BUSY_PAUSES) <= 0.05  # a claim held is refused all but at once
+
+
+def left_by_a_kill(settings: PersistenceSettings, session_id: str) -> Path:
+    """The lock file of a claim of ``session_id`` (not stored) that a kill left."""
+    if settings.backend == "jsonl":
+        left = settings.session_directory() / f".{session_id}.jsonl.claim"
+    else:
+        left = claims_of(settings).path(session_id)
+    left.parent.mkdir(parents=True)
+    left.write_bytes(b"")
+    return left

@@ -30,6 +30,7 @@ import hashlib
 import os
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -45,18 +46,28 @@ from dsh_persistence._files import (
     try_lock_file,
 )
 
-__all__ = ["ClaimFiles", "hold_lock_file", "let_go"]
+__all__ = ["BUSY_PAUSES", "ClaimFiles", "hold_lock_file", "let_go"]
 
 
 #: The names ``ClaimFiles.path`` gives: a claim's ``<digest>.lock``, a turn's ``.turn``.
 _LOCK_FILE = re.compile(r"[0-9a-f]{40}\.(?:lock|turn)")
 
 
+#: The pauses (seconds, 31 ms in all) after which a lock file found held is tried again
+#: while its name still leads to it, before it is taken as held by another
+#: (``hold_lock_file``).
+BUSY_PAUSES = (0.001, 0.002, 0.004, 0.008, 0.016)
+
+
 def hold_lock_file(path: Path, *, wait: bool) -> int | None:
     """Open ``path`` (creating it) and lock it; the open file holding the lock. When
     another holds it: wait for it if ``wait``, else None. A file held only as it is
     removed (let go by its holder, or a leftover being removed) is no one's: the name
-    leads elsewhere by then, and the file there is taken."""
+    leads elsewhere by then, and the file there is taken. Without ``wait``, a lock
+    found held is tried again a few times (``BUSY_PAUSES``) while the name still leads
+    to its file: another process's cleanup (``_files.remove_unheld``: a ``prepare()``
+    removing a kill's leftover, a delete) holds the lock of a file no one holds for the
+    instant before it removes it, which is no claim to refuse this one for."""
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
         try:
@@ -64,7 +75,7 @@ def hold_lock_file(path: Path, *, wait: bool) -> int | None:
                 lock_file(fd)
                 held = True
             else:
-                held = try_lock_file(fd)
+                held = _try_lock_awhile(path, fd)
             current = leads_to(path, fd)
         except BaseException:
             os.close(fd)
@@ -75,6 +86,20 @@ def hold_lock_file(path: Path, *, wait: bool) -> int | None:
         if current:  # held by another, still there
             return None
         # removed between our open and our lock (held meanwhile, or still): take the new
+
+
+def _try_lock_awhile(path: Path, fd: int) -> bool:
+    """Try to lock ``fd``, again after each of ``BUSY_PAUSES`` while ``path`` still
+    leads to it (removed meanwhile: False, for the caller to take the file there)."""
+    if try_lock_file(fd):
+        return True
+    for pause in BUSY_PAUSES:
+        time.sleep(pause)
+        if not leads_to(path, fd):
+            return False
+        if try_lock_file(fd):
+            return True
+    return False
 
 
 def let_go(path: Path, fd: int) -> None:

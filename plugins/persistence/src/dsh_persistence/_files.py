@@ -243,15 +243,19 @@ _TEMP = re.compile(r"\.(?P<name>[A-Za-z0-9_%.-]{1,200})\.(?P<pid>[1-9][0-9]{0,9}
 #: before it was removed (or waits for its lock: a turn is waited for) finds, once it has
 #: the lock, that the name leads nowhere, and takes a new file; a claim (that one does
 #: not wait) that tries the lock while held here finds the same once the file is
-#: removed. Holding it here does not stop a turn being taken, only delays it; it would
-#: refuse a claim that tries it in the instant between this lock and the removal, hence
-#: the age below. (The claims directory of ``_claims.ClaimFiles``, SQLite's: the same.)
+#: removed. Holding it here does not stop a turn being taken, only delays it. A claim
+#: that tries it in the instant between this lock and the removal finds it held: the
+#: age below does not prevent that (a kill's leftover is old, and a delete removes a
+#: turn at once), so such a claim tries the lock again a few times, for a few
+#: milliseconds, while the name still leads to the file (``_claims.BUSY_PAUSES``), and
+#: meets the removal. (The claims directory of ``_claims.ClaimFiles``, SQLite's: the
+#: same.)
 _LOCK_FILE = re.compile(r"\.(?P<name>[A-Za-z0-9_%-]{1,240}\.jsonl)\.(?:claim|lock)")
 #: A temp file whose process is gone, or a lock file no process holds, is left over once
 #: it is this old (seconds): a younger temp file may be the publish of a process that
 #: this host does not see (another container sharing the directory), whose pid is no
-#: live process here; a younger lock file may be a claim being taken, which would be
-#: refused while its lock is held here to remove the file.
+#: live process here; a younger lock file may be a claim being taken, whose lock is
+#: better not held here in the meantime (its taker would have to try again).
 LEFTOVER_AGE = 600.0
 
 
