@@ -10,6 +10,7 @@ import errno
 import os
 import shlex
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Final
 
 from dsh_permissions import _xargs
@@ -23,6 +24,7 @@ from dsh_permissions._wrapper_grammar import unmodelled
 from dsh_permissions._wrappers import MAX_CANDIDATES
 
 __all__ = [
+    "any_command",
     "any_unknown",
     "canonical",
     "matched_words",
@@ -41,6 +43,10 @@ _HOPS: Final = 40
 #: what reading a path that is not a symbolic link (or is not there) fails with
 _NOT_A_LINK: Final = frozenset({errno.EINVAL, errno.ENOENT, errno.ENOTDIR})
 _CROWDED: Final = f"more than {MAX_CANDIDATES} words behind a wrapper may be the command it runs"
+_ANY_COMMAND: Final = (
+    "what it runs may be any command, reading any file (an option not known here, or a "
+    "command its arguments or its input give)"
+)
 
 
 def problem(line: str, why: str) -> Subject:
@@ -97,6 +103,18 @@ def text_subject(
         reads=reads,
         open=tuple(prefixes),
     )
+
+
+def any_command(subject: Subject) -> Subject:
+    """``subject`` with a file read that cannot be checked when it may become any
+    command (the beginning ``""`` among its ``open`` ones: an option not known of a
+    program that runs commands, parallel given no command, code run with xargs's or
+    find's words): such a command may read any file, so the ``read`` tool's deny and
+    ask rules are held against it as against ``cat $F``."""
+    if "" not in subject.open:
+        return subject
+    anything = Subject("path", subject.value, unknown=_ANY_COMMAND)
+    return replace(subject, reads=(*subject.reads, anything))
 
 
 def shown(canon: list[str], words: Sequence[Word | None]) -> str:

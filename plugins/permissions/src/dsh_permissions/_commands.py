@@ -28,6 +28,7 @@ from typing import Final
 
 from dsh_permissions import _xargs
 from dsh_permissions._command_text import (
+    any_command,
     any_unknown,
     canonical,
     matched_words,
@@ -159,9 +160,9 @@ def _command(
         # a bare name of a symlink (cat pw, pw -> /etc/passwd) is read as what it names
         named = dirs or ((root,) if links_named(located, start, root) else ())
         texts = elsewhere_readings(located, canon, start, named, root)
-        subjects.append(
-            text_subject(canon, raw, why_not, found_reads, hole, texts, located, linked)
-        )
+        subject = text_subject(canon, raw, why_not, found_reads, hole, texts, located, linked)
+        # one that may run any command may read any file (when reads are looked for)
+        subjects.append(subject if reads is None else any_command(subject))
         where = (root, there, depth, reads, here)
         with switched_home(command.words):  # sudo sh -c 'cat ~/x': another user's HOME
             subjects.extend(_wrapped(command, (canon, linked), raw, why_not, where))

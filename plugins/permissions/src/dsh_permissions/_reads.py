@@ -21,7 +21,8 @@ path after ``cd``, behind ``env -C dir`` or in ``find -execdir``, a path through
 ``/proc/self``), what a program reads when it takes its files' names from a list or its
 input (``tar -T list``, ``zip -@``: ``_name_lists``), and what one whose own name is
 only known then reads (``$c .env``) cannot be checked: it is asked about when such a
-rule has a pattern.
+rule has a pattern. So is what a command that may become any command reads
+(``parallel --slf .env ...``: ``_command_text.any_command``).
 Other programs (``python``, ``git show HEAD:.env``, a script) are not looked into.
 """
 

@@ -1,4 +1,4 @@
-"""Option tables checked against the programs' own (session 38, permleft).
+"""Option tables checked against the programs' own, and a command that may be anything.
 
 1: GNU tar and bsdtar (libarchive's, macOS's and the BSDs' ``tar``) disagree on four
 letters: GNU's ``-H FORMAT`` and ``-L N`` take a value where bsdtar's ``-H`` and ``-L``
@@ -14,6 +14,12 @@ as the first word and makes parallel run its words again through ``/bin/sh``.
 take their value only when the next word looks like one (``--eof rm x`` has no value
 when ``rm`` starts with ``-``; ``--max-lines rm`` none when ``rm`` is not a number),
 and a word starting with ``+`` is an option too (``+k`` is ``--keep-order``).
+
+4: GNU find's ``-files0-from FILE`` reads its starting points from a file.
+
+5: a command that may become any command (an option not known here of a program that
+runs commands, parallel given no command, code run with xargs's or find's words) may
+read any file: the ``read`` tool's deny and ask rules are held against it.
 
 Each row goes through the real dispatcher (conftest ``judge``); nothing is run.
 """
@@ -195,17 +201,51 @@ async def test_4_find_without_a_list_is_still_allowed(judge, command):
     await allowed(judge, BYPASS_ENV, command, mode="bypass")
 
 
-# -- noticed, not fixed ---------------------------------------------------------------
+# -- 5: a command that may be anything may read any file --------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a parallel option not known here makes its command anything, which is asked "
-    "about under the tool's deny and ask patterns only: a read rule is not held against "
-    "the files such an option reads (--sshloginfile / --slf, --basefile, --template)",
-)
 @pytest.mark.parametrize(
-    "command", ["parallel --sshloginfile .env echo ::: x", "parallel --slf .env echo ::: x"]
-)
+    "command",
+    [
+        "parallel --sshloginfile .env echo ::: x", "parallel --slf .env echo ::: x",
+        "parallel --basefile .env echo ::: x", "parallel --bf .env echo ::: x",
+        "parallel --template .env=out echo ::: x", "parallel --tmpl .env=out echo ::: x",
+    ],
+)  # fmt: skip
 async def test_an_unknown_parallel_option_may_read_a_file(judge, command):
+    """An option not known here makes parallel's command anything: it is held against
+    the read rules as a file only the shell knows is (``cat $F``)."""
     await refused(judge, BYPASS_ENV, command, mode="bypass")
+    judged = await refused(judge, {"allow": ["bash"], "deny": ["read(.env)"]}, command)
+    assert judged.decision == "ask", judged.event["reason"]
+    assert "may be any command" in judged.requests[0].reason
+    await refused(judge, {"allow": ["bash"], "ask": ["read(.env)"]}, command)
+    judged = await judge({"allow": ["bash"], "deny": ["read"]}, "bash", {"command": command})
+    assert judged.decision == "deny", judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # xargs: an option not known here; more than 4 xargs that may be the program
+        "xargs --no-such-option .env echo", "xargs xargs xargs xargs xargs echo",
+        # parallel given no command: its arguments are the commands
+        "parallel ::: 'cat .env'", "echo 'cat .env' | parallel",
+        # find puts a file name into code a shell runs
+        "find . -exec sh -c 'cat {}' \\;",
+    ],
+)  # fmt: skip
+async def test_other_commands_that_may_be_anything_may_read_a_file(judge, command):
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
+    await refused(judge, {"allow": ["bash"], "deny": ["read(.env)"]}, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "parallel echo ::: x", "parallel -j2 echo {} ::: a b", "ls | xargs echo",
+        "echo x | xargs -n1 echo", "find . -name '*.py' -exec echo {} +",
+    ],
+)  # fmt: skip
+async def test_commands_whose_command_is_known_are_still_allowed(judge, command):
+    await allowed(judge, BYPASS_ENV, command, mode="bypass")
