@@ -233,6 +233,9 @@ async def test_an_unknown_parallel_option_may_read_a_file(judge, command):
         "parallel ::: 'cat .env'", "echo 'cat .env' | parallel",
         # find puts a file name into code a shell runs
         "find . -exec sh -c 'cat {}' \\;",
+        # behind a wrapper, in a script
+        "sudo parallel --slf .env echo ::: x", "sh -c 'parallel --slf .env echo ::: x'",
+        "timeout 5 xargs --no-such-option .env echo",
     ],
 )  # fmt: skip
 async def test_other_commands_that_may_be_anything_may_read_a_file(judge, command):
