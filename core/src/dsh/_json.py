@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -83,15 +84,16 @@ def decode(text: str | bytes) -> Any:
         return json.loads(text)
 
 
-def copied(value: Any) -> Any:
+def copied(value: Any, text: Callable[[str], str] | None = None) -> Any:
     """A copy of lossless JSON ``value`` (``check_json`` passes it) sharing none of its
     dicts and lists (its strings and numbers cannot change): what a caller keeps and may
-    change later (``agents.create``'s ``meta``) is not what the session holds. It keeps
+    change later (``agents.create``'s ``meta``) is not what the session holds. With
+    ``text``, each of its strings (keys too) is ``text(string)`` in the copy. It keeps
     its own list of what is left to copy, not the call stack: a value of any depth
     ``check_json`` passes is copied."""
     top = _empty_like(value)
     if top is None:
-        return value
+        return text(value) if text is not None and type(value) is str else value
     pending: list[tuple[Any, Any]] = [(value, top)]  # a container, its copy to fill
     while pending:
         source, copy = pending.pop()
@@ -100,13 +102,19 @@ def copied(value: Any) -> Any:
                 inner = _empty_like(item)
                 if inner is not None:
                     pending.append((item, inner))
-                copy[key] = item if inner is None else inner
+                    item = inner
+                elif text is not None and type(item) is str:
+                    item = text(item)
+                copy[key if text is None or type(key) is not str else text(key)] = item
         else:
             for item in source:
                 inner = _empty_like(item)
                 if inner is not None:
                     pending.append((item, inner))
-                copy.append(item if inner is None else inner)
+                    item = inner
+                elif text is not None and type(item) is str:
+                    item = text(item)
+                copy.append(item)
     return top
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dsh._json import check_json
+from dsh._json import check_json, copied
 from dsh._secrets import get_logger, redact
 from dsh.errors import DshError, EventDataError
 
@@ -99,13 +99,8 @@ def held_secrets(harness: Harness | None) -> tuple[str, ...]:
 
 def hidden_value(value: Any, secrets: tuple[str, ...]) -> Any:
     """``value`` with each of ``secrets`` as ``***`` in its strings, at any depth (keys
-    of mappings too); what is no str, dict, list or tuple is kept as it is."""
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, dict):
-        return {hidden_value(k, secrets): hidden_value(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [hidden_value(item, secrets) for item in value]
-    if isinstance(value, tuple):
+    of mappings too; a copy sharing no dict or list, walked without recursion); a tuple
+    (a key and its value) item by item; what is no str, dict or list is kept as it is."""
+    if type(value) is tuple:
         return tuple(hidden_value(item, secrets) for item in value)
-    return value
+    return copied(value, lambda text: redact(text, secrets))
