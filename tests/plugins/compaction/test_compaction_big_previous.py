@@ -20,7 +20,7 @@ from compaction_util import BY_HAND, StatingSummariser, by_hand, harness
 
 from dsh import Message, ModelRequest, hookimpl
 from dsh.testing import ScriptedModel, check_invariants
-from dsh_compaction._transcript import CONTINUED
+from dsh_compaction._transcript import continued, earlier
 
 pytestmark = pytest.mark.plugins("compaction")
 
@@ -71,7 +71,7 @@ async def test_a_previous_summary_larger_than_the_summariser_window_is_summarise
     # every line of the big summary reached the summariser, in one request or another
     contents = [r.messages[0].content for r in summariser.requests]
     parts = [c.split("<conversation>\n")[1].split("\n</conversation>")[0] for c in contents]
-    assert BIG in "".join(parts).replace(CONTINUED, "")
+    assert BIG in "".join(parts).replace(continued(earlier(BIG)), "")
     assert second.summary == f"summary {len(summariser.requests)}"
 
 

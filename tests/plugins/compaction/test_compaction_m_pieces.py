@@ -42,7 +42,7 @@ from dsh_compaction import (
 from dsh_compaction._boundaries import answered_by, choose_cut, cut_points
 from dsh_compaction._events import previous_summary, prune_stub, reduce_prune, reduce_summary
 from dsh_compaction._plan import last_user_message
-from dsh_compaction._transcript import CONTINUED, _chunks, transcript
+from dsh_compaction._transcript import _chunks, continued, transcript
 
 pytestmark = pytest.mark.plugins("compaction")
 
@@ -278,7 +278,8 @@ def test_transcript_chunks_fill_up_to_the_budget_and_are_never_empty() -> None:
     assert _chunks(six, CHARS, 12) == [six[:2], six[2:]]
     # an entry over the budget has a chunk of its own; over the room, it is split
     assert _chunks(["x" * 20, "y"], CHARS, 10, 20) == [["x" * 20], ["y"]]
-    pieces = [["x" * 30], [CONTINUED + "x" * 14], [CONTINUED + "x" * 6, "y"]]
+    again = continued("x")  # no header: "[continued]"
+    pieces = [["x" * 30], [again + "x" * 18], [again + "x" * 2, "y"]]
     assert _chunks(["x" * 50, "y"], CHARS, 30) == pieces
 
 

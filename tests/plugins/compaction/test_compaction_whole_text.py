@@ -15,7 +15,7 @@ from compaction_util import StatingSummariser, compacted_by_hand
 
 from dsh import AssistantMessage, TextBlock, ToolResultMessage, UserMessage
 from dsh_compaction import HeuristicCounter, TextTokenCounter
-from dsh_compaction._transcript import CONTINUED, Pieces, transcript
+from dsh_compaction._transcript import Pieces, continued, transcript
 
 pytestmark = pytest.mark.plugins("compaction")
 
@@ -67,4 +67,5 @@ def test_a_very_long_message_is_split_in_linear_time() -> None:
         taken.append(pieces.take(500)[0][0])
     assert len(taken) > 3_000
     assert sum(counted) < 4 * len(text)  # each character counted a few times, not n
-    assert "".join(p.removeprefix(CONTINUED) for p in taken) == text
+    again = continued(text)
+    assert "".join(p.removeprefix(again) for p in taken) == text

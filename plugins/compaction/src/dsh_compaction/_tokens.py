@@ -63,9 +63,9 @@ def json_text(data: object) -> str:
 
 def count_of(tokens: object) -> int:
     """``tokens`` as a count (an int >= 0, not a bool; an int subclass's as a plain
-    int), else a ``TypeError`` (not an int) or ``ValueError`` (negative) saying it. One
-    test, as cheap for the common case (an exact int: ``isinstance`` answers it at once,
-    at C speed) as ``type(tokens) is int`` alone."""
+    int), else a ``TypeError`` (not an int) or ``ValueError`` (negative) saying it. A
+    call for each count: a hot path tests ``type(tokens) is int and tokens >= 0``
+    before it (``_checked``)."""
     if isinstance(tokens, int) and type(tokens) is not bool:
         if tokens >= 0:
             return tokens if type(tokens) is int else int(tokens)
@@ -79,6 +79,8 @@ def _checked(count_text: Callable[[str], int]) -> Callable[[str], int]:
 
     def count(text: str) -> int:
         tokens = count_text(text)
+        if type(tokens) is int and tokens >= 0:  # the common case, without a call
+            return tokens
         try:
             return count_of(tokens)
         except (TypeError, ValueError) as wrong:

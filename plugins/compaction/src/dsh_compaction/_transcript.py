@@ -4,6 +4,7 @@ pieces taken a chunk (one request's worth) at a time."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections import deque
 from collections.abc import Sequence
 from typing import Final
@@ -19,16 +20,18 @@ from dsh import (
 )
 from dsh_compaction._tokens import TokenCounter, json_text
 
-__all__ = ["CLIP_CHARS", "CONTINUED", "Pieces", "earlier", "transcript"]
+__all__ = ["CLIP_CHARS", "TEXT_CHARS", "Pieces", "continued", "earlier", "transcript"]
 
 #: tool data (a result, a call's arguments) longer than this is shortened in the
 #: transcript, its head and tail kept (a third of it for thinking and a provider's
 #: blocks): a file read whole would cost a summariser call per chunk it fills, and the
-#: agent can read it again. What the user and the agent wrote is never clipped: a long
-#: message is split across chunks (``_split``), every word of it summarised
+#: agent can read it again
 CLIP_CHARS: Final = 6000
-#: what starts each piece of an entry after the first (see ``_split``)
-CONTINUED: Final = "[... continued]\n"
+#: what the user and the agent wrote goes whole up to this (~8,000 tokens: a few chunks
+#: of a small summariser's, split across them by ``_split``); longer (a log piped in as
+#: the prompt) it is clipped as tool data is, so one message adds a bounded number of
+#: summariser calls, all within the compaction's ``timeout``
+TEXT_CHARS: Final = 32_000
 
 
 def _clip(text: str, limit: int = CLIP_CHARS) -> str:
@@ -41,14 +44,14 @@ def _clip(text: str, limit: int = CLIP_CHARS) -> str:
 
 def _entry(message: Message) -> str:
     if isinstance(message, UserMessage):
-        return f"[user]\n{message.content}"
+        return f"[user]\n{_clip(message.content, TEXT_CHARS)}"
     if isinstance(message, ToolResultMessage):
         status = " (error)" if message.is_error else ""
         return f"[tool result: {message.name}{status}]\n{_clip(message.content)}"
     parts: list[str] = []
     for block in message.content:
         if isinstance(block, TextBlock) and block.text:
-            parts.append(f"[assistant]\n{block.text}")
+            parts.append(f"[assistant]\n{_clip(block.text, TEXT_CHARS)}")
         elif isinstance(block, ReasoningBlock) and block.text:
             parts.append(f"[assistant, thinking]\n{_clip(block.text, CLIP_CHARS // 3)}")
         elif isinstance(block, ToolCall):
@@ -62,27 +65,69 @@ def _entry(message: Message) -> str:
 
 def transcript(messages: Sequence[Message]) -> list[str]:
     """One transcript entry per message (long tool data, thinking and provider blocks
-    clipped; the user's and the agent's text whole)."""
+    clipped; the user's and the agent's text whole up to ``TEXT_CHARS``)."""
     return [entry for entry in map(_entry, messages) if entry]
+
+
+def continued(entry: str) -> str:
+    """What starts each piece of ``entry`` after the first: its speaker's header, marked
+    continued (``[user, continued]``; any part of the agent's ``[assistant, continued]``)."""
+    header = entry.partition("\n")[0]
+    if not (header.startswith("[") and header.endswith("]")):
+        return "[continued]\n"
+    speaker = header[1:-1].removesuffix(", continued")
+    if speaker.startswith("assistant"):
+        speaker = "assistant"
+    return f"[{speaker}, continued]\n"
+
+
+def _joined(text: str, at: int) -> bool:
+    """Whether a cut at ``at`` would part a grapheme: before a combining mark, or at
+    either side of a zero-width joiner."""
+    return unicodedata.category(text[at]).startswith("M") or "\u200d" in text[at - 1 : at + 1]
+
+
+def _cut(text: str, start: int, end: int) -> int:
+    """Where to end a piece ``text[start:end]`` (``end`` inside the text): after its last
+    newline in its last quarter, else its last whitespace there, else at ``end`` (back
+    off a combining mark or a joiner, when the quarter has a place that does not)."""
+    low = start + (end - start) * 3 // 4 + 1
+    newline = text.rfind("\n", low - 1, end)
+    if newline >= 0:
+        return newline + 1
+    for at in range(end, low - 1, -1):
+        if text[at - 1].isspace():
+            return at
+    for at in range(end, low - 1, -1):
+        if not _joined(text, at):
+            return at
+    return end
 
 
 def _split(entry: str, counter: TokenCounter, budget: int) -> list[str]:
     """``entry`` in pieces of at most ``budget`` tokens each, all of it kept (a chunk
-    holds at least one whole piece, so a piece must fit on its own)."""
+    holds at least one whole piece, so a piece must fit on its own), cut where
+    ``_cut`` says; a piece after the first starts with ``continued``."""
     tokens = counter.count_text(entry)
     if tokens <= budget:
         return [entry]
     pieces: list[str] = []
     start = 0
+    again = continued(entry)
     while start < len(entry):
-        marker = CONTINUED if start else ""
+        marker = again if start else ""
         # the characters per token of this entry, as the counter sees it (a tokenizer's)
         size = max(int((budget - counter.count_text(marker)) * len(entry) / tokens), 1)
         end = min(start + size, len(entry))
-        piece = marker + entry[start:end]
-        while end - start > 1 and counter.count_text(piece) > budget:
-            end = start + (end - start) // 2  # denser than the average: halve it
+        while True:
+            if end < len(entry):
+                end = _cut(entry, start, end)
             piece = marker + entry[start:end]
+            count = counter.count_text(piece)
+            if count <= budget or end - start <= 1:
+                break
+            # denser than the average: shrink it by as much as it is over
+            end = start + max((end - start) * budget // count, 1)
         pieces.append(piece)
         start = end
     return pieces
