@@ -70,6 +70,21 @@ def _main(arguments: list[str]) -> int:
     global_options(early)
     before = leading(arguments)
     known, _ = early.parse_known_args(before)
+    try:
+        return _start(arguments, early, before, known)
+    except KeyboardInterrupt:  # Ctrl-C as dsh starts (plugins imported, the parser built)
+        # or in a command outside until_terminated (run, chat)
+        if known.verbose:
+            raise
+        print("\ndsh: interrupted", file=sys.stderr)
+        return 130
+
+
+def _start(
+    arguments: list[str], early: Parser, before: list[str], known: argparse.Namespace
+) -> int:
+    """Load the plugins, parse ``arguments`` (``before``: dsh's own options, ``known``
+    as ``early`` read them) and run the command; its exit status."""
     pm: PluginManager | None = None
     try:
         unknown = shortened(before, early)
@@ -115,11 +130,6 @@ def _main(arguments: list[str]) -> int:
         return _fail(error, args, pm)
     except (BrokenPipeError, OutputError) as error:
         return _unwritten(error)
-    except KeyboardInterrupt:  # Ctrl-C in a command outside until_terminated (run, chat)
-        if args.verbose:
-            raise
-        print("\ndsh: interrupted", file=sys.stderr)
-        return 130
     return status
 
 
