@@ -21,17 +21,21 @@ def dsh_in_terminal(
     env: dict[str, str],
     cwd: Path,
     ignore_sighup: bool = False,
+    ignore_sigquit: bool = False,
     stderr: Path | None = None,
 ) -> pexpect.spawn:
     """``dsh ARGS`` in a pseudo-terminal, as the session leader (the terminal's end
     sends it SIGHUP), through ``bash -c 'exec ...'``: ``ignore_sighup`` starts it with
-    SIGHUP ignored (``trap '' HUP``); ``stderr`` sends its stderr to that file instead
-    of the terminal, to be read once the terminal has gone."""
+    SIGHUP ignored (``trap '' HUP``), ``ignore_sigquit`` with SIGQUIT ignored (``trap ''
+    QUIT``); ``stderr`` sends its stderr to that file instead of the terminal, to be
+    read once the terminal has gone."""
     command = 'exec "$0" -m dsh.cli ' + " ".join(shlex.quote(arg) for arg in args)
     if stderr is not None:
         command += f" 2>{shlex.quote(str(stderr))}"
     if ignore_sighup:
         command = f"trap '' HUP; {command}"
+    if ignore_sigquit:
+        command = f"trap '' QUIT; {command}"
     child = pexpect.spawn(
         "bash",
         ["-c", command, sys.executable],

@@ -22,7 +22,7 @@ import anyio
 
 from dsh._cli_continue import chat_command, stored_to_continue
 from dsh._cli_plugins import APPROVALS, RENDERER
-from dsh._cli_signals import on_interrupt
+from dsh._cli_signals import lines_ended_by, on_interrupt
 from dsh._render import CLOSED_STATUS, Renderer, visible
 from dsh.errors import ConfigError, DshError
 
@@ -84,7 +84,8 @@ async def agent_session(
                 said = continuing(stored, agent.agent.turns)
                 print(visible(f"dsh: continuing session {stored.id} ({said})"), file=sys.stderr)
             renderer.session_id = agent.session.id
-            yield harness, agent, renderer
+            with lines_ended_by(renderer.end_terminal_line):
+                yield harness, agent, renderer
             await agent.dispose()  # flushed before the local server goes away
         finally:
             if server is not None:

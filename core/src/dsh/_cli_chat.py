@@ -136,7 +136,7 @@ async def _chat(
             input as Ctrl-C drops it: a ``kill -INT`` leaves it there, and it would be
             sent, unseen, with the next line."""
             echoed = typed and editor is None and sys.stderr.isatty()
-            ended = renderer.end_line() and renderer.terminal  # the line ^C is on
+            ended = renderer.end_terminal_line()  # the line ^C is on
             if echoed and not ended:
                 if os.environ.get("TERM") == "dumb":
                     note = "\n" + note

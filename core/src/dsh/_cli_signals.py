@@ -1,5 +1,5 @@
-"""How ``dsh`` ends on signals: SIGTERM and SIGHUP cancel the command as Ctrl-C cancels
-a turn (``until_terminated``); a signal again while the way out still runs cancels
+"""How ``dsh`` ends on signals: SIGTERM, SIGHUP and SIGQUIT cancel the command as Ctrl-C
+cancels a turn (``until_terminated``); a signal again while the way out still runs cancels
 what it waits on in a grace (``hurry``: an observer, a flush, ``dsh._grace``); one more
 while such a hook still runs (blocked in a thread, which no cancellation reaches) ends
 the process at once (``end_now``).
@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import TYPE_CHECKING
 
 import anyio
@@ -26,26 +26,55 @@ from dsh._grace import in_flight
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
-__all__ = ["end_now", "ending", "escalate", "hurry", "on_interrupt", "until_terminated"]
+__all__ = [
+    "end_now",
+    "ending",
+    "escalate",
+    "hurry",
+    "lines_ended_by",
+    "on_interrupt",
+    "until_terminated",
+]
 
 #: What a command does on Ctrl-C (the innermost last); True: the command now ends, so
 #: that another Ctrl-C is "again" (``until_terminated``).
 _handlers: list[Callable[[], bool]] = []
+#: What ends the answer's unfinished line before dsh says what a signal did (the
+#: innermost last, ``lines_ended_by``).
+_line_enders: list[Callable[[], bool]] = []
+#: SIGQUIT (Ctrl-\); with SIGHUP, kept ignored where it was as dsh started
+#: (``_not_ignored``). Neither is there on Windows.
+_QUIT = getattr(signal, "SIGQUIT", None)
+_KEPT_IGNORED: tuple[signal.Signals, ...] = tuple(
+    s for s in (getattr(signal, "SIGHUP", None), _QUIT) if s is not None
+)
 #: Whether a Ctrl-C no signal brought (a key of the line editor) began to end the
 #: command (``ending``); ``until_terminated`` clears it as it starts.
 _ended_by_key: list[bool] = [False]
 
 
-@contextmanager
-def on_interrupt(handler: Callable[[], bool]) -> Iterator[None]:
+def on_interrupt(handler: Callable[[], bool]) -> AbstractContextManager[None]:
     """Within this block Ctrl-C calls ``handler`` (until something began to end the
     command); it returns whether the command now ends (a turn cancelled in ``dsh run``,
     a chat quit), so that the next Ctrl-C hurries its way out."""
-    _handlers.append(handler)
+    return _within(_handlers, handler)
+
+
+def lines_ended_by(end_line: Callable[[], bool]) -> AbstractContextManager[None]:
+    """Within this block what dsh says on a signal (``dsh: terminated``) first ends the
+    answer's unfinished line with ``end_line``, which returns whether it ended one on
+    the terminal dsh says it on; else it begins with a newline of its own (a ``^C`` the
+    terminal echoed, a ``> `` prompt are on that line)."""
+    return _within(_line_enders, end_line)
+
+
+@contextmanager
+def _within(stack: list[Callable[[], bool]], item: Callable[[], bool]) -> Iterator[None]:
+    stack.append(item)
     try:
         yield
     finally:
-        _handlers.remove(handler)
+        stack.remove(item)
 
 
 def ending() -> None:
@@ -60,18 +89,16 @@ async def until_terminated(
     args: argparse.Namespace,
     pm: PluginManager,
 ) -> int:
-    """Run ``command``; SIGTERM (``timeout``, a supervisor) or SIGHUP (the terminal
-    closed) cancels it as Ctrl-C would a turn, so its way out still runs (a running
-    command's processes ended, the session flushed, the agents disposed, a local
-    model's build stopped), and the status is 128 + the signal's number (143, 129), as
-    for a process the signal ended. SIGHUP ignored when dsh started (``nohup``, ``trap
-    '' HUP``) stays ignored: the command outlives its terminal, as asked. Ctrl-C that
-    no handler takes (``on_interrupt``) cancels it the same way, with status 130."""
+    """Run ``command``; SIGTERM (``timeout``, a supervisor), SIGHUP (the terminal
+    closed) or SIGQUIT (Ctrl-\\) cancels it as Ctrl-C would a turn, so its way out
+    still runs (a running command's processes ended, the session flushed, the agents
+    disposed, a local model's build stopped), and the status is 128 + the signal's
+    number (143, 129, 131), as for a process the signal ended. SIGHUP or SIGQUIT ignored
+    when dsh started (``nohup``, ``trap '' HUP``, a background job of a script) stays
+    ignored: the command outlives its terminal, as asked. Ctrl-C that no handler takes
+    (``on_interrupt``) cancels it the same way, with status 130."""
     status = 143
     failure: Exception | None = None
-    hangup = getattr(signal, "SIGHUP", signal.SIGTERM)  # none on Windows
-    if signal.getsignal(hangup) == signal.SIG_IGN:
-        hangup = signal.SIGTERM
     running = anyio.CancelScope()
     _ended_by_key[0] = False
     async with anyio.create_task_group() as tg:
@@ -79,7 +106,9 @@ async def until_terminated(
         async def on_signals() -> None:
             nonlocal status
             interrupts = terminations = late = 0  # late: Ctrl-Cs after a SIGTERM
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, hangup) as signals:
+            with anyio.open_signal_receiver(
+                signal.SIGINT, signal.SIGTERM, *_not_ignored()
+            ) as signals:
                 async for signum in signals:
                     if signum == signal.SIGINT:
                         if not interrupts and _ended_by_key[0]:  # the editor's Ctrl-C quit
@@ -100,10 +129,11 @@ async def until_terminated(
                         status = 130
                     else:
                         terminations += 1
+                        said = "quit" if signum == _QUIT else "terminated"
                         if escalate(terminations + late, 2):  # a Ctrl-C after one counts
-                            end_now(status, "terminated again")
+                            end_now(status, f"{said} again")
                         status = 128 + signum
-                        hurry("terminated" if terminations == 1 else "terminated again")
+                        hurry(said if terminations == 1 else f"{said} again")
                     running.cancel()
 
         tg.start_soon(on_signals)
@@ -117,6 +147,10 @@ async def until_terminated(
     if failure is not None:
         raise failure
     return status
+
+
+def _not_ignored() -> list[signal.Signals]:
+    return [s for s in _KEPT_IGNORED if signal.getsignal(s) != signal.SIG_IGN]
 
 
 def escalate(count: int, after: int) -> bool:
@@ -145,5 +179,9 @@ def end_now(status: int, said: str) -> None:
 
 def _say(said: str, what: str, names: list[str]) -> None:
     with suppress(OSError):  # a closed terminal cannot be told
-        print(f"\ndsh: {said}" + (f"; {what} {', '.join(names)}" if names else ""), file=sys.stderr)
+        begun = "" if _line_enders and _line_enders[-1]() else "\n"
+        print(
+            f"{begun}dsh: {said}" + (f"; {what} {', '.join(names)}" if names else ""),
+            file=sys.stderr,
+        )
         sys.stderr.flush()

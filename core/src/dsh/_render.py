@@ -247,6 +247,11 @@ class Renderer:
         self._guarded(self._end_line)
         return ended
 
+    def end_terminal_line(self) -> bool:
+        """``end_line``; whether it ended one on a terminal (the one stderr's notes are
+        on, as a rule), so that a note written now needs no newline first."""
+        return self.end_line() and self.terminal
+
     def _end_line(self) -> None:
         if self._mid_line:
             self._mid_line = False
