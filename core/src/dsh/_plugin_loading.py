@@ -44,6 +44,9 @@ def load_installed(
             _load_entry_point(pm, name, found[name], clashing.get(name, []))
         except PluginLoadError as error:
             failed.append(error)
+        for evicted in pm.take_evicted():  # an earlier one's impl misfits this one's spec
+            ep = found[evicted.plugin]
+            failed.append(PluginLoadError(evicted.plugin, dist_name(ep), ep.value, evicted))
     if failed:
         first = failed[0]
         raise PluginLoadError(

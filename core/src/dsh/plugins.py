@@ -77,6 +77,14 @@ class PluginManager(pluggy.PluginManager):
         #: installed entry-point name -> the module it names (read when first needed)
         self.installed: dict[str, str] | None = None
         self._registering: str | None = None
+        #: Plugins unregistered because their impls of another plugin's hook do not fit
+        #: the spec it brought (``_leave_out_mismatched``): each loader reports them.
+        self.evicted: list[PluginValidationError] = []
+
+    def take_evicted(self) -> list[PluginValidationError]:
+        """The plugins evicted since last asked, each with its error (and forget them)."""
+        evicted, self.evicted = self.evicted, []
+        return evicted
 
     def is_left_out(self, name: str) -> bool:
         """Whether ``name`` is an installed plugin that does not run (see
@@ -106,6 +114,7 @@ class PluginManager(pluggy.PluginManager):
             raise PluginValidationError(name, self._taken(name, taken))
         specs = getattr(plugin, "dsh_hookspecs", None)
         if specs is not None:
+            self._leave_out_mismatched(specs)
             self.add_hookspecs(specs)
         self._registering = name
         try:
@@ -152,6 +161,26 @@ class PluginManager(pluggy.PluginManager):
         removed = super().unregister(plugin, name)
         self.dispatcher.invalidate()
         return removed
+
+    def _leave_out_mismatched(self, specs: Any) -> None:
+        """Before ``specs`` are added: a plugin registered earlier whose optionalhook impl
+        of one of them takes an argument the spec has not is the one at fault, not the
+        plugin bringing the spec (pluggy would fail this registration with a raw
+        multi-line error): unregister it, and keep its error in ``evicted``."""
+        for hook in dir(specs):
+            opts = self.parse_hookspec_opts(specs, hook)
+            caller = getattr(self.hook, hook, None)
+            if opts is None or not isinstance(caller, pluggy.HookCaller) or caller.has_spec():
+                continue
+            spec = pluggy.HookCaller(hook, _no_calls, specs, opts).spec
+            assert spec is not None
+            allowed = (*spec.argnames, *spec.kwargnames)
+            for impl in caller.get_hookimpls():
+                problem = arguments_problem(impl.function.__name__, impl.function, allowed)
+                if problem is not None and self.get_plugin(impl.plugin_name) is not None:
+                    self.unregister(name=impl.plugin_name)
+                    self.distributions.pop(impl.plugin_name, None)
+                    self.evicted.append(PluginValidationError(impl.plugin_name, problem))
 
     def add_hookspecs(self, module_or_class: Any) -> None:
         super().add_hookspecs(module_or_class)
@@ -223,6 +252,10 @@ class PluginManager(pluggy.PluginManager):
             )
 
 
+def _no_calls(*args: Any) -> Any:  # the hook caller built only to read a spec
+    raise AssertionError("never called")
+
+
 def create_plugin_manager(
     plugins: Iterable[object | tuple[str, object]] = (),
     *,
@@ -266,6 +299,8 @@ def create_plugin_manager(
                 f"(-p no:{name}); unblock it or do not pass it"
             )
         pm.register(plugin, name)
+        for evicted in pm.take_evicted():  # its optionalhook impl misfits this one's spec
+            raise evicted
     return pm
 
 
