@@ -247,6 +247,83 @@ async def test_a_plugins_own_hooks_are_called_by_style(dsh_pm: PluginManager) ->
     assert await relay.call_first_named("tag_words", word="w") == ("a", "w-a")  # None skipped
 
 
+def allowlist_specs(dsh_pm: PluginManager) -> list[str]:
+    """The ``allowlisted`` hook of docs/hooks.md, with an impl that records its calls."""
+
+    class Specs:
+        @staticmethod
+        @hookspec(firstresult=True)
+        def allowlisted(agent: Any, call: Any, reason: str) -> bool | None: ...
+
+    calls: list[str] = []
+
+    class Plugin:
+        @hookimpl(optionalhook=True)
+        def allowlisted(self, call: Any, reason: str) -> bool | None:
+            calls.append(reason)
+            return None
+
+    dsh_pm.add_hookspecs(Specs)
+    dsh_pm.register(Plugin(), "lister")
+    return calls
+
+
+STYLES = ["call_first_result", "call_first_named", "call_collect", "call_notify"]
+
+
+@pytest.mark.parametrize("style", [*STYLES, "call_waterfall"])
+async def test_a_call_of_a_misspelt_hook_is_refused_naming_it(
+    dsh_pm: PluginManager, style: str
+) -> None:
+    allowlist_specs(dsh_pm)
+    call = getattr(dsh_pm.relay, style)
+    args = ("allowlistd", "call") if style == "call_waterfall" else ("allowlistd",)
+    with pytest.raises(ValueError, match="unknown hook") as info:
+        await call(*args, agent=None, call=CALL, reason="r")
+    assert str(info.value) == (
+        "unknown hook 'allowlistd': no loaded plugin specifies it; did you mean 'allowlisted'?"
+    )
+
+
+async def test_a_call_of_a_hook_whose_spec_is_not_loaded_says_so(dsh_pm: PluginManager) -> None:
+    class Plugin:
+        @hookimpl(optionalhook=True)
+        def allowlisted(self, call: Any) -> bool | None: ...
+
+    dsh_pm.register(Plugin(), "lister")
+    assert dsh_pm.relay.implemented("allowlisted")
+    with pytest.raises(ValueError, match="impls of it are loaded, but not the plugin that spec"):
+        await dsh_pm.relay.call_first_result("allowlisted", call=CALL)
+
+
+@pytest.mark.parametrize("style", STYLES)
+async def test_a_call_missing_an_argument_or_passing_another_is_the_callers_typeerror(
+    dsh_pm: PluginManager, style: str
+) -> None:
+    calls = allowlist_specs(dsh_pm)
+    call = getattr(dsh_pm.relay, style)
+    takes = "it takes agent, call, reason (by name)"
+    with pytest.raises(TypeError) as info:  # not a HookError blaming the impl
+        await call("allowlisted", agent=None, call=CALL)
+    assert str(info.value) == f"call of hook 'allowlisted': missing argument 'reason'; {takes}"
+    with pytest.raises(TypeError) as info:
+        await call("allowlisted", agent=None, call=CALL, reason="r", extra=1)
+    assert str(info.value) == f"call of hook 'allowlisted': no argument 'extra'; {takes}"
+    assert calls == []  # no impl ran
+    await call("allowlisted", agent=None, call=CALL, reason="r")
+    assert calls == ["r"]
+
+
+async def test_a_waterfall_on_an_argument_the_hook_has_not_is_refused(
+    dsh_pm: PluginManager,
+) -> None:
+    allowlist_specs(dsh_pm)
+    with pytest.raises(TypeError, match="call of hook 'allowlisted': no argument 'budget'"):
+        await dsh_pm.relay.call_waterfall(
+            "allowlisted", "budget", agent=None, call=CALL, reason="r", budget=1
+        )
+
+
 async def test_a_hook_nobody_implements_is_planned_once_and_costs_no_coroutine(
     dsh_pm: PluginManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -133,7 +133,7 @@ async def test_a_collected_result_that_is_a_coroutine_fails_the_call(
 
     dsh_pm.register(Collected(), "collected")
     with pytest.raises(HookError, match=FIX):
-        await dsh_pm.relay.call_collect("agent_request", request=None)
+        await dsh_pm.relay.call_collect("agent_request", agent=None, request=None, turn=1, step=1)
     assert_no_coroutine_left_unawaited()
 
 
@@ -166,7 +166,7 @@ async def test_an_untyped_hook_of_a_plugin_refuses_a_coroutine_as_its_value(
     dsh_pm.register(Own(), "own")
     dsh_pm.dispatcher.returns.pop("agent_request", None)
     call = (
-        dsh_pm.relay.call_first_result("agent_request", request=None)
+        dsh_pm.relay.call_first_result("agent_request", agent=None, request=None, turn=1, step=1)
         if style == "first_result"
         else dsh_pm.dispatcher.waterfall("agent_request", "request", {"request": None})
     )

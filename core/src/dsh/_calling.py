@@ -107,6 +107,11 @@ class Dispatcher:
         dict for the dispatcher's life (emptied when impls change)."""
         return self._plans
 
+    @property
+    def hooks(self) -> pluggy.HookRelay:
+        """The plugin manager's hook callers (``pm.hook``)."""
+        return self._hook
+
     def plan(self, hook: str) -> tuple[Impl, ...]:
         """The impls of ``hook`` in call order (built on first use, then cached)."""
         return self._plans[hook]

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable, Generator
 from inspect import isawaitable
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, final
 
+from dsh._call_arguments import CallArguments, check_call, hook_arguments
 from dsh._calling import Dispatcher
 from dsh._hook_results import Check, unawaited
 from dsh.errors import HookError
@@ -57,10 +58,12 @@ def hook_returns() -> dict[str, type]:
 class HookRelay:
     """Calls each dsh hook with its call style. Obtain one from ``PluginManager.relay``."""
 
-    __slots__ = ("_plans", "dispatcher")
+    __slots__ = ("_arguments", "_plans", "dispatcher")
 
     def __init__(self, dispatcher: Dispatcher) -> None:
         self.dispatcher = dispatcher
+        # hook -> its arguments, for the calls by name (a spec never changes once added)
+        self._arguments: Final[dict[str, CallArguments]] = {}
         # the dispatcher's plans, by hook (one dict for the dispatcher's life)
         self._plans: Final = dispatcher.plans
 
@@ -239,6 +242,13 @@ class HookRelay:
         self.dispatcher.register("register_chat_commands", callback)
 
     # -- any hook, by call style: for plugins that add hookspecs of their own ----------
+    # (each checks the hook and the arguments first: ValueError, TypeError)
+
+    def _check(self, hook: str, kwargs: dict[str, Any]) -> None:
+        arguments = self._arguments.get(hook)
+        if arguments is None:
+            arguments = self._arguments[hook] = hook_arguments(self.dispatcher.hooks, hook)
+        check_call(hook, arguments, kwargs)
 
     async def call_waterfall(
         self, hook: str, key: str, *, wrong: Check | None = None, **kwargs: Any
@@ -249,24 +259,29 @@ class HookRelay:
         or None (only None: ``""`` refuses it too): a wrong result, or an exception the
         check raises, stops the call as that impl's failure, a HookError naming its
         plugin and impl, before the next impl sees it."""
+        self._check(hook, kwargs)
         return await self.dispatcher.waterfall(hook, key, kwargs, wrong)
 
     async def call_first_result(self, hook: str, **kwargs: Any) -> Any:
         """The first non-None result of ``hook``, or None."""
+        self._check(hook, kwargs)
         answered = await self.dispatcher.first_result(hook, kwargs)
         return None if answered is None else answered[1]
 
     async def call_first_named(self, hook: str, **kwargs: Any) -> tuple[str, Any] | None:
         """``call_first_result`` with the plugin that answered: ``(plugin name, result)``,
         or None. A raising impl stops the call; its HookError names the plugin."""
+        self._check(hook, kwargs)
         return await self.dispatcher.first_result(hook, kwargs)
 
     async def call_collect(self, hook: str, **kwargs: Any) -> list[Any]:
         """Every impl's non-None result, in hook order."""
+        self._check(hook, kwargs)
         return await self.dispatcher.collect(hook, kwargs)
 
     async def call_notify(self, hook: str, **kwargs: Any) -> None:
         """Run every impl; failures are reported, never raised."""
+        self._check(hook, kwargs)
         await self.dispatcher.notify(hook, kwargs)
 
     def implemented(self, hook: str) -> bool:

@@ -25,6 +25,7 @@ from typing import Any
 import pluggy
 
 from dsh import hookspecs
+from dsh._call_arguments import specified_hooks
 from dsh._calling import Dispatcher, Reporter, default_reporter, is_async_function
 from dsh._entry_points import ENTRY_POINT_GROUP, PluginNameClash, clashes, installed_plugins
 from dsh._impl_arguments import arguments_problem
@@ -204,7 +205,7 @@ class PluginManager(pluggy.PluginManager):
         if not opts.get("optionalhook") and (caller is None or not caller.has_spec()):
             from dsh._config_yaml import did_you_mean
 
-            typo = did_you_mean(hook, self._hook_names())
+            typo = did_you_mean(hook, specified_hooks(self.hook))
             why = "is dsh-core too old? For another plugin's hook, mark it optionalhook=True."
             raise PluginValidationError(
                 who,
@@ -224,11 +225,6 @@ class PluginManager(pluggy.PluginManager):
                 who, f"{name}: {hook} runs at start-up and must be a plain function"
             )
         return opts
-
-    def _hook_names(self) -> list[str]:
-        """The hooks with a spec: the core's, and those plugins added."""
-        callers = vars(self.hook).values()
-        return [c.name for c in callers if isinstance(c, pluggy.HookCaller) and c.has_spec()]
 
     def _check_unmarked(self, plugin: object, name: str) -> None:
         """A function named like a hook but not marked would never be called: pluggy
