@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from config_support import fails, write
 
-from dsh import ConfigError
+from dsh import ConfigError, DshError
 from dsh._options import core_option_problem
 from dsh.config import AgentConfig, ModelConfig, load_config
 from dsh.testing import ScriptedModel, scripted_harness
@@ -101,10 +101,10 @@ def test_numbers_of_models_and_agents_are_not_booleans_or_text(
 @pytest.mark.parametrize(
     ("options", "expected"),
     [
-        ("{max_steps: true}", "option 'max_steps' must be an int > 0, not True"),
-        ("{max_steps: null}", "option 'max_steps' must be an int > 0, not None"),
+        ("{max_steps: true}", "option 'max_steps' must be an int > 0, not true (a boolean)"),
+        ("{max_steps: null}", "option 'max_steps' must be an int > 0, not null"),
         ("{max_tokens: 0}", "option 'max_tokens' must be an int > 0, not 0"),
-        ("{max_tokens: true}", "option 'max_tokens' must be an int > 0, not True"),
+        ("{max_tokens: true}", "option 'max_tokens' must be an int > 0, not true (a boolean)"),
         ("{max_request_retries: -1}", "option 'max_request_retries' must be an int >= 0"),
         ("{queue_mode: null}", "option 'queue_mode' must be 'batch' or 'one-at-a-time'"),
     ],
@@ -128,7 +128,7 @@ def test_core_options_accept_their_lowest_values(tmp_path: Path) -> None:
 def test_extra_roots_from_code_may_be_a_tuple_of_paths() -> None:
     assert core_option_problem({"extra_roots": (Path("/srv"), "/data")}) is None
     assert core_option_problem({"extra_roots": ("/srv", 3)}) == (
-        "option 'extra_roots' must be a list of paths, not ('/srv', 3)"
+        "option 'extra_roots' must be a list of paths, not a tuple holding an int"
     )
 
 
@@ -199,3 +199,54 @@ def test_an_unknown_model_in_agent_options_is_refused(tmp_path: Path) -> None:
         "agents[0].options.model",
         "the model goes on the agent itself (agents[0].model), not in its options",
     )
+
+
+SECRET = "Hunter2CorrectHorseBattery"
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("max_tokens", "must be an int > 0, not a string"),
+        ("max_request_retries", "must be an int >= 0, not a string"),
+        ("extra_roots", "must be a list of paths, not a string"),
+        ("queue_mode", "must be 'batch' or 'one-at-a-time'"),
+    ],
+)
+def test_a_core_option_of_the_wrong_kind_is_named_in_yamls_words_never_quoted(
+    tmp_path: Path, key: str, expected: str
+) -> None:
+    # docs/config.md: a wrong-kind value is never named by itself (it might be a secret)
+    err = fails(write(tmp_path, f"agents:\n  - id: a\n    options:\n      {key}: {SECRET}\n"))
+    assert err.reason == f"option {key!r} {expected}"
+    assert SECRET not in str(err)
+
+
+def test_a_list_of_paths_holding_another_kind_names_that_kind(tmp_path: Path) -> None:
+    text = f"agents:\n  - id: a\n    options:\n      extra_roots: [/srv, {{k: {SECRET}}}]\n"
+    err = fails(write(tmp_path, text))
+    assert err.reason == (
+        "option 'extra_roots' must be a list of paths, not a list holding a mapping"
+    )
+
+
+async def test_a_core_option_from_code_is_named_by_its_type_never_quoted() -> None:
+    async with scripted_harness(ScriptedModel([]), load_entry_points=False) as harness:
+        with pytest.raises(DshError) as info:
+            await harness.agents.create("a", options={"max_tokens": SECRET})
+    assert "option 'max_tokens' must be an int > 0, not a str" in str(info.value)
+    assert SECRET not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ('max_steps: "ten"', "Input should be a valid integer, not a string"),
+        ("max_steps: [1]", "Input should be a valid integer, not a list"),
+    ],
+)
+def test_a_count_of_the_wrong_kind_says_what_it_got(
+    tmp_path: Path, entry: str, expected: str
+) -> None:
+    err = fails(write(tmp_path, f"agents:\n  - id: a\n    {entry}\n"))
+    assert (err.path, err.reason) == ("agents[0].max_steps", expected)

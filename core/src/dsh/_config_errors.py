@@ -40,8 +40,11 @@ def reason(
     if err["type"] == "literal_error" and isinstance(err["input"], str):  # a typo?
         choices = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
         return err["msg"] + did_you_mean(err["input"], choices)
-    if yaml and err["type"] in _NUMBER_KINDS and _reads_as_number(err["input"]):
-        return err["msg"] + _NUMBER_AS_STRING
+    if yaml and err["type"] in _NUMBER_KINDS:  # what it got instead, in YAML's words
+        if _reads_as_number(err["input"]):
+            return err["msg"] + _NUMBER_AS_STRING
+        if not isinstance(err["input"], int | float) or isinstance(err["input"], bool):
+            return f"{err['msg']}, not {yaml_kind(err['input'])}"
     given = err.get("input")
     if isinstance(given, float) and _refused_as_no_number(err["type"], given):
         return _no_number(given, yaml=yaml)

@@ -225,7 +225,7 @@ def _agent_options(
             elif (misplaced := misplaced_key(key, value)) is not None:  # stored with the session
                 problems.append(locate(root, loc, misplaced))
             elif key in CORE_OPTIONS:
-                problem = core_option_problem({key: value})
+                problem = core_option_problem({key: value}, yaml=True)
                 if problem is not None:
                     problems.append(locate(root, loc, problem))
             elif key in settings:

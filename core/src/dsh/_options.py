@@ -13,8 +13,6 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from dsh._config_yaml import shown
-from dsh._secrets import redact
 from dsh.errors import DshError
 
 __all__ = [
@@ -52,19 +50,43 @@ CORE_OPTIONS: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
 }
 
 
-def core_option_problem(options: Mapping[str, Any]) -> str | None:
-    """What is wrong with the first bad core option of ``options``, or None."""
+def core_option_problem(options: Mapping[str, Any], *, yaml: bool = False) -> str | None:
+    """What is wrong with the first bad core option of ``options``, or None; a value
+    is named by its kind (in YAML's words for a file's, ``yaml``), never quoted: a
+    string might be a key pasted in the wrong place, and a step's error is stored with
+    the session. A number, a boolean and null are said as they are."""
     for key, (valid, expected) in CORE_OPTIONS.items():
         if key in options and not valid(options[key]):
             value = options[key]
-            hint = ""
-            if key == "queue_mode" and isinstance(value, str):  # a misspelt choice
+            if key == "queue_mode" and isinstance(value, str):  # a misspelt choice?
                 close = difflib.get_close_matches(value, _QUEUE_MODES, n=1, cutoff=0.6)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
-            # a key pasted here is *** (as a config error quotes a value), a long one cut
-            said = shown(value) if isinstance(value, str) else redact(repr(value))
-            return f"option {key!r} must be {expected}, not {said}{hint}"
+                return f"option {key!r} must be {expected}{hint}"
+            return f"option {key!r} must be {expected}, not {_said(value, yaml=yaml)}"
     return None
+
+
+def _said(value: Any, *, yaml: bool) -> str:
+    """A bad option's value as an error names it: a list of paths by its first item
+    that is not one; in YAML's words (``yaml``) or Python's."""
+    if yaml:
+        from dsh._config_errors import yaml_kind as kind
+    else:
+        kind = _python_kind
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return repr(value)
+    if value is None or isinstance(value, bool):
+        return kind(value) if yaml else repr(value)
+    if isinstance(value, list | tuple):
+        wrong = [item for item in value if not isinstance(item, str | os.PathLike)]
+        if wrong:
+            return f"{kind(value)} holding {kind(wrong[0])}"
+    return kind(value)
+
+
+def _python_kind(value: object) -> str:
+    name = type(value).__name__
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
 
 
 def bad_option(agent_id: str, options: Mapping[str, Any]) -> DshError:
