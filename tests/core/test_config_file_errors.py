@@ -123,6 +123,29 @@ def test_duplicate_yaml_key_is_not_silently_dropped(tmp_path: Path) -> None:
     )
 
 
+def test_every_duplicate_key_is_found_with_the_other_problems(tmp_path: Path) -> None:
+    # docs/config.md: all problems are found; a duplicate key stopped the check at once
+    text = "model: local\nmodel: local\nagents:\n  - id: a\n    id: b\n  - id: c\n    model: nope\n"
+    file = write(tmp_path, text)
+    said = [(p.source, p.path, p.reason) for p in fails(file).problems]
+    assert said == [
+        (f"{file}:2:1", "model", "duplicate key (first on line 1)"),
+        (f"{file}:5:5", "agents[0].id", "duplicate key (first on line 4)"),
+        (
+            f"{file}:7:5",
+            "agents[1].model",
+            "unknown model 'nope' (models defined: none; local is built in)",
+        ),
+    ]
+
+
+def test_every_key_that_is_no_string_is_found_with_the_duplicates(tmp_path: Path) -> None:
+    text = "yes: 1\nmodels:\n  a: {provider: x}\n  a: {provider: x}\n3: c\n"
+    file = write(tmp_path, text)
+    said = [(p.source, p.path) for p in fails(file).problems]
+    assert said == [(f"{file}:1:1", "yes"), (f"{file}:4:3", "models.a"), (f"{file}:5:1", '["3"]')]
+
+
 def test_merge_keys_are_not_duplicates_and_errors_point_at_the_override(tmp_path: Path) -> None:
     text = "models:\n  a: &base {provider: x, timeout: 2}\n  b:\n    <<: *base\n    timeout: 0\n"
     file = write(tmp_path, text)

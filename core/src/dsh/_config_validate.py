@@ -41,6 +41,7 @@ def validate(
     loaded: Callable[[str], bool] | None = None,
     registered: Callable[[str], str | None] | None = None,
     missing: Callable[[str], bool] | None = None,
+    found: Sequence[Problem] = (),
 ) -> Config:
     """``data`` as a Config; ``blocked(name)`` says a plugin was turned off (``-p
     no:NAME``): its section is left unchecked instead of being an unknown section, with
@@ -55,8 +56,9 @@ def validate(
     for one of dsh's own name the distribution to install. ``starts_agents=False`` (a
     command that reads the config and starts no agent, ``dsh sessions list``): settings
     for plugins that do not run (a section for one not installed or left out, options
-    for one left out) cannot change what it does, so each is a warning instead."""
-    problems: list[Problem] = []
+    for one left out) cannot change what it does, so each is a warning instead.
+    ``found``: problems found before (keys met twice), reported with the others."""
+    problems: list[Problem] = list(found)
     unrun: list[Problem] = []  # settings for plugins that do not run
     turned_off: list[Problem] = []  # settings of plugins turned off, warned about
     # an empty `models:` or `agents:` (all entries commented out) means none

@@ -95,8 +95,13 @@ def _at(text: str, line: int, column: int) -> str:
     return lines[line][column : column + 1] if line < len(lines) else ""
 
 
-def parse(text: str, source: str) -> tuple[Node | None, Any]:
-    """Compose the node tree (kept for line numbers), check its keys, then construct."""
+def parse(
+    text: str, source: str, duplicates: list[Problem] | None = None
+) -> tuple[Node | None, Any]:
+    """Compose the node tree (kept for line numbers), check its keys, then construct.
+    A key that is not a string, or one met twice, is refused with every other such key;
+    ``duplicates`` given: keys met twice (and nothing else wrong with the keys) are put
+    there instead, to be reported with what else is wrong (YAML keeps the last)."""
     loader: _Loader | None = None
     try:
         loader = _Loader(text)  # the pure-Python reader checks characters here
@@ -104,7 +109,14 @@ def parse(text: str, source: str) -> tuple[Node | None, Any]:
         if node is None:
             return None, None
         check_size(node, source)  # first: check_keys recurses as deep as the file nests
-        check_keys(node, source, (), set())
+        twice: list[Problem] = []
+        odd: list[Problem] = []
+        check_keys(node, (), set(), twice, odd)
+        if odd or (twice and duplicates is None):
+            first, *rest = sorted([*odd, *twice])
+            raise first.error(source, [p.error(source) for p in rest])
+        if duplicates is not None:
+            duplicates += twice
         try:
             return node, loader.construct_document(node)
         except _UNREADABLE as exc:  # a scalar of a bad value
@@ -201,30 +213,35 @@ def _kind(node: Node) -> str:
     return _KINDS.get(tag, tag)
 
 
-def check_keys(node: Node, source: str, loc: Loc, seen: set[int]) -> None:
-    """Every mapping key is a string and appears once (YAML would keep the last)."""
+def check_keys(
+    node: Node, loc: Loc, seen: set[int], duplicates: list[Problem], odd: list[Problem]
+) -> None:
+    """Every mapping key is a string (``odd``: each that is not) and appears once
+    (``duplicates``: each met again; YAML would keep the last). All are found."""
     if id(node) in seen:  # an alias: already checked where its anchor is
         return
     seen.add(id(node))
     items = enumerate(node.value) if isinstance(node, SequenceNode) else ()
     for i, item in items:
-        check_keys(item, source, (*loc, i), seen)
+        check_keys(item, (*loc, i), seen, duplicates, odd)
     first: dict[str, int] = {}
     for key, value in node.value if isinstance(node, MappingNode) else ():
         if key.tag == _MERGE_TAG:
-            check_keys(value, source, loc, seen)
+            check_keys(value, loc, seen, duplicates, odd)
             continue
-        reason = None
+        at = key.start_mark
         if not isinstance(key, ScalarNode) or key.tag != _STR_TAG:
+            shown = key.value if isinstance(key, ScalarNode) else "?"
             reason = f"keys must be strings, this one is read as {_kind(key)}; quote it"
-        elif key.value in first:
+            odd.append(Problem(at.line + 1, at.column + 1, format_path((*loc, shown)), reason))
+            continue
+        if key.value in first:
             reason = f"duplicate key (first on line {first[key.value]})"
-        if reason is not None:
-            at, shown = key.start_mark, key.value if isinstance(key, ScalarNode) else "?"
-            path = format_path((*loc, shown))
-            raise Problem(at.line + 1, at.column + 1, path, reason).error(source)
-        first[key.value] = key.start_mark.line + 1
-        check_keys(value, source, (*loc, key.value), seen)
+            path = format_path((*loc, key.value))
+            duplicates.append(Problem(at.line + 1, at.column + 1, path, reason))
+        else:
+            first[key.value] = at.line + 1
+        check_keys(value, (*loc, key.value), seen, duplicates, odd)
 
 
 #: Values a document may expand to once its aliases are followed: far above any real

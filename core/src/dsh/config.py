@@ -22,7 +22,7 @@ from dsh._agent_settings import agent_settings
 from dsh._config_errors import yaml_kind
 from dsh._config_models import CONFIG_FILE_NAMES, CORE_KEYS, AgentConfig, Config, ModelConfig
 from dsh._config_validate import validate
-from dsh._config_yaml import locate, parse, read
+from dsh._config_yaml import Problem, locate, parse, read
 from dsh._model_name import ModelName
 from dsh._plugin_settings import not_a_model, owner, record_owner
 from dsh.errors import ConfigError, DshError, PluginValidationError
@@ -167,12 +167,23 @@ def load_config(
     if text is None:
         assert path is not None
         text = read(path, source)
-    node, data = parse(text, source)
+    duplicates: list[Problem] = []  # reported with the rest
+    node, data = parse(text, source, duplicates)
     if data is None:
         return Config(source)
     if not isinstance(data, dict):
         reason = f"the file must hold a mapping of keys, not {yaml_kind(data)}"
-        raise locate(node, (), reason).error(source)
+        raise locate(node, (), reason).error(source, [p.error(source) for p in duplicates])
     return validate(
-        source, node, data, settings, blocked, left_out, starts_agents, loaded, registered, missing
+        source,
+        node,
+        data,
+        settings,
+        blocked,
+        left_out,
+        starts_agents,
+        loaded,
+        registered,
+        missing,
+        found=duplicates,
     )
