@@ -184,6 +184,26 @@ def test_api_key_env_must_be_a_variable_name(tmp_path: Path) -> None:
     assert "SECRET" not in str(err) + str(err.__cause__)
 
 
+@pytest.mark.parametrize("written", ["$OPENAI_API_KEY", "${OPENAI_API_KEY}"])
+def test_a_shell_variable_gets_told_dsh_yml_does_not_expand_it(
+    tmp_path: Path, written: str
+) -> None:
+    text = f'models:\n  fast:\n    provider: x\n    api_key_env: "{written}"\n'
+    err = fails(write(tmp_path, text))
+    assert (err.path, err.reason) == (
+        "models.fast.api_key_env",
+        "must be the name of an environment variable; dsh.yml does not expand variables: "
+        "drop the $ (api_key_env: OPENAI_API_KEY)",
+    )
+    url = written.replace("OPENAI_API_KEY", "BASE_URL")
+    err = fails(write(tmp_path, f'models:\n  fast:\n    provider: x\n    base_url: "{url}/v1"\n'))
+    assert (err.path, err.reason) == (
+        "models.fast.base_url",
+        "must be an http:// or https:// URL with a host, e.g. http://host:port/v1; "
+        "dsh.yml does not expand variables: write the URL itself",
+    )
+
+
 def test_api_key_reads_the_environment_and_is_never_shown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -37,6 +37,8 @@ CONFIG_FILE_NAMES: tuple[str, ...] = ("dsh.yml", "dsh.yaml")
 CORE_KEYS: tuple[str, ...] = ("model", "models", "agents")
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: ``$NAME`` or ``${NAME}``: a shell's variable, which dsh.yml does not expand.
+_VARIABLE = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 # an HTTP header name (RFC 9110's token)
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 # headers the adapters set themselves: the key cannot travel in one of them
@@ -146,8 +148,13 @@ class ModelConfig(BaseModel):
         except ValueError as exc:  # urllib's text quotes the port: a key pasted there
             raise ValueError(f"is not a valid URL ({_url_problem(exc)})") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
+            hint = (
+                "; dsh.yml does not expand variables: write the URL itself"
+                if _VARIABLE.match(value)
+                else ""
+            )
             raise ValueError(
-                "must be an http:// or https:// URL with a host, e.g. http://host:port/v1"
+                f"must be an http:// or https:// URL with a host, e.g. http://host:port/v1{hint}"
             )
         if "[" in value or not (value.isascii() and value.isprintable()):  # httpx, which
             from httpx import URL, InvalidURL  # sends the requests, must take it
@@ -206,6 +213,13 @@ class ModelConfig(BaseModel):
     @classmethod
     def _names_a_variable(cls, value: str | None) -> str | None:
         if value is not None and not _ENV_NAME.fullmatch(value):
+            variable = _VARIABLE.fullmatch(value)
+            if variable is not None:  # only a name: no key to hide
+                name = variable[1] or variable[2]
+                raise ValueError(
+                    "must be the name of an environment variable; dsh.yml does not expand "
+                    f"variables: drop the $ (api_key_env: {name})"
+                )
             raise ValueError(
                 "must be the name of an environment variable (letters, digits and _), "
                 "not the key itself"
