@@ -60,8 +60,21 @@ def test_a_file_that_is_not_utf8_names_the_byte(tmp_path: Path) -> None:
     path = tmp_path / "dsh.yml"
     path.write_bytes(b'models:\n  m: {provider: "\xff"}\n')
     err = fails(path)
-    assert (err.source, err.path) == (str(path), "")
+    assert (err.source, err.path) == (f"{path}:2:18", "")  # the line and column too
     assert err.reason == "not UTF-8 text: invalid start byte at byte 25"
+
+
+def test_a_file_with_a_byte_order_mark_that_is_not_utf8_names_the_files_byte(
+    tmp_path: Path,
+) -> None:
+    # the mark is not text, but it is the file's: bytes and columns count as an editor does
+    path = tmp_path / "dsh.yml"
+    path.write_bytes(b"\xef\xbb\xbfmodel: caf\xc3\xa9\r\nagents: [\xe9]\n")
+    err = fails(path)
+    assert (err.source, err.reason) == (
+        f"{path}:2:10",
+        "not UTF-8 text: invalid continuation byte at byte 26",
+    )
 
 
 def test_a_path_that_cannot_be_read_says_why(tmp_path: Path) -> None:

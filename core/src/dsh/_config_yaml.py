@@ -84,7 +84,12 @@ def read(path: str | os.PathLike[str], source: str) -> str:
     except FileNotFoundError:
         raise ConfigError(source, "", "file not found") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(source, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
+        # the text before the byte is UTF-8; a byte order mark is not in exc.object
+        before = exc.object[: exc.start].decode().replace("\r\n", "\n").replace("\r", "\n")
+        line, column = before.count("\n") + 1, len(before) - before.rfind("\n")
+        byte = exc.start + len(data) - len(exc.object)
+        reason = f"not UTF-8 text: {exc.reason} at byte {byte}"
+        raise ConfigError(f"{source}:{line}:{column}", "", reason) from exc
     except OSError as exc:
         raise ConfigError(source, "", f"cannot read: {exc.strerror or exc}") from exc
 
