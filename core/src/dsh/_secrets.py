@@ -36,6 +36,7 @@ from urllib.parse import unquote, unquote_plus, urlsplit
 
 from dsh._header_secrets import header_credentials
 from dsh._provider_table import KEY_VARIABLES
+from dsh._proxy_secrets import proxy_secrets
 from dsh._secret_names import is_secret_name
 
 if TYPE_CHECKING:
@@ -119,13 +120,15 @@ def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -
     query of a ``base_url`` of ``models:`` in ``config`` (``query_secrets``), longest
     first (one key may contain another), the credentials in their ``headers``
     (``header_secrets``), and the values plugins' settings declare secret
-    (``SecretStr``: ``Config.declared``)."""
+    (``SecretStr``: ``Config.declared``), and the password, ``user:pass`` and its base64
+    of a proxy variable's URL (``dsh._proxy_secrets``: a proxy may echo them)."""
     values = {key_from_env(name, env) or "" for name in key_variables(config)}
     for model in (config.models if config is not None else {}).values():
         if model.base_url:
             values.update(query_secrets(model.base_url))
         values.update(header_secrets(model.headers))
     values.update(config.declared if config is not None else ())
+    values.update(proxy_secrets(env))
     return longest_first(values)
 
 

@@ -179,7 +179,8 @@ class HttpModel:
         """What an error message of this model is cleared of, longest first: ``key``
         (the API key sent), the keys written into ``base_url``'s query (a server may quote
         the address) and into ``headers`` (a gateway's token), and every other key dsh has
-        read (another model's: a proxy may quote it), as its answer is (``stream``).
+        read (another model's: a proxy may quote it) and a proxy variable's password,
+        ``user:pass`` and its base64 (``known_keys``), as its answer is (``stream``).
         Those of ``MIN_LENGTH`` characters or more, as in the answer: a local server's
         placeholder key (``none``, ``EMPTY``) is a word of its messages too. Asked for
         on the way to an error only."""

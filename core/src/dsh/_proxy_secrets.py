@@ -1,0 +1,52 @@
+"""The credentials written into the proxy variables (``HTTP_PROXY``, ``HTTPS_PROXY``,
+``ALL_PROXY``, any case): ``http://user:pass@host:port``. The HTTP client sends them
+to the proxy (``Proxy-Authorization: Basic <base64 of user:pass>``), and a proxy, or a
+server behind a forward proxy, may quote that header or the password in an error
+answer: so they are secrets as the model API keys are (``dsh._secrets.secret_values``),
+hidden from error messages, log records, session files and tool results."""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Iterable, Mapping
+from typing import Final
+from urllib.parse import unquote, urlsplit
+
+#: The proxy variables the HTTP client reads, in lower case (it reads any case).
+PROXY_VARIABLES: Final = ("http_proxy", "https_proxy", "all_proxy")
+
+
+def proxy_secrets(env: Mapping[str, str] | None = None) -> set[str]:
+    """The password, ``user:pass`` and the base64 of ``user:pass`` of each proxy
+    variable of ``env`` (default: the process's) whose URL has them, as written and
+    percent-decoded (the client decodes them before it sends them); short ones are
+    dropped later (``longest_first``)."""
+    found: set[str] = set()
+    for name, value in (os.environ if env is None else env).items():
+        if name.lower() in PROXY_VARIABLES and "@" in value:
+            found.update(_userinfo_secrets(value.strip()))
+    return found
+
+
+def _userinfo_secrets(url: str) -> Iterable[str]:
+    """The secrets of ``url``'s user name and password (none without a password: a user
+    name alone is no credential)."""
+    try:
+        netloc = urlsplit(url if "://" in url else f"http://{url}").netloc
+    except ValueError:  # a bad IPv6 address: its userinfo is still before the last @
+        netloc = url.partition("://")[2] or url
+    userinfo = netloc.rpartition("@")[0]
+    user, colon, password = userinfo.partition(":")
+    if not colon or not password:
+        return ()
+    found: set[str] = set()
+    for each_user, each_password in ((user, password), (unquote(user), unquote(password))):
+        pair = f"{each_user}:{each_password}"
+        found.update((each_password, pair, _basic(pair)))
+    return found
+
+
+def _basic(pair: str) -> str:
+    """The base64 of ``pair`` (``user:pass``) as HTTP Basic authentication sends it."""
+    return base64.b64encode(pair.encode("utf-8", "surrogateescape")).decode("ascii")
