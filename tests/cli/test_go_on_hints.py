@@ -201,3 +201,21 @@ def test_a_control_character_above_u_ffff_is_one_escape_bash_reads_back() -> Non
         check=True,
     )
     assert said.stdout.decode() == value
+
+
+@pytest.mark.parametrize("value", ["dir-\udcff", "caf\udce9/\udc80x y", "a\udcff\x1b"])
+def test_a_byte_no_utf_8_holds_is_written_as_the_byte_bash_reads_back(value: str) -> None:
+    """A path or argument holding a byte that is not UTF-8 (Python keeps it as a lone
+    surrogate, U+DC80 to U+DCFF: surrogateescape) is ``\\xNN`` in ``$'...'``, the byte
+    itself (found by a review of the hints: the surrogate was written raw, and the hint
+    pasted a literal ``\\udcff``, another path)."""
+    word = _shell_word(value)
+    assert word.isascii() and "\\udc" not in word
+    said = subprocess.run(
+        ["bash", "-c", f"printf %s {word}"],
+        env={"LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        timeout=10,
+        check=True,
+    )
+    assert said.stdout == value.encode("utf-8", "surrogateescape")

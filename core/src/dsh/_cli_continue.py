@@ -5,9 +5,10 @@ stores sessions, naming the switch that turned ``persistence`` off)."""
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from dsh._no_store import no_store
 from dsh.errors import DshError
@@ -150,15 +151,22 @@ def _option(name: str, value: str, long: str | None = None) -> list[str]:
     return [f"{long}={value}" if long.startswith("--") else long + value]
 
 
+#: A lone surrogate: a byte that is not UTF-8, as surrogateescape keeps it (U+DC80 to
+#: U+DCFF), or another, which no text holds.
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
 def _shell_word(word: str) -> str:
     """``word`` quoted for a shell (``shlex.quote``), or, when it holds a control
     character (an escape sequence, a bidi control, a line end; ``visible`` would show
     ``\\xNN``/``\\uNNNN`` text that pastes to another value), in bash's ``$'...'``,
     where those are escapes the shell turns back into the character: the line shows no
-    raw control character and pastes to the same value."""
+    raw control character and pastes to the same value. So is a word holding a byte
+    that is not UTF-8 (a lone surrogate, as Python's surrogateescape keeps it): the
+    byte is ``\\xNN`` there, and the pasted word the same bytes."""
     from dsh._render import visible
 
-    if visible(word) == word and "\n" not in word:
+    if visible(word) == word and "\n" not in word and not _SURROGATE.search(word):
         return shlex.quote(word)
     return "$'" + "".join(map(_escaped, word)) + "'"
 
@@ -166,12 +174,16 @@ def _shell_word(word: str) -> str:
 def _escaped(char: str) -> str:
     """``char`` inside ``$'...'``: a control character as ``\\xNN`` (ASCII),
     ``\\uNNNN`` or, above U+FFFF, ``\\UNNNNNNNN`` (bash reads ``\\xNN`` as a byte, not
-    as a character above 0x7f, and ``\\u`` takes four hex digits at most)."""
+    as a character above 0x7f, and ``\\u`` takes four hex digits at most); a byte
+    surrogateescape kept (U+DC80 to U+DCFF) as that byte, ``\\xNN``, and any other
+    lone surrogate (no character of a path or an argument) as ``\\uNNNN``."""
     from dsh._render import visible
 
     if char in "\\'":
         return "\\" + char
-    if char == "\n" or visible(char) != char:
+    if 0xDC80 <= ord(char) <= 0xDCFF:
+        return f"\\x{ord(char) - 0xDC00:02x}"
+    if char == "\n" or visible(char) != char or _SURROGATE.match(char):
         code = ord(char)
         if code < 0x80:
             return f"\\x{code:02x}"
