@@ -70,11 +70,31 @@ async def test_an_explicit_plugins_misfit_impl_is_blamed_on_it_not_on_the_spec_o
     assert str(info.value) == f"plugin 'typo': {WHY}"
 
 
+def test_a_direct_register_of_the_spec_owner_is_refused_naming_the_misfit_plugin() -> None:
+    """Outside the loaders (PluginManager.register, dsh_register, start_harness(pm=...)),
+    no plugin is silently left out: the new one is refused, and nothing changes."""
+    pm = create_plugin_manager(load_entry_points=False)
+    typo, allowlist = TypoArg(), owner()
+    pm.register(typo, "typo")
+    with pytest.raises(PluginValidationError) as info:
+        pm.register(allowlist, "allowlist")
+    assert info.value.plugin == "typo"
+    assert str(info.value) == (
+        f"plugin 'typo': {WHY}; so 'allowlist', which specifies that hook, is not "
+        "registered: fix 'typo', or unregister it first"
+    )
+    assert (pm.get_plugin("typo"), pm.get_plugin("allowlist")) == (typo, None)
+    assert not pm.hook.allowlisted.has_spec() and pm.take_evicted() == []
+    pm.unregister(typo)
+    assert pm.register(allowlist, "allowlist") == "allowlist"
+
+
 def test_the_spec_owner_stays_registered_and_the_misfit_one_is_left_out() -> None:
     pm = create_plugin_manager(load_entry_points=False)
     typo, allowlist = TypoArg(), owner()
     pm.register(typo, "typo")
-    pm.register(allowlist, "allowlist")
+    with pm.leaving_out_misfits():  # as the loaders register
+        pm.register(allowlist, "allowlist")
     assert pm.get_plugin("allowlist") is allowlist
     assert pm.get_plugin("typo") is None
     assert [str(e) for e in pm.take_evicted()] == [f"plugin 'typo': {WHY}"]

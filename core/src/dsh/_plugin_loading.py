@@ -41,7 +41,8 @@ def load_installed(
     failed = []
     for name in chosen:
         try:
-            _load_entry_point(pm, name, found[name], clashing.get(name, []))
+            with pm.leaving_out_misfits():
+                _load_entry_point(pm, name, found[name], clashing.get(name, []))
         except PluginLoadError as error:
             failed.append(error)
         for evicted in pm.take_evicted():  # an earlier one's impl misfits this one's spec

@@ -18,7 +18,8 @@ import importlib
 import inspect
 import os
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +82,19 @@ class PluginManager(pluggy.PluginManager):
         #: Plugins unregistered because their impls of another plugin's hook do not fit
         #: the spec it brought (``_leave_out_mismatched``): each loader reports them.
         self.evicted: list[PluginValidationError] = []
+        self._leaving_out = False
+
+    @contextmanager
+    def leaving_out_misfits(self) -> Iterator[None]:
+        """Within (the loaders): a plugin bringing a spec that an earlier plugin's
+        optionalhook impl misfits is registered, and the earlier one unregistered and kept
+        in ``evicted``, for the loader to report. Outside, ``register`` refuses the new
+        plugin instead, changing nothing (a plugin silently gone could be a policy)."""
+        before, self._leaving_out = self._leaving_out, True
+        try:
+            yield
+        finally:
+            self._leaving_out = before
 
     def take_evicted(self) -> list[PluginValidationError]:
         """The plugins evicted since last asked, each with its error (and forget them)."""
@@ -115,7 +129,7 @@ class PluginManager(pluggy.PluginManager):
             raise PluginValidationError(name, self._taken(name, taken))
         specs = getattr(plugin, "dsh_hookspecs", None)
         if specs is not None:
-            self._leave_out_mismatched(specs)
+            self._leave_out_mismatched(specs, name)
             self.add_hookspecs(specs)
         self._registering = name
         try:
@@ -163,11 +177,13 @@ class PluginManager(pluggy.PluginManager):
         self.dispatcher.invalidate()
         return removed
 
-    def _leave_out_mismatched(self, specs: Any) -> None:
-        """Before ``specs`` are added: a plugin registered earlier whose optionalhook impl
-        of one of them takes an argument the spec has not is the one at fault, not the
-        plugin bringing the spec (pluggy would fail this registration with a raw
-        multi-line error): unregister it, and keep its error in ``evicted``."""
+    def _leave_out_mismatched(self, specs: Any, name: str) -> None:
+        """Before ``specs`` (of plugin ``name``) are added: a plugin registered earlier
+        whose optionalhook impl of one of them takes an argument the spec has not is the
+        one at fault, not ``name`` (pluggy would fail it with a raw multi-line error).
+        Within ``leaving_out_misfits``, unregister it and keep its error in ``evicted``;
+        outside, refuse ``name`` with that plugin's error, before anything changes."""
+        misfits: dict[str, str] = {}  # earlier plugin -> its first misfit impl's problem
         for hook in dir(specs):
             opts = self.parse_hookspec_opts(specs, hook)
             caller = getattr(self.hook, hook, None)
@@ -179,9 +195,17 @@ class PluginManager(pluggy.PluginManager):
             for impl in caller.get_hookimpls():
                 problem = arguments_problem(impl.function.__name__, impl.function, allowed)
                 if problem is not None and self.get_plugin(impl.plugin_name) is not None:
-                    self.unregister(name=impl.plugin_name)
-                    self.distributions.pop(impl.plugin_name, None)
-                    self.evicted.append(PluginValidationError(impl.plugin_name, problem))
+                    misfits.setdefault(impl.plugin_name, problem)
+        for plugin, problem in misfits.items():
+            if not self._leaving_out:
+                raise PluginValidationError(
+                    plugin,
+                    f"{problem}; so {name!r}, which specifies that hook, is not registered: "
+                    f"fix {plugin!r}, or unregister it first",
+                )
+            self.unregister(name=plugin)
+            self.distributions.pop(plugin, None)
+            self.evicted.append(PluginValidationError(plugin, problem))
 
     def add_hookspecs(self, module_or_class: Any) -> None:
         super().add_hookspecs(module_or_class)
@@ -294,7 +318,8 @@ def create_plugin_manager(
                 f"plugin {name!r} is passed explicitly but its name is blocked "
                 f"(-p no:{name}); unblock it or do not pass it"
             )
-        pm.register(plugin, name)
+        with pm.leaving_out_misfits():
+            pm.register(plugin, name)
         for evicted in pm.take_evicted():  # its optionalhook impl misfits this one's spec
             raise evicted
     return pm
