@@ -285,15 +285,34 @@ async def test_a_call_of_a_misspelt_hook_is_refused_naming_it(
     )
 
 
-async def test_a_call_of_a_hook_whose_spec_is_not_loaded_says_so(dsh_pm: PluginManager) -> None:
+async def test_a_hook_whose_spec_is_not_loaded_is_not_implemented_and_a_call_says_so(
+    dsh_pm: PluginManager,
+) -> None:
+    """hooks.md: call another plugin's hook when ``relay.implemented(hook)``; with only
+    an optionalhook impl of it loaded, not its spec, the guarded call does nothing."""
+    answered: list[Any] = []
+
     class Plugin:
         @hookimpl(optionalhook=True)
-        def allowlisted(self, call: Any) -> bool | None: ...
+        def allowlisted(self, call: Any) -> bool | None:
+            answered.append(call)
+            return True
 
-    dsh_pm.register(Plugin(), "lister")
-    assert dsh_pm.relay.implemented("allowlisted")
-    with pytest.raises(ValueError, match="impls of it are loaded, but not the plugin that spec"):
-        await dsh_pm.relay.call_first_result("allowlisted", call=CALL)
+    dsh_pm.register(Plugin(), "answer")
+    relay = dsh_pm.relay
+    if relay.implemented("allowlisted"):
+        await relay.call_first_result("allowlisted", agent=None, call=CALL, reason="r")
+    assert answered == []
+    with pytest.raises(ValueError, match="impls of it are loaded") as info:
+        await relay.call_first_result("allowlisted", agent=None, call=CALL, reason="r")
+    assert str(info.value) == (
+        "unknown hook 'allowlisted': impls of it are loaded, but not the plugin that "
+        "specifies it; call it only when relay.implemented('allowlisted') says so"
+    )
+    allowlist_specs(dsh_pm)  # the spec's plugin loads: now the guard lets the call through
+    assert relay.implemented("allowlisted")
+    assert await relay.call_first_result("allowlisted", agent=None, call=CALL, reason="r")
+    assert answered == [CALL]
 
 
 @pytest.mark.parametrize("style", STYLES)

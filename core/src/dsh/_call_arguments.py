@@ -24,7 +24,8 @@ def specified_hooks(hooks: pluggy.HookRelay) -> list[str]:
 
 def hook_arguments(hooks: pluggy.HookRelay, hook: str) -> CallArguments:
     """The arguments of ``hook`` (a spec once added never changes: cache them); a
-    ``ValueError`` for a hook no loaded plugin specifies."""
+    ``ValueError`` for a hook no loaded plugin specifies (``HookRelay.implemented`` is
+    False for it, whatever impls of it are loaded)."""
     caller = getattr(hooks, hook, None)
     spec = caller.spec if isinstance(caller, pluggy.HookCaller) else None
     if spec is None:
@@ -32,7 +33,8 @@ def hook_arguments(hooks: pluggy.HookRelay, hook: str) -> CallArguments:
 
         typo = did_you_mean(hook, specified_hooks(hooks))
         why = (
-            "impls of it are loaded, but not the plugin that specifies it"
+            "impls of it are loaded, but not the plugin that specifies it; call it only "
+            f"when relay.implemented({hook!r}) says so"
             if (isinstance(caller, pluggy.HookCaller) and caller.get_hookimpls())
             else "no loaded plugin specifies it"
         )

@@ -6,6 +6,8 @@ from collections.abc import Awaitable, Callable, Generator
 from inspect import isawaitable
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, final
 
+import pluggy
+
 from dsh._call_arguments import CallArguments, check_call, hook_arguments
 from dsh._calling import Dispatcher
 from dsh._hook_results import Check, unawaited
@@ -285,8 +287,14 @@ class HookRelay:
         await self.dispatcher.notify(hook, kwargs)
 
     def implemented(self, hook: str) -> bool:
-        """Whether any plugin implements ``hook`` (lets callers skip building arguments)."""
-        return bool(self.dispatcher.plan(hook))
+        """Whether ``hook`` may be called and any plugin implements it: its spec is loaded
+        (calling a hook whose spec is not is a ``ValueError``, even when an optionalhook
+        impl of it is) and it has an impl. Lets callers skip building arguments, and a
+        plugin call another plugin's hook only when that plugin is loaded."""
+        if not self.dispatcher.plan(hook):
+            return False
+        caller = getattr(self.dispatcher.hooks, hook, None)
+        return isinstance(caller, pluggy.HookCaller) and caller.has_spec()
 
     def report(self, error: HookError) -> None:
         """Report the failure of an impl of a hook of yours that you contained (caught
