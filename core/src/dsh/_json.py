@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -97,31 +97,24 @@ def copied(value: Any, text: Callable[[str], str] | None = None) -> Any:
     pending: list[tuple[Any, Any]] = [(value, top)]  # a container, its copy to fill
     while pending:
         source, copy = pending.pop()
-        if type(source) is dict:
-            for key, item in source.items():
-                inner = _empty_like(item)
-                if inner is not None:
-                    pending.append((item, inner))
-                    item = inner
-                elif text is not None and type(item) is str:
-                    item = text(item)
-                copy[key if text is None or type(key) is not str else text(key)] = item
-        else:
-            for item in source:
-                inner = _empty_like(item)
-                if inner is not None:
-                    pending.append((item, inner))
-                    item = inner
-                elif text is not None and type(item) is str:
-                    item = text(item)
-                copy.append(item)
+        in_dict = type(source) is dict
+        entries: Iterable[tuple[Any, Any]] = source.items() if in_dict else enumerate(source)
+        for key, item in entries:
+            inner = _empty_like(item)
+            if inner is not None:
+                pending.append((item, inner))
+                item = inner
+            elif text is not None and type(item) is str:
+                item = text(item)
+            copy[text(key) if in_dict and text is not None else key] = item
     return top
 
 
 def _empty_like(value: Any) -> dict[str, Any] | list[Any] | None:
-    """A new empty dict or list for a dict or list ``value``; None for anything else."""
+    """A new dict, or a list of as many Nones, to fill for a dict or list ``value``;
+    None for anything else."""
     kind = type(value)
-    return {} if kind is dict else [] if kind is list else None
+    return {} if kind is dict else [None] * len(value) if kind is list else None
 
 
 def _is_plain(value: Any) -> bool:
