@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 
 #: an agent id a shell would split and unquote: its session's id begins with it
@@ -77,3 +78,16 @@ def assert_went_on(
     assert done.returncode == 0, done.stderr
     assert f"dsh: continuing session {session} (" in done.stderr
     assert done.stdout == f"{answer}\n"
+
+
+def line_typed_to_run(child: pexpect.spawn) -> tuple[str, list[str]]:
+    """Type a line to ``dsh run`` in ``child`` while its answer streams ("slow", then
+    more): the session it stored and the words of the command its hint says to paste."""
+    child.expect_exact("slow")
+    child.sendline("and also this")
+    child.expect_exact("[turn 1 completed")
+    child.expect(pexpect.EOF)
+    said = child.logfile_read.getvalue().replace("\r\n", "\n")
+    session = new_session(said)
+    assert session.startswith(f"{AGENT}-session-")
+    return session, hint(said, "dsh run takes one prompt; ", " goes on with this session)")

@@ -14,10 +14,10 @@ import pexpect
 import pytest
 from cli_support import dsh, in_terminal, piped_chat, text_reply
 from go_on_support import (
-    AGENT,
     CONFIG,
     assert_went_on,
     hint,
+    line_typed_to_run,
     models_yml,
     new_session,
     no_plugins,
@@ -47,14 +47,7 @@ def test_a_line_typed_to_dsh_run_names_the_command_that_goes_on_with_its_session
     (project / "dsh.yml").write_text(config_on(server))
     cwd, cwd_args = (tmp_path, ["--cwd", str(project)]) if elsewhere else (project, [])
     child = in_terminal(*cwd_args, "run", "go", env=persisting_env, cwd=cwd)
-    child.expect_exact("slow")
-    child.sendline("and also this")
-    child.expect_exact("[turn 1 completed")
-    child.expect(pexpect.EOF)
-    said = child.logfile_read.getvalue().replace("\r\n", "\n")
-    session = new_session(said)
-    assert session.startswith(f"{AGENT}-session-")
-    words = hint(said, "dsh run takes one prompt; ", " goes on with this session)")
+    session, words = line_typed_to_run(child)
     assert words == ["dsh", *cwd_args, "chat", "--session", session]
     # pasted (the words a shell makes of it), it goes on with that session
     done = dsh(*words[1:], env=persisting_env, cwd=cwd, stdin="next\n")

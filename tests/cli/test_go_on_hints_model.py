@@ -18,7 +18,14 @@ from typing import Any
 import pexpect
 import pytest
 from cli_support import dsh, in_terminal, text_reply
-from go_on_support import AGENT, CONFIG, assert_went_on, hint, new_session, url_model
+from go_on_support import (
+    CONFIG,
+    assert_went_on,
+    hint,
+    line_typed_to_run,
+    new_session,
+    url_model,
+)
 
 from dsh._cli_continue import chat_command, command_line
 
@@ -71,14 +78,7 @@ def test_a_line_typed_to_dsh_run_on_a_url_names_the_chat_on_that_url(
     (tmp_path / "dsh.yml").write_text(CONFIG)
     model = url_model(server)
     child = in_terminal("-m", model, "run", "go", env=persisting_env, cwd=tmp_path)
-    child.expect_exact("slow")
-    child.sendline("and also this")
-    child.expect_exact("[turn 1 completed")
-    child.expect(pexpect.EOF)
-    said = child.logfile_read.getvalue().replace("\r\n", "\n")
-    session = new_session(said)
-    assert session.startswith(f"{AGENT}-session-")
-    words = hint(said, "dsh run takes one prompt; ", " goes on with this session)")
+    session, words = line_typed_to_run(child)
     assert words == ["dsh", "chat", "-m", model, "--session", session]
     pasted = dsh(*words[1:], env=persisting_env, cwd=tmp_path, stdin="next\n")
     assert_went_on(pasted, session)
