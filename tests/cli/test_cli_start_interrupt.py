@@ -19,6 +19,12 @@ SCRIPT = """
 import os
 import signal
 import sys
+import time
+
+# as at a terminal, whatever the test process left the child (a disposition, a mask)
+FOUND = signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, [])
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
 
 import dsh.plugins
 from dsh import hookimpl
@@ -29,7 +35,8 @@ STOP_AT = os.environ["STOP_AT"]
 
 def interrupt():
     os.kill(os.getpid(), signal.SIGINT)  # Python raises KeyboardInterrupt at once
-    signal.pause()  # not reached
+    time.sleep(10)  # not reached
+    sys.exit(f"SIGINT did not arrive (at start: handler, mask {FOUND})")
 
 
 class Stopper:
