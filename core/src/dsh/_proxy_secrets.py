@@ -38,8 +38,8 @@ def proxy_secrets(env: Mapping[str, str] | None = None) -> set[str]:
 
 
 def _userinfo_secrets(url: str) -> Iterable[str]:
-    """The secrets of ``url``'s user name and password (none without a password: a user
-    name alone is no credential)."""
+    """The secrets of ``url``'s user name and password: the password and the base64 of
+    ``user:pass`` (none without a password: a user name alone is no credential)."""
     try:
         netloc = urlsplit(url if "://" in url else f"http://{url}").netloc
     except ValueError:  # a bad IPv6 address: its userinfo is still before the last @
@@ -50,8 +50,9 @@ def _userinfo_secrets(url: str) -> Iterable[str]:
         return ()
     found: set[str] = set()
     for each_user, each_password in ((user, password), (unquote(user), unquote(password))):
-        pair = f"{each_user}:{each_password}"
-        found.update((each_password, pair, _basic(pair)))
+        # not ``user:pass`` itself: redact hides a long enough start of a secret too, so
+        # the user name (often the login: home paths) would be *** everywhere
+        found.update((each_password, _basic(f"{each_user}:{each_password}")))
     return found
 
 

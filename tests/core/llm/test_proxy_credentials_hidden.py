@@ -59,17 +59,26 @@ async def test_log_records_and_a_harness_hide_the_proxy_credentials(
 ) -> None:
     proxy_env.setenv("HTTPS_PROXY", f"http://{USER}@127.0.0.1:3128")
     text = f"Basic {B64} {USER} proxypass"
-    assert redact(text) == "Basic *** *** ***"  # known_keys: what log records hide
-    assert {B64, USER, "proxypass"} <= set(known_keys())
+    hidden = "Basic *** proxyuser:*** ***"
+    assert redact(text) == hidden  # known_keys: what log records hide
+    assert {B64, "proxypass"} <= set(known_keys())
     record = logging.LogRecord("dsh", logging.WARNING, __file__, 1, text, None, None)
     HideKeys().filter(record)
-    assert record.getMessage() == "Basic *** *** ***"
+    assert record.getMessage() == hidden
     async with Harness(load_entry_points=False, env={}) as harness:  # session files
-        assert redact(text, harness.secrets()) == "Basic *** *** ***"
+        assert redact(text, harness.secrets()) == hidden
+
+
+def test_the_proxy_user_name_is_not_hidden(proxy_env: pytest.MonkeyPatch) -> None:
+    """Only the password and the Basic value are secrets: with ``user:pass`` one too, a
+    long enough start of it, the user name (often the login), was *** in every path."""
+    proxy_env.setenv("HTTPS_PROXY", "http://jsmith-corporate:pw-1234567@proxy.corp:3128")
+    said = "cd /home/jsmith-corporate/src && whoami -> jsmith-corporate (pw-1234567)"
+    assert redact(said) == "cd /home/jsmith-corporate/src && whoami -> jsmith-corporate (***)"
 
 
 def test_a_proxy_without_a_password_or_with_a_short_one_gives_nothing_to_hide() -> None:
     assert proxy_secrets({"HTTP_PROXY": "http://proxyuser@127.0.0.1:3128"}) == set()
     assert proxy_secrets({"NO_PROXY": "http://a:verylongpassword@x"}) == set()
     found = proxy_secrets({"all_proxy": "socks5://u:pw@[::1"})  # unsplittable, still read
-    assert "u:pw" in found and "pw" in found  # short: dropped by longest_first later
+    assert "pw" in found  # short: dropped by longest_first later
