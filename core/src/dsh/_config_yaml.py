@@ -3,11 +3,10 @@ one problem a load reports (file, line, column, key path, reason)."""
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from dsh import _pipes
+from dsh._quoted import SHOWN_CHARS, did_you_mean, shown  # re-exported: config's errors
 from dsh.errors import ConfigError
 
 try:  # libyaml's parser is several times faster; the constructor stays the safe one
@@ -384,26 +384,3 @@ def format_path(loc: Sequence[str | int]) -> str:
         else:
             out += f"[{json.dumps(part, ensure_ascii=False)}]"
     return out
-
-
-#: The characters of a value an error quotes; a longer one is cut (a 2 MB name).
-SHOWN_CHARS = 60
-
-
-def shown(value: str, secrets: Iterable[str] = ()) -> str:
-    """``value`` quoted (``repr``) for an error, cut to ``SHOWN_CHARS`` characters with
-    its length said when it is longer. Each key dsh knows (``known_keys``) and each of
-    ``secrets`` (a config's own keys, say) is ``***`` first: cut first, a value could
-    keep a piece of a key shorter than half of it, which ``redact`` no longer
-    recognises (nor so the ``dsh`` command, which hides the keys in what it prints)."""
-    from dsh._secrets import known_keys, redact
-
-    hidden = redact(value, (*known_keys(), *secrets))
-    if len(hidden) <= SHOWN_CHARS:
-        return repr(hidden)
-    return f"{hidden[:SHOWN_CHARS]!r}... ({len(value):,} characters)"
-
-
-def did_you_mean(name: str, choices: Sequence[str] | Mapping[str, Any], cutoff: float = 0.6) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=cutoff)
-    return f"; did you mean {close[0]!r}?" if close else ""

@@ -1,0 +1,34 @@
+"""How an error quotes a value it names (``shown``: keys hidden, long values cut) and
+suggests the name meant (``did_you_mean``): for dsh.yml's errors and every other
+error of the core that names a value or a name."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["SHOWN_CHARS", "did_you_mean", "shown"]
+
+
+#: The characters of a value an error quotes; a longer one is cut (a 2 MB name).
+SHOWN_CHARS = 60
+
+
+def shown(value: str, secrets: Iterable[str] = ()) -> str:
+    """``value`` quoted (``repr``) for an error, cut to ``SHOWN_CHARS`` characters with
+    its length said when it is longer. Each key dsh knows (``known_keys``) and each of
+    ``secrets`` (a config's own keys, say) is ``***`` first: cut first, a value could
+    keep a piece of a key shorter than half of it, which ``redact`` no longer
+    recognises (nor so the ``dsh`` command, which hides the keys in what it prints)."""
+    from dsh._secrets import known_keys, redact
+
+    hidden = redact(value, (*known_keys(), *secrets))
+    if len(hidden) <= SHOWN_CHARS:
+        return repr(hidden)
+    return f"{hidden[:SHOWN_CHARS]!r}... ({len(value):,} characters)"
+
+
+def did_you_mean(name: str, choices: Sequence[str] | Mapping[str, Any], cutoff: float = 0.6) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=cutoff)
+    return f"; did you mean {close[0]!r}?" if close else ""
