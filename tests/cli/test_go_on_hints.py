@@ -176,6 +176,18 @@ def test_continue_below_a_project_names_its_command_with_the_same_plugins(
     assert_went_on(dsh(*words[1:], "go on", env=alone, cwd=below), session)
 
 
+def bash_reads(word: str) -> bytes:
+    """The bytes bash makes of ``word`` (a word the tests built from fixed strings, in
+    argv, never a generated line)."""
+    return subprocess.run(
+        ["bash", "-c", f"printf %s {word}"],
+        env={"LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        timeout=10,
+        check=True,
+    ).stdout
+
+
 def test_a_control_character_above_u_ffff_is_one_escape_bash_reads_back() -> None:
     """bash's ``\\u`` takes four hex digits at most: a character above U+FFFF (a tag
     character, invisible) is ``\\UNNNNNNNN`` (it was ``\\ue0001``, read as U+E000 and
@@ -185,15 +197,7 @@ def test_a_control_character_above_u_ffff_is_one_escape_bash_reads_back() -> Non
     word = _shell_word(value)
     assert word == "$'a\\U000e00011\\u202e\\x1b'"
     assert pasted(word) == [value]
-    # bash itself reads it back: a word this test built from fixed strings, in argv
-    said = subprocess.run(
-        ["bash", "-c", f"printf %s {word}"],
-        env={"LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        timeout=10,
-        check=True,
-    )
-    assert said.stdout.decode() == value
+    assert bash_reads(word) == value.encode()
 
 
 @pytest.mark.parametrize("value", ["dir-\udcff", "caf\udce9/\udc80x y", "a\udcff\x1b"])
@@ -204,11 +208,4 @@ def test_a_byte_no_utf_8_holds_is_written_as_the_byte_bash_reads_back(value: str
     pasted a literal ``\\udcff``, another path)."""
     word = _shell_word(value)
     assert word.isascii() and "\\udc" not in word
-    said = subprocess.run(
-        ["bash", "-c", f"printf %s {word}"],
-        env={"LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        timeout=10,
-        check=True,
-    )
-    assert said.stdout == value.encode("utf-8", "surrogateescape")
+    assert bash_reads(word) == value.encode("utf-8", "surrogateescape")
