@@ -74,7 +74,8 @@ class ToolContext:
         parameter is typed so) as the built-in file tools take it:
         absolute, from the workspace, ``~`` expanded, ``..`` and symlinks resolved.
         Raises ``PermissionError`` naming it when it lies outside the workspace and the
-        agent's ``extra_roots``, ``ValueError`` when it is empty."""
+        agent's ``extra_roots``, ``ValueError`` when it names no file (empty, with a NUL
+        byte, or from an unknown ``~user``)."""
         from dsh.builtin_tools._paths import roots_of
 
         return roots_of(self).resolve(os.fspath(path))

@@ -6,13 +6,18 @@ runs one built-in tool through ``ToolRegistry.execute`` with a ``ToolContext`` w
 agent has ``options``; ``in_loop(*calls, options=None)`` runs ``(name, arguments)``
 calls as one step of a real agent turn (scripted model, no entry-point plugins, the
 same workspace) and returns the logged tool results (``call_id``, ``content``,
-``is_error``) in call order.
+``is_error``) in call order. ``fifo`` is a named pipe ``pipe`` in the workspace, with a
+safety net: should a tool block opening it, its other end is opened every few seconds,
+so the test fails instead of hanging (a thread blocked in ``open`` cannot be cancelled).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Awaitable, Callable
+import os
+import threading
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -40,6 +45,25 @@ def outside(tmp_path: Path) -> Path:
     path.mkdir()
     (path / "secret.txt").write_text("top secret\n")
     return path.resolve()
+
+
+@pytest.fixture
+def fifo(workspace: Path) -> Iterator[Path]:
+    path = workspace / "pipe"
+    os.mkfifo(path)
+    stop = threading.Event()
+
+    def unblock() -> None:
+        while not stop.wait(3):
+            for flags in (os.O_RDONLY | os.O_NONBLOCK, os.O_WRONLY | os.O_NONBLOCK):
+                with contextlib.suppress(OSError):
+                    os.close(os.open(path, flags))
+
+    thread = threading.Thread(target=unblock, daemon=True)
+    thread.start()
+    yield path
+    stop.set()
+    thread.join()
 
 
 @pytest.fixture

@@ -4,6 +4,8 @@ the cut in any script, the byte cap at a whole line, and ``edit``'s hints and co
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -232,10 +234,24 @@ async def test_edit_lists_the_first_ten_lines_of_many_matches(
 async def test_edit_replace_all_counts_the_replacements_made(
     call_tool: CallTool, workspace: Path
 ) -> None:
-    (workspace / "a.txt").write_text("aaaaa")  # "aa" overlaps 4 times, fits twice
+    (workspace / "a.txt").write_text("aaaaa\naa\n")  # "aa" overlaps 5 times, fits 3 times
+    refused = await call_tool("edit", path="a.txt", old="aa", new="b")
+    assert refused.content.startswith(
+        "tool 'edit' failed: old matches 3 times in a.txt (lines 1, 2), and overlaps itself "
+        "(5 matches counting overlaps); "
+    )
     result = await call_tool("edit", path="a.txt", old="aa", new="b", replace_all=True)
-    assert (workspace / "a.txt").read_text() == "bba"
-    assert result.content == "edited a.txt: replaced 2 occurrences"
+    assert (workspace / "a.txt").read_text() == "bba\nb\n"
+    assert result.content == "edited a.txt: replaced 3 occurrences"
+
+
+async def test_edit_hint_counts_lines_as_read_and_grep_do(
+    call_tool: CallTool, workspace: Path
+) -> None:
+    (workspace / "m.txt").write_text("a\fb\x1cc\u2028d\r\nx = 1\n")  # one line break: \n
+    result = await call_tool("edit", path="m.txt", old="x = 1\ny = 2", new="x")
+    assert "its first line occurs at line 2, the lines after it differ" in result.content
+    assert (await call_tool("grep", pattern="x = 1")).content == "m.txt:2: x = 1"
 
 
 async def test_edit_says_why_a_file_is_not_utf8(call_tool: CallTool, workspace: Path) -> None:
@@ -243,3 +259,28 @@ async def test_edit_says_why_a_file_is_not_utf8(call_tool: CallTool, workspace: 
     result = await call_tool("edit", path="f", old="caf", new="x")
     assert result.is_error
     assert "f is not UTF-8 text (invalid continuation byte); use write" in result.content
+
+
+# -- special files --------------------------------------------------------------------------
+
+PIPE = "pipe is a named pipe (FIFO), not a regular file; file tools open regular files only"
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [("read", {}), ("edit", {"old": "a", "new": "b"}), ("write", {"content": "x"})],
+)
+async def test_file_tools_refuse_a_named_pipe_without_waiting_for_a_writer(
+    call_tool: CallTool, fifo: Path, name: str, arguments: dict[str, str]
+) -> None:
+    result = await call_tool(name, path="pipe", **arguments)
+    assert (result.is_error, result.content) == (True, f"tool {name!r} failed: {PIPE}")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+async def test_read_refuses_a_device(call_tool: CallTool) -> None:
+    result = await call_tool("read", path="/dev/null", options={"extra_roots": ["/dev"]})
+    assert result.content == (
+        "tool 'read' failed: /dev/null is a character device, not a regular file; "
+        "file tools open regular files only"
+    )

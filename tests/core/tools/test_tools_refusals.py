@@ -7,6 +7,7 @@ review of session 27)."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -82,3 +83,46 @@ async def test_a_tool_error_is_said_as_is_and_another_exception_with_its_type() 
 
     assert await call("known") == "tool 'lookup' failed: no entry for 'known' yet; add one first"
     assert await call("other") == "tool 'lookup' failed: KeyError: 'other'"
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("read", {"path": ""}, "the path is empty; use '.' for the workspace itself"),
+        (
+            "read",
+            {"path": "~nosuchuser-dsh/x"},
+            "the path '~nosuchuser-dsh/x' starts with '~nosuchuser-dsh', a home directory "
+            "that cannot be found; give the path without '~'",
+        ),
+        (
+            "grep",
+            {"pattern": "x", "path": "a\0b"},
+            "the path 'a\\x00b' holds a NUL byte, which no file name can contain",
+        ),
+        (
+            "write",
+            {"path": "one.txt/x", "content": ""},
+            "one.txt is a file, not a directory: one.txt/x cannot be created below it",
+        ),
+        (
+            "write",
+            {"path": "new/", "content": ""},
+            "'new/' ends with '/', so it names a directory; give the path of a file",
+        ),
+        ("glob", {"pattern": ""}, "the pattern is empty; give one, such as '**/*.py'"),
+        (
+            "bash",
+            {"command": "echo a\0b"},
+            "the command holds a NUL byte, which a shell command cannot contain",
+        ),
+    ],
+    ids=["empty-path", "unknown-user", "nul-path", "parent-file", "slash", "empty-glob", "nul-cmd"],
+)
+async def test_bad_paths_patterns_and_commands_are_refused_plainly(
+    call_tool: CallTool, workspace: Path, name: str, arguments: dict[str, Any], message: str
+) -> None:
+    (workspace / "one.txt").write_text("one\n")
+    result = await call_tool(name, **arguments)
+    assert (result.is_error, result.content) == (True, f"tool {name!r} failed: {message}")
+    assert sorted(os.listdir(workspace)) == ["one.txt"]

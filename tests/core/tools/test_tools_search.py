@@ -239,3 +239,13 @@ async def test_grep_skips_large_files(
     tree(workspace, {"big.txt": "needle " * 5, "small.txt": "needle"})
     result = await call_tool("grep", pattern="needle")
     assert result.content == "small.txt:1: needle\n[files skipped: 1 too large]"
+
+
+async def test_grep_skips_a_named_pipe_without_waiting_for_a_writer(
+    call_tool: CallTool, workspace: Path, fifo: Path
+) -> None:
+    tree(workspace, {"a.txt": "hello\n"})
+    note = "[files skipped: 1 special (pipe, socket, device)]"
+    assert (await call_tool("grep", pattern="hello")).content == f"a.txt:1: hello\n{note}"
+    direct = await call_tool("grep", pattern="hello", path=fifo.name)
+    assert direct.content == f"no matches for 'hello' in pipe\n{note}"

@@ -25,7 +25,7 @@ import anyio
 from anyio.abc import Process
 from pydantic import Field
 
-from dsh.tools import ToolContext, tool
+from dsh.tools import ToolContext, ToolError, tool
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -261,6 +261,8 @@ async def bash(
     is cut in the middle. The command and every process it started are killed when it
     times out, when it is aborted, and when it returns (so background jobs end with it).
     """
+    if "\0" in command:
+        raise ToolError("the command holds a NUL byte, which a shell command cannot contain")
     hidden = hidden_variables(context.agent)
     output, code, timed_out = await run_command(command, context.workspace, timeout, hidden)
     if timed_out:

@@ -2,12 +2,15 @@
 
 Blocking file work runs in a worker thread so a big file never stalls the event loop.
 ``read`` abandons its thread on abort (it changes nothing); ``write`` and ``edit`` let
-theirs finish, so an abort never leaves a half-written file behind.
+theirs finish. Only regular files are opened, and files are replaced whole
+(``_regular``), so a failed or aborted call never leaves a half-written file behind.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Final
 
@@ -15,7 +18,14 @@ import anyio.to_thread
 from pydantic import Field
 
 from dsh.builtin_tools._paths import roots_of
-from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, is_binary, looks_binary
+from dsh.builtin_tools._regular import (
+    file_status,
+    open_regular,
+    replace_file,
+    special_file,
+    writable,
+)
+from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, looks_binary, split_lines
 from dsh.tools import ToolContext, ToolError, tool
 
 __all__ = ["MAX_READ_BYTES", "MAX_READ_LINES", "MAX_READ_LINE_CHARS", "edit", "read", "write"]
@@ -26,13 +36,6 @@ MAX_READ_LINES: Final = 2000
 MAX_READ_BYTES: Final = 50_000
 #: Longer lines are cut (with a note).
 MAX_READ_LINE_CHARS: Final = 2000
-
-
-def _existing_file(target: Path, shown: str, hint: str) -> None:
-    if target.is_dir():
-        raise ToolError(f"{shown} is a directory, not a file ({hint})")
-    if not target.exists():
-        raise ToolError(f"{shown} does not exist")
 
 
 def _lines(file: IO[bytes], keep: int) -> Iterator[tuple[bytes, bool]]:
@@ -49,16 +52,16 @@ def _lines(file: IO[bytes], keep: int) -> Iterator[tuple[bytes, bool]]:
 
 
 def _read(target: Path, shown: str, offset: int, limit: int) -> str:
-    _existing_file(target, shown, "use ls to list it")
+    status = file_status(target, shown, "use ls to list it")
     wanted = min(limit, MAX_READ_LINES)
     keep = MAX_READ_LINE_CHARS * 4  # bytes: enough for the kept characters in UTF-8
     shown_lines: list[str] = []
     used = 0
     full = False  # the byte cap was reached
     total = 0
-    with target.open("rb") as file:
+    with open_regular(target, shown) as file:
         if looks_binary(file.read(SNIFF_BYTES)):
-            size = target.stat().st_size
+            size = status.st_size
             raise ToolError(f"{shown} is a binary file ({size} bytes); read shows text only")
         file.seek(0)
         for total, (raw, cut) in enumerate(_lines(file, keep), start=1):
@@ -106,15 +109,54 @@ async def read(
     )
 
 
-def _write(target: Path, shown: str, content: str) -> str:
-    if target.is_dir():
-        raise ToolError(f"{shown} is a directory; give the path of a file")
-    existed = target.exists()
-    target.parent.mkdir(parents=True, exist_ok=True)
+def _unencodable(name: str, text: str) -> str:
+    """Why ``text`` (the argument ``name``) cannot be written, or "" when it can."""
+    try:
+        text.encode()
+    except UnicodeEncodeError as exc:
+        return (
+            f"{name} cannot be written as UTF-8: {exc.reason} "
+            f"(character {exc.start}, {text[exc.start]!r})"
+        )
+    return ""
+
+
+def _status(target: Path) -> os.stat_result | None:
+    try:
+        return os.stat(target)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _parents(target: Path, shown: str, show: Callable[[Path], str]) -> None:
+    """Refuse a ``target`` below a file: its missing parents could not be made."""
+    for parent in target.parents:
+        if (status := _status(parent)) is not None:
+            if not stat.S_ISDIR(status.st_mode):
+                raise ToolError(
+                    f"{show(parent)} is a file, not a directory: {shown} cannot be created below it"
+                )
+            return
+
+
+def _write(target: Path, show: Callable[[Path], str], content: str) -> str:
+    shown = show(target)
+    if why := _unencodable("content", content):
+        raise ToolError(f"{why}; nothing was written")
     data = content.encode()
-    target.write_bytes(data)
+    status = _status(target)
+    if status is None:
+        _parents(target, shown, show)
+    elif stat.S_ISDIR(status.st_mode):
+        raise ToolError(f"{shown} is a directory; give the path of a file")
+    elif not stat.S_ISREG(status.st_mode):
+        raise special_file(status.st_mode, shown)
+    else:
+        writable(target, shown, status)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    replace_file(target, shown, data, None if status is None else stat.S_IMODE(status.st_mode))
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-    verb = "overwrote" if existed else "created"
+    verb = "created" if status is None else "overwrote"
     return f"{verb} {shown} ({_count(lines, 'line')}, {_count(len(data), 'byte')})"
 
 
@@ -131,13 +173,29 @@ async def write(
 ) -> str:
     """Write a file with exactly this content (UTF-8), replacing it if it exists and
     creating missing parent directories. To change part of a file, use edit."""
+    if path.endswith(("/", os.sep)):
+        raise ToolError(f"{path!r} ends with '/', so it names a directory; give the path of a file")
     roots = roots_of(context)
     target = roots.resolve(path)
-    return await anyio.to_thread.run_sync(_write, target, roots.show(target), content)
+    return await anyio.to_thread.run_sync(_write, target, roots.show, content)
 
 
 def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
+
+
+def _lines_of(text: str, indexes: list[int], most: int) -> str:
+    """The first ``most`` distinct lines the (sorted) ``indexes`` are on, said."""
+    lines: list[int] = []
+    line, done = 1, 0
+    for index in indexes:
+        line += text.count("\n", done, index)
+        done = index
+        if not lines or lines[-1] != line:
+            if len(lines) == most:
+                break
+            lines.append(line)
+    return f"line {lines[0]}" if len(lines) == 1 else f"lines {', '.join(map(str, lines))}"
 
 
 def _occurrences(text: str, old: str) -> list[int]:
@@ -158,8 +216,8 @@ def _not_found(text: str, old: str, shown: str) -> str:
             f"{message}; it matches if whitespace is ignored: copy indentation, tabs and "
             "line ends exactly"
         )
-    first = next((line.strip() for line in old.splitlines() if line.strip()), "")
-    lines = [n for n, line in enumerate(text.splitlines(), start=1) if first and first in line]
+    first = next((line.strip() for line in split_lines(old) if line.strip()), "")
+    lines = [n for n, line in enumerate(split_lines(text), start=1) if first and first in line]
     if lines:
         where = ", ".join(map(str, lines[:5])) + (" ..." if len(lines) > 5 else "")
         return f"{message}; its first line occurs at line {where}, the lines after it differ"
@@ -167,13 +225,15 @@ def _not_found(text: str, old: str, shown: str) -> str:
 
 
 def _edit(target: Path, shown: str, old: str, new: str, replace_all: bool) -> str:
-    _existing_file(target, shown, "edit changes files")
-    if is_binary(target):
+    if why := _unencodable("new", new):
+        raise ToolError(f"{why}; {shown} is unchanged")
+    status = file_status(target, shown, "edit changes files")
+    with open_regular(target, shown) as file:
+        data = file.read()
+    if looks_binary(data[:SNIFF_BYTES]):
         raise ToolError(f"{shown} is a binary file; edit changes text files only")
     try:
-        # newline="" keeps \r\n, so the file's line endings survive the edit
-        with target.open(encoding="utf-8", newline="") as file:
-            text = file.read()
+        text = data.decode("utf-8")  # \r\n kept, so the file's line endings survive
     except UnicodeDecodeError as exc:
         raise ToolError(f"{shown} is not UTF-8 text ({exc.reason}); use write") from None
     found = _occurrences(text, old)
@@ -182,16 +242,24 @@ def _edit(target: Path, shown: str, old: str, new: str, replace_all: bool) -> st
         found = _occurrences(text, old)
     if not found:
         raise ToolError(_not_found(text, old, shown))
+    count = text.count(old)  # what str.replace replaces: no overlapping matches
     if len(found) > 1 and not replace_all:
-        lines = ", ".join(str(_line_of(text, i)) for i in found[:10])
+        times = _count(count, "time")
+        overlaps = (
+            f", and overlaps itself ({len(found)} matches counting overlaps)"
+            if len(found) > count
+            else ""
+        )
         raise ToolError(
-            f"old matches {len(found)} times in {shown} (lines {lines}); add surrounding "
-            "lines to old so it matches once, or set replace_all=true to replace every one"
+            f"old matches {times} in {shown} ({_lines_of(text, found, 10)}){overlaps}; add "
+            "surrounding lines to old so it matches once, or set replace_all=true to replace "
+            "every one"
         )
     first_line = _line_of(text, found[0])
-    count = text.count(old) if replace_all else 1
-    with target.open("w", encoding="utf-8", newline="") as file:
-        file.write(text.replace(old, new, count))
+    count = count if replace_all else 1
+    writable(target, shown, status)
+    data = text.replace(old, new, count).encode()
+    replace_file(target, shown, data, stat.S_IMODE(status.st_mode))
     if count == 1:
         return f"edited {shown}: replaced 1 occurrence (line {first_line})"
     return f"edited {shown}: replaced {count} occurrences"

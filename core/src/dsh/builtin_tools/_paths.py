@@ -20,10 +20,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dsh.tools import ToolError
+
 if TYPE_CHECKING:
     from dsh.tools import ToolContext
 
-__all__ = ["OutsideWorkspaceError", "Roots", "roots_of"]
+__all__ = ["BadPathError", "OutsideWorkspaceError", "Roots", "roots_of"]
 
 EXTRA_ROOTS_OPTION = "extra_roots"
 
@@ -32,8 +34,24 @@ class OutsideWorkspaceError(PermissionError):
     """A file tool was asked for a path outside the workspace and the extra roots."""
 
 
+class BadPathError(ToolError, ValueError):
+    """A path that names no file: empty, with a NUL byte, or from an unknown ``~user``.
+    A ``ToolError``, so a tool's result shows its message alone."""
+
+
+def _expand(raw: str | os.PathLike[str]) -> Path:
+    try:
+        return Path(raw).expanduser()
+    except RuntimeError:  # no such user, or no home directory at all
+        prefix = os.fspath(raw).split("/", 1)[0]
+        raise BadPathError(
+            f"the path {os.fspath(raw)!r} starts with {prefix!r}, a home directory that "
+            "cannot be found; give the path without '~'"
+        ) from None
+
+
 def _resolve(raw: str | os.PathLike[str], base: Path) -> Path:
-    path = Path(raw).expanduser()
+    path = _expand(raw)
     if not path.is_absolute():
         path = base / path
     return path.resolve(strict=False)
@@ -55,7 +73,9 @@ class Roots:
         """``raw`` as an absolute, symlink-free path; raises ``OutsideWorkspaceError``
         when it lies outside every root."""
         if not raw.strip():
-            raise ValueError("the path is empty; use '.' for the workspace itself")
+            raise BadPathError("the path is empty; use '.' for the workspace itself")
+        if "\0" in raw:
+            raise BadPathError(f"the path {raw!r} holds a NUL byte, which no file name can contain")
         resolved = _resolve(raw, self.workspace)
         if not self.allows(resolved):
             shown = f"{raw!r}" if raw == str(resolved) else f"{raw!r} (resolves to {resolved})"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
@@ -20,7 +21,8 @@ import anyio.to_thread
 from pydantic import Field
 
 from dsh.builtin_tools._paths import Roots, roots_of
-from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, looks_binary
+from dsh.builtin_tools._regular import open_regular
+from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, looks_binary, split_lines
 from dsh.tools import ToolContext, ToolError, tool
 
 __all__ = [
@@ -42,6 +44,7 @@ MAX_GREP_CHARS: Final = 30_000
 MAX_GREP_LINE_CHARS: Final = 300
 #: grep skips bigger files (and says so).
 MAX_GREP_FILE_BYTES: Final = 10_000_000
+_SPECIAL: Final = "special (pipe, socket, device)"
 _BRACES: Final = re.compile(r"\{([^{}]*,[^{}]*)\}")
 
 
@@ -100,6 +103,8 @@ def _below(pattern: str) -> str:
 
 
 def _glob(base: Path, shown: str, pattern: str, roots: Roots) -> str:
+    if not pattern:
+        raise ToolError("the pattern is empty; give one, such as '**/*.py'")
     _below(pattern)
     _directory(base, shown)
     found: set[str] = set()
@@ -165,7 +170,9 @@ class _Matches:
         self.size = 0
         self.full = False
         self.total = 0
-        self.skipped = {"binary": 0, "too large": 0, "unreadable": 0, "outside the roots": 0}
+        self.skipped = dict.fromkeys(
+            ["binary", "too large", "unreadable", "outside the roots", _SPECIAL], 0
+        )
 
     def add(self, line: str) -> None:
         self.total += 1
@@ -192,19 +199,26 @@ class _Matches:
 
 def _search(path: Path, shown: str, regex: re.Pattern[str], matches: _Matches) -> None:
     try:
-        if path.stat().st_size > MAX_GREP_FILE_BYTES:
+        status = path.stat()
+        if not stat.S_ISREG(status.st_mode):  # opening a named pipe would wait for a writer
+            matches.skipped[_SPECIAL] += 1
+            return
+        if status.st_size > MAX_GREP_FILE_BYTES:
             matches.skipped["too large"] += 1
             return
-        data = path.read_bytes()
+        with open_regular(path, shown) as file:
+            data = file.read()
+    except ToolError:  # it became a special file since the stat
+        matches.skipped[_SPECIAL] += 1
+        return
     except OSError:
         matches.skipped["unreadable"] += 1
         return
     if looks_binary(data[:SNIFF_BYTES]):
         matches.skipped["binary"] += 1
         return
-    # split on \n only, so line numbers agree with read's
-    for number, line in enumerate(data.decode("utf-8", "replace").split("\n"), start=1):
-        text = line.removesuffix("\r")
+    # split on \n only, so line numbers agree with read's and edit's
+    for number, text in enumerate(split_lines(data.decode("utf-8", "replace")), start=1):
         if regex.search(text):
             matches.add(f"{shown}:{number}: {clip_line(text, MAX_GREP_LINE_CHARS)}")
 

@@ -1,11 +1,10 @@
-"""Text helpers shared by the file tools: binary sniffing and clipping long lines."""
+"""Text helpers shared by the file tools: binary sniffing, lines and clipping them."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Final
 
-__all__ = ["SNIFF_BYTES", "clip_line", "is_binary", "looks_binary"]
+__all__ = ["SNIFF_BYTES", "clip_line", "looks_binary", "split_lines"]
 
 #: How much of a file is inspected to decide whether it is text.
 SNIFF_BYTES: Final = 8192
@@ -16,9 +15,10 @@ def looks_binary(sample: bytes) -> bool:
     return b"\0" in sample
 
 
-def is_binary(path: Path) -> bool:
-    with path.open("rb") as file:
-        return looks_binary(file.read(SNIFF_BYTES))
+def split_lines(text: str) -> list[str]:
+    """``text``'s lines as every file tool numbers them: split at ``\n`` only (not at
+    ``\f``, ``\x1c`` or ``\u2028`` as ``str.splitlines`` does), without a ``\r`` before it."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
 
 
 def clip_line(line: str, limit: int, *, longer: bool = False) -> str:
