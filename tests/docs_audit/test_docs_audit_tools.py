@@ -84,13 +84,17 @@ async def test_write_refuses_a_directory_and_answers_created_or_overwrote(
 
 
 async def test_edit_counts_overlapping_occurrences_and_leaves_the_file(workspace: Path) -> None:
-    """tools.md:148-150,157: "`old` must occur exactly once (overlapping occurrences
-    count); otherwise the error says how many times and on which lines ... The file is
+    """tools.md, edit: "an `old` that overlaps itself is ambiguous even when it fits
+    once, and the error says so: `old matches 1 time in m.txt (line 1), and overlaps
+    itself (2 matches counting overlaps); ...` for `aa` in `aaa`" ... "The file is
     unchanged after every error"."""
     (workspace / "m.txt").write_text("aaa\nb\n")
     result = await call(workspace, "edit", path="m.txt", old="aa", new="z")
     assert result.is_error
-    assert "old matches 2 times in m.txt (lines 1, 1)" in result.content
+    assert (
+        "old matches 1 time in m.txt (line 1), and overlaps itself (2 matches counting "
+        "overlaps); " in result.content
+    )
     assert "replace_all=true" in result.content
     assert (workspace / "m.txt").read_text() == "aaa\nb\n"
 
@@ -129,6 +133,15 @@ async def test_bash_output_cap_keeps_15000_bytes_at_each_end(workspace: Path) ->
     head, _, rest = result.content.partition("\n[... 10000 bytes of output cut here")
     assert head == "a" * 15000
     assert rest.split("]\n", 1)[1] == "c" * 15000 + "\n[exit code 0]"
+
+
+async def test_bash_output_cap_counts_the_raw_bytes(workspace: Path) -> None:
+    """tools.md, bash: "30 000 bytes of what the command wrote (its raw bytes, before
+    they are decoded)" ... "each byte that is not UTF-8 becoming U+FFFD"."""
+    result = await call(workspace, "bash", command="head -c 40000 /dev/zero | tr '\\0' '\\377'")
+    head, _, rest = result.content.partition("\n[... 10000 bytes of output cut here")
+    assert head == "\ufffd" * 15000
+    assert rest.split("]\n", 1)[1] == "\ufffd" * 15000 + "\n[exit code 0]"
 
 
 @pytest.mark.parametrize(("seconds", "ok"), [(0, False), (1, True), (600, True), (601, False)])
