@@ -75,7 +75,7 @@ class ToolContext:
         absolute, from the workspace, ``~`` expanded, ``..`` and symlinks resolved.
         Raises ``PermissionError`` naming it when it lies outside the workspace and the
         agent's ``extra_roots``, ``ValueError`` when it names no file (empty, with a NUL
-        byte, or from an unknown ``~user``)."""
+        byte, from an unknown ``~user``, through a symlink loop)."""
         from dsh.builtin_tools._paths import roots_of
 
         return roots_of(self).resolve(os.fspath(path))

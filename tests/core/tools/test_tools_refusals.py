@@ -116,13 +116,19 @@ async def test_a_tool_error_is_said_as_is_and_another_exception_with_its_type() 
             {"command": "echo a\0b"},
             "the command holds a NUL byte, which a shell command cannot contain",
         ),
+        ("read", {"path": "loop"}, "the path 'loop' goes through a symlink loop"),
+        ("edit", {"path": "loop", "old": "a", "new": "b"}, "the path 'loop' goes through a"),
     ],
-    ids=["empty-path", "unknown-user", "nul-path", "parent-file", "slash", "empty-glob", "nul-cmd"],
+    ids=[
+        *("empty-path", "unknown-user", "nul-path", "parent-file", "slash", "empty-glob"),
+        *("nul-cmd", "read-loop", "edit-loop"),
+    ],
 )
 async def test_bad_paths_patterns_and_commands_are_refused_plainly(
     call_tool: CallTool, workspace: Path, name: str, arguments: dict[str, Any], message: str
 ) -> None:
     (workspace / "one.txt").write_text("one\n")
+    (workspace / "loop").symlink_to("loop")
     result = await call_tool(name, **arguments)
-    assert (result.is_error, result.content) == (True, f"tool {name!r} failed: {message}")
-    assert sorted(os.listdir(workspace)) == ["one.txt"]
+    assert result.is_error and result.content.startswith(f"tool {name!r} failed: {message}")
+    assert sorted(os.listdir(workspace)) == ["loop", "one.txt"]

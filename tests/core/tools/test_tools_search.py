@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -249,3 +250,25 @@ async def test_grep_skips_a_named_pipe_without_waiting_for_a_writer(
     assert (await call_tool("grep", pattern="hello")).content == f"a.txt:1: hello\n{note}"
     direct = await call_tool("grep", pattern="hello", path=fifo.name)
     assert direct.content == f"no matches for 'hello' in pipe\n{note}"
+
+
+async def test_a_symlink_loop_is_listed_and_skipped_not_fatal(
+    call_tool: CallTool, workspace: Path
+) -> None:
+    tree(workspace, {"a.txt": "x\n"})
+    (workspace / "loop").symlink_to("loop")
+    assert (await call_tool("ls")).content == "a.txt\nloop -> loop"
+    assert (await call_tool("glob", pattern="*")).content == "a.txt\nloop"
+    grepped = await call_tool("grep", pattern="x")
+    assert grepped.content == "a.txt:1: x\n[files skipped: 1 unreadable]"
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 13), reason="Python 3.13 reads '**x' as '*x'")
+@pytest.mark.parametrize("name", ["glob", "grep"])
+async def test_an_invalid_glob_is_refused_plainly(call_tool: CallTool, name: str) -> None:
+    arguments = {"pattern": "**x"} if name == "glob" else {"pattern": "x", "glob": "a/**x"}
+    result = await call_tool(name, **arguments)
+    pattern = arguments.get("glob", "**x")
+    assert result.content.startswith(
+        f"tool {name!r} failed: the pattern {pattern!r} is not a valid glob: Invalid pattern"
+    )

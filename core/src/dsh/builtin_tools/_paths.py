@@ -25,7 +25,14 @@ from dsh.tools import ToolError
 if TYPE_CHECKING:
     from dsh.tools import ToolContext
 
-__all__ = ["BadPathError", "OutsideWorkspaceError", "Roots", "roots_of"]
+__all__ = [
+    "BadPathError",
+    "OutsideWorkspaceError",
+    "Roots",
+    "real_path",
+    "roots_of",
+    "symlink_loop",
+]
 
 EXTRA_ROOTS_OPTION = "extra_roots"
 
@@ -35,7 +42,8 @@ class OutsideWorkspaceError(PermissionError):
 
 
 class BadPathError(ToolError, ValueError):
-    """A path that names no file: empty, with a NUL byte, or from an unknown ``~user``.
+    """A path that names no file: empty, with a NUL byte, from an unknown ``~user``, or
+    through a symlink loop.
     A ``ToolError``, so a tool's result shows its message alone."""
 
 
@@ -54,7 +62,22 @@ def _resolve(raw: str | os.PathLike[str], base: Path) -> Path:
     path = _expand(raw)
     if not path.is_absolute():
         path = base / path
-    return path.resolve(strict=False)
+    try:
+        return path.resolve(strict=False)
+    except RuntimeError:  # before Python 3.13; later ones leave the loop to open()
+        raise symlink_loop(os.fspath(raw)) from None
+
+
+def symlink_loop(shown: str) -> BadPathError:
+    return BadPathError(f"the path {shown!r} goes through a symlink loop")
+
+
+def real_path(path: Path) -> Path | None:
+    """Where ``path`` leads, symlinks followed; ``None`` for a symlink loop."""
+    try:
+        return path.resolve(strict=False)
+    except RuntimeError:
+        return None
 
 
 class Roots:

@@ -16,12 +16,14 @@ directory may not be written but the file may, the file is written in place.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
 from pathlib import Path
 from typing import BinaryIO, Final
 
+from dsh.builtin_tools._paths import symlink_loop
 from dsh.tools import ToolError
 
 __all__ = ["file_status", "open_regular", "replace_file", "special_file", "writable"]
@@ -47,6 +49,10 @@ def file_status(target: Path, shown: str, hint: str) -> os.stat_result:
         status = os.stat(target)
     except (FileNotFoundError, NotADirectoryError):
         raise ToolError(f"{shown} does not exist") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise symlink_loop(shown) from None
+        raise
     if stat.S_ISDIR(status.st_mode):
         raise ToolError(f"{shown} is a directory, not a file ({hint})")
     if not stat.S_ISREG(status.st_mode):

@@ -20,7 +20,7 @@ from typing import Final
 import anyio.to_thread
 from pydantic import Field
 
-from dsh.builtin_tools._paths import Roots, roots_of
+from dsh.builtin_tools._paths import Roots, real_path, roots_of
 from dsh.builtin_tools._regular import open_regular
 from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, looks_binary, split_lines
 from dsh.tools import ToolContext, ToolError, tool
@@ -64,6 +64,13 @@ def _directory(target: Path, shown: str) -> None:
         raise ToolError(f"{shown} is a file, not a directory (use read)")
 
 
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # a symlink loop
+        return False
+
+
 def _ls(target: Path, shown: str) -> str:
     _directory(target, shown)
     with os.scandir(target) as scan:
@@ -72,7 +79,7 @@ def _ls(target: Path, shown: str) -> str:
         return f"({shown} is empty)"
     lines = []
     for entry in entries[:MAX_LS_ENTRIES]:
-        name = entry.name + ("/" if entry.is_dir() else "")
+        name = entry.name + ("/" if _is_dir(entry) else "")
         lines.append(f"{name} -> {os.readlink(entry.path)}" if entry.is_symlink() else name)
     if len(entries) > MAX_LS_ENTRIES:
         lines.append(f"[showing {MAX_LS_ENTRIES} of {len(entries)} entries; use glob to narrow]")
@@ -102,6 +109,14 @@ def _below(pattern: str) -> str:
     return pattern
 
 
+def _matches(base: Path, expanded: str, pattern: str) -> list[Path]:
+    """``base.glob(expanded)``; a ``ToolError`` naming ``pattern`` when it is invalid."""
+    try:
+        return list(base.glob(expanded))
+    except ValueError as exc:  # '**x' before Python 3.13
+        raise ToolError(f"the pattern {pattern!r} is not a valid glob: {exc}") from None
+
+
 def _glob(base: Path, shown: str, pattern: str, roots: Roots) -> str:
     if not pattern:
         raise ToolError("the pattern is empty; give one, such as '**/*.py'")
@@ -110,10 +125,11 @@ def _glob(base: Path, shown: str, pattern: str, roots: Roots) -> str:
     found: set[str] = set()
     for expanded in expand_braces(pattern):
         search_git = ".git" in PurePosixPath(expanded).parts  # not '*.gitkeep', '.github'
-        for match in base.glob(expanded):
+        for match in _matches(base, expanded, pattern):
             if not search_git and ".git" in match.relative_to(base).parts:
                 continue
-            if not roots.allows(match.resolve()):
+            real = real_path(match)  # None: a symlink loop, which leads nowhere
+            if real is not None and not roots.allows(real):
                 continue
             found.add(roots.show(match) + ("/" if match.is_dir() else ""))
     if not found:
@@ -153,7 +169,7 @@ def _files(base: Path, patterns: list[str] | None) -> Iterator[Path]:
         yield base
         return
     names = [p for p in patterns or () if "/" not in p]
-    paths = {match for p in patterns or () if "/" in p for match in base.glob(_below(p))}
+    paths = {match for p in patterns or () if "/" in p for match in _matches(base, _below(p), p)}
     for directory, subdirectories, files in os.walk(base):
         subdirectories[:] = sorted(d for d in subdirectories if d != ".git")
         for name in sorted(files):
@@ -232,9 +248,14 @@ def _grep(base: Path, shown: str, pattern: str, glob: str | None, roots: Roots) 
         raise ToolError(f"{shown} does not exist")
     matches = _Matches()
     for path in _files(base, expand_braces(glob) if glob else None):
-        if path.is_symlink() and not roots.allows(path.resolve()):
-            matches.skipped["outside the roots"] += 1
-            continue
+        if path.is_symlink():
+            real = real_path(path)
+            if real is None:  # a symlink loop
+                matches.skipped["unreadable"] += 1
+                continue
+            if not roots.allows(real):
+                matches.skipped["outside the roots"] += 1
+                continue
         _search(path, roots.show(path), regex, matches)
     if not matches.total:
         where = f"{shown} (files matching {glob!r})" if glob else shown
