@@ -342,3 +342,16 @@ async def test_a_writable_file_in_a_read_only_directory_is_written_in_place(
         assert os.listdir(workspace / "d") == ["f.txt"]
     finally:
         (workspace / "d").chmod(0o755)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+@pytest.mark.parametrize("name", ["write", "edit"])
+async def test_a_file_keeps_its_owner(call_tool: CallTool, workspace: Path, name: str) -> None:
+    (workspace / "theirs.txt").write_text("a\n")
+    os.chown(workspace / "theirs.txt", 65534, 65534)
+    arguments = {"content": "b\n"} if name == "write" else {"old": "a", "new": "b"}
+    result = await call_tool(name, path="theirs.txt", **arguments)
+    assert not result.is_error, result.content
+    status = os.stat(workspace / "theirs.txt")
+    assert (status.st_uid, status.st_gid) == (65534, 65534)
+    assert (workspace / "theirs.txt").read_text() == "b\n"

@@ -154,7 +154,7 @@ def _write(target: Path, show: Callable[[Path], str], content: str) -> str:
     else:
         writable(target, shown, status)
     target.parent.mkdir(parents=True, exist_ok=True)
-    replace_file(target, shown, data, None if status is None else stat.S_IMODE(status.st_mode))
+    replace_file(target, shown, data, status)
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     verb = "created" if status is None else "overwrote"
     return f"{verb} {shown} ({_count(lines, 'line')}, {_count(len(data), 'byte')})"
@@ -259,7 +259,7 @@ def _edit(target: Path, shown: str, old: str, new: str, replace_all: bool) -> st
     count = count if replace_all else 1
     writable(target, shown, status)
     data = text.replace(old, new, count).encode()
-    replace_file(target, shown, data, stat.S_IMODE(status.st_mode))
+    replace_file(target, shown, data, status)
     if count == 1:
         return f"edited {shown}: replaced 1 occurrence (line {first_line})"
     return f"edited {shown}: replaced {count} occurrences"

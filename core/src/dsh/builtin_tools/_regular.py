@@ -8,9 +8,10 @@ one swapped in between is refused too.
 
 ``replace_file`` writes a file whole into a new file beside it, then renames that over
 it (``os.replace``): a write that fails leaves the old file as it was, never empty or
-half written. The new file gets the old one's permission bits. Paths reach here
-resolved (``_paths``), so a symlink's target is replaced and the link kept. Where the
-directory may not be written but the file may, the file is written in place.
+half written. The new file gets the old one's permission bits and owner. Paths reach
+here resolved (``_paths``), so a symlink's target is replaced and the link kept. Where
+that cannot be done (the directory may not be written but the file may, or the file
+belongs to another user), the file is written in place.
 """
 
 from __future__ import annotations
@@ -96,26 +97,43 @@ def _write_in_place(target: Path, shown: str, data: bytes) -> None:
         os.close(fd)
 
 
-def replace_file(target: Path, shown: str, data: bytes, mode: int | None) -> None:
-    """Make ``data`` the content of ``target`` in one step (see above). ``mode``: the
-    permission bits to give it; ``None`` for a new file (0o666 less the umask)."""
+def _take_over(fd: int, old: os.stat_result) -> bool:
+    """Give the file ``fd`` the owner and permission bits of ``old``; False when the
+    owner cannot be given (only root may give a file to another user)."""
+    new = os.fstat(fd)
+    if (new.st_uid, new.st_gid) != (old.st_uid, old.st_gid):
+        try:
+            os.fchown(fd, old.st_uid, old.st_gid)
+        except PermissionError:
+            return False
+    os.fchmod(fd, stat.S_IMODE(old.st_mode))  # after fchown, which drops setuid bits
+    return True
+
+
+def replace_file(target: Path, shown: str, data: bytes, old: os.stat_result | None) -> None:
+    """Make ``data`` the content of ``target`` in one step (see above). ``old``: the
+    status of the file it replaces; ``None`` for a new file (0o666 less the umask)."""
     temporary = target.with_name(f".dsh-{secrets.token_hex(6)}.tmp")
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     except PermissionError:  # the directory is not writable
-        if mode is None:
+        if old is None:
             raise ToolError(f"{shown} cannot be created: its directory is not writable") from None
         _write_in_place(target, shown, data)
         return
     try:
         with os.fdopen(fd, "wb") as file:
-            if mode is not None:
-                os.fchmod(file.fileno(), mode)
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, target)
+            owned = old is None or _take_over(file.fileno(), old)
+            if owned:
+                file.write(data)
+                file.flush()
+                os.fsync(file.fileno())
+        if owned:
+            os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+    if not owned:  # the file belongs to another user
+        os.unlink(temporary)
+        _write_in_place(target, shown, data)
