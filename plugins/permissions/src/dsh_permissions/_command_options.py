@@ -11,8 +11,9 @@ take their commands from their input); git's ``-c`` with a setting that may run 
 runs one (``rebase -x``, ``bisect run``, ``clone -c``: ``_git.runs_command``); and the
 environment variables that do the same (``TAR_OPTIONS``; set in the line: ``RSYNC_RSH``,
 ``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND``, ``LESSOPEN``, ``VIMINIT``, ``EXINIT``,
-``MYVIMRC``, ``WGETRC``, and ``HOME`` for git, gpg, vim, emacs and wget, which read
-their settings there, ...).
+``MYVIMRC``, ``WGETRC``, GNU parallel's ``PARALLEL``, ``PARALLEL_SHELL``,
+``PARALLEL_SSH``, ``PARALLEL_HOME`` and the like, and ``HOME`` for git, gpg, vim,
+emacs, wget and parallel, which read their settings there, ...).
 
 Such a command is one whose effects are not known before it runs (``hidden``,
 through ``_wrapper_grammar.unmodelled``): asked about, never allowed by a pattern, and
@@ -38,6 +39,7 @@ from dsh_permissions._option_variables import (
     GIT_LINE_VARIABLES,
     GPG_VARIABLES,
     LESS_VARIABLES,
+    PARALLEL_VARIABLES,
     RSYNC_VARIABLES,
     TAR_VARIABLES,
     VIM_VARIABLES,
@@ -138,6 +140,11 @@ _RUNS: Final = {
         ),
     ),
     "less": _Runs(line_variables=LESS_VARIABLES),
+    # its options, shell, ssh command and profiles (its own options: _parallel)
+    **dict.fromkeys(
+        ("parallel", "sem"),
+        _Runs(line_variables=(*PARALLEL_VARIABLES, "HOME", "XDG_CONFIG_HOME")),
+    ),
     # HOME: git reads ~/.gitconfig (HOME=. git status)
     "git": _Runs(line_variables=(*GIT_LINE_VARIABLES, "HOME")),
 }
