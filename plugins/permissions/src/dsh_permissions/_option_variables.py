@@ -3,8 +3,8 @@
 ``POSIXLY_CORRECT``, set to anything (empty too), makes GNU getopt stop at a program's
 first operand, so a later ``-n .env`` is two files (``_reader_args``). ``RSYNC_RSH``,
 ``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND``, ``LESSOPEN``, ``VIMINIT``, ``WGETRC``,
-``PARALLEL``, ``PARALLEL_SHELL`` and the like make rsync, git, less, vim, wget and GNU
-parallel run a command
+``PARALLEL``, ``PARALLEL_SHELL``, ``SSH_ASKPASS`` and the like make rsync, git, less,
+vim, wget, GNU parallel, ssh and sudo run a command
 (``_command_options``): for them too only what the line sets counts. ``HOME``,
 ``OLDPWD`` and bash's ``cdable_vars`` change what ``~`` and ``cd`` name
 (``_line_vars``): for them only what the line sets counts.
@@ -44,6 +44,7 @@ from typing import Final
 from dsh_permissions._wrappers import skip_assignments
 
 __all__ = [
+    "ASKPASS_VARIABLES",
     "GIT_LINE_VARIABLES",
     "GPG_VARIABLES",
     "LESS_VARIABLES",
@@ -84,6 +85,8 @@ GIT_LINE_VARIABLES: Final = (
 )
 #: gpg's home, whose ``gpg.conf`` may name a program it runs (``photo-viewer``)
 GPG_VARIABLES: Final = ("GNUPGHOME",)
+#: a program ssh and sudo (``-A``) run for a password
+ASKPASS_VARIABLES: Final = ("SSH_ASKPASS", "SUDO_ASKPASS")
 #: GNU parallel's options (``PARALLEL``, ``PARALLEL_CSH``), the shell it runs commands
 #: with, its ssh and tmux commands, rsync's options, code put before each command
 #: (``PARALLEL_ENV``, or a file of it) and where its profiles are (``PARALLEL_HOME``,
@@ -104,6 +107,7 @@ WATCHED: Final = (
     *GIT_LINE_VARIABLES,
     *GPG_VARIABLES,
     *PARALLEL_VARIABLES,
+    *ASKPASS_VARIABLES,
 )
 #: in a line's set: any variable may have been exported
 _ANY: Final = "*"
