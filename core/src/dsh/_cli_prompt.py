@@ -107,7 +107,7 @@ def refuse_not_utf8(word: str, what: str) -> None:
             why = f"{exc.reason} at byte {exc.start}"
         else:  # escaped bytes that make UTF-8 (no byte given was): said as it is
             why = "it holds a lone surrogate"
-        from dsh._config_yaml import shown as shown_value
+        from dsh._quoted import shown as shown_value
 
         shown = shown_value(given.decode("utf-8", "replace"))
         raise UsageError(f"{what} ({shown}) is not UTF-8 text ({why})") from None

@@ -227,7 +227,7 @@ class PluginManager(pluggy.PluginManager):
             )
         caller = getattr(self.hook, hook, None)
         if not opts.get("optionalhook") and (caller is None or not caller.has_spec()):
-            from dsh._config_yaml import did_you_mean
+            from dsh._quoted import did_you_mean
 
             typo = did_you_mean(hook, specified_hooks(self.hook))
             why = "is dsh-core too old? For another plugin's hook, mark it optionalhook=True."
