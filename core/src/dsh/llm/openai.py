@@ -156,6 +156,8 @@ class OpenAICompatibleModel(HttpModel):
             stop = "error"
         elif stop == "stop" and slots:  # some servers say "stop" after tool calls
             stop = "tool_calls"
+        for made in slots.made_ids():  # a call some servers send without an id
+            yield made
         yield Finish(stop)
 
 
