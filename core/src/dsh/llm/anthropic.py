@@ -174,7 +174,8 @@ class AnthropicModel(HttpModel):
                     raise malformed(self.name, "event", data, exc, self.error_secrets(key)) from exc
         if not done:
             raise ended_early(self.name, "message_stop", events, self.error_secrets(key))
-        yield Finish(stop)
+        # the API's own word: "refusal" is the one stop reason it has mapped to "error"
+        yield Finish(stop, "refusal" if stop == "error" else None)
 
 
 def _block_start(index: int, block: dict[str, Any]) -> Chunk | None:

@@ -152,13 +152,15 @@ class OpenAICompatibleModel(HttpModel):
         if not done and not ended:
             raise ended_early(self.name, "[DONE]", events, self.error_secrets(key))
         stop = _STOP_REASONS.get(finish or "", "stop")
+        # the provider's word for an error stop: a key of _STOP_REASONS, never the server's text
+        detail = finish if stop == "error" else None
         if refusals:  # the model refused (its finish_reason is "stop"): REFUSED
-            stop = "error"
+            stop, detail = "error", "refusal"
         elif stop == "stop" and slots:  # some servers say "stop" after tool calls
             stop = "tool_calls"
         for made in slots.made_ids():  # a call some servers send without an id
             yield made
-        yield Finish(stop)
+        yield Finish(stop, detail)
 
 
 def _pieces(delta: dict[str, Any] | None, slots: CallSlots, refusals: list[str]) -> Iterator[Chunk]:
