@@ -152,9 +152,10 @@ def _redact(text: str, secret: Secrets) -> str:
 
 def malformed(model: str, what: str, data: str, error: Exception, secret: Secrets) -> ModelError:
     """MALFORMED_RESPONSE for a stream item that cannot be read, quoting its start: the
-    key is hidden before the cut (a cut could leave a piece of it no longer matching)."""
+    key is hidden before the cut (a cut could leave a piece of it no longer matching).
+    One line: the error's words (a pydantic error's are several lines) joined, cut."""
     shown = _redact(data, secret)[:200]
-    cause = _redact(f"{type(error).__name__}: {error}", secret)
+    cause = _shorten(_redact(f"{type(error).__name__}: {error}", secret))
     message = f"model {model!r}: unreadable {what} {shown!r} ({cause})"
     return ModelError("MALFORMED_RESPONSE", message)
 
