@@ -244,14 +244,23 @@ def _turn_of(events: list[SessionEvent]) -> int | None:
 
 
 async def _delete(service: SessionPersistence, ids: list[str]) -> int:
-    from dsh_persistence._errors import SessionFormatError, SessionInUseError
+    """Delete each id it can, as ``rm`` does: an id it cannot (not stored, empty, in
+    use, a file that is not a session's, one it cannot remove) gets its line on stderr,
+    status 1, and the ids after it are still deleted."""
+    from dsh_persistence._errors import PersistenceError
 
     status = 0
     for session_id in dict.fromkeys(ids):  # an id given twice is one session: once
+        if not session_id:  # as show and resume say it (no store holds one)
+            said = "the session id is empty: give one (`dsh sessions list` shows them)"
+            print(f"dsh: error: {said}", file=sys.stderr)
+            status = 1
+            continue
         try:
             deleted = await service.delete(session_id)
-        # said, and the other ids are still deleted: in use, or a file not a session's
-        except (SessionInUseError, SessionFormatError) as error:
+        # said, and the other ids are still deleted: in use, a file not a session's
+        # (or a FIFO), one that cannot be removed
+        except PersistenceError as error:
             print(f"dsh: error: {error}", file=sys.stderr)
             status = 1
             continue
