@@ -301,8 +301,10 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
                 f"resume is {chat}"
             )
         words = ["-"]
-    # read and checked as dsh run's: an empty prompt, bytes that are not UTF-8 refused
-    prompt = await context.read_prompt(words, "sessions resume")
+    # read and checked as dsh run's: an empty prompt, bytes that are not UTF-8 refused;
+    # its examples paste as a resume of this session (the prompt after the id)
+    line = context.command_line("sessions", "resume", args.id)
+    prompt = await context.read_prompt(words, "sessions resume", command_line=line)
     # exactly `dsh run --session ID PROMPT`: its model choice, output and exit status
     session = await find_session(service, args.id)
     return await context.run_prompt(prompt, session=session, json=args.json)
