@@ -74,6 +74,32 @@ def test_a_prompt_dsh_run_refuses_is_refused(
     assert len(server.bodies()) == 1  # the first turn's only
 
 
+@pytest.mark.parametrize(
+    ("words", "stdin"),
+    [([""], None), (["   "], None), (["-"], b"")],
+    ids=["empty", "blank", "stdin"],
+)
+def test_the_hint_for_an_empty_prompt_pastes_as_a_resume_of_the_session(
+    model_server: Any,
+    cli_env: dict[str, str],
+    tmp_path: Path,
+    words: list[str],
+    stdin: bytes | None,
+) -> None:
+    """``(dsh sessions resume "list the files")`` pasted took the text for the id: the
+    example names the session (and the -m given), the prompt after it."""
+    server = model_server([text_reply("Hello.")])
+    session = stored_session(server, cli_env, tmp_path)
+    done = _resume(server, cli_env, tmp_path, session, *words, stdin=stdin)
+    assert done.returncode == 2, done.stderr
+    model = f"openai-compatible:tiny@{server.url}"
+    example = f'dsh -m {model} sessions resume {session} "list the files"'
+    assert done.stderr == (
+        f"dsh: error: sessions resume: the prompt is empty; give the text to send ({example})\n"
+    )
+    assert len(server.bodies()) == 1  # the first turn's only
+
+
 def test_a_byte_order_mark_on_stdin_is_dropped(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -1,6 +1,7 @@
 """``CommandContext.read_prompt`` (core/src/dsh/commands.py, _cli_prompt.py) for a
 plugin's command: a coroutine; text piped in with no ``-`` to take it is left whole
-for the command; its hints name the command that reads; a str is refused."""
+for the command; its hints name the command that reads, or give the command line it was given (the
+words before the prompt's: ``dsh sessions resume ID``); a str is refused."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -68,6 +70,25 @@ def test_the_hint_for_an_empty_prompt_names_the_command(tmp_path: Path) -> None:
     with pytest.raises(DshError) as raised:
         anyio.run(_context(tmp_path).read_prompt, [" "], "mycmd")
     assert 'give the text to send (dsh mycmd "list the files")' in str(raised.value)
+
+
+def test_the_hints_take_the_command_line_the_command_gives(
+    tmp_path: Path, piped: Callable[[bytes], None], capsys: Any
+) -> None:
+    """``dsh mycmd "list the files"`` is wrong for a command whose prompt follows other
+    words: ``dsh sessions resume "list the files"`` pasted takes the text for the id."""
+    from dsh.errors import DshError
+
+    line = "dsh sessions resume 'an id'"
+    with pytest.raises(DshError) as raised:
+        anyio.run(partial(_context(tmp_path).read_prompt, [" "], "mycmd", command_line=line))
+    said = str(raised.value)
+    assert said.startswith("mycmd: the prompt is empty; give the text to send ")
+    assert said.endswith(f'({line} "list the files")')
+    piped(b"all of it\n")
+    read = partial(_context(tmp_path).read_prompt, ["summarise"], "mycmd", command_line=line)
+    assert anyio.run(read) == "summarise"
+    assert f"(... | {line} summarise this -)" in capsys.readouterr().err
 
 
 def test_a_str_for_the_words_is_refused(tmp_path: Path) -> None:

@@ -1,14 +1,14 @@
 """A config error quotes a value cut to ``SHOWN_CHARS`` characters, its length said: a
 20,000-character rule or a 2 MB name was printed whole. A number too large for Python to
 read is said to be one, not with Python's advice (``sys.set_int_max_str_digits()``)
-(core/src/dsh/_config_yaml.py shown, _unreadable; _config_errors.py reason)."""
+(core/src/dsh/_quoted.py shown, _config_yaml.py _unreadable; _config_errors.py reason)."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic import BaseModel, field_validator
 
-from dsh._config_yaml import SHOWN_CHARS
+from dsh._quoted import SHOWN_CHARS
 from dsh.config import load_config
 from dsh.errors import ConfigError
 

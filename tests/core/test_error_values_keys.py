@@ -1,6 +1,6 @@
 """Errors of the Python API that quote a value given: a key given as the value (pasted
 into the wrong place) is ``***`` and a long value is cut, as a config error quotes one
-(``dsh._config_yaml.shown``). Was: quoted whole, key and all (``_options.py``
+(``dsh._quoted.shown``). Was: quoted whole, key and all (``_options.py``
 core_option_problem, ``_code_options.py`` model_problem, ``llm/providers.py``'s
 unknown provider, of a ``models:`` entry and of ``-m provider:model``)."""
 

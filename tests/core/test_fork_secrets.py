@@ -123,3 +123,30 @@ async def test_the_warning_of_a_forks_hidden_option_names_the_forks_agent(
         await fork.dispose()
     said = [r.getMessage() for r in caplog.records if "held a secret" in r.getMessage()]
     assert len(said) == 1 and said[0].startswith("agent 'reviewer': option 'tone'"), said
+
+
+class _AsTyped(InMemoryPersistence):
+    """A store whose ``load`` gives back the events as they were given to it."""
+
+    async def load(self, session_id: str) -> StoredSession | None:
+        return self.stored.get(session_id)
+
+
+async def test_a_tuple_inside_a_stored_events_data_is_cleared_of_secrets_on_fork(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A third-party store's ``load`` may give back a tuple where JSON has a list (it
+    is written as one): its strings are cleared like a list's. Was: only dicts and
+    lists were walked, and a tuple inside the data kept the key in the fork."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    store = _AsTyped()
+    store.stored[SOURCE] = _old_session({"model": "scripted"})
+    store.stored[SOURCE].events[1].data["sources"] = ("typed", [f"key {KEY}", (KEY,)])
+    async with scripted_harness(
+        ScriptedModel([]), plugins=[("mem", store)], load_entry_points=False
+    ) as harness:
+        fork = await harness.agents.fork("main", SOURCE, 1, "forked-tuple")
+        await fork.dispose()
+    data = store.stored["forked-tuple"].events[1].data
+    assert data["sources"] == ["typed", ["key ***", ["***"]]]
+    assert KEY[:24] not in repr(data)

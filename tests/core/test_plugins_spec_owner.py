@@ -84,7 +84,7 @@ def test_a_direct_register_of_the_spec_owner_is_refused_naming_the_misfit_plugin
         "registered: fix 'typo', or unregister it first"
     )
     assert (pm.get_plugin("typo"), pm.get_plugin("allowlist")) == (typo, None)
-    assert not pm.hook.allowlisted.has_spec() and pm.take_evicted() == []
+    assert not pm.hook.allowlisted.has_spec() and pm._take_evicted() == []
     pm.unregister(typo)
     assert pm.register(allowlist, "allowlist") == "allowlist"
 
@@ -93,11 +93,11 @@ def test_the_spec_owner_stays_registered_and_the_misfit_one_is_left_out() -> Non
     pm = create_plugin_manager(load_entry_points=False)
     typo, allowlist = TypoArg(), owner()
     pm.register(typo, "typo")
-    with pm.leaving_out_misfits():  # as the loaders register
+    with pm._leaving_out_misfits():  # as the loaders register
         pm.register(allowlist, "allowlist")
     assert pm.get_plugin("allowlist") is allowlist
     assert pm.get_plugin("typo") is None
-    assert [str(e) for e in pm.take_evicted()] == [f"plugin 'typo': {WHY}"]
+    assert [str(e) for e in pm._take_evicted()] == [f"plugin 'typo': {WHY}"]
     assert pm.hook.allowlisted.get_hookimpls() == []
 
 

@@ -1,4 +1,4 @@
-"""A value an error quotes cut to 60 characters (``dsh._config_yaml.shown``) has the
+"""A value an error quotes cut to 60 characters (``dsh._quoted.shown``) has the
 keys dsh knows hidden before it is cut: cut first, it kept a piece of a key shorter
 than half of it, which ``redact`` (and so the ``dsh`` command) no longer recognises.
 So for a name in ``dsh.yml`` that is one of its own models' keys, and for a prompt word
@@ -15,7 +15,7 @@ from pydantic import BaseModel, field_validator
 
 from dsh._cli_args import UsageError
 from dsh._cli_prompt import prompt_text
-from dsh._config_yaml import shown
+from dsh._quoted import shown
 from dsh.config import ConfigError, load_config
 
 

@@ -29,9 +29,10 @@ async def streamed(
     model: Model,
     request: ModelRequest,
     turn: TurnState,
-) -> AssistantMessage:
+) -> tuple[AssistantMessage, str | None]:
     """Stream one answer, logging each chunk (``emit``: the session's ``_record``);
-    the guard learns of its hidden calls."""
+    the guard learns of its hidden calls. The message, and the provider's own word for
+    its stop (``Finish.detail``), if the model gave one."""
     assembler = Assembler()
     name = model.info.name
     turn.streaming = (assembler, name)
@@ -59,4 +60,4 @@ async def streamed(
         guard.answered(message, hidden)
     else:  # the usual case: every call may run
         guard.clean = None
-    return message
+    return message, assembler.detail

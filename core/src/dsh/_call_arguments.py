@@ -29,7 +29,7 @@ def hook_arguments(hooks: pluggy.HookRelay, hook: str) -> CallArguments:
     caller = getattr(hooks, hook, None)
     spec = caller.spec if isinstance(caller, pluggy.HookCaller) else None
     if spec is None:
-        from dsh._config_yaml import did_you_mean
+        from dsh._quoted import did_you_mean
 
         typo = did_you_mean(hook, specified_hooks(hooks))
         why = (

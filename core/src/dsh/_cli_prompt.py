@@ -13,20 +13,21 @@ from dsh._cli_args import UsageError
 __all__ = ["prompt_text", "read_prompt", "read_prompt_in_loop", "refuse_not_utf8"]
 
 
-def read_prompt(parts: list[str], command: str = "run") -> str:
+def read_prompt(parts: list[str], command: str = "run", line: str | None = None) -> str:
     """The prompt of ``dsh COMMAND`` (``prompt_text``), refused when it is empty: a
     UsageError (status 2) for each thing ``dsh run`` refuses, its message begun with
-    ``command``."""
-    prompt = prompt_text(parts, command)
+    ``command``. ``line``: the command line before the prompt's words, for the examples
+    of the hints (default ``dsh COMMAND``)."""
+    prompt = prompt_text(parts, command, line)
     if not prompt.strip():
+        example = f"dsh {command}" if line is None else line
         raise UsageError(
-            f"{command}: the prompt is empty; give the text to send "
-            f'(dsh {command} "list the files")'
+            f'{command}: the prompt is empty; give the text to send ({example} "list the files")'
         )
     return prompt
 
 
-async def read_prompt_in_loop(parts: list[str], command: str) -> str:
+async def read_prompt_in_loop(parts: list[str], command: str, line: str | None = None) -> str:
     """``read_prompt`` from a running event loop (a plugin command's): stdin read in a
     daemon thread, so that Ctrl-C (which cancels the loop's task) ends the command at
     once, as it ends ``dsh run -``, the thread left blocked in its read to end with the
@@ -43,7 +44,7 @@ async def read_prompt_in_loop(parts: list[str], command: str) -> str:
 
     def read() -> None:
         try:
-            outcome.append(read_prompt(parts, command))
+            outcome.append(read_prompt(parts, command, line))
         except BaseException as error:  # raised in the loop's task, as if read there
             outcome.append(error)
         with suppress(Exception):  # the loop is gone: interrupted, no one waits
@@ -56,19 +57,22 @@ async def read_prompt_in_loop(parts: list[str], command: str) -> str:
     return outcome[0]
 
 
-def prompt_text(parts: list[str], command: str = "run") -> str:
+def prompt_text(parts: list[str], command: str = "run", line: str | None = None) -> str:
     """``dsh run``'s prompt: its words joined by spaces, and in place of ``-`` the text
     read from stdin, set off from the words by blank lines (a byte order mark dropped,
-    Windows line ends read as ``\\n``). ``command`` begins what a UsageError says."""
+    Windows line ends read as ``\\n``). ``command`` begins what a UsageError says;
+    ``line`` (default ``dsh COMMAND``) is the command before the prompt's words in the
+    example of the warning for text piped in with no ``-``."""
     if parts.count("-") > 1:
         raise UsageError(f"{command}: - (stdin) is given more than once; stdin can be read once")
     for number, part in enumerate(parts, 1):
         refuse_not_utf8(part, f"{command}: the prompt's word {number}")
     if "-" not in parts:
+        typed = f"dsh {command}" if line is None else line
         if _input_waits():
             print(
                 "dsh: the text piped in is not sent: put - in the prompt where it goes "
-                f"(... | dsh {command} summarise this -)",
+                f"(... | {typed} summarise this -)",
                 file=sys.stderr,
             )
         return " ".join(parts)
@@ -107,7 +111,7 @@ def refuse_not_utf8(word: str, what: str) -> None:
             why = f"{exc.reason} at byte {exc.start}"
         else:  # escaped bytes that make UTF-8 (no byte given was): said as it is
             why = "it holds a lone surrogate"
-        from dsh._config_yaml import shown as shown_value
+        from dsh._quoted import shown as shown_value
 
         shown = shown_value(given.decode("utf-8", "replace"))
         raise UsageError(f"{what} ({shown}) is not UTF-8 text ({why})") from None

@@ -14,11 +14,12 @@ from dsh._config_errors import missing_hint, reason, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_local import check_local
 from dsh._config_models import misplaced_key
-from dsh._config_yaml import Loc, did_you_mean, shown
+from dsh._config_yaml import Loc
 from dsh._declared_secrets import declared_secrets
 from dsh._entry_points import FIRST_PARTY
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
 from dsh._plugin_settings import not_installed, raised
+from dsh._quoted import did_you_mean, shown
 from dsh._secrets import get_logger
 from dsh._stored_options import from_store, stored_note
 from dsh.errors import DshError

@@ -12,8 +12,9 @@ from yaml.nodes import Node
 
 from dsh._config_keys import input_key
 from dsh._config_models import AgentConfig, CoreKeys
-from dsh._config_yaml import Loc, Problem, did_you_mean, locate, shown
+from dsh._config_yaml import Loc, Problem, locate
 from dsh._model_name import model_name_fields
+from dsh._quoted import did_you_mean, shown
 
 __all__ = ["GoodPart", "SettingsAt", "cross_check", "set_model_names"]
 

@@ -16,7 +16,8 @@ from pydantic_core import ErrorDetails
 from yaml.nodes import Node
 
 from dsh._config_keys import unknown_field_key, unknown_key
-from dsh._config_yaml import AtKey, Loc, Problem, did_you_mean, locate, shown
+from dsh._config_yaml import AtKey, Loc, Problem, locate
+from dsh._quoted import did_you_mean, shown
 
 __all__ = ["from_validation", "missing_hint", "reason", "top_missing", "typo_instead", "yaml_kind"]
 

@@ -10,7 +10,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from dsh._config_models import API_KEY_HINT, AgentConfig, CoreKeys, ModelConfig
-from dsh._config_yaml import Loc, did_you_mean
+from dsh._config_yaml import Loc
+from dsh._quoted import did_you_mean
 
 __all__ = ["ignored_key", "input_key", "layered", "unknown_field_key", "unknown_key"]
 

@@ -13,11 +13,12 @@ from dsh._config_cross import GoodPart, SettingsAt, cross_check
 from dsh._config_errors import from_validation, missing_hint, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_models import CORE_KEYS, AgentConfig, Config, CoreKeys, misplaced_key
-from dsh._config_yaml import Loc, Problem, did_you_mean, locate
+from dsh._config_yaml import Loc, Problem, locate
 from dsh._declared_secrets import declared_secrets
 from dsh._entry_points import FIRST_PARTY
 from dsh._options import CORE_OPTIONS, core_option_problem, option_typo
 from dsh._plugin_settings import not_installed, owner, raised
+from dsh._quoted import did_you_mean
 from dsh._secrets import MIN_LENGTH, get_logger, remember, secret_values
 
 __all__ = ["validate"]

@@ -15,7 +15,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from dsh import _pipes
-from dsh._quoted import SHOWN_CHARS, did_you_mean, shown  # re-exported: config's errors
+from dsh._quoted import SHOWN_CHARS, shown
 from dsh.errors import ConfigError
 
 try:  # libyaml's parser is several times faster; the constructor stays the safe one
@@ -36,11 +36,9 @@ __all__ = [
     "Problem",
     "check_keys",
     "check_size",
-    "did_you_mean",
     "format_path",
     "parse",
     "read",
-    "shown",
 ]
 
 Loc = tuple[str | int, ...]

@@ -86,7 +86,8 @@ def decode(text: str | bytes) -> Any:
 
 def copied(value: Any, text: Callable[[str], str] | None = None) -> Any:
     """A copy of lossless JSON ``value`` (``check_json`` passes it) sharing none of its
-    dicts and lists (its strings and numbers cannot change): what a caller keeps and may
+    dicts and lists (its strings and numbers cannot change; a tuple is copied as a
+    list): what a caller keeps and may
     change later (``agents.create``'s ``meta``) is not what the session holds. With
     ``text``, each of its strings (keys too) is ``text(string)`` in the copy. It keeps
     its own list of what is left to copy, not the call stack: a value of any depth
@@ -111,10 +112,14 @@ def copied(value: Any, text: Callable[[str], str] | None = None) -> Any:
 
 
 def _empty_like(value: Any) -> dict[str, Any] | list[Any] | None:
-    """A new dict, or a list of as many Nones, to fill for a dict or list ``value``;
-    None for anything else."""
+    """A new dict, or a list of as many Nones, to fill for a dict or list ``value`` (or
+    a tuple, which JSON writes as a list: a third-party store's ``load`` may give one
+    back in an event's data, and its strings are as much to clear); None for anything
+    else."""
     kind = type(value)
-    return {} if kind is dict else [None] * len(value) if kind is list else None
+    if kind is dict:
+        return {}
+    return [None] * len(value) if kind is list or kind is tuple else None
 
 
 def _is_plain(value: Any) -> bool:

@@ -41,11 +41,11 @@ def load_installed(
     failed = []
     for name in chosen:
         try:
-            with pm.leaving_out_misfits():
+            with pm._leaving_out_misfits():
                 _load_entry_point(pm, name, found[name], clashing.get(name, []))
         except PluginLoadError as error:
             failed.append(error)
-        for evicted in pm.take_evicted():  # an earlier one's impl misfits this one's spec
+        for evicted in pm._take_evicted():  # an earlier one's impl misfits this one's spec
             ep = found[evicted.plugin]
             failed.append(PluginLoadError(evicted.plugin, dist_name(ep), ep.value, evicted))
     if failed:

@@ -114,21 +114,25 @@ def key_is_blank(variable: str, env: Mapping[str, str] | None = None) -> bool:
     return value is not None and not value.strip()
 
 
-def secret_values(config: Config | None, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+def secret_values(
+    config: Config | None, env: Mapping[str, str] | None = None, *, every_case: bool = True
+) -> tuple[str, ...]:
     """The values of those variables in ``env`` (default: the process's), without the
     whitespace around them (as the providers send them), and the keys written into the
     query of a ``base_url`` of ``models:`` in ``config`` (``query_secrets``), longest
     first (one key may contain another), the credentials in their ``headers``
     (``header_secrets``), and the values plugins' settings declare secret
     (``SecretStr``: ``Config.declared``), and the password, ``user:pass`` and its base64
-    of a proxy variable's URL (``dsh._proxy_secrets``: a proxy may echo them)."""
+    of a proxy variable's URL (``dsh._proxy_secrets``: a proxy may echo them), of any
+    case of its name, or with ``every_case`` false only in lower and upper case (cheaper:
+    ``known_keys``)."""
     values = {key_from_env(name, env) or "" for name in key_variables(config)}
     for model in (config.models if config is not None else {}).values():
         if model.base_url:
             values.update(query_secrets(model.base_url))
         values.update(header_secrets(model.headers))
     values.update(config.declared if config is not None else ())
-    values.update(proxy_secrets(env))
+    values.update(proxy_secrets(env, every_case=every_case))
     return longest_first(values)
 
 
@@ -215,8 +219,11 @@ def hide_parameters(text: str) -> str:
 
 def known_keys() -> tuple[str, ...]:
     """Every key dsh has read in this process and the built-in providers' keys in the
-    process's environment, longest first: what ``HideKeys`` and ``redact`` hide."""
-    return tuple(sorted(_READ.union(secret_values(None)), key=len, reverse=True))
+    process's environment, longest first: what ``HideKeys`` and ``redact`` hide. Asked
+    for with every log record and HTTP model step: the proxy variables are looked up in
+    lower and upper case only (``dsh._proxy_secrets``)."""
+    found = _READ.union(secret_values(None, every_case=False))
+    return tuple(sorted(found, key=len, reverse=True))
 
 
 def redact(text: str, secrets: tuple[str, ...] | None = None) -> str:

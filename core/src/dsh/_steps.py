@@ -45,6 +45,21 @@ _REFUSED: Final = (
     "the provider stopped the answer (a refusal, a content filter or an "
     "error inside the answer: stop reason 'error'); none of its tool calls ran"
 )
+_SAID: Final = 80  # characters of the provider's own reason named, at most
+
+
+def _refused(said: str | None) -> str:
+    """REFUSED's message, naming the provider's own reason for the stop when the model
+    gave one (``Finish.detail``: ``content_filter``, ``refusal``...), on one line."""
+    if said is None:
+        return _REFUSED
+    said = " ".join(said.split())[:_SAID]
+    return (
+        f"the provider stopped the answer (its reason: {said!r}; stop reason 'error'); "
+        "none of its tool calls ran"
+    )
+
+
 CONTINUE: Final = ContinuationDecision(action="continue")
 STOP: Final = ContinuationDecision(action="stop")
 FAIL: Final = RequestErrorDecision(action="fail")
@@ -170,7 +185,7 @@ class StepRunner:
             model: Model | None = None
             try:
                 model = self.models.get(request.model, agent=agent.id)
-                message = await streamed(emit, self.guard, model, request, turn)
+                message, detail = await streamed(emit, self.guard, model, request, turn)
                 break
             except ModelError as error:
                 try:
@@ -201,6 +216,7 @@ class StepRunner:
                 await emit("step/retry", data)
                 if wait:  # inside the turn's cancel scope: an abort ends the wait
                     await anyio.sleep(wait)
+        said = detail if message.stop_reason == "error" else None  # the provider's word
         message = await relay.agent_step_result(agent, message, number, step)
         calls = message.tool_calls
         stop = message.stop_reason
@@ -218,7 +234,7 @@ class StepRunner:
         await emit("assistant/message", dumped, message)
         if stop == "error":
             who = f"model {message.model!r}: " if message.model else ""
-            raise ModelError("REFUSED", who + _REFUSED)
+            raise ModelError("REFUSED", who + _refused(said))
         guard = self.guard  # refuses a call that had a secret hidden (dsh.llm._hidden_args)
         for call in calls:
             if turn.stopping():

@@ -100,7 +100,8 @@ def held_secrets(harness: Harness | None) -> tuple[str, ...]:
 def hidden_value(value: Any, secrets: tuple[str, ...]) -> Any:
     """``value`` with each of ``secrets`` as ``***`` in its strings, at any depth (keys
     of mappings too; a copy sharing no dict or list, walked without recursion); a tuple
-    (a key and its value) item by item; what is no str, dict or list is kept as it is."""
+    given (a key and its value) item by item, one inside as a list; what is no str,
+    dict, list or tuple is kept as it is."""
     if type(value) is tuple:
         return tuple(hidden_value(item, secrets) for item in value)
     return copied(value, lambda text: redact(text, secrets))

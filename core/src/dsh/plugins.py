@@ -81,14 +81,14 @@ class PluginManager(pluggy.PluginManager):
         self._registering: str | None = None
         #: Plugins unregistered because their impls of another plugin's hook do not fit
         #: the spec it brought (``_leave_out_mismatched``): each loader reports them.
-        self.evicted: list[PluginValidationError] = []
+        self._evicted: list[PluginValidationError] = []
         self._leaving_out = False
 
     @contextmanager
-    def leaving_out_misfits(self) -> Iterator[None]:
+    def _leaving_out_misfits(self) -> Iterator[None]:
         """Within (the loaders): a plugin bringing a spec that an earlier plugin's
         optionalhook impl misfits is registered, and the earlier one unregistered and kept
-        in ``evicted``, for the loader to report. Outside, ``register`` refuses the new
+        in ``_evicted``, for the loader to report. Outside, ``register`` refuses the new
         plugin instead, changing nothing (a plugin silently gone could be a policy)."""
         before, self._leaving_out = self._leaving_out, True
         try:
@@ -96,9 +96,9 @@ class PluginManager(pluggy.PluginManager):
         finally:
             self._leaving_out = before
 
-    def take_evicted(self) -> list[PluginValidationError]:
+    def _take_evicted(self) -> list[PluginValidationError]:
         """The plugins evicted since last asked, each with its error (and forget them)."""
-        evicted, self.evicted = self.evicted, []
+        evicted, self._evicted = self._evicted, []
         return evicted
 
     def is_left_out(self, name: str) -> bool:
@@ -181,7 +181,7 @@ class PluginManager(pluggy.PluginManager):
         """Before ``specs`` (of plugin ``name``) are added: a plugin registered earlier
         whose optionalhook impl of one of them takes an argument the spec has not is the
         one at fault, not ``name`` (pluggy would fail it with a raw multi-line error).
-        Within ``leaving_out_misfits``, unregister it and keep its error in ``evicted``;
+        Within ``_leaving_out_misfits``, unregister it and keep its error in ``_evicted``;
         outside, refuse ``name`` with that plugin's error, before anything changes."""
         misfits: dict[str, str] = {}  # earlier plugin -> its first misfit impl's problem
         for hook in dir(specs):
@@ -205,7 +205,7 @@ class PluginManager(pluggy.PluginManager):
                 )
             self.unregister(name=plugin)
             self.distributions.pop(plugin, None)
-            self.evicted.append(PluginValidationError(plugin, problem))
+            self._evicted.append(PluginValidationError(plugin, problem))
 
     def add_hookspecs(self, module_or_class: Any) -> None:
         super().add_hookspecs(module_or_class)
@@ -227,7 +227,7 @@ class PluginManager(pluggy.PluginManager):
             )
         caller = getattr(self.hook, hook, None)
         if not opts.get("optionalhook") and (caller is None or not caller.has_spec()):
-            from dsh._config_yaml import did_you_mean
+            from dsh._quoted import did_you_mean
 
             typo = did_you_mean(hook, specified_hooks(self.hook))
             why = "is dsh-core too old? For another plugin's hook, mark it optionalhook=True."
@@ -318,9 +318,9 @@ def create_plugin_manager(
                 f"plugin {name!r} is passed explicitly but its name is blocked "
                 f"(-p no:{name}); unblock it or do not pass it"
             )
-        with pm.leaving_out_misfits():
+        with pm._leaving_out_misfits():
             pm.register(plugin, name)
-        for evicted in pm.take_evicted():  # its optionalhook impl misfits this one's spec
+        for evicted in pm._take_evicted():  # its optionalhook impl misfits this one's spec
             raise evicted
     return pm
 

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import httpx
 
 from dsh.config import ModelConfig
-from dsh.llm._http import _ERROR_BODY_LIMIT
+from dsh.llm._not_streamed import ERROR_BODY_LIMIT as _ERROR_BODY_LIMIT
 from dsh.llm._sse import event_data as _event_data
 from dsh.llm.openai import OpenAICompatibleModel
 

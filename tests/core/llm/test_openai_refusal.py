@@ -51,7 +51,7 @@ async def test_a_refusal_is_the_text_and_the_stop_reason_error() -> None:
         TextDelta("I'm sorry, "),
         TextDelta("I can't help with that."),
     ]
-    assert chunks[-1] == Finish("error")
+    assert chunks[-1] == Finish("error", detail="refusal")  # named in the turn's error
 
 
 async def test_an_empty_or_null_refusal_is_no_refusal() -> None:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dsh._options import core_option_problem
 from dsh.tools import ToolError
 
 if TYPE_CHECKING:
@@ -124,14 +125,11 @@ def roots_of(context: ToolContext) -> Roots:
     extra: Any = options.get(EXTRA_ROOTS_OPTION) if isinstance(options, dict) else None
     if extra is None:
         return Roots(context.workspace)
-    if isinstance(extra, str | bytes) or not isinstance(extra, list | tuple):
-        raise TypeError(
-            f"the agent option {EXTRA_ROOTS_OPTION!r} must be a list of paths, "
-            f"not {type(extra).__name__}"
-        )
-    for item in extra:
-        if not isinstance(item, str | os.PathLike):
-            raise TypeError(
-                f"the agent option {EXTRA_ROOTS_OPTION!r} holds {item!r}, which is not a path"
-            )
+    if not isinstance(extra, list | tuple) or not all(
+        isinstance(item, str | os.PathLike) for item in extra
+    ):
+        # named by its kind, as agents.create names it, never quoted: an item may be a
+        # key given in the wrong place, or a megabyte
+        problem = core_option_problem({EXTRA_ROOTS_OPTION: extra})
+        raise TypeError(f"the agent {problem}")
     return Roots(context.workspace, [Path(item) for item in extra])

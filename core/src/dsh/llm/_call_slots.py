@@ -26,6 +26,7 @@ servers bend that in several ways (kept apart here, each with the rule that read
 from __future__ import annotations
 
 import re
+import secrets
 from json import dumps
 from typing import Any, Final, final
 
@@ -57,16 +58,27 @@ class CallSlots:
     """Turns each wire tool-call piece into a ``ToolCallDelta`` with dsh's call index
     (in order of first appearance). True once a call has begun."""
 
-    __slots__ = ("_by_id", "_calls", "_held", "_slots")
+    __slots__ = ("_all", "_by_id", "_held", "_slots")
 
     def __init__(self) -> None:
         self._slots: dict[int, _Call] = {}  # wire index -> the call its pieces continue
         self._by_id: dict[str, _Call] = {}  # a call's first id -> the call
-        self._calls = 0
+        self._all: list[_Call] = []  # every call, by dsh's index
         self._held: dict[int, str] = {}  # wire index -> a new id that came without a name
 
     def __bool__(self) -> bool:
-        return self._calls > 0
+        return bool(self._all)
+
+    def made_ids(self) -> list[ToolCallDelta]:
+        """Once the answer has ended: a piece giving each call with a name and no id an
+        id of its own, ``call_<index>_<16 random hex digits>`` (unique in the session:
+        the call's result names it)."""
+        made: list[ToolCallDelta] = []
+        for call in self._all:
+            if not call.id and call.name:
+                call.id = f"call_{call.index}_{secrets.token_hex(8)}"
+                made.append(ToolCallDelta(call.index, id=call.id))
+        return made
 
     def delta(self, call: dict[str, Any], position: int) -> ToolCallDelta:
         """The chunk for one wire piece; ``position``: its place in the delta's list
@@ -95,8 +107,8 @@ class CallSlots:
             and slot.id != call_id
             and not self._continues(slot, name, arguments)
         ):
-            slot = self._slots[wire] = _Call(self._calls, call_id, name, arguments)
-            self._calls += 1
+            slot = self._slots[wire] = _Call(len(self._all), call_id, name, arguments)
+            self._all.append(slot)
             if call_id is not None:
                 self._by_id.setdefault(call_id, slot)
             self._held.pop(wire, None)  # a held id is not this call's

@@ -39,7 +39,6 @@ __all__ = [
     "malformed",
     "noted",
     "retry_after",
-    "unsendable",
 ]
 
 #: The longest wait a server's retry-after is taken at, in seconds (a day): a longer
@@ -153,9 +152,10 @@ def _redact(text: str, secret: Secrets) -> str:
 
 def malformed(model: str, what: str, data: str, error: Exception, secret: Secrets) -> ModelError:
     """MALFORMED_RESPONSE for a stream item that cannot be read, quoting its start: the
-    key is hidden before the cut (a cut could leave a piece of it no longer matching)."""
+    key is hidden before the cut (a cut could leave a piece of it no longer matching).
+    One line: the error's words (a pydantic error's are several lines) joined, cut."""
     shown = _redact(data, secret)[:200]
-    cause = _redact(f"{type(error).__name__}: {error}", secret)
+    cause = _shorten(_redact(f"{type(error).__name__}: {error}", secret))
     message = f"model {model!r}: unreadable {what} {shown!r} ({cause})"
     return ModelError("MALFORMED_RESPONSE", message)
 
@@ -220,8 +220,11 @@ def _message(model: str, where: str, kind: str, message: str, secret: Secrets) -
     return f"model {model!r}: {where}: {_shorten(_redact(what, secret))}"
 
 
-def error_from_body(model: str, payload: Any, *, secret: Secrets = None) -> ModelError:
-    """The error for an error object sent inside a stream (``{"error": {...}}``)."""
+def error_from_body(
+    model: str, payload: Any, *, secret: Secrets = None, where: str = "error in the stream"
+) -> ModelError:
+    """The error for an error object (``{"error": {...}}``) sent inside a stream, or
+    as a 2xx answer that is not one (``where`` says which)."""
     kind, message = _details(payload)
     code = _KIND_CODES.get(kind, "SERVER")
     error = payload.get("error") if isinstance(payload, Mapping) else None
@@ -231,7 +234,7 @@ def error_from_body(model: str, payload: Any, *, secret: Secrets = None) -> Mode
     if code not in ("AUTH", "RATE_LIMIT") and _is_context(kind, message):
         code = "CONTEXT_WINDOW_EXCEEDED"
     sizes = _sizes(code, payload, message)
-    message = _message(model, "error in the stream", kind, message, secret)
+    message = _message(model, where, kind, message, secret)
     return ModelError(code, message, retry_after=_body_wait(payload), **sizes)
 
 
@@ -373,28 +376,3 @@ def _seconds(value: str | float, per_second: int = 1) -> float | None:
     if math.isnan(seconds):
         return None
     return min(max(seconds, 0.0), MAX_RETRY_AFTER)
-
-
-def unsendable(key: str) -> str:
-    """Why ``key`` cannot be sent in an HTTP header (which holds printable ASCII only; the
-    HTTP client refuses anything else, quoting the key): the place and kind of its first
-    such character, never the key."""
-    import unicodedata
-
-    at = next(i for i, c in enumerate(key) if not ("!" <= c <= "~"))
-    char = key[at]
-    if char in "\r\n":
-        what = "a line break"
-    elif char == "\t":
-        what = "a tab"
-    elif char == " ":
-        what = "a space"
-    elif char.isascii():
-        what = f"a control character (U+{ord(char):04X})"
-    else:
-        name = unicodedata.name(char, "")
-        what = f"U+{ord(char):04X}{' ' + name if name else ''}, which is not ASCII"
-    return (
-        f"cannot be sent: its character {at + 1} (of {len(key)}) is {what}; an HTTP header "
-        "holds printable ASCII only (a key pasted across lines?)"
-    )

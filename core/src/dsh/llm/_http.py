@@ -16,7 +16,7 @@ import json
 import random
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from contextlib import aclosing, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -38,15 +38,11 @@ from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
 from dsh.llm import _origin as words
 from dsh.llm import _pool, _proxied, _resend
-from dsh.llm._errors import (
-    error_from_status,
-    error_from_transport,
-    noted,
-    unsendable,
-)
+from dsh.llm._errors import error_from_status, error_from_transport, noted
+from dsh.llm._not_streamed import is_event_stream, not_streamed, read_start
 from dsh.llm._redact_stream import hidden
 from dsh.llm._sse import Events
-from dsh.llm._sse import body as body_of
+from dsh.llm._unsendable import unsendable
 from dsh.llm.base import Chunk, ModelInfo
 from dsh.messages import ModelRequest
 
@@ -58,7 +54,6 @@ _BACKOFF_CAP: Final = 8.0
 # lets the connection go back to the pool (otherwise it is closed, which is also fine).
 _DRAIN_WAIT: Final = 0.25
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_ERROR_BODY_LIMIT: Final = 64 * 1024
 
 
 class HttpModel:
@@ -253,13 +248,10 @@ class HttpModel:
         source = Events(response, f"model {self.name!r}: the server")
         try:
             kind = response.headers.get("content-type", "")
-            if "text/event-stream" not in kind:
-                got = redact(kind, self.error_secrets(secret)) or "no content type"
-                raise ModelError(
-                    "MALFORMED_RESPONSE",
-                    f"model {self.name!r}: expected a text/event-stream answer, got "
-                    f"{got!r} (does the server stream?)",
-                )
+            if not is_event_stream(kind):  # a JSON error, say (dsh.llm._not_streamed)
+                start = await read_start(response)
+                hide = self.error_secrets(secret)
+                raise not_streamed(self.name, response.status_code, kind, start, hide)
             yield source
         except httpx.HTTPError as exc:
             error = self._transport_error(exc, secret, streaming=True)
@@ -339,15 +331,8 @@ class HttpModel:
         self, response: httpx.Response, secret: str | None, path: str, proxy: str | None = None
     ) -> tuple[ModelError, bool]:
         """The error for ``response`` (via the forward ``proxy``?), and whether to retry."""
-        body = b""
-        try:  # closed here, not left to the garbage collector (trio warns of that)
-            async with aclosing(body_of(response)) as parts:
-                async for part in parts:
-                    body += part
-                    if len(body) > _ERROR_BODY_LIMIT:
-                        break
-        except httpx.HTTPError:
-            pass  # the status says enough
+        try:
+            body = await read_start(response)
         finally:
             with anyio.CancelScope(shield=True):
                 await response.aclose()

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from dsh._config_models import ModelConfig
-from dsh._config_yaml import did_you_mean
 from dsh._provider_table import BUILT_IN
+from dsh._quoted import did_you_mean
 from dsh.errors import ConfigError
 
 __all__ = ["LIMITS", "Served", "entry_problems", "limits_of"]

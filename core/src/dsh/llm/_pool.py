@@ -9,7 +9,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from dsh._secrets import get_logger
+from dsh._proxy_secrets import proxy_secrets
+from dsh._secrets import get_logger, remember
 from dsh.errors import ModelError
 
 # The HTTP client's own loggers get the core's filter too (``HideKeys``: every key dsh
@@ -55,9 +56,13 @@ def client(model: str, timeout: httpx.Timeout) -> httpx.AsyncClient:
     package (the ``socks`` extra), and without it the client cannot be made at all, even
     for a host ``NO_PROXY`` names: TRANSPORT, naming the variable and the extra. A proxy
     URL it cannot use (``socks4://``, a leading space) is TRANSPORT too, naming the
-    variables in use, never their values (a proxy's URL may hold a password)."""
+    variables in use, never their values (a proxy's URL may hold a password).
+
+    The credentials in the proxy variables it reads, every name of the environment
+    looked at now, are remembered as secrets (``dsh._secrets.remember``): those the
+    keys gathered since missed (``dsh._proxy_secrets.proxy_secrets``) too."""
     try:
-        return httpx.AsyncClient(timeout=timeout, follow_redirects=False, limits=limits())
+        made = httpx.AsyncClient(timeout=timeout, follow_redirects=False, limits=limits())
     except ValueError:
         used = [name for kind in ("http", "https", "all") if (name := _variable(kind))]
         if not used:
@@ -78,6 +83,8 @@ def client(model: str, timeout: httpx.Timeout) -> httpx.AsyncClient:
             f"model {model!r}: {said} names a SOCKS proxy, which needs the socksio package: "
             "pip install 'dsh-core[socks]' (or unset the variable)",
         ) from exc
+    remember(proxy_secrets(os.environ))
+    return made
 
 
 def socks_variables() -> list[str]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Final, final
 
-from dsh._secrets import HIDDEN, MIN_LENGTH, hidden_runs, shortest_run
+from dsh._secrets import HIDDEN, MIN_LENGTH, hidden_runs, redact, shortest_run
 from dsh.llm._hidden_args import call_piece, marked
 from dsh.llm._redact_json import (
     JsonEscapes,
@@ -303,8 +303,10 @@ class AnswerRedactor:
             if piece is not None:  # the call's id and name hidden too; marked: not run
                 out.append(piece)
             return out
-        if isinstance(chunk, Finish):
-            out = self.flush()  # the answer ends: nothing is held after it
+        if isinstance(chunk, Finish):  # the answer ends: nothing is held after it
+            out, detail = self.flush(), chunk.detail  # the provider's word (a plugin's)
+            if type(detail) is str and (shown := redact(detail, self._secrets)) != detail:
+                chunk = Finish(chunk.reason, shown)
             out.append(chunk)
             return out
         if isinstance(chunk, UsageChunk):  # some servers send one with every piece

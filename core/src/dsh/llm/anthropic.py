@@ -11,6 +11,7 @@ from json import dumps, loads
 from typing import Any, Final
 
 from dsh._provider_table import BUILT_IN, KEY_HEADERS
+from dsh.llm._counts import count
 from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
 from dsh.llm._sse import ended_early
@@ -161,7 +162,7 @@ class AnthropicModel(HttpModel):
                         # does not replace message_start's count
                         later = item.get("usage") or {}
                         usage.update((k, v) for k, v in later.items() if v is not None)
-                        yield UsageChunk(_usage(usage))
+                        yield UsageChunk(_usage(self.name, usage))
                     elif kind == "message_stop":
                         for left in _unstopped(own, whole):
                             yield left
@@ -174,7 +175,8 @@ class AnthropicModel(HttpModel):
                     raise malformed(self.name, "event", data, exc, self.error_secrets(key)) from exc
         if not done:
             raise ended_early(self.name, "message_stop", events, self.error_secrets(key))
-        yield Finish(stop)
+        # the API's own word: "refusal" is the one stop reason it has mapped to "error"
+        yield Finish(stop, "refusal" if stop == "error" else None)
 
 
 def _block_start(index: int, block: dict[str, Any]) -> Chunk | None:
@@ -218,13 +220,14 @@ def _own_block(own: tuple[dict[str, Any], list[str]]) -> ProviderBlockChunk:
     return ProviderBlockChunk(PROVIDER, block)
 
 
-def _usage(usage: dict[str, Any]) -> Usage:
-    # Anthropic counts cached prompt tokens apart; dsh's input_tokens is the whole prompt
-    read = usage.get("cache_read_input_tokens") or 0
-    written = usage.get("cache_creation_input_tokens") or 0
+def _usage(model: str, usage: dict[str, Any]) -> Usage:
+    """The counts of ``usage``; one that is not a count is 0 (``dsh.llm._counts``).
+    Anthropic counts cached prompt tokens apart; dsh's input_tokens is the whole prompt."""
+    read = count(model, usage, "cache_read_input_tokens")
+    written = count(model, usage, "cache_creation_input_tokens")
     return Usage(
-        input_tokens=(usage.get("input_tokens") or 0) + read + written,
-        output_tokens=usage.get("output_tokens") or 0,
+        input_tokens=count(model, usage, "input_tokens") + read + written,
+        output_tokens=count(model, usage, "output_tokens"),
         cache_read_tokens=read,
         cache_write_tokens=written,
     )

@@ -87,7 +87,7 @@ class Assembler:
     validating it again.
     """
 
-    __slots__ = ("_blocks", "_calls", "_hidden", "_sealed", "finish", "usage")
+    __slots__ = ("_blocks", "_calls", "_hidden", "_sealed", "detail", "finish", "usage")
 
     def __init__(self) -> None:
         # (kind, parts, meta) in order of first appearance; kind "text" | "reasoning" |
@@ -99,6 +99,7 @@ class Assembler:
         self._hidden: set[int] = set()  # calls with a secret hidden from their arguments
         self.usage = _NO_USAGE
         self.finish: StopReason | None = None
+        self.detail: str | None = None  # the provider's own word for the stop (Finish)
 
     def add(self, chunk: Chunk) -> None:
         """Take one chunk; a chunk whose fields have the wrong types is MALFORMED_RESPONSE."""
@@ -115,7 +116,9 @@ class Assembler:
         elif isinstance(chunk, Finish):
             if chunk.reason not in STOP_REASONS:
                 raise _malformed(f"an unknown stop reason {chunk.reason!r:.60}")
-            self.finish = chunk.reason
+            if not (chunk.detail is None or type(chunk.detail) is str):
+                raise _malformed(f"a finish detail that is not a str: {chunk.detail!r:.60}")
+            self.finish, self.detail = chunk.reason, chunk.detail
         elif isinstance(chunk, ReasoningDelta):
             signature, redacted = chunk.signature, chunk.redacted
             if type(chunk.text) is not str or not (signature is None or type(signature) is str):

@@ -141,15 +141,22 @@ class UsageChunk:
 
 @dataclass(frozen=True, slots=True)
 class Finish:
-    """The end of a stream. A stream that ends without one failed (STREAM_CLOSED)."""
+    """The end of a stream. A stream that ends without one failed (STREAM_CLOSED).
+    ``detail``: the provider's own word for the stop, if the adapter gives it (the
+    OpenAI-compatible ``finish_reason`` of a stop reason ``error``: ``content_filter``,
+    ``insufficient_system_resource``...); a turn ended REFUSED names it."""
 
     reason: StopReason
+    detail: str | None = None
 
-    def __init__(self, reason: StopReason) -> None:
+    def __init__(self, reason: StopReason, detail: str | None = None) -> None:
         _finish_reason(self, reason)
+        _finish_detail(self, detail)
 
     def to_data(self) -> dict[str, Any]:
-        return {"kind": "finish", "reason": self.reason}
+        if self.detail is None:
+            return {"kind": "finish", "reason": self.reason}
+        return {"kind": "finish", "reason": self.reason, "detail": self.detail}
 
 
 _text_text = _setter(TextDelta, "text")
@@ -164,6 +171,7 @@ _block_provider = _setter(ProviderBlockChunk, "provider")
 _block_data = _setter(ProviderBlockChunk, "data")
 _usage_usage = _setter(UsageChunk, "usage")
 _finish_reason = _setter(Finish, "reason")
+_finish_detail = _setter(Finish, "detail")
 
 Chunk = TextDelta | ReasoningDelta | ToolCallDelta | ProviderBlockChunk | UsageChunk | Finish
 

@@ -183,7 +183,7 @@ def _resolve(harness: Harness, name: str, env: Mapping[str, str], *, strict: boo
         return _register(harness, name, env)
     if not strict:
         return None
-    from dsh._config_yaml import did_you_mean
+    from dsh._quoted import did_you_mean
     from dsh.errors import DshError
 
     names = list(dict.fromkeys([*harness.config.models, *sorted(harness.models.names())]))

@@ -11,6 +11,7 @@ from typing import Any, Final
 from dsh._provider_table import KEY_HEADERS
 from dsh.config import ModelConfig
 from dsh.llm._call_slots import CallSlots
+from dsh.llm._counts import count, mapping
 from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
 from dsh.llm._origin import Origin
@@ -142,9 +143,11 @@ class OpenAICompatibleModel(HttpModel):
                         if reason:
                             finish = reason
                             ended = True
-                    usage = chunk.get("usage") or (chunk.get("x_groq") or {}).get("usage")
+                    usage = mapping(self.name, chunk, "usage") or mapping(
+                        self.name, chunk.get("x_groq") or {}, "usage"
+                    )
                     if usage:  # Groq's own place for it: x_groq.usage
-                        yield UsageChunk(_usage(usage))
+                        yield UsageChunk(_usage(self.name, usage))
                 except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
                     raise malformed(self.name, "chunk", data, exc, self.error_secrets(key)) from exc
         # a finished answer without [DONE] is whole; one with a piece after its
@@ -152,11 +155,15 @@ class OpenAICompatibleModel(HttpModel):
         if not done and not ended:
             raise ended_early(self.name, "[DONE]", events, self.error_secrets(key))
         stop = _STOP_REASONS.get(finish or "", "stop")
+        # the provider's word for an error stop: a key of _STOP_REASONS, never the server's text
+        detail = finish if stop == "error" else None
         if refusals:  # the model refused (its finish_reason is "stop"): REFUSED
-            stop = "error"
+            stop, detail = "error", "refusal"
         elif stop == "stop" and slots:  # some servers say "stop" after tool calls
             stop = "tool_calls"
-        yield Finish(stop)
+        for made in slots.made_ids():  # a call some servers send without an id
+            yield made
+        yield Finish(stop, detail)
 
 
 def _pieces(delta: dict[str, Any] | None, slots: CallSlots, refusals: list[str]) -> Iterator[Chunk]:
@@ -182,15 +189,17 @@ def _pieces(delta: dict[str, Any] | None, slots: CallSlots, refusals: list[str])
             yield slots.delta(call, position)
 
 
-def _usage(usage: dict[str, Any]) -> Usage:
-    cached = usage.get("prompt_cache_hit_tokens")  # DeepSeek
-    if cached is None:
-        details = usage.get("prompt_tokens_details") or {}
-        cached = details.get("cached_tokens")
+def _usage(model: str, usage: Mapping[str, Any]) -> Usage:
+    """The counts of ``usage``; one that is not a count is 0 (``dsh.llm._counts``)."""
+    if usage.get("prompt_cache_hit_tokens") is not None:  # DeepSeek
+        cached = count(model, usage, "prompt_cache_hit_tokens")
+    else:
+        details = mapping(model, usage, "prompt_tokens_details")
+        cached = count(model, details, "cached_tokens")
     return Usage(
-        input_tokens=usage.get("prompt_tokens") or 0,
-        output_tokens=usage.get("completion_tokens") or 0,
-        cache_read_tokens=cached or 0,
+        input_tokens=count(model, usage, "prompt_tokens"),
+        output_tokens=count(model, usage, "completion_tokens"),
+        cache_read_tokens=cached,
     )
 
 

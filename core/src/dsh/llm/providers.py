@@ -15,8 +15,8 @@ from typing import Final
 
 from pydantic import ValidationError
 
-from dsh._config_yaml import did_you_mean, shown
 from dsh._provider_table import BUILT_IN
+from dsh._quoted import did_you_mean, shown
 from dsh._secrets import hide_parameters
 from dsh._shorthand import hidden_shorthand, split_base_url
 from dsh.config import Config, ModelConfig

@@ -2,7 +2,9 @@
 into: tar's ``--to-command``, ``-I``, ``-F``, ``--rsh-command``,
 ``--checkpoint-action``; ``split --filter``; ``rsync -e``/``--rsync-path``; ``zip
 -T``/``-TT``; ``scp``'s and ``sftp``'s ``-S``/``-o``/``-F`` (``sftp -b``/``-D`` too);
-``sort --compress-program``; ``cpio --rsh-command``; ``wget --use-askpass``,
+``ssh -F``, ``-I`` and ``-o`` with a setting not known to run nothing
+(``ProxyCommand``, ``LocalCommand``, ``Match exec``, ...; ``-o BatchMode=yes`` runs
+none); ``sort --compress-program``; ``cpio --rsh-command``; ``wget --use-askpass``,
 ``--config`` and ``-e`` (but for a few commands known to run nothing: ``-e
 robots=off``); an editor's commands (``vim -c``, ``+CMD``, ``--cmd``, ``-S``, ``-s``, ex
 mode, ``nvim -l``; ``emacs --eval``; ``emacsclient -e``/``-a``; ``ed`` and ``ex``, which
@@ -11,8 +13,10 @@ take their commands from their input); git's ``-c`` with a setting that may run 
 runs one (``rebase -x``, ``bisect run``, ``clone -c``: ``_git.runs_command``); and the
 environment variables that do the same (``TAR_OPTIONS``; set in the line: ``RSYNC_RSH``,
 ``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND``, ``LESSOPEN``, ``VIMINIT``, ``EXINIT``,
-``MYVIMRC``, ``WGETRC``, and ``HOME`` for git, gpg, vim, emacs and wget, which read
-their settings there, ...).
+``MYVIMRC``, ``WGETRC``, GNU parallel's ``PARALLEL``, ``PARALLEL_SHELL``,
+``PARALLEL_SSH``, ``PARALLEL_HOME`` and the like, ``SSH_ASKPASS`` for ssh,
+``SUDO_ASKPASS`` for sudo, and ``HOME`` for git, gpg, vim, emacs, wget, parallel and
+ssh, which read their settings there, ...).
 
 Such a command is one whose effects are not known before it runs (``hidden``,
 through ``_wrapper_grammar.unmodelled``): asked about, never allowed by a pattern, and
@@ -29,15 +33,18 @@ letter GNU tar and bsdtar read differently (``-L``, ``-H``, ``-s``, ``-W``:
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, replace
 from typing import Final
 
 from dsh_permissions._getopt import END, long_in, long_option, scan
 from dsh_permissions._git import runs_command
 from dsh_permissions._option_variables import (
+    ASKPASS_VARIABLES,
     GIT_LINE_VARIABLES,
     GPG_VARIABLES,
     LESS_VARIABLES,
+    PARALLEL_VARIABLES,
     RSYNC_VARIABLES,
     TAR_VARIABLES,
     VIM_VARIABLES,
@@ -138,9 +145,38 @@ _RUNS: Final = {
         ),
     ),
     "less": _Runs(line_variables=LESS_VARIABLES),
+    # -F: a configuration (ProxyCommand, Match exec); -I: a PKCS#11 library it loads;
+    # -o: a setting not known to run nothing (_ssh_option); HOME: ~/.ssh/config
+    "ssh": _Runs(
+        letters="FI",
+        valued=frozenset("BbcDEeFIiJLlmOoPpQRSWw"),
+        line_variables=(ASKPASS_VARIABLES[0], "HOME"),
+    ),
+    "sudo": _Runs(line_variables=ASKPASS_VARIABLES[1:]),
+    # its options, shell, ssh command and profiles (its own options: _parallel)
+    **dict.fromkeys(
+        ("parallel", "sem"),
+        _Runs(line_variables=(*PARALLEL_VARIABLES, "HOME", "XDG_CONFIG_HOME")),
+    ),
     # HOME: git reads ~/.gitconfig (HOME=. git status)
     "git": _Runs(line_variables=(*GIT_LINE_VARIABLES, "HOME")),
 }
+#: ssh's ``-o`` settings that run nothing, given a plain value (one word, no quoting),
+#: and the known-hosts files given ``/dev/null`` (any other is a file ssh reads)
+_PLAIN_SSH_SETTING: Final = re.compile(
+    r"\s*(?:(?:"
+    r"BatchMode|StrictHostKeyChecking|ConnectTimeout|ConnectionAttempts|Port|User|"
+    r"ServerAliveInterval|ServerAliveCountMax|TCPKeepAlive|LogLevel|Compression|"
+    r"AddressFamily|PasswordAuthentication|PubkeyAuthentication|IdentitiesOnly|"
+    r"KbdInteractiveAuthentication|PreferredAuthentications|NumberOfPasswordPrompts|"
+    r"GSSAPIAuthentication|ExitOnForwardFailure|ForwardAgent|ForwardX11|RequestTTY|"
+    r"CheckHostIP|HashKnownHosts|UpdateHostKeys|VisualHostKey|ControlMaster|"
+    r"ControlPersist|ControlPath|ClearAllForwardings|Ciphers|MACs|KexAlgorithms|"
+    r"HostKeyAlgorithms|EscapeChar"
+    r")(?:\s*=\s*|[ \t]+)[A-Za-z0-9_.,:@/%+~-]*"
+    r"|(?:UserKnownHostsFile|GlobalKnownHostsFile)(?:\s*=\s*|[ \t]+)/dev/null)[ \t]*",
+    re.IGNORECASE | re.ASCII,
+)
 #: wget's ``-e`` commands that run nothing (lower case, without ``-`` and ``_``)
 _PLAIN_WGETRC: Final = frozenset(
     {"robots", "tries", "timeout", "wait", "waitretry", "verbose", "quiet", "progress"}
@@ -170,7 +206,10 @@ def hidden(words: list[str], index: int) -> str | None:
         )
     if name == "wget":
         args = _without_plain_commands(args)
-    option = runs_command(args) if name == "git" else _option(runs, args)
+    if name == "git":
+        option = runs_command(args)
+    else:
+        option = _ssh_option(runs, args) if name == "ssh" else _option(runs, args)
     if option is None:
         return None
     return f"{name} {option} runs a command that is not looked into"
@@ -205,6 +244,25 @@ def _option(runs: _Runs, args: list[str]) -> str | None:
                 return read.option
         elif runs.plus and text.startswith("+") and len(text) > 1 and not text[1:].isdigit():
             return text
+    return None
+
+
+def _ssh_option(runs: _Runs, args: list[str]) -> str | None:
+    """The option of ssh's ``args`` that makes it run a command here: ``-F``, ``-I``, or
+    ``-o`` with a setting not known to run nothing (``_PLAIN_SSH_SETTING``). ssh reads
+    options before its host and after it (not after ``--``), up to the command."""
+    operands = 0
+    for read in scan(args, 0, runs.valued):
+        if read.option == END:
+            return None
+        if not read.option:
+            operands += 1
+            if operands > 1:  # the command it runs on the host
+                return None
+        elif read.option[1:] in runs.letters or (
+            read.option == "-o" and not _PLAIN_SSH_SETTING.fullmatch(read.value or "")
+        ):
+            return read.option
     return None
 
 

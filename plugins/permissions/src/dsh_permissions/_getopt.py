@@ -11,7 +11,8 @@ special about each program (``_wrapper_grammar``, ``_command_options``, ``_git``
   reading (``scan`` is lazy), so the words are read once.
 
 Three readings: ``scan`` takes any option (what it does not know takes no value);
-``known_options`` refuses one it does not know (xargs, parallel: None); ``may_give``
+``known_options`` refuses one it does not know (xargs, parallel: None; parallel's
+long options only by the names listed, none shortened: ``Known.shortened``); ``may_give``
 is generous, a letter anywhere in a cluster (git's subcommand options), so it may
 find an option where getopt would see a value: stricter."""
 
@@ -57,16 +58,23 @@ def long_in(word: str, names: Iterable[str]) -> bool:
 
 
 def known_long(
-    word: str, valued: Sequence[str], flags: Sequence[str], optional: Sequence[str] = ()
+    word: str,
+    valued: Sequence[str],
+    flags: Sequence[str],
+    optional: Sequence[str] = (),
+    *,
+    shortened: bool = True,
 ) -> tuple[str, int] | None:
     """The long option of a program's that ``word`` gives, of those taking a value, no
     value or (``optional``) one after ``=`` only: its full name (the one named exactly,
-    else the one it shortens) and how many words after ``word`` it takes (its value
-    when not given after ``=``). None when it gives none, several, or a flag given a
-    value: not known."""
+    else, when ``shortened``, the one it shortens) and how many words after ``word`` it
+    takes (its value when not given after ``=``). None when it gives none, several, or
+    a flag given a value: not known."""
     name, equals, _ = word.partition("=")
     names = (*valued, *optional, *flags)
-    known = [f for f in names if f == name] or [f for f in names if long_option(name, f)]
+    known = [f for f in names if f == name]
+    if not known and shortened:
+        known = [f for f in names if long_option(name, f)]
     if len(known) != 1 or (equals and known[0] in flags):
         return None
     return known[0], int(known[0] in valued and not equals)
@@ -122,6 +130,10 @@ class Known(NamedTuple):
     #: options whose value, if any, is attached (short) or after ``=`` (long)
     optional: Collection[str] = ()
     long_optional: Sequence[str] = ()
+    #: whether a long option may be shortened: not when the tables hold only some of
+    #: the program's options, of which a shortened one may be another (parallel's
+    #: ``--ssh`` is no ``--sshlogin``); each spelling is then listed
+    shortened: bool = True
 
 
 def known_options(
@@ -140,7 +152,13 @@ def known_options(
         if not word.startswith("-") or word == "-":
             break
         if word.startswith("--"):
-            name = known_long(word, known.long_valued, known.long_flags, known.long_optional)
+            name = known_long(
+                word,
+                known.long_valued,
+                known.long_flags,
+                known.long_optional,
+                shortened=known.shortened,
+            )
             if name is None or i + name[1] >= len(words):
                 return None
             _, equals, value = word.partition("=")

@@ -2,8 +2,9 @@
 ``UNZIP`` and ``UNZIPOPT`` give tar and unzip options (``_relinked``), and
 ``POSIXLY_CORRECT``, set to anything (empty too), makes GNU getopt stop at a program's
 first operand, so a later ``-n .env`` is two files (``_reader_args``). ``RSYNC_RSH``,
-``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND``, ``LESSOPEN``, ``VIMINIT``, ``WGETRC``
-and the like make rsync, git, less, vim and wget run a command
+``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND``, ``LESSOPEN``, ``VIMINIT``, ``WGETRC``,
+``PARALLEL``, ``PARALLEL_SHELL``, ``SSH_ASKPASS`` and the like make rsync, git, less,
+vim, wget, GNU parallel, ssh and sudo run a command
 (``_command_options``): for them too only what the line sets counts. ``HOME``,
 ``OLDPWD`` and bash's ``cdable_vars`` change what ``~`` and ``cd`` name
 (``_line_vars``): for them only what the line sets counts.
@@ -43,9 +44,11 @@ from typing import Final
 from dsh_permissions._wrappers import skip_assignments
 
 __all__ = [
+    "ASKPASS_VARIABLES",
     "GIT_LINE_VARIABLES",
     "GPG_VARIABLES",
     "LESS_VARIABLES",
+    "PARALLEL_VARIABLES",
     "POSIXLY_CORRECT",
     "RSYNC_VARIABLES",
     "SHELL_PLACES",
@@ -82,6 +85,16 @@ GIT_LINE_VARIABLES: Final = (
 )
 #: gpg's home, whose ``gpg.conf`` may name a program it runs (``photo-viewer``)
 GPG_VARIABLES: Final = ("GNUPGHOME",)
+#: a program ssh and sudo (``-A``) run for a password
+ASKPASS_VARIABLES: Final = ("SSH_ASKPASS", "SUDO_ASKPASS")
+#: GNU parallel's options (``PARALLEL``, ``PARALLEL_CSH``), the shell it runs commands
+#: with, its ssh and tmux commands, rsync's options, code put before each command
+#: (``PARALLEL_ENV``, or a file of it) and where its profiles are (``PARALLEL_HOME``,
+#: ``XDG_CONFIG_DIRS``; ``HOME`` and ``XDG_CONFIG_HOME`` are watched already)
+PARALLEL_VARIABLES: Final = (
+    *("PARALLEL", "PARALLEL_CSH", "PARALLEL_SHELL", "PARALLEL_SSH", "PARALLEL_TMUX"),
+    *("PARALLEL_RSYNC_OPTS", "PARALLEL_ENV", "PARALLEL_HOME", "XDG_CONFIG_DIRS", "SHELL"),
+)
 #: every variable watched (one a line may set unseen: ``export POSIXLY_CORREC{T,}=1``)
 WATCHED: Final = (
     *TAR_VARIABLES,
@@ -93,6 +106,8 @@ WATCHED: Final = (
     *WGET_VARIABLES,
     *GIT_LINE_VARIABLES,
     *GPG_VARIABLES,
+    *PARALLEL_VARIABLES,
+    *ASKPASS_VARIABLES,
 )
 #: in a line's set: any variable may have been exported
 _ANY: Final = "*"

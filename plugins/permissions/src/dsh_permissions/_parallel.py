@@ -21,7 +21,20 @@ operand), which differs from getopt in ways that make these unknown too: ``--eof
 when it starts with ``-``; only a number), so they are not listed; a word starting with
 ``+`` is an option (``+k`` is ``--keep-order``); and a first word starting with
 ``--shebang`` or ``--hashbang`` makes parallel run itself again with its words given
-to ``/bin/sh`` (``exec "$0 ... @ARGV"``), so those are not listed either.
+to ``/bin/sh`` (``exec "$0 ... @ARGV"``), so those are not listed either. A long
+option is known only by a name listed here, never shortened: Getopt::Long resolves a
+shortened one among all of parallel's options, most of them not listed here
+(``--ssh CMD``, the ssh command parallel runs, is no ``--sshlogin``).
+
+parallel's remote options run commands and copy files: ``--ssh CMD``,
+``--sshloginfile`` / ``--slf`` (sshlogins from a file), ``--controlmaster``,
+``--transfer``, ``--transferfile``, ``--return``, ``--cleanup``, ``--trc``,
+``--basefile``, ``--nonall``, ``--onall``, ``--filter-hosts`` are not listed. An
+sshlogin (``-S`` / ``--sshlogin``) is ``[@groups/][ncpus/][sshcommand [options]]
+[user[:password]@]host``, the sshcommand run by a shell, and ``..`` and ``-`` read
+sshlogins from a file and from the input: only a list of plain ones (``host``,
+``user@host:port``, ``8/host``, ``@group/host``, ``@group``, ``:``) is known
+(``plain_sshlogins``).
 """
 
 from __future__ import annotations
@@ -31,7 +44,7 @@ from typing import Final
 
 from dsh_permissions._getopt import Known, known_options
 
-__all__ = ["PARALLELS", "SEPARATORS", "command_words", "script"]
+__all__ = ["PARALLELS", "SEPARATORS", "command_words", "plain_sshlogins", "script"]
 
 PARALLELS: Final = frozenset({"parallel", "sem"})
 #: what ends the command and starts a list of its arguments (``::::``: files of them)
@@ -56,16 +69,26 @@ _LONG_FLAGS: Final = (
     *("--no-notice", "--semaphore", "--fg", "--bg", "--wait", "--lb", "--files"),
     *("--round-robin", "--linebuffer", "--keep", "--interactive"),
 )
-_KNOWN: Final = Known(_FLAGS, _VALUE, _LONG_FLAGS, _LONG_VALUE)
+_KNOWN: Final = Known(_FLAGS, _VALUE, _LONG_FLAGS, _LONG_VALUE, shortened=False)
+_SSHLOGINS: Final = frozenset({"S", "--sshlogin"})
+#: one plain sshlogin: hostgroups, a number of CPUs, then ``:`` (this computer) or a
+#: host with its user and port; no sshcommand, password, IPv6 address or ``-`` first
+_PLAIN_SSHLOGIN: Final = re.compile(
+    r"(@[A-Za-z0-9_.+-]+/?)?([0-9]+/)?(:|([A-Za-z0-9_][A-Za-z0-9_.-]*@)?"
+    r"[A-Za-z0-9][A-Za-z0-9_.-]*(:[0-9]+)?)?"
+)
 
 
 def command_words(words: list[str], index: int) -> tuple[int, int] | None:
     """For parallel or sem at ``index``: ``(start, end)``, ``words[start:end]`` being
     the command it runs (empty: the arguments themselves are the commands). None when
-    an option is not known or lacks its value, or the first word after them starts with
-    ``+`` (an option to Getopt::Long)."""
+    an option is not known or lacks its value, an sshlogin is not plain
+    (``plain_sshlogins``), or the first word after them starts with ``+`` (an option to
+    Getopt::Long)."""
     found = known_options(words, index + 1, _KNOWN)
-    if found is None:
+    if found is None or not all(
+        plain_sshlogins(value or "") for name, value in found[1] if name in _SSHLOGINS
+    ):
         return None
     i = found[0]
     if i < len(words) and words[i].startswith("+"):  # after -- too: stricter
@@ -74,6 +97,13 @@ def command_words(words: list[str], index: int) -> tuple[int, int] | None:
     while end < len(words) and words[end] not in SEPARATORS:
         end += 1
     return i, end
+
+
+def plain_sshlogins(value: str) -> bool:
+    """Whether the sshlogins ``value`` (split at commas, as parallel does) are all
+    plain: none names an ssh command or reads sshlogins from elsewhere (``..``,
+    ``-``). ``,,`` and ``\\,`` (a comma inside one) and a newline are not."""
+    return all(login and _PLAIN_SSHLOGIN.fullmatch(login) is not None for login in value.split(","))
 
 
 def script(program: str, words: list[str]) -> str:

@@ -244,14 +244,23 @@ def _turn_of(events: list[SessionEvent]) -> int | None:
 
 
 async def _delete(service: SessionPersistence, ids: list[str]) -> int:
-    from dsh_persistence._errors import SessionFormatError, SessionInUseError
+    """Delete each id it can, as ``rm`` does: an id it cannot (not stored, empty, in
+    use, a file that is not a session's, one it cannot remove) gets its line on stderr,
+    status 1, and the ids after it are still deleted."""
+    from dsh_persistence._errors import PersistenceError
 
     status = 0
     for session_id in dict.fromkeys(ids):  # an id given twice is one session: once
+        if not session_id:  # as show and resume say it (no store holds one)
+            said = "the session id is empty: give one (`dsh sessions list` shows them)"
+            print(f"dsh: error: {said}", file=sys.stderr)
+            status = 1
+            continue
         try:
             deleted = await service.delete(session_id)
-        # said, and the other ids are still deleted: in use, or a file not a session's
-        except (SessionInUseError, SessionFormatError) as error:
+        # said, and the other ids are still deleted: in use, a file not a session's
+        # (or a FIFO), one that cannot be removed
+        except PersistenceError as error:
             print(f"dsh: error: {error}", file=sys.stderr)
             status = 1
             continue
@@ -292,8 +301,10 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
                 f"resume is {chat}"
             )
         words = ["-"]
-    # read and checked as dsh run's: an empty prompt, bytes that are not UTF-8 refused
-    prompt = await context.read_prompt(words, "sessions resume")
+    # read and checked as dsh run's: an empty prompt, bytes that are not UTF-8 refused;
+    # its examples paste as a resume of this session (the prompt after the id)
+    line = context.command_line("sessions", "resume", args.id)
+    prompt = await context.read_prompt(words, "sessions resume", command_line=line)
     # exactly `dsh run --session ID PROMPT`: its model choice, output and exit status
     session = await find_session(service, args.id)
     return await context.run_prompt(prompt, session=session, json=args.json)

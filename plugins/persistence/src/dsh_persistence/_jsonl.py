@@ -231,6 +231,8 @@ class JsonlBackend(FileLocks, SessionBackend):
                 os.close(fd)
 
     def delete(self, session_id: str) -> bool:
+        if not _nameable(session_id):  # no file holds it: not stored, as in a database
+            return False
         path = self.path(session_id)
         with self._lock(session_id):
             self._ends.pop(session_id, None)
@@ -344,3 +346,13 @@ class JsonlBackend(FileLocks, SessionBackend):
                 said = f"{entry.path}: cannot read it ({exc.__class__.__name__}: {exc})"
                 found.append(SessionHeader(named, 0.0, 0.0, 0, error=said))
         return found
+
+
+def _nameable(session_id: str) -> bool:
+    """Whether ``session_id`` can be a file name (not empty, not too long, valid text):
+    a session whose id cannot is never stored here."""
+    try:
+        file_name(session_id)
+    except PersistenceError:
+        return False
+    return True

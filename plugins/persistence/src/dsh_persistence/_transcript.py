@@ -106,7 +106,7 @@ def _turn_end(data: dict[str, Any]) -> str:
 
 
 def _block(who: str, content: Any, indent: str = "  ") -> str:
-    lines = str(content if content is not None else "").splitlines() or [""]
+    lines = _lines(str(content if content is not None else "")) or [""]
     prefix = who if who.endswith(" ") else f"{who}: "
     return prefix + lines[0] + "".join(f"\n{indent}{line}" for line in lines[1:]) + "\n"
 
@@ -115,8 +115,16 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _lines(text: str) -> list[str]:
+    """``text``'s lines, broken at ``\\n`` only (a final one ends the last line): a
+    ``\\r`` (a progress bar's, a Windows line end's), a form feed or U+2028, which
+    ``str.splitlines`` breaks at too, stays in its line, as stored (at a terminal
+    ``for_terminal`` shows it as ``\\x0d``; ``\\r\\n`` there is a line end)."""
+    return text.removesuffix("\n").split("\n") if text else []
+
+
 def _cut_lines(text: str) -> str:
-    lines = text.splitlines()
+    lines = _lines(text)
     if len(lines) > _RESULT_LINES:
         lines = [*lines[:_RESULT_LINES], f"... ({len(lines) - _RESULT_LINES} more lines)"]
     return _cut("\n".join(lines), _RESULT_CHARS)

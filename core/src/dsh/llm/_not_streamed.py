@@ -1,0 +1,90 @@
+"""A 2xx answer that is not an event stream: the server's JSON error, or a mistake.
+
+Its body is read as an error response's is (its first ``ERROR_BODY_LIMIT`` bytes). A
+JSON error (``{"error": ...}``, Anthropic's ``{"type": "error", "error": ...}``, the
+Responses API's and vLLM's unwrapped ``{"type"|"object": "error", ...}``, the first of
+a list of them as Gemini sends) is the server's error, coded as the same object inside
+a stream is (its kind, its status, its words); anything else is MALFORMED_RESPONSE,
+quoting the start of the body. The keys are hidden from both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import aclosing
+from json import loads
+from typing import Any, Final
+
+import httpx
+
+from dsh._secrets import redact
+from dsh.errors import ModelError
+from dsh.llm._errors import error_from_body
+from dsh.llm._sse import body as body_of
+
+__all__ = ["ERROR_BODY_LIMIT", "is_event_stream", "not_streamed", "read_start"]
+
+#: How much of an error's body is read (a piece more at most): its words are quoted
+#: from the start, and a server may send a whole page.
+ERROR_BODY_LIMIT: Final = 64 * 1024
+_QUOTED: Final = 200  # characters of a body that is no error quoted
+
+
+def is_event_stream(content_type: str) -> bool:
+    """Whether a Content-Type is an event stream; a media type's case does not matter
+    (RFC 9110, 8.3.1: ``Text/Event-Stream`` is one)."""
+    return "text/event-stream" in content_type.lower()
+
+
+async def read_start(response: httpx.Response) -> bytes:
+    """The start of ``response``'s body, ``ERROR_BODY_LIMIT`` bytes and at most a piece
+    more; what came before a transport failure (the status says enough)."""
+    body = b""
+    try:  # closed here, not left to the garbage collector (trio warns of that)
+        async with aclosing(body_of(response)) as parts:
+            async for part in parts:
+                body += part
+                if len(body) > ERROR_BODY_LIMIT:
+                    break
+    except httpx.HTTPError:
+        pass
+    return body
+
+
+def not_streamed(
+    model: str, status: int, content_type: str, body: bytes, secrets: tuple[str, ...]
+) -> ModelError:
+    """The error for a ``status`` answer of ``content_type`` (not an event stream) whose
+    body starts with ``body``; ``secrets`` hidden."""
+    got = redact(content_type, secrets) or "no content type"
+    text = body.decode("utf-8", "replace")
+    error = _error_object(text)
+    if error is not None:
+        where = f"HTTP {status} ({got}, not an event stream)"
+        return error_from_body(model, error, secret=secrets, where=where)
+    shown = redact(text, secrets)  # before the cut: a cut could split a key
+    cut = "..." if len(shown) > _QUOTED else ""
+    said = f"whose body starts {shown[:_QUOTED]!r}{cut}" if shown else "with an empty body"
+    return ModelError(
+        "MALFORMED_RESPONSE",
+        f"model {model!r}: expected a text/event-stream answer, got {got!r} {said} "
+        "(does the server stream?)",
+    )
+
+
+def _error_object(text: str) -> Mapping[str, Any] | None:
+    """The error object of a JSON error body, wrapped as ``{"error": ...}`` when the
+    server sent it bare; None for any other body."""
+    try:
+        payload = loads(text)
+    except ValueError:
+        return None
+    if isinstance(payload, list) and payload:  # Gemini: a list of one error
+        payload = payload[0]
+    if not isinstance(payload, Mapping):
+        return None
+    if payload.get("error") is not None:
+        return payload
+    if payload.get("type") == "error" or payload.get("object") == "error":
+        return {"error": payload}
+    return None
