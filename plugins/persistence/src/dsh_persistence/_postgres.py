@@ -34,7 +34,7 @@ from dsh_persistence._errors import (
 from dsh_persistence._postgres_claims import AdvisoryClaims
 from dsh_persistence._postgres_connection import DataConnection
 from dsh_persistence._postgres_schema import CLAIM_KEY, CLAIMS_ALIVE, WHERE
-from dsh_persistence._postgres_url import check_scheme, hide_password
+from dsh_persistence._postgres_url import check_url, hide_password
 
 if TYPE_CHECKING:
     import psycopg
@@ -75,7 +75,7 @@ class PostgresBackend(SessionBackend):
     def __init__(
         self, url: str = "", *, fsync: bool = True, source: str = "", timeout: float = 30.0
     ) -> None:
-        check_scheme(url, source)
+        check_url(url, source)
         self._pg = driver()
         self.location = hide_password(url) if url else "postgresql (libpq's defaults)"
         self.stored_in = None  # not files on this machine

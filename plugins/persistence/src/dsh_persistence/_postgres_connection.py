@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from dsh_persistence._errors import PersistenceError, SessionFormatError
 from dsh_persistence._opening import set_up, unusable_error
 from dsh_persistence._postgres_schema import SCHEMA, SCHEMA_LOCK, SCHEMA_VERSION, TABLES
-from dsh_persistence._postgres_url import scrub
+from dsh_persistence._postgres_url import not_text, scrub
 
 if TYPE_CHECKING:
     import psycopg
@@ -91,6 +91,8 @@ class DataConnection:
             return self._pg.connect(self._url, autocommit=True)  # type: ignore[no-any-return]
         except self._pg.Error as exc:
             reason = str(exc)
+        except UnicodeError:  # psycopg's parser: a percent-encoded byte that is not UTF-8
+            reason = not_text(self._url)
         # raised here, out of the except block, so that it carries no cause and no
         # context: libpq may quote the connection string, password included
         raise self.unusable("connect to the session database", reason)

@@ -11,7 +11,9 @@ as libpq decodes it, from what psycopg's parser reads and from the text itself) 
 it stands as a whole token, unless it is short (under 8 characters, the core's minimum
 for a secret) or also the user, database, host, port or scheme: replacing ``postgres``
 everywhere would make ``database "postgres" does not exist`` unreadable.
-``distinct_passwords`` are those that may be hidden in any text.
+``distinct_passwords`` are those that may be hidden in any text. ``check_url`` refuses
+what libpq would misread (a scheme it does not know, a NUL it would cut at), and
+``not_text`` says why psycopg could not read a string as UTF-8, without its password.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from dsh_persistence._errors import PersistenceError
 
 __all__ = [
     "HIDDEN",
-    "check_scheme",
+    "NUL",
+    "check_url",
     "distinct_passwords",
     "hide_password",
+    "not_text",
     "passwords_in",
     "scrub",
 ]
@@ -53,25 +57,54 @@ _QUERY_PASSWORD_SAID = re.compile(r"[?&](?P<key>[^=&#\s\"']*)=(?P<value>[^&\s\"'
 MIN_DISTINCT = 8
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 _LIBPQ_SCHEMES = ("postgresql", "postgres")  # libpq compares them as written
+#: Why a string holding a NUL is refused (``check_url``, and at the setting).
+NUL = "holds a NUL character (\\0), at which libpq would cut it"
+_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 
 
 def _is_url(conninfo: str) -> bool:
     """Any ``scheme://``, not only libpq's: a URL of another scheme (SQLAlchemy's
     ``postgresql+psycopg://``) holds its password where libpq's does, and is refused
-    (``check_scheme``) with the password hidden."""
+    (``check_url``) with the password hidden."""
     return _SCHEME.match(conninfo) is not None
 
 
-def check_scheme(conninfo: str, source: str) -> None:
+def check_url(conninfo: str, source: str) -> None:
     """Refuse (``PersistenceError``) a URL whose scheme libpq does not read, which it
-    would take for a malformed key/value string: the message names the setting
-    (``source``) and the scheme, never the rest of the URL."""
+    would take for a malformed key/value string, and a string holding a NUL, where
+    libpq would cut it (connecting to what comes before): the message names the setting
+    (``source``) and what is wrong, never the rest of the URL."""
+    setting = source.split(";", 1)[0] if source else "the PostgreSQL URL"
+    if "\0" in conninfo:
+        raise PersistenceError(f"{setting}: {NUL}")
     found = _SCHEME.match(conninfo)
     if found is not None and found[1] not in _LIBPQ_SCHEMES:
-        setting = source.split(";", 1)[0] if source else "the PostgreSQL URL"
         raise PersistenceError(
             f"{setting}: scheme {found[1]!r} is not one libpq reads; use postgresql://"
         )
+
+
+def not_text(conninfo: str) -> str:
+    """Why libpq cannot read ``conninfo``, which psycopg failed to decode or encode as
+    UTF-8: a character Python could not decode (a byte of the environment that is not
+    UTF-8), or a percent-encoded sequence that is not UTF-8 once decoded, named as the
+    URL shows it without its password, else said to be in the password."""
+    try:
+        conninfo.encode()
+    except UnicodeEncodeError:
+        return "it holds bytes that are not UTF-8 text, which libpq needs"
+    for found in _ESCAPES.finditer(hide_password(conninfo)):
+        try:
+            unquote(found[0], errors="strict")
+        except UnicodeDecodeError:
+            return (
+                f"{found[0]} is a percent-encoded byte sequence that is not UTF-8 text, "
+                "which libpq needs"
+            )
+    return (
+        "the password holds a percent-encoded byte sequence that is not UTF-8 text, "
+        "which libpq needs"
+    )
 
 
 def _written(conninfo: str) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dsh_persistence._errors import PersistenceError
+from dsh_persistence._postgres_url import NUL
 
 __all__ = [
     "ENV_DIRECTORY",
@@ -75,7 +76,8 @@ def expanded(path: Path) -> Path:
 class PersistenceSettings(BaseModel):
     """How and where sessions are stored (the ``persistence:`` section of ``dsh.yml``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # hide_input_in_errors: a refused ``url`` may hold a password
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
     #: ``jsonl``: one file per session (default). ``sqlite``: one database file, one row
     #: per event, shared safely by several processes on one machine. ``postgresql``
@@ -125,6 +127,14 @@ class PersistenceSettings(BaseModel):
     def _expandable(cls, value: Path | None) -> Path | None:
         if value is not None:
             expanded(value)  # checked now, at its key; expanded when used
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _whole(cls, value: str | None) -> str | None:
+        # libpq reads the string up to a NUL and connects to what comes before it
+        if value is not None and "\0" in value:
+            raise ValueError(NUL)
         return value
 
     def unused(self) -> list[str]:
