@@ -19,6 +19,7 @@ from dsh_persistence._backend import (
 )
 from dsh_persistence._errors import PersistenceError, SessionCorruptError
 from dsh_persistence._records import check_repaired, close_turn, missing, read_log
+from dsh_persistence._row_values import number, text
 
 if TYPE_CHECKING:
     from dsh.session import SessionEvent
@@ -81,7 +82,7 @@ def read_rows(
     neither a bad row nor fewer rows than ``next_seq``: anything else is damage,
     ``SessionCorruptError`` (never repaired: the rows stay as found)."""
     where = event_places(location, session_id)
-    events, _ = read_log(records, where, lost_pages=False)
+    events, _ = read_log(records, where, lost_pages=False, kind=str)
     if len(events) != next_seq:
         found = len(events)
         if found < next_seq:
@@ -100,20 +101,22 @@ def read_rows(
 
 
 def loaded_of(
-    session_id: str, created: float, meta: str, records: list[str], location: str, next_seq: int
+    session_id: str, created: object, meta: object, records: list[str], location: str, next_seq: int
 ) -> tuple[LoadedSession, StoredTail]:
     """The stored log of ``records`` (``read_rows``) with its turn left open closed, and
     where it ends (a resume's claim and first write reuse that while nothing is stored
     since)."""
+    time = number(created, location, session_id, "created")  # SQLite holds any type
+    stored_meta = text(meta, location, session_id, "meta")
     events, closers = read_rows(records, location, session_id, next_seq)
     tail = StoredTail(len(events), events[-1] if events else None)
     try:
-        data = json.loads(meta)
+        data = json.loads(stored_meta)
     except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict):
         raise SessionCorruptError(
             f"{location}: session {session_id!r}: its stored meta is not a JSON object"
         )
-    stored = StoredSession(session_id, float(created), events + closers, data)
+    stored = StoredSession(session_id, time, events + closers, data)
     return LoadedSession(stored, len(events), 0, len(closers)), tail

@@ -28,6 +28,7 @@ from typing import Any
 from dsh.invariants import NOT_STARTED, OUTCOME_UNKNOWN, check_invariants, close_turn
 from dsh.session import SessionEvent
 from dsh_persistence._errors import SessionCorruptError
+from dsh_persistence._row_values import stored
 
 __all__ = [
     "NOT_STARTED",
@@ -44,7 +45,11 @@ Where = Callable[[int], str]
 
 
 def read_log(
-    records: Sequence[Record], where: Where, *, lost_pages: bool = True
+    records: Sequence[Record],
+    where: Where,
+    *,
+    lost_pages: bool = True,
+    kind: type[str] | type[bytes] | None = None,
 ) -> tuple[list[SessionEvent], int]:
     """The events of the longest well-numbered prefix, and how many records follow it.
 
@@ -52,14 +57,15 @@ def read_log(
     has no line end). Raises ``SessionCorruptError`` when there is a bad record, unless
     ``lost_pages`` (the store can lose a page to a power cut: a file) and it holds NUL
     bytes with no ``turn/end`` after it: what a crash leaves. A database stores whole
-    rows or none, so any bad row of it is damage.
+    rows or none, so any bad row of it is damage. ``kind``: the type each record must
+    be (a database's text: SQLite may hold a blob in a row), if any.
     """
-    events = _read_fast(records)
+    events = _read_fast(records, kind)
     if events is not None:
         return events, 0
     events = []
     for index, text in enumerate(records):
-        event = _event(text, index)
+        event = _event(text, index) if kind is None or type(text) is kind else _stored_as(text)
         if isinstance(event, str):
             _refuse_damage(records, index, event, where, lost_pages)
             return events, len(records) - index
@@ -67,16 +73,21 @@ def read_log(
     return events, 0
 
 
-def _read_fast(records: Sequence[Record]) -> list[SessionEvent] | None:
-    """One ``json.loads`` over all records; None when any record needs a closer look."""
+def _read_fast(
+    records: Sequence[Record], kind: type[str] | type[bytes] | None
+) -> list[SessionEvent] | None:
+    """One ``json.loads`` over all records; None when any record needs a closer look
+    (joining them checks that each is of the first one's type, so only that is)."""
     if not records:
         return []
+    if kind is not None and type(records[0]) is not kind:
+        return None
     try:
         if isinstance(records[0], bytes):
             raws = json.loads(b"[" + b",".join(records) + b"]")  # type: ignore[arg-type]
         else:
             raws = json.loads("[" + ",".join(records) + "]")  # type: ignore[arg-type]
-    except (ValueError, RecursionError):  # RecursionError: a record nested too deep
+    except (ValueError, RecursionError, TypeError):  # nested too deep; not all text
         return None
     if type(raws) is not list or len(raws) != len(records):  # a record held two values
         return None
@@ -120,6 +131,8 @@ def _intact(text: Record) -> SessionEvent | None:
 def _parsed(text: Record) -> SessionEvent | str:
     """The event of a record with ``type``, ``time`` and ``data`` (its ``seq`` as
     found, not checked), or why it is none."""
+    if type(text) is not str and type(text) is not bytes:
+        return _stored_as(text)
     try:
         raw: Any = json.loads(text)
     except (ValueError, RecursionError) as exc:
@@ -130,6 +143,11 @@ def _parsed(text: Record) -> SessionEvent | str:
     if type(kind) is not str or type(data) is not dict or type(time) not in (float, int):
         return "not an event (needs type, seq, time and data)"
     return SessionEvent(kind, seq, time, data)  # type: ignore[arg-type]
+
+
+def _stored_as(text: object) -> str:
+    """Why a record of another type than the store's text is no event."""
+    return f"stored as {stored(text)} where its JSON text was expected"
 
 
 def _missing(index: int, seq: int) -> str:
@@ -199,7 +217,7 @@ def _lost_page(text: Record) -> bool:
 def _is_turn_end(text: Record) -> bool:
     try:
         raw = json.loads(text)
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError, TypeError):  # TypeError: neither str nor bytes
         return False
     return isinstance(raw, dict) and raw.get("type") == "turn/end"
 

@@ -32,6 +32,7 @@ from dsh_persistence._errors import (
     SessionInUseError,
 )
 from dsh_persistence._opening import unusable_error
+from dsh_persistence._row_values import count, header_of
 from dsh_persistence._sqlite_check import check_database, check_directory
 from dsh_persistence._sqlite_connection import (
     FileId,
@@ -184,7 +185,7 @@ class SqliteBackend(SessionBackend):
                 row = db.execute(
                     f"SELECT next_seq, created, {WHERE} FROM sessions WHERE id=?", (info.id,)
                 ).fetchone()
-                expected = 0 if row is None else int(row[0])
+                expected = 0 if row is None else count(row[0], str(self.path), info.id)
                 if row is not None and events[0].seq < expected:
                     self._read_log(db, info.id, expected)  # damage is said as such
                 if row is None and events[0].seq:
@@ -329,11 +330,12 @@ class SqliteBackend(SessionBackend):
                     return None
                 # Unchanged since ``load`` read all of it (a resume): kept for both the
                 # claim's check and the first write's, each of which would read it all.
+                stored = count(row[0], str(self.path), session_id)
                 loaded = self._loaded.get(session_id)
-                if loaded is not None and loaded[0] == int(row[0]):
+                if loaded is not None and loaded[0] == stored:
                     return loaded[1]
                 self._loaded.pop(session_id, None)
-                events = self._read_log(db, session_id, int(row[0]))
+                events = self._read_log(db, session_id, stored)
             return StoredTail(len(events), events[-1] if events else None)
 
         return self._read(work, None)
@@ -359,20 +361,21 @@ class SqliteBackend(SessionBackend):
         if found is None:
             return None
         (created, meta, next_seq), records = found
-        loaded, tail = loaded_of(session_id, created, meta, records, str(self.path), int(next_seq))
+        next_seq = count(next_seq, str(self.path), session_id)
+        loaded, tail = loaded_of(session_id, created, meta, records, str(self.path), next_seq)
         # A resume claims the session and writes next: the claim's ``tail`` and the
         # first write's can reuse this read while nothing has been stored since (reading
         # a long log again would double its cost). An append or delete drops it.
         with self._lock:
             if len(self._loaded) >= _LOADS_KEPT:
                 self._loaded.clear()
-            self._loaded[session_id] = (int(next_seq), tail)
+            self._loaded[session_id] = (next_seq, tail)
         return loaded
 
     def headers(self) -> list[SessionHeader]:
         def work(db: sqlite3.Connection) -> list[SessionHeader]:
             rows = db.execute(f"SELECT id, created, updated, turns, title, {WHERE} FROM sessions")
-            return [SessionHeader(*row) for row in rows]
+            return [header_of(row, str(self.path)) for row in rows]
 
         return self._read(work, [])
 
