@@ -221,3 +221,61 @@ def test_config_check_changes_the_session_directorys_time_and_nothing_in_it(
     assert done.returncode == 0, done.stderr
     assert names(directory) == []
     assert directory.stat().st_mtime_ns != 10**18
+
+
+def resuming_block() -> str:
+    """The first ```python block under persistence.md's "## Resuming"."""
+    text = (Path(__file__).parents[2] / "docs" / "persistence.md").read_text()
+    section = text.split("\n## Resuming\n", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.mark.parametrize("listed", [True, False], ids=["agents-listed", "no-agents"])
+async def test_the_resuming_sample_runs_under_the_config_the_page_describes(
+    listed: bool, store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """persistence.md, Resuming: the sample failed as written (no import, and with the
+    agent 'main' listed in dsh.yml, `agent 'main' already exists; dispose it first`)."""
+    import dsh.harness
+    from dsh import hookimpl
+    from dsh.harness import Harness
+
+    model = ScriptedModel(["first answer", "second answer"])
+
+    class Models:
+        @hookimpl
+        def register_models(self, register: Any) -> None:
+            register(model)
+
+    real = dsh.harness.create_plugin_manager
+
+    def with_model(plugins: Any = (), **kwargs: Any) -> Any:
+        return real([("models", Models()), *plugins], **kwargs)
+
+    monkeypatch.setattr(dsh.harness, "create_plugin_manager", with_model)
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "persistence")
+    monkeypatch.chdir(tmp_path)
+    agents = (
+        "models: {scripted: {provider: scripted}}\nagents:\n  - id: main\n    model: scripted\n"
+    )
+    listing = agents if listed else ""
+    (tmp_path / "dsh.yml").write_text(f"{listing}persistence:\n  directory: {store}\n")
+    async with Harness(config="dsh.yml") as harness:
+        agent = harness.agents.get("main") or await harness.agents.create(
+            "main", options={"model": "scripted"}
+        )
+        await run_turn(agent, "remember 7")
+        session_id = agent.session.id
+
+    code = resuming_block()
+    assert code.startswith("import anyio\n\nfrom dsh.harness import Harness\n"), code
+    run_line = 'anyio.run(main, "main-session-3f…")\n'
+    assert code.endswith(run_line)
+    scope: dict[str, Any] = {}
+    exec(code.removesuffix(run_line), scope)
+    await scope["main"](session_id)
+
+    stored = dsh_persistence.JsonlBackend(store).load(session_id)
+    assert stored is not None
+    prompts = [e.data["content"] for e in stored.stored.events if e.type == "user/message"]
+    assert prompts == ["remember 7", "where were we?"]
