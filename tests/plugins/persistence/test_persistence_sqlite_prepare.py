@@ -6,6 +6,7 @@ check`` starts a harness too), and a missing one is created by the first save.""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager, nullcontext
@@ -185,18 +186,68 @@ def test_a_read_only_directory_is_named_not_the_database(tmp_path: Path, exists:
 async def test_a_new_session_that_cannot_be_claimed_is_refused_before_the_model(
     tmp_path: Path,
 ) -> None:
-    """Fail closed: a new session whose claim fails (here ``<database>-claims`` is a
-    file) is refused as its agent is created; it ran before, and every save failed."""
+    """Fail closed: a new session whose claim fails (here ``<database>-claims`` became a
+    file after the start's check) is refused as its agent is created; it ran before,
+    and every save failed."""
     path = tmp_path / "sessions.sqlite3"
-    path.with_name("sessions.sqlite3-claims").write_text("in the way\n")
     plugin = PersistencePlugin(PersistenceSettings(backend="sqlite", database=path))
     model = ScriptedModel([text("hi")])
     pm = create_plugin_manager([("persistence", plugin)], load_entry_points=False)
     try:
         async with scripted_harness(model, pm=pm) as harness:
+            path.with_name("sessions.sqlite3-claims").write_text("in the way\n")
             with pytest.raises(PersistenceError, match=r"sessions\.sqlite3-claims"):
                 await harness.agents.create("a", options={"model": "scripted"})
             assert not harness.agents.list()
     finally:
         plugin.close()
     assert model.requests == []
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs a Linux /proc")
+def test_a_directory_no_claims_directory_can_be_made_in_is_refused_at_start() -> None:
+    """/proc: to root the OS's access check says it may be written, and the database is
+    missing, so nothing else is looked at; the first claim failed (``cannot claim
+    session ... /proc/x.db-claims: No such file or directory``), after the start."""
+    backend = SqliteBackend(Path("/proc/x.db"), source="persistence.database")
+    try:
+        with pytest.raises(PersistenceError) as caught:
+            backend.prepare()
+    finally:
+        backend.close()
+    said = str(caught.value)
+    assert said.startswith("/proc/x.db (persistence.database): cannot create "), said
+    assert "x.db-claims" in said
+
+
+async def test_a_claims_path_that_is_no_directory_stops_the_start(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.sqlite3"
+    path.with_name("sessions.sqlite3-claims").write_text("in the way\n")
+    plugin = PersistencePlugin(PersistenceSettings(backend="sqlite", database=path))
+    model = ScriptedModel([text("hi")])
+    pm = create_plugin_manager([("persistence", plugin)], load_entry_points=False)
+    try:
+        with pytest.raises(HookError) as caught:
+            async with scripted_harness(model, pm=pm):
+                pass
+    finally:
+        plugin.close()
+    assert isinstance(caught.value.cause, PersistenceError)
+    assert str(caught.value.cause) == (
+        f"{path} (persistence.database): cannot create files in the claims directory "
+        f"{path}-claims: Not a directory"
+    )
+    assert model.requests == []
+    assert listed(tmp_path) == ["sessions.sqlite3-claims"]
+
+
+def test_the_check_of_an_existing_claims_directory_leaves_it_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.sqlite3"
+    claims = path.with_name("sessions.sqlite3-claims")
+    claims.mkdir()
+    (claims / "kept.txt").write_text("not dsh's\n")
+    backend = SqliteBackend(path)
+    backend.prepare()
+    backend.close()
+    assert listed(tmp_path) == ["sessions.sqlite3-claims"]
+    assert listed(claims) == ["kept.txt"]

@@ -33,7 +33,7 @@ from dsh_persistence._errors import (
 )
 from dsh_persistence._opening import unusable_error
 from dsh_persistence._row_values import count, header_of
-from dsh_persistence._sqlite_check import check_database, check_directory
+from dsh_persistence._sqlite_check import check_claims, check_database, check_directory
 from dsh_persistence._sqlite_connection import (
     FileId,
     file_id,
@@ -132,12 +132,14 @@ class SqliteBackend(SessionBackend):
         first save makes beside it) cannot be created is refused now, when a harness
         starts, before a prompt is answered that could not be saved. Only a missing
         directory is created (as the JSONL backend creates its own): the first save
-        creates the database, its tables and its WAL."""
+        creates the database, its tables and its WAL. A file is made and removed where
+        claims go (``check_claims``): the OS's access check lets root write ``/proc``."""
         with self._lock:
             self._make_directory()
             check_directory(self.path, self._unusable)
             if not missing(self.path):
                 check_database(self.path, self._timeout, self._unusable, self._check_version)
+            check_claims(self._claims.directory, self._unusable)
         self._claims.remove_leftovers()  # of claims and turns a kill ended
 
     def _make_directory(self) -> None:

@@ -6,21 +6,27 @@ An existing file is opened (not created), its schema version read and its write 
 taken and let go; that it may be written is asked of the OS (a read-only database
 takes ``BEGIN IMMEDIATE`` as a read, without an error). For a missing one, and for the
 companions the first save makes beside it (``-wal``, ``-shm``, ``-claims/``), its
-directory (made before, as the JSONL backend makes its own) must be writable.
+directory (made before, as the JSONL backend makes its own) must be writable. What the
+OS's access check does not know (``/proc``, where it lets root write; a read-only
+mount) is found by making what a claim makes (``check_claims``): a file in the claims'
+directory, or, while it is missing, a directory beside it (not the claims' own, which
+another process may be making) with a file in it, each removed again.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import sqlite3
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 from dsh_persistence._errors import PersistenceError
-from dsh_persistence._files import denied, may
+from dsh_persistence._files import denied, may, probe_directory
 from dsh_persistence._opening import set_up
 
-__all__ = ["check_database", "check_directory"]
+__all__ = ["check_claims", "check_database", "check_directory"]
 
 Failed = Callable[[str, object], PersistenceError]
 _COMPANIONS = ("-wal", "-shm", "-claims")
@@ -42,6 +48,30 @@ def check_directory(path: Path, failed: Failed) -> None:
     needed = [name for name in names if not os.path.lexists(directory / name)]
     if needed and not may(directory, os.W_OK | os.X_OK):
         raise _denied(failed, f"create {', '.join(needed)} in the directory {directory}")
+
+
+def check_claims(claims: Path, failed: Failed) -> None:
+    """A claim can make its lock file in the directory ``claims`` (``<database>-claims``)
+    or, while that is missing, make it: tried, and what was made removed."""
+    if os.path.lexists(claims):
+        try:
+            probe_directory(claims)
+        except OSError as exc:
+            doing = f"create files in the claims directory {claims}"
+            raise failed(doing, exc.strerror or exc) from exc
+        return
+    trial = claims.with_name(f".{claims.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        os.mkdir(trial, 0o700)
+    except OSError as exc:
+        raise failed(f"create the claims directory {claims}", exc.strerror or exc) from exc
+    try:
+        probe_directory(trial)
+    except OSError as exc:
+        raise failed(f"create files in the claims directory {claims}", exc.strerror) from exc
+    finally:
+        with suppress(OSError):
+            os.rmdir(trial)
 
 
 def check_database(
