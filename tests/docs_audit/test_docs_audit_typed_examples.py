@@ -51,8 +51,9 @@ TYPES = {
 HEADER = (
     "from pathlib import Path\n"
     "from typing import Any, Callable\n"
-    "from dsh import AssistantMessage, ContinuationDecision, Harness, ModelRequest, ToolCall\n"
+    "from dsh import AssistantMessage, ContinuationDecision, ModelRequest, ToolCall\n"
     "from dsh.agent import Agent\n"
+    "from dsh.harness import Harness\n"
     "from dsh.plugins import PluginManager\n"
     "from dsh.testing import HookRecorder\n"
 )

@@ -30,6 +30,7 @@ from dsh.hookspecs import hookimpl, hookspec
 if TYPE_CHECKING:
     from dsh._model_name import ModelName
     from dsh._secrets import get_logger, redact
+    from dsh.harness import Harness
     from dsh.messages import (
         AssistantMessage,
         ContinuationDecision,
@@ -76,6 +77,7 @@ _LAZY = {
         ("PluginInfo", "PluginManager", "create_plugin_manager", "list_plugins"), "dsh.plugins"
     ),
     "ModelName": "dsh._model_name",
+    "Harness": "dsh.harness",
     "get_logger": "dsh._secrets",
     "redact": "dsh._secrets",
 }
@@ -102,6 +104,7 @@ __all__ = [
     "DshError",
     "EventDataError",
     "EventTypeError",
+    "Harness",
     "HistoryReducerError",
     "HookError",
     "Message",

@@ -1,0 +1,27 @@
+"""What ``import dsh`` offers: every name of ``dsh.__all__`` can be imported from it,
+``Harness`` included (the object a program starts with: ``from dsh import Harness``
+was an ImportError, found by a review that wrote it so), and the heavy ones are
+imported only when asked for, so ``import dsh`` stays cheap."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import dsh
+from dsh.harness import Harness
+
+
+def test_every_public_name_is_importable_from_dsh() -> None:
+    missing = [name for name in dsh.__all__ if not hasattr(dsh, name)]
+    assert missing == []
+    assert dsh.Harness is Harness
+
+
+def test_import_dsh_leaves_the_harness_module_unimported() -> None:
+    code = (
+        "import sys, dsh; assert 'dsh.harness' not in sys.modules; "
+        "from dsh import Harness; assert 'dsh.harness' in sys.modules"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
