@@ -286,6 +286,17 @@ async def test_file_tools_refuse_a_named_pipe_without_waiting_for_a_writer(
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
+@pytest.mark.parametrize("name", ["ls", "glob"])
+async def test_ls_and_glob_of_a_named_pipe_say_what_it_is(
+    call_tool: CallTool, fifo: Path, name: str
+) -> None:
+    arguments = {"path": "pipe"} if name == "ls" else {"pattern": "*", "path": "pipe"}
+    result = await call_tool(name, **arguments)
+    assert result.content == (
+        f"tool {name!r} failed: pipe is a named pipe (FIFO), not a directory or a regular file"
+    )
+
+
 async def test_read_refuses_a_device(call_tool: CallTool) -> None:
     result = await call_tool("read", path="/dev/null", options={"extra_roots": ["/dev"]})
     assert result.content == (

@@ -118,10 +118,11 @@ async def test_a_tool_error_is_said_as_is_and_another_exception_with_its_type() 
         ),
         ("read", {"path": "loop"}, "the path 'loop' goes through a symlink loop"),
         ("edit", {"path": "loop", "old": "a", "new": "b"}, "the path 'loop' goes through a"),
+        ("write", {"path": "loop", "content": "x"}, "the path 'loop' goes through a symlink"),
     ],
     ids=[
         *("empty-path", "unknown-user", "nul-path", "parent-file", "slash", "empty-glob"),
-        *("nul-cmd", "read-loop", "edit-loop"),
+        *("nul-cmd", "read-loop", "edit-loop", "write-loop"),
     ],
 )
 async def test_bad_paths_patterns_and_commands_are_refused_plainly(

@@ -2,13 +2,15 @@
 
 Blocking file work runs in a worker thread so a big file never stalls the event loop.
 ``read`` abandons its thread on abort (it changes nothing); ``write`` and ``edit`` let
-theirs finish. Only regular files are opened, and files are replaced whole
-(``_regular``), so a failed or aborted call never leaves a half-written file behind.
+theirs finish. Only regular files are opened, and a file is written in place, its
+space reserved first and its old content put back should a write fail (``_regular``).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,14 +19,8 @@ from typing import IO, Final
 import anyio.to_thread
 from pydantic import Field
 
-from dsh.builtin_tools._paths import roots_of
-from dsh.builtin_tools._regular import (
-    file_status,
-    open_regular,
-    replace_file,
-    special_file,
-    writable,
-)
+from dsh.builtin_tools._paths import roots_of, symlink_loop
+from dsh.builtin_tools._regular import file_status, open_regular, special_file, write_file
 from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, looks_binary, split_lines
 from dsh.tools import ToolContext, ToolError, tool
 
@@ -36,6 +32,7 @@ MAX_READ_LINES: Final = 2000
 MAX_READ_BYTES: Final = 50_000
 #: Longer lines are cut (with a note).
 MAX_READ_LINE_CHARS: Final = 2000
+_BARE_LF: Final = re.compile(r"(?<!\r)\n")
 
 
 def _lines(file: IO[bytes], keep: int) -> Iterator[tuple[bytes, bool]]:
@@ -121,22 +118,35 @@ def _unencodable(name: str, text: str) -> str:
     return ""
 
 
-def _status(target: Path) -> os.stat_result | None:
+def _status(target: Path, shown: str) -> os.stat_result | None:
     try:
         return os.stat(target)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # Python 3.13 resolves a loop without an error
+            raise symlink_loop(shown) from None
+        raise
 
 
-def _parents(target: Path, shown: str, show: Callable[[Path], str]) -> None:
-    """Refuse a ``target`` below a file: its missing parents could not be made."""
+def _make_parents(target: Path, shown: str, show: Callable[[Path], str]) -> None:
+    """Make ``target``'s missing parent directories; refuse a ``target`` below a file
+    or in a directory that may not be written."""
     for parent in target.parents:
-        if (status := _status(parent)) is not None:
+        if (status := _status(parent, shown)) is not None:
             if not stat.S_ISDIR(status.st_mode):
                 raise ToolError(
                     f"{show(parent)} is a file, not a directory: {shown} cannot be created below it"
                 )
-            return
+            break
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except PermissionError as exc:
+        denied = Path(exc.filename or target.parent)
+        raise ToolError(
+            f"{shown} cannot be created: {show(denied.parent)} may not be written "
+            f"(permission denied), so {show(denied)} cannot be made"
+        ) from None
 
 
 def _write(target: Path, show: Callable[[Path], str], content: str) -> str:
@@ -144,17 +154,14 @@ def _write(target: Path, show: Callable[[Path], str], content: str) -> str:
     if why := _unencodable("content", content):
         raise ToolError(f"{why}; nothing was written")
     data = content.encode()
-    status = _status(target)
+    status = _status(target, shown)
     if status is None:
-        _parents(target, shown, show)
+        _make_parents(target, shown, show)
     elif stat.S_ISDIR(status.st_mode):
         raise ToolError(f"{shown} is a directory; give the path of a file")
     elif not stat.S_ISREG(status.st_mode):
         raise special_file(status.st_mode, shown)
-    else:
-        writable(target, shown, status)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    replace_file(target, shown, data, status)
+    write_file(target, shown, data, new=status is None)
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     verb = "created" if status is None else "overwrote"
     return f"{verb} {shown} ({_count(lines, 'line')}, {_count(len(data), 'byte')})"
@@ -227,7 +234,7 @@ def _not_found(text: str, old: str, shown: str) -> str:
 def _edit(target: Path, shown: str, old: str, new: str, replace_all: bool) -> str:
     if why := _unencodable("new", new):
         raise ToolError(f"{why}; {shown} is unchanged")
-    status = file_status(target, shown, "edit changes files")
+    file_status(target, shown, "edit changes files")
     with open_regular(target, shown) as file:
         data = file.read()
     if looks_binary(data[:SNIFF_BYTES]):
@@ -242,6 +249,8 @@ def _edit(target: Path, shown: str, old: str, new: str, replace_all: bool) -> st
         found = _occurrences(text, old)
     if not found:
         raise ToolError(_not_found(text, old, shown))
+    if "\r\n" in text:  # the file's line ending, for every line new adds
+        new = _BARE_LF.sub("\r\n", new)
     count = text.count(old)  # what str.replace replaces: no overlapping matches
     if len(found) > 1 and not replace_all:
         times = _count(count, "time")
@@ -257,9 +266,7 @@ def _edit(target: Path, shown: str, old: str, new: str, replace_all: bool) -> st
         )
     first_line = _line_of(text, found[0])
     count = count if replace_all else 1
-    writable(target, shown, status)
-    data = text.replace(old, new, count).encode()
-    replace_file(target, shown, data, status)
+    write_file(target, shown, text.replace(old, new, count).encode(), new=False)
     if count == 1:
         return f"edited {shown}: replaced 1 occurrence (line {first_line})"
     return f"edited {shown}: replaced {count} occurrences"

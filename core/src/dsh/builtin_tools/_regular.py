@@ -1,17 +1,19 @@
-"""How the file tools touch files: regular files only, and whole replacements.
+"""How the file tools touch files: regular files only, changed in place.
 
 A named pipe, a socket or a device is refused with a ``ToolError``, never opened in a
 way that waits: opening a FIFO blocks until a writer comes, in a worker thread that
 cannot be cancelled (and that the process waits for at exit). Files are checked with
 ``stat`` first and opened with ``O_NONBLOCK``, then checked again with ``fstat``, so
-one swapped in between is refused too.
+one swapped in between is refused too (``open_checked``).
 
-``replace_file`` writes a file whole into a new file beside it, then renames that over
-it (``os.replace``): a write that fails leaves the old file as it was, never empty or
-half written. The new file gets the old one's permission bits and owner. Paths reach
-here resolved (``_paths``), so a symlink's target is replaced and the link kept. Where
-that cannot be done (the directory may not be written but the file may, or the file
-belongs to another user), the file is written in place.
+``write_file`` writes into the file itself, never a new file renamed over it: the same
+file (inode) keeps its mode, owner, ACLs, extended attributes, hard links and bind
+mounts, and no temporary file is ever made. It is written from the start without
+truncating first, then cut to the new length. The space is reserved beforehand
+(``posix_fallocate``), so a full disk or quota is found before anything changes; should
+a write fail all the same, the old content (held in memory) is written back. A new file
+is created with ``O_EXCL`` and mode 0o666 less the umask. Paths reach here resolved
+(``_paths``), so a symlink's target is written and the link kept.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from pathlib import Path
 from typing import BinaryIO, Final
@@ -27,7 +28,7 @@ from typing import BinaryIO, Final
 from dsh.builtin_tools._paths import symlink_loop
 from dsh.tools import ToolError
 
-__all__ = ["file_status", "open_regular", "replace_file", "special_file", "writable"]
+__all__ = ["file_kind", "file_status", "open_regular", "special_file", "write_file"]
 
 _KINDS: Final = (
     (stat.S_ISFIFO, "a named pipe (FIFO)"),
@@ -35,12 +36,20 @@ _KINDS: Final = (
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
 )
+#: posix_fallocate's answer where the filesystem cannot reserve space (go on without).
+_NO_FALLOCATE: Final = (errno.EOPNOTSUPP, errno.EINVAL, getattr(errno, "ENOTSUP", 0))
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is neither regular nor a directory is: "a socket"..."""
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
 
 
 def special_file(mode: int, shown: str) -> ToolError:
     """The refusal of a file that is neither regular nor a directory."""
-    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
-    return ToolError(f"{shown} is {kind}, not a regular file; file tools open regular files only")
+    return ToolError(
+        f"{shown} is {file_kind(mode)}, not a regular file; file tools open regular files only"
+    )
 
 
 def file_status(target: Path, shown: str, hint: str) -> os.stat_result:
@@ -61,79 +70,108 @@ def file_status(target: Path, shown: str, hint: str) -> os.stat_result:
     return status
 
 
+def open_checked(target: Path, shown: str, flags: int) -> int:
+    """``target`` opened with ``flags`` (without waiting), if it is a regular file."""
+    fd = os.open(target, flags | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise special_file(mode, shown)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def open_regular(target: Path, shown: str) -> BinaryIO:
     """``target`` opened for reading in binary, if it is a regular file (see above)."""
-    fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    return os.fdopen(open_checked(target, shown, os.O_RDONLY), "rb")
+
+
+def _open_existing(target: Path, shown: str) -> int:
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise special_file(mode, shown)
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+        return open_checked(target, shown, os.O_RDWR)
+    except PermissionError:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+        if not os.access(target, os.W_OK):
+            raise ToolError(f"{shown} is not writable (mode {mode:#o})") from None
+        raise ToolError(
+            f"{shown} is not readable (mode {mode:#o}); edit and write read a file's old "
+            "content before changing it"
+        ) from None
 
 
-def writable(target: Path, shown: str, status: os.stat_result) -> None:
-    """Refuse a file the process may not write: replacing it would succeed (its
-    directory is writable), but would ignore its permission bits."""
-    if not os.access(target, os.W_OK):
-        raise ToolError(f"{shown} is not writable (mode {stat.S_IMODE(status.st_mode):#o})")
-
-
-def _write_in_place(target: Path, shown: str, data: bytes) -> None:
-    fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+def _create(target: Path, shown: str) -> int:
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise special_file(mode, shown)
-        os.set_blocking(fd, True)
-        os.ftruncate(fd, 0)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
+        return os.open(target, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    except PermissionError:
+        raise ToolError(f"{shown} cannot be created: its directory is not writable") from None
+    except FileExistsError:
+        raise ToolError(
+            f"{shown} was created by something else meanwhile; nothing was written"
+        ) from None
 
 
-def _take_over(fd: int, old: os.stat_result) -> bool:
-    """Give the file ``fd`` the owner and permission bits of ``old``; False when the
-    owner cannot be given (only root may give a file to another user)."""
-    new = os.fstat(fd)
-    if (new.st_uid, new.st_gid) != (old.st_uid, old.st_gid):
-        try:
-            os.fchown(fd, old.st_uid, old.st_gid)
-        except PermissionError:
-            return False
-    os.fchmod(fd, stat.S_IMODE(old.st_mode))  # after fchown, which drops setuid bits
-    return True
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
-def replace_file(target: Path, shown: str, data: bytes, old: os.stat_result | None) -> None:
-    """Make ``data`` the content of ``target`` in one step (see above). ``old``: the
-    status of the file it replaces; ``None`` for a new file (0o666 less the umask)."""
-    temporary = target.with_name(f".dsh-{secrets.token_hex(6)}.tmp")
-    try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-    except PermissionError:  # the directory is not writable
-        if old is None:
-            raise ToolError(f"{shown} cannot be created: its directory is not writable") from None
-        _write_in_place(target, shown, data)
+def _reserve(fd: int, size: int, old_size: int) -> None:
+    """Reserve ``size`` bytes for ``fd`` where the filesystem can; on an error, the
+    file is left at ``old_size`` (a part reserved may have grown it)."""
+    if size == 0 or not hasattr(os, "posix_fallocate"):
         return
     try:
-        with os.fdopen(fd, "wb") as file:
-            owned = old is None or _take_over(file.fileno(), old)
-            if owned:
-                file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
-        if owned:
-            os.replace(temporary, target)
-    except BaseException:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno in _NO_FALLOCATE:
+            return
         with contextlib.suppress(OSError):
-            os.unlink(temporary)
+            if os.fstat(fd).st_size != old_size:
+                os.ftruncate(fd, old_size)
         raise
-    if not owned:  # the file belongs to another user
-        os.unlink(temporary)
-        _write_in_place(target, shown, data)
+
+
+def _put(fd: int, data: bytes) -> None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.ftruncate(fd, len(data))
+    os.fsync(fd)
+
+
+def _failed(shown: str, exc: OSError, outcome: str) -> ToolError:
+    return ToolError(f"{shown} could not be written: {exc.strerror or exc}; {outcome}")
+
+
+def write_file(target: Path, shown: str, data: bytes, *, new: bool) -> None:
+    """Make ``data`` the content of ``target``, in place (see above); ``new``: create
+    it (it must not exist yet)."""
+    fd = _create(target, shown) if new else _open_existing(target, shown)
+    try:
+        old = b"" if new else _read_all(fd)
+        reserved = False
+        try:
+            _reserve(fd, len(data), len(old))
+            reserved = True
+            _put(fd, data)
+        except OSError as exc:
+            if new:
+                with contextlib.suppress(OSError):
+                    os.unlink(target)
+                raise _failed(shown, exc, "it was not created") from None
+            if not reserved:
+                raise _failed(shown, exc, "it is unchanged") from None
+            try:
+                _put(fd, old)
+            except OSError as again:
+                outcome = f"putting its old content back failed too ({again.strerror or again})"
+                raise _failed(shown, exc, f"{outcome}, so it may be half written") from None
+            raise _failed(shown, exc, "its old content was put back") from None
+    finally:
+        os.close(fd)

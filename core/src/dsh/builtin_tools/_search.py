@@ -21,7 +21,7 @@ import anyio.to_thread
 from pydantic import Field
 
 from dsh.builtin_tools._paths import Roots, real_path, roots_of
-from dsh.builtin_tools._regular import open_regular
+from dsh.builtin_tools._regular import file_kind, open_regular
 from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, looks_binary, split_lines
 from dsh.tools import ToolContext, ToolError, tool
 
@@ -61,6 +61,9 @@ def _directory(target: Path, shown: str) -> None:
     if not target.exists():
         raise ToolError(f"{shown} does not exist")
     if not target.is_dir():
+        mode = target.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise ToolError(f"{shown} is {file_kind(mode)}, not a directory or a regular file")
         raise ToolError(f"{shown} is a file, not a directory (use read)")
 
 
