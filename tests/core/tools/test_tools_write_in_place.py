@@ -194,3 +194,39 @@ async def test_a_write_that_fails_midway_puts_the_old_content_back(
     )
     assert (workspace / "f.txt").read_bytes() == b"a\n"
     assert os.listdir(workspace) == ["f.txt"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+async def test_a_new_file_that_cannot_be_written_whole_is_removed(
+    call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = os.write
+    target = str(workspace / "new.txt")
+
+    def failing(fd: int, data: Any) -> int:
+        if os.readlink(f"/proc/self/fd/{fd}") == target:
+            raise OSError(errno.EDQUOT, os.strerror(errno.EDQUOT))
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", failing)
+    result = await call_tool("write", path="new.txt", content="x")
+    assert result.content == (
+        f"tool 'write' failed: new.txt could not be written: {os.strerror(errno.EDQUOT)}; "
+        "it was not created"
+    )
+    assert os.listdir(workspace) == []
+
+
+async def test_a_directory_that_cannot_be_made_is_named(
+    call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def denied(self: Path, *args: Any, **kwargs: Any) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied", str(workspace / "d" / "sub"))
+
+    (workspace / "d").mkdir()
+    monkeypatch.setattr(Path, "mkdir", denied)
+    result = await call_tool("write", path="d/sub/h.txt", content="x")
+    assert result.content == (
+        "tool 'write' failed: d/sub/h.txt cannot be created: d may not be written "
+        "(permission denied), so d/sub cannot be made"
+    )
