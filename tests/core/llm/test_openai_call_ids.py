@@ -5,7 +5,10 @@ A call without a name stays MALFORMED_RESPONSE, and so does any id-less call of 
 model of a plugin's own: the assembler stays strict.
 
 Before: every such answer ended the turn MALFORMED_RESPONSE ("a streamed tool call has
-no id or no name")."""
+no id or no name"). The made id is 9 letters and digits, the only ids Mistral's API
+takes back (it refused the earlier ``call_<index>_<16 hex digits>``); id-less calls at
+one wire index (or with none) are separate calls by the rule used for ids (they were
+joined into one call the model never made)."""
 
 from __future__ import annotations
 
@@ -20,12 +23,13 @@ from dsh.config import ModelConfig
 from dsh.errors import ModelError
 from dsh.harness import Harness
 from dsh.llm import Assembler, Finish, ToolCallDelta
+from dsh.llm._call_slots import CallSlots
 from dsh.llm.openai import OpenAICompatibleModel
 from dsh.messages import ModelRequest, UserMessage
 from dsh.testing import run_turn
 
 ASK = ModelRequest(messages=(UserMessage(content="hi"),))
-MADE = re.compile(r"call_\d+_[0-9a-f]{16}")
+MADE = re.compile(r"[a-zA-Z0-9]{9}")
 
 
 def calls(*pieces: dict[str, Any], finish: str = "tool_calls") -> bytes:
@@ -117,3 +121,46 @@ async def test_the_tool_result_names_the_made_id() -> None:
     assert MADE.fullmatch(call["id"]) and result["call_id"] == call["id"]
     assert second[-2]["tool_calls"][0]["id"] == call["id"]
     assert second[-1] == {"role": "tool", "tool_call_id": call["id"], "content": result["content"]}
+
+
+async def test_calls_without_ids_at_one_index_stay_apart() -> None:
+    # another name, or the same name once the arguments are whole, is the next call
+    _, message = await answer(
+        calls(
+            piece(0, "read", '{"path": "a"}'),
+            piece(0, "bash", '{"command": "ls"}'),
+            piece(0, "bash", '{"command": '),
+            piece(0, "bash", '"pwd"}'),
+            piece(0, "bash", '{"command": "id"}'),
+        )
+    )
+    found = [(c.name, c.arguments) for c in message.tool_calls]
+    assert found == [
+        ("read", '{"path": "a"}'),
+        ("bash", '{"command": "ls"}'),
+        ("bash", '{"command": "pwd"}'),
+        ("bash", '{"command": "id"}'),
+    ]
+    assert len({c.id for c in message.tool_calls}) == 4
+
+
+def test_calls_without_an_index_or_ids_stay_apart() -> None:
+    slots = CallSlots()
+    read = {"function": {"name": "read", "arguments": '{"path": "a"}'}}
+    bash = {"function": {"name": "bash", "arguments": '{"command": "ls"}'}}
+    assert [slots.delta(p, 0).index for p in (read, bash)] == [0, 1]
+
+
+def test_made_ids_are_unique_in_the_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a draw that repeats an id of the answer is drawn again
+    drawn = iter("a" * 18 + "b" * 9)
+    monkeypatch.setattr("dsh.llm._call_slots.secrets.choice", lambda _: next(drawn))
+    slots = CallSlots()
+    slots.delta(piece(0, "ls", "{}"), 0)
+    slots.delta(piece(1, "ls", "{}"), 0)
+    assert [d.id for d in slots.made_ids()] == ["aaaaaaaaa", "bbbbbbbbb"]
+    slots = CallSlots()
+    slots.delta(piece(0, "ls", "{}", id="aaaaaaaaa"), 0)
+    slots.delta(piece(1, "ls", "{}"), 0)
+    drawn = iter("a" * 9 + "c" * 9)
+    assert [d.id for d in slots.made_ids()] == ["ccccccccc"]

@@ -4,7 +4,9 @@ A call's pieces share its ``index``, and its first piece carries its ``id`` and 
 servers bend that in several ways (kept apart here, each with the rule that reads it):
 
 - one index reused for every call: a new id with a name at a known index starts a new
-  call;
+  call; so does a name without an id (StepFun, GLM on Mistral: no call has one, and the
+  index may be the same or missing) by the rule below: another name, or the same name
+  with arguments once the call's are a whole JSON text;
 - ids that change on every piece, or an id sent after the name: a new id without a name
   continues the call, which keeps the first id it had; but if a name without an id
   comes next, that id was a new call's, sent before its name (a call that starts there
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import string
 from json import dumps
 from typing import Any, Final, final
 
@@ -34,6 +37,7 @@ from dsh.llm.base import ToolCallDelta
 
 __all__ = ["CallSlots"]
 
+_ID_CHARACTERS: Final = string.ascii_letters + string.digits
 _STRUCTURE: Final = re.compile(r'[{}\[\]"\\]')
 
 
@@ -71,12 +75,16 @@ class CallSlots:
 
     def made_ids(self) -> list[ToolCallDelta]:
         """Once the answer has ended: a piece giving each call with a name and no id an
-        id of its own, ``call_<index>_<16 random hex digits>`` (unique in the session:
-        the call's result names it)."""
+        id of its own, 9 random letters and digits (the only ids Mistral's API takes
+        back), unique in the answer and, at 62**9 draws, in the session (the call's
+        result names it)."""
         made: list[ToolCallDelta] = []
+        taken = {call.id for call in self._all}
         for call in self._all:
             if not call.id and call.name:
-                call.id = f"call_{call.index}_{secrets.token_hex(8)}"
+                while call.id in taken:
+                    call.id = "".join(secrets.choice(_ID_CHARACTERS) for _ in range(9))
+                taken.add(call.id)
                 made.append(ToolCallDelta(call.index, id=call.id))
         return made
 
@@ -102,9 +110,8 @@ class CallSlots:
             ):
                 self._slots[wire] = slot = known
         if slot is None or (
-            call_id is not None
-            and name is not None
-            and slot.id != call_id
+            name is not None
+            and self._starts(slot, call_id, name, arguments)
             and not self._continues(slot, name, arguments)
         ):
             slot = self._slots[wire] = _Call(len(self._all), call_id, name, arguments)
@@ -128,6 +135,16 @@ class CallSlots:
         else:
             slot.scan.feed(arguments)
         return ToolCallDelta(slot.index, id=call_id, name=name, arguments=arguments)
+
+    @staticmethod
+    def _starts(slot: _Call, call_id: str | None, name: str, arguments: str) -> bool:
+        """Whether a named piece may start a new call at its slot (``_continues`` has
+        the last word): one with another id, or one without an id at a call that has
+        a name, if it names another tool or brings arguments (its name alone again is
+        a server repeating it)."""
+        if call_id is not None:
+            return slot.id != call_id
+        return slot.name is not None and (slot.name != name or bool(arguments.strip()))
 
     @staticmethod
     def _continues(call: _Call, name: str, arguments: str | None = None) -> bool:
