@@ -56,6 +56,10 @@ async def openai_usage(usage: Any) -> tuple[str, Any]:
         ({"prompt_tokens": 7.5, "completion_tokens": [1]}, Usage()),
         ({"prompt_tokens": 7, "prompt_tokens_details": "none"}, Usage(input_tokens=7)),
         ({"prompt_tokens": 7, "prompt_cache_hit_tokens": {"n": 1}}, Usage(input_tokens=7)),
+        # too long to be a count: no ValueError from int()'s limit of 4300 digits
+        ({"prompt_tokens": "9" * 4301, "completion_tokens": 3}, Usage(output_tokens=3)),
+        ({"prompt_tokens": "9" * 16, "completion_tokens": 3}, Usage(output_tokens=3)),
+        ({"prompt_tokens": 1e300, "completion_tokens": 2**53 + 1}, Usage()),
     ],
 )
 async def test_an_unreadable_openai_count_is_0_with_a_warning(
@@ -66,7 +70,7 @@ async def test_an_unreadable_openai_count_is_0_with_a_warning(
     assert got == counted
     said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert said and all(f"model {name!r}" in line for line in said), said
-    assert "counted as 0" in said[0]
+    assert "counted as 0" in said[0] or "its counts are 0" in said[0]
     assert not any(KEY in line or KEY[:12] in line for line in said)
 
 
@@ -75,7 +79,63 @@ async def test_counts_as_numbers_and_their_text_are_read(caplog: pytest.LogCaptu
     with caplog.at_level(logging.WARNING):
         _, got = await openai_usage(usage)
     assert got == Usage(input_tokens=12, output_tokens=5, cache_read_tokens=4)
+    usage = {"prompt_tokens": "9" * 15, "completion_tokens": 2**53}
+    with caplog.at_level(logging.WARNING):
+        _, got = await openai_usage(usage)
+    assert got == Usage(input_tokens=int("9" * 15), output_tokens=2**53)
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+async def test_the_warning_names_the_kind_with_its_article(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    usage = {"prompt_tokens": -1, "prompt_tokens_details": "none"}
+    with caplog.at_level(logging.WARNING):
+        name, _ = await openai_usage(usage)
+    said = sorted(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+    assert said == [
+        f"model {name!r}: the usage's prompt_tokens is not a count (an int): counted as 0",
+        f"model {name!r}: the usage's prompt_tokens_details is not an object of counts"
+        " (a str): its counts are 0",
+    ]
+
+
+async def test_a_usage_or_x_groq_that_is_no_object_is_no_usage(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    finished = {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}
+    for last in ({"choices": [], "x_groq": "abc"}, {"choices": [], "usage": [1]}):
+        async with WireServer([sse(events(finished, last))]) as server:
+            config = ModelConfig(provider="openai-compatible", model="m", base_url=server.url)
+            with caplog.at_level(logging.WARNING):
+                _, message = await collect(OpenAICompatibleModel("groq-text", config), ASK)
+        assert (message.text, message.usage) == ("hi", Usage())
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("x_groq is not an object of counts" in line for line in said), said
+
+
+@pytest.mark.parametrize(
+    ("start", "later", "counted"),
+    [
+        ({"input_tokens": 5}, [1], Usage(input_tokens=5)),
+        ("abc", {"output_tokens": 4}, Usage(output_tokens=4)),
+    ],
+)
+async def test_an_anthropic_usage_that_is_no_object_is_no_usage(
+    start: Any, later: Any, counted: Usage
+) -> None:
+    items = [
+        {"type": "message_start", "message": {"usage": start}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": later},
+        {"type": "message_stop"},
+    ]
+    async with WireServer([sse(events(*items, done=False))]) as server:
+        config = ModelConfig(provider="anthropic", model="c", base_url=server.url)
+        _, message = await collect(AnthropicModel(f"anthropic{next(NAMES)}", config), ASK)
+    assert (message.text, message.usage) == ("hi", counted)
 
 
 async def test_the_warning_comes_once_per_model_and_field(caplog: pytest.LogCaptureFixture) -> None:

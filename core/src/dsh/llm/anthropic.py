@@ -11,7 +11,7 @@ from json import dumps, loads
 from typing import Any, Final
 
 from dsh._provider_table import BUILT_IN, KEY_HEADERS
-from dsh.llm._counts import count
+from dsh.llm._counts import count, mapping
 from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
 from dsh.llm._sse import ended_early
@@ -151,7 +151,7 @@ class AnthropicModel(HttpModel):
                         elif whole and item.get("index") in whole:
                             yield ToolCallDelta(item["index"], arguments=whole.pop(item["index"]))
                     elif kind == "message_start":
-                        usage.update(item["message"].get("usage") or {})
+                        usage.update(mapping(self.name, item["message"], "usage"))
                     elif kind == "message_delta":
                         for left in _unstopped(own, whole):  # a server that sent no block stop
                             yield left
@@ -160,7 +160,7 @@ class AnthropicModel(HttpModel):
                             stop = _STOP_REASONS.get(reason, "stop")
                         # the newer API repeats counts here, some null: a null
                         # does not replace message_start's count
-                        later = item.get("usage") or {}
+                        later = mapping(self.name, item, "usage")
                         usage.update((k, v) for k, v in later.items() if v is not None)
                         yield UsageChunk(_usage(self.name, usage))
                     elif kind == "message_stop":

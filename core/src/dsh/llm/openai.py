@@ -144,7 +144,7 @@ class OpenAICompatibleModel(HttpModel):
                             finish = reason
                             ended = True
                     usage = mapping(self.name, chunk, "usage") or mapping(
-                        self.name, chunk.get("x_groq") or {}, "usage"
+                        self.name, mapping(self.name, chunk, "x_groq"), "usage"
                     )
                     if usage:  # Groq's own place for it: x_groq.usage
                         yield UsageChunk(_usage(self.name, usage))
