@@ -25,6 +25,7 @@ from dsh.errors import ModelError
 from dsh.llm._not_found import not_found_hint
 from dsh.llm._origin import seconds
 from dsh.llm._pool import MAX_CONNECTIONS
+from dsh.llm._redact_json import quotable
 from dsh.llm._window import context_sizes
 
 if TYPE_CHECKING:
@@ -142,19 +143,24 @@ def _shorten(text: str) -> str:
 def _redact(text: str, secret: Secrets) -> str:
     """``text`` with the key (or each of the keys) hidden: whole, or a start or end of
     at least half of it (a server that quotes the key cut short, as some do)."""
-    if not secret:
-        return text
-    if isinstance(secret, str):
-        return redact(text, (secret,))
-    values = tuple(sorted((value for value in secret if value), key=len, reverse=True))
+    values = _values(secret)
     return redact(text, values) if values else text
+
+
+def _values(secret: Secrets) -> tuple[str, ...]:
+    """The keys of ``secret``, longest first."""
+    if not secret:
+        return ()
+    if isinstance(secret, str):
+        return (secret,)
+    return tuple(sorted((value for value in secret if value), key=len, reverse=True))
 
 
 def malformed(model: str, what: str, data: str, error: Exception, secret: Secrets) -> ModelError:
     """MALFORMED_RESPONSE for a stream item that cannot be read, quoting its start: the
     key is hidden before the cut (a cut could leave a piece of it no longer matching).
     One line: the error's words (a pydantic error's are several lines) joined, cut."""
-    shown = _redact(data, secret)[:200]
+    shown = quotable(data, _values(secret))[:200]
     cause = _shorten(_redact(f"{type(error).__name__}: {error}", secret))
     message = f"model {model!r}: unreadable {what} {shown!r} ({cause})"
     return ModelError("MALFORMED_RESPONSE", message)

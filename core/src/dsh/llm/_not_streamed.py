@@ -20,6 +20,7 @@ import httpx
 from dsh._secrets import redact
 from dsh.errors import ModelError
 from dsh.llm._errors import error_from_body
+from dsh.llm._redact_json import quotable
 from dsh.llm._sse import body as body_of
 
 __all__ = ["ERROR_BODY_LIMIT", "is_event_stream", "not_streamed", "read_start"]
@@ -62,7 +63,7 @@ def not_streamed(
     if error is not None:
         where = f"HTTP {status} ({got}, not an event stream)"
         return error_from_body(model, error, secret=secrets, where=where)
-    shown = redact(text, secrets)  # before the cut: a cut could split a key
+    shown = quotable(text, secrets)  # before the cut: a cut could split a key
     cut = "..." if len(shown) > _QUOTED else ""
     said = f"whose body starts {shown[:_QUOTED]!r}{cut}" if shown else "with an empty body"
     return ModelError(

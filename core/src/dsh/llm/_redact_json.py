@@ -18,6 +18,11 @@ escape not whole yet (``\\u00``) holds it until the next piece or the end. Not c
 a character beyond U+FFFF written as two escapes (a surrogate pair), a key cut into
 strings the tool joins.
 
+A server's text quoted in an error (a body or a chunk that could not be read) goes
+through ``quotable``: JSON re-written as ``json.dumps(..., ensure_ascii=False)`` writes
+it, other text with the escapes of the secrets' characters written plainly, then the
+secrets hidden.
+
 A provider's own block (``ProviderBlockChunk``: an Anthropic server tool's call, whose
 input the model wrote, or its results) comes whole and decoded: ``hidden_in`` hides the
 secrets in each of its strings (keys too), as ``dsh.redact`` does, and gives the very
@@ -32,7 +37,14 @@ from typing import Any, Final, final
 
 from dsh._secrets import redact
 
-__all__ = ["JsonEscapes", "escape_start", "hidden_in", "json_secrets", "out_of_escapes"]
+__all__ = [
+    "JsonEscapes",
+    "escape_start",
+    "hidden_in",
+    "json_secrets",
+    "out_of_escapes",
+    "quotable",
+]
 
 #: An escape, whole or cut off at the end: ``\uXXXX`` (fewer hex digits when cut),
 #: ``\`` and one character, or a ``\`` alone at the end.
@@ -162,3 +174,20 @@ def hidden_in(value: Any, secrets: tuple[str, ...]) -> Any:
             return value
         return items
     return value
+
+
+def quotable(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` (a server's, to quote) with ``secrets`` hidden, also where written with
+    JSON escapes: a JSON text re-written with none but the ones it needs (a surrogate
+    pair too), anything else (a JSON text cut short) with those of the secrets'
+    characters written plainly."""
+    secrets = tuple(secret for secret in secrets if secret)
+    if not secrets:
+        return text
+    try:
+        text = json.dumps(json.loads(text), ensure_ascii=False)
+    except (ValueError, RecursionError):
+        spelled, chars = json_secrets(secrets)
+        escapes = JsonEscapes(chars)
+        return redact(escapes.feed(text) + escapes.flush(), spelled)
+    return redact(text, json_secrets(secrets)[0])
