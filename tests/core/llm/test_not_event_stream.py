@@ -116,3 +116,18 @@ async def test_the_media_type_is_read_in_any_case(kind: str) -> None:
     async with WireServer([Reply(200, body, {"content-type": kind})]) as server:
         _, message = await collect(anthropic(server.url), ASK)
     assert message.stop_reason == "max_tokens"
+
+
+async def test_a_stream_of_another_type_is_quoted_without_waiting_for_its_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # application/x-ndjson, a line now and then: the quote is what came in the
+    # first moment after the body began (here 0.01 s), not 64 KiB or the end
+    monkeypatch.setattr("dsh.llm._not_streamed.QUOTE_WAIT", 0.01)
+    first = b'{"choices": [{"delta": {"content": "first"}}]}\n'
+    pieces = [first, b'{"later": "LAST"}\n']
+    reply = Reply(200, pieces, {"content-type": "application/x-ndjson"}, pause=1.0, then="stall")
+    async with WireServer([reply]) as server:
+        err = await fails(openai(server.url))
+    assert err.code == "MALFORMED_RESPONSE"
+    assert "first" in err.message and "LAST" not in err.message

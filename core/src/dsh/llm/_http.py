@@ -249,7 +249,7 @@ class HttpModel:
         try:
             kind = response.headers.get("content-type", "")
             if not is_event_stream(kind):  # a JSON error, say (dsh.llm._not_streamed)
-                start = await read_start(response)
+                start = await read_start(response, kind)
                 hide = self.error_secrets(secret)
                 raise not_streamed(self.name, response.status_code, kind, start, hide)
             yield source

@@ -1,6 +1,7 @@
 """A 2xx answer that is not an event stream: the server's JSON error, or a mistake.
 
-Its body is read as an error response's is (its first ``ERROR_BODY_LIMIT`` bytes). A
+Its body is read as an error response's is (its first ``ERROR_BODY_LIMIT`` bytes; one
+of a type that is not JSON only for a moment, see ``read_start``). A
 JSON error (``{"error": ...}``, Anthropic's ``{"type": "error", "error": ...}``, the
 Responses API's and vLLM's unwrapped ``{"type"|"object": "error", ...}``, the first of
 a list of them as Gemini sends) is the server's error, coded as the same object inside
@@ -10,11 +11,13 @@ quoting the start of the body. The keys are hidden from both.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from contextlib import aclosing
 from json import loads
 from typing import Any, Final
 
+import anyio
 import httpx
 
 from dsh._secrets import redact
@@ -29,6 +32,11 @@ __all__ = ["ERROR_BODY_LIMIT", "is_event_stream", "not_streamed", "read_start"]
 #: from the start, and a server may send a whole page.
 ERROR_BODY_LIMIT: Final = 64 * 1024
 _QUOTED: Final = 200  # characters of a body that is no error quoted
+#: A body that is not JSON is read for its quote this long after its first piece, and
+#: ``_QUOTE_LIMIT`` bytes at most: a stream of another type (``application/x-ndjson``)
+#: may send a line a second, and its end is not waited for.
+QUOTE_WAIT: Final = 1.0
+_QUOTE_LIMIT: Final = 16 * 1024
 
 
 def is_event_stream(content_type: str) -> bool:
@@ -37,16 +45,23 @@ def is_event_stream(content_type: str) -> bool:
     return "text/event-stream" in content_type.lower()
 
 
-async def read_start(response: httpx.Response) -> bytes:
+async def read_start(response: httpx.Response, content_type: str | None = None) -> bytes:
     """The start of ``response``'s body, ``ERROR_BODY_LIMIT`` bytes and at most a piece
-    more; what came before a transport failure (the status says enough)."""
+    more; what came before a transport failure (the status says enough). A 2xx answer's
+    ``content_type`` that is not JSON: what came in ``QUOTE_WAIT`` seconds after the
+    first piece, ``_QUOTE_LIMIT`` bytes at most."""
+    quick = content_type is not None and not _is_json(content_type)
+    limit = _QUOTE_LIMIT if quick else ERROR_BODY_LIMIT
     body = b""
     try:  # closed here, not left to the garbage collector (trio warns of that)
         async with aclosing(body_of(response)) as parts:
-            async for part in parts:
-                body += part
-                if len(body) > ERROR_BODY_LIMIT:
-                    break
+            with anyio.CancelScope() as waiting:
+                async for part in parts:
+                    body += part
+                    if len(body) > limit:
+                        break
+                    if quick and waiting.deadline == math.inf:
+                        waiting.deadline = anyio.current_time() + QUOTE_WAIT
     except httpx.HTTPError:
         pass
     return body
@@ -71,6 +86,13 @@ def not_streamed(
         f"model {model!r}: expected a text/event-stream answer, got {got!r} {said} "
         "(does the server stream?)",
     )
+
+
+def _is_json(content_type: str) -> bool:
+    """Whether a Content-Type is JSON (``application/json``, ``application/problem+json``;
+    not ``application/x-ndjson``, a stream of lines)."""
+    media = content_type.partition(";")[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
 
 
 def _error_object(text: str) -> Mapping[str, Any] | None:
