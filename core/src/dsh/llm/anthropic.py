@@ -183,8 +183,9 @@ def _block_start(index: int, block: dict[str, Any]) -> Chunk | None:
     kind = block["type"]
     if kind == "tool_use":
         # input {} from Anthropic; a server that sends it whole here has it sent at the
-        # block's end, unless input_json_delta pieces follow: they are the input then
-        return ToolCallDelta(index, id=block["id"], name=block["name"])
+        # block's end, unless input_json_delta pieces follow: they are the input then;
+        # one without an id or a name is refused by the assembler (no id is made here)
+        return ToolCallDelta(index, id=block.get("id") or None, name=block.get("name") or None)
     if kind == "text" and block.get("text"):
         return TextDelta(block["text"])
     if kind == "thinking" and block.get("thinking"):
