@@ -26,7 +26,7 @@ from dsh.llm._errors import error_from_body
 from dsh.llm._redact_json import quotable
 from dsh.llm._sse import body as body_of
 
-__all__ = ["ERROR_BODY_LIMIT", "is_event_stream", "not_streamed", "read_start"]
+__all__ = ["ERROR_BODY_LIMIT", "error_object", "is_event_stream", "not_streamed", "read_start"]
 
 #: How much of an error's body is read (a piece more at most): its words are quoted
 #: from the start, and a server may send a whole page.
@@ -104,10 +104,20 @@ def _error_object(text: str) -> Mapping[str, Any] | None:
         return None
     if isinstance(payload, list) and payload:  # Gemini: a list of one error
         payload = payload[0]
+    return error_object(payload)
+
+
+def error_object(payload: object) -> Mapping[str, Any] | None:
+    """``payload`` (decoded JSON: a body, a chunk) as an error object
+    (``{"error": ...}``) if it is one: with a non-null ``error`` member, or an
+    error object without that wrapper (``{"type"|"object": "error", ...}``, with no
+    ``choices``), then wrapped; None for anything else."""
     if not isinstance(payload, Mapping):
         return None
     if payload.get("error") is not None:
         return payload
-    if payload.get("type") == "error" or payload.get("object") == "error":
+    if not payload.get("choices") and (
+        payload.get("type") == "error" or payload.get("object") == "error"
+    ):
         return {"error": payload}
     return None

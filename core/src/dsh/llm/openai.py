@@ -14,6 +14,7 @@ from dsh.llm._call_slots import CallSlots
 from dsh.llm._counts import count, mapping
 from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
+from dsh.llm._not_streamed import error_object
 from dsh.llm._origin import Origin
 from dsh.llm._sse import ended_early
 from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, UsageChunk
@@ -124,16 +125,10 @@ class OpenAICompatibleModel(HttpModel):
                     chunk = loads(data)
                     if chunk.__class__ is not dict:
                         raise TypeError("not a JSON object")
-                    if "error" in chunk and chunk["error"] is not None:
-                        raise error_from_body(self.name, chunk, secret=self.error_secrets(key))
-                    choices = chunk.get("choices")
-                    if not choices and (
-                        chunk.get("type") == "error" or chunk.get("object") == "error"
-                    ):  # an error object on a data line without the {"error": ...} wrapper
-                        raise error_from_body(
-                            self.name, {"error": chunk}, secret=self.error_secrets(key)
-                        )
-                    for choice in choices or ():
+                    error = error_object(chunk)  # {"error": ...}, or one without it
+                    if error is not None:
+                        raise error_from_body(self.name, error, secret=self.error_secrets(key))
+                    for choice in chunk.get("choices") or ():
                         if choice.get("index") not in (0, None):
                             continue  # another of n > 1 choices: only the first is read
                         for piece in _pieces(choice.get("delta"), slots, refusals):
