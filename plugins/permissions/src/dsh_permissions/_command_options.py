@@ -79,6 +79,8 @@ class _Runs:
     variables: tuple[str, ...] = ()
     #: the same, counted only when the line sets them (dsh's own are the person's)
     line_variables: tuple[str, ...] = ()
+    #: ssh's ``-J`` (ProxyJump): run through ``$SHELL -c`` unless a plain hop list
+    jump: bool = False
 
 
 _TAR: Final = _Runs(
@@ -113,9 +115,9 @@ _RUNS: Final = {
         line_variables=RSYNC_VARIABLES,
     ),
     "zip": _Runs(letters="T", valued=frozenset("bnOtPZs"), long=("--unzip-command",)),
-    "scp": _Runs(letters="DFSo", valued=frozenset("cDFiJloPSX")),
+    "scp": _Runs(letters="DFSo", valued=frozenset("cDFiJloPSX"), jump=True),
     # -b: a batch file's ``!CMD``; -D: a local sftp server
-    "sftp": _Runs(letters="bDFSo", valued=frozenset("BbcDFiJloPRSsX")),
+    "sftp": _Runs(letters="bDFSo", valued=frozenset("BbcDFiJloPRSsX"), jump=True),
     **dict.fromkeys(("sort", "gsort"), _Runs(long=("--compress-program",))),
     "cpio": _Runs(long=("--rsh-command",)),
     "wget": _Runs(
@@ -151,6 +153,7 @@ _RUNS: Final = {
         letters="FI",
         valued=frozenset("BbcDEeFIiJLlmOoPpQRSWw"),
         line_variables=(ASKPASS_VARIABLES[0], "HOME"),
+        jump=True,
     ),
     "sudo": _Runs(line_variables=ASKPASS_VARIABLES[1:]),
     # its options, shell, ssh command and profiles (its own options: _parallel)
@@ -161,6 +164,11 @@ _RUNS: Final = {
     # HOME: git reads ~/.gitconfig (HOME=. git status)
     "git": _Runs(line_variables=(*GIT_LINE_VARIABLES, "HOME")),
 }
+#: a plain ProxyJump hop list: ``[ssh://][user@]host[:port]``, comma-separated (ssh runs
+#: a hop list through ``$SHELL -c``: any other is a command)
+_HOP: Final = r"(?:ssh://)?(?:[A-Za-z0-9_][A-Za-z0-9_.-]*@)?[A-Za-z0-9][A-Za-z0-9_.-]*(?::[0-9]+)?"
+_HOPS: Final = rf"{_HOP}(?:,{_HOP})*"
+_PLAIN_HOPS: Final = re.compile(_HOPS, re.ASCII)
 #: ssh's ``-o`` settings that run nothing, given a plain value (one word, no quoting),
 #: and the known-hosts files given ``/dev/null`` (any other is a file ssh reads)
 _PLAIN_SSH_SETTING: Final = re.compile(
@@ -174,7 +182,9 @@ _PLAIN_SSH_SETTING: Final = re.compile(
     r"ControlPersist|ControlPath|ClearAllForwardings|Ciphers|MACs|KexAlgorithms|"
     r"HostKeyAlgorithms|EscapeChar"
     r")(?:\s*=\s*|[ \t]+)[A-Za-z0-9_.,:@/%+~-]*"
-    r"|(?:UserKnownHostsFile|GlobalKnownHostsFile)(?:\s*=\s*|[ \t]+)/dev/null)[ \t]*",
+    r"|ProxyJump(?:\s*=\s*|[ \t]+)"
+    + _HOPS
+    + r"|(?:UserKnownHostsFile|GlobalKnownHostsFile)(?:\s*=\s*|[ \t]+)/dev/null)[ \t]*",
     re.IGNORECASE | re.ASCII,
 )
 #: wget's ``-e`` commands that run nothing (lower case, without ``-`` and ``_``)
@@ -240,7 +250,7 @@ def _option(runs: _Runs, args: list[str]) -> str | None:
             if read.option not in runs.others and long_in(read.option, runs.long):
                 return read.option
         elif read.option:
-            if read.option[1] in runs.letters:
+            if read.option[1] in runs.letters or _jump(runs, read.option, read.value):
                 return read.option
         elif runs.plus and text.startswith("+") and len(text) > 1 and not text[1:].isdigit():
             return text
@@ -259,11 +269,18 @@ def _ssh_option(runs: _Runs, args: list[str]) -> str | None:
             operands += 1
             if operands > 1:  # the command it runs on the host
                 return None
-        elif read.option[1:] in runs.letters or (
-            read.option == "-o" and not _PLAIN_SSH_SETTING.fullmatch(read.value or "")
+        elif (
+            _jump(runs, read.option, read.value)
+            or read.option[1:] in runs.letters
+            or (read.option == "-o" and not _PLAIN_SSH_SETTING.fullmatch(read.value or ""))
         ):
             return read.option
     return None
+
+
+def _jump(runs: _Runs, option: str, value: str | None) -> bool:
+    """Whether ``option`` is ssh's ``-J`` with a value that is no plain hop list."""
+    return runs.jump and option == "-J" and not _PLAIN_HOPS.fullmatch(value or "")
 
 
 def _without_plain_commands(args: list[str]) -> list[str]:

@@ -1,0 +1,49 @@
+"""A re-review of ssh's and GNU parallel's remote options (behaviour 49: a command must
+not be smuggled past a rule). Each row goes through the real dispatcher (conftest
+``judge``); nothing is run.
+
+1: ``-J`` (ProxyJump) of ssh, scp and sftp: ssh runs a hop list through ``$SHELL -c``,
+so only a comma list of plain ``[user@]host[:port]`` (or ``ssh://``) hops keeps its
+effects known; ``-o ProxyJump=`` with such a value too.
+"""
+
+from __future__ import annotations
+
+import pytest
+from permissions_util import BYPASS_RM, DENY_RM, allowed, refused
+
+pytestmark = pytest.mark.plugins("permissions")
+
+SSH_ALLOWED = {"allow": ["bash(ssh *)", "bash(scp *)", "bash(sftp *)", "bash(slogin *)"]}
+
+# -- 1: -J ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ssh -J 'x&rm${IFS}y&' host true", "ssh -J'x&rm${IFS}y&' host",
+        "ssh -o ProxyJump='x&rm${IFS}y&' host", "ssh host -J 'x;rm y'",
+        "scp -J 'x&rm${IFS}y&' f host:", "sftp -J 'x&rm${IFS}y&' host",
+        "ssh -J 'a,b c' host", "ssh -J '' host", "ssh -J a,,b host",
+        "ssh -4J'x&rm y' host",
+    ],
+)  # fmt: skip
+async def test_b49_ssh_jump_that_is_no_plain_hop_list(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    judged = await judge(SSH_ALLOWED, "bash", {"command": command})
+    assert judged.decision == "ask", judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ssh -J jump host ls", "ssh -J user@jump:2222,other host ls",
+        "ssh -J ssh://user@jump:22 host", "ssh -Jjump host", "scp -J jump f host:",
+        "sftp -J u@jump host", "ssh -o ProxyJump=jump host", "ssh -o 'ProxyJump a,b' host",
+        "ssh -o ProxyJump=none host",
+    ],
+)  # fmt: skip
+async def test_ssh_plain_jump_is_allowed(judge, command):
+    await allowed(judge, SSH_ALLOWED, command)
+    await allowed(judge, DENY_RM, command)
