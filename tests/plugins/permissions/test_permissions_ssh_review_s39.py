@@ -47,3 +47,25 @@ async def test_b49_ssh_jump_that_is_no_plain_hop_list(judge, command):
 async def test_ssh_plain_jump_is_allowed(judge, command):
     await allowed(judge, SSH_ALLOWED, command)
     await allowed(judge, DENY_RM, command)
+
+
+# -- 2: slogin is ssh; autossh is not modelled ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "slogin -o ProxyCommand='rm y' host", "slogin -F cfg host",
+        "/usr/bin/slogin -o ProxyCommand='rm y' host", "slogin -J 'x;rm y' host",
+        "SSH_ASKPASS=./x slogin host", "autossh -M 0 -o ProxyCommand='rm y' host",
+        "autossh -M 0 host",
+    ],
+)  # fmt: skip
+async def test_b49_slogin_and_autossh(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    judged = await judge(SSH_ALLOWED, "bash", {"command": command})
+    assert judged.decision == "ask", judged.event["reason"]
+
+
+async def test_slogin_plain_is_allowed(judge):
+    await allowed(judge, SSH_ALLOWED, "slogin -J jump -o BatchMode=yes host ls")

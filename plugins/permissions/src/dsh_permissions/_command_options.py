@@ -54,7 +54,7 @@ from dsh_permissions._option_variables import (
 )
 from dsh_permissions._tar import TAR_VALUED, TARS, disputed, old_style
 
-__all__ = ["hidden"]
+__all__ = ["SSHS", "hidden"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,14 @@ _VIM: Final = _Runs(
 _NVIM: Final = replace(
     _VIM, letters=_VIM.letters + "l", line_variables=(*_VIM.line_variables, "XDG_CONFIG_HOME")
 )
+#: ssh, also under its old name
+SSHS: Final = frozenset({"ssh", "slogin"})
+_SSH: Final = _Runs(
+    letters="FI",
+    valued=frozenset("BbcDEeFIiJLlmOoPpQRSWw"),
+    line_variables=(ASKPASS_VARIABLES[0], "HOME"),
+    jump=True,
+)
 _RUNS: Final = {
     **dict.fromkeys(TARS, _TAR),
     **dict.fromkeys(("split", "gsplit"), _Runs(long=("--filter",))),
@@ -149,12 +157,7 @@ _RUNS: Final = {
     "less": _Runs(line_variables=LESS_VARIABLES),
     # -F: a configuration (ProxyCommand, Match exec); -I: a PKCS#11 library it loads;
     # -o: a setting not known to run nothing (_ssh_option); HOME: ~/.ssh/config
-    "ssh": _Runs(
-        letters="FI",
-        valued=frozenset("BbcDEeFIiJLlmOoPpQRSWw"),
-        line_variables=(ASKPASS_VARIABLES[0], "HOME"),
-        jump=True,
-    ),
+    **dict.fromkeys(SSHS, _SSH),
     "sudo": _Runs(line_variables=ASKPASS_VARIABLES[1:]),
     # its options, shell, ssh command and profiles (its own options: _parallel)
     **dict.fromkeys(
@@ -219,7 +222,7 @@ def hidden(words: list[str], index: int) -> str | None:
     if name == "git":
         option = runs_command(args)
     else:
-        option = _ssh_option(runs, args) if name == "ssh" else _option(runs, args)
+        option = _ssh_option(runs, args) if name in SSHS else _option(runs, args)
     if option is None:
         return None
     return f"{name} {option} runs a command that is not looked into"

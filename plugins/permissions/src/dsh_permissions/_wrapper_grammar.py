@@ -50,6 +50,8 @@ UNMODELLED: Final = frozenset(
         # they run a string through a shell, commands read from their input, or later
         *("tmux", "screen", "nix-shell", "watchexec", "entr", "pee", "mispipe", "at"),
         "batch",
+        # autossh gives its words to ssh, with options of its own (-M PORT)
+        "autossh",
     }
 )
 
