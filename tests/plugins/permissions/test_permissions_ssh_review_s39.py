@@ -69,3 +69,20 @@ async def test_b49_slogin_and_autossh(judge, command):
 
 async def test_slogin_plain_is_allowed(judge):
     await allowed(judge, SSH_ALLOWED, "slogin -J jump -o BatchMode=yes host ls")
+
+
+# -- 3: SSH_ASKPASS for every program that runs ssh -------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "SSH_ASKPASS=./x SSH_ASKPASS_REQUIRE=force scp f host:",
+        "SSH_ASKPASS=./x SSH_ASKPASS_REQUIRE=force sftp host",
+        "SSH_ASKPASS=./x SSH_ASKPASS_REQUIRE=force git fetch",
+        "SSH_ASKPASS=./x rsync -a f host:", "SSH_ASKPASS=./x parallel -S host echo ::: x",
+        "export SSH_ASKPASS=./x; sem -S host echo", "SSH_ASKPASS_REQUIRE=force ssh host",
+    ],
+)  # fmt: skip
+async def test_b49_ssh_askpass_for_programs_running_ssh(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")

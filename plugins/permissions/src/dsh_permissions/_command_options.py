@@ -14,7 +14,8 @@ runs one (``rebase -x``, ``bisect run``, ``clone -c``: ``_git.runs_command``); a
 environment variables that do the same (``TAR_OPTIONS``; set in the line: ``RSYNC_RSH``,
 ``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND``, ``LESSOPEN``, ``VIMINIT``, ``EXINIT``,
 ``MYVIMRC``, ``WGETRC``, GNU parallel's ``PARALLEL``, ``PARALLEL_SHELL``,
-``PARALLEL_SSH``, ``PARALLEL_HOME`` and the like, ``SSH_ASKPASS`` for ssh,
+``PARALLEL_SSH``, ``PARALLEL_HOME`` and the like, ``SSH_ASKPASS`` and
+``SSH_ASKPASS_REQUIRE`` for ssh and what runs it (scp, sftp, rsync, git, parallel),
 ``SUDO_ASKPASS`` for sudo, and ``HOME`` for git, gpg, vim, emacs, wget, parallel and
 ssh, which read their settings there, ...).
 
@@ -40,12 +41,13 @@ from typing import Final
 from dsh_permissions._getopt import END, long_in, long_option, scan
 from dsh_permissions._git import runs_command
 from dsh_permissions._option_variables import (
-    ASKPASS_VARIABLES,
     GIT_LINE_VARIABLES,
     GPG_VARIABLES,
     LESS_VARIABLES,
     PARALLEL_VARIABLES,
     RSYNC_VARIABLES,
+    SSH_VARIABLES,
+    SUDO_VARIABLES,
     TAR_VARIABLES,
     VIM_VARIABLES,
     WGET_VARIABLES,
@@ -110,7 +112,7 @@ SSHS: Final = frozenset({"ssh", "slogin"})
 _SSH: Final = _Runs(
     letters="FI",
     valued=frozenset("BbcDEeFIiJLlmOoPpQRSWw"),
-    line_variables=(ASKPASS_VARIABLES[0], "HOME"),
+    line_variables=(*SSH_VARIABLES, "HOME"),
     jump=True,
 )
 _RUNS: Final = {
@@ -120,12 +122,19 @@ _RUNS: Final = {
         letters="e",
         valued=frozenset("eBfMT@"),
         long=("--rsh", "--rsync-path"),
-        line_variables=RSYNC_VARIABLES,
+        line_variables=(*RSYNC_VARIABLES, *SSH_VARIABLES),
     ),
     "zip": _Runs(letters="T", valued=frozenset("bnOtPZs"), long=("--unzip-command",)),
-    "scp": _Runs(letters="DFSo", valued=frozenset("cDFiJloPSX"), jump=True),
+    "scp": _Runs(
+        letters="DFSo", valued=frozenset("cDFiJloPSX"), line_variables=SSH_VARIABLES, jump=True
+    ),
     # -b: a batch file's ``!CMD``; -D: a local sftp server
-    "sftp": _Runs(letters="bDFSo", valued=frozenset("BbcDFiJloPRSsX"), jump=True),
+    "sftp": _Runs(
+        letters="bDFSo",
+        valued=frozenset("BbcDFiJloPRSsX"),
+        line_variables=SSH_VARIABLES,
+        jump=True,
+    ),
     **dict.fromkeys(("sort", "gsort"), _Runs(long=("--compress-program",))),
     "cpio": _Runs(long=("--rsh-command",)),
     "wget": _Runs(
@@ -158,14 +167,14 @@ _RUNS: Final = {
     # -F: a configuration (ProxyCommand, Match exec); -I: a PKCS#11 library it loads;
     # -o: a setting not known to run nothing (_ssh_option); HOME: ~/.ssh/config
     **dict.fromkeys(SSHS, _SSH),
-    "sudo": _Runs(line_variables=ASKPASS_VARIABLES[1:]),
+    "sudo": _Runs(line_variables=SUDO_VARIABLES),
     # its options, shell, ssh command and profiles (its own options: _parallel)
     **dict.fromkeys(
         ("parallel", "sem"),
-        _Runs(line_variables=(*PARALLEL_VARIABLES, "HOME", "XDG_CONFIG_HOME")),
+        _Runs(line_variables=(*PARALLEL_VARIABLES, *SSH_VARIABLES, "HOME", "XDG_CONFIG_HOME")),
     ),
     # HOME: git reads ~/.gitconfig (HOME=. git status)
-    "git": _Runs(line_variables=(*GIT_LINE_VARIABLES, "HOME")),
+    "git": _Runs(line_variables=(*GIT_LINE_VARIABLES, *SSH_VARIABLES, "HOME")),
 }
 #: a plain ProxyJump hop list: ``[ssh://][user@]host[:port]``, comma-separated (ssh runs
 #: a hop list through ``$SHELL -c``: any other is a command)

@@ -44,7 +44,8 @@ from typing import Final
 from dsh_permissions._wrappers import skip_assignments
 
 __all__ = [
-    "ASKPASS_VARIABLES",
+    "SSH_VARIABLES",
+    "SUDO_VARIABLES",
     "GIT_LINE_VARIABLES",
     "GPG_VARIABLES",
     "LESS_VARIABLES",
@@ -85,8 +86,11 @@ GIT_LINE_VARIABLES: Final = (
 )
 #: gpg's home, whose ``gpg.conf`` may name a program it runs (``photo-viewer``)
 GPG_VARIABLES: Final = ("GNUPGHOME",)
-#: a program ssh and sudo (``-A``) run for a password
-ASKPASS_VARIABLES: Final = ("SSH_ASKPASS", "SUDO_ASKPASS")
+#: a program ssh runs for a password (and when: ``force``), so do scp, sftp, rsync,
+#: git and parallel, which run ssh
+SSH_VARIABLES: Final = ("SSH_ASKPASS", "SSH_ASKPASS_REQUIRE")
+#: a program sudo runs for a password (``-A``)
+SUDO_VARIABLES: Final = ("SUDO_ASKPASS",)
 #: GNU parallel's options (``PARALLEL``, ``PARALLEL_CSH``), the shell it runs commands
 #: with, its ssh and tmux commands, rsync's options, code put before each command
 #: (``PARALLEL_ENV``, or a file of it) and where its profiles are (``PARALLEL_HOME``,
@@ -107,7 +111,8 @@ WATCHED: Final = (
     *GIT_LINE_VARIABLES,
     *GPG_VARIABLES,
     *PARALLEL_VARIABLES,
-    *ASKPASS_VARIABLES,
+    *SSH_VARIABLES,
+    *SUDO_VARIABLES,
 )
 #: in a line's set: any variable may have been exported
 _ANY: Final = "*"
