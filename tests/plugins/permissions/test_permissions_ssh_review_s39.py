@@ -86,3 +86,24 @@ async def test_slogin_plain_is_allowed(judge):
 )  # fmt: skip
 async def test_b49_ssh_askpass_for_programs_running_ssh(judge, command):
     await refused(judge, BYPASS_RM, command, mode="bypass")
+
+
+# -- 4: parallel's {= perl =} runs Perl here --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "parallel echo '{= qx(rm y) =}' ::: x", "parallel echo {= qx{rm y} =} ::: x",
+        "parallel --tagstring '{= qx(rm y) =}' echo ::: x",
+        "parallel --results '{= qx(rm y) =}' echo ::: x",
+        "parallel --wd '{= qx(rm y) =}' echo ::: x", "parallel --wd='{=qx(rm y)=}' echo ::: x",
+        "parallel echo 'a{=qx(rm y)=}b' ::: x", "sem echo '{= qx(rm y) =}'",
+    ],
+)  # fmt: skip
+async def test_b49_parallel_perl_replacement_strings(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    judged = await judge(
+        {"allow": ["bash(parallel *)", "bash(sem *)"]}, "bash", {"command": command}
+    )
+    assert judged.decision == "ask", judged.event["reason"]

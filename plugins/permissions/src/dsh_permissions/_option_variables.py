@@ -44,8 +44,6 @@ from typing import Final
 from dsh_permissions._wrappers import skip_assignments
 
 __all__ = [
-    "SSH_VARIABLES",
-    "SUDO_VARIABLES",
     "GIT_LINE_VARIABLES",
     "GPG_VARIABLES",
     "LESS_VARIABLES",
@@ -53,6 +51,8 @@ __all__ = [
     "POSIXLY_CORRECT",
     "RSYNC_VARIABLES",
     "SHELL_PLACES",
+    "SSH_VARIABLES",
+    "SUDO_VARIABLES",
     "TAR_VARIABLES",
     "VIM_VARIABLES",
     "WATCHED",

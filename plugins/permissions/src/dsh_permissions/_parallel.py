@@ -3,9 +3,10 @@
 ``parallel git ::: push`` runs ``git push``: the words after parallel's options, up to
 the first argument list (``:::``, ``:::+``, ``::::``, ``::::+``), are a command that
 gets its arguments at run time, from those lists or from its input. They go where a
-replacement string stands (``{}``, ``{.}``, ``{/}``, ``{1}``, ``{= perl =}``, ...) or,
-with none, at the end. parallel hands the command line to a shell, so its words are
-code (``parallel 'cat x; rm {}' ::: y``). ``sem`` (``parallel --semaphore``) runs its
+replacement string stands (``{}``, ``{.}``, ``{/}``, ``{1}``, ...) or, with none, at
+the end; a ``{= perl =}`` one runs Perl here, so ``{=`` makes the command unknown.
+parallel hands the command line to a shell, so its words are code (``parallel 'cat x;
+rm {}' ::: y``). ``sem`` (``parallel --semaphore``) runs its
 command once, through a shell too, with no arguments added.
 
 ``script`` gives that command as a shell line in which each place an argument goes is
@@ -71,6 +72,8 @@ _LONG_FLAGS: Final = (
 )
 _KNOWN: Final = Known(_FLAGS, _VALUE, _LONG_FLAGS, _LONG_VALUE, shortened=False)
 _SSHLOGINS: Final = frozenset({"S", "--sshlogin"})
+#: opens a ``{= perl expression =}`` replacement string: parallel evaluates it here
+_PERL: Final = "{="
 #: one plain sshlogin: hostgroups, a number of CPUs, then ``:`` (this computer) or a
 #: host with its user and port; no sshcommand, password, IPv6 address or ``-`` first
 _PLAIN_SSHLOGIN: Final = re.compile(
@@ -83,8 +86,9 @@ def command_words(words: list[str], index: int) -> tuple[int, int] | None:
     """For parallel or sem at ``index``: ``(start, end)``, ``words[start:end]`` being
     the command it runs (empty: the arguments themselves are the commands). None when
     an option is not known or lacks its value, an sshlogin is not plain
-    (``plain_sshlogins``), or the first word after them starts with ``+`` (an option to
-    Getopt::Long)."""
+    (``plain_sshlogins``), the first word after them starts with ``+`` (an option to
+    Getopt::Long), or the command or an option's value holds ``{=`` (a ``{= perl =}``
+    replacement string, which parallel evaluates on this computer: ``{= qx(rm y) =}``)."""
     found = known_options(words, index + 1, _KNOWN)
     if found is None or not all(
         plain_sshlogins(value or "") for name, value in found[1] if name in _SSHLOGINS
@@ -96,6 +100,8 @@ def command_words(words: list[str], index: int) -> tuple[int, int] | None:
     end = i
     while end < len(words) and words[end] not in SEPARATORS:
         end += 1
+    if any(_PERL in word for word in words[index + 1 : end]):  # Perl run here
+        return None
     return i, end
 
 
