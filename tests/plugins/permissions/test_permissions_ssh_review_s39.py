@@ -107,3 +107,17 @@ async def test_b49_parallel_perl_replacement_strings(judge, command):
         {"allow": ["bash(parallel *)", "bash(sem *)"]}, "bash", {"command": command}
     )
     assert judged.decision == "ask", judged.event["reason"]
+
+
+# -- 5: plain sshlogins holding a / as a word of their own ------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "parallel -S 8/host echo ::: x", "parallel -S @g/host echo ::: x",
+        "parallel --sshlogin 2/user@host:22 echo ::: x", "sem -S 4/host echo",
+    ],
+)  # fmt: skip
+async def test_plain_sshlogin_with_a_slash_is_allowed(judge, command):
+    await allowed(judge, DENY_RM, command)

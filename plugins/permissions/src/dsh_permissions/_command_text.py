@@ -90,7 +90,8 @@ def text_subject(
     deny = tuple(dict.fromkeys([*deny, *(folded(r) for r in deny)]))
     # only a pattern's first characters tell (see _xargs.OPEN_CHARS)
     prefixes = dict.fromkeys(
-        p[: _xargs.OPEN_CHARS] for p in [*open_prefixes(canon, hole), *open_prefixes(raw, hole)]
+        p[: _xargs.OPEN_CHARS]
+        for p in [*open_prefixes(canon, hole, raw), *open_prefixes(raw, hole)]
     )
     prefixes.update(dict.fromkeys(folded(p) for p in list(prefixes)))
     allow = () if why else (text,)

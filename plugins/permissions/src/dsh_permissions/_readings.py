@@ -35,16 +35,19 @@ SHELLS: Final = SCRIPT_SHELLS | MULTICALL | {"su", "script"}
 _CODE: Final = SHELLS | {"eval"}
 
 
-def open_prefixes(words: list[str], hole: str | None) -> list[str]:
+def open_prefixes(words: list[str], hole: str | None, raw: list[str] | None = None) -> list[str]:
     """The beginnings of the text the command may become at run time (``_xargs``):
-    ``{}`` is a file name (``hole``, find -exec), and what xargs runs gets more words."""
+    ``{}`` is a file name (``hole``, find -exec), and what xargs runs gets more words.
+    ``raw``: the words as written (``words`` may write a relative path ``./8/host``),
+    which parallel's options are read from (``parallel -S 8/host``: a plain sshlogin)."""
     out = cut(words, hole) if hole is not None else []
+    options = raw if raw is not None and len(raw) == len(words) else words
     xargs = [i for i in starts(words) if i < len(words) and os.path.basename(words[i]) == "xargs"]
     if len(xargs) > _xargs.MAX_XARGS:  # each costs the length of the command: fail closed
         return [""]
     for index in starts(words):
         if index < len(words) and os.path.basename(words[index]) in PARALLELS:
-            found_command = command_words(words, index)
+            found_command = command_words(options, index)
             # an option not known, or no command (the arguments are the commands)
             if found_command is None or found_command[0] == found_command[1]:
                 out.append("")
