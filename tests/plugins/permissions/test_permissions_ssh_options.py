@@ -7,8 +7,9 @@ names a configuration that may hold them, ``-I`` a PKCS#11 library ssh loads. On
 ``-o`` with a few settings that run nothing and a plain value (``-o BatchMode=yes``,
 ``-o ConnectTimeout=5``) keeps ssh's effects known.
 
-2: ``SSH_ASKPASS`` (a program ssh runs for a passphrase) and ``HOME`` (``~/.ssh/config``)
-set in the line, and ``SUDO_ASKPASS`` for ``sudo``: the same.
+2: ``SSH_ASKPASS`` (a program ssh runs for a passphrase) set in the line, and
+``SUDO_ASKPASS`` for ``sudo``: the same (not ``HOME``: ssh reads ``~`` from the
+password database).
 
 What ssh runs on the remote host is not looked into (docs/permissions.md, Limits).
 Each row goes through the real dispatcher (conftest ``judge``); nothing is run.
@@ -67,7 +68,7 @@ async def test_ssh_without_them_is_still_allowed(judge, command):
 @pytest.mark.parametrize(
     "command",
     [
-        "SSH_ASKPASS=./x SSH_ASKPASS_REQUIRE=force ssh host", "HOME=. ssh host",
+        "SSH_ASKPASS=./x SSH_ASKPASS_REQUIRE=force ssh host",
         "export SSH_ASKPASS=./x; ssh host", "SUDO_ASKPASS=/bin/rm sudo -A true",
         "export SUDO_ASKPASS=/bin/rm; sudo -A true",
     ],

@@ -15,6 +15,7 @@ from permissions_util import BYPASS_RM, DENY_RM, allowed, refused
 pytestmark = pytest.mark.plugins("permissions")
 
 SSH_ALLOWED = {"allow": ["bash(ssh *)", "bash(scp *)", "bash(sftp *)", "bash(slogin *)"]}
+READ_DENIED = {"allow": ["bash"], "deny": ["read(.env)"]}
 
 # -- 1: -J ------------------------------------------------------------------------------
 
@@ -120,4 +121,13 @@ async def test_b49_parallel_perl_replacement_strings(judge, command):
     ],
 )  # fmt: skip
 async def test_plain_sshlogin_with_a_slash_is_allowed(judge, command):
+    await allowed(judge, DENY_RM, command)
+
+
+# -- 6: ssh reads ~ from the password database, not HOME --------------------------------
+
+
+@pytest.mark.parametrize("command", ["HOME=. ssh host ls", "HOME=. slogin host"])
+async def test_home_set_for_ssh_is_allowed(judge, command):
+    await allowed(judge, READ_DENIED, command)
     await allowed(judge, DENY_RM, command)

@@ -16,8 +16,9 @@ environment variables that do the same (``TAR_OPTIONS``; set in the line: ``RSYN
 ``MYVIMRC``, ``WGETRC``, GNU parallel's ``PARALLEL``, ``PARALLEL_SHELL``,
 ``PARALLEL_SSH``, ``PARALLEL_HOME`` and the like, ``SSH_ASKPASS`` and
 ``SSH_ASKPASS_REQUIRE`` for ssh and what runs it (scp, sftp, rsync, git, parallel),
-``SUDO_ASKPASS`` for sudo, and ``HOME`` for git, gpg, vim, emacs, wget, parallel and
-ssh, which read their settings there, ...).
+``SUDO_ASKPASS`` for sudo, and ``HOME`` for git, gpg, vim, emacs, wget and parallel,
+which read their settings there, ...; not for ssh, which reads ``~`` from the password
+database).
 
 Such a command is one whose effects are not known before it runs (``hidden``,
 through ``_wrapper_grammar.unmodelled``): asked about, never allowed by a pattern, and
@@ -112,7 +113,7 @@ SSHS: Final = frozenset({"ssh", "slogin"})
 _SSH: Final = _Runs(
     letters="FI",
     valued=frozenset("BbcDEeFIiJLlmOoPpQRSWw"),
-    line_variables=(*SSH_VARIABLES, "HOME"),
+    line_variables=SSH_VARIABLES,
     jump=True,
 )
 _RUNS: Final = {
@@ -165,7 +166,7 @@ _RUNS: Final = {
     ),
     "less": _Runs(line_variables=LESS_VARIABLES),
     # -F: a configuration (ProxyCommand, Match exec); -I: a PKCS#11 library it loads;
-    # -o: a setting not known to run nothing (_ssh_option); HOME: ~/.ssh/config
+    # -o: a setting not known to run nothing (_ssh_option); -J: _jump
     **dict.fromkeys(SSHS, _SSH),
     "sudo": _Runs(line_variables=SUDO_VARIABLES),
     # its options, shell, ssh command and profiles (its own options: _parallel)
