@@ -131,3 +131,29 @@ async def test_plain_sshlogin_with_a_slash_is_allowed(judge, command):
 async def test_home_set_for_ssh_is_allowed(judge, command):
     await allowed(judge, READ_DENIED, command)
     await allowed(judge, DENY_RM, command)
+
+
+# -- 7: niceload, sudo's editor, variables that load code into any program --------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "niceload rm y", "niceload --ssh rm y", "SUDO_EDITOR='rm y' sudoedit f",
+        "SUDO_EDITOR='rm y' sudo -e f", "VISUAL='rm y' sudo --edit f",
+        "export EDITOR='rm y'; sudo -u root -e f", "EDITOR='rm y' sudo -Ae f",
+        "LD_PRELOAD=./x.so ssh host", "PERL5OPT=-Mx parallel echo ::: x",
+        "PERL5LIB=. parallel echo ::: x", "export LD_PRELOAD=./x.so; ls",
+        "env LD_PRELOAD=./x.so ls",
+    ],
+)  # fmt: skip
+async def test_b49_wrappers_editors_and_loaders(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["EDITOR=vim sudo apt update", "sudo -e f", "sudoedit f", "VISUAL=vi sudo -u root ls"],
+)
+async def test_sudo_without_an_editor_it_runs_is_allowed(judge, command):
+    await allowed(judge, DENY_RM, command)

@@ -16,7 +16,9 @@ environment variables that do the same (``TAR_OPTIONS``; set in the line: ``RSYN
 ``MYVIMRC``, ``WGETRC``, GNU parallel's ``PARALLEL``, ``PARALLEL_SHELL``,
 ``PARALLEL_SSH``, ``PARALLEL_HOME`` and the like, ``SSH_ASKPASS`` and
 ``SSH_ASKPASS_REQUIRE`` for ssh and what runs it (scp, sftp, rsync, git, parallel),
-``SUDO_ASKPASS`` for sudo, and ``HOME`` for git, gpg, vim, emacs, wget and parallel,
+``SUDO_ASKPASS`` for sudo, ``SUDO_EDITOR``, ``VISUAL`` and ``EDITOR`` for ``sudo -e``
+and sudoedit, ``LD_PRELOAD``, ``PERL5OPT`` and the like (``LOADER_VARIABLES``) for
+every program, and ``HOME`` for git, gpg, vim, emacs, wget and parallel,
 which read their settings there, ...; not for ssh, which reads ``~`` from the password
 database).
 
@@ -45,10 +47,12 @@ from dsh_permissions._option_variables import (
     GIT_LINE_VARIABLES,
     GPG_VARIABLES,
     LESS_VARIABLES,
+    LOADER_VARIABLES,
     PARALLEL_VARIABLES,
     RSYNC_VARIABLES,
     SSH_VARIABLES,
     SUDO_VARIABLES,
+    SUDOEDIT_VARIABLES,
     TAR_VARIABLES,
     VIM_VARIABLES,
     WGET_VARIABLES,
@@ -168,7 +172,7 @@ _RUNS: Final = {
     # -F: a configuration (ProxyCommand, Match exec); -I: a PKCS#11 library it loads;
     # -o: a setting not known to run nothing (_ssh_option); -J: _jump
     **dict.fromkeys(SSHS, _SSH),
-    "sudo": _Runs(line_variables=SUDO_VARIABLES),
+    **dict.fromkeys(("sudo", "sudoedit"), _Runs(line_variables=SUDO_VARIABLES)),
     # its options, shell, ssh command and profiles (its own options: _parallel)
     **dict.fromkeys(
         ("parallel", "sem"),
@@ -211,12 +215,16 @@ def hidden(words: list[str], index: int) -> str | None:
     """Why the program at ``words[index]`` (its assignments and wrappers before it) may
     run a command not looked into, or None."""
     name = os.path.basename(words[index])
+    before = words[:index]
+    if loaded := [v for v in LOADER_VARIABLES if _set_here(v, before)]:
+        return f"{loaded[0]} may make {name} load code that is not looked into"
     runs = _RUNS.get(name)
     if runs is None:
         return None
-    before = words[:index]
     found = [v for v in runs.variables if v in os.environ or _set_here(v, before)]
     found += [v for v in runs.line_variables if _set_here(v, before)]
+    if name == "sudoedit" or (name == "sudo" and _sudo_edits(words[index + 1 :])):
+        found += [v for v in SUDOEDIT_VARIABLES if _set_here(v, before)]
     if found:
         return f"{found[0]} may make {name} run a command that is not looked into"
     if runs.always:
@@ -289,6 +297,27 @@ def _ssh_option(runs: _Runs, args: list[str]) -> str | None:
         ):
             return read.option
     return None
+
+
+#: sudo's options taking a value (sudo 1.9; ``_wrapper_grammar`` has its grammar)
+_SUDO_VALUED: Final = frozenset("aCcDghpRrtTUu")
+_SUDO_LONG_VALUED: Final = (
+    *("--close-from", "--chdir", "--group", "--host", "--prompt", "--chroot"),
+    *("--role", "--type", "--command-timeout", "--other-user", "--user"),
+)
+
+
+def _sudo_edits(args: list[str]) -> bool:
+    """Whether sudo's ``args`` give ``-e`` / ``--edit`` (it runs ``SUDO_EDITOR``,
+    ``VISUAL`` or ``EDITOR``) before its first operand."""
+    for read in scan(args, 0, _SUDO_VALUED, _SUDO_LONG_VALUED):
+        if not read.option or read.option == END:
+            return False
+        if read.option == "-e" or (
+            read.option.startswith("--") and long_in(read.option, ("--edit",))
+        ):
+            return True
+    return False
 
 
 def _jump(runs: _Runs, option: str, value: str | None) -> bool:

@@ -47,11 +47,13 @@ __all__ = [
     "GIT_LINE_VARIABLES",
     "GPG_VARIABLES",
     "LESS_VARIABLES",
+    "LOADER_VARIABLES",
     "PARALLEL_VARIABLES",
     "POSIXLY_CORRECT",
     "RSYNC_VARIABLES",
     "SHELL_PLACES",
     "SSH_VARIABLES",
+    "SUDOEDIT_VARIABLES",
     "SUDO_VARIABLES",
     "TAR_VARIABLES",
     "VIM_VARIABLES",
@@ -91,6 +93,11 @@ GPG_VARIABLES: Final = ("GNUPGHOME",)
 SSH_VARIABLES: Final = ("SSH_ASKPASS", "SSH_ASKPASS_REQUIRE")
 #: a program sudo runs for a password (``-A``)
 SUDO_VARIABLES: Final = ("SUDO_ASKPASS",)
+#: the editor ``sudo -e`` / ``sudoedit`` runs (a command line)
+SUDOEDIT_VARIABLES: Final = ("SUDO_EDITOR", "VISUAL", "EDITOR")
+#: code loaded into any program (the dynamic loader's) or any perl (GNU parallel is a
+#: Perl script): counted for every command (``LD_LIBRARY_PATH`` is not: docs, Limits)
+LOADER_VARIABLES: Final = ("LD_PRELOAD", "LD_AUDIT", "PERL5OPT", "PERL5LIB", "PERLLIB")
 #: GNU parallel's options (``PARALLEL``, ``PARALLEL_CSH``), the shell it runs commands
 #: with, its ssh and tmux commands, rsync's options, code put before each command
 #: (``PARALLEL_ENV``, or a file of it) and where its profiles are (``PARALLEL_HOME``,
@@ -113,6 +120,8 @@ WATCHED: Final = (
     *PARALLEL_VARIABLES,
     *SSH_VARIABLES,
     *SUDO_VARIABLES,
+    *SUDOEDIT_VARIABLES,
+    *LOADER_VARIABLES,
 )
 #: in a line's set: any variable may have been exported
 _ANY: Final = "*"

@@ -50,8 +50,9 @@ UNMODELLED: Final = frozenset(
         # they run a string through a shell, commands read from their input, or later
         *("tmux", "screen", "nix-shell", "watchexec", "entr", "pee", "mispipe", "at"),
         "batch",
-        # autossh gives its words to ssh, with options of its own (-M PORT)
-        "autossh",
+        # autossh gives its words to ssh, with options of its own (-M PORT); niceload
+        # (GNU parallel's) runs its command with options of its own
+        *("autossh", "niceload"),
     }
 )
 
