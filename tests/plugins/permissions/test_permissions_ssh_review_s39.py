@@ -157,3 +157,37 @@ async def test_b49_wrappers_editors_and_loaders(judge, command):
 )
 async def test_sudo_without_an_editor_it_runs_is_allowed(judge, command):
     await allowed(judge, DENY_RM, command)
+
+
+# -- 8: a watched variable only read is not set; ssh -F /dev/null reads no file ---------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "export PATH=$HOME/bin:$PATH; parallel echo ::: x",
+        "echo $SHELL; parallel echo ::: x", 'echo "${SHELL}"; parallel echo ::: x',
+        "cd $HOME && git status", "X=$SHELL; parallel echo ::: x", "cd $HOME && ssh host ls",
+    ],
+)  # fmt: skip
+async def test_a_watched_variable_only_read_is_not_set(judge, command):
+    await allowed(judge, READ_DENIED, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo ${SHELL:=x}; parallel echo ::: x", "export SHELL=x; parallel echo ::: x",
+        "declare -n r=SHELL; r=x; parallel echo ::: x", "export HOME; HOME=. git status",
+        ": $((SHELL=1)); parallel echo ::: x", "read SHELL; parallel echo ::: x",
+    ],
+)  # fmt: skip
+async def test_b49_a_watched_variable_set_still_counts(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+
+
+@pytest.mark.parametrize(
+    "command", ["ssh -F /dev/null host ls", "ssh -F none host", "scp -F /dev/null f host:"]
+)
+async def test_ssh_without_a_configuration_is_allowed(judge, command):
+    await allowed(judge, SSH_ALLOWED, command)

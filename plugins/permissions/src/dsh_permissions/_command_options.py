@@ -270,7 +270,7 @@ def _option(runs: _Runs, args: list[str]) -> str | None:
         if read.option.startswith("--"):
             if read.option not in runs.others and long_in(read.option, runs.long):
                 return read.option
-        elif read.option:
+        elif read.option and not _no_configuration(runs, read.option, read.value):
             if read.option[1] in runs.letters or _jump(runs, read.option, read.value):
                 return read.option
         elif runs.plus and text.startswith("+") and len(text) > 1 and not text[1:].isdigit():
@@ -290,6 +290,8 @@ def _ssh_option(runs: _Runs, args: list[str]) -> str | None:
             operands += 1
             if operands > 1:  # the command it runs on the host
                 return None
+        elif _no_configuration(runs, read.option, read.value):
+            continue
         elif (
             _jump(runs, read.option, read.value)
             or read.option[1:] in runs.letters
@@ -318,6 +320,12 @@ def _sudo_edits(args: list[str]) -> bool:
         ):
             return True
     return False
+
+
+def _no_configuration(runs: _Runs, option: str, value: str | None) -> bool:
+    """Whether ``option`` is ssh's ``-F`` naming no configuration (``/dev/null``,
+    ``none``)."""
+    return runs.jump and option == "-F" and value in ("/dev/null", "none")
 
 
 def _jump(runs: _Runs, option: str, value: str | None) -> bool:

@@ -16,10 +16,11 @@ Such a variable may reach a command in three ways, each counted:
 - set by an earlier command of the line (and of the lines it runs: ``sh -c``,
   ``xargs``), for the rest of it: any command naming it in any word (``export
   NAME=1``, ``declare -x NAME``, ``read NAME``; also ``NAME=1 sh -c '...'``, whose
-  script inherits it; not ``grep NAME``: see below); and any variable at all after
-  ``source`` / ``.``, ``set -a`` / ``set -o allexport``, or ``export`` / ``declare``
-  / ``typeset`` / ``readonly`` / ``local`` given a word only the shell fills in
-  (``export $v``);
+  script inherits it; not ``grep NAME``: see below; not a plain read, ``$NAME`` or
+  ``${NAME}``, which sets nothing: ``cd $HOME``, ``export PATH=$HOME/bin``); and any
+  variable at all after ``source`` / ``.``, ``set -a`` / ``set -o allexport``, or
+  ``export`` / ``declare`` / ``typeset`` / ``readonly`` / ``local`` given a word only
+  the shell fills in (``export $v``);
 - inherited (``TAR_OPTIONS``, ``UNZIP``, ``UNZIPOPT``, ``POSIXLY_CORRECT``): the bash
   tool runs a command with dsh's own environment
   (``dsh.builtin_tools._bash.command_environment``), so one set there counts.
@@ -189,7 +190,12 @@ def _set_by(texts: list[str]) -> set[str]:
     counted = texts
     if rest and rest[0] in _SETS_NONE:  # an expansion may assign: ${EDITOR:=x}, $((X=1))
         counted = [*texts[:assigned], *(t for t in rest if "$" in t or "`" in t)]
-    found = {run for text in counted for run in _RUNS.findall(text) if run in _WATCHED_SET}
+    found = {
+        run
+        for text in counted
+        for run in _RUNS.findall(_READS.sub("", text))
+        if run in _WATCHED_SET
+    }
     if not rest:
         return found
     name = rest[0]
@@ -209,6 +215,9 @@ def _set_by(texts: list[str]) -> set[str]:
 #: inside a longer one), where a search per name per word made a long line quadratic
 _WATCHED_SET: Final = frozenset(WATCHED)
 _RUNS: Final = re.compile(r"[A-Za-z0-9_]+")
+#: a variable only read (``$HOME``, ``${HOME}``), which sets nothing: not counted
+#: (``${HOME:=x}``, ``$((HOME=1))``, ``declare -n r=HOME`` still are)
+_READS: Final = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})")
 
 
 def named(name: str, text: str) -> bool:
