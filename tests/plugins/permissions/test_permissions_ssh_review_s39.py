@@ -5,6 +5,13 @@ not be smuggled past a rule). Each row goes through the real dispatcher (conftes
 1: ``-J`` (ProxyJump) of ssh, scp and sftp: ssh runs a hop list through ``$SHELL -c``,
 so only a comma list of plain ``[user@]host[:port]`` (or ``ssh://``) hops keeps its
 effects known; ``-o ProxyJump=`` with such a value too.
+2: ``slogin`` is ssh; ``autossh`` is not modelled.
+3: ``SSH_ASKPASS`` / ``SSH_ASKPASS_REQUIRE`` count for every program that runs ssh.
+4: parallel's ``{= perl =}`` replacement strings run Perl here.
+5: a plain sshlogin with a ``/`` as a word of its own keeps parallel's command known.
+6: ``HOME`` does not count for ssh (it reads ``~`` from the password database).
+7: ``niceload``; ``sudo -e``'s editor; ``LD_PRELOAD``, ``PERL5OPT`` and the like.
+8: a watched variable only read is not set; ``ssh -F /dev/null`` reads no file.
 """
 
 from __future__ import annotations
