@@ -84,10 +84,12 @@ async def test_b2_asked_no_more(judge):
 @pytest.mark.parametrize(
     "command",
     [
-        "HOME=/etc; cat ~/passwd", "h=$HOME; cat ~/passwd", "read -r HOME; cat ~/passwd",
-        "printf -v HOME /etc; cat ~/passwd", "declare -n r=HOME; r=/etc; cat ~/passwd",
-        "HOME+=/x; cat ~/passwd", "HOME[0]=/etc; cat ~/passwd", "echo ${HOME}; cat ~/passwd",
+        "HOME=/etc; cat ~/passwd", "h=${HOME:=/etc}; cat ~/passwd",
+        "read -r HOME; cat ~/passwd", "printf -v HOME /etc; cat ~/passwd",
+        "declare -n r=HOME; r=/etc; cat ~/passwd", "HOME+=/x; cat ~/passwd",
+        "HOME[0]=/etc; cat ~/passwd", "echo ${HOME=/etc}; cat ~/passwd",
         "{HOME}>x true; cat ~/passwd",
+        # a plain read ($HOME, ${HOME}) sets nothing: test_permissions_ssh_review_s39
     ],
 )  # fmt: skip
 async def test_b2_naming_home_still_counts(judge, command):

@@ -17,7 +17,7 @@ effects known; ``-o ProxyJump=`` with such a value too.
 from __future__ import annotations
 
 import pytest
-from permissions_util import BYPASS_RM, DENY_RM, allowed, refused
+from permissions_util import BYPASS_PASSWD, BYPASS_RM, DENY_RM, allowed, refused
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -179,6 +179,11 @@ async def test_sudo_without_an_editor_it_runs_is_allowed(judge, command):
 )  # fmt: skip
 async def test_a_watched_variable_only_read_is_not_set(judge, command):
     await allowed(judge, READ_DENIED, command)
+
+
+@pytest.mark.parametrize("command", ["h=$HOME; cat ~/passwd", "echo ${HOME}; cat ~/passwd"])
+async def test_home_only_read_leaves_tilde_known(judge, command):
+    await allowed(judge, BYPASS_PASSWD, command, mode="bypass")
 
 
 @pytest.mark.parametrize(
