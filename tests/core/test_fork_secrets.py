@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from collections import OrderedDict
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -132,21 +133,43 @@ class _AsTyped(InMemoryPersistence):
         return self.stored.get(session_id)
 
 
-async def test_a_tuple_inside_a_stored_events_data_is_cleared_of_secrets_on_fork(
-    monkeypatch: pytest.MonkeyPatch,
+class _Pair(NamedTuple):
+    text: str
+    more: list[Any]
+
+
+class _Listed(list[Any]):
+    pass
+
+
+@pytest.mark.parametrize(
+    "kind", [tuple, _Pair, OrderedDict, _Listed], ids=["tuple", "namedtuple", "OrderedDict", "list"]
+)
+async def test_a_tuple_or_subclass_in_a_stored_events_data_is_cleared_of_secrets_on_fork(
+    monkeypatch: pytest.MonkeyPatch, kind: Any
 ) -> None:
     """A third-party store's ``load`` may give back a tuple where JSON has a list (it
-    is written as one): its strings are cleared like a list's. Was: only dicts and
-    lists were walked, and a tuple inside the data kept the key in the fork."""
+    is written as one), or a subclass of dict, list or tuple (an ``OrderedDict`` from
+    ``object_pairs_hook``, a namedtuple): its strings are cleared like a list's, and it
+    is copied as a plain dict or list. Was: only exact dicts and lists were walked, and
+    the fork was stored with the key in the clear."""
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     store = _AsTyped()
     store.stored[SOURCE] = _old_session({"model": "scripted"})
-    store.stored[SOURCE].events[1].data["sources"] = ("typed", [f"key {KEY}", (KEY,)])
+    held = ("typed", [f"key {KEY}", (KEY,)])
+    if kind is OrderedDict:
+        store.stored[SOURCE].events[1].data["sources"] = OrderedDict(typed=held[1])
+    else:
+        store.stored[SOURCE].events[1].data["sources"] = (
+            kind(held) if kind is not _Pair else _Pair(*held)
+        )
     async with scripted_harness(
         ScriptedModel([]), plugins=[("mem", store)], load_entry_points=False
     ) as harness:
         fork = await harness.agents.fork("main", SOURCE, 1, "forked-tuple")
         await fork.dispose()
     data = store.stored["forked-tuple"].events[1].data
-    assert data["sources"] == ["typed", ["key ***", ["***"]]]
+    hidden = ["key ***", ["***"]]
+    assert data["sources"] == ({"typed": hidden} if kind is OrderedDict else ["typed", hidden])
+    assert type(data["sources"]) in (dict, list)
     assert KEY[:24] not in repr(data)

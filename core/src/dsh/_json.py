@@ -87,25 +87,25 @@ def decode(text: str | bytes) -> Any:
 def copied(value: Any, text: Callable[[str], str] | None = None) -> Any:
     """A copy of lossless JSON ``value`` (``check_json`` passes it) sharing none of its
     dicts and lists (its strings and numbers cannot change; a tuple is copied as a
-    list): what a caller keeps and may
+    list, a subclass of dict or list as a plain one): what a caller keeps and may
     change later (``agents.create``'s ``meta``) is not what the session holds. With
     ``text``, each of its strings (keys too) is ``text(string)`` in the copy. It keeps
     its own list of what is left to copy, not the call stack: a value of any depth
     ``check_json`` passes is copied."""
     top = _empty_like(value)
     if top is None:
-        return text(value) if text is not None and type(value) is str else value
+        return text(value) if text is not None and isinstance(value, str) else value
     pending: list[tuple[Any, Any]] = [(value, top)]  # a container, its copy to fill
     while pending:
         source, copy = pending.pop()
-        in_dict = type(source) is dict
+        in_dict = isinstance(source, dict)
         entries: Iterable[tuple[Any, Any]] = source.items() if in_dict else enumerate(source)
         for key, item in entries:
             inner = _empty_like(item)
             if inner is not None:
                 pending.append((item, inner))
                 item = inner
-            elif text is not None and type(item) is str:
+            elif text is not None and isinstance(item, str):
                 item = text(item)
             copy[text(key) if in_dict and text is not None else key] = item
     return top
@@ -113,13 +113,13 @@ def copied(value: Any, text: Callable[[str], str] | None = None) -> Any:
 
 def _empty_like(value: Any) -> dict[str, Any] | list[Any] | None:
     """A new dict, or a list of as many Nones, to fill for a dict or list ``value`` (or
-    a tuple, which JSON writes as a list: a third-party store's ``load`` may give one
-    back in an event's data, and its strings are as much to clear); None for anything
-    else."""
-    kind = type(value)
-    if kind is dict:
+    a tuple, which JSON writes as a list; or a subclass of one, copied as a plain dict
+    or list: a third-party store's ``load`` may give any of them back in an event's
+    data, an ``OrderedDict`` or a namedtuple, and its strings are as much to clear);
+    None for anything else."""
+    if isinstance(value, dict):
         return {}
-    return [None] * len(value) if kind is list or kind is tuple else None
+    return [None] * len(value) if isinstance(value, list | tuple) else None
 
 
 def _is_plain(value: Any) -> bool:

@@ -196,6 +196,27 @@ async def test_a_write_that_fails_midway_puts_the_old_content_back(
     assert os.listdir(workspace) == ["f.txt"]
 
 
+async def test_a_file_over_the_kept_size_is_not_read_into_memory(
+    call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over ``KEPT_AT_MOST`` the old content is not held to put back (overwriting a
+    large file doubled the memory dsh used): a failed write says it may be half
+    written."""
+    from dsh.builtin_tools import _regular
+
+    monkeypatch.setattr(_regular, "KEPT_AT_MOST", 4)
+    monkeypatch.setattr(_regular, "_read_all", None)  # called: a TypeError
+    (workspace / "f.txt").write_text("more than four\n")
+    _fail_on(monkeypatch, workspace / "f.txt", "write", after=1)
+    result = await call_tool("write", path="f.txt", content="b\n")
+    assert result.content == (
+        "tool 'write' failed: f.txt could not be written: No space left on device; its "
+        "old content (over 64 MiB) was not held to put back, so it may be half written"
+    )
+    assert (await call_tool("write", path="f.txt", content="c\n")).is_error is False
+    assert (workspace / "f.txt").read_bytes() == b"c\n"
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
 async def test_a_new_file_that_cannot_be_written_whole_is_removed(
     call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch

@@ -11,7 +11,8 @@ file (inode) keeps its mode, owner, ACLs, extended attributes, hard links and bi
 mounts, and no temporary file is ever made. It is written from the start without
 truncating first, then cut to the new length. The space is reserved beforehand
 (``posix_fallocate``), so a full disk or quota is found before anything changes; should
-a write fail all the same, the old content (held in memory) is written back. A new file
+a write fail all the same, the old content (held in memory, up to ``KEPT_AT_MOST``
+bytes: a larger file relies on the reservation alone) is written back. A new file
 is created with ``O_EXCL`` and mode 0o666 less the umask. Paths reach here resolved
 (``_paths``), so a symlink's target is written and the link kept.
 """
@@ -36,6 +37,9 @@ _KINDS: Final = (
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
 )
+#: The largest old content held in memory to put back after a failed write (64 MiB):
+#: overwriting a file of gigabytes must not need as much memory again.
+KEPT_AT_MOST: Final = 64 << 20
 #: posix_fallocate's answer where the filesystem cannot reserve space (go on without).
 _NO_FALLOCATE: Final = (errno.EOPNOTSUPP, errno.EINVAL, getattr(errno, "ENOTSUP", 0))
 
@@ -154,10 +158,11 @@ def write_file(target: Path, shown: str, data: bytes, *, new: bool) -> None:
     it (it must not exist yet)."""
     fd = _create(target, shown) if new else _open_existing(target, shown)
     try:
-        old = b"" if new else _read_all(fd)
+        size = 0 if new else os.fstat(fd).st_size
+        old = b"" if new else _read_all(fd) if size <= KEPT_AT_MOST else None
         reserved = False
         try:
-            _reserve(fd, len(data), len(old))
+            _reserve(fd, len(data), size)
             reserved = True
             _put(fd, data)
         except OSError as exc:
@@ -167,6 +172,9 @@ def write_file(target: Path, shown: str, data: bytes, *, new: bool) -> None:
                 raise _failed(shown, exc, "it was not created") from None
             if not reserved:
                 raise _failed(shown, exc, "it is unchanged") from None
+            if old is None:
+                outcome = "its old content (over 64 MiB) was not held to put back"
+                raise _failed(shown, exc, f"{outcome}, so it may be half written") from None
             try:
                 _put(fd, old)
             except OSError as again:
