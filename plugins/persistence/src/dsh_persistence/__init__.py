@@ -20,6 +20,7 @@ from dsh_persistence._errors import (
     SessionDeletedError,
     SessionFormatError,
     SessionInUseError,
+    SessionStoreUnusableError,
 )
 from dsh_persistence._plugin import PersistencePlugin, open_backend
 
@@ -51,6 +52,7 @@ __all__ = [
     "SessionFormatError",
     "SessionInUseError",
     "SessionInfo",
+    "SessionStoreUnusableError",
     "SqliteBackend",
     "StoredSessions",
     "StoredTail",

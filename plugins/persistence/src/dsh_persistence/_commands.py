@@ -246,8 +246,10 @@ def _turn_of(events: list[SessionEvent]) -> int | None:
 async def _delete(service: SessionPersistence, ids: list[str]) -> int:
     """Delete each id it can, as ``rm`` does: an id it cannot (not stored, empty, in
     use, a file that is not a session's, one it cannot remove) gets its line on stderr,
-    status 1, and the ids after it are still deleted."""
-    from dsh_persistence._errors import PersistenceError
+    status 1, and the ids after it are still deleted. A store it cannot use at all (a
+    database locked by another process, a server it cannot reach) stops it: said once,
+    status 2, as ``list`` and ``show`` say it, not tried again for every id."""
+    from dsh_persistence._errors import PersistenceError, SessionStoreUnusableError
 
     status = 0
     for session_id in dict.fromkeys(ids):  # an id given twice is one session: once
@@ -258,6 +260,8 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
             continue
         try:
             deleted = await service.delete(session_id)
+        except SessionStoreUnusableError:
+            raise  # every id would fail alike (a locked database: its timeout each)
         # said, and the other ids are still deleted: in use, a file not a session's
         # (or a FIFO), one that cannot be removed
         except PersistenceError as error:

@@ -12,6 +12,7 @@ __all__ = [
     "SessionDeletedError",
     "SessionFormatError",
     "SessionInUseError",
+    "SessionStoreUnusableError",
     "UnencodableEventError",
 ]
 
@@ -20,6 +21,14 @@ class PersistenceError(DshError):
     """A stored session cannot be read or written (I/O, a bad path, a locked database)."""
 
     code = "PERSISTENCE"
+
+
+class SessionStoreUnusableError(PersistenceError):
+    """The store itself cannot be used, whichever session is asked for: its database
+    cannot be opened or reached (locked by another process past the timeout, a server
+    that refuses the connection, a directory that cannot be created). Said on one line.
+    ``dsh sessions delete`` stops at it rather than failing alike for every id. Its code
+    stays ``PERSISTENCE``, as before the type was told apart."""
 
 
 class SessionCorruptError(PersistenceError):

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
-from dsh_persistence._errors import PersistenceError
+from dsh_persistence._errors import PersistenceError, SessionStoreUnusableError
 
 __all__ = ["set_up", "unusable_error"]
 
@@ -17,11 +17,15 @@ class _Connection(Protocol):
     def close(self) -> None: ...
 
 
-def unusable_error(location: object, source: str, doing: str, reason: object) -> PersistenceError:
+def unusable_error(
+    location: object, source: str, doing: str, reason: object
+) -> SessionStoreUnusableError:
     """The store at ``location`` (given by the setting ``source``, if any) cannot be
-    used: ``doing`` failed, for ``reason``."""
+    used: ``doing`` failed, for ``reason``, whose lines (psycopg adds a hint on a line of
+    its own) are joined into one."""
     setting = f" ({source})" if source else ""
-    return PersistenceError(f"{location}{setting}: cannot {doing}: {reason}")
+    said = " ".join(line.strip() for line in str(reason).splitlines() if line.strip())
+    return SessionStoreUnusableError(f"{location}{setting}: cannot {doing}: {said}")
 
 
 @contextmanager
