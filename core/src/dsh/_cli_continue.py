@@ -105,7 +105,8 @@ def command_line(
 ) -> str:
     """``dsh [-p NAME]... [-c FILE] [--cwd DIR] [-m MODEL] WORDS`` to paste: ``WORDS``
     run with the options ``args`` was given (as ``chat_command`` gives them, ``-m`` as
-    ``given_model`` says), so that it takes the same store, config, workspace and model."""
+    ``given_model`` says), so that it takes the same store, config, workspace and model.
+    Put ``--`` before the positional words: it is shown when one begins with ``-``."""
     model = given_model(args, recorded)
     return _dsh(args, workspace, *(_option("-m", model, "--model") if model else ()), *words)
 
@@ -127,7 +128,13 @@ def given_model(args: argparse.Namespace, recorded: str | None) -> str | None:
 
 def _dsh(args: argparse.Namespace, workspace: Path, *words: str) -> str:
     """``dsh WORDS`` to paste, run in ``workspace``, with the ``-p`` and ``-c`` options
-    ``args`` was given, each word quoted (``_shell_word``)."""
+    ``args`` was given, each word quoted (``_shell_word``). A ``--`` among ``words``
+    stands before positional words (an id, a prompt): it is kept only when one of them
+    begins with ``-``, which the parser would otherwise take for an option."""
+    if "--" in words:
+        cut = words.index("--")
+        if not any(word.startswith("-") for word in words[cut + 1 :]):
+            words = (*words[:cut], *words[cut + 1 :])
     line = ["dsh"]
     for plugin in getattr(args, "plugins", None) or ():
         line += _option("-p", plugin)

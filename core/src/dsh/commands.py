@@ -90,7 +90,10 @@ class CommandContext:
         """``dsh WORDS`` to paste into a shell (``"sessions", "resume", ID``), with the
         ``-p``, ``-c``, ``--cwd`` and ``-m`` options the command ran with, as
         ``chat_command`` gives them: pasted, it takes the same store, workspace and
-        model (a URL's key given with ``-m`` shown as ``***``)."""
+        model (a URL's key given with ``-m`` shown as ``***``). A ``--`` among the words
+        (``"sessions", "resume", "--", ID``) is shown only when a word after it begins
+        with ``-`` (an id ``-x``, which the parser would take for an option); a prompt
+        ``read_prompt`` adds after the line is after it too."""
         from dsh._cli_continue import command_line
 
         return command_line(self._here(), self._given(), *words)

@@ -120,6 +120,9 @@ def test_resume_without_a_prompt_on_a_terminal_explains(
     assert said in capsys.readouterr().err
     # the id given, quoted to paste (an id may hold spaces and quotes); both commands
     # with the -c this command was given (the same store)
+    log = LogBuilder(start=1_700_000_000.0)
+    log.turn("hello", calls=())
+    store(settings, "it's new", log)  # a stored one: an id that names none is said so
     assert run(config, "resume", "it's new") == 2
     err = capsys.readouterr().err
     assert f"dsh -c {config} sessions resume 'it'\"'\"'s new' 'what next?'" in err

@@ -293,12 +293,15 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
     from dsh.persistence import find_session
 
     args = context.args
+    # an id that names no session is said first: not an example to paste that fails so
+    session = await find_session(service, args.id)
     words = args.prompt
     if not words:  # the prompt is what is piped in
         if sys.stdin.isatty():
             # to paste, each word quoted (an id may hold spaces and quotes), with the same
-            # -p, -c, --cwd and -m: the same store, workspace and model
-            resume = context.command_line("sessions", "resume", args.id, "what next?")
+            # -p, -c, --cwd and -m: the same store, workspace and model; "--" is shown
+            # before an id that begins with "-"
+            resume = context.command_line("sessions", "resume", "--", args.id, "what next?")
             chat = context.chat_command(args.id)
             raise DshError(
                 f"resume needs a prompt: {resume} (or pipe one on stdin); an interactive "
@@ -307,8 +310,7 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
         words = ["-"]
     # read and checked as dsh run's: an empty prompt, bytes that are not UTF-8 refused;
     # its examples paste as a resume of this session (the prompt after the id)
-    line = context.command_line("sessions", "resume", args.id)
+    line = context.command_line("sessions", "resume", "--", args.id)
     prompt = await context.read_prompt(words, "sessions resume", command_line=line)
     # exactly `dsh run --session ID PROMPT`: its model choice, output and exit status
-    session = await find_session(service, args.id)
     return await context.run_prompt(prompt, session=session, json=args.json)
