@@ -93,8 +93,10 @@ async def find_session(service: SessionPersistence, wanted: str) -> str:
     ``main-session-3f0c...``): what ``dsh sessions``, ``--session`` and chat's
     ``/resume`` accept. DshError when none or several match, and for an empty or blank
     ``wanted`` (``--session "$ID"`` with the variable unset): it begins every id."""
+    from dsh._quoted import shown
+
     if not wanted.strip():
-        said = "empty" if not wanted else f"blank ({wanted!r})"
+        said = "empty" if not wanted else f"blank ({shown(wanted)})"
         raise DshError(f"the session id is {said}: give one (`dsh sessions list` shows them)")
     ids = [header.id for header in await service.list()]
     if wanted in ids:
@@ -102,11 +104,11 @@ async def find_session(service: SessionPersistence, wanted: str) -> str:
     matches = [session_id for session_id in ids if _begins(session_id, wanted)]
     if len(matches) == 1:
         return matches[0]
-    if matches:
-        shown = ", ".join(sorted(matches)[:5])
+    if matches:  # ``wanted`` cut (with its length) when long: it was printed whole
+        listed = ", ".join(sorted(matches)[:5])
         more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
-        raise DshError(f"{wanted!r} matches {len(matches)} sessions: {shown}{more}")
-    raise DshError(f"no stored session {wanted!r} (`dsh sessions list` shows them)")
+        raise DshError(f"{shown(wanted)} matches {len(matches)} sessions: {listed}{more}")
+    raise DshError(f"no stored session {shown(wanted)} (`dsh sessions list` shows them)")
 
 
 def started_in(headers: Sequence[SessionHeader], workspace: str) -> list[SessionHeader]:

@@ -53,7 +53,8 @@ def stored(config: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
         # an empty id names no session: said so, as show and resume say it
         ("", "the session id is empty: give one (`dsh sessions list` shows them)"),
         # no store holds one too long for a JSONL file name: not stored, on every backend
-        (LONG, f"no stored session {LONG!r}"),
+        # (quoted cut, with its length)
+        (LONG, f"no stored session {'a' * 60!r}... (300 characters)"),
     ],
     ids=["empty", "long"],
 )

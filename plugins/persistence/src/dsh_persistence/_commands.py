@@ -249,13 +249,17 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
     status 1, and the ids after it are still deleted. A store it cannot use at all (a
     database locked by another process, a server it cannot reach) stops it: said once,
     status 2, as ``list`` and ``show`` say it, not tried again for every id."""
+    from dsh.persistence import find_session
     from dsh_persistence._errors import PersistenceError, SessionStoreUnusableError
+    from dsh_persistence._files import quoted_id
 
     status = 0
     for session_id in dict.fromkeys(ids):  # an id given twice is one session: once
-        if not session_id:  # as show and resume say it (no store holds one)
-            said = "the session id is empty: give one (`dsh sessions list` shows them)"
-            print(f"dsh: error: {said}", file=sys.stderr)
+        if not session_id:  # no store holds one: refused in show's and resume's words
+            try:
+                await find_session(service, session_id)
+            except DshError as error:
+                print(f"dsh: error: {error}", file=sys.stderr)
             status = 1
             continue
         try:
@@ -272,7 +276,8 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
             print(f"deleted {session_id}")
         else:
             hint = await _whole_ids(service, session_id)
-            print(f"dsh: error: no stored session {session_id!r}{hint}", file=sys.stderr)
+            said = f"no stored session {quoted_id(session_id)}{hint}"  # a long id cut
+            print(f"dsh: error: {said}", file=sys.stderr)
             status = 1
     return status
 

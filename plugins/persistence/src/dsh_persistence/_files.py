@@ -54,18 +54,18 @@ def file_name(session_id: str) -> str:
         encoded = session_id.encode()
     except UnicodeEncodeError:  # a lone surrogate: a non-UTF-8 argument, say
         raise PersistenceError(
-            f"session id {_quoted(session_id)} cannot be a file name: it is not valid text"
+            f"session id {quoted_id(session_id)} cannot be a file name: it is not valid text"
         ) from None
     name = _escaped(encoded)
     if not name or len(name) > MAX_NAME:
         raise PersistenceError(
-            f"session id {_quoted(session_id)} cannot be a file name (empty, or longer than "
+            f"session id {quoted_id(session_id)} cannot be a file name (empty, or longer than "
             f"{MAX_NAME} bytes once encoded); use a shorter id"
         )
     return name + SUFFIX
 
 
-def _quoted(session_id: str) -> str:
+def quoted_id(session_id: str) -> str:
     """The id for a message: cut to 60 characters with its length (it may be long)."""
     if len(session_id) <= 60:
         return repr(session_id)
