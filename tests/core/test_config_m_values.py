@@ -130,6 +130,9 @@ def test_extra_roots_from_code_may_be_a_tuple_of_paths() -> None:
     assert core_option_problem({"extra_roots": ("/srv", 3)}) == (
         "option 'extra_roots' must be a list of paths, not a tuple holding an int"
     )
+    assert core_option_problem({"extra_roots": [None]}) == (  # not "a NoneType"
+        "option 'extra_roots' must be a list of paths, not a list holding None"
+    )
 
 
 def test_an_entry_without_settings_gives_only_the_model_and_the_default_queue_mode() -> None:

@@ -85,6 +85,8 @@ def _said(value: Any, *, yaml: bool) -> str:
 
 
 def _python_kind(value: object) -> str:
+    if value is None:  # not "a NoneType"
+        return "None"
     name = type(value).__name__
     return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
 

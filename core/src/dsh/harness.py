@@ -261,6 +261,8 @@ class Harness:
             raise
 
     async def _start(self) -> Harness:
+        from dsh._proxy_secrets import proxy_secrets
+        from dsh._secrets import remember
         from dsh.config import add_settings
 
         self.relay.register_settings(partial(add_settings, self.settings))
@@ -268,6 +270,9 @@ class Harness:
         self.relay.register_secrets(self.secret_variables.add)
         self._secrets = None  # with what was just registered
         self.secrets()  # read now, so that a log record quoting a key shows it hidden
+        # log records look up the proxy variables in lower and upper case only: one of
+        # another case (Http_Proxy) is remembered now, every name of the environment read
+        remember(proxy_secrets())
         self.relay.register_history_reducers(self._add_reducer)
         self.relay.register_models(self.models.add)
         self._add_config_models(self._config)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+from dsh import _secrets
 
 #: every variable the HTTP client takes a proxy from, or the hosts it reaches directly
 PROXY_VARIABLES = (
@@ -23,3 +27,13 @@ def proxy_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     for name in PROXY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
+
+
+@pytest.fixture(autouse=True)
+def _remembered_secrets() -> Iterator[None]:
+    """The secrets a test makes dsh remember (a proxy password: ``dsh._secrets._READ``)
+    are forgotten after it: a later test finds hidden only what it gave itself."""
+    saved = set(_secrets._READ)
+    yield
+    _secrets._READ.clear()
+    _secrets._READ.update(saved)

@@ -79,6 +79,7 @@ async def test_extra_roots_may_be_a_tuple(call_tool: CallTool, outside: Path) ->
         (["ok", b"sk-live-SECRET-0123456789"], "not a list holding a bytes"),
         (("ok", {"api_key": "sk-live-SECRET-0123456789"}), "not a tuple holding a dict"),
         (["ok", [b"x" * 1_000_000]], "must be a list of paths, not a list holding a list"),
+        ([None], "must be a list of paths, not a list holding None"),  # not "a NoneType"
     ],
 )
 async def test_a_malformed_extra_roots_says_what_it_got(

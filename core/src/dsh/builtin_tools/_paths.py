@@ -125,11 +125,9 @@ def roots_of(context: ToolContext) -> Roots:
     extra: Any = options.get(EXTRA_ROOTS_OPTION) if isinstance(options, dict) else None
     if extra is None:
         return Roots(context.workspace)
-    if not isinstance(extra, list | tuple) or not all(
-        isinstance(item, str | os.PathLike) for item in extra
-    ):
-        # named by its kind, as agents.create names it, never quoted: an item may be a
-        # key given in the wrong place, or a megabyte
-        problem = core_option_problem({EXTRA_ROOTS_OPTION: extra})
+    # checked as agents.create checks it; named by its kind, never quoted: an item may
+    # be a key given in the wrong place, or a megabyte
+    problem = core_option_problem({EXTRA_ROOTS_OPTION: extra})
+    if problem is not None:
         raise TypeError(f"the agent {problem}")
     return Roots(context.workspace, [Path(item) for item in extra])

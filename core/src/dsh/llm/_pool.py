@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from dsh._proxy_secrets import proxy_secrets
+from dsh._proxy_secrets import proxy_secrets, proxy_variables
 from dsh._secrets import get_logger, remember
 from dsh.errors import ModelError
 
@@ -91,11 +91,9 @@ def socks_variables() -> list[str]:
     """The proxy variables the HTTP client reads (``http_proxy``, ``https_proxy``,
     ``all_proxy``, any case) that name a SOCKS proxy, by name only (never the value: a
     proxy's address may hold a user name and password)."""
-    wanted = ("http_proxy", "https_proxy", "all_proxy")
+    env = os.environ
     return sorted(
-        name
-        for name, value in os.environ.items()
-        if name.lower() in wanted and value.strip().lower().startswith("socks")
+        name for name in proxy_variables(env) if env[name].strip().lower().startswith("socks")
     )
 
 
