@@ -65,12 +65,16 @@ def check_name(name: str) -> None:
     )
 
 
-def parameters_of(function: Callable[..., Any]) -> list[inspect.Parameter]:
+def parameters_of(
+    function: Callable[..., Any], around: Mapping[str, Any] | None = None
+) -> list[inspect.Parameter]:
     """``function``'s parameters, string annotations (``from __future__ import
-    annotations``) evaluated one by one: one that cannot be stays a string, for
-    ``arguments_schema`` to name."""
+    annotations``) evaluated one by one in its module's names and ``around`` (the
+    names where the tool was made: a type defined in the same function): one that
+    cannot be stays a string, for ``arguments_schema`` to name."""
     try:
-        return list(inspect.signature(function, eval_str=True).parameters.values())
+        signature = inspect.signature(function, locals=around, eval_str=True)
+        return list(signature.parameters.values())
     except NameError:  # e.g. a name imported only for type checkers
         pass
     namespace = getattr(inspect.unwrap(function), "__globals__", {})
@@ -78,7 +82,7 @@ def parameters_of(function: Callable[..., Any]) -> list[inspect.Parameter]:
     for param in inspect.signature(function).parameters.values():
         if isinstance(param.annotation, str):
             with contextlib.suppress(Exception):  # left a string: arguments_schema says
-                param = param.replace(annotation=eval(param.annotation, namespace))
+                param = param.replace(annotation=eval(param.annotation, namespace, around))
         params.append(param)
     return params
 

@@ -11,7 +11,8 @@ import inspect
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import UnionType
@@ -146,13 +147,13 @@ def tool(
     its docstring the description. Use bare (``@tool``) or with options. The name (the
     function's by default) must match ``^[a-zA-Z0-9_-]{1,64}$``, as providers require."""
 
-    def build(function: Callable[..., Any]) -> Tool:
+    def build(function: Callable[..., Any], around: Mapping[str, Any]) -> Tool:
         fields: dict[str, Any] = {}
         wants_context = False
         tool_name = function.__name__ if name is None else name
         check_names_given(tool_name, "path_args", path_args)
         check_names_given(tool_name, "command_args", command_args)
-        for param in parameters_of(function):
+        for param in parameters_of(function, around):
             if _is_context(tool_name, param):
                 wants_context = True
                 continue
@@ -185,7 +186,15 @@ def tool(
             wants_context=wants_context,
         )
 
-    return build(fn) if fn is not None else build
+    # the names where the tool is made, for string annotations: a type defined in the
+    # same function (a register_tools impl) is found, as pydantic finds a model's
+    if fn is not None:
+        return build(fn, sys._getframe(1).f_locals)
+
+    def decorate(function: Callable[..., Any]) -> Tool:
+        return build(function, sys._getframe(1).f_locals)
+
+    return decorate
 
 
 def _is_context(tool: str, param: inspect.Parameter) -> bool:

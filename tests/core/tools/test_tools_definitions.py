@@ -153,3 +153,39 @@ def test_a_tool_made_by_hand_is_told_the_same() -> None:
     with pytest.raises(DshError) as caught:
         Tool(name="hand", description="", arguments=Arguments, run=run)
     assert str(caught.value).startswith("tool 'hand': parameter 'then': its type ")
+
+
+# -- types defined where the tool is (``from __future__ import annotations``) ----------
+
+
+def test_a_type_defined_beside_the_tool_in_a_function_is_the_arguments_type() -> None:
+    """With string annotations, a pydantic model defined in the same function as the
+    tool (as a ``register_tools`` impl that imports pydantic lazily would) was looked
+    up in the tool's module only, and the tool was refused as "not defined". The names
+    around the ``@tool`` line are read too, as pydantic reads them for a model."""
+
+    class Opts(BaseModel):
+        upper: bool = False
+
+    @tool
+    def bare(text: str, opts: Opts | None = None) -> str:
+        return text
+
+    @tool(name="with_options")
+    def optioned(opts: Opts) -> str:
+        return str(opts.upper)
+
+    read = bare.arguments.model_validate({"text": "a", "opts": {"upper": True}})
+    assert read.opts == Opts(upper=True)
+    assert optioned.arguments.model_validate({"opts": {}}).opts == Opts()
+    assert "Opts" in str(optioned.arguments.model_json_schema())
+
+
+def test_a_type_defined_after_the_tool_is_still_said_to_be_undefined() -> None:
+    def early(opts: Later) -> str:
+        return ""
+
+    assert NOT_DEFINED in str(_refused(early))
+
+    class Later(BaseModel):
+        x: int = 0
