@@ -8,7 +8,15 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from config_support import SETTINGS, Endpoint, PermissionsSettings, Summaries, fails, write
+from config_support import (
+    SETTINGS,
+    CompactionSettings,
+    Endpoint,
+    PermissionsSettings,
+    Summaries,
+    fails,
+    write,
+)
 from pydantic import BaseModel, ConfigDict
 
 from dsh import DshError, PluginValidationError
@@ -282,3 +290,17 @@ def test_a_model_named_in_an_agents_plugin_options_must_be_defined(tmp_path: Pat
     err = fails(file, {"summaries": Summaries})
     assert err.path == "agents[0].options.summaries.model"
     assert err.reason.endswith("did you mean 'fast'?")
+
+
+def test_a_section_asked_for_with_its_model_is_that_model_or_none(tmp_path: Path) -> None:
+    """``config.section(name, Model)`` is typed for a plugin's mypy --strict code (the
+    one-argument form is ``Any``); a section of another type is said, not returned."""
+    config = load_config(write(tmp_path, "permissions:\n  mode: ask\n"), settings=SETTINGS)
+    assert isinstance(config.section("permissions", PermissionsSettings), PermissionsSettings)
+    assert config.section("compaction", CompactionSettings) is None
+    with pytest.raises(TypeError) as caught:
+        config.section("permissions", Summaries)
+    assert str(caught.value) == (
+        "config.section('permissions', Summaries): the section is a PermissionsSettings "
+        "(the settings model registered for 'permissions')"
+    )

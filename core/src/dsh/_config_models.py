@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, overload
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -18,6 +18,8 @@ from dsh._secrets import is_secret_name, key_from_env
 
 if TYPE_CHECKING:
     from yaml.nodes import Node
+
+_Section = TypeVar("_Section", bound=BaseModel)
 
 __all__ = [
     "API_KEY_HINT",
@@ -367,9 +369,20 @@ class Config:
         found = locate(self.root, loc, "")
         return f"{self.source}:{found.line}:{found.column}"
 
-    def section(self, name: str) -> Any:
-        """The validated section of plugin ``name``, or ``None`` if the file has none."""
-        return self.sections.get(name)
+    @overload
+    def section(self, name: str) -> Any: ...
+    @overload
+    def section(self, name: str, model: type[_Section]) -> _Section | None: ...
+    def section(self, name: str, model: type[_Section] | None = None) -> Any:
+        """The validated section of plugin ``name`` (None if the file has none); given
+        its settings ``model``, typed so (another type is a TypeError naming both)."""
+        found = self.sections.get(name)
+        if model is not None and found is not None and not isinstance(found, model):
+            raise TypeError(
+                f"config.section({name!r}, {model.__qualname__}): the section is a "
+                f"{type(found).__qualname__} (the settings model registered for {name!r})"
+            )
+        return found
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able mapping that :func:`load_config` turns back into this config."""
