@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from dsh import get_logger
 from dsh.persistence import SessionHeader
 from dsh.session import SessionEvent
 from dsh_persistence._backend import (
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MISSING_DRIVER", "PostgresBackend", "driver"]
 
+log = get_logger("dsh.persistence")
 MISSING_DRIVER = (
     "persistence.backend is postgresql, which needs psycopg 3: install the extra "
     "with `pip install 'dsh-persistence[postgres]'` ({reason})"
@@ -290,7 +292,9 @@ class PostgresBackend(SessionBackend):
 
     def release(self, session_id: str) -> None:
         if self._conn.schema is not None:  # else nothing was claimed
-            self._claims.release(self._conn.schema, session_id)
+            problem = self._claims.release(self._conn.schema, session_id)
+            if problem is not None:
+                log.warning("%s: %s", self.location, problem)
 
     def delete(self, session_id: str) -> bool:
         def work(db: psycopg.Connection[Any]) -> bool:

@@ -20,6 +20,12 @@ claim lives. Its session-level locks last as long as it does (``release`` and ``
 drop the claim from ``_held`` as they unlock), so a live connection still holds the
 claim. That needs no server process id (a pooler such as PgBouncer shows its own) and
 no look at the server's whole lock table (``pg_locks``).
+
+Since the claims share their connection, ``release`` closes it only when it ended
+already: an unlock that failed on a live one (a cancelled statement, a permission) keeps
+it, with the other claims; the lock it may still hold is let go at the next ``claim`` or
+``release`` (``_stray``). ``release`` returns what to warn of: that failure, or the
+other claims that ended with a connection found ended.
 """
 
 from __future__ import annotations
@@ -60,6 +66,9 @@ class AdvisoryClaims:
         self._held: dict[str, int] = {}
         #: the ``ALIVE_KEY`` the claims connection holds (None: no connection)
         self._key: tuple[int, int] | None = None
+        #: (schema, session id) of the released claims whose unlock failed on the
+        #: claims connection, which may hold their locks still
+        self._stray: list[tuple[str, str]] = []
 
     def _connection(self) -> psycopg.Connection[Any]:
         if self._db is not None and not _dead(self._db):
@@ -67,6 +76,7 @@ class AdvisoryClaims:
         if self._db is not None:
             self._db.close()
         self._db = self._key = None
+        self._stray.clear()  # their locks went with the connection
         db = self._connect()
         try:
             key = self._take_alive_key(db)
@@ -92,6 +102,9 @@ class AdvisoryClaims:
         for attempt in (1, 2):
             db = self._connection()
             try:
+                failed = self._let_go_strays(db)
+                if failed is not None and failed[0] == (schema, session_id):
+                    raise failed[1]  # it may hold the lock still: not taken twice
                 row = db.execute(f"SELECT pg_try_advisory_lock({CLAIM_KEY})", (schema, session_id))
                 return row.fetchone() == (True,)
             except self._error:
@@ -150,16 +163,52 @@ class AdvisoryClaims:
                 return None
             return self._key
 
-    def release(self, schema: str, session_id: str) -> None:
+    def _let_go_strays(
+        self, db: psycopg.Connection[Any]
+    ) -> tuple[tuple[str, str], Exception] | None:
+        """Unlock the ``_stray`` claims on ``db`` (a lock not held any more is only a
+        server warning); the first that fails again and its error, else None."""
+        for stray in list(self._stray):
+            try:
+                db.execute(f"SELECT pg_advisory_unlock({CLAIM_KEY})", stray)
+            except self._error as exc:
+                return stray, exc
+            self._stray.remove(stray)
+        return None
+
+    def release(self, schema: str, session_id: str) -> str | None:
+        """Let go of the claim of ``session_id``; what to warn of (None: nothing) when
+        its unlock failed, or found the claims connection ended with other claims."""
         with self._lock:
             generation = self._held.pop(session_id, None)
             db = self._db
-            if generation != self._generation or db is None or db.closed:
-                return  # not held, or its lock went with the connection that held it
-            try:
-                db.execute(f"SELECT pg_advisory_unlock({CLAIM_KEY})", (schema, session_id))
-            except self._error:  # a broken connection holds no lock any more
-                db.close()
+            if db is None or db.closed:
+                return None  # its lock, if any, went with the connection that held it
+            if generation == self._generation:
+                self._stray.insert(0, (schema, session_id))
+            failed = self._let_go_strays(db)
+            if failed is None:
+                return None
+            (_, stray), exc = failed
+            if not _dead(db):  # the other claims hold: the connection is kept
+                return (
+                    f"cannot let go of the claim of session {stray!r} ({exc}): this worker "
+                    "may hold it still, and another cannot claim it, until this worker's "
+                    "next claim or release lets go of it, or it closes"
+                )
+            db.close()  # it holds no lock any more: the next claim connects again
+            self._stray.clear()
+            others = [sid for sid, gen in self._held.items() if gen == self._generation]
+            if not others:
+                return None
+            shown = ", ".join(repr(sid) for sid in others[:5])
+            more = f" and {len(others) - 5} more" if len(others) > 5 else ""
+            return (
+                f"the connection holding this worker's claims ended (found while letting "
+                f"go of session {stray!r}: {exc}); its claims of sessions {shown}{more} "
+                "ended with it: each is taken again at the session's next write, which "
+                "fails instead if another worker claimed the session meanwhile"
+            )
 
     def close(self) -> None:
         """End every claim now: the server would end them once it sees the connection
@@ -172,3 +221,4 @@ class AdvisoryClaims:
                 self._db.close()
                 self._db = self._key = None
             self._held.clear()
+            self._stray.clear()
