@@ -194,6 +194,18 @@ def _unfinished(model: str, stop: str) -> ModelError:
     return ModelError("INCOMPLETE", f"summariser {model!r}: {why}: stop reason {stop!r}")
 
 
+def _limit_ran_out(model: str, answer_tokens: int) -> ModelError:
+    """The failure of an answer cut off at ``max_tokens`` before any text (a reasoning
+    model that spent them all thinking): no refusal of the model, so no fallback drops
+    the history for it; a larger limit lets it finish."""
+    return ModelError(
+        "INCOMPLETE",
+        f"summariser {model!r}: the answer limit ({answer_tokens:,} tokens) ran out before "
+        "it wrote any summary (stop reason 'max_tokens'; a reasoning model may spend it "
+        "all thinking): raise max_summary_tokens",
+    )
+
+
 def _hidden(agent: _host.Host, plugin: str, text: str) -> str:
     """``text``, the summary ``plugin`` wrote, with each secret dsh holds (a model API
     key it quotes) as ``***`` before it is logged and sent to the model, as the core
@@ -233,7 +245,8 @@ async def summarise(
     """The summary of ``messages`` merged with ``previous``, the summariser model's
     calls counted in ``spent`` (those of a summary that failed too). Raises ``DshError`` (a
     ``HookError`` from a plugin, a ``ModelError`` from the model: ``REFUSED`` or
-    ``INCOMPLETE`` for an answer of a chunk that did not finish, see ``FINISHED``; a
+    ``INCOMPLETE`` for an answer of a chunk that did not finish, see ``FINISHED``, or
+    that the answer limit cut off before any text; a
     ``SUMMARY_*`` code or ``EMPTY_SUMMARY`` for an answer that is no summary, see
     ``_answers``). A request the summariser's server refuses as too long, stating a
     window smaller than the one planned for (its model's, else ``window``), starts the
@@ -339,6 +352,8 @@ async def _by_model(
         if answer.stop_reason not in FINISHED:
             raise _unfinished(model.info.name, answer.stop_reason)
         text = answer.text.strip()
+        if not text and answer.stop_reason == "max_tokens":
+            raise _limit_ran_out(model.info.name, answer_tokens)
         # checked against the summary it merges (each answer merges it) and its chunk
         instructions = (system, AFTER)
         # (a summary in the chunk, ``earlier``, is no more the conversation than the
