@@ -157,3 +157,43 @@ async def test_a_stored_summariser_that_is_gone_says_where_it_comes_from() -> No
     assert "the option compaction.model of agent 'a'" in message
     assert "options it was created with" in message
     assert "agents: [{id: a, options: {compaction: {model: ...}}}]" in message
+
+
+async def test_an_overflow_plans_the_agents_own_model_for_the_refused_size() -> None:
+    """The summariser is the agent's model (the default), whose stated window (40,000)
+    the refused request just proved too large: its summary requests are planned for the
+    refused size, each smaller than the refused request, not for the stated window."""
+    overflow = fail("CONTEXT_WINDOW_EXCEEDED", "prompt is too long")
+    script = ["a" * 500] * 3 + [overflow] + ["## Goal\nthe user typed digits"] * 9
+    model = ScriptedModel(script, context_window=40_000)
+    async with harness(model) as h:
+        agent = await h.agents.create("a", options={"model": "scripted", "compaction": {}})
+        for i in range(4):
+            await run_turn(agent, str(i) * 500)
+        (start,) = [e for e in agent.session.events if e.type == "compact/start"]
+
+    refused = start.data["tokens"]
+    assert start.data["reason"] == "overflow" and refused < 4_000
+    asked = [r for r in model.requests if r.system == dsh_compaction.DEFAULT_PROMPT]
+    assert asked
+    for request in asked:  # CharCounter: a token per character
+        (message,) = request.messages
+        size = len(request.system or "") + len(str(message.content)) + (request.max_tokens or 0)
+        assert size <= refused
+
+
+async def test_an_overflow_leaves_another_summarisers_stated_window() -> None:
+    """A summariser of its own, stating its window, is planned for it after the agent's
+    model overflowed: the refused request says nothing of another model's window."""
+    own = ScriptedModel(["summary"] * 9, name="summarizer", context_window=40_000)
+    overflow = fail("CONTEXT_WINDOW_EXCEEDED", "prompt is too long")
+    model = ScriptedModel(["a" * 500] * 3 + [overflow, "fits"], context_window=40_000)
+    async with harness(model, own) as h:
+        agent = await h.agents.create(
+            "a", options={"model": "scripted", "compaction": {"model": "summarizer"}}
+        )
+        for i in range(4):
+            await run_turn(agent, str(i) * 500)
+
+    (request,) = own.requests
+    assert request.max_tokens == 2048  # max_summary_tokens, a quarter of 40,000 is more

@@ -301,6 +301,7 @@ class _Run:
                     counter=counter,
                     window=self.summariser_window,
                     spent=spent,
+                    refused=self.window if reason == "overflow" else None,
                 )
             check_summary(summary, plan, counter.count_message(summary_message(summary.text)))
             check_unchanged(history, agent.session.history, plan.cut)

@@ -241,6 +241,7 @@ async def summarise(
     counter: TokenCounter,
     window: int | None,
     spent: Spent,
+    refused: int | None = None,
 ) -> Summary:
     """The summary of ``messages`` merged with ``previous``, the summariser model's
     calls counted in ``spent`` (those of a summary that failed too). Raises ``DshError`` (a
@@ -250,7 +251,11 @@ async def summarise(
     ``SUMMARY_*`` code or ``EMPTY_SUMMARY`` for an answer that is no summary, see
     ``_answers``). A request the summariser's server refuses as too long, stating a
     window smaller than the one planned for (its model's, else ``window``), starts the
-    summary again once in chunks sized for the stated window."""
+    summary again once in chunks sized for the stated window. ``refused``: the tokens of
+    the agent's request its model refused (an overflow), which bound the window of that
+    model (``model_name``) when it is the summariser too, whatever window it states; a
+    summariser of its own keeps its window (``window``, so bounded, plans one that
+    states none)."""
     hook = "compaction_summarize"
     answered = await _host.call_first_named(
         agent, hook, messages=messages, previous_summary=previous
@@ -266,6 +271,8 @@ async def summarise(
         raise _no_model(agent, name)
     limit = model.info.context_window or window or 100_000
     limit = min(limit, summariser_window(agent, name) or limit)
+    if refused is not None and name == model_name:
+        limit = min(limit, refused)
     try:
         return await _by_model(model, name, settings, messages, previous, counter, limit, spent)
     except ModelError as exc:
