@@ -70,9 +70,10 @@ async def _marks(
     history: Sequence[Message],
     counts: Sequence[int],
     tail_budget: int,
-) -> tuple[frozenset[int], frozenset[int]]:
-    """The messages to keep verbatim (the turn's task, then what plugins mark), and the
-    task's among them: their tokens come out of the tail budget."""
+) -> frozenset[int]:
+    """The messages to keep verbatim: the turn's task, then what plugins mark. Their
+    tokens come out of the tail budget (``plan_compaction``'s ``charged``), whoever
+    marked them: a kept message is as much of the compacted history as the tail."""
     keep: set[int] = set()
     if settings.keep_last_user_message:
         events = agent.session.events
@@ -80,7 +81,7 @@ async def _marks(
     marked = await _host.call_waterfall(
         agent, "compaction_keep", "keep", _not_indices, messages=history, keep=frozenset(keep)
     )
-    return frozenset(marked), frozenset(keep)
+    return frozenset(marked)
 
 
 def _not_indices(marked: object) -> str | None:
@@ -257,13 +258,13 @@ class _Run:
         room = max(self.limit - self.fixed, 0)
         counter = self.estimator.counter
         try:
-            keep, task = await _marks(agent, state, settings, history, counts, tail_budget)
+            keep = await _marks(agent, state, settings, history, counts, tail_budget)
             plan = plan_compaction(
                 history,
                 counts,
                 tail_budget=tail_budget,
                 keep=keep,
-                charged=task,
+                charged=keep,
                 prune_chars=settings.prune_chars,
                 counter=counter,
             )
@@ -282,6 +283,9 @@ class _Run:
             await self.start(history, before)
             return await self.end(history, before, "skipped", nothing)
 
+        kept = sum(counts[i] for i in keep if 0 <= i < len(counts))
+        if kept > room / 2:
+            state.kept_over(agent.id, kept, room)
         await self.start(history, before)
         # pruning alone is enough when it leaves the request a quarter of the room below
         # the threshold (else the next steps would prune again and again)

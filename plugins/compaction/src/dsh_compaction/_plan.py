@@ -117,13 +117,14 @@ def plan_compaction(
     previous summary and messages marked to keep, or what would be summarised is too
     small for any summary message to be smaller. The reasoning that opens a turn the
     cut falls in is kept with the tail's start (see ``turn_opening``). ``charged``: the
-    messages of ``keep`` whose tokens come out of ``tail_budget`` (the turn's task)."""
+    messages of ``keep`` whose tokens come out of ``tail_budget`` (``compact`` charges
+    them all: the turn's task and what plugins mark)."""
     previous = previous_summary(history[0]) if history else None
     first = 1 if previous is not None else 0
     keep = set(keep)
-    # the kept messages ``charged`` (the turn's task) take their tokens out of the tail
+    # the kept messages ``charged`` take their tokens out of the tail
     # budget, once: wherever they end up, before the cut or in the tail
-    charged = {i for i in charged if i in keep}
+    charged = {i for i in charged if i in keep and 0 <= i < len(counts)}
     spent = sum(counts[i] for i in charged)
     tail_counts = [0 if i in charged else c for i, c in enumerate(counts)] if spent else counts
     cut = choose_cut(cut_points(history), tail_counts, max(tail_budget - spent, 0), after=first)

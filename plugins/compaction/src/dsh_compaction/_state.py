@@ -43,6 +43,7 @@ class AgentState:
         "failed_error",
         "failed_turn",
         "fixed_warned",
+        "kept_warned",
         "lock",
         "overflow_step",
         "step_tried",
@@ -65,6 +66,8 @@ class AgentState:
         self.failed_error: dict[str, str] | None = None
         #: the warning that ``tail_tokens`` is capped was logged (once per agent)
         self.tail_warned = False
+        #: the warning that the kept messages take most of the room was logged (once)
+        self.kept_warned = False
         #: the warning that the request's fixed part reaches the limit was logged (and
         #: compaction has not resumed since: ``_plugin._fixed_over``)
         self.fixed_warned = False
@@ -165,6 +168,24 @@ class AgentState:
                 f"{limit:,.0f}",
                 f"{fixed:,}",
                 f"{budget:,}",
+            )
+
+    def kept_over(self, agent_id: str, kept: int, room: float) -> None:
+        """Warn, once per agent, that the messages kept verbatim (``kept`` tokens: the
+        turn's task and what ``compaction_keep`` marks) take more than half the ``room``
+        below the limit: each compaction leaves them, and the last step, less than half
+        the room to grow into, so compactions (summariser calls) come every few steps."""
+        if not self.kept_warned:
+            self.kept_warned = True
+            log.warning(
+                "agent %r: the messages kept verbatim (the turn's task and those "
+                "compaction_keep marks: ~%s tokens) take more than half the room below the "
+                "compaction limit (~%s tokens); each compaction keeps them whole and leaves "
+                "less than half the room to grow into, so the history is summarised every "
+                "few steps (each a summariser call): keep less, or use a larger window",
+                agent_id,
+                f"{kept:,}",
+                f"{room:,.0f}",
             )
 
     def fixed_over(
