@@ -27,6 +27,7 @@ def register_chat_commands(register: Callable[..., None]) -> None:
             "compact",
             "compact the history now",
             compact,
+            # true when shown: compact_now stops only before the summary is logged
             stopped="stopped; the history is as it was",
         )
     )

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import anyio
+
 from dsh import DshError, Message, ModelError, ModelRequest, RequestErrorDecision
 from dsh.session import HistoryView
 from dsh_compaction import _host
@@ -233,19 +235,25 @@ async def compact_now(agent: Any) -> CompactionResult:
     Summarises everything but the recent tail (the threshold and ``enabled`` do not
     apply). Safe while a turn runs: it waits for a compaction in progress, and never
     separates a tool call from its result. Between turns, the events are flushed
-    at once. ``agent`` is the agent or its ``AgentHandle``.
+    at once, those of a compaction cancelled while its summary was written too (its
+    ``compact/end`` says ``aborted``). Cancelled once the summary is logged, it finishes
+    (its ``compact/end``, the flush) and returns: a cancellation it raises means the
+    history is as it was. ``agent`` is the agent or its ``AgentHandle``.
     """
     agent = getattr(agent, "agent", agent)  # an AgentHandle holds the agent
     if getattr(agent, "status", None) == "disposed":
         raise DshError(f"agent {agent.id!r} is disposed; its history cannot be compacted")
     state = state_for(agent)
     settings = state.settings(agent)
-    async with state.lock:
-        request = _host.base_request(agent)
-        window, reserve = limits(agent, state, settings, request)
-        result = await compact(
-            agent, state, settings, request, reason="manual", window=window, reserve=reserve
-        )
-    if getattr(agent, "status", None) == "idle":
-        await _host.flush(agent)
+    try:
+        async with state.lock:
+            request = _host.base_request(agent)
+            window, reserve = limits(agent, state, settings, request)
+            result = await compact(
+                agent, state, settings, request, reason="manual", window=window, reserve=reserve
+            )
+    finally:
+        if getattr(agent, "status", None) == "idle":
+            with anyio.CancelScope(shield=True):
+                await _host.flush(agent)
     return result
