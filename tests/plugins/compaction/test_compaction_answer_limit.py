@@ -13,7 +13,9 @@ from dsh.testing import Reply, ScriptedModel, check_invariants, run_turn
 
 pytestmark = pytest.mark.plugins("compaction")
 
-THINKS = Reply((ReasoningDelta("Let me think about what the user wants... " * 20), Finish("max_tokens")))
+THINKS = Reply(
+    (ReasoningDelta("Let me think about what the user wants... " * 20), Finish("max_tokens"))
+)
 
 
 @pytest.mark.parametrize("overflow", [False, True])

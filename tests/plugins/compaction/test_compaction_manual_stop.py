@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 from compaction_util import harness, reads, summarizer
 
@@ -45,7 +46,7 @@ class Flushes:
         stopping, self.stop = self.stop, False
         if stopping:
             self.scopes[0].cancel()
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
         self.stopped_finished = self.stopped_finished or stopping
 
 
@@ -125,7 +126,7 @@ class StopOnSummary:
     async def session_event(self, event: Any) -> None:
         if event.type == "compact/summary":
             self.flushes.scopes[0].cancel()
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
 
 
 async def test_a_stop_as_the_summary_is_logged_shows_the_result(
