@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from compaction_util import OUTPUT, events_of, harness, options, reads, summarizer
 
+import dsh_compaction
 from dsh import hookimpl
 from dsh.testing import ScriptedModel, check_invariants, run_turn
 from dsh_compaction import SUMMARY_HEADER
@@ -63,3 +64,19 @@ async def test_kept_messages_past_half_the_room_are_warned_once(
     warned = [r.getMessage() for r in caplog.records if "compaction_keep" in r.getMessage()]
     assert len(warned) == 1
     assert "agent 'a'" in warned[0] and "~3,028 tokens" in warned[0]  # the brief and the task
+
+
+async def test_a_manual_compaction_of_mostly_kept_messages_warns_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """/compact plans for the history's size, not the limit: kept messages taking most
+    of it say nothing of the room below the limit."""
+    model = ScriptedModel(["noted", *reads(3)], context_window=100_000)
+    async with harness(model, summarizer("## Goal\nread f0.py .. f2.py"), extra=[KeepBrief()]) as h:
+        agent = await h.agents.create("a", options=options())
+        await run_turn(agent, "PROJECT BRIEF " + "b" * 9_000)
+        await run_turn(agent, "read the files")
+        with caplog.at_level(logging.WARNING, logger="dsh_compaction"):
+            result = await dsh_compaction.compact_now(agent)
+    assert result.outcome == "summarized"
+    assert not [r for r in caplog.records if "compaction_keep" in r.getMessage()]

@@ -283,8 +283,9 @@ class _Run:
             await self.start(history, before)
             return await self.end(history, before, "skipped", nothing)
 
+        # (a manual compaction's room is the history's size: says nothing of the limit)
         kept = sum(counts[i] for i in keep if 0 <= i < len(counts))
-        if kept > room / 2:
+        if kept > room / 2 and reason != "manual":
             state.kept_over(agent.id, kept, room)
         await self.start(history, before)
         # pruning alone is enough when it leaves the request a quarter of the room below
