@@ -4,6 +4,7 @@ and one line, not a traceback after the build has run to its end."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -81,6 +82,46 @@ async def test_an_interrupted_step_kills_its_whole_process_group(tmp_path: Path)
     ):
         _llama_build._run_logged(["true"], log, "linking")
     _llama_build._run_logged(["true"], log, "linking")  # other work goes on
+
+
+# a "build step" that runs its compiler in a process group of its own and stops it
+# when it is asked to stop, as ninja does (SIGKILL to the step's group missed it)
+NINJA_LIKE = (
+    "import os, pathlib, signal, subprocess, sys, time;"
+    "child = subprocess.Popen(['sleep', '300'], process_group=0);"
+    "pathlib.Path(sys.argv[1]).write_text(str(child.pid));"
+    "signal.signal(signal.SIGTERM, lambda *_: (os.killpg(child.pid, signal.SIGTERM),"
+    " child.wait(), sys.exit(1)));"
+    "time.sleep(300)"
+)
+
+
+async def test_an_interrupted_step_lets_its_build_tool_stop_the_jobs_it_grouped(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "build.log"
+    log.write_text("")
+    work = _llama_build.Work()
+
+    def build() -> None:
+        command = [sys.executable, "-c", NINJA_LIKE, str(tmp_path / "pid")]
+        with (
+            contextlib.suppress(_llama_build.ServerError),
+            _llama_build.working(work),
+        ):
+            _llama_build._run_logged(command, log, "compiling")
+
+    worker = threading.Thread(target=build)
+    worker.start()
+    pid = await wait_for_compiler(tmp_path / "pid")
+    try:
+        work.interrupt()
+        await anyio.to_thread.run_sync(worker.join, 30)
+        assert not worker.is_alive()
+        assert not alive(pid), "the compiler in a group of its own outlived the build"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
 
 
 async def test_cancelling_start_local_stops_the_build_and_removes_its_files(

@@ -192,7 +192,26 @@ def current() -> Work:
     return _work.get() or Work()
 
 
+#: how long a step's process group has to end after SIGTERM before it is killed
+STOP_GRACE: Final = 5.0
+
+
 def _kill_group(process: subprocess.Popen[str]) -> None:
+    """End ``process``'s group: SIGTERM first, so that a build tool stops the jobs it
+    runs in process groups of their own (ninja does, and waits for them), then SIGKILL
+    what is left after ``STOP_GRACE`` (a killed ninja left its compilers running)."""
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + STOP_GRACE
+    while time.monotonic() < deadline:
+        process.poll()  # reaped: a dead leader not waited for still counts in its group
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
 
