@@ -104,7 +104,7 @@ async def test_extend_adds_every_entry_and_assert_complete_counts_what_is_left()
         model.assert_complete()
     await streamed(model)
     await streamed(model)
-    with pytest.raises(AssertionError, match="1 script entries were not used"):
+    with pytest.raises(AssertionError, match="1 script entry was not used"):
         model.assert_complete()
     assert await streamed(model) == list(text("three").chunks)
     model.assert_complete()
@@ -117,7 +117,7 @@ async def test_running_past_the_script_fails_with_script_exhausted_and_is_record
         await streamed(model)
     assert caught.value.code == "SCRIPT_EXHAUSTED"
     assert str(caught.value) == (
-        "scripted model 'm' has no reply left for request #2 (script has 1 entries)"
+        "scripted model 'm' has no reply left for request #2 (script has 1 entry)"
     )
     assert len(model.requests) == 2
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from dsh._quoted import did_you_mean
 from dsh.hookspecs import CALL_STYLES, hookimpl
 from dsh.plugins import PluginManager
 
@@ -29,11 +30,12 @@ class HookRecorder:
 
     def __init__(self, pm: PluginManager) -> None:
         self.calls: list[HookCall] = []
-        for hook, style in CALL_STYLES.items():
-            if style != "register":
-                spec = getattr(pm.hook, hook).spec
-                assert spec is not None
-                setattr(self, hook, self._impl(hook, spec.argnames))
+        #: the hooks recorded: every core hook except the registration hooks
+        self.hooks = tuple(hook for hook, style in CALL_STYLES.items() if style != "register")
+        for hook in self.hooks:
+            spec = getattr(pm.hook, hook).spec
+            assert spec is not None
+            setattr(self, hook, self._impl(hook, spec.argnames))
 
     def _impl(self, hook: str, argnames: tuple[str, ...]) -> Callable[..., None]:
         # pluggy binds arguments by the impl's code object, so each impl is compiled
@@ -51,6 +53,14 @@ class HookRecorder:
         return [call.name for call in self.calls]
 
     def get(self, name: str) -> list[HookCall]:
+        """The calls of hook ``name``, in order. ValueError for a hook it does not record
+        (a typo, a registration hook, a plugin's own hook): ``[]`` would pass unnoticed."""
+        if name not in self.hooks:
+            if CALL_STYLES.get(name) == "register":
+                why = " (it records every core hook except the register_* ones)"
+            else:
+                why = did_you_mean(name, self.hooks)
+            raise ValueError(f"HookRecorder records no hook {name!r}{why}")
         return [call for call in self.calls if call.name == name]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import reprlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,14 +73,35 @@ def hang(*parts: str) -> Reply:
 Entry = Reply | str | Callable[[ModelRequest], "Reply | str"]
 
 
+def _entries(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"
+
+
+def _refused(entries: Sequence[object], first: int) -> None:
+    """TypeError for the first of ``entries`` that is no answer (numbered from ``first``):
+    refused as the model is made, not as ``'int' object has no attribute 'error'`` at
+    the request."""
+    for number, entry in enumerate(entries, first):
+        if not isinstance(entry, (Reply, str)) and not callable(entry):
+            raise TypeError(
+                f"ScriptedModel's script entry #{number} is {type(entry).__name__} "
+                f"({reprlib.repr(entry)}): an entry is a Reply, a str, or a function of "
+                "the request returning a Reply or a str"
+            )
+
+
 @dataclass
 class ScriptedModel:
     """A model that answers from ``script`` in order. Entries are ``Reply`` values (see
     ``text``, ``tool_calls``, ``max_tokens``, ``fail``, ``hang``), plain strings (a text
     answer) or functions of the request returning either.
 
-    ``requests`` records every request received; ``assert_complete()`` fails while
-    script entries are left; running past the end fails the step with a clear error.
+    ``requests`` records every request received; running past the end fails the step
+    with a clear error. ``assert_complete()`` fails while script entries are left, when
+    the model was asked past the end, and when a function entry raised (or returned no
+    answer): its exception fails the step as a model error, and ``assert_complete()``
+    raises the first such one again (chained), so a check in a function entry can fail
+    a test.
     """
 
     script: Sequence[Entry] = ()
@@ -92,6 +114,9 @@ class ScriptedModel:
     requests: list[ModelRequest] = field(default_factory=list)
     aborted: int = 0  # how many streams were closed before they finished
     _next: int = 0
+    _past: int = 0  # requests past the end of the script
+    #: what each function entry that failed raised: (entry number, its name, exception)
+    _raised: list[tuple[int, str, Exception]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         """A str is a Sequence too (``"hello"`` would answer ``h``, then ``e``...), and a
@@ -102,6 +127,7 @@ class ScriptedModel:
                 "ScriptedModel's script is a list of answers (Reply, str, or a function of "
                 f"the request), not {given}: for one answer, pass [it]"
             )
+        _refused(self.script, 1)
 
     @property
     def info(self) -> ModelInfo:
@@ -114,24 +140,43 @@ class ScriptedModel:
         )
 
     def extend(self, *entries: Entry) -> None:
+        _refused(entries, len(self.script) + 1)
         self.script = [*self.script, *entries]
 
     def assert_complete(self) -> None:
+        """Fail (AssertionError) when a function entry raised (the first, chained), the
+        model was asked past the end of the script, or entries are left."""
+        said = f"scripted model {self.name!r}:"
+        if self._raised:
+            number, name, exc = self._raised[0]
+            if isinstance(exc, _NoAnswer):
+                raise AssertionError(str(exc)) from exc
+            raise AssertionError(
+                f"{said} script entry #{number} ({name}) raised {type(exc).__name__}: {exc}"
+            ) from exc
+        if self._past:
+            asked = self._next + self._past
+            raise AssertionError(
+                f"{said} {asked} requests for a script of {_entries(asked - self._past)}"
+            )
         left = len(self.script) - self._next
-        assert left == 0, f"scripted model {self.name!r}: {left} script entries were not used"
+        if left:
+            were = "entry was" if left == 1 else "entries were"
+            raise AssertionError(f"{said} {left} script {were} not used")
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
         self.requests.append(request)
         if self._next >= len(self.script):
+            self._past += 1
             raise ModelError(
                 "SCRIPT_EXHAUSTED",
                 f"scripted model {self.name!r} has no reply left for request "
-                f"#{len(self.requests)} (script has {len(self.script)} entries)",
+                f"#{self._next + self._past} (script has {_entries(len(self.script))})",
             )
         entry = self.script[self._next]
         self._next += 1
         if callable(entry) and not isinstance(entry, Reply):
-            entry = entry(request)
+            entry = self._called(entry, request)
         reply = text(entry) if isinstance(entry, str) else entry
         if reply.error is not None:
             raise reply.error
@@ -143,3 +188,25 @@ class ScriptedModel:
         except (GeneratorExit, anyio.get_cancelled_exc_class()):
             self.aborted += 1
             raise
+
+    def _called(
+        self, entry: Callable[[ModelRequest], Reply | str], request: ModelRequest
+    ) -> Reply | str:
+        """What function entry ``entry`` answers; what it raises (or an answer of another
+        type) is kept for ``assert_complete`` and fails the step."""
+        name = getattr(entry, "__name__", type(entry).__name__)
+        try:
+            answer = entry(request)
+            if not isinstance(answer, (Reply, str)):
+                raise _NoAnswer(
+                    f"scripted model {self.name!r}: script entry #{self._next} ({name}) "
+                    f"returned {type(answer).__name__}; return a Reply or a str"
+                )
+        except Exception as exc:
+            self._raised.append((self._next, name, exc))
+            raise
+        return answer
+
+
+class _NoAnswer(TypeError):
+    """A function entry returned something that is no answer."""
