@@ -17,7 +17,19 @@ Check = Callable[[Any], str | None]
 def wrong_type(result: object, expect: type) -> TypeError:
     if inspect.isawaitable(result):
         return unawaited(result)
-    return TypeError(f"returned {type(result).__name__} where {expect.__name__} is expected")
+    lacks = _lacks(result, expect)
+    return TypeError(
+        f"returned {type(result).__name__} where {expect.__name__} is expected"
+        + (f" (it has no {', '.join(lacks)})" if lacks else "")
+    )
+
+
+def _lacks(result: object, expect: type) -> list[str]:
+    """The methods of Protocol ``expect`` that ``result`` has not (none for a class)."""
+    if not getattr(expect, "_is_protocol", False):
+        return []
+    methods = [name for name, value in vars(expect).items() if inspect.isfunction(value)]
+    return [name for name in methods if not name.startswith("_") and not hasattr(result, name)]
 
 
 def typed(expect: type, wrong: Check) -> Check:

@@ -34,9 +34,9 @@ __all__ = ["HookRelay", "hook_returns"]
 
 
 def hook_returns() -> dict[str, type]:
-    """What the impls of the interception hooks and of ``tools_approval`` must return (a
-    harness installs it in its dispatcher; imported only then: building a relay must
-    stay light)."""
+    """What the impls of the interception hooks, of ``tools_approval`` and of
+    ``session_persistence`` must return (a harness installs it in its dispatcher;
+    imported only then: building a relay must stay light)."""
     from dsh.approvals import ApprovalAnswer
     from dsh.messages import (
         AssistantMessage,
@@ -45,6 +45,7 @@ def hook_returns() -> dict[str, type]:
         RequestErrorDecision,
         ToolResult,
     )
+    from dsh.persistence import SessionPersistence
 
     return {
         "agent_request": ModelRequest,
@@ -53,6 +54,8 @@ def hook_returns() -> dict[str, type]:
         "agent_turn_continuation": ContinuationDecision,
         "agent_request_error": RequestErrorDecision,
         "tools_approval": ApprovalAnswer,
+        # a runtime-checkable Protocol: an answer lacking one of its methods is refused
+        "session_persistence": SessionPersistence,
     }
 
 
