@@ -8,6 +8,9 @@ Before: the relay typed ``agent: Agent`` while testing.md passed ``None`` (which
 supports: the executor passes a call on for an agent without tools), and ``agent.harness``
 is ``Harness | None``, so ``agent.harness.config.section(...)`` was a mypy error.
 
+Also: a name ``dsh`` (or a first-party plugin's package) does not export is a mypy
+error, its lazy names typed as what they are.
+
 Left out: ``name-defined`` and ``import-not-found`` (a block uses the plugin of an earlier
 block, ``Tagger``, ``dsh_myplugin``), and the annotations the test adds stand in for the
 author's.
@@ -16,6 +19,7 @@ author's.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import re
 import subprocess
@@ -85,6 +89,17 @@ def typed(source: str) -> str:
     return HEADER + ast.unparse(tree) + "\n"
 
 
+def mypy(cwd: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """``mypy --strict`` run in ``cwd`` with ``arguments``."""
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *arguments],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "MYPYPATH": ""},
+    )
+
+
 def test_the_typed_examples_pass_mypy_strict(tmp_path: Path) -> None:
     found = blocks()
     assert len(found) >= 4, [name for name, _ in found]
@@ -94,21 +109,11 @@ def test_the_typed_examples_pass_mypy_strict(tmp_path: Path) -> None:
         module = tmp_path / f"example_{number}.py"
         module.write_text(typed(source), encoding="utf-8")
         modules[module.name] = name
-    done = subprocess.run(  # one run for all: each run costs mypy's start (~10 s)
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "--strict",
-            "--no-incremental",
-            "--disable-error-code=name-defined",
-            "--disable-error-code=import-not-found",
-            *modules,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, "MYPYPATH": ""},
+    done = mypy(  # one run for all: each run costs mypy's start (~10 s)
+        tmp_path,
+        "--disable-error-code=name-defined",
+        "--disable-error-code=import-not-found",
+        *modules,
     )
     problems = [
         f"{modules.get(line.split(':')[0], '?')}: {line}"
@@ -116,3 +121,34 @@ def test_the_typed_examples_pass_mypy_strict(tmp_path: Path) -> None:
         if ": error:" in line
     ]
     assert problems == [] and done.returncode == 0, "\n".join(problems) or done.stderr
+
+
+#: packages whose public names are imported on first use (a module ``__getattr__``)
+LAZY_PACKAGES = ("dsh", "dsh_compaction", "dsh_permissions", "dsh_persistence")
+
+
+def test_a_name_a_package_does_not_export_is_a_mypy_error(tmp_path: Path) -> None:
+    """The lazy names of ``dsh`` (``Harness``, ``ModelRequest`` ...) and of the
+    first-party plugins are typed as what they are, and a typo is an error. Before: each
+    package's module ``__getattr__`` (which imports them on first use) was seen by mypy,
+    so ``from dsh import Anything`` was ``Any`` and passed ``--strict``."""
+    found = [name for name in LAZY_PACKAGES if importlib.util.find_spec(name) is not None]
+    assert "dsh" in found
+    for package in found:
+        (tmp_path / f"names_{package}.py").write_text(
+            f"from {package} import NoSuchName\n", encoding="utf-8"
+        )
+    (tmp_path / "lazy.py").write_text(
+        "from dsh import ModelRequest\nwrong: int = ModelRequest()\n", encoding="utf-8"
+    )
+    done = mypy(tmp_path, "lazy.py", *(f"names_{package}.py" for package in found))
+    errors = sorted(line for line in done.stdout.splitlines() if ": error:" in line)
+    assert errors == [
+        "lazy.py:2: error: Incompatible types in assignment (expression has type "
+        '"ModelRequest", variable has type "int")  [assignment]',
+        *(
+            f'names_{package}.py:1: error: Module "{package}" has no attribute '
+            '"NoSuchName"  [attr-defined]'
+            for package in found
+        ),
+    ], done.stdout + done.stderr
