@@ -119,7 +119,7 @@ def test_extend_refuses_an_entry_that_is_no_answer() -> None:
 async def test_a_callable_returning_no_answer_fails_the_step_and_assert_complete(
     returned: object, said: str
 ) -> None:
-    model = ScriptedModel([text("a"), lambda request: returned])
+    model = ScriptedModel([text("a"), lambda request: returned])  # type: ignore[list-item,return-value]
     await streamed(model)
     with pytest.raises(TypeError) as refused:
         await streamed(model)

@@ -114,9 +114,9 @@ class ScriptedModel:
     requests: list[ModelRequest] = field(default_factory=list)
     aborted: int = 0  # how many streams were closed before they finished
     _next: int = 0
-    _past: int = 0  # requests past the end of the script
+    _past: int = field(default=0, init=False, repr=False)  # requests past the script's end
     #: what each function entry that failed raised: (entry number, its name, exception)
-    _raised: list[tuple[int, str, Exception]] = field(default_factory=list)
+    _raised: list[tuple[int, str, Exception]] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
         """A str is a Sequence too (``"hello"`` would answer ``h``, then ``e``...), and a
@@ -155,10 +155,8 @@ class ScriptedModel:
                 f"{said} script entry #{number} ({name}) raised {type(exc).__name__}: {exc}"
             ) from exc
         if self._past:
-            asked = self._next + self._past
-            raise AssertionError(
-                f"{said} {asked} requests for a script of {_entries(asked - self._past)}"
-            )
+            asked = self._next + self._past  # self._next: the script's length then
+            raise AssertionError(f"{said} {asked} requests for a script of {_entries(self._next)}")
         left = len(self.script) - self._next
         if left:
             were = "entry was" if left == 1 else "entries were"
