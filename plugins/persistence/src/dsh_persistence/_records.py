@@ -96,16 +96,17 @@ def _read_fast(
     for index, raw in enumerate(raws):
         if type(raw) is not dict:
             return None
-        seq, kind, time, data = raw.get("seq"), raw.get("type"), raw.get("time"), raw.get("data")
+        seq, event_type = raw.get("seq"), raw.get("type")
+        time, data = raw.get("time"), raw.get("data")
         if (
             seq != index
             or type(seq) is not int
-            or type(kind) is not str
+            or type(event_type) is not str
             or type(data) is not dict
             or type(time) not in (float, int)
         ):
             return None
-        append(SessionEvent(kind, index, time, data))  # type: ignore[arg-type]
+        append(SessionEvent(event_type, index, time, data))  # type: ignore[arg-type]
     return events
 
 
