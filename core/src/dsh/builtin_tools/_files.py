@@ -8,7 +8,6 @@ space reserved first and its old content put back should a write fail (``_regula
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
@@ -19,8 +18,14 @@ from typing import IO, Final
 import anyio.to_thread
 from pydantic import Field
 
-from dsh.builtin_tools._paths import roots_of, symlink_loop
-from dsh.builtin_tools._regular import file_status, open_regular, special_file, write_file
+from dsh.builtin_tools._paths import roots_of
+from dsh.builtin_tools._regular import (
+    file_status,
+    open_regular,
+    special_file,
+    status_or_none,
+    write_file,
+)
 from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, looks_binary, split_lines
 from dsh.tools import ToolContext, ToolError, tool
 
@@ -118,22 +123,11 @@ def _unencodable(name: str, text: str) -> str:
     return ""
 
 
-def _status(target: Path, shown: str) -> os.stat_result | None:
-    try:
-        return os.stat(target)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:  # Python 3.13 resolves a loop without an error
-            raise symlink_loop(shown) from None
-        raise
-
-
 def _make_parents(target: Path, shown: str, show: Callable[[Path], str]) -> None:
     """Make ``target``'s missing parent directories; refuse a ``target`` below a file
     or in a directory that may not be written."""
     for parent in target.parents:
-        if (status := _status(parent, shown)) is not None:
+        if (status := status_or_none(parent, shown)) is not None:
             if not stat.S_ISDIR(status.st_mode):
                 raise ToolError(
                     f"{show(parent)} is a file, not a directory: {shown} cannot be created below it"
@@ -154,7 +148,7 @@ def _write(target: Path, show: Callable[[Path], str], content: str) -> str:
     if why := _unencodable("content", content):
         raise ToolError(f"{why}; nothing was written")
     data = content.encode()
-    status = _status(target, shown)
+    status = status_or_none(target, shown)
     if status is None:
         _make_parents(target, shown, show)
     elif stat.S_ISDIR(status.st_mode):

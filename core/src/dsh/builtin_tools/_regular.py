@@ -29,7 +29,14 @@ from typing import BinaryIO, Final
 from dsh.builtin_tools._paths import symlink_loop
 from dsh.tools import ToolError
 
-__all__ = ["file_kind", "file_status", "open_regular", "special_file", "write_file"]
+__all__ = [
+    "file_kind",
+    "file_status",
+    "open_regular",
+    "special_file",
+    "status_or_none",
+    "write_file",
+]
 
 _KINDS: Final = (
     (stat.S_ISFIFO, "a named pipe (FIFO)"),
@@ -56,17 +63,25 @@ def special_file(mode: int, shown: str) -> ToolError:
     )
 
 
+def status_or_none(target: Path, shown: str) -> os.stat_result | None:
+    """The status of ``target``, or None when it does not exist (nor does a directory
+    on its way); a ``ToolError`` when a symlink on its way loops."""
+    try:
+        return os.stat(target)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # Python 3.13 resolves a loop without an error
+            raise symlink_loop(shown) from None
+        raise
+
+
 def file_status(target: Path, shown: str, hint: str) -> os.stat_result:
     """The status of the existing regular file ``target``; a ``ToolError`` when it is
     missing, a directory (``hint`` says what to do instead) or a special file."""
-    try:
-        status = os.stat(target)
-    except (FileNotFoundError, NotADirectoryError):
-        raise ToolError(f"{shown} does not exist") from None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise symlink_loop(shown) from None
-        raise
+    status = status_or_none(target, shown)
+    if status is None:
+        raise ToolError(f"{shown} does not exist")
     if stat.S_ISDIR(status.st_mode):
         raise ToolError(f"{shown} is a directory, not a file ({hint})")
     if not stat.S_ISREG(status.st_mode):
