@@ -25,7 +25,7 @@ from dsh.errors import ModelError
 from dsh.llm._not_found import not_found_hint
 from dsh.llm._origin import seconds
 from dsh.llm._pool import MAX_CONNECTIONS
-from dsh.llm._redact_json import quotable
+from dsh.llm._redact_json import quoted_start
 from dsh.llm._window import context_sizes
 
 if TYPE_CHECKING:
@@ -160,9 +160,9 @@ def malformed(model: str, what: str, data: str, error: Exception, secret: Secret
     """MALFORMED_RESPONSE for a stream item that cannot be read, quoting its start: the
     key is hidden before the cut (a cut could leave a piece of it no longer matching).
     One line: the error's words (a pydantic error's are several lines) joined, cut."""
-    shown = quotable(data, _values(secret))[:200]
+    shown = quoted_start(data, _values(secret))
     cause = _shorten(_redact(f"{type(error).__name__}: {error}", secret))
-    message = f"model {model!r}: unreadable {what} {shown!r} ({cause})"
+    message = f"model {model!r}: unreadable {what} {shown} ({cause})"
     return ModelError("MALFORMED_RESPONSE", message)
 
 

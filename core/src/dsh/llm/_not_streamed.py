@@ -23,7 +23,7 @@ import httpx
 from dsh._secrets import redact
 from dsh.errors import ModelError
 from dsh.llm._errors import error_from_body
-from dsh.llm._redact_json import quotable
+from dsh.llm._redact_json import quoted_start
 from dsh.llm._sse import body as body_of
 
 __all__ = ["ERROR_BODY_LIMIT", "error_object", "is_event_stream", "not_streamed", "read_start"]
@@ -31,7 +31,6 @@ __all__ = ["ERROR_BODY_LIMIT", "error_object", "is_event_stream", "not_streamed"
 #: How much of an error's body is read (a piece more at most): its words are quoted
 #: from the start, and a server may send a whole page.
 ERROR_BODY_LIMIT: Final = 64 * 1024
-_QUOTED: Final = 200  # characters of a body that is no error quoted
 #: A body that is not JSON is read for its quote this long after its first piece, and
 #: ``_QUOTE_LIMIT`` bytes at most: a stream of another type (``application/x-ndjson``)
 #: may send a line a second, and its end is not waited for.
@@ -78,9 +77,8 @@ def not_streamed(
     if error is not None:
         where = f"HTTP {status} ({got}, not an event stream)"
         return error_from_body(model, error, secret=secrets, where=where)
-    shown = quotable(text, secrets)  # before the cut: a cut could split a key
-    cut = "..." if len(shown) > _QUOTED else ""
-    said = f"whose body starts {shown[:_QUOTED]!r}{cut}" if shown else "with an empty body"
+    start = quoted_start(text, secrets, cut="...")
+    said = f"whose body starts {start}" if text else "with an empty body"
     return ModelError(
         "MALFORMED_RESPONSE",
         f"model {model!r}: expected a text/event-stream answer, got {got!r} {said} "

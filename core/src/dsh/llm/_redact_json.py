@@ -44,11 +44,14 @@ __all__ = [
     "json_secrets",
     "out_of_escapes",
     "quotable",
+    "quoted_start",
 ]
 
 #: An escape, whole or cut off at the end: ``\uXXXX`` (fewer hex digits when cut),
 #: ``\`` and one character, or a ``\`` alone at the end.
 _ESCAPE: Final = re.compile(r"\\(u[0-9a-fA-F]{0,4}|.)?", re.S)
+#: Characters of a server's text (a body, a chunk) that an error quotes.
+QUOTED: Final = 200
 
 
 def json_secrets(secrets: tuple[str, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
@@ -191,3 +194,12 @@ def quotable(text: str, secrets: tuple[str, ...]) -> str:
         escapes = JsonEscapes(chars)
         return redact(escapes.feed(text) + escapes.flush(), spelled)
     return redact(text, json_secrets(secrets)[0])
+
+
+def quoted_start(text: str, secrets: tuple[str, ...], *, cut: str = "") -> str:
+    """The start of ``text`` (a server's) as an error quotes it: ``quotable``, its
+    first ``QUOTED`` characters written with ``repr``, then ``cut`` if there was more.
+    The secrets are hidden before the cut: a cut could split a key, and leave a piece
+    of it that no longer matches."""
+    shown = quotable(text, secrets)
+    return f"{shown[:QUOTED]!r}{cut if len(shown) > QUOTED else ''}"
