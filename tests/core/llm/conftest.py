@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from dsh import _secrets
+from dsh.llm import _counts
 
 #: every variable the HTTP client takes a proxy from, or the hosts it reaches directly
 PROXY_VARIABLES = (
@@ -37,3 +38,15 @@ def _remembered_secrets() -> Iterator[None]:
     yield
     _secrets._READ.clear()
     _secrets._READ.update(saved)
+
+
+@pytest.fixture(autouse=True)
+def _usage_warnings() -> Iterator[None]:
+    """Each test starts with no usage warning said yet (``dsh.llm._counts._WARNED``: a
+    warning comes once per model and field in a process), so it may name its model as
+    it likes, and the warnings of the tests before it are kept for those after."""
+    saved = set(_counts._WARNED)
+    _counts._WARNED.clear()
+    yield
+    _counts._WARNED.clear()
+    _counts._WARNED.update(saved)

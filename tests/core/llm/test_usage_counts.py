@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-from itertools import count
 from typing import Any
 
 import pytest
@@ -25,7 +24,6 @@ from dsh.messages import ModelRequest, Usage, UserMessage
 
 ASK = ModelRequest(messages=(UserMessage(content="hi"),))
 KEY = "sk-live-SECRET-0123456789"
-NAMES = count()
 
 
 def events(*items: dict[str, Any], done: bool = True) -> bytes:
@@ -36,7 +34,7 @@ def events(*items: dict[str, Any], done: bool = True) -> bytes:
 async def openai_usage(usage: Any) -> tuple[str, Any]:
     finished = {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}
     body = events(finished, {"choices": [], "usage": usage})
-    name = f"usage{next(NAMES)}"
+    name = "usage"
     async with WireServer([sse(body)]) as server:
         config = ModelConfig(
             provider="openai-compatible", model="m", base_url=server.url, api_key_env="K"
@@ -108,7 +106,7 @@ async def test_a_usage_or_x_groq_that_is_no_object_is_no_usage(
         async with WireServer([sse(events(finished, last))]) as server:
             config = ModelConfig(provider="openai-compatible", model="m", base_url=server.url)
             with caplog.at_level(logging.WARNING):
-                _, message = await collect(OpenAICompatibleModel("groq-text", config), ASK)
+                _, message = await collect(OpenAICompatibleModel("usage", config), ASK)
         assert (message.text, message.usage) == ("hi", Usage())
     said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("x_groq is not an object of counts" in line for line in said), said
@@ -134,7 +132,7 @@ async def test_an_anthropic_usage_that_is_no_object_is_no_usage(
     ]
     async with WireServer([sse(events(*items, done=False))]) as server:
         config = ModelConfig(provider="anthropic", model="c", base_url=server.url)
-        _, message = await collect(AnthropicModel(f"anthropic{next(NAMES)}", config), ASK)
+        _, message = await collect(AnthropicModel("anthropic", config), ASK)
     assert (message.text, message.usage) == ("hi", counted)
 
 
@@ -145,7 +143,7 @@ async def test_the_warning_comes_once_per_model_and_field(caplog: pytest.LogCapt
     async with WireServer([sse(events(*chunks, finished))]) as server:
         config = ModelConfig(provider="openai-compatible", model="m", base_url=server.url)
         with caplog.at_level(logging.WARNING):
-            _, message = await collect(OpenAICompatibleModel("once", config), ASK)
+            _, message = await collect(OpenAICompatibleModel("usage", config), ASK)
     assert message.usage == Usage(output_tokens=1)
     assert len([r for r in caplog.records if "prompt_tokens" in r.getMessage()]) == 1
 
@@ -167,7 +165,7 @@ async def test_an_unreadable_anthropic_count_is_0(caplog: pytest.LogCaptureFixtu
     async with WireServer([sse(events(*items, done=False))]) as server:
         config = ModelConfig(provider="anthropic", model="c", base_url=server.url)
         with caplog.at_level(logging.WARNING):
-            _, message = await collect(AnthropicModel("anthropic-usage", config), ASK)
+            _, message = await collect(AnthropicModel("anthropic", config), ASK)
     assert (message.text, message.usage) == ("hi", Usage(output_tokens=4))
     said = " ".join(r.getMessage() for r in caplog.records)
     assert "input_tokens" in said and "cache_read_input_tokens" in said
