@@ -24,6 +24,11 @@ the ``bash`` and ``read`` rules.
 (``PARALLEL_HOME``, ``HOME``, ``XDG_CONFIG_HOME``) from, set in the line, make its
 command anything too.
 
+5: parallel's ``{= perl =}`` replacement strings run Perl here (``sem`` too).
+
+6: a plain sshlogin with a ``/`` as a word of its own (``-S 8/host``) keeps parallel's
+command known.
+
 Each row goes through the real dispatcher (conftest ``judge``); nothing is run.
 """
 
@@ -200,4 +205,39 @@ async def test_b49_variables_parallel_reads_make_the_command_anything(judge, com
     "command", ["parallel echo ::: x", "PARALLEL_FOO=1 parallel echo ::: x", "HOME=. echo x"]
 )
 async def test_parallel_without_those_variables_is_still_allowed(judge, command):
+    await allowed(judge, DENY_RM, command)
+
+
+# -- 5: {= perl =} replacement strings run Perl here -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "parallel echo '{= qx(rm y) =}' ::: x", "parallel echo {= qx{rm y} =} ::: x",
+        "parallel --tagstring '{= qx(rm y) =}' echo ::: x",
+        "parallel --results '{= qx(rm y) =}' echo ::: x",
+        "parallel --wd '{= qx(rm y) =}' echo ::: x", "parallel --wd='{=qx(rm y)=}' echo ::: x",
+        "parallel echo 'a{=qx(rm y)=}b' ::: x", "sem echo '{= qx(rm y) =}'",
+    ],
+)  # fmt: skip
+async def test_b49_parallel_perl_replacement_strings(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    judged = await judge(
+        {"allow": ["bash(parallel *)", "bash(sem *)"]}, "bash", {"command": command}
+    )
+    assert judged.decision == "ask", judged.event["reason"]
+
+
+# -- 6: plain sshlogins holding a / as a word of their own -----------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "parallel -S 8/host echo ::: x", "parallel -S @g/host echo ::: x",
+        "parallel --sshlogin 2/user@host:22 echo ::: x", "sem -S 4/host echo",
+    ],
+)  # fmt: skip
+async def test_plain_sshlogin_with_a_slash_is_allowed(judge, command):
     await allowed(judge, DENY_RM, command)

@@ -89,7 +89,7 @@ async def test_b2_asked_no_more(judge):
         "declare -n r=HOME; r=/etc; cat ~/passwd", "HOME+=/x; cat ~/passwd",
         "HOME[0]=/etc; cat ~/passwd", "echo ${HOME=/etc}; cat ~/passwd",
         "{HOME}>x true; cat ~/passwd",
-        # a plain read ($HOME, ${HOME}) sets nothing: test_permissions_ssh_review_s39
+        # a plain read ($HOME, ${HOME}) sets nothing: test_permissions_watched_variables
     ],
 )  # fmt: skip
 async def test_b2_naming_home_still_counts(judge, command):
