@@ -14,7 +14,7 @@ marker). Cases, measured in the same interleaved rounds, each op one whole respo
   events, amortised over the chunks.
 
 Each model has an API key (a made-up one, from ``BENCH_KEY``), as every user's has: the
-adapter then hides it from the streamed answer (``dsh.llm._redact_stream``), which is
+adapter then hides it from the streamed answer (``dsh.llm._redact_answer``), which is
 part of what is measured. OpenAI-compatible and Anthropic bodies are both measured.
 Target (issue 4): harness cost per chunk, ``dsh turn`` minus ``floor`` (paired per
 round), ≤ 10 µs.

@@ -1,5 +1,5 @@
 """A tool call whose arguments held a secret dsh knows (a model API key) is not run: the
-redactor hides the key as ``***`` (``dsh.llm._redact_stream``), so the call left is not
+redactor hides the key as ``***`` (``dsh.llm._redact_answer``), so the call left is not
 the one the model asked for. It is logged as any call, with ``***``, and answered with
 an error result the model can act on (``dsh.llm._hidden_args.NOT_RUN``), without asking
 a plugin (``tools_execute``) whether it may run.
@@ -21,7 +21,7 @@ from dsh import ToolResultMessage, hookimpl
 from dsh.harness import Harness
 from dsh.llm import Assembler, Finish, ToolCallDelta
 from dsh.llm._hidden_args import NOT_RUN, HiddenArguments
-from dsh.llm._redact_stream import AnswerRedactor
+from dsh.llm._redact_answer import AnswerRedactor
 from dsh.testing import ScriptedModel, check_invariants, run_turn, scripted_harness, text
 from dsh.testing import tool_calls as calls
 

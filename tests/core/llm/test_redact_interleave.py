@@ -1,5 +1,5 @@
 """A key in a streamed answer stays hidden whatever comes between its pieces
-(dsh.llm._redact_stream.AnswerRedactor): text interrupted by the deltas of a tool call
+(dsh.llm._redact_answer.AnswerRedactor): text interrupted by the deltas of a tool call
 that is already open (OpenAI-style servers send content and tool_calls in one delta),
 reasoning alternating with text, a provider's block or encrypted reasoning between a
 call's pieces. What the Assembler joins (and what a consumer joins: all text deltas,
@@ -27,7 +27,7 @@ from dsh.llm import (
     ToolCallDelta,
     UsageChunk,
 )
-from dsh.llm._redact_stream import AnswerRedactor
+from dsh.llm._redact_answer import AnswerRedactor
 from dsh.messages import Usage
 
 

@@ -1,5 +1,5 @@
 """A key in a tool call's arguments spelled with JSON escapes (``\\u0073k-...``, ``\\/``)
-is hidden as one spelled plainly (dsh.llm._redact_stream.AnswerRedactor, the call's
+is hidden as one spelled plainly (dsh.llm._redact_answer.AnswerRedactor, the call's
 arguments through dsh.llm._redact_json): the arguments are JSON text, and a model or a
 JSON encoder may escape any character of a string; the tool would get the key, and the
 session log would hold it, one decode away."""
@@ -19,7 +19,8 @@ from test_redact_plugin_models import PluginModel, Serves
 from dsh._secrets import shortest_run
 from dsh.llm import Chunk, Finish, TextDelta, ToolCallDelta
 from dsh.llm._hidden_args import NOT_RUN
-from dsh.llm._redact_stream import SHORTEST_HELD, AnswerRedactor
+from dsh.llm._redact_answer import AnswerRedactor
+from dsh.llm._redact_stream import SHORTEST_HELD
 from dsh.testing import run_turn, scripted_harness
 
 KEY = "plugin-secret-4f2a9c7e1b6d8a30"

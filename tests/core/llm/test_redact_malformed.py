@@ -1,4 +1,4 @@
-"""The streaming redactor (dsh.llm._redact_stream) leaves a chunk the assembler refuses
+"""The streaming redactor (dsh.llm._redact_answer) leaves a chunk the assembler refuses
 as it came, so a third-party adapter's mistake ends the step MALFORMED_RESPONSE as it
 does without a key; and what the text held at the end of an answer joins the block it
 was held from."""
@@ -12,7 +12,7 @@ from test_secrets_study_errors import KEY
 
 from dsh.errors import ModelError
 from dsh.llm import Assembler, Chunk, Finish, ReasoningDelta, TextDelta, ToolCallDelta
-from dsh.llm._redact_stream import AnswerRedactor
+from dsh.llm._redact_answer import AnswerRedactor
 
 BAD: list[Any] = [
     TextDelta(123),  # type: ignore[arg-type]

@@ -1,6 +1,6 @@
 """A provider's own block (an Anthropic server tool's ``server_tool_use``, whose input
 the model wrote; a ``web_search_tool_result``) has the known secrets hidden from its
-strings (dsh.llm._redact_stream.AnswerRedactor, through dsh.llm._redact_json): a model
+strings (dsh.llm._redact_answer.AnswerRedactor, through dsh.llm._redact_json): a model
 may put a key into a search query, and the block is logged whole (``assistant/chunk``,
 ``assistant/message``). A block with no secret in it passes as it came."""
 
@@ -13,7 +13,7 @@ import anyio
 from test_redact_plugin_models import KEY, PluginModel, Serves
 
 from dsh.llm import Finish, ProviderBlockChunk, TextDelta
-from dsh.llm._redact_stream import AnswerRedactor
+from dsh.llm._redact_answer import AnswerRedactor
 from dsh.testing import run_turn, scripted_harness
 
 

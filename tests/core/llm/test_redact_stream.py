@@ -1,7 +1,8 @@
 """A model API key in a streamed answer is hidden before the chunks leave the HTTP
-adapters (dsh.llm._redact_stream, HttpModel.stream): in the text, the reasoning and
-a tool call's arguments, split across chunks or not, in the chunks as in the assembled
-message; and text that only looks like the start of a key comes through whole."""
+adapters (dsh.llm._redact_stream, _redact_answer, HttpModel.stream): in the text, the
+reasoning and a tool call's arguments, split across chunks or not, in the chunks as in
+the assembled message; and text that only looks like the start of a key comes through
+whole."""
 
 from __future__ import annotations
 

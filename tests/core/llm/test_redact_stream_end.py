@@ -1,6 +1,6 @@
 """What the streaming redactor holds back comes out however the adapter's stream ends
-(dsh.llm._redact_stream.hidden): with an error of any kind, or without a Finish; and nothing
-more is yielded once the stream is cancelled or closed."""
+(dsh.llm._redact_answer.hidden): with an error of any kind, or without a Finish; and
+nothing more is yielded once the stream is cancelled or closed."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from test_secrets_study_errors import KEY
 
 from dsh.errors import ModelError
 from dsh.llm import Chunk, TextDelta
-from dsh.llm._redact_stream import hidden
+from dsh.llm._redact_answer import hidden
 
 # -- the stream that ends or fails ------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from dsh.config import ModelConfig
 from dsh.errors import ModelError
 from dsh.harness import Harness
 from dsh.llm import Assembler, Finish, TextDelta
-from dsh.llm._redact_stream import hidden
+from dsh.llm._redact_answer import hidden
 from dsh.llm.anthropic import AnthropicModel
 from dsh.llm.openai import OpenAICompatibleModel
 from dsh.messages import ModelRequest, UserMessage

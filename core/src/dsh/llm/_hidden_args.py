@@ -1,6 +1,6 @@
 """A tool call that had a secret hidden from it is never run.
 
-``dsh.llm._redact_stream.AnswerRedactor`` hides a secret dsh knows (a model API key) in
+``dsh.llm._redact_answer.AnswerRedactor`` hides a secret dsh knows (a model API key) in
 a tool call's arguments, id and name as ``***``, so that no event holds it. The call so
 changed is not the one the model asked for, and may do something else altogether:
 ``***`` is a shell glob (``rm -f <key>`` would run as ``rm -f ***``: every file), and a

@@ -40,7 +40,7 @@ from dsh.llm import _origin as words
 from dsh.llm import _pool, _proxied, _resend
 from dsh.llm._errors import error_from_status, error_from_transport, noted
 from dsh.llm._not_streamed import is_event_stream, not_streamed, read_start
-from dsh.llm._redact_stream import hidden
+from dsh.llm._redact_answer import hidden
 from dsh.llm._sse import Events
 from dsh.llm._unsendable import unsendable
 from dsh.llm.base import Chunk, ModelInfo
@@ -158,7 +158,7 @@ class HttpModel:
     def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
         """Stream the answer to ``request``: the adapter's ``chunks``, with every key dsh
         has read hidden from its text, reasoning and tool calls' arguments (a server or
-        proxy may write one into it; see ``dsh.llm._redact_stream``). Without any key
+        proxy may write one into it; see ``dsh.llm._redact_answer``). Without any key
         known, the adapter's chunks as they are."""
         chunks = self.chunks(request)
         secrets = {self.config.api_key(self._env) or "", *self._written_secrets, *known_keys()}

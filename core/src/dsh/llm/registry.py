@@ -122,7 +122,7 @@ class ModelRegistry:
 @final
 class _Held:
     """A registered model as the registry hands it out: its answers have ``secrets()``
-    hidden (``dsh.llm._redact_stream.hidden``; None: hidden by the model itself, or no
+    hidden (``dsh.llm._redact_answer.hidden``; None: hidden by the model itself, or no
     harness's registry), and its ``info`` has ``limits`` on top (an entry of ``models:``;
     None: the model's own). Its other attributes are the model's, and ``__wrapped__``
     is the model (as ``functools.wraps`` names a wrapped function)."""
@@ -160,7 +160,7 @@ class _Held:
         secrets = None if self._secrets is None else self._secrets()
         if not secrets:  # the usual case: the model's own stream, as it is
             return chunks
-        from dsh.llm._redact_stream import hidden
+        from dsh.llm._redact_answer import hidden
 
         return hidden(chunks, secrets)
 
