@@ -188,7 +188,11 @@ def test_ctrl_c_at_a_question_stops_the_run_without_running_the_call(
     finally:
         child.close(force=True)
     assert child.exitstatus == 130
-    assert "Traceback" not in child.logfile_read.getvalue()
+    said = child.logfile_read.getvalue()
+    assert "Traceback" not in said
+    # the terminal's echo of Ctrl-C ends its line, as a Ctrl-C while the answer streams
+    # does: what dsh says next is not written after it ("^C✗ bash: not run: ...")
+    assert "^C\r\n" in said, said[-400:]
     events = stored(asking_env)
     assert turn_ends(events) == ["aborted"]
     assert not any("approved-output" in result for result in tool_results(events))
@@ -213,3 +217,21 @@ def test_ctrl_d_at_a_question_denies_it(
     assert child.exitstatus == 0
     assert "the input ended" in server.bodies()[1]["messages"][-1]["content"]
     assert "approved-output" not in server.bodies()[1]["messages"][-1]["content"]
+
+
+def test_ctrl_c_while_the_answer_streams_ends_its_line_once(
+    model_server: Any, run_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The answer's line, with the ^C the terminal echoed on it, is ended once: no blank
+    line before the turn's end (the question's ^C ends its own, above)."""
+    server = model_server([text_reply("work", then="stall")])
+    child = run_in_terminal(server, run_env, tmp_path)
+    try:
+        child.expect_exact("work")
+        child.sendintr()
+        child.expect_exact("[turn 1 aborted")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 130
+    assert "work^C\r\n[turn 1 aborted" in child.logfile_read.getvalue()

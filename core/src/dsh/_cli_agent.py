@@ -224,6 +224,12 @@ async def _run(args: argparse.Namespace, pm: PluginManager, config: Config | Non
             def on_sigint() -> bool:  # again: until_terminated hurries the way out
                 nonlocal interrupted
                 interrupted = True
+                # the line the terminal echoed ^C on is ended (an answer's, or a line of
+                # its own: at a question, before the first word), so that what is said
+                # next is not written after the ^C
+                ended = renderer.end_terminal_line()
+                if approvals is not None and not ended and sys.stderr.isatty():
+                    print(file=sys.stderr, flush=True)
                 agent.cancel()
                 return True
 
