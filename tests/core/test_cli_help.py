@@ -31,26 +31,46 @@ def test_continue_is_said_to_take_the_last_session_of_this_workspace(
     assert "(or a unique prefix of one), from any workspace" in text
 
 
+def documented_statuses(begun: str, ended: str) -> list[str]:
+    """The exit statuses docs/cli.md's paragraph from ``begun`` to ``ended`` lists, in
+    its order (``1 if ...``, ``2 for ...``, ``131 if quit ...``)."""
+    paragraph = CLI_MD[CLI_MD.index(begun) :]
+    return re.findall(r"\b(\d{1,3}) (?:if|for)\b", paragraph[: paragraph.index(ended)])
+
+
+def help_statuses(capsys: pytest.CaptureFixture[str], command: str) -> list[str]:
+    text = help_of(capsys, command)
+    return re.findall(r"(\d+) [a-z]", text[text.index("exit status: 0;") :])
+
+
 def test_run_help_gives_the_exit_statuses_docs_cli_md_gives(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    text = help_of(capsys, "run")
-    statuses = re.findall(r"(\d+) [a-z]", text[text.index("exit status: 0;") :])
-    assert statuses == ["1", "2", "130", "141", "143", "129"]
-    documented = CLI_MD[CLI_MD.index("Exit status: 0;") :][:1500]
-    for status in statuses:
-        assert re.search(rf"\b{status} (if|for)\b", documented), status
+    documented = documented_statuses("Exit status: 0;", "Started with SIGHUP ignored")
+    assert documented == ["1", "2", "130", "141", "143", "129", "131"]
+    assert sorted(help_statuses(capsys, "run")) == sorted(documented)
 
 
 def test_chat_help_gives_the_exit_statuses_docs_cli_md_gives(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    text = help_of(capsys, "chat")
-    statuses = re.findall(r"(\d+) [a-z]", text[text.index("exit status: 0;") :])
-    assert statuses == ["1", "2", "141", "143", "129"]
-    documented = CLI_MD[CLI_MD.index("The exit status is 0;") :][:1500]
-    for status in statuses:
-        assert re.search(rf"\b{status} (if|for)\b", documented), status
+    documented = documented_statuses("The exit status is 0;", "With SIGHUP ignored,")
+    assert documented == ["1", "2", "141", "129", "143", "131"]
+    assert sorted(help_statuses(capsys, "chat")) == sorted(documented)
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("run", "the output could not be written"),
+        ("run", "131 quit (Ctrl-\\, SIGQUIT)"),
+        ("chat", "131 quit (SIGQUIT, Ctrl-\\ without the line editor)"),
+    ],
+)
+def test_run_and_chat_help_say_what_each_status_is_for(
+    capsys: pytest.CaptureFixture[str], command: str, said: str
+) -> None:
+    assert said in help_of(capsys, command)
 
 
 def test_global_options_say_what_they_do(capsys: pytest.CaptureFixture[str]) -> None:

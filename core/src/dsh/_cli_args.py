@@ -157,9 +157,9 @@ def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentP
         description="Send one prompt to an agent and print its answer on stdout (tool calls "
         "and the turn's end on stderr).",
         epilog="exit status: 0; 1 the turn ended in error, the session could not be saved "
-        "or the local model could not start; "
+        "or is in use, the local model could not start or the output could not be written; "
         "2 a usage or dsh.yml error; 130 interrupted; 141 output closed; 143 terminated; "
-        "129 terminal closed (docs/cli.md)",
+        "129 terminal closed; 131 quit (Ctrl-\\, SIGQUIT) (docs/cli.md)",
     )
     run.add_argument(
         "prompt",
@@ -177,7 +177,8 @@ def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentP
         "that is not a terminal is read line by line as a script. exit status: 0; 1 the "
         "session could not be saved or the output written, or (input not a terminal) a "
         "turn ended in error or a command failed; 2 a usage or dsh.yml error; 141 output "
-        "closed; 143 terminated; 129 terminal closed (docs/cli.md)",
+        "closed; 143 terminated; 129 terminal closed; 131 quit (SIGQUIT, Ctrl-\\ without "
+        "the line editor) (docs/cli.md)",
     )
     for talking in (run, chat):  # also after the command, where llm users put it
         talking.add_argument(
