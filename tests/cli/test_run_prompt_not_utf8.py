@@ -85,3 +85,52 @@ def test_a_system_prompt_that_is_not_utf8_is_refused(
         "(invalid start byte at byte 3)\n"
     )
     assert server.bodies() == []
+
+
+def ascii_locale(env: dict[str, str]) -> dict[str, str]:
+    """A child whose locale encoding is ASCII (``LC_ALL=C`` with Python's UTF-8 mode
+    off): each non-ASCII byte of its argv is a lone surrogate to Python."""
+    return {**env, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}
+
+
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_utf8_words_are_sent_under_an_ascii_locale(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, command: str
+) -> None:
+    """The word's bytes are UTF-8: they are the text typed (a terminal that sends UTF-8
+    under a C locale), not "a lone surrogate" to refuse."""
+    server = model_server([text_reply("ok")])
+    model = f"openai-compatible:tiny@{server.url}"
+    words = ["say", "café ✓".encode()] if command == "run" else []
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh.cli", "-m", model, command, "-s", "sé ✓".encode(), *words],
+        input="say café ✓\n".encode(),
+        env=ascii_locale(cli_env),
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    (body,) = server.bodies()
+    assert body["messages"][0] == {"role": "system", "content": "sé ✓"}
+    assert body["messages"][-1]["content"] == "say café ✓"
+
+
+def test_a_word_that_is_not_utf8_is_refused_under_an_ascii_locale_too(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply("ok")])
+    model = f"openai-compatible:tiny@{server.url}"
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh.cli", "-m", model, "run", "say", b"caf\xe9"],
+        env=ascii_locale(cli_env),
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.decode() == (
+        "dsh: error: run: the prompt's word 2 ('caf\\ufffd') is not UTF-8 text "
+        "(unexpected end of data at byte 3)\n"
+    )
+    assert server.bodies() == []

@@ -10,7 +10,7 @@ import sys
 
 from dsh._cli_args import UsageError
 
-__all__ = ["prompt_text", "read_prompt", "read_prompt_in_loop", "refuse_not_utf8"]
+__all__ = ["prompt_text", "read_prompt", "read_prompt_in_loop", "utf8_text"]
 
 
 def read_prompt(parts: list[str], command: str = "run", line: str | None = None) -> str:
@@ -65,8 +65,10 @@ def prompt_text(parts: list[str], command: str = "run", line: str | None = None)
     example of the warning for text piped in with no ``-``."""
     if parts.count("-") > 1:
         raise UsageError(f"{command}: - (stdin) is given more than once; stdin can be read once")
-    for number, part in enumerate(parts, 1):
-        refuse_not_utf8(part, f"{command}: the prompt's word {number}")
+    parts = [
+        utf8_text(part, f"{command}: the prompt's word {number}")
+        for number, part in enumerate(parts, 1)
+    ]
     if "-" not in parts:
         typed = f"dsh {command}" if line is None else line
         if _input_waits():
@@ -94,27 +96,41 @@ def prompt_text(parts: list[str], command: str = "run", line: str | None = None)
     return "\n\n".join(piece for piece in pieces if piece)
 
 
-def refuse_not_utf8(word: str, what: str) -> None:
-    """Refuse text that was not UTF-8 on the command line, a prompt word or ``-s``
-    (Python keeps each such byte as a lone surrogate, which would be sent as
-    ``\\udce9``), as stdin that is not is refused: a UsageError saying ``what`` it is,
-    its bytes shown as U+FFFD."""
+def utf8_text(word: str, what: str) -> str:
+    """``word`` from the command line (a prompt word, ``-s``) as UTF-8 text, or refused
+    as stdin that is not is refused: a UsageError saying ``what`` it is, its bytes shown
+    as U+FFFD. Python keeps each byte its locale's encoding does not decode as a lone
+    surrogate (which would be sent as ``\\udce9``): under an ASCII locale (``LC_ALL=C``
+    with UTF-8 mode off) every non-ASCII byte, so a word whose bytes are UTF-8 is
+    decoded as such; a word whose bytes are not is refused."""
     try:
         word.encode("utf-8")
     except UnicodeEncodeError:
         try:
             given = os.fsencode(word)
-            given.decode("utf-8")
+            text = given.decode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate that was no byte given: as it is
             given, why = word.encode("utf-8", "surrogatepass"), "it holds a lone surrogate"
         except UnicodeDecodeError as exc:
             why = f"{exc.reason} at byte {exc.start}"
-        else:  # escaped bytes that make UTF-8 (no byte given was): said as it is
-            why = "it holds a lone surrogate"
+        else:
+            if _locale_decodes_utf8():  # escaped bytes that make UTF-8 (from a program's
+                # own argv list: no byte the system gave was): said as it is
+                why = "it holds a lone surrogate"
+            else:
+                return text
         from dsh._quoted import shown as shown_value
 
         shown = shown_value(given.decode("utf-8", "replace"))
         raise UsageError(f"{what} ({shown}) is not UTF-8 text ({why})") from None
+    return word
+
+
+def _locale_decodes_utf8() -> bool:
+    """Whether the command line was decoded as UTF-8 (a UTF-8 locale, or UTF-8 mode)."""
+    import codecs
+
+    return codecs.lookup(sys.getfilesystemencoding()).name == "utf-8"
 
 
 def _input_waits() -> bool:

@@ -245,10 +245,10 @@ def _check_cwd(cwd: Path | None) -> None:
 def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
     import anyio
 
-    from dsh._cli_prompt import read_prompt, refuse_not_utf8
+    from dsh._cli_prompt import read_prompt, utf8_text
 
     if args.system is not None:  # sent as the prompt's words are: UTF-8 or refused
-        refuse_not_utf8(args.system, f"{args.command}: -s")
+        args.system = utf8_text(args.system, f"{args.command}: -s")
     command: Callable[[argparse.Namespace, PluginManager], Awaitable[int]]
     if args.command == "run":
         if not args.prompt:
