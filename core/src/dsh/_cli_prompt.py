@@ -5,20 +5,32 @@ from __future__ import annotations
 
 import os
 import select
+import shlex
 import stat
 import sys
+from pathlib import Path
 
 from dsh._cli_args import UsageError
 
-__all__ = ["prompt_text", "read_prompt", "read_prompt_in_loop", "utf8_text"]
+__all__ = [
+    "config_on_stdin",
+    "prompt_text",
+    "read_prompt",
+    "read_prompt_in_loop",
+    "stdin_taken",
+    "utf8_text",
+]
 
 
-def read_prompt(parts: list[str], command: str = "run", line: str | None = None) -> str:
+def read_prompt(
+    parts: list[str], command: str = "run", line: str | None = None, *, config: str | None = None
+) -> str:
     """The prompt of ``dsh COMMAND`` (``prompt_text``), refused when it is empty: a
     UsageError (status 2) for each thing ``dsh run`` refuses, its message begun with
     ``command``. ``line``: the command line before the prompt's words, for the examples
-    of the hints (default ``dsh COMMAND``)."""
-    prompt = prompt_text(parts, command, line)
+    of the hints (default ``dsh COMMAND``); ``config``: how the config file was named
+    when it is stdin (``config_on_stdin``)."""
+    prompt = prompt_text(parts, command, line, config=config)
     if not prompt.strip():
         example = f"dsh {command}" if line is None else line
         raise UsageError(
@@ -27,7 +39,9 @@ def read_prompt(parts: list[str], command: str = "run", line: str | None = None)
     return prompt
 
 
-async def read_prompt_in_loop(parts: list[str], command: str, line: str | None = None) -> str:
+async def read_prompt_in_loop(
+    parts: list[str], command: str, line: str | None = None, *, config: str | None = None
+) -> str:
     """``read_prompt`` from a running event loop (a plugin command's): stdin read in a
     daemon thread, so that Ctrl-C (which cancels the loop's task) ends the command at
     once, as it ends ``dsh run -``, the thread left blocked in its read to end with the
@@ -44,7 +58,7 @@ async def read_prompt_in_loop(parts: list[str], command: str, line: str | None =
 
     def read() -> None:
         try:
-            outcome.append(read_prompt(parts, command, line))
+            outcome.append(read_prompt(parts, command, line, config=config))
         except BaseException as error:  # raised in the loop's task, as if read there
             outcome.append(error)
         with suppress(Exception):  # the loop is gone: interrupted, no one waits
@@ -57,21 +71,27 @@ async def read_prompt_in_loop(parts: list[str], command: str, line: str | None =
     return outcome[0]
 
 
-def prompt_text(parts: list[str], command: str = "run", line: str | None = None) -> str:
+def prompt_text(
+    parts: list[str], command: str = "run", line: str | None = None, *, config: str | None = None
+) -> str:
     """``dsh run``'s prompt: its words joined by spaces, and in place of ``-`` the text
     read from stdin, set off from the words by blank lines (a byte order mark dropped,
     Windows line ends read as ``\\n``). ``command`` begins what a UsageError says;
     ``line`` (default ``dsh COMMAND``) is the command before the prompt's words in the
-    example of the warning for text piped in with no ``-``."""
+    example of the warning for text piped in with no ``-``. ``config``: how the config
+    file was named when it is stdin (``config_on_stdin``): a ``-`` is refused then, and
+    the text piped in (the config's) is not said to be left unsent."""
     if parts.count("-") > 1:
         raise UsageError(f"{command}: - (stdin) is given more than once; stdin can be read once")
+    if config is not None and "-" in parts:
+        raise UsageError(stdin_taken(command, config))
     parts = [
         utf8_text(part, f"{command}: the prompt's word {number}")
         for number, part in enumerate(parts, 1)
     ]
     if "-" not in parts:
         typed = f"dsh {command}" if line is None else line
-        if _input_waits():
+        if config is None and _input_waits():
             print(
                 "dsh: the text piped in is not sent: put - in the prompt where it goes "
                 f"(... | {typed} summarise this -)",
@@ -131,6 +151,48 @@ def _locale_decodes_utf8() -> bool:
     import codecs
 
     return codecs.lookup(sys.getfilesystemencoding()).name == "utf-8"
+
+
+#: The names of stdin, whatever file it is (Linux, the BSDs and macOS).
+_STDIN_NAMES = frozenset(("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"))
+
+
+def config_on_stdin(config: Path | None, cwd: Path | None = None) -> str | None:
+    """How the config file was named (``-c /dev/stdin``, ``DSH_CONFIG=/dev/fd/0``) when
+    it is stdin: one of stdin's names, or the file stdin reads (the same device and
+    inode: ``dsh -c dsh.yml run - < dsh.yml``); else None. ``config``: ``-c``'s file,
+    else ``$DSH_CONFIG`` names it, relative to ``cwd`` (the workspace; default the
+    current directory). The null device is no conflict: it reads empty each time."""
+    if config is not None:
+        named, path = f"-c {shlex.quote(str(config))}", config
+    else:
+        value = os.environ.get("DSH_CONFIG")
+        if not value:
+            return None
+        named, path = f"DSH_CONFIG={shlex.quote(value)}", (cwd or Path.cwd()) / value
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):  # a program's own stream (StringIO)
+        return None
+    if fd == 0 and os.path.normpath(path) in _STDIN_NAMES:
+        return named
+    try:
+        read = os.fstat(fd)
+        same = os.path.samestat(os.stat(path), read)
+        null = os.path.samestat(os.stat(os.devnull), read)
+    except (OSError, ValueError):  # no such file: what reads the config says so
+        return None
+    return named if same and not null else None
+
+
+def stdin_taken(command: str, config: str) -> str:
+    """What ``dsh COMMAND`` says when stdin is its config file (named ``config``) and
+    would be its prompt too (``prompts``: chat's)."""
+    what = "prompts" if command == "chat" else "prompt"
+    return (
+        f"{command}: stdin cannot be both the config file ({config}) and the {what}; name "
+        "the config by its file (-c dsh.yml)"
+    )
 
 
 def _input_waits() -> bool:

@@ -245,20 +245,27 @@ def _check_cwd(cwd: Path | None) -> None:
 def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
     import anyio
 
-    from dsh._cli_prompt import read_prompt, utf8_text
+    from dsh._cli_prompt import config_on_stdin, read_prompt, stdin_taken, utf8_text
 
     if args.system is not None:  # sent as the prompt's words are: UTF-8 or refused
         args.system = utf8_text(args.system, f"{args.command}: -s")
+    # -c /dev/stdin: read before the harness reads the config, stdin would be the
+    # prompt (chat's lines) and the config would be empty
+    config = config_on_stdin(args.config, args.cwd)
     command: Callable[[argparse.Namespace, PluginManager], Awaitable[int]]
     if args.command == "run":
         if not args.prompt:
             piped = (
-                "" if sys.stdin.isatty() else "; to send what is piped in, give -: ... | dsh run -"
+                ""
+                if sys.stdin.isatty() or config is not None
+                else "; to send what is piped in, give -: ... | dsh run -"
             )
             raise UsageError(f'run: give the prompt (dsh run "list the files"){piped}')
-        args.prompt = read_prompt(args.prompt)
+        args.prompt = read_prompt(args.prompt, config=config)
         from dsh._cli_agent import run as command
     else:
+        if config is not None:  # chat reads its prompts from stdin
+            raise UsageError(stdin_taken("chat", config))
         from dsh._cli_chat import chat as command
     from dsh._cli_signals import until_terminated
 

@@ -110,21 +110,23 @@ class CommandContext:
         """The prompt ``words`` give, read and checked as ``dsh run`` reads its own: the
         words joined by spaces, the text piped in where a ``-`` stands (its byte order
         mark dropped, Windows line ends read as ``\\n``). An empty prompt, a word or
-        stdin that is not UTF-8, or ``-`` given twice is a ``DshError`` (status 2)
-        whose message begins with ``command`` (``"sessions resume"``); text piped in
-        with no ``-`` to take it is not read, and a warning says so. ``command_line``:
+        stdin that is not UTF-8, ``-`` given twice, or a ``-`` when stdin is the config
+        file too (``dsh -c /dev/stdin``) is a ``DshError`` (status 2) whose message
+        begins with ``command`` (``"sessions resume"``); text piped in with no ``-`` to
+        take it is not read, and a warning says so (unless it is the config file). ``command_line``:
         the command to paste up to the prompt's words, for the examples those give
         (``... (dsh sessions resume ID "list the files")``; build it with
         ``self.command_line(...)``); default ``dsh COMMAND``, right only when the prompt
         follows the command's name. Stdin is read outside the event loop, so that
         Ctrl-C while it is typed at a terminal ends the command at once, as it ends
         ``dsh run -`` (``dsh: interrupted``, status 130)."""
-        from dsh._cli_prompt import read_prompt_in_loop
+        from dsh._cli_prompt import config_on_stdin, read_prompt_in_loop
 
         given: object = words  # typed a list, but a str is easily passed
         if isinstance(given, str):  # its characters would be taken for the words
             raise TypeError("read_prompt: words must be a list of the prompt's words, not a str")
-        return await read_prompt_in_loop(words, command, command_line)
+        config = config_on_stdin(self.config_path, self.workspace)
+        return await read_prompt_in_loop(words, command, command_line, config=config)
 
     async def run_prompt(
         self, prompt: str, *, session: str | None = None, json: bool = False
