@@ -13,12 +13,15 @@ from cli_support import dsh, text_reply
 
 
 @pytest.mark.plugins("persistence")  # that no session is stored
-@pytest.mark.parametrize("command", [["run", "hi"], ["chat"]])
+@pytest.mark.parametrize(
+    ("command", "stdin"), [(["run", "hi"], "hi\n"), (["chat"], "hi\n"), (["chat"], "")]
+)
 def test_a_built_in_provider_without_its_key_is_refused_before_a_session(
-    cli_env: dict[str, str], tmp_path: Path, command: list[str]
+    cli_env: dict[str, str], tmp_path: Path, command: list[str], stdin: str
 ) -> None:
+    """An empty chat script is checked as its first line would be (it said 0)."""
     env = {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
-    done = dsh("-m", "deepseek:deepseek-chat", *command, env=env, cwd=tmp_path, stdin="hi\n")
+    done = dsh("-m", "deepseek:deepseek-chat", *command, env=env, cwd=tmp_path, stdin=stdin)
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines()[-1] == (
         "dsh: error: -m deepseek:deepseek-chat: the environment variable DEEPSEEK_API_KEY "

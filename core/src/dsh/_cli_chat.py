@@ -64,15 +64,16 @@ async def chat(args: argparse.Namespace, pm: PluginManager) -> int:
 
 
 async def _nothing_asked(args: argparse.Namespace, pm: PluginManager) -> int:
-    """Empty input: 0, after the checks chat makes before its first line (dsh.yml, -m,
-    the session --continue or --session names, and that no other process continues it),
-    so that a script learns of a mistake that input would have hit; no agent and no
-    model is started."""
+    """Empty input: 0, after the checks chat makes before its first line (dsh.yml, -m
+    and its key, the session --continue or --session names, and that no other process
+    continues it), so that a script learns of a mistake that input would have hit; no
+    agent and no model is started."""
     from dsh._claims import claimable
+    from dsh.llm.choose import refuse_keyless
 
     async with cli_harness(args, pm) as harness:
         stored = await stored_to_continue(harness, args)
-        first_agent(harness, args.model, stored)
+        refuse_keyless(harness, first_agent(harness, args.model, stored)[1])
         if stored is not None:  # in use elsewhere: refused as the first line's would be
             await claimable(harness.relay, stored.id, stored.events)
     return 0
