@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import UnionType
+from types import FrameType, UnionType
 from typing import (
     TYPE_CHECKING,
     Annotated,
@@ -186,15 +186,22 @@ def tool(
             wants_context=wants_context,
         )
 
-    # the names where the tool is made, for string annotations: a type defined in the
-    # same function (a register_tools impl) is found, as pydantic finds a model's
     if fn is not None:
-        return build(fn, sys._getframe(1).f_locals)
+        return build(fn, _defined_around(fn, sys._getframe(1)))
 
     def decorate(function: Callable[..., Any]) -> Tool:
-        return build(function, sys._getframe(1).f_locals)
+        return build(function, _defined_around(function, sys._getframe(1)))
 
     return decorate
+
+
+def _defined_around(function: Callable[..., Any], frame: FrameType) -> Mapping[str, Any]:
+    """The names of ``frame`` (where the tool is made) if ``function`` was defined in
+    it (a ``register_tools`` impl's own function), for string annotations naming a type
+    defined there too, as pydantic finds a model's; else none: a function of another
+    scope reads its module's names only (a local of the same name is no concern)."""
+    scope, local, _ = getattr(function, "__qualname__", "").rpartition(".<locals>.")
+    return frame.f_locals if local and scope == frame.f_code.co_qualname else {}
 
 
 def _is_context(tool: str, param: inspect.Parameter) -> bool:

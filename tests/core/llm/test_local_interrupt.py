@@ -124,6 +124,58 @@ async def test_an_interrupted_step_lets_its_build_tool_stop_the_jobs_it_grouped(
             os.killpg(pid, signal.SIGKILL)
 
 
+# a "build step" that will not stop when asked
+DEAF = (
+    "import os, pathlib, signal, sys, time;"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN);"
+    "pathlib.Path(sys.argv[1]).write_text(str(os.getpid()));"
+    "time.sleep(300)"
+)
+
+
+async def test_interrupt_returns_at_once_and_a_step_deaf_to_sigterm_is_killed_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``interrupt`` is called on the event loop: it waited there for each step's
+    group to end (up to ``STOP_GRACE``). Now each group is ended in a thread of its own,
+    which here waits until ``interrupt`` has returned; a step that ignores SIGTERM is
+    killed once the grace is over."""
+    monkeypatch.setattr(_llama_build, "STOP_GRACE", 0.5)
+    returned, waited = threading.Event(), []
+    kill_group = _llama_build._kill_group
+
+    def after_interrupt_returns(process: subprocess.Popen[str]) -> None:
+        waited.append(returned.wait(10))  # False: interrupt() waited for this call
+        kill_group(process)
+
+    monkeypatch.setattr(_llama_build, "_kill_group", after_interrupt_returns)
+    log = tmp_path / "build.log"
+    log.write_text("")
+    work = _llama_build.Work()
+
+    def build() -> None:
+        command = [sys.executable, "-c", DEAF, str(tmp_path / "pid")]
+        with (
+            contextlib.suppress(_llama_build.ServerError),
+            _llama_build.working(work),
+        ):
+            _llama_build._run_logged(command, log, "compiling")
+
+    worker = threading.Thread(target=build)
+    worker.start()
+    pid = await wait_for_compiler(tmp_path / "pid")
+    try:
+        work.interrupt()
+        returned.set()
+        await anyio.to_thread.run_sync(worker.join, 30)
+        assert not worker.is_alive()
+        assert waited and all(waited), "interrupt() waited for the step's group to end"
+        assert not alive(pid)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 async def test_cancelling_start_local_stops_the_build_and_removes_its_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

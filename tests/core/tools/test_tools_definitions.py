@@ -189,3 +189,20 @@ def test_a_type_defined_after_the_tool_is_still_said_to_be_undefined() -> None:
 
     class Later(BaseModel):
         x: int = 0
+
+
+class Where(BaseModel):
+    city: str
+
+
+def _forecast(where: Where) -> str:
+    return where.city
+
+
+def test_a_function_of_another_scope_reads_its_module_s_names_not_the_caller_s() -> None:
+    """Only a function defined where ``@tool`` is applied sees the names there: one
+    made elsewhere, given a local of the same name as its annotation, kept its own."""
+    Where = {"unrelated": "a local of the same name"}  # noqa: N806
+    made = tool(_forecast)
+    assert made.arguments.model_validate({"where": {"city": "Oslo"}}).where.city == "Oslo"
+    assert Where

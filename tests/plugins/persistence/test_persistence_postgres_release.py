@@ -119,6 +119,23 @@ def test_a_failed_release_then_a_claim_of_that_session_holds_it_once(
     assert other.claim("a") is True
 
 
+def test_a_claim_of_a_session_whose_unlock_failed_behind_another_s_holds_it_once(
+    pg_server: Any, open_worker: Opener, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The pending unlocks are tried in turn and stop at the first that fails: a
+    session's own, behind another's, was not tried, and its lock was taken again."""
+    one, other = open_worker(), open_worker()
+    assert one.claim("a") is True and one.claim("b") is True
+    with unlock_refused(pg_server), caplog.at_level("WARNING", logger="dsh.persistence"):
+        one.release("a")
+        one.release("b")
+        with pytest.raises(PersistenceError, match=r"claim session .a.*permission denied"):
+            one.claim("a")
+    assert one.claim("a") is True
+    one.release("a")
+    assert other.claim("a") is True and other.claim("b") is True
+
+
 def test_a_release_whose_claims_connection_ended_says_the_other_claims_ended_with_it(
     pg_server: Any, role: str, open_worker: Opener, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -162,14 +162,16 @@ class Work:
         return code
 
     def interrupt(self) -> None:
-        """Stop this work, from another thread: its processes are killed, the step in
-        progress raises ServerError("interrupted") (its scratch files are removed as it
-        unwinds), and so does every later step of it."""
+        """Stop this work, from another thread, without waiting: its processes are
+        ended (``_kill_group``, in a thread each), the step in progress raises
+        ServerError("interrupted") (its scratch files are removed as it unwinds), and
+        so does every later step of it."""
         with self.lock:
             self.interrupted = True
             self.stopping.set()
-            for process in self.running:
-                _kill_group(process)
+            running = list(self.running)
+        for process in running:  # waited for apart: the caller (the event loop) goes on
+            threading.Thread(target=_kill_group, args=(process,), name="dsh stop").start()
 
 
 _work: ContextVar[Work | None] = ContextVar("dsh_llama_work", default=None)

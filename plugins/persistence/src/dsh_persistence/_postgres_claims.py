@@ -103,7 +103,7 @@ class AdvisoryClaims:
             db = self._connection()
             try:
                 failed = self._let_go_strays(db)
-                if failed is not None and failed[0] == (schema, session_id):
+                if failed is not None and (schema, session_id) in self._stray:
                     raise failed[1]  # it may hold the lock still: not taken twice
                 row = db.execute(f"SELECT pg_try_advisory_lock({CLAIM_KEY})", (schema, session_id))
                 return row.fetchone() == (True,)
