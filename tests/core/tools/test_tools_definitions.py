@@ -202,7 +202,7 @@ def _forecast(where: Where) -> str:
 def test_a_function_of_another_scope_reads_its_module_s_names_not_the_caller_s() -> None:
     """Only a function defined where ``@tool`` is applied sees the names there: one
     made elsewhere, given a local of the same name as its annotation, kept its own."""
-    Where = {"unrelated": "a local of the same name"}  # noqa: N806
+    Where = {"unrelated": "a local of the same name"}
     made = tool(_forecast)
     assert made.arguments.model_validate({"where": {"city": "Oslo"}}).where.city == "Oslo"
     assert Where
