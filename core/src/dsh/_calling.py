@@ -18,7 +18,7 @@ import pluggy
 
 from dsh._grace import bounded
 from dsh._grace import current as current_grace
-from dsh._hook_results import Check, problem, typed, unawaited, wrong_type
+from dsh._hook_results import Check, conforms, problem, typed, unawaited, wrong_type
 from dsh._impl import Impl, binder, is_async_function
 from dsh._ready import READY
 from dsh._secrets import get_logger
@@ -157,7 +157,7 @@ class Dispatcher:
                 raise impl.fail(hook, exc) from exc
             if result is not None:
                 if expect is not None:
-                    if not isinstance(result, expect):
+                    if not conforms(result, expect):
                         raise impl.fail(hook, wrong_type(result, expect))
                 elif inspect.isawaitable(result):  # a plugin's own hook, untyped
                     raise impl.fail(hook, unawaited(result))
@@ -179,7 +179,7 @@ class Dispatcher:
                 raise impl.fail(hook, exc) from exc
             if result is not None:
                 if expect is not None:
-                    if not isinstance(result, expect):
+                    if not conforms(result, expect):
                         raise impl.fail(hook, wrong_type(result, expect))
                 elif inspect.isawaitable(result):  # a plugin's own hook, untyped
                     raise impl.fail(hook, unawaited(result))

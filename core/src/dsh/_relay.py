@@ -54,7 +54,8 @@ def hook_returns() -> dict[str, type]:
         "agent_turn_continuation": ContinuationDecision,
         "agent_request_error": RequestErrorDecision,
         "tools_approval": ApprovalAnswer,
-        # a runtime-checkable Protocol: an answer lacking one of its methods is refused
+        # a Protocol: an answer lacking one of its methods (looked up with getattr, so
+        # one forwarding through __getattr__ has them) is refused (dsh._hook_results)
         "session_persistence": SessionPersistence,
     }
 
