@@ -31,6 +31,7 @@ from dsh.testing._doubles import ErrorRecorder, EventRecorder, InMemoryPersisten
 from dsh.testing._hooks import HookCall, HookRecorder
 from dsh.testing._model_plugin import NAME as MODELS_PLUGIN
 from dsh.testing._model_plugin import ModelPlugin
+from dsh.testing._run_turn import run_turn
 from dsh.testing._scripted import (
     Reply,
     ScriptedModel,
@@ -48,10 +49,8 @@ except ModuleNotFoundError as missing:
         raise
 
 if TYPE_CHECKING:
-    from dsh.agent import AgentHandle
     from dsh.harness import Harness
     from dsh.plugins import PluginManager
-    from dsh.session import SessionEvent
 
 __all__ = [
     "ErrorRecorder",
@@ -110,31 +109,3 @@ async def scripted_harness(
             plugin.watch(harness.pm)
     async with harness:
         yield harness
-
-
-async def run_turn(
-    agent: AgentHandle,
-    prompt: str,
-    *,
-    timeout: float | None = None,  # noqa: ASYNC109 - it aborts the turn, as a cancel scope cannot
-) -> list[SessionEvent]:
-    """Send ``prompt``, wait until the agent is idle, return the events it added. A turn
-    that ends in error returns normally (its ``turn/end`` says so).
-
-    ``timeout`` (seconds) bounds the wait: a turn still running then (a ``hang()``
-    entry, a plugin that never lets it end) is aborted and, once the agent is idle,
-    ``TimeoutError`` is raised."""
-    import anyio
-
-    start = len(agent.session.events)
-    agent.send(prompt)
-    if timeout is None:
-        await agent.when_idle()
-        return list(agent.session.events[start:])
-    with anyio.move_on_after(timeout) as waited:
-        await agent.when_idle()
-    if waited.cancelled_caught:
-        agent.abort()
-        await agent.when_idle()
-        raise TimeoutError(f"run_turn: the turn did not end within {timeout} s; it was aborted")
-    return list(agent.session.events[start:])
