@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
+from dsh._stray import failed, stray_words
 from dsh.errors import ModelError
 from dsh.llm._hidden_args import NOTED
 from dsh.llm.assemble import Assembler
@@ -44,12 +43,13 @@ async def streamed(
         async for chunk in stream:
             assembler.add(chunk)  # type-checks the chunk: its data is JSON
             await emit("assistant/chunk", chunk.to_data())
-    except (ModelError, anyio.get_cancelled_exc_class()):  # a turn names the model
+    except ModelError:  # a turn names the model
         raise
-    except Exception as exc:
-        raise ModelError(
-            "UNKNOWN", f"model {model.info.name!r} failed: {type(exc).__name__}: {exc}"
-        ) from exc
+    except BaseException as exc:
+        if not failed(exc):  # a real cancellation (an abort) propagates
+            raise
+        said = f"{type(exc).__name__}: {exc}" if isinstance(exc, Exception) else stray_words(exc)
+        raise ModelError("UNKNOWN", f"model {model.info.name!r} failed: {said}") from exc
     finally:
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:

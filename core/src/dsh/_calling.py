@@ -4,7 +4,8 @@ pluggy keeps the registry (markers, validation, tryfirst/trylast, LIFO, blocking
 its ``_multicall`` neither awaits nor chains values. Dispatch here walks the same impls
 in the same order (``reversed(get_hookimpls())``), passes each impl only the arguments
 it names, awaits ``async def`` impls, and wraps every failure in a ``HookError`` that
-names the plugin and the hook. Plans are cached per hook and dropped by the plugin
+names the plugin and the hook: an exception, or a stray cancellation (``dsh._stray``),
+while a real cancellation propagates. Plans are cached per hook and dropped by the plugin
 manager whenever an impl is added or removed, so a call does no introspection.
 """
 
@@ -22,6 +23,7 @@ from dsh._hook_results import Check, conforms, problem, typed, unawaited, wrong_
 from dsh._impl import Impl, binder, is_async_function
 from dsh._ready import READY
 from dsh._secrets import get_logger
+from dsh._stray import failed
 from dsh.errors import DshError, HookError
 
 __all__ = ["Dispatcher", "Impl", "is_async_function"]
@@ -153,7 +155,9 @@ class Dispatcher:
                 result = impl.call(kwargs)
                 if impl.is_async:
                     result = await result
-            except Exception as exc:
+            except BaseException as exc:
+                if not failed(exc):
+                    raise
                 raise impl.fail(hook, exc) from exc
             if result is not None:
                 if expect is not None:
@@ -175,7 +179,9 @@ class Dispatcher:
                 result = impl.call(kwargs)
                 if impl.is_async:
                     result = await result
-            except Exception as exc:
+            except BaseException as exc:
+                if not failed(exc):
+                    raise
                 raise impl.fail(hook, exc) from exc
             if result is not None:
                 if expect is not None:
@@ -196,7 +202,9 @@ class Dispatcher:
                     result = await result
                 elif result is not None and inspect.isawaitable(result):
                     raise unawaited(result)
-            except Exception as exc:
+            except BaseException as exc:
+                if not failed(exc):
+                    raise
                 raise impl.fail(hook, exc) from exc
             if result is not None:
                 results.append(result)
@@ -218,7 +226,9 @@ class Dispatcher:
                     await bounded(hook, impl, result, shield)  # in an agent's task: its grace
                 elif result is not None and inspect.isawaitable(result):
                     raise unawaited(result)
-            except Exception as exc:
+            except BaseException as exc:
+                if not failed(exc):
+                    raise
                 self.report(impl.fail(hook, exc))
 
     async def notify_each(self, hook: str, kwargs: dict[str, Any]) -> None:
@@ -261,7 +271,9 @@ class Dispatcher:
                 result = impl.call(kwargs)
                 if result is not None and inspect.isawaitable(result):
                     raise unawaited(result)
-            except Exception as exc:
+            except BaseException as exc:
+                if not failed(exc):
+                    raise
                 self.report(impl.fail(hook, exc))
         return None
 
@@ -289,14 +301,18 @@ class Dispatcher:
             result = impl.call(kwargs)
             if result is not None and inspect.isawaitable(result):
                 raise unawaited(result)
-        except Exception as exc:
+        except BaseException as exc:
+            if not failed(exc):
+                raise
             return _raise(impl.fail(hook, exc))
         return READY
 
     async def _await_one(self, hook: str, impl: Impl, kwargs: dict[str, Any]) -> None:
         try:
             await bounded(hook, impl, impl.call(kwargs))
-        except Exception as exc:
+        except BaseException as exc:
+            if not failed(exc):
+                raise
             raise impl.fail(hook, exc) from exc
 
     async def _gather(self, hook: str, plan: tuple[Impl, ...], kwargs: dict[str, Any]) -> None:
@@ -309,7 +325,9 @@ class Dispatcher:
                     await bounded(hook, impl, result)
                 elif result is not None and inspect.isawaitable(result):
                     raise unawaited(result)
-            except Exception as exc:
+            except BaseException as exc:
+                if not failed(exc):
+                    raise
                 errors[index] = impl.fail(hook, exc)
 
         if hook in self._async_plans:

@@ -17,6 +17,7 @@ from dsh._config_models import DEFAULT_MAX_WAIT
 from dsh._options import request_options, retry_allowance, step_limit
 from dsh._ready import READY
 from dsh._secrets import get_logger, redact
+from dsh._stray import is_stray, stray_words
 from dsh._turn_state import TurnState
 from dsh.errors import DshError, HookError, ModelError, StepLimitError
 from dsh.llm._hidden_args import Guard
@@ -101,13 +102,18 @@ class StepRunner:
             self._failed(turn, exc)
         except DshError as exc:
             error = {"code": exc.code, "message": str(exc)}
-        except anyio.get_cancelled_exc_class():
-            turn.abort("aborted")
-            self.agent.grace.start("cancellation")
-            raise
         except Exception as exc:
             log.exception("agent %r: turn %d failed", self.agent.id, turn.number)
             error = {"code": "INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
+        except BaseException as exc:
+            if not is_stray(exc):  # a real cancellation: the turn ends aborted
+                if isinstance(exc, anyio.get_cancelled_exc_class()):
+                    turn.abort("aborted")
+                    self.agent.grace.start("cancellation")
+                raise
+            # raised by something the turn awaited: its failure, not an abort
+            log.error("agent %r: turn %d failed", self.agent.id, turn.number, exc_info=exc)
+            error = {"code": "INTERNAL", "message": stray_words(exc)}
         finally:
             turn.settled = True  # what the closers log is this outcome, whatever aborts now
             if error is not None:  # an exception may quote a key

@@ -14,6 +14,7 @@ from dsh._grace import Grace
 from dsh._options import core_option_problem
 from dsh._secrets import get_logger
 from dsh._steps import StepRunner
+from dsh._stray import failed
 from dsh._turn_state import TurnState
 from dsh._wakeup import Signal, event_class
 from dsh.errors import AgentDisposedError, DshError
@@ -224,37 +225,19 @@ class ReactLoopAgent:
     # -- the loop driver --------------------------------------------------------------
 
     async def run(self) -> None:
-        """The loop task. Runs until ``stop()``."""
+        """The loop task. Runs until ``stop()``; what fails in it unexpectedly (a bug, a
+        stray cancellation: ``dsh._stray``) is reported, and it serves on: only a real
+        cancellation (the harness's exit) ends it early, never a failure reaching the
+        harness's task group."""
         self.grace.enter()
         try:
             while not self._disposing:
-                prompts = self.inbox.take_queued(self.batch)
-                if not prompts:
-                    await self._park()
-                    continue
-                self.grace.reset()  # an abort before this turn bounds nothing in it
-                turn = self._turn = TurnState(self._turns + 1, prompts)
-                await self._set_status("running")
-                if turn.cancelled or self._disposing:
-                    self._turn = None  # dropped before it started: no turn is opened
-                    self.inbox.requeue_steering()  # a steer that came after the cancel
-                    self._signal_progress()
-                    continue
-                self._turns += 1
-                awaited = self._awaited
-                if awaited:
-                    for prompt in prompts:
-                        if id(prompt) in awaited:
-                            awaited[id(prompt)] = turn.number
                 try:
-                    await self._steps.run_turn(turn, prompts)
-                finally:
-                    self._turn = None
-                await self.flush()
-                self._flushed = turn.number
-                if self._progress is not None:
-                    self._signal_progress()
-                self.inbox.requeue_steering()
+                    await self._serve()
+                except BaseException as exc:
+                    if not failed(exc):
+                        raise
+                    await self._failed(exc)
         finally:
             self._status = "disposed"
             self._has_exited = True
@@ -262,6 +245,45 @@ class ReactLoopAgent:
             self._signal_progress()
             if self._exited is not None:
                 self._exited.set()
+
+    async def _serve(self) -> None:
+        """Park until prompts are queued, or run one turn of them."""
+        prompts = self.inbox.take_queued(self.batch)
+        if not prompts:
+            await self._park()
+            return
+        self.grace.reset()  # an abort before this turn bounds nothing in it
+        turn = self._turn = TurnState(self._turns + 1, prompts)
+        await self._set_status("running")
+        if turn.cancelled or self._disposing:
+            self._turn = None  # dropped before it started: no turn is opened
+            self.inbox.requeue_steering()  # a steer that came after the cancel
+            self._signal_progress()
+            return
+        self._turns += 1
+        awaited = self._awaited
+        if awaited:
+            for prompt in prompts:
+                if id(prompt) in awaited:
+                    awaited[id(prompt)] = turn.number
+        try:
+            await self._steps.run_turn(turn, prompts)
+        finally:
+            self._turn = None
+        await self.flush()
+        self._flushed = turn.number
+        if self._progress is not None:
+            self._signal_progress()
+        self.inbox.requeue_steering()
+
+    async def _failed(self, exc: BaseException) -> None:
+        """Report what failed in the loop task outside any turn's own containment (a
+        log line and ``agent_error``); the loop serves on."""
+        log.error("agent %r: the agent loop failed (it serves on)", self.id, exc_info=exc)
+        self._turn = None
+        self.inbox.requeue_steering()
+        self._signal_progress()
+        await self.relay.agent_error(self, exc)
 
     async def stop(self) -> None:
         """Dispose: the running turn ends ``disposed``, the loop exits, status ``disposed``."""

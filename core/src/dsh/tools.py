@@ -32,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from dsh._json import encode_any
 from dsh._secrets import get_logger
+from dsh._stray import failed, stray_words
 from dsh._tool_checks import (
     arguments_model,
     arguments_schema,
@@ -353,7 +354,9 @@ class ToolRegistry:
             if tool.is_async:
                 result = await result
             content = result if isinstance(result, str) else encode_any(result).decode()
-        except Exception as exc:
+        except BaseException as exc:
+            if not failed(exc):  # a real cancellation (an abort) propagates
+                raise
             # the model reads the error; whoever debugs the tool wants the traceback
             log.debug("tool %r failed on call %s", call.name, call.id, exc_info=True)
             return _error(call, f"tool {call.name!r} failed: {_why(exc)}")
@@ -379,6 +382,8 @@ def _why(exc: BaseException) -> str:
     each part failed."""
     if isinstance(exc, ToolError):
         return str(exc)
+    if not isinstance(exc, Exception):
+        return stray_words(exc)
     said = f"{type(exc).__name__}: {exc}"
     if not isinstance(exc, BaseExceptionGroup):
         return said

@@ -1,0 +1,55 @@
+"""A stray cancellation: a cancellation exception that no cancellation of the task it
+is raised in caused. A tool awaiting a future someone else cancelled, a model stream or
+an observer re-raising another task's ``asyncio.CancelledError``: that is the failure of
+whatever raised it (an error result, a turn ending ``error``, a reported observer), not
+an abort of the turn; taken for one, it would end the agent's loop task and cancel the
+harness's task group with it.
+
+A real cancellation is seen from the task itself: a cancel scope around it is cancelled
+(an abort, ``cancel()``, a disposal, the harness exiting: on either backend,
+``anyio.current_effective_deadline()`` is then ``-inf``), or, on asyncio, a
+``task.cancel()`` is pending (``Task.cancelling()``). On trio, an
+``asyncio.CancelledError`` is never trio's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+__all__ = ["failed", "is_stray", "stray_words"]
+
+
+def is_stray(exc: BaseException) -> bool:
+    """Whether ``exc`` is a cancellation exception no cancellation of this task caused."""
+    import anyio  # lazily: ``dsh --help`` imports no anyio
+
+    try:
+        cancelled = anyio.get_cancelled_exc_class()
+    except Exception:  # no event loop runs: no task of it is being cancelled
+        return isinstance(exc, asyncio.CancelledError)
+    if not isinstance(exc, asyncio.CancelledError | cancelled):
+        return False
+    if anyio.current_effective_deadline() == -math.inf:
+        return False  # a cancel scope around this task was cancelled
+    if cancelled is asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            return False  # task.cancel(): asyncio's own cancellation
+    return True
+
+
+def failed(exc: BaseException) -> bool:
+    """Whether ``exc`` is the failure of what raised it (an ``Exception``, or a stray
+    cancellation), which a caller contains; False for what must propagate (a real
+    cancellation, ``KeyboardInterrupt``, ``SystemExit``...)."""
+    return isinstance(exc, Exception) or is_stray(exc)
+
+
+def stray_words(exc: BaseException) -> str:
+    """``exc``, a stray cancellation, in words: what it is and why it is a failure."""
+    said = f": {exc}" if str(exc) else ""
+    return (
+        f"{type(exc).__name__}{said} (a cancellation that no abort, cancel or disposal "
+        "of the turn caused: something it awaited was cancelled)"
+    )
