@@ -16,7 +16,7 @@ import pytest
 from behaviours_steps_support import FAILED_STEP, MODEL, end, of_type, said, shape, start, step
 from loop_support import Seen, contents
 
-from dsh import DshError, ModelRequest, hookimpl
+from dsh import ContinuationDecision, DshError, ModelRequest, hookimpl
 from dsh.invariants import check_invariants
 from dsh.loop import AgentDisposedError
 from dsh.session import SessionEvent
@@ -272,6 +272,35 @@ async def test_b06_steering_during_the_final_continuation_is_requeued() -> None:
             await run_turn(agent, "first")
         expected = [*simple_turn(1, "first", "one"), *simple_turn(2, "one more thing", "two")]
         assert shape(agent.session.events) == expected
+
+
+class StopsTurnOne:
+    @hookimpl
+    def agent_turn_continuation(self, turn: int) -> ContinuationDecision | None:
+        return ContinuationDecision(action="stop") if turn == 1 else None
+
+
+@pytest.mark.parametrize(
+    ("plugins", "options", "reason"),
+    [([StopsTurnOne()], {}, "completed"), ([], {"max_steps": 1}, "error")],
+    ids=["a plugin stops the turn", "the step limit ends it"],
+)
+async def test_b06_steering_in_the_turns_last_step_becomes_the_next_turns_prompt(
+    plugins: list[object], options: dict[str, Any], reason: str
+) -> None:
+    handle: list[Any] = []
+    model = ScriptedModel([steering(handle, "also this", then="one"), text("two")])
+    async with scripted_harness(model, plugins=plugins) as h:
+        handle.append(agent := await h.agents.create("a", options={**MODEL, **options}))
+        with anyio.fail_after(5):
+            await run_turn(agent, "first")
+            await agent.when_idle()
+        assert of_type(agent.session.events, "steering/message") == []
+        ends = [
+            (e.data["turn"], e.data["reason"]) for e in of_type(agent.session.events, "turn/end")
+        ]
+        assert ends == [(1, reason), (2, "completed")]
+        assert said(model.requests[1].messages)[-1] == ("user", "also this")
 
 
 async def test_b06_late_steering_is_the_next_turn_also_one_at_a_time() -> None:

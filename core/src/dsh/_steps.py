@@ -156,12 +156,13 @@ class StepRunner:
                 if step > max_steps:
                     steps = "1 step" if max_steps == 1 else f"{max_steps} steps"
                     raise StepLimitError(f"turn {turn.number} stopped after {steps} (max_steps)")
-                if await self._step(turn, step):
+                if await self._step(turn, step, step < max_steps):
                     break
         turn.scope = None
 
-    async def _step(self, turn: TurnState, step: int) -> bool:
-        """One step; True when the turn should end after it."""
+    async def _step(self, turn: TurnState, step: int, more: bool) -> bool:
+        """One step (``more``: the step limit allows another); True when the turn
+        should end after it."""
         agent = self.agent
         session = agent.session
         emit = session._record
@@ -271,9 +272,14 @@ class StepRunner:
             if secrets:  # a command can print dsh's own environment (/proc/$PPID/environ)
                 answer["content"] = redact(result.content, secrets)
             await emit("tool/result", answer)
-        steered = await self._drain_steering() if agent.inbox.steering else 0
+        steered = bool(agent.inbox.steering)
         default = CONTINUE if calls or steered or stop == "paused" else STOP
         decision = await relay.agent_turn_continuation(agent, default, number, step)
+        # Steering is logged only when a step of this turn will answer it; else it stays
+        # queued, to be the next turn's prompt (requeue_steering): never left unanswered.
+        # (not after an abort during the decision: no step would answer it)
+        if agent.inbox.steering and decision.action == "continue" and more and not turn.stopping():
+            await self._drain_steering()
         if decision.reason:
             if decision.action == "continue":
                 data = {
