@@ -143,7 +143,7 @@ async def test_b35_a_turn_aborted_and_then_failing_ends_aborted_with_the_error()
 async def test_b35_an_unexpected_exception_ends_the_turn_with_an_internal_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    async def broken_step(self: StepRunner, turn: Any, step: int) -> bool:
+    async def broken_step(self: StepRunner, turn: Any, step: int, more: bool) -> bool:
         turn.open_step = step
         raise RuntimeError("a bug in the loop")
 
