@@ -248,3 +248,32 @@ async def test_b13_a_stream_that_fails_mid_way_is_closed_before_the_turn_ends() 
         turn_end = of_type(events, "turn/end")[0]
         assert model.closed_at is not None
         assert model.closed_at <= turn_end.seq
+
+
+class StepResultFailsOnce:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @hookimpl
+    def agent_step_result(self) -> None:
+        self.calls += 1
+        if self.calls == 1:
+            raise RuntimeError("broken plugin")
+
+
+async def test_b12_an_answer_whose_step_result_hook_raises_stays_in_history() -> None:
+    model = ScriptedModel([text("The answer ", "is 42."), text("ok")])
+    async with scripted_harness(model, plugins=[("flaky", StepResultFailsOnce())]) as harness:
+        agent = await harness.agents.create("a", options=MODEL)
+        with anyio.fail_after(5):
+            first = await run_turn(agent, "q1")
+            await run_turn(agent, "q2")
+
+    (logged,) = [e.data["message"] for e in of_type(first, "assistant/message")]
+    assert logged["stop_reason"] == "error"  # cut off by the failure, as mid-stream
+    assert [e.data["reason"] for e in of_type(first, "turn/end")] == ["error"]
+    assert said(model.requests[1].messages) == [
+        ("user", "q1"),
+        ("assistant", "The answer is 42."),
+        ("user", "q2"),
+    ]

@@ -1,7 +1,8 @@
 """One answer of a model, streamed into the log for a step (``dsh._steps``): each chunk
 is logged as it comes and assembled; the guard (``dsh.llm._hidden_args``) learns which
-of the answer's calls had a secret hidden. While it streams, the turn holds the
-assembler, so that the closers (``dsh._closers``) log what it said if the turn ends."""
+of the answer's calls had a secret hidden. While it streams, and until
+``agent_step_result`` has the answer, the turn holds the assembler, so that the closers
+(``dsh._closers``) log what it said if the turn ends."""
 
 from __future__ import annotations
 
@@ -54,8 +55,9 @@ async def streamed(
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
-    message = assembler.message(model=name)  # a ModelError: no finish, say
-    turn.streaming = None
+    # a ModelError: no finish, say; turn.streaming is kept until agent_step_result
+    # returned (``dsh._steps``): if it raises, the closers log what was said
+    message = assembler.message(model=name)
     if (hidden := assembler.hidden_calls()) or guard.noted:
         guard.answered(message, hidden)
     else:  # the usual case: every call may run

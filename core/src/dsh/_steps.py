@@ -225,6 +225,7 @@ class StepRunner:
                     await anyio.sleep(wait)
         said = detail if message.stop_reason == "error" else None  # the provider's word
         message = await relay.agent_step_result(agent, message, number, step)
+        turn.streaming = None  # from here, the answer is logged as the hook returned it
         calls = message.tool_calls
         stop = message.stop_reason
         if stop == "max_tokens":
