@@ -121,6 +121,31 @@ async def test_b28_cancel_while_the_turn_is_about_to_start_drops_it() -> None:
         assert model.requests == []
 
 
+async def test_b30_abort_while_the_turn_is_about_to_start_ends_it_aborted_keeping_its_prompt() -> (
+    None
+):
+    # Unlike cancel() (28), abort() drops no prompt: the turn that took it is the one in
+    # flight, and it ends aborted before its first model call; the prompt stays in history.
+    slow = SlowStart()
+    model = ScriptedModel([text("next")])
+    async with agent_on(model, ("slow", slow)) as (_, agent):
+        agent.send("taken")
+        with anyio.fail_after(LIMIT):
+            await slow.entered.wait()
+            agent.abort()
+            slow.gate.set()
+            await agent.when_idle()
+            await run_turn(agent, "then")
+
+        assert ends(agent.session.events) == [(1, "aborted"), (2, "completed")]
+        assert contents(agent.session.events, "user/message") == ["taken", "then"]
+        (request,) = model.requests  # none for the aborted turn
+        assert [m.content for m in request.messages if isinstance(m, UserMessage)] == [
+            "taken",
+            "then",
+        ]
+
+
 # -- 29: a cancel governs exactly one turn ----------------------------------------------------
 
 
