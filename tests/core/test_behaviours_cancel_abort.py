@@ -121,9 +121,7 @@ async def test_b28_cancel_while_the_turn_is_about_to_start_drops_it() -> None:
         assert model.requests == []
 
 
-async def test_b30_abort_while_the_turn_is_about_to_start_ends_it_aborted_keeping_its_prompt() -> (
-    None
-):
+async def test_b30_abort_as_the_turn_starts_ends_it_aborted_keeping_its_prompt() -> None:
     # Unlike cancel() (28), abort() drops no prompt: the turn that took it is the one in
     # flight, and it ends aborted before its first model call; the prompt stays in history.
     slow = SlowStart()
