@@ -193,6 +193,36 @@ async def test_b41_resume_closes_a_last_turn_the_backend_returned_open(
     assert [e.to_dict() for e in store.stored[sid].events] == [e.to_dict() for e in log]
 
 
+async def test_b41_a_log_cut_mid_stream_keeps_the_streamed_text() -> None:
+    """Was: the closers dropped the answer's chunks, so the next request had two user
+    messages in a row; now the text is kept as a live abort keeps it."""
+    store = InMemoryPersistence()
+    async with agent_on(ScriptedModel([text("The answer ", "is 42.")]), ("mem", store)) as (
+        _,
+        agent,
+    ):
+        with anyio.fail_after(LIMIT):
+            await run_turn(agent, "q")
+    sid, events = agent.session.id, list(agent.session.events)
+    cut = next(e.seq for e in events if e.type == "assistant/message")  # chunks, no answer
+
+    model = ScriptedModel([text("again")])
+    plugins = [("mem", stored_as(sid, events[:cut]))]
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as harness:
+        resumed = await harness.agents.resume("b", sid, options={"model": "scripted"})
+        with anyio.fail_after(LIMIT):
+            await run_turn(resumed, "go on")
+
+    log = list(resumed.session.events)
+    assert check_invariants(log) == []
+    assert [e.type for e in log[cut : cut + 3]] == ["assistant/message", "step/end", "turn/end"]
+    assert log[cut].data["message"]["stop_reason"] == "error"
+    sent = [
+        (m.role, m.text if m.role == "assistant" else m.content) for m in model.requests[0].messages
+    ]
+    assert sent == [("user", "q"), ("assistant", "The answer is 42."), ("user", "go on")]
+
+
 async def test_b41_resume_refuses_a_log_that_breaks_the_invariants_otherwise() -> None:
     """A log broken some other way than a cut-off last turn (here: turn 1's turn/end
     lost, so turn 2 opens inside it) is refused, naming the session and the first

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from dsh.messages import Usage
+from dsh.messages import AssistantMessage, TextBlock, Usage
 from dsh.session import SessionEvent
 
 __all__ = [
@@ -116,7 +116,10 @@ def check_invariants(
 def close_turn(events: Sequence[SessionEvent]) -> list[SessionEvent]:
     """The synthetic events that close a turn left open at the end of ``events``.
 
-    An error ``tool/result`` for every call of the open step that has none (a call
+    The text of an answer cut off mid-stream (``assistant/chunk`` events and no
+    ``assistant/message`` yet) as an ``assistant/message`` with stop reason ``error``,
+    as a live abort keeps it (its text blocks only); an error ``tool/result`` for every
+    call of the open step that has none (a call
     whose ``tool/call`` was logged may have run: its outcome is unknown; one that was
     not logged gets its ``tool/call`` first), then ``step/end`` if a step is open, then
     ``turn/end`` with reason ``interrupted``. Times are the last event's, so loading
@@ -129,8 +132,22 @@ def close_turn(events: Sequence[SessionEvent]) -> list[SessionEvent]:
     step: Any = None
     calls: dict[str, list[Any]] = {}  # id -> [name, arguments, logged]
     usage: dict[str, int] = Usage().model_dump()
+    texts: list[str] = []  # the text blocks streamed since the step's last answer
+    joins = False  # the last block streamed is text: a text chunk continues it
     for event in events[start + 1 :]:
         kind, data = event.type, event.data
+        if kind == "assistant/chunk":
+            said = data.get("kind")
+            if said == "text" and type(text := data.get("text")) is str:
+                if joins:
+                    texts[-1] += text
+                else:
+                    texts.append(text)
+                joins = True
+            elif said in ("tool_call", "reasoning", "provider_block"):
+                joins = False
+            continue
+        texts, joins = [], False
         if kind == "step/start":
             step, calls = data.get("step"), {}
         elif kind == "step/end":
@@ -155,6 +172,10 @@ def close_turn(events: Sequence[SessionEvent]) -> list[SessionEvent]:
     def close(kind: str, data: dict[str, Any]) -> None:
         closers.append(SessionEvent(kind, len(events) + len(closers), when, data))
 
+    if step is not None and any(text.strip() for text in texts):  # cut off mid-stream
+        blocks = tuple(TextBlock(type="text", text=text) for text in texts)
+        cut = AssistantMessage(role="assistant", content=blocks, stop_reason="error")
+        close("assistant/message", {"message": cut.to_data()})
     for call_id, (name, arguments, logged) in calls.items():
         if not logged:
             close("tool/call", {"id": call_id, "name": name, "arguments": arguments})

@@ -55,7 +55,7 @@ class LoadContract:
         ("cut", "expected"),
         [
             (1, ["turn/end"]),
-            (5, ["step/end", "turn/end"]),
+            (5, ["assistant/message", "step/end", "turn/end"]),  # the text streamed kept
             (6, ["tool/call", "tool/result", "step/end", "turn/end"]),
             (7, ["tool/result", "step/end", "turn/end"]),
             (9, ["turn/end"]),
