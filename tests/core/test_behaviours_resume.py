@@ -223,6 +223,23 @@ async def test_b41_a_log_cut_mid_stream_keeps_the_streamed_text() -> None:
     assert sent == [("user", "q"), ("assistant", "The answer is 42."), ("user", "go on")]
 
 
+def test_b41_cut_off_text_made_on_load_joins_a_surrogate_pair_split_between_chunks() -> None:
+    """As the live cut-off does: the loaded text held two lone halves, which UTF-8
+    (the session file, the next request) cannot encode."""
+    from dsh.invariants import close_turn
+    from dsh.session import SessionEvent
+
+    data = [
+        ("turn/start", {"turn": 1}),
+        ("step/start", {"step": 1}),
+        ("assistant/chunk", {"kind": "text", "text": "smile \ud83d"}),
+        ("assistant/chunk", {"kind": "text", "text": "\ude00 ok"}),
+    ]
+    events = [SessionEvent(kind, seq, 0.0, d) for seq, (kind, d) in enumerate(data)]
+    [message] = [e.data["message"] for e in close_turn(events) if e.type == "assistant/message"]
+    assert message["content"] == [{"type": "text", "text": "smile \U0001f600 ok"}]
+
+
 async def test_b41_resume_refuses_a_log_that_breaks_the_invariants_otherwise() -> None:
     """A log broken some other way than a cut-off last turn (here: turn 1's turn/end
     lost, so turn 2 opens inside it) is refused, naming the session and the first

@@ -20,7 +20,7 @@ import pytest
 from behaviours_durability_support import ok
 from loop_support import LIMIT, ends
 
-from dsh import hookimpl
+from dsh import DshError, hookimpl
 from dsh.session import SessionEvent
 from dsh.testing import (
     ErrorRecorder,
@@ -200,3 +200,70 @@ async def test_b34_a_failure_in_the_loop_task_is_reported_and_the_agent_serves_o
         r.levelno >= logging.ERROR and "'a'" in r.getMessage() and "loop failed" in r.getMessage()
         for r in caplog.records
     )
+
+
+async def test_b34_a_prompt_awaiting_a_turn_the_loop_task_failed_in_returns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The failed turn was numbered but never counted as ended: ``prompt()`` waited
+    for ever though the loop served on."""
+    from dsh._steps import StepRunner
+
+    async def broken(self: StepRunner, *args: Any) -> None:
+        raise RuntimeError("a bug of the loop's own")
+
+    monkeypatch.setattr(StepRunner, "run_turn", broken)
+    async with scripted_harness(ScriptedModel([]), plugins=[("errors", ErrorRecorder())]) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        with anyio.fail_after(LIMIT), pytest.raises(DshError) as failed:
+            await agent.prompt("one")
+        assert str(failed.value) == "agent 'a': turn 1 failed in the agent loop"
+        with anyio.fail_after(LIMIT):
+            await agent.when_idle()  # and it serves on
+
+
+async def test_b34_a_loop_task_failing_again_and_again_is_disposed_not_spinning(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A failure that came back with nothing awaited between spun the loop task for
+    ever, the event loop never running another task (the host hung)."""
+    from dsh.loop import FAILURES_IN_A_ROW, ReactLoopAgent
+
+    async def broken(self: ReactLoopAgent) -> None:
+        raise RuntimeError("parking failed")
+
+    monkeypatch.setattr(ReactLoopAgent, "_park", broken)
+    errors = ErrorRecorder()
+    async with scripted_harness(ScriptedModel([]), plugins=[("errors", errors)]) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        with anyio.fail_after(LIMIT):
+            # the host runs (the loop task yields); no event says "disposed" here
+            while agent.status != "disposed":  # noqa: ASYNC110
+                await anyio.sleep(0.01)
+    assert len(errors.errors) == FAILURES_IN_A_ROW
+    assert any("it stops: the agent is disposed" in r.getMessage() for r in caplog.records)
+
+
+@tool
+async def grouped() -> str:
+    "Raises a group holding a stray cancellation."
+    raise BaseExceptionGroup("g", [asyncio.CancelledError(), ValueError("boom")])
+
+
+class GroupTools:
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        register(grouped)
+
+
+async def test_b18_a_group_holding_a_stray_cancellation_is_the_tool_s_failure() -> None:
+    model = ScriptedModel([tool_calls(("grouped", {})), text("done")])
+    async with scripted_harness(model, plugins=[("tools", GroupTools())]) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        with anyio.fail_after(LIMIT):
+            events = await run_turn(agent, "go")
+            await anyio.lowlevel.checkpoint()  # cancelled here if the task group is
+    [result] = [e.data for e in events if e.type == "tool/result"]
+    assert result["is_error"] and "BaseExceptionGroup" in result["content"], result
+    assert ends(events) == [(1, "completed")]
+    assert check_invariants(agent.session.events) == []

@@ -120,6 +120,8 @@ class AgentHandle:
                     said = str(unsaved) if isinstance(unsaved, DshError) else repr(unsaved)
                     result = replace(result, save_error=said)
                 return result
+        if number is not None:  # the loop task failed in it (reported: agent_error)
+            raise DshError(f"agent {self.id!r}: turn {number} failed in the agent loop")
         raise DshError(f"agent {self.id!r}: the prompt was dropped before a turn took it")
 
     @asynccontextmanager

@@ -43,6 +43,8 @@ def failed(exc: BaseException) -> bool:
     """Whether ``exc`` is the failure of what raised it (an ``Exception``, or a stray
     cancellation), which a caller contains; False for what must propagate (a real
     cancellation, ``KeyboardInterrupt``, ``SystemExit``...)."""
+    if isinstance(exc, BaseExceptionGroup) and not isinstance(exc, Exception):
+        return all(map(failed, exc.exceptions))  # a stray one among failures: a failure
     return isinstance(exc, Exception) or is_stray(exc)
 
 

@@ -123,7 +123,8 @@ def agent_turn_continuation(
     """**waterfall** — decide whether the turn takes another step.
 
     Fires at the end of every step. The default decision is ``continue`` iff the step had
-    tool calls, steering was drained or the provider paused the answer (stop reason
+    tool calls, steering arrived (still queued: it is logged after the decision, if a
+    step of this turn will answer it) or the provider paused the answer (stop reason
     ``paused``). Return ``stop`` to end the turn (budget guards) or
     ``continue`` with a ``reason`` to add that reason as steering for the next step.
     """

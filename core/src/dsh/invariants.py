@@ -173,7 +173,9 @@ def close_turn(events: Sequence[SessionEvent]) -> list[SessionEvent]:
         closers.append(SessionEvent(kind, len(events) + len(closers), when, data))
 
     if step is not None and any(text.strip() for text in texts):  # cut off mid-stream
-        blocks = tuple(TextBlock(type="text", text=text) for text in texts)
+        from dsh.llm.assemble import _paired  # lazily: its imports are the loop's
+
+        blocks = tuple(TextBlock(type="text", text=_paired(text)) for text in texts)
         cut = AssistantMessage(role="assistant", content=blocks, stop_reason="error")
         close("assistant/message", {"message": cut.to_data()})
     for call_id, (name, arguments, logged) in calls.items():

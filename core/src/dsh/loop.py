@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["AgentDisposedError", "ReactLoopAgent"]
 
 log = get_logger("dsh.loop")
+#: failures of the loop task in a row (no turn ending between) that dispose the agent
+FAILURES_IN_A_ROW = 3
 _UNSAVED_KEPT = 8
 
 
@@ -82,6 +84,7 @@ class ReactLoopAgent:
         # ``when_taken_done`` waits.
         self._progress: Signal | None = None
         self._flushed = 0  # the number of the last turn ended and flushed
+        self._failures = 0  # the loop task's failures since a turn last ended (_failed)
         self._exited: Signal | None = None
         self._has_exited = False
         self._secrets: tuple[str, ...] | None = None
@@ -272,18 +275,30 @@ class ReactLoopAgent:
             self._turn = None
         await self.flush()
         self._flushed = turn.number
+        self._failures = 0
         if self._progress is not None:
             self._signal_progress()
         self.inbox.requeue_steering()
 
     async def _failed(self, exc: BaseException) -> None:
         """Report what failed in the loop task outside any turn's own containment (a
-        log line and ``agent_error``); the loop serves on."""
-        log.error("agent %r: the agent loop failed (it serves on)", self.id, exc_info=exc)
+        log line and ``agent_error``); the loop serves on, unless it failed
+        ``FAILURES_IN_A_ROW`` times with no turn ending between: the agent is disposed
+        then, not left failing in a busy loop. A ``prompt()`` awaiting the turn returns."""
+        import anyio.lowlevel
+
+        self._failures += 1
+        stops = self._failures >= FAILURES_IN_A_ROW
+        said = "it stops: the agent is disposed" if stops else "it serves on"
+        log.error("agent %r: the agent loop failed (%s)", self.id, said, exc_info=exc)
         self._turn = None
+        self._flushed = self._turns  # a turn numbered and failing is over
         self.inbox.requeue_steering()
         self._signal_progress()
         await self.relay.agent_error(self, exc)
+        if stops:
+            self.begin_stop()
+        await anyio.lowlevel.checkpoint()  # the other tasks run, whatever fails again
 
     async def stop(self) -> None:
         """Dispose: the running turn ends ``disposed``, the loop exits, status ``disposed``."""
