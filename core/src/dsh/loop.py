@@ -31,8 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["AgentDisposedError", "ReactLoopAgent"]
 
 log = get_logger("dsh.loop")
-#: failures of the loop task in a row (no turn ending between) that dispose the agent
-FAILURES_IN_A_ROW = 3
+FAILURES_IN_A_ROW = 3  #: loop-task failures with no turn ending between: disposed
 _UNSAVED_KEPT = 8
 
 
@@ -281,10 +280,9 @@ class ReactLoopAgent:
         self.inbox.requeue_steering()
 
     async def _failed(self, exc: BaseException) -> None:
-        """Report what failed in the loop task outside any turn's own containment (a
-        log line and ``agent_error``); the loop serves on, unless it failed
-        ``FAILURES_IN_A_ROW`` times with no turn ending between: the agent is disposed
-        then, not left failing in a busy loop. A ``prompt()`` awaiting the turn returns."""
+        """Report what failed in the loop task outside a turn's containment (log line,
+        ``agent_error``); it serves on, unless this is the ``FAILURES_IN_A_ROW``th
+        failure with no turn ending between (disposed). ``prompt()`` of the turn returns."""
         import anyio.lowlevel
 
         self._failures += 1

@@ -198,9 +198,8 @@ def tool(
 
 def _defined_around(function: Callable[..., Any], frame: FrameType) -> Mapping[str, Any]:
     """The names of ``frame`` (where the tool is made) if ``function`` was defined in
-    it (a ``register_tools`` impl's own function), for string annotations naming a type
-    defined there too, as pydantic finds a model's; else none: a function of another
-    scope reads its module's names only (a local of the same name is no concern)."""
+    it, for string annotations naming a type defined there too (as pydantic finds a
+    model's); else none: another scope's function reads its module's names only."""
     scope, local, _ = getattr(function, "__qualname__", "").rpartition(".<locals>.")
     return frame.f_locals if local and scope == frame.f_code.co_qualname else {}
 

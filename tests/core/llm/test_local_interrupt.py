@@ -96,23 +96,27 @@ NINJA_LIKE = (
 )
 
 
-async def test_an_interrupted_step_lets_its_build_tool_stop_the_jobs_it_grouped(
-    tmp_path: Path,
-) -> None:
+def build_in_thread(work: _llama_build.Work, step: str, tmp_path: Path) -> threading.Thread:
+    """A thread running ``step`` as a build step of ``work`` (its pid file in
+    ``tmp_path``), its interruption expected."""
     log = tmp_path / "build.log"
     log.write_text("")
-    work = _llama_build.Work()
 
     def build() -> None:
-        command = [sys.executable, "-c", NINJA_LIKE, str(tmp_path / "pid")]
-        with (
-            contextlib.suppress(_llama_build.ServerError),
-            _llama_build.working(work),
-        ):
+        command = [sys.executable, "-c", step, str(tmp_path / "pid")]
+        with contextlib.suppress(_llama_build.ServerError), _llama_build.working(work):
             _llama_build._run_logged(command, log, "compiling")
 
     worker = threading.Thread(target=build)
     worker.start()
+    return worker
+
+
+async def test_an_interrupted_step_lets_its_build_tool_stop_the_jobs_it_grouped(
+    tmp_path: Path,
+) -> None:
+    work = _llama_build.Work()
+    worker = build_in_thread(work, NINJA_LIKE, tmp_path)
     pid = await wait_for_compiler(tmp_path / "pid")
     try:
         work.interrupt()
@@ -149,20 +153,8 @@ async def test_interrupt_returns_at_once_and_a_step_deaf_to_sigterm_is_killed_la
         kill_group(process)
 
     monkeypatch.setattr(_llama_build, "_kill_group", after_interrupt_returns)
-    log = tmp_path / "build.log"
-    log.write_text("")
     work = _llama_build.Work()
-
-    def build() -> None:
-        command = [sys.executable, "-c", DEAF, str(tmp_path / "pid")]
-        with (
-            contextlib.suppress(_llama_build.ServerError),
-            _llama_build.working(work),
-        ):
-            _llama_build._run_logged(command, log, "compiling")
-
-    worker = threading.Thread(target=build)
-    worker.start()
+    worker = build_in_thread(work, DEAF, tmp_path)
     pid = await wait_for_compiler(tmp_path / "pid")
     try:
         work.interrupt()
