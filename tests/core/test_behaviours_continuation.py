@@ -152,6 +152,30 @@ async def test_b24_continue_without_a_reason_adds_no_steering() -> None:
         assert "steering/message" not in types(events)
 
 
+async def test_b24_a_reason_given_at_the_step_limit_is_named_in_its_error_not_logged() -> None:
+    """At ``max_steps``' last step no step of the turn answers a plugin's reason: it is
+    not logged as steering (a message nothing answers, the next turn's request would
+    carry it), and the step limit's error names it."""
+
+    class KeepGoing:
+        @hookimpl
+        def agent_turn_continuation(self) -> ContinuationDecision:
+            return ContinuationDecision(action="continue", reason="check again")
+
+    model = ScriptedModel([text("one"), text("two")])
+    async with agent_on(model, ("keep", KeepGoing()), max_steps=2) as (_, agent):
+        with anyio.fail_after(LIMIT):
+            events = await run_turn(agent, "question")
+        steering = [e.data["content"] for e in events if e.type == "steering/message"]
+        assert steering == ["check again"]  # after step 1 only: step 2 answered it
+        [end] = [e.data for e in events if e.type == "turn/end"]
+        assert end["error"]["message"] == (
+            "turn 1 stopped after 2 steps (max_steps); "
+            "a plugin's reason to go on was not sent: 'check again'"
+        )
+        assert check_invariants(agent.session.events) == []
+
+
 # -- 25: the step limit -------------------------------------------------------------------
 
 

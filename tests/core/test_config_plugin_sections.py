@@ -304,3 +304,20 @@ def test_a_section_asked_for_with_its_model_is_that_model_or_none(tmp_path: Path
         "config.section('permissions', Summaries): the section is a PermissionsSettings "
         "(the settings model registered for 'permissions')"
     )
+
+
+def test_a_section_of_a_same_named_class_says_which_module_each_is_from(tmp_path: Path) -> None:
+    """Two settings classes both named ``PermissionsSettings`` (one module's copy asked
+    for, another registered): the error tells them apart by module."""
+    namespace: dict[str, object] = {"__name__": "someone_elses.settings"}
+    exec("from pydantic import BaseModel\nclass PermissionsSettings(BaseModel): pass", namespace)
+    other = namespace["PermissionsSettings"]
+    assert isinstance(other, type)
+    config = load_config(write(tmp_path, "permissions:\n  mode: ask\n"), settings=SETTINGS)
+    with pytest.raises(TypeError) as caught:
+        config.section("permissions", other)
+    assert str(caught.value) == (
+        "config.section('permissions', someone_elses.settings.PermissionsSettings): the "
+        f"section is a {PermissionsSettings.__module__}.PermissionsSettings (the settings "
+        "model registered for 'permissions')"
+    )

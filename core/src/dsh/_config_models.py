@@ -14,6 +14,7 @@ from dsh._config_yaml import AtKey, locate
 from dsh._ids import why_not
 from dsh._options import CORE_OPTIONS, option_typo
 from dsh._provider_table import key_header, sends_own_key
+from dsh._quoted import type_names
 from dsh._secrets import is_secret_name, key_from_env
 
 if TYPE_CHECKING:
@@ -378,9 +379,10 @@ class Config:
         its settings ``model``, typed so (another type is a TypeError naming both)."""
         found = self.sections.get(name)
         if model is not None and found is not None and not isinstance(found, model):
+            asked, made = type_names(model, type(found))
             raise TypeError(
-                f"config.section({name!r}, {model.__qualname__}): the section is a "
-                f"{type(found).__qualname__} (the settings model registered for {name!r})"
+                f"config.section({name!r}, {asked}): the section is a {made} "
+                f"(the settings model registered for {name!r})"
             )
         return found
 

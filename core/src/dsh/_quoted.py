@@ -1,6 +1,6 @@
-"""How an error quotes a value it names (``shown``: keys hidden, long values cut) and
-suggests the name meant (``did_you_mean``): for dsh.yml's errors and every other
-error of the core that names a value or a name."""
+"""How an error quotes a value it names (``shown``: keys hidden, long values cut),
+suggests the name meant (``did_you_mean``) and names classes (``type_names``): for
+dsh.yml's errors and every other error of the core that names a value or a name."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["SHOWN_CHARS", "did_you_mean", "shown"]
+__all__ = ["SHOWN_CHARS", "did_you_mean", "shown", "type_names"]
 
 
 #: The characters of a value an error quotes; a longer one is cut (a 2 MB name).
@@ -32,3 +32,12 @@ def shown(value: str, secrets: Iterable[str] = ()) -> str:
 def did_you_mean(name: str, choices: Sequence[str] | Mapping[str, Any], cutoff: float = 0.6) -> str:
     close = difflib.get_close_matches(name, list(choices), n=1, cutoff=cutoff)
     return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def type_names(*types: type) -> list[str]:
+    """The types' qualified names, each with its module when two would read the same
+    (one class name in two modules: the message must tell them apart)."""
+    names = [t.__qualname__ for t in types]
+    if len(set(names)) == len(names):
+        return names
+    return [f"{t.__module__}.{t.__qualname__}" for t in types]

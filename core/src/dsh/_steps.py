@@ -15,6 +15,7 @@ from dsh._answer import streamed
 from dsh._closers import call_data, closers, named, result_data
 from dsh._config_models import DEFAULT_MAX_WAIT
 from dsh._options import request_options, retry_allowance, step_limit
+from dsh._quoted import shown
 from dsh._ready import READY
 from dsh._secrets import get_logger, redact
 from dsh._stray import is_stray, stray_words
@@ -155,7 +156,10 @@ class StepRunner:
                 step += 1
                 if step > max_steps:
                     steps = "1 step" if max_steps == 1 else f"{max_steps} steps"
-                    raise StepLimitError(f"turn {turn.number} stopped after {steps} (max_steps)")
+                    why = f"turn {turn.number} stopped after {steps} (max_steps)"
+                    if turn.unsent is not None:
+                        why += f"; a plugin's reason to go on was not sent: {shown(turn.unsent)}"
+                    raise StepLimitError(why)
                 if await self._step(turn, step, step < max_steps):
                     break
         turn.scope = None
@@ -282,14 +286,16 @@ class StepRunner:
         if agent.inbox.steering and decision.action == "continue" and more and not turn.stopping():
             await self._drain_steering()
         if decision.reason:
-            if decision.action == "continue":
+            if decision.action != "continue":  # told with the turn's end (a budget guard's)
+                turn.stopped = redact(decision.reason, self.agent.secrets)
+            elif more and not turn.stopping():
                 data = {
                     "content": self._hidden(decision.reason, "plugin's steer"),
                     "source": "plugin",
                 }
                 await emit("steering/message", data)
-            else:  # told with the turn's end (a budget guard's, say)
-                turn.stopped = redact(decision.reason, self.agent.secrets)
+            else:  # no step of this turn would answer it: said in the step limit's error
+                turn.unsent = self._hidden(decision.reason, "plugin's steer")
         turn.open_step = None
         last = decision.action == "stop"
         if last:  # the turn ends with this step/end: nothing is in flight to abort

@@ -35,6 +35,7 @@ class TurnState:
         "settled",
         "stopped",
         "streaming",
+        "unsent",
         "usage",
     )
 
@@ -53,6 +54,9 @@ class TurnState:
         self.running: str | None = None  # the id of the call tools_execute is running
         self.max_tokens = False
         self.stopped: str | None = None  # the reason a plugin gave for stopping the turn
+        #: a plugin's reason to continue given at the step limit's last step: no step
+        #: answers it, so it is not logged as steering but named in the turn's error
+        self.unsent: str | None = None
         self.usage = NO_USAGE
         #: The model stream in progress (its assembler and the model's name), until it
         #: finishes: a turn that ends inside it keeps the text streamed so far.
