@@ -73,6 +73,19 @@ class CallSlots:
     def __bool__(self) -> bool:
         return bool(self._all)
 
+    def whole(self) -> bool:
+        """Whether every call's arguments so far are a whole JSON text, or none at all
+        (a tool without arguments): false for a call cut in the middle of them."""
+        for call in self._all:
+            scan = call.scan
+            if scan is None:  # followed only for some servers' calls: read its pieces
+                scan = _JsonEnd()
+                for piece in call.pieces:
+                    scan.feed(piece)
+            if scan.started and not scan.ended:
+                return False
+        return True
+
     def made_ids(self) -> list[ToolCallDelta]:
         """Once the answer has ended: a piece giving each call with a name and no id an
         id of its own, 9 random letters and digits (the only ids Mistral's API takes

@@ -51,6 +51,8 @@ EMPTY_ERROR: Final = "(the tool failed without a message)"
 #: it as one to continue (prefill), or refuse a request with no message.
 EMPTY_PROMPT: Final = "(an empty message)"
 
+#: The ``stop_reason``s dsh knows. Any other is ``error`` (its word the finish's detail):
+#: the API did not say the answer is whole, so none of its calls run.
 _STOP_REASONS: Final[dict[str, StopReason]] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -105,6 +107,7 @@ class AnthropicModel(HttpModel):
         body = self.request_body(request)
         usage: dict[str, Any] = {}
         stop: StopReason = "stop"
+        said: str | None = None  # the API's stop_reason
         done = False
         # the blocks dsh does not read, by index: the block's start, its input pieces
         own: dict[int, tuple[dict[str, Any], list[str]]] = {}
@@ -157,7 +160,9 @@ class AnthropicModel(HttpModel):
                             yield left
                         reason = item["delta"].get("stop_reason")
                         if reason:
-                            stop = _STOP_REASONS.get(reason, "stop")
+                            if not isinstance(reason, str):
+                                raise TypeError("its stop_reason is not text")
+                            stop, said = _STOP_REASONS.get(reason, "error"), reason
                         # the newer API repeats counts here, some null: a null
                         # does not replace message_start's count
                         later = mapping(self.name, item, "usage")
@@ -175,8 +180,8 @@ class AnthropicModel(HttpModel):
                     raise malformed(self.name, "event", data, exc, self.error_secrets(key)) from exc
         if not done:
             raise ended_early(self.name, "message_stop", events, self.error_secrets(key))
-        # the API's own word: "refusal" is the one stop reason it has mapped to "error"
-        yield Finish(stop, "refusal" if stop == "error" else None)
+        # the API's own word for an error stop: "refusal", or a reason dsh does not know
+        yield Finish(stop, said if stop == "error" else None)
 
 
 def _block_start(index: int, block: dict[str, Any]) -> Chunk | None:

@@ -10,6 +10,7 @@ from typing import Any, Final
 
 from dsh._provider_table import KEY_HEADERS
 from dsh.config import ModelConfig
+from dsh.errors import ModelError
 from dsh.llm._call_slots import CallSlots
 from dsh.llm._counts import count, mapping
 from dsh.llm._errors import error_from_body, malformed
@@ -31,14 +32,22 @@ from dsh.messages import (
 
 __all__ = ["OpenAICompatibleModel"]
 
+#: The ``finish_reason``s dsh knows. Any other is ``error`` (its word the finish's
+#: detail): the server did not say the answer is whole, so none of its calls run.
 _STOP_REASONS: Final[dict[str, StopReason]] = {
     "stop": "stop",
+    "eos": "stop",  # Together: the model's end of sequence
+    "eos_token": "stop",  # older text-generation-inference (before its PR #2344), others
+    "stop_sequence": "stop",  # text-generation-inference: a stop sequence came
     "tool_calls": "tool_calls",
     "function_call": "tool_calls",
     "length": "max_tokens",
+    "model_length": "max_tokens",  # Mistral: the context window is full
     "content_filter": "error",
-    "error": "error",  # OpenRouter: the provider failed mid-answer
+    "error": "error",  # OpenRouter, vLLM, Mistral: the provider failed mid-answer
     "insufficient_system_resource": "error",  # DeepSeek: cut off by the server
+    "abort": "error",  # vLLM, SGLang: the server aborted the request
+    "repetition": "error",  # vLLM: output that repeated itself was stopped
 }
 
 
@@ -136,6 +145,8 @@ class OpenAICompatibleModel(HttpModel):
                             yield piece
                         reason = choice.get("finish_reason")
                         if reason:
+                            if not isinstance(reason, str):
+                                raise TypeError("its finish_reason is not text")
                             finish = reason
                             ended = True
                     usage = mapping(self.name, chunk, "usage") or mapping(
@@ -149,8 +160,15 @@ class OpenAICompatibleModel(HttpModel):
         # finish_reason (a server that sent one early) was cut off
         if not done and not ended:
             raise ended_early(self.name, "[DONE]", events, self.error_secrets(key))
-        stop = _STOP_REASONS.get(finish or "", "stop")
-        # the provider's word for an error stop: a key of _STOP_REASONS, never the server's text
+        if finish is None and slots and not slots.whole():  # [DONE] mid-call: not whole
+            raise ModelError(
+                "STREAM_CLOSED",
+                f"model {self.name!r}: the stream ended ([DONE]) without a finish_reason, "
+                "in the middle of a tool call's arguments",
+            )
+        # no finish_reason: [DONE] ended a whole answer (some servers never send one)
+        stop = _STOP_REASONS.get(finish, "error") if finish else "stop"
+        # the provider's word for an error stop (one dsh does not know too: its calls never run)
         detail = finish if stop == "error" else None
         if refusals:  # the model refused (its finish_reason is "stop"): REFUSED
             stop, detail = "error", "refusal"
