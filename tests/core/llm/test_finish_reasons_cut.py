@@ -8,8 +8,9 @@ dsh read ``abort`` and ``repetition``, as any reason it did not know, as ``stop`
 ``stop`` after tool-call pieces as ``tool_calls``: the half-streamed calls ran (a
 ``{"command": "rm -rf build`` cut in the middle), and a text-only ``abort`` ended the
 turn as a whole answer. Now an ``abort`` or ``repetition``, and a reason dsh does not
-know, is ``error`` with the server's reason as the finish's ``detail``: the text is
-kept, no call runs. A server's own words for the model's natural end (Together's
+know after tool calls, is ``error`` with the server's reason as the finish's
+``detail``: the text is kept, no call runs (an unknown reason ends a text answer).
+A server's own words for the model's natural end (Together's
 ``eos``, text-generation-inference's ``eos_token`` and ``stop_sequence``) are ``stop``,
 and Mistral's ``model_length`` is ``max_tokens``.
 
@@ -18,8 +19,8 @@ servers never send one): its calls run when each call's arguments are a whole JS
 text; one cut in the middle makes it ``STREAM_CLOSED`` (the stream ended before the
 answer did), no call run.
 
-The Anthropic adapter likewise: a ``stop_reason`` it does not know is ``error`` with
-that reason as the detail, not ``stop`` (whose ``tool_use`` blocks ran).
+The Anthropic adapter likewise: a ``stop_reason`` it does not know after a ``tool_use``
+block is ``error`` with that reason as the detail, not ``stop`` (whose calls ran).
 """
 
 from __future__ import annotations
@@ -81,11 +82,19 @@ async def test_an_unfinished_answers_tool_calls_are_an_error_stop(reason: str) -
     assert (message.text, message.stop_reason) == ("Cleaning", "error")
 
 
-@pytest.mark.parametrize("reason", ["abort", "repetition", "some_new_reason"])
+@pytest.mark.parametrize("reason", ["abort", "repetition"])
 async def test_an_unfinished_text_answer_is_an_error_stop_its_text_kept(reason: str) -> None:
     chunks, message = await answer([chunk({"content": "The answer is"}), chunk({}, reason), DONE])
     assert chunks[-1] == Finish("error", detail=reason)
     assert (message.text, message.stop_reason) == ("The answer is", "error")
+
+
+async def test_a_reason_dsh_does_not_know_ends_a_text_answer() -> None:
+    """Only after tool calls is an unknown reason an error stop: a server with its own
+    word for an end does not fail every turn."""
+    chunks, message = await answer([chunk({"content": "Done."}), chunk({}, "finished"), DONE])
+    assert chunks[-1] == Finish("stop")
+    assert (message.text, message.stop_reason) == ("Done.", "stop")
 
 
 @pytest.mark.parametrize(

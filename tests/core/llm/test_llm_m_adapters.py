@@ -44,7 +44,7 @@ def data(obj: Any) -> bytes:
         ("content_filter", "error"),
         ("insufficient_system_resource", "error"),
         ("eos", "stop"),  # Together's word for a natural end
-        ("some_new_reason", "error"),  # a reason dsh does not know: its calls never run
+        ("some_new_reason", "stop"),  # a reason dsh does not know ends a text answer
         (None, "stop"),  # no reason at all
     ],
 )
@@ -194,7 +194,7 @@ async def test_a_model_without_a_key_sends_no_key_header(adapter: Any) -> None:
         ("pause_turn", "paused"),
         ("refusal", "error"),
         ("model_context_window_exceeded", "max_tokens"),
-        ("some_new_reason", "error"),  # a reason dsh does not know: its calls never run
+        ("some_new_reason", "stop"),  # a reason dsh does not know ends a text answer
     ],
 )
 async def test_anthropic_stop_reasons(reason: str, stop: str) -> None:

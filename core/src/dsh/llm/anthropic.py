@@ -51,8 +51,9 @@ EMPTY_ERROR: Final = "(the tool failed without a message)"
 #: it as one to continue (prefill), or refuse a request with no message.
 EMPTY_PROMPT: Final = "(an empty message)"
 
-#: The ``stop_reason``s dsh knows. Any other is ``error`` (its word the finish's detail):
-#: the API did not say the answer is whole, so none of its calls run.
+#: The ``stop_reason``s dsh knows. Any other ends a text answer (``stop``); after a
+#: ``tool_use`` block it is ``error`` (its word the finish's detail): the API did not
+#: say the calls are whole, so none of them runs.
 _STOP_REASONS: Final[dict[str, StopReason]] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -108,6 +109,7 @@ class AnthropicModel(HttpModel):
         usage: dict[str, Any] = {}
         stop: StopReason = "stop"
         said: str | None = None  # the API's stop_reason
+        calls = False  # a tool_use block came
         done = False
         # the blocks dsh does not read, by index: the block's start, its input pieces
         own: dict[int, tuple[dict[str, Any], list[str]]] = {}
@@ -146,8 +148,10 @@ class AnthropicModel(HttpModel):
                         chunk = _block_start(item["index"], block)
                         if chunk is not None:
                             yield chunk
-                        if block["type"] == "tool_use" and block.get("input"):
-                            whole[item["index"]] = dumps(block["input"])
+                        if block["type"] == "tool_use":
+                            calls = True
+                            if block.get("input"):
+                                whole[item["index"]] = dumps(block["input"])
                     elif kind == "content_block_stop":
                         if own and item.get("index") in own:
                             yield _own_block(own.pop(item["index"]))
@@ -162,7 +166,8 @@ class AnthropicModel(HttpModel):
                         if reason:
                             if not isinstance(reason, str):
                                 raise TypeError("its stop_reason is not text")
-                            stop, said = _STOP_REASONS.get(reason, "error"), reason
+                            unknown: StopReason = "error" if calls else "stop"
+                            stop, said = _STOP_REASONS.get(reason, unknown), reason
                         # the newer API repeats counts here, some null: a null
                         # does not replace message_start's count
                         later = mapping(self.name, item, "usage")

@@ -32,8 +32,9 @@ from dsh.messages import (
 
 __all__ = ["OpenAICompatibleModel"]
 
-#: The ``finish_reason``s dsh knows. Any other is ``error`` (its word the finish's
-#: detail): the server did not say the answer is whole, so none of its calls run.
+#: The ``finish_reason``s dsh knows. Any other ends a text answer (``stop``); after tool
+#: calls it is ``error`` (its word the finish's detail): the server did not say the
+#: calls are whole, so none of them runs.
 _STOP_REASONS: Final[dict[str, StopReason]] = {
     "stop": "stop",
     "eos": "stop",  # Together: the model's end of sequence
@@ -166,10 +167,10 @@ class OpenAICompatibleModel(HttpModel):
                 f"model {self.name!r}: the stream ended ([DONE]) without a finish_reason, "
                 "in the middle of a tool call's arguments",
             )
-        # no finish_reason: [DONE] ended a whole answer (some servers never send one)
-        stop = _STOP_REASONS.get(finish, "error") if finish else "stop"
-        # the provider's word for an error stop (one dsh does not know too: its calls never run)
-        detail = finish if stop == "error" else None
+        # no finish_reason: [DONE] ended a whole answer (some servers never send one);
+        # one dsh does not know ends text, but never says tool calls are whole
+        stop = _STOP_REASONS.get(finish, "error" if slots else "stop") if finish else "stop"
+        detail = finish if stop == "error" else None  # the provider's word for it
         if refusals:  # the model refused (its finish_reason is "stop"): REFUSED
             stop, detail = "error", "refusal"
         elif stop == "stop" and slots:  # some servers say "stop" after tool calls
