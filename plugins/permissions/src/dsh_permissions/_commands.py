@@ -45,6 +45,7 @@ from dsh_permissions._evaluated import (
     leading,
     unmodelled,
 )
+from dsh_permissions._keyword import as_run
 from dsh_permissions._line_vars import noted, switched_home
 from dsh_permissions._moved import (
     CROWDED,
@@ -120,6 +121,7 @@ def _command(
     places: Places,
 ) -> list[Subject]:
     """``places``: the directories the shell may be in (read only when ``moved``)."""
+    command = as_run(command)  # set -k; git diff A=1: A=1 git diff
     command = noted(command)  # what it sets counts for the rest: HOME=x; cat ~/y
     located: list[Word | None] = list(command.words)
     # behind env -C dir (sudo -D dir, parallel --wd dir) a relative path is another file
