@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Final
 
+from dsh_permissions._path_braces import alternatives
+
 __all__ = [
     "MAX_PATH",
     "PathPattern",
@@ -36,6 +38,7 @@ __all__ = [
     "path_readings",
     "pattern_problem",
     "spellings",
+    "unencodable",
 ]
 
 #: Longer values are not matched (they are asked about instead).
@@ -53,7 +56,24 @@ def pattern_problem(pattern: str) -> str | None:
     is not expanded (``$HOME/.gnupg/**`` is a directory named ``$HOME`` in the
     workspace), nor is ``~user``, ``~+`` or ``~-`` (only ``~`` and ``~/``), ``**`` only
     means "any directories" as a whole component (``src/**foo`` acts as ``src/*foo``),
-    and fnmatch takes an unclosed ``[`` literally."""
+    fnmatch takes an unclosed ``[`` literally, and a backslash as itself (it escapes
+    nothing: ``\\.env`` names a file called so). Braces are expanded first
+    (``_path_braces``): each alternative is looked at."""
+    if "\\" in pattern:
+        return (
+            "a backslash escapes nothing in a path pattern (it would name a file with a "
+            "backslash in its name); write the name without it, and [*], [?] or [[] for "
+            "a literal '*', '?' or '['"
+        )
+    try:
+        found = alternatives(pattern)
+    except ValueError as exc:
+        return str(exc)
+    return next((bad for one in found if (bad := _problem(one)) is not None), None)
+
+
+def _problem(pattern: str) -> str | None:
+    """``pattern_problem`` of one alternative of a pattern."""
     if "$" in pattern:
         return (
             "'$' is not expanded in a path pattern (it would name a directory "
@@ -135,6 +155,8 @@ def path_readings(value: str, root: str) -> tuple[str, ...]:
         raise ValueError("the path is empty")
     if "\x00" in value:
         raise ValueError("the path contains a NUL byte")
+    if (why := unencodable(value)) is not None:
+        raise ValueError(f"the path {why}")
     if len(value) > MAX_PATH:
         raise ValueError(f"the path is longer than {MAX_PATH} characters")
     readings: list[str] = []
@@ -143,6 +165,17 @@ def path_readings(value: str, root: str) -> tuple[str, ...]:
         if path not in readings:
             readings.append(path)
     return tuple(readings)
+
+
+def unencodable(text: str) -> str | None:
+    """Why ``text`` cannot be given to the system (a lone surrogate, ``\\ud800``, which
+    JSON carries and no file name or command can; ``\\udc80``-``\\udcff`` are the bytes
+    ``os.fsencode`` puts back), or None."""
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError as exc:
+        return f"holds U+{ord(text[exc.start]):04X}, which cannot be encoded (a lone surrogate)"
+    return None
 
 
 def spellings(value: str) -> tuple[str, ...]:

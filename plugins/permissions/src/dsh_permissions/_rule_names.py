@@ -15,8 +15,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from dsh import DshError, get_logger
+from dsh_permissions._path_braces import alternatives
 from dsh_permissions._paths import PathPattern, pattern_problem
-from dsh_permissions._rule_problems import problem_of, registered_tools
+from dsh_permissions._rule_problems import Declared, problem_of, registered_tools
 from dsh_permissions._rules import parse_rule
 from dsh_permissions._settings import PermissionSettings, PermissionsSection
 
@@ -36,8 +37,7 @@ def check_rule_names(harness: Any, own: PermissionSettings | None) -> None:
                 place = f"{harness.config.where(*loc, action, i)}: {place}"
             if close is not None:
                 raise DshError(f"{place}{close}")
-            known = f"tools: {', '.join(tools)}" if tools else "no tools are registered"
-            log.warning("warning: %s that is registered (%s)", place, known)
+            log.warning("warning: %s", place)
 
 
 def check_own_rules(tools: Any, agent_id: str, key: str, settings: PermissionSettings) -> None:
@@ -61,26 +61,30 @@ def linked_allows(registry: Any, settings: PermissionSettings, root: str) -> Ite
     tools = registered_tools(registry)
     for text in settings.allow:
         tool, pattern = parse_rule(text)
-        if pattern is None or not tools.get(tool.casefold()) or pattern_problem(pattern):
+        declared = tools.get(tool.casefold())
+        if pattern is None or declared is None or not declared.paths or pattern_problem(pattern):
             continue
-        literal = PathPattern.compile(pattern, root).literal
-        real = os.path.realpath(literal)
-        if real != literal:
+        for one in alternatives(pattern):
+            literal = PathPattern.compile(one, root).literal
+            real = os.path.realpath(literal)
+            if real == literal:
+                continue
             yield (
                 f"rule 'allow: {text}' names {literal}, which leads to {real} through a "
                 "symlink: an allow rule matches nothing through one (a link the agent "
                 "made could widen it); name the real directory"
             )
+            break
 
 
 def _problems(
-    tools: Mapping[str, tuple[str, ...]], settings: PermissionSettings
+    tools: Mapping[str, Declared], settings: PermissionSettings
 ) -> Iterator[tuple[str, int, str, str, str | None]]:
     """(action, index, rule, what is wrong, what refuses it or None: only warned) of
     each rule of ``settings`` naming no registered tool or holding a bad path pattern."""
     for action in ("deny", "ask", "allow"):
         for i, text in enumerate(getattr(settings, action)):
-            found = problem_of(tools, text)
+            found = problem_of(tools, text, action)
             if found is not None:
                 yield action, i, text, *found
 

@@ -1,47 +1,68 @@
 """What is wrong with one permission rule, given the tools a harness registered: a
 tool name that is a near miss of a registered one (``bsah(rm *)``: a typo that would
-match nothing), one no plugin registered, or a bad path pattern; and the validator of a
-rule given in code (``registered_rule``). ``_rule_names`` checks a whole config with them."""
+match nothing), one no plugin registered, a bad path pattern, or a command pattern that
+matches no command (``Bash(rm:*)``, ``bash(cd / && rm *)``: ``_pattern_forms``); and
+the validator of a rule given in code (``registered_rule``). ``_rule_names`` checks a
+whole config with them."""
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationInfo
 
 from dsh_permissions._paths import pattern_problem
+from dsh_permissions._pattern_forms import text_pattern_problem
 from dsh_permissions._rules import parse_rule
 
-__all__ = ["problem_of", "registered_rule", "registered_tools"]
+__all__ = ["Declared", "problem_of", "registered_rule", "registered_tools"]
 
 _TYPO = 0.75  # difflib's ratio above which an unknown tool name is taken for a typo
 
 
-def registered_tools(registry: Any) -> dict[str, tuple[str, ...]]:
-    """Each registered tool's name, casefolded, and its path arguments."""
-    found: dict[str, tuple[str, ...]] = {}
+class Declared(NamedTuple):
+    """A registered tool's path arguments and command arguments."""
+
+    paths: tuple[str, ...]
+    commands: tuple[str, ...] = ()
+
+
+def registered_tools(registry: Any) -> dict[str, Declared]:
+    """Each registered tool's name, casefolded, and what arguments it declares."""
+    found: dict[str, Declared] = {}
     for spec in registry.specs():
         tool = registry.get(spec.name)
-        found[spec.name.casefold()] = tuple(getattr(tool, "path_args", ()) or ())
+        found[spec.name.casefold()] = Declared(
+            tuple(getattr(tool, "path_args", ()) or ()),
+            tuple(getattr(tool, "command_args", ()) or ()),
+        )
     return dict(sorted(found.items()))
 
 
-def problem_of(tools: Mapping[str, tuple[str, ...]], text: str) -> tuple[str, str | None] | None:
-    """(what is wrong, what refuses it or None) of one rule, or None when it is right."""
+def problem_of(
+    tools: Mapping[str, Declared], text: str, action: str = "deny"
+) -> tuple[str, str | None] | None:
+    """(what is wrong, what refuses it or None: only warned) of one rule of ``action``,
+    or None when it is right. A command pattern that matches no command is refused in
+    a deny or ask rule and warned about in an allow rule (which then only asks)."""
     tool, pattern = parse_rule(text)
     tool = tool.casefold()
     if "*" in tool:
         return None
     if tool in tools:
-        bad = pattern_problem(pattern) if pattern and tools[tool] else None
-        return None if bad is None else (f"has a bad path pattern: {bad}", "")
+        declared = tools[tool]
+        if pattern and declared.paths and (bad := pattern_problem(pattern)) is not None:
+            return f"has a bad path pattern: {bad}", ""
+        if pattern and declared.commands and (form := text_pattern_problem(tool, pattern)):
+            return (form[0] + form[1], None) if action == "allow" else form
+        return None
     close = difflib.get_close_matches(tool, list(tools), n=1, cutoff=_TYPO)
-    return (
-        "names no tool",
-        f"; did you mean {close[0]!r}? (it would match no call)" if close else None,
-    )
+    if close:
+        return "names no tool", f"; did you mean {close[0]!r}? (it would match no call)"
+    known = f"tools: {', '.join(tools)}" if tools else "no tools are registered"
+    return f"names no tool that is registered ({known})", None
 
 
 def registered_rule(text: str, info: ValidationInfo) -> str:
@@ -51,7 +72,8 @@ def registered_rule(text: str, info: ValidationInfo) -> str:
     harness = info.context.get("harness") if isinstance(info.context, Mapping) else None
     registry = getattr(harness, "tools", None)
     if registry is not None:
-        found = problem_of(registered_tools(registry), text)
+        action = getattr(info, "field_name", None) or "deny"  # the list: allow warns
+        found = problem_of(registered_tools(registry), text, action)
         if found is not None and found[1] is not None:
             raise ValueError(f"rule {text!r} {found[0]}{found[1]}")
     return text

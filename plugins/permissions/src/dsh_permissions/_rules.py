@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
+from dsh_permissions._path_braces import alternatives
 from dsh_permissions._paths import PathPattern
 
 __all__ = ["Action", "Rule", "TextPattern", "parse_rule"]
@@ -187,16 +188,19 @@ class Rule:
         covers that file as well as the set's; an allow pattern is read one way only."""
         if self.pattern is None:
             return ()
-        if self._path is None:
-            pattern = self.pattern
-            if self.action == "allow":
-                self._path = (PathPattern.compile(pattern, self.root),)
-            else:
-                # a deny or ask rule naming a directory covers what is inside it:
-                # write(secrets/) and write(secrets) stop write secrets/key too
-                pattern = pattern.rstrip("/") + "/**"
-                spelt = (
-                    (PathPattern.compile(pattern, self.root, sets=False),) if "[" in pattern else ()
-                )
-                self._path = (PathPattern.compile(pattern, self.root), *spelt)
+        if self._path is None:  # each brace alternative: read({.env,.envrc})
+            try:
+                found = alternatives(self.pattern)
+            except ValueError:  # refused when the harness starts (``_rule_names``)
+                found = (self.pattern,)
+            self._path = tuple(p for one in found for p in self._read(one))
         return self._path
+
+    def _read(self, pattern: str) -> tuple[PathPattern, ...]:
+        if self.action == "allow":
+            return (PathPattern.compile(pattern, self.root),)
+        # a deny or ask rule naming a directory covers what is inside it:
+        # write(secrets/) and write(secrets) stop write secrets/key too
+        pattern = pattern.rstrip("/") + "/**"
+        spelt = (PathPattern.compile(pattern, self.root, sets=False),) if "[" in pattern else ()
+        return (PathPattern.compile(pattern, self.root), *spelt)

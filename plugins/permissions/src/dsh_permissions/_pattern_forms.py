@@ -1,0 +1,70 @@
+"""Rule patterns written in a form that could never match what they say.
+
+A command pattern is matched against the text of each simple command of a line on its
+own (``_commands``), so one holding a shell operator between commands (``cd / && rm
+*``, ``a; b``, ``a | b``, a trailing ``&``) or an output redirection (``rm * >
+/dev/null``: each output redirection is a part of its own, ``> path``) matches no
+command: its text never holds them (but for words quoted in the command, which is not
+what such a rule means). Claude Code's prefix form ``Bash(rm:*)`` is read literally: a
+command whose last word ends in ``rm:``. An input redirection stays in its command's
+text (``cat < .env``), a ``;`` standing alone is ``find -exec``'s, and ``>`` leading the
+pattern is the redirection form (``> /etc/*``): those are kept.
+
+A path pattern's ``{a,b}`` is expanded (``_path_braces``); a backslash escapes nothing
+there (fnmatch takes it as itself), so ``read(\\.env)`` names a file called ``\\.env``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["claude_prefix", "text_pattern_problem"]
+
+#: Claude Code's ``prefix:*``: a ``:*`` ending the pattern, right after a word, and no
+#: other ``*`` (``scp * host:*`` is dsh's own); ``:**`` is dsh's for a literal ``:``
+_CLAUDE: Final = re.compile(r"([^*\s][^*]*?):\*")
+#: operators between commands; ``;`` and ``&`` standing alone are ``find``'s and a
+#: word's (``find . -exec rm {} ;``)
+_BETWEEN: Final = re.compile(r"&&|\|\||(?:^|\s)(\|&?|&)(?:\s|$)|;(?=\S)|(?<=\S);")
+#: an output redirection after the start: ``>``, ``>>``, ``2>``, ``&>``, ``>|`` at a
+#: word's start
+_OUTPUT: Final = re.compile(r"(?:^|\s)(?:[0-9]*|&)(>>?|>\|)")
+
+
+def claude_prefix(pattern: str) -> str | None:
+    """The command prefix of a pattern in Claude Code's ``prefix:*`` form, or None."""
+    found = _CLAUDE.fullmatch(pattern.strip())
+    return None if found is None else found.group(1).strip()
+
+
+def text_pattern_problem(tool: str, pattern: str) -> tuple[str, str] | None:
+    """(what is wrong, a did-you-mean) of a command pattern that matches no command,
+    or None."""
+    if (prefix := claude_prefix(pattern)) is not None:
+        return (
+            f"uses Claude Code's prefix form {pattern.strip()!r}, which dsh reads "
+            "literally: it would match no command",
+            f"; did you mean {tool + '(' + prefix + ' *)'!r}? ('*' matches any words, "
+            "and a final ' *' none too; write ':**' for a word ending in ':')",
+        )
+    text = pattern.strip()
+    found = _BETWEEN.search(text)
+    operator = None if found is None else found.group(1) or found.group(0).strip()
+    if operator is None and not text.startswith(("> ", ">\t")):
+        output = _OUTPUT.search(text)
+        operator = None if output is None else output.group(1)
+    if operator is None:
+        return None
+    redirect = ">" in operator
+    return (
+        f"holds the shell operator {operator!r}: each part of a line is matched on its "
+        "own (a simple command, or an output redirection), so it would match no command",
+        "; write one rule per command"
+        + (
+            f", and an output redirection as {tool}(> path) (every one, '>>' and '2>' "
+            "too, is matched as '> path')"
+            if redirect
+            else ""
+        ),
+    )

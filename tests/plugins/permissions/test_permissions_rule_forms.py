@@ -1,0 +1,130 @@
+"""Rules written in a form that could never match stop the harness, saying where and
+why: Claude Code's prefix form (``Bash(rm:*)``, which dsh reads literally), a command
+pattern holding a shell operator (``bash(cd / && rm *)``: each part of a line is
+matched on its own) and a backslash in a path pattern (``read(\\.env)``: no escape). In
+an allow rule the first two are only warned about (one that never matches asks, which
+is safe). Brace alternatives in a path pattern (``read({.env,.envrc})``) are expanded."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import dsh_permissions
+from dsh import HookError
+from dsh.testing import ScriptedModel, scripted_harness
+
+pytestmark = pytest.mark.plugins("permissions")
+
+
+async def _start(rule: str, action: str = "deny") -> None:
+    async with scripted_harness(
+        ScriptedModel([]),
+        plugins=[("permissions", dsh_permissions)],
+        load_entry_points=False,
+        config_text=f"permissions:\n  {action}: ['{rule}']\n",
+    ):
+        pass
+
+
+async def _refusal(rule: str, action: str) -> str:
+    with pytest.raises(HookError) as caught:
+        await _start(rule, action)
+    said = caught.value.for_user()
+    where = 9 if action == "ask" else 10 if action == "deny" else 11
+    assert said.startswith(f"<string>:2:{where}: permissions.{action}[0]: rule {rule!r} "), said
+    return said
+
+
+@pytest.mark.parametrize("action", ["deny", "ask"])
+@pytest.mark.parametrize(
+    ("rule", "meant"),
+    [
+        ("Bash(rm:*)", "bash(rm *)"),
+        ("Bash(git push:*)", "bash(git push *)"),
+        ("bash(npm run test:*)", "bash(npm run test *)"),
+    ],
+)
+async def test_claude_code_prefix_form_is_refused_with_dsh_form(rule, meant, action):
+    said = await _refusal(rule, action)
+    assert "Claude Code's prefix form" in said
+    assert f"did you mean {meant!r}?" in said
+
+
+@pytest.mark.parametrize("action", ["deny", "ask"])
+@pytest.mark.parametrize(
+    ("rule", "operator"),
+    [
+        ("bash(cd / && rm *)", "&&"),
+        ("bash(true || rm *)", "||"),
+        ("bash(cd /; rm *)", ";"),
+        ("bash(cat * | sh)", "|"),
+        ("bash(echo * > /etc/*)", ">"),
+        ("bash(cat < .env)", None),
+        ("bash(>> secrets/*)", ">>"),
+        ("bash(rm * 2>/dev/null)", ">"),
+    ],
+)
+async def test_a_shell_operator_in_a_command_pattern_is_refused(rule, operator, action):
+    if operator is None:  # an input redirection stays in its command's text
+        await _start(rule, action)
+        return
+    said = await _refusal(rule, action)
+    assert f"holds the shell operator {operator!r}" in said
+    assert "each part of a line is matched on its own" in said
+    if ">" in operator:
+        assert "bash(> path)" in said
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "bash(> /etc/*)", "bash(> secrets/*)", "bash(echo a:b *)", "bash(scp * host:*)",
+        "bash(grep a|b *)", "bash(find * -exec rm {} ;)", "bash(cat <<< *)",
+        "read(src/{a}/**)", "bash(echo {a,b})",
+    ],
+)  # fmt: skip
+async def test_legitimate_patterns_are_accepted(rule):
+    await _start(rule.replace("'", "''"))
+
+
+@pytest.mark.parametrize("rule", ["Bash(rm:*)", "bash(cd src && make)"])
+async def test_in_an_allow_rule_it_is_only_warned_about(rule, caplog):
+    with caplog.at_level(logging.WARNING, logger="dsh_permissions"):
+        await _start(rule, "allow")
+    (warning,) = [r.getMessage() for r in caplog.records if r.name == "dsh_permissions"]
+    assert warning.startswith(f"warning: <string>:2:11: permissions.allow[0]: rule {rule!r} ")
+    assert "it would match no command; " in warning
+
+
+@pytest.mark.parametrize("action", ["deny", "ask", "allow"])
+@pytest.mark.parametrize("rule", ["read(\\.env)", "read(src/\\*.py)"])
+async def test_a_backslash_in_a_path_pattern_is_refused(rule, action):
+    said = await _refusal(rule.replace("\\", "\\"), action)
+    assert "has a bad path pattern" in said
+    assert "a backslash escapes nothing in a path pattern" in said
+
+
+@pytest.mark.parametrize(
+    ("rule", "path", "denied"),
+    [
+        ("read({.env,.envrc})", ".env", True),
+        ("read({.env,.envrc})", ".envrc", True),
+        ("read({.env,.envrc})", "env", False),
+        ("read(**/*.{pem,key})", "src/a.key", True),
+        ("read(**/*.{pem,key})", "a.pem", True),
+        ("read(**/*.{pem,key})", "a.pub", False),
+        ("read(src/{a,b{c,d}}/x)", "src/bd/x", True),
+        ("read(src/{a}/x)", "src/{a}/x", True),
+    ],
+)
+async def test_brace_alternatives_in_a_path_pattern_are_expanded(judge, rule, path, denied):
+    judged = await judge({"deny": [rule]}, "read", {"path": path}, mode="bypass")
+    assert (judged.decision == "deny") is denied, judged.event["reason"]
+
+
+async def test_too_many_brace_alternatives_are_refused():
+    rule = "read(" + "{a,b}" * 8 + ")"
+    said = await _refusal(rule, "deny")
+    assert "more than 64 alternatives" in said
