@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from dsh_permissions._braced import evaluated
+from dsh_permissions._paths import unencodable
 from dsh_permissions._shell_words import Command, Redirect, Unparseable, Word
 
 __all__ = ["MAX_LENGTH", "Command", "Redirect", "Unparseable", "Word", "split"]
@@ -64,6 +65,8 @@ def split(line: str) -> list[Command]:
     hidden = _HIDDEN.search(line)
     if hidden:
         raise Unparseable(f"it contains the invisible or control character U+{ord(hidden[0]):04X}")
+    if (why := unencodable(line)) is not None:
+        raise Unparseable(f"it {why}")
     out: list[Command] = []
     _Parser(line, 0, out).parse_list(closer=None)
     return out
