@@ -128,3 +128,25 @@ async def test_too_many_brace_alternatives_are_refused():
     rule = "read(" + "{a,b}" * 8 + ")"
     said = await _refusal(rule, "deny")
     assert "more than 64 alternatives" in said
+
+
+def test_a_rule_given_in_code_is_checked_by_its_list():
+    """With the harness in the validation context (an agent's options given in code),
+    a deny rule in such a form is refused and an allow rule let be (warned at start
+    for the config's)."""
+    from types import SimpleNamespace
+
+    from pydantic import ValidationError
+
+    from dsh.builtin_tools import builtin_tools
+    from dsh.tools import ToolRegistry
+    from dsh_permissions._settings import PermissionSettings
+
+    registry = ToolRegistry()
+    for each in builtin_tools():
+        registry.add("core", each)
+    context = {"harness": SimpleNamespace(tools=registry)}
+    allowed = PermissionSettings.model_validate({"allow": ["Bash(rm:*)"]}, context=context)
+    assert allowed.allow == ("Bash(rm:*)",)
+    with pytest.raises(ValidationError, match="did you mean 'bash\\(rm \\*\\)'"):
+        PermissionSettings.model_validate({"deny": ["Bash(rm:*)"]}, context=context)
