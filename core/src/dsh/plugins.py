@@ -32,6 +32,7 @@ from dsh._entry_points import ENTRY_POINT_GROUP, PluginNameClash, clashes, insta
 from dsh._impl_arguments import arguments_problem
 from dsh._plugin_loading import TRUE_VALUES as TRUE_VALUES
 from dsh._plugin_loading import load_installed
+from dsh._plugin_specs import has_spec_already, spec_clash
 from dsh._relay import HookRelay
 from dsh.errors import DshError, HookError, PluginValidationError
 
@@ -83,6 +84,8 @@ class PluginManager(pluggy.PluginManager):
         #: the spec it brought (``_leave_out_mismatched``): each loader reports them.
         self._evicted: list[PluginValidationError] = []
         self._leaving_out = False
+        #: hook -> the plugin whose dsh_hookspecs brought its spec (for errors)
+        self._spec_owners: dict[str, str] = {}
 
     @contextmanager
     def _leaving_out_misfits(self) -> Iterator[None]:
@@ -129,8 +132,14 @@ class PluginManager(pluggy.PluginManager):
             raise PluginValidationError(name, self._taken(name, taken))
         specs = getattr(plugin, "dsh_hookspecs", None)
         if specs is not None:
+            clash = spec_clash(self, specs, self._spec_owners)
+            if clash is not None:
+                raise PluginValidationError(name, clash)
             self._leave_out_mismatched(specs, name)
             self.add_hookspecs(specs)
+            for hook in dir(specs):
+                if has_spec_already(self.hook, specs, hook):
+                    self._spec_owners.setdefault(hook, name)
         self._registering = name
         try:
             registered = super().register(plugin, name)
@@ -208,9 +217,22 @@ class PluginManager(pluggy.PluginManager):
             self._evicted.append(PluginValidationError(plugin, problem))
 
     def add_hookspecs(self, module_or_class: Any) -> None:
+        """pluggy's, but specs added already from this namespace (plugins sharing one
+        ``dsh_hookspecs``, or one registered again) are passed over, not a ValueError."""
+        marked = [n for n in dir(module_or_class) if self._marked_spec(module_or_class, n)]
+        if marked and all(has_spec_already(self.hook, module_or_class, n) for n in marked):
+            return
         super().add_hookspecs(module_or_class)
         if hasattr(self, "dispatcher"):
             self.dispatcher.invalidate()
+
+    def parse_hookspec_opts(self, module_or_class: Any, name: str) -> Any:
+        if has_spec_already(self.hook, module_or_class, name):
+            return None  # added already: not again
+        return self._marked_spec(module_or_class, name)
+
+    def _marked_spec(self, module_or_class: Any, name: str) -> Any:
+        return super().parse_hookspec_opts(module_or_class, name)
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
         opts = super().parse_hookimpl_opts(plugin, name)
