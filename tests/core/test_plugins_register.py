@@ -11,7 +11,7 @@ import pytest
 
 from dsh import PluginValidationError, hookimpl
 from dsh.plugins import PluginManager, create_plugin_manager
-from dsh.testing import ScriptedModel, scripted_harness
+from dsh.testing import ScriptedModel, run_turn, scripted_harness
 
 
 class Tagger:
@@ -70,6 +70,71 @@ def test_an_impl_taking_args_or_kwargs_is_refused(plugin: object, error: str) ->
     with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
         pm.register(plugin, "logger")
     assert pm.get_plugin("logger") is None
+
+
+class KeywordOnly:
+    @hookimpl
+    def agent_request(self, *, request: Any) -> Any:
+        return request
+
+
+class KeywordOnlyTypo:
+    @hookimpl
+    def agent_request(self, turn: int, *, requst: Any) -> Any:
+        return None
+
+
+class KeywordOnlyOptional:
+    @hookimpl(optionalhook=True)
+    def other_plugins_hook(self, *, call: Any) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("plugin", "error"),
+    [
+        (
+            KeywordOnlyOptional(),
+            "plugin 'kw': other_plugins_hook(*, call): dsh passes hook arguments "
+            "positionally (chosen by the parameters' names), none to a keyword-only "
+            "parameter; drop the '*'",
+        ),
+        (
+            KeywordOnly(),
+            "plugin 'kw': agent_request(*, request): dsh passes hook arguments "
+            "positionally (chosen by the parameters' names), none to a keyword-only "
+            "parameter; drop the '*'",
+        ),
+        (
+            KeywordOnlyTypo(),
+            "plugin 'kw': agent_request(turn, *, requst): dsh passes hook arguments "
+            "positionally (chosen by the parameters' names), none to a keyword-only "
+            "parameter; drop the '*'",
+        ),
+    ],
+)
+def test_a_keyword_only_argument_is_refused(plugin: object, error: str) -> None:
+    # accepted, the impl failed at every call: pluggy calls impls positionally
+    pm = create_plugin_manager(load_entry_points=False)
+    with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
+        pm.register(plugin, "kw")
+    assert pm.get_plugin("kw") is None
+
+
+async def test_a_keyword_only_argument_with_a_default_is_the_impls_own() -> None:
+    seen: list[int] = []
+
+    class Limited:
+        @hookimpl
+        def agent_request(self, request: Any, *, limit: int = 3) -> Any:
+            seen.append(limit)
+            return request
+
+    model = ScriptedModel(["ok"])
+    async with scripted_harness(model, plugins=[Limited()], load_entry_points=False) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        await run_turn(agent, "hi")
+    assert seen == [3]
 
 
 def test_an_argument_with_a_default_is_not_asked_of_the_hook() -> None:

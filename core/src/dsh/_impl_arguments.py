@@ -1,5 +1,6 @@
 """The arguments a hook impl takes, checked at registration against the hook's spec:
-pluggy passes each by name, to the impl's named parameters without a default only."""
+dsh passes each positionally, chosen by name, to the impl's plain parameters without a
+default only (a keyword-only one without a default is refused)."""
 
 from __future__ import annotations
 
@@ -17,19 +18,25 @@ _STARS: dict[inspect._ParameterKind, str] = {
 
 def arguments_problem(name: str, function: Any, allowed: Sequence[str] | None) -> str | None:
     """Why impl ``name`` cannot take the hook's arguments (``allowed``), or None: it
-    takes ``*args`` or ``**kwargs`` (pluggy would pass nothing in them), or names an
-    argument the hook does not have. ``allowed`` None: a hook without a spec yet (an
+    takes ``*args`` or ``**kwargs`` (pluggy would pass nothing in them), or a keyword-only
+    one without a default (impls are called positionally), or names an argument the hook
+    does not have. ``allowed`` None: a hook without a spec yet (an
     optionalhook of a plugin not loaded), whose arguments are not known."""
     try:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):  # pluggy reports what it cannot read
         return None
     if any(p.kind in _STARS for p in parameters):
-        written = ", ".join(_STARS.get(p.kind, "") + p.name for p in parameters)
         names = f": {', '.join(allowed)}" if allowed else ""
         return (
-            f"{name}({written}): dsh passes hook arguments by name (none to *args or "
-            f"**kwargs); name the ones you use{names}"
+            f"{name}({_written(parameters)}): dsh passes hook arguments by name (none to "
+            f"*args or **kwargs); name the ones you use{names}"
+        )
+    if any(p.kind is p.KEYWORD_ONLY and p.default is p.empty for p in parameters):
+        return (  # accepted, the impl would fail at every call: impls are called so
+            f"{name}({_written(parameters)}): dsh passes hook arguments positionally "
+            "(chosen by the parameters' names), none to a keyword-only parameter; drop "
+            "the '*'"
         )
     if allowed is None:
         return None
@@ -45,3 +52,13 @@ def arguments_problem(name: str, function: Any, allowed: Sequence[str] | None) -
             f"an impl takes any of {', '.join(allowed)} (by name)"
         )
     return None
+
+
+def _written(parameters: Sequence[inspect.Parameter]) -> str:
+    """The parameters' names as the impl writes them: ``request, *args``, ``*, request``."""
+    written: list[str] = []
+    for p in parameters:
+        if p.kind is p.KEYWORD_ONLY and not any(w.startswith("*") for w in written):
+            written.append("*")
+        written.append(_STARS.get(p.kind, "") + p.name)
+    return ", ".join(written)
