@@ -28,7 +28,9 @@ def spec_clash(pm: pluggy.PluginManager, namespace: Any, owners: Mapping[str, st
     hook that has another spec, dsh-core's or another plugin's (``owners``: hook ->
     the plugin whose specs brought it)."""
     for name in dir(namespace):
-        if pm.parse_hookspec_opts(namespace, name) is None:  # no spec, or this one
+        if pm.parse_hookspec_opts(namespace, name) is None or has_spec_already(
+            pm.hook, namespace, name
+        ):
             continue
         caller = getattr(pm.hook, name, None)
         if not isinstance(caller, pluggy.HookCaller) or caller.spec is None:

@@ -217,21 +217,27 @@ class PluginManager(pluggy.PluginManager):
             self._evicted.append(PluginValidationError(plugin, problem))
 
     def add_hookspecs(self, module_or_class: Any) -> None:
-        """pluggy's, but specs added already from this namespace (plugins sharing one
-        ``dsh_hookspecs``, or one registered again) are passed over, not a ValueError."""
-        marked = [n for n in dir(module_or_class) if self._marked_spec(module_or_class, n)]
-        if marked and all(has_spec_already(self.hook, module_or_class, n) for n in marked):
+        """pluggy's, but specs added already, the very functions (plugins sharing one
+        ``dsh_hookspecs``, or one registered again), are passed over, not a ValueError."""
+        ns, marked = module_or_class, []
+        for name in dir(ns):
+            if self.parse_hookspec_opts(ns, name) is not None:
+                marked.append(name)
+        if marked and all(has_spec_already(self.hook, ns, name) for name in marked):
             return
-        super().add_hookspecs(module_or_class)
+        self._only_new = True
+        try:
+            super().add_hookspecs(ns)
+        finally:
+            self._only_new = False
         if hasattr(self, "dispatcher"):
             self.dispatcher.invalidate()
 
-    def parse_hookspec_opts(self, module_or_class: Any, name: str) -> Any:
-        if has_spec_already(self.hook, module_or_class, name):
-            return None  # added already: not again
-        return self._marked_spec(module_or_class, name)
+    _only_new = False  # within add_hookspecs: parse_hookspec_opts passes over added ones
 
-    def _marked_spec(self, module_or_class: Any, name: str) -> Any:
+    def parse_hookspec_opts(self, module_or_class: Any, name: str) -> Any:
+        if self._only_new and has_spec_already(self.hook, module_or_class, name):
+            return None
         return super().parse_hookspec_opts(module_or_class, name)
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
