@@ -212,6 +212,33 @@ def test_an_entry_point_naming_a_class_says_to_name_a_module_or_an_instance(
     ) in str(info.value)
 
 
+def test_an_entry_point_naming_a_hook_impl_says_to_name_its_module(install: Install) -> None:
+    # registered, the function brought no hooks: the plugin silently did nothing
+    install("dsh-fn", "fn", "dsh_fn_mod", attr="agent_request")  # NO_OP_SOURCE's impl
+    with pytest.raises(PluginLoadError) as info:
+        create_plugin_manager(env={})
+    assert (
+        "it names the hook impl agent_request; point it at the module it is in "
+        '(fn = "dsh_fn_mod"), or at an instance made in one'
+    ) in str(info.value)
+
+
+@hookimpl
+def agent_request(request: object) -> None:
+    return None
+
+
+def test_a_hook_impl_passed_as_a_plugin_is_refused() -> None:
+    pm = create_plugin_manager(load_entry_points=False)
+    with pytest.raises(PluginValidationError) as info:
+        pm.register(agent_request, "fn")
+    assert str(info.value) == (
+        "plugin 'fn': agent_request is a hook impl, not a plugin; register the module it "
+        "is in (or an instance of its class)"
+    )
+    assert pm.get_plugin("fn") is None
+
+
 def test_no_global_manager() -> None:
     first = create_plugin_manager(load_entry_points=False)
     second = create_plugin_manager(load_entry_points=False)

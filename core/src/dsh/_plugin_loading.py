@@ -9,17 +9,19 @@ is a plugin that fails to load: named with its distribution and entry point.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Mapping, Sequence, Set
 from importlib.metadata import EntryPoint
 from typing import TYPE_CHECKING
 
 from dsh._entry_points import FIRST_PARTY, PluginNameClash, dist_name, modules, scan
 from dsh.errors import DshError, PluginLoadError
+from dsh.hookspecs import PROJECT
 
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
-__all__ = ["TRUE_VALUES", "load_installed"]
+__all__ = ["TRUE_VALUES", "is_hook_impl", "load_installed"]
 
 #: The values of DSH_DISABLE_PLUGIN_AUTOLOAD that turn autoload off (lower-cased).
 TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
@@ -139,6 +141,11 @@ def _load_entry_point(
                 f'instance made in one ({name} = "{plugin.__module__}:plugin" with '
                 f"plugin = {plugin.__qualname__}())"
             )
+        if is_hook_impl(plugin):  # registered, it would bring no hooks
+            raise TypeError(
+                f"it names the hook impl {plugin.__qualname__}; point it at the module it is "
+                f'in ({name} = "{plugin.__module__}"), or at an instance made in one'
+            )
         pm.register(plugin, name)
     except KeyboardInterrupt:
         raise
@@ -148,6 +155,11 @@ def _load_entry_point(
         raise PluginLoadError(name, dist, ep.value, _exited(exc)) from exc
     version = ep.dist.version if ep.dist is not None else "?"
     pm.distributions[name] = (dist, version)
+
+
+def is_hook_impl(plugin: object) -> bool:
+    """Whether ``plugin`` is a function marked ``@hookimpl``, not a plugin holding one."""
+    return inspect.isroutine(plugin) and hasattr(plugin, f"{PROJECT}_impl")
 
 
 def _exited(exc: BaseException) -> BaseException:

@@ -31,7 +31,7 @@ from dsh._calling import Dispatcher, Reporter, default_reporter, is_async_functi
 from dsh._entry_points import ENTRY_POINT_GROUP, PluginNameClash, clashes, installed_plugins
 from dsh._impl_arguments import arguments_problem
 from dsh._plugin_loading import TRUE_VALUES as TRUE_VALUES
-from dsh._plugin_loading import load_installed
+from dsh._plugin_loading import is_hook_impl, load_installed
 from dsh._plugin_specs import has_spec_already, spec_clash
 from dsh._relay import HookRelay
 from dsh.errors import DshError, HookError, PluginValidationError
@@ -125,6 +125,13 @@ class PluginManager(pluggy.PluginManager):
         if isinstance(plugin, type):  # its impls would be called without an instance
             raise PluginValidationError(
                 name, f"{plugin.__qualname__} is a class; register an instance of it"
+            )
+        if is_hook_impl(plugin):  # registered, it brings no hooks: it would do nothing
+            what = getattr(plugin, "__qualname__", name)
+            raise PluginValidationError(
+                name,
+                f"{what} is a hook impl, not a plugin; register the module it is in (or an "
+                "instance of its class)",
             )
         # pluggy says only "already registered"; say by what, and what to do
         taken = self.get_name(plugin) if self.is_registered(plugin) else None
