@@ -395,3 +395,30 @@ async def test_an_async_impl_behind_a_wraps_decorator_is_awaited(
     with anyio.fail_after(5):
         await dsh_pm.relay.session_event(session=None, event="e")  # type: ignore[arg-type]
     assert seen == ["e"]
+
+
+async def test_a_plain_impl_behind_an_async_wraps_decorator_is_awaited(
+    dsh_register: Any, dsh_pm: PluginManager
+) -> None:
+    """The function called is the async wrapper: it is awaited, though unwrapping finds
+    a plain def (it failed: "returned coroutine from a plain def")."""
+    import functools
+
+    def timed(function: Any) -> Any:
+        @functools.wraps(function)
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            await anyio.lowlevel.checkpoint()
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    class Plugin:
+        @hookimpl
+        @timed
+        def agent_request(self, request: Any) -> Any:
+            return request.model_copy(update={"system": request.system + "+timed"})
+
+    dsh_register(Plugin(), "timed")
+    with anyio.fail_after(5):
+        request = await dsh_pm.relay.agent_request(None, REQ, turn=1, step=1)  # type: ignore[arg-type]
+    assert request.system == "base+timed"

@@ -59,4 +59,8 @@ def binder(function: Callable[..., Any], names: tuple[str, ...]) -> Callable[[di
 
 
 def is_async_function(function: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(inspect.unwrap(function))
+    """Whether calling ``function`` gives a coroutine to await: it is ``async def``, or it
+    wraps one (a ``functools.wraps`` decorator passing the coroutine on), either way."""
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+        inspect.unwrap(function)
+    )
