@@ -1,10 +1,12 @@
 """Which installed plugins a plugin manager loads, and loading them (for
 ``dsh.plugins.create_plugin_manager``).
 
-``-p NAME`` forces a plugin on and ``-p no:NAME`` blocks it; ``DSH_LOAD_PLUGINS=a,b``
-loads only those (empty: none); ``DSH_DISABLE_PLUGIN_AUTOLOAD=1`` loads only what ``-p``
-names. A name asked for that nothing installed has is refused (with the closest one), as
-is a plugin that fails to load: named with its distribution and entry point.
+``-p NAME`` forces a plugin on and ``-p no:NAME`` blocks it (of the two, the last given
+wins, as in pytest); ``DSH_LOAD_PLUGINS=a,b`` loads only those (empty: none);
+``DSH_DISABLE_PLUGIN_AUTOLOAD=1`` loads only what ``-p`` names. dsh-core's own plugins
+(``always``) load whatever these say, and naming them is no mistake. A name asked for
+that nothing installed has is refused (with the closest one), as is a plugin that fails
+to load: named with its distribution and entry point.
 """
 
 from __future__ import annotations
@@ -21,21 +23,25 @@ from dsh.hookspecs import PROJECT
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
-__all__ = ["TRUE_VALUES", "is_hook_impl", "load_installed"]
+__all__ = ["TRUE_VALUES", "is_hook_impl", "last_wins", "load_installed"]
 
 #: The values of DSH_DISABLE_PLUGIN_AUTOLOAD that turn autoload off (lower-cased).
 TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
 
 
 def load_installed(
-    pm: PluginManager, select: Sequence[str], explicit: Set[str], env: Mapping[str, str]
+    pm: PluginManager,
+    select: Sequence[str],
+    explicit: Set[str],
+    env: Mapping[str, str],
+    always: Set[str] = frozenset(),
 ) -> None:
     """Register the entry points ``select`` and ``env`` choose into ``pm`` (in name
     order), and block those they leave out; ``explicit``: the names of the plugins passed
     explicitly, which ``-p no:NAME`` may name although nothing installed has it. Every
     chosen one is tried, so that one ``PluginLoadError`` names all that fail."""
     found, clashing = scan()
-    chosen, blocked = _select(list(found), select, env)
+    chosen, blocked = _select(list(found), select, env, always)
     _check_blocked(blocked - explicit, list(found))
     for name in blocked:
         pm.set_blocked(name)
@@ -66,25 +72,40 @@ def _env_list(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
+def last_wins(select: Iterable[str]) -> list[str]:
+    """``-p`` values, each name's last one only: ``-p no:a -p a`` loads ``a``, and
+    ``-p a -p no:a`` blocks it (as in pytest)."""
+    last: dict[str, str] = {}
+    for item in select:
+        name = item.removeprefix("no:")
+        last.pop(name, None)  # its place is its last one's
+        last[name] = item
+    return list(last.values())
+
+
 def _select(
-    available: Sequence[str], select: Iterable[str], env: Mapping[str, str]
+    available: Sequence[str], select: Iterable[str], env: Mapping[str, str], always: Set[str]
 ) -> tuple[list[str], set[str]]:
     """Which entry points to load (in name order) and which names to block.
 
-    ``select`` holds ``-p`` values: ``NAME`` forces a plugin on, ``no:NAME`` blocks it.
-    ``DSH_LOAD_PLUGINS=a,b`` loads only those (empty: none);
-    ``DSH_DISABLE_PLUGIN_AUTOLOAD=1`` loads only what ``-p`` names.
+    ``select`` holds ``-p`` values: ``NAME`` forces a plugin on, ``no:NAME`` blocks it
+    (the last one of a name wins). ``DSH_LOAD_PLUGINS=a,b`` loads only those (empty:
+    none); ``DSH_DISABLE_PLUGIN_AUTOLOAD=1`` loads only what ``-p`` names. Names in
+    ``always`` (dsh-core's own plugins, not entry points) are passed over.
     """
     wanted: dict[str, str] = {}  # name -> where it was asked for
     blocked: set[str] = set()
-    for item in select:
+    for item in last_wins(select):
+        if item.removeprefix("no:") in always:
+            continue
         if item.startswith("no:"):
             blocked.add(item[3:])
         else:
             wanted[item] = f"-p {item}"
     if "DSH_LOAD_PLUGINS" in env:
         for name in _env_list(env["DSH_LOAD_PLUGINS"]):
-            wanted.setdefault(name, "DSH_LOAD_PLUGINS")
+            if name not in always:
+                wanted.setdefault(name, "DSH_LOAD_PLUGINS")
         allowed: set[str] | None = set(wanted)
     elif env.get("DSH_DISABLE_PLUGIN_AUTOLOAD", "").lower() in TRUE_VALUES:
         allowed = set(wanted)

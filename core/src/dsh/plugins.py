@@ -31,7 +31,7 @@ from dsh._calling import Dispatcher, Reporter, default_reporter, is_async_functi
 from dsh._entry_points import ENTRY_POINT_GROUP, PluginNameClash, clashes, installed_plugins
 from dsh._impl_arguments import arguments_problem
 from dsh._plugin_loading import TRUE_VALUES as TRUE_VALUES
-from dsh._plugin_loading import is_hook_impl, load_installed
+from dsh._plugin_loading import is_hook_impl, last_wins, load_installed
 from dsh._plugin_specs import has_spec_already, spec_clash
 from dsh._relay import HookRelay
 from dsh.errors import DshError, HookError, PluginValidationError
@@ -333,18 +333,19 @@ def create_plugin_manager(
     if isinstance(select, str):
         raise TypeError(f"select= takes a list of -p values, not a str: select=[{select!r}]")
     pm = PluginManager(report)
-    select = list(select)
+    select = last_wins(select)  # -p no:NAME -p NAME loads NAME, as in pytest
     plugins = list(plugins)
     for module in CORE_DEFAULTS:
-        if f"no:{module}" in select:  # the core's own plugins can be blocked too
+        if f"no:{module}" in select:  # the core's own plugins can be blocked too (-p
+            # NAME of one is no mistake: they always load)
             pm.set_blocked(module)
             continue
         pm.register(importlib.import_module(module), module)
         pm.distributions[module] = ("dsh-core", _core_version())
     if load_entry_points:
-        entry_selection = [item for item in select if item[3:] not in CORE_DEFAULTS]
         explicit = {item[0] for item in plugins if isinstance(item, tuple)}
-        load_installed(pm, entry_selection, explicit, os.environ if env is None else env)
+        environ = os.environ if env is None else env
+        load_installed(pm, select, explicit, environ, frozenset(CORE_DEFAULTS))
     for item in plugins:
         name, plugin = item if isinstance(item, tuple) else (None, item)
         if name is not None and pm.is_blocked(name):
