@@ -1,13 +1,17 @@
-"""The ``bash`` tool: run a shell command in the workspace, in its own process group.
+"""The ``bash`` tool: run a shell command in the workspace, in its own session.
 
 The command runs in a new session (``start_new_session=True``), so it and everything
-it starts share a process group that is ended as a whole, with SIGTERM and, after a
-short grace, SIGKILL: when the command returns (background jobs it left behind do not
-outlive the call), when it times out, and when the step is aborted (the loop cancels
-the step while the tool awaits). Nothing the command started is left running, unless
-it moved itself to another session (``setsid``).
+it starts belong to that session, in its first process group or in groups its
+processes made (GNU ``timeout``, ``set -m`` job control). The session is ended as a
+whole, every group of it, with SIGTERM and, after a short grace, SIGKILL: when the
+command returns (background jobs it left behind do not outlive the call), when it
+times out, and when the step is aborted (the loop cancels the step while the tool
+awaits). Nothing the command started is left running, unless it moved itself to
+another session (``setsid``).
 
-POSIX only: process groups are how the whole tree is found.
+POSIX only. The session's groups are found in ``/proc`` (Linux); without it (macOS)
+only the command's own group is ended, and a process that moved to another group of
+the session is left running.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ MAX_TIMEOUT: Final = 600
 MAX_OUTPUT_BYTES: Final = 30_000
 #: Seconds between SIGTERM and SIGKILL.
 KILL_GRACE: Final = 2.0
-#: Seconds to wait for the output pipe to close once the group is ended.
+#: Seconds to wait for the output pipe to close once the session is ended.
 _DRAIN: Final = 1.0
 
 
@@ -108,13 +112,14 @@ def _signal_group(pgid: int, signum: int) -> bool:
     return True
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether a process of the group still runs. Zombies do not count: where PID 1 does
-    not reap orphans (some containers) they stay forever, and they hold nothing."""
-    if not _signal_group(pgid, 0):
-        return False
+def _session_groups(sid: int) -> set[int] | None:
+    """The process groups of the running processes of session ``sid``, or None where
+    there is no ``/proc`` to read. Zombies do not count: where PID 1 does not reap
+    orphans (some containers) they stay forever, and they hold nothing."""
     if not os.path.isdir("/proc"):
-        return True
+        return None
+    groups = set()
+    session = str(sid)
     with os.scandir("/proc") as entries:
         for entry in entries:
             if not entry.name.isdigit():
@@ -124,31 +129,57 @@ def _group_alive(pgid: int) -> bool:
                     stat = file.read()
             except OSError:
                 continue
-            # after "pid (comm) ": state ppid pgrp ...
-            state, _, group = stat[stat.rfind(")") + 2 :].split(maxsplit=3)[:3]
-            if group == str(pgid) and state not in ("Z", "X"):
-                return True
-    return False
+            # "pid (comm) state ppid pgrp session ...": comm may hold spaces and ')'
+            fields = stat[stat.rfind(")") + 2 :].split(maxsplit=4)
+            if len(fields) < 4 or not fields[2].isdigit():
+                continue
+            state, _, group, member_of = fields[:4]
+            if member_of == session and state not in ("Z", "X"):
+                groups.add(int(group))
+    return groups
 
 
-async def _group_ended(pgid: int) -> None:
-    """Return once no process of the group runs (bound it with a cancel scope)."""
+def _signal_session(sid: int, signum: int) -> bool:
+    """Send ``signum`` to every process group of session ``sid`` (the command's own
+    group and those its processes moved to: ``timeout``, ``set -m``); False when no
+    process of it is left. Without ``/proc``, to the command's own group only."""
+    groups = _session_groups(sid)
+    if groups is None:
+        return _signal_group(sid, signum)
+    sent = False
+    for pgid in sorted(groups):
+        sent = _signal_group(pgid, signum) or sent
+    return sent
+
+
+def _session_alive(sid: int) -> bool:
+    """Whether a process of the session still runs (of the group, without ``/proc``)."""
+    groups = _session_groups(sid)
+    return _signal_group(sid, 0) if groups is None else bool(groups)
+
+
+async def _session_ended(sid: int, signum: int | None = None) -> None:
+    """Return once no process of the session runs (bound it with a cancel scope),
+    sending ``signum`` again each time: a process may fork into a new group meanwhile."""
     # nothing signals the end of processes that are not our children: poll
-    while _group_alive(pgid):  # noqa: ASYNC110
+    while _session_alive(sid):
+        if signum is not None:
+            _signal_session(sid, signum)
         await anyio.sleep(0.02)
 
 
-async def _end_group(process: Process) -> None:
-    """SIGTERM the process group, SIGKILL it if anything still runs after the grace,
-    and reap the shell. Returns once the group is gone (SIGKILL takes a moment too)."""
-    pgid = process.pid  # the leader of its own session and group
-    if _signal_group(pgid, signal.SIGTERM):
+async def _end_session(process: Process) -> None:
+    """SIGTERM every process group of the command's session, SIGKILL them if anything
+    still runs after the grace, and reap the shell. Returns once the session is gone
+    (SIGKILL takes a moment too)."""
+    sid = process.pid  # the leader of its own session (and of its first group)
+    if _signal_session(sid, signal.SIGTERM):
         with anyio.move_on_after(KILL_GRACE) as grace:
             await process.wait()
-            await _group_ended(pgid)
-        if grace.cancelled_caught and _signal_group(pgid, signal.SIGKILL):
+            await _session_ended(sid)
+        if grace.cancelled_caught and _signal_session(sid, signal.SIGKILL):
             with anyio.move_on_after(_DRAIN):
-                await _group_ended(pgid)
+                await _session_ended(sid, signal.SIGKILL)
     await process.wait()
 
 
@@ -192,7 +223,7 @@ async def run_command(
     closed = anyio.Event()
     # Shielded: the command may be running before the process object exists, and an
     # abort landing in between would leave it running, unreaped. The first await after
-    # this, inside the try below, takes the abort and ends the group.
+    # this, inside the try below, takes the abort and ends the session.
     with anyio.CancelScope(shield=True):
         process = await anyio.open_process(
             [shell, "-c", command],
@@ -221,11 +252,11 @@ async def run_command(
                     await process.wait()
                 timed_out = deadline.cancelled_caught
             finally:
-                # also on abort: the cancellation must not stop the group's cleanup
+                # also on abort: the cancellation must not stop the session's cleanup
                 with anyio.CancelScope(shield=True):
-                    await _end_group(process)
-            # the pipe closes when the group's last process ends; one that left the
-            # group (setsid) may hold it open, so do not wait for it forever
+                    await _end_session(process)
+            # the pipe closes when the session's last process ends; one that left
+            # the session (setsid) may hold it open, so do not wait for it forever
             with anyio.move_on_after(_DRAIN):
                 await closed.wait()
             group.cancel_scope.cancel()

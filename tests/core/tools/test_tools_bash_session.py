@@ -1,0 +1,109 @@
+"""The ``bash`` tool ends the command's whole session, not only its first process
+group: GNU ``timeout`` and ``set -m`` job control move processes to groups of their
+own in the same session, and those were left running on timeout, abort and return."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from test_tools_bash import LIMIT, gone, pids, running
+
+from dsh.builtin_tools import _bash
+from dsh.messages import ToolResult
+from dsh.testing import ScriptedModel, scripted_harness, text, tool_calls
+
+pytestmark = pytest.mark.skipif(
+    not os.path.isdir("/proc"), reason="the session's groups are found in /proc"
+)
+
+CallTool = Callable[..., Awaitable[ToolResult]]
+
+# `timeout` runs its command in a new process group; inner.pid is that command's pid
+UNDER_TIMEOUT = "timeout 300 sh -c 'echo $$ > inner.pid; exec sleep 30'"
+# with job control on, a background job gets a process group of its own
+JOB_CONTROL = "set -m; sh -c 'echo $$ > job.pid; exec sleep 30' &"
+
+
+def parent(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rfind(")") + 2 :].split()[1])
+
+
+def group(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rfind(")") + 2 :].split()[2])
+
+
+@pytest.fixture
+def leftovers() -> Iterator[list[int]]:
+    """Pids a failing test must not leave running."""
+    found: list[int] = []
+    yield found
+    for pid in found:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+async def under_timeout(workspace: Path, leftovers: list[int]) -> list[int]:
+    """The pids of `timeout` and of its command, once both run; in its own group."""
+    [inner] = await pids(workspace, "inner.pid")
+    processes = [parent(inner), inner]
+    leftovers.extend(processes)
+    assert group(inner) == processes[0]  # not the shell's group
+    return processes
+
+
+async def test_a_timeout_ends_the_groups_the_command_made(
+    call_tool: CallTool, workspace: Path, leftovers: list[int]
+) -> None:
+    async with anyio.create_task_group() as tasks:
+        found: list[int] = []
+
+        async def watch() -> None:
+            found.extend(await under_timeout(workspace, leftovers))
+
+        tasks.start_soon(watch)
+        result = await call_tool(
+            "bash", command=f"echo start; {UNDER_TIMEOUT}; echo after", timeout=1
+        )
+    assert result.is_error and "it and every process it started were killed" in result.content
+    assert result.content.endswith("Output before that:\nstart\n")
+    assert await gone(*found)
+
+
+async def test_the_groups_the_command_made_end_when_it_returns(
+    call_tool: CallTool, workspace: Path, leftovers: list[int]
+) -> None:
+    both_written = "while [ ! -s job.pid ] || [ ! -s inner.pid ]; do sleep 0.05; done"
+    command = f"{UNDER_TIMEOUT} & {JOB_CONTROL} {both_written}; echo started"
+    result = await call_tool("bash", command=command)
+    assert result.content == "started\n[exit code 0]"
+    [job, inner] = await pids(workspace, "job.pid", "inner.pid")
+    leftovers.extend([job, inner])
+    assert await gone(job, inner)
+
+
+async def test_an_abort_ends_the_groups_the_command_made(
+    workspace: Path, leftovers: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_bash, "KILL_GRACE", 0.3)
+    command = f"{JOB_CONTROL} {UNDER_TIMEOUT}; echo after"
+    model = ScriptedModel([tool_calls(("bash", {"command": command})), text("unused")])
+    async with scripted_harness(model, load_entry_points=False, workspace=workspace) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        agent.send("go")
+        processes = [*await under_timeout(workspace, leftovers), *await pids(workspace, "job.pid")]
+        leftovers.extend(processes)
+        assert all(running(p) for p in processes)
+        agent.abort()
+        with anyio.fail_after(LIMIT):
+            await agent.when_idle()
+        assert not any(running(p) for p in processes)  # gone before the turn ended
+        ends = [e.data["reason"] for e in agent.session.events if e.type == "turn/end"]
+    assert ends == ["aborted"]
