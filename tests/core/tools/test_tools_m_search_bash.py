@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import signal
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+import regex
 
 from dsh.builtin_tools import _bash, _search
 from dsh.messages import ToolResult
@@ -159,12 +159,12 @@ async def test_grep_finding_nothing_names_the_path_and_what_was_skipped(
 
 
 async def test_grep_says_where_a_bad_pattern_breaks(call_tool: CallTool) -> None:
-    with pytest.raises(re.error) as caught:
-        re.compile("a(b")
+    with pytest.raises(regex.error) as caught:  # grep's engine (the `regex` module)
+        regex.compile("a(b")
     result = await call_tool("grep", pattern="a(b")
     assert result.is_error
     assert f"'a(b' is not a valid Python regular expression: {caught.value}" in result.content
-    assert "position 1" in result.content
+    assert "missing ) at position 3" in result.content
 
 
 @pytest.mark.parametrize("cap", [52, 62])

@@ -1,10 +1,16 @@
 """Finding things: ``ls``, ``glob`` and ``grep``, confined to the workspace (``_paths``).
 
-They change nothing, so their worker threads are abandoned on abort. Results are
-sorted, so the same tree always gives the same answer, and capped, with a note saying
-how much was left out. ``.git`` directories are skipped (``glob`` searches them when
-a part of its pattern is ``.git``); symlinks are listed but never followed out of the
-roots.
+They change nothing, so their worker threads are abandoned on abort (``grep`` stops at
+its next file). Results are sorted by path, so the same tree always gives the same
+answer, and capped, with a note saying how much was left out. ``.git`` directories are
+skipped (``glob`` searches them when a part of its pattern is ``.git``); symlinks are
+listed but never followed out of the roots.
+
+``grep`` matches with the ``regex`` module rather than ``re``: ``re`` holds the GIL for
+a whole match, so a pattern that backtracks catastrophically froze the event loop (no
+abort, no other agent) for as long as it ran, and nothing could stop it. ``regex``
+releases the GIL while it matches (``concurrent=True``) and gives up after a time
+limit (``timeout=``); its syntax is ``re``'s, with additions.
 """
 
 from __future__ import annotations
@@ -12,12 +18,15 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from collections.abc import Iterator
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Final
 
+import anyio.from_thread
 import anyio.to_thread
+import regex
 from pydantic import Field
 
 from dsh.builtin_tools._paths import Roots, real_path, roots_of
@@ -26,6 +35,7 @@ from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, looks_binary, split_
 from dsh.tools import ToolContext, ToolError, tool
 
 __all__ = [
+    "GREP_FILE_SECONDS",
     "MAX_GLOB_RESULTS",
     "MAX_GREP_CHARS",
     "MAX_GREP_FILE_BYTES",
@@ -44,6 +54,9 @@ MAX_GREP_CHARS: Final = 30_000
 MAX_GREP_LINE_CHARS: Final = 300
 #: grep skips bigger files (and says so).
 MAX_GREP_FILE_BYTES: Final = 10_000_000
+#: Seconds of matching grep allows a pattern on one file before giving up on it (the
+#: ``regex`` module measures it coarsely: it may run up to a few times longer).
+GREP_FILE_SECONDS: Final = 2.0
 _SPECIAL: Final = "special (pipe, socket, device)"
 _BRACES: Final = re.compile(r"\{([^{}]*,[^{}]*)\}")
 
@@ -102,11 +115,13 @@ async def ls(
     return await anyio.to_thread.run_sync(_ls, target, roots.show(target), abandon_on_cancel=True)
 
 
-def _below(pattern: str) -> str:
-    """``pattern``, which must match only below the directory it is applied to."""
+def _below(pattern: str, given: str | None = None) -> str:
+    """``pattern``, which must match only below the directory it is applied to;
+    ``given``: the pattern the model gave, when ``pattern`` is one of its alternatives."""
     if pattern.startswith(("/", "~")) or ".." in PurePosixPath(pattern).parts:
+        part = "" if given in (None, pattern) else f" (its alternative {pattern!r})"
         raise ToolError(
-            f"the pattern {pattern!r} must be relative and stay below path; "
+            f"the pattern {given or pattern!r}{part} must be relative and stay below path; "
             "to search elsewhere, set path"
         )
     return pattern
@@ -123,10 +138,11 @@ def _matches(base: Path, expanded: str, pattern: str) -> list[Path]:
 def _glob(base: Path, shown: str, pattern: str, roots: Roots) -> str:
     if not pattern:
         raise ToolError("the pattern is empty; give one, such as '**/*.py'")
-    _below(pattern)
+    # each alternative must stay below path: '{..,sub}/*' would reach above it
+    alternatives = [_below(expanded, pattern) for expanded in expand_braces(pattern)]
     _directory(base, shown)
     found: set[str] = set()
-    for expanded in expand_braces(pattern):
+    for expanded in alternatives:
         search_git = ".git" in PurePosixPath(expanded).parts  # not '*.gitkeep', '.github'
         for match in _matches(base, expanded, pattern):
             if not search_git and ".git" in match.relative_to(base).parts:
@@ -164,7 +180,8 @@ async def glob(
 
 
 def _files(base: Path, patterns: list[str] | None) -> Iterator[Path]:
-    """The files below ``base`` in sorted order, without ``.git`` directories and
+    """The files below ``base`` sorted by path (as ``glob`` sorts them: ``a.txt``
+    before ``a/b.txt`` before ``b.txt``), without ``.git`` directories and
     without descending into symlinked directories; with ``patterns``, those whose name
     matches one without a ``/``, or whose path below ``base`` matches one with a ``/``
     as ``glob`` would match it."""
@@ -173,12 +190,14 @@ def _files(base: Path, patterns: list[str] | None) -> Iterator[Path]:
         return
     names = [p for p in patterns or () if "/" not in p]
     paths = {match for p in patterns or () if "/" in p for match in _matches(base, _below(p), p)}
+    found = []
     for directory, subdirectories, files in os.walk(base):
-        subdirectories[:] = sorted(d for d in subdirectories if d != ".git")
-        for name in sorted(files):
+        subdirectories[:] = [d for d in subdirectories if d != ".git"]
+        for name in files:
             path = Path(directory, name)
             if patterns is None or path in paths or any(fnmatchcase(name, p) for p in names):
-                yield path
+                found.append(path)
+    yield from sorted(found, key=str)
 
 
 class _Matches:
@@ -216,7 +235,7 @@ class _Matches:
         return notes
 
 
-def _search(path: Path, shown: str, regex: re.Pattern[str], matches: _Matches) -> None:
+def _search(path: Path, shown: str, compiled: regex.Pattern[str], matches: _Matches) -> None:
     try:
         status = path.stat()
         if not stat.S_ISREG(status.st_mode):  # opening a named pipe would wait for a writer
@@ -237,20 +256,33 @@ def _search(path: Path, shown: str, regex: re.Pattern[str], matches: _Matches) -
         matches.skipped["binary"] += 1
         return
     # split on \n only, so line numbers agree with read's and edit's
-    for number, text in enumerate(split_lines(data.decode("utf-8", "replace")), start=1):
-        if regex.search(text):
+    lines = split_lines(data.decode("utf-8", "replace"))
+    deadline = time.monotonic() + GREP_FILE_SECONDS
+    for number, text in enumerate(lines, start=1):
+        try:
+            # concurrent: the GIL is released while it matches, so the event loop runs
+            found = compiled.search(
+                text, concurrent=True, timeout=max(deadline - time.monotonic(), 0.001)
+            )
+        except TimeoutError:
+            raise ToolError(
+                f"the pattern {compiled.pattern!r} took too long on {shown}: simplify it "
+                "(it may backtrack catastrophically, as '(a|aa)+$' does)"
+            ) from None
+        if found:
             matches.add(f"{shown}:{number}: {clip_line(text, MAX_GREP_LINE_CHARS)}")
 
 
 def _grep(base: Path, shown: str, pattern: str, glob: str | None, roots: Roots) -> str:
     try:
-        regex = re.compile(pattern)
-    except re.error as exc:
+        compiled = regex.compile(pattern)
+    except regex.error as exc:
         raise ToolError(f"{pattern!r} is not a valid Python regular expression: {exc}") from None
     if not base.exists():
         raise ToolError(f"{shown} does not exist")
     matches = _Matches()
     for path in _files(base, expand_braces(glob) if glob else None):
+        anyio.from_thread.check_cancelled()  # an abandoned search stops here
         if path.is_symlink():
             real = real_path(path)
             if real is None:  # a symlink loop
@@ -259,7 +291,7 @@ def _grep(base: Path, shown: str, pattern: str, glob: str | None, roots: Roots) 
             if not roots.allows(real):
                 matches.skipped["outside the roots"] += 1
                 continue
-        _search(path, roots.show(path), regex, matches)
+        _search(path, roots.show(path), compiled, matches)
     if not matches.total:
         where = f"{shown} (files matching {glob!r})" if glob else shown
         return "\n".join([f"no matches for {pattern!r} in {where}", *matches.notes()])
@@ -279,7 +311,7 @@ async def grep(
     context: ToolContext,
 ) -> str:
     """Search file contents line by line with a regular expression. Prints
-    'path:line: text' for each matching line, files in sorted order; shows at most 200
+    'path:line: text' for each matching line, files sorted by path; shows at most 200
     lines. Skips binary files, files over 10 MB and .git directories."""
     roots = roots_of(context)
     base = roots.resolve(path)
