@@ -20,6 +20,7 @@ from dsh_persistence import (
     SqliteBackend,
     open_backend,
 )
+from dsh_persistence._sqlite_schema import APPLICATION_ID
 from dsh_persistence.testing import LogBuilder
 
 pytestmark = pytest.mark.plugins("persistence")
@@ -48,6 +49,7 @@ def test_headers_keep_the_turn_count_when_a_batch_starts_no_turn(tmp_path: Path)
 def newer_database(path: Path, version: int) -> None:
     with closing(sqlite3.connect(path)) as db:
         db.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY)")
+        db.execute(f"PRAGMA application_id={APPLICATION_ID}")  # dsh's mark, as dsh made it
         db.execute(f"PRAGMA user_version={version}")
 
 

@@ -20,6 +20,7 @@ from dsh_persistence import (
     SqliteBackend,
 )
 from dsh_persistence._postgres_schema import SCHEMA_VERSION as PG_VERSION
+from dsh_persistence._sqlite_schema import APPLICATION_ID
 
 pytestmark = pytest.mark.plugins("persistence")
 
@@ -66,6 +67,7 @@ def test_a_newer_sqlite_database_is_refused_and_not_kept_open(tmp_path: Path) ->
     path = tmp_path / "db.sqlite3"
     SqliteBackend(path).close()
     with sqlite3.connect(path) as db:
+        db.execute(f"PRAGMA application_id={APPLICATION_ID}")  # a newer dsh's mark
         db.execute("PRAGMA user_version=99")
     db.close()
     backend = SqliteBackend(path)

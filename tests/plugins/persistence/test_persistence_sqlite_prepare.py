@@ -26,6 +26,7 @@ from dsh_persistence import (
     SessionInfo,
     SqliteBackend,
 )
+from dsh_persistence._sqlite_schema import APPLICATION_ID
 from dsh_persistence.testing import LogBuilder
 
 pytestmark = pytest.mark.plugins("persistence")
@@ -36,6 +37,7 @@ LOG.turn("one")
 
 def newer(path: Path) -> None:
     with closing(sqlite3.connect(path)) as db:
+        db.execute(f"PRAGMA application_id={APPLICATION_ID}")  # a newer dsh's mark
         db.execute("PRAGMA user_version=99")
         db.commit()
 

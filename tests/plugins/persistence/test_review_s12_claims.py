@@ -57,6 +57,7 @@ def test_a_refused_claim_or_delete_leaves_no_file_open(settings: PersistenceSett
     stored(settings)
     mine, theirs = open_backend(settings), open_backend(settings)
     assert mine.claim("s")
+    theirs.headers()  # connected: the database's files stay open from here on
     before = open_files()
     for _ in range(5):
         assert not theirs.claim("s")

@@ -46,6 +46,7 @@ from dsh_persistence._sqlite_schema import (
     WHERE,
     missing,
     no_schema,
+    not_dsh,
 )
 
 __all__ = ["SCHEMA_VERSION", "SqliteBackend"]
@@ -163,9 +164,16 @@ class SqliteBackend(SessionBackend):
         return db
 
     def _check_version(self, db: sqlite3.Connection) -> int:
+        """The schema version of ``db``, which is dsh's (``not_dsh``) and not newer:
+        read only; raised before anything is changed otherwise."""
+        setting = f" ({self._source})" if self._source else ""
+        reason = not_dsh(db)
+        if reason is not None:
+            raise SessionFormatError(
+                f"{self.path}{setting}: not a dsh session database ({reason}); it was not changed"
+            )
         version = int(db.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
-            setting = f" ({self._source})" if self._source else ""
             raise SessionFormatError(
                 f"{self.path}{setting}: session database schema version {version} is newer than "
                 f"this dsh-persistence reads (up to {SCHEMA_VERSION}); upgrade "
@@ -221,6 +229,9 @@ class SqliteBackend(SessionBackend):
                     (events[-1].seq + 1, events[-1].time, turns, info.id),
                 )
 
+        with self._lock:  # another program's database is refused before a claim is made
+            self._let_go_if_moved()
+            self._connect()
         if self._check_claim(info.id, "append to") == "held":  # ours: no one else writes it
             self._run(work)
             return
@@ -301,6 +312,7 @@ class SqliteBackend(SessionBackend):
             self._let_go_if_moved()
             if self._stores_nothing():  # not stored: nothing to create
                 return False
+            self._connect()  # another program's database is refused before a claim
         # ours (a live session's delete is refused by the service), or claimed while it
         # is deleted: no one resumes it then
         ours = self._check_claim(session_id, "delete") == "held"

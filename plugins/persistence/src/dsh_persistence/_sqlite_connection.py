@@ -20,7 +20,7 @@ from pathlib import Path
 
 from dsh_persistence._errors import PersistenceError
 from dsh_persistence._opening import set_up
-from dsh_persistence._sqlite_schema import SCHEMA, SCHEMA_VERSION, WORKSPACES
+from dsh_persistence._sqlite_schema import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, WORKSPACES
 
 __all__ = ["FileId", "file_id", "let_go_of_moved", "open_database", "transaction"]
 
@@ -36,7 +36,10 @@ def open_database(
 ) -> tuple[sqlite3.Connection, FileId | None]:
     """A connection to the database ``path`` (created, with its schema, if missing; in
     WAL mode), and the file it opened: taken before connecting, so that a file
-    replaced meanwhile is taken for moved (and opened again), never the other way."""
+    replaced meanwhile is taken for moved (and opened again), never the other way.
+    ``check_version`` (which raises for another program's database, or a newer one)
+    reads it before anything is changed, and again in the transaction that creates
+    the schema or marks a database created before ``APPLICATION_ID`` with it."""
     try:
         with suppress(FileExistsError):  # created private: sessions hold prompts and files
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
@@ -55,6 +58,8 @@ def open_database(
                 db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             else:  # written by a version before the workspaces table, perhaps
                 db.execute(WORKSPACES)
+            if int(db.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
+                db.execute(f"PRAGMA application_id={APPLICATION_ID}")
     return db, file
 
 

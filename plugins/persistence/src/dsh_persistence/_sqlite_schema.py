@@ -1,5 +1,11 @@
 """The schema of the SQLite backend's database (its version is ``PRAGMA user_version``),
-and whether a file holds it (``missing``, ``no_schema``: read without changing it).
+whether a file holds it (``missing``, ``no_schema``) and whether a database is dsh's at
+all (``not_dsh``), each read without changing it.
+
+A database dsh creates is marked ``PRAGMA application_id`` = ``APPLICATION_ID``; one
+created before that mark (``application_id`` 0) is known by its tables: another
+program's own first migration sets ``user_version`` 1 too, and its ``sessions`` and
+``events`` are not dsh's to read, stamp or delete from.
 
 ``sessions.cwd`` is where a session was started; ``workspaces`` holds where it last ran
 when that is elsewhere (a row for the session's ``created``: one an older version left
@@ -14,10 +20,30 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "WHERE", "WORKSPACES", "missing", "no_schema"]
+__all__ = [
+    "APPLICATION_ID",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "WHERE",
+    "WORKSPACES",
+    "missing",
+    "no_schema",
+    "not_dsh",
+]
 
 #: The newest schema this code reads and the one it creates.
 SCHEMA_VERSION = 1
+#: ``PRAGMA application_id`` of a dsh session database: "dshs" in ASCII.
+APPLICATION_ID = 0x64736873
+#: The columns of each of dsh's tables: a table of that name without them is not dsh's.
+COLUMNS = {
+    "sessions": {"id", "created", "updated", "turns", "title", "cwd", "meta", "next_seq"},
+    "events": {"session", "seq", "line"},
+    "workspaces": {"session", "created", "workspace"},
+}
+#: The tables every dsh database of ``user_version`` 1 or later has (``workspaces``
+#: came later, without a new version).
+_REQUIRED = ("sessions", "events")
 #: Added to schema 1 when a database is opened (older ones do not have it).
 WORKSPACES = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -67,11 +93,36 @@ def missing(path: Path) -> bool:
 
 def no_schema(path: Path) -> bool:
     """``path`` is a SQLite database (or an empty file) without the sessions' schema
-    (``user_version`` 0), looked at read-only, so changing nothing. One that cannot be
-    read so (not a database, locked) is left for opening it to report or wait for."""
+    (``user_version`` 0) and not another program's by ``not_dsh``, looked at read-only,
+    so changing nothing. One that cannot be read so (not a database, locked), or that
+    ``not_dsh`` refuses, is left for opening it to report (or wait for)."""
     try:
         uri = Path(os.path.abspath(path)).as_uri() + "?mode=ro"
         with closing(sqlite3.connect(uri, uri=True)) as db:
-            return int(db.execute("PRAGMA user_version").fetchone()[0]) == 0
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            return version == 0 and not_dsh(db) is None
     except (OSError, ValueError, sqlite3.Error):
         return False
+
+
+def not_dsh(db: sqlite3.Connection) -> str | None:
+    """Why the database ``db`` is not a dsh session database (None when it may be one:
+    dsh's mark, or no mark and nothing that contradicts it), read without changing it:
+    another program's ``application_id``; a table of dsh's name without dsh's columns;
+    a ``user_version`` of 1 or more without dsh's mark nor its tables."""
+    application = int(db.execute("PRAGMA application_id").fetchone()[0])
+    if application == APPLICATION_ID:
+        return None
+    if application != 0:
+        return f"its application_id is {application:#010x}, not dsh's {APPLICATION_ID:#010x}"
+    for table, columns in COLUMNS.items():
+        found = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        if found and not columns <= found:
+            lacking = ", ".join(sorted(columns - found))
+            return f"its table {table!r} is another program's: no column {lacking}"
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    absent = [table for table in _REQUIRED if table not in tables]
+    if version > 0 and absent:
+        return f"user_version {version}, but no table {', '.join(absent)}"
+    return None
