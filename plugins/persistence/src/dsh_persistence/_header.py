@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMAT",
+    "HEADER_LIMIT",
     "VERSION",
+    "first_line",
     "header_line",
     "misnamed",
     "named_as",
@@ -39,7 +41,11 @@ __all__ = [
 FORMAT = "dsh-session"
 #: The newest header version this code reads and the one it writes.
 VERSION = 1
-_HEADER_LIMIT = 1 << 20
+#: The longest header line (its newline included) written and read: the agent's
+#: options, a long system prompt among them, are in it. A longer one is refused when
+#: the session is created, and read no further (another program's file may have no
+#: newline at all).
+HEADER_LIMIT = 64 << 20
 _TAIL_BLOCK = 4096
 _BOUNDARIES = ("turn/start", "turn/end")
 _JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
@@ -89,9 +95,38 @@ def header_line(info: SessionInfo) -> bytes:
             f"session {info.id!r}: its meta is not JSON ({exc}); nothing was written"
         ) from None
     try:
-        return text.encode() + b"\n"
+        line = text.encode() + b"\n"
     except UnicodeEncodeError:  # a lone surrogate in the meta: written as an ASCII escape
-        return json.dumps(header, allow_nan=False, separators=(",", ":")).encode() + b"\n"
+        line = json.dumps(header, allow_nan=False, separators=(",", ":")).encode() + b"\n"
+    if len(line) > HEADER_LIMIT:  # read back no further: ``first_line``
+        raise PersistenceError(
+            f"session {info.id!r}: its header (the agent's options and meta) would be "
+            f"{len(line)} bytes, longer than the {HEADER_LIMIT} a session file's header "
+            "may be; nothing was written"
+        )
+    return line
+
+
+def first_line(fd: int, path: str | Path) -> bytes | None:
+    """Line 1 of the open file ``fd`` (at ``path``), without its newline; None when the
+    file ends before one. Read in growing blocks, up to ``HEADER_LIMIT`` bytes: a line
+    longer is a ``SessionCorruptError`` that says so."""
+    blocks: list[bytes] = []
+    read = 0
+    block = _TAIL_BLOCK
+    while read < HEADER_LIMIT:
+        data = read_at(fd, min(block, HEADER_LIMIT - read), read)
+        if not data:
+            return None
+        end = data.find(b"\n")
+        if end >= 0:
+            return b"".join([*blocks, data[:end]])
+        blocks.append(data)
+        read += len(data)
+        block = min(block * 4, 1 << 20)
+    raise SessionCorruptError(
+        f"{path}:1: the header line is longer than {HEADER_LIMIT} bytes, the most dsh reads"
+    )
 
 
 def summary(path: str) -> SessionHeader:
@@ -99,15 +134,11 @@ def summary(path: str) -> SessionHeader:
     fd = open_regular(path)
     try:
         size = os.fstat(fd).st_size
-        head = read_at(fd, _TAIL_BLOCK, 0)
-        end = head.find(b"\n")
-        while end < 0 and len(head) < min(size, _HEADER_LIMIT):
-            head += read_at(fd, _TAIL_BLOCK * 16, len(head))
-            end = head.find(b"\n")
-        if end < 0:
+        line = first_line(fd, path)
+        if line is None:
             raise SessionCorruptError(f"{path}:1: the header line is incomplete")
-        header = parse_header(head[:end], Path(path))
-        updated, turns, ran = _tail_summary(fd, end + 1, size)
+        header = parse_header(line, Path(path))
+        updated, turns, ran = _tail_summary(fd, len(line) + 1, size)
     finally:
         os.close(fd)
     created = _time(header.get("created")) or 0.0

@@ -12,13 +12,11 @@ from typing import Any, NamedTuple
 
 from dsh.session import SessionEvent
 from dsh_persistence._errors import SessionCorruptError, SessionFormatError
-from dsh_persistence._files import open_regular, read_at
-from dsh_persistence._header import FORMAT, misnamed, parse_header
+from dsh_persistence._files import open_regular
+from dsh_persistence._header import FORMAT, first_line, misnamed, parse_header
 from dsh_persistence._records import check_repaired, close_turn, read_log
 
 __all__ = ["FileEnd", "SessionFile", "check_session_file", "read_session_file"]
-
-_HEADER_LIMIT = 1 << 20  # read at most this much looking for the end of line 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,15 +77,14 @@ def read_session_file(session_id: str, path: Path) -> SessionFile:
 def check_session_file(fd: int, path: Path, doing: str) -> None:
     """Refuse (``SessionFormatError``) a file whose first line is not a dsh session
     header (``"format": "dsh-session"``, any version): another program's ``.jsonl`` file
-    in the directory, which ``list`` shows as not a session, is not ``doing`` (deleted)."""
-    head = b""
-    while b"\n" not in head and len(head) < _HEADER_LIMIT:
-        block = read_at(fd, 1 << 16, len(head))
-        if not block:
-            break
-        head += block
+    in the directory, which ``list`` shows as not a session, is not ``doing`` (deleted).
+    One whose header is longer than dsh reads (``first_line``) is refused saying so."""
     try:
-        header = json.loads(head.split(b"\n", 1)[0])
+        line = first_line(fd, path)
+    except SessionCorruptError as exc:
+        raise SessionFormatError(f"{exc}; not {doing}") from None
+    try:
+        header = json.loads(b"" if line is None else line)
     except (ValueError, RecursionError):
         header = None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
