@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -23,7 +24,9 @@ __all__ = ["chat_command", "command_line", "no_store", "stored_to_continue"]
 async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> StoredSession | None:
     """The stored session ``--continue`` (the last one updated in this workspace) or
     ``--session ID`` (an id, or a unique prefix of one) names, loaded; None when neither
-    was given."""
+    was given. Sessions the store cannot read say neither when nor where they last ran,
+    so any of them may be this workspace's newer one: ``--continue`` says on stderr
+    that it skipped them."""
     from dsh.persistence import find_session, last_in
 
     wanted: str | None = getattr(args, "session", None)
@@ -41,6 +44,11 @@ async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> Stor
         here = last_in(headers, str(harness.workspace))
         if here is None:
             raise DshError(_none_here(headers, harness.workspace, args))
+        skipped = sum(1 for header in headers if header.error)
+        if skipped:
+            sessions = "session" if skipped == 1 else "sessions"
+            said = f"dsh: --continue: skipped {skipped} unreadable {sessions}"
+            print(f"{said}: `dsh sessions list` says why", file=sys.stderr)
         wanted = here.id
     else:
         wanted = await find_session(service, wanted)

@@ -1,0 +1,64 @@
+"""`dsh run --continue` and a session the store cannot read: one written by a newer dsh
+(header ``"version": 2``) says neither when nor where it last ran, so it may be this
+workspace's newest. ``--continue`` took the last readable one without a word; it now
+says on stderr how many it skipped, and where to see why (docs/cli.md)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import text_reply
+
+DSH = [sys.executable, "-m", "dsh.cli"]
+
+pytestmark = pytest.mark.plugins("persistence")
+
+
+def dsh(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*DSH, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.fixture
+def env(cli_env: dict[str, str]) -> dict[str, str]:
+    return {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
+
+
+def newer_format(path: Path) -> None:
+    """Make the session file ``path`` one a newer dsh wrote: header version 2."""
+    header, rest = path.read_bytes().split(b"\n", 1)
+    fields = json.loads(header)
+    fields["version"] = 2
+    path.write_bytes(json.dumps(fields).encode() + b"\n" + rest)
+
+
+def test_continue_says_it_skipped_an_unreadable_session(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server([text_reply(f"Answer {n}.") for n in range(4)])
+    model = f"openai-compatible:tiny@{server.url}"
+    store = Path(env["DSH_PERSISTENCE_DIR"])
+    assert dsh("-m", model, "run", "older", env=env, cwd=tmp_path).returncode == 0
+    (older,) = [path.stem for path in store.glob("*.jsonl")]
+    assert dsh("-m", model, "run", "newer", env=env, cwd=tmp_path).returncode == 0
+    (newer,) = {path.stem for path in store.glob("*.jsonl")} - {older}
+
+    done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "unreadable" not in done.stderr
+    assert f"dsh: continuing session {newer} " in done.stderr
+
+    newer_format(store / f"{newer}.jsonl")
+    done = dsh("-m", model, "run", "--continue", "and on", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (
+        "dsh: --continue: skipped 1 unreadable session: `dsh sessions list` says why\n"
+        in done.stderr
+    )
+    assert f"dsh: continuing session {older} " in done.stderr
