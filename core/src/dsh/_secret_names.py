@@ -10,7 +10,8 @@ __all__ = ["is_secret_name"]
 
 #: A query parameter holds a secret when its name, lowercased without its separators,
 #: ends with one of these (``api_key``, ``apiKey``, ``wskey``, ``access_token``,
-#: ``client_secret``, ``X-Amz-Signature``, ``auth``...), or is one of ``_SECRET_NAMES``
+#: ``client_secret``, ``X-Amz-Signature``, ``auth``, ``Authorization``, ``Cookie``...),
+#: or is one of ``_SECRET_NAMES``
 #: (Azure SAS's ``sig``, Azure Functions' ``code``). The end, not any part:
 #: ``tokenizer``, ``keyspace``, ``authority``, ``auth_version`` and ``key_id`` name no
 #: secret, and their values (a model's name) would be hidden everywhere.
@@ -28,6 +29,10 @@ _SECRET_ENDS: Final = (
     "credentials",
     "jwt",
     "bearer",
+    "authorization",
+    "authentication",
+    "cookie",
+    "cookies",
 )
 _SECRET_NAMES: Final = frozenset({"sig", "code", "pass", "session", "sessionid", "access"})
 #: Words that end with ``key`` and name no secret; a name whose last word is one of
