@@ -28,7 +28,6 @@ from dsh_persistence._claims import ClaimFiles
 from dsh_persistence._errors import (
     PersistenceError,
     SessionConflictError,
-    SessionFormatError,
     SessionInUseError,
 )
 from dsh_persistence._opening import unusable_error
@@ -44,9 +43,9 @@ from dsh_persistence._sqlite_connection import (
 from dsh_persistence._sqlite_schema import (
     SCHEMA_VERSION,
     WHERE,
+    checked_version,
     missing,
     no_schema,
-    not_dsh,
 )
 
 __all__ = ["SCHEMA_VERSION", "SqliteBackend"]
@@ -164,22 +163,8 @@ class SqliteBackend(SessionBackend):
         return db
 
     def _check_version(self, db: sqlite3.Connection) -> int:
-        """The schema version of ``db``, which is dsh's (``not_dsh``) and not newer:
-        read only; raised before anything is changed otherwise."""
         setting = f" ({self._source})" if self._source else ""
-        reason = not_dsh(db)
-        if reason is not None:
-            raise SessionFormatError(
-                f"{self.path}{setting}: not a dsh session database ({reason}); it was not changed"
-            )
-        version = int(db.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
-            raise SessionFormatError(
-                f"{self.path}{setting}: session database schema version {version} is newer than "
-                f"this dsh-persistence reads (up to {SCHEMA_VERSION}); upgrade "
-                "dsh-persistence to open it. The database was not changed."
-            )
-        return version
+        return checked_version(db, f"{self.path}{setting}")
 
     # -- writing -------------------------------------------------------------------------
 

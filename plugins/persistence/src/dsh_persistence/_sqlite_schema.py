@@ -20,12 +20,15 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+from dsh_persistence._errors import SessionFormatError
+
 __all__ = [
     "APPLICATION_ID",
     "SCHEMA",
     "SCHEMA_VERSION",
     "WHERE",
     "WORKSPACES",
+    "checked_version",
     "missing",
     "no_schema",
     "not_dsh",
@@ -103,6 +106,25 @@ def no_schema(path: Path) -> bool:
             return version == 0 and not_dsh(db) is None
     except (OSError, ValueError, sqlite3.Error):
         return False
+
+
+def checked_version(db: sqlite3.Connection, where: str) -> int:
+    """The schema version of ``db`` (``where``: its path and setting, for messages),
+    which is dsh's (``not_dsh``) and not newer, read only: else a
+    ``SessionFormatError``, before anything is changed."""
+    reason = not_dsh(db)
+    if reason is not None:
+        raise SessionFormatError(
+            f"{where}: not a dsh session database ({reason}); it was not changed"
+        )
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise SessionFormatError(
+            f"{where}: session database schema version {version} is newer than "
+            f"this dsh-persistence reads (up to {SCHEMA_VERSION}); upgrade "
+            "dsh-persistence to open it. The database was not changed."
+        )
+    return version
 
 
 def not_dsh(db: sqlite3.Connection) -> str | None:
