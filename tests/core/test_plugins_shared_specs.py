@@ -51,6 +51,22 @@ def test_a_plugin_unregistered_and_registered_again_is_registered() -> None:
     assert pm.register(a, "a") == "a"
 
 
+def test_two_plugins_sharing_one_specs_instance_both_register() -> None:
+    """An instance as ``dsh_hookspecs``: its methods are new objects at each lookup."""
+
+    class Specs:
+        @hookspec(firstresult=True)
+        def shared_instance_hook(self, agent: object) -> bool | None:
+            """A hook of the instance's."""
+
+    specs = Specs()
+    pm = create_plugin_manager(
+        [("a", plugin("a", specs)), ("b", plugin("b", specs))], load_entry_points=False
+    )
+    assert pm.get_plugin("b") is not None
+    assert pm.hook.shared_instance_hook.spec is not None
+
+
 def test_a_spec_function_imported_into_another_specs_module_is_the_same_spec() -> None:
     """``from dsh_allowlist.hookspecs import allowlisted`` in another plugin's specs."""
     pm = create_plugin_manager(

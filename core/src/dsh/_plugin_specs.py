@@ -20,7 +20,11 @@ def has_spec_already(hook: pluggy.HookRelay, namespace: Any, name: str) -> bool:
     """Whether hook ``name`` has, as its spec, ``namespace``'s function already."""
     caller = getattr(hook, name, None)
     spec = caller.spec if isinstance(caller, pluggy.HookCaller) else None
-    return spec is not None and spec.function is getattr(namespace, name, None)
+    if spec is None:
+        return False
+    # the same namespace (an instance's methods are new objects at each lookup), or the
+    # very function imported into another module
+    return spec.namespace is namespace or spec.function is getattr(namespace, name, None)
 
 
 def spec_clash(pm: pluggy.PluginManager, namespace: Any, owners: Mapping[str, str]) -> str | None:

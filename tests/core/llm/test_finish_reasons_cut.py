@@ -8,19 +8,20 @@ dsh read ``abort`` and ``repetition``, as any reason it did not know, as ``stop`
 ``stop`` after tool-call pieces as ``tool_calls``: the half-streamed calls ran (a
 ``{"command": "rm -rf build`` cut in the middle), and a text-only ``abort`` ended the
 turn as a whole answer. Now an ``abort`` or ``repetition``, and a reason dsh does not
-know after tool calls, is ``error`` with the server's reason as the finish's
-``detail``: the text is kept, no call runs (an unknown reason ends a text answer).
-A server's own words for the model's natural end (Together's
-``eos``, text-generation-inference's ``eos_token`` and ``stop_sequence``) are ``stop``,
-and Mistral's ``model_length`` is ``max_tokens``.
+know after a cut tool call, is ``error`` with the server's reason as the finish's
+``detail``: the text is kept, no call runs. A server's own words for the model's
+natural end (Together's ``eos``, text-generation-inference's ``eos_token`` and
+``stop_sequence``) are ``stop``, and Mistral's ``model_length`` is ``max_tokens``.
 
 A stream that ends with ``[DONE]`` and no ``finish_reason`` at all is whole (some
 servers never send one): its calls run when each call's arguments are a whole JSON
 text; one cut in the middle makes it ``STREAM_CLOSED`` (the stream ended before the
 answer did), no call run.
 
-The Anthropic adapter likewise: a ``stop_reason`` it does not know after a ``tool_use``
-block is ``error`` with that reason as the detail, not ``stop`` (whose calls ran).
+A word dsh does not know after whole calls (``STOP`` from Gemini through a proxy, a
+gateway's ``tool_use``) is the model's end: its calls run. The Anthropic adapter reads
+a ``stop_reason`` it does not know as ``end_turn``: each ``tool_use`` block ends with
+its own event.
 """
 
 from __future__ import annotations
@@ -112,6 +113,17 @@ async def test_servers_own_words_for_an_end_are_known(reason: str, stop: str) ->
     assert (message.text, message.stop_reason) == ("Hi", stop)
 
 
+@pytest.mark.parametrize("reason", ["STOP", "tool_use", "tool_call", "end_turn", "finished"])
+async def test_another_word_for_an_end_after_whole_calls_runs_them(reason: str) -> None:
+    """Gemini through a proxy (``STOP``), gateways passing Anthropic's words on, older
+    mlx_lm.server (``tool_call``), a word dsh does not know: the calls are whole, so
+    they are the answer's calls, as before."""
+    body = [call(0, '{"path": "a.txt"}', "read"), chunk({}, reason), DONE]
+    chunks, message = await answer(body)
+    assert chunks[-1] == Finish("tool_calls")
+    assert [c.arguments for c in message.tool_calls] == ['{"path": "a.txt"}']
+
+
 @pytest.mark.parametrize("reason", [7, ["stop"], {"type": "stop"}])
 async def test_a_finish_reason_that_is_not_text_is_malformed(reason: Any) -> None:
     async with WireServer([sse([chunk({"content": "Hi"}), chunk({}, reason), DONE])]) as server:
@@ -184,12 +196,14 @@ def anthropic_body(reason: str) -> bytes:
     return b"".join(data(e) for e in events)
 
 
-async def test_an_anthropic_stop_reason_dsh_does_not_know_is_an_error_stop() -> None:
-    async with WireServer([sse(anthropic_body("some_new_reason"))]) as server:
+@pytest.mark.parametrize("reason", ["some_new_reason", "TOOL_USE", "tool_calls"])
+async def test_an_anthropic_stop_reason_dsh_does_not_know_ends_the_answer(reason: str) -> None:
+    """Each ``tool_use`` block ended with its own event: its call is whole."""
+    async with WireServer([sse(anthropic_body(reason))]) as server:
         config = ModelConfig(provider="anthropic", model="c", base_url=server.url)
         chunks, message = await collect(AnthropicModel("wire", config), ASK)
-    assert chunks[-1] == Finish("error", detail="some_new_reason")
-    assert message.stop_reason == "error"
+    assert chunks[-1].reason in ("stop", "tool_calls")
+    assert [c.arguments for c in message.tool_calls] == ['{"command": "ls"}']
 
 
 async def test_an_anthropic_tool_use_is_still_tool_calls() -> None:

@@ -51,9 +51,8 @@ EMPTY_ERROR: Final = "(the tool failed without a message)"
 #: it as one to continue (prefill), or refuse a request with no message.
 EMPTY_PROMPT: Final = "(an empty message)"
 
-#: The ``stop_reason``s dsh knows. Any other ends a text answer (``stop``); after a
-#: ``tool_use`` block it is ``error`` (its word the finish's detail): the API did not
-#: say the calls are whole, so none of them runs.
+#: The ``stop_reason``s dsh knows, looked up in lower case. Any other is the model's
+#: end, as ``end_turn`` (its ``tool_use`` blocks each ended with their own event).
 _STOP_REASONS: Final[dict[str, StopReason]] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -108,8 +107,6 @@ class AnthropicModel(HttpModel):
         body = self.request_body(request)
         usage: dict[str, Any] = {}
         stop: StopReason = "stop"
-        said: str | None = None  # the API's stop_reason
-        calls = False  # a tool_use block came
         done = False
         # the blocks dsh does not read, by index: the block's start, its input pieces
         own: dict[int, tuple[dict[str, Any], list[str]]] = {}
@@ -148,10 +145,8 @@ class AnthropicModel(HttpModel):
                         chunk = _block_start(item["index"], block)
                         if chunk is not None:
                             yield chunk
-                        if block["type"] == "tool_use":
-                            calls = True
-                            if block.get("input"):
-                                whole[item["index"]] = dumps(block["input"])
+                        if block["type"] == "tool_use" and block.get("input"):
+                            whole[item["index"]] = dumps(block["input"])
                     elif kind == "content_block_stop":
                         if own and item.get("index") in own:
                             yield _own_block(own.pop(item["index"]))
@@ -166,8 +161,7 @@ class AnthropicModel(HttpModel):
                         if reason:
                             if not isinstance(reason, str):
                                 raise TypeError("its stop_reason is not text")
-                            unknown: StopReason = "error" if calls else "stop"
-                            stop, said = _STOP_REASONS.get(reason, unknown), reason
+                            stop = _STOP_REASONS.get(reason.lower(), "stop")
                         # the newer API repeats counts here, some null: a null
                         # does not replace message_start's count
                         later = mapping(self.name, item, "usage")
@@ -185,8 +179,8 @@ class AnthropicModel(HttpModel):
                     raise malformed(self.name, "event", data, exc, self.error_secrets(key)) from exc
         if not done:
             raise ended_early(self.name, "message_stop", events, self.error_secrets(key))
-        # the API's own word for an error stop: "refusal", or a reason dsh does not know
-        yield Finish(stop, said if stop == "error" else None)
+        # the API's own word: "refusal" is the one stop reason it has mapped to "error"
+        yield Finish(stop, "refusal" if stop == "error" else None)
 
 
 def _block_start(index: int, block: dict[str, Any]) -> Chunk | None:

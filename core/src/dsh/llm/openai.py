@@ -32,9 +32,10 @@ from dsh.messages import (
 
 __all__ = ["OpenAICompatibleModel"]
 
-#: The ``finish_reason``s dsh knows. Any other ends a text answer (``stop``); after tool
-#: calls it is ``error`` (its word the finish's detail): the server did not say the
-#: calls are whole, so none of them runs.
+#: The ``finish_reason``s dsh knows, looked up in lower case (Gemini through some proxies
+#: says ``STOP``). Any other is the model's end, as ``stop``, unless a tool call's
+#: arguments are cut: then it is ``error`` (its word the finish's detail), so none of
+#: the answer's calls runs.
 _STOP_REASONS: Final[dict[str, StopReason]] = {
     "stop": "stop",
     "eos": "stop",  # Together: the model's end of sequence
@@ -42,6 +43,9 @@ _STOP_REASONS: Final[dict[str, StopReason]] = {
     "stop_sequence": "stop",  # text-generation-inference: a stop sequence came
     "tool_calls": "tool_calls",
     "function_call": "tool_calls",
+    "tool_call": "tool_calls",  # mlx_lm.server before its PR #782
+    "tool_use": "tool_calls",  # gateways passing Anthropic's words on
+    "end_turn": "stop",
     "length": "max_tokens",
     "model_length": "max_tokens",  # Mistral: the context window is full
     "content_filter": "error",
@@ -167,9 +171,12 @@ class OpenAICompatibleModel(HttpModel):
                 f"model {self.name!r}: the stream ended ([DONE]) without a finish_reason, "
                 "in the middle of a tool call's arguments",
             )
-        # no finish_reason: [DONE] ended a whole answer (some servers never send one);
-        # one dsh does not know ends text, but never says tool calls are whole
-        stop = _STOP_REASONS.get(finish, "error" if slots else "stop") if finish else "stop"
+        # no finish_reason: [DONE] ended a whole answer (some servers never send one)
+        stop: StopReason = "stop"
+        if finish is not None:
+            known = _STOP_REASONS.get(finish.lower())
+            cut = slots and not slots.whole()  # a word dsh does not know, mid-call: cut
+            stop = known if known is not None else "error" if cut else "stop"
         detail = finish if stop == "error" else None  # the provider's word for it
         if refusals:  # the model refused (its finish_reason is "stop"): REFUSED
             stop, detail = "error", "refusal"
