@@ -31,6 +31,7 @@ __all__ = [
     "arguments_schema",
     "check_name",
     "check_names_given",
+    "check_parameter_name",
     "check_text_arguments",
     "parameters_of",
 ]
@@ -63,6 +64,36 @@ def check_name(name: str) -> None:
         f"tool {name!r}: the name {what}; a tool name is 1 to 64 letters, digits, _ or - "
         f"({NAME_PATTERN}: OpenAI and Anthropic refuse every request with another)"
     )
+
+
+#: Names pydantic takes for its own on a model: its attributes and methods (a field of
+#: the name shadows one, or is refused), its settings, and the namespaces it protects.
+_RESERVED: Final = frozenset(name for name in dir(BaseModel) if not name.startswith("_")) | {
+    "model_config"
+}
+_PROTECTED: Final = ("model_validate", "model_dump")
+
+
+def check_parameter_name(tool: str, name: str) -> None:
+    """Refuse a parameter ``name`` that pydantic would not make a plain field of: the
+    model would not be told of it, or every call would fail, or pydantic would warn."""
+    if name.startswith("_"):
+        raise DshError(
+            f"tool {tool!r}: parameter {name!r} starts with '_', which pydantic takes for a "
+            "private attribute: the model would neither be told of it nor be able to send "
+            "it; rename it"
+        )
+    if name in _RESERVED or name.startswith(_PROTECTED):
+        if name == "model_config":
+            what = "its models' settings"
+        elif name in _RESERVED:
+            what = f"an attribute of its models (BaseModel.{name})"
+        else:
+            what = f"its models' own names (those starting with {' or '.join(_PROTECTED)})"
+        raise DshError(
+            f"tool {tool!r}: parameter {name!r} is a name pydantic reserves for {what}: the "
+            "tool's arguments model could not hold it as an argument; rename it"
+        )
 
 
 def parameters_of(

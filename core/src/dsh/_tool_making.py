@@ -22,6 +22,7 @@ from dsh._tool_checks import (
     arguments_schema,
     check_name,
     check_names_given,
+    check_parameter_name,
     check_text_arguments,
     parameters_of,
 )
@@ -132,6 +133,7 @@ def tool(
             if _is_context(tool_name, param):
                 wants_context = True
                 continue
+            check_parameter_name(tool_name, param.name)
             if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
                 star = "**" if param.kind is param.VAR_KEYWORD else ""
                 star = "*" if param.kind is param.VAR_POSITIONAL else star
