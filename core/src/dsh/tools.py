@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import Literal, final
+
+# A tool's string annotation left unresolved is looked up in this module's names
+# (``_tool_checks``): those below were here when tools were made here, and stay.
+from collections.abc import Callable, Mapping, Sequence  # noqa: F401
+from pathlib import Path  # noqa: F401
+from typing import Annotated, Any, Literal, Union, final  # noqa: F401
 
 from pydantic import BaseModel, ValidationError
 
