@@ -23,6 +23,7 @@ from pydantic.errors import (
     PydanticUserError,
 )
 
+from dsh._arg_numbers import refusing_bools
 from dsh.errors import DshError
 
 __all__ = [
@@ -121,8 +122,9 @@ def parameters_of(
 def arguments_model(tool: str, fields: dict[str, Any]) -> type[BaseModel]:
     """The arguments model of ``fields`` (``name: (annotation, default)``); a DshError
     naming the tool and the parameter whose type pydantic cannot check."""
+    checked = {name: (refusing_bools(a), default) for name, (a, default) in fields.items()}
     try:  # a string annotation left is looked up in dsh.tools' names, as it always was
-        return create_model(f"{tool}_arguments", __config__=_CONFIG, __module__=_MODULE, **fields)
+        return create_model(f"{tool}_arguments", __config__=_CONFIG, __module__=_MODULE, **checked)
     except _REFUSED as exc:
         raise DshError(_why(tool, {n: a for n, (a, _) in fields.items()}, exc)) from exc
 
