@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import os
+from types import SimpleNamespace
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dsh.messages import ToolResult
+from dsh.builtin_tools._paths import Roots, real_path
+from dsh.messages import ToolCall, ToolResult
+from dsh.tools import ToolContext
 
 CallTool = Callable[..., Awaitable[ToolResult]]
 
@@ -192,3 +195,22 @@ async def test_escapes_are_refused_through_the_loop(
     assert [r["is_error"] for r in results] == [True, True]
     assert all("outside the workspace" in r["content"] for r in results)
     assert names(outside) == ["new.txt", "secret.txt"]
+
+
+@pytest.mark.parametrize("raw", ["la", "lb", "la/x", "./lb/../x"])
+def test_a_path_through_a_symlink_loop_is_a_value_error_on_every_python(
+    workspace: Path, raw: str
+) -> None:
+    """``resolve_path`` promises a ValueError for a path through a symlink loop;
+    Python 3.13's ``Path.resolve(strict=False)`` returns the looping path instead of
+    raising, so the path was given back as if it named a file."""
+    (workspace / "la").symlink_to("lb")
+    (workspace / "lb").symlink_to("la")
+    call = ToolCall(id="c1", name="t", arguments="{}")
+    context = ToolContext(SimpleNamespace(options={}), workspace, call)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=f"the path {raw!r} goes through a symlink loop"):
+        context.resolve_path(raw)
+    with pytest.raises(ValueError, match="symlink loop"):
+        Roots(workspace).resolve(str(workspace / raw))
+    assert real_path(workspace / raw) is None
+    assert real_path(workspace / "missing" / "x") == workspace / "missing" / "x"

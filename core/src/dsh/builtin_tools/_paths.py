@@ -2,7 +2,7 @@
 
 A path is made absolute against the workspace (``~`` expanded), then resolved with
 ``Path.resolve(strict=False)``, which removes ``..`` and follows every symlink, dangling
-ones included. Only then is it compared with the allowed roots, so a symlink inside
+ones included; a path through a symlink loop is refused (``real_path``). Only then is it compared with the allowed roots, so a symlink inside
 the workspace that points outside it is refused like the outside path itself.
 
 The allowed roots are the workspace and the agent option ``extra_roots`` (a list of
@@ -15,6 +15,7 @@ an OS sandbox, not a path check).
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -63,10 +64,19 @@ def _resolve(raw: str | os.PathLike[str], base: Path) -> Path:
     path = _expand(raw)
     if not path.is_absolute():
         path = base / path
+    resolved = real_path(path)
+    if resolved is None:
+        raise symlink_loop(os.fspath(raw))
+    return resolved
+
+
+def _loops(path: Path) -> bool:
+    """Whether the OS finds a symlink loop on the way to ``path`` (``ELOOP``)."""
     try:
-        return path.resolve(strict=False)
-    except RuntimeError:  # before Python 3.13; later ones leave the loop to open()
-        raise symlink_loop(os.fspath(raw)) from None
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def symlink_loop(shown: str) -> BadPathError:
@@ -74,11 +84,15 @@ def symlink_loop(shown: str) -> BadPathError:
 
 
 def real_path(path: Path) -> Path | None:
-    """Where ``path`` leads, symlinks followed; ``None`` for a symlink loop."""
+    """Where ``path`` leads, symlinks followed; ``None`` for a symlink loop on its way.
+    ``Path.resolve`` raises for a loop before Python 3.13 only (3.13 returns the
+    looping path), and not for one a later ``..`` steps back out of (``lb/../x``,
+    which the OS cannot open): the OS is asked, so every version says the same."""
     try:
-        return path.resolve(strict=False)
-    except RuntimeError:
+        resolved = path.resolve(strict=False)
+    except RuntimeError:  # before Python 3.13
         return None
+    return None if _loops(path) else resolved
 
 
 class Roots:
