@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import os
-from types import SimpleNamespace
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest

@@ -2,8 +2,9 @@
 
 A path is made absolute against the workspace (``~`` expanded), then resolved with
 ``Path.resolve(strict=False)``, which removes ``..`` and follows every symlink, dangling
-ones included; a path through a symlink loop is refused (``real_path``). Only then is it compared with the allowed roots, so a symlink inside
-the workspace that points outside it is refused like the outside path itself.
+ones included; a path through a symlink loop is refused (``real_path``). Only then
+is it compared with the allowed roots, so a symlink inside the workspace that points
+outside it is refused like the outside path itself.
 
 The allowed roots are the workspace and the agent option ``extra_roots`` (a list of
 paths; relative ones are taken from the workspace, ``~`` is expanded).
