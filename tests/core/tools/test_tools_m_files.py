@@ -267,7 +267,8 @@ async def test_edit_says_why_a_file_is_not_utf8(call_tool: CallTool, workspace: 
     (workspace / "f").write_bytes(b"caf\xe9\n")
     result = await call_tool("edit", path="f", old="caf", new="x")
     assert result.is_error
-    assert "f is not UTF-8 text (invalid continuation byte); use write" in result.content
+    assert "f is not UTF-8 text (invalid continuation byte at byte 3); edit" in result.content
+    assert "use write" not in result.content  # it would lose the bytes that are not UTF-8
 
 
 # -- special files --------------------------------------------------------------------------

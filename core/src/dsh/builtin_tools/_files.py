@@ -1,9 +1,10 @@
 """File tools: ``read``, ``write`` and ``edit``, confined to the workspace (``_paths``).
 
 Blocking file work runs in a worker thread so a big file never stalls the event loop.
-``read`` abandons its thread on abort (it changes nothing); ``write`` and ``edit`` let
-theirs finish. Only regular files are opened, and a file is written in place, its
-space reserved first and its old content put back should a write fail (``_regular``).
+``read`` abandons its thread on abort (it changes nothing), telling it to stop
+scanning; ``write`` and ``edit`` let theirs finish. Only regular files are opened, and
+a file is written in place, its space reserved first and its old content put back
+should a write fail (``_regular``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Final
@@ -26,10 +28,27 @@ from dsh.builtin_tools._regular import (
     status_or_none,
     write_file,
 )
-from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, looks_binary, split_lines
+from dsh.builtin_tools._text import (
+    SNIFF_BYTES,
+    clip_line,
+    count_lines,
+    decode_text,
+    looks_binary,
+    skip_lines,
+    split_lines,
+)
 from dsh.tools import ToolContext, ToolError, tool
 
-__all__ = ["MAX_READ_BYTES", "MAX_READ_LINES", "MAX_READ_LINE_CHARS", "edit", "read", "write"]
+__all__ = [
+    "MAX_COUNT_BYTES",
+    "MAX_EDIT_BYTES",
+    "MAX_READ_BYTES",
+    "MAX_READ_LINES",
+    "MAX_READ_LINE_CHARS",
+    "edit",
+    "read",
+    "write",
+]
 
 #: At most this many lines per ``read`` (a larger ``limit`` is lowered to it).
 MAX_READ_LINES: Final = 2000
@@ -37,6 +56,11 @@ MAX_READ_LINES: Final = 2000
 MAX_READ_BYTES: Final = 50_000
 #: Longer lines are cut (with a note).
 MAX_READ_LINE_CHARS: Final = 2000
+#: ``read`` counts the lines after those it shows in at most this many bytes; in a
+#: larger file, it says "of at least N lines" and the file's size.
+MAX_COUNT_BYTES: Final = 100_000_000
+#: ``edit`` refuses larger files (it holds the file, and its new content, in memory).
+MAX_EDIT_BYTES: Final = 10_000_000
 _BARE_LF: Final = re.compile(r"(?<!\r)\n")
 
 
@@ -53,7 +77,7 @@ def _lines(file: IO[bytes], keep: int) -> Iterator[tuple[bytes, bool]]:
         yield line.rstrip(b"\n").removesuffix(b"\r"), cut
 
 
-def _read(target: Path, shown: str, offset: int, limit: int) -> str:
+def _read(target: Path, shown: str, offset: int, limit: int, stop: threading.Event) -> str:
     status = file_status(target, shown, "use ls to list it")
     wanted = min(limit, MAX_READ_LINES)
     keep = MAX_READ_LINE_CHARS * 4  # bytes: enough for the kept characters in UTF-8
@@ -61,33 +85,51 @@ def _read(target: Path, shown: str, offset: int, limit: int) -> str:
     used = 0
     full = False  # the byte cap was reached
     total = 0
+    whole = True  # every line was counted
+    not_utf8 = 0  # bytes of the lines shown
     with open_regular(target, shown) as file:
         if looks_binary(file.read(SNIFF_BYTES)):
             size = status.st_size
             raise ToolError(f"{shown} is a binary file ({size} bytes); read shows text only")
         file.seek(0)
-        for total, (raw, cut) in enumerate(_lines(file, keep), start=1):
-            if total < offset or full or len(shown_lines) >= wanted:
+        skipped = skip_lines(file, offset - 1, stop)  # the lines before offset, in chunks
+        total = skipped
+        for total, (raw, cut) in enumerate(_lines(file, keep), start=skipped + 1):
+            if stop.is_set():
+                raise ToolError("stopped: the call was aborted")
+            if total < offset:  # the last line, without \n, of a file that ends before
                 continue
-            text = clip_line(raw.decode("utf-8", "replace"), MAX_READ_LINE_CHARS, longer=cut)
+            if full or len(shown_lines) >= wanted:  # this line and the rest are counted
+                rest, whole = count_lines(file, stop, most=MAX_COUNT_BYTES)
+                total += rest
+                break
+            decoded, wrong = decode_text(raw, complete=not cut)
+            text = clip_line(decoded, MAX_READ_LINE_CHARS, longer=cut)
             line = f"{total:>6}\t{text}"
             size = len(line.encode()) + 1
             if shown_lines and used + size > MAX_READ_BYTES:
                 full = True
-                continue
+                rest, whole = count_lines(file, stop, most=MAX_COUNT_BYTES)
+                total += rest
+                break
             shown_lines.append(line)
             used += size
+            not_utf8 += wrong
     if total == 0:
         return f"({shown} is empty)"
     if offset > total:
         raise ToolError(f"offset {offset} is past the end of {shown} ({_count(total, 'line')})")
     last = offset + len(shown_lines) - 1
-    if offset == 1 and last == total:
-        return "\n".join(shown_lines)
-    why = f"output cap of {MAX_READ_BYTES} bytes reached; " if full else ""
-    more = f"; continue with offset={last + 1}" if last < total else ""
-    note = f"[{why}showing lines {offset}-{last} of {total} in {shown}{more}]"
-    return "\n".join([*shown_lines, note])
+    notes = []
+    if not (offset == 1 and last == total):
+        why = f"output cap of {MAX_READ_BYTES} bytes reached; " if full else ""
+        more = f"; continue with offset={last + 1}" if last < total else ""
+        of = f"{total}" if whole else f"at least {total} lines ({status.st_size} bytes)"
+        notes.append(f"[{why}showing lines {offset}-{last} of {of} in {shown}{more}]")
+    if not_utf8:
+        said = "1 byte that is" if not_utf8 == 1 else f"{not_utf8} bytes that are"
+        notes.append(f"[{said} not UTF-8 {'is' if not_utf8 == 1 else 'are'} shown as U+FFFD]")
+    return "\n".join([*shown_lines, *notes])
 
 
 @tool(name="read", path_args=("path",))
@@ -106,9 +148,13 @@ async def read(
     refused."""
     roots = roots_of(context)
     target = roots.resolve(path)
-    return await anyio.to_thread.run_sync(
-        _read, target, roots.show(target), offset, limit, abandon_on_cancel=True
-    )
+    stop = threading.Event()  # the thread is abandoned on abort: it stops at this
+    try:
+        return await anyio.to_thread.run_sync(
+            _read, target, roots.show(target), offset, limit, stop, abandon_on_cancel=True
+        )
+    finally:
+        stop.set()
 
 
 def _unencodable(name: str, text: str) -> str:
@@ -228,15 +274,28 @@ def _not_found(text: str, old: str, shown: str) -> str:
 def _edit(target: Path, shown: str, old: str, new: str, replace_all: bool) -> str:
     if why := _unencodable("new", new):
         raise ToolError(f"{why}; {shown} is unchanged")
-    file_status(target, shown, "edit changes files")
+    status = file_status(target, shown, "edit changes files")
     with open_regular(target, shown) as file:
-        data = file.read()
-    if looks_binary(data[:SNIFF_BYTES]):
-        raise ToolError(f"{shown} is a binary file; edit changes text files only")
+        data = file.read(SNIFF_BYTES)
+        if looks_binary(data):
+            raise ToolError(f"{shown} is a binary file; edit changes text files only")
+        size = status.st_size
+        if size <= MAX_EDIT_BYTES:
+            data += file.read(MAX_EDIT_BYTES + 1 - len(data))
+            size = max(size, len(data))  # it may have grown since
+    if size > MAX_EDIT_BYTES:
+        raise ToolError(
+            f"{shown} is {size} bytes, more than edit changes ({MAX_EDIT_BYTES} bytes); "
+            "change it with bash (sed, for one)"
+        )
     try:
         text = data.decode("utf-8")  # \r\n kept, so the file's line endings survive
     except UnicodeDecodeError as exc:
-        raise ToolError(f"{shown} is not UTF-8 text ({exc.reason}); use write") from None
+        raise ToolError(
+            f"{shown} is not UTF-8 text ({exc.reason} at byte {exc.start}); edit changes "
+            "UTF-8 text only, and write would lose the bytes that are not UTF-8 (read shows "
+            "them as U+FFFD): change it with bash (sed, or iconv to convert it to UTF-8)"
+        ) from None
     found = _occurrences(text, old)
     if not found and "\r\n" in text and "\n" in old and "\r\n" not in old:
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
