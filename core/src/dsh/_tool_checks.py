@@ -122,7 +122,7 @@ def parameters_of(
 def arguments_model(tool: str, fields: dict[str, Any]) -> type[BaseModel]:
     """The arguments model of ``fields`` (``name: (annotation, default)``); a DshError
     naming the tool and the parameter whose type pydantic cannot check."""
-    checked = {name: (refusing_bools(a), default) for name, (a, default) in fields.items()}
+    checked: dict[str, Any] = {n: (refusing_bools(a), d) for n, (a, d) in fields.items()}
     try:  # a string annotation left is looked up in dsh.tools' names, as it always was
         return create_model(f"{tool}_arguments", __config__=_CONFIG, __module__=_MODULE, **checked)
     except _REFUSED as exc:
