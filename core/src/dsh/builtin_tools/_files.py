@@ -99,7 +99,7 @@ def _read(target: Path, shown: str, offset: int, limit: int, stop: threading.Eve
                 raise ToolError("stopped: the call was aborted")
             if total < offset:  # the last line, without \n, of a file that ends before
                 continue
-            if full or len(shown_lines) >= wanted:  # this line and the rest are counted
+            if len(shown_lines) >= wanted:  # this line and the rest are counted
                 rest, whole = count_lines(file, stop, most=MAX_COUNT_BYTES)
                 total += rest
                 break
