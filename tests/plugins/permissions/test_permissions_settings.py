@@ -216,6 +216,21 @@ async def test_bad_agent_settings_are_refused_when_the_agent_is_created():
     )
 
 
+async def test_a_second_permission_gate_stops_start_up_naming_both():
+    """The entry point's plugin and a ``Permissions`` object beside it would each check,
+    and ask about, every call (dsh accepts their shared ``dsh_hookspecs``)."""
+    from dsh import HookError
+    from dsh.harness import Harness
+
+    gates = [("permissions", dsh_permissions), ("mine", Permissions({"deny": ["bash(rm *)"]}))]
+    with pytest.raises(HookError) as caught:
+        async with Harness(plugins=gates, load_entry_points=False):
+            pass
+    assert "2 permission gates are registered ('mine', 'permissions')" in str(caught.value)
+    async with Harness(plugins=gates[1:], load_entry_points=False) as harness:
+        assert harness.pm.get_plugin("mine") is not None  # one gate: it starts
+
+
 def test_loading_the_plugin_imports_nothing_heavy():
     """dsh imports every plugin on every start (``dsh --help`` included)."""
     code = (

@@ -20,7 +20,7 @@ from weakref import WeakKeyDictionary, ref
 import anyio
 from pydantic_core import to_json
 
-from dsh import ToolCall, ToolResult, get_logger, hookimpl
+from dsh import DshError, ToolCall, ToolResult, get_logger, hookimpl
 from dsh.tools import Tool
 from dsh_permissions import hookspecs
 from dsh_permissions._approvals import (
@@ -32,6 +32,7 @@ from dsh_permissions._approvals import (
 )
 from dsh_permissions._calls import _THE_TOOL, InvalidArguments, subjects_of
 from dsh_permissions._decide import Policy, Verdict, decide
+from dsh_permissions._gates import second_gate
 from dsh_permissions._guarded import config_file, session_store
 from dsh_permissions._outcome import EventData, Outcome, denial
 from dsh_permissions._rule_names import check_own_rules, check_rule_names, linked_allows
@@ -76,8 +77,8 @@ class Permissions:
     """The permissions plugin. dsh loads one with no settings of its own from the
     entry point ``permissions``; each agent's ``options["permissions"]`` then holds
     its settings. Construct one with ``settings`` to set plugin-wide settings in code,
-    and register it *instead of* the entry point: both together would add
-    ``permission_ask`` twice. With ``select=["no:permissions"]`` (which needs the
+    and register it *instead of* the entry point: both together stop start-up (each
+    would check, and ask about, every call). With ``select=["no:permissions"]`` (which needs the
     distribution installed: blocking a name no entry point has is an error), register
     it under another name (a plugin passed under a blocked name is refused).
     """
@@ -133,7 +134,11 @@ class Permissions:
 
     @hookimpl
     def harness_started(self, harness: Any) -> None:
-        """A rule misspelling a tool's name stops start-up (it would match nothing)."""
+        """A second permission gate, or a rule misspelling a tool's name (it would match
+        nothing), stops start-up."""
+        why = second_gate(getattr(harness, "pm", None), Permissions)
+        if why is not None:
+            raise DshError(why)
         check_rule_names(harness, self.settings)
 
     @hookimpl
