@@ -126,11 +126,12 @@ async def test_turn_3000_of_one_session_costs_what_turn_100_did(tmp_path: Path) 
         history = len(agent.session.history)
     print(f"\nturn ~100: {early}; turn ~{TURNS}: {late}; history {history} messages")
     assert history >= 4 * (TURNS - 10)  # the session really is that long
-    calls, peak, seconds = early
-    late_calls, late_peak, late_seconds = late
+    calls, peak, _ = early
+    late_calls, late_peak, _ = late
     assert late_calls <= calls * 1.02  # the same work, call for call
     assert late_peak <= peak * 1.5 + 4096  # no step copies the history or the log
-    assert late_seconds <= seconds * 5  # measured ~1x; the bound only guards the counts
+    # the seconds are printed, not asserted: a loaded machine moves them (the counts
+    # above are the test; bench/ times the loop against a floor)
 
 
 class Trimmer:

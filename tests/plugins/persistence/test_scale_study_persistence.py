@@ -93,11 +93,11 @@ def lines_of(events: Sequence[SessionEvent], path: Path) -> Callable[[], list[An
     return json_loads_per_line
 
 
-async def test_a_session_of_100k_events_resumes_about_as_fast_as_json_loads_reads_it(
+async def test_a_session_of_100k_events_resumes_parsing_each_record_once(
     settings: PersistenceSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Load and resume (the history folded from the log) against json.loads of each
-    line of the same events (measured: ~1x for the load, ~2x with the fold), then the
+    """Load and resume (the history folded from the log), timed beside json.loads of
+    each line of the same events (measured: ~1x for the load, ~2x with the fold), then the
     session goes on, its log parsed once (by the load: the claim and the first write
     reuse that read)."""
     events = log_of(BIG)
@@ -122,7 +122,8 @@ async def test_a_session_of_100k_events_resumes_about_as_fast_as_json_loads_read
         f"\n{settings.backend}: json.loads per line {floor_seconds:.2f} s; resume "
         f"{seconds:.2f} s; first turn {first_turn:.2f} s; records parsed {parsed.calls}"
     )
-    assert seconds <= 5 * floor_seconds
+    # the times are printed, not asserted (a loaded machine moves them): the count of
+    # records parsed is the test, and bench/persistence.py times the load against a floor
     assert parsed.calls == [100_500]
     backend = open_backend(settings)
     try:
