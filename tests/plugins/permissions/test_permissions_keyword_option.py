@@ -10,7 +10,7 @@ have left it on). Each row goes through the real dispatcher (conftest ``judge``)
 from __future__ import annotations
 
 import pytest
-from permissions_util import BYPASS_RM, DENY_RM, allowed, refused
+from permissions_util import BYPASS_ENV, BYPASS_RM, DENY_RM, allowed, refused
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -65,3 +65,51 @@ async def test_without_it_or_with_plain_variables_the_line_passes(judge, command
 async def test_keyword_in_dsh_own_shellopts_counts(judge, monkeypatch):
     monkeypatch.setenv("SHELLOPTS", "braceexpand:keyword")
     await refused(judge, DENY_RM, "ls LD_PRELOAD=./x.so")
+
+
+PREFIXES = [
+    "", "set -k; ", "echo set -k; ", "( set -k ); ", "set -k; set +k; ", "set -- -k; ",
+    "bash -c 'set -k'; ", "git log -S set -k; ", "grep -rn SHELLOPTS src; ", "echo bash -k; ",
+    "git commit -m x set -k; ", "printenv SHELLOPTS; ",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("command", ["dd if=.env", "dd if=.env of=/tmp/o", "awk -f x v=1 .env"])
+async def test_the_command_as_written_is_still_checked(judge, prefix, command):
+    # the moved reading (if=.env dd) is checked in addition to, not instead of, it
+    await refused(judge, BYPASS_ENV, prefix + command, mode="bypass")
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+async def test_a_deny_rule_on_the_written_order_still_denies(judge, prefix):
+    rules = {"deny": ["bash(dd * of=/dev/*)"], "allow": ["bash"]}
+    judged = await judge(rules, "bash", {"command": prefix + "dd if=/dev/zero of=/dev/sda"})
+    assert judged.decision == "deny", judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo set -k; make CC=gcc", "echo 'run: bash -k'; make V=1", "grep -rn SHELLOPTS src",
+        "git log -S set -k; make CC=gcc",
+        "set -- -k; make CC=gcc", "set -e; make CC=gcc",
+    ],
+)  # fmt: skip
+async def test_a_word_that_only_mentions_the_option_does_not_turn_it_on(judge, command):
+    rules = {"allow": ["bash(make *)", "bash(echo *)", "bash(grep *)", "bash(git log *)"]}
+    rules["allow"].append("bash(set *)")
+    await allowed(judge, rules, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "export SHELLOPTS; ls LD_PRELOAD=./x.so", "declare -x SHELLOPTS=keyword; ls LD_PRELOAD=x",
+        "sudo bash -k -c 'ls LD_PRELOAD=./x.so'", "exec -a x bash -k -c 'ls LD_PRELOAD=x'",
+        "env -i bash -k -c 'ls LD_PRELOAD=x'", "set -euo pipefail -k; ls LD_PRELOAD=x",
+        "read SHELLOPTS; ls LD_PRELOAD=x", "printf -v SHELLOPTS keyword; ls LD_PRELOAD=x",
+    ],
+)  # fmt: skip
+async def test_the_program_turning_it_on_is_found_behind_wrappers(judge, command):
+    await refused(judge, DENY_RM, command)

@@ -58,8 +58,7 @@ from dsh_permissions._moved import (
 from dsh_permissions._option_variables import line_variables
 from dsh_permissions._parallel import PARALLELS, command_words, script
 from dsh_permissions._readings import SHELLS, skip_assignments
-from dsh_permissions._reads import read_subjects
-from dsh_permissions._relinked import relinks, set_relinked
+from dsh_permissions._reads import command_reads
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
 from dsh_permissions._shell_args import shell_args
 from dsh_permissions._shell_input import from_input
@@ -120,8 +119,25 @@ def _command(
     *,
     places: Places,
 ) -> list[Subject]:
-    """``places``: the directories the shell may be in (read only when ``moved``)."""
-    command = as_run(command)  # set -k; git diff A=1: A=1 git diff
+    """``places``: the directories the shell may be in (read only when ``moved``).
+    With bash's keyword option on, ``git diff A=1`` is also read as ``A=1 git diff``
+    (``_keyword``): both readings must pass."""
+    readings = (command, *filter(None, (as_run(command),)))
+    where = (root, moved, depth, reads, hole)
+    return [found for one in readings for found in _reading(one, *where, places=places)]
+
+
+def _reading(
+    command: Command,
+    root: str,
+    moved: bool,
+    depth: int,
+    reads: bool | None,
+    hole: str | None = None,
+    *,
+    places: Places,
+) -> list[Subject]:
+    """The subjects of one reading of a simple command (see ``_command``)."""
     command = noted(command)  # what it sets counts for the rest: HOME=x; cat ~/y
     located: list[Word | None] = list(command.words)
     # behind env -C dir (sudo -D dir, parallel --wd dir) a relative path is another file
@@ -158,7 +174,7 @@ def _command(
         dirs = here.dirs if there else ()
         if dirs and not here.charge(len(located)):
             why_not, dirs = why_not or CROWDED, ()  # not read there: asked about
-        found_reads = _reads(command, root, moved, reads, dirs)
+        found_reads = command_reads(command, root, moved, reads, dirs)
         # a bare name of a symlink (cat pw, pw -> /etc/passwd) is read as what it names
         named = dirs or ((root,) if links_named(located, start, root) else ())
         texts = elsewhere_readings(located, canon, start, named, root)
@@ -169,18 +185,6 @@ def _command(
         with switched_home(command.words):  # sudo sh -c 'cat ~/x': another user's HOME
             subjects.extend(_wrapped(command, (canon, linked), raw, why_not, where))
     return subjects + redirects
-
-
-def _reads(
-    command: Command, root: str, moved: bool, reads: bool | None, dirs: tuple[str, ...]
-) -> tuple[Subject, ...]:
-    """The files ``command`` reads (see ``_reads``), when they are looked for."""
-    start = skip_assignments([w.text for w in command.words])
-    if reads is None:  # the links it may make still count for later program words
-        if (relinking := relinks(command.words[start:], root, moved, start > 0)) is not None:
-            set_relinked(*relinking)
-        return ()
-    return read_subjects(command, start, root, moved, reads, dirs)
 
 
 def _wrapped(

@@ -58,9 +58,10 @@ from dsh_permissions._wrappers import (
     WRAPPERS,
     behind,
     changes_directory,
+    skip_assignments,
 )
 
-__all__ = ["READERS", "read_subjects"]
+__all__ = ["READERS", "command_reads", "read_subjects"]
 
 READERS: Final = frozenset(
     {
@@ -92,6 +93,18 @@ READERS: Final = frozenset(
 _FROM_INPUT: Final = frozenset({"xargs", "parallel"})
 #: the programs whose words are looked at for files read (``find`` for a list only)
 _LOOKED_AT: Final = READERS | SCRIPT_SHELLS | LIST_ONLY
+
+
+def command_reads(
+    command: Command, root: str, moved: bool, reads: bool | None, dirs: tuple[str, ...]
+) -> tuple[Subject, ...]:
+    """The files ``command`` reads (see the module), when they are looked for."""
+    start = skip_assignments([w.text for w in command.words])
+    if reads is None:  # the links it may make still count for later program words
+        if (relinking := relinks(command.words[start:], root, moved, start > 0)) is not None:
+            set_relinked(*relinking)
+        return ()
+    return read_subjects(command, start, root, moved, reads, dirs)
 
 
 def read_subjects(
