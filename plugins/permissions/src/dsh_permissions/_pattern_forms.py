@@ -5,10 +5,16 @@ own (``_commands``), so one holding a shell operator between commands (``cd / &&
 *``, ``a; b``, ``a | b``, a trailing ``&``) or an output redirection (``rm * >
 /dev/null``: each output redirection is a part of its own, ``> path``) matches no
 command: its text never holds them (but for words quoted in the command, which is not
-what such a rule means). Claude Code's prefix form ``Bash(rm:*)`` is read literally: a
-command whose last word ends in ``rm:``. An input redirection stays in its command's
-text (``cat < .env``), a ``;`` standing alone is ``find -exec``'s, and ``>`` leading the
-pattern is the redirection form (``> /etc/*``): those are kept.
+what such a rule means). An operator glued inside a word on both sides (``sh -c *;*``,
+``grep a|b *``) matches such quoted words (``sh -c 'a;rm x'``) and is kept. An input
+redirection stays in its command's text (``cat < .env``), a ``;`` standing alone is
+``find -exec``'s, and ``>`` leading the pattern is the redirection form (``> /etc/*``):
+those are kept.
+
+Claude Code's prefix form ``Bash(rm:*)`` is not refused: dsh reads it as it reads any
+pattern (``*`` is any text, so ``npm run deploy:*`` matches ``npm run deploy:prod``),
+which is what some such rules mean. It is warned about (``prefix_note``), saying what
+it matches and how to write a command followed by any words.
 
 A path pattern's ``{a,b}`` is expanded (``_path_braces``); a backslash escapes nothing
 there (fnmatch takes it as itself), so ``read(\\.env)`` names a file called ``\\.env``.
@@ -19,14 +25,18 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["claude_prefix", "text_pattern_problem"]
+__all__ = ["claude_prefix", "prefix_note", "text_pattern_problem"]
 
 #: Claude Code's ``prefix:*``: a ``:*`` ending the pattern, right after a word, and no
 #: other ``*`` (``scp * host:*`` is dsh's own); ``:**`` is dsh's for a literal ``:``
 _CLAUDE: Final = re.compile(r"([^*\s][^*]*?):\*")
-#: operators between commands; ``;`` and ``&`` standing alone are ``find``'s and a
-#: word's (``find . -exec rm {} ;``)
-_BETWEEN: Final = re.compile(r"&&|\|\||(?:^|\s)(\|&?|&)(?:\s|$)|;(?=\S)|(?<=\S);")
+#: operators between commands: ``&&``, ``||`` or ``;`` with a space (or the end) on a
+#: side, ``|`` and ``&`` standing alone; ``;`` standing alone is ``find``'s (``find .
+#: -exec rm {} ;``), one glued inside a word on both sides a quoted word's (``*;*``)
+_BETWEEN: Final = re.compile(
+    r"(?<=\s)(&&|\|\|)|(&&|\|\|)(?=\s|$)|(?:^|\s)(\|&?|&)(?:\s|$)"
+    r"|(?<=\S);(?=\s|$)|(?<=\s);(?=\S)"
+)
 #: an output redirection after the start: ``>``, ``>>``, ``2>``, ``&>``, ``>|`` at a
 #: word's start
 _OUTPUT: Final = re.compile(r"(?:^|\s)(?:[0-9]*|&)(>>?|>\|)")
@@ -38,29 +48,41 @@ def claude_prefix(pattern: str) -> str | None:
     return None if found is None else found.group(1).strip()
 
 
+def prefix_note(tool: str, pattern: str) -> str | None:
+    """What to say of a pattern in Claude Code's ``prefix:*`` form (only warned about:
+    it matches what it says), or None."""
+    if (prefix := claude_prefix(pattern)) is None:
+        return None
+    return (
+        f"ends in ':*', which is not Claude Code's prefix form here: '*' is any text, so "
+        f"it matches a command starting {prefix + ':'!r} ({prefix + ':x'!r}); for "
+        f"{prefix!r} followed by any words write {tool + '(' + prefix + ' *)'!r}"
+    )
+
+
 def text_pattern_problem(tool: str, pattern: str) -> tuple[str, str] | None:
     """(what is wrong, a did-you-mean) of a command pattern that matches no command,
     or None."""
-    if (prefix := claude_prefix(pattern)) is not None:
-        return (
-            f"uses Claude Code's prefix form {pattern.strip()!r}, which dsh reads "
-            "literally: it would match no command",
-            f"; did you mean {tool + '(' + prefix + ' *)'!r}? ('*' matches any words, "
-            "and a final ' *' none too; write ':**' for a word ending in ':')",
-        )
     text = pattern.strip()
     found = _BETWEEN.search(text)
-    operator = None if found is None else found.group(1) or found.group(0).strip()
+    operator = None if found is None else found.group(0).strip()
     if operator is None and not text.startswith(("> ", ">\t")):
         output = _OUTPUT.search(text)
         operator = None if output is None else output.group(1)
     if operator is None:
         return None
     redirect = ">" in operator
+    if "\\;" in text:  # find -exec's \; as written in a shell
+        advice = (
+            "; write find's ';' without the backslash, standing alone: "
+            f"{tool}(find * -exec rm {{}} ;)"
+        )
+    else:
+        advice = "; write one rule per command"
     return (
         f"holds the shell operator {operator!r}: each part of a line is matched on its "
         "own (a simple command, or an output redirection), so it would match no command",
-        "; write one rule per command"
+        advice
         + (
             f", and an output redirection as {tool}(> path) (every one, '>>' and '2>' "
             "too, is matched as '> path')"
