@@ -47,3 +47,29 @@ def test_the_path_reading_says_why():
     with pytest.raises(ValueError, match="U\\+D800, which cannot be encoded"):
         path_readings("a\ud800", "/")
     assert path_readings("a\udc80", "/") == ("/a\udc80",)
+
+
+CAFE = {"deny": ["read(café.txt)"]}
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("read", {"path": "caf\udcc3\udca9.txt"}),
+        ("bash", {"command": "cat caf\udcc3\udca9.txt"}),
+        ("bash", {"command": "cat ./caf\udcc3\udca9.txt"}),
+    ],
+)
+async def test_escaped_utf8_bytes_are_read_as_the_characters_they_spell(judge, tool, args):
+    # the system opens the same file for caf\udcc3\udca9.txt as for café.txt
+    judged = await judge(CAFE, tool, args, mode="bypass")
+    assert judged.decision == "deny", judged.event["reason"]
+
+
+def test_bytes_spelling_no_character_stay_as_they_are():
+    from dsh_permissions._paths import utf8_decoded
+
+    assert utf8_decoded("caf\udcc3\udca9") == "café"
+    assert utf8_decoded("a\udcff") == "a\udcff"
+    assert utf8_decoded("\ud800\udcc3\udca9") == "\ud800\udcc3\udca9"
+    assert utf8_decoded("plain") == "plain"

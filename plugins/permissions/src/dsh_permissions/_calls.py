@@ -5,7 +5,8 @@ argument (see ``_commands``); a tool that declares neither path nor command argu
 and a tool the registry does not know, is one ``tool`` subject. The arguments are read
 by the core executor's own reader (``dsh.tools.read_arguments``: JSON, then the tool's
 pydantic model, defaults filled in), so the values checked are the values the tool
-receives.
+receives; escaped UTF-8 bytes in them (``caf\\udcc3\\udca9``, ``surrogateescape``) are
+read as the characters they spell, the file the system opens (``café``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 from dsh.tools import ArgumentsError, read_arguments
 from dsh_permissions._commands import command_subjects
 from dsh_permissions._links import one_check
+from dsh_permissions._paths import utf8_decoded
 from dsh_permissions._relinked import one_line
 from dsh_permissions._subjects import Subject, ToolFacts, path_subject
 
@@ -89,10 +91,11 @@ def _texts(name: str, value: object) -> Iterable[str]:
 
 
 def _text(name: str, value: object) -> str:
+    """A text value as the system takes it: escaped UTF-8 bytes decoded (``_paths``)."""
     if isinstance(value, str):
-        return value
+        return utf8_decoded(value)
     if isinstance(value, os.PathLike):
         text = os.fspath(value)
         if isinstance(text, str):
-            return text
+            return utf8_decoded(text)
     raise InvalidArguments(f"argument {name!r} should hold text, not {type(value).__name__}")

@@ -39,6 +39,7 @@ __all__ = [
     "pattern_problem",
     "spellings",
     "unencodable",
+    "utf8_decoded",
 ]
 
 #: Longer values are not matched (they are asked about instead).
@@ -176,6 +177,19 @@ def unencodable(text: str) -> str | None:
     except UnicodeEncodeError as exc:
         return f"holds U+{ord(text[exc.start]):04X}, which cannot be encoded (a lone surrogate)"
     return None
+
+
+def utf8_decoded(text: str) -> str:
+    """``text`` with the bytes ``os.fsencode`` puts back (``\\udc80``-``\\udcff``) that
+    spell UTF-8 decoded: ``caf\\udcc3\\udca9`` names the file ``café`` and is read as it,
+    so a rule naming ``café`` sees it. Bytes that spell no character stay as they are, and
+    so does a text holding a lone surrogate (``unencodable`` says why)."""
+    if not any("\udc80" <= c <= "\udcff" for c in text):
+        return text
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text
 
 
 def spellings(value: str) -> tuple[str, ...]:
