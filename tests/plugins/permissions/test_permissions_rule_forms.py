@@ -187,3 +187,44 @@ def test_a_rule_given_in_code_is_checked_by_its_list():
         PermissionSettings.model_validate({"deny": ["bash(a && b)"]}, context=context)
     prefix = PermissionSettings.model_validate({"deny": ["Bash(rm:*)"]}, context=context)
     assert prefix.deny == ("Bash(rm:*)",)
+
+
+@pytest.mark.parametrize(
+    ("rule", "made"), [("read({,.env})", "''"), ("read({,src}/.env)", "'/.env'")]
+)
+async def test_an_empty_brace_alternative_making_it_absolute_is_refused(rule, made):
+    said = await _refusal(rule, "deny")
+    assert f"a brace alternative makes it {made}" in said
+
+
+@pytest.mark.parametrize(
+    ("rule", "path", "denied"),
+    [
+        ("read(key{1..3}.pem)", "key2.pem", True),
+        ("read(key{1..3}.pem)", "key4.pem", False),
+        ("read(key{1..3}.pem)", "key{1..3}.pem", False),
+        ("read({a..c}.txt)", "b.txt", True),
+        ("read(k{01..10..3})", "k07", True),
+        ("read({,src/}.env)", "src/.env", True),
+        ("read({,src/}.env)", ".env", True),
+        ("read({a,b,c}" + "{a,a}" * 7 + ")", "caaaaaaa", True),
+    ],
+)
+async def test_sequences_and_duplicates_expand_as_in_bash(judge, rule, path, denied):
+    judged = await judge({"deny": [rule]}, "read", {"path": path}, mode="bypass")
+    assert (judged.decision == "deny") is denied, judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "said"),
+    [
+        ("{a,a}" * 2000, "more than 64 '{'"),
+        ("{" * 20000, "more than 64 '{'"),
+        ("x{1..100}", "more than 64 alternatives"),
+        ("x{1..99999999999}", "more than 64 alternatives"),
+    ],
+)
+def test_a_pattern_with_too_many_braces_is_refused_before_expanding(pattern, said):
+    from dsh_permissions._paths import pattern_problem
+
+    assert said in (pattern_problem(pattern) or "")
