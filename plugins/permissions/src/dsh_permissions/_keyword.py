@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Final
 
 from dsh_permissions._option_variables import named, note, set_in_line
@@ -78,25 +79,31 @@ def turns_on(words: tuple[Word, ...]) -> bool:
         if _sets_shellopts(words[index]):  # SHELLOPTS=keyword bash -c '...'
             return True
         index += 1
+    # the last word of each kind: a program turns it on when one comes after it
+    names = _last(words, lambda w: named("SHELLOPTS", _READ.sub("", w.text)))
+    shopts = _last(words, lambda w: w.dynamic or w.text == "keyword")
+    shells = _last(words, lambda w: w.text == "keyword" or bool(_CLUSTER.fullmatch(w.text)))
     wrapped = False
     for at in range(index, len(words)):
         name = os.path.basename(words[at].text)
         if at > index and not wrapped:
             break
-        after = words[at + 1 :]
         if name in WRAPPERS:  # sudo bash -k, env SHELLOPTS=keyword bash: look on
             wrapped = True
-        if wrapped and _sets_shellopts(words[at]):
-            return True
-        if name in _ASSIGNS and any(named("SHELLOPTS", _READ.sub("", w.text)) for w in after):
-            return True
-        if name == "set" and _set_turns_on(after):
-            return True
-        if name == "shopt" and any(w.dynamic or w.text == "keyword" for w in after):
-            return True
-        if name in SHELLS and any(w.text == "keyword" or _CLUSTER.fullmatch(w.text) for w in after):
+        if (
+            (wrapped and _sets_shellopts(words[at]))
+            or (name in _ASSIGNS and names > at)
+            or (name == "set" and _set_turns_on(words, at + 1))
+            or (name == "shopt" and shopts > at)
+            or (name in SHELLS and shells > at)
+        ):
             return True
     return False
+
+
+def _last(words: tuple[Word, ...], kind: Callable[[Word], bool]) -> int:
+    """The index of the last of ``words`` of ``kind``, -1 when none is."""
+    return next((i for i in range(len(words) - 1, -1, -1) if kind(words[i])), -1)
 
 
 def _sets_shellopts(word: Word) -> bool:
@@ -105,11 +112,11 @@ def _sets_shellopts(word: Word) -> bool:
     return "=" in word.raw and (named("SHELLOPTS", name) or "$" in name)
 
 
-def _set_turns_on(args: tuple[Word, ...]) -> bool:
-    """Whether ``set ARGS`` may turn the option on: before its operands, a cluster
-    holding ``k``, ``-o keyword`` or a word only the shell knows."""
+def _set_turns_on(words: tuple[Word, ...], start: int) -> bool:
+    """Whether ``set`` given ``words[start:]`` may turn the option on: before its
+    operands, a cluster holding ``k``, ``-o keyword`` or a word only the shell knows."""
     option_name: str | None = None  # the sign of a cluster ending in o: -o, +o
-    for word in args:
+    for word in (words[i] for i in range(start, len(words))):  # no copy: set set set...
         text = word.text
         if word.dynamic:
             return True
