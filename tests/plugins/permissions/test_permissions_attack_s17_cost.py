@@ -44,11 +44,13 @@ def test_a_long_command_behind_a_wrapper_is_decided_quickly(judge):
     wrapper (the split and the file look-ups, linear)."""
 
     def timed(command: str) -> float:
+        # this process's CPU time, not the wall clock: another process on a loaded
+        # machine (the other test worker) does not count against either command
         best = float("inf")
         for _ in range(2):
-            start = time.perf_counter()
+            start = time.process_time()
             asyncio.run(judge(ALLOW_ALL, "bash", {"command": command}))
-            best = min(best, time.perf_counter() - start)
+            best = min(best, time.process_time() - start)
         return best
 
     plain = timed(("cat " + "cat a " * 10000)[:60000])
