@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
+import subprocess
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -107,3 +109,32 @@ async def test_an_abort_ends_the_groups_the_command_made(
         assert not any(running(p) for p in processes)  # gone before the turn ended
         ends = [e.data["reason"] for e in agent.session.events if e.type == "turn/end"]
     assert ends == ["aborted"]
+
+
+@pytest.fixture
+def odd_name(tmp_path: Path) -> Iterator[None]:
+    """A process runs whose name (the first 15 bytes of it) is not UTF-8."""
+    name = "é" * 9  # 18 bytes: cut at 15, in the middle of an "é"
+    program = tmp_path / name
+    shutil.copy("/bin/sleep", program)
+    process = subprocess.Popen([program, "60"])
+    try:
+        yield
+    finally:
+        process.kill()
+        process.wait()
+
+
+@pytest.mark.usefixtures("odd_name")
+async def test_a_process_name_that_is_not_utf8_does_not_break_bash(
+    call_tool: CallTool, workspace: Path, leftovers: list[int]
+) -> None:
+    with anyio.fail_after(LIMIT):
+        result = await call_tool("bash", command="echo hi")
+    assert result.content == "hi\n[exit code 0]"
+    with anyio.fail_after(LIMIT):
+        result = await call_tool("bash", command=f"{JOB_CONTROL} {UNDER_TIMEOUT}", timeout=1)
+    assert result.is_error and "it and every process it started were killed" in result.content
+    processes = [*await pids(workspace, "job.pid", "inner.pid")]
+    leftovers.extend(processes)
+    assert await gone(*processes)

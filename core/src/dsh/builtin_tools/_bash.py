@@ -115,27 +115,32 @@ def _signal_group(pgid: int, signum: int) -> bool:
 def _session_groups(sid: int) -> set[int] | None:
     """The process groups of the running processes of session ``sid``, or None where
     there is no ``/proc`` to read. Zombies do not count: where PID 1 does not reap
-    orphans (some containers) they stay forever, and they hold nothing."""
+    orphans (some containers) they stay forever, and they hold nothing. Never raises:
+    on anything unexpected, None (the caller then signals the command's own group)."""
+    try:
+        return _scan_proc(str(sid).encode())
+    except Exception:  # a failed scan must not fail the command
+        return None
+
+
+def _scan_proc(session: bytes) -> set[int] | None:
     if not os.path.isdir("/proc"):
         return None
     groups = set()
-    session = str(sid)
     with os.scandir("/proc") as entries:
         for entry in entries:
             if not entry.name.isdigit():
                 continue
             try:
-                with open(os.path.join(entry.path, "stat")) as file:
+                with open(os.path.join(entry.path, "stat"), "rb") as file:
                     stat = file.read()
-            except OSError:
+                # "pid (comm) state ppid pgrp session ...": comm (any bytes, not
+                # UTF-8 necessarily) may hold spaces and ')'
+                state, _, group, member_of = stat[stat.rindex(b")") + 2 :].split(maxsplit=4)[:4]
+                if member_of == session and state not in (b"Z", b"X"):
+                    groups.add(int(group))
+            except (OSError, ValueError):
                 continue
-            # "pid (comm) state ppid pgrp session ...": comm may hold spaces and ')'
-            fields = stat[stat.rfind(")") + 2 :].split(maxsplit=4)
-            if len(fields) < 4 or not fields[2].isdigit():
-                continue
-            state, _, group, member_of = fields[:4]
-            if member_of == session and state not in ("Z", "X"):
-                groups.add(int(group))
     return groups
 
 
