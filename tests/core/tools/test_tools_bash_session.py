@@ -9,8 +9,10 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -138,3 +140,42 @@ async def test_a_process_name_that_is_not_utf8_does_not_break_bash(
     processes = [*await pids(workspace, "job.pid", "inner.pid")]
     leftovers.extend(processes)
     assert await gone(*processes)
+
+
+async def test_the_session_is_scanned_once_in_a_worker_thread_on_return(
+    call_tool: CallTool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loop_thread = threading.get_ident()
+    scans: list[int] = []
+    scan = _bash._session_groups
+
+    def counted(sid: int) -> set[int] | None:
+        scans.append(threading.get_ident())
+        return scan(sid)
+
+    monkeypatch.setattr(_bash, "_session_groups", counted)
+    assert (await call_tool("bash", command="true")).content == "(no output)\n[exit code 0]"
+    assert len(scans) == 1 and loop_thread not in scans
+
+
+async def test_a_proc_of_another_pid_namespace_is_not_trusted(
+    call_tool: CallTool, workspace: Path, leftovers: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as after `unshare -p -f` without remounting /proc: /proc/self is not us, and
+    # /proc lists none of our processes
+    (workspace / "proc").mkdir()
+    readlink, scandir = os.readlink, os.scandir
+
+    def other_readlink(path: str) -> str:
+        return "1" if path == "/proc/self" else readlink(path)
+
+    def other_scandir(path: str) -> Any:
+        return scandir(workspace / "proc" if path == "/proc" else path)
+
+    monkeypatch.setattr(os, "readlink", other_readlink)
+    monkeypatch.setattr(os, "scandir", other_scandir)
+    result = await call_tool("bash", command="sleep 30 & echo $! > bg.pid; echo started")
+    assert result.content == "started\n[exit code 0]"
+    [job] = await pids(workspace, "bg.pid")
+    leftovers.append(job)
+    assert await gone(job)

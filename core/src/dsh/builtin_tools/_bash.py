@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Final
 
 import anyio
+import anyio.to_thread
 from anyio.abc import Process
 from pydantic import Field
 
@@ -48,6 +49,9 @@ MAX_OUTPUT_BYTES: Final = 30_000
 KILL_GRACE: Final = 2.0
 #: Seconds to wait for the output pipe to close once the session is ended.
 _DRAIN: Final = 1.0
+#: Seconds between the first checks whether the session has ended, and at most.
+_FIRST_POLL: Final = 0.02
+_LAST_POLL: Final = 0.2
 
 
 #: The bytes of a word the cap may cut through (keys and tokens are made of them).
@@ -114,18 +118,20 @@ def _signal_group(pgid: int, signum: int) -> bool:
 
 def _session_groups(sid: int) -> set[int] | None:
     """The process groups of the running processes of session ``sid``, or None where
-    there is no ``/proc`` to read. Zombies do not count: where PID 1 does not reap
-    orphans (some containers) they stay forever, and they hold nothing. Never raises:
-    on anything unexpected, None (the caller then signals the command's own group)."""
+    there is no ``/proc`` of our own to read (macOS; a ``/proc`` of another PID
+    namespace, as after ``unshare -p -f`` without remounting it). Zombies do not count:
+    where PID 1 does not reap orphans (some containers) they stay forever, and they hold
+    nothing. Never raises: on anything unexpected, None (the caller then falls back to
+    the command's own group). Slow with many processes: call it in a worker thread."""
     try:
+        if int(os.readlink("/proc/self")) != os.getpid():
+            return None
         return _scan_proc(str(sid).encode())
     except Exception:  # a failed scan must not fail the command
         return None
 
 
-def _scan_proc(session: bytes) -> set[int] | None:
-    if not os.path.isdir("/proc"):
-        return None
+def _scan_proc(session: bytes) -> set[int]:
     groups = set()
     with os.scandir("/proc") as entries:
         for entry in entries:
@@ -145,44 +151,43 @@ def _scan_proc(session: bytes) -> set[int] | None:
 
 
 def _signal_session(sid: int, signum: int) -> bool:
-    """Send ``signum`` to every process group of session ``sid`` (the command's own
-    group and those its processes moved to: ``timeout``, ``set -m``); False when no
-    process of it is left. Without ``/proc``, to the command's own group only."""
+    """Send ``signum`` (0: none) to every process group of session ``sid`` (the
+    command's own group and those its processes moved to: ``timeout``, ``set -m``);
+    whether a process of it still runs. Without a ``/proc`` of our own, to the
+    command's own group only. Blocking (it reads ``/proc``): run it in a worker thread."""
     groups = _session_groups(sid)
     if groups is None:
         return _signal_group(sid, signum)
-    sent = False
     for pgid in sorted(groups):
-        sent = _signal_group(pgid, signum) or sent
-    return sent
+        _signal_group(pgid, signum)
+    return bool(groups)
 
 
-def _session_alive(sid: int) -> bool:
-    """Whether a process of the session still runs (of the group, without ``/proc``)."""
-    groups = _session_groups(sid)
-    return _signal_group(sid, 0) if groups is None else bool(groups)
+async def _signal_session_async(sid: int, signum: int) -> bool:
+    return await anyio.to_thread.run_sync(_signal_session, sid, signum)
 
 
-async def _session_ended(sid: int, signum: int | None = None) -> None:
+async def _session_ended(sid: int, signum: int = 0) -> None:
     """Return once no process of the session runs (bound it with a cancel scope),
     sending ``signum`` again each time: a process may fork into a new group meanwhile."""
-    # nothing signals the end of processes that are not our children: poll
-    while _session_alive(sid):
-        if signum is not None:
-            _signal_session(sid, signum)
-        await anyio.sleep(0.02)
+    # nothing signals the end of processes that are not our children: poll, less and
+    # less often (a scan of /proc takes a while with thousands of processes)
+    pause = _FIRST_POLL
+    while await _signal_session_async(sid, signum):
+        await anyio.sleep(pause)
+        pause = min(pause * 2, _LAST_POLL)
 
 
 async def _end_session(process: Process) -> None:
     """SIGTERM every process group of the command's session, SIGKILL them if anything
     still runs after the grace, and reap the shell. Returns once the session is gone
-    (SIGKILL takes a moment too)."""
+    (SIGKILL takes a moment too). On a normal return with nothing left, one scan."""
     sid = process.pid  # the leader of its own session (and of its first group)
-    if _signal_session(sid, signal.SIGTERM):
+    if await _signal_session_async(sid, signal.SIGTERM):
         with anyio.move_on_after(KILL_GRACE) as grace:
             await process.wait()
             await _session_ended(sid)
-        if grace.cancelled_caught and _signal_session(sid, signal.SIGKILL):
+        if grace.cancelled_caught and await _signal_session_async(sid, signal.SIGKILL):
             with anyio.move_on_after(_DRAIN):
                 await _session_ended(sid, signal.SIGKILL)
     await process.wait()
