@@ -26,17 +26,40 @@ CATASTROPHIC = r"(a|aa)+$"
 SLOW_LINE = "a" * 33 + "!"
 
 
-async def test_a_pattern_too_slow_on_a_file_is_an_error_naming_it(
+async def test_a_file_the_pattern_is_too_slow_on_is_skipped_and_named(
     call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_search, "GREP_FILE_SECONDS", 0.1, raising=False)
-    (workspace / "fast.txt").write_text("aaa!\n")
-    (workspace / "slow.txt").write_text(f"{SLOW_LINE}\n")
+    (workspace / "a.txt").write_text("aa\n")
+    (workspace / "slow.txt").write_text(f"aa\n{SLOW_LINE}\n")  # its first line is not shown
+    (workspace / "z.txt").write_text("b\naaaa\n")
+    result = await call_tool("grep", pattern=CATASTROPHIC)
+    assert not result.is_error
+    assert result.content == (
+        "a.txt:1: aa\nz.txt:2: aaaa\n[1 file skipped: too slow for the pattern: slow.txt]"
+    )
+
+
+async def test_a_pattern_too_slow_on_every_file_or_on_five_is_an_error_naming_them(
+    call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_search, "GREP_FILE_SECONDS", 0.1, raising=False)
+    (workspace / "a.txt").write_text("b\n")  # searched, but after it the pattern is too slow
+    for name in "bcdefgh":
+        (workspace / f"{name}.txt").write_text(f"{SLOW_LINE}\n")
+    (workspace / "binary.bin").write_bytes(b"aa\0")
     result = await call_tool("grep", pattern=CATASTROPHIC)
     assert result.is_error
-    assert f"the pattern {CATASTROPHIC!r} took too long on slow.txt: simplify it" in (
-        result.content
+    assert (
+        f"the pattern {CATASTROPHIC!r} took too long on b.txt, c.txt, d.txt, e.txt, f.txt: "
+        "simplify it" in result.content
     )
+    (workspace / "one").mkdir()
+    (workspace / "one" / "slow.txt").write_text(f"{SLOW_LINE}\n")
+    (workspace / "one" / "binary.bin").write_bytes(b"aa\0")
+    alone = await call_tool("grep", pattern=CATASTROPHIC, path="one")
+    assert alone.is_error
+    assert f"the pattern {CATASTROPHIC!r} took too long on one/slow.txt: simplify" in alone.content
 
 
 async def test_the_event_loop_runs_while_a_pattern_backtracks_and_an_abort_ends_the_turn(
@@ -105,6 +128,9 @@ async def test_each_glob_alternative_must_stay_below_path(
         "stay below path" in result.content
     )
     assert "f.txt" not in result.content and "NotImplementedError" not in result.content
+    result = await call_tool("grep", pattern="x", glob=pattern.replace("*/*", "*/*.txt"))
+    assert result.is_error
+    assert f"the pattern {pattern.replace('*/*', '*/*.txt')!r} (its alternative" in result.content
 
 
 async def test_grep_sorts_files_by_path_as_glob_does(call_tool: CallTool, workspace: Path) -> None:

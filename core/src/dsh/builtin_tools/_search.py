@@ -10,7 +10,7 @@ listed but never followed out of the roots.
 a whole match, so a pattern that backtracks catastrophically froze the event loop (no
 abort, no other agent) for as long as it ran, and nothing could stop it. ``regex``
 releases the GIL while it matches (``concurrent=True``) and gives up after a time
-limit (``timeout=``); its syntax is ``re``'s, with additions.
+limit (``timeout=``); its syntax is mostly ``re``'s (docs/tools.md says how it differs).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ __all__ = [
     "MAX_GREP_CHARS",
     "MAX_GREP_FILE_BYTES",
     "MAX_GREP_MATCHES",
+    "MAX_GREP_SLOW_FILES",
     "MAX_LS_ENTRIES",
     "expand_braces",
     "glob",
@@ -57,6 +58,8 @@ MAX_GREP_FILE_BYTES: Final = 10_000_000
 #: Seconds of matching grep allows a pattern on one file before giving up on it (the
 #: ``regex`` module measures it coarsely: it may run up to a few times longer).
 GREP_FILE_SECONDS: Final = 2.0
+#: grep gives up once the pattern was too slow on this many files (it skips fewer).
+MAX_GREP_SLOW_FILES: Final = 5
 _SPECIAL: Final = "special (pipe, socket, device)"
 _BRACES: Final = re.compile(r"\{([^{}]*,[^{}]*)\}")
 
@@ -179,17 +182,22 @@ async def glob(
     )
 
 
-def _files(base: Path, patterns: list[str] | None) -> Iterator[Path]:
+def _files(base: Path, patterns: list[str] | None, given: str | None = None) -> Iterator[Path]:
     """The files below ``base`` sorted by path (as ``glob`` sorts them: ``a.txt``
     before ``a/b.txt`` before ``b.txt``), without ``.git`` directories and
     without descending into symlinked directories; with ``patterns``, those whose name
     matches one without a ``/``, or whose path below ``base`` matches one with a ``/``
-    as ``glob`` would match it."""
+    as ``glob`` would match it; ``given``: the glob they were expanded from."""
     if not base.is_dir():
         yield base
         return
     names = [p for p in patterns or () if "/" not in p]
-    paths = {match for p in patterns or () if "/" in p for match in _matches(base, _below(p), p)}
+    paths = {
+        match
+        for p in patterns or ()
+        if "/" in p
+        for match in _matches(base, _below(p, given), given or p)
+    }
     found = []
     for directory, subdirectories, files in os.walk(base):
         subdirectories[:] = [d for d in subdirectories if d != ".git"]
@@ -208,6 +216,8 @@ class _Matches:
         self.size = 0
         self.full = False
         self.total = 0
+        self.searched = 0  # text files matched to their end
+        self.slow: list[str] = []  # files the pattern took too long on
         self.skipped = dict.fromkeys(
             ["binary", "too large", "unreadable", "outside the roots", _SPECIAL], 0
         )
@@ -232,6 +242,9 @@ class _Matches:
         skipped = [f"{n} {why}" for why, n in self.skipped.items() if n]
         if skipped:
             notes.append(f"[files skipped: {', '.join(skipped)}]")
+        if self.slow:
+            count = f"{len(self.slow)} file{'s' if len(self.slow) > 1 else ''}"
+            notes.append(f"[{count} skipped: too slow for the pattern: {', '.join(self.slow)}]")
         return notes
 
 
@@ -258,19 +271,20 @@ def _search(path: Path, shown: str, compiled: regex.Pattern[str], matches: _Matc
     # split on \n only, so line numbers agree with read's and edit's
     lines = split_lines(data.decode("utf-8", "replace"))
     deadline = time.monotonic() + GREP_FILE_SECONDS
+    found = []
     for number, text in enumerate(lines, start=1):
         try:
             # concurrent: the GIL is released while it matches, so the event loop runs
-            found = compiled.search(
+            if compiled.search(
                 text, concurrent=True, timeout=max(deadline - time.monotonic(), 0.001)
-            )
-        except TimeoutError:
-            raise ToolError(
-                f"the pattern {compiled.pattern!r} took too long on {shown}: simplify it "
-                "(it may backtrack catastrophically, as '(a|aa)+$' does)"
-            ) from None
-        if found:
-            matches.add(f"{shown}:{number}: {clip_line(text, MAX_GREP_LINE_CHARS)}")
+            ):
+                found.append(f"{shown}:{number}: {clip_line(text, MAX_GREP_LINE_CHARS)}")
+        except TimeoutError:  # skipped whole, said so: no file's matches shown in part
+            matches.slow.append(shown)
+            return
+    matches.searched += 1
+    for line in found:
+        matches.add(line)
 
 
 def _grep(base: Path, shown: str, pattern: str, glob: str | None, roots: Roots) -> str:
@@ -281,7 +295,7 @@ def _grep(base: Path, shown: str, pattern: str, glob: str | None, roots: Roots) 
     if not base.exists():
         raise ToolError(f"{shown} does not exist")
     matches = _Matches()
-    for path in _files(base, expand_braces(glob) if glob else None):
+    for path in _files(base, expand_braces(glob) if glob else None, glob):
         anyio.from_thread.check_cancelled()  # an abandoned search stops here
         if path.is_symlink():
             real = real_path(path)
@@ -292,6 +306,13 @@ def _grep(base: Path, shown: str, pattern: str, glob: str | None, roots: Roots) 
                 matches.skipped["outside the roots"] += 1
                 continue
         _search(path, roots.show(path), compiled, matches)
+        if len(matches.slow) >= MAX_GREP_SLOW_FILES:
+            break
+    if (matches.slow and not matches.searched) or len(matches.slow) >= MAX_GREP_SLOW_FILES:
+        raise ToolError(
+            f"the pattern {pattern!r} took too long on {', '.join(matches.slow)}: simplify "
+            "it (it may backtrack catastrophically, as '(a|aa)+$' does)"
+        )
     if not matches.total:
         where = f"{shown} (files matching {glob!r})" if glob else shown
         return "\n".join([f"no matches for {pattern!r} in {where}", *matches.notes()])
