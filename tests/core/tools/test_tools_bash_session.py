@@ -179,3 +179,32 @@ async def test_a_proc_of_another_pid_namespace_is_not_trusted(
     [job] = await pids(workspace, "bg.pid")
     leftovers.append(job)
     assert await gone(job)
+
+
+async def test_a_new_process_given_the_ended_sessions_number_is_left_alone(
+    call_tool: CallTool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the shell is reaped and its session empty, its pid may go to another
+    program, which may make a session of its own with it (``setsid``)."""
+    if os.geteuid() != 0:
+        pytest.skip("only root may choose the next pid")
+    others: list[subprocess.Popen[bytes]] = []
+    scan = _bash._session_groups
+
+    def reusing(sid: int) -> set[int] | None:
+        if not others:  # the pids wrapped round: another program gets the shell's
+            Path("/proc/sys/kernel/ns_last_pid").write_text(str(sid - 1))
+            others.append(subprocess.Popen(["sleep", "60"], start_new_session=True))
+        return scan(sid)
+
+    monkeypatch.setattr(_bash, "_session_groups", reusing)
+    try:
+        result = await call_tool("bash", command="echo $$")
+        [other] = others
+        if result.content != f"{other.pid}\n[exit code 0]":
+            pytest.skip("another process took the pid first")
+        assert other.poll() is None
+    finally:
+        for other in others:
+            other.kill()
+            other.wait()

@@ -150,12 +150,19 @@ def _scan_proc(session: bytes) -> set[int]:
     return groups
 
 
-def _signal_session(sid: int, signum: int) -> bool:
+def _signal_session(sid: int, signum: int, reaped: bool) -> bool:
     """Send ``signum`` (0: none) to every process group of session ``sid`` (the
     command's own group and those its processes moved to: ``timeout``, ``set -m``);
     whether a process of it still runs. Without a ``/proc`` of our own, to the
-    command's own group only. Blocking (it reads ``/proc``): run it in a worker thread."""
+    command's own group only. ``reaped``: whether the shell (pid ``sid``) was reaped.
+    Blocking (it reads ``/proc``): run it in a worker thread."""
     groups = _session_groups(sid)
+    if reaped and _pid_taken(sid):
+        # The kernel gives no new process a number still in use as a session or group
+        # id: a process numbered ``sid`` now (checked after the scan, which may have
+        # seen it) is another program's, which may have made a session of its own
+        # (``setsid``): ours has ended. Not to be signalled.
+        return False
     if groups is None:
         return _signal_group(sid, signum)
     for pgid in sorted(groups):
@@ -163,17 +170,28 @@ def _signal_session(sid: int, signum: int) -> bool:
     return bool(groups)
 
 
-async def _signal_session_async(sid: int, signum: int) -> bool:
-    return await anyio.to_thread.run_sync(_signal_session, sid, signum)
+def _pid_taken(pid: int) -> bool:
+    try:
+        os.getsid(pid)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists
+        return True
+    return True
 
 
-async def _session_ended(sid: int, signum: int = 0) -> None:
+async def _signal_session_async(process: Process, signum: int) -> bool:
+    reaped = process.returncode is not None
+    return await anyio.to_thread.run_sync(_signal_session, process.pid, signum, reaped)
+
+
+async def _session_ended(process: Process, signum: int = 0) -> None:
     """Return once no process of the session runs (bound it with a cancel scope),
     sending ``signum`` again each time: a process may fork into a new group meanwhile."""
     # nothing signals the end of processes that are not our children: poll, less and
     # less often (a scan of /proc takes a while with thousands of processes)
     pause = _FIRST_POLL
-    while await _signal_session_async(sid, signum):
+    while await _signal_session_async(process, signum):
         await anyio.sleep(pause)
         pause = min(pause * 2, _LAST_POLL)
 
@@ -181,15 +199,16 @@ async def _session_ended(sid: int, signum: int = 0) -> None:
 async def _end_session(process: Process) -> None:
     """SIGTERM every process group of the command's session, SIGKILL them if anything
     still runs after the grace, and reap the shell. Returns once the session is gone
-    (SIGKILL takes a moment too). On a normal return with nothing left, one scan."""
-    sid = process.pid  # the leader of its own session (and of its first group)
-    if await _signal_session_async(sid, signal.SIGTERM):
+    (SIGKILL takes a moment too). On a normal return with nothing left, one scan. The
+    session's id is the shell's pid (the leader of the session and of its first
+    group)."""
+    if await _signal_session_async(process, signal.SIGTERM):
         with anyio.move_on_after(KILL_GRACE) as grace:
             await process.wait()
-            await _session_ended(sid)
-        if grace.cancelled_caught and await _signal_session_async(sid, signal.SIGKILL):
+            await _session_ended(process)
+        if grace.cancelled_caught and await _signal_session_async(process, signal.SIGKILL):
             with anyio.move_on_after(_DRAIN):
-                await _session_ended(sid, signal.SIGKILL)
+                await _session_ended(process, signal.SIGKILL)
     await process.wait()
 
 
