@@ -181,6 +181,17 @@ async def test_a_proc_of_another_pid_namespace_is_not_trusted(
     assert await gone(job)
 
 
+def writable_last_pid() -> Path:
+    """The file that chooses the next pid, or a skip where it cannot be written (a
+    container may mount /proc/sys read-only, even for root)."""
+    last_pid = Path("/proc/sys/kernel/ns_last_pid")
+    try:
+        last_pid.write_text(last_pid.read_text())
+    except OSError as exc:
+        pytest.skip(f"the next pid cannot be chosen here ({exc})")
+    return last_pid
+
+
 async def test_a_new_process_given_the_ended_sessions_number_is_left_alone(
     call_tool: CallTool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -188,12 +199,13 @@ async def test_a_new_process_given_the_ended_sessions_number_is_left_alone(
     program, which may make a session of its own with it (``setsid``)."""
     if os.geteuid() != 0:
         pytest.skip("only root may choose the next pid")
+    last_pid = writable_last_pid()
     others: list[subprocess.Popen[bytes]] = []
     scan = _bash._session_groups
 
     def reusing(sid: int) -> set[int] | None:
         if not others:  # the pids wrapped round: another program gets the shell's
-            Path("/proc/sys/kernel/ns_last_pid").write_text(str(sid - 1))
+            last_pid.write_text(str(sid - 1))
             others.append(subprocess.Popen(["sleep", "60"], start_new_session=True))
         return scan(sid)
 
