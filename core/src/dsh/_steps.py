@@ -42,7 +42,8 @@ __all__ = ["StepRunner"]
 log = get_logger("dsh.loop")
 #: Stop reasons whose answer's tool calls never run: cut off by the output limit, or
 #: stopped by the provider (a refusal, a content filter, an error mid-answer, an abort,
-#: or a reason the adapter does not know: ``Finish.detail`` names it).
+#: or a reason the adapter does not know after a tool call cut in the middle:
+#: ``Finish.detail`` names it).
 _CUT: Final = frozenset({"max_tokens", "error"})
 _REFUSED: Final = (
     "the provider stopped the answer (a refusal, a content filter or an "

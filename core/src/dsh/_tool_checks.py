@@ -10,6 +10,7 @@ import contextlib
 import inspect
 import re
 import sys
+import warnings
 from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import Any, Final, ForwardRef, get_args
@@ -67,30 +68,27 @@ def check_name(name: str) -> None:
     )
 
 
-#: Names pydantic takes for its own on a model: its attributes and methods (a field of
-#: the name shadows one, or is refused), its settings, and the namespaces it protects.
-_RESERVED: Final = frozenset(name for name in dir(BaseModel) if not name.startswith("_")) | {
-    "model_config"
-}
+#: The names pydantic will not make a field of: its models' settings, and the methods
+#: it protects (a field named so is a ValueError). A field shadowing another attribute
+#: (``json``, ``schema``, ``copy``) is held as any other: pydantic only warns of it.
 _PROTECTED: Final = ("model_validate", "model_dump")
 
 
 def check_parameter_name(tool: str, name: str) -> None:
     """Refuse a parameter ``name`` that pydantic would not make a plain field of: the
-    model would not be told of it, or every call would fail, or pydantic would warn."""
+    model would not be told of it, or every call would fail."""
     if name.startswith("_"):
         raise DshError(
             f"tool {tool!r}: parameter {name!r} starts with '_', which pydantic takes for a "
             "private attribute: the model would neither be told of it nor be able to send "
             "it; rename it"
         )
-    if name in _RESERVED or name.startswith(_PROTECTED):
-        if name == "model_config":
-            what = "its models' settings"
-        elif name in _RESERVED:
-            what = f"an attribute of its models (BaseModel.{name})"
-        else:
-            what = f"its models' own names (those starting with {' or '.join(_PROTECTED)})"
+    if name == "model_config" or name.startswith(_PROTECTED):
+        what = (
+            "its models' settings"
+            if name == "model_config"
+            else f"its models' own methods (those starting with {' or '.join(_PROTECTED)})"
+        )
         raise DshError(
             f"tool {tool!r}: parameter {name!r} is a name pydantic reserves for {what}: the "
             "tool's arguments model could not hold it as an argument; rename it"
@@ -124,7 +122,11 @@ def arguments_model(tool: str, fields: dict[str, Any]) -> type[BaseModel]:
     naming the tool and the parameter whose type pydantic cannot check."""
     checked: dict[str, Any] = {n: (refusing_bools(a), d) for n, (a, d) in fields.items()}
     try:  # a string annotation left is looked up in dsh.tools' names, as it always was
-        return create_model(f"{tool}_arguments", __config__=_CONFIG, __module__=_MODULE, **checked)
+        with warnings.catch_warnings():  # a field shadowing BaseModel.json: held all the same
+            warnings.filterwarnings("ignore", "Field name .* shadows an attribute", UserWarning)
+            return create_model(
+                f"{tool}_arguments", __config__=_CONFIG, __module__=_MODULE, **checked
+            )
     except _REFUSED as exc:
         raise DshError(_why(tool, {n: a for n, (a, _) in fields.items()}, exc)) from exc
 

@@ -138,6 +138,16 @@ def test_expand_braces() -> None:
     assert expand_braces("{only}") == ["{only}"]  # no comma: a literal
 
 
+def test_expand_braces_refuses_more_than_its_limit_of_patterns() -> None:
+    """``{a,b}`` 20 times is a million patterns, made in a thread an abort abandons."""
+    from dsh.builtin_tools._search import MAX_BRACE_PATTERNS
+    from dsh.tools import ToolError
+
+    assert len(expand_braces("{a,b}" * 9)) == 512 <= MAX_BRACE_PATTERNS
+    with pytest.raises(ToolError, match="more than 1000 alternatives"):
+        expand_braces("{a,b}" * 20)
+
+
 # -- grep -----------------------------------------------------------------------------------
 
 

@@ -22,11 +22,10 @@ import time
 from collections.abc import Iterator
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio.from_thread
 import anyio.to_thread
-import regex
 from pydantic import Field
 
 from dsh.builtin_tools._paths import Roots, real_path, roots_of
@@ -34,8 +33,12 @@ from dsh.builtin_tools._regular import file_kind, open_regular
 from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, looks_binary, split_lines
 from dsh.tools import ToolContext, ToolError, tool
 
+if TYPE_CHECKING:
+    import regex
+
 __all__ = [
     "GREP_FILE_SECONDS",
+    "MAX_BRACE_PATTERNS",
     "MAX_GLOB_RESULTS",
     "MAX_GREP_CHARS",
     "MAX_GREP_FILE_BYTES",
@@ -60,17 +63,31 @@ MAX_GREP_FILE_BYTES: Final = 10_000_000
 GREP_FILE_SECONDS: Final = 2.0
 #: grep gives up once the pattern was too slow on this many files (it skips fewer).
 MAX_GREP_SLOW_FILES: Final = 5
+#: The patterns ``{a,b}`` groups may expand a glob to, at most.
+MAX_BRACE_PATTERNS: Final = 1_000
 _SPECIAL: Final = "special (pipe, socket, device)"
 _BRACES: Final = re.compile(r"\{([^{}]*,[^{}]*)\}")
 
 
 def expand_braces(pattern: str) -> list[str]:
-    """``*.{ts,tsx}`` -> ``["*.ts", "*.tsx"]`` (every group, not nested)."""
-    match = _BRACES.search(pattern)
-    if match is None:
-        return [pattern]
-    head, tail = pattern[: match.start()], pattern[match.end() :]
-    return [p for alt in match.group(1).split(",") for p in expand_braces(head + alt + tail)]
+    """``*.{ts,tsx}`` -> ``["*.ts", "*.tsx"]`` (every group, not nested); more than
+    ``MAX_BRACE_PATTERNS`` is a ToolError (``{a,b}`` 20 times is a million)."""
+    done: list[str] = []
+    todo = [pattern]
+    while todo:
+        each = todo.pop()
+        match = _BRACES.search(each)
+        if match is None:
+            done.append(each)
+            continue
+        head, tail = each[: match.start()], each[match.end() :]
+        todo.extend(head + alt + tail for alt in reversed(match.group(1).split(",")))
+        if len(done) + len(todo) > MAX_BRACE_PATTERNS:
+            raise ToolError(
+                f"the pattern {pattern!r} has more than {MAX_BRACE_PATTERNS} alternatives "
+                "({a,b} groups multiply): search with fewer, or several calls"
+            )
+    return done
 
 
 def _directory(target: Path, shown: str) -> None:
@@ -288,6 +305,8 @@ def _search(path: Path, shown: str, compiled: regex.Pattern[str], matches: _Matc
 
 
 def _grep(base: Path, shown: str, pattern: str, glob: str | None, roots: Roots) -> str:
+    import regex  # here, in the worker thread: ~15 ms a harness start need not pay
+
     try:
         compiled = regex.compile(pattern)
     except regex.error as exc:
