@@ -15,6 +15,8 @@ from dsh._ids import why_not
 from dsh._options import CORE_OPTIONS, option_typo
 from dsh._provider_table import key_header, sends_own_key
 from dsh._quoted import type_names
+from dsh._header_secrets import credential_like
+from dsh._secret_names import COOKIE_NAMES, bare_name
 from dsh._secrets import is_secret_name, key_from_env
 
 if TYPE_CHECKING:
@@ -78,6 +80,8 @@ def misplaced_key(key: str, value: object) -> str | None:
         )
     # a typo of a core option (max_token) is told as one where options are checked
     secret = isinstance(value, str) and is_secret_name(key, query=False)
+    if secret and bare_name(key) in COOKIE_NAMES:  # cookies: cookies.txt is a file's name
+        secret = credential_like(str(value))
     if secret and not option_typo(key, list(CORE_OPTIONS)):
         return (
             f"{key!r} names a secret (a key, a token, a password): secrets go neither in "

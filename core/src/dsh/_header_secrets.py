@@ -24,7 +24,7 @@ from typing import Final
 
 from dsh._secret_names import is_secret_name
 
-__all__ = ["header_credentials"]
+__all__ = ["credential_like", "header_credentials"]
 
 #: Headers whose values are not secrets (lowercased); and any name ending with
 #: ``-version`` or ``-beta`` (``anthropic-version``, ``OpenAI-Beta``, ``api-version``).
@@ -56,6 +56,15 @@ def header_credentials(headers: Mapping[str, str]) -> set[str]:
         elif _token_like(value.strip()) or _secret_named(name):
             found.update((value, value.strip()))
     return found
+
+
+def credential_like(value: str) -> bool:
+    """Whether ``value`` (an option's named as a cookie) looks like a credential: an
+    authentication scheme and a value (``Bearer <token>``), a cookie's ``name=value``,
+    or a token (``_token_like``); not a file's name nor a mode (``cookies.txt``, ``all``)."""
+    words = value.split(None, 1)
+    scheme = len(words) == 2 and words[0].lower() in _SCHEMES
+    return scheme or "=" in value or _token_like(value.strip())
 
 
 def _token_like(value: str) -> bool:
