@@ -37,6 +37,7 @@ from dsh_persistence._sqlite_connection import (
     FileId,
     file_id,
     let_go_of_moved,
+    mark,
     open_database,
     transaction,
 )
@@ -77,6 +78,7 @@ class SqliteBackend(SessionBackend):
         self._lock = threading.Lock()  # one connection, used by one thread at a time
         self._db: sqlite3.Connection | None = None
         self._file: FileId | None = None  # the database file ``_db`` has open
+        self._marked = False  # ``_db`` is marked as dsh's (``mark``), known to be
         #: session id -> (stored next_seq, readable tail) as the last ``load`` found them
         self._loaded: dict[str, tuple[int, StoredTail]] = {}
         #: The sessions this process continues: a locked file each, beside the database.
@@ -85,11 +87,14 @@ class SqliteBackend(SessionBackend):
     def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
             self._let_go_if_moved()
-            return self._work(work)
+            return self._work(work, write=True)
 
-    def _work(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    def _work(self, work: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
         db = self._connect()
         try:
+            if write and not self._marked:  # a database created before the mark
+                mark(db, self._check_version)
+                self._marked = True
             return work(db)
         except sqlite3.Error as exc:
             raise PersistenceError(f"{self.path}: {exc}") from exc
@@ -159,7 +164,7 @@ class SqliteBackend(SessionBackend):
             return self._db
         self._make_directory()
         db, file = open_database(self.path, self._timeout, self._unusable, self._check_version)
-        self._db, self._file = db, file
+        self._db, self._file, self._marked = db, file, False
         return db
 
     def _check_version(self, db: sqlite3.Connection) -> int:

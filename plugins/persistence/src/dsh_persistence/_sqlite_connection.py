@@ -22,7 +22,7 @@ from dsh_persistence._errors import PersistenceError
 from dsh_persistence._opening import set_up
 from dsh_persistence._sqlite_schema import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, WORKSPACES
 
-__all__ = ["FileId", "file_id", "let_go_of_moved", "open_database", "transaction"]
+__all__ = ["FileId", "file_id", "let_go_of_moved", "mark", "open_database", "transaction"]
 
 #: (st_dev, st_ino): which file a path leads to
 FileId = tuple[int, int]
@@ -39,7 +39,8 @@ def open_database(
     replaced meanwhile is taken for moved (and opened again), never the other way.
     ``check_version`` (which raises for another program's database, or a newer one)
     reads it before anything is changed, and again in the transaction that creates
-    the schema or marks a database created before ``APPLICATION_ID`` with it."""
+    the schema (and marks the new database with ``APPLICATION_ID``). A database
+    created before the mark is not marked here, as reads open it too: ``mark``."""
     try:
         with suppress(FileExistsError):  # created private: sessions hold prompts and files
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
@@ -56,11 +57,21 @@ def open_database(
                 for statement in SCHEMA:  # not executescript: it commits first
                     db.execute(statement)
                 db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                db.execute(f"PRAGMA application_id={APPLICATION_ID}")
             else:  # written by a version before the workspaces table, perhaps
                 db.execute(WORKSPACES)
-            if int(db.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
-                db.execute(f"PRAGMA application_id={APPLICATION_ID}")
     return db, file
+
+
+def mark(db: sqlite3.Connection, check_version: Callable[[sqlite3.Connection], int]) -> None:
+    """Mark ``db``, created before ``APPLICATION_ID``, with it (checked again in the
+    transaction that does): when it is first written, never by a read (``dsh sessions
+    list`` and ``show`` change nothing; the file may be another user's, read-only)."""
+    if int(db.execute("PRAGMA application_id").fetchone()[0]) == APPLICATION_ID:
+        return
+    with transaction(db):
+        check_version(db)
+        db.execute(f"PRAGMA application_id={APPLICATION_ID}")
 
 
 def enable_wal(db: sqlite3.Connection, timeout: float) -> None:
