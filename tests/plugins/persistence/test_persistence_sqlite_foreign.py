@@ -65,7 +65,31 @@ def unversioned_app(path: Path) -> None:
         db.commit()
 
 
+def django(path: Path) -> None:
+    """Django's ``db.sqlite3``: ``user_version`` 0 and its own tables (dsh's were created
+    in it by the first save, with ``user_version`` 1 and dsh's mark)."""
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE django_migrations (id INTEGER PRIMARY KEY, app TEXT)")
+        db.execute("INSERT INTO django_migrations VALUES (1, 'auth')")
+        db.commit()
+
+
+def sessions_view(path: Path) -> None:
+    """A view named ``sessions`` with dsh's columns, ``user_version`` 0 (it passed the
+    check, and the first save committed the mark, then failed)."""
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE people (name TEXT)")
+        db.execute("INSERT INTO people VALUES ('bob')")
+        db.execute(
+            "CREATE VIEW sessions AS SELECT name AS id, 0 AS created, 0 AS updated, "
+            "0 AS turns, '' AS title, '' AS cwd, '{}' AS meta, 0 AS next_seq FROM people"
+        )
+        db.commit()
+
+
 APPS: dict[str, tuple[Callable[[Path], None], str]] = {
+    "django": (django, "user_version 0, and it holds another program's tables: django_mig"),
+    "view": (sessions_view, "user_version 0, and it holds another program's tables: people"),
     "user_version 1": (migrated_app, "table 'sessions' is another program's: no column"),
     "user_version 1, no tables": (migrated_notes, "user_version 1, but no table sessions"),
     "application_id": (marked_app, "application_id is 0x12345678"),

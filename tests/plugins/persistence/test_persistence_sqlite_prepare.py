@@ -1,8 +1,9 @@
 """A SQLite database that cannot hold sessions is refused when the harness starts, before
 any model is called: a file that is not a database, one of a newer schema, one this
 process may not write, a directory where it cannot be created. ``prepare`` checks that
-without changing anything: another program's database stays as it was (``dsh config
-check`` starts a harness too), and a missing one is created by the first save."""
+without changing anything: another program's database is refused and stays as it was
+(``dsh config check`` starts a harness too), and a missing one is created by the first
+save."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def other_programs(path: Path) -> None:
 
 
 def read_only(path: Path) -> None:
-    other_programs(path)
+    path.touch()  # an empty database: dsh creates its tables in one
     path.chmod(0o400)
 
 
@@ -71,6 +72,10 @@ CASES = {
     "not-sqlite": (lambda path: path.write_text("my notes\n"), "file is not a database"),
     "newer": (newer, "schema version 99 is newer"),
     "read-only": (read_only, "cannot write to the session database: Permission denied"),
+    "another program's": (
+        other_programs,
+        "user_version 0, and it holds another program's tables: notes",
+    ),
 }
 
 
@@ -117,15 +122,18 @@ async def test_the_harness_stops_before_any_model_is_called(tmp_path: Path, name
 
 async def test_a_start_leaves_another_programs_database_as_it_was(tmp_path: Path) -> None:
     """A harness start (as ``dsh config check`` runs one) pointed at another program's
-    database checks it and changes nothing: no tables, no WAL, no version, no file."""
+    database (``user_version`` 0, its own tables) refuses it and changes nothing: no
+    tables, no WAL, no version, no file. (It was accepted, and the first save created
+    dsh's tables in it.)"""
     path = tmp_path / "app.db"
     other_programs(path)
     before = path.read_bytes()
     plugin = PersistencePlugin(PersistenceSettings(backend="sqlite", database=path))
     pm = create_plugin_manager([("persistence", plugin)], load_entry_points=False)
     try:
-        async with scripted_harness(ScriptedModel([text("hi")]), pm=pm):
-            pass
+        with pytest.raises(HookError, match="not a dsh session database"):
+            async with scripted_harness(ScriptedModel([text("hi")]), pm=pm):
+                pass
     finally:
         plugin.close()
     assert path.read_bytes() == before
@@ -141,9 +149,8 @@ def test_dsh_config_check_leaves_another_programs_database_as_it_was(
     before = path.read_bytes()
     config = tmp_path / "dsh.yml"
     config.write_text(f"persistence: {{backend: sqlite, database: {path}}}\n")
-    assert main(["-p", "persistence", "-c", str(config), "config", "check"]) == 0, (
-        capsys.readouterr().err
-    )
+    assert main(["-p", "persistence", "-c", str(config), "config", "check"]) != 0
+    assert "not a dsh session database (user_version 0" in capsys.readouterr().err
     assert path.read_bytes() == before
     assert listed(tmp_path) == ["app.db", "dsh.yml"]
     assert described(path) == ("delete", 0, ["notes"])

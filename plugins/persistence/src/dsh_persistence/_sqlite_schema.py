@@ -95,8 +95,8 @@ def missing(path: Path) -> bool:
 
 
 def no_schema(path: Path) -> bool:
-    """``path`` is a SQLite database (or an empty file) without the sessions' schema
-    (``user_version`` 0) and not another program's by ``not_dsh``, looked at read-only,
+    """``path`` is an empty SQLite database (or an empty file): ``user_version`` 0 and
+    not another program's by ``not_dsh``, looked at read-only,
     so changing nothing. One that cannot be read so (not a database, locked), or that
     ``not_dsh`` refuses, is left for opening it to report (or wait for)."""
     try:
@@ -131,7 +131,9 @@ def not_dsh(db: sqlite3.Connection) -> str | None:
     """Why the database ``db`` is not a dsh session database (None when it may be one:
     dsh's mark, or no mark and nothing that contradicts it), read without changing it:
     another program's ``application_id``; a table of dsh's name without dsh's columns;
-    a ``user_version`` of 1 or more without dsh's mark nor its tables."""
+    a ``user_version`` of 1 or more without dsh's mark nor its tables; ``user_version``
+    0 and anything in it (a Django ``db.sqlite3``, a view named ``sessions``): dsh
+    creates its schema only in an empty database."""
     application = int(db.execute("PRAGMA application_id").fetchone()[0])
     if application == APPLICATION_ID:
         return None
@@ -143,8 +145,14 @@ def not_dsh(db: sqlite3.Connection) -> str | None:
             lacking = ", ".join(sorted(columns - found))
             return f"its table {table!r} is another program's: no column {lacking}"
     version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version == 0:  # dsh creates its schema only in an empty database
+        names = [row[0] for row in db.execute("SELECT name FROM sqlite_master LIMIT 4")]
+        if names:
+            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            return f"user_version 0, and it holds another program's tables: {shown}"
+        return None
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     absent = [table for table in _REQUIRED if table not in tables]
-    if version > 0 and absent:
+    if absent:
         return f"user_version {version}, but no table {', '.join(absent)}"
     return None
