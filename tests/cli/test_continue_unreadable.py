@@ -62,3 +62,19 @@ def test_continue_says_it_skipped_an_unreadable_session(
         in done.stderr
     )
     assert f"dsh: continuing session {older} " in done.stderr
+
+
+def test_continue_does_not_count_files_that_are_no_sessions(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A ``.jsonl`` file without a dsh header (``train1.jsonl``, in a store of
+    ``directory: .``) is another program's, not an unreadable session: it was counted
+    as one on every ``--continue``."""
+    server = model_server([text_reply(f"Answer {n}.") for n in range(2)])
+    model = f"openai-compatible:tiny@{server.url}"
+    store = Path(env["DSH_PERSISTENCE_DIR"])
+    assert dsh("-m", model, "run", "first", env=env, cwd=tmp_path).returncode == 0
+    (store / "train1.jsonl").write_text('{"prompt": "a", "completion": "b"}\n')
+    done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "unreadable" not in done.stderr and "dsh: continuing session " in done.stderr

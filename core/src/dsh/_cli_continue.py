@@ -44,7 +44,7 @@ async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> Stor
         here = last_in(headers, str(harness.workspace))
         if here is None:
             raise DshError(_none_here(headers, harness.workspace, args))
-        skipped = sum(1 for header in headers if header.error)
+        skipped = sum(1 for header in headers if _unreadable(header))
         if skipped:
             sessions = "session" if skipped == 1 else "sessions"
             said = f"dsh: --continue: skipped {skipped} unreadable {sessions}"
@@ -53,6 +53,18 @@ async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> Stor
     else:
         wanted = await find_session(service, wanted)
     return await harness.agents.load_stored(wanted)
+
+
+#: What a store says of a file in it that is no session at all (a ``.jsonl`` file
+#: without dsh's header: another program's, in a store of ``directory: .``).
+_NO_SESSION: Final = "not a dsh session file"
+
+
+def _unreadable(header: SessionHeader) -> bool:
+    """Whether ``header`` is of a session the store cannot read (a newer dsh's, a
+    damaged one), which may be this workspace's newest; not of a file that is no
+    session."""
+    return bool(header.error) and _NO_SESSION not in header.error
 
 
 def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Namespace) -> str:
