@@ -19,6 +19,7 @@ import pytest
 from dsh.cli import main
 from dsh.session import SessionEvent
 from dsh_persistence import (
+    SessionCorruptError,
     SessionFormatError,
     SessionInfo,
     SqliteBackend,
@@ -204,3 +205,30 @@ def test_a_dsh_database_from_before_the_mark_opens_and_is_marked(tmp_path: Path)
     with closing(sqlite3.connect(path)) as db:
         assert db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
         assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+
+
+def test_a_marked_database_without_its_tables_is_said_damaged_and_left_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """dsh's mark and ``user_version`` 1, but no ``sessions`` table: the mark skipped the
+    check of the tables, and a save created ``workspaces`` and failed with SQLite's "no
+    such table: sessions"."""
+    path = tmp_path / "s.sqlite3"
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE notes (line TEXT)")
+        db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+        db.execute("PRAGMA user_version=1")
+        db.commit()
+    before, was = sha(path), state(path)
+    for use in (lambda b: b.headers(), lambda b: saved(b, "s")):
+        backend = SqliteBackend(path, source="persistence.database")
+        try:
+            with pytest.raises(SessionCorruptError) as caught:
+                use(backend)
+        finally:
+            backend.close()
+        assert str(caught.value) == (
+            f"{path} (persistence.database): the session database is damaged: "
+            "user_version 1, but no table sessions, events; it was not changed"
+        )
+    assert sha(path) == before and state(path) == was

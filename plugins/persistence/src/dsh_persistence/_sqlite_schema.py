@@ -20,7 +20,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from dsh_persistence._errors import SessionFormatError
+from dsh_persistence._errors import SessionCorruptError, SessionFormatError
 
 __all__ = [
     "APPLICATION_ID",
@@ -111,7 +111,8 @@ def no_schema(path: Path) -> bool:
 def checked_version(db: sqlite3.Connection, where: str) -> int:
     """The schema version of ``db`` (``where``: its path and setting, for messages),
     which is dsh's (``not_dsh``) and not newer, read only: else a
-    ``SessionFormatError``, before anything is changed."""
+    ``SessionFormatError``, before anything is changed; a ``SessionCorruptError`` for
+    one marked as dsh's that lacks its tables."""
     reason = not_dsh(db)
     if reason is not None:
         raise SessionFormatError(
@@ -123,6 +124,12 @@ def checked_version(db: sqlite3.Connection, where: str) -> int:
             f"{where}: session database schema version {version} is newer than "
             f"this dsh-persistence reads (up to {SCHEMA_VERSION}); upgrade "
             "dsh-persistence to open it. The database was not changed."
+        )
+    absent = _absent(db) if version > 0 else []
+    if absent:  # marked as dsh's (else ``not_dsh`` refused it)
+        raise SessionCorruptError(
+            f"{where}: the session database is damaged: user_version {version}, but no "
+            f"table {', '.join(absent)}; it was not changed"
         )
     return version
 
@@ -151,8 +158,14 @@ def not_dsh(db: sqlite3.Connection) -> str | None:
             shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
             return f"user_version 0, and it holds another program's tables: {shown}"
         return None
-    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    absent = [table for table in _REQUIRED if table not in tables]
+    absent = _absent(db)
     if absent:
         return f"user_version {version}, but no table {', '.join(absent)}"
     return None
+
+
+def _absent(db: sqlite3.Connection) -> list[str]:
+    """Which of the tables every dsh database of ``user_version`` 1 or later has are not
+    in ``db``."""
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    return [table for table in _REQUIRED if table not in tables]
