@@ -4,7 +4,8 @@ them), and the writer never checked its size while ``list`` and ``delete`` read 
 is incomplete", could not be continued (``--continue`` reads the listing), and was not
 deleted ("not a dsh session file"), while ``show`` read it. Reading and writing now
 agree on ``HEADER_LIMIT``: the writer refuses a longer header when the session is
-created, and a file cut by the limit is said to be so."""
+created, and a file cut by the limit is said to be so (``delete``: and that it is
+removed by hand, where it said only "not deleted")."""
 
 from __future__ import annotations
 
@@ -74,7 +75,8 @@ def test_a_file_cut_by_the_limit_is_said_to_be_longer(
         with pytest.raises(SessionFormatError) as caught:
             backend.delete("s")
         assert str(caught.value) == (
-            f"{path}:1: the header line is longer than 4096 bytes, the most dsh reads; not deleted"
+            f"{path}:1: the header line is longer than 4096 bytes, the most dsh reads; not "
+            f"deleted (remove the file by hand: {path})"
         )
         assert path.exists()
     finally:

@@ -81,8 +81,8 @@ def check_session_file(fd: int, path: Path, doing: str) -> None:
     One whose header is longer than dsh reads (``first_line``) is refused saying so."""
     try:
         line = first_line(fd, path)
-    except SessionCorruptError as exc:
-        raise SessionFormatError(f"{exc}; not {doing}") from None
+    except SessionCorruptError as exc:  # dsh cannot tell whose it is: a person can
+        raise SessionFormatError(f"{exc}; not {doing} (remove the file by hand: {path})") from None
     try:
         header = json.loads(b"" if line is None else line)
     except (ValueError, RecursionError):
