@@ -11,11 +11,11 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from dsh._config_yaml import AtKey, locate
+from dsh._header_secrets import credential_like
 from dsh._ids import why_not
 from dsh._options import CORE_OPTIONS, option_typo
 from dsh._provider_table import key_header, sends_own_key
 from dsh._quoted import type_names
-from dsh._header_secrets import credential_like
 from dsh._secret_names import COOKIE_NAMES, bare_name
 from dsh._secrets import is_secret_name, key_from_env
 
