@@ -13,7 +13,7 @@ from dsh._config_cross import set_model_names
 from dsh._config_errors import missing_hint, reason, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_local import check_local
-from dsh._config_models import misplaced_key
+from dsh._config_secrets import misplaced_key
 from dsh._config_yaml import Loc
 from dsh._declared_secrets import declared_secrets
 from dsh._entry_points import FIRST_PARTY

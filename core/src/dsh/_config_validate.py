@@ -12,7 +12,8 @@ from yaml.nodes import Node
 from dsh._config_cross import GoodPart, SettingsAt, cross_check
 from dsh._config_errors import from_validation, missing_hint, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
-from dsh._config_models import CORE_KEYS, AgentConfig, Config, CoreKeys, misplaced_key
+from dsh._config_models import CORE_KEYS, AgentConfig, Config, CoreKeys
+from dsh._config_secrets import misplaced_key
 from dsh._config_yaml import Loc, Problem, locate
 from dsh._declared_secrets import declared_secrets
 from dsh._entry_points import FIRST_PARTY
