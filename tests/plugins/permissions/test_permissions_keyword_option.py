@@ -113,3 +113,25 @@ async def test_a_word_that_only_mentions_the_option_does_not_turn_it_on(judge, c
 )  # fmt: skip
 async def test_the_program_turning_it_on_is_found_behind_wrappers(judge, command):
     await refused(judge, DENY_RM, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"set -o -k; {RUNS_RM}", f"set +o -k; {RUNS_RM}", f"set -o -o keyword; {RUNS_RM}",
+        f"set -eo -k; {RUNS_RM}", f"set -Eo -k; {RUNS_RM}", f"builtin set -o -k; {RUNS_RM}",
+        f"set +o +o -k; {RUNS_RM}",
+    ],
+)  # fmt: skip
+async def test_a_word_after_o_starting_with_a_sign_is_read_as_options(judge, command):
+    """bash takes the word after ``-o`` as an option name only when it starts with
+    neither ``-`` nor ``+``: ``set -o -k`` lists the options, then turns ``k`` on."""
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["set -o -e; ls LD_PRELOAD=x", "set +o -o pipefail; ls LD_PRELOAD=x"],
+)
+async def test_a_word_after_o_without_k_still_passes(judge, command):
+    await allowed(judge, DENY_RM, command)

@@ -114,17 +114,20 @@ def _sets_shellopts(word: Word) -> bool:
 
 def _set_turns_on(words: tuple[Word, ...], start: int) -> bool:
     """Whether ``set`` given ``words[start:]`` may turn the option on: before its
-    operands, a cluster holding ``k``, ``-o keyword`` or a word only the shell knows."""
+    operands, a cluster holding ``k``, ``-o keyword`` or a word only the shell knows.
+    A word after ``-o`` (``+o``) that is empty or starts with ``-`` or ``+`` is not an
+    option name: bash lists the options and reads it as options (``set -o -k``)."""
     option_name: str | None = None  # the sign of a cluster ending in o: -o, +o
     for word in (words[i] for i in range(start, len(words))):  # no copy: set set set...
         text = word.text
         if word.dynamic:
             return True
-        if option_name is not None:
+        if option_name is not None and text[:1] not in ("", "-", "+"):
             if text == "keyword" and option_name == "-":
                 return True
             option_name = None
             continue
+        option_name = None  # set -o -k: bash lists the options, reads -k as options
         if text in ("--", "-") or text[:1] not in ("-", "+"):
             return False  # the positional parameters follow
         if text[0] == "-" and _CLUSTER.fullmatch(text):
