@@ -11,10 +11,12 @@ redirection stays in its command's text (``cat < .env``), a ``;`` standing alone
 ``find -exec``'s, and ``>`` leading the pattern is the redirection form (``> /etc/*``):
 those are kept.
 
-Claude Code's prefix form ``Bash(rm:*)`` is not refused: dsh reads it as it reads any
-pattern (``*`` is any text, so ``npm run deploy:*`` matches ``npm run deploy:prod``),
-which is what some such rules mean. It is warned about (``prefix_note``), saying what
-it matches and how to write a command followed by any words.
+Claude Code's prefix form ``Bash(rm:*)`` is not dsh's: ``*`` is any text, so it
+matches only a command starting ``rm:``, never ``rm -rf src``. In a deny or ask rule it
+is refused (``prefix_problem``), saying to write the prefix followed directly by ``*``
+(``bash(rm*)``, ``bash(npm run deploy*)``: it matches ``rm -rf src`` and ``npm run
+deploy:prod``); in an allow rule it is only warned about. A literal ``:`` then any text
+is written ``:**`` (``bash(docker run ubuntu:**)``), which is kept.
 
 A path pattern's ``{a,b}`` is expanded (``_path_braces``); a backslash escapes nothing
 there (fnmatch takes it as itself), so ``read(\\.env)`` names a file called ``\\.env``.
@@ -25,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["claude_prefix", "prefix_note", "text_pattern_problem"]
+__all__ = ["claude_prefix", "prefix_problem", "text_pattern_problem"]
 
 #: Claude Code's ``prefix:*``: a ``:*`` ending the pattern, right after a word, and no
 #: other ``*`` (``scp * host:*`` is dsh's own); ``:**`` is dsh's for a literal ``:``
@@ -48,15 +50,17 @@ def claude_prefix(pattern: str) -> str | None:
     return None if found is None else found.group(1).strip()
 
 
-def prefix_note(tool: str, pattern: str) -> str | None:
-    """What to say of a pattern in Claude Code's ``prefix:*`` form (only warned about:
-    it matches what it says), or None."""
+def prefix_problem(tool: str, pattern: str) -> tuple[str, str] | None:
+    """(what is wrong, a did-you-mean) of a pattern in Claude Code's ``prefix:*`` form,
+    or None."""
     if (prefix := claude_prefix(pattern)) is None:
         return None
     return (
         f"ends in ':*', which is not Claude Code's prefix form here: '*' is any text, so "
-        f"it matches a command starting {prefix + ':'!r} ({prefix + ':x'!r}); for "
-        f"{prefix!r} followed by any words write {tool + '(' + prefix + ' *)'!r}"
+        f"it matches only a command starting {prefix + ':'!r} ({prefix + ':x'!r}, not "
+        f"{prefix + ' x'!r})",
+        f"; did you mean {tool + '(' + prefix + '*)'!r}? (the prefix followed by any "
+        f"text; a literal ':' then any text is {tool + '(' + prefix + ':**)'!r})",
     )
 
 
