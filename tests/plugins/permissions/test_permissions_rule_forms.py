@@ -106,6 +106,12 @@ async def test_find_exec_backslash_semicolon_is_refused_saying_to_drop_the_backs
         ("bash(cat < .env)", None),
         ("bash(>> secrets/*)", ">>"),
         ("bash(rm * 2>/dev/null)", ">"),
+        ("bash(cd /;rm *)", ";"),
+        ("bash(git add *;git push *)", ";"),
+        ("bash(a;b)", ";"),
+        ("bash(make&&rm *)", "&&"),
+        ("bash(true||rm *)", "||"),
+        ("bash(rm *&&make)", "&&"),
     ],
 )
 async def test_a_shell_operator_in_a_command_pattern_is_refused(rule, operator, action):
@@ -124,8 +130,8 @@ async def test_a_shell_operator_in_a_command_pattern_is_refused(rule, operator, 
     [
         "bash(> /etc/*)", "bash(> secrets/*)", "bash(echo a:b *)", "bash(scp * host:*)",
         "bash(grep a|b *)", "bash(find * -exec rm {} ;)", "bash(cat <<< *)",
-        "read(src/{a}/**)", "bash(echo {a,b})", "bash(sh -c *;*)", "bash(a;b)",
-        "bash(psql * -c *;*)", "bash(sh -c *&&*)",
+        "read(src/{a}/**)", "bash(echo {a,b})", "bash(sh -c *;*)",
+        "bash(psql * -c *;*)", "bash(sh -c *&&*)", "bash(sh -c *||*)",
     ],
 )  # fmt: skip
 async def test_legitimate_patterns_are_accepted(rule):
@@ -133,8 +139,12 @@ async def test_legitimate_patterns_are_accepted(rule):
 
 
 @pytest.mark.parametrize(
-    "rule", ["bash(cd src && make)", "bash(true || rm *)", "bash(cd src; make)"]
-)
+    "rule",
+    [
+        "bash(cd src && make)", "bash(true || rm *)", "bash(cd src; make)",
+        "bash(cd src;make)", "bash(cd src&&make)", "bash(true||make)",
+    ],
+)  # fmt: skip
 async def test_in_an_allow_rule_it_is_only_warned_about(rule, caplog):
     with caplog.at_level(logging.WARNING, logger="dsh_permissions"):
         await _start(rule, "allow")

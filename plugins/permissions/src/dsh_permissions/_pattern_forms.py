@@ -5,11 +5,12 @@ own (``_commands``), so one holding a shell operator between commands (``cd / &&
 *``, ``a; b``, ``a | b``, a trailing ``&``) or an output redirection (``rm * >
 /dev/null``: each output redirection is a part of its own, ``> path``) matches no
 command: its text never holds them (but for words quoted in the command, which is not
-what such a rule means). An operator glued inside a word on both sides (``sh -c *;*``,
-``grep a|b *``) matches such quoted words (``sh -c 'a;rm x'``) and is kept. An input
-redirection stays in its command's text (``cat < .env``), a ``;`` standing alone is
-``find -exec``'s, and ``>`` leading the pattern is the redirection form (``> /etc/*``):
-those are kept.
+what such a rule means); so does one glued on both sides (``cd /;rm *``,
+``make&&rm *``, ``true||rm *``). A ``;``, ``&&`` or ``||`` glued between two ``*``
+(``sh -c *;*``) and a glued ``|`` (``grep a|b *``) match such quoted words (``sh -c
+'a;rm x'``) and are kept. An input redirection stays in its command's text (``cat <
+.env``), a ``;`` standing alone is ``find -exec``'s, and ``>`` leading the pattern is
+the redirection form (``> /etc/*``): those are kept.
 
 Claude Code's prefix form ``Bash(rm:*)`` is not dsh's: ``*`` is any text, so it
 matches only a command starting ``rm:``, never ``rm -rf src``. In a deny or ask rule it
@@ -33,11 +34,13 @@ __all__ = ["claude_prefix", "prefix_problem", "text_pattern_problem"]
 #: other ``*`` (``scp * host:*`` is dsh's own); ``:**`` is dsh's for a literal ``:``
 _CLAUDE: Final = re.compile(r"([^*\s][^*]*?):\*")
 #: operators between commands: ``&&``, ``||`` or ``;`` with a space (or the end) on a
-#: side, ``|`` and ``&`` standing alone; ``;`` standing alone is ``find``'s (``find .
-#: -exec rm {} ;``), one glued inside a word on both sides a quoted word's (``*;*``)
+#: side or glued on both (``cd /;rm *``, ``make&&rm *``), ``|`` and ``&`` standing
+#: alone; ``;`` standing alone is ``find``'s (``find . -exec rm {} ;``), and one glued
+#: between two ``*`` a quoted word's (``sh -c *;*``, ``sh -c *&&*``)
 _BETWEEN: Final = re.compile(
     r"(?<=\s)(&&|\|\|)|(&&|\|\|)(?=\s|$)|(?:^|\s)(\|&?|&)(?:\s|$)"
     r"|(?<=\S);(?=\s|$)|(?<=\s);(?=\S)"
+    r"|(?<=[^\s*])(&&|\|\||;)(?=\S)|(?<=\S)(&&|\|\||;)(?=[^\s*])"
 )
 #: an output redirection after the start: ``>``, ``>>``, ``2>``, ``&>``, ``>|`` at a
 #: word's start
