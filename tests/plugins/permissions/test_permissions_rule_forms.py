@@ -212,8 +212,12 @@ def test_a_rule_given_in_code_is_checked_by_its_list():
 
 
 @pytest.mark.parametrize(
-    ("rule", "made"), [("read({,.env})", "''"), ("read({,src}/.env)", "'/.env'")]
-)
+    ("rule", "made"),
+    [
+        ("read({,.env})", "''"), ("read({,src}/.env)", "'/.env'"),
+        ("read({,/etc}/x)", "'/x'"), ("read({a,}{,/b})", "''"),
+    ],
+)  # fmt: skip
 async def test_an_empty_brace_alternative_making_it_absolute_is_refused(rule, made):
     said = await _refusal(rule, "deny")
     assert f"a brace alternative makes it {made}" in said
@@ -250,3 +254,18 @@ def test_a_pattern_with_too_many_braces_is_refused_before_expanding(pattern, sai
     from dsh_permissions._paths import pattern_problem
 
     assert said in (pattern_problem(pattern) or "")
+
+
+@pytest.mark.parametrize(
+    ("rule", "path"),
+    [
+        ("read({/etc/shadow,/etc/passwd})", "/etc/passwd"),
+        ("read({/etc,/root}/**)", "/root/.bashrc"),
+        ("read({.env,/etc/passwd})", "/etc/passwd"),
+        ("read({.env,/etc/passwd})", ".env"),
+    ],
+)
+async def test_brace_alternatives_written_absolute_in_full_are_kept(judge, rule, path):
+    await _start(rule)  # accepted: no empty alternative makes it absolute
+    judged = await judge({"deny": [rule]}, "read", {"path": path}, mode="bypass")
+    assert judged.decision == "deny", judged.event["reason"]

@@ -8,7 +8,8 @@ A rule's pattern matches a path when one of its alternatives does.
 Refused (ValueError, so a rule stops dsh at start): more than ``MAX_ALTERNATIVES``
 distinct alternatives, more than ``MAX_BRACES`` ``{`` (each is a level of expansion),
 and an empty alternative that leaves a relative pattern empty or absolute
-(``{,.env}``, ``{,src}/.env`` is ``/.env``: not the workspace's ``.env``).
+(``{,.env}``, ``{,src}/.env`` is ``/.env``: not the workspace's ``.env``). Alternatives
+written absolute in full are kept (``{/etc/shadow,/etc/passwd}``, ``{.env,/etc/passwd}``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ __all__ = ["MAX_ALTERNATIVES", "MAX_BRACES", "alternatives"]
 MAX_ALTERNATIVES: Final = 64
 #: more ``{`` than this in one pattern are refused
 MAX_BRACES: Final = 64
+#: an empty alternative, marked to tell it from the text around it (``_emptied``)
+_EMPTY: Final = "\0"
 #: bash's sequence expression: integers or single letters, an optional increment
 _SEQUENCE: Final = re.compile(r"(-?[0-9]+|[A-Za-z])\.\.(-?[0-9]+|[A-Za-z])(?:\.\.(-?[0-9]+))?")
 
@@ -32,15 +35,26 @@ def alternatives(pattern: str) -> tuple[str, ...]:
     if pattern.count("{") > MAX_BRACES:
         raise ValueError(f"it holds more than {MAX_BRACES} '{{'; write several rules")
     found = tuple(_expand(pattern))
-    if not pattern.startswith(("/", "~")):
-        for one in found:
-            if not one or one.startswith("/"):
-                raise ValueError(
-                    f"a brace alternative makes it {one!r}, "
-                    + ("which names nothing" if not one else "an absolute path")
-                    + "; write each alternative in full (read(.env), read(src/.env))"
-                )
+    if not pattern.startswith(("/", "~")) and any(not o or o[0] == "/" for o in found):
+        for one in _emptied(pattern):
+            raise ValueError(
+                f"a brace alternative makes it {one!r}, "
+                + ("which names nothing" if not one else "an absolute path")
+                + "; write each alternative in full (read(.env), read(src/.env))"
+            )
     return found
+
+
+def _emptied(pattern: str) -> list[str]:
+    """The alternatives of ``pattern`` that an empty alternative leaves empty or absolute
+    (``{,.env}``, ``{,src}/.env``); one written absolute in full (``{/etc,/root}/**``)
+    is not. Every one that may be, when they cannot be told apart (too many)."""
+    try:
+        marked = _expand(pattern, _EMPTY)
+    except ValueError:  # fail closed: every empty or absolute one
+        return [one for one in _expand(pattern) if not one or one[0] == "/"]
+    emptied = (one.lstrip(_EMPTY) for one in marked if one.startswith(_EMPTY))
+    return [one for one in emptied if not one or one[0] == "/"]
 
 
 def _too_many() -> ValueError:
@@ -49,9 +63,10 @@ def _too_many() -> ValueError:
     )
 
 
-def _expand(pattern: str) -> list[str]:
+def _expand(pattern: str, empty: str = "") -> list[str]:
     """Every expansion of the first ``{...}`` group, the rest expanded in turn, each
-    once (raises ValueError past ``MAX_ALTERNATIVES``)."""
+    once, an empty alternative written ``empty`` (raises ValueError past
+    ``MAX_ALTERNATIVES``)."""
     start = 0
     while (open_at := pattern.find("{", start)) >= 0:
         parts = _split(pattern, open_at)
@@ -62,7 +77,7 @@ def _expand(pattern: str) -> list[str]:
         head, tail = pattern[:open_at], pattern[close_at + 1 :]
         expanded: dict[str, None] = {}
         for choice in choices:
-            expanded.update(dict.fromkeys(_expand(head + choice + tail)))
+            expanded.update(dict.fromkeys(_expand(head + (choice or empty) + tail, empty)))
             if len(expanded) > MAX_ALTERNATIVES:
                 raise _too_many()
         return list(expanded)
