@@ -23,3 +23,16 @@ def test_an_unreadable_session_is_in_no_workspace() -> None:
 def test_an_unreadable_session_is_no_session_above() -> None:
     assert last_above([MOVED], "/p/q/sub") is None
     assert last_above([MOVED, HERE], "/p/q/sub") == HERE
+
+
+def test_continue_counts_unreadable_sessions_by_the_foreign_field() -> None:
+    """``--continue`` skips and counts sessions it cannot read, but not entries the store
+    marks as no session at all (``foreign``), whatever their error says: it matched the
+    words "not a dsh session file", which another store need not use."""
+    from dsh._cli_continue import _unreadable
+
+    other = SessionHeader("train", 0.0, 0.0, 0, error="no header", foreign=True)
+    newer = SessionHeader("newer", 0.0, 0.0, 0, error="x: not a dsh session file v9")
+    assert not _unreadable(other)
+    assert _unreadable(newer)
+    assert not _unreadable(HERE)

@@ -55,16 +55,12 @@ async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> Stor
     return await harness.agents.load_stored(wanted)
 
 
-#: What a store says of a file in it that is no session at all (a ``.jsonl`` file
-#: without dsh's header: another program's, in a store of ``directory: .``).
-_NO_SESSION: Final = "not a dsh session file"
-
-
 def _unreadable(header: SessionHeader) -> bool:
     """Whether ``header`` is of a session the store cannot read (a newer dsh's, a
     damaged one), which may be this workspace's newest; not of a file that is no
-    session."""
-    return bool(header.error) and _NO_SESSION not in header.error
+    session (``foreign``: another program's ``.jsonl`` file in a store of
+    ``directory: .``)."""
+    return bool(header.error) and not header.foreign
 
 
 def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Namespace) -> str:

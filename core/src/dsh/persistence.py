@@ -50,6 +50,10 @@ class SessionHeader:
     #: and the other fields hold what could be read (0 and "" when nothing could).
     #: ``started_in`` and ``last_above`` leave such sessions out.
     error: str = ""
+    #: True when the entry is no session at all (another program's file in the store,
+    #: its ``error`` says so): ``--continue`` does not count it among the sessions it
+    #: skipped as unreadable.
+    foreign: bool = False
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)  # dsh._resume.sound marks it

@@ -185,3 +185,21 @@ def test_continue_with_only_unreadable_files_names_none_of_them(
     assert "no stored session last ran in" in err
     assert "my-nice-name" not in err
     assert "the store holds no session it can read: `dsh sessions list` says why" in err
+
+
+def test_the_store_marks_files_that_are_no_sessions(jsonl: tuple[Path, Path]) -> None:
+    """``SessionHeader.foreign`` tells another program's file (no dsh header) from a
+    session dsh cannot read (a newer format): ``--continue`` counts only the second as
+    skipped, and no longer by the words of the error."""
+    directory, _ = jsonl
+    (directory / "notes.jsonl").write_text('{"some": "other program"}\n')
+    newer = {"format": "dsh-session", "version": 99, "id": "newer", "created": 1.0}
+    (directory / "newer.jsonl").write_text(json.dumps(newer) + "\n")
+    backend = open_backend(PersistenceSettings(directory=directory))
+    try:
+        headers = {header.id: header for header in backend.headers()}
+    finally:
+        backend.close()
+    assert headers["notes"].error and headers["notes"].foreign
+    assert headers["newer"].error and not headers["newer"].foreign
+    assert not headers["s1"].error and not headers["s1"].foreign

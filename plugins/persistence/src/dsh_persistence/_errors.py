@@ -47,6 +47,10 @@ class SessionFormatError(PersistenceError):
     code = "SESSION_FORMAT"
 
 
+class NotASessionError(SessionFormatError):
+    """The file is no dsh session at all (no dsh header): another program's."""
+
+
 class SessionConflictError(PersistenceError):
     """Writing would not continue the stored log exactly where it ends: a seq gap or
     overlap, another writer, or a different session stored under the same id. Nothing

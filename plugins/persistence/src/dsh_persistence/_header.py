@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from dsh.persistence import SessionHeader
 from dsh_persistence._backend import FORK_KEYS, SessionInfo
-from dsh_persistence._errors import PersistenceError, SessionCorruptError, SessionFormatError
+from dsh_persistence._errors import (
+    NotASessionError,
+    PersistenceError,
+    SessionCorruptError,
+    SessionFormatError,
+)
 from dsh_persistence._files import file_name, open_regular, read_at
 
 if TYPE_CHECKING:
@@ -58,7 +63,7 @@ def parse_header(line: bytes, path: Path) -> dict[str, Any]:
     except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
         raise SessionCorruptError(f"{path}:1: the header line is not JSON ({exc})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise SessionFormatError(f"{path}:1: not a dsh session file (no {FORMAT!r} header)")
+        raise NotASessionError(f"{path}:1: not a dsh session file (no {FORMAT!r} header)")
     version = header.get("version")
     if type(version) is not int or version < 1:
         raise SessionFormatError(f"{path}:1: unknown session format version {version!r}")

@@ -33,7 +33,7 @@ from dsh_persistence._backend import (
     encode_events,
 )
 from dsh_persistence._claims import let_go
-from dsh_persistence._errors import PersistenceError, SessionConflictError
+from dsh_persistence._errors import NotASessionError, PersistenceError, SessionConflictError
 from dsh_persistence._files import (
     SUFFIX,
     denied,
@@ -341,7 +341,8 @@ class JsonlBackend(FileLocks, SessionBackend):
             except (OSError, PersistenceError) as exc:
                 if isinstance(exc, OSError):  # said as every other read failure is
                     exc = self._failed(exc, "read the session file", Path(entry.path))
-                found.append(SessionHeader(named, 0.0, 0.0, 0, error=str(exc)))
+                foreign = isinstance(exc, NotASessionError)
+                found.append(SessionHeader(named, 0.0, 0.0, 0, error=str(exc), foreign=foreign))
             except Exception as exc:  # damage no check foresaw: one file, not the list
                 said = f"{entry.path}: cannot read it ({exc.__class__.__name__}: {exc})"
                 found.append(SessionHeader(named, 0.0, 0.0, 0, error=said))

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from dsh.session import SessionEvent
-from dsh_persistence._errors import SessionCorruptError, SessionFormatError
+from dsh_persistence._errors import NotASessionError, SessionCorruptError, SessionFormatError
 from dsh_persistence._files import open_regular
 from dsh_persistence._header import FORMAT, first_line, misnamed, parse_header
 from dsh_persistence._records import check_repaired, close_turn, read_log
@@ -88,6 +88,6 @@ def check_session_file(fd: int, path: Path, doing: str) -> None:
     except (ValueError, RecursionError):
         header = None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise SessionFormatError(
+        raise NotASessionError(
             f"{path}: not a dsh session file (no {FORMAT!r} header); not {doing}"
         )
