@@ -27,6 +27,8 @@ from dsh.messages import ToolCall, ToolResult, ToolSpec, trusted
 
 log = get_logger("dsh.tools")
 
+Tool.__module__ = ToolContext.__module__ = __name__  # where users import them: reprs say so
+
 __all__ = [
     "ArgumentsError",
     "Tool",

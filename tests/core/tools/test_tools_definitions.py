@@ -206,3 +206,12 @@ def test_a_function_of_another_scope_reads_its_module_s_names_not_the_caller_s()
     made = tool(_forecast)
     assert made.arguments.model_validate({"where": {"city": "Oslo"}}).where.city == "Oslo"
     assert Where
+
+
+def test_tool_classes_are_named_where_users_import_them() -> None:
+    """``Tool`` and ``ToolContext`` live in a private module; their reprs (in error
+    messages, a debugger, docs) name ``dsh.tools``, where they are imported from."""
+    from dsh.tools import ToolContext
+
+    assert repr(Tool) == "<class 'dsh.tools.Tool'>"
+    assert repr(ToolContext) == "<class 'dsh.tools.ToolContext'>"
