@@ -232,3 +232,30 @@ def test_a_marked_database_without_its_tables_is_said_damaged_and_left_as_it_was
             "user_version 1, but no table sessions, events; it was not changed"
         )
     assert sha(path) == before and state(path) == was
+
+
+def test_a_marked_database_whose_table_lacks_a_column_is_said_damaged(tmp_path: Path) -> None:
+    """dsh's mark and its tables, but ``sessions`` without dsh's ``title`` (renamed by
+    hand): listing failed with SQLite's bare "no such column: title"."""
+    path = tmp_path / "s.sqlite3"
+    backend = SqliteBackend(path, source="persistence.database")
+    try:
+        saved(backend, "s")
+    finally:
+        backend.close()
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("ALTER TABLE sessions RENAME COLUMN title TO name")
+        db.commit()
+    before, was = sha(path), state(path)
+    for use in (lambda b: b.headers(), lambda b: saved(b, "t")):
+        backend = SqliteBackend(path, source="persistence.database")
+        try:
+            with pytest.raises(SessionCorruptError) as caught:
+                use(backend)
+        finally:
+            backend.close()
+        assert str(caught.value) == (
+            f"{path} (persistence.database): the session database is damaged: its table "
+            "'sessions' has no column title; it was not changed"
+        )
+    assert sha(path) == before and state(path) == was

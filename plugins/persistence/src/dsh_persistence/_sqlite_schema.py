@@ -131,6 +131,11 @@ def checked_version(db: sqlite3.Connection, where: str) -> int:
             f"{where}: the session database is damaged: user_version {version}, but no "
             f"table {', '.join(absent)}; it was not changed"
         )
+    lacking = _lacking(db)
+    if lacking is not None:  # marked as dsh's: changed by hand or another program
+        raise SessionCorruptError(
+            f"{where}: the session database is damaged: {lacking}; it was not changed"
+        )
     return version
 
 
@@ -146,11 +151,9 @@ def not_dsh(db: sqlite3.Connection) -> str | None:
         return None
     if application != 0:
         return f"its application_id is {application:#010x}, not dsh's {APPLICATION_ID:#010x}"
-    for table, columns in COLUMNS.items():
-        found = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
-        if found and not columns <= found:
-            lacking = ", ".join(sorted(columns - found))
-            return f"its table {table!r} is another program's: no column {lacking}"
+    lacking = _lacking(db)
+    if lacking is not None:
+        return lacking.replace(" has no column", " is another program's: no column", 1)
     version = int(db.execute("PRAGMA user_version").fetchone()[0])
     if version == 0:  # dsh creates its schema only in an empty database
         names = [row[0] for row in db.execute("SELECT name FROM sqlite_master LIMIT 4")]
@@ -161,6 +164,15 @@ def not_dsh(db: sqlite3.Connection) -> str | None:
     absent = _absent(db)
     if absent:
         return f"user_version {version}, but no table {', '.join(absent)}"
+    return None
+
+
+def _lacking(db: sqlite3.Connection) -> str | None:
+    """Which of dsh's tables in ``db`` lacks which of dsh's columns, said (None: none)."""
+    for table, columns in COLUMNS.items():
+        found = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        if found and not columns <= found:
+            return f"its table {table!r} has no column {', '.join(sorted(columns - found))}"
     return None
 
 
