@@ -422,3 +422,35 @@ async def test_a_plain_impl_behind_an_async_wraps_decorator_is_awaited(
     with anyio.fail_after(5):
         request = await dsh_pm.relay.agent_request(None, REQ, turn=1, step=1)  # type: ignore[arg-type]
     assert request.system == "base+timed"
+
+
+async def test_a_plain_wraps_decorator_that_runs_the_async_impl_itself_is_not_awaited(
+    dsh_register: Any, dsh_pm: PluginManager
+) -> None:
+    """A plain wrapper of an ``async def`` impl that runs the coroutine itself and
+    returns its result: the result is taken as it is (awaiting it failed: "object
+    Request can't be used in 'await' expression")."""
+    import functools
+
+    def driven(function: Any) -> Any:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            coroutine = function(*args, **kwargs)
+            try:
+                coroutine.send(None)  # it never suspends
+            except StopIteration as done:
+                return done.value
+            raise AssertionError("the impl suspended")
+
+        return wrapper
+
+    class Plugin:
+        @hookimpl
+        @driven
+        async def agent_request(self, request: Any) -> Any:
+            return request.model_copy(update={"system": request.system + "+driven"})
+
+    dsh_register(Plugin(), "driven")
+    with anyio.fail_after(5):
+        request = await dsh_pm.relay.agent_request(None, REQ, turn=1, step=1)  # type: ignore[arg-type]
+    assert request.system == "base+driven"

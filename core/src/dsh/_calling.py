@@ -20,7 +20,7 @@ import pluggy
 from dsh._grace import bounded
 from dsh._grace import current as current_grace
 from dsh._hook_results import Check, conforms, problem, typed, unawaited, wrong_type
-from dsh._impl import Impl, binder, is_async_function
+from dsh._impl import Impl, called, is_async_function
 from dsh._ready import READY
 from dsh._secrets import get_logger
 from dsh._stray import failed
@@ -125,16 +125,7 @@ class Dispatcher:
         rest = [i for i in reversed(impls) if i.plugin_name not in self.first]
         ordered += [i for i in rest if i.plugin_name not in self._last]
         ordered += [i for i in rest if i.plugin_name in self._last]
-        plan = tuple(
-            Impl(
-                binder(i.function, tuple(i.argnames)),
-                i.function,
-                tuple(i.argnames),
-                is_async_function(i.function),
-                i.plugin_name,
-            )
-            for i in ordered
-        )
+        plan = tuple(_impl(i) for i in ordered)
         if any(impl.is_async for impl in plan):
             self._async_plans.add(hook)
         return plan
@@ -376,3 +367,9 @@ class Dispatcher:
                 if refused and exc is refused[-1] and isinstance(exc, DshError):
                     raise  # the core refused what was registered; the message names the plugin
                 raise impl.fail(hook, exc) from exc
+
+
+def _impl(hookimpl: pluggy.HookImpl) -> Impl:
+    names = tuple(hookimpl.argnames)
+    call, is_async = called(hookimpl.function, names)
+    return Impl(call, hookimpl.function, names, is_async, hookimpl.plugin_name)

@@ -9,7 +9,7 @@ from typing import Any, Final, final
 
 from dsh.errors import HookError
 
-__all__ = ["Impl", "binder", "is_async_function"]
+__all__ = ["Impl", "binder", "called", "is_async_function"]
 
 
 @final
@@ -56,6 +56,28 @@ def binder(function: Callable[..., Any], names: tuple[str, ...]) -> Callable[[di
         return lambda kwargs: function(kwargs[name])
     getter = itemgetter(*names)
     return lambda kwargs: function(*getter(kwargs))
+
+
+def called(function: Callable[..., Any], names: tuple[str, ...]) -> tuple[Any, bool]:
+    """``(call, is_async)`` of an impl: ``binder``'s call, and whether to await what it
+    returns. A plain function wrapping an ``async def`` (``functools.wraps``) may pass
+    the coroutine on or run it itself and return its result: its call gives an
+    awaitable either way."""
+    call = binder(function, names)
+    if inspect.iscoroutinefunction(function):
+        return call, True
+    if not is_async_function(function):
+        return call, False
+
+    def awaitable(kwargs: dict[str, Any]) -> Any:
+        result = call(kwargs)
+        return result if inspect.isawaitable(result) else _ready(result)
+
+    return awaitable, True
+
+
+async def _ready(value: Any) -> Any:
+    return value
 
 
 def is_async_function(function: Callable[..., Any]) -> bool:
