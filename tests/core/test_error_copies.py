@@ -100,7 +100,7 @@ def _sample(name: str, hint: Any, depth: int) -> Any:
 
 def _build(cls: type[BaseException], depth: int = 0) -> BaseException:
     init: Callable[..., None] = cls.__init__
-    if init in (Exception.__init__, BaseException.__init__):  # as Exception: a message
+    if not inspect.isfunction(init):  # a built-in's (Exception's, a Warning's): a message
         return cls(f"what {cls.__name__} says")
     hints = typing.get_type_hints(init)
     positional, keywords = [], {}

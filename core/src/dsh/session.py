@@ -22,6 +22,7 @@ from collections.abc import (
 from itertools import islice
 from typing import Any, Final, final, overload
 
+from dsh._emitted import EmitNotAwaitedWarning, Emitted
 from dsh._event import EVENT_TYPES, SessionEvent, check_plugin_type
 from dsh._json import check_json
 from dsh._ready import READY
@@ -32,6 +33,7 @@ _now: Final = time.time
 
 __all__ = [
     "EVENT_TYPES",
+    "EmitNotAwaitedWarning",
     "HistoryReducer",
     "HistoryView",
     "Session",
@@ -239,14 +241,15 @@ class Session:
         check_plugin_type(type)
         if not checked:
             check_json(data, type)
-        if type not in self._reducers:
-            return self._record(type, data, value)
-        # a plugin's reducer may raise: ``_fold`` then logs nothing
-        event = SessionEvent(type, len(self._events), _now(), data, value)
-        self._fold(event)
-        observer = self.observer
-        pending = None if observer is None else observer(self, event)
-        return READY if pending is None else pending
+        seq = len(self._events)
+        if type in self._reducers:  # a plugin's reducer may raise: nothing is logged then
+            event = SessionEvent(type, seq, _now(), data, value)
+            self._fold(event)
+            observer = self.observer
+            pending = READY if observer is None else observer(self, event) or READY
+        else:
+            pending = self._record(type, data, value)
+        return pending if pending is READY else Emitted(pending, type, seq)
 
     def _record(
         self, type: str, data: dict[str, Any], value: object = None, *, at: float | None = None
