@@ -19,7 +19,16 @@ from dsh import ContinuationDecision, hookimpl
 from dsh.errors import ModelError
 from dsh.llm.base import Chunk
 from dsh.messages import ModelRequest
-from dsh.testing import ScriptedModel, run_turn, scripted_harness, text
+from dsh.testing import (
+    ScriptedModel,
+    fail,
+    hang,
+    max_tokens,
+    run_turn,
+    scripted_harness,
+    text,
+    tool_calls,
+)
 
 
 async def streamed(model: ScriptedModel) -> list[Chunk]:
@@ -131,3 +140,25 @@ async def test_a_callable_returning_no_answer_fails_the_step_and_assert_complete
         model.assert_complete()
     assert str(failed.value) == str(refused.value)
     assert failed.value.__cause__ is refused.value
+
+
+@pytest.mark.parametrize("helper", [text, tool_calls, max_tokens, fail, hang])
+def test_an_answer_maker_given_uncalled_is_refused_saying_to_call_it(helper: Any) -> None:
+    """``ScriptedModel([text])`` was taken for a function of the request: the step
+    failed "the model streamed text that is not a str: ModelRequest(...)" (``fail``
+    logged a whole request as the error's code) and ``assert_complete()`` passed."""
+    name = helper.__name__
+    with pytest.raises(TypeError) as caught:
+        ScriptedModel(["first", helper])
+    assert str(caught.value) == (
+        f"ScriptedModel's script entry #2 is the function {name} itself: call it for an "
+        f"answer ({name}(...))"
+    )
+
+
+def test_tool_calls_says_each_call_is_a_name_arguments_pair() -> None:
+    """``tool_calls("ls", {"path": "."})`` failed "not enough values to unpack"."""
+    with pytest.raises(
+        TypeError, match=r"tool_calls takes \(name, arguments\) pairs, one per call; got 'ls'"
+    ):
+        tool_calls("ls", {"path": "."})  # type: ignore[arg-type]

@@ -43,6 +43,12 @@ def tool_calls(
     """An answer calling tools: ``(name, arguments)`` pairs; a str argument is sent raw
     (to script invalid JSON). Call ids are ``call-<n>`` unless given as ``name#id``.
     The step reports ``usage`` (default: 10 input tokens, 1 output token)."""
+    for call in calls:
+        if not (isinstance(call, tuple) and len(call) == 2 and isinstance(call[0], str)):
+            raise TypeError(
+                f"tool_calls takes (name, arguments) pairs, one per call; got "
+                f'{reprlib.repr(call)}: write tool_calls(("ls", {{"path": "."}}))'
+            )
     chunks: list[Chunk] = [TextDelta(say)] if say else []
     for index, (name, arguments) in enumerate(calls):
         tool, _, call_id = name.partition("#")
@@ -71,6 +77,8 @@ def hang(*parts: str) -> Reply:
 
 
 Entry = Reply | str | Callable[[ModelRequest], "Reply | str"]
+#: The answers' makers: given uncalled, each would be taken for a function of the request.
+_HELPERS: tuple[Callable[..., Reply], ...] = (text, tool_calls, max_tokens, fail, hang)
 
 
 def _entries(n: int) -> str:
@@ -82,6 +90,12 @@ def _refused(entries: Sequence[object], first: int) -> None:
     refused as the model is made, not as ``'int' object has no attribute 'error'`` at
     the request."""
     for number, entry in enumerate(entries, first):
+        if any(entry is helper for helper in _HELPERS):  # no answer: its maker
+            name = getattr(entry, "__name__", "")
+            raise TypeError(
+                f"ScriptedModel's script entry #{number} is the function {name} itself: "
+                f"call it for an answer ({name}(...))"
+            )
         if not isinstance(entry, (Reply, str)) and not callable(entry):
             raise TypeError(
                 f"ScriptedModel's script entry #{number} is {type(entry).__name__} "
