@@ -23,10 +23,10 @@ from dsh_compaction._check import (
 )
 from dsh_compaction._compact import CompactionResult, compact
 from dsh_compaction._edits import rebuilt_request, same_messages
-from dsh_compaction._events import PRUNE, SUMMARY, reduce_prune, reduce_summary
+from dsh_compaction._events import END, PRUNE, SUMMARY, reduce_prune, reduce_summary
 from dsh_compaction._fallback import REFUSALS
 from dsh_compaction._settings import CompactionSettings
-from dsh_compaction._state import AgentState, forget, state_for
+from dsh_compaction._state import AgentState, existing, forget, state_for
 from dsh_compaction._stated import stated_window
 from dsh_compaction._tokens import RequestEstimator
 from dsh_compaction._warn import overflow_after_failure
@@ -35,6 +35,7 @@ __all__ = [
     "agent_disposed",
     "agent_request",
     "agent_request_error",
+    "agent_stopped",
     "compact_now",
     "register_history_reducers",
     "register_settings",
@@ -238,22 +239,57 @@ async def compact_now(agent: Any) -> CompactionResult:
     at once, those of a compaction cancelled while its summary was written too (its
     ``compact/end`` says ``aborted``). Cancelled once the summary is logged, it finishes
     (its ``compact/end``, the flush) and returns: a cancellation it raises means the
-    history is as it was. ``agent`` is the agent or its ``AgentHandle``.
+    history is as it was. Disposing the agent meanwhile ends it before the final flush
+    (``agent_stopped``): it returns ``aborted`` unless it had logged its result already.
+    ``agent`` is the agent or its ``AgentHandle``.
     """
     agent = getattr(agent, "agent", agent)  # an AgentHandle holds the agent
     if getattr(agent, "status", None) == "disposed":
         raise DshError(f"agent {agent.id!r} is disposed; its history cannot be compacted")
     state = state_for(agent)
     settings = state.settings(agent)
+    scope, ended = anyio.CancelScope(), anyio.Event()
+    state.manual[scope] = ended
+    logged = len(agent.session.events)
+    result: CompactionResult | None = None
     try:
-        async with state.lock:
-            request = _host.base_request(agent)
-            window, reserve = limits(agent, state, settings, request)
-            result = await compact(
-                agent, state, settings, request, reason="manual", window=window, reserve=reserve
-            )
+        with scope:  # cancelled by the agent's disposal (``agent_stopped``)
+            async with state.lock:
+                request = _host.base_request(agent)
+                window, reserve = limits(agent, state, settings, request)
+                result = await compact(
+                    agent, state, settings, request, reason="manual", window=window, reserve=reserve
+                )
     finally:
-        if getattr(agent, "status", None) == "idle":
-            with anyio.CancelScope(shield=True):
-                await _host.flush(agent)
-    return result
+        del state.manual[scope]
+        try:
+            if getattr(agent, "status", None) == "idle":
+                with anyio.CancelScope(shield=True):
+                    await _host.flush(agent)
+        finally:
+            ended.set()
+    return _aborted(agent, logged) if result is None else result
+
+
+def _aborted(agent: Any, logged: int) -> CompactionResult:
+    """What a ``compact_now`` that disposal ended did: ``aborted``, with the tokens of
+    its ``compact/end`` (logged after the first ``logged`` events; none: 0)."""
+    for event in reversed(agent.session.events[logged:]):
+        if event.type == END and event.data.get("reason") == "manual":
+            before, after = event.data["tokens_before"], event.data["tokens_after"]
+            return CompactionResult("aborted", "manual", before, after)
+    return CompactionResult("aborted", "manual", 0, 0)
+
+
+async def agent_stopped(agent: Any) -> None:
+    """The agent is disposed (its loop has exited; the final flush comes next): end the
+    ``compact_now`` calls in flight, and wait until each has logged its ``compact/end``,
+    so that the flush stores it and its caller is told the truth."""
+    state = existing(agent)
+    if state is None or not state.manual:
+        return
+    waits = list(state.manual.items())
+    for scope, _ in waits:
+        scope.cancel()
+    for _, ended in waits:
+        await ended.wait()

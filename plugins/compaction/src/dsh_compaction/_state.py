@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from dsh.llm import Model
     from dsh_compaction._check import Check
 
-__all__ = ["AgentState", "forget", "state_for"]
+__all__ = ["AgentState", "existing", "forget", "state_for"]
 
 log = get_logger("dsh_compaction")
 
@@ -45,6 +45,7 @@ class AgentState:
         "fixed_warned",
         "kept_warned",
         "lock",
+        "manual",
         "overflow_step",
         "step_tried",
         "tail_warned",
@@ -55,6 +56,9 @@ class AgentState:
     def __init__(self) -> None:
         #: one compaction at a time per agent (automatic ones and ``compact_now``)
         self.lock = anyio.Lock()
+        #: the ``compact_now`` calls in flight: each one's cancel scope, and the event
+        #: set once it has ended (its ``compact/end`` logged): disposal ends them first
+        self.manual: dict[anyio.CancelScope, anyio.Event] = {}
         #: the turn in which an automatic compaction failed: no more threshold
         #: attempts in that turn (a broken summariser would cost its timeout each step)
         self.failed_turn: int | None = None
@@ -342,7 +346,12 @@ def _drop(key: int, ref: object) -> None:
         del _states[key]
 
 
-def forget(agent: Any) -> None:
+def existing(agent: Any) -> AgentState | None:
+    """The agent's state, if it has one (None: nothing of it was ever compacted)."""
     entry = _states.get(id(agent))
-    if entry is not None and entry[0]() is agent:
+    return entry[1] if entry is not None and entry[0]() is agent else None
+
+
+def forget(agent: Any) -> None:
+    if existing(agent) is not None:
         del _states[id(agent)]

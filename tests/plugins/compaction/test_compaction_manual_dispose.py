@@ -1,0 +1,93 @@
+"""``compact_now`` while its agent is disposed: the compaction ends before the final
+flush (``compact/end``, ``aborted``), so the stored log is balanced, and the caller is
+told it was aborted, not that the history was summarised."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from compaction_util import harness, reads, summarizer
+
+from dsh import hookimpl
+from dsh.testing import InMemoryPersistence, ScriptedModel, check_invariants, hang, run_turn
+from dsh_compaction import CompactionResult, compact_now
+
+pytestmark = pytest.mark.plugins("compaction")
+
+OPTIONS = {"model": "scripted", "compaction": {"model": "summarizer", "prune_chars": 0}}
+BIG = 1_000_000  # no automatic compaction
+
+
+class Started:
+    """Sets ``started`` as a compaction starts (its summary then being written)."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+
+    @hookimpl
+    def session_event(self, event: Any) -> None:
+        if event.type == "compact/start":
+            self.started.set()
+
+
+def compact_types(events: Any) -> list[tuple[str, Any]]:
+    return [(e.type, e.data.get("outcome")) for e in events if e.type.startswith("compact/")]
+
+
+async def test_disposing_during_compact_now_ends_it_before_the_final_flush() -> None:
+    store = InMemoryPersistence()
+    seen = Started()
+    model = ScriptedModel(reads(3), context_window=BIG)
+    async with harness(model, summarizer(hang()), extra=[("mem", store), ("seen", seen)]) as h:
+        agent = await h.agents.create("a", options=OPTIONS)
+        await run_turn(agent, "task")
+        before = list(agent.session.history)
+        got: list[CompactionResult] = []
+
+        async def manual() -> None:
+            got.append(await compact_now(agent))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(manual)
+            await seen.started.wait()
+            await agent.dispose()
+            # ended before dispose() returned
+            assert [r.outcome for r in got] == ["aborted"]
+        events = list(agent.session.events)
+        session_id = agent.session.id
+
+    assert list(agent.session.history) == before
+    assert compact_types(events) == [("compact/start", None), ("compact/end", "aborted")]
+    stored = store.stored[session_id].events
+    assert compact_types(stored) == compact_types(events)
+    assert check_invariants(stored) == []
+
+
+async def test_disposing_while_compact_now_waits_for_the_lock_aborts_it() -> None:
+    """A second ``compact_now`` waiting for the first: both end at disposal, nothing
+    logged after it."""
+    store = InMemoryPersistence()
+    seen = Started()
+    model = ScriptedModel(reads(3), context_window=BIG)
+    async with harness(model, summarizer(hang()), extra=[("mem", store), ("seen", seen)]) as h:
+        agent = await h.agents.create("a", options=OPTIONS)
+        await run_turn(agent, "task")
+        got: list[str] = []
+
+        async def manual() -> None:
+            got.append((await compact_now(agent)).outcome)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(manual)
+            await seen.started.wait()
+            tg.start_soon(manual)
+            await anyio.wait_all_tasks_blocked()  # the second waits for the lock
+            await agent.dispose()
+            assert got == ["aborted", "aborted"]
+        events = list(agent.session.events)
+        session_id = agent.session.id
+
+    assert compact_types(events) == [("compact/start", None), ("compact/end", "aborted")]
+    assert compact_types(store.stored[session_id].events) == compact_types(events)
