@@ -283,10 +283,6 @@ class _Run:
             await self.start(history, before)
             return await self.end(history, before, "skipped", nothing)
 
-        # (a manual compaction's room is the history's size: says nothing of the limit)
-        kept = sum(counts[i] for i in keep if 0 <= i < len(counts))
-        if kept > room / 2 and reason != "manual":
-            state.kept_over(agent.id, kept, room)
         await self.start(history, before)
         # pruning alone is enough when it leaves the request a quarter of the room below
         # the threshold (else the next steps would prune again and again)
@@ -294,6 +290,11 @@ class _Run:
             return await self.end(
                 history, before, await _prune(plan.prune, agent.session.emit, state)
             )
+        # what the summary leaves whole (a manual compaction's room is the history's
+        # size: says nothing of the limit)
+        kept = sum(counts[i] for i in keep | set(plan.opening) if 0 <= i < len(counts))
+        if kept > room / 2 and reason != "manual":
+            state.kept_over(agent.id, kept, room)
         spent = Spent()
         try:
             with anyio.fail_after(settings.timeout):

@@ -52,6 +52,9 @@ class Plan:
     prune: tuple[Prune, ...]
     #: tokens of what the summary stands for: the summarised messages + previous summary
     replaced_tokens: int
+    #: the turn's first step (with its results), kept for its reasoning
+    #: (``turn_opening``): among ``kept``, charged to the tail budget
+    opening: tuple[int, ...] = ()
 
     @property
     def prune_saves(self) -> int:
@@ -116,24 +119,29 @@ def plan_compaction(
     is nothing to compact: no cut point leaves an older region with anything but a
     previous summary and messages marked to keep, or what would be summarised is too
     small for any summary message to be smaller. The reasoning that opens a turn the
-    cut falls in is kept with the tail's start (see ``turn_opening``). ``charged``: the
-    messages of ``keep`` whose tokens come out of ``tail_budget`` (``compact`` charges
-    them all: the turn's task and what plugins mark)."""
+    cut falls in is kept with the tail's start (see ``turn_opening``), charged like
+    ``charged``, and its bulky results pruned like the summarised ones. ``charged``:
+    the messages of ``keep`` whose tokens come out of ``tail_budget`` (``compact``
+    charges them all: the turn's task and what plugins mark)."""
     previous = previous_summary(history[0]) if history else None
     first = 1 if previous is not None else 0
     keep = set(keep)
     # the kept messages ``charged`` take their tokens out of the tail
     # budget, once: wherever they end up, before the cut or in the tail
     charged = {i for i in charged if i in keep and 0 <= i < len(counts)}
-    spent = sum(counts[i] for i in charged)
-    tail_counts = [0 if i in charged else c for i, c in enumerate(counts)] if spent else counts
-    cut = choose_cut(cut_points(history), tail_counts, max(tail_budget - spent, 0), after=first)
+    cut = _cut(history, counts, charged, tail_budget, first)
     if cut is None:
         return None
-    marked = {i for i in keep if first <= i < cut}
-    opening = turn_opening(history, cut, first)
-    if opening is not None:
-        marked.add(opening)
+    opening: set[int] = set()
+    if (start := turn_opening(history, cut, first)) is not None:
+        # the turn's first step, kept too: its tokens come out of the budget as a
+        # marked message's do (a tail planned without it takes the room to grow into)
+        opening = units(history, {start}) - keep
+        cut = _cut(history, counts, charged | opening, tail_budget, first)
+        assert cut is not None  # a later point than before, at the latest the last one
+        if turn_opening(history, cut, first) is None:
+            opening = set()  # the tail now starts at a step with reasoning of its own
+    marked = {i for i in keep | opening if first <= i < cut}
     kept = sorted(i for i in units(history, marked) if first <= i < cut)
     kept_set = set(kept)
     summarised = tuple(i for i in range(first, cut) if i not in kept_set)
@@ -141,7 +149,8 @@ def plan_compaction(
         return None
     prune: list[Prune] = []
     if prune_chars > 0:
-        for index in summarised:
+        # the first step's results too: a signature covers its reasoning, not them
+        for index in sorted((*summarised, *(opening & kept_set))):
             message = history[index]
             if isinstance(message, ToolResultMessage) and len(message.content) > prune_chars:
                 stubbed = message.model_copy(update={"content": prune_stub(message)})
@@ -151,7 +160,22 @@ def plan_compaction(
     replaced = sum(counts[i] for i in summarised) + (counts[0] if previous is not None else 0)
     if replaced <= counter.count_message(summary_message("")):
         return None  # no summary could be smaller
-    return Plan(cut, previous, tuple(kept), summarised, tuple(prune), replaced)
+    opened = tuple(sorted(opening & kept_set))
+    return Plan(cut, previous, tuple(kept), summarised, tuple(prune), replaced, opened)
+
+
+def _cut(
+    history: Sequence[Message],
+    counts: Sequence[int],
+    charged: set[int],
+    tail_budget: int,
+    first: int,
+) -> int | None:
+    """The cut that keeps the largest tail within ``tail_budget`` less the tokens of
+    ``charged`` (counted once, wherever they end up)."""
+    spent = sum(counts[i] for i in charged)
+    tail_counts = [0 if i in charged else c for i, c in enumerate(counts)] if spent else counts
+    return choose_cut(cut_points(history), tail_counts, max(tail_budget - spent, 0), after=first)
 
 
 def too_large(

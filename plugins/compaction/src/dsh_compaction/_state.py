@@ -176,14 +176,16 @@ class AgentState:
 
     def kept_over(self, agent_id: str, kept: int, room: float) -> None:
         """Warn, once per agent, that the messages kept verbatim (``kept`` tokens: the
-        turn's task and what ``compaction_keep`` marks) take more than half the ``room``
+        turn's task, its first step kept for its reasoning, and what ``compaction_keep``
+        marks) take more than half the ``room``
         below the limit: each compaction leaves them, and the last step, less than half
         the room to grow into, so compactions (summariser calls) come every few steps."""
         if not self.kept_warned:
             self.kept_warned = True
             log.warning(
-                "agent %r: the messages kept verbatim (the turn's task and those "
-                "compaction_keep marks: ~%s tokens) take more than half the room below the "
+                "agent %r: the messages kept verbatim (the turn's task, its first step "
+                "when kept for its reasoning, and those compaction_keep marks: ~%s tokens) "
+                "take more than half the room below the "
                 "compaction limit (~%s tokens); each compaction keeps them whole and leaves "
                 "less than half the room to grow into, so the history is summarised every "
                 "few steps (each a summariser call): keep less, or use a larger window",
