@@ -81,6 +81,43 @@ async def test_a_float_setting_of_nan_or_a_useless_infinity_is_said_so(
     assert (caught.value.path, caught.value.reason) == (f"compaction.{key}", reason)
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        # the summariser got '   ' as its instructions: the built-in prompt silently lost
+        ("prompt", "''", "is blank"),
+        ("prompt", "'   '", "is blank"),
+        ("prompt", '"\\n\\t"', "is blank"),
+        # every request counted as nearly empty: compaction silently never ran
+        ("chars_per_token", "1.0e+6", "at most 16"),
+        ("chars_per_token", "17", "at most 16"),
+    ],
+)
+async def test_a_setting_that_would_silently_do_nothing_is_refused(
+    key: str, value: str, said: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        async with harness(config_text=f"compaction:\n  {key}: {value}\n"):
+            pass
+    assert caught.value.path == f"compaction.{key}"
+    assert said in caught.value.reason
+
+
+async def test_a_setting_that_would_silently_do_nothing_is_refused_in_code() -> None:
+    async with harness() as h:
+        for bad, said in (
+            ({"prompt": " "}, "prompt: is blank"),
+            ({"chars_per_token": 100.0}, "100 is too many: at most 16"),
+        ):
+            with pytest.raises(DshError, match=said):
+                await h.agents.create("a", options={"compaction": bad})
+
+
+def test_sixteen_characters_per_token_is_the_largest() -> None:
+    assert CompactionSettings.model_validate({"chars_per_token": 16}).chars_per_token == 16.0
+    assert CompactionSettings.model_validate({"prompt": " Summarise. "}).prompt == " Summarise. "
+
+
 async def test_a_timeout_of_infinity_is_no_limit() -> None:
     async with harness(config_text="compaction:\n  timeout: .inf\n") as h:
         assert h.config.section("compaction").timeout == float("inf")

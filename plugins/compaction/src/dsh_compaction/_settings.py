@@ -10,11 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dsh import DshError, ModelName
 
 __all__ = ["CompactionSettings", "layer_settings"]
+
+
+#: The most characters per token ``chars_per_token`` may say: real tokenizers give
+#: about 2 to 6 (English prose ~4, code ~3, long words and identifiers up to ~6).
+MAX_CHARS_PER_TOKEN = 16
 
 
 class CompactionSettings(BaseModel):
@@ -46,16 +51,38 @@ class CompactionSettings(BaseModel):
     #: The summariser model (a model of dsh.yml, checked at load); default: the
     #: agent's model.
     model: ModelName | None = None
-    #: Instructions for the summariser; default: the built-in structured prompt (an
-    #: empty one is refused: it would be the default, silently).
-    prompt: str | None = Field(default=None, min_length=1)
+    #: Instructions for the summariser; default: the built-in structured prompt (a
+    #: blank one is refused: the summariser would get no instructions, silently).
+    prompt: str | None = None
     #: The summariser's output limit.
     max_summary_tokens: int = Field(default=2048, gt=0)
     #: Seconds the whole summarisation may take before it is given up.
     timeout: float = Field(default=120.0, gt=0)
-    #: The default token heuristic's characters per token (finite: an infinity would
-    #: count every request as 0 tokens, and compaction would never run).
+    #: The default token heuristic's characters per token (finite, at most
+    #: ``MAX_CHARS_PER_TOKEN``: a larger value counts every request as nearly empty,
+    #: and compaction would never run).
     chars_per_token: float = Field(default=4.0, gt=0, allow_inf_nan=False)
+
+    @field_validator("prompt")
+    @classmethod
+    def _not_blank(cls, prompt: str | None) -> str | None:
+        if prompt is not None and not prompt.strip():
+            raise ValueError(
+                "is blank: the summariser would get no instructions; leave the key out "
+                "for the built-in prompt"
+            )
+        return prompt
+
+    @field_validator("chars_per_token")
+    @classmethod
+    def _like_a_tokenizer(cls, chars: float) -> float:
+        if chars > MAX_CHARS_PER_TOKEN:
+            raise ValueError(
+                f"{chars:g} is too many: at most {MAX_CHARS_PER_TOKEN} (tokenizers give about "
+                "2 to 6 characters per token; a larger value counts every request as nearly "
+                "empty, and compaction would never run)"
+            )
+        return chars
 
 
 DEFAULTS = CompactionSettings()
