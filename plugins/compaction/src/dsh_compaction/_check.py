@@ -17,6 +17,7 @@ from dsh import DshError, ModelRequest
 from dsh_compaction import _host
 from dsh_compaction._compact import limit_for
 from dsh_compaction._settings import CompactionSettings
+from dsh_compaction._warn import no_window
 
 if TYPE_CHECKING:
     from dsh.llm import Model, ModelInfo
@@ -159,6 +160,10 @@ def new_check(agent: Any, state: AgentState, request: ModelRequest) -> Check:
     name = request.model or options.get("model")
     key = (config, options.get("compaction"), name, request.max_tokens)
     check = Check(key, found, settings, window, reserve)
+    unknown = window is None and found is not None and settings.enabled
+    if unknown and name not in state.windowless:  # once per agent and model
+        state.windowless.add(name)
+        no_window(agent.id, name)
     state.check = check if found is not None and config is not _UNSTARTED else None
     return check
 

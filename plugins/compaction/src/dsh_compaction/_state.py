@@ -50,6 +50,7 @@ class AgentState:
         "step_tried",
         "tail_warned",
         "turn_task",
+        "windowless",
         "windows",
     )
 
@@ -83,6 +84,8 @@ class AgentState:
         #: the context windows servers stated, per model name, smaller than the one
         #: configured: the threshold check plans with them (``_stated``)
         self.windows: dict[str | None, int] = {}
+        #: the models no context window is known for, warned about (``_warn.no_window``)
+        self.windowless: set[str | None] = set()
         self._settings_key: tuple[object, object] | None = None
         self._settings: CompactionSettings | None = None
         #: (the harness's config, its ``compaction:`` section): the section is looked

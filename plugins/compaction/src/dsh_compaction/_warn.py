@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dsh import get_logger
 
-__all__ = ["overflow_after_failure", "warn", "warn_dropped"]
+__all__ = ["no_window", "overflow_after_failure", "warn", "warn_dropped"]
 
 #: what ends a warning of an overflow the plugin could not compact
 ENDS = "the turn ends with the provider's error. /compact (dsh chat) compacts the history again"
@@ -109,4 +109,16 @@ def warn_dropped(
         _when(reason, where),
         KEPT.get(kept or "", ""),
         advice,
+    )
+
+
+def no_window(agent_id: str, model: str | None) -> None:
+    """Tell the user that no context window is known for ``model``: the threshold never
+    compacts its requests, only a provider's refusal of one as too long does."""
+    log.warning(
+        "agent %r: no context window known for model %r; compaction runs only when the "
+        "provider refuses a request as too long: set context_window for it in models: "
+        "(or in compaction:)",
+        agent_id,
+        model,
     )
