@@ -38,6 +38,7 @@ from dsh_compaction import (
     RequestEstimator,
     TextTokenCounter,
 )
+from dsh_compaction._events import previous_summary
 from dsh_compaction._plan import plan_compaction
 
 #: what the bulky tool returns: ~300 tokens by the default heuristic
@@ -188,10 +189,22 @@ def answer(text: str) -> AssistantMessage:
     return AssistantMessage(content=(TextBlock(text=text),))
 
 
+def opening(messages: Sequence[Message]) -> str | None:
+    """The summary a history built by hand opens with (by ``summary_of``): in a
+    session, the log says which message is the summary (``opening_summary``)."""
+    return previous_summary(messages[0]) if messages else None
+
+
 def plan(messages: Sequence[Message], budget: int, keep: Sequence[int] = (), prune: int = 0) -> Any:
     counts = [CHARS.count_message(m) for m in messages]
     return plan_compaction(
-        messages, counts, tail_budget=budget, keep=keep, prune_chars=prune, counter=CHARS
+        messages,
+        counts,
+        tail_budget=budget,
+        keep=keep,
+        prune_chars=prune,
+        counter=CHARS,
+        summary=opening(messages),
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from compaction_util import pairing_problems, summary_of
+from compaction_util import opening, pairing_problems, summary_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -89,7 +89,13 @@ def test_b44_a_compacted_history_keeps_every_call_with_its_result(
     keep = data.draw(st.sets(st.integers(0, max(len(messages) - 1, 0))))
 
     plan = plan_compaction(
-        messages, counts, tail_budget=budget, keep=keep, prune_chars=1000, counter=COUNTER
+        messages,
+        counts,
+        tail_budget=budget,
+        keep=keep,
+        prune_chars=1000,
+        counter=COUNTER,
+        summary=opening(messages),
     )
 
     if plan is None:

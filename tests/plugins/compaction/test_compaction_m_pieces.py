@@ -111,8 +111,8 @@ def test_with_only_kept_messages_after_a_previous_summary_there_is_nothing_to_co
 
 
 def test_the_latest_user_message_is_never_a_previous_summary() -> None:
-    assert last_user_message([summary_of("s"), answer("a")]) is None
-    assert last_user_message([summary_of("s"), UserMessage(content="u"), answer("a")]) == 1
+    assert last_user_message([summary_of("s"), answer("a")], 1) is None
+    assert last_user_message([summary_of("s"), UserMessage(content="u"), answer("a")], 1) == 1
 
 
 def test_a_region_no_larger_than_an_empty_summary_is_not_compacted() -> None:

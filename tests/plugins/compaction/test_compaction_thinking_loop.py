@@ -26,6 +26,7 @@ from compaction_util import (
     CHARS,
     events_of,
     harness,
+    opening,
     options,
     pairing_problems,
     result,
@@ -179,7 +180,7 @@ def _call(call_id: str, *, thinking: bool) -> AssistantMessage:
 def _plan(messages: Sequence[Message], budget: int) -> object:
     counts = [CHARS.count_message(m) for m in messages]
     return plan_compaction(
-        messages, counts, tail_budget=budget, keep=(), prune_chars=0, counter=CHARS
+        messages, counts, tail_budget=budget, keep=(), prune_chars=0, counter=CHARS, summary=None
     )
 
 
@@ -262,11 +263,18 @@ def test_a_compacted_tool_loop_opens_with_the_thinking_it_opened_with(
     messages: list[Message], budget: int, keep_task: bool
 ) -> None:
     counts = [CHARS.count_message(m) for m in messages]
-    latest = last_user_message(messages)
+    summary = opening(messages)
+    latest = last_user_message(messages, int(summary is not None))
     keep = {latest} if keep_task and latest is not None else set()
 
     plan = plan_compaction(
-        messages, counts, tail_budget=budget, keep=keep, prune_chars=0, counter=CHARS
+        messages,
+        counts,
+        tail_budget=budget,
+        keep=keep,
+        prune_chars=0,
+        counter=CHARS,
+        summary=summary,
     )
 
     if plan is None:

@@ -22,7 +22,7 @@ from dsh import EventDataError, Message, ModelRequest, get_logger
 from dsh.session import HistoryView
 from dsh_compaction import _host
 from dsh_compaction._answers import Refused
-from dsh_compaction._events import END, PRUNE, START, SUMMARY, summary_message
+from dsh_compaction._events import END, PRUNE, START, SUMMARY, opening_summary, summary_message
 from dsh_compaction._failures import (
     Failed,
     check_summary,
@@ -70,14 +70,14 @@ async def _marks(
     history: Sequence[Message],
     counts: Sequence[int],
     tail_budget: int,
+    first: int,
 ) -> frozenset[int]:
-    """The messages to keep verbatim: the turn's task, then what plugins mark. Their
-    tokens come out of the tail budget (``plan_compaction``'s ``charged``), whoever
-    marked them: a kept message is as much of the compacted history as the tail."""
+    """The messages to keep verbatim: the turn's task (from ``first``: past a summary),
+    then what plugins mark; their tokens come out of the tail budget (``charged``)."""
     keep: set[int] = set()
     if settings.keep_last_user_message:
         events = agent.session.events
-        keep = task_marks(events, history, counts, tail_budget, state.turn_task)
+        keep = task_marks(events, history, counts, tail_budget, state.turn_task, first)
     marked = await _host.call_waterfall(
         agent, "compaction_keep", "keep", _not_indices, messages=history, keep=frozenset(keep)
     )
@@ -122,9 +122,8 @@ async def compact(
     """
     estimator = await state.estimator(agent, settings, request.model)
     history = agent.session.history
-    # what the request holds beside the history: system prompt, tools, and the messages
-    # a plugin added to it (a note), which the compacted request carries too: the room
-    # left for the history is planned without them
+    # what the request holds beside the history (system prompt, tools, the messages a
+    # plugin added: a note), which the compacted request carries too: planned without
     fixed = estimator.fixed(request.system, request.tools)
     sent = request.messages
     if not isinstance(sent, HistoryView):
@@ -133,8 +132,7 @@ async def compact(
     before = fixed + sum(counts)
     known = window
     if window is None or reason != "threshold":
-        # overflow: the real window is smaller than the estimate; manual: compact what
-        # there is, however far from the window it is
+        # overflow: the real window is smaller than the estimate; manual: compact it all
         window = before if window is None else min(window, before)
     # the summariser's window: an overflow's provider refused ``before`` tokens, a bound
     # on the window (known or not: the known one proved too large); a manual compaction's
@@ -258,7 +256,9 @@ class _Run:
         room = max(self.limit - self.fixed, 0)
         counter = self.estimator.counter
         try:
-            keep = await _marks(agent, state, settings, history, counts, tail_budget)
+            logged = opening_summary(history, state.summary)  # None: no summary
+            first = int(logged is not None)
+            keep = await _marks(agent, state, settings, history, counts, tail_budget, first)
             plan = plan_compaction(
                 history,
                 counts,
@@ -267,6 +267,7 @@ class _Run:
                 charged=keep,
                 prune_chars=settings.prune_chars,
                 counter=counter,
+                summary=logged,
             )
         except Exception as exc:
             await self.start(history, before)
@@ -290,8 +291,7 @@ class _Run:
             return await self.end(
                 history, before, await _prune(plan.prune, agent.session.emit, state)
             )
-        # what the summary leaves whole (a manual compaction's room is the history's
-        # size: says nothing of the limit)
+        # what the summary leaves whole (a manual one's room is the history's size)
         kept = sum(counts[i] for i in keep | set(plan.opening) if 0 <= i < len(counts))
         if kept > room / 2 and reason != "manual":
             state.kept_over(agent.id, kept, room)
@@ -325,6 +325,7 @@ class _Run:
         except EventDataError as exc:  # refused before it entered the log: nothing changed
             error = error_of(exc, settings)
             return await self.end(history, before, "failed", error, spent=spent)
+        state.summary = summary.text
         state.invalidate()
         result = await self.end(history, before, "summarized")
         return CompactionResult(
@@ -362,6 +363,7 @@ class _Run:
         except (Failed, EventDataError) as failure:
             error = error_of(failure, self.settings)
             return await self.end(history, before, "failed", error, refused, spent)
+        self.state.summary = text
         self.state.invalidate()
         kept = "in_part" if so_far else "previous" if plan.previous is not None else None
         warn_dropped(self.agent.id, self.reason, refused, count, kept=kept, where=self.where)

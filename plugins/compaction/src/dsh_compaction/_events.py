@@ -21,6 +21,8 @@ __all__ = [
     "START",
     "SUMMARY",
     "SUMMARY_HEADER",
+    "logged_summary",
+    "opening_summary",
     "previous_summary",
     "prune_stub",
     "reduce_prune",
@@ -48,9 +50,29 @@ def summary_message(summary: str) -> UserMessage:
 
 
 def previous_summary(message: Message) -> str | None:
-    """The summary text if ``message`` is a summary message, else None."""
+    """The summary text if ``message`` reads as a summary message, else None. Whether
+    it is one only the log says (``opening_summary``): a user may write the header."""
     if isinstance(message, UserMessage) and message.content.startswith(SUMMARY_HEADER):
         return message.content[len(SUMMARY_HEADER) :]
+    return None
+
+
+def logged_summary(events: Sequence[SessionEvent]) -> str | None:
+    """The text of the latest ``compact/summary`` of ``events`` (None: none)."""
+    for index in range(len(events) - 1, -1, -1):
+        event = events[index]
+        if event.type == SUMMARY and isinstance(text := event.data.get("summary"), str):
+            return text
+    return None
+
+
+def opening_summary(history: Sequence[Message], logged: str | None) -> str | None:
+    """The summary ``history`` opens with: the latest ``compact/summary``'s text
+    (``logged``), whose reducer put its message first; None when the log has none or
+    the history does not open with it (a user message that starts with the header is
+    the user's)."""
+    if logged is not None and history and previous_summary(history[0]) == logged:
+        return logged
     return None
 
 

@@ -15,7 +15,7 @@ from dsh import (
     UserMessage,
 )
 from dsh_compaction._boundaries import choose_cut, cut_points, units
-from dsh_compaction._events import previous_summary, prune_stub, summary_message, too_large_stub
+from dsh_compaction._events import prune_stub, summary_message, too_large_stub
 from dsh_compaction._tokens import TokenCounter
 
 __all__ = [
@@ -70,11 +70,11 @@ def tail_budget(tail_tokens: int | None, tail_ratio: float, window: float, room:
     return int(min(wanted, room / 2))
 
 
-def last_user_message(history: Sequence[Message]) -> int | None:
-    """The index of the latest user (or steering) message that is not a summary."""
-    for index in range(len(history) - 1, -1, -1):
-        message = history[index]
-        if isinstance(message, UserMessage) and previous_summary(message) is None:
+def last_user_message(history: Sequence[Message], first: int = 0) -> int | None:
+    """The index of the latest user (or steering) message from ``first`` on (1: past
+    the summary the history opens with)."""
+    for index in range(len(history) - 1, first - 1, -1):
+        if isinstance(history[index], UserMessage):
             return index
     return None
 
@@ -95,8 +95,8 @@ def turn_opening(history: Sequence[Message], cut: int, first: int = 0) -> int | 
     in the turn's first step only, and Anthropic refuses a tool loop whose run of
     assistant messages since the last user message does not start with that thinking:
     the message is kept (with its results) rather than summarised."""
-    latest = last_user_message(history)
-    start = first if latest is None else max(latest + 1, first)
+    latest = last_user_message(history, first)
+    start = first if latest is None else latest + 1
     if not start < cut < len(history) or _opens_with_reasoning(history[cut]):
         return None
     for index in range(start, cut):
@@ -113,6 +113,7 @@ def plan_compaction(
     keep: Iterable[int],
     prune_chars: int,
     counter: TokenCounter,
+    summary: str | None,
     charged: Collection[int] = (),
 ) -> Plan | None:
     """The plan for ``history`` (with per-message token ``counts``), or None when there
@@ -122,8 +123,11 @@ def plan_compaction(
     cut falls in is kept with the tail's start (see ``turn_opening``), charged like
     ``charged``, and its bulky results pruned like the summarised ones. ``charged``:
     the messages of ``keep`` whose tokens come out of ``tail_budget`` (``compact``
-    charges them all: the turn's task and what plugins mark)."""
-    previous = previous_summary(history[0]) if history else None
+    charges them all: the turn's task and what plugins mark). ``summary``: the text of
+    the summary the history opens with, as the log says (``opening_summary``), merged
+    into the new one; None: it opens with none (a user message that merely starts
+    with ``SUMMARY_HEADER`` is the user's)."""
+    previous = summary
     first = 1 if previous is not None else 0
     keep = set(keep)
     # the kept messages ``charged`` take their tokens out of the tail

@@ -16,6 +16,7 @@ import anyio
 
 from dsh import DshError, HookError, get_logger
 from dsh_compaction import _host
+from dsh_compaction._events import logged_summary
 from dsh_compaction._guarded import GuardedCounter, OnFailure
 from dsh_compaction._settings import CompactionSettings, layer_settings
 from dsh_compaction._stated import logged_windows
@@ -48,6 +49,7 @@ class AgentState:
         "manual",
         "overflow_step",
         "step_tried",
+        "summary",
         "tail_warned",
         "turn_task",
         "windowless",
@@ -78,6 +80,10 @@ class AgentState:
         self.fixed_warned = False
         #: the latest turn's prompts and steering, read from the log incrementally
         self.turn_task = TurnTask()
+        #: the text of the latest ``compact/summary`` logged (read from the log as the
+        #: state is made, then set by each one compaction logs): the summary a history
+        #: opens with is this one's message, not a prompt starting with the header
+        self.summary: str | None = None
         #: the threshold check's values, kept while what they derive from is the same
         #: (``_check``)
         self.check: Check | None = None
@@ -334,6 +340,7 @@ def _add(agent: Any) -> AgentState:
     session = getattr(agent, "session", None)
     if session is not None:
         state.windows.update(logged_windows(session.events))
+        state.summary = logged_summary(session.events)
     ref: Callable[[], Any]
     try:
         ref = weakref.ref(agent, lambda dead: _drop(key, dead))

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 
 from dsh import Message, UserMessage
 from dsh.session import SessionEvent
-from dsh_compaction._events import previous_summary
 from dsh_compaction._plan import last_user_message
 
 __all__ = ["TurnTask", "task_marks"]
@@ -67,18 +66,19 @@ class TurnTask:
 
 
 def _turn_messages(
-    history: Sequence[Message], prompts: list[str], steering: list[str]
+    history: Sequence[Message], prompts: list[str], steering: list[str], first: int
 ) -> tuple[list[int], list[int]]:
-    """The indices of the history's user messages that are the turn's prompts and its
-    steering (those still in it, not summarised), newest first."""
+    """The indices of the history's user messages from ``first`` on (past the summary
+    the history opens with) that are the turn's prompts and its steering (those still
+    in it, not summarised), newest first."""
     wanted = (Counter(prompts), Counter(steering))
     found: tuple[list[int], list[int]] = ([], [])
     left = len(prompts) + len(steering)
-    for index in range(len(history) - 1, -1, -1):
+    for index in range(len(history) - 1, first - 1, -1):
         if not left:
             break
         message = history[index]
-        if not isinstance(message, UserMessage) or previous_summary(message) is not None:
+        if not isinstance(message, UserMessage):
             continue
         for kind in (0, 1):  # a steering note that repeats a prompt counts as the prompt
             if wanted[kind][message.content] > 0:
@@ -95,6 +95,7 @@ def task_marks(
     counts: Sequence[int],
     budget: int,
     turn: TurnTask | None = None,
+    first: int = 0,
 ) -> set[int]:
     """The user messages to keep verbatim: the latest turn's prompts (newest first),
     then its newest steering note only (so repeated or many notes never pile up after
@@ -102,12 +103,13 @@ def task_marks(
     message's). Without a turn in the log (a history built otherwise), the latest user
     message if it fits. ``turn``: the agent's ``TurnTask`` (else the log is read
     anew). The tokens of the messages kept count against ``budget`` once, whether they
-    end up before the cut or in the tail (``plan_compaction``'s ``charged``)."""
+    end up before the cut or in the tail (``plan_compaction``'s ``charged``). ``first``:
+    1 when the history opens with a summary (``opening_summary``), never the task."""
     contents = (turn or TurnTask()).contents(events)
     if contents is None:
-        latest = last_user_message(history)
+        latest = last_user_message(history, first)
         return {latest} if latest is not None and counts[latest] <= budget else set()
-    prompts, steering = _turn_messages(history, *contents)
+    prompts, steering = _turn_messages(history, *contents, first)
     keep: set[int] = set()
     used = 0
     for index in (*prompts, *steering[:1]):  # the newest note: notes never pile up
