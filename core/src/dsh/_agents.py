@@ -370,7 +370,8 @@ class AgentRegistry:
             # caller is cancelled meanwhile (or the harness leaves): the start then
             # leaves nothing behind, its claim never let go while the agent could
             # still run a turn: its teardown ends it (agent_disposed), once
-            await self._relay.agent_created(agent, source)
+            with handle.telling_created():  # a teardown meanwhile waits for it
+                await self._relay.agent_created(agent, source)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await handle.dispose()
@@ -389,7 +390,9 @@ class AgentRegistry:
                 await agent.flush()
             finally:
                 self._forget(handle)
+                await handle.created()  # agent_disposed comes after agent_created
                 await agent.relay.agent_disposed(agent)
+                agent.grace.leave()
                 done.set()
 
     def _forget(self, handle: AgentHandle) -> None:

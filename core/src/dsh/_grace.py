@@ -64,13 +64,16 @@ class Grace:
     that hangs on every event costs one grace, not one an event). A flush is never
     refused so: each ``session_flush`` call is a save, with a grace of its own."""
 
-    __slots__ = ("cut", "deadline", "reason", "scopes")
+    __slots__ = ("cut", "deadline", "reason", "scopes", "tasks")
 
     def __init__(self) -> None:
         self.deadline = math.inf  # of what is in flight when the grace starts
         self.reason = ""
         self.scopes: set[CancelScope] = set()
         self.cut: set[Label] | None = None  # what was cut short since the grace started
+        #: The ids of the tasks it is current in, from ``enter`` to ``leave`` (an agent's
+        #: loop task and its teardown: what its disposal waits for).
+        self.tasks: tuple[int, ...] = ()
 
     def start(self, reason: str) -> None:
         """The agent is being aborted (``reason``: "abort", "disposal"): the grace
@@ -92,8 +95,20 @@ class Grace:
         self.cut = None
 
     def enter(self) -> None:
-        """Make this the grace of the calling task (and the tasks it starts)."""
+        """Make this the grace of the calling task (and the tasks it starts); the task is
+        in ``tasks`` until it calls ``leave``."""
+        import anyio
+
         _current.set(self)
+        self.tasks += (anyio.get_current_task().id,)
+
+    def leave(self) -> None:
+        """The calling task, which called ``enter``, is ending: out of ``tasks`` (an id
+        is reused by a later task)."""
+        import anyio
+
+        me = anyio.get_current_task().id
+        self.tasks = tuple(task for task in self.tasks if task != me)
 
     def _deadline(self, label: Label) -> float:
         if self.deadline == math.inf:

@@ -3,13 +3,14 @@ Public as ``dsh.agent.AgentHandle``; ``harness.agents`` (``dsh._agents``) makes 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, final
 
 import anyio
 
+from dsh._grace import current
 from dsh.errors import DshError
 
 if TYPE_CHECKING:
@@ -28,14 +29,18 @@ __all__ = ["AgentHandle"]
 class AgentHandle:
     """The owner's grip on a live agent. ``dispose()`` is idempotent and safe to call
     concurrently: every caller awaits the same teardown (stop the loop, await quiescence,
-    unregister, remove the session)."""
+    unregister, remove the session), except one the teardown itself waits for (the
+    agent's own hooks: see ``dispose``)."""
 
-    __slots__ = ("_done", "_registry", "agent")
+    __slots__ = ("_done", "_registry", "_telling", "agent")
 
     def __init__(self, agent: ReactLoopAgent, registry: AgentRegistry) -> None:
         self.agent = agent
         self._registry = registry
         self._done: anyio.Event | None = None
+        # While the agent_created observers of the agent's start are told: the id of the
+        # task telling them, and what is set once they have returned.
+        self._telling: tuple[int, anyio.Event] | None = None
 
     @property
     def id(self) -> str:
@@ -146,8 +151,61 @@ class AgentHandle:
             watch.unwatch(self.session.id, received)
 
     async def dispose(self) -> None:
+        """Stop the agent (a turn running ends ``disposed``), flush its session, forget
+        it, tell the ``agent_disposed`` observers, and return once all that is done.
+
+        Awaited in one of the agent's own hook impls (``agent_status``, ``session_event``,
+        ``session_flush``, ``agent_created``, ``agent_disposed`` ... of this agent, or a
+        task started in a task group such an impl opened), which the disposal waits
+        for, it begins the disposal and returns at once: the rest is done once that impl
+        has returned (a turn's flush included)."""
         if self._done is None:
             self._done = anyio.Event()
             self.agent.begin_stop()  # now, so a turn ending meanwhile ends ``disposed``
             self._registry.start_teardown(self, self._done)
-        await self._done.wait()
+        if not self._waits_for_caller():
+            await self._done.wait()
+
+    @contextmanager
+    def telling_created(self) -> Iterator[None]:
+        """Around the ``agent_created`` observers of the agent's start (``dsh._agents``):
+        a ``dispose()`` from them returns at once, and ``created()`` waits for them."""
+        self._telling = telling = (anyio.get_current_task().id, anyio.Event())
+        try:
+            yield
+        finally:
+            self._telling = None
+            telling[1].set()
+
+    async def created(self) -> None:
+        """Return once the ``agent_created`` observers of the agent's start have (the
+        teardown tells ``agent_disposed`` after them)."""
+        telling = self._telling
+        if telling is not None:
+            await telling[1].wait()
+
+    def _waits_for_caller(self) -> bool:
+        """Whether the disposal waits for the calling task: the agent's loop task or its
+        teardown (``Grace.tasks``), or the task telling the ``agent_created`` observers,
+        or a task started in a task group one of them has open. Cheap unless the caller
+        runs in the agent's grace (its hooks) or the agent is being created."""
+        grace = self.agent.grace
+        waiting = grace.tasks if current() is grace else ()
+        if self._telling is not None:
+            waiting += (self._telling[0],)
+        return bool(waiting) and _runs_under(waiting)
+
+
+def _runs_under(tasks: tuple[int, ...]) -> bool:
+    """Whether the calling task is one of ``tasks`` (ids), or was started in a task group
+    that one of them, or a task under one of them, has open (and so waits for)."""
+    me = anyio.get_current_task()
+    if me.id in tasks:
+        return True
+    parents = {task.id: task.parent_id for task in anyio.get_running_tasks()}
+    parent = me.parent_id
+    while parent is not None:
+        if parent in tasks:
+            return True
+        parent = parents.get(parent)
+    return False

@@ -241,6 +241,7 @@ class ReactLoopAgent:
                         raise
                     await self._failed(exc)
         finally:
+            self.grace.leave()
             self._status = "disposed"
             self._has_exited = True
             self._signal_idle()
