@@ -24,8 +24,17 @@ BAD = [
     ("max_tokens", True, "option 'max_tokens' must be an int > 0, not True"),
     ("max_steps", "lots", "option 'max_steps' must be an int > 0, not a str"),
     ("max_steps", 0, "option 'max_steps' must be an int > 0, not 0"),
+    ("queue_mode", "fifo", "option 'queue_mode' must be 'batch' or 'one-at-a-time'"),
+    ("queue_mode", "one-at-a-tim", "option 'queue_mode' must be 'batch' or 'one-at-a-time'; "),
+    ("queue_mode", None, "option 'queue_mode' must be 'batch' or 'one-at-a-time', not None"),
 ]
-GOOD = {"model": "scripted", "system_prompt": "", "max_tokens": None, "max_steps": 5}
+GOOD = {
+    "model": "scripted",
+    "system_prompt": "",
+    "max_tokens": None,
+    "max_steps": 5,
+    "queue_mode": "batch",
+}
 
 
 def no_traceback(caplog: pytest.LogCaptureFixture) -> None:
@@ -51,6 +60,27 @@ async def test_a_bad_option_set_after_creation_ends_the_turn_naming_it(
         with anyio.fail_after(LIMIT):
             again = await agent.prompt("hi")
         assert (again.reason, again.text) == ("completed", "after the fix")
+
+
+@pytest.mark.parametrize(
+    ("created", "changed", "turns_taken"),
+    [
+        ("batch", "one-at-a-time", [["a"], ["b"], ["c"]]),
+        ("one-at-a-time", "batch", [["a", "b", "c"]]),
+    ],
+)
+async def test_a_queue_mode_changed_after_creation_applies_from_the_next_turn(
+    created: str, changed: str, turns_taken: list[list[str]]
+) -> None:
+    model = ScriptedModel(["A", "B", "C"])
+    async with scripted_harness(model, load_entry_points=False) as h:
+        agent = await h.agents.create("a", options={"model": "scripted", "queue_mode": created})
+        agent.options["queue_mode"] = changed
+        for prompt in "abc":  # queued before the loop takes any
+            agent.send(prompt)
+        with anyio.fail_after(LIMIT):
+            await agent.when_idle()
+        assert [t.prompts for t in turns(agent.session.events)] == turns_taken
 
 
 async def test_a_bad_option_set_during_a_turn_ends_it_before_the_next_request() -> None:

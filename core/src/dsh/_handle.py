@@ -60,7 +60,8 @@ class AgentHandle:
     def options(self) -> dict[str, Any]:
         """The agent's options (``model``, ``system_prompt``, plugins' settings, yours),
         read by each step and each plugin call: a change applies from the next one
-        (``max_steps``: the next turn); a bad core option ends the turn ``error``."""
+        (``max_steps``, ``queue_mode``: the next turn); a bad core option ends the turn
+        ``error``."""
         return self.agent.options
 
     def send(self, prompt: str) -> None:

@@ -17,6 +17,7 @@ from dsh.errors import DshError
 
 __all__ = [
     "CORE_OPTIONS",
+    "QUEUE_MODES",
     "bad_option",
     "core_option_problem",
     "option_typo",
@@ -26,7 +27,8 @@ __all__ = [
     "storable_options",
 ]
 
-_QUEUE_MODES: Final = ["batch", "one-at-a-time"]
+#: The ``queue_mode`` values, read when the loop takes prompts (``dsh.loop``).
+QUEUE_MODES: Final = ("batch", "one-at-a-time")
 _TYPO = 0.85  # difflib's ratio above which an unknown option is taken for a typo
 
 
@@ -59,7 +61,7 @@ def core_option_problem(options: Mapping[str, Any], *, yaml: bool = False) -> st
         if key in options and not valid(options[key]):
             value = options[key]
             if key == "queue_mode" and isinstance(value, str):  # a misspelt choice?
-                close = difflib.get_close_matches(value, _QUEUE_MODES, n=1, cutoff=0.6)
+                close = difflib.get_close_matches(value, QUEUE_MODES, n=1, cutoff=0.6)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 return f"option {key!r} must be {expected}{hint}"
             return f"option {key!r} must be {expected}, not {_said(value, yaml=yaml)}"

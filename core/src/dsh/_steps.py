@@ -82,7 +82,11 @@ class StepRunner:
         self._scope_class: type[anyio.CancelScope] | None = None
         self.guard = Guard(agent.session.events)
 
-    async def run_turn(self, turn: TurnState, prompts: list[str]) -> None:
+    async def run_turn(
+        self, turn: TurnState, prompts: list[str], refused: DshError | None = None
+    ) -> None:
+        """Run ``turn`` on ``prompts``; ``refused``: why it may not run (a bad option
+        read as it took them), which ends it ``error`` before its first step."""
         emit = self.agent.session._record
         error: dict[str, Any] | None = None
         try:
@@ -92,6 +96,8 @@ class StepRunner:
                 content = prompt if prompt.__class__ is str else str(prompt)
                 content = self._hidden(content, "prompt")
                 await emit("user/message", {"content": content})
+            if refused is not None:
+                raise refused
             await self._steps(turn)
         except ModelError as exc:
             error = {"code": exc.code, "message": named(exc.message, turn)}

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsh._grace import Grace
-from dsh._options import core_option_problem
+from dsh._options import QUEUE_MODES, bad_option, core_option_problem
 from dsh._secrets import get_logger
 from dsh._steps import StepRunner
 from dsh._stray import failed
@@ -64,7 +64,6 @@ class ReactLoopAgent:
         self.session = session
         self.options: dict[str, Any] = dict(options or {})
         check_core_options(id, self.options)
-        self.batch = self.options.get("queue_mode", "batch") == "batch"
         self.inbox = Inbox()
         self.relay = relay
         #: The harness's registries, for hook impls (the core executor uses ``tools``).
@@ -251,10 +250,12 @@ class ReactLoopAgent:
 
     async def _serve(self) -> None:
         """Park until prompts are queued, or run one turn of them."""
-        prompts = self.inbox.take_queued(self.batch)
+        mode = self.options.get("queue_mode", "batch")  # read per turn, as max_steps is
+        prompts = self.inbox.take_queued(mode != "one-at-a-time")
         if not prompts:
             await self._park()
             return
+        refused = None if mode in QUEUE_MODES else bad_option(self.id, self.options)
         self.grace.reset()  # an abort before this turn bounds nothing in it
         turn = self._turn = TurnState(self._turns + 1, prompts)
         await self._set_status("running")
@@ -270,7 +271,7 @@ class ReactLoopAgent:
                 if id(prompt) in awaited:
                     awaited[id(prompt)] = turn.number
         try:
-            await self._steps.run_turn(turn, prompts)
+            await self._steps.run_turn(turn, prompts, refused)
         finally:
             self._turn = None
         await self.flush()
