@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from dsh._stray import failed, stray_words
+from dsh._stray import failed, failure_words
 from dsh.errors import ModelError
 from dsh.llm._hidden_args import NOTED
 from dsh.llm.assemble import Assembler
@@ -49,7 +49,7 @@ async def streamed(
     except BaseException as exc:
         if not failed(exc):  # a real cancellation (an abort) propagates
             raise
-        said = f"{type(exc).__name__}: {exc}" if isinstance(exc, Exception) else stray_words(exc)
+        said = failure_words(exc)
         raise ModelError("UNKNOWN", f"model {model.info.name!r} failed: {said}") from exc
     finally:
         aclose = getattr(stream, "aclose", None)

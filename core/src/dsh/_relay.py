@@ -11,6 +11,7 @@ import pluggy
 from dsh._call_arguments import CallArguments, check_call, hook_arguments
 from dsh._calling import Dispatcher
 from dsh._hook_results import Check, unawaited
+from dsh._stray import failed
 from dsh.errors import HookError
 
 if TYPE_CHECKING:
@@ -177,7 +178,9 @@ class HookRelay:
                     result = call(session, event)
                     if result is not None and isawaitable(result):
                         raise unawaited(result)
-                except Exception as exc:
+                except BaseException as exc:
+                    if not failed(exc):  # a KeyboardInterrupt, a real cancellation
+                        raise
                     dispatcher.report(impl.fail("session_event", exc))
 
         return observe

@@ -18,7 +18,7 @@ from dsh._options import request_options, retry_allowance, step_limit
 from dsh._quoted import shown
 from dsh._ready import READY
 from dsh._secrets import get_logger, redact
-from dsh._stray import is_stray, stray_words
+from dsh._stray import cancelled_only, failed, failure_words
 from dsh._turn_state import TurnState
 from dsh.errors import DshError, HookError, ModelError, StepLimitError
 from dsh.llm._hidden_args import Guard
@@ -115,14 +115,17 @@ class StepRunner:
             log.exception("agent %r: turn %d failed", self.agent.id, turn.number)
             error = {"code": "INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
         except BaseException as exc:
-            if not is_stray(exc):  # a real cancellation: the turn ends aborted
-                if isinstance(exc, anyio.get_cancelled_exc_class()):
+            if not failed(exc):  # a real cancellation ends the turn aborted
+                if cancelled_only(exc):
                     turn.abort("aborted")
                     self.agent.grace.start("cancellation")
+                elif turn.ended_by is None:  # a KeyboardInterrupt: not ``completed``
+                    error = {"code": "INTERNAL", "message": failure_words(exc)}
                 raise
-            # raised by something the turn awaited: its failure, not an abort
+            # raised by something the turn awaited (a stray cancellation, a SystemExit):
+            # its failure, not an abort
             log.error("agent %r: turn %d failed", self.agent.id, turn.number, exc_info=exc)
-            error = {"code": "INTERNAL", "message": stray_words(exc)}
+            error = {"code": "INTERNAL", "message": failure_words(exc)}
         finally:
             turn.settled = True  # what the closers log is this outcome, whatever aborts now
             if error is not None:  # an exception may quote a key

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import math
 
-__all__ = ["failed", "is_stray", "stray_words"]
+__all__ = ["cancelled_only", "failed", "failure_words", "is_stray", "stray_words"]
 
 
 def is_stray(exc: BaseException) -> bool:
@@ -40,12 +40,44 @@ def is_stray(exc: BaseException) -> bool:
 
 
 def failed(exc: BaseException) -> bool:
-    """Whether ``exc`` is the failure of what raised it (an ``Exception``, or a stray
-    cancellation), which a caller contains; False for what must propagate (a real
-    cancellation, ``KeyboardInterrupt``, ``SystemExit``...)."""
+    """Whether ``exc`` is the failure of what raised it, which a caller contains: an
+    ``Exception``, a stray cancellation, or any other ``BaseException`` (``SystemExit``
+    from argparse or click, ``GeneratorExit``, a plugin's own subclass), as pytest takes
+    a test's ``SystemExit``. False only for what must propagate: ``KeyboardInterrupt``, a
+    real cancellation, and a group holding either."""
     if isinstance(exc, BaseExceptionGroup) and not isinstance(exc, Exception):
         return all(map(failed, exc.exceptions))  # a stray one among failures: a failure
-    return isinstance(exc, Exception) or is_stray(exc)
+    if isinstance(exc, Exception):
+        return True
+    if isinstance(exc, KeyboardInterrupt):
+        return False
+    return not _is_cancellation(exc) or is_stray(exc)
+
+
+def cancelled_only(exc: BaseException) -> bool:
+    """Whether ``exc`` is a cancellation, or a group made only of cancellations."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(map(cancelled_only, exc.exceptions))
+    return _is_cancellation(exc)
+
+
+def _is_cancellation(exc: BaseException) -> bool:
+    import anyio  # lazily: ``dsh --help`` imports no anyio
+
+    if isinstance(exc, asyncio.CancelledError):
+        return True
+    try:
+        return isinstance(exc, anyio.get_cancelled_exc_class())
+    except Exception:  # no event loop runs
+        return False
+
+
+def failure_words(exc: BaseException) -> str:
+    """``exc``, a failure (``failed``), in words: ``Type: message``; a stray
+    cancellation's says why it is a failure."""
+    if _is_cancellation(exc):
+        return stray_words(exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 def stray_words(exc: BaseException) -> str:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from dsh._json import encode_any
 from dsh._secrets import get_logger
-from dsh._stray import failed, stray_words
+from dsh._stray import failed, failure_words
 from dsh._tool_making import Tool, ToolContext, tool
 from dsh.errors import DshError
 from dsh.messages import ToolCall, ToolResult, ToolSpec, trusted
@@ -174,9 +174,7 @@ def _why(exc: BaseException) -> str:
     each part failed."""
     if isinstance(exc, ToolError):
         return str(exc)
-    if not isinstance(exc, Exception):
-        return stray_words(exc)
-    said = f"{type(exc).__name__}: {exc}"
+    said = failure_words(exc)  # a SystemExit or a stray cancellation too
     if not isinstance(exc, BaseExceptionGroup):
         return said
     leaves: list[BaseException] = []
