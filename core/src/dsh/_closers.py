@@ -8,6 +8,7 @@ answer cut off mid-stream, an error ``tool/result`` for every call that has none
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -15,9 +16,10 @@ from dsh.messages import ToolResult
 
 if TYPE_CHECKING:
     from dsh._turn_state import TurnState
+    from dsh.errors import ModelError
     from dsh.messages import StopReason, ToolCall
 
-__all__ = ["call_data", "closers", "named", "result_data"]
+__all__ = ["call_data", "closers", "model_error", "named", "result_data", "retry_seconds"]
 
 
 def closers(turn: TurnState, error: dict[str, Any] | None) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -72,6 +74,25 @@ def named(message: str, turn: TurnState) -> str:
         return message
     who = f"model {turn.streaming[1]!r}"
     return message if message.startswith(who) else f"{who}: {message}"
+
+
+def model_error(exc: ModelError, message: str) -> dict[str, Any]:
+    """The ``turn/end`` error of a model's failure, JSON whatever a subclass set after
+    ``ModelError.__init__`` checked it: a code that is not a str as its str, a wait
+    that is not seconds left out."""
+    code = exc.code if isinstance(exc.code, str) else str(exc.code)
+    error: dict[str, Any] = {"code": code, "message": message}
+    wait = retry_seconds(exc.retry_after)
+    if wait is not None:  # the server's wait, for whoever tries again
+        error["retry_after"] = wait
+    return error
+
+
+def retry_seconds(value: object) -> float | None:
+    """``value`` if it is a finite number of seconds (not a bool), else None."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return value
+    return None
 
 
 def call_data(call: ToolCall) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from dsh._answer import streamed
-from dsh._closers import call_data, closers, named, result_data
+from dsh._closers import call_data, closers, model_error, named, result_data, retry_seconds
 from dsh._config_models import DEFAULT_MAX_WAIT
 from dsh._options import request_options, retry_allowance, step_limit
 from dsh._quoted import shown
@@ -100,9 +100,7 @@ class StepRunner:
                 raise refused
             await self._steps(turn)
         except ModelError as exc:
-            error = {"code": exc.code, "message": named(exc.message, turn)}
-            if exc.retry_after is not None:  # the server's wait, for whoever tries again
-                error["retry_after"] = exc.retry_after
+            error = model_error(exc, named(exc.message, turn))
             cause = exc.__cause__
             if cause is not None and not isinstance(cause, DshError):  # unexpected
                 self._failed(turn, exc)
@@ -218,7 +216,7 @@ class StepRunner:
                     raise
                 # the server's wait (a retry sooner fails again), if the model's
                 # max_wait allows it; a longer one ends the turn without asking
-                wait = error.retry_after
+                wait = retry_seconds(error.retry_after)
                 longest = DEFAULT_MAX_WAIT if model is None else model.info.max_wait
                 if wait is not None and wait > longest:
                     raise

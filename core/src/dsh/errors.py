@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -259,6 +260,15 @@ class ModelError(DshError):
         context_window: int | None = None,
         request_tokens: int | None = None,
     ) -> None:
+        if not isinstance(code, str):  # logged in the turn's end: JSON, as it is stored
+            raise TypeError(
+                f"ModelError code must be a str, not {type(code).__name__}: {_cut(code)}"
+            )
+        if retry_after is not None and not _seconds(retry_after):
+            raise TypeError(
+                "ModelError retry_after must be a finite number of seconds or None, not "
+                f"{type(retry_after).__name__}: {_cut(retry_after)}"
+            )
         super().__init__(message)
         self.code = code
         self.retry_after = retry_after
@@ -292,3 +302,14 @@ class TurnError(DshError):
         self.plugin = plugin
         self.hook = hook
         self.retry_after = retry_after
+
+
+def _seconds(value: object) -> bool:
+    """Whether ``value`` is a number of seconds: a finite int or float, not a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _cut(value: object) -> str:
+    """``repr(value)``, cut to a line (a whole request would fill the screen)."""
+    said = repr(value)
+    return said if len(said) <= 80 else said[:77] + "..."
