@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from dsh._answer import streamed
+from dsh._call_ids import renamed_repeats
 from dsh._closers import call_data, closers, model_error, named, result_data, retry_seconds
 from dsh._config_models import DEFAULT_MAX_WAIT
 from dsh._options import request_options, retry_allowance, step_limit
@@ -240,6 +241,9 @@ class StepRunner:
         message = await relay.agent_step_result(agent, message, number, step)
         turn.streaming = None  # from here, the answer is logged as the hook returned it
         calls = message.tool_calls
+        repeats = None
+        if len(calls) > 1:  # a repeated call id: renamed, not run
+            message, calls, repeats = renamed_repeats(message, calls)
         stop = message.stop_reason
         if stop == "max_tokens":
             turn.max_tokens = True
@@ -265,6 +269,8 @@ class StepRunner:
             if turn.stopping():  # aborted while the call was being logged: never run it
                 return True
             why = guard.refusal(call) if guard.clean is not None or guard.refused else None
+            if repeats and call.id in repeats:
+                why = repeats[call.id]
             if why is not None:  # run so, the call would do something else: never asked
                 result: ToolResult | None = ToolResult(call_id=call.id, content=why, is_error=True)
             else:

@@ -39,7 +39,8 @@ def check_invariants(
     Checks: seq equals index; turns open and close in order, numbered consecutively;
     steps numbered from 1 within each turn; step events only inside a step; every
     tool/result follows its tool/call, and every call has exactly one result before its
-    step ends; turn/end carries a known reason.
+    step ends; no call id is repeated within a step (in an answer or its tool/calls);
+    turn/end carries a known reason.
     """
     problems: list[str] = []
     turn: int | None = None
@@ -47,6 +48,7 @@ def check_invariants(
     step: int | None = None
     last_step = 0
     open_calls: set[str] = set()
+    step_calls: set[str] = set()  # ids of the open step's tool/calls
     for index, raw in enumerate(events):
         event = raw if isinstance(raw, SessionEvent) else SessionEvent.from_dict(raw)
         kind, data = event.type, event.data
@@ -86,6 +88,7 @@ def check_invariants(
             if data.get("step") != last_step + 1 or data.get("turn") != turn:
                 bad(f"step {data.get('step')} of turn {data.get('turn')} after step {last_step}")
             step = last_step = int(data.get("step") or 0)
+            step_calls.clear()
         elif kind == "step/end":
             if step is None or data.get("step") != step:
                 bad(f"closes step {data.get('step')} but the open step is {step}")
@@ -99,7 +102,13 @@ def check_invariants(
             if kind == "tool/call":
                 if data.get("id") in open_calls:
                     bad(f"call {data.get('id')!r} logged twice")
+                elif data.get("id") in step_calls:
+                    bad(f"call {data.get('id')!r} repeated in step {step}")
                 open_calls.add(data.get("id", ""))
+                step_calls.add(data.get("id", ""))
+            elif kind == "assistant/message":
+                for repeated in _repeated_ids(data):
+                    bad(f"call {repeated!r} repeated")
             elif kind == "tool/result":
                 if data.get("call_id") not in open_calls:
                     bad(f"result for {data.get('call_id')!r} without an open tool/call")
@@ -111,6 +120,21 @@ def check_invariants(
         calls = f", calls without a result: {sorted(open_calls)}" if open_calls else ""
         problems.append(f"end of log: turn {turn} is still open{still}{calls}")
     return problems
+
+
+def _repeated_ids(data: Mapping[str, Any]) -> list[str]:
+    """The tool call ids an ``assistant/message`` holds more than once."""
+    message = data.get("message")
+    blocks = message.get("content") if isinstance(message, Mapping) else None
+    seen: set[str] = set()
+    repeated: list[str] = []
+    for block in blocks if isinstance(blocks, list | tuple) else ():
+        if isinstance(block, Mapping) and block.get("type") == "tool_call":
+            call_id = str(block.get("id"))
+            if call_id in seen and call_id not in repeated:
+                repeated.append(call_id)
+            seen.add(call_id)
+    return repeated
 
 
 def close_turn(events: Sequence[SessionEvent]) -> list[SessionEvent]:
