@@ -11,19 +11,18 @@ to load: named with its distribution and entry point.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterable, Mapping, Sequence, Set
 from importlib.metadata import EntryPoint
 from typing import TYPE_CHECKING
 
 from dsh._entry_points import FIRST_PARTY, PluginNameClash, dist_name, modules, scan
+from dsh._plugin_objects import is_hook_impl, no_hooks_in
 from dsh.errors import DshError, PluginLoadError
-from dsh.hookspecs import PROJECT
 
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
-__all__ = ["TRUE_VALUES", "is_hook_impl", "last_wins", "load_installed"]
+__all__ = ["TRUE_VALUES", "last_wins", "load_installed"]
 
 #: The values of DSH_DISABLE_PLUGIN_AUTOLOAD that turn autoload off (lower-cased).
 TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
@@ -167,6 +166,12 @@ def _load_entry_point(
                 f"it names the hook impl {plugin.__qualname__}; point it at the module it is "
                 f'in ({name} = "{plugin.__module__}"), or at an instance made in one'
             )
+        what = no_hooks_in(plugin)
+        if what is not None:  # registered, it could bring no hooks
+            raise TypeError(
+                f"it names {what}, which is not a plugin; point it at a module "
+                f'({name} = "{ep.module}"), or at an instance made in one'
+            )
         pm.register(plugin, name)
     except KeyboardInterrupt:
         raise
@@ -176,11 +181,6 @@ def _load_entry_point(
         raise PluginLoadError(name, dist, ep.value, _exited(exc)) from exc
     version = ep.dist.version if ep.dist is not None else "?"
     pm.distributions[name] = (dist, version)
-
-
-def is_hook_impl(plugin: object) -> bool:
-    """Whether ``plugin`` is a function marked ``@hookimpl``, not a plugin holding one."""
-    return inspect.isroutine(plugin) and hasattr(plugin, f"{PROJECT}_impl")
 
 
 def _exited(exc: BaseException) -> BaseException:

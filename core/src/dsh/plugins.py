@@ -31,7 +31,8 @@ from dsh._calling import Dispatcher, Reporter, default_reporter, is_async_functi
 from dsh._entry_points import ENTRY_POINT_GROUP, PluginNameClash, clashes, installed_plugins
 from dsh._impl_arguments import arguments_problem
 from dsh._plugin_loading import TRUE_VALUES as TRUE_VALUES
-from dsh._plugin_loading import is_hook_impl, last_wins, load_installed
+from dsh._plugin_loading import last_wins, load_installed
+from dsh._plugin_objects import is_hook_impl, not_a_plugin
 from dsh._plugin_specs import has_spec_already, spec_clash
 from dsh._relay import HookRelay
 from dsh.errors import DshError, HookError, PluginValidationError
@@ -121,6 +122,9 @@ class PluginManager(pluggy.PluginManager):
     def register(self, plugin: object, name: str | None = None) -> str | None:
         """Register ``plugin``; a plugin module may bring its own hookspecs in a
         ``dsh_hookspecs`` attribute (a module or class), added before its impls."""
+        refused = not_a_plugin(plugin, name)
+        if refused is not None:  # pluggy takes it, and it would do nothing
+            raise refused
         name = name or self.get_canonical_name(plugin)
         if isinstance(plugin, type):  # its impls would be called without an instance
             raise PluginValidationError(

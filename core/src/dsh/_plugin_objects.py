@@ -1,0 +1,76 @@
+"""What may be registered as a plugin: a module, or an object (an instance of a class)
+holding ``@hookimpl`` functions. Not a class (its impls would be called without an
+instance), not a single hook impl, nor an object that can hold no hooks at all (a str,
+None, a number, a plain function): pluggy registers these, and each would silently do
+nothing, so a test of the plugin would pass without it."""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+from dsh.errors import PluginValidationError
+from dsh.hookspecs import PROJECT
+
+__all__ = ["is_hook_impl", "no_hooks_in", "not_a_plugin"]
+
+_MARK = f"{PROJECT}_impl"
+
+
+def is_hook_impl(plugin: object) -> bool:
+    """Whether ``plugin`` is a function marked ``@hookimpl``, not a plugin holding one."""
+    return inspect.isroutine(plugin) and hasattr(plugin, _MARK)
+
+
+def no_hooks_in(plugin: object) -> str | None:
+    """``plugin`` said ("the str 'x'", "None", "the int 42", "the function f") if it is an
+    instance of a built-in type (a module, a class and a hook impl aside): one whose
+    attributes are its type's, so that it can hold no hook impl; else None. A function
+    holding marked functions as attributes is a plugin, as pluggy would take it."""
+    kind = type(plugin)
+    if kind.__module__ != "builtins" or isinstance(plugin, types.ModuleType | type):
+        return None
+    if is_hook_impl(plugin):
+        return None
+    if plugin is None:
+        return "None"
+    if isinstance(plugin, str | bytes | bool | int | float | complex):
+        return f"the {kind.__name__} {_short(repr(plugin))}"
+    if inspect.isroutine(plugin):
+        if any(hasattr(value, _MARK) for value in getattr(plugin, "__dict__", {}).values()):
+            return None
+        return f"the function {getattr(plugin, '__qualname__', repr(plugin))}"
+    return f"a {kind.__name__} ({_short(repr(plugin))})"
+
+
+def not_a_plugin(plugin: object, name: str | None) -> PluginValidationError | None:
+    """The error registering ``plugin`` (under ``name``, if given) is refused with if
+    it can hold no hooks (``no_hooks_in``), saying what to pass instead; else None."""
+    what = no_hooks_in(plugin)
+    if what is None:
+        return None
+    if isinstance(plugin, str):  # a plugin's name, as pytest's -p takes it
+        why = f"{what} is not a plugin; pass the module, not its name: import it"
+    elif inspect.isroutine(plugin):
+        why = (
+            f"{what} is not a plugin; register the module it is in (or an instance of its "
+            "class), with its hooks marked @hookimpl"
+        )
+    else:
+        why = (
+            f"{what} is not a plugin; pass a module, or an instance of a class, holding "
+            "@hookimpl functions"
+        )
+    return PluginValidationError(name or _said(plugin), why)
+
+
+def _said(plugin: object) -> str:
+    """An unnamed non-plugin as its error names it: a str as it is, ``f`` for a function."""
+    if isinstance(plugin, str):
+        return plugin
+    name = getattr(plugin, "__name__", None)
+    return name if isinstance(name, str) else _short(repr(plugin))
+
+
+def _short(text: str, most: int = 60) -> str:
+    return text if len(text) <= most else text[: most - 3] + "..."

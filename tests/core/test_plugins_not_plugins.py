@@ -1,0 +1,123 @@
+"""Objects that cannot be plugins: a str (a plugin's name, as pytest's ``-p`` takes it),
+None, a number, a plain function. pluggy registers each, and each would silently do
+nothing (a test of the plugin would pass without it): dsh refuses them, naming what was
+passed and what to pass instead; an entry point naming one fails to load."""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from dsh import PluginLoadError, PluginValidationError, create_plugin_manager, hookimpl
+from dsh.testing import ScriptedModel, run_turn, scripted_harness
+
+Install = Callable[..., None]  # the `install` fixture of tests/core/conftest.py
+
+
+def plain(request: Any) -> Any:  # no @hookimpl: a function, not a plugin
+    return request
+
+
+@pytest.mark.parametrize(
+    ("plugin", "error"),
+    [
+        (
+            "dsh_stamp",
+            "plugin 'dsh_stamp': the str 'dsh_stamp' is not a plugin; pass the module, not "
+            "its name: import it",
+        ),
+        (
+            None,
+            "plugin 'None': None is not a plugin; pass a module, or an instance of a class, "
+            "holding @hookimpl functions",
+        ),
+        (
+            42,
+            "plugin '42': the int 42 is not a plugin; pass a module, or an instance of a "
+            "class, holding @hookimpl functions",
+        ),
+        (
+            True,
+            "plugin 'True': the bool True is not a plugin; pass a module, or an instance of "
+            "a class, holding @hookimpl functions",
+        ),
+        (
+            plain,
+            "plugin 'plain': the function plain is not a plugin; register the module it is "
+            "in (or an instance of its class), with its hooks marked @hookimpl",
+        ),
+    ],
+)
+def test_an_object_that_can_hold_no_hooks_is_refused(plugin: object, error: str) -> None:
+    pm = create_plugin_manager(load_entry_points=False)
+    before = pm.list_name_plugin()
+    with pytest.raises(PluginValidationError) as info:
+        pm.register(plugin)
+    assert str(info.value) == error
+    assert pm.list_name_plugin() == before
+
+
+def test_a_name_given_is_the_one_the_error_names() -> None:
+    pm = create_plugin_manager(load_entry_points=False)
+    with pytest.raises(PluginValidationError) as info:
+        pm.register("dsh_stamp", "stamp")
+    assert str(info.value).startswith("plugin 'stamp': the str 'dsh_stamp' is not a plugin")
+    assert info.value.plugin == "stamp"
+
+
+async def test_a_str_among_a_harness_plugins_is_refused() -> None:
+    with pytest.raises(PluginValidationError, match=r"pass the module, not its name"):
+        async with scripted_harness(
+            ScriptedModel(["ok"]), plugins=["dsh_stamp"], load_entry_points=False
+        ):
+            pass
+
+
+async def test_modules_and_instances_still_register() -> None:
+    seen: list[str] = []
+
+    class Stamp:
+        @hookimpl
+        def agent_request(self, request: Any) -> None:
+            seen.append("instance")
+
+    @hookimpl
+    def agent_request(request: Any) -> None:
+        seen.append("module")
+
+    module = types.ModuleType("dsh_stamp_mod")
+    module.agent_request = agent_request  # type: ignore[attr-defined]
+    empty = types.ModuleType("dsh_empty_mod")  # no hooks yet: allowed, as in pluggy
+    plugins = [("mod", module), Stamp(), empty]
+    async with scripted_harness(
+        ScriptedModel(["ok"]), plugins=plugins, load_entry_points=False
+    ) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        await run_turn(agent, "go")
+    assert sorted(seen) == ["instance", "module"]
+
+
+@pytest.mark.parametrize(
+    ("source", "attr", "said"),
+    [
+        ("NOTHING = 'dsh_bad'\n", "NOTHING", "it names the str 'dsh_bad'"),
+        ("NOTHING = None\n", "NOTHING", "it names None"),
+        ("def func():\n    pass\n", "func", "it names the function func"),
+    ],
+)
+def test_an_entry_point_naming_one_fails_to_load(
+    install: Install, source: str, attr: str, said: str
+) -> None:
+    install("dsh-bad", "bad", "dsh_bad_mod", source, attr=attr)
+    with pytest.raises(PluginLoadError) as info:
+        create_plugin_manager(env={})
+    first, way_out = str(info.value).splitlines()
+    assert first.startswith(
+        f"plugin 'bad' (distribution dsh-bad, entry point bad = dsh_bad_mod:{attr}) failed "
+        f"to load: TypeError: {said}, which is not a plugin; point it at a module "
+        '(bad = "dsh_bad_mod"), or at an instance made in one'
+    )
+    assert "`-p no:bad`" in way_out
