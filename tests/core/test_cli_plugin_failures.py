@@ -162,3 +162,93 @@ def test_plugins_lists_the_loaded_plugins_and_marks_the_one_that_failed(
         "hooks": [],
         "error": "ModuleNotFoundError: No module named 'does_not_exist_anywhere'",
     }
+
+
+WAY_OUT = (
+    "\n  disable it with `-p no:bad`, or choose plugins with DSH_LOAD_PLUGINS=a,b, or "
+    "uninstall dsh-bad\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("hook", "registered", "refused"),
+    [
+        (
+            "register_tools",
+            "word_count",
+            "plugin 'bad' registered the function 'word_count', which is not a dsh Tool; "
+            "wrap it with @dsh.tools.tool",
+        ),
+        (
+            "register_settings",
+            "{'note': str}",
+            "plugin 'bad' registered settings {'note': <class 'str'>}, which is not a "
+            "pydantic model class; register the class itself (register(MySettings))",
+        ),
+        (
+            "register_commands",
+            "'hello'",
+            "plugin 'bad' registered 'hello', which is not a dsh Command",
+        ),
+    ],
+)
+def test_a_register_hook_registering_what_dsh_refuses_says_how_to_leave_it_out(
+    install: Install,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    hook: str,
+    registered: str,
+    refused: str,
+) -> None:
+    # the core's refusal in its words (it names the plugin), then the way out, as for a
+    # register_* hook that raises: a user who only installed the plugin can go on
+    source = (
+        "from dsh import hookimpl\n\ndef word_count(text: str) -> int:\n    return 0\n\n"
+        f"@hookimpl\ndef {hook}(register):\n    register({registered})\n"
+    )
+    install("dsh-bad", "bad", "dsh_bad_mod", source)
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "bad")
+    assert main(["tools"]) == 2
+    assert capsys.readouterr().err == f"dsh: error: {refused}{WAY_OUT}"
+
+
+def test_config_check_says_how_to_leave_out_a_plugin_registering_a_plain_function(
+    install: Install,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Any,
+) -> None:
+    source = (
+        "from dsh import hookimpl\n\ndef word_count(text: str) -> int:\n    return 0\n\n"
+        "@hookimpl\ndef register_tools(register):\n    register(word_count)\n"
+    )
+    install("dsh-bad", "bad", "dsh_bad_mod", source)
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "bad")
+    config = tmp_path / "dsh.yml"
+    config.write_text("agents: []\n", encoding="utf-8")
+    assert main(["-c", str(config), "config", "check"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("dsh: plugin 'bad' registered the function 'word_count'")
+    assert err.endswith(WAY_OUT)
+
+
+async def test_from_python_the_refusal_is_a_hook_error_naming_the_plugin_and_hook() -> None:
+    from dsh import HookError, RegistrationError
+    from dsh.harness import Harness
+
+    def word_count(text: str) -> int:
+        return 0
+
+    class Bad:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            register(word_count)
+
+    with pytest.raises(HookError) as info:
+        async with Harness(plugins=[("bad", Bad())], load_entry_points=False):
+            pass
+    error = info.value
+    assert isinstance(error, RegistrationError)
+    assert (error.plugin, error.hook) == ("bad", "register_tools")
+    assert str(error) == error.for_user() == str(error.cause)
+    assert str(error).startswith("plugin 'bad' registered the function 'word_count'")

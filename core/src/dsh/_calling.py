@@ -24,7 +24,7 @@ from dsh._impl import Impl, called, is_async_function
 from dsh._ready import READY
 from dsh._secrets import get_logger
 from dsh._stray import failed
-from dsh.errors import DshError, HookError
+from dsh.errors import DshError, HookError, RegistrationError
 
 __all__ = ["Dispatcher", "Impl", "is_async_function"]
 
@@ -365,7 +365,9 @@ class Dispatcher:
                     )
             except Exception as exc:
                 if refused and exc is refused[-1] and isinstance(exc, DshError):
-                    raise  # the core refused what was registered; the message names the plugin
+                    # the core refused what was registered, in words naming the plugin
+                    described = impl.describe()
+                    raise RegistrationError(impl.plugin_name, hook, described, exc) from exc
                 raise impl.fail(hook, exc) from exc
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING
 
-from dsh.errors import DshError, leave_out
+from dsh.errors import DshError, RegistrationError, leave_out
 
 if TYPE_CHECKING:
     from dsh.errors import HookError
@@ -64,11 +64,14 @@ def leave_out_hint(error: HookError, pm: PluginManager) -> str:
     """For a start-up hook's failure of a plugin from an installed distribution: a line
     saying how to run without it (as for a plugin that fails to import); else "". Not
     for a ``DshError`` of the plugin's: its words say what to do (an unusable session
-    directory of dsh-persistence's, say)."""
+    directory of dsh-persistence's, say); but for dsh's refusal of what it registered
+    (``RegistrationError``): the plugin is at fault, and the user may only have
+    installed it."""
     from dsh.hookspecs import CALL_STYLES
 
     distribution, _ = pm.distributions.get(error.plugin, ("dsh-core", ""))
-    if distribution == "dsh-core" or isinstance(error.cause, DshError):
+    own_words = isinstance(error.cause, DshError) and not isinstance(error, RegistrationError)
+    if distribution == "dsh-core" or own_words:
         return ""
     if CALL_STYLES.get(error.hook) not in ("register", "setup"):
         return ""

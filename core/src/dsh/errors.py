@@ -17,6 +17,7 @@ __all__ = [
     "ModelError",
     "PluginLoadError",
     "PluginValidationError",
+    "RegistrationError",
     "SessionInUseError",
     "StepLimitError",
     "TurnError",
@@ -88,6 +89,21 @@ class HookError(DshError):
         """As a command tells it: a plugin's own ``DshError`` in its words, naming the
         plugin (how it was called is for ``-v``); any other failure whole."""
         return str(self) if self._for_user is None else self._for_user
+
+
+class RegistrationError(HookError):
+    """A ``register_*`` hook's impl registered what dsh refuses: not a Tool, a settings
+    model that is not one, a name registered twice. Its message is that refusal, which
+    names the plugin; ``cause`` is the refusal as raised. A ``HookError``, so that it is
+    told as a start-up hook's failure is, with how to leave an installed plugin out."""
+
+    def __init__(self, plugin: str, hook: str, impl: str, cause: DshError) -> None:
+        DshError.__init__(self, cause.message)
+        self.plugin = plugin
+        self.hook = hook
+        self.impl = impl
+        self.cause = cause
+        self._for_user = None
 
 
 def _hidden(text: str) -> str:
