@@ -18,7 +18,7 @@ from config_support import (
 )
 from pydantic import ValidationError
 
-from dsh import ConfigError
+from dsh import ConfigError, DshError
 from dsh.config import AgentConfig, ModelConfig, find_config, load_config
 
 FULL = """\
@@ -77,7 +77,8 @@ def test_full_config_loads_and_round_trips(tmp_path: Path) -> None:
     assert (config.agents[1].max_steps, config.agents[1].queue_mode) == (8, "one-at-a-time")
     assert config.section("permissions") == PermissionsSettings(mode="deny", allow=["read_file"])
     assert config.section("compaction") == CompactionSettings(threshold=0.5)
-    assert config.section("shell") is None
+    with pytest.raises(DshError, match=r"no loaded plugin registers settings under 'shell'"):
+        config.section("shell")
 
     again = load_config(
         write(tmp_path, yaml.safe_dump(config.to_dict()), "again.yml"), settings=SETTINGS

@@ -329,6 +329,9 @@ class Config:
     #: The values the plugins' settings declare secret (``SecretStr``), in their sections
     #: and in agents' options.
     declared: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    #: The names loaded plugins registered settings under (``register_settings``), for
+    #: ``section`` to refuse another; None: not known (a config made without them).
+    registered: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     def where(self, *loc: str | int) -> str:
         """``file:line:column`` of the key at ``loc`` (``"models", "fast", "provider"``),
@@ -344,8 +347,18 @@ class Config:
     def section(self, name: str, model: type[_Section]) -> _Section | None: ...
     def section(self, name: str, model: type[_Section] | None = None) -> Any:
         """The validated section of plugin ``name`` (None if the file has none); given
-        its settings ``model``, typed so (another type is a TypeError naming both)."""
+        its settings ``model``, typed so (another type is a TypeError naming both). A
+        ``DshError`` for a name no loaded plugin registers settings under (a misspelt
+        one, which would silently read as no section), naming those that do."""
         found = self.sections.get(name)
+        if found is None and self.registered is not None and name not in self.registered:
+            from dsh.errors import DshError
+
+            names = ", ".join(sorted(self.registered)) or "none"
+            raise DshError(
+                f"config.section({name!r}): no loaded plugin registers settings under "
+                f"{name!r} (registered: {names})"
+            )
         if model is not None and found is not None and not isinstance(found, model):
             asked, made = type_names(model, type(found))
             raise TypeError(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -154,9 +155,38 @@ def load_config(
     uses without declaring it under ``models:`` is refused when a plugin registers a
     model of that name (``registered_models(pm)``), or None. ``missing(name)`` says a
     plugin is not installed: a section or an agent's options for one of dsh's own
-    (compaction, permissions, persistence) name the distribution to install.
+    (compaction, permissions, persistence) name the distribution to install. Given
+    ``settings``, the config's ``section(name)`` refuses a name none of them has.
     """
-    settings = settings or {}
+    config = _load(
+        path,
+        text,
+        settings or {},
+        source,
+        blocked,
+        left_out,
+        starts_agents,
+        loaded,
+        registered,
+        missing,
+    )
+    if settings is None:  # which plugins register settings is not known
+        return config
+    return replace(config, registered=frozenset(settings))
+
+
+def _load(
+    path: str | os.PathLike[str] | None,
+    text: str | None,
+    settings: Mapping[str, type[BaseModel]],
+    source: str | None,
+    blocked: Callable[[str], bool] | None,
+    left_out: Callable[[str], bool] | None,
+    starts_agents: bool,
+    loaded: Callable[[str], bool] | None,
+    registered: Callable[[str], str | None] | None,
+    missing: Callable[[str], bool] | None,
+) -> Config:
     for name in CORE_KEYS:
         if name in settings:
             raise PluginValidationError(name, "its name is a core config key; rename the plugin")

@@ -100,7 +100,9 @@ async def _run(plugin: PersistencePlugin, context: CommandContext) -> int:
     args = context.args
     if args.action == "resume":
         config = _load_config(context, context.find_config())
-        section = config.section("persistence")
+        from dsh_persistence._settings import filed_section
+
+        section = filed_section(config.sections)
         workspace = (context.workspace or Path.cwd()).resolve()  # as the harness takes it
         plugin.configure(None if section is None else section.anchored(workspace))
         # the turn's harness takes the config read here: a pipe (-c <(...)) reads

@@ -174,7 +174,9 @@ class PersistencePlugin:
     def harness_started(self, harness: Harness) -> None:
         self._harnesses.add(id(harness))
         if self._pinned is None:
-            section = harness.config.section("persistence")
+            from dsh_persistence._settings import filed_section
+
+            section = filed_section(harness.config.sections)
             self.configure(None if section is None else section.anchored(harness.workspace))
             for warning in [] if section is None else section.unused():
                 log.warning("%s", warning)

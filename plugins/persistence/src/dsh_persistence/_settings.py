@@ -18,6 +18,7 @@ __all__ = [
     "PersistenceSettings",
     "default_directory",
     "expanded",
+    "filed_section",
 ]
 
 #: Overrides the default session directory (tests and CI point it at a temp dir).
@@ -199,3 +200,14 @@ class PersistenceSettings(BaseModel):
             return (self.backend, self.postgres_url(env)[0], self.fsync != "never")
         path = self.database_path(env) if self.backend == "sqlite" else self.session_directory(env)
         return (self.backend, path, self.fsync != "never")
+
+
+def filed_section(sections: Mapping[str, object]) -> PersistenceSettings | None:
+    """The plugin's validated section of dsh.yml (``config.sections``), under whatever
+    name its settings were registered: ``persistence`` from its entry point, another
+    when it is passed under another name (``config.section("persistence")`` would then
+    be refused: no plugin registers settings under it). None when the file has none."""
+    for section in sections.values():
+        if isinstance(section, PersistenceSettings):
+            return section
+    return None

@@ -1,0 +1,54 @@
+"""``config.section(name)`` for a name no loaded plugin registers settings under (a
+misspelt one) is a ``DshError`` naming those that do, as ``agent_settings`` refuses it:
+it was None, so a plugin's guard read "no section" and silently did nothing. A
+registered plugin whose section the file lacks still reads None."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from dsh import DshError, hookimpl
+from dsh.config import load_config
+from dsh.testing import ScriptedModel, scripted_harness
+
+
+class Tokens(BaseModel):
+    limit: int = 100
+
+
+class Guard:
+    @hookimpl
+    def register_settings(self, register: Any) -> None:
+        register(Tokens)
+
+
+@pytest.mark.parametrize("config_text", ["tokens: {limit: 5}\n", None])
+async def test_a_name_no_plugin_registers_is_refused_naming_those_that_do(
+    config_text: str | None,
+) -> None:
+    async with scripted_harness(
+        ScriptedModel([]),
+        plugins=[("tokens", Guard())],
+        load_entry_points=False,
+        config_text=config_text,
+    ) as harness:
+        with pytest.raises(DshError) as info:
+            harness.config.section("tokns")
+        assert str(info.value) == (
+            "config.section('tokns'): no loaded plugin registers settings under 'tokns' "
+            "(registered: tokens)"
+        )
+        with pytest.raises(DshError):
+            harness.config.section("tokns", Tokens)
+        expected = None if config_text is None else Tokens(limit=5)
+        assert harness.config.section("tokens") == expected
+
+
+def test_a_config_loaded_without_the_plugins_settings_does_not_know_the_names() -> None:
+    # which plugins register settings is not known: no name can be refused
+    assert load_config(text="agents: []\n").section("anything") is None
+    with pytest.raises(DshError, match=r"\(registered: none\)"):
+        load_config(text="agents: []\n", settings={}).section("anything")
