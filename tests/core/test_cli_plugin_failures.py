@@ -232,23 +232,23 @@ def test_config_check_says_how_to_leave_out_a_plugin_registering_a_plain_functio
     assert err.endswith(WAY_OUT)
 
 
-async def test_from_python_the_refusal_is_a_hook_error_naming_the_plugin_and_hook() -> None:
-    from dsh import HookError, RegistrationError
-    from dsh.harness import Harness
-
-    def word_count(text: str) -> int:
-        return 0
-
-    class Bad:
-        @hookimpl
-        def register_tools(self, register: Any) -> None:
-            register(word_count)
-
-    with pytest.raises(HookError) as info:
-        async with Harness(plugins=[("bad", Bad())], load_entry_points=False):
-            pass
-    error = info.value
-    assert isinstance(error, RegistrationError)
-    assert (error.plugin, error.hook) == ("bad", "register_tools")
-    assert str(error) == error.for_user() == str(error.cause)
-    assert str(error).startswith("plugin 'bad' registered the function 'word_count'")
+@pytest.mark.parametrize(("argv", "prefix"), [(["version"], "warning"), (["models"], "error")])
+def test_each_plugin_that_failed_to_load_is_its_own_prefixed_paragraph(
+    install: Install,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    prefix: str,
+) -> None:
+    # grep "dsh: warning:" (or a log tool) finds every plugin that failed, not the first
+    install("dsh-broken", "broken", "dsh_broken_mod", BROKEN)
+    install("dsh-worse", "worse", "dsh_worse_mod", "raise RuntimeError('no luck')\n")
+    monkeypatch.setenv("DSH_LOAD_PLUGINS", "broken,worse")
+    main(argv)
+    lines = capsys.readouterr().err.splitlines()
+    failed = [line for line in lines if "failed to load" in line]
+    assert len(failed) == 2
+    for line, name in zip(failed, ["broken", "worse"], strict=True):
+        assert line.startswith(f"dsh: {prefix}: plugin '{name}' (distribution dsh-{name}")
+    ways_out = [line for line in lines if line.startswith("  disable it with")]
+    assert len(ways_out) == 2

@@ -21,10 +21,11 @@ from dsh._grace import bounded
 from dsh._grace import current as current_grace
 from dsh._hook_results import Check, conforms, problem, typed, unawaited, wrong_type
 from dsh._impl import Impl, called, is_async_function
+from dsh._left_out import mark_refused
 from dsh._ready import READY
 from dsh._secrets import get_logger
 from dsh._stray import failed
-from dsh.errors import DshError, HookError, RegistrationError
+from dsh.errors import DshError, HookError
 
 __all__ = ["Dispatcher", "Impl", "is_async_function"]
 
@@ -365,9 +366,9 @@ class Dispatcher:
                     )
             except Exception as exc:
                 if refused and exc is refused[-1] and isinstance(exc, DshError):
-                    # the core refused what was registered, in words naming the plugin
-                    described = impl.describe()
-                    raise RegistrationError(impl.plugin_name, hook, described, exc) from exc
+                    # the core refused what was registered; the message names the plugin
+                    mark_refused(exc, impl.plugin_name, hook)
+                    raise
                 raise impl.fail(hook, exc) from exc
 
 

@@ -353,7 +353,9 @@ def _plugins_start(
         said = error.for_user() + leave_out_hint(error, pm)
         print(_said(f"dsh: {said}", args), file=sys.stderr)
         return 1
-    except DshError as error:
-        print(_said(f"dsh: {error}", args), file=sys.stderr)
+    except DshError as error:  # dsh's refusal of what a register_* hook registered too
+        from dsh._left_out import leave_out_hint
+
+        print(_said(f"dsh: {error}{leave_out_hint(error, pm)}", args), file=sys.stderr)
         return 1
     return 0

@@ -43,7 +43,9 @@ def load_plugins(
         listing = rest[:1] == ["plugins"] and isinstance(error, PluginLoadError)
         if not (listing or _about_dsh(rest)):
             raise
-        print(hide_keys(f"dsh: warning: {error}", known), file=sys.stderr)
+        each = error.paragraphs() if isinstance(error, PluginLoadError) else [str(error)]
+        for paragraph in each:  # each prefixed: grep finds every plugin that failed
+            print(hide_keys(f"dsh: warning: {paragraph}", known), file=sys.stderr)
         if isinstance(error, PluginLoadError):
             failed = {
                 e.name: hide_keys(f"{type(e.cause).__name__}: {e.cause}", known)

@@ -12,13 +12,12 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING
 
-from dsh.errors import DshError, RegistrationError, leave_out
+from dsh.errors import DshError, leave_out
 
 if TYPE_CHECKING:
-    from dsh.errors import HookError
     from dsh.plugins import PluginManager
 
-__all__ = ["leave_out_hint", "left_out", "missing"]
+__all__ = ["leave_out_hint", "left_out", "mark_refused", "missing"]
 
 
 def left_out(pm: PluginManager, name: str) -> bool:
@@ -60,19 +59,35 @@ def _stands_in(pm: PluginManager, package: str) -> bool:
     return False
 
 
-def leave_out_hint(error: HookError, pm: PluginManager) -> str:
+#: The attribute the dispatcher marks a refusal of what a register_* hook registered
+#: with: (plugin, hook). The refusal is raised as it is (its words name the plugin).
+_REFUSED = "_dsh_refused_registration"
+
+
+def mark_refused(error: DshError, plugin: str, hook: str) -> None:
+    """Mark ``error``, dsh's refusal of what ``plugin`` registered in ``hook`` (not a
+    Tool, a name registered twice), for ``leave_out_hint``."""
+    setattr(error, _REFUSED, (plugin, hook))
+
+
+def leave_out_hint(error: DshError, pm: PluginManager) -> str:
     """For a start-up hook's failure of a plugin from an installed distribution: a line
     saying how to run without it (as for a plugin that fails to import); else "". Not
     for a ``DshError`` of the plugin's: its words say what to do (an unusable session
-    directory of dsh-persistence's, say); but for dsh's refusal of what it registered
-    (``RegistrationError``): the plugin is at fault, and the user may only have
-    installed it."""
+    directory of dsh-persistence's, say); but for dsh's refusal of what a ``register_*``
+    hook registered (``mark_refused``): the plugin is at fault, and the user may only
+    have installed it."""
+    from dsh.errors import HookError
     from dsh.hookspecs import CALL_STYLES
 
-    distribution, _ = pm.distributions.get(error.plugin, ("dsh-core", ""))
-    own_words = isinstance(error.cause, DshError) and not isinstance(error, RegistrationError)
-    if distribution == "dsh-core" or own_words:
+    refused = getattr(error, _REFUSED, None)
+    if refused is not None:
+        plugin, hook = refused
+    elif isinstance(error, HookError) and not isinstance(error.cause, DshError):
+        plugin, hook = error.plugin, error.hook
+    else:
         return ""
-    if CALL_STYLES.get(error.hook) not in ("register", "setup"):
+    distribution, _ = pm.distributions.get(plugin, ("dsh-core", ""))
+    if distribution == "dsh-core" or CALL_STYLES.get(hook) not in ("register", "setup"):
         return ""
-    return "\n" + leave_out(error.plugin, distribution)
+    return "\n" + leave_out(plugin, distribution)

@@ -23,7 +23,7 @@ from dsh._cli_args import Parser, UsageError, build_parser, global_options, lead
 from dsh._cli_logging import logging_to_stderr
 from dsh._cli_misplaced import command_option_before, given_command, global_option_after
 from dsh._cli_output import OutputError, tag_output_errors
-from dsh.errors import ConfigError, DshError, HookError
+from dsh.errors import ConfigError, DshError, HookError, PluginLoadError
 
 if TYPE_CHECKING:
     from dsh.commands import Command
@@ -278,7 +278,9 @@ def _fail(error: DshError, args: argparse.Namespace, pm: PluginManager | None = 
     error's type says otherwise). An installed plugin failing at start-up (``pm``'s
     ``register_*`` hooks, ``harness_started``) is said with how to leave it out."""
     message = error.for_user() if isinstance(error, HookError) else str(error)
-    if isinstance(error, HookError) and pm is not None:
+    if isinstance(error, PluginLoadError):  # each plugin that failed prefixed, for grep
+        message = "\ndsh: error: ".join(error.paragraphs())
+    if pm is not None:  # a start-up hook's failure, or dsh's refusal of what it registered
         from dsh._left_out import leave_out_hint
 
         message += leave_out_hint(error, pm)

@@ -17,7 +17,6 @@ __all__ = [
     "ModelError",
     "PluginLoadError",
     "PluginValidationError",
-    "RegistrationError",
     "SessionInUseError",
     "StepLimitError",
     "TurnError",
@@ -91,21 +90,6 @@ class HookError(DshError):
         return str(self) if self._for_user is None else self._for_user
 
 
-class RegistrationError(HookError):
-    """A ``register_*`` hook's impl registered what dsh refuses: not a Tool, a settings
-    model that is not one, a name registered twice. Its message is that refusal, which
-    names the plugin; ``cause`` is the refusal as raised. A ``HookError``, so that it is
-    told as a start-up hook's failure is, with how to leave an installed plugin out."""
-
-    def __init__(self, plugin: str, hook: str, impl: str, cause: DshError) -> None:
-        DshError.__init__(self, cause.message)
-        self.plugin = plugin
-        self.hook = hook
-        self.impl = impl
-        self.cause = cause
-        self._for_user = None
-
-
 def _hidden(text: str) -> str:
     """``text`` with the secrets dsh holds hidden (imported when needed: ``import dsh``
     stays cheap)."""
@@ -176,6 +160,13 @@ class PluginLoadError(DshError):
         self.more = tuple(more)
         #: what the message says to uninstall (both distributions of a clashing name)
         self.uninstall = uninstall or distribution
+
+    def paragraphs(self) -> list[str]:
+        """The message as one paragraph per plugin that failed (its failure and way out),
+        for a front end to prefix each (``dsh: warning: ``)."""
+        others = [other.message for other in self.more]
+        first = self.message.removesuffix("".join(f"\n{other}" for other in others))
+        return [first, *others]
 
 
 def leave_out(plugin: str, distribution: str) -> str:
