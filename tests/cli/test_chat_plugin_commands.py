@@ -194,7 +194,15 @@ def test_a_name_taken_stops_the_chat_at_start_up_naming_both_plugins(
 ) -> None:
     env = {**cli_env, "TOYS_CLASH": name}
     done = piped(toy_dsh, model_server([]), "hello\n", env, tmp_path, plugins)
+    # an installed plugin refused (compaction, registering second) is told with how
+    # to leave it out, as when its register_* hook raises
+    way_out = (
+        f"  disable it with `-p no:{plugins}`, or choose plugins with "
+        f"DSH_LOAD_PLUGINS=a,b, or uninstall dsh-{plugins}\n"
+        if plugins
+        else ""
+    )
     assert (done.returncode, done.stderr) == (
         2,
-        f"dsh: error: chat command '/{name}' is registered twice: by {both}\n",
+        f"dsh: error: chat command '/{name}' is registered twice: by {both}\n{way_out}",
     )
