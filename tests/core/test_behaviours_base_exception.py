@@ -237,3 +237,31 @@ async def test_b35_a_keyboard_interrupt_propagates_and_the_turn_does_not_say_com
     assert end["error"]["code"] == "INTERNAL"
     assert end["error"]["message"] == "BaseExceptionGroup: g (2 sub-exceptions)"
     assert check_invariants(agent.session.events) == []
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+class FailsTheTest:
+    @hookimpl
+    def agent_request(self, request: Any) -> Any:
+        pytest.fail("checked inside the hook")
+
+
+async def test_pytest_fail_in_a_hook_impl_reaches_the_test() -> None:
+    """``pytest.fail`` (a ``BaseException``) in a hook impl under test is the test's
+    outcome, not the plugin's failure: contained, it ended the turn ``error`` and the
+    test that called it passed."""
+
+    async def test_of_the_plugin() -> None:
+        async with scripted_harness(ScriptedModel(["hi"]), plugins=[FailsTheTest()]) as h:
+            agent = await h.agents.create("a", options={"model": "scripted"})
+            with anyio.fail_after(LIMIT):
+                await run_turn(agent, "go")
+
+    with pytest.raises(BaseException) as caught:  # noqa: PT011 - what it holds is checked
+        await test_of_the_plugin()
+    assert any(isinstance(leaf, pytest.fail.Exception) for leaf in _leaves(caught.value))

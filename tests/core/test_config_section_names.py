@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from dsh import DshError, hookimpl
 from dsh.config import load_config
+from dsh.harness import Harness
 from dsh.testing import ScriptedModel, scripted_harness
 
 
@@ -52,3 +53,18 @@ def test_a_config_loaded_without_the_plugins_settings_does_not_know_the_names() 
     assert load_config(text="agents: []\n").section("anything") is None
     with pytest.raises(DshError, match=r"\(registered: none\)"):
         load_config(text="agents: []\n", settings={}).section("anything")
+
+
+class Other(BaseModel):
+    path: str = "x"
+
+
+async def test_a_config_loaded_for_some_plugins_knows_every_plugin_the_harness_loads() -> None:
+    """``load_config(settings={"audit": ...})`` given to a harness that loads another
+    plugin with settings: that plugin's ``section()`` was refused ("no loaded plugin
+    registers settings under 'tokens' (registered: audit)"), and its guard failed."""
+    config = load_config(text="audit: {path: y}\n", settings={"audit": Other})
+    async with Harness(config=config, plugins=[("tokens", Guard())], load_entry_points=False) as h:
+        assert h.config.section("tokens") is None
+        with pytest.raises(DshError, match=r"registered: audit, tokens"):
+            h.config.section("tokns")

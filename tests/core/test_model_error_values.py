@@ -51,6 +51,7 @@ def test_b38_a_model_error_refuses_a_code_that_is_not_a_str(code: Any, named: st
         (True, "bool"),
         (math.nan, "float"),
         (math.inf, "float"),
+        pytest.param(10**400, "int", id="int-too-large"),  # was an OverflowError
     ],
 )
 def test_b38_a_model_error_refuses_a_retry_after_that_is_not_seconds(wait: Any, named: str) -> None:
@@ -116,3 +117,28 @@ async def test_b42_a_subclass_s_late_values_are_logged_as_json() -> None:
     stored = store.stored[agent.session.id].events
     assert [(e.type, e.data) for e in stored] == [(e.type, e.data) for e in agent.session.events]
     assert check_invariants(agent.session.events) == []
+
+
+class Retrying:
+    @hookimpl
+    def agent_request_error(self, agent: Any, request: Any, error: Any, decision: Any) -> Any:
+        from dsh.messages import RequestErrorDecision
+
+        return RequestErrorDecision(action="retry")
+
+
+async def test_b42_a_retried_subclass_s_late_code_is_logged_as_json() -> None:
+    """The ``step/retry`` event of a retried call logged the subclass's code as it was
+    (an Enum): every later flush failed, or the stored log differed from the live one."""
+    store, errors = InMemoryPersistence(), ErrorRecorder()
+    plugins = [("models", Models()), ("retry", Retrying()), ("store", store), ("errors", errors)]
+    async with scripted_harness(plugins=plugins) as harness:
+        agent = await harness.agents.create("a", options={"model": "failing"})
+        with anyio.fail_after(LIMIT):
+            events = await run_turn(agent, "one")
+    (retry,) = [e.data for e in events if e.type == "step/retry"]
+    assert retry["code"] == "Code.NOT_FOUND"
+    assert ends(events) == [(1, "completed")]
+    assert errors.errors == []
+    stored = store.stored[agent.session.id].events
+    assert [(e.type, e.data) for e in stored] == [(e.type, e.data) for e in agent.session.events]

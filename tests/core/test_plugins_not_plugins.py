@@ -121,3 +121,21 @@ def test_an_entry_point_naming_one_fails_to_load(
         '(bad = "dsh_bad_mod"), or at an instance made in one'
     )
     assert "`-p no:bad`" in way_out
+
+
+async def test_a_class_made_without_a_module_still_registers() -> None:
+    """A plugin class built by ``type()`` in ``exec`` has no ``__module__``: the check
+    of what cannot be a plugin failed with ``AttributeError: __module__``."""
+    seen: list[str] = []
+
+    def agent_request(self: Any, request: Any) -> None:
+        seen.append("ran")
+
+    namespace: dict[str, Any] = {"hookimpl": hookimpl, "fn": agent_request}
+    exec("P = type('P', (), {'agent_request': hookimpl(fn)})", namespace)
+    plugin = namespace["P"]()
+    assert not hasattr(type(plugin), "__module__")
+    async with scripted_harness(ScriptedModel(["hi"]), plugins=[("dyn", plugin)]) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        await run_turn(agent, "go")
+    assert seen == ["ran"]

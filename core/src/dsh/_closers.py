@@ -8,10 +8,10 @@ answer cut off mid-stream, an error ``tool/result`` for every call that has none
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from dsh.errors import retry_seconds
 from dsh.messages import ToolResult
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from dsh.errors import ModelError
     from dsh.messages import StopReason, ToolCall
 
-__all__ = ["call_data", "closers", "model_error", "named", "result_data", "retry_seconds"]
+__all__ = ["call_data", "closers", "error_code", "model_error", "named", "result_data"]
 
 
 def closers(turn: TurnState, error: dict[str, Any] | None) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -80,19 +80,16 @@ def model_error(exc: ModelError, message: str) -> dict[str, Any]:
     """The ``turn/end`` error of a model's failure, JSON whatever a subclass set after
     ``ModelError.__init__`` checked it: a code that is not a str as its str, a wait
     that is not seconds left out."""
-    code = exc.code if isinstance(exc.code, str) else str(exc.code)
-    error: dict[str, Any] = {"code": code, "message": message}
+    error: dict[str, Any] = {"code": error_code(exc), "message": message}
     wait = retry_seconds(exc.retry_after)
     if wait is not None:  # the server's wait, for whoever tries again
         error["retry_after"] = wait
     return error
 
 
-def retry_seconds(value: object) -> float | None:
-    """``value`` if it is a finite number of seconds (not a bool), else None."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return value
-    return None
+def error_code(exc: ModelError) -> str:
+    """``exc.code``, as its str when a subclass set one that is not (after ``__init__``)."""
+    return exc.code if isinstance(exc.code, str) else str(exc.code)
 
 
 def call_data(call: ToolCall) -> dict[str, Any]:

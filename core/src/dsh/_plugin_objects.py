@@ -28,7 +28,9 @@ def no_hooks_in(plugin: object) -> str | None:
     attributes are its type's, so that it can hold no hook impl; else None. A function
     holding marked functions as attributes is a plugin, as pluggy would take it."""
     kind = type(plugin)
-    if kind.__module__ != "builtins" or isinstance(plugin, types.ModuleType | type):
+    if getattr(kind, "__module__", None) != "builtins" or isinstance(
+        plugin, types.ModuleType | type
+    ):
         return None
     if is_hook_impl(plugin):
         return None
@@ -40,7 +42,8 @@ def no_hooks_in(plugin: object) -> str | None:
         if any(hasattr(value, _MARK) for value in getattr(plugin, "__dict__", {}).values()):
             return None
         return f"the function {getattr(plugin, '__qualname__', repr(plugin))}"
-    return f"a {kind.__name__} ({_short(repr(plugin))})"
+    article = "an" if kind.__name__[:1] in "aeiou" else "a"
+    return f"{article} {kind.__name__} ({_short(repr(plugin))})"
 
 
 def not_a_plugin(plugin: object, name: str | None) -> PluginValidationError | None:

@@ -13,7 +13,14 @@ import anyio
 
 from dsh._answer import streamed
 from dsh._call_ids import renamed_repeats
-from dsh._closers import call_data, closers, model_error, named, result_data, retry_seconds
+from dsh._closers import (
+    call_data,
+    closers,
+    error_code,
+    model_error,
+    named,
+    result_data,
+)
 from dsh._config_models import DEFAULT_MAX_WAIT
 from dsh._options import request_options, retry_allowance, step_limit
 from dsh._quoted import shown
@@ -21,7 +28,7 @@ from dsh._ready import READY
 from dsh._secrets import get_logger, redact
 from dsh._stray import cancelled_only, failed, failure_words
 from dsh._turn_state import TurnState
-from dsh.errors import DshError, HookError, ModelError, StepLimitError
+from dsh.errors import DshError, HookError, ModelError, StepLimitError, retry_seconds
 from dsh.llm._hidden_args import Guard
 from dsh.messages import (
     ContinuationDecision,
@@ -122,9 +129,11 @@ class StepRunner:
                     error = {"code": "INTERNAL", "message": failure_words(exc)}
                 raise
             # raised by something the turn awaited (a stray cancellation, a SystemExit):
-            # its failure, not an abort
-            log.error("agent %r: turn %d failed", self.agent.id, turn.number, exc_info=exc)
-            error = {"code": "INTERNAL", "message": failure_words(exc)}
+            # its failure, not an abort (unless one was ending the turn already: a
+            # tool's SystemExit grouped with the abort that interrupted it)
+            if turn.ended_by is None:
+                log.error("agent %r: turn %d failed", self.agent.id, turn.number, exc_info=exc)
+                error = {"code": "INTERNAL", "message": failure_words(exc)}
         finally:
             turn.settled = True  # what the closers log is this outcome, whatever aborts now
             if error is not None:  # an exception may quote a key
@@ -228,7 +237,7 @@ class StepRunner:
                     raise
                 turn.streaming = None  # the retry's answer replaces what this one streamed
                 retries += 1
-                data = {"turn": number, "step": step, "attempt": retries, "code": error.code}
+                data = {"turn": number, "step": step, "attempt": retries, "code": error_code(error)}
                 data["message"] = redact(error.message, self.agent.secrets)  # as turn/end's
                 if on_error.reason:  # a plugin's words, which may quote the error
                     data["reason"] = redact(on_error.reason, self.agent.secrets)

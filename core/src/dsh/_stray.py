@@ -44,14 +44,23 @@ def failed(exc: BaseException) -> bool:
     ``Exception``, a stray cancellation, or any other ``BaseException`` (``SystemExit``
     from argparse or click, ``GeneratorExit``, a plugin's own subclass), as pytest takes
     a test's ``SystemExit``. False only for what must propagate: ``KeyboardInterrupt``, a
-    real cancellation, and a group holding either."""
+    real cancellation, a test's outcome (``pytest.fail``), and a group holding one."""
     if isinstance(exc, BaseExceptionGroup) and not isinstance(exc, Exception):
         return all(map(failed, exc.exceptions))  # a stray one among failures: a failure
     if isinstance(exc, Exception):
         return True
-    if isinstance(exc, KeyboardInterrupt):
+    if isinstance(exc, KeyboardInterrupt) or _is_test_outcome(exc):
         return False
     return not _is_cancellation(exc) or is_stray(exc)
+
+
+def _is_test_outcome(exc: BaseException) -> bool:
+    """``pytest.fail``/``skip`` raised in a hook impl or tool under test: the test's
+    outcome, which pytest must see (known by its base class, without importing pytest)."""
+    return any(
+        kind.__name__ == "OutcomeException" and kind.__module__ == "_pytest.outcomes"
+        for kind in type(exc).__mro__
+    )
 
 
 def cancelled_only(exc: BaseException) -> bool:

@@ -271,7 +271,7 @@ class ModelError(DshError):
             raise TypeError(
                 f"ModelError code must be a str, not {type(code).__name__}: {_cut(code)}"
             )
-        if retry_after is not None and not _seconds(retry_after):
+        if retry_after is not None and retry_seconds(retry_after) is None:
             raise TypeError(
                 "ModelError retry_after must be a finite number of seconds or None, not "
                 f"{type(retry_after).__name__}: {_cut(retry_after)}"
@@ -311,9 +311,15 @@ class TurnError(DshError):
         self.retry_after = retry_after
 
 
-def _seconds(value: object) -> bool:
-    """Whether ``value`` is a number of seconds: a finite int or float, not a bool."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+def retry_seconds(value: object) -> float | None:
+    """``value`` if it is a number of seconds (a finite int or float, not a bool), else
+    None."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return value if math.isfinite(value) else None
+        except OverflowError:  # an int too large for a float
+            return None
+    return None
 
 
 def _cut(value: object) -> str:

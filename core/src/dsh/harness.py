@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -203,7 +204,12 @@ class Harness:
         from dsh.config import Config, load_config
 
         if isinstance(self._config_arg, Config):
-            return self._config_arg
+            config = self._config_arg
+            known = config.registered
+            if known is None or known >= self.settings.keys():
+                return config
+            # loaded with ``settings=`` for some plugins: the harness knows them all
+            return replace(config, registered=known | self.settings.keys())
         return load_config(
             self._config_arg,
             text=self._config_text,

@@ -206,7 +206,9 @@ def filed_section(sections: Mapping[str, object]) -> PersistenceSettings | None:
     """The plugin's validated section of dsh.yml (``config.sections``), under whatever
     name its settings were registered: ``persistence`` from its entry point, another
     when it is passed under another name (``config.section("persistence")`` would then
-    be refused: no plugin registers settings under it). None when the file has none."""
+    be refused: no plugin registers settings under it). None when the file has none.
+    The first section of its settings model: with two instances of the plugin under
+    two names, both read the first one."""
     for section in sections.values():
         if isinstance(section, PersistenceSettings):
             return section
