@@ -34,8 +34,9 @@ async def test_a_prompt_larger_than_the_window_drops_nothing(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A prompt over the window on its own: dropping the older messages (for good, in
-    the log) would leave the request over the window all the same. The threshold and
-    the overflow compactions fail with the refusal; the history is as it was."""
+    the log) would leave the request over the window all the same. The threshold does
+    not summarise (nothing kept verbatim gets under the limit); the overflow compaction
+    fails with the refusal; the history is as it was."""
     steps: list[Any] = [tool_calls(("read", {"path": f"f{i}.py"})) for i in range(12)]
     server = WindowServer(4_000, [*steps, "done", "never"], max_output=0)
     summariser = summarizer(PREVIOUS, *["noted"] * 5)
@@ -50,7 +51,9 @@ async def test_a_prompt_larger_than_the_window_drops_nothing(
     assert events[-1].data["error"]["code"] == "CONTEXT_WINDOW_EXCEEDED"
     assert after[: len(before)] == before
     ends = [e for e in events_of(events) if e.type == "compact/end"]
-    assert [e.data["reason"] for e in ends] == ["threshold", "overflow"]
+    # no summary brings it under the limit: the threshold does not summarise (warned)
+    assert [e.data["reason"] for e in ends] == ["overflow"]
+    assert [r for r in caplog.records if "cannot get under" in r.getMessage()]
     for end in ends:
         assert (end.data["outcome"], end.data["error"]["code"]) == ("failed", "SUMMARY_TOO_SHORT")
         assert end.data["error"]["message"].endswith("would not make the request fit either")

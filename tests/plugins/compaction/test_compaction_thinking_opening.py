@@ -74,3 +74,18 @@ async def test_a_first_step_kept_past_half_the_room_is_warned(
     warned = [r.getMessage() for r in caplog.records if "kept verbatim" in r.getMessage()]
     assert len(warned) == 1
     assert "first step" in warned[0]
+
+
+async def test_a_first_step_kept_that_cannot_get_under_the_limit_is_not_summarised(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # the first step (15,500) and the task reach the limit (16,000) with the last step:
+    # no summary brings the request under it, so summarising at every step (a call
+    # each) only lost history; it is warned once and left to the overflow path
+    with caplog.at_level(logging.WARNING, logger="dsh_compaction"):
+        events, calls = await run(15_500, 12, think=True, prune_chars=0)
+    assert calls == 0
+    assert not events_of(events, "compact/summary")
+    warned = [r.getMessage() for r in caplog.records if "cannot get under" in r.getMessage()]
+    assert len(warned) == 1
+    assert "first step" in warned[0]

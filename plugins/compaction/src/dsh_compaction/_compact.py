@@ -22,6 +22,7 @@ from dsh import EventDataError, Message, ModelRequest, get_logger
 from dsh.session import HistoryView
 from dsh_compaction import _host
 from dsh_compaction._answers import Refused
+from dsh_compaction._data import spent_data, summary_data
 from dsh_compaction._events import END, PRUNE, START, SUMMARY, opening_summary, summary_message
 from dsh_compaction._failures import (
     Failed,
@@ -43,7 +44,7 @@ from dsh_compaction._plan import tail_budget as tail_for
 from dsh_compaction._result import CompactionResult, Outcome, Reason
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._state import AgentState
-from dsh_compaction._summarise import Spent, Summary, summarise
+from dsh_compaction._summarise import Spent, summarise
 from dsh_compaction._task import task_marks
 from dsh_compaction._tokens import RequestEstimator
 from dsh_compaction._warn import warn, warn_dropped
@@ -243,7 +244,7 @@ class _Run:
                 warn(self.agent.id, reason, outcome, error, stubbed=self.stubbed, where=self.where)
         if refused is not None:  # redacted by ``fallback``
             data["refused"] = refused
-        data |= _spent_data(spent)
+        data |= spent_data(spent)
         await self.agent.session.emit(END, data)
         return CompactionResult(outcome, reason, before, after, error, refused=refused)
 
@@ -284,10 +285,19 @@ class _Run:
             await self.start(history, before)
             return await self.end(history, before, "skipped", nothing)
 
-        await self.start(history, before)
         # pruning alone is enough when it leaves the request a quarter of the room below
         # the threshold (else the next steps would prune again and again)
-        if plan.prune and reason != "manual" and before - plan.prune_saves <= self.limit - room / 4:
+        alone = bool(plan.prune) and before - plan.prune_saves <= self.limit - room / 4
+        # even an empty summary leaves the request over the limit: summarising at each
+        # step would only lose history (left to the overflow path, warned once)
+        floor = before - plan.replaced_tokens + plan.empty
+        if reason == "threshold" and not alone:
+            if floor > self.limit:
+                state.kept_full(agent.id, floor, self.limit)
+                return CompactionResult("skipped", reason, before, before)
+            state.kept_full_warned = False
+        await self.start(history, before)
+        if alone and reason != "manual":
             return await self.end(
                 history, before, await _prune(plan.prune, agent.session.emit, state)
             )
@@ -321,7 +331,7 @@ class _Run:
                 return await self.fallback(history, before, plan, error, exc, spent)
             return await self.end(history, before, "failed", error, spent=spent)
         try:
-            await agent.session.emit(SUMMARY, _summary_data(summary, plan, spent))
+            await agent.session.emit(SUMMARY, summary_data(summary, plan, spent))
         except EventDataError as exc:  # refused before it entered the log: nothing changed
             error = error_of(exc, settings)
             return await self.end(history, before, "failed", error, spent=spent)
@@ -358,7 +368,7 @@ class _Run:
             return await self.end(history, before, "failed", unfit_error(refused), spent=spent)
         try:
             check_unchanged(history, self.agent.session.history, plan.cut)
-            data = fallback_data(plan, text, refused) | _spent_data(spent)
+            data = fallback_data(plan, text, refused) | spent_data(spent)
             await self.agent.session.emit(SUMMARY, data)
         except (Failed, EventDataError) as failure:
             error = error_of(failure, self.settings)
@@ -376,25 +386,3 @@ async def _prune(prune: Sequence[Prune], emit: Any, state: AgentState) -> Outcom
     await emit(PRUNE, {"pruned": pruned, "tokens_saved": sum(p.saves for p in prune)})
     state.invalidate()
     return "pruned"
-
-
-def _spent_data(spent: Spent | None) -> dict[str, Any]:
-    """The ``model``, ``calls`` and ``usage`` of the summariser's calls (none: {})."""
-    if spent is None or not spent.calls:
-        return {}
-    return {"model": spent.model, "calls": spent.calls, "usage": spent.usage.model_dump()}
-
-
-def _summary_data(summary: Summary, plan: Plan, spent: Spent) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "summary": summary.text,
-        "replaces": plan.cut,
-        "kept": list(plan.kept),
-        "summarised": len(plan.summarised),
-        "merged_previous": plan.previous is not None,
-        "source": summary.source,
-    }
-    if summary.source == "model":
-        data |= _spent_data(spent)
-        data["truncated"] = summary.truncated
-    return data

@@ -55,6 +55,8 @@ class Plan:
     #: the turn's first step (with its results), kept for its reasoning
     #: (``turn_opening``): among ``kept``, charged to the tail budget
     opening: tuple[int, ...] = ()
+    #: tokens of an empty summary message: the least a summary takes
+    empty: int = 0
 
     @property
     def prune_saves(self) -> int:
@@ -162,10 +164,11 @@ def plan_compaction(
                 if saves > 0:
                     prune.append(Prune(index, message.call_id, stubbed.content, saves))
     replaced = sum(counts[i] for i in summarised) + (counts[0] if previous is not None else 0)
-    if replaced <= counter.count_message(summary_message("")):
+    empty = counter.count_message(summary_message(""))
+    if replaced <= empty:
         return None  # no summary could be smaller
     opened = tuple(sorted(opening & kept_set))
-    return Plan(cut, previous, tuple(kept), summarised, tuple(prune), replaced, opened)
+    return Plan(cut, previous, tuple(kept), summarised, tuple(prune), replaced, opened, empty)
 
 
 def _cut(

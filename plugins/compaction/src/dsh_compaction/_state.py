@@ -44,6 +44,7 @@ class AgentState:
         "failed_error",
         "failed_turn",
         "fixed_warned",
+        "kept_full_warned",
         "kept_warned",
         "lock",
         "manual",
@@ -75,6 +76,9 @@ class AgentState:
         self.tail_warned = False
         #: the warning that the kept messages take most of the room was logged (once)
         self.kept_warned = False
+        #: the warning that what a summary keeps verbatim cannot get under the limit was
+        #: logged (and no threshold compaction has summarised since: ``_compact``)
+        self.kept_full_warned = False
         #: the warning that the request's fixed part reaches the limit was logged (and
         #: compaction has not resumed since: ``_plugin._fixed_over``)
         self.fixed_warned = False
@@ -202,6 +206,24 @@ class AgentState:
                 f"{kept:,}",
                 f"{room:,.0f}",
             )
+
+    def kept_full(self, agent_id: str, floor: int, limit: float) -> None:
+        """Warn, once until a threshold compaction summarises again, that the request
+        would stay over the ``limit`` with the history summarised (``floor`` tokens with
+        an empty summary: the messages kept verbatim, the tail and the fixed part)."""
+        if self.kept_full_warned:
+            return
+        self.kept_full_warned = True
+        log.warning(
+            "agent %r: what a summary keeps verbatim (the request's fixed part, the turn's "
+            "task, its first step when kept for its reasoning, those compaction_keep marks "
+            "and the recent tail: ~%s tokens) cannot get under the compaction limit (%s): "
+            "compaction does not summarise at the threshold, only when the provider "
+            "refuses a request as too long; keep less, or use a larger window",
+            agent_id,
+            f"{floor:,}",
+            f"{limit:,.0f}",
+        )
 
     def fixed_over(
         self,
