@@ -5,12 +5,14 @@ summarised as conversation, never merged as a summary. Replayed on resume alike.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from compaction_util import events_of, harness, options, reads, summarizer, summary_of
 
-from dsh import UserMessage
+from dsh import Message, UserMessage, hookimpl
 from dsh.testing import InMemoryPersistence, ScriptedModel, run_turn
-from dsh_compaction import SUMMARY_HEADER
+from dsh_compaction import SUMMARY_HEADER, compact_now
 from dsh_compaction._plan import last_user_message
 
 pytestmark = pytest.mark.plugins("compaction")
@@ -53,3 +55,36 @@ def test_the_latest_user_message_may_quote_the_header() -> None:
     assert last_user_message([quoted]) == 0
     assert last_user_message([summary_of("s"), quoted], first=1) == 1
     assert last_user_message([summary_of("s")], first=1) is None
+
+
+class _Redact:
+    """Another plugin's reducer that rewrites every user message (a redaction)."""
+
+    @hookimpl
+    def register_history_reducers(self, register: Any) -> None:
+        def redact(history: list[Message], event: Any) -> list[Message]:
+            return [
+                m.model_copy(update={"content": m.content.replace("sk-123", "[redacted]")})
+                if isinstance(m, UserMessage)
+                else m
+                for m in history
+            ]
+
+        register("redact/all", redact)
+
+
+async def test_a_summary_another_plugins_reducer_rewrote_is_still_the_previous_one() -> None:
+    s = summarizer("Goal: key sk-123 was used", "Goal: second")
+    model = ScriptedModel([*reads(3), *reads(3)], context_window=10**6)
+    async with harness(model, s, extra=[("r", _Redact())]) as h:
+        agent = await h.agents.create("a", options=options(prune_chars=0))
+        await run_turn(agent, "task")
+        assert (await compact_now(agent)).outcome == "summarized"
+        await agent.session.emit("redact/all", {})
+        await run_turn(agent, "more")
+        second = await compact_now(agent)
+    assert second.outcome == "summarized"
+    asked = s.requests[-1].messages[-1].content
+    assert "<previous-summary>" in asked  # merged as the summary, not as conversation
+    assert "Goal: key [redacted] was used" in asked
+    assert SUMMARY_HEADER not in asked

@@ -67,12 +67,13 @@ def logged_summary(events: Sequence[SessionEvent]) -> str | None:
 
 
 def opening_summary(history: Sequence[Message], logged: str | None) -> str | None:
-    """The summary ``history`` opens with: the latest ``compact/summary``'s text
-    (``logged``), whose reducer put its message first; None when the log has none or
-    the history does not open with it (a user message that starts with the header is
-    the user's)."""
-    if logged is not None and history and previous_summary(history[0]) == logged:
-        return logged
+    """The summary ``history`` opens with, as it reads now: once the log has a
+    ``compact/summary`` (``logged``: the latest's text), whose reducer put its message
+    first, a first message with the header is it (another plugin's reducer may have
+    rewritten it since); None when the log has none (a user message that starts with
+    the header is the user's) or the history does not open with one."""
+    if logged is not None and history:
+        return previous_summary(history[0])
     return None
 
 
