@@ -76,8 +76,11 @@ async def test_disposing_while_compact_now_waits_for_the_lock_aborts_it() -> Non
         await run_turn(agent, "task")
         got: list[str] = []
 
+        results: list[CompactionResult] = []
+
         async def manual() -> None:
-            got.append((await compact_now(agent)).outcome)
+            results.append(await compact_now(agent))
+            got.append(results[-1].outcome)
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(manual)
@@ -86,8 +89,49 @@ async def test_disposing_while_compact_now_waits_for_the_lock_aborts_it() -> Non
             await anyio.wait_all_tasks_blocked()  # the second waits for the lock
             await agent.dispose()
             assert got == ["aborted", "aborted"]
+        # the second logged nothing: none of the first's tokens are its
+        assert (results[1].tokens_before, results[1].tokens_after) == (0, 0)
+        assert results[0].tokens_before > 0
         events = list(agent.session.events)
         session_id = agent.session.id
 
     assert compact_types(events) == [("compact/start", None), ("compact/end", "aborted")]
     assert compact_types(store.stored[session_id].events) == compact_types(events)
+
+
+class DisposeOn:
+    """Disposes the agent from ``compact_now``'s own task, at its ``compact/start``: the
+    disposal waits for it to end, and it for the disposal, until the grace runs out."""
+
+    def __init__(self) -> None:
+        self.handle: Any = None
+
+    @hookimpl
+    async def session_event(self, event: Any) -> None:
+        if event.type == "compact/start" and self.handle is not None:
+            handle, self.handle = self.handle, None
+            await handle.dispose()
+
+
+async def test_compact_now_that_outlives_the_disposal_grace_is_not_told_summarized(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its summary and ``compact/end`` come after the final flush (only ``compact/start``
+    is stored): the guarantee is bounded by the grace, and the caller is told so."""
+    import dsh._grace
+
+    monkeypatch.setattr(dsh._grace, "GRACE_SECONDS", 0.2)
+    store, disposer = InMemoryPersistence(), DisposeOn()
+    model = ScriptedModel(reads(3), context_window=BIG)
+    extra = [("mem", store), ("d", disposer)]
+    async with harness(model, summarizer("Goal: s"), extra=extra) as h:
+        agent = await h.agents.create("a", options=OPTIONS)
+        await run_turn(agent, "task")
+        disposer.handle = agent
+        result = await compact_now(agent)
+        session_id = agent.session.id
+
+    assert compact_types(store.stored[session_id].events) == [("compact/start", None)]
+    assert result.outcome == "aborted"
+    assert result.error is not None and result.error["code"] == "NOT_SAVED"
+    assert "not saved" in str(result)

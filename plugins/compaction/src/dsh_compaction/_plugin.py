@@ -6,7 +6,8 @@ import this module on first use, so that loading the plugin stays light."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import Any, Final
 
 import anyio
 
@@ -23,7 +24,7 @@ from dsh_compaction._check import (
 )
 from dsh_compaction._compact import CompactionResult, compact
 from dsh_compaction._edits import rebuilt_request, same_messages
-from dsh_compaction._events import END, PRUNE, SUMMARY, reduce_prune, reduce_summary
+from dsh_compaction._events import END, PRUNE, START, SUMMARY, reduce_prune, reduce_summary
 from dsh_compaction._fallback import REFUSALS
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._state import AgentState, existing, forget, state_for
@@ -241,6 +242,8 @@ async def compact_now(agent: Any) -> CompactionResult:
     (its ``compact/end``, the flush) and returns: a cancellation it raises means the
     history is as it was. Disposing the agent meanwhile ends it before the final flush
     (``agent_stopped``): it returns ``aborted`` unless it had logged its result already.
+    The disposal waits for it only for its grace: one that outlives it (its result
+    logged after the final flush, not saved) returns ``aborted`` with ``NOT_SAVED``.
     ``agent`` is the agent or its ``AgentHandle``.
     """
     agent = getattr(agent, "agent", agent)  # an AgentHandle holds the agent
@@ -250,11 +253,12 @@ async def compact_now(agent: Any) -> CompactionResult:
     settings = state.settings(agent)
     scope, ended = anyio.CancelScope(), anyio.Event()
     state.manual[scope] = ended
-    logged = len(agent.session.events)
+    logged: int | None = None  # the events before this call's own (None: no lock yet)
     result: CompactionResult | None = None
     try:
         with scope:  # cancelled by the agent's disposal (``agent_stopped``)
             async with state.lock:
+                logged = len(agent.session.events)
                 request = _host.base_request(agent)
                 window, reserve = limits(agent, state, settings, request)
                 result = await compact(
@@ -268,13 +272,30 @@ async def compact_now(agent: Any) -> CompactionResult:
                     await _host.flush(agent)
         finally:
             ended.set()
-    return _aborted(agent, logged) if result is None else result
+    if result is None:
+        return _aborted(agent, logged)
+    flushed = state.flushed
+    if flushed is not None and len(agent.session.events) > max(flushed, logged or 0):
+        # the disposal's wait was cut short: what it logged came after the final flush
+        return replace(result, outcome="aborted", error=NOT_SAVED)
+    return result
 
 
-def _aborted(agent: Any, logged: int) -> CompactionResult:
+#: the error of a ``compact_now`` that logged its result after the final flush
+NOT_SAVED: Final = {
+    "code": "NOT_SAVED",
+    "message": "the agent was disposed and its session saved before the compaction "
+    "ended (it outlived the disposal's grace): its result was not saved",
+}
+
+
+def _aborted(agent: Any, logged: int | None) -> CompactionResult:
     """What a ``compact_now`` that disposal ended did: ``aborted``, with the tokens of
-    its ``compact/end`` (logged after the first ``logged`` events; none: 0)."""
-    for event in reversed(agent.session.events[logged:]):
+    its own ``compact/end``: after its ``compact/start``, logged after the first
+    ``logged`` events, when it held the lock (none: 0)."""
+    events = agent.session.events[logged:] if logged is not None else []
+    start = next((i for i, e in enumerate(events) if e.type == START), None)
+    for event in events[start:] if start is not None else []:
         if event.type == END and event.data.get("reason") == "manual":
             before, after = event.data["tokens_before"], event.data["tokens_after"]
             return CompactionResult("aborted", "manual", before, after)
@@ -291,5 +312,10 @@ async def agent_stopped(agent: Any) -> None:
     waits = list(state.manual.items())
     for scope, _ in waits:
         scope.cancel()
-    for _, ended in waits:
-        await ended.wait()
+    try:
+        for _, ended in waits:
+            await ended.wait()
+    finally:
+        if not all(ended.is_set() for _, ended in waits):
+            # cut short (the grace): the final flush comes next, before they end
+            state.flushed = len(agent.session.events)

@@ -54,5 +54,7 @@ class CompactionResult:
         if self.outcome == "skipped":
             return f"nothing to compact (~{self.tokens_before:,} tokens)"
         if self.outcome == "aborted":
+            if self.error is not None:  # ``NOT_SAVED``
+                return f"aborted ({why})"
             return "aborted; the history is unchanged"
         return f"failed, the history is unchanged ({why})"

@@ -44,6 +44,7 @@ class AgentState:
         "failed_error",
         "failed_turn",
         "fixed_warned",
+        "flushed",
         "kept_full_warned",
         "kept_warned",
         "lock",
@@ -63,6 +64,9 @@ class AgentState:
         #: the ``compact_now`` calls in flight: each one's cancel scope, and the event
         #: set once it has ended (its ``compact/end`` logged): disposal ends them first
         self.manual: dict[anyio.CancelScope, anyio.Event] = {}
+        #: the events logged when the disposal's wait for them was cut short (its
+        #: grace ran out): the final flush stored no more (``compact_now`` says so)
+        self.flushed: int | None = None
         #: the turn in which an automatic compaction failed: no more threshold
         #: attempts in that turn (a broken summariser would cost its timeout each step)
         self.failed_turn: int | None = None
