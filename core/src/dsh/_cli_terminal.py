@@ -21,7 +21,8 @@ from collections.abc import AsyncIterator
 import anyio
 import anyio.lowlevel
 
-from dsh._render import shorten, visible
+from dsh._cli_question import call_shown
+from dsh._render import visible
 from dsh.approvals import UNANSWERED, ApprovalAnswer, ApprovalRequest
 from dsh.hookspecs import hookimpl
 
@@ -272,10 +273,12 @@ class TerminalApprovals:
         # allows this call, which is said
         always = f", a = always ({_remembered(remember)})" if remember else ""
         each = "" if remember else "; asked again each time"
+        # the call whole (what is approved is what was seen), its text values below it
+        call, below = call_shown(request.tool, request.arguments)
         print(
-            f"\n? {visible(request.tool)}({shorten(request.arguments, 80)}): "
-            f"{visible(request.reason)}\n"
-            f"  allow? y = once{always}, n = no (or type a reason for the model){each}",
+            f"\n? {call}: {visible(request.reason)}\n"
+            + "".join(f"{line}\n" for line in below)
+            + f"  allow? y = once{always}, n = no (or type a reason for the model){each}",
             file=sys.stderr,
             flush=True,
         )
@@ -366,6 +369,6 @@ _ONCE_ONLY = (
 
 
 def _remembered(remember: tuple[tuple[str, str], ...]) -> str:
-    """What "always" allows for the rest of the session, in a few words."""
-    shown = ", ".join(f"{kind} {shorten(str(value), 40)}" for kind, value in remember)
+    """What "always" allows for the rest of the session, whole (it is approved too)."""
+    shown = ", ".join(f"{kind} {visible(str(value))}" for kind, value in remember)
     return f"for this session: {shown}"
