@@ -200,10 +200,11 @@ async def run(args: argparse.Namespace, pm: PluginManager, *, config: Config | N
 
 
 async def _run(args: argparse.Namespace, pm: PluginManager, config: Config | None) -> int:
-    from dsh._cli_terminal import TerminalApprovals
+    from dsh._cli_terminal import TerminalApprovals, asks_at_terminal
 
-    # in a terminal, a call that needs a person's approval is put to them, as in chat
-    approvals = TerminalApprovals() if sys.stdin.isatty() else None
+    # in a terminal, a call that needs a person's approval is put to them, as in chat;
+    # asked where they would not see it (stderr redirected: 2>log) it would wait unseen
+    approvals = TerminalApprovals() if asks_at_terminal() else None
     if approvals is not None:
         pm.register(approvals, APPROVALS)
     async with agent_session(args, pm, config=config) as (harness, agent, renderer):

@@ -42,7 +42,13 @@ from dsh._cli_plugins import APPROVALS, loaded
 from dsh._cli_resume import resume
 from dsh._cli_screen import terminal_streams
 from dsh._cli_signals import ending, on_interrupt
-from dsh._cli_terminal import PromptLine, TerminalApprovals, lines_typed, taken
+from dsh._cli_terminal import (
+    PromptLine,
+    TerminalApprovals,
+    asks_at_terminal,
+    lines_typed,
+    taken,
+)
 from dsh._render import CLOSED_STATUS, shorten, visible
 from dsh.commands import ChatCommandContext
 
@@ -93,7 +99,8 @@ async def _chat(
             return await _nothing_asked(args, pm)
         lines = _after(first, lines)
     approvals = TerminalApprovals()
-    pm.register(approvals, APPROVALS)
+    if not typed or asks_at_terminal():  # a script answers; typed, the question is seen
+        pm.register(approvals, APPROVALS)
     async with (
         agent_session(args, pm) as (harness, agent, renderer),
         nullcontext() if editor is None else editor.running(),

@@ -29,6 +29,7 @@ from dsh.hookspecs import hookimpl
 __all__ = [
     "PromptLine",
     "TerminalApprovals",
+    "asks_at_terminal",
     "in_background",
     "lines_typed",
     "taken",
@@ -245,6 +246,13 @@ async def lines_typed(prompt: PromptLine | None = None) -> AsyncIterator[str | N
         while b"\n" in buffer:
             line, buffer = buffer.split(b"\n", 1)
             yield _decoded(line).rstrip("\r")
+
+
+def asks_at_terminal() -> bool:
+    """A question can be put to a person: typed answers (stdin) to a question they see
+    (stderr). With stderr elsewhere (``2>log``) it would wait unseen: such calls are
+    denied at once, as with no terminal."""
+    return sys.stdin is not None and sys.stdin.isatty() and sys.stderr.isatty()
 
 
 class TerminalApprovals:

@@ -1,0 +1,63 @@
+"""A question is put only where it is seen: stdin and stderr both terminals. With
+stderr redirected (`dsh run ... 2>log` at a terminal) the call is denied at once, as
+with no terminal, rather than waiting unseen for `permissions.ask_timeout` (review
+rev-cli, finding 2)."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+from cli_support import text_reply, tool_call_reply
+
+pytestmark = pytest.mark.plugins("permissions")
+
+NOT_ASKED = "no front end that can ask a person is loaded"
+
+
+def _stderr_to(log: Path, *args: str, env: dict[str, str], cwd: Path) -> pexpect.spawn:
+    """``dsh ARGS 2>LOG`` in a pseudo-terminal (stdin and stdout)."""
+    script = 'log=$1; shift; exec "$@" 2>"$log"'
+    child = pexpect.spawn(
+        "/bin/sh",
+        ["-c", script, "sh", str(log), sys.executable, "-m", "dsh.cli", *args],
+        env=env,
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=60,
+    )
+    child.logfile_read = io.StringIO()
+    return child
+
+
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_a_question_stderr_would_hide_is_denied_at_once(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, command: str
+) -> None:
+    server = model_server(
+        [tool_call_reply("bash", {"command": "echo $((6 * 7))-ran"}), text_reply("Denied.")]
+    )
+    # an unseen question would wait this long; the call is denied long before
+    (tmp_path / "dsh.yml").write_text("permissions:\n  ask_timeout: 40\n")
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "permissions", "DSH_CHAT_EDITOR": "0"}
+    model = f"openai-compatible:tiny@{server.url}"
+    log = tmp_path / "err.log"
+    words = ["run", "run it"] if command == "run" else ["chat"]
+    child = _stderr_to(log, "-m", model, *words, env=env, cwd=tmp_path)
+    if command == "chat":
+        child.sendline("run it")
+    child.expect_exact("Denied.", timeout=30)  # before ask_timeout
+    if command == "chat":
+        child.sendline("y")  # typed blind: a prompt, not an answer
+        child.sendeof()
+    child.expect(pexpect.EOF, timeout=30)
+    child.close()
+    assert child.exitstatus == 0, log.read_text()
+    assert "allow?" not in log.read_text()
+    result = server.bodies()[1]["messages"][-1]["content"]
+    assert NOT_ASKED in result
+    assert "42-ran" not in result
