@@ -20,6 +20,7 @@ from dsh._config_models import may_be_a_key
 from dsh._render import visible
 from dsh._secrets import key_from_env, key_is_blank
 from dsh.config import ModelConfig
+from dsh.llm._unsendable import unsendable_part
 
 if TYPE_CHECKING:
     from dsh.harness import Harness
@@ -41,6 +42,12 @@ async def models(args: argparse.Namespace, pm: PluginManager) -> int:
         why = choice.why
         if choice.name in harness.config.models and choice.name not in harness.models:
             why += ", which cannot be built here (see its warning): dsh run refuses the file"
+        chosen = next((r for r in rows if r["name"] == choice.name), None)
+        if chosen is not None and chosen.get("api_key_unsendable") is not None:
+            why += (
+                f", but its key cannot be sent ({chosen['api_key_unsendable']}): "
+                "dsh run refuses it"
+            )
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -72,13 +79,16 @@ def _model_row(harness: Harness, name: str, choice: Choice) -> dict[str, Any]:
     # its name and whether it is set, never the key; nor a name that may be a key pasted
     # into the field (``may_be_a_key``), as the AUTH error does not repeat it
     hidden = variable is not None and may_be_a_key(variable)
+    key = None if variable is None else key_from_env(variable)
     return {
         "name": name,
         "provider": info.provider,
         "model": getattr(model, "model_id", None),
         "api_key_env": None if hidden else variable,
         "api_key_env_hidden": hidden,
-        "api_key_set": None if variable is None else key_from_env(variable) is not None,
+        "api_key_set": None if variable is None else key is not None,
+        # why the key that is set cannot be sent (dsh run refuses it), or None
+        "api_key_unsendable": None if key is None else unsendable_part(key),
         "api_key_blank": None if variable is None else key_is_blank(variable),
         "context_window": info.context_window,
         "max_output_tokens": info.max_output_tokens,
@@ -108,6 +118,7 @@ def _local_row(choice: Choice) -> dict[str, Any]:
         "api_key_env_hidden": False,
         "api_key_set": None,
         "api_key_blank": None,
+        "api_key_unsendable": None,
         "context_window": LOCAL_CONTEXT,
         "max_output_tokens": None,
         "plugin": None,
@@ -165,6 +176,8 @@ def _key(row: dict[str, Any]) -> str:
         return "-"
     if row["api_key_blank"]:
         return f"{variable} (set but blank)"
+    if row["api_key_unsendable"] is not None:
+        return f"{variable} (set, cannot be sent: {row['api_key_unsendable']})"
     return f"{variable} ({'set' if row['api_key_set'] else 'not set'})"
 
 

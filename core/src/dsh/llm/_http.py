@@ -42,7 +42,7 @@ from dsh.llm._errors import error_from_status, error_from_transport, noted
 from dsh.llm._not_streamed import is_event_stream, not_streamed, read_start
 from dsh.llm._redact_answer import hidden
 from dsh.llm._sse import Events
-from dsh.llm._unsendable import unsendable
+from dsh.llm._unsendable import unsendable, unsendable_part
 from dsh.llm.base import Chunk, ModelInfo
 from dsh.messages import ModelRequest
 
@@ -193,7 +193,7 @@ class HttpModel:
             blank = key_is_blank(self.config.api_key_env, self._env)
             said = words.key_unset(self.name, self.config, self._origin, blank=blank)
             raise ModelError("AUTH", f"model {self.name!r}: {said}")
-        if not (key.isascii() and key.isprintable()) or " " in key:
+        if unsendable_part(key) is not None:
             raise ModelError("AUTH", self._unsendable(key))
         return key
 
