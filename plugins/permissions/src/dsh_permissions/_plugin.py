@@ -301,11 +301,11 @@ class Permissions:
         settings = policy.settings
         asked = verdict.asked
         # What an explicit ask rule covers is asked about every time, and what cannot
-        # be checked is never remembered.
-        remember = tuple(
-            (p.subject.kind, p.subject.value)
-            for p in asked
-            if p.by == "mode" and p.subject.rememberable
+        # be checked is never remembered: a call with such a part is asked about again
+        # whatever "always" keeps, so it offers no "always" (nor keeps its other parts)
+        remembered = [p.by == "mode" and p.subject.rememberable for p in asked]
+        remember = (
+            tuple((p.subject.kind, p.subject.value) for p in asked) if all(remembered) else ()
         )
         request = PermissionRequest(
             tool=call.name,
