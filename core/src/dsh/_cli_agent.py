@@ -265,6 +265,7 @@ async def _answers(approvals: TerminalApprovals, go_on: str | None) -> None:
 def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     """``dsh config check``: validate dsh.yml and every plugin section. What it says of
     a problem has the keys hidden, as ``dsh run`` has (a value quoted may be one)."""
+    from dsh._cli_args import config_not_found
     from dsh._cli_keys import said as _said
     from dsh.config import add_settings, find_config, load_config
 
@@ -299,7 +300,8 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
             _warn_of_keys(config, build_configured(config, registered.names()))
     except ConfigError as error:  # every problem, one line each
         for problem in error.problems:
-            print(_said(f"dsh: {problem.problem}", args), file=sys.stderr)
+            said = problem.problem + config_not_found(problem, args)
+            print(_said(f"dsh: {said}", args), file=sys.stderr)
         if error.more:
             print(visible(f"dsh: {len(error.problems)} problems in {path}"), file=sys.stderr)
         return 1

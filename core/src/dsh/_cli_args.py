@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from dsh.commands import Command
 
 __all__ = [
+    "config_not_found",
     "Parser",
     "UsageError",
     "build_parser",
@@ -273,3 +274,17 @@ def takes_next(option: str) -> bool:
         if f"-{letter}" in _VALUED:
             return index == len(option) - 1  # -vcFILE holds its value
     return False
+
+
+def config_not_found(error: DshError, args: argparse.Namespace) -> str:
+    """What to add to ``error`` when it is the ``-c`` file not found with ``--cwd``
+    given: a relative -c is from the current directory, not from --cwd."""
+    from dsh._config_yaml import NOT_FOUND
+    from dsh.errors import ConfigError
+
+    config, cwd = getattr(args, "config", None), getattr(args, "cwd", None)
+    if not (isinstance(error, ConfigError) and error.reason.startswith(NOT_FOUND)):
+        return ""
+    if config is None or cwd is None or Path(config).is_absolute():
+        return ""
+    return "; -c is relative to the current directory, not to --cwd"

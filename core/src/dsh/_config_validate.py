@@ -315,7 +315,15 @@ def _unknown_section(
     if whose == "not installed" and name in FIRST_PARTY:
         return locate(root, (name,), not_installed("section", name))
     loaded = ", ".join(sorted(settings)) or "none"
-    hint = _module_named(name, settings) or did_you_mean(name, [*CORE_KEYS, *settings])
+    closest = did_you_mean(name, [*CORE_KEYS, *settings])
+    module = _module_named(name, settings)
+    if not module and closest and closest == did_you_mean(name, CORE_KEYS):  # modle: model
+        reason = (
+            f"unknown key{closest} (nor is it a section of a loaded plugin; loaded plugins "
+            f"with settings: {loaded})"
+        )
+        return locate(root, (name,), reason)
+    hint = module or closest
     reason = (
         f"section {name!r} is for a plugin that is not installed or not loaded "
         f"(loaded plugins with settings: {loaded}){hint}"

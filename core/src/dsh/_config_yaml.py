@@ -61,6 +61,16 @@ class AtKey(ValueError):
 MAX_FILE_BYTES = 1 << 20
 
 
+#: A config file's reason when it does not exist (the CLI adds how -c is resolved).
+NOT_FOUND = "file not found"
+
+
+def _absolute(path: str | os.PathLike[str]) -> str:
+    """Where a relative path was looked for (the current directory's), said."""
+    given = Path(path)
+    return "" if given.is_absolute() else f" (looked for {given.absolute()})"
+
+
 def read(path: str | os.PathLike[str], source: str) -> str:
     """The file's text, its line ends ``\\n`` (as Python's text mode reads them); a pipe's
     or a FIFO's read once in a ``dsh`` command (``_pipes``). At most ``MAX_FILE_BYTES``
@@ -80,7 +90,7 @@ def read(path: str | os.PathLike[str], source: str) -> str:
             kept[key] = text
         return text
     except FileNotFoundError:
-        raise ConfigError(source, "", "file not found") from None
+        raise ConfigError(source, "", NOT_FOUND + _absolute(path)) from None
     except UnicodeDecodeError as exc:
         # the text before the byte is UTF-8; a byte order mark is not in exc.object
         before = exc.object[: exc.start].decode().replace("\r\n", "\n").replace("\r", "\n")

@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dsh import _pipes
-from dsh._cli_args import Parser, UsageError, build_parser, global_options, leading, shortened
+from dsh._cli_args import (
+    Parser,
+    UsageError,
+    build_parser,
+    config_not_found,
+    global_options,
+    leading,
+    shortened,
+)
 from dsh._cli_logging import logging_to_stderr
 from dsh._cli_misplaced import command_option_before, given_command, global_option_after
 from dsh._cli_output import OutputError, tag_output_errors
@@ -287,6 +295,7 @@ def _fail(error: DshError, args: argparse.Namespace, pm: PluginManager | None = 
     if isinstance(error, ConfigError) and error.more and getattr(args, "command", "") != "config":
         where = f" -c {shlex.quote(str(args.config))}" if getattr(args, "config", None) else ""
         message += f"; `dsh{where} config check` lists them all"
+    message += config_not_found(error, args)
     _report(error, f"dsh: error: {message}", args)
     return error.exit_status
 
