@@ -17,10 +17,10 @@ if TYPE_CHECKING:
     from dsh.commands import Command
 
 __all__ = [
-    "config_not_found",
     "Parser",
     "UsageError",
     "build_parser",
+    "config_not_found",
     "global_options",
     "leading",
     "shortened",

@@ -45,8 +45,7 @@ async def models(args: argparse.Namespace, pm: PluginManager) -> int:
         chosen = next((r for r in rows if r["name"] == choice.name), None)
         if chosen is not None and chosen.get("api_key_unsendable") is not None:
             why += (
-                f", but its key cannot be sent ({chosen['api_key_unsendable']}): "
-                "dsh run refuses it"
+                f", but its key cannot be sent ({chosen['api_key_unsendable']}): dsh run refuses it"
             )
     if args.json:
         print(json.dumps(rows, indent=2))

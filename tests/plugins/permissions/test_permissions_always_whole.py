@@ -34,10 +34,8 @@ async def test_a_call_asked_about_each_time_offers_no_always(
     command: str, rules: dict[str, list[str]]
 ) -> None:
     asker = Asker(PermissionAnswer.always())
-    model = ScriptedModel(
-        [calls(("bash#b1", {"command": command})), calls(("bash#b2", {"command": command}))]
-        + [text("ok")]
-    )
+    again = [calls((f"bash#b{n}", {"command": command})) for n in (1, 2)]
+    model = ScriptedModel([*again, text("ok")])
     plugins = [("permissions", dsh_permissions), ("tools", CorpusTools()), ("asker", asker)]
     options = {"model": "scripted", "permissions": {"allow": ["bash(echo *)"], **rules}}
     async with scripted_harness(model, plugins=plugins, load_entry_points=False) as harness:
