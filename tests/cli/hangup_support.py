@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shlex
 import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +62,35 @@ def dsh_in_terminal(
     )
     child.logfile_read = io.StringIO()
     return child
+
+
+@contextmanager
+def terminal_of_its_own(log: Path) -> Iterator[Path]:
+    """A second pseudo-terminal, its path given, whose output is copied to ``log``: a
+    stderr that is a terminal (dsh asks only when stderr is one) and outlives the first
+    one's hangup, so what dsh writes after it can be read."""
+    master, slave = os.openpty()
+
+    def copy() -> None:
+        with log.open("ab") as out:
+            while True:
+                try:
+                    data = os.read(master, 4096)
+                except OSError:  # every slave side closed
+                    return
+                if not data:
+                    return
+                out.write(data)
+                out.flush()
+
+    copying = threading.Thread(target=copy, daemon=True)
+    copying.start()
+    try:
+        yield Path(os.ttyname(slave))
+    finally:
+        os.close(slave)
+        copying.join(10)
+        os.close(master)
 
 
 def hang_up(child: pexpect.spawn) -> int:

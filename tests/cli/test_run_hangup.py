@@ -18,7 +18,14 @@ from typing import Any
 import pexpect
 import pytest
 from cli_support import text_reply, tool_call_reply
-from hangup_support import dsh_in_terminal, hang_up, stored, turn_ends, wait_for_text
+from hangup_support import (
+    dsh_in_terminal,
+    hang_up,
+    stored,
+    terminal_of_its_own,
+    turn_ends,
+    wait_for_text,
+)
 
 pytestmark = pytest.mark.plugins("persistence")
 
@@ -154,16 +161,19 @@ def test_with_sighup_ignored_the_terminal_closing_at_a_question_denies_it(
     terminal was no terminal to isatty()."""
     server = asking_server(model_server)
     err = tmp_path / "stderr.txt"
-    child = run_in_terminal(server, asking_env, tmp_path, ignore_sighup=True, stderr=err)
-    try:
-        wait_for_text(err, "allow? y = once")
-        if typed:
-            child.send(typed)
-            child.sendeof()  # hands "y" to dsh's read, with no line end
-            time.sleep(0.5)  # read before the hangup (which drops unread input)
-        assert hang_up(child) == 0
-    finally:
-        child.close(force=True)
+    # stderr a terminal of its own, which outlives this one: dsh asks only when
+    # stderr is a terminal
+    with terminal_of_its_own(err) as stderr:
+        child = run_in_terminal(server, asking_env, tmp_path, ignore_sighup=True, stderr=stderr)
+        try:
+            wait_for_text(err, "allow? y = once")
+            if typed:
+                child.send(typed)
+                child.sendeof()  # hands "y" to dsh's read, with no line end
+                time.sleep(0.5)  # read before the hangup (which drops unread input)
+            assert hang_up(child) == 0
+        finally:
+            child.close(force=True)
     said = err.read_text()
     assert "denied: the input ended" in said
     assert "Traceback" not in said
