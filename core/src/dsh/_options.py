@@ -46,7 +46,7 @@ CORE_OPTIONS: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
     "max_steps": (lambda v: type(v) is int and v > 0, "an int > 0"),
     "max_tokens": (lambda v: v is None or (type(v) is int and v > 0), "an int > 0"),
     "max_request_retries": (lambda v: type(v) is int and v >= 0, "an int >= 0"),
-    "queue_mode": (lambda v: v in ("batch", "one-at-a-time"), "'batch' or 'one-at-a-time'"),
+    "queue_mode": (lambda v: v in QUEUE_MODES, "'batch' or 'one-at-a-time'"),
     # read by the built-in file tools (dsh.builtin_tools._paths)
     "extra_roots": (_paths, "a list of paths"),
 }
