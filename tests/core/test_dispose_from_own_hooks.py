@@ -21,7 +21,14 @@ from dsh import hookimpl
 from dsh.agent import AgentHandle
 from dsh.harness import Harness
 from dsh.session import Session, SessionEvent
-from dsh.testing import ErrorRecorder, InMemoryPersistence, ScriptedModel, scripted_harness
+from dsh.testing import (
+    ErrorRecorder,
+    InMemoryPersistence,
+    ScriptedModel,
+    scripted_harness,
+    tool_calls,
+)
+from dsh.tools import tool
 from dsh.turns import turns
 
 GRACE = 0.5
@@ -213,3 +220,102 @@ async def test_a_task_a_hook_started_elsewhere_still_waits_for_the_disposal() ->
                 await agent.prompt("hi")
                 await returned.wait()
         assert said == ["agent_disposed", "dispose returned"]
+
+
+async def test_a_task_under_the_creator_waits_for_the_disposal_while_created_is_told() -> None:
+    """While another agent's ``agent_created`` observers are told, a task under the one
+    creating it (here the harness's own host task, as in most programs) is not one of
+    those observers: its ``dispose()`` returns once the agent is disposed (behaviour 32)."""
+    said: list[str] = []
+    inside, go = anyio.Event(), anyio.Event()
+
+    class SlowCreated:
+        @hookimpl
+        async def agent_created(self) -> None:
+            inside.set()
+            await go.wait()
+            said.append("agent_created returns")
+
+        @hookimpl
+        def agent_disposed(self) -> None:
+            said.append("agent_disposed")
+
+    async with scripted_harness(
+        ScriptedModel([]), plugins=[("slow", SlowCreated())], load_entry_points=False
+    ) as h:
+
+        async def dispose(number: int) -> None:
+            handle = h.agents.get("b")
+            assert handle is not None
+            await handle.dispose()
+            said.append(f"dispose #{number} returned ({handle.status})")
+
+        async def disposer() -> None:
+            await inside.wait()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(dispose, 1)
+                tg.start_soon(dispose, 2)
+                await anyio.wait_all_tasks_blocked()  # each as far as it goes
+                go.set()
+
+        with anyio.fail_after(LIMIT):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(disposer)  # a task under this one, which creates "b"
+                await h.agents.create("b", options={"model": "scripted"})
+        assert said[:2] == ["agent_created returns", "agent_disposed"]
+        assert sorted(said[2:]) == [  # woken in either order (trio's scheduler)
+            "dispose #1 returned (disposed)",
+            "dispose #2 returned (disposed)",
+        ]
+        assert h.agents.get("b") is None
+
+
+@pytest.mark.parametrize("where", ["tool", "agent_request"])
+async def test_a_tool_or_interception_hook_disposing_its_agent_stops_there(where: str) -> None:
+    """The turn is cut short at the ``dispose()`` call itself: no code after it runs, no
+    request goes to the model after an ``agent_request`` impl disposed the agent, and the
+    tool's call is reported interrupted, not as its result."""
+    ran: list[str] = []
+    handles: list[AgentHandle] = []
+
+    @tool
+    async def quit_tool() -> str:
+        """Dispose this agent."""
+        if where == "tool":
+            await handles[0].dispose()
+            ran.append("after the dispose")
+        return "returned"
+
+    class Quitter:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            register(quit_tool)
+
+        @hookimpl
+        async def agent_request(self, request: Any) -> Any:
+            if where == "agent_request":
+                await handles[0].dispose()
+                ran.append("after the dispose")
+            return request
+
+    errors = ErrorRecorder()
+    model = ScriptedModel([tool_calls(("quit_tool", {})), "done"])
+    async with scripted_harness(
+        model, plugins=[errors, ("quitter", Quitter())], load_entry_points=False
+    ) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        handles.append(agent)
+        with anyio.fail_after(LIMIT):
+            agent.send("go")
+            await agent.when_idle()
+        assert ran == [] and errors.failures == [] and errors.errors == []
+        assert agent.status == "disposed"
+        [turn] = turns(agent.session.events)
+        assert turn.reason == "disposed"
+        results = [e for e in agent.session.events if e.type == "tool/result"]
+        if where == "agent_request":
+            assert len(model.requests) == 0 and results == []
+        else:
+            assert len(model.requests) == 1
+            [result] = results  # the call is closed as interrupted
+            assert result.data["is_error"] is True and result.data["content"] != "returned"

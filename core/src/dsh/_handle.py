@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, final
 
 import anyio
+import anyio.lowlevel
 
 from dsh._grace import current
 from dsh.errors import DshError
@@ -23,6 +25,10 @@ if TYPE_CHECKING:
     from dsh.turns import TurnResult
 
 __all__ = ["AgentHandle"]
+
+#: The handle whose ``agent_created`` observers the calling task tells, or a task they
+#: started, inherits (``telling_created``): not every task under the creating one.
+_creating: ContextVar[AgentHandle | None] = ContextVar("dsh_creating", default=None)
 
 
 @final
@@ -164,7 +170,11 @@ class AgentHandle:
             self._done = anyio.Event()
             self.agent.begin_stop()  # now, so a turn ending meanwhile ends ``disposed``
             self._registry.start_teardown(self, self._done)
-        if not self._waits_for_caller():
+        if self._waits_for_caller():
+            # a tool or an interception hook stops here, as the turn is being cut short
+            # (a no-op in a shielded notification or flush)
+            await anyio.lowlevel.checkpoint_if_cancelled()
+        else:
             await self._done.wait()
 
     @contextmanager
@@ -172,9 +182,11 @@ class AgentHandle:
         """Around the ``agent_created`` observers of the agent's start (``dsh._agents``):
         a ``dispose()`` from them returns at once, and ``created()`` waits for them."""
         self._telling = telling = (anyio.get_current_task().id, anyio.Event())
+        token = _creating.set(self)
         try:
             yield
         finally:
+            _creating.reset(token)
             self._telling = None
             telling[1].set()
 
@@ -189,10 +201,10 @@ class AgentHandle:
         """Whether the disposal waits for the calling task: the agent's loop task or its
         teardown (``Grace.tasks``), or the task telling the ``agent_created`` observers,
         or a task started in a task group one of them has open. Cheap unless the caller
-        runs in the agent's grace (its hooks) or the agent is being created."""
+        runs in the agent's grace (its hooks) or its ``agent_created`` observers."""
         grace = self.agent.grace
         waiting = grace.tasks if current() is grace else ()
-        if self._telling is not None:
+        if self._telling is not None and _creating.get() is self:
             waiting += (self._telling[0],)
         return bool(waiting) and _runs_under(waiting)
 
