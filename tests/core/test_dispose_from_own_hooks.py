@@ -319,3 +319,44 @@ async def test_a_tool_or_interception_hook_disposing_its_agent_stops_there(where
             assert len(model.requests) == 1
             [result] = results  # the call is closed as interrupted
             assert result.data["is_error"] is True and result.data["content"] != "returned"
+
+
+async def test_an_agent_created_observer_that_hangs_is_cut_short_by_the_disposal() -> None:
+    """Another task's ``dispose()`` waits for the ``agent_created`` observers (then
+    ``agent_disposed``), but within the disposal's grace, as other hooks: the one that
+    does not return is cancelled and reported, and the disposal ends."""
+    said: list[str] = []
+    inside = anyio.Event()
+
+    class Hung:
+        @hookimpl
+        async def agent_created(self) -> None:
+            inside.set()
+            await anyio.sleep_forever()
+
+        @hookimpl
+        def agent_disposed(self) -> None:
+            said.append("agent_disposed")
+
+    errors = ErrorRecorder()
+    async with scripted_harness(
+        ScriptedModel([]), plugins=[errors, ("hung", Hung())], load_entry_points=False
+    ) as h:
+        created: list[AgentHandle] = []
+
+        async def create() -> None:
+            created.append(await h.agents.create("a", options={"model": "scripted"}))
+
+        with anyio.fail_after(LIMIT):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(create)
+                await inside.wait()
+                handle = h.agents.get("a")
+                assert handle is not None
+                await handle.dispose()
+                said.append("dispose returned")
+        assert said == ["agent_disposed", "dispose returned"]
+        assert created == [handle] and handle.status == "disposed"
+        [failure] = errors.failures
+        assert failure.hook == "agent_created" and "plugin 'hung'" in str(failure)
+        assert "TimeoutError: did not return within" in str(failure)

@@ -37,6 +37,7 @@ __all__ = [
     "graced",
     "in_flight",
     "started",
+    "within",
 ]
 
 #: Seconds an async impl in flight may still take once its agent is aborted, cancelled
@@ -131,6 +132,17 @@ def started(reason: str) -> Iterator[None]:
     grace = Grace()
     token = _current.set(grace)
     grace.start(reason)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+@contextmanager
+def within(grace: Grace) -> Iterator[None]:
+    """Make ``grace`` current in the block (an agent's, around the ``agent_created``
+    observers of its start, told in the creator's task): its disposal bounds them."""
+    token = _current.set(grace)
     try:
         yield
     finally:

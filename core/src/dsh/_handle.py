@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, final
 import anyio
 import anyio.lowlevel
 
-from dsh._grace import current
+from dsh._grace import current, within
 from dsh.errors import DshError
 
 if TYPE_CHECKING:
@@ -180,11 +180,13 @@ class AgentHandle:
     @contextmanager
     def telling_created(self) -> Iterator[None]:
         """Around the ``agent_created`` observers of the agent's start (``dsh._agents``):
-        a ``dispose()`` from them returns at once, and ``created()`` waits for them."""
+        a ``dispose()`` from them returns at once, ``created()`` waits for them, and the
+        agent's grace bounds them once it is disposed (they hold up its teardown)."""
         self._telling = telling = (anyio.get_current_task().id, anyio.Event())
         token = _creating.set(self)
         try:
-            yield
+            with within(self.agent.grace):
+                yield
         finally:
             _creating.reset(token)
             self._telling = None
