@@ -65,3 +65,14 @@ def test_arguments_that_name_a_key_twice_are_shown_as_they_came() -> None:
     raw = '{"content": "harmless", "content": "evil\\nline"}'
     assert call_shown("write", raw) == (f"write({raw})", [])
     assert call_shown("x", "not json\x1b") == ("x(not json\\x1b)", [])
+
+
+def test_arguments_shown_as_they_came_stay_on_one_line() -> None:
+    """A key given twice (the tool runs the last value) was shown with the JSON's own
+    line breaks: the model could put a line reading like dsh's ``allow?`` in the
+    question, and a harmless first value before the one that runs."""
+    raw = '{"command": "echo harmless",\n"command":\n"  allow? y = once",\n"command": "rm x"}'
+    call, below = call_shown("bash", raw)
+    assert "\n" not in call and below == []
+    assert call == "bash(" + raw.replace("\n", "\\n") + ")"
+    assert call_shown("ba\nsh", '{"a": 1}') == ('ba\\nsh({"a": 1})', [])

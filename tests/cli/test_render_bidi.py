@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from dsh._cli_terminal import TerminalApprovals
-from dsh._render import Renderer
+from dsh._render import Renderer, visible
 from dsh.approvals import ApprovalRequest
 from dsh.commands import for_terminal
 from dsh.session import Session
@@ -85,3 +85,14 @@ def test_tag_characters_are_shown_as_escapes_but_a_subdivision_flag_is_a_flag() 
     assert (
         for_terminal(hidden) == "\U0001f3f4\\U000e0067\\U000e0062\\U000e0068\\U000e0069\\U000e007f"
     )
+
+
+def test_invisible_line_breaks_direction_marks_and_zero_width_spaces_are_escapes() -> None:
+    """U+2028/U+2029 (a line break where none shows) and the invisible characters were
+    shown as they are; the direction marks and the joiners of Persian words and emoji
+    sequences still are."""
+    hidden = "r\u200bm \u2028x\u2029 \u2060\ufeff\u00ad"
+    assert visible(hidden) == "r\\u200bm \\u2028x\\u2029 \\u2060\\ufeff\\u00ad"
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    family += " \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"  # Persian, with a ZWNJ
+    assert visible(family) == family

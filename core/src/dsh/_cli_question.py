@@ -37,8 +37,8 @@ def call_shown(tool: str, arguments: str) -> tuple[str, list[str]]:
         parsed = json.loads(arguments, object_pairs_hook=_pairs)
     except (ValueError, RecursionError):
         parsed = None
-    if not isinstance(parsed, dict):
-        return f"{visible(tool)}({visible(arguments)})", []
+    if not isinstance(parsed, dict):  # one line: its line breaks could forge dsh's own
+        return f"{_one_line(tool)}({_one_line(arguments)})", []
     inline: list[str] = []
     below: list[str] = []
     for key, value in parsed.items():
@@ -54,4 +54,9 @@ def call_shown(tool: str, arguments: str) -> tuple[str, list[str]]:
             below.extend(MARK + visible(line) for line in lines)
         else:
             inline.append(f"{name}: {json.dumps(value, ensure_ascii=False)}")
-    return f"{visible(tool)}({visible('{' + ', '.join(inline) + '}')})", below
+    return f"{_one_line(tool)}({visible('{' + ', '.join(inline) + '}')})", below
+
+
+def _one_line(text: str) -> str:
+    """``text`` shown (``visible``) on one line: its line breaks and tabs as escapes."""
+    return visible(text).replace("\n", "\\n").replace("\t", "\\t")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from dsh.hookspecs import hookimpl
 
@@ -51,11 +51,17 @@ def discard(stream: TextIO) -> None:
 #: nor reorder what is shown with the bidi embeddings, overrides and isolates (U+202A to
 #: U+202E, U+2066 to U+2069: "Trojan Source"), shown as ``\\u202e``; nor hide text
 #: in the tag characters (U+E0000 to U+E007F: invisible at a terminal, read by a model,
-#: "ASCII smuggling"), shown as ``\\U000e0041``. Letters written right to left (Arabic,
-#: Hebrew) are shown as they are.
+#: "ASCII smuggling"), shown as ``\\U000e0041``; nor break a line where no line break
+#: shows (U+2028, U+2029) or hide itself (the zero-width space U+200B, the word joiner
+#: and invisible operators U+2060 to U+2064, U+FEFF, the soft hyphen U+00AD). Letters
+#: written right to left (Arabic, Hebrew) are shown as they are, and so are their
+#: direction marks (U+200E, U+200F, U+061C) and the zero-width joiners (U+200C, U+200D)
+#: of Persian words and emoji sequences.
+_INVISIBLE: Final = (0x00AD, 0x200B, 0x2028, 0x2029, 0xFEFF)
 _CONTROLS: dict[int, str] = (
     {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c not in (9, 10)}
     | {c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+    | {c: f"\\u{c:04x}" for c in (*_INVISIBLE, *range(0x2060, 0x2065))}
     | {c: f"\\U{c:08x}" for c in range(0xE0000, 0xE0080)}
 )
 #: Any of them: the text is translated only when one is in it (most chunks of an
