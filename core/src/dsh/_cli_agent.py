@@ -229,7 +229,7 @@ async def _run(args: argparse.Namespace, pm: PluginManager, config: Config | Non
                 # its own: at a question, before the first word), so that what is said
                 # next is not written after the ^C
                 ended = renderer.end_terminal_line()
-                if approvals is not None and not ended and sys.stderr.isatty():
+                if approvals is not None and not ended:  # asked at a terminal: stderr is one
                     print(file=sys.stderr, flush=True)
                 agent.cancel()
                 return True

@@ -209,7 +209,7 @@ class Harness:
             if known is None or known >= self.settings.keys():
                 return config
             # loaded with ``settings=`` for some plugins: the harness knows them all
-            return replace(config, registered=known | self.settings.keys())
+            return replace(config, registered=frozenset(known | self.settings.keys()))
         return load_config(
             self._config_arg,
             text=self._config_text,

@@ -135,3 +135,45 @@ async def test_compact_now_that_outlives_the_disposal_grace_is_not_told_summariz
     assert result.outcome == "aborted"
     assert result.error is not None and result.error["code"] == "NOT_SAVED"
     assert "not saved" in str(result)
+
+
+class SlowStart:
+    """An observer that holds the disposal past its grace right after ``compact/start``."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+
+    @hookimpl
+    async def session_event(self, event: Any) -> None:
+        if event.type == "compact/start":
+            self.started.set()
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(0.6)  # past the 0.2 s grace, before any summary
+
+
+async def test_compact_now_cut_before_its_summary_is_told_not_saved(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Outliving the grace before its summary: its ``compact/end`` came after the final
+    flush, yet it returned ``aborted`` without the ``NOT_SAVED`` the docs promise."""
+    import dsh._grace
+
+    monkeypatch.setattr(dsh._grace, "GRACE_SECONDS", 0.2)
+    store, slow = InMemoryPersistence(), SlowStart()
+    model = ScriptedModel(reads(3), context_window=1_000_000)
+    options = {"model": "scripted", "compaction": {"model": "summarizer", "prune_chars": 0}}
+    async with harness(model, summarizer(hang()), extra=[("mem", store), ("s", slow)]) as h:
+        agent = await h.agents.create("a", options=options)
+        await run_turn(agent, "task")
+        got: list[Any] = []
+
+        async def manual() -> None:
+            got.append(await compact_now(agent))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(manual)
+                await slow.started.wait()
+                await agent.dispose()
+    assert got[0].outcome == "aborted"
+    assert got[0].error is not None and got[0].error["code"] == "NOT_SAVED"

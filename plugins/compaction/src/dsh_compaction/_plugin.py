@@ -273,7 +273,7 @@ async def compact_now(agent: Any) -> CompactionResult:
         finally:
             ended.set()
     if result is None:
-        return _aborted(agent, logged)
+        result = _aborted(agent, logged)
     flushed = state.flushed
     if flushed is not None and len(agent.session.events) > max(flushed, logged or 0):
         # the disposal's wait was cut short: what it logged came after the final flush
