@@ -88,7 +88,7 @@ async def test_disposing_while_compact_now_waits_for_the_lock_aborts_it() -> Non
             tg.start_soon(manual)
             await anyio.wait_all_tasks_blocked()  # the second waits for the lock
             await agent.dispose()
-            assert got == ["aborted", "aborted"]
+        assert got == ["aborted", "aborted"]  # both ended (each task has returned)
         # the second logged nothing: none of the first's tokens are its
         assert (results[1].tokens_before, results[1].tokens_after) == (0, 0)
         assert results[0].tokens_before > 0
