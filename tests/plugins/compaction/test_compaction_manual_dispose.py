@@ -89,9 +89,10 @@ async def test_disposing_while_compact_now_waits_for_the_lock_aborts_it() -> Non
             await anyio.wait_all_tasks_blocked()  # the second waits for the lock
             await agent.dispose()
         assert got == ["aborted", "aborted"]  # both ended (each task has returned)
-        # the second logged nothing: none of the first's tokens are its
-        assert (results[1].tokens_before, results[1].tokens_after) == (0, 0)
-        assert results[0].tokens_before > 0
+        # the second logged nothing: none of the first's tokens are its (the two may
+        # return in either order on trio)
+        tokens = sorted((r.tokens_before, r.tokens_after) for r in results)
+        assert tokens[0] == (0, 0) and tokens[1][0] > 0
         events = list(agent.session.events)
         session_id = agent.session.id
 
