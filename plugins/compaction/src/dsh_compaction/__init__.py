@@ -17,7 +17,6 @@ use, and the public names load when they are first looked up.
 from __future__ import annotations
 
 import importlib
-import sys
 from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -118,13 +117,6 @@ def register_chat_commands(register: Callable[..., None]) -> None:
     from dsh_compaction._chat import register_chat_commands
 
     register_chat_commands(register)
-
-
-@hookimpl
-async def agent_status(agent: Any, status: str) -> None:
-    """Disposed: end a ``compact_now`` in flight before the agent's final flush."""
-    if status == "disposed" and (impls := sys.modules.get("dsh_compaction._plugin")):
-        await impls.agent_stopped(agent)  # (not loaded: no compaction ever ran)
 
 
 @hookimpl

@@ -31,6 +31,7 @@ from dsh_compaction._state import AgentState, existing, forget, state_for
 from dsh_compaction._stated import stated_window
 from dsh_compaction._tokens import RequestEstimator
 from dsh_compaction._warn import overflow_after_failure
+from dsh_compaction._watch import watching
 
 __all__ = [
     "agent_disposed",
@@ -251,6 +252,13 @@ async def compact_now(agent: Any) -> CompactionResult:
         raise DshError(f"agent {agent.id!r} is disposed; its history cannot be compacted")
     state = state_for(agent)
     settings = state.settings(agent)
+    with watching(agent):  # its disposal ends this call (``agent_stopped``)
+        return await _compact_now(agent, state, settings)
+
+
+async def _compact_now(
+    agent: Any, state: AgentState, settings: CompactionSettings
+) -> CompactionResult:
     scope, ended = anyio.CancelScope(), anyio.Event()
     state.manual[scope] = ended
     logged: int | None = None  # the events before this call's own (None: no lock yet)
