@@ -54,7 +54,6 @@ __all__ = [
     "agent_disposed",
     "agent_request",
     "agent_request_error",
-    "agent_status",
     "compact_now",
     "dsh_hookspecs",
     "register_chat_commands",
