@@ -24,7 +24,7 @@ async def test_a_model_without_a_window_is_warned_once_per_agent(
 ) -> None:
     model = ScriptedModel([*reads(3), *reads(2)], context_window=None)
     async with harness(model, summarizer()) as h:
-        with caplog.at_level(logging.WARNING, logger="dsh_compaction"):
+        with caplog.at_level(logging.INFO, logger="dsh_compaction"):
             a = await h.agents.create("a", options=options())
             events = await run_turn(a, "task")
             b = await h.agents.create("b", options=options())
@@ -36,6 +36,9 @@ async def test_a_model_without_a_window_is_warned_once_per_agent(
     assert "context_window" in said[0] and "models:" in said[0]
     assert "only when the provider refuses a request" in said[0]
     assert said[1].startswith("agent 'b': ")
+    # INFO, not a warning: every `dsh run -m openai-compatible:...` printed it
+    levels = {r.levelno for r in caplog.records if "no context window" in r.getMessage()}
+    assert levels == {logging.INFO}
 
 
 @pytest.mark.parametrize(
@@ -50,7 +53,7 @@ async def test_a_window_given_or_compaction_off_is_not_warned(
 ) -> None:
     model = ScriptedModel(reads(2), context_window=None)
     async with harness(model, summarizer()) as h:
-        with caplog.at_level(logging.WARNING, logger="dsh_compaction"):
+        with caplog.at_level(logging.INFO, logger="dsh_compaction"):
             agent = await h.agents.create("a", options=options(**settings))
             await run_turn(agent, "task")
     assert warned(caplog) == []
@@ -59,7 +62,7 @@ async def test_a_window_given_or_compaction_off_is_not_warned(
 async def test_a_model_with_a_window_is_not_warned(caplog: pytest.LogCaptureFixture) -> None:
     model = ScriptedModel(reads(2), context_window=100_000)
     async with harness(model, summarizer()) as h:
-        with caplog.at_level(logging.WARNING, logger="dsh_compaction"):
+        with caplog.at_level(logging.INFO, logger="dsh_compaction"):
             agent = await h.agents.create("a", options=options())
             await run_turn(agent, "task")
     assert warned(caplog) == []

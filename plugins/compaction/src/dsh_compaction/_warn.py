@@ -114,8 +114,10 @@ def warn_dropped(
 
 def no_window(agent_id: str, model: str | None) -> None:
     """Tell the user that no context window is known for ``model``: the threshold never
-    compacts its requests, only a provider's refusal of one as too long does."""
-    log.warning(
+    compacts its requests, only a provider's refusal of one as too long does. An INFO
+    record (``dsh -v`` shows it): a local server's model often has none, and a warning
+    would be printed by every ``dsh run`` with it."""
+    log.info(
         "agent %r: no context window known for model %r; compaction runs only when the "
         "provider refuses a request as too long: set context_window for it in models: "
         "(or in compaction:)",
