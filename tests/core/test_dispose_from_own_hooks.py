@@ -132,7 +132,9 @@ async def test_dispose_awaited_in_agent_created_returns_and_disposed_comes_after
         disposer.harness = h
         with anyio.fail_after(LIMIT):
             agent = await h.agents.create("a", options={"model": "scripted"})
-            await agent.when_idle()
+            # the disposal the hook began: when_idle() would only wait for the loop to
+            # exit, not for the flush, the forgetting and agent_disposed after it
+            await agent.dispose()
         assert agent.status == "disposed" and h.agents.get("a") is None
         assert errors.failures == [] and errors.errors == []
         assert disposer.said == [
