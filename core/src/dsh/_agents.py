@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,11 +24,11 @@ from dsh._handle import AgentHandle
 from dsh._ids import check_id
 from dsh._in_flight import InFlight
 from dsh._json import copied
-from dsh._options import storable_options
+from dsh._options import check_core_options, storable_options
 from dsh._resume import forked, load_session, log_events, resumed_session, sound
 from dsh._stored_meta import check_meta, declared_secrets_of, held_secrets, hidden_meta
 from dsh.errors import DshError
-from dsh.loop import ReactLoopAgent, check_core_options
+from dsh.loop import ReactLoopAgent
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -83,12 +83,13 @@ class AgentRegistry:
         ``AgentHandle`` watches its events through."""
         return self._harness
 
-    def start_teardown(self, handle: AgentHandle, done: anyio.Event) -> None:
-        """For ``AgentHandle.dispose``, once per handle: stop ``handle``'s agent, flush
-        its session, forget it and tell the ``agent_disposed`` observers, then set
-        ``done``. In the harness's task group, so that a caller cancelled while waiting
-        cannot leave it half done for the others."""
-        self._task_group.start_soon(self._teardown, handle, done)
+    def start_teardown(
+        self, teardown: Callable[[anyio.Event], Coroutine[Any, Any, None]], done: anyio.Event
+    ) -> None:
+        """For ``AgentHandle.dispose``, once per handle: its ``teardown`` runs in the
+        harness's task group, so that a caller cancelled while waiting cannot leave it
+        half done for the others."""
+        self._task_group.start_soon(teardown, done)
 
     async def create(
         self,
@@ -379,23 +380,8 @@ class AgentRegistry:
             raise
         return handle
 
-    async def _teardown(self, handle: AgentHandle, done: anyio.Event) -> None:
-        agent = handle.agent
-        agent.grace.enter()  # what stop() starts bounds the flush and the observers here
-        # Shielded: an outer cancellation (a timeout around the harness) must not cut
-        # the final flush short; the loop itself still stops, as begin_stop() asked.
-        with anyio.CancelScope(shield=True):
-            try:
-                await agent.stop()
-                await agent.flush()
-            finally:
-                self._forget(handle)
-                await handle.created()  # agent_disposed comes after agent_created
-                await agent.relay.agent_disposed(agent)
-                agent.grace.leave()
-                done.set()
-
-    def _forget(self, handle: AgentHandle) -> None:
+    def forget(self, handle: AgentHandle) -> None:
+        """Unregister ``handle`` and remove its session (its teardown, ``dsh._handle``)."""
         if self._live.get(handle.id) is handle:
             del self._live[handle.id]
         self._sessions.remove(handle.session)

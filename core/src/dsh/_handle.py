@@ -169,13 +169,31 @@ class AgentHandle:
         if self._done is None:
             self._done = anyio.Event()
             self.agent.begin_stop()  # now, so a turn ending meanwhile ends ``disposed``
-            self._registry.start_teardown(self, self._done)
+            self._registry.start_teardown(self._teardown, self._done)
         if self._waits_for_caller():
             # a tool or an interception hook stops here, as the turn is being cut short
             # (a no-op in a shielded notification or flush)
             await anyio.lowlevel.checkpoint_if_cancelled()
         else:
             await self._done.wait()
+
+    async def _teardown(self, done: anyio.Event) -> None:
+        """Stop the agent, flush its session, forget it and tell the ``agent_disposed``
+        observers (after its ``agent_created`` ones), then set ``done``."""
+        agent = self.agent
+        agent.grace.enter()  # what stop() starts bounds the flush and the observers here
+        # Shielded: an outer cancellation (a timeout around the harness) must not cut
+        # the final flush short; the loop itself still stops, as begin_stop() asked.
+        with anyio.CancelScope(shield=True):
+            try:
+                await agent.stop()
+                await agent.flush()
+            finally:
+                self._registry.forget(self)
+                await self.created()  # agent_disposed comes after agent_created
+                await agent.relay.agent_disposed(agent)
+                agent.grace.leave()
+                done.set()
 
     @contextmanager
     def telling_created(self) -> Iterator[None]:

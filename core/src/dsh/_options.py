@@ -19,8 +19,10 @@ __all__ = [
     "CORE_OPTIONS",
     "QUEUE_MODES",
     "bad_option",
+    "check_core_options",
     "core_option_problem",
     "option_typo",
+    "queue_mode",
     "request_options",
     "retry_allowance",
     "step_limit",
@@ -99,6 +101,24 @@ def bad_option(agent_id: str, options: Mapping[str, Any]) -> DshError:
     the first bad core option, named as ``agents.create`` names it."""
     problem = core_option_problem(options) or "a core option is not what it must be"
     return DshError(f"agent {agent_id!r}: {problem}")
+
+
+def check_core_options(agent_id: str, options: Mapping[str, Any]) -> None:
+    """A ``DshError`` naming agent ``agent_id`` when ``options`` hold a bad core option
+    (when an agent is built)."""
+    problem = core_option_problem(options)
+    if problem is not None:
+        raise DshError(f"agent {agent_id!r}: {problem}")
+
+
+def queue_mode(agent_id: str, options: Mapping[str, Any]) -> tuple[bool, DshError | None]:
+    """Whether the loop takes every queued prompt into a turn (``queue_mode: batch``,
+    the default) or one (``one-at-a-time``), read each time it takes prompts; with the
+    error a bad value ends that turn with (None when good: prompts are taken anyway, so
+    the turn that ends ``error`` is the one that took them)."""
+    mode = options.get("queue_mode", "batch")
+    refused = None if mode in QUEUE_MODES else bad_option(agent_id, options)
+    return mode != "one-at-a-time", refused
 
 
 # What a step reads, checked again each time it reads it: the options may have changed

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import types
 
+from dsh._quoted import repr_cut
 from dsh.errors import PluginValidationError
 from dsh.hookspecs import PROJECT
 
@@ -37,13 +38,13 @@ def no_hooks_in(plugin: object) -> str | None:
     if plugin is None:
         return "None"
     if isinstance(plugin, str | bytes | bool | int | float | complex):
-        return f"the {kind.__name__} {_short(repr(plugin))}"
+        return f"the {kind.__name__} {repr_cut(plugin)}"
     if inspect.isroutine(plugin):
         if any(hasattr(value, _MARK) for value in getattr(plugin, "__dict__", {}).values()):
             return None
         return f"the function {getattr(plugin, '__qualname__', repr(plugin))}"
     article = "an" if kind.__name__[:1] in "aeiou" else "a"
-    return f"{article} {kind.__name__} ({_short(repr(plugin))})"
+    return f"{article} {kind.__name__} ({repr_cut(plugin)})"
 
 
 def not_a_plugin(plugin: object, name: str | None) -> PluginValidationError | None:
@@ -72,8 +73,4 @@ def _said(plugin: object) -> str:
     if isinstance(plugin, str):
         return plugin
     name = getattr(plugin, "__name__", None)
-    return name if isinstance(name, str) else _short(repr(plugin))
-
-
-def _short(text: str, most: int = 60) -> str:
-    return text if len(text) <= most else text[: most - 3] + "..."
+    return name if isinstance(name, str) else repr_cut(plugin)

@@ -8,7 +8,7 @@ import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["SHOWN_CHARS", "did_you_mean", "shown", "type_names"]
+__all__ = ["SHOWN_CHARS", "did_you_mean", "repr_cut", "shown", "type_names"]
 
 
 #: The characters of a value an error quotes; a longer one is cut (a 2 MB name).
@@ -27,6 +27,13 @@ def shown(value: str, secrets: Iterable[str] = ()) -> str:
     if len(hidden) <= SHOWN_CHARS:
         return repr(hidden)
     return f"{hidden[:SHOWN_CHARS]!r}... ({len(value):,} characters)"
+
+
+def repr_cut(value: object, most: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` cut to ``most`` characters, ``...`` ending it: an error naming an
+    object (a plugin, a value of the wrong type) stays on a line."""
+    said = repr(value)
+    return said if len(said) <= most else said[: most - 3] + "..."
 
 
 def did_you_mean(name: str, choices: Sequence[str] | Mapping[str, Any], cutoff: float = 0.6) -> str:

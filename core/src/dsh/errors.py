@@ -6,6 +6,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from dsh._quoted import repr_cut
+
 __all__ = [
     "AgentDisposedError",
     "ConfigError",
@@ -269,12 +271,12 @@ class ModelError(DshError):
     ) -> None:
         if not isinstance(code, str):  # logged in the turn's end: JSON, as it is stored
             raise TypeError(
-                f"ModelError code must be a str, not {type(code).__name__}: {_cut(code)}"
+                f"ModelError code must be a str, not {type(code).__name__}: {repr_cut(code, 80)}"
             )
         if retry_after is not None and retry_seconds(retry_after) is None:
             raise TypeError(
                 "ModelError retry_after must be a finite number of seconds or None, not "
-                f"{type(retry_after).__name__}: {_cut(retry_after)}"
+                f"{type(retry_after).__name__}: {repr_cut(retry_after, 80)}"
             )
         super().__init__(message)
         self.code = code
@@ -320,9 +322,3 @@ def retry_seconds(value: object) -> float | None:
         except OverflowError:  # an int too large for a float
             return None
     return None
-
-
-def _cut(value: object) -> str:
-    """``repr(value)``, cut to a line (a whole request would fill the screen)."""
-    said = repr(value)
-    return said if len(said) <= 80 else said[:77] + "..."

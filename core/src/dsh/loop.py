@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsh._grace import Grace
-from dsh._options import QUEUE_MODES, bad_option, core_option_problem
+from dsh._options import check_core_options, queue_mode
 from dsh._secrets import get_logger
 from dsh._steps import StepRunner
 from dsh._stray import failed
 from dsh._turn_state import TurnState
 from dsh._wakeup import Signal, event_class
-from dsh.errors import AgentDisposedError, DshError
+from dsh.errors import AgentDisposedError
 from dsh.inbox import Inbox, check_prompt
 
 if TYPE_CHECKING:
@@ -250,12 +250,11 @@ class ReactLoopAgent:
 
     async def _serve(self) -> None:
         """Park until prompts are queued, or run one turn of them."""
-        mode = self.options.get("queue_mode", "batch")  # read per turn, as max_steps is
-        prompts = self.inbox.take_queued(mode != "one-at-a-time")
+        batch, refused = queue_mode(self.id, self.options)  # read per turn
+        prompts = self.inbox.take_queued(batch)
         if not prompts:
             await self._park()
             return
-        refused = None if mode in QUEUE_MODES else bad_option(self.id, self.options)
         self.grace.reset()  # an abort before this turn bounds nothing in it
         turn = self._turn = TurnState(self._turns + 1, prompts)
         await self._set_status("running")
@@ -386,13 +385,6 @@ class ReactLoopAgent:
                 if len(self.unsaved) > _UNSAVED_KEPT:
                     del self.unsaved[next(iter(self.unsaved))]
             await self.relay.agent_error(self, error)
-
-
-def check_core_options(agent_id: str, options: dict[str, Any]) -> None:
-    """A ``DshError`` naming agent ``agent_id`` when ``options`` hold a bad core option."""
-    problem = core_option_problem(options)
-    if problem is not None:
-        raise DshError(f"agent {agent_id!r}: {problem}")
 
 
 def _last_turn(session: Session) -> int:
