@@ -4,6 +4,7 @@ model: every problem located (line, column, key path) and reported, in file orde
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -22,7 +23,7 @@ from dsh._plugin_settings import not_installed, owner, raised
 from dsh._quoted import did_you_mean
 from dsh._secrets import MIN_LENGTH, get_logger, remember, secret_values
 
-__all__ = ["validate"]
+__all__ = ["Plugins", "never", "validate"]
 
 log = get_logger("dsh.config")
 
@@ -32,34 +33,44 @@ _ENTRY_KEYS = frozenset(AgentConfig.model_fields) - {"id", "options"}
 #: dsh's own plugins, each from the distribution ``dsh-NAME``.
 
 
+def never(name: str) -> bool:
+    """No plugin is: what ``Plugins`` assumes when the loader is not told."""
+    return False
+
+
+@dataclass(frozen=True)
+class Plugins:
+    """What the loader knows of the plugins a config may name (``load_config``'s
+    arguments of the same names): ``blocked`` (turned off, ``-p no:NAME``), ``left_out``
+    (installed, not loaded), ``loaded``, ``missing`` (not installed), ``registered``
+    (why a plugin's model name is refused undeclared, or None)."""
+
+    blocked: Callable[[str], bool] = never
+    left_out: Callable[[str], bool] = never
+    loaded: Callable[[str], bool] = never
+    missing: Callable[[str], bool] = never
+    registered: Callable[[str], str | None] | None = None
+
+
 def validate(
     source: str,
     root: Node | None,
     data: dict[str, Any],
     settings: Mapping[str, type[BaseModel]],
-    blocked: Callable[[str], bool] | None = None,
-    left_out: Callable[[str], bool] | None = None,
+    plugins: Plugins,
     starts_agents: bool = True,
-    loaded: Callable[[str], bool] | None = None,
-    registered: Callable[[str], str | None] | None = None,
-    missing: Callable[[str], bool] | None = None,
     found: Sequence[Problem] = (),
 ) -> Config:
-    """``data`` as a Config; ``blocked(name)`` says a plugin was turned off (``-p
-    no:NAME``): its section is left unchecked instead of being an unknown section, with
-    a warning that it is ignored. ``left_out(name)`` says an installed plugin does not
-    run: settings for one (its section, or under an agent's options) would apply to
-    nothing (a policy plugin's rules, silently), so they are refused, saying so, or
-    ignored with a warning when the plugin was turned off. ``loaded(name)`` says a
-    plugin runs: a section for one that registers no settings is refused as such (not
-    as a plugin that is not installed). ``registered(name)`` says why a model name
-    the file uses without declaring it is refused when a plugin registers it (see
-    ``_config_registered``). ``missing(name)`` says a plugin is not installed: settings
-    for one of dsh's own name the distribution to install. ``starts_agents=False`` (a
-    command that reads the config and starts no agent, ``dsh sessions list``): settings
-    for plugins that do not run (a section for one not installed or left out, options
-    for one left out) cannot change what it does, so each is a warning instead.
-    ``found``: problems found before (keys met twice), reported with the others."""
+    """``data`` as a Config. Settings for a plugin turned off are left unchecked, with
+    a warning that they are ignored; for one installed but left out (it does not run),
+    or not installed, they would apply to nothing (a policy plugin's rules, silently),
+    so they are refused, saying which (a plugin of dsh's own names the distribution to
+    install); for a loaded plugin that registers no settings, refused as such. A model
+    name the file uses undeclared is refused with ``plugins.registered``'s reason
+    (``_config_registered``). ``starts_agents=False`` (a command that starts no agent):
+    settings for plugins that do not run cannot change what it does, so each is a
+    warning instead. ``found``: problems found before (keys met twice), reported with
+    the others."""
     problems: list[Problem] = list(found)
     unrun: list[Problem] = []  # settings for plugins that do not run
     turned_off: list[Problem] = []  # settings of plugins turned off, warned about
@@ -82,8 +93,8 @@ def validate(
         if name in CORE_KEYS:
             continue
         model = settings.get(name)
-        if model is None and blocked is not None and blocked(name):
-            if left_out is not None and left_out(name):
+        if model is None and plugins.blocked(name):
+            if plugins.left_out(name):
                 turned_off.append(locate(root, (name,), ""))
             continue
         misplaced = None if model is not None else misplaced_key(name, value)
@@ -91,12 +102,12 @@ def validate(
             problems.append(locate(root, (name,), misplaced))
             continue
         if model is None:
-            if loaded is not None and loaded(name):
+            if plugins.loaded(name):
                 whose = "loaded"
-            elif left_out is not None and left_out(name):
+            elif plugins.left_out(name):
                 whose = "left out"
             else:
-                whose = "not installed" if missing is not None and missing(name) else ""
+                whose = "not installed" if plugins.missing(name) else ""
             unrun.append(_unknown_section(root, name, settings, whose))
             continue
         value = {} if value is None else value
@@ -117,11 +128,12 @@ def validate(
     checked = parsed if parsed is not None else good.parsed
     if checked is not None:  # every problem in one run: the good part of a bad core too
         valid = {name: data[name] for name in sections}  # a bad section is reported once
-        off = _Off(blocked, left_out, turned_off, unrun, missing)
+        off = _Off(plugins, turned_off, unrun)
         problems += _agent_options(root, checked, valid, settings, off, own, good.at, data)
         declared.update(secret for _, options, _ in own for secret in declared_secrets(options))
         remember(declared)
         where = [((name,), s, None) for name, s in sections.items()]
+        registered = plugins.registered
         problems += cross_check(root, checked, where, good=good, registered=registered)
         problems += cross_check(root, checked, own, agents=False, good=good, registered=registered)
     if starts_agents:  # they would apply to nothing: refused with the rest
@@ -166,31 +178,16 @@ def _warn_short_secrets(source: str, root: Node | None, places: list[SettingsAt]
 
 
 class _Off:
-    """The plugins a config may name that are not loaded: ``blocked`` (turned off with
-    ``-p no:NAME``) and ``left_out`` (installed, not loaded); ``ignored`` collects the
-    places of settings for plugins turned off, ``unrun`` the problems of settings for
-    plugins left out."""
+    """The plugins a config may name that are not loaded (``Plugins.blocked``,
+    ``left_out``, ``missing``); ``ignored`` collects the places of settings for plugins
+    turned off, ``unrun`` the problems of settings for plugins left out."""
 
-    def __init__(
-        self,
-        blocked: Callable[[str], bool] | None,
-        left_out: Callable[[str], bool] | None,
-        ignored: list[Problem],
-        unrun: list[Problem],
-        missing: Callable[[str], bool] | None = None,
-    ) -> None:
-        self.blocked = blocked
-        self.left_out = left_out or _nothing
-        self.missing = missing or _nothing  # not installed
+    def __init__(self, plugins: Plugins, ignored: list[Problem], unrun: list[Problem]) -> None:
+        self.is_blocked = plugins.blocked
+        self.left_out = plugins.left_out
+        self.missing = plugins.missing  # not installed
         self.ignored = ignored
         self.unrun = unrun
-
-    def is_blocked(self, name: str) -> bool:
-        return self.blocked is not None and self.blocked(name)
-
-
-def _nothing(name: str) -> bool:
-    return False
 
 
 def _agent_options(

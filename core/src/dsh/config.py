@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from dsh._agent_settings import agent_settings
 from dsh._config_errors import yaml_kind
 from dsh._config_models import CONFIG_FILE_NAMES, CORE_KEYS, AgentConfig, Config, ModelConfig
-from dsh._config_validate import validate
+from dsh._config_validate import Plugins, never, validate
 from dsh._config_yaml import Problem, locate, parse, read
 from dsh._model_name import ModelName
 from dsh._plugin_settings import not_a_model, owner, record_owner
@@ -158,18 +158,14 @@ def load_config(
     (compaction, permissions, persistence) name the distribution to install. Given
     ``settings``, the config's ``section(name)`` refuses a name none of them has.
     """
-    config = _load(
-        path,
-        text,
-        settings or {},
-        source,
-        blocked,
-        left_out,
-        starts_agents,
-        loaded,
+    plugins = Plugins(
+        blocked or never,
+        left_out or never,
+        loaded or never,
+        missing or never,
         registered,
-        missing,
     )
+    config = _load(path, text, settings or {}, source, plugins, starts_agents)
     if settings is None:  # which plugins register settings is not known
         return config
     return replace(config, registered=frozenset(settings))
@@ -180,12 +176,8 @@ def _load(
     text: str | None,
     settings: Mapping[str, type[BaseModel]],
     source: str | None,
-    blocked: Callable[[str], bool] | None,
-    left_out: Callable[[str], bool] | None,
+    plugins: Plugins,
     starts_agents: bool,
-    loaded: Callable[[str], bool] | None,
-    registered: Callable[[str], str | None] | None,
-    missing: Callable[[str], bool] | None,
 ) -> Config:
     for name in CORE_KEYS:
         if name in settings:
@@ -204,16 +196,4 @@ def _load(
     if not isinstance(data, dict):
         reason = f"the file must hold a mapping of keys, not {yaml_kind(data)}"
         raise locate(node, (), reason).error(source, [p.error(source) for p in duplicates])
-    return validate(
-        source,
-        node,
-        data,
-        settings,
-        blocked,
-        left_out,
-        starts_agents,
-        loaded,
-        registered,
-        missing,
-        found=duplicates,
-    )
+    return validate(source, node, data, settings, plugins, starts_agents, found=duplicates)
