@@ -196,9 +196,9 @@ def _pieces(delta: dict[str, Any] | None, slots: CallSlots, refusals: list[str])
     reasoning = delta.get("reasoning_content") or delta.get("reasoning")
     if isinstance(reasoning, str) and reasoning:
         yield ReasoningDelta(reasoning)
-    content = delta.get("content")
-    if isinstance(content, str) and content:
-        yield TextDelta(content)
+    content = _content(delta.get("content"))
+    if content:
+        yield from content
     else:
         refusal = delta.get("refusal")
         if isinstance(refusal, str) and refusal:
@@ -208,6 +208,29 @@ def _pieces(delta: dict[str, Any] | None, slots: CallSlots, refusals: list[str])
     if calls:
         for position, call in enumerate(calls):
             yield slots.delta(call, position)
+
+
+def _content(content: Any) -> list[ReasoningDelta | TextDelta]:
+    """The chunks of a delta's ``content``: text, or a list of parts (Mistral's reasoning
+    models): a ``text`` part's ``text``, a ``thinking`` part's nested ``text`` parts as
+    reasoning, a ``reference`` part (citation ids, no text) nothing. Anything else is
+    a ``TypeError`` (the chunk is MALFORMED_RESPONSE): never dropped unseen."""
+    if content is None or isinstance(content, str):
+        return [TextDelta(content)] if content else []
+    if not isinstance(content, list):
+        raise TypeError("its content is neither text nor a list of parts")
+    chunks: list[ReasoningDelta | TextDelta] = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "thinking" and isinstance(part.get("thinking"), list):
+            for inner in part["thinking"]:
+                chunks.extend(ReasoningDelta(t.text) for t in _content([inner]))
+        elif kind == "text" and isinstance(part.get("text"), str):
+            if part["text"]:
+                chunks.append(TextDelta(part["text"]))
+        elif kind != "reference":
+            raise TypeError(f"a part of its content dsh cannot read ({str(kind)[:40]!r})")
+    return chunks
 
 
 def _usage(model: str, usage: Mapping[str, Any]) -> Usage:
