@@ -48,7 +48,14 @@ _STOP_REASONS: Final[dict[str, StopReason]] = {
     "end_turn": "stop",
     "length": "max_tokens",
     "model_length": "max_tokens",  # Mistral: the context window is full
+    "max_tokens": "max_tokens",  # Anthropic's and Gemini's (MAX_TOKENS) words, passed on
     "content_filter": "error",
+    "refusal": "error",  # Anthropic's, passed on
+    "safety": "error",  # Gemini's (SAFETY and the rest), passed on: the answer was blocked
+    "recitation": "error",
+    "prohibited_content": "error",
+    "blocklist": "error",
+    "spii": "error",
     "error": "error",  # OpenRouter, vLLM, Mistral: the provider failed mid-answer
     "insufficient_system_resource": "error",  # DeepSeek: cut off by the server
     "abort": "error",  # vLLM, SGLang: the server aborted the request
