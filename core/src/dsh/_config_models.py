@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, overload
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from dsh._config_repr import config_repr, hidden_settings
 from dsh._config_yaml import AtKey, locate
 from dsh._ids import why_not
 from dsh._provider_table import key_header, sends_own_key
@@ -102,6 +103,9 @@ class ModelConfig(BaseModel):
     #: ``max_tokens`` or ``max_completion_tokens``; ``None``: the provider's default
     #: (``max_completion_tokens`` for ``provider: openai``, else ``max_tokens``).
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] | None = None
+
+    def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:  # repr(), str()
+        return list(hidden_settings(super().__repr_args__()))
 
     @field_validator("base_url")
     @classmethod
@@ -332,6 +336,9 @@ class Config:
     #: The names loaded plugins registered settings under (``register_settings``), for
     #: ``section`` to refuse another; None: not known (a config made without them).
     registered: frozenset[str] | None = field(default=None, repr=False, compare=False)
+
+    def __repr__(self) -> str:  # without raw, declared secrets hidden: dsh._config_repr
+        return config_repr(self)
 
     def where(self, *loc: str | int) -> str:
         """``file:line:column`` of the key at ``loc`` (``"models", "fast", "provider"``),
