@@ -16,6 +16,7 @@ import math
 import re
 import time
 from collections.abc import Mapping, Sequence
+from datetime import UTC
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import httpx
@@ -355,6 +356,8 @@ def retry_after(headers: Mapping[str, str], now: float | None = None) -> float |
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
+    if when.tzinfo is None:  # the asctime form and -0000: GMT (RFC 9110, 5.6.7), not local
+        when = when.replace(tzinfo=UTC)
     return _seconds(when.timestamp() - (time.time() if now is None else now))
 
 
