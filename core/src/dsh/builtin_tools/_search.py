@@ -1,10 +1,11 @@
 """Finding things: ``ls``, ``glob`` and ``grep``, confined to the workspace (``_paths``).
 
-They change nothing, so their worker threads are abandoned on abort (``grep`` stops at
-its next file). Results are sorted by path, so the same tree always gives the same
-answer, and capped, with a note saying how much was left out. ``.git`` directories are
-skipped (``glob`` searches them when a part of its pattern is ``.git``); symlinks are
-listed but never followed out of the roots.
+They change nothing, so their worker threads are abandoned on abort (``glob`` stops at
+its next directory, ``grep`` at its next directory or file). Results are sorted by
+path, so the same tree always gives the same answer, and capped, with a note saying how
+much was left out. ``.git`` directories are skipped (``glob`` searches them when a part
+of its pattern is ``.git``); symlinks are listed but never followed out of the roots,
+and ``**`` does not descend into symlinked directories (``_glob``).
 
 ``grep`` matches with the ``regex`` module rather than ``re``: ``re`` holds the GIL for
 a whole match, so a pattern that backtracks catastrophically froze the event loop (no
@@ -28,6 +29,7 @@ import anyio.from_thread
 import anyio.to_thread
 from pydantic import Field
 
+from dsh.builtin_tools._glob import glob_paths, is_dir
 from dsh.builtin_tools._paths import Roots, real_path, roots_of
 from dsh.builtin_tools._regular import file_kind, open_regular
 from dsh.builtin_tools._text import SNIFF_BYTES, clip_line, looks_binary, split_lines
@@ -100,13 +102,6 @@ def _directory(target: Path, shown: str) -> None:
         raise ToolError(f"{shown} is a file, not a directory (use read)")
 
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()
-    except OSError:  # a symlink loop
-        return False
-
-
 def _ls(target: Path, shown: str) -> str:
     _directory(target, shown)
     with os.scandir(target) as scan:
@@ -115,7 +110,7 @@ def _ls(target: Path, shown: str) -> str:
         return f"({shown} is empty)"
     lines = []
     for entry in entries[:MAX_LS_ENTRIES]:
-        name = entry.name + ("/" if _is_dir(entry) else "")
+        name = entry.name + ("/" if is_dir(entry) else "")
         lines.append(f"{name} -> {os.readlink(entry.path)}" if entry.is_symlink() else name)
     if len(entries) > MAX_LS_ENTRIES:
         lines.append(f"[showing {MAX_LS_ENTRIES} of {len(entries)} entries; use glob to narrow]")
@@ -147,14 +142,6 @@ def _below(pattern: str, given: str | None = None) -> str:
     return pattern
 
 
-def _matches(base: Path, expanded: str, pattern: str) -> list[Path]:
-    """``base.glob(expanded)``; a ``ToolError`` naming ``pattern`` when it is invalid."""
-    try:
-        return list(base.glob(expanded))
-    except ValueError as exc:  # '**x' before Python 3.13
-        raise ToolError(f"the pattern {pattern!r} is not a valid glob: {exc}") from None
-
-
 def _glob(base: Path, shown: str, pattern: str, roots: Roots) -> str:
     if not pattern:
         raise ToolError("the pattern is empty; give one, such as '**/*.py'")
@@ -163,10 +150,8 @@ def _glob(base: Path, shown: str, pattern: str, roots: Roots) -> str:
     _directory(base, shown)
     found: set[str] = set()
     for expanded in alternatives:
-        search_git = ".git" in PurePosixPath(expanded).parts  # not '*.gitkeep', '.github'
-        for match in _matches(base, expanded, pattern):
-            if not search_git and ".git" in match.relative_to(base).parts:
-                continue
+        skip_git = ".git" not in PurePosixPath(expanded).parts  # not '*.gitkeep', '.github'
+        for match in glob_paths(base, expanded, pattern, skip_git=skip_git):
             real = real_path(match)  # None: a symlink loop, which leads nowhere
             if real is not None and not roots.allows(real):
                 continue
@@ -199,30 +184,34 @@ async def glob(
     )
 
 
-def _files(base: Path, patterns: list[str] | None, given: str | None = None) -> Iterator[Path]:
+def _files(
+    base: Path, patterns: list[str] | None, given: str | None = None
+) -> Iterator[tuple[Path, bool]]:
     """The files below ``base`` sorted by path (as ``glob`` sorts them: ``a.txt``
-    before ``a/b.txt`` before ``b.txt``), without ``.git`` directories and
-    without descending into symlinked directories; with ``patterns``, those whose name
-    matches one without a ``/``, or whose path below ``base`` matches one with a ``/``
-    as ``glob`` would match it; ``given``: the glob they were expanded from."""
+    before ``a/b.txt`` before ``b.txt``), without ``.git`` directories, each with
+    whether it may lead out of the roots through a symlinked directory. Without
+    ``patterns``, every file, not descending into symlinked directories; with them,
+    those whose name matches one without a ``/``, and those whose path below ``base``
+    matches one with a ``/`` as ``glob`` matches it (through a symlinked directory a
+    named part matched); ``given``: the glob they were expanded from."""
     if not base.is_dir():
-        yield base
+        yield base, False
         return
     names = [p for p in patterns or () if "/" not in p]
-    paths = {
-        match
-        for p in patterns or ()
-        if "/" in p
-        for match in _matches(base, _below(p, given), given or p)
-    }
-    found = []
-    for directory, subdirectories, files in os.walk(base):
-        subdirectories[:] = [d for d in subdirectories if d != ".git"]
-        for name in files:
-            path = Path(directory, name)
-            if patterns is None or path in paths or any(fnmatchcase(name, p) for p in names):
-                found.append(path)
-    yield from sorted(found, key=str)
+    found: dict[Path, bool] = {}
+    for p in patterns or ():
+        if "/" in p:
+            for match in glob_paths(base, _below(p, given), given or p, skip_git=True):
+                if not match.is_dir():
+                    found[match] = True
+    if patterns is None or names:
+        for directory, subdirectories, files in os.walk(base):
+            anyio.from_thread.check_cancelled()  # an abandoned search stops here
+            subdirectories[:] = [d for d in subdirectories if d != ".git"]
+            for name in files:
+                if patterns is None or any(fnmatchcase(name, p) for p in names):
+                    found.setdefault(Path(directory, name), False)
+    yield from sorted(found.items(), key=lambda item: str(item[0]))
 
 
 class _Matches:
@@ -314,9 +303,9 @@ def _grep(base: Path, shown: str, pattern: str, glob: str | None, roots: Roots) 
     if not base.exists():
         raise ToolError(f"{shown} does not exist")
     matches = _Matches()
-    for path in _files(base, expand_braces(glob) if glob else None, glob):
+    for path, through_link in _files(base, expand_braces(glob) if glob else None, glob):
         anyio.from_thread.check_cancelled()  # an abandoned search stops here
-        if path.is_symlink():
+        if through_link or path.is_symlink():
             real = real_path(path)
             if real is None:  # a symlink loop
                 matches.skipped["unreadable"] += 1

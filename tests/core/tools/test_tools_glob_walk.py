@@ -1,0 +1,134 @@
+"""How ``glob`` (and ``grep``'s ``glob=``) walk the tree: each directory listed once
+whatever the pattern, an abandoned walk stopped, symlinked directories as bash's
+``globstar`` treats them. Counts, never times."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import pytest
+
+from dsh.messages import ToolResult
+
+CallTool = Callable[..., Awaitable[ToolResult]]
+DEPTH = 10
+
+
+def chain(root: Path) -> Path:
+    """``root/d0/d1/.../d9/x``; the deepest directory."""
+    deepest = root.joinpath(*(f"d{n}" for n in range(DEPTH)))
+    deepest.mkdir(parents=True)
+    (deepest / "x").write_text("x\n")
+    return deepest
+
+
+@pytest.fixture
+def listed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The directories ``os.scandir`` lists, in order (pathlib's glob uses it too)."""
+    calls: list[str] = []
+    real = os.scandir
+
+    def scandir(path: Any = ".") -> Iterator[os.DirEntry[str]]:
+        calls.append(os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    return calls
+
+
+@pytest.mark.parametrize("name", ["glob", "grep"])
+async def test_repeated_double_stars_list_each_directory_once(
+    call_tool: CallTool, workspace: Path, listed: list[str], name: str
+) -> None:
+    deepest = chain(workspace)
+    pattern = "**/**/**/**/x"  # pathlib's glob (3.11) listed the chain 1,000 times
+    arguments = {"pattern": pattern} if name == "glob" else {"pattern": "x", "glob": pattern}
+    result = await call_tool(name, **arguments)
+    shown = deepest.relative_to(workspace).as_posix() + "/x"
+    assert result.content == (shown if name == "glob" else f"{shown}:1: x")
+    assert len(listed) == len(set(listed)) <= DEPTH + 1
+
+
+async def test_double_stars_in_a_row_mean_one(call_tool: CallTool, workspace: Path) -> None:
+    chain(workspace)
+    (workspace / "x").write_text("")
+    one = (await call_tool("glob", pattern="**/x")).content
+    assert (await call_tool("glob", pattern="**/**/./**/x")).content == one
+    assert one.splitlines()[0] == "d0/d1/d2/d3/d4/d5/d6/d7/d8/d9/x"
+    assert one.splitlines()[1] == "x"
+    assert (await call_tool("glob", pattern="d0/**/**")).content.count("\n") == DEPTH - 1
+
+
+async def test_an_abandoned_glob_stops_at_its_next_directory(
+    call_tool: CallTool, workspace: Path, listed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chain(workspace)
+    first = threading.Event()
+    go_on = threading.Event()
+    stopped = threading.Event()
+    real_check = anyio.from_thread.check_cancelled
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Iterator[os.DirEntry[str]]:
+        first.set()
+        go_on.wait(30)
+        return real_scandir(path)
+
+    def check_cancelled() -> None:
+        try:
+            real_check()
+        except BaseException:
+            stopped.set()
+            raise
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(anyio.from_thread, "check_cancelled", check_cancelled)
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as group:
+            group.start_soon(partial(call_tool, "glob", pattern="**/**/**/**/**/**/x"))
+            assert await anyio.to_thread.run_sync(first.wait, 30)
+            scope.cancel()  # the abort: the worker thread is abandoned
+    go_on.set()
+    assert await anyio.to_thread.run_sync(stopped.wait, 30)  # bounds a hang; no timing
+    assert listed == [str(workspace)]  # the walk stopped before listing d0
+
+
+async def test_a_symlinked_directory_is_entered_by_a_named_part_never_by_double_star(
+    call_tool: CallTool, workspace: Path
+) -> None:
+    (workspace / "real").mkdir()
+    (workspace / "real" / "a.py").write_text("x\n")
+    (workspace / "link").symlink_to("real")
+    glob = {
+        pattern: (await call_tool("glob", pattern=pattern)).content
+        for pattern in ["*/a.py", "link/*", "**/a.py", "**/*", "*"]
+    }
+    assert glob == {
+        "*/a.py": "link/a.py\nreal/a.py",
+        "link/*": "link/a.py",
+        "**/a.py": "real/a.py",
+        "**/*": "link/\nreal/\nreal/a.py",
+        "*": "link/\nreal/",
+    }
+    grep = await call_tool("grep", pattern="x", glob="*/a.py")
+    assert grep.content == "link/a.py:1: x\nreal/a.py:1: x"
+    assert (await call_tool("grep", pattern="x")).content == "real/a.py:1: x"
+
+
+async def test_grep_through_a_symlinked_directory_stays_in_the_roots(
+    call_tool: CallTool, workspace: Path, outside: Path
+) -> None:
+    (workspace / "out").symlink_to(outside)
+    result = await call_tool("grep", pattern="secret", glob="*/*.txt")
+    assert result.content == (
+        "no matches for 'secret' in . (files matching '*/*.txt')\n"
+        "[files skipped: 1 outside the roots]"
+    )
+    assert (await call_tool("glob", pattern="*/*.txt")).content.startswith("no paths match")
