@@ -297,13 +297,14 @@ def _edit(target: Path, shown: str, old: str, new: str, replace_all: bool) -> st
             "them as U+FFFD): change it with bash (sed, or iconv to convert it to UTF-8)"
         ) from None
     found = _occurrences(text, old)
-    if not found and "\r\n" in text and "\n" in old and "\r\n" not in old:
+    crlf = text.count("\r\n")
+    if not found and crlf and "\n" in old and "\r\n" not in old:
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
         found = _occurrences(text, old)
     if not found:
         raise ToolError(_not_found(text, old, shown))
-    if "\r\n" in text:  # the file's line ending, for every line new adds
-        new = _BARE_LF.sub("\r\n", new)
+    if crlf > text.count("\n") - crlf:  # the file's line ending, for every line new adds
+        new = _BARE_LF.sub("\r\n", new)  # (not a mostly-\n file's: one \r\n in a string)
     count = text.count(old)  # what str.replace replaces: no overlapping matches
     if len(found) > 1 and not replace_all:
         times = _count(count, "time")
@@ -319,7 +320,7 @@ def _edit(target: Path, shown: str, old: str, new: str, replace_all: bool) -> st
         )
     first_line = _line_of(text, found[0])
     count = count if replace_all else 1
-    write_file(target, shown, text.replace(old, new, count).encode(), new=False)
+    write_file(target, shown, text.replace(old, new, count).encode(), new=False, was=data)
     if count == 1:
         return f"edited {shown}: replaced 1 occurrence (line {first_line})"
     return f"edited {shown}: replaced {count} occurrences"

@@ -168,13 +168,22 @@ def _failed(shown: str, exc: OSError, outcome: str) -> ToolError:
     return ToolError(f"{shown} could not be written: {exc.strerror or exc}; {outcome}")
 
 
-def write_file(target: Path, shown: str, data: bytes, *, new: bool) -> None:
+def write_file(
+    target: Path, shown: str, data: bytes, *, new: bool, was: bytes | None = None
+) -> None:
     """Make ``data`` the content of ``target``, in place (see above); ``new``: create
-    it (it must not exist yet)."""
+    it (it must not exist yet); ``was``: the content ``target`` must still have (what
+    ``edit`` read), else a ``ToolError`` and the file is left as it is."""
     fd = _create(target, shown) if new else _open_existing(target, shown)
     try:
         size = 0 if new else os.fstat(fd).st_size
-        old = b"" if new else _read_all(fd) if size <= KEPT_AT_MOST else None
+        keep = size <= KEPT_AT_MOST or was is not None
+        old = b"" if new else _read_all(fd) if keep else None
+        if was is not None and old != was:
+            raise ToolError(
+                f"{shown} changed since it was read (something else wrote to it meanwhile); "
+                "it was left as it is: read it again and redo the change"
+            )
         reserved = False
         try:
             _reserve(fd, len(data), size)
