@@ -276,3 +276,23 @@ async def test_bash_runs_in_the_real_directory_whatever_pwd_dsh_was_given(
     assert lines[:2] == [f"{real.resolve()}|none|none", str(real.resolve().parent)], lines
     assert lines[-2:] == [str(real.resolve()), "[exit code 0]"], lines  # cd - goes back
     assert os.environ["PWD"] == str(home / "proj")  # dsh's own is left as it was
+
+
+@pytest.mark.parametrize(
+    ("script", "head", "tail"),
+    [
+        ("'x' + 'é' * 20000", "x" + "é" * 7243, "é" * 7244),
+        ("'é' * 20000 + 'x'", "é" * 7244, "é" * 7243 + "x"),
+    ],
+)
+async def test_the_cap_cuts_between_characters(
+    call_tool: CallTool, script: str, head: str, tail: str
+) -> None:
+    """Non-ASCII letters are a word's as ASCII ones are: 512 bytes of the cut word are
+    left out on each side, and each cut is moved back to a character's start (a
+    U+FFFD showed for the character it split)."""
+    result = await call_tool("bash", command=f'python3 -c "import sys; sys.stdout.write({script})"')
+    assert "\ufffd" not in result.content
+    shown_head, rest = result.content.split("\n[... ")
+    assert shown_head == head
+    assert rest.split("...]\n")[1] == f"{tail}\n[exit code 0]"

@@ -131,3 +131,19 @@ def test_parts_of_a_key_at_least_half_its_length_are_hidden_shorter_ones_are_not
     assert redact(f"{key[:21]}.{key[-21:]}", (key,)) == f"{key[:21]}.{key[-21:]}"
     assert redact("prefix sk-proj- as in docs", (key,)) == "prefix sk-proj- as in docs"
     assert redact(key[5:30], (key,)) == key[5:30]  # neither end of the key: left alone
+
+
+async def test_a_key_longer_than_512_bytes_the_cap_cuts_is_left_out_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cap leaves out as much of the cut word as the longest secret has bytes: a
+    1,200-character key cut 1,000 characters in left 488 of them (under half: not
+    hidden) when at most 512 bytes were left out."""
+    key = "sk-" + "".join(chr(ord("a") + n % 26) + str(n % 10) for n in range(600))[:1197]
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    (tmp_path / "dump.txt").write_text("a" * 14_000 + " " + key + " " + "b" * 20_000)
+    events, _ = await turn_with([("bash", {"command": "cat dump.txt"})], tmp_path)
+    (result,) = [e.data["content"] for e in events if e.type == "tool/result"]
+    head, _ = result.split("\n[... ")
+    assert head == "a" * 14_000 + " "
+    assert key[:8] not in result and "***" not in result

@@ -17,7 +17,6 @@ the session is left running.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -54,20 +53,46 @@ _FIRST_POLL: Final = 0.02
 _LAST_POLL: Final = 0.2
 
 
-#: The bytes of a word the cap may cut through (keys and tokens are made of them).
-_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=~")
-_WORD = rb"[A-Za-z0-9_\-.+/=~]{1,512}"
-_WORD_END = re.compile(_WORD + rb"\Z")
-_WORD_START = re.compile(_WORD)
+#: The bytes of a word the cap may cut through (keys and tokens are made of them); the
+#: bytes of non-ASCII characters too (letters, mostly).
+_WORD_CHARS: Final = (
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=~"
+    + bytes(range(0x80, 0x100))
+)
+_WORD: Final = frozenset(_WORD_CHARS)
+#: At most this many bytes of a cut word are left out (more for a longer secret).
+_WORD_MOST: Final = 512
+
+
+def _whole_characters(data: bytes) -> int:
+    """The length of ``data`` less a UTF-8 character cut short at its end."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:
+            return len(data)
+        if byte >= 0xC0:  # the first byte of a character of 2, 3 or 4 bytes
+            size = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return len(data) - back if size > back else len(data)
+    return len(data)
+
+
+def _first_character(data: bytes) -> int:
+    """Where the first character of ``data`` starts: past the end of one cut short."""
+    start = 0
+    while start < min(3, len(data)) and 0x80 <= data[start] < 0xC0:
+        start += 1
+    return start
 
 
 class _HeadTail:
-    """Keeps the first and the last ``limit // 2`` bytes of a stream and its length."""
+    """Keeps the first and the last ``limit // 2`` bytes of a stream and its length;
+    ``longest``: the bytes of the longest secret, of a word cut left out at most."""
 
-    __slots__ = ("after_head", "before_tail", "half", "head", "tail", "total")
+    __slots__ = ("after_head", "before_tail", "half", "head", "most", "tail", "total")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, longest: int = 0) -> None:
         self.half = limit // 2
+        self.most = max(_WORD_MOST, longest)
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
@@ -92,13 +117,15 @@ class _HeadTail:
     def text(self) -> str:
         if self.total == len(self.head) + len(self.tail):
             return (self.head + self.tail).decode("utf-8", "replace")
-        # A word the cut went through is left out whole: no half of a token or a key
-        # (whose value the core would no longer recognise to hide it) is shown.
+        # A word the cut went through is left out whole, up to the longest secret's
+        # length: no half of a token or a key (whose value the core would no longer
+        # recognise to hide it) is shown. Then each cut goes back to a character's start.
         head, tail = bytes(self.head), bytes(self.tail)
-        if self.after_head in _WORD_BYTES and (end := _WORD_END.search(head)) is not None:
-            head = head[: end.start()]
-        if self.before_tail in _WORD_BYTES and (start := _WORD_START.match(tail)) is not None:
-            tail = tail[start.end() :]
+        if self.after_head in _WORD:
+            head = head[: max(len(head.rstrip(_WORD_CHARS)), len(head) - self.most)]
+        if self.before_tail in _WORD:
+            tail = tail[min(len(tail) - len(tail.lstrip(_WORD_CHARS)), self.most) :]
+        head, tail = head[: _whole_characters(head)], tail[_first_character(tail) :]
         cut = self.total - len(head) - len(tail)
         return (
             f"{head.decode('utf-8', 'replace')}\n[... {cut} bytes of output cut here: "
@@ -242,13 +269,18 @@ def command_environment(cwd: Path, hidden: Collection[str] = ()) -> dict[str, st
 
 
 async def run_command(
-    command: str, cwd: Path, time_limit: float, hidden: Collection[str] = ()
+    command: str,
+    cwd: Path,
+    time_limit: float,
+    hidden: Collection[str] = (),
+    secrets: Collection[str] = (),
 ) -> tuple[str, int | None, bool]:
     """Run ``command`` with bash (or ``/bin/sh``) in ``cwd`` with ``command_environment``;
-    return its capped output (stdout and stderr interleaved),
+    return its capped output (stdout and stderr interleaved; of a word the cap cuts
+    through, as many bytes as the longest of ``secrets`` left out, 512 at least),
     its exit code and whether it timed out."""
     shell = shutil.which("bash") or "/bin/sh"
-    output = _HeadTail(MAX_OUTPUT_BYTES)
+    output = _HeadTail(MAX_OUTPUT_BYTES, max((len(s.encode()) for s in secrets), default=0))
     closed = anyio.Event()
     # Shielded: the command may be running before the process object exists, and an
     # abort landing in between would leave it running, unreaped. The first await after
@@ -324,7 +356,10 @@ async def bash(
     if "\0" in command:
         raise ToolError("the command holds a NUL byte, which a shell command cannot contain")
     hidden = hidden_variables(context.agent)
-    output, code, timed_out = await run_command(command, context.workspace, timeout, hidden)
+    secrets: tuple[str, ...] = getattr(context.agent, "secrets", ())
+    output, code, timed_out = await run_command(
+        command, context.workspace, timeout, hidden, secrets
+    )
     if timed_out:
         raise TimeoutError(
             f"the command timed out after {timeout} s; it and every process it started "
