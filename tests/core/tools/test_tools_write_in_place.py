@@ -251,3 +251,23 @@ async def test_a_directory_that_cannot_be_made_is_named(
         "tool 'write' failed: d/sub/h.txt cannot be created: d may not be written "
         "(permission denied), so d/sub cannot be made"
     )
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+async def test_a_new_file_that_cannot_be_written_leaves_no_directory_it_made(
+    call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = os.write
+    target = str(workspace / "kept" / "new" / "deep" / "n.txt")
+
+    def failing(fd: int, data: Any) -> int:
+        if os.readlink(f"/proc/self/fd/{fd}") == target:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data)
+
+    (workspace / "kept").mkdir()
+    monkeypatch.setattr(os, "write", failing)
+    result = await call_tool("write", path="kept/new/deep/n.txt", content="x")
+    assert result.content.endswith("; it was not created")
+    assert os.listdir(workspace) == ["kept"]
+    assert os.listdir(workspace / "kept") == []

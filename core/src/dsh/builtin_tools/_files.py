@@ -9,6 +9,7 @@ should a write fail (``_regular``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -169,9 +170,10 @@ def _unencodable(name: str, text: str) -> str:
     return ""
 
 
-def _make_parents(target: Path, shown: str, show: Callable[[Path], str]) -> None:
-    """Make ``target``'s missing parent directories; refuse a ``target`` below a file
-    or in a directory that may not be written."""
+def _make_parents(target: Path, shown: str, show: Callable[[Path], str]) -> list[Path]:
+    """Make ``target``'s missing parent directories, and return them, deepest first;
+    refuse a ``target`` below a file or in a directory that may not be written."""
+    missing = []
     for parent in target.parents:
         if (status := status_or_none(parent, shown)) is not None:
             if not stat.S_ISDIR(status.st_mode):
@@ -179,14 +181,24 @@ def _make_parents(target: Path, shown: str, show: Callable[[Path], str]) -> None
                     f"{show(parent)} is a file, not a directory: {shown} cannot be created below it"
                 )
             break
+        missing.append(parent)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except PermissionError as exc:
+        _remove_empty(missing)
         denied = Path(exc.filename or target.parent)
         raise ToolError(
             f"{shown} cannot be created: {show(denied.parent)} may not be written "
             f"(permission denied), so {show(denied)} cannot be made"
         ) from None
+    return missing
+
+
+def _remove_empty(directories: list[Path]) -> None:
+    """Remove ``directories`` (deepest first) that exist and are empty."""
+    for directory in directories:
+        with contextlib.suppress(OSError):  # not made, or something was put in it
+            directory.rmdir()
 
 
 def _write(target: Path, show: Callable[[Path], str], content: str) -> str:
@@ -195,13 +207,18 @@ def _write(target: Path, show: Callable[[Path], str], content: str) -> str:
         raise ToolError(f"{why}; nothing was written")
     data = content.encode()
     status = status_or_none(target, shown)
+    made: list[Path] = []
     if status is None:
-        _make_parents(target, shown, show)
+        made = _make_parents(target, shown, show)
     elif stat.S_ISDIR(status.st_mode):
         raise ToolError(f"{shown} is a directory; give the path of a file")
     elif not stat.S_ISREG(status.st_mode):
         raise special_file(status.st_mode, shown)
-    write_file(target, shown, data, new=status is None)
+    try:
+        write_file(target, shown, data, new=status is None)
+    except BaseException:
+        _remove_empty(made)  # a file not created leaves no directory made for it
+        raise
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     verb = "created" if status is None else "overwrote"
     return f"{verb} {shown} ({_count(lines, 'line')}, {_count(len(data), 'byte')})"
