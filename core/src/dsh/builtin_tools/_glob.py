@@ -1,7 +1,7 @@
 """Glob matching for ``glob`` and ``grep``'s ``glob=``: pathlib's syntax, one walk.
 
-``Path.glob`` (Python 3.11, 3.12) walks the tree below each directory a ``**`` reached
-once more for the next ``**``, so ``**/**/**/x`` took time exponential in the number of
+Python 3.11's ``Path.glob`` walks the tree below each directory a ``**`` reached once
+more for the next ``**``, so ``**/**/**/x`` took time exponential in the number of
 ``**``, in a worker thread nothing could stop (an abort left it running, and the
 process could not exit before it ended). Here the tree is walked once: each directory
 is listed at most once whatever the pattern, with the parts of the pattern it may still
