@@ -207,12 +207,12 @@ def test_a_claim_tried_while_a_leftover_is_locked_to_be_removed_is_granted(
     pauses) while the name still leads to the file, and meets the removal. Here the
     remover is a thread held between its lock and its removal until the claim's first
     try again."""
-    from dsh_persistence import _claims, _files
+    from dsh_persistence import _claims, _leftovers
 
     left = left_by_a_kill(settings, "new")
     locked, go = threading.Event(), threading.Event()
     real_unlink, tried = os.unlink, _claims.try_lock_file
-    remover = threading.Thread(target=_files.remove_unheld, args=(left,))
+    remover = threading.Thread(target=_leftovers.remove_unheld, args=(left,))
     tries: list[bool] = []
 
     def paused_unlink(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> None:

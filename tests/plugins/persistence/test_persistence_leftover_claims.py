@@ -24,7 +24,7 @@ from persistence_cli_support import run, store
 
 from dsh_persistence import JsonlBackend, PersistenceSettings, SessionInfo, open_backend
 from dsh_persistence._claims import hold_lock_file, let_go
-from dsh_persistence._files import LEFTOVER_AGE
+from dsh_persistence._leftovers import LEFTOVER_AGE
 from dsh_persistence.testing import LogBuilder
 
 pytestmark = [

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from dsh_persistence import JsonlBackend, SessionInfo
-from dsh_persistence._files import LEFTOVER_AGE
+from dsh_persistence._leftovers import LEFTOVER_AGE
 from dsh_persistence.testing import LogBuilder
 
 pytestmark = [

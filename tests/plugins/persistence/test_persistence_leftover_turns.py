@@ -129,7 +129,8 @@ def test_a_turn_being_taken_as_its_file_is_removed_takes_a_new_one(
     nowhere and takes a new file, as after its last holder let it go: two writers never
     hold two files of one turn."""
     from dsh_persistence import _claims
-    from dsh_persistence._files import leads_to, remove_leftovers
+    from dsh_persistence._files import leads_to
+    from dsh_persistence._leftovers import remove_leftovers
 
     directory = stored(settings)
     turn = directory / ".s.jsonl.lock"

@@ -21,7 +21,7 @@ the claim is forgotten (as a PostgreSQL claim whose connection ended).
 
 A process killed outright (``kill -9``, the OOM killer) lets go of its locks but removes
 no file: ``remove_leftovers`` removes the ones no process holds, as the JSONL backend
-removes its own (``_files.remove_unheld``, which says why that is safe).
+removes its own (``_leftovers.remove_unheld``, which says why that is safe).
 """
 
 from __future__ import annotations
@@ -36,15 +36,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Literal
 
-from dsh_persistence._files import (
-    LEFTOVER_AGE,
-    LOCKS,
-    leads_to,
-    lock_file,
-    remove_unheld,
-    still_leads_to,
-    try_lock_file,
-)
+from dsh_persistence._files import LOCKS, leads_to, lock_file, still_leads_to, try_lock_file
+from dsh_persistence._leftovers import LEFTOVER_AGE, remove_unheld
 
 __all__ = ["BUSY_PAUSES", "ClaimFiles", "hold_lock_file", "let_go"]
 
@@ -65,7 +58,7 @@ def hold_lock_file(path: Path, *, wait: bool) -> int | None:
     removed (let go by its holder, or a leftover being removed) is no one's: the name
     leads elsewhere by then, and the file there is taken. Without ``wait``, a lock
     found held is tried again a few times (``BUSY_PAUSES``) while the name still leads
-    to its file: another process's cleanup (``_files.remove_unheld``: a ``prepare()``
+    to its file: another process's cleanup (``_leftovers.remove_unheld``: a ``prepare()``
     removing a kill's leftover, a delete) holds the lock of a file no one holds for the
     instant before it removes it, which is no claim to refuse this one for."""
     while True:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import secrets
 import stat
-import time
 from contextlib import suppress
 from pathlib import Path
 
@@ -22,6 +20,7 @@ __all__ = [
     "LOCKS",
     "MAX_NAME",
     "SUFFIX",
+    "TEMP_NAME",
     "denied",
     "file_name",
     "fsync_directory",
@@ -33,8 +32,6 @@ __all__ = [
     "probe_directory",
     "publish",
     "read_at",
-    "remove_leftovers",
-    "remove_unheld",
     "session_id_of",
     "still_leads_to",
     "try_lock_file",
@@ -44,7 +41,7 @@ __all__ = [
 SUFFIX = ".jsonl"
 _PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 MAX_NAME = 240
-_TEMP_NAME = 200  # of a session file's name, in its temp file's
+TEMP_NAME = 200  # bytes of a session file's name, in its temp file's
 
 
 def file_name(session_id: str) -> str:
@@ -229,106 +226,6 @@ def probe_directory(directory: Path) -> None:
     os.unlink(temp)
 
 
-#: The temp files of ``publish`` and ``probe_directory``: ``.<name>.<pid>-<8 hex>.tmp``.
-_TEMP = re.compile(r"\.(?P<name>[A-Za-z0-9_%.-]{1,200})\.(?P<pid>[1-9][0-9]{0,9})-[0-9a-f]{8}\.tmp")
-#: The lock files of a session: ``.<session file name>.claim``, of the claim of a session
-#: not stored yet (``_jsonl_locks.claim_path``), and ``.<session file name>.lock``, the
-#: turn of the writers that hold no claim (``_jsonl_locks.turn_path``), each removed by
-#: its holder as it lets go, and left by a kill.
-#:
-#: Either is removed only while held here (``remove_unheld``), and every taker locks
-#: the file it opened and then checks that its name still leads to it
-#: (``_claims.hold_lock_file``), as it does for a holder's own removal: a process that
-#: holds it is never robbed (the lock is not ours to take), and one that opened it just
-#: before it was removed (or waits for its lock: a turn is waited for) finds, once it has
-#: the lock, that the name leads nowhere, and takes a new file; a claim (that one does
-#: not wait) that tries the lock while held here finds the same once the file is
-#: removed. Holding it here does not stop a turn being taken, only delays it. A claim
-#: that tries it in the instant between this lock and the removal finds it held: the
-#: age below does not prevent that (a kill's leftover is old, and a delete removes a
-#: turn at once), so such a claim tries the lock again a few times, for a few
-#: milliseconds, while the name still leads to the file (``_claims.BUSY_PAUSES``), and
-#: meets the removal. (The claims directory of ``_claims.ClaimFiles``, SQLite's: the
-#: same.)
-_LOCK_FILE = re.compile(r"\.(?P<name>[A-Za-z0-9_%-]{1,240}\.jsonl)\.(?:claim|lock)")
-#: A temp file whose process is gone, or a lock file no process holds, is left over once
-#: it is this old (seconds): a younger temp file may be the publish of a process that
-#: this host does not see (another container sharing the directory), whose pid is no
-#: live process here; a younger lock file may be a claim being taken, whose lock is
-#: better not held here in the meantime (its taker would have to try again).
-LEFTOVER_AGE = 600.0
-
-
-def remove_leftovers(directory: Path, *, of: str | None = None, age: float = LEFTOVER_AGE) -> None:
-    """Remove the files a kill left in ``directory`` (of the session file ``of`` only,
-    if given), not changed for ``age`` seconds: the temp files named exactly as
-    ``publish`` names them whose process is not running on this host (a ``publish`` cut
-    short leaves one holding the session's header and first batch: its prompt), and the
-    lock files that no process holds (``remove_unheld``) of claims of sessions not
-    stored yet and of the turns of appends without a claim (``_LOCK_FILE``). Best
-    effort: a file that cannot be checked or removed is left."""
-    prefix = None if of is None else of[:_TEMP_NAME]
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return
-    now = time.time()
-    for entry in entries:
-        lock = _LOCK_FILE.fullmatch(entry.name)
-        if lock is not None:
-            if of is None or lock["name"] == of:
-                remove_unheld(Path(entry.path), age=age)
-            continue
-        found = _TEMP.fullmatch(entry.name)
-        if found is None or (prefix is not None and found["name"] != prefix):
-            continue
-        if _running(int(found["pid"])):
-            continue
-        with suppress(OSError):
-            if entry.is_file(follow_symlinks=False) and (
-                now - entry.stat(follow_symlinks=False).st_mtime >= age
-            ):
-                os.unlink(entry.path)
-
-
-def remove_unheld(path: Path, *, age: float = 0.0) -> None:
-    """Remove the lock file ``path`` (a regular file, not a link) if no process holds
-    its lock and it has not changed for ``age`` seconds, holding its lock while it is
-    removed: a claim or a turn taken meanwhile on the file removed finds (``leads_to``)
-    that the name leads elsewhere and takes it anew (``_LOCK_FILE`` says why that is
-    safe; the lock files of ``_claims.ClaimFiles``, SQLite's, are taken the same way).
-    Best effort: nothing is raised."""
-    if not LOCKS:  # no locks to tell a held one by (and none are made)
-        return
-    try:
-        fd = open_regular(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:  # gone, a link, not a regular file: not ours
-        return
-    try:
-        with suppress(OSError):
-            if (
-                time.time() - os.fstat(fd).st_mtime >= age  # a young one is not even locked
-                and try_lock_file(fd)
-                and leads_to(path, fd)  # not removed (and made anew) since it was opened
-            ):
-                os.unlink(path)
-    finally:
-        os.close(fd)
-
-
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` may be running here (True when that cannot be told)."""
-    if os.name == "nt" or pid == os.getpid():  # Windows: os.kill would end the process
-        return True
-    try:
-        os.kill(pid, 0)  # signal 0: only asks whether the process exists
-    except ProcessLookupError:
-        return False
-    except (OSError, OverflowError):  # another user's (EPERM), or a pid past any
-        return True
-    return True
-
-
 def publish(
     path: Path, content: bytes, *, fsync: bool, hold: bool = False
 ) -> tuple[os.stat_result, int | None]:
@@ -341,7 +238,7 @@ def publish(
     holding the lock is returned (else None): the caller closes it to let go.
     """
     # the name's start (a file name has 255 bytes at most: the longest id's takes 246)
-    temp = path.with_name(f".{path.name[:_TEMP_NAME]}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    temp = path.with_name(f".{path.name[:TEMP_NAME]}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
     held = fd if hold else None
     try:

@@ -43,12 +43,12 @@ from dsh_persistence._files import (
     open_regular,
     probe_directory,
     publish,
-    remove_leftovers,
     session_id_of,
     write_all,
 )
 from dsh_persistence._header import header_line, named_as, summary, tag_workspace
 from dsh_persistence._jsonl_locks import PENDING, FileLocks, turn_path
+from dsh_persistence._leftovers import remove_leftovers
 from dsh_persistence._session_file import FileEnd, SessionFile, read_session_file
 
 __all__ = ["JsonlBackend"]
