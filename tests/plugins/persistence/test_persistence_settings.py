@@ -59,6 +59,9 @@ async def test_the_dsh_yml_section_chooses_the_store_of_the_entry_point_plugin(
         ("persistence:\n  checkpoint_delay: .nan\n", "persistence.checkpoint_delay"),
         ('persistence:\n  directory: ""\n', "persistence.directory"),
         ("persistence:\n  database: ''\n", "persistence.database"),
+        ("persistence:\n  directory: '  '\n", "persistence.directory"),
+        ("persistence:\n  backend: postgresql\n  url: ''\n", "persistence.url"),
+        ("persistence:\n  backend: postgresql\n  url: ' '\n", "persistence.url"),
         # strict, as the core's options: quoted, they are text (they were taken)
         ("persistence:\n  checkpoints: 'yes'\n", "persistence.checkpoints"),
         ("persistence:\n  checkpoint_delay: '0.5'\n", "persistence.checkpoint_delay"),
@@ -90,12 +93,23 @@ def test_messages_name_where_the_location_comes_from(tmp_path: Path) -> None:
     assert sqlite.database_source(env) == "persistence.database"
 
 
+@pytest.mark.parametrize("value", ["", "   ", "\t\n"])
 @pytest.mark.parametrize("key", ["directory", "database"])
-def test_an_empty_path_is_refused_not_taken_for_the_workspace(key: str) -> None:
+def test_an_empty_path_is_refused_not_taken_for_the_workspace(key: str, value: str) -> None:
     """``directory: ""`` would be the path ``.``: the workspace itself, which nobody
-    meant (an empty $DSH_PERSISTENCE_DIR counts as unset); refused saying so."""
+    meant (an empty $DSH_PERSISTENCE_DIR counts as unset); refused saying so. Blank
+    (spaces only) was taken as a directory named so in the workspace."""
     with pytest.raises(ValueError, match="is empty: leave it out for the default"):
-        PersistenceSettings.model_validate({key: ""})
+        PersistenceSettings.model_validate({key: value})
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_url_is_refused_not_taken_for_libpqs_defaults(value: str) -> None:
+    """``url: ""`` was taken: $DSH_PERSISTENCE_URL was then ignored and libpq's defaults
+    (a local socket, the user's name) used instead."""
+    message = r"is empty: leave it out for \$DSH_PERSISTENCE_URL or libpq's defaults"
+    with pytest.raises(ValueError, match=message):
+        PersistenceSettings.model_validate({"backend": "postgresql", "url": value})
 
 
 @pytest.mark.parametrize(
@@ -111,6 +125,15 @@ def test_an_empty_path_is_refused_not_taken_for_the_workspace(key: str) -> None:
             "persistence.database is ignored: the jsonl backend does not use it "
             "(it is for backend: sqlite)",
         ),
+        (
+            "  backend: postgresql\n  url: postgresql://u@h/db\n  directory: s\n",
+            "persistence.directory is ignored: the postgresql backend does not use it "
+            "(it is for backend: jsonl or sqlite)",
+        ),
+        (
+            "  backend: sqlite\n  database: s.db\n  directory: s\n",
+            "persistence.directory is ignored: persistence.database names the SQLite file",
+        ),
     ],
 )
 async def test_a_key_the_backend_does_not_use_is_a_warning_naming_both(
@@ -121,3 +144,16 @@ async def test_a_key_the_backend_does_not_use_is_a_warning_naming_both(
     async with Harness(config_text=config, starts_agents=False):
         pass
     assert warning in caplog.messages
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"directory": "s"},
+        {"backend": "sqlite", "directory": "s"},
+        {"backend": "sqlite", "database": "s.db"},
+        {"backend": "postgresql", "url": "postgresql://u@h/db"},
+    ],
+)
+def test_keys_the_backend_uses_are_no_warning(settings: dict[str, str]) -> None:
+    assert PersistenceSettings.model_validate(settings).unused() == []

@@ -118,8 +118,9 @@ class PersistenceSettings(BaseModel):
     @classmethod
     def _not_empty(cls, value: object) -> object:
         # "" would be the path "." (the workspace itself), which an empty
-        # $DSH_PERSISTENCE_DIR does not mean (unset): refused rather than guessed
-        if value == "":
+        # $DSH_PERSISTENCE_DIR does not mean (unset): refused rather than guessed; blank
+        # would be a directory named with spaces in the workspace, which nobody means
+        if isinstance(value, str) and not value.strip():
             raise ValueError("is empty: leave it out for the default, or write . for the workspace")
         return value
 
@@ -136,18 +137,27 @@ class PersistenceSettings(BaseModel):
         # libpq reads the string up to a NUL and connects to what comes before it
         if value is not None and "\0" in value:
             raise ValueError(NUL)
+        # blank: libpq's defaults, not $DSH_PERSISTENCE_URL, which it looks like it means
+        if value is not None and not value.strip():
+            raise ValueError(f"is empty: leave it out for ${ENV_URL} or libpq's defaults")
         return value
 
     def unused(self) -> list[str]:
         """Warnings for keys set that the chosen backend does not read (``url`` is
-        PostgreSQL's, ``database`` SQLite's): set, they would otherwise be ignored silently."""
-        used_by = {"url": "postgresql", "database": "sqlite"}
-        return [
+        PostgreSQL's, ``database`` SQLite's, ``directory`` JSONL's and SQLite's when
+        ``database`` is not set): set, they would otherwise be ignored silently."""
+        used_by = {"url": "postgresql", "database": "sqlite", "directory": "jsonl or sqlite"}
+        warnings = [
             f"persistence.{key} is ignored: the {self.backend} backend does not use it "
             f"(it is for backend: {backend})"
             for key, backend in used_by.items()
-            if getattr(self, key) is not None and self.backend != backend
+            if getattr(self, key) is not None and self.backend not in backend.split(" or ")
         ]
+        if self.backend == "sqlite" and self.directory is not None and self.database is not None:
+            warnings.append(
+                "persistence.directory is ignored: persistence.database names the SQLite file"
+            )
+        return warnings
 
     def postgres_url(self, env: Mapping[str, str] | None = None) -> tuple[str, str]:
         """The PostgreSQL URL in use and where it comes from, for messages:
