@@ -78,3 +78,65 @@ def test_continue_does_not_count_files_that_are_no_sessions(
     done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "unreadable" not in done.stderr and "dsh: continuing session " in done.stderr
+
+
+def damaged_mid_log(path: Path) -> None:
+    """Make a line in the middle of the session file ``path`` unreadable: its header
+    (and so ``dsh sessions list``) is fine, its load a ``SessionCorruptError``."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[2] = b"{not json\n"
+    path.write_bytes(b"".join(lines))
+
+
+def test_continue_on_a_damaged_session_says_how_to_go_on(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The newest session of the workspace, damaged: every ``--continue`` failed on it,
+    saying only why. Now a line after that names the session before it (``--session``)
+    and ``dsh sessions delete``."""
+    server = model_server([text_reply(f"Answer {n}.") for n in range(3)])
+    model = f"openai-compatible:tiny@{server.url}"
+    store = Path(env["DSH_PERSISTENCE_DIR"])
+    assert dsh("-m", model, "run", "older", env=env, cwd=tmp_path).returncode == 0
+    (older,) = [path.stem for path in store.glob("*.jsonl")]
+    assert dsh("-m", model, "run", "newer", env=env, cwd=tmp_path).returncode == 0
+    (newer,) = {path.stem for path in store.glob("*.jsonl")} - {older}
+    damaged_mid_log(store / f"{newer}.jsonl")
+
+    done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=tmp_path)
+    assert done.returncode == 2
+    first, second = done.stderr.splitlines()[-2:]
+    assert first.startswith(f"dsh: error: {store / newer}.jsonl:3: ")  # as before
+    assert second == (
+        f"dsh: --continue: session {newer} is damaged: `dsh -m {model} run --session "
+        f"{older}` goes on with the one before it here; `dsh sessions delete {newer}` "
+        "deletes it"
+    )
+
+    (store / f"{older}.jsonl").unlink()  # no other session here: how to pick one
+    done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=tmp_path)
+    assert done.stderr.splitlines()[-1] == (
+        f"dsh: --continue: session {newer} is damaged: --session ID goes on with another "
+        f"(`dsh sessions list` lists them); `dsh sessions delete {newer}` deletes it"
+    )
+
+
+def test_damage_is_told_from_other_load_failures() -> None:
+    """What ``--continue`` adds its line to: a store's ``SessionCorruptError`` and a log
+    that breaks the invariants (``sound``), not any failure to load."""
+    from dsh import DshError, SessionInUseError
+    from dsh._resume import damaged, sound
+    from dsh.persistence import StoredSession
+    from dsh_persistence import SessionCorruptError
+    from dsh_persistence.testing import LogBuilder
+
+    log = LogBuilder()
+    log.turn("one")
+    log.turn("two")
+    holed = [*log.events[:3], *log.events[4:]]
+    with pytest.raises(DshError) as broken:
+        sound(StoredSession("s", 1.0, holed))
+    assert damaged(broken.value)
+    assert damaged(SessionCorruptError("s.jsonl:3: not a JSON event"))
+    assert not damaged(DshError("cannot resume session 's': it is not stored"))
+    assert not damaged(SessionInUseError("session 's' is in use"))

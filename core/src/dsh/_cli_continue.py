@@ -27,7 +27,8 @@ async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> Stor
     was given. Sessions the store cannot read say neither when nor where they last ran,
     so any of them may be this workspace's newer one: ``--continue`` says on stderr
     that it skipped them."""
-    from dsh.persistence import find_session, last_in
+    from dsh._resume import damaged
+    from dsh.persistence import find_session, last_in, started_in
 
     wanted: str | None = getattr(args, "session", None)
     latest = getattr(args, "continue_", False)
@@ -49,10 +50,41 @@ async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> Stor
             sessions = "session" if skipped == 1 else "sessions"
             said = f"dsh: --continue: skipped {skipped} unreadable {sessions}"
             print(f"{said}: `dsh sessions list` says why", file=sys.stderr)
-        wanted = here.id
+        try:
+            return await harness.agents.load_stored(here.id)
+        except DshError as error:
+            if not damaged(error):
+                raise
+            others = started_in(headers, str(harness.workspace))
+            raise _go_on(error, here.id, others, harness, args) from error
+    return await harness.agents.load_stored(await find_session(service, wanted))
+
+
+def _go_on(
+    error: DshError,
+    damaged_id: str,
+    here: list[SessionHeader],
+    harness: Harness,
+    args: argparse.Namespace,
+) -> DshError:
+    """``error`` (the load of the session ``--continue`` took failed: it is damaged),
+    its message followed by a line saying how to go on: ``--session`` with the session
+    of the workspace before it (``here``: its sessions, newest first), and ``dsh sessions
+    delete``. Of ``error``'s code and exit status."""
+    workspace = harness.workspace
+    others = [header for header in here if header.id != damaged_id]
+    if others:
+        command = getattr(args, "command", None) or "run"
+        before = command_line(workspace, args, command, *_option("--session", others[0].id))
+        other = f"`{before}` goes on with the one before it here"
     else:
-        wanted = await find_session(service, wanted)
-    return await harness.agents.load_stored(wanted)
+        other = "--session ID goes on with another (`dsh sessions list` lists them)"
+    delete = _dsh(args, workspace, "sessions", "delete", "--", damaged_id)
+    told = DshError(
+        f"{error}\ndsh: --continue: session {damaged_id} is damaged: {other}; `{delete}` deletes it"
+    )
+    told.code, told.exit_status = error.code, error.exit_status
+    return told
 
 
 def _unreadable(header: SessionHeader) -> bool:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from dsh.session import Session, SessionStore
 
 __all__ = [
+    "damaged",
     "forked",
     "load_session",
     "log_events",
@@ -135,6 +136,21 @@ async def log_events(session: Session, events: Sequence[SessionEvent]) -> None:
                 await pending
 
 
+#: The code of dsh-persistence's ``SessionCorruptError`` (a plugin's type: not imported).
+_CORRUPT = "SESSION_CORRUPT"
+
+
+class _BrokenLog(DshError):
+    """The log a backend loaded breaks the invariants (``sound``)."""
+
+
+def damaged(error: DshError) -> bool:
+    """Whether ``error``, of a load of a stored session, says the session is damaged:
+    its store found it corrupt (``SESSION_CORRUPT``) or its log breaks the invariants
+    (``sound``), so every load of it fails alike (``--continue`` says how to go on)."""
+    return isinstance(error, _BrokenLog) or error.code == _CORRUPT
+
+
 def sound(stored: StoredSession) -> StoredSession:
     """``stored`` as the core may continue it: its last turn, if a crash left it open
     (which the backend's ``load`` should have closed), closed by ``close_turn``'s
@@ -152,7 +168,7 @@ def sound(stored: StoredSession) -> StoredSession:
     problems = check_invariants(stored.events, complete=False)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise DshError(
+        raise _BrokenLog(
             f"cannot resume session {stored.id!r}: the log the persistence backend "
             f"loaded breaks the log invariants: {problems[0]}{more} (only a last turn "
             "left open is repaired on load)"
