@@ -4,7 +4,7 @@ re-review of session 32, F2).
 Each rule's directory was resolved (``os.path.realpath``) at every match: once per
 rule, per reading and per symlink below a directory the command names, so
 ``grep -r foo t`` over 2000 symlinks with 40 deny rules took seconds. ``decide`` now
-resolves each directory once (``_paths.one_resolution``); a symlink made between
+resolves each directory once (``_looked.one_resolution``); a symlink made between
 calls still changes what a rule names (test_permissions_pattern_links).
 """
 

@@ -87,3 +87,70 @@ async def test_a_tool_replaced_in_the_registry_is_judged_by_what_it_declares_now
 
     got = await calls(layout, PermissionAnswer.deny("t"), deploy, harmless_deploy, deploy)
     assert got == (["deny", "allow"], 1)  # mutating: asked, refused; then read-only
+
+
+# Review of session 43, finding 1: a kept verdict outlived what the rules resolved on
+# disk (a pattern's literal directories, a venv's marker), which the docs promise is
+# looked at again at every call.
+
+
+async def test_a_kept_allow_ends_when_a_deny_pattern_directory_is_relinked(layout):
+    vault, other = layout.root / "vault", layout.root / "other"
+    vault.mkdir()
+    other.mkdir()
+    (other / "k").write_text("key\n")
+    link = layout.ws / "secrets"
+    link.symlink_to(vault)
+    read = ToolCall(id="r", name="read", arguments=f'{{"path": "{other}/k"}}')
+    cat = ToolCall(id="c", name="bash", arguments=f'{{"command": "cat {other}/k"}}')
+
+    def relink(agent: FakeAgent) -> None:
+        link.unlink()
+        link.symlink_to(other)
+
+    got = await calls(
+        layout,
+        PermissionAnswer.deny("t"),
+        read,
+        cat,
+        relink,
+        read,
+        cat,
+        deny=["read(secrets/**)"],
+        allow=["bash(cat *)"],
+    )
+    assert got == (["allow", "allow", "deny", "deny"], 0)
+
+
+async def test_a_kept_accept_edits_allow_ends_when_its_directory_becomes_a_venv(layout):
+    (layout.ws / "env3" / "lib" / "python3.12").mkdir(parents=True)
+    write = ToolCall(id="w", name="write", arguments='{"path": "env3/lib/python3.12/foo.py"}')
+
+    def make_venv(agent: FakeAgent) -> None:
+        (layout.ws / "env3" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+
+    got = await calls(
+        layout, PermissionAnswer.deny("t"), write, make_venv, write, mode="accept-edits"
+    )
+    assert got == (["allow", "deny"], 1)  # then asked, and refused
+
+
+async def test_a_kept_verdict_is_still_used_while_the_file_system_is_unchanged(layout, monkeypatch):
+    """The check of what a kept verdict read is all that is done again: the rules are
+    not matched a second time."""
+    from dsh_permissions import _decide
+
+    judged: list[str] = []
+    judge = _decide._judge
+
+    def counted(*args: Any) -> Any:
+        judged.append(args[3].kind)
+        return judge(*args)
+
+    monkeypatch.setattr(_decide, "_judge", counted)
+    read = ToolCall(id="r", name="read", arguments='{"path": "src/a.py"}')
+    got = await calls(
+        layout, PermissionAnswer.deny("t"), read, read, read, deny=["read(secrets/**)"]
+    )
+    assert got == (["allow"] * 3, 0)
+    assert judged == ["path"]

@@ -17,7 +17,7 @@ from typing import Final, Literal
 
 from dsh_permissions._covers import allowed_by, continued, hits, read_hit
 from dsh_permissions._guarded import guarded
-from dsh_permissions._paths import one_resolution
+from dsh_permissions._looked import Seen, one_resolution, seen, unchanged
 from dsh_permissions._reasons import (
     assumed,
     below,
@@ -68,6 +68,10 @@ class Verdict:
         return tuple(p for p in self.parts if p.decision == "ask")
 
 
+#: a kept verdict, and the looks on disk that made it (``_looked``)
+_Kept = tuple[Verdict, Seen]
+
+
 class Policy:
     """The rules of one settings object, compiled against one workspace root."""
 
@@ -105,11 +109,13 @@ class Policy:
             a: [Rule.compile(a, s, root) for s in getattr(settings, a)] for a in _ACTIONS
         }
         self._by_tool: dict[tuple[str, bool, Action], list[Rule]] = {}
-        #: verdicts that depend only on the policy and their key (see ``decide``)
-        self._verdicts: dict[tuple[Mode, ToolFacts, tuple[Subject, ...]], Verdict] = {}
-        #: (mode, tool name) -> (facts, subject, verdict) of a kept verdict on a call with
-        #: one ``tool`` subject, found by the identity of those objects (no dataclass hash)
-        self._tool_verdicts: dict[tuple[Mode, str], tuple[ToolFacts, Subject, Verdict]] = {}
+        #: verdicts that depend only on the policy, their key and what the file system
+        #: showed the decision (kept with them: see ``decide``)
+        self._verdicts: dict[tuple[Mode, ToolFacts, tuple[Subject, ...]], _Kept] = {}
+        #: (mode, tool name) -> (facts, subject, verdict, looks) of a kept verdict on a
+        #: call with one ``tool`` subject, found by the identity of those objects (no
+        #: dataclass hash)
+        self._tool_verdicts: dict[tuple[Mode, str], tuple[ToolFacts, Subject, _Kept]] = {}
         #: (tool name, reads paths) -> ``_unchecked(self, tool)``
         self._patterns: dict[tuple[str, bool], Rule | None] = {}
 
@@ -165,37 +171,40 @@ def decide(
     if mode == "plan" and facts.mutating:
         return Verdict("deny", None, plan_reason(facts, bool(policy.rules(facts, "allow"))))
     # Subjects are computed fresh for every call (paths are resolved then), so a
-    # verdict is a pure function of the policy, the mode, the facts, the subjects and
-    # the grants. Deny verdicts and allow verdicts that no grant made do not depend on
-    # the grants: those are remembered (grants can only turn an ask into an allow).
+    # verdict is a pure function of the policy, the mode, the facts, the subjects, the
+    # grants and what the decision looked at on disk besides (where each pattern's
+    # directory leads now, a venv's marker: ``_looked``). Deny verdicts and allow
+    # verdicts that no grant made do not depend on the grants: those are kept, with
+    # those looks, and used again while each look finds the same (grants can only turn
+    # an ask into an allow).
     chosen = tuple(subjects)
     # A call naming no path or command has one shared ``tool`` subject and the facts
     # its agent keeps per tool: the very objects of a kept verdict decide it again.
     one = chosen[0] if len(chosen) == 1 and chosen[0].kind == "tool" else None
     if one is not None:
-        kept = policy._tool_verdicts.get((mode, facts.name))
-        if kept is not None and kept[0] is facts and kept[1] is one:
-            return kept[2]
+        found = policy._tool_verdicts.get((mode, facts.name))
+        if found is not None and found[0] is facts and found[1] is one:
+            verdict, looks = found[2]
+            if not looks or unchanged(looks):
+                return verdict
     key = (mode, facts, chosen)
     verdicts = policy._verdicts
-    verdict = verdicts.get(key)
-    if verdict is None:
-        with one_resolution():
+    kept = verdicts.get(key)
+    if kept is None or (kept[1] and not unchanged(kept[1])):
+        with one_resolution() as looked:
             verdict = _verdict(tuple(_judge(policy, mode, facts, s, grants) for s in chosen))
-        if verdict.decision == "deny" or (
-            verdict.decision == "allow" and all(p.by != "grant" for p in verdict.parts)
-        ):
-            if len(verdicts) >= _REMEMBERED:
-                verdicts.clear()
-            verdicts[key] = verdict
-        else:
+        granted = any(p.by == "grant" for p in verdict.parts)
+        if verdict.decision == "ask" or (verdict.decision == "allow" and granted):
             return verdict
+        if len(verdicts) >= _REMEMBERED:
+            verdicts.clear()
+        kept = verdicts[key] = (verdict, seen(looked))
     if one is not None:
         by_identity = policy._tool_verdicts
         if len(by_identity) >= _REMEMBERED:
             by_identity.clear()
-        by_identity[(mode, facts.name)] = (facts, one, verdict)
-    return verdict
+        by_identity[(mode, facts.name)] = (facts, one, kept)
+    return kept[0]
 
 
 def _bypass(policy: Policy, facts: ToolFacts, subjects: Iterable[Subject]) -> Verdict:

@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from dsh.config import CONFIG_FILE_NAMES
 from dsh.persistence import in_store, store_location
+from dsh_permissions._looked import is_dir, is_file
 
 __all__ = ["RUNS_CODE", "config_file", "guarded", "session_store"]
 
@@ -63,8 +64,8 @@ def _name_key(name: str) -> str:
 def config_file(agent: Any) -> frozenset[str]:
     """The real path of the config file the agent's harness loaded (if it is a file)."""
     source = getattr(getattr(getattr(agent, "harness", None), "config", None), "source", None)
-    is_file = isinstance(source, str) and os.path.isfile(source)
-    return frozenset({os.path.realpath(str(source))} if is_file else ())
+    found = isinstance(source, str) and os.path.isfile(source)
+    return frozenset({os.path.realpath(str(source))} if found else ())
 
 
 async def session_store(agent: Any) -> str | None:
@@ -167,7 +168,7 @@ def _venv_program(root: str, names: list[str], keys: list[str]) -> str | None:
     reads its ``etc/jupyter`` and kernels)."""
     directory = root
     for at, key in enumerate(keys):  # directory: the one names[at] lies in
-        env = os.path.isfile(os.path.join(directory, "pyvenv.cfg")) or os.path.isdir(
+        env = is_file(os.path.join(directory, "pyvenv.cfg")) or is_dir(
             os.path.join(directory, "conda-meta")
         )
         if env and (at > 0 or (key in _SCRIPTS and at < len(keys) - 1)):
@@ -189,12 +190,10 @@ def _in_git_dir(root: str, names: list[str]) -> str | None:
     directory = root
     for at, name in enumerate(names):
         below, last = _name_key(name), at == len(names) - 1
-        head = os.path.isfile(os.path.join(directory, "HEAD")) or (last and below == "head")
-        common = os.path.isfile(os.path.join(directory, "commondir")) or (
-            last and below == "commondir"
-        )
+        head = is_file(os.path.join(directory, "HEAD")) or (last and below == "head")
+        common = is_file(os.path.join(directory, "commondir")) or (last and below == "commondir")
         stores = all(
-            os.path.isdir(os.path.join(directory, d)) or (not last and below == d)
+            is_dir(os.path.join(directory, d)) or (not last and below == d)
             for d in ("objects", "refs")
         )
         if head and (stores or common):

@@ -9,8 +9,9 @@ returned and the caller requires each of them to be allowed.
 
 Patterns use the same canonical form: relative patterns are anchored at the workspace
 root, ``~`` is the home directory, and the literal directory part of a pattern is
-resolved too, once per checked call (``one_resolution``: so ``/etc/**`` still matches
-where ``/etc`` is a symlink, and a symlink made since the last call counts). Within a
+resolved too, once per checked call (``_looked.one_resolution``: so ``/etc/**`` still
+matches where ``/etc`` is a symlink, and a symlink made since the last call counts; a
+verdict kept between calls is used again only while it resolves the same). Within a
 pattern, ``*``, ``?`` and ``[...]`` match inside one path component and ``**`` matches
 any number of components, including none (``src/**`` matches ``src`` itself).
 """
@@ -21,12 +22,11 @@ import os
 import re
 import unicodedata
 from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Final
 
+from dsh_permissions._looked import real
 from dsh_permissions._path_braces import alternatives
 
 __all__ = [
@@ -34,7 +34,6 @@ __all__ = [
     "PathPattern",
     "display",
     "inside",
-    "one_resolution",
     "path_readings",
     "pattern_problem",
     "spellings",
@@ -110,37 +109,6 @@ def _unclosed(part: str) -> bool:
             return True
         i = end + 1
     return False
-
-
-#: where each pattern's literal directory leads, within one ``one_resolution``
-_RESOLVED: ContextVar[dict[str, str] | None] = ContextVar("dsh_permissions_resolved", default=None)
-
-
-@contextmanager
-def one_resolution() -> Iterator[None]:
-    """Inside, each pattern's literal directory is resolved once (the first time it is
-    matched): one call's decision matches every rule against each of its paths and
-    each symlink below a directory it names, and the file system is taken as it is
-    at that call. Nested: the outer scope's answers are kept."""
-    if _RESOLVED.get() is not None:
-        yield
-        return
-    token = _RESOLVED.set({})
-    try:
-        yield
-    finally:
-        _RESOLVED.reset(token)
-
-
-def _literal_now(literal: str) -> str:
-    """Where a pattern's literal directory leads now (once per ``one_resolution``)."""
-    memo = _RESOLVED.get()
-    if memo is None:
-        return os.path.realpath(literal)
-    found = memo.get(literal)
-    if found is None:
-        found = memo[literal] = os.path.realpath(literal)
-    return found
 
 
 def _resolve(value: str, base: str) -> str:
@@ -230,7 +198,7 @@ class PathPattern:
     components after it, ``**`` kept as is.
 
     Where the literal directory leads is looked up at each call (once per
-    ``one_resolution``), not once: a symlink made, replaced or removed later changes
+    ``_looked.one_resolution``), not once: a symlink made, replaced or removed later changes
     what the pattern names. ``matches`` takes
     each form (as written, and as resolved now when a symlink lies on the way): any
     form matching (``every=False``, deny and ask rules) or every form (``every=True``,
@@ -262,7 +230,7 @@ class PathPattern:
     def forms(self) -> tuple[tuple[str, ...], ...]:
         """The components as written and, when it differs, as the literal directory
         resolves now (``os.path.realpath``, as values are)."""
-        resolved = _literal_now(self.literal)
+        resolved = real(self.literal)
         if resolved == self.literal:
             return (self.written,)
         return (self.written, (*_escaped(resolved), *self.rest))
