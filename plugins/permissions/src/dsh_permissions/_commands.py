@@ -59,9 +59,10 @@ from dsh_permissions._option_variables import line_variables
 from dsh_permissions._parallel import PARALLELS, command_words, script
 from dsh_permissions._readings import SHELLS, skip_assignments
 from dsh_permissions._reads import command_reads
-from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
+from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word
 from dsh_permissions._shell_args import shell_args
 from dsh_permissions._shell_input import from_input
+from dsh_permissions._splits import one_split, spent, split
 from dsh_permissions._subjects import Subject
 from dsh_permissions._traps import late, line_traps, pending, then
 from dsh_permissions._wrapper_grammar import command_at, may_run, split_string
@@ -92,21 +93,24 @@ def command_subjects(
     workspace root; ``places``: the directories it may run in (``_moved``)."""
     if depth > MAX_DEPTH:
         return [problem(line, f"commands are nested more than {MAX_DEPTH} levels deep")]
-    try:
-        commands = split(line)
-    except Unparseable as exc:
-        return [problem(line, f"the command cannot be checked safely: {exc}")]
-    if not commands:  # empty, or only comments: checked like a command with no words
-        return [Subject("command", "", allow=("",), deny=("",))]
-    subjects: list[Subject] = []
-    now = places or Places.at(root)  # where the shell may be (moved: it may have cd'd)
-    with line_variables(), line_traps() as traps:  # HOME=x: for the rest of the line
-        for command in commands:
-            subjects.extend(_command(command, root, moved, depth, reads, places=now))
-            now, moved = then(now, command.words, moved)
-        for action in late(traps, moved, now):  # run later: EXIT, DEBUG (_traps)
-            subjects.extend(_script(action, (root, moved, depth, reads, now), _TRAP))
-    return subjects
+    with one_split():  # each text eval runs split once (not again at each level)
+        try:
+            commands = split(line)
+        except Unparseable as exc:
+            return [problem(line, f"the command cannot be checked safely: {exc}")]
+        if not commands:  # empty, or only comments: checked like a command with no words
+            return [Subject("command", "", allow=("",), deny=("",))]
+        subjects: list[Subject] = []
+        now = places or Places.at(root)  # where the shell may be (moved: it may have cd'd)
+        with line_variables(), line_traps() as traps:  # HOME=x: for the rest of the line
+            for command in commands:
+                subjects.extend(_command(command, root, moved, depth, reads, places=now))
+                now, moved = then(now, command.words, moved)
+            for action in late(traps, moved, now):  # run later: EXIT, DEBUG (_traps)
+                subjects.extend(_script(action, (root, moved, depth, reads, now), _TRAP))
+        if (why := spent()) is not None:  # a text looked behind may have gone unread
+            subjects.append(problem(line, f"the command cannot be checked safely: {why}"))
+        return subjects
 
 
 def _command(
@@ -301,10 +305,8 @@ def _parallel(words: tuple[Word, ...], raw: list[str], index: int, where: _Where
         moved = True
     subjects: list[Subject] = []
     for command in commands:
-        found_here = _command(
-            command, root, moved, depth + 1, reads, _xargs.FIND_HOLE, places=places
-        )
-        subjects.extend(found_here)
+        hole = _xargs.FIND_HOLE
+        subjects += _command(command, root, moved, depth + 1, reads, hole, places=places)
         places, moved = then(places, command.words, moved)
     return subjects
 

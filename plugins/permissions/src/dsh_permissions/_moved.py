@@ -34,7 +34,8 @@ from dsh_permissions._line_vars import unfollowed
 from dsh_permissions._located import Located, located
 from dsh_permissions._paths import display
 from dsh_permissions._readings import program_names, skip_assignments, starts
-from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word, split
+from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word
+from dsh_permissions._splits import split
 from dsh_permissions._wrappers import WRAPPER_ARG, WRAPPERS
 
 __all__ = [

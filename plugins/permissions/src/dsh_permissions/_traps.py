@@ -33,8 +33,9 @@ from typing import Final
 from dsh_permissions._evaluated import trap_action
 from dsh_permissions._moved import MOVERS, Places, program_at
 from dsh_permissions._option_variables import line_snapshot
-from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, split
+from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable
 from dsh_permissions._shell_words import Word
+from dsh_permissions._splits import split
 
 __all__ = ["Trap", "late", "line_traps", "pending", "then"]
 
