@@ -269,3 +269,35 @@ async def test_brace_alternatives_written_absolute_in_full_are_kept(judge, rule,
     await _start(rule)  # accepted: no empty alternative makes it absolute
     judged = await judge({"deny": [rule]}, "read", {"path": path}, mode="bypass")
     assert judged.decision == "deny", judged.event["reason"]
+
+
+BACKSLASHED = ["bash(rm \\*)", "bash(echo \\$HOME)", "bash(rm a\\ b)", "bash(grep -E a\\.b *)"]
+
+
+@pytest.mark.parametrize("action", ["deny", "ask"])
+@pytest.mark.parametrize("rule", BACKSLASHED)
+async def test_a_backslash_in_a_deny_or_ask_command_pattern_is_refused(rule, action):
+    """Review of session 43, finding 3: ``bash(rm \\*)`` matched no ``rm *`` (a command's
+    text is as the shell runs it, re-quoted: ``rm '*'``; deny rules also see it
+    unquoted, ``rm *``), and was accepted silently."""
+    said = await _refusal(rule, action)
+    assert "a backslash escapes nothing in a command pattern" in said
+
+
+@pytest.mark.parametrize("rule", BACKSLASHED)
+async def test_a_backslash_in_an_allow_command_pattern_is_warned_about(rule, caplog):
+    said = await _warning(rule, "allow", caplog)
+    assert "a backslash escapes nothing in a command pattern" in said
+
+
+@pytest.mark.parametrize("command", ['rm "*"', "rm '*'", "rm \\*"])
+async def test_a_command_is_matched_unquoted_and_shown_quoted_again(judge, command):
+    """As docs/permissions.md says (review of session 43, finding 5, which found the
+    docs said only the first half): rules match the words with quotes and escaping
+    backslashes removed; a person is shown them quoted again as the shell takes them."""
+    allowed = await judge({"allow": ["bash(rm *)"]}, "bash", {"command": command})
+    assert allowed.decision == "allow"
+    assert "the command \"rm '*'\"" in allowed.event["reason"], allowed.event["reason"]
+    quoted = await judge({"allow": ["bash(rm '*')"]}, "bash", {"command": command})
+    assert quoted.decision == "ask"
+    assert quoted.requests[0].subjects == (("command", "rm '*'"),)

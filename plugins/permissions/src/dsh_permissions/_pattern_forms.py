@@ -19,6 +19,12 @@ is refused (``prefix_problem``), saying to write the prefix followed directly by
 deploy:prod``); in an allow rule it is only warned about. A literal ``:`` then any text
 is written ``:**`` (``bash(docker run ubuntu:**)``), which is kept.
 
+A backslash escapes nothing in a command pattern either (``backslash_problem``):
+``bash(rm \\*)`` is ``rm \\`` then any text, never ``rm *``, which a command's text
+spells as the shell runs it (re-quoted, ``rm '*'``; deny and ask rules also see it
+unquoted, ``rm *``). It is refused in a deny or ask rule and warned about in an allow
+rule.
+
 A path pattern's ``{a,b}`` is expanded (``_path_braces``); a backslash escapes nothing
 there (fnmatch takes it as itself), so ``read(\\.env)`` names a file called ``\\.env``.
 """
@@ -28,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["claude_prefix", "prefix_problem", "text_pattern_problem"]
+__all__ = ["backslash_problem", "claude_prefix", "prefix_problem", "text_pattern_problem"]
 
 #: Claude Code's ``prefix:*``: a ``:*`` ending the pattern, right after a word, and no
 #: other ``*`` (``scp * host:*`` is dsh's own); ``:**`` is dsh's for a literal ``:``
@@ -96,4 +102,18 @@ def text_pattern_problem(tool: str, pattern: str) -> tuple[str, str] | None:
             if redirect
             else ""
         ),
+    )
+
+
+def backslash_problem(tool: str, pattern: str) -> tuple[str, str] | None:
+    """(what is wrong, what to write) of a command pattern holding a backslash, or None."""
+    if "\\" not in pattern:
+        return None
+    return (
+        "has a backslash, but a backslash escapes nothing in a command pattern ('*' is "
+        "any text, nothing else is special) and a command is matched as the shell runs "
+        f"it, its quotes and backslashes taken away: {tool}(rm \\*) would match only an "
+        "rm whose word begins with a backslash, never rm *",
+        f"; write it without the backslash ({tool}(rm *) also covers rm '*' and rm \\*), "
+        "and '*' for a backslash a word holds",
     )

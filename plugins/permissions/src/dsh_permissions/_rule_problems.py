@@ -1,7 +1,8 @@
 """What is wrong with one permission rule, given the tools a harness registered: a
 tool name that is a near miss of a registered one (``bsah(rm *)``: a typo that would
 match nothing), one no plugin registered, a bad path pattern, or a command pattern that
-matches no command (``bash(cd / && rm *)``, Claude Code's ``Bash(rm:*)``:
+matches no command (``bash(cd / && rm *)``, Claude Code's ``Bash(rm:*)``, a
+backslash, ``bash(rm \\*)``:
 ``_pattern_forms``); and
 the validator of a rule given in code (``registered_rule``). ``_rule_names`` checks a
 whole config with them."""
@@ -15,7 +16,11 @@ from typing import Any, NamedTuple
 from pydantic import ValidationInfo
 
 from dsh_permissions._paths import pattern_problem
-from dsh_permissions._pattern_forms import prefix_problem, text_pattern_problem
+from dsh_permissions._pattern_forms import (
+    backslash_problem,
+    prefix_problem,
+    text_pattern_problem,
+)
 from dsh_permissions._rules import parse_rule
 
 __all__ = ["Declared", "problem_of", "registered_rule", "registered_tools"]
@@ -57,7 +62,11 @@ def problem_of(
         if pattern and declared.paths and (bad := pattern_problem(pattern)) is not None:
             return f"has a bad path pattern: {bad}", ""
         if pattern and declared.commands:
-            form = text_pattern_problem(tool, pattern) or prefix_problem(tool, pattern)
+            form = (
+                text_pattern_problem(tool, pattern)
+                or prefix_problem(tool, pattern)
+                or backslash_problem(tool, pattern)
+            )
             if form is not None:
                 return (form[0] + form[1], None) if action == "allow" else form
         return None
