@@ -81,6 +81,11 @@ async def test_git_global_options_do_not_widen_an_allow_rule(judge):
         ("write", "src/.envrc", "direnv"),
         ("write", ".pre-commit-config.yaml", "pre-commit"),
         ("write", ".husky/pre-commit", "husky"),
+        # review of session 43, finding 4: hg runs the hooks its config names
+        ("edit", ".hg/hgrc", "Mercurial's own files"),
+        ("write", "vendor/.hg/hgrc", "Mercurial's own files"),
+        ("write", ".HG/hgrc", "Mercurial's own files"),
+        ("write", ".hg/sharedpath", "Mercurial's own files"),  # whose hgrc is read
         ("write", "src", "a directory"),  # the tool may create src/.envrc
     ],
 )

@@ -6,7 +6,9 @@ it (or plant ``mode: bypass`` for the next run); one that could write
 the second would forge "always" answers, which are read back from the session log on
 ``--continue``; one that could write the third would run code no rule sees: git runs
 ``.git/hooks/*`` and what ``.git/config`` names (``core.hooksPath``, ``core.fsmonitor``,
-aliases, filters) on a person's next git command, direnv runs ``.envrc`` on entering the
+aliases, filters) on a person's next git command, Mercurial runs the hooks and
+extensions ``.hg/hgrc`` names (and ``.hg/sharedpath`` sends it to another repository's),
+direnv runs ``.envrc`` on entering the
 directory, pre-commit and husky run their hooks on ``git commit``, a git directory under
 another name (a ``.git`` file's, a bare repository) runs as ``.git`` does, and Python
 runs a venv's ``*.pth`` files and a ``sitecustomize``/``usercustomize`` module at every
@@ -38,6 +40,10 @@ __all__ = ["RUNS_CODE", "config_file", "guarded", "session_store"]
 #: has one ``.git`` for ``.GIT`` and ``.git``)
 RUNS_CODE: Final = {
     ".git": "git's own files (its hooks and what its config names run on the next git command)",
+    ".hg": (
+        "Mercurial's own files (the hooks and extensions its .hg/hgrc names run on the "
+        "next hg command)"
+    ),
     ".envrc": "a direnv file (direnv runs it on entering the directory)",
     ".pre-commit-config.yaml": "pre-commit's configuration (its hooks run on git commit)",
     ".husky": "husky's git hooks (run on the next git command)",
