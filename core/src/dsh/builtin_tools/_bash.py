@@ -84,15 +84,50 @@ def _first_character(data: bytes) -> int:
     return start
 
 
+def _secret_end(head: bytes, after: int, secrets: Collection[bytes]) -> int:
+    """The length of the longest start of a secret that ``head`` ends with and that the
+    byte ``after`` goes on like the secret (0: none)."""
+    longest = 0
+    for secret in secrets:
+        # from the longest down: the first start of the secret ``head`` ends with
+        for size in range(min(len(secret) - 1, len(head)), longest, -1):
+            if secret[size] == after and head.endswith(secret[:size]):
+                longest = size
+                break
+    return longest
+
+
+def _secret_start(tail: bytes, before: int, secrets: Collection[bytes]) -> int:
+    """The length of the longest end of a secret that ``tail`` starts with, the byte
+    ``before`` coming before it in the secret (0: none)."""
+    longest = 0
+    for secret in secrets:
+        for size in range(min(len(secret) - 1, len(tail)), longest, -1):
+            if secret[-size - 1] == before and tail.startswith(secret[-size:]):
+                longest = size
+                break
+    return longest
+
+
 class _HeadTail:
     """Keeps the first and the last ``limit // 2`` bytes of a stream and its length;
-    ``longest``: the bytes of the longest secret, of a word cut left out at most."""
+    ``secrets``: the values of which no piece the cut goes through may be shown."""
 
-    __slots__ = ("after_head", "before_tail", "half", "head", "most", "tail", "total")
+    __slots__ = (
+        "after_head",
+        "before_tail",
+        "half",
+        "head",
+        "most",
+        "secrets",
+        "tail",
+        "total",
+    )
 
-    def __init__(self, limit: int, longest: int = 0) -> None:
+    def __init__(self, limit: int, secrets: Collection[str] = ()) -> None:
         self.half = limit // 2
-        self.most = max(_WORD_MOST, longest)
+        self.secrets = [secret.encode() for secret in secrets if secret]
+        self.most = max([_WORD_MOST, *map(len, self.secrets)])
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
@@ -117,14 +152,20 @@ class _HeadTail:
     def text(self) -> str:
         if self.total == len(self.head) + len(self.tail):
             return (self.head + self.tail).decode("utf-8", "replace")
-        # A word the cut went through is left out whole, up to the longest secret's
-        # length: no half of a token or a key (whose value the core would no longer
-        # recognise to hide it) is shown. Then each cut goes back to a character's start.
+        # No piece of a secret the cut goes through is shown (redact hides only pieces
+        # of half of one or more): the piece is left out, whatever bytes it holds. A
+        # word the cut goes through is left out whole too, up to the longest secret's
+        # length: a token or a key that is no known secret is not shown in part either.
+        # Then each cut goes back to a character's start.
         head, tail = bytes(self.head), bytes(self.tail)
+        drop = _secret_end(head, self.after_head, self.secrets)
         if self.after_head in _WORD:
-            head = head[: max(len(head.rstrip(_WORD_CHARS)), len(head) - self.most)]
+            drop = max(drop, min(len(head) - len(head.rstrip(_WORD_CHARS)), self.most))
+        head = head[: len(head) - drop]
+        drop = _secret_start(tail, self.before_tail, self.secrets)
         if self.before_tail in _WORD:
-            tail = tail[min(len(tail) - len(tail.lstrip(_WORD_CHARS)), self.most) :]
+            drop = max(drop, min(len(tail) - len(tail.lstrip(_WORD_CHARS)), self.most))
+        tail = tail[drop:]
         head, tail = head[: _whole_characters(head)], tail[_first_character(tail) :]
         cut = self.total - len(head) - len(tail)
         return (
@@ -276,11 +317,12 @@ async def run_command(
     secrets: Collection[str] = (),
 ) -> tuple[str, int | None, bool]:
     """Run ``command`` with bash (or ``/bin/sh``) in ``cwd`` with ``command_environment``;
-    return its capped output (stdout and stderr interleaved; of a word the cap cuts
-    through, as many bytes as the longest of ``secrets`` left out, 512 at least),
-    its exit code and whether it timed out."""
+    return its capped output (stdout and stderr interleaved; no piece of one of
+    ``secrets`` the cap cuts through is shown, and of a word it cuts through, as many
+    bytes as the longest of ``secrets`` are left out, 512 at least), its exit code and
+    whether it timed out."""
     shell = shutil.which("bash") or "/bin/sh"
-    output = _HeadTail(MAX_OUTPUT_BYTES, max((len(s.encode()) for s in secrets), default=0))
+    output = _HeadTail(MAX_OUTPUT_BYTES, secrets)
     closed = anyio.Event()
     # Shielded: the command may be running before the process object exists, and an
     # abort landing in between would leave it running, unreaped. The first await after
