@@ -1,6 +1,7 @@
-"""How ``glob`` (and ``grep``'s ``glob=``) walk the tree: each directory listed once
-whatever the pattern, an abandoned walk stopped, symlinked directories as bash's
-``globstar`` treats them. Counts, never times."""
+"""How ``glob`` (and ``grep``'s ``glob=``) walk the tree: each path listed once
+whatever the pattern, a name without wildcards looked up rather than listed, an
+abandoned walk stopped, symlinked directories as bash's ``globstar`` treats them and
+never entered out of the roots. Counts, never times."""
 
 from __future__ import annotations
 
@@ -27,6 +28,11 @@ def chain(root: Path) -> Path:
     deepest.mkdir(parents=True)
     (deepest / "x").write_text("x\n")
     return deepest
+
+
+def outside_of(workspace: Path, paths: list[str]) -> list[str]:
+    """Those of ``paths`` that really are outside ``workspace``."""
+    return [p for p in paths if not Path(p).resolve().is_relative_to(workspace)]
 
 
 @pytest.fixture
@@ -122,13 +128,91 @@ async def test_a_symlinked_directory_is_entered_by_a_named_part_never_by_double_
     assert (await call_tool("grep", pattern="x")).content == "real/a.py:1: x"
 
 
-async def test_grep_through_a_symlinked_directory_stays_in_the_roots(
-    call_tool: CallTool, workspace: Path, outside: Path
+@pytest.mark.parametrize(
+    ("name", "pattern"),
+    [("grep", "*/*.txt"), ("grep", "*/**/*.txt"), ("glob", "*/*.txt"), ("glob", "*/*/*")],
+)
+async def test_a_symlinked_directory_out_of_the_roots_is_never_entered(
+    call_tool: CallTool,
+    workspace: Path,
+    outside: Path,
+    listed: list[str],
+    name: str,
+    pattern: str,
 ) -> None:
+    """Nothing below it is listed (a link to / walked the disk) nor counted: grep said
+    '[files skipped: 1 outside the roots]', telling what is there."""
     (workspace / "out").symlink_to(outside)
-    result = await call_tool("grep", pattern="secret", glob="*/*.txt")
-    assert result.content == (
-        "no matches for 'secret' in . (files matching '*/*.txt')\n"
-        "[files skipped: 1 outside the roots]"
-    )
-    assert (await call_tool("glob", pattern="*/*.txt")).content.startswith("no paths match")
+    (workspace / "up").symlink_to(workspace.parent)  # holds the workspace: and loops in
+    (workspace / "in").mkdir()
+    (workspace / "in" / "a.txt").write_text("secret\n")
+    arguments = {"pattern": pattern} if name == "glob" else {"pattern": "secret", "glob": pattern}
+    result = await call_tool(name, **arguments)
+    shown = {"grep": "in/a.txt:1: secret", "glob": "in/a.txt"}[name]
+    if pattern == "*/*/*":  # up/workspace/in/ was listed: a name outside the roots
+        shown = "no paths match '*/*/*' in ."
+    assert result.content == shown
+    assert outside_of(workspace, listed) == []
+    assert not any(p.startswith((str(workspace / "out"), str(workspace / "up"))) for p in listed)
+
+
+@pytest.fixture
+def resolved(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The paths grep resolves to check that they are in the roots."""
+    from dsh.builtin_tools import _paths, _search
+
+    calls: list[Path] = []
+
+    def real_path(path: Path) -> Path | None:
+        calls.append(path)
+        return _paths.real_path(path)
+
+    monkeypatch.setattr(_search, "real_path", real_path)
+    return calls
+
+
+async def test_grep_resolves_only_the_files_a_symlinked_directory_led_to(
+    call_tool: CallTool, workspace: Path, resolved: list[Path]
+) -> None:
+    for n in range(5):
+        (workspace / "src" / f"d{n}").mkdir(parents=True)
+        (workspace / "src" / f"d{n}" / "a.py").write_text("x\n")
+    (workspace / "link").symlink_to("src/d0")
+    result = await call_tool("grep", pattern="x", glob="*/**/*.py")
+    assert result.content.splitlines() == [
+        "link/a.py:1: x",
+        *(f"src/d{n}/a.py:1: x" for n in range(5)),
+    ]
+    assert resolved == [workspace / "link" / "a.py"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "found", "lists"),
+    [
+        ("a/b/known.txt", "a/b/known.txt", []),
+        ("*/known.txt", "a/known.txt", ["."]),
+        ("a/*/known.txt", "a/b/known.txt", ["a"]),
+        ("a/dangling", "a/dangling", []),
+        ("a/to_b/known.txt", "a/to_b/known.txt", []),
+        ("a/b/", "a/b/", []),
+        ("a/known.txt/", "no paths match", []),
+    ],
+)
+async def test_a_name_without_wildcards_is_looked_up_not_listed(
+    call_tool: CallTool,
+    workspace: Path,
+    listed: list[str],
+    pattern: str,
+    found: str,
+    lists: list[str],
+) -> None:
+    """pathlib stat'ed such a part; listing each directory it may be in cost one listing
+    per candidate (twice pathlib's for '*/*/.../*/known.txt' through two self-links)."""
+    (workspace / "a" / "b").mkdir(parents=True)
+    (workspace / "a" / "known.txt").write_text("k\n")
+    (workspace / "a" / "b" / "known.txt").write_text("k\n")
+    (workspace / "a" / "dangling").symlink_to("nowhere")
+    (workspace / "a" / "to_b").symlink_to("b")
+    result = await call_tool("glob", pattern=pattern)
+    assert result.content.startswith(found), result.content
+    assert listed == [str(workspace / d) if d != "." else str(workspace) for d in lists]

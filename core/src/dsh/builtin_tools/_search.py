@@ -4,8 +4,10 @@ They change nothing, so their worker threads are abandoned on abort (``glob`` st
 its next directory, ``grep`` at its next directory or file). Results are sorted by
 path, so the same tree always gives the same answer, and capped, with a note saying how
 much was left out. ``.git`` directories are skipped (``glob`` searches them when a part
-of its pattern is ``.git``); symlinks are listed but never followed out of the roots,
-and ``**`` does not descend into symlinked directories (``_glob``).
+of its pattern is ``.git``); symlinks are listed but never followed out of the roots
+(a symlinked directory leading out of them is not entered: nothing below it is listed,
+searched or counted), and ``**`` does not descend into symlinked directories
+(``_glob``).
 
 ``grep`` matches with the ``regex`` module rather than ``re``: ``re`` holds the GIL for
 a whole match, so a pattern that backtracks catastrophically froze the event loop (no
@@ -151,7 +153,7 @@ def _glob(base: Path, shown: str, pattern: str, roots: Roots) -> str:
     found: set[str] = set()
     for expanded in alternatives:
         skip_git = ".git" not in PurePosixPath(expanded).parts  # not '*.gitkeep', '.github'
-        for match in glob_paths(base, expanded, pattern, skip_git=skip_git):
+        for match, _ in glob_paths(base, expanded, pattern, roots, skip_git=skip_git):
             real = real_path(match)  # None: a symlink loop, which leads nowhere
             if real is not None and not roots.allows(real):
                 continue
@@ -185,14 +187,14 @@ async def glob(
 
 
 def _files(
-    base: Path, patterns: list[str] | None, given: str | None = None
+    base: Path, patterns: list[str] | None, roots: Roots, given: str | None = None
 ) -> Iterator[tuple[Path, bool]]:
     """The files below ``base`` sorted by path (as ``glob`` sorts them: ``a.txt``
     before ``a/b.txt`` before ``b.txt``), without ``.git`` directories, each with
-    whether it may lead out of the roots through a symlinked directory. Without
-    ``patterns``, every file, not descending into symlinked directories; with them,
-    those whose name matches one without a ``/``, and those whose path below ``base``
-    matches one with a ``/`` as ``glob`` matches it (through a symlinked directory a
+    whether it was reached through a symlinked directory. Without ``patterns``, every
+    file, not descending into symlinked directories; with them, those whose name
+    matches one without a ``/``, and those whose path below ``base`` matches one with
+    a ``/`` as ``glob`` matches it (through a symlinked directory into the ``roots`` a
     named part matched); ``given``: the glob they were expanded from."""
     if not base.is_dir():
         yield base, False
@@ -201,9 +203,11 @@ def _files(
     found: dict[Path, bool] = {}
     for p in patterns or ():
         if "/" in p:
-            for match in glob_paths(base, _below(p, given), given or p, skip_git=True):
+            for match, through_link in glob_paths(
+                base, _below(p, given), given or p, roots, skip_git=True
+            ):
                 if not match.is_dir():
-                    found[match] = True
+                    found[match] = through_link
     if patterns is None or names:
         for directory, subdirectories, files in os.walk(base):
             anyio.from_thread.check_cancelled()  # an abandoned search stops here
@@ -303,7 +307,7 @@ def _grep(base: Path, shown: str, pattern: str, glob: str | None, roots: Roots) 
     if not base.exists():
         raise ToolError(f"{shown} does not exist")
     matches = _Matches()
-    for path, through_link in _files(base, expand_braces(glob) if glob else None, glob):
+    for path, through_link in _files(base, expand_braces(glob) if glob else None, roots, glob):
         anyio.from_thread.check_cancelled()  # an abandoned search stops here
         if through_link or path.is_symlink():
             real = real_path(path)
