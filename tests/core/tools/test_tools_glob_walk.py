@@ -216,3 +216,18 @@ async def test_a_name_without_wildcards_is_looked_up_not_listed(
     result = await call_tool("glob", pattern=pattern)
     assert result.content.startswith(found), result.content
     assert listed == [str(workspace / d) if d != "." else str(workspace) for d in lists]
+
+
+async def test_grep_glob_ending_in_double_star_searches_every_file_below(
+    call_tool: CallTool, workspace: Path
+) -> None:
+    """A last '**' matches directories only (pathlib's rule, which glob keeps): grep's
+    glob='src/**' found no file at all."""
+    (workspace / "src" / "sub").mkdir(parents=True)
+    (workspace / "src" / "a.py").write_text("x\n")
+    (workspace / "src" / "sub" / "b.py").write_text("x\n")
+    (workspace / "c.py").write_text("x\n")
+    for glob in ("src/**", "src/**/**", "{src,none}/**"):
+        result = await call_tool("grep", pattern="x", glob=glob)
+        assert result.content == "src/a.py:1: x\nsrc/sub/b.py:1: x", glob
+    assert (await call_tool("glob", pattern="src/**")).content == "src/\nsrc/sub/"

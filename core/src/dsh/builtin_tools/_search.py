@@ -195,7 +195,8 @@ def _files(
     file, not descending into symlinked directories; with them, those whose name
     matches one without a ``/``, and those whose path below ``base`` matches one with
     a ``/`` as ``glob`` matches it (through a symlinked directory into the ``roots`` a
-    named part matched); ``given``: the glob they were expanded from."""
+    named part matched; a last ``**`` as ``**/*``: the files below); ``given``: the glob
+    they were expanded from."""
     if not base.is_dir():
         yield base, False
         return
@@ -203,8 +204,9 @@ def _files(
     found: dict[Path, bool] = {}
     for p in patterns or ():
         if "/" in p:
+            every_file = p + "/*" if p.endswith("/**") else p  # '**' alone: directories
             for match, through_link in glob_paths(
-                base, _below(p, given), given or p, roots, skip_git=True
+                base, _below(every_file, given), given or p, roots, skip_git=True
             ):
                 if not match.is_dir():
                     found[match] = through_link
