@@ -241,11 +241,11 @@ async def test_a_new_file_that_cannot_be_written_whole_is_removed(
 async def test_a_directory_that_cannot_be_made_is_named(
     call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def denied(self: Path, *args: Any, **kwargs: Any) -> None:
-        raise PermissionError(errno.EACCES, "Permission denied", str(workspace / "d" / "sub"))
+    def denied(path: Any, *args: Any, **kwargs: Any) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
 
     (workspace / "d").mkdir()
-    monkeypatch.setattr(Path, "mkdir", denied)
+    monkeypatch.setattr(os, "mkdir", denied)
     result = await call_tool("write", path="d/sub/h.txt", content="x")
     assert result.content == (
         "tool 'write' failed: d/sub/h.txt cannot be created: d may not be written "
@@ -271,3 +271,64 @@ async def test_a_new_file_that_cannot_be_written_leaves_no_directory_it_made(
     assert result.content.endswith("; it was not created")
     assert os.listdir(workspace) == ["kept"]
     assert os.listdir(workspace / "kept") == []
+
+
+async def test_a_directory_with_too_long_a_name_is_named_and_none_is_left(
+    call_tool: CallTool, workspace: Path
+) -> None:
+    """Only a denied permission removed the directories made: another error left them
+    (here 'a' and 'a/b') and showed as a raw OSError."""
+    path = f"a/b/{'n' * 300}/f.txt"
+    result = await call_tool("write", path=path, content="x")
+    assert result.content == (
+        f"tool 'write' failed: {path} cannot be created: a/b/{'n' * 300} cannot be made "
+        f"({os.strerror(errno.ENAMETOOLONG)})"
+    )
+    assert os.listdir(workspace) == []
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS, errno.EDQUOT])
+async def test_a_directory_that_cannot_be_made_leaves_none_made_before_it(
+    call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    real = os.mkdir
+
+    def failing(path: Any, *args: Any, **kwargs: Any) -> None:
+        if os.fspath(path) == str(workspace / "x" / "y"):
+            raise OSError(code, os.strerror(code), os.fspath(path))
+        real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", failing)
+    result = await call_tool("write", path="x/y/z.txt", content="x")
+    assert result.content == (
+        f"tool 'write' failed: x/y/z.txt cannot be created: x/y cannot be made "
+        f"({os.strerror(code)})"
+    )
+    assert os.listdir(workspace) == []
+
+
+async def test_a_failed_write_keeps_a_directory_another_process_made_meanwhile(
+    call_tool: CallTool, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between the check of which directories are missing and their making, another
+    process made 'shared': it was counted as made for the file, and removed."""
+    from dsh.builtin_tools import _files
+    from dsh.tools import ToolError
+
+    real = os.mkdir
+    shared = workspace / "shared"
+
+    def racing(path: Any, *args: Any, **kwargs: Any) -> None:
+        if os.fspath(path) == str(shared) and not shared.exists():
+            real(shared)  # the other process, just before this one
+        real(path, *args, **kwargs)
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise ToolError("disk full")
+
+    monkeypatch.setattr(os, "mkdir", racing)
+    monkeypatch.setattr(_files, "write_file", full)
+    result = await call_tool("write", path="shared/sub/f.txt", content="x")
+    assert result.content == "tool 'write' failed: disk full"
+    assert os.listdir(workspace) == ["shared"]
+    assert os.listdir(shared) == []  # 'sub', made for the file, is removed

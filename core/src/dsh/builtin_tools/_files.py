@@ -171,8 +171,10 @@ def _unencodable(name: str, text: str) -> str:
 
 
 def _make_parents(target: Path, shown: str, show: Callable[[Path], str]) -> list[Path]:
-    """Make ``target``'s missing parent directories, and return them, deepest first;
-    refuse a ``target`` below a file or in a directory that may not be written."""
+    """Make ``target``'s missing parent directories, one at a time, and return those
+    made here, deepest first (not one another process made meanwhile: a failed write
+    removes them); refuse a ``target`` below a file or in a directory that may not be
+    written. A directory that cannot be made is a ``ToolError``, and none is left."""
     missing = []
     for parent in target.parents:
         if (status := status_or_none(parent, shown)) is not None:
@@ -182,16 +184,25 @@ def _make_parents(target: Path, shown: str, show: Callable[[Path], str]) -> list
                 )
             break
         missing.append(parent)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except PermissionError as exc:
-        _remove_empty(missing)
-        denied = Path(exc.filename or target.parent)
-        raise ToolError(
-            f"{shown} cannot be created: {show(denied.parent)} may not be written "
-            f"(permission denied), so {show(denied)} cannot be made"
-        ) from None
-    return missing
+    made: list[Path] = []
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory)
+        except FileExistsError:  # made by another process since the check: not ours
+            continue
+        except OSError as exc:  # permission, a full disk, a read-only one, a long name
+            _remove_empty(made[::-1])
+            if isinstance(exc, PermissionError):
+                raise ToolError(
+                    f"{shown} cannot be created: {show(directory.parent)} may not be "
+                    f"written (permission denied), so {show(directory)} cannot be made"
+                ) from None
+            raise ToolError(
+                f"{shown} cannot be created: {show(directory)} cannot be made "
+                f"({exc.strerror or exc})"
+            ) from None
+        made.append(directory)
+    return made[::-1]
 
 
 def _remove_empty(directories: list[Path]) -> None:
