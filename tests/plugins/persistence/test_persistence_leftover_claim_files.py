@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from claims_support import appended, appending_elsewhere, claimed_elsewhere, killed
 from persistence_cli_support import run, store
-from test_persistence_leftover_claims import age, names
+from test_persistence_leftover_claims import age, made, names
 
 from dsh_persistence import PersistenceSettings, SessionBackend, SessionInfo, open_backend
 from dsh_persistence._claims import ClaimFiles
@@ -150,8 +150,7 @@ def test_only_lock_files_of_claims_are_touched(settings: PersistenceSettings) ->
     digest = "0" * 40
     others = [f"{digest}.claim", f"{digest}.lock.bak", f"{digest[:39]}.lock", "notes.turn"]
     for name in others:
-        (claims.directory / name).write_text("")
-        age(claims.directory / name)
+        age(made(claims.directory / name))
     target = claims.directory / "elsewhere"
     target.write_text("")
     (claims.directory / f"{'1' * 40}.lock").symlink_to(target)
@@ -271,5 +270,4 @@ def left_by_a_kill(settings: PersistenceSettings, session_id: str) -> Path:
     else:
         left = claims_of(settings).path(session_id)
     left.parent.mkdir(parents=True)
-    left.write_bytes(b"")
-    return left
+    return made(left)

@@ -50,6 +50,17 @@ def age(path: Path, seconds: float = LEFTOVER_AGE + 5) -> None:
     os.utime(path, (when, when))
 
 
+def made(path: Path, content: bytes = b"") -> Path:
+    """``path`` made holding ``content`` as dsh makes its temp and lock files: 0600
+    (one that others may read is another program's, kept: test_persistence_leftover_foreign.py)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, content)
+    finally:
+        os.close(fd)
+    return path
+
+
 def names(directory: Path) -> list[str]:
     return sorted(entry.name for entry in directory.iterdir())
 
@@ -113,9 +124,7 @@ def test_only_claim_files_of_session_names_are_touched(settings: PersistenceSett
     directory.mkdir(parents=True)
     others = [".notes.claim", ".x.jsonl.claim.bak", "x.jsonl.claim", ".a b.jsonl.claim"]
     for name in others:
-        age_file = directory / name
-        age_file.write_text("")
-        age(age_file)
+        age(made(directory / name))
     target = directory / ".elsewhere"
     target.write_text("")
     link = directory / ".linked.jsonl.claim"
@@ -138,8 +147,7 @@ def test_delete_removes_a_claim_file_a_kill_left_beside_a_stored_session(
     log = LogBuilder()
     log.turn("one", calls=())
     store(settings, "s", log)
-    stray = directory / ".s.jsonl.claim"
-    stray.write_bytes(b"")  # young: a delete removes its session's at once
+    made(directory / ".s.jsonl.claim")  # young: a delete removes its session's at once
 
     assert run(config, "delete", "s") == 0
 

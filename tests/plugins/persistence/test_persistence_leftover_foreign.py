@@ -9,7 +9,10 @@ test_persistence_leftover_claims.py). It went by their names alone: with ``direc
 lock file goes only when empty (dsh's are: the lock is the claim, the file holds
 nothing), and a temp file only when named as dsh's ``publish`` and ``probe_directory``
 name theirs (an encoded session file name, cut to 200 bytes, or ``probe``) and empty or
-starting with a session file's header.
+starting with a session file's header. An empty lock file (``lockfile(1)``, ``set -C``,
+py-filelock's ``FileLock``) was still removed: now either goes only when this user's and
+private (0600, as dsh makes them). And a probe's temp file a kill left in SQLite's
+claims directory is now removed (it never was).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_persistence_leftover_claims import age, names
+from test_persistence_leftover_claims import age, made, names
 
 from dsh.testing import ScriptedModel, scripted_harness, text
 from dsh_persistence import JsonlBackend, PersistencePlugin, PersistenceSettings, SessionInfo
@@ -45,8 +48,7 @@ def dead() -> int:
 
 
 def old_file(path: Path, content: bytes) -> Path:
-    path.write_bytes(content)
-    age(path)
+    age(made(path, content))  # as dsh makes them (0600): kept for their content alone
     return path
 
 
@@ -147,3 +149,118 @@ async def test_a_harness_start_in_the_workspace_keeps_other_programs_files(
     finally:
         plugin.close()
     assert [path for path in others if not path.exists()] == []
+
+
+def foreign(path: Path, content: bytes = b"", mode: int = 0o644) -> Path:
+    """``path`` made as another program makes its files (umask 022: 0644), ten minutes
+    old at least."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    os.close(fd)
+    os.chmod(path, mode)  # whatever this process's umask
+    if content:
+        path.write_bytes(content)
+    age(path)
+    return path
+
+
+def test_empty_files_that_others_may_read_are_another_programs_and_kept(
+    tmp_path: Path, dead: int
+) -> None:
+    """The re-review's case: locks that work by the file existing are empty (``lockfile(1)``,
+    ``set -C; : > f``, py-filelock's ``FileLock`` leaves one), and were removed as
+    dsh's own. dsh makes its files 0600: one group or others may read is not its."""
+    kept = [
+        foreign(tmp_path / ".notes.jsonl.lock"),
+        foreign(tmp_path / ".events.jsonl.claim", mode=0o640),
+        foreign(tmp_path / f".s.jsonl.{dead}-0123abcd.tmp"),
+        foreign(tmp_path / f".probe.{dead}-0123abcd.tmp", mode=0o604),
+        foreign(tmp_path / f".t.jsonl.{dead}-0123abcd.tmp", HEADER),
+    ]
+    gone = [
+        old_file(tmp_path / ".s.jsonl.lock", b""),
+        old_file(tmp_path / ".t.jsonl.claim", b""),
+        old_file(tmp_path / f".u.jsonl.{dead}-0123abcd.tmp", HEADER),
+        old_file(tmp_path / f".probe.{dead}-4567abcd.tmp", b""),
+    ]
+
+    JsonlBackend(tmp_path).prepare()
+
+    assert names(tmp_path) == sorted(path.name for path in kept)
+    assert all(not path.exists() for path in gone)
+
+
+def test_the_files_dsh_makes_are_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the check above relies on: dsh makes its temp and lock files 0600 (a umask
+    only narrows that), so a kill's leftover of its own is always removed."""
+    from dsh_persistence import _claims, _files
+
+    modes: list[int] = []
+    real_open = os.open
+
+    def recording_open(path: str, flags: int, mode: int = 0o777) -> int:
+        if flags & os.O_CREAT:
+            modes.append(mode)
+        return real_open(path, flags, mode)
+
+    monkeypatch.setattr(os, "open", recording_open)
+    _files.probe_directory(tmp_path)
+    _files.publish(tmp_path / "s.jsonl", HEADER, fsync=False)
+    claim = tmp_path / ".t.jsonl.claim"
+    held = _claims.hold_lock_file(claim, wait=False)
+    assert held is not None
+    _claims.let_go(claim, held)
+    assert modes == [0o600, 0o600, 0o600]
+
+
+def test_a_file_of_another_user_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A root-run harness in a shared directory keeps another user's 0600 empty lock."""
+    lock = old_file(tmp_path / ".s.jsonl.lock", b"")
+    monkeypatch.setattr(os, "geteuid", lambda: os.stat(lock).st_uid + 1)
+    JsonlBackend(tmp_path).prepare()
+    assert lock.exists()
+
+
+async def test_a_harness_start_in_the_workspace_keeps_an_empty_foreign_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reviewer's repro: ``directory: .``, a job's ``.notes.jsonl.lock`` (empty,
+    0644, an hour old, no flock) beside its ``notes.jsonl``; dsh's own killed claim too."""
+    theirs = foreign(tmp_path / ".notes.jsonl.lock")  # as `umask 022; set -C; : > f` makes
+    (tmp_path / "notes.jsonl").write_text('{"a":1}\n')
+    ours = old_file(tmp_path / ".x.jsonl.claim", b"")
+    monkeypatch.chdir(tmp_path)
+
+    plugin = PersistencePlugin(PersistenceSettings(backend="jsonl", directory=Path(".")))
+    try:
+        async with scripted_harness(
+            ScriptedModel([text("ok")]),
+            plugins=[("persistence", plugin)],
+            load_entry_points=False,
+            workspace=tmp_path,
+        ):
+            pass
+    finally:
+        plugin.close()
+    assert theirs.exists() and not ours.exists()
+
+
+def test_sqlite_claims_directory_removes_a_killed_probe(tmp_path: Path, dead: int) -> None:
+    """``check_claims`` probes the claims directory with ``probe_directory``: a kill
+    between its make and removal left ``.probe.<pid>-<hex>.tmp`` there for ever."""
+    claims = ClaimFiles(tmp_path / "sessions.sqlite3-claims")
+    claims.directory.mkdir()
+    probe = old_file(claims.directory / f".probe.{dead}-0123abcd.tmp", b"")
+    live = old_file(claims.directory / f".probe.{os.getppid()}-0123abcd.tmp", b"")
+    young = made(claims.directory / f".probe.{dead}-4567abcd.tmp")
+    kept = [
+        live,
+        young,
+        old_file(claims.directory / f".probe.{dead}-89abcdef.tmp", b"x"),
+        foreign(claims.directory / f".probe.{dead}-0000abcd.tmp"),
+        old_file(claims.directory / f".s.jsonl.{dead}-0123abcd.tmp", b""),  # not a probe
+    ]
+    claims.remove_leftovers("s", age=0)  # a session's: its lock files only
+    assert probe.exists()
+    claims.remove_leftovers()
+    assert not probe.exists()
+    assert names(claims.directory) == sorted(path.name for path in kept)

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_persistence_leftover_claims import made
 
 from dsh_persistence import JsonlBackend, SessionInfo
 from dsh_persistence._leftovers import LEFTOVER_AGE
@@ -40,7 +41,12 @@ def dead() -> int:
 
 def temp(directory: Path, name: str, pid: int, *, old: bool = True) -> Path:
     path = directory / f".{name}.{pid}-0123abcd.tmp"
-    path.write_bytes(b'{"format":"dsh-session"}\n{"data":{"content":"my secret plan"}}\n')
+    content = (
+        b""
+        if name == "probe"
+        else b'{"format":"dsh-session"}\n{"data":{"content":"my secret plan"}}\n'
+    )
+    made(path, content)
     if old:
         when = path.stat().st_mtime - LEFTOVER_AGE - 5
         os.utime(path, (when, when))

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from claims_support import appended, appending_elsewhere, killed
 from persistence_cli_support import run, store
-from test_persistence_leftover_claims import age, names
+from test_persistence_leftover_claims import age, made, names
 
 from dsh_persistence import JsonlBackend, PersistenceSettings, SessionInfo, open_backend
 from dsh_persistence.testing import LogBuilder
@@ -107,8 +107,7 @@ def test_only_turn_files_of_session_names_are_touched(settings: PersistenceSetti
     directory.mkdir(parents=True)
     others = [".notes.lock", ".x.jsonl.lock.bak", "x.jsonl.lock", ".a b.jsonl.lock"]
     for name in others:
-        (directory / name).write_text("")
-        age(directory / name)
+        age(made(directory / name))
     target = directory / ".elsewhere"
     target.write_text("")
     (directory / ".linked.jsonl.lock").symlink_to(target)
@@ -134,7 +133,7 @@ def test_a_turn_being_taken_as_its_file_is_removed_takes_a_new_one(
 
     directory = stored(settings)
     turn = directory / ".s.jsonl.lock"
-    turn.write_bytes(b"")  # left by a kill
+    made(turn)  # left by a kill
     locked = _claims.lock_file
     removed: list[bool] = []
 

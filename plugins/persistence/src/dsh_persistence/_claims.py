@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Literal
 
 from dsh_persistence._files import LOCKS, leads_to, lock_file, still_leads_to, try_lock_file
-from dsh_persistence._leftovers import LEFTOVER_AGE, remove_unheld
+from dsh_persistence._leftovers import LEFTOVER_AGE, remove_probe, remove_unheld
 
 __all__ = ["BUSY_PAUSES", "ClaimFiles", "hold_lock_file", "let_go"]
 
@@ -208,8 +208,9 @@ class ClaimFiles:
     def remove_leftovers(self, session_id: str | None = None, *, age: float = LEFTOVER_AGE) -> None:
         """Remove the lock files a kill left (of ``session_id`` only, if given) that no
         process holds and that have not changed for ``age`` seconds (``remove_unheld``:
-        a claim or turn held, by this process too, is kept). Best effort: nothing is
-        raised, nothing is created."""
+        a claim or turn held, by this process too, is kept), and the temp files of
+        ``_sqlite_check``'s probe of the directory (``remove_probe``). Best effort:
+        nothing is raised, nothing is created."""
         if session_id is not None:
             for kind in ("lock", "turn"):
                 remove_unheld(self.path(session_id, kind), age=age)
@@ -221,6 +222,8 @@ class ClaimFiles:
         for entry in entries:
             if _LOCK_FILE.fullmatch(entry.name):
                 remove_unheld(Path(entry.path), age=age)
+            else:
+                remove_probe(entry, age=age)
 
     def close(self) -> None:
         with self._guard:

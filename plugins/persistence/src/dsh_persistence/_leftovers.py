@@ -1,12 +1,14 @@
 """The leftovers of a kill in a session directory: temp files of a ``publish`` cut short,
 lock files of claims and turns no process holds. Removed by name and content, so that
 another program's files of like names (a store in the workspace: ``directory: .``) are
-never touched."""
+never touched: dsh's own are this user's and private (made 0600), so any other's is
+kept, however named."""
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from collections.abc import Callable
 from contextlib import suppress
@@ -22,7 +24,7 @@ from dsh_persistence._files import (
     try_lock_file,
 )
 
-__all__ = ["HEADER_START", "LEFTOVER_AGE", "remove_leftovers", "remove_unheld"]
+__all__ = ["HEADER_START", "LEFTOVER_AGE", "remove_leftovers", "remove_probe", "remove_unheld"]
 
 #: The temp files of ``publish`` and ``probe_directory``: ``.<name>.<pid>-<8 hex>.tmp``,
 #: ``name`` a session file's name (cut to ``TEMP_NAME``: ``_temp_name``) or ``probe``.
@@ -64,13 +66,15 @@ def remove_leftovers(directory: Path, *, of: str | None = None, age: float = LEF
     """Remove the files a kill left in ``directory`` (of the session file ``of`` only,
     if given), not changed for ``age`` seconds: the temp files named exactly as
     ``publish`` and ``probe_directory`` name them (``_temp_name``), empty or starting as
-    a session file does (``HEADER_START``), whose process is not running on this host (a
-    ``publish`` cut short leaves one holding the session's header and first batch: its
-    prompt), and the empty lock files that no process holds (``remove_unheld``) of
-    claims of sessions not stored yet and of the turns of appends without a claim
-    (``_LOCK_FILE``). A file of such a name holding anything else is another program's
-    (a store in the workspace, ``directory: .``, shares it), and kept. Best effort: a
-    file that cannot be checked or removed is left."""
+    a session file does (``HEADER_START``; a probe's: empty), whose process is not
+    running on this host (a ``publish`` cut short leaves one holding the session's
+    header and first batch: its prompt), and the empty lock files that no process holds
+    (``remove_unheld``) of claims of sessions not stored yet and of the turns of appends
+    without a claim (``_LOCK_FILE``); each only if ``_private`` (made by this user, 0600,
+    as dsh makes them). A file of such a name holding anything else, or another user's,
+    or one others may read (an empty lock of ``lockfile(1)``, ``set -C``, py-filelock:
+    0644) is another program's (a store in the workspace, ``directory: .``, shares it),
+    and kept. Best effort: a file that cannot be checked or removed is left."""
     prefix = None if of is None else of[:TEMP_NAME]
     try:
         entries = list(os.scandir(directory))
@@ -86,13 +90,31 @@ def remove_leftovers(directory: Path, *, of: str | None = None, age: float = LEF
         found = _TEMP.fullmatch(entry.name)
         if found is None or not _temp_name(found["name"]):
             continue
-        if (prefix is not None and found["name"] != prefix) or _running(int(found["pid"])):
-            continue
-        with suppress(OSError):
-            if entry.is_file(follow_symlinks=False) and (
-                now - entry.stat(follow_symlinks=False).st_mtime >= age
-            ):
-                _remove_if(Path(entry.path), _holds_a_header)
+        if prefix is None or found["name"] == prefix:
+            _remove_temp(entry, found, now=now, age=age)
+
+
+def remove_probe(entry: os.DirEntry[str], *, age: float = LEFTOVER_AGE) -> None:
+    """Remove ``entry`` if it is a temp file of ``probe_directory`` that a kill left
+    (``remove_leftovers`` says which: empty, private, its process gone, ``age`` old), in
+    a directory of other files than session files (``_claims.ClaimFiles``'). Best
+    effort: nothing is raised."""
+    found = _TEMP.fullmatch(entry.name)
+    if found is not None and found["name"] == "probe":
+        _remove_temp(entry, found, now=time.time(), age=age)
+
+
+def _remove_temp(entry: os.DirEntry[str], found: re.Match[str], *, now: float, age: float) -> None:
+    """Remove the temp file ``entry`` (named as ``_TEMP`` ``found``) if its process is
+    not running, it is ``age`` old, ``_private`` and holds what dsh's would."""
+    if _running(int(found["pid"])):
+        return
+    check = _empty if found["name"] == "probe" else _holds_a_header
+    with suppress(OSError):
+        if entry.is_file(follow_symlinks=False) and (
+            now - entry.stat(follow_symlinks=False).st_mtime >= age
+        ):
+            _remove_if(Path(entry.path), lambda fd: _private(fd) and check(fd))
 
 
 def _temp_name(name: str) -> bool:
@@ -118,6 +140,18 @@ def _empty(fd: int) -> bool:
     return os.fstat(fd).st_size == 0
 
 
+def _private(fd: int) -> bool:
+    """Whether the file ``fd`` may be dsh's own: this user's, and private (no access for
+    group or others): dsh makes its temp and lock files 0600 (``publish``,
+    ``probe_directory``, ``_claims.hold_lock_file``), which a umask only narrows. Where
+    that cannot be told (no ``geteuid``: Windows), False: kept."""
+    geteuid = getattr(os, "geteuid", None)
+    if geteuid is None:  # pragma: no cover - Windows
+        return False
+    opened = os.fstat(fd)
+    return opened.st_uid == geteuid() and stat.S_IMODE(opened.st_mode) & 0o077 == 0
+
+
 def _remove_if(path: Path, check: Callable[[int], bool]) -> None:
     """Remove ``path`` (a regular file, not a link) if ``check`` of it, opened, says so
     and its name still leads to it. Best effort: nothing is raised."""
@@ -136,7 +170,8 @@ def _remove_if(path: Path, check: Callable[[int], bool]) -> None:
 def remove_unheld(path: Path, *, age: float = 0.0) -> None:
     """Remove the lock file ``path`` (a regular file, not a link) if no process holds
     its lock, it is empty (dsh's hold nothing: one that holds something is another
-    program's) and it has not changed for ``age`` seconds, holding its lock while it is
+    program's), ``_private`` (dsh makes them 0600: an empty one others may read is
+    another program's) and it has not changed for ``age`` seconds, holding its lock while it is
     removed: a claim or a turn taken meanwhile on the file removed finds (``leads_to``)
     that the name leads elsewhere and takes it anew (``_LOCK_FILE`` says why that is
     safe; the lock files of ``_claims.ClaimFiles``, SQLite's, are taken the same way).
@@ -147,6 +182,7 @@ def remove_unheld(path: Path, *, age: float = 0.0) -> None:
     def unheld(fd: int) -> bool:
         return (
             time.time() - os.fstat(fd).st_mtime >= age  # a young one is not even locked
+            and _private(fd)  # another program's is not even locked
             and try_lock_file(fd)
             and _empty(fd)  # checked on the file held: another program's is kept
         )
