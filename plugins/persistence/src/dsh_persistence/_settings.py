@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -32,13 +32,14 @@ MAX_CHECKPOINT_DELAY = 3600.0
 def default_directory(env: Mapping[str, str] | None = None) -> Path:
     """Where sessions are stored when ``directory`` is not set.
 
-    ``$DSH_PERSISTENCE_DIR`` if set and not empty; otherwise ``$XDG_DATA_HOME/dsh/sessions``
-    (when that variable holds an absolute path, as the XDG spec requires); otherwise
+    ``$DSH_PERSISTENCE_DIR`` if set and not empty (blank: ``PersistenceError``); otherwise
+    ``$XDG_DATA_HOME/dsh/sessions`` (when that variable holds an absolute path, as the XDG
+    spec requires); otherwise
     ``%LOCALAPPDATA%\\dsh\\sessions`` on Windows and ``~/.local/share/dsh/sessions``
     elsewhere.
     """
     env = os.environ if env is None else env
-    named = env.get(ENV_DIRECTORY)
+    named = _variable(env, ENV_DIRECTORY, "for the default, or name a directory")
     if named:
         try:
             return expanded(Path(named))
@@ -56,6 +57,16 @@ def default_directory(env: Mapping[str, str] | None = None) -> Path:
         raise PersistenceError(
             f"the default session directory: {exc}; set persistence.directory or ${ENV_DIRECTORY}"
         ) from None
+
+
+def _variable(env: Mapping[str, str], name: str, instead: str) -> str | None:
+    """The environment variable ``name``: None if unset or empty; ``PersistenceError``
+    if blank (spaces only), as the keys of dsh.yml are refused, saying to unset it
+    ``instead``: a directory named with spaces, or libpq's defaults, which nobody means."""
+    value = env.get(name)
+    if value and not value.strip():
+        raise PersistenceError(f"${name} is blank: unset it {instead}")
+    return value or None
 
 
 def expanded(path: Path) -> Path:
@@ -120,7 +131,8 @@ class PersistenceSettings(BaseModel):
         # "" would be the path "." (the workspace itself), which an empty
         # $DSH_PERSISTENCE_DIR does not mean (unset): refused rather than guessed; blank
         # would be a directory named with spaces in the workspace, which nobody means
-        if isinstance(value, str) and not value.strip():
+        # (a PurePath given in code: Path(" "); Path("") is Path("."), the workspace)
+        if isinstance(value, (str, PurePath)) and not str(value).strip():
             raise ValueError("is empty: leave it out for the default, or write . for the workspace")
         return value
 
@@ -164,7 +176,8 @@ class PersistenceSettings(BaseModel):
         ``url``, else ``$DSH_PERSISTENCE_URL``, else "" (libpq's defaults)."""
         if self.url is not None:
             return self.url, "persistence.url"
-        named = (os.environ if env is None else env).get(ENV_URL)
+        env = os.environ if env is None else env
+        named = _variable(env, ENV_URL, "for libpq's defaults, or set it to a URL")
         if named:
             return named, f"${ENV_URL}; persistence.url is not set"
         return "", f"persistence.url and ${ENV_URL} are not set"  # location: libpq's defaults
