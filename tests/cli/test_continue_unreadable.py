@@ -6,23 +6,15 @@ says on stderr how many it skipped, and where to see why (docs/cli.md)."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import text_reply
-
-DSH = [sys.executable, "-m", "dsh.cli"]
+from cli_support import dsh, text_reply
 
 pytestmark = pytest.mark.plugins("persistence")
-
-
-def dsh(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*DSH, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60
-    )
 
 
 @pytest.fixture
@@ -92,8 +84,9 @@ def test_continue_on_a_damaged_session_says_how_to_go_on(
     model_server: Any, env: dict[str, str], tmp_path: Path
 ) -> None:
     """The newest session of the workspace, damaged: every ``--continue`` failed on it,
-    saying only why. Now a line after that names the session before it (``--session``)
-    and ``dsh sessions delete``."""
+    saying only why. Now a line after that names the session before it (``--session``,
+    with the prompt given: pasted without it, ``run`` refused it) and, gently (a newer
+    dsh may have written it), ``dsh sessions delete``."""
     server = model_server([text_reply(f"Answer {n}.") for n in range(3)])
     model = f"openai-compatible:tiny@{server.url}"
     store = Path(env["DSH_PERSISTENCE_DIR"])
@@ -103,22 +96,84 @@ def test_continue_on_a_damaged_session_says_how_to_go_on(
     (newer,) = {path.stem for path in store.glob("*.jsonl")} - {older}
     damaged_mid_log(store / f"{newer}.jsonl")
 
-    done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=tmp_path)
+    done = dsh("-m", model, "run", "--continue", "go on, it's", env=env, cwd=tmp_path)
     assert done.returncode == 2
     first, second = done.stderr.splitlines()[-2:]
     assert first.startswith(f"dsh: error: {store / newer}.jsonl:3: ")  # as before
+    before = f"dsh -m {model} run --session {older} 'go on, it'\"'\"'s'"
     assert second == (
-        f"dsh: --continue: session {newer} is damaged: `dsh -m {model} run --session "
-        f"{older}` goes on with the one before it here; `dsh sessions delete {newer}` "
-        "deletes it"
+        f"dsh: --continue: session {newer} is damaged: `{before}` goes on with the one "
+        f"before it here; if you no longer need it (a newer dsh may read what this one "
+        f"cannot), `dsh sessions delete {newer}` deletes it"
     )
+    pasted = dsh(*shlex.split(before)[1:], env=env, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert pasted.returncode == 0, pasted.stderr
+    assert f"dsh: continuing session {older} " in pasted.stderr
 
     (store / f"{older}.jsonl").unlink()  # no other session here: how to pick one
     done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=tmp_path)
     assert done.stderr.splitlines()[-1] == (
         f"dsh: --continue: session {newer} is damaged: --session ID goes on with another "
-        f"(`dsh sessions list` lists them); `dsh sessions delete {newer}` deletes it"
+        f"(`dsh sessions list` lists them); if you no longer need it (a newer dsh may read "
+        f"what this one cannot), `dsh sessions delete {newer}` deletes it"
     )
+
+
+def test_a_prompt_read_from_stdin_is_a_placeholder(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The text piped in is not repeated (nor a long or many-line prompt): ``PROMPT``."""
+    server = model_server([text_reply(f"Answer {n}.") for n in range(2)])
+    model = f"openai-compatible:tiny@{server.url}"
+    store = Path(env["DSH_PERSISTENCE_DIR"])
+    assert dsh("-m", model, "run", "older", env=env, cwd=tmp_path).returncode == 0
+    (older,) = [path.stem for path in store.glob("*.jsonl")]
+    assert dsh("-m", model, "run", "newer", env=env, cwd=tmp_path).returncode == 0
+    (newer,) = {path.stem for path in store.glob("*.jsonl")} - {older}
+    damaged_mid_log(store / f"{newer}.jsonl")
+    for words, stdin in ((["sum", "this", "-"], "piped\n"), (["a\nb"], None), (["x" * 201], None)):
+        done = dsh("-m", model, "run", "--continue", *words, env=env, cwd=tmp_path, stdin=stdin)
+        assert done.returncode == 2
+        assert f"`dsh -m {model} run --session {older} PROMPT` goes on" in done.stderr
+
+
+def reason_unknown(path: Path) -> None:
+    """Make the session file ``path`` end its turn for a reason a newer dsh may give."""
+    path.write_bytes(path.read_bytes().replace(b'"completed"', b'"budget_exhausted"'))
+
+
+def test_continue_suggests_the_last_session_before_it_that_loads(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The session before the damaged one may be damaged too: it was suggested all the
+    same, and pasted, failed with no hint. The few before it are loaded in turn."""
+    server = model_server([text_reply(f"Answer {n}.") for n in range(3)])
+    model = f"openai-compatible:tiny@{server.url}"
+    store = Path(env["DSH_PERSISTENCE_DIR"])
+    made: list[str] = []
+    for prompt in ("first", "second", "third"):
+        assert dsh("-m", model, "run", prompt, env=env, cwd=tmp_path).returncode == 0
+        (new,) = {path.stem for path in store.glob("*.jsonl")} - set(made)
+        made.append(new)
+    first, second, third = made
+    damaged_mid_log(store / f"{second}.jsonl")
+    reason_unknown(store / f"{third}.jsonl")  # a newer dsh's, to this one damaged
+
+    done = dsh("-m", model, "run", "--continue", "on", env=env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "unknown reason 'budget_exhausted'" in done.stderr
+    assert (
+        f"`dsh -m {model} run --session {first} on` goes on with the last one before it "
+        "that loads here;" in done.stderr
+    )
+
+    damaged_mid_log(store / f"{first}.jsonl")
+    done = dsh("-m", model, "run", "--continue", "on", env=env, cwd=tmp_path)
+    assert done.stderr.splitlines()[-1].startswith(
+        f"dsh: --continue: session {third} is damaged: --session ID goes on with another "
+        "(the 2 before it here are damaged too) (`dsh sessions list` lists them);"
+    )
+    assert len(server.bodies()) == 3  # the model was never asked
 
 
 def test_damage_is_told_from_other_load_failures() -> None:

@@ -42,9 +42,9 @@ def test_continue_in_a_subdirectory_names_the_projects_session_and_how_to_go_on_
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
         f"dsh: error: --continue: no stored session last ran in {here} (the last one "
-        f"of {root}, above it, is {ours}: `dsh --cwd {root} -m {model} run --continue` goes "
-        f"on with it there, --session {ours} here)\n"
-    )  # with the -m given: a URL given so is not stored with the session
+        f"of {root}, above it, is {ours}: `dsh --cwd {root} -m {model} run --continue 'go on'` "
+        f"goes on with it there, --session {ours} here)\n"
+    )  # with the -m given (a URL given so is not stored with the session), and the prompt
     chatted = dsh("-m", model, "chat", "--continue", env=env, cwd=sub, stdin="go on\n")
     assert chatted.returncode == 2
     assert f"`dsh --cwd {root} -m {model} chat --continue` goes on" in chatted.stderr

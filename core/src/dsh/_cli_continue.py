@@ -56,11 +56,16 @@ async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> Stor
             if not damaged(error):
                 raise
             others = started_in(headers, str(harness.workspace))
-            raise _go_on(error, here.id, others, harness, args) from error
+            raise await _go_on(error, here.id, others, harness, args) from error
     return await harness.agents.load_stored(await find_session(service, wanted))
 
 
-def _go_on(
+#: How many of the workspace's sessions before a damaged one ``--continue`` loads to find
+#: one to suggest (each load reads the whole session: a few only).
+_TRIED: Final = 3
+
+
+async def _go_on(
     error: DshError,
     damaged_id: str,
     here: list[SessionHeader],
@@ -68,23 +73,68 @@ def _go_on(
     args: argparse.Namespace,
 ) -> DshError:
     """``error`` (the load of the session ``--continue`` took failed: it is damaged),
-    its message followed by a line saying how to go on: ``--session`` with the session
-    of the workspace before it (``here``: its sessions, newest first), and ``dsh sessions
-    delete``. Of ``error``'s code and exit status."""
+    its message followed by a line saying how to go on: ``--session`` with the last
+    session of the workspace before it (``here``: its sessions, newest first) that loads
+    (of the ``_TRIED`` before it: they may be damaged too), and, gently, ``dsh sessions
+    delete`` of it: a newer dsh may have written it (an end reason this one does not
+    know reads as damage). Not ``dsh sessions show`` first: it fails alike. Of
+    ``error``'s code and exit status."""
     workspace = harness.workspace
     others = [header for header in here if header.id != damaged_id]
-    if others:
+    tried = [header.id for header in others[:_TRIED]]
+    found = await _loads(harness, tried)
+    if found is not None:
         command = getattr(args, "command", None) or "run"
-        before = command_line(workspace, args, command, *_option("--session", others[0].id))
-        other = f"`{before}` goes on with the one before it here"
+        words = _option("--session", found)
+        before = command_line(workspace, args, command, *words, *_prompt_words(args))
+        which = "the one before it" if found == tried[0] else "the last one before it that loads"
+        other = f"`{before}` goes on with {which} here"
     else:
-        other = "--session ID goes on with another (`dsh sessions list` lists them)"
+        damaged_too = ""
+        if tried:
+            many = (
+                "one before it here is" if len(tried) == 1 else f"{len(tried)} before it here are"
+            )
+            damaged_too = f" (the {many} damaged too)"
+        other = f"--session ID goes on with another{damaged_too} (`dsh sessions list` lists them)"
     delete = _dsh(args, workspace, "sessions", "delete", "--", damaged_id)
     told = DshError(
-        f"{error}\ndsh: --continue: session {damaged_id} is damaged: {other}; `{delete}` deletes it"
+        f"{error}\ndsh: --continue: session {damaged_id} is damaged: {other}; if you no "
+        f"longer need it (a newer dsh may read what this one cannot), `{delete}` deletes it"
     )
     told.code, told.exit_status = error.code, error.exit_status
     return told
+
+
+async def _loads(harness: Harness, session_ids: list[str]) -> str | None:
+    """The first of ``session_ids`` whose stored session loads (``--session`` would take
+    it); None if none does."""
+    for session_id in session_ids:
+        try:
+            await harness.agents.load_stored(session_id)
+        except DshError:  # damaged too, or gone meanwhile: not one to suggest
+            continue
+        return session_id
+    return None
+
+
+#: The longest prompt a command to paste repeats (a longer one, or one of several lines,
+#: is ``PROMPT``: the line would bury the rest).
+_LONGEST_PROMPT: Final = 200
+
+
+def _prompt_words(args: argparse.Namespace) -> tuple[str, ...]:
+    """The prompt of ``dsh run`` for a command to paste that runs it again: ``--`` and
+    the prompt given, or ``PROMPT`` for the user to fill in when it was read from stdin
+    (``-``), is long or has several lines; nothing for ``chat``."""
+    if getattr(args, "command", None) != "run" or not isinstance(
+        getattr(args, "prompt", None), str
+    ):
+        return ()
+    prompt: str = args.prompt
+    if getattr(args, "prompt_piped", False) or "\n" in prompt or len(prompt) > _LONGEST_PROMPT:
+        return ("PROMPT",)
+    return ("--", prompt)
 
 
 def _unreadable(header: SessionHeader) -> bool:
@@ -105,7 +155,9 @@ def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Nam
     above = last_above(headers, str(workspace))
     if above is not None:
         command = getattr(args, "command", None) or "run"
-        there = command_line(Path(above.workspace), args, command, "--continue")
+        there = command_line(
+            Path(above.workspace), args, command, "--continue", *_prompt_words(args)
+        )
         return (
             f"{said} (the last one of {above.workspace}, above it, is {above.id}: `{there}` "
             f"goes on with it there, --session {_shell_word(above.id)} here)"

@@ -269,6 +269,7 @@ def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
                 else "; to send what is piped in, give -: ... | dsh run -"
             )
             raise UsageError(f'run: give the prompt (dsh run "list the files"){piped}')
+        args.prompt_piped = "-" in args.prompt  # for the commands to paste (_cli_continue)
         args.prompt = read_prompt(args.prompt, config=config)
         from dsh._cli_agent import run as command
     else:
