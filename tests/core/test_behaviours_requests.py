@@ -166,6 +166,22 @@ async def test_b10_no_model_configured_fails_the_step_naming_the_agent() -> None
         assert model.requests == []
 
 
+async def test_b10_no_model_says_where_to_set_one_by_whether_a_config_was_read() -> None:
+    """A harness that read no config file does not point at dsh.yml, which it never read:
+    it says how to name a file or pass a model in code."""
+    for config_text, expected in (
+        (None, "this harness read no config file (Harness(config=...) names one); "),
+        ("agents: []\n", "set `model:` in dsh.yml or pass one "),
+    ):
+        async with scripted_harness(ScriptedModel(), config_text=config_text) as h:
+            with anyio.fail_after(5):
+                events = await run_turn(await h.agents.create("bare"), "hi")
+            message = events[-1].data["error"]["message"]
+            assert message.startswith(f"agent 'bare' has no model: {expected}"), message
+            if config_text is None:
+                assert "pass options={'model': ...} (registered models: " in message
+
+
 async def test_b10_unregistered_model_name_is_a_no_model_error() -> None:
     """Named when the agent is created, it is refused there; a request a plugin sends
     to such a name fails the step with NO_MODEL."""
