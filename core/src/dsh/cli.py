@@ -105,7 +105,7 @@ def _start(
         commands = _commands(pm)
         parser = build_parser(commands)
         command_option_before(before, arguments[len(before) :], parser)
-        _check_command(arguments[len(before) :], commands, pm)
+        _check_command(arguments[len(before) :], commands, pm, failed)
         # --help: printed here (Parser._print_message)
         args, extras = parser.parse_known_args(arguments)
         unready = getattr(args, "dsh_unready", None)  # its plugin's configure failed
@@ -180,10 +180,14 @@ def _standard_streams() -> bool:
 
 
 def _check_command(
-    rest: list[str], commands: dict[str, tuple[str, Command]], pm: PluginManager
+    rest: list[str],
+    commands: dict[str, tuple[str, Command]],
+    pm: PluginManager,
+    failed: dict[str, str],
 ) -> None:
     """What argparse would only call an invalid choice, said with the way out: a command
-    that is not there because its plugin is not installed, or not loaded."""
+    that is not there because its plugin is not installed, or not loaded (one of dsh's
+    own: which, and what turns it on; ``failed``: the plugins that failed to load)."""
     if not rest or rest[0].startswith("-") or rest[0] in (*BUILT_IN, *commands):
         return
     from dsh._entry_points import bringing
@@ -195,6 +199,12 @@ def _check_command(
         raise UsageError(
             f"no command {rest[0]!r}: it comes from {needed[1]}, which is not installed"
         )
+    if needed is not None and not pm.has_plugin(needed[0]):
+        from dsh._plugin_off import why_off
+
+        name, distribution = needed
+        why = "it failed to load (above)" if name in failed else why_off(pm, name, distribution)
+        raise UsageError(f"no command {rest[0]!r}: it comes from plugin {name!r}; {why}")
     idle = list(dict.fromkeys(name for name, _, _ in installed if not pm.has_plugin(name)))
     if idle:
         raise UsageError(

@@ -1,0 +1,65 @@
+"""Why a plugin that is installed does not run, and how to turn it on: the switch that
+turned it off is named (``-p no:NAME``, or ``select=["no:NAME"]`` in Python;
+DSH_LOAD_PLUGINS; DSH_DISABLE_PLUGIN_AUTOLOAD; in Python ``load_entry_points=False``).
+For ``dsh run --continue`` with no plugin storing sessions (``dsh._no_store``) and a
+``dsh`` command of one of dsh's own plugins that is left out (``dsh sessions``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from dsh.plugins import TRUE_VALUES
+
+if TYPE_CHECKING:
+    from dsh.plugins import PluginManager
+
+__all__ = ["why_off"]
+
+
+def why_off(
+    pm: PluginManager,
+    name: str,
+    distribution: str,
+    env: Mapping[str, str] | None = None,
+    *,
+    cli: bool = True,
+    purpose: str = "",
+) -> str:
+    """Why plugin ``name`` of ``distribution``, installed, does not run, and what turns
+    it on: blocked, left out by DSH_LOAD_PLUGINS, DSH_DISABLE_PLUGIN_AUTOLOAD or
+    (``cli=False``) ``load_entry_points=False``; none of these, ``-p NAME``. ``cli``: the
+    switches are spelt as ``dsh``'s ``-p`` options; otherwise as ``Harness(select=[...])``.
+    ``purpose`` (" to ...") follows the advice to leave a block out."""
+    env = os.environ if env is None else env
+
+    def give(value: str) -> str:
+        return f"-p {value}" if cli else f"select=[{value!r}]"
+
+    if pm.is_blocked(name):
+        return (
+            f"{distribution} is installed but disabled by {give('no:' + name)}; leave "
+            f"that out{purpose}"
+        )
+    if pm.is_left_out(name):
+        if "DSH_LOAD_PLUGINS" in env:
+            chosen = env["DSH_LOAD_PLUGINS"].strip()
+            said = f"DSH_LOAD_PLUGINS={chosen}" if chosen else "DSH_LOAD_PLUGINS, empty,"
+            return (
+                f"{distribution} is installed but {said} leaves it out; add {name} to "
+                f"it, or give {give(name)}"
+            )
+        if cli or env.get("DSH_DISABLE_PLUGIN_AUTOLOAD", "").lower() in TRUE_VALUES:
+            # the dsh command always loads entry points: autoload is what is off
+            names = "-p names" if cli else "select names"
+            return (
+                f"{distribution} is installed but DSH_DISABLE_PLUGIN_AUTOLOAD loads only "
+                f"what {names}; give {give(name)}"
+            )
+        return (
+            f"{distribution} is installed but its entry point is not loaded "
+            f'(load_entry_points=False); pass plugins=[("{name}", '
+            f"{distribution.replace('-', '_')})] or leave load_entry_points at True"
+        )
+    return f"enable {distribution} with {give(name)}"
