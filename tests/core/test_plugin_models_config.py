@@ -74,6 +74,17 @@ async def test_a_name_no_plugin_registers_names_the_plugin_models() -> None:
     assert "try-ls" in error.reason and "did you mean" in error.reason, error
 
 
+async def test_a_misspelt_provider_with_plugin_models_is_said_first_with_its_near_miss() -> None:
+    """As when no plugin registers models (`unknown provider 'opnai' ...; did you mean
+    'openai'?`), which docs/config.md promises of a misspelt choice."""
+    error = await _start("models:\n  a: {provider: opnai}\n", ScriptedModel(name="echo"))
+    assert error.reason.startswith("provider 'opnai' is not built in (built in: "), error
+    assert error.reason.endswith(
+        ", and no plugin registers a model named 'a' (models plugins register: echo); "
+        "did you mean 'openai'?"
+    ), error
+
+
 async def test_a_built_in_entry_clashing_with_a_plugin_model_names_the_line() -> None:
     config = "models:\n  echo: {provider: openai, model: x}\n"
     error = await _start(config, ScriptedModel(name="echo"))

@@ -42,10 +42,13 @@ def entry_problems(name: str, settings: ModelConfig, served: Served) -> list[Con
         if provider in BUILT_IN or not served:  # dsh builds it, or says the provider is unknown
             return []
         names = sorted(served)
+        # a misspelt provider is the likelier slip: its near miss first, as when no
+        # plugin registers models ("unknown provider")
+        near = did_you_mean(provider, BUILT_IN) or did_you_mean(name, names)
         reason = (
-            f"no plugin registers a model named {name!r} (models plugins register: "
-            f"{', '.join(names)}), and provider {provider!r} is not built in (built in: "
-            f"{', '.join(BUILT_IN)}){did_you_mean(name, names)}"
+            f"provider {provider!r} is not built in (built in: {', '.join(BUILT_IN)}), "
+            f"and no plugin registers a model named {name!r} (models plugins register: "
+            f"{', '.join(names)}){near}"
         )
         return [ConfigError("", f"models.{name}.provider", reason)]
     plugin, own = found
