@@ -85,6 +85,17 @@ def test_a_results_preview_is_100_characters() -> None:
     assert err.splitlines() == [f"← bash: {'y' * 100}", f"← bash: {'z' * 99}…"]
 
 
+def test_a_command_that_printed_nothing_has_no_line_count() -> None:
+    """bash's "(no output)" and its exit code are no two lines the command printed."""
+    from dsh.builtin_tools._bash import NO_OUTPUT
+
+    _, err = shown(result(f"{NO_OUTPUT}\n[exit code 0]"), result("x\n[exit code 1]"))
+    assert err.splitlines() == [
+        "← bash: (no output) [exit code 0]",
+        "← bash: x [exit code 1] (2 lines)",
+    ]
+
+
 def test_an_error_results_reason_is_shown_up_to_400_characters() -> None:
     _, err = shown(result("e" * 400, is_error=True), result("f" * 401, is_error=True))
     assert err.splitlines() == [f"✗ bash: {'e' * 400}", f"✗ bash: {'f' * 399}…"]

@@ -23,6 +23,9 @@ __all__ = ["CLOSED_STATUS", "STEERED", "Renderer", "discard", "shorten", "visibl
 
 _PREVIEW = 100
 _ERROR_PREVIEW = 400  # an error's reason (which rule, which command) is the point of it
+#: What the bash tool returns for a command that printed nothing, before its exit code
+#: (``dsh.builtin_tools._bash.NO_OUTPUT``): no lines to count.
+_NO_OUTPUT: Final = "(no output)\n"
 
 #: The exit status of a command whose output was closed: 128 + SIGPIPE, as a shell shows
 #: for a writer that the signal killed.
@@ -195,7 +198,8 @@ class Renderer:
                 self._note(f"✗ {data['name']}: {shorten(content, _ERROR_PREVIEW)}")
             else:
                 lines = content.count("\n") + 1
-                size = f" ({lines} lines)" if lines > 1 else ""  # the preview shows one
+                counted = lines > 1 and not content.startswith(_NO_OUTPUT)
+                size = f" ({lines} lines)" if counted else ""  # the preview shows one
                 self._note(f"← {data['name']}: {shorten(content)}{size}")
         elif kind == "steering/message":  # taken into the turn: also ends a streamed line
             content = data["content"]

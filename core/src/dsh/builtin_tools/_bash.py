@@ -36,6 +36,7 @@ __all__ = [
     "KILL_GRACE",
     "MAX_OUTPUT_BYTES",
     "MAX_TIMEOUT",
+    "NO_OUTPUT",
     "bash",
     "command_environment",
 ]
@@ -46,6 +47,8 @@ MAX_TIMEOUT: Final = 600
 MAX_OUTPUT_BYTES: Final = 30_000
 #: Seconds between SIGTERM and SIGKILL.
 KILL_GRACE: Final = 2.0
+#: The result's first line when the command printed nothing (its exit code follows).
+NO_OUTPUT: Final = "(no output)"
 #: Seconds to wait for the output pipe to close once the session is ended.
 _DRAIN: Final = 1.0
 #: Seconds between the first checks whether the session has ended, and at most.
@@ -408,6 +411,6 @@ async def bash(
             f"were killed. Output before that:\n{output}"
         )
     if not output:
-        output = "(no output)"
+        output = NO_OUTPUT
     separator = "" if output.endswith("\n") else "\n"
     return f"{output}{separator}{_status(code)}"
