@@ -62,8 +62,8 @@ async def test_a_section_for_a_loaded_plugin_without_settings_says_so() -> None:
         ):
             pass
     assert str(caught.value) == (
-        "<string>:1:1: quiet: section 'quiet': plugin 'quiet' is loaded but takes no "
-        "settings (it registers none); remove the section"
+        "<string>:1:1: quiet: plugin 'quiet' is loaded but takes no settings (it registers "
+        "none); remove the section"
     )
 
 
@@ -96,8 +96,8 @@ async def test_a_section_for_a_loaded_plugin_reading_another_says_which(
             pass
     read = "section 'tuning'" if len(sections) == 1 else "sections 'tuning', 'more'"
     assert str(caught.value) == (
-        f"<string>:1:1: fancy: section 'fancy': plugin 'fancy' is loaded but reads its "
-        f"settings from {read}, not 'fancy'; move them there"
+        f"<string>:1:1: fancy: plugin 'fancy' is loaded but reads its settings from "
+        f"{read}, not 'fancy'; move them there"
     )
 
 

@@ -292,15 +292,15 @@ def _unknown_section(
     (installed, not in this run), said as such (a typo or a missing install is not the
     problem then); one of dsh's own plugins "not installed" names the distribution to
     install."""
-    if whose == "loaded":
+    if whose == "loaded":  # the key path before the reason names the section
         read = [repr(s) for s, model in settings.items() if owner(model, s) == name]
         sections = f"section{'s' if len(read) > 1 else ''} {', '.join(read)}"
         reason = (
-            f"section {name!r}: plugin {name!r} is loaded but reads its settings from "
-            f"{sections}, not {name!r}; move them there"
+            f"plugin {name!r} is loaded but reads its settings from {sections}, not "
+            f"{name!r}; move them there"
             if read
-            else f"section {name!r}: plugin {name!r} is loaded but takes no settings (it "
-            "registers none); remove the section"
+            else f"plugin {name!r} is loaded but takes no settings (it registers none); "
+            "remove the section"
         )
         return locate(root, (name,), reason)
     if whose == "left out":
