@@ -12,7 +12,7 @@ from typing import Any
 
 import pexpect
 import pytest
-from cli_support import text_reply, tool_call_reply
+from cli_support import dsh, text_reply, tool_call_reply
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -58,6 +58,55 @@ def test_a_question_stderr_would_hide_is_denied_at_once(
     child.close()
     assert child.exitstatus == 0, log.read_text()
     assert "allow?" not in log.read_text()
+    assert log.read_text().count("needed a person's approval and was denied") == 1
     result = server.bodies()[1]["messages"][-1]["content"]
     assert NOT_ASKED in result
     assert "42-ran" not in result
+
+
+WARNED = (
+    "dsh: warning: 'bash' (command: echo $((6 * 7))-ran) needed a person's approval and was "
+    "denied: no one can be asked here (stdin or stderr is not a terminal); allow such "
+    "calls with a rule in dsh.yml (permissions: allow), or run dsh in a terminal (later "
+    "denials like this one are not said)\n"
+)
+
+
+@pytest.mark.parametrize("json", [False, True])
+def test_a_call_denied_as_no_one_can_be_asked_is_said_once_on_stderr(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, json: bool
+) -> None:
+    """It was said to the model only: the person saw the turn go on without the call."""
+    server = model_server(
+        [
+            tool_call_reply("bash", {"command": "echo $((6 * 7))-ran"}),
+            tool_call_reply("bash", {"command": "echo again"}, call_id="call-2"),
+            text_reply("Denied."),
+        ]
+    )
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "permissions"}
+    model = f"openai-compatible:tiny@{server.url}"
+    done = dsh("-m", model, "run", *(["--json"] if json else []), "run it", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("dsh: warning:") == 1, done.stderr
+    assert WARNED in done.stderr
+    if not json:  # after the call's line, before its result's
+        lines = done.stderr.splitlines(keepends=True)
+        at = lines.index(WARNED)
+        assert lines[at - 1].startswith("→ bash(") and lines[at + 1].startswith("✗ bash: ")
+    for body in server.bodies()[1:]:
+        assert NOT_ASKED in body["messages"][-1]["content"]
+
+
+def test_a_call_denied_by_a_rule_is_no_unasked_warning(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = model_server(
+        [tool_call_reply("bash", {"command": "rm -rf build"}), text_reply("Denied.")]
+    )
+    (tmp_path / "dsh.yml").write_text("permissions:\n  deny: ['bash(rm *)']\n")
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "permissions"}
+    model = f"openai-compatible:tiny@{server.url}"
+    done = dsh("-m", model, "run", "clean up", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr and "deny: bash(rm *)" in done.stderr

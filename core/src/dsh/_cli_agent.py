@@ -207,6 +207,10 @@ async def _run(args: argparse.Namespace, pm: PluginManager, config: Config | Non
     approvals = TerminalApprovals() if asks_at_terminal() else None
     if approvals is not None:
         pm.register(approvals, APPROVALS)
+    else:  # a call that needs asking is denied: said once
+        from dsh._cli_unasked import UnaskedWarning
+
+        pm.register(UnaskedWarning(), APPROVALS)
     async with agent_session(args, pm, config=config) as (harness, agent, renderer):
         renderer.on_closed = agent.cancel  # no one reads the answer any more
         agent.send(args.prompt)

@@ -101,6 +101,10 @@ async def _chat(
     approvals = TerminalApprovals()
     if not typed or asks_at_terminal():  # a script answers; typed, the question is seen
         pm.register(approvals, APPROVALS)
+    else:  # stderr elsewhere: a call that needs asking is denied, said once
+        from dsh._cli_unasked import UnaskedWarning
+
+        pm.register(UnaskedWarning(), APPROVALS)
     async with (
         agent_session(args, pm) as (harness, agent, renderer),
         nullcontext() if editor is None else editor.running(),
