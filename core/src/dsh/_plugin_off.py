@@ -7,7 +7,7 @@ For ``dsh run --continue`` with no plugin storing sessions (``dsh._no_store``) a
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
 from dsh.plugins import TRUE_VALUES
@@ -15,7 +15,26 @@ from dsh.plugins import TRUE_VALUES
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
-__all__ = ["why_off"]
+__all__ = ["own_command_off", "why_off"]
+
+
+def own_command_off(
+    command: str, pm: PluginManager, installed: Collection[str], failed: Collection[str]
+) -> str | None:
+    """Why ``dsh`` command ``command`` of one of dsh's own plugins is not there: its
+    distribution is not among those ``installed``, the plugin failed to load (one of
+    ``failed``), or it is installed and left out (``why_off``); None when no plugin of
+    dsh's brings it, or it runs."""
+    from dsh._entry_points import bringing
+
+    needed = bringing(command)
+    if needed is None or pm.has_plugin(needed[0]):
+        return None
+    name, distribution = needed
+    if distribution not in installed:
+        return f"it comes from {distribution}, which is not installed"
+    why = "it failed to load (above)" if name in failed else why_off(pm, name, distribution)
+    return f"it comes from plugin {name!r}; {why}"
 
 
 def why_off(

@@ -190,21 +190,13 @@ def _check_command(
     own: which, and what turns it on; ``failed``: the plugins that failed to load)."""
     if not rest or rest[0].startswith("-") or rest[0] in (*BUILT_IN, *commands):
         return
-    from dsh._entry_points import bringing
+    from dsh._plugin_off import own_command_off
     from dsh.plugins import installed_plugins
 
     installed = installed_plugins()
-    needed = bringing(rest[0])  # one of dsh's own plugins' commands
-    if needed is not None and all(d != needed[1] for _, d, _ in installed):
-        raise UsageError(
-            f"no command {rest[0]!r}: it comes from {needed[1]}, which is not installed"
-        )
-    if needed is not None and not pm.has_plugin(needed[0]):
-        from dsh._plugin_off import why_off
-
-        name, distribution = needed
-        why = "it failed to load (above)" if name in failed else why_off(pm, name, distribution)
-        raise UsageError(f"no command {rest[0]!r}: it comes from plugin {name!r}; {why}")
+    off = own_command_off(rest[0], pm, {d for _, d, _ in installed}, failed)
+    if off is not None:
+        raise UsageError(f"no command {rest[0]!r}: {off}")
     idle = list(dict.fromkeys(name for name, _, _ in installed if not pm.has_plugin(name)))
     if idle:
         raise UsageError(
