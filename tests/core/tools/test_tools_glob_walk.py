@@ -171,19 +171,27 @@ def resolved(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     return calls
 
 
-async def test_grep_resolves_only_the_files_a_symlinked_directory_led_to(
-    call_tool: CallTool, workspace: Path, resolved: list[Path]
+@pytest.mark.parametrize("glob", [None, "*.py", "*/**/*.py"])
+async def test_grep_resolves_each_directory_once_not_each_file(
+    call_tool: CallTool, workspace: Path, resolved: list[Path], glob: str | None
 ) -> None:
-    for n in range(5):
+    """Each directory a file is read in is checked to be in the roots (another process
+    may have swapped it for a link since the walk checked it): once, not per file."""
+    for n in range(3):
         (workspace / "src" / f"d{n}").mkdir(parents=True)
-        (workspace / "src" / f"d{n}" / "a.py").write_text("x\n")
+        for m in range(4):
+            (workspace / "src" / f"d{n}" / f"a{m}.py").write_text("x\n")
     (workspace / "link").symlink_to("src/d0")
-    result = await call_tool("grep", pattern="x", glob="*/**/*.py")
-    assert result.content.splitlines() == [
-        "link/a.py:1: x",
-        *(f"src/d{n}/a.py:1: x" for n in range(5)),
-    ]
-    assert resolved == [workspace / "link" / "a.py"]
+    arguments = {"glob": glob} if glob else {}
+    result = await call_tool("grep", pattern="x", **arguments)
+    shown = [f"src/d{n}/a{m}.py:1: x" for n in range(3) for m in range(4)]
+    if glob == "*/**/*.py":
+        shown[:0] = [f"link/a{m}.py:1: x" for m in range(4)]
+    assert result.content.splitlines() == shown
+    directories = [workspace / "src" / f"d{n}" for n in range(3)]
+    if glob == "*/**/*.py":
+        directories.insert(0, workspace / "link")
+    assert resolved == directories
 
 
 @pytest.mark.parametrize(

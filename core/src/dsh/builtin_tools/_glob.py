@@ -112,19 +112,16 @@ def _entered(link: Path, roots: Roots) -> Path | None:
     return real if real is not None and roots.allows(real) else None
 
 
-def glob_paths(
-    base: Path, pattern: str, given: str, roots: Roots, *, skip_git: bool
-) -> list[tuple[Path, bool]]:
+def glob_paths(base: Path, pattern: str, given: str, roots: Roots, *, skip_git: bool) -> list[Path]:
     """The paths below the directory ``base`` that ``pattern`` matches (see above), in
-    no order, each with whether the walk went through a symlinked directory to it;
-    ``given``: the pattern the model gave, named by a ``ToolError``; ``roots``: where a
-    symlinked directory may lead to be entered; ``skip_git``: leave ``.git``
-    directories out. Run it in an AnyIO worker thread."""
+    no order; ``given``: the pattern the model gave, named by a ``ToolError``;
+    ``roots``: where a symlinked directory may lead to be entered; ``skip_git``: leave
+    ``.git`` directories out. Run it in an AnyIO worker thread."""
     parts = _parts(pattern, given)
     done = len(parts)  # the state of a path that matched the whole pattern
     directories_only = pattern.endswith("/") or (bool(parts) and parts[-1] == _ANY_DIRECTORIES)
     start = _closure(parts, [0])
-    found = [(base, False)] if done in start else []
+    found = [base] if done in start else []
     real_base = real_path(base)
     if real_base is None:  # a symlink loop: nothing below it
         return found
@@ -132,9 +129,9 @@ def glob_paths(
     # resolved from there, once, whatever the paths it is reached by ('l/l/l' for a
     # link 'l' to '.'): where it leads if in the roots, else None
     targets: dict[Path, Path | None] = {}
-    todo = [(base, real_base, start - {done}, False)]
+    todo = [(base, real_base, start - {done})]
     while todo:
-        directory, real, states, through_link = todo.pop()
+        directory, real, states = todo.pop()
         anyio.from_thread.check_cancelled()  # an abandoned walk stops here
         for name, directory_entry, link in _entries(directory, [parts[s] for s in states]):
             if skip_git and name == ".git":
@@ -152,7 +149,7 @@ def glob_paths(
             reached = _closure(parts, later)
             path = directory / name
             if done in reached and (directory_entry or not directories_only):
-                found.append((path, through_link))
+                found.append(path)
             if not directory_entry or not (go_on := reached - {done}):
                 continue
             target: Path | None = real / name
@@ -162,5 +159,5 @@ def glob_paths(
                     targets[place] = _entered(place, roots)
                 target = targets[place]
             if target is not None:  # else a link out of the roots: not entered
-                todo.append((path, target, go_on, through_link or link))
+                todo.append((path, target, go_on))
     return found

@@ -7,7 +7,9 @@ much was left out. ``.git`` directories are skipped (``glob`` searches them when
 of its pattern is ``.git``); symlinks are listed but never followed out of the roots
 (a symlinked directory leading out of them is not entered: nothing below it is listed,
 searched or counted), and ``**`` does not descend into symlinked directories
-(``_glob``).
+(``_glob``). ``grep`` checks that each directory it reads a file in really is in the
+roots, once per directory: another process may swap a directory for a link, or
+re-point a link, after the walk checked it (such files are skipped, not counted).
 
 ``grep`` matches with the ``regex`` module rather than ``re``: ``re`` holds the GIL for
 a whole match, so a pattern that backtracks catastrophically froze the event loop (no
@@ -153,7 +155,7 @@ def _glob(base: Path, shown: str, pattern: str, roots: Roots) -> str:
     found: set[str] = set()
     for expanded in alternatives:
         skip_git = ".git" not in PurePosixPath(expanded).parts  # not '*.gitkeep', '.github'
-        for match, _ in glob_paths(base, expanded, pattern, roots, skip_git=skip_git):
+        for match in glob_paths(base, expanded, pattern, roots, skip_git=skip_git):
             real = real_path(match)  # None: a symlink loop, which leads nowhere
             if real is not None and not roots.allows(real):
                 continue
@@ -188,36 +190,35 @@ async def glob(
 
 def _files(
     base: Path, patterns: list[str] | None, roots: Roots, given: str | None = None
-) -> Iterator[tuple[Path, bool]]:
+) -> Iterator[Path]:
     """The files below ``base`` sorted by path (as ``glob`` sorts them: ``a.txt``
-    before ``a/b.txt`` before ``b.txt``), without ``.git`` directories, each with
-    whether it was reached through a symlinked directory. Without ``patterns``, every
-    file, not descending into symlinked directories; with them, those whose name
-    matches one without a ``/``, and those whose path below ``base`` matches one with
-    a ``/`` as ``glob`` matches it (through a symlinked directory into the ``roots`` a
-    named part matched; a last ``**`` as ``**/*``: the files below); ``given``: the glob
-    they were expanded from."""
+    before ``a/b.txt`` before ``b.txt``), without ``.git`` directories. Without
+    ``patterns``, every file, not descending into symlinked directories; with them,
+    those whose name matches one without a ``/``, and those whose path below ``base``
+    matches one with a ``/`` as ``glob`` matches it (through a symlinked directory into
+    the ``roots`` a named part matched; a last ``**`` as ``**/*``: the files below);
+    ``given``: the glob they were expanded from."""
     if not base.is_dir():
-        yield base, False
+        yield base
         return
     names = [p for p in patterns or () if "/" not in p]
-    found: dict[Path, bool] = {}
+    found: set[Path] = set()
     for p in patterns or ():
         if "/" in p:
             every_file = p + "/*" if p.endswith("/**") else p  # '**' alone: directories
-            for match, through_link in glob_paths(
+            for match in glob_paths(
                 base, _below(every_file, given), given or p, roots, skip_git=True
             ):
                 if not match.is_dir():
-                    found[match] = through_link
+                    found.add(match)
     if patterns is None or names:
         for directory, subdirectories, files in os.walk(base):
             anyio.from_thread.check_cancelled()  # an abandoned search stops here
             subdirectories[:] = [d for d in subdirectories if d != ".git"]
             for name in files:
                 if patterns is None or any(fnmatchcase(name, p) for p in names):
-                    found.setdefault(Path(directory, name), False)
-    yield from sorted(found.items(), key=lambda item: str(item[0]))
+                    found.add(Path(directory, name))
+    yield from sorted(found, key=str)
 
 
 class _Matches:
@@ -299,6 +300,23 @@ def _search(path: Path, shown: str, compiled: regex.Pattern[str], matches: _Matc
         matches.add(line)
 
 
+class _Inside:
+    """Whether a directory really is in the roots, each resolved once per call. The
+    walk checks each symlinked directory before it enters it, but another process (a
+    background job) may swap a directory for a link, or re-point a link, after that
+    check: the files listed through it could be outside."""
+
+    def __init__(self, roots: Roots) -> None:
+        self._roots = roots
+        self._known: dict[Path, bool] = {}
+
+    def __call__(self, directory: Path) -> bool:
+        if (known := self._known.get(directory)) is None:
+            real = real_path(directory)  # None: a symlink loop, in none of them
+            known = self._known[directory] = real is not None and self._roots.allows(real)
+        return known
+
+
 def _grep(base: Path, shown: str, pattern: str, glob: str | None, roots: Roots) -> str:
     import regex  # here, in the worker thread: ~15 ms a harness start need not pay
 
@@ -309,9 +327,12 @@ def _grep(base: Path, shown: str, pattern: str, glob: str | None, roots: Roots) 
     if not base.exists():
         raise ToolError(f"{shown} does not exist")
     matches = _Matches()
-    for path, through_link in _files(base, expand_braces(glob) if glob else None, roots, glob):
+    inside = _Inside(roots)
+    for path in _files(base, expand_braces(glob) if glob else None, roots, glob):
         anyio.from_thread.check_cancelled()  # an abandoned search stops here
-        if through_link or path.is_symlink():
+        if not inside(path.parent):  # as a directory the walk never entered: not counted
+            continue
+        if path.is_symlink():
             real = real_path(path)
             if real is None:  # a symlink loop
                 matches.skipped["unreadable"] += 1
