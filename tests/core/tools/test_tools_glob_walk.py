@@ -226,6 +226,18 @@ async def test_a_name_without_wildcards_is_looked_up_not_listed(
     assert listed == [str(workspace / d) if d != "." else str(workspace) for d in lists]
 
 
+@pytest.mark.parametrize(("name", "glob"), [("glob", "x\ud800"), ("grep", "d/x\ud800")])
+async def test_a_lone_surrogate_in_a_name_without_wildcards_matches_nothing(
+    call_tool: CallTool, workspace: Path, name: str, glob: str
+) -> None:
+    """The name is looked up, and os.lstat cannot encode it: UnicodeEncodeError."""
+    (workspace / "d").mkdir()
+    arguments = {"pattern": glob} if name == "glob" else {"pattern": "x", "glob": glob}
+    result = await call_tool(name, **arguments)
+    assert not result.is_error, result.content
+    assert result.content.startswith(("no paths match", "no matches")), result.content
+
+
 async def test_grep_glob_ending_in_double_star_searches_every_file_below(
     call_tool: CallTool, workspace: Path
 ) -> None:

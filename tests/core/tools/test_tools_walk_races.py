@@ -71,4 +71,3 @@ async def test_grep_skips_a_link_re_pointed_out_of_the_roots_during_the_walk(
     monkeypatch.setattr(_glob, "_entered", entered)
     result = await call_tool("grep", pattern="secret", glob="*/*/*")
     assert result.content == "no matches for 'secret' in . (files matching '*/*/*')"
-

@@ -89,12 +89,12 @@ def _entries(directory: Path, parts: Collection[str]) -> list[tuple[str, bool, b
             return []
     entries = []
     for name in set(parts):
-        if name in (".", "..") or "\0" in name:  # no entry a listing would give
+        if name in (".", ".."):  # no entry a listing would give
             continue
         path = directory / name
         try:
             mode = os.lstat(path).st_mode
-        except OSError:  # no such entry
+        except (OSError, ValueError):  # no such entry; or a NUL, a lone surrogate: no name
             continue
         link = stat.S_ISLNK(mode)
         if link:
