@@ -332,3 +332,31 @@ async def test_a_failed_write_keeps_a_directory_another_process_made_meanwhile(
     assert result.content == "tool 'write' failed: disk full"
     assert os.listdir(workspace) == ["shared"]
     assert os.listdir(shared) == []  # 'sub', made for the file, is removed
+
+
+@pytest.mark.parametrize("made", ["file", "link"])
+async def test_a_file_another_process_made_where_a_directory_was_to_be_is_named(
+    call_tool: CallTool,
+    workspace: Path,
+    outside: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    made: str,
+) -> None:
+    """Between the check of which directories are missing and the making of 'q/last',
+    another process made a file 'last' (the write failed with a raw OSError) or a link
+    to a directory outside the roots (never resolved: the file was written there)."""
+    real = os.mkdir
+    last = workspace / "q" / "last"
+
+    def racing(path: Any, *args: Any, **kwargs: Any) -> None:
+        if os.fspath(path) == str(last):  # the other process, just before this one
+            last.write_text("raced") if made == "file" else last.symlink_to(outside)
+        real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", racing)
+    result = await call_tool("write", path="q/last/x.txt", content="x")
+    assert result.content == (
+        "tool 'write' failed: q/last is a file, not a directory: q/last/x.txt cannot be "
+        "created below it"
+    )
+    assert sorted(os.listdir(outside)) == ["secret.txt"]

@@ -179,9 +179,7 @@ def _make_parents(target: Path, shown: str, show: Callable[[Path], str]) -> list
     for parent in target.parents:
         if (status := status_or_none(parent, shown)) is not None:
             if not stat.S_ISDIR(status.st_mode):
-                raise ToolError(
-                    f"{show(parent)} is a file, not a directory: {shown} cannot be created below it"
-                )
+                raise _below_a_file(show(parent), shown)
             break
         missing.append(parent)
     made: list[Path] = []
@@ -189,7 +187,10 @@ def _make_parents(target: Path, shown: str, show: Callable[[Path], str]) -> list
         try:
             os.mkdir(directory)
         except FileExistsError:  # made by another process since the check: not ours
-            continue
+            if _is_directory(directory):
+                continue
+            _remove_empty(made[::-1])  # a file, or a link (not resolved when checked)
+            raise _below_a_file(show(directory), shown) from None
         except OSError as exc:  # permission, a full disk, a read-only one, a long name
             _remove_empty(made[::-1])
             if isinstance(exc, PermissionError):
@@ -203,6 +204,18 @@ def _make_parents(target: Path, shown: str, show: Callable[[Path], str]) -> list
             ) from None
         made.append(directory)
     return made[::-1]
+
+
+def _below_a_file(file: str, shown: str) -> ToolError:
+    return ToolError(f"{file} is a file, not a directory: {shown} cannot be created below it")
+
+
+def _is_directory(path: Path) -> bool:
+    """Whether ``path`` is a directory, not a symlink to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:  # gone again
+        return False
 
 
 def _remove_empty(directories: list[Path]) -> None:
