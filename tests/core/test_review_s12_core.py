@@ -96,7 +96,8 @@ def test_a_json_line_names_its_session_first_then_the_stored_event() -> None:
 
 
 def test_a_key_the_cap_cuts_a_few_bytes_out_of_is_not_shown_nearly_whole() -> None:
-    from dsh.builtin_tools._bash import MAX_OUTPUT_BYTES, _HeadTail
+    from dsh.builtin_tools._bash import MAX_OUTPUT_BYTES
+    from dsh.builtin_tools._output_cap import HeadTail as _HeadTail
 
     key = "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"  # 44 characters
     capped = _HeadTail(MAX_OUTPUT_BYTES)
