@@ -308,6 +308,8 @@ class HttpModel:
                 if 200 <= response.status_code < 300:
                     return response
                 error, retry = await self._failed(response, secret, path, sent.forwarded)
+                if note := self.refusal_note(response.status_code, error.message, body):
+                    error = noted(error, note)
             if not retry or attempt >= self.config.max_retries:
                 raise error
             delay = self._delay(attempt, error.retry_after)
@@ -326,6 +328,11 @@ class HttpModel:
                 self.config.max_retries,
             )
             await anyio.sleep(delay)
+
+    def refusal_note(self, status: int, said: str, body: dict[str, Any]) -> str | None:
+        """What to change when the server refused the request ``body`` with HTTP
+        ``status`` saying ``said`` (the error's message); None: nothing to say."""
+        return None
 
     async def _failed(
         self, response: httpx.Response, secret: str | None, path: str, proxy: str | None = None

@@ -4,9 +4,11 @@ OpenRouter and any server speaking ``POST {base_url}/chat/completions`` with SSE
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from json import loads
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from dsh._provider_table import KEY_HEADERS
 from dsh.config import ModelConfig
@@ -16,7 +18,7 @@ from dsh.llm._counts import count, mapping
 from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
 from dsh.llm._not_streamed import error_object
-from dsh.llm._origin import Origin
+from dsh.llm._origin import Origin, setting
 from dsh.llm._sse import ended_early
 from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, UsageChunk
 from dsh.messages import (
@@ -63,6 +65,19 @@ _STOP_REASONS: Final[dict[str, StopReason]] = {
 }
 
 
+#: Words of a refusal of ``reasoning_content`` for what it is missing (DeepSeek's
+#: "must be passed back", pydantic's "Field required"): no hint to turn it off then.
+_WANTED: Final = re.compile(r"must be passed|missing|required", re.IGNORECASE)
+
+
+def _refuses_reasoning(base_url: str) -> bool:
+    """Whether ``base_url``'s server is known to refuse ``reasoning_content`` in a
+    request: Mistral's API (HTTP 422 ``extra_forbidden``), whose reasoning models
+    stream reasoning that dsh reads."""
+    host = urlsplit(base_url).hostname or ""
+    return host == "mistral.ai" or host.endswith(".mistral.ai")
+
+
 class OpenAICompatibleModel(HttpModel):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
@@ -70,7 +85,8 @@ class OpenAICompatibleModel(HttpModel):
     message of an exchange (the messages between two user messages) in which the model
     called tools and reasoned, as DeepSeek's thinking mode requires (an empty one where
     it had none); the reasoning of other exchanges is never sent. Default: the config's
-    ``send_reasoning`` if set, else on, except for ``provider: openai``.
+    ``send_reasoning`` if set, else on, except for ``provider: openai`` and a base_url
+    on ``mistral.ai`` (its API refuses the field).
     ``max_tokens_field``: the body key for the output cap; default the config's
     ``max_tokens_field`` if set, else ``max_tokens``, or ``max_completion_tokens`` for
     ``provider: openai``.
@@ -104,7 +120,9 @@ class OpenAICompatibleModel(HttpModel):
         openai = config.provider == "openai"
         if send_reasoning is None:
             send_reasoning = config.send_reasoning
-        self.send_reasoning = (not openai) if send_reasoning is None else send_reasoning
+        if send_reasoning is None:
+            send_reasoning = not (openai or _refuses_reasoning(self.base_url))
+        self.send_reasoning = send_reasoning
         self.max_tokens_field = (
             max_tokens_field
             or config.max_tokens_field
@@ -126,6 +144,21 @@ class OpenAICompatibleModel(HttpModel):
             body[self.max_tokens_field] = max_tokens
         body.update(request.options)
         return body
+
+    def refusal_note(self, status: int, said: str, body: dict[str, Any]) -> str | None:
+        """A 4xx naming ``reasoning_content`` after dsh sent it (Mistral's 422
+        ``extra_forbidden``, a server's "unrecognized field"): the setting that stops it."""
+        sent = any("reasoning_content" in message for message in body.get("messages", ()))
+        if not (400 <= status < 500 and sent and "reasoning_content" in said):
+            return None
+        if _WANTED.search(said):  # it wants the field (DeepSeek), not refuses it
+            return None
+        where = setting(self.name, "send_reasoning", self._origin)
+        place = f"({where})" if where else "in a models: entry of dsh.yml"
+        return (
+            "the server refuses the reasoning dsh sent back as reasoning_content: "
+            f"set send_reasoning: false for this model {place}"
+        )
 
     async def chunks(self, request: ModelRequest) -> AsyncGenerator[Chunk, None]:
         key = self.api_key()
