@@ -59,3 +59,52 @@ async def test_a_refused_answers_word_is_an_error_stop_named(reason: str) -> Non
     chunks, message = await answer(reason)
     assert chunks[-1] == Finish("error", detail=reason)
     assert (message.text, message.stop_reason) == ("The answer is", "error")
+
+
+@pytest.mark.parametrize(
+    "reason", ["model_context_window_exceeded", "MODEL_CONTEXT_WINDOW_EXCEEDED"]
+)
+async def test_anthropics_full_context_window_passed_on_is_max_tokens(reason: str) -> None:
+    chunks, message = await answer(reason)
+    assert chunks[-1] == Finish("max_tokens")
+    assert message.stop_reason == "max_tokens"
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+        "IMAGE_OTHER",
+        "NO_IMAGE",
+        "TOO_MANY_TOOL_CALLS",
+        "MISSING_THOUGHT_SIGNATURE",
+        "OTHER",
+    ],
+)
+async def test_the_rest_of_geminis_cut_words_are_an_error_stop_named(reason: str) -> None:
+    """Gemini's other finish reasons than STOP and MAX_TOKENS each mean the answer was
+    stopped, blocked or broken: they were ``stop``, the turn ``completed``."""
+    chunks, message = await answer(reason)
+    assert chunks[-1] == Finish("error", detail=reason)
+    assert (message.text, message.stop_reason) == ("The answer is", "error")
+
+
+@pytest.mark.parametrize(
+    ("reason", "said"),
+    [
+        ("MALFORMED_FUNCTION_CALL", "the model's tool call was malformed"),
+        ("UNEXPECTED_TOOL_CALL", "a tool call, with no tools in the request"),
+        ("LANGUAGE", "a language the model does not support"),
+    ],
+)
+async def test_geminis_broken_call_and_language_words_say_what_they_mean(
+    reason: str, said: str
+) -> None:
+    """A Gemini MALFORMED_FUNCTION_CALL (a broken tool call, dropped: the answer is
+    often empty) ended the turn ``completed``, the call lost unseen."""
+    chunks, message = await answer(reason)
+    assert chunks[-1] == Finish("error", detail=f"{reason}: {said}")
+    assert message.stop_reason == "error"
+    assert len(chunks[-1].detail or "") <= 80  # the turn's message names 80 characters

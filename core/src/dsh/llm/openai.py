@@ -16,6 +16,7 @@ from dsh.errors import ModelError
 from dsh.llm._call_slots import CallSlots
 from dsh.llm._counts import count, mapping
 from dsh.llm._errors import error_from_body, malformed
+from dsh.llm._finish_reasons import finish_detail, stop_reason
 from dsh.llm._http import HttpModel
 from dsh.llm._not_streamed import error_object
 from dsh.llm._origin import Origin, setting
@@ -33,37 +34,6 @@ from dsh.messages import (
 )
 
 __all__ = ["OpenAICompatibleModel"]
-
-#: The ``finish_reason``s dsh knows, looked up in lower case (Gemini through some proxies
-#: says ``STOP``). Any other is the model's end, as ``stop``, unless a tool call's
-#: arguments are cut: then it is ``error`` (its word the finish's detail), so none of
-#: the answer's calls runs.
-_STOP_REASONS: Final[dict[str, StopReason]] = {
-    "stop": "stop",
-    "eos": "stop",  # Together: the model's end of sequence
-    "eos_token": "stop",  # older text-generation-inference (before its PR #2344), others
-    "stop_sequence": "stop",  # text-generation-inference: a stop sequence came
-    "tool_calls": "tool_calls",
-    "function_call": "tool_calls",
-    "tool_call": "tool_calls",  # mlx_lm.server before its PR #782
-    "tool_use": "tool_calls",  # gateways passing Anthropic's words on
-    "end_turn": "stop",
-    "length": "max_tokens",
-    "model_length": "max_tokens",  # Mistral: the context window is full
-    "max_tokens": "max_tokens",  # Anthropic's and Gemini's (MAX_TOKENS) words, passed on
-    "content_filter": "error",
-    "refusal": "error",  # Anthropic's, passed on
-    "safety": "error",  # Gemini's (SAFETY and the rest), passed on: the answer was blocked
-    "recitation": "error",
-    "prohibited_content": "error",
-    "blocklist": "error",
-    "spii": "error",
-    "error": "error",  # OpenRouter, vLLM, Mistral: the provider failed mid-answer
-    "insufficient_system_resource": "error",  # DeepSeek: cut off by the server
-    "abort": "error",  # vLLM, SGLang: the server aborted the request
-    "repetition": "error",  # vLLM: output that repeated itself was stopped
-}
-
 
 #: Words of a refusal of ``reasoning_content`` for what it is missing (DeepSeek's
 #: "must be passed back", pydantic's "Field required"): no hint to turn it off then.
@@ -213,11 +183,9 @@ class OpenAICompatibleModel(HttpModel):
             )
         # no finish_reason: [DONE] ended a whole answer (some servers never send one)
         stop: StopReason = "stop"
-        if finish is not None:
-            known = _STOP_REASONS.get(finish.lower())
-            cut = slots and not slots.whole()  # a word dsh does not know, mid-call: cut
-            stop = known if known is not None else "error" if cut else "stop"
-        detail = finish if stop == "error" else None  # the provider's word for it
+        if finish is not None:  # a word dsh does not know, mid-call: cut
+            stop = stop_reason(finish, bool(slots) and not slots.whole())
+        detail = finish_detail(finish) if finish and stop == "error" else None
         if refusals:  # the model refused (its finish_reason is "stop"): REFUSED
             stop, detail = "error", "refusal"
         elif stop == "stop" and slots:  # some servers say "stop" after tool calls
