@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from dsh._config_repr import config_repr, hidden_settings
+from dsh._config_repr import agent_settings, config_repr, hidden_settings
 from dsh._config_yaml import AtKey, locate
 from dsh._ids import why_not
 from dsh._provider_table import key_header, sends_own_key
@@ -73,7 +73,8 @@ class ModelConfig(BaseModel):
     """One entry of ``models:``: which provider serves it and how to reach it. Numbers
     are strict: YAML's ``yes`` is not 1, nor ``"60"`` 60."""
 
-    model_config = ConfigDict(extra="forbid")
+    # a bad value built in code is not quoted: a key in base_url's query, in headers
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     provider: str = Field(min_length=1)
     #: The provider's name for the model; ``load_config`` fills in the config key.
@@ -257,9 +258,11 @@ _DIGIT_LETTER: Final = re.compile("[0-9][A-Za-z]")
 
 
 class AgentConfig(BaseModel):
-    """One entry of ``agents:``."""
+    """One entry of ``agents:``. Its repr hides the secrets dsh has read (a plugin's
+    declared ones, the API keys) in ``options``, which keep them as written."""
 
-    model_config = ConfigDict(extra="forbid")
+    # a bad value built in code is not quoted (a plugin's secret in options, say)
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     id: str = Field(min_length=1)
     #: A key of ``models``; ``None`` means the top-level ``model``.
@@ -271,6 +274,9 @@ class AgentConfig(BaseModel):
     options: dict[str, Any] = {}
     max_steps: int | None = Field(default=None, gt=0, strict=True)
     queue_mode: Literal["batch", "one-at-a-time"] = "batch"
+
+    def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:  # repr(), str()
+        return list(agent_settings(super().__repr_args__()))
 
     @field_validator("id")
     @classmethod
@@ -326,8 +332,9 @@ class Config:
     agents: list[AgentConfig] = field(default_factory=list)
     #: Plugin name -> instance of that plugin's settings model (only sections present).
     sections: dict[str, Any] = field(default_factory=dict)
-    #: The parsed YAML mapping, as written.
-    raw: dict[str, Any] = field(default_factory=dict)
+    #: The parsed YAML mapping, as written: not compared (it repeats the settings, and
+    #: the keys in them; pytest's diff of two configs would print it) nor shown.
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     #: The YAML node tree, for ``where`` (None: not loaded from YAML).
     root: Node | None = field(default=None, repr=False, compare=False)
     #: The values the plugins' settings declare secret (``SecretStr``), in their sections

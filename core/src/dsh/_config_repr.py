@@ -7,24 +7,33 @@ log call. So their reprs show a secret-named parameter's value as ``***``
 (``hide_parameters``, whatever its length) and each header's credentials as ``***``
 after their scheme (``Bearer ***``: ``dsh._header_secrets``); a ``Config``'s leaves out
 ``raw`` (the file as written, which repeats them) and hides the values the plugins'
-settings declare secret (an agent's options keep them as written).
+settings declare secret. Those are written plain in an agent's options (the settings
+are checked later, per plugin): an ``AgentConfig``'s repr hides every secret dsh has
+read in them (``known_keys``: the declared ones of 8 characters or more, the API
+keys), a ``Config``'s an option equal to a declared value of any length whole too.
+The options are hidden before their repr (a secret with a backslash or a quote is
+escaped there), and a value too short to hide elsewhere (``MIN_LENGTH``, an unset
+``SecretStr("")``) is not searched for in the rest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+import re
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final
 
 from dsh._header_secrets import header_credentials
-from dsh._secrets import HIDDEN, hide_parameters, redact
+from dsh._secrets import HIDDEN, hide_parameters, known_keys, longest_first, redact
 
 if TYPE_CHECKING:
     from dsh._config_models import Config
 
-__all__ = ["config_repr", "hidden_settings"]
+__all__ = ["agent_settings", "config_repr", "hidden_settings"]
 
 #: The fields of ``Config`` its repr shows, in their order (not ``raw``).
 _SHOWN = ("source", "models", "default_model", "agents", "sections")
+#: A value as a scheme and what follows it (``Bearer <token>``), whitespace kept.
+_SCHEMED: Final = re.compile(r"(\s*\S+\s+)(\S.*?)(\s*)", re.DOTALL)
 
 
 def hidden_settings(args: Iterable[tuple[str | None, Any]]) -> Iterator[tuple[str | None, Any]]:
@@ -40,15 +49,48 @@ def hidden_settings(args: Iterable[tuple[str | None, Any]]) -> Iterator[tuple[st
 
 
 def _hidden_header(name: str, value: str) -> str:
-    """``value`` with each credential in it (of any length) as ``***``."""
-    for credential in sorted(header_credentials({name: value}), key=len, reverse=True):
-        if credential:
-            value = value.replace(credential, HIDDEN)
+    """``value`` as ``***`` when it is a credential, or with what follows its scheme as
+    ``***`` (``Bearer ***``), whatever the credential's length."""
+    found = header_credentials({name: value})
+    if value.strip() and (value in found or value.strip() in found):
+        return HIDDEN
+    schemed = _SCHEMED.fullmatch(value)
+    if schemed is not None and schemed[2] in found:
+        return schemed[1] + HIDDEN + schemed[3]
+    return value
+
+
+def agent_settings(args: Iterable[tuple[str | None, Any]]) -> Iterator[tuple[str | None, Any]]:
+    """An ``AgentConfig``'s repr arguments, every secret dsh has read (``known_keys``)
+    hidden in its ``options``."""
+    secrets = known_keys()
+    for name, value in args:
+        yield name, hidden_options(value, (), secrets) if name == "options" else value
+
+
+def hidden_options(value: Any, whole: Collection[str], within: tuple[str, ...]) -> Any:
+    """``value`` (an agent's options) with each text equal to one of ``whole`` as
+    ``***`` and the runs of ``within`` in the others hidden (``redact``)."""
+    if isinstance(value, str):
+        return HIDDEN if value in whole else redact(value, within) if within else value
+    if isinstance(value, Mapping):
+        return {key: hidden_options(item, whole, within) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [hidden_options(item, whole, within) for item in value]
     return value
 
 
 def config_repr(config: Config) -> str:
     """``Config(source=..., models=..., ...)`` without ``raw``, the values its plugins
-    declare secret hidden."""
-    fields = ", ".join(f"{name}={getattr(config, name)!r}" for name in _SHOWN)
-    return redact(f"{type(config).__name__}({fields})", tuple(config.declared))
+    declare secret hidden: in the agents' options before their repr, and, as their
+    repr writes them, anywhere (those of ``MIN_LENGTH`` or more)."""
+    declared = {value for value in config.declared if value}
+    within = longest_first(declared)
+    agents = [
+        agent.model_copy(update={"options": hidden_options(agent.options, declared, within)})
+        for agent in config.agents
+    ]
+    shown = {name: getattr(config, name) for name in _SHOWN} | {"agents": agents}
+    fields = ", ".join(f"{name}={value!r}" for name, value in shown.items())
+    escaped = longest_first({*within, *(repr(value)[1:-1] for value in within)})
+    return redact(f"{type(config).__name__}({fields})", escaped)
