@@ -9,10 +9,12 @@ from typing import Final
 __all__ = ["HeadTail"]
 
 #: The bytes of a word the cap may cut through (keys and tokens are made of them); the
-#: bytes of non-ASCII characters too (letters, mostly).
+#: bytes of non-ASCII characters too (letters, mostly), not those UTF-8 never holds
+#: (0xC0, 0xC1, 0xF5-0xFF: binary output, shown as U+FFFD, is no word).
 _WORD_CHARS: Final = (
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=~"
-    + bytes(range(0x80, 0x100))
+    + bytes(range(0x80, 0xC0))
+    + bytes(range(0xC2, 0xF5))
 )
 _WORD: Final = frozenset(_WORD_CHARS)
 #: At most this many bytes of a cut word are left out (more for a longer secret).
@@ -23,9 +25,9 @@ def _whole_characters(data: bytes) -> int:
     """The length of ``data`` less a UTF-8 character cut short at its end."""
     for back in range(1, min(4, len(data)) + 1):
         byte = data[-back]
-        if byte < 0x80:
-            return len(data)
-        if byte >= 0xC0:  # the first byte of a character of 2, 3 or 4 bytes
+        if byte < 0x80 or 0xC0 <= byte < 0xC2 or byte > 0xF4:
+            return len(data)  # ASCII, or a byte UTF-8 never holds (shown as U+FFFD)
+        if byte >= 0xC2:  # the first byte of a character of 2, 3 or 4 bytes
             size = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
             return len(data) - back if size > back else len(data)
     return len(data)
