@@ -5,7 +5,10 @@ relative paths are taken from the workspace root, ``..`` segments and symlinks a
 resolved (``os.path.realpath``), so ``src/../../etc/passwd`` and a symlink pointing
 out of the workspace are seen for what they are. When a value can be read in more
 than one way (a Python tool may or may not expand ``~`` or ``$HOME``), every reading is
-returned and the caller requires each of them to be allowed.
+returned and the caller requires each of them to be allowed. Deny and ask rules also
+see each value as written (``path_written``: ``..`` taken away lexically, symlinks not
+followed), since only a pattern's literal directory is resolved: ``**/secrets/**``
+covers ``secrets/k`` where ``secrets`` is a symlink.
 
 Patterns use the same canonical form: relative patterns are anchored at the workspace
 root, ``~`` is the home directory, and the literal directory part of a pattern is
@@ -35,6 +38,7 @@ __all__ = [
     "display",
     "inside",
     "path_readings",
+    "path_written",
     "pattern_problem",
     "spellings",
     "unencodable",
@@ -134,6 +138,19 @@ def path_readings(value: str, root: str) -> tuple[str, ...]:
         if path not in readings:
             readings.append(path)
     return tuple(readings)
+
+
+def path_written(value: str, root: str) -> tuple[str, ...]:
+    """Each spelling of ``value`` (a value ``path_readings`` took) as written: absolute
+    from ``root``, ``..`` taken away lexically, symlinks not followed. Deny and ask rules
+    see these too (``Subject.deny``): ``**/secrets/**`` covers ``secrets/k`` where
+    ``secrets`` leads elsewhere, which only the literal part of a pattern is resolved
+    for (stricter only: an allow rule never sees them)."""
+    return tuple(
+        dict.fromkeys(
+            os.path.normpath(os.path.join(root, spelling)) for spelling in spellings(value)
+        )
+    )
 
 
 def unencodable(text: str) -> str | None:

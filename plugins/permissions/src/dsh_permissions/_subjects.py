@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from dsh_permissions._links import links_below
-from dsh_permissions._paths import folded, inside, path_readings
+from dsh_permissions._paths import folded, inside, path_readings, path_written
 
 if TYPE_CHECKING:
     from dsh.tools import Tool
@@ -101,7 +101,8 @@ def path_subject(value: str, root: str, links: bool = False) -> Subject:
         readings = path_readings(value, root)
     except ValueError as exc:
         return Subject("path", value, problem=str(exc))
-    deny = with_folded(readings)
+    # the names as written too (deny and ask rules only): a wildcard before a symlink
+    deny = with_folded(dict.fromkeys((*readings, *path_written(value, root))))
     shown = " | ".join(readings)
     directories = [r for r in readings if os.path.isdir(r)]
     targets: dict[str, None] = {}
