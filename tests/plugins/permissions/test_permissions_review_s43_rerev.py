@@ -4,10 +4,20 @@ and the NTFS short name of ``.hg``."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from permissions_util import Layout
+
+from dsh import ToolCall
+from dsh.tools import tool
+from dsh_permissions import _splits
+from dsh_permissions._calls import subjects_of
+from dsh_permissions._shell import Command
+from dsh_permissions._shell import split as split_line
+from dsh_permissions._splits import MAX_SPLIT
+from dsh_permissions._subjects import Subject, ToolFacts
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -47,3 +57,38 @@ async def test_an_allow_rule_is_not_widened_by_the_name(judge: Any, vault: Layou
     arguments = {"path": "secrets/k", "content": "x"}
     judged = await judge({"allow": ["write(**/secrets/**)"]}, "write", arguments)
     assert judged.decision == "ask", judged.event["reason"]
+
+
+@tool(mutating=True, command_args=("commands",))
+def runall(commands: list[str]) -> str:
+    """Runs each command."""
+    return "ran"
+
+
+def _subjects(layout: Layout, commands: list[str]) -> list[Subject]:
+    call = ToolCall(id="c", name="runall", arguments=json.dumps({"commands": commands}))
+    return subjects_of(ToolFacts.of("runall", runall), runall, call, str(layout.ws), reads=True)
+
+
+def test_a_line_given_twice_in_a_call_is_split_once(
+    layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line given again in one call is split (and checked) once."""
+    counted: list[str] = []
+
+    def counting(line: str) -> list[Command]:
+        counted.append(line)
+        return split_line(line)
+
+    monkeypatch.setattr(_splits, "split_line", counting)
+    line = "cat " + "x " * 10
+    found = _subjects(layout, [line] * 20)
+    assert counted == [line] and not [s for s in found if s.problem]
+
+
+def test_lines_within_the_budget_alone_are_asked_about_together(layout: Layout) -> None:
+    """The lines of one call share one split budget (20 lines of 64 KB took 34 s)."""
+    lines = [f"cat {i} " + "x " * (MAX_SPLIT // 6) for i in range(3)]
+    assert all(len(one) < MAX_SPLIT for one in lines)
+    found = _subjects(layout, lines)
+    assert [s for s in found if s.problem and "more than" in s.problem]

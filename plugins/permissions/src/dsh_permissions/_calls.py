@@ -20,6 +20,7 @@ from dsh_permissions._commands import command_subjects
 from dsh_permissions._links import one_check
 from dsh_permissions._paths import utf8_decoded
 from dsh_permissions._relinked import one_line
+from dsh_permissions._splits import one_split
 from dsh_permissions._subjects import Subject, ToolFacts, path_subject
 
 if TYPE_CHECKING:
@@ -59,8 +60,11 @@ def subjects_of(
             subjects.extend(
                 path_subject(value, root, links) for value in _texts(name, values.get(name))
             )
-        for name in facts.command_args:
-            for value in _texts(name, values.get(name)):
+        # one split budget for the whole call (``_splits``): its lines together are
+        # bounded, not each; a line given again is checked once (its subjects the same)
+        lines = (v for name in facts.command_args for v in _texts(name, values.get(name)))
+        with one_split():
+            for value in dict.fromkeys(lines):
                 with one_line():  # a link one of its commands makes counts for the rest
                     subjects.extend(command_subjects(value, root, reads=reads))
     # Declared arguments left empty: the call is still checked, as the tool itself.

@@ -1,10 +1,11 @@
-"""Each text split once per checked line, and a bound on what is split for it.
+"""Each text split once per checked call, and a bound on what is split for it.
 
 What ``eval`` runs is split again by the checks that look behind it (where the line
 may move, ``_moved``; a trap that may move it, ``_traps``; its subjects, ``_commands``),
 each from the start of its own ``eval`` chain: ``eval eval ... cat x`` had each level's
 text split once for every level above it, so a 64 KB line took minutes and held the
-event loop. Inside ``one_split`` (one checked line, with everything it runs) each
+event loop. Inside ``one_split`` (one checked call: all its lines, with everything
+they run, ``_calls``; a line checked alone opens its own) each
 distinct text is split once and its commands (or why it cannot be) are given again;
 and at most ``MAX_SPLIT`` characters are split in all (each level of ``eval`` or
 ``sh -c`` runs a text of its own). Past that, ``split`` raises ``Unparseable`` and
@@ -25,7 +26,7 @@ from dsh_permissions._shell import split as split_line
 
 __all__ = ["MAX_SPLIT", "one_split", "spent", "split"]
 
-#: characters split per checked line, every text it runs included: what a line may
+#: characters split per checked call, every text it runs included: what a line may
 #: hold, and as much again for what it runs (eval, sh -c)
 MAX_SPLIT: Final = 2 * MAX_LENGTH
 _SPENT: Final = (
