@@ -288,6 +288,30 @@ async def test_a_backslash_in_a_deny_or_ask_command_pattern_is_refused(rule, act
 async def test_a_backslash_in_an_allow_command_pattern_is_warned_about(rule, caplog):
     said = await _warning(rule, "allow", caplog)
     assert "a backslash escapes nothing in a command pattern" in said
+    # re-review of session 43, finding 3: it does match a backslash a word holds
+    assert "taken away" not in said and "only a backslash a word holds" in said
+
+
+async def test_the_refusal_leads_with_a_rule_that_works(judge):
+    """Re-review of session 43, finding 3: the refusal of ``bash(printf *a\nb*)`` first
+    said to write it without the backslash, ``bash(printf *anb*)``, which matches no
+    ``printf 'a\nb'``: it leads with ``*`` in the backslash's place, which does."""
+    said = await _refusal("bash(printf *a\\nb*)", "deny")
+    assert "; for a backslash a word holds write '*' in its place (bash(printf *a*nb*))" in said
+    rules = {"deny": ["bash(printf *a*nb*)"], "allow": ["bash"]}
+    judged = await judge(rules, "bash", {"command": "printf 'a\\nb'"})
+    assert judged.decision == "deny", judged.event["reason"]
+    dead = await judge(
+        {"deny": ["bash(printf *anb*)"], "allow": ["bash"]}, "bash", {"command": "printf 'a\\nb'"}
+    )
+    assert dead.decision == "allow"  # what the old advice wrote
+
+
+async def test_an_allow_rule_with_a_backslash_matches_one_a_word_holds(judge):
+    judged = await judge(
+        {"allow": ["bash(grep -E *\\.py)"]}, "bash", {"command": "grep -E '\\.py'"}
+    )
+    assert judged.decision == "allow", judged.event["reason"]
 
 
 @pytest.mark.parametrize("command", ['rm "*"', "rm '*'", "rm \\*"])

@@ -111,9 +111,10 @@ def backslash_problem(tool: str, pattern: str) -> tuple[str, str] | None:
         return None
     return (
         "has a backslash, but a backslash escapes nothing in a command pattern ('*' is "
-        "any text, nothing else is special) and a command is matched as the shell runs "
-        f"it, its quotes and backslashes taken away: {tool}(rm \\*) would match only an "
-        "rm whose word begins with a backslash, never rm *",
-        f"; write it without the backslash ({tool}(rm *) also covers rm '*' and rm \\*), "
-        "and '*' for a backslash a word holds",
+        "any text, nothing else is special): a command is matched as the shell runs it, "
+        "unquoted, so a backslash in a pattern matches only a backslash a word holds "
+        f"(printf 'a\\nb'), and {tool}(rm \\*) would match only an rm whose word begins "
+        "with a backslash, never rm *",
+        f"; for a backslash a word holds write '*' in its place ({tool}(printf *a*nb*)); "
+        f"for an escape leave it out ({tool}(rm *) also covers rm '*' and rm \\*)",
     )
