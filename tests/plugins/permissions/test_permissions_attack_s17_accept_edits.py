@@ -19,6 +19,7 @@ pytestmark = pytest.mark.plugins("permissions")
         ".git /hooks/pre-commit",  # and spaces
         ".git::$INDEX_ALLOCATION/config",  # an NTFS stream of the directory
         "GIT~1/config",  # NTFS short name
+        "HG~1/hgrc",  # and .hg's (re-review of session 43, finding 4)
         ".envrc.",
         "src/.ENVRC ",
         "\uff0egit/config",  # look-alike full-width dot

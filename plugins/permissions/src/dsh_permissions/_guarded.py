@@ -53,6 +53,8 @@ RUNS_CODE: Final = {
 }
 
 
+#: NTFS short names of the guarded directories ``.git`` and ``.hg``
+_SHORT: Final = {"git~1": ".git", "hg~1": ".hg"}
 #: characters HFS+ leaves out of a name (``.g\u200cit`` is ``.git`` there)
 _IGNORED: Final = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
 
@@ -61,10 +63,10 @@ def _name_key(name: str) -> str:
     """A name as a file system that folds names may take it: case and look-alike
     characters folded, characters HFS+ ignores left out, and what NTFS drops or reads
     another way (trailing dots and spaces, an ``:stream`` suffix, the short name
-    ``GIT~1``). Generous: a name that folds to a guarded one is asked about."""
+    ``GIT~1``, ``HG~1``). Generous: a name that folds to a guarded one is asked about."""
     key = unicodedata.normalize("NFKC", _IGNORED.sub("", name)).casefold()
     key = key.split(":", 1)[0].rstrip(". ")
-    return ".git" if key == "git~1" else key
+    return _SHORT.get(key, key)
 
 
 def config_file(agent: Any) -> frozenset[str]:
