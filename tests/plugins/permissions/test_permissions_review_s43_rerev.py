@@ -92,3 +92,16 @@ def test_lines_within_the_budget_alone_are_asked_about_together(layout: Layout) 
     assert all(len(one) < MAX_SPLIT for one in lines)
     found = _subjects(layout, lines)
     assert [s for s in found if s.problem and "more than" in s.problem]
+
+
+@pytest.mark.parametrize("tool", ["read", "bash"])
+async def test_a_link_to_the_symlinked_directory_is_followed_one_step_at_a_time(
+    judge: Any, vault: Layout, tool: str
+) -> None:
+    """``s -> secrets -> vault``: neither ``s/k`` as written nor ``vault/k`` is
+    ``**/secrets/**``; ``secrets/k``, on the way, is."""
+    (vault.ws / "s").symlink_to("secrets")
+    arguments = {"path": "s/k"} if tool == "read" else {"command": "cat s/k"}
+    rules = {"deny": ["read(**/secrets/**)"], "allow": ["bash", "read"]}
+    judged = await judge(rules, tool, arguments)
+    assert judged.decision == "deny", judged.event["reason"]

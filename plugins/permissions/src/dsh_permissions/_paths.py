@@ -140,17 +140,49 @@ def path_readings(value: str, root: str) -> tuple[str, ...]:
     return tuple(readings)
 
 
-def path_written(value: str, root: str) -> tuple[str, ...]:
+def path_written(value: str, root: str, readings: tuple[str, ...]) -> tuple[str, ...]:
     """Each spelling of ``value`` (a value ``path_readings`` took) as written: absolute
-    from ``root``, ``..`` taken away lexically, symlinks not followed. Deny and ask rules
-    see these too (``Subject.deny``): ``**/secrets/**`` covers ``secrets/k`` where
+    from ``root``, ``..`` taken away lexically, symlinks not followed; and each path it
+    becomes as its symlinks are followed one at a time (``s/k`` where ``s -> secrets``
+    and ``secrets -> vault`` is ``secrets/k`` on the way to ``vault/k``). Deny and ask
+    rules see these too (``Subject.deny``): ``**/secrets/**`` covers ``secrets/k`` where
     ``secrets`` leads elsewhere, which only the literal part of a pattern is resolved
     for (stricter only: an allow rule never sees them)."""
-    return tuple(
-        dict.fromkeys(
-            os.path.normpath(os.path.join(root, spelling)) for spelling in spellings(value)
+    out: dict[str, None] = {}
+    for spelling in spellings(value):
+        written = os.path.normpath(os.path.join(root, spelling))
+        out[written] = None
+        if written not in readings:  # a symlink on the way (``readings``: real paths)
+            out.update(dict.fromkeys(_link_steps(written)))
+    return tuple(out)
+
+
+#: symlinks followed one at a time at most (as Linux's path lookup)
+_MAX_LINKS: Final = 40
+
+
+def _link_steps(path: str) -> list[str]:
+    """What the absolute ``path`` becomes as its first symlink is replaced by where it
+    leads (lexically), again and again: each path on the way to its real path."""
+    out: list[str] = []
+    for _ in range(_MAX_LINKS):
+        parts = path.split(os.sep)
+        at = next(
+            (i for i in range(2, len(parts) + 1) if os.path.islink(os.sep.join(parts[:i]))),
+            None,
         )
-    )
+        if at is None:
+            break
+        link = os.sep.join(parts[:at])
+        try:
+            target = os.readlink(link)
+        except OSError:
+            break
+        path = os.path.normpath(os.path.join(os.path.dirname(link), target, *parts[at:]))
+        if path in out:
+            break
+        out.append(path)
+    return out
 
 
 def unencodable(text: str) -> str | None:

@@ -102,7 +102,7 @@ def path_subject(value: str, root: str, links: bool = False) -> Subject:
     except ValueError as exc:
         return Subject("path", value, problem=str(exc))
     # the names as written too (deny and ask rules only): a wildcard before a symlink
-    deny = with_folded(dict.fromkeys((*readings, *path_written(value, root))))
+    deny = with_folded(dict.fromkeys((*readings, *path_written(value, root, readings))))
     shown = " | ".join(readings)
     directories = [r for r in readings if os.path.isdir(r)]
     targets: dict[str, None] = {}
