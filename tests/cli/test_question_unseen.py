@@ -66,9 +66,8 @@ def test_a_question_stderr_would_hide_is_denied_at_once(
 
 WARNED = (
     "dsh: warning: 'bash' (command: echo $((6 * 7))-ran) needed a person's approval and was "
-    "denied: no one can be asked here (stdin or stderr is not a terminal); allow such "
-    "calls with a rule in dsh.yml (permissions: allow), or run dsh in a terminal (later "
-    "denials like this one are not said)\n"
+    "denied: no one can be asked here (stdin or stderr is not a terminal); only a person "
+    "at a terminal can allow it (later denials like this one are not said)\n"
 )
 
 
@@ -110,3 +109,39 @@ def test_a_call_denied_by_a_rule_is_no_unasked_warning(
     done = dsh("-m", model, "run", "clean up", env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "warning" not in done.stderr and "deny: bash(rm *)" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "command", "advice"),
+    [
+        (
+            "permissions:\n  ask: ['bash(git push*)']\n",
+            "git push origin main",
+            "; the rule 'ask: bash(git push*)' asks: run dsh in a terminal, or remove that "
+            "rule (later",
+        ),
+        (
+            "permissions:\n  allow: ['bash(*)']\n",
+            "echo $(id)",
+            "; only a person at a terminal can allow it (later",
+        ),
+    ],
+)
+def test_the_unasked_warning_gives_the_way_out_that_fits(
+    model_server: Any,
+    cli_env: dict[str, str],
+    tmp_path: Path,
+    config: str,
+    command: str,
+    advice: str,
+) -> None:
+    """An allow rule does not help past an ask rule, nor for a command no rule can allow
+    (review rerev-cli, finding 2)."""
+    server = model_server([tool_call_reply("bash", {"command": command}), text_reply("Denied.")])
+    (tmp_path / "dsh.yml").write_text(config)
+    env = {**cli_env, "DSH_LOAD_PLUGINS": "permissions"}
+    model = f"openai-compatible:tiny@{server.url}"
+    done = dsh("-m", model, "run", "push it", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert advice in done.stderr
+    assert "permissions: allow" not in done.stderr

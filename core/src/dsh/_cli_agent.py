@@ -210,7 +210,7 @@ async def _run(args: argparse.Namespace, pm: PluginManager, config: Config | Non
     else:  # a call that needs asking is denied: said once
         from dsh._cli_unasked import UnaskedWarning
 
-        pm.register(UnaskedWarning(), APPROVALS)
+        pm.register(UnaskedWarning(pm), APPROVALS)
     async with agent_session(args, pm, config=config) as (harness, agent, renderer):
         renderer.on_closed = agent.cancel  # no one reads the answer any more
         agent.send(args.prompt)

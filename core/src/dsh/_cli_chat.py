@@ -104,7 +104,7 @@ async def _chat(
     else:  # stderr elsewhere: a call that needs asking is denied, said once
         from dsh._cli_unasked import UnaskedWarning
 
-        pm.register(UnaskedWarning(), APPROVALS)
+        pm.register(UnaskedWarning(pm), APPROVALS)
     async with (
         agent_session(args, pm) as (harness, agent, renderer),
         nullcontext() if editor is None else editor.running(),
