@@ -6,6 +6,7 @@ clash with a plugin's model are refused with the file's line."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from loop_support import Models
 
 from dsh.cli import main
 from dsh.errors import ConfigError
+from dsh.llm import ModelInfo
 from dsh.testing import ScriptedModel, run_turn, scripted_harness
 
 
@@ -114,3 +116,23 @@ def test_config_check_refuses_an_http_key_on_a_plugin_models_entry(
     assert err.startswith(f"dsh: {Path.cwd() / 'dsh.yml'}:2:25: models.echo.timeout: "), err
     Path("dsh.yml").write_text("models:\n  echo: {provider: scr, context_window: 100}\n")
     assert main(["config", "check"]) == 0
+
+
+class _Azure(ScriptedModel):
+    """A plugin's model whose provider is near a built-in one's name."""
+
+    @property
+    def info(self) -> ModelInfo:
+        return replace(super().info, provider="azure-openai")
+
+
+@pytest.mark.parametrize("provider", ["azure-openai", "scripted-models"])
+async def test_a_misspelt_plugin_model_name_suggests_the_plugins_model(provider: str) -> None:
+    """The provider names the plugin (or its model's provider): the slip is in the name.
+    'openai' suggested there would send the user's OpenAI key to api.openai.com (review
+    rerev-cli, finding 3)."""
+    config = f"model: gpt4o-ue\nmodels:\n  gpt4o-ue: {{provider: {provider}}}\n"
+    error = await _start(config, _Azure(name="gpt4o-eu"))
+    assert "no plugin registers a model named 'gpt4o-ue'" in error.reason, error
+    assert error.reason.endswith("did you mean 'gpt4o-eu'?"), error
+    assert "'openai'?" not in error.reason, error

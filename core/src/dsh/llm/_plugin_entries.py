@@ -42,9 +42,13 @@ def entry_problems(name: str, settings: ModelConfig, served: Served) -> list[Con
         if provider in BUILT_IN or not served:  # dsh builds it, or says the provider is unknown
             return []
         names = sorted(served)
-        # a misspelt provider is the likelier slip: its near miss first, as when no
-        # plugin registers models ("unknown provider")
-        near = did_you_mean(provider, BUILT_IN) or did_you_mean(name, names)
+        if provider in {p for found in served.values() for p in found}:
+            # the provider is a plugin's (or its model's): the slip is in the model's
+            # name. A built-in near miss (azure-openai: 'openai') would send the key there
+            near = did_you_mean(name, names)
+        else:  # a misspelt provider is the likelier slip: its near miss first, as when
+            # no plugin registers models ("unknown provider")
+            near = did_you_mean(provider, BUILT_IN) or did_you_mean(name, names)
         reason = (
             f"provider {provider!r} is not built in (built in: {', '.join(BUILT_IN)}), "
             f"and no plugin registers a model named {name!r} (models plugins register: "
