@@ -126,13 +126,19 @@ _LONGEST_PROMPT: Final = 200
 def _prompt_words(args: argparse.Namespace) -> tuple[str, ...]:
     """The prompt of ``dsh run`` for a command to paste that runs it again: ``--`` and
     the prompt given, or ``PROMPT`` for the user to fill in when it was read from stdin
-    (``-``), is long or has several lines; nothing for ``chat``."""
+    (``-``), is long or has several lines, or would not be shown as given: a key in it
+    hidden (``***``, or a control character escaped: ``_cli_keys.said``), or a backtick
+    ending the hint's `...`; nothing for ``chat``."""
+    from dsh._cli_keys import said
+
     if getattr(args, "command", None) != "run" or not isinstance(
         getattr(args, "prompt", None), str
     ):
         return ()
     prompt: str = args.prompt
     if getattr(args, "prompt_piped", False) or "\n" in prompt or len(prompt) > _LONGEST_PROMPT:
+        return ("PROMPT",)
+    if "`" in prompt or said(prompt, args) != prompt:
         return ("PROMPT",)
     return ("--", prompt)
 
