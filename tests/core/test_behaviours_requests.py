@@ -9,6 +9,7 @@ under any set of installed plugins: logs are compared on the core's event types 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -17,6 +18,7 @@ import pytest
 from behaviours_steps_support import FAILED_STEP, MODEL, end, of_type, said, shape, start
 
 from dsh import AssistantMessage, DshError, ModelRequest, ToolCall, hookimpl
+from dsh.harness import Harness
 from dsh.llm import Chunk, Finish, ModelInfo, ReasoningDelta, TextDelta, ToolCallDelta, UsageChunk
 from dsh.messages import Usage
 from dsh.session import Session, SessionEvent
@@ -171,7 +173,7 @@ async def test_b10_no_model_says_where_to_set_one_by_whether_a_config_was_read()
     it says how to name a file or pass a model in code."""
     for config_text, expected in (
         (None, "this harness read no config file (Harness(config=...) names one); "),
-        ("agents: []\n", "set `model:` in dsh.yml or pass one "),
+        ("agents: []\n", "set `model:` in the config text it read (config_text=...) or pass one "),
     ):
         async with scripted_harness(ScriptedModel(), config_text=config_text) as h:
             with anyio.fail_after(5):
@@ -180,6 +182,17 @@ async def test_b10_no_model_says_where_to_set_one_by_whether_a_config_was_read()
             assert message.startswith(f"agent 'bare' has no model: {expected}"), message
             if config_text is None:
                 assert "pass options={'model': ...} (registered models: " in message
+
+
+async def test_b10_no_model_names_the_config_file_read(tmp_path: Path) -> None:
+    """Not dsh.yml when the harness read another file (review rerev-cli, finding 5)."""
+    config = tmp_path / "team.yml"
+    config.write_text("agents: []\n")
+    async with Harness(config=config, load_entry_points=False) as h:
+        with anyio.fail_after(5):
+            events = await run_turn(await h.agents.create("bare"), "hi")
+    message = events[-1].data["error"]["message"]
+    assert message.startswith(f"agent 'bare' has no model: set `model:` in {config} or pass one")
 
 
 async def test_b10_unregistered_model_name_is_a_no_model_error() -> None:

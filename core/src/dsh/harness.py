@@ -273,7 +273,8 @@ class Harness:
 
         self.relay.register_settings(partial(add_settings, self.settings))
         self._config = self._load_config()
-        self.models.read_config = self._config.source != "<defaults>"
+        source = self._config.source
+        self.models.config_source = None if source == "<defaults>" else source
         self.relay.register_secrets(self.secret_variables.add)
         self._secrets = None  # with what was just registered
         self.secrets()  # read now, so that a log record quoting a key shows it hidden

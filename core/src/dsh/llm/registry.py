@@ -46,17 +46,18 @@ class ModelRegistry:
     """``secrets``: what the answers of the models that do not hide keys themselves are
     cleared of, asked for at each request (longest first, each of 8 characters or more:
     ``Harness.secrets``); None (a registry of no harness's) hides nothing.
-    ``read_config``: whether its harness read a config file (or text); a NO_MODEL error
-    for an agent given no model says where one is set accordingly."""
+    ``config_source``: the config its harness read (a file's path, ``<string>`` for
+    ``config_text``), None when it read none; a NO_MODEL error for an agent given no
+    model says where one is set accordingly."""
 
-    __slots__ = ("_models", "_origin", "_secrets", "_written", "read_config")
+    __slots__ = ("_models", "_origin", "_secrets", "_written", "config_source")
 
     def __init__(self, *, secrets: Callable[[], tuple[str, ...]] | None = None) -> None:
         self._models: dict[str, Model] = {}
         self._origin: dict[str, str] = {}
         self._secrets = secrets
         self._written: frozenset[str] = frozenset()
-        self.read_config = True
+        self.config_source: str | None = "dsh.yml"
 
     def add(self, plugin: str, model: Model, name: str | None = None) -> None:
         """The ``register`` callback of ``register_models`` (stamped with ``plugin``)."""
@@ -79,12 +80,16 @@ class ModelRegistry:
     def get(self, name: str | None, *, agent: str) -> Model:
         """The model called ``name``; a clear NO_MODEL error naming the agent otherwise."""
         if name is None:
-            where = (
-                "set `model:` in dsh.yml or pass one"
-                if self.read_config
-                else "this harness read no config file (Harness(config=...) names one); "
-                "pass options={'model': ...}"
-            )
+            source = self.config_source
+            if source is None:
+                where = (
+                    "this harness read no config file (Harness(config=...) names one); "
+                    "pass options={'model': ...}"
+                )
+            elif source == "<string>":
+                where = "set `model:` in the config text it read (config_text=...) or pass one"
+            else:
+                where = f"set `model:` in {source} or pass one"
             raise ModelError(
                 "NO_MODEL",
                 f"agent {agent!r} has no model: {where} "
