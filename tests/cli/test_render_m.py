@@ -96,6 +96,21 @@ def test_a_command_that_printed_nothing_has_no_line_count() -> None:
     ]
 
 
+def test_output_that_begins_as_no_output_does_is_counted() -> None:
+    """A command that printed "(no output)" and more: its lines are counted (review
+    rerev-cli, finding 6); only bash's own "(no output)" and status are not."""
+    shown_ = shown(
+        result("(no output)\nreal\n[exit code 0]"),
+        result("(no output)\n[killed by signal SIGKILL]"),
+        result("(no output)\n(no output)\n[exit code 0]"),
+    )
+    assert shown_[1].splitlines() == [
+        "← bash: (no output) real [exit code 0] (3 lines)",
+        "← bash: (no output) [killed by signal SIGKILL]",
+        "← bash: (no output) (no output) [exit code 0] (3 lines)",
+    ]
+
+
 def test_an_error_results_reason_is_shown_up_to_400_characters() -> None:
     _, err = shown(result("e" * 400, is_error=True), result("f" * 401, is_error=True))
     assert err.splitlines() == [f"✗ bash: {'e' * 400}", f"✗ bash: {'f' * 399}…"]

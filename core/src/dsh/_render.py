@@ -23,9 +23,12 @@ __all__ = ["CLOSED_STATUS", "STEERED", "Renderer", "discard", "shorten", "visibl
 
 _PREVIEW = 100
 _ERROR_PREVIEW = 400  # an error's reason (which rule, which command) is the point of it
-#: What the bash tool returns for a command that printed nothing, before its exit code
-#: (``dsh.builtin_tools._bash.NO_OUTPUT``): no lines to count.
-_NO_OUTPUT: Final = "(no output)\n"
+#: What the bash tool returns for a command that printed nothing: its
+#: ``NO_OUTPUT`` and status line (``dsh.builtin_tools._bash``), the whole result: no
+#: lines to count (a command's output may begin so too).
+_NO_OUTPUT: Final = re.compile(
+    r"\(no output\)\n\[(?:exit code -?\d+|exit code None|killed by signal \w+)\]"
+)
 
 #: The exit status of a command whose output was closed: 128 + SIGPIPE, as a shell shows
 #: for a writer that the signal killed.
@@ -198,7 +201,7 @@ class Renderer:
                 self._note(f"✗ {data['name']}: {shorten(content, _ERROR_PREVIEW)}")
             else:
                 lines = content.count("\n") + 1
-                counted = lines > 1 and not content.startswith(_NO_OUTPUT)
+                counted = lines > 1 and not _NO_OUTPUT.fullmatch(content)
                 size = f" ({lines} lines)" if counted else ""  # the preview shows one
                 self._note(f"← {data['name']}: {shorten(content)}{size}")
         elif kind == "steering/message":  # taken into the turn: also ends a streamed line
