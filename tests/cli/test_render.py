@@ -13,7 +13,7 @@ def shown(content: str, *, is_error: bool) -> str:
     renderer = Renderer(io.StringIO(), err)
     session = Session("s")
     data = {"call_id": "c", "name": "bash", "content": content, "is_error": is_error}
-    renderer.session_event(session, session.append("tool/result", data))
+    renderer.session_event(session, session._append("tool/result", data))
     return err.getvalue()
 
 
@@ -38,7 +38,7 @@ def test_a_turn_a_plugin_stopped_shows_its_reason() -> None:
     session = Session("s")
     usage = {"input_tokens": 3, "output_tokens": 2}
     data = {"turn": 1, "reason": "completed", "usage": usage, "stopped": "guard: 5 tool calls"}
-    renderer.session_event(session, session.append("turn/end", data))
+    renderer.session_event(session, session._append("turn/end", data))
     assert (
         err.getvalue() == "[turn 1 completed · 3 in / 2 out tokens] stopped: guard: 5 tool calls\n"
     )

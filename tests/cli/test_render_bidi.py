@@ -45,7 +45,7 @@ def test_a_streamed_answer_at_a_terminal_shows_them_escaped() -> None:
     session = Session("s")
     for text in ("access\u202e", "denied", f" {AS_IT_IS}\n"):
         data = {"kind": "text", "text": text}
-        renderer.session_event(session, session.append("assistant/chunk", data))
+        renderer.session_event(session, session._append("assistant/chunk", data))
     assert out.getvalue() == f"access\\u202edenied {AS_IT_IS}\n"
 
 

@@ -35,7 +35,7 @@ def turn_end(turn: int = 1, reason: str = "completed", **extra: Any) -> Event:
 def feed(renderer: Renderer, *events: Event, session: Session | None = None) -> None:
     session = session or Session("s")
     for kind, data in events:
-        renderer.session_event(session, session.append(kind, data))
+        renderer.session_event(session, session._append(kind, data))
 
 
 def shown(*events: Event, json: bool = False) -> tuple[str, str]:
@@ -149,7 +149,7 @@ def test_json_writes_each_event_as_one_line_of_stdout() -> None:
     session = Session("s")
     out, err = io.StringIO(), io.StringIO()
     renderer = Renderer(out, err, json=True)
-    events = [session.append(*chunk("hi\n")), session.append(*turn_end())]
+    events = [session._append(*chunk("hi\n")), session._append(*turn_end())]
     for event in events:
         renderer.session_event(session, event)
     assert out.getvalue().splitlines() == [event.to_json("s") for event in events]

@@ -21,7 +21,7 @@ class Terminal(io.StringIO):
 def answer(renderer: Renderer, *events: tuple[str, dict[str, Any]]) -> None:
     session = Session("s")
     for kind, data in events:
-        renderer.session_event(session, session.append(kind, data))
+        renderer.session_event(session, session._append(kind, data))
 
 
 def chunk(text: str) -> tuple[str, dict[str, Any]]:

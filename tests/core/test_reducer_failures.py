@@ -117,12 +117,12 @@ def test_session_append_takes_back_an_event_whose_reducer_raises() -> None:
         raise KeyError("text")
 
     session = Session("s", reducers={"notes/pinned": reduce})
-    session.append("user/note", {})
+    session._append("user/note", {})
     with pytest.raises(KeyError):
         session.append("notes/pinned", {})
     assert [e.type for e in session.events] == ["user/note"]
     assert list(session.history) == []
-    assert session.append("user/note", {}).seq == 1
+    assert session._append("user/note", {}).seq == 1
 
 
 def test_the_event_is_not_in_the_log_while_its_reducer_runs() -> None:
@@ -135,7 +135,7 @@ def test_the_event_is_not_in_the_log_while_its_reducer_runs() -> None:
         raise ValueError("refused")
 
     session = Session("s", reducers={"notes/pinned": reduce})
-    session.append("user/note", {})
+    session._append("user/note", {})
     with pytest.raises(ValueError, match="refused"):
         session.append("notes/pinned", {})
     assert seen == [["user/note"]]

@@ -86,7 +86,7 @@ def test_ctrl_c_names_at_most_three_dropped_lines_and_counts_the_rest() -> None:
 
 def test_a_json_line_names_its_session_first_then_the_stored_event() -> None:
     session = Session("s-1")
-    event = session.append("turn/start", {"turn": 1})
+    event = session._append("turn/start", {"turn": 1})
     line = event.to_json("s-1")
     assert line.startswith(('{"session":"s-1",', '{"session": "s-1",'))
     raw = json.loads(line)

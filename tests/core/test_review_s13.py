@@ -77,9 +77,9 @@ def test_a_logs_stopped_is_read_only_when_it_is_a_str() -> None:
     str is not passed on as one."""
     session = Session("s")
     for stopped in (None, "guard: 5 tool calls", 5):
-        session.append("turn/start", {"turn": 1})
+        session._append("turn/start", {"turn": 1})
         data: dict[str, object] = {"turn": 1, "reason": "completed"}
         if stopped is not None:
             data["stopped"] = stopped
-        session.append("turn/end", data)
+        session._append("turn/end", data)
     assert [t.stopped for t in turns(session.events)] == [None, "guard: 5 tool calls", None]

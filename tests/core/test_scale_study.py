@@ -190,7 +190,7 @@ def test_a_folded_event_hands_its_value_to_the_reducer_only() -> None:
 
     message = AssistantMessage.model_validate({"content": [{"type": "text", "text": "hi"}]})
     session = Session("s")
-    event = session.append("assistant/message", {"message": message.to_data()}, message)
+    event = session._append("assistant/message", {"message": message.to_data()}, message)
     assert session.history[0] is message  # the reducer took the live object
     assert event.value is None  # and the log does not hold it a second time
     assert event.data == {"message": message.to_data()}

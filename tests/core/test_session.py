@@ -15,9 +15,9 @@ from dsh.session import CORE_REDUCERS, Session, SessionEvent, SessionStore
 def test_history_views_are_snapshots_that_slice_like_lists() -> None:
     session = Session("s")
     for index in range(5):
-        session.append("user/message", {"content": str(index)})
+        session._append("user/message", {"content": str(index)})
     view = session.history
-    session.append("user/message", {"content": "later"})
+    session._append("user/message", {"content": "later"})
     assert len(view) == 5
     assert [m.content for m in view] == ["0", "1", "2", "3", "4"]  # type: ignore[union-attr]
     assert list(view[1:3]) == [UserMessage(content="1"), UserMessage(content="2")]
@@ -32,9 +32,9 @@ def test_history_view_slices_backwards_like_a_list() -> None:
     # the list under the view reads as its last item (these came back empty)
     session = Session("s")
     for index in range(3):
-        session.append("user/message", {"content": str(index)})
+        session._append("user/message", {"content": str(index)})
     view = session.history
-    session.append("user/message", {"content": "later"})
+    session._append("user/message", {"content": "later"})
     assert list(view[::-1]) == list(view)[::-1]
     assert list(view[1::-1]) == list(view)[1::-1]
     bounds = [None, *range(-5, 6)]
@@ -46,9 +46,9 @@ def test_history_view_slices_backwards_like_a_list() -> None:
 def test_history_view_indexes_like_a_list_within_its_own_length() -> None:
     session = Session("s")
     for index in range(3):
-        session.append("user/message", {"content": str(index)})
+        session._append("user/message", {"content": str(index)})
     view = session.history
-    session.append("user/message", {"content": "later"})  # the list grows past the view
+    session._append("user/message", {"content": "later"})  # the list grows past the view
     assert view[-1] == UserMessage(content="2")
     assert view[-3] == UserMessage(content="0")
     for out_of_range in (len(view), -len(view) - 1):
@@ -59,7 +59,7 @@ def test_history_view_indexes_like_a_list_within_its_own_length() -> None:
 def test_history_view_equals_only_sequences_of_the_same_messages() -> None:
     session = Session("s")
     for index in range(2):
-        session.append("user/message", {"content": str(index)})
+        session._append("user/message", {"content": str(index)})
     view = session.history
     messages = [UserMessage(content="0"), UserMessage(content="1")]
     assert view == messages
@@ -82,9 +82,9 @@ def test_behaviour_33_entering_a_prepared_session_gives_it_the_stores_current_ob
 
 def finished_turns(session: Session, count: int) -> None:
     for number in range(1, count + 1):
-        session.append("turn/start", {"turn": number})
-        session.append("user/message", {"content": f"prompt {number}"})
-        session.append("turn/end", {"turn": number, "reason": "completed"})
+        session._append("turn/start", {"turn": number})
+        session._append("user/message", {"content": f"prompt {number}"})
+        session._append("turn/end", {"turn": number, "reason": "completed"})
 
 
 def test_fork_copies_the_log_up_to_the_end_of_the_given_turn() -> None:
@@ -118,7 +118,7 @@ def test_fork_keeps_the_meta_of_its_source_beside_its_parent() -> None:
 
 def test_fork_refuses_a_turn_that_has_not_finished() -> None:
     source = Session("src")
-    source.append("turn/start", {"turn": 1})
+    source._append("turn/start", {"turn": 1})
     with pytest.raises(DshError, match="'src' has no finished turn 1 to fork at"):
         SessionStore().fork(source, "copy", 1)
     with pytest.raises(DshError, match="'new' has no finished turn 1 to fork at"):
@@ -128,7 +128,7 @@ def test_fork_refuses_a_turn_that_has_not_finished() -> None:
 def test_fork_refuses_a_turn_that_has_not_finished_after_earlier_ones() -> None:
     source = Session("src")
     finished_turns(source, 1)
-    source.append("turn/start", {"turn": 2})
+    source._append("turn/start", {"turn": 2})
     with pytest.raises(DshError, match="'src' has no finished turn 2 to fork at"):
         SessionStore().fork(source, "copy", 2)
 
@@ -139,9 +139,9 @@ def test_a_history_view_continues_an_earlier_one_until_a_reducer_replaces_the_hi
         return [*history[:index], UserMessage(content="(redacted)"), *history[index + 1 :]]
 
     session = Session("s", reducers={**CORE_REDUCERS, "test/redact": redact})
-    session.append("user/message", {"content": "one"})
+    session._append("user/message", {"content": "one"})
     first = session.history
-    session.append("user/message", {"content": "two"})
+    session._append("user/message", {"content": "two"})
     second = session.history
 
     assert second.continues(first)
@@ -170,7 +170,7 @@ def test_session_event_is_named_by_its_public_module() -> None:
     """``SessionEvent`` lives in a private module; pickles and reprs name ``dsh.session``,
     where users import it, so moving the private module breaks neither."""
     session = Session("s")
-    event = session.append("user/message", {"content": "hi"})
+    event = session._append("user/message", {"content": "hi"})
     assert SessionEvent.__module__ == "dsh.session"
     data = pickle.dumps(event)
     assert b"dsh._event" not in data

@@ -137,11 +137,11 @@ def test_prepared_sessions_get_the_stores_reducers_meta_and_creation_time() -> N
 def test_a_fork_carries_the_whole_log_of_the_turns_it_keeps() -> None:
     source = Session("src")
     for number in (1, 2):
-        source.append("turn/start", {"turn": number})
-        source.append("user/message", {"content": f"prompt {number}"})
-        source.append("step/start", {"turn": number, "step": 1})
-        source.append("step/end", {"step": 1})
-        source.append("turn/end", {"turn": number, "reason": "completed"})
+        source._append("turn/start", {"turn": number})
+        source._append("user/message", {"content": f"prompt {number}"})
+        source._append("step/start", {"turn": number, "step": 1})
+        source._append("step/end", {"step": 1})
+        source._append("turn/end", {"turn": number, "reason": "completed"})
     fork = SessionStore().fork(source, "copy", 1)
     assert [e.type for e in fork.events] == [
         "turn/start",

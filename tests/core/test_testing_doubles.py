@@ -13,16 +13,16 @@ from dsh.testing import InMemoryPersistence, ScriptedModel, run_turn, scripted_h
 def logged(session_id: str = "s", turns: int = 1) -> Session:
     session = Session(session_id)
     for turn in range(1, turns + 1):
-        session.append("turn/start", {"turn": turn})
-        session.append("user/message", {"content": f"prompt {turn}"})
-        session.append("turn/end", {"turn": turn, "reason": "completed"})
+        session._append("turn/start", {"turn": turn})
+        session._append("user/message", {"content": f"prompt {turn}"})
+        session._append("turn/end", {"turn": turn, "reason": "completed"})
     return session
 
 
 def test_a_flush_stores_what_was_logged_since_the_last_one_as_copies() -> None:
     store, session = InMemoryPersistence(), logged()
     store.session_flush(session)
-    session.append("turn/start", {"turn": 2})
+    session._append("turn/start", {"turn": 2})
     store.session_flush(session)
 
     stored = store.stored["s"].events
@@ -36,7 +36,7 @@ def test_a_resumed_session_continues_the_stored_log() -> None:
     store, first = InMemoryPersistence(), logged()
     store.session_flush(first)
     resumed = Session("s", store.stored["s"].events)
-    resumed.append("turn/start", {"turn": 2})
+    resumed._append("turn/start", {"turn": 2})
     store.session_flush(resumed)
 
     assert [e.seq for e in store.stored["s"].events] == list(range(4))

@@ -43,7 +43,7 @@ def test_a_flush_after_a_read_keeps_what_was_read() -> None:
     store, session = InMemoryPersistence(), log(2)
     store.session_flush(session)
     assert len(store.stored["s"].events) == 2
-    session.append("user/message", {"content": "event 2"})  # one event: still stored
+    session._append("user/message", {"content": "event 2"})  # one event: still stored
     store.session_flush(session)
     assert contents(store) == ["event 0", "event 1", "event 2"]
     assert store.flushes == 2
@@ -73,7 +73,7 @@ def test_a_resumed_session_flushed_with_nothing_new_is_accepted() -> None:
     store.session_flush(log(3))
     resumed = Session("s", store.stored["s"].events)
     store.session_flush(resumed)
-    resumed.append("user/message", {"content": "event 3"})
+    resumed._append("user/message", {"content": "event 3"})
     store.session_flush(resumed)
     assert contents(store) == [f"event {n}" for n in range(4)]
 

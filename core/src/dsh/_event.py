@@ -95,7 +95,11 @@ class SessionEvent:
         return cls(raw["type"], raw["seq"], raw["time"], raw["data"])
 
     def __repr__(self) -> str:
-        return f"SessionEvent({self.type!r}, seq={self.seq}, data={self.data!r})"
+        try:
+            data = repr(self.data)
+        except ValueError:  # an int of more digits than repr writes (check_json refuses it)
+            data = "<not printable>"
+        return f"SessionEvent({self.type!r}, seq={self.seq}, data={data})"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SessionEvent):

@@ -7,13 +7,18 @@ own values. The text is the stdlib's, except that small exponents are not zero-p
 Event data must round-trip exactly, so values JSON would silently change are refused
 before an event enters the log (``check_json``): NaN and infinities, non-string keys
 (JSON turns ``1`` into ``"1"``), tuples (they come back as lists), sets, datetimes,
-bytes and any other object. ``encode_any`` does not refuse them: it writes tool
-results, where a datetime or a set is fine as its JSON form.
+bytes and any other object; and what could be written but not read back: integers
+of more digits than Python converts (``sys.get_int_max_str_digits()``, 4300 by
+default) and data nested more than ``MAX_DEPTH`` containers deep. ``encode_any`` does
+not refuse them: it writes tool results, where a datetime or a set is fine as its JSON
+form.
 
 Strings with lone surrogates (a file name that is not UTF-8, as ``os.listdir`` gives
 it; a ``\\udcff`` escape in a model's JSON) cannot be written as UTF-8. They are kept, not
 refused or replaced: such a value is written with ASCII escapes (``"caf\\udce9"``, valid
-JSON), and ``decode`` reads it back to the same string.
+JSON), and ``decode`` reads it back to the same string. The whole value is then
+written by the stdlib's encoder, so its floats are the stdlib's (``1e-07``): the same
+numbers, read back alike, in other text.
 """
 
 from __future__ import annotations
@@ -21,15 +26,22 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Final
 
 import orjson
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
 from dsh.errors import EventDataError
 
-__all__ = ["check_json", "copied", "decode", "encode", "encode_any"]
+__all__ = ["MAX_DEPTH", "check_json", "checked_copy", "copied", "decode", "encode", "encode_any"]
+
+#: How many containers deep event data may nest (the data dict is the first): deeper
+#: data could be refused by the encoders (orjson stops at 254) or the call stack.
+MAX_DEPTH: Final = 250
+# An int beyond 64 bits takes the slow walk, which checks it can be written as digits
+_BIG: Final = 2**64
 
 _SCALARS = (str, int, bool, type(None))
 # A key written after a dot in a path (data.tool.name); any other is quoted: data["a.b"]
@@ -122,53 +134,121 @@ def _empty_like(value: Any) -> dict[str, Any] | list[Any] | None:
     return [None] * len(value) if isinstance(value, list | tuple) else None
 
 
-def _is_plain(value: Any) -> bool:
-    """Fast walk without paths: True when ``value`` is lossless JSON."""
+class _NotPlain(Exception):
+    """``_copy`` met something that may not be lossless JSON (``_explain`` says what)."""
+
+
+def _copy(value: Any, depth: int) -> Any:
+    """A copy of ``value`` (as ``copied``), walking it once; ``_NotPlain`` when it may not
+    be lossless JSON (an int beyond 64 bits: ``_explain`` decides). ``depth``: how many
+    containers deeper it may nest."""
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
-        return True
-    if kind is float:
-        return math.isfinite(value)
     if kind is dict:
+        if depth <= 0:
+            raise _NotPlain
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            kind = type(item)
+            if kind is str or kind is bool or item is None or (kind is int and -_BIG < item < _BIG):
+                out[key] = item
+            else:
+                out[key] = _copy(item, depth - 1)
+        return out
+    if kind is list:
+        if depth <= 0:
+            raise _NotPlain
+        items: list[Any] = []
+        add = items.append
+        for item in value:
+            kind = type(item)
+            if kind is str or kind is bool or item is None or (kind is int and -_BIG < item < _BIG):
+                add(item)
+            else:
+                add(_copy(item, depth - 1))
+        return items
+    if kind is str or kind is bool or value is None or (kind is int and -_BIG < value < _BIG):
+        return value
+    if kind is float and math.isfinite(value):
+        return value
+    raise _NotPlain
+
+
+def checked_copy(value: Any, event_type: str, path: str = "data") -> Any:
+    """A copy of ``value`` sharing none of its dicts and lists (as ``copied``), built in
+    the walk that checks it: EventDataError (naming ``path``) if it is not lossless
+    JSON. What a plugin hands ``Session.emit`` and changes later is not in the log."""
+    try:
+        return _copy(value, MAX_DEPTH)
+    except (_NotPlain, RecursionError):  # RecursionError: the caller's stack is deep
+        pass
+    check_json(value, event_type, path, fast=False)
+    return copied(value)  # lossless after all: integers beyond 64 bits
+
+
+def check_json(value: Any, event_type: str, path: str = "data", *, fast: bool = True) -> None:
+    """Raise EventDataError (naming ``path``) if ``value`` is not lossless JSON."""
+    if fast:
+        try:
+            if _is_plain(value, MAX_DEPTH):
+                return
+        except RecursionError:  # the caller's stack is deep already: the slow walk says
+            pass
+    try:
+        _explain(value, event_type, path, set(), MAX_DEPTH)
+    except RecursionError:
+        raise EventDataError(event_type, path, "it nests too deeply to be JSON") from None
+
+
+def _is_plain(value: Any, depth: int) -> bool:
+    """Fast walk without paths or copies: True when ``value`` is lossless JSON (False:
+    it may not be; an int beyond 64 bits, which ``_explain`` decides)."""
+    kind = type(value)
+    if kind is dict:
+        if depth <= 0:
+            return False
         for key, item in value.items():
             if type(key) is not str:
                 return False
             kind = type(item)
-            if not (kind is str or kind is int or kind is bool or item is None) and not (
-                _is_plain(item)
-            ):
+            if not (
+                kind is str or kind is bool or item is None or (kind is int and -_BIG < item < _BIG)
+            ) and not _is_plain(item, depth - 1):
                 return False
         return True
     if kind is list:
+        if depth <= 0:
+            return False
         for item in value:
             kind = type(item)
-            if not (kind is str or kind is int or kind is bool or item is None) and not (
-                _is_plain(item)
-            ):
+            if not (
+                kind is str or kind is bool or item is None or (kind is int and -_BIG < item < _BIG)
+            ) and not _is_plain(item, depth - 1):
                 return False
         return True
-    return False
+    if kind is str or kind is bool or value is None or (kind is int and -_BIG < value < _BIG):
+        return True
+    return kind is float and math.isfinite(value)
 
 
-def check_json(value: Any, event_type: str, path: str = "data") -> None:
-    """Raise EventDataError (naming ``path``) if ``value`` is not lossless JSON."""
-    try:
-        plain = _is_plain(value)
-    except RecursionError:  # it contains itself, or nests deeper than the stack
-        plain = False
-    if not plain:
-        try:
-            _explain(value, event_type, path, set())
-        except RecursionError:
-            raise EventDataError(event_type, path, "it nests too deeply to be JSON") from None
-
-
-def _explain(value: Any, event_type: str, path: str, open_: set[int]) -> None:
+def _explain(value: Any, event_type: str, path: str, open_: set[int], depth: int) -> None:
     # The slow walk, only on failure: it knows where it is (``open_``: the containers
     # it is inside, so one met again is a value that contains itself).
     kind = type(value)
     if (kind is dict or kind is list) and id(value) in open_:
         raise EventDataError(event_type, path, "the value contains itself")
+    if (kind is dict or kind is list) and depth <= 0:
+        reason = f"it nests more than {MAX_DEPTH} lists and dicts deep"
+        raise EventDataError(event_type, path, reason)
+    if kind is int and not -_BIG < value < _BIG:
+        try:
+            str(value)
+        except ValueError:  # more digits than int() reads back (sys.set_int_max_str_digits)
+            limit = sys.get_int_max_str_digits()
+            reason = f"an int of more than {limit} digits cannot be read back"
+            raise EventDataError(event_type, path, reason) from None
+        return
     if kind in _SCALARS:
         return
     if kind is float:
@@ -183,13 +263,13 @@ def _explain(value: Any, event_type: str, path: str, open_: set[int]) -> None:
                     event_type, path, f"key {key!r} is a {type(key).__name__}, not a str"
                 )
             step = f".{key}" if _DOTTED_KEY.fullmatch(key) else f"[{json.dumps(key)}]"
-            _explain(item, event_type, path + step, open_)
+            _explain(item, event_type, path + step, open_, depth - 1)
         open_.discard(id(value))
         return
     if kind is list:
         open_.add(id(value))
         for index, item in enumerate(value):
-            _explain(item, event_type, f"{path}[{index}]", open_)
+            _explain(item, event_type, f"{path}[{index}]", open_, depth - 1)
         open_.discard(id(value))
         return
     raise EventDataError(

@@ -24,9 +24,9 @@ from typing import Any, Final, final, overload
 
 from dsh._emitted import EmitNotAwaitedWarning, Emitted
 from dsh._event import EVENT_TYPES, SessionEvent, check_plugin_type
-from dsh._json import check_json
+from dsh._json import checked_copy
 from dsh._ready import READY
-from dsh.errors import DshError
+from dsh.errors import DshError, EventDataError
 from dsh.messages import AssistantMessage, Message, ToolResultMessage, UserMessage, trusted
 
 _now: Final = time.time
@@ -48,6 +48,16 @@ HistoryReducer = Callable[[list[Message], SessionEvent], "list[Message] | None"]
 
 
 _new_event: Final = object.__new__  # Session._record sets the slots itself
+
+
+def _data(data: dict[str, Any], event_type: str) -> dict[str, Any]:
+    """A copy of event ``data`` for the log; ``EventDataError`` unless it is a dict of
+    lossless JSON."""
+    if data.__class__ is not dict:
+        reason = f"is a {data.__class__.__name__}, not a dict"
+        raise EventDataError(event_type, "data", reason)
+    copy: dict[str, Any] = checked_copy(data, event_type)
+    return copy
 
 
 @final
@@ -152,10 +162,12 @@ Observer = Callable[["Session", SessionEvent], "Awaitable[None] | None"]
 class Session:
     """An append-only log with its derived history.
 
-    ``append`` is the only way in: it refuses data that is not lossless JSON, numbers the
-    event, folds it into the history and returns it. ``emit``, a plugin's way in, does
-    the same and then tells the observer (the ``session_event`` hook) about it; it also
-    refuses the core's own event types, which the core logs with ``_record``.
+    ``emit`` is a plugin's way in: it refuses the core's own event types (which the
+    core logs with ``_record``) and data that is not a dict of lossless JSON, logs a
+    copy of the data, numbers the event, folds it into the history and tells the
+    observer (the ``session_event`` hook) about it. ``append`` does the same without
+    telling the observer. Whoever reads an event (an observer, a reducer) must not
+    change its ``data``: the log is what it holds.
     """
 
     __slots__ = ("_events", "_history", "_reducers", "created", "id", "meta", "observer")
@@ -213,34 +225,33 @@ class Session:
         self._events.append(event)
         event.value = None  # folded: the history holds the object while it shows it
 
-    def append(
-        self, type: str, data: dict[str, Any], value: object = None, *, checked: bool = False
-    ) -> SessionEvent:
-        """Log an event; ``value`` is the live object ``data`` was dumped from, if any,
-        handed to the reducer of the event's type (which may put it in the history
-        rather than rebuild it from ``data``) and then dropped from the event.
+    def append(self, type: str, data: dict[str, Any], value: object = None) -> SessionEvent:
+        """Log a plugin's own event without telling the observer; a plugin uses
+        ``emit``, which does. ``value`` is the live object ``data`` was dumped from, if
+        any, handed to the reducer of the event's type (which may put it in the history
+        rather than rebuild it from ``data``) and then dropped from the event. Refused
+        as ``emit`` refuses: one of the core's types (``EventTypeError``), ``data`` that
+        is not a dict of lossless JSON (``EventDataError``). The log holds a copy of
+        ``data``: changing it afterwards changes nothing logged."""
+        check_plugin_type(type)
+        return self._append(type, data, value)
 
-        ``checked=True`` skips the lossless-JSON check: only for data that is JSON by
-        construction (built by the core from typed values)."""
-        if not checked:
-            check_json(data, type)
-        event = SessionEvent(type, len(self._events), _now(), data, value)
+    def _append(self, type: str, data: dict[str, Any], value: object = None) -> SessionEvent:
+        """``append`` of any type, the core's too (tests build logs with it)."""
+        event = SessionEvent(type, len(self._events), _now(), _data(data, type), value)
         self._fold(event)
         return event
 
-    def emit(
-        self, type: str, data: dict[str, Any], value: object = None, *, checked: bool = False
-    ) -> Awaitable[None]:
+    def emit(self, type: str, data: dict[str, Any], value: object = None) -> Awaitable[None]:
         """Log a plugin's own event, then tell the observer (the ``session_event``
         hook); await the result. Refused before anything is logged: a ``type`` that is
         one of the core's or not ``name/what`` (``EventTypeError``), ``data`` that is
-        not lossless JSON (``EventDataError``; ``checked=True`` skips that check, as for
-        ``append``). ``value``: as for ``append``. If the type's history reducer raises,
-        the event is not logged and the history is left as it was (a plugin's reducer:
-        ``HistoryReducerError``)."""
+        not a dict of lossless JSON (``EventDataError``). The log holds a copy of
+        ``data``: changing it afterwards changes nothing logged. ``value``: as for
+        ``append``. If the type's history reducer raises, the event is not logged and
+        the history is left as it was (a plugin's reducer: ``HistoryReducerError``)."""
         check_plugin_type(type)
-        if not checked:
-            check_json(data, type)
+        data = _data(data, type)
         seq = len(self._events)
         if type in self._reducers:  # a plugin's reducer may raise: nothing is logged then
             event = SessionEvent(type, seq, _now(), data, value)
@@ -257,7 +268,8 @@ class Session:
         """The core's own logging (the loop's events, a resume's seed and closers):
         ``emit`` without its checks, for events the core built from typed values or a
         stored log already holds; a plugin uses ``emit``. Sync observers run right
-        here, so with no async observer the await is free. ``at``: the event's time,
+        here, so with no async observer the await is free. ``data`` is logged as it is,
+        not copied: the core builds it fresh for the event. ``at``: the event's time,
         instead of now (a resume's closers keep the one ``close_turn`` gave them). The
         hot path of the loop: ``append`` and ``_fold`` are inlined."""
         events = self._events

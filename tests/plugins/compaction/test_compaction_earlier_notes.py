@@ -111,7 +111,7 @@ def test_an_edited_request_is_measured_as_a_full_count_from_the_kept_counts() ->
     ]
     added = []
     for step in range(40):
-        session.append("user/message", {"content": f"message {step:03} " + "x" * step})
+        session._append("user/message", {"content": f"message {step:03} " + "x" * step})
         history = session.history
         messages: list[Message] = edits[step % len(edits)](history)
         request = ModelRequest.model_construct(system="sys", tools=(), messages=messages)

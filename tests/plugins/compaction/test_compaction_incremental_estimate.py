@@ -37,14 +37,14 @@ def scratch(counter: TokenCounter, request: ModelRequest) -> int:
 
 def turn(session: Session, index: int, *, output: str = "3") -> None:
     """A turn's four messages: prompt, a tool call, its result, the answer."""
-    session.append("user/message", {"content": f"add {index} and 2, please"})
+    session._append("user/message", {"content": f"add {index} and 2, please"})
     call = ToolCall(id=f"c{index}", name="add", arguments=f'{{"a":{index},"b":2}}')
     message = AssistantMessage(content=(TextBlock(text="adding"), call))
-    session.append("assistant/message", {"message": message.model_dump(mode="json")}, message)
+    session._append("assistant/message", {"message": message.model_dump(mode="json")}, message)
     data = {"call_id": f"c{index}", "name": "add", "content": output, "is_error": False}
-    session.append("tool/result", data)
+    session._append("tool/result", data)
     answer = AssistantMessage(content=(TextBlock(text=f"it is {index + 2}"),))
-    session.append("assistant/message", {"message": answer.model_dump(mode="json")}, answer)
+    session._append("assistant/message", {"message": answer.model_dump(mode="json")}, answer)
 
 
 def test_the_kept_estimate_is_the_one_counted_from_scratch_after_every_change() -> None:
@@ -65,7 +65,7 @@ def test_the_kept_estimate_is_the_one_counted_from_scratch_after_every_change() 
     for index in range(3):
         turn(session, index, output="x" * (10 + index))
         check(f"turn {index}", session)
-        session.append("user/message", {"content": "and then?"})
+        session._append("user/message", {"content": "and then?"})
         check(f"turn {index}, one more message", session)
         check(f"turn {index}, nothing new", session)
 
@@ -88,7 +88,7 @@ def test_the_kept_estimate_is_the_one_counted_from_scratch_after_every_change() 
     # appended to in turn
     fork = Session("fork", session.events, reducers=REDUCERS)
     check("fork", fork)
-    session.append("user/message", {"content": "the original goes on"})
+    session._append("user/message", {"content": "the original goes on"})
     check("original after the fork", session)
     turn(fork, 20, output="a much longer output of the fork's tool")
     check("fork goes on", fork)

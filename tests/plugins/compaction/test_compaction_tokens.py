@@ -89,7 +89,7 @@ def test_the_estimate_counts_only_messages_added_since_the_last_one() -> None:
     tools = (ToolSpec(name="t"),)
     totals = []
     for index in range(100):
-        session.append("user/message", {"content": f"message {index:03}"})
+        session._append("user/message", {"content": f"message {index:03}"})
         request = ModelRequest.model_construct(  # as the loop builds it
             system="sys", tools=tools, messages=session.history
         )
@@ -135,7 +135,7 @@ def test_an_edit_in_the_middle_of_the_session_history_is_counted_again() -> None
 
     session = Session("s", reducers={**CORE_REDUCERS, "test/shorten": shorten})
     for index in range(5):
-        session.append("user/message", {"content": f"message {index} " + "y" * 100})
+        session._append("user/message", {"content": f"message {index} " + "y" * 100})
     counter = Counting()
     estimator = RequestEstimator(counter)
     before = estimator.messages(session.history)
@@ -145,7 +145,7 @@ def test_an_edit_in_the_middle_of_the_session_history_is_counted_again() -> None
 
     assert after == RequestEstimator(Counting()).messages(session.history)
     assert after < before
-    session.append("user/message", {"content": "more"})
+    session._append("user/message", {"content": "more"})
     assert estimator.messages(session.history) == after + 4
     assert counter.messages == 5 + 5 + 1  # recounted once, then only the new message
 

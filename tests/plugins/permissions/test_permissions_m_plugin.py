@@ -77,16 +77,16 @@ async def test_grants_come_only_from_well_formed_decision_events():
     workspace), grants nothing."""
     session = Session("s")
     entry = {"tool": "bash", "kind": "command", "value": "make test", "workspace": "/ws"}
-    await session.emit("other/event", {"answer": "always", "remember": [entry]}, checked=True)
+    await session.emit("other/event", {"answer": "always", "remember": [entry]})
     bad = [
         {**entry, "value": None},
         {**entry, "workspace": None},
         {"tool": "bash", "kind": "command", "value": "make test"},
         ["bash", "command", "x", "/ws"],
     ]
-    await session.emit(DECISION_EVENT, {"answer": "always", "remember": bad}, checked=True)
+    await session.emit(DECISION_EVENT, {"answer": "always", "remember": bad})
     assert GrantLog().current(session) == set()
-    await session.emit(DECISION_EVENT, {"answer": "always", "remember": [entry]}, checked=True)
+    await session.emit(DECISION_EVENT, {"answer": "always", "remember": [entry]})
     assert GrantLog().current(session) == {("bash", "command", "make test", "/ws")}
     assert ("bash", "command", "make test") in GrantLog().until(session, "/ws")
     assert ("bash", "command", "make test") not in GrantLog().until(session, "/other")
@@ -95,7 +95,7 @@ async def test_grants_come_only_from_well_formed_decision_events():
 class _UnloggedSession(Session):
     """A session whose log refuses every event (a full disk, a broken store)."""
 
-    def emit(self, type: str, data: dict[str, Any], value: object = None, *, checked=False):
+    def emit(self, type: str, data: dict[str, Any], value: object = None):
         raise OSError("the log is full")
 
 

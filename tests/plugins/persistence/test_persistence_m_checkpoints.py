@@ -126,9 +126,9 @@ def test_every_checkpoint_of_a_long_turn_is_written_not_only_the_first(tmp_path:
     writer = SessionWriter(backend, session)
     checkpoints = Checkpointer()
     try:
-        session.append("turn/start", {"turn": 1})
+        session._append("turn/start", {"turn": 1})
         for n in range(3):
-            session.append("tool/call", {"id": f"c{n}", "name": "x", "arguments": "{}"})
+            session._append("tool/call", {"id": f"c{n}", "name": "x", "arguments": "{}"})
             checkpoints.request(writer, 0, False)
             assert backend.appended.wait(LIMIT), f"checkpoint {n} was never written"
             backend.appended.clear()

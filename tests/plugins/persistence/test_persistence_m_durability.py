@@ -132,8 +132,8 @@ def test_checkpoints_are_durable_only_with_fsync_always(
     plugin = PersistencePlugin(settings, backend=backend)
     session = Session("s")
     try:
-        session.append("turn/start", {"turn": 1})
-        call = session.append("tool/call", {"id": "c", "name": "x", "arguments": "{}"})
+        session._append("turn/start", {"turn": 1})
+        call = session._append("tool/call", {"id": "c", "name": "x", "arguments": "{}"})
         plugin.session_event(session, call)
     finally:
         plugin.close()  # writes the pending checkpoint now

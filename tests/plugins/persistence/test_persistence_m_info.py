@@ -17,8 +17,8 @@ pytestmark = pytest.mark.plugins("persistence")
 
 def title(prompt: str) -> str:
     session = Session("s")
-    session.append("turn/start", {"turn": 1})
-    session.append("user/message", {"content": prompt})
+    session._append("turn/start", {"turn": 1})
+    session._append("user/message", {"content": prompt})
     return SessionInfo.of(session).title
 
 
@@ -46,8 +46,8 @@ def test_a_working_directory_that_is_not_utf8_is_stored_readably(
     os.mkdir(odd)
     monkeypatch.chdir(odd)
     session = Session("s")
-    session.append("turn/start", {"turn": 1})
-    session.append("user/message", {"content": "hi"})
+    session._append("turn/start", {"turn": 1})
+    session._append("user/message", {"content": "hi"})
 
     info = SessionInfo.of(session)
     assert info.cwd.endswith("/caf\ufffd")
@@ -70,6 +70,6 @@ def test_a_working_directory_that_is_not_utf8_is_stored_as_its_bytes(tmp_path: P
     of a non-UTF-8 directory names the session above with U+FFFD in its ``--cwd``."""
     odd = os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9")
     session = Session("s")
-    session.append("turn/start", {"turn": 1})
+    session._append("turn/start", {"turn": 1})
     # as bytes: a lone surrogate in the assertion's message would break xdist's report
     assert os.fsencode(SessionInfo.of(session, odd).cwd) == os.fsencode(odd)

@@ -69,12 +69,12 @@ def test_checkpoints_false_asks_for_no_checkpoint(tmp_path: Path) -> None:
     settings = PersistenceSettings(directory=tmp_path, checkpoints=False, checkpoint_delay=0)
     plugin = PersistencePlugin(settings, backend=backend)
     session = Session("s")
-    session.append("turn/start", {"turn": 1})
-    session.append("step/start", {"turn": 1, "step": 1})
+    session._append("turn/start", {"turn": 1})
+    session._append("step/start", {"turn": 1, "step": 1})
     call = {"id": "c", "name": "x", "arguments": "{}"}
     result = {"call_id": "c", "name": "x", "content": "ok", "is_error": False}
     for kind, data in (("tool/call", call), ("tool/result", result), ("step/end", {})):
-        plugin.session_event(session, session.append(kind, data))
+        plugin.session_event(session, session._append(kind, data))
     plugin.close()  # would write a pending checkpoint now
     assert backend.appends == 0
     assert list(tmp_path.iterdir()) == []
@@ -88,10 +88,10 @@ async def test_a_second_live_session_under_one_id_is_not_written_as_the_first(
     so its flush is refused as a conflict, not silently skipped."""
     plugin = PersistencePlugin(settings)
     first, second = Session("s"), Session("s")
-    first.append("turn/start", {"turn": 1})
-    first.append("user/message", {"content": "first"})
-    second.append("turn/start", {"turn": 1})
-    second.append("user/message", {"content": "second"})
+    first._append("turn/start", {"turn": 1})
+    first._append("user/message", {"content": "first"})
+    second._append("turn/start", {"turn": 1})
+    second._append("user/message", {"content": "second"})
     second.append("note", {})
     try:
         await plugin.session_flush(first)

@@ -336,10 +336,10 @@ def test_session_event_only_schedules_work_at_checkpoints(tmp_path: Path) -> Non
 
     session = Session("s")
     for kind in ("turn/start", "note/x", "step/start", "assistant/chunk"):
-        plugin.session_event(session, session.append(kind, {}))
+        plugin.session_event(session, session._append(kind, {}))
     plugin.close()  # writes pending checkpoints at once: there are none
     assert list(tmp_path.iterdir()) == []
-    plugin.session_event(session, session.append("step/end", {}))
+    plugin.session_event(session, session._append("step/end", {}))
     plugin.close()
     assert [p.name for p in tmp_path.iterdir()] == ["s.jsonl"]
 

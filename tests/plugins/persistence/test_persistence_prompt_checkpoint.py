@@ -66,8 +66,8 @@ def test_a_log_cut_after_the_prompt_loads_closed(settings: PersistenceSettings) 
     from dsh_persistence import SessionInfo
 
     session = Session("cut")
-    session.append("turn/start", {"turn": 1})
-    session.append("user/message", {"content": "hi"})
+    session._append("turn/start", {"turn": 1})
+    session._append("user/message", {"content": "hi"})
     backend = open_backend(settings)
     try:
         backend.append(SessionInfo("cut", 1.0), session.events, durable=False)

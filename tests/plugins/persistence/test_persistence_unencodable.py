@@ -42,7 +42,8 @@ def test_each_write_fails_at_the_event_and_stores_what_precedes_it(
     writer.write(True)
     good = len(session.events)
     session.append("note/ok", {"n": 1})
-    bad = session.append("note/bad", {"value": object()}, checked=True)  # a bug's doing
+    session._record("note/bad", {"value": object()})  # a bug's doing: the core's logging
+    bad = session.events[-1]
     try:
         for more in range(3):
             session.append("note/later", {"n": more})
@@ -73,7 +74,8 @@ async def test_every_flush_that_meets_it_is_reported_with_the_reason(
             agent = await h.agents.create("a", options={"model": "scripted"})
             with anyio.fail_after(LIMIT):
                 await run_turn(agent, "first")
-                bad = agent.session.append("note/bad", {"value": object()}, checked=True)
+                await agent.session._record("note/bad", {"value": object()})  # a bug's
+                bad = agent.session.events[-1]
                 await run_turn(agent, "second")
                 await run_turn(agent, "third")
             session_id, live = agent.session.id, list(agent.session.events)

@@ -111,18 +111,14 @@ class Permissions:
             if not_run is not None:  # its result says "not run", not "it may have run"
                 not_run(call.id)
             with anyio.CancelScope(shield=True):
-                await agent.session.emit(
-                    DECISION_EVENT, self._event(call, turn, step, outcome), checked=True
-                )
+                await agent.session.emit(DECISION_EVENT, self._event(call, turn, step, outcome))
             raise
         except Exception as exc:
             log.exception("dsh-permissions: checking %s (call %s) failed", call.name, call.id)
             why = f"the permission check failed ({type(exc).__name__}: {exc}), so it fails closed"
             outcome = Outcome(Verdict("deny", None, why))
         try:
-            await agent.session.emit(
-                DECISION_EVENT, self._event(call, turn, step, outcome), checked=True
-            )
+            await agent.session.emit(DECISION_EVENT, self._event(call, turn, step, outcome))
         except Exception as exc:
             log.exception("dsh-permissions: logging the decision on call %s failed", call.id)
             if outcome.verdict.decision == "allow":
