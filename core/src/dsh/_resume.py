@@ -115,10 +115,30 @@ def resumed_session(
             from dsh._code_options import check_stored
 
             check_stored(harness, agent_id, stored, options, named)
-    session = sessions.prepare(
-        stored.id, stored.events, meta=copied(stored.meta), created=stored.created
-    )
+    session = _prepared(sessions, stored.id, stored.events, copied(stored.meta), stored.created)
     return session, options, logged
+
+
+def _prepared(
+    sessions: SessionStore,
+    id: str,
+    events: Sequence[SessionEvent],
+    meta: dict[str, Any],
+    created: float | None = None,
+) -> Session:
+    """``sessions.prepare``, its log folded into the history; a ``_BrokenLog`` (the
+    session is damaged) when a core reducer cannot fold one of its events (what the
+    invariants do not check: an answer's content blocks). A plugin's reducer that
+    fails raises its ``HistoryReducerError``."""
+    try:
+        return sessions.prepare(id, events, meta=meta, created=created)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # ValidationError too
+        from dsh._secrets import redact
+
+        raise _BrokenLog(
+            f"cannot resume session {id!r}: the log the persistence backend loaded cannot "
+            "be folded into a history: " + redact(f"{type(exc).__name__}: {exc}")
+        ) from exc
 
 
 async def log_events(session: Session, events: Sequence[SessionEvent]) -> None:
@@ -255,7 +275,7 @@ async def forked(
             old_key = longest_first([key])
     # only the kept part is folded: a later event a reducer now refuses stops no fork
     kept = stored.events[: fork_cut(stored.id, stored.events, turns)]
-    source = sessions.prepare(stored.id, kept, meta=meta)
+    source = _prepared(sessions, stored.id, kept, meta)
     copy = sessions.fork(source, new_id, turns)
     return _Fork(new_id, copy.created, _hidden_events(copy.events, old_key), dict(copy.meta))
 

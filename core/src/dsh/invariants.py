@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from dsh.messages import AssistantMessage, TextBlock, Usage
-from dsh.session import SessionEvent
+from dsh.messages import STOP_REASONS, AssistantMessage, TextBlock, Usage
+from dsh.session import EVENT_TYPES, SessionEvent
 
 __all__ = [
     "END_REASONS",
@@ -29,6 +29,20 @@ INTERRUPTED = "the session ended before this turn finished (a crash or a kill); 
 
 END_REASONS = frozenset({"completed", "max-tokens", "aborted", "error", "disposed", "interrupted"})
 _STEP_ONLY = frozenset({"assistant/chunk", "assistant/message", "tool/call", "tool/result"})
+_CORE_TYPES = frozenset(EVENT_TYPES)
+_A: Mapping[type, str] = {int: "an int", str: "a str", bool: "a bool", dict: "a dict"}
+#: The fields each core event's data must hold, and their types (``int``: not a bool).
+_FIELDS: Mapping[str, tuple[tuple[str, type], ...]] = {
+    "turn/start": (("turn", int),),
+    "turn/end": (("turn", int),),
+    "step/start": (("turn", int), ("step", int)),
+    "step/end": (("step", int),),
+    "user/message": (("content", str),),
+    "steering/message": (("content", str),),
+    "assistant/message": (("message", dict),),
+    "tool/call": (("id", str), ("name", str)),
+    "tool/result": (("call_id", str), ("name", str), ("content", str), ("is_error", bool)),
+}
 
 
 def check_invariants(
@@ -39,8 +53,10 @@ def check_invariants(
     Checks: seq equals index; turns open and close in order, numbered consecutively;
     steps numbered from 1 within each turn; step events only inside a step; every
     tool/result follows its tool/call, and every call has exactly one result before its
-    step ends; no call id is repeated within a step (in an answer or its tool/calls);
-    turn/end carries a known reason.
+    step ends (a call of an answer too: it has its tool/call); no call id is repeated
+    within a step (in an answer or its tool/calls); turn/end carries a known reason;
+    the data of each core event is a dict with the fields its type needs, of their
+    types (an answer's stop reason one dsh knows).
     """
     problems: list[str] = []
     turn: int | None = None
@@ -49,6 +65,7 @@ def check_invariants(
     last_step = 0
     open_calls: set[str] = set()
     step_calls: set[str] = set()  # ids of the open step's tool/calls
+    answer_calls: list[str] = []  # ids of the tool calls of the open step's answers
     for index, raw in enumerate(events):
         event = raw if isinstance(raw, SessionEvent) else SessionEvent.from_dict(raw)
         kind, data = event.type, event.data
@@ -59,6 +76,11 @@ def check_invariants(
 
         if event.seq != index:
             bad(f"seq should be {index}")
+        if kind in _CORE_TYPES:
+            malformed = _malformed(kind, data)
+            if malformed is not None:  # nothing more is read from it
+                bad(malformed)
+                continue
         if kind == "turn/start":
             if turn is not None:
                 bad(f"turn {turn} is still open")
@@ -87,14 +109,22 @@ def check_invariants(
                 bad(f"step {step} is still open")
             if data.get("step") != last_step + 1 or data.get("turn") != turn:
                 bad(f"step {data.get('step')} of turn {data.get('turn')} after step {last_step}")
-            step = last_step = int(data.get("step") or 0)
+            step = last_step = data["step"]
             step_calls.clear()
+            answer_calls.clear()
         elif kind == "step/end":
-            if step is None or data.get("step") != step:
-                bad(f"closes step {data.get('step')} but the open step is {step}")
+            if step is None or data.get("step") != step or data.get("turn", turn) != turn:
+                bad(
+                    f"closes step {data.get('step')} of turn {data.get('turn', turn)} but the "
+                    f"open step is {step} of turn {turn}"
+                )
             if open_calls:
                 bad(f"tool calls without a result: {sorted(open_calls)}")
+            uncalled = [call_id for call_id in answer_calls if call_id not in step_calls]
+            if uncalled:
+                bad(f"tool calls of the answer without a tool/call and result: {uncalled}")
             open_calls.clear()
+            answer_calls.clear()
             step = None
         elif kind in _STEP_ONLY:
             if step is None:
@@ -107,7 +137,7 @@ def check_invariants(
                 open_calls.add(data.get("id", ""))
                 step_calls.add(data.get("id", ""))
             elif kind == "assistant/message":
-                for repeated in _repeated_ids(data):
+                for repeated in _repeated_ids(data, answer_calls):
                     bad(f"call {repeated!r} repeated")
             elif kind == "tool/result":
                 if data.get("call_id") not in open_calls:
@@ -122,8 +152,30 @@ def check_invariants(
     return problems
 
 
-def _repeated_ids(data: Mapping[str, Any]) -> list[str]:
-    """The tool call ids an ``assistant/message`` holds more than once."""
+def _malformed(kind: str, data: Any) -> str | None:
+    """What is wrong with the data of a core event of type ``kind``, if anything: not
+    a dict, a field its type needs missing or of the wrong type (a turn or step number
+    below 1, an answer's content not a list or its stop reason unknown)."""
+    if not isinstance(data, Mapping):
+        return f"data is a {type(data).__name__}, not a dict"
+    for field, kind_of in _FIELDS.get(kind, ()):
+        value = data.get(field)
+        if type(value) is not kind_of and not (kind_of is dict and isinstance(value, Mapping)):
+            return f"{field} is {value!r:.60}, not {_A[kind_of]}"
+        if isinstance(value, int) and kind_of is int and value < 1:
+            return f"{field} is {value}, not a number from 1"
+    if kind == "assistant/message":
+        message = data["message"]
+        if not isinstance(message.get("content", []), list | tuple):
+            return f"message.content is {message.get('content')!r:.60}, not a list"
+        if message.get("stop_reason", "stop") not in STOP_REASONS:
+            return f"message.stop_reason {message.get('stop_reason')!r:.60} is not one dsh knows"
+    return None
+
+
+def _repeated_ids(data: Mapping[str, Any], ids: list[str]) -> list[str]:
+    """The tool call ids an ``assistant/message`` holds more than once; each id it holds
+    is added to ``ids``."""
     message = data.get("message")
     blocks = message.get("content") if isinstance(message, Mapping) else None
     seen: set[str] = set()
@@ -133,6 +185,8 @@ def _repeated_ids(data: Mapping[str, Any]) -> list[str]:
             call_id = str(block.get("id"))
             if call_id in seen and call_id not in repeated:
                 repeated.append(call_id)
+            elif call_id not in seen:
+                ids.append(call_id)
             seen.add(call_id)
     return repeated
 
