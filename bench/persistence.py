@@ -138,7 +138,7 @@ async def plugin_writer(settings: PersistenceSettings, name: str, *, via: str = 
     ``via="plugin"`` calls the plugin's impls directly: exactly the plugin's cost.
     ``"relay"`` goes through the hook relay (adds the core's dispatch per event, which an
     agent pays with or without plugins); ``"core"`` also logs each event with
-    ``Session.append``, as the agent loop does.
+    ``Session._record``, as the agent loop does.
     """
     plugin = PersistencePlugin(settings)
     relay = create_plugin_manager([(name, plugin)], load_entry_points=False).relay
@@ -153,7 +153,8 @@ async def plugin_writer(settings: PersistenceSettings, name: str, *, via: str = 
             state["turn"] += 1
             for kind, data in turn_template(state["turn"]):
                 if via == "core":
-                    event = session.append(kind, data, checked=True)
+                    await session._record(kind, data)  # as the loop logs (no observer)
+                    event = events[-1]
                 else:
                     event = SessionEvent(kind, len(events), time.time(), data)
                     events.append(event)

@@ -39,7 +39,10 @@ def result(call_id: str) -> tuple[str, dict[str, Any]]:
 
 
 USER = ("user/message", {"content": "hi"})
-ASSISTANT = ("assistant/message", {"message": {"role": "assistant", "content": "ok"}})
+ASSISTANT = (
+    "assistant/message",
+    {"message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}},
+)
 
 
 def test_b39_a_sound_log_has_no_problems() -> None:

@@ -36,7 +36,10 @@ def test_b39_an_answer_holding_one_call_id_twice_is_flagged() -> None:
     )
     answer = ("assistant/message", {"message": message.to_data()})
     events = log(turn(1), step(1), answer, step_end(1), end(1))
-    assert check_invariants(events) == ["seq 2 (assistant/message): call 'x' repeated"]
+    assert check_invariants(events) == [
+        "seq 2 (assistant/message): call 'x' repeated",
+        "seq 3 (step/end): tool calls of the answer without a tool/call and result: ['x']",
+    ]
 
 
 def test_b39_one_id_in_two_steps_of_a_turn_is_sound() -> None:

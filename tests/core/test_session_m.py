@@ -63,7 +63,10 @@ def test_a_stored_log_whose_seq_is_not_its_index_is_refused() -> None:
         Session("s", [SessionEvent("turn/start", 1, 0.0, {"turn": 1})])
 
 
-@pytest.mark.parametrize(("method", "kind"), [("append", "user/message"), ("emit", "notes/said")])
+@pytest.mark.parametrize(
+    ("method", "kind"),
+    [("_append", "user/message"), ("append", "notes/said"), ("emit", "notes/said")],
+)
 def test_data_that_is_not_lossless_json_never_enters_the_log(method: str, kind: str) -> None:
     session = Session("s")
     with pytest.raises(EventDataError):

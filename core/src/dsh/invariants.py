@@ -35,8 +35,7 @@ _A: Mapping[type, str] = {int: "an int", str: "a str", bool: "a bool", dict: "a 
 _FIELDS: Mapping[str, tuple[tuple[str, type], ...]] = {
     "turn/start": (("turn", int),),
     "turn/end": (("turn", int),),
-    "step/start": (("turn", int), ("step", int)),
-    "step/end": (("step", int),),
+    "step/start": (("step", int),),
     "user/message": (("content", str),),
     "steering/message": (("content", str),),
     "assistant/message": (("message", dict),),
@@ -113,11 +112,10 @@ def check_invariants(
             step_calls.clear()
             answer_calls.clear()
         elif kind == "step/end":
-            if step is None or data.get("step") != step or data.get("turn", turn) != turn:
-                bad(
-                    f"closes step {data.get('step')} of turn {data.get('turn', turn)} but the "
-                    f"open step is {step} of turn {turn}"
-                )
+            if step is None or data.get("step") != step:
+                bad(f"closes step {data.get('step')} but the open step is {step}")
+            elif data.get("turn", turn) != turn:
+                bad(f"closes step {step} of turn {data.get('turn')} but turn {turn} is open")
             if open_calls:
                 bad(f"tool calls without a result: {sorted(open_calls)}")
             uncalled = [call_id for call_id in answer_calls if call_id not in step_calls]

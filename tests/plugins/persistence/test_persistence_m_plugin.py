@@ -92,7 +92,7 @@ async def test_a_second_live_session_under_one_id_is_not_written_as_the_first(
     first._append("user/message", {"content": "first"})
     second._append("turn/start", {"turn": 1})
     second._append("user/message", {"content": "second"})
-    second.append("note", {})
+    second.append("test/note", {})
     try:
         await plugin.session_flush(first)
         with pytest.raises(SessionConflictError):

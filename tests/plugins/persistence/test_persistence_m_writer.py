@@ -100,7 +100,7 @@ def test_a_new_session_under_an_id_stored_with_one_event_is_refused(
             SessionInfo("s", 1.0), [SessionEvent("note", 0, 1.0, {"by": "first"})], durable=True
         )
         other = Session("s", [SessionEvent("note", 0, 2.0, {"by": "second"})])
-        other.append("note", {"by": "second"})
+        other.append("test/note", {"by": "second"})
         with pytest.raises(SessionConflictError, match="two sessions share this id"):
             SessionWriter(backend, other).write(True)
         loaded = backend.load("s")

@@ -228,7 +228,7 @@ def test_a_flush_makes_checkpointed_events_durable(tmp_path: Path) -> None:
             super().sync(session_id)
 
     session = Session("s")
-    session.append("note", {})
+    session.append("test/note", {})
     writer = SessionWriter(Syncs(tmp_path), session)
     writer.write(durable=False)  # a checkpoint wrote everything
     assert synced == []
