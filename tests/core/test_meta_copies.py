@@ -13,11 +13,14 @@ from typing import Any
 import anyio
 from loop_support import LIMIT
 
-from dsh._json import check_json, copied
+from dsh._json import MAX_DEPTH, check_json, copied
 from dsh._stored_meta import hidden_meta
 from dsh.testing import InMemoryPersistence, ScriptedModel, scripted_harness
 
 OPTIONS = {"model": "scripted"}
+
+
+DEEP = MAX_DEPTH - 10  # below the limit: the meta and the levels around it
 
 
 def nested(depth: int) -> dict[str, Any]:
@@ -48,9 +51,10 @@ def test_copied_copies_any_depth_without_the_stack() -> None:
 
 
 async def test_a_meta_nested_as_deep_as_the_check_takes_is_created_and_stored() -> None:
-    """700 levels: within what ``check_json`` walks (a frame a level), beyond what a
-    copy of two frames a level did."""
-    meta = {"deep": nested(700)}
+    """As deep as the check takes (``MAX_DEPTH``, the meta dict itself one level): a
+    copy of two frames a level once failed at 700 levels, before the check had a
+    limit."""
+    meta = {"deep": nested(DEEP)}
     check_json(meta, "session/meta")
     store = InMemoryPersistence()
     with anyio.fail_after(LIMIT):
@@ -58,9 +62,9 @@ async def test_a_meta_nested_as_deep_as_the_check_takes_is_created_and_stored() 
             agent = await h.agents.create("m", "s-deep", meta=meta, options=OPTIONS)
             await agent.prompt("hi")
             loaded = await h.agents.load_stored("s-deep")
-    assert depth_of(agent.session.meta["deep"]) == 700
-    assert depth_of(store.stored["s-deep"].meta["deep"]) == 700
-    assert depth_of(loaded.meta["deep"]) == 700
+    assert depth_of(agent.session.meta["deep"]) == DEEP
+    assert depth_of(store.stored["s-deep"].meta["deep"]) == DEEP
+    assert depth_of(loaded.meta["deep"]) == DEEP
 
 
 async def test_options_changed_by_their_caller_after_create_leave_the_session_alone() -> None:
@@ -106,7 +110,7 @@ async def test_loaded_resumed_and_forked_meta_share_nothing_with_the_store() -> 
 
 def test_a_meta_as_deep_as_the_check_takes_is_cleared_of_secrets() -> None:
     secret = "sk-test-0123456789"
-    meta = {"deep": nested(700), "note": secret}
+    meta = {"deep": nested(DEEP), "note": secret}
     check_json(meta, "session/meta")
     hidden = hidden_meta("m", meta, (secret,))
-    assert hidden["note"] == "***" and depth_of(hidden["deep"]) == 700
+    assert hidden["note"] == "***" and depth_of(hidden["deep"]) == DEEP
