@@ -11,13 +11,18 @@ program's own first migration sets ``user_version`` 1 too, and its ``sessions`` 
 when that is elsewhere (a row for the session's ``created``: one an older version left
 behind for a deleted session of the same id does not count). Readers that do not know
 the table ignore it, so it came without a new schema version.
+
+Each look reads the database in one snapshot (``_one_snapshot``): read statement by
+statement, a look taken while another process created the schema saw ``user_version``
+0 from before its commit and the tables from after it, another program's database.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 from dsh_persistence._errors import SessionCorruptError, SessionFormatError
@@ -101,7 +106,7 @@ def no_schema(path: Path) -> bool:
     ``not_dsh`` refuses, is left for opening it to report (or wait for)."""
     try:
         uri = Path(os.path.abspath(path)).as_uri() + "?mode=ro"
-        with closing(sqlite3.connect(uri, uri=True)) as db:
+        with closing(sqlite3.connect(uri, uri=True)) as db, _one_snapshot(db):
             version = int(db.execute("PRAGMA user_version").fetchone()[0])
             return version == 0 and not_dsh(db) is None
     except (OSError, ValueError, sqlite3.Error):
@@ -113,6 +118,11 @@ def checked_version(db: sqlite3.Connection, where: str) -> int:
     which is dsh's (``not_dsh``) and not newer, read only: else a
     ``SessionFormatError``, before anything is changed; a ``SessionCorruptError`` for
     one marked as dsh's that lacks its tables."""
+    with _one_snapshot(db):
+        return _checked_version(db, where)
+
+
+def _checked_version(db: sqlite3.Connection, where: str) -> int:
     reason = not_dsh(db)
     if reason is not None:
         raise SessionFormatError(
@@ -145,7 +155,7 @@ def not_dsh(db: sqlite3.Connection) -> str | None:
     another program's ``application_id``; a table of dsh's name without dsh's columns;
     a ``user_version`` of 1 or more without dsh's mark nor its tables; ``user_version``
     0 and anything in it (a Django ``db.sqlite3``, a view named ``sessions``): dsh
-    creates its schema only in an empty database."""
+    creates its schema only in an empty database. (Its callers read it in one snapshot.)"""
     application = int(db.execute("PRAGMA application_id").fetchone()[0])
     if application == APPLICATION_ID:
         return None
@@ -181,3 +191,17 @@ def _absent(db: sqlite3.Connection) -> list[str]:
     in ``db``."""
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     return [table for table in _REQUIRED if table not in tables]
+
+
+@contextmanager
+def _one_snapshot(db: sqlite3.Connection) -> Iterator[None]:
+    """The reads of ``db`` inside see one state of the database: a read transaction
+    unless ``db`` is in one already."""
+    if db.in_transaction:
+        yield
+        return
+    db.execute("BEGIN")
+    try:
+        yield
+    finally:
+        db.rollback()  # nothing was written; a no-op if the transaction ended
