@@ -9,17 +9,14 @@ did not run the tool is refused.
 from __future__ import annotations
 
 import asyncio
-import cProfile
 import gc
-import io
 import os
-import pstats
-import sys
 import tracemalloc
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from _profile import profile_run
 from loop import AddModel, NoOp, floor_turns
 
 import dsh_compaction
@@ -169,45 +166,14 @@ def _write_top(path: Path, top: list[Any]) -> None:
 
 
 async def profile(kind: str, turns: int, out: Path, tools_dir: Path | None) -> Path:
-    """Profile ``turns`` turns of configuration ``kind``; pyinstrument when it can be
-    imported from ``tools_dir`` (appended to sys.path, so it never shadows the project's
-    packages), else cProfile. Returns the report written (text)."""
+    """Profile ``turns`` turns of configuration ``kind`` (``_profile.profile_run``).
+    Returns the report written (text)."""
     configured = await Configured(kind).start()
     try:
         await configured.run(50)  # warm
-        profiler = _pyinstrument(tools_dir)
-        if profiler is not None:
-            profiler.start()
-            await configured.run(turns)
-            profiler.stop()
-            text = out.with_suffix(".txt")
-            text.write_text(profiler.output_text(unicode=True, color=False), encoding="utf-8")
-            out.with_suffix(".html").write_text(profiler.output_html(), encoding="utf-8")
-            return text
-        prof = cProfile.Profile()
-        prof.enable()
-        await configured.run(turns)
-        prof.disable()
-        prof.dump_stats(str(out.with_suffix(".prof")))
-        buffer = io.StringIO()
-        stats = pstats.Stats(prof, stream=buffer).sort_stats("cumulative")
-        stats.print_stats(60)
-        stats.sort_stats("tottime").print_stats(40)
-        text = out.with_suffix(".txt")
-        text.write_text(buffer.getvalue(), encoding="utf-8")
-        return text
+        return await profile_run(configured.run, turns, out, tools_dir)
     finally:
         await configured.stop()
-
-
-def _pyinstrument(tools_dir: Path | None) -> Any:
-    if tools_dir is not None and tools_dir.is_dir() and str(tools_dir) not in sys.path:
-        sys.path.append(str(tools_dir))
-    try:
-        from pyinstrument import Profiler
-    except ImportError:
-        return None
-    return Profiler(interval=0.0001, async_mode="disabled")  # every task: the loop task
 
 
 def persistence_dir(base: Path) -> Path:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _profile import profile_run
 from _util import Settings, environment, measure_async, paired_ratio, parse_args, write_json
 
 from dsh import AssistantMessage, TextBlock, ToolCall, Usage
@@ -280,6 +281,32 @@ async def bench_load(directory: Path, settings: Settings, size: int) -> dict[str
     verdict = "PASS" if target <= 1.5 else "MISS"
     print(f"target: jsonl load + repair ≤ 1.5x floor: {target:.2f}x -> {verdict}")
     return {"events": written, "cases": rows, "target": verdict}
+
+
+# -- profiles (bench/run.py writes one where a target is missed) -----------------------
+
+
+async def profile_write(directory: Path, turns: int, out: Path, tools_dir: Path | None) -> Path:
+    """``bench_write``'s ``jsonl, flush per turn`` case, ``turns`` turns, profiled."""
+    settings = PersistenceSettings(backend="jsonl", directory=directory / "profile-write")
+    run = await plugin_writer(settings, "jsonl-profile")
+    try:
+        await run(1)  # warm
+        return await profile_run(run, turns, out, tools_dir)
+    finally:
+        run.close()
+
+
+async def profile_load(directory: Path, times: int, out: Path, tools_dir: Path | None) -> Path:
+    """``bench_load``'s ``jsonl load + repair`` case, ``times`` loads, profiled: of the
+    session ``bench_load`` built in ``directory`` (call it first)."""
+    jsonl_dir = directory / "load-jsonl"
+
+    def run(n: int) -> None:
+        for _ in range(n):
+            assert JsonlBackend(jsonl_dir).load("long") is not None
+
+    return await profile_run(run, times, out, tools_dir)
 
 
 # -- list ----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import contextlib
 import io
+import json
 import shutil
 import subprocess
 import sys
@@ -30,30 +31,19 @@ import _startup
 import persistence as persistence_bench
 import stream as stream_bench
 from _peers import PEERS, TOOLS, PeerProcess, ensure_venv
+from _table import (
+    BYTES_LIMIT,
+    DSH_ROWS,
+    FLOOR,
+    build_table,
+    peer_notes,
+    print_table,
+    section_profiles,
+)
 from _util import Settings, _run_once, environment, paired_ratio, parse_args, summarize, write_json
 
 HERE = Path(__file__).resolve().parent
 STEPS = 2  # model steps per turn
-FLOOR = "floor (plain asyncio)"
-DSH_ROWS = {
-    "dsh bare": "bare",
-    "dsh + compaction + permissions": "two",
-    "dsh + 3 plugins (in-memory log)": "memory",
-    "dsh + 3 plugins (JSONL, flush/turn)": "jsonl",
-    "dsh + 3 plugins (JSONL, flush/turn, fsync never)": "jsonl-nofsync",
-}
-LIMITS = {
-    "dsh + 3 plugins (in-memory log)": 25.0,
-    "dsh + 3 plugins (JSONL, flush/turn)": 40.0,
-    "dsh + 3 plugins (JSONL, flush/turn, fsync never)": 40.0,
-}
-#: The issue's µs targets were set where the plain-asyncio floor costs 1-2 µs per step;
-#: at the slow end of that (2 µs) a target of L µs is L/2 times the floor. The table
-#: reports that ratio too, since this machine's floor may be slower.
-REFERENCE_FLOOR_US = 2.0
-PEER_FACTOR = 30.0
-IMPORT_SHARE = 0.25
-BYTES_LIMIT = 8192
 Case = Callable[[int], Awaitable[dict[str, Any]]]
 
 
@@ -140,143 +130,48 @@ async def section_memory(counts: list[int], peers: list[PeerProcess], out: Path)
     return rows
 
 
-async def section_persistence(quick: bool, base: Path) -> dict[str, Any]:
+async def section_persistence(quick: bool, base: Path, out: Path) -> dict[str, Any]:
+    """Write and load; where a target is missed, a profile of its jsonl case (written
+    while ``base`` still holds the session loaded)."""
     settings = Settings(3, 3, 1, True) if quick else Settings(9, 10, 1, False)
     write = await persistence_bench.bench_write(base, settings)
     load = await persistence_bench.bench_load(base, settings, 20_000 if quick else 100_000)
+    if write["target"] == "MISS":
+        path = out.with_name(f"{out.stem}-profile-persistence-write")
+        turns = settings.number * 5
+        write["profile"] = str(await persistence_bench.profile_write(base, turns, path, TOOLS))
+    if load["target"] == "MISS":
+        path = out.with_name(f"{out.stem}-profile-persistence-load")
+        times = 1 if quick else 3
+        load["profile"] = str(await persistence_bench.profile_load(base, times, path, TOOLS))
     return {"write": write, "load": load}
 
 
-async def section_stream(quick: bool, base: Path) -> dict[str, Any]:
+async def section_stream(quick: bool, base: Path, out: Path) -> dict[str, Any]:
+    """stream.py's run; where a target is missed, a profile of that kind's dsh turn."""
     settings = Settings(3, 2, 1, True) if quick else Settings(15, 8, 1, False)
     path = base / "stream.json"
-    await stream_bench.main_async(argparse.Namespace(chunks=500, json=path), settings)
-    return dict(__import__("json").loads(path.read_text(encoding="utf-8")))
+    profile = out.with_name(f"{out.stem}-profile-stream")
+    args = argparse.Namespace(chunks=500, json=path, profile=profile, tools=TOOLS)
+    await stream_bench.main_async(args, settings)
+    return dict(json.loads(path.read_text(encoding="utf-8")))
 
 
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
-def build_table(report: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
-    """Rows of the printed table, and the verdicts of the targets."""
-    rows: list[list[str]] = []
-    targets: dict[str, Any] = {}
-    loop = report["loop"]
-    for name, row in loop["cases"].items():
-        st, fl = row["us_per_step"], row["x_floor"]
-        peer = row.get("x_faster_than_fastest_peer")
-        shown_peer = f"{peer['median']:.1f}x" if peer and name.startswith("dsh") else ""
-        target = ""
-        if name in LIMITS:
-            limit = LIMITS[name]
-            ok = st["median"] <= limit and not row["invalid_rounds"]
-            targets[f"loop: {name} ≤ {limit:g} µs/step"] = {
-                "value": st["median"],
-                "verdict": verdict(ok),
-            }
-            ratio = limit / REFERENCE_FLOOR_US
-            ok_ratio = fl["median"] <= ratio and not row["invalid_rounds"]
-            targets[f"loop: {name} ≤ {ratio:g}x floor (= {limit:g} µs at a 2 µs floor)"] = {
-                "value": fl["median"],
-                "verdict": verdict(ok_ratio),
-            }
-            target = f"≤ {limit:g} µs: {verdict(ok)}; ≤ {ratio:g}x floor: {verdict(ok_ratio)}"
-        if row["invalid_rounds"]:
-            target = f"INVALID ({row['invalid_rounds']} rounds without the tool call)"
-        spread = f"{st['q1']:.1f}-{st['q3']:.1f}"
-        figure = f"{st['median']:.2f}"
-        rows.append(["loop", name, figure, "µs/step", spread, f"{fl['median']:.1f}x", shown_peer])
-        rows[-1].append(target)
-    memory_name = "dsh + 3 plugins (in-memory log)"
-    if loop["fastest_peer"] is not None:
-        peer = loop["cases"][memory_name]["x_faster_than_fastest_peer"]
-        ok = peer["median"] >= PEER_FACTOR
-        key = f"loop: {memory_name} ≥ {PEER_FACTOR:g}x faster than {loop['fastest_peer']}"
-        targets[key] = {"value": peer["median"], "verdict": verdict(ok)}
-        rows.append(
-            ["loop", f"  vs fastest peer ({loop['fastest_peer']})", f"{peer['median']:.1f}"]
-        )
-        rows[-1] += ["x faster", f"{peer['q1']:.1f}-{peer['q3']:.1f}", "", ""]
-        rows[-1].append(f"≥ {PEER_FACTOR:g}x: {verdict(ok)}")
-    for name, row in report["memory"].items():
-        target = ""
-        if name.startswith("dsh"):
-            ok = row["bytes_per_agent"] <= BYTES_LIMIT
-            targets[f"memory: {name} ≤ 8 KB"] = {
-                "value": row["bytes_per_agent"],
-                "verdict": verdict(ok),
-            }
-            target = f"≤ 8 KB: {verdict(ok)}"
-        rows.append(["memory", name, f"{row['bytes_per_agent']:,.0f}", "B/agent", "", "", ""])
-        rows[-1].append(target)
-    startup = report["startup"]
-    peers = [k for k in startup if k.startswith("import ") and k != "import dsh + 3 plugins"]
-    fastest = min(peers, key=lambda k: startup[k]["net_ms"]["median"], default=None)
-    for name, row in startup.items():
-        net = row.get("net_ms")
-        extra = f"net {net['median']:.1f} ms" if net else ""
-        target = ""
-        if name == "import dsh + 3 plugins" and fastest is not None:
-            share = net["median"] / startup[fastest]["net_ms"]["median"]
-            ok = share <= IMPORT_SHARE
-            targets[f"start-up: import dsh + 3 plugins ≤ 1/4 of {fastest}"] = {
-                "value": share,
-                "verdict": verdict(ok),
-            }
-            target = f"{share:.2f} of {fastest} (net); ≤ 0.25: {verdict(ok)}"
-        ms = row["ms"]
-        rows.append(
-            ["start-up", name, f"{ms['median']:.1f}", "ms", f"{ms['q1']:.1f}-{ms['q3']:.1f}"]
-        )
-        rows[-1] += [extra, "", target]
-    pers = report.get("persistence")
-    if pers:
-        marks = {
-            "jsonl, flush per turn": f"≥ 0.8x: {pers['write']['target']}",
-            "jsonl load + repair": f"≤ 1.5x: {pers['load']['target']}",
-        }
-        for name, row in pers["write"]["cases"].items():
-            x = row["x_floor"]["median"]
-            rows.append(["persistence", f"write: {name}", f"{row['events_per_s']:,.0f}", "ev/s"])
-            rows[-1] += ["", f"{x:.2f}x", "", marks.get(name, "")]
-        for name, row in pers["load"]["cases"].items():
-            x = row["x_floor"]["median"]
-            rows.append(["persistence", f"load {pers['load']['events']:,}: {name}"])
-            rows[-1] += [f"{row['ms']:.1f}", "ms", "", f"{x:.2f}x", "", marks.get(name, "")]
-        targets["persistence: jsonl events/s ≥ 0.8x floor"] = {"verdict": pers["write"]["target"]}
-        targets["persistence: jsonl load ≤ 1.5x floor"] = {"verdict": pers["load"]["target"]}
-    stream = report.get("stream")
-    if stream:
-        for name, st in stream["us_per_chunk"].items():
-            rows.append(["streaming", name, f"{st['median']:.2f}", "µs/chunk"])
-            rows[-1] += [f"{st['q1']:.2f}-{st['q3']:.2f}", "", "", ""]
-            kind = name.split(":")[0]
-            if name.endswith("dsh turn"):
-                cost = stream["targets"][kind]["harness_us_per_chunk"]["median"]
-                ok = stream["targets"][kind]["pass"]
-                rows[-1][-1] = f"- floor {cost:.2f} µs; ≤ 10: {verdict(ok)}"
-                targets[f"streaming ({kind}): dsh turn - floor ≤ 10 µs/chunk"] = {
-                    "value": cost,
-                    "verdict": verdict(ok),
-                }
-    return rows, targets
-
-
-def print_table(rows: list[list[str]]) -> None:
-    head = ["section", "case", "median", "unit", "IQR", "x floor", "x faster than peer", "target"]
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head) - 1)]
-    for row in [head, *rows]:
-        cells = [
-            row[i].ljust(w) if i < 2 or i == 3 else row[i].rjust(w) for i, w in enumerate(widths)
-        ]
-        print("  ".join(cells) + "  " + row[-1])
+def peers_venv(no_peers: bool) -> dict[str, Any]:
+    """The peers' venv (``_peers.ensure_venv``), or why there is none."""
+    if no_peers:
+        return {"ok": False, "error": "--no-peers"}
+    try:
+        return ensure_venv(lambda msg: print(msg, file=sys.stderr))
+    except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:  # uv missing, failed
+        return {"ok": False, "error": str(exc)}
 
 
 async def profiles(
     report: dict[str, Any], targets: dict[str, Any], out: Path, quick: bool
 ) -> dict[str, str]:
-    """A profile of every dsh loop row whose target is missed, and -X importtime."""
+    """A profile of every dsh loop row whose target is missed, and -X importtime; with
+    those the sections wrote (idle memory, persistence, streaming)."""
     written: dict[str, str] = {}
     for name, kind in DSH_ROWS.items():
         missed = [k for k, t in targets.items() if name in k and t["verdict"] == "MISS"]
@@ -286,6 +181,7 @@ async def profiles(
             written[name] = str(await dsh_cases.profile(kind, turns, path, TOOLS))
     if any(k.startswith("start-up") and t["verdict"] == "MISS" for k, t in targets.items()):
         written["import dsh + 3 plugins"] = import_profile(out)
+    written.update(section_profiles(report))
     return written
 
 
@@ -304,9 +200,7 @@ async def main_async(args: argparse.Namespace, settings: Settings) -> int:
     report: dict[str, Any] = {"benchmark": "run", "quick": settings.quick}
     report["environment"] = environment("dsh-core", "dsh-compaction", "dsh-permissions")
     report["environment"]["versions"].update(environment("dsh-persistence", "pluggy")["versions"])
-    venv: dict[str, Any] = {"ok": False, "error": "--no-peers"}
-    if not args.no_peers:
-        venv = ensure_venv(lambda msg: print(msg, file=sys.stderr))
+    venv = peers_venv(args.no_peers)
     peers: list[PeerProcess] = []
     report["peers"] = {"venv": venv}
     if venv["ok"]:
@@ -330,10 +224,10 @@ async def main_async(args: argparse.Namespace, settings: Settings) -> int:
             if not args.skip_persistence:
                 print("persistence", file=sys.stderr)
                 (base / "p").mkdir()
-                report["persistence"] = await section_persistence(settings.quick, base / "p")
+                report["persistence"] = await section_persistence(settings.quick, base / "p", out)
             if not args.skip_stream:
                 print("streaming", file=sys.stderr)
-                report["stream"] = await section_stream(settings.quick, base)
+                report["stream"] = await section_stream(settings.quick, base, out)
     finally:
         for peer in peers:
             await peer.stop()
@@ -345,6 +239,8 @@ async def main_async(args: argparse.Namespace, settings: Settings) -> int:
     print(f"\ndsh bench, {env['measured_at']}, Python {env['python']}, {env['cpus']} CPUs")
     print(f"loop: {settings.rounds} rounds x {settings.number} turns (+{settings.warmup} warm-up)")
     print_table(rows)
+    for line in peer_notes(report):
+        print(line)
     for name, path in report["profiles"].items():
         print(f"profile ({name}): {path}")
     (out.with_name(f"{out.stem}-details.txt")).write_text(details.getvalue(), encoding="utf-8")

@@ -19,7 +19,10 @@ part of what is measured. OpenAI-compatible and Anthropic bodies are both measur
 Target (issue 4): harness cost per chunk, ``dsh turn`` minus ``floor`` (paired per
 round), ≤ 10 µs.
 
-    python bench/stream.py [--quick] [--json PATH] [--chunks N]
+    python bench/stream.py [--quick] [--json PATH] [--chunks N] [--profile PATH]
+
+``--profile PATH``: where a target is missed, that kind's ``dsh turn`` case is profiled
+to ``PATH-<kind>.txt`` (bench/_profile.py).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _profile import profile_run
 from _util import environment, measure_async, paired_ratio, parse_args, summarize, write_json
 
 from dsh import hookimpl
@@ -197,7 +201,38 @@ def turn_runner(agent: Any) -> Any:
     return run
 
 
+def chunk_table(samples: dict[str, list[float]], kinds: list[str], chunks: int) -> dict[str, Any]:
+    """Print the per-chunk table; returns the target's verdict per kind."""
+    per_chunk = {k: summarize(v).scaled(1 / 1000 / chunks) for k, v in samples.items()}
+    print(f"{chunks} chunks per response; figures per chunk (median over rounds)")
+    print(f"{'case':<38} {'µs/chunk':>9} {'IQR':>15} {'- floor µs':>11} {'x floor':>8}")
+    verdicts: dict[str, Any] = {}
+    for kind in kinds:
+        floor = samples[f"{kind}: floor (httpx + json.loads)"]
+        for name in [k for k in samples if k.startswith(kind)]:
+            stats = per_chunk[name]
+            extra = summarize(
+                [(a - b) / 1000 / chunks for a, b in zip(samples[name], floor, strict=True)]
+            )
+            ratio = paired_ratio(samples[name], floor).median
+            shown = "(floor)" if "floor" in name else f"{extra.median:.2f}"
+            print(
+                f"{name:<38} {stats.median:9.2f} {stats.q1:7.2f}-{stats.q3:<7.2f} "
+                f"{shown:>11} {ratio:7.2f}x"
+            )
+            if name.endswith("dsh turn"):
+                verdicts[kind] = {
+                    "harness_us_per_chunk": extra.as_dict(),
+                    "pass": extra.median <= 10,
+                }
+    return verdicts
+
+
 async def main_async(args: argparse.Namespace, settings: Any) -> int:
+    """``args``: ``chunks``, ``json``; ``profile`` (optional): where a kind's target is
+    missed, profile its ``dsh turn`` case to ``<profile>-<kind>.txt`` (``_profile``, with
+    pyinstrument from ``args.tools`` if there)."""
+    profile: Path | None = getattr(args, "profile", None)
     bodies = {"openai": openai_body(args.chunks), "anthropic": anthropic_body(args.chunks)}
     paths = {"openai": "/chat/completions", "anthropic": "/messages"}
     providers = {"openai": "openai-compatible", "anthropic": "anthropic"}
@@ -229,37 +264,24 @@ async def main_async(args: argparse.Namespace, settings: Any) -> int:
         cases[f"{kind}: floor (httpx + json.loads)"] = floor_runner(client, url, paths[kind])
         cases[f"{kind}: adapter + assembler"] = adapter_runner(model)
         cases[f"{kind}: dsh turn"] = turn_runner(agent)
-    samples = await measure_async(cases, settings)
-    for harness in reversed(harnesses):  # task groups nest: leave in reverse order
-        await harness.__aexit__(None, None, None)
-    for model in models:
-        await model.aclose()
-    await client.aclose()
-    for server in servers:
-        await server.stop()
-
+    try:
+        samples = await measure_async(cases, settings)
+        verdicts = chunk_table(samples, list(bodies), args.chunks)
+        for kind, verdict in verdicts.items():
+            if profile is not None and not verdict["pass"]:  # where the time goes
+                run, out = cases[f"{kind}: dsh turn"], profile.with_name(f"{profile.name}-{kind}")
+                turns = 5 * settings.number
+                tools = getattr(args, "tools", None)
+                verdict["profile"] = str(await profile_run(run, turns, out, tools))
+    finally:
+        for harness in reversed(harnesses):  # task groups nest: leave in reverse order
+            await harness.__aexit__(None, None, None)
+        for model in models:
+            await model.aclose()
+        await client.aclose()
+        for server in servers:
+            await server.stop()
     per_chunk = {k: summarize(v).scaled(1 / 1000 / args.chunks) for k, v in samples.items()}
-    print(f"{args.chunks} chunks per response; figures per chunk (median over rounds)")
-    print(f"{'case':<38} {'µs/chunk':>9} {'IQR':>15} {'- floor µs':>11} {'x floor':>8}")
-    verdicts: dict[str, Any] = {}
-    for kind in bodies:
-        floor = samples[f"{kind}: floor (httpx + json.loads)"]
-        for name in [k for k in cases if k.startswith(kind)]:
-            stats = per_chunk[name]
-            extra = summarize(
-                [(a - b) / 1000 / args.chunks for a, b in zip(samples[name], floor, strict=True)]
-            )
-            ratio = paired_ratio(samples[name], floor).median
-            shown = "(floor)" if "floor" in name else f"{extra.median:.2f}"
-            print(
-                f"{name:<38} {stats.median:9.2f} {stats.q1:7.2f}-{stats.q3:<7.2f} "
-                f"{shown:>11} {ratio:7.2f}x"
-            )
-            if name.endswith("dsh turn"):
-                verdicts[kind] = {
-                    "harness_us_per_chunk": extra.as_dict(),
-                    "pass": extra.median <= 10,
-                }
     for kind, verdict in verdicts.items():
         cost = verdict["harness_us_per_chunk"]["median"]
         result = "PASS" if verdict["pass"] else "MISS"
@@ -285,6 +307,9 @@ async def main_async(args: argparse.Namespace, settings: Any) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=500, help="text deltas per response")
+    parser.add_argument(
+        "--profile", type=Path, metavar="PATH", help="where a target is missed: PATH-<kind>.txt"
+    )
     args, settings = parse_args(
         parser,
         default_json=Path(__file__).parent / "results" / "stream.json",
