@@ -22,26 +22,31 @@ Run = Callable[[int], Awaitable[Any] | Any]
 
 async def profile_run(run: Run, turns: int, out: Path, tools_dir: Path | None) -> Path:
     """Profile ``run(turns)``; returns the text report written."""
-    text = out.with_suffix(".txt")
+    text = _beside(out, ".txt")
     profiler = _pyinstrument(tools_dir)
     if profiler is not None:
         profiler.start()
         await _call(run, turns)
         profiler.stop()
         text.write_text(profiler.output_text(unicode=True, color=False), encoding="utf-8")
-        out.with_suffix(".html").write_text(profiler.output_html(), encoding="utf-8")
+        _beside(out, ".html").write_text(profiler.output_html(), encoding="utf-8")
         return text
     prof = cProfile.Profile()
     prof.enable()
     await _call(run, turns)
     prof.disable()
-    prof.dump_stats(str(out.with_suffix(".prof")))
+    prof.dump_stats(str(_beside(out, ".prof")))
     buffer = io.StringIO()
     stats = pstats.Stats(prof, stream=buffer).sort_stats("cumulative")
     stats.print_stats(60)
     stats.sort_stats("tottime").print_stats(40)
     text.write_text(buffer.getvalue(), encoding="utf-8")
     return text
+
+
+def _beside(out: Path, suffix: str) -> Path:
+    """``out`` + ``suffix`` (not ``with_suffix``: ``run.v2-profile-x`` has a dot)."""
+    return out.with_name(out.name + suffix)
 
 
 async def _call(run: Run, turns: int) -> None:

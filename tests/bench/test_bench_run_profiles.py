@@ -132,3 +132,15 @@ async def test_a_loop_row_is_profiled_the_same_way(tmp_path: Path) -> None:
     written = await _dsh_cases.profile("bare", 2, tmp_path / "loop-bare", None)
     assert written == tmp_path / "loop-bare.txt"
     assert "when_idle" in written.read_text(encoding="utf-8")
+
+
+async def test_a_profile_is_named_after_the_whole_out_path(tmp_path: Path) -> None:
+    """``--json /r/run.v2.json``: the profile is ``run.v2-profile-….txt``, not ``run.txt``."""
+    from _profile import profile_run
+
+    calls: list[int] = []
+    written = await profile_run(calls.append, 3, tmp_path / "run.v2-profile-loop-bare", None)
+    assert calls == [3]
+    assert written == tmp_path / "run.v2-profile-loop-bare.txt"
+    assert written.is_file()
+    assert (tmp_path / "run.v2-profile-loop-bare.prof").is_file()
