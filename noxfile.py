@@ -69,10 +69,19 @@ def _installed(plugin: str) -> str:
     return f"./plugins/{plugin}{EXTRAS.get(plugin, '')}"
 
 
-def _existing_plugin_dirs() -> list[str]:
-    return sorted(
-        str(path.parent.relative_to(ROOT)) for path in ROOT.glob("plugins/*/pyproject.toml")
-    )
+def _require_plugins(session: nox.Session, plugins: tuple[str, ...], what: str) -> None:
+    """Fail the session (an error: nox counts a skip as success) when a first-party
+    plugin's directory is missing, rather than test or check without it."""
+    missing = [p for p in plugins if not (ROOT / "plugins" / p / "pyproject.toml").is_file()]
+    if missing:
+        why = "; ".join(f"{_distribution(p)} (no plugins/{p}/pyproject.toml)" for p in missing)
+        session.error(f"{what}: missing distribution {why}")
+
+
+def _plugin_dirs(session: nox.Session) -> list[str]:
+    """Every first-party plugin's directory; the session fails if one is missing."""
+    _require_plugins(session, FIRST_PARTY, "first-party plugins")
+    return [f"plugins/{p}" for p in FIRST_PARTY]
 
 
 def _cache_bytecode(session: nox.Session) -> None:
@@ -117,10 +126,7 @@ def _install_plugin_set(session: nox.Session, plugin_set: str, *more: str) -> No
     """Install core, the set's plugins and the test group (and ``more``), and have the
     tests load exactly those plugins, on asyncio unless the caller says otherwise."""
     plugins = PLUGIN_SETS[plugin_set]
-    missing = [p for p in plugins if not (ROOT / "plugins" / p / "pyproject.toml").is_file()]
-    if missing:
-        why = "; ".join(f"{_distribution(p)} (no plugins/{p}/pyproject.toml)" for p in missing)
-        session.skip(f"plugin set {plugin_set!r}: missing distribution {why}")
+    _require_plugins(session, plugins, f"plugin set {plugin_set!r}")
     # `dsh chat`'s line editor (the chat extra) in the `all` set only: the other sets
     # test the terminal read in canonical mode, which chat uses without it.
     core = "./core[chat]" if plugin_set == "all" else "./core"
@@ -184,9 +190,9 @@ def _listed_plugins(session: nox.Session, env: dict[str, str | None]) -> dict[st
 
 @nox.session  # ruff does not care which Python runs it: use nox's own
 def lint(session: nox.Session) -> None:
-    """ruff check and ruff format --check over every source tree that exists."""
+    """ruff check and ruff format --check over every source tree."""
     session.install(*_group("lint"))
-    paths = ["core/src", *(f"{d}/src" for d in _existing_plugin_dirs())]
+    paths = ["core/src", *(f"{d}/src" for d in _plugin_dirs(session))]
     paths += [p for p in ("tests", "examples", "bench") if (ROOT / p).is_dir()]
     paths.append("noxfile.py")
     failed = []
@@ -205,7 +211,7 @@ def typecheck(session: nox.Session) -> None:
     """mypy --strict over core, the first-party plugins and the example plugin, and over
     the docs' hook examples (tests/docs_audit/test_docs_audit_typed_examples.py, which
     needs mypy: the tests sessions skip it)."""
-    plugin_dirs = _existing_plugin_dirs()
+    plugin_dirs = _plugin_dirs(session)
     # Installed, so mypy sees the packages' dependencies and their py.typed markers.
     # [chat]: prompt_toolkit, which dsh/_cli_editor.py imports (it is typed)
     # [postgres]: psycopg, whose types the PostgreSQL backend is checked against
@@ -249,5 +255,5 @@ def bench(session: nox.Session) -> None:
     The peers (openai-agents, LangChain, pydantic-ai) go into bench/.peers-venv, which
     the bench creates with uv; arguments after ``--`` go to run.py (``--quick``).
     """
-    session.install("-e", "./core", *(f"./{d}" for d in _existing_plugin_dirs()), "uv")
+    session.install("-e", "./core", *(f"./{d}" for d in _plugin_dirs(session)), "uv")
     session.run("python", "bench/run.py", *session.posargs)

@@ -18,7 +18,8 @@ DISTRIBUTIONS = sorted(
 
 def test_every_distribution_is_found() -> None:
     names = {path.relative_to(ROOT).as_posix() for path in DISTRIBUTIONS}
-    assert {"core", "plugins/persistence", "examples/dsh-shout"} <= names
+    plugins = {f"plugins/{name}" for name in ("compaction", "permissions", "persistence")}
+    assert {"core", *plugins, "examples/dsh-shout"} <= names
 
 
 @pytest.mark.parametrize("directory", DISTRIBUTIONS, ids=lambda p: p.relative_to(ROOT).as_posix())
