@@ -92,6 +92,13 @@ def _cache_bytecode(session: nox.Session) -> None:
     session.env["PYTHONDONTWRITEBYTECODE"] = None
 
 
+def _drop_pythonpath(session: nox.Session) -> None:
+    """Unset PYTHONPATH (None: unset, whatever the shell has): one a developer exported
+    would import its sources instead of the session's installs, and add plugins to a set
+    that leaves them out (the bare set would test the plugins found there)."""
+    session.env["PYTHONPATH"] = None
+
+
 @nox.session(python=PYTHONS)
 @nox.parametrize("plugin_set", list(PLUGIN_SETS), ids=list(PLUGIN_SETS))
 def tests(session: nox.Session, plugin_set: str) -> None:
@@ -139,6 +146,7 @@ def _install_plugin_set(session: nox.Session, plugin_set: str, *more: str) -> No
     session.env["DSH_EXPECT_PLUGINS"] = names
     session.env["DSH_DISABLE_PLUGIN_AUTOLOAD"] = None  # None: unset, whatever the shell has
     session.env["DSH_TEST_BACKEND"] = None  # asyncio (tests/conftest.py)
+    _drop_pythonpath(session)
     _cache_bytecode(session)
 
 
@@ -158,6 +166,7 @@ def thirdparty(session: nox.Session) -> None:
     example = nox.project.load_toml(EXAMPLE / "pyproject.toml")
     # One resolve, so the example's dsh-core requirement is met by ./core and never PyPI.
     session.install("./core", str(wheel), *nox.project.dependency_groups(example, "test"))
+    _drop_pythonpath(session)
     _cache_bytecode(session)
     session.run("python", "-c", _IMPORTED_FROM_VENV.format(module="dsh_shout"))
     with session.chdir(EXAMPLE):
@@ -222,6 +231,7 @@ def typecheck(session: nox.Session) -> None:
         *(f"{d}/src" for d in plugin_dirs),
         str(EXAMPLE.relative_to(ROOT) / "src"),
     ]
+    _drop_pythonpath(session)
     session.run("mypy", "--strict", *sources)
     session.run("pytest", "tests/docs_audit/test_docs_audit_typed_examples.py")
 
@@ -242,6 +252,7 @@ def realmodel(session: nox.Session) -> None:
         session.run("python", "-m", "dsh.llm.llama", "build")
         session.run("python", "-m", "dsh.llm.llama", "model")
     session.env["DSH_REALMODEL"] = "1"
+    _drop_pythonpath(session)
     _cache_bytecode(session)
     # a path among the arguments narrows the run to it, as in the tests sessions
     named = any(arg.startswith("tests/") for arg in session.posargs)
