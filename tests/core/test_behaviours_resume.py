@@ -4,7 +4,7 @@ a log cut mid-turn or with a hole, replay, a newer format).
 Each test names the numbered behaviour of shared/design/BEHAVIOURS.md it checks.
 Persistence is ``InMemoryPersistence`` from ``dsh.testing``; what a file backend does
 on load (repairing a torn log, refusing a newer format) belongs to the persistence
-plugin and is tested there. Here: what the core owns of 41 and 43.
+plugin and is tested there. Here: what the core owns of 41; 43 is the plugin's alone.
 """
 
 from __future__ import annotations
@@ -346,9 +346,8 @@ async def test_b42_the_stored_log_equals_the_live_one_after_an_abort_mid_notific
 # -- 43: a newer session format --------------------------------------------------------------------
 
 
-def test_b43_a_newer_format_is_refused_by_the_persistence_plugin() -> None:
-    pytest.skip(
-        "behaviour 43 belongs to the persistence plugin: the format version lives in its "
-        "session file header (plugins/persistence, tests/plugins/persistence); the core's "
-        "StoredSession and Session carry no format version to check"
-    )
+# Not the core's: the format version lives in the persistence plugin's session file
+# header and database schema; the core's StoredSession and Session carry none to check.
+# Its tests are tests/plugins/persistence/test_persistence_behaviours.py (test_b43_*),
+# test_persistence_m_sqlite.py (test_b43_*) and the backend contract's
+# (dsh_persistence.testing).
