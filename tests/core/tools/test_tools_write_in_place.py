@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from unprivileged import as_file_modes_say
 
+from dsh.builtin_tools import _files
 from dsh.messages import ToolResult
 
 CallTool = Callable[..., Awaitable[ToolResult]]
@@ -101,7 +103,21 @@ async def test_extended_attributes_are_kept(
     assert os.getxattr(workspace / "x.txt", "user.dsh-test") == b"kept"
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write any file")
+@pytest.fixture
+def file_modes_apply(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Root may write any file: the edit and write tools' file work (in a worker thread)
+    runs without root's DAC capabilities (tests/unprivileged.py), as any user's would."""
+    for name in ("_write", "_edit"):
+        real = getattr(_files, name)
+
+        def unprivileged(*args: Any, real: Callable[..., str] = real) -> str:
+            with as_file_modes_say():
+                return real(*args)
+
+        monkeypatch.setattr(_files, name, unprivileged)
+
+
+@pytest.mark.usefixtures("file_modes_apply")
 @pytest.mark.parametrize(("name", "arguments"), CHANGES)
 async def test_a_read_only_file_is_refused(
     call_tool: CallTool, workspace: Path, name: str, arguments: dict[str, str]
@@ -113,7 +129,7 @@ async def test_a_read_only_file_is_refused(
     assert (workspace / "r.txt").read_text() == "a\n"
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write in any directory")
+@pytest.mark.usefixtures("file_modes_apply")
 async def test_a_read_only_directory_keeps_its_files_writable_and_takes_no_new_ones(
     call_tool: CallTool, workspace: Path
 ) -> None:

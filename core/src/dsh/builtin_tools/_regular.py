@@ -108,12 +108,17 @@ def open_regular(target: Path, shown: str) -> BinaryIO:
     return os.fdopen(open_checked(target, shown, os.O_RDONLY), "rb")
 
 
+#: Ask with the effective ids where the OS can, as the open that failed did (a root
+#: without its DAC capabilities, or a set-uid process, is told why it was refused).
+_EFFECTIVE = os.access in os.supports_effective_ids
+
+
 def _open_existing(target: Path, shown: str) -> int:
     try:
         return open_checked(target, shown, os.O_RDWR)
     except PermissionError:
         mode = stat.S_IMODE(os.stat(target).st_mode)
-        if not os.access(target, os.W_OK):
+        if not os.access(target, os.W_OK, effective_ids=_EFFECTIVE):
             raise ToolError(f"{shown} is not writable (mode {mode:#o})") from None
         raise ToolError(
             f"{shown} is not readable (mode {mode:#o}); edit and write read a file's old "
