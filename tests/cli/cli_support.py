@@ -143,16 +143,22 @@ def editor_env(cli_env: dict[str, str]) -> dict[str, str]:
 
 
 def dsh(
-    *args: str, env: dict[str, str], cwd: Path, stdin: str | IO[str] | None = None
+    *args: str,
+    env: dict[str, str],
+    cwd: Path,
+    stdin: str | IO[str] | None = None,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``dsh ARGS`` in a child process, its output captured as text; ``stdin`` is text
-    to pipe in, or a file object to read from."""
+    to pipe in, or a file object to read from; ``preexec_fn`` runs in the child before
+    dsh does (tests/unprivileged.py's ``child_as_file_modes_say``)."""
     feed: dict[str, Any] = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
     return subprocess.run(
         [sys.executable, "-m", "dsh.cli", *args],
         **feed,
         env=env,
         cwd=cwd,
+        preexec_fn=preexec_fn,
         capture_output=True,
         text=True,
         timeout=60,
