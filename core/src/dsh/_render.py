@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
+from dsh.builtin_tools._bash_result import NO_OUTPUT_RESULT
 from dsh.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -23,12 +24,6 @@ __all__ = ["CLOSED_STATUS", "STEERED", "Renderer", "discard", "shorten", "visibl
 
 _PREVIEW = 100
 _ERROR_PREVIEW = 400  # an error's reason (which rule, which command) is the point of it
-#: What the bash tool returns for a command that printed nothing: its
-#: ``NO_OUTPUT`` and status line (``dsh.builtin_tools._bash``), the whole result: no
-#: lines to count (a command's output may begin so too).
-_NO_OUTPUT: Final = re.compile(
-    r"\(no output\)\n\[(?:exit code -?\d+|exit code None|killed by signal \w+)\]"
-)
 
 #: The exit status of a command whose output was closed: 128 + SIGPIPE, as a shell shows
 #: for a writer that the signal killed.
@@ -201,7 +196,8 @@ class Renderer:
                 self._note(f"✗ {data['name']}: {shorten(content, _ERROR_PREVIEW)}")
             else:
                 lines = content.count("\n") + 1
-                counted = lines > 1 and not _NO_OUTPUT.fullmatch(content)
+                # bash's result for a command that printed nothing: no lines to count
+                counted = lines > 1 and not NO_OUTPUT_RESULT.fullmatch(content)
                 size = f" ({lines} lines)" if counted else ""  # the preview shows one
                 self._note(f"← {data['name']}: {shorten(content)}{size}")
         elif kind == "steering/message":  # taken into the turn: also ends a streamed line

@@ -29,6 +29,7 @@ import anyio.to_thread
 from anyio.abc import Process
 from pydantic import Field
 
+from dsh.builtin_tools._bash_result import NO_OUTPUT, status
 from dsh.builtin_tools._output_cap import HeadTail
 from dsh.tools import ToolContext, ToolError, tool
 
@@ -48,8 +49,6 @@ MAX_TIMEOUT: Final = 600
 MAX_OUTPUT_BYTES: Final = 30_000
 #: Seconds between SIGTERM and SIGKILL.
 KILL_GRACE: Final = 2.0
-#: The result's first line when the command printed nothing (its exit code follows).
-NO_OUTPUT: Final = "(no output)"
 #: Seconds to wait for the output pipe to close once the session is ended.
 _DRAIN: Final = 1.0
 #: Seconds between the first checks whether the session has ended, and at most.
@@ -251,15 +250,6 @@ async def run_command(
     return output.text(), process.returncode, timed_out
 
 
-def _status(code: int | None) -> str:
-    if code is not None and code < 0:
-        try:
-            return f"[killed by signal {signal.Signals(-code).name}]"
-        except ValueError:
-            return f"[killed by signal {-code}]"
-    return f"[exit code {code}]"
-
-
 @tool(name="bash", mutating=True, command_args=("command",))
 async def bash(
     command: str = Field(description="The shell command(s) to run, as one bash script."),
@@ -292,4 +282,4 @@ async def bash(
     if not output:
         output = NO_OUTPUT
     separator = "" if output.endswith("\n") else "\n"
-    return f"{output}{separator}{_status(code)}"
+    return f"{output}{separator}{status(code)}"
