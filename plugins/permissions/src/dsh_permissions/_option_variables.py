@@ -37,11 +37,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from typing import Final
 
+from dsh_permissions._scoped import scoped
 from dsh_permissions._wrappers import skip_assignments
 
 __all__ = [
@@ -138,18 +139,10 @@ _SETS_NONE: Final = frozenset(
 _LINE: ContextVar[set[str] | None] = ContextVar("dsh_permissions_variables", default=None)
 
 
-@contextmanager
-def line_variables() -> Iterator[None]:
+def line_variables() -> AbstractContextManager[None]:
     """The commands checked inside are one line: a variable one sets counts for the
     rest (nested: the outer line's scope is kept)."""
-    if _LINE.get() is not None:
-        yield
-        return
-    token = _LINE.set(set())
-    try:
-        yield
-    finally:
-        _LINE.reset(token)
+    return scoped(_LINE, set)
 
 
 def line_snapshot() -> frozenset[str]:

@@ -15,12 +15,12 @@ commands from a text it looks behind might otherwise take it for none).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Final
 
+from dsh_permissions._scoped import scoped
 from dsh_permissions._shell import MAX_LENGTH, Command, Unparseable
 from dsh_permissions._shell import split as split_line
 
@@ -46,17 +46,9 @@ class _Line:
 _LINE: ContextVar[_Line | None] = ContextVar("dsh_permissions_splits", default=None)
 
 
-@contextmanager
-def one_split() -> Iterator[None]:
+def one_split() -> AbstractContextManager[None]:
     """Inside, ``split`` splits each text once. Nested: the outer scope's are kept."""
-    if _LINE.get() is not None:
-        yield
-        return
-    token = _LINE.set(_Line())
-    try:
-        yield
-    finally:
-        _LINE.reset(token)
+    return scoped(_LINE, _Line)
 
 
 def split(line: str) -> list[Command]:
