@@ -22,6 +22,23 @@ def env(cli_env: dict[str, str]) -> dict[str, str]:
     return {**cli_env, "DSH_LOAD_PLUGINS": "persistence"}
 
 
+def sessions_made(
+    model_server: Any, env: dict[str, str], cwd: Path, *prompts: str, replies: int
+) -> tuple[Any, str, Path, list[str]]:
+    """A model server with ``replies`` answers and one ``dsh run`` in ``cwd`` for each of
+    ``prompts``: the server, the model naming it, the store, and the session each run
+    made (one each), in order."""
+    server = model_server([text_reply(f"Answer {n}.") for n in range(replies)])
+    model = f"openai-compatible:tiny@{server.url}"
+    store = Path(env["DSH_PERSISTENCE_DIR"])
+    made: list[str] = []
+    for prompt in prompts:
+        assert dsh("-m", model, "run", prompt, env=env, cwd=cwd).returncode == 0
+        (new,) = {path.stem for path in store.glob("*.jsonl")} - set(made)
+        made.append(new)
+    return server, model, store, made
+
+
 def newer_format(path: Path) -> None:
     """Make the session file ``path`` one a newer dsh wrote: header version 2."""
     header, rest = path.read_bytes().split(b"\n", 1)
@@ -33,13 +50,9 @@ def newer_format(path: Path) -> None:
 def test_continue_says_it_skipped_an_unreadable_session(
     model_server: Any, env: dict[str, str], tmp_path: Path
 ) -> None:
-    server = model_server([text_reply(f"Answer {n}.") for n in range(4)])
-    model = f"openai-compatible:tiny@{server.url}"
-    store = Path(env["DSH_PERSISTENCE_DIR"])
-    assert dsh("-m", model, "run", "older", env=env, cwd=tmp_path).returncode == 0
-    (older,) = [path.stem for path in store.glob("*.jsonl")]
-    assert dsh("-m", model, "run", "newer", env=env, cwd=tmp_path).returncode == 0
-    (newer,) = {path.stem for path in store.glob("*.jsonl")} - {older}
+    _, model, store, (older, newer) = sessions_made(
+        model_server, env, tmp_path, "older", "newer", replies=4
+    )
 
     done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -62,10 +75,7 @@ def test_continue_does_not_count_files_that_are_no_sessions(
     """A ``.jsonl`` file without a dsh header (``train1.jsonl``, in a store of
     ``directory: .``) is another program's, not an unreadable session: it was counted
     as one on every ``--continue``."""
-    server = model_server([text_reply(f"Answer {n}.") for n in range(2)])
-    model = f"openai-compatible:tiny@{server.url}"
-    store = Path(env["DSH_PERSISTENCE_DIR"])
-    assert dsh("-m", model, "run", "first", env=env, cwd=tmp_path).returncode == 0
+    _, model, store, _ = sessions_made(model_server, env, tmp_path, "first", replies=2)
     (store / "train1.jsonl").write_text('{"prompt": "a", "completion": "b"}\n')
     done = dsh("-m", model, "run", "--continue", "go on", env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -87,13 +97,9 @@ def test_continue_on_a_damaged_session_says_how_to_go_on(
     saying only why. Now a line after that names the session before it (``--session``,
     with the prompt given: pasted without it, ``run`` refused it) and, gently (a newer
     dsh may have written it), ``dsh sessions delete``."""
-    server = model_server([text_reply(f"Answer {n}.") for n in range(3)])
-    model = f"openai-compatible:tiny@{server.url}"
-    store = Path(env["DSH_PERSISTENCE_DIR"])
-    assert dsh("-m", model, "run", "older", env=env, cwd=tmp_path).returncode == 0
-    (older,) = [path.stem for path in store.glob("*.jsonl")]
-    assert dsh("-m", model, "run", "newer", env=env, cwd=tmp_path).returncode == 0
-    (newer,) = {path.stem for path in store.glob("*.jsonl")} - {older}
+    _, model, store, (older, newer) = sessions_made(
+        model_server, env, tmp_path, "older", "newer", replies=3
+    )
     damaged_mid_log(store / f"{newer}.jsonl")
 
     done = dsh("-m", model, "run", "--continue", "go on, it's", env=env, cwd=tmp_path)
@@ -123,13 +129,9 @@ def test_a_prompt_read_from_stdin_is_a_placeholder(
     model_server: Any, env: dict[str, str], tmp_path: Path
 ) -> None:
     """The text piped in is not repeated (nor a long or many-line prompt): ``PROMPT``."""
-    server = model_server([text_reply(f"Answer {n}.") for n in range(2)])
-    model = f"openai-compatible:tiny@{server.url}"
-    store = Path(env["DSH_PERSISTENCE_DIR"])
-    assert dsh("-m", model, "run", "older", env=env, cwd=tmp_path).returncode == 0
-    (older,) = [path.stem for path in store.glob("*.jsonl")]
-    assert dsh("-m", model, "run", "newer", env=env, cwd=tmp_path).returncode == 0
-    (newer,) = {path.stem for path in store.glob("*.jsonl")} - {older}
+    _, model, store, (older, newer) = sessions_made(
+        model_server, env, tmp_path, "older", "newer", replies=2
+    )
     damaged_mid_log(store / f"{newer}.jsonl")
     for words, stdin in ((["sum", "this", "-"], "piped\n"), (["a\nb"], None), (["x" * 201], None)):
         done = dsh("-m", model, "run", "--continue", *words, env=env, cwd=tmp_path, stdin=stdin)
@@ -147,15 +149,9 @@ def test_continue_suggests_the_last_session_before_it_that_loads(
 ) -> None:
     """The session before the damaged one may be damaged too: it was suggested all the
     same, and pasted, failed with no hint. The few before it are loaded in turn."""
-    server = model_server([text_reply(f"Answer {n}.") for n in range(3)])
-    model = f"openai-compatible:tiny@{server.url}"
-    store = Path(env["DSH_PERSISTENCE_DIR"])
-    made: list[str] = []
-    for prompt in ("first", "second", "third"):
-        assert dsh("-m", model, "run", prompt, env=env, cwd=tmp_path).returncode == 0
-        (new,) = {path.stem for path in store.glob("*.jsonl")} - set(made)
-        made.append(new)
-    first, second, third = made
+    server, model, store, (first, second, third) = sessions_made(
+        model_server, env, tmp_path, "first", "second", "third", replies=3
+    )
     damaged_mid_log(store / f"{second}.jsonl")
     reason_unknown(store / f"{third}.jsonl")  # a newer dsh's, to this one damaged
 
