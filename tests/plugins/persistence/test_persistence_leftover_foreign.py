@@ -125,6 +125,22 @@ def test_sqlite_claims_directory_keeps_lock_files_with_content(tmp_path: Path) -
     assert full.exists() and not empty.exists()
 
 
+async def start_harness_in(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A harness start that starts agents, in ``workspace`` with ``directory: .``."""
+    monkeypatch.chdir(workspace)
+    plugin = PersistencePlugin(PersistenceSettings(backend="jsonl", directory=Path(".")))
+    try:
+        async with scripted_harness(
+            ScriptedModel([text("ok")]),
+            plugins=[("persistence", plugin)],
+            load_entry_points=False,
+            workspace=workspace,
+        ):
+            pass
+    finally:
+        plugin.close()
+
+
 async def test_a_harness_start_in_the_workspace_keeps_other_programs_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dead: int
 ) -> None:
@@ -135,19 +151,7 @@ async def test_a_harness_start_in_the_workspace_keeps_other_programs_files(
         old_file(tmp_path / ".report.csv.4242-0123abcd.tmp", b"another program's data\n"),
         old_file(tmp_path / f".notes.jsonl.{dead}-0123abcd.tmp", b"a,b\n"),
     ]
-    monkeypatch.chdir(tmp_path)
-
-    plugin = PersistencePlugin(PersistenceSettings(backend="jsonl", directory=Path(".")))
-    try:
-        async with scripted_harness(
-            ScriptedModel([text("ok")]),
-            plugins=[("persistence", plugin)],
-            load_entry_points=False,
-            workspace=tmp_path,
-        ):
-            pass
-    finally:
-        plugin.close()
+    await start_harness_in(tmp_path, monkeypatch)
     assert [path for path in others if not path.exists()] == []
 
 
@@ -228,19 +232,7 @@ async def test_a_harness_start_in_the_workspace_keeps_an_empty_foreign_lock(
     theirs = foreign(tmp_path / ".notes.jsonl.lock")  # as `umask 022; set -C; : > f` makes
     (tmp_path / "notes.jsonl").write_text('{"a":1}\n')
     ours = old_file(tmp_path / ".x.jsonl.claim", b"")
-    monkeypatch.chdir(tmp_path)
-
-    plugin = PersistencePlugin(PersistenceSettings(backend="jsonl", directory=Path(".")))
-    try:
-        async with scripted_harness(
-            ScriptedModel([text("ok")]),
-            plugins=[("persistence", plugin)],
-            load_entry_points=False,
-            workspace=tmp_path,
-        ):
-            pass
-    finally:
-        plugin.close()
+    await start_harness_in(tmp_path, monkeypatch)
     assert theirs.exists() and not ours.exists()
 
 
