@@ -11,7 +11,7 @@ setting to change."""
 from __future__ import annotations
 
 import pytest
-from llm_wire import WireServer, collect, error, sse
+from llm_wire import Reply, WireServer, collect, error, sse
 from test_providers_study_openai import DONE, chunk
 
 from dsh.config import ModelConfig
@@ -79,11 +79,14 @@ def test_a_send_reasoning_setting_still_wins_on_mistrals_api() -> None:
     assert model("https://api.mistral.ai/v1", send_reasoning=True).send_reasoning is True
 
 
-async def refused(*, entry: bool = True) -> tuple[ModelError, list[dict[str, object]]]:
-    """The error of the second step of a tool-using turn whose first came with
-    reasoning, the server refusing it as Mistral does."""
-    first = chunk(THINKING) + chunk(CALL) + chunk({}, "tool_calls") + DONE
-    async with WireServer([sse(first), error(422, REFUSED)]) as server:
+async def second_step(
+    opening: dict[str, object], refusal: Reply, *, entry: bool = True
+) -> tuple[ModelError, list[dict[str, object]]]:
+    """The error of the second step of a tool-using turn whose first answer began with
+    the delta ``opening``, the server answering the second with ``refusal``; and the
+    assistant messages that request sent."""
+    first = chunk(opening) + chunk(CALL) + chunk({}, "tool_calls") + DONE
+    async with WireServer([sse(first), refusal]) as server:
         config = ModelConfig(provider="openai-compatible", model="m", base_url=server.url)
         wire = OpenAICompatibleModel("wire", config, origin=Origin(entry=entry))
         _, message = await collect(wire, ASK, keep_open=True)
@@ -92,8 +95,15 @@ async def refused(*, entry: bool = True) -> tuple[ModelError, list[dict[str, obj
         with pytest.raises(ModelError) as caught:
             await collect(wire, follow)
         sent = [m for m in server.requests[1].json()["messages"] if m["role"] == "assistant"]
-    assert caught.value.code == "INVALID_REQUEST"
     return caught.value, sent
+
+
+async def refused(*, entry: bool = True) -> tuple[ModelError, list[dict[str, object]]]:
+    """The error of the second step of a tool-using turn whose first came with
+    reasoning, the server refusing it as Mistral does."""
+    found, sent = await second_step(THINKING, error(422, REFUSED), entry=entry)
+    assert found.code == "INVALID_REQUEST"
+    return found, sent
 
 
 async def test_a_4xx_naming_reasoning_content_says_to_set_send_reasoning_false() -> None:
@@ -116,24 +126,10 @@ async def test_deepseeks_refusal_of_a_missing_reasoning_content_gets_no_such_hin
             "type": "invalid_request_error",
         }
     }
-    first = chunk(THINKING) + chunk(CALL) + chunk({}, "tool_calls") + DONE
-    async with WireServer([sse(first), error(400, missing)]) as server:
-        config = ModelConfig(provider="openai-compatible", model="m", base_url=server.url)
-        wire = OpenAICompatibleModel("wire", config)
-        _, message = await collect(wire, ASK, keep_open=True)
-        result = ToolResultMessage(call_id="abcdefghi", name="f", content="ok")
-        with pytest.raises(ModelError) as caught:
-            await collect(wire, ModelRequest(messages=(UserMessage(content="hi"), message, result)))
-    assert "send_reasoning" not in caught.value.message
+    found, _ = await second_step(THINKING, error(400, missing))
+    assert "send_reasoning" not in found.message
 
 
 async def test_no_hint_when_no_reasoning_content_was_sent() -> None:
-    first = chunk({"content": "ok"}) + chunk(CALL) + chunk({}, "tool_calls") + DONE
-    async with WireServer([sse(first), error(422, REFUSED)]) as server:
-        config = ModelConfig(provider="openai-compatible", model="m", base_url=server.url)
-        wire = OpenAICompatibleModel("wire", config)
-        _, message = await collect(wire, ASK, keep_open=True)
-        result = ToolResultMessage(call_id="abcdefghi", name="f", content="ok")
-        with pytest.raises(ModelError) as caught:
-            await collect(wire, ModelRequest(messages=(UserMessage(content="hi"), message, result)))
-    assert "send_reasoning" not in caught.value.message
+    found, _ = await second_step({"content": "ok"}, error(422, REFUSED))
+    assert "send_reasoning" not in found.message
