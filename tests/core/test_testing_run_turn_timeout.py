@@ -11,18 +11,65 @@ running (another caller's, with run_turn's own prompt still queued, which then r
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Callable
 
 import anyio
 import anyio.lowlevel
 import pytest
 
+from dsh.agent import AgentHandle
 from dsh.llm.base import Chunk
 from dsh.messages import ModelRequest
+from dsh.session import SessionEvent
 from dsh.testing import ScriptedModel, check_invariants, hang, run_turn, scripted_harness
 
 #: Bounds a test only while run_turn does not return (the bug): never reached otherwise.
 NEVER = 20
+#: run_turn's timeout where it runs out.
+TIMEOUT = 0.5
+
+
+async def run_turn_from(
+    ready: Callable[[], bool], monkeypatch: pytest.MonkeyPatch, agent: AgentHandle, prompt: str
+) -> list[SessionEvent]:
+    """``run_turn(agent, prompt, timeout=TIMEOUT)``, its time counted from when ``ready()``
+    holds (the turns are where the test wants them when the time is up), not from the
+    call: on a loaded machine they may take longer than that to get there. A wait
+    run_turn begins once ``ready()`` holds is counted from its start, as always."""
+    move_on_after = anyio.move_on_after
+    waiting: list[tuple[anyio.CancelScope, float]] = []
+
+    def from_ready(delay: float, shield: bool = False) -> anyio.CancelScope:
+        caller = sys._getframe(1)
+        if caller.f_code is not run_turn.__code__ or ready():
+            return move_on_after(delay, shield=shield)
+        scope = anyio.CancelScope(shield=shield)
+        waiting.append((scope, delay))
+        return scope
+
+    async def start_the_clock() -> None:
+        while not ready():  # noqa: ASYNC110 - a state of the turns, no event tells it
+            await anyio.sleep(0.01)
+        for scope, delay in waiting:
+            scope.deadline = anyio.current_time() + delay
+
+    outcome: list[list[SessionEvent] | TimeoutError] = []
+
+    async def run() -> None:
+        try:
+            outcome.append(await run_turn(agent, prompt, timeout=TIMEOUT))
+        except TimeoutError as late:
+            outcome.append(late)
+        tg.cancel_scope.cancel()
+
+    monkeypatch.setattr(anyio, "move_on_after", from_ready)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(start_the_clock)
+        tg.start_soon(run)
+    if isinstance(outcome[0], TimeoutError):
+        raise outcome[0]
+    return outcome[0]
 
 
 class Stubborn(ScriptedModel):
@@ -40,12 +87,14 @@ class Stubborn(ScriptedModel):
         yield  # an async generator
 
 
-async def test_a_turn_that_does_not_end_in_time_is_aborted_and_raises() -> None:
+async def test_a_turn_that_does_not_end_in_time_is_aborted_and_raises(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     model = ScriptedModel([hang("partial"), "later"])
     async with scripted_harness(model, load_entry_points=False) as h:
         agent = await h.agents.create("a", options={"model": "scripted"})
         with pytest.raises(TimeoutError) as late:
-            await run_turn(agent, "hi", timeout=0.5)  # its turn starts well within
+            await run_turn_from(lambda: bool(model.requests), monkeypatch, agent, "hi")
         assert str(late.value) == "run_turn: the turn did not end within 0.5 s; it was aborted"
         events = agent.session.events
         assert events[-1].type == "turn/end" and events[-1].data["reason"] == "aborted"
@@ -64,13 +113,16 @@ async def test_without_a_timeout_run_turn_waits_for_the_turn() -> None:
     assert events[-1].data["reason"] == "completed"
 
 
-async def test_a_turn_that_ignores_the_abort_is_waited_for_once_more_then_raises() -> None:
+async def test_a_turn_that_ignores_the_abort_is_waited_for_once_more_then_raises(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     model = Stubborn()
     async with scripted_harness(model, load_entry_points=False) as h:
         agent = await h.agents.create("a", options={"model": "scripted"})
         try:
             with pytest.raises(TimeoutError) as late, anyio.fail_after(NEVER):
-                await run_turn(agent, "hi", timeout=0.5)  # its turn starts well within
+                # its stream is shielded when the time starts
+                await run_turn_from(lambda: bool(model.requests), monkeypatch, agent, "hi")
             assert str(late.value) == (
                 "run_turn: the turn did not end within 0.5 s; it was aborted, and had not "
                 "ended 0.5 s later: the agent is still busy"
@@ -104,7 +156,9 @@ async def test_a_prompt_still_queued_is_taken_back_and_the_running_turn_left_alo
         assert len(model.requests) == 1  # "second" never ran
 
 
-async def test_a_later_turn_running_at_the_timeout_is_left_alone() -> None:
+async def test_a_later_turn_running_at_the_timeout_is_left_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     def answer_and_queue(request: ModelRequest) -> str:
         agent.send("later")  # another prompt, queued while run_turn's turn runs
         return "mine"
@@ -113,7 +167,8 @@ async def test_a_later_turn_running_at_the_timeout_is_left_alone() -> None:
     async with scripted_harness(model, load_entry_points=False) as h:
         agent = await h.agents.create("a", options={"model": "scripted"})
         with pytest.raises(TimeoutError) as late, anyio.fail_after(NEVER):
-            await run_turn(agent, "hi", timeout=0.5)  # its turn ends well within
+            # its turn has ended, the later one is running when the time starts
+            await run_turn_from(lambda: len(model.requests) == 2, monkeypatch, agent, "hi")
         assert str(late.value) == (
             "run_turn: the agent was not idle within 0.5 s: the prompt's turn ended, a "
             "later turn is still running, left running"
