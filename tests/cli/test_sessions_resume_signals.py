@@ -42,20 +42,22 @@ def test_a_signal_ends_a_resumed_turn_as_it_ends_dsh_run(
     assert dsh("-m", model, "run", "hi", env=env, cwd=tmp_path).returncode == 0
     (stored,) = Path(env["DSH_PERSISTENCE_DIR"]).glob("*.jsonl")
     command = [sys.executable, "-m", "dsh.cli", "-m", model, "sessions", "resume", stored.stem]
-    process = subprocess.Popen(
-        [*command, "more"],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    shown = tmp_path / "stdout"
+    with shown.open("w") as stdout:
+        process = subprocess.Popen(
+            [*command, "more"],
+            env=env,
+            cwd=tmp_path,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     try:
         deadline = time.monotonic() + 30
-        while len(server.bodies()) < 2 and time.monotonic() < deadline:
+        while "part of" not in shown.read_text() and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert len(server.bodies()) == 2, "the resumed turn never asked the model"
-        time.sleep(0.3)  # the chunk is shown
+        assert "part of" in shown.read_text(), "the resumed turn's chunk was never shown"
+        assert len(server.bodies()) == 2
         process.send_signal(signum)
         _, err = process.communicate(timeout=20)
     finally:
