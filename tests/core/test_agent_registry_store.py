@@ -223,6 +223,7 @@ async def test_a_start_cancelled_in_agent_created_ends_its_claim_once(settings: 
     sid = await stored_session(settings)
     plugin = persistence.PersistencePlugin(settings)
     created, in_disposed, go_on = anyio.Event(), anyio.Event(), anyio.Event()
+    resumed = anyio.Event()  # the cancelled resume has ended, its teardown with it
 
     class Observer:
         @hookimpl(trylast=True)
@@ -236,8 +237,11 @@ async def test_a_start_cancelled_in_agent_created_ends_its_claim_once(settings: 
             await go_on.wait()
 
     async def resume(harness: Any, scope: anyio.CancelScope) -> None:
-        with scope:
-            await harness.agents.resume("b", sid)
+        try:
+            with scope:
+                await harness.agents.resume("b", sid)
+        finally:
+            resumed.set()
 
     with anyio.fail_after(LIMIT):
         async with (
@@ -258,7 +262,7 @@ async def test_a_start_cancelled_in_agent_created_ends_its_claim_once(settings: 
             await in_disposed.wait()
             agent = await h1.agents.resume("c", sid)  # its claim, taken legitimately
             go_on.set()
-            await anyio.sleep(0.1)  # the cancelled resume has ended
+            await resumed.wait()
             assert h2.agents.list() == []
             with pytest.raises(DshError, match="in use"):
                 await claimable_elsewhere(settings, sid)  # c's claim still holds
