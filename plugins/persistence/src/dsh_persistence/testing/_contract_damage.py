@@ -95,3 +95,20 @@ class DamageContract:
         damage.rewrite("s1", seq, json.dumps(stored[seq].to_dict())[:-5])
 
         self._refused(open_backend, seq, events, "not a JSON event")
+
+    @pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400", "-1e400"])
+    def test_a_record_holding_nan_or_an_infinity_is_corruption(
+        self, backend: SessionBackend, damage: Damage, open_backend: Opener, number: str
+    ) -> None:
+        """The log is lossless JSON (the core refuses NaN and infinities as events enter
+        it): a record holding one (``NaN`` and ``Infinity``, which Python's JSON reader
+        accepts, or a number too large for a float) was edited or damaged, said with its
+        place, never loaded as a float the log cannot hold."""
+        events = two_turns().events
+        backend.append(info(), events, durable=True)
+        seq = 2
+        record = events[seq].to_dict()
+        text = json.dumps({**record, "data": {**record["data"], "x": 0.5}})
+        damage.rewrite("s1", seq, text.replace("0.5", number))
+
+        self._refused(open_backend, seq, events, "not lossless JSON", number)
