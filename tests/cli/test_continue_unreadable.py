@@ -125,6 +125,39 @@ def test_continue_on_a_damaged_session_says_how_to_go_on(
     )
 
 
+def test_session_id_on_a_damaged_session_says_how_to_go_on(
+    model_server: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """``--session ID`` of a damaged session said only why it failed: now, as
+    ``--continue`` does, a line after that says how to go on (a new session, without
+    ``--session``) and, gently, ``dsh sessions delete`` (of the whole id a prefix named)."""
+    server = model_server([text_reply("Answer.")])
+    model = f"openai-compatible:tiny@{server.url}"
+    store = Path(env["DSH_PERSISTENCE_DIR"])
+    assert dsh("-m", model, "run", "first", env=env, cwd=tmp_path).returncode == 0
+    (damaged,) = [path.stem for path in store.glob("*.jsonl")]
+    damaged_mid_log(store / f"{damaged}.jsonl")
+
+    prefix = damaged[:-2]
+    done = dsh("-m", model, "run", "--session", prefix, "go on", env=env, cwd=tmp_path)
+    assert done.returncode == 2
+    first, second = done.stderr.splitlines()[-2:]
+    assert first.startswith(f"dsh: error: {store / damaged}.jsonl:3: ")  # as before
+    new = f"dsh -m {model} run 'go on'"
+    assert second == (
+        f"dsh: --session: session {damaged} is damaged: `{new}` starts a new session "
+        f"instead; if you no longer need it (a newer dsh may read what this one cannot), "
+        f"`dsh sessions delete {damaged}` deletes it"
+    )
+    # dsh sessions resume ID is dsh run --session ID: its prompt may have been piped in
+    done = dsh("-m", model, "sessions", "resume", prefix, "go on", env=env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1].startswith(
+        f"dsh: --session: session {damaged} is damaged: `dsh -m {model} run PROMPT` starts"
+    )
+    assert len(server.bodies()) == 1  # the model was not asked
+
+
 def test_a_prompt_read_from_stdin_is_a_placeholder(
     model_server: Any, env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -57,7 +57,14 @@ async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> Stor
                 raise
             others = started_in(headers, str(harness.workspace))
             raise await _go_on(error, here.id, others, harness, args) from error
-    return await harness.agents.load_stored(await find_session(service, wanted))
+    session_id = await find_session(service, wanted)
+    try:
+        return await harness.agents.load_stored(session_id)
+    except DshError as error:
+        if not damaged(error):
+            raise
+        other = f"`{_new_session(harness.workspace, args)}` starts a new session instead"
+        raise _told(error, "--session", session_id, other, harness, args) from error
 
 
 #: How many of the workspace's sessions before a damaged one ``--continue`` loads to find
@@ -75,10 +82,8 @@ async def _go_on(
     """``error`` (the load of the session ``--continue`` took failed: it is damaged),
     its message followed by a line saying how to go on: ``--session`` with the last
     session of the workspace before it (``here``: its sessions, newest first) that loads
-    (of the ``_TRIED`` before it: they may be damaged too), and, gently, ``dsh sessions
-    delete`` of it: a newer dsh may have written it (an end reason this one does not
-    know reads as damage). Not ``dsh sessions show`` first: it fails alike. Of
-    ``error``'s code and exit status."""
+    (of the ``_TRIED`` before it: they may be damaged too), and ``dsh sessions delete``
+    of it (``_told``). Not ``dsh sessions show`` first: it fails alike."""
     workspace = harness.workspace
     others = [header for header in here if header.id != damaged_id]
     tried = [header.id for header in others[:_TRIED]]
@@ -97,13 +102,40 @@ async def _go_on(
             )
             damaged_too = f" (the {many} damaged too)"
         other = f"--session ID goes on with another{damaged_too} (`dsh sessions list` lists them)"
-    delete = _dsh(args, workspace, "sessions", "delete", "--", damaged_id)
+    return _told(error, "--continue", damaged_id, other, harness, args)
+
+
+def _told(
+    error: DshError,
+    flag: str,
+    damaged_id: str,
+    other: str,
+    harness: Harness,
+    args: argparse.Namespace,
+) -> DshError:
+    """``error`` (the load of the session ``flag`` named failed: it is damaged), its
+    message followed by a line saying how to go on (``other``) and, gently, ``dsh
+    sessions delete`` of it: a newer dsh may have written it (an end reason this one
+    does not know reads as damage). Of ``error``'s code and exit status."""
+    delete = _dsh(args, harness.workspace, "sessions", "delete", "--", damaged_id)
     told = DshError(
-        f"{error}\ndsh: --continue: session {damaged_id} is damaged: {other}; if you no "
+        f"{error}\ndsh: {flag}: session {damaged_id} is damaged: {other}; if you no "
         f"longer need it (a newer dsh may read what this one cannot), `{delete}` deletes it"
     )
     told.code, told.exit_status = error.code, error.exit_status
     return told
+
+
+def _new_session(workspace: Path, args: argparse.Namespace) -> str:
+    """The command that starts a new session in place of the one ``args`` continued:
+    its ``dsh run`` or ``dsh chat`` without ``--session``; ``dsh run PROMPT`` for ``dsh
+    sessions resume`` (whose prompt may have been piped in: not repeated)."""
+    command = getattr(args, "command", None)
+    if command == "chat":
+        return command_line(workspace, args, "chat")
+    if command == "run":
+        return command_line(workspace, args, "run", *_prompt_words(args))
+    return command_line(workspace, args, "run", "PROMPT")
 
 
 async def _loads(harness: Harness, session_ids: list[str]) -> str | None:
