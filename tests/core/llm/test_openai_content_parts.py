@@ -92,6 +92,21 @@ async def test_a_refusal_beside_an_empty_parts_list_is_still_read() -> None:
     assert (message.text, message.stop_reason) == ("No.", "error")
 
 
+async def test_a_refusal_beside_thinking_parts_only_is_still_read() -> None:
+    """A delta whose parts are reasoning only has no text: its refusal is the answer
+    (it was dropped, and the turn ended ``completed`` with no text)."""
+    chunks, message = await answer(
+        chunk({"content": [thinking("hm")], "refusal": "I can't help with that."}),
+        chunk({}, "stop"),
+    )
+    assert [c for c in chunks if isinstance(c, ReasoningDelta | TextDelta)] == [
+        ReasoningDelta("hm"),
+        TextDelta("I can't help with that."),
+    ]
+    assert (message.text, message.stop_reason) == ("I can't help with that.", "error")
+    assert reasoning(message) == "hm"
+
+
 @pytest.mark.parametrize(
     "content",
     [

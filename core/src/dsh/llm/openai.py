@@ -198,16 +198,16 @@ class OpenAICompatibleModel(HttpModel):
 def _pieces(delta: dict[str, Any] | None, slots: CallSlots, refusals: list[str]) -> Iterator[Chunk]:
     """The chunks of one choice's delta: reasoning, text, tool-call pieces. A refusal
     (OpenAI's structured outputs: ``refusal`` text, ``content`` null) is text too, and
-    is added to ``refusals`` (looked for only in a delta without text)."""
+    is added to ``refusals`` (looked for only in a delta without text: its content may
+    hold reasoning parts)."""
     if not delta:
         return
     reasoning = delta.get("reasoning_content") or delta.get("reasoning")
     if isinstance(reasoning, str) and reasoning:
         yield ReasoningDelta(reasoning)
     content = _content(delta.get("content"))
-    if content:
-        yield from content
-    else:
+    yield from content
+    if not any(chunk.__class__ is TextDelta for chunk in content):
         refusal = delta.get("refusal")
         if isinstance(refusal, str) and refusal:
             refusals.append(refusal)
