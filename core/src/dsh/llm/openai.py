@@ -202,8 +202,8 @@ def _pieces(delta: dict[str, Any] | None, slots: CallSlots, refusals: list[str])
     hold reasoning parts)."""
     if not delta:
         return
-    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-    if isinstance(reasoning, str) and reasoning:
+    reasoning = _reasoning(delta.get("reasoning_content")) or _reasoning(delta.get("reasoning"))
+    if reasoning:
         yield ReasoningDelta(reasoning)
     content = _content(delta.get("content"))
     yield from content
@@ -216,6 +216,18 @@ def _pieces(delta: dict[str, Any] | None, slots: CallSlots, refusals: list[str])
     if calls:
         for position, call in enumerate(calls):
             yield slots.delta(call, position)
+
+
+def _reasoning(reasoning: Any) -> str:
+    """The text of a delta's ``reasoning`` or ``reasoning_content``: a str, or an object's
+    ``text`` (``{"text": ...}``, as some servers send it); "" for none. Anything else is
+    a ``TypeError`` (the chunk is MALFORMED_RESPONSE): never dropped unseen."""
+    if reasoning is None or reasoning.__class__ is str:
+        return reasoning or ""
+    if isinstance(reasoning, dict) and isinstance(reasoning.get("text"), str):
+        return str(reasoning["text"])
+    kind = type(reasoning).__name__
+    raise TypeError(f"its reasoning is neither text nor an object with text (a {kind})")
 
 
 def _content(content: Any) -> list[ReasoningDelta | TextDelta]:
