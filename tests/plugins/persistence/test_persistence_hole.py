@@ -72,8 +72,9 @@ async def test_resuming_a_session_with_a_hole_in_its_open_turn_is_refused_as_fou
 def test_dsh_sessions_says_which_record_is_missing(
     settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``show`` and ``resume`` print the error on one line and fail; ``list`` (which
-    reads no whole log) still lists the session, so it can be shown or deleted."""
+    """``show`` and ``resume`` print the error on one line and fail (``resume``, as
+    ``dsh run --session``, then a line saying how to go on); ``list`` (which reads no
+    whole log) still lists the session, so it can be shown or deleted."""
     _, missing = open_turn(settings)
     damage_for(settings).drop("s", missing)
     before = snapshot(settings)
@@ -81,9 +82,12 @@ def test_dsh_sessions_says_which_record_is_missing(
     for args in (("show", "s"), ("resume", "s", "go on")):
         assert run(config, *args, model="scripted") != 0
         err = capsys.readouterr().err
-        assert err.count("\n") == 1, err
-        assert place(settings, missing) in err
-        assert f"event seq {missing} is missing" in err
+        lines = err.splitlines()
+        assert len(lines) == (1 if args[0] == "show" else 2), err
+        assert place(settings, missing) in lines[0]
+        assert f"event seq {missing} is missing" in lines[0]
+        if args[0] == "resume":
+            assert lines[1].startswith("dsh: --session: session s is damaged: `dsh "), err
     assert run(config, "list") == 0
     assert "s" in capsys.readouterr().out.split()
     assert snapshot(settings) == before
