@@ -24,7 +24,7 @@ from dsh_persistence._row_values import number, text
 if TYPE_CHECKING:
     from dsh.session import SessionEvent
 
-__all__ = ["Batch", "batch_of", "event_places", "loaded_of", "read_rows"]
+__all__ = ["Batch", "LoadedTail", "batch_of", "event_places", "loaded_of", "read_rows"]
 
 
 class Batch(NamedTuple):
@@ -100,9 +100,25 @@ def read_rows(
     return events, closers
 
 
+class LoadedTail(NamedTuple):
+    """Where a ``load`` found a stored log ending, kept for a resume's claim and first
+    write (each would read the whole log again): reused only while the session's row
+    still says ``next_seq`` and its last stored line is still ``line`` (one indexed
+    read). The count alone is not enough: a session deleted and stored again under its
+    id, as long, by another process would pass for the one loaded."""
+
+    next_seq: int
+    line: object  # the stored value of the last event row (None: no rows)
+    tail: StoredTail
+
+    def holds(self, next_seq: int, line: object) -> bool:
+        """Whether a log stored as ``next_seq`` ending with ``line`` is the one loaded."""
+        return next_seq == self.next_seq and line == self.line
+
+
 def loaded_of(
     session_id: str, created: object, meta: object, records: list[str], location: str, next_seq: int
-) -> tuple[LoadedSession, StoredTail]:
+) -> tuple[LoadedSession, LoadedTail]:
     """The stored log of ``records`` (``read_rows``) with its turn left open closed, and
     where it ends (a resume's claim and first write reuse that while nothing is stored
     since)."""
@@ -119,4 +135,5 @@ def loaded_of(
             f"{location}: session {session_id!r}: its stored meta is not a JSON object"
         )
     stored = StoredSession(session_id, time, events + closers, data)
-    return LoadedSession(stored, len(events), 0, len(closers)), tail
+    end = LoadedTail(next_seq, records[-1] if records else None, tail)
+    return LoadedSession(stored, len(events), 0, len(closers)), end

@@ -26,7 +26,7 @@ from dsh_persistence._backend import (
     StoredTail,
     _shown,
 )
-from dsh_persistence._batch import batch_of, loaded_of, read_rows
+from dsh_persistence._batch import LoadedTail, batch_of, loaded_of, read_rows
 from dsh_persistence._errors import (
     PersistenceError,
     SessionConflictError,
@@ -88,8 +88,8 @@ class PostgresBackend(SessionBackend):
         #: sessions with commits not yet flushed -> (the data connection's generation
         #: then, the next seq stored then)
         self._unsynced: dict[str, tuple[int, int]] = {}
-        #: session id -> (stored next_seq, readable tail) as the last ``load`` found them
-        self._loaded: dict[str, tuple[int, StoredTail]] = {}
+        #: session id -> where the last ``load`` found its stored log ending
+        self._loaded: dict[str, LoadedTail] = {}
         self._claims = AdvisoryClaims(self._conn.open, self._pg.Error)
 
     def __repr__(self) -> str:
@@ -332,8 +332,8 @@ class PostgresBackend(SessionBackend):
                 if row is None:
                     return None
                 loaded = self._loaded.get(session_id)  # unchanged since a ``load``
-                if loaded is not None and loaded[0] == int(row[0]):
-                    return loaded[1]
+                if loaded is not None and loaded.holds(int(row[0]), self._last(db, session_id)):
+                    return loaded.tail
                 self._loaded.pop(session_id, None)
                 events = self._read_log(db, session_id, int(row[0]))
             return StoredTail(len(events), events[-1] if events else None)
@@ -345,6 +345,12 @@ class PostgresBackend(SessionBackend):
             "SELECT line FROM dsh_events WHERE session=%s ORDER BY seq", (session_id,)
         ).fetchall()
         return [row[0] for row in rows]
+
+    def _last(self, db: psycopg.Connection[Any], session_id: str) -> object:
+        """The last of ``_lines`` (None: none), read by the primary key's index."""
+        sql = "SELECT line FROM dsh_events WHERE session=%s ORDER BY seq DESC LIMIT 1"
+        row = db.execute(sql, (session_id,)).fetchone()
+        return None if row is None else row[0]
 
     def _read_log(
         self, db: psycopg.Connection[Any], session_id: str, next_seq: int
@@ -368,11 +374,11 @@ class PostgresBackend(SessionBackend):
         if found is None:
             return None
         (created, meta, next_seq), records = found
-        loaded, tail = loaded_of(session_id, created, meta, records, self.location, int(next_seq))
+        loaded, end = loaded_of(session_id, created, meta, records, self.location, int(next_seq))
         with self._conn.lock:
             if len(self._loaded) >= _LOADS_KEPT:
                 self._loaded.clear()
-            self._loaded[session_id] = (int(next_seq), tail)
+            self._loaded[session_id] = end
         return loaded
 
     def headers(self) -> list[SessionHeader]:

@@ -23,7 +23,7 @@ from dsh_persistence._backend import (
     SessionInfo,
     StoredTail,
 )
-from dsh_persistence._batch import batch_of, loaded_of, read_rows
+from dsh_persistence._batch import LoadedTail, batch_of, loaded_of, read_rows
 from dsh_persistence._claims import ClaimFiles
 from dsh_persistence._errors import (
     PersistenceError,
@@ -79,8 +79,8 @@ class SqliteBackend(SessionBackend):
         self._db: sqlite3.Connection | None = None
         self._file: FileId | None = None  # the database file ``_db`` has open
         self._marked = False  # ``_db`` is marked as dsh's (``mark``), known to be
-        #: session id -> (stored next_seq, readable tail) as the last ``load`` found them
-        self._loaded: dict[str, tuple[int, StoredTail]] = {}
+        #: session id -> where the last ``load`` found its stored log ending
+        self._loaded: dict[str, LoadedTail] = {}
         #: The sessions this process continues: a locked file each, beside the database.
         self._claims = ClaimFiles(self.path.with_name(self.path.name + "-claims"))
 
@@ -336,8 +336,8 @@ class SqliteBackend(SessionBackend):
                 # claim's check and the first write's, each of which would read it all.
                 stored = count(row[0], str(self.path), session_id)
                 loaded = self._loaded.get(session_id)
-                if loaded is not None and loaded[0] == stored:
-                    return loaded[1]
+                if loaded is not None and loaded.holds(stored, _last_line(db, session_id)):
+                    return loaded.tail
                 self._loaded.pop(session_id, None)
                 events = self._read_log(db, session_id, stored)
             return StoredTail(len(events), events[-1] if events else None)
@@ -366,14 +366,14 @@ class SqliteBackend(SessionBackend):
             return None
         (created, meta, next_seq), records = found
         next_seq = count(next_seq, str(self.path), session_id)
-        loaded, tail = loaded_of(session_id, created, meta, records, str(self.path), next_seq)
+        loaded, end = loaded_of(session_id, created, meta, records, str(self.path), next_seq)
         # A resume claims the session and writes next: the claim's ``tail`` and the
         # first write's can reuse this read while nothing has been stored since (reading
         # a long log again would double its cost). An append or delete drops it.
         with self._lock:
             if len(self._loaded) >= _LOADS_KEPT:
                 self._loaded.clear()
-            self._loaded[session_id] = (next_seq, tail)
+            self._loaded[session_id] = end
         return loaded
 
     def headers(self) -> list[SessionHeader]:
@@ -395,3 +395,10 @@ def _lines(db: sqlite3.Connection, session_id: str) -> list[str]:
     """The stored lines of ``session_id``'s events, in order."""
     rows = db.execute("SELECT line FROM events WHERE session=? ORDER BY seq", (session_id,))
     return [row[0] for row in rows]
+
+
+def _last_line(db: sqlite3.Connection, session_id: str) -> object:
+    """The last of ``_lines`` (None: none), read by the primary key's index."""
+    sql = "SELECT line FROM events WHERE session=? ORDER BY seq DESC LIMIT 1"
+    row = db.execute(sql, (session_id,)).fetchone()
+    return None if row is None else row[0]

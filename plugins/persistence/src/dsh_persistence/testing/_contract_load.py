@@ -183,3 +183,26 @@ class LoadContract:
 
         with pytest.raises(SessionFormatError, match="newer"):
             open_backend().load("s1")
+
+    # -- a resume's tail ---------------------------------------------------------------------
+
+    def test_a_resume_does_not_continue_another_session_stored_under_its_id(
+        self, open_backend: Opener
+    ) -> None:
+        """A process loads a session (a resume) and claims it; meanwhile another deletes
+        it and stores another one of the same id and length. The tail the claim checks
+        is the one stored now, not the one the load read: the resume's log does not
+        continue it (``SessionWriter`` refuses to append to it)."""
+        resumer, other = open_backend(), open_backend()
+        old = LogBuilder(start=1_700_000_000.0)
+        old.turn("the old prompt")
+        new = LogBuilder(start=1_800_000_000.0)
+        new.turn("the new session's prompt")
+        other.append(info(), old.events, durable=True)
+        assert resumer.load("s1") is not None
+        assert other.delete("s1")
+        other.append(info(), new.events, durable=True)
+
+        assert resumer.claim("s1")
+        assert resumer.tail("s1") == StoredTail(len(new.events), new.events[-1])
+        assert resumer.tail("s1") == open_backend().tail("s1")
