@@ -40,6 +40,12 @@ class Checkpointer:
     The thread is woken early only by a job due before everything it waits for.
     ``close()`` (also run at interpreter exit) writes everything pending at once, then
     stops.
+
+    A request is always served, also one made while ``close()`` runs (the plugin's
+    close runs in a worker thread while ``session_event`` asks on the event loop) or
+    after it (a harness started again in the process): it starts a new thread. Each
+    thread has its own stop flag, so the thread ``close()`` waits for stops whatever
+    the new one does; it writes at once what is queued when it looks, then ends.
     """
 
     def __init__(self) -> None:
@@ -47,7 +53,7 @@ class Checkpointer:
         self._order = itertools.count()
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
-        self._closing = False
+        self._stop = threading.Event()  # the running thread's: set by ``close()``
 
     def request(self, writer: SessionWriter, delay: float, durable: bool) -> None:
         if writer.scheduled:
@@ -63,18 +69,21 @@ class Checkpointer:
             order = next(self._order)
             heapq.heappush(self._jobs, (due, order, writer))
             if self._thread is None:
-                self._closing = False
+                self._stop = threading.Event()
                 self._thread = threading.Thread(
-                    target=self._run, name="dsh-persistence-checkpoints", daemon=True
+                    target=self._run,
+                    args=(self._stop,),
+                    name="dsh-persistence-checkpoints",
+                    daemon=True,
                 )
                 self._thread.start()
                 atexit.register(self.close)
             elif self._jobs[0][1] == order:  # due before what the thread waits for
                 self._wake.notify()
 
-    def _run(self) -> None:
+    def _run(self, stop: threading.Event) -> None:
         try:
-            self._loop()
+            self._loop(stop)
         except BaseException as exc:  # a bug: say so, and let the next request restart it
             with self._wake:
                 if self._thread is threading.current_thread():
@@ -89,20 +98,20 @@ class Checkpointer:
                 exc_info=exc,
             )
 
-    def _loop(self) -> None:
+    def _loop(self, stop: threading.Event) -> None:
         while True:
             with self._wake:
                 while True:
                     if not self._jobs:
-                        if self._closing:
+                        if stop.is_set():
                             return
                         self._wake.wait()
                         continue
                     wait = self._jobs[0][0] - time.monotonic()
-                    if wait <= 0 or self._closing:
+                    if wait <= 0 or stop.is_set():
                         break
                     self._wake.wait(min(wait, threading.TIMEOUT_MAX))
-                writer = self._next()
+                writer = self._next(stop.is_set())
             if writer is None:
                 continue
             try:
@@ -110,15 +119,15 @@ class Checkpointer:
             except Exception as exc:  # the turn's flush retries and reports
                 log.warning("checkpoint of session %r failed: %s", writer.session.id, exc)
 
-    def _next(self) -> SessionWriter | None:
-        """The writer whose checkpoint is due now (None: the job needs no write now).
-        Called with the lock held."""
+    def _next(self, stopping: bool) -> SessionWriter | None:
+        """The writer whose checkpoint is due now (None: the job needs no write now;
+        ``stopping``: every job is due now). Called with the lock held."""
         due, _, writer = heapq.heappop(self._jobs)
         if writer.queued_due == due:
             writer.queued_due = None
         if not writer.scheduled:
             return None  # a write began after the request and stored what it asked for
-        if writer.due > due and not self._closing:  # asked again after a write: file it
+        if writer.due > due and not stopping:  # asked again after a write: file it
             if writer.queued_due is None:
                 writer.queued_due = writer.due
                 heapq.heappush(self._jobs, (writer.due, next(self._order), writer))
@@ -126,11 +135,14 @@ class Checkpointer:
         return writer
 
     def close(self) -> None:
-        """Write what is pending now and stop the thread (a later request restarts it)."""
+        """Write what is pending now and stop the thread (a later request, also one made
+        while this waits for the thread, starts a new one: see the class)."""
         with self._wake:
             thread, self._thread = self._thread, None
-            self._closing = True
-            self._wake.notify()
+            self._stop.set()
+            self._wake.notify_all()  # the stopped thread, whichever waits
         if thread is not None:
             thread.join()
-            atexit.unregister(self.close)
+        with self._wake:
+            if self._thread is None:  # else a request meanwhile: its thread is served
+                atexit.unregister(self.close)
