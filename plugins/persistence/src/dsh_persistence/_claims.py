@@ -50,6 +50,12 @@ _LOCK_FILE = re.compile(r"[0-9a-f]{40}\.(?:lock|turn)")
 #: while its name still leads to it, before it is taken as held by another
 #: (``hold_lock_file``).
 BUSY_PAUSES = (0.001, 0.002, 0.004, 0.008, 0.016)
+#: How long (seconds, in pauses of ``BUSY_PAUSES[-1]``) a lock file this process has just
+#: made (``O_EXCL``) and finds held is tried again while its name still leads to it: no
+#: claim holds a file made an instant ago, only another process's cleanup (a delete's,
+#: which removes it at once, unless that process is preempted: a busy machine) or,
+#: rarely, a claimant of the same new session that opened it first.
+MADE_PATIENCE = 5.0
 
 
 def hold_lock_file(path: Path, *, wait: bool) -> int | None:
@@ -60,15 +66,20 @@ def hold_lock_file(path: Path, *, wait: bool) -> int | None:
     found held is tried again a few times (``BUSY_PAUSES``) while the name still leads
     to its file: another process's cleanup (``_leftovers.remove_unheld``: a ``prepare()``
     removing a kill's leftover, a delete) holds the lock of a file no one holds for the
-    instant before it removes it, which is no claim to refuse this one for."""
+    instant before it removes it, which is no claim to refuse this one for; one this
+    call has just made, for ``MADE_PATIENCE`` (the cleanup may be preempted)."""
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0)
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
+        try:
+            fd, made = os.open(path, flags | os.O_EXCL, 0o600), True
+        except FileExistsError:
+            fd, made = os.open(path, flags, 0o600), False
         try:
             if wait:
                 lock_file(fd)
                 held = True
             else:
-                held = _try_lock_awhile(path, fd)
+                held = _try_lock_awhile(path, fd, made)
             current = leads_to(path, fd)
         except BaseException:
             os.close(fd)
@@ -81,12 +92,16 @@ def hold_lock_file(path: Path, *, wait: bool) -> int | None:
         # removed between our open and our lock (held meanwhile, or still): take the new
 
 
-def _try_lock_awhile(path: Path, fd: int) -> bool:
-    """Try to lock ``fd``, again after each of ``BUSY_PAUSES`` while ``path`` still
-    leads to it (removed meanwhile: False, for the caller to take the file there)."""
+def _try_lock_awhile(path: Path, fd: int, made: bool) -> bool:
+    """Try to lock ``fd``, again after each of ``BUSY_PAUSES`` (and ``MADE_PATIENCE``
+    more if ``made``) while ``path`` still leads to it (removed meanwhile: False, for the
+    caller to take the file there)."""
     if try_lock_file(fd):
         return True
-    for pause in BUSY_PAUSES:
+    pauses = list(BUSY_PAUSES)
+    if made:
+        pauses += [BUSY_PAUSES[-1]] * round(MADE_PATIENCE / BUSY_PAUSES[-1])
+    for pause in pauses:
         time.sleep(pause)
         if not leads_to(path, fd):
             return False

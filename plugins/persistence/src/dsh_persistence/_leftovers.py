@@ -51,8 +51,9 @@ HEADER_START = b'{"format":"dsh-session"'
 #: age below does not prevent that (a kill's leftover is old, and a delete removes a
 #: turn at once), so such a claim tries the lock again a few times, for a few
 #: milliseconds, while the name still leads to the file (``_claims.BUSY_PAUSES``), and
-#: meets the removal. (The claims directory of ``_claims.ClaimFiles``, SQLite's: the
-#: same.)
+#: meets the removal; for seconds if it made the file itself an instant before (a claim
+#: racing a delete's cleanup: ``_claims.MADE_PATIENCE``), as no claim holds that one.
+#: (The claims directory of ``_claims.ClaimFiles``, SQLite's: the same.)
 _LOCK_FILE = re.compile(r"\.(?P<name>[A-Za-z0-9_%-]{1,240}\.jsonl)\.(?:claim|lock)")
 #: A temp file whose process is gone, or a lock file no process holds, is left over once
 #: it is this old (seconds): a younger temp file may be the publish of a process that
