@@ -39,7 +39,7 @@ from typing import Literal
 from dsh_persistence._files import LOCKS, leads_to, lock_file, still_leads_to, try_lock_file
 from dsh_persistence._leftovers import LEFTOVER_AGE, remove_probe, remove_unheld
 
-__all__ = ["BUSY_PAUSES", "ClaimFiles", "hold_lock_file", "let_go"]
+__all__ = ["BUSY_PAUSES", "ClaimFiles", "hold_lock_file", "let_go", "try_lock_awhile"]
 
 
 #: The names ``ClaimFiles.path`` gives: a claim's ``<digest>.lock``, a turn's ``.turn``.
@@ -79,7 +79,7 @@ def hold_lock_file(path: Path, *, wait: bool) -> int | None:
                 lock_file(fd)
                 held = True
             else:
-                held = _try_lock_awhile(path, fd, made)
+                held = try_lock_awhile(path, fd, made=made)
             current = leads_to(path, fd)
         except BaseException:
             os.close(fd)
@@ -92,7 +92,7 @@ def hold_lock_file(path: Path, *, wait: bool) -> int | None:
         # removed between our open and our lock (held meanwhile, or still): take the new
 
 
-def _try_lock_awhile(path: Path, fd: int, made: bool) -> bool:
+def try_lock_awhile(path: Path, fd: int, *, made: bool = False) -> bool:
     """Try to lock ``fd``, again after each of ``BUSY_PAUSES`` (and ``MADE_PATIENCE``
     more if ``made``) while ``path`` still leads to it (removed meanwhile: False, for the
     caller to take the file there)."""

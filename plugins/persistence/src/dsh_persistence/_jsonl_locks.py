@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dsh_persistence._claims import hold_lock_file, let_go
+from dsh_persistence._claims import hold_lock_file, let_go, try_lock_awhile
 from dsh_persistence._errors import (
     PersistenceError,
     SessionConflictError,
@@ -258,8 +258,10 @@ class FileLocks:
     def _lock_unclaimed(self, session_id: str, path: Path, fd: int) -> int | None:
         """Lock the session file ``fd`` for an append by a writer that holds no claim of
         it: first wait for the other such writers' appends (their turn: ``_claims``), then
-        lock it, or refuse at once if it is still locked: a claim holds it. Returns the
-        turn's open lock file (None without locks), let go once ``fd`` is closed."""
+        lock it, or refuse if it stays locked while it is there (``try_lock_awhile``): a
+        claim holds it (a delete holds it only as it removes the file: the caller then
+        finds it gone). Returns the turn's open lock file (None without locks), let go
+        once ``fd`` is closed."""
         if not LOCKS:
             return None
         turns = turn_path(path)
@@ -269,7 +271,8 @@ class FileLocks:
             raise self._failed(exc, "lock it to append to the session", turns) from exc
         assert turn is not None  # waited for
         try:
-            if not try_lock_file(fd):
+            held = try_lock_file(fd) or try_lock_awhile(path, fd)
+            if not held and leads_to(path, fd):
                 raise SessionInUseError(
                     f"{path}: cannot append to session {session_id!r}: another process or "
                     "harness is continuing it (it holds the session's claim); nothing was "
@@ -308,11 +311,9 @@ class FileLocks:
         while True:
             fd = open_regular(path)
             try:
-                if not try_lock_file(fd):
-                    raise SessionInUseError(
-                        f"{path}: cannot delete the session: another process or harness "
-                        "is continuing it"
-                    )
+                held = try_lock_file(fd) or try_lock_awhile(path, fd)
+                if not held and leads_to(path, fd):
+                    raise SessionInUseError(_delete_refused(path))
                 if leads_to(path, fd):
                     check_session_file(fd, path, "deleted")
                     os.unlink(path)
@@ -320,6 +321,30 @@ class FileLocks:
             finally:
                 os.close(fd)
             # deleted since it was opened: the file there now (if any) is the session
+
+
+def _delete_refused(path: Path) -> str:
+    """Why a delete (holding no claim) found the session file held: an append holding
+    no claim, in its turn (``_lock_unclaimed``), holds it while it writes; else a claim."""
+    if _held(turn_path(path)):
+        return (
+            f"{path}: cannot delete the session: it is being written by another process "
+            "(an append holding no claim); nothing was deleted: try again"
+        )
+    return f"{path}: cannot delete the session: another process or harness is continuing it"
+
+
+def _held(path: Path) -> bool:
+    """Whether another open file holds the lock of the lock file ``path`` (False when
+    there is none)."""
+    try:
+        fd = open_regular(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        return not try_lock_file(fd)
+    finally:
+        os.close(fd)  # and a lock taken ends with it
 
 
 def _same_file(fd: int, other: int) -> bool:
