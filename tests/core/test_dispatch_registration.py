@@ -4,6 +4,7 @@ naming it, plans following register/unregister and blocking, ``implemented``.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -38,6 +39,37 @@ def test_register_hook_error_names_plugin(dsh_register: Any, dsh_pm: PluginManag
     dsh_register(Bad(), "heavy")
     with pytest.raises(HookError, match=r"heavy.*register_models.*no module named heavy"):
         dsh_pm.relay.register_models(lambda *a: None)
+
+
+@pytest.mark.parametrize("code", [3, None, "bye"])
+def test_register_impl_exiting_is_its_failure(
+    dsh_register: Any, dsh_pm: PluginManager, code: int | str | None
+) -> None:
+    """Was: a ``SystemExit`` went through ``except Exception``: start-up ended with a
+    bare exit (or a BaseExceptionGroup traceback) naming no plugin."""
+
+    class Exits:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            sys.exit(code)
+
+    dsh_register(Exits(), "exiter")
+    with pytest.raises(HookError, match=r"'exiter'.*register_tools.*SystemExit") as caught:
+        dsh_pm.relay.register_tools(lambda *a: None)
+    assert isinstance(caught.value.cause, SystemExit)
+
+
+def test_register_impl_keyboard_interrupt_propagates(
+    dsh_register: Any, dsh_pm: PluginManager
+) -> None:
+    class Interrupted:
+        @hookimpl
+        def register_settings(self, register: Any) -> None:
+            raise KeyboardInterrupt
+
+    dsh_register(Interrupted(), "interrupted")
+    with pytest.raises(KeyboardInterrupt):
+        dsh_pm.relay.register_settings(lambda *a: None)
 
 
 async def test_plans_follow_register_and_unregister(dsh_pm: PluginManager) -> None:

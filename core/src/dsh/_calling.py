@@ -339,7 +339,8 @@ class Dispatcher:
         """Call a ``register_*`` hook; each impl's ``register(...)`` becomes
         ``callback(plugin_name, ...)``. Synchronous: these run at start-up, before any
         event loop, and the plugin manager rejects ``async def`` impls of them.
-        Failures raise HookError (start-up stops)."""
+        Failures raise HookError (start-up stops): a ``SystemExit`` too, as in every
+        other call style; what must propagate (``KeyboardInterrupt``) propagates."""
         for impl in self.plan(hook):
             refused: list[BaseException] = []
 
@@ -364,7 +365,9 @@ class Dispatcher:
                         "any event loop, so nothing would await it: call register(...) in "
                         "the plain def itself"
                     )
-            except Exception as exc:
+            except BaseException as exc:
+                if not failed(exc):  # KeyboardInterrupt, a test's outcome: propagates
+                    raise
                 if refused and exc is refused[-1] and isinstance(exc, DshError):
                     # the core refused what was registered; the message names the plugin
                     mark_refused(exc, impl.plugin_name, hook)
