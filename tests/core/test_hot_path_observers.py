@@ -106,5 +106,5 @@ async def test_a_stopped_harness_stops_following_registrations() -> None:
     pm = create_plugin_manager(load_entry_points=False)
     for _ in range(3):
         async with Harness(pm=pm):
-            assert len(pm.dispatcher.listeners) == 1
+            assert len(pm.dispatcher.listeners) == 2  # the observers; late plugins
     assert pm.dispatcher.listeners == []

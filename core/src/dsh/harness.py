@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from dsh._arg_types import a_kind
 from dsh._event import check_plugin_type
 from dsh._grace import started as grace_started
+from dsh._late_plugins import StartedPlugins
 from dsh._relay import hook_returns
 from dsh._secret_variables import SecretVariables
 from dsh._secrets import get_logger
@@ -115,6 +116,8 @@ class Harness:
         #: "started" from the first ``__aenter__`` on, "stopped" once it has left
         self._entered: str | None = None
         self._agents: AgentRegistry | None = None
+        #: while started: warns of a plugin registered late (``dsh._late_plugins``)
+        self._late: StartedPlugins | None = None
         self._secrets: tuple[str, ...] | None = None
         #: the models' written keys ``_secrets`` was found with (``secrets``)
         self._secrets_written: frozenset[str] = frozenset()
@@ -290,6 +293,8 @@ class Harness:
         self._task_group = task_group
         self._follow_observers()
         self.pm.dispatcher.listeners.append(self._follow_observers)
+        self._late = StartedPlugins(self.pm)  # the start-up hooks ran, but harness_started
+        self.pm.dispatcher.listeners.append(self._late)
         self._agents = AgentRegistry(
             task_group=task_group,
             relay=self.relay,
@@ -340,6 +345,9 @@ class Harness:
             # had not raised, and the body's own exception propagates unwrapped (not as
             # an exception group). An agent task that crashed still raises here.
             self.pm.dispatcher.listeners.remove(self._follow_observers)
+            if self._late is not None:
+                self.pm.dispatcher.listeners.remove(self._late)
+                self._late = None
             try:
                 await task_group.__aexit__(None, None, None)
             finally:

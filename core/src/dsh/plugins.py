@@ -30,6 +30,7 @@ from dsh._call_arguments import specified_hooks
 from dsh._calling import Dispatcher, Reporter, default_reporter, is_async_function
 from dsh._entry_points import ENTRY_POINT_GROUP, PluginNameClash, clashes, installed_plugins
 from dsh._impl_arguments import arguments_problem
+from dsh._late_plugins import LatePluginWarning
 from dsh._plugin_loading import TRUE_VALUES as TRUE_VALUES
 from dsh._plugin_loading import last_wins, load_installed
 from dsh._plugin_objects import is_hook_impl, not_a_plugin
@@ -39,6 +40,7 @@ from dsh.errors import DshError, HookError, PluginValidationError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "LatePluginWarning",
     "PluginInfo",
     "PluginManager",
     "PluginNameClash",
