@@ -74,7 +74,7 @@ class HookError(DshError):
     def __init__(self, plugin: str, hook: str, impl: str, cause: BaseException) -> None:
         super().__init__(
             f"plugin {plugin!r} failed in hook {hook} (impl {impl}): "
-            + _hidden(f"{type(cause).__name__}: {cause}")
+            + _hidden(_failure_words(cause))
         )
         self.plugin = plugin
         self.hook = hook
@@ -90,6 +90,14 @@ class HookError(DshError):
         """As a command tells it: a plugin's own ``DshError`` in its words, naming the
         plugin (how it was called is for ``-v``); any other failure whole."""
         return str(self) if self._for_user is None else self._for_user
+
+
+def _failure_words(cause: BaseException) -> str:
+    """``Type: message``; a stray cancellation's, which says nothing, says why it is a
+    failure (imported when needed: ``import dsh`` imports no asyncio)."""
+    from dsh._stray import failure_words
+
+    return failure_words(cause)
 
 
 def _hidden(text: str) -> str:
