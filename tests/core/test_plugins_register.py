@@ -148,6 +148,37 @@ def test_an_argument_with_a_default_is_not_asked_of_the_hook() -> None:
     assert pm.register(Defaulted(), "d") == "d"
 
 
+class TurnDefaulted:
+    @hookimpl
+    def agent_request(self, request: Any, turn: int | None = None) -> Any:
+        return request
+
+
+class TurnKeywordDefaulted:
+    @hookimpl
+    def agent_request(self, request: Any, *, turn: int = 0) -> Any:
+        return request
+
+
+@pytest.mark.parametrize(
+    ("plugin", "written"),
+    [(TurnDefaulted(), "request, turn"), (TurnKeywordDefaulted(), "request, *, turn")],
+    ids=["positional", "keyword-only"],
+)
+def test_a_default_on_an_argument_of_the_hook_is_refused(plugin: object, written: str) -> None:
+    """Was: registered fine, and ``turn`` was the default at every call (a parameter
+    with a default is never passed), with nothing said."""
+    pm = create_plugin_manager(load_entry_points=False)
+    error = (
+        f"plugin 'late': agent_request({written}): 'turn' is an argument of the hook, but a "
+        "parameter with a default is the impl's own and is never passed; drop the default "
+        "to be given it"
+    )
+    with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
+        pm.register(plugin, "late")
+    assert pm.get_plugin("late") is None
+
+
 def test_a_module_plugin_is_checked_the_same_way() -> None:
     module = types.ModuleType("dsh_wrongarg")
 

@@ -1,6 +1,7 @@
 """The arguments a hook impl takes, checked at registration against the hook's spec:
 dsh passes each positionally, chosen by name, to the impl's plain parameters without a
-default only (a keyword-only one without a default is refused)."""
+default only (a keyword-only one without a default is refused, and so is a default
+on a parameter named like one of the hook's arguments: it would never be passed)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def arguments_problem(name: str, function: Any, allowed: Sequence[str] | None) -
     """Why impl ``name`` cannot take the hook's arguments (``allowed``), or None: it
     takes ``*args`` or ``**kwargs`` (pluggy would pass nothing in them), or a keyword-only
     one without a default (impls are called positionally), or names an argument the hook
-    does not have. ``allowed`` None: a hook without a spec yet (an
+    does not have, or gives one the hook has a default (it would never be passed).
+    ``allowed`` None: a hook without a spec yet (an
     optionalhook of a plugin not loaded), whose arguments are not known."""
     try:
         parameters = list(inspect.signature(function).parameters.values())
@@ -50,6 +52,14 @@ def arguments_problem(name: str, function: Any, allowed: Sequence[str] | None) -
         return (
             f"{name}({', '.join(taken)}): the hook has no argument {unknown[0]!r}; "
             f"an impl takes any of {', '.join(allowed)} (by name)"
+        )
+    defaulted = [p.name for p in parameters if p.default is not p.empty and p.name in allowed]
+    if defaulted:
+        return (  # accepted, it would always be the default: a parameter with a default is
+            # the impl's own, never passed (pluggy's rule)
+            f"{name}({_written(parameters)}): {defaulted[0]!r} is an argument of the hook, "
+            "but a parameter with a default is the impl's own and is never passed; drop "
+            "the default to be given it"
         )
     return None
 
