@@ -5,6 +5,8 @@ passed and what to pass instead; an entry point naming one fails to load."""
 
 from __future__ import annotations
 
+import functools
+import re
 import types
 from collections.abc import Callable
 from typing import Any
@@ -139,3 +141,50 @@ async def test_a_class_made_without_a_module_still_registers() -> None:
         agent = await harness.agents.create("a", options={"model": "scripted"})
         await run_turn(agent, "go")
     assert seen == ["ran"]
+
+
+async def _tagged(request: Any, tag: str) -> Any:
+    return request
+
+
+class AsyncCallable:
+    async def __call__(self, request: Any) -> Any:
+        return request
+
+
+def _holding(name: str, value: object) -> object:
+    holder = types.SimpleNamespace()
+    setattr(holder, name, value)
+    return holder
+
+
+@pytest.mark.parametrize(
+    ("plugin", "what"),
+    [
+        (
+            _holding("agent_request", hookimpl(functools.partial(_tagged, tag="P"))),
+            "functools.partial",
+        ),
+        (_holding("agent_request", hookimpl(AsyncCallable())), f"{__name__}.AsyncCallable"),
+        (
+            _holding(
+                "tag", hookimpl(specname="agent_request")(functools.partial(_tagged, tag="P"))
+            ),
+            "functools.partial",
+        ),
+    ],
+    ids=["partial", "async-call", "specname"],
+)
+def test_a_marked_impl_that_is_not_a_function_is_refused(plugin: object, what: str) -> None:
+    """Was: pluggy takes only functions and methods as impls and passed over it: the
+    plugin registered, listing no hooks, and did nothing."""
+    name = "agent_request" if hasattr(plugin, "agent_request") else "tag"
+    pm = create_plugin_manager(load_entry_points=False)
+    error = (
+        f"plugin 'p': {name}: marked @hookimpl but a {what}, not a function, so dsh (like "
+        "pluggy) would never call it; wrap it in a def that calls it (an async def to await "
+        "what it returns) and mark that def"
+    )
+    with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
+        pm.register(plugin, "p")
+    assert pm.get_plugin("p") is None

@@ -13,7 +13,7 @@ from dsh._quoted import repr_cut
 from dsh.errors import PluginValidationError
 from dsh.hookspecs import PROJECT
 
-__all__ = ["is_hook_impl", "no_hooks_in", "not_a_plugin"]
+__all__ = ["is_hook_impl", "no_hooks_in", "not_a_function", "not_a_plugin"]
 
 _MARK = f"{PROJECT}_impl"
 
@@ -74,3 +74,25 @@ def _said(plugin: object) -> str:
         return plugin
     name = getattr(plugin, "__name__", None)
     return name if isinstance(name, str) else repr_cut(plugin)
+
+
+def not_a_function(name: str, value: object) -> str | None:
+    """Why attribute ``name`` of a plugin, ``value``, marked ``@hookimpl`` but not a
+    function or method (``hookimpl(functools.partial(...))``, an object with an async
+    ``__call__``), would never be called, or None: pluggy takes only routines as impls
+    and passes over anything else without a word."""
+    if inspect.isroutine(value):
+        return None
+    try:
+        marked = isinstance(getattr(value, _MARK, None), dict)  # what @hookimpl sets
+    except Exception:  # an attribute that cannot be read: not an impl
+        return None
+    if not marked:
+        return None
+    kind = type(value)
+    what = f"{kind.__module__}.{kind.__qualname__}".removeprefix("builtins.")
+    return (
+        f"{name}: marked @hookimpl but a {what}, not a function, so dsh (like pluggy) would "
+        "never call it; wrap it in a def that calls it (an async def to await what it "
+        "returns) and mark that def"
+    )

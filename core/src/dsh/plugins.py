@@ -33,7 +33,7 @@ from dsh._impl_arguments import arguments_problem
 from dsh._late_plugins import LatePluginWarning
 from dsh._plugin_loading import TRUE_VALUES as TRUE_VALUES
 from dsh._plugin_loading import last_wins, load_installed
-from dsh._plugin_objects import is_hook_impl, not_a_plugin
+from dsh._plugin_objects import is_hook_impl, not_a_function, not_a_plugin
 from dsh._plugin_specs import has_spec_already, spec_clash
 from dsh._relay import HookRelay
 from dsh.errors import DshError, HookError, PluginValidationError
@@ -293,13 +293,17 @@ class PluginManager(pluggy.PluginManager):
 
     def _check_unmarked(self, plugin: object, name: str) -> None:
         """A function named like a hook but not marked would never be called: pluggy
-        passes over it without a word, so the plugin would silently do nothing."""
-        caller = getattr(self.hook, name, None)
-        if not isinstance(caller, pluggy.HookCaller) or not caller.has_spec():
-            return
+        passes over it without a word, so the plugin would silently do nothing; and so
+        would a marked value that is not a function (``not_a_function``)."""
         try:
             value = getattr(plugin, name)
         except Exception:  # pluggy reads it again and reports what fails
+            return
+        not_called = not_a_function(name, value)
+        if not_called is not None:
+            raise PluginValidationError(self._registering or repr(plugin), not_called)
+        caller = getattr(self.hook, name, None)
+        if not isinstance(caller, pluggy.HookCaller) or not caller.has_spec():
             return
         if isinstance(plugin, types.ModuleType):  # its own function, not one imported
             own = getattr(value, "__module__", None) == plugin.__name__
