@@ -3,16 +3,19 @@ do, as a plugin author relies on them."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import re
 import types
 from pathlib import Path
 from typing import Any
 
 import pytest
+from docs_files import ROOT
 
 from dsh import HookError, ModelRequest, hookimpl
 from dsh.errors import PluginValidationError
-from dsh.plugins import PluginManager
+from dsh.plugins import PluginManager, create_plugin_manager
 from dsh.testing import HookRecorder, ScriptedModel, run_turn, scripted_harness, text, tool_calls
 
 
@@ -159,3 +162,25 @@ async def test_the_first_example_of_the_page_passes_as_written() -> None:
     model.assert_complete()
     chunks = [e.data["text"] for e in events if e.data.get("kind") == "text"]
     assert chunks == ["o", "k"]  # testing.md:64: "one chunk per part"
+
+
+def test_relay_methods_are_awaited_not_passed_to_asyncio_run() -> None:
+    """testing.md: "`await` its methods: what one returns while no plugin implements the
+    hook is an awaitable but not a coroutine, which `asyncio.run()` and
+    `asyncio.create_task()` refuse (wrap the call in an `async def` for those)"."""
+    text = " ".join((ROOT / "docs" / "testing.md").read_text(encoding="utf-8").split())
+    assert (
+        "`await` its methods: what one returns while no plugin implements the hook is an "
+        "awaitable but not a coroutine, which `asyncio.run()` and `asyncio.create_task()` "
+        "refuse (wrap the call in an `async def` for those)"
+    ) in text
+    pm = create_plugin_manager(load_entry_points=False)
+    returned = pm.relay.agent_request(None, ModelRequest(system="s"), 1, 1)
+    assert not inspect.iscoroutine(returned)
+    with pytest.raises((TypeError, ValueError), match="coroutine"):
+        asyncio.run(returned)  # type: ignore[arg-type]
+
+    async def wrapped() -> ModelRequest:
+        return await pm.relay.agent_request(None, ModelRequest(system="s"), 1, 1)
+
+    assert asyncio.run(wrapped()).system == "s"
