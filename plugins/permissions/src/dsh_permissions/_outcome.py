@@ -35,11 +35,12 @@ def _clip(text: str) -> str:
 
 class EventData:
     """Makes the ``permission/decision`` event's data: JSON by construction (strings,
-    ints, None and lists of them), so it is emitted ``checked``.
+    ints, None and lists of them; ``Session.emit`` checks it all the same).
 
     A policy keeps its verdicts and gives the same object again for the same call, so
-    the ``parts`` of the last verdict shown are kept and copied (fresh dicts each time,
-    same content) instead of formatted again."""
+    the ``parts`` of the last verdict shown are kept instead of formatted again: the
+    same dicts in each event's data, which ``Session.emit`` copies into the log (its
+    copy is the walk that checks the data), so no event shares them."""
 
     __slots__ = ("_shown",)
 
@@ -70,7 +71,7 @@ class EventData:
             ]
             if (remember := outcome.remember)
             else [],
-            "parts": list(map(dict.copy, shown[1])),  # no comprehension frame
+            "parts": list(shown[1]),  # emit copies the dicts into the log
         }
 
 
