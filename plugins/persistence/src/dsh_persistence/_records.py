@@ -18,7 +18,7 @@ A stored log is a sequence of records, each the JSON text of one event. Reading 
    that does not (a result whose type was changed, a turn/end naming another turn)
    was damaged in a way that kept its JSON valid, and is corruption too.
 
-Records are read as lossless JSON, as the core writes them (``_loads``): ``NaN``,
+Records are read as lossless JSON, as the core writes them (``_lossless.loads``): ``NaN``,
 ``Infinity`` and a number too large for a float (``1e400``), which ``json.loads`` would
 read as floats no event can hold, make a record bad like any text that is not JSON.
 """
@@ -26,13 +26,13 @@ read as floats no event can hold, make a record bad like any text that is not JS
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from dsh.invariants import NOT_STARTED, OUTCOME_UNKNOWN, check_invariants, close_turn
 from dsh.session import SessionEvent
 from dsh_persistence._errors import SessionCorruptError
+from dsh_persistence._lossless import NotLossless, loads
 from dsh_persistence._row_values import stored
 
 __all__ = [
@@ -47,31 +47,6 @@ __all__ = [
 Record = bytes | str
 #: Names the place of record ``index`` in messages ("/x/s.jsonl:12").
 Where = Callable[[int], str]
-
-_INFINITIES = (math.inf, -math.inf)
-
-
-class _NotLossless(ValueError):
-    """A number in a record that the log cannot hold (NaN, an infinity)."""
-
-
-def _constant(name: str) -> Any:
-    raise _NotLossless(f"{name} is not lossless JSON")
-
-
-def _finite(text: str) -> float:
-    # Called for each number with a fraction or an exponent, so a float's only cost
-    # is this call: one parse per record stays one parse.
-    value = float(text)
-    if value in _INFINITIES:
-        raise _NotLossless(f"{text} is not lossless JSON (too large for a float)")
-    return value
-
-
-def _loads(text: Record) -> Any:
-    """The JSON value of ``text``; ``_NotLossless`` (a ValueError) when it holds NaN or
-    a number a float cannot hold, which ``json.loads`` would read as floats."""
-    return json.loads(text, parse_constant=_constant, parse_float=_finite)
 
 
 def read_log(
@@ -114,9 +89,9 @@ def _read_fast(
         return None
     try:
         if isinstance(records[0], bytes):
-            raws = _loads(b"[" + b",".join(records) + b"]")  # type: ignore[arg-type]
+            raws = loads(b"[" + b",".join(records) + b"]")  # type: ignore[arg-type]
         else:
-            raws = _loads("[" + ",".join(records) + "]")  # type: ignore[arg-type]
+            raws = loads("[" + ",".join(records) + "]")  # type: ignore[arg-type]
     except (ValueError, RecursionError, TypeError):  # nested too deep; not all text
         return None
     if type(raws) is not list or len(raws) != len(records):  # a record held two values
@@ -165,8 +140,8 @@ def _parsed(text: Record) -> SessionEvent | str:
     if type(text) is not str and type(text) is not bytes:
         return _stored_as(text)
     try:
-        raw: Any = _loads(text)
-    except _NotLossless as exc:
+        raw: Any = loads(text)
+    except NotLossless as exc:
         return str(exc)
     except (ValueError, RecursionError) as exc:
         return f"not a JSON event ({exc.__class__.__name__}: {exc})"
@@ -248,8 +223,11 @@ def _lost_page(text: Record) -> bool:
 
 
 def _is_turn_end(text: Record) -> bool:
+    """Whether a record is a ``turn/end``: proof that its turn finished, lossless or not
+    (a damaged one holding ``NaN`` still says that the records before it are no cut-off
+    write)."""
     try:
-        raw = _loads(text)
+        raw = json.loads(text)
     except (ValueError, RecursionError, TypeError):  # TypeError: neither str nor bytes
         return False
     return isinstance(raw, dict) and raw.get("type") == "turn/end"
