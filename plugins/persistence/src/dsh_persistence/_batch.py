@@ -18,6 +18,7 @@ from dsh_persistence._backend import (
     encode_events,
 )
 from dsh_persistence._errors import PersistenceError, SessionCorruptError
+from dsh_persistence._lossless import NotLossless, loads
 from dsh_persistence._records import check_repaired, close_turn, missing, read_log
 from dsh_persistence._row_values import number, text
 
@@ -127,7 +128,11 @@ def loaded_of(
     events, closers = read_rows(records, location, session_id, next_seq)
     tail = StoredTail(len(events), events[-1] if events else None)
     try:
-        data = json.loads(stored_meta)
+        data = loads(stored_meta)
+    except NotLossless as exc:  # NaN, 1e400: no meta dsh stores, so damage
+        raise SessionCorruptError(
+            f"{location}: session {session_id!r}: its stored meta is damaged: {exc}"
+        ) from None
     except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict):

@@ -26,6 +26,7 @@ from dsh_persistence._errors import (
     SessionFormatError,
 )
 from dsh_persistence._files import file_name, open_regular, read_at
+from dsh_persistence._lossless import NotLossless, loads
 
 if TYPE_CHECKING:
     from dsh.session import SessionEvent
@@ -57,9 +58,12 @@ _JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", boo
 
 
 def parse_header(line: bytes, path: Path) -> dict[str, Any]:
-    """The header of a session file; refuses other files and newer formats."""
+    """The header of a session file, read as lossless JSON (``_lossless``); refuses
+    other files and newer formats."""
     try:
-        header = json.loads(line)
+        header = loads(line)
+    except NotLossless as exc:  # NaN, 1e400: no value dsh writes, so damage
+        raise SessionCorruptError(f"{path}:1: the header line is damaged: {exc}") from None
     except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
         raise SessionCorruptError(f"{path}:1: the header line is not JSON ({exc})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
