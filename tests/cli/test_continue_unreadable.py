@@ -153,7 +153,7 @@ def test_session_id_on_a_damaged_session_says_how_to_go_on(
     done = dsh("-m", model, "sessions", "resume", prefix, "go on", env=env, cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1].startswith(
-        f"dsh: --session: session {damaged} is damaged: `dsh -m {model} run PROMPT` starts"
+        f"dsh: sessions resume: session {damaged} is damaged: `dsh -m {model} run PROMPT` starts"
     )
     assert len(server.bodies()) == 1  # the model was not asked
 

@@ -64,7 +64,9 @@ async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> Stor
         if not damaged(error):
             raise
         other = f"`{_new_session(harness.workspace, args)}` starts a new session instead"
-        raise _told(error, "--session", session_id, other, harness, args) from error
+        # the command's own words: dsh sessions resume ID is run with --session ID
+        said = getattr(args, "session_command", None) or "--session"
+        raise _told(error, said, session_id, other, harness, args) from error
 
 
 #: How many of the workspace's sessions before a damaged one ``--continue`` loads to find

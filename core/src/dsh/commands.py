@@ -129,13 +129,20 @@ class CommandContext:
         return await read_prompt_in_loop(words, command, command_line, config=config)
 
     async def run_prompt(
-        self, prompt: str, *, session: str | None = None, json: bool = False
+        self,
+        prompt: str,
+        *,
+        session: str | None = None,
+        json: bool = False,
+        command: str = "--session",
     ) -> int:
         """Run one turn as ``dsh run PROMPT`` does, on ``args.model`` (dsh's ``-m``, or
         the command's own under that dest) in ``workspace`` with ``config_path``: the
         same model choice, output and exit status. ``session``: continue that stored
         session (an id or a unique prefix), as ``dsh run --session``; ``json``: print
-        the session events as JSON lines, as ``dsh run --json``; Ctrl-C, SIGTERM and
+        the session events as JSON lines, as ``dsh run --json``; ``command``: the words
+        the line after a damaged ``session``'s error begins with (``dsh: sessions
+        resume: session ID is damaged: ...``), the command's own; Ctrl-C, SIGTERM and
         SIGHUP end it as they end ``dsh run`` (from the turn's start to its end)."""
         from functools import partial
 
@@ -143,7 +150,7 @@ class CommandContext:
         from dsh._cli_signals import until_terminated
 
         given = {**vars(self.args), "cwd": self.workspace, "config": self.config_path}
-        given.update(prompt=prompt, session=session, json=json)
+        given.update(prompt=prompt, session=session, json=json, session_command=command)
         args = argparse.Namespace(**given, continue_=False)
         command = partial(run, config=self.config)  # read already: not again
         return await until_terminated(command, args, self.pm)

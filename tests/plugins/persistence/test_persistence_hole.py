@@ -87,7 +87,8 @@ def test_dsh_sessions_says_which_record_is_missing(
         assert place(settings, missing) in lines[0]
         assert f"event seq {missing} is missing" in lines[0]
         if args[0] == "resume":
-            assert lines[1].startswith("dsh: --session: session s is damaged: `dsh "), err
+            said = "dsh: sessions resume: session s is damaged: `dsh "  # not --session
+            assert lines[1].startswith(said), err
     assert run(config, "list") == 0
     assert "s" in capsys.readouterr().out.split()
     assert snapshot(settings) == before

@@ -320,4 +320,6 @@ async def _resume(context: CommandContext, service: SessionPersistence) -> int:
     line = context.command_line("sessions", "resume", "--", args.id)
     prompt = await context.read_prompt(words, "sessions resume", command_line=line)
     # exactly `dsh run --session ID PROMPT`: its model choice, output and exit status
-    return await context.run_prompt(prompt, session=session, json=args.json)
+    return await context.run_prompt(
+        prompt, session=session, json=args.json, command="sessions resume"
+    )
