@@ -152,8 +152,8 @@ class CommandContext:
         given = {**vars(self.args), "cwd": self.workspace, "config": self.config_path}
         given.update(prompt=prompt, session=session, json=json, session_command=command)
         args = argparse.Namespace(**given, continue_=False)
-        command = partial(run, config=self.config)  # read already: not again
-        return await until_terminated(command, args, self.pm)
+        turn = partial(run, config=self.config)  # read already: not again
+        return await until_terminated(turn, args, self.pm)
 
 
 @dataclass(frozen=True, slots=True)
