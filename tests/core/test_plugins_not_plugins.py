@@ -188,3 +188,34 @@ def test_a_marked_impl_that_is_not_a_function_is_refused(plugin: object, what: s
     with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
         pm.register(plugin, "p")
     assert pm.get_plugin("p") is None
+
+
+class AutoDict(dict[str, Any]):
+    """A mapping that makes any attribute read (addict's Dict, python-box's Box)."""
+
+    def __getattr__(self, key: str) -> Any:
+        if key.startswith("__"):
+            raise AttributeError(key)
+        return self.setdefault(key, AutoDict())
+
+
+def test_a_plugin_holding_a_mapping_that_answers_any_attribute_registers() -> None:
+    """Was: the check for a marked non-function read the mark with ``getattr``, which
+    such a mapping answers with a dict: the plugin was refused as holding a marked impl,
+    and the probe added a ``dsh_impl`` key to the plugin's own mapping."""
+
+    class Configured:
+        def __init__(self) -> None:
+            self.config = AutoDict(depth=3)
+
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            pass
+
+    plugin = Configured()
+    pm = create_plugin_manager(load_entry_points=False)
+
+    pm.register(plugin, "p")
+
+    assert pm.get_plugin("p") is plugin
+    assert plugin.config == {"depth": 3}

@@ -16,6 +16,8 @@ from dsh.hookspecs import PROJECT
 __all__ = ["is_hook_impl", "no_hooks_in", "not_a_function", "not_a_plugin"]
 
 _MARK = f"{PROJECT}_impl"
+#: Options every ``@hookimpl`` mark holds (pluggy's ``HookimplOpts``).
+_MARK_KEYS = frozenset({"tryfirst", "trylast", "optionalhook", "specname"})
 
 
 def is_hook_impl(plugin: object) -> bool:
@@ -83,11 +85,10 @@ def not_a_function(name: str, value: object) -> str | None:
     and passes over anything else without a word."""
     if inspect.isroutine(value):
         return None
-    try:
-        marked = isinstance(getattr(value, _MARK, None), dict)  # what @hookimpl sets
-    except Exception:  # an attribute that cannot be read: not an impl
-        return None
-    if not marked:
+    # read without running ``__getattr__``: a mapping that answers any attribute
+    # (addict, python-box) is no impl, and must not be given a key by looking
+    mark = inspect.getattr_static(value, _MARK, None)
+    if not (isinstance(mark, dict) and mark.keys() >= _MARK_KEYS):  # what @hookimpl sets
         return None
     kind = type(value)
     what = f"{kind.__module__}.{kind.__qualname__}".removeprefix("builtins.")
