@@ -54,8 +54,10 @@ BUSY_PAUSES = (0.001, 0.002, 0.004, 0.008, 0.016)
 #: made (``O_EXCL``) and finds held is tried again while its name still leads to it: no
 #: claim holds a file made an instant ago, only another process's cleanup (a delete's,
 #: which removes it at once, unless that process is preempted: a busy machine) or,
-#: rarely, a claimant of the same new session that opened it first.
-MADE_PATIENCE = 5.0
+#: rarely, a claimant of the same new session that opened it first, which holds it for
+#: good: that claim is refused after this long (kept short for it, as ``claim`` waits
+#: holding the store's guard).
+MADE_PATIENCE = 0.5
 
 
 def hold_lock_file(path: Path, *, wait: bool) -> int | None:
