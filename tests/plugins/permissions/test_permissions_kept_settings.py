@@ -165,6 +165,21 @@ async def test_settings_registered_later_apply_at_the_next_call(layout):
     assert await decision(plugin, agent) == "deny"
 
 
+async def test_a_second_name_registered_later_applies_at_the_next_call(layout):
+    """Registered under ``permissions`` the settings are kept; registered under a
+    second name too, the options under that name apply at the next call (the names are
+    looked up in the harness's registry each call, not kept)."""
+    plugin = dsh_permissions.Permissions()
+    agent = agent_with(layout, {**allowed_by_rule(), "guard": {"deny": ["deploy"]}})
+    agent.harness = harness_with({"permissions": PermissionsSection}, Config(source="dsh.yml"))
+    assert await decision(plugin, agent) == "allow"
+    agent.harness.settings["guard"] = PermissionsSection
+    assert await decision(plugin, agent) == "deny"
+    assert last_rule(agent) == "deny: deploy"
+    del agent.harness.settings["guard"]
+    assert await decision(plugin, agent) == "allow"
+
+
 async def test_replaced_plugin_settings_apply_at_the_next_call(layout):
     plugin = dsh_permissions.Permissions()
     agent = agent_with(layout, allowed_by_rule())
