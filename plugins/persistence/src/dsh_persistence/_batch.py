@@ -25,7 +25,15 @@ from dsh_persistence._row_values import number, text
 if TYPE_CHECKING:
     from dsh.session import SessionEvent
 
-__all__ = ["Batch", "LoadedTail", "batch_of", "event_places", "loaded_of", "read_rows"]
+__all__ = [
+    "Batch",
+    "LoadedTail",
+    "LoadedTails",
+    "batch_of",
+    "event_places",
+    "loaded_of",
+    "read_rows",
+]
 
 
 class Batch(NamedTuple):
@@ -115,6 +123,30 @@ class LoadedTail(NamedTuple):
     def holds(self, next_seq: int, line: object) -> bool:
         """Whether a log stored as ``next_seq`` ending with ``line`` is the one loaded."""
         return next_seq == self.next_seq and line == self.line
+
+
+class LoadedTails(dict[str, LoadedTail]):
+    """The ends the last loads found, by session id (at most ``KEPT``), for a resume's
+    claim and first write; an append or delete of a session drops its own."""
+
+    KEPT = 64
+
+    def keep(self, session_id: str, end: LoadedTail) -> None:
+        if len(self) >= self.KEPT:
+            self.clear()
+        self[session_id] = end
+
+    def reused(
+        self, session_id: str, next_seq: int, last_line: Callable[[], object]
+    ) -> StoredTail | None:
+        """The tail kept for ``session_id`` while the log stored (``next_seq``, and
+        ``last_line()``, read only when one is kept) is still the one loaded; else None,
+        and it is dropped."""
+        end = self.get(session_id)
+        if end is not None and end.holds(next_seq, last_line()):
+            return end.tail
+        self.pop(session_id, None)
+        return None
 
 
 def loaded_of(

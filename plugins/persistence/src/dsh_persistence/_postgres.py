@@ -26,7 +26,7 @@ from dsh_persistence._backend import (
     StoredTail,
     _shown,
 )
-from dsh_persistence._batch import LoadedTail, batch_of, loaded_of, read_rows
+from dsh_persistence._batch import LoadedTails, batch_of, loaded_of, read_rows
 from dsh_persistence._errors import (
     PersistenceError,
     SessionConflictError,
@@ -47,7 +47,6 @@ MISSING_DRIVER = (
     "persistence.backend is postgresql, which needs psycopg 3: install the extra "
     "with `pip install 'dsh-persistence[postgres]'` ({reason})"
 )
-_LOADS_KEPT = 64  # tails remembered from loads, for a resume's claim and first write
 
 
 def driver() -> ModuleType:
@@ -89,7 +88,7 @@ class PostgresBackend(SessionBackend):
         #: then, the next seq stored then)
         self._unsynced: dict[str, tuple[int, int]] = {}
         #: session id -> where the last ``load`` found its stored log ending
-        self._loaded: dict[str, LoadedTail] = {}
+        self._loaded = LoadedTails()
         self._claims = AdvisoryClaims(self._conn.open, self._pg.Error)
 
     def __repr__(self) -> str:
@@ -331,10 +330,11 @@ class PostgresBackend(SessionBackend):
                 ).fetchone()
                 if row is None:
                     return None
-                loaded = self._loaded.get(session_id)  # unchanged since a ``load``
-                if loaded is not None and loaded.holds(int(row[0]), self._last(db, session_id)):
-                    return loaded.tail
-                self._loaded.pop(session_id, None)
+                kept = self._loaded.reused(
+                    session_id, int(row[0]), lambda: self._last(db, session_id)
+                )
+                if kept is not None:  # unchanged since a ``load``
+                    return kept
                 events = self._read_log(db, session_id, int(row[0]))
             return StoredTail(len(events), events[-1] if events else None)
 
@@ -376,9 +376,7 @@ class PostgresBackend(SessionBackend):
         (created, meta, next_seq), records = found
         loaded, end = loaded_of(session_id, created, meta, records, self.location, int(next_seq))
         with self._conn.lock:
-            if len(self._loaded) >= _LOADS_KEPT:
-                self._loaded.clear()
-            self._loaded[session_id] = end
+            self._loaded.keep(session_id, end)
         return loaded
 
     def headers(self) -> list[SessionHeader]:

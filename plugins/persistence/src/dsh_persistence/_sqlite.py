@@ -23,7 +23,7 @@ from dsh_persistence._backend import (
     SessionInfo,
     StoredTail,
 )
-from dsh_persistence._batch import LoadedTail, batch_of, loaded_of, read_rows
+from dsh_persistence._batch import LoadedTails, batch_of, loaded_of, read_rows
 from dsh_persistence._claims import ClaimFiles
 from dsh_persistence._errors import (
     PersistenceError,
@@ -54,9 +54,6 @@ __all__ = ["SCHEMA_VERSION", "SqliteBackend"]
 T = TypeVar("T")
 
 
-_LOADS_KEPT = 64  # tails remembered from loads, for a resume's claim and first write
-
-
 class SqliteBackend(SessionBackend):
     """Sessions in the SQLite database ``path``; connects on first use. ``source`` names
     the setting the path comes from, for messages (``persistence.database``)."""
@@ -80,7 +77,7 @@ class SqliteBackend(SessionBackend):
         self._file: FileId | None = None  # the database file ``_db`` has open
         self._marked = False  # ``_db`` is marked as dsh's (``mark``), known to be
         #: session id -> where the last ``load`` found its stored log ending
-        self._loaded: dict[str, LoadedTail] = {}
+        self._loaded = LoadedTails()
         #: The sessions this process continues: a locked file each, beside the database.
         self._claims = ClaimFiles(self.path.with_name(self.path.name + "-claims"))
 
@@ -335,10 +332,9 @@ class SqliteBackend(SessionBackend):
                 # Unchanged since ``load`` read all of it (a resume): kept for both the
                 # claim's check and the first write's, each of which would read it all.
                 stored = count(row[0], str(self.path), session_id)
-                loaded = self._loaded.get(session_id)
-                if loaded is not None and loaded.holds(stored, _last_line(db, session_id)):
-                    return loaded.tail
-                self._loaded.pop(session_id, None)
+                kept = self._loaded.reused(session_id, stored, lambda: _last_line(db, session_id))
+                if kept is not None:
+                    return kept
                 events = self._read_log(db, session_id, stored)
             return StoredTail(len(events), events[-1] if events else None)
 
@@ -371,9 +367,7 @@ class SqliteBackend(SessionBackend):
         # first write's can reuse this read while nothing has been stored since (reading
         # a long log again would double its cost). An append or delete drops it.
         with self._lock:
-            if len(self._loaded) >= _LOADS_KEPT:
-                self._loaded.clear()
-            self._loaded[session_id] = end
+            self._loaded.keep(session_id, end)
         return loaded
 
     def headers(self) -> list[SessionHeader]:
