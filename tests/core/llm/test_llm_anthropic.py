@@ -65,7 +65,7 @@ async def test_thinking_text_and_a_tool_use_with_input_json_deltas(split: str) -
         cache_write_tokens=120,
     )
     assert ReasoningDelta("", signature=SIGNATURE) in chunks
-    assert ToolCallDelta(2, id="toolu_01T1x1fJ34qAmk2tNTrN7Up6", name="get_weather") in chunks
+    assert ToolCallDelta(0, id="toolu_01T1x1fJ34qAmk2tNTrN7Up6", name="get_weather") in chunks
     assert sum(isinstance(c, UsageChunk) for c in chunks) == 1
     assert chunks[-1] == Finish("tool_calls")
     sent = server.requests[0]

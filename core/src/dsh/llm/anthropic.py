@@ -110,9 +110,14 @@ class AnthropicModel(HttpModel):
         done = False
         # the blocks dsh does not read, by index: the block's start, its input pieces
         own: dict[int, tuple[dict[str, Any], list[str]]] = {}
-        # a tool_use's input sent whole in its start, by index: sent at the block's end,
+        # a tool_use's input sent whole in its start, by call: sent at the block's end,
         # unless input_json_delta pieces came, which replace it (_block_start)
         whole: dict[int, str] = {}
+        # the open tool_use blocks: the server's block index -> dsh's call index, a new
+        # one per block (a server that reuses a block index still gives separate calls)
+        calls: dict[int, int] = {}
+        started = 0  # tool_use blocks so far
+        reported = False  # a message_delta gave the usage
         async with self.events("/messages", body, headers, key) as events:
             async for data in events:
                 try:
@@ -130,28 +135,33 @@ class AnthropicModel(HttpModel):
                             yield TextDelta(delta["text"])
                         elif what == "input_json_delta":
                             piece = delta["partial_json"]
+                            call = _open_call(calls, item["index"])
                             if whole and piece:  # the streamed input, not the start's
-                                whole.pop(item["index"], None)
-                            yield ToolCallDelta(item["index"], arguments=piece)
+                                whole.pop(call, None)
+                            yield ToolCallDelta(call, arguments=piece)
                         elif what == "thinking_delta":
                             yield ReasoningDelta(delta["thinking"])
                         elif what == "signature_delta":
                             yield ReasoningDelta("", signature=delta["signature"])
                     elif kind == "content_block_start":
                         block = item["content_block"]
+                        calls.pop(item["index"], None)  # a new block at its index
                         if block["type"] not in _READ_BLOCKS:
                             own[item["index"]] = (block, [])
                             continue
-                        chunk = _block_start(item["index"], block)
+                        chunk = _block_start(started, block)
+                        if block["type"] == "tool_use":
+                            calls[item["index"]] = started
+                            if block.get("input"):
+                                whole[started] = dumps(block["input"])
+                            started += 1
                         if chunk is not None:
                             yield chunk
-                        if block["type"] == "tool_use" and block.get("input"):
-                            whole[item["index"]] = dumps(block["input"])
                     elif kind == "content_block_stop":
                         if own and item.get("index") in own:
                             yield _own_block(own.pop(item["index"]))
-                        elif whole and item.get("index") in whole:
-                            yield ToolCallDelta(item["index"], arguments=whole.pop(item["index"]))
+                        elif (call := calls.pop(item.get("index"), -1)) in whole:
+                            yield ToolCallDelta(call, arguments=whole.pop(call))
                     elif kind == "message_start":
                         usage.update(mapping(self.name, item["message"], "usage"))
                     elif kind == "message_delta":
@@ -166,10 +176,13 @@ class AnthropicModel(HttpModel):
                         # does not replace message_start's count
                         later = mapping(self.name, item, "usage")
                         usage.update((k, v) for k, v in later.items() if v is not None)
+                        reported = True
                         yield UsageChunk(_usage(self.name, usage))
                     elif kind == "message_stop":
                         for left in _unstopped(own, whole):
                             yield left
+                        if usage and not reported:  # message_start's, with no message_delta
+                            yield UsageChunk(_usage(self.name, usage))
                         done = True
                         await self.drain(events)
                         break
@@ -178,6 +191,8 @@ class AnthropicModel(HttpModel):
                 except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
                     raise malformed(self.name, "event", data, exc, self.error_secrets(key)) from exc
         if not done:
+            if usage and not reported:  # the counts so far stay with the cut answer
+                yield UsageChunk(_usage(self.name, usage))
             raise ended_early(self.name, "message_stop", events, self.error_secrets(key))
         # the API's own word: "refusal" is the one stop reason it has mapped to "error"
         yield Finish(stop, "refusal" if stop == "error" else None)
@@ -197,6 +212,14 @@ def _block_start(index: int, block: dict[str, Any]) -> Chunk | None:
     if kind == "redacted_thinking":  # whole here, no deltas follow; sent back as it came
         return ReasoningDelta("", redacted=block["data"])
     return None  # an empty start
+
+
+def _open_call(calls: dict[int, int], index: int) -> int:
+    """The call of the ``tool_use`` block open at ``index``: a piece of input for a block
+    that has ended, or never started, belongs to no call."""
+    if index not in calls:
+        raise ValueError(f"no tool_use block is open at its index {index!r}")
+    return calls[index]
 
 
 def _unstopped(
