@@ -23,6 +23,7 @@ import httpx
 
 from dsh._secrets import redact
 from dsh.errors import ModelError
+from dsh.llm._error_events import streamed_error
 from dsh.llm._not_found import not_found_hint
 from dsh.llm._origin import seconds
 from dsh.llm._pool import MAX_CONNECTIONS
@@ -189,8 +190,10 @@ def error_from_status(
     try:
         payload = _first(json.loads(text))
         kind, message = _details(payload)
-    except ValueError:
-        kind, message = "", text or httpx.codes.get_reason_phrase(status)
+    except ValueError:  # an event stream whose event is the error, or not JSON at all
+        payload = streamed_error(body, headers.get("content-type", ""))
+        said = _details(payload) if payload is not None else None
+        kind, message = said or ("", text or httpx.codes.get_reason_phrase(status))
     if 300 <= status < 400:  # dsh does not follow redirects: the address is not the API's
         target = headers.get("location")
         kind, message = "", "the server redirects" + (f" to {target}" if target else "")

@@ -25,6 +25,7 @@ from dsh.errors import ModelError
 from dsh.llm._errors import error_from_body
 from dsh.llm._redact_json import quoted_start
 from dsh.llm._sse import body as body_of
+from dsh.llm._sse import is_event_stream
 
 __all__ = ["ERROR_BODY_LIMIT", "error_object", "is_event_stream", "not_streamed", "read_start"]
 
@@ -36,12 +37,6 @@ ERROR_BODY_LIMIT: Final = 64 * 1024
 #: may send a line a second, and its end is not waited for.
 QUOTE_WAIT: Final = 1.0
 _QUOTE_LIMIT: Final = 16 * 1024
-
-
-def is_event_stream(content_type: str) -> bool:
-    """Whether a Content-Type is an event stream; a media type's case does not matter
-    (RFC 9110, 8.3.1: ``Text/Event-Stream`` is one)."""
-    return "text/event-stream" in content_type.lower()
 
 
 async def read_start(response: httpx.Response, content_type: str | None = None) -> bytes:

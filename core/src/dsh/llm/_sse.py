@@ -22,7 +22,7 @@ from dsh.errors import ModelError
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Events", "SSEParser", "body", "ended_early", "event_data"]
+__all__ = ["Events", "SSEParser", "body", "ended_early", "event_data", "is_event_stream"]
 
 _BOM: Final = b"\xef\xbb\xbf"
 _STRAY_LINES: Final = 1000  # of an event, kept for ``leftover``
@@ -189,6 +189,12 @@ class SSEParser:
         if self._held:
             parts.append(b"".join(self._held).decode("utf-8", "replace"))
         return "\n".join(parts).strip()
+
+
+def is_event_stream(content_type: str) -> bool:
+    """Whether a Content-Type is an event stream; a media type's case does not matter
+    (RFC 9110, 8.3.1: ``Text/Event-Stream`` is one)."""
+    return "text/event-stream" in content_type.lower()
 
 
 def _size(limit: int) -> str:

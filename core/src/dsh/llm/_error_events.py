@@ -1,0 +1,55 @@
+"""An error response whose body is an event stream: the error it streams is the error.
+
+A server (or a gateway in front of it) may answer a streamed request that failed with
+its error status and the error as events (``event: error`` then ``data: {"error":
+{...}}``), as it would have sent one mid-stream. Read through the SSE parser, the first
+data that is a JSON error object is the error's body, as the same object sent as JSON
+is: its kind (``insufficient_quota``: not retried), words and wait. Quoted raw, its
+kind was lost (``HTTP 429: event: error data: {...}``, retried).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+from dsh.errors import ModelError
+from dsh.llm._sse import SSEParser, is_event_stream
+
+__all__ = ["streamed_error"]
+
+#: How a body of events starts, whatever its Content-Type says.
+_EVENT_STARTS: Final = (b"data:", b"event:")
+
+
+def streamed_error(body: bytes, content_type: str) -> Any:
+    """The first JSON error object (``{"error": ...}``, ``{"type": "error", ...}``, a
+    list of them) among the data of ``body``'s events, if it is an event stream (by its
+    ``content_type`` or its start); None for any other body, or one without such data."""
+    if not (is_event_stream(content_type) or body.lstrip().startswith(_EVENT_STARTS)):
+        return None
+    parser = SSEParser()
+    try:
+        found = [*parser.feed(body), *parser.end()]
+    except ModelError:  # a line without its end, far over an error body's size
+        return None
+    for data in found:
+        try:
+            payload = json.loads(data)
+        except ValueError:
+            continue
+        if isinstance(payload, list) and payload:  # Gemini's list of one error
+            payload = payload[0]
+        if _is_error(payload):
+            return payload
+    return None
+
+
+def _is_error(payload: object) -> bool:
+    """An error object: with an ``error`` member, or of type (or object) ``error``."""
+    return isinstance(payload, Mapping) and (
+        payload.get("error") is not None
+        or payload.get("type") == "error"
+        or payload.get("object") == "error"
+    )

@@ -1,0 +1,74 @@
+"""An error response (non-2xx) whose body is an event stream (``text/event-stream``,
+or a body starting with ``data:``/``event:``) is read through the SSE parser: the first
+data that is a JSON error object is the error, as the same object sent as JSON is (its
+kind, its words, its wait). Before, the body was quoted raw (``HTTP 500: event: error
+data: {...}``) and its kind lost: a 429 ``insufficient_quota`` so sent was retried,
+though the same body as JSON is not (found by a review of the HTTP adapters, s45)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from llm_wire import Reply, WireServer, error
+from test_llm_http import KEY, anthropic, fails, openai
+
+QUOTA = {
+    "error": {
+        "message": "You exceeded your current quota",
+        "type": "insufficient_quota",
+        "code": "insufficient_quota",
+    }
+}
+STREAM = {"content-type": "text/event-stream"}
+
+
+def events(*data: bytes, name: bytes = b"") -> bytes:
+    named = b"event: " + name + b"\n" if name else b""
+    return b"".join(named + b"data: " + piece + b"\n\n" for piece in data)
+
+
+@pytest.mark.parametrize(
+    ("body", "headers"),
+    [
+        pytest.param(events(json.dumps(QUOTA).encode()), STREAM, id="event-stream"),
+        pytest.param(events(json.dumps(QUOTA).encode(), name=b"error"), STREAM, id="named"),
+        pytest.param(events(json.dumps(QUOTA).encode()), {"content-type": "text/plain"}, id="data"),
+        pytest.param(events(b": hi", json.dumps(QUOTA).encode()), STREAM, id="after-other-data"),
+    ],
+)
+async def test_an_exhausted_quota_as_events_is_not_retried_as_json_is(
+    body: bytes, headers: dict[str, str]
+) -> None:
+    async with WireServer([error(429, QUOTA)]) as server:
+        as_json = await fails(openai(server.url))
+    async with WireServer([Reply(429, body, headers)] * 3) as server:
+        err = await fails(openai(server.url))
+        assert len(server.requests) == 1
+    assert (err.code, err.message) == (as_json.code, as_json.message)
+    assert err.message == (
+        "model 'wire': HTTP 429: insufficient_quota: You exceeded your current quota"
+    )
+
+
+async def test_an_anthropic_overload_as_an_error_event_keeps_its_kind_and_its_wait() -> None:
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    body = b"event: error\r\ndata: " + json.dumps({**overloaded, "retry_after": 7}).encode()
+    async with WireServer([Reply(529, body + b"\r\n\r\n", STREAM)]) as server:
+        err = await fails(anthropic(server.url, max_retries=0))
+    assert (err.code, err.retry_after) == ("SERVER", 7.0)
+    assert err.message == "model 'wire': HTTP 529: overloaded_error: Overloaded"
+
+
+async def test_an_error_event_of_words_is_its_words_and_the_key_is_hidden() -> None:
+    body = b"event: error\ndata: upstream failed for " + KEY.encode() + b"\n\n"
+    async with WireServer([Reply(500, body, STREAM)]) as server:
+        err = await fails(openai(server.url, max_retries=0))
+    assert (err.code, err.message) == ("SERVER", "model 'wire': HTTP 500: upstream failed for ***")
+
+
+async def test_events_without_an_error_object_are_quoted_as_before() -> None:
+    body = events(b'{"choices": []}')
+    async with WireServer([Reply(500, body, STREAM)]) as server:
+        err = await fails(openai(server.url, max_retries=0))
+    assert err.message == 'model \'wire\': HTTP 500: data: {"choices": []}'
