@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import atexit
 import json
+import socket
+import struct
 import threading
 import time
 from collections.abc import Coroutine
@@ -53,7 +55,8 @@ class Reply:
     status: int = 200
     body: bytes | list[bytes] = b""
     headers: dict[str, str] = field(default_factory=lambda: {"content-type": "text/event-stream"})
-    #: after the body: "end" (a complete response), "drop" (close mid-body) or "stall";
+    #: after the body: "end" (a complete response), "drop" (close mid-body), "reset"
+    #: (abort mid-body with a TCP reset: SO_LINGER 0) or "stall";
     #: status 0 sends nothing at all and stalls (with "drop": closes the connection)
     then: str = "end"
     pause: float = 0.0  # seconds between pieces (status 0: before closing or stalling)
@@ -227,6 +230,11 @@ class WireServer:
         if reply.then == "stall":
             await writer.drain()
             await self._stall(reader)
+        if reply.then == "reset":
+            await writer.drain()
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
         return False
 
     async def _stall(self, reader: asyncio.StreamReader) -> None:

@@ -71,4 +71,4 @@ async def test_events_without_an_error_object_are_quoted_as_before() -> None:
     body = events(b'{"choices": []}')
     async with WireServer([Reply(500, body, STREAM)]) as server:
         err = await fails(openai(server.url, max_retries=0))
-    assert err.message == 'model \'wire\': HTTP 500: data: {"choices": []}'
+    assert err.message == "model 'wire': HTTP 500: data: {\"choices\": []}"

@@ -312,9 +312,15 @@ def _transport(
             )
         what = "no data" if streaming else "no response"
         return ModelError("TIMEOUT", f"model {model!r}: {what} within {how_long} ({kind})")
+    if isinstance(exc, httpx.DecodingError):  # gzip said, and something else sent
+        said = f"the body from the server{at} could not be decoded: {detail}"
+        return ModelError("MALFORMED_RESPONSE", f"model {model!r}: {said} ({kind})")
     if streaming:
-        message = f"model {model!r}: the stream was cut off before it finished: {detail}"
-        return ModelError("STREAM_CLOSED", message)
+        if isinstance(exc, httpx.ReadError | httpx.WriteError):  # a reset: no words, often
+            reset = f"the server reset or closed the connection ({kind})"
+            detail = f"the connection broke: {detail}" if str(exc).strip() else reset
+        cut = f"the stream from the server{at} was cut off before it finished"
+        return ModelError("STREAM_CLOSED", f"model {model!r}: {cut}: {detail}")
     if isinstance(exc, httpx.RemoteProtocolError):
         if "disconnected" in detail:  # "Server disconnected without sending a response."
             said = f"the server{at} closed the connection before answering ({kind})"

@@ -38,6 +38,9 @@ __all__ = ["OpenAICompatibleModel"]
 #: Words of a refusal of ``reasoning_content`` for what it is missing (DeepSeek's
 #: "must be passed back", pydantic's "Field required"): no hint to turn it off then.
 _WANTED: Final = re.compile(r"must be passed|missing|required", re.IGNORECASE)
+#: Data this short may be ``[DONE]`` with white space around it: only such data is
+#: stripped to be compared (no chunk is copied for it).
+_DONE_SPACED: Final = 32
 
 
 def _refuses_reasoning(base_url: str) -> bool:
@@ -141,7 +144,8 @@ class OpenAICompatibleModel(HttpModel):
         refusals: list[str] = []  # the pieces of a refusal (OpenAI's delta.refusal)
         async with self.events("/chat/completions", body, headers, key) as events:
             async for data in events:
-                if data == "[DONE]":
+                # the marker with white space around it ("data: [DONE] ") is the marker
+                if data == "[DONE]" or (len(data) < _DONE_SPACED and data.strip() == "[DONE]"):
                     done = True
                     await self.drain(events)
                     break
