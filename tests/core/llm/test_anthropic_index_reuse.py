@@ -156,9 +156,13 @@ async def test_message_start_counts_with_a_message_delta_are_counted_once() -> N
 
 async def test_message_start_counts_stay_with_an_answer_cut_before_message_stop() -> None:
     got: list[object] = []
+
+    async def read(cut: AnthropicModel) -> None:
+        async for chunk in cut.stream(ASK):
+            got.append(chunk)
+
     async with WireServer([sse(begin(COUNTS) + TEXT)]) as server, model(server.url) as cut:
         with pytest.raises(ModelError) as caught:
-            async for chunk in cut.stream(ASK):
-                got.append(chunk)
+            await read(cut)
     assert caught.value.code == "STREAM_CLOSED"
     assert got[-1] == UsageChunk(Usage(input_tokens=14, output_tokens=3, cache_read_tokens=4))

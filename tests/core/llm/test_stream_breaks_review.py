@@ -97,6 +97,6 @@ def test_a_stream_cut_off_names_the_server(exc: httpx.HTTPError, said: str) -> N
     err = error_from_transport("m", exc, streaming=True, server="http://h:8")
     assert (err.code, err.message) == (
         "STREAM_CLOSED",
-        f"model 'm': the stream from the server at http://h:8 was cut off before it finished: "
+        "model 'm': the stream from the server at http://h:8 was cut off before it finished: "
         + said,
     )
