@@ -219,3 +219,86 @@ def test_a_plugin_holding_a_mapping_that_answers_any_attribute_registers() -> No
 
     assert pm.get_plugin("p") is plugin
     assert plugin.config == {"depth": 3}
+
+
+class Refusing:
+    """An object whose ``__getattr__`` raises for any attribute it lacks."""
+
+    def __getattr__(self, key: str) -> Any:
+        raise RuntimeError(f"no {key} here")
+
+
+def _function_holding(value: object, name: str = "value") -> Callable[[], None]:
+    def held() -> None:
+        pass
+
+    setattr(held, name, value)
+    return held
+
+
+@pytest.mark.parametrize("value", [AutoDict(depth=3), Refusing()], ids=["answers", "raises"])
+def test_a_function_holding_an_object_that_runs_getattr_is_no_plugin(value: object) -> None:
+    """Was: whether a function holds marked functions was asked with ``hasattr``, which
+    runs the held object's ``__getattr__``: a mapping answering any attribute made the
+    function a plugin (registered, doing nothing) and got a ``dsh_impl`` key, and one
+    raising made ``register`` raise that error."""
+    function = _function_holding(value)
+    pm = create_plugin_manager(load_entry_points=False)
+    said = "the function _function_holding.<locals>.held is not a plugin;"
+    with pytest.raises(PluginValidationError, match=re.escape(said)):
+        pm.register(function, "p")
+    assert pm.get_plugin("p") is None
+    assert value == {"depth": 3} or isinstance(value, Refusing)
+
+
+@hookimpl
+def _held_impl(register: Any) -> None:
+    pass
+
+
+class _Holder:
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "impl", [_held_impl, _Holder().register_tools], ids=["function", "bound-method"]
+)
+def test_a_function_holding_a_marked_function_is_a_plugin(impl: object) -> None:
+    """As pluggy takes it: the marked function held is the plugin's impl."""
+    function = _function_holding(impl, "register_tools")
+    pm = create_plugin_manager(load_entry_points=False)
+    pm.register(function, "p")
+    assert pm.get_plugin("p") is function
+
+
+class Answering:
+    """A plugin whose ``__getattr__`` answers any attribute (a proxy, a config object)."""
+
+    def __getattr__(self, key: str) -> Any:
+        if key.startswith("__"):
+            raise AttributeError(key)
+        return {}
+
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        pass
+
+
+class Descriptor(Answering):
+    """``Answering`` whose class has ``__get__``, so that ``inspect.isroutine`` holds."""
+
+    def __get__(self, owner: object, kind: type | None = None) -> Descriptor:
+        return self
+
+
+@pytest.mark.parametrize("plugin", [Answering(), Descriptor()], ids=["object", "routine"])
+def test_a_plugin_answering_any_attribute_registers(plugin: object) -> None:
+    """Was: its ``dsh_hookspecs`` was read with ``getattr`` (the ``{}`` it answered was
+    taken for hookspecs: a ``ValueError``), and whether it is a marked function with
+    ``hasattr`` (answered: it was refused as a hook impl). Both are read as pluggy reads
+    a plugin, without running its code."""
+    pm = create_plugin_manager(load_entry_points=False)
+    pm.register(plugin, "p")
+    assert [impl.plugin for impl in pm.hook.register_tools.get_hookimpls()][-1] is plugin

@@ -22,7 +22,18 @@ _MARK_KEYS = frozenset({"tryfirst", "trylast", "optionalhook", "specname"})
 
 def is_hook_impl(plugin: object) -> bool:
     """Whether ``plugin`` is a function marked ``@hookimpl``, not a plugin holding one."""
-    return inspect.isroutine(plugin) and hasattr(plugin, _MARK)
+    return inspect.isroutine(plugin) and _mark(plugin) is not None
+
+
+def _mark(value: object) -> dict[str, object] | None:
+    """The ``@hookimpl`` mark ``value`` holds (a bound method: its function's), or None.
+    Read without running its code (``__getattr__``, a property), as pluggy reads it: an
+    object answering any attribute (addict, python-box) is no impl and must not be given
+    a key by looking, nor one raising for any make registering raise that."""
+    if isinstance(value, types.MethodType):
+        value = value.__func__
+    mark = inspect.getattr_static(value, _MARK, None)
+    return mark if isinstance(mark, dict) else None
 
 
 def no_hooks_in(plugin: object) -> str | None:
@@ -42,7 +53,7 @@ def no_hooks_in(plugin: object) -> str | None:
     if isinstance(plugin, str | bytes | bool | int | float | complex):
         return f"the {kind.__name__} {repr_cut(plugin)}"
     if inspect.isroutine(plugin):
-        if any(hasattr(value, _MARK) for value in getattr(plugin, "__dict__", {}).values()):
+        if any(_mark(value) is not None for value in getattr(plugin, "__dict__", {}).values()):
             return None
         return f"the function {getattr(plugin, '__qualname__', repr(plugin))}"
     article = "an" if kind.__name__[:1] in "aeiou" else "a"
@@ -85,10 +96,8 @@ def not_a_function(name: str, value: object) -> str | None:
     and passes over anything else without a word."""
     if inspect.isroutine(value):
         return None
-    # read without running ``__getattr__``: a mapping that answers any attribute
-    # (addict, python-box) is no impl, and must not be given a key by looking
-    mark = inspect.getattr_static(value, _MARK, None)
-    if not (isinstance(mark, dict) and mark.keys() >= _MARK_KEYS):  # what @hookimpl sets
+    mark = _mark(value)
+    if mark is None or not mark.keys() >= _MARK_KEYS:  # not what @hookimpl sets
         return None
     kind = type(value)
     what = f"{kind.__module__}.{kind.__qualname__}".removeprefix("builtins.")

@@ -143,7 +143,9 @@ class PluginManager(pluggy.PluginManager):
         taken = self.get_name(plugin) if self.is_registered(plugin) else None
         if taken is not None or self.get_plugin(name) is not None:
             raise PluginValidationError(name, self._taken(name, taken))
-        specs = getattr(plugin, "dsh_hookspecs", None)
+        # read as pluggy reads impls, without running the plugin's code: a plugin whose
+        # __getattr__ answers anything (a proxy) brings no specs by answering
+        specs = inspect.getattr_static(plugin, "dsh_hookspecs", None)
         if specs is not None:
             clash = spec_clash(self, specs, self._spec_owners)
             if clash is not None:
