@@ -5,6 +5,13 @@ models unknown, its settings unread, with nothing said. Its other hooks (observe
 interception hooks) do run from its registration on, which is why it is a warning,
 not a refusal: pluggy, and pytest for a plugin registered late, take it too. Checked
 when plugins change only, never on a call.
+
+A plugin registered while the harness starts (from a start-up hook's impl) misses the
+start-up hooks whose call has begun: a call walks the impls there were when it began.
+It is warned of those, and only those.
+
+Under ``-W error`` the warning raises out of ``PluginManager.register``, which then
+unregisters the plugin again: a registration that raised has registered nothing.
 """
 
 from __future__ import annotations
@@ -28,19 +35,27 @@ START_HOOKS: Final = (
 
 
 class LatePluginWarning(UserWarning):
-    """A plugin was registered after the harness started, and implements hooks the
-    harness calls only while it starts: those impls will never run."""
+    """A plugin was registered after the harness started (or while it started), and
+    implements hooks the harness calls once while it starts, whose call had begun: those
+    impls will never run."""
 
 
 class StartedPlugins:
-    """A listener of the plugin manager's changes, added when the harness has run its
-    start-up hooks: warns of each plugin registered from then on that implements one."""
+    """A listener of the plugin manager's changes, added before the harness calls its
+    first start-up hook and told as each begins: warns of each plugin registered from
+    then on that implements one whose call has begun."""
 
-    __slots__ = ("_known", "_pm")
+    __slots__ = ("_begun", "_known", "_pm")
 
     def __init__(self, pm: pluggy.PluginManager) -> None:
         self._pm: Final = pm
         self._known = self._names()
+        self._begun: list[str] = []
+
+    def begin(self, hook: str) -> None:
+        """The harness calls start-up hook ``hook`` next: a plugin registered from now
+        on misses it (a call walks the impls there were when it began)."""
+        self._begun.append(hook)
 
     def _names(self) -> set[str]:
         return {name for name, plugin in self._pm.list_name_plugin() if plugin is not None}
@@ -49,16 +64,22 @@ class StartedPlugins:
         names = self._names()
         new, self._known = names - self._known, names
         for name in sorted(new):
-            hooks = [hook for hook in START_HOOKS if _implements(self._pm, name, hook)]
+            hooks = [hook for hook in START_HOOKS if hook in self._begun]
+            hooks = [hook for hook in hooks if _implements(self._pm, name, hook)]
             if hooks:
                 warnings.warn(
-                    f"plugin {name!r} was registered after the harness started, so its "
+                    f"plugin {name!r} was registered {self._when()}, so its "
                     f"{', '.join(hooks)} impl{'s' if len(hooks) > 1 else ''} will never run "
                     "(the harness calls those hooks once, while it starts; its other hooks "
                     "do run): register it before entering the harness",
                     LatePluginWarning,
                     stacklevel=4,  # the caller of PluginManager.register
                 )
+
+    def _when(self) -> str:
+        if "harness_started" in self._begun:
+            return "after the harness started"
+        return f"while the harness was starting (from its {self._begun[-1]} call on)"
 
 
 def _implements(pm: pluggy.PluginManager, name: str, hook: str) -> bool:

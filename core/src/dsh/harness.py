@@ -116,7 +116,7 @@ class Harness:
         #: "started" from the first ``__aenter__`` on, "stopped" once it has left
         self._entered: str | None = None
         self._agents: AgentRegistry | None = None
-        #: while started: warns of a plugin registered late (``dsh._late_plugins``)
+        #: from start on: warns of a plugin registered late (``dsh._late_plugins``)
         self._late: StartedPlugins | None = None
         self._secrets: tuple[str, ...] | None = None
         #: the models' written keys ``_secrets`` was found with (``secrets``)
@@ -185,6 +185,11 @@ class Harness:
         """Sessions tell the ``session_event`` hook about events only while some plugin
         implements it (kept up to date as plugins come and go)."""
         self.sessions.observer = self.relay.event_observer()
+
+    def _unfollow_late(self) -> None:
+        if self._late is not None:
+            self.pm.dispatcher.listeners.remove(self._late)
+            self._late = None
 
     def _add_reducer(self, plugin: str, event_type: str, reducer: HistoryReducer) -> None:
         try:  # a plugin's own type only: the core logs its types without a take-back
@@ -267,6 +272,7 @@ class Harness:
             return await self._start()
         except BaseException:
             self._entered = "stopped"
+            self._unfollow_late()  # failed before its task group: __aexit__ did not
             raise
 
     async def _start(self) -> Harness:
@@ -274,27 +280,32 @@ class Harness:
         from dsh._secrets import remember
         from dsh.config import add_settings
 
+        late = self._late = StartedPlugins(self.pm)  # told of each start-up hook's call
+        self.pm.dispatcher.listeners.append(late)
+        late.begin("register_settings")
         self.relay.register_settings(partial(add_settings, self.settings))
         self._config = self._load_config()
         source = self._config.source
         self.models.config_source = None if source == "<defaults>" else source
+        late.begin("register_secrets")
         self.relay.register_secrets(self.secret_variables.add)
         self._secrets = None  # with what was just registered
         self.secrets()  # read now, so that a log record quoting a key shows it hidden
         # log records look up the proxy variables in lower and upper case only: one of
         # another case (Http_Proxy) is remembered now, every name of the environment read
         remember(proxy_secrets())
+        late.begin("register_history_reducers")
         self.relay.register_history_reducers(self._add_reducer)
+        late.begin("register_models")
         self.relay.register_models(self.models.add)
         self._add_config_models(self._config)
+        late.begin("register_tools")
         self.relay.register_tools(self.tools.add)
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
         self._task_group = task_group
         self._follow_observers()
         self.pm.dispatcher.listeners.append(self._follow_observers)
-        self._late = StartedPlugins(self.pm)  # the start-up hooks ran, but harness_started
-        self.pm.dispatcher.listeners.append(self._late)
         self._agents = AgentRegistry(
             task_group=task_group,
             relay=self.relay,
@@ -307,6 +318,7 @@ class Harness:
             starts_agents=self._starts_agents,
         )
         try:
+            late.begin("harness_started")
             await self.relay.harness_started(self)
             for agent in self._config.agents if self._starts_agents else ():
                 options = agent.agent_options(agent.model or self._config.default_model)
@@ -345,9 +357,7 @@ class Harness:
             # had not raised, and the body's own exception propagates unwrapped (not as
             # an exception group). An agent task that crashed still raises here.
             self.pm.dispatcher.listeners.remove(self._follow_observers)
-            if self._late is not None:
-                self.pm.dispatcher.listeners.remove(self._late)
-                self._late = None
+            self._unfollow_late()
             try:
                 await task_group.__aexit__(None, None, None)
             finally:

@@ -160,7 +160,14 @@ class PluginManager(pluggy.PluginManager):
             registered = super().register(plugin, name)
         finally:
             self._registering = None
-        self.dispatcher.invalidate()
+        try:
+            self.dispatcher.invalidate()
+        except BaseException:
+            # a listener raised (dsh.plugins.LatePluginWarning under -W error): the
+            # caller is told the registration failed, so it must not stand, hooks running
+            if registered is not None:
+                self.unregister(name=registered)
+            raise
         return registered
 
     def _taken(self, name: str, taken: str | None) -> str:
