@@ -11,6 +11,7 @@ from json import dumps, loads
 from typing import Any, Final
 
 from dsh._provider_table import BUILT_IN, KEY_HEADERS
+from dsh.errors import ModelError
 from dsh.llm._counts import count, mapping
 from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
@@ -118,82 +119,87 @@ class AnthropicModel(HttpModel):
         calls: dict[int, int] = {}
         started = 0  # tool_use blocks so far
         reported = False  # a message_delta gave the usage
-        async with self.events("/messages", body, headers, key) as events:
-            async for data in events:
-                try:
-                    item = loads(data)
-                    # {"error": ...} without a type: an error in the OpenAI shape (and
-                    # what the SSE parser makes of an error event that lacks one)
-                    kind = item["type"] if "type" in item or "error" not in item else "error"
-                    if kind == "content_block_delta":
-                        if own and item.get("index") in own:
-                            _own_delta(own[item["index"]], item["delta"])
-                            continue  # a server tool's input, say: not a call of dsh's
-                        delta = item["delta"]
-                        what = delta["type"]
-                        if what == "text_delta":
-                            yield TextDelta(delta["text"])
-                        elif what == "input_json_delta":
-                            piece = delta["partial_json"]
-                            call = _open_call(calls, item["index"])
-                            if whole and piece:  # the streamed input, not the start's
-                                whole.pop(call, None)
-                            yield ToolCallDelta(call, arguments=piece)
-                        elif what == "thinking_delta":
-                            yield ReasoningDelta(delta["thinking"])
-                        elif what == "signature_delta":
-                            yield ReasoningDelta("", signature=delta["signature"])
-                    elif kind == "content_block_start":
-                        block = item["content_block"]
-                        calls.pop(item["index"], None)  # a new block at its index
-                        if block["type"] not in _READ_BLOCKS:
-                            own[item["index"]] = (block, [])
-                            continue
-                        chunk = _block_start(started, block)
-                        if block["type"] == "tool_use":
-                            calls[item["index"]] = started
-                            if block.get("input"):
-                                whole[started] = dumps(block["input"])
-                            started += 1
-                        if chunk is not None:
-                            yield chunk
-                    elif kind == "content_block_stop":
-                        if own and item.get("index") in own:
-                            yield _own_block(own.pop(item["index"]))
-                        elif (call := calls.pop(item.get("index"), -1)) in whole:
-                            yield ToolCallDelta(call, arguments=whole.pop(call))
-                    elif kind == "message_start":
-                        usage.update(mapping(self.name, item["message"], "usage"))
-                    elif kind == "message_delta":
-                        for left in _unstopped(own, whole):  # a server that sent no block stop
-                            yield left
-                        reason = item["delta"].get("stop_reason")
-                        if reason:
-                            if not isinstance(reason, str):
-                                raise TypeError("its stop_reason is not text")
-                            stop = _STOP_REASONS.get(reason.lower(), "stop")
-                        # the newer API repeats counts here, some null: a null
-                        # does not replace message_start's count
-                        later = mapping(self.name, item, "usage")
-                        usage.update((k, v) for k, v in later.items() if v is not None)
-                        reported = True
-                        yield UsageChunk(_usage(self.name, usage))
-                    elif kind == "message_stop":
-                        for left in _unstopped(own, whole):
-                            yield left
-                        if usage and not reported:  # message_start's, with no message_delta
+        try:
+            async with self.events("/messages", body, headers, key) as events:
+                async for data in events:
+                    try:
+                        item = loads(data)
+                        # {"error": ...} without a type: an error in the OpenAI shape (and
+                        # what the SSE parser makes of an error event that lacks one)
+                        kind = item["type"] if "type" in item or "error" not in item else "error"
+                        if kind == "content_block_delta":
+                            if own and item.get("index") in own:
+                                _own_delta(own[item["index"]], item["delta"])
+                                continue  # a server tool's input, say: not a call of dsh's
+                            delta = item["delta"]
+                            what = delta["type"]
+                            if what == "text_delta":
+                                yield TextDelta(delta["text"])
+                            elif what == "input_json_delta":
+                                piece = delta["partial_json"]
+                                call = _open_call(calls, item["index"])
+                                if whole and piece:  # the streamed input, not the start's
+                                    whole.pop(call, None)
+                                yield ToolCallDelta(call, arguments=piece)
+                            elif what == "thinking_delta":
+                                yield ReasoningDelta(delta["thinking"])
+                            elif what == "signature_delta":
+                                yield ReasoningDelta("", signature=delta["signature"])
+                        elif kind == "content_block_start":
+                            block = item["content_block"]
+                            calls.pop(item["index"], None)  # a new block at its index
+                            if block["type"] not in _READ_BLOCKS:
+                                own[item["index"]] = (block, [])
+                                continue
+                            chunk = _block_start(started, block)
+                            if block["type"] == "tool_use":
+                                calls[item["index"]] = started
+                                if block.get("input"):
+                                    whole[started] = dumps(block["input"])
+                                started += 1
+                            if chunk is not None:
+                                yield chunk
+                        elif kind == "content_block_stop":
+                            if own and item.get("index") in own:
+                                yield _own_block(own.pop(item["index"]))
+                            elif (call := calls.pop(item.get("index"), -1)) in whole:
+                                yield ToolCallDelta(call, arguments=whole.pop(call))
+                        elif kind == "message_start":
+                            usage.update(mapping(self.name, item["message"], "usage"))
+                        elif kind == "message_delta":
+                            for left in _unstopped(own, whole):  # a server that sent no block stop
+                                yield left
+                            reason = item["delta"].get("stop_reason")
+                            if reason:
+                                if not isinstance(reason, str):
+                                    raise TypeError("its stop_reason is not text")
+                                stop = _STOP_REASONS.get(reason.lower(), "stop")
+                            # the newer API repeats counts here, some null: a null
+                            # does not replace message_start's count
+                            later = mapping(self.name, item, "usage")
+                            usage.update((k, v) for k, v in later.items() if v is not None)
+                            reported = True
                             yield UsageChunk(_usage(self.name, usage))
-                        done = True
-                        await self.drain(events)
-                        break
-                    elif kind == "error":
-                        raise error_from_body(self.name, item, secret=self.error_secrets(key))
-                except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
-                    raise malformed(self.name, "event", data, exc, self.error_secrets(key)) from exc
-        if not done:
-            if usage and not reported:  # the counts so far stay with the cut answer
+                        elif kind == "message_stop":
+                            for left in _unstopped(own, whole):
+                                yield left
+                            if usage and not reported:  # message_start's, with no message_delta
+                                yield UsageChunk(_usage(self.name, usage))
+                            done = True
+                            await self.drain(events)
+                            break
+                        elif kind == "error":
+                            raise error_from_body(self.name, item, secret=self.error_secrets(key))
+                    except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
+                        raise malformed(
+                            self.name, "event", data, exc, self.error_secrets(key)
+                        ) from exc
+            if not done:
+                raise ended_early(self.name, "message_stop", events, self.error_secrets(key))
+        except ModelError:  # cut off, reset, an error event: the counts so far stay
+            if usage and not reported:  # with the cut answer (message_start's)
                 yield UsageChunk(_usage(self.name, usage))
-            raise ended_early(self.name, "message_stop", events, self.error_secrets(key))
+            raise
         # the API's own word: "refusal" is the one stop reason it has mapped to "error"
         yield Finish(stop, "refusal" if stop == "error" else None)
 
