@@ -1,5 +1,5 @@
 """An error response (non-2xx) whose body is an event stream (``text/event-stream``,
-or a body starting with ``data:``/``event:``) is read through the SSE parser: the first
+or a body starting as one: a field, ``data:``, ``event:``..., or a comment) is read through the SSE parser: the first
 data that is a JSON error object is the error, as the same object sent as JSON is (its
 kind, its words, its wait). Before, the body was quoted raw (``HTTP 500: event: error
 data: {...}``) and its kind lost: a 429 ``insufficient_quota`` so sent was retried,
@@ -21,6 +21,7 @@ QUOTA = {
     }
 }
 STREAM = {"content-type": "text/event-stream"}
+PLAIN = {"content-type": "text/plain"}
 
 
 def events(*data: bytes, name: bytes = b"") -> bytes:
@@ -35,6 +36,18 @@ def events(*data: bytes, name: bytes = b"") -> bytes:
         pytest.param(events(json.dumps(QUOTA).encode(), name=b"error"), STREAM, id="named"),
         pytest.param(events(json.dumps(QUOTA).encode()), {"content-type": "text/plain"}, id="data"),
         pytest.param(events(b": hi", json.dumps(QUOTA).encode()), STREAM, id="after-other-data"),
+        # under a Content-Type that is not an event stream, known by any start of one: a
+        # byte order mark, a comment, or another field first (found by a re-review, s45)
+        *(
+            pytest.param(start + events(json.dumps(QUOTA).encode()), PLAIN, id=name)
+            for name, start in [
+                ("bom", "\ufeff".encode()),
+                ("comment", b": keep-alive\n\n"),
+                ("id", b"id: 1\n"),
+                ("retry", b"retry: 500\n"),
+                ("bom-event", "\ufeff".encode() + b"event: error\n"),
+            ]
+        ),
     ],
 )
 async def test_an_exhausted_quota_as_events_is_not_retried_as_json_is(

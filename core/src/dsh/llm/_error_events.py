@@ -19,15 +19,18 @@ from dsh.llm._sse import SSEParser, is_event_stream
 
 __all__ = ["streamed_error"]
 
-#: How a body of events starts, whatever its Content-Type says.
-_EVENT_STARTS: Final = (b"data:", b"event:")
+#: How a body of events starts, whatever its Content-Type says: a field's name, or a
+#: comment (``: keep-alive``), after a byte order mark, if any, and white space.
+_EVENT_STARTS: Final = (b"data:", b"event:", b"id:", b"retry:", b":")
+_BOM: Final = "\ufeff".encode()
 
 
 def streamed_error(body: bytes, content_type: str) -> Any:
     """The first JSON error object (``{"error": ...}``, ``{"type": "error", ...}``, a
     list of them) among the data of ``body``'s events, if it is an event stream (by its
     ``content_type`` or its start); None for any other body, or one without such data."""
-    if not (is_event_stream(content_type) or body.lstrip().startswith(_EVENT_STARTS)):
+    start = body.removeprefix(_BOM).lstrip()
+    if not (is_event_stream(content_type) or start.startswith(_EVENT_STARTS)):
         return None
     parser = SSEParser()
     try:
