@@ -18,7 +18,7 @@ from test_llm_stream_error_events import ANTHROPIC_START
 from dsh.config import ModelConfig
 from dsh.errors import ModelError
 from dsh.harness import Harness
-from dsh.llm import UsageChunk
+from dsh.llm import Chunk, UsageChunk
 from dsh.llm.anthropic import AnthropicModel
 from dsh.messages import ModelRequest, Usage, UserMessage
 from dsh.testing import check_invariants, run_turn
@@ -37,6 +37,13 @@ ENDINGS = {
 }
 
 
+async def read(model: AnthropicModel, got: list[Chunk]) -> None:
+    """The model's chunks for ``ASK`` into ``got``, until it raises."""
+    async with aclosing(model.stream(ASK)) as stream:
+        async for chunk in stream:
+            got.append(chunk)
+
+
 @pytest.mark.parametrize("ending", list(ENDINGS))
 async def test_message_start_counts_come_before_the_error(ending: str) -> None:
     more, then, code = ENDINGS[ending]
@@ -44,11 +51,9 @@ async def test_message_start_counts_come_before_the_error(ending: str) -> None:
         model = AnthropicModel(
             "wire", ModelConfig(provider="anthropic", model="c", base_url=server.url)
         )
-        got = []
+        got: list[Chunk] = []
         with pytest.raises(ModelError) as caught:
-            async with aclosing(model.stream(ASK)) as stream:
-                async for chunk in stream:
-                    got.append(chunk)
+            await read(model, got)
         await model.aclose()
     assert caught.value.code == code
     assert got[-1] == UsageChunk(Usage(input_tokens=3))

@@ -1,9 +1,10 @@
 """An error response (non-2xx) whose body is an event stream (``text/event-stream``,
 or a body starting as one: a field, ``data:``, ``event:``..., or a comment) is read
 through the SSE parser: the first data that is a JSON error object is the error, as the
-same object sent as JSON is (its kind, its words, its wait). Before, the body was quoted raw (``HTTP 500: event: error
-data: {...}``) and its kind lost: a 429 ``insufficient_quota`` so sent was retried,
-though the same body as JSON is not (found by a review of the HTTP adapters, s45)."""
+same object sent as JSON is (its kind, its words, its wait). Before, the body was
+quoted raw (``HTTP 500: event: error data: {...}``) and its kind lost: a 429
+``insufficient_quota`` so sent was retried, though the same body as JSON is not (found
+by a review of the HTTP adapters, s45)."""
 
 from __future__ import annotations
 

@@ -46,3 +46,25 @@ def test_a_slash_written_escaped_is_seen() -> None:
     data = '{"x": "' + key.replace("/", "\\/") + '"}'
     error = malformed("m", "chunk", data, ValueError("no"), (key,))
     assert "56789" not in error.message, error.message
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        # events with no error object: the body is quoted as it came (s45 re-review)
+        (b'data: {"x": "bad key ' + ESCAPED.encode() + b'"}\n\n', "text/event-stream"),
+        # a body that is not JSON, cut short, say
+        (b'{"detail": "bad key ' + ESCAPED.encode() + b'", "cut', "application/json"),
+        (b"bad key " + ESCAPED.encode(), "text/plain"),
+        # an error event of words
+        (b"event: error\ndata: bad key " + ESCAPED.encode() + b"\n\n", "text/event-stream"),
+    ],
+)
+async def test_an_error_status_s_raw_body_quoting_an_escaped_key_hides_it(
+    body: bytes, kind: str
+) -> None:
+    async with WireServer([Reply(401, body, {"content-type": kind})]) as server:
+        err = await fails(openai(server.url, max_retries=0))
+    assert err.code == "AUTH"
+    assert "bad key" in err.message
+    assert "0123456789" not in err.message, err.message

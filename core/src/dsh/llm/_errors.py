@@ -21,13 +21,12 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import httpx
 
-from dsh._secrets import redact
 from dsh.errors import ModelError
 from dsh.llm._error_events import streamed_error
 from dsh.llm._not_found import not_found_hint
 from dsh.llm._origin import seconds
 from dsh.llm._pool import MAX_CONNECTIONS
-from dsh.llm._redact_json import quoted_start
+from dsh.llm._redact_json import escapes_hidden, quoted_start
 from dsh.llm._window import context_sizes
 
 if TYPE_CHECKING:
@@ -144,9 +143,10 @@ def _shorten(text: str) -> str:
 
 def _redact(text: str, secret: Secrets) -> str:
     """``text`` with the key (or each of the keys) hidden: whole, or a start or end of
-    at least half of it (a server that quotes the key cut short, as some do)."""
+    at least half of it (a server that quotes the key cut short, as some do), also where
+    written with JSON escapes (a raw body, words decoded from JSON that quote some)."""
     values = _values(secret)
-    return redact(text, values) if values else text
+    return escapes_hidden(text, values) if values else text
 
 
 def _values(secret: Secrets) -> tuple[str, ...]:

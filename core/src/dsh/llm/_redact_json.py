@@ -190,10 +190,19 @@ def quotable(text: str, secrets: tuple[str, ...]) -> str:
     try:
         text = json.dumps(json.loads(text), ensure_ascii=False)
     except (ValueError, RecursionError):
-        spelled, chars = json_secrets(secrets)
-        escapes = JsonEscapes(chars)
-        return redact(escapes.feed(text) + escapes.flush(), spelled)
+        return escapes_hidden(text, secrets)
     return redact(text, json_secrets(secrets)[0])
+
+
+def escapes_hidden(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` (a server's words, not JSON) with ``secrets`` hidden, also where written
+    with JSON escapes: those of the secrets' characters written plainly first."""
+    secrets = tuple(secret for secret in secrets if secret)
+    if not secrets:
+        return text
+    spelled, chars = json_secrets(secrets)
+    escapes = JsonEscapes(chars)
+    return redact(escapes.feed(text) + escapes.flush(), spelled)
 
 
 def quoted_start(text: str, secrets: tuple[str, ...], *, cut: str = "") -> str:
