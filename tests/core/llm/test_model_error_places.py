@@ -138,7 +138,12 @@ async def test_a_connection_closed_before_any_answer_is_said_so() -> None:
         (
             httpx.ReadError("[Errno 104] Connection reset by peer"),
             "the connection to the server at http://h:8 broke before it answered: "
-            "[Errno 104] Connection reset by peer",
+            "[Errno 104] Connection reset by peer (ReadError)",
+        ),
+        (  # no words (asyncio's reset): what it most likely was, as mid-stream
+            httpx.ReadError(""),
+            "the connection to the server at http://h:8 broke before it answered: "
+            "the server reset or closed the connection (ReadError)",
         ),
         (
             httpx.RemoteProtocolError("illegal status line: bytearray(b'SSH-2.0')"),

@@ -315,10 +315,10 @@ def _transport(
     if isinstance(exc, httpx.DecodingError):  # gzip said, and something else sent
         said = f"the body from the server{at} could not be decoded: {detail}"
         return ModelError("MALFORMED_RESPONSE", f"model {model!r}: {said} ({kind})")
+    if isinstance(exc, httpx.ReadError | httpx.WriteError):  # a reset: no words, often
+        words = detail if str(exc).strip() else "the server reset or closed the connection"
+        detail = f"{words} ({kind})"
     if streaming:
-        if isinstance(exc, httpx.ReadError | httpx.WriteError):  # a reset: no words, often
-            reset = f"the server reset or closed the connection ({kind})"
-            detail = f"the connection broke: {detail}" if str(exc).strip() else reset
         cut = f"the stream from the server{at} was cut off before it finished"
         return ModelError("STREAM_CLOSED", f"model {model!r}: {cut}: {detail}")
     if isinstance(exc, httpx.RemoteProtocolError):
