@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 
+import anyio
 import pytest
-from llm_wire import Reply, WireServer, error
+from llm_wire import STALL_LIMIT, Reply, WireServer, error
 from test_llm_http import KEY, anthropic, fails, openai
 
 QUOTA = {
@@ -86,3 +87,20 @@ async def test_events_without_an_error_object_are_quoted_as_before() -> None:
     async with WireServer([Reply(500, body, STREAM)]) as server:
         err = await fails(openai(server.url, max_retries=0))
     assert err.message == "model 'wire': HTTP 500: data: {\"choices\": []}"
+
+
+@pytest.mark.parametrize("pieces", [1, 7], ids=["whole", "in-pieces"])
+async def test_an_error_stream_left_open_after_its_error_is_not_waited_for(pieces: int) -> None:
+    """The error event is the error: the body is read up to it, not to its end (a server
+    that keeps the stream open held the request until a timeout; s45 re-review)."""
+    body = b": hi\n\n" + events(json.dumps(QUOTA).encode(), name=b"error")
+    parts = [body[i : i + pieces] for i in range(0, len(body), pieces)] if pieces > 1 else [body]
+    async with WireServer([Reply(429, parts, STREAM, then="stall")]) as server:
+        err = await fails(openai(server.url, max_retries=0, timeout=60))
+        # the client closed the stalled reply (the server did not give up on it: it
+        # does after STALL_LIMIT, without setting the flag)
+        with anyio.fail_after(STALL_LIMIT):
+            await server.disconnected.wait()
+    assert err.message == (
+        "model 'wire': HTTP 429: insufficient_quota: You exceeded your current quota"
+    )

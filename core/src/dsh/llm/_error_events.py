@@ -17,7 +17,7 @@ from typing import Any, Final
 from dsh.errors import ModelError
 from dsh.llm._sse import SSEParser, is_event_stream
 
-__all__ = ["streamed_error"]
+__all__ = ["error_in", "streamed_error"]
 
 #: How a body of events starts, whatever its Content-Type says: a field's name, or a
 #: comment (``: keep-alive``), after a byte order mark, if any, and white space.
@@ -38,15 +38,21 @@ def streamed_error(body: bytes, content_type: str) -> Any:
     except ModelError:  # a line without its end, far over an error body's size
         return None
     for data in found:
-        try:
-            payload = json.loads(data)
-        except ValueError:
-            continue
-        if isinstance(payload, list) and payload:  # Gemini's list of one error
-            payload = payload[0]
-        if _is_error(payload):
+        if (payload := error_in(data)) is not None:
             return payload
     return None
+
+
+def error_in(data: str) -> Any:
+    """``data`` (an event's) decoded, if it is a JSON error object (the first of a list
+    of them, as Gemini sends); None for any other data."""
+    try:
+        payload = json.loads(data)
+    except ValueError:
+        return None
+    if isinstance(payload, list) and payload:  # Gemini's list of one error
+        payload = payload[0]
+    return payload if _is_error(payload) else None
 
 
 def _is_error(payload: object) -> bool:

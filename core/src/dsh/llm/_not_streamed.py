@@ -22,10 +22,11 @@ import httpx
 
 from dsh._secrets import redact
 from dsh.errors import ModelError
+from dsh.llm._error_events import error_in
 from dsh.llm._errors import error_from_body
 from dsh.llm._redact_json import quoted_start
+from dsh.llm._sse import SSEParser, is_event_stream
 from dsh.llm._sse import body as body_of
-from dsh.llm._sse import is_event_stream
 
 __all__ = ["ERROR_BODY_LIMIT", "error_object", "is_event_stream", "not_streamed", "read_start"]
 
@@ -43,22 +44,34 @@ async def read_start(response: httpx.Response, content_type: str | None = None) 
     """The start of ``response``'s body, ``ERROR_BODY_LIMIT`` bytes and at most a piece
     more; what came before a transport failure (the status says enough). A 2xx answer's
     ``content_type`` that is not JSON: what came in ``QUOTE_WAIT`` seconds after the
-    first piece, ``_QUOTE_LIMIT`` bytes at most."""
+    first piece, ``_QUOTE_LIMIT`` bytes at most. An error's event stream: up to its
+    first error object (``dsh.llm._error_events``), whose event is the error: a server
+    may keep the stream open after it."""
     quick = content_type is not None and not _is_json(content_type)
     limit = _QUOTE_LIMIT if quick else ERROR_BODY_LIMIT
+    streamed = content_type is None and is_event_stream(response.headers.get("content-type", ""))
+    watch = SSEParser() if streamed else None
     body = b""
     try:  # closed here, not left to the garbage collector (trio warns of that)
         async with aclosing(body_of(response)) as parts:
             with anyio.CancelScope() as waiting:
                 async for part in parts:
                     body += part
-                    if len(body) > limit:
+                    if len(body) > limit or (watch is not None and _has_error(watch, part)):
                         break
                     if quick and waiting.deadline == math.inf:
                         waiting.deadline = anyio.current_time() + QUOTE_WAIT
     except httpx.HTTPError:
         pass
     return body
+
+
+def _has_error(watch: SSEParser, part: bytes) -> bool:
+    """Whether ``part`` of an event stream ends an event whose data is an error object."""
+    try:
+        return any(error_in(data) is not None for data in watch.feed(part))
+    except ModelError:  # a line too long for the parser: read on, as any body
+        return False
 
 
 def not_streamed(
