@@ -82,11 +82,12 @@ def _is_cancellation(exc: BaseException) -> bool:
 
 
 def failure_words(exc: BaseException) -> str:
-    """``exc``, a failure (``failed``), in words: ``Type: message``; a stray
-    cancellation's says why it is a failure."""
+    """``exc``, a failure (``failed``), in words: ``Type: message``, ``Type`` alone when
+    its message is empty (``EOFError``, not ``EOFError: ``); a stray cancellation's says
+    why it is a failure."""
     if _is_cancellation(exc):
         return stray_words(exc)
-    return f"{type(exc).__name__}: {exc}"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def stray_words(exc: BaseException) -> str:

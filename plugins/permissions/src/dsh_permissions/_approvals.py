@@ -5,7 +5,8 @@ A call is put to the ``permission_ask`` impls first (see ``hookspecs``), with a
 (``dsh.approvals``: the ``dsh chat`` terminal is one), with the ``ApprovalRequest``
 made of it. The first that answers decides. No front end, none answering, one raising,
 an answer of the wrong type, or no answer before the timeout: the call is denied, with
-the reason.
+the reason; one raising is reported too (``relay.report``), as dsh reports a failure it
+carries on without.
 
 "Always" answers are not kept anywhere but the session log: each is part of its
 ``permission/decision`` event, and the grants in force are folded from the log on
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from dsh import redact
 from dsh.approvals import UNANSWERED, ApprovalAnswer, ApprovalRequest
 from dsh.errors import HookError
 
@@ -136,10 +138,16 @@ async def _ask(
             if answered is not None:  # a harness's relay refuses another type already
                 return _answer(answered, ApprovalAnswer)
     except HookError as exc:
-        cause = exc.cause
-        why = f"the front end {exc.plugin!r} failed: {type(cause).__name__}: {cause}"
-        return Asked(None, exc.plugin, why)
+        relay.report(exc)  # logged, and in an ErrorRecorder's failures: not only a deny
+        return Asked(None, exc.plugin, f"the front end {exc.plugin!r} failed: {_said(exc.cause)}")
     return Asked(None, why="no front end answered (none could ask a person)")
+
+
+def _said(cause: BaseException) -> str:
+    """``Type: message``, ``Type`` alone for an empty message, as dsh words a failure
+    (its own helper is private), with the keys dsh holds hidden: the reason is logged in
+    the session and read by the model."""
+    return redact(f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__)
 
 
 def _answer(answered: tuple[str, object], expect: type[ApprovalAnswer]) -> Asked:
