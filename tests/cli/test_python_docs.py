@@ -138,3 +138,27 @@ def test_the_resume_program_takes_up_its_session(
         ("assistant", "Noted."),
         ("user", "Which number?"),
     ]
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        pytest.param(0, id="first"),
+        pytest.param(3, id="shop"),
+        pytest.param(4, id="time-limit"),
+        pytest.param(5, id="approver", marks=pytest.mark.plugins("permissions")),
+        pytest.param(6, id="resume", marks=pytest.mark.plugins("persistence")),
+    ],
+)
+def test_a_program_printing_the_answer_fails_when_the_turn_fails(
+    index: int, model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Each program printing ``result.text`` calls ``raise_for_error()`` first, as the
+    first one does: a failed turn is a ``TurnError`` and exit status 1, not an empty
+    line and 0 (the Shop, time-limit, approver and resume programs printed that)."""
+    refused = wire.error(401, {"error": {"message": "bad key", "type": "invalid_request"}})
+    server = model_server([refused])
+    done = start(tmp_path, server.url, blocks()[index], stdin="", env=cli_env)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "TurnError" in done.stderr and "bad key" in done.stderr
+    assert "\n\n" not in "\n" + done.stdout  # no empty answer printed
