@@ -64,6 +64,27 @@ async def test_a_name_no_plugin_registers_is_a_dsh_error() -> None:
             agent_settings(agent.agent, "vualt")
 
 
+def test_a_placeholder_agent_is_a_dsh_error_saying_so() -> None:
+    """``agent_settings(None, ...)``, an impl reading settings called through the relay
+    with the placeholder ``agent=None`` (docs/testing.md), raised ``AttributeError:
+    'NoneType' object has no attribute 'harness'``, though a ``DshError`` is promised."""
+    with pytest.raises(DshError) as caught:
+        agent_settings(None, "vault")
+    said = str(caught.value)
+    assert said.startswith("agent_settings(None, 'vault'): the agent is None")
+    assert "placeholder" in said and "scripted_harness" in said
+
+
+class NoHarness:
+    id = "fake"
+    options: dict[str, Any] = {}
+
+
+def test_an_agent_without_a_harness_is_a_dsh_error() -> None:
+    with pytest.raises(DshError, match="agent 'fake' has no harness: no settings to read"):
+        agent_settings(NoHarness(), "vault")  # type: ignore[arg-type]
+
+
 class CheckedSettings(VaultSettings):
     @field_validator("motto")
     @classmethod

@@ -18,21 +18,29 @@ if TYPE_CHECKING:
 __all__ = ["agent_settings"]
 
 
-def agent_settings(agent: Agent, name: str) -> Any:
+def agent_settings(agent: Agent | None, name: str) -> Any:
     """Plugin ``name``'s settings for ``agent``: the mapping under ``name`` in the
     agent's options (``agents[].options.NAME`` or ``options=`` given in code) laid key by
     key over the plugin's section of dsh.yml (an agent's key replaces the section's),
     validated by the model the plugin registered (``register_settings``): an instance of
     it, its ``SecretStr`` fields as such. The section's own instance when the options
     give nothing; the plugin's settings object itself when the options hold one; None
-    when neither gives any. ``DshError`` when ``agent`` has no harness, no plugin
-    registers settings under ``name``, or the options do not validate: pydantic's
+    when neither gives any. ``DshError`` when ``agent`` is None (a test's placeholder) or
+    has no harness, no plugin registers settings under ``name``, or the options do not
+    validate: pydantic's
     validation context is ``{"harness": ..., "agent_id": ...}`` here, as for options given
     when the agent was created, while a resumed session's stored options were checked
     without it, so a validator that checks names against the harness runs here first
     for those. It validates again on each call with options (a few
     microseconds): call it once per turn, not per chunk."""
-    harness = agent.harness
+    if agent is None:
+        raise DshError(
+            f"agent_settings(None, {name!r}): the agent is None (the placeholder of a test "
+            "calling a hook through dsh_pm.relay?), so there are no settings to read: test "
+            "an impl that reads settings in an agent's turn, with dsh.testing's "
+            "scripted_harness (docs/testing.md)"
+        )
+    harness = getattr(agent, "harness", None)  # a stand-in agent may have none
     if harness is None:
         raise DshError(f"agent {agent.id!r} has no harness: no settings to read")
     model = harness.settings.get(name)
