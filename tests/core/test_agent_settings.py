@@ -77,7 +77,6 @@ def test_a_placeholder_agent_is_a_dsh_error_saying_so() -> None:
 
 class NoHarness:
     id = "fake"
-    options: dict[str, Any] = {}
 
 
 def test_an_agent_without_a_harness_is_a_dsh_error() -> None:
