@@ -166,7 +166,7 @@ async def test_b34_an_interception_hook_raising_a_base_exception_ends_only_its_t
             await anyio.lowlevel.checkpoint()  # cancelled here if the task group is
     (end,) = [e.data for e in first if e.type == "turn/end"]
     assert (end["reason"], end["error"]["plugin"], end["error"]["hook"]) == ("error", "bad", hook)
-    assert f"{type(exc).__name__}: " in end["error"]["message"]
+    assert f"): {type(exc).__name__}" in end["error"]["message"]  # GeneratorExit: no ": "
     assert ends(second) == [(2, "completed")]
     assert check_invariants(agent.session.events) == []
 
@@ -186,7 +186,7 @@ async def test_b20_a_tools_execute_impl_raising_a_base_exception_fails_closed(
     (result,) = [e.data for e in events if e.type == "tool/result"]
     assert result["is_error"] is True
     assert "plugin 'bad' failed in hook tools_execute" in result["content"]
-    assert f"{type(exc).__name__}: " in result["content"]
+    assert f"): {type(exc).__name__}" in result["content"]
     assert ends(events) == [(1, "completed")]
 
 
