@@ -27,12 +27,11 @@ def agent_settings(agent: Agent | None, name: str) -> Any:
     give nothing; the plugin's settings object itself when the options hold one; None
     when neither gives any. ``DshError`` when ``agent`` is None (a test's placeholder) or
     has no harness, no plugin registers settings under ``name``, or the options do not
-    validate: pydantic's
-    validation context is ``{"harness": ..., "agent_id": ...}`` here, as for options given
-    when the agent was created, while a resumed session's stored options were checked
-    without it, so a validator that checks names against the harness runs here first
-    for those. It validates again on each call with options (a few
-    microseconds): call it once per turn, not per chunk."""
+    validate: pydantic's validation context is ``{"harness": ..., "agent_id": ...}``
+    here, as for options given when the agent was created, while a resumed session's
+    stored options were checked without it, so a validator that checks names against
+    the harness runs here first for those. It validates again on each call with options
+    (a few microseconds): call it once per turn, not per chunk."""
     if agent is None:
         raise DshError(
             f"agent_settings(None, {name!r}): the agent is None (the placeholder of a test "
