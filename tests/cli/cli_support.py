@@ -337,8 +337,9 @@ def _read_by(child: pexpect.spawn) -> None:
     (echoed: it is in the terminal's queue) and looked whether more is behind it
     (lines_typed: a line read with more already waiting is part of a block): once
     nothing waits on the terminal and chat waits for input again (its main thread in
-    epoll_wait, which lines_typed's read and look do not reach between them). Where
-    /proc does not say so, a pause. Fails after 30 seconds."""
+    epoll_wait, which lines_typed's read and look do not reach between them: its
+    /proc/PID/syscall, or where that cannot be read its wchan). Where /proc does not say
+    so (another system), a pause. Fails after 30 seconds."""
     proc = Path(f"/proc/{child.pid}")
     if not (proc / "wchan").exists():
         time.sleep(0.3)
@@ -348,10 +349,9 @@ def _read_by(child: pexpect.spawn) -> None:
         start = time.monotonic()
         while True:
             waiting = fcntl.ioctl(terminal, termios.FIONREAD, b"\0\0\0\0")
-            waits = (proc / "wchan").read_text()  # the main thread's
-            if waiting == b"\0\0\0\0" and "epoll" in waits:
+            if waiting == b"\0\0\0\0" and _in_epoll_wait(proc):
                 return
-            # a kernel that hides wchan ("0" whatever the process does): read, and more
+            # a kernel that hides both ("0" whatever the process does): read, and more
             # than the pause above, is what can be known
             if waiting == b"\0\0\0\0" and time.monotonic() - start > 5:
                 return
@@ -359,6 +359,22 @@ def _read_by(child: pexpect.spawn) -> None:
             time.sleep(0.01)
     finally:
         os.close(terminal)
+
+
+#: The numbers of epoll_wait, epoll_pwait and epoll_pwait2 on the machines
+#: /proc/PID/syscall is looked at on.
+_EPOLL_SYSCALLS = {"x86_64": {"232", "281", "441"}, "aarch64": {"22", "441"}}.get(
+    os.uname().machine, set()
+)
+
+
+def _in_epoll_wait(proc: Path) -> bool:
+    """Whether the main thread of process ``proc`` waits in epoll_wait now."""
+    try:
+        call = (proc / "syscall").read_text().split()[:1]
+    except OSError:  # not ours to look at: its wchan, which some kernels hide
+        return "epoll" in (proc / "wchan").read_text()
+    return bool(call) and call[0] in _EPOLL_SYSCALLS
 
 
 #: The number of read(2) on the machines /proc/PID/task/*/syscall is looked at on.

@@ -11,7 +11,6 @@ has gone; with it on the terminal (as usual), the exit status and the session sa
 from __future__ import annotations
 
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from hangup_support import (
     stored,
     terminal_of_its_own,
     turn_ends,
+    typed_and_read,
     wait_for_text,
 )
 
@@ -168,9 +168,9 @@ def test_with_sighup_ignored_the_terminal_closing_at_a_question_denies_it(
         try:
             wait_for_text(err, "allow? y = once")
             if typed:
-                child.send(typed)
-                child.sendeof()  # hands "y" to dsh's read, with no line end
-                time.sleep(0.5)  # read before the hangup (which drops unread input)
+                # Ctrl-D hands "y" to dsh's read, with no line end; read before the
+                # hangup (which drops unread input)
+                typed_and_read(child, typed, "\x04")
             assert hang_up(child) == 0
         finally:
             child.close(force=True)

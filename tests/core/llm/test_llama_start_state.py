@@ -7,24 +7,57 @@ import argparse
 import json
 import stat
 import threading
-import time
 import typing
 
 import pytest
 
-from dsh.llm import llama
+from dsh.llm import _llama_build, llama
 from dsh.llm.llama import main
 
 SECRET = "sk-live-SECRET123"
 
 
+class Held:
+    """Holds a ``start`` getting its server ready (under the lock) until another caller
+    waits for that lock (says "waiting for another process"), once ``on``: the other
+    comes while it is under way, however slowly the threads are scheduled."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.entered = threading.Event()  # a start is getting its server ready
+        self.waited = threading.Event()  # another waits for the lock
+
+
 @pytest.fixture
-def spawned(monkeypatch: pytest.MonkeyPatch, tmp_path: typing.Any) -> list[int]:
-    """The pids of the servers ``start`` spawned (slowly, as a real one gets ready)."""
+def gate() -> Held:
+    return Held()
+
+
+@pytest.fixture
+def held(gate: Held, monkeypatch: pytest.MonkeyPatch) -> Held:
+    """``gate`` on: each start waits for another caller to wait for the lock."""
+    gate.on = True
+    say = _llama_build.say
+
+    def said(message: str) -> None:
+        say(message)
+        if message.startswith("waiting for another process"):
+            gate.waited.set()
+
+    monkeypatch.setattr(_llama_build, "say", said)
+    return gate
+
+
+@pytest.fixture
+def spawned(monkeypatch: pytest.MonkeyPatch, tmp_path: typing.Any, gate: Held) -> list[int]:
+    """The pids of the servers ``start`` spawned (held until another caller waits for
+    the lock, with ``held``)."""
     pids: list[int] = []
 
     def start(**given: object) -> typing.Any:
-        time.sleep(0.3)
+        gate.entered.set()
+        if gate.on:
+            assert gate.waited.wait(30), "no other caller waited for the lock"
         pids.append(4242 + len(pids))
         return argparse.Namespace(pid=pids[-1], base_url=f"http://127.0.0.1:{9100 + len(pids)}/v1")
 
@@ -78,7 +111,7 @@ def test_options_without_secrets_are_shown(
 
 
 def test_two_starts_at_once_start_one_server(
-    spawned: list[int], tmp_path: typing.Any, capsys: pytest.CaptureFixture[str]
+    held: Held, spawned: list[int], tmp_path: typing.Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Both spawned one; the second record replaced the first, whose server ``stop``
     never found."""
@@ -110,6 +143,7 @@ def test_a_secret_option_given_before_the_separator_is_not_echoed(
 
 
 def test_stop_during_a_start_stops_the_server_it_starts(
+    held: Held,
     spawned: list[int],
     tmp_path: typing.Any,
     capsys: pytest.CaptureFixture[str],
@@ -127,7 +161,7 @@ def test_stop_during_a_start_stops_the_server_it_starts(
     codes: list[int] = []
     starting = threading.Thread(target=lambda: codes.append(main(["start"])))
     starting.start()
-    time.sleep(0.1)  # the start holds the lock, its server not ready yet
+    assert held.entered.wait(30)  # the start holds the lock, its server not ready yet
     assert main(["stop"]) == 0
     starting.join()
     assert codes == [0]

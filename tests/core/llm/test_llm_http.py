@@ -340,10 +340,17 @@ async def test_a_request_waiting_for_a_free_connection_says_so(
     )
 
 
-async def test_abort_mid_stream_closes_the_connection_promptly() -> None:
-    """As the loop does: cancel the step's scope while iterating, then aclose()."""
+async def test_abort_mid_stream_closes_the_connection_promptly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As the loop does: cancel the step's scope while iterating, then aclose(). Promptly:
+    no timeout, drain or idle expiry could close the stalled connection within the wait,
+    and the model stays open meanwhile, so the disconnect is the stream's closing (not
+    timed: a loaded machine may take long to see it)."""
+    monkeypatch.setattr("dsh.llm._http._DRAIN_WAIT", 3600)
+    monkeypatch.setattr("dsh.llm._pool.KEEPALIVE_EXPIRY", 3600)
     async with WireServer([sse(by_event(TEXT)[:3], then="stall")]) as server:
-        model = openai(server.url)
+        model = openai(server.url, timeout=3600, read_timeout=3600)
         await model.__aenter__()
         got: list[object] = []
         stream = model.stream(ASK)
@@ -353,11 +360,8 @@ async def test_abort_mid_stream_closes_the_connection_promptly() -> None:
                 if isinstance(chunk, TextDelta):
                     scope.cancel()  # the abort lands while the loop awaits the next chunk
         await stream.aclose()
-        aborted_at = time.monotonic()
-        with anyio.fail_after(2):
+        with anyio.fail_after(30):
             await server.disconnected.wait()
-        assert server.disconnected_at is not None
-        assert server.disconnected_at - aborted_at < 1.0
         await model.aclose()
     # cancellation lands at the next real wait: chunks already received may still come
     assert got[0] == TextDelta("Voilà")

@@ -139,17 +139,21 @@ async def test_compact_now_that_outlives_the_disposal_grace_is_not_told_summariz
 
 
 class SlowStart:
-    """An observer that holds the disposal past its grace right after ``compact/start``."""
+    """An observer that holds the disposal past its grace right after ``compact/start``:
+    until the disposal's final flush to ``store`` is done, before any summary."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: InMemoryPersistence) -> None:
         self.started = anyio.Event()
+        self.store = store
 
     @hookimpl
     async def session_event(self, event: Any) -> None:
         if event.type == "compact/start":
+            flushes = self.store.flushes
             self.started.set()
-            with anyio.CancelScope(shield=True):
-                await anyio.sleep(0.6)  # past the 0.2 s grace, before any summary
+            with anyio.fail_after(30, shield=True):
+                while self.store.flushes == flushes:  # noqa: ASYNC110 - no event for it
+                    await anyio.sleep(0.01)
 
 
 async def test_compact_now_cut_before_its_summary_is_told_not_saved(
@@ -160,7 +164,8 @@ async def test_compact_now_cut_before_its_summary_is_told_not_saved(
     import dsh._grace
 
     monkeypatch.setattr(dsh._grace, "GRACE_SECONDS", 0.2)
-    store, slow = InMemoryPersistence(), SlowStart()
+    store = InMemoryPersistence()
+    slow = SlowStart(store)
     model = ScriptedModel(reads(3), context_window=1_000_000)
     options = {"model": "scripted", "compaction": {"model": "summarizer", "prune_chars": 0}}
     async with harness(model, summarizer(hang()), extra=[("mem", store), ("s", slow)]) as h:
