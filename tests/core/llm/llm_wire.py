@@ -354,3 +354,43 @@ async def collect(model: Any, request: Any, *, keep_open: bool = False) -> tuple
         if not keep_open:
             await model.aclose()
     return chunks, assembler.message(model.info.name)
+
+
+# -- OpenAI-compatible streams built chunk by chunk ----------------------------------
+
+
+def openai_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    """A ``chat.completion.chunk`` of one choice: its ``delta`` and ``finish_reason``."""
+    return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def openai_body(*chunks: dict[str, Any]) -> bytes:
+    """The event stream of ``chunks``, ended by ``[DONE]``."""
+    lines = b"".join(b"data: %s\n\n" % json.dumps(c).encode() for c in chunks)
+    return lines + b"data: [DONE]\n\n"
+
+
+async def openai_answer(*chunks: dict[str, Any]) -> tuple[list[Any], Any]:
+    """What an OpenAI-compatible model makes of a server streaming ``chunks`` when asked
+    "hi": (its chunks, the assembled message), as ``collect`` gives them."""
+    from dsh.config import ModelConfig
+    from dsh.llm.openai import OpenAICompatibleModel
+    from dsh.messages import ModelRequest, UserMessage
+
+    async with WireServer([sse(openai_body(*chunks))]) as server:
+        config = ModelConfig(provider="openai-compatible", model="m", base_url=server.url)
+        ask = ModelRequest(messages=(UserMessage(content="hi"),))
+        return await collect(OpenAICompatibleModel("wire", config), ask)
+
+
+async def openai_unreadable(*chunks: dict[str, Any]) -> None:
+    """A server streaming ``chunks`` fails the answer with MALFORMED_RESPONSE, naming an
+    unreadable chunk (not dropped unseen)."""
+    import pytest
+
+    from dsh.errors import ModelError
+
+    with pytest.raises(ModelError) as caught:
+        await openai_answer(*chunks)
+    assert caught.value.code == "MALFORMED_RESPONSE"
+    assert "unreadable chunk" in caught.value.message

@@ -9,28 +9,12 @@ were dropped, and the turn ended ``completed`` with an empty answer."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
-from llm_wire import WireServer, collect, sse
+from llm_wire import openai_answer, openai_chunk, openai_unreadable
 
-from dsh.config import ModelConfig
-from dsh.errors import ModelError
 from dsh.llm import Finish, ReasoningDelta, TextDelta
-from dsh.llm.openai import OpenAICompatibleModel
-from dsh.messages import ModelRequest, UserMessage
-
-ASK = ModelRequest(messages=(UserMessage(content="hi"),))
-
-
-def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-
-
-def body(*chunks: dict[str, Any]) -> bytes:
-    lines = b"".join(b"data: %s\n\n" % json.dumps(c).encode() for c in chunks)
-    return lines + b"data: [DONE]\n\n"
 
 
 def thinking(*texts: str) -> dict[str, Any]:
@@ -48,19 +32,13 @@ def reasoning(message: Any) -> str:
     return "".join(b.text for b in message.content if b.type == "reasoning")
 
 
-async def answer(*chunks: dict[str, Any]) -> tuple[list[Any], Any]:
-    async with WireServer([sse(body(*chunks))]) as server:
-        config = ModelConfig(provider="openai-compatible", model="m", base_url=server.url)
-        return await collect(OpenAICompatibleModel("wire", config), ASK)
-
-
 async def test_mistral_thinking_and_text_parts_are_reasoning_and_text() -> None:
-    chunks, message = await answer(
-        chunk({"role": "assistant", "content": [thinking("Let me ", "think")]}),
-        chunk({"content": [thinking(" more.")]}),
-        chunk({"content": [text("The answer ")]}),
-        chunk({"content": [text("is 42.")]}),
-        chunk({}, "stop"),
+    chunks, message = await openai_answer(
+        openai_chunk({"role": "assistant", "content": [thinking("Let me ", "think")]}),
+        openai_chunk({"content": [thinking(" more.")]}),
+        openai_chunk({"content": [text("The answer ")]}),
+        openai_chunk({"content": [text("is 42.")]}),
+        openai_chunk({}, "stop"),
     )
     assert [c for c in chunks if isinstance(c, ReasoningDelta | TextDelta)] == [
         ReasoningDelta("Let me "),
@@ -75,10 +53,10 @@ async def test_mistral_thinking_and_text_parts_are_reasoning_and_text() -> None:
 
 
 async def test_parts_of_both_kinds_in_one_delta_keep_their_order() -> None:
-    chunks, message = await answer(
-        chunk({"content": [thinking("hm"), text("Yes."), REFERENCE]}),
-        chunk({"content": []}),  # an empty list: nothing
-        chunk({}, "stop"),
+    chunks, message = await openai_answer(
+        openai_chunk({"content": [thinking("hm"), text("Yes."), REFERENCE]}),
+        openai_chunk({"content": []}),  # an empty list: nothing
+        openai_chunk({}, "stop"),
     )
     assert [c for c in chunks if isinstance(c, ReasoningDelta | TextDelta)] == [
         ReasoningDelta("hm"),
@@ -88,16 +66,18 @@ async def test_parts_of_both_kinds_in_one_delta_keep_their_order() -> None:
 
 
 async def test_a_refusal_beside_an_empty_parts_list_is_still_read() -> None:
-    _, message = await answer(chunk({"content": [], "refusal": "No."}), chunk({}, "stop"))
+    _, message = await openai_answer(
+        openai_chunk({"content": [], "refusal": "No."}), openai_chunk({}, "stop")
+    )
     assert (message.text, message.stop_reason) == ("No.", "error")
 
 
 async def test_a_refusal_beside_thinking_parts_only_is_still_read() -> None:
     """A delta whose parts are reasoning only has no text: its refusal is the answer
     (it was dropped, and the turn ended ``completed`` with no text)."""
-    chunks, message = await answer(
-        chunk({"content": [thinking("hm")], "refusal": "I can't help with that."}),
-        chunk({}, "stop"),
+    chunks, message = await openai_answer(
+        openai_chunk({"content": [thinking("hm")], "refusal": "I can't help with that."}),
+        openai_chunk({}, "stop"),
     )
     assert [c for c in chunks if isinstance(c, ReasoningDelta | TextDelta)] == [
         ReasoningDelta("hm"),
@@ -122,10 +102,4 @@ async def test_a_refusal_beside_thinking_parts_only_is_still_read() -> None:
     ],
 )
 async def test_content_dsh_cannot_read_is_malformed_never_dropped(content: Any) -> None:
-    reply = sse(body(chunk({"content": content}), chunk({}, "stop")))
-    async with WireServer([reply]) as server:
-        config = ModelConfig(provider="openai-compatible", model="m", base_url=server.url)
-        with pytest.raises(ModelError) as caught:
-            await collect(OpenAICompatibleModel("wire", config), ASK)
-    assert caught.value.code == "MALFORMED_RESPONSE"
-    assert "unreadable chunk" in caught.value.message
+    await openai_unreadable(openai_chunk({"content": content}), openai_chunk({}, "stop"))

@@ -7,43 +7,21 @@ answer was empty with stop reason ``stop``."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from llm_wire import WireServer, openai_answer, openai_body, openai_chunk, sse
 
-from llm_wire import WireServer, collect, sse
-
-from dsh.config import ModelConfig
 from dsh.harness import Harness
 from dsh.llm import Finish, TextDelta
-from dsh.llm.openai import OpenAICompatibleModel
-from dsh.messages import ModelRequest, UserMessage
 from dsh.testing import run_turn
 
-ASK = ModelRequest(messages=(UserMessage(content="hi"),))
 SORRY = "I'm sorry, I can't help with that."
 
 
-def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-
-
-def body(*chunks: dict[str, Any]) -> bytes:
-    lines = b"".join(b"data: %s\n\n" % json.dumps(c).encode() for c in chunks)
-    return lines + b"data: [DONE]\n\n"
-
-
-async def answer(*chunks: dict[str, Any]) -> tuple[list[Any], Any]:
-    async with WireServer([sse(body(*chunks))]) as server:
-        config = ModelConfig(provider="openai-compatible", model="m", base_url=server.url)
-        return await collect(OpenAICompatibleModel("wire", config), ASK)
-
-
 async def test_a_refusal_is_the_text_and_the_stop_reason_error() -> None:
-    chunks, message = await answer(
-        chunk({"role": "assistant", "content": None, "refusal": ""}),
-        chunk({"refusal": "I'm sorry, "}),
-        chunk({"refusal": "I can't help with that."}),
-        chunk({}, "stop"),
+    chunks, message = await openai_answer(
+        openai_chunk({"role": "assistant", "content": None, "refusal": ""}),
+        openai_chunk({"refusal": "I'm sorry, "}),
+        openai_chunk({"refusal": "I can't help with that."}),
+        openai_chunk({}, "stop"),
     )
     assert message.text == SORRY
     assert message.stop_reason == "error"
@@ -55,19 +33,19 @@ async def test_a_refusal_is_the_text_and_the_stop_reason_error() -> None:
 
 
 async def test_an_empty_or_null_refusal_is_no_refusal() -> None:
-    _, message = await answer(
-        chunk({"role": "assistant", "content": "", "refusal": None}),
-        chunk({"content": "fine", "refusal": ""}),
-        chunk({}, "stop"),
+    _, message = await openai_answer(
+        openai_chunk({"role": "assistant", "content": "", "refusal": None}),
+        openai_chunk({"content": "fine", "refusal": ""}),
+        openai_chunk({}, "stop"),
     )
     assert (message.text, message.stop_reason) == ("fine", "stop")
 
 
 async def test_text_with_a_refusal_after_it_still_ends_as_refused() -> None:
-    _, message = await answer(
-        chunk({"content": "Let me see. "}),
-        chunk({"content": None, "refusal": "No."}),
-        chunk({}, "stop"),
+    _, message = await openai_answer(
+        openai_chunk({"content": "Let me see. "}),
+        openai_chunk({"content": None, "refusal": "No."}),
+        openai_chunk({}, "stop"),
     )
     assert (message.text, message.stop_reason) == ("Let me see. No.", "error")
 
@@ -77,7 +55,9 @@ async def test_a_refused_turn_ends_error_with_code_refused() -> None:
         "models:\n  wire:\n    provider: openai-compatible\n    model: m\n"
         "    base_url: {url}\nagents:\n  - id: main\n    model: wire\n"
     )
-    refusal = body(chunk({"content": None, "refusal": SORRY}), chunk({}, "stop"))
+    refusal = openai_body(
+        openai_chunk({"content": None, "refusal": SORRY}), openai_chunk({}, "stop")
+    )
     async with WireServer([sse(refusal)]) as server:
         text = config.format(url=server.url)
         async with Harness(config_text=text, load_entry_points=False) as harness:
