@@ -7,6 +7,8 @@ session is in use. Nothing is timed: the other's lock is held by an open file he
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -64,51 +66,50 @@ def test_a_delete_meeting_a_claim_says_another_continues_it(tmp_path: Path) -> N
         backend.close()
 
 
-def test_an_append_meeting_a_delete_says_it_was_deleted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    backend, log = stored(tmp_path)
-    path = backend.path("s")
-    deleting = os.open(path, os.O_RDONLY)  # another process's delete holds the lock ...
+@contextmanager
+def a_delete_under_way(path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Another process's delete of ``path``: it holds the file's lock, and removes the
+    file as this process tries that lock."""
+    deleting = os.open(path, os.O_RDONLY)
     assert try_lock_file(deleting)
     tried = claims.try_lock_file
 
     def try_lock(fd: int) -> bool:
         held = tried(fd)
         if not held and path.exists():
-            os.unlink(path)  # ... and removes the file as the append tries it
+            os.unlink(path)
         return held
 
     monkeypatch.setattr(claims, "try_lock_file", try_lock)
-    appender = JsonlBackend(tmp_path)
     try:
-        with pytest.raises(SessionDeletedError):
-            appender.append(SessionInfo("s", 1.0), log.turn("second"), durable=True)
+        yield
     finally:
         os.close(deleting)
-        appender.close()
+
+
+def test_an_append_meeting_a_delete_says_it_was_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend, log = stored(tmp_path)
+    try:
+        with a_delete_under_way(backend.path("s"), monkeypatch):
+            appender = JsonlBackend(tmp_path)
+            try:
+                with pytest.raises(SessionDeletedError):
+                    appender.append(SessionInfo("s", 1.0), log.turn("second"), durable=True)
+            finally:
+                appender.close()
+    finally:
         backend.close()
-    assert not path.exists()
+    assert not backend.path("s").exists()
 
 
 def test_a_delete_meeting_another_delete_finds_nothing_to_delete(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     backend, _ = stored(tmp_path)
-    path = backend.path("s")
-    deleting = os.open(path, os.O_RDONLY)  # another process's delete holds the lock ...
-    assert try_lock_file(deleting)
-    tried = claims.try_lock_file
-
-    def try_lock(fd: int) -> bool:
-        held = tried(fd)
-        if not held and path.exists():
-            os.unlink(path)  # ... and removes the file as this delete tries it
-        return held
-
-    monkeypatch.setattr(claims, "try_lock_file", try_lock)
     try:
-        assert JsonlBackend(tmp_path).delete("s") is False  # not "in use"
+        with a_delete_under_way(backend.path("s"), monkeypatch):
+            assert JsonlBackend(tmp_path).delete("s") is False  # not "in use"
     finally:
-        os.close(deleting)
         backend.close()
