@@ -67,49 +67,47 @@ def test_a_delete_meeting_a_claim_says_another_continues_it(tmp_path: Path) -> N
 
 
 @contextmanager
-def a_delete_under_way(path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Another process's delete of ``path``: it holds the file's lock, and removes the
-    file as this process tries that lock."""
+def a_delete_under_way(
+    directory: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Path, LogBuilder]]:
+    """Session "s" stored in ``directory`` (its file and log given), and another
+    process's delete of it under way: it holds the file's lock, and removes the file as
+    this process tries that lock."""
+    backend, log = stored(directory)
+    path = backend.path("s")
     deleting = os.open(path, os.O_RDONLY)
-    assert try_lock_file(deleting)
-    tried = claims.try_lock_file
-
-    def try_lock(fd: int) -> bool:
-        held = tried(fd)
-        if not held and path.exists():
-            os.unlink(path)
-        return held
-
-    monkeypatch.setattr(claims, "try_lock_file", try_lock)
     try:
-        yield
+        assert try_lock_file(deleting)
+        tried = claims.try_lock_file
+
+        def try_lock(fd: int) -> bool:
+            held = tried(fd)
+            if not held and path.exists():
+                os.unlink(path)
+            return held
+
+        monkeypatch.setattr(claims, "try_lock_file", try_lock)
+        yield path, log
     finally:
         os.close(deleting)
+        backend.close()
 
 
 def test_an_append_meeting_a_delete_says_it_was_deleted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    backend, log = stored(tmp_path)
-    try:
-        with a_delete_under_way(backend.path("s"), monkeypatch):
-            appender = JsonlBackend(tmp_path)
-            try:
-                with pytest.raises(SessionDeletedError):
-                    appender.append(SessionInfo("s", 1.0), log.turn("second"), durable=True)
-            finally:
-                appender.close()
-    finally:
-        backend.close()
-    assert not backend.path("s").exists()
+    with a_delete_under_way(tmp_path, monkeypatch) as (path, log):
+        appender = JsonlBackend(tmp_path)
+        try:
+            with pytest.raises(SessionDeletedError):
+                appender.append(SessionInfo("s", 1.0), log.turn("second"), durable=True)
+        finally:
+            appender.close()
+    assert not path.exists()
 
 
 def test_a_delete_meeting_another_delete_finds_nothing_to_delete(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    backend, _ = stored(tmp_path)
-    try:
-        with a_delete_under_way(backend.path("s"), monkeypatch):
-            assert JsonlBackend(tmp_path).delete("s") is False  # not "in use"
-    finally:
-        backend.close()
+    with a_delete_under_way(tmp_path, monkeypatch):
+        assert JsonlBackend(tmp_path).delete("s") is False  # not "in use"
