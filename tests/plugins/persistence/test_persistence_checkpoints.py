@@ -31,13 +31,21 @@ class Writer:
 
 
 class CountingCondition(threading.Condition):
+    """Counts its ``notify`` calls, and the ``wait`` calls begun (a thread that has
+    begun one is waiting, or has been woken since)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.notified = 0
+        self.waits = 0
 
     def notify(self, n: int = 1) -> None:
         self.notified += 1
         super().notify(n)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits += 1
+        return super().wait(timeout)
 
 
 def wait_for(condition: Any, seconds: float = 60) -> None:
@@ -126,8 +134,10 @@ def test_a_delay_too_long_for_the_clock_does_not_stop_the_thread() -> None:
     from dsh_persistence._checkpoints import Checkpointer
 
     checkpoints, far, near = Checkpointer(), Writer(), Writer()
+    condition = checkpoints._wake = CountingCondition()
     checkpoints.request(far, 1e308, False)  # beyond what a condition can wait for
-    time.sleep(0.05)  # the thread is waiting for it
+    wait_for(lambda: condition.waits)  # the thread is waiting for it
+    assert condition.waits == 1
     checkpoints.request(near, 0.01, False)
     wait_for(lambda: near.writes)
     assert near.writes == [False]
