@@ -6,15 +6,12 @@ terminal."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import fcntl
 import importlib.util
 import io
 import json
 import os
 import subprocess
 import sys
-import termios
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -23,6 +20,7 @@ from typing import IO, Any
 
 import pexpect
 import pytest
+from terminal_reads import read_by
 
 _spec = importlib.util.spec_from_file_location(
     "llm_wire", Path(__file__).parents[1] / "core" / "llm" / "llm_wire.py"
@@ -318,7 +316,7 @@ def sent_alone(child: pexpect.spawn, line: str) -> None:
     if not chat_uses_editor(child.env):
         # the terminal's echo of the line: it is on the terminal to be read from here on
         child.expect_exact(line + "\r\n")
-        _read_by(child)
+        read_by(child)
         return
     pyte = pytest.importorskip("pyte")
     deadline = time.monotonic() + 30
@@ -330,81 +328,6 @@ def sent_alone(child: pexpect.spawn, line: str) -> None:
             return
         assert time.monotonic() < deadline, f"{line!r} was never taken"
         child.expect([pexpect.TIMEOUT, pexpect.EOF], timeout=0.1)
-
-
-def _read_by(child: pexpect.spawn) -> None:
-    """Return once the canonical reader of the chat in ``child`` has read the line typed
-    (echoed: it is in the terminal's queue) and looked whether more is behind it
-    (lines_typed: a line read with more already waiting is part of a block): once
-    nothing waits on the terminal and chat waits for input again (its main thread in
-    epoll_wait, which lines_typed's read and look do not reach between them: its
-    /proc/PID/syscall, or where that cannot be read its wchan). Where /proc does not say
-    so (another system), a pause. Fails after 30 seconds."""
-    proc = Path(f"/proc/{child.pid}")
-    if not (proc / "wchan").exists():
-        time.sleep(0.3)
-        return
-    terminal = os.open(os.readlink(proc / "fd" / "0"), os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
-    try:
-        start = time.monotonic()
-        while True:
-            waiting = fcntl.ioctl(terminal, termios.FIONREAD, b"\0\0\0\0")
-            if waiting == b"\0\0\0\0" and _in_epoll_wait(proc):
-                return
-            # a kernel that hides both ("0" whatever the process does): read, and more
-            # than the pause above, is what can be known
-            if waiting == b"\0\0\0\0" and time.monotonic() - start > 5:
-                return
-            assert time.monotonic() - start < 30, "the line typed was never read"
-            time.sleep(0.01)
-    finally:
-        os.close(terminal)
-
-
-#: The numbers of epoll_wait, epoll_pwait and epoll_pwait2 on the machines
-#: /proc/PID/syscall is looked at on.
-_EPOLL_SYSCALLS = {"x86_64": {"232", "281", "441"}, "aarch64": {"22", "441"}}.get(
-    os.uname().machine, set()
-)
-
-
-def _in_epoll_wait(proc: Path) -> bool:
-    """Whether the main thread of process ``proc`` waits in epoll_wait now."""
-    try:
-        call = (proc / "syscall").read_text().split()[:1]
-    except OSError:  # not ours to look at: its wchan, which some kernels hide
-        return "epoll" in (proc / "wchan").read_text()
-    return bool(call) and call[0] in _EPOLL_SYSCALLS
-
-
-#: The number of read(2) on the machines /proc/PID/task/*/syscall is looked at on.
-_READ_SYSCALL = {"x86_64": "0", "aarch64": "63"}.get(os.uname().machine)
-
-
-def reading_stdin(child: pexpect.spawn) -> None:
-    """Return once a thread of ``child`` is blocked reading its stdin (fd 0) with
-    nothing typed left unread on the terminal: no start-up left to race a key sent next.
-    Where /proc does not say so (another kernel or machine), a pause. Fails after 30
-    seconds."""
-    tasks = Path(f"/proc/{child.pid}/task")
-    if _READ_SYSCALL is None or not tasks.exists():
-        time.sleep(1)
-        return
-    terminal = os.open(os.readlink(f"/proc/{child.pid}/fd/0"), os.O_RDONLY | os.O_NOCTTY)
-    try:
-        start = time.monotonic()
-        while True:
-            calls = []
-            for task in tasks.iterdir():
-                with contextlib.suppress(OSError):  # a thread that ended meanwhile
-                    calls.append((task / "syscall").read_text().split()[:2])
-            waiting = fcntl.ioctl(terminal, termios.FIONREAD, b"\0\0\0\0")
-            if [_READ_SYSCALL, "0x0"] in calls and waiting == b"\0\0\0\0":
-                return
-            assert time.monotonic() - start < 30, "stdin was never read"
-            time.sleep(0.01)
-    finally:
-        os.close(terminal)
 
 
 #: Terminal control sequences (the line editor redrawing its input line) that may come

@@ -4,14 +4,12 @@ pseudo-terminal as a terminal emulator does, and reading the stored session afte
 
 from __future__ import annotations
 
-import fcntl
 import io
 import json
 import os
 import shlex
 import signal
 import sys
-import termios
 import threading
 import time
 from collections.abc import Iterator
@@ -107,41 +105,6 @@ def hang_up(child: pexpect.spawn) -> int:
         time.sleep(0.05)
     status = child.ptyproc.exitstatus
     return -child.ptyproc.signalstatus if status is None else int(status)
-
-
-def _reads(pid: int) -> int:
-    """How many read(2) calls (and the like) process ``pid`` has made and seen return."""
-    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
-        if line.startswith("syscr:"):
-            return int(line.split()[1])
-    raise AssertionError(f"no syscr in /proc/{pid}/io")
-
-
-def typed_and_read(child: pexpect.spawn, *keys: str) -> None:
-    """Send ``keys`` to dsh's terminal, one write each (``"\x04"``: the end-of-file key,
-    which hands over what is typed on the line without a line end), while dsh waits to
-    read it, and return once dsh has read them: a read of dsh's has returned since they
-    were sent, and nothing is left unread on the terminal. Fails after 30 seconds; where
-    /proc does not say so, a pause."""
-    if not Path(f"/proc/{child.pid}/io").exists():
-        for key in keys:
-            child.send(key)
-        time.sleep(0.5)
-        return
-    terminal = os.open(os.readlink(f"/proc/{child.pid}/fd/0"), os.O_RDONLY | os.O_NOCTTY)
-    try:
-        before = _reads(child.pid)
-        for key in keys:
-            child.send(key)
-        deadline = time.monotonic() + 30
-        while True:
-            waiting = fcntl.ioctl(terminal, termios.FIONREAD, b"\0\0\0\0")
-            if _reads(child.pid) > before and waiting == b"\0\0\0\0":
-                return
-            assert time.monotonic() < deadline, f"{keys!r} was never read"
-            time.sleep(0.01)
-    finally:
-        os.close(terminal)
 
 
 def wait_for_text(path: Path, text: str, timeout: float = 60) -> str:

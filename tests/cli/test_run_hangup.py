@@ -23,9 +23,9 @@ from hangup_support import (
     stored,
     terminal_of_its_own,
     turn_ends,
-    typed_and_read,
     wait_for_text,
 )
+from terminal_reads import typed_and_read
 
 pytestmark = pytest.mark.plugins("persistence")
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import pexpect
 import pytest
-from cli_support import contents, in_terminal, reading_stdin, stored_session, text_reply
+from cli_support import contents, in_terminal, stored_session, text_reply
+from terminal_reads import reading_stdin
 
 # they store a session first: dsh-persistence must be installed and loaded
 pytestmark = pytest.mark.plugins("persistence")
