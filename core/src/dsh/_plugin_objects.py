@@ -13,7 +13,7 @@ from dsh._quoted import repr_cut
 from dsh.errors import PluginValidationError
 from dsh.hookspecs import PROJECT
 
-__all__ = ["is_hook_impl", "no_hooks_in", "not_a_function", "not_a_plugin"]
+__all__ = ["declared_specs", "is_hook_impl", "no_hooks_in", "not_a_function", "not_a_plugin"]
 
 _MARK = f"{PROJECT}_impl"
 #: Options every ``@hookimpl`` mark holds (pluggy's ``HookimplOpts``).
@@ -23,6 +23,30 @@ _MARK_KEYS = frozenset({"tryfirst", "trylast", "optionalhook", "specname"})
 def is_hook_impl(plugin: object) -> bool:
     """Whether ``plugin`` is a function marked ``@hookimpl``, not a plugin holding one."""
     return inspect.isroutine(plugin) and _mark(plugin) is not None
+
+
+def declared_specs(plugin: object) -> object:
+    """The hookspecs ``plugin`` declares in ``dsh_hookspecs``, or None.
+
+    Looked up statically, so that an object whose ``__getattr__`` answers anything (a
+    proxy) brings no specs by answering. But ``dsh_hookspecs`` is the attribute a plugin
+    declares its specs in, so it is read deliberately where the plugin computes it: a
+    ``__slots__`` member (as pluggy reads one), a ``@property`` or other descriptor, and
+    a module's own ``__getattr__`` (PEP 562, a module bringing its specs lazily)."""
+    found = inspect.getattr_static(plugin, "dsh_hookspecs", None)
+    if found is None:
+        lazy = isinstance(plugin, types.ModuleType) and "__getattr__" in vars(plugin)
+        return getattr(plugin, "dsh_hookspecs", None) if lazy else None
+    if isinstance(found, (type, types.ModuleType)):  # the specs themselves
+        return found
+    if isinstance(found, types.MemberDescriptorType):  # a slot: unset, it holds none
+        try:
+            return found.__get__(plugin, type(plugin))
+        except AttributeError:
+            return None
+    if hasattr(type(found), "__get__"):  # a property, a classmethod: the plugin's answer
+        return getattr(plugin, "dsh_hookspecs", None)
+    return found
 
 
 def _mark(value: object) -> dict[str, object] | None:

@@ -33,7 +33,7 @@ from dsh._impl_arguments import arguments_problem
 from dsh._late_plugins import LatePluginWarning
 from dsh._plugin_loading import TRUE_VALUES as TRUE_VALUES
 from dsh._plugin_loading import last_wins, load_installed
-from dsh._plugin_objects import is_hook_impl, not_a_function, not_a_plugin
+from dsh._plugin_objects import declared_specs, is_hook_impl, not_a_function, not_a_plugin
 from dsh._plugin_specs import has_spec_already, spec_clash
 from dsh._relay import HookRelay
 from dsh.errors import DshError, HookError, PluginValidationError
@@ -143,9 +143,7 @@ class PluginManager(pluggy.PluginManager):
         taken = self.get_name(plugin) if self.is_registered(plugin) else None
         if taken is not None or self.get_plugin(name) is not None:
             raise PluginValidationError(name, self._taken(name, taken))
-        # read as pluggy reads impls, without running the plugin's code: a plugin whose
-        # __getattr__ answers anything (a proxy) brings no specs by answering
-        specs = inspect.getattr_static(plugin, "dsh_hookspecs", None)
+        specs = declared_specs(plugin)  # not what a proxy's __getattr__ answers
         if specs is not None:
             clash = spec_clash(self, specs, self._spec_owners)
             if clash is not None:
