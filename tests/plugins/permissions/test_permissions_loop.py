@@ -18,7 +18,14 @@ from permissions_util import Asker, CorpusTools
 
 import dsh_permissions
 from dsh import ModelRequest, ToolCall, ToolResult, ToolResultMessage, hookimpl
-from dsh.testing import ScriptedModel, check_invariants, run_turn, scripted_harness, text
+from dsh.testing import (
+    ErrorRecorder,
+    ScriptedModel,
+    check_invariants,
+    run_turn,
+    scripted_harness,
+    text,
+)
 from dsh.testing import tool_calls as calls
 from dsh_permissions import PermissionAnswer
 
@@ -174,6 +181,24 @@ async def test_b48_a_front_end_that_cannot_answer_denies(front_end, said):
     assert said in last_tool_message(model.requests[1]).content
     (decision,) = decisions(events)
     assert decision["decision"] == "deny"
+
+
+async def test_b48_a_front_end_answering_the_wrong_type_is_reported_too():
+    """Was: only denied, where a ``tools_approval`` impl answering the wrong type (and a
+    ``permission_ask`` impl raising) is reported too: ``relay.report``, a HookError
+    naming the plugin and the hook."""
+    script = [calls(("write#w", {"path": "notes.txt"})), text("ok")]
+    errors = ErrorRecorder()
+    front_end = Asker(answer="yes")  # type: ignore[arg-type]
+
+    events, _, tools = await run(script, options(), ("asker", front_end), errors)
+
+    assert tools.ran == []
+    (decision,) = decisions(events)
+    assert decision["decision"] == "deny"
+    (failure,) = errors.failures
+    assert failure.plugin == "asker" and failure.hook == "permission_ask"
+    assert "returned str where PermissionAnswer is expected" in str(failure)
 
 
 async def test_b48_no_answer_within_the_timeout_denies():

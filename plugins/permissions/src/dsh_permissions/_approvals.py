@@ -5,8 +5,8 @@ A call is put to the ``permission_ask`` impls first (see ``hookspecs``), with a
 (``dsh.approvals``: the ``dsh chat`` terminal is one), with the ``ApprovalRequest``
 made of it. The first that answers decides. No front end, none answering, one raising,
 an answer of the wrong type, or no answer before the timeout: the call is denied, with
-the reason; one raising is reported too (``relay.report``), as dsh reports a failure it
-carries on without.
+the reason; one raising or answering the wrong type is reported too (``relay.report``),
+as dsh reports a failure it carries on without.
 
 "Always" answers are not kept anywhere but the session log: each is part of its
 ``permission/decision`` event, and the grants in force are folded from the log on
@@ -128,7 +128,7 @@ async def _ask(
                 ASK_HOOK, agent=agent, call=call, request=request
             )
             if answered is not None:
-                return _answer(answered, PermissionAnswer)
+                return _answer(relay, ASK_HOOK, answered, PermissionAnswer)
         if relay.implemented(CORE_HOOK):
             question = request.question()
             if own and request.timeout is not None:  # what permission_ask left of it
@@ -136,7 +136,7 @@ async def _ask(
                 question = replace(question, timeout=min(left, request.timeout))
             answered = await relay.tools_approval(agent, call, question)
             if answered is not None:  # a harness's relay refuses another type already
-                return _answer(answered, ApprovalAnswer)
+                return _answer(relay, CORE_HOOK, answered, ApprovalAnswer)
     except HookError as exc:
         relay.report(exc)  # logged, and in an ErrorRecorder's failures: not only a deny
         return Asked(None, exc.plugin, f"the front end {exc.plugin!r} failed: {_said(exc.cause)}")
@@ -150,10 +150,15 @@ def _said(cause: BaseException) -> str:
     return redact(f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__)
 
 
-def _answer(answered: tuple[str, object], expect: type[ApprovalAnswer]) -> Asked:
-    """The answer a front end gave, as this plugin's; refused unless an ``expect``."""
+def _answer(
+    relay: Any, hook: str, answered: tuple[str, object], expect: type[ApprovalAnswer]
+) -> Asked:
+    """The answer a front end gave, as this plugin's; refused unless an ``expect``, and
+    reported then (as a harness's relay reports a ``tools_approval`` one)."""
     front_end, result = answered
     if not isinstance(result, expect):
+        wrong = TypeError(f"returned {type(result).__name__} where {expect.__name__} is expected")
+        relay.report(HookError(front_end, hook, _impl(relay, hook, front_end), wrong))
         article = "an" if expect.__name__[0] in "AEIOU" else "a"
         why = f"the front end {front_end!r} answered {type(result).__name__}"
         return Asked(None, front_end, f"{why}, not {article} {expect.__name__}")
@@ -163,6 +168,15 @@ def _answer(answered: tuple[str, object], expect: type[ApprovalAnswer]) -> Asked
         return Asked(PermissionAnswer(result.choice, result.message), front_end)
     except (TypeError, ValueError) as exc:  # altered after it was built (it is frozen)
         return Asked(None, front_end, f"the front end {front_end!r} answered badly: {exc}")
+
+
+def _impl(relay: Any, hook: str, plugin: str) -> str:
+    """The name of ``plugin``'s impl of ``hook`` (its function's), for a HookError."""
+    caller = getattr(getattr(getattr(relay, "dispatcher", None), "hooks", None), hook, None)
+    for impl in getattr(caller, "get_hookimpls", list)():
+        if impl.plugin_name == plugin:
+            return str(getattr(impl.function, "__qualname__", hook))
+    return hook
 
 
 @dataclass(slots=True)
