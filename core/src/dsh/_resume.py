@@ -134,10 +134,11 @@ def _prepared(
         return sessions.prepare(id, events, meta=meta, created=created)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # ValidationError too
         from dsh._secrets import redact
+        from dsh.errors import exception_words
 
         raise _BrokenLog(
             f"cannot resume session {id!r}: the log the persistence backend loaded cannot "
-            "be folded into a history: " + redact(f"{type(exc).__name__}: {exc}")
+            "be folded into a history: " + redact(exception_words(exc))
         ) from exc
 
 

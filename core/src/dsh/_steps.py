@@ -119,7 +119,7 @@ class StepRunner:
             error = {"code": exc.code, "message": str(exc)}
         except Exception as exc:
             log.exception("agent %r: turn %d failed", self.agent.id, turn.number)
-            error = {"code": "INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
+            error = {"code": "INTERNAL", "message": failure_words(exc)}
         except BaseException as exc:
             if not failed(exc):  # a real cancellation ends the turn aborted
                 if cancelled_only(exc):

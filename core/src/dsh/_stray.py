@@ -87,7 +87,9 @@ def failure_words(exc: BaseException) -> str:
     why it is a failure."""
     if _is_cancellation(exc):
         return stray_words(exc)
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    from dsh.errors import exception_words  # lazily: dsh.errors imports this lazily
+
+    return exception_words(exc)
 
 
 def stray_words(exc: BaseException) -> str:

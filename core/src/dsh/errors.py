@@ -22,6 +22,7 @@ __all__ = [
     "SessionInUseError",
     "StepLimitError",
     "TurnError",
+    "exception_words",
 ]
 
 
@@ -92,6 +93,13 @@ class HookError(DshError):
         return str(self) if self._for_user is None else self._for_user
 
 
+def exception_words(exc: BaseException) -> str:
+    """``exc`` in words, as dsh says a failure: ``Type: message``, or ``Type`` alone when
+    its message is empty (``EOFError``, not ``EOFError: ``). Not redacted: pass what a
+    person or model reads through ``dsh.redact``."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
 def _failure_words(cause: BaseException) -> str:
     """``Type: message``; a stray cancellation's, which says nothing, says why it is a
     failure (imported when needed: ``import dsh`` imports no asyncio)."""
@@ -122,7 +130,7 @@ class HistoryReducerError(DshError):
     ) -> None:
         super().__init__(
             f"plugin {plugin!r}: its history reducer for {event_type!r} ({reducer}) "
-            f"failed on event {seq}: " + _hidden(f"{type(cause).__name__}: {cause}")
+            f"failed on event {seq}: " + _hidden(exception_words(cause))
         )
         self.plugin = plugin
         self.event_type = event_type

@@ -22,7 +22,7 @@ from dsh._json import encode_any
 from dsh._secrets import get_logger
 from dsh._stray import failed, failure_words
 from dsh._tool_making import Tool, ToolContext, tool
-from dsh.errors import DshError
+from dsh.errors import DshError, exception_words
 from dsh.messages import ToolCall, ToolResult, ToolSpec, trusted
 
 log = get_logger("dsh.tools")
@@ -185,7 +185,7 @@ def _why(exc: BaseException) -> str:
                 groups.append(inner)
             else:
                 leaves.append(inner)
-    parts = [f"{type(e).__name__}: {e}" for e in leaves[:_GROUP_SHOWN]]
+    parts = [exception_words(e) for e in leaves[:_GROUP_SHOWN]]
     if len(leaves) > _GROUP_SHOWN:
         parts.append(f"and {len(leaves) - _GROUP_SHOWN} more")
     return f"{said}: " + "; ".join(parts)

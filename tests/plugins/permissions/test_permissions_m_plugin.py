@@ -114,6 +114,53 @@ async def test_a_decision_that_cannot_be_logged_is_never_an_allow(layout):
     assert ran == []
 
 
+class _Refusing(Session):
+    """A session whose log refuses every event with ``error``."""
+
+    error: Exception = OSError()
+
+    def emit(self, type: str, data: dict[str, Any], value: object = None):
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [(OSError(), "(OSError)"), (OSError("key sk-ant-hidden-0123456789"), "(OSError: key ***)")],
+    ids=["bare", "secret"],
+)
+async def test_why_a_decision_could_not_be_logged_is_worded_and_redacted(
+    layout, monkeypatch, error, said
+):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-hidden-0123456789")
+    pm = create_plugin_manager([("permissions", dsh_permissions)], load_entry_points=False)
+    agent = FakeAgent(layout.ws, make_tools([]), pm.relay, {})
+    agent.session = _Refusing("s")
+    agent.session.error = error
+    call = ToolCall(id="c", name="read", arguments='{"path": "src/a.py"}')
+    result = await dsh_permissions.Permissions().tools_execute(agent, call, 1, 1)
+    assert result is not None and result.is_error
+    assert f"could not be logged {said}" in result.content, result.content
+
+
+async def test_why_a_check_failed_is_worded_and_redacted(layout, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-hidden-0123456789")
+
+    async def failing(self, agent, call):
+        raise RuntimeError("sk-ant-hidden-0123456789") if call.id == "s" else RuntimeError()
+
+    monkeypatch.setattr(dsh_permissions.Permissions, "_check", failing)
+    pm = create_plugin_manager([("permissions", dsh_permissions)], load_entry_points=False)
+    agent = FakeAgent(layout.ws, make_tools([]), pm.relay, {})
+    told = []
+    for id in ("b", "s"):
+        call = ToolCall(id=id, name="read", arguments='{"path": "src/a.py"}')
+        result = await dsh_permissions.Permissions().tools_execute(agent, call, 1, 1)
+        assert result is not None and result.is_error
+        told.append(result.content)
+    assert "check failed (RuntimeError), so" in told[0], told[0]
+    assert "check failed (RuntimeError: ***), so" in told[1], told[1]
+
+
 class _Waiting:
     """A front end that never answers (a person who walked away)."""
 

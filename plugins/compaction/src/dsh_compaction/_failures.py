@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dsh import DshError, HookError, Message, ModelError, get_logger, redact
+from dsh.errors import exception_words
 from dsh_compaction import _host
 from dsh_compaction._answers import empty
 from dsh_compaction._plan import Plan
@@ -42,7 +43,7 @@ def error_of(exc: BaseException, settings: CompactionSettings) -> dict[str, str]
     if isinstance(exc, DshError):
         return {"code": exc.code, "message": str(exc)}
     log.exception("compaction failed")
-    return {"code": "INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
+    return {"code": "INTERNAL", "message": exception_words(exc)}
 
 
 def failure_of(

@@ -26,7 +26,7 @@ import anyio
 
 from dsh import redact
 from dsh.approvals import UNANSWERED, ApprovalAnswer, ApprovalRequest
-from dsh.errors import HookError
+from dsh.errors import HookError, exception_words
 
 if TYPE_CHECKING:
     from dsh import ToolCall
@@ -41,6 +41,7 @@ __all__ = [
     "PermissionAnswer",
     "PermissionRequest",
     "ask_front_ends",
+    "said",
 ]
 
 ASK_HOOK: Final = "permission_ask"
@@ -139,15 +140,15 @@ async def _ask(
                 return _answer(relay, CORE_HOOK, answered, ApprovalAnswer)
     except HookError as exc:
         relay.report(exc)  # logged, and in an ErrorRecorder's failures: not only a deny
-        return Asked(None, exc.plugin, f"the front end {exc.plugin!r} failed: {_said(exc.cause)}")
+        return Asked(None, exc.plugin, f"the front end {exc.plugin!r} failed: {said(exc.cause)}")
     return Asked(None, why="no front end answered (none could ask a person)")
 
 
-def _said(cause: BaseException) -> str:
-    """``Type: message``, ``Type`` alone for an empty message, as dsh words a failure
-    (its own helper is private), with the keys dsh holds hidden: the reason is logged in
-    the session and read by the model."""
-    return redact(f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__)
+def said(cause: BaseException) -> str:
+    """``Type: message``, ``Type`` alone for an empty message, as dsh words a failure,
+    with the keys dsh holds hidden: a reason is logged in the session and read by the
+    model."""
+    return redact(exception_words(cause))
 
 
 def _answer(

@@ -29,6 +29,7 @@ from dsh_permissions._approvals import (
     GrantLog,
     PermissionRequest,
     ask_front_ends,
+    said,
 )
 from dsh_permissions._calls import _THE_TOOL, InvalidArguments, subjects_of
 from dsh_permissions._decide import Policy, Verdict, decide
@@ -115,14 +116,14 @@ class Permissions:
             raise
         except Exception as exc:
             log.exception("dsh-permissions: checking %s (call %s) failed", call.name, call.id)
-            why = f"the permission check failed ({type(exc).__name__}: {exc}), so it fails closed"
+            why = f"the permission check failed ({said(exc)}), so it fails closed"
             outcome = Outcome(Verdict("deny", None, why))
         try:
             await agent.session.emit(DECISION_EVENT, self._event(call, turn, step, outcome))
         except Exception as exc:
             log.exception("dsh-permissions: logging the decision on call %s failed", call.id)
             if outcome.verdict.decision == "allow":
-                why = f"its permission decision could not be logged ({type(exc).__name__}: {exc})"
+                why = f"its permission decision could not be logged ({said(exc)})"
                 outcome.verdict = Verdict("deny", None, why)
         if outcome.verdict.decision == "allow":
             return None
