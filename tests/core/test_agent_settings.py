@@ -124,3 +124,14 @@ async def test_an_instance_of_a_base_of_the_model_is_given_back() -> None:
         base = VaultSettings(limit=2)
         agent = await h.agents.create("a", options={"vault": base})
         assert agent_settings(agent.agent, "vault") is base
+
+
+def test_an_object_with_neither_a_harness_nor_an_id_is_a_dsh_error() -> None:
+    """Was: ``AttributeError`` (its ``id`` read to say which agent)."""
+
+    class Bare:
+        def __repr__(self) -> str:
+            return "<bare>"
+
+    with pytest.raises(DshError, match="agent <bare> has no harness: no settings to read"):
+        agent_settings(Bare(), "vault")  # type: ignore[arg-type]

@@ -41,7 +41,8 @@ def agent_settings(agent: Agent | None, name: str) -> Any:
         )
     harness = getattr(agent, "harness", None)  # a stand-in agent may have none
     if harness is None:
-        raise DshError(f"agent {agent.id!r} has no harness: no settings to read")
+        which = getattr(agent, "id", agent)  # a stand-in may have no id either
+        raise DshError(f"agent {which!r} has no harness: no settings to read")
     model = harness.settings.get(name)
     if model is None:
         raise DshError(f"no loaded plugin registers settings under {name!r}")
