@@ -179,3 +179,30 @@ async def test_a_harness_that_failed_to_start_no_longer_warns() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         harness.pm.register(Late(), "after")  # nothing runs any more: not this one's news
+
+
+async def test_two_harnesses_sharing_a_plugin_manager_warn_once() -> None:
+    """Was: each harness's listener warned, the same warning twice."""
+    first = Harness(load_entry_points=False)
+    second = Harness(pm=first.pm)
+    async with first, second:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            first.pm.register(Late(), "late")
+            first.pm.unregister(name="late")
+            first.pm.register(Late(), "late")  # another registration: warned again
+    said = [str(w.message) for w in caught if w.category is LatePluginWarning]
+    assert len(said) == 2 and all("'late'" in one for one in said), said
+
+
+async def test_a_registration_that_raised_is_warned_of_again_when_retried() -> None:
+    first = Harness(load_entry_points=False)
+    second = Harness(pm=first.pm)
+    late = Late()
+    async with first, second:
+        for _ in range(2):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", LatePluginWarning)
+                with pytest.raises(LatePluginWarning):
+                    first.pm.register(late, "late")
+            assert first.pm.get_plugin("late") is None

@@ -12,12 +12,14 @@ It is warned of those, and only those.
 
 Under ``-W error`` the warning raises out of ``PluginManager.register``, which then
 unregisters the plugin again: a registration that raised has registered nothing.
+Harnesses sharing one plugin manager warn of a registration once.
 """
 
 from __future__ import annotations
 
 import warnings
 from typing import Final
+from weakref import WeakKeyDictionary
 
 import pluggy
 
@@ -38,6 +40,11 @@ class LatePluginWarning(UserWarning):
     """A plugin was registered after the harness started (or while it started), and
     implements hooks the harness calls once while it starts, whose call had begun: those
     impls will never run."""
+
+
+#: Per plugin manager, the plugin each name was last warned of: two harnesses sharing one
+#: (each with its listener) warn of a registration once.
+_WARNED: WeakKeyDictionary[pluggy.PluginManager, dict[str, object]] = WeakKeyDictionary()
 
 
 class StartedPlugins:
@@ -63,10 +70,17 @@ class StartedPlugins:
     def __call__(self) -> None:
         names = self._names()
         new, self._known = names - self._known, names
+        warned = _WARNED.setdefault(self._pm, {})
+        for gone in warned.keys() - names:  # unregistered (a registration that raised)
+            del warned[gone]
         for name in sorted(new):
+            plugin = self._pm.get_plugin(name)
+            if warned.get(name) is plugin:  # another harness's listener warned of it
+                continue
             hooks = [hook for hook in START_HOOKS if hook in self._begun]
             hooks = [hook for hook in hooks if _implements(self._pm, name, hook)]
             if hooks:
+                warned[name] = plugin
                 warnings.warn(
                     f"plugin {name!r} was registered {self._when()}, so its "
                     f"{', '.join(hooks)} impl{'s' if len(hooks) > 1 else ''} will never run "
