@@ -302,3 +302,17 @@ def test_a_plugin_answering_any_attribute_registers(plugin: object) -> None:
     pm = create_plugin_manager(load_entry_points=False)
     pm.register(plugin, "p")
     assert [impl.plugin for impl in pm.hook.register_tools.get_hookimpls()][-1] is plugin
+
+
+def _takes_agent(agent: Any) -> None:
+    pass
+
+
+def test_a_marked_callable_that_is_not_a_function_is_no_plugin() -> None:
+    """Was: ``hookimpl(functools.partial(f))`` registered as a plugin, holding no hooks,
+    doing nothing."""
+    pm = create_plugin_manager(load_entry_points=False)
+    marked = hookimpl(functools.partial(_takes_agent))
+    with pytest.raises(PluginValidationError, match=r"marked @hookimpl.*functools\.partial"):
+        pm.register(marked, "p")
+    assert pm.get_plugin("p") is None

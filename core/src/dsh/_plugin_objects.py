@@ -86,7 +86,13 @@ def no_hooks_in(plugin: object) -> str | None:
 
 def not_a_plugin(plugin: object, name: str | None) -> PluginValidationError | None:
     """The error registering ``plugin`` (under ``name``, if given) is refused with if
-    it can hold no hooks (``no_hooks_in``), saying what to pass instead; else None."""
+    it can hold no hooks (``no_hooks_in``), or is a callable marked ``@hookimpl`` that is
+    no function (a ``functools.partial``: it holds no hooks, nor is it one), saying what
+    to pass instead; else None."""
+    marked = None if isinstance(plugin, type) else not_a_function("it", plugin)
+    if marked is not None:
+        why = f"{marked.removeprefix('it: ')}; register the module (or instance) holding that def"
+        return PluginValidationError(name or _said(plugin), why)
     what = no_hooks_in(plugin)
     if what is None:
         return None
