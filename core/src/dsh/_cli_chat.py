@@ -28,7 +28,7 @@ import argparse
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import nullcontext, suppress
+from contextlib import nullcontext
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -46,6 +46,7 @@ from dsh._cli_terminal import (
     PromptLine,
     TerminalApprovals,
     asks_at_terminal,
+    drop_typed,
     lines_typed,
     taken,
 )
@@ -153,7 +154,7 @@ async def _chat(
                 if os.environ.get("TERM") == "dumb":
                     note = "\n" + note
                 else:
-                    _drop_typed()
+                    drop_typed()
                     note = "\r\x1b[K" + note
             print(note, file=sys.stderr)
 
@@ -165,6 +166,7 @@ async def _chat(
             editor.clears_line = lambda: idle() and not running and not again()
             editor.asking = lambda: approvals.asking  # Ctrl-C drops the answer typed too
             editor.steer_of = _prompt_of  # a line sent while the agent works: shown as a steer
+            approvals.set_aside = editor.set_aside  # a line half typed waits out a question
 
         waiting = False  # a prompt_when_idle waits: another shows nothing more
 
@@ -265,18 +267,6 @@ def _failed(failures: list[str], message: str) -> None:
     exit status says it too."""
     print(message, file=sys.stderr)
     failures.append(message)
-
-
-def _drop_typed() -> None:
-    """Drop what was typed on the terminal and not yet sent (its line is cleared from
-    the screen), as the terminal drops it itself at a Ctrl-C."""
-    try:
-        import termios
-    except ImportError:  # no POSIX terminal (Windows)
-        return
-    with suppress(OSError, termios.error, ValueError):
-        if sys.stdin.isatty():
-            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
 
 
 def _dropped(prompts: list[str]) -> str:

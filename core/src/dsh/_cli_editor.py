@@ -65,6 +65,9 @@ def line_editor() -> LineEditor | None:
     return LineEditor()
 
 
+_SET_ASIDE = "  (the line you were typing is set aside until this is answered)"
+
+
 class LineEditor:
     """The input line of ``dsh chat`` and the screen above it; ``lines()`` yields what
     Enter sends (None at the end of input), as ``lines_typed`` does."""
@@ -88,6 +91,30 @@ class LineEditor:
         #: "> " does not show (the agent works) steers the turn with it, and is shown
         #: once, as a steer, in place of the line typed.
         self.steer_of: Callable[[str], str | None] = lambda text: None
+        self._buffer: Buffer | None = None
+
+    def set_aside(self) -> Callable[[], None]:
+        """A permission question shows: the text typed and not sent (a ``y`` typed while
+        the turn streamed, a steer half written) leaves the input line, so that only
+        what is typed for the question answers it; it is said, and the function
+        returned puts it back once the question is answered (before what was typed
+        since, if anything)."""
+        buffer = self._buffer
+        if buffer is None or not buffer.text:
+            return lambda: None
+        from prompt_toolkit.document import Document
+
+        kept = buffer.document
+        buffer.reset()
+        print(_SET_ASIDE, file=sys.stderr, flush=True)  # below the question, as it is written
+
+        def give_back() -> None:
+            typed = buffer.text
+            cursor = len(kept.text) + len(typed) if typed else kept.cursor_position
+            buffer.document = Document(kept.text + typed, cursor)
+            self._screen.redraw()
+
+        return give_back
 
     def streams(self) -> AbstractContextManager[None]:
         """sys.stdout and sys.stderr through the screen, each if it is the terminal."""
@@ -186,6 +213,7 @@ class LineEditor:
         from prompt_toolkit.output.vt100 import Vt100_Output
 
         buffer = Buffer(multiline=False, accept_handler=self._accept, history=InMemoryHistory())
+        self._buffer = buffer
         keys = KeyBindings()
 
         @keys.add("c-c")

@@ -16,7 +16,8 @@ import select
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import suppress
 
 import anyio
 import anyio.lowlevel
@@ -30,6 +31,7 @@ __all__ = [
     "PromptLine",
     "TerminalApprovals",
     "asks_at_terminal",
+    "drop_typed",
     "in_background",
     "lines_typed",
     "taken",
@@ -248,6 +250,24 @@ async def lines_typed(prompt: PromptLine | None = None) -> AsyncIterator[str | N
             yield _decoded(line).rstrip("\r")
 
 
+def drop_typed() -> Callable[[], None]:
+    """Drop what was typed on the terminal and not yet sent (a line half typed, which
+    the terminal holds in canonical mode until Enter), as the terminal drops it itself
+    at a Ctrl-C. Returns what gives it back: nothing (it is gone)."""
+    try:
+        import termios
+    except ImportError:  # no POSIX terminal (Windows)
+        return _nothing
+    with suppress(OSError, termios.error, ValueError):
+        if sys.stdin is not None and sys.stdin.isatty():
+            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    return _nothing
+
+
+def _nothing() -> None:
+    pass
+
+
 def asks_at_terminal() -> bool:
     """A question can be put to a person: typed answers (stdin) to a question they see
     (stderr). With stderr elsewhere (``2>log``) it would wait unseen: such calls are
@@ -262,9 +282,17 @@ class TerminalApprovals:
     nothing can be remembered allows once, which is said). Once the input has ended
     (``close()``) every question, pending or new, is denied; so is one asked while dsh
     is in the background of its terminal, or pending when it is sent there (fail
-    closed: ``dsh run ... &`` ends its turn rather than wait for a ``fg``)."""
+    closed: ``dsh run ... &`` ends its turn rather than wait for a ``fg``).
+
+    Only what is typed once the question shows answers it: what was typed before (a
+    ``y`` half typed while the turn streamed, a steer not yet sent) is set aside when
+    the question shows (``set_aside``), so that Enter alone denies, as it says."""
 
     def __init__(self) -> None:
+        #: Called as a question shows: takes what was typed and not sent out of the way
+        #: of the answer; returns what gives it back once the question is answered. In
+        #: canonical mode it is dropped (``drop_typed``); chat's line editor sets it.
+        self.set_aside: Callable[[], Callable[[], None]] = drop_typed
         self._waiting: tuple[anyio.Event, list[str | None]] | None = None
         self._asked = anyio.Event()  # set (and replaced) each time a question waits
         self._closed = False
@@ -294,6 +322,7 @@ class TerminalApprovals:
         if self._closed:
             box.append(None)
         elif not self._background():
+            give_back = self.set_aside()
             event = anyio.Event()
             self._waiting = (event, box)
             self._asked.set()
@@ -311,6 +340,7 @@ class TerminalApprovals:
                 raise
             finally:
                 self._waiting = None
+                give_back()
         if not box:  # dsh is in the background (or was sent there): no one was asked
             print(
                 "  denied: dsh is in the background of its terminal, where it cannot ask "
