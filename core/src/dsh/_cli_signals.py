@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import TYPE_CHECKING
 
 import anyio
+import anyio.abc
 
 from dsh._grace import in_flight
 
@@ -103,12 +104,13 @@ async def until_terminated(
     _ended_by_key[0] = False
     async with anyio.create_task_group() as tg:
 
-        async def on_signals() -> None:
+        async def on_signals(*, task_status: anyio.abc.TaskStatus[None]) -> None:
             nonlocal status
             interrupts = terminations = late = 0  # late: Ctrl-Cs after a SIGTERM
             with anyio.open_signal_receiver(
                 signal.SIGINT, signal.SIGTERM, *_not_ignored()
             ) as signals:
+                task_status.started()  # from here a signal is this receiver's
                 async for signum in signals:
                     if signum == signal.SIGINT:
                         if not interrupts and _ended_by_key[0]:  # the editor's Ctrl-C quit
@@ -136,7 +138,9 @@ async def until_terminated(
                         hurry(said if terminations == 1 else f"{said} again")
                     running.cancel()
 
-        tg.start_soon(on_signals)
+        # the receiver open before the command starts: its first steps are synchronous
+        # (dsh.llm imported), and a Ctrl-C then would meet asyncio's own handler
+        await tg.start(on_signals)
         try:
             with running:
                 status = await command(args, pm)

@@ -80,9 +80,10 @@ def _main(arguments: list[str]) -> int:
     known, _ = early.parse_known_args(before)
     try:
         return _start(arguments, early, before, known)
-    except KeyboardInterrupt:  # Ctrl-C as dsh starts (plugins imported, the parser built)
-        # or in a command outside until_terminated (run, chat)
-        if known.verbose:
+    except (KeyboardInterrupt, BaseExceptionGroup) as error:
+        # Ctrl-C as dsh starts (plugins imported, the parser built) or in a command
+        # outside until_terminated (run, chat); raised in a task group, it comes in one
+        if known.verbose or not _only(error, KeyboardInterrupt):
             raise
         print("\ndsh: interrupted", file=sys.stderr)
         return 130

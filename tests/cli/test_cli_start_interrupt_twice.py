@@ -1,0 +1,73 @@
+"""Ctrl-C twice while ``dsh run`` or ``dsh chat`` starts its agent (dsh.llm and pydantic
+imported, the harness built: synchronous work once the command runs): ``dsh:
+interrupted``, status 130, no traceback of an exception group; not a process ended by
+the signal either.
+
+A script in place of `dsh` sends dsh itself SIGINT twice, as two quick Ctrl-C at a
+terminal do, as the command starts its agent session, then lets it go on: no timing,
+no race."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+SCRIPT = """
+import os
+import signal
+import sys
+
+# as at a terminal, whatever the test process left the child (a disposition, a mask)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+
+import dsh._cli_agent
+import dsh._cli_chat
+from dsh.cli import main
+
+MODULE = dsh._cli_chat if sys.argv[-1] == "chat" else dsh._cli_agent
+real = MODULE.agent_session
+
+
+def interrupted_twice(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGINT)
+    os.kill(os.getpid(), signal.SIGINT)
+    return real(*args, **kwargs)
+
+
+if os.environ["STOP_AT"] == "agent":
+    MODULE.agent_session = interrupted_twice
+else:  # as the signal receiver opens: asyncio's own handler still in place
+    import dsh._cli_signals
+
+    before = dsh._cli_signals._not_ignored
+    dsh._cli_signals._not_ignored = lambda: interrupted_twice() and None or before()
+    real = lambda: True
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("stop_at", ["agent", "receiver"])
+@pytest.mark.parametrize("command", [["run", "hi"], ["chat"]], ids=["run", "chat"])
+def test_ctrl_c_twice_as_the_agent_starts_says_interrupted(
+    cli_env: dict[str, str], tmp_path: Path, command: list[str], stop_at: str
+) -> None:
+    script = tmp_path / "interrupted_dsh.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    done = subprocess.run(
+        [sys.executable, str(script), "-m", "openai-compatible:tiny@http://127.0.0.1:9/v1", *command],
+        env={**cli_env, "STOP_AT": stop_at},
+        cwd=tmp_path,
+        input="hi\n" if command == ["chat"] else "",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "dsh: interrupted" in done.stderr
+    assert done.stdout == ""
