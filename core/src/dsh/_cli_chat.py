@@ -204,6 +204,8 @@ async def _chat(
                 continue
             if approvals.answer(line):
                 continue
+            if line.strip():  # a new turn or a command: Ctrl-C now is not "again"
+                last_sigint = 0.0
             command, rest = _words(line)
             added = commands.by_name.get(command)
             if added is not None:
