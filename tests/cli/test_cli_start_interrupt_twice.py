@@ -30,23 +30,27 @@ import dsh._cli_chat
 from dsh.cli import main
 
 MODULE = dsh._cli_chat if sys.argv[-1] == "chat" else dsh._cli_agent
-real = MODULE.agent_session
 
 
-def interrupted_twice(*args, **kwargs):
+def twice():
     os.kill(os.getpid(), signal.SIGINT)
     os.kill(os.getpid(), signal.SIGINT)
-    return real(*args, **kwargs)
 
 
-if os.environ["STOP_AT"] == "agent":
-    MODULE.agent_session = interrupted_twice
-else:  # as the signal receiver opens: asyncio's own handler still in place
+def after_twice(step):
+    def stepped(*args, **kwargs):
+        twice()
+        return step(*args, **kwargs)
+
+    return stepped
+
+
+if os.environ["STOP_AT"] == "agent":  # the command's synchronous start
+    MODULE.agent_session = after_twice(MODULE.agent_session)
+else:  # as the signal receiver opens: asyncio's own handler is still in place
     import dsh._cli_signals
 
-    before = dsh._cli_signals._not_ignored
-    dsh._cli_signals._not_ignored = lambda: interrupted_twice() and None or before()
-    real = lambda: True
+    dsh._cli_signals._not_ignored = after_twice(dsh._cli_signals._not_ignored)
 sys.exit(main())
 """
 
@@ -59,7 +63,13 @@ def test_ctrl_c_twice_as_the_agent_starts_says_interrupted(
     script = tmp_path / "interrupted_dsh.py"
     script.write_text(textwrap.dedent(SCRIPT))
     done = subprocess.run(
-        [sys.executable, str(script), "-m", "openai-compatible:tiny@http://127.0.0.1:9/v1", *command],
+        [
+            sys.executable,
+            str(script),
+            "-m",
+            "openai-compatible:tiny@http://127.0.0.1:9/v1",
+            *command,
+        ],
         env={**cli_env, "STOP_AT": stop_at},
         cwd=tmp_path,
         input="hi\n" if command == ["chat"] else "",

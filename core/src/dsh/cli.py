@@ -115,6 +115,8 @@ def _start(
         if extras and isinstance(getattr(args, "prompt", None), list):
             # argparse fills a `*` prompt once: `dsh run hi -m MODEL more` left `more`
             args.prompt, extras = _prompt_words(extras, args.prompt)
+        if strays := early.parse_known_args(before)[1]:  # before the command: dsh's own
+            parser.error(f"unrecognized arguments: {' '.join(strays)}")
         if extras:
             global_option_after(extras, arguments[len(before) :], parser)
             given = given_command(arguments[len(before) :], parser)  # its usage, not dsh's
