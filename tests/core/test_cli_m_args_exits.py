@@ -94,7 +94,7 @@ def test_ctrl_c_where_no_command_handles_it_is_status_130(
 
     with_plugins(("toys", commands(Command("wait", "wait", interrupted))))
     assert main(["wait"]) == 130
-    assert capsys.readouterr().err == "\ndsh: interrupted\n"
+    assert capsys.readouterr().err == "dsh: interrupted\n"  # a log: no ^C echoed, no blank line
     with pytest.raises(KeyboardInterrupt):  # -v: the traceback
         main(["-v", "wait"])
 

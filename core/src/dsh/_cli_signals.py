@@ -183,7 +183,10 @@ def end_now(status: int, said: str) -> None:
 
 def _say(said: str, what: str, names: list[str]) -> None:
     with suppress(OSError):  # a closed terminal cannot be told
-        begun = "" if _line_enders and _line_enders[-1]() else "\n"
+        # a line of its own: after the answer's unfinished line, or a ^C echoed, a "> "
+        # (a terminal's); a log's lines before it are ended
+        ended = bool(_line_enders and _line_enders[-1]())
+        begun = "\n" if not ended and sys.stderr.isatty() else ""
         print(
             f"{begun}dsh: {said}" + (f"; {what} {', '.join(names)}" if names else ""),
             file=sys.stderr,

@@ -85,7 +85,7 @@ def _main(arguments: list[str]) -> int:
         # outside until_terminated (run, chat); raised in a task group, it comes in one
         if known.verbose or not _only(error, KeyboardInterrupt):
             raise
-        print("\ndsh: interrupted", file=sys.stderr)
+        print("\n" * sys.stderr.isatty() + "dsh: interrupted", file=sys.stderr)  # after ^C
         return 130
 
 
