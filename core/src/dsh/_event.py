@@ -12,8 +12,6 @@ from dsh.errors import EventTypeError
 
 __all__ = ["EVENT_TYPES", "SessionEvent", "check_plugin_type"]
 
-#: Unicode line ends JSON may hold raw, escaped so ``str.splitlines()`` keeps a line whole.
-_LINE_ENDS: Final = {0x2028: "\\u2028", 0x2029: "\\u2029", 0x85: "\\u0085"}
 
 #: The core's event types. Plugins add their own (``compact/*``, ``permission/*``).
 EVENT_TYPES: Final = (
@@ -80,10 +78,14 @@ class SessionEvent:
 
     def to_json(self, session: str | None = None) -> str:
         """The event as one line of JSON, for people and scripts: the characters some
-        readers take for line ends (U+2028, U+2029, U+0085) are written escaped. With
-        ``session``, the line names its session first (``dsh run --json``)."""
+        readers take for line ends (U+2028, U+2029, U+0085) are written escaped, and so
+        are those the text output escapes (bidi controls, tag characters: ``visible``),
+        which a terminal would reorder or hide. With ``session``, the line names its
+        session first (``dsh run --json``)."""
+        from dsh._render import json_visible
+
         raw = self.to_dict() if session is None else {"session": session, **self.to_dict()}
-        return encode(raw).decode().translate(_LINE_ENDS)
+        return json_visible(encode(raw).decode())
 
     def to_json_bytes(self) -> bytes:
         """The event as compact UTF-8 JSON, for writers: ``to_json()`` without its

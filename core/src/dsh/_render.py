@@ -65,6 +65,19 @@ _CONTROLS: dict[int, str] = (
     | {c: f"\\u{c:04x}" for c in (*_INVISIBLE, *range(0x2060, 0x2065))}
     | {c: f"\\U{c:08x}" for c in range(0xE0000, 0xE0080)}
 )
+
+
+def _json_escape(code: int) -> str:
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # beyond the BMP: JSON's escape is a surrogate pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+#: The same characters as JSON escapes, for JSON text shown as it is (``--json``): they
+#: hide or reorder nothing there either, and the JSON reads back to the same text. A
+#: JSON encoder escapes those below U+0020 itself; U+0085 is a line end to some readers.
+JSON_ESCAPES: Final = {code: _json_escape(code) for code in _CONTROLS}
 #: Any of them: the text is translated only when one is in it (most chunks of an
 #: answer have none; a search is several times faster than ``translate`` on them).
 _ANY_CONTROL = re.compile("[" + re.escape("".join(map(chr, _CONTROLS))) + "]")
@@ -92,6 +105,13 @@ def visible(text: str) -> str:
         part if index % 2 else part.translate(_CONTROLS)
         for index, part in enumerate(_FLAG.split(text))
     )
+
+
+def json_visible(text: str) -> str:
+    """JSON ``text`` with the characters ``visible`` escapes written as JSON escapes
+    (``\\u202e``; a tag character as its surrogate pair): valid JSON, read back the
+    same, shown at a terminal with nothing hidden or reordered."""
+    return text.translate(JSON_ESCAPES) if _ANY_CONTROL.search(text) else text
 
 
 def shorten(text: str, limit: int = _PREVIEW) -> str:

@@ -22,6 +22,7 @@ __all__ = [
     "Command",
     "CommandContext",
     "for_terminal",
+    "json_for_terminal",
     "name_choices",
 ]
 
@@ -219,3 +220,14 @@ def for_terminal(text: str) -> str:
     from dsh._render import visible
 
     return visible(text)
+
+
+def json_for_terminal(text: str) -> str:
+    """JSON ``text`` (a command's ``--json`` output) with the characters
+    ``for_terminal`` escapes, and the tag characters, written as JSON escapes
+    (``\\u202e``): still valid JSON, read back to the same values, and nothing in it
+    reordered or hidden at a terminal. Characters JSON's own encoders leave raw
+    otherwise (``json.dumps(..., ensure_ascii=False)``)."""
+    from dsh._render import json_visible
+
+    return json_visible(text)

@@ -16,7 +16,7 @@ import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsh.commands import for_terminal
+from dsh.commands import for_terminal, json_for_terminal
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -45,7 +45,7 @@ def json_rows(headers: Sequence[SessionHeader]) -> str:
         }
         for h in headers
     ]
-    return json.dumps(rows, indent=2, ensure_ascii=False)
+    return json_for_terminal(json.dumps(rows, indent=2, ensure_ascii=False))
 
 
 def _known(timestamp: float, error: str) -> float | None:
