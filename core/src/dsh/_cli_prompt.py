@@ -100,6 +100,13 @@ def prompt_text(
         return " ".join(parts)
     at = parts.index("-")
     stdin = sys.stdin
+    if stdin.isatty():  # typed, not piped: the read would wait with nothing said
+        print(
+            "dsh: reading the text for - from the terminal; end it with Ctrl-D on a line "
+            "of its own",
+            file=sys.stderr,
+            flush=True,
+        )
     if hasattr(stdin, "buffer"):
         data = stdin.buffer.read()
     else:  # a program calling main() may have put a text stream (StringIO) there
