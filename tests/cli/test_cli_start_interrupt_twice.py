@@ -81,3 +81,47 @@ def test_ctrl_c_twice_as_the_agent_starts_says_interrupted(
     assert "Traceback" not in done.stderr
     assert "dsh: interrupted" in done.stderr
     assert done.stdout == ""
+
+
+LATE = """
+import os
+import signal
+import sys
+
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+
+import dsh.plugins
+from dsh.cli import main
+
+real = dsh.plugins.create_plugin_manager
+
+
+def create(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C as dsh starts
+    return real(*args, **kwargs)
+
+
+dsh.plugins.create_plugin_manager = create
+status = main()
+os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C again, while it exits
+sys.exit(f"still running after the second Ctrl-C (status {status})")
+"""
+
+
+def test_ctrl_c_again_while_an_interrupted_dsh_exits_ends_it_with_130(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    script = tmp_path / "interrupted_late.py"
+    script.write_text(textwrap.dedent(LATE))
+    done = subprocess.run(
+        [sys.executable, str(script), "version"],
+        env=cli_env,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 130, done.stderr  # not -2: ended by the signal
+    assert done.stderr == "dsh: interrupted\n"

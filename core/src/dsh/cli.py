@@ -28,6 +28,7 @@ from dsh._cli_args import (
     leading,
     shortened,
 )
+from dsh._cli_interrupted import exit_on_ctrl_c
 from dsh._cli_logging import logging_to_stderr
 from dsh._cli_misplaced import command_option_before, given_command, global_option_after
 from dsh._cli_output import OutputError, tag_output_errors
@@ -68,10 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     tag_output_errors()
     with _pipes.kept():  # a config read from a pipe is read once (docs/cli.md: -c)
-        return _main(arguments)
+        return _main(arguments, process=argv is None)
 
 
-def _main(arguments: list[str]) -> int:
+def _main(arguments: list[str], process: bool = False) -> int:
     # Plugins are chosen (-p) before the full parser exists: they add commands to it.
     # Only the options before the command are dsh's own (`dsh version -v` is not -v).
     early = Parser(prog="dsh", add_help=False)
@@ -79,14 +80,16 @@ def _main(arguments: list[str]) -> int:
     before = leading(arguments)
     known, _ = early.parse_known_args(before)
     try:
-        return _start(arguments, early, before, known)
+        status = _start(arguments, early, before, known)
     except (KeyboardInterrupt, BaseExceptionGroup) as error:
-        # Ctrl-C as dsh starts (plugins imported, the parser built) or in a command
-        # outside until_terminated (run, chat); raised in a task group, it comes in one
+        # Ctrl-C as dsh starts, or outside until_terminated (in a task group: a group)
         if known.verbose or not _only(error, KeyboardInterrupt):
             raise
+        status = 130
         print("\n" * sys.stderr.isatty() + "dsh: interrupted", file=sys.stderr)  # after ^C
-        return 130
+    if status == 130 and process:  # dsh's own process (not main(argv)) ends interrupted:
+        exit_on_ctrl_c()  # a Ctrl-C more while it exits ends it at once, with 130
+    return status
 
 
 def _start(
@@ -268,11 +271,8 @@ def _agent_command(args: argparse.Namespace, pm: PluginManager) -> int:
     command: Callable[[argparse.Namespace, PluginManager], Awaitable[int]]
     if args.command == "run":
         if not args.prompt:
-            piped = (
-                ""
-                if sys.stdin.isatty() or config is not None
-                else "; to send what is piped in, give -: ... | dsh run -"
-            )
+            typed = sys.stdin.isatty() or config is not None
+            piped = "" if typed else "; to send what is piped in, give -: ... | dsh run -"
             raise UsageError(f'run: give the prompt (dsh run "list the files"){piped}')
         args.prompt_piped = "-" in args.prompt  # for the commands to paste (_cli_continue)
         args.prompt = read_prompt(args.prompt, config=config)
