@@ -77,7 +77,9 @@ def test_ctrl_c_twice_as_the_agent_starts_says_interrupted(
         text=True,
         timeout=60,
     )
-    assert done.returncode == 130, done.stderr
+    # a chat whose Ctrl-C handler is in place by the time the loop takes the signals (as
+    # it is without dsh-persistence, which awaits sooner) quits as at an idle prompt: 0
+    assert done.returncode in ((130, 0) if command == ["chat"] else (130,)), done.stderr
     assert "Traceback" not in done.stderr
     assert "dsh: interrupted" in done.stderr
     assert done.stdout == ""

@@ -15,7 +15,7 @@ from cli_support import dsh
         (["--bogus", "models"], "--bogus"),
         (["--bogus=3", "version"], "--bogus=3"),
         (["-Z", "run", "hi"], "-Z"),
-        (["--bogus", "sessions", "list"], "--bogus"),
+        (["--bogus", "config", "check"], "--bogus"),
     ],
 )
 def test_an_unknown_option_before_the_command_is_dsh_s_error(
