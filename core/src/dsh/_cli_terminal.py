@@ -258,9 +258,16 @@ def drop_typed() -> Callable[[], None]:
         import termios
     except ImportError:  # no POSIX terminal (Windows)
         return _nothing
-    with suppress(OSError, termios.error, ValueError):
-        if sys.stdin is not None and sys.stdin.isatty():
-            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    # SIGTTOU blocked: a dsh not in the foreground gets an error, rather than be stopped
+    ttou = getattr(signal, "SIGTTOU", None)
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {ttou}) if ttou is not None else None
+    try:
+        with suppress(OSError, termios.error, ValueError):
+            if sys.stdin is not None and sys.stdin.isatty():
+                termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    finally:
+        if blocked is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     return _nothing
 
 
