@@ -35,6 +35,10 @@ async def explode_later(context):
     raise KeyError("missing")
 
 
+def explode_silently(context):
+    raise EOFError
+
+
 async def where(context):
     async with context.harness() as harness:
         print(harness.config.source, sorted(harness.config.models), harness.workspace)
@@ -76,6 +80,7 @@ class Toys:
         register(Command("spew", "print many lines", spew))
         register(Command("explode", "fail", explode))
         register(Command("explode-later", "fail, async", explode_later))
+        register(Command("explode-silently", "fail, saying nothing", explode_silently))
         register(Command("where", "the harness's config and workspace", where))
 
 
@@ -99,6 +104,7 @@ def toy_dsh(tmp_path: Path) -> list[str]:
     [
         ("explode", "RuntimeError: the toy broke"),
         ("explode-later", "KeyError: 'missing'"),
+        ("explode-silently", "EOFError"),  # no message: the type alone, no dangling colon
     ],
 )
 def test_a_failing_plugin_command_is_one_line_naming_the_plugin(

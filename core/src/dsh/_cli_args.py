@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsh.commands import name_choices
-from dsh.errors import DshError
+from dsh.errors import DshError, exception_words
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -227,7 +227,7 @@ def build_parser(commands: dict[str, tuple[str, Command]]) -> argparse.ArgumentP
                 unready.add_argument("dsh_rest", nargs=argparse.REMAINDER)
                 unready.set_defaults(
                     dsh_unready=f"plugin {plugin!r} failed to set up command "
-                    f"{command.name!r}: {type(error).__name__}: {error}"
+                    f"{command.name!r}: {exception_words(error)}"
                 )
                 sub.choices[command.name] = unready
     return parser

@@ -17,7 +17,7 @@ import anyio
 from dsh._entry_points import bringing
 from dsh._render import visible
 from dsh._secrets import get_logger, redact
-from dsh.errors import DshError
+from dsh.errors import DshError, exception_words
 
 if TYPE_CHECKING:
     from dsh.commands import ChatCommand, ChatCommandContext
@@ -126,9 +126,7 @@ async def run_command(
             failed(f"  {name}: {_lines(str(error))}")
         except Exception as error:  # the plugin's bug: the chat goes on
             _log.debug("plugin %r failed in chat command %s", plugin, name, exc_info=error)
-            failed(
-                f"  {name}: plugin {plugin!r} failed: {type(error).__name__}: {_lines(str(error))}"
-            )
+            failed(f"  {name}: plugin {plugin!r} failed: {_lines(exception_words(error))}")
         else:
             if isinstance(shown, str):
                 print(f"  {name}: {_lines(shown)}", file=sys.stderr)

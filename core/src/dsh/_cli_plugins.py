@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from dsh.errors import DshError, PluginLoadError
+from dsh.errors import DshError, PluginLoadError, exception_words
 
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
@@ -48,8 +48,7 @@ def load_plugins(
             print(hide_keys(f"dsh: warning: {paragraph}", known), file=sys.stderr)
         if isinstance(error, PluginLoadError):
             failed = {
-                e.name: hide_keys(f"{type(e.cause).__name__}: {e.cause}", known)
-                for e in (error, *error.more)
+                e.name: hide_keys(exception_words(e.cause), known) for e in (error, *error.more)
             }
             try:
                 pm = create_plugin_manager(select=[*select, *(f"no:{n}" for n in failed)])

@@ -32,7 +32,7 @@ from dsh._cli_interrupted import exit_on_ctrl_c
 from dsh._cli_logging import logging_to_stderr
 from dsh._cli_misplaced import command_option_before, given_command, global_option_after
 from dsh._cli_output import OutputError, tag_output_errors
-from dsh.errors import ConfigError, DshError, HookError, PluginLoadError
+from dsh.errors import ConfigError, DshError, HookError, PluginLoadError, exception_words
 
 if TYPE_CHECKING:
     from dsh.commands import Command
@@ -361,7 +361,7 @@ def _run(plugin: str, command: Command, args: argparse.Namespace, pm: PluginMana
             raise _first(error) from None
         line = (
             f"dsh: error: plugin {plugin!r} failed in command {command.name!r}: "
-            f"{type(error).__name__}: {error} (run with -v for the traceback)"
+            f"{exception_words(error)} (run with -v for the traceback)"
         )
         _report(error, None if args.verbose else line, args)
         return 1
