@@ -4,9 +4,12 @@ late ``y`` became a prompt to the model with nothing on the screen to explain it
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import pytest
 
+from dsh import _cli_terminal
 from dsh._cli_terminal import TerminalApprovals
 from dsh.approvals import ApprovalRequest
 
@@ -48,3 +51,24 @@ async def test_the_question_shows_a_reasons_control_characters_as_escapes(
     shown = capsys.readouterr().err
     assert not any(c in shown for c in "\x1b\x07\x9b"), repr(shown)
     assert "the command 'echo \\x1b[2J\\x1b]0;title\\x07 hi\\x9b31m' cannot be checked" in shown
+
+
+async def test_typed_ahead_input_is_dropped_before_the_question_shows(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In canonical mode what was typed before the question is dropped (tcflush) before
+    the question is written, never after: a Ctrl-D or an answer typed as soon as the
+    question shows went with it, and the question waited for input that never came
+    (test_chat_permissions' end-of-input test hung under load)."""
+    written_before: list[str] = []
+
+    def drop() -> Any:
+        written_before.append(capsys.readouterr().err)
+        return lambda: None
+
+    monkeypatch.setattr(_cli_terminal, "drop_typed", drop)
+    approvals = TerminalApprovals()
+    with anyio.move_on_after(0.1):
+        await approvals.tools_approval(request(300))
+    assert written_before == [""]  # dropped once, before a line of the question
+    assert "allow? y = once" in capsys.readouterr().err

@@ -318,6 +318,12 @@ class TerminalApprovals:
         each = "" if remember else "; asked again each time"
         # the call whole (what is approved is what was seen), its text values below it
         call, below = call_shown(request.tool, request.arguments)
+        asking = not self._closed and not self._background()
+        # the terminal's typed-ahead input is dropped BEFORE the question shows: a key
+        # typed once it shows (the answer, a Ctrl-D) must not go with it. (The editor's
+        # keys wait for the event loop, which reads none until the question is out.)
+        dropped = asking and self.set_aside is drop_typed
+        give_back = drop_typed() if dropped else _nothing
         print(
             f"\n? {call}: {visible(request.reason)}\n"
             + "".join(f"{line}\n" for line in below)
@@ -328,8 +334,9 @@ class TerminalApprovals:
         box: list[str | None] = []
         if self._closed:
             box.append(None)
-        elif not self._background():
-            give_back = self.set_aside()
+        elif asking:
+            if not dropped:  # the editor's line: set aside (and said) below the question
+                give_back = self.set_aside()
             event = anyio.Event()
             self._waiting = (event, box)
             self._asked.set()
