@@ -9,8 +9,8 @@ from typing import Any
 import anyio
 import pytest
 
-from dsh import _cli_terminal
-from dsh._cli_terminal import TerminalApprovals
+from dsh import _cli_approvals
+from dsh._cli_approvals import TerminalApprovals
 from dsh.approvals import ApprovalRequest
 
 
@@ -66,7 +66,7 @@ async def test_typed_ahead_input_is_dropped_before_the_question_shows(
         written_before.append(capsys.readouterr().err)
         return lambda: None
 
-    monkeypatch.setattr(_cli_terminal, "drop_typed", drop)
+    monkeypatch.setattr(_cli_approvals, "drop_typed", drop)
     approvals = TerminalApprovals()
     with anyio.move_on_after(0.1):
         await approvals.tools_approval(request(300))

@@ -12,7 +12,7 @@ import io
 import anyio
 import pytest
 
-from dsh._cli_terminal import TerminalApprovals
+from dsh._cli_approvals import TerminalApprovals
 from dsh._render import Renderer, visible
 from dsh.approvals import ApprovalRequest
 from dsh.commands import for_terminal

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from dsh import HookError, ToolCall, hookimpl
-from dsh._cli_terminal import TerminalApprovals
+from dsh._cli_approvals import TerminalApprovals
 from dsh.approvals import ApprovalAnswer, ApprovalRequest
 from dsh.plugins import PluginManager
 

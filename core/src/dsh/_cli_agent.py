@@ -27,7 +27,7 @@ from dsh._render import CLOSED_STATUS, Renderer, visible
 from dsh.errors import ConfigError, DshError
 
 if TYPE_CHECKING:
-    from dsh._cli_terminal import TerminalApprovals
+    from dsh._cli_approvals import TerminalApprovals
     from dsh.agent import AgentHandle
     from dsh.config import AgentConfig, Config
     from dsh.harness import Harness
@@ -200,7 +200,7 @@ async def run(args: argparse.Namespace, pm: PluginManager, *, config: Config | N
 
 
 async def _run(args: argparse.Namespace, pm: PluginManager, config: Config | None) -> int:
-    from dsh._cli_terminal import TerminalApprovals, asks_at_terminal
+    from dsh._cli_approvals import TerminalApprovals, asks_at_terminal
 
     # in a terminal, a call that needs a person's approval is put to them, as in chat;
     # asked where they would not see it (stderr redirected: 2>log) it would wait unseen

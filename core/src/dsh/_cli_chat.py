@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from dsh._cli_agent import agent_session, cli_harness, first_agent
+from dsh._cli_approvals import TerminalApprovals, asks_at_terminal
 from dsh._cli_chat_commands import COMMAND, ChatCommands, chat_commands, run_command
 from dsh._cli_continue import chat_command, stored_to_continue
 from dsh._cli_editor import line_editor
@@ -42,14 +43,7 @@ from dsh._cli_plugins import APPROVALS, loaded
 from dsh._cli_resume import resume
 from dsh._cli_screen import terminal_streams
 from dsh._cli_signals import ending, on_interrupt
-from dsh._cli_terminal import (
-    PromptLine,
-    TerminalApprovals,
-    asks_at_terminal,
-    drop_typed,
-    lines_typed,
-    taken,
-)
+from dsh._cli_terminal import PromptLine, drop_typed, lines_typed, taken
 from dsh._render import CLOSED_STATUS, shorten, visible
 from dsh.commands import ChatCommandContext
 
