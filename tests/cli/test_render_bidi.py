@@ -13,7 +13,8 @@ import anyio
 import pytest
 
 from dsh._cli_approvals import TerminalApprovals
-from dsh._render import Renderer, visible
+from dsh._render import Renderer
+from dsh._visible import visible
 from dsh.approvals import ApprovalRequest
 from dsh.commands import for_terminal
 from dsh.session import Session

@@ -9,7 +9,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from dsh._render import Renderer, visible
+from dsh._render import Renderer
+from dsh._visible import visible
 from dsh.session import Session
 
 

@@ -23,7 +23,8 @@ import anyio
 from dsh._cli_continue import chat_command, stored_to_continue
 from dsh._cli_plugins import APPROVALS, RENDERER
 from dsh._cli_signals import lines_ended_by, on_interrupt
-from dsh._render import CLOSED_STATUS, Renderer, visible
+from dsh._render import CLOSED_STATUS, Renderer
+from dsh._visible import visible
 from dsh.errors import ConfigError, DshError
 
 if TYPE_CHECKING:

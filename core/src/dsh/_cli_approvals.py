@@ -13,7 +13,7 @@ import anyio
 
 from dsh._cli_question import call_shown
 from dsh._cli_terminal import BACKGROUND_POLL, drop_typed, in_background, nothing_back
-from dsh._render import visible
+from dsh._visible import visible
 from dsh.approvals import UNANSWERED, ApprovalAnswer, ApprovalRequest
 from dsh.hookspecs import hookimpl
 

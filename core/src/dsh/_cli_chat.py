@@ -44,7 +44,8 @@ from dsh._cli_resume import resume
 from dsh._cli_screen import terminal_streams
 from dsh._cli_signals import ending, on_interrupt
 from dsh._cli_terminal import PromptLine, drop_typed, lines_typed, taken
-from dsh._render import CLOSED_STATUS, shorten, visible
+from dsh._render import CLOSED_STATUS, shorten
+from dsh._visible import visible
 from dsh.commands import ChatCommandContext
 
 if TYPE_CHECKING:

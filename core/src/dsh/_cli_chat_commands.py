@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import anyio
 
 from dsh._entry_points import bringing
-from dsh._render import visible
 from dsh._secrets import get_logger, redact
+from dsh._visible import visible
 from dsh.errors import DshError, exception_words
 
 if TYPE_CHECKING:

@@ -311,7 +311,7 @@ def _shell_word(word: str) -> str:
     raw control character and pastes to the same value. So is a word holding a byte
     that is not UTF-8 (a lone surrogate, as Python's surrogateescape keeps it): the
     byte is ``\\xNN`` there, and the pasted word the same bytes."""
-    from dsh._render import visible
+    from dsh._visible import visible
 
     if visible(word) == word and "\n" not in word and not _SURROGATE.search(word):
         return shlex.quote(word)
@@ -324,7 +324,7 @@ def _escaped(char: str) -> str:
     as a character above 0x7f, and ``\\u`` takes four hex digits at most); a byte
     surrogateescape kept (U+DC80 to U+DCFF) as that byte, ``\\xNN``, and any other
     lone surrogate (no character of a path or an argument) as ``\\uNNNN``."""
-    from dsh._render import visible
+    from dsh._visible import visible
 
     if char in "\\'":
         return "\\" + char

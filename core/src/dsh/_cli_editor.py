@@ -30,7 +30,8 @@ import anyio
 
 from dsh._cli_screen import Screen, streams_through
 from dsh._cli_terminal import utf8_only
-from dsh._render import STEERED, visible
+from dsh._render import STEERED
+from dsh._visible import visible
 
 if TYPE_CHECKING:
     from prompt_toolkit.application import Application

@@ -35,8 +35,8 @@ def hide_keys(text: str, args: argparse.Namespace) -> str:
 
 def said(text: str, args: argparse.Namespace) -> str:
     """``text`` as the command says it on stderr: keys hidden, its control characters
-    (a model's name in dsh.yml, a file name) shown as ``\\x1b`` (``_render.visible``)."""
-    from dsh._render import visible
+    (a model's name in dsh.yml, a file name) shown as ``\\x1b`` (``_visible.visible``)."""
+    from dsh._visible import visible
 
     return visible(hide_keys(text, args))
 

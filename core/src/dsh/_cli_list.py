@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from dsh._cli_agent import cli_harness, first_agent
 from dsh._config_models import may_be_a_key
-from dsh._render import visible
 from dsh._secrets import key_from_env, key_is_blank
+from dsh._visible import visible
 from dsh.config import ModelConfig
 from dsh.llm._unsendable import unsendable_part
 

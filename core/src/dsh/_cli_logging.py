@@ -27,7 +27,7 @@ class _EachMessageOnce(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         if record.levelno < logging.WARNING and not (record.exc_info or record.exc_text):
             return  # -v is for tracebacks, not every detail a library logs
-        from dsh._render import visible
+        from dsh._visible import visible
 
         try:
             message = record.getMessage()

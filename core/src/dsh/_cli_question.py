@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dsh._render import visible
+from dsh._visible import visible
 
 __all__ = ["call_shown"]
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from dsh._render import shorten, visible
+from dsh._render import shorten
+from dsh._visible import visible
 from dsh.hookspecs import hookimpl
 
 if TYPE_CHECKING:

@@ -82,7 +82,7 @@ class SessionEvent:
         are those the text output escapes (bidi controls, tag characters: ``visible``),
         which a terminal would reorder or hide. With ``session``, the line names its
         session first (``dsh run --json``)."""
-        from dsh._render import json_visible
+        from dsh._visible import json_visible  # its tables cost ~2 ms to import
 
         raw = self.to_dict() if session is None else {"session": session, **self.to_dict()}
         return json_visible(encode(raw).decode())

@@ -217,7 +217,7 @@ def for_terminal(text: str) -> str:
     tool wrote (escape sequences in it would clear the screen or retitle the window, an
     override would show it reversed). Other text, right-to-left letters too, is as it
     was."""
-    from dsh._render import visible
+    from dsh._visible import visible
 
     return visible(text)
 
@@ -228,6 +228,6 @@ def json_for_terminal(text: str) -> str:
     (``\\u202e``): still valid JSON, read back to the same values, and nothing in it
     reordered or hidden at a terminal. Characters JSON's own encoders leave raw
     otherwise (``json.dumps(..., ensure_ascii=False)``)."""
-    from dsh._render import json_visible
+    from dsh._visible import json_visible
 
     return json_visible(text)
