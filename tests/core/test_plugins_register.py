@@ -299,3 +299,29 @@ def test_a_method_named_like_a_hook_without_hookimpl_is_refused() -> None:
     pm = create_plugin_manager(load_entry_points=False)
     with pytest.raises(PluginValidationError, match="not marked @hookimpl"):
         pm.register(Forgot(), "forgot")
+
+
+def test_registering_runs_no_property_of_the_plugin() -> None:
+    """pluggy reads a plugin's attributes statically (a property is not run); dsh's own
+    look for unmarked hook-named functions ran every property and ``__getattr__``-made
+    attribute of the object as it registered (a lazy client connecting, one raising)."""
+    ran: list[str] = []
+
+    class Lazy:
+        @property
+        def client(self) -> object:
+            ran.append("client")
+            raise RuntimeError("connects to a server")
+
+        @property
+        def agent_status(self) -> object:  # named like a hook, computed: not run either
+            ran.append("agent_status")
+            return None
+
+        @hookimpl
+        def agent_request(self, request: Any) -> Any:
+            return request
+
+    pm = create_plugin_manager(load_entry_points=False)
+    assert pm.register(Lazy(), "lazy") == "lazy"
+    assert ran == []

@@ -9,11 +9,20 @@ from __future__ import annotations
 import inspect
 import types
 
+import pluggy
+
 from dsh._quoted import repr_cut
 from dsh.errors import PluginValidationError
 from dsh.hookspecs import PROJECT
 
-__all__ = ["declared_specs", "is_hook_impl", "no_hooks_in", "not_a_function", "not_a_plugin"]
+__all__ = [
+    "declared_specs",
+    "is_hook_impl",
+    "no_hooks_in",
+    "not_a_function",
+    "not_a_plugin",
+    "unmarked",
+]
 
 _MARK = f"{PROJECT}_impl"
 #: Options every ``@hookimpl`` mark holds (pluggy's ``HookimplOpts``).
@@ -47,6 +56,22 @@ def declared_specs(plugin: object) -> object:
     if hasattr(type(found), "__get__"):  # a property, a classmethod: the plugin's answer
         return getattr(plugin, "dsh_hookspecs", None)
     return found
+
+
+def _computed(plugin: object, name: str) -> bool:
+    """Whether attribute ``name`` of ``plugin`` is computed by the plugin's code as it
+    is read (a property, a descriptor class of its own, a ``__getattr__``'s answer), as
+    pluggy, which reads attributes statically, never runs it."""
+    found = inspect.getattr_static(plugin, name, _MISSING)
+    if found is _MISSING:
+        return True  # answered by __getattr__ alone
+    if isinstance(found, property):
+        return True
+    get = getattr(type(found), "__get__", None)
+    return isinstance(get, types.FunctionType)  # a descriptor written in Python
+
+
+_MISSING = object()
 
 
 def _mark(value: object) -> dict[str, object] | None:
@@ -136,3 +161,33 @@ def not_a_function(name: str, value: object) -> str | None:
         "never call it; wrap it in a def that calls it (an async def to await what it "
         "returns) and mark that def"
     )
+
+
+def unmarked(hooks: object, plugin: object, name: str) -> str | None:
+    """Why ``plugin``'s attribute ``name``, not marked ``@hookimpl``, is a mistake, or
+    None: a function of the plugin's own named like a hook (in ``hooks``, the manager's
+    hook relay) would never be called, as pluggy passes over it without a word; and so
+    would a marked value that is not a function (``not_a_function``). Read as pluggy
+    reads it: a property or other descriptor computing the value is not run."""
+    if _computed(plugin, name):
+        return None
+    try:
+        value = getattr(plugin, name)
+    except Exception:  # pluggy reads it again and reports what fails
+        return None
+    not_called = not_a_function(name, value)
+    if not_called is not None:
+        return not_called
+    caller = getattr(hooks, name, None)
+    if not isinstance(caller, pluggy.HookCaller) or not caller.has_spec():
+        return None
+    if isinstance(plugin, types.ModuleType):  # its own function, not one imported
+        own = getattr(value, "__module__", None) == plugin.__name__
+    else:  # a method of the object
+        own = getattr(value, "__self__", None) is plugin
+    if own and inspect.isroutine(value):
+        return (
+            f"{name}: named like the hook {name!r} but not marked @hookimpl, so dsh "
+            "would never call it; add @hookimpl (from dsh import hookimpl)"
+        )
+    return None

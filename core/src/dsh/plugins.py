@@ -15,9 +15,7 @@ There is no global manager: every harness, CLI run and test makes its own.
 from __future__ import annotations
 
 import importlib
-import inspect
 import os
-import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,7 +31,7 @@ from dsh._impl_arguments import arguments_problem
 from dsh._late_plugins import LatePluginWarning
 from dsh._plugin_loading import TRUE_VALUES as TRUE_VALUES
 from dsh._plugin_loading import last_wins, load_installed
-from dsh._plugin_objects import declared_specs, is_hook_impl, not_a_function, not_a_plugin
+from dsh._plugin_objects import declared_specs, is_hook_impl, not_a_plugin, unmarked
 from dsh._plugin_specs import has_spec_already, spec_clash
 from dsh._relay import HookRelay
 from dsh.errors import DshError, HookError, PluginValidationError
@@ -263,7 +261,9 @@ class PluginManager(pluggy.PluginManager):
     def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
         opts = super().parse_hookimpl_opts(plugin, name)
         if opts is None:
-            self._check_unmarked(plugin, name)
+            problem = unmarked(self.hook, plugin, name)
+            if problem is not None:
+                raise PluginValidationError(self._registering or repr(plugin), problem)
             return None
         hook = opts.get("specname") or name
         who = self._registering or repr(plugin)
@@ -297,31 +297,6 @@ class PluginManager(pluggy.PluginManager):
                 who, f"{name}: {hook} runs at start-up and must be a plain function"
             )
         return opts
-
-    def _check_unmarked(self, plugin: object, name: str) -> None:
-        """A function named like a hook but not marked would never be called: pluggy
-        passes over it without a word, so the plugin would silently do nothing; and so
-        would a marked value that is not a function (``not_a_function``)."""
-        try:
-            value = getattr(plugin, name)
-        except Exception:  # pluggy reads it again and reports what fails
-            return
-        not_called = not_a_function(name, value)
-        if not_called is not None:
-            raise PluginValidationError(self._registering or repr(plugin), not_called)
-        caller = getattr(self.hook, name, None)
-        if not isinstance(caller, pluggy.HookCaller) or not caller.has_spec():
-            return
-        if isinstance(plugin, types.ModuleType):  # its own function, not one imported
-            own = getattr(value, "__module__", None) == plugin.__name__
-        else:  # a method of the object
-            own = getattr(value, "__self__", None) is plugin
-        if own and inspect.isroutine(value):
-            raise PluginValidationError(
-                self._registering or repr(plugin),
-                f"{name}: named like the hook {name!r} but not marked @hookimpl, so dsh "
-                "would never call it; add @hookimpl (from dsh import hookimpl)",
-            )
 
 
 def _no_calls(*args: Any) -> Any:  # the hook caller built only to read a spec
