@@ -454,3 +454,18 @@ async def test_a_plain_wraps_decorator_that_runs_the_async_impl_itself_is_not_aw
     with anyio.fail_after(5):
         request = await dsh_pm.relay.agent_request(None, REQ, turn=1, step=1)  # type: ignore[arg-type]
     assert request.system == "base+driven"
+
+
+def test_relay_failure_names_the_impl_as_a_raising_one_is_named(dsh_pm: PluginManager) -> None:
+    """hooks.md: an answer a plugin finds wrong is reported with
+    ``relay.failure(plugin, hook, cause)``, naming the impl as dsh names one that raised."""
+    allowlist_specs(dsh_pm)
+    wrong = TypeError("answered 'yes'")
+    error = dsh_pm.relay.failure("lister", "allowlisted", wrong)
+    assert (error.plugin, error.hook, error.cause) == ("lister", "allowlisted", wrong)
+    assert error.impl == "allowlist_specs.<locals>.Plugin.allowlisted(call, reason)"
+    assert str(error).startswith(
+        "plugin 'lister' failed in hook allowlisted (impl allowlist_specs.<locals>.Plugin."
+    )
+    # a plugin that has no impl of it (unregistered since): the hook names it
+    assert dsh_pm.relay.failure("gone", "allowlisted", wrong).impl == "allowlisted"

@@ -303,6 +303,15 @@ class HookRelay:
         caller = getattr(self.dispatcher.hooks, hook, None)
         return isinstance(caller, pluggy.HookCaller) and caller.has_spec()
 
+    def failure(self, plugin: str, hook: str, cause: BaseException) -> HookError:
+        """The ``HookError`` of ``plugin``'s impl of ``hook`` failing with ``cause``,
+        naming the impl as dsh names one that raised: for an answer your plugin found
+        wrong and carried on without (``report`` it)."""
+        for impl in self.dispatcher.plan(hook):
+            if impl.plugin_name == plugin:
+                return impl.fail(hook, cause)
+        return HookError(plugin, hook, hook, cause)  # not an impl of it now
+
     def report(self, error: HookError) -> None:
         """Report the failure of an impl of a hook of yours that you contained (caught
         and carried on without its answer), as dsh reports one it contains: an ERROR

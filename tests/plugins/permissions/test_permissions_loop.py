@@ -198,6 +198,8 @@ async def test_b48_a_front_end_answering_the_wrong_type_is_reported_too():
     assert decision["decision"] == "deny"
     (failure,) = errors.failures
     assert failure.plugin == "asker" and failure.hook == "permission_ask"
+    # the impl named as dsh names one that raised (relay.failure)
+    assert failure.impl == "Asker.permission_ask(request)", failure.impl
     assert "returned str where PermissionAnswer is expected" in str(failure)
 
 

@@ -159,7 +159,7 @@ def _answer(
     front_end, result = answered
     if not isinstance(result, expect):
         wrong = TypeError(f"returned {type(result).__name__} where {expect.__name__} is expected")
-        relay.report(HookError(front_end, hook, _impl(relay, hook, front_end), wrong))
+        relay.report(relay.failure(front_end, hook, wrong))
         article = "an" if expect.__name__[0] in "AEIOU" else "a"
         why = f"the front end {front_end!r} answered {type(result).__name__}"
         return Asked(None, front_end, f"{why}, not {article} {expect.__name__}")
@@ -169,15 +169,6 @@ def _answer(
         return Asked(PermissionAnswer(result.choice, result.message), front_end)
     except (TypeError, ValueError) as exc:  # altered after it was built (it is frozen)
         return Asked(None, front_end, f"the front end {front_end!r} answered badly: {exc}")
-
-
-def _impl(relay: Any, hook: str, plugin: str) -> str:
-    """The name of ``plugin``'s impl of ``hook`` (its function's), for a HookError."""
-    caller = getattr(getattr(getattr(relay, "dispatcher", None), "hooks", None), hook, None)
-    for impl in getattr(caller, "get_hookimpls", list)():
-        if impl.plugin_name == plugin:
-            return str(getattr(impl.function, "__qualname__", hook))
-    return hook
 
 
 @dataclass(slots=True)
