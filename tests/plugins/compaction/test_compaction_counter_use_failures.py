@@ -151,3 +151,24 @@ async def test_a_counter_failing_for_many_agents_is_warned_about_and_reported_on
     warnings = messages_of(caplog.records)
     assert len(warnings) == 1, warnings
     assert "'tokens'" in warnings[0]
+
+
+async def test_a_message_less_failure_of_a_counter_is_worded_by_its_type_alone(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A counter that raises an exception with no message (``RuntimeError()``) is worded
+    as dsh words one (``dsh.errors.exception_words``): 'raised RuntimeError in ...', not
+    'raised RuntimeError:  in ...'."""
+
+    def silent(text: str) -> int:
+        raise RuntimeError
+
+    model = ScriptedModel(["ok"], context_window=WINDOW)
+    with caplog.at_level(logging.WARNING):
+        async with harness(model, summarizer(), extra=[("tokens", Tokens(silent))]) as h:
+            agent = await h.agents.create("a", options=options())
+            assert (await run_turn(agent, "hello"))[-1].data["reason"] == "completed"
+
+    warnings = messages_of(caplog.records)
+    assert len(warnings) == 1, warnings
+    assert "raised RuntimeError in count_" in warnings[0], warnings[0]

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, final
 
 from dsh import Message, ToolSpec
+from dsh.errors import exception_words
 from dsh_compaction._tokens import HeuristicCounter, TokenCounter, count_of
 
 __all__ = ["GuardedCounter"]
@@ -52,7 +53,7 @@ class GuardedCounter:
         try:
             tokens = getattr(self.counter, method)(what)
         except Exception as error:  # a plugin's counter: any failure
-            self._fail(method, f"raised {type(error).__name__}: {error}", error)
+            self._fail(method, f"raised {exception_words(error)}", error)
             return fallback(what)
         try:
             return count_of(tokens)
