@@ -26,6 +26,7 @@ from dsh import (
     get_logger,
     redact,
 )
+from dsh.errors import exception_words
 from dsh.llm import Assembler, Model
 from dsh_compaction import _host
 from dsh_compaction._answers import refusal
@@ -124,7 +125,7 @@ async def _call(model: Model, request: ModelRequest) -> AssistantMessage:
     except (ModelError, anyio.get_cancelled_exc_class()):
         raise
     except Exception as exc:
-        raise ModelError("UNKNOWN", f"{type(exc).__name__}: {exc}") from exc
+        raise ModelError("UNKNOWN", exception_words(exc)) from exc
     finally:
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
