@@ -120,10 +120,10 @@ def wrong_result(agent: Host, hook: str, plugin: str, wrong: Exception) -> HookE
     """The failure of ``plugin``'s impl of ``hook`` that returned what it should not
     (``wrong`` says what), naming the impl as dsh's dispatcher does for a raising one
     (only the hook, for an agent without dsh's dispatcher)."""
-    impl = next((i for i in impls(agent, hook) if i.plugin_name == plugin), None)
-    if impl is None:
+    relay = getattr(agent, "relay", None)
+    if relay is None:
         return HookError(plugin, hook, hook, wrong)
-    error: HookError = impl.fail(hook, wrong)
+    error: HookError = relay.failure(plugin, hook, wrong)
     return error
 
 
