@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dsh import DshError
 from dsh.errors import SessionInUseError as _SessionInUse
+from dsh.errors import exception_words
 
 __all__ = [
     "PersistenceError",
@@ -83,6 +84,6 @@ class UnencodableEventError(PersistenceError):
     def __init__(self, session_id: str, seq: int, kind: str, cause: BaseException) -> None:
         super().__init__(
             f"session {session_id!r}: event seq {seq} ({kind!r}) cannot be written as JSON "
-            f"({type(cause).__name__}: {cause}); it and the events after it were not written"
+            f"({exception_words(cause)}); it and the events after it were not written"
         )
         self.seq = seq

@@ -21,6 +21,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from dsh.errors import exception_words
 from dsh.persistence import SessionHeader, StoredSession
 from dsh.session import SessionEvent
 from dsh_persistence._backend import (
@@ -344,7 +345,7 @@ class JsonlBackend(FileLocks, SessionBackend):
                 foreign = isinstance(exc, NotASessionError)
                 found.append(SessionHeader(named, 0.0, 0.0, 0, error=str(exc), foreign=foreign))
             except Exception as exc:  # damage no check foresaw: one file, not the list
-                said = f"{entry.path}: cannot read it ({exc.__class__.__name__}: {exc})"
+                said = f"{entry.path}: cannot read it ({exception_words(exc)})"
                 found.append(SessionHeader(named, 0.0, 0.0, 0, error=said))
         return found
 

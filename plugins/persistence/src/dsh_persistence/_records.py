@@ -29,6 +29,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from dsh.errors import exception_words
 from dsh.invariants import NOT_STARTED, OUTCOME_UNKNOWN, check_invariants, close_turn
 from dsh.session import SessionEvent
 from dsh_persistence._errors import SessionCorruptError
@@ -144,7 +145,7 @@ def _parsed(text: Record) -> SessionEvent | str:
     except NotLossless as exc:
         return str(exc)
     except (ValueError, RecursionError) as exc:
-        return f"not a JSON event ({exc.__class__.__name__}: {exc})"
+        return f"not a JSON event ({exception_words(exc)})"
     if type(raw) is not dict:
         return f"not an event object (a JSON {type(raw).__name__})"
     seq, kind, time, data = raw.get("seq"), raw.get("type"), raw.get("time"), raw.get("data")
