@@ -64,6 +64,11 @@ def _text(value: str) -> str:
     return _shown(value).replace("\x00", "\ufffd")
 
 
+def _nothing(doing: str) -> str:
+    """What a refused write (``doing``: ``append to``, ``delete``) left undone."""
+    return "nothing was deleted" if doing == "delete" else "nothing was written"
+
+
 class PostgresBackend(SessionBackend):
     """Sessions in the PostgreSQL database that ``url`` (a libpq URL or key/value
     string; "" for libpq's defaults: ``PGHOST``, ``PGDATABASE``...) names; connects on
@@ -196,7 +201,7 @@ class PostgresBackend(SessionBackend):
                 f"{self.location}: cannot {doing} session {session_id!r}: this worker's "
                 "claim of it ended with its connection to the server (a restart, a "
                 "failover, or the connection was ended), and another worker holds the "
-                "claim now; nothing was written"
+                f"claim now; {_nothing(doing)}"
             )
         return True
 
@@ -213,7 +218,7 @@ class PostgresBackend(SessionBackend):
             raise SessionInUseError(
                 f"{self.location}: cannot {doing} session {session_id!r}: this worker's "
                 "claim of it ended with its connection to the server while the write was "
-                "under way (another worker may hold the claim now); nothing was written"
+                f"under way (another worker may hold the claim now); {_nothing(doing)}"
             )
 
     def _lock_unclaimed(self, db: psycopg.Connection[Any], session_id: str, doing: str) -> None:
@@ -227,7 +232,7 @@ class PostgresBackend(SessionBackend):
         if row.fetchone() != (True,):
             raise SessionInUseError(
                 f"{self.location}: cannot {doing} session {session_id!r}: another worker is "
-                "continuing it (it holds the session's claim); nothing was written"
+                f"continuing it (it holds the session's claim); {_nothing(doing)}"
             )
 
     def sync(self, session_id: str) -> None:
