@@ -11,7 +11,7 @@ import sys
 from contextlib import suppress
 from types import FrameType
 
-__all__ = ["exit_on_ctrl_c"]
+__all__ = ["exit_on_ctrl_c", "interrupts_raise"]
 
 #: The exit status of a dsh interrupted (128 + SIGINT).
 INTERRUPTED = 130
@@ -23,6 +23,16 @@ def exit_on_ctrl_c() -> None:
     calling ``main(argv)`` keeps its own handler."""
     with suppress(ValueError, OSError):  # not the main thread, or no signals here
         signal.signal(signal.SIGINT, _exit)
+
+
+def interrupts_raise() -> None:
+    """Ctrl-C raises KeyboardInterrupt from here on, as in Python, for dsh to catch:
+    the ``dsh`` command's entry point (``_dsh_command``) had it end the process while
+    dsh was imported. Any other handler (a program's own, calling ``main()``) stays."""
+    entry = sys.modules.get("_dsh_command")
+    with suppress(ValueError, OSError):  # not the main thread, or no signals here
+        if entry is not None and signal.getsignal(signal.SIGINT) is entry.on_ctrl_c:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _exit(signum: int, frame: FrameType | None) -> None:

@@ -28,7 +28,7 @@ from dsh._cli_args import (
     leading,
     shortened,
 )
-from dsh._cli_interrupted import exit_on_ctrl_c
+from dsh._cli_interrupted import exit_on_ctrl_c, interrupts_raise
 from dsh._cli_logging import logging_to_stderr
 from dsh._cli_misplaced import command_option_before, given_command, global_option_after
 from dsh._cli_output import OutputError, tag_output_errors
@@ -80,6 +80,7 @@ def _main(arguments: list[str], process: bool = False) -> int:
     before = leading(arguments)
     known, _ = early.parse_known_args(before)
     try:
+        interrupts_raise()  # caught below from here, not the entry point's (_dsh_command)
         status = _start(arguments, early, before, known)
     except (KeyboardInterrupt, BaseExceptionGroup) as error:
         # Ctrl-C as dsh starts, or outside until_terminated (in a task group: a group)
