@@ -20,7 +20,7 @@ from typing import IO, Any
 
 import pexpect
 import pytest
-from terminal_reads import read_by
+from terminal_reads import keyboard_signals_as_at_a_terminal, read_by
 
 _spec = importlib.util.spec_from_file_location(
     "llm_wire", Path(__file__).parents[1] / "core" / "llm" / "llm_wire.py"
@@ -257,6 +257,7 @@ def in_terminal(
         encoding="utf-8",
         timeout=30,
         dimensions=(40, 200),
+        preexec_fn=keyboard_signals_as_at_a_terminal,  # Ctrl-C, Ctrl-\ not ignored
     )
     child.logfile_read = io.StringIO()
     return child

@@ -18,16 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pexpect
-
-
-def _keyboard_signals_as_at_a_terminal() -> None:
-    """In the child before bash starts: SIGINT and SIGQUIT neither ignored nor blocked,
-    as a terminal's shell starts a command, whatever the tests were started with (a
-    shell without job control starts a command run with ``&`` with both ignored, and
-    bash cannot undo what it was started ignoring; dsh keeps SIGQUIT ignored then)."""
-    for signum in (signal.SIGINT, signal.SIGQUIT):
-        signal.signal(signum, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT, signal.SIGQUIT])
+from terminal_reads import keyboard_signals_as_at_a_terminal
 
 
 def dsh_in_terminal(
@@ -58,7 +49,7 @@ def dsh_in_terminal(
         encoding="utf-8",
         timeout=60,
         dimensions=(40, 200),
-        preexec_fn=_keyboard_signals_as_at_a_terminal,
+        preexec_fn=keyboard_signals_as_at_a_terminal,
     )
     child.logfile_read = io.StringIO()
     return child

@@ -7,8 +7,10 @@ system), a pause."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import os
+import signal
 import termios
 import time
 from pathlib import Path
@@ -125,3 +127,33 @@ def typed_and_read(child: pexpect.spawn, *keys: str) -> None:
             time.sleep(0.01)
     finally:
         os.close(terminal)
+
+
+def interrupt_stdin_reader(child: pexpect.spawn) -> None:
+    """Send SIGINT to the one thread of ``child`` that is blocked reading its stdin, as
+    the system may hand a Ctrl-C to any thread of the process that does not block it,
+    once ``child``'s main thread waits in epoll_wait (its event loop asleep). Linux
+    only (tgkill); call ``reading_stdin`` first."""
+    proc = Path(f"/proc/{child.pid}")
+    start = time.monotonic()
+    while not _in_epoll_wait(proc):
+        assert time.monotonic() - start < 30, "the event loop never waited"
+        time.sleep(0.01)
+    readers = []
+    for task in (proc / "task").iterdir():
+        with contextlib.suppress(OSError):
+            if (task / "syscall").read_text().split()[:2] == [_READ_SYSCALL, "0x0"]:
+                readers.append(int(task.name))
+    assert len(readers) == 1 and readers[0] != child.pid, readers  # a thread of its own
+    tgkill = ctypes.CDLL(None, use_errno=True).tgkill
+    assert tgkill(child.pid, readers[0], signal.SIGINT) == 0, os.strerror(ctypes.get_errno())
+
+
+def keyboard_signals_as_at_a_terminal() -> None:
+    """In a child before it starts dsh (or bash): SIGINT and SIGQUIT neither ignored nor blocked,
+    as a terminal's shell starts a command, whatever the tests were started with (a
+    shell without job control starts a command run with ``&`` with both ignored, and
+    bash cannot undo what it was started ignoring; dsh keeps SIGQUIT ignored then)."""
+    for signum in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT, signal.SIGQUIT])

@@ -13,7 +13,7 @@ from typing import Any
 import pexpect
 import pytest
 from cli_support import contents, in_terminal, stored_session, text_reply
-from terminal_reads import reading_stdin
+from terminal_reads import interrupt_stdin_reader, reading_stdin
 
 # they store a session first: dsh-persistence must be installed and loaded
 pytestmark = pytest.mark.plugins("persistence")
@@ -125,6 +125,28 @@ def test_ctrl_c_while_the_prompt_is_typed_ends_resume_at_once(
     child.expect_exact("half a prompt")
     reading_stdin(child)
     child.sendintr()
+    child.expect_exact("dsh: interrupted", timeout=10)
+    child.expect(pexpect.EOF, timeout=10)
+    child.close()
+    assert child.exitstatus == 130
+    assert len(server.bodies()) == 1  # the first turn's only
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="tgkill: a signal for one thread")
+def test_ctrl_c_the_thread_reading_the_prompt_takes_ends_resume_at_once(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The system may hand Ctrl-C's SIGINT to any thread of dsh: to the one reading the
+    prompt, the event loop asleep in the main thread was not woken (asyncio sets no
+    wakeup fd) and resume waited for Ctrl-D (the test above, on a loaded machine)."""
+    server = model_server([text_reply("Hello.")])
+    session = stored_session(server, cli_env, tmp_path)
+    model = f"openai-compatible:tiny@{server.url}"
+    child = in_terminal("-m", model, "sessions", "resume", session, "-", env=cli_env, cwd=tmp_path)
+    child.sendline("half a prompt")
+    child.expect_exact("half a prompt")
+    reading_stdin(child)
+    interrupt_stdin_reader(child)
     child.expect_exact("dsh: interrupted", timeout=10)
     child.expect(pexpect.EOF, timeout=10)
     child.close()

@@ -347,10 +347,13 @@ def _run(plugin: str, command: Command, args: argparse.Namespace, pm: PluginMana
         if inspect.isawaitable(result):
             import anyio
 
+            from dsh._cli_signals_wake import signals_wake_the_loop
+
             pending = result
 
             async def wait() -> int | None:
-                return await pending
+                with signals_wake_the_loop():  # a Ctrl-C a thread of its own takes too
+                    return await pending
 
             result = anyio.run(wait)
     except DshError:
