@@ -62,6 +62,17 @@ def _malformed(what: str) -> ModelError:
     return ModelError("MALFORMED_RESPONSE", f"the model streamed {what}")
 
 
+def _same(had: str | None, value: str, what: str, index: int) -> str:
+    """``value``, a call's id or name (``what``), which it had as ``had`` or not yet
+    (None, or an empty one: no call keeps that)."""
+    if had and had != value:
+        raise _malformed(
+            f"another {what} {value!r:.60} for the call at index {index}, "
+            f"whose {what} is {had!r:.60}"
+        )
+    return value
+
+
 def _provider_block(chunk: ProviderBlockChunk) -> ProviderBlock:
     """The block of ``chunk``, checked (a third-party model builds chunks): a provider
     name, and data that is lossless JSON (it goes into the log as it is)."""
@@ -152,10 +163,12 @@ class Assembler:
             self._blocks.append(("call", entry[1], entry[0]))
         else:
             meta, parts = entry
+            # an id and a name come once (the same again is fine): another is malformed,
+            # not taken over the first
             if call_id is not None:
-                meta[0] = call_id
+                meta[0] = _same(meta[0], call_id, "id", index)
             if name is not None:
-                meta[1] = name
+                meta[1] = _same(meta[1], name, "name", index)
             parts.append(arguments)
 
     def _text(self, kind: str, text: str, signature: str | None) -> None:
