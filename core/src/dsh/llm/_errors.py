@@ -41,6 +41,7 @@ __all__ = [
     "malformed",
     "noted",
     "retry_after",
+    "undecodable",
 ]
 
 #: The longest wait a server's retry-after is taken at, in seconds (a day): a longer
@@ -180,11 +181,13 @@ def error_from_status(
     *,
     secret: Secrets = None,
     address: tuple[str, str] | None = None,
+    unread: str | None = None,
 ) -> tuple[ModelError, bool]:
     """The error for an HTTP error response (its body already read), and whether the
     request is worth another try. ``address``: (base_url without its query, which may
     hold a key; the API's path): named on a 404 whose words do not name the model, with
-    the setting that makes it (a base_url without ``/v1`` is the likeliest mistake)."""
+    the setting that makes it (a base_url without ``/v1`` is the likeliest mistake).
+    ``unread``: what a body that could not be read is (``undecodable``), said instead."""
     text = body.decode("utf-8", "replace")
     payload: Any = None
     try:
@@ -193,7 +196,7 @@ def error_from_status(
     except ValueError:  # an event stream whose event is the error, or not JSON at all
         payload = streamed_error(body, headers.get("content-type", ""))
         said = _details(payload) if payload is not None else None
-        kind, message = said or ("", text or httpx.codes.get_reason_phrase(status))
+        kind, message = said or ("", unread or text or httpx.codes.get_reason_phrase(status))
     if 300 <= status < 400:  # dsh does not follow redirects: the address is not the API's
         target = headers.get("location")
         kind, message = "", "the server redirects" + (f" to {target}" if target else "")
@@ -312,9 +315,8 @@ def _transport(
             )
         what = "no data" if streaming else "no response"
         return ModelError("TIMEOUT", f"model {model!r}: {what} within {how_long} ({kind})")
-    if isinstance(exc, httpx.DecodingError):  # gzip said, and something else sent
-        said = f"the body from the server{at} could not be decoded: {detail}"
-        return ModelError("MALFORMED_RESPONSE", f"model {model!r}: {said} ({kind})")
+    if isinstance(exc, httpx.DecodingError):
+        return ModelError("MALFORMED_RESPONSE", f"model {model!r}: {undecodable(exc, secret, at)}")
     if isinstance(exc, httpx.ReadError | httpx.WriteError):  # a reset: no words, often
         words = detail if str(exc).strip() else "the server reset or closed the connection"
         detail = f"{words} ({kind})"
@@ -331,6 +333,13 @@ def _transport(
     else:
         said = f"cannot reach the server{at}: {detail}"
     return ModelError("TRANSPORT", f"model {model!r}: {said}")
+
+
+def undecodable(exc: httpx.DecodingError, secret: Secrets, at: str) -> str:
+    """What a body the client could not decode is (gzip said, and something else sent);
+    ``at`` names the server (`` at http://host:port``)."""
+    detail = _redact(str(exc), secret) or type(exc).__name__
+    return f"the body from the server{at} could not be decoded: {detail} ({type(exc).__name__})"
 
 
 def noted(error: ModelError, note: str) -> ModelError:

@@ -38,7 +38,7 @@ from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
 from dsh.llm import _origin as words
 from dsh.llm import _pool, _proxied, _resend
-from dsh.llm._errors import error_from_status, error_from_transport, noted
+from dsh.llm._errors import error_from_status, error_from_transport, noted, undecodable
 from dsh.llm._not_streamed import is_event_stream, not_streamed, read_start
 from dsh.llm._redact_answer import hidden
 from dsh.llm._sse import Events
@@ -338,15 +338,23 @@ class HttpModel:
         self, response: httpx.Response, secret: str | None, path: str, proxy: str | None = None
     ) -> tuple[ModelError, bool]:
         """The error for ``response`` (via the forward ``proxy``?), and whether to retry."""
+        hide, unread = self.error_secrets(secret), None
         try:
             body = await read_start(response)
+        except httpx.DecodingError as exc:  # said in place of its words, the status kept
+            body, unread = b"", undecodable(exc, hide, f" at {words.server_of(self._root)}")
         finally:
             with anyio.CancelScope(shield=True):
                 await response.aclose()
-        hide = self.error_secrets(secret)
         status = response.status_code
         error, retry = error_from_status(
-            self.name, status, body, response.headers, secret=hide, address=(self._root, path)
+            self.name,
+            status,
+            body,
+            response.headers,
+            secret=hide,
+            address=(self._root, path),
+            unread=unread,
         )
         if status in (401, 403) and secret:  # refused: where the key came from
             error = noted(error, self._said(words.key_from))

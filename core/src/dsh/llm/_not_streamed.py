@@ -42,7 +42,9 @@ _QUOTE_LIMIT: Final = 16 * 1024
 
 async def read_start(response: httpx.Response, content_type: str | None = None) -> bytes:
     """The start of ``response``'s body, ``ERROR_BODY_LIMIT`` bytes and at most a piece
-    more; what came before a transport failure (the status says enough). A 2xx answer's
+    more; what came before a transport failure (the status says enough), but a body
+    that cannot be decoded raises ``httpx.DecodingError`` (gzip said, and something
+    else sent: an empty body it is not). A 2xx answer's
     ``content_type`` that is not JSON: what came in ``QUOTE_WAIT`` seconds after the
     first piece, ``_QUOTE_LIMIT`` bytes at most. An error's event stream: up to its
     first error object (``dsh.llm._error_events``), whose event is the error: a server
@@ -61,6 +63,8 @@ async def read_start(response: httpx.Response, content_type: str | None = None) 
                         break
                     if quick and waiting.deadline == math.inf:
                         waiting.deadline = anyio.current_time() + QUOTE_WAIT
+    except httpx.DecodingError:
+        raise
     except httpx.HTTPError:
         pass
     return body
