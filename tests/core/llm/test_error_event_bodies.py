@@ -89,13 +89,25 @@ async def test_events_without_an_error_object_are_quoted_as_before() -> None:
     assert err.message == "model 'wire': HTTP 500: data: {\"choices\": []}"
 
 
-@pytest.mark.parametrize("pieces", [1, 7], ids=["whole", "in-pieces"])
-async def test_an_error_stream_left_open_after_its_error_is_not_waited_for(pieces: int) -> None:
+@pytest.mark.parametrize(
+    ("start", "pieces", "headers"),
+    [
+        pytest.param(b": hi\n\n", 1, STREAM, id="whole"),
+        pytest.param(b": hi\n\n", 7, STREAM, id="in-pieces"),
+        # a body starting as events is one, whatever its type says (streamed_error): it
+        # was read to its end (s46)
+        pytest.param(b": hi\n\n", 1, PLAIN, id="plain-whole"),
+        pytest.param("\ufeff \n".encode(), 2, PLAIN, id="plain-start-in-pieces"),
+    ],
+)
+async def test_an_error_stream_left_open_after_its_error_is_not_waited_for(
+    start: bytes, pieces: int, headers: dict[str, str]
+) -> None:
     """The error event is the error: the body is read up to it, not to its end (a server
     that keeps the stream open held the request until a timeout; s45 re-review)."""
-    body = b": hi\n\n" + events(json.dumps(QUOTA).encode(), name=b"error")
+    body = start + events(json.dumps(QUOTA).encode(), name=b"error")
     parts = [body[i : i + pieces] for i in range(0, len(body), pieces)] if pieces > 1 else [body]
-    async with WireServer([Reply(429, parts, STREAM, then="stall")]) as server:
+    async with WireServer([Reply(429, parts, headers, then="stall")]) as server:
         err = await fails(openai(server.url, max_retries=0, timeout=60))
         # the client closed the stalled reply (the server did not give up on it: it
         # does after STALL_LIMIT, without setting the flag)

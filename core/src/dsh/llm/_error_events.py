@@ -17,7 +17,7 @@ from typing import Any, Final
 from dsh.errors import ModelError
 from dsh.llm._sse import SSEParser, is_event_stream
 
-__all__ = ["error_in", "streamed_error"]
+__all__ = ["error_in", "events_start", "streamed_error"]
 
 #: How a body of events starts, whatever its Content-Type says: a field's name, or a
 #: comment (``: keep-alive``), after a byte order mark, if any, and white space.
@@ -29,8 +29,7 @@ def streamed_error(body: bytes, content_type: str) -> Any:
     """The first JSON error object (``{"error": ...}``, ``{"type": "error", ...}``, a
     list of them) among the data of ``body``'s events, if it is an event stream (by its
     ``content_type`` or its start); None for any other body, or one without such data."""
-    start = body.removeprefix(_BOM).lstrip()
-    if not (is_event_stream(content_type) or start.startswith(_EVENT_STARTS)):
+    if not (is_event_stream(content_type) or events_start(body)):
         return None
     parser = SSEParser()
     try:
@@ -41,6 +40,18 @@ def streamed_error(body: bytes, content_type: str) -> Any:
         if (payload := error_in(data)) is not None:
             return payload
     return None
+
+
+def events_start(body: bytes) -> bool | None:
+    """Whether ``body`` (a whole body, or its start) starts as an event stream; None
+    while the start is too short to tell (white space, or a piece of a byte order mark
+    or of a field's name)."""
+    start = body.removeprefix(_BOM).lstrip()
+    if start.startswith(_EVENT_STARTS):
+        return True
+    if _BOM.startswith(start) or any(name.startswith(start) for name in _EVENT_STARTS):
+        return None
+    return False
 
 
 def error_in(data: str) -> Any:

@@ -22,7 +22,7 @@ import httpx
 
 from dsh._secrets import redact
 from dsh.errors import ModelError
-from dsh.llm._error_events import error_in
+from dsh.llm._error_events import error_in, events_start
 from dsh.llm._errors import error_from_body
 from dsh.llm._redact_json import quoted_start
 from dsh.llm._sse import SSEParser, is_event_stream
@@ -46,19 +46,25 @@ async def read_start(response: httpx.Response, content_type: str | None = None) 
     that cannot be decoded raises ``httpx.DecodingError`` (gzip said, and something
     else sent: an empty body it is not). A 2xx answer's
     ``content_type`` that is not JSON: what came in ``QUOTE_WAIT`` seconds after the
-    first piece, ``_QUOTE_LIMIT`` bytes at most. An error's event stream: up to its
-    first error object (``dsh.llm._error_events``), whose event is the error: a server
-    may keep the stream open after it."""
+    first piece, ``_QUOTE_LIMIT`` bytes at most. An error's event stream (by its type,
+    or a body that starts as one, whatever its type: ``dsh.llm._error_events``): up to
+    its first error object, whose event is the error: a server may keep the stream open
+    after it."""
     quick = content_type is not None and not _is_json(content_type)
     limit = _QUOTE_LIMIT if quick else ERROR_BODY_LIMIT
     streamed = content_type is None and is_event_stream(response.headers.get("content-type", ""))
     watch = SSEParser() if streamed else None
+    sniff = content_type is None and not streamed  # its start may tell
     body = b""
     try:  # closed here, not left to the garbage collector (trio warns of that)
         async with aclosing(body_of(response)) as parts:
             with anyio.CancelScope() as waiting:
                 async for part in parts:
                     body += part
+                    if sniff and (starts := events_start(body)) is not None:
+                        sniff = False
+                        if starts:  # watched from its first byte
+                            watch, part = SSEParser(), body
                     if len(body) > limit or (watch is not None and _has_error(watch, part)):
                         break
                     if quick and waiting.deadline == math.inf:
