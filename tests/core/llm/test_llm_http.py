@@ -16,8 +16,8 @@ from llm_wire import Reply, WireServer, by_event, closed_port, collect, error, r
 from dsh.config import ModelConfig
 from dsh.errors import ModelError
 from dsh.llm import TextDelta
-from dsh.llm._errors import retry_after
 from dsh.llm._http import HttpModel
+from dsh.llm._retry_after import retry_after
 from dsh.llm.anthropic import AnthropicModel
 from dsh.llm.openai import OpenAICompatibleModel
 from dsh.messages import ModelRequest, UserMessage

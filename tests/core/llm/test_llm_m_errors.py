@@ -13,7 +13,8 @@ from llm_wire import Reply, WireServer, closed_port, collect, error, every, sse
 from test_llm_http import ASK, KEY, TEXT, anthropic, fails, openai
 
 from dsh.errors import ModelError
-from dsh.llm._errors import error_from_transport, retry_after
+from dsh.llm._errors import error_from_transport
+from dsh.llm._retry_after import retry_after
 
 # -- statuses --------------------------------------------------------------------------
 

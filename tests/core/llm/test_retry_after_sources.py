@@ -23,7 +23,7 @@ from llm_wire import WireServer, collect, error, sse
 from test_llm_http import ASK, TEXT, anthropic, fails, openai
 
 from dsh.harness import Harness
-from dsh.llm._errors import MAX_RETRY_AFTER
+from dsh.llm._retry_after import MAX_RETRY_AFTER
 from dsh.testing import run_turn
 
 OPENAI_START = b'data: {"choices":[{"index":0,"delta":{"content":"par"}}]}\n\n'

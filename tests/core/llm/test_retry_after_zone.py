@@ -15,7 +15,7 @@ import pytest
 from llm_wire import WireServer, error
 from test_llm_http import fails, openai
 
-from dsh.llm._errors import retry_after
+from dsh.llm._retry_after import retry_after
 
 NOW = 1_796_000_000.0  # a whole second: the HTTP date holds no fraction
 

@@ -1,4 +1,4 @@
-"""Provider failures -> ``ModelError`` codes: HTTP statuses, error bodies, retry-after.
+"""Provider failures -> ``ModelError`` codes: HTTP statuses, error bodies, transport.
 
 Every adapter maps failures through these functions, so the same failure gets the same
 code whichever provider reported it. Messages name the model and quote the provider's
@@ -10,13 +10,9 @@ own words (shortened); an API key is never part of one: each function hides its
 
 from __future__ import annotations
 
-import email.utils
 import json
-import math
 import re
-import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import httpx
@@ -27,27 +23,22 @@ from dsh.llm._not_found import not_found_hint
 from dsh.llm._origin import seconds
 from dsh.llm._pool import MAX_CONNECTIONS
 from dsh.llm._redact_json import escapes_hidden, quoted_start
+from dsh.llm._retry_after import body_wait, retry_after
 from dsh.llm._window import context_sizes
 
 if TYPE_CHECKING:
     from dsh.llm._origin import Timeouts
 
 __all__ = [
-    "MAX_RETRY_AFTER",
     "RETRYABLE_STATUS",
     "error_from_body",
     "error_from_status",
     "error_from_transport",
     "malformed",
     "noted",
-    "retry_after",
     "undecodable",
 ]
 
-#: The longest wait a server's retry-after is taken at, in seconds (a day): a longer
-#: one, an endless one (``inf``) or a date further off is reported as this; what the
-#: adapters wait for is bounded further (``max_wait``, 60 s by default).
-MAX_RETRY_AFTER: Final = 86_400.0
 #: Statuses worth another try: the request was not served, nothing was streamed.
 RETRYABLE_STATUS: Final = frozenset({408, 429, 500, 502, 503, 504, 529})
 _MAX_MESSAGE = 300
@@ -206,7 +197,7 @@ def error_from_status(
         code = "CONTEXT_WINDOW_EXCEEDED"
     wait = retry_after(headers)
     if wait is None:
-        wait = _body_wait(payload)
+        wait = body_wait(payload)
     # an exhausted quota is not a burst limit: waiting does not help
     retry = status in RETRYABLE_STATUS and code != "CONTEXT_WINDOW_EXCEEDED"
     retry = retry and kind != "insufficient_quota"
@@ -248,7 +239,7 @@ def error_from_body(
         code = "CONTEXT_WINDOW_EXCEEDED"
     sizes = _sizes(code, payload, message)
     message = _message(model, where, kind, message, secret)
-    return ModelError(code, message, retry_after=_body_wait(payload), **sizes)
+    return ModelError(code, message, retry_after=body_wait(payload), **sizes)
 
 
 def error_from_transport(
@@ -353,53 +344,3 @@ def noted(error: ModelError, note: str) -> ModelError:
     )
     found.__cause__, found.__suppress_context__ = error.__cause__, True
     return found
-
-
-def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """Seconds the server asks us to wait: ``retry-after-ms``, or ``retry-after`` in
-    seconds or as an HTTP date, from 0 to ``MAX_RETRY_AFTER``; None if absent or
-    unreadable (``nan`` too)."""
-    value = headers.get("retry-after-ms")
-    if value is not None:
-        wait = _seconds(value, 1000)
-        if wait is not None:
-            return wait
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    wait = _seconds(value)
-    if wait is not None:
-        return wait
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:  # the asctime form and -0000: GMT (RFC 9110, 5.6.7), not local
-        when = when.replace(tzinfo=UTC)
-    return _seconds(when.timestamp() - (time.time() if now is None else now))
-
-
-def _body_wait(payload: Any) -> float | None:
-    """The wait an error body gives as ``retry_after`` (seconds, a number or its text),
-    in its error object or beside it; None if it gives none."""
-    if not isinstance(payload, Mapping):
-        return None
-    inner = payload.get("error")
-    for holder in (inner, payload):
-        if isinstance(holder, Mapping) and "retry_after" in holder:
-            value = holder["retry_after"]
-            if isinstance(value, str | int | float) and not isinstance(value, bool):
-                return _seconds(value)
-    return None
-
-
-def _seconds(value: str | float, per_second: int = 1) -> float | None:
-    """``value`` (seconds, or text of a number) / ``per_second``, within 0 and
-    ``MAX_RETRY_AFTER``; None for NaN or text that is not a number."""
-    try:
-        seconds = float(value) / per_second
-    except (ValueError, OverflowError):
-        return None
-    if math.isnan(seconds):
-        return None
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
