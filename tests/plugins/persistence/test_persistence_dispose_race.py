@@ -50,7 +50,8 @@ async def test_a_store_is_closed_after_every_concurrent_dispose_released_on_it(
     plugin._backends["old"] = old
     for name, session in sessions.items():
         assert old.claim(name)
-        plugin._writers[name] = SessionWriter(old, session, settings, None)  # type: ignore[arg-type]
+        writer = SessionWriter(old, session, settings, None)  # type: ignore[arg-type]
+        plugin._writers[id(session)] = writer
     plugin.configure(PersistenceSettings(backend="sqlite", directory=tmp_path / "new"))
 
     async with anyio.create_task_group() as tg:

@@ -15,6 +15,7 @@ nor a backend until they are needed.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dsh import get_logger, hookimpl
@@ -77,11 +78,16 @@ class PersistencePlugin:
         self._current: tuple[PersistenceSettings, SessionBackend] | None = None
         self._backends: dict[Any, SessionBackend] = {}  # by location, the ones we opened
         self._services: dict[int, StoredSessions] = {}
-        self._writers: dict[str, SessionWriter] = {}
-        #: session id -> the workspace of the live agent working on it (its writes record it)
-        self._workspaces: dict[str, str] = {}
+        #: id() of a live session -> its writer (which holds the session, so the id stays
+        #: its own): by the session, not its id, as harnesses of this process with stores
+        #: of their own may each run a session of one id
+        self._writers: dict[int, SessionWriter] = {}
+        #: id() of a live session -> the workspace of its agent (its writes record it)
+        self._workspaces: dict[int, str] = {}
         self._checkpoints: Checkpointer | None = None
-        self._harnesses: set[int] = set()  # id() of each harness started and not stopped
+        #: id() of each harness started and not stopped -> the settings its config
+        #: chose (None: the defaults), in the order they started
+        self._harnesses: dict[int, PersistenceSettings | None] = {}
         #: id() of a backend -> how many disposes are releasing a claim on it now
         self._releasing: dict[int, int] = {}
 
@@ -172,12 +178,14 @@ class PersistencePlugin:
 
     @hookimpl
     def harness_started(self, harness: Harness) -> None:
-        self._harnesses.add(id(harness))
+        self._harnesses[id(harness)] = None
         if self._pinned is None:
             from dsh_persistence._settings import filed_section
 
             section = filed_section(harness.config.sections)
-            self.configure(None if section is None else section.anchored(harness.workspace))
+            chosen = None if section is None else section.anchored(harness.workspace)
+            self._harnesses[id(harness)] = chosen
+            self.configure(chosen)
             for warning in [] if section is None else section.unused():
                 log.warning("%s", warning)
         # A password written into the URL (dsh.yml, which commands can read, or pinned
@@ -204,11 +212,21 @@ class PersistencePlugin:
         # it held nothing, and must not release what a running harness holds.
         if id(harness) not in self._harnesses:
             return
-        self._harnesses.discard(id(harness))
-        if not self._harnesses:
-            import anyio.to_thread
+        import anyio.to_thread
 
+        last = next(reversed(self._harnesses)) == id(harness)
+        del self._harnesses[id(harness)]
+        if not self._harnesses:
             await anyio.to_thread.run_sync(self.close)
+        elif last and self._pinned is None:
+            # the store of new sessions is again the one the last harness started of
+            # those still running chose; the store of this one is closed unless a live
+            # session still writes there
+            self.configure(self._harnesses[next(reversed(self._harnesses))])
+            unused = self._take_unused()
+            if unused:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(_close_all, unused)
 
     @hookimpl
     def register_commands(self, register: Callable[..., None]) -> None:
@@ -254,18 +272,17 @@ class PersistencePlugin:
         if workspace is not None:
             # recorded by the first write (a fork's seed or a resume's closers, logged
             # as the session went live, made the writer before the agent was created)
-            self._workspaces[agent.session.id] = writer.cwd = str(workspace)
+            self._workspaces[id(agent.session)] = writer.cwd = str(workspace)
 
     @hookimpl
     async def agent_disposed(self, agent: Agent) -> None:
         session = agent.session
-        self._workspaces.pop(session.id, None)
-        writer = self._writers.get(session.id)
-        if writer is None or writer.session is not session:
+        self._workspaces.pop(id(session), None)
+        writer = self._writers.pop(id(session), None)
+        if writer is None:
             return
         import anyio.to_thread
 
-        del self._writers[session.id]
         backend = writer.backend
         releasing = self._releasing
         releasing[id(backend)] = releasing.get(id(backend), 0) + 1
@@ -290,13 +307,13 @@ class PersistencePlugin:
                     await anyio.to_thread.run_sync(_close_all, unused)
 
     def _writer(self, session: Session) -> SessionWriter:
-        writer = self._writers.get(session.id)
-        if writer is None or writer.session is not session:
+        writer = self._writers.get(id(session))
+        if writer is None:
             from dsh_persistence._writer import SessionWriter
 
             settings, backend = self._resolve()
-            cwd = self._workspaces.get(session.id)
-            writer = self._writers[session.id] = SessionWriter(backend, session, settings, cwd)
+            cwd = self._workspaces.get(id(session))
+            writer = self._writers[id(session)] = SessionWriter(backend, session, settings, cwd)
         return writer
 
     # -- hooks: the read path ------------------------------------------------------------
@@ -308,11 +325,15 @@ class PersistencePlugin:
         backend = self._resolve()[1]
         service = self._services.get(id(backend))
         if service is None:
-            service = self._services[id(backend)] = StoredSessions(backend, self._is_live)
+            is_live = partial(self._is_live, backend)
+            service = self._services[id(backend)] = StoredSessions(backend, is_live)
         return service
 
-    def _is_live(self, session_id: str) -> bool:
-        return session_id in self._writers
+    def _is_live(self, backend: SessionBackend, session_id: str) -> bool:
+        """Whether an agent of this process writes ``session_id`` to ``backend``."""
+        return any(
+            w.session.id == session_id and w.backend is backend for w in self._writers.values()
+        )
 
 
 def _close_all(backends: list[SessionBackend]) -> None:
