@@ -7,7 +7,8 @@ them durable). Claims are session-level advisory locks held on a second connecti
 kept for them: a worker that dies lets go of its claims with its connection. psycopg 3
 is imported only when this backend is created. Tables: ``_postgres_schema``; the data
 connection, replaced when it breaks: ``_postgres_connection``; claims, taken again when
-their connection ended: ``_postgres_claims``.
+their connection ended: ``_postgres_claims``; how a write meets them:
+``_postgres_write_claims``.
 """
 
 from __future__ import annotations
@@ -27,15 +28,12 @@ from dsh_persistence._backend import (
     _shown,
 )
 from dsh_persistence._batch import LoadedTails, batch_of, loaded_of, read_rows
-from dsh_persistence._errors import (
-    PersistenceError,
-    SessionConflictError,
-    SessionInUseError,
-)
+from dsh_persistence._errors import PersistenceError, SessionConflictError
 from dsh_persistence._postgres_claims import AdvisoryClaims
 from dsh_persistence._postgres_connection import DataConnection
-from dsh_persistence._postgres_schema import CLAIM_KEY, CLAIMS_ALIVE, WHERE
+from dsh_persistence._postgres_schema import WHERE
 from dsh_persistence._postgres_url import check_url, hide_password
+from dsh_persistence._postgres_write_claims import check_claim, confirm_claim
 
 if TYPE_CHECKING:
     import psycopg
@@ -62,11 +60,6 @@ def _text(value: str) -> str:
     """A title or directory as PostgreSQL text can hold it: a NUL character or a lone
     surrogate is shown as U+FFFD (``SessionInfo.of`` replaces surrogates already)."""
     return _shown(value).replace("\x00", "\ufffd")
-
-
-def _nothing(doing: str) -> str:
-    """What a refused write (``doing``: ``append to``, ``delete``) left undone."""
-    return "nothing was deleted" if doing == "delete" else "nothing was written"
 
 
 class PostgresBackend(SessionBackend):
@@ -188,52 +181,12 @@ class PostgresBackend(SessionBackend):
             self._unsynced[session_id] = (generation, next_seq)
 
     def _check_claim(self, db: psycopg.Connection[Any], session_id: str, doing: str) -> bool:
-        """Before a write of ``session_id``: True when this worker holds its claim
-        (taken again if its connection ended: ``_confirm_claim`` follows once the write
-        holds the session's row); ``SessionInUseError`` when the claim was lost to
-        another worker; else ``_lock_unclaimed``, False."""
-        held = self._claims.check(self._schema(), session_id)
-        if held == "unclaimed":
-            self._lock_unclaimed(db, session_id, doing)
-            return False
-        if held == "lost":
-            raise SessionInUseError(
-                f"{self.location}: cannot {doing} session {session_id!r}: this worker's "
-                "claim of it ended with its connection to the server (a restart, a "
-                "failover, or the connection was ended), and another worker holds the "
-                f"claim now; {_nothing(doing)}"
-            )
-        return True
+        """Before a write: ``_postgres_write_claims.check_claim``."""
+        return check_claim(self._claims, db, self._schema(), self.location, session_id, doing)
 
     def _confirm_claim(self, db: psycopg.Connection[Any], session_id: str, doing: str) -> None:
-        """In a write's transaction, holding the session's row: the claim checked
-        before is still held (its connection may have ended since, and another worker
-        claimed the session). A claim taken after this waits for the row (``claim``),
-        so the write comes before it. ``SessionInUseError`` when it is not held: the
-        transaction is rolled back, and the next write takes the claim again or finds
-        it lost."""
-        key = self._claims.alive_key(session_id)
-        held = key is not None and db.execute(CLAIMS_ALIVE, key).fetchone() == (True,)
-        if not held:
-            raise SessionInUseError(
-                f"{self.location}: cannot {doing} session {session_id!r}: this worker's "
-                "claim of it ended with its connection to the server while the write was "
-                f"under way (another worker may hold the claim now); {_nothing(doing)}"
-            )
-
-    def _lock_unclaimed(self, db: psycopg.Connection[Any], session_id: str, doing: str) -> None:
-        """For a write by a writer that holds no claim of ``session_id``: share the
-        claim's lock for the transaction (as other such writers may: the session's row
-        lock orders them), which keeps a claim out meanwhile; ``SessionInUseError`` when
-        another worker holds the claim."""
-        row = db.execute(
-            f"SELECT pg_try_advisory_xact_lock_shared({CLAIM_KEY})", (self._schema(), session_id)
-        )
-        if row.fetchone() != (True,):
-            raise SessionInUseError(
-                f"{self.location}: cannot {doing} session {session_id!r}: another worker is "
-                f"continuing it (it holds the session's claim); {_nothing(doing)}"
-            )
+        """In a write's transaction: ``_postgres_write_claims.confirm_claim``."""
+        confirm_claim(self._claims, db, self.location, session_id, doing)
 
     def sync(self, session_id: str) -> None:
         """A commit with ``synchronous_commit=on`` that writes waits until the WAL is
