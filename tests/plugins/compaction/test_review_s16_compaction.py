@@ -118,7 +118,8 @@ async def test_an_overflow_with_nothing_left_after_the_stub_keeps_the_stub_quiet
     warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert warned == [
         "agent 'a': too-large tool results were stubbed, but nothing else could be "
-        "compacted to fit the context window (overflow)"
+        "compacted to fit the context window (overflow): the compaction_keep marks of "
+        "plugin 'keep' keep every message a summary would replace"
     ]
 
 

@@ -11,8 +11,7 @@ failure is logged in ``compact/end``.
 from __future__ import annotations
 
 import math
-import reprlib
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -39,15 +38,15 @@ from dsh_compaction._fallback import (
     unfit,
     unfit_error,
 )
+from dsh_compaction._keep import blame, marks, nothing
 from dsh_compaction._plan import Plan, Prune, plan_compaction, too_large
 from dsh_compaction._plan import tail_budget as tail_for
 from dsh_compaction._result import CompactionResult, Outcome, Reason
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._state import AgentState
 from dsh_compaction._summarise import Spent, summarise
-from dsh_compaction._task import task_marks
 from dsh_compaction._tokens import RequestEstimator
-from dsh_compaction._warn import warn, warn_dropped
+from dsh_compaction._warn import keep_all, warn, warn_dropped
 
 __all__ = ["CompactionResult", "Outcome", "Reason", "compact", "limit_for"]
 
@@ -62,34 +61,6 @@ def limit_for(threshold: float, window: int | None, reserve: int) -> float:
     if window is None or reserve >= window:
         return threshold
     return min(threshold, window - reserve)
-
-
-async def _marks(
-    agent: _host.Host,
-    state: AgentState,
-    settings: CompactionSettings,
-    history: Sequence[Message],
-    counts: Sequence[int],
-    tail_budget: int,
-    first: int,
-) -> frozenset[int]:
-    """The messages to keep verbatim: the turn's task (from ``first``: past a summary),
-    then what plugins mark; their tokens come out of the tail budget (``charged``)."""
-    keep: set[int] = set()
-    if settings.keep_last_user_message:
-        events = agent.session.events
-        keep = task_marks(events, history, counts, tail_budget, state.turn_task, first)
-    marked = await _host.call_waterfall(
-        agent, "compaction_keep", "keep", _not_indices, messages=history, keep=frozenset(keep)
-    )
-    return frozenset(marked)
-
-
-def _not_indices(marked: object) -> str | None:
-    """What is wrong with a ``compaction_keep`` result (None: a collection of indices)."""
-    if isinstance(marked, Collection) and all(isinstance(i, int) for i in marked):
-        return None
-    return f"returned {reprlib.repr(marked)}, not a collection of indices"
 
 
 async def compact(
@@ -259,31 +230,42 @@ class _Run:
         try:
             logged = opening_summary(history, state.summary)  # None: no summary
             first = int(logged is not None)
-            keep = await _marks(agent, state, settings, history, counts, tail_budget, first)
-            plan = plan_compaction(
-                history,
-                counts,
-                tail_budget=tail_budget,
-                keep=keep,
-                charged=keep,
-                prune_chars=settings.prune_chars,
-                counter=counter,
-                summary=logged,
-            )
+            task, keep = await marks(agent, state, settings, history, counts, tail_budget, first)
+
+            def planned(keep: frozenset[int]) -> Plan | None:
+                return plan_compaction(
+                    history,
+                    counts,
+                    tail_budget=tail_budget,
+                    keep=keep,
+                    charged=keep,
+                    prune_chars=settings.prune_chars,
+                    counter=counter,
+                    summary=logged,
+                )
+
+            plan = planned(keep)
+            # nothing to compact for the plugins' marks alone: they are why (a threshold
+            # one asks until it has warned, once per agent)
+            why = None
+            if plan is None and keep != task and (reason != "threshold" or not state.keep_warned):
+                why = blame(agent) if planned(task) is not None else None
         except Exception as exc:
             await self.start(history, before)
             return await self.end(history, before, "failed", failure_of(agent, exc, settings))
         if plan is None:
             if reason == "threshold":
+                if why is not None:
+                    state.keep_warned = True
+                    keep_all(agent.id, why)
                 log.debug("agent %r: over the threshold, but nothing to compact", agent.id)
                 return CompactionResult("skipped", reason, before, before)
-            nothing = {"code": "NOTHING", "message": "nothing to compact"}
             if reason == "manual" and not history:
                 # a /compact before any turn: logging it would make a session of nothing
                 # but the skip, stored and then taken by --continue as the last one
-                return CompactionResult("skipped", reason, before, before, nothing)
+                return CompactionResult("skipped", reason, before, before, nothing(why))
             await self.start(history, before)
-            return await self.end(history, before, "skipped", nothing)
+            return await self.end(history, before, "skipped", nothing(why))
 
         # pruning alone is enough when it leaves the request a quarter of the room below
         # the threshold (else the next steps would prune again and again)

@@ -51,8 +51,9 @@ class CompactionResult:
             if self.error is not None:  # too-large results stubbed, the summary after failed
                 return f"{pruned}, but compacting the rest failed ({why})"
             return pruned
-        if self.outcome == "skipped":
-            return f"nothing to compact (~{self.tokens_before:,} tokens)"
+        if self.outcome == "skipped":  # the NOTHING message may say why (``_keep``)
+            said = error.get("message") or "nothing to compact"
+            return f"{said} (~{self.tokens_before:,} tokens)"
         if self.outcome == "aborted":
             if self.error is not None:  # ``NOT_SAVED``
                 return f"aborted ({why})"

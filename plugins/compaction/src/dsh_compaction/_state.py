@@ -45,6 +45,7 @@ class AgentState:
         "failed_turn",
         "fixed_warned",
         "flushed",
+        "keep_warned",
         "kept_full_warned",
         "kept_warned",
         "lock",
@@ -83,6 +84,8 @@ class AgentState:
         #: the warning that what a summary keeps verbatim cannot get under the limit was
         #: logged (and no threshold compaction has summarised since: ``_compact``)
         self.kept_full_warned = False
+        #: the warning that compaction_keep marks leave nothing to compact was logged
+        self.keep_warned = False
         #: the warning that the request's fixed part reaches the limit was logged (and
         #: compaction has not resumed since: ``_plugin._fixed_over``)
         self.fixed_warned = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dsh import get_logger
 
-__all__ = ["no_window", "overflow_after_failure", "warn", "warn_dropped"]
+__all__ = ["keep_all", "no_window", "overflow_after_failure", "warn", "warn_dropped"]
 
 #: what ends a warning of an overflow the plugin could not compact
 ENDS = "the turn ends with the provider's error. /compact (dsh chat) compacts the history again"
@@ -42,15 +42,21 @@ def warn(
     at each turn must be seen at each turn."""
     when = _when(reason, where)
     if outcome == "skipped":  # overflow, nothing to compact: not a failure of the plugin
+        # why, when the NOTHING message says (``_keep.nothing``: plugins' marks)
+        why = error.get("message", "").partition(": ")[2]
+        why = f": {why}" if why else ""
         if stubbed:
             message = "too-large tool results were stubbed, but nothing else could be compacted"
-            log.warning("agent %r: %s to fit the context window (%s)", agent_id, message, when)
+            log.warning(
+                "agent %r: %s to fit the context window (%s)%s", agent_id, message, when, why
+            )
             return
         log.warning(
-            "agent %r: nothing could be compacted to fit the context window (%s); "
+            "agent %r: nothing could be compacted to fit the context window (%s)%s; "
             "the history is unchanged",
             agent_id,
             when,
+            why,
         )
         return
     log.warning(
@@ -109,6 +115,20 @@ def warn_dropped(
         _when(reason, where),
         KEPT.get(kept or "", ""),
         advice,
+    )
+
+
+def keep_all(agent_id: str, why: str) -> None:
+    """Tell the user (once per agent: ``AgentState.keep_warned``) that the requests
+    are over the compaction limit and nothing is compacted: ``why``, the plugins'
+    ``compaction_keep`` marks keep everything a summary would replace (``_keep.blame``).
+    An overflow has nothing to compact either, and its warning says why again."""
+    log.warning(
+        "agent %r: the request is over the compaction limit, but nothing is compacted: %s "
+        "(warned once); when the provider refuses a request as too long, the turn ends "
+        "with its error",
+        agent_id,
+        why,
     )
 
 

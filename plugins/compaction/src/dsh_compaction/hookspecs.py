@@ -33,8 +33,10 @@ def compaction_keep(
     compacted history right after the summary, together with the rest of its tool
     call/result unit. Indices refer to this call's ``messages`` only; mark again on
     every call. A raising impl, or one that returns something other than a collection
-    of indices, makes the compaction fail (history unchanged; the error names the
-    plugin and its impl, and later impls are not called).
+    of indices into ``messages`` (a negative one, one past the end, a bool), makes the
+    compaction fail (history unchanged; the error names the plugin and its impl, and
+    later impls are not called). Marks that leave nothing to compact are warned about
+    once per agent, naming the plugins that mark.
     """
 
 
