@@ -3,16 +3,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["CUT_OFF", "CompactionResult", "Outcome", "Reason"]
+__all__ = ["CUT_OFF", "CompactionResult", "Outcome", "Reason", "error_words"]
 
 #: what the notes of a summary cut off at its output limit add
 CUT_OFF = "(summary cut off at max_summary_tokens)"
 
 Reason = Literal["threshold", "overflow", "manual"]
 Outcome = Literal["summarized", "dropped", "pruned", "skipped", "failed", "aborted"]
+
+
+def error_words(error: Mapping[str, str]) -> str:
+    """A compaction's ``error`` as a person reads it: ``CODE: message``, or the code
+    alone when the message is empty (``SERVER``, not ``SERVER: ``), as
+    ``dsh.errors.exception_words`` says an exception."""
+    code, message = error.get("code", "UNKNOWN"), error.get("message")
+    return f"{code}: {message}" if message else code
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +52,7 @@ class CompactionResult:
             cut = f" {CUT_OFF}" if self.truncated else ""
             return f"the history was summarised ({tokens}){cut}"
         error = self.error or self.refused or {}
-        why = f"{error.get('code', 'UNKNOWN')}: {error.get('message', '')}"
+        why = error_words(error)
         if self.outcome == "dropped":
             return f"the summary was refused ({why}); older messages were dropped ({tokens})"
         if self.outcome == "pruned":

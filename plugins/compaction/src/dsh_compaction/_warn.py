@@ -4,6 +4,7 @@ automatic compaction leaves the history as it was."""
 from __future__ import annotations
 
 from dsh import get_logger
+from dsh_compaction._result import error_words
 
 __all__ = ["keep_all", "no_window", "overflow_after_failure", "warn", "warn_dropped"]
 
@@ -60,13 +61,12 @@ def warn(
         )
         return
     log.warning(
-        "agent %r: compaction (%s) failed%s, the %shistory is unchanged: %s: %s%s",
+        "agent %r: compaction (%s) failed%s, the %shistory is unchanged: %s%s",
         agent_id,
         when,
         " after too-large tool results were stubbed" if stubbed else "",
         "rest of the " if stubbed else "",
-        error.get("code"),
-        error.get("message"),
+        error_words(error),
         f"; {ENDS}" if reason == "overflow" and not stubbed else "",
     )
 
@@ -76,12 +76,11 @@ def overflow_after_failure(agent_id: str, error: dict[str, str], turn: int, step
     ``error`` does not fit the window: the provider's error ends the turn."""
     log.warning(
         "agent %r: the request does not fit the context window (%s), and this step's "
-        "compaction (%s) failed: %s: %s; %s",
+        "compaction (%s) failed: %s; %s",
         agent_id,
         _when("overflow", {"turn": turn, "step": step}),
         _when("threshold", {"turn": turn}),
-        error.get("code"),
-        error.get("message"),
+        error_words(error),
         ENDS,
     )
 
@@ -106,11 +105,10 @@ def warn_dropped(
     else:
         advice = f"The refused summary was written by plugin {plugin!r} (compaction_summarize)"
     log.warning(
-        "agent %r: the summary was refused (%s: %s); to fit the context window, %d older "
+        "agent %r: the summary was refused (%s); to fit the context window, %d older "
         "messages were dropped without a summary (%s)%s. %s",
         agent_id,
-        refused.get("code"),
-        refused.get("message"),
+        error_words(refused),
         count,
         _when(reason, where),
         KEPT.get(kept or "", ""),
