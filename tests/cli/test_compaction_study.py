@@ -115,7 +115,10 @@ def three_questions(server: Any, env: dict[str, str], tmp_path: Path) -> Any:
         (stream_error("out of memory"), "SERVER: model 'openai-compatible:tiny': error in"),
         # the answer for the first of two chunks (the answers, ~4,000 tokens each, are
         # sent whole): refused at once, not merged into the next reply as the second's
-        (text_reply(""), "EMPTY_SUMMARY: the summariser (model) wrote nothing"),
+        (
+            text_reply(""),
+            "EMPTY_SUMMARY: the summariser (model 'openai-compatible:tiny') wrote nothing",
+        ),
     ],
     ids=["server-error", "empty-summary"],
 )

@@ -43,7 +43,8 @@ async def test_an_empty_answer_for_one_chunk_fails_the_summary_as_empty(empty: i
 
     end = events_of(events)[-1]
     assert (end.data["outcome"], end.data["error"]["code"]) == ("failed", "EMPTY_SUMMARY")
-    assert end.data["error"]["message"].startswith("the summariser (model) wrote nothing")
+    said = end.data["error"]["message"]
+    assert said.startswith("the summariser (model 'summarizer') wrote nothing")
     assert len(small.requests) == empty + 1  # no call after the empty answer
     assert "compact/summary" not in [e.type for e in events]
     assert events[-1].data["reason"] == "completed"
@@ -74,5 +75,5 @@ async def test_an_empty_merge_of_a_previous_summary_is_empty_not_too_short() -> 
 
     end = events_of(events)[-1]
     assert (end.data["outcome"], end.data["error"]["code"]) == ("failed", "EMPTY_SUMMARY")
-    assert end.data["error"]["message"] == "the summariser (model) wrote nothing"
+    assert end.data["error"]["message"] == "the summariser (model 'summarizer') wrote nothing"
     assert history[0] == summary_of(PREVIOUS)

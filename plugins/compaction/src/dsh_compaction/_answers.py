@@ -60,7 +60,7 @@ UNCHANGED_CHARS: Final = 80
 
 
 def empty(who: str) -> str:
-    """The message of an empty summary written by ``who`` (``model``, ``plugin 'x'``)."""
+    """The message of an empty summary written by ``who`` (``model 'm'``, ``plugin 'x'``)."""
     return f"the summariser ({who}) wrote nothing"
 
 
@@ -145,16 +145,19 @@ def refusal(
     *,
     later: bool = False,
     holds: int | None = None,
+    model: str | None = None,
 ) -> Refused | None:
     """Why the summariser's answer ``text`` is no summary (None: it may be one).
     ``merged``: the summary it merges; ``transcript``: the conversation it was given;
     ``instructions``: the request's own text (system prompt, closing line); ``later``:
     the answer of a chunk after the first, ``merged`` the summary of those before;
     ``holds``: about how many characters the answer can hold (``max_tokens``), when
-    ``merged`` is longer."""
+    ``merged`` is longer; ``model``: the summariser's name, which an empty answer's
+    message gives (as a ``REFUSED`` one's does)."""
     if not text:
         later_part = " for a later part of the conversation, summarised in parts" if later else ""
-        return Refused("EMPTY_SUMMARY", empty("model") + later_part)
+        who = f"model {model!r}" if model else "model"
+        return Refused("EMPTY_SUMMARY", empty(who) + later_part)
     measure = len(merged) if holds is None else min(len(merged), holds)
     if len(text) * 4 < measure:  # dropped what it merged ("noted")
         capped = ""

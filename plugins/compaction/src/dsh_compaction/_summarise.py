@@ -371,7 +371,9 @@ async def _by_model(
         holds = None
         if merged_tokens > answer_tokens:
             holds = len(merged) * answer_tokens // merged_tokens
-        refused = refusal(text, merged, own, instructions, later=answered > 0, holds=holds)
+        refused = refusal(
+            text, merged, own, instructions, later=answered > 0, holds=holds, model=model.info.name
+        )
         if refused is not None:
             refused.so_far = summary.text if answered else None
             raise refused
