@@ -335,3 +335,15 @@ def test_in_a_terminal_every_note_shows_control_characters() -> None:
     assert "\x1b" not in err.getvalue() and "\x07" not in err.getvalue()
     assert "← to\\x1b]0;x\\x07ol: ok" in err.getvalue()
     assert "SERVER: bad\\x1b[2Jthing" in err.getvalue()
+
+
+def test_an_error_without_a_message_is_said_as_its_code_alone() -> None:
+    """A model error with an empty message (``ModelError("SERVER", "")``) read
+    ``SERVER: `` in the retry note and the turn's end line."""
+    retry = {"turn": 1, "step": 1, "attempt": 1, "code": "SERVER", "message": ""}
+    error = {"code": "SERVER", "message": ""}
+    _, err = shown(("step/retry", retry), turn_end(reason="error", error=error))
+    assert err.splitlines() == [
+        "↻ retrying the model call (SERVER)",
+        "[turn 1 error · 12 in / 3 out tokens] SERVER",
+    ]

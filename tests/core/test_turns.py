@@ -372,3 +372,8 @@ async def test_options_changed_on_the_handle_apply_from_the_next_request() -> No
             agent.options["system_prompt"] = "Be brief."
             await agent.prompt("again")
     assert [r.system for r in model.requests] == ["", "Be brief."]
+
+
+def test_a_turn_error_without_a_message_is_said_as_its_code_alone() -> None:
+    assert str(TurnError(3, "SERVER", "")) == "turn 3 failed: SERVER"
+    assert str(TurnError(3, "SERVER", "overloaded")) == "turn 3 failed: SERVER: overloaded"

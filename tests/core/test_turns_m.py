@@ -93,7 +93,7 @@ def test_an_error_turn_with_no_error_data_still_raises() -> None:
     with pytest.raises(TurnError) as caught:
         result_of("error", None, None).raise_for_error()
     assert (caught.value.code, caught.value.reason_message) == ("UNKNOWN", "")
-    assert str(caught.value) == "turn 3 failed: UNKNOWN: "
+    assert str(caught.value) == "turn 3 failed: UNKNOWN"
 
 
 async def test_a_timed_out_prompt_aborts_its_turn_after_an_equal_prompt_of_anothers_ended() -> None:

@@ -52,6 +52,11 @@ def shorten(text: str, limit: int = _PREVIEW) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def _code_words(code: str, message: str) -> str:
+    """An error said: ``CODE: message``, or the code alone when it has no message."""
+    return f"{code}: {message}" if message else code
+
+
 #: by compact/end outcome (``dropped``: a refused summary's fallback, its warning says why)
 _COMPACTED = {"summarized": "summarised", "pruned": "pruned", "dropped": "cut"}
 
@@ -182,7 +187,7 @@ class Renderer:
         elif kind == "step/retry":
             wait = data.get("wait")
             when = f" in {wait:g} s" if isinstance(wait, int | float) and wait > 0 else ""
-            why = f"{data['code']}: {shorten(data['message'])}"
+            why = _code_words(data["code"], shorten(data["message"]))
             self._note(f"↻ retrying the model call{when} ({why})")
         elif kind == "turn/end":
             self._held_cr = False  # a lone "\r" ending the answer: nothing to show
@@ -192,7 +197,7 @@ class Renderer:
             line = f"[turn {data['turn']} {data['reason']} · {tokens} tokens]"
             error = data.get("error")
             if error:
-                line += f" {error['code']}: {error['message']}"
+                line += f" {_code_words(error['code'], error['message'])}"
             elif data.get("stopped"):  # a plugin's reason for ending it
                 line += f" stopped: {data['stopped']}"
             self._note(line)

@@ -320,7 +320,7 @@ class TurnError(DshError):
         hook: str | None = None,
         retry_after: float | None = None,
     ) -> None:
-        super().__init__(f"turn {turn} failed: {code}: {message}")
+        super().__init__(f"turn {turn} failed: {code}" + (f": {message}" if message else ""))
         self.turn = turn
         self.code = code
         self.reason_message = message
