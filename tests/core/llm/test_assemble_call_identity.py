@@ -77,3 +77,17 @@ def test_an_id_or_name_given_after_the_call_began_is_taken() -> None:
         ("call_b", "write", "{}"),
         ("call_c", "read", "{}"),
     ]
+
+
+def test_an_empty_id_or_name_after_the_first_keeps_it() -> None:
+    """A model that gives the id and name in a call's first piece and an empty one in
+    the next (``""``, as some OpenAI-compatible servers send, which a plugin model may
+    pass on as it came) says nothing new: the call keeps its first id and name."""
+    message = assembled(
+        ToolCallDelta(0, id="call_a", name="read", arguments='{"path"'),
+        ToolCallDelta(0, id="", name="", arguments=': "a"}'),
+        ToolCallDelta(0, id=None, name=None),
+    ).message()
+    assert [(c.id, c.name, c.arguments) for c in message.tool_calls] == [
+        ("call_a", "read", '{"path": "a"}'),
+    ]

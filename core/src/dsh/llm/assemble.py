@@ -62,15 +62,16 @@ def _malformed(what: str) -> ModelError:
     return ModelError("MALFORMED_RESPONSE", f"the model streamed {what}")
 
 
-def _same(had: str | None, value: str, what: str, index: int) -> str:
-    """``value``, a call's id or name (``what``), which it had as ``had`` or not yet
-    (None, or an empty one: no call keeps that)."""
-    if had and had != value:
+def _same(had: str | None, value: str, what: str, index: int) -> str | None:
+    """A call's id or name (``what``), which it had as ``had`` or not yet (None, or an
+    empty one: no call keeps that), after a piece that brings ``value`` (an empty one
+    says nothing new)."""
+    if had and value and had != value:
         raise _malformed(
             f"another {what} {value!r:.60} for the call at index {index}, "
             f"whose {what} is {had!r:.60}"
         )
-    return value
+    return value or had
 
 
 def _provider_block(chunk: ProviderBlockChunk) -> ProviderBlock:
