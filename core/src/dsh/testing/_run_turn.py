@@ -27,10 +27,18 @@ async def run_turn(
     running, is aborted and waited for ``timeout`` more at most (a step that does not
     heed the abort leaves the agent busy: the error says so); a later turn (a prompt
     queued after it) is left running."""
+    import inspect
+
     import anyio
 
     from dsh.inbox import Prompt, check_prompt
 
+    given: object = agent  # typed an agent; a test may still pass the coroutine
+    if inspect.isawaitable(given):  # ``h.agents.create(...)`` not awaited
+        raise TypeError(
+            "run_turn's agent is an awaitable, not an agent: await what made it "
+            "(agent = await h.agents.create(...))"
+        )
     start = len(agent.session.events)
     if timeout is None:
         agent.send(prompt)

@@ -31,9 +31,22 @@ def _usage(output: int = 1, usage: Usage | None = None) -> UsageChunk:
     return UsageChunk(usage if usage is not None else Usage(input_tokens=10, output_tokens=output))
 
 
+def _parts(maker: str, parts: tuple[object, ...]) -> None:
+    """TypeError for a part that is no str, as the answer is made (not a turn's
+    ``MALFORMED_RESPONSE`` error naming no script entry)."""
+    for number, part in enumerate(parts, 1):
+        if not isinstance(part, str):
+            raise TypeError(
+                f"{maker}'s parts are str, streamed one chunk each; got "
+                f"{type(part).__name__} ({reprlib.repr(part)}) as part #{number}: "
+                f'write {maker}("...")'
+            )
+
+
 def text(*parts: str, usage: Usage | None = None) -> Reply:
     """A plain answer; each part is streamed as its own chunk. The step reports
     ``usage`` (default: 10 input tokens, one output token per part)."""
+    _parts("text", parts)
     return Reply((*(TextDelta(p) for p in parts), _usage(len(parts), usage), Finish("stop")))
 
 
@@ -49,6 +62,11 @@ def tool_calls(
                 f"tool_calls takes (name, arguments) pairs, one per call; got "
                 f'{reprlib.repr(call)}: write tool_calls(("ls", {{"path": "."}}))'
             )
+        if not isinstance(call[1], (dict, str)):
+            raise TypeError(
+                f"tool_calls: the arguments of {call[0]!r} are a dict (sent as JSON) or a "
+                f"str (sent raw), not {type(call[1]).__name__} ({reprlib.repr(call[1])})"
+            )
     chunks: list[Chunk] = [TextDelta(say)] if say else []
     for index, (name, arguments) in enumerate(calls):
         tool, _, call_id = name.partition("#")
@@ -62,6 +80,7 @@ def max_tokens(
     partial: str, *calls: tuple[str, dict[str, Any]], usage: Usage | None = None
 ) -> Reply:
     """An answer cut off by the output limit, optionally with (incomplete) tool calls."""
+    _parts("max_tokens", (partial,))
     reply = tool_calls(*calls, say=partial, usage=usage) if calls else text(partial, usage=usage)
     return Reply((*reply.chunks[:-1], Finish("max_tokens")))
 
@@ -73,6 +92,7 @@ def fail(code: str = "SERVER", message: str = "scripted failure") -> Reply:
 
 def hang(*parts: str) -> Reply:
     """Stream ``parts``, then wait until the step is aborted."""
+    _parts("hang", parts)
     return Reply(tuple(TextDelta(p) for p in parts), hang=True)
 
 
