@@ -32,6 +32,7 @@ from dsh._cli_interrupted import exit_on_ctrl_c, interrupts_raise
 from dsh._cli_logging import logging_to_stderr
 from dsh._cli_misplaced import command_option_before, given_command, global_option_after
 from dsh._cli_output import OutputError, tag_output_errors
+from dsh._groups import first, only
 from dsh.errors import ConfigError, DshError, HookError, PluginLoadError, exception_words
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def _main(arguments: list[str], process: bool = False) -> int:
         status = _start(arguments, early, before, known)
     except (KeyboardInterrupt, BaseExceptionGroup) as error:
         # Ctrl-C as dsh starts, or outside until_terminated (in a task group: a group)
-        if known.verbose or not _only(error, KeyboardInterrupt):
+        if known.verbose or not only(error, KeyboardInterrupt):
             raise
         status = 130
         print("\n" * sys.stderr.isatty() + "dsh: interrupted", file=sys.stderr)  # after ^C
@@ -359,10 +360,10 @@ def _run(plugin: str, command: Command, args: argparse.Namespace, pm: PluginMana
     except DshError:
         raise
     except Exception as error:
-        if _only(error, BrokenPipeError):
+        if only(error, BrokenPipeError):
             raise BrokenPipeError from error
-        if _only(error, OutputError):  # printing failed: not the plugin's failure
-            raise _first(error) from None
+        if only(error, OutputError):  # printing failed: not the plugin's failure
+            raise first(error) from None
         line = (
             f"dsh: error: plugin {plugin!r} failed in command {command.name!r}: "
             f"{exception_words(error)} (run with -v for the traceback)"
@@ -385,19 +386,6 @@ def _run(plugin: str, command: Command, args: argparse.Namespace, pm: PluginMana
     )
     _write(line, args)
     return 1
-
-
-def _only(error: BaseException, kind: type[BaseException]) -> bool:
-    if isinstance(error, BaseExceptionGroup):
-        return all(_only(inner, kind) for inner in error.exceptions)
-    return isinstance(error, kind)
-
-
-def _first(error: BaseException) -> BaseException:
-    """The first exception in ``error``, an exception group perhaps."""
-    while isinstance(error, BaseExceptionGroup):
-        error = error.exceptions[0]
-    return error
 
 
 if __name__ == "__main__":  # pragma: no cover
