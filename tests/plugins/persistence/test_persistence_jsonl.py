@@ -109,7 +109,7 @@ def test_publishing_never_replaces_a_file_that_appeared_meanwhile(tmp_path: Path
     path.write_bytes(b"someone else's\n")
 
     with pytest.raises(SessionConflictError, match="another writer"):
-        publish(path, b"mine\n", fsync=True)
+        publish(path, [b"mine"], fsync=True)
     assert path.read_bytes() == b"someone else's\n"
     assert [p.name for p in tmp_path.iterdir()] == ["s.jsonl"]  # no temp file left
 

@@ -208,7 +208,7 @@ def test_the_files_dsh_makes_are_private(tmp_path: Path, monkeypatch: pytest.Mon
 
     monkeypatch.setattr(os, "open", recording_open)
     _files.probe_directory(tmp_path)
-    _files.publish(tmp_path / "s.jsonl", HEADER, fsync=False)
+    _files.publish(tmp_path / "s.jsonl", HEADER.splitlines(), fsync=False)
     claim = tmp_path / ".t.jsonl.claim"
     held = _claims.hold_lock_file(claim, wait=False)
     assert held is not None

@@ -45,7 +45,7 @@ from dsh_persistence._files import (
     probe_directory,
     publish,
     session_id_of,
-    write_all,
+    write_lines,
 )
 from dsh_persistence._header import header_line, named_as, summary, tag_workspace
 from dsh_persistence._jsonl_locks import PENDING, FileLocks, turn_path
@@ -148,7 +148,7 @@ class JsonlBackend(FileLocks, SessionBackend):
             opened = self._open_to_append(info.id, path, events[0].seq)
             if opened is None:
                 self._ends.pop(info.id, None)
-                self._create(info, path, b"\n".join(lines) + b"\n", events)
+                self._create(info, path, lines, events)
                 return
             fd, turn = opened
             try:
@@ -164,10 +164,9 @@ class JsonlBackend(FileLocks, SessionBackend):
                     )
                 if info.cwd != end.cwd:  # a run in another workspace than the first
                     lines = tag_workspace(lines, events, info.cwd)
-                payload = b"\n".join(lines) + b"\n"
                 if end.valid < end.size:
                     os.ftruncate(fd, end.valid)  # the torn tail of a crashed write
-                write_all(fd, payload, end.valid)
+                written = write_lines(fd, lines, end.valid)
                 if durable and self._fsync:
                     os.fsync(fd)
             except OSError as exc:
@@ -180,19 +179,19 @@ class JsonlBackend(FileLocks, SessionBackend):
                 os.close(fd)
                 if turn is not None:
                     let_go(turn_path(path), turn)
-            size = end.valid + len(payload)
+            size = end.valid + written
             last = events[-1]
             self._ends[info.id] = FileEnd(stat.st_ino, size, size, last.seq + 1, last, end.cwd)
 
     def _create(
-        self, info: SessionInfo, path: Path, payload: bytes, events: Sequence[SessionEvent]
+        self, info: SessionInfo, path: Path, lines: list[bytes], events: Sequence[SessionEvent]
     ) -> None:
         if events[0].seq != 0:
             raise SessionConflictError(
                 f"{path}: session {info.id!r} is not stored, so its log must start at seq 0, "
                 f"not {events[0].seq} (was the file deleted?); nothing was written"
             )
-        header = header_line(info)
+        header = header_line(info)[:-1]  # written with its newline by ``publish``
         try:
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
@@ -202,7 +201,7 @@ class JsonlBackend(FileLocks, SessionBackend):
         claimed = info.id in self._claims
         with self._publishing(info.id, path):
             try:
-                stat, held = publish(path, header + payload, fsync=self._fsync, hold=claimed)
+                stat, held = publish(path, [header, *lines], fsync=self._fsync, hold=claimed)
             except OSError as exc:
                 raise self._failed(exc, "create the session file", path) from exc
         if held is not None:
@@ -210,7 +209,7 @@ class JsonlBackend(FileLocks, SessionBackend):
             self._claims[info.id] = held
             if previous != PENDING:
                 os.close(previous)
-        size = len(header) + len(payload)
+        size = len(header) + 1 + sum(len(line) + 1 for line in lines)
         self._ends[info.id] = FileEnd(stat.st_ino, size, size, len(events), events[-1], info.cwd)
 
     def sync(self, session_id: str) -> None:

@@ -26,7 +26,7 @@ read as floats no event can hold, make a record bad like any text that is not JS
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from dsh.errors import exception_words
@@ -46,12 +46,15 @@ __all__ = [
 ]
 
 Record = bytes | str
+#: Records parsed with one ``json.loads`` (faster than one call each) up to this many
+#: bytes: a long log is never copied whole into one text; a longer record is parsed alone.
+_BATCH = 1 << 20
 #: Names the place of record ``index`` in messages ("/x/s.jsonl:12").
 Where = Callable[[int], str]
 
 
 def read_log(
-    records: Sequence[Record],
+    records: Iterable[Record],
     where: Where,
     *,
     lost_pages: bool = True,
@@ -60,36 +63,70 @@ def read_log(
     """The events of the longest well-numbered prefix, and how many records follow it.
 
     ``records`` are whole records (a JSONL backend leaves out a torn last line, which
-    has no line end). Raises ``SessionCorruptError`` when there is a bad record, unless
-    ``lost_pages`` (the store can lose a page to a power cut: a file) and it holds NUL
-    bytes with no ``turn/end`` after it: what a crash leaves. A database stores whole
-    rows or none, so any bad row of it is damage. ``kind``: the type each record must
-    be (a database's text: SQLite may hold a blob in a row), if any.
+    has no line end), in a list or read one at a time (an iterator: no more of it is
+    held than a batch of ``_BATCH`` bytes, or one longer record, until a bad record).
+    Raises ``SessionCorruptError`` when there is a bad record, unless ``lost_pages``
+    (the store can lose a page to a power cut: a file) and it holds NUL bytes with no
+    ``turn/end`` after it: what a crash leaves. A database stores whole rows or none, so
+    any bad row of it is damage. ``kind``: the type each record must be (a database's
+    text: SQLite may hold a blob in a row), if any.
     """
-    events = _read_fast(records, kind)
-    if events is not None:
-        return events, 0
-    events = []
-    for index, text in enumerate(records):
-        event = _event(text, index) if kind is None or type(text) is kind else _stored_as(text)
-        if isinstance(event, str):
-            _refuse_damage(records, index, event, where, lost_pages)
-            return events, len(records) - index
-        events.append(event)
+    events: list[SessionEvent] = []
+    batch: list[Record] = []
+    size = 0
+    rest = iter(records)
+    for record in rest:
+        length = len(record) if type(record) is str or type(record) is bytes else 0
+        if batch and size + length > _BATCH:  # a longer record is parsed alone
+            bad = _take(batch, kind, events)
+            if bad is not None:
+                after = [*batch[bad[0] :], record, *rest]
+                _refuse_damage(after, len(events), bad[1], where, lost_pages)
+                return events, len(after)
+            batch, size = [], 0
+        batch.append(record)
+        size += length
+    bad = _take(batch, kind, events)
+    if bad is not None:
+        after = batch[bad[0] :]
+        _refuse_damage(after, len(events), bad[1], where, lost_pages)
+        return events, len(after)
     return events, 0
 
 
+def _take(
+    batch: list[Record], kind: type[str] | type[bytes] | None, events: list[SessionEvent]
+) -> tuple[int, str] | None:
+    """Append the events of ``batch`` (the records after ``events``) to ``events``, up
+    to a bad record: then (its place in the batch, why it is bad)."""
+    first = len(events)
+    fast = _read_fast(batch, kind, first)
+    if fast is not None:
+        events += fast
+        return None
+    for place, text in enumerate(batch):
+        index = first + place
+        event = _event(text, index) if kind is None or type(text) is kind else _stored_as(text)
+        if isinstance(event, str):
+            return place, event
+        events.append(event)
+    return None
+
+
 def _read_fast(
-    records: Sequence[Record], kind: type[str] | type[bytes] | None
+    records: list[Record], kind: type[str] | type[bytes] | None, first: int
 ) -> list[SessionEvent] | None:
-    """One ``json.loads`` over all records; None when any record needs a closer look
-    (joining them checks that each is of the first one's type, so only that is)."""
+    """One ``json.loads`` over all records (the events seq ``first`` on); None when any
+    record needs a closer look (joining them checks that each is of the first one's
+    type, so only that is). One record is parsed as it is, not copied into a join."""
     if not records:
         return []
     if kind is not None and type(records[0]) is not kind:
         return None
     try:
-        if isinstance(records[0], bytes):
+        if len(records) == 1:
+            raws = [loads(records[0])]
+        elif isinstance(records[0], bytes):
             raws = loads(b"[" + b",".join(records) + b"]")  # type: ignore[arg-type]
         else:
             raws = loads("[" + ",".join(records) + "]")  # type: ignore[arg-type]
@@ -99,7 +136,7 @@ def _read_fast(
         return None
     events: list[SessionEvent] = []
     append = events.append
-    for index, raw in enumerate(raws):
+    for index, raw in enumerate(raws, first):
         if type(raw) is not dict:
             return None
         seq, event_type = raw.get("seq"), raw.get("type")
@@ -173,32 +210,33 @@ def missing(first: int, end: int) -> str:
 def _refuse_damage(
     records: Sequence[Record], bad: int, reason: str, where: Where, lost_pages: bool
 ) -> None:
-    """Raise ``SessionCorruptError`` unless the records from ``bad`` on can be what a
-    crash left of the end of the log: a page lost to a power cut (``lost_pages``)."""
-    for index in range(len(records) - 1, bad - 1, -1):
-        if _is_turn_end(records[index]):
+    """Raise ``SessionCorruptError`` unless ``records``, the records from the bad one
+    (index ``bad``) on, can be what a crash left of the end of the log: a page lost to a
+    power cut (``lost_pages``)."""
+    for offset in range(len(records) - 1, -1, -1):
+        if _is_turn_end(records[offset]):
             raise SessionCorruptError(
-                f"{where(bad)}: {reason}; a finished turn follows at {where(index)}, so "
-                "this is a hole in the log, not a cut-off write. The session is corrupt "
+                f"{where(bad)}: {reason}; a finished turn follows at {where(bad + offset)}, "
+                "so this is a hole in the log, not a cut-off write. The session is corrupt "
                 "and was left as it is."
             )
-    if lost_pages and _lost_page(records[bad]):
+    if lost_pages and _lost_page(records[0]):
         return
-    found = _intact(records[bad])
+    found = _intact(records[0])
     if found is not None and found.seq > bad:
         raise SessionCorruptError(
             f"{where(bad)}: {reason}, so this is a hole in the log, not a cut-off write (a "
             "crash loses only the end of the log). The session is corrupt and was left "
             "as it is."
         )
-    for index in range(bad + 1, len(records)):
-        event = _intact(records[index])
+    for offset in range(1, len(records)):
+        event = _intact(records[offset])
         if event is not None:
             raise SessionCorruptError(
                 f"{where(bad)}: {reason}; the intact event seq {event.seq} follows at "
-                f"{where(index)}, so this is damage in the log, not a cut-off write (an "
-                "append never writes after a torn line). The session is corrupt and was "
-                "left as it is."
+                f"{where(bad + offset)}, so this is damage in the log, not a cut-off write "
+                "(an append never writes after a torn line). The session is corrupt and "
+                "was left as it is."
             )
     why = (
         "no crash leaves a whole line that is not the next event (a torn append has no "

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from dsh.session import SessionEvent
 from dsh_persistence._errors import NotASessionError, SessionCorruptError, SessionFormatError
@@ -42,36 +44,55 @@ class SessionFile(NamedTuple):
 
 
 def read_session_file(session_id: str, path: Path) -> SessionFile:
-    """Parse a whole file, its repaired log checked (``check_repaired``)."""
+    """Parse a whole file, its repaired log checked (``check_repaired``). It is read a
+    line at a time: no more of it is held at once than ``read_log`` holds (a batch of
+    short lines, or one long line), besides the events parsed."""
     with open(open_regular(path), "rb") as file:  # a FIFO must not block: refused
-        data = file.read()
         inode = os.fstat(file.fileno()).st_ino
-    complete = data.rfind(b"\n") + 1
-    lines = data[:complete].split(b"\n")
-    lines.pop()  # after the last newline: b""
-    if not lines:
-        raise SessionCorruptError(f"{path}:1: the file has no complete header line")
-    header = parse_header(lines[0], path)
-    found = header.get("id")
-    if found != session_id:
-        # a file renamed or copied by hand: said as ``dsh sessions list`` says it
-        said = misnamed(str(path), session_id, found) if isinstance(found, str) else None
-        raise SessionCorruptError(
-            said or f"{path}:1: the header names session {found!r}, not {session_id!r}"
-        )
-    records = lines[1:]
-    where = lambda index: f"{path}:{index + 2}"  # noqa: E731
-    events, ignored = read_log(records, where, lost_pages=True)
+        lines = _Lines(file)
+        records = iter(lines)
+        first = next(records, None)
+        if first is None:
+            raise SessionCorruptError(f"{path}:1: the file has no complete header line")
+        header = parse_header(first, path)
+        found = header.get("id")
+        if found != session_id:
+            # a file renamed or copied by hand: said as ``dsh sessions list`` says it
+            said = misnamed(str(path), session_id, found) if isinstance(found, str) else None
+            raise SessionCorruptError(
+                said or f"{path}:1: the header names session {found!r}, not {session_id!r}"
+            )
+        where = lambda index: f"{path}:{index + 2}"  # noqa: E731
+        events, ignored = read_log(records, where, lost_pages=True)
     closers = close_turn(events)
     check_repaired(events, closers, where)
-    if ignored:
-        valid = len(lines[0]) + 1 + sum(len(line) + 1 for line in records[: len(events)])
-    else:
-        valid = complete
-    torn = 1 if complete < len(data) else 0
+    valid = lines.ends[len(events)] if ignored else lines.complete
     last = events[-1] if events else None
-    end = FileEnd(inode, len(data), valid, len(events), last, str(header.get("cwd") or ""))
-    return SessionFile(header, events, closers, ignored + torn, end)
+    size = lines.complete + lines.torn
+    end = FileEnd(inode, size, valid, len(events), last, str(header.get("cwd") or ""))
+    return SessionFile(header, events, closers, ignored + (1 if lines.torn else 0), end)
+
+
+class _Lines:
+    """The complete lines of a file, without their newlines, read one at a time; what
+    follows the last newline is a torn line (``torn`` bytes), not yielded."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._file = file
+        #: Bytes up to and with the last newline read.
+        self.complete = 0
+        self.torn = 0
+        #: Where each line yielded ends (after its newline).
+        self.ends = array("q")
+
+    def __iter__(self) -> Iterator[bytes]:
+        for line in self._file:
+            if not line.endswith(b"\n"):
+                self.torn = len(line)
+                return
+            self.complete += len(line)
+            self.ends.append(self.complete)
+            yield line[:-1]
 
 
 def check_session_file(fd: int, path: Path, doing: str) -> None:
