@@ -23,7 +23,7 @@ from dsh_persistence._backend import (
     SessionInfo,
     StoredTail,
 )
-from dsh_persistence._batch import LoadedTails, batch_of, loaded_of, read_rows
+from dsh_persistence._batch import LoadedTails, batch_of, loaded_of, read_rows, unstored
 from dsh_persistence._claims import ClaimFiles
 from dsh_persistence._errors import (
     PersistenceError,
@@ -41,6 +41,7 @@ from dsh_persistence._sqlite_connection import (
     open_database,
     transaction,
 )
+from dsh_persistence._sqlite_rows import event_lines, last_event_line
 from dsh_persistence._sqlite_schema import (
     SCHEMA_VERSION,
     WHERE,
@@ -81,19 +82,26 @@ class SqliteBackend(SessionBackend):
         #: The sessions this process continues: a locked file each, beside the database.
         self._claims = ClaimFiles(self.path.with_name(self.path.name + "-claims"))
 
-    def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    def _run(self, work: Callable[[sqlite3.Connection], T], unstored: str = "") -> T:
+        """``work`` on the connection, a write; ``unstored``: what its failure leaves
+        unstored, said after why."""
         with self._lock:
             self._let_go_if_moved()
-            return self._work(work, write=True)
+            return self._work(work, write=True, unstored=unstored)
 
-    def _work(self, work: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
-        db = self._connect()
+    def _work(
+        self, work: Callable[[sqlite3.Connection], T], *, write: bool = False, unstored: str = ""
+    ) -> T:
+        db = self._connect(unstored)
         try:
             if write and not self._marked:  # a database created before the mark
                 mark(db, self._check_version)
                 self._marked = True
             return work(db)
         except sqlite3.Error as exc:
+            if unstored:  # a full disk, say: the transaction is rolled back
+                said = f"cannot write to the session database: {exc}; {unstored}"
+                raise PersistenceError(f"{self.path}: {said}") from exc
             raise PersistenceError(f"{self.path}: {exc}") from exc
 
     def _read(self, work: Callable[[sqlite3.Connection], T], nothing: T) -> T:
@@ -156,11 +164,14 @@ class SqliteBackend(SessionBackend):
         if os.path.isdir(self.path):  # never raises
             raise self._unusable("use it as the session database", "it is a directory")
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, unstored: str = "") -> sqlite3.Connection:
         if self._db is not None:
             return self._db
         self._make_directory()
-        db, file = open_database(self.path, self._timeout, self._unusable, self._check_version)
+        unusable = self._unusable
+        if unstored:  # creating the database (its tables) failed: what was not stored
+            unusable = lambda doing, reason: self._unusable(doing, f"{reason}; {unstored}")  # noqa: E731
+        db, file = open_database(self.path, self._timeout, unusable, self._check_version)
         self._db, self._file, self._marked = db, file, False
         return db
 
@@ -173,7 +184,9 @@ class SqliteBackend(SessionBackend):
     def append(self, info: SessionInfo, events: Sequence[SessionEvent], *, durable: bool) -> None:
         if not events:
             return
-        _, rows, turns, ran, meta = batch_of(info, events)
+        batch = batch_of(info, events)
+        _, rows, turns, ran, meta = batch
+        failed = unstored(info.id, batch)
 
         def work(db: sqlite3.Connection) -> None:
             sync = "FULL" if durable and self._fsync else "NORMAL"
@@ -218,9 +231,9 @@ class SqliteBackend(SessionBackend):
 
         with self._lock:  # another program's database is refused before a claim is made
             self._let_go_if_moved()
-            self._connect()
+            self._connect(failed)
         if self._check_claim(info.id, "append to") == "held":  # ours: no one else writes it
-            self._run(work)
+            self._run(work, failed)
             return
         try:
             with self._claims.unclaimed_write(info.id) as free:
@@ -230,7 +243,7 @@ class SqliteBackend(SessionBackend):
                         "or harness is continuing it (it holds the session's claim); nothing "
                         "was written"
                     )
-                self._run(work)
+                self._run(work, failed)
         except OSError as exc:
             doing = f"lock session {info.id!r} in {self._claims.directory} to append to it"
             raise self._unusable(doing, exc.strerror or exc) from exc
@@ -332,7 +345,8 @@ class SqliteBackend(SessionBackend):
                 # Unchanged since ``load`` read all of it (a resume): kept for both the
                 # claim's check and the first write's, each of which would read it all.
                 stored = count(row[0], str(self.path), session_id)
-                kept = self._loaded.reused(session_id, stored, lambda: _last_line(db, session_id))
+                last = lambda: last_event_line(db, session_id)  # noqa: E731
+                kept = self._loaded.reused(session_id, stored, last)
                 if kept is not None:
                     return kept
                 events = self._read_log(db, session_id, stored)
@@ -344,7 +358,7 @@ class SqliteBackend(SessionBackend):
         self, db: sqlite3.Connection, session_id: str, next_seq: int
     ) -> list[SessionEvent]:
         """The stored log, checked (``read_rows``; raises like ``load``)."""
-        return read_rows(_lines(db, session_id), str(self.path), session_id, next_seq)[0]
+        return read_rows(event_lines(db, session_id), str(self.path), session_id, next_seq)[0]
 
     def load(self, session_id: str) -> LoadedSession | None:
         def work(db: sqlite3.Connection) -> tuple[Any, list[str]] | None:
@@ -354,7 +368,7 @@ class SqliteBackend(SessionBackend):
                 ).fetchone()
                 if row is None:
                     return None
-                lines = _lines(db, session_id)
+                lines = event_lines(db, session_id)
             return row, lines
 
         found = self._read(work, None)
@@ -383,16 +397,3 @@ class SqliteBackend(SessionBackend):
             if self._db is not None:
                 self._db.close()
                 self._db = None
-
-
-def _lines(db: sqlite3.Connection, session_id: str) -> list[str]:
-    """The stored lines of ``session_id``'s events, in order."""
-    rows = db.execute("SELECT line FROM events WHERE session=? ORDER BY seq", (session_id,))
-    return [row[0] for row in rows]
-
-
-def _last_line(db: sqlite3.Connection, session_id: str) -> object:
-    """The last of ``_lines`` (None: none), read by the primary key's index."""
-    sql = "SELECT line FROM events WHERE session=? ORDER BY seq DESC LIMIT 1"
-    row = db.execute(sql, (session_id,)).fetchone()
-    return None if row is None else row[0]

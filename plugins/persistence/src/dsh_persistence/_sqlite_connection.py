@@ -50,7 +50,10 @@ def open_database(
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise unusable("open the session database", reason) from exc
     with set_up(db, sqlite3.Error, unusable, "open the session database"):
-        check_version(db)
+        new = check_version(db) == 0
+    # a new database opened: what fails now is writing it (its tables, on a full disk)
+    doing = "create the session database's tables" if new else "open the session database"
+    with set_up(db, sqlite3.Error, unusable, doing):
         enable_wal(db, timeout)
         with transaction(db):
             if check_version(db) == 0:
