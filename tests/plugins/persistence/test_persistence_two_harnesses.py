@@ -18,6 +18,7 @@ import anyio
 import anyio.abc
 import pytest
 
+from dsh import hookimpl
 from dsh.harness import Harness
 from dsh.testing import ErrorRecorder, ScriptedModel, run_turn, scripted_harness, text
 from dsh_persistence import PersistencePlugin, PersistenceSettings, open_backend
@@ -173,3 +174,67 @@ async def test_new_sessions_go_to_the_store_of_the_harness_left_when_the_last_on
             assert claimed(stores[0]) and not claimed(stores[1])
     assert errors.errors == [] and errors.failures == []
     assert prompts(stores[0]) == ["after the other stopped"]
+
+
+class Pause:
+    """Holds up ``agent_created`` (before dsh-persistence's) until ``go``: the agent's
+    session is claimed, the agent not yet created, as while a slower plugin's impl runs."""
+
+    def __init__(self) -> None:
+        self.reached = anyio.Event()
+        self.go = anyio.Event()
+
+    @hookimpl(tryfirst=True)
+    async def agent_created(self, agent: Any) -> None:
+        self.reached.set()
+        await self.go.wait()
+
+
+async def test_a_session_is_written_where_it_was_claimed_when_a_harness_starts_in_between(
+    stores: tuple[str, str],
+) -> None:
+    """The claim is taken in the store current at the agent's creation; a harness that
+    starts before the agent is created (another choice of store for new sessions) does
+    not move it. Before: the writer, made at ``agent_created``, took the new harness's
+    store: the session was written there, and its claim in the first store was let go
+    only when the last harness stopped."""
+    plugin, errors, pause = PersistencePlugin(), ErrorRecorder(), Pause()
+    model = ScriptedModel([text("ok")] * 10)
+    plugins = [("persistence", plugin), ("errors", errors), ("pause", pause)]
+    made: list[Any] = []
+    created = anyio.Event()
+
+    async def create_first(h: Harness) -> None:
+        made.append(await create(h))
+        created.set()
+
+    with anyio.fail_after(LIMIT):
+        async with (
+            scripted_harness(
+                model, plugins=plugins, load_entry_points=False, config_text=stores[0]
+            ) as first,
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(create_first, first)
+            await pause.reached.wait()  # claimed in the first store
+            async with harness(plugin, errors, stores[1]):
+                pause.go.set()
+                await created.wait()
+                await run_turn(made[0], "A one")
+                assert claimed(stores[0]) and not claimed(stores[1])
+            # the second harness stopped: the first store, with the claim, stays open
+            assert claimed(stores[0])
+            await run_turn(made[0], "A two")
+            await made[0].dispose()
+            assert not claimed(stores[0])
+    assert errors.errors == [] and errors.failures == []
+    assert prompts(stores[0]) == ["A one", "A two"]
+    assert stored_ids(stores[1]) == []
+
+
+def stored_ids(section: str) -> list[str]:
+    backend = open_backend(settings_of(section))
+    try:
+        return [header.id for header in backend.headers()]
+    finally:
+        backend.close()

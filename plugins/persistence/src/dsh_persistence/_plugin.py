@@ -19,6 +19,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dsh import get_logger, hookimpl
+from dsh_persistence._claim_notes import ClaimNotes
 
 if TYPE_CHECKING:
     from dsh.agent import Agent
@@ -90,6 +91,8 @@ class PersistencePlugin:
         self._harnesses: dict[int, PersistenceSettings | None] = {}
         #: id() of a backend -> how many disposes are releasing a claim on it now
         self._releasing: dict[int, int] = {}
+        #: The claims taken whose writer is not made yet: it writes where its claim is.
+        self._claims = ClaimNotes(lambda: self._current)
 
     # -- configuration -------------------------------------------------------------------
 
@@ -131,6 +134,7 @@ class PersistencePlugin:
         """Forget the backends that are neither current nor still written by a live
         session: the caller closes them."""
         keep = {id(w.backend) for w in self._writers.values()}
+        keep.update(self._claims.backends())
         keep.update(self._releasing)
         if self._current is not None:
             keep.add(id(self._current[1]))
@@ -152,6 +156,7 @@ class PersistencePlugin:
         self._backends.clear()
         self._services.clear()
         self._writers.clear()
+        self._claims.clear()
         self._current = None
 
     # -- hooks: start-up and shutdown ----------------------------------------------------
@@ -281,6 +286,7 @@ class PersistencePlugin:
         writer = self._writers.pop(id(session), None)
         if writer is None:
             return
+        self._claims.released(writer.backend, session.id)  # a note no writer took, if any
         import anyio.to_thread
 
         backend = writer.backend
@@ -311,7 +317,7 @@ class PersistencePlugin:
         if writer is None:
             from dsh_persistence._writer import SessionWriter
 
-            settings, backend = self._resolve()
+            settings, backend = self._claims.take(session) or self._resolve()
             cwd = self._workspaces.get(id(session))
             writer = self._writers[id(session)] = SessionWriter(backend, session, settings, cwd)
         return writer
@@ -326,7 +332,7 @@ class PersistencePlugin:
         service = self._services.get(id(backend))
         if service is None:
             is_live = partial(self._is_live, backend)
-            service = self._services[id(backend)] = StoredSessions(backend, is_live)
+            service = self._services[id(backend)] = StoredSessions(backend, is_live, self._claims)
         return service
 
     def _is_live(self, backend: SessionBackend, session_id: str) -> bool:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from dsh.persistence import SessionHeader, StoredSession
     from dsh.session import SessionEvent
     from dsh_persistence._backend import LoadedSession, SessionBackend
+    from dsh_persistence._claim_notes import ClaimNotes
 
 __all__ = ["StoredSessions"]
 
@@ -24,10 +25,14 @@ class StoredSessions:
     so the event loop never waits on the disk. ``agents.resume`` loads through it."""
 
     def __init__(
-        self, backend: SessionBackend, is_live: Callable[[str], bool] = lambda _: False
+        self,
+        backend: SessionBackend,
+        is_live: Callable[[str], bool] = lambda _: False,
+        claims: ClaimNotes | None = None,
     ) -> None:
         self.backend = backend
         self._is_live = is_live
+        self._claims = claims
 
     @property
     def location(self) -> str | None:
@@ -63,16 +68,25 @@ class StoredSessions:
         ends when the agent is disposed (or ``release``). A caller cancelled meanwhile
         holds nothing: asyncio's own cancellation (``wait_for``, ``task.cancel()``) does
         not wait for the worker thread, so the claim it takes is let go again."""
+        # noted before the thread starts: the session's writer, made later, writes to the
+        # store its claim is in (a harness started meanwhile may choose another)
+        claims = self._claims
+        note = None if claims is None else claims.note(self.backend, session_id, events)
         call = _Call()
         try:
-            await anyio.to_thread.run_sync(self._claim, session_id, events, call)
-        except anyio.get_cancelled_exc_class():
-            with call.lock:
-                call.abandoned = True
-                taken = call.taken
-            if taken:  # the thread was done, its result not yet delivered
-                with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(self.backend.release, session_id)
+            try:
+                await anyio.to_thread.run_sync(self._claim, session_id, events, call)
+            except anyio.get_cancelled_exc_class():
+                with call.lock:
+                    call.abandoned = True
+                    taken = call.taken
+                if taken:  # the thread was done, its result not yet delivered
+                    with anyio.CancelScope(shield=True):
+                        await anyio.to_thread.run_sync(self.backend.release, session_id)
+                raise
+        except BaseException:
+            if claims is not None:
+                claims.drop(note)
             raise
 
     def _claim(self, session_id: str, events: Sequence[SessionEvent], call: _Call) -> None:
@@ -111,6 +125,8 @@ class StoredSessions:
 
     async def release(self, session_id: str) -> None:
         """End the claim of ``session_id`` (nothing if this process holds none)."""
+        if self._claims is not None:
+            self._claims.released(self.backend, session_id)
         await anyio.to_thread.run_sync(self.backend.release, session_id)
 
     async def in_use(self, session_id: str) -> bool:
