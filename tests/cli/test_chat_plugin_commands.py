@@ -18,6 +18,7 @@ from cli_support import text_reply
 #: `dsh` with the plugin ``toys`` (a plain class, registered explicitly) besides those
 #: DSH_LOAD_PLUGINS selects; TOYS_CLASH names a command it registers besides its own.
 SCRIPT = """
+import asyncio
 import os
 import sys
 
@@ -45,6 +46,14 @@ async def broken(context):
     raise RuntimeError("the toy broke")
 
 
+async def leave(context):
+    sys.exit(3)
+
+
+async def strayed(context):
+    raise asyncio.CancelledError("not ours")
+
+
 async def slow(context):
     print("  (slow: started)", file=sys.stderr, flush=True)
     await anyio.sleep(60)
@@ -59,6 +68,8 @@ class Toys:
         register(ChatCommand("refuse", "always fails", refuse))
         register(ChatCommand("broken", "a bug", broken))
         register(ChatCommand("slow", "take a minute", slow, stopped="stopped; nothing done"))
+        register(ChatCommand("leave", "exits", leave))
+        register(ChatCommand("strayed", "a cancellation of no one's", strayed))
         if os.environ.get("TOYS_CLASH"):
             register(ChatCommand(os.environ["TOYS_CLASH"], "mine", echo))
 
@@ -117,7 +128,7 @@ def test_a_plugins_commands_are_listed_run_and_fail_and_the_chat_goes_on(
     child.sendline("/nope")
     child.expect_exact(
         "unknown command /nope (try /queue TEXT, /resume ID, /echo TEXT, /status, /refuse, "
-        "/broken, /slow, /plugins,"
+        "/broken, /slow, /leave, /strayed, /plugins,"
     )
     child.expect_exact("> ")
     child.sendline("/quit")
@@ -168,6 +179,20 @@ def test_a_scripts_failed_plugin_command_makes_the_status_1_and_the_next_line_ru
     assert "  /refuse: not today\n  /echo: agent main heard 'after'\n" in done.stderr
     done = piped(toy_dsh, server, "/echo alone\n", cli_env, tmp_path)
     assert (done.returncode, done.stderr.count("  /echo: agent main heard 'alone'")) == (0, 1)
+
+
+def test_a_plugins_command_that_exits_or_is_cancelled_by_no_one_fails_alone(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path, toy_dsh: Path
+) -> None:
+    """``sys.exit`` in a command, or a cancellation no Ctrl-C caused, is the plugin's
+    failure like any other exception: said naming it, and the chat goes on."""
+    done = piped(toy_dsh, model_server([]), "/leave\n/strayed\n/echo after\n", cli_env, tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "  /leave: plugin 'toys' failed: SystemExit: 3\n" in done.stderr
+    stray = "  /strayed: plugin 'toys' failed: CancelledError: not ours (a cancellation"
+    assert stray in done.stderr
+    assert "  /echo: agent main heard 'after'\n" in done.stderr
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from dsh import _stray
 from dsh._entry_points import bringing
 from dsh._secrets import get_logger, redact
 from dsh._visible import visible
-from dsh.errors import DshError, exception_words
+from dsh.errors import DshError
 
 if TYPE_CHECKING:
     from dsh.commands import ChatCommand, ChatCommandContext
@@ -124,9 +125,11 @@ async def run_command(
                 shown = await shown
         except DshError as error:
             failed(f"  {name}: {_lines(str(error))}")
-        except Exception as error:  # the plugin's bug: the chat goes on
+        except BaseException as error:  # the plugin's bug (sys.exit too): the chat goes on
+            if not _stray.failed(error):  # Ctrl-C stopping it, the chat quitting
+                raise
             _log.debug("plugin %r failed in chat command %s", plugin, name, exc_info=error)
-            failed(f"  {name}: plugin {plugin!r} failed: {_lines(exception_words(error))}")
+            failed(f"  {name}: plugin {plugin!r} failed: {_lines(_stray.failure_words(error))}")
         else:
             if isinstance(shown, str):
                 print(f"  {name}: {_lines(shown)}", file=sys.stderr)
