@@ -200,3 +200,35 @@ def test_a_scripts_failed_compact_makes_the_status_1_and_nothing_to_compact_does
     server = model_server([])
     done = piped_chat(server, "/compact\n", cli_env, tmp_path, "compaction")
     assert (done.returncode, done.stderr.count("/compact: nothing to compact")) == (0, 1)
+
+
+@pytest.mark.plugins("persistence")
+def test_resume_shows_a_bidi_control_in_the_sessions_id_as_an_escape(
+    model_server: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """An id may hold a bidi control (``dsh._ids``): /resume's lines show it as
+    ``\\u202e``, as chat's start-up and ``dsh sessions list`` do, not reversing the
+    rest of the line."""
+    from cli_support import piped_chat
+
+    from dsh_persistence import PersistenceSettings, SessionInfo, open_backend
+    from dsh_persistence.testing import LogBuilder
+
+    backend = open_backend(PersistenceSettings(directory=Path(cli_env["DSH_PERSISTENCE_DIR"])))
+    try:
+        for n, end in enumerate(("cd", "xy")):
+            log = LogBuilder()
+            log.turn("hello", calls=())
+            info = SessionInfo(f"main-session-ab\u202e{end}", 1.0 + n, {"agent": "main"}, "", "")
+            backend.append(info, log.events, durable=False)
+    finally:
+        backend.close()
+    server = model_server([text_reply("Again.")])
+    script = "/resume ab\n/resume ab\u202ec\nagain\n"
+    done = piped_chat(server, script, cli_env, tmp_path, "persistence")
+    assert "\u202e" not in done.stderr
+    assert "'ab' matches 2 sessions: main-session-ab\\u202ecd, main-session-ab\\u202exy;" in (
+        done.stderr
+    )
+    assert "continuing session main-session-ab\\u202ecd ('hello', 1 turn so far)" in done.stderr
+    assert done.stdout == "Again.\n"

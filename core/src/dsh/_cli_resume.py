@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from dsh._cli_agent import continuing, resume_options
 from dsh._cli_continue import no_store
+from dsh._visible import visible
 from dsh.errors import DshError
 from dsh.persistence import find_session
 
@@ -69,10 +70,11 @@ async def resume(
             return resumed
     renderer.session_id = resumed.session.id
     said = continuing(stored, resumed.agent.turns)  # as at start-up
-    print(f"  continuing session {resumed.session.id} ({said})", file=sys.stderr)
+    print(visible(f"  continuing session {resumed.session.id} ({said})"), file=sys.stderr)
     return resumed
 
 
 def _clause(error: DshError) -> str:
-    """``error`` as a clause with more said after it (its own full stop dropped)."""
-    return str(error).rstrip(".")
+    """``error`` as a clause with more said after it (its own full stop dropped), its
+    control characters shown as escapes (the ids it lists may hold a bidi control)."""
+    return visible(str(error).rstrip("."))
