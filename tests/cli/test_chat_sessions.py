@@ -91,7 +91,15 @@ def test_compact_without_the_plugin_says_what_is_missing(
 ) -> None:
     child = chat(model_server([]), plugins="")
     child.sendline("/compact")
-    child.expect_exact("/compact needs the compaction plugin")
+    if importlib.util.find_spec("dsh_compaction") is not None:  # what left it out, and
+        # how to turn it on, as /resume says it of dsh-persistence
+        child.expect_exact(
+            "/compact needs the compaction plugin (dsh-compaction is installed but "
+            "DSH_LOAD_PLUGINS, empty, leaves it out; add compaction to it, or give "
+            "-p compaction)"
+        )
+    else:
+        child.expect_exact("/compact needs the compaction plugin (dsh-compaction is not installed)")
     child.expect_exact("> ")  # the prompt comes back
     child.sendline("/quit")
     child.expect(pexpect.EOF)

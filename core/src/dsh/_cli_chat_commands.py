@@ -53,6 +53,9 @@ class ChatCommands:
     """The plugins' chat commands, by ``/name``, each with the plugin that registered it."""
 
     by_name: dict[str, tuple[str, ChatCommand]]
+    #: The chat's plugins: for an unknown command of dsh's own plugin, what left the
+    #: plugin out and what turns it on.
+    pm: PluginManager | None = None
 
     def usages(self) -> list[tuple[str, str]]:
         """Every command's usage and what it does, as ``/help`` lists them."""
@@ -70,9 +73,19 @@ class ChatCommands:
         needed = bringing(command.removeprefix("/"), chat=True)  # named when not loaded
         if needed is not None:
             plugin, distribution = needed
-            return f"  {command} needs the {plugin} plugin ({distribution})"
+            return f"  {command} needs the {plugin} plugin ({self._off(plugin, distribution)})"
         known = ", ".join(usage for usage, _ in self.usages())
         return f"  unknown command {command} (try {known}; //TEXT sends /TEXT)"
+
+    def _off(self, plugin: str, distribution: str) -> str:
+        """Why ``plugin`` of ``distribution`` does not run here, and what turns it on
+        (as ``/resume`` says it of dsh-persistence): left out, or not installed."""
+        pm = self.pm
+        if pm is not None and (pm.is_blocked(plugin) or pm.is_left_out(plugin)):
+            from dsh._plugin_off import why_off
+
+            return why_off(pm, plugin, distribution)
+        return f"{distribution} is not installed"
 
 
 def chat_commands(pm: PluginManager) -> ChatCommands:
@@ -102,7 +115,7 @@ def chat_commands(pm: PluginManager) -> ChatCommands:
         found[f"/{name}"] = (plugin, command)
 
     pm.relay.register_chat_commands(register)
-    return ChatCommands(found)
+    return ChatCommands(found, pm)
 
 
 async def run_command(
