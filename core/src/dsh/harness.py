@@ -28,11 +28,12 @@ from dsh._arg_types import a_kind
 from dsh._event import check_plugin_type
 from dsh._grace import started as grace_started
 from dsh._late_plugins import StartedPlugins
+from dsh._plugin_reducers import plugin_reducer
 from dsh._relay import hook_returns
 from dsh._secret_variables import SecretVariables
 from dsh._secrets import get_logger
 from dsh.agent import AgentRegistry
-from dsh.errors import DshError, EventTypeError, HistoryReducerError
+from dsh.errors import DshError, EventTypeError
 from dsh.llm.registry import ModelRegistry
 from dsh.plugins import PluginManager, create_plugin_manager
 from dsh.session import HistoryReducer, SessionStore
@@ -41,10 +42,8 @@ from dsh.tools import ToolRegistry
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-    from dsh._event import SessionEvent
     from dsh.config import Config
     from dsh.llm._http import HttpModel
-    from dsh.messages import Message
 
 __all__ = ["Harness"]
 
@@ -204,7 +203,7 @@ class Harness:
                 f"plugin {plugin!r} registers a history reducer for {event_type!r}, "
                 "which already has one"
             )
-        reducers[event_type] = _named(plugin, event_type, reducer)
+        reducers[event_type] = plugin_reducer(plugin, event_type, reducer)
         self.sessions.reducers = reducers
 
     def _load_config(self) -> Config:
@@ -380,17 +379,3 @@ def _check_config(config: object, config_text: str | None) -> None:
             f"{a_kind(config)}; give YAML text as config_text= "
             "(yaml.safe_dump(settings) for a dict)"
         )
-
-
-def _named(plugin: str, event_type: str, reducer: HistoryReducer) -> HistoryReducer:
-    """``reducer`` raising ``HistoryReducerError`` (naming ``plugin``, the event and
-    the reducer) instead of what it raised."""
-    name = getattr(reducer, "__qualname__", None) or repr(reducer)
-
-    def reduce(history: list[Message], event: SessionEvent) -> list[Message] | None:
-        try:
-            return reducer(history, event)
-        except Exception as error:
-            raise HistoryReducerError(plugin, event_type, event.seq, name, error) from error
-
-    return reduce
