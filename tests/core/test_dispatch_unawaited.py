@@ -1,7 +1,8 @@
 """A plain ``def`` impl that returns a coroutine (``return self.flush_async()``): dsh
 awaits only ``async def`` impls, so such an impl fails, naming its plugin and saying to
 make it ``async def``, in every call style; it is never dropped unawaited (a flush that
-silently never ran), and no "never awaited" warning points into dsh."""
+silently never ran), and no "never awaited" warning points into dsh. An ``async def``
+impl that returns a coroutine it forgot to await fails too, told to await it."""
 
 from __future__ import annotations
 
@@ -195,4 +196,96 @@ def test_a_register_impl_returning_a_coroutine_fails_start_up_naming_the_plugin(
         "loop, so nothing would await it: call register(...) in the plain def itself"
     )
     assert registered == []
+    assert_no_coroutine_left_unawaited()
+
+
+# An ``async def`` impl that returns a coroutine unawaited (``return self.flush(...)``
+# in an async impl, an ``await`` forgotten) is the same mistake the other way round: it
+# is awaited, and what it gives is the coroutine. It used to be told "from a plain def;
+# make the impl async def", which it is; now it is told to await the call, in every
+# call style (the notifications and the flush used to drop it, never run).
+AWAIT_IT = (
+    "TypeError: returned coroutine from an async def without awaiting it; await it in "
+    "the impl (return await ...)"
+)
+
+
+class AsyncImpls:
+    @hookimpl
+    async def agent_request(self, request: Any) -> Any:
+        return later("request")
+
+    @hookimpl
+    async def tools_execute(self, call: Any) -> Any:
+        return later("execute")
+
+    @hookimpl
+    async def session_flush(self, session: Any) -> Any:
+        return later("flush")
+
+    @hookimpl
+    async def harness_stopping(self, harness: Any) -> Any:
+        return later("stopping")
+
+    @hookimpl(specname="agent_step_result")
+    async def collected(self, message: Any) -> Any:
+        return later("collected")
+
+
+@pytest.mark.parametrize(
+    "hook", ["agent_request", "tools_execute", "session_flush", "harness_stopping", "collect"]
+)
+async def test_an_async_impl_returning_a_coroutine_is_told_to_await_it(
+    dsh_pm: PluginManager, hook: str
+) -> None:
+    from dsh import ModelRequest, ToolCall
+
+    reported: list[HookError] = []
+    dsh_pm.dispatcher.report = reported.append
+    dsh_pm.register(AsyncImpls(), "forgot")
+    relay = dsh_pm.relay
+    calls = {
+        "agent_request": lambda: relay.agent_request(None, ModelRequest(), turn=1, step=1),
+        "tools_execute": lambda: relay.tools_execute(
+            None, ToolCall(id="1", name="ls", arguments="{}"), turn=1, step=1
+        ),
+        "session_flush": lambda: relay.session_flush(Session("s")),
+        "harness_stopping": lambda: relay.harness_stopping(None),  # type: ignore[arg-type]
+        "collect": lambda: relay.call_collect(
+            "agent_step_result", agent=None, message=None, turn=1, step=1
+        ),
+    }
+    if hook in ("harness_stopping", "tools_execute"):  # reported; a call fails closed
+        result = await calls[hook]()
+        [error] = reported
+        if hook == "tools_execute":
+            assert result.is_error
+            assert result.content.endswith(AWAIT_IT)
+    else:
+        with pytest.raises(HookError) as info:
+            await calls[hook]()
+        error = info.value
+    assert (error.plugin, error.hook) == (
+        "forgot",
+        "agent_step_result" if hook == "collect" else hook,
+    )
+    assert str(error).endswith(AWAIT_IT)
+    assert_no_coroutine_left_unawaited()
+
+
+async def test_an_async_impl_returning_a_coroutine_in_a_turn_ends_it_saying_to_await() -> None:
+    class Forgot:
+        @hookimpl
+        async def agent_request(self, request: Any) -> Any:
+            return later("request")
+
+    async with scripted_harness(
+        ScriptedModel([]), plugins=[("forgot", Forgot())], load_entry_points=False
+    ) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        events = await run_turn(agent, "hi")
+    error = events[-1].data["error"]
+    assert (error["plugin"], error["hook"]) == ("forgot", "agent_request")
+    assert error["message"].endswith(AWAIT_IT)
+    assert "plain def" not in error["message"]
     assert_no_coroutine_left_unawaited()

@@ -154,9 +154,9 @@ class Dispatcher:
             if result is not None:
                 if expect is not None:
                     if not conforms(result, expect):
-                        raise impl.fail(hook, wrong_type(result, expect))
+                        raise impl.fail(hook, wrong_type(result, expect, impl.is_async))
                 elif inspect.isawaitable(result):  # a plugin's own hook, untyped
-                    raise impl.fail(hook, unawaited(result))
+                    raise impl.fail(hook, unawaited(result, impl.is_async))
                 elif wrong is not None and (refused := problem(wrong, result)) is not None:
                     raise impl.fail(hook, refused) from refused
                 kwargs[key] = result
@@ -178,9 +178,9 @@ class Dispatcher:
             if result is not None:
                 if expect is not None:
                     if not conforms(result, expect):
-                        raise impl.fail(hook, wrong_type(result, expect))
+                        raise impl.fail(hook, wrong_type(result, expect, impl.is_async))
                 elif inspect.isawaitable(result):  # a plugin's own hook, untyped
-                    raise impl.fail(hook, unawaited(result))
+                    raise impl.fail(hook, unawaited(result, impl.is_async))
                 return impl.plugin_name, result
         return None
 
@@ -192,8 +192,8 @@ class Dispatcher:
                 result = impl.call(kwargs)
                 if impl.is_async:
                     result = await result
-                elif result is not None and inspect.isawaitable(result):
-                    raise unawaited(result)
+                if result is not None and inspect.isawaitable(result):
+                    raise unawaited(result, impl.is_async)
             except BaseException as exc:
                 if not failed(exc):
                     raise
@@ -214,10 +214,10 @@ class Dispatcher:
         for impl in plan:
             try:
                 result = impl.call(kwargs)
-                if impl.is_async:
-                    await bounded(hook, impl, result, shield)  # in an agent's task: its grace
-                elif result is not None and inspect.isawaitable(result):
-                    raise unawaited(result)
+                if impl.is_async:  # in an agent's task: within its grace
+                    result = await bounded(hook, impl, result, shield)
+                if result is not None and inspect.isawaitable(result):
+                    raise unawaited(result, impl.is_async)
             except BaseException as exc:
                 if not failed(exc):
                     raise
@@ -301,7 +301,9 @@ class Dispatcher:
 
     async def _await_one(self, hook: str, impl: Impl, kwargs: dict[str, Any]) -> None:
         try:
-            await bounded(hook, impl, impl.call(kwargs))
+            result = await bounded(hook, impl, impl.call(kwargs))
+            if result is not None and inspect.isawaitable(result):
+                raise unawaited(result, in_async=True)
         except BaseException as exc:
             if not failed(exc):
                 raise
@@ -314,9 +316,9 @@ class Dispatcher:
             try:
                 result = impl.call(kwargs)
                 if impl.is_async:
-                    await bounded(hook, impl, result)
-                elif result is not None and inspect.isawaitable(result):
-                    raise unawaited(result)
+                    result = await bounded(hook, impl, result)
+                if result is not None and inspect.isawaitable(result):
+                    raise unawaited(result, impl.is_async)
             except BaseException as exc:
                 if not failed(exc):
                     raise

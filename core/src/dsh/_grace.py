@@ -21,7 +21,7 @@ import math
 from collections.abc import Awaitable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:  # anyio is imported when first needed: ``dsh --help`` needs none
     from anyio import CancelScope
@@ -149,27 +149,26 @@ def within(grace: Grace) -> Iterator[None]:
         _current.reset(token)
 
 
-def bounded(
-    hook: str, impl: Impl, result: Awaitable[None], shield: bool = False
-) -> Awaitable[None]:
+def bounded(hook: str, impl: Impl, result: Awaitable[Any], shield: bool = False) -> Awaitable[Any]:
     """``result`` (what ``impl`` of ``hook`` returned) as it is, or, in a task with a
-    grace (an agent's), to be awaited within it."""
+    grace (an agent's), to be awaited within it; awaited, either gives what it gives."""
     grace = _current.get()
     if grace is None:
         return result
     return graced(grace, (impl.plugin_name, hook), result, shield)
 
 
-async def graced(grace: Grace, label: Label, awaitable: Awaitable[None], shield: bool) -> None:
+async def graced(grace: Grace, label: Label, awaitable: Awaitable[Any], shield: bool) -> Any:
     """Await ``awaitable`` (what ``label`` names: its plugin and hook) in a scope
-    ``grace`` can bound; ``TimeoutError`` if it was cut short."""
+    ``grace`` can bound, and give what it gives; ``TimeoutError`` if it was cut short."""
     import anyio
 
+    value: Any = None
     with anyio.CancelScope(shield=shield, deadline=grace._deadline(label)) as scope:
         grace.scopes.add(scope)
         _IN_FLIGHT[scope] = label
         try:
-            await awaitable
+            value = await awaitable
         finally:
             grace.scopes.discard(scope)
             del _IN_FLIGHT[scope]
@@ -183,6 +182,7 @@ async def graced(grace: Grace, label: Label, awaitable: Awaitable[None], shield:
         if anyio.current_time() < scope.deadline:  # expire_started() cut it
             raise TimeoutError(f"cancelled before the end of its grace ({grace.reason})")
         raise TimeoutError(f"did not return within {grace.reason}; cancelled")
+    return value
 
 
 def expire_started() -> list[str]:

@@ -28,9 +28,11 @@ def conforms(result: object, expect: type) -> bool:
     return isinstance(result, expect)
 
 
-def wrong_type(result: object, expect: type) -> TypeError:
+def wrong_type(result: object, expect: type, in_async: bool = False) -> TypeError:
+    """``result`` is not of type ``expect``; ``in_async``: an ``async def`` impl gave it
+    (as what it awaited to), which for an awaitable says the impl forgot an ``await``."""
     if inspect.isawaitable(result):
-        return unawaited(result)
+        return unawaited(result, in_async)
     lacks = _lacks(result, expect) if vars(expect).get("_is_protocol", False) else []
     missing = [name for name, there in lacks if not there]
     said = [f"it has no {', '.join(missing)}"] if missing else []
@@ -95,12 +97,19 @@ def problem(wrong: Check, result: object) -> Exception | None:
     )
 
 
-def unawaited(result: object) -> TypeError:
+def unawaited(result: object, in_async: bool = False) -> TypeError:
     """A plain impl returned an awaitable: dsh awaits only ``async def`` impls (it
-    decides once, when the plan is made), so say so instead of dropping it unawaited."""
+    decides once, when the plan is made), so say so instead of dropping it unawaited.
+    ``in_async``: an ``async def`` impl returned it, once awaited: a forgotten ``await``
+    inside the impl (``return self.flush(...)``), which making it async cannot mend."""
     close = getattr(result, "close", None)
     if inspect.iscoroutine(result) and close is not None:
         close()  # no "never awaited" warning pointing into dsh
+    if in_async:
+        return TypeError(
+            f"returned {type(result).__name__} from an async def without awaiting it; "
+            "await it in the impl (return await ...)"
+        )
     return TypeError(
         f"returned {type(result).__name__} from a plain def; make the impl async def so "
         "that it is awaited"
