@@ -190,8 +190,10 @@ async def test_b20_raising_tools_execute_fails_closed_naming_the_plugin(
         await anyio.lowlevel.checkpoint()
         broken(call)
 
-    class Gatekeeper:
-        tools_execute = hookimpl(tryfirst=True)(broken_async if is_async is True else broken)
+    class Gatekeeper:  # a function put in a class is a method: staticmethod, or it gets self
+        tools_execute = staticmethod(
+            hookimpl(tryfirst=True)(broken_async if is_async is True else broken)
+        )
 
     class Later:
         @hookimpl

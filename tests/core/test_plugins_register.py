@@ -37,6 +37,38 @@ def test_an_argument_the_hook_does_not_have_is_named_with_the_ones_it_has() -> N
     assert pm.get_plugin("tagger") is None
 
 
+class NoSelf:
+    @hookimpl
+    def agent_request(request: Any, step: Any) -> Any:  # no self: the mistake tested
+        return request
+
+
+def test_a_method_without_self_is_refused_saying_to_add_it() -> None:
+    # Python binds the plugin object to a method's first parameter: `request` would be
+    # the plugin, the impl would take `step` alone, and the turn would fail with
+    # "'NoSelf' object has no attribute 'model_copy'"
+    pm = create_plugin_manager(load_entry_points=False)
+    error = (
+        "plugin 'noself': agent_request(request, step): a method's first parameter is "
+        "given the plugin object, so 'request' would never be the hook's argument; add "
+        "self first: def agent_request(self, request, step)"
+    )
+    with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
+        pm.register(NoSelf(), "noself")
+    assert pm.get_plugin("noself") is None
+
+
+def test_a_method_whose_first_parameter_is_not_a_hook_argument_registers() -> None:
+    class Named:
+        @hookimpl
+        def agent_request(plugin, request: Any) -> Any:  # self by another name
+            return request
+
+    pm = create_plugin_manager(load_entry_points=False)
+    pm.register(Named(), "named")
+    assert pm.get_plugin("named") is not None
+
+
 class Kwargs:
     @hookimpl
     def session_event(self, **kwargs: Any) -> None:

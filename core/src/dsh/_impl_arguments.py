@@ -21,7 +21,9 @@ def arguments_problem(name: str, function: Any, allowed: Sequence[str] | None) -
     """Why impl ``name`` cannot take the hook's arguments (``allowed``), or None: it
     takes ``*args`` or ``**kwargs`` (pluggy would pass nothing in them), or a keyword-only
     one without a default (impls are called positionally), or names an argument the hook
-    does not have, or gives one the hook has a default (it would never be passed).
+    does not have, or gives one the hook has a default (it would never be passed), or is
+    a method whose ``self`` is missing (its first parameter, given the plugin object, is
+    named like one of the hook's arguments).
     ``allowed`` None: a hook without a spec yet (an
     optionalhook of a plugin not loaded), whose arguments are not known."""
     try:
@@ -42,6 +44,14 @@ def arguments_problem(name: str, function: Any, allowed: Sequence[str] | None) -
         )
     if allowed is None:
         return None
+    unbound = _without_self(function)
+    if unbound is not None and unbound[0].name in allowed:
+        written = _written(unbound)
+        return (
+            f"{name}({written}): a method's first parameter is given the plugin object, "
+            f"so {unbound[0].name!r} would never be the hook's argument; add self first: "
+            f"def {name}(self, {written})"
+        )
     taken = [
         p.name
         for p in parameters
@@ -62,6 +72,21 @@ def arguments_problem(name: str, function: Any, allowed: Sequence[str] | None) -
             "the default to be given it"
         )
     return None
+
+
+def _without_self(function: Any) -> list[inspect.Parameter] | None:
+    """The parameters of a method bound to its plugin object, its first (the one Python
+    gives the object, ``self``) included; None for what is not such a method."""
+    if not inspect.ismethod(function):
+        return None
+    try:
+        parameters = list(inspect.signature(function.__func__).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    first = parameters[0] if parameters else None
+    if first is None or first.kind not in (first.POSITIONAL_ONLY, first.POSITIONAL_OR_KEYWORD):
+        return None
+    return parameters
 
 
 def _written(parameters: Sequence[inspect.Parameter]) -> str:
