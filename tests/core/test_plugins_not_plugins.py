@@ -9,6 +9,7 @@ import functools
 import re
 import types
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -121,6 +122,34 @@ def test_an_entry_point_naming_one_fails_to_load(
         f"plugin 'bad' (distribution dsh-bad, entry point bad = dsh_bad_mod:{attr}) failed "
         f"to load: TypeError: {said}, which is not a plugin; point it at a module "
         '(bad = "dsh_bad_mod"), or at an instance made in one'
+    )
+    assert "`-p no:bad`" in way_out
+
+
+@pytest.mark.parametrize(
+    ("value", "meant"),
+    [
+        ("dsh-bad-mod", "dsh_bad_mod"),  # the distribution's name, not the module's
+        ("src/dsh_bad_mod.py:plugin", "src.dsh_bad_mod:plugin"),
+        ("dsh_bad_mod:", "dsh_bad_mod"),
+        ("dsh bad mod", ""),  # nothing to suggest
+    ],
+)
+def test_an_entry_point_that_names_no_module_says_what_to_write(
+    install: Install, tmp_path: Path, value: str, meant: str
+) -> None:
+    # importlib.metadata's own error for it: AttributeError: 'NoneType' object has no
+    # attribute 'group'
+    install("dsh-bad", "bad", "dsh_bad_mod")
+    (tmp_path / "dsh_bad-1.0.dist-info" / "entry_points.txt").write_text(f"[dsh]\nbad = {value}\n")
+    with pytest.raises(PluginLoadError) as info:
+        create_plugin_manager(env={})
+    first, way_out = str(info.value).splitlines()
+    assert first == (
+        f"plugin 'bad' (distribution dsh-bad, entry point bad = {value}) failed to load: "
+        f'ValueError: {value!r} is not a module to import: write bad = "package.module" '
+        "(the import name, not the distribution's or a file's), or \"package.module:name\" "
+        "for an object in one" + (f"; did you mean bad = {meant!r}?" if meant else "")
     )
     assert "`-p no:bad`" in way_out
 

@@ -154,6 +154,8 @@ def _load_entry_point(
         clashed = PluginNameClash(f"{why}; uninstall one")
         raise PluginLoadError(name, dist, ep.value, clashed, uninstall=either)
     try:
+        if ep.pattern.match(ep.value) is None:  # load() would fail on a None match
+            raise ValueError(_not_a_module(name, ep.value))
         plugin = ep.load()
         if isinstance(plugin, type):  # nothing registers an instance of it
             raise TypeError(
@@ -181,6 +183,22 @@ def _load_entry_point(
         raise PluginLoadError(name, dist, ep.value, _exited(exc)) from exc
     version = ep.dist.version if ep.dist is not None else "?"
     pm.distributions[name] = (dist, version)
+
+
+def _not_a_module(name: str, value: str) -> str:
+    """What to write in place of an entry point's ``value`` that names no module
+    (``dsh-myplugin``, the distribution's name; ``src/dsh_myplugin.py``, a file)."""
+    said = (
+        f'{value!r} is not a module to import: write {name} = "package.module" (the import '
+        "name, not the distribution's or a file's), or \"package.module:name\" for an "
+        "object in one"
+    )
+    module, _, attr = value.partition(":")
+    meant = module.strip().removesuffix(".py").replace("/", ".").replace("-", "_")
+    meant += f":{attr.strip()}" if attr.strip() else ""
+    if meant != value and EntryPoint.pattern.match(meant) is not None:
+        said += f"; did you mean {name} = {meant!r}?"
+    return said
 
 
 def _exited(exc: BaseException) -> BaseException:
