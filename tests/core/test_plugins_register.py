@@ -304,6 +304,29 @@ def test_one_object_registered_twice_without_entry_points_says_so() -> None:
             pm.register(tagger, name)
 
 
+def test_an_equal_object_registered_again_is_told_why_it_counts_as_the_same() -> None:
+    # two dataclass instances with the same fields are == (pluggy compares plugins so),
+    # though neither is registered twice: "this object is registered already" was wrong
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Counter:
+        seen: int = 0
+
+        @hookimpl
+        def agent_request(self, request: Any) -> None:
+            self.seen += 1
+
+    pm = create_plugin_manager([("one", Counter())], load_entry_points=False)
+    error = (
+        "plugin 'two': an equal object (==) is registered already, as 'one', and pluggy "
+        "tells plugins apart by ==; make the class compare by identity "
+        "(@dataclass(eq=False)), or register one"
+    )
+    with pytest.raises(PluginValidationError, match=f"^{re.escape(error)}$"):
+        pm.register(Counter(), "two")
+
+
 def test_a_core_default_name_is_not_blamed_on_installed_plugins() -> None:
     pm = create_plugin_manager(load_entry_points=False)
     error = (

@@ -45,3 +45,31 @@ async def test_run_turn_names_an_agent_not_awaited() -> None:
         agent = await pending  # the agent is still made, and answers
         events = await run_turn(agent, "hi")
     assert events[-1].data["reason"] == "completed"
+
+
+async def test_scripted_harness_takes_a_plugin_object_that_cannot_be_hashed() -> None:
+    """A dataclass plugin (``eq=True``: unhashable) works in a ``Harness``; the
+    ``scripted_harness`` around it failed, looking for an ``ErrorRecorder`` in pluggy's
+    ``get_plugins()`` (a set): ``TypeError: unhashable type: 'Guard'``."""
+    import dataclasses
+
+    from dsh import hookimpl
+    from dsh.testing import ErrorRecorder
+
+    @dataclasses.dataclass
+    class Guard:
+        note: str = "Be brief."
+
+        @hookimpl
+        def agent_request(self, request: Any) -> Any:
+            return request.model_copy(update={"system": self.note})
+
+    model = ScriptedModel(["ok"])
+    errors = ErrorRecorder()
+    plugins = [("guard", Guard()), errors]
+    async with scripted_harness(model, plugins=plugins, load_entry_points=False) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        events = await run_turn(agent, "hi")
+    assert events[-1].data["reason"] == "completed"
+    assert model.requests[0].system == "Be brief."
+    assert errors.failures == []

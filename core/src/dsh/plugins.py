@@ -139,6 +139,13 @@ class PluginManager(pluggy.PluginManager):
             )
         # pluggy says only "already registered"; say by what, and what to do
         taken = self.get_name(plugin) if self.is_registered(plugin) else None
+        if taken is not None and self.get_plugin(taken) is not plugin:
+            raise PluginValidationError(  # pluggy's "already registered" is by ==
+                name,
+                f"an equal object (==) is registered already, as {taken!r}, and pluggy tells "
+                "plugins apart by ==; make the class compare by identity "
+                "(@dataclass(eq=False)), or register one",
+            )
         if taken is not None or self.get_plugin(name) is not None:
             raise PluginValidationError(name, self._taken(name, taken))
         specs = declared_specs(plugin)  # not what a proxy's __getattr__ answers

@@ -216,6 +216,29 @@ async def test_bad_agent_settings_are_refused_when_the_agent_is_created():
     )
 
 
+async def test_a_plugin_object_that_cannot_be_hashed_starts_beside_the_gate():
+    """A dataclass instance (``eq=True`` makes it unhashable) is a plugin as any object
+    is: looking for a second gate in a set of the plugins failed start-up with
+    ``plugin 'permissions' failed in hook harness_started ...: TypeError: unhashable
+    type: 'Guard'``, blaming dsh-permissions for another plugin's object."""
+    import dataclasses
+
+    from dsh import hookimpl
+    from dsh.harness import Harness
+
+    @dataclasses.dataclass
+    class Guard:
+        limit: int = 3
+
+        @hookimpl
+        def agent_request(self, request):
+            return None
+
+    plugins = [("permissions", dsh_permissions), ("guard", Guard())]
+    async with Harness(plugins=plugins, load_entry_points=False) as harness:
+        assert harness.pm.get_plugin("guard") == Guard()
+
+
 async def test_a_second_permission_gate_stops_start_up_naming_both():
     """The entry point's plugin and a ``Permissions`` object beside it would each check,
     and ask about, every call (dsh accepts their shared ``dsh_hookspecs``)."""

@@ -104,7 +104,9 @@ async def scripted_harness(
             workspace=workspace,
         )
     registers.harness = harness
-    for plugin in harness.pm.get_plugins():  # what the manager reports, recorded too
+    # what the manager reports is recorded too; by name: pluggy's get_plugins() is a set,
+    # which refuses a plugin that cannot be hashed (a dataclass instance)
+    for _, plugin in harness.pm.list_name_plugin():
         if isinstance(plugin, ErrorRecorder):
             plugin.watch(harness.pm)
     async with harness:

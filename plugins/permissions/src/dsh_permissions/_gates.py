@@ -13,12 +13,14 @@ def second_gate(pm: Any, gate_class: type) -> str | None:
     the entry point, or an instance of ``gate_class``), or None."""
     import dsh_permissions
 
-    get_plugins = getattr(pm, "get_plugins", None)
-    if get_plugins is None:
+    # by name, not pluggy's get_plugins(): that is a set, which refuses a plugin object
+    # that cannot be hashed (a dataclass instance), blaming this plugin for it
+    list_name_plugin = getattr(pm, "list_name_plugin", None)
+    if list_name_plugin is None:
         return None
     names = sorted(
-        str(pm.get_name(plugin))
-        for plugin in get_plugins()
+        str(name)
+        for name, plugin in list_name_plugin()
         if plugin is dsh_permissions or isinstance(plugin, gate_class)
     )
     if len(names) < 2:
