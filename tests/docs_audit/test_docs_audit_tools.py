@@ -186,3 +186,40 @@ def test_resolve_path_takes_a_path_too(workspace: Path) -> None:
     assert context.resolve_path(Path("a/../b")) == workspace / "b"
     with pytest.raises(PermissionError, match="outside the workspace"):
         context.resolve_path(Path("../elsewhere"))
+
+
+async def test_a_parameters_field_is_told_to_the_model_and_checks_the_call(
+    tmp_path: Path,
+) -> None:
+    """tools.md, "Your own tools": a parameter annotated with ``Field`` has its
+    description and bounds in the JSON schema the model is told, and "a call outside
+    them gets an error result naming the parameter, without the tool running
+    (`invalid arguments for 'quote': symbol: String should match pattern
+    '^[A-Z]{1,5}$'`)". The page's own example, run."""
+    import re
+    import textwrap
+
+    from dsh.testing import ScriptedModel, run_turn, scripted_harness, text, tool_calls
+
+    page = (Path(__file__).parents[2] / "docs" / "tools.md").read_text(encoding="utf-8")
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "Field(" in b]
+    namespace: dict[str, Any] = {"__name__": "tools_md_quote"}
+    exec(compile(textwrap.dedent(block), "tools.md", "exec"), namespace)
+    plugin = SimpleNamespace(register_tools=namespace["register_tools"])
+    model = ScriptedModel(
+        [tool_calls(("quote", {"symbol": "acme"}), ("quote", {"symbol": "ACME"})), text("ok")]
+    )
+    async with scripted_harness(
+        model, plugins=[("quote", plugin)], load_entry_points=False, workspace=tmp_path
+    ) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        events = await run_turn(agent, "quote ACME")
+    [spec] = [s for s in model.requests[0].tools if s.name == "quote"]
+    assert spec.parameters["properties"]["symbol"]["description"] == "a ticker"
+    assert spec.parameters["properties"]["days"]["maximum"] == 30
+    assert spec.parameters["required"] == ["symbol"]
+    results = [(e.data["is_error"], e.data["content"]) for e in events if e.type == "tool/result"]
+    assert results == [
+        (True, "invalid arguments for 'quote': symbol: String should match pattern '^[A-Z]{1,5}$'"),
+        (False, "ACME: 123.45 over 1 days"),
+    ]
