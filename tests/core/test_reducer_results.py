@@ -112,6 +112,8 @@ async def test_a_reducer_returning_a_new_list_of_messages_replaces_the_history()
         await run_turn(agent, "hi")  # its request was built before the pin
         events = await run_turn(agent, "and now?")
     assert events[-1].data["reason"] == "completed"
+    # hooks.md: an event agent_request emits is not in the request it was given
+    assert model.requests[0].messages == [UserMessage(content="hi")]
     assert [m.role for m in model.requests[1].messages] == ["user", "user", "assistant", "user"]
     assert model.requests[1].messages[0] == UserMessage(content="Pinned: use tabs")
 
