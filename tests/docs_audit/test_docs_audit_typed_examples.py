@@ -9,7 +9,9 @@ supports: the executor passes a call on for an agent without tools), and ``agent
 is ``Harness | None``, so ``agent.harness.config.section(...)`` was a mypy error.
 
 Also: a name ``dsh`` (or a first-party plugin's package) does not export is a mypy
-error, its lazy names typed as what they are.
+error, its lazy names typed as what they are. And the examples reading ``agent.tools``
+or ``agent.workspace`` (which hooks.md lists among an agent's attributes) were mypy
+errors: ``"Agent" has no attribute "tools"``.
 
 Left out: ``name-defined`` and ``import-not-found`` (a block uses the plugin of an earlier
 block, ``Tagger``, ``dsh_myplugin``), and the annotations the test adds stand in for the
@@ -33,8 +35,16 @@ from docs_files import ROOT
 # (no mypy installed) skip it
 pytest.importorskip("mypy", reason="mypy is not installed (nox -s typecheck runs this)")
 
-#: Blocks holding one of these are checked.
-MARKERS = ("relay.agent_request(", "relay.tools_execute(", "harness.config.section(")
+#: Blocks holding one of these are checked (``agent.tools``, ``agent.workspace``,
+#: ``agent.call_not_run``: hooks.md lists them among the ``Agent``'s, which lacked them).
+MARKERS = (
+    "relay.agent_request(",
+    "relay.tools_execute(",
+    "harness.config.section(",
+    "agent.tools.",
+    "agent.workspace",
+    "agent.call_not_run(",
+)
 DOCS = ("docs/writing-plugins.md", "docs/testing.md", "docs/hooks.md")
 #: A parameter's type by its name, as the hooks and the dsh.testing fixtures give it.
 TYPES = {

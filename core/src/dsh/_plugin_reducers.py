@@ -9,7 +9,7 @@ reducers, naming no plugin. The session cuts the history back when it raises."""
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from dsh.errors import DshError, HistoryReducerError
 from dsh.messages import AssistantMessage, ToolResultMessage, UserMessage
@@ -44,11 +44,11 @@ def plugin_reducer(plugin: str, event_type: str, reducer: object) -> HistoryRedu
     def reduce(history: list[Message], event: SessionEvent) -> list[Message] | None:
         kept = len(history)
         try:
-            replaced = reducer(history, event)
+            replaced: object = reducer(history, event)
             _check(history, kept, replaced)
         except Exception as error:
             raise HistoryReducerError(plugin, event_type, event.seq, name, error) from error
-        return replaced
+        return cast("list[Message] | None", replaced)  # _check passed it
 
     return reduce
 

@@ -10,10 +10,14 @@ from dsh._agents import AgentRegistry
 from dsh._handle import AgentHandle
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from dsh._relay import HookRelay
     from dsh.harness import Harness
     from dsh.hookspecs import AgentStatus
+    from dsh.llm.registry import ModelRegistry
     from dsh.session import Session
+    from dsh.tools import ToolRegistry
 
 __all__ = ["Agent", "AgentHandle", "AgentRegistry"]
 
@@ -41,6 +45,21 @@ class Agent(Protocol):
     @property
     def relay(self) -> HookRelay:
         """Typed calls of every hook, and ``call_*`` for a plugin's own hooks."""
+
+    @property
+    def workspace(self) -> Path:
+        """Where its file tools work and its commands run (``ToolContext``'s)."""
+
+    @property
+    def tools(self) -> ToolRegistry:
+        """Its tools: ``get(name)`` (``mutating``, ``path_args`` ...), ``execute(call)``."""
+
+    @property
+    def models(self) -> ModelRegistry: ...
+
+    def call_not_run(self, call_id: str) -> None:
+        """Say that the call ``call_id`` was not run (a ``tools_execute`` impl cancelled
+        before it ran it): its result then says so, not "it may have run"."""
 
     def send(self, prompt: str) -> None: ...
 
