@@ -16,7 +16,7 @@ from dsh._config_yaml import Loc, Problem, locate
 from dsh._model_name import model_name_fields
 from dsh._quoted import did_you_mean, shown
 
-__all__ = ["GoodPart", "SettingsAt", "cross_check", "set_model_names"]
+__all__ = ["GoodPart", "SettingsAt", "cross_check", "set_model_names", "without_bad_keys"]
 
 #: A plugin's settings at their place in the file, with the agent's options they layer
 #: over the plugin's section (None: the section itself).
@@ -190,3 +190,21 @@ def set_model_names(
             else:
                 found.append(((key,), value))
     return found
+
+
+def without_bad_keys(
+    model: type[BaseModel], value: Any, error: ValidationError
+) -> BaseModel | None:
+    """``value``, which ``model`` refused with ``error``, validated again without the
+    keys the error is at: the settings the rest of it gives, for the model names it sets
+    to be checked with its other problems (``compaction.model: unknown model`` told with
+    a misspelt key beside it, not once that is fixed). None when the error is not at a
+    key of a mapping, or the rest is refused too (a required field missing)."""
+    errors = error.errors()
+    if not isinstance(value, Mapping) or not all(err["loc"] for err in errors):
+        return None
+    bad = {err["loc"][0] for err in errors}
+    try:
+        return model.model_validate({k: v for k, v in value.items() if k not in bad})
+    except Exception:  # what is wrong was said; the names are checked once it loads
+        return None

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from yaml.nodes import Node
 
-from dsh._config_cross import GoodPart, SettingsAt, cross_check
+from dsh._config_cross import GoodPart, SettingsAt, cross_check, without_bad_keys
 from dsh._config_errors import from_validation, missing_hint, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_models import CORE_KEYS, AgentConfig, Config, CoreKeys
@@ -88,6 +88,7 @@ def validate(
     if known is not None:  # an error below cutting a value hides the file's keys first
         remember(secret_values(Config("", models=known.models)))
     sections: dict[str, Any] = {}
+    partial: list[SettingsAt] = []  # bad sections less their bad keys: names checked
     declared: set[str] = set()  # what their settings declare secret
     for name, value in data.items():
         if name in CORE_KEYS:
@@ -115,6 +116,8 @@ def validate(
             sections[name] = model.model_validate(value)
         except ValidationError as exc:
             problems += from_validation(root, (name,), exc, model)
+            if (good_rest := without_bad_keys(model, value, exc)) is not None:
+                partial.append(((name,), good_rest, None))
             continue
         except Exception as exc:  # a validator raising what pydantic lets through
             problems.append(locate(root, (name,), raised(model, name, exc)))
@@ -132,7 +135,7 @@ def validate(
         problems += _agent_options(root, checked, valid, settings, off, own, good.at, data)
         declared.update(secret for _, options, _ in own for secret in declared_secrets(options))
         remember(declared)
-        where = [((name,), s, None) for name, s in sections.items()]
+        where = [((name,), s, None) for name, s in sections.items()] + partial
         registered = plugins.registered
         problems += cross_check(root, checked, where, good=good, registered=registered)
         problems += cross_check(root, checked, own, agents=False, good=good, registered=registered)
@@ -246,6 +249,9 @@ def _agent_options(
                     if unknown is not None:
                         found = [locate(root, unknown, unknown_key(unknown, model, 4))]
                     problems += found
+                    rest = without_bad_keys(model, layered(sections.get(key), value), exc)
+                    if rest is not None and isinstance(value, Mapping):  # its names
+                        own.append((loc, rest, value))
                     continue
                 except Exception as exc:  # a validator raising what pydantic lets through
                     problems.append(locate(root, loc, raised(model, key, exc)))

@@ -57,6 +57,15 @@ async def test_the_section_is_validated_with_the_key_path(text: str, where: str)
             pass
 
 
+async def test_an_unknown_summariser_is_said_with_the_sections_other_problems() -> None:
+    """It was said only once the misspelt key beside it was fixed (a second check)."""
+    text = "models:\n  big: {provider: scripted}\ncompaction:\n  treshold: 0.5\n  model: bgi\n"
+    with pytest.raises(ConfigError) as caught:
+        async with harness(config_text=text):
+            pass
+    assert [p.path for p in caught.value.problems] == ["compaction.treshold", "compaction.model"]
+
+
 NAN = "Input should be a number, not .nan (NaN)"
 
 
