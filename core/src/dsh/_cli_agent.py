@@ -272,6 +272,7 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     a problem has the keys hidden, as ``dsh run`` has (a value quoted may be one)."""
     from dsh._cli_args import config_not_found
     from dsh._cli_keys import said as _said
+    from dsh._cli_keys import sayer
     from dsh.config import add_settings, find_config, load_config
 
     settings: dict[str, Any] = {}
@@ -304,9 +305,10 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
 
             _warn_of_keys(config, build_configured(config, registered.names()))
     except ConfigError as error:  # every problem, one line each
+        say = sayer(args)  # the file read for its keys once, not for each line
         for problem in error.problems:
             said = problem.problem + config_not_found(problem, args)
-            print(_said(f"dsh: {said}", args), file=sys.stderr)
+            print(say(f"dsh: {said}"), file=sys.stderr)
         if error.more:
             print(visible(f"dsh: {len(error.problems)} problems in {path}"), file=sys.stderr)
         return 1

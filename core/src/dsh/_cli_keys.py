@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from dsh._secrets import (
 )
 from dsh._shorthand import split_base_url
 
-__all__ = ["hide_keys", "said"]
+__all__ = ["hide_keys", "said", "sayer"]
 
 
 def hide_keys(text: str, args: argparse.Namespace) -> str:
@@ -36,9 +37,16 @@ def hide_keys(text: str, args: argparse.Namespace) -> str:
 def said(text: str, args: argparse.Namespace) -> str:
     """``text`` as the command says it on stderr: keys hidden, its control characters
     (a model's name in dsh.yml, a file name) shown as ``\\x1b`` (``_visible.visible``)."""
+    return sayer(args)(text)
+
+
+def sayer(args: argparse.Namespace) -> Callable[[str], str]:
+    """``said`` for many texts (each problem of a config file): the keys gathered once,
+    not the config file read again for each."""
     from dsh._visible import visible
 
-    return visible(hide_keys(text, args))
+    keys = _keys(args)
+    return lambda text: visible(redact(text, keys))
 
 
 def _keys(args: argparse.Namespace) -> tuple[str, ...]:
