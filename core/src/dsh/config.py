@@ -54,7 +54,8 @@ def find_config(cwd: Path, *, env: Mapping[str, str] | None = None) -> Path | No
     the variable's value and the path it resolved to, rather than fall back to another
     file. Otherwise ``dsh.yml`` or
     ``dsh.yaml`` in ``cwd`` only (no search upwards); having both is an error rather than
-    a silent choice.
+    a silent choice, and so is one it cannot read (a directory, a link to nothing), not
+    passed over as no file.
     """
     named = (os.environ if env is None else env).get("DSH_CONFIG")
     if named:
@@ -64,12 +65,17 @@ def find_config(cwd: Path, *, env: Mapping[str, str] | None = None) -> Path | No
             shown = "" if str(path) == named else f"{path} "
             raise ConfigError(f"DSH_CONFIG={named}", "", f"{shown}{problem}")
         return path
-    found = [cwd / name for name in CONFIG_FILE_NAMES if (cwd / name).is_file()]
+    found = [cwd / name for name in CONFIG_FILE_NAMES if os.path.lexists(cwd / name)]
     if len(found) > 1:
         raise ConfigError(
             str(found[0]), "", f"{found[1].name} also exists in {cwd}; keep one of the two"
         )
-    return found[0] if found else None
+    if not found:
+        return None
+    problem = None if found[0].is_file() else _unreadable(found[0])  # a file: read later
+    if problem is not None:
+        raise ConfigError(str(found[0]), "", problem)
+    return found[0]
 
 
 def _unreadable(path: Path) -> str | None:
@@ -80,6 +86,8 @@ def _unreadable(path: Path) -> str | None:
             return "is a directory"
         os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
     except FileNotFoundError:
+        if path.is_symlink():
+            return f"is a symbolic link to {os.readlink(path)}, which does not exist"
         return "does not exist"
     except OSError as exc:
         return f"cannot be read: {exc.strerror or exc}"
