@@ -205,6 +205,33 @@ def test_a_shell_variable_gets_told_dsh_yml_does_not_expand_it(
     )
 
 
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("https://${HOST}/v1", "holds a variable ($NAME or ${NAME})"),
+        ("https://$HOST/v1", "holds a variable ($NAME or ${NAME})"),
+        ("https://api.test/$VERSION", "holds a variable ($NAME or ${NAME})"),
+        ("https://api.test/v1?api-key=${AZURE_KEY}", "holds a variable ($NAME or ${NAME})"),
+        ("http://localhost:${PORT}/v1", "is not a valid URL (the port is not a number)"),
+    ],
+)
+def test_a_shell_variable_inside_a_base_url_is_refused_too(
+    tmp_path: Path, url: str, reason: str
+) -> None:
+    """It was sent as written (a host named ${HOST}: a request failing at run time, after
+    dsh config check said ok), though config.md says such a variable is refused."""
+    err = fails(write(tmp_path, f'models:\n  fast:\n    provider: x\n    base_url: "{url}"\n'))
+    assert (err.path, err.reason) == (
+        "models.fast.base_url",
+        f"{reason}; dsh.yml does not expand variables: write the URL itself",
+    )
+
+
+def test_a_dollar_in_a_base_url_s_query_is_the_server_s(tmp_path: Path) -> None:
+    text = "models:\n  fast:\n    provider: x\n    base_url: https://h/v1?$top=10\n"
+    assert load_config(write(tmp_path, text)).models["fast"].base_url == "https://h/v1?$top=10"
+
+
 def test_api_key_reads_the_environment_and_is_never_shown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -118,20 +118,20 @@ class ModelConfig(BaseModel):
                 "must not hold a user name or password (user:password@): they would be "
                 "shown in errors, logs and sessions; name the key with api_key_env"
             )
+        hint = "; dsh.yml does not expand variables: write the URL itself"
+        if not (_VARIABLE.search(value.partition("?")[0]) or "${" in value):
+            hint = ""  # a query's $top=10 is the server's
         try:
             parts = urlsplit(value)
             parts.port  # noqa: B018 - raises ValueError for a port that is not a number
         except ValueError as exc:  # urllib's text quotes the port: a key pasted there
-            raise ValueError(f"is not a valid URL ({_url_problem(exc)})") from None
+            raise ValueError(f"is not a valid URL ({_url_problem(exc)}){hint}") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            hint = (
-                "; dsh.yml does not expand variables: write the URL itself"
-                if _VARIABLE.match(value)
-                else ""
-            )
             raise ValueError(
                 f"must be an http:// or https:// URL with a host, e.g. http://host:port/v1{hint}"
             )
+        if hint:  # sent as written: a host named ${HOST}, a key ${AZURE_KEY}
+            raise ValueError(f"holds a variable ($NAME or ${{NAME}}){hint}")
         if "[" in value or not (value.isascii() and value.isprintable()):  # httpx, which
             from httpx import URL, InvalidURL  # sends the requests, must take it
 
