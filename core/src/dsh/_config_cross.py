@@ -201,7 +201,9 @@ def without_bad_keys(
     a misspelt key beside it, not once that is fixed). None when the error is not at a
     key of a mapping, or the rest is refused too (a required field missing)."""
     errors = error.errors()
-    if not isinstance(value, Mapping) or not all(err["loc"] for err in errors):
+    if not model_name_fields(model) or not isinstance(value, Mapping):
+        return None  # no name to check: its validators are not run again for nothing
+    if not all(err["loc"] for err in errors):  # a rule across fields: no key at fault
         return None
     bad = {err["loc"][0] for err in errors}
     try:
