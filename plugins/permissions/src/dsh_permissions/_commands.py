@@ -61,7 +61,7 @@ from dsh_permissions._readings import SHELLS, skip_assignments
 from dsh_permissions._reads import command_reads
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word
 from dsh_permissions._shell_args import shell_args
-from dsh_permissions._shell_input import from_input
+from dsh_permissions._shell_input import input_problems
 from dsh_permissions._splits import one_split, spent, split
 from dsh_permissions._subjects import Subject
 from dsh_permissions._traps import late, line_traps, pending, then
@@ -349,15 +349,9 @@ def _shell_script(
 
 
 def _from_input(words: tuple[Word, ...], files: tuple[Word, ...], where: _Where) -> list[Subject]:
-    """A problem when ``files`` is empty or one of them is the shell's input (``-``,
-    ``/dev/stdin``, ``/dev/fd/N``): the commands it runs are not in the line. Read where
-    the shell may be (after cd too)."""
+    """``_shell_input.input_problems``, read where the shell may be (after cd too)."""
     root, moved, _, _, places = where
-    dirs = (root, *places.dirs) if moved else (root,)
-    if files and not any(not w.dynamic and from_input(w, d) for w in files for d in dirs):
-        return []
-    why = "the shell reads the commands it runs from its input, which cannot be checked"
-    return [problem(" ".join(w.raw for w in words), why)]
+    return input_problems(words, files, (root, *places.dirs) if moved else (root,))
 
 
 def _callback(words: tuple[Word, ...], where: _Where) -> list[Subject]:
