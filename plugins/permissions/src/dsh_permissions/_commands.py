@@ -15,10 +15,12 @@ script of ``sh -c`` / ``bash -c``, ``eval`` and ``trap`` (again at the line's en
 builtins that run a string as code in ways not modelled (array subscripts, ``let``,
 ``hash -p``, aliases, ``declare -i``) and a script or startup file read from the shell's
 input (``source /dev/stdin``, ``bash --rcfile /dev/stdin``) are problems
-(``_evaluated``). Deny and ask rules also see the text without leading ``NAME=value``
-assignments, without wrappers, with ``/bin/rm`` shortened to ``rm`` (and ``./x`` to
-``x``), with a bare name of a symlink read as what it leads to (``_moved.links_named``),
-and ``git`` without its global options (``git -C . push`` is also ``git push``).
+(``_evaluated``), and so are options that change how later lines are read (history
+expansion, ``autocd``: ``_shell_options``). Deny and ask rules also see the text
+without leading ``NAME=value`` assignments, without wrappers, with ``/bin/rm``
+shortened to ``rm`` (and ``./x`` to ``x``), with a bare name of a symlink read as what
+it leads to (``_moved.links_named``), and ``git`` without its global options (``git -C
+. push`` is also ``git push``).
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from dsh_permissions._reads import command_reads
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word
 from dsh_permissions._shell_args import shell_args
 from dsh_permissions._shell_input import input_problems
+from dsh_permissions._shell_options import unmodelled_option
 from dsh_permissions._splits import one_split, spent, split
 from dsh_permissions._subjects import Subject
 from dsh_permissions._traps import late, line_traps, pending, then
@@ -205,6 +208,8 @@ def _wrapped(
     words = command.words
     subjects: list[Subject] = []
     if (why := assigned(leading(words))) is not None:
+        subjects.append(problem(" ".join(raw), why))
+    if (why := unmodelled_option(words)) is not None:  # set -H, shopt -s autocd
         subjects.append(problem(" ".join(raw), why))
     index = inner = skip_assignments(raw)
     wrapped = False

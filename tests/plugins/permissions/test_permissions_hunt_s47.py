@@ -1,0 +1,81 @@
+"""Bypasses found by session 47's hunt on the shell reading (behaviour 49: chaining and
+the shell's own ways of running code must not smuggle a denied command or read past a
+rule).
+
+1: bash's history expansion (``set -H`` / ``set -o histexpand`` with ``set -o
+history``): a later line's ``!!:1-2`` runs words of an earlier one. 2: a quoted
+compound assignment given to ``declare -a`` (``typeset``, ``local``, ``readonly -a``,
+``export -a``; ``declare`` of a name already an array) is read again by bash, and the
+``$(...)`` it holds runs. 3: ``source NAME``, ``. NAME`` and ``bash NAME`` look
+``NAME`` up in ``PATH``, which the line may set. 4: the precommand words of zsh
+(``noglob``, ``nocorrect``, ``-``, ``repeat N``), fish (``and``, ``or``, ``not``) and
+csh (``repeat N``) run the command after them in their ``-c`` scripts. 5: bash's
+``autocd`` (interactive shells) runs ``cd DIR`` for a command naming a directory.
+6: ``git remote-ext`` runs the command it is given, ``git daemon --access-hook`` too,
+and ``git filter-repo``'s callbacks are Python code.
+Each row goes through the real dispatcher (conftest ``judge``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from permissions_util import BYPASS_PASSWD, BYPASS_RM, DENY_RM, allowed, refused
+
+pytestmark = pytest.mark.plugins("permissions")
+
+OPEN_PASSWD = {"allow": ["bash(*)"], "deny": ["read(/etc/passwd)"]}
+BYPASS_ENV = {"deny": ["read(.env)"]}
+GIT_ONLY = {"allow": ["bash(git *)"], "deny": ["bash(rm *)"]}
+#: every command allowed, only reads of .env denied: a plain value is no question
+OPEN_ENV = {"allow": ["bash"], "deny": ["read(.env)"]}
+
+
+# -- 1: history expansion --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "set -o history -H\necho rm x\n!!:1-2", "set -o history; set -H\necho rm x\n!!:1-2",
+        "set -o history -o histexpand\necho rm x\n!!:1-$", "set -Ho history\n: rm x\n!:1-2",
+        "bash -ic 'set -o history\necho rm x\n!!:1-2'", "set -eH", "set -o history",
+        "bash -H -o history -c 'echo rm x\n!!:1-2'", "shopt -os history", "set $opts",
+        "SHELLOPTS=history:histexpand bash -c 'echo rm x\n!!:1-2'",
+        "env SHELLOPTS=histexpand:history bash -c 'echo rm x\n!!:1-2'",
+        "sh -c 'set -H; set -o history\necho rm x\n!!:1-2'", "builtin set -H",
+        "eval 'set -o history -H'\necho rm x\n!!:1-2",
+    ],
+)  # fmt: skip
+async def test_b49_a_line_that_may_turn_on_history_expansion_is_not_allowed(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    judged = await judge(DENY_RM, "bash", {"command": command})
+    assert judged.decision in ("ask", "deny"), (command, judged.event["reason"])
+
+
+async def test_1_the_reason_names_history_expansion(judge):
+    judged = await refused(judge, BYPASS_RM, "set -o history -H\necho rm x\n!!:1-2", "bypass")
+    assert "history expansion" in judged.event["reason"], judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["set -euo pipefail; echo rm x", "set +H; echo hi", "set -- -H", "echo set -H", "history"],
+)
+async def test_1_other_set_commands_pass(judge, command):
+    await allowed(judge, DENY_RM, command)
+
+
+# -- 5: autocd --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bash -ic 'shopt -s autocd; /etc; cat passwd'", "bash -O autocd -ic '/etc; cat passwd'",
+        "bash -i -c 'shopt -s autocd; link_etc; cat passwd'",
+        "BASHOPTS=autocd bash -ic '/etc; cat passwd'", "shopt -s autocd",
+    ],
+)  # fmt: skip
+async def test_b49_a_line_that_may_turn_on_autocd(judge, command):
+    await refused(judge, BYPASS_PASSWD, command, mode="bypass")
+    await refused(judge, OPEN_PASSWD, command)
