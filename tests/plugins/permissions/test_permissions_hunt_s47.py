@@ -65,6 +65,58 @@ async def test_1_other_set_commands_pass(judge, command):
     await allowed(judge, DENY_RM, command)
 
 
+# -- 2: a quoted compound assignment given to declare ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "declare -a a='($(rm y))'", "declare -a a='(`rm y`)'", 'declare -a a="(\\$(rm y))"',
+        "typeset -a a='($(rm y))'", "readonly -a a='($(rm y))'", "export -a a='($(rm y))'",
+        "declare -ga a='($(rm y))'", "declare -a 'a=($(rm y))'", "declare -a a+='($(rm y))'",
+        "declare -a a=\\(\\$\\(rm\\ y\\)\\)", "declare -a a='(<(rm y))'",
+        "x='($(rm y))'; declare -a a=\"$x\"", "x='($(rm y))'; declare -a a=$x",
+        "x='a=($(rm y))'; declare -a \"$x\"", "declare -a a; declare a='($(rm y))'",
+        "declare -a a=$'(\\x24(rm y))'",
+    ],
+)  # fmt: skip
+async def test_b49_an_array_given_to_declare_runs_what_it_holds(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    judged = await judge(DENY_RM, "bash", {"command": command})
+    assert judged.decision in ("ask", "deny"), (command, judged.event["reason"])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "declare -a a='($(cat .env))'; echo \"${a[@]}\"",
+        "x='($(cat .env))'; declare -a a=\"$x\"", "x='($(cat .env))'; declare PIPESTATUS=$x",
+        "x='($(cat .env))'; read -a a <<< q; declare a=\"$x\"",
+        "x='($(cat .env))'; mapfile a < /dev/null; typeset a=\"$x\"",
+        "x='($(cat .env))'; mapfile < /dev/null; declare MAPFILE=\"$x\"",
+        "x='($(cat .env))'; declare -A a; declare a=\"$x\"",
+        "x='($(cat .env))'; declare -a a; declare -n r=a; declare r=\"$x\"",
+        "x='($(cat .env))'; declare 'a[0]=1'; declare a=\"$x\"",
+        "x='DIRSTACK=($(cat .env))'; declare \"$x\"",
+        "x='($(cat .env))'; eval 'declare -a a'; declare a=\"$x\"",
+    ],
+)  # fmt: skip
+async def test_2_a_read_through_declare_is_not_allowed(judge, command):
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "declare -a a", "declare -x FOO=bar", "export PATH=$HOME/bin:$PATH",
+        "readonly X=1", "declare -r V=1.2", "declare -a x=a$y", "export A='(x)'",
+        "declare x=$y", "declare a='(x)'", "read -a a <<< q; declare b=\"$x\"",
+    ],
+)  # fmt: skip
+async def test_2_plain_declarations_pass(judge, command):
+    await allowed(judge, OPEN_ENV, command)
+
+
 # -- 5: autocd --------------------------------------------------------------------------
 
 

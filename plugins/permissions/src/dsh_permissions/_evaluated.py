@@ -13,6 +13,8 @@ about; in bypass mode denied when there are deny rules), as ``(( ))`` is:
   treated the same) or in an assignment (whose value a later arithmetic use evaluates).
   ``test x -eq 1``, ``printf %d``, ``shift`` and ``exit`` take a plain number and run
   nothing; ``echo``, ``cd`` and the like never evaluate their words;
+- a quoted array given to ``declare`` (``typeset``, ``local``, ``readonly -a``,
+  ``export -a``) for an array: ``declare -a a='($(CMD))'`` runs CMD (``_compound``);
 - what evaluates a value the line may have filled in before (``read x <<< ...``,
   ``printf -v x ...``): ``let`` with any operand, and a subscript holding a name
   (``test -v 'a[x]'``) in those name operands, since bash evaluates the variable's
@@ -41,6 +43,7 @@ import os
 import re
 from typing import Final
 
+from dsh_permissions._compound import compound
 from dsh_permissions._shell import Word
 from dsh_permissions._short_options import split_args
 
@@ -131,7 +134,7 @@ def unmodelled(words: tuple[Word, ...]) -> str | None:
             "let evaluates its operands as arithmetic, and the value of each variable "
             "they name in turn (which the line may have filled in)"
         )
-    if (why := _named(name, args)) is not None:
+    if (why := _named(name, args) or compound(name, args)) is not None:
         return why
     flags = split_args(args, "").flags
     if name == "hash" and "p" in flags:
