@@ -117,6 +117,31 @@ async def test_2_plain_declarations_pass(judge, command):
     await allowed(judge, OPEN_ENV, command)
 
 
+# -- 3: a script looked up in PATH -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "PATH=/etc; . passwd", "PATH=/etc . passwd", "PATH=/etc source passwd",
+        "export PATH=/etc:$PATH; source passwd", "PATH=/etc bash passwd",
+        "PATH=/etc; bash passwd", "env PATH=/etc sh passwd", "PATH=/etc sh -c '. passwd'",
+    ],
+)  # fmt: skip
+async def test_b49_a_script_looked_up_in_a_path_the_line_sets(judge, command):
+    await refused(judge, BYPASS_PASSWD, command, mode="bypass")
+    await refused(judge, OPEN_PASSWD, command)
+
+
+async def test_3_a_script_looked_up_in_dsh_own_path(judge, layout, monkeypatch):
+    (layout.outside / "secret.sh").write_text("echo secret\n")
+    monkeypatch.setenv("PATH", f"{layout.outside}:/usr/bin:/bin")
+    rules = {"deny": [f"read({layout.outside}/**)"]}
+    for command in (". secret.sh", "source secret.sh", "bash secret.sh"):
+        await refused(judge, rules, command, mode="bypass")
+    await allowed(judge, {"allow": ["bash(*)"], **rules}, ". src/a.py")
+
+
 # -- 5: autocd --------------------------------------------------------------------------
 
 

@@ -53,6 +53,7 @@ __all__ = [
     "PARALLEL_VARIABLES",
     "POSIXLY_CORRECT",
     "RSYNC_VARIABLES",
+    "SEARCH_PATH",
     "SHELL_PLACES",
     "SSH_VARIABLES",
     "SUDOEDIT_VARIABLES",
@@ -108,6 +109,8 @@ PARALLEL_VARIABLES: Final = (
     *("PARALLEL", "PARALLEL_CSH", "PARALLEL_SHELL", "PARALLEL_SSH", "PARALLEL_TMUX"),
     *("PARALLEL_RSYNC_OPTS", "PARALLEL_ENV", "PARALLEL_HOME", "XDG_CONFIG_DIRS", "SHELL"),
 )
+#: where ``source NAME`` and ``bash NAME`` look a script's name up (``_path_search``)
+SEARCH_PATH: Final = ("PATH",)
 #: every variable watched (one a line may set unseen: ``export POSIXLY_CORREC{T,}=1``)
 WATCHED: Final = (
     *TAR_VARIABLES,
@@ -124,6 +127,7 @@ WATCHED: Final = (
     *SUDO_VARIABLES,
     *SUDOEDIT_VARIABLES,
     *LOADER_VARIABLES,
+    *SEARCH_PATH,
 )
 #: in a line's set: any variable may have been exported
 _ANY: Final = "*"

@@ -40,6 +40,7 @@ from dsh_permissions._located import located
 from dsh_permissions._made_links import LINKERS, link_targets, moved_targets
 from dsh_permissions._name_lists import LIST_ONLY, LISTERS, names_listed
 from dsh_permissions._option_variables import POSIXLY_CORRECT, set_for
+from dsh_permissions._path_search import looked_up
 from dsh_permissions._reader_args import GREPS, file_words, searches_here
 from dsh_permissions._relinked import (
     MOVERS,
@@ -89,6 +90,8 @@ READERS: Final = frozenset(
         *LISTERS,
     }
 )
+#: builtins that look a script's name up in PATH (``_path_search``)
+_SOURCES: Final = frozenset({"source", "."})
 #: programs that take their files' names from their input: what they read is unknown
 _FROM_INPUT: Final = frozenset({"xargs", "parallel"})
 #: the programs whose words are looked at for files read (``find`` for a list only)
@@ -169,8 +172,9 @@ def read_subjects(
         args = words[index + 1 :]
         if program in SCRIPT_SHELLS:  # sh -v .env: the script file
             script_files, not_known = _script_files(program, args)
-            files.extend(script_files)
-            if not_known is not None:
+            searched, not_found = looked_up(program, script_files, (w.text for w in before))
+            files.extend([*script_files, *searched])  # bash NAME: also NAME in PATH
+            if (not_known := not_known or not_found) is not None:
                 found[unknown(program, not_known)] = None
             continue
         # rg --files lists the files below its operands: each one is a path, none a pattern
@@ -194,6 +198,11 @@ def read_subjects(
         if program in TARS and reads_there([a.text for a in args]):
             elsewhere = elsewhere or "tar -C changes the directory"
         files.extend(operands)
+        if program in _SOURCES:  # . NAME: also NAME in PATH
+            searched, not_found = looked_up(program, operands, (w.text for w in before))
+            files.extend(searched)
+            if not_found is not None:
+                found[unknown(program, not_found)] = None
         bases = dirs if elsewhere is not None else (root,)
         if program in LINKERS:  # ln -s ../.env src/x: a target is named from src
             made.extend(link_targets(args, bases))
