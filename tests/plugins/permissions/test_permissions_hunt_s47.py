@@ -142,6 +142,40 @@ async def test_3_a_script_looked_up_in_dsh_own_path(judge, layout, monkeypatch):
     await allowed(judge, {"allow": ["bash(*)"], **rules}, ". src/a.py")
 
 
+# -- 4: other shells' precommand words -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "fish -c 'true; and rm t'", "fish -c 'not rm t'", "fish -c 'false; or rm t'",
+        "zsh -c 'noglob rm t'", "zsh -c 'nocorrect rm t'", "zsh -c 'true; - rm t'",
+        "zsh -c 'repeat 1 rm t'", "tcsh -c 'repeat 1 rm t'",
+    ],
+)  # fmt: skip
+async def test_b49_a_precommand_word_of_another_shell(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    judged = await judge(DENY_RM, "bash", {"command": command})
+    assert judged.decision == "deny", (command, judged.event["reason"])
+
+
+@pytest.mark.parametrize(
+    ("rules", "command"),
+    [
+        (BYPASS_ENV, "fish -c 'true; and cat .env'"), (BYPASS_ENV, "zsh -c 'noglob cat .env'"),
+        (BYPASS_PASSWD, "zsh -c 'nocorrect cd /etc; cat passwd'"),
+        (BYPASS_PASSWD, "fish -c 'not cd /etc; cat passwd'"),
+    ],
+)  # fmt: skip
+async def test_4_a_read_or_cd_behind_a_precommand_word(judge, rules, command):
+    await refused(judge, rules, command, mode="bypass")
+
+
+@pytest.mark.parametrize("command", ["echo and rm x", "grep -r noglob src", "git log -- -"])
+async def test_4_the_words_elsewhere_are_arguments(judge, command):
+    await allowed(judge, DENY_RM, command)
+
+
 # -- 5: autocd --------------------------------------------------------------------------
 
 

@@ -7,6 +7,8 @@ are returned too), process substitution ``<( ... )``, redirections, comments and
 leading ``NAME=value`` assignments. Everything else — here-documents, ``if``/``for``/
 ``case`` and other compound commands, arithmetic, function definitions, control
 characters — raises :class:`Unparseable`, and the caller treats the call as ``ask``.
+Other shells' precommand words before a program (zsh's ``noglob``, fish's ``and``) are
+taken off, as ``!`` is (``_command_start``).
 A parser that understands more is not safer: whatever it cannot model must never be
 allowed, so the safe move is to refuse early and say why.
 
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from dsh_permissions._braced import evaluated
+from dsh_permissions._command_start import KEYWORDS, program_first
 from dsh_permissions._paths import unencodable
 from dsh_permissions._shell_words import Command, Redirect, Unparseable, Word
 
@@ -33,12 +36,6 @@ MAX_DEPTH: Final = 16
 MAX_COMMANDS: Final = 256
 
 _META: Final = frozenset(" \t\n;&|<>()")
-_KEYWORDS: Final = frozenset(
-    {
-        *("if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done"),
-        *("case", "esac", "select", "function", "coproc", "{", "}", "[[", "]]"),
-    }
-)
 # Characters a person cannot see or that a terminal would interpret: a command holding
 # one cannot be shown faithfully to whoever approves it.
 _HIDDEN: Final = re.compile(
@@ -164,7 +161,7 @@ class _Parser:
     def _add_word(self, current: _Pending, word: Word) -> None:
         if current.grouped:
             raise Unparseable("a word follows a ')' group")
-        if not current.words and not word.quoted and word.text in _KEYWORDS:
+        if not current.words and not word.quoted and word.text in KEYWORDS:
             raise Unparseable(
                 f"the shell keyword {word.text!r} (compound commands are not supported)"
             )
@@ -180,7 +177,8 @@ class _Parser:
         if current.words or current.redirects:
             if len(self.out) >= MAX_COMMANDS:
                 raise Unparseable(f"it runs more than {MAX_COMMANDS} commands")
-            self.out.append(Command(tuple(current.words), tuple(current.redirects), current.piped))
+            words = program_first(tuple(current.words))  # zsh's noglob rm: rm
+            self.out.append(Command(words, tuple(current.redirects), current.piped))
 
     def _operator(self) -> str:
         s, i = self.s, self.pos
