@@ -190,3 +190,24 @@ async def test_4_the_words_elsewhere_are_arguments(judge, command):
 async def test_b49_a_line_that_may_turn_on_autocd(judge, command):
     await refused(judge, BYPASS_PASSWD, command, mode="bypass")
     await refused(judge, OPEN_PASSWD, command)
+
+
+# -- 6: git subcommands that run a command --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git remote-ext x 'sh -c rm% y' < requests", "git daemon --access-hook='rm y'",
+        "git filter-repo --commit-callback 'import os; os.system(\"rm y\")'",
+        "git filter-repo --blob-call='x'",
+    ],
+)  # fmt: skip
+async def test_b49_a_git_subcommand_that_runs_a_command(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, GIT_ONLY, command)
+
+
+@pytest.mark.parametrize("command", ["git daemon --export-all", "git filter-repo --analyze"])
+async def test_6_other_uses_pass(judge, command):
+    await allowed(judge, GIT_ONLY, command)

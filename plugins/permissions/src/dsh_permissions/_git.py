@@ -12,7 +12,8 @@ driver, ...): any but the few known to run nothing (``user.*``, ``color.*``, a p
 that is ``cat`` or off) is one git runs unseen, and so is one ``git config`` stores
 for later; so are ``--exec-path=DIR`` and a subcommand's option or operand that runs
 a command (``rebase -x``, ``bisect run``, ``submodule foreach``, ``--upload-pack``,
-...): ``runs_command``; so is a global option not known here (it may take the next
+``daemon --access-hook``, ``filter-repo``'s callbacks, ``remote-ext``, ...):
+``runs_command``; so is a global option not known here (it may take the next
 word: which is the subcommand is not known).
 """
 
@@ -68,9 +69,20 @@ _SUBCOMMAND_RUNS: Final = {
         *("--env-filter", "--tree-filter", "--index-filter", "--parent-filter"),
         *("--msg-filter", "--commit-filter", "--tag-name-filter"),
     ),
+    # git-filter-repo's callbacks are Python code it runs
+    "filter-repo": (
+        *("--filename-callback", "--message-callback", "--name-callback"),
+        *("--email-callback", "--refname-callback", "--blob-callback", "--commit-callback"),
+        *("--tag-callback", "--reset-callback", "--file-info-callback"),
+    ),
+    "daemon": ("--access-hook",),
 }
 #: subcommands whose operand runs the words after it: ``git bisect run CMD``
 _OPERAND_RUNS: Final = {"bisect": "run", "submodule": "foreach"}
+#: subcommands that run a command they are given whatever their options: ``git
+#: remote-ext URL 'sh -c ...'`` (the ext:: transport's helper, run directly: git's
+#: protocol.ext.allow is not asked)
+_ALWAYS_RUNS: Final = frozenset({"remote-ext"})
 
 
 def runs_command(args: list[str]) -> str | None:
@@ -104,6 +116,8 @@ def runs_command(args: list[str]) -> str | None:
         return None
     if rest[0] == "config" and sets_command(rest[1:]):
         return "config (a setting that runs a command)"
+    if rest[0] in _ALWAYS_RUNS:
+        return f"{rest[0]} (it runs the command it is given)"
     if rest[0] in _OPERAND_RUNS and _OPERAND_RUNS[rest[0]] in rest[1:]:
         return f"{rest[0]} {_OPERAND_RUNS[rest[0]]}"
     if rest[0] == "clone" and (running := _clone_settings(rest[1:])):
