@@ -12,7 +12,8 @@ compound assignment given to ``declare -a`` (``typeset``, ``local``, ``readonly 
 csh (``repeat N``) run the command after them in their ``-c`` scripts. 5: bash's
 ``autocd`` (interactive shells) runs ``cd DIR`` for a command naming a directory.
 6: ``git remote-ext`` runs the command it is given, ``git daemon --access-hook`` too,
-and ``git filter-repo``'s callbacks are Python code.
+and ``git filter-repo``'s callbacks are Python code. 7: bash translates ``$"..."``
+through the message catalog ``TEXTDOMAIN`` names: ``$"ls"`` may run ``rm``.
 Each row goes through the real dispatcher (conftest ``judge``).
 """
 
@@ -211,3 +212,24 @@ async def test_b49_a_git_subcommand_that_runs_a_command(judge, command):
 @pytest.mark.parametrize("command", ["git daemon --export-all", "git filter-repo --analyze"])
 async def test_6_other_uses_pass(judge, command):
     await allowed(judge, GIT_ONLY, command)
+
+
+# -- 7: $"..." is translated ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "TEXTDOMAINDIR=./d TEXTDOMAIN=t bash -c '$\"ls\" x'", "$\"ls\" x",
+        "export TEXTDOMAINDIR=d TEXTDOMAIN=t\n$\"ls\" x",
+    ],
+)  # fmt: skip
+async def test_b49_a_translated_string_is_only_known_when_the_shell_runs(judge, command):
+    # bash looks $"..." up in TEXTDOMAIN's message catalog, which may say "rm"
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, {"allow": ["bash(ls *)", "bash(export *)", "bash(*bash -c *)"]}, command)
+
+
+async def test_7_a_deny_rule_still_sees_its_text(judge):
+    judged = await judge(BYPASS_RM, "bash", {"command": '$"rm" x'}, mode="bypass")
+    assert judged.decision == "deny" and "deny: bash(rm *)" in judged.event["reason"]

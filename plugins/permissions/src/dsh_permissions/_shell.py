@@ -377,9 +377,10 @@ class _Parser:
             if j >= self.n:
                 raise Unparseable("a $'...' string is never closed")
             self.pos = j + 1
-        elif nxt == '"' and not in_quotes:  # $"..." (locale): a double-quoted string
+        elif nxt == '"' and not in_quotes:  # $"...": translated by TEXTDOMAIN's catalog
             self.pos += 1
-            return self._double_quoted(text)
+            self._double_quoted(text)  # which the line may name: only known when it runs
+            return True
         elif nxt.isalpha() or nxt == "_":
             j = i + 2
             while j < self.n and (s[j].isalnum() or s[j] == "_"):
