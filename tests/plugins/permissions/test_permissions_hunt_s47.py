@@ -13,7 +13,9 @@ csh (``repeat N``) run the command after them in their ``-c`` scripts. 5: bash's
 ``autocd`` (interactive shells) runs ``cd DIR`` for a command naming a directory.
 6: ``git remote-ext`` runs the command it is given, ``git daemon --access-hook`` too,
 and ``git filter-repo``'s callbacks are Python code. 7: bash translates ``$"..."``
-through the message catalog ``TEXTDOMAIN`` names: ``$"ls"`` may run ``rm``.
+through the message catalog ``TEXTDOMAIN`` names: ``$"ls"`` may run ``rm``. 8: in a
+``zsh -c`` script ``$~x`` and ``$=x`` are x's value, and ``${(e)x}`` runs the
+substitutions it holds.
 Each row goes through the real dispatcher (conftest ``judge``).
 """
 
@@ -233,3 +235,20 @@ async def test_b49_a_translated_string_is_only_known_when_the_shell_runs(judge, 
 async def test_7_a_deny_rule_still_sees_its_text(judge):
     judged = await judge(BYPASS_RM, "bash", {"command": '$"rm" x'}, mode="bypass")
     assert judged.decision == "deny" and "deny: bash(rm *)" in judged.event["reason"]
+
+
+# -- 8: zsh's expansions ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rules", "command"),
+    [
+        (BYPASS_RM, "zsh -c 'x=rm; $~x t'"), (BYPASS_RM, "zsh -c 'x=rm; $=x t'"),
+        (BYPASS_RM, "zsh -c 'x=rm; $^x t'"), (BYPASS_RM, "zsh -c 'x=\"rm t\"; $=x'"),
+        (BYPASS_ENV, "zsh -c 'read x < notes; echo ${(e)x}'"),
+        (BYPASS_ENV, "zsh -c 'read x < notes; echo ${(P)x}'"),
+        (BYPASS_ENV, "zsh -c 'read x < notes; echo \"${(e)x}\"'"),
+    ],
+)  # fmt: skip
+async def test_b49_a_zsh_expansion_is_only_known_when_the_shell_runs(judge, rules, command):
+    await refused(judge, rules, command, mode="bypass")

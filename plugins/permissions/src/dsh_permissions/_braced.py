@@ -9,6 +9,8 @@ the splitter (``_shell``) refuses as syntax it does not model:
   evaluates it as arithmetic, and x's value may hold ``a[$(...)]``. A number
   (``${y:1}``, ``${y: -2:1}``) and ``${y:-default}``, ``${y:=v}``, ``${y:+v}``,
   ``${y:?msg}`` are plain;
+- zsh's flags, ``${(e)x}`` (runs the substitutions x's value holds), ``${(P)x}``
+  (indirection): a ``${(`` (bash refuses it);
 - a subscript that is not a number, ``@`` or ``*`` (``${y[x]}``, ``${y[$i]}``,
   ``${y[i+1]}``): bash evaluates an indexed array's subscript as arithmetic, and an
   assignment in it sets a variable (``x=HOME=5; : ${BASH_VERSINFO[x]}`` sets ``HOME``).
@@ -33,6 +35,8 @@ def evaluated(body: str) -> str | None:
     """Why the expansion ``${body}`` runs or evaluates code (see the module), or None."""
     if "@P" in body:
         return "${...@P} runs the command substitutions held in the variable"
+    if body.startswith("("):  # bash refuses it; zsh's ${(e)x} runs what x holds
+        return "${(FLAGS)...} (zsh's flags: (e) runs the substitutions the value holds)"
     if body.startswith("!"):
         if _LISTING.fullmatch(body) and (body == "!#" or body.endswith(("]", "@", "*"))):
             return None

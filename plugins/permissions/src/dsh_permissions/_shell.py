@@ -386,7 +386,7 @@ class _Parser:
             while j < self.n and (s[j].isalnum() or s[j] == "_"):
                 j += 1
             self.pos = j
-        elif nxt.isdigit() or (nxt and nxt in "@*#?$!-"):
+        elif nxt.isdigit() or (nxt and nxt in "@*#?$!-~=^+"):  # zsh's $~x, $=x: x's value
             self.pos = i + 2
         else:
             text.append("$")
