@@ -14,8 +14,8 @@ csh (``repeat N``) run the command after them in their ``-c`` scripts. 5: bash's
 6: ``git remote-ext`` runs the command it is given, ``git daemon --access-hook`` too,
 and ``git filter-repo``'s callbacks are Python code. 7: bash translates ``$"..."``
 through the message catalog ``TEXTDOMAIN`` names: ``$"ls"`` may run ``rm``. 8: in a
-``zsh -c`` script ``$~x`` and ``$=x`` are x's value, and ``${(e)x}`` runs the
-substitutions it holds.
+``zsh -c`` script ``$~x`` and ``$=x`` are x's value, ``${(e)x}`` runs the
+substitutions it holds, and ``=rm`` is the path of ``rm``.
 Each row goes through the real dispatcher (conftest ``judge``).
 """
 
@@ -252,3 +252,15 @@ async def test_7_a_deny_rule_still_sees_its_text(judge):
 )  # fmt: skip
 async def test_b49_a_zsh_expansion_is_only_known_when_the_shell_runs(judge, rules, command):
     await refused(judge, rules, command, mode="bypass")
+
+
+@pytest.mark.parametrize("command", ["zsh -c '=rm t'", "zsh -c 'command =rm t'", "=rm t"])
+async def test_b49_zsh_equals_expansion_names_a_program(judge, command):
+    # in zsh, =rm is the path of rm (in bash a word like any)
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+
+
+@pytest.mark.parametrize("command", ["test a = b", "[ a == b ]", "echo =", "echo x=y"])
+async def test_8_an_equals_sign_elsewhere_is_a_word(judge, command):
+    await allowed(judge, DENY_RM, command)

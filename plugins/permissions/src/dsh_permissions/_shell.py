@@ -252,7 +252,9 @@ class _Parser:
         start = self.pos
         text: list[str] = []
         unquoted: list[str] = []  # characters outside quotes, for globs and braces
-        dynamic = quoted = tilde = False
+        # zsh's =cmd is the program's path (=rm: /usr/bin/rm); in bash a word like any
+        dynamic = s.startswith("=", start) and (s[start + 1 : start + 2] or " ").isalnum()
+        quoted = tilde = False
         if s.startswith("~", start):
             end = start + 1
             while end < self.n and s[end] not in _META and s[end] != "/":
