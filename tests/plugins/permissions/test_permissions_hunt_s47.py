@@ -15,7 +15,9 @@ csh (``repeat N``) run the command after them in their ``-c`` scripts. 5: bash's
 and ``git filter-repo``'s callbacks are Python code. 7: bash translates ``$"..."``
 through the message catalog ``TEXTDOMAIN`` names: ``$"ls"`` may run ``rm``. 8: in a
 ``zsh -c`` script ``$~x`` and ``$=x`` are x's value, ``${(e)x}`` runs the
-substitutions it holds, and ``=rm`` is the path of ``rm``.
+substitutions it holds, and ``=rm`` is the path of ``rm``. 9: an output redirection
+through a link an earlier command of the line made (``ln -s /etc/passwd w; echo x >
+w``) writes where the link leads.
 Each row goes through the real dispatcher (conftest ``judge``).
 """
 
@@ -264,3 +266,29 @@ async def test_b49_zsh_equals_expansion_names_a_program(judge, command):
 @pytest.mark.parametrize("command", ["test a = b", "[ a == b ]", "echo =", "echo x=y"])
 async def test_8_an_equals_sign_elsewhere_is_a_word(judge, command):
     await allowed(judge, DENY_RM, command)
+
+
+# -- 9: a redirection through a link the line made ---------------------------------------
+
+DENY_ETC_WRITE = {"allow": ["bash"], "deny": ["bash(> /etc/*)"]}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ln -s /etc/passwd w; echo x > w", "ln -s /etc w; echo x > w/passwd",
+        "ln -sf /etc/passwd w && echo x >> w", "cp -P link_etc w; echo x > w/passwd",
+        "tar xf evil.tar; echo x > w/passwd", "mv link_etc w; echo x > w/passwd",
+        "ln -s /etc/passwd w; sh -c 'echo x > w'", "unzip a.zip; echo x 2> w",
+    ],
+)  # fmt: skip
+async def test_b49_a_redirection_through_a_link_the_line_made(judge, command):
+    await refused(judge, {"deny": ["bash(> /etc/*)"]}, command, mode="bypass")
+    await refused(judge, DENY_ETC_WRITE, command)
+
+
+@pytest.mark.parametrize(
+    "command", ["ln -s /etc/passwd w; echo x > notes.txt", "tar xf a.tar -C out; echo x > log"]
+)
+async def test_9_a_redirection_elsewhere_passes(judge, command):
+    await allowed(judge, DENY_ETC_WRITE, command)

@@ -302,10 +302,14 @@ def program_text(shown: str) -> str:
 
 def redirect(target: Word, root: str, moved: bool, dirs: tuple[str, ...] = ()) -> Subject | None:
     """The subject of an output redirection (``> path``); ``dirs``: where the shell
-    may be, when it moved (the target is also read there, for deny and ask rules)."""
+    may be, when it moved (the target is also read there, for deny and ask rules).
+    Through a link an earlier command of the line may have made, it is not known."""
     if not target.dynamic and target.text in _HARMLESS:
         return None
     text, why = canonical(target, root, moved, path=True)
+    earlier = relinked() if why is None else None  # ln -s /etc/passwd w; echo x > w
+    if earlier is not None and leads_elsewhere(os.path.join(root, _expanded(target))):
+        why = f"{earlier} earlier in the line, so {target.raw!r} may lead elsewhere"
     shown = f"> {text}"
     readings = [shown, f"> {target.text}"]
     for directory in dirs if moved else ():
