@@ -17,7 +17,8 @@ through the message catalog ``TEXTDOMAIN`` names: ``$"ls"`` may run ``rm``. 8: i
 ``zsh -c`` script ``$~x`` and ``$=x`` are x's value, ``${(e)x}`` runs the
 substitutions it holds, and ``=rm`` is the path of ``rm``. 9: an output redirection
 through a link an earlier command of the line made (``ln -s /etc/passwd w; echo x >
-w``) writes where the link leads.
+w``) writes where the link leads. 10: ``rg --pre CMD`` runs CMD on each file it
+searches, and ``bat``, ``ag`` and ``ack`` run their ``--pager``.
 Each row goes through the real dispatcher (conftest ``judge``).
 """
 
@@ -292,3 +293,27 @@ async def test_b49_a_redirection_through_a_link_the_line_made(judge, command):
 )
 async def test_9_a_redirection_elsewhere_passes(judge, command):
     await allowed(judge, DENY_ETC_WRITE, command)
+
+
+# -- 10: a searcher's command or pager ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rg --pre rm x src", "rg --pre=./pre.sh x src", "rg -i --pre 'sh' x .",
+        "batcat --paging=always --pager='rm x' src/a.py", "bat --pager 'rm x' src/a.py",
+        "ag --pager 'rm x' foo", "ack --pager='rm x' foo",
+        "RIPGREP_CONFIG_PATH=./rc rg x src", "export RIPGREP_CONFIG_PATH=rc; rg x src",
+        "PAGER='rm x' bat --paging=always src/a.py", "ACK_OPTIONS=--pager=rm ack foo",
+    ],
+)  # fmt: skip
+async def test_b49_a_searcher_given_a_command_to_run(judge, command):
+    # rg --pre runs COMMAND FILE for each file it searches; bat and ag their pager
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, {"allow": ["bash"], "deny": ["bash(rm *)"]}, command)
+
+
+@pytest.mark.parametrize("command", ["rg --pretty x src", "rg --pre-glob '*.gz' x src"])
+async def test_10_other_options_pass(judge, command):
+    await allowed(judge, {"allow": ["bash(rg *)"], "deny": ["bash(rm *)"]}, command)

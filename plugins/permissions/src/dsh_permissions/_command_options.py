@@ -2,6 +2,7 @@
 into: tar's ``--to-command``, ``-I``, ``-F``, ``--rsh-command``,
 ``--checkpoint-action``; ``split --filter``; ``rsync -e``/``--rsync-path``; ``zip
 -T``/``-TT``; ``scp``'s and ``sftp``'s ``-S``/``-o``/``-F`` (``sftp -b``/``-D`` too);
+``rg --pre``; ``bat``'s, ``ag``'s and ``ack``'s ``--pager``;
 ``ssh -F``, ``-I`` and ``-o`` with a setting not known to run nothing
 (``ProxyCommand``, ``LocalCommand``, ``Match exec``, ...; ``-o BatchMode=yes`` runs
 none); ``sort --compress-program``; ``cpio --rsh-command``; ``wget --use-askpass``,
@@ -50,6 +51,7 @@ from dsh_permissions._option_variables import (
     LOADER_VARIABLES,
     PARALLEL_VARIABLES,
     RSYNC_VARIABLES,
+    SEARCHER_VARIABLES,
     SSH_VARIABLES,
     SUDO_VARIABLES,
     SUDOEDIT_VARIABLES,
@@ -169,6 +171,18 @@ _RUNS: Final = {
         ),
     ),
     "less": _Runs(line_variables=LESS_VARIABLES),
+    # rg runs --pre COMMAND on each file it searches (its config file may give it);
+    # bat, ag and ack run their pager (bat's config, ack's options in a variable)
+    "rg": _Runs(long=("--pre",), line_variables=SEARCHER_VARIABLES[:1]),
+    **dict.fromkeys(
+        ("bat", "batcat"),
+        _Runs(
+            long=("--pager",),
+            line_variables=(*SEARCHER_VARIABLES[1:4], "XDG_CONFIG_HOME", "HOME"),
+        ),
+    ),
+    "ag": _Runs(long=("--pager",)),
+    "ack": _Runs(long=("--pager",), line_variables=(*SEARCHER_VARIABLES[4:], "HOME")),
     # -F: a configuration (ProxyCommand, Match exec); -I: a PKCS#11 library it loads;
     # -o: a setting not known to run nothing (_ssh_option); -J: _jump
     **dict.fromkeys(SSHS, _SSH),

@@ -53,6 +53,7 @@ __all__ = [
     "PARALLEL_VARIABLES",
     "POSIXLY_CORRECT",
     "RSYNC_VARIABLES",
+    "SEARCHER_VARIABLES",
     "SEARCH_PATH",
     "SHELL_PLACES",
     "SSH_VARIABLES",
@@ -109,6 +110,12 @@ PARALLEL_VARIABLES: Final = (
     *("PARALLEL", "PARALLEL_CSH", "PARALLEL_SHELL", "PARALLEL_SSH", "PARALLEL_TMUX"),
     *("PARALLEL_RSYNC_OPTS", "PARALLEL_ENV", "PARALLEL_HOME", "XDG_CONFIG_DIRS", "SHELL"),
 )
+#: what makes rg run a command (its config file: ``--pre``), and bat and ack their
+#: pager (``_command_options``)
+SEARCHER_VARIABLES: Final = (
+    *("RIPGREP_CONFIG_PATH", "BAT_PAGER", "PAGER", "BAT_CONFIG_PATH", "ACK_PAGER"),
+    *("ACK_OPTIONS", "ACKRC"),
+)
 #: where ``source NAME`` and ``bash NAME`` look a script's name up (``_path_search``)
 SEARCH_PATH: Final = ("PATH",)
 #: every variable watched (one a line may set unseen: ``export POSIXLY_CORREC{T,}=1``)
@@ -128,6 +135,7 @@ WATCHED: Final = (
     *SUDOEDIT_VARIABLES,
     *LOADER_VARIABLES,
     *SEARCH_PATH,
+    *SEARCHER_VARIABLES,
 )
 #: in a line's set: any variable may have been exported
 _ANY: Final = "*"
