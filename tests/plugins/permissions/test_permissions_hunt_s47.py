@@ -18,7 +18,8 @@ through the message catalog ``TEXTDOMAIN`` names: ``$"ls"`` may run ``rm``. 8: i
 substitutions it holds, and ``=rm`` is the path of ``rm``. 9: an output redirection
 through a link an earlier command of the line made (``ln -s /etc/passwd w; echo x >
 w``) writes where the link leads. 10: ``rg --pre CMD`` runs CMD on each file it
-searches, and ``bat``, ``ag`` and ``ack`` run their ``--pager``.
+searches, ``bat``, ``ag`` and ``ack`` run their ``--pager``, ``diff3`` and ``sdiff``
+their ``--diff-program`` and ``install -s`` its ``--strip-program``.
 Each row goes through the real dispatcher (conftest ``judge``).
 """
 
@@ -306,6 +307,8 @@ async def test_9_a_redirection_elsewhere_passes(judge, command):
         "ag --pager 'rm x' foo", "ack --pager='rm x' foo",
         "RIPGREP_CONFIG_PATH=./rc rg x src", "export RIPGREP_CONFIG_PATH=rc; rg x src",
         "PAGER='rm x' bat --paging=always src/a.py", "ACK_OPTIONS=--pager=rm ack foo",
+        "diff3 --diff-program=rm a b c", "sdiff --diff-prog rm a b",
+        "install -s --strip-program=rm a b", "sudo install --strip-p=rm -s a b",
     ],
 )  # fmt: skip
 async def test_b49_a_searcher_given_a_command_to_run(judge, command):
@@ -314,6 +317,12 @@ async def test_b49_a_searcher_given_a_command_to_run(judge, command):
     await refused(judge, {"allow": ["bash"], "deny": ["bash(rm *)"]}, command)
 
 
-@pytest.mark.parametrize("command", ["rg --pretty x src", "rg --pre-glob '*.gz' x src"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rg --pretty x src", "rg --pre-glob '*.gz' x src", "install --strip a b",
+        "install -s -m 755 a b", "diff3 a b c",
+    ],
+)  # fmt: skip
 async def test_10_other_options_pass(judge, command):
-    await allowed(judge, {"allow": ["bash(rg *)"], "deny": ["bash(rm *)"]}, command)
+    await allowed(judge, DENY_RM, command)

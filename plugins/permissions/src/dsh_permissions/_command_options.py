@@ -2,7 +2,8 @@
 into: tar's ``--to-command``, ``-I``, ``-F``, ``--rsh-command``,
 ``--checkpoint-action``; ``split --filter``; ``rsync -e``/``--rsync-path``; ``zip
 -T``/``-TT``; ``scp``'s and ``sftp``'s ``-S``/``-o``/``-F`` (``sftp -b``/``-D`` too);
-``rg --pre``; ``bat``'s, ``ag``'s and ``ack``'s ``--pager``;
+``rg --pre``; ``bat``'s, ``ag``'s and ``ack``'s ``--pager``; ``diff3`` and ``sdiff
+--diff-program``; ``install --strip-program``;
 ``ssh -F``, ``-I`` and ``-o`` with a setting not known to run nothing
 (``ProxyCommand``, ``LocalCommand``, ``Match exec``, ...; ``-o BatchMode=yes`` runs
 none); ``sort --compress-program``; ``cpio --rsh-command``; ``wget --use-askpass``,
@@ -182,6 +183,9 @@ _RUNS: Final = {
         ),
     ),
     "ag": _Runs(long=("--pager",)),
+    # the program they compare with, and the one install -s strips with
+    **dict.fromkeys(("diff3", "sdiff"), _Runs(long=("--diff-program",))),
+    **dict.fromkeys(("install", "ginstall"), _Runs(long=("--strip-program",), others=("--strip",))),
     "ack": _Runs(long=("--pager",), line_variables=(*SEARCHER_VARIABLES[4:], "HOME")),
     # -F: a configuration (ProxyCommand, Match exec); -I: a PKCS#11 library it loads;
     # -o: a setting not known to run nothing (_ssh_option); -J: _jump
