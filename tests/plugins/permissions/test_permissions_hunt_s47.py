@@ -18,7 +18,8 @@ through the message catalog ``TEXTDOMAIN`` names: ``$"ls"`` may run ``rm``. 8: i
 substitutions it holds, and ``=rm`` is the path of ``rm``. 9: an output redirection
 through a link an earlier command of the line made (``ln -s /etc/passwd w; echo x >
 w``) writes where the link leads. 10: ``rg --pre CMD`` runs CMD on each file it
-searches, ``bat``, ``ag`` and ``ack`` run their ``--pager``, ``diff3`` and ``sdiff``
+searches, ``fd -x CMD`` on each file it finds, ``bat``, ``ag`` and ``ack`` run their
+``--pager``, ``diff3`` and ``sdiff``
 their ``--diff-program`` and ``install -s`` its ``--strip-program``.
 Each row goes through the real dispatcher (conftest ``judge``).
 """
@@ -309,6 +310,8 @@ async def test_9_a_redirection_elsewhere_passes(judge, command):
         "PAGER='rm x' bat --paging=always src/a.py", "ACK_OPTIONS=--pager=rm ack foo",
         "diff3 --diff-program=rm a b c", "sdiff --diff-prog rm a b",
         "install -s --strip-program=rm a b", "sudo install --strip-p=rm -s a b",
+        "fdfind . src -x rm", "fd -e py -X rm", "fd -Hx rm", "fd --exec-batch rm",
+        "fd -e py --exec rm {}",
     ],
 )  # fmt: skip
 async def test_b49_a_searcher_given_a_command_to_run(judge, command):
@@ -321,7 +324,7 @@ async def test_b49_a_searcher_given_a_command_to_run(judge, command):
     "command",
     [
         "rg --pretty x src", "rg --pre-glob '*.gz' x src", "install --strip a b",
-        "install -s -m 755 a b", "diff3 a b c",
+        "install -s -m 755 a b", "diff3 a b c", "fd -e py x src", "fd -E x -t f y",
     ],
 )  # fmt: skip
 async def test_10_other_options_pass(judge, command):

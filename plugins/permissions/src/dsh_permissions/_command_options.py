@@ -2,27 +2,26 @@
 into: tar's ``--to-command``, ``-I``, ``-F``, ``--rsh-command``,
 ``--checkpoint-action``; ``split --filter``; ``rsync -e``/``--rsync-path``; ``zip
 -T``/``-TT``; ``scp``'s and ``sftp``'s ``-S``/``-o``/``-F`` (``sftp -b``/``-D`` too);
-``rg --pre``; ``bat``'s, ``ag``'s and ``ack``'s ``--pager``; ``diff3`` and ``sdiff
---diff-program``; ``install --strip-program``;
-``ssh -F``, ``-I`` and ``-o`` with a setting not known to run nothing
-(``ProxyCommand``, ``LocalCommand``, ``Match exec``, ...; ``-o BatchMode=yes`` runs
-none); ``sort --compress-program``; ``cpio --rsh-command``; ``wget --use-askpass``,
-``--config`` and ``-e`` (but for a few commands known to run nothing: ``-e
-robots=off``); an editor's commands (``vim -c``, ``+CMD``, ``--cmd``, ``-S``, ``-s``, ex
-mode, ``nvim -l``; ``emacs --eval``; ``emacsclient -e``/``-a``; ``ed`` and ``ex``, which
-take their commands from their input); git's ``-c`` with a setting that may run one,
-``--exec-path``, ``git config`` storing such a setting and a subcommand's option that
-runs one (``rebase -x``, ``bisect run``, ``clone -c``: ``_git.runs_command``); and the
-environment variables that do the same (``TAR_OPTIONS``; set in the line: ``RSYNC_RSH``,
-``GIT_CONFIG_PARAMETERS``, ``GIT_SSH_COMMAND``, ``LESSOPEN``, ``VIMINIT``, ``EXINIT``,
-``MYVIMRC``, ``WGETRC``, GNU parallel's ``PARALLEL``, ``PARALLEL_SHELL``,
-``PARALLEL_SSH``, ``PARALLEL_HOME`` and the like, ``SSH_ASKPASS`` and
-``SSH_ASKPASS_REQUIRE`` for ssh and what runs it (scp, sftp, rsync, git, parallel),
-``SUDO_ASKPASS`` for sudo, ``SUDO_EDITOR``, ``VISUAL`` and ``EDITOR`` for ``sudo -e``
-and sudoedit, ``LD_PRELOAD``, ``PERL5OPT`` and the like (``LOADER_VARIABLES``) for
-every program, and ``HOME`` for git, gpg, vim, emacs, wget and parallel,
-which read their settings there, ...; not for ssh, which reads ``~`` from the password
-database).
+``rg --pre``; ``fd -x`` / ``-X``; ``bat``'s, ``ag``'s and ``ack``'s ``--pager``;
+``diff3`` and ``sdiff --diff-program``; ``install --strip-program``; ``ssh -F``, ``-I``
+and ``-o`` with a setting not known to run nothing (``ProxyCommand``, ``LocalCommand``,
+``Match exec``, ...; ``-o BatchMode=yes`` runs none); ``sort --compress-program``;
+``cpio --rsh-command``; ``wget --use-askpass``, ``--config`` and ``-e`` (but for a few
+commands known to run nothing: ``-e robots=off``); an editor's commands (``vim -c``,
+``+CMD``, ``--cmd``, ``-S``, ``-s``, ex mode, ``nvim -l``; ``emacs --eval``;
+``emacsclient -e``/``-a``; ``ed`` and ``ex``, which take their commands from their
+input); git's ``-c`` with a setting that may run one, ``--exec-path``, ``git config``
+storing such a setting and a subcommand's option that runs one (``rebase -x``, ``bisect
+run``, ``clone -c``: ``_git.runs_command``); and the environment variables that do the
+same (``TAR_OPTIONS``; set in the line: ``RSYNC_RSH``, ``GIT_CONFIG_PARAMETERS``,
+``GIT_SSH_COMMAND``, ``LESSOPEN``, ``VIMINIT``, ``EXINIT``, ``MYVIMRC``, ``WGETRC``, GNU
+parallel's ``PARALLEL``, ``PARALLEL_SHELL``, ``PARALLEL_SSH``, ``PARALLEL_HOME`` and the
+like, ``SSH_ASKPASS`` and ``SSH_ASKPASS_REQUIRE`` for ssh and what runs it (scp, sftp,
+rsync, git, parallel), ``SUDO_ASKPASS`` for sudo, ``SUDO_EDITOR``, ``VISUAL`` and
+``EDITOR`` for ``sudo -e`` and sudoedit, ``LD_PRELOAD``, ``PERL5OPT`` and the like
+(``LOADER_VARIABLES``) for every program, and ``HOME`` for git, gpg, vim, emacs, wget
+and parallel, which read their settings there, ...; not for ssh, which reads ``~`` from
+the password database).
 
 Such a command is one whose effects are not known before it runs (``hidden``,
 through ``_wrapper_grammar.unmodelled``): asked about, never allowed by a pattern, and
@@ -183,6 +182,11 @@ _RUNS: Final = {
         ),
     ),
     "ag": _Runs(long=("--pager",)),
+    # fd runs its -x / --exec (-X / --exec-batch) command on each file it finds
+    **dict.fromkeys(
+        ("fd", "fdfind"),
+        _Runs(letters="xX", valued=frozenset("dteEcjSoxX"), long=("--exec", "--exec-batch")),
+    ),
     # the program they compare with, and the one install -s strips with
     **dict.fromkeys(("diff3", "sdiff"), _Runs(long=("--diff-program",))),
     **dict.fromkeys(("install", "ginstall"), _Runs(long=("--strip-program",), others=("--strip",))),
