@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Final
 
-from dsh_permissions._getopt import END, long_in, long_option, scan
+from dsh_permissions._getopt import END, long_in, scan
 from dsh_permissions._git import runs_command
 from dsh_permissions._option_variables import (
     GIT_LINE_VARIABLES,
@@ -62,6 +62,7 @@ from dsh_permissions._option_variables import (
     set_in_line,
 )
 from dsh_permissions._tar import TAR_VALUED, TARS, disputed, old_style
+from dsh_permissions._wget import without_plain_commands
 
 __all__ = ["SSHS", "hidden"]
 
@@ -226,11 +227,6 @@ _PLAIN_SSH_SETTING: Final = re.compile(
     + r"|(?:UserKnownHostsFile|GlobalKnownHostsFile)(?:\s*=\s*|[ \t]+)/dev/null)[ \t]*",
     re.IGNORECASE | re.ASCII,
 )
-#: wget's ``-e`` commands that run nothing (lower case, without ``-`` and ``_``)
-_PLAIN_WGETRC: Final = frozenset(
-    {"robots", "tries", "timeout", "wait", "waitretry", "verbose", "quiet", "progress"}
-    | {"checkcertificate", "useragent", "maxredirect", "retryconnrefused"}
-)
 
 
 def hidden(words: list[str], index: int) -> str | None:
@@ -258,7 +254,7 @@ def hidden(words: list[str], index: int) -> str | None:
             "what it reads and runs is not known"
         )
     if name == "wget":
-        args = _without_plain_commands(args)
+        args = without_plain_commands(args)
     if name == "git":
         option = runs_command(args)
     else:
@@ -353,32 +349,3 @@ def _no_configuration(runs: _Runs, option: str, value: str | None) -> bool:
 def _jump(runs: _Runs, option: str, value: str | None) -> bool:
     """Whether ``option`` is ssh's ``-J`` with a value that is no plain hop list."""
     return runs.jump and option == "-J" and not _PLAIN_HOPS.fullmatch(value or "")
-
-
-def _without_plain_commands(args: list[str]) -> list[str]:
-    """``args`` of wget without its ``-e``/``--execute`` commands that run nothing
-    (``-e robots=off``: ``_PLAIN_WGETRC``)."""
-    out: list[str] = []
-    skip = False
-    for at, text in enumerate(args):
-        if skip:
-            skip = False
-            continue
-        execute = text.startswith("--") and long_option(text, "--execute")
-        if (text == "-e" or (execute and "=" not in text)) and _plain_wgetrc(
-            args[at + 1] if at + 1 < len(args) else ""
-        ):
-            skip = True
-        elif not (
-            (text.startswith("-e") and _plain_wgetrc(text[2:]))
-            or (execute and _plain_wgetrc(text.partition("=")[2]))
-        ):
-            out.append(text)
-    return out
-
-
-def _plain_wgetrc(command: str) -> bool:
-    """Whether the wgetrc ``command`` (``NAME=VALUE``) runs nothing (``_PLAIN_WGETRC``)."""
-    name, equals, value = command.partition("=")
-    key = name.strip().lower().replace("-", "").replace("_", "")
-    return bool(equals) and "\n" not in value and key in _PLAIN_WGETRC
