@@ -1,27 +1,25 @@
-"""Bypasses found by session 47's hunt on the shell reading (behaviour 49: chaining and
-the shell's own ways of running code must not smuggle a denied command or read past a
-rule).
+"""Bypasses found by session 47's hunt on the shell reading (behaviour 49: chaining and the
+shell's own ways of running code must not smuggle a denied command or read past a rule).
 
 1: bash's history expansion (``set -H`` / ``set -o histexpand`` with ``set -o
-history``): a later line's ``!!:1-2`` runs words of an earlier one. 2: a quoted
-compound assignment given to ``declare -a`` (``typeset``, ``local``, ``readonly -a``,
-``export -a``; ``declare`` of a name already an array) is read again by bash, and the
-``$(...)`` it holds runs. 3: ``source NAME``, ``. NAME`` and ``bash NAME`` look
-``NAME`` up in ``PATH``, which the line may set. 4: the precommand words of zsh
-(``noglob``, ``nocorrect``, ``-``, ``repeat N``), fish (``and``, ``or``, ``not``) and
-csh (``repeat N``) run the command after them in their ``-c`` scripts. 5: bash's
-``autocd`` (interactive shells) runs ``cd DIR`` for a command naming a directory.
-6: ``git remote-ext`` runs the command it is given, ``git daemon --access-hook`` too,
-and ``git filter-repo``'s callbacks are Python code. 7: bash translates ``$"..."``
-through the message catalog ``TEXTDOMAIN`` names: ``$"ls"`` may run ``rm``. 8: in a
-``zsh -c`` script ``$~x`` and ``$=x`` are x's value, ``${(e)x}`` runs the
-substitutions it holds, and ``=rm`` is the path of ``rm``. 9: an output redirection
-through a link an earlier command of the line made (``ln -s /etc/passwd w; echo x >
-w``) writes where the link leads. 10: ``rg --pre CMD`` runs CMD on each file it
-searches, ``fd -x CMD`` on each file it finds, ``bat``, ``ag`` and ``ack`` run their
-``--pager``, ``diff3`` and ``sdiff``
-their ``--diff-program`` and ``install -s`` its ``--strip-program``.
-Each row goes through the real dispatcher (conftest ``judge``).
+history``): a later line's ``!!:1-2`` runs words of an earlier one. 2: a quoted compound
+assignment given to ``declare -a`` (``typeset``, ``local``, ``readonly -a``, ``export
+-a``; ``declare`` of a name already an array) is read again by bash, and the ``$(...)``
+it holds runs. 3: ``source NAME``, ``. NAME`` and ``bash NAME`` look ``NAME`` up in
+``PATH``, which the line may set. 4: the precommand words of zsh (``noglob``,
+``nocorrect``, ``-``, ``repeat N``), fish (``and``, ``or``, ``not``) and csh (``repeat
+N``) run the command after them in their ``-c`` scripts. 5: bash's ``autocd``
+(interactive shells) runs ``cd DIR`` for a command naming a directory. 6: ``git
+remote-ext`` runs the command it is given, ``git daemon --access-hook`` too, and ``git
+filter-repo``'s callbacks are Python code. 7: bash translates ``$"..."`` through the
+message catalog ``TEXTDOMAIN`` names: ``$"ls"`` may run ``rm``. 8: in a ``zsh -c``
+script ``$~x`` and ``$=x`` are x's value, ``${(e)x}`` runs the substitutions it holds,
+and ``=rm`` is the path of ``rm``. 9: an output redirection through a link an earlier
+command of the line made (``ln -s /etc/passwd w; echo x > w``) writes where the link
+leads. 10: ``rg --pre CMD`` runs CMD on each file it searches, ``fd -x CMD`` on each
+file it finds, ``strace -o '|CMD'`` pipes to CMD, ``bat``, ``ag`` and ``ack`` run their
+``--pager``, ``diff3`` and ``sdiff`` their ``--diff-program`` and ``install -s`` its
+``--strip-program``. Each row goes through the real dispatcher (conftest ``judge``).
 """
 
 from __future__ import annotations
@@ -311,7 +309,9 @@ async def test_9_a_redirection_elsewhere_passes(judge, command):
         "diff3 --diff-program=rm a b c", "sdiff --diff-prog rm a b",
         "install -s --strip-program=rm a b", "sudo install --strip-p=rm -s a b",
         "fdfind . src -x rm", "fd -e py -X rm", "fd -Hx rm", "fd --exec-batch rm",
-        "fd -e py --exec rm {}",
+        "fd -e py --exec rm {}", "strace -o '|rm x' true", "strace -fo'!rm x' true",
+        "strace --output='|rm x' true", "strace --output '|rm x' true",
+        "sudo strace -o '|rm x' ls",
     ],
 )  # fmt: skip
 async def test_b49_a_searcher_given_a_command_to_run(judge, command):
@@ -325,6 +325,7 @@ async def test_b49_a_searcher_given_a_command_to_run(judge, command):
     [
         "rg --pretty x src", "rg --pre-glob '*.gz' x src", "install --strip a b",
         "install -s -m 755 a b", "diff3 a b c", "fd -e py x src", "fd -E x -t f y",
+        "strace -o trace.log ls", "strace -f -e trace=file ls",
     ],
 )  # fmt: skip
 async def test_10_other_options_pass(judge, command):

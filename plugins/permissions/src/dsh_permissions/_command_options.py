@@ -2,8 +2,9 @@
 into: tar's ``--to-command``, ``-I``, ``-F``, ``--rsh-command``,
 ``--checkpoint-action``; ``split --filter``; ``rsync -e``/``--rsync-path``; ``zip
 -T``/``-TT``; ``scp``'s and ``sftp``'s ``-S``/``-o``/``-F`` (``sftp -b``/``-D`` too);
-``rg --pre``; ``fd -x`` / ``-X``; ``bat``'s, ``ag``'s and ``ack``'s ``--pager``;
-``diff3`` and ``sdiff --diff-program``; ``install --strip-program``; ``ssh -F``, ``-I``
+``rg --pre``; ``fd -x`` / ``-X``; ``strace -o '|CMD'``; ``bat``'s, ``ag``'s and
+``ack``'s ``--pager``; ``diff3`` and ``sdiff --diff-program``; ``install
+--strip-program``; ``ssh -F``, ``-I``
 and ``-o`` with a setting not known to run nothing (``ProxyCommand``, ``LocalCommand``,
 ``Match exec``, ...; ``-o BatchMode=yes`` runs none); ``sort --compress-program``;
 ``cpio --rsh-command``; ``wget --use-askpass``, ``--config`` and ``-e`` (but for a few
@@ -188,6 +189,8 @@ _RUNS: Final = {
         ("fd", "fdfind"),
         _Runs(letters="xX", valued=frozenset("dteEcjSoxX"), long=("--exec", "--exec-batch")),
     ),
+    # strace -o '|CMD' (or '!CMD') pipes its output to CMD, run by a shell (_piped)
+    "strace": _Runs(),
     # the program they compare with, and the one install -s strips with
     **dict.fromkeys(("diff3", "sdiff"), _Runs(long=("--diff-program",))),
     **dict.fromkeys(("install", "ginstall"), _Runs(long=("--strip-program",), others=("--strip",))),
@@ -257,11 +260,31 @@ def hidden(words: list[str], index: int) -> str | None:
         args = without_plain_commands(args)
     if name == "git":
         option = runs_command(args)
+    elif name == "strace":
+        option = _piped(args)
     else:
         option = _ssh_option(runs, args) if name in SSHS else _option(runs, args)
     if option is None:
         return None
     return f"{name} {option} runs a command that is not looked into"
+
+
+#: strace's options taking a value (strace 6)
+_STRACE_VALUED: Final = frozenset("abeIoOpPsSuEXU")
+
+
+def _piped(args: list[str]) -> str | None:
+    """strace's ``-o`` / ``--output`` given ``|CMD`` or ``!CMD``: its output is piped to
+    CMD, which a shell runs (the words after its command too: stricter)."""
+    for read in scan(args, 0, _STRACE_VALUED, ("--output",)):
+        if read.option == END:
+            return None
+        output = read.option == "-o" or (
+            read.option.startswith("--") and long_in(read.option, ("--output",))
+        )
+        if output and (read.value or "")[:1] in ("|", "!"):
+            return read.option
+    return None
 
 
 def _set_here(name: str, before: list[str]) -> bool:
