@@ -19,7 +19,8 @@ command of the line made (``ln -s /etc/passwd w; echo x > w``) writes where the 
 leads. 10: ``rg --pre CMD`` runs CMD on each file it searches, ``fd -x CMD`` on each
 file it finds, ``strace -o '|CMD'`` pipes to CMD, ``bat``, ``ag`` and ``ack`` run their
 ``--pager``, ``diff3`` and ``sdiff`` their ``--diff-program`` and ``install -s`` its
-``--strip-program``. Each row goes through the real dispatcher (conftest ``judge``).
+``--strip-program``. 11: fish runs ``cd`` for a command naming a directory (``/etc/``,
+``a/``, ``..``). Each row goes through the real dispatcher (conftest ``judge``).
 """
 
 from __future__ import annotations
@@ -330,3 +331,26 @@ async def test_b49_a_searcher_given_a_command_to_run(judge, command):
 )  # fmt: skip
 async def test_10_other_options_pass(judge, command):
     await allowed(judge, DENY_RM, command)
+
+
+# -- 11: fish's implicit cd --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rules", "command"),
+    [
+        (BYPASS_PASSWD, "fish -c '/etc/; cat passwd'"),
+        (BYPASS_PASSWD, "fish -c 'link_etc/; cat passwd'"),
+        (BYPASS_PASSWD, "fish -c '/etc; cat passwd'"),
+        (BYPASS_ENV, "fish -c 'mkdir -p a; a/; cat ../.env'"),
+        (BYPASS_ENV, "fish -c 'src/; cat ../.env'"),
+    ],
+)  # fmt: skip
+async def test_b49_a_program_naming_a_directory_may_go_there(judge, rules, command):
+    # fish runs cd for a command naming a directory (a word holding / or ..)
+    await refused(judge, rules, command, mode="bypass")
+
+
+@pytest.mark.parametrize("command", ["./src/a.py; cat src/a.py", "src/a.py && cat src/a.py"])
+async def test_11_a_program_naming_a_file_runs_it(judge, command):
+    await allowed(judge, OPEN_PASSWD, command)

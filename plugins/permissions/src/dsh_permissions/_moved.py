@@ -5,7 +5,8 @@ After ``cd secrets``, ``cat key`` reads ``secrets/key``: a deny or ask rule abou
 run in a subshell or in the background, be skipped by ``&&``, or be an external
 program behind ``env``): ``Places`` holds every directory the shell may be in. It
 starts at the workspace root; each ``cd``/``pushd`` to a known directory (also behind
-``eval``) adds its target, as resolved from each directory held, both with symlinks
+``eval``; a program naming a directory, ``/etc/``, which fish takes for ``cd /etc``)
+adds its target, as resolved from each directory held, both with symlinks
 resolved and as the shell's logical ``cd`` reads ``..`` (``cd secrets/door/..`` is
 ``secrets``). Nothing is ever taken away, so ``cd -``, ``popd`` and a ``cd`` whose
 target is not known (``cd "$D"``, ``cd a b``) keep the set as it is. Behind a
@@ -112,6 +113,8 @@ class Places:
     def after(self, words: Sequence[Word], depth: int = 0) -> Places:
         """The places the shell may be in after the simple command ``words``."""
         if mover([w.text for w in words]) is None:
+            if (named := _implicit(words, self.dirs)) is not None:
+                return self.to(named)  # fish's /etc/: cd /etc
             return self._eval(words, depth)
         found = _operands(words)
         if found is None or unfollowed(*found) is not None:
@@ -160,6 +163,24 @@ def _evaluated(words: Sequence[Word], depth: int) -> list[Command]:
         return split(" ".join(w.text for w in args))
     except Unparseable:
         return []
+
+
+def _implicit(words: Sequence[Word], dirs: Sequence[str]) -> str | None:
+    """The directory a command goes to when its program names one: fish runs ``cd`` for
+    a word holding a ``/`` (``/etc/``, ``a/``, ``~/x``) or ``..`` (bash's and zsh's
+    autocd, for any name in an interactive shell, is a problem: ``_shell_options``).
+    Taken so also when it names nothing yet (``mkdir a; a/``), not when it names a
+    file, which runs, from every place held (``./gradlew``)."""
+    start = skip_assignments([w.text for w in words])
+    if start >= len(words) or words[start].dynamic:
+        return None
+    word = words[start]
+    text = os.path.expanduser(word.text) if word.tilde else word.text
+    if "/" not in text and text not in (".", ".."):
+        return None
+    if all(os.path.isfile(os.path.join(d, text)) for d in dirs):
+        return None
+    return text
 
 
 def program_at(words: list[str]) -> int | None:
