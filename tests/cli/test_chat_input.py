@@ -130,6 +130,8 @@ def test_model_shows_the_model_and_says_it_switches_nothing(
     [
         ("/nope", "unknown command /nope (try /queue TEXT, /resume ID,"),
         ("/quit now", "/quit takes nothing after it; /quit alone quits"),
+        ("/help me", "/help takes nothing after it; try /help alone"),
+        ("/plugins all", "/plugins takes nothing after it; try /plugins alone"),
         ("/resume", "/resume needs a session id"),
         ("/resume typo-id", "/resume: no plugin stores sessions ("),
         ("/queue", "/queue needs the text to queue"),

@@ -98,6 +98,16 @@ def test_help_and_the_unknown_message_list_the_plugins_commands_after_the_acting
     )
 
 
+def test_an_unknown_command_close_to_one_says_which_it_may_have_meant() -> None:
+    commands = collected(("toys", Adds(ChatCommand("size", "the history's length", said))))
+    assert commands.unknown("/hepl").startswith(
+        "  unknown command /hepl: did you mean /help? (try /queue TEXT, "
+    )
+    assert commands.unknown("/sise").startswith("  unknown command /sise: did you mean /size?")
+    assert commands.unknown("/Quit").startswith("  unknown command /Quit: did you mean /quit?")
+    assert "did you mean" not in commands.unknown("/nope")
+
+
 def test_compact_without_its_plugin_names_the_plugin_and_no_plugin_adds_commands() -> None:
     commands = collected()
     assert commands.by_name == {}

@@ -337,7 +337,9 @@ def _handle(
             return not busy
         if command == "/queue":
             _failed(failures, "  /queue needs the text to queue: /queue TEXT")
-        if command == "/plugins":
+        if command in ("/plugins", "/help") and rest:  # not a question about REST
+            _failed(failures, f"  {command} takes nothing after it; try {command} alone")
+        elif command == "/plugins":
             print(*(f"  {line}" for line in loaded(harness.pm)), sep="\n", file=sys.stderr)
         elif command == "/model":  # with a name, refused before (_model_refused)
             print(f"  {visible(str(agent.agent.options.get('model')))}", file=sys.stderr)

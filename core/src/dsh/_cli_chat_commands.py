@@ -5,6 +5,7 @@ command (Ctrl-C stops it; a failure is kept for the exit status)."""
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import re
 import sys
@@ -74,8 +75,10 @@ class ChatCommands:
         if needed is not None:
             plugin, distribution = needed
             return f"  {command} needs the {plugin} plugin ({self._off(plugin, distribution)})"
-        known = ", ".join(usage for usage, _ in self.usages())
-        return f"  unknown command {command} (try {known}; //TEXT sends /TEXT)"
+        usages = [usage for usage, _ in self.usages()]
+        known = ", ".join(usages)
+        meant = _close(command, [usage.split()[0] for usage in usages] + ["/exit"])
+        return f"  unknown command {command}{meant} (try {known}; //TEXT sends /TEXT)"
 
     def _off(self, plugin: str, distribution: str) -> str:
         """Why ``plugin`` of ``distribution`` does not run here, and what turns it on
@@ -86,6 +89,14 @@ class ChatCommands:
 
             return why_off(pm, plugin, distribution)
         return f"{distribution} is not installed"
+
+
+def _close(command: str, names: list[str]) -> str:
+    """``: did you mean /NAME?`` for the one of ``names`` ``command`` is a typo of."""
+    bare = {name.removeprefix("/").lower(): name for name in names}
+    typed = command.removeprefix("/").lower()
+    close = difflib.get_close_matches(typed, bare, n=1, cutoff=0.7)
+    return f": did you mean {bare[close[0]]}?" if close else ""
 
 
 def chat_commands(pm: PluginManager) -> ChatCommands:
