@@ -28,7 +28,7 @@ from compaction_util import (
 
 from dsh import ModelError
 from dsh.testing import ScriptedModel, check_invariants, run_turn
-from dsh_compaction._summarise import _too_long
+from dsh_compaction._summary_errors import too_long
 
 pytestmark = pytest.mark.plugins("compaction")
 
@@ -94,7 +94,7 @@ async def test_an_error_that_states_no_window_plans_for_the_refused_size_as_befo
 
 def test_the_summarisers_refusal_keeps_the_sizes_the_server_stated() -> None:
     refused = ModelError("CONTEXT_WINDOW_EXCEEDED", "no", context_window=2048, request_tokens=4461)
-    error = _too_long("summ", 16_384, refused)
+    error = too_long("summ", 16_384, refused)
     assert "planned for a context window of 16,384 tokens" in error.message
     assert (error.context_window, error.request_tokens) == (2048, 4461)
 

@@ -9,7 +9,7 @@ summariser's window is summarised in chunks, each merged into the summary so far
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -17,7 +17,6 @@ import anyio
 
 from dsh import (
     AssistantMessage,
-    HookError,
     Message,
     ModelError,
     ModelRequest,
@@ -29,6 +28,7 @@ from dsh import (
 from dsh.errors import exception_words
 from dsh.llm import Assembler, Model
 from dsh_compaction import _host
+from dsh_compaction import _summary_errors as _errors
 from dsh_compaction._answers import refusal
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._stated import keep_summariser_window, summariser_window
@@ -133,80 +133,6 @@ async def _call(model: Model, request: ModelRequest) -> AssistantMessage:
     return assembler.message(model=model.info.name)
 
 
-def _too_long(
-    model: str,
-    window: int,
-    refused: ModelError | None,
-    *,
-    prompt: int = 0,
-    answer: int = 0,
-    longer: tuple[int, int] | None = None,
-) -> ModelError:
-    """The failure of a summariser request too long for the summariser's window (as
-    the provider ``refused`` it, or as planned: no room beside its ``prompt`` and
-    ``answer``; or, ``longer``, no room beside the summary so far, an answer past
-    ``max_tokens`` no shorter than what it summarised), told apart from the agent's own
-    request that overflowed."""
-    what = f"the summariser's request was too long for model {model!r}"
-    planned = f"planned for a context window of {window:,} tokens"
-    if longer is not None:
-        why = (
-            f"the summary so far ({longer[0]:,} tokens, past max_tokens) leaves too little "
-            f"room for the next chunk, and is no shorter than the {longer[1]:,} tokens it "
-            "summarised"
-        )
-        return ModelError("CONTEXT_WINDOW_EXCEEDED", f"{what} ({planned}): {why}")
-    if refused is None:
-        why = f"its prompt ({prompt:,} tokens) and answer ({answer:,}) leave too little room"
-        return ModelError("CONTEXT_WINDOW_EXCEEDED", f"{what} ({planned}): {why}")
-    return ModelError(
-        "CONTEXT_WINDOW_EXCEEDED",
-        f"{what} ({planned}): {refused.message}",
-        context_window=refused.context_window,
-        request_tokens=refused.request_tokens,
-    )
-
-
-def _no_model(agent: _host.Host, name: str | None) -> ModelError:
-    """The failure of a summariser ``name`` that is not registered, saying where the
-    name came from when it is the agent's own option: a continued session keeps the
-    options it was created with, a summariser dsh.yml may no longer define."""
-    harness = getattr(agent, "harness", None)
-    names = ", ".join(harness.models.names()) if harness is not None else ""
-    message = f"the summariser model {name!r} is not registered (registered: {names or 'none'})"
-    own = agent.options.get("compaction")
-    if isinstance(own, Mapping) and own.get("model") == name:
-        message += (
-            f"; it is the option compaction.model of agent {agent.id!r} (a continued session "
-            "keeps the options it was created with): replace it in dsh.yml with "
-            f"agents: [{{id: {agent.id}, options: {{compaction: {{model: ...}}}}}}] "
-            "(compaction: {} for the section's), or define the model in models:"
-        )
-    return ModelError("NO_MODEL", message)
-
-
-def _unfinished(model: str, stop: str) -> ModelError:
-    """The failure of a summariser answer that stopped with ``stop``, not finished: its
-    text may be a refusal or a fragment, and must not replace the history."""
-    if stop == "error":
-        why = "the provider stopped the answer (a refusal, a content filter or an error inside it)"
-        return ModelError("REFUSED", f"summariser {model!r}: {why}: stop reason {stop!r}")
-    why = "the answer did not finish"
-    return ModelError("INCOMPLETE", f"summariser {model!r}: {why}: stop reason {stop!r}")
-
-
-def _limit_ran_out(model: str, answer_tokens: int) -> ModelError:
-    """The failure of an answer cut off at ``max_tokens`` before any text (a reasoning
-    model that spent them all thinking): no refusal of the model, so no fallback drops
-    the history for it; a larger limit lets it finish."""
-    return ModelError(
-        "INCOMPLETE",
-        f"summariser {model!r}: the answer limit ({answer_tokens:,} tokens) ran out before "
-        "it wrote any summary (stop reason 'max_tokens'; a reasoning model may spend it "
-        "all thinking): raise max_summary_tokens",
-    )
-
-
 def _hidden(agent: _host.Host, plugin: str, text: str) -> str:
     """``text``, the summary ``plugin`` wrote, with each secret dsh holds (a model API
     key it quotes) as ``***`` before it is logged and sent to the model, as the core
@@ -223,13 +149,6 @@ def _hidden(agent: _host.Host, plugin: str, text: str) -> str:
             plugin,
         )
     return hidden
-
-
-def _not_text(agent: _host.Host, plugin: str, answer: object) -> HookError:
-    """The failure of ``plugin``'s ``compaction_summarize`` impl that answered
-    ``answer``."""
-    wrong = TypeError(f"returned {type(answer).__name__}, not str")
-    return _host.wrong_result(agent, "compaction_summarize", plugin, wrong)
 
 
 async def summarise(
@@ -264,12 +183,12 @@ async def summarise(
     if answered is not None:
         plugin, text = answered
         if not isinstance(text, str):
-            raise _not_text(agent, plugin, text)
+            raise _errors.not_text(agent, plugin, text)
         return Summary(_hidden(agent, plugin, text.strip()), "plugin", plugin=plugin)
     name = settings.model or model_name
     model = _host.find_model(agent, name)
     if model is None:
-        raise _no_model(agent, name)
+        raise _errors.no_model(agent, name)
     limit = model.info.context_window or window or 100_000
     limit = min(limit, summariser_window(agent, name) or limit)
     if refused is not None and name == model_name:
@@ -309,7 +228,7 @@ async def _by_model(
     prompt = counter.count_text(system) + counter.count_text(_prompt_text([], "x"))
     room = limit - prompt - 2 * answer_tokens
     if room < MIN_CHUNK:
-        raise _too_long(model.info.name, limit, None, prompt=prompt, answer=answer_tokens)
+        raise _errors.too_long(model.info.name, limit, None, prompt=prompt, answer=answer_tokens)
     summary = Summary(previous or "", "model")
     spent.model = model.info.name
     entries = transcript(messages)
@@ -330,7 +249,9 @@ async def _by_model(
             # less than half a chunk beside it: summarised on, not sent again and again
             if space < max(MIN_CHUNK, min(budget, room) // 2):
                 if given is not None and merged_tokens >= given:  # it would never end
-                    raise _too_long(model.info.name, limit, None, longer=(merged_tokens, given))
+                    raise _errors.too_long(
+                        model.info.name, limit, None, longer=(merged_tokens, given)
+                    )
                 pieces.add([earlier(merged)], first=True, summary=True)
                 merged, merged_tokens, space = "", 0, room
         # the request as it is sent, measured whole (the message's framing, the lines
@@ -345,7 +266,9 @@ async def _by_model(
             pieces.give_back()
             space = chunk_tokens - over
             if space < MIN_CHUNK:
-                raise _too_long(model.info.name, limit, None, prompt=prompt, answer=answer_tokens)
+                raise _errors.too_long(
+                    model.info.name, limit, None, prompt=prompt, answer=answer_tokens
+                )
         request = ModelRequest(
             model=name, system=system, messages=(message,), max_tokens=answer_tokens
         )
@@ -355,13 +278,13 @@ async def _by_model(
         except ModelError as exc:
             if exc.code != "CONTEXT_WINDOW_EXCEEDED":
                 raise
-            raise _too_long(model.info.name, limit, exc) from exc
+            raise _errors.too_long(model.info.name, limit, exc) from exc
         spent.usage += answer.usage
         if answer.stop_reason not in FINISHED:
-            raise _unfinished(model.info.name, answer.stop_reason)
+            raise _errors.unfinished(model.info.name, answer.stop_reason)
         text = answer.text.strip()
         if not text and answer.stop_reason == "max_tokens":
-            raise _limit_ran_out(model.info.name, answer_tokens)
+            raise _errors.limit_ran_out(model.info.name, answer_tokens)
         # checked against the summary it merges (each answer merges it) and its chunk
         instructions = (system, AFTER)
         # (a summary in the chunk, ``earlier``, is no more the conversation than the
