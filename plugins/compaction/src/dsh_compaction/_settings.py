@@ -54,7 +54,8 @@ class CompactionSettings(BaseModel):
     #: Instructions for the summariser; default: the built-in structured prompt (a
     #: blank one is refused: the summariser would get no instructions, silently).
     prompt: str | None = None
-    #: The summariser's output limit.
+    #: The summariser's output limit (at most a quarter of its window and its model's
+    #: ``max_output_tokens``).
     max_summary_tokens: int = Field(default=2048, gt=0)
     #: Seconds the whole summarisation may take before it is given up.
     timeout: float = Field(default=120.0, gt=0)

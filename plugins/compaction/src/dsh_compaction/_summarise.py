@@ -219,8 +219,10 @@ async def _by_model(
     window of ``limit`` tokens; each call counted in ``spent`` as it is made."""
     system = settings.prompt or DEFAULT_PROMPT
     # the answer may take a quarter of a small window at most, so that the prompt, the
-    # summary so far (merged in, planned as long as an answer) and a chunk still fit
+    # summary so far (merged in, planned as long as an answer) and a chunk still fit;
+    # and no more than the model can write (a provider refuses a larger max_tokens)
     answer_tokens = min(settings.max_summary_tokens, limit // 4)
+    answer_tokens = min(answer_tokens, model.info.max_output_tokens or answer_tokens)
     overhead = counter.count_text(system) + 2 * answer_tokens
     budget = max(int(limit * CHUNK_SHARE) - overhead, min(1_000, limit // 4))
     # a chunk never holds more than the window has beside the prompt, the summary so
