@@ -46,3 +46,31 @@ async def test_an_empty_answer_that_stopped_is_still_empty_summary() -> None:
         agent = await h.agents.create("a", options=options())
         events = await run_turn(agent, "task")
     assert events_of(events, "compact/end")[-1].data["error"]["code"] == "EMPTY_SUMMARY"
+
+
+@pytest.mark.parametrize(
+    ("window", "max_output", "says"),
+    [
+        (100_000, None, "raise max_summary_tokens"),
+        (100_000, 256, "its max_output_tokens (256)"),
+        (4_000, None, "a quarter of its context window (1,000 tokens)"),
+        # max_summary_tokens is the quarter: raising it would not raise the limit
+        (8_192, None, "a quarter of its context window (2,048 tokens)"),
+    ],
+)
+async def test_the_incomplete_answer_says_what_set_its_limit(
+    window: int, max_output: int | None, says: str
+) -> None:
+    # raising max_summary_tokens helps only when it is what set the answer limit
+    small = ScriptedModel(
+        [THINKS], name="summarizer", context_window=window, max_output_tokens=max_output
+    )
+    model = ScriptedModel(reads(5), context_window=WINDOW)
+    async with harness(model, small) as h:
+        agent = await h.agents.create("a", options=options(max_summary_tokens=2048))
+        events = await run_turn(agent, "task")
+    error = events_of(events, "compact/end")[-1].data["error"]
+    assert error["code"] == "INCOMPLETE"
+    assert says in error["message"]
+    if max_output or window <= 8_192:
+        assert "raise max_summary_tokens" not in error["message"]

@@ -205,6 +205,14 @@ async def summarise(
     return await _by_model(model, name, settings, messages, previous, counter, stated, spent)
 
 
+def _limited_by(answer_tokens: int, quarter: int, output: int | None) -> str:
+    """What set a summariser's answer limit (``_errors.limit_ran_out``'s ``by``): the
+    setting only when a larger one would give a larger limit."""
+    if output is not None and answer_tokens >= output:
+        return "output"
+    return "window" if answer_tokens >= quarter else "setting"
+
+
 async def _by_model(
     model: Model,
     name: str | None,
@@ -223,6 +231,7 @@ async def _by_model(
     # and no more than the model can write (a provider refuses a larger max_tokens)
     answer_tokens = min(settings.max_summary_tokens, limit // 4)
     answer_tokens = min(answer_tokens, model.info.max_output_tokens or answer_tokens)
+    limited_by = _limited_by(answer_tokens, limit // 4, model.info.max_output_tokens)
     overhead = counter.count_text(system) + 2 * answer_tokens
     budget = max(int(limit * CHUNK_SHARE) - overhead, min(1_000, limit // 4))
     # a chunk never holds more than the window has beside the prompt, the summary so
@@ -286,7 +295,7 @@ async def _by_model(
             raise _errors.unfinished(model.info.name, answer.stop_reason)
         text = answer.text.strip()
         if not text and answer.stop_reason == "max_tokens":
-            raise _errors.limit_ran_out(model.info.name, answer_tokens)
+            raise _errors.limit_ran_out(model.info.name, answer_tokens, limited_by)
         # checked against the summary it merges (each answer merges it) and its chunk
         instructions = (system, AFTER)
         # (a summary in the chunk, ``earlier``, is no more the conversation than the

@@ -73,15 +73,29 @@ def unfinished(model: str, stop: str) -> ModelError:
     return ModelError("INCOMPLETE", f"summariser {model!r}: {why}: stop reason {stop!r}")
 
 
-def limit_ran_out(model: str, answer_tokens: int) -> ModelError:
+def limit_ran_out(model: str, answer_tokens: int, by: str = "setting") -> ModelError:
     """The failure of an answer cut off at ``max_tokens`` before any text (a reasoning
     model that spent them all thinking): no refusal of the model, so no fallback drops
-    the history for it; a larger limit lets it finish."""
+    the history for it; a larger limit lets it finish. ``by``: what set the limit,
+    ``setting`` (``max_summary_tokens``), ``output`` (the model's ``max_output_tokens``)
+    or ``window`` (a quarter of its context window): the advice is to change that one."""
+    if by == "output":
+        how = (
+            f"its max_output_tokens ({answer_tokens:,}) set it: raise that in its models: "
+            "entry if the model can write more, or use another summariser (compaction.model)"
+        )
+    elif by == "window":
+        how = (
+            f"a quarter of its context window ({answer_tokens:,} tokens) set it: use a "
+            "summariser with a larger window (compaction.model)"
+        )
+    else:
+        how = "raise max_summary_tokens"
     return ModelError(
         "INCOMPLETE",
         f"summariser {model!r}: the answer limit ({answer_tokens:,} tokens) ran out before "
         "it wrote any summary (stop reason 'max_tokens'; a reasoning model may spend it "
-        "all thinking): raise max_summary_tokens",
+        f"all thinking): {how}",
     )
 
 
