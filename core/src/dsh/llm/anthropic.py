@@ -15,6 +15,7 @@ from dsh.errors import ModelError
 from dsh.llm._counts import count, mapping
 from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
+from dsh.llm._pairs import Pairs
 from dsh.llm._sse import ended_early
 from dsh.llm.base import (
     Chunk,
@@ -119,6 +120,7 @@ class AnthropicModel(HttpModel):
         calls: dict[int, int] = {}
         started = 0  # tool_use blocks so far
         reported = False  # a message_delta gave the usage
+        pairs = Pairs()  # an emoji's surrogate pair split between two deltas
         try:
             async with self.events("/messages", body, headers, key) as events:
                 async for data in events:
@@ -134,7 +136,8 @@ class AnthropicModel(HttpModel):
                             delta = item["delta"]
                             what = delta["type"]
                             if what == "text_delta":
-                                yield TextDelta(delta["text"])
+                                for out in pairs.take(TextDelta(delta["text"])):
+                                    yield out
                             elif what == "input_json_delta":
                                 piece = delta["partial_json"]
                                 call = _open_call(calls, item["index"])
@@ -142,10 +145,15 @@ class AnthropicModel(HttpModel):
                                     whole.pop(call, None)
                                 yield ToolCallDelta(call, arguments=piece)
                             elif what == "thinking_delta":
-                                yield ReasoningDelta(delta["thinking"])
+                                for out in pairs.take(ReasoningDelta(delta["thinking"])):
+                                    yield out
                             elif what == "signature_delta":
-                                yield ReasoningDelta("", signature=delta["signature"])
+                                signed = ReasoningDelta("", signature=delta["signature"])
+                                for out in pairs.take(signed):
+                                    yield out
                         elif kind == "content_block_start":
+                            for held in pairs.flush():  # a server that sent no block stop
+                                yield held
                             block = item["content_block"]
                             calls.pop(item["index"], None)  # a new block at its index
                             if block["type"] not in _READ_BLOCKS:
@@ -157,9 +165,11 @@ class AnthropicModel(HttpModel):
                                 if block.get("input"):
                                     whole[started] = dumps(block["input"])
                                 started += 1
-                            if chunk is not None:
-                                yield chunk
+                            for out in pairs.take(chunk) if chunk is not None else ():
+                                yield out
                         elif kind == "content_block_stop":
+                            for held in pairs.flush():  # a lone half: nothing to pair
+                                yield held
                             if own and item.get("index") in own:
                                 yield _own_block(own.pop(item["index"]))
                             elif (call := calls.pop(item.get("index"), -1)) in whole:
@@ -167,6 +177,8 @@ class AnthropicModel(HttpModel):
                         elif kind == "message_start":
                             usage.update(mapping(self.name, item["message"], "usage"))
                         elif kind == "message_delta":
+                            for left in pairs.flush():
+                                yield left
                             for left in _unstopped(own, whole):  # a server that sent no block stop
                                 yield left
                             reason = item["delta"].get("stop_reason")
@@ -181,6 +193,8 @@ class AnthropicModel(HttpModel):
                             reported = True
                             yield UsageChunk(_usage(self.name, usage))
                         elif kind == "message_stop":
+                            for left in pairs.flush():
+                                yield left
                             for left in _unstopped(own, whole):
                                 yield left
                             if usage and not reported:  # message_start's, with no message_delta

@@ -20,6 +20,7 @@ from dsh.llm._finish_reasons import finish_detail, stop_reason
 from dsh.llm._http import HttpModel
 from dsh.llm._not_streamed import error_object
 from dsh.llm._origin import Origin, setting
+from dsh.llm._pairs import Pairs
 from dsh.llm._sse import ended_early
 from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, UsageChunk
 from dsh.messages import (
@@ -142,6 +143,7 @@ class OpenAICompatibleModel(HttpModel):
         ended = False  # a finish_reason came, and no piece of the answer after it
         slots = CallSlots()  # which tool-call pieces make one call
         refusals: list[str] = []  # the pieces of a refusal (OpenAI's delta.refusal)
+        pairs = Pairs()  # an emoji's surrogate pair split between two deltas
         async with self.events("/chat/completions", body, headers, key) as events:
             async for data in events:
                 # the marker with white space around it ("data: [DONE] ") is the marker
@@ -161,7 +163,8 @@ class OpenAICompatibleModel(HttpModel):
                             continue  # another of n > 1 choices: only the first is read
                         for piece in _pieces(choice.get("delta"), slots, refusals):
                             ended = False
-                            yield piece
+                            for out in pairs.take(piece):
+                                yield out
                         reason = choice.get("finish_reason")
                         if reason:
                             if not isinstance(reason, str):
@@ -194,6 +197,8 @@ class OpenAICompatibleModel(HttpModel):
             stop, detail = "error", "refusal"
         elif stop == "stop" and slots:  # some servers say "stop" after tool calls
             stop = "tool_calls"
+        for held in pairs.flush():  # a lone half: nothing came to pair it with
+            yield held
         for made in slots.made_ids():  # a call some servers send without an id
             yield made
         yield Finish(stop, detail)
