@@ -103,3 +103,79 @@ async def test_anthropic_text_split_between_deltas_streams_the_character() -> No
     streamed = texts(chunks, TextDelta)
     assert not any(lone(text) for text in streamed), streamed
     assert "".join(streamed) == answer.text == f"smile {SMILE} done"
+
+
+def call_piece(index: int, arguments: str, **more: str) -> dict[str, Any]:
+    function = {"arguments": arguments, **({"name": more["name"]} if "name" in more else {})}
+    piece: dict[str, Any] = {"index": index, "function": function}
+    if "id" in more:
+        piece.update(id=more["id"], type="function")
+    return piece
+
+
+async def test_openai_arguments_split_between_pieces_reach_the_tool_as_the_character() -> None:
+    """The arguments are JSON text in a JSON string: a server escaping the pair at the
+    outer level and cutting between the escapes gave the call two lone halves, and
+    ``write`` failed (``content cannot be written as UTF-8: surrogates not allowed``)."""
+    first = call_piece(0, '{"path": "e.txt", "content": "smile ' + HIGH, id="c1", name="write")
+    chunks, answer = await openai_answer(
+        openai_chunk({"tool_calls": [first]}),
+        openai_chunk({"tool_calls": [call_piece(0, LOW + ' ok"}')]}, "tool_calls"),
+    )
+    pieces = [c.arguments for c in chunks if isinstance(c, ToolCallDelta)]
+    assert not any(lone(piece) for piece in pieces), pieces
+    (call,) = answer.tool_calls
+    assert json.loads(call.arguments) == {"path": "e.txt", "content": f"smile {SMILE} ok"}
+
+
+async def test_openai_two_calls_interleaved_each_keeps_its_half() -> None:
+    chunks, answer = await openai_answer(
+        openai_chunk(
+            {
+                "tool_calls": [
+                    call_piece(0, '{"a": "x' + HIGH, id="c1", name="one"),
+                    call_piece(1, '{"b": "' + HIGH, id="c2", name="two"),
+                ]
+            }
+        ),
+        openai_chunk({"tool_calls": [call_piece(1, LOW + '"}'), call_piece(0, LOW + '"}')]}),
+        openai_chunk({}, "tool_calls"),
+    )
+    assert [json.loads(call.arguments) for call in answer.tool_calls] == [
+        {"a": "x" + SMILE},
+        {"b": SMILE},
+    ]
+    assert not any(lone(c.arguments) for c in chunks if isinstance(c, ToolCallDelta))
+
+
+async def test_openai_a_call_ending_in_a_half_keeps_it() -> None:
+    """Nothing came to pair it with: the half comes as it came, before the finish."""
+    _, answer = await openai_answer(
+        openai_chunk({"tool_calls": [call_piece(0, '"' + HIGH, id="c1", name="one")]}),
+        openai_chunk({}, "tool_calls"),
+    )
+    assert answer.tool_calls[0].arguments == '"' + HIGH
+
+
+async def test_anthropic_input_split_between_pieces_reaches_the_tool_as_the_character() -> None:
+    def piece(text: str) -> dict[str, Any]:
+        delta = {"type": "input_json_delta", "partial_json": text}
+        return {"type": "content_block_delta", "index": 0, "delta": delta}
+
+    use = {"type": "tool_use", "id": "t1", "name": "write", "input": {}}
+    events = [
+        {"type": "message_start", "message": {"usage": {"input_tokens": 3}}},
+        {"type": "content_block_start", "index": 0, "content_block": use},
+        piece('{"content": "smile ' + HIGH),
+        piece(LOW + '"}'),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {}},
+        {"type": "message_stop"},
+    ]
+    body = b"".join(b"data: %s\n\n" % json.dumps(e).encode() for e in events)
+    async with WireServer([sse(body)]) as server:
+        config = ModelConfig(provider="anthropic", model="claude-x", base_url=server.url)
+        model = AnthropicModel("claude", config, env={})
+        chunks, answer = await collect(model, ModelRequest(messages=(UserMessage(content="hi"),)))
+    assert not any(lone(c.arguments) for c in chunks if isinstance(c, ToolCallDelta))
+    assert json.loads(answer.tool_calls[0].arguments) == {"content": f"smile {SMILE}"}

@@ -143,7 +143,8 @@ class AnthropicModel(HttpModel):
                                 call = _open_call(calls, item["index"])
                                 if whole and piece:  # the streamed input, not the start's
                                     whole.pop(call, None)
-                                yield ToolCallDelta(call, arguments=piece)
+                                for out in pairs.take(ToolCallDelta(call, arguments=piece)):
+                                    yield out
                             elif what == "thinking_delta":
                                 for out in pairs.take(ReasoningDelta(delta["thinking"])):
                                     yield out
