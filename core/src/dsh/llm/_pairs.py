@@ -54,10 +54,14 @@ class Pairs:
         self._args: dict[int, str] = {}  # a call's held half, by index
 
     def take(self, chunk: Chunk) -> tuple[Chunk, ...]:
+        held = self._held
+        if held is None and isinstance(chunk, TextDelta):  # the usual case, first
+            text = chunk.text
+            if text.__class__ is not str or not text or not _HIGH_FIRST <= text[-1] <= _HIGH_LAST:
+                return (chunk,)
         kind = chunk.__class__
         if kind is UsageChunk:
             return (chunk,)
-        held = self._held
         if kind is ToolCallDelta:
             assert isinstance(chunk, ToolCallDelta)
             if held is not None:
