@@ -7,11 +7,13 @@ surrogates, which the request builder sent as two U+FFFD (``_http._open``)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from llm_wire import WireServer, collect, sse
 
 from dsh.config import ModelConfig
-from dsh.llm import Assembler, Finish, ReasoningDelta, TextDelta
+from dsh.llm import Assembler, Finish, ReasoningDelta, TextDelta, ToolCallDelta
 from dsh.llm.openai import OpenAICompatibleModel
 from dsh.messages import ModelRequest, UserMessage
 
@@ -75,3 +77,14 @@ async def test_the_pair_goes_back_to_the_model_as_the_character() -> None:
         again = ModelRequest(messages=(*ask.messages, answer, UserMessage(content="again")))
         await collect(OpenAICompatibleModel("wire", config), again)
     assert server.requests[1].json()["messages"][1]["content"] == "a" + SMILE + "b"
+
+
+def test_a_pair_split_between_pieces_of_a_call_is_one_character() -> None:
+    """A plugin's model passing on a server's arguments, escaped at the outer level and
+    cut between the escapes (the built-in adapters join them as they stream:
+    ``test_stream_surrogate_pairs``): the tool gets the character, not two halves it
+    cannot write as UTF-8."""
+    pieces = ['{"t": "a' + HIGH, LOW + '"}']
+    first = ToolCallDelta(0, id="c1", name="write", arguments=pieces[0])
+    message = assembled(first, ToolCallDelta(0, arguments=pieces[1])).message()
+    assert json.loads(message.tool_calls[0].arguments) == {"t": "a" + SMILE}

@@ -92,11 +92,11 @@ class Assembler:
     """Accumulates chunks; ``message()`` builds the assistant message.
 
     Text, reasoning and a provider's own blocks keep their order of appearance; tool
-    calls are assembled by index and keep the raw argument text exactly as the model
-    sent it. Every chunk's fields
-    are type-checked on the way in (chunks are plain dataclasses a third-party model
-    builds), so the chunk's ``to_data()`` is JSON and the message can be built without
-    validating it again.
+    calls are assembled by index and keep the raw argument text as the model sent it
+    (a surrogate pair split between two pieces made the one character, as in text).
+    Every chunk's fields are type-checked on the way in (chunks are plain dataclasses a
+    third-party model builds), so the chunk's ``to_data()`` is JSON and the message can
+    be built without validating it again.
     """
 
     __slots__ = ("_blocks", "_calls", "_hidden", "_sealed", "detail", "finish", "usage")
@@ -204,8 +204,8 @@ class Assembler:
                 text = parts[0]
             else:
                 text = "".join(parts)
-                if kind != "call" and not text.isascii():  # isascii: O(1)
-                    text = _paired(text)  # a pair split between two deltas
+                if not text.isascii():  # isascii: O(1)
+                    text = _paired(text)  # a pair split between two deltas or pieces
             if kind == "text":
                 content.append(trusted(TextBlock, {"type": "text", "text": text}))
             elif kind == "reasoning":
