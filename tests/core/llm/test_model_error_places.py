@@ -164,18 +164,22 @@ def test_a_connection_that_broke_before_an_answer_is_not_said_unreachable(
 
 async def test_no_response_within_the_timeout_names_the_seconds_and_the_setting() -> None:
     async with WireServer([Reply(status=0)]) as server:
+        at = server.url.removesuffix("/v1")
         err = await fails(entry("slow", server.url, timeout=0.3))
     assert (err.code, err.message) == (
         "TIMEOUT",
-        "model 'slow': no response within 0.3 s (models.slow.timeout; ReadTimeout)",
+        f"model 'slow': no response from the server at {at} within 0.3 s "
+        "(models.slow.timeout; ReadTimeout)",
     )
 
 
 async def test_no_data_within_the_read_timeout_names_read_timeout() -> None:
     async with WireServer([sse(by_event(TEXT)[:2], then="stall")]) as server:
+        at = server.url.removesuffix("/v1")
         err = await fails(entry("stall", server.url, timeout=30, read_timeout=0.3))
     assert err.message == (
-        "model 'stall': no data within 0.3 s (models.stall.read_timeout; ReadTimeout)"
+        f"model 'stall': no data from the server at {at} "
+        "within 0.3 s (models.stall.read_timeout; ReadTimeout)"
     )
 
 
@@ -185,7 +189,20 @@ async def test_a_timeout_of_a_shorthand_gives_the_seconds_alone() -> None:
         model._timeout.read = 0.3  # -m has no setting of it: its default is 60 s
         model.config = model.config.model_copy(update={"timeout": 0.3})
         err = await fails(model)
-    assert err.message.endswith(": no response within 0.3 s (ReadTimeout)")
+    assert err.message.endswith(" within 0.3 s (ReadTimeout)")
+
+
+def test_a_connect_timeout_says_so_and_names_the_server() -> None:
+    """A firewalled or mistyped host (the connection never opens) was said as `no
+    response within 1 s (...; ConnectTimeout)`, with no address to check."""
+    exc = httpx.ConnectTimeout("timed out")
+    within = ((1.0, "models.far.timeout"), (1.0, "models.far.timeout"))
+    error = error_from_transport("far", exc, streaming=False, server="http://h:8", within=within)
+    assert (error.code, error.message) == (
+        "TIMEOUT",
+        "model 'far': could not connect to the server at http://h:8 within 1 s "
+        "(models.far.timeout; ConnectTimeout)",
+    )
 
 
 # -- 6. a refused key: where it came from -----------------------------------------------

@@ -304,7 +304,10 @@ def _transport(
                 f"{MAX_CONNECTIONS} of this model's connections are busy with other "
                 f"requests ({kind})",
             )
-        what = "no data" if streaming else "no response"
+        if isinstance(exc, httpx.ConnectTimeout):  # a firewalled or mistyped host
+            what = f"could not connect to the server{at}"
+        else:
+            what = f"{'no data' if streaming else 'no response'} from the server{at}"
         return ModelError("TIMEOUT", f"model {model!r}: {what} within {how_long} ({kind})")
     if isinstance(exc, httpx.DecodingError):
         return ModelError("MALFORMED_RESPONSE", f"model {model!r}: {undecodable(exc, secret, at)}")
