@@ -4,7 +4,7 @@ between. By then the line may have changed directory or set a variable that chan
 what it reads (``trap 'cat passwd' EXIT; cd /etc`` reads ``/etc/passwd``; ``trap 'cat
 ~/x' EXIT; HOME=/etc``; ``trap 'head x -n .env' EXIT; export POSIXLY_CORRECT=1``).
 
-So the action is checked where ``trap`` stands (``_commands._builtin``) and, when the
+So the action is checked where ``trap`` stands (``_runs._builtin``) and, when the
 line may have moved or set a variable after it, once more at the end of the line
 (``late``), as the line leaves things: every directory the shell may have been in
 (``_moved.Places`` only grows) and every variable it may have set
