@@ -4,7 +4,9 @@ into: tar's ``--to-command``, ``-I``, ``-F``, ``--rsh-command``,
 -T``/``-TT``; ``scp``'s and ``sftp``'s ``-S``/``-o``/``-F`` (``sftp -b``/``-D`` too);
 ``rg --pre``; ``fd -x`` / ``-X``; ``strace -o '|CMD'``; ``bat``'s, ``ag``'s and
 ``ack``'s ``--pager``; ``diff3`` and ``sdiff --diff-program``; ``install
---strip-program``; ``ssh -F``, ``-I``
+--strip-program``; ``man -P``, ``-H``, ``-C``; ``systemd-run -p``/``-E`` (``run0
+--property``/``--setenv``); ``srun --prolog`` and the like; ``chpst -e``;
+``pygmentize -x``; ``ssh -F``, ``-I``
 and ``-o`` with a setting not known to run nothing (``ProxyCommand``, ``LocalCommand``,
 ``Match exec``, ...; ``-o BatchMode=yes`` runs none); ``sort --compress-program``;
 ``cpio --rsh-command``; ``wget --use-askpass``, ``--config`` and ``-e`` (but for a few
@@ -204,6 +206,30 @@ _RUNS: Final = {
         ("parallel", "sem"),
         _Runs(line_variables=(*PARALLEL_VARIABLES, *SSH_VARIABLES, "HOME", "XDG_CONFIG_HOME")),
     ),
+    # man runs its pager (-P) and browser (-H) through a shell; -C: a configuration
+    # naming them (man-db 2.12)
+    "man": _Runs(
+        letters="PHC",
+        valued=frozenset("CMSsemLpPrER"),
+        long=("--pager", "--html", "--config-file"),
+        line_variables=("MANPAGER", "PAGER", "BROWSER", "MANOPT"),
+    ),
+    # a unit's properties run commands of their own (ExecStartPre=); -E: the command's
+    # environment (LD_PRELOAD=)
+    "systemd-run": _Runs(
+        letters="pE",
+        valued=frozenset("upEMHC"),
+        long=(
+            *("--property", "--setenv", "--path-property", "--socket-property"),
+            "--timer-property",
+        ),
+    ),
+    "run0": _Runs(valued=frozenset("ugD"), long=("--property", "--setenv")),
+    "srun": _Runs(long=("--prolog", "--epilog", "--task-prolog", "--task-epilog")),
+    # -e DIR: the variables its files hold (PATH=, LD_PRELOAD=)
+    "chpst": _Runs(letters="e", valued=frozenset("uUbe/nlLmdofcrt")),
+    # -x: a lexer, formatter or filter loaded from a Python file (-l lexer.py:L)
+    "pygmentize": _Runs(letters="x", valued=frozenset("lfFoOPaS")),
     # HOME: git reads ~/.gitconfig (HOME=. git status)
     "git": _Runs(line_variables=(*GIT_LINE_VARIABLES, *SSH_VARIABLES, "HOME")),
 }

@@ -293,12 +293,15 @@ def _file_words(
 
 
 def _marked(word: Word) -> Iterator[tuple[Word, bool]]:
-    """What follows ``=`` or ``@`` in a word, and the files of a curl form in it."""
+    """What follows ``=`` or ``@`` in a word, and ``file:`` at its start (openssl's
+    ``-passin file:PATH``), and the files of a curl form in it."""
     if word.dynamic:
         return
     for mark in ("=", "@"):
         if mark in word.text:
             yield part(word, word.text.split(mark, 1)[1]), False
+    if word.text[:5].casefold() == "file:" and word.text[5:7] != "//":
+        yield part(word, word.text[5:]), False
     for name in _form_files(word.text):
         yield part(word, name), False
 

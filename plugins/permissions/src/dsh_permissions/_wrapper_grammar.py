@@ -53,6 +53,8 @@ UNMODELLED: Final = frozenset(
         # autossh gives its words to ssh, with options of its own (-M PORT); niceload
         # (GNU parallel's) runs its command with options of its own
         *("autossh", "niceload"),
+        # the variables the files of their directory hold (PATH=, LD_PRELOAD=)
+        *("envdir", "s6-envdir"),
     }
 )
 

@@ -50,6 +50,7 @@ WRAPPERS: Final = frozenset(
         *("chrt", "ionice", "taskset", "numactl", "cgexec", "prlimit", "setpriv"),
         *("setsid", "flock", "unshare", "nsenter", "runuser", "sudo", "doas", "pkexec"),
         *("run0", "gosu", "su-exec", "setuidgid", "chpst", "envdir", "softlimit", "runcon"),
+        *("envuidgid", "setlock", "pgrphack"),
         "machinectl",
         *("setarch", "linux32", "linux64", "cpulimit", "trickle", "timelimit", "lckdo"),
         *("systemd-run", "systemd-inhibit", "systemd-cat", "flatpak-spawn", "sandbox-exec"),

@@ -1,0 +1,154 @@
+"""Bypasses found by session 48's hunt on programs left unmodelled (behaviour 49: a
+command that runs or reads what the checker cannot see is asked about, never allowed).
+
+1: ``man`` runs its pager (``-P``, ``--pager``, ``MANPAGER``, ``PAGER``, ``MANOPT``)
+and its browser (``-H``, ``--html``, ``BROWSER``) through a shell, and reads a
+configuration naming them (``-C``). 2: ``systemd-run``'s properties run commands of
+their own (``-p ExecStartPre=...``) and its ``-E`` sets the command's environment
+(``LD_PRELOAD``). 3: ``srun`` runs its ``--prolog``, ``--epilog``, ``--task-prolog``
+and ``--task-epilog``. 4: ``envdir DIR`` and ``chpst -e DIR`` set the variables the
+files of DIR hold (``PATH``, ``LD_PRELOAD``); ``envuidgid ACCOUNT`` runs the command
+after it. 5: ``pygmentize -x`` loads a lexer or formatter from a Python file it is
+given (``-l lexer.py:L``). 6: ``openssl``'s ``-pass``/``-passin``/``-passout
+file:PATH`` reads PATH. Each row goes through the real dispatcher (conftest ``judge``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from permissions_util import BYPASS_ENV, BYPASS_RM, DENY_RM, allowed, refused
+
+pytestmark = pytest.mark.plugins("permissions")
+
+ALLOW_ENV = {"allow": ["bash"], "deny": ["read(.env)"]}
+
+
+# -- 1: man's pager and browser --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "man -P 'rm x' ls", "man -Prm ls", "man --pager='rm x' ls", "man --pag=rm ls",
+        "man -a -P rm ls", "MANPAGER='rm x' man ls", "PAGER='rm x' man ls",
+        "export MANPAGER=rm; man ls", "MANOPT='-P rm' man ls", "man -H'rm x' ls",
+        "man --html='rm x' ls", "BROWSER='rm x' man -H ls", "man -C ./man.conf ls",
+        "man --config-file=man.conf ls", "sudo man -P rm ls",
+    ],
+)  # fmt: skip
+async def test_b49_man_given_a_pager_or_browser_to_run(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+
+
+@pytest.mark.parametrize("command", ["man ls", "man -k printf", "man 3 printf", "man -a ls"])
+async def test_1_other_man_lines_pass(judge, command):
+    await allowed(judge, DENY_RM, command)
+
+
+# -- 2: systemd-run's properties and environment --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "systemd-run -p ExecStartPre='/bin/rm x' ls", "systemd-run -pExecStartPre=/bin/rm ls",
+        "systemd-run --property=ExecStopPost=/bin/rm ls", "systemd-run --prop ExecStartPre=rm ls",
+        "systemd-run --user -p ExecStartPost=/bin/rm ls", "systemd-run -E LD_PRELOAD=./x.so ls",
+        "systemd-run --setenv=LD_PRELOAD=./x.so ls", "systemd-run --timer-property=x=y ls",
+        "systemd-run --socket-property=ExecStartPre=rm ls",
+        "run0 --property=ExecStartPre=/bin/rm ls", "run0 --setenv=LD_PRELOAD=./x.so ls",
+    ],
+)  # fmt: skip
+async def test_b49_systemd_run_given_a_property_or_variable(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+
+
+@pytest.mark.parametrize("command", ["systemd-run --user ls", "systemd-run -q --wait ls"])
+async def test_2_systemd_run_without_them_passes(judge, command):
+    await allowed(judge, DENY_RM, command)
+
+
+# -- 3: srun's prologs and epilogs -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "srun --prolog=./p ls", "srun --prolog ./p ls", "srun --epilog=./e ls",
+        "srun --task-prolog=./p ls", "srun --task-epilog ./e ls", "srun -n 2 --task-pro=p ls",
+    ],
+)  # fmt: skip
+async def test_b49_srun_given_a_prolog_or_epilog(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+
+
+async def test_3_srun_without_them_passes(judge):
+    await allowed(judge, DENY_RM, "srun -n 2 ls")
+
+
+# -- 4: runit's and daemontools' environment directories ------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "envdir ./env ls", "envdir env ls", "chpst -e ./env ls", "chpst -e./env ls",
+        "chpst -v -e env ls", "envuidgid root rm x", "sudo envdir ./env ls",
+        "setlock lock rm x", "pgrphack rm x", "s6-envdir env ls",
+    ],
+)  # fmt: skip
+async def test_b49_an_environment_directory_or_account_runs_the_command(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+
+
+@pytest.mark.parametrize("command", ["chpst -u nobody ls", "envuidgid nobody ls"])
+async def test_4_chpst_without_e_and_envuidgid_pass(judge, command):
+    await allowed(judge, DENY_RM, command)
+
+
+# -- 5: pygmentize's custom lexers and formatters -------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pygmentize -x -l lexer.py:L src/a.py", "pygmentize -l ./lex.py:L -x src/a.py",
+        "pygmentize -f ./fmt.py:F -x a.py", "pygmentize -xl lex.py a.py",
+        "pygmentize -x -F ./f.py:F a.py",
+    ],
+)  # fmt: skip
+async def test_b49_pygmentize_loading_code_from_a_file(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+
+
+@pytest.mark.parametrize("command", ["pygmentize src/a.py", "pygmentize -l python -f html a.py"])
+async def test_5_pygmentize_without_x_passes(judge, command):
+    await allowed(judge, DENY_RM, command)
+
+
+# -- 6: openssl's pass phrase files -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "openssl enc -d -aes256 -pass file:.env -in a", "openssl rsa -passin file:.env -in k",
+        "openssl rsa -passout file:./.env -in k", "openssl pkcs12 -passin file:src/../.env",
+    ],
+)  # fmt: skip
+async def test_b49_openssl_reading_a_pass_phrase_file(judge, command):
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
+    await refused(judge, ALLOW_ENV, command)
+
+
+@pytest.mark.parametrize(
+    "command", ["openssl rsa -passin pass:x -in k", "openssl rsa -passin env:P -in k"]
+)
+async def test_6_openssl_other_pass_phrases_pass(judge, command):
+    await allowed(judge, ALLOW_ENV, command)
+
