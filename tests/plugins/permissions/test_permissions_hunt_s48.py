@@ -152,3 +152,33 @@ async def test_b49_openssl_reading_a_pass_phrase_file(judge, command):
 async def test_6_openssl_other_pass_phrases_pass(judge, command):
     await allowed(judge, ALLOW_ENV, command)
 
+
+# -- 7: a path the command's own process resolves --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        ("cat /dev/fd/0", "cat /dev/fd/0"), ("cat /dev/fd/3", "cat /dev/fd/3"),
+        ("cat /proc/self/environ", "cat /proc/self/environ"),
+        ("cat /dev/stdin src/a.py", "cat /dev/stdin src/a.py"),
+        ("cat < /dev/stdin", "cat < /dev/stdin"),
+    ],
+)  # fmt: skip
+async def test_b49_a_per_process_path_is_shown_as_written(judge, command, shown):
+    # /dev/stdin, /dev/fd/N and /proc/self are the command's own: resolved in dsh's
+    # process they named dsh's stdin (/dev/null, a pipe) and pid in the question
+    rules = {"ask": ["bash(cat *)"], "deny": ["read(.env)"]}
+    judged = await judge(rules, "bash", {"command": command})
+    assert judged.decision == "ask", judged.event["reason"]
+    (request,) = judged.requests
+    assert ("command", shown) in request.subjects, request.subjects
+    assert "/proc/" not in request.reason.replace("/proc/self", ""), request.reason
+    assert "/dev/null" not in request.reason, request.reason
+
+
+async def test_7_the_reason_names_the_command_s_own_process(judge):
+    judged = await refused(judge, ALLOW_ENV, "cat /dev/fd/0")
+    (request,) = judged.requests
+    reason = request.reason
+    assert "'/dev/fd/0' names a file as the command's own process sees it" in reason, reason

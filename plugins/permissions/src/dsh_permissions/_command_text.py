@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Final
 
 from dsh_permissions import _xargs
+from dsh_permissions._file_words import own_name
 from dsh_permissions._located import located
 from dsh_permissions._paths import display, folded
 from dsh_permissions._readings import open_prefixes, script_runs, starts, variants
@@ -173,7 +174,11 @@ def canonical(
     """How ``word`` is matched, and why its value is unknown (or None). ``chdir``: the
     word follows a wrapper's option that runs the command in another directory."""
     text, why, settled = _settled(word, moved, path=path, chdir=chdir)
-    return (text, why) if settled else (_resolved(text, root), None)
+    if settled:
+        return text, why
+    if own_name(os.path.join(root, text)):  # /dev/stdin: the command's, not dsh's
+        return text, None
+    return _resolved(text, root), None
 
 
 def _program_word(
@@ -187,6 +192,8 @@ def _program_word(
         return text, why, []
     if "/" not in text:  # . or ..
         return _resolved(text, root), None, []
+    if own_name(os.path.join(root, text)):  # /dev/fd/3: the command's own
+        return text, None, []
     paths, why = program_paths(text, root)
     earlier = relinked() if why is None else None  # ln -s /bin/rm r; ./r -rf x
     if earlier is not None and leads_elsewhere(os.path.join(root, text)):

@@ -16,12 +16,14 @@ from typing import Final
 from dsh_permissions._shell_words import Word
 from dsh_permissions._subjects import Subject
 
-__all__ = ["file_path", "part", "per_process", "unknown"]
+__all__ = ["file_path", "own_name", "part", "per_process", "unknown"]
 
 _UNKNOWN_WHY: Final = "only gets its value when the shell runs"
 #: paths that name a file as the process opening it sees it (its directory, its
 #: open files): the checker's own would be another
 _PER_PROCESS: Final = re.compile(r"/proc/(self|thread-self|[0-9]+)(/|$)|/dev/fd(/|$)")
+#: the process's standard streams (links to ``/proc/self/fd/N``)
+_STREAMS: Final = re.compile(r"/dev/(stdin|stdout|stderr)(/|$)")
 
 
 def file_path(word: Word, root: str, elsewhere: str | None) -> str | Subject:
@@ -42,7 +44,7 @@ def file_path(word: Word, root: str, elsewhere: str | None) -> str | Subject:
     if per_process(os.path.join(root, text)):
         # /proc/self/cwd is the command's own directory (the workspace), not that of
         # the process checking it: resolved here, it would name another file
-        why = f"{word.raw!r} names a file through /proc, as the command's process sees it"
+        why = f"{word.raw!r} names a file as the command's own process sees it"
         return unknown(word.raw, why)
     return text
 
@@ -52,6 +54,18 @@ def per_process(path: str) -> bool:
     (also by a symlink or ``..``: ``/dev/fd/../cwd`` is ``/proc/self/cwd``)."""
     if _PER_PROCESS.match(os.path.normpath(path)):
         return True
+    return _through(path)
+
+
+def own_name(path: str) -> bool:
+    """Whether ``path`` names a file through the process opening it (``per_process``)
+    or its standard streams (``/dev/stdin``, ``/dev/stdout``, ``/dev/stderr``): one
+    that resolved in dsh's own process would name dsh's (``/dev/null``, a pipe)."""
+    return _STREAMS.match(os.path.normpath(path)) is not None or per_process(path)
+
+
+def _through(path: str) -> bool:
+    """Whether a symlink on the way of ``path`` leads through ``_PER_PROCESS``."""
     if os.path.realpath(path) == os.path.normpath(path):
         return False  # no symlink on the way
     current = os.sep
