@@ -10,17 +10,24 @@ and ``--task-epilog``. 4: ``envdir DIR`` and ``chpst -e DIR`` set the variables 
 files of DIR hold (``PATH``, ``LD_PRELOAD``); ``envuidgid ACCOUNT`` runs the command
 after it. 5: ``pygmentize -x`` loads a lexer or formatter from a Python file it is
 given (``-l lexer.py:L``). 6: ``openssl``'s ``-pass``/``-passin``/``-passout
-file:PATH`` reads PATH. Each row goes through the real dispatcher (conftest ``judge``).
+file:PATH`` reads PATH. 7: ``/dev/stdin``, ``/dev/fd/N`` and ``/proc/self`` were
+resolved in dsh's own process for the question. 8: the commands of a pipeline, and one
+behind ``&``, run together: a link a later one makes may be there when an earlier one
+writes or reads (``echo x > w | ln -s /etc/x w``). 9: ``bsdunzip`` and ``stow`` make
+symbolic links. Each row goes through the real dispatcher (conftest ``judge``).
 """
 
 from __future__ import annotations
 
 import pytest
-from permissions_util import BYPASS_ENV, BYPASS_RM, DENY_RM, allowed, refused
+from permissions_util import BYPASS_ENV, BYPASS_PASSWD, BYPASS_RM, DENY_RM, allowed, refused
 
 pytestmark = pytest.mark.plugins("permissions")
 
 ALLOW_ENV = {"allow": ["bash"], "deny": ["read(.env)"]}
+BYPASS_ETC = {"deny": ["bash(> /etc/*)"]}
+ALLOW_ETC = {"allow": ["bash"], "deny": ["bash(> /etc/*)"]}
+ALLOW_PASSWD = {"allow": ["bash"], "deny": ["read(/etc/passwd)"]}
 
 
 # -- 1: man's pager and browser --------------------------------------------------------
@@ -182,3 +189,49 @@ async def test_7_the_reason_names_the_command_s_own_process(judge):
     (request,) = judged.requests
     reason = request.reason
     assert "'/dev/fd/0' names a file as the command's own process sees it" in reason, reason
+
+
+# -- 8: a link made alongside a write or read ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo x > w | ln -s /etc/x w", "echo x > w & ln -s /etc/x w",
+        "(echo x > w) | ln -s /etc/x w", "echo x >> w | ln -sf /etc/x w",
+        "echo x > w & unzip a.zip", "echo x > w | sh -c 'ln -s /etc/x w'",
+    ],
+)  # fmt: skip
+async def test_b49_a_write_racing_a_link_of_the_same_line(judge, command):
+    await refused(judge, BYPASS_ETC, command, mode="bypass")
+    await refused(judge, ALLOW_ETC, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cat pw | ln -s /etc/passwd pw", "cat pw & ln -s /etc/passwd pw", "cat pw | unzip a"],
+)
+async def test_b49_a_read_racing_a_link_of_the_same_line(judge, command):
+    await refused(judge, BYPASS_PASSWD, command, mode="bypass")
+    await refused(judge, ALLOW_PASSWD, command)
+
+
+@pytest.mark.parametrize("command", ["echo x > w; ln -s /etc/x w", "ls | grep x > out"])
+async def test_8_a_write_before_a_link_or_without_one_passes(judge, command):
+    await allowed(judge, ALLOW_ETC, command)
+
+
+# -- 9: other programs that make symbolic links -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["bsdunzip a.zip && cat pw", "stow -d . -t . pkg && cat pw", "stow pkg; cat pw"],
+)
+async def test_b49_a_read_through_a_link_bsdunzip_or_stow_made(judge, command):
+    await refused(judge, BYPASS_PASSWD, command, mode="bypass")
+    await refused(judge, ALLOW_PASSWD, command)
+
+
+async def test_9_bsdunzip_listing_passes(judge):
+    await allowed(judge, ALLOW_PASSWD, "bsdunzip -l a.zip && cat src/a.py")

@@ -48,6 +48,7 @@ from dsh_permissions._moved import (
 )
 from dsh_permissions._option_variables import line_variables
 from dsh_permissions._reads import command_reads
+from dsh_permissions._relinked import line_links
 from dsh_permissions._runs import TRAP, Checks, Where, scripted, wrapped
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word
 from dsh_permissions._splits import one_split, spent, split
@@ -81,17 +82,30 @@ def command_subjects(
             return [problem(line, f"the command cannot be checked safely: {exc}")]
         if not commands:  # empty, or only comments: checked like a command with no words
             return [Subject("command", "", allow=("",), deny=("",))]
-        subjects: list[Subject] = []
-        now = places or Places.at(root)  # where the shell may be (moved: it may have cd'd)
-        with line_variables(), line_traps() as traps:  # HOME=x: for the rest of the line
-            for command in commands:
-                subjects.extend(_command(command, root, moved, depth, reads, places=now))
-                now, moved = then(now, command.words, moved)
-            for action in late(traps, moved, now):  # run later: EXIT, DEBUG (_traps)
-                subjects.extend(scripted(_CHECKS, action, (root, moved, depth, reads, now), TRAP))
+        where = (root, moved, depth, reads, places or Places.at(root))
+        before = line_links()
+        subjects = _each(commands, where)
+        if commands[0].alongside and line_links() != before:
+            # a pipeline or & runs its commands together: a link a later one makes may
+            # be there before an earlier one writes (echo x > w | ln -s /etc/x w)
+            subjects = _each(commands, where)
         if (why := spent()) is not None:  # a text looked behind may have gone unread
             subjects.append(problem(line, f"the command cannot be checked safely: {why}"))
         return subjects
+
+
+def _each(commands: list[Command], where: Where) -> list[Subject]:
+    """The subjects of a line's commands, each where the shell may be by then
+    (``places``: moved, it may have cd'd), and of its traps."""
+    root, moved, depth, reads, now = where
+    subjects: list[Subject] = []
+    with line_variables(), line_traps() as traps:  # HOME=x: for the rest of the line
+        for command in commands:
+            subjects.extend(_command(command, root, moved, depth, reads, places=now))
+            now, moved = then(now, command.words, moved)
+        for action in late(traps, moved, now):  # run later: EXIT, DEBUG (_traps)
+            subjects.extend(scripted(_CHECKS, action, (root, moved, depth, reads, now), TRAP))
+    return subjects
 
 
 def _command(

@@ -13,8 +13,9 @@ file a later command reads through a place that command writes is unknown (``_re
 asked about when a ``read`` deny or ask rule has a pattern. The places are told by
 ``_destinations`` and a path is walked through them by ``_link_places`` (worked out at
 the line's first such read, once); when a place is not known, every later read is. A
-command may make or move one when it is ``ln`` or ``cp -s``, unpacks (``tar x``,
-``unzip`` but ``unzip -l``, ``7z`` but ``7z l``, ``cpio``, ``patch``, a ``git`` command
+command may make or move one when it is ``ln``, ``cp -s`` or ``stow``, unpacks (``tar
+x``, ``unzip`` or ``bsdunzip`` but ``unzip -l``, ``7z`` but ``7z l``, ``cpio``,
+``patch``, a ``git`` command
 that may write the work tree: any subcommand but a few that keep it, an alias too), or
 is ``mv``/``cp``/``rsync``/``install`` given a source that is a symbolic link now, holds
 one below it, is known only when the shell runs (``$F``, ``{}``, names from ``xargs``),
@@ -22,7 +23,9 @@ or lies where an earlier command of the line may have put a link (``tar x -C out
 out/x y``). ``mv a b && cat b`` of a plain file is not affected, nor a source that does
 not exist yet. An existing link that is moved also has its target read from where it
 lands (``_made_links.moved_targets``), so ``mv a x/y/`` is denied when ``x/y/a`` would
-lead to a denied file.
+lead to a denied file. In a line running commands alongside each other (a pipeline,
+``&``), a later one may do its part first: the line is checked again once its links
+are known (``_commands``, ``line_links``).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from dsh_permissions._wrappers import WRAPPERS, behind
 __all__ = [
     "MOVERS",
     "leads_elsewhere",
+    "line_links",
     "one_line",
     "relinked",
     "relinks",
@@ -61,7 +65,9 @@ MOVERS: Final = frozenset({"mv", "cp", "rsync", "install", "gmv", "gcp"})
 #: operand a possible source
 _RENAMERS: Final = frozenset({"link", "rename", "prename", "file-rename", "perl-rename"})
 #: programs that make links whatever they are given, or unpack them from an archive
-_MAKERS: Final = frozenset({"ln", "gln", "unzip", "7z", "7za", "7zr", "cpio", "pax", "patch"})
+_MAKERS: Final = frozenset(
+    {"ln", "gln", "unzip", "bsdunzip", "7z", "7za", "7zr", "cpio", "pax", "patch", "stow", "xstow"}
+)
 #: what ``unzip``'s leading options and ``7z``'s command are when they only list,
 #: test or print an archive (``unzip -l``, ``unzip -Z``, ``7z l``): nothing is unpacked
 _UNZIP_READS: Final = frozenset("lvtpZ")
@@ -115,6 +121,15 @@ def one_line() -> Iterator[None]:
             yield
     finally:
         _LINE.reset(token)
+
+
+def line_links() -> tuple[str | None, Places | None]:
+    """Why a command of this line so far may have made or moved a symbolic link, and
+    the places below which (``set_relinked``): what a line adds is told by comparing."""
+    line = _LINE.get()
+    if line is None:
+        return None, ()
+    return line.why, None if line.places is None else tuple(line.places)
 
 
 def relinked() -> str | None:
@@ -229,10 +244,11 @@ def _why(name: str, args: tuple[Word, ...], root: str, elsewhere: bool, fed: boo
 
 
 def _only_reads_archive(name: str, args: tuple[Word, ...]) -> bool:
-    """``unzip -l``/``-v``/``-t``/``-p``/``-Z`` (a leading option) and ``7z l``/``t``."""
+    """``unzip -l``/``-v``/``-t``/``-p``/``-Z`` (a leading option; bsdunzip's too) and
+    ``7z l``/``t``."""
     if name.startswith("7z"):
         return bool(args) and not args[0].dynamic and args[0].text in _SEVEN_ZIP_READS
-    if name != "unzip":
+    if name not in ("unzip", "bsdunzip"):
         return False
     for word in args:
         text = word.text

@@ -19,7 +19,7 @@ The scan is linear in the input; nesting and size are bounded.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from dsh_permissions._command_start import KEYWORDS, program_first
@@ -61,7 +61,10 @@ def split(line: str) -> list[Command]:
     if (why := unencodable(line)) is not None:
         raise Unparseable(f"it {why}")
     out: list[Command] = []
-    _Parser(line, 0, out).parse_list(closer=None)
+    parser = _Parser(line, 0, out, [False])
+    parser.parse_list(closer=None)
+    if parser.alongside[0]:
+        return [replace(command, alongside=True) for command in out]
     return out
 
 
@@ -78,14 +81,16 @@ class _Pending:
 
 
 class _Parser(WordReader):
-    __slots__ = ("depth", "out")
+    __slots__ = ("alongside", "depth", "out")
 
-    def __init__(self, s: str, depth: int, out: list[Command]) -> None:
+    def __init__(self, s: str, depth: int, out: list[Command], alongside: list[bool]) -> None:
         if depth > MAX_DEPTH:
             raise Unparseable(f"commands are nested more than {MAX_DEPTH} levels deep")
         super().__init__(s)
         self.depth = depth
         self.out = out
+        #: shared by the parsers of one line: whether it runs commands alongside others
+        self.alongside = alongside
 
     # -- command lists ----------------------------------------------------------------
 
@@ -124,6 +129,8 @@ class _Parser(WordReader):
                 if op in ("&", ";", "\n") and current.empty and needs_command:
                     raise Unparseable(f"{op!r} follows an operator with no command between")
                 self._finish(current, False)
+                if op in ("|", "|&", "&"):
+                    self.alongside[0] = True
                 current = _Pending(piped=op in ("|", "|&"))
                 needs_command = op in ("&&", "||", "|", "|&")
                 continue
@@ -200,13 +207,13 @@ class _Parser(WordReader):
 
     def _nested_group(self) -> None:
         """Parse up to the matching ``)`` at one level deeper; its commands go to out."""
-        inner = _Parser(self.s, self.depth + 1, self.out)
+        inner = _Parser(self.s, self.depth + 1, self.out, self.alongside)
         inner.pos = self.pos
         inner.parse_list(closer=")")
         self.pos = inner.pos
 
     def _nested_text(self, text: str) -> None:
-        _Parser(text, self.depth + 1, self.out).parse_list(closer=None)
+        _Parser(text, self.depth + 1, self.out, self.alongside).parse_list(closer=None)
 
     def _process_substitution(self) -> Word:
         start = self.pos

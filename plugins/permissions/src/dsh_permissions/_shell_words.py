@@ -42,3 +42,6 @@ class Command:
     redirects: tuple[Redirect, ...] = ()
     #: its standard input is the output of the command before it (``a | b``)
     piped: bool = False
+    #: its line runs commands alongside each other (a pipeline, ``&``): one written
+    #: later may do its part first
+    alongside: bool = False
