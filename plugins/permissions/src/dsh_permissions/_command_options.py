@@ -42,197 +42,23 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, replace
 from typing import Final
 
 from dsh_permissions._getopt import END, long_in, scan
 from dsh_permissions._git import runs_command
 from dsh_permissions._option_variables import (
-    GIT_LINE_VARIABLES,
-    GPG_VARIABLES,
-    LESS_VARIABLES,
     LOADER_VARIABLES,
-    PARALLEL_VARIABLES,
-    RSYNC_VARIABLES,
-    SEARCHER_VARIABLES,
-    SSH_VARIABLES,
-    SUDO_VARIABLES,
     SUDOEDIT_VARIABLES,
-    TAR_VARIABLES,
-    VIM_VARIABLES,
-    WGET_VARIABLES,
     named,
     set_in_line,
 )
-from dsh_permissions._tar import TAR_VALUED, TARS, disputed, old_style
+from dsh_permissions._program_runs import RUNS, SSHS, Runs
+from dsh_permissions._tar import TARS, disputed, old_style
 from dsh_permissions._wget import without_plain_commands
 
-__all__ = ["SSHS", "hidden"]
+__all__ = ["hidden"]
 
 
-@dataclass(frozen=True)
-class _Runs:
-    """What makes one program run a command."""
-
-    #: short options that do (their value is the command, or a file of commands)
-    letters: str = ""
-    #: short options that take a value (a cluster ends at one)
-    valued: frozenset[str] = frozenset()
-    #: long options that do (getopt abbreviations too)
-    long: tuple[str, ...] = ()
-    #: long options abbreviating one of ``long`` that are others (``--checkpoint``)
-    others: tuple[str, ...] = ()
-    #: tar's old style: the first word is letters without a dash
-    old_style: bool = False
-    #: vim's ``+CMD`` (``+N`` goes to a line)
-    plus: bool = False
-    #: it runs commands from its input whatever its options (ed, ex)
-    always: bool = False
-    #: environment variables that give it options or a command (inherited ones too)
-    variables: tuple[str, ...] = ()
-    #: the same, counted only when the line sets them (dsh's own are the person's)
-    line_variables: tuple[str, ...] = ()
-    #: ssh's ``-J`` (ProxyJump): run through ``$SHELL -c`` unless a plain hop list
-    jump: bool = False
-
-
-_TAR: Final = _Runs(
-    letters="IF",
-    valued=TAR_VALUED,
-    long=(
-        *("--to-command", "--use-compress-program", "--info-script", "--new-volume-script"),
-        *("--rsh-command", "--checkpoint-action"),
-    ),
-    others=("--checkpoint",),
-    old_style=True,
-    variables=TAR_VARIABLES[:1],
-)
-_VIM: Final = _Runs(
-    letters="cSsuUeE",
-    valued=frozenset("iTwWt"),
-    long=("--cmd", "--remote-expr", "--remote-send"),  # a running vim server does it
-    plus=True,
-    line_variables=(*VIM_VARIABLES, "HOME"),
-)
-#: nvim's ``-l`` runs a Lua script; it reads its settings in ``XDG_CONFIG_HOME`` too
-_NVIM: Final = replace(
-    _VIM, letters=_VIM.letters + "l", line_variables=(*_VIM.line_variables, "XDG_CONFIG_HOME")
-)
-#: ssh, also under its old name
-SSHS: Final = frozenset({"ssh", "slogin"})
-_SSH: Final = _Runs(
-    letters="FI",
-    valued=frozenset("BbcDEeFIiJLlmOoPpQRSWw"),
-    line_variables=SSH_VARIABLES,
-    jump=True,
-)
-_RUNS: Final = {
-    **dict.fromkeys(TARS, _TAR),
-    **dict.fromkeys(("split", "gsplit"), _Runs(long=("--filter",))),
-    "rsync": _Runs(
-        letters="e",
-        valued=frozenset("eBfMT@"),
-        long=("--rsh", "--rsync-path"),
-        line_variables=(*RSYNC_VARIABLES, *SSH_VARIABLES),
-    ),
-    "zip": _Runs(letters="T", valued=frozenset("bnOtPZs"), long=("--unzip-command",)),
-    "scp": _Runs(
-        letters="DFSo", valued=frozenset("cDFiJloPSX"), line_variables=SSH_VARIABLES, jump=True
-    ),
-    # -b: a batch file's ``!CMD``; -D: a local sftp server
-    "sftp": _Runs(
-        letters="bDFSo",
-        valued=frozenset("BbcDFiJloPRSsX"),
-        line_variables=SSH_VARIABLES,
-        jump=True,
-    ),
-    **dict.fromkeys(("sort", "gsort"), _Runs(long=("--compress-program",))),
-    "cpio": _Runs(long=("--rsh-command",)),
-    "wget": _Runs(
-        letters="e",
-        valued=frozenset("aABDiIlOoPQRtTUwX"),
-        long=("--use-askpass", "--execute", "--config"),
-        line_variables=(*WGET_VARIABLES, "HOME"),
-    ),
-    **dict.fromkeys(("vi", "vim", "view", "gvim", "vimdiff", "rvim"), _VIM),
-    "nvim": _NVIM,
-    "emacs": _Runs(
-        letters="lfsx",
-        valued=frozenset("dLtT"),
-        long=("--eval", "--load", "--funcall", "--script", "--execute"),
-        line_variables=("HOME",),
-    ),
-    # -e: lisp a running emacs evaluates; -a: an editor run when none is
-    "emacsclient": _Runs(
-        letters="ea", valued=frozenset("asfFdwT"), long=("--eval", "--alternate-editor")
-    ),
-    **dict.fromkeys(("ed", "red", "ex"), _Runs(always=True)),
-    **dict.fromkeys(
-        ("gpg", "gpg2"),
-        _Runs(
-            long=("--photo-viewer", "--exec-path", "--options", "--homedir"),
-            line_variables=(*GPG_VARIABLES, "HOME"),
-        ),
-    ),
-    "less": _Runs(line_variables=LESS_VARIABLES),
-    # rg runs --pre COMMAND on each file it searches (its config file may give it);
-    # bat, ag and ack run their pager (bat's config, ack's options in a variable)
-    "rg": _Runs(long=("--pre",), line_variables=SEARCHER_VARIABLES[:1]),
-    **dict.fromkeys(
-        ("bat", "batcat"),
-        _Runs(
-            long=("--pager",),
-            line_variables=(*SEARCHER_VARIABLES[1:4], "XDG_CONFIG_HOME", "HOME"),
-        ),
-    ),
-    "ag": _Runs(long=("--pager",)),
-    # fd runs its -x / --exec (-X / --exec-batch) command on each file it finds
-    **dict.fromkeys(
-        ("fd", "fdfind"),
-        _Runs(letters="xX", valued=frozenset("dteEcjSoxX"), long=("--exec", "--exec-batch")),
-    ),
-    # strace -o '|CMD' (or '!CMD') pipes its output to CMD, run by a shell (_piped)
-    "strace": _Runs(),
-    # the program they compare with, and the one install -s strips with
-    **dict.fromkeys(("diff3", "sdiff"), _Runs(long=("--diff-program",))),
-    **dict.fromkeys(("install", "ginstall"), _Runs(long=("--strip-program",), others=("--strip",))),
-    "ack": _Runs(long=("--pager",), line_variables=(*SEARCHER_VARIABLES[4:], "HOME")),
-    # -F: a configuration (ProxyCommand, Match exec); -I: a PKCS#11 library it loads;
-    # -o: a setting not known to run nothing (_ssh_option); -J: _jump
-    **dict.fromkeys(SSHS, _SSH),
-    **dict.fromkeys(("sudo", "sudoedit"), _Runs(line_variables=SUDO_VARIABLES)),
-    # its options, shell, ssh command and profiles (its own options: _parallel)
-    **dict.fromkeys(
-        ("parallel", "sem"),
-        _Runs(line_variables=(*PARALLEL_VARIABLES, *SSH_VARIABLES, "HOME", "XDG_CONFIG_HOME")),
-    ),
-    # man runs its pager (-P) and browser (-H) through a shell; -C: a configuration
-    # naming them (man-db 2.12)
-    "man": _Runs(
-        letters="PHC",
-        valued=frozenset("CMSsemLpPrER"),
-        long=("--pager", "--html", "--config-file"),
-        line_variables=("MANPAGER", "PAGER", "BROWSER", "MANOPT"),
-    ),
-    # a unit's properties run commands of their own (ExecStartPre=); -E: the command's
-    # environment (LD_PRELOAD=)
-    "systemd-run": _Runs(
-        letters="pE",
-        valued=frozenset("upEMHC"),
-        long=(
-            *("--property", "--setenv", "--path-property", "--socket-property"),
-            "--timer-property",
-        ),
-    ),
-    "run0": _Runs(valued=frozenset("ugD"), long=("--property", "--setenv")),
-    "srun": _Runs(long=("--prolog", "--epilog", "--task-prolog", "--task-epilog")),
-    # -e DIR: the variables its files hold (PATH=, LD_PRELOAD=)
-    "chpst": _Runs(letters="e", valued=frozenset("uUbe/nlLmdofcrt")),
-    # -x: a lexer, formatter or filter loaded from a Python file (-l lexer.py:L)
-    "pygmentize": _Runs(letters="x", valued=frozenset("lfFoOPaS")),
-    # HOME: git reads ~/.gitconfig (HOME=. git status)
-    "git": _Runs(line_variables=(*GIT_LINE_VARIABLES, *SSH_VARIABLES, "HOME")),
-}
 #: a plain ProxyJump hop list: ``[ssh://][user@]host[:port]``, comma-separated (ssh runs
 #: a hop list through ``$SHELL -c``: any other is a command)
 _HOP: Final = r"(?:ssh://)?(?:[A-Za-z0-9_][A-Za-z0-9_.-]*@)?[A-Za-z0-9][A-Za-z0-9_.-]*(?::[0-9]+)?"
@@ -265,7 +91,7 @@ def hidden(words: list[str], index: int) -> str | None:
     before = words[:index]
     if loaded := [v for v in LOADER_VARIABLES if _set_here(v, before)]:
         return f"{loaded[0]} may make {name} load code that is not looked into"
-    runs = _RUNS.get(name)
+    runs = RUNS.get(name)
     if runs is None:
         return None
     found = [v for v in runs.variables if v in os.environ or _set_here(v, before)]
@@ -320,7 +146,7 @@ def _set_here(name: str, before: list[str]) -> bool:
     return set_in_line((name,), anything=False) or any(named(name, t) for t in before)
 
 
-def _option(runs: _Runs, args: list[str]) -> str | None:
+def _option(runs: Runs, args: list[str]) -> str | None:
     """The option of ``args`` that makes the program run a command, or None (its long
     options are read as taking no value: a word after one is read as an option too).
     tar's old-style first word (``xIf``): each of its letters, and the next words are
@@ -345,7 +171,7 @@ def _option(runs: _Runs, args: list[str]) -> str | None:
     return None
 
 
-def _ssh_option(runs: _Runs, args: list[str]) -> str | None:
+def _ssh_option(runs: Runs, args: list[str]) -> str | None:
     """The option of ssh's ``args`` that makes it run a command here: ``-F``, ``-I``, or
     ``-o`` with a setting not known to run nothing (``_PLAIN_SSH_SETTING``). ssh reads
     options before its host and after it (not after ``--``), up to the command."""
@@ -389,12 +215,12 @@ def _sudo_edits(args: list[str]) -> bool:
     return False
 
 
-def _no_configuration(runs: _Runs, option: str, value: str | None) -> bool:
+def _no_configuration(runs: Runs, option: str, value: str | None) -> bool:
     """Whether ``option`` is ssh's ``-F`` naming no configuration (``/dev/null``,
     ``none``)."""
     return runs.jump and option == "-F" and value in ("/dev/null", "none")
 
 
-def _jump(runs: _Runs, option: str, value: str | None) -> bool:
+def _jump(runs: Runs, option: str, value: str | None) -> bool:
     """Whether ``option`` is ssh's ``-J`` with a value that is no plain hop list."""
     return runs.jump and option == "-J" and not _PLAIN_HOPS.fullmatch(value or "")

@@ -1,0 +1,192 @@
+"""Which programs the plugin models run a command through their options or environment
+(``_command_options`` reads them): per program, its options that do (their value the
+command, or a file of commands), the ones that take a value, and the variables that
+give it options or a command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Final
+
+from dsh_permissions._option_variables import (
+    GIT_LINE_VARIABLES,
+    GPG_VARIABLES,
+    LESS_VARIABLES,
+    PARALLEL_VARIABLES,
+    RSYNC_VARIABLES,
+    SEARCHER_VARIABLES,
+    SSH_VARIABLES,
+    SUDO_VARIABLES,
+    TAR_VARIABLES,
+    VIM_VARIABLES,
+    WGET_VARIABLES,
+)
+from dsh_permissions._tar import TAR_VALUED, TARS
+
+__all__ = ["RUNS", "SSHS", "Runs"]
+
+
+@dataclass(frozen=True)
+class Runs:
+    """What makes one program run a command."""
+
+    #: short options that do (their value is the command, or a file of commands)
+    letters: str = ""
+    #: short options that take a value (a cluster ends at one)
+    valued: frozenset[str] = frozenset()
+    #: long options that do (getopt abbreviations too)
+    long: tuple[str, ...] = ()
+    #: long options abbreviating one of ``long`` that are others (``--checkpoint``)
+    others: tuple[str, ...] = ()
+    #: tar's old style: the first word is letters without a dash
+    old_style: bool = False
+    #: vim's ``+CMD`` (``+N`` goes to a line)
+    plus: bool = False
+    #: it runs commands from its input whatever its options (ed, ex)
+    always: bool = False
+    #: environment variables that give it options or a command (inherited ones too)
+    variables: tuple[str, ...] = ()
+    #: the same, counted only when the line sets them (dsh's own are the person's)
+    line_variables: tuple[str, ...] = ()
+    #: ssh's ``-J`` (ProxyJump): run through ``$SHELL -c`` unless a plain hop list
+    jump: bool = False
+
+
+_TAR: Final = Runs(
+    letters="IF",
+    valued=TAR_VALUED,
+    long=(
+        *("--to-command", "--use-compress-program", "--info-script", "--new-volume-script"),
+        *("--rsh-command", "--checkpoint-action"),
+    ),
+    others=("--checkpoint",),
+    old_style=True,
+    variables=TAR_VARIABLES[:1],
+)
+_VIM: Final = Runs(
+    letters="cSsuUeE",
+    valued=frozenset("iTwWt"),
+    long=("--cmd", "--remote-expr", "--remote-send"),  # a running vim server does it
+    plus=True,
+    line_variables=(*VIM_VARIABLES, "HOME"),
+)
+#: nvim's ``-l`` runs a Lua script; it reads its settings in ``XDG_CONFIG_HOME`` too
+_NVIM: Final = replace(
+    _VIM, letters=_VIM.letters + "l", line_variables=(*_VIM.line_variables, "XDG_CONFIG_HOME")
+)
+#: ssh, also under its old name
+SSHS: Final = frozenset({"ssh", "slogin"})
+_SSH: Final = Runs(
+    letters="FI",
+    valued=frozenset("BbcDEeFIiJLlmOoPpQRSWw"),
+    line_variables=SSH_VARIABLES,
+    jump=True,
+)
+RUNS: Final = {
+    **dict.fromkeys(TARS, _TAR),
+    **dict.fromkeys(("split", "gsplit"), Runs(long=("--filter",))),
+    "rsync": Runs(
+        letters="e",
+        valued=frozenset("eBfMT@"),
+        long=("--rsh", "--rsync-path"),
+        line_variables=(*RSYNC_VARIABLES, *SSH_VARIABLES),
+    ),
+    "zip": Runs(letters="T", valued=frozenset("bnOtPZs"), long=("--unzip-command",)),
+    "scp": Runs(
+        letters="DFSo", valued=frozenset("cDFiJloPSX"), line_variables=SSH_VARIABLES, jump=True
+    ),
+    # -b: a batch file's ``!CMD``; -D: a local sftp server
+    "sftp": Runs(
+        letters="bDFSo",
+        valued=frozenset("BbcDFiJloPRSsX"),
+        line_variables=SSH_VARIABLES,
+        jump=True,
+    ),
+    **dict.fromkeys(("sort", "gsort"), Runs(long=("--compress-program",))),
+    "cpio": Runs(long=("--rsh-command",)),
+    "wget": Runs(
+        letters="e",
+        valued=frozenset("aABDiIlOoPQRtTUwX"),
+        long=("--use-askpass", "--execute", "--config"),
+        line_variables=(*WGET_VARIABLES, "HOME"),
+    ),
+    **dict.fromkeys(("vi", "vim", "view", "gvim", "vimdiff", "rvim"), _VIM),
+    "nvim": _NVIM,
+    "emacs": Runs(
+        letters="lfsx",
+        valued=frozenset("dLtT"),
+        long=("--eval", "--load", "--funcall", "--script", "--execute"),
+        line_variables=("HOME",),
+    ),
+    # -e: lisp a running emacs evaluates; -a: an editor run when none is
+    "emacsclient": Runs(
+        letters="ea", valued=frozenset("asfFdwT"), long=("--eval", "--alternate-editor")
+    ),
+    **dict.fromkeys(("ed", "red", "ex"), Runs(always=True)),
+    **dict.fromkeys(
+        ("gpg", "gpg2"),
+        Runs(
+            long=("--photo-viewer", "--exec-path", "--options", "--homedir"),
+            line_variables=(*GPG_VARIABLES, "HOME"),
+        ),
+    ),
+    "less": Runs(line_variables=LESS_VARIABLES),
+    # rg runs --pre COMMAND on each file it searches (its config file may give it);
+    # bat, ag and ack run their pager (bat's config, ack's options in a variable)
+    "rg": Runs(long=("--pre",), line_variables=SEARCHER_VARIABLES[:1]),
+    **dict.fromkeys(
+        ("bat", "batcat"),
+        Runs(
+            long=("--pager",),
+            line_variables=(*SEARCHER_VARIABLES[1:4], "XDG_CONFIG_HOME", "HOME"),
+        ),
+    ),
+    "ag": Runs(long=("--pager",)),
+    # fd runs its -x / --exec (-X / --exec-batch) command on each file it finds
+    **dict.fromkeys(
+        ("fd", "fdfind"),
+        Runs(letters="xX", valued=frozenset("dteEcjSoxX"), long=("--exec", "--exec-batch")),
+    ),
+    # strace -o '|CMD' (or '!CMD') pipes its output to CMD, run by a shell (_piped)
+    "strace": Runs(),
+    # the program they compare with, and the one install -s strips with
+    **dict.fromkeys(("diff3", "sdiff"), Runs(long=("--diff-program",))),
+    **dict.fromkeys(("install", "ginstall"), Runs(long=("--strip-program",), others=("--strip",))),
+    "ack": Runs(long=("--pager",), line_variables=(*SEARCHER_VARIABLES[4:], "HOME")),
+    # -F: a configuration (ProxyCommand, Match exec); -I: a PKCS#11 library it loads;
+    # -o: a setting not known to run nothing (_ssh_option); -J: _jump
+    **dict.fromkeys(SSHS, _SSH),
+    **dict.fromkeys(("sudo", "sudoedit"), Runs(line_variables=SUDO_VARIABLES)),
+    # its options, shell, ssh command and profiles (its own options: _parallel)
+    **dict.fromkeys(
+        ("parallel", "sem"),
+        Runs(line_variables=(*PARALLEL_VARIABLES, *SSH_VARIABLES, "HOME", "XDG_CONFIG_HOME")),
+    ),
+    # man runs its pager (-P) and browser (-H) through a shell; -C: a configuration
+    # naming them (man-db 2.12)
+    "man": Runs(
+        letters="PHC",
+        valued=frozenset("CMSsemLpPrER"),
+        long=("--pager", "--html", "--config-file"),
+        line_variables=("MANPAGER", "PAGER", "BROWSER", "MANOPT"),
+    ),
+    # a unit's properties run commands of their own (ExecStartPre=); -E: the command's
+    # environment (LD_PRELOAD=)
+    "systemd-run": Runs(
+        letters="pE",
+        valued=frozenset("upEMHC"),
+        long=(
+            *("--property", "--setenv", "--path-property", "--socket-property"),
+            "--timer-property",
+        ),
+    ),
+    "run0": Runs(valued=frozenset("ugD"), long=("--property", "--setenv")),
+    "srun": Runs(long=("--prolog", "--epilog", "--task-prolog", "--task-epilog")),
+    # -e DIR: the variables its files hold (PATH=, LD_PRELOAD=)
+    "chpst": Runs(letters="e", valued=frozenset("uUbe/nlLmdofcrt")),
+    # -x: a lexer, formatter or filter loaded from a Python file (-l lexer.py:L)
+    "pygmentize": Runs(letters="x", valued=frozenset("lfFoOPaS")),
+    # HOME: git reads ~/.gitconfig (HOME=. git status)
+    "git": Runs(line_variables=(*GIT_LINE_VARIABLES, *SSH_VARIABLES, "HOME")),
+}
