@@ -188,7 +188,9 @@ async def test_7_the_reason_names_the_command_s_own_process(judge):
     judged = await refused(judge, ALLOW_ENV, "cat /dev/fd/0")
     (request,) = judged.requests
     reason = request.reason
-    assert "'/dev/fd/0' names a file as the command's own process sees it" in reason, reason
+    assert (
+        "'/dev/fd/0' names a file through /dev/fd, as the command's own process sees it" in reason
+    ), reason
 
 
 # -- 8: a link made alongside a write or read ---------------------------------------------

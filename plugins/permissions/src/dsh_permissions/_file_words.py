@@ -44,7 +44,8 @@ def file_path(word: Word, root: str, elsewhere: str | None) -> str | Subject:
     if per_process(os.path.join(root, text)):
         # /proc/self/cwd is the command's own directory (the workspace), not that of
         # the process checking it: resolved here, it would name another file
-        why = f"{word.raw!r} names a file as the command's own process sees it"
+        where = "/dev/fd" if os.path.normpath(text).startswith("/dev/fd") else "/proc"
+        why = f"{word.raw!r} names a file through {where}, as the command's own process sees it"
         return unknown(word.raw, why)
     return text
 

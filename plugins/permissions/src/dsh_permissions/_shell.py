@@ -61,7 +61,7 @@ def split(line: str) -> list[Command]:
     if (why := unencodable(line)) is not None:
         raise Unparseable(f"it {why}")
     out: list[Command] = []
-    parser = _Parser(line, 0, out, [False])
+    parser = _Parser(line, 0, out)
     parser.parse_list(closer=None)
     if parser.alongside[0]:
         return [replace(command, alongside=True) for command in out]
@@ -83,14 +83,14 @@ class _Pending:
 class _Parser(WordReader):
     __slots__ = ("alongside", "depth", "out")
 
-    def __init__(self, s: str, depth: int, out: list[Command], alongside: list[bool]) -> None:
+    def __init__(self, s: str, depth: int, out: list[Command]) -> None:
         if depth > MAX_DEPTH:
             raise Unparseable(f"commands are nested more than {MAX_DEPTH} levels deep")
         super().__init__(s)
         self.depth = depth
         self.out = out
-        #: shared by the parsers of one line: whether it runs commands alongside others
-        self.alongside = alongside
+        #: whether the line runs commands alongside each other (``_nested`` shares it)
+        self.alongside = [False]
 
     # -- command lists ----------------------------------------------------------------
 
@@ -207,13 +207,19 @@ class _Parser(WordReader):
 
     def _nested_group(self) -> None:
         """Parse up to the matching ``)`` at one level deeper; its commands go to out."""
-        inner = _Parser(self.s, self.depth + 1, self.out, self.alongside)
+        inner = self._nested(self.s)
         inner.pos = self.pos
         inner.parse_list(closer=")")
         self.pos = inner.pos
 
     def _nested_text(self, text: str) -> None:
-        _Parser(text, self.depth + 1, self.out, self.alongside).parse_list(closer=None)
+        self._nested(text).parse_list(closer=None)
+
+    def _nested(self, text: str) -> _Parser:
+        """A parser of ``text`` one level deeper, its commands going to out."""
+        inner = _Parser(text, self.depth + 1, self.out)
+        inner.alongside = self.alongside
+        return inner
 
     def _process_substitution(self) -> Word:
         start = self.pos
