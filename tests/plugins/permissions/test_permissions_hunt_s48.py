@@ -14,7 +14,9 @@ file:PATH`` reads PATH. 7: ``/dev/stdin``, ``/dev/fd/N`` and ``/proc/self`` were
 resolved in dsh's own process for the question. 8: the commands of a pipeline, and one
 behind ``&``, run together: a link a later one makes may be there when an earlier one
 writes or reads (``echo x > w | ln -s /etc/x w``). 9: ``bsdunzip`` and ``stow`` make
-symbolic links. Each row goes through the real dispatcher (conftest ``judge``).
+symbolic links. 10: ``crontab -e``, ``visudo``, ``systemctl edit`` and ``kubectl
+edit`` run the editor ``EDITOR``, ``VISUAL`` (and their own variables) name, set in
+the line. Each row goes through the real dispatcher (conftest ``judge``).
 """
 
 from __future__ import annotations
@@ -237,3 +239,25 @@ async def test_b49_a_read_through_a_link_bsdunzip_or_stow_made(judge, command):
 
 async def test_9_bsdunzip_listing_passes(judge):
     await allowed(judge, ALLOW_PASSWD, "bsdunzip -l a.zip && cat src/a.py")
+
+
+# -- 10: an editor named in the line ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "EDITOR='rm x' crontab -e", "VISUAL='rm x' crontab -e", "export EDITOR=rm; crontab -e",
+        "EDITOR=rm visudo", "SUDO_EDITOR=rm visudo -c", "SYSTEMD_EDITOR=rm systemctl edit x",
+        "EDITOR=rm systemctl --user edit x", "KUBE_EDITOR=rm kubectl edit pod x",
+        "EDITOR=rm kubectl edit pod x",
+    ],
+)  # fmt: skip
+async def test_b49_a_program_running_an_editor_the_line_names(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+
+
+@pytest.mark.parametrize("command", ["crontab -l", "systemctl status x", "kubectl get pods"])
+async def test_10_without_an_editor_named_they_pass(judge, command):
+    await allowed(judge, DENY_RM, command)

@@ -18,6 +18,7 @@ from dsh_permissions._option_variables import (
     SEARCHER_VARIABLES,
     SSH_VARIABLES,
     SUDO_VARIABLES,
+    SUDOEDIT_VARIABLES,
     TAR_VARIABLES,
     VIM_VARIABLES,
     WGET_VARIABLES,
@@ -187,6 +188,10 @@ RUNS: Final = {
     "chpst": Runs(letters="e", valued=frozenset("uUbe/nlLmdofcrt")),
     # -x: a lexer, formatter or filter loaded from a Python file (-l lexer.py:L)
     "pygmentize": Runs(letters="x", valued=frozenset("lfFoOPaS")),
+    # the editor the line names (crontab -e, visudo, systemctl edit, kubectl edit)
+    **dict.fromkeys(("crontab", "visudo"), Runs(line_variables=SUDOEDIT_VARIABLES)),
+    "systemctl": Runs(line_variables=("SYSTEMD_EDITOR", *SUDOEDIT_VARIABLES)),
+    "kubectl": Runs(line_variables=("KUBE_EDITOR", *SUDOEDIT_VARIABLES)),
     # HOME: git reads ~/.gitconfig (HOME=. git status)
     "git": Runs(line_variables=(*GIT_LINE_VARIABLES, *SSH_VARIABLES, "HOME")),
 }
