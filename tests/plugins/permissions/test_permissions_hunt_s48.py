@@ -16,7 +16,12 @@ behind ``&``, run together: a link a later one makes may be there when an earlie
 writes or reads (``echo x > w | ln -s /etc/x w``). 9: ``bsdunzip`` and ``stow`` make
 symbolic links. 10: ``crontab -e``, ``visudo``, ``systemctl edit`` and ``kubectl
 edit`` run the editor ``EDITOR``, ``VISUAL`` (and their own variables) name, set in
-the line. Each row goes through the real dispatcher (conftest ``judge``).
+the line. 11: ``tcpdump -z`` runs a command on each file it rotates, ``ssh-keygen
+-D``/``-w`` and ``ssh-add -s``/``-S``/``-e`` load a library (in the agent for
+ssh-add), ``openssl -engine``/``-provider``/``-pre`` load one too, ``rpm -E``/``--eval``
+/``-D`` expand macros whose ``%(...)`` runs a command, and ``crontab FILE`` (or ``-``:
+its input) installs commands that run later. Each row goes through the real dispatcher
+(conftest ``judge``).
 """
 
 from __future__ import annotations
@@ -260,4 +265,34 @@ async def test_b49_a_program_running_an_editor_the_line_names(judge, command):
 
 @pytest.mark.parametrize("command", ["crontab -l", "systemctl status x", "kubectl get pods"])
 async def test_10_without_an_editor_named_they_pass(judge, command):
+    await allowed(judge, DENY_RM, command)
+
+
+# -- 11: programs running or loading what an option names -------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "tcpdump -w x -G 1 -z rm -i lo", "tcpdump -zrm", "ssh-keygen -D ./x.so",
+        "ssh-keygen -w ./x.so -t ed25519-sk", "ssh-add -s ./x.so", "ssh-add -S ./x.so",
+        "openssl req -engine ./x.so -new", "openssl engine dynamic -pre SO_PATH:./x.so",
+        "openssl x509 -provider-path . -provider x -in c", "OPENSSL_CONF=./c openssl x509",
+        "rpm -E '%(rm x)'", "rpm --eval='%(rm x)'", "rpm -D 'x %(rm y)' -q a",
+        "echo '* * * * * rm x' | crontab -", "crontab jobs.txt", "crontab -u root jobs",
+    ],
+)  # fmt: skip
+async def test_b49_a_program_running_or_loading_what_an_option_names(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "tcpdump -i lo -c 1", "ssh-keygen -t ed25519 -f k -N ''", "ssh-add -l",
+        "openssl x509 -in c -noout", "rpm -qa", "crontab -l", "crontab -u root -l",
+    ],
+)  # fmt: skip
+async def test_11_without_those_options_they_pass(judge, command):
     await allowed(judge, DENY_RM, command)

@@ -6,7 +6,9 @@ into: tar's ``--to-command``, ``-I``, ``-F``, ``--rsh-command``,
 ``ack``'s ``--pager``; ``diff3`` and ``sdiff --diff-program``; ``install
 --strip-program``; ``man -P``, ``-H``, ``-C``; ``systemd-run -p``/``-E`` (``run0
 --property``/``--setenv``); ``srun --prolog`` and the like; ``chpst -e``;
-``pygmentize -x``; ``ssh -F``, ``-I``
+``pygmentize -x``; ``tcpdump -z``; ``ssh-keygen -D``/``-w``, ``ssh-add -s``/``-S``/``-e``;
+``openssl -engine``/``-provider``/``-pre``/``-config``; ``rpm -E``/``-D``; ``crontab
+FILE``; ``ssh -F``, ``-I``
 and ``-o`` with a setting not known to run nothing (``ProxyCommand``, ``LocalCommand``,
 ``Match exec``, ...; ``-o BatchMode=yes`` runs none); ``sort --compress-program``;
 ``cpio --rsh-command``; ``wget --use-askpass``, ``--config`` and ``-e`` (but for a few
@@ -110,8 +112,12 @@ def hidden(words: list[str], index: int) -> str | None:
         )
     if name == "wget":
         args = without_plain_commands(args)
+    if name == "crontab" and (table := _crontab(args)) is not None:
+        return f"crontab {table} installs commands that run later, which are not looked into"
     if name == "git":
         option = runs_command(args)
+    elif name == "openssl":
+        option = next((a for a in args if a in _OPENSSL_LOADS), None)
     elif name == "strace":
         option = _piped(args)
     else:
@@ -119,6 +125,24 @@ def hidden(words: list[str], index: int) -> str | None:
     if option is None:
         return None
     return f"{name} {option} runs a command that is not looked into"
+
+
+#: openssl's options that load a library (an engine, a provider, a configuration that
+#: may name them; ``engine -pre SO_PATH:lib``)
+_OPENSSL_LOADS: Final = frozenset(
+    {"-engine", "-keyengine", "-provider", "-provider-path", "-pre", "-post", "-config"}
+)
+
+
+def _crontab(args: list[str]) -> str | None:
+    """The file (or ``-``: its input) ``crontab`` installs as the table, or None
+    (``crontab -l``, ``-e``, ``-r``)."""
+    for read in scan(args, 0, "u"):
+        if read.option == END:
+            continue
+        if not read.option:
+            return args[read.at]
+    return None
 
 
 #: strace's options taking a value (strace 6)

@@ -188,6 +188,22 @@ RUNS: Final = {
     "chpst": Runs(letters="e", valued=frozenset("uUbe/nlLmdofcrt")),
     # -x: a lexer, formatter or filter loaded from a Python file (-l lexer.py:L)
     "pygmentize": Runs(letters="x", valued=frozenset("lfFoOPaS")),
+    # tcpdump -z: a command run on each file it rotates to (-G, -C)
+    "tcpdump": Runs(letters="z", valued=frozenset("BcCEFGijMmQrsTVwWyzZ")),
+    # a library they load (-D, -w: PKCS#11, FIDO) or have the agent load (-s, -S, -e)
+    "ssh-keygen": Runs(letters="Dw", valued=frozenset("CDEFIMNOPRVYZabfgjmnrstwz")),
+    "ssh-add": Runs(letters="sSe", valued=frozenset("EehHMmsSt")),
+    # macros (-E, -D, --eval, --define, a file of them) whose %(...) runs a command
+    **dict.fromkeys(
+        ("rpm", "rpmbuild", "rpmspec"),
+        Runs(
+            letters="ED",
+            valued=frozenset("DE"),
+            long=("--eval", "--define", "--macros", "--rcfile", "--load"),
+        ),
+    ),
+    # engines, providers and configurations load libraries (_command_options._openssl)
+    "openssl": Runs(line_variables=("OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES")),
     # the editor the line names (crontab -e, visudo, systemctl edit, kubectl edit)
     **dict.fromkeys(("crontab", "visudo"), Runs(line_variables=SUDOEDIT_VARIABLES)),
     "systemctl": Runs(line_variables=("SYSTEMD_EDITOR", *SUDOEDIT_VARIABLES)),
