@@ -20,8 +20,9 @@ the line. 11: ``tcpdump -z`` runs a command on each file it rotates, ``ssh-keyge
 -D``/``-w`` and ``ssh-add -s``/``-S``/``-e`` load a library (in the agent for
 ssh-add), ``openssl -engine``/``-provider``/``-pre`` load one too, ``rpm -E``/``--eval``
 /``-D`` expand macros whose ``%(...)`` runs a command, and ``crontab FILE`` (or ``-``:
-its input) installs commands that run later. Each row goes through the real dispatcher
-(conftest ``judge``).
+its input) installs commands that run later. 12: ``GCONV_PATH`` makes glibc load the
+character set converters of a directory (code) into any program, as ``LD_PRELOAD``
+does. Each row goes through the real dispatcher (conftest ``judge``).
 """
 
 from __future__ import annotations
@@ -296,3 +297,15 @@ async def test_b49_a_program_running_or_loading_what_an_option_names(judge, comm
 )  # fmt: skip
 async def test_11_without_those_options_they_pass(judge, command):
     await allowed(judge, DENY_RM, command)
+
+
+# -- 12: glibc's converter modules ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["GCONV_PATH=. iconv -f x -t y f", "export GCONV_PATH=.; iconv -l", "env GCONV_PATH=. ls"],
+)
+async def test_b49_gconv_path_loading_code_into_a_program(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)

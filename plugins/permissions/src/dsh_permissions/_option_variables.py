@@ -101,7 +101,10 @@ SUDO_VARIABLES: Final = ("SUDO_ASKPASS",)
 SUDOEDIT_VARIABLES: Final = ("SUDO_EDITOR", "VISUAL", "EDITOR")
 #: code loaded into any program (the dynamic loader's) or any perl (GNU parallel is a
 #: Perl script): counted for every command (``LD_LIBRARY_PATH`` is not: docs, Limits)
-LOADER_VARIABLES: Final = ("LD_PRELOAD", "LD_AUDIT", "PERL5OPT", "PERL5LIB", "PERLLIB")
+LOADER_VARIABLES: Final = (
+    *("LD_PRELOAD", "LD_AUDIT", "PERL5OPT", "PERL5LIB", "PERLLIB"),
+    "GCONV_PATH",  # glibc loads the character set converters it names (iconv_open)
+)
 #: GNU parallel's options (``PARALLEL``, ``PARALLEL_CSH``), the shell it runs commands
 #: with, its ssh and tmux commands, rsync's options, code put before each command
 #: (``PARALLEL_ENV``, or a file of it) and where its profiles are (``PARALLEL_HOME``,
