@@ -109,3 +109,44 @@ def test_an_option_named_with_a_held_secret_is_warned_of_without_it(
     [warned] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert "option '***', meta 'x***' held a secret" in warned
     assert fresh not in warned
+
+
+@pytest.mark.parametrize(
+    ("options", "path"),
+    [
+        ("{gateway: {api_key: KEY}}", "gateway.api_key"),
+        ("{deeper: {a: {b: [{x: 1}, {token: KEY}]}}}", "deeper.a.b[1].token"),
+        ("{hosts: [{password: KEY}]}", "hosts[0].password"),
+    ],
+)
+def test_a_secret_nested_in_a_free_option_is_refused_in_dsh_yml(
+    options: str, path: str, tmp_path: Path
+) -> None:
+    """Only an option's own name was checked: a secret under a free option (one no
+    loaded plugin reads) was stored with the session whole."""
+    file = tmp_path / "dsh.yml"
+    file.write_text(f"agents:\n  - id: main\n    options: {{o: {options.replace('KEY', KEY)}}}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(file)
+    error = caught.value
+    assert error.path == f"agents[0].options.o.{path}"
+    assert str(file) in str(error) and KEY not in str(error)
+
+
+def test_a_free_option_without_a_nested_secret_is_accepted() -> None:
+    text = "agents:\n  - id: main\n    options: {o: {api_key_env: GW_KEY, tokens: [1], n: x}}\n"
+    assert load_config(text=text).agents[0].options["o"]["api_key_env"] == "GW_KEY"
+
+
+async def test_a_secret_nested_in_a_free_option_is_refused_in_code() -> None:
+    looped: list[object] = [{"note": "x"}]
+    looped.append(looped)  # a value that holds itself is walked once
+    async with scripted_harness(ScriptedModel([]), load_entry_points=False) as harness:
+        agent = await harness.agents.create("b", options={"model": "scripted", "l": looped})
+        assert agent.options["l"] is looped
+        with pytest.raises(DshError) as caught:
+            await harness.agents.create(
+                "a", options={"model": "scripted", "gw": {"hosts": [{"client_secret": KEY}]}}
+            )
+    assert "option gw.hosts[0].client_secret: 'client_secret' names a secret" in str(caught.value)
+    assert KEY not in str(caught.value)
