@@ -18,6 +18,7 @@ from yaml.nodes import Node
 from dsh._config_keys import unknown_field_key, unknown_key
 from dsh._config_yaml import AtKey, Loc, Problem, locate
 from dsh._quoted import did_you_mean, shown
+from dsh._secret_inputs import hide_inputs, secret_inputs
 
 __all__ = ["from_validation", "missing_hint", "reason", "top_missing", "typo_instead", "yaml_kind"]
 
@@ -27,11 +28,28 @@ def reason(
 ) -> str:
     """Why ``err`` (at ``loc``, the model's own keys from ``depth`` on) is refused:
     in YAML's words for a file (``yaml``), in Python's for code; ``hint`` is added to a
-    required field of the model itself left out."""
+    required field of the model itself left out. A secret in the input (a
+    ``SecretStr`` field's, a value under a secret's name) that a validator's words
+    quote is ``***`` there."""
+    secrets = secret_inputs(model, tuple(err["loc"]), err.get("input"))
+    return hide_inputs(_reason(err, loc, model, depth, hint, yaml, secrets), secrets)
+
+
+def _reason(
+    err: ErrorDetails,
+    loc: Loc,
+    model: type[BaseModel],
+    depth: int,
+    hint: str,
+    yaml: bool,
+    secrets: set[str],
+) -> str:
+    """``reason``'s words, ``secrets`` hidden before a quoted input is cut (a cut one
+    keeps a piece of the secret)."""
     if yaml and err["type"] in _YAML_KINDS:  # not Python's words ("a valid tuple")
         return f"Input should be {_YAML_KINDS[err['type']]}, not {yaml_kind(err['input'])}"
     if err["type"] == "value_error":  # a validator's own words, without "Value error, "
-        said = str(err.get("ctx", {}).get("error", err["msg"]))
+        said = hide_inputs(str(err.get("ctx", {}).get("error", err["msg"])), secrets)
         given = err.get("input")  # quoted whole (a 20,000-character rule): cut
         return said.replace(repr(given), shown(given)) if isinstance(given, str) else said
     if top_missing(err):
@@ -138,6 +156,8 @@ def from_validation(
     # The ValidationError becomes the cause (shown by ``dsh -v``) only when it hides
     # the input: a plugin's section may hold a secret its model does not mark.
     cause = exc if model.model_config.get("hide_input_in_errors") else None
+    if cause is not None and _quotes_secret(exc, model):  # a validator's words
+        cause = None
     for err in exc.errors(include_url=False):  # the input is never shown, only its kind
         if not missing and top_missing(err):
             continue
@@ -145,6 +165,16 @@ def from_validation(
         why = reason(err, loc, model, len(prefix), hint=hint, yaml=True)
         problems.append(locate(root, loc, why, cause, missing=err["type"] == "missing"))
     return problems
+
+
+def _quotes_secret(exc: ValidationError, model: type[BaseModel]) -> bool:
+    """Whether ``exc``'s words quote a secret of its input (``secret_inputs``)."""
+    said = str(exc)
+    for err in exc.errors(include_url=False):
+        secrets = secret_inputs(model, tuple(err["loc"]), err.get("input"))
+        if hide_inputs(said, secrets) != said:
+            return True
+    return False
 
 
 def _key(err: ErrorDetails) -> Loc:
