@@ -16,7 +16,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from dsh._cli_agent import cli_harness, first_agent
-from dsh._config_models import may_be_a_key
+from dsh._model_values import may_be_a_key
 from dsh._secrets import key_from_env, key_is_blank
 from dsh._visible import visible
 from dsh.config import ModelConfig

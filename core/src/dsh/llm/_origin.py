@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import TypeAlias
 from urllib.parse import urlsplit
 
-from dsh._config_models import ModelConfig, may_be_a_key
+from dsh._config_models import ModelConfig
+from dsh._model_values import may_be_a_key
 
 __all__ = [
     "Origin",
