@@ -22,6 +22,9 @@ __all__ = [
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: ``$NAME`` or ``${NAME}``: a shell's variable, which dsh.yml does not expand.
 _VARIABLE = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+#: A variable in a header's value: ``${NAME}`` anywhere, ``$NAME`` as a whole word
+#: (``Bearer $TOKEN``; not ``$Version=1``, a cookie's attribute).
+_HEADER_VARIABLE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|(?<!\S)\$[A-Za-z_][A-Za-z0-9_]*(?!\S)")
 # an HTTP header name (RFC 9110's token)
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 # headers the adapters set themselves: the key cannot travel in one of them
@@ -82,11 +85,26 @@ def checked_url(value: str) -> str:
 
 def checked_headers(value: dict[str, str]) -> dict[str, str]:
     """``headers``: HTTP header names, each value one line of printable ASCII."""
+    seen: dict[str, str] = {}  # lowercased: the name that set it first
     for name, text in value.items():
+        first = seen.setdefault(name.lower(), name)
+        if first != name:  # HTTP's names know no case: both would be sent
+            raise AtKey(
+                (name,),
+                f"names the same header as {first!r} (header names are not case-sensitive); "
+                "keep one of them",
+            )
         if not _HEADER_NAME.fullmatch(name):
             raise AtKey(
                 (name,),
                 "is not an HTTP header name (letters, digits and - mostly, e.g. X-Title)",
+            )
+        if _HEADER_VARIABLE.search(text):  # sent as written: Bearer ${GW_TOKEN}
+            raise AtKey(
+                (name,),
+                "holds a variable ($NAME or ${NAME}); dsh.yml does not expand variables: "
+                "a gateway's token goes in a variable named by api_key_env (with "
+                "api_key_header for its header), other values are written as they are",
             )
         if "\n" in text or "\r" in text:
             raise AtKey((name,), "must not hold a line break: a header's value is one line")
