@@ -157,3 +157,19 @@ async def test_a_key_the_backend_does_not_use_is_a_warning_naming_both(
 )
 def test_keys_the_backend_uses_are_no_warning(settings: dict[str, str]) -> None:
     assert PersistenceSettings.model_validate(settings).unused() == []
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["postgresql://dsh:${PGPASS}@db/dsh", "${DATABASE_URL}", "$DATABASE_URL", "host=${H}"],
+)
+def test_a_variable_in_the_url_is_refused_not_given_to_libpq(value: str) -> None:
+    """dsh.yml expands no variables: ``${PGPASS}`` was libpq's password as written."""
+    message = r"holds a variable \(\$NAME or \$\{NAME\}\), which is not expanded: leave url"
+    with pytest.raises(ValueError, match=message):
+        PersistenceSettings.model_validate({"url": value})
+
+
+def test_a_dollar_in_a_password_is_kept() -> None:
+    url = "postgresql://dsh:pa$word@db/dsh"
+    assert PersistenceSettings.model_validate({"url": url}).url == url

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path, PurePath
 from typing import Literal
@@ -25,6 +26,9 @@ __all__ = [
 ENV_DIRECTORY = "DSH_PERSISTENCE_DIR"
 #: The PostgreSQL URL when ``url`` is not set (keeps a password out of dsh.yml).
 ENV_URL = "DSH_PERSISTENCE_URL"
+#: A variable in ``url``: ``${NAME}`` anywhere, or ``$NAME`` as the whole of it (a
+#: password may hold a ``$``: ``pa$word`` is taken).
+_VARIABLE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|^\s*\$[A-Za-z_][A-Za-z0-9_]*\s*$")
 #: The longest ``checkpoint_delay`` accepted, in seconds: an hour.
 MAX_CHECKPOINT_DELAY = 3600.0
 
@@ -152,6 +156,12 @@ class PersistenceSettings(BaseModel):
         # blank: libpq's defaults, not $DSH_PERSISTENCE_URL, which it looks like it means
         if value is not None and not value.strip():
             raise ValueError(f"is empty: leave it out for ${ENV_URL} or libpq's defaults")
+        # dsh.yml expands no variables: libpq would be given ${PGPASS} as the password
+        if value is not None and _VARIABLE.search(value):
+            raise ValueError(
+                "holds a variable ($NAME or ${NAME}), which is not expanded: leave url out "
+                f"and set ${ENV_URL} to the URL, or the password in $PGPASSWORD"
+            )
         return value
 
     def unused(self) -> list[str]:
