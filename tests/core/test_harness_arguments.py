@@ -84,3 +84,30 @@ def test_a_workspace_that_is_not_a_directory_is_refused(tmp_path: Path, what: st
     with pytest.raises(DshError) as caught:
         Harness(load_entry_points=False, workspace=tmp_path / what)
     assert str(caught.value) == f"workspace {str(tmp_path / what)!r} is not a directory"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "models:\n  m: {provider: openai-compatible, headers: {X-Token: tk-0123456789abcdef}}\n",
+        "model: tk-0123456789abcdef",
+        "{model: tk-0123456789abcdef}",
+    ],
+)
+async def test_yaml_text_given_as_config_points_to_config_text(
+    text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was "file not found", quoting the text (a token in it too) as the path."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DshError) as caught:
+        async with Harness(load_entry_points=False, config=text):
+            pass  # pragma: no cover
+    said = str(caught.value)
+    assert "given YAML text" in said and "Harness(config_text=...)" in said
+    assert "tk-0123456789abcdef" not in said
+
+
+async def test_a_path_not_there_is_still_file_not_found(tmp_path: Path) -> None:
+    with pytest.raises(DshError, match=r"nope\.yml: file not found$"):
+        async with Harness(load_entry_points=False, config=tmp_path / "nope.yml"):
+            pass  # pragma: no cover

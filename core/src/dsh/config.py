@@ -12,6 +12,7 @@ are in ``_config_models``, the checks in ``_config_validate`` (those across the 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -23,7 +24,7 @@ from dsh._agent_settings import agent_settings
 from dsh._config_errors import yaml_kind
 from dsh._config_models import CONFIG_FILE_NAMES, CORE_KEYS, AgentConfig, Config, ModelConfig
 from dsh._config_validate import Plugins, never, validate
-from dsh._config_yaml import Problem, locate, parse, read
+from dsh._config_yaml import NOT_FOUND, Problem, locate, parse, read
 from dsh._model_name import ModelName
 from dsh._plugin_settings import not_a_model, owner, record_owner
 from dsh.errors import ConfigError, DshError, PluginValidationError
@@ -196,7 +197,12 @@ def _load(
         source = os.fspath(path) if path is not None else "<string>"
     if text is None:
         assert path is not None
-        text = read(path, source)
+        try:
+            text = read(path, source)
+        except ConfigError as exc:
+            if exc.reason.startswith(NOT_FOUND) and _reads_as_yaml(path):
+                raise ConfigError("<YAML text given as a path>", "", _YAML_NOT_PATH) from None
+            raise
     duplicates: list[Problem] = []  # reported with the rest
     node, data = parse(text, source, duplicates)
     if data is None:
@@ -205,3 +211,16 @@ def _load(
         reason = f"the file must hold a mapping of keys, not {yaml_kind(data)}"
         raise locate(node, (), reason).error(source, [p.error(source) for p in duplicates])
     return validate(source, node, data, settings, plugins, starts_agents, found=duplicates)
+
+
+#: Why a path that is no file but reads as YAML is refused: not quoted (it may hold a
+#: header's token), with where YAML text goes.
+_YAML_NOT_PATH = (
+    f"{NOT_FOUND}: the path of a config file was given YAML text (a line break, or "
+    "'key: value'); give YAML text as Harness(config_text=...) or load_config(text=...)"
+)
+
+
+def _reads_as_yaml(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path``, a string, is more likely YAML text than a file's name."""
+    return isinstance(path, str) and re.search(r"\n|^\s*[{\[]|:\s", path) is not None
