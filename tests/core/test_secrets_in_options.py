@@ -14,10 +14,12 @@ from __future__ import annotations
 import logging
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
-from dsh import DshError
+from dsh import DshError, hookimpl
 from dsh.config import load_config
 from dsh.errors import ConfigError
 from dsh.testing import ScriptedModel, scripted_harness
@@ -150,3 +152,36 @@ async def test_a_secret_nested_in_a_free_option_is_refused_in_code() -> None:
             )
     assert "option gw.hosts[0].client_secret: 'client_secret' names a secret" in str(caught.value)
     assert KEY not in str(caught.value)
+
+
+class _Plain(BaseModel):
+    """A plugin's settings whose secret is not typed ``SecretStr``."""
+
+    token: str = ""
+    hosts: list[dict[str, str]] = []
+
+
+class _PlainPlugin:
+    @hookimpl
+    def register_settings(self, register: Any) -> None:
+        register(_Plain)
+
+
+async def test_a_value_under_a_secrets_name_in_a_plugins_options_is_stored_hidden(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Its settings model accepts it, so it is not refused; it was stored whole."""
+    given = {"token": KEY, "hosts": [{"name": "a", "api_key": KEY}]}
+    plugins: list[Any] = [("plain", _PlainPlugin())]
+    async with scripted_harness(ScriptedModel([]), plugins=plugins) as harness:
+        with caplog.at_level(logging.WARNING):
+            agent = await harness.agents.create("a", options={"model": "scripted", "plain": given})
+        assert agent.options["plain"] == given  # the agent itself has it as given
+        stored = agent.session.meta
+    assert stored["options"]["plain"] == {
+        "token": "***",
+        "hosts": [{"name": "a", "api_key": "***"}],
+    }
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("option 'plain' held a value under a secret's name" in line for line in warned)
+    assert all(KEY not in line for line in warned)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dsh._config_secrets import misplaced_key
 from dsh._json import check_json, copied
 from dsh._secrets import get_logger, redact
 from dsh.errors import DshError, EventDataError
@@ -53,7 +54,11 @@ def hidden_meta(
     the options and the other keys of ``meta`` whose values held one (never the
     secret), unless each was ``declared``: a value of a plugin's ``SecretStr`` field,
     put in options as plugins ask, is hidden as expected (a resume gets it back from
-    dsh.yml). ``meta`` itself when none did."""
+    dsh.yml). A string under a key named as a secret's in the options, at any depth
+    (``{gateway: {token: ...}}``, a plugin's setting not typed ``SecretStr``, or one of
+    a plugin turned off), is ``***`` too, whatever it holds. ``meta`` itself when
+    nothing was hidden."""
+    meta = _named_hidden(agent_id, meta, declared)
     if not secrets:
         return meta
     hidden: dict[str, Any] = hidden_value(meta, secrets)
@@ -80,6 +85,50 @@ def hidden_meta(
         ", ".join(where) or "the session's meta",
     )
     return hidden
+
+
+def _named_hidden(agent_id: str, meta: dict[str, Any], declared: frozenset[str]) -> dict[str, Any]:
+    """``meta`` with each string under a key named as a secret's in its options as
+    ``***`` (``misplaced_key``'s rule, at any depth); a warning names the options that
+    held one that is not ``declared``."""
+    options = meta.get("options")
+    if not isinstance(options, dict):
+        return meta
+    told: list[str] = []
+    root: list[Any] = [options]
+    todo: list[tuple[Any, Any, str]] = [(root, 0, "")]
+    seen: set[int] = set()  # a list given in code may hold itself
+    while todo:
+        holder, place, option = todo.pop()
+        item = holder[place]
+        if not isinstance(item, dict | list) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        copy: Any = dict(item) if isinstance(item, dict) else list(item)
+        holder[place] = copy
+        for key, inner in item.items() if isinstance(item, dict) else enumerate(item):
+            whose = option or str(key)  # the option it is under
+            if _named_secret(key, inner):
+                copy[key] = "***"
+                if inner not in declared and whose not in told:
+                    told.append(whose)
+            else:
+                todo.append((copy, key, whose))
+    if told:
+        log.warning(
+            "agent %r: %s held a value under a secret's name (a key, a token, a "
+            "password): stored with the session with *** in its place",
+            agent_id,
+            ", ".join(f"option {key!r}" for key in told),
+        )
+    return meta if root[0] == options else {**meta, "options": root[0]}
+
+
+def _named_secret(key: object, value: object) -> bool:
+    """Whether ``value`` is a string (not empty) under a key named as a secret's."""
+    if not isinstance(key, str) or key == "api_key_env" or not isinstance(value, str):
+        return False
+    return bool(value) and misplaced_key(key, value) is not None
 
 
 def declared_secrets_of(harness: Harness | None) -> frozenset[str]:
