@@ -13,7 +13,9 @@ read in them (``known_keys``: the declared ones of 8 characters or more, the API
 keys), a ``Config``'s an option equal to a declared value of any length whole too.
 The options are hidden before their repr (a secret with a backslash or a quote is
 escaped there), and a value too short to hide elsewhere (``MIN_LENGTH``, an unset
-``SecretStr("")``) is not searched for in the rest.
+``SecretStr("")``) is not searched for in the rest. A string under a secret's name
+(``password``, ``token``: a plugin's field typed ``str``) is hidden as a declared one
+is, in the sections and the options.
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from pydantic import BaseModel
+
 from dsh._header_secrets import header_credentials
+from dsh._secret_names import is_secret_name
 from dsh._secrets import HIDDEN, hide_parameters, known_keys, longest_first, redact
 
 if TYPE_CHECKING:
@@ -74,10 +79,44 @@ def hidden_options(value: Any, whole: Collection[str], within: tuple[str, ...]) 
     if isinstance(value, str):
         return HIDDEN if value in whole else redact(value, within) if within else value
     if isinstance(value, Mapping):
-        return {key: hidden_options(item, whole, within) for key, item in value.items()}
+        return {
+            key: HIDDEN if _named_secret(key, item) else hidden_options(item, whole, within)
+            for key, item in value.items()
+        }
     if isinstance(value, list | tuple):
         return [hidden_options(item, whole, within) for item in value]
     return value
+
+
+def _named_secret(key: object, value: object) -> bool:
+    """A string (not empty) under a key named as a secret's (``token: str``)."""
+    return (
+        isinstance(key, str)
+        and isinstance(value, str)
+        and value != ""
+        and is_secret_name(key, query=False)
+    )
+
+
+def named_values(value: object) -> Iterator[str]:
+    """The strings under the names of secrets in ``value`` (plugins' settings, of
+    fields typed ``str``: ``token``, ``password``), at any depth."""
+    todo, seen = [value], set()
+    while todo:
+        item = todo.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, BaseModel):
+            item = {**vars(item), **(item.__pydantic_extra__ or {})}
+        if isinstance(item, Mapping):
+            for key, inner in item.items():
+                if _named_secret(key, inner):
+                    yield inner
+                else:
+                    todo.append(inner)
+        elif isinstance(item, list | tuple | set | frozenset):
+            todo.extend(item)
 
 
 def config_repr(config: Config) -> str:
@@ -85,6 +124,7 @@ def config_repr(config: Config) -> str:
     declare secret hidden: in the agents' options before their repr, and, as their
     repr writes them, anywhere (those of ``MIN_LENGTH`` or more)."""
     declared = {value for value in config.declared if value}
+    declared.update(named_values(list(config.sections.values())))
     within = longest_first(declared)
     agents = [
         agent.model_copy(update={"options": hidden_options(agent.options, declared, within)})

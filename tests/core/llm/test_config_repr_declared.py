@@ -121,3 +121,25 @@ def test_an_agent_config_built_in_code_quotes_no_bad_value() -> None:
 def test_a_short_header_credential_is_hidden_whole_after_its_scheme(value: str, made: str) -> None:
     config = ModelConfig(provider="openai-compatible", headers={"Authorization": value})
     assert f"'Authorization': '{made}'" in repr(config)
+
+
+class Plain(BaseModel):
+    """A plugin's settings whose secrets are typed ``str``."""
+
+    password: str = ""
+    hosts: list[dict[str, str]] = []
+    level: str = "quiet"
+
+
+def test_a_value_under_a_secrets_name_is_hidden_though_not_declared() -> None:
+    """Only ``SecretStr`` values were hidden: ``password: str`` was shown in the
+    section's repr and in the agents' options."""
+    text = (
+        f"plain: {{password: {LONG}, hosts: [{{name: h, token: {LONG}x}}], level: loud}}\n"
+        f"agents:\n  - id: main\n    options: {{plain: {{password: {LONG}}}, note: abc}}\n"
+    )
+    config = load_config(text=text, settings={"plain": Plain})
+    shown = repr(config) + repr(config.agents)
+    assert LONG not in shown
+    assert "password='***'" in shown and "'token': '***'" in shown
+    assert "level='loud'" in shown and "'note': 'abc'" in shown
