@@ -175,7 +175,8 @@ async def test_a_value_under_a_secrets_name_in_a_plugins_options_is_stored_hidde
     plugins: list[Any] = [("plain", _PlainPlugin())]
     async with scripted_harness(ScriptedModel([]), plugins=plugins) as harness:
         with caplog.at_level(logging.WARNING):
-            agent = await harness.agents.create("a", options={"model": "scripted", "plain": given})
+            options = {"model": "scripted", "plain": given}
+            agent = await harness.agents.create("a", options=options, meta={"gw_token": KEY})
         assert agent.options["plain"] == given  # the agent itself has it as given
         stored = agent.session.meta
     assert stored["options"]["plain"] == {
@@ -183,5 +184,7 @@ async def test_a_value_under_a_secrets_name_in_a_plugins_options_is_stored_hidde
         "hosts": [{"name": "a", "api_key": "***"}],
     }
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert any("option 'plain' held a value under a secret's name" in line for line in warned)
+    assert stored["gw_token"] == "***"
+    [said] = [line for line in warned if "held a value under a secret's name" in line]
+    assert "option 'plain'" in said and "meta 'gw_token'" in said
     assert all(KEY not in line for line in warned)

@@ -88,18 +88,15 @@ def hidden_meta(
 
 
 def _named_hidden(agent_id: str, meta: dict[str, Any], declared: frozenset[str]) -> dict[str, Any]:
-    """``meta`` with each string under a key named as a secret's in its options as
-    ``***`` (``misplaced_key``'s rule, at any depth); a warning names the options that
-    held one that is not ``declared``."""
-    options = meta.get("options")
-    if not isinstance(options, dict):
-        return meta
+    """``meta`` with each string under a key named as a secret's as ``***``
+    (``misplaced_key``'s rule, at any depth, in its options too); a warning names the
+    options and the other keys of ``meta`` that held one that is not ``declared``."""
     told: list[str] = []
-    root: list[Any] = [options]
-    todo: list[tuple[Any, Any, str]] = [(root, 0, "")]
+    root: list[Any] = [meta]
+    todo: list[tuple[Any, Any, str]] = [(root, 0, "")]  # "": meta; "options": them
     seen: set[int] = set()  # a list given in code may hold itself
     while todo:
-        holder, place, option = todo.pop()
+        holder, place, label = todo.pop()
         item = holder[place]
         if not isinstance(item, dict | list) or id(item) in seen:
             continue
@@ -107,7 +104,10 @@ def _named_hidden(agent_id: str, meta: dict[str, Any], declared: frozenset[str])
         copy: Any = dict(item) if isinstance(item, dict) else list(item)
         holder[place] = copy
         for key, inner in item.items() if isinstance(item, dict) else enumerate(item):
-            whose = option or str(key)  # the option it is under
+            if label == "":  # a key of meta
+                whose = "options" if key == "options" else f"meta {key!r}"
+            else:
+                whose = f"option {key!r}" if label == "options" else label
             if _named_secret(key, inner):
                 copy[key] = "***"
                 if inner not in declared and whose not in told:
@@ -119,9 +119,10 @@ def _named_hidden(agent_id: str, meta: dict[str, Any], declared: frozenset[str])
             "agent %r: %s held a value under a secret's name (a key, a token, a "
             "password): stored with the session with *** in its place",
             agent_id,
-            ", ".join(f"option {key!r}" for key in told),
+            ", ".join(told),
         )
-    return meta if root[0] == options else {**meta, "options": root[0]}
+    hidden: dict[str, Any] = root[0]
+    return meta if hidden == meta else hidden
 
 
 def _named_secret(key: object, value: object) -> bool:
