@@ -91,8 +91,8 @@ def checked_headers(value: dict[str, str]) -> dict[str, str]:
         if first != name:  # HTTP's names know no case: both would be sent
             raise AtKey(
                 (name,),
-                f"names the same header as {first!r} (header names are not case-sensitive); "
-                "keep one of them",
+                f"{name!r} names the same header as {first!r} (header names are not "
+                "case-sensitive): both would be sent; keep one of them",
             )
         if not _HEADER_NAME.fullmatch(name):
             raise AtKey(
