@@ -33,7 +33,6 @@ __all__ = [
     "event_places",
     "loaded_of",
     "read_rows",
-    "unstored",
 ]
 
 
@@ -72,21 +71,6 @@ def batch_of(info: SessionInfo, events: Sequence[SessionEvent]) -> Batch:
             f"session {info.id!r}: its meta is not JSON ({exc}); nothing was written"
         ) from None
     return Batch(first, rows, turns, ran, meta)
-
-
-def unstored(session_id: str, batch: Batch) -> str:
-    """Said after why the write of ``batch`` failed: a transaction lands whole, so none
-    of it is stored, and the session's writer keeps every event it did not store."""
-    last = batch.first + len(batch.rows) - 1
-    which, them = (
-        (f"event seq {last}", "it")
-        if last == batch.first
-        else (f"events seq {batch.first}-{last}", "them")
-    )
-    return (
-        f"{which} of session {session_id!r} not stored (the running session keeps {them}; "
-        "its next save tries again)"
-    )
 
 
 def event_places(location: str, session_id: str) -> Callable[[int], str]:

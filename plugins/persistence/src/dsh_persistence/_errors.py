@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from dsh import DshError
 from dsh.errors import SessionInUseError as _SessionInUse
 from dsh.errors import exception_words
+
+if TYPE_CHECKING:
+    from dsh.session import SessionEvent
 
 __all__ = [
     "PersistenceError",
@@ -15,6 +21,7 @@ __all__ = [
     "SessionInUseError",
     "SessionStoreUnusableError",
     "UnencodableEventError",
+    "unstored",
 ]
 
 
@@ -87,3 +94,22 @@ class UnencodableEventError(PersistenceError):
             f"({exception_words(cause)}); it and the events after it were not written"
         )
         self.seq = seq
+
+
+def unstored(session_id: str, events: Sequence[SessionEvent], *, whole: bool = True) -> str:
+    """Said after why a write of ``events`` failed: none of them is stored (``whole``: a
+    transaction, a new file, lands whole), or perhaps only some (lines appended), and
+    the session's writer keeps every event it did not store."""
+    first, last = events[0].seq, events[-1].seq
+    which, them = (
+        (f"event seq {last}", "it") if last == first else (f"events seq {first}-{last}", "them")
+    )
+    if whole:
+        return (
+            f"{which} of session {session_id!r} not stored (the running session keeps "
+            f"{them}; its next save tries again)"
+        )
+    return (
+        f"{which} of session {session_id!r} not stored, or not all of {them} (the running "
+        f"session keeps {them}; its next save stores what is missing)"
+    )

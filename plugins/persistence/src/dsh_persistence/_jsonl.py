@@ -34,7 +34,12 @@ from dsh_persistence._backend import (
     encode_events,
 )
 from dsh_persistence._claims import let_go
-from dsh_persistence._errors import NotASessionError, PersistenceError, SessionConflictError
+from dsh_persistence._errors import (
+    NotASessionError,
+    PersistenceError,
+    SessionConflictError,
+    unstored,
+)
 from dsh_persistence._files import (
     SUFFIX,
     denied,
@@ -104,10 +109,15 @@ class JsonlBackend(FileLocks, SessionBackend):
         with self._guard:
             return self._locks.setdefault(session_id, threading.Lock())
 
-    def _failed(self, exc: OSError, doing: str, path: Path | None = None) -> PersistenceError:
-        """``exc`` as a PersistenceError saying what failed, on which path, and why. When
-        the directory itself is the problem, the message names it and its setting."""
+    def _failed(
+        self, exc: OSError, doing: str, path: Path | None = None, unstored: str = ""
+    ) -> PersistenceError:
+        """``exc`` as a PersistenceError saying what failed, on which path, and why (and
+        then ``unstored``: what was not stored). When the directory itself is the problem,
+        the message names it and its setting."""
         reason = exc.strerror or str(exc)
+        if unstored:
+            reason = f"{reason}; {unstored}"
         usable = os.path.isdir(self.directory) and not isinstance(exc, NotADirectoryError)
         if path is not None and usable:  # the file is the problem
             return PersistenceError(f"{path}: cannot {doing}: {reason}")
@@ -171,7 +181,8 @@ class JsonlBackend(FileLocks, SessionBackend):
                     os.fsync(fd)
             except OSError as exc:
                 self._ends.pop(info.id, None)
-                raise self._failed(exc, "append to the session file", path) from exc
+                kept = unstored(info.id, events, whole=False)  # lines written may stay
+                raise self._failed(exc, "append to the session file", path, kept) from exc
             except BaseException:
                 self._ends.pop(info.id, None)
                 raise
@@ -195,7 +206,7 @@ class JsonlBackend(FileLocks, SessionBackend):
         try:
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
-            raise self._failed(exc, "create it") from exc
+            raise self._failed(exc, "create it", unstored=unstored(info.id, events)) from exc
         # claimed: the new file is locked before it appears (a claim whose file was
         # removed, by its holder or a program that takes no lock, holds the new one)
         claimed = info.id in self._claims
@@ -203,7 +214,8 @@ class JsonlBackend(FileLocks, SessionBackend):
             try:
                 stat, held = publish(path, [header, *lines], fsync=self._fsync, hold=claimed)
             except OSError as exc:
-                raise self._failed(exc, "create the session file", path) from exc
+                kept = unstored(info.id, events)
+                raise self._failed(exc, "create the session file", path, kept) from exc
         if held is not None:
             previous = self._claims.get(info.id, PENDING)
             self._claims[info.id] = held

@@ -59,7 +59,7 @@ class FileLocks:
         def _lock(self, session_id: str) -> threading.Lock: ...
 
         def _failed(
-            self, exc: OSError, doing: str, path: Path | None = None
+            self, exc: OSError, doing: str, path: Path | None = None, unstored: str = ""
         ) -> PersistenceError: ...
 
     def claim(self, session_id: str) -> bool:

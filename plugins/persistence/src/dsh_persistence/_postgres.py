@@ -14,6 +14,7 @@ their connection ended: ``_postgres_claims``; how a write meets them:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,7 @@ from dsh_persistence._backend import (
     _shown,
 )
 from dsh_persistence._batch import LoadedTails, batch_of, loaded_of, read_rows
-from dsh_persistence._errors import PersistenceError, SessionConflictError
+from dsh_persistence._errors import PersistenceError, SessionConflictError, unstored
 from dsh_persistence._postgres_claims import AdvisoryClaims
 from dsh_persistence._postgres_connection import DataConnection
 from dsh_persistence._postgres_schema import WHERE
@@ -162,7 +163,7 @@ class PostgresBackend(SessionBackend):
                 )
             self._committed(info.id, events[-1].seq + 1, flushed=sync)
 
-        self._conn.run(work)
+        self._conn.run(work, unstored=partial(unstored, info.id, events))
 
     def _committed(self, session_id: str, next_seq: int, *, flushed: bool) -> None:
         """Note a commit that left ``session_id`` at ``next_seq``: ``flushed`` (made

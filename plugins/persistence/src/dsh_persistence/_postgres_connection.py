@@ -30,7 +30,11 @@ from contextlib import contextmanager, suppress
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from dsh_persistence._errors import PersistenceError, SessionFormatError
+from dsh_persistence._errors import (
+    PersistenceError,
+    SessionFormatError,
+    SessionStoreUnusableError,
+)
 from dsh_persistence._opening import set_up, unusable_error
 from dsh_persistence._postgres_schema import SCHEMA, SCHEMA_LOCK, SCHEMA_VERSION, TABLES
 from dsh_persistence._postgres_url import not_text, scrub
@@ -203,11 +207,23 @@ class DataConnection:
 
     # -- running work --------------------------------------------------------------------
 
-    def run(self, work: Callable[[psycopg.Connection[Any]], T], *, safe: bool = False) -> T:
+    def run(
+        self,
+        work: Callable[[psycopg.Connection[Any]], T],
+        *,
+        safe: bool = False,
+        unstored: Callable[..., str] | None = None,
+    ) -> T:
         """``work(connection)``, once more on a new connection when the connection died
         under it and running it again cannot write twice (see the module). The tables
-        are created first if they are missing."""
-        return self._run(work, safe=safe, create=True)
+        are created first if they are missing. ``unstored(whole=...)``: what a failure
+        leaves unstored (``_errors.unstored``), said after why."""
+        if unstored is None:
+            return self._run(work, safe=safe, create=True)
+        try:
+            return self._run(work, safe=safe, create=True, unstored=unstored)
+        except SessionStoreUnusableError as exc:  # not connected, or no tables made
+            raise SessionStoreUnusableError(f"{exc}; {unstored()}") from exc.__cause__
 
     def read(
         self, work: Callable[[psycopg.Connection[Any]], T], nothing: T, *, safe: bool = True
@@ -220,7 +236,14 @@ class DataConnection:
 
         return self._run(stored, safe=safe, create=False)
 
-    def _run(self, work: Callable[[psycopg.Connection[Any]], T], *, safe: bool, create: bool) -> T:
+    def _run(
+        self,
+        work: Callable[[psycopg.Connection[Any]], T],
+        *,
+        safe: bool,
+        create: bool,
+        unstored: Callable[..., str] | None = None,
+    ) -> T:
         with self.lock:
             for attempt in (1, 2):
                 generation = self.generation
@@ -238,11 +261,14 @@ class DataConnection:
                     if dead and attempt == 1 and (safe or not self._committing):
                         continue  # the server rolled back what it had not committed
                     reason = scrub(str(exc).strip(), self._url)
-                    if dead and self._committing:
+                    lost = dead and self._committing
+                    if lost:
                         reason += (
                             " (the connection was lost while committing: the write may "
                             "or may not have been stored)"
                         )
+                    if unstored is not None:
+                        reason += f"; {unstored(whole=not lost)}"
                     raise PersistenceError(f"{self._location}: {reason}") from exc
                 except BaseException:
                     self._drop_unless_idle(db)

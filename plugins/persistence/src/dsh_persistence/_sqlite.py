@@ -23,12 +23,13 @@ from dsh_persistence._backend import (
     SessionInfo,
     StoredTail,
 )
-from dsh_persistence._batch import LoadedTails, batch_of, loaded_of, read_rows, unstored
+from dsh_persistence._batch import LoadedTails, batch_of, loaded_of, read_rows
 from dsh_persistence._claims import ClaimFiles
 from dsh_persistence._errors import (
     PersistenceError,
     SessionConflictError,
     SessionInUseError,
+    unstored,
 )
 from dsh_persistence._opening import unusable_error
 from dsh_persistence._row_values import count, header_of
@@ -184,9 +185,8 @@ class SqliteBackend(SessionBackend):
     def append(self, info: SessionInfo, events: Sequence[SessionEvent], *, durable: bool) -> None:
         if not events:
             return
-        batch = batch_of(info, events)
-        _, rows, turns, ran, meta = batch
-        failed = unstored(info.id, batch)
+        _, rows, turns, ran, meta = batch_of(info, events)
+        failed = unstored(info.id, events)
 
         def work(db: sqlite3.Connection) -> None:
             sync = "FULL" if durable and self._fsync else "NORMAL"
