@@ -26,6 +26,7 @@ from dsh_persistence._sqlite_connection import (
     open_database,
 )
 from dsh_persistence._sqlite_schema import checked_version, missing, no_schema
+from dsh_persistence._sqlite_words import error_words
 
 __all__ = ["SqliteStore"]
 
@@ -75,10 +76,11 @@ class SqliteStore(SessionBackend):
                 self._marked = True
             return work(db)
         except sqlite3.Error as exc:
+            reason = error_words(exc, self.path)
             if unstored:  # a full disk, say: the transaction is rolled back
-                said = f"cannot write to the session database: {exc}; {unstored}"
+                said = f"cannot write to the session database: {reason}; {unstored}"
                 raise PersistenceError(f"{self.path}: {said}") from exc
-            raise PersistenceError(f"{self.path}: {exc}") from exc
+            raise PersistenceError(f"{self.path}: {reason}") from exc
 
     def _read(self, work: Callable[[sqlite3.Connection], T], nothing: T) -> T:
         """``_run`` for a read: a database that is not there, or holds no session,
@@ -109,7 +111,11 @@ class SqliteStore(SessionBackend):
 
     def _unusable(self, doing: str, reason: object) -> PersistenceError:
         """The database cannot be opened or created: say which, where, and from what setting."""
-        return unusable_error(self.path, self._source, doing, reason)
+        return unusable_error(self.path, self._source, doing, self._said(reason))
+
+    def _said(self, reason: object) -> object:
+        """``reason`` in words that say where and why, if it is a SQLite error."""
+        return error_words(reason, self.path) if isinstance(reason, sqlite3.Error) else reason
 
     def prepare(self) -> None:
         """Check, changing nothing, that sessions can be saved in the database
@@ -146,7 +152,9 @@ class SqliteStore(SessionBackend):
         self._make_directory()
         unusable = self._unusable
         if unstored:  # creating the database (its tables) failed: what was not stored
-            unusable = lambda doing, reason: self._unusable(doing, f"{reason}; {unstored}")  # noqa: E731
+            unusable = lambda doing, reason: self._unusable(  # noqa: E731
+                doing, f"{self._said(reason)}; {unstored}"
+            )
         db, file = open_database(self.path, self._timeout, unusable, self._check_version)
         self._db, self._file, self._marked = db, file, False
         return db
