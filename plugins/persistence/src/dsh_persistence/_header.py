@@ -59,7 +59,14 @@ _JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", boo
 
 def parse_header(line: bytes, path: Path) -> dict[str, Any]:
     """The header of a session file, read as lossless JSON (``_lossless``); refuses
-    other files and newer formats."""
+    other files and newer formats, and UTF-16 (``_utf16``), which ``json.loads`` reads
+    too: the event lines, not read that way, would pass for a page a power cut lost
+    (they hold NUL bytes), and the next save would cut them off."""
+    if _utf16(line):
+        raise SessionCorruptError(
+            f"{path}:1: the header line is not UTF-8 text (it holds NUL bytes: was the file "
+            "saved as UTF-16?); dsh reads and writes session files in UTF-8"
+        )
     try:
         header = loads(line)
     except NotLossless as exc:  # NaN, 1e400: no value dsh writes, so damage
@@ -83,6 +90,15 @@ def parse_header(line: bytes, path: Path) -> dict[str, Any]:
             f"{path}:1: the header's meta is not an object (a JSON {_JSON_TYPES[type(meta)]})"
         )
     return header
+
+
+def _utf16(line: bytes) -> bool:
+    """Whether ``line`` starts as UTF-16 text does: a byte order mark, or one NUL byte
+    in the first two (the high byte of ``{``). dsh writes UTF-8, which has no NUL byte
+    outside a string's escapes; a page lost to a power cut starts with two or more."""
+    if line[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return True
+    return len(line) > 1 and (line[0] == 0) != (line[1] == 0)
 
 
 def header_line(info: SessionInfo) -> bytes:
