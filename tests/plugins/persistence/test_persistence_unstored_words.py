@@ -89,7 +89,8 @@ def test_a_postgresql_write_the_server_refuses_says_its_events_are_kept(pg_url: 
         with psycopg.connect(pg_url, autocommit=True) as db:
             db.execute(
                 "CREATE FUNCTION disk_full() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                "RAISE EXCEPTION 'could not extend file: No space left on device'; END $$"
+                "RAISE EXCEPTION 'could not extend file: No space left on device' "
+                "USING HINT = 'Check free disk space.'; END $$"
             )
             db.execute(
                 "CREATE TRIGGER disk_full BEFORE INSERT ON dsh_events FOR EACH ROW "
@@ -98,7 +99,11 @@ def test_a_postgresql_write_the_server_refuses_says_its_events_are_kept(pg_url: 
         with pytest.raises(PersistenceError) as caught:
             backend.append(INFO, log.events[1:], durable=True)
         said = str(caught.value)
-        assert said.startswith(f"{pg_url}: could not extend file: No space left on device")
+        # on one line, as every message of the backend (psycopg puts the hint on its own)
+        assert said.startswith(
+            f"{pg_url}: could not extend file: No space left on device HINT:  Check free "
+            "disk space. CONTEXT: "
+        )
         assert said.endswith(
             f"; events seq 1-{len(log.events) - 1} of session 's' not stored (the running "
             "session keeps them; its next save tries again)"

@@ -260,7 +260,9 @@ class DataConnection:
                     dead = db.closed or db.broken
                     if dead and attempt == 1 and (safe or not self._committing):
                         continue  # the server rolled back what it had not committed
-                    reason = scrub(str(exc).strip(), self._url)
+                    # one line, as ``unusable_error`` says it (a hint is on a line of its own)
+                    said = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+                    reason = scrub(said, self._url)
                     lost = dead and self._committing
                     if lost:
                         reason += (
