@@ -273,10 +273,11 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
     from dsh._cli_args import config_not_found
     from dsh._cli_keys import said as _said
     from dsh._cli_keys import sayer
+    from dsh._register_calls import checked
     from dsh.config import add_settings, find_config, load_config
 
     settings: dict[str, Any] = {}
-    pm.relay.register_settings(partial(add_settings, settings))
+    pm.relay.register_settings(checked("register_settings", partial(add_settings, settings)))
     try:
         path = args.config or find_config(Path(args.cwd or os.getcwd()))
     except DshError as error:

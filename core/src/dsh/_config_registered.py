@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 import yaml
 
 from dsh._provider_table import BUILT_IN
+from dsh._register_calls import checked
 
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
@@ -42,7 +43,7 @@ class RegisteredModels:
                     found.setdefault(key, (plugin, str(getattr(info, "provider", ""))))
 
             self._found = found
-            self._pm.relay.register_models(collect)
+            self._pm.relay.register_models(checked("register_models", collect))
         return self._found
 
     def names(self) -> dict[str, tuple[str, str]]:

@@ -29,8 +29,10 @@ from dsh.errors import DshError
 
 __all__ = [
     "NAME_PATTERN",
+    "ToolDescriptionWarning",
     "arguments_model",
     "arguments_schema",
+    "check_description",
     "check_name",
     "check_names_given",
     "check_parameter_name",
@@ -66,6 +68,42 @@ def check_name(name: str) -> None:
         f"tool {name!r}: the name {what}; a tool name is 1 to 64 letters, digits, _ or - "
         f"({NAME_PATTERN}: OpenAI and Anthropic refuse every request with another)"
     )
+
+
+class ToolDescriptionWarning(UserWarning):
+    """A tool was made without a description (a function without a docstring): the
+    model is told only its name and arguments, so it may call it at random, or never."""
+
+
+def check_description(name: str, description: object) -> None:
+    """Warn of a tool the model would be told nothing of but its name and arguments;
+    refuse a description that is not text (it would fail every request)."""
+    if isinstance(description, str) and description.strip():
+        return
+    if not isinstance(description, str):
+        raise DshError(f"tool {name!r}: its description is {type(description).__name__}, not text")
+    warnings.warn(
+        f"tool {name!r} has no description: the model is told only its name and "
+        "arguments; give the function a docstring, or @tool(description=...)",
+        ToolDescriptionWarning,
+        stacklevel=_outside_dsh(),
+    )
+
+
+#: The modules making a tool, whose frames a warning's location skips.
+_MAKING: Final = frozenset({__name__, "dsh._tool_making"})
+
+
+def _outside_dsh() -> int:
+    """The ``stacklevel`` of the first frame calling into the making of a tool from
+    outside it (``@tool`` or ``Tool(...)``; the dataclass ``__init__`` is ``<string>``),
+    so that the warning names the author's line, and is shown once for each."""
+    frame, level = sys._getframe(2), 2
+    while frame.f_back is not None and (
+        frame.f_globals.get("__name__") in _MAKING or frame.f_code.co_filename == "<string>"
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 #: The names pydantic will not make a field of: its models' settings, and the methods

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from dsh._tool_checks import (
     arguments_model,
     arguments_schema,
+    check_description,
     check_name,
     check_names_given,
     check_parameter_name,
@@ -90,6 +91,7 @@ class Tool:
         schema = arguments_schema(self.name, self.arguments)
         for option in ("path_args", "command_args"):
             check_text_arguments(self.name, option, getattr(self, option), self.arguments, schema)
+        check_description(self.name, self.description)  # a warning: after the refusals
         schema.pop("title", None)
         spec = ToolSpec(name=self.name, description=self.description, parameters=schema)
         object.__setattr__(self, "spec", spec)

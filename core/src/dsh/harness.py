@@ -276,30 +276,35 @@ class Harness:
 
     async def _start(self) -> Harness:
         from dsh._proxy_secrets import proxy_secrets
+        from dsh._register_calls import checked
         from dsh._secrets import remember
         from dsh.config import add_settings
 
         late = self._late = StartedPlugins(self.pm)  # told of each start-up hook's call
         self.pm.dispatcher.listeners.append(late)
         late.begin("register_settings")
-        self.relay.register_settings(partial(add_settings, self.settings))
+        self.relay.register_settings(
+            checked("register_settings", partial(add_settings, self.settings))
+        )
         self._config = self._load_config()
         source = self._config.source
         self.models.config_source = None if source == "<defaults>" else source
         late.begin("register_secrets")
-        self.relay.register_secrets(self.secret_variables.add)
+        self.relay.register_secrets(checked("register_secrets", self.secret_variables.add))
         self._secrets = None  # with what was just registered
         self.secrets()  # read now, so that a log record quoting a key shows it hidden
         # log records look up the proxy variables in lower and upper case only: one of
         # another case (Http_Proxy) is remembered now, every name of the environment read
         remember(proxy_secrets())
         late.begin("register_history_reducers")
-        self.relay.register_history_reducers(self._add_reducer)
+        self.relay.register_history_reducers(
+            checked("register_history_reducers", self._add_reducer)
+        )
         late.begin("register_models")
-        self.relay.register_models(self.models.add)
+        self.relay.register_models(checked("register_models", self.models.add))
         self._add_config_models(self._config)
         late.begin("register_tools")
-        self.relay.register_tools(self.tools.add)
+        self.relay.register_tools(checked("register_tools", self.tools.add))
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
         self._task_group = task_group

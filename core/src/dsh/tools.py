@@ -21,18 +21,21 @@ from pydantic import BaseModel, ValidationError
 from dsh._json import encode_any
 from dsh._secrets import get_logger
 from dsh._stray import failed, failure_words
+from dsh._tool_checks import ToolDescriptionWarning
 from dsh._tool_making import Tool, ToolContext, tool
 from dsh.errors import DshError, exception_words
 from dsh.messages import ToolCall, ToolResult, ToolSpec, trusted
 
 log = get_logger("dsh.tools")
 
-Tool.__module__ = ToolContext.__module__ = __name__  # where users import them: reprs say so
+# where users import them: reprs (and warnings filters) say so
+Tool.__module__ = ToolContext.__module__ = ToolDescriptionWarning.__module__ = __name__
 
 __all__ = [
     "ArgumentsError",
     "Tool",
     "ToolContext",
+    "ToolDescriptionWarning",
     "ToolError",
     "ToolRegistry",
     "read_arguments",
@@ -165,7 +168,26 @@ def _not_a_tool(plugin: str, registered: object) -> DshError:
             f"plugin {plugin!r} registered the function {registered.__name__!r}, which is "
             "not a dsh Tool; wrap it with @dsh.tools.tool"
         )
-    return DshError(f"plugin {plugin!r} registered {registered!r}, which is not a dsh Tool")
+    if isinstance(registered, list | tuple | set | frozenset):  # register([a, b])
+        count = len(registered)
+        return DshError(
+            f"plugin {plugin!r} registered a {type(registered).__name__} of {count} "
+            f"item{'' if count == 1 else 's'}, which is not a dsh Tool; call register(tool) "
+            "once per tool"
+        )
+    shown = repr(registered)
+    if len(shown) > _REPR_SHOWN:
+        shown = shown[: _REPR_SHOWN - 3] + "..."
+    if isinstance(registered, str | int | float | bool | type(None)):
+        return DshError(f"plugin {plugin!r} registered {shown}, which is not a dsh Tool")
+    return DshError(
+        f"plugin {plugin!r} registered a {type(registered).__name__} ({shown}), which is "
+        "not a dsh Tool"
+    )
+
+
+#: The most characters of a wrong object's repr an error shows.
+_REPR_SHOWN = 60
 
 
 def _why(exc: BaseException) -> str:

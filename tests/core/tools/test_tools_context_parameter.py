@@ -17,6 +17,9 @@ import pytest
 from dsh import DshError
 from dsh.tools import ToolContext, tool
 
+#: these tools are made to check their arguments; a description is not the point
+pytestmark = pytest.mark.filterwarnings("ignore::dsh.tools.ToolDescriptionWarning")
+
 NAME_IT = "name it 'context'"
 
 

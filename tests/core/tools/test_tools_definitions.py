@@ -18,6 +18,9 @@ from dsh.errors import HookError
 from dsh.testing import ScriptedModel, scripted_harness
 from dsh.tools import Tool, tool
 
+#: these tools are made to check their arguments; a description is not the point
+pytestmark = pytest.mark.filterwarnings("ignore::dsh.tools.ToolDescriptionWarning")
+
 if TYPE_CHECKING:
     from decimal import Decimal
     from pathlib import Path

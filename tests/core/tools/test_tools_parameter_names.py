@@ -14,6 +14,9 @@ import pytest
 from dsh import DshError
 from dsh.tools import tool
 
+#: these tools are made to check their arguments; a description is not the point
+pytestmark = pytest.mark.filterwarnings("ignore::dsh.tools.ToolDescriptionWarning")
+
 
 def _refused(name: str, default: Any = ...) -> str:
     """What defining a tool ``f`` with a str parameter ``name`` is refused with."""

@@ -21,6 +21,9 @@ from dsh.plugins import CORE_DEFAULTS, create_plugin_manager, list_plugins
 from dsh.testing import ScriptedModel, run_turn, scripted_harness, text, tool_calls
 from dsh.tools import Tool, ToolContext, ToolRegistry, tool
 
+#: these tools are made to check their arguments; a description is not the point
+pytestmark = pytest.mark.filterwarnings("ignore::dsh.tools.ToolDescriptionWarning")
+
 DECLARED = {
     # name: (mutating, path_args, command_args, reads, required arguments)
     "read": (False, ("path",), (), True, ["path"]),
