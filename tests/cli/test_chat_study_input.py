@@ -145,8 +145,8 @@ def test_slash_commands_with_extra_or_odd_arguments(model_server: Any, chat: Any
     starts a turn, and each gives the prompt back."""
     server = model_server([])
     child = chat(server, plugins="")
-    child.sendline("/plugins please")
-    child.expect_exact("  dsh.builtins (dsh-core ")
+    child.sendline("/plugins please")  # not /plugins: words after it are no question
+    child.expect_exact("/plugins takes nothing after it; try /plugins alone")
     child.expect_exact("> ")
     child.sendline("   /model   ")
     child.expect_exact("  openai-compatible:tiny\r\n")
