@@ -48,11 +48,11 @@ def test_emit_refuses_a_type_that_is_not_name_slash_what(kind: Any) -> None:
     assert session.events == []
 
 
-def test_emit_logs_a_plugin_type_and_the_core_records_its_own() -> None:
+async def test_emit_logs_a_plugin_type_and_the_core_records_its_own() -> None:
     session = Session("s")
 
-    session.emit("audit/step", {"n": 1})
-    session.emit("notes/pinned/again", {})
+    await session.emit("audit/step", {"n": 1})
+    await session.emit("notes/pinned/again", {})
     session._record("user/message", {"content": "hi"})
 
     assert [e.type for e in session.events] == ["audit/step", "notes/pinned/again", "user/message"]

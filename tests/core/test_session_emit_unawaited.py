@@ -65,3 +65,20 @@ async def test_an_awaited_emit_reaches_async_observers_without_a_warning(
         gc.collect()
     assert "stamp/seen" in observer.seen
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+async def test_an_emit_dropped_with_no_async_observer_warns_too() -> None:
+    """With only sync observers (dsh's own are all sync) a dropped emit harmed nothing
+    yet, and used to pass silently: the plugin's tests never showed the mistake that a
+    user's async observer would then meet."""
+    plugins = [("stamp", PlainEmitter())]
+    async with scripted_harness(ScriptedModel(["ok"]), plugins=plugins) as harness:
+        agent = await harness.agents.create("a", options={"model": "scripted"})
+        with pytest.warns(EmitNotAwaitedWarning) as caught:
+            events = await run_turn(agent, "go")
+    seq = next(e.seq for e in events if e.type == "stamp/seen")
+    assert str(caught[0].message) == (
+        f"session.emit('stamp/seen') (event seq {seq}) was not awaited: the event is "
+        "logged, but an async session_event observer, once one is installed, will never "
+        "see it; await what emit returns (in an async def impl)"
+    )

@@ -67,7 +67,7 @@ def test_a_stored_log_whose_seq_is_not_its_index_is_refused() -> None:
     ("method", "kind"),
     [("_append", "user/message"), ("append", "notes/said"), ("emit", "notes/said")],
 )
-def test_data_that_is_not_lossless_json_never_enters_the_log(method: str, kind: str) -> None:
+async def test_data_that_is_not_lossless_json_never_enters_the_log(method: str, kind: str) -> None:
     session = Session("s")
     with pytest.raises(EventDataError):
         getattr(session, method)(kind, {"content": "x", "score": math.nan})
@@ -75,7 +75,9 @@ def test_data_that_is_not_lossless_json_never_enters_the_log(method: str, kind: 
         getattr(session, method)(kind, {"content": ("a", "b")})
     assert list(session.events) == []
     assert list(session.history) == []
-    getattr(session, method)(kind, {"content": "fine"})
+    logged = getattr(session, method)(kind, {"content": "fine"})
+    if method == "emit":
+        await logged
     assert [e.seq for e in session.events] == [0]
 
 
@@ -83,7 +85,7 @@ def redact_first(history: list[Message], event: SessionEvent) -> list[Message]:
     return [UserMessage(content="(redacted)"), *history[1:]]
 
 
-def test_emit_lets_a_reducer_replace_the_history_like_append_does() -> None:
+async def test_emit_lets_a_reducer_replace_the_history_like_append_does() -> None:
     seen: list[int] = []
     session = Session(
         "s",
@@ -93,7 +95,7 @@ def test_emit_lets_a_reducer_replace_the_history_like_append_does() -> None:
     session._record("user/message", {"content": "secret"})
     session._record("user/message", {"content": "two"})
     before = session.history
-    session.emit("test/redact", {})
+    await session.emit("test/redact", {})
     assert [m.content for m in session.history] == ["(redacted)", "two"]
     assert [m.content for m in before] == ["secret", "two"]
     assert seen == [0, 1, 2]

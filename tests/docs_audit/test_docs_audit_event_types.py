@@ -20,7 +20,7 @@ def test_the_docs_say_the_plugin_name_prefix_is_a_convention_and_not_owned() -> 
     assert "a convention, not checked" in said and "Types are not owned" in said
 
 
-def test_emit_takes_another_plugins_type_as_the_docs_say() -> None:
+async def test_emit_takes_another_plugins_type_as_the_docs_say() -> None:
     session = Session("s")
-    session.emit("compact/summary", {"text": "not compaction's"})
+    await session.emit("compact/summary", {"text": "not compaction's"})
     assert [event.type for event in session.events] == ["compact/summary"]

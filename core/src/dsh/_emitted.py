@@ -1,7 +1,9 @@
-"""What ``Session.emit`` returns while async ``session_event`` observers are still to
-be told of the event: awaiting it tells them. A plain ``def`` hook impl cannot await,
-and Python's own warning for the dropped coroutine names only dsh's internals; dropped
-unawaited, this says which event the async observers missed and what to do."""
+"""What ``Session.emit`` returns: awaiting it tells the async ``session_event``
+observers of the event (with none, it is already done). A plain ``def`` hook impl
+cannot await, and Python's own warning for a dropped coroutine would name only dsh's
+internals; dropped unawaited, this says which event the async observers missed and
+what to do. It says so with no async observer installed too, so that the mistake shows
+in a plugin's own tests and not first with a user's async observer."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import warnings
 from collections.abc import Awaitable, Generator
 from typing import Any, final
 
+from dsh._ready import READY
 from dsh._secrets import get_logger
 
 __all__ = ["EmitNotAwaitedWarning", "Emitted"]
@@ -42,10 +45,17 @@ class Emitted:
         if close is not None:
             close()  # Python's own warning would name only the dispatcher's coroutine
         type, seq = self._said
-        said = (
-            f"session.emit({type!r}) (event seq {seq}) was not awaited: the event is logged, "
-            "but the async session_event observers never saw it; await what emit returns "
-            "(in an async def impl)"
-        )
-        log.error("%s", said)
+        if pending is READY:  # no async observer missed it, this time
+            said = (
+                f"session.emit({type!r}) (event seq {seq}) was not awaited: the event is "
+                "logged, but an async session_event observer, once one is installed, will "
+                "never see it; await what emit returns (in an async def impl)"
+            )
+        else:
+            said = (
+                f"session.emit({type!r}) (event seq {seq}) was not awaited: the event is "
+                "logged, but the async session_event observers never saw it; await what "
+                "emit returns (in an async def impl)"
+            )
+            log.error("%s", said)
         warnings.warn(said, EmitNotAwaitedWarning, stacklevel=2)

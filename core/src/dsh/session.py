@@ -244,9 +244,11 @@ class Session:
 
     def emit(self, type: str, data: dict[str, Any], value: object = None) -> Awaitable[None]:
         """Log a plugin's own event, then tell the observer (the ``session_event``
-        hook); await the result. Refused before anything is logged: a ``type`` that is
-        one of the core's or not ``name/what`` (``EventTypeError``), ``data`` that is
-        not a dict of lossless JSON (``EventDataError``). The log holds a copy of
+        hook); await the result (dropped unawaited, it warns: ``EmitNotAwaitedWarning``,
+        whether or not an async observer is installed). Refused before anything is
+        logged: a ``type`` that is one of the core's or not ``name/what``
+        (``EventTypeError``), ``data`` that is not a dict of lossless JSON
+        (``EventDataError``). The log holds a copy of
         ``data``: changing it afterwards changes nothing logged. ``value``: as for
         ``append``. If the type's history reducer raises, the event is not logged and
         the history is left as it was (a plugin's reducer: ``HistoryReducerError``)."""
@@ -260,7 +262,7 @@ class Session:
             pending = READY if observer is None else observer(self, event) or READY
         else:
             pending = self._record(type, data, value)
-        return pending if pending is READY else Emitted(pending, type, seq)
+        return Emitted(pending, type, seq)
 
     def _record(
         self, type: str, data: dict[str, Any], value: object = None, *, at: float | None = None
