@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, Union, final  # noqa: F401
 from pydantic import BaseModel, ValidationError
 
 from dsh._json import encode_any
+from dsh._schema_tool import SCHEMA_PROBLEMS, schema_tool
 from dsh._secrets import get_logger
 from dsh._stray import failed, failure_words
 from dsh._tool_checks import ToolDescriptionWarning
@@ -39,6 +40,7 @@ __all__ = [
     "ToolError",
     "ToolRegistry",
     "read_arguments",
+    "schema_tool",
     "tool",
 ]
 
@@ -68,8 +70,11 @@ def read_arguments(tool: Tool, call: ToolCall) -> BaseModel:
         # without its Python wrapper (which passes its defaults on to the same call)
         validated: BaseModel = tool.arguments.__pydantic_validator__.validate_json(call.arguments)
         return validated
-    except ValidationError:
-        pass  # work out which step fails, and say so
+    except ValidationError as exc:  # a schema tool's problems say where each is
+        for error in exc.errors():
+            if error["type"] == SCHEMA_PROBLEMS:
+                raise ArgumentsError("schema", error["msg"]) from None
+        # else work out which step fails, and say so
     try:
         raw = json.loads(call.arguments) if call.arguments.strip() else {}
     except ValueError as exc:
@@ -79,6 +84,8 @@ def read_arguments(tool: Tool, call: ToolCall) -> BaseModel:
     try:
         return tool.arguments.model_validate(raw)
     except ValidationError as exc:
+        if (first := exc.errors()[0])["type"] == SCHEMA_PROBLEMS:  # of {} for empty text
+            raise ArgumentsError("schema", first["msg"]) from None
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in exc.errors()
         )
