@@ -136,8 +136,10 @@ def _install_plugin_set(session: nox.Session, plugin_set: str, *more: str) -> No
     plugins = PLUGIN_SETS[plugin_set]
     _require_plugins(session, plugins, f"plugin set {plugin_set!r}")
     # `dsh chat`'s line editor (the chat extra) in the `all` set only: the other sets
-    # test the terminal read in canonical mode, which chat uses without it.
-    core = "./core[chat]" if plugin_set == "all" else "./core"
+    # test the terminal read in canonical mode, which chat uses without it. The schema
+    # extra (jsonschema, for dsh.tools.schema_tool) in every set: its tests need it, and
+    # its absence is tested by hiding the import (test_tools_schema_checks.py).
+    core = "./core[chat,schema]" if plugin_set == "all" else "./core[schema]"
     session.install("-e", core, *(_installed(p) for p in plugins), *_group("test"), *more)
     names = ",".join(plugins)
     if "persistence" in plugins:  # its PostgreSQL tests fail, not skip, without a server
@@ -224,9 +226,10 @@ def typecheck(session: nox.Session) -> None:
     plugin_dirs = _plugin_dirs(session)
     # Installed, so mypy sees the packages' dependencies and their py.typed markers.
     # [chat]: prompt_toolkit, which dsh/_cli_editor.py imports (it is typed)
+    # [schema]: jsonschema, which dsh/_json_schema.py imports (typed by types-jsonschema)
     # [postgres]: psycopg, whose types the PostgreSQL backend is checked against
     plugins = (_installed(Path(d).name) for d in plugin_dirs)
-    session.install("-e", "./core[chat]", *plugins, *_group("typecheck"), *_group("test"))
+    session.install("-e", "./core[chat,schema]", *plugins, *_group("typecheck"), *_group("test"))
     sources = [
         "core/src",
         *(f"{d}/src" for d in plugin_dirs),
