@@ -223,3 +223,50 @@ async def test_a_parameters_field_is_told_to_the_model_and_checks_the_call(
         (True, "invalid arguments for 'quote': symbol: String should match pattern '^[A-Z]{1,5}$'"),
         (False, "ACME: 123.45 over 1 days"),
     ]
+
+
+async def test_the_schema_tool_example_registers_a_tool_the_model_calls(tmp_path: Path) -> None:
+    """tools.md, "Tools from a JSON schema": the page's MCP bridge example, run; a call
+    outside the schema gets the error result the page quotes, without the tool running;
+    the page's time limit for patterns is the module's."""
+    import re
+    import textwrap
+
+    from dsh import _json_schema, _json_schema_words
+    from dsh.testing import ScriptedModel, run_turn, scripted_harness, text, tool_calls
+
+    page = (Path(__file__).parents[2] / "docs" / "tools.md").read_text(encoding="utf-8")
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "schema_tool(" in b]
+    namespace: dict[str, Any] = {"__name__": "tools_md_bridge"}
+    exec(compile(textwrap.dedent(block), "tools.md", "exec"), namespace)
+    plugin = SimpleNamespace(register_tools=namespace["register_tools"])
+    model = ScriptedModel(
+        [
+            tool_calls(("lookup", {}), ("lookup", {"word": "dsh"}), ("lookup", {"wrod": "x"})),
+            text("ok"),
+        ]
+    )
+    async with scripted_harness(
+        model, plugins=[("bridge", plugin)], load_entry_points=False, workspace=tmp_path
+    ) as h:
+        agent = await h.agents.create("a", options={"model": "scripted"})
+        events = await run_turn(agent, "look it up")
+    [spec] = [s for s in model.requests[0].tools if s.name == "lookup"]
+    assert spec.parameters == namespace["LISTED"][0]["inputSchema"]
+    results = [(e.data["is_error"], e.data["content"]) for e in events if e.type == "tool/result"]
+    assert results == [
+        (True, "invalid arguments for 'lookup': word: required, and missing"),
+        (False, "dsh: a word"),
+        (
+            True,
+            "invalid arguments for 'lookup': word: required, and missing; (arguments): "
+            '"wrod" is not an argument of this tool (its arguments: word)',
+        ),
+    ]
+    flat = " ".join(page.split())
+    assert "`invalid arguments for 'lookup': word: required, and missing`" in flat
+    assert '`... (arguments): "wrod" is not an argument of this tool (its arguments: word)`' in flat
+    assert f"({_json_schema.PATTERN_SECONDS} s for all of a call's patterns)" in flat
+    assert f"cut at {_json_schema_words.PREVIEW} characters" in flat
+    assert _json_schema.SHOWN == 10
+    assert "(the first ten, then `and more`)" in flat
