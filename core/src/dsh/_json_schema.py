@@ -65,14 +65,16 @@ def load_validator(tool: str, schema: dict[str, Any]) -> Validator:
             f"{clipped(found.message, 200)}"
         )
     _check_refs(tool, schema, dialect)
-    kind = validators.extend(  # type: ignore[no-untyped-call]
-        draft,
-        {
-            "pattern": _pattern,
-            "patternProperties": _pattern_properties,
-            "additionalProperties": _additional_properties,
-        },
-    )
+    keywords = {
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+        "additionalProperties": _additional_properties,
+    }
+    if "unevaluatedProperties" in draft.VALIDATORS:  # 2019-09 on
+        patterns = sorted(_patterns_of(schema))
+        original = draft.VALIDATORS["unevaluatedProperties"]
+        keywords["unevaluatedProperties"] = _unevaluated(original, patterns)
+    kind = validators.extend(draft, keywords)  # type: ignore[no-untyped-call]
     made: Validator = kind(schema, registry=referencing.Registry())  # retrieves nothing
     return made
 
@@ -188,6 +190,39 @@ def _additional_properties(validator: Any, extra: Any, instance: Any, schema: An
         yield ValidationError(
             f"{', '.join(map(repr, extras))} not allowed", instance={k: instance[k] for k in extras}
         )
+
+
+def _unevaluated(original: Any, patterns: list[str]) -> Any:
+    """jsonschema's ``unevaluatedProperties``, which matches the patterns of the
+    ``patternProperties`` it reaches with ``re``: run when ``_searched`` has matched each
+    of the schema's against each property first, in time (a key that would backtrack
+    catastrophically is said so instead)."""
+
+    def unevaluated(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if patterns and validator.is_type(instance, "object"):
+            for key in instance:
+                for pattern in patterns:
+                    if _searched(pattern, key) is None:
+                        yield _slow(pattern, key)
+                        return
+        yield from original(validator, value, instance, schema)
+
+    return unevaluated
+
+
+def _patterns_of(schema: Any) -> set[str]:
+    """The patterns of every ``patternProperties`` in ``schema``, wherever it is."""
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            if isinstance(item.get("patternProperties"), Mapping):
+                found.update(k for k in item["patternProperties"] if isinstance(k, str))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
 
 
 def _check_refs(tool: str, schema: dict[str, Any], dialect: str) -> None:

@@ -50,6 +50,9 @@ def problem_words(error: Any) -> str | None:
         return "; ".join(f"{_where([*path, p])}: required, and missing" for p in missing)
     if keyword == "additionalProperties" and not error.path:  # not one nested in it
         return _not_allowed(path, error.instance, error.schema)
+    if keyword == "oneOf":  # none fits: the errors of each are its context
+        which = "none" if error.context else "more than one"
+        return f"{_where(path)}: {shown(error.instance)} fits {which} of the schemas (oneOf)"
     said = _WORDS.get(keyword)
     if said is None:
         what = "no value is allowed here" if error.schema is False else error.message
@@ -90,10 +93,6 @@ def _pattern(value: Any, pattern: Any, _: Any) -> str:
     return f"{shown(value)} does not match the pattern {shown(pattern, _LIST)}"
 
 
-def _one_of(value: Any, _: Any, __: Any) -> str:
-    return f"{shown(value)} fits none, or more than one, of the schemas (oneOf)"
-
-
 _WORDS: Final[dict[str, Callable[[Any, Any, Any], str]]] = {
     "type": _type,
     "enum": lambda v, values, _: f"{shown(v)} is not one of {_listed(values)}",
@@ -112,6 +111,5 @@ _WORDS: Final[dict[str, Callable[[Any, Any, Any], str]]] = {
     "minProperties": lambda v, n, _: f"fewer than {n} properties",
     "maxProperties": lambda v, n, _: f"more than {n} properties",
     "anyOf": lambda v, _, __: f"{shown(v)} fits none of the schemas (anyOf)",
-    "oneOf": _one_of,
     "not": lambda v, _, __: f"{shown(v)} fits the schema 'not' refuses",
 }

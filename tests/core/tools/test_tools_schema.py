@@ -57,6 +57,9 @@ def test_the_model_is_told_the_schema_as_it_is() -> None:
     assert made.spec.description == "Search the index."
     SEARCH["properties"]["query"]["minLength"] = 1  # the tool holds a copy: unchanged
     assert made.spec.parameters is not SEARCH
+    # less a title, as every tool's (pydantic's name of an arguments model, FastMCP's)
+    titled = schema_tool("search", "Search.", {"title": "searchArguments", **SEARCH}, search)
+    assert titled.spec.parameters == SEARCH
 
 
 @pytest.mark.parametrize(

@@ -207,3 +207,38 @@ def test_import_dsh_tools_leaves_jsonschema_unimported() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+async def test_a_catastrophic_pattern_reached_by_unevaluated_properties_is_given_up_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dsh import _json_schema
+
+    monkeypatch.setattr(_json_schema, "PATTERN_SECONDS", 0.05)
+    schema = {
+        "type": "object",
+        "allOf": [{"patternProperties": {CATASTROPHIC: {}}}],
+        "unevaluatedProperties": False,
+    }
+    assert await _result(schema, '{"aa": 1}') == (False, "got {'aa': 1}")
+    is_error, content = await _result(schema, f'{{"{SLOW_TEXT}": 1}}')
+    assert is_error
+    assert content.endswith(
+        'could not be matched against the pattern "(a|aa)+$" in time (0.05 s for all of a '
+        "call's patterns)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("1", "v: 1 fits more than one of the schemas (oneOf)"),
+        ("-1.5", "v: -1.5 fits none of the schemas (oneOf)"),
+    ],
+)
+async def test_one_of_says_whether_none_or_several_fit(value: str, said: str) -> None:
+    schema = _object(v={"oneOf": [{"type": "integer"}, {"minimum": 0}]})
+    assert await _result(schema, f'{{"v": {value}}}') == (
+        True,
+        f"invalid arguments for 't': {said}",
+    )
