@@ -48,15 +48,17 @@ def problem_words(error: Any) -> str | None:
     if keyword == "required":
         missing = [p for p in error.validator_value if p not in error.instance]
         return "; ".join(f"{_where([*path, p])}: required, and missing" for p in missing)
-    if keyword == "additionalProperties" and not error.path:  # not one nested in it
+    if keyword == "additionalProperties":  # those it refuses (dsh._json_schema's)
         return _not_allowed(path, error.instance, error.schema)
+    if error.schema is False:  # jsonschema does not say where (descend drops the path)
+        where = f"{_where(path)}: " if path else ""
+        return f"{where}{shown(error.instance)} is not allowed there (its schema is false)"
     if keyword == "oneOf":  # none fits: the errors of each are its context
         which = "none" if error.context else "more than one"
         return f"{_where(path)}: {shown(error.instance)} fits {which} of the schemas (oneOf)"
     said = _WORDS.get(keyword)
     if said is None:
-        what = "no value is allowed here" if error.schema is False else error.message
-        return f"{_where(path)}: {clipped(what, 160)}"
+        return f"{_where(path)}: {clipped(error.message, 160)}"
     return f"{_where(path)}: {said(error.instance, error.validator_value, error.schema)}"
 
 

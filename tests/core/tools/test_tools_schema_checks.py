@@ -242,3 +242,19 @@ async def test_one_of_says_whether_none_or_several_fit(value: str, said: str) ->
         True,
         f"invalid arguments for 't': {said}",
     )
+
+
+async def test_a_nested_object_s_property_not_allowed_is_said_where() -> None:
+    inner = {"type": "object", "properties": {"a": {}}, "additionalProperties": False}
+    assert await _result(_object(o=inner), '{"o": {"a": 1, "b": 2}}') == (
+        True,
+        "invalid arguments for 't': o: \"b\" is not allowed here (its properties: a)",
+    )
+
+
+async def test_a_value_a_false_schema_refuses_is_said() -> None:
+    # jsonschema gives no place for it: the value is shown
+    assert await _result(_object(o=False), '{"o": 12345}') == (
+        True,
+        "invalid arguments for 't': 12345 is not allowed there (its schema is false)",
+    )
