@@ -15,7 +15,8 @@ The options are hidden before their repr (a secret with a backslash or a quote i
 escaped there), and a value too short to hide elsewhere (``MIN_LENGTH``, an unset
 ``SecretStr("")``) is not searched for in the rest. A string under a secret's name
 (``password``, ``token``: a plugin's field typed ``str``) is hidden as a declared one
-is, in the sections and the options.
+is, in the sections and the options, by the rule the stored session's options are
+hidden by (``dsh._config_secrets.named_secret``).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel
 
+from dsh._config_secrets import hidden_by_name
 from dsh._header_secrets import header_credentials
-from dsh._secret_names import is_secret_name
 from dsh._secrets import HIDDEN, hide_parameters, known_keys, longest_first, redact
 
 if TYPE_CHECKING:
@@ -80,22 +81,12 @@ def hidden_options(value: Any, whole: Collection[str], within: tuple[str, ...]) 
         return HIDDEN if value in whole else redact(value, within) if within else value
     if isinstance(value, Mapping):
         return {
-            key: HIDDEN if _named_secret(key, item) else hidden_options(item, whole, within)
+            key: HIDDEN if hidden_by_name(key, item) else hidden_options(item, whole, within)
             for key, item in value.items()
         }
     if isinstance(value, list | tuple):
         return [hidden_options(item, whole, within) for item in value]
     return value
-
-
-def _named_secret(key: object, value: object) -> bool:
-    """A string (not empty) under a key named as a secret's (``token: str``)."""
-    return (
-        isinstance(key, str)
-        and isinstance(value, str)
-        and value != ""
-        and is_secret_name(key, query=False)
-    )
 
 
 def named_values(value: object) -> Iterator[str]:
@@ -111,7 +102,7 @@ def named_values(value: object) -> Iterator[str]:
             item = {**vars(item), **(item.__pydantic_extra__ or {})}
         if isinstance(item, Mapping):
             for key, inner in item.items():
-                if _named_secret(key, inner):
+                if hidden_by_name(key, inner):
                     yield inner
                 else:
                     todo.append(inner)

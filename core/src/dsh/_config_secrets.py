@@ -1,6 +1,15 @@
-"""A secret's name given a value outside a model's entry (``misplaced_key``): at the top
-of dsh.yml, in an agent's options, in options given in code. A key there would do
-nothing, and options are stored with the session."""
+"""A value that is a secret by its key's name (``named_secret``: the one rule, wherever
+dsh hides or refuses one), and a secret's name given a value outside a model's entry
+(``misplaced_key``): at the top of dsh.yml, in an agent's options, in options given in
+code. A key there would do nothing, and options are stored with the session.
+
+What ``named_secret`` finds is hidden alike in ``repr()`` of the settings
+(``dsh._config_repr``) and in the options stored with a session (``dsh._stored_meta``),
+so neither shows what the other hides. A string under a cookie's name (``cookies``) is
+a secret only when it looks like a credential (``session=...``, a token): ``cookies:
+cookies.txt`` names a file, which a resume rebuilding the options from the stored ones
+needs as it is. A typo of a core option (``max_token``) is refused as a typo where the
+options are checked, but it is a secret's name all the same, hidden wherever it is."""
 
 from __future__ import annotations
 
@@ -12,7 +21,7 @@ from dsh._options import CORE_OPTIONS, option_typo
 from dsh._secret_names import COOKIE_NAMES, bare_name
 from dsh._secrets import is_secret_name
 
-__all__ = ["misplaced_key", "nested_misplaced"]
+__all__ = ["hidden_by_name", "misplaced_key", "named_secret", "nested_misplaced"]
 
 
 def misplaced_key(key: str, value: object) -> str | None:
@@ -34,10 +43,7 @@ def misplaced_key(key: str, value: object) -> str | None:
             "(models: {NAME: {api_key_env: OPENAI_API_KEY}}), where it is read"
         )
     # a typo of a core option (max_token) is told as one where options are checked
-    secret = isinstance(value, str) and is_secret_name(key, query=False)
-    if secret and bare_name(key) in COOKIE_NAMES:  # cookies: cookies.txt is a file's name
-        secret = credential_like(str(value))
-    if secret and not option_typo(key, list(CORE_OPTIONS)):
+    if named_secret(key, value) and not option_typo(key, list(CORE_OPTIONS)):
         return (
             f"{key!r} names a secret (a key, a token, a password): secrets go neither in "
             "dsh.yml nor in an agent's options (options are stored with the session); put "
@@ -45,6 +51,24 @@ def misplaced_key(key: str, value: object) -> str | None:
             "model's entry)"
         )
     return None
+
+
+def named_secret(key: object, value: object) -> bool:
+    """Whether ``value`` is a secret by ``key``'s name: a string under a name of a
+    secret's (``token``, ``gatewayToken``, ``cookie``: ``is_secret_name``), under a
+    cookie's name only one that looks like a credential (``credential_like``; not
+    ``cookies.txt``). ``api_key_env`` names a variable, not a secret."""
+    if not isinstance(key, str) or not isinstance(value, str):
+        return False
+    if not is_secret_name(key, query=False):
+        return False
+    return bare_name(key) not in COOKIE_NAMES or credential_like(value)
+
+
+def hidden_by_name(key: object, value: object) -> bool:
+    """Whether ``value`` is shown and stored as ``***`` (``named_secret``): not an empty
+    string, which holds nothing to hide (and a resume gets it back as it was)."""
+    return value != "" and named_secret(key, value)
 
 
 def nested_misplaced(value: object) -> tuple[tuple[str | int, ...], str] | None:

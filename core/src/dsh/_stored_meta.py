@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dsh._config_secrets import misplaced_key
+from dsh._config_secrets import hidden_by_name
 from dsh._json import check_json, copied
 from dsh._secrets import get_logger, redact
 from dsh.errors import DshError, EventDataError
@@ -89,7 +89,8 @@ def hidden_meta(
 
 def _named_hidden(agent_id: str, meta: dict[str, Any], declared: frozenset[str]) -> dict[str, Any]:
     """``meta`` with each string under a key named as a secret's as ``***``
-    (``misplaced_key``'s rule, at any depth, in its options too); a warning names the
+    (``named_secret``, the rule ``repr(config)`` hides them by, at any depth, in its
+    options too); a warning names the
     options and the other keys of ``meta`` that held one that is not ``declared``."""
     told: list[str] = []
     root: list[Any] = [meta]
@@ -108,7 +109,7 @@ def _named_hidden(agent_id: str, meta: dict[str, Any], declared: frozenset[str])
                 whose = "options" if key == "options" else f"meta {key!r}"
             else:
                 whose = f"option {key!r}" if label == "options" else label
-            if _named_secret(key, inner):
+            if hidden_by_name(key, inner):
                 copy[key] = "***"
                 if inner not in declared and whose not in told:
                     told.append(whose)
@@ -123,13 +124,6 @@ def _named_hidden(agent_id: str, meta: dict[str, Any], declared: frozenset[str])
         )
     hidden: dict[str, Any] = root[0]
     return meta if hidden == meta else hidden
-
-
-def _named_secret(key: object, value: object) -> bool:
-    """Whether ``value`` is a string (not empty) under a key named as a secret's."""
-    if not isinstance(key, str) or key == "api_key_env" or not isinstance(value, str):
-        return False
-    return bool(value) and misplaced_key(key, value) is not None
 
 
 def declared_secrets_of(harness: Harness | None) -> frozenset[str]:

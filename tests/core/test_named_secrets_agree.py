@@ -1,0 +1,67 @@
+"""A value is a secret by its key's name by one rule (``dsh._config_secrets.named_secret``)
+wherever dsh hides one: ``repr(config)`` (and an agent entry's) and the options stored
+with a session agree. A string under a secret's name is hidden at any depth; under a
+cookie's name (``cookies``) only one that looks like a credential (``session=...``, a
+token): ``cookies: cookies.txt`` names a file, kept in the stored options a resume
+rebuilds. A typo of a core option (``max_token``) nested in a free option is hidden
+too: it is no typo there, only a secret's name.
+
+Before: the repr hid ``cookies: cookies.txt`` that the session stored in the clear, and
+the session stored a nested ``max_token: <token>`` that the repr hid."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from dsh import hookimpl
+from dsh.config import load_config
+from dsh.testing import ScriptedModel, scripted_harness
+
+TOKEN = "tok-Qw3rTy7uI9oP1aS2dF4gH6jK8"
+
+
+class _Gateway(BaseModel):
+    """A plugin's settings whose secrets are typed ``str``, not ``SecretStr``."""
+
+    cookies: str = ""
+    api_key: str = ""
+
+
+class _GatewayPlugin:
+    @hookimpl
+    def register_settings(self, register: Any) -> None:
+        register(_Gateway, section="gateway")
+
+
+# (key, value, whose: a free option's or the gateway plugin's, hidden?)
+CASES = [
+    ("cookies", "cookies.txt", "free", False),  # a file's name
+    ("cookie_file", "cookies.txt", "free", False),  # no secret's name at all
+    ("cookies", f"session={TOKEN}", "gateway", True),  # a cookie's name=value
+    ("api_key", TOKEN, "gateway", True),
+    ("max_token", TOKEN, "free", True),  # a core option's typo, nested: a secret's name
+]
+
+
+@pytest.mark.parametrize(("key", "value", "whose", "hidden"), CASES)
+async def test_repr_and_the_stored_session_hide_the_same_values(
+    key: str, value: str, whose: str, hidden: bool
+) -> None:
+    option = {"gw": {"hosts": [{key: value}]}} if whose == "free" else {"gateway": {key: value}}
+    text = f"agents:\n  - id: main\n    options: {option!r}\n"
+    config = load_config(text=text, settings={"gateway": _Gateway})
+    options = config.agents[0].options
+    assert options == option  # accepted where options are checked
+    plugins: list[Any] = [("gateway", _GatewayPlugin())]
+    async with scripted_harness(ScriptedModel([]), plugins=plugins) as harness:
+        agent = await harness.agents.create("main", options={"model": "scripted", **options})
+        stored = repr(agent.session.meta["options"])
+    shown = {"config": repr(config), "agent entry": repr(config.agents[0]), "stored": stored}
+    assert {where: value not in text for where, text in shown.items()} == dict.fromkeys(
+        shown, hidden
+    )
+    if hidden:
+        assert all(f"{key!r}: '***'" in text for text in shown.values())
