@@ -173,3 +173,32 @@ async def test_a_tuple_or_subclass_in_a_stored_events_data_is_cleared_of_secrets
     assert data["sources"] == ({"typed": hidden} if kind is OrderedDict else ["typed", hidden])
     assert type(data["sources"]) in (dict, list)
     assert KEY[:24] not in repr(data)
+
+
+async def test_a_fork_hides_an_old_sessions_nested_secret_when_the_harness_holds_none(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A session stored before options were checked at any depth may hold a token nested
+    in an option, which no variable holds: the fork, a new session, is stored with it
+    hidden by its name, as ``agents.create`` stores one. Was: with no secret held (no
+    model key in the environment) the fork's meta was not cleared at all, and the token
+    was written again in the clear."""
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OWN_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    token = "tok-nested-Rt5Yu8Io2Pa4Sd6Fg9Hj1Kl3"
+    options = {"model": "scripted", "gw": {"hosts": [{"name": "a", "token": token}]}}
+    store = InMemoryPersistence()
+    store.stored[SOURCE] = _old_session(options)
+    caplog.set_level(logging.WARNING)
+    async with scripted_harness(
+        ScriptedModel([]), plugins=[("mem", store)], load_entry_points=False
+    ) as harness:
+        assert harness.secrets() == ()
+        fork = await harness.agents.fork("main", SOURCE, 1, "forked-nested", {"model": "scripted"})
+        await fork.dispose()
+    stored = store.stored["forked-nested"]
+    assert stored.meta["options"]["gw"] == {"hosts": [{"name": "a", "token": "***"}]}
+    assert token not in repr(stored.meta)
+    said = [r.getMessage() for r in caplog.records if "under a secret's name" in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith("agent 'main': option 'gw'"), said
+    assert store.stored[SOURCE].meta["options"] == options  # the source as it was stored

@@ -289,9 +289,9 @@ class _Fork(StoredSession):
 
 def _cleared(fork: _Fork, secrets: tuple[str, ...], agent_id: str) -> StoredSession:
     """``fork`` with each of ``secrets`` as ``***`` in its meta (``hidden_meta``, which
-    warns of what held one, naming ``agent_id``) and in its events' data."""
-    if not secrets:
-        return fork
+    warns of what held one, naming ``agent_id``) and in its events' data. Its meta is
+    cleared with none held too: a value under a secret's name (an older dsh stored a
+    nested ``token`` as given) is hidden by that name."""
     meta = hidden_meta(agent_id, fork.meta, secrets)
     return StoredSession(fork.id, fork.created, _hidden_events(fork.events, secrets), meta)
 
