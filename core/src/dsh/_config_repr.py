@@ -25,10 +25,9 @@ import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import BaseModel
-
 from dsh._config_secrets import hidden_by_name
 from dsh._header_secrets import header_credentials
+from dsh._nested import walk
 from dsh._secrets import HIDDEN, hide_parameters, known_keys, longest_first, redact
 
 if TYPE_CHECKING:
@@ -92,22 +91,9 @@ def hidden_options(value: Any, whole: Collection[str], within: tuple[str, ...]) 
 def named_values(value: object) -> Iterator[str]:
     """The strings under the names of secrets in ``value`` (plugins' settings, of
     fields typed ``str``: ``token``, ``password``), at any depth."""
-    todo, seen = [value], set()
-    while todo:
-        item = todo.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        if isinstance(item, BaseModel):
-            item = {**vars(item), **(item.__pydantic_extra__ or {})}
-        if isinstance(item, Mapping):
-            for key, inner in item.items():
-                if hidden_by_name(key, inner):
-                    yield inner
-                else:
-                    todo.append(inner)
-        elif isinstance(item, list | tuple | set | frozenset):
-            todo.extend(item)
+    for _, key, inner in walk(value, models=True):
+        if hidden_by_name(key, inner):
+            yield str(inner)
 
 
 def config_repr(config: Config) -> str:

@@ -13,10 +13,8 @@ options are checked, but it is a secret's name all the same, hidden wherever it 
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Mapping
-
 from dsh._header_secrets import credential_like
+from dsh._nested import Path, walk
 from dsh._options import CORE_OPTIONS, option_typo
 from dsh._secret_names import COOKIE_NAMES, bare_name
 from dsh._secrets import is_secret_name
@@ -71,28 +69,16 @@ def hidden_by_name(key: object, value: object) -> bool:
     return value != "" and named_secret(key, value)
 
 
-def nested_misplaced(value: object) -> tuple[tuple[str | int, ...], str] | None:
+def nested_misplaced(value: object) -> tuple[Path, str] | None:
     """The place under a free option's ``value`` (``("gateway", "api_key")``,
     ``("hosts", 1, "token")``) of the first key named as a secret given a string, at any
     depth of its mappings and lists, and why it is refused (``misplaced_key``'s reason):
     an option's value is stored with the session as it is, so a secret nested in it
     would be too. ``api_key_env`` is a variable's name there, not refused. None when
     there is none."""
-    todo: deque[tuple[tuple[str | int, ...], object]] = deque([((), value)])
-    seen: set[int] = set()  # a list given in code may hold itself
-    while todo:  # without recursion: a value nested deep in code cannot overflow
-        place, item = todo.popleft()
-        if isinstance(item, Mapping | list | tuple):
-            if id(item) in seen:
-                continue
-            seen.add(id(item))
-        if isinstance(item, Mapping):
-            for key, inner in item.items():
-                if isinstance(key, str) and key != "api_key_env":
-                    misplaced = misplaced_key(key, inner)
-                    if misplaced is not None:
-                        return (*place, key), misplaced
-                todo.append(((*place, key if isinstance(key, str | int) else repr(key)), inner))
-        elif isinstance(item, list | tuple):
-            todo.extend(((*place, n), inner) for n, inner in enumerate(item))
+    for path, key, inner in walk(value):  # shallowest first
+        if isinstance(key, str) and key != "api_key_env":
+            misplaced = misplaced_key(key, inner)
+            if misplaced is not None:
+                return path, misplaced
     return None

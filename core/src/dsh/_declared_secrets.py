@@ -6,28 +6,24 @@ checking its settings) does not show them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
-from pydantic import BaseModel, SecretBytes, SecretStr
+from pydantic import SecretBytes, SecretStr
 
-__all__ = ["declared_secrets"]
+from dsh._nested import every_value
+
+__all__ = ["declared_secrets", "revealed"]
 
 
 def declared_secrets(value: object) -> Iterator[str]:
-    """Every ``SecretStr``/``SecretBytes`` value in ``value`` (bytes as UTF-8, with what
-    is not UTF-8 replaced)."""
-    if isinstance(value, SecretStr):
-        yield value.get_secret_value()
-    elif isinstance(value, SecretBytes):
-        yield value.get_secret_value().decode("utf-8", "replace")
-    elif isinstance(value, BaseModel):
-        for item in vars(value).values():
-            yield from declared_secrets(item)
-        for item in (value.__pydantic_extra__ or {}).values():
-            yield from declared_secrets(item)
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from declared_secrets(item)
-    elif isinstance(value, list | tuple | set | frozenset):
-        for item in value:
-            yield from declared_secrets(item)
+    """Every ``SecretStr``/``SecretBytes`` value in ``value`` (``revealed``)."""
+    for item in every_value(value, models=True):
+        if isinstance(item, SecretStr | SecretBytes):
+            yield revealed(item)
+
+
+def revealed(secret: SecretStr | SecretBytes) -> str:
+    """What ``secret`` holds (bytes as UTF-8, with what is not UTF-8 replaced)."""
+    if isinstance(secret, SecretStr):
+        return secret.get_secret_value()
+    return secret.get_secret_value().decode("utf-8", "replace")

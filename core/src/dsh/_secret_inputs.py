@@ -14,6 +14,8 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, SecretBytes, SecretStr
 
+from dsh._declared_secrets import revealed
+from dsh._nested import every_value
 from dsh._secret_names import is_secret_name
 
 __all__ = ["hide_inputs", "secret_inputs"]
@@ -96,17 +98,10 @@ def _found(kind: Any, given: Any, depth: int) -> Iterator[str]:
 
 def _strings(value: Any) -> Iterator[str]:
     """Every string in ``value`` (a ``SecretStr``'s too), at any depth."""
-    if isinstance(value, SecretStr):
-        yield value.get_secret_value()
-    elif isinstance(value, SecretBytes):
-        yield value.get_secret_value().decode("utf-8", "replace")
-    elif isinstance(value, str | bytes):
-        text = value if isinstance(value, str) else value.decode("utf-8", "replace")
-        if text:
-            yield text
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list | tuple | set | frozenset):
-        for item in value:
-            yield from _strings(item)
+    for item in every_value(value):
+        if isinstance(item, SecretStr | SecretBytes):
+            yield revealed(item)
+        elif isinstance(item, str | bytes):
+            text = item if isinstance(item, str) else item.decode("utf-8", "replace")
+            if text:
+                yield text

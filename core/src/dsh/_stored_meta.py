@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsh._config_secrets import hidden_by_name
 from dsh._json import check_json, copied
+from dsh._nested import Path, walk
 from dsh._secrets import get_logger, redact
 from dsh.errors import DshError, EventDataError
 
@@ -90,31 +91,21 @@ def hidden_meta(
 def _named_hidden(agent_id: str, meta: dict[str, Any], declared: frozenset[str]) -> dict[str, Any]:
     """``meta`` with each string under a key named as a secret's as ``***``
     (``named_secret``, the rule ``repr(config)`` hides them by, at any depth, in its
-    options too); a warning names the
-    options and the other keys of ``meta`` that held one that is not ``declared``."""
+    options too); a warning names the options and the other keys of ``meta`` that held
+    one that is not ``declared``. ``meta`` itself when none did."""
+    hidden: dict[str, Any] = copied(meta)  # a tree: each of its containers is walked
+    holders: dict[Path, Any] = {(): hidden}
     told: list[str] = []
-    root: list[Any] = [meta]
-    todo: list[tuple[Any, Any, str]] = [(root, 0, "")]  # "": meta; "options": them
-    seen: set[int] = set()  # a list given in code may hold itself
-    while todo:
-        holder, place, label = todo.pop()
-        item = holder[place]
-        if not isinstance(item, dict | list) or id(item) in seen:
-            continue
-        seen.add(id(item))
-        copy: Any = dict(item) if isinstance(item, dict) else list(item)
-        holder[place] = copy
-        for key, inner in item.items() if isinstance(item, dict) else enumerate(item):
-            if label == "":  # a key of meta
-                whose = "options" if key == "options" else f"meta {key!r}"
-            else:
-                whose = f"option {key!r}" if label == "options" else label
-            if hidden_by_name(key, inner):
-                copy[key] = "***"
-                if inner not in declared and whose not in told:
-                    told.append(whose)
-            else:
-                todo.append((copy, key, whose))
+    changed = False
+    for path, key, inner in walk(hidden):
+        if isinstance(inner, dict | list):
+            holders[path] = inner
+        elif hidden_by_name(key, inner):
+            holders[path[:-1]][key] = "***"
+            changed = True
+            whose = f"option {path[1]!r}" if path[0] == "options" else f"meta {path[0]!r}"
+            if inner not in declared and whose not in told:
+                told.append(whose)
     if told:
         log.warning(
             "agent %r: %s held a value under a secret's name (a key, a token, a "
@@ -122,8 +113,7 @@ def _named_hidden(agent_id: str, meta: dict[str, Any], declared: frozenset[str])
             agent_id,
             ", ".join(told),
         )
-    hidden: dict[str, Any] = root[0]
-    return meta if hidden == meta else hidden
+    return hidden if changed else meta
 
 
 def declared_secrets_of(harness: Harness | None) -> frozenset[str]:
