@@ -10,6 +10,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from dsh._config_yaml import AtKey
+from dsh._unexpanded import HEADER_VARIABLE, VARIABLE
 
 __all__ = [
     "checked_headers",
@@ -20,11 +21,6 @@ __all__ = [
 ]
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: ``$NAME`` or ``${NAME}``: a shell's variable, which dsh.yml does not expand.
-_VARIABLE = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
-#: A variable in a header's value: ``${NAME}`` anywhere, ``$NAME`` as a whole word
-#: (``Bearer $TOKEN``; not ``$Version=1``, a cookie's attribute).
-_HEADER_VARIABLE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|(?<!\S)\$[A-Za-z_][A-Za-z0-9_]*(?!\S)")
 # an HTTP header name (RFC 9110's token)
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 # headers the adapters set themselves: the key cannot travel in one of them
@@ -55,7 +51,7 @@ def checked_url(value: str) -> str:
             "shown in errors, logs and sessions; name the key with api_key_env"
         )
     hint = "; dsh.yml does not expand variables: write the URL itself"
-    if not (_VARIABLE.search(value.partition("?")[0]) or "${" in value):
+    if not (VARIABLE.search(value.partition("?")[0]) or "${" in value):
         hint = ""  # a query's $top=10 is the server's
     try:
         parts = urlsplit(value)
@@ -99,7 +95,7 @@ def checked_headers(value: dict[str, str]) -> dict[str, str]:
                 (name,),
                 "is not an HTTP header name (letters, digits and - mostly, e.g. X-Title)",
             )
-        if _HEADER_VARIABLE.search(text):  # sent as written: Bearer ${GW_TOKEN}
+        if HEADER_VARIABLE.search(text):  # sent as written: Bearer ${GW_TOKEN}
             raise AtKey(
                 (name,),
                 "holds a variable ($NAME or ${NAME}); dsh.yml does not expand variables: "
@@ -120,7 +116,7 @@ def checked_headers(value: dict[str, str]) -> dict[str, str]:
 def checked_variable(value: str) -> str:
     """``api_key_env``: the name of an environment variable, not ``$NAME`` nor a key."""
     if not _ENV_NAME.fullmatch(value):
-        variable = _VARIABLE.fullmatch(value)
+        variable = VARIABLE.fullmatch(value)
         if variable is not None:  # only a name: no key to hide
             name = variable[1] or variable[2]
             raise ValueError(

@@ -27,7 +27,9 @@ ENV_DIRECTORY = "DSH_PERSISTENCE_DIR"
 #: The PostgreSQL URL when ``url`` is not set (keeps a password out of dsh.yml).
 ENV_URL = "DSH_PERSISTENCE_URL"
 #: A variable in ``url``: ``${NAME}`` anywhere, or ``$NAME`` as the whole of it (a
-#: password may hold a ``$``: ``pa$word`` is taken).
+#: password may hold a ``$``: ``pa$word`` is taken). dsh's own rules for ``base_url``
+#: and ``headers``, and why they differ, are in ``dsh._unexpanded``: this one stays here,
+#: as the plugin imports dsh's public API only.
 _VARIABLE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|^\s*\$[A-Za-z_][A-Za-z0-9_]*\s*$")
 #: The longest ``checkpoint_delay`` accepted, in seconds: an hour.
 MAX_CHECKPOINT_DELAY = 3600.0
