@@ -1,4 +1,5 @@
-"""What the HTTP adapters share: settings, the API key, one client, retries, SSE events.
+"""What the HTTP adapters share: settings, one client, retries, SSE events (the API key:
+``dsh.llm._api_key``).
 
 A request is retried (with backoff and jitter, at most ``max_retries`` times) only
 while nothing of the answer has been received: on connection failures and on 408, 429
@@ -15,7 +16,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit, urlunsplit
@@ -27,7 +28,6 @@ import httpx
 from dsh._secrets import (
     get_logger,
     header_secrets,
-    key_is_blank,
     known_keys,
     longest_first,
     query_secrets,
@@ -38,11 +38,11 @@ from dsh.config import ModelConfig
 from dsh.errors import ConfigError, ModelError
 from dsh.llm import _origin as words
 from dsh.llm import _pool, _proxied, _resend
+from dsh.llm._api_key import KeyedModel
 from dsh.llm._errors import error_from_status, error_from_transport, noted, undecodable
 from dsh.llm._not_streamed import is_event_stream, not_streamed, read_start
 from dsh.llm._redact_answer import hidden
 from dsh.llm._sse import Events
-from dsh.llm._unsendable import unsendable, unsendable_part
 from dsh.llm.base import Chunk, ModelInfo
 from dsh.messages import ModelRequest
 
@@ -56,7 +56,7 @@ _DRAIN_WAIT: Final = 0.25
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
-class HttpModel:
+class HttpModel(KeyedModel):
     """Base of the models served over HTTP; subclasses implement ``chunks`` (the
     answer as the server streams it), never ``stream``: ``stream`` wraps ``chunks`` and
     hides every key dsh has read from the answer (a subclass that overrides it streams
@@ -169,54 +169,6 @@ class HttpModel:
         """The answer to ``request`` as the server streams it (implemented by each
         adapter; ``stream`` hides the keys in it)."""
         raise NotImplementedError
-
-    def error_secrets(self, key: str | None) -> tuple[str, ...]:
-        """What an error message of this model is cleared of, longest first: ``key``
-        (the API key sent), the keys written into ``base_url``'s query (a server may quote
-        the address) and into ``headers`` (a gateway's token), and every other key dsh has
-        read (another model's: a proxy may quote it) and a proxy variable's password,
-        ``user:pass`` and its base64 (``known_keys``), as its answer is (``stream``).
-        Those of ``MIN_LENGTH`` characters or more, as in the answer: a local server's
-        placeholder key (``none``, ``EMPTY``) is a word of its messages too. Asked for
-        on the way to an error only."""
-        return longest_first({key or "", *known_keys(), *self._written_secrets})
-
-    def api_key(self) -> str | None:
-        """The key from ``$api_key_env``, read now; a one-line AUTH error if it is unset,
-        or holds a character no HTTP header can (see ``_unsendable``)."""
-        if self.config.api_key_env is None:
-            return None
-        key = self.config.api_key(self._env)
-        if key is None:
-            if self._key_optional:
-                return None
-            blank = key_is_blank(self.config.api_key_env, self._env)
-            said = words.key_unset(self.name, self.config, self._origin, blank=blank)
-            raise ModelError("AUTH", f"model {self.name!r}: {said}")
-        if unsendable_part(key) is not None:
-            raise ModelError("AUTH", self._unsendable(key))
-        return key
-
-    def _said(self, about: Callable[[str, ModelConfig, words.Origin], str]) -> str:
-        """What ``about`` (of ``dsh.llm._origin``) says of this model's key."""
-        return about(self.name, self.config, self._origin)
-
-    def _unsendable(self, key: str) -> str:
-        """The message for a key holding a character an HTTP header cannot (a header
-        holds printable ASCII: the HTTP client refuses anything else, quoting the key):
-        its place and what it is, never the key."""
-        return (
-            f"model {self.name!r}: the API key in {self._said(words.key_place)} {unsendable(key)}"
-        )
-
-    def key_header(self, key: str | None, default: str) -> dict[str, str]:
-        """The header that carries ``key`` (none without a key): the config's
-        ``api_key_header``, else ``default``, the provider's. ``Authorization`` carries
-        ``Bearer <key>``, any other header the bare key."""
-        if not key:
-            return {}
-        name = self.config.api_key_header or default
-        return {name: f"Bearer {key}" if name.lower() == "authorization" else key}
 
     def _http(self) -> httpx.AsyncClient:
         # A client's pooled connections belong to the event loop that opened them. One of
