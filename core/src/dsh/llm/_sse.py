@@ -11,16 +11,16 @@ the name ``error`` counts (see ``SSEParser``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from json import dumps, loads
-from typing import TYPE_CHECKING, Final, cast, final
+from typing import Final, cast, final
+
+import anyio
+import httpx
 
 from dsh._secrets import redact
 from dsh.errors import ModelError
-
-if TYPE_CHECKING:
-    import httpx
 
 __all__ = ["Events", "SSEParser", "body", "ended_early", "event_data", "is_event_stream"]
 
@@ -260,6 +260,35 @@ class Events:
 
     def leftover(self) -> str:
         return self._parser.leftover()
+
+    def within(self, seconds: float) -> AsyncIterator[str]:
+        """The data of the events to come, as long as each comes within ``seconds`` of
+        the one before (or of the call): the first longer wait ends them, as the end of
+        the body does (the body is then no longer read)."""
+        return _Within(self._data, seconds)
+
+
+@final
+class _Within:
+    """``Events.within``: an iterator, not a generator, so that one left unfinished
+    needs no closing."""
+
+    __slots__ = ("_data", "_seconds")
+
+    def __init__(self, data: AsyncGenerator[str, None], seconds: float) -> None:
+        self._data = data
+        self._seconds = seconds
+
+    def __aiter__(self) -> _Within:
+        return self
+
+    async def __anext__(self) -> str:
+        with anyio.move_on_after(self._seconds):
+            try:
+                return await self._data.__anext__()
+            except httpx.ReadTimeout:  # the read timeout is the shorter: quiet all the same
+                pass
+        raise StopAsyncIteration
 
 
 def ended_early(model: str, before: str, events: Events, secret: tuple[str, ...]) -> ModelError:

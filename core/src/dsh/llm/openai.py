@@ -5,7 +5,7 @@ OpenRouter and any server speaking ``POST {base_url}/chat/completions`` with SSE
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
 from json import loads
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -39,9 +39,20 @@ __all__ = ["OpenAICompatibleModel"]
 #: Words of a refusal of ``reasoning_content`` for what it is missing (DeepSeek's
 #: "must be passed back", pydantic's "Field required"): no hint to turn it off then.
 _WANTED: Final = re.compile(r"must be passed|missing|required", re.IGNORECASE)
+#: How long, after a finish_reason, each next event is waited for: what may still come
+#: (the usage chunk, ``[DONE]``) comes at once; a server that sends neither and keeps the
+#: response open has finished, and is not waited for until the read timeout.
+FINISH_GRACE: Final = 2.0
 #: Data this short may be ``[DONE]`` with white space around it: only such data is
 #: stripped to be compared (no chunk is copied for it).
 _DONE_SPACED: Final = 32
+
+
+def _asks_usage(body: Mapping[str, Any]) -> bool:
+    """Whether ``body`` asks for the usage chunk (``stream_options.include_usage``), which
+    comes after the finish_reason's, the last before ``[DONE]``."""
+    options = body.get("stream_options")
+    return isinstance(options, Mapping) and options.get("include_usage") is True
 
 
 def _refuses_reasoning(base_url: str) -> bool:
@@ -144,40 +155,59 @@ class OpenAICompatibleModel(HttpModel):
         slots = CallSlots()  # which tool-call pieces make one call
         refusals: list[str] = []  # the pieces of a refusal (OpenAI's delta.refusal)
         pairs = Pairs()  # an emoji's surrogate pair split between two deltas
+        # what ends the answer after its finish_reason: the usage chunk, if asked for
+        usage_last = _asks_usage(body)
         async with self.events("/chat/completions", body, headers, key) as events:
-            async for data in events:
-                # the marker with white space around it ("data: [DONE] ") is the marker
-                if data == "[DONE]" or (len(data) < _DONE_SPACED and data.strip() == "[DONE]"):
-                    done = True
-                    await self.drain(events)
-                    break
-                try:
-                    chunk = loads(data)
-                    if chunk.__class__ is not dict:
-                        raise TypeError("not a JSON object")
-                    error = error_object(chunk)  # {"error": ...}, or one without it
-                    if error is not None:
-                        raise error_from_body(self.name, error, secret=self.error_secrets(key))
-                    for choice in chunk.get("choices") or ():
-                        if choice.get("index") not in (0, None):
-                            continue  # another of n > 1 choices: only the first is read
-                        for piece in _pieces(choice.get("delta"), slots, refusals):
-                            ended = False
-                            for out in pairs.take(piece):
-                                yield out
-                        reason = choice.get("finish_reason")
-                        if reason:
-                            if not isinstance(reason, str):
-                                raise TypeError("its finish_reason is not text")
-                            finish = reason
-                            ended = True
-                    usage = mapping(self.name, chunk, "usage") or mapping(
-                        self.name, mapping(self.name, chunk, "x_groq"), "usage"
-                    )
-                    if usage:  # Groq's own place for it: x_groq.usage
-                        yield UsageChunk(_usage(self.name, usage))
-                except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
-                    raise malformed(self.name, "chunk", data, exc, self.error_secrets(key)) from exc
+            source: AsyncIterator[str] | None = aiter(events)
+            while source is not None:
+                # after a finish_reason, each event is waited for FINISH_GRACE at most: a
+                # server that never sends [DONE] nor ends the response has finished
+                after, source, timed = source, None, ended
+                async for data in after:
+                    # the marker with white space around it ("data: [DONE] ") is the marker
+                    if data == "[DONE]" or (len(data) < _DONE_SPACED and data.strip() == "[DONE]"):
+                        done = True
+                        await self.drain(events)
+                        break
+                    try:
+                        chunk = loads(data)
+                        if chunk.__class__ is not dict:
+                            raise TypeError("not a JSON object")
+                        error = error_object(chunk)  # {"error": ...}, or one without it
+                        if error is not None:
+                            raise error_from_body(self.name, error, secret=self.error_secrets(key))
+                        for choice in chunk.get("choices") or ():
+                            if choice.get("index") not in (0, None):
+                                continue  # another of n > 1 choices: only the first is read
+                            for piece in _pieces(choice.get("delta"), slots, refusals):
+                                ended = False
+                                for out in pairs.take(piece):
+                                    yield out
+                            reason = choice.get("finish_reason")
+                            if reason:
+                                if not isinstance(reason, str):
+                                    raise TypeError("its finish_reason is not text")
+                                finish = reason
+                                ended = True
+                        usage = mapping(self.name, chunk, "usage") or mapping(
+                            self.name, mapping(self.name, chunk, "x_groq"), "usage"
+                        )
+                        if usage:  # Groq's own place for it: x_groq.usage
+                            yield UsageChunk(_usage(self.name, usage))
+                    except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
+                        raise malformed(
+                            self.name, "chunk", data, exc, self.error_secrets(key)
+                        ) from exc
+                    if ended:
+                        if usage and usage_last and not chunk.get("choices"):
+                            await self.drain(events)  # the usage after the finish: the last
+                            break
+                        if not timed:
+                            source = events.within(FINISH_GRACE)
+                            break
+                    elif timed:  # a piece after the finish (a server that sent one early)
+                        source = aiter(events)
+                        break
         # a finished answer without [DONE] is whole; one with a piece after its
         # finish_reason (a server that sent one early) was cut off
         if not done and not ended:

@@ -1,0 +1,105 @@
+"""A server that sends the whole answer (its finish and usage; Anthropic's
+``message_stop``) but neither ``data: [DONE]`` nor the end of the response: the answer
+is whole, and dsh does not wait for the read timeout to say it failed (found by a review
+of the providers: each such answer waited ``read_timeout``, 60 s by default, then was a
+TIMEOUT). A usage chunk that follows the finish is still read."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+from llm_wire import WireServer, by_event, collect, openai_chunk, recorded, sse
+from test_llm_http import ASK, anthropic, openai
+
+from dsh.llm import UsageChunk
+from dsh.messages import ModelRequest, UserMessage
+
+# below the stall's own limit (llm_wire.STALL_LIMIT): the read timeout is what failed
+READ_TIMEOUT = 5.0
+USAGE = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+
+
+def _data(chunk: dict[str, Any]) -> bytes:
+    return b"data: %s\n\n" % json.dumps(chunk).encode()
+
+
+def _usage_of(chunks: list[Any]) -> list[tuple[int, int]]:
+    return [
+        (c.usage.input_tokens, c.usage.output_tokens) for c in chunks if isinstance(c, UsageChunk)
+    ]
+
+
+async def _answer(pieces: list[bytes], request: ModelRequest = ASK) -> tuple[list[Any], Any]:
+    """What the model makes of ``pieces``, after which the server stays silent, the
+    response open; the connection is closed by dsh."""
+    async with WireServer([sse(pieces, then="stall")]) as server:
+        model = openai(server.url, read_timeout=READ_TIMEOUT)
+        chunks, message = await collect(model, request)
+        with anyio.fail_after(READ_TIMEOUT):
+            await server.disconnected.wait()
+    return chunks, message
+
+
+async def test_the_usage_chunk_after_the_finish_ends_the_answer() -> None:
+    pieces = [
+        _data(openai_chunk({"content": "Hello"})),
+        _data(openai_chunk({}, "stop")),
+        _data({"choices": [], "usage": USAGE}),
+    ]
+    chunks, message = await _answer(pieces)
+    assert message.text == "Hello"
+    assert message.stop_reason == "stop"
+    assert _usage_of(chunks) == [(7, 3)]
+
+
+async def test_a_finish_with_its_usage_and_nothing_after_ends_the_answer() -> None:
+    finish = {**openai_chunk({}, "stop"), "usage": USAGE}
+    chunks, message = await _answer([_data(openai_chunk({"content": "Hi"})), _data(finish)])
+    assert (message.text, message.stop_reason) == ("Hi", "stop")
+    assert _usage_of(chunks) == [(7, 3)]
+
+
+async def test_a_finish_without_usage_asked_for_ends_the_answer() -> None:
+    off = ModelRequest(
+        messages=(UserMessage(content="hi"),), options={"stream_options": {"include_usage": False}}
+    )
+    pieces = [_data(openai_chunk({"content": "Hi"})), _data(openai_chunk({}, "length"))]
+    chunks, message = await _answer(pieces, off)
+    assert (message.text, message.stop_reason) == ("Hi", "max_tokens")
+    assert _usage_of(chunks) == []
+
+
+async def test_a_usage_chunk_that_comes_a_moment_after_the_finish_is_read() -> None:
+    # usage on the finish chunk (vLLM's continuous_usage_stats), the final counts after a
+    # pause longer than the wait for the end after a final event (_http._DRAIN_WAIT)
+    finish = {**openai_chunk({"content": "Hi"}, "stop"), "usage": {**USAGE, "prompt_tokens": 1}}
+    async with WireServer(
+        [sse([_data(finish), _data({"choices": [], "usage": USAGE})], pause=0.5, then="stall")]
+    ) as server:
+        model = openai(server.url, read_timeout=READ_TIMEOUT)
+        chunks, message = await collect(model, ASK)
+    assert message.text == "Hi"
+    assert _usage_of(chunks) == [(1, 3), (7, 3)]
+
+
+async def test_an_answer_piece_after_an_early_finish_is_still_read() -> None:
+    pieces = [
+        _data(openai_chunk({"content": "Hel"}, "stop")),
+        _data(openai_chunk({"content": "lo"})),
+    ]
+    pieces.append(b"data: [DONE]\n\n")
+    async with WireServer([sse(pieces, pause=0.5)]) as server:
+        _, message = await collect(openai(server.url, read_timeout=READ_TIMEOUT), ASK)
+    assert message.text == "Hello"
+
+
+async def test_an_anthropic_message_stop_ends_the_answer() -> None:
+    pieces = by_event(recorded("anthropic_max_tokens.sse"))
+    async with WireServer([sse(pieces, then="stall")]) as server:
+        chunks, message = await collect(anthropic(server.url, read_timeout=READ_TIMEOUT), ASK)
+        with anyio.fail_after(READ_TIMEOUT):
+            await server.disconnected.wait()
+    assert message.stop_reason == "max_tokens"
+    assert _usage_of(chunks) == [(25, 5)]
