@@ -16,9 +16,10 @@ def test_dsh_run_prints_each_retry_as_the_page_shows(
     cli_env: dict[str, str], model_server: Any, tmp_path: Path
 ) -> None:
     """models.md:279-281: "Each retry is logged as a warning (logger `dsh.llm._http`; `dsh
-    run` prints it: `dsh: model 'fast': HTTP 503: overloaded (SERVER); retrying in 0.4 s
-    (1 of 2)`), so a wait is never silent"; models.md:271-273: retried "at most
-    `max_retries` times (default 2) ... after ... HTTP ... 503"."""
+    run` prints it: `dsh: model 'fast': HTTP 503 from the server at http://127.0.0.1:8080:
+    overloaded (SERVER); retrying in 0.4 s (1 of 2)`), so a wait is never silent";
+    models.md:271-273: retried "at most `max_retries` times (default 2) ... after ...
+    HTTP ... 503"."""
     busy = wire.error(503, {"error": {"message": "overloaded"}}, {"retry-after": "0.1"})
     server = model_server([busy, text_reply("hello")])
     (tmp_path / "dsh.yml").write_text(
@@ -27,7 +28,9 @@ def test_dsh_run_prints_each_retry_as_the_page_shows(
     )
     done = dsh("-m", "fast", "run", "hi", env=cli_env, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (0, "hello\n")
-    line = "dsh: model 'fast': HTTP 503: overloaded (SERVER); retrying in 0.1 s (1 of 2)"
+    at = server.url.removesuffix("/v1")
+    line = f"dsh: model 'fast': HTTP 503 from the server at {at}: overloaded (SERVER); "
+    line += "retrying in 0.1 s (1 of 2)"
     assert line in done.stderr.splitlines()
     assert len(server.server.requests) == 2
 

@@ -394,3 +394,12 @@ async def openai_unreadable(*chunks: dict[str, Any]) -> None:
         await openai_answer(*chunks)
     assert caught.value.code == "MALFORMED_RESPONSE"
     assert "unreadable chunk" in caught.value.message
+
+
+def unserved(message: str) -> str:
+    """``message`` without the loopback server it names after what came (`` from the
+    server at http://127.0.0.1:PORT``), for a test of the rest of its words; the naming
+    itself is checked by test_errors_name_the_server.py."""
+    import re
+
+    return re.sub(r" from the server at http://127\.0\.0\.1:\d+", "", message)

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from llm_wire import WireServer, error
+from llm_wire import WireServer, error, unserved
 from test_llm_http import fails, openai
 
 from dsh.llm._errors import error_from_status
@@ -70,7 +70,7 @@ async def test_a_list_of_errors_is_read_as_its_first_over_http() -> None:
     body = [gemini(429, said, "RESOURCE_EXHAUSTED")]
     async with WireServer([error(429, body)]) as server:
         err = await fails(openai(server.url, max_retries=0))
-    assert (err.code, err.message) == ("RATE_LIMIT", f"model 'wire': HTTP 429: {said}")
+    assert (err.code, unserved(err.message)) == ("RATE_LIMIT", f"model 'wire': HTTP 429: {said}")
 
 
 def test_the_words_of_an_output_cap_over_the_limit_are_not_a_context_error() -> None:

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from llm_wire import Reply, WireServer, error, sse
+from llm_wire import Reply, WireServer, error, sse, unserved
 
 from dsh import hookimpl
 from dsh._secrets import redact
@@ -71,7 +71,10 @@ async def test_a_key_in_the_error_kind_is_hidden_from_the_model_error(
 async def test_an_ordinary_kind_is_still_named() -> None:
     reply = error(401, {"error": {"message": "no such key", "code": "invalid_api_key"}})
     err = await failure(reply)
-    assert err.message == "model 'x': HTTP 401: invalid_api_key: no such key (the key from K)"
+    assert (
+        unserved(err.message)
+        == "model 'x': HTTP 401: invalid_api_key: no such key (the key from K)"
+    )
 
 
 class Seen:
@@ -98,7 +101,7 @@ async def test_agent_request_error_is_given_the_kind_hidden() -> None:
             events = await run_turn(agent, "hi")
     assert events[-1].data["reason"] == "error"
     [message] = seen.errors
-    assert message == "model 'kind': HTTP 401: ***: invalid key (the key from K)"
+    assert unserved(message) == "model 'kind': HTTP 401: ***: invalid key (the key from K)"
 
 
 async def test_a_key_in_a_wrong_content_type_is_hidden() -> None:

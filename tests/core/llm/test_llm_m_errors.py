@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from llm_wire import Reply, WireServer, closed_port, collect, error, every, sse
+from llm_wire import Reply, WireServer, closed_port, collect, error, every, sse, unserved
 from test_llm_http import ASK, KEY, TEXT, anthropic, fails, openai
 
 from dsh.errors import ModelError
@@ -52,7 +52,7 @@ async def test_each_status_has_its_code_and_the_message_names_model_and_status(
     if status == 404:  # the address (test_not_found_hint.py)
         refused = f" (requests go to {url}/chat/completions, base_url + "
         refused += "/chat/completions: check base_url)"
-    assert err.message == f"model 'wire': HTTP {status}: nope{refused}"
+    assert unserved(err.message) == f"model 'wire': HTTP {status}: nope{refused}"
 
 
 # -- context window errors ---------------------------------------------------------------
@@ -141,7 +141,7 @@ async def test_every_shape_of_error_body_gives_the_servers_words_on_one_line(
     if status == 404 and "model" not in shown:  # the address (test_not_found_hint.py)
         shown += f" (requests go to {url}/chat/completions, base_url + "
         shown += "/chat/completions: check base_url)"
-    assert err.message == f"model 'wire': HTTP {status}: {shown}"
+    assert unserved(err.message) == f"model 'wire': HTTP {status}: {shown}"
 
 
 async def test_the_error_type_comes_before_the_servers_words() -> None:
@@ -151,7 +151,7 @@ async def test_the_error_type_comes_before_the_servers_words() -> None:
     }
     async with WireServer([error(400, payload)]) as server:
         err = await fails(anthropic(server.url))
-    assert err.message == (
+    assert unserved(err.message) == (
         "model 'wire': HTTP 400: invalid_request_error: max_tokens: Field required"
     )
 
@@ -160,7 +160,7 @@ async def test_the_error_type_comes_before_the_servers_words() -> None:
 async def test_a_long_error_text_is_cut_to_300_characters(length: int, kept: str) -> None:
     async with WireServer([error(400, b"a" * length)]) as server:
         err = await fails(openai(server.url))
-    assert err.message == f"model 'wire': HTTP 400: {kept}"
+    assert unserved(err.message) == f"model 'wire': HTTP 400: {kept}"
 
 
 async def test_an_error_body_that_arrives_in_pieces_is_read_whole() -> None:
@@ -168,7 +168,10 @@ async def test_an_error_body_that_arrives_in_pieces_is_read_whole() -> None:
     reply = Reply(400, every(json.dumps(payload).encode(), 4), {"content-type": "application/json"})
     async with WireServer([reply]) as server:
         err = await fails(openai(server.url))
-    assert err.message == "model 'wire': HTTP 400: invalid_request_error: Unknown parameter: 'foo'."
+    assert (
+        unserved(err.message)
+        == "model 'wire': HTTP 400: invalid_request_error: Unknown parameter: 'foo'."
+    )
 
 
 async def test_an_error_body_cut_off_still_gives_the_statuss_code() -> None:
@@ -192,7 +195,7 @@ async def test_a_redirect_is_not_followed_so_the_key_goes_nowhere_else() -> None
         err = await fails(openai(server.url))
         assert [r.path for r in server.requests] == ["/v1/chat/completions"]
     assert err.code == "INVALID_REQUEST"
-    assert err.message == (
+    assert unserved(err.message) == (
         "model 'wire': HTTP 307: the server redirects to /elsewhere/chat/completions; "
         "set base_url to the API's own address"
     )
@@ -229,7 +232,7 @@ async def test_each_anthropic_error_event_type_has_its_code(kind: str, code: str
     async with WireServer([sse(body)]) as server:
         err = await fails(anthropic(server.url))
     assert err.code == code
-    assert err.message == f"model 'wire': error in the stream: {kind}: it failed"
+    assert unserved(err.message) == f"model 'wire': error in the stream: {kind}: it failed"
 
 
 OPENAI_STREAM_ERRORS = {

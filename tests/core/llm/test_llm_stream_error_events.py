@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 import pytest
-from llm_wire import WireServer, collect, sse
+from llm_wire import WireServer, collect, sse, unserved
 from test_secrets_study_errors import KEY, anthropic, openai, shows
 
 from dsh.errors import ModelError
@@ -127,7 +127,10 @@ OPENAI_CASES = {
 async def test_openai_compatible_error_events_end_with_the_servers_error(case: str) -> None:
     event, code, words = OPENAI_CASES[case]
     err = await failure(openai, [OPENAI_START, event, DONE])
-    assert (err.code, err.message) == (code, f"model 'wire': error in the stream: {words}")
+    assert (err.code, unserved(err.message)) == (
+        code,
+        f"model 'wire': error in the stream: {words}",
+    )
 
 
 ANTHROPIC_CASES = {
@@ -156,7 +159,10 @@ ANTHROPIC_CASES = {
 async def test_anthropic_error_events_end_with_the_servers_error(case: str) -> None:
     event, code, words = ANTHROPIC_CASES[case]
     err = await failure(anthropic, [ANTHROPIC_START, event])
-    assert (err.code, err.message) == (code, f"model 'wire': error in the stream: {words}")
+    assert (err.code, unserved(err.message)) == (
+        code,
+        f"model 'wire': error in the stream: {words}",
+    )
 
 
 @pytest.mark.parametrize("adapter", [openai, anthropic])
@@ -194,4 +200,6 @@ async def test_a_turn_ends_with_the_error_event_s_code_and_message(provider: str
     end = events[-1]
     assert (end.type, end.data["reason"]) == ("turn/end", "error")
     assert end.data["error"]["code"] == "SERVER"
-    assert "error in the stream: overloaded_error: Overloaded" in end.data["error"]["message"]
+    assert "error in the stream: overloaded_error: Overloaded" in unserved(
+        end.data["error"]["message"]
+    )

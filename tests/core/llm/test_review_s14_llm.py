@@ -3,6 +3,7 @@ left open, and tests that pin rules its tests did not tell apart."""
 
 from __future__ import annotations
 
+from llm_wire import unserved
 from test_compat_study import DONE, answer, call, chunk, data, failure
 
 from dsh.llm import TextDelta
@@ -77,7 +78,7 @@ async def test_a_llamacpp_error_field_is_read_as_its_object_not_as_text() -> Non
     # object, its type gives the code and its message the words.
     body = [b'error: {"code": 401, "message": "no", "type": "authentication_error"}\n\n', DONE]
     err = await failure(body)
-    assert (err.code, err.message) == (
+    assert (err.code, unserved(err.message)) == (
         "AUTH",
         "model 'wire': error in the stream: authentication_error: no",
     )

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from llm_wire import WireServer, collect, sse
+from llm_wire import WireServer, collect, sse, unserved
 from test_compat_study import DONE, answer, call, chunk
 from test_llm_http import openai
 
@@ -63,7 +63,9 @@ async def test_an_error_event_after_part_of_a_tool_call_ends_with_the_error() ->
         with pytest.raises(ModelError) as caught:
             await collect(openai(server.url), ASK)
     assert caught.value.code == "SERVER"
-    assert caught.value.message.endswith("error in the stream: server_error: upstream reset")
+    assert unserved(caught.value.message).endswith(
+        "error in the stream: server_error: upstream reset"
+    )
 
 
 # -- tool-call slots -------------------------------------------------------------------------

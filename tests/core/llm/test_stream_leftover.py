@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from llm_wire import WireServer, by_event, collect, sse
+from llm_wire import WireServer, by_event, collect, sse, unserved
 from test_llm_http import ASK, KEY, TEXT, anthropic, fails, openai
 
 from dsh.llm._http import HttpModel
@@ -56,7 +56,7 @@ async def test_a_stream_cut_at_an_event_boundary_quotes_nothing() -> None:
     async with WireServer([sse(cut)]) as server:
         err = await fails(openai(server.url))
     assert err.code == "STREAM_CLOSED"
-    assert err.message.endswith("the stream ended before [DONE]")
+    assert unserved(err.message).endswith("the stream ended before [DONE]")
 
 
 async def test_done_without_its_blank_line_after_a_finish_is_whole() -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "error_from_transport",
     "malformed",
     "noted",
+    "sent_by",
     "undecodable",
 ]
 
@@ -150,13 +151,21 @@ def _values(secret: Secrets) -> tuple[str, ...]:
     return tuple(sorted((value for value in secret if value), key=len, reverse=True))
 
 
-def malformed(model: str, what: str, data: str, error: Exception, secret: Secrets) -> ModelError:
+def malformed(
+    model: str,
+    what: str,
+    data: str,
+    error: Exception,
+    secret: Secrets,
+    server: str | None = None,
+) -> ModelError:
     """MALFORMED_RESPONSE for a stream item that cannot be read, quoting its start: the
     key is hidden before the cut (a cut could leave a piece of it no longer matching).
-    One line: the error's words (a pydantic error's are several lines) joined, cut."""
+    One line: the error's words (a pydantic error's are several lines) joined, cut.
+    ``server``: the server that sent it (``dsh.llm._origin.server_of``), named."""
     shown = quoted_start(data, _values(secret))
     cause = _shorten(_redact(f"{type(error).__name__}: {error}", secret))
-    message = f"model {model!r}: unreadable {what} {shown} ({cause})"
+    message = f"model {model!r}: unreadable {what} {shown}{sent_by(server, secret)} ({cause})"
     return ModelError("MALFORMED_RESPONSE", message)
 
 
@@ -173,12 +182,14 @@ def error_from_status(
     secret: Secrets = None,
     address: tuple[str, str] | None = None,
     unread: str | None = None,
+    server: str | None = None,
 ) -> tuple[ModelError, bool]:
     """The error for an HTTP error response (its body already read), and whether the
     request is worth another try. ``address``: (base_url without its query, which may
     hold a key; the API's path): named on a 404 whose words do not name the model, with
     the setting that makes it (a base_url without ``/v1`` is the likeliest mistake).
-    ``unread``: what a body that could not be read is (``undecodable``), said instead."""
+    ``unread``: what a body that could not be read is (``undecodable``), said instead.
+    ``server``: the server that answered (``dsh.llm._origin.server_of``), named."""
     text = body.decode("utf-8", "replace")
     payload: Any = None
     try:
@@ -203,7 +214,7 @@ def error_from_status(
     retry = retry and kind != "insufficient_quota"
     sizes = _sizes(code, payload, message)
     hint = not_found_hint(message, address) if status == 404 else ""
-    message = _message(model, f"HTTP {status}", kind, message, secret)
+    message = _message(model, f"HTTP {status}{sent_by(server, secret)}", kind, message, secret)
     return ModelError(code, message + _redact(hint, secret), retry_after=wait, **sizes), retry
 
 
@@ -225,10 +236,15 @@ def _message(model: str, where: str, kind: str, message: str, secret: Secrets) -
 
 
 def error_from_body(
-    model: str, payload: Any, *, secret: Secrets = None, where: str = "error in the stream"
+    model: str,
+    payload: Any,
+    *,
+    secret: Secrets = None,
+    where: str = "error in the stream",
+    server: str | None = None,
 ) -> ModelError:
     """The error for an error object (``{"error": {...}}``) sent inside a stream, or
-    as a 2xx answer that is not one (``where`` says which)."""
+    as a 2xx answer that is not one (``where`` says which, ``server`` who sent it)."""
     kind, message = _details(payload)
     code = _KIND_CODES.get(kind, "SERVER")
     error = payload.get("error") if isinstance(payload, Mapping) else None
@@ -238,8 +254,14 @@ def error_from_body(
     if code not in ("AUTH", "RATE_LIMIT") and _is_context(kind, message):
         code = "CONTEXT_WINDOW_EXCEEDED"
     sizes = _sizes(code, payload, message)
-    message = _message(model, where, kind, message, secret)
+    message = _message(model, where + sent_by(server, secret), kind, message, secret)
     return ModelError(code, message, retry_after=body_wait(payload), **sizes)
+
+
+def sent_by(server: str | None, secret: Secrets = None) -> str:
+    """`` from the server at SERVER``, what a message says after what came; "" without
+    a ``server``."""
+    return f" from the server at {_redact(server, secret)}" if server else ""
 
 
 def error_from_transport(

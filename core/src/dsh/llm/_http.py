@@ -124,6 +124,8 @@ class HttpModel(KeyedModel):
         self._key_optional = key_optional
         self._origin = words.Origin() if origin is None else origin
         self._max_wait_set = max_wait is None  # the config's: its setting is named
+        #: the server, as messages name it: scheme, host and port (``_origin.server_of``)
+        self.server = words.server_of(self._root)
         self._timeout = httpx.Timeout(config.timeout, read=config.read_timeout or config.timeout)
         self._client: httpx.AsyncClient | None = None
         self._loop: object = None
@@ -197,13 +199,14 @@ class HttpModel(KeyedModel):
         Leaving the block (finished, failed, closed or cancelled) closes the response.
         """
         response = await self._open(path, body, headers, secret)
-        source = Events(response, f"model {self.name!r}: the server")
+        source = Events(response, f"model {self.name!r}: the server at {self.server}")
         try:
             kind = response.headers.get("content-type", "")
             if not is_event_stream(kind):  # a JSON error, say (dsh.llm._not_streamed)
                 start = await read_start(response, kind)
                 hide = self.error_secrets(secret)
-                raise not_streamed(self.name, response.status_code, kind, start, hide)
+                status = response.status_code
+                raise not_streamed(self.name, status, kind, start, hide, self.server)
             yield source
         except httpx.HTTPError as exc:
             error = self._transport_error(exc, secret, streaming=True)
@@ -294,7 +297,7 @@ class HttpModel(KeyedModel):
         try:
             body = await read_start(response)
         except httpx.DecodingError as exc:  # said in place of its words, the status kept
-            body, unread = b"", undecodable(exc, hide, f" at {words.server_of(self._root)}")
+            body, unread = b"", undecodable(exc, hide, "")  # the status names the server
         finally:
             with anyio.CancelScope(shield=True):
                 await response.aclose()
@@ -307,6 +310,7 @@ class HttpModel(KeyedModel):
             secret=hide,
             address=(self._root, path),
             unread=unread,
+            server=self.server,
         )
         if status in (401, 403) and secret:  # refused: where the key came from
             error = noted(error, self._said(words.key_from))
@@ -322,7 +326,7 @@ class HttpModel(KeyedModel):
     ) -> ModelError:
         """The error for ``exc``, naming the server (and ``proxy``, ``host:port``, the
         proxy the request went through) and the timeouts' settings."""
-        server, hide = words.server_of(self._root), self.error_secrets(secret)
+        server, hide = self.server, self.error_secrets(secret)
         if proxy is not None and isinstance(exc, httpx.ProxyError):  # the proxy's own
             named, detail = _pool.named(self._root, proxy), redact(str(exc), hide)
             return _proxied.refused(self.name, exc, named, server, detail or "no reason")

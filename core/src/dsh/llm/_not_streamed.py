@@ -23,7 +23,7 @@ import httpx
 from dsh._secrets import redact
 from dsh.errors import ModelError
 from dsh.llm._error_events import error_in, events_start
-from dsh.llm._errors import error_from_body
+from dsh.llm._errors import error_from_body, sent_by
 from dsh.llm._redact_json import quoted_start
 from dsh.llm._sse import SSEParser, is_event_stream
 from dsh.llm._sse import body as body_of
@@ -85,21 +85,27 @@ def _has_error(watch: SSEParser, part: bytes) -> bool:
 
 
 def not_streamed(
-    model: str, status: int, content_type: str, body: bytes, secrets: tuple[str, ...]
+    model: str,
+    status: int,
+    content_type: str,
+    body: bytes,
+    secrets: tuple[str, ...],
+    server: str | None = None,
 ) -> ModelError:
     """The error for a ``status`` answer of ``content_type`` (not an event stream) whose
-    body starts with ``body``; ``secrets`` hidden."""
+    body starts with ``body``, from ``server`` (named); ``secrets`` hidden."""
     got = redact(content_type, secrets) or "no content type"
     text = body.decode("utf-8", "replace")
     error = _error_object(text)
+    by = sent_by(server, secrets)
     if error is not None:
-        where = f"HTTP {status} ({got}, not an event stream)"
+        where = f"HTTP {status}{by} ({got}, not an event stream)"
         return error_from_body(model, error, secret=secrets, where=where)
     start = quoted_start(text, secrets, cut="...")
     said = f"whose body starts {start}" if text else "with an empty body"
     return ModelError(
         "MALFORMED_RESPONSE",
-        f"model {model!r}: expected a text/event-stream answer, got {got!r} {said} "
+        f"model {model!r}: expected a text/event-stream answer{by}, got {got!r} {said} "
         "(does the server stream?)",
     )
 

@@ -291,10 +291,14 @@ class _Within:
         raise StopAsyncIteration
 
 
-def ended_early(model: str, before: str, events: Events, secret: tuple[str, ...]) -> ModelError:
-    """STREAM_CLOSED: ``model``'s stream ended ``before`` its end marker; what it ended
-    in the middle of, if anything, quoted: its start, escaped, ``secret`` hidden."""
-    message = f"model {model!r}: the stream ended before {before}"
+def ended_early(
+    model: str, before: str, events: Events, secret: tuple[str, ...], server: str | None = None
+) -> ModelError:
+    """STREAM_CLOSED: ``model``'s stream (from ``server``, named) ended ``before`` its end
+    marker; what it ended in the middle of, if anything, quoted: its start, escaped,
+    ``secret`` hidden."""
+    sent = f" from the server at {redact(server, secret)}" if server else ""
+    message = f"model {model!r}: the stream{sent} ended before {before}"
     left = redact(events.leftover(), secret) if secret else events.leftover()
     if left:
         cut = "..." if len(left) > _QUOTED else ""

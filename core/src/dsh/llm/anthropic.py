@@ -204,13 +204,17 @@ class AnthropicModel(HttpModel):
                             await self.drain(events)
                             break
                         elif kind == "error":
-                            raise error_from_body(self.name, item, secret=self.error_secrets(key))
+                            raise error_from_body(
+                                self.name, item, secret=self.error_secrets(key), server=self.server
+                            )
                     except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
                         raise malformed(
-                            self.name, "event", data, exc, self.error_secrets(key)
+                            self.name, "event", data, exc, self.error_secrets(key), self.server
                         ) from exc
             if not done:
-                raise ended_early(self.name, "message_stop", events, self.error_secrets(key))
+                raise ended_early(
+                    self.name, "message_stop", events, self.error_secrets(key), self.server
+                )
         except ModelError:  # cut off, reset, an error event: the counts so far stay
             if usage and not reported:  # with the cut answer (message_start's)
                 yield UsageChunk(_usage(self.name, usage))

@@ -175,7 +175,9 @@ class OpenAICompatibleModel(HttpModel):
                             raise TypeError("not a JSON object")
                         error = error_object(chunk)  # {"error": ...}, or one without it
                         if error is not None:
-                            raise error_from_body(self.name, error, secret=self.error_secrets(key))
+                            raise error_from_body(
+                                self.name, error, secret=self.error_secrets(key), server=self.server
+                            )
                         for choice in chunk.get("choices") or ():
                             if choice.get("index") not in (0, None):
                                 continue  # another of n > 1 choices: only the first is read
@@ -196,7 +198,7 @@ class OpenAICompatibleModel(HttpModel):
                             yield UsageChunk(_usage(self.name, usage))
                     except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
                         raise malformed(
-                            self.name, "chunk", data, exc, self.error_secrets(key)
+                            self.name, "chunk", data, exc, self.error_secrets(key), self.server
                         ) from exc
                     if ended:
                         if usage and usage_last and not chunk.get("choices"):
@@ -211,7 +213,7 @@ class OpenAICompatibleModel(HttpModel):
         # a finished answer without [DONE] is whole; one with a piece after its
         # finish_reason (a server that sent one early) was cut off
         if not done and not ended:
-            raise ended_early(self.name, "[DONE]", events, self.error_secrets(key))
+            raise ended_early(self.name, "[DONE]", events, self.error_secrets(key), self.server)
         if finish is None and slots and not slots.whole():  # [DONE] mid-call: not whole
             raise ModelError(
                 "STREAM_CLOSED",
