@@ -14,6 +14,7 @@ connection, at once.
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -42,6 +43,7 @@ from dsh.llm._api_key import KeyedModel
 from dsh.llm._errors import error_from_status, error_from_transport, noted, undecodable
 from dsh.llm._not_streamed import is_event_stream, not_streamed, read_start
 from dsh.llm._redact_answer import hidden
+from dsh.llm._retry_after import retry_after
 from dsh.llm._sse import Events
 from dsh.llm.base import Chunk, ModelInfo
 from dsh.messages import ModelRequest
@@ -258,11 +260,13 @@ class HttpModel(KeyedModel):
                     continue
                 proxy = sent.proxy(request.url)
                 error = self._transport_error(exc, secret, streaming=False, proxy=proxy)
-                retry = _resend.worth_another_try(exc)
+                retry, asked = _resend.worth_another_try(exc), None
             else:
                 if 200 <= response.status_code < 300:
                     return response
                 error, retry = await self._failed(response, secret, path, sent.forwarded)
+                # a wait over its cap (a day): the server's own, to say it
+                asked = retry_after(response.headers, cap=math.inf)
                 if note := self.refusal_note(response.status_code, error.message, body):
                     error = noted(error, note)
             if not retry or attempt >= self.config.max_retries:
@@ -270,15 +274,18 @@ class HttpModel(KeyedModel):
             delay = self._delay(attempt, error.retry_after)
             if delay is None:  # error.retry_after is over max_wait
                 origin = self._origin if self._max_wait_set else None
-                why = words.over_max_wait(self.name, error.retry_after, self._max_wait, origin)
+                why = words.over_max_wait(
+                    self.name, error.retry_after, self._max_wait, origin, asked
+                )
                 raise noted(error, why)
             attempt += 1
             # said, not silent: the person waiting sees why (the message is secret-free)
             log.warning(
-                "%s (%s); retrying in %.1f s (%d of %d)",
+                "%s (%s); retrying in %.1f s%s (%d of %d)",
                 error,
                 error.code,
                 delay,
+                words.capped(error.retry_after, asked),
                 attempt,
                 self.config.max_retries,
             )

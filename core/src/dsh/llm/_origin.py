@@ -10,16 +10,19 @@ entry may name ``OPENAI_API_KEY`` itself, as docs/config.md's example does).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TypeAlias
 from urllib.parse import urlsplit
 
 from dsh._config_models import ModelConfig
 from dsh._model_values import may_be_a_key
+from dsh.llm._retry_after import MAX_RETRY_AFTER
 
 __all__ = [
     "Origin",
     "Timeouts",
+    "capped",
     "key_from",
     "key_place",
     "key_unset",
@@ -98,13 +101,33 @@ def key_from(name: str, config: ModelConfig, origin: Origin) -> str:
     return f"the key from {variable}"
 
 
-def over_max_wait(name: str, wait: float | None, max_wait: float, origin: Origin | None) -> str:
+def over_max_wait(
+    name: str,
+    wait: float | None,
+    max_wait: float,
+    origin: Origin | None,
+    asked: float | None = None,
+) -> str:
     """Why the server's ``wait`` is not waited for; ``origin`` None: ``max_wait`` was
-    given in code, not by a setting."""
+    given in code, not by a setting. ``asked``: the wait the server asked for, when
+    ``wait`` is it capped (``capped``)."""
     where = None if origin is None else setting(name, "max_wait", origin)
-    asked = seconds(wait or 0.0)
-    said = f"the server asks to wait {asked}, more than max_wait {seconds(max_wait)}"
+    said = f"the server asks to wait {seconds(wait or 0.0)}{capped(wait, asked)}"
+    said += f", more than max_wait {seconds(max_wait)}"
     return f"{said}: {where}" if where else said
+
+
+def capped(wait: float | None, asked: float | None) -> str:
+    """What a message says after a server's ``wait`` that is the cap on it
+    (``MAX_RETRY_AFTER``, a day), ``asked`` the wait as the server wrote it (None: not
+    known, a wait in an error's body): `` (capped: it asked for 99999 s)``; "" for a
+    wait below the cap."""
+    if wait is None or wait < MAX_RETRY_AFTER:
+        return ""
+    if asked is None or asked <= wait:
+        return " (the most dsh takes; it may have asked for more)"
+    said = f"{asked:.0f} s" if math.isfinite(asked) and asked < 1e15 else "an endless wait"
+    return f" (capped, the most dsh takes: it asked for {said})"
 
 
 def timeouts(name: str, config: ModelConfig, origin: Origin) -> Timeouts:

@@ -18,19 +18,21 @@ __all__ = ["MAX_RETRY_AFTER", "body_wait", "retry_after"]
 MAX_RETRY_AFTER: Final = 86_400.0
 
 
-def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+def retry_after(
+    headers: Mapping[str, str], now: float | None = None, *, cap: float = MAX_RETRY_AFTER
+) -> float | None:
     """Seconds the server asks us to wait: ``retry-after-ms``, or ``retry-after`` in
-    seconds or as an HTTP date, from 0 to ``MAX_RETRY_AFTER``; None if absent or
-    unreadable (``nan`` too)."""
+    seconds or as an HTTP date, from 0 to ``cap`` (``MAX_RETRY_AFTER``; ``math.inf``:
+    the wait as asked, to say it); None if absent or unreadable (``nan`` too)."""
     value = headers.get("retry-after-ms")
     if value is not None:
-        wait = _seconds(value, 1000)
+        wait = _seconds(value, 1000, cap)
         if wait is not None:
             return wait
     value = headers.get("retry-after")
     if value is None:
         return None
-    wait = _seconds(value)
+    wait = _seconds(value, cap=cap)
     if wait is not None:
         return wait
     try:
@@ -39,7 +41,7 @@ def retry_after(headers: Mapping[str, str], now: float | None = None) -> float |
         return None
     if when.tzinfo is None:  # the asctime form and -0000: GMT (RFC 9110, 5.6.7), not local
         when = when.replace(tzinfo=UTC)
-    return _seconds(when.timestamp() - (time.time() if now is None else now))
+    return _seconds(when.timestamp() - (time.time() if now is None else now), cap=cap)
 
 
 def body_wait(payload: Any) -> float | None:
@@ -56,13 +58,13 @@ def body_wait(payload: Any) -> float | None:
     return None
 
 
-def _seconds(value: str | float, per_second: int = 1) -> float | None:
-    """``value`` (seconds, or text of a number) / ``per_second``, within 0 and
-    ``MAX_RETRY_AFTER``; None for NaN or text that is not a number."""
+def _seconds(value: str | float, per_second: int = 1, cap: float = MAX_RETRY_AFTER) -> float | None:
+    """``value`` (seconds, or text of a number) / ``per_second``, within 0 and ``cap``;
+    None for NaN or text that is not a number."""
     try:
         seconds = float(value) / per_second
     except (ValueError, OverflowError):
         return None
     if math.isnan(seconds):
         return None
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+    return min(max(seconds, 0.0), cap)
