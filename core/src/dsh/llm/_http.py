@@ -129,6 +129,8 @@ class HttpModel(KeyedModel):
         #: the server, as messages name it: scheme, host and port (``_origin.server_of``)
         self.server = words.server_of(self._root)
         self._timeout = httpx.Timeout(config.timeout, read=config.read_timeout or config.timeout)
+        #: how long an error's body (or a 2xx answer's that is not a stream) is read
+        self._read_within = config.read_timeout or config.timeout
         self._client: httpx.AsyncClient | None = None
         self._loop: object = None
 
@@ -205,7 +207,7 @@ class HttpModel(KeyedModel):
         try:
             kind = response.headers.get("content-type", "")
             if not is_event_stream(kind):  # a JSON error, say (dsh.llm._not_streamed)
-                start = await read_start(response, kind)
+                start = await read_start(response, kind, self._read_within)
                 hide = self.error_secrets(secret)
                 status = response.status_code
                 raise not_streamed(self.name, status, kind, start, hide, self.server)
@@ -302,7 +304,7 @@ class HttpModel(KeyedModel):
         """The error for ``response`` (via the forward ``proxy``?), and whether to retry."""
         hide, unread = self.error_secrets(secret), None
         try:
-            body = await read_start(response)
+            body = await read_start(response, within=self._read_within)
         except httpx.DecodingError as exc:  # said in place of its words, the status kept
             body, unread = b"", undecodable(exc, hide, "")  # the status names the server
         finally:

@@ -40,7 +40,9 @@ QUOTE_WAIT: Final = 1.0
 _QUOTE_LIMIT: Final = 16 * 1024
 
 
-async def read_start(response: httpx.Response, content_type: str | None = None) -> bytes:
+async def read_start(
+    response: httpx.Response, content_type: str | None = None, within: float = math.inf
+) -> bytes:
     """The start of ``response``'s body, ``ERROR_BODY_LIMIT`` bytes and at most a piece
     more; what came before a transport failure (the status says enough), but a body
     that cannot be decoded raises ``httpx.DecodingError`` (gzip said, and something
@@ -49,7 +51,8 @@ async def read_start(response: httpx.Response, content_type: str | None = None) 
     first piece, ``_QUOTE_LIMIT`` bytes at most. An error's event stream (by its type,
     or a body that starts as one, whatever its type: ``dsh.llm._error_events``): up to
     its first error object, whose event is the error: a server may keep the stream open
-    after it."""
+    after it. Whatever the body, what came ``within`` seconds (the model's read timeout:
+    a server may trickle its body a byte at a time, each in time for the read timeout)."""
     quick = content_type is not None and not _is_json(content_type)
     limit = _QUOTE_LIMIT if quick else ERROR_BODY_LIMIT
     streamed = content_type is None and is_event_stream(response.headers.get("content-type", ""))
@@ -58,7 +61,8 @@ async def read_start(response: httpx.Response, content_type: str | None = None) 
     body = b""
     try:  # closed here, not left to the garbage collector (trio warns of that)
         async with aclosing(body_of(response)) as parts:
-            with anyio.CancelScope() as waiting:
+            with anyio.CancelScope(deadline=anyio.current_time() + within) as waiting:
+                quoted = False  # the wait for a quote has begun
                 async for part in parts:
                     body += part
                     if sniff and (starts := events_start(body)) is not None:
@@ -67,8 +71,9 @@ async def read_start(response: httpx.Response, content_type: str | None = None) 
                             watch, part = SSEParser(), body
                     if len(body) > limit or (watch is not None and _has_error(watch, part)):
                         break
-                    if quick and waiting.deadline == math.inf:
-                        waiting.deadline = anyio.current_time() + QUOTE_WAIT
+                    if quick and not quoted:
+                        quoted = True
+                        waiting.deadline = min(waiting.deadline, anyio.current_time() + QUOTE_WAIT)
     except httpx.DecodingError:
         raise
     except httpx.HTTPError:
