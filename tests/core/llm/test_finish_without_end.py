@@ -103,3 +103,12 @@ async def test_an_anthropic_message_stop_ends_the_answer() -> None:
             await server.disconnected.wait()
     assert message.stop_reason == "max_tokens"
     assert _usage_of(chunks) == [(25, 5)]
+
+
+async def test_a_connection_reset_after_the_finish_keeps_the_answer() -> None:
+    # the answer and its finish came: a proxy that resets rather than ends the response
+    # (no [DONE]) does not make it a STREAM_CLOSED failure
+    pieces = [_data(openai_chunk({"content": "Hi"})), _data(openai_chunk({}, "stop"))]
+    async with WireServer([sse(pieces, then="reset")]) as server:
+        _, message = await collect(openai(server.url, read_timeout=READ_TIMEOUT), ASK)
+    assert (message.text, message.stop_reason) == ("Hi", "stop")

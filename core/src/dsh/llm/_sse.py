@@ -264,7 +264,9 @@ class Events:
     def within(self, seconds: float) -> AsyncIterator[str]:
         """The data of the events to come, as long as each comes within ``seconds`` of
         the one before (or of the call): the first longer wait ends them, as the end of
-        the body does (the body is then no longer read)."""
+        the body does (the body is then no longer read), and so does a failure to read
+        it (a reset, a read timeout): after the answer's end, what may still come is
+        not waited for (``OpenAICompatibleModel``'s ``FINISH_GRACE``)."""
         return _Within(self._data, seconds)
 
 
@@ -286,7 +288,7 @@ class _Within:
         with anyio.move_on_after(self._seconds):
             try:
                 return await self._data.__anext__()
-            except httpx.ReadTimeout:  # the read timeout is the shorter: quiet all the same
+            except httpx.TransportError:  # cut off, or the read timeout is the shorter
                 pass
         raise StopAsyncIteration
 
