@@ -8,7 +8,7 @@ into: tar's ``--to-command``, ``-I``, ``-F``, ``--rsh-command``,
 --property``/``--setenv``); ``srun --prolog`` and the like; ``chpst -e``;
 ``pygmentize -x``; ``tcpdump -z``; ``ssh-keygen -D``/``-w``, ``ssh-add -s``/``-S``/``-e``;
 ``openssl -engine``/``-provider``/``-pre``/``-config``; ``rpm -E``/``-D``; ``crontab
-FILE``; ``ssh -F``, ``-I``
+FILE``; ``logrotate CONF`` (its scripts), ``-m``; ``ssh -F``, ``-I``
 and ``-o`` with a setting not known to run nothing (``ProxyCommand``, ``LocalCommand``,
 ``Match exec``, ...; ``-o BatchMode=yes`` runs none); ``sort --compress-program``;
 ``cpio --rsh-command``; ``wget --use-askpass``, ``--config`` and ``-e`` (but for a few
@@ -23,8 +23,10 @@ same (``TAR_OPTIONS``; set in the line: ``RSYNC_RSH``, ``GIT_CONFIG_PARAMETERS``
 parallel's ``PARALLEL``, ``PARALLEL_SHELL``, ``PARALLEL_SSH``, ``PARALLEL_HOME`` and the
 like, ``SSH_ASKPASS`` and ``SSH_ASKPASS_REQUIRE`` for ssh and what runs it (scp, sftp,
 rsync, git, parallel), ``SUDO_ASKPASS`` for sudo, ``SUDO_EDITOR``, ``VISUAL`` and
-``EDITOR`` for ``sudo -e`` and sudoedit, ``LD_PRELOAD``, ``PERL5OPT`` and the like
-(``LOADER_VARIABLES``) for every program, and ``HOME`` for git, gpg, vim, emacs, wget
+``EDITOR`` for ``sudo -e`` and sudoedit, ``LD_PRELOAD``, ``PERL5OPT``,
+``NODE_OPTIONS`` and the like (``LOADER_VARIABLES``, but for a plain value before the
+program: ``_plain``) for every program, ``PAGER`` for git, the editor, pager and
+browser ``sensible-editor`` and the like run, and ``HOME`` for git, gpg, vim, emacs, wget
 and parallel, which read their settings there, ...; not for ssh, which reads ``~`` from
 the password database).
 
@@ -50,6 +52,7 @@ from dsh_permissions._getopt import END, long_in, scan
 from dsh_permissions._git import runs_command
 from dsh_permissions._option_variables import (
     LOADER_VARIABLES,
+    PLAIN_LOADER_VALUES,
     SUDOEDIT_VARIABLES,
     named,
     set_in_line,
@@ -91,7 +94,7 @@ def hidden(words: list[str], index: int) -> str | None:
     run a command not looked into, or None."""
     name = os.path.basename(words[index])
     before = words[:index]
-    if loaded := [v for v in LOADER_VARIABLES if _set_here(v, before)]:
+    if loaded := [v for v in LOADER_VARIABLES if _set_here(v, before) and not _plain(v, before)]:
         return f"{loaded[0]} may make {name} load code that is not looked into"
     runs = RUNS.get(name)
     if runs is None:
@@ -112,8 +115,12 @@ def hidden(words: list[str], index: int) -> str | None:
         )
     if name == "wget":
         args = without_plain_commands(args)
-    if name == "crontab" and (table := _crontab(args)) is not None:
+    if name == "crontab" and (table := _operand(args, "u")) is not None:
         return f"crontab {table} installs commands that run later, which are not looked into"
+    if name == "logrotate" and (conf := _operand(args, "sml", _LOGROTATE_LONG)) is not None:
+        return (
+            f"logrotate runs the scripts {conf} gives (postrotate, ...), which are not looked into"
+        )
     if name == "git":
         option = runs_command(args)
     elif name == "openssl":
@@ -134,10 +141,15 @@ _OPENSSL_LOADS: Final = frozenset(
 )
 
 
-def _crontab(args: list[str]) -> str | None:
-    """The file (or ``-``: its input) ``crontab`` installs as the table, or None
-    (``crontab -l``, ``-e``, ``-r``)."""
-    for read in scan(args, 0, "u"):
+#: logrotate's long options taking a value (its configuration is an operand)
+_LOGROTATE_LONG: Final = ("--state", "--mail", "--log")
+
+
+def _operand(args: list[str], valued: str, long_valued: tuple[str, ...] = ()) -> str | None:
+    """The first operand of ``args``, or None: the file (or ``-``: its input) ``crontab``
+    installs as the table (``crontab -l``, ``-e``, ``-r``: none), the configuration
+    logrotate reads (``logrotate --version``: none)."""
+    for read in scan(args, 0, valued, long_valued):
         if read.option == END:
             continue
         if not read.option:
@@ -168,6 +180,20 @@ def _set_here(name: str, before: list[str]) -> bool:
     or naming it earlier (not only by ``source``, which would ask about every git
     command after ``. .venv/bin/activate``; see docs/permissions.md, Limits)."""
     return set_in_line((name,), anything=False) or any(named(name, t) for t in before)
+
+
+def _plain(name: str, before: list[str]) -> bool:
+    """Whether the loader variable ``name`` is set before the program (which overrides
+    what the line exported before), each time to a value whose every word is known to
+    load nothing (``PLAIN_LOADER_VALUES``), and named in no other way there (``+=``,
+    ``env -u``)."""
+    plain = PLAIN_LOADER_VALUES.get(name)
+    if plain is None:
+        return False
+    values = [t.split("=", 1)[1] for t in before if t.startswith(f"{name}=")]
+    if not values or len(values) != sum(named(name, t) for t in before):
+        return False
+    return all(plain.fullmatch(w) for v in values for w in v.split() or [""])
 
 
 def _option(runs: Runs, args: list[str]) -> str | None:

@@ -41,11 +41,15 @@ def file_path(word: Word, root: str, elsewhere: str | None) -> str | Subject:
             return unknown(word.raw, f"{word.raw!r} names a file on another host")
     if elsewhere is not None and not os.path.isabs(text):
         return unknown(word.raw, f"{elsewhere}, so {word.raw!r} may name another file")
-    if per_process(os.path.join(root, text)):
+    if own_name(os.path.join(root, text)):
         # /proc/self/cwd is the command's own directory (the workspace), not that of
-        # the process checking it: resolved here, it would name another file
-        where = "/dev/fd" if os.path.normpath(text).startswith("/dev/fd") else "/proc"
+        # the process checking it, and /dev/stdin its own input: resolved here, they
+        # would name another file (dsh's own stdin, which may be a file too)
+        normal = os.path.normpath(text)
+        where = "/dev/fd" if normal.startswith("/dev/fd") else "/proc"
         why = f"{word.raw!r} names a file through {where}, as the command's own process sees it"
+        if _STREAMS.match(normal):
+            why = f"{word.raw!r} names the command's own standard stream, not a file known here"
         return unknown(word.raw, why)
     return text
 

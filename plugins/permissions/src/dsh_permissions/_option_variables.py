@@ -51,6 +51,7 @@ __all__ = [
     "LESS_VARIABLES",
     "LOADER_VARIABLES",
     "PARALLEL_VARIABLES",
+    "PLAIN_LOADER_VALUES",
     "POSIXLY_CORRECT",
     "RSYNC_VARIABLES",
     "SEARCHER_VARIABLES",
@@ -104,7 +105,27 @@ SUDOEDIT_VARIABLES: Final = ("SUDO_EDITOR", "VISUAL", "EDITOR")
 LOADER_VARIABLES: Final = (
     *("LD_PRELOAD", "LD_AUDIT", "PERL5OPT", "PERL5LIB", "PERLLIB"),
     "GCONV_PATH",  # glibc loads the character set converters it names (iconv_open)
+    # options every node, ruby or java program reads (npm, tsc, rake, gradle are ones):
+    # --require, -r and -javaagent load code (plain values: ``PLAIN_LOADER_VALUES``)
+    *("NODE_OPTIONS", "RUBYOPT", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"),
 )
+_JAVA_PLAIN: Final = (
+    r"-X(?:mx|ms|ss)[0-9]+[kKmMgG]?|-D(?:file\.encoding|java\.awt\.headless)=[A-Za-z0-9_-]+"
+)
+#: per loader variable, the words of a value known to load nothing (memory sizes,
+#: warnings: ``NODE_OPTIONS=--max-old-space-size=4096 npm run build`` is common)
+PLAIN_LOADER_VALUES: Final = {
+    "NODE_OPTIONS": re.compile(
+        r"--(?:max-old-space-size|max-semi-space-size|stack-size)=[0-9]+"
+        r"|--(?:enable-source-maps|no-warnings|no-deprecation|trace-warnings)"
+        r"|--(?:trace-deprecation|openssl-legacy-provider|trace-uncaught)"
+        r"|--(?:unhandled-rejections|dns-result-order)=[a-z0-9-]+"
+    ),
+    "RUBYOPT": re.compile(r"-W[012]?|-W:no-(?:deprecated|experimental)"),
+    **dict.fromkeys(
+        ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"), re.compile(_JAVA_PLAIN)
+    ),
+}
 #: GNU parallel's options (``PARALLEL``, ``PARALLEL_CSH``), the shell it runs commands
 #: with, its ssh and tmux commands, rsync's options, code put before each command
 #: (``PARALLEL_ENV``, or a file of it) and where its profiles are (``PARALLEL_HOME``,

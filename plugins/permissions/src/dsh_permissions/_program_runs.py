@@ -208,6 +208,14 @@ RUNS: Final = {
     **dict.fromkeys(("crontab", "visudo"), Runs(line_variables=SUDOEDIT_VARIABLES)),
     "systemctl": Runs(line_variables=("SYSTEMD_EDITOR", *SUDOEDIT_VARIABLES)),
     "kubectl": Runs(line_variables=("KUBE_EDITOR", *SUDOEDIT_VARIABLES)),
-    # HOME: git reads ~/.gitconfig (HOME=. git status)
-    "git": Runs(line_variables=(*GIT_LINE_VARIABLES, *SSH_VARIABLES, "HOME")),
+    # the editor, pager and browser the line names (Debian's sensible-utils; an
+    # editor chosen earlier is in ~/.selected_editor)
+    "sensible-editor": Runs(line_variables=(*SUDOEDIT_VARIABLES, "SELECTED_EDITOR", "HOME")),
+    "sensible-pager": Runs(line_variables=("PAGER",)),
+    "sensible-browser": Runs(line_variables=("BROWSER",)),
+    # -m / --mail: the command it mails with (its configuration: _command_options)
+    "logrotate": Runs(letters="m", valued=frozenset("sml"), long=("--mail",)),
+    # HOME: git reads ~/.gitconfig (HOME=. git status); PAGER: its pager when no
+    # GIT_PAGER or core.pager is set
+    "git": Runs(line_variables=(*GIT_LINE_VARIABLES, *SSH_VARIABLES, "HOME", "PAGER")),
 }

@@ -17,7 +17,8 @@ checker does not model:
 - options that make su's shell another program or run it elsewhere (``-s``, ``-l``,
   ``-``);
 - programs whose grammar is too open to model (``bwrap``, ``firejail``, ``proot``,
-  ``sg``, ``newgrp``, ``capsh``, ``gdb``, ``lldb``).
+  ``sg``, ``newgrp``, ``capsh``, ``gdb``, ``lldb``), and openers, which run what a
+  desktop or mailcap setting names (``xdg-open``, ``gio``, ``run-mailcap``).
 
 Which options take a value is each tool's own (their ``--help``, util-linux 2.39,
 sudo 1.9); an unknown long option taking one can only make a command look bare, which
@@ -55,6 +56,11 @@ UNMODELLED: Final = frozenset(
         *("autossh", "niceload"),
         # the variables the files of their directory hold (PATH=, LD_PRELOAD=)
         *("envdir", "s6-envdir"),
+        # they open a file or URL with the program a desktop or mailcap setting names
+        # (a .desktop file's Exec line, BROWSER, ~/.mailcap); gio also reads (gio cat)
+        *("xdg-open", "gio", "gvfs-open", "gnome-open", "kde-open", "kde-open5"),
+        *("kioclient", "kioclient5", "exo-open", "gtk-launch", "dex", "run-mailcap"),
+        *("see", "edit", "compose", "print", "open", "openvt"),
     }
 )
 

@@ -52,6 +52,8 @@ WRAPPERS: Final = frozenset(
         *("run0", "gosu", "su-exec", "setuidgid", "chpst", "envdir", "softlimit", "runcon"),
         *("envuidgid", "setlock", "pgrphack"),
         "machinectl",
+        # ldd runs each file it is given (a program with another loader runs as it is)
+        "ldd",
         *("setarch", "linux32", "linux64", "cpulimit", "trickle", "timelimit", "lckdo"),
         *("systemd-run", "systemd-inhibit", "systemd-cat", "flatpak-spawn", "sandbox-exec"),
         *("firejail", "bwrap", "proot", "fakeroot", "faketime", "eatmydata", "nocache"),
@@ -97,6 +99,8 @@ _ROOT_LONG: Final = ("--chroot", "--root", "--login", "--wdns", "--working-direc
 #: ``/``; systemd-run's service in ``/``; machinectl shell's in the user's home)
 _ALWAYS_MOVED: Final = frozenset({"chroot", "gchroot", "systemd-run", "machinectl"})
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+#: wrappers that run each of their operands as a program (``ldd a b``: ``a``, ``b``)
+_EACH_RUNS: Final = frozenset({"ldd"})
 #: wrappers that run a command only after a verb (then their operands, options and the
 #: command): ``machinectl shell [USER@]HOST PROGRAM ARGS``; their other verbs run none
 VERBS: Final = {"machinectl": "shell"}
@@ -109,13 +113,17 @@ def behind(words: list[str], index: int) -> list[int] | None:
     out: list[int] = []
     positional = 0
     after_option = False
+    each = os.path.basename(words[index]) in _EACH_RUNS
     if (verb := VERBS.get(os.path.basename(words[index]))) is not None:
         # machinectl shell HOST PROGRAM: looked behind from the verb, after any
         # options (generous: any word that is the verb); with no such verb, nothing
         index = next((i for i in range(index + 1, len(words)) if words[i] == verb), len(words))
     for i in range(index + 1, len(words)):
         word = words[i]
-        if os.path.basename(word) in WRAPPERS:
+        if each:
+            if not word.startswith("-"):
+                out.append(i)
+        elif os.path.basename(word) in WRAPPERS:
             out.append(i)  # a nested wrapper: its command comes later
             positional, after_option = 0, False
         elif WRAPPER_ARG.fullmatch(word):
