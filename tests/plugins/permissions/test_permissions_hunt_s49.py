@@ -13,8 +13,11 @@ ruby or java program (npm, tsc, rake, gradle) load code (``--require``, ``-r``,
 ``-javaagent``), as ``PERL5OPT`` does any perl; a value of memory sizes and warnings
 only is not counted. 6: git runs ``PAGER`` when no ``GIT_PAGER`` or ``core.pager`` is
 set; ``sensible-editor``, ``sensible-pager`` and ``sensible-browser`` run the editor,
-pager or browser the line names. Each row goes through the real dispatcher (conftest
-``judge``).
+pager or browser the line names. 7: a redirection, a program or a path-like word
+through ``/proc/self``, ``/proc/PID`` or ``/dev/fd`` was matched as written: ``>
+/proc/self/cwd/.env`` writes the workspace's ``.env`` and ``/proc/self/exe -c CMD`` run
+by bash is bash; now a value only known when the command runs. Each row goes through
+the real dispatcher (conftest ``judge``).
 """
 
 from __future__ import annotations
@@ -203,3 +206,37 @@ async def test_b49_a_pager_editor_or_browser_the_line_names(judge, command):
 @pytest.mark.parametrize("command", ["git log", "sensible-pager x", "sensible-editor x"])
 async def test_6_without_one_named_they_pass(judge, command):
     await allowed(judge, DENY_RM, command)
+
+
+# -- 7: a path through the command's own process, outside read rules -----------------
+
+DENY_ENV_WRITE = {"allow": ["bash"], "deny": ["bash(> .env)", "bash(> /etc/*)"]}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo x > /proc/self/cwd/.env", "echo x > /dev/fd/../cwd/.env",
+        "echo x >> /proc/thread-self/cwd/.env", "echo x > /proc/self/root/etc/x",
+        "echo x 2> /proc/self/cwd/.env", "echo x >/proc/self/fd/1",
+    ],
+)  # fmt: skip
+async def test_b49_a_redirection_through_proc_self(judge, command):
+    # /proc/self/cwd is the command's directory (the workspace): it was matched as
+    # written, so a deny rule on '> .env' never saw it
+    await refused(judge, {"deny": DENY_ENV_WRITE["deny"]}, command, mode="bypass")
+    await refused(judge, DENY_ENV_WRITE, command)
+
+
+@pytest.mark.parametrize(
+    "command", ["/proc/self/exe -c 'rm x'", "/dev/fd/../exe -c 'rm x'", "/proc/self/cwd/x"]
+)
+async def test_b49_a_program_through_proc_self(judge, command):
+    # /proc/self/exe, run by bash, is bash: its -c runs the string
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+
+
+@pytest.mark.parametrize("command", ["echo x > /dev/stderr", "echo x 2>&1 > out.txt"])
+async def test_7_a_stream_or_a_plain_file_passes(judge, command):
+    await allowed(judge, DENY_ENV_WRITE, command)

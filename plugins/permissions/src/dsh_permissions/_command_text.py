@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Final
 
 from dsh_permissions import _xargs
-from dsh_permissions._file_words import own_name
+from dsh_permissions._file_words import own_name, own_why, per_process, stream
 from dsh_permissions._located import located
 from dsh_permissions._paths import display, folded
 from dsh_permissions._readings import open_prefixes, script_runs, starts, variants
@@ -176,8 +176,10 @@ def canonical(
     text, why, settled = _settled(word, moved, path=path, chdir=chdir)
     if settled:
         return text, why
-    if own_name(os.path.join(root, text)):  # /dev/stdin: the command's, not dsh's
+    if stream(os.path.join(root, text)):  # /dev/stdin: the command's, not dsh's
         return text, None
+    if per_process(os.path.join(root, text)):  # > /proc/self/cwd/.env: the workspace's
+        return text, own_why(word.raw)
     return _resolved(text, root), None
 
 
@@ -192,8 +194,8 @@ def _program_word(
         return text, why, []
     if "/" not in text:  # . or ..
         return _resolved(text, root), None, []
-    if own_name(os.path.join(root, text)):  # /dev/fd/3: the command's own
-        return text, None, []
+    if own_name(os.path.join(root, text)):  # /proc/self/exe: the shell running it
+        return text, own_why(word.raw), []
     paths, why = program_paths(text, root)
     earlier = relinked() if why is None else None  # ln -s /bin/rm r; ./r -rf x
     if earlier is not None and leads_elsewhere(os.path.join(root, text)):

@@ -16,7 +16,7 @@ from typing import Final
 from dsh_permissions._shell_words import Word
 from dsh_permissions._subjects import Subject
 
-__all__ = ["file_path", "own_name", "part", "per_process", "unknown"]
+__all__ = ["file_path", "own_name", "own_why", "part", "per_process", "stream", "unknown"]
 
 _UNKNOWN_WHY: Final = "only gets its value when the shell runs"
 #: paths that name a file as the process opening it sees it (its directory, its
@@ -66,7 +66,17 @@ def own_name(path: str) -> bool:
     """Whether ``path`` names a file through the process opening it (``per_process``)
     or its standard streams (``/dev/stdin``, ``/dev/stdout``, ``/dev/stderr``): one
     that resolved in dsh's own process would name dsh's (``/dev/null``, a pipe)."""
-    return _STREAMS.match(os.path.normpath(path)) is not None or per_process(path)
+    return stream(path) or per_process(path)
+
+
+def stream(path: str) -> bool:
+    """Whether ``path`` is one of the standard streams as written (``/dev/stdin``)."""
+    return _STREAMS.match(os.path.normpath(path)) is not None
+
+
+def own_why(raw: str) -> str:
+    """Why a word naming a file through ``per_process`` is only known when it runs."""
+    return f"{raw!r} names a file as the command's own process sees it (/proc/self, /dev/fd)"
 
 
 def _through(path: str) -> bool:
