@@ -48,6 +48,7 @@ import os
 import re
 from typing import Final
 
+from dsh_permissions._build_tools import build_runs
 from dsh_permissions._getopt import END, long_in, scan
 from dsh_permissions._git import runs_command
 from dsh_permissions._option_variables import (
@@ -96,6 +97,9 @@ def hidden(words: list[str], index: int) -> str | None:
     before = words[:index]
     if loaded := [v for v in LOADER_VARIABLES if _set_here(v, before) and not _plain(v, before)]:
         return f"{loaded[0]} may make {name} load code that is not looked into"
+    built = build_runs(name, words[index + 1 :], before, lambda v: _set_here(v, before))
+    if built is not None:
+        return built
     runs = RUNS.get(name)
     if runs is None:
         return None

@@ -46,16 +46,21 @@ from dsh_permissions._scoped import scoped
 from dsh_permissions._wrappers import skip_assignments
 
 __all__ = [
+    "CARGO_VARIABLES",
     "GIT_LINE_VARIABLES",
+    "GO_VARIABLES",
     "GPG_VARIABLES",
     "LESS_VARIABLES",
     "LOADER_VARIABLES",
+    "NPM_VARIABLES",
     "PARALLEL_VARIABLES",
     "PLAIN_LOADER_VALUES",
     "POSIXLY_CORRECT",
     "RSYNC_VARIABLES",
+    "RUSTFLAGS_VARIABLES",
     "SEARCHER_VARIABLES",
     "SEARCH_PATH",
+    "SENSIBLE_VARIABLES",
     "SHELL_PLACES",
     "SSH_VARIABLES",
     "SUDOEDIT_VARIABLES",
@@ -126,6 +131,27 @@ PLAIN_LOADER_VALUES: Final = {
         ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"), re.compile(_JAVA_PLAIN)
     ),
 }
+#: what makes go, cargo and npm run a program the line names (``_build_tools``): go's
+#: flags and the file of them; cargo's compiler, its wrapper, rustdoc and its
+#: configuration, and its compiler flags (``-C linker=CMD``); npm's script shell, node
+#: options and configuration files, in the two cases npm reads
+GO_VARIABLES: Final = ("GOFLAGS", "GOENV")
+CARGO_VARIABLES: Final = (
+    *("RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTC", "RUSTDOC", "CARGO_HOME"),
+    *("CARGO_BUILD_RUSTC_WRAPPER", "CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER"),
+    *("CARGO_BUILD_RUSTC", "CARGO_BUILD_RUSTDOC"),
+)
+RUSTFLAGS_VARIABLES: Final = (
+    *("RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS"),
+    *("RUSTDOCFLAGS", "CARGO_BUILD_RUSTDOCFLAGS"),
+)
+NPM_VARIABLES: Final = tuple(
+    spelled
+    for key in ("script_shell", "userconfig", "globalconfig", "node_options", "shell")
+    for spelled in (f"npm_config_{key}", f"NPM_CONFIG_{key.upper()}")
+)
+#: the editor, pager and browser Debian's sensible-utils run
+SENSIBLE_VARIABLES: Final = ("SELECTED_EDITOR", "BROWSER")
 #: GNU parallel's options (``PARALLEL``, ``PARALLEL_CSH``), the shell it runs commands
 #: with, its ssh and tmux commands, rsync's options, code put before each command
 #: (``PARALLEL_ENV``, or a file of it) and where its profiles are (``PARALLEL_HOME``,
@@ -159,6 +185,11 @@ WATCHED: Final = (
     *SUDOEDIT_VARIABLES,
     *LOADER_VARIABLES,
     *SEARCH_PATH,
+    *GO_VARIABLES,
+    *CARGO_VARIABLES,
+    *RUSTFLAGS_VARIABLES,
+    *NPM_VARIABLES,
+    *SENSIBLE_VARIABLES,
     *SEARCHER_VARIABLES,
 )
 #: in a line's set: any variable may have been exported

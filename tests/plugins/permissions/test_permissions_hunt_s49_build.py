@@ -1,0 +1,111 @@
+"""Build tools told by the line to run a program it names (behaviour 49: a command that
+runs what the checker cannot see is asked about, never allowed), found by session 49's
+hunt.
+
+1: go's ``-exec``, ``-toolexec`` and ``-vettool`` run the program they name (the test
+binary, each tool, the vet tool), also given in ``GOFLAGS``, in a file ``GOENV`` names,
+or stored by ``go env -w``. 2: cargo runs the compiler, wrapper, runner and linker that
+``RUSTC_WRAPPER``, ``RUSTC``, ``CARGO_TARGET_<TRIPLE>_RUNNER``, ``--config`` or
+``RUSTFLAGS='-C linker=CMD'`` name. 3: npm and pnpm run their scripts with the
+``script-shell`` the line gives (an option, ``npm_config_script_shell``, a
+configuration file, ``npm config set``). What a project's own build runs (its
+Makefile, build.rs, package.json scripts, tests) stays a documented limit. Each row
+goes through the real dispatcher (conftest ``judge``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from permissions_util import BYPASS_RM, DENY_RM, allowed, refused
+
+pytestmark = pytest.mark.plugins("permissions")
+
+
+# -- 1: go -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "go test -exec rm ./...", "go test ./... -exec=rm", "go run -exec rm x.go",
+        "go build -toolexec=rm", "go build --toolexec rm", "go vet -vettool=./rm",
+        "GOFLAGS=-toolexec=rm go build", "GOFLAGS='-mod=mod -toolexec=rm' go build",
+        "export GOFLAGS=-toolexec=rm; go build", "GOFLAGS+=' -toolexec=rm' go build",
+        "GOENV=./e go build", "go env -w GOFLAGS=-toolexec=rm", "go env -w CC=rm",
+        "sudo go test -exec rm",
+    ],
+)  # fmt: skip
+async def test_b49_go_running_a_program_the_line_names(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "go build ./...", "go test -run X ./...", "GOFLAGS=-mod=mod go build",
+        "go env -w GOPROXY=direct", "go env GOPATH",
+    ],
+)  # fmt: skip
+async def test_1_other_go_lines_pass(judge, command):
+    await allowed(judge, BYPASS_RM, command, mode="bypass")
+
+
+# -- 2: cargo ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "RUSTC_WRAPPER=rm cargo build", "CARGO_BUILD_RUSTC_WRAPPER=rm cargo build",
+        "cargo --config 'build.rustc-wrapper=\"rm\"' build", "cargo --config=x.toml build",
+        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=rm cargo run", "RUSTC=rm cargo build",
+        "export CARGO_TARGET_X_RUNNER=rm; cargo run", "CARGO_HOME=. cargo build",
+        "RUSTFLAGS='-C linker=rm' cargo build", "RUSTFLAGS=-Clinker=rm cargo build",
+        "RUSTFLAGS='-Zcodegen-backend=./x.so' cargo build",
+        "RUSTFLAGS='-D warnings -C link-arg=-fuse-ld=./x' cargo build",
+        "export RUSTC_WRAPPER=rm; cargo build", "RUSTDOCFLAGS='--runtool rm' cargo test",
+        "export RUSTFLAGS='-D warnings'; cargo build",
+    ],
+)  # fmt: skip
+async def test_b49_cargo_running_a_program_the_line_names(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cargo build --release", "cargo test", "RUSTFLAGS='-D warnings' cargo build",
+        "RUSTFLAGS='-C target-cpu=native -Dwarnings' cargo build",
+        "RUSTFLAGS='--cfg tokio_unstable' cargo build",
+    ],
+)  # fmt: skip
+async def test_2_other_cargo_lines_pass(judge, command):
+    await allowed(judge, BYPASS_RM, command, mode="bypass")
+
+
+# -- 3: npm and pnpm --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "npm --script-shell=rm run x", "npm run x --script-shell rm",
+        "npm_config_script_shell=rm npm run x", "NPM_CONFIG_SCRIPT_SHELL=rm npm run x",
+        "Npm_Config_Script_Shell=rm npm run x", "export npm_config_script_shell=rm; npm run x",
+        "export NPM_CONFIG_USERCONFIG=x; npm test", "npm --userconfig=./x run y",
+        "npm config set script-shell rm", "npm set script-shell=rm",
+        "pnpm --script-shell=rm run x", "npm --node-options='-r ./x.js' test",
+    ],
+)  # fmt: skip
+async def test_b49_npm_running_the_shell_the_line_names(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+
+
+@pytest.mark.parametrize(
+    "command", ["npm run build", "npm config set registry x", "npm install", "pnpm test"]
+)
+async def test_3_other_npm_lines_pass(judge, command):
+    await allowed(judge, BYPASS_RM, command, mode="bypass")
