@@ -16,8 +16,9 @@ set; ``sensible-editor``, ``sensible-pager`` and ``sensible-browser`` run the ed
 pager or browser the line names. 7: a redirection, a program or a path-like word
 through ``/proc/self``, ``/proc/PID`` or ``/dev/fd`` was matched as written: ``>
 /proc/self/cwd/.env`` writes the workspace's ``.env`` and ``/proc/self/exe -c CMD`` run
-by bash is bash; now a value only known when the command runs. Each row goes through
-the real dispatcher (conftest ``judge``).
+by bash is bash; now a value only known when the command runs. 8: a sum's ``-c`` /
+``--check`` reads the files its list names (and says whether a guessed sum is right).
+Each row goes through the real dispatcher (conftest ``judge``).
 """
 
 from __future__ import annotations
@@ -240,3 +241,23 @@ async def test_b49_a_program_through_proc_self(judge, command):
 @pytest.mark.parametrize("command", ["echo x > /dev/stderr", "echo x 2>&1 > out.txt"])
 async def test_7_a_stream_or_a_plain_file_passes(judge, command):
     await allowed(judge, DENY_ENV_WRITE, command)
+
+
+# -- 8: a sum checked against a list ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "md5sum -c l", "sha256sum --check l", "sha256sum --ch l", "md5sum -bc l",
+        "b2sum -c l", "cksum -c l", "echo 'x  .env' | sha256sum -c", "shasum -c l",
+    ],
+)  # fmt: skip
+async def test_b49_a_sum_checked_against_a_list(judge, command):
+    # the list names the files (.env) and a guessed sum: it says OK or FAILED
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
+    await refused(judge, ALLOW_ENV, command)
+
+
+async def test_8_a_sum_of_a_file_passes(judge):
+    await allowed(judge, ALLOW_ENV, "sha256sum src/a.py")

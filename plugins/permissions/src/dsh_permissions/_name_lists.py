@@ -1,7 +1,8 @@
 """Programs told to read the files named in a list or in their input (``tar -T list``,
 ``tar --files-from=-``, ``zip -@``, ``xz --files=list``, ``7z a x.7z @list``,
 ``7z a x.7z -i@list`` / ``'-i!.env'``, ``cpio -o``, ``sort --files0-from=-``,
-``wc --files0-from=list``, ``ack -x``, ``find -files0-from list``), or in a config
+``wc --files0-from=list``, ``ack -x``, ``find -files0-from list``, ``sha256sum -c
+list``), or in a config
 file (``curl -K cfg``, ``wget --config=cfg``): which files they read is not known
 when the command is checked, as for ``xargs cat`` (``_reads`` takes them for unknown
 reads). Long options are matched as getopt matches them, shortened to any prefix
@@ -54,6 +55,15 @@ _LISTS: Final = {
     "wget": _Lists(long=("--config",)),
     # cpio -o / -p take the names of the files from their input
     "cpio": _Lists("op", ("--create", "--pass-through")),
+    # -c / --check: the sums of the files a list names are compared (a guessed sum of
+    # a short secret is told right or wrong)
+    **dict.fromkeys(
+        (
+            *("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum"),
+            *("b2sum", "cksum", "shasum", "sha3sum", "b3sum", "xxhsum", "rhash"),
+        ),
+        _Lists("c", ("--check",)),
+    ),
 }
 #: programs whose operands are no files they read, only the list (GNU find 4.9's
 #: ``-files0-from FILE``: its starting points; its errors print them)
