@@ -18,7 +18,9 @@ through ``/proc/self``, ``/proc/PID`` or ``/dev/fd`` was matched as written: ``>
 /proc/self/cwd/.env`` writes the workspace's ``.env`` and ``/proc/self/exe -c CMD`` run
 by bash is bash; now a value only known when the command runs. 8: a sum's ``-c`` /
 ``--check`` reads the files its list names (and says whether a guessed sum is right).
-Each row goes through the real dispatcher (conftest ``judge``).
+9: less runs its ``+CMD`` (``+!rm x``, also in ``LESS``) and reads a lesskey file
+(``-k``, ``LESSKEYIN``) that may set ``LESSOPEN``. Each row goes through the real
+dispatcher (conftest ``judge``).
 """
 
 from __future__ import annotations
@@ -261,3 +263,33 @@ async def test_b49_a_sum_checked_against_a_list(judge, command):
 
 async def test_8_a_sum_of_a_file_passes(judge):
     await allowed(judge, ALLOW_ENV, "sha256sum src/a.py")
+
+
+# -- 9: less's initial commands and lesskey files ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "less +'!rm x' f", "less '+|rm x' f", "less ++!rm f", "less +Gv f",
+        "LESS='+!rm x' less f", "export LESS=+!rm; less f", "LESS=-k./keys less f",
+        "less -k keys f", "less -Rk keys f", "less --lesskey-src=x f", "LESSKEYIN=x less f",
+        "LESSKEY_CONTENT='#env' less f",
+    ],
+)  # fmt: skip
+async def test_b49_less_running_a_command_it_is_given(judge, command):
+    # +CMD is typed into less as it starts: ! runs a shell command, | pipes to one, v
+    # runs the editor; a lesskey file may set LESSOPEN
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "less +G f", "less +F f", "less +100 f", "less +/TODO f", "less -R f",
+        "LESS=-R less f", "LESS=-FRX less f",
+    ],
+)  # fmt: skip
+async def test_9_less_moving_or_searching_passes(judge, command):
+    await allowed(judge, DENY_RM, command)

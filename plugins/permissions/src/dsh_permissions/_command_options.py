@@ -125,6 +125,8 @@ def hidden(words: list[str], index: int) -> str | None:
         return (
             f"logrotate runs the scripts {conf} gives (postrotate, ...), which are not looked into"
         )
+    if name == "less" and (why := _less(args, before)) is not None:
+        return why
     if name == "git":
         option = runs_command(args)
     elif name == "openssl":
@@ -158,6 +160,26 @@ def _operand(args: list[str], valued: str, long_valued: tuple[str, ...] = ()) ->
             continue
         if not read.option:
             return args[read.at]
+    return None
+
+
+#: less's ``+CMD`` (``++CMD`` on every file) that runs no command: a line, the end, follow,
+#: a percent, a search (up to the end of the line: ``+/x`` then ``!rm`` would run ``rm``)
+_PLAIN_LESS_COMMAND: Final = re.compile(r"\+\+?(?:[0-9]*[gGFpP%]?|/[^\x00-\x1f]*)")
+#: a ``LESS`` of plain options: no ``+CMD``, no lesskey file (``k``), no log file (``oO``)
+_PLAIN_LESS: Final = re.compile(r"-?[A-Za-jl-np-z0-9#~ -]*")
+
+
+def _less(args: list[str], before: list[str]) -> str | None:
+    """Why less runs a command its ``+CMD`` (``+!rm x``: also in ``LESS``) gives."""
+    if plus := next(
+        (a for a in args if a[:1] == "+" and not _PLAIN_LESS_COMMAND.fullmatch(a)), None
+    ):
+        return f"less {plus} runs commands that are not looked into"
+    values = [t.split("=", 1)[1] for t in before if t.startswith("LESS=")]
+    plain = bool(values) and len(values) == sum(named("LESS", t) for t in before)
+    if _set_here("LESS", before) and not (plain and all(_PLAIN_LESS.fullmatch(v) for v in values)):
+        return "LESS may make less run a command that is not looked into"
     return None
 
 

@@ -56,11 +56,11 @@ __all__ = [
     "PARALLEL_VARIABLES",
     "PLAIN_LOADER_VALUES",
     "POSIXLY_CORRECT",
+    "PROGRAM_VARIABLES",
     "RSYNC_VARIABLES",
     "RUSTFLAGS_VARIABLES",
     "SEARCHER_VARIABLES",
     "SEARCH_PATH",
-    "SENSIBLE_VARIABLES",
     "SHELL_PLACES",
     "SSH_VARIABLES",
     "SUDOEDIT_VARIABLES",
@@ -150,8 +150,11 @@ NPM_VARIABLES: Final = tuple(
     for key in ("script_shell", "userconfig", "globalconfig", "node_options", "shell")
     for spelled in (f"npm_config_{key}", f"NPM_CONFIG_{key.upper()}")
 )
-#: the editor, pager and browser Debian's sensible-utils run
-SENSIBLE_VARIABLES: Final = ("SELECTED_EDITOR", "BROWSER")
+#: the other variables programs of ``_program_runs`` read: the editor and browser
+#: Debian's sensible-utils run, less's options and lesskey files
+PROGRAM_VARIABLES: Final = (
+    *("SELECTED_EDITOR", "BROWSER", "LESS", "LESSKEY", "LESSKEYIN", "LESSKEY_CONTENT"),
+)
 #: GNU parallel's options (``PARALLEL``, ``PARALLEL_CSH``), the shell it runs commands
 #: with, its ssh and tmux commands, rsync's options, code put before each command
 #: (``PARALLEL_ENV``, or a file of it) and where its profiles are (``PARALLEL_HOME``,
@@ -189,7 +192,7 @@ WATCHED: Final = (
     *CARGO_VARIABLES,
     *RUSTFLAGS_VARIABLES,
     *NPM_VARIABLES,
-    *SENSIBLE_VARIABLES,
+    *PROGRAM_VARIABLES,
     *SEARCHER_VARIABLES,
 )
 #: in a line's set: any variable may have been exported

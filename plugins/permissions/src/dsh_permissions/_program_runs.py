@@ -132,7 +132,14 @@ RUNS: Final = {
             line_variables=(*GPG_VARIABLES, "HOME"),
         ),
     ),
-    "less": Runs(line_variables=LESS_VARIABLES),
+    # -k / --lesskey-*: a lesskey file, which may set LESSOPEN (less 643); its +CMD is
+    # read in _command_options (+G passes, +!CMD runs CMD)
+    "less": Runs(
+        letters="k",
+        valued=frozenset("bhjkoOpPtTxyz#D"),
+        long=("--lesskey-file", "--lesskey-src", "--lesskey-content"),
+        line_variables=(*LESS_VARIABLES, "LESSKEY", "LESSKEYIN", "LESSKEY_CONTENT"),
+    ),
     # rg runs --pre COMMAND on each file it searches (its config file may give it);
     # bat, ag and ack run their pager (bat's config, ack's options in a variable)
     "rg": Runs(long=("--pre",), line_variables=SEARCHER_VARIABLES[:1]),
