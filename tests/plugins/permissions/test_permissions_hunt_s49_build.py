@@ -8,7 +8,10 @@ or stored by ``go env -w``. 2: cargo runs the compiler, wrapper, runner and link
 ``RUSTC_WRAPPER``, ``RUSTC``, ``CARGO_TARGET_<TRIPLE>_RUNNER``, ``--config`` or
 ``RUSTFLAGS='-C linker=CMD'`` name. 3: npm and pnpm run their scripts with the
 ``script-shell`` the line gives (an option, ``npm_config_script_shell``, a
-configuration file, ``npm config set``). What a project's own build runs (its
+configuration file, ``npm config set``). 4: ``git grep --no-index`` / ``--untracked``
+and ``git diff --no-index`` read the directory's files, not the repository's. 5:
+shells whose command strings are not read as sh's (``pwsh``, ``nu``, ``rc``, ...) run
+them unseen: not modelled. What a project's own build runs (its
 Makefile, build.rs, package.json scripts, tests) stays a documented limit. Each row
 goes through the real dispatcher (conftest ``judge``).
 """
@@ -16,9 +19,11 @@ goes through the real dispatcher (conftest ``judge``).
 from __future__ import annotations
 
 import pytest
-from permissions_util import BYPASS_RM, DENY_RM, allowed, refused
+from permissions_util import BYPASS_ENV, BYPASS_RM, DENY_RM, allowed, refused
 
 pytestmark = pytest.mark.plugins("permissions")
+
+ALLOW_ENV = {"allow": ["bash"], "deny": ["read(.env)"]}
 
 
 # -- 1: go -----------------------------------------------------------------------------
@@ -109,3 +114,42 @@ async def test_b49_npm_running_the_shell_the_line_names(judge, command):
 )
 async def test_3_other_npm_lines_pass(judge, command):
     await allowed(judge, BYPASS_RM, command, mode="bypass")
+
+
+# -- 4: git reading the directory's files -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git grep --no-index TOKEN", "git -C . grep --untracked TOKEN",
+        "git diff --no-index .env /dev/null", "git --no-pager grep -n --no-index x",
+        "sudo git grep --no-index x",
+    ],
+)  # fmt: skip
+async def test_b49_git_reading_files_of_the_directory(judge, command):
+    # --no-index and --untracked read the files themselves (ignored ones too), not
+    # what the repository holds
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
+    await refused(judge, ALLOW_ENV, command)
+
+
+@pytest.mark.parametrize("command", ["git grep TOKEN", "git diff", "git log -p", "git status"])
+async def test_4_git_reading_the_repository_passes(judge, command):
+    await allowed(judge, ALLOW_ENV, command)
+
+
+# -- 5: shells whose command strings are not sh's ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pwsh -c 'rm x'", "powershell -Command 'rm x'", "nu -c 'rm x'", "elvish -c 'rm x'",
+        "xonsh -c 'rm x'", "rc -c 'rm x'", "es -c 'rm x'", "osh -c 'rm x'", "ysh -c 'rm x'",
+        "echo 'rm x' | rc", "sudo pwsh -c 'rm x'",
+    ],
+)  # fmt: skip
+async def test_b49_another_shell_given_a_command_string(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)

@@ -24,7 +24,7 @@ from typing import Final
 from dsh_permissions._getopt import may_give
 from dsh_permissions._git_config import plain_setting, sets_command
 
-__all__ = ["runs_command", "subcommand", "without_global_options"]
+__all__ = ["reads_worktree", "runs_command", "subcommand", "without_global_options"]
 
 #: global options whose value is the next word (``git -C dir``, ``git --git-dir dir``;
 #: git.c's ``handle_options``, 2.39 and later: ``--attr-source`` came in 2.42)
@@ -188,3 +188,16 @@ def without_global_options(words: list[str]) -> list[str] | None:
     if not rest or len(rest) == len(words) - 1:
         return None
     return [words[0], *rest]
+
+
+def reads_worktree(words: list[str]) -> str | None:
+    """Why ``git ...`` (``words``, git first) reads files of the directory, not of the
+    repository, or None: ``git grep --no-index`` / ``--untracked`` searches every file
+    (ignored ones too), ``git diff --no-index A B`` prints them."""
+    rest = subcommand(words)
+    if rest[:1] not in (["grep"], ["diff"]):
+        return None
+    given = [a for a in rest[1:] if a in ("--no-index", "--untracked")]
+    if not given:
+        return None
+    return f"git {rest[0]} {given[0]} reads files of the directory, which are not looked at"

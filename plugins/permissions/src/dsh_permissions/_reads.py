@@ -36,6 +36,7 @@ from dsh_permissions._destinations import written
 from dsh_permissions._fetchers import fetched_unknown
 from dsh_permissions._file_words import file_path, part, per_process, unknown
 from dsh_permissions._getopt import long_option
+from dsh_permissions._git import reads_worktree
 from dsh_permissions._located import located
 from dsh_permissions._made_links import LINKERS, link_targets, moved_targets
 from dsh_permissions._name_lists import LIST_ONLY, LISTERS, names_listed
@@ -94,8 +95,9 @@ READERS: Final = frozenset(
 _SOURCES: Final = frozenset({"source", "."})
 #: programs that take their files' names from their input: what they read is unknown
 _FROM_INPUT: Final = frozenset({"xargs", "parallel"})
-#: the programs whose words are looked at for files read (``find`` for a list only)
-_LOOKED_AT: Final = READERS | SCRIPT_SHELLS | LIST_ONLY
+#: the programs whose words are looked at for files read (``find`` for a list only,
+#: git for its subcommands reading the directory's files: ``_git.reads_worktree``)
+_LOOKED_AT: Final = READERS | SCRIPT_SHELLS | LIST_ONLY | {"git"}
 
 
 def command_reads(
@@ -152,6 +154,10 @@ def read_subjects(
         found[unknown(named_later.raw, why)] = None
     for index, from_input in programs:
         program = os.path.basename(texts[index])
+        if program == "git":  # git grep --no-index TOKEN; git's other reads: docs, Limits
+            if (tree := reads_worktree(texts[index:])) is not None:
+                found[unknown(program, tree)] = None
+            continue
         if program in _FROM_INPUT:  # xargs -a FILE: the names come from FILE
             files.extend(_arg_files(words[index + 1 :]))
             continue

@@ -61,6 +61,9 @@ UNMODELLED: Final = frozenset(
         *("xdg-open", "gio", "gvfs-open", "gnome-open", "kde-open", "kde-open5"),
         *("kioclient", "kioclient5", "exo-open", "gtk-launch", "dex", "run-mailcap"),
         *("see", "edit", "compose", "print", "open", "openvt"),
+        # shells whose command strings are not read as sh's (their -c runs them)
+        *("pwsh", "powershell", "nu", "elvish", "xonsh", "rc", "es", "osh", "ysh", "oil"),
+        *("ion", "murex"),
     }
 )
 
