@@ -19,8 +19,9 @@ through ``/proc/self``, ``/proc/PID`` or ``/dev/fd`` was matched as written: ``>
 by bash is bash; now a value only known when the command runs. 8: a sum's ``-c`` /
 ``--check`` reads the files its list names (and says whether a guessed sum is right).
 9: less runs its ``+CMD`` (``+!rm x``, also in ``LESS``) and reads a lesskey file
-(``-k``, ``LESSKEYIN``) that may set ``LESSOPEN``. Each row goes through the real
-dispatcher (conftest ``judge``).
+(``-k``, ``LESSKEYIN``) that may set ``LESSOPEN``. 10: ``dpkg-deb -x``, ``unsquashfs``,
+``unrar`` and other unpackers make the symbolic links an archive holds, as ``unzip``
+does. Each row goes through the real dispatcher (conftest ``judge``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,14 @@ from __future__ import annotations
 import os
 
 import pytest
-from permissions_util import BYPASS_ENV, BYPASS_RM, DENY_RM, allowed, refused
+from permissions_util import (
+    BYPASS_ENV,
+    BYPASS_PASSWD,
+    BYPASS_RM,
+    DENY_RM,
+    allowed,
+    refused,
+)
 
 pytestmark = pytest.mark.plugins("permissions")
 
@@ -293,3 +301,19 @@ async def test_b49_less_running_a_command_it_is_given(judge, command):
 )  # fmt: skip
 async def test_9_less_moving_or_searching_passes(judge, command):
     await allowed(judge, DENY_RM, command)
+
+
+# -- 10: other unpackers make the links an archive holds ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "dpkg-deb -x a.deb .; cat pw", "unsquashfs a; cat pw", "unrar x a.rar && cat pw",
+        "xorriso -osirrox on -extract / .; cat pw", "aunpack a.tgz; cat pw",
+        "7zz x a.7z; cat pw", "bsdcpio -i < a; cat pw", "unar a.zip && cat pw",
+    ],
+)  # fmt: skip
+async def test_b49_a_read_through_a_link_an_unpacker_made(judge, command):
+    await refused(judge, BYPASS_PASSWD, command, mode="bypass")
+    await refused(judge, {"allow": ["bash"], "deny": ["read(/etc/passwd)"]}, command)

@@ -15,7 +15,7 @@ asked about when a ``read`` deny or ask rule has a pattern. The places are told 
 the line's first such read, once); when a place is not known, every later read is. A
 command may make or move one when it is ``ln``, ``cp -s`` or ``stow``, unpacks (``tar
 x``, ``unzip`` or ``bsdunzip`` but ``unzip -l``, ``7z`` but ``7z l``, ``cpio``,
-``patch``, a ``git`` command
+``dpkg-deb``, ``unsquashfs``, ``unrar`` and the like, ``patch``, a ``git`` command
 that may write the work tree: any subcommand but a few that keep it, an alias too), or
 is ``mv``/``cp``/``rsync``/``install`` given a source that is a symbolic link now, holds
 one below it, is known only when the shell runs (``$F``, ``{}``, names from ``xargs``),
@@ -67,6 +67,9 @@ _RENAMERS: Final = frozenset({"link", "rename", "prename", "file-rename", "perl-
 #: programs that make links whatever they are given, or unpack them from an archive
 _MAKERS: Final = frozenset(
     {"ln", "gln", "unzip", "bsdunzip", "7z", "7za", "7zr", "cpio", "pax", "patch", "stow", "xstow"}
+    # other unpackers that make the links an archive holds
+    | {"7zz", "bsdcpio", "dpkg-deb", "unsquashfs", "unrar", "unar", "lha", "lhasa", "xorriso"}
+    | {"aunpack", "atool", "dtrx", "patool"}
 )
 #: what ``unzip``'s leading options and ``7z``'s command are when they only list,
 #: test or print an archive (``unzip -l``, ``unzip -Z``, ``7z l``): nothing is unpacked
