@@ -21,7 +21,9 @@ by bash is bash; now a value only known when the command runs. 8: a sum's ``-c``
 9: less runs its ``+CMD`` (``+!rm x``, also in ``LESS``) and reads a lesskey file
 (``-k``, ``LESSKEYIN``) that may set ``LESSOPEN``. 10: ``dpkg-deb -x``, ``unsquashfs``,
 ``unrar`` and other unpackers make the symbolic links an archive holds, as ``unzip``
-does. Each row goes through the real dispatcher (conftest ``judge``).
+does. 11: a shell runs its startup files (``~/.zshenv`` even for ``zsh -c``), which
+``HOME``, ``ZDOTDIR`` or ``XDG_CONFIG_HOME`` set in the line may place in the workspace.
+Each row goes through the real dispatcher (conftest ``judge``).
 """
 
 from __future__ import annotations
@@ -317,3 +319,27 @@ async def test_9_less_moving_or_searching_passes(judge, command):
 async def test_b49_a_read_through_a_link_an_unpacker_made(judge, command):
     await refused(judge, BYPASS_PASSWD, command, mode="bypass")
     await refused(judge, {"allow": ["bash"], "deny": ["read(/etc/passwd)"]}, command)
+
+
+# -- 11: a shell's startup files where the line says -------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ZDOTDIR=. zsh -c true", "export ZDOTDIR=.; zsh -c true", "HOME=. zsh -c true",
+        "HOME=. bash -l -c true", "HOME=. bash -i -c true", "HOME=. bash --login -c ls",
+        "HOME=. sh -l -c true", "HOME=. csh -c true", "HOME=. tcsh -c true",
+        "XDG_CONFIG_HOME=. fish -c true", "env HOME=. zsh -c true",
+    ],
+)  # fmt: skip
+async def test_b49_a_shell_reading_startup_files_the_line_places(judge, command):
+    # zsh sources $ZDOTDIR/.zshenv (~/.zshenv) even for -c; a login shell ~/.profile,
+    # an interactive bash ~/.bashrc, csh ~/.cshrc, fish its config.fish
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+
+
+@pytest.mark.parametrize("command", ["zsh -c true", "bash -c 'ls src'", "fish -c true"])
+async def test_11_a_shell_with_the_person_s_startup_files_passes(judge, command):
+    await allowed(judge, DENY_RM, command)

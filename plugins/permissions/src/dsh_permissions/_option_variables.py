@@ -151,9 +151,10 @@ NPM_VARIABLES: Final = tuple(
     for spelled in (f"npm_config_{key}", f"NPM_CONFIG_{key.upper()}")
 )
 #: the other variables programs of ``_program_runs`` read: the editor and browser
-#: Debian's sensible-utils run, less's options and lesskey files
+#: Debian's sensible-utils run, less's options and lesskey files, zsh's startup files
 PROGRAM_VARIABLES: Final = (
     *("SELECTED_EDITOR", "BROWSER", "LESS", "LESSKEY", "LESSKEYIN", "LESSKEY_CONTENT"),
+    "ZDOTDIR",  # where zsh's startup files are
 )
 #: GNU parallel's options (``PARALLEL``, ``PARALLEL_CSH``), the shell it runs commands
 #: with, its ssh and tmux commands, rsync's options, code put before each command

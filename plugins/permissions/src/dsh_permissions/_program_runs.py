@@ -222,6 +222,14 @@ RUNS: Final = {
     "sensible-browser": Runs(line_variables=("BROWSER",)),
     # -m / --mail: the command it mails with (its configuration: _command_options)
     "logrotate": Runs(letters="m", valued=frozenset("sml"), long=("--mail",)),
+    # the startup files a shell reads (code): zsh's ~/.zshenv always (ZDOTDIR), a login
+    # or interactive shell's ~/.profile, ~/.bashrc, csh's ~/.cshrc always
+    **dict.fromkeys(
+        ("sh", "bash", "dash", "ksh", "mksh", "ash", "yash", "posh", "csh", "tcsh"),
+        Runs(line_variables=("HOME",)),
+    ),
+    "zsh": Runs(line_variables=("ZDOTDIR", "HOME")),
+    "fish": Runs(line_variables=("HOME", "XDG_CONFIG_HOME")),
     # HOME: git reads ~/.gitconfig (HOME=. git status); PAGER: its pager when no
     # GIT_PAGER or core.pager is set
     "git": Runs(line_variables=(*GIT_LINE_VARIABLES, *SSH_VARIABLES, "HOME", "PAGER")),
