@@ -88,6 +88,8 @@ READERS: Final = frozenset(
         *("tar", "zip", "unzip", "7z", "gzip", "gunzip", "bzip2", "xz", "zstd", "zcat"),
         *("bzcat", "xzcat", "zstdcat", "lz4", "lz4cat", "unlz4", "openssl", "gpg", "curl", "wget"),
         *("pigz", "unpigz", "lzip", "lzop", "brotli"),
+        # HTTPie and xh send a file a request item names (f@.env, f=@.env, f:=@.env)
+        *("http", "https", "xh", "xhs"),
         *LISTERS,
     }
 )
