@@ -12,7 +12,10 @@ configuration file, ``npm config set``). 4: ``git grep --no-index`` / ``--untrac
 and ``git diff --no-index`` read the directory's files, not the repository's. 5:
 shells whose command strings are not read as sh's (``pwsh``, ``nu``, ``rc``, ...) run
 them unseen: not modelled. 6: HTTPie (``http``, ``https``) and ``xh`` send the file a
-request item names (``f@.env``, ``f=@.env``), as ``curl -d @.env`` does. What a
+request item names (``f@.env``, ``f=@.env``), as ``curl -d @.env`` does. 7: ``git
+init --template`` (and ``GIT_TEMPLATE_DIR``) copies a template's hooks, which the new
+repository's commits run, as ``clone --template`` does; an ``ext::`` URL runs its
+command where git's settings allow that transport. What a
 project's own build runs (its
 Makefile, build.rs, package.json scripts, tests) stays a documented limit. Each row
 goes through the real dispatcher (conftest ``judge``).
@@ -175,3 +178,25 @@ async def test_b49_an_http_client_sending_a_denied_file(judge, command):
 @pytest.mark.parametrize("command", ["http GET example.com", "http POST h name=x", "xh get h"])
 async def test_6_an_http_client_sending_no_file_passes(judge, command):
     await allowed(judge, ALLOW_ENV, command)
+
+
+# -- 7: git's templates and ext:: URLs ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git init --template=./t x", "git init --templ ./t x", "GIT_TEMPLATE_DIR=./t git init",
+        "git init --template ./t x; cd x; git commit -m y",
+        "GIT_TEMPLATE_DIR=./t git clone r x", "git fetch 'ext::rm x'",
+        "git clone 'ext::sh -c rm% x' d", "git ls-remote EXT::rm",
+    ],
+)  # fmt: skip
+async def test_b49_git_running_hooks_of_a_template_or_an_ext_url(judge, command):
+    await refused(judge, BYPASS_RM, command, mode="bypass")
+    await refused(judge, DENY_RM, command)
+
+
+@pytest.mark.parametrize("command", ["git init", "git init x", "git fetch origin"])
+async def test_7_git_init_and_fetch_pass(judge, command):
+    await allowed(judge, DENY_RM, command)

@@ -60,6 +60,8 @@ _SUBCOMMAND_RUNS: Final = {
     "difftool": ("-x", "--extcmd"),
     **dict.fromkeys(("fetch", "pull", "ls-remote"), ("--upload-pack",)),
     "clone": ("-u", "--upload-pack", "--template"),
+    # the template's hooks are copied into the new repository, and run by its commits
+    "init": ("--template",),
     "grep": ("-O", "--open-files-in-pager"),
     "instaweb": ("-d", "--httpd", "-b", "--browser"),
     "push": ("--receive-pack", "--exec"),
@@ -122,6 +124,8 @@ def runs_command(args: list[str]) -> str | None:
         return f"{rest[0]} {_OPERAND_RUNS[rest[0]]}"
     if rest[0] == "clone" and (running := _clone_settings(rest[1:])):
         return f"clone {running}"
+    if ext := next((w for w in rest[1:] if w[:5].casefold() == "ext::"), None):
+        return f"{rest[0]} {ext} (the ext:: transport runs it, where git's settings allow)"
     options_run = _SUBCOMMAND_RUNS.get(rest[0], ())
     for word in rest[1:]:
         if (found := next((o for o in options_run if may_give(word, o)), None)) is not None:
