@@ -130,3 +130,88 @@ def test_a_postgresql_server_not_reached_says_the_events_are_kept(pg_server: Any
         f"; events seq 0-{len(log.events) - 1} of session 's' not stored (the running "
         "session keeps them; its next save tries again)"
     )
+
+
+def _refused(errno_: int) -> Any:
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(errno_, os.strerror(errno_))
+
+    return fail
+
+
+def _kept(log: LogBuilder, first: int) -> str:
+    return (
+        f"events seq {first}-{len(log.events) - 1} of session 's' not stored (the running "
+        "session keeps them; its next save tries again)"
+    )
+
+
+def test_a_jsonl_session_file_not_opened_to_append_says_its_events_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh_persistence import _jsonl_locks
+
+    backend = JsonlBackend(tmp_path)
+    log = LogBuilder()
+    log.turn("hello")
+    stored = len(log.events)
+    backend.append(INFO, log.events, durable=True)
+    log.turn("again")
+    with monkeypatch.context() as patch:
+        patch.setattr(_jsonl_locks, "open_regular", _refused(errno.EACCES))
+        with pytest.raises(PersistenceError) as caught:
+            backend.append(INFO, log.events[stored:], durable=True)
+    assert str(caught.value) == (
+        f"{tmp_path / 's.jsonl'}: cannot open the session file: Permission denied; "
+        + _kept(log, stored)
+    )
+    backend.append(INFO, log.events[stored:], durable=True)  # its next save stores them
+    loaded = backend.load("s")
+    assert loaded is not None and loaded.stored.events == log.events
+
+
+@pytest.mark.parametrize("where", ["turn", "file"])
+def test_a_jsonl_session_file_not_locked_to_append_says_its_events_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    from dsh_persistence import _jsonl_locks
+
+    backend = JsonlBackend(tmp_path)
+    log = LogBuilder()
+    log.turn("hello")
+    stored = len(log.events)
+    backend.append(INFO, log.events, durable=True)
+    log.turn("again")
+    path = tmp_path / "s.jsonl"
+    with monkeypatch.context() as patch:  # a file system without locks (ENOLCK)
+        failing = "hold_lock_file" if where == "turn" else "try_lock_file"
+        patch.setattr(_jsonl_locks, failing, _refused(errno.ENOLCK))
+        with pytest.raises(PersistenceError) as caught:
+            backend.append(INFO, log.events[stored:], durable=True)
+    said = (
+        f"{tmp_path / '.s.jsonl.lock'}: cannot lock it to append to the session"
+        if where == "turn"
+        else f"{path}: cannot lock the session file"
+    )
+    assert str(caught.value) == f"{said}: No locks available; " + _kept(log, stored)
+
+
+def test_a_jsonl_session_not_locked_to_store_says_its_events_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh_persistence import _jsonl_locks
+
+    backend = JsonlBackend(tmp_path)
+    log = LogBuilder()
+    log.turn("hello")
+    with monkeypatch.context() as patch:
+        patch.setattr(_jsonl_locks, "hold_lock_file", _refused(errno.ENOLCK))
+        with pytest.raises(PersistenceError) as caught:
+            backend.append(INFO, log.events, durable=True)
+    assert str(caught.value) == (
+        f"{tmp_path / '.s.jsonl.claim'}: cannot lock it to store the session: No locks "
+        "available; " + _kept(log, 0)
+    )
+    backend.append(INFO, log.events, durable=True)
+    loaded = backend.load("s")
+    assert loaded is not None and loaded.stored.events == log.events

@@ -155,7 +155,7 @@ class JsonlBackend(FileLocks, SessionBackend):
         lines = encode_events(events, info.id)
         path = self.path(info.id)
         with self._lock(info.id):
-            opened = self._open_to_append(info.id, path, events[0].seq)
+            opened = self._open_to_append(info.id, path, events)
             if opened is None:
                 self._ends.pop(info.id, None)
                 self._create(info, path, lines, events)
@@ -210,7 +210,7 @@ class JsonlBackend(FileLocks, SessionBackend):
         # claimed: the new file is locked before it appears (a claim whose file was
         # removed, by its holder or a program that takes no lock, holds the new one)
         claimed = info.id in self._claims
-        with self._publishing(info.id, path):
+        with self._publishing(info.id, path, events):
             try:
                 stat, held = publish(path, [header, *lines], fsync=self._fsync, hold=claimed)
             except OSError as exc:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,9 +30,13 @@ from dsh_persistence._errors import (
     SessionConflictError,
     SessionDeletedError,
     SessionInUseError,
+    unstored,
 )
 from dsh_persistence._files import LOCKS, leads_to, open_regular, still_leads_to, try_lock_file
 from dsh_persistence._session_file import check_session_file
+
+if TYPE_CHECKING:
+    from dsh.session import SessionEvent
 
 __all__ = ["PENDING", "FileLocks", "claim_path", "turn_path"]
 
@@ -125,7 +129,9 @@ class FileLocks:
         return True
 
     @contextmanager
-    def _publishing(self, session_id: str, path: Path) -> Iterator[None]:
+    def _publishing(
+        self, session_id: str, path: Path, events: Sequence[SessionEvent]
+    ) -> Iterator[None]:
         """Around the publish of a session's first file (under its ``_lock``): hold the
         lock file a claim of a session not stored holds, so that no other process claims
         or stores the session meanwhile, and let it go once the file is there (locked by
@@ -133,7 +139,8 @@ class FileLocks:
         meanwhile, a user tidying, while no other process took it). A writer without a
         claim first takes its turn (``_lock_unclaimed``), so that two such writers meet
         as a conflict when they store one session at once. Another process's claim:
-        ``SessionInUseError``, nothing written."""
+        ``SessionInUseError``, nothing written. A lock that fails says that ``events``
+        are not stored (and kept)."""
         if not LOCKS:
             yield
             return
@@ -153,7 +160,8 @@ class FileLocks:
         except OSError as exc:
             if turn is not None:
                 let_go(turns, turn)
-            raise self._failed(exc, "lock it to store the session", pending) from exc
+            kept = unstored(session_id, events)
+            raise self._failed(exc, "lock it to store the session", pending, kept) from exc
         try:
             if held is None:
                 raise SessionInUseError(
@@ -203,7 +211,7 @@ class FileLocks:
             self._let_go_pending(self.path(session_id), fd)
 
     def _open_to_append(
-        self, session_id: str, path: Path, first: int
+        self, session_id: str, path: Path, events: Sequence[SessionEvent]
     ) -> tuple[int, int | None] | None:
         """The session file, open to append to and locked for it: (the open file, the
         turn's lock file to let go once it is closed, or None), or None when there is no
@@ -213,13 +221,14 @@ class FileLocks:
         (``SessionDeletedError``: nothing goes into a file no one can read again, and
         the caller still has its events) unless it starts a session (seq 0); when
         another file took the name, that one is appended to, as if opened after the
-        delete."""
+        delete. A failure to open or lock it says that ``events`` are not stored (and
+        that the caller keeps them)."""
         deleted = False
         while True:
             try:
                 fd = open_regular(path, os.O_WRONLY)
             except FileNotFoundError:
-                if deleted and first != 0:
+                if deleted and events[0].seq != 0:
                     raise SessionDeletedError(
                         f"{path}: cannot append to session {session_id!r}: it was deleted "
                         "while this append waited for its lock; nothing was written (store "
@@ -227,7 +236,8 @@ class FileLocks:
                     ) from None
                 return None
             except OSError as exc:
-                raise self._failed(exc, "open the session file", path) from exc
+                kept = unstored(session_id, events)
+                raise self._failed(exc, "open the session file", path, kept) from exc
             claimed = self._claims.get(session_id, PENDING)
             if claimed != PENDING:  # our claim holds its lock: no other process deletes it
                 if _same_file(fd, claimed):
@@ -241,7 +251,7 @@ class FileLocks:
                 )
             turn: int | None = None
             try:
-                turn = self._lock_unclaimed(session_id, path, fd)
+                turn = self._lock_unclaimed(session_id, path, fd, events)
                 if turn is None or leads_to(path, fd):  # no locks (Windows): no check
                     return fd, turn
             except BaseException as exc:
@@ -249,26 +259,30 @@ class FileLocks:
                 if turn is not None:
                     let_go(turn_path(path), turn)
                 if isinstance(exc, OSError):
-                    raise self._failed(exc, "lock the session file", path) from exc
+                    kept = unstored(session_id, events)
+                    raise self._failed(exc, "lock the session file", path, kept) from exc
                 raise
             os.close(fd)
             let_go(turn_path(path), turn)
             deleted = True
 
-    def _lock_unclaimed(self, session_id: str, path: Path, fd: int) -> int | None:
+    def _lock_unclaimed(
+        self, session_id: str, path: Path, fd: int, events: Sequence[SessionEvent]
+    ) -> int | None:
         """Lock the session file ``fd`` for an append by a writer that holds no claim of
         it: first wait for the other such writers' appends (their turn: ``_claims``), then
         lock it, or refuse if it stays locked while it is there (``try_lock_awhile``): a
         claim holds it (a delete holds it only as it removes the file: the caller then
         finds it gone). Returns the turn's open lock file (None without locks), let go
-        once ``fd`` is closed."""
+        once ``fd`` is closed. A lock that fails says that ``events`` are not stored."""
         if not LOCKS:
             return None
         turns = turn_path(path)
         try:
             turn = hold_lock_file(turns, wait=True)
         except OSError as exc:
-            raise self._failed(exc, "lock it to append to the session", turns) from exc
+            kept = unstored(session_id, events)
+            raise self._failed(exc, "lock it to append to the session", turns, kept) from exc
         assert turn is not None  # waited for
         try:
             held = try_lock_file(fd) or try_lock_awhile(path, fd)
