@@ -182,6 +182,8 @@ def _parsed(text: Record) -> SessionEvent | str:
     except NotLossless as exc:
         return str(exc)
     except (ValueError, RecursionError) as exc:
+        if not text.strip():  # an editor's blank line inside a log (one at the end is not)
+            return "a blank line, not an event"
         return f"not a JSON event ({exception_words(exc)})"
     if type(raw) is not dict:
         return f"not an event object (a JSON {type(raw).__name__})"

@@ -68,31 +68,46 @@ def read_session_file(session_id: str, path: Path) -> SessionFile:
     check_repaired(events, closers, where)
     valid = lines.ends[len(events)] if ignored else lines.complete
     last = events[-1] if events else None
-    size = lines.complete + lines.torn
+    size = lines.complete + lines.blank + lines.torn
     end = FileEnd(inode, size, valid, len(events), last, str(header.get("cwd") or ""))
     return SessionFile(header, events, closers, ignored + (1 if lines.torn else 0), end)
 
 
 class _Lines:
     """The complete lines of a file, without their newlines, read one at a time; what
-    follows the last newline is a torn line (``torn`` bytes), not yielded."""
+    follows the last newline is a torn line (``torn`` bytes), not yielded. Blank lines
+    (only whitespace) at the end (``blank`` bytes, before a torn line if any), which an
+    editor may add, are not yielded either: the next append writes over them. One
+    before a line that is not blank is yielded, a record that is no event (damage)."""
 
     def __init__(self, file: BinaryIO) -> None:
         self._file = file
-        #: Bytes up to and with the last newline read.
+        #: Bytes up to and with the newline of the last line yielded.
         self.complete = 0
+        self.blank = 0
         self.torn = 0
         #: Where each line yielded ends (after its newline).
         self.ends = array("q")
 
     def __iter__(self) -> Iterator[bytes]:
+        blanks: list[bytes] = []  # read since the last line yielded: at the end, or not
         for line in self._file:
             if not line.endswith(b"\n"):
                 self.torn = len(line)
-                return
+                break
+            if line.isspace():
+                blanks.append(line)
+                continue
+            if blanks:  # inside the log: records that are no event (damage, said so)
+                for blank in blanks:
+                    self.complete += len(blank)
+                    self.ends.append(self.complete)
+                    yield blank[:-1]
+                blanks.clear()
             self.complete += len(line)
             self.ends.append(self.complete)
             yield line[:-1]
+        self.blank = sum(map(len, blanks))
 
 
 def check_session_file(fd: int, path: Path, doing: str) -> None:
