@@ -171,7 +171,7 @@ async def _list(service: SessionPersistence, args: argparse.Namespace, workspace
 async def _show(service: SessionPersistence, args: argparse.Namespace, workspace: str) -> int:
     from dsh.commands import for_terminal
     from dsh.persistence import find_session, last_above, last_in
-    from dsh_persistence._listing import is_terminal, when
+    from dsh_persistence._listing import is_terminal, shown_id, when
     from dsh_persistence._service import StoredSessions
     from dsh_persistence._transcript import transcript
 
@@ -186,14 +186,15 @@ async def _show(service: SessionPersistence, args: argparse.Namespace, workspace
             if above is not None:
                 there = shlex.quote(above.workspace)
                 raise DshError(
-                    f"{said} (the last one of {above.workspace}, above it, is {above.id}: "
+                    f"{said} (the last one of {above.workspace}, above it, is "
+                    f"{shown_id(above.id)}: "
                     f"give its id, or run `dsh --cwd {there} sessions show`)"
                 )
             last = next((header for header in headers if not header.error), None)
             if last is None:
                 raise DshError(f"{said} (the store holds no session it can read)")
             raise DshError(
-                f"{said} (the last one, {last.id}, is from {last.workspace}: give its id)"
+                f"{said} (the last one, {shown_id(last.id)}, is from {last.workspace}: give its id)"
             )
         session_id = here.id
     else:
@@ -226,9 +227,9 @@ async def _show(service: SessionPersistence, args: argparse.Namespace, workspace
             print(event.to_json())
         return 0
     shown = for_terminal if is_terminal() else str
-    print(f"session {shown(stored.id)}, created {when(stored.created)}")
+    print(f"session {shown_id(stored.id)}, created {when(stored.created)}")
     if stored.meta.get("parent"):
-        parent = shown(str(stored.meta["parent"]))
+        parent = shown_id(str(stored.meta["parent"]))
         print(f"forked from {parent} at event {stored.meta.get('seed_length')}")
     sys.stdout.write(shown(transcript(events)))
     if note:
@@ -254,6 +255,7 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
     from dsh.persistence import find_session
     from dsh_persistence._errors import PersistenceError, SessionStoreUnusableError
     from dsh_persistence._files import quoted_id
+    from dsh_persistence._listing import shown_id
 
     status = 0
     for session_id in dict.fromkeys(ids):  # an id given twice is one session: once
@@ -275,7 +277,7 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
             status = 1
             continue
         if deleted:
-            print(f"deleted {session_id}")
+            print(f"deleted {shown_id(session_id)}")
         else:
             hint = await _whole_ids(service, session_id)
             said = f"no stored session {quoted_id(session_id)}{hint}"  # a long id cut
@@ -288,12 +290,13 @@ async def _whole_ids(service: SessionPersistence, begun: str) -> str:
     """For an id that is only the start of stored ones: which (delete takes whole ids,
     so that a prefix never deletes a session no one named)."""
     from dsh.persistence import find_session
+    from dsh_persistence._listing import shown_id
 
     try:
         whole = await find_session(service, begun)
     except DshError:
         return ""
-    return "" if whole == begun else f" (delete takes whole ids: {whole}?)"
+    return "" if whole == begun else f" (delete takes whole ids: {shown_id(whole)}?)"
 
 
 async def _resume(context: CommandContext, service: SessionPersistence) -> int:

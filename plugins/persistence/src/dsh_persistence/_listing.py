@@ -3,7 +3,8 @@
 The table's columns are padded by terminal cells (a CJK character takes two, a combining
 mark none), and at a terminal the titles and workspaces show their control characters
 as ``\\xNN``, as ``dsh run`` shows a model's text: a prompt or a directory name must not
-move the cursor or retitle the terminal it is listed in.
+move the cursor or retitle the terminal it is listed in. An id that does not print is
+shown escaped everywhere (``shown_id``): one session a line, piped too.
 """
 
 from __future__ import annotations
@@ -23,11 +24,19 @@ if TYPE_CHECKING:
 
     from dsh.persistence import SessionHeader
 
-__all__ = ["is_terminal", "json_rows", "table", "when"]
+__all__ = ["is_terminal", "json_rows", "shown_id", "table", "when"]
 
 #: An id longer than this is cut (ending in ``…``) in the table: one odd id must not
 #: push every other column off the screen. ``--json`` and ``show`` give it whole.
 ID_CELLS = 48
+
+
+def shown_id(session_id: str) -> str:
+    """A session id as ``dsh sessions`` prints it, at a terminal or not: as it is, or
+    quoted and escaped as ``repr`` shows it when it holds a character that does not
+    print (a line end, a control or bidi character: only a backend used directly stores
+    one), so that it stays on its line and moves or reorders nothing after it."""
+    return session_id if session_id.isprintable() else repr(session_id)
 
 
 def json_rows(headers: Sequence[SessionHeader]) -> str:
@@ -63,7 +72,7 @@ def table(headers: Sequence[SessionHeader], *, terminal: bool) -> str:
     shown = for_terminal if terminal else str
     rows = [
         (
-            _cut(shown(h.id), ID_CELLS),
+            _cut(shown_id(h.id), ID_CELLS),
             when(h.updated),
             str(h.turns) if not h.error or h.turns else "?",
             shown(_place(h.workspace, home)),
