@@ -72,13 +72,21 @@ class Child:
             stderr=self._stderr,
         )
         self.lines: queue.Queue[str] = queue.Queue()
+        #: The worker forked and not reaped yet, as the child's lines say.
+        self.worker: int | None = None
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
         assert self.process.stdout is not None
         for line in self.process.stdout:
-            self.lines.put(line.decode().strip())
+            said = line.decode().strip()
+            kind, _, rest = said.partition(" ")
+            if kind == "started":
+                self.worker = int(rest)
+            elif kind == "exited":
+                self.worker = None
+            self.lines.put(said)
 
     def send(self, command: dict[str, object]) -> None:
         assert self.process.stdin is not None
@@ -101,15 +109,31 @@ class Child:
         return self._stderr_path.read_text(errors="replace")[-4000:]
 
     def close(self) -> None:
+        """End the child. A worker still running (the test failed mid-round, or its
+        timeout ended it) is killed first: the child would wait for it forever, and the
+        failure said would be this wait's, not the test's."""
+        worker = self.worker
+        if worker is not None:
+            with suppress(ProcessLookupError):
+                os.kill(worker, signal.SIGKILL)
         assert self.process.stdin is not None
         self.process.stdin.close()
-        self.process.wait(timeout=30)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            pytest.fail(f"the crash child did not exit once told to:\n{self.stderr()}")
         self._reader.join(timeout=30)
         assert self.process.stdout is not None
         self.process.stdout.close()
         self._stderr.close()
 
 
+# rounds go on until the kills landed everywhere: more of them on a loaded machine (30 s
+# alone on 2 busy cores, past the suite's 120 s under the full run's load); a hang still
+# fails at once, each wait for the child being limited (``until``, ``close``)
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("backend", ["jsonl", "sqlite"])
 async def test_sigkill_at_random_moments_loses_no_flushed_turn(
     backend: Literal["jsonl", "sqlite"], tmp_path: Path
