@@ -286,5 +286,5 @@ def test_b41_a_blank_line_between_events_is_a_damaged_record(tmp_path: Path) -> 
     path.write_bytes(b"\n".join(lines))
     before = path.read_bytes()
 
-    assert "s.jsonl:5: not a JSON event" in load_error(settings)
+    assert "s.jsonl:5: a blank line, not an event" in load_error(settings)
     assert path.read_bytes() == before
