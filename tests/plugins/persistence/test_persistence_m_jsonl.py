@@ -232,18 +232,20 @@ def test_a_header_without_the_dsh_session_format_is_not_a_session_file(
     assert listed.error
 
 
-def test_list_ignores_a_last_line_without_its_newline(tmp_path: Path) -> None:
-    """A last event whose newline never reached the file is torn (``load`` drops it):
-    ``list()`` does not report it either (its time or its turn)."""
+def test_list_and_load_keep_a_last_event_without_its_newline(tmp_path: Path) -> None:
+    """A last event whose newline never reached the file (or a file saved without its
+    final newline) is whole, no torn line: ``load`` keeps it
+    (test_persistence_jsonl_final_line_end), and ``list()`` reports it (its time and
+    its turn). Was: both ignored it, and the next append cut it off."""
     log = logged(turns=1)
     JsonlBackend(tmp_path).append(SessionInfo("s", 1.0), log.events, durable=True)
     with (tmp_path / "s.jsonl").open("ab") as file:
         file.write(SessionEvent("turn/start", len(log.events), 9e9, {"turn": 2}).to_json_bytes())
 
     (header,) = JsonlBackend(tmp_path).headers()
-    assert (header.updated, header.turns) == (log.events[-1].time, 1)
+    assert (header.updated, header.turns) == (9e9, 2)
     loaded = JsonlBackend(tmp_path).load("s")
-    assert loaded is not None and (loaded.kept, loaded.dropped) == (len(log.events), 1)
+    assert loaded is not None and (loaded.kept, loaded.dropped) == (len(log.events) + 1, 0)
 
 
 def test_a_load_closes_an_open_turn_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -239,7 +239,8 @@ def _tail_summary(fd: int, body: int, size: int) -> tuple[float | None, int, str
     while True:
         start = max(body, size - block)
         lines = read_at(fd, size - start, start).split(b"\n")
-        lines.pop()  # a torn last line, or b""
+        if not lines[-1]:  # what follows the last line end: a torn line is no JSON
+            lines.pop()
         if start > body and lines:
             lines.pop(0)  # the block starts mid-line
         for line in reversed(lines):

@@ -55,7 +55,7 @@ from dsh_persistence._files import (
 from dsh_persistence._header import header_line, named_as, summary, tag_workspace
 from dsh_persistence._jsonl_locks import PENDING, FileLocks, turn_path
 from dsh_persistence._leftovers import remove_leftovers
-from dsh_persistence._session_file import FileEnd, SessionFile, read_session_file
+from dsh_persistence._session_file import FileEnd, SessionFile, mend_tail, read_session_file
 
 __all__ = ["JsonlBackend"]
 
@@ -174,8 +174,8 @@ class JsonlBackend(FileLocks, SessionBackend):
                     )
                 if info.cwd != end.cwd:  # a run in another workspace than the first
                     lines = tag_workspace(lines, events, info.cwd)
-                if end.valid < end.size:
-                    os.ftruncate(fd, end.valid)  # the torn tail of a crashed write
+                if end.valid < end.size:  # the torn tail of a crashed write, or the
+                    end = mend_tail(fd, end)  # last line saved without its line end
                 written = write_lines(fd, lines, end.valid)
                 if durable and self._fsync:
                     os.fsync(fd)

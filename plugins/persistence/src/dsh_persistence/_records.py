@@ -43,6 +43,7 @@ __all__ = [
     "close_turn",
     "missing",
     "read_log",
+    "whole_event",
 ]
 
 Record = bytes | str
@@ -164,6 +165,13 @@ def _event(text: Record, index: int) -> SessionEvent | str:
     if type(seq) is not int or seq != index:
         return f"seq {seq!r} where seq {index} was expected"
     return event
+
+
+def whole_event(text: Record, seq: int) -> SessionEvent | None:
+    """The event ``seq`` if ``text`` is it, whole (a line that lost only its line end:
+    a proper prefix of an event's JSON is never whole JSON), else None."""
+    event = _event(text, seq)
+    return event if isinstance(event, SessionEvent) else None
 
 
 def _intact(text: Record) -> SessionEvent | None:

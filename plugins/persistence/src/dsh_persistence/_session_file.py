@@ -8,7 +8,7 @@ import json
 import os
 from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
@@ -16,9 +16,9 @@ from dsh.session import SessionEvent
 from dsh_persistence._errors import NotASessionError, SessionCorruptError, SessionFormatError
 from dsh_persistence._files import open_regular
 from dsh_persistence._header import FORMAT, first_line, misnamed, parse_header
-from dsh_persistence._records import check_repaired, close_turn, read_log
+from dsh_persistence._records import check_repaired, close_turn, read_log, whole_event
 
-__all__ = ["FileEnd", "SessionFile", "check_session_file", "read_session_file"]
+__all__ = ["FileEnd", "SessionFile", "check_session_file", "mend_tail", "read_session_file"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +31,9 @@ class FileEnd:
     next_seq: int
     last: SessionEvent | None
     cwd: str  # the header's: turn lines written from another workspace name theirs
+    #: The last event's line has no line end (``valid`` is where it starts, ``size``
+    #: where it ends): the next append writes one first (``unended_line``).
+    unended: bool = False
 
 
 class SessionFile(NamedTuple):
@@ -64,13 +67,33 @@ def read_session_file(session_id: str, path: Path) -> SessionFile:
             )
         where = lambda index: f"{path}:{index + 2}"  # noqa: E731
         events, ignored = read_log(records, where, lost_pages=True)
+    # a whole next event after the last line end is no torn write: a file saved
+    # without its final line end (one after blank lines is cut off with them)
+    unended = not ignored and not lines.blank and lines.torn > 0
+    last_line = whole_event(lines.rest, len(events)) if unended else None
+    if last_line is not None:
+        events.append(last_line)
+    unended = last_line is not None
     closers = close_turn(events)
     check_repaired(events, closers, where)
     valid = lines.ends[len(events)] if ignored else lines.complete
     last = events[-1] if events else None
     size = lines.complete + lines.blank + lines.torn
-    end = FileEnd(inode, size, valid, len(events), last, str(header.get("cwd") or ""))
-    return SessionFile(header, events, closers, ignored + (1 if lines.torn else 0), end)
+    cwd = str(header.get("cwd") or "")
+    end = FileEnd(inode, size, valid, len(events), last, cwd, unended)
+    dropped = ignored + (1 if lines.torn and not unended else 0)
+    return SessionFile(header, events, closers, dropped, end)
+
+
+def mend_tail(fd: int, end: FileEnd) -> FileEnd:
+    """Before an append to the file ``fd`` at ``end.valid``, past which it goes on: cut
+    off its torn tail, or end the line of its last event (``unended``); where it ends
+    then."""
+    if not end.unended:
+        os.ftruncate(fd, end.valid)
+        return end
+    os.pwrite(fd, b"\n", end.size)
+    return replace(end, size=end.size + 1, valid=end.size + 1, unended=False)
 
 
 class _Lines:
@@ -86,6 +109,7 @@ class _Lines:
         self.complete = 0
         self.blank = 0
         self.torn = 0
+        self.rest = b""  # the torn line
         #: Where each line yielded ends (after its newline).
         self.ends = array("q")
 
@@ -93,7 +117,7 @@ class _Lines:
         blanks: list[bytes] = []  # read since the last line yielded: at the end, or not
         for line in self._file:
             if not line.endswith(b"\n"):
-                self.torn = len(line)
+                self.torn, self.rest = len(line), line
                 break
             if line.isspace():
                 blanks.append(line)
