@@ -32,7 +32,7 @@ class FileEnd:
     last: SessionEvent | None
     cwd: str  # the header's: turn lines written from another workspace name theirs
     #: The last event's line has no line end (``valid`` is where it starts, ``size``
-    #: where it ends): the next append writes one first (``unended_line``).
+    #: where it ends): the next append writes one first (``mend_tail``).
     unended: bool = False
 
 
@@ -69,11 +69,12 @@ def read_session_file(session_id: str, path: Path) -> SessionFile:
         events, ignored = read_log(records, where, lost_pages=True)
     # a whole next event after the last line end is no torn write: a file saved
     # without its final line end (one after blank lines is cut off with them)
-    unended = not ignored and not lines.blank and lines.torn > 0
-    last_line = whole_event(lines.rest, len(events)) if unended else None
-    if last_line is not None:
-        events.append(last_line)
-    unended = last_line is not None
+    whole = None
+    if lines.torn and not ignored and not lines.blank:
+        whole = whole_event(lines.rest, len(events))
+        if whole is not None:
+            events.append(whole)
+    unended = whole is not None
     closers = close_turn(events)
     check_repaired(events, closers, where)
     valid = lines.ends[len(events)] if ignored else lines.complete
