@@ -109,9 +109,7 @@ async def find_session(service: SessionPersistence, wanted: str) -> str:
     if len(matches) == 1:
         return matches[0]
     if matches:  # ``wanted`` cut (with its length) when long: it was printed whole
-        # an id that does not print (a line end, a bidi control) escaped, as ``dsh
-        # sessions list`` shows it
-        listed = ", ".join(m if m.isprintable() else repr(m) for m in sorted(matches)[:5])
+        listed = ", ".join(sorted(matches)[:5])
         more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
         raise DshError(f"{shown(wanted)} matches {len(matches)} sessions: {listed}{more}")
     raise DshError(f"no stored session {shown(wanted)} (`dsh sessions list` shows them)")
