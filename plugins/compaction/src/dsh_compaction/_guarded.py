@@ -1,7 +1,7 @@
 """A token counter a plugin supplied, guarded at use time: a count it fails to make is
 made by the heuristic.
 
-The ``compaction_token_counter`` hook is checked when it answers (``_state._counter``);
+The ``compaction_token_counter`` hook is checked when it answers (``_counters.counter_for``);
 the counter it returns can still fail later, on some text only (tiktoken's ``encode``
 raises on ``<|endoftext|>`` by default) or with a count no estimate can use (negative,
 NaN, not an int). Unguarded, that failure left compaction's ``agent_request`` impl and
