@@ -17,7 +17,7 @@ from dsh import DshError, ModelRequest
 from dsh_compaction import _host
 from dsh_compaction._compact import limit_for
 from dsh_compaction._settings import CompactionSettings
-from dsh_compaction._warn import no_window
+from dsh_compaction._warn import larger_window, no_window
 
 if TYPE_CHECKING:
     from dsh.llm import Model, ModelInfo
@@ -101,13 +101,15 @@ def _limits(
     agent: _host.Host, state: AgentState, settings: CompactionSettings, request: ModelRequest
 ) -> tuple[int | None, int, Model | None, int | None]:
     """``limits``, the model found, and the window configured: the ``context_window``
-    setting, else the model's info's; a smaller one a server stated for the model
-    (``AgentState.windows``) is the window."""
+    setting, else the model's info's, the smaller of the two when both give one (a
+    request past the model's own window is refused: ``larger_window``); a smaller one a
+    server stated for the model (``AgentState.windows``) is the window."""
     found = state.model(agent, request.model)
     info = found.info if found is not None else None
     configured = settings.context_window
-    if configured is None and info is not None:
-        configured = info.context_window
+    own = info.context_window if info is not None else None
+    if configured is None or (own is not None and own < configured):
+        configured = own
     window = configured
     if state.windows:
         stated = state.windows.get(request.model or agent.options.get("model"))
@@ -164,6 +166,10 @@ def new_check(agent: Any, state: AgentState, request: ModelRequest) -> Check:
     if unknown and name not in state.windowless:  # once per agent and model
         state.windowless.add(name)
         no_window(agent.id, name)
+    setting, own = settings.context_window or 0, _info(check.info)[0] or 0
+    if 0 < own < setting and name not in state.window_warned:  # once per agent and model
+        state.window_warned.add(name)
+        larger_window(agent.id, name, setting, own)
     state.check = check if found is not None and config is not _UNSTARTED else None
     return check
 

@@ -54,6 +54,7 @@ class AgentState:
         "summary",
         "tail_warned",
         "turn_task",
+        "window_warned",
         "windowless",
         "windows",
     )
@@ -102,6 +103,9 @@ class AgentState:
         self.windows: dict[str | None, int] = {}
         #: the models no context window is known for, warned about (``_warn.no_window``)
         self.windowless: set[str | None] = set()
+        #: the models whose own window is smaller than the ``context_window`` setting,
+        #: warned about (``_warn.larger_window``)
+        self.window_warned: set[str | None] = set()
         self._settings_key: tuple[object, object] | None = None
         self._settings: CompactionSettings | None = None
         #: (the harness's config, its ``compaction:`` section): the section is looked

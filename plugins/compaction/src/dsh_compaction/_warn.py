@@ -6,7 +6,14 @@ from __future__ import annotations
 from dsh import get_logger
 from dsh_compaction._result import error_words
 
-__all__ = ["keep_all", "no_window", "overflow_after_failure", "warn", "warn_dropped"]
+__all__ = [
+    "keep_all",
+    "larger_window",
+    "no_window",
+    "overflow_after_failure",
+    "warn",
+    "warn_dropped",
+]
 
 #: what ends a warning of an overflow the plugin could not compact
 ENDS = "the turn ends with the provider's error. /compact (dsh chat) compacts the history again"
@@ -141,4 +148,22 @@ def no_window(agent_id: str, model: str | None) -> None:
         "(or in compaction:)",
         agent_id,
         model,
+    )
+
+
+def larger_window(agent_id: str, model: str | None, setting: int, own: int) -> None:
+    """Tell the user that the ``context_window`` setting is larger than ``model``'s own
+    window (its info's: its ``models:`` entry's, or what its provider knows of it), and
+    that the smaller one is planned with: the provider refuses a request past it, and
+    compacting only past the setting's threshold would come too late."""
+    log.warning(
+        "agent %r: compaction.context_window (%s) is larger than the context window of "
+        "model %r (%s); compaction plans with %s, as the provider refuses a longer "
+        "request (if the model's window really is larger, set context_window in its "
+        "models: entry)",
+        agent_id,
+        f"{setting:,}",
+        model,
+        f"{own:,}",
+        f"{own:,}",
     )
