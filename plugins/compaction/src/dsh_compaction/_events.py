@@ -29,6 +29,7 @@ __all__ = [
     "reduce_summary",
     "summary_message",
     "too_large_stub",
+    "without_header",
 ]
 
 START: Final = "compact/start"
@@ -47,6 +48,16 @@ SUMMARY_HEADER: Final = (
 def summary_message(summary: str) -> UserMessage:
     """The message that stands in for the summarised history."""
     return UserMessage(content=SUMMARY_HEADER + summary)
+
+
+def without_header(text: str) -> str:
+    """A summary's ``text`` (stripped) without the ``SUMMARY_HEADER`` it opens with,
+    if it does (a summariser that copied it from the summary it merged, a plugin that
+    returned a whole summary message): ``summary_message`` adds it once."""
+    header = SUMMARY_HEADER.rstrip()
+    while text.startswith(header):
+        text = text[len(header) :].lstrip()
+    return text
 
 
 def previous_summary(message: Message) -> str | None:

@@ -30,6 +30,7 @@ from dsh.llm import Assembler, Model
 from dsh_compaction import _host
 from dsh_compaction import _summary_errors as _errors
 from dsh_compaction._answers import refusal
+from dsh_compaction._events import without_header
 from dsh_compaction._settings import CompactionSettings
 from dsh_compaction._stated import keep_summariser_window, summariser_window
 from dsh_compaction._tokens import TokenCounter
@@ -184,7 +185,8 @@ async def summarise(
         plugin, text = answered
         if not isinstance(text, str):
             raise _errors.not_text(agent, plugin, text)
-        return Summary(_hidden(agent, plugin, text.strip()), "plugin", plugin=plugin)
+        text = without_header(text.strip())
+        return Summary(_hidden(agent, plugin, text), "plugin", plugin=plugin)
     name = settings.model or model_name
     model = _host.find_model(agent, name)
     if model is None:
@@ -293,7 +295,7 @@ async def _by_model(
         spent.usage += answer.usage
         if answer.stop_reason not in FINISHED:
             raise _errors.unfinished(model.info.name, answer.stop_reason)
-        text = answer.text.strip()
+        text = without_header(answer.text.strip())
         if not text and answer.stop_reason == "max_tokens":
             raise _errors.limit_ran_out(model.info.name, answer_tokens, limited_by)
         # checked against the summary it merges (each answer merges it) and its chunk
