@@ -13,13 +13,18 @@ options are checked, but it is a secret's name all the same, hidden wherever it 
 
 from __future__ import annotations
 
+import re
+
 from dsh._header_secrets import credential_like
 from dsh._nested import Path, walk
 from dsh._options import CORE_OPTIONS, option_typo
 from dsh._secret_names import COOKIE_NAMES, bare_name
 from dsh._secrets import is_secret_name
 
-__all__ = ["hidden_by_name", "misplaced_key", "named_secret", "nested_misplaced"]
+__all__ = ["hidden_by_name", "key_like_name", "misplaced_key", "named_secret", "nested_misplaced"]
+
+#: what separates the words of a model's name (``meta-llama/Llama-3.1-8B``)
+_NAME_WORDS = re.compile(r"[\s\-_/.:]+")
 
 
 def misplaced_key(key: str, value: object) -> str | None:
@@ -82,3 +87,13 @@ def nested_misplaced(value: object) -> tuple[Path, str] | None:
             if misplaced is not None:
                 return path, misplaced
     return None
+
+
+def key_like_name(name: str) -> bool:
+    """Whether ``name``, given where a model's name goes (``model:``), looks like a key
+    pasted there by mistake: credential-like (``credential_like``) as a whole and in one
+    of its words (``sk-proj-<token>``), not only as a whole: a model's name of short
+    words with a date or a size (``claude-3-5-sonnet-20241022``) is one."""
+    return credential_like(name) and any(
+        credential_like(word) for word in _NAME_WORDS.split(name) if word
+    )
