@@ -7,7 +7,10 @@ milliseconds, seconds on a busy machine) came before dsh catches one
 ended by the signal. From here until dsh catches it, Ctrl-C ends the process at once
 as dsh ends an interrupted command, ``dsh: interrupted`` and status 130: nothing has
 begun that needs a way out. dsh then hands Ctrl-C back to Python
-(``dsh._cli_interrupted.interrupts_raise``)."""
+(``dsh._cli_interrupted.interrupts_raise``).
+
+``python -m dsh`` and ``python -m dsh.cli`` import the dsh package before any of their
+code runs: the package calls ``as_module`` first, which does the same for them."""
 
 from __future__ import annotations
 
@@ -15,7 +18,10 @@ import os
 import signal
 import sys
 
-__all__ = ["main", "on_ctrl_c"]
+__all__ = ["as_module", "main", "on_ctrl_c"]
+
+#: the modules ``python -m`` runs as the dsh command
+MODULES = ("dsh", "dsh.cli")
 
 
 def main() -> int:
@@ -25,6 +31,21 @@ def main() -> int:
     from dsh.cli import main as dsh
 
     return dsh()
+
+
+def as_module() -> None:
+    """As ``main`` does, when the dsh package is imported by ``python -m dsh`` or
+    ``python -m dsh.cli`` looking for the module it runs (``sys.argv[0]`` is ``-m``
+    then), not by another module run so that imports dsh."""
+    args = getattr(sys, "orig_argv", [])[1:]
+    for index, arg in enumerate(args):
+        if arg.startswith("-m"):  # Python's own options come before it
+            name = arg[2:] or (args[index + 1] if index + 1 < len(args) else "")
+            break
+    else:
+        return
+    if name in MODULES and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, on_ctrl_c)
 
 
 def on_ctrl_c(signum: int, frame: object) -> None:

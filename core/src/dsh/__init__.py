@@ -7,6 +7,14 @@ pydantic and anyio load only when a message model or the loop is needed.
 
 from __future__ import annotations
 
+import sys as _sys
+
+if _sys.argv[:1] == ["-m"]:  # `python -m dsh(.cli)` starts, importing this first:
+    from _dsh_command import as_module  # Ctrl-C as the dsh command says it
+
+    as_module()
+    del as_module
+
 import importlib
 from typing import TYPE_CHECKING, Any
 
