@@ -125,6 +125,8 @@ async def _chat(
                 running[-1].cancel()
                 return False
             if idle() or again():
+                if not prompt.open:  # what the quitting shows (a turn's end) not after ^C
+                    print(after_ctrl_c(), end="", file=sys.stderr, flush=True)
                 prompt.end()
                 tg.cancel_scope.cancel()
                 return True
@@ -136,22 +138,25 @@ async def _chat(
             return False
 
         def stopped(note: str) -> None:
-            """What Ctrl-C stopped, on a line of its own: after the answer's line (ended
-            if unfinished) or, without the editor, in place of the line the terminal
-            echoed ``^C`` on (a ``kill -INT`` echoes none: no blank line is left either);
-            below it on a ``dumb`` terminal, which may not know how to clear a line. What
-            was typed on that line is cleared with it, and dropped from the terminal's
-            input as Ctrl-C drops it: a ``kill -INT`` leaves it there, and it would be
-            sent, unseen, with the next line."""
+            """What Ctrl-C stopped, on a line of its own (``after_ctrl_c``)."""
+            print(after_ctrl_c() + note, file=sys.stderr)
+
+        def after_ctrl_c() -> str:
+            """What starts a line of its own after Ctrl-C: the answer's line is ended
+            if unfinished, or, without the editor, the line the terminal echoed ``^C``
+            on is cleared to be written over (a ``kill -INT`` echoes none: no blank line
+            is left either); on a ``dumb`` terminal, which may not know how to clear a
+            line, a new line. What was typed on that line is cleared with it, and
+            dropped from the terminal's input as Ctrl-C drops it: a ``kill -INT`` leaves
+            it there, and it would be sent, unseen, with the next line."""
             echoed = typed and editor is None and sys.stderr.isatty()
             ended = renderer.end_terminal_line()  # the line ^C is on
-            if echoed and not ended:
-                if os.environ.get("TERM") == "dumb":
-                    note = "\n" + note
-                else:
-                    drop_typed()
-                    note = "\r\x1b[K" + note
-            print(note, file=sys.stderr)
+            if not echoed or ended:
+                return ""
+            if os.environ.get("TERM") == "dumb":
+                return "\n"
+            drop_typed()
+            return "\r\x1b[K"
 
         tg.start_soon(_interrupts_to, interrupt)
         if editor is not None:  # the editor shows "> " itself; Ctrl-C is a key there

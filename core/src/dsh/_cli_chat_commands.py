@@ -164,8 +164,8 @@ async def run_command(
                 )
         finally:
             scopes.remove(scope)
-    if scope.cancelled_caught:
-        stopped(f"  {name}: {command.stopped}")
+    if scope.cancelled_caught:  # as a turn's note says it: a Ctrl-C more quits
+        stopped(f"  {name}: {command.stopped} (Ctrl-C again to quit)")
 
 
 def _lines(text: str) -> str:

@@ -106,7 +106,7 @@ async def test_a_stop_while_the_summary_is_written_flushes_the_aborted_compactio
             "compaction", compact_command(), context, flushes.scopes, print, stops.append
         )
         assert list(agent.session.history) == before
-        assert stops == ["  /compact: stopped; the history is as it was"]
+        assert stops == ["  /compact: stopped; the history is as it was (Ctrl-C again to quit)"]
         # flushed at once, not when the harness closes
         assert len(flushes.logged) == flushed + 1
         assert flushes.logged[-1][-2:] == ["compact/start", "compact/end"]
