@@ -174,8 +174,11 @@ async def test_a_result_that_is_no_line_is_the_plugins_failure() -> None:
 @pytest.mark.parametrize(
     ("words", "note"),
     [
-        ({}, "  /toy: stopped"),
-        ({"stopped": "stopped; nothing changed"}, "  /toy: stopped; nothing changed"),
+        ({}, "  /toy: stopped (Ctrl-C again to quit)"),
+        (
+            {"stopped": "stopped; nothing changed"},
+            "  /toy: stopped; nothing changed (Ctrl-C again to quit)",
+        ),
     ],
 )
 async def test_a_command_cancelled_says_it_was_stopped_in_its_words(
