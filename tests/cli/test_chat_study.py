@@ -209,7 +209,10 @@ def test_ctrl_c_during_a_slow_compact_stops_it_and_the_chat_stays(
     child.sendline("/compact")
     wait_for(lambda: len(server.bodies()) == 3, "the summary to be asked for")
     child.sendintr()
-    stopped = rf"/compact: stopped; the history is as it was \(Ctrl-C again to quit\)\r\n{CONTROLS}> "
+    stopped = (
+        r"/compact: stopped; the history is as it was \(Ctrl-C again to quit\)"
+        rf"\r\n{CONTROLS}> "
+    )
     ended = child.expect([pexpect.EOF, stopped]) == 0
     assert not ended, "Ctrl-C during /compact quit the chat"
     child.sendline("/quit")
