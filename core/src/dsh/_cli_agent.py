@@ -302,9 +302,11 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
             missing=pm.is_missing,
         )
         if config.models:  # as a harness would build them (nothing is contacted)
+            from dsh._plugin_off import provider_off
             from dsh.llm.providers import build_configured
 
-            _warn_of_keys(config, build_configured(config, registered.names()))
+            built = build_configured(config, registered.names(), off=provider_off(pm))
+            _warn_of_keys(config, built)
     except ConfigError as error:  # every problem, one line each
         say = sayer(args)  # the file read for its keys once, not for each line
         for problem in error.problems:

@@ -17,7 +17,7 @@ from dsh.errors import DshError, leave_out
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
-__all__ = ["leave_out_hint", "left_out", "mark_refused", "missing"]
+__all__ = ["leave_out_hint", "left_out", "mark_refused", "missing", "not_loaded"]
 
 
 def left_out(pm: PluginManager, name: str) -> bool:
@@ -25,6 +25,11 @@ def left_out(pm: PluginManager, name: str) -> bool:
     if named is None or pm.get_plugin(name) is not None:
         return False
     return not _stands_in(pm, named)
+
+
+def not_loaded(pm: PluginManager) -> list[str]:
+    """The installed plugins that do not run (``left_out``), by name."""
+    return sorted(name for name in _installed(pm) if left_out(pm, name))
 
 
 def missing(pm: PluginManager, name: str) -> bool:

@@ -2,12 +2,13 @@
 turned it off is named (``-p no:NAME``, or ``select=["no:NAME"]`` in Python;
 DSH_LOAD_PLUGINS; DSH_DISABLE_PLUGIN_AUTOLOAD; in Python ``load_entry_points=False``).
 For ``dsh run --continue`` with no plugin storing sessions (``dsh._no_store``) and a
-``dsh`` command of one of dsh's own plugins that is left out (``dsh sessions``)."""
+``dsh`` command of one of dsh's own plugins that is left out (``dsh sessions``), and
+a ``models:`` entry whose provider dsh does not build (``provider_off``)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING
 
 from dsh.plugins import TRUE_VALUES
@@ -15,7 +16,7 @@ from dsh.plugins import TRUE_VALUES
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
-__all__ = ["own_command_off", "why_off"]
+__all__ = ["own_command_off", "provider_off", "why_off"]
 
 
 def own_command_off(
@@ -82,3 +83,31 @@ def why_off(
             f"{distribution.replace('-', '_')})] or leave load_entry_points at True"
         )
     return f"enable {distribution} with {give(name)}"
+
+
+def provider_off(pm: PluginManager) -> Callable[[str], str]:
+    """What follows "unknown provider P" of a ``models:`` entry when an installed plugin
+    does not run: the plugin ``P`` names, turned off or left out, or else the plugins
+    not loaded, one of which may serve the model (not for a slip of a built-in
+    provider's name, whose near miss is said); "" when every installed plugin runs."""
+    from dsh._left_out import not_loaded
+    from dsh._provider_table import BUILT_IN
+    from dsh._quoted import did_you_mean
+
+    def off(provider: str) -> str:
+        idle = not_loaded(pm)
+        if provider in idle and pm.is_blocked(provider):
+            return f"; plugin {provider!r} is installed but turned off (-p no:{provider})"
+        if provider in idle:
+            return (
+                f"; plugin {provider!r} is installed but not loaded: load it "
+                f"(DSH_LOAD_PLUGINS, -p {provider})"
+            )
+        if idle and not did_you_mean(provider, BUILT_IN):
+            return (
+                "; if a plugin serves this model, it is not loaded (installed, not loaded: "
+                f"{', '.join(idle)})"
+            )
+        return ""
+
+    return off

@@ -239,14 +239,15 @@ class Harness:
         (``dsh sessions list`` keeps working beside it)."""
         if not config.models:
             return
+        from dsh._plugin_off import provider_off
         from dsh.llm._plugin_entries import limits_of
         from dsh.llm.providers import build_configured, build_each  # httpx when needed
 
-        served = self.models.served()
+        served, off = self.models.served(), provider_off(self.pm)
         if self._starts_agents:
-            built = build_configured(config, served, self._env)
+            built = build_configured(config, served, self._env, off)
         else:
-            built, problems = build_each(config, served, self._env)
+            built, problems = build_each(config, served, self._env, off)
             for problem in problems:
                 log.warning(
                     "%s (ignored here: this command starts no agent; dsh run refuses it)",

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -152,14 +152,18 @@ def build_model(
 
 
 def build_configured(
-    config: Config, served: Served | None = None, env: Mapping[str, str] | None = None
+    config: Config,
+    served: Served | None = None,
+    env: Mapping[str, str] | None = None,
+    off: Callable[[str], str] | None = None,
 ) -> list[HttpModel]:
     """Every entry of ``models:`` built (nothing is contacted), except a name in
     ``served`` (the models plugins register: name -> (plugin, its model's provider))
     whose provider dsh does not build (``provider: scripted``: the plugin's model is
     declared, see ``dsh.llm._plugin_entries``). A problem is a ``ConfigError`` with the
-    file's line."""
-    built, problems = build_each(config, served, env)
+    file's line; ``off(provider)`` is added to the reason of an unknown provider (the
+    plugins installed but not loaded: ``dsh._plugin_off.provider_off``)."""
+    built, problems = build_each(config, served, env, off)
     if problems:
         first, *rest = problems  # in file order, as models: is
         raise ConfigError(first.source, first.path, first.reason, rest)
@@ -167,7 +171,10 @@ def build_configured(
 
 
 def build_each(
-    config: Config, served: Served | None = None, env: Mapping[str, str] | None = None
+    config: Config,
+    served: Served | None = None,
+    env: Mapping[str, str] | None = None,
+    off: Callable[[str], str] | None = None,
 ) -> tuple[list[HttpModel], list[ConfigError]]:
     """``build_configured`` that keeps going: the entries that build, and a
     ``ConfigError`` (with the file's line) for each that does not, in file order."""
@@ -183,9 +190,13 @@ def build_each(
                 built.append(build_model(name, settings, source=config.source, env=env))
             except ConfigError as error:
                 errors = [error]
+        unknown = name not in served and settings.provider not in PROVIDERS
         for each in errors:
             where = config.where("models", name, each.path.rsplit(".", 1)[-1])
-            problems.append(ConfigError(where, each.path, each.reason))
+            reason = each.reason
+            if off is not None and unknown and each.path.endswith(".provider"):
+                reason += off(settings.provider)  # a plugin not loaded may serve it
+            problems.append(ConfigError(where, each.path, reason))
     return built, problems
 
 

@@ -1,0 +1,86 @@
+"""A ``models:`` entry for a model a plugin serves, run with that plugin installed but
+not loaded (``-p no:NAME``, ``DSH_LOAD_PLUGINS`` without it): the entry's provider is
+one dsh does not build, and the error said only ``unknown provider 'extra' (built in:
+openai-compatible, ...)``, as for a typo, though dsh knows the plugin is there and what
+left it out. It now says so, as a section for such a plugin does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh.cli import main
+from dsh.errors import ConfigError
+from dsh.plugins import PluginManager, create_plugin_manager
+from dsh.testing import scripted_harness
+
+
+def installed(names: dict[str, str], *blocked: str) -> PluginManager:
+    """A manager whose installed plugins are ``names`` (name -> module), none loaded."""
+    pm = create_plugin_manager([], load_entry_points=False)
+    pm.installed = names
+    for name in blocked:
+        pm.set_blocked(name)
+    return pm
+
+
+async def refused(config: str, pm: PluginManager) -> str:
+    with pytest.raises(ConfigError) as caught:
+        async with scripted_harness(pm=pm, config_text=config):  # no model served
+            pass
+    return caught.value.reason
+
+
+async def test_a_provider_naming_a_plugin_left_out_says_so() -> None:
+    reason = await refused("models:\n  try-ls: {provider: extra}\n", installed({"extra": "x"}))
+    assert reason.startswith("unknown provider 'extra' (built in: "), reason
+    assert reason.endswith(
+        "; plugin 'extra' is installed but not loaded: load it (DSH_LOAD_PLUGINS, -p extra)"
+    ), reason
+
+
+async def test_a_provider_naming_a_plugin_turned_off_says_so() -> None:
+    pm = installed({"extra": "x"}, "extra")
+    reason = await refused("models:\n  try-ls: {provider: extra}\n", pm)
+    assert reason.endswith("; plugin 'extra' is installed but turned off (-p no:extra)"), reason
+
+
+async def test_another_provider_names_the_plugins_not_loaded() -> None:
+    """``provider: scripted`` (docs/testing.md's) names no plugin: any plugin not loaded
+    may be the one serving the model."""
+    pm = installed({"extra": "x", "more": "y"})
+    reason = await refused("models:\n  try-ls: {provider: scripted}\n", pm)
+    assert reason.endswith(
+        "; if a plugin serves this model, it is not loaded (installed, not loaded: extra, more)"
+    ), reason
+
+
+async def test_no_hint_when_every_installed_plugin_runs() -> None:
+    reason = await refused("models:\n  try-ls: {provider: scripted}\n", installed({}))
+    assert reason.endswith("(built in: openai-compatible, openai, deepseek, anthropic)"), reason
+
+
+def test_config_check_says_so_too(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dsh.harness
+
+    assert dsh.harness is not None  # it binds create_plugin_manager when imported
+
+    def create(*args: Any, **kwargs: Any) -> PluginManager:
+        return installed({"extra": "x"})
+
+    monkeypatch.setattr("dsh.plugins.create_plugin_manager", create)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DSH_CONFIG", raising=False)
+    Path("dsh.yml").write_text("models:\n  try-ls: {provider: extra}\n")
+    assert main(["config", "check"]) == 1
+    err = capsys.readouterr().err
+    assert "plugin 'extra' is installed but not loaded" in err, err
+
+
+async def test_a_misspelt_built_in_provider_gets_its_near_miss_alone() -> None:
+    reason = await refused("models:\n  x: {provider: opnai}\n", installed({"extra": "x"}))
+    assert reason.endswith("; did you mean 'openai'?"), reason
