@@ -14,7 +14,7 @@ import pytest
 from dsh.cli import main
 from dsh.errors import ConfigError
 from dsh.plugins import PluginManager, create_plugin_manager
-from dsh.testing import scripted_harness
+from dsh.testing import ScriptedModel, scripted_harness
 
 
 def installed(names: dict[str, str], *blocked: str) -> PluginManager:
@@ -84,3 +84,14 @@ def test_config_check_says_so_too(
 async def test_a_misspelt_built_in_provider_gets_its_near_miss_alone() -> None:
     reason = await refused("models:\n  x: {provider: opnai}\n", installed({"extra": "x"}))
     assert reason.endswith("; did you mean 'openai'?"), reason
+
+
+@pytest.mark.parametrize("provider", ["scripted", "scripted-models"])
+async def test_a_provider_of_a_loaded_plugin_gets_no_hint(provider: str) -> None:
+    """The plugin runs: the slip is in the model's name, which the error says."""
+    pm = installed({"extra": "x"})
+    config = f"models:\n  ehco: {{provider: {provider}}}\n"
+    with pytest.raises(ConfigError) as caught:
+        async with scripted_harness(ScriptedModel(name="echo"), pm=pm, config_text=config):
+            pass
+    assert caught.value.reason.endswith("did you mean 'echo'?"), caught.value.reason

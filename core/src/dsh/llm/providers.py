@@ -179,6 +179,10 @@ def build_each(
     """``build_configured`` that keeps going: the entries that build, and a
     ``ConfigError`` (with the file's line) for each that does not, in file order."""
     served = served or {}
+    serving = {
+        *PROVIDERS,
+        *(p for plugin_and_provider in served.values() for p in plugin_and_provider),
+    }
     built = []
     problems = []
     for name, settings in config.models.items():
@@ -190,7 +194,8 @@ def build_each(
                 built.append(build_model(name, settings, source=config.source, env=env))
             except ConfigError as error:
                 errors = [error]
-        unknown = name not in served and settings.provider not in PROVIDERS
+        # served by no one (a loaded plugin's provider: the slip is in the model's name)
+        unknown = name not in served and settings.provider not in serving
         for each in errors:
             where = config.where("models", name, each.path.rsplit(".", 1)[-1])
             reason = each.reason
