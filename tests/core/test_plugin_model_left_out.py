@@ -95,3 +95,29 @@ async def test_a_provider_of_a_loaded_plugin_gets_no_hint(provider: str) -> None
         async with scripted_harness(ScriptedModel(name="echo"), pm=pm, config_text=config):
             pass
     assert caught.value.reason.endswith("did you mean 'echo'?"), caught.value.reason
+
+
+@pytest.mark.parametrize("config", ["", "models:\n  fast: {provider: openai, model: x}\n"])
+def test_an_unknown_m_names_the_plugins_not_loaded(
+    config: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``dsh -p no:extra -m try-ls run ...``: the model of a plugin left out."""
+    import dsh.harness
+
+    assert dsh.harness is not None
+
+    def create(*args: Any, **kwargs: Any) -> PluginManager:
+        return installed({"extra": "x"}, "extra")
+
+    monkeypatch.setattr("dsh.plugins.create_plugin_manager", create)
+    monkeypatch.chdir(tmp_path)
+    for name in ("DSH_CONFIG", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    if config:
+        Path("dsh.yml").write_text(config)
+    assert main(["-m", "try-ls", "run", "hi"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dsh: error: -m 'try-ls': unknown model"), err
+    assert err.rstrip().endswith(
+        " If a plugin serves it, it is not loaded (installed, not loaded: extra)."
+    ), err

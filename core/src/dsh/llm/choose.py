@@ -195,12 +195,25 @@ def _resolve(harness: Harness, name: str, env: Mapping[str, str], *, strict: boo
         raise DshError(
             f"-m {name!r}: unknown model, and no model is defined ({where})"
             f"{meant or built_in or '.'} Use local or provider:model[@base_url]."
+            f"{'' if meant or built_in else _not_loaded(harness)}"
         )
-    hint = meant or did_you_mean(name, names) or built_in or "."
+    near = meant or did_you_mean(name, names) or built_in
     raise DshError(
-        f"-m {name!r}: unknown model (models defined: {', '.join(names)}){hint} "
+        f"-m {name!r}: unknown model (models defined: {', '.join(names)}){near or '.'} "
         f"Use one of them ({where}), local, or provider:model[@base_url]."
+        f"{'' if near else _not_loaded(harness)}"
     )
+
+
+def _not_loaded(harness: Harness) -> str:
+    """For an unknown ``-m`` with no near miss: the installed plugins not loaded, one of
+    which may serve the model (``-p no:NAME``); "" when every installed plugin runs."""
+    from dsh._left_out import not_loaded
+
+    idle = not_loaded(harness.pm)
+    if not idle:
+        return ""
+    return f" If a plugin serves it, it is not loaded (installed, not loaded: {', '.join(idle)})."
 
 
 def _shorthand_meant(name: str) -> str:
