@@ -25,9 +25,9 @@ import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from dsh._config_secrets import hidden_by_name
+from dsh._config_secrets import hidden_by_name, named_hidden
 from dsh._header_secrets import header_credentials
-from dsh._nested import walk
+from dsh._nested import every_value, walk
 from dsh._secrets import HIDDEN, hide_parameters, known_keys, longest_first, redact
 
 if TYPE_CHECKING:
@@ -74,26 +74,23 @@ def agent_settings(args: Iterable[tuple[str | None, Any]]) -> Iterator[tuple[str
 
 
 def hidden_options(value: Any, whole: Collection[str], within: tuple[str, ...]) -> Any:
-    """``value`` (an agent's options) with each text equal to one of ``whole`` as
-    ``***`` and the runs of ``within`` in the others hidden (``redact``)."""
-    if isinstance(value, str):
+    """``value`` (an agent's options) with each value under a secret's name as ``***``
+    (``named_hidden``, as the options stored with a session), each other text equal to
+    one of ``whole`` as ``***`` and the runs of ``within`` in the others hidden
+    (``redact``)."""
+
+    def text(value: str) -> str:
         return HIDDEN if value in whole else redact(value, within) if within else value
-    if isinstance(value, Mapping):
-        return {
-            key: HIDDEN if hidden_by_name(key, item) else hidden_options(item, whole, within)
-            for key, item in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [hidden_options(item, whole, within) for item in value]
-    return value
+
+    return named_hidden(value, sections=(), text=text)[0]
 
 
 def named_values(value: object) -> Iterator[str]:
     """The strings under the names of secrets in ``value`` (plugins' settings, of
     fields typed ``str``: ``token``, ``password``), at any depth."""
     for _, key, inner in walk(value, models=True):
-        if hidden_by_name(key, inner):
-            yield str(inner)
+        if hidden_by_name(key, inner):  # a list of them, a mapping: its strings
+            yield from (text for text in every_value(inner) if isinstance(text, str))
 
 
 def config_repr(config: Config) -> str:

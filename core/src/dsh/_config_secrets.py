@@ -3,9 +3,10 @@ dsh hides or refuses one), and a secret's name given a value outside a model's e
 (``misplaced_key``): at the top of dsh.yml, in an agent's options, in options given in
 code. A key there would do nothing, and options are stored with the session.
 
-What ``named_secret`` finds is hidden alike in ``repr()`` of the settings
-(``dsh._config_repr``) and in the options stored with a session (``dsh._stored_meta``),
-so neither shows what the other hides. A string under a cookie's name (``cookies``) is
+What ``named_secret`` finds is hidden alike, by one walk (``named_hidden``), in
+``repr()`` of the settings (``dsh._config_repr``) and in the options stored with a
+session (``dsh._stored_meta``), so neither shows what the other hides: a string, or a
+list or a mapping holding one, whole. A string under a cookie's name (``cookies``) is
 a secret only when it looks like a credential (``session=...``, a token): ``cookies:
 cookies.txt`` names a file, which a resume rebuilding the options from the stored ones
 needs as it is. A typo of a core option (``max_token``) is refused as a typo where the
@@ -14,26 +15,36 @@ options are checked, but it is a secret's name all the same, hidden wherever it 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from dsh._header_secrets import credential_like
-from dsh._nested import Path, walk
+from dsh._nested import Path, every_value, walk
 from dsh._options import CORE_OPTIONS, option_typo
 from dsh._secret_names import COOKIE_NAMES, bare_name
-from dsh._secrets import is_secret_name
+from dsh._secrets import HIDDEN, is_secret_name
 
-__all__ = ["hidden_by_name", "key_like_name", "misplaced_key", "named_secret", "nested_misplaced"]
+__all__ = [
+    "hidden_by_name",
+    "key_like_name",
+    "misplaced_key",
+    "named_hidden",
+    "named_secret",
+    "nested_misplaced",
+]
 
 #: what separates the words of a model's name (``meta-llama/Llama-3.1-8B``)
 _NAME_WORDS = re.compile(r"[\s\-_/.:]+")
 
 
-def misplaced_key(key: str, value: object) -> str | None:
-    """Why ``api_key``, ``api_key_env`` or another name of a secret given a string
-    (``openai_api_key``, ``apiKey``, ``gateway_token``: ``dsh._secrets.is_secret_name``)
-    is refused outside an entry of ``models:`` (at the top of dsh.yml, in an agent's
-    options, in options given in code); None for any other key, and for a section (a
-    plugin named ``auth`` has one). A key there would do nothing, and options are
-    stored with the session."""
+def misplaced_key(key: str, value: object, *, nested: bool = False) -> str | None:
+    """Why ``api_key``, ``api_key_env`` or another name of a secret given a string, or
+    a list or a mapping holding one (``openai_api_key``, ``apiKey``, ``gateway_token``:
+    ``named_secret``) is refused outside an entry of ``models:`` (at the top of dsh.yml,
+    in an agent's options, in options given in code); None for any other key, and for
+    a mapping not ``nested`` in an option: a section (a plugin named ``auth`` has one),
+    whose own keys are looked at. A key there would do nothing, and options are stored
+    with the session."""
     if key == "api_key":
         return (
             "API keys go neither in dsh.yml nor in an agent's options (options are stored "
@@ -45,6 +56,8 @@ def misplaced_key(key: str, value: object) -> str | None:
             "api_key_env names the variable of a model's key: it goes on the model's entry "
             "(models: {NAME: {api_key_env: OPENAI_API_KEY}}), where it is read"
         )
+    if isinstance(value, Mapping) and not nested:
+        return None
     # a typo of a core option (max_token) is told as one where options are checked
     if named_secret(key, value) and not option_typo(key, list(CORE_OPTIONS)):
         return (
@@ -57,15 +70,22 @@ def misplaced_key(key: str, value: object) -> str | None:
 
 
 def named_secret(key: object, value: object) -> bool:
-    """Whether ``value`` is a secret by ``key``'s name: a string under a name of a
-    secret's (``token``, ``gatewayToken``, ``cookie``: ``is_secret_name``), under a
-    cookie's name only one that looks like a credential (``credential_like``; not
-    ``cookies.txt``). ``api_key_env`` names a variable, not a secret."""
-    if not isinstance(key, str) or not isinstance(value, str):
+    """Whether ``value`` is a secret by ``key``'s name (``token``, ``gatewayToken``,
+    ``cookie``: ``is_secret_name``): a string, or a list or mapping holding one at any
+    depth (``token: [...]``, ``client_secret: {x: ...}``), whole: what is in it is not
+    named by keys of its own. Not a number, a bool nor None (``cache_key: 3``), nor what
+    holds none of them. Under a cookie's name, a string only when it looks like a
+    credential (``credential_like``; not ``cookies.txt``), a list when a string in it
+    does (not ``[cookies.txt]``), and a mapping holding a string (cookies by name).
+    ``api_key_env`` names a variable, not a secret."""
+    if not isinstance(key, str) or not is_secret_name(key, query=False):
         return False
-    if not is_secret_name(key, query=False):
-        return False
-    return bare_name(key) not in COOKIE_NAMES or credential_like(value)
+    texts = [inner for inner in every_value(value) if isinstance(inner, str)]
+    if bare_name(key) not in COOKIE_NAMES:
+        return bool(texts)
+    if isinstance(value, Mapping):
+        return bool(texts)
+    return any(credential_like(text) for text in texts)
 
 
 def hidden_by_name(key: object, value: object) -> bool:
@@ -74,16 +94,71 @@ def hidden_by_name(key: object, value: object) -> bool:
     return value != "" and named_secret(key, value)
 
 
+def named_hidden(
+    value: Any, *, sections: Path | None = None, text: Callable[[str], str] | None = None
+) -> tuple[Any, list[tuple[Path, object]]]:
+    """A copy of ``value`` (an agent's options, a session's meta) with each value under
+    a key named as a secret's (``hidden_by_name``) as ``***``, at any depth, and where
+    each was with what it was: the one walk (``dsh._nested.walk``) both ``repr()`` of
+    the settings and the options stored with a session hide by. Its mappings are copied
+    as dicts, its lists and tuples as lists (a value met twice, or inside itself, copied
+    once); anything else is kept. ``sections``: the place in ``value`` of the options,
+    whose mappings right under it are sections (a plugin's settings under its name,
+    ``auth: {...}``), their own keys looked at, not hidden whole. ``text``: what each
+    string left is shown as (``value`` one too), keys kept."""
+    if isinstance(value, str):
+        return (value if text is None else text(value)), []
+    copies: dict[int, Any] = {}
+    top = _copy(value, copies)
+    made = {id(copy) for copy in copies.values()}  # never the caller's own
+    holders: dict[Path, Any] = {(): top}
+    hidden: list[tuple[Path, object]] = []
+    for path, key, inner in walk(top):
+        holders[path] = inner
+        holder = holders[path[:-1]]
+        if id(holder) not in made:
+            continue
+        section = path[:-1] == sections and isinstance(inner, Mapping)
+        if not section and hidden_by_name(key, inner):
+            holder[key] = HIDDEN  # what is in it is walked too: another may hold it
+            hidden.append((path, inner))
+        elif text is not None and isinstance(inner, str):
+            holder[key] = text(inner)
+    return top, hidden
+
+
+def _copy(value: Any, copies: dict[int, Any]) -> Any:
+    """``value`` with its mappings as new dicts and its lists and tuples as new lists
+    (``named_hidden``'s), each container copied once (``copies``, by id)."""
+    todo: list[tuple[Any, Any]] = []
+
+    def new(item: Any) -> Any:
+        if not isinstance(item, Mapping | list | tuple):
+            return item
+        if id(item) not in copies:
+            copies[id(item)] = {} if isinstance(item, Mapping) else [None] * len(item)
+            todo.append((item, copies[id(item)]))
+        return copies[id(item)]
+
+    top = new(value)
+    while todo:
+        source, copy = todo.pop()
+        entries = source.items() if isinstance(source, Mapping) else enumerate(source)
+        for key, item in entries:
+            copy[key] = new(item)
+    return top
+
+
 def nested_misplaced(value: object) -> tuple[Path, str] | None:
     """The place under a free option's ``value`` (``("gateway", "api_key")``,
-    ``("hosts", 1, "token")``) of the first key named as a secret given a string, at any
-    depth of its mappings and lists, and why it is refused (``misplaced_key``'s reason):
-    an option's value is stored with the session as it is, so a secret nested in it
-    would be too. ``api_key_env`` is a variable's name there, not refused. None when
-    there is none."""
+    ``("hosts", 1, "token")``) of the first key named as a secret given a string (or a
+    list or mapping holding one), at any depth of its mappings and lists, and why it is
+    refused (``misplaced_key``'s reason): an option's value is stored with the session
+    as it is, so a secret nested in it would be too. ``api_key_env`` is a variable's
+    name there, not refused. None when there is none."""
     for path, key, inner in walk(value):  # shallowest first
         if isinstance(key, str) and key != "api_key_env":
-            misplaced = misplaced_key(key, inner)
+            misplaced = misplaced_key(key, inner, nested=True)
             if misplaced is not None:
                 return path, misplaced
     return None

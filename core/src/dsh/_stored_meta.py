@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dsh._config_secrets import hidden_by_name
+from dsh._config_secrets import named_hidden
 from dsh._json import check_json, copied
-from dsh._nested import Path, walk
+from dsh._nested import every_value
 from dsh._secrets import get_logger, redact
 from dsh.errors import DshError, EventDataError
 
@@ -89,23 +89,18 @@ def hidden_meta(
 
 
 def _named_hidden(agent_id: str, meta: dict[str, Any], declared: frozenset[str]) -> dict[str, Any]:
-    """``meta`` with each string under a key named as a secret's as ``***``
-    (``named_secret``, the rule ``repr(config)`` hides them by, at any depth, in its
-    options too); a warning names the options and the other keys of ``meta`` that held
-    one that is not ``declared``. ``meta`` itself when none did."""
-    hidden: dict[str, Any] = copied(meta)  # a tree: each of its containers is walked
-    holders: dict[Path, Any] = {(): hidden}
+    """``meta`` with each value under a key named as a secret's as ``***``
+    (``named_hidden``, the walk ``repr(config)`` hides them by, at any depth, in its
+    options too: a list or a mapping under one whole); a warning names the options and
+    the other keys of ``meta`` that held one that is not ``declared``. ``meta`` itself
+    when none did."""
+    hidden, found = named_hidden(meta, sections=("options",))
     told: list[str] = []
-    changed = False
-    for path, key, inner in walk(hidden):
-        if isinstance(inner, dict | list):
-            holders[path] = inner
-        elif hidden_by_name(key, inner):
-            holders[path[:-1]][key] = "***"
-            changed = True
-            whose = f"option {path[1]!r}" if path[0] == "options" else f"meta {path[0]!r}"
-            if inner not in declared and whose not in told:
-                told.append(whose)
+    for path, inner in found:
+        whose = f"option {path[1]!r}" if path[0] == "options" else f"meta {path[0]!r}"
+        texts = [text for text in every_value(inner) if isinstance(text, str)]
+        if any(text not in declared for text in texts) and whose not in told:
+            told.append(whose)
     if told:
         log.warning(
             "agent %r: %s held a value under a secret's name (a key, a token, a "
@@ -113,7 +108,7 @@ def _named_hidden(agent_id: str, meta: dict[str, Any], declared: frozenset[str])
             agent_id,
             ", ".join(told),
         )
-    return hidden if changed else meta
+    return hidden if found else meta
 
 
 def declared_secrets_of(harness: Harness | None) -> frozenset[str]:
