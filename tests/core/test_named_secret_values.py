@@ -29,6 +29,9 @@ REFUSED = [
     ("{o: {hosts: [{password: [[KEY]]}]}}", "o.hosts[0].password"),
     ("{o: {cookies: {session: abc}}}", "o.cookies"),  # a jar: cookies by name
     ("{o: {cookies: [cookies.txt, KEY]}}", "o.cookies"),
+    # a core option's typo at the top (max_token: refused as one); nested, no typo of
+    # anything, only a secret's name (it was accepted, and hidden)
+    ("{o: {hosts: [{max_token: KEY}]}}", "o.hosts[0].max_token"),
 ]
 ACCEPTED = [
     "{cache_key: 3}",  # a number: no secret
@@ -36,6 +39,7 @@ ACCEPTED = [
     "{o: {auth: {ttl: 3, retries: [1, 2]}}}",  # no string in it
     "{o: {cookies: [cookies.txt, jar.txt]}}",  # files' names
     "{o: {token: []}}",  # nothing in it
+    "{o: {max_token: 4096}}",  # a number
 ]
 
 

@@ -3,7 +3,7 @@ wherever dsh hides one: ``repr(config)`` (and an agent entry's) and the options 
 with a session agree. A string under a secret's name is hidden at any depth; under a
 cookie's name (``cookies``) only one that looks like a credential (``session=...``, a
 token): ``cookies: cookies.txt`` names a file, kept in the stored options a resume
-rebuilds. A typo of a core option (``max_token``) nested in a free option is hidden
+rebuilds. A typo of a core option (``max_token``) nested in a plugin's options is hidden
 too: it is no typo there, only a secret's name.
 
 Before: the repr hid ``cookies: cookies.txt`` that the session stored in the clear, and
@@ -29,6 +29,7 @@ class _Gateway(BaseModel):
     cookies: str = ""
     api_key: str = ""
     token: list[str] = []
+    max_token: str = ""
     secret: dict[str, str] = {}
 
 
@@ -44,7 +45,7 @@ CASES = [
     ("cookie_file", "cookies.txt", "free", False),  # no secret's name at all
     ("cookies", f"session={TOKEN}", "gateway", True),  # a cookie's name=value
     ("api_key", TOKEN, "gateway", True),
-    ("max_token", TOKEN, "free", True),  # a core option's typo, nested: a secret's name
+    ("max_token", TOKEN, "gateway", True),  # a core option's typo, nested: a secret's name
     ("token", [TOKEN, "b"], "gateway", True),  # a list of them: hidden whole
     ("secret", {"x": TOKEN}, "gateway", True),  # a mapping of them: hidden whole
 ]

@@ -9,8 +9,10 @@ session (``dsh._stored_meta``), so neither shows what the other hides: a string,
 list or a mapping holding one, whole. A string under a cookie's name (``cookies``) is
 a secret only when it looks like a credential (``session=...``, a token): ``cookies:
 cookies.txt`` names a file, which a resume rebuilding the options from the stored ones
-needs as it is. A typo of a core option (``max_token``) is refused as a typo where the
-options are checked, but it is a secret's name all the same, hidden wherever it is."""
+needs as it is. A typo of a core option (``max_token``) is refused as a typo at the top
+of an agent's options, but it is a secret's name all the same: refused as one nested in
+a free option (which is free-form: no core option is meant there), and hidden wherever
+it is."""
 
 from __future__ import annotations
 
@@ -58,8 +60,10 @@ def misplaced_key(key: str, value: object, *, nested: bool = False) -> str | Non
         )
     if isinstance(value, Mapping) and not nested:
         return None
-    # a typo of a core option (max_token) is told as one where options are checked
-    if named_secret(key, value) and not option_typo(key, list(CORE_OPTIONS)):
+    # a typo of a core option (max_token) is told as one where options are checked;
+    # nested in an option it is no typo of anything, only a secret's name
+    typo = not nested and option_typo(key, list(CORE_OPTIONS))
+    if named_secret(key, value) and not typo:
         return (
             f"{key!r} names a secret (a key, a token, a password): secrets go neither in "
             "dsh.yml nor in an agent's options (options are stored with the session); put "
