@@ -30,7 +30,7 @@ def _hidden(text: str) -> None:
     ("options", "said"),
     [
         ({"queue_mode": f"x-api-key: {KEY}"}, "option 'queue_mode' must be "),
-        ({"model": KEY}, "model '***' is not registered"),
+        ({"model": KEY}, "unknown model (the name given looks like an API key, not shown"),
     ],
     ids=["core option", "model"],
 )

@@ -13,7 +13,7 @@ from dsh._config_cross import set_model_names
 from dsh._config_errors import missing_hint, reason, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_local import check_local
-from dsh._config_secrets import misplaced_key, nested_misplaced
+from dsh._config_secrets import key_like_model, key_like_name, misplaced_key, nested_misplaced
 from dsh._config_yaml import Loc
 from dsh._declared_secrets import declared_secrets
 from dsh._entry_points import FIRST_PARTY
@@ -265,8 +265,11 @@ def _unknown_model(
         if given is not None and not (isinstance(given, Mapping) and loc[0] in given):
             continue
         registered = ", ".join(models) or "none"
-        hint = did_you_mean(name, sorted(known))
-        why = f"unknown model {shown(name)} (registered: {registered}){hint}"
+        if key_like_name(name):  # a key pasted there: not shown
+            why = key_like_model(f"registered: {registered}")
+        else:
+            hint = did_you_mean(name, sorted(known))
+            why = f"unknown model {shown(name)} (registered: {registered}){hint}"
         return f"option {_dotted((key, *loc))}: {why}"
     return None
 
@@ -283,5 +286,7 @@ def model_problem(model: object, registered: Sequence[str]) -> str | None:
     if not isinstance(model, str) or model in registered:
         return None
     known = ", ".join(registered) or "none"
+    if key_like_name(model):  # a key pasted there: not shown
+        return key_like_model(f"registered: {known}")
     hint = did_you_mean(model, registered)
     return f"model {shown(model)} is not registered (registered: {known}){hint}"

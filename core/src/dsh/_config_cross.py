@@ -12,7 +12,7 @@ from yaml.nodes import Node
 
 from dsh._config_keys import input_key
 from dsh._config_models import AgentConfig, CoreKeys
-from dsh._config_secrets import key_like_name
+from dsh._config_secrets import key_like_model, key_like_name
 from dsh._config_yaml import Loc, Problem, locate
 from dsh._model_name import model_name_fields
 from dsh._quoted import did_you_mean, shown
@@ -142,11 +142,7 @@ def cross_check(
         if name is not None and name not in known and name not in broken:
             reason = None if registered is None else registered(name)
             if reason is None and key_like_name(name):  # a key pasted there: not shown
-                reason = (
-                    "unknown model (the name given looks like an API key, not shown: put "
-                    "the key in an environment variable and name it with api_key_env on "
-                    f"the model's entry; models defined: {defined}; {local})"
-                )
+                reason = key_like_model(f"models defined: {defined}; {local}")
             if reason is None:
                 hint = did_you_mean(name, sorted(known))
                 said = shown(name)  # the file's own keys are known (``validate``)

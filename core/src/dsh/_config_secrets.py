@@ -28,6 +28,7 @@ from dsh._secrets import HIDDEN, is_secret_name
 
 __all__ = [
     "hidden_by_name",
+    "key_like_model",
     "key_like_name",
     "misplaced_key",
     "named_hidden",
@@ -175,4 +176,16 @@ def key_like_name(name: str) -> bool:
     words with a date or a size (``claude-3-5-sonnet-20241022``) is one."""
     return credential_like(name) and any(
         credential_like(word) for word in _NAME_WORDS.split(name) if word
+    )
+
+
+def key_like_model(rest: str) -> str:
+    """How an error refuses a model's name that looks like a key (``key_like_name``)
+    without showing it, wherever the name was given (dsh.yml's ``model:``, ``-m``, a
+    model named in options given in code): ``rest`` ends its parentheses (the models
+    there are)."""
+    return (
+        "unknown model (the name given looks like an API key, not shown: put the key in "
+        "an environment variable and name it with api_key_env on the model's entry; "
+        f"{rest})"
     )

@@ -183,12 +183,19 @@ def _resolve(harness: Harness, name: str, env: Mapping[str, str], *, strict: boo
         return _register(harness, name, env)
     if not strict:
         return None
+    from dsh._config_secrets import key_like_model, key_like_name
     from dsh._quoted import did_you_mean
     from dsh.errors import DshError
 
     names = list(dict.fromkeys([*harness.config.models, *sorted(harness.models.names())]))
     source = harness.config.source
     where = "no dsh.yml here" if source == "<defaults>" else f"config: {source}"
+    if key_like_name(name):  # a key pasted there: not shown
+        if names:
+            defined, use = f"models defined: {', '.join(names)}", f"one of them ({where}), local,"
+        else:
+            defined, use = f"no model is defined, {where}", "local"
+        raise DshError(f"-m: {key_like_model(defined)}. Use {use} or provider:model[@base_url].")
     meant = _shorthand_meant(name)
     built_in = did_you_mean(name, ["local", *BUILT_IN])  # lcoal, opnai
     if not names:

@@ -33,6 +33,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import replace
 from typing import Any, Final, final
 
+from dsh._config_secrets import key_like_model, key_like_name
 from dsh.errors import DshError, ModelError
 from dsh.llm._registered import checked
 from dsh.llm.base import Chunk, Model, ModelInfo
@@ -97,10 +98,14 @@ class ModelRegistry:
             )
         model = self._models.get(name)
         if model is None:
+            registered = ", ".join(self._models) or "none"
+            if key_like_name(name):  # a key pasted there: not shown
+                said = key_like_model(f"registered: {registered}")
+                raise ModelError("NO_MODEL", f"agent {agent!r} asks for an {said}")
             raise ModelError(
                 "NO_MODEL",
                 f"agent {agent!r} asks for model {name!r}, which is not registered "
-                "(registered: " + (", ".join(self._models) or "none") + ")",
+                f"(registered: {registered})",
             )
         return model
 
