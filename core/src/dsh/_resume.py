@@ -5,7 +5,8 @@ it. ``harness.agents.resume``, ``load_stored``, ``resume_stored`` and ``fork`` u
 A fork is a new session, written now: it is stored as ``agents.create`` stores one, its
 options without ``api_key`` and ``api_key_env`` and every secret the harness holds as
 ``***`` in its meta and in the events it copies (and so in the title a store makes of
-them), though an older dsh stored its source with them."""
+them), though an older dsh stored its source with them. A resumed session holds its
+meta so too (``_held_meta``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from weakref import WeakValueDictionary
 
 import anyio
 
+from dsh._config_secrets import named_hidden
 from dsh._json import copied
 from dsh._ready import READY
 from dsh._secrets import get_logger, longest_first
@@ -115,8 +117,20 @@ def resumed_session(
             from dsh._code_options import check_stored
 
             check_stored(harness, agent_id, stored, options, named)
-    session = _prepared(sessions, stored.id, stored.events, copied(stored.meta), stored.created)
+    meta = _held_meta(stored.meta, harness)
+    session = _prepared(sessions, stored.id, stored.events, meta, stored.created)
     return session, options, logged
+
+
+def _held_meta(meta: dict[str, Any], harness: Harness | None) -> dict[str, Any]:
+    """A copy of a stored session's ``meta`` as its resumed session holds it (what
+    plugins read): each value under a secret's name and each secret ``harness`` holds
+    as ``***``, as a new session's meta is stored. An older dsh stored them in the
+    clear; the stored session is left as it is, and the options rebuilt from it are
+    taken before (``stored_options``)."""
+    named = named_hidden(meta, sections=("options",))[0]
+    hidden: dict[str, Any] = hidden_value(named, held_secrets(harness))
+    return hidden
 
 
 def _prepared(
