@@ -21,7 +21,8 @@ HELD = "sk-HELD0123456789abcdefghijkl"
 async def test_a_resumed_sessions_meta_is_held_hidden(via: str) -> None:
     store = InMemoryPersistence()
     plugins = [("persistence", store)]
-    async with scripted_harness(ScriptedModel([]), plugins=plugins) as harness:
+    harnessed = scripted_harness(ScriptedModel([]), plugins=plugins, load_entry_points=False)
+    async with harnessed as harness:
         harness.add_secrets([HELD])
         agent = await harness.agents.create("a", options={"model": "scripted"})
         sid = agent.session.id
