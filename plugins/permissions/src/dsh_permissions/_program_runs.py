@@ -76,6 +76,10 @@ _VIM: Final = Runs(
 _NVIM: Final = replace(
     _VIM, letters=_VIM.letters + "l", line_variables=(*_VIM.line_variables, "XDG_CONFIG_HOME")
 )
+#: the mail programs of POSIX mailx's family (bsd-mailx, s-nail, heirloom, mailutils)
+_MAILERS: Final = frozenset(
+    {"mail", "mailx", "Mail", "nail", "s-nail", "bsd-mailx", "heirloom-mailx"}
+)
 #: ssh, also under its old name
 SSHS: Final = frozenset({"ssh", "slogin"})
 _SSH: Final = Runs(
@@ -125,6 +129,18 @@ RUNS: Final = {
         letters="ea", valued=frozenset("asfFdwT"), long=("--eval", "--alternate-editor")
     ),
     **dict.fromkeys(("ed", "red", "ex"), Runs(always=True)),
+    # mail and mailx run what their input's tilde escapes give (~!CMD, ~|CMD), a
+    # recipient |CMD and the sendmail or editor a -S variable names
+    **dict.fromkeys(_MAILERS, Runs(always=True)),
+    # -e: configuration commands (set sendmail="CMD", a backtick); -F: a file of them
+    **dict.fromkeys(
+        ("mutt", "neomutt"),
+        Runs(
+            letters="eF",
+            valued=frozenset("bcdeFfHimQs"),
+            line_variables=("HOME", "XDG_CONFIG_HOME"),
+        ),
+    ),
     **dict.fromkeys(
         ("gpg", "gpg2"),
         Runs(
