@@ -16,9 +16,10 @@ commands known to run nothing: ``-e robots=off``); an editor's commands (``vim -
 ``+CMD``, ``--cmd``, ``-S``, ``-s``, ex mode, ``nvim -l``; ``emacs --eval``;
 ``emacsclient -e``/``-a``; ``ed`` and ``ex``, which take their commands from their
 input); ``mail`` and ``mailx`` (their input's ``~!CMD``, a recipient ``|CMD``, ``-S
-sendmail=CMD``: any use); ``mutt -e``/``-F`` (``set sendmail="CMD"``); git's ``-c`` with a setting that may run one, ``--exec-path``, ``git config``
-storing such a setting and a subcommand's option that runs one (``rebase -x``, ``bisect
-run``, ``clone -c``: ``_git.runs_command``); and the environment variables that do the
+sendmail=CMD``: any use); ``mutt -e``/``-F`` (``set sendmail="CMD"``); git's ``-c``
+with a setting that may run one, ``--exec-path``, ``git config`` storing such a setting
+and a subcommand's option that runs one (``rebase -x``, ``bisect run``, ``clone -c``:
+``_git.runs_command``); and the environment variables that do the
 same (``TAR_OPTIONS``; set in the line: ``RSYNC_RSH``, ``GIT_CONFIG_PARAMETERS``,
 ``GIT_SSH_COMMAND``, ``LESSOPEN``, ``VIMINIT``, ``EXINIT``, ``MYVIMRC``, ``WGETRC``, GNU
 parallel's ``PARALLEL``, ``PARALLEL_SHELL``, ``PARALLEL_SSH``, ``PARALLEL_HOME`` and the
