@@ -1,0 +1,166 @@
+"""The files a command writes, for deny and ask rules of the form ``bash(> path)``.
+
+An output redirection is a part of its own, ``> path`` (``_command_text.redirect``). A
+program told to write a file writes it without one: ``cp x .env``, ``echo x | tee
+.env``, ``sed -i s/a/b/ .env``. So for the programs below (also behind a wrapper: each
+word that may be the command it runs, ``_wrappers.behind``), each file they are told to
+write is also read as ``> path``, as a redirection's target is (canonical, in each
+directory the shell may be in, look-alikes folded), and those readings are added to the
+command's own for deny and ask rules. Allow rules never see them: a command allowed
+before is allowed still, and ``deny: bash(> .env)`` now also covers ``cp x .env``.
+
+- ``tee``: every operand;
+- ``cp``, ``mv``, ``install``, ``ln`` and ``link``: the destination (the last operand,
+  or each ``-t`` directory), and the name each source gets in it (``cp src/.env .``
+  writes ``./.env``); ``ln`` given one operand, its name here;
+- ``dd``: ``of=FILE``;
+- ``sed -i`` / ``--in-place``: the files it edits (``_reader_args``);
+- ``truncate``: every operand;
+- ``sort``, ``shuf`` ``-o`` / ``--output``, ``curl -o`` / ``--output``, ``wget -O`` /
+  ``--output-document``: the option's value (read generously: the letter anywhere in a
+  cluster, ``curl -sSo .env``);
+- ``uniq``: its second operand.
+
+A word only the shell fills in makes the command a value only known when it runs
+already (``_command_text``). A file reached through a link an earlier command of the
+line made, or through ``/proc/self``, is not known either, as for a redirection.
+Others are not looked into (see the docs' Limits): ``git checkout`` and the unpackers
+write files their inputs name, ``sed``'s own ``w FILE``, ``curl -O``, a script.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Final
+
+from dsh_permissions._file_words import part
+from dsh_permissions._getopt import OPERAND, long_option, may_give, scan
+from dsh_permissions._made_links import parsed
+from dsh_permissions._reader_args import file_words
+from dsh_permissions._shell_words import Word
+from dsh_permissions._subjects import Subject
+from dsh_permissions._wrappers import WRAPPERS, behind, skip_assignments
+
+__all__ = ["WRITERS", "with_writes", "written_files"]
+
+_TEES: Final = frozenset({"tee", "gtee"})
+_COPIES: Final = frozenset({"cp", "gcp", "mv", "gmv", "install", "ginstall", "ln", "gln", "link"})
+_SEDS: Final = frozenset({"sed", "gsed"})
+#: the programs whose file is the value of one option: its letter and long name
+_OUTPUTS: Final = {
+    **dict.fromkeys(("sort", "gsort", "shuf", "gshuf", "curl"), ("o", "--output")),
+    "wget": ("O", "--output-document"),
+}
+WRITERS: Final = frozenset(
+    {*_TEES, *_COPIES, *_SEDS, *_OUTPUTS, "dd", "gdd", "truncate", "gtruncate", "uniq", "guniq"}
+)
+
+
+def written_files(words: tuple[Word, ...]) -> list[Word]:
+    """The files the simple command ``words`` (its assignments first) is told to write
+    (see the module); generous where a word may be the program behind a wrapper."""
+    texts = [w.text for w in words]
+    start = skip_assignments(texts)
+    if start >= len(words):
+        return []
+    places = [start]
+    if os.path.basename(texts[start]) in WRAPPERS:
+        places += behind(texts, start) or []
+    found: list[Word] = []
+    for index in places:
+        name = os.path.basename(texts[index])
+        if name in WRITERS:
+            found.extend(_written(name, words[index + 1 :]))
+    return found
+
+
+def with_writes(subject: Subject, writes: list[Subject], moved: bool) -> Subject:
+    """``subject`` (a command's) with the ``> path`` readings of the files it writes
+    for deny and ask rules; one that cannot be known makes the command a value only
+    known when it runs (not after a change of directory, where every relative name is
+    read in each place the shell may be)."""
+    if not writes:
+        return subject
+    deny = tuple(dict.fromkeys([*subject.deny, *(r for w in writes for r in w.deny)]))
+    why = subject.unknown
+    if not moved:
+        why = why or next((w.unknown for w in writes if w.unknown is not None), None)
+    allow = () if why else subject.allow
+    return replace(subject, deny=deny, unknown=why, allow=allow)
+
+
+def _written(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
+    texts = [a.text for a in args]
+    if name in _TEES:
+        yield from (args[r.at] for r in scan(texts, 0) if r.option == OPERAND)
+    elif name in _COPIES:
+        yield from _destinations(name, args)
+    elif name in ("dd", "gdd"):
+        yield from (part(a, a.text[3:]) for a in args if a.text.startswith("of="))
+    elif name in _SEDS:
+        if any(_in_place(t) for t in texts):
+            yield from (w for w, operand in file_words(name, args) if operand)
+    elif name in ("truncate", "gtruncate"):
+        reads = scan(texts, 0, "sr", ("--size", "--reference"))
+        yield from (args[r.at] for r in reads if r.option == OPERAND)
+    elif name in ("uniq", "guniq"):
+        reads = scan(texts, 0, "fsw", ("--skip-fields", "--skip-chars", "--check-chars"))
+        operands = [args[r.at] for r in reads if r.option == OPERAND]
+        yield from operands[1:2]
+    else:
+        yield from _option_values(args, *_OUTPUTS[name])
+
+
+def _in_place(text: str) -> bool:
+    """``sed -i``, ``-i.bak``, ``-ni``, ``--in-place``: read generously (a letter
+    anywhere in a cluster)."""
+    if text.startswith("--"):
+        return long_option(text, "--in-place")
+    return may_give(text, "-i")
+
+
+def _destinations(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
+    """Where ``cp``, ``mv``, ``install``, ``ln`` or ``link`` writes: the destination,
+    and the name each source gets inside it when it is a directory."""
+    _, operands, named = parsed(args)
+    if named:
+        places, sources = named, operands
+    elif len(operands) > 1:
+        places, sources = operands[-1:], operands[:-1]
+    else:
+        if name in ("ln", "gln") and operands:  # ln -s ../x: ./x
+            yield Word(os.path.basename(operands[0].text.rstrip(os.sep)) or ".", operands[0].raw)
+        return
+    for place in places:
+        yield place
+        for source in sources:
+            base = os.path.basename(source.text.rstrip(os.sep))
+            if base and not source.dynamic:
+                text = os.path.join(place.text, base)
+                yield Word(text, text, dynamic=place.dynamic, tilde=place.tilde)
+
+
+def _option_values(args: tuple[Word, ...], letter: str, long: str) -> Iterator[Word]:
+    """The values of the option ``-LETTER`` / ``LONG``: a long one maybe shortened,
+    ``--long=value`` or the next word; a short one wherever its letter stands in a
+    cluster (``-sSo FILE``, ``-oFILE``), the rest of its word or the next word."""
+    for i, word in enumerate(args):
+        text = word.text
+        if text == "--":
+            return
+        following = args[i + 1] if i + 1 < len(args) else None
+        if text.startswith("--"):
+            option, equals, value = text.partition("=")
+            if long_option(option, long):
+                if equals:
+                    yield part(word, value)
+                elif following is not None:
+                    yield following
+        elif text.startswith("-") and letter in text[1:]:
+            rest = text[text.index(letter, 1) + 1 :]
+            if rest:
+                yield part(word, rest)
+            elif following is not None:
+                yield following

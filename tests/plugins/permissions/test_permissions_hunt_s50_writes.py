@@ -1,0 +1,77 @@
+"""Bypasses closed in session 50 (behaviour 49): a file a program is told to write is
+covered by a ``bash(> path)`` rule as a redirection to it is.
+
+``deny: bash(> .env)`` covered ``echo x > .env`` only: ``cp x .env``, ``echo x | tee
+.env``, ``sed -i ... .env``, ``dd of=.env``, ``sort -o .env`` and the like wrote it all
+the same. Now the files ``tee``, ``cp``, ``mv``, ``install``, ``ln``, ``link``, ``dd``,
+``sed -i``, ``truncate``, ``sort -o``, ``shuf -o``, ``uniq``'s output, ``curl -o`` and
+``wget -O`` write are also read as ``> path`` by deny and ask rules (also behind a
+wrapper, after a ``cd``); allow rules never see them. Each row goes through the real
+dispatcher (conftest ``judge``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from permissions_util import allowed, refused
+
+pytestmark = pytest.mark.plugins("permissions")
+
+WRITE_ENV = {"allow": ["bash"], "deny": ["bash(> .env)"]}
+BYPASS_WRITE = {"deny": ["bash(> .env)"]}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cp x .env", "cp -f x .env", "cp x ./src/../.env", "cp src/.env .",
+        "cp -t . src/.env", "cp --target-directory=. src/.env", "mv x .env",
+        "mv src/.env ./", "install -m 600 x .env", "ln -sf x .env", "ln -s src/.env",
+        "link x .env", "tee .env", "echo x | tee -a src/a.py .env", "tee -- .env",
+        "sudo tee .env", "timeout 5 cp x .env", "env -i cp x .env", "dd if=x of=.env",
+        "sed -i s/a/b/ .env", "sed -i.bak -e s/a/b/ .env", "sed -ni p .env",
+        "gsed --in-place s/a/b/ .env", "truncate -s0 .env", "truncate --size 0 .env",
+        "sort -o .env x", "sort --output=.env x", "sort -uo.env x", "shuf -o .env x",
+        "uniq x .env", "uniq -c x .env", "curl -o .env http://h/x",
+        "curl -sSo .env http://h/x", "curl --output .env http://h/x",
+        "wget -O .env http://h/x", "wget -qO .env http://h/x",
+        "wget --output-document=.env http://h/x", "cd src && cp x ../.env",
+        "env -C src cp x ../.env", "cp x \uff0eenv", "true && cp x .env",
+    ],
+)  # fmt: skip
+async def test_b50_a_program_writing_the_file_is_covered(judge, command):
+    judged = await refused(judge, BYPASS_WRITE, command, mode="bypass")
+    assert "> .env" in judged.event["reason"] or "bash(> .env)" in judged.event["reason"]
+    judged = await judge(WRITE_ENV, "bash", {"command": command})
+    assert judged.decision == "deny", (command, judged.event["reason"])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cp x y", "cp .env src/", "mv a.txt b.txt", "tee out.txt", "sed -n p .env",
+        "sed -i s/a/b/ src/a.py", "sort -k1 .env", "uniq .env", "dd if=.env of=/dev/null",
+        "curl -o out http://h/.env", "wget -O - http://h/x", "ln -s .env src/x",
+        "truncate -s0 src/a.py", "cat .env | tee /dev/null",
+    ],
+)  # fmt: skip
+async def test_b50_writing_other_files_passes(judge, command):
+    await allowed(judge, WRITE_ENV, command)
+    await allowed(judge, BYPASS_WRITE, command, mode="bypass")
+
+
+async def test_b50_a_write_through_a_link_the_line_makes_is_not_known(judge):
+    rules = {"allow": ["bash"], "deny": ["bash(> /etc/*)"]}
+    for command in ("ln -s /etc/passwd w; tee w", "ln -s /etc w && cp x w/passwd"):
+        await refused(judge, rules, command)
+        await refused(judge, {"deny": ["bash(> /etc/*)"]}, command, mode="bypass")
+
+
+async def test_b50_allow_rules_do_not_need_to_allow_the_writes(judge):
+    await allowed(judge, {"allow": ["bash(cp *)"]}, "cp x .env")
+    await allowed(judge, {"allow": ["bash(tee *)", "bash(echo *)"]}, "echo x | tee out")
+
+
+async def test_b50_an_ask_rule_for_every_write_asks_about_a_copy(judge):
+    judged = await judge({"allow": ["bash"], "ask": ["bash(> *)"]}, "bash", {"command": "cp a b"})
+    assert judged.decision == "ask", judged.event["reason"]
