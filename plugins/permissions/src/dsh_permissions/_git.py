@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from dsh_permissions._getopt import may_give
+from dsh_permissions._getopt import long_option, may_give
 from dsh_permissions._git_config import plain_setting, sets_command
 
 __all__ = ["reads_worktree", "runs_command", "subcommand", "without_global_options"]
@@ -197,11 +197,22 @@ def without_global_options(words: list[str]) -> list[str] | None:
 def reads_worktree(words: list[str]) -> str | None:
     """Why ``git ...`` (``words``, git first) reads files of the directory, not of the
     repository, or None: ``git grep --no-index`` / ``--untracked`` searches every file
-    (ignored ones too), ``git diff --no-index A B`` prints them."""
+    (ignored ones too), ``git diff --no-index A B`` prints them, and ``git config -f
+    FILE`` (``--file``) the settings FILE holds."""
     rest = subcommand(words)
+    if rest[:1] == ["config"] and any(_config_file(a) for a in rest[1:]):
+        return "git config -f reads a file it is given, which is not looked at"
     if rest[:1] not in (["grep"], ["diff"]):
         return None
     given = [a for a in rest[1:] if a in ("--no-index", "--untracked")]
     if not given:
         return None
     return f"git {rest[0]} {given[0]} reads files of the directory, which are not looked at"
+
+
+def _config_file(word: str) -> bool:
+    """``-f`` (also in a cluster, ``-lf``, or with its value, ``-f.env``) or ``--file``
+    (shortened too): read generously, a word that may be a value counts."""
+    if word.startswith("--"):
+        return long_option(word, "--file")
+    return may_give(word, "-f")

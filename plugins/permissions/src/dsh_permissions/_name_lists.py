@@ -2,7 +2,8 @@
 ``tar --files-from=-``, ``zip -@``, ``xz --files=list``, ``7z a x.7z @list``,
 ``7z a x.7z -i@list`` / ``'-i!.env'``, ``cpio -o``, ``sort --files0-from=-``,
 ``wc --files0-from=list``, ``ack -x``, ``find -files0-from list``, ``sha256sum -c
-list``), or in a config
+list``; ``date -f``, ``file -f`` and ``du --files0-from``, which print each line they
+cannot read), or in a config
 file (``curl -K cfg``, ``wget --config=cfg``): which files they read is not known
 when the command is checked, as for ``xargs cat`` (``_reads`` takes them for unknown
 reads). Long options are matched as getopt matches them, shortened to any prefix
@@ -66,8 +67,16 @@ _LISTS: Final = {
     ),
 }
 #: programs whose operands are no files they read, only the list (GNU find 4.9's
-#: ``-files0-from FILE``: its starting points; its errors print them)
-_ONLY_LISTS: Final = {"find": _Lists(words=("-files0-from",))}
+#: ``-files0-from FILE``: its starting points; its errors print them; ``file``'s only
+#: say what kind of file each is)
+_ONLY_LISTS: Final = {
+    "find": _Lists(words=("-files0-from",)),
+    # they print each line of the list they cannot read: date's ``invalid date 'LINE'``,
+    # file's ``LINE: cannot open``, du's ``cannot access 'LINE'``
+    **dict.fromkeys(("date", "gdate"), _Lists("f", ("--file",))),
+    "file": _Lists("f", ("--files-from",)),
+    **dict.fromkeys(("du", "gdu"), _Lists(long=("--files0-from",))),
+}
 #: the programs looked at here that read their operands too, and those that do not
 LISTERS: Final = frozenset(_LISTS)
 LIST_ONLY: Final = frozenset(_ONLY_LISTS)
