@@ -3,7 +3,9 @@ file they are given as a list.
 
 ``date -f FILE`` (``--file``) says ``invalid date 'LINE'`` for each line, ``file -f
 FILE`` (``--files-from``) ``LINE: cannot open``, and ``du --files0-from=FILE`` ``cannot
-access 'LINE'``; ``git config -f FILE`` (``--file``) prints the settings the file holds.
+access 'LINE'``; ``git config -f FILE`` (``--file``) prints the settings the file holds, and ``git
+hash-object FILE`` prints a sum of it (as ``sha256sum``: a short secret's sum gives it
+away; ``-w`` stores it in the repository, where ``git show`` prints it).
 Under a ``read`` deny or ask rule they are asked about (denied in bypass mode), as
 ``find -files0-from`` is. Each row goes through the real dispatcher (conftest
 ``judge``).
@@ -28,6 +30,7 @@ ALLOW_ENV = {"allow": ["bash"], "deny": ["read(.env)"]}
         "git config -f .env --list", "git config --file=.env -l",
         "git config --file .env --get-regexp .", "git -C . config -f .env -l",
         "git config list -f .env", "git config --blob=HEAD:x -f .env -l",
+        "git hash-object .env", "git hash-object -w .env", "git hash-object --stdin < .env",
     ],
 )  # fmt: skip
 async def test_b50_a_list_read_line_by_line_is_covered(judge, command):

@@ -4,10 +4,10 @@ covered by a ``bash(> path)`` rule as a redirection to it is.
 ``deny: bash(> .env)`` covered ``echo x > .env`` only: ``cp x .env``, ``echo x | tee
 .env``, ``sed -i ... .env``, ``dd of=.env``, ``sort -o .env`` and the like wrote it all
 the same. Now the files ``tee``, ``cp``, ``mv``, ``install``, ``ln``, ``link``, ``dd``,
-``sed -i``, ``truncate``, ``sort -o``, ``shuf -o``, ``uniq``'s output, ``curl -o`` and
-``wget -O`` write are also read as ``> path`` by deny and ask rules (also behind a
-wrapper, after a ``cd``); allow rules never see them. Each row goes through the real
-dispatcher (conftest ``judge``).
+``sed -i``, ``truncate``, ``sort -o``, ``shuf -o``, ``uniq``'s output, ``curl -o``,
+``wget -O`` and ``find -fprint`` (``-fprint0``, ``-fls``, ``-fprintf``) write are also
+read as ``> path`` by deny and ask rules (also behind a wrapper, after a ``cd``); allow
+rules never see them. Each row goes through the real dispatcher (conftest ``judge``).
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ BYPASS_WRITE = {"deny": ["bash(> .env)"]}
         "wget -O .env http://h/x", "wget -qO .env http://h/x",
         "wget --output-document=.env http://h/x", "cd src && cp x ../.env",
         "env -C src cp x ../.env", "cp x \uff0eenv", "true && cp x .env",
+        "find . -fprint .env", "find src -name '*.py' -fprint0 .env", "find . -fls .env",
+        "find . -fprintf .env '%p'", "find . -name x -fprint ./.env -quit",
     ],
 )  # fmt: skip
 async def test_b50_a_program_writing_the_file_is_covered(judge, command):
@@ -52,7 +54,8 @@ async def test_b50_a_program_writing_the_file_is_covered(judge, command):
         "cp x y", "cp .env src/", "mv a.txt b.txt", "tee out.txt", "sed -n p .env",
         "sed -i s/a/b/ src/a.py", "sort -k1 .env", "uniq .env", "dd if=.env of=/dev/null",
         "curl -o out http://h/.env", "wget -O - http://h/x", "ln -s .env src/x",
-        "truncate -s0 src/a.py", "cat .env | tee /dev/null",
+        "truncate -s0 src/a.py", "cat .env | tee /dev/null", "find . -fprint out",
+        "find . -name .env -print",
     ],
 )  # fmt: skip
 async def test_b50_writing_other_files_passes(judge, command):

@@ -197,11 +197,13 @@ def without_global_options(words: list[str]) -> list[str] | None:
 def reads_worktree(words: list[str]) -> str | None:
     """Why ``git ...`` (``words``, git first) reads files of the directory, not of the
     repository, or None: ``git grep --no-index`` / ``--untracked`` searches every file
-    (ignored ones too), ``git diff --no-index A B`` prints them, and ``git config -f
-    FILE`` (``--file``) the settings FILE holds."""
+    (ignored ones too), ``git diff --no-index A B`` prints them, ``git config -f
+    FILE`` (``--file``) the settings FILE holds, and ``git hash-object FILE`` its sum."""
     rest = subcommand(words)
     if rest[:1] == ["config"] and any(_config_file(a) for a in rest[1:]):
         return "git config -f reads a file it is given, which is not looked at"
+    if rest[:1] == ["hash-object"] and any(not a.startswith("-") for a in rest[1:]):
+        return "git hash-object reads the files it is given, which are not looked at"
     if rest[:1] not in (["grep"], ["diff"]):
         return None
     given = [a for a in rest[1:] if a in ("--no-index", "--untracked")]

@@ -19,7 +19,8 @@ before is allowed still, and ``deny: bash(> .env)`` now also covers ``cp x .env`
 - ``sort``, ``shuf`` ``-o`` / ``--output``, ``curl -o`` / ``--output``, ``wget -O`` /
   ``--output-document``: the option's value (read generously: the letter anywhere in a
   cluster, ``curl -sSo .env``);
-- ``uniq``: its second operand.
+- ``uniq``: its second operand;
+- ``find``: the file after ``-fprint``, ``-fprint0``, ``-fls`` and ``-fprintf``.
 
 A word only the shell fills in makes the command a value only known when it runs
 already (``_command_text``). A file reached through a link an earlier command of the
@@ -53,8 +54,11 @@ _OUTPUTS: Final = {
     **dict.fromkeys(("sort", "gsort", "shuf", "gshuf", "curl"), ("o", "--output")),
     "wget": ("O", "--output-document"),
 }
+#: find's actions that write the file named after them
+_FIND_WRITES: Final = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
 WRITERS: Final = frozenset(
     {*_TEES, *_COPIES, *_SEDS, *_OUTPUTS, "dd", "gdd", "truncate", "gtruncate", "uniq", "guniq"}
+    | {"find", "gfind"}
 )
 
 
@@ -105,6 +109,8 @@ def _written(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
     elif name in ("truncate", "gtruncate"):
         reads = scan(texts, 0, "sr", ("--size", "--reference"))
         yield from (args[r.at] for r in reads if r.option == OPERAND)
+    elif name in ("find", "gfind"):
+        yield from (args[i + 1] for i, t in enumerate(texts[:-1]) if t in _FIND_WRITES)
     elif name in ("uniq", "guniq"):
         reads = scan(texts, 0, "fsw", ("--skip-fields", "--skip-chars", "--check-chars"))
         operands = [args[r.at] for r in reads if r.option == OPERAND]
