@@ -5,9 +5,11 @@ covered by a ``bash(> path)`` rule as a redirection to it is.
 .env``, ``sed -i ... .env``, ``dd of=.env``, ``sort -o .env`` and the like wrote it all
 the same. Now the files ``tee``, ``cp``, ``mv``, ``install``, ``ln``, ``link``, ``dd``,
 ``sed -i``, ``truncate``, ``sort -o``, ``shuf -o``, ``uniq``'s output, ``curl -o``,
-``wget -O`` and ``find -fprint`` (``-fprint0``, ``-fls``, ``-fprintf``) write are also
-read as ``> path`` by deny and ask rules (also behind a wrapper, after a ``cd``); allow
-rules never see them. Each row goes through the real dispatcher (conftest ``judge``).
+``wget -O``, ``find -fprint`` (``-fprint0``, ``-fls``, ``-fprintf``), ``rsync``, ``scp``,
+``patch`` and ``touch`` write are also read as ``> path`` by deny and ask rules (also
+behind a wrapper, after a ``cd``); allow rules never see them. Behind ``xargs``, or
+given find's ``{}``, where a writer writes is only known when it runs: asked about
+under such a rule. Each row goes through the real dispatcher (conftest ``judge``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ BYPASS_WRITE = {"deny": ["bash(> .env)"]}
         "env -C src cp x ../.env", "cp x \uff0eenv", "true && cp x .env",
         "find . -fprint .env", "find src -name '*.py' -fprint0 .env", "find . -fls .env",
         "find . -fprintf .env '%p'", "find . -name x -fprint ./.env -quit",
+        "rsync x .env", "rsync -a src/.env ./", "rsync -e ssh x .env", "scp h:x .env",
+        "scp -P 22 h:.env .", "patch .env < p", "patch -o .env x < p", "touch .env",
+        "touch -d now .env",
     ],
 )  # fmt: skip
 async def test_b50_a_program_writing_the_file_is_covered(judge, command):
@@ -55,7 +60,8 @@ async def test_b50_a_program_writing_the_file_is_covered(judge, command):
         "sed -i s/a/b/ src/a.py", "sort -k1 .env", "uniq .env", "dd if=.env of=/dev/null",
         "curl -o out http://h/.env", "wget -O - http://h/x", "ln -s .env src/x",
         "truncate -s0 src/a.py", "cat .env | tee /dev/null", "find . -fprint out",
-        "find . -name .env -print",
+        "find . -name .env -print", "rsync -a src/ h:.env", "scp .env h:", "touch a",
+        "patch -p1 < x.patch",
     ],
 )  # fmt: skip
 async def test_b50_writing_other_files_passes(judge, command):
@@ -78,3 +84,20 @@ async def test_b50_allow_rules_do_not_need_to_allow_the_writes(judge):
 async def test_b50_an_ask_rule_for_every_write_asks_about_a_copy(judge):
     judged = await judge({"allow": ["bash"], "ask": ["bash(> *)"]}, "bash", {"command": "cp a b"})
     assert judged.decision == "ask", judged.event["reason"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo .env | xargs cp x", "echo .env | xargs tee", "xargs -n1 truncate -s0",
+        "find . -name .env -exec cp x {} \\;", "find . -exec tee {} +",
+        "sudo xargs tee -a",
+    ],
+)  # fmt: skip
+async def test_b50_a_writer_fed_its_files_when_it_runs_is_asked_about(judge, command):
+    # its input (or find's file names) may name .env: asked, even under allow: [bash]
+    judged = await judge(WRITE_ENV, "bash", {"command": command})
+    assert judged.decision == "ask", (command, judged.event["reason"])
+    await refused(judge, BYPASS_WRITE, command, mode="bypass")
+    # with no rule about writes, nothing changes
+    await allowed(judge, {"allow": ["bash"], "deny": ["bash(rm *)"]}, command)

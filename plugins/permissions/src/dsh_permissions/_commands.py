@@ -176,13 +176,14 @@ def _reading(
             why_not, dirs = why_not or CROWDED, ()  # not read there: asked about
         # cp x .env, tee .env: also > .env for deny and ask rules (before the reads,
         # which note the links a command makes for the later ones: ln -sf x .env)
-        writes = [redirect(w, root, there, dirs) for w in written_files(command.words)]
+        wrote, fed = written_files(command.words)
+        writes = [redirect(w, root, there, dirs) for w in wrote]
         found_reads = command_reads(command, root, moved, reads, dirs)
         # a bare name of a symlink (cat pw, pw -> /etc/passwd) is read as what it names
         named = dirs or ((root,) if links_named(located, start, root) else ())
         texts = elsewhere_readings(located, canon, start, named, root)
         subject = text_subject(canon, raw, why_not, found_reads, hole, texts, located, linked)
-        subject = with_writes(subject, [w for w in writes if w is not None], there)
+        subject = with_writes(subject, [w for w in writes if w is not None], there, fed)
         # one that may run any command may read any file (when reads are looked for)
         subjects.append(subject if reads is None else any_command(subject))
         where = (root, there, depth, reads, here)

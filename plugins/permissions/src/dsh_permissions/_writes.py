@@ -20,13 +20,21 @@ before is allowed still, and ``deny: bash(> .env)`` now also covers ``cp x .env`
   ``--output-document``: the option's value (read generously: the letter anywhere in a
   cluster, ``curl -sSo .env``);
 - ``uniq``: its second operand;
-- ``find``: the file after ``-fprint``, ``-fprint0``, ``-fls`` and ``-fprintf``.
+- ``find``: the file after ``-fprint``, ``-fprint0``, ``-fls`` and ``-fprintf``;
+- ``rsync`` and ``scp``: every operand after the first that is not on another host,
+  and the name each source gets in the last; ``patch``: the file it patches (its
+  first operand) and ``-o``; ``touch``: every operand.
+
+Behind ``xargs`` (or ``parallel``), or given a ``{}`` that ``find -exec`` fills in,
+where a writer writes is only known when it runs: any deny or ask rule for a
+redirection could cover it (``Subject.open``, as for ``xargs git``).
 
 A word only the shell fills in makes the command a value only known when it runs
 already (``_command_text``). A file reached through a link an earlier command of the
 line made, or through ``/proc/self``, is not known either, as for a redirection.
 Others are not looked into (see the docs' Limits): ``git checkout`` and the unpackers
-write files their inputs name, ``sed``'s own ``w FILE``, ``curl -O``, a script.
+write files their inputs name, ``sed``'s own ``w FILE``, ``curl -O``, ``perl -i``, a
+script.
 """
 
 from __future__ import annotations
@@ -56,43 +64,58 @@ _OUTPUTS: Final = {
 }
 #: find's actions that write the file named after them
 _FIND_WRITES: Final = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
+#: rsync's and scp's short options that take a value (a remote destination writes here
+#: nothing)
+_REMOTE_COPIES: Final = {"rsync": "eBfMT@", "scp": "cDFiJloPSX"}
 WRITERS: Final = frozenset(
     {*_TEES, *_COPIES, *_SEDS, *_OUTPUTS, "dd", "gdd", "truncate", "gtruncate", "uniq", "guniq"}
-    | {"find", "gfind"}
+    | {"find", "gfind", "touch", "gtouch", "patch", *_REMOTE_COPIES}
 )
+#: they give the program behind them words from their input: where it writes is not known
+_FEEDERS: Final = frozenset({"xargs", "parallel", "sem"})
+#: the beginning every ``> path`` spelling has: a deny or ask rule for a redirection
+#: could cover a write whose file is only known when the command runs (``_xargs``)
+_ANY_WRITE: Final = "> "
 
 
-def written_files(words: tuple[Word, ...]) -> list[Word]:
+def written_files(words: tuple[Word, ...]) -> tuple[list[Word], bool]:
     """The files the simple command ``words`` (its assignments first) is told to write
-    (see the module); generous where a word may be the program behind a wrapper."""
+    (see the module), generous where a word may be the program behind a wrapper; and
+    whether a writer may get more words when it runs (behind ``xargs``, or given a
+    ``{}`` find -exec fills in), so that it may write any file."""
     texts = [w.text for w in words]
     start = skip_assignments(texts)
     if start >= len(words):
-        return []
+        return [], False
     places = [start]
     if os.path.basename(texts[start]) in WRAPPERS:
         places += behind(texts, start) or []
     found: list[Word] = []
+    fed = False
     for index in places:
         name = os.path.basename(texts[index])
         if name in WRITERS:
             found.extend(_written(name, words[index + 1 :]))
-    return found
+            fed = fed or any(os.path.basename(texts[i]) in _FEEDERS for i in places if i < index)
+            fed = fed or any("{}" in t for t in texts[index + 1 :])
+    return found, fed
 
 
-def with_writes(subject: Subject, writes: list[Subject], moved: bool) -> Subject:
+def with_writes(subject: Subject, writes: list[Subject], moved: bool, fed: bool) -> Subject:
     """``subject`` (a command's) with the ``> path`` readings of the files it writes
     for deny and ask rules; one that cannot be known makes the command a value only
     known when it runs (not after a change of directory, where every relative name is
-    read in each place the shell may be)."""
-    if not writes:
+    read in each place the shell may be). ``fed``: where it writes comes from its input
+    or a file name find gives (any deny or ask rule for a redirection could cover it)."""
+    if not writes and not fed:
         return subject
     deny = tuple(dict.fromkeys([*subject.deny, *(r for w in writes for r in w.deny)]))
     why = subject.unknown
     if not moved:
         why = why or next((w.unknown for w in writes if w.unknown is not None), None)
     allow = () if why else subject.allow
-    return replace(subject, deny=deny, unknown=why, allow=allow)
+    opened = (*subject.open, _ANY_WRITE) if fed else subject.open
+    return replace(subject, deny=deny, unknown=why, allow=allow, open=opened)
 
 
 def _written(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
@@ -109,6 +132,15 @@ def _written(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
     elif name in ("truncate", "gtruncate"):
         reads = scan(texts, 0, "sr", ("--size", "--reference"))
         yield from (args[r.at] for r in reads if r.option == OPERAND)
+    elif name in _REMOTE_COPIES:
+        yield from _remote_copy(name, args)
+    elif name in ("touch", "gtouch"):
+        reads = scan(texts, 0, "drt", ("--date", "--reference"))
+        yield from (args[r.at] for r in reads if r.option == OPERAND)
+    elif name == "patch":
+        reads = scan(texts, 0, "BDFioprVYzd", ("--output", "--input", "--directory"))
+        yield from [args[r.at] for r in reads if r.option == OPERAND][:1]
+        yield from _option_values(args, "o", "--output")
     elif name in ("find", "gfind"):
         yield from (args[i + 1] for i, t in enumerate(texts[:-1]) if t in _FIND_WRITES)
     elif name in ("uniq", "guniq"):
@@ -146,6 +178,21 @@ def _destinations(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
             if base and not source.dynamic:
                 text = os.path.join(place.text, base)
                 yield Word(text, text, dynamic=place.dynamic, tilde=place.tilde)
+
+
+def _remote_copy(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
+    """rsync's and scp's operands after the first (an option's value not known may
+    stand last), and the names the sources get in the last; none on another host."""
+    reads = scan([a.text for a in args], 0, _REMOTE_COPIES[name])
+    operands = [args[r.at] for r in reads if r.option == OPERAND]
+    local = [w for w in operands if ":" not in w.text.split(os.sep, 1)[0]]
+    yield from (w for w in local if w is not operands[0])
+    if len(operands) > 1 and operands[-1] in local:
+        for source in operands[:-1]:
+            base = os.path.basename(source.text.rstrip(os.sep).rsplit(":", 1)[-1])
+            if base and not source.dynamic:
+                text = os.path.join(operands[-1].text, base)
+                yield Word(text, text, tilde=operands[-1].tilde)
 
 
 def _option_values(args: tuple[Word, ...], letter: str, long: str) -> Iterator[Word]:
