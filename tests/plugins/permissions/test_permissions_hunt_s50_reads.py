@@ -7,8 +7,11 @@ access 'LINE'``; ``git config -f FILE`` (``--file``) prints the settings the fil
 hash-object FILE`` prints a sum of it (as ``sha256sum``: a short secret's sum gives it
 away; ``-w`` stores it in the repository, where ``git show`` prints it).
 Under a ``read`` deny or ask rule they are asked about (denied in bypass mode), as
-``find -files0-from`` is. Each row goes through the real dispatcher (conftest
-``judge``).
+``find -files0-from`` is. And siblings of the listed readers were missing from the
+list: ``vimdiff``, ``rvim``, ``gvim``, ``rview``, the pagers, comparisons and greps of
+compressed files (``xzless``, ``zdiff``, ``zegrep``, ``zstdgrep``, ``zipgrep``, ...),
+``gzcat``, ``lzcat``, ``unzstd``, ``bunzip2``, ``compress`` and ``pv``. Each row goes
+through the real dispatcher (conftest ``judge``).
 """
 
 from __future__ import annotations
@@ -48,3 +51,28 @@ async def test_b50_a_list_read_line_by_line_is_covered(judge, command):
 async def test_b50_plain_uses_pass(judge, command):
     await allowed(judge, ALLOW_ENV, command)
     await allowed(judge, BYPASS_ENV, command, mode="bypass")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "vimdiff .env x", "rvim .env", "gvim .env", "rview .env", "zdiff .env x",
+        "zcmp .env x", "xzdiff .env x", "xzcmp .env x", "bzdiff .env x", "bzcmp .env x",
+        "xzless .env", "xzmore .env", "bzless .env", "bzmore .env", "lzless .env",
+        "lzmore .env", "zstdless .env", "lzcat .env", "gzcat .env", "pzstd -dc .env",
+        "unzstd -c .env", "bunzip2 -c .env", "uncompress -c .env", "compress -c .env",
+        "pv .env", "pv -q .env", "zegrep . .env", "zfgrep x .env", "bzegrep . .env",
+        "xzegrep . .env", "xzfgrep x .env", "lzgrep . .env", "zstdgrep . .env",
+        "zipgrep . .env", "sudo pv .env",
+    ],
+)  # fmt: skip
+async def test_b50_siblings_of_the_listed_readers_are_readers(judge, command):
+    # the vim, z/bz/xz/lz/zstd and compress families of listed readers, and pv
+    await refused(judge, BYPASS_ENV, command, mode="bypass")
+    judged = await judge(ALLOW_ENV, "bash", {"command": command})
+    assert judged.decision == "deny", (command, judged.event["reason"])
+
+
+@pytest.mark.parametrize("command", ["zegrep .env src/a.py", "pv src/a.py", "vimdiff a b"])
+async def test_b50_their_other_files_pass(judge, command):
+    await allowed(judge, ALLOW_ENV, command)

@@ -32,6 +32,9 @@ __all__ = ["GREPS", "file_words", "searches_here"]
 
 GREPS: Final = frozenset(
     {"grep", "egrep", "fgrep", "ggrep", "zgrep", "bzgrep", "xzgrep", "rg", "ag", "ack"}
+    # the compressed files' greps (gzip's, bzip2's, xz's, zstd's, unzip's zipgrep)
+    | {"zegrep", "zfgrep", "bzegrep", "bzfgrep", "xzegrep", "xzfgrep", "lzgrep"}
+    | {"lzegrep", "lzfgrep", "zstdgrep", "zipgrep"}
 )
 #: searches that search the current directory when given no file (``grep -r`` only
 #: with its recursive option)

@@ -72,9 +72,13 @@ READERS: Final = frozenset(
         *("more", "zmore", "most", "bat", "batcat", "view", "strings", "od", "xxd"),
         *("hexdump", "hd", "base64", "base32", "basenc", "uuencode", "pr", "fold", "fmt"),
         *("expand", "unexpand", "rev", "column", "iconv", "ptx", "tsort", "look", "m4"),
-        *("cpp", "source", ".", "pygmentize"),
+        *("cpp", "source", ".", "pygmentize", "pv"),
+        # the pagers and comparisons of compressed files (gzip's, xz's, bzip2's, zstd's)
+        *("xzless", "xzmore", "bzless", "bzmore", "lzless", "lzmore", "zstdless"),
+        *("zdiff", "zcmp", "xzdiff", "xzcmp", "bzdiff", "bzcmp"),
         # editors (they read the file named, and may print or send it on)
-        *("ed", "ex", "vi", "vim", "nvim", "nano", "emacs"),
+        *("ed", "ex", "vi", "vim", "nvim", "nano", "emacs", "vimdiff", "rvim", "gvim"),
+        *("rview",),
         # count and sum (a short secret's sum gives it away)
         *("wc", "sum", "cksum", "b2sum", "md5sum", "sha1sum", "sha224sum", "sha256sum"),
         *("sha384sum", "sha512sum", "shasum", "sha3sum", "xxhsum", "b3sum", "rhash"),
@@ -87,7 +91,8 @@ READERS: Final = frozenset(
         *("cp", "mv", "ln", "link", "install", "rsync", "scp", "dd", "split", "csplit"),
         *("tar", "zip", "unzip", "7z", "gzip", "gunzip", "bzip2", "xz", "zstd", "zcat"),
         *("bzcat", "xzcat", "zstdcat", "lz4", "lz4cat", "unlz4", "openssl", "gpg", "curl", "wget"),
-        *("pigz", "unpigz", "lzip", "lzop", "brotli"),
+        *("pigz", "unpigz", "lzip", "lzop", "brotli", "lzcat", "gzcat", "pzstd", "unzstd"),
+        *("bunzip2", "compress", "uncompress"),
         # HTTPie and xh send a file a request item names (f@.env, f=@.env, f:=@.env)
         *("http", "https", "xh", "xhs"),
         *LISTERS,
