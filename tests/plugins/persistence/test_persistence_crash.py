@@ -162,7 +162,10 @@ async def test_sigkill_at_random_moments_loses_no_flushed_turn(
                 await anyio.sleep(rng.uniform(0, 0.03))
             else:  # once it serves prompts: mid-turn, mid-flush, between turns
                 report += child.until("resumed")
-                await anyio.sleep(rng.uniform(0, MAX_DELAY))
+                # a loaded machine serves fewer turns in a delay: past KILLS rounds with
+                # too few kills after a flushed turn, the delays grow (up to 4x)
+                later = 1 + min(round_ // KILLS, 3) if served < KILLS // 5 else 1
+                await anyio.sleep(rng.uniform(0, MAX_DELAY * later))
             with suppress(ProcessLookupError):  # it may have died on its own: checked next
                 os.kill(pid, signal.SIGKILL)
             report += child.until(f"exited {pid}")
