@@ -10,9 +10,11 @@ import json
 from typing import Any
 
 import anyio
+import pytest
 from llm_wire import WireServer, by_event, collect, openai_chunk, recorded, sse
 from test_llm_http import ASK, anthropic, openai
 
+from dsh.errors import ModelError
 from dsh.llm import UsageChunk
 from dsh.messages import ModelRequest, UserMessage
 
@@ -112,3 +114,37 @@ async def test_a_connection_reset_after_the_finish_keeps_the_answer() -> None:
     async with WireServer([sse(pieces, then="reset")]) as server:
         _, message = await collect(openai(server.url, read_timeout=READ_TIMEOUT), ASK)
     assert (message.text, message.stop_reason) == ("Hi", "stop")
+
+
+# -- Anthropic: message_delta (its stop_reason) came, message_stop did not -------------
+#: the recorded answer up to its message_delta, without message_stop
+UNSTOPPED = recorded("anthropic_max_tokens.sse").split(b"event: message_stop")[0]
+
+
+async def test_an_anthropic_message_delta_then_a_stall_ends_the_answer() -> None:
+    # before: the stall was waited for until the read timeout, then the answer failed
+    async with WireServer([sse(by_event(UNSTOPPED), then="stall")]) as server:
+        chunks, message = await collect(anthropic(server.url, read_timeout=READ_TIMEOUT), ASK)
+        with anyio.fail_after(READ_TIMEOUT):
+            await server.disconnected.wait()
+    assert (message.text, message.stop_reason) == ("Here is a very long", "max_tokens")
+    assert _usage_of(chunks) == [(25, 5)]
+
+
+async def test_an_anthropic_message_delta_then_the_end_or_a_reset_keeps_the_answer() -> None:
+    for then in ("end", "reset"):
+        async with WireServer([sse(by_event(UNSTOPPED), then=then)]) as server:
+            _, message = await collect(anthropic(server.url, read_timeout=READ_TIMEOUT), ASK)
+        assert message.stop_reason == "max_tokens", then
+
+
+async def test_an_anthropic_block_after_the_message_delta_needs_message_stop() -> None:
+    # a server that sent its message_delta early: a block after it is read, and the
+    # answer's end is message_stop again
+    pieces = by_event(UNSTOPPED)
+    block = [p.replace(b'"index":0', b'"index":1') for p in pieces[1:4]]
+    async with WireServer([sse([*pieces, *block], pause=0.5)]) as server:
+        with pytest.raises(ModelError) as caught:
+            await collect(anthropic(server.url, read_timeout=READ_TIMEOUT), ASK)
+    assert caught.value.code == "STREAM_CLOSED"
+    assert "message_stop" in caught.value.message

@@ -11,7 +11,8 @@ the name ``error`` counts (see ``SSEParser``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+import math
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from json import dumps, loads
 from typing import Final, cast, final
@@ -22,7 +23,16 @@ import httpx
 from dsh._secrets import redact
 from dsh.errors import ModelError
 
-__all__ = ["Events", "SSEParser", "body", "ended_early", "event_data", "is_event_stream"]
+__all__ = [
+    "FINISH_GRACE",
+    "Events",
+    "Paced",
+    "SSEParser",
+    "body",
+    "ended_early",
+    "event_data",
+    "is_event_stream",
+]
 
 _BOM: Final = b"\xef\xbb\xbf"
 _STRAY_LINES: Final = 1000  # of an event, kept for ``leftover``
@@ -32,6 +42,12 @@ _QUOTED: Final = 80  # characters of a leftover a message quotes
 #: sends (a tool call's arguments come in pieces; a whole file written in one event is
 #: megabytes), low enough that a server that never ends a line cannot fill the memory.
 EVENT_LIMIT = 32 * 1024 * 1024
+#: How long, once the answer has said its end (OpenAI's ``finish_reason``, Anthropic's
+#: ``message_delta`` with its ``stop_reason``), each next event is waited for: what may
+#: still come (the usage chunk, ``[DONE]``, ``message_stop``) comes at once; a server
+#: that sends none of it and keeps the response open has finished, and is not waited
+#: for until the read timeout.
+FINISH_GRACE: Final = 2.0
 
 
 @final
@@ -261,31 +277,36 @@ class Events:
     def leftover(self) -> str:
         return self._parser.leftover()
 
-    def within(self, seconds: float) -> AsyncIterator[str]:
+    def within(self, seconds: float = math.inf) -> Paced:
         """The data of the events to come, as long as each comes within ``seconds`` of
         the one before (or of the call): the first longer wait ends them, as the end of
         the body does (the body is then no longer read), and so does a failure to read
-        it (a reset, a read timeout): after the answer's end, what may still come is
-        not waited for (``OpenAICompatibleModel``'s ``FINISH_GRACE``)."""
-        return _Within(self._data, seconds)
+        it (a reset, a read timeout); ``math.inf``: waited for as ``async for`` does,
+        until ``grace`` is set. After the answer's end, what may still come is not
+        waited for: ``FINISH_GRACE``."""
+        return Paced(self._data, seconds)
 
 
 @final
-class _Within:
+class Paced:
     """``Events.within``: an iterator, not a generator, so that one left unfinished
-    needs no closing."""
+    needs no closing. ``grace``: how long each next event is waited for, from now on
+    (``math.inf``: as long as the read timeout lets it; then a failure to read raises,
+    as it does from ``Events``)."""
 
-    __slots__ = ("_data", "_seconds")
+    __slots__ = ("_data", "grace")
 
-    def __init__(self, data: AsyncGenerator[str, None], seconds: float) -> None:
+    def __init__(self, data: AsyncGenerator[str, None], grace: float) -> None:
         self._data = data
-        self._seconds = seconds
+        self.grace = grace
 
-    def __aiter__(self) -> _Within:
+    def __aiter__(self) -> Paced:
         return self
 
     async def __anext__(self) -> str:
-        with anyio.move_on_after(self._seconds):
+        if self.grace == math.inf:
+            return await self._data.__anext__()
+        with anyio.move_on_after(self.grace):
             try:
                 return await self._data.__anext__()
             except httpx.TransportError:  # cut off, or the read timeout is the shorter

@@ -6,6 +6,7 @@ endpoints; ``base_url`` includes the version prefix (``https://api.anthropic.com
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncGenerator, Sequence
 from json import dumps, loads
 from typing import Any, Final
@@ -16,7 +17,7 @@ from dsh.llm._counts import count, mapping
 from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
 from dsh.llm._pairs import Pairs
-from dsh.llm._sse import ended_early
+from dsh.llm._sse import FINISH_GRACE, ended_early
 from dsh.llm.base import (
     Chunk,
     Finish,
@@ -120,15 +121,21 @@ class AnthropicModel(HttpModel):
         calls: dict[int, int] = {}
         started = 0  # tool_use blocks so far
         reported = False  # a message_delta gave the usage
+        ended = False  # a message_delta said the stop_reason, and no block came after it
         pairs = Pairs()  # an emoji's surrogate pair split between two deltas
         try:
             async with self.events("/messages", body, headers, key) as events:
-                async for data in events:
+                # after the stop_reason, each event is waited for FINISH_GRACE at most: a
+                # server that never sends message_stop nor ends the response has finished
+                paced = events.within()
+                async for data in paced:
                     try:
                         item = loads(data)
                         # {"error": ...} without a type: an error in the OpenAI shape (and
                         # what the SSE parser makes of an error event that lacks one)
                         kind = item["type"] if "type" in item or "error" not in item else "error"
+                        if ended and kind.startswith("content_block"):
+                            ended, paced.grace = False, math.inf  # an early message_delta
                         if kind == "content_block_delta":
                             if own and item.get("index") in own:
                                 _own_delta(own[item["index"]], item["delta"])
@@ -187,6 +194,7 @@ class AnthropicModel(HttpModel):
                                 if not isinstance(reason, str):
                                     raise TypeError("its stop_reason is not text")
                                 stop = _STOP_REASONS.get(reason.lower(), "stop")
+                                ended, paced.grace = True, FINISH_GRACE
                             # the newer API repeats counts here, some null: a null
                             # does not replace message_start's count
                             later = mapping(self.name, item, "usage")
@@ -211,7 +219,7 @@ class AnthropicModel(HttpModel):
                         raise malformed(
                             self.name, "event", data, exc, self.error_secrets(key), self.server
                         ) from exc
-            if not done:
+            if not (done or ended):  # after the stop_reason, the end is the answer's
                 raise ended_early(
                     self.name, "message_stop", events, self.error_secrets(key), self.server
                 )

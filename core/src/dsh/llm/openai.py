@@ -21,7 +21,7 @@ from dsh.llm._http import HttpModel
 from dsh.llm._not_streamed import error_object
 from dsh.llm._origin import Origin, setting
 from dsh.llm._pairs import Pairs
-from dsh.llm._sse import ended_early
+from dsh.llm._sse import FINISH_GRACE, ended_early
 from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, UsageChunk
 from dsh.messages import (
     AssistantMessage,
@@ -39,10 +39,6 @@ __all__ = ["OpenAICompatibleModel"]
 #: Words of a refusal of ``reasoning_content`` for what it is missing (DeepSeek's
 #: "must be passed back", pydantic's "Field required"): no hint to turn it off then.
 _WANTED: Final = re.compile(r"must be passed|missing|required", re.IGNORECASE)
-#: How long, after a finish_reason, each next event is waited for: what may still come
-#: (the usage chunk, ``[DONE]``) comes at once; a server that sends neither and keeps the
-#: response open has finished, and is not waited for until the read timeout.
-FINISH_GRACE: Final = 2.0
 #: Data this short may be ``[DONE]`` with white space around it: only such data is
 #: stripped to be compared (no chunk is copied for it).
 _DONE_SPACED: Final = 32
