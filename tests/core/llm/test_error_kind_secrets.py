@@ -106,7 +106,8 @@ async def test_agent_request_error_is_given_the_kind_hidden() -> None:
 
 async def test_a_key_in_a_wrong_content_type_is_hidden() -> None:
     """The error for an answer that is no event stream quotes its content type."""
-    reply = sse(b"data: {}\n\n", headers={"content-type": f"text/plain; k={KEY}"})
+    # a body that does not start as an event stream does (one that does is read as one)
+    reply = sse(b"<html></html>", headers={"content-type": f"text/plain; k={KEY}"})
     err = await failure(reply)
     assert err.code == "MALFORMED_RESPONSE"
     assert "got 'text/plain; k=***'" in err.message

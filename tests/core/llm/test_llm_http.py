@@ -86,7 +86,8 @@ async def test_malformed_json_in_a_chunk() -> None:
 
 
 async def test_a_json_answer_where_a_stream_was_expected_is_malformed() -> None:
-    reply = error(200, {"choices": [{"message": {"content": "hi"}}]})
+    # JSON of no answer's shape (a whole answer is read: test_unlabelled_answers.py)
+    reply = error(200, {"result": {"content": "hi"}})
     async with WireServer([reply]) as server:
         err = await fails(openai(server.url))
     assert err.code == "MALFORMED_RESPONSE"

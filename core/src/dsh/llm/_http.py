@@ -41,7 +41,7 @@ from dsh.llm import _origin as words
 from dsh.llm import _pool, _proxied, _resend
 from dsh.llm._api_key import KeyedModel
 from dsh.llm._errors import error_from_status, error_from_transport, noted, undecodable
-from dsh.llm._not_streamed import is_event_stream, not_streamed, read_start
+from dsh.llm._not_streamed import is_event_stream, read_start, unstreamed
 from dsh.llm._redact_answer import hidden
 from dsh.llm._retry_after import retry_after
 from dsh.llm._sse import Events
@@ -203,14 +203,15 @@ class HttpModel(KeyedModel):
         Leaving the block (finished, failed, closed or cancelled) closes the response.
         """
         response = await self._open(path, body, headers, secret)
-        source = Events(response, f"model {self.name!r}: the server at {self.server}")
+        source: Events | None = None
         try:
-            kind = response.headers.get("content-type", "")
-            if not is_event_stream(kind):  # a JSON error, say (dsh.llm._not_streamed)
-                start = await read_start(response, kind, self._read_within)
+            if is_event_stream(response.headers.get("content-type", "")):
+                source = Events(response, f"model {self.name!r}: the server at {self.server}")
+            else:  # a stream under another type, a whole JSON answer, a JSON error...
                 hide = self.error_secrets(secret)
-                status = response.status_code
-                raise not_streamed(self.name, status, kind, start, hide, self.server)
+                source = await unstreamed(
+                    response, self.name, self.protocol, self._read_within, hide, self.server
+                )
             yield source
         except httpx.HTTPError as exc:
             error = self._transport_error(exc, secret, streaming=True)
@@ -219,7 +220,8 @@ class HttpModel(KeyedModel):
             # shielded: an abort cancels the step, and the connection must close anyway
             with anyio.CancelScope(shield=True):
                 try:
-                    await source.aclose()
+                    if source is not None:
+                        await source.aclose()
                 finally:
                     await response.aclose()
 

@@ -1,4 +1,6 @@
-"""A 2xx answer that is not an event stream: the server's JSON error, or a mistake.
+"""A 2xx answer not labelled an event stream: a stream under another type (read by its
+start, ``unstreamed``), a whole JSON answer (``dsh.llm._whole_answer``), the server's
+JSON error, or a mistake.
 
 Its body is read as an error response's is (its first ``ERROR_BODY_LIMIT`` bytes; one
 of a type that is not JSON only for a moment, see ``read_start``). A
@@ -12,7 +14,7 @@ quoting the start of the body. The keys are hidden from both.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
 from json import loads
 from typing import Any, Final
@@ -25,10 +27,18 @@ from dsh.errors import ModelError
 from dsh.llm._error_events import error_in, events_start
 from dsh.llm._errors import error_from_body, sent_by
 from dsh.llm._redact_json import quoted_start
-from dsh.llm._sse import SSEParser, is_event_stream
+from dsh.llm._sse import EVENT_LIMIT, Events, SSEParser, is_event_stream
 from dsh.llm._sse import body as body_of
+from dsh.llm._whole_answer import EXPECTED, answer_events
 
-__all__ = ["ERROR_BODY_LIMIT", "error_object", "is_event_stream", "not_streamed", "read_start"]
+__all__ = [
+    "ERROR_BODY_LIMIT",
+    "error_object",
+    "is_event_stream",
+    "not_streamed",
+    "read_start",
+    "unstreamed",
+]
 
 #: How much of an error's body is read (a piece more at most): its words are quoted
 #: from the start, and a server may send a whole page.
@@ -38,10 +48,20 @@ ERROR_BODY_LIMIT: Final = 64 * 1024
 #: may send a line a second, and its end is not waited for.
 QUOTE_WAIT: Final = 1.0
 _QUOTE_LIMIT: Final = 16 * 1024
+#: Content-Types a whole JSON answer may come under besides JSON's own: none at all,
+#: bytes, text.
+_VAGUE_TYPES: Final = frozenset({"", "application/octet-stream", "text/plain"})
+_BLANK: Final = b"\xef\xbb\xbf \t\r\n"  # a byte order mark, white space
 
 
 async def read_start(
-    response: httpx.Response, content_type: str | None = None, within: float = math.inf
+    response: httpx.Response,
+    content_type: str | None = None,
+    within: float = math.inf,
+    *,
+    start: bytes = b"",
+    rest: AsyncGenerator[bytes, None] | None = None,
+    whole: bool = False,
 ) -> bytes:
     """The start of ``response``'s body, ``ERROR_BODY_LIMIT`` bytes and at most a piece
     more; what came before a transport failure (the status says enough), but a body
@@ -52,17 +72,21 @@ async def read_start(
     or a body that starts as one, whatever its type: ``dsh.llm._error_events``): up to
     its first error object, whose event is the error: a server may keep the stream open
     after it. Whatever the body, what came ``within`` seconds (the model's read timeout:
-    a server may trickle its body a byte at a time, each in time for the read timeout)."""
-    quick = content_type is not None and not _is_json(content_type)
-    limit = _QUOTE_LIMIT if quick else ERROR_BODY_LIMIT
+    a server may trickle its body a byte at a time, each in time for the read timeout).
+    ``start``: what was read of it already, ``rest`` its pieces to come (by default the
+    whole body). ``whole``: a JSON answer, read to its end (``EVENT_LIMIT`` at most)."""
+    quick = content_type is not None and not _is_json(content_type) and not whole
+    limit = EVENT_LIMIT if whole else _QUOTE_LIMIT if quick else ERROR_BODY_LIMIT
     streamed = content_type is None and is_event_stream(response.headers.get("content-type", ""))
     watch = SSEParser() if streamed else None
     sniff = content_type is None and not streamed  # its start may tell
-    body = b""
+    body = start
     try:  # closed here, not left to the garbage collector (trio warns of that)
-        async with aclosing(body_of(response)) as parts:
-            with anyio.CancelScope(deadline=anyio.current_time() + within) as waiting:
-                quoted = False  # the wait for a quote has begun
+        async with aclosing(body_of(response) if rest is None else rest) as parts:
+            now = anyio.current_time()
+            quoted = quick and bool(body)  # the wait for a quote has begun (``start``)
+            wait = min(within, QUOTE_WAIT) if quoted else within
+            with anyio.CancelScope(deadline=now + wait) as waiting:
                 async for part in parts:
                     body += part
                     if sniff and (starts := events_start(body)) is not None:
@@ -89,6 +113,59 @@ def _has_error(watch: SSEParser, part: bytes) -> bool:
         return False
 
 
+async def unstreamed(
+    response: httpx.Response,
+    model: str,
+    protocol: str | None,
+    within: float,
+    secrets: tuple[str, ...],
+    server: str,
+) -> Events:
+    """The events of a 2xx ``response`` whose Content-Type is not an event stream: its
+    body's, if it starts as an event stream does (whatever its type); the events of a
+    whole JSON answer in ``protocol``'s shape (``dsh.llm._whole_answer``). Anything else
+    raises the error ``not_streamed`` words. ``within``: the read timeout (the time
+    its start, and a body that is not a stream, are read for at most)."""
+    kind = response.headers.get("content-type", "")
+    source = f"model {model!r}: the server at {server}"
+    rest, start = body_of(response), b""
+    deadline = anyio.current_time() + within
+    try:  # the start tells: its first bytes that are not white space
+        with anyio.CancelScope(deadline=deadline):
+            async for part in rest:
+                start += part
+                if events_start(start) is not None:
+                    break
+    except httpx.TransportError:  # what came is quoted (read_start reads no more)
+        pass
+    if events_start(start):
+        return Events(response, source, start, rest)
+    # JSON, read whole: by its type, or its start under a type that says little (not a
+    # stream of JSON lines, application/x-ndjson, which may go on for minutes)
+    media = kind.partition(";")[0].strip().lower()
+    json = start.lstrip(_BLANK)[:1] in (b"{", b"[") and (_is_json(kind) or media in _VAGUE_TYPES)
+    left = max(deadline - anyio.current_time(), 0.0)
+    body = await read_start(response, kind, left, start=start, rest=rest, whole=json)
+    if json:
+        try:
+            payload = loads(body)
+        except ValueError:
+            payload = None
+        if error_object(payload) is None:
+            events = answer_events(protocol, payload)
+            if events is not None:
+                return Events(response, source, events, _ended())
+    expected = EXPECTED.get(protocol or "")
+    raise not_streamed(model, response.status_code, kind, body, secrets, server, expected)
+
+
+async def _ended() -> AsyncGenerator[bytes, None]:
+    """The rest of a body read to its end: nothing."""
+    nothing: tuple[bytes, ...] = ()
+    for piece in nothing:
+        yield piece
+
+
 def not_streamed(
     model: str,
     status: int,
@@ -96,9 +173,11 @@ def not_streamed(
     body: bytes,
     secrets: tuple[str, ...],
     server: str | None = None,
+    expected: str | None = None,
 ) -> ModelError:
     """The error for a ``status`` answer of ``content_type`` (not an event stream) whose
-    body starts with ``body``, from ``server`` (named); ``secrets`` hidden."""
+    body starts with ``body``, from ``server`` (named); ``secrets`` hidden. ``expected``:
+    the whole JSON answer that would have been read, as a message names it."""
     got = redact(content_type, secrets) or "no content type"
     text = body.decode("utf-8", "replace")
     error = _error_object(text)
@@ -111,7 +190,8 @@ def not_streamed(
     return ModelError(
         "MALFORMED_RESPONSE",
         f"model {model!r}: expected a text/event-stream answer{by}, got {got!r} {said} "
-        "(does the server stream?)",
+        + (f"(neither an event stream nor {expected}; " if expected else "(")
+        + "does the server stream?)",
     )
 
 

@@ -243,13 +243,20 @@ def body(response: httpx.Response) -> AsyncGenerator[bytes, None]:
 
 
 async def event_data(
-    response: httpx.Response, parser: SSEParser | None = None
+    response: httpx.Response,
+    parser: SSEParser | None = None,
+    start: bytes = b"",
+    rest: AsyncGenerator[bytes, None] | None = None,
 ) -> AsyncGenerator[str, None]:
     """The data of each event of ``response``'s body (read by ``parser``, a new one by
-    default); the body is closed with this."""
+    default); the body is closed with this. ``start``: what was read of the body
+    already, ``rest`` the pieces still to come (by default, the whole body)."""
     parser = SSEParser() if parser is None else parser
     feed = parser.feed
-    async with aclosing(body(response)) as pieces:  # closed with this generator
+    async with aclosing(body(response) if rest is None else rest) as pieces:  # closed with this
+        if start:
+            for data in feed(start):
+                yield data
         async for piece in pieces:
             for data in feed(piece):
                 yield data
@@ -260,13 +267,21 @@ async def event_data(
 @final
 class Events:
     """The data of each event of ``response`` (``async for``; ``aclose`` closes the
-    body) and, once the body has ended, what it ended in the middle of (``leftover``)."""
+    body) and, once the body has ended, what it ended in the middle of (``leftover``).
+    ``start`` and ``rest``: the body's start, read already, and its pieces to come
+    (``event_data``)."""
 
     __slots__ = ("_data", "_parser")
 
-    def __init__(self, response: httpx.Response, source: str = "the server") -> None:
+    def __init__(
+        self,
+        response: httpx.Response,
+        source: str = "the server",
+        start: bytes = b"",
+        rest: AsyncGenerator[bytes, None] | None = None,
+    ) -> None:
         self._parser = SSEParser(source)
-        self._data = event_data(response, self._parser)
+        self._data = event_data(response, self._parser, start, rest)
 
     def __aiter__(self) -> AsyncGenerator[str, None]:
         return self._data
