@@ -69,6 +69,7 @@ async def test_an_error_event_in_an_anthropic_stream_names_the_server() -> None:
     [
         (b'{"error": {"message": "no"}}', "application/json", "HTTP 200{at} (application/json, "),
         (b"<html>login</html>", "text/html", "expected a text/event-stream answer{at}, got "),
+        (b"#login", "text/plain", "expected a text/event-stream answer{at}, got "),
     ],
 )
 async def test_an_answer_that_is_no_event_stream_names_the_server(

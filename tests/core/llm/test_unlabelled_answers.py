@@ -173,3 +173,16 @@ async def test_a_stream_of_json_lines_is_not_read_to_its_end() -> None:
         err = await fails(openai(server.url, read_timeout=30))
     assert err.code == "MALFORMED_RESPONSE"
     assert "application/x-ndjson" in err.message
+
+
+@pytest.mark.parametrize("kind", ["text/html; charset=utf-8", "text/plain", None])
+async def test_a_web_page_says_where_the_request_went(kind: str | None) -> None:
+    # a base_url that names a web UI, a login page or a portal: the likely mistake is
+    # the address, not the server's streaming
+    page = b"\n<!DOCTYPE html><html><head><title>Open WebUI</title>"
+    async with WireServer([_labelled(page, kind)]) as server:
+        err = await fails(openai(server.url))
+    assert err.code == "MALFORMED_RESPONSE"
+    assert "a web page: is base_url the API's address?" in err.message
+    assert "requests go to base_url + /chat/completions" in err.message
+    assert "does the server stream" not in err.message

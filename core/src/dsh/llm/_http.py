@@ -209,8 +209,9 @@ class HttpModel(KeyedModel):
                 source = Events(response, f"model {self.name!r}: the server at {self.server}")
             else:  # a stream under another type, a whole JSON answer, a JSON error...
                 hide = self.error_secrets(secret)
+                within = self._read_within
                 source = await unstreamed(
-                    response, self.name, self.protocol, self._read_within, hide, self.server
+                    response, self.name, self.protocol, within, hide, self.server, path
                 )
             yield source
         except httpx.HTTPError as exc:

@@ -120,12 +120,14 @@ async def unstreamed(
     within: float,
     secrets: tuple[str, ...],
     server: str,
+    path: str | None = None,
 ) -> Events:
     """The events of a 2xx ``response`` whose Content-Type is not an event stream: its
     body's, if it starts as an event stream does (whatever its type); the events of a
     whole JSON answer in ``protocol``'s shape (``dsh.llm._whole_answer``). Anything else
     raises the error ``not_streamed`` words. ``within``: the read timeout (the time
-    its start, and a body that is not a stream, are read for at most)."""
+    its start, and a body that is not a stream, are read for at most). ``path``:
+    the API's path the request went to, after base_url's (``/chat/completions``)."""
     kind = response.headers.get("content-type", "")
     source = f"model {model!r}: the server at {server}"
     rest, start = body_of(response), b""
@@ -156,7 +158,8 @@ async def unstreamed(
             if events is not None:
                 return Events(response, source, events, _ended())
     expected = EXPECTED.get(protocol or "")
-    raise not_streamed(model, response.status_code, kind, body, secrets, server, expected)
+    status = response.status_code
+    raise not_streamed(model, status, kind, body, secrets, server, expected, path)
 
 
 async def _ended() -> AsyncGenerator[bytes, None]:
@@ -174,10 +177,14 @@ def not_streamed(
     secrets: tuple[str, ...],
     server: str | None = None,
     expected: str | None = None,
+    path: str | None = None,
 ) -> ModelError:
     """The error for a ``status`` answer of ``content_type`` (not an event stream) whose
     body starts with ``body``, from ``server`` (named); ``secrets`` hidden. ``expected``:
-    the whole JSON answer that would have been read, as a message names it."""
+    the whole JSON answer that would have been read, as a message names it; ``path``:
+    the API's path the request went to, named when the body is a web page (a base_url
+    that names a web UI, a login page, a portal; the server is named, never base_url's
+    path, which may hold a key)."""
     got = redact(content_type, secrets) or "no content type"
     text = body.decode("utf-8", "replace")
     error = _error_object(text)
@@ -187,12 +194,23 @@ def not_streamed(
         return error_from_body(model, error, secret=secrets, where=where)
     start = quoted_start(text, secrets, cut="...")
     said = f"whose body starts {start}" if text else "with an empty body"
+    if path is not None and _is_page(content_type, text):
+        hint = f"a web page: is base_url the API's address? requests go to base_url + {path}"
+    else:
+        hint = f"neither an event stream nor {expected}; " if expected else ""
+        hint += "does the server stream?"
     return ModelError(
         "MALFORMED_RESPONSE",
-        f"model {model!r}: expected a text/event-stream answer{by}, got {got!r} {said} "
-        + (f"(neither an event stream nor {expected}; " if expected else "(")
-        + "does the server stream?)",
+        f"model {model!r}: expected a text/event-stream answer{by}, got {got!r} {said} ({hint})",
     )
+
+
+def _is_page(content_type: str, text: str) -> bool:
+    """Whether a body is a web page: by its type, or its start (``<!DOCTYPE html``,
+    ``<html``)."""
+    if content_type.partition(";")[0].strip().lower() == "text/html":
+        return True
+    return text.lstrip()[:14].lower().startswith(("<!doctype html", "<html"))
 
 
 def _is_json(content_type: str) -> bool:
