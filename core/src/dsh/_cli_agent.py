@@ -82,8 +82,11 @@ async def agent_session(
             else:
                 options = _told(resume_options(harness, stored, choice.name), args)
                 agent = await harness.agents.resume_stored(agent_id, stored, options)
+                from dsh.persistence import shown_id
+
                 said = continuing(stored, agent.agent.turns)
-                print(visible(f"dsh: continuing session {stored.id} ({said})"), file=sys.stderr)
+                shown = shown_id(stored.id)
+                print(visible(f"dsh: continuing session {shown} ({said})"), file=sys.stderr)
             renderer.session_id = agent.session.id
             with lines_ended_by(renderer.end_terminal_line):
                 yield harness, agent, renderer

@@ -189,7 +189,7 @@ def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Nam
     """Why ``--continue`` has nothing to take here, and what would take what: the last
     session of a directory above (a project's root, seen from its subdirectory), else
     the store's last."""
-    from dsh.persistence import last_above
+    from dsh.persistence import last_above, shown_id
 
     said = f"--continue: no stored session last ran in {workspace}"
     above = last_above(headers, str(workspace))
@@ -199,15 +199,15 @@ def _none_here(headers: list[SessionHeader], workspace: Path, args: argparse.Nam
             Path(above.workspace), args, command, "--continue", *_prompt_words(args)
         )
         return (
-            f"{said} (the last one of {above.workspace}, above it, is {above.id}: `{there}` "
-            f"goes on with it there, --session {_shell_word(above.id)} here)"
+            f"{said} (the last one of {above.workspace}, above it, is {shown_id(above.id)}: "
+            f"`{there}` goes on with it there, --session {_shell_word(above.id)} here)"
         )
     readable = [header for header in headers if not header.error]
     if not readable:  # the store reads none of its files: nothing --session would take
         return f"{said} (the store holds no session it can read: `dsh sessions list` says why)"
     last = readable[0]
     return (
-        f"{said} (the last one, {last.id}, is from {last.workspace}; --session "
+        f"{said} (the last one, {shown_id(last.id)}, is from {last.workspace}; --session "
         f"{_shell_word(last.id)} continues it here)"
     )
 

@@ -11,7 +11,7 @@ from dsh._cli_agent import continuing, resume_options
 from dsh._cli_continue import no_store
 from dsh._visible import visible
 from dsh.errors import DshError
-from dsh.persistence import find_session
+from dsh.persistence import find_session, shown_id
 
 if TYPE_CHECKING:
     from dsh._handle import AgentHandle
@@ -70,7 +70,7 @@ async def resume(
             return resumed
     renderer.session_id = resumed.session.id
     said = continuing(stored, resumed.agent.turns)  # as at start-up
-    print(visible(f"  continuing session {resumed.session.id} ({said})"), file=sys.stderr)
+    print(visible(f"  continuing session {shown_id(resumed.session.id)} ({said})"), file=sys.stderr)
     return resumed
 
 

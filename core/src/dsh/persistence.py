@@ -24,6 +24,7 @@ __all__ = [
     "in_store",
     "last_above",
     "last_in",
+    "shown_id",
     "started_in",
     "store_location",
 ]
@@ -109,10 +110,21 @@ async def find_session(service: SessionPersistence, wanted: str) -> str:
     if len(matches) == 1:
         return matches[0]
     if matches:  # ``wanted`` cut (with its length) when long: it was printed whole
-        listed = ", ".join(sorted(matches)[:5])
+        listed = ", ".join(shown_id(match) for match in sorted(matches)[:5])
         more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
         raise DshError(f"{shown(wanted)} matches {len(matches)} sessions: {listed}{more}")
     raise DshError(f"no stored session {shown(wanted)} (`dsh sessions list` shows them)")
+
+
+def shown_id(session_id: str) -> str:
+    """A session id as a message or a listing shows it: as it is, or quoted and escaped
+    as ``repr`` shows it when it holds a character that does not print (a line end, a
+    control or bidi character: only a backend used directly stores one), so that it
+    stays on its line and moves or reorders nothing after it. An empty id, one with
+    spaces at its ends and one that begins with a quote (another id's ``repr``) are
+    quoted too: what is shown names one id."""
+    plain = session_id.isprintable() and session_id.strip() == session_id
+    return session_id if plain and session_id[:1] not in ("", "'", '"') else repr(session_id)
 
 
 def started_in(headers: Sequence[SessionHeader], workspace: str) -> list[SessionHeader]:

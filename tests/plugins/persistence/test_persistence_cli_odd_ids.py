@@ -64,3 +64,29 @@ def test_errors_naming_stored_ids_show_them_escaped(
     err = capsys.readouterr().err
     assert not RAW.search(err) and err.count("\n") == 1
     assert err.endswith(" (delete takes whole ids: 'odd\\nA'?)\n")
+
+
+def test_a_prefix_of_several_odd_ids_names_them_escaped(
+    settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The core's "matches N sessions" error (``find_session``) lists the ids it
+    matched as ``dsh sessions`` shows them: it printed them raw, across lines."""
+    stored(settings, "odd\nA", "odd\u202eB")
+    assert run(config, "show", "odd") != 0
+    err = capsys.readouterr().err
+    assert not RAW.search(err) and err.count("\n") == 1
+    assert "'odd' matches 2 sessions: 'odd\\nA', 'odd\\u202eB'" in err
+
+
+def test_an_id_written_as_another_ids_repr_is_quoted(
+    settings: PersistenceSettings, config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``'odd\\nA'`` (quotes, a backslash and an n) is a plain id, but shown as it is it
+    reads as the escaped ``odd<line end>A``: it is quoted too, so each shows as one id."""
+    looks = "'odd\\nA'"
+    stored(settings, looks, "odd\nA")
+    assert run(config, "list") == 0
+    firsts = sorted(line.split("  ")[0] for line in capsys.readouterr().out.splitlines()[1:])
+    assert firsts == sorted([repr(looks), repr("odd\nA")])
+    assert run(config, "delete", looks) == 0
+    assert capsys.readouterr().out == f"deleted {looks!r}\n"

@@ -170,8 +170,8 @@ async def _list(service: SessionPersistence, args: argparse.Namespace, workspace
 
 async def _show(service: SessionPersistence, args: argparse.Namespace, workspace: str) -> int:
     from dsh.commands import for_terminal
-    from dsh.persistence import find_session, last_above, last_in
-    from dsh_persistence._listing import is_terminal, shown_id, when
+    from dsh.persistence import find_session, last_above, last_in, shown_id
+    from dsh_persistence._listing import is_terminal, when
     from dsh_persistence._service import StoredSessions
     from dsh_persistence._transcript import transcript
 
@@ -252,10 +252,9 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
     status 1, and the ids after it are still deleted. A store it cannot use at all (a
     database locked by another process, a server it cannot reach) stops it: said once,
     status 2, as ``list`` and ``show`` say it, not tried again for every id."""
-    from dsh.persistence import find_session
+    from dsh.persistence import find_session, shown_id
     from dsh_persistence._errors import PersistenceError, SessionStoreUnusableError
     from dsh_persistence._files import quoted_id
-    from dsh_persistence._listing import shown_id
 
     status = 0
     for session_id in dict.fromkeys(ids):  # an id given twice is one session: once
@@ -289,8 +288,7 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
 async def _whole_ids(service: SessionPersistence, begun: str) -> str:
     """For an id that is only the start of stored ones: which (delete takes whole ids,
     so that a prefix never deletes a session no one named)."""
-    from dsh.persistence import find_session
-    from dsh_persistence._listing import shown_id
+    from dsh.persistence import find_session, shown_id
 
     try:
         whole = await find_session(service, begun)

@@ -4,7 +4,7 @@ The table's columns are padded by terminal cells (a CJK character takes two, a c
 mark none), and at a terminal the titles and workspaces show their control characters
 as ``\\xNN``, as ``dsh run`` shows a model's text: a prompt or a directory name must not
 move the cursor or retitle the terminal it is listed in. An id that does not print is
-shown escaped everywhere (``shown_id``): one session a line, piped too.
+shown escaped everywhere (``dsh.persistence.shown_id``): one session a line, piped too.
 """
 
 from __future__ import annotations
@@ -18,25 +18,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsh.commands import for_terminal, json_for_terminal
+from dsh.persistence import shown_id
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from dsh.persistence import SessionHeader
 
-__all__ = ["is_terminal", "json_rows", "shown_id", "table", "when"]
+__all__ = ["is_terminal", "json_rows", "table", "when"]
 
 #: An id longer than this is cut (ending in ``…``) in the table: one odd id must not
 #: push every other column off the screen. ``--json`` and ``show`` give it whole.
 ID_CELLS = 48
-
-
-def shown_id(session_id: str) -> str:
-    """A session id as ``dsh sessions`` prints it, at a terminal or not: as it is, or
-    quoted and escaped as ``repr`` shows it when it holds a character that does not
-    print (a line end, a control or bidi character: only a backend used directly stores
-    one), so that it stays on its line and moves or reorders nothing after it."""
-    return session_id if session_id.isprintable() else repr(session_id)
 
 
 def json_rows(headers: Sequence[SessionHeader]) -> str:
