@@ -255,6 +255,7 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
     from dsh.persistence import find_session, shown_id
     from dsh_persistence._errors import PersistenceError, SessionStoreUnusableError
     from dsh_persistence._files import quoted_id
+    from dsh_persistence._service import StoredSessions
 
     status = 0
     for session_id in dict.fromkeys(ids):  # an id given twice is one session: once
@@ -266,7 +267,10 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
             status = 1
             continue
         try:
-            deleted = await service.delete(session_id)
+            if isinstance(service, StoredSessions):
+                deleted, leftovers = await service.delete_counting(session_id)
+            else:
+                deleted, leftovers = await service.delete(session_id), 0
         except SessionStoreUnusableError:
             raise  # every id would fail alike (a locked database: its timeout each)
         # said, and the other ids are still deleted: in use, a file not a session's
@@ -277,6 +281,9 @@ async def _delete(service: SessionPersistence, ids: list[str]) -> int:
             continue
         if deleted:
             print(f"deleted {shown_id(session_id)}")
+        elif leftovers:  # a database's events without their session's row: gone now
+            events = "1 leftover event" if leftovers == 1 else f"{leftovers} leftover events"
+            print(f"deleted {events} of {shown_id(session_id)} (its session was not stored)")
         else:
             hint = await _whole_ids(service, session_id)
             said = f"no stored session {quoted_id(session_id)}{hint}"  # a long id cut

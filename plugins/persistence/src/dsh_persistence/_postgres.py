@@ -255,7 +255,13 @@ class PostgresBackend(SessionBackend):
                 log.warning("%s: %s", self.location, problem)
 
     def delete(self, session_id: str) -> bool:
-        def work(db: psycopg.Connection[Any]) -> bool:
+        return self.delete_counting(session_id)[0]
+
+    def delete_counting(self, session_id: str) -> tuple[bool, int]:
+        """``delete``, and how many events it deleted that no sessions row held (left
+        over: the row removed by another program): ``(True, 0)`` for a stored session."""
+
+        def work(db: psycopg.Connection[Any]) -> tuple[bool, int]:
             self._loaded.pop(session_id, None)
             with self._conn.transaction(db):
                 claimed = self._check_claim(db, session_id, "delete")  # held meanwhile
@@ -265,11 +271,11 @@ class PostgresBackend(SessionBackend):
                 deleted = db.execute("DELETE FROM dsh_sessions WHERE id=%s", (session_id,))
                 if claimed:
                     self._confirm_claim(db, session_id, "delete")
-                db.execute("DELETE FROM dsh_events WHERE session=%s", (session_id,))
+                events = db.execute("DELETE FROM dsh_events WHERE session=%s", (session_id,))
                 db.execute("DELETE FROM dsh_workspaces WHERE session=%s", (session_id,))
-                return deleted.rowcount > 0
+                return (True, 0) if deleted.rowcount > 0 else (False, events.rowcount)
 
-        return self._conn.read(work, False, safe=False)  # no tables: nothing to delete
+        return self._conn.read(work, (False, 0), safe=False)  # no tables: nothing to delete
 
     def forget(self, session_id: str) -> None:
         with self._conn.lock:

@@ -147,13 +147,22 @@ class StoredSessions:
 
     async def delete(self, session_id: str) -> bool:
         """Remove a stored session; refuses one that an agent of this process is writing."""
+        return (await self.delete_counting(session_id))[0]
+
+    async def delete_counting(self, session_id: str) -> tuple[bool, int]:
+        """``delete``, and how many events it deleted that no stored session held (a
+        database's rows of ``session_id`` left without their sessions row)."""
         if self._is_live(session_id):
             raise PersistenceError(
                 f"session {session_id!r} is live in this process; dispose its agent first"
             )
         if not _is_text(session_id):
-            return False
-        return await anyio.to_thread.run_sync(self.backend.delete, session_id)
+            return False, 0
+        counting = getattr(self.backend, "delete_counting", None)  # SQLite's, PostgreSQL's
+        if counting is None:
+            return await anyio.to_thread.run_sync(self.backend.delete, session_id), 0
+        deleted: tuple[bool, int] = await anyio.to_thread.run_sync(counting, session_id)
+        return deleted
 
 
 def _is_text(session_id: str) -> bool:

@@ -158,17 +158,24 @@ class SqliteBackend(SqliteStore):
         return claim
 
     def delete(self, session_id: str) -> bool:
-        def work(db: sqlite3.Connection) -> bool:
+        return self.delete_counting(session_id)[0]
+
+    def delete_counting(self, session_id: str) -> tuple[bool, int]:
+        """``delete``, and how many events it deleted that no sessions row held (left
+        over: the row removed by another program): ``(True, 0)`` for a stored session."""
+
+        def work(db: sqlite3.Connection) -> tuple[bool, int]:
             self._loaded.pop(session_id, None)
             with transaction(db):
-                db.execute("DELETE FROM events WHERE session=?", (session_id,))
+                events = db.execute("DELETE FROM events WHERE session=?", (session_id,))
                 db.execute("DELETE FROM workspaces WHERE session=?", (session_id,))
-                return db.execute("DELETE FROM sessions WHERE id=?", (session_id,)).rowcount > 0
+                deleted = db.execute("DELETE FROM sessions WHERE id=?", (session_id,))
+                return (True, 0) if deleted.rowcount > 0 else (False, events.rowcount)
 
         with self._lock:
             self._let_go_if_moved()
             if self._stores_nothing():  # not stored: nothing to create
-                return False
+                return False, 0
             self._connect()  # another program's database is refused before a claim
         # ours (a live session's delete is refused by the service), or claimed while it
         # is deleted: no one resumes it then
