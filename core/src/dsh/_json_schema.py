@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from dsh._json_schema_words import TOO_SLOW, clipped, problem_words, shown
+from dsh._json_schema_words import TOO_SLOW, clipped, json_preview, problem_words
 from dsh.errors import DshError
 
 if TYPE_CHECKING:
@@ -132,7 +132,8 @@ def _slow(pattern: str, text: str) -> Any:
     from jsonschema.exceptions import ValidationError
 
     return ValidationError(
-        f"{shown(text)} could not be matched against the pattern {shown(pattern, 60)} in "
+        f"{json_preview(text)} could not be matched against the pattern "
+        f"{json_preview(pattern, 60)} in "
         f"time ({PATTERN_SECONDS} s for all of a call's patterns)",
         validator_value=TOO_SLOW,
     )

@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-__all__ = ["TOO_SLOW", "clipped", "problem_words"]
+__all__ = ["TOO_SLOW", "clipped", "json_preview", "problem_words"]
 
 #: The most characters of a value (or a list of them) a problem shows.
 PREVIEW: Final = 40
@@ -21,7 +21,7 @@ def clipped(text: str, most: int) -> str:
     return text if len(text) <= most else text[: most - 3] + "..."
 
 
-def shown(value: Any, most: int = PREVIEW) -> str:
+def json_preview(value: Any, most: int = PREVIEW) -> str:
     """``value`` as JSON, as the model sent it, clipped to ``most`` characters."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
@@ -35,7 +35,7 @@ def _where(path: Iterable[Any]) -> str:
 
 
 def _listed(values: Iterable[Any]) -> str:
-    return clipped(", ".join(shown(v) for v in values), _LIST)
+    return clipped(", ".join(json_preview(v) for v in values), _LIST)
 
 
 def problem_words(error: Any) -> str | None:
@@ -52,10 +52,10 @@ def problem_words(error: Any) -> str | None:
         return _not_allowed(path, error.instance, error.schema)
     if error.schema is False:  # jsonschema does not say where (descend drops the path)
         where = f"{_where(path)}: " if path else ""
-        return f"{where}{shown(error.instance)} is not allowed there (its schema is false)"
+        return f"{where}{json_preview(error.instance)} is not allowed there (its schema is false)"
     if keyword == "oneOf":  # none fits: the errors of each are its context
         which = "none" if error.context else "more than one"
-        return f"{_where(path)}: {shown(error.instance)} fits {which} of the schemas (oneOf)"
+        return f"{_where(path)}: {json_preview(error.instance)} fits {which} of the schemas (oneOf)"
     said = _WORDS.get(keyword)
     if said is None:
         return f"{_where(path)}: {clipped(error.message, 160)}"
@@ -79,39 +79,40 @@ def _bound(more: str, exclusive: str) -> Callable[[Any, Any, Any], str]:
 
     def said(value: Any, bound: Any, schema: Any) -> str:
         if isinstance(schema, Mapping) and schema.get(exclusive) is True:
-            return f"{shown(value)} is not {more} than {bound}"
+            return f"{json_preview(value)} is not {more} than {bound}"
         limit = "minimum" if more == "more" else "maximum"
-        return f"{shown(value)} is {'less' if more == 'more' else 'more'} than the {limit} {bound}"
+        than = "less" if more == "more" else "more"
+        return f"{json_preview(value)} is {than} than the {limit} {bound}"
 
     return said
 
 
 def _type(value: Any, types: Any, _: Any) -> str:
     kinds = types if isinstance(types, list) else [types]
-    return f"{shown(value)} is not of type {' or '.join(repr(k) for k in kinds)}"
+    return f"{json_preview(value)} is not of type {' or '.join(repr(k) for k in kinds)}"
 
 
 def _pattern(value: Any, pattern: Any, _: Any) -> str:
-    return f"{shown(value)} does not match the pattern {shown(pattern, _LIST)}"
+    return f"{json_preview(value)} does not match the pattern {json_preview(pattern, _LIST)}"
 
 
 _WORDS: Final[dict[str, Callable[[Any, Any, Any], str]]] = {
     "type": _type,
-    "enum": lambda v, values, _: f"{shown(v)} is not one of {_listed(values)}",
-    "const": lambda v, const, _: f"{shown(v)} is not {shown(const)}",
+    "enum": lambda v, values, _: f"{json_preview(v)} is not one of {_listed(values)}",
+    "const": lambda v, const, _: f"{json_preview(v)} is not {json_preview(const)}",
     "minLength": lambda v, n, _: f"shorter than {n} characters",
     "maxLength": lambda v, n, _: f"longer than {n} characters",
     "minimum": _bound("more", "exclusiveMinimum"),
     "maximum": _bound("less", "exclusiveMaximum"),
-    "exclusiveMinimum": lambda v, n, _: f"{shown(v)} is not more than {n}",
-    "exclusiveMaximum": lambda v, n, _: f"{shown(v)} is not less than {n}",
-    "multipleOf": lambda v, n, _: f"{shown(v)} is not a multiple of {n}",
+    "exclusiveMinimum": lambda v, n, _: f"{json_preview(v)} is not more than {n}",
+    "exclusiveMaximum": lambda v, n, _: f"{json_preview(v)} is not less than {n}",
+    "multipleOf": lambda v, n, _: f"{json_preview(v)} is not a multiple of {n}",
     "pattern": _pattern,
     "minItems": lambda v, n, _: f"{len(v)} items, fewer than {n}",
     "maxItems": lambda v, n, _: f"{len(v)} items, more than {n}",
     "uniqueItems": lambda v, n, _: "an item is there more than once",
     "minProperties": lambda v, n, _: f"fewer than {n} properties",
     "maxProperties": lambda v, n, _: f"more than {n} properties",
-    "anyOf": lambda v, _, __: f"{shown(v)} fits none of the schemas (anyOf)",
-    "not": lambda v, _, __: f"{shown(v)} fits the schema 'not' refuses",
+    "anyOf": lambda v, _, __: f"{json_preview(v)} fits none of the schemas (anyOf)",
+    "not": lambda v, _, __: f"{json_preview(v)} fits the schema 'not' refuses",
 }
