@@ -9,8 +9,10 @@ as dsh ends an interrupted command, ``dsh: interrupted`` and status 130: nothing
 begun that needs a way out. dsh then hands Ctrl-C back to Python
 (``dsh._cli_interrupted.interrupts_raise``).
 
-``python -m dsh`` and ``python -m dsh.cli`` import the dsh package before any of their
-code runs: the package calls ``as_module`` first, which does the same for them."""
+``python -m dsh`` and ``python -m dsh.cli`` call ``quiet_ctrl_c`` first thing (in
+dsh/__main__.py, at the top of dsh/cli.py). runpy imports the dsh package before either
+runs; it imports nothing then (its names are imported on first use), so that nothing
+that takes time comes before that."""
 
 from __future__ import annotations
 
@@ -18,33 +20,20 @@ import os
 import signal
 import sys
 
-__all__ = ["as_module", "main", "on_ctrl_c"]
-
-#: the modules ``python -m`` runs as the dsh command
-MODULES = ("dsh", "dsh.cli")
+__all__ = ["main", "on_ctrl_c", "quiet_ctrl_c"]
 
 
 def main() -> int:
-    # SIGINT ignored (a background job of a script) stays ignored, as in Python
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, on_ctrl_c)
+    quiet_ctrl_c()
     from dsh.cli import main as dsh
 
     return dsh()
 
 
-def as_module() -> None:
-    """As ``main`` does, when the dsh package is imported by ``python -m dsh`` or
-    ``python -m dsh.cli`` looking for the module it runs (``sys.argv[0]`` is ``-m``
-    then), not by another module run so that imports dsh."""
-    args = getattr(sys, "orig_argv", [])[1:]
-    for index, arg in enumerate(args):
-        if arg.startswith("-m"):  # Python's own options come before it
-            name = arg[2:] or (args[index + 1] if index + 1 < len(args) else "")
-            break
-    else:
-        return
-    if name in MODULES and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+def quiet_ctrl_c() -> None:
+    """From here until dsh catches Ctrl-C, end the process as ``on_ctrl_c`` does on one.
+    SIGINT ignored (a background job of a script) stays ignored, as in Python."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, on_ctrl_c)
 
 

@@ -7,38 +7,36 @@ pydantic and anyio load only when a message model or the loop is needed.
 
 from __future__ import annotations
 
-import sys as _sys
-
-if _sys.argv[:1] == ["-m"]:  # `python -m dsh(.cli)` starts, importing this first:
-    from _dsh_command import as_module  # Ctrl-C as the dsh command says it
-
-    as_module()
-    del as_module
-
 import importlib
-from typing import TYPE_CHECKING, Any
 
-from dsh.errors import (
-    AgentDisposedError,
-    ConfigError,
-    DshError,
-    EventDataError,
-    EventTypeError,
-    HistoryReducerError,
-    HookError,
-    ModelError,
-    PluginLoadError,
-    PluginValidationError,
-    SessionInUseError,
-    StepLimitError,
-    TurnError,
-)
-from dsh.hookspecs import hookimpl, hookspec
+#: not typing's (a type checker takes this one as typing's): ``python -m dsh`` and
+#: ``python -m dsh.cli`` import this package before their first line runs, which makes
+#: a Ctrl-C quiet from there on (``_dsh_command.quiet_ctrl_c``): nothing here may take
+#: time before that, neither typing nor pluggy nor dsh's own modules.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from dsh._model_name import ModelName
     from dsh._secrets import get_logger, redact
+    from dsh.errors import (
+        AgentDisposedError,
+        ConfigError,
+        DshError,
+        EventDataError,
+        EventTypeError,
+        HistoryReducerError,
+        HookError,
+        ModelError,
+        PluginLoadError,
+        PluginValidationError,
+        SessionInUseError,
+        StepLimitError,
+        TurnError,
+    )
     from dsh.harness import Harness
+    from dsh.hookspecs import hookimpl, hookspec
     from dsh.messages import (
         AssistantMessage,
         ContinuationDecision,
@@ -61,6 +59,26 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _LAZY = {
+    **dict.fromkeys(
+        (
+            "AgentDisposedError",
+            "ConfigError",
+            "DshError",
+            "EventDataError",
+            "EventTypeError",
+            "HistoryReducerError",
+            "HookError",
+            "ModelError",
+            "PluginLoadError",
+            "PluginValidationError",
+            "SessionInUseError",
+            "StepLimitError",
+            "TurnError",
+        ),
+        "dsh.errors",
+    ),
+    "hookimpl": "dsh.hookspecs",
+    "hookspec": "dsh.hookspecs",
     **dict.fromkeys(
         (
             "AssistantMessage",

@@ -7,6 +7,11 @@ depending on a CLI framework.
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # python -m dsh.cli: before the imports below, as dsh/__main__.py
+    from _dsh_command import quiet_ctrl_c
+
+    quiet_ctrl_c()
+
 import argparse
 import inspect
 import operator
