@@ -3,79 +3,37 @@ any later step, ``dsh: interrupted`` and status 130, not Python's KeyboardInterr
 traceback and a process ended by the signal (core/src/_dsh_command.py).
 
 The child enters dsh as the console script installed from core/pyproject.toml does
-(``from MODULE import main``); an import hook of its own stops it as it imports STOP_AT,
-says so and waits reading a pipe no one writes to; the test then sends it SIGINT, as
-Ctrl-C at a terminal does: no timing, no race."""
+(``from MODULE import main``) after an import hook that stops it as it imports STOP_AT;
+the test then sends it SIGINT, as Ctrl-C at a terminal does (start_interrupt_support)."""
 
 from __future__ import annotations
 
 import signal
-import subprocess
 import sys
-import textwrap
 import tomllib
 from pathlib import Path
 
 import pytest
+from start_interrupt_support import STOP_HOOK, interrupted_at
 
 ENTRY = tomllib.loads((Path(__file__).parents[2] / "core" / "pyproject.toml").read_text())[
     "project"
 ]["scripts"]["dsh"]
 
-STOPPED = """
-import os
-import signal
-import sys
-
-# as at a terminal, whatever the test process left the child (a disposition, a mask)
-signal.signal(signal.SIGINT, signal.default_int_handler)
-signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
-
-
-class Stop:
-    def find_spec(self, name, path=None, target=None):
-        if name == os.environ["STOP_AT"]:
-            print("importing", name, flush=True)
-            os.read(0, 1)  # till the signal: the test never writes
-        return None
-
-
-sys.meta_path.insert(0, Stop())
-from {module} import {function}
-
-sys.exit({function}())
-"""
+STOPPED = STOP_HOOK + "\nfrom {module} import {function}\n\nsys.exit({function}())\n"
 
 
 def _interrupted(stop_at: str, env: dict[str, str], cwd: Path, *args: str) -> tuple[int, str]:
     """The exit status and stderr of ``dsh ARGS`` sent SIGINT as it imports ``stop_at``."""
     module, _, function = ENTRY.partition(":")
-    code = textwrap.dedent(STOPPED).format(module=module, function=function)
-    child = subprocess.Popen(
-        [sys.executable, "-c", code, *args],
-        env={**env, "STOP_AT": stop_at},
-        cwd=cwd,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline() == f"importing {stop_at}\n"
-        child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
-    assert out == ""
-    return child.returncode, err
+    code = STOPPED.format(module=module, function=function)
+    return interrupted_at(stop_at, [sys.executable, "-c", code, *args], env, cwd)
 
 
 @pytest.mark.parametrize(
     "stop_at",
-    # the dsh package, pluggy within it, the command line's modules: before dsh catches
-    # a Ctrl-C; and the plugins' loader, imported after it does
+    # the dsh package, the command line's modules: before dsh catches a Ctrl-C; and
+    # pluggy and the plugins' loader, imported after it does
     ["dsh", "pluggy", "dsh.cli", "dsh._cli_args", "dsh._cli_plugins"],
 )
 def test_ctrl_c_while_dsh_is_imported_says_interrupted(
