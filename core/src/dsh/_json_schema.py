@@ -21,7 +21,7 @@ from dsh.errors import DshError
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
-__all__ = ["PATTERN_SECONDS", "load_validator", "problems"]
+__all__ = ["PATTERN_SECONDS", "has_patterns", "load_validator", "problems"]
 
 INSTALL: Final = "pip install 'dsh-core[schema]'"
 #: How long the patterns of one call's arguments may take in all: what matches are
@@ -209,6 +209,21 @@ def _unevaluated(original: Any, patterns: list[str]) -> Any:
         yield from original(validator, value, instance, schema)
 
     return unevaluated
+
+
+def has_patterns(schema: Any) -> bool:
+    """Whether ``schema`` has a ``pattern`` or ``patternProperties`` anywhere: its
+    checks may then take up to ``PATTERN_SECONDS`` (a property named so is not one)."""
+    stack = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            if isinstance(item.get("pattern"), str) or item.get("patternProperties"):
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _patterns_of(schema: Any) -> set[str]:

@@ -7,15 +7,18 @@ the tool's function receives them as one dict."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import inspect
+import json
+import threading
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
 from dsh._json import checked_copy
-from dsh._json_schema import load_validator, problems
+from dsh._json_schema import has_patterns, load_validator, problems
 from dsh._tool_checks import check_name
 from dsh._tool_making import Tool
 from dsh.errors import DshError, EventDataError
@@ -25,6 +28,35 @@ __all__ = ["SCHEMA_PROBLEMS", "SchemaArguments", "schema_tool"]
 #: The pydantic error type of arguments a schema tool's schema refuses: its message
 #: says each problem and where (``dsh.tools.read_arguments`` gives it as it is).
 SCHEMA_PROBLEMS = "dsh_json_schema"
+#: How many arguments' problems a schema tool with patterns keeps (``_Kept``).
+KEPT: Final = 16
+
+
+class _Kept:
+    """The problems of the last ``KEPT`` arguments a tool's schema with patterns was
+    checked against, by a digest of them as JSON (1.0 is not 1, nor are keys in
+    another order the same): a policy plugin's ``read_arguments`` and the executor's
+    check a call once, and refuse it the same (a pattern not decided in time too).
+    Worker threads check them (``dsh.tools``): the lock keeps the dict whole."""
+
+    __slots__ = ("_found", "_lock")
+
+    def __init__(self) -> None:
+        self._found: dict[bytes, tuple[str, ...]] = {}
+        self._lock = threading.Lock()
+
+    def problems(self, validator: Any, arguments: dict[str, Any]) -> list[str]:
+        text = json.dumps(arguments).encode()  # as ASCII: a lone surrogate too
+        key = hashlib.blake2b(text, digest_size=16).digest()
+        with self._lock:
+            found = self._found.get(key)
+        if found is None:
+            found = tuple(problems(validator, arguments))
+            with self._lock:
+                if len(self._found) >= KEPT:
+                    self._found.pop(next(iter(self._found)), None)
+                self._found[key] = found
+        return list(found)
 
 
 class SchemaArguments(BaseModel):
@@ -34,6 +66,9 @@ class SchemaArguments(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     __dsh_json_schema__: ClassVar[dict[str, Any]] = {"type": "object"}
     __dsh_validator__: ClassVar[Any] = None
+    #: The schema has patterns, whose checks may take ``PATTERN_SECONDS``: the executor
+    #: checks them off the event loop, and the results are kept (None: no patterns).
+    __dsh_kept__: ClassVar[_Kept | None] = None
 
     arguments: dict[str, Any]
 
@@ -42,7 +77,9 @@ class SchemaArguments(BaseModel):
     def _checked(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             raise PydanticCustomError("model_type", "the arguments must be a JSON object")
-        found = problems(cls.__dsh_validator__, data)
+        kept = cls.__dsh_kept__
+        validator = cls.__dsh_validator__
+        found = problems(validator, data) if kept is None else kept.problems(validator, data)
         if found:  # the text as the context's: braces in it are not a template's
             raise PydanticCustomError(SCHEMA_PROBLEMS, "{problems}", {"problems": "; ".join(found)})
         return {"arguments": data}
@@ -89,6 +126,7 @@ def schema_tool(
         {
             "__dsh_json_schema__": checked,
             "__dsh_validator__": load_validator(name, checked),
+            "__dsh_kept__": _Kept() if has_patterns(checked) else None,
             "__module__": "dsh.tools",
         },
     )

@@ -16,10 +16,11 @@ from collections.abc import Callable, Mapping, Sequence  # noqa: F401
 from pathlib import Path  # noqa: F401
 from typing import Annotated, Any, Literal, Union, final  # noqa: F401
 
+from anyio import to_thread
 from pydantic import BaseModel, ValidationError
 
 from dsh._json import encode_any
-from dsh._schema_tool import SCHEMA_PROBLEMS, schema_tool
+from dsh._schema_tool import SCHEMA_PROBLEMS, SchemaArguments, schema_tool
 from dsh._secrets import get_logger
 from dsh._stray import failed, failure_words
 from dsh._tool_checks import ToolDescriptionWarning
@@ -65,7 +66,9 @@ class ArgumentsError(ValueError):
 def read_arguments(tool: Tool, call: ToolCall) -> BaseModel:
     """The arguments of ``call`` as ``tool``'s model, read as the core executor reads
     them (empty text means no arguments; defaults filled in). A policy plugin checking
-    the values a tool will receive reads them with this too. Raises ArgumentsError."""
+    the values a tool will receive reads them with this too. Raises ArgumentsError.
+    A schema tool with patterns keeps its last results: the executor's read of a call
+    a policy plugin read already checks nothing again."""
     try:  # parsed and validated in one pydantic-core pass: ``model_validate_json``
         # without its Python wrapper (which passes its defaults on to the same call)
         validated: BaseModel = tool.arguments.__pydantic_validator__.validate_json(call.arguments)
@@ -139,7 +142,11 @@ class ToolRegistry:
             known = ", ".join(self._tools) or "none"
             return _error(call, f"unknown tool {call.name!r} (available tools: {known})")
         try:
-            args = read_arguments(tool, call)
+            if issubclass(tool.arguments, SchemaArguments) and tool.arguments.__dsh_kept__:
+                # its patterns may take half a second: the loop runs on (and keeps it)
+                args = await to_thread.run_sync(read_arguments, tool, call)
+            else:
+                args = read_arguments(tool, call)
         except ArgumentsError as exc:
             if exc.kind == "json":
                 return _error(call, f"arguments for {call.name!r} are not valid JSON: {exc.detail}")
