@@ -80,7 +80,7 @@ class SchemaArguments(BaseModel):
         kept = cls.__dsh_kept__
         validator = cls.__dsh_validator__
         found = problems(validator, data) if kept is None else kept.problems(validator, data)
-        if found:  # the text as the context's: braces in it are not a template's
+        if found:
             raise PydanticCustomError(SCHEMA_PROBLEMS, "{problems}", {"problems": "; ".join(found)})
         return {"arguments": data}
 
