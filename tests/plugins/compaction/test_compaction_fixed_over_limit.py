@@ -62,9 +62,49 @@ async def test_b44_a_system_prompt_over_the_limit_is_not_summarised_every_turn(
         "agent 'a': the system prompt and tools (~1,200 tokens) already reach the "
         f"compaction limit {limit}"
     )
-    change = "lower max_tokens" if max_output else "raise threshold (or context_window"
-    assert f"; {change}" in warned
+    change = "lower max_tokens" if max_output else "raise threshold"
+    assert f"; {change}, use a model with a larger window, or make them smaller" in warned
     assert warnings(caplog, "tail_tokens") == []  # tail_tokens is not to blame
+
+
+@pytest.mark.parametrize(
+    ("own", "setting", "threshold", "advice"),
+    [
+        # the model's own window: a larger context_window would be ignored (step 1)
+        (2000, None, 0.5, "raise threshold, use a model with a larger window"),
+        (2000, 8000, 0.5, "raise threshold, use a model with a larger window"),
+        (2000, None, 1.0, "use a model with a larger window"),
+        # the setting, below the model's own window: raising it helps, up to that
+        (
+            8000,
+            2000,
+            0.5,
+            "raise threshold, raise context_window (2,000) up to the model's window (8,000)",
+        ),
+        # the setting, the model's own unknown: raising it helps if the model has more
+        (
+            None,
+            2000,
+            0.5,
+            "raise threshold, raise context_window (2,000) if the model's window is larger",
+        ),
+    ],
+)
+async def test_the_warning_suggests_only_what_would_lower_the_share(
+    caplog: pytest.LogCaptureFixture,
+    own: int | None,
+    setting: int | None,
+    threshold: float,
+    advice: str,
+) -> None:
+    caplog.set_level("WARNING", logger="dsh_compaction")
+    model = ScriptedModel(["ok"] * 2, context_window=own)
+    compaction = options(threshold=threshold, context_window=setting)["compaction"]
+    agent = {"model": "scripted", "compaction": compaction, "system_prompt": "s" * 2200}
+    await turns(model, 2, agent)
+
+    (warned,) = warnings(caplog, WARNED)
+    assert warned.endswith(f"; {advice}, or make them smaller")
 
 
 class Note:

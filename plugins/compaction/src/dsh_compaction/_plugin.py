@@ -129,7 +129,15 @@ def _fixed_over(
     settings = check.settings
     window, reserve = check.window, check.reserve
     state.fixed_over(
-        agent.id, fixed, notes, limit, threshold=settings.threshold, window=window, reserve=reserve
+        agent.id,
+        fixed,
+        notes,
+        limit,
+        threshold=settings.threshold,
+        window=window,
+        reserve=reserve,
+        setting=settings.context_window,
+        own=check.limits[0],
     )
     return True
 

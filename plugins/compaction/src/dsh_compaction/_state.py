@@ -245,25 +245,37 @@ class AgentState:
         threshold: float,
         window: int,
         reserve: int,
+        setting: int | None,
+        own: int | None,
     ) -> None:
         """Warn, once until compaction resumes, that the request's system prompt and
         tools (``fixed``), with the messages plugins add to it (``notes``), reach the
         compaction ``limit`` (of ``threshold``, the ``window`` and the output the
         request ``reserve``s, as ``_compact.limit_for`` derives it) on their own: no
-        summary can help."""
+        summary can help. What to change is only what would raise the limit: the
+        ``context_window`` ``setting`` only when it is the window and below the model's
+        ``own`` (a larger one is not used)."""
         if self.fixed_warned:
             return
         self.fixed_warned = True
         what = "the system prompt and tools"
         if notes:
             what = "the system prompt, the tools and the messages plugins add to the request"
+        changes = []
         if reserve < window and window - reserve < threshold * window:
             how = f"context_window {window:,} less the {reserve:,} tokens of output"
             how += " the request reserves"
-            change = "lower max_tokens"
+            changes.append("lower max_tokens")
         else:
             how = f"threshold {threshold:g} of context_window {window:,}"
-            change = "raise threshold (or context_window, if the model's window is larger)"
+            if threshold < 1:
+                changes.append("raise threshold")
+        if window != setting or (own is not None and own <= window):
+            changes.append("use a model with a larger window")
+        elif own is not None:
+            changes.append(f"raise context_window ({window:,}) up to the model's window ({own:,})")
+        else:
+            changes.append(f"raise context_window ({window:,}) if the model's window is larger")
         log.warning(
             "agent %r: %s (~%s tokens) already reach the compaction limit (%s = %s): no "
             "summary of the history can bring a request under it, so compaction does not "
@@ -274,7 +286,7 @@ class AgentState:
             f"{fixed + notes:,}",
             f"{limit:,.0f}",
             how,
-            change,
+            ", ".join(changes),
         )
 
     def invalidate(self) -> None:
