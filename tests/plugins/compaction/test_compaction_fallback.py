@@ -300,3 +300,25 @@ async def test_a_chunked_summary_refused_in_a_later_chunk_keeps_the_part_summari
     assert summary.data["summary"] == first.strip() + "\n\n" + note
     assert history[0] == summary_of(summary.data["summary"])
     assert events[-1].data["reason"] == "completed"
+
+
+async def test_a_second_fallback_after_a_note_alone_says_no_summary_was_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The summariser writes nothing, every time: the first overflow drops the older
+    messages (a note alone stands for them), and the next one replaces that note with
+    one counting both. Its warning must not say a previous summary was kept: there was
+    none, and the user would take the dropped messages for summarised."""
+    server = WindowServer(3000, reads(12))
+    summariser = ScriptedModel([""] * 5, name="summarizer", context_window=1_000_000)
+    with caplog.at_level(logging.WARNING, logger="dsh_compaction"):
+        async with harness(server.model, summariser, chars=False) as h:
+            agent = await h.agents.create("a", options=options())
+            end = (await run_turn(agent, "task"))[-1]
+            summaries = [e for e in agent.session.events if e.type == "compact/summary"]
+    assert end.data["reason"] == "completed"
+    assert [e.data["source"] for e in summaries] == ["fallback", "fallback"]
+    assert summaries[-1].data["summary"].startswith("[20 older messages were dropped")
+    warned = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+    assert len(warned) == 2
+    assert not [w for w in warned if "previous summary kept" in w]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from compaction_util import PREVIOUS
 
-from dsh_compaction._fallback import dropped_note, fallback_summary
+from dsh_compaction._fallback import dropped_note, fallback_summary, summarised_before
 
 pytestmark = pytest.mark.plugins("compaction")
 
@@ -45,3 +45,11 @@ def test_a_note_inside_a_summary_is_the_summarisers_text() -> None:
     its summary, words after it, is left as it wrote it."""
     summary = f"{dropped_note(12, CODE)}\n\n## Progress\nf1.py read."
     assert fallback_summary(summary, None, 5, CODE) == f"{summary}\n\n{dropped_note(5, CODE)}"
+
+
+def test_a_note_alone_is_no_summary_kept() -> None:
+    """What the fallback's warning says it kept (``summarised_before``)."""
+    assert summarised_before(fallback_summary(PREVIOUS, None, 12, CODE))
+    assert summarised_before(f"{dropped_note(12, CODE)}\n\n## Progress\nf1.py read.")
+    assert not summarised_before(fallback_summary(None, None, 12, CODE))
+    assert not summarised_before(None)

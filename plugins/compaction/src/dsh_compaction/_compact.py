@@ -35,6 +35,7 @@ from dsh_compaction._fallback import (
     REFUSALS,
     fallback_data,
     fallback_summary,
+    summarised_before,
     unfit,
     unfit_error,
 )
@@ -357,7 +358,7 @@ class _Run:
             return await self.end(history, before, "failed", error, refused, spent)
         self.state.summary = text
         self.state.invalidate()
-        kept = "in_part" if so_far else "previous" if plan.previous is not None else None
+        kept = "in_part" if so_far else "previous" if summarised_before(plan.previous) else None
         warn_dropped(self.agent.id, self.reason, refused, count, kept=kept, where=self.where)
         return await self.end(history, before, "dropped", refused=refused)
 

@@ -28,6 +28,7 @@ __all__ = [
     "dropped_note",
     "fallback_data",
     "fallback_summary",
+    "summarised_before",
     "unfit",
     "unfit_error",
 ]
@@ -61,6 +62,15 @@ _NOTE: Final = re.compile(
     r"in part, the rest were dropped): the summariser's answer (?:for a later part )?was "
     r"refused \([A-Z_]+\)\.\]\Z"
 )
+
+
+def summarised_before(previous: str | None) -> bool:
+    """Whether ``previous`` (the summary a fallback keeps) summarises anything: not
+    when it is an earlier fallback's note alone, which ``fallback_summary`` replaces."""
+    if previous is None:
+        return False
+    earlier = _NOTE.search(previous)
+    return bool(previous[: earlier.start()].strip()) if earlier is not None else True
 
 
 def fallback_summary(previous: str | None, so_far: str | None, count: int, code: str) -> str:
