@@ -67,40 +67,69 @@ async def test_b44_a_system_prompt_over_the_limit_is_not_summarised_every_turn(
     assert warnings(caplog, "tail_tokens") == []  # tail_tokens is not to blame
 
 
+LARGER = "use a model with a larger window"
+
+
 @pytest.mark.parametrize(
-    ("own", "setting", "threshold", "advice"),
+    ("own", "setting", "threshold", "prompt", "advice"),
     [
         # the model's own window: a larger context_window would be ignored (step 1)
-        (2000, None, 0.5, "raise threshold, use a model with a larger window"),
-        (2000, 8000, 0.5, "raise threshold, use a model with a larger window"),
-        (2000, None, 1.0, "use a model with a larger window"),
+        (2000, None, 0.5, 1200, f"raise threshold, {LARGER}"),
+        (2000, 8000, 0.5, 1200, f"raise threshold, {LARGER}"),
+        (2000, None, 1.0, 2200, LARGER),  # the threshold is as high as it goes
+        # over the window itself: no threshold (nor max_tokens) helps
+        (2000, None, 0.5, 2200, LARGER),
         # the setting, below the model's own window: raising it helps, up to that
         (
             8000,
             2000,
             0.5,
+            1200,
             "raise threshold, raise context_window (2,000) up to the model's window (8,000)",
         ),
+        (8000, 2000, 0.5, 2200, "raise context_window (2,000) up to the model's window (8,000)"),
         # the setting, the model's own unknown: raising it helps if the model has more
         (
             None,
             2000,
             0.5,
+            1200,
             "raise threshold, raise context_window (2,000) if the model's window is larger",
         ),
     ],
 )
-async def test_the_warning_suggests_only_what_would_lower_the_share(
+async def test_the_warning_suggests_only_what_would_raise_the_limit(
     caplog: pytest.LogCaptureFixture,
     own: int | None,
     setting: int | None,
     threshold: float,
+    prompt: int,
     advice: str,
 ) -> None:
     caplog.set_level("WARNING", logger="dsh_compaction")
     model = ScriptedModel(["ok"] * 2, context_window=own)
     compaction = options(threshold=threshold, context_window=setting)["compaction"]
-    agent = {"model": "scripted", "compaction": compaction, "system_prompt": "s" * 2200}
+    agent = {"model": "scripted", "compaction": compaction, "system_prompt": "s" * prompt}
+    await turns(model, 2, agent)
+
+    (warned,) = warnings(caplog, WARNED)
+    assert warned.endswith(f"; {advice}, or make them smaller")
+
+
+@pytest.mark.parametrize(
+    ("threshold", "prompt", "advice"),
+    [
+        (0.9, 1500, f"lower max_tokens, {LARGER}"),  # the threshold's share is 1,800
+        (0.5, 1200, f"raise threshold and lower max_tokens, {LARGER}"),  # both 1,000
+        (0.9, 2200, LARGER),  # over the window itself
+    ],
+)
+async def test_with_output_reserved_lowering_max_tokens_is_suggested_when_it_helps(
+    caplog: pytest.LogCaptureFixture, threshold: float, prompt: int, advice: str
+) -> None:
+    caplog.set_level("WARNING", logger="dsh_compaction")
+    model = ScriptedModel(["ok"] * 2, context_window=2000, max_output_tokens=1000)
+    agent = {**options(threshold=threshold), "system_prompt": "s" * prompt}
     await turns(model, 2, agent)
 
     (warned,) = warnings(caplog, WARNED)

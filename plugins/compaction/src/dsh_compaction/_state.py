@@ -252,7 +252,8 @@ class AgentState:
         tools (``fixed``), with the messages plugins add to it (``notes``), reach the
         compaction ``limit`` (of ``threshold``, the ``window`` and the output the
         request ``reserve``s, as ``_compact.limit_for`` derives it) on their own: no
-        summary can help. What to change is only what would raise the limit: the
+        summary can help. What to change is only what would raise the limit above
+        them: the threshold and the reserve only when they are under the window; the
         ``context_window`` ``setting`` only when it is the window and below the model's
         ``own`` (a larger one is not used)."""
         if self.fixed_warned:
@@ -261,15 +262,20 @@ class AgentState:
         what = "the system prompt and tools"
         if notes:
             what = "the system prompt, the tools and the messages plugins add to the request"
-        changes = []
+        total = fixed + notes
+        # what keeps the limit at or below them: the threshold's share, the reserve
+        share = "raise threshold" if threshold * window <= total else None
+        output = "lower max_tokens" if reserve < window and window - reserve <= total else None
         if reserve < window and window - reserve < threshold * window:
             how = f"context_window {window:,} less the {reserve:,} tokens of output"
             how += " the request reserves"
-            changes.append("lower max_tokens")
+            needed = [output, share]
         else:
             how = f"threshold {threshold:g} of context_window {window:,}"
-            if threshold < 1:
-                changes.append("raise threshold")
+            needed = [share, output]
+        changes = []
+        if total < window:  # else only a larger window helps
+            changes.append(" and ".join(n for n in needed if n is not None))
         if window != setting or (own is not None and own <= window):
             changes.append("use a model with a larger window")
         elif own is not None:
