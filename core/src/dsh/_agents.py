@@ -323,7 +323,7 @@ class AgentRegistry:
     ) -> AgentHandle:
         # the harness may begin to leave at each await: checked after every one
         refuse = self._in_flight.refuse_if_closed
-        async with claimed(self._relay, session, lambda: refuse(agent_id)) as claim:
+        async with claimed(self._relay, session, lambda: refuse(agent_id), self._harness) as claim:
             go = (agent_id, session, options, source, workspace, claim)
             return await self._started(*go, logged)
 

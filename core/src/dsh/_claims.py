@@ -17,6 +17,7 @@ import anyio.lowlevel
 
 if TYPE_CHECKING:
     from dsh._relay import HookRelay
+    from dsh.harness import Harness
     from dsh.session import Session, SessionEvent
 
 __all__ = ["Claim", "claimable", "claimed"]
@@ -36,16 +37,19 @@ class Claim:
 
 @asynccontextmanager
 async def claimed(
-    relay: HookRelay, session: Session, check: Callable[[], None] = lambda: None
+    relay: HookRelay,
+    session: Session,
+    check: Callable[[], None] = lambda: None,
+    harness: Harness | None = None,
 ) -> AsyncIterator[Claim]:
     """Claim ``session`` (its log so far: the store must still end where it does) from
-    the persistence service, if it claims; released again if the block fails (the agent
-    could not start), unless the block ended it (``Claim.ended``). The plugin ends the
-    claim when the agent is disposed.
+    the persistence service of ``harness`` (the session's), if it claims; released again
+    if the block fails (the agent could not start), unless the block ended it
+    (``Claim.ended``). The plugin ends the claim when the agent is disposed.
 
     ``check`` raises when the agent may no longer start (the harness is leaving): called
     after each await, before the claim (nothing taken) and after it (then released)."""
-    persistence: Any = await relay.session_persistence()
+    persistence: Any = await relay.session_persistence(harness)
     check()
     claim = Claim()
     if not (hasattr(persistence, "claim") and hasattr(persistence, "release")):
@@ -73,12 +77,17 @@ async def _release(persistence: Any, session_id: str) -> None:
         await persistence.release(session_id)
 
 
-async def claimable(relay: HookRelay, session_id: str, events: Sequence[SessionEvent]) -> None:
-    """Raise what resuming ``session_id`` (its log so far ``events``) would when its
-    claim is taken (``SessionInUseError``: another process continues it), resuming
+async def claimable(
+    relay: HookRelay,
+    session_id: str,
+    events: Sequence[SessionEvent],
+    harness: Harness | None = None,
+) -> None:
+    """Raise what resuming ``session_id`` (its log so far ``events``) in ``harness``
+    would when its claim is taken (``SessionInUseError``: another process continues it), resuming
     nothing: the claim is taken and let go at once. For a command that checks what its
     first input would hit, with no input to act on (``dsh chat --continue < /dev/null``)."""
-    persistence: Any = await relay.session_persistence()
+    persistence: Any = await relay.session_persistence(harness)
     if not (hasattr(persistence, "claim") and hasattr(persistence, "release")):
         return
     await persistence.claim(session_id, events)

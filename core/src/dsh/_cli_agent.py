@@ -77,7 +77,7 @@ async def agent_session(
                 local = server is not None
                 options = agent_options(base, choice.name, harness.workspace, local=local)
                 agent = await harness.agents.create(agent_id, options=_told(options, args))
-                if await harness.relay.session_persistence() is not None:  # it is kept
+                if await harness.relay.session_persistence(harness) is not None:  # it is kept
                     print(f"dsh: new session {agent.session.id}", file=sys.stderr)
             else:
                 options = _told(resume_options(harness, stored, choice.name), args)
@@ -221,7 +221,7 @@ async def _run(args: argparse.Namespace, pm: PluginManager, config: Config | Non
         interrupted = False
         async with anyio.create_task_group() as tg:
             if approvals is not None:
-                stored = await harness.relay.session_persistence() is not None
+                stored = await harness.relay.session_persistence(harness) is not None
                 model = str(agent.agent.options.get("model"))  # kept: -m need not say it
                 go_on = (
                     chat_command(harness.workspace, args, agent.session.id, recorded=model)

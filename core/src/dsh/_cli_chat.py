@@ -77,7 +77,7 @@ async def _nothing_asked(args: argparse.Namespace, pm: PluginManager) -> int:
         stored = await stored_to_continue(harness, args)
         refuse_keyless(harness, first_agent(harness, args.model, stored)[1])
         if stored is not None:  # in use elsewhere: refused as the first line's would be
-            await claimable(harness.relay, stored.id, stored.events)
+            await claimable(harness.relay, stored.id, stored.events, harness)
     return 0
 
 
@@ -305,7 +305,7 @@ async def _model_refused(
     """What ``/model NAME`` says: a session's model is chosen when it starts, so how to
     go on with this session on ``wanted`` (a new chat when the session is not stored)."""
     model = visible(str(agent.agent.options.get("model")))
-    stored = await harness.relay.session_persistence() is not None
+    stored = await harness.relay.session_persistence(harness) is not None
     run = chat_command(harness.workspace, args, agent.session.id if stored else None, wanted)
     return f"  /model only shows the model ({model}); to go on with another, quit and run {run}"
 

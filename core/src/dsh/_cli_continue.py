@@ -35,7 +35,7 @@ async def stored_to_continue(harness: Harness, args: argparse.Namespace) -> Stor
     if wanted is None and not latest:
         return None
     flag = "--continue" if wanted is None else f"--session {wanted}"
-    service = await harness.relay.session_persistence()
+    service = await harness.relay.session_persistence(harness)
     if service is None:
         raise DshError(f"{flag}: no plugin stores sessions ({no_store(harness.pm)})")
     if wanted is None:

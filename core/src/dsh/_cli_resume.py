@@ -40,7 +40,7 @@ async def resume(
         )
         return agent
     try:
-        service = await harness.relay.session_persistence()
+        service = await harness.relay.session_persistence(harness)
         if service is None:  # why, and what to do: as dsh chat --continue says it
             raise DshError(f"no plugin stores sessions ({no_store(harness.pm)})")
         session_id = await find_session(service, session_id)  # a unique prefix will do

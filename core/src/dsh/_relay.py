@@ -201,8 +201,13 @@ class HookRelay:
     def session_flush(self, session: Session) -> Awaitable[None]:
         return self.dispatcher.gather("session_flush", {"session": session})
 
-    async def session_persistence(self) -> SessionPersistence | None:
-        answered = await self.dispatcher.first_result("session_persistence", {})
+    async def session_persistence(
+        self, harness: Harness | None = None
+    ) -> SessionPersistence | None:
+        """The service of the store ``harness`` uses (pass the harness you run in: a
+        plugin shared by several harnesses of a process tells them apart by it)."""
+        kwargs = {"harness": harness}
+        answered = await self.dispatcher.first_result("session_persistence", kwargs)
         return None if answered is None else answered[1]
 
     async def harness_started(self, harness: Harness) -> None:

@@ -58,12 +58,13 @@ async def load_session(
     env: Mapping[str, str] | None = None,
     check: Callable[[], None] = lambda: None,
 ) -> StoredSession:
-    """The stored session ``session_id`` from the persistence service ``relay`` finds;
-    DshError saying why there is none (no persistence plugin loaded: naming the switch
-    that left it out of ``harness``, read from ``env``; or the session is not stored).
+    """The stored session ``session_id`` from the persistence service ``relay`` finds
+    for ``harness``; DshError saying why there is none (no persistence plugin loaded:
+    naming the switch that left it out of ``harness``, read from ``env``; or the session
+    is not stored).
     ``check`` raises when the caller may no longer go on (the harness is leaving): called
     once the service is found, before the store is read."""
-    persistence = await relay.session_persistence()
+    persistence = await relay.session_persistence(harness)
     check()
     if persistence is None:
         from dsh._no_store import STORE, no_store

@@ -199,12 +199,14 @@ def session_flush(session: Session) -> None:
 
 
 @hookspec(firstresult=True)
-def session_persistence() -> SessionPersistence | None:
+def session_persistence(harness: Harness | None) -> SessionPersistence | None:
     """**firstresult** — the service that lists, loads and deletes stored sessions.
 
-    Asked when an agent is resumed (``agents.resume``) and by ``dsh sessions``. A
-    persistence plugin returns its service; with none installed, resuming fails with a
-    clear error naming the missing plugin.
+    Asked when an agent is created or resumed (``agents.resume``) and by ``dsh
+    sessions``. ``harness`` is the harness that asks (None when asked outside one): a
+    plugin instance shared by several harnesses returns the store that harness's config
+    chose. A persistence plugin returns its service; with none installed, resuming fails
+    with a clear error naming the missing plugin.
     """
 
 

@@ -81,10 +81,11 @@ async def session_store(agent: Any) -> str | None:
     the service a persistence plugin gives (``dsh.persistence.store_location``). None
     when no plugin gives a service, or its service gives no location. A service that
     gives a location that is not a path raises (the check then fails closed)."""
-    relay = getattr(getattr(agent, "harness", None), "relay", None)
+    harness = getattr(agent, "harness", None)
+    relay = getattr(harness, "relay", None)
     if relay is None:
         return None
-    return store_location(await relay.session_persistence())
+    return store_location(await relay.session_persistence(harness))
 
 
 def guarded(

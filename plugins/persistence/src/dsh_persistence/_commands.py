@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from dsh.config import Config
+    from dsh.harness import Harness
     from dsh.persistence import SessionPersistence
     from dsh.plugins import PluginManager
     from dsh.session import SessionEvent
@@ -107,11 +108,12 @@ async def _run(plugin: PersistencePlugin, context: CommandContext) -> int:
         plugin.configure(None if section is None else section.anchored(workspace))
         # the turn's harness takes the config read here: a pipe (-c <(...)) reads
         # nothing the second time
+        # no harness asks: the service of the store just configured
         return await _resume(replace(context, config=config), await _service(context.pm))
     # settings for a plugin that does not run, and models that cannot be built, are
     # warnings in this harness: they cannot change the store
     async with context.harness(starts_agents=False) as harness:
-        service = await _service(harness.pm)
+        service = await _service(harness.pm, harness)
         if args.action == "list":
             return await _list(service, args, str(harness.workspace))
         if args.action == "show":
@@ -119,8 +121,8 @@ async def _run(plugin: PersistencePlugin, context: CommandContext) -> int:
         return await _delete(service, args.ids)
 
 
-async def _service(pm: PluginManager) -> SessionPersistence:
-    service = await pm.relay.session_persistence()
+async def _service(pm: PluginManager, harness: Harness | None = None) -> SessionPersistence:
+    service = await pm.relay.session_persistence(harness)
     if service is None:
         raise DshError("no plugin stores sessions (is dsh-persistence disabled?)")
     return service

@@ -7,7 +7,8 @@ steers, tool calls, tool results and step ends, written a little later by a thre
 ``session_persistence`` returns a ``StoredSessions``.
 
 Settings come from the harness: ``harness_started`` reads the validated ``persistence:``
-section. Settings passed to the constructor are pinned and ignore the config. This
+section, and each harness's sessions (their writers, claims and service) use the store
+its section chose. Settings passed to the constructor are pinned and ignore the config. This
 module is imported when dsh loads its plugins, so it imports neither pydantic nor anyio
 nor a backend until they are needed.
 """
@@ -86,9 +87,11 @@ class PersistencePlugin:
         #: id() of a live session -> the workspace of its agent (its writes record it)
         self._workspaces: dict[int, str] = {}
         self._checkpoints: Checkpointer | None = None
-        #: id() of each harness started and not stopped -> the settings its config
-        #: chose (None: the defaults), in the order they started
-        self._harnesses: dict[int, PersistenceSettings | None] = {}
+        #: id() of each harness started and not stopped -> it, and the settings its
+        #: config chose (None: the defaults), in the order they started
+        self._harnesses: dict[int, tuple[Harness, PersistenceSettings | None]] = {}
+        #: id() of each of those harnesses -> its settings and store, once asked for
+        self._stores: dict[int, tuple[PersistenceSettings, SessionBackend]] = {}
         #: id() of a backend -> how many disposes are releasing a claim on it now
         self._releasing: dict[int, int] = {}
         #: The claims taken whose writer is not made yet: it writes where its claim is.
@@ -97,33 +100,61 @@ class PersistencePlugin:
     # -- configuration -------------------------------------------------------------------
 
     def configure(self, settings: PersistenceSettings | None) -> None:
-        """Use ``settings`` (None: the defaults) for sessions first written from now on;
+        """Use ``settings`` (None: the defaults) for sessions first written from now on
+        that no running harness holds (a harness's sessions use what its config chose);
         sessions already being written keep their store. Ignored when pinned."""
         self._configured = settings
         self._current = None
 
     @property
     def settings(self) -> PersistenceSettings:
+        """The settings of sessions no running harness holds (``configure``)."""
         return self._resolve()[0]
 
     @property
     def backend(self) -> SessionBackend:
+        """The store of sessions no running harness holds (``configure``)."""
         return self._resolve()[1]
 
-    def _resolve(self) -> tuple[PersistenceSettings, SessionBackend]:
+    def _resolve(
+        self, harness: Harness | None = None
+    ) -> tuple[PersistenceSettings, SessionBackend]:
+        """The settings and store of ``harness``'s sessions: those its config chose. For
+        no harness, or one this plugin was not started in: those ``configure`` chose
+        last (the last harness started, of those still running)."""
+        started = None if harness is None else self._harnesses.get(id(harness))
+        if started is not None and started[0] is harness:
+            chosen = self._stores.get(id(harness))
+            if chosen is None:
+                chosen = self._stores[id(harness)] = self._open(started[1])
+            return chosen
         if self._current is None:
-            from dsh_persistence._settings import PersistenceSettings
-
-            settings = self._pinned or self._configured or PersistenceSettings()
-            backend = self._own_backend
-            if backend is None:
-                location = settings.location()
-                backend = self._backends.get(location)
-                if backend is None:
-                    backend = self._backends[location] = open_backend(settings)
-            self._current = (settings, backend)
+            self._current = self._open(self._configured)
             self._close_unused()
         return self._current
+
+    def _open(
+        self, settings: PersistenceSettings | None
+    ) -> tuple[PersistenceSettings, SessionBackend]:
+        """``settings`` (None: the defaults; the pinned ones if any) and their store,
+        opened unless it is open already."""
+        from dsh_persistence._settings import PersistenceSettings
+
+        settings = self._pinned or settings or PersistenceSettings()
+        backend = self._own_backend
+        if backend is None:
+            location = settings.location()
+            backend = self._backends.get(location)
+            if backend is None:
+                backend = self._backends[location] = open_backend(settings)
+        return settings, backend
+
+    def _harness_of(self, session: Session) -> Harness | None:
+        """The running harness ``session`` is live in (None: none this plugin knows)."""
+        for harness, _ in self._harnesses.values():
+            if harness.sessions.get(session.id) is session:
+                return harness
+        return None
 
     def _close_unused(self) -> None:
         """Close backends that are neither current nor still written by a live session."""
@@ -136,6 +167,7 @@ class PersistencePlugin:
         keep = {id(w.backend) for w in self._writers.values()}
         keep.update(self._claims.backends())
         keep.update(self._releasing)
+        keep.update(id(backend) for _, backend in self._stores.values())
         if self._current is not None:
             keep.add(id(self._current[1]))
         unused = []
@@ -157,6 +189,7 @@ class PersistencePlugin:
         self._services.clear()
         self._writers.clear()
         self._claims.clear()
+        self._stores.clear()
         self._current = None
 
     # -- hooks: start-up and shutdown ----------------------------------------------------
@@ -183,19 +216,20 @@ class PersistencePlugin:
 
     @hookimpl
     def harness_started(self, harness: Harness) -> None:
-        self._harnesses[id(harness)] = None
+        self._harnesses[id(harness)] = (harness, None)
         if self._pinned is None:
             from dsh_persistence._settings import filed_section
 
             section = filed_section(harness.config.sections)
             chosen = None if section is None else section.anchored(harness.workspace)
-            self._harnesses[id(harness)] = chosen
-            self.configure(chosen)
+            self._harnesses[id(harness)] = (harness, chosen)
+            self.configure(chosen)  # for sessions of no harness: the last one started's
             for warning in [] if section is None else section.unused():
                 log.warning("%s", warning)
         # A password written into the URL (dsh.yml, which commands can read, or pinned
         # settings) is hidden as one in $DSH_PERSISTENCE_URL is, before anything runs.
-        url = self.settings.url
+        settings, backend = self._resolve(harness)
+        url = settings.url
         if url:
             from dsh_persistence._postgres_url import passwords_in
 
@@ -204,11 +238,11 @@ class PersistencePlugin:
         # reported now, naming the setting and the path, not first at the end of a turn.
         # A harness that starts no agent (dsh models, dsh sessions list) saves no session.
         if harness.starts_agents:
-            if self._own_backend is None and self.settings.backend == "jsonl":
+            if self._own_backend is None and settings.backend == "jsonl":
                 from dsh_persistence._agent_ids import check_agent_ids
 
                 check_agent_ids(harness.config)  # at their line, not at the first claim
-            self.backend.prepare()
+            backend.prepare()
 
     @hookimpl
     async def harness_stopping(self, harness: Harness) -> None:
@@ -221,17 +255,20 @@ class PersistencePlugin:
 
         last = next(reversed(self._harnesses)) == id(harness)
         del self._harnesses[id(harness)]
+        self._stores.pop(id(harness), None)
         if not self._harnesses:
             await anyio.to_thread.run_sync(self.close)
-        elif last and self._pinned is None:
-            # the store of new sessions is again the one the last harness started of
-            # those still running chose; the store of this one is closed unless a live
-            # session still writes there
-            self.configure(self._harnesses[next(reversed(self._harnesses))])
-            unused = self._take_unused()
-            if unused:
-                with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(_close_all, unused)
+            return
+        if last and self._pinned is None:
+            # the store of sessions of no harness is again the one the last harness
+            # started of those still running chose
+            self.configure(self._harnesses[next(reversed(self._harnesses))][1])
+        # the store of this one is closed unless a running harness or a live session
+        # still uses it
+        unused = self._take_unused()
+        if unused:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(_close_all, unused)
 
     @hookimpl
     def register_commands(self, register: Callable[..., None]) -> None:
@@ -317,18 +354,30 @@ class PersistencePlugin:
         if writer is None:
             from dsh_persistence._writer import SessionWriter
 
-            settings, backend = self._claims.take(session) or self._resolve()
+            settings, backend = self._store_of(session)
             cwd = self._workspaces.get(id(session))
             writer = self._writers[id(session)] = SessionWriter(backend, session, settings, cwd)
         return writer
 
+    def _store_of(self, session: Session) -> tuple[PersistenceSettings, SessionBackend]:
+        """Where ``session`` is written: where its claim was taken (noted), which is the
+        store of its harness (the core claims through its harness's service), with its
+        harness's settings; with neither, the store of sessions of no harness."""
+        noted = self._claims.take(session)
+        harness = self._harness_of(session)
+        if harness is not None:
+            settings, backend = self._resolve(harness)
+            if noted is None or noted[1] is backend:
+                return settings, backend
+        return noted or self._resolve()
+
     # -- hooks: the read path ------------------------------------------------------------
 
     @hookimpl
-    def session_persistence(self) -> StoredSessions:
+    def session_persistence(self, harness: Harness | None) -> StoredSessions:
         from dsh_persistence._service import StoredSessions
 
-        backend = self._resolve()[1]
+        backend = self._resolve(harness)[1]  # the store of the harness that asks
         service = self._services.get(id(backend))
         if service is None:
             is_live = partial(self._is_live, backend)
