@@ -160,9 +160,10 @@ async def test_each_dispose_lets_go_of_its_own_claim_at_once(
 async def test_new_sessions_go_to_the_store_of_the_harness_left_when_the_last_one_stops(
     stores: tuple[str, str],
 ) -> None:
-    """The plugin cannot tell which harness creates a session (``session_persistence``
-    is asked without one): the last one started chooses, and once it stops, the one
-    started before it again. Before: the stopped harness's store, kept open."""
+    """For a caller that names no harness (``plugin.settings``), the last one started
+    chooses the store, and once it stops, the one started before it again; each
+    harness's own sessions are in its own store throughout. Before: the stopped
+    harness's store, kept open."""
     plugin, errors = PersistencePlugin(), ErrorRecorder()
     with anyio.fail_after(LIMIT):
         async with harness(plugin, errors, stores[0]) as a_harness:

@@ -8,9 +8,9 @@ steers, tool calls, tool results and step ends, written a little later by a thre
 
 Settings come from the harness: ``harness_started`` reads the validated ``persistence:``
 section, and each harness's sessions (their writers, claims and service) use the store
-its section chose. Settings passed to the constructor are pinned and ignore the config. This
-module is imported when dsh loads its plugins, so it imports neither pydantic nor anyio
-nor a backend until they are needed.
+its section chose. Settings passed to the constructor are pinned and ignore the config.
+This module is imported when dsh loads its plugins, so it imports neither pydantic nor
+anyio nor a backend until they are needed.
 """
 
 from __future__ import annotations
