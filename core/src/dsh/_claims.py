@@ -84,9 +84,10 @@ async def claimable(
     harness: Harness | None = None,
 ) -> None:
     """Raise what resuming ``session_id`` (its log so far ``events``) in ``harness``
-    would when its claim is taken (``SessionInUseError``: another process continues it), resuming
-    nothing: the claim is taken and let go at once. For a command that checks what its
-    first input would hit, with no input to act on (``dsh chat --continue < /dev/null``)."""
+    would when its claim is taken (``SessionInUseError``: another process continues
+    it), resuming nothing: the claim is taken and let go at once. For a command that
+    checks what its first input would hit, with no input to act on (``dsh chat
+    --continue < /dev/null``)."""
     persistence: Any = await relay.session_persistence(harness)
     if not (hasattr(persistence, "claim") and hasattr(persistence, "release")):
         return
