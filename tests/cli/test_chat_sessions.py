@@ -215,8 +215,8 @@ def test_resume_shows_a_bidi_control_in_the_sessions_id_as_an_escape(
     model_server: Any, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     """An id may hold a bidi control (``dsh._ids``): /resume's lines show it as
-    ``\\u202e``, as chat's start-up and ``dsh sessions list`` do, not reversing the
-    rest of the line."""
+    ``\\u202e`` in a quoted id (``dsh.persistence.shown_id``), as chat's start-up and
+    ``dsh sessions list`` do, not reversing the rest of the line."""
     from cli_support import piped_chat
 
     from dsh_persistence import PersistenceSettings, SessionInfo, open_backend
@@ -235,8 +235,7 @@ def test_resume_shows_a_bidi_control_in_the_sessions_id_as_an_escape(
     script = "/resume ab\n/resume ab\u202ec\nagain\n"
     done = piped_chat(server, script, cli_env, tmp_path, "persistence")
     assert "\u202e" not in done.stderr
-    assert "'ab' matches 2 sessions: main-session-ab\\u202ecd, main-session-ab\\u202exy;" in (
-        done.stderr
-    )
-    assert "continuing session main-session-ab\\u202ecd ('hello', 1 turn so far)" in done.stderr
+    listed = "'main-session-ab\\u202ecd', 'main-session-ab\\u202exy'"  # dsh.persistence.shown_id
+    assert f"'ab' matches 2 sessions: {listed};" in done.stderr
+    assert "continuing session 'main-session-ab\\u202ecd' ('hello', 1 turn so far)" in done.stderr
     assert done.stdout == "Again.\n"
