@@ -89,8 +89,11 @@ async def test_a_model_defined_is_suggested_before_a_built_in_name() -> None:
 
 async def test_a_name_that_is_neither_gets_no_such_hint() -> None:
     said = await refusal("mistral-large")
-    assert said == (
+    told = (
         "-m 'mistral-large': unknown model, and no model is defined (no dsh.yml here). Use "
         "local or provider:model[@base_url]."
     )
+    # with plugins installed (a nox set), those the harness left out are named after it
+    left_out = " If a plugin serves it, it is not loaded (installed, not loaded: "
+    assert said == told or said.startswith(told + left_out)
     assert not re.search("is a (provider|model of)", await refusal("fast", ""))
