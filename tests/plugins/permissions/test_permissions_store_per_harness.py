@@ -8,13 +8,16 @@ the "always" answers ``--continue`` reads back) without being asked."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 import dsh_permissions
 from dsh import ToolCall
 from dsh.harness import Harness
-from dsh_persistence import PersistencePlugin
+
+if TYPE_CHECKING:  # imported by the test: the permissions set has no dsh-persistence
+    from dsh_persistence import PersistencePlugin
 
 pytestmark = pytest.mark.plugins("permissions", "persistence")
 
@@ -34,6 +37,8 @@ async def write(h: Harness, path: str, agent_id: str) -> str:
 
 
 async def test_each_harness_keeps_its_own_store_out_of_accept_edits(tmp_path: Path) -> None:
+    from dsh_persistence import PersistencePlugin
+
     plugin = PersistencePlugin()
     wss = [tmp_path / "a", tmp_path / "b"]
     for ws in wss:
