@@ -366,9 +366,9 @@ async def test_abort_mid_stream_closes_the_connection_promptly(
         with anyio.fail_after(30):
             await server.disconnected.wait()
         await model.aclose()
-    # cancellation lands at the next real wait: chunks already received may still come
-    assert got[0] == TextDelta("Voilà")
-    assert got == [TextDelta("Voilà"), TextDelta(": 3 ")]
+    # cancellation lands at the next real wait: a chunk that came in the same read may
+    # still be given, one that needs another read is not (the server's writes can be split)
+    assert got in ([TextDelta("Voilà")], [TextDelta("Voilà"), TextDelta(": 3 ")])
 
 
 async def test_closing_the_stream_between_chunks_closes_the_connection() -> None:
