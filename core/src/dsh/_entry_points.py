@@ -30,18 +30,31 @@ ENTRY_POINT_GROUP = "dsh"
 
 class OwnPlugin(NamedTuple):
     """One of dsh's own plugins: its distribution and the commands it brings, ``dsh``'s
-    (``commands``) and chat's (``chat``, without the slash)."""
+    (``commands``) and chat's (``chat``, without the slash); the session event types its
+    history reducers fold (``folds``) and what a history derived without them lacks
+    (``unfolded``), which a resume without the plugin warns of (``dsh._unapplied``)."""
 
     distribution: str
     commands: tuple[str, ...] = ()
     chat: tuple[str, ...] = ()
+    folds: tuple[str, ...] = ()
+    unfolded: str = ""
 
 
 #: dsh's own plugins by name: settings for one that is not installed name what to
 #: install, ``-p no:NAME`` takes their names even then, and a command of one that is not
-#: there names the plugin (with dsh-core alone, ``dsh sessions list``; ``/compact``).
+#: there names the plugin (with dsh-core alone, ``dsh sessions list``; ``/compact``); a
+#: session resumed without one whose reducers folded some of its events says so.
 OWN_PLUGINS: Final[Mapping[str, OwnPlugin]] = {
-    "compaction": OwnPlugin("dsh-compaction", chat=("compact",)),
+    "compaction": OwnPlugin(
+        "dsh-compaction",
+        chat=("compact",),
+        folds=("compact/summary", "compact/prune"),
+        unfolded=(
+            "the history is rebuilt without its compactions, so the model is sent the "
+            "whole earlier conversation again, which may be far over its context window"
+        ),
+    ),
     "permissions": OwnPlugin("dsh-permissions"),
     "persistence": OwnPlugin("dsh-persistence", commands=("sessions",)),
 }

@@ -21,6 +21,7 @@ from dsh._json import copied
 from dsh._ready import READY
 from dsh._secrets import get_logger, longest_first
 from dsh._stored_meta import held_secrets, hidden_meta, hidden_value
+from dsh._unapplied import warn_unapplied
 from dsh.errors import DshError
 from dsh.persistence import StoredSession
 from dsh.session import SessionEvent, fork_cut
@@ -94,7 +95,8 @@ def resumed_session(
     creation time), its options, and the events it is to log once it is live
     (``log_events``), which it is prepared without: a fork's seed (all its events: the
     fork is a new session, stored from its first event) and the closers ``sound`` added
-    to ``stored``'s events.
+    to ``stored``'s events. A warning names a plugin of dsh's whose history reducers
+    folded some of the events and that is not loaded now (``dsh._unapplied``).
     The options: ``options``, or without them the ones the session was created with
     (stored in its meta when they were JSON), checked against ``harness`` as
     ``agents.create`` checks its own: a bad one is a ``DshError`` naming the session (a
@@ -103,6 +105,9 @@ def resumed_session(
     stored fork would."""
     named = stored.id
     stored = sound(stored)
+    # once per resume: a plugin whose reducers folded some of its events is not loaded
+    pm = None if harness is None else harness.pm
+    warn_unapplied(stored.id, stored.events, sessions.reducers, pm)
     logged: list[SessionEvent] = []  # logged once live: the seed, the closers
     if isinstance(stored, _Closed):
         loaded, logged = stored.events[: stored.loaded], stored.events[stored.loaded :]
