@@ -9,7 +9,7 @@ summariser's window is summarised in chunks, each merged into the summary so far
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -68,7 +68,11 @@ Where the work stands right now: the latest request and what was being done.
 
 If a previous summary is given, merge it into the new one: keep everything in it that \
 still matters, update what changed, drop only what is clearly obsolete. Do not invent \
-anything. Be concise. Answer with the summary only."""
+anything.
+
+Never copy a secret (a password, API key, token, private key or other credential), \
+wherever it appears: say that one was there and where to find it (file, variable or \
+command). Be concise. Answer with the summary only."""
 
 #: share of the summariser's window the transcript of one chunk may fill
 CHUNK_SHARE: Final = 0.6
@@ -134,6 +138,15 @@ async def _call(model: Model, request: ModelRequest) -> AssistantMessage:
     return assembler.message(model=model.info.name)
 
 
+def _hider(agent: _host.Host) -> Callable[[str], str]:
+    """What hides each secret dsh holds (``agent``'s, a model API key, a plugin's) in
+    the transcript sent to the summariser model, which may be another provider's: the
+    history hid them as it took them in, but not one dsh learnt of later (a secret added
+    since, a session stored before)."""
+    secrets: tuple[str, ...] | None = getattr(agent, "secrets", None)
+    return lambda text: redact(text, secrets)
+
+
 def _hidden(agent: _host.Host, plugin: str, text: str) -> str:
     """``text``, the summary ``plugin`` wrote, with each secret dsh holds (a model API
     key it quotes) as ``***`` before it is logged and sent to the model, as the core
@@ -191,12 +204,15 @@ async def summarise(
     model = _host.find_model(agent, name)
     if model is None:
         raise _errors.no_model(agent, name)
+    hide = _hider(agent)
     limit = model.info.context_window or window or 100_000
     limit = min(limit, summariser_window(agent, name) or limit)
     if refused is not None and name == model_name:
         limit = min(limit, refused)
     try:
-        return await _by_model(model, name, settings, messages, previous, counter, limit, spent)
+        return await _by_model(
+            model, name, settings, hide, messages, previous, counter, limit, spent
+        )
     except ModelError as exc:
         # the summariser's server refused a request stating a smaller window: once more,
         # in chunks sized for that window
@@ -204,7 +220,7 @@ async def summarise(
         if exc.code != "CONTEXT_WINDOW_EXCEEDED" or stated is None or stated >= limit:
             raise
     keep_summariser_window(agent, name, stated, limit)
-    return await _by_model(model, name, settings, messages, previous, counter, stated, spent)
+    return await _by_model(model, name, settings, hide, messages, previous, counter, stated, spent)
 
 
 def _limited_by(answer_tokens: int, quarter: int, output: int | None) -> str:
@@ -219,6 +235,7 @@ async def _by_model(
     model: Model,
     name: str | None,
     settings: CompactionSettings,
+    hide: Callable[[str], str],
     messages: Sequence[Message],
     previous: str | None,
     counter: TokenCounter,
@@ -226,7 +243,8 @@ async def _by_model(
     spent: Spent,
 ) -> Summary:
     """``summarise``'s summary by ``model`` (asked by ``name``), in chunks sized for a
-    window of ``limit`` tokens; each call counted in ``spent`` as it is made."""
+    window of ``limit`` tokens; each call counted in ``spent`` as it is made. What it is
+    sent of ``messages`` and ``previous`` is passed through ``hide`` first."""
     system = settings.prompt or DEFAULT_PROMPT
     # the answer may take a quarter of a small window at most, so that the prompt, the
     # summary so far (merged in, planned as long as an answer) and a chunk still fit;
@@ -242,9 +260,10 @@ async def _by_model(
     room = limit - prompt - 2 * answer_tokens
     if room < MIN_CHUNK:
         raise _errors.too_long(model.info.name, limit, None, prompt=prompt, answer=answer_tokens)
+    previous = hide(previous) if previous else previous
     summary = Summary(previous or "", "model")
     spent.model = model.info.name
-    entries = transcript(messages)
+    entries = [hide(entry) for entry in transcript(messages)]
     # the summary each request merges: planned for at most an answer's tokens; one
     # larger (a plugin's, one written for a larger window, an answer past max_tokens)
     # takes room from the chunk, and when less than half a chunk is left, is summarised
