@@ -70,29 +70,37 @@ async def _stored(store: InMemoryPersistence, plugin: tuple[str, object]) -> str
 
 
 async def _resumed(
-    store: InMemoryPersistence, sid: str, caplog: pytest.LogCaptureFixture, *extra: object
+    store: InMemoryPersistence,
+    sid: str,
+    caplog: pytest.LogCaptureFixture,
+    *extra: object,
+    fork: bool = False,
 ) -> tuple[list[Message], list[str]]:
     plugins = [("persistence", store), *extra]
     caplog.clear()
     with caplog.at_level(logging.WARNING):
         harnessed = scripted_harness(ScriptedModel([]), plugins=plugins, load_entry_points=False)
         async with harnessed as harness:
-            again = await harness.agents.resume("b", sid, options={"model": "scripted"})
+            if fork:
+                again = await harness.agents.fork("b", sid, 2, options={"model": "scripted"})
+            else:
+                again = await harness.agents.resume("b", sid, options={"model": "scripted"})
             history = list(again.session.history)
             await again.dispose()
     return history, [r.getMessage() for r in caplog.records if "unapplied" in r.name]
 
 
+@pytest.mark.parametrize("fork", [False, True], ids=["resume", "fork"])
 async def test_a_session_folded_by_a_plugin_not_loaded_warns_once_naming_it(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, fork: bool
 ) -> None:
     store = InMemoryPersistence()
     sid = await _stored(store, ("compaction", Compacting()))
-    history, warned = await _resumed(store, sid, caplog)
+    history, warned = await _resumed(store, sid, caplog, fork=fork)
     assert SUMMARY_TEXT not in str(history)  # the whole history, as the log holds it
     assert len(warned) == 1, warned
     (said,) = warned
-    assert sid in said
+    assert said.startswith("session b-session-" if fork else f"session {sid} ")
     assert "1 compact/summary event" in said
     assert "'compaction'" in said and "dsh-compaction" in said
     assert "context window" in said
