@@ -25,3 +25,20 @@ def test_import_dsh_leaves_the_harness_module_unimported() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_every_error_of_dsh_errors_is_exposed_by_dsh() -> None:
+    """``dsh``'s list of the errors it offers (lazily: ``import dsh`` imports no
+    ``dsh.errors``) is written out, not derived: an error added to ``dsh.errors`` and
+    not to ``dsh`` fails here, as would a name of ``dsh``'s it no longer has."""
+    import dsh.errors
+
+    errors = {
+        name
+        for name in dsh.errors.__all__
+        if isinstance(getattr(dsh.errors, name), type)
+        and issubclass(getattr(dsh.errors, name), BaseException)
+    }
+    exposed = {name for name, module in dsh._LAZY.items() if module == "dsh.errors"}
+    assert exposed == errors
+    assert errors <= set(dsh.__all__)
