@@ -85,6 +85,9 @@ class Tool:
     wants_context: bool = False
     spec: ToolSpec = field(init=False)
     is_async: bool = field(init=False)
+    #: its arguments are checked off the event loop (a schema tool's whose schema has
+    #: patterns, ``dsh._schema_tool``): worked out once, not on each call
+    _off_loop: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_name(self.name)
@@ -96,6 +99,10 @@ class Tool:
         spec = ToolSpec(name=self.name, description=self.description, parameters=schema)
         object.__setattr__(self, "spec", spec)
         object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.run))
+        from dsh._schema_tool import SchemaArguments  # which imports this module
+
+        off_loop = issubclass(self.arguments, SchemaArguments) and self.arguments.__dsh_kept__
+        object.__setattr__(self, "_off_loop", bool(off_loop))
 
 
 @overload

@@ -20,7 +20,7 @@ from anyio import to_thread
 from pydantic import BaseModel, ValidationError
 
 from dsh._json import encode_any
-from dsh._schema_tool import SCHEMA_PROBLEMS, SchemaArguments, schema_tool
+from dsh._schema_tool import SCHEMA_PROBLEMS, schema_tool
 from dsh._secrets import get_logger
 from dsh._stray import failed, failure_words
 from dsh._tool_checks import ToolDescriptionWarning
@@ -142,7 +142,7 @@ class ToolRegistry:
             known = ", ".join(self._tools) or "none"
             return _error(call, f"unknown tool {call.name!r} (available tools: {known})")
         try:
-            if issubclass(tool.arguments, SchemaArguments) and tool.arguments.__dsh_kept__:
+            if tool._off_loop:
                 # its patterns may take half a second: the loop runs on (and keeps it)
                 args = await to_thread.run_sync(read_arguments, tool, call)
             else:
