@@ -37,6 +37,9 @@ class _Kept:
     checked against, by a digest of them as JSON (1.0 is not 1, nor are keys in
     another order the same): a policy plugin's ``read_arguments`` and the executor's
     check a call once, and refuse it the same (a pattern not decided in time too).
+    The stdlib's JSON, not dsh's own (``dsh._json.encode``, for lossless event data):
+    a model's arguments may hold NaN or an infinity, which it writes as ``null``, and
+    a schema refusing one accepts ``null``. The key is never written anywhere.
     Worker threads check them (``dsh.tools``): the lock keeps the dict whole."""
 
     __slots__ = ("_found", "_lock")

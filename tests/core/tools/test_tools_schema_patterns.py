@@ -71,6 +71,19 @@ def test_the_same_arguments_read_twice_are_checked_once(
         read_arguments(other, _call('{"v": "ab"}'))
 
 
+def test_nan_and_infinity_are_not_kept_as_null() -> None:
+    """A model's JSON may hold ``NaN`` or ``Infinity`` (read as floats), which dsh's
+    own JSON encoding (``dsh._json.encode``: lossless event data, which never holds
+    them) writes as ``null``: kept by that text, ``{"v": NaN}`` took the result of
+    ``{"v": null}`` checked before it, and the other way round."""
+    tool = schema_tool("t", "A tool.", _object(v={"type": "null", "pattern": "^a"}), echo)
+    for sent in ("NaN", "Infinity", "-Infinity"):
+        assert read_arguments(tool, _call('{"v": null}')).arguments == {"v": None}  # type: ignore[attr-defined]
+        with pytest.raises(ArgumentsError) as refused:
+            read_arguments(tool, _call(f'{{"v": {sent}}}'))
+        assert refused.value.detail.endswith("is not of type 'null'")
+
+
 def test_a_pattern_not_decided_in_time_is_refused_once_for_both_reads(
     monkeypatch: pytest.MonkeyPatch, checks: list[tuple[dict[str, Any], int]]
 ) -> None:
