@@ -11,13 +11,14 @@ the session stored a nested ``max_token: <token>`` that the repr hid."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
 from dsh import hookimpl
-from dsh.config import load_config
+from dsh.config import AgentConfig, load_config
 from dsh.testing import ScriptedModel, scripted_harness
 
 TOKEN = "tok-Qw3rTy7uI9oP1aS2dF4gH6jK8"
@@ -98,3 +99,16 @@ def test_the_repr_and_the_stored_options_hide_by_one_walk(options: dict[str, Any
     stored = hidden_meta("a", {"options": options}, ())["options"]
     assert shown == stored
     assert (TOKEN in repr(shown)) == ("tokens" in options.get("gw", ()))
+
+
+def test_the_repr_hides_in_any_mapping_and_in_a_value_that_holds_itself() -> None:
+    """Options built in code may hold a mapping that is no dict (a ``MappingProxyType``)
+    and a list that holds itself: the repr's walk copies every mapping (one left as it
+    is was not hidden in) and each container once (a copy that followed the list into
+    itself never ended)."""
+    looped: list[object] = [{"token": TOKEN}]
+    looped.append(looped)
+    options = {"gw": MappingProxyType({"token": TOKEN}), "l": looped, "same": [looped]}
+    shown = repr(AgentConfig(id="main", options=options))
+    assert TOKEN not in shown
+    assert "'gw': {'token': '***'}, 'l': [{'token': '***'}, [...]]" in shown

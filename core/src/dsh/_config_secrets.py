@@ -113,45 +113,36 @@ def named_hidden(
     string left is shown as (``value`` one too), keys kept."""
     if isinstance(value, str):
         return (value if text is None else text(value)), []
-    copies: dict[int, Any] = {}
-    top = _copy(value, copies)
-    made = {id(copy) for copy in copies.values()}  # never the caller's own
-    holders: dict[Path, Any] = {(): top}
+    # Not dsh._json.copied: it copies lossless JSON (no other mapping, nothing that
+    # holds itself); here each container is copied as the walk first meets it.
+    copies: dict[int, Any] = {}  # by the id of what each copies
+    originals: dict[Path, Any] = {(): value}
+    top = _copy_of(value, copies)
     hidden: list[tuple[Path, object]] = []
-    for path, key, inner in walk(top):
-        holders[path] = inner
-        holder = holders[path[:-1]]
-        if id(holder) not in made:
+    for path, key, inner in walk(value):  # each container's entries once
+        originals[path] = inner
+        copy = _copy_of(inner, copies)  # made before the walk fills it
+        holder = copies.get(id(originals[path[:-1]]))
+        if holder is None:  # a set's: kept as it is
             continue
         section = path[:-1] == sections and isinstance(inner, Mapping)
         if not section and hidden_by_name(key, inner):
             holder[key] = HIDDEN  # what is in it is walked too: another may hold it
-            hidden.append((path, inner))
-        elif text is not None and isinstance(inner, str):
-            holder[key] = text(inner)
+            hidden.append((path, copy))
+        else:
+            holder[key] = text(inner) if text is not None and isinstance(inner, str) else copy
     return top, hidden
 
 
-def _copy(value: Any, copies: dict[int, Any]) -> Any:
-    """``value`` with its mappings as new dicts and its lists and tuples as new lists
-    (``named_hidden``'s), each container copied once (``copies``, by id)."""
-    todo: list[tuple[Any, Any]] = []
-
-    def new(item: Any) -> Any:
-        if not isinstance(item, Mapping | list | tuple):
-            return item
-        if id(item) not in copies:
-            copies[id(item)] = {} if isinstance(item, Mapping) else [None] * len(item)
-            todo.append((item, copies[id(item)]))
-        return copies[id(item)]
-
-    top = new(value)
-    while todo:
-        source, copy = todo.pop()
-        entries = source.items() if isinstance(source, Mapping) else enumerate(source)
-        for key, item in entries:
-            copy[key] = new(item)
-    return top
+def _copy_of(item: Any, copies: dict[int, Any]) -> Any:
+    """``named_hidden``'s copy of ``item``: a new dict for a mapping, a new list for a
+    list or a tuple (the one already made, by id, in ``copies``), filled by its walk;
+    anything else itself."""
+    if not isinstance(item, Mapping | list | tuple):
+        return item
+    if id(item) not in copies:
+        copies[id(item)] = {} if isinstance(item, Mapping) else [None] * len(item)
+    return copies[id(item)]
 
 
 def nested_misplaced(value: object) -> tuple[Path, str] | None:
