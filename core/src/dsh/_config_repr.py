@@ -14,9 +14,9 @@ keys), a ``Config``'s an option equal to a declared value of any length whole to
 The options are hidden before their repr (a secret with a backslash or a quote is
 escaped there), and a value too short to hide elsewhere (``MIN_LENGTH``, an unset
 ``SecretStr("")``) is not searched for in the rest. A string under a secret's name
-(``password``, ``token``: a plugin's field typed ``str``) is hidden as a declared one
-is, in the sections and the options, by the rule the stored session's options are
-hidden by (``dsh._config_secrets.named_secret``).
+(``password``, ``token``: a plugin's field typed ``str``) is hidden whatever its
+length, in the sections and the options (before their repr), by the rule the stored
+session's options are hidden by (``dsh._config_secrets.named_secret``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
+
+from pydantic import BaseModel
 
 from dsh._config_secrets import hidden_by_name, named_hidden
 from dsh._header_secrets import header_credentials
@@ -93,6 +95,25 @@ def named_values(value: object) -> Iterator[str]:
             yield from (text for text in every_value(inner) if isinstance(text, str))
 
 
+def _shown_settings(settings: Any) -> Any:
+    """A plugin's ``settings`` as ``Config``'s repr shows them: a copy with each value
+    under a secret's name as ``***`` whatever its length (``named_hidden``, as in the
+    options), in its fields, what they hold and its nested models; itself when none
+    is. Those of ``MIN_LENGTH`` or more are hidden in the repr's text too."""
+    if not isinstance(settings, BaseModel):
+        return named_hidden(settings)[0]
+    changed: dict[str, Any] = {}
+    for name, value in {**vars(settings), **(settings.__pydantic_extra__ or {})}.items():
+        if isinstance(value, BaseModel):
+            shown = _shown_settings(value)
+        else:
+            hidden, found = named_hidden({name: value})
+            shown = hidden[name] if found else value
+        if shown is not value:
+            changed[name] = shown
+    return settings.model_copy(update=changed) if changed else settings
+
+
 def config_repr(config: Config) -> str:
     """``Config(source=..., models=..., ...)`` without ``raw``, the values its plugins
     declare secret hidden: in the agents' options before their repr, and, as their
@@ -104,7 +125,11 @@ def config_repr(config: Config) -> str:
         agent.model_copy(update={"options": hidden_options(agent.options, declared, within)})
         for agent in config.agents
     ]
-    shown = {name: getattr(config, name) for name in _SHOWN} | {"agents": agents}
+    sections = {name: _shown_settings(settings) for name, settings in config.sections.items()}
+    shown = {name: getattr(config, name) for name in _SHOWN} | {
+        "agents": agents,
+        "sections": sections,
+    }
     fields = ", ".join(f"{name}={value!r}" for name, value in shown.items())
     escaped = longest_first({*within, *(repr(value)[1:-1] for value in within)})
     return redact(f"{type(config).__name__}({fields})", escaped)
