@@ -6,7 +6,9 @@ value), in dsh.yml and in code, as a string there is. What holds no string (``ca
 (``cookies: [cookies.txt]``) is none either, but a mapping of cookies is.
 
 Before: only a string was a secret: ``token: [<key>]`` was accepted and stored with the
-session as given."""
+session as given. And a mapping at the top of an agent's options was taken for a
+plugin's section, whose own keys only were looked at, even where no plugin took it:
+``cookies: {session: abc}`` was accepted, shown by ``repr`` and stored as given."""
 
 from __future__ import annotations
 
@@ -32,6 +34,11 @@ REFUSED = [
     # a core option's typo at the top (max_token: refused as one); nested, no typo of
     # anything, only a secret's name (it was accepted, and hidden)
     ("{o: {hosts: [{max_token: KEY}]}}", "o.hosts[0].max_token"),
+    # at the top: no plugin's section (none is loaded by that name), an option whole
+    # when it holds cookies by name or a credential (``auth: {mode: sso}``: accepted)
+    ("{cookies: {session: abc}}", "cookies"),
+    ("{token: {x: KEY}}", "token"),
+    ("{client_secret: [KEY]}", "client_secret"),
 ]
 ACCEPTED = [
     "{cache_key: 3}",  # a number: no secret

@@ -13,7 +13,7 @@ from dsh._config_cross import set_model_names
 from dsh._config_errors import missing_hint, reason, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_local import check_local
-from dsh._config_secrets import key_like_model, key_like_name, misplaced_key, nested_misplaced
+from dsh._config_secrets import free_misplaced, key_like_model, key_like_name, misplaced_key
 from dsh._config_yaml import Loc
 from dsh._declared_secrets import declared_secrets
 from dsh._entry_points import FIRST_PARTY
@@ -212,7 +212,7 @@ def options_problem(
             hint = option_typo(key, [*CORE_OPTIONS, *settings])
             if hint:
                 return f"unknown option {key!r} (not a core option or a loaded plugin's name){hint}"
-            nested = nested_misplaced(value)
+            nested = free_misplaced(key, value)
             if nested is not None:  # stored with the session as it is
                 return f"option {_dotted((key, *nested[0]))}: {nested[1]}"
             continue

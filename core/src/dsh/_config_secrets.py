@@ -27,6 +27,7 @@ from dsh._secret_names import COOKIE_NAMES, bare_name
 from dsh._secrets import HIDDEN, is_secret_name
 
 __all__ = [
+    "free_misplaced",
     "hidden_by_name",
     "key_like_model",
     "key_like_name",
@@ -46,8 +47,8 @@ def misplaced_key(key: str, value: object, *, nested: bool = False) -> str | Non
     ``named_secret``) is refused outside an entry of ``models:`` (at the top of dsh.yml,
     in an agent's options, in options given in code); None for any other key, and for
     a mapping not ``nested`` in an option: a section (a plugin named ``auth`` has one),
-    whose own keys are looked at. A key there would do nothing, and options are stored
-    with the session."""
+    whose own keys are looked at (one no loaded plugin reads: ``free_misplaced``). A
+    key there would do nothing, and options are stored with the session."""
     if key == "api_key":
         return (
             "API keys go neither in dsh.yml nor in an agent's options (options are stored "
@@ -143,6 +144,21 @@ def _copy_of(item: Any, copies: dict[int, Any]) -> Any:
     if id(item) not in copies:
         copies[id(item)] = {} if isinstance(item, Mapping) else [None] * len(item)
     return copies[id(item)]
+
+
+def free_misplaced(key: str, value: object) -> tuple[Path, str] | None:
+    """``nested_misplaced`` for a free option ``key`` (one no loaded plugin reads)
+    given ``value``, the option itself first. A mapping under a secret's name, which
+    ``misplaced_key`` takes for a section (``auth: {mode: sso}``, a plugin's that reads
+    its options without settings), is refused whole, at the path ``()``, when it holds
+    a secret after all: cookies by name (``cookies: {session: ...}``), or a string that
+    looks like a credential (``credential_like``: ``token: {x: <token>}``)."""
+    if isinstance(value, Mapping) and named_secret(key, value):
+        texts = [inner for inner in every_value(value) if isinstance(inner, str)]
+        if bare_name(key) in COOKIE_NAMES or any(credential_like(text) for text in texts):
+            misplaced = misplaced_key(key, value, nested=True)
+            return (), f"{misplaced}; no loaded plugin takes settings named {key!r}"
+    return nested_misplaced(value)
 
 
 def nested_misplaced(value: object) -> tuple[Path, str] | None:

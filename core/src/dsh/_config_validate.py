@@ -14,7 +14,7 @@ from dsh._config_cross import GoodPart, SettingsAt, cross_check, without_bad_key
 from dsh._config_errors import from_validation, missing_hint, typo_instead
 from dsh._config_keys import ignored_key, layered, unknown_key
 from dsh._config_models import CORE_KEYS, AgentConfig, Config, CoreKeys
-from dsh._config_secrets import misplaced_key, nested_misplaced
+from dsh._config_secrets import free_misplaced, misplaced_key
 from dsh._config_yaml import Loc, Problem, locate
 from dsh._declared_secrets import declared_secrets
 from dsh._entry_points import FIRST_PARTY
@@ -287,7 +287,7 @@ def _agent_options(
                         f"name){hint}"
                     )
                     problems.append(locate(root, loc, reason))
-                elif (nested := nested_misplaced(value)) is not None:  # stored as it is
+                elif (nested := free_misplaced(key, value)) is not None:  # stored as it is
                     problems.append(locate(root, (*loc, *nested[0]), nested[1]))
     return problems
 
