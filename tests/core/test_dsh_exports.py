@@ -42,3 +42,15 @@ def test_every_error_of_dsh_errors_is_exposed_by_dsh() -> None:
     exposed = {name for name, module in dsh._LAZY.items() if module == "dsh.errors"}
     assert exposed == errors
     assert errors <= set(dsh.__all__)
+
+
+def test_import_dsh_reaches_the_modules_it_always_held() -> None:
+    # `import dsh` then `dsh.errors.exception_words(exc)` (as docs/writing-plugins.md
+    # says it) and `dsh.hookspecs.CALL_STYLES` (docs/hooks.md); the package imported
+    # them when it was imported, and now on first use: an AttributeError in between
+    code = (
+        "import sys, dsh; assert 'dsh.errors' not in sys.modules; "
+        "assert callable(dsh.errors.exception_words); assert dsh.hookspecs.CALL_STYLES"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -108,11 +108,17 @@ _LAZY = {
     "redact": "dsh._secrets",
 }
 
+#: the modules ``import dsh`` held once (``dsh.errors.exception_words``), imported
+#: when first used as the names above are
+_MODULES = frozenset({"errors", "hookspecs"})
+
 
 if not TYPE_CHECKING:  # to a type checker the names are the imports above: a typo is
     # an error (a module ``__getattr__`` would make ``from dsh import Anything`` Any)
 
     def __getattr__(name: str) -> Any:
+        if name in _MODULES:  # dsh.errors.DshError after a bare `import dsh`
+            return importlib.import_module(f"dsh.{name}")
         module = _LAZY.get(name)
         if module is None:
             raise AttributeError(f"module 'dsh' has no attribute {name!r}")
