@@ -69,11 +69,26 @@ async def test_b50_writing_other_files_passes(judge, command):
     await allowed(judge, BYPASS_WRITE, command, mode="bypass")
 
 
-async def test_b50_a_write_through_a_link_the_line_makes_is_not_known(judge):
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ln -s /etc/passwd w; tee w", "ln -s /etc w && cp x w/passwd",
+        # after a cd too (each write was read in each place the shell may be, and its
+        # link left out: allowed)
+        "ln -s /etc/passwd w; cd . && tee w", "cd src && ln -s /etc/passwd w && cp x w",
+        "cd src && ln -s /etc/passwd w && echo x | tee w",
+        "ln -s /etc w; cd src && dd of=../w/passwd",
+    ],
+)  # fmt: skip
+async def test_b50_a_write_through_a_link_the_line_makes_is_not_known(judge, command):
     rules = {"allow": ["bash"], "deny": ["bash(> /etc/*)"]}
-    for command in ("ln -s /etc/passwd w; tee w", "ln -s /etc w && cp x w/passwd"):
-        await refused(judge, rules, command)
-        await refused(judge, {"deny": ["bash(> /etc/*)"]}, command, mode="bypass")
+    await refused(judge, rules, command)
+    await refused(judge, {"deny": ["bash(> /etc/*)"]}, command, mode="bypass")
+
+
+async def test_b50_a_cd_and_a_link_the_write_itself_makes_still_pass(judge):
+    # the link is the write's own (ln writes w): no earlier command made it
+    await allowed(judge, {"allow": ["bash"], "deny": ["bash(> /etc/*)"]}, "cd src && ln -s a w")
 
 
 async def test_b50_allow_rules_do_not_need_to_allow_the_writes(judge):

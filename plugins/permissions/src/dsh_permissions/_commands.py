@@ -48,7 +48,7 @@ from dsh_permissions._moved import (
 )
 from dsh_permissions._option_variables import line_variables
 from dsh_permissions._reads import command_reads
-from dsh_permissions._relinked import line_links
+from dsh_permissions._relinked import line_links, relinked
 from dsh_permissions._runs import TRAP, Checks, Where, scripted, wrapped
 from dsh_permissions._shell import MAX_DEPTH, Command, Unparseable, Word
 from dsh_permissions._splits import one_split, spent, split
@@ -178,12 +178,14 @@ def _reading(
         # which note the links a command makes for the later ones: ln -sf x .env)
         wrote, fed = written_files(command.words)
         writes = [redirect(w, root, there, dirs) for w in wrote]
+        links = relinked() is not None  # an earlier command's: cd x; ln -s /etc w; tee w
         found_reads = command_reads(command, root, moved, reads, dirs)
         # a bare name of a symlink (cat pw, pw -> /etc/passwd) is read as what it names
         named = dirs or ((root,) if links_named(located, start, root) else ())
         texts = elsewhere_readings(located, canon, start, named, root)
         subject = text_subject(canon, raw, why_not, found_reads, hole, texts, located, linked)
-        subject = with_writes(subject, [w for w in writes if w is not None], there, fed)
+        kept = [w for w in writes if w is not None]
+        subject = with_writes(subject, kept, there, fed, links)
         # one that may run any command may read any file (when reads are looked for)
         subjects.append(subject if reads is None else any_command(subject))
         where = (root, there, depth, reads, here)

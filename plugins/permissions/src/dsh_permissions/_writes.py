@@ -101,17 +101,21 @@ def written_files(words: tuple[Word, ...]) -> tuple[list[Word], bool]:
     return found, fed
 
 
-def with_writes(subject: Subject, writes: list[Subject], moved: bool, fed: bool) -> Subject:
+def with_writes(
+    subject: Subject, writes: list[Subject], moved: bool, fed: bool, linked: bool = False
+) -> Subject:
     """``subject`` (a command's) with the ``> path`` readings of the files it writes
     for deny and ask rules; one that cannot be known makes the command a value only
     known when it runs (not after a change of directory, where every relative name is
-    read in each place the shell may be). ``fed``: where it writes comes from its input
-    or a file name find gives (any deny or ask rule for a redirection could cover it)."""
+    read in each place the shell may be, unless ``linked``: an earlier command of the
+    line may have made a link, which such a name may go through). ``fed``: where it
+    writes comes from its input or a file name find gives (any deny or ask rule for a
+    redirection could cover it)."""
     if not writes and not fed:
         return subject
     deny = tuple(dict.fromkeys([*subject.deny, *(r for w in writes for r in w.deny)]))
     why = subject.unknown
-    if not moved:
+    if linked or not moved:
         why = why or next((w.unknown for w in writes if w.unknown is not None), None)
     allow = () if why else subject.allow
     opened = (*subject.open, _ANY_WRITE) if fed else subject.open
