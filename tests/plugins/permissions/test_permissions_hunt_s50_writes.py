@@ -6,10 +6,12 @@ covered by a ``bash(> path)`` rule as a redirection to it is.
 the same. Now the files ``tee``, ``cp``, ``mv``, ``install``, ``ln``, ``link``, ``dd``,
 ``sed -i``, ``truncate``, ``sort -o``, ``shuf -o``, ``uniq``'s output, ``curl -o``,
 ``wget -O``, ``find -fprint`` (``-fprint0``, ``-fls``, ``-fprintf``), ``rsync``, ``scp``,
-``patch`` and ``touch`` write are also read as ``> path`` by deny and ask rules (also
-behind a wrapper, after a ``cd``); allow rules never see them. Behind ``xargs``, or
-given find's ``{}``, where a writer writes is only known when it runs: asked about
-under such a rule. Each row goes through the real dispatcher (conftest ``judge``).
+``patch`` and ``touch`` write (and curl's headers, cookies and traces, wget's log and
+cookies, rsync's log and batch, patch's rejects) are also read as ``> path`` by deny
+and ask rules (also behind a wrapper, after a ``cd``); allow rules never see them.
+Behind ``xargs``, or given find's ``{}``, where a writer writes is only known when it
+runs: asked about under such a rule. Each row goes through the real dispatcher
+(conftest ``judge``).
 """
 
 from __future__ import annotations
@@ -116,3 +118,36 @@ async def test_b50_a_writer_fed_its_files_when_it_runs_is_asked_about(judge, com
     await refused(judge, BYPASS_WRITE, command, mode="bypass")
     # with no rule about writes, nothing changes
     await allowed(judge, {"allow": ["bash"], "deny": ["bash(rm *)"]}, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "curl -D .env http://h/x", "curl -sc .env http://h/x", "curl --cookie-jar .env http://h",
+        "curl --dump-header=.env http://h/x", "curl --trace .env http://h/x",
+        "curl --trace-ascii=.env http://h", "curl --stderr .env http://h",
+        "curl --libcurl .env http://h", "curl --etag-save .env http://h",
+        "wget -o .env http://h/x", "wget -qa .env http://h/x", "wget --output-file=.env http://h",
+        "wget --append-output .env http://h", "wget --save-cookies .env http://h",
+        "rsync --log-file=.env a b", "rsync --write-batch=.env a b",
+        "rsync --only-write-batch .env a b", "patch -r .env x < p", "patch --reject-file=.env x",
+    ],
+)  # fmt: skip
+async def test_b50_a_listed_programs_other_written_files_are_covered(judge, command):
+    # what the server sends (its headers, its cookies) or a log, in the file the rule
+    # names: curl -D .envrc writes lines the server chose
+    await refused(judge, BYPASS_WRITE, command, mode="bypass")
+    judged = await judge(WRITE_ENV, "bash", {"command": command})
+    assert judged.decision == "deny", (command, judged.event["reason"])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "curl -D - http://h/.env", "curl -c jar.txt http://h/.env", "curl -sSL http://h/.env",
+        "curl --trace-time http://h/.env", "wget -o log.txt http://h/.env",
+        "rsync --log-file=log a b", "patch -r out.rej x < p",
+    ],
+)  # fmt: skip
+async def test_b50_their_other_files_elsewhere_pass(judge, command):
+    await allowed(judge, WRITE_ENV, command)

@@ -16,14 +16,18 @@ before is allowed still, and ``deny: bash(> .env)`` now also covers ``cp x .env`
 - ``dd``: ``of=FILE``;
 - ``sed -i`` / ``--in-place``: the files it edits (``_reader_args``);
 - ``truncate``: every operand;
-- ``sort``, ``shuf`` ``-o`` / ``--output``, ``curl -o`` / ``--output``, ``wget -O`` /
-  ``--output-document``: the option's value (read generously: the letter anywhere in a
-  cluster, ``curl -sSo .env``);
+- ``sort``, ``shuf`` ``-o`` / ``--output``; ``curl -o`` / ``--output``, ``-D`` /
+  ``--dump-header``, ``-c`` / ``--cookie-jar``, ``--trace``, ``--trace-ascii``,
+  ``--stderr``, ``--libcurl``, ``--etag-save``; ``wget -O`` / ``--output-document``,
+  ``-o`` / ``--output-file``, ``-a`` / ``--append-output``, ``--save-cookies``: the
+  option's value (read generously: the letter anywhere in a cluster, ``curl -sSo
+  .env``);
 - ``uniq``: its second operand;
 - ``find``: the file after ``-fprint``, ``-fprint0``, ``-fls`` and ``-fprintf``;
 - ``rsync`` and ``scp``: every operand after the first that is not on another host,
-  and the name each source gets in the last; ``patch``: the file it patches (its
-  first operand) and ``-o``; ``touch``: every operand.
+  and the name each source gets in the last, and rsync's ``--log-file``,
+  ``--write-batch`` and ``--only-write-batch``; ``patch``: the file it patches (its
+  first operand), ``-o`` and ``-r`` / ``--reject-file``; ``touch``: every operand.
 
 Behind ``xargs`` (or ``parallel``), or given a ``{}`` that ``find -exec`` fills in,
 where a writer writes is only known when it runs: any deny or ask rule for a
@@ -57,10 +61,24 @@ __all__ = ["WRITERS", "with_writes", "written_files"]
 _TEES: Final = frozenset({"tee", "gtee"})
 _COPIES: Final = frozenset({"cp", "gcp", "mv", "gmv", "install", "ginstall", "ln", "gln", "link"})
 _SEDS: Final = frozenset({"sed", "gsed"})
-#: the programs whose file is the value of one option: its letter and long name
+#: the programs whose files are the values of options: each one's letter ("": none)
+#: and long name (curl's and wget's logs, headers and cookies: what the server sent)
 _OUTPUTS: Final = {
-    **dict.fromkeys(("sort", "gsort", "shuf", "gshuf", "curl"), ("o", "--output")),
-    "wget": ("O", "--output-document"),
+    **dict.fromkeys(("sort", "gsort", "shuf", "gshuf"), (("o", "--output"),)),
+    "curl": (
+        *(("o", "--output"), ("D", "--dump-header"), ("c", "--cookie-jar")),
+        *(("", "--trace"), ("", "--trace-ascii"), ("", "--stderr"), ("", "--libcurl")),
+        ("", "--etag-save"),
+    ),
+    "wget": (
+        *(("O", "--output-document"), ("o", "--output-file"), ("a", "--append-output")),
+        ("", "--save-cookies"),
+    ),
+}
+#: rsync's and patch's options that write a file (a log, a batch, the rejects)
+_OTHER_OUTPUTS: Final = {
+    "rsync": (("", "--log-file"), ("", "--write-batch"), ("", "--only-write-batch")),
+    "patch": (("o", "--output"), ("r", "--reject-file")),
 }
 #: find's actions that write the file named after them
 _FIND_WRITES: Final = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
@@ -138,13 +156,14 @@ def _written(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
         yield from (args[r.at] for r in reads if r.option == OPERAND)
     elif name in _REMOTE_COPIES:
         yield from _remote_copy(name, args)
+        yield from _option_values(args, _OTHER_OUTPUTS.get(name, ()))
     elif name in ("touch", "gtouch"):
         reads = scan(texts, 0, "drt", ("--date", "--reference"))
         yield from (args[r.at] for r in reads if r.option == OPERAND)
     elif name == "patch":
         reads = scan(texts, 0, "BDFioprVYzd", ("--output", "--input", "--directory"))
         yield from [args[r.at] for r in reads if r.option == OPERAND][:1]
-        yield from _option_values(args, "o", "--output")
+        yield from _option_values(args, _OTHER_OUTPUTS[name])
     elif name in ("find", "gfind"):
         yield from (args[i + 1] for i, t in enumerate(texts[:-1]) if t in _FIND_WRITES)
     elif name in ("uniq", "guniq"):
@@ -152,7 +171,7 @@ def _written(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
         operands = [args[r.at] for r in reads if r.option == OPERAND]
         yield from operands[1:2]
     else:
-        yield from _option_values(args, *_OUTPUTS[name])
+        yield from _option_values(args, _OUTPUTS[name])
 
 
 def _in_place(text: str) -> bool:
@@ -199,25 +218,27 @@ def _remote_copy(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
                 yield Word(text, text, tilde=operands[-1].tilde)
 
 
-def _option_values(args: tuple[Word, ...], letter: str, long: str) -> Iterator[Word]:
-    """The values of the option ``-LETTER`` / ``LONG``: a long one maybe shortened,
-    ``--long=value`` or the next word; a short one wherever its letter stands in a
-    cluster (``-sSo FILE``, ``-oFILE``), the rest of its word or the next word."""
+def _option_values(args: tuple[Word, ...], options: tuple[tuple[str, str], ...]) -> Iterator[Word]:
+    """The values of the ``options`` (``-LETTER`` / ``LONG``; "": no letter): a long
+    one maybe shortened, ``--long=value`` or the next word; a short one wherever its
+    letter stands in a cluster (``-sSo FILE``, ``-oFILE``), the rest of its word or the
+    next word."""
     for i, word in enumerate(args):
         text = word.text
         if text == "--":
             return
         following = args[i + 1] if i + 1 < len(args) else None
-        if text.startswith("--"):
-            option, equals, value = text.partition("=")
-            if long_option(option, long):
-                if equals:
-                    yield part(word, value)
+        for letter, long in options:
+            if text.startswith("--"):
+                option, equals, value = text.partition("=")
+                if long_option(option, long):
+                    if equals:
+                        yield part(word, value)
+                    elif following is not None:
+                        yield following
+            elif text.startswith("-") and letter and letter in text[1:]:
+                rest = text[text.index(letter, 1) + 1 :]
+                if rest:
+                    yield part(word, rest)
                 elif following is not None:
                     yield following
-        elif text.startswith("-") and letter in text[1:]:
-            rest = text[text.index(letter, 1) + 1 :]
-            if rest:
-                yield part(word, rest)
-            elif following is not None:
-                yield following
