@@ -16,7 +16,9 @@ commands known to run nothing: ``-e robots=off``); an editor's commands (``vim -
 ``+CMD``, ``--cmd``, ``-S``, ``-s``, ex mode, ``nvim -l``; ``emacs --eval``;
 ``emacsclient -e``/``-a``; ``ed`` and ``ex``, which take their commands from their
 input); ``mail`` and ``mailx`` (their input's ``~!CMD``, a recipient ``|CMD``, ``-S
-sendmail=CMD``: any use); ``mutt -e``/``-F`` (``set sendmail="CMD"``); git's ``-c``
+sendmail=CMD``: any use); ``mutt -e``/``-F`` (``set sendmail="CMD"``); ``exim``
+(any use: ``-be '${run{CMD}}'``), ``sendmail`` and the like given an option not known
+to be plain (``_mail_transfer``), Postfix's tools' ``-c``, ``postmulti -x``; git's ``-c``
 with a setting that may run one, ``--exec-path``, ``git config`` storing such a setting
 and a subcommand's option that runs one (``rebase -x``, ``bisect run``, ``clone -c``:
 ``_git.runs_command``); and the environment variables that do the
@@ -53,6 +55,7 @@ from typing import Final
 from dsh_permissions._build_tools import build_runs
 from dsh_permissions._getopt import END, long_in, scan
 from dsh_permissions._git import runs_command
+from dsh_permissions._mail_transfer import SUBMITTERS, submission_runs
 from dsh_permissions._option_variables import (
     LOADER_VARIABLES,
     PLAIN_LOADER_VALUES,
@@ -131,6 +134,8 @@ def hidden(words: list[str], index: int) -> str | None:
         return why
     if name == "git":
         option = runs_command(args)
+    elif name in SUBMITTERS:
+        option = submission_runs(args)
     elif name == "openssl":
         option = next((a for a in args if a in _OPENSSL_LOADS), None)
     elif name == "strace":

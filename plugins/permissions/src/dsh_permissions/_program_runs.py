@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Final
 
+from dsh_permissions._mail_transfer import SUBMITTERS
 from dsh_permissions._option_variables import (
     GIT_LINE_VARIABLES,
     GPG_VARIABLES,
@@ -141,6 +142,23 @@ RUNS: Final = {
             line_variables=("HOME", "XDG_CONFIG_HOME"),
         ),
     ),
+    # exim runs the ${run{CMD}} of what it expands (-be, -bem, its input), of the ACLs a
+    # -bh session goes through, and of the configuration -C or -D gives
+    **dict.fromkeys(("exim", "exim4"), Runs(always=True)),
+    # sendmail and the like (any of exim, Postfix's, sendmail's, msmtp's): any option
+    # but a few plain ones (_mail_transfer); msmtp's configuration, Postfix's directory
+    **dict.fromkeys(SUBMITTERS, Runs(line_variables=("HOME", "XDG_CONFIG_HOME", "MAIL_CONFIG"))),
+    # Postfix's tools load what a configuration directory names (dynamicmaps.cf, its
+    # daemon_directory's scripts); postmulti -x runs a command. Their options differ
+    # from tool to tool: each letter is read as taking no value (stricter)
+    **dict.fromkeys(
+        (
+            *("postfix", "postconf", "postmap", "postalias", "postqueue", "postsuper"),
+            *("postcat", "postdrop", "postkick", "postlock", "postlog"),
+        ),
+        Runs(letters="c", line_variables=("MAIL_CONFIG",)),
+    ),
+    "postmulti": Runs(letters="cx", line_variables=("MAIL_CONFIG",)),
     **dict.fromkeys(
         ("gpg", "gpg2"),
         Runs(
