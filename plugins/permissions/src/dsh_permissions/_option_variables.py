@@ -46,6 +46,7 @@ from dsh_permissions._scoped import scoped
 from dsh_permissions._wrappers import skip_assignments
 
 __all__ = [
+    "BACKUP_VARIABLES",
     "CARGO_VARIABLES",
     "GIT_LINE_VARIABLES",
     "GO_VARIABLES",
@@ -170,6 +171,8 @@ SEARCHER_VARIABLES: Final = (
     *("RIPGREP_CONFIG_PATH", "BAT_PAGER", "PAGER", "BAT_CONFIG_PATH", "ACK_PAGER"),
     *("ACK_OPTIONS", "ACKRC"),
 )
+#: the backup suffix GNU's cp, mv, install, ln and patch take (``_backups``)
+BACKUP_VARIABLES: Final = ("SIMPLE_BACKUP_SUFFIX",)
 #: where ``source NAME`` and ``bash NAME`` look a script's name up (``_path_search``)
 SEARCH_PATH: Final = ("PATH",)
 #: every variable watched (one a line may set unseen: ``export POSIXLY_CORREC{T,}=1``)
@@ -195,6 +198,7 @@ WATCHED: Final = (
     *NPM_VARIABLES,
     *PROGRAM_VARIABLES,
     *SEARCHER_VARIABLES,
+    *BACKUP_VARIABLES,
 )
 #: in a line's set: any variable may have been exported
 _ANY: Final = "*"

@@ -27,7 +27,9 @@ before is allowed still, and ``deny: bash(> .env)`` now also covers ``cp x .env`
 - ``rsync`` and ``scp``: every operand after the first that is not on another host,
   and the name each source gets in the last, and rsync's ``--log-file``,
   ``--write-batch`` and ``--only-write-batch``; ``patch``: the file it patches (its
-  first operand), ``-o`` and ``-r`` / ``--reject-file``; ``touch``: every operand.
+  first operand), ``-o`` and ``-r`` / ``--reject-file``; ``touch``: every operand;
+- the backups they make of what a destination held (``cp -S v y .en`` writes ``.env``,
+  ``sed -i'.e*'``, ``patch -B``: ``_backups``).
 
 Behind ``xargs`` (or ``parallel``), or given a ``{}`` that ``find -exec`` fills in,
 where a writer writes is only known when it runs: any deny or ask rule for a
@@ -48,9 +50,11 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Final
 
+from dsh_permissions._backups import backups
 from dsh_permissions._file_words import part
 from dsh_permissions._getopt import OPERAND, long_option, may_give, scan
 from dsh_permissions._made_links import parsed
+from dsh_permissions._option_variables import BACKUP_VARIABLES, set_for
 from dsh_permissions._reader_args import file_words
 from dsh_permissions._shell_words import Word
 from dsh_permissions._subjects import Subject
@@ -113,7 +117,12 @@ def written_files(words: tuple[Word, ...]) -> tuple[list[Word], bool]:
     for index in places:
         name = os.path.basename(texts[index])
         if name in WRITERS:
-            found.extend(_written(name, words[index + 1 :]))
+            args = words[index + 1 :]
+            written = list(_written(name, args))
+            suffix_set = set_for(BACKUP_VARIABLES, texts[:index])
+            made, unknown = backups(name, args, written, suffix_set)
+            found.extend([*written, *made])
+            fed = fed or unknown
             fed = fed or any(os.path.basename(texts[i]) in _FEEDERS for i in places if i < index)
             fed = fed or any("{}" in t for t in texts[index + 1 :])
     return found, fed
