@@ -12,7 +12,8 @@ before is allowed still, and ``deny: bash(> .env)`` now also covers ``cp x .env`
 - ``tee``: every operand;
 - ``cp``, ``mv``, ``install``, ``ln`` and ``link``: the destination (the last operand,
   or each ``-t`` directory), and the name each source gets in it (``cp src/.env .``
-  writes ``./.env``); ``ln`` given one operand, its name here;
+  writes ``./.env``; ``cp --parents``: its path); ``ln`` given one operand, its name
+  here; ``mv --exchange``: its sources too;
 - ``dd``: ``of=FILE``;
 - ``sed -i`` / ``--in-place``: the files it edits (``_reader_args``);
 - ``truncate``: every operand;
@@ -25,9 +26,10 @@ before is allowed still, and ``deny: bash(> .env)`` now also covers ``cp x .env`
 - ``uniq``: its second operand;
 - ``find``: the file after ``-fprint``, ``-fprint0``, ``-fls`` and ``-fprintf``;
 - ``rsync`` and ``scp``: every operand after the first that is not on another host,
-  and the name each source gets in the last, and rsync's ``--log-file``,
-  ``--write-batch`` and ``--only-write-batch``; ``patch``: the file it patches (its
-  first operand), ``-o`` and ``-r`` / ``--reject-file``; ``touch``: every operand;
+  and the name each source gets in the last (``rsync -R``: its path, below a
+  ``/./``), and rsync's ``--log-file``, ``--write-batch`` and ``--only-write-batch``;
+  ``patch``: the file it patches (its first operand), ``-o`` and ``-r`` /
+  ``--reject-file``; ``touch``: every operand;
 - the backups they make of what a destination held (``cp -S v y .en`` writes ``.env``,
   ``sed -i'.e*'``, ``patch -B``: ``_backups``).
 
@@ -154,7 +156,9 @@ def _written(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
     if name in _TEES:
         yield from (args[r.at] for r in scan(texts, 0) if r.option == OPERAND)
     elif name in _COPIES:
-        yield from _destinations(name, args)
+        yield from _destinations(name, args, _given(texts, "--parents"))
+        if _given(texts, "--exchange"):  # mv --exchange: each source gets what was there
+            yield from parsed(args)[1]
     elif name in ("dd", "gdd"):
         yield from (part(a, a.text[3:]) for a in args if a.text.startswith("of="))
     elif name in _SEDS:
@@ -191,9 +195,25 @@ def _in_place(text: str) -> bool:
     return may_give(text, "-i")
 
 
-def _destinations(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
+def _given(texts: list[str], long: str) -> bool:
+    """Whether the long option ``long`` (maybe shortened) stands before ``--``."""
+    options = texts[: texts.index("--")] if "--" in texts else texts
+    return any(t.startswith("--") and long_option(t, long) for t in options)
+
+
+def _kept(source: Word, whole: bool) -> str:
+    """The name ``source`` gets in a destination directory: its last part, or, when
+    ``whole`` (``cp --parents``, ``rsync -R``), its path (below a ``/./`` in it: rsync
+    keeps only what follows)."""
+    if not whole:
+        return os.path.basename(source.text.rstrip(os.sep))
+    return source.text.rpartition(f"{os.sep}.{os.sep}")[2].lstrip(os.sep)
+
+
+def _destinations(name: str, args: tuple[Word, ...], whole: bool = False) -> Iterator[Word]:
     """Where ``cp``, ``mv``, ``install``, ``ln`` or ``link`` writes: the destination,
-    and the name each source gets inside it when it is a directory."""
+    and the name each source gets inside it when it is a directory (``whole``: its
+    path, ``cp --parents``)."""
     _, operands, named = parsed(args)
     if named:
         places, sources = named, operands
@@ -206,7 +226,7 @@ def _destinations(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
     for place in places:
         yield place
         for source in sources:
-            base = os.path.basename(source.text.rstrip(os.sep))
+            base = _kept(source, whole)
             if base and not source.dynamic:
                 text = os.path.join(place.text, base)
                 yield Word(text, text, dynamic=place.dynamic, tilde=place.tilde)
@@ -219,9 +239,15 @@ def _remote_copy(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
     operands = [args[r.at] for r in reads if r.option == OPERAND]
     local = [w for w in operands if ":" not in w.text.split(os.sep, 1)[0]]
     yield from (w for w in local if w is not operands[0])
+    relative = name == "rsync" and any(
+        may_give(t, "-R") or (t.startswith("--") and long_option(t, "--relative"))
+        for t in (a.text for a in args)
+    )
     if len(operands) > 1 and operands[-1] in local:
         for source in operands[:-1]:
-            base = os.path.basename(source.text.rstrip(os.sep).rsplit(":", 1)[-1])
+            on_host = source.text.split(os.sep, 1)[0]
+            text = source.text.rsplit(":", 1)[-1] if ":" in on_host else source.text
+            base = _kept(Word(text, source.raw), relative)
             if base and not source.dynamic:
                 text = os.path.join(operands[-1].text, base)
                 yield Word(text, text, tilde=operands[-1].tilde)
