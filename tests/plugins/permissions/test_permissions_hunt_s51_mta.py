@@ -35,7 +35,8 @@ pytestmark = pytest.mark.plugins("permissions")
         "XDG_CONFIG_HOME=. sendmail u < m", "MAIL_CONFIG=. sendmail u < m",
         "mailq -be x", "newaliases -C x", "runq -be x", "rmail -C x u",
         "postmap -c ./conf hash:x", "postconf -c . -d", "MAIL_CONFIG=. postqueue -p",
-        "postmulti -x rm x", "postfix -c ./conf status",
+        "postmulti -x rm x", "postfix -c ./conf status", "sendmail.postfix -C x u",
+        "sendmail.exim -be x", "/usr/sbin/sendmail.sendmail -C cf u",
     ],
 )  # fmt: skip
 async def test_b51_mail_transfer_agents_run_what_they_are_given(judge, command):

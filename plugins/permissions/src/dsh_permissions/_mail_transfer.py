@@ -12,9 +12,11 @@ from typing import Final
 
 __all__ = ["SUBMITTERS", "submission_runs"]
 
-#: the names mail is submitted or the queue listed by (exim takes its mode from its name)
+#: the names mail is submitted or the queue listed by (exim takes its mode from its
+#: name), and those the alternatives system gives sendmail (Fedora, RHEL)
 SUBMITTERS: Final = frozenset(
     {"sendmail", "mailq", "newaliases", "rmail", "rsmtp", "runq", "msmtp"}
+    | {"sendmail.postfix", "sendmail.sendmail", "sendmail.exim"}
 )
 #: the options known to run nothing in each (flags, and those taking a value)
 _PLAIN_FLAGS: Final = frozenset({"-t", "-i", "-oi", "-ti", "-v"})
