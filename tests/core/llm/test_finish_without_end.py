@@ -148,3 +148,38 @@ async def test_an_anthropic_block_after_the_message_delta_needs_message_stop() -
             await collect(anthropic(server.url, read_timeout=READ_TIMEOUT), ASK)
     assert caught.value.code == "STREAM_CLOSED"
     assert "message_stop" in caught.value.message
+
+
+# -- what keeps coming after the end was said: the grace runs from the end -------------
+#: events after the end, each well within the grace, for far longer than the read timeout
+KEPT_UP = 200
+PING = b'event: ping\ndata: {"type": "ping"}\n\n'
+
+
+async def test_anthropic_pings_after_the_message_delta_do_not_keep_the_answer_open(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # before: each ping began the wait for message_stop again, so a server that kept
+    # pinging after the stop_reason (no message_stop) never ended the answer
+    monkeypatch.setattr("dsh.llm.anthropic.FINISH_GRACE", 0.3)
+    async with WireServer([sse([UNSTOPPED, *[PING] * KEPT_UP], pause=0.1)]) as server:
+        with anyio.fail_after(READ_TIMEOUT):
+            chunks, message = await collect(anthropic(server.url, read_timeout=READ_TIMEOUT), ASK)
+    assert (message.text, message.stop_reason) == ("Here is a very long", "max_tokens")
+    assert _usage_of(chunks) == [(25, 5)]
+
+
+async def test_openai_empty_chunks_after_the_finish_do_not_keep_the_answer_open(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the same for chunks with nothing in them after the finish_reason, no [DONE]
+    monkeypatch.setattr("dsh.llm.openai.FINISH_GRACE", 0.3)
+    off = ModelRequest(
+        messages=(UserMessage(content="hi"),), options={"stream_options": {"include_usage": False}}
+    )
+    pieces = [_data(openai_chunk({"content": "Hi"})), _data(openai_chunk({}, "stop"))]
+    empty = _data({"choices": []})
+    async with WireServer([sse([*pieces, *[empty] * KEPT_UP], pause=0.1)]) as server:
+        with anyio.fail_after(READ_TIMEOUT):
+            _, message = await collect(openai(server.url, read_timeout=READ_TIMEOUT), off)
+    assert (message.text, message.stop_reason) == ("Hi", "stop")

@@ -12,7 +12,7 @@ the name ``error`` counts (see ``SSEParser``).
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable
 from contextlib import aclosing
 from json import dumps, loads
 from typing import Final, cast, final
@@ -43,10 +43,10 @@ _QUOTED: Final = 80  # characters of a leftover a message quotes
 #: megabytes), low enough that a server that never ends a line cannot fill the memory.
 EVENT_LIMIT = 32 * 1024 * 1024
 #: How long, once the answer has said its end (OpenAI's ``finish_reason``, Anthropic's
-#: ``message_delta`` with its ``stop_reason``), each next event is waited for: what may
-#: still come (the usage chunk, ``[DONE]``, ``message_stop``) comes at once; a server
-#: that sends none of it and keeps the response open has finished, and is not waited
-#: for until the read timeout.
+#: ``message_delta`` with its ``stop_reason``), the events after it are waited for, from
+#: that end: what may still come (the usage chunk, ``[DONE]``, ``message_stop``) comes at
+#: once; a server that sends none of it and keeps the response open (silent, or sending
+#: pings) has finished, and is not waited for until the read timeout.
 FINISH_GRACE: Final = 2.0
 
 
@@ -293,35 +293,52 @@ class Events:
         return self._parser.leftover()
 
     def within(self, seconds: float = math.inf) -> Paced:
-        """The data of the events to come, as long as each comes within ``seconds`` of
-        the one before (or of the call): the first longer wait ends them, as the end of
-        the body does (the body is then no longer read), and so does a failure to read
-        it (a reset, a read timeout); ``math.inf``: waited for as ``async for`` does,
-        until ``grace`` is set. After the answer's end, what may still come is not
-        waited for: ``FINISH_GRACE``."""
+        """The data of the events to come within ``seconds`` of the call: then the wait
+        ends them, as the end of the body does (the body is then no longer read), and so
+        does a failure to read it (a reset, a read timeout); ``math.inf``: waited for as
+        ``async for`` does, until ``grace`` is set. After the answer's end, what may
+        still come is not waited for: ``FINISH_GRACE``."""
         return Paced(self._data, seconds)
 
 
 @final
 class Paced:
     """``Events.within``: an iterator, not a generator, so that one left unfinished
-    needs no closing. ``grace``: how long each next event is waited for, from now on
-    (``math.inf``: as long as the read timeout lets it; then a failure to read raises,
+    needs no closing. ``grace``: how long the events to come are waited for, from when
+    it is set (a deadline: events that come meanwhile, a ping, do not begin it again;
+    ``math.inf``: as long as the read timeout lets it; then a failure to read raises,
     as it does from ``Events``)."""
 
-    __slots__ = ("_data", "grace")
+    __slots__ = ("_data", "_deadline")
 
     def __init__(self, data: AsyncGenerator[str, None], grace: float) -> None:
         self._data = data
+        self._deadline = math.inf
         self.grace = grace
+
+    @property
+    def grace(self) -> float:
+        """What is left of the wait (``math.inf``: none set)."""
+        if self._deadline == math.inf:
+            return math.inf
+        return max(self._deadline - anyio.current_time(), 0.0)
+
+    @grace.setter
+    def grace(self, seconds: float) -> None:
+        self._deadline = math.inf if seconds == math.inf else anyio.current_time() + seconds
 
     def __aiter__(self) -> Paced:
         return self
 
-    async def __anext__(self) -> str:
-        if self.grace == math.inf:
-            return await self._data.__anext__()
-        with anyio.move_on_after(self.grace):
+    def __anext__(self) -> Awaitable[str]:
+        # without a grace (the whole answer, as it streams): the generator's own step,
+        # no coroutine of this class's between it and the loop
+        if self._deadline == math.inf:
+            return self._data.__anext__()
+        return self._timed()
+
+    async def _timed(self) -> str:
+        with anyio.CancelScope(deadline=self._deadline):
             try:
                 return await self._data.__anext__()
             except httpx.TransportError:  # cut off, or the read timeout is the shorter

@@ -125,7 +125,7 @@ class AnthropicModel(HttpModel):
         pairs = Pairs()  # an emoji's surrogate pair split between two deltas
         try:
             async with self.events("/messages", body, headers, key) as events:
-                # after the stop_reason, each event is waited for FINISH_GRACE at most: a
+                # after the stop_reason, what follows is waited for FINISH_GRACE at most: a
                 # server that never sends message_stop nor ends the response has finished
                 paced = events.within()
                 async for data in paced:

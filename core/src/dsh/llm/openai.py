@@ -156,7 +156,7 @@ class OpenAICompatibleModel(HttpModel):
         async with self.events("/chat/completions", body, headers, key) as events:
             source: AsyncIterator[str] | None = aiter(events)
             while source is not None:
-                # after a finish_reason, each event is waited for FINISH_GRACE at most: a
+                # after a finish_reason, what follows is waited for FINISH_GRACE at most: a
                 # server that never sends [DONE] nor ends the response has finished
                 after, source, timed = source, None, ended
                 async for data in after:
