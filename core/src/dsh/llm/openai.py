@@ -4,11 +4,9 @@ OpenRouter and any server speaking ``POST {base_url}/chat/completions`` with SSE
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
 from json import loads
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 from dsh._provider_table import KEY_HEADERS
 from dsh.config import ModelConfig
@@ -19,8 +17,9 @@ from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._finish_reasons import finish_detail, stop_reason
 from dsh.llm._http import HttpModel
 from dsh.llm._not_streamed import error_object
-from dsh.llm._origin import Origin, setting
+from dsh.llm._origin import Origin
 from dsh.llm._pairs import Pairs
+from dsh.llm._refused_fields import refusal_note, refuses_reasoning
 from dsh.llm._sse import FINISH_GRACE, ended_early
 from dsh.llm.base import Chunk, Finish, ReasoningDelta, TextDelta, UsageChunk
 from dsh.messages import (
@@ -36,9 +35,6 @@ from dsh.messages import (
 
 __all__ = ["OpenAICompatibleModel"]
 
-#: Words of a refusal of ``reasoning_content`` for what it is missing (DeepSeek's
-#: "must be passed back", pydantic's "Field required"): no hint to turn it off then.
-_WANTED: Final = re.compile(r"must be passed|missing|required", re.IGNORECASE)
 #: Data this short may be ``[DONE]`` with white space around it: only such data is
 #: stripped to be compared (no chunk is copied for it).
 _DONE_SPACED: Final = 32
@@ -49,14 +45,6 @@ def _asks_usage(body: Mapping[str, Any]) -> bool:
     comes after the finish_reason's, the last before ``[DONE]``."""
     options = body.get("stream_options")
     return isinstance(options, Mapping) and options.get("include_usage") is True
-
-
-def _refuses_reasoning(base_url: str) -> bool:
-    """Whether ``base_url``'s server is known to refuse ``reasoning_content`` in a
-    request: Mistral's API (HTTP 422 ``extra_forbidden``), whose reasoning models
-    stream reasoning that dsh reads."""
-    host = urlsplit(base_url).hostname or ""
-    return host == "mistral.ai" or host.endswith(".mistral.ai")
 
 
 class OpenAICompatibleModel(HttpModel):
@@ -102,7 +90,7 @@ class OpenAICompatibleModel(HttpModel):
         if send_reasoning is None:
             send_reasoning = config.send_reasoning
         if send_reasoning is None:
-            send_reasoning = not (openai or _refuses_reasoning(self.base_url))
+            send_reasoning = not (openai or refuses_reasoning(self.base_url))
         self.send_reasoning = send_reasoning
         self.max_tokens_field = (
             max_tokens_field
@@ -127,19 +115,9 @@ class OpenAICompatibleModel(HttpModel):
         return body
 
     def refusal_note(self, status: int, said: str, body: dict[str, Any]) -> str | None:
-        """A 4xx naming ``reasoning_content`` after dsh sent it (Mistral's 422
-        ``extra_forbidden``, a server's "unrecognized field"): the setting that stops it."""
-        sent = any("reasoning_content" in message for message in body.get("messages", ()))
-        if not (400 <= status < 500 and sent and "reasoning_content" in said):
-            return None
-        if _WANTED.search(said):  # it wants the field (DeepSeek), not refuses it
-            return None
-        where = setting(self.name, "send_reasoning", self._origin)
-        place = f"({where})" if where else "in a models: entry of dsh.yml"
-        return (
-            "the server refuses the reasoning dsh sent back as reasoning_content: "
-            f"set send_reasoning: false for this model {place}"
-        )
+        """A 4xx naming a field dsh sent that the server refuses: the setting that
+        stops it (``dsh.llm._refused_fields``)."""
+        return refusal_note(self.name, self._origin, status, said, body)
 
     async def chunks(self, request: ModelRequest) -> AsyncGenerator[Chunk, None]:
         key = self.api_key()
