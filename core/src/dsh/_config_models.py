@@ -85,6 +85,10 @@ class ModelConfig(BaseModel):
     #: ``max_tokens`` or ``max_completion_tokens``; ``None``: the provider's default
     #: (``max_completion_tokens`` for ``provider: openai``, else ``max_tokens``).
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] | None = None
+    #: OpenAI-compatible providers only: ask for the usage chunk with
+    #: ``stream_options.include_usage``; ``False`` sends no ``stream_options`` (a server
+    #: that refuses the field); ``None``: asked for.
+    include_usage: bool | None = Field(default=None, strict=True)
 
     def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:  # repr(), str()
         return list(hidden_settings(super().__repr_args__()))

@@ -25,19 +25,36 @@ def refuses_reasoning(base_url: str) -> bool:
 
 
 def refusal_note(
-    name: str, origin: Origin, status: int, said: str, body: dict[str, Any]
+    name: str,
+    origin: Origin,
+    status: int,
+    said: str,
+    body: dict[str, Any],
+    include_usage: bool = True,
 ) -> str | None:
-    """A 4xx naming ``reasoning_content`` after dsh sent it (Mistral's 422
-    ``extra_forbidden``, a server's "unrecognized field"): the setting, of model
-    ``name``, that stops it."""
+    """What to change, for model ``name``, when a 4xx's words (``said``) name a field
+    of ``body`` that dsh sent: ``stream_options`` (older Azure OpenAI API versions'
+    400 "Unrecognized request argument supplied", some proxies'), which the model's
+    ``include_usage`` (on) added; ``reasoning_content`` (Mistral's 422
+    ``extra_forbidden``, a server's "unrecognized field")."""
+    if not 400 <= status < 500:
+        return None
+    if include_usage and "stream_options" in body and "stream_options" in said:
+        return (
+            "the server refuses the stream_options dsh sends to ask for the usage: "
+            f"set include_usage: false for this model {_place(name, 'include_usage', origin)}"
+        )
     sent = any("reasoning_content" in message for message in body.get("messages", ()))
-    if not (400 <= status < 500 and sent and "reasoning_content" in said):
+    if not (sent and "reasoning_content" in said):
         return None
     if _WANTED.search(said):  # it wants the field (DeepSeek), not refuses it
         return None
-    where = setting(name, "send_reasoning", origin)
-    place = f"({where})" if where else "in a models: entry of dsh.yml"
     return (
         "the server refuses the reasoning dsh sent back as reasoning_content: "
-        f"set send_reasoning: false for this model {place}"
+        f"set send_reasoning: false for this model {_place(name, 'send_reasoning', origin)}"
     )
+
+
+def _place(name: str, key: str, origin: Origin) -> str:
+    where = setting(name, key, origin)
+    return f"({where})" if where else "in a models: entry of dsh.yml"

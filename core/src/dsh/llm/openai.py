@@ -59,6 +59,8 @@ class OpenAICompatibleModel(HttpModel):
     ``max_tokens_field``: the body key for the output cap; default the config's
     ``max_tokens_field`` if set, else ``max_tokens``, or ``max_completion_tokens`` for
     ``provider: openai``.
+    ``include_usage``: ask for the usage chunk (``stream_options.include_usage``);
+    ``False`` sends no ``stream_options``. Default: the config's, else on.
     """
 
     default_base_url = None
@@ -71,6 +73,7 @@ class OpenAICompatibleModel(HttpModel):
         *,
         send_reasoning: bool | None = None,
         max_tokens_field: str | None = None,
+        include_usage: bool | None = None,
         env: Mapping[str, str] | None = None,
         backoff: float = 0.5,
         max_wait: float | None = None,
@@ -97,6 +100,9 @@ class OpenAICompatibleModel(HttpModel):
             or config.max_tokens_field
             or ("max_completion_tokens" if openai else "max_tokens")
         )
+        if include_usage is None:
+            include_usage = config.include_usage is not False
+        self.include_usage = include_usage
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body for ``request`` (``request.options`` are merged in last)."""
@@ -104,8 +110,9 @@ class OpenAICompatibleModel(HttpModel):
             "model": self.model_id,
             "messages": _messages(request.system, request.messages, self.send_reasoning),
             "stream": True,
-            "stream_options": {"include_usage": True},
         }
+        if self.include_usage:
+            body["stream_options"] = {"include_usage": True}
         if request.tools:
             body["tools"] = [_tool(spec) for spec in request.tools]
         max_tokens = request.max_tokens or self.config.max_output_tokens
@@ -117,7 +124,7 @@ class OpenAICompatibleModel(HttpModel):
     def refusal_note(self, status: int, said: str, body: dict[str, Any]) -> str | None:
         """A 4xx naming a field dsh sent that the server refuses: the setting that
         stops it (``dsh.llm._refused_fields``)."""
-        return refusal_note(self.name, self._origin, status, said, body)
+        return refusal_note(self.name, self._origin, status, said, body, self.include_usage)
 
     async def chunks(self, request: ModelRequest) -> AsyncGenerator[Chunk, None]:
         key = self.api_key()

@@ -60,7 +60,7 @@ PROVIDERS: Final[dict[str, Provider]] = {
 }
 
 #: Keys of a ``models:`` entry that only the OpenAI-compatible adapter reads.
-_CHAT_ONLY: Final = ("send_reasoning", "max_tokens_field")
+_CHAT_ONLY: Final = ("send_reasoning", "max_tokens_field", "include_usage")
 
 # (model name prefix, context window, max output tokens); the longest prefix wins.
 _LIMITS: Final[tuple[tuple[str, int, int], ...]] = (
