@@ -154,9 +154,9 @@ async def unstreamed(
         except ValueError:
             payload = None
         if error_object(payload) is None:
-            events = answer_events(protocol, payload)
-            if events is not None:
-                return Events(response, source, events, _ended())
+            whole = answer_events(protocol, payload)
+            if whole is not None:
+                return Events(response, source, whole.events, _ended(), whole.fields)
     expected = EXPECTED.get(protocol or "")
     status = response.status_code
     raise not_streamed(model, status, kind, body, secrets, server, expected, path)

@@ -12,7 +12,7 @@ the name ``error`` counts (see ``SSEParser``).
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncGenerator, Awaitable
+from collections.abc import AsyncGenerator, Awaitable, Mapping
 from contextlib import aclosing
 from json import dumps, loads
 from typing import Final, cast, final
@@ -269,9 +269,10 @@ class Events:
     """The data of each event of ``response`` (``async for``; ``aclose`` closes the
     body) and, once the body has ended, what it ended in the middle of (``leftover``).
     ``start`` and ``rest``: the body's start, read already, and its pieces to come
-    (``event_data``)."""
+    (``event_data``). ``fields``: of the events a whole JSON answer stands for, the
+    field of the answer each was made of, by its data (``dsh.llm._whole_answer``)."""
 
-    __slots__ = ("_data", "_parser")
+    __slots__ = ("_data", "_fields", "_parser")
 
     def __init__(
         self,
@@ -279,9 +280,20 @@ class Events:
         source: str = "the server",
         start: bytes = b"",
         rest: AsyncGenerator[bytes, None] | None = None,
+        fields: Mapping[str, tuple[str, object]] | None = None,
     ) -> None:
         self._parser = SSEParser(source)
         self._data = event_data(response, self._parser, start, rest)
+        self._fields = fields
+
+    def unreadable(self, what: str, data: str) -> tuple[str, str]:
+        """What an item of ``data`` that cannot be read is called (``what``: "chunk",
+        "event"), and the text to quote: the item's own in a stream; in a whole JSON
+        answer, the field of the answer it was made of, as the server sent it."""
+        field = self._fields.get(data) if self._fields else None
+        if field is None:
+            return what, data
+        return f"{field[0]} of the whole JSON answer", dumps(field[1])
 
     def __aiter__(self) -> AsyncGenerator[str, None]:
         return self._data

@@ -216,8 +216,9 @@ class AnthropicModel(HttpModel):
                                 self.name, item, secret=self.error_secrets(key), server=self.server
                             )
                     except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
+                        what, said = events.unreadable("event", data)
                         raise malformed(
-                            self.name, "event", data, exc, self.error_secrets(key), self.server
+                            self.name, what, said, exc, self.error_secrets(key), self.server
                         ) from exc
             if not (done or ended):  # after the stop_reason, the end is the answer's
                 raise ended_early(

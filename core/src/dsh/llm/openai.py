@@ -178,8 +178,9 @@ class OpenAICompatibleModel(HttpModel):
                         if usage:  # Groq's own place for it: x_groq.usage
                             yield UsageChunk(_usage(self.name, usage))
                     except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
+                        what, said = events.unreadable("chunk", data)
                         raise malformed(
-                            self.name, "chunk", data, exc, self.error_secrets(key), self.server
+                            self.name, what, said, exc, self.error_secrets(key), self.server
                         ) from exc
                     if ended:
                         if usage and usage_last and not chunk.get("choices"):
